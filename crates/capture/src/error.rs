@@ -1,0 +1,49 @@
+use std::fmt;
+
+/// Why a capture could not be read (further).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The file could not be opened or read.
+    Io(String),
+    /// The first bytes are neither a pcap nor a pcapng header.
+    NotACapture { magic: [u8; 4] },
+    /// The file is empty.
+    Empty,
+    /// The file ends in the middle of a record.
+    Truncated,
+    /// A record declares a length no real capture has.
+    AbsurdLength { declared: u64 },
+    /// A record's structure is invalid (bad block length, unknown interface ...).
+    Malformed(String),
+}
+
+/// An error reading a capture: the file, the byte offset of the damaged
+/// record (in the decompressed stream for gzip input) and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureError {
+    pub file: String,
+    pub offset: u64,
+    pub kind: ErrorKind,
+}
+
+impl fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: byte {}: ", self.file, self.offset)?;
+        match &self.kind {
+            ErrorKind::Io(e) => write!(f, "read error: {e}"),
+            ErrorKind::NotACapture { magic } => write!(
+                f,
+                "not a pcap or pcapng file (starts with {:02x} {:02x} {:02x} {:02x})",
+                magic[0], magic[1], magic[2], magic[3]
+            ),
+            ErrorKind::Empty => write!(f, "the file is empty"),
+            ErrorKind::Truncated => write!(f, "the file ends inside a record (truncated capture)"),
+            ErrorKind::AbsurdLength { declared } => {
+                write!(f, "a record declares {declared} bytes, more than any real packet (corrupt capture)")
+            }
+            ErrorKind::Malformed(what) => write!(f, "malformed record: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for CaptureError {}

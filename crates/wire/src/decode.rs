@@ -1,0 +1,271 @@
+use std::net::IpAddr;
+
+use etherparse::{EtherType, LaxNetSlice, LaxSlicedPacket, TransportSlice};
+
+use crate::link::{self, Network};
+use crate::tcp::{TcpFlags, TcpOptions};
+
+/// One decoded TCP segment.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment<'a> {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: TcpFlags,
+    /// The raw (unscaled) window field.
+    pub window: u16,
+    pub options: TcpOptions,
+    /// Payload length as the IP header declares it (what was on the wire).
+    pub payload_len: u32,
+    /// The payload bytes that were captured (shorter when snaplen cut them).
+    pub payload: &'a [u8],
+}
+
+/// Why a frame carries no TCP segment rttdoc can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// Not IPv4/IPv6 (ARP, LLDP, an unknown link type ...).
+    NotIp,
+    /// IP, but not TCP (UDP, ICMP ...).
+    NotTcp,
+    /// An IP fragment: its TCP header, if any, cannot be used alone.
+    Fragment,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Decoded<'a> {
+    Tcp(Segment<'a>),
+    Skipped(Skip),
+    /// The frame claims to be IP/TCP but its headers are broken or cut.
+    Damaged(&'static str),
+}
+
+/// Decodes one frame of the given link type.
+pub fn decode(link_type: u32, data: &[u8]) -> Decoded<'_> {
+    let sliced = match link::unwrap(link_type, data) {
+        Network::Ethernet(bytes) => match LaxSlicedPacket::from_ethernet(bytes) {
+            Ok(s) => s,
+            Err(_) => return Decoded::Damaged("Ethernet header cut short"),
+        },
+        Network::EtherType(t, bytes) => LaxSlicedPacket::from_ether_type(EtherType(t), bytes),
+        Network::Ip(bytes) => match LaxSlicedPacket::from_ip(bytes) {
+            Ok(s) => s,
+            Err(_) => {
+                return if bytes.first().is_some_and(|b| b >> 4 == 4 || b >> 4 == 6) {
+                    Decoded::Damaged("IP header broken or cut short")
+                } else {
+                    Decoded::Skipped(Skip::NotIp)
+                }
+            }
+        },
+        Network::Other => return Decoded::Skipped(Skip::NotIp),
+        Network::Short => return Decoded::Damaged("frame shorter than its link-layer header"),
+    };
+    from_sliced(&sliced)
+}
+
+fn from_sliced<'a>(sliced: &LaxSlicedPacket<'a>) -> Decoded<'a> {
+    // (source, destination, where the IP packet starts, its declared total length)
+    let (src, dst, ip_start, declared_total, payload) = match &sliced.net {
+        Some(LaxNetSlice::Ipv4(v4)) => {
+            let h = v4.header();
+            let total = h.total_len() as usize;
+            let declared = (total >= h.slice().len()).then_some(total);
+            (
+                IpAddr::from(h.source_addr()),
+                IpAddr::from(h.destination_addr()),
+                h.slice().as_ptr() as usize,
+                declared,
+                v4.payload(),
+            )
+        }
+        Some(LaxNetSlice::Ipv6(v6)) => {
+            let h = v6.header();
+            let len = h.payload_length() as usize;
+            // A zero payload length is a jumbogram or TSO: trust the capture.
+            let declared = (len > 0).then_some(40 + len);
+            (
+                IpAddr::from(h.source_addr()),
+                IpAddr::from(h.destination_addr()),
+                h.slice().as_ptr() as usize,
+                declared,
+                v6.payload(),
+            )
+        }
+        Some(_) => return Decoded::Skipped(Skip::NotIp),
+        None => {
+            return match &sliced.stop_err {
+                Some(_) if sliced.link.is_some() && is_ip_ether(sliced) => {
+                    Decoded::Damaged("IP header broken or cut short")
+                }
+                _ => Decoded::Skipped(Skip::NotIp),
+            }
+        }
+    };
+    if payload.fragmented {
+        return Decoded::Skipped(Skip::Fragment);
+    }
+    if payload.ip_number != etherparse::IpNumber::TCP {
+        return Decoded::Skipped(Skip::NotTcp);
+    }
+    let tcp = match &sliced.transport {
+        Some(TransportSlice::Tcp(tcp)) => tcp,
+        _ => return Decoded::Damaged("TCP header broken or cut short"),
+    };
+    let header = tcp.header_slice();
+    let header_len = header.len();
+    let tcp_start = header.as_ptr() as usize;
+    let captured = tcp.payload();
+    let payload_len = match declared_total {
+        Some(total) => {
+            let before_payload = tcp_start - ip_start + header_len;
+            if total < before_payload {
+                return Decoded::Damaged("IP length shorter than the TCP header");
+            }
+            (total - before_payload) as u32
+        }
+        None => captured.len() as u32,
+    };
+    let flags = u16::from_be_bytes([header[12], header[13]]) & 0x01ff;
+    Decoded::Tcp(Segment {
+        src,
+        dst,
+        src_port: tcp.source_port(),
+        dst_port: tcp.destination_port(),
+        seq: tcp.sequence_number(),
+        ack: tcp.acknowledgment_number(),
+        flags: TcpFlags(flags),
+        window: tcp.window_size(),
+        options: TcpOptions::parse(tcp.options()),
+        payload_len,
+        payload: &captured[..captured.len().min(payload_len as usize)],
+    })
+}
+
+fn is_ip_ether(sliced: &LaxSlicedPacket<'_>) -> bool {
+    sliced
+        .ether_payload()
+        .is_some_and(|p| p.ether_type == EtherType::IPV4 || p.ether_type == EtherType::IPV6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An IPv4/TCP packet with `payload`, built by hand so the test states
+    /// every byte it relies on.
+    fn ipv4_tcp(payload: &[u8], tcp_options: &[u8]) -> Vec<u8> {
+        let tcp_len = 20 + tcp_options.len();
+        let total = 20 + tcp_len + payload.len();
+        let mut p = vec![
+            0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0,
+            0, 2,
+        ];
+        p.extend_from_slice(&[0x9c, 0x40, 0x01, 0xbb]); // 40000 -> 443
+        p.extend_from_slice(&1000u32.to_be_bytes());
+        p.extend_from_slice(&2000u32.to_be_bytes());
+        p.push(((tcp_len / 4) as u8) << 4);
+        p.push(0x18); // PSH, ACK
+        p.extend_from_slice(&[0xff, 0xff, 0, 0, 0, 0]);
+        p.extend_from_slice(tcp_options);
+        p.extend_from_slice(payload);
+        p
+    }
+
+    fn ethernet(ether_type: [u8; 2], rest: &[u8]) -> Vec<u8> {
+        let mut f = vec![0u8; 12];
+        f.extend_from_slice(&ether_type);
+        f.extend_from_slice(rest);
+        f
+    }
+
+    #[test]
+    fn ethernet_ipv4_tcp_fields_are_decoded() {
+        let frame = ethernet([0x08, 0x00], &ipv4_tcp(b"hello", &[1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 6]));
+        let Decoded::Tcp(s) = decode(1, &frame) else {
+            panic!("not decoded as TCP");
+        };
+        assert_eq!(s.src.to_string(), "10.0.0.1");
+        assert_eq!((s.src_port, s.dst_port), (40000, 443));
+        assert_eq!((s.seq, s.ack), (1000, 2000));
+        assert!(s.flags.ack() && s.flags.psh() && !s.flags.syn());
+        assert_eq!(s.payload_len, 5);
+        assert_eq!(s.payload, b"hello");
+        assert_eq!(s.options.timestamps, Some((5, 6)));
+    }
+
+    #[test]
+    fn ethernet_padding_is_not_payload() {
+        let mut frame = ethernet([0x08, 0x00], &ipv4_tcp(b"", &[]));
+        frame.extend_from_slice(&[0u8; 6]); // minimum-frame padding
+        let Decoded::Tcp(s) = decode(1, &frame) else { panic!() };
+        assert_eq!(s.payload_len, 0);
+        assert!(s.payload.is_empty());
+    }
+
+    #[test]
+    fn qinq_tagged_frames_are_unwrapped() {
+        let mut inner = vec![0x00, 0x0a, 0x08, 0x00];
+        inner.extend_from_slice(&ipv4_tcp(b"x", &[]));
+        let mut outer = vec![0x00, 0x14, 0x81, 0x00];
+        outer.extend_from_slice(&inner);
+        let frame = ethernet([0x88, 0xa8], &outer);
+        assert!(matches!(decode(1, &frame), Decoded::Tcp(s) if s.payload_len == 1));
+    }
+
+    #[test]
+    fn snaplen_cut_segment_keeps_its_declared_length() {
+        let full = ipv4_tcp(&[7u8; 1000], &[]);
+        let cut = &full[..60];
+        let Decoded::Tcp(s) = decode(101, cut) else { panic!() };
+        assert_eq!(s.payload_len, 1000);
+        assert_eq!(s.payload.len(), 20);
+    }
+
+    #[test]
+    fn fragments_and_udp_are_skipped_not_damaged() {
+        let mut frag = ipv4_tcp(b"abc", &[]);
+        frag[6] = 0x20; // more fragments
+        assert!(matches!(decode(101, &frag), Decoded::Skipped(Skip::Fragment)));
+        let mut udp = ipv4_tcp(b"abc", &[]);
+        udp[9] = 17;
+        assert!(matches!(decode(101, &udp), Decoded::Skipped(Skip::NotTcp)));
+        let arp = ethernet([0x08, 0x06], &[0u8; 28]);
+        assert!(matches!(decode(1, &arp), Decoded::Skipped(Skip::NotIp)));
+    }
+
+    #[test]
+    fn ipv6_with_extension_header_reaches_tcp() {
+        let tcp = &ipv4_tcp(b"six", &[])[20..];
+        let mut p = vec![0x60, 0, 0, 0];
+        let plen = 8 + tcp.len();
+        p.extend_from_slice(&[(plen >> 8) as u8, plen as u8, 0, 64]); // next header: hop-by-hop
+        p.extend_from_slice(&[0u8; 15]);
+        p.push(1);
+        p.extend_from_slice(&[0u8; 15]);
+        p.push(2);
+        p.extend_from_slice(&[6, 0, 1, 4, 0, 0, 0, 0]); // hop-by-hop, next = TCP, PadN
+        p.extend_from_slice(tcp);
+        let Decoded::Tcp(s) = decode(229, &p) else { panic!() };
+        assert_eq!(s.dst.to_string(), "::2");
+        assert_eq!(s.payload, b"six");
+    }
+
+    #[test]
+    fn broken_ip_headers_are_damaged() {
+        assert!(matches!(decode(101, &[0x45, 0, 0]), Decoded::Damaged(_)));
+        let mut bad = ipv4_tcp(b"", &[]);
+        bad[32] = 0x10; // TCP data offset 4 words: below the minimum
+        assert!(matches!(decode(101, &bad), Decoded::Damaged(_)));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(link in 0u32..300, bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let _ = decode(link, &bytes);
+        }
+    }
+}

@@ -1,0 +1,628 @@
+//! TLS records and handshake messages, read from one direction's in-order
+//! TCP byte stream.
+//!
+//! [`RecordStream`] frames records across TCP segment boundaries (a
+//! post-quantum ClientHello spans two segments, a certificate chain many) and
+//! keeps the bodies of handshake, change-cipher-spec and alert records only;
+//! application-data bodies are skipped, so memory stays at one record.
+//! [`HandshakeReader`] joins plaintext handshake records into messages (a
+//! message may span records), and [`ClientHello::parse`] /
+//! [`ServerHello::parse`] read what the ledger needs with `tls-parser`.
+
+use tls_parser::{parse_tls_message_handshake, TlsMessage, TlsMessageHandshake};
+
+pub mod content_type {
+    pub const CHANGE_CIPHER_SPEC: u8 = 20;
+    pub const ALERT: u8 = 21;
+    pub const HANDSHAKE: u8 = 22;
+    pub const APPLICATION_DATA: u8 = 23;
+    pub const HEARTBEAT: u8 = 24;
+}
+
+pub mod handshake_type {
+    pub const CLIENT_HELLO: u8 = 1;
+    pub const SERVER_HELLO: u8 = 2;
+    pub const NEW_SESSION_TICKET: u8 = 4;
+    pub const END_OF_EARLY_DATA: u8 = 5;
+    pub const ENCRYPTED_EXTENSIONS: u8 = 8;
+    pub const CERTIFICATE: u8 = 11;
+    pub const SERVER_KEY_EXCHANGE: u8 = 12;
+    pub const CERTIFICATE_REQUEST: u8 = 13;
+    pub const SERVER_HELLO_DONE: u8 = 14;
+    pub const CERTIFICATE_VERIFY: u8 = 15;
+    pub const CLIENT_KEY_EXCHANGE: u8 = 16;
+    pub const FINISHED: u8 = 20;
+}
+
+/// The largest record body TLS allows (2^14 plus expansion); anything
+/// larger means the stream is not TLS, or we lost sync.
+const MAX_RECORD_BODY: usize = 16384 + 2048;
+
+/// A record whose last byte has just been fed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record<'a> {
+    pub content_type: u8,
+    pub version: u16,
+    /// Body length from the record header.
+    pub length: u16,
+    /// The body, for handshake / CCS / alert records whose bytes were all
+    /// captured; `None` for application data and snaplen-cut records.
+    pub body: Option<&'a [u8]>,
+}
+
+/// Frames TLS records in one direction of a TCP stream.
+#[derive(Debug, Default)]
+pub struct RecordStream {
+    header: [u8; 5],
+    header_have: usize,
+    /// Body bytes of the current record still to come.
+    remaining: usize,
+    in_body: bool,
+    keep_body: bool,
+    body_lost: bool,
+    body: Vec<u8>,
+    broken: bool,
+    records: u64,
+}
+
+impl RecordStream {
+    /// True once the stream stopped looking like TLS (or sync was lost);
+    /// nothing more is reported after that.
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
+    /// Number of complete records seen.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// True when the next byte fed starts a new record.
+    pub fn at_record_boundary(&self) -> bool {
+        !self.in_body && self.header_have == 0
+    }
+
+    /// Feeds the next in-order stream bytes; `on_record` is called for every
+    /// record that ends inside them.
+    pub fn feed(&mut self, mut bytes: &[u8], mut on_record: impl FnMut(Record<'_>)) {
+        while !bytes.is_empty() && !self.broken {
+            if !self.in_body {
+                let take = (5 - self.header_have).min(bytes.len());
+                self.header[self.header_have..self.header_have + take]
+                    .copy_from_slice(&bytes[..take]);
+                self.header_have += take;
+                bytes = &bytes[take..];
+                if self.header_have < 5 {
+                    return;
+                }
+                if !self.start_record() {
+                    return;
+                }
+                if self.remaining == 0 {
+                    self.finish(&mut on_record);
+                }
+                continue;
+            }
+            let take = self.remaining.min(bytes.len());
+            if self.keep_body && !self.body_lost {
+                self.body.extend_from_slice(&bytes[..take]);
+            }
+            self.remaining -= take;
+            bytes = &bytes[take..];
+            if self.remaining == 0 {
+                self.finish(&mut on_record);
+            }
+        }
+    }
+
+    /// Accounts for `n` stream bytes that were on the wire but not captured
+    /// (snaplen). Inside a record body they only cost that record its body;
+    /// inside a record header they cost the stream its framing.
+    pub fn skip(&mut self, mut n: usize, mut on_record: impl FnMut(Record<'_>)) {
+        while n > 0 && !self.broken {
+            if !self.in_body {
+                self.broken = true;
+                return;
+            }
+            let take = self.remaining.min(n);
+            self.body_lost = true;
+            self.remaining -= take;
+            n -= take;
+            if self.remaining == 0 {
+                self.finish(&mut on_record);
+            }
+        }
+    }
+
+    fn start_record(&mut self) -> bool {
+        let h = self.header;
+        let content_type = h[0];
+        let version = u16::from_be_bytes([h[1], h[2]]);
+        let length = u16::from_be_bytes([h[3], h[4]]) as usize;
+        let plausible = (content_type::CHANGE_CIPHER_SPEC..=content_type::HEARTBEAT)
+            .contains(&content_type)
+            && (0x0300..=0x0304).contains(&version)
+            && length <= MAX_RECORD_BODY;
+        if !plausible {
+            self.broken = true;
+            return false;
+        }
+        self.in_body = true;
+        self.remaining = length;
+        self.keep_body = content_type != content_type::APPLICATION_DATA;
+        self.body_lost = false;
+        self.body.clear();
+        true
+    }
+
+    fn finish(&mut self, on_record: &mut impl FnMut(Record<'_>)) {
+        let h = self.header;
+        let record = Record {
+            content_type: h[0],
+            version: u16::from_be_bytes([h[1], h[2]]),
+            length: u16::from_be_bytes([h[3], h[4]]),
+            body: (self.keep_body && !self.body_lost).then_some(self.body.as_slice()),
+        };
+        self.records += 1;
+        on_record(record);
+        self.in_body = false;
+        self.header_have = 0;
+        self.body.clear();
+    }
+}
+
+/// One handshake message: its type and its body (without the 4-byte header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandshakeMessage<'a> {
+    pub msg_type: u8,
+    pub body: &'a [u8],
+    /// The message with its 4-byte header, as `tls-parser` wants it.
+    pub raw: &'a [u8],
+}
+
+/// Joins plaintext handshake record bodies into handshake messages.
+#[derive(Debug, Default)]
+pub struct HandshakeReader {
+    buf: Vec<u8>,
+    broken: bool,
+}
+
+/// Handshake messages larger than this are not worth buffering (a huge
+/// certificate chain is skipped, its size is still known from the records).
+const MAX_MESSAGE: usize = 256 * 1024;
+
+impl HandshakeReader {
+    /// Adds one handshake record body and calls `on_message` for each
+    /// message it completes.
+    pub fn feed(&mut self, body: &[u8], mut on_message: impl FnMut(HandshakeMessage<'_>)) {
+        if self.broken {
+            return;
+        }
+        self.buf.extend_from_slice(body);
+        let mut at = 0;
+        while self.buf.len() - at >= 4 {
+            let len = u32::from_be_bytes([0, self.buf[at + 1], self.buf[at + 2], self.buf[at + 3]])
+                as usize;
+            if len > MAX_MESSAGE {
+                self.broken = true;
+                self.buf.clear();
+                return;
+            }
+            if self.buf.len() - at < 4 + len {
+                break;
+            }
+            let raw = &self.buf[at..at + 4 + len];
+            on_message(HandshakeMessage {
+                msg_type: raw[0],
+                body: &raw[4..],
+                raw,
+            });
+            at += 4 + len;
+        }
+        self.buf.drain(..at);
+    }
+
+    /// Forgets a partial message (after a lost record).
+    pub fn reset(&mut self) {
+        self.buf.clear();
+    }
+}
+
+/// SHA-256("HelloRetryRequest"): a ServerHello with this random is a HRR.
+const HRR_RANDOM: [u8; 32] = [
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8,
+    0x91, 0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8,
+    0x33, 0x9c,
+];
+
+mod ext {
+    pub const SERVER_NAME: u16 = 0;
+    pub const ALPN: u16 = 16;
+    pub const SESSION_TICKET: u16 = 35;
+    pub const PRE_SHARED_KEY: u16 = 41;
+    pub const EARLY_DATA: u16 = 42;
+    pub const SUPPORTED_VERSIONS: u16 = 43;
+    pub const KEY_SHARE: u16 = 51;
+}
+
+/// What rttdoc reads from a ClientHello.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientHello {
+    pub legacy_version: u16,
+    pub session_id_len: usize,
+    pub sni: Option<String>,
+    pub alpn: Vec<String>,
+    /// From supported_versions (empty when the extension is absent).
+    pub supported_versions: Vec<u16>,
+    /// Named groups the client sent key shares for.
+    pub key_share_groups: Vec<u16>,
+    pub early_data: bool,
+    pub pre_shared_key: bool,
+    /// A non-empty session_ticket extension (TLS 1.2 ticket resumption).
+    pub session_ticket: bool,
+    pub cipher_suites: usize,
+}
+
+impl ClientHello {
+    /// Parses a ClientHello message (with its 4-byte header).
+    pub fn parse(raw: &[u8]) -> Option<ClientHello> {
+        let Ok((_, TlsMessage::Handshake(TlsMessageHandshake::ClientHello(ch)))) =
+            parse_tls_message_handshake(raw)
+        else {
+            return None;
+        };
+        let mut out = ClientHello {
+            legacy_version: ch.version.0,
+            session_id_len: ch.session_id.map_or(0, |s| s.len()),
+            cipher_suites: ch.ciphers.len(),
+            ..Default::default()
+        };
+        for (kind, data) in extensions(ch.ext.unwrap_or(&[])) {
+            match kind {
+                ext::SERVER_NAME => out.sni = server_name(data),
+                ext::ALPN => out.alpn = alpn(data),
+                ext::SUPPORTED_VERSIONS => {
+                    out.supported_versions = data
+                        .get(1..)
+                        .unwrap_or(&[])
+                        .chunks_exact(2)
+                        .map(|c| u16::from_be_bytes([c[0], c[1]]))
+                        .collect()
+                }
+                ext::KEY_SHARE => out.key_share_groups = client_key_shares(data),
+                ext::EARLY_DATA => out.early_data = true,
+                ext::PRE_SHARED_KEY => out.pre_shared_key = true,
+                ext::SESSION_TICKET => out.session_ticket = !data.is_empty(),
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+
+    /// The highest version offered.
+    pub fn max_version(&self) -> u16 {
+        self.supported_versions
+            .iter()
+            .copied()
+            .filter(|v| !is_grease(*v))
+            .max()
+            .unwrap_or(self.legacy_version)
+    }
+}
+
+/// What rttdoc reads from a ServerHello (or HelloRetryRequest).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerHello {
+    pub legacy_version: u16,
+    /// The negotiated version: supported_versions if present, else legacy.
+    pub version: u16,
+    pub cipher: u16,
+    pub key_share_group: Option<u16>,
+    /// The server accepted a PSK (TLS 1.3 resumption).
+    pub pre_shared_key: bool,
+    pub hello_retry_request: bool,
+    pub session_id: Vec<u8>,
+    /// The server will send a TLS 1.2 NewSessionTicket.
+    pub session_ticket: bool,
+}
+
+impl ServerHello {
+    /// Parses a ServerHello message (with its 4-byte header).
+    pub fn parse(raw: &[u8]) -> Option<ServerHello> {
+        let Ok((_, TlsMessage::Handshake(TlsMessageHandshake::ServerHello(sh)))) =
+            parse_tls_message_handshake(raw)
+        else {
+            return None;
+        };
+        let mut out = ServerHello {
+            legacy_version: sh.version.0,
+            version: sh.version.0,
+            cipher: sh.cipher.0,
+            hello_retry_request: sh.random == HRR_RANDOM,
+            session_id: sh.session_id.unwrap_or(&[]).to_vec(),
+            ..Default::default()
+        };
+        for (kind, data) in extensions(sh.ext.unwrap_or(&[])) {
+            match kind {
+                ext::SUPPORTED_VERSIONS if data.len() >= 2 => {
+                    out.version = u16::from_be_bytes([data[0], data[1]])
+                }
+                // In a ServerHello the key share is one entry, in a HRR just
+                // the selected group: both start with the group.
+                ext::KEY_SHARE if data.len() >= 2 => {
+                    out.key_share_group = Some(u16::from_be_bytes([data[0], data[1]]))
+                }
+                ext::PRE_SHARED_KEY => out.pre_shared_key = true,
+                ext::SESSION_TICKET => out.session_ticket = true,
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Walks an extensions block: (type, data) pairs, stopping at damage.
+fn extensions(mut bytes: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
+    std::iter::from_fn(move || {
+        if bytes.len() < 4 {
+            return None;
+        }
+        let kind = u16::from_be_bytes([bytes[0], bytes[1]]);
+        let len = u16::from_be_bytes([bytes[2], bytes[3]]) as usize;
+        let data = bytes.get(4..4 + len)?;
+        bytes = &bytes[4 + len..];
+        Some((kind, data))
+    })
+}
+
+fn server_name(data: &[u8]) -> Option<String> {
+    // list length (2), type (1), name length (2), name
+    let len = u16::from_be_bytes([*data.get(3)?, *data.get(4)?]) as usize;
+    let name = data.get(5..5 + len)?;
+    (data[2] == 0).then(|| String::from_utf8_lossy(name).into_owned())
+}
+
+fn alpn(data: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = data.get(2..).unwrap_or(&[]);
+    while let Some((&len, tail)) = rest.split_first() {
+        let Some(name) = tail.get(..len as usize) else { break };
+        out.push(String::from_utf8_lossy(name).into_owned());
+        rest = &tail[len as usize..];
+    }
+    out
+}
+
+fn client_key_shares(data: &[u8]) -> Vec<u16> {
+    let mut out = Vec::new();
+    let mut rest = data.get(2..).unwrap_or(&[]);
+    while rest.len() >= 4 {
+        let group = u16::from_be_bytes([rest[0], rest[1]]);
+        let len = u16::from_be_bytes([rest[2], rest[3]]) as usize;
+        out.push(group);
+        rest = rest.get(4 + len..).unwrap_or(&[]);
+    }
+    out
+}
+
+/// GREASE values (RFC 8701) are 0x?a?a.
+pub fn is_grease(v: u16) -> bool {
+    v & 0x0f0f == 0x0a0a && (v >> 8) == (v & 0xff)
+}
+
+/// "TLS 1.3", "TLS 1.2" ... as Wireshark writes them.
+pub fn version_name(v: u16) -> String {
+    match v {
+        0x0300 => "SSL 3.0".into(),
+        0x0301 => "TLS 1.0".into(),
+        0x0302 => "TLS 1.1".into(),
+        0x0303 => "TLS 1.2".into(),
+        0x0304 => "TLS 1.3".into(),
+        other => format!("0x{other:04x}"),
+    }
+}
+
+/// IANA names of the key-exchange groups seen in practice.
+pub fn group_name(g: u16) -> String {
+    match g {
+        0x0017 => "secp256r1".into(),
+        0x0018 => "secp384r1".into(),
+        0x0019 => "secp521r1".into(),
+        0x001d => "x25519".into(),
+        0x001e => "x448".into(),
+        0x0100 => "ffdhe2048".into(),
+        0x0101 => "ffdhe3072".into(),
+        0x11ec => "X25519MLKEM768".into(),
+        0x11eb => "SecP256r1MLKEM768".into(),
+        0x6399 => "X25519Kyber768Draft00".into(),
+        g if is_grease(g) => "GREASE".into(),
+        other => format!("0x{other:04x}"),
+    }
+}
+
+/// IANA name of a cipher suite, from `tls-parser`'s table.
+pub fn cipher_name(id: u16) -> String {
+    tls_parser::TlsCipherSuite::from_id(id)
+        .map(|c| c.name.to_string())
+        .unwrap_or_else(|| format!("0x{id:04x}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(content_type: u8, body: &[u8]) -> Vec<u8> {
+        let mut r = vec![content_type, 3, 3, (body.len() >> 8) as u8, body.len() as u8];
+        r.extend_from_slice(body);
+        r
+    }
+
+    fn collect(stream: &mut RecordStream, chunks: &[&[u8]]) -> Vec<(u8, u16, Option<Vec<u8>>)> {
+        let mut out = Vec::new();
+        for c in chunks {
+            stream.feed(c, |r| out.push((r.content_type, r.length, r.body.map(|b| b.to_vec()))));
+        }
+        out
+    }
+
+    #[test]
+    fn records_split_across_segments_at_every_offset_are_framed() {
+        let mut bytes = record(22, &[1, 0, 0, 2, 9, 9]);
+        bytes.extend(record(23, &[0xaa; 300]));
+        bytes.extend(record(20, &[1]));
+        for cut in 0..bytes.len() {
+            let mut s = RecordStream::default();
+            let got = collect(&mut s, &[&bytes[..cut], &bytes[cut..]]);
+            assert_eq!(got.len(), 3, "cut at {cut}");
+            assert_eq!(got[0], (22, 6, Some(vec![1, 0, 0, 2, 9, 9])));
+            assert_eq!(got[1], (23, 300, None));
+            assert_eq!(got[2], (20, 1, Some(vec![1])));
+        }
+    }
+
+    #[test]
+    fn non_tls_bytes_break_the_stream_instead_of_misframing() {
+        let mut s = RecordStream::default();
+        let got = collect(&mut s, &[b"GET / HTTP/1.1\r\n"]);
+        assert!(got.is_empty());
+        assert!(s.is_broken());
+    }
+
+    #[test]
+    fn uncaptured_bytes_inside_a_body_keep_framing() {
+        let bytes = record(22, &[7u8; 100]);
+        let mut s = RecordStream::default();
+        let mut got = Vec::new();
+        s.feed(&bytes[..50], |r| got.push(r.body.is_some()));
+        s.skip(55, |r| got.push(r.body.is_some()));
+        assert_eq!(got, vec![false]);
+        assert!(!s.is_broken() && s.at_record_boundary());
+        s.skip(3, |_| {});
+        assert!(s.is_broken());
+    }
+
+    #[test]
+    fn handshake_messages_spanning_records_are_joined() {
+        let msg = [11u8, 0, 0, 5, 1, 2, 3, 4, 5];
+        let mut h = HandshakeReader::default();
+        let mut got = Vec::new();
+        h.feed(&msg[..3], |m| got.push((m.msg_type, m.body.to_vec())));
+        assert!(got.is_empty());
+        h.feed(&msg[3..], |m| got.push((m.msg_type, m.body.to_vec())));
+        h.feed(&[14, 0, 0, 0], |m| got.push((m.msg_type, m.body.to_vec())));
+        assert_eq!(got, vec![(11, vec![1, 2, 3, 4, 5]), (14, vec![])]);
+    }
+
+    /// A ClientHello as a TLS 1.3 client with a post-quantum share sends it.
+    pub(crate) fn client_hello(sni: &str, groups: &[(u16, usize)], psk: bool) -> Vec<u8> {
+        let mut exts = Vec::new();
+        let mut push = |kind: u16, data: Vec<u8>| {
+            exts.extend_from_slice(&kind.to_be_bytes());
+            exts.extend_from_slice(&(data.len() as u16).to_be_bytes());
+            exts.extend_from_slice(&data);
+        };
+        let mut sni_ext = ((sni.len() + 3) as u16).to_be_bytes().to_vec();
+        sni_ext.push(0);
+        sni_ext.extend_from_slice(&(sni.len() as u16).to_be_bytes());
+        sni_ext.extend_from_slice(sni.as_bytes());
+        push(0, sni_ext);
+        push(16, vec![0, 3, 2, b'h', b'2']);
+        push(43, vec![4, 0x03, 0x04, 0x03, 0x03]);
+        let mut ks = Vec::new();
+        for (g, len) in groups {
+            ks.extend_from_slice(&g.to_be_bytes());
+            ks.extend_from_slice(&(*len as u16).to_be_bytes());
+            ks.extend(std::iter::repeat_n(0x42, *len));
+        }
+        let mut ks_ext = (ks.len() as u16).to_be_bytes().to_vec();
+        ks_ext.extend(ks);
+        push(51, ks_ext);
+        if psk {
+            push(42, vec![]);
+            push(41, vec![0, 0, 0, 0]);
+        }
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&[0x11; 32]);
+        body.push(32);
+        body.extend_from_slice(&[0x22; 32]);
+        body.extend_from_slice(&[0, 4, 0x13, 0x01, 0x13, 0x02, 1, 0]);
+        body.extend_from_slice(&(exts.len() as u16).to_be_bytes());
+        body.extend(exts);
+        let mut msg = vec![1, 0, (body.len() >> 8) as u8, body.len() as u8];
+        msg.extend(body);
+        msg
+    }
+
+    #[test]
+    fn client_hello_fields_are_read() {
+        let msg = client_hello("example.com", &[(0x11ec, 1216), (0x001d, 32)], true);
+        assert!(msg.len() > 1216 + 32, "the ML-KEM share alone is 1216 bytes");
+        let ch = ClientHello::parse(&msg).expect("parses");
+        assert_eq!(ch.sni.as_deref(), Some("example.com"));
+        assert_eq!(ch.alpn, vec!["h2".to_string()]);
+        assert_eq!(ch.key_share_groups, vec![0x11ec, 0x001d]);
+        assert_eq!(ch.max_version(), 0x0304);
+        assert!(ch.early_data && ch.pre_shared_key);
+        assert_eq!(ch.session_id_len, 32);
+        assert_eq!(group_name(ch.key_share_groups[0]), "X25519MLKEM768");
+    }
+
+    fn server_hello(random: [u8; 32], exts: &[(u16, Vec<u8>)]) -> Vec<u8> {
+        let mut e = Vec::new();
+        for (kind, data) in exts {
+            e.extend_from_slice(&kind.to_be_bytes());
+            e.extend_from_slice(&(data.len() as u16).to_be_bytes());
+            e.extend_from_slice(data);
+        }
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&random);
+        body.push(0);
+        body.extend_from_slice(&[0x13, 0x01, 0]);
+        body.extend_from_slice(&(e.len() as u16).to_be_bytes());
+        body.extend(e);
+        let mut msg = vec![2, 0, 0, body.len() as u8];
+        msg.extend(body);
+        msg
+    }
+
+    #[test]
+    fn server_hello_reports_negotiated_version_group_and_psk() {
+        let mut share = vec![0x00, 0x1d, 0, 32];
+        share.extend([0u8; 32]);
+        let msg = server_hello([5; 32], &[(43, vec![3, 4]), (51, share), (41, vec![0, 0])]);
+        let sh = ServerHello::parse(&msg).unwrap();
+        assert_eq!(sh.version, 0x0304);
+        assert_eq!(sh.key_share_group, Some(0x001d));
+        assert!(sh.pre_shared_key && !sh.hello_retry_request);
+        assert_eq!(cipher_name(sh.cipher), "TLS_AES_128_GCM_SHA256");
+    }
+
+    #[test]
+    fn hello_retry_request_is_recognised_by_its_random() {
+        let msg = server_hello(HRR_RANDOM, &[(43, vec![3, 4]), (51, vec![0x00, 0x17])]);
+        let sh = ServerHello::parse(&msg).unwrap();
+        assert!(sh.hello_retry_request);
+        assert_eq!(sh.key_share_group, Some(0x0017));
+    }
+
+    #[test]
+    fn tls12_server_hello_has_legacy_version() {
+        let msg = server_hello([1; 32], &[]);
+        let sh = ServerHello::parse(&msg).unwrap();
+        assert_eq!(sh.version, 0x0303);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn record_stream_and_hello_parsers_survive_garbage(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..600), cut in 0usize..600) {
+            let mut s = RecordStream::default();
+            let cut = cut.min(bytes.len());
+            s.feed(&bytes[..cut], |_| {});
+            s.feed(&bytes[cut..], |_| {});
+            let _ = ClientHello::parse(&bytes);
+            let _ = ServerHello::parse(&bytes);
+            let mut h = HandshakeReader::default();
+            h.feed(&bytes, |_| {});
+        }
+    }
+}
