@@ -158,7 +158,13 @@ impl Capture {
         }
         let known = matches!(
             u32::from_le_bytes(magic),
-            0x0a0d0d0a | 0xa1b2c3d4 | 0xd4c3b2a1 | 0xa1b23c4d | 0x4d3cb2a1 | 0xa1b2cd34 | 0x34cdb2a1
+            0x0a0d0d0a
+                | 0xa1b2c3d4
+                | 0xd4c3b2a1
+                | 0xa1b23c4d
+                | 0x4d3cb2a1
+                | 0xa1b2cd34
+                | 0x34cdb2a1
         );
         if !known {
             return Err(err(0, ErrorKind::NotACapture { magic }));
@@ -285,7 +291,12 @@ impl Capture {
                     if self.reader.refill().is_err() {
                         return Err(self.error(ErrorKind::Io("read failed".into())));
                     }
-                    if self.reader.data().len() == before && self.reader.reader_exhausted() {
+                    // Nothing new and nothing left: a clean end if no partial
+                    // record is pending (next() then reports Eof), else truncation.
+                    if before > 0
+                        && self.reader.data().len() == before
+                        && self.reader.reader_exhausted()
+                    {
                         return Err(self.error(ErrorKind::Truncated));
                     }
                 }
@@ -321,9 +332,15 @@ fn classify(block: PcapBlockOwned<'_>, base: usize, format: &mut Format) -> Clas
         }
         PcapBlockOwned::Legacy(b) => {
             let Format::Legacy { link_type, nanos } = *format else {
-                return Classified::Bad(ErrorKind::Malformed("pcap record before file header".into()));
+                return Classified::Bad(ErrorKind::Malformed(
+                    "pcap record before file header".into(),
+                ));
             };
-            let frac = if nanos { b.ts_usec as i64 } else { b.ts_usec as i64 * 1000 };
+            let frac = if nanos {
+                b.ts_usec as i64
+            } else {
+                b.ts_usec as i64 * 1000
+            };
             Classified::Packet(FoundPacket {
                 start: offset_of(b.data),
                 len: b.data.len(),
@@ -415,8 +432,12 @@ fn units_per_sec(tsresol: u8) -> u64 {
 fn declared_length(data: &[u8], format: &Format) -> u64 {
     let word = |at: usize| -> Option<[u8; 4]> { data.get(at..at + 4)?.try_into().ok() };
     match format {
-        Format::Legacy { .. } => word(8).map(|w| u32::from_le_bytes(w).min(u32::from_be_bytes(w)) as u64),
-        Format::Ng { .. } => word(4).map(|w| u32::from_le_bytes(w).min(u32::from_be_bytes(w)) as u64),
+        Format::Legacy { .. } => {
+            word(8).map(|w| u32::from_le_bytes(w).min(u32::from_be_bytes(w)) as u64)
+        }
+        Format::Ng { .. } => {
+            word(4).map(|w| u32::from_le_bytes(w).min(u32::from_be_bytes(w)) as u64)
+        }
     }
     .unwrap_or(0)
 }

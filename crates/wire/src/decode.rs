@@ -161,8 +161,26 @@ mod tests {
         let tcp_len = 20 + tcp_options.len();
         let total = 20 + tcp_len + payload.len();
         let mut p = vec![
-            0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0,
-            0, 2,
+            0x45,
+            0,
+            (total >> 8) as u8,
+            total as u8,
+            0,
+            1,
+            0x40,
+            0,
+            64,
+            6,
+            0,
+            0,
+            10,
+            0,
+            0,
+            1,
+            10,
+            0,
+            0,
+            2,
         ];
         p.extend_from_slice(&[0x9c, 0x40, 0x01, 0xbb]); // 40000 -> 443
         p.extend_from_slice(&1000u32.to_be_bytes());
@@ -184,7 +202,10 @@ mod tests {
 
     #[test]
     fn ethernet_ipv4_tcp_fields_are_decoded() {
-        let frame = ethernet([0x08, 0x00], &ipv4_tcp(b"hello", &[1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 6]));
+        let frame = ethernet(
+            [0x08, 0x00],
+            &ipv4_tcp(b"hello", &[1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 6]),
+        );
         let Decoded::Tcp(s) = decode(1, &frame) else {
             panic!("not decoded as TCP");
         };
@@ -201,7 +222,9 @@ mod tests {
     fn ethernet_padding_is_not_payload() {
         let mut frame = ethernet([0x08, 0x00], &ipv4_tcp(b"", &[]));
         frame.extend_from_slice(&[0u8; 6]); // minimum-frame padding
-        let Decoded::Tcp(s) = decode(1, &frame) else { panic!() };
+        let Decoded::Tcp(s) = decode(1, &frame) else {
+            panic!()
+        };
         assert_eq!(s.payload_len, 0);
         assert!(s.payload.is_empty());
     }
@@ -220,7 +243,9 @@ mod tests {
     fn snaplen_cut_segment_keeps_its_declared_length() {
         let full = ipv4_tcp(&[7u8; 1000], &[]);
         let cut = &full[..60];
-        let Decoded::Tcp(s) = decode(101, cut) else { panic!() };
+        let Decoded::Tcp(s) = decode(101, cut) else {
+            panic!()
+        };
         assert_eq!(s.payload_len, 1000);
         assert_eq!(s.payload.len(), 20);
     }
@@ -229,7 +254,10 @@ mod tests {
     fn fragments_and_udp_are_skipped_not_damaged() {
         let mut frag = ipv4_tcp(b"abc", &[]);
         frag[6] = 0x20; // more fragments
-        assert!(matches!(decode(101, &frag), Decoded::Skipped(Skip::Fragment)));
+        assert!(matches!(
+            decode(101, &frag),
+            Decoded::Skipped(Skip::Fragment)
+        ));
         let mut udp = ipv4_tcp(b"abc", &[]);
         udp[9] = 17;
         assert!(matches!(decode(101, &udp), Decoded::Skipped(Skip::NotTcp)));
@@ -249,7 +277,9 @@ mod tests {
         p.push(2);
         p.extend_from_slice(&[6, 0, 1, 4, 0, 0, 0, 0]); // hop-by-hop, next = TCP, PadN
         p.extend_from_slice(tcp);
-        let Decoded::Tcp(s) = decode(229, &p) else { panic!() };
+        let Decoded::Tcp(s) = decode(229, &p) else {
+            panic!()
+        };
         assert_eq!(s.dst.to_string(), "::2");
         assert_eq!(s.payload, b"six");
     }

@@ -47,7 +47,10 @@ pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
             } else {
                 [u32::from_le_bytes(family), u32::from_be_bytes(family)]
             };
-            if candidates.iter().any(|f| *f == AF_INET || AF_INET6.contains(f)) {
+            if candidates
+                .iter()
+                .any(|f| *f == AF_INET || AF_INET6.contains(f))
+            {
                 Network::Ip(&data[4..])
             } else {
                 Network::Other

@@ -166,7 +166,10 @@ mod tests {
         let cookie = [34, 10, 1, 2, 3, 4, 5, 6, 7, 8];
         assert_eq!(TcpOptions::parse(&cookie).tfo, Some(Tfo::Cookie { len: 8 }));
         let experimental = [254, 4, 0xf9, 0x89];
-        assert_eq!(TcpOptions::parse(&experimental).tfo, Some(Tfo::CookieRequest));
+        assert_eq!(
+            TcpOptions::parse(&experimental).tfo,
+            Some(Tfo::CookieRequest)
+        );
         // Options after TFO are still read: the walk must not stop at kind 34.
         let after = [34, 2, 2, 4, 0x05, 0xb4];
         assert_eq!(TcpOptions::parse(&after).mss, Some(1460));
@@ -192,8 +195,14 @@ mod tests {
 
     #[test]
     fn flags_describe_like_wireshark() {
-        assert_eq!(TcpFlags(TcpFlags::SYN | TcpFlags::ACK).describe(), "SYN, ACK");
-        assert_eq!(TcpFlags(TcpFlags::PSH | TcpFlags::ACK).describe(), "PSH, ACK");
+        assert_eq!(
+            TcpFlags(TcpFlags::SYN | TcpFlags::ACK).describe(),
+            "SYN, ACK"
+        );
+        assert_eq!(
+            TcpFlags(TcpFlags::PSH | TcpFlags::ACK).describe(),
+            "PSH, ACK"
+        );
     }
 
     proptest::proptest! {

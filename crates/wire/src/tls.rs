@@ -40,7 +40,9 @@ const MAX_RECORD_BODY: usize = 16384 + 2048;
 
 /// A record whose last byte has just been fed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Record<'a> {
+pub struct Record<'a, T> {
+    /// The caller's tag (e.g. frame number) of the chunk the header began in.
+    pub started: T,
     pub content_type: u8,
     pub version: u16,
     /// Body length from the record header.
@@ -50,9 +52,12 @@ pub struct Record<'a> {
     pub body: Option<&'a [u8]>,
 }
 
-/// Frames TLS records in one direction of a TCP stream.
+/// Frames TLS records in one direction of a TCP stream. Each chunk fed is
+/// tagged (with its frame, typically), and every record reports the tag of
+/// the chunk where it started.
 #[derive(Debug, Default)]
-pub struct RecordStream {
+pub struct RecordStream<T> {
+    started: T,
     header: [u8; 5],
     header_have: usize,
     /// Body bytes of the current record still to come.
@@ -65,7 +70,7 @@ pub struct RecordStream {
     records: u64,
 }
 
-impl RecordStream {
+impl<T: Copy + Default> RecordStream<T> {
     /// True once the stream stopped looking like TLS (or sync was lost);
     /// nothing more is reported after that.
     pub fn is_broken(&self) -> bool {
@@ -84,9 +89,12 @@ impl RecordStream {
 
     /// Feeds the next in-order stream bytes; `on_record` is called for every
     /// record that ends inside them.
-    pub fn feed(&mut self, mut bytes: &[u8], mut on_record: impl FnMut(Record<'_>)) {
+    pub fn feed(&mut self, mut bytes: &[u8], tag: T, mut on_record: impl FnMut(Record<'_, T>)) {
         while !bytes.is_empty() && !self.broken {
             if !self.in_body {
+                if self.header_have == 0 {
+                    self.started = tag;
+                }
                 let take = (5 - self.header_have).min(bytes.len());
                 self.header[self.header_have..self.header_have + take]
                     .copy_from_slice(&bytes[..take]);
@@ -118,7 +126,7 @@ impl RecordStream {
     /// Accounts for `n` stream bytes that were on the wire but not captured
     /// (snaplen). Inside a record body they only cost that record its body;
     /// inside a record header they cost the stream its framing.
-    pub fn skip(&mut self, mut n: usize, mut on_record: impl FnMut(Record<'_>)) {
+    pub fn skip(&mut self, mut n: usize, mut on_record: impl FnMut(Record<'_, T>)) {
         while n > 0 && !self.broken {
             if !self.in_body {
                 self.broken = true;
@@ -155,9 +163,10 @@ impl RecordStream {
         true
     }
 
-    fn finish(&mut self, on_record: &mut impl FnMut(Record<'_>)) {
+    fn finish(&mut self, on_record: &mut impl FnMut(Record<'_, T>)) {
         let h = self.header;
         let record = Record {
+            started: self.started,
             content_type: h[0],
             version: u16::from_be_bytes([h[1], h[2]]),
             length: u16::from_be_bytes([h[3], h[4]]),
@@ -230,9 +239,8 @@ impl HandshakeReader {
 
 /// SHA-256("HelloRetryRequest"): a ServerHello with this random is a HRR.
 const HRR_RANDOM: [u8; 32] = [
-    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8,
-    0x91, 0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8,
-    0x33, 0x9c,
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
 ];
 
 mod ext {
@@ -386,7 +394,9 @@ fn alpn(data: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = data.get(2..).unwrap_or(&[]);
     while let Some((&len, tail)) = rest.split_first() {
-        let Some(name) = tail.get(..len as usize) else { break };
+        let Some(name) = tail.get(..len as usize) else {
+            break;
+        };
         out.push(String::from_utf8_lossy(name).into_owned());
         rest = &tail[len as usize..];
     }
@@ -452,15 +462,26 @@ mod tests {
     use super::*;
 
     fn record(content_type: u8, body: &[u8]) -> Vec<u8> {
-        let mut r = vec![content_type, 3, 3, (body.len() >> 8) as u8, body.len() as u8];
+        let mut r = vec![
+            content_type,
+            3,
+            3,
+            (body.len() >> 8) as u8,
+            body.len() as u8,
+        ];
         r.extend_from_slice(body);
         r
     }
 
-    fn collect(stream: &mut RecordStream, chunks: &[&[u8]]) -> Vec<(u8, u16, Option<Vec<u8>>)> {
+    fn collect(
+        stream: &mut RecordStream<usize>,
+        chunks: &[&[u8]],
+    ) -> Vec<(u8, u16, Option<Vec<u8>>)> {
         let mut out = Vec::new();
-        for c in chunks {
-            stream.feed(c, |r| out.push((r.content_type, r.length, r.body.map(|b| b.to_vec()))));
+        for (i, c) in chunks.iter().enumerate() {
+            stream.feed(c, i, |r| {
+                out.push((r.content_type, r.length, r.body.map(|b| b.to_vec())))
+            });
         }
         out
     }
@@ -474,6 +495,15 @@ mod tests {
             let mut s = RecordStream::default();
             let got = collect(&mut s, &[&bytes[..cut], &bytes[cut..]]);
             assert_eq!(got.len(), 3, "cut at {cut}");
+            let mut starts = Vec::new();
+            let mut s2 = RecordStream::default();
+            s2.feed(&bytes[..cut], 0usize, |r| starts.push(r.started));
+            s2.feed(&bytes[cut..], 1usize, |r| starts.push(r.started));
+            let expect_first = if cut == 0 { 1 } else { 0 };
+            assert_eq!(
+                starts[0], expect_first,
+                "first record starts in the chunk holding its header byte"
+            );
             assert_eq!(got[0], (22, 6, Some(vec![1, 0, 0, 2, 9, 9])));
             assert_eq!(got[1], (23, 300, None));
             assert_eq!(got[2], (20, 1, Some(vec![1])));
@@ -493,7 +523,7 @@ mod tests {
         let bytes = record(22, &[7u8; 100]);
         let mut s = RecordStream::default();
         let mut got = Vec::new();
-        s.feed(&bytes[..50], |r| got.push(r.body.is_some()));
+        s.feed(&bytes[..50], 1u32, |r| got.push(r.body.is_some()));
         s.skip(55, |r| got.push(r.body.is_some()));
         assert_eq!(got, vec![false]);
         assert!(!s.is_broken() && s.at_record_boundary());
@@ -556,7 +586,10 @@ mod tests {
     #[test]
     fn client_hello_fields_are_read() {
         let msg = client_hello("example.com", &[(0x11ec, 1216), (0x001d, 32)], true);
-        assert!(msg.len() > 1216 + 32, "the ML-KEM share alone is 1216 bytes");
+        assert!(
+            msg.len() > 1216 + 32,
+            "the ML-KEM share alone is 1216 bytes"
+        );
         let ch = ClientHello::parse(&msg).expect("parses");
         assert_eq!(ch.sni.as_deref(), Some("example.com"));
         assert_eq!(ch.alpn, vec!["h2".to_string()]);
@@ -615,10 +648,10 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn record_stream_and_hello_parsers_survive_garbage(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..600), cut in 0usize..600) {
-            let mut s = RecordStream::default();
+            let mut s = RecordStream::<u8>::default();
             let cut = cut.min(bytes.len());
-            s.feed(&bytes[..cut], |_| {});
-            s.feed(&bytes[cut..], |_| {});
+            s.feed(&bytes[..cut], 0, |_| {});
+            s.feed(&bytes[cut..], 1, |_| {});
             let _ = ClientHello::parse(&bytes);
             let _ = ServerHello::parse(&bytes);
             let mut h = HandshakeReader::default();

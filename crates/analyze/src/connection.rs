@@ -1,0 +1,460 @@
+//! One TCP connection: per-direction sequence tracking, the handshake, RTT
+//! samples, in-order delivery of payload to the TLS and exchange observers.
+
+use std::collections::BTreeMap;
+
+use rttdoc_wire::{Segment, Tfo};
+
+use crate::exchange::Exchanges;
+use crate::model::{
+    ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport, LadderEntry,
+    TfoReport,
+};
+use crate::rtt::RttSamples;
+use crate::seq;
+use crate::tls::TlsSession;
+
+/// A frame's identity on the capture clock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stamp {
+    pub frame: u64,
+    pub ts_ns: i64,
+}
+
+/// Segments arriving ahead of a hole are kept this long at most, per
+/// direction, before the hole is skipped (bounded memory under heavy loss).
+const MAX_PENDING_SEGMENTS: usize = 64;
+const MAX_PENDING_BYTES: usize = 512 * 1024;
+
+/// Wireshark calls a segment that fills a hole "out-of-order" rather than a
+/// retransmission when it comes within this long of the highest one.
+const OUT_OF_ORDER_NS: i64 = 3_000_000;
+
+/// State of one direction (one sender) of the connection.
+#[derive(Debug, Default)]
+pub(crate) struct Half {
+    pub seen: bool,
+    /// Sequence number of the first packet seen (Wireshark's base_seq).
+    pub base_seq: Option<u32>,
+    pub isn: Option<u32>,
+    /// Next sequence number after the highest byte sent.
+    pub max_end: Option<u32>,
+    pub max_end_ts: i64,
+    /// Highest ACK number this side has sent (what it has of the peer).
+    pub acked: Option<u32>,
+    pub wscale: Option<u8>,
+    pub mss: Option<u16>,
+    pub sack_ok: bool,
+    pub ts_ok: bool,
+    pub stats: DirectionStats,
+    /// In-order delivery of payload to observers.
+    deliver_next: Option<u32>,
+    /// Bytes delivered so far: a 64-bit offset that does not wrap.
+    deliver_off: u64,
+    /// Segments ahead of a hole, by stream offset: (frame, captured bytes, length).
+    pending: BTreeMap<u64, (Stamp, Vec<u8>, u32)>,
+    pending_bytes: usize,
+}
+
+/// TCP Fast Open as seen in the handshake.
+#[derive(Debug, Default, Clone, Copy)]
+struct TfoSeen {
+    syn_option: Option<Tfo>,
+    syn_data: u32,
+    syn_seq: u32,
+    synack_cookie: bool,
+    synack_ack: Option<u32>,
+}
+
+pub struct Connection {
+    pub stream: u64,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    pub first: Stamp,
+    pub last: Stamp,
+    pub(crate) half: [Half; 2],
+    pub(crate) first_syn: Option<Stamp>,
+    /// Most recent SYN (Wireshark's ts_mru_syn).
+    last_syn_ts: Option<i64>,
+    pub(crate) syn_count: u32,
+    pub(crate) syn_ack: Option<Stamp>,
+    pub(crate) syn_ack_count: u32,
+    /// The client's ACK completing the handshake.
+    pub(crate) handshake_ack: Option<Stamp>,
+    /// Wireshark's tcp.analysis.initial_rtt in ns.
+    pub(crate) initial_rtt_ns: Option<i64>,
+    tfo: TfoSeen,
+    pub(crate) rtt: RttSamples,
+    pub(crate) tls: Option<TlsSession>,
+    /// Decided on the first client payload: TLS or not.
+    protocol_decided: bool,
+    pub(crate) exchanges: Exchanges,
+    pub(crate) ladder: Option<Vec<LadderEntry>>,
+    pub(crate) closed_at_ns: Option<i64>,
+}
+
+impl Connection {
+    pub fn new(
+        stream: u64,
+        client: Endpoint,
+        server: Endpoint,
+        first: Stamp,
+        ladder: bool,
+    ) -> Self {
+        Connection {
+            stream,
+            client,
+            server,
+            first,
+            last: first,
+            half: Default::default(),
+            first_syn: None,
+            last_syn_ts: None,
+            syn_count: 0,
+            syn_ack: None,
+            syn_ack_count: 0,
+            handshake_ack: None,
+            initial_rtt_ns: None,
+            tfo: TfoSeen::default(),
+            rtt: RttSamples::default(),
+            tls: None,
+            protocol_decided: false,
+            exchanges: Exchanges::default(),
+            ladder: ladder.then(Vec::new),
+            closed_at_ns: None,
+        }
+    }
+
+    /// Base sequence number of the sender in `dir`, if it has sent anything.
+    pub fn base_seq(&self, dir: Direction) -> Option<u32> {
+        self.half[dir.index()].base_seq
+    }
+
+    /// True when both sides have sent FIN, or either sent RST.
+    pub fn is_closed(&self) -> bool {
+        self.closed_at_ns.is_some()
+    }
+
+    /// Tracks one segment of this connection.
+    pub fn observe(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) {
+        self.last = at;
+        let d = dir.index();
+        let r = dir.reverse().index();
+        let flags = seg.flags;
+        let seg_len = seg.payload_len + flags.syn() as u32 + flags.fin() as u32;
+
+        {
+            let h = &mut self.half[d];
+            h.seen = true;
+            h.stats.packets += 1;
+            if h.base_seq.is_none() {
+                h.base_seq = Some(seg.seq);
+            }
+        }
+
+        // Handshake bookkeeping and per-direction options.
+        if flags.syn() {
+            let h = &mut self.half[d];
+            h.isn = Some(seg.seq);
+            h.mss = seg.options.mss.or(h.mss);
+            h.wscale = seg.options.window_scale;
+            h.sack_ok = seg.options.sack_permitted;
+            h.ts_ok = seg.options.timestamps.is_some();
+            if !flags.ack() {
+                self.syn_count += 1;
+                self.first_syn.get_or_insert(at);
+                self.last_syn_ts = Some(at.ts_ns);
+                if self.syn_count == 1 {
+                    self.tfo = TfoSeen {
+                        syn_option: seg.options.tfo,
+                        syn_data: seg.payload_len,
+                        syn_seq: seg.seq,
+                        ..self.tfo
+                    };
+                }
+            } else {
+                self.syn_ack_count += 1;
+                self.syn_ack.get_or_insert(at);
+                if self.syn_ack_count == 1 {
+                    self.tfo.synack_cookie = matches!(seg.options.tfo, Some(Tfo::Cookie { .. }));
+                    self.tfo.synack_ack = Some(seg.ack);
+                }
+            }
+        } else if flags.ack() {
+            if let (Some(syn_ts), None) = (self.last_syn_ts, self.initial_rtt_ns) {
+                self.initial_rtt_ns = Some(at.ts_ns - syn_ts);
+            }
+            if dir == Direction::ClientToServer
+                && self.syn_ack.is_some()
+                && self.handshake_ack.is_none()
+            {
+                self.handshake_ack = Some(at);
+            }
+        }
+
+        // Sequence analysis: retransmission, out-of-order, gaps.
+        let mut new_data = seg.payload_len > 0;
+        if seg_len > 0 {
+            let h = &mut self.half[d];
+            let end = seg.seq.wrapping_add(seg_len);
+            match h.max_end {
+                None => {
+                    h.max_end = Some(end);
+                    h.max_end_ts = at.ts_ns;
+                }
+                Some(max_end) => {
+                    if seq::lt(seg.seq, max_end) {
+                        if at.ts_ns - h.max_end_ts
+                            < OUT_OF_ORDER_NS.min(self.rtt.best_ns().unwrap_or(i64::MAX))
+                        {
+                            h.stats.out_of_order += 1;
+                        } else {
+                            h.stats.retransmissions += 1;
+                            self.rtt.on_retransmission(dir);
+                        }
+                        new_data = seq::lt(max_end, end) && seg.payload_len > 0;
+                        if seq::lt(max_end, end) {
+                            h.max_end = Some(end);
+                            h.max_end_ts = at.ts_ns;
+                        }
+                    } else {
+                        if seq::lt(max_end, seg.seq) && !flags.syn() {
+                            h.stats.gaps += 1;
+                        }
+                        h.max_end = Some(end);
+                        h.max_end_ts = at.ts_ns;
+                    }
+                }
+            }
+        }
+        if new_data {
+            self.half[d].stats.bytes += seg.payload_len as u64;
+        }
+
+        // Windows: zero window advertised by this side.
+        if seg.window == 0 && !flags.syn() && !flags.rst() && !flags.fin() {
+            let s = &mut self.half[d].stats;
+            s.zero_windows += 1;
+            s.first_zero_window_frame.get_or_insert(at.frame);
+        }
+
+        // ACK: RTT samples for the data the peer sent.
+        if flags.ack() {
+            let h = &mut self.half[d];
+            h.acked = Some(h.acked.map_or(seg.ack, |a| seq::max(a, seg.ack)));
+            self.rtt.on_ack(dir, seg.ack, at.ts_ns);
+        }
+        if new_data {
+            self.rtt
+                .on_data(dir, seg.seq.wrapping_add(seg_len), at.ts_ns);
+        }
+        if let Some((tsval, tsecr)) = seg.options.timestamps {
+            self.rtt
+                .on_timestamps(dir, tsval, tsecr, flags.ack(), at.ts_ns);
+        }
+
+        if flags.fin() {
+            self.half[d].stats.fin_frame.get_or_insert(at.frame);
+        }
+        if flags.rst() {
+            self.half[d].stats.rst_frame.get_or_insert(at.frame);
+        }
+        if self.closed_at_ns.is_none()
+            && (flags.rst()
+                || (self.half[d].stats.fin_frame.is_some()
+                    && self.half[r].stats.fin_frame.is_some()))
+        {
+            self.closed_at_ns = Some(at.ts_ns);
+        }
+
+        if let Some(ladder) = &mut self.ladder {
+            let rel = |v: u32, base: Option<u32>| base.map_or(v, |b| v.wrapping_sub(b));
+            let wscale = self.half[d]
+                .wscale
+                .filter(|_| self.half[r].wscale.is_some());
+            let window = if flags.syn() {
+                seg.window as u64
+            } else {
+                (seg.window as u64) << wscale.unwrap_or(0)
+            };
+            let mut notes = Vec::new();
+            if seg_len > 0 && !new_data && seg.payload_len > 0 {
+                notes.push("retransmission".to_string());
+            }
+            if seg.window == 0 && !flags.syn() && !flags.rst() {
+                notes.push("zero window".to_string());
+            }
+            ladder.push(LadderEntry {
+                frame: at.frame,
+                t_ms: (at.ts_ns - self.first.ts_ns) as f64 / 1e6,
+                direction: dir,
+                flags: flags.describe(),
+                seq: rel(seg.seq, self.half[d].base_seq),
+                ack: if flags.ack() {
+                    rel(seg.ack, self.half[r].base_seq)
+                } else {
+                    0
+                },
+                len: seg.payload_len,
+                window,
+                notes,
+            });
+        }
+
+        if seg.payload_len > 0 {
+            self.deliver(at, dir, seg);
+        }
+    }
+
+    /// Hands payload to the observers in sequence order, holding segments
+    /// that arrive ahead of a hole until it is filled (or given up on).
+    fn deliver(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) {
+        let d = dir.index();
+        let start = seg.seq.wrapping_add(seg.flags.syn() as u32);
+        let next = *self.half[d].deliver_next.get_or_insert(start);
+        let end = start.wrapping_add(seg.payload_len);
+        if seq::le(end, next) {
+            return; // all of it delivered already
+        }
+        if seq::lt(next, start) {
+            let h = &mut self.half[d];
+            let key = h.deliver_off + seq::diff(start, next) as u64;
+            if h.pending.len() < MAX_PENDING_SEGMENTS
+                && h.pending_bytes + seg.payload.len() < MAX_PENDING_BYTES
+            {
+                h.pending_bytes += seg.payload.len();
+                h.pending
+                    .insert(key, (at, seg.payload.to_vec(), seg.payload_len));
+                return;
+            }
+            // Too much held back: give up on the hole and move on.
+            let hole = seq::diff(start, next) as usize;
+            self.advance(dir, hole as u32);
+            self.on_stream_bytes(at, dir, &[], hole);
+        }
+        self.deliver_at(at, dir, start, seg.payload, seg.payload_len);
+        self.drain_pending(dir, at);
+    }
+
+    fn advance(&mut self, dir: Direction, n: u32) {
+        let h = &mut self.half[dir.index()];
+        if let Some(next) = h.deliver_next {
+            h.deliver_next = Some(next.wrapping_add(n));
+            h.deliver_off += n as u64;
+        }
+    }
+
+    /// Delivers a chunk that starts at or before the delivery point.
+    fn deliver_at(&mut self, at: Stamp, dir: Direction, start: u32, captured: &[u8], len: u32) {
+        let next = self.half[dir.index()].deliver_next.unwrap_or(start);
+        let already = seq::diff(next, start).max(0) as usize;
+        if already >= len as usize {
+            return;
+        }
+        let fresh_captured = captured.get(already..).unwrap_or(&[]);
+        let fresh = len as usize - already;
+        let missing = fresh - fresh_captured.len();
+        self.advance(dir, fresh as u32);
+        self.on_stream_bytes(at, dir, fresh_captured, missing);
+    }
+
+    /// Delivers held segments the delivery point has reached; at the end of
+    /// the connection (`flush`) also skips the holes before them.
+    fn drain_pending(&mut self, dir: Direction, at: Stamp) {
+        self.drain(dir, at, false)
+    }
+
+    fn drain(&mut self, dir: Direction, at: Stamp, flush: bool) {
+        let d = dir.index();
+        while let Some((&key, _)) = self.half[d].pending.iter().next() {
+            let off = self.half[d].deliver_off;
+            if key > off {
+                if !flush {
+                    return;
+                }
+                let hole = (key - off) as usize;
+                self.advance(dir, hole as u32);
+                self.on_stream_bytes(at, dir, &[], hole);
+                continue;
+            }
+            let (stamp, bytes, len) = self.half[d].pending.remove(&key).expect("present");
+            self.half[d].pending_bytes -= bytes.len();
+            let next = self.half[d].deliver_next.expect("delivery started");
+            let start = next.wrapping_sub((off - key) as u32);
+            self.deliver_at(stamp, dir, start, &bytes, len);
+        }
+    }
+
+    /// Delivers whatever is still held (the holes were never filled).
+    pub(crate) fn flush(&mut self) {
+        let last = self.last;
+        self.drain(Direction::ClientToServer, last, true);
+        self.drain(Direction::ServerToClient, last, true);
+    }
+
+    fn on_stream_bytes(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize) {
+        if !self.protocol_decided {
+            if dir == Direction::ServerToClient || bytes.is_empty() {
+                self.protocol_decided = true;
+            } else {
+                self.protocol_decided = true;
+                if bytes.len() >= 3 && bytes[0] == 22 && bytes[1] == 3 && bytes[2] <= 4 {
+                    self.tls = Some(TlsSession::default());
+                }
+            }
+        }
+        let len = bytes.len() + missing;
+        match &mut self.tls {
+            Some(tls) => tls.feed(at, dir, bytes, missing, &mut self.exchanges),
+            None => self.exchanges.on_data(dir, at, at, len as u64, bytes),
+        }
+    }
+
+    /// Turns the tracked state into the report (ledger included).
+    pub fn finish(mut self, ending: Ending) -> ConnectionReport {
+        self.flush();
+        crate::ledger::report(self, ending)
+    }
+
+    pub(crate) fn handshake_report(&self) -> HandshakeReport {
+        let c = &self.half[0];
+        let s = &self.half[1];
+        let tfo = self.tfo_report();
+        HandshakeReport {
+            syn_frame: self.first_syn.map(|s| s.frame),
+            syn_ack_frame: self.syn_ack.map(|s| s.frame),
+            ack_frame: self.handshake_ack.map(|s| s.frame),
+            syn_retransmits: self.syn_count.saturating_sub(1),
+            syn_ack_retransmits: self.syn_ack_count.saturating_sub(1),
+            client_mss: c.mss,
+            server_mss: s.mss,
+            client_wscale: c.wscale,
+            server_wscale: s.wscale,
+            sack_permitted: c.sack_ok && s.sack_ok,
+            timestamps: c.ts_ok && s.ts_ok,
+            tfo,
+        }
+    }
+
+    fn tfo_report(&self) -> Option<TfoReport> {
+        let t = &self.tfo;
+        let outcome = match (t.syn_option, t.syn_data) {
+            (None, 0) => return None,
+            (Some(Tfo::CookieRequest), 0) | (None, _) if t.syn_data == 0 => "cookie_request",
+            (Some(Tfo::Cookie { .. }), 0) => "cookie_without_data",
+            (_, data) => {
+                let data_end = t.syn_seq.wrapping_add(1).wrapping_add(data);
+                match t.synack_ack {
+                    Some(ack) if ack == data_end => "accepted",
+                    Some(_) => "rejected",
+                    None => "no_answer",
+                }
+            }
+        };
+        Some(TfoReport {
+            outcome,
+            syn_data_bytes: t.syn_data,
+            server_sent_cookie: t.synack_cookie,
+        })
+    }
+}

@@ -1,0 +1,314 @@
+//! The round-trip ledger: where a connection's time went, in milliseconds
+//! and in round trips, against the ideal for what was negotiated.
+//!
+//! Times are taken from the client's point of view, whatever the vantage:
+//! a packet the server sent reaches the client `b` later than the capture
+//! point saw it, and a packet the client sent left it `b/2` earlier, where
+//! `b` is the SYN-ACK -> ACK gap (the client side of the path, both ways).
+//! So each phase is measured between client-side events, with server-sent
+//! packets shifted by `b`. At a client-side capture `b` is ~0; at the server
+//! it is the whole RTT; in the middle, the client's share of it.
+
+use crate::connection::{Connection, Stamp};
+use crate::model::{ConnectionReport, Ending, LedgerRow, RttSource, TlsReport, Vantage};
+use crate::rtt;
+use rttdoc_wire::tls::{cipher_name, group_name, is_grease, version_name};
+
+/// Initial congestion window in segments (RFC 6928, Linux default).
+const INITIAL_WINDOW: u64 = 10;
+
+/// Rounds slow start needs to deliver `bytes` from an initial window of
+/// [`INITIAL_WINDOW`] segments of `mss` bytes, doubling every round trip.
+pub fn slow_start_rounds(bytes: u64, mss: u64) -> u32 {
+    let segments = bytes.div_ceil(mss.max(1));
+    let (mut sent, mut cwnd, mut rounds) = (0u64, INITIAL_WINDOW, 0u32);
+    while sent < segments {
+        sent += cwnd;
+        cwnd *= 2;
+        rounds += 1;
+    }
+    rounds
+}
+
+struct Clock {
+    /// Shift applied to server-sent packets (ns).
+    shift_ns: i64,
+    rtt_ns: Option<i64>,
+}
+
+impl Clock {
+    fn row(
+        &self,
+        phase: &'static str,
+        label: String,
+        exchange: Option<u32>,
+        start: (Stamp, bool),
+        end: (Stamp, bool),
+        (ideal, ideal_basis): (Option<f64>, String),
+    ) -> LedgerRow {
+        let t = |(s, server): (Stamp, bool)| s.ts_ns + if server { self.shift_ns } else { 0 };
+        let duration_ns = (t(end) - t(start)).max(0);
+        let duration_ms = duration_ns as f64 / 1e6;
+        let rtts = self
+            .rtt_ns
+            .filter(|r| *r > 0)
+            .map(|r| duration_ns as f64 / r as f64);
+        let excess_rtts = match (rtts, ideal) {
+            (Some(r), Some(i)) => Some((r - i).max(0.0)),
+            _ => None,
+        };
+        let excess_ms = excess_rtts.and_then(|e| self.rtt_ns.map(|r| e * r as f64 / 1e6));
+        LedgerRow {
+            phase,
+            label,
+            exchange,
+            start_frame: start.0.frame,
+            end_frame: end.0.frame,
+            duration_ms,
+            rtts,
+            ideal_rtts: ideal,
+            excess_rtts,
+            excess_ms,
+            ideal_basis,
+        }
+    }
+}
+
+pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
+    c.exchanges.finish();
+    let handshake = c.handshake_report();
+
+    // Vantage and the client-perspective shift, from the clean handshake.
+    let (vantage, shift_ns) = match (c.first_syn, c.syn_ack, c.handshake_ack) {
+        (Some(_), Some(sa), Some(ack)) if c.syn_count == 1 && c.syn_ack_count == 1 => {
+            let syn = c.first_syn.expect("matched");
+            let server_side = sa.ts_ns - syn.ts_ns;
+            let client_side = ack.ts_ns - sa.ts_ns;
+            let v = rtt::vantage(server_side, client_side);
+            (
+                v,
+                if v == Vantage::Unknown {
+                    0
+                } else {
+                    client_side
+                },
+            )
+        }
+        (_, Some(sa), Some(ack)) => (Vantage::Unknown, (ack.ts_ns - sa.ts_ns).max(0)),
+        _ => (Vantage::Unknown, 0),
+    };
+    let handshake_rtt = match (c.initial_rtt_ns, c.syn_ack, c.handshake_ack) {
+        (Some(irtt), Some(_), Some(_)) if irtt > 0 => Some((irtt, RttSource::Handshake)),
+        _ => None,
+    };
+    let (rtt_ns, rtt_source) = match handshake_rtt.or_else(|| c.rtt.estimate()) {
+        Some((ns, src)) => (Some(ns), Some(src)),
+        None => (None, None),
+    };
+    let clock = Clock { shift_ns, rtt_ns };
+    let mut ledger = Vec::new();
+
+    if let (Some(syn), Some(end)) = (
+        c.first_syn,
+        c.handshake_ack
+            .map(|a| (a, false))
+            .or(c.syn_ack.map(|s| (s, true))),
+    ) {
+        let retries = c.syn_count.saturating_sub(1);
+        let basis = if retries > 0 {
+            format!("three-way handshake: 1 RTT ({retries} SYN retransmission(s) seen)")
+        } else {
+            "three-way handshake: 1 RTT".to_string()
+        };
+        ledger.push(clock.row(
+            "tcp_handshake",
+            "TCP handshake".into(),
+            None,
+            (syn, false),
+            end,
+            (Some(1.0), basis),
+        ));
+    }
+
+    let tls_report = c.tls.as_ref().map(|tls| {
+        let version = tls.version();
+        let resumed = tls.resumed();
+        let hrr = tls.hello_retry.is_some();
+        let (ideal, mut basis) = match (version, resumed) {
+            (Some(0x0304), Some(true)) => (1.0, "TLS 1.3 resumed (PSK): 1 RTT".to_string()),
+            (Some(0x0304), _) => (1.0, "TLS 1.3 full handshake: 1 RTT".to_string()),
+            (Some(v), Some(true)) => (1.0, format!("{} resumed: 1 RTT", version_name(v))),
+            (Some(v), _) => (2.0, format!("{} full handshake: 2 RTT", version_name(v))),
+            (None, _) => (1.0, "handshake incomplete".to_string()),
+        };
+        let ideal = if hrr {
+            basis.push_str(", +1 RTT for HelloRetryRequest");
+            ideal + 1.0
+        } else {
+            ideal
+        };
+        // The handshake ends, for the client, when it may send application
+        // data: after sending its Finished (TLS 1.3, resumed 1.2) or on
+        // receiving the server's Finished (full 1.2).
+        let end = match (version, resumed) {
+            (Some(v), Some(false)) if v != 0x0304 => tls.server_finished.map(|s| (s, true)),
+            _ => tls.client_finished.map(|s| (s, false)),
+        };
+        let mut row = None;
+        if let (Some((ch_start, _)), Some(end)) = (tls.client_hello_at, end) {
+            let r = clock.row(
+                "tls_handshake",
+                "TLS handshake".into(),
+                None,
+                (ch_start, false),
+                end,
+                (Some(ideal), basis),
+            );
+            row = Some(r);
+        }
+        let ch = tls.client_hello.as_ref();
+        let sh = tls.server_hello.as_ref();
+        let report = TlsReport {
+            version: version.map(version_name),
+            cipher: sh.map(|s| cipher_name(s.cipher)),
+            sni: ch.and_then(|c| c.sni.clone()),
+            alpn: ch.map(|c| c.alpn.clone()).unwrap_or_default(),
+            offered_versions: ch
+                .map(|c| {
+                    c.supported_versions
+                        .iter()
+                        .filter(|v| !is_grease(**v))
+                        .map(|v| version_name(*v))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            client_key_shares: ch
+                .map(|c| c.key_share_groups.iter().map(|g| group_name(*g)).collect())
+                .unwrap_or_default(),
+            server_key_share: tls
+                .hello_retry
+                .and_then(|(_, g)| g)
+                .or(sh.and_then(|s| s.key_share_group))
+                .map(group_name),
+            client_hello_bytes: tls.client_hello_bytes,
+            client_hello_frames: tls
+                .client_hello_at
+                .map(|(a, b)| {
+                    if a.frame == b.frame {
+                        vec![a.frame]
+                    } else {
+                        vec![a.frame, b.frame]
+                    }
+                })
+                .unwrap_or_default(),
+            resumed,
+            psk_offered: ch.is_some_and(|c| c.pre_shared_key),
+            session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
+            early_data_offered: ch.is_some_and(|c| c.early_data),
+            hello_retry_request: hrr,
+            handshake_ms: row.as_ref().map(|r| r.duration_ms),
+            handshake_rtts: row.as_ref().and_then(|r| r.rtts),
+            ideal_handshake_rtts: Some(ideal),
+            server_flight_bytes: tls.server_flight_bytes,
+            messages: tls.messages.clone(),
+        };
+        (report, row)
+    });
+    let tls = tls_report.map(|(report, row)| {
+        if let Some(row) = row {
+            ledger.push(row);
+        }
+        report
+    });
+
+    let mss =
+        handshake.client_mss.unwrap_or(1460) as u64 - if handshake.timestamps { 12 } else { 0 };
+    for (i, x) in c.exchanges.kept.iter().enumerate() {
+        let n = i as u32 + 1;
+        let name = x.label.clone().unwrap_or_else(|| format!("exchange {n}"));
+        let Some(first) = x.response_first else {
+            continue;
+        };
+        ledger.push(clock.row(
+            "first_byte",
+            format!("{name}: request -> first byte"),
+            Some(n),
+            (x.request_first, false),
+            (first, true),
+            (
+                Some(1.0),
+                "request out, response back: 1 RTT (plus server think time)".into(),
+            ),
+        ));
+        let last = x.response_last.unwrap_or(first);
+        if last.frame != first.frame {
+            let rounds = slow_start_rounds(x.response_bytes, mss).saturating_sub(1);
+            ledger.push(clock.row(
+                "transfer",
+                format!("{name}: response transfer ({} bytes)", x.response_bytes),
+                Some(n),
+                (first, true),
+                (last, true),
+                (
+                    Some(rounds as f64),
+                    format!(
+                        "{} bytes in slow start from IW10: {rounds} more RTT",
+                        x.response_bytes
+                    ),
+                ),
+            ));
+        }
+    }
+
+    let latency = |r: &&LedgerRow| r.phase != "transfer";
+    let excess_rtts = ledger
+        .iter()
+        .filter(latency)
+        .filter_map(|r| r.excess_rtts)
+        .sum();
+    let excess_ms = ledger
+        .iter()
+        .filter(latency)
+        .filter_map(|r| r.excess_ms)
+        .sum();
+    ConnectionReport {
+        stream: c.stream,
+        client: c.client,
+        server: c.server,
+        first_frame: c.first.frame,
+        last_frame: c.last.frame,
+        start_time: c.first.ts_ns as f64 / 1e9,
+        duration_ms: (c.last.ts_ns - c.first.ts_ns) as f64 / 1e6,
+        partial: c.first_syn.is_none(),
+        ending,
+        vantage,
+        rtt_ms: rtt_ns.map(|r| r as f64 / 1e6),
+        rtt_source,
+        tcp_handshake_ms: c.initial_rtt_ns.map(|r| r as f64 / 1e6),
+        handshake,
+        client_to_server: c.half[0].stats.clone(),
+        server_to_client: c.half[1].stats.clone(),
+        tls,
+        exchanges: c.exchanges.total,
+        ledger,
+        excess_rtts,
+        excess_ms,
+        findings: Vec::new(),
+        ladder: c.ladder.take(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_rounds_double_from_ten_segments() {
+        assert_eq!(slow_start_rounds(1, 1448), 1);
+        assert_eq!(slow_start_rounds(10 * 1448, 1448), 1);
+        assert_eq!(slow_start_rounds(10 * 1448 + 1, 1448), 2);
+        assert_eq!(slow_start_rounds(30 * 1448, 1448), 2);
+        assert_eq!(slow_start_rounds(31 * 1448, 1448), 3);
+        assert_eq!(slow_start_rounds(0, 1448), 0);
+    }
+}

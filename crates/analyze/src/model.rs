@@ -1,0 +1,294 @@
+//! What the analysis produces: plain data, serialisable as rttdoc's JSON
+//! (schema in docs/json-schema.md). Renderers in `rttdoc-report` read these;
+//! nothing here formats text for people.
+
+use std::net::IpAddr;
+
+use serde::Serialize;
+
+/// Version of the JSON document layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Endpoint {
+    pub ip: IpAddr,
+    pub port: u16,
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.ip {
+            IpAddr::V4(ip) => write!(f, "{ip}:{}", self.port),
+            IpAddr::V6(ip) => write!(f, "[{ip}]:{}", self.port),
+        }
+    }
+}
+
+/// Where the capture was taken, as seen from the TCP handshake gaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vantage {
+    /// SYN -> SYN-ACK takes the whole round trip, SYN-ACK -> ACK is immediate.
+    Client,
+    /// SYN -> SYN-ACK is immediate, SYN-ACK -> ACK takes the round trip.
+    Server,
+    /// Both gaps carry part of the round trip.
+    Middle,
+    /// No complete handshake was seen.
+    Unknown,
+}
+
+impl Vantage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vantage::Client => "client",
+            Vantage::Server => "server",
+            Vantage::Middle => "middle",
+            Vantage::Unknown => "unknown",
+        }
+    }
+}
+
+/// How the path RTT was estimated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttSource {
+    /// SYN to handshake ACK (Wireshark's tcp.analysis.initial_rtt).
+    Handshake,
+    /// Data segments and the ACKs that covered them.
+    DataAck,
+    /// TCP timestamps echoed back (TSval -> TSecr).
+    Timestamps,
+}
+
+/// A direction within a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    ClientToServer,
+    ServerToClient,
+}
+
+impl Direction {
+    pub fn index(self) -> usize {
+        match self {
+            Direction::ClientToServer => 0,
+            Direction::ServerToClient => 1,
+        }
+    }
+    pub fn reverse(self) -> Direction {
+        match self {
+            Direction::ClientToServer => Direction::ServerToClient,
+            Direction::ServerToClient => Direction::ClientToServer,
+        }
+    }
+    pub fn arrow(self) -> &'static str {
+        match self {
+            Direction::ClientToServer => "->",
+            Direction::ServerToClient => "<-",
+        }
+    }
+}
+
+/// One phase of a connection's round-trip ledger.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LedgerRow {
+    /// `tcp_handshake`, `tls_handshake`, `first_byte` or `transfer`.
+    pub phase: &'static str,
+    /// For people: "TCP handshake", "GET /index.html -> first byte" ...
+    pub label: String,
+    /// Exchange number (1-based) for per-request rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<u32>,
+    pub start_frame: u64,
+    pub end_frame: u64,
+    /// Duration as the client experienced it (server-sent packets are
+    /// shifted by the client-side part of the RTT, see docs).
+    pub duration_ms: f64,
+    /// `duration_ms / rtt_ms`, when the RTT is known.
+    pub rtts: Option<f64>,
+    /// Round trips this phase needs at best for what was negotiated.
+    pub ideal_rtts: Option<f64>,
+    /// `max(0, rtts - ideal_rtts)`.
+    pub excess_rtts: Option<f64>,
+    /// Milliseconds spent beyond the ideal.
+    pub excess_ms: Option<f64>,
+    /// Why the ideal is what it is ("TLS 1.3 full handshake: 1 RTT").
+    pub ideal_basis: String,
+}
+
+/// TCP handshake details.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HandshakeReport {
+    pub syn_frame: Option<u64>,
+    pub syn_ack_frame: Option<u64>,
+    pub ack_frame: Option<u64>,
+    /// SYNs sent beyond the first (lost SYN, SYN queue overflow).
+    pub syn_retransmits: u32,
+    pub syn_ack_retransmits: u32,
+    pub client_mss: Option<u16>,
+    pub server_mss: Option<u16>,
+    pub client_wscale: Option<u8>,
+    pub server_wscale: Option<u8>,
+    pub sack_permitted: bool,
+    pub timestamps: bool,
+    pub tfo: Option<TfoReport>,
+}
+
+/// TCP Fast Open as seen on the handshake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TfoReport {
+    /// `cookie_request`, `accepted`, `rejected` or `cookie_without_data`.
+    pub outcome: &'static str,
+    pub syn_data_bytes: u32,
+    /// The server handed out a cookie on its SYN-ACK.
+    pub server_sent_cookie: bool,
+}
+
+/// Per-direction TCP counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DirectionStats {
+    pub packets: u64,
+    /// Payload bytes, counted once (retransmissions excluded).
+    pub bytes: u64,
+    pub retransmissions: u32,
+    pub out_of_order: u32,
+    /// Segments whose sequence jumped ahead: earlier data not in the capture.
+    pub gaps: u32,
+    pub zero_windows: u32,
+    pub first_zero_window_frame: Option<u64>,
+    pub fin_frame: Option<u64>,
+    pub rst_frame: Option<u64>,
+}
+
+/// One TLS handshake message or record, and the frame that completed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TlsMessageRef {
+    pub frame: u64,
+    /// Frame where the record carrying it began (differs when it spans segments).
+    pub first_frame: u64,
+    pub direction: Direction,
+    pub message: String,
+    pub bytes: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TlsReport {
+    /// Negotiated version, e.g. "TLS 1.3" (None if no ServerHello was seen).
+    pub version: Option<String>,
+    pub cipher: Option<String>,
+    pub sni: Option<String>,
+    pub alpn: Vec<String>,
+    pub offered_versions: Vec<String>,
+    pub client_key_shares: Vec<String>,
+    pub server_key_share: Option<String>,
+    pub client_hello_bytes: u32,
+    /// Frames the ClientHello spans.
+    pub client_hello_frames: Vec<u64>,
+    pub resumed: Option<bool>,
+    pub psk_offered: bool,
+    pub session_ticket_offered: bool,
+    pub early_data_offered: bool,
+    pub hello_retry_request: bool,
+    pub handshake_ms: Option<f64>,
+    pub handshake_rtts: Option<f64>,
+    pub ideal_handshake_rtts: Option<f64>,
+    /// Records of the server's first flight (TLS 1.3: encrypted) with sizes.
+    pub server_flight_bytes: u32,
+    pub messages: Vec<TlsMessageRef>,
+}
+
+/// How a connection ended (as far as the capture shows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ending {
+    Fin,
+    Reset,
+    /// Still open at the end of the capture.
+    Open,
+    /// No packets for longer than the idle timeout.
+    Idle,
+}
+
+/// A cause found by a detector. Filled by the diagnosis stage.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub kind: &'static str,
+    pub stream: u64,
+    pub frames: Vec<u64>,
+    pub cost_ms: f64,
+    pub cost_rtts: Option<f64>,
+    pub confidence: f64,
+    pub explanation: String,
+    pub fix: String,
+    pub display_filter: String,
+}
+
+/// One frame of a connection, for the ladder view (`--conn N`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LadderEntry {
+    pub frame: u64,
+    /// Milliseconds since the connection's first frame, capture clock.
+    pub t_ms: f64,
+    pub direction: Direction,
+    pub flags: String,
+    pub seq: u32,
+    pub ack: u32,
+    pub len: u32,
+    pub window: u64,
+    pub notes: Vec<String>,
+}
+
+/// Everything rttdoc knows about one TCP connection.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConnectionReport {
+    /// Wireshark's tcp.stream index.
+    pub stream: u64,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    /// Capture time of the first frame, seconds since the Unix epoch.
+    pub start_time: f64,
+    pub duration_ms: f64,
+    /// True when the capture did not see the connection's SYN.
+    pub partial: bool,
+    pub ending: Ending,
+    pub vantage: Vantage,
+    pub rtt_ms: Option<f64>,
+    pub rtt_source: Option<RttSource>,
+    /// First SYN to first ACK-without-SYN: Wireshark's tcp.analysis.initial_rtt.
+    pub tcp_handshake_ms: Option<f64>,
+    pub handshake: HandshakeReport,
+    pub client_to_server: DirectionStats,
+    pub server_to_client: DirectionStats,
+    pub tls: Option<TlsReport>,
+    /// Request/response exchanges seen (HTTP/1.x or other turn-taking data).
+    pub exchanges: u32,
+    pub ledger: Vec<LedgerRow>,
+    /// Sum of the latency phases' excess round trips (handshakes, first bytes).
+    pub excess_rtts: f64,
+    pub excess_ms: f64,
+    pub findings: Vec<Finding>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ladder: Option<Vec<LadderEntry>>,
+}
+
+/// Counters for the capture as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CaptureStats {
+    pub file: String,
+    pub frames: u64,
+    pub tcp_segments: u64,
+    pub non_ip: u64,
+    pub non_tcp: u64,
+    pub ip_fragments: u64,
+    /// Packets whose headers were broken or cut: counted and skipped.
+    pub damaged: u64,
+    pub connections: u64,
+    /// First and last capture timestamps, seconds since the epoch.
+    pub first_time: Option<f64>,
+    pub last_time: Option<f64>,
+    /// The error that stopped reading early, if any.
+    pub error: Option<String>,
+}

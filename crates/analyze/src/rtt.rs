@@ -1,0 +1,195 @@
+//! Path RTT and capture vantage.
+//!
+//! The best RTT sample is the TCP handshake: from the client's SYN to its
+//! ACK of the SYN-ACK is one full round trip wherever the capture was taken
+//! (Wireshark's `tcp.analysis.initial_rtt`). Without a handshake, rttdoc
+//! times data against the ACK that covers it, and TSval against the TSecr
+//! that echoes it. Each such sample only spans the part of the path on the
+//! far side of the capture point from the sender, so the two directions are
+//! combined: at an endpoint one direction's samples are ~0 and the other's
+//! are the RTT; in the middle each holds one part and they add up.
+
+use std::collections::VecDeque;
+
+use crate::model::{Direction, RttSource, Vantage};
+use crate::seq;
+
+const MAX_OUTSTANDING: usize = 32;
+
+#[derive(Debug, Default)]
+pub struct RttSamples {
+    outstanding: [VecDeque<(u32, i64)>; 2],
+    data_min: [Option<i64>; 2],
+    tsvals: [VecDeque<(u32, i64)>; 2],
+    ts_min: [Option<i64>; 2],
+}
+
+fn keep_min(slot: &mut Option<i64>, sample: i64) {
+    if sample >= 0 {
+        *slot = Some(slot.map_or(sample, |m| m.min(sample)));
+    }
+}
+
+impl RttSamples {
+    /// New data sent in `dir`, ending at `end_seq`.
+    pub fn on_data(&mut self, dir: Direction, end_seq: u32, ts_ns: i64) {
+        let q = &mut self.outstanding[dir.index()];
+        if q.len() < MAX_OUTSTANDING {
+            q.push_back((end_seq, ts_ns));
+        }
+    }
+
+    /// A retransmission in `dir`: samples for its data would be ambiguous (Karn).
+    pub fn on_retransmission(&mut self, dir: Direction) {
+        self.outstanding[dir.index()].clear();
+    }
+
+    /// An ACK sent in `dir` covers data sent the other way.
+    pub fn on_ack(&mut self, dir: Direction, ack: u32, ts_ns: i64) {
+        let r = dir.reverse().index();
+        let mut newest = None;
+        while let Some(&(end, sent)) = self.outstanding[r].front() {
+            if !seq::le(end, ack) {
+                break;
+            }
+            newest = Some(sent);
+            self.outstanding[r].pop_front();
+        }
+        if let Some(sent) = newest {
+            keep_min(&mut self.data_min[r], ts_ns - sent);
+        }
+    }
+
+    /// TCP timestamps on a segment sent in `dir`.
+    pub fn on_timestamps(&mut self, dir: Direction, tsval: u32, tsecr: u32, ack: bool, ts_ns: i64) {
+        let d = dir.index();
+        let q = &mut self.tsvals[d];
+        if q.back().is_none_or(|&(v, _)| seq::lt(v, tsval)) && q.len() < MAX_OUTSTANDING {
+            q.push_back((tsval, ts_ns));
+        }
+        if ack && tsecr != 0 {
+            let r = dir.reverse().index();
+            let mut matched = None;
+            while let Some(&(v, sent)) = self.tsvals[r].front() {
+                if seq::lt(tsecr, v) {
+                    break;
+                }
+                if v == tsecr {
+                    matched = Some(sent);
+                }
+                self.tsvals[r].pop_front();
+            }
+            if let Some(sent) = matched {
+                keep_min(&mut self.ts_min[r], ts_ns - sent);
+            }
+        }
+    }
+
+    /// The smallest sample of any kind, for thresholds while tracking.
+    pub fn best_ns(&self) -> Option<i64> {
+        let both = |a: [Option<i64>; 2]| combine(a[0], a[1]);
+        match (both(self.data_min), both(self.ts_min)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// RTT from data/ACK or timestamp samples, for connections without a
+    /// usable handshake.
+    pub fn estimate(&self) -> Option<(i64, RttSource)> {
+        let data = combine(self.data_min[0], self.data_min[1]);
+        let ts = combine(self.ts_min[0], self.ts_min[1]);
+        match (data, ts) {
+            (Some(d), Some(t)) if t < d => Some((t, RttSource::Timestamps)),
+            (Some(d), _) => Some((d, RttSource::DataAck)),
+            (None, Some(t)) => Some((t, RttSource::Timestamps)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Joins the two directions' minimum samples into one RTT (module docs).
+fn combine(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => {
+            let (lo, hi) = (a.min(b), a.max(b));
+            Some(if lo * 4 < hi { hi } else { a + b })
+        }
+        (a, b) => a.or(b),
+    }
+}
+
+/// Where the capture was taken, from the handshake gaps: SYN -> SYN-ACK
+/// (`server_side_ns`, the path beyond the capture point towards the server)
+/// and SYN-ACK -> ACK (`client_side_ns`).
+pub fn vantage(server_side_ns: i64, client_side_ns: i64) -> Vantage {
+    let total = server_side_ns + client_side_ns;
+    if total <= 0 || server_side_ns < 0 || client_side_ns < 0 {
+        return Vantage::Unknown;
+    }
+    // A side is "at the capture point" when its gap is under a tenth of the
+    // round trip (kernel turnaround on the host itself).
+    if client_side_ns * 10 < total {
+        Vantage::Client
+    } else if server_side_ns * 10 < total {
+        Vantage::Server
+    } else {
+        Vantage::Middle
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Direction::*;
+
+    const MS: i64 = 1_000_000;
+
+    #[test]
+    fn vantage_follows_the_long_gap() {
+        assert_eq!(vantage(36 * MS, MS / 20), Vantage::Client);
+        assert_eq!(vantage(MS / 20, 36 * MS), Vantage::Server);
+        assert_eq!(vantage(20 * MS, 16 * MS), Vantage::Middle);
+        assert_eq!(vantage(0, 0), Vantage::Unknown);
+    }
+
+    #[test]
+    fn data_ack_at_the_client_gives_the_full_rtt() {
+        let mut r = RttSamples::default();
+        // client sends at 0, server ACKs at 36 ms; server data at 40 is
+        // ACKed by the client 0.05 ms later.
+        r.on_data(ClientToServer, 100, 0);
+        r.on_ack(ServerToClient, 100, 36 * MS);
+        r.on_data(ServerToClient, 500, 40 * MS);
+        r.on_ack(ClientToServer, 500, 40 * MS + MS / 20);
+        assert_eq!(r.estimate(), Some((36 * MS, RttSource::DataAck)));
+    }
+
+    #[test]
+    fn data_ack_in_the_middle_adds_both_sides() {
+        let mut r = RttSamples::default();
+        r.on_data(ClientToServer, 100, 0);
+        r.on_ack(ServerToClient, 100, 20 * MS);
+        r.on_data(ServerToClient, 500, 30 * MS);
+        r.on_ack(ClientToServer, 500, 46 * MS);
+        assert_eq!(r.estimate(), Some((36 * MS, RttSource::DataAck)));
+    }
+
+    #[test]
+    fn timestamp_echo_gives_samples_from_pure_acks() {
+        let mut r = RttSamples::default();
+        r.on_timestamps(ClientToServer, 1000, 0, false, 0);
+        r.on_timestamps(ServerToClient, 7000, 1000, true, 30 * MS);
+        r.on_timestamps(ClientToServer, 1001, 7000, true, 30 * MS + MS / 10);
+        assert_eq!(r.estimate(), Some((30 * MS, RttSource::Timestamps)));
+    }
+
+    #[test]
+    fn acks_for_retransmitted_data_are_not_sampled() {
+        let mut r = RttSamples::default();
+        r.on_data(ClientToServer, 100, 0);
+        r.on_retransmission(ClientToServer);
+        r.on_ack(ServerToClient, 100, 1000 * MS);
+        assert_eq!(r.estimate(), None);
+    }
+}

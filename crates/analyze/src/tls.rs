@@ -1,0 +1,263 @@
+//! The TLS handshake of one connection, followed record by record.
+//!
+//! Which frames carry which handshake messages, what was negotiated, and
+//! the events the ledger needs: when the ClientHello left, when the server's
+//! flight ended, when each side's Finished went out. In TLS 1.3 everything
+//! after the ServerHello is encrypted, so the server's flight is the run of
+//! encrypted records before the client's first encrypted record (its
+//! Finished); application data after that feeds the exchanges.
+
+use rttdoc_wire::tls::{
+    content_type as ct, handshake_type as ht, ClientHello, HandshakeReader, RecordStream,
+    ServerHello,
+};
+
+use crate::connection::Stamp;
+use crate::exchange::Exchanges;
+use crate::model::{Direction, TlsMessageRef};
+
+const MAX_MESSAGES: usize = 64;
+
+#[derive(Debug, Default)]
+pub struct TlsSession {
+    records: [RecordStream<Stamp>; 2],
+    handshake: [HandshakeReader; 2],
+    pub client_hello: Option<ClientHello>,
+    /// Where the first ClientHello's record began and ended.
+    pub client_hello_at: Option<(Stamp, Stamp)>,
+    pub client_hello_bytes: u32,
+    pub server_hello: Option<ServerHello>,
+    pub server_hello_at: Option<Stamp>,
+    /// HelloRetryRequest: when, and the group the server asked for.
+    pub hello_retry: Option<(Stamp, Option<u16>)>,
+    pub change_cipher_spec: [Option<Stamp>; 2],
+    pub client_finished: Option<Stamp>,
+    /// TLS 1.2: the server's Finished; TLS 1.3: the last record of the
+    /// server's encrypted flight.
+    pub server_finished: Option<Stamp>,
+    pub certificate_seen: bool,
+    pub server_flight_bytes: u32,
+    pub early_data_records: u32,
+    pub messages: Vec<TlsMessageRef>,
+    /// The stream stopped looking like TLS (or sync was lost).
+    pub broken: bool,
+}
+
+struct Done {
+    started: Stamp,
+    content_type: u8,
+    length: u16,
+    body: Option<Vec<u8>>,
+}
+
+impl TlsSession {
+    /// Negotiated version (ServerHello), if seen.
+    pub fn version(&self) -> Option<u16> {
+        self.server_hello.as_ref().map(|s| s.version)
+    }
+
+    fn is_tls13(&self) -> bool {
+        self.version() == Some(0x0304)
+    }
+
+    /// Whether the session was resumed: a PSK accepted (1.3), or a 1.2
+    /// server that went straight to ChangeCipherSpec without a Certificate.
+    pub fn resumed(&self) -> Option<bool> {
+        let sh = self.server_hello.as_ref()?;
+        if sh.version == 0x0304 {
+            return Some(sh.pre_shared_key);
+        }
+        if self.certificate_seen {
+            return Some(false);
+        }
+        self.change_cipher_spec[1].map(|_| true)
+    }
+
+    /// Feeds in-order payload bytes of one direction (`missing` bytes after
+    /// them were on the wire but not captured).
+    pub fn feed(
+        &mut self,
+        at: Stamp,
+        dir: Direction,
+        bytes: &[u8],
+        missing: usize,
+        exchanges: &mut Exchanges,
+    ) {
+        let d = dir.index();
+        let mut done: Vec<Done> = Vec::new();
+        let mut collect = |r: rttdoc_wire::tls::Record<'_, Stamp>| {
+            done.push(Done {
+                started: r.started,
+                content_type: r.content_type,
+                length: r.length,
+                body: r.body.map(|b| b.to_vec()),
+            })
+        };
+        if !bytes.is_empty() {
+            self.records[d].feed(bytes, at, &mut collect);
+        }
+        if missing > 0 {
+            self.records[d].skip(missing, &mut collect);
+        }
+        if self.records[d].is_broken() {
+            self.broken = true;
+        }
+        for r in done {
+            self.on_record(at, dir, r, exchanges);
+        }
+    }
+
+    fn note(&mut self, started: Stamp, end: Stamp, dir: Direction, message: String, bytes: u32) {
+        if self.messages.len() < MAX_MESSAGES {
+            self.messages.push(TlsMessageRef {
+                frame: end.frame,
+                first_frame: started.frame,
+                direction: dir,
+                message,
+                bytes,
+            });
+        }
+    }
+
+    fn on_record(&mut self, end: Stamp, dir: Direction, r: Done, exchanges: &mut Exchanges) {
+        let len = r.length as u32;
+        let client = dir == Direction::ClientToServer;
+        match r.content_type {
+            ct::CHANGE_CIPHER_SPEC => {
+                self.change_cipher_spec[dir.index()].get_or_insert(end);
+                self.note(r.started, end, dir, "ChangeCipherSpec".into(), len);
+            }
+            ct::ALERT => {
+                let what = match r.body.as_deref() {
+                    Some([level, desc]) => format!("Alert (level {level}, description {desc})"),
+                    _ => "Alert (encrypted)".into(),
+                };
+                self.note(r.started, end, dir, what, len);
+            }
+            ct::HANDSHAKE
+                if self.change_cipher_spec[dir.index()].is_some() && self.hello_retry.is_none() =>
+            {
+                // TLS 1.2: the first handshake record after CCS is Finished.
+                // (TLS 1.3 sends a compatibility CCS around a HelloRetryRequest,
+                // and the handshake records after it are still plaintext.)
+                if client {
+                    self.client_finished.get_or_insert(end);
+                } else {
+                    self.server_finished.get_or_insert(end);
+                    self.server_flight_bytes += len;
+                }
+                self.note(r.started, end, dir, "Finished (encrypted)".into(), len);
+            }
+            ct::HANDSHAKE => {
+                if !client && self.client_finished.is_none() {
+                    self.server_flight_bytes += len;
+                }
+                match r.body {
+                    Some(body) => self.on_handshake_body(r.started, end, dir, &body),
+                    None => {
+                        self.handshake[dir.index()].reset();
+                        self.note(r.started, end, dir, "Handshake (not captured)".into(), len);
+                    }
+                }
+            }
+            ct::APPLICATION_DATA => self.on_encrypted(r.started, end, dir, len, exchanges),
+            _ => self.note(
+                r.started,
+                end,
+                dir,
+                format!("Record type {}", r.content_type),
+                len,
+            ),
+        }
+    }
+
+    fn on_encrypted(
+        &mut self,
+        started: Stamp,
+        end: Stamp,
+        dir: Direction,
+        len: u32,
+        exchanges: &mut Exchanges,
+    ) {
+        let after_server_hello = self
+            .server_hello_at
+            .is_some_and(|sh| started.frame >= sh.frame);
+        if self.is_tls13() && self.client_finished.is_none() {
+            match dir {
+                Direction::ServerToClient => {
+                    self.server_flight_bytes += len;
+                    self.server_finished = Some(end);
+                    self.note(started, end, dir, "Encrypted handshake".into(), len);
+                    return;
+                }
+                Direction::ClientToServer if after_server_hello => {
+                    self.client_finished = Some(end);
+                    self.note(started, end, dir, "Finished (encrypted)".into(), len);
+                    return;
+                }
+                Direction::ClientToServer => {
+                    self.early_data_records += 1;
+                    self.note(started, end, dir, "Early data (0-RTT)".into(), len);
+                }
+            }
+        } else if self.server_hello.is_none() && dir == Direction::ClientToServer {
+            // Encrypted data before any ServerHello: 0-RTT early data.
+            self.early_data_records += 1;
+            self.note(started, end, dir, "Early data (0-RTT)".into(), len);
+        }
+        exchanges.on_data(dir, started, end, len as u64, &[]);
+    }
+
+    fn on_handshake_body(&mut self, started: Stamp, end: Stamp, dir: Direction, body: &[u8]) {
+        let mut found: Vec<(u8, Vec<u8>, u32)> = Vec::new();
+        self.handshake[dir.index()].feed(body, |m| {
+            let keep = matches!(m.msg_type, ht::CLIENT_HELLO | ht::SERVER_HELLO);
+            found.push((
+                m.msg_type,
+                if keep { m.raw.to_vec() } else { Vec::new() },
+                m.body.len() as u32 + 4,
+            ));
+        });
+        for (msg_type, raw, size) in found {
+            let name = match msg_type {
+                ht::CLIENT_HELLO => {
+                    if self.client_hello.is_none() {
+                        self.client_hello = ClientHello::parse(&raw);
+                        self.client_hello_at = Some((started, end));
+                        self.client_hello_bytes = size;
+                    }
+                    "ClientHello".to_string()
+                }
+                ht::SERVER_HELLO => match ServerHello::parse(&raw) {
+                    Some(sh) if sh.hello_retry_request => {
+                        self.hello_retry = Some((end, sh.key_share_group));
+                        "HelloRetryRequest".to_string()
+                    }
+                    Some(sh) => {
+                        self.server_hello = Some(sh);
+                        self.server_hello_at = Some(end);
+                        "ServerHello".to_string()
+                    }
+                    None => "ServerHello (unparsed)".to_string(),
+                },
+                ht::CERTIFICATE => {
+                    if dir == Direction::ServerToClient {
+                        self.certificate_seen = true;
+                    }
+                    "Certificate".into()
+                }
+                ht::SERVER_KEY_EXCHANGE => "ServerKeyExchange".into(),
+                ht::CERTIFICATE_REQUEST => "CertificateRequest".into(),
+                ht::SERVER_HELLO_DONE => "ServerHelloDone".into(),
+                ht::CERTIFICATE_VERIFY => "CertificateVerify".into(),
+                ht::CLIENT_KEY_EXCHANGE => "ClientKeyExchange".into(),
+                ht::NEW_SESSION_TICKET => "NewSessionTicket".into(),
+                ht::ENCRYPTED_EXTENSIONS => "EncryptedExtensions".into(),
+                ht::END_OF_EARLY_DATA => "EndOfEarlyData".into(),
+                ht::FINISHED => "Finished".into(),
+                other => format!("Handshake type {other}"),
+            };
+            self.note(started, end, dir, name, size);
+        }
+    }
+}

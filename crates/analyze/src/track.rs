@@ -1,0 +1,255 @@
+//! Connection tracking: which connection each segment belongs to, numbered
+//! exactly like Wireshark's `tcp.stream`, and when a connection is finished.
+//!
+//! Wireshark's rules, followed here: a 4-tuple seen for the first time (in
+//! either direction) opens a new stream; a SYN without ACK whose sequence
+//! number differs from the first sequence number seen from that side on the
+//! existing stream is port reuse and opens a new stream; everything else
+//! (a SYN-ACK with a new sequence number included) stays on the stream.
+//!
+//! Memory is bounded by the connections that are open: a connection closed
+//! by RST or by FINs both ways is finished once no packet has arrived for it
+//! for [`AnalyzeOptions::linger_s`] seconds of capture time (late
+//! retransmissions still land on it), an idle one after
+//! [`AnalyzeOptions::idle_timeout_s`]; its report goes to the sink and its
+//! state is freed.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use rttdoc_capture::{Capture, Frame};
+use rttdoc_wire::{decode, Decoded, Segment, Skip};
+
+use crate::connection::{Connection, Stamp};
+use crate::model::{CaptureStats, ConnectionReport, Direction, Ending, Endpoint};
+
+#[derive(Debug, Clone)]
+pub struct AnalyzeOptions {
+    /// Keep the per-frame ladder for this stream (`--conn N`).
+    pub ladder_stream: Option<u64>,
+    pub linger_s: u64,
+    pub idle_timeout_s: u64,
+}
+
+impl Default for AnalyzeOptions {
+    fn default() -> Self {
+        AnalyzeOptions {
+            ladder_stream: None,
+            linger_s: 30,
+            idle_timeout_s: 900,
+        }
+    }
+}
+
+/// The two endpoints, lower one first, so both directions find one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct FlowKey {
+    lo: (IpAddr, u16),
+    hi: (IpAddr, u16),
+}
+
+impl FlowKey {
+    fn of(seg: &Segment<'_>) -> FlowKey {
+        let a = (seg.src, seg.src_port);
+        let b = (seg.dst, seg.dst_port);
+        if a <= b {
+            FlowKey { lo: a, hi: b }
+        } else {
+            FlowKey { lo: b, hi: a }
+        }
+    }
+}
+
+/// Streams a capture through decode -> track -> ledger, handing each
+/// finished connection's report to the sink.
+pub struct Tracker<'s> {
+    table: HashMap<FlowKey, Box<Connection>>,
+    next_stream: u64,
+    options: AnalyzeOptions,
+    pub stats: CaptureStats,
+    last_sweep_ns: Option<i64>,
+    sink: &'s mut dyn FnMut(ConnectionReport),
+}
+
+impl<'s> Tracker<'s> {
+    pub fn new(options: AnalyzeOptions, sink: &'s mut dyn FnMut(ConnectionReport)) -> Self {
+        Tracker {
+            table: HashMap::new(),
+            next_stream: 0,
+            options,
+            stats: CaptureStats::default(),
+            last_sweep_ns: None,
+            sink,
+        }
+    }
+
+    /// Connections currently held in memory.
+    pub fn open_connections(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Processes one frame.
+    pub fn frame(&mut self, frame: &Frame<'_>) {
+        self.stats.frames = frame.number;
+        let t = frame.ts_ns as f64 / 1e9;
+        self.stats.first_time.get_or_insert(t);
+        self.stats.last_time = Some(t);
+        match decode(frame.link_type, frame.data) {
+            Decoded::Tcp(seg) => {
+                self.stats.tcp_segments += 1;
+                self.segment(
+                    Stamp {
+                        frame: frame.number,
+                        ts_ns: frame.ts_ns,
+                    },
+                    &seg,
+                );
+            }
+            Decoded::Skipped(Skip::NotIp) => self.stats.non_ip += 1,
+            Decoded::Skipped(Skip::NotTcp) => self.stats.non_tcp += 1,
+            Decoded::Skipped(Skip::Fragment) => self.stats.ip_fragments += 1,
+            Decoded::Damaged(_) => self.stats.damaged += 1,
+        }
+        let sweep_due = self
+            .last_sweep_ns
+            .is_none_or(|last| frame.ts_ns - last > 1_000_000_000);
+        if sweep_due {
+            self.sweep(frame.ts_ns);
+        }
+    }
+
+    fn segment(&mut self, at: Stamp, seg: &Segment<'_>) {
+        let key = FlowKey::of(seg);
+        let src = Endpoint {
+            ip: seg.src,
+            port: seg.src_port,
+        };
+        let is_syn = seg.flags.syn() && !seg.flags.ack();
+        if let Some(conn) = self.table.get(&key) {
+            let dir = if conn.client == src {
+                Direction::ClientToServer
+            } else {
+                Direction::ServerToClient
+            };
+            let reused = is_syn && conn.base_seq(dir).is_some_and(|base| base != seg.seq);
+            if reused {
+                let old = self.table.remove(&key).expect("present");
+                self.emit(*old, None);
+            }
+        }
+        let next_stream = &mut self.next_stream;
+        let options = &self.options;
+        let conn = self.table.entry(key).or_insert_with(|| {
+            let (client, server) = roles(seg);
+            let stream = *next_stream;
+            *next_stream += 1;
+            Box::new(Connection::new(
+                stream,
+                client,
+                server,
+                at,
+                options.ladder_stream == Some(stream),
+            ))
+        });
+        let dir = if conn.client == src {
+            Direction::ClientToServer
+        } else {
+            Direction::ServerToClient
+        };
+        conn.observe(at, dir, seg);
+    }
+
+    fn sweep(&mut self, now_ns: i64) {
+        self.last_sweep_ns = Some(now_ns);
+        let linger = self.options.linger_s as i64 * 1_000_000_000;
+        let idle = self.options.idle_timeout_s as i64 * 1_000_000_000;
+        let done: Vec<FlowKey> = self
+            .table
+            .iter()
+            .filter(|(_, c)| {
+                let quiet = now_ns - c.last.ts_ns;
+                (c.is_closed() && quiet > linger) || quiet > idle
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        let mut finished: Vec<Box<Connection>> =
+            done.iter().filter_map(|k| self.table.remove(k)).collect();
+        finished.sort_by_key(|c| c.stream);
+        for c in finished {
+            let ending = (!c.is_closed()).then_some(Ending::Idle);
+            self.emit(*c, ending);
+        }
+    }
+
+    fn emit(&mut self, c: Connection, ending: Option<Ending>) {
+        let ending = ending.unwrap_or_else(|| {
+            let [a, b] = [&c.half[0].stats, &c.half[1].stats];
+            if a.rst_frame.is_some() || b.rst_frame.is_some() {
+                Ending::Reset
+            } else if a.fin_frame.is_some() && b.fin_frame.is_some() {
+                Ending::Fin
+            } else {
+                Ending::Open
+            }
+        });
+        self.stats.connections += 1;
+        (self.sink)(c.finish(ending));
+    }
+
+    /// Finishes every connection still open (end of capture), in stream order.
+    pub fn finish(mut self) -> CaptureStats {
+        let mut rest: Vec<Box<Connection>> = self.table.drain().map(|(_, c)| c).collect();
+        rest.sort_by_key(|c| c.stream);
+        for c in rest {
+            self.emit(*c, None);
+        }
+        self.stats
+    }
+}
+
+/// Client and server of a new connection: from the SYN if this is one,
+/// else the endpoint on the lower port is taken as the server.
+fn roles(seg: &Segment<'_>) -> (Endpoint, Endpoint) {
+    let src = Endpoint {
+        ip: seg.src,
+        port: seg.src_port,
+    };
+    let dst = Endpoint {
+        ip: seg.dst,
+        port: seg.dst_port,
+    };
+    if seg.flags.syn() {
+        return if seg.flags.ack() {
+            (dst, src)
+        } else {
+            (src, dst)
+        };
+    }
+    if seg.src_port < seg.dst_port {
+        (dst, src)
+    } else {
+        (src, dst)
+    }
+}
+
+/// Runs the whole pass over a capture. Reading stops at the first damaged
+/// record; everything before it is analysed and the error is in the stats.
+pub fn analyze_capture(
+    capture: &mut Capture,
+    options: AnalyzeOptions,
+    sink: &mut dyn FnMut(ConnectionReport),
+) -> CaptureStats {
+    let mut tracker = Tracker::new(options, sink);
+    let error = loop {
+        match capture.next_frame() {
+            Ok(Some(frame)) => tracker.frame(&frame),
+            Ok(None) => break None,
+            Err(e) => break Some(e.to_string()),
+        }
+    };
+    let mut stats = tracker.finish();
+    stats.file = capture.name().to_string();
+    stats.frames = capture.frames();
+    stats.error = error;
+    stats
+}

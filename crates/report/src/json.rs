@@ -1,0 +1,92 @@
+//! Output for programs: one JSON document, written as connections finish so
+//! memory stays bounded. Layout and field meanings: docs/json-schema.md.
+//! `schema_version` changes whenever a field is removed or changes meaning.
+
+use std::io::{self, Write};
+
+use rttdoc_analyze::{CaptureStats, ConnectionReport, SCHEMA_VERSION};
+use serde::Serialize;
+
+use crate::summary::{percentile, Summary};
+
+pub struct JsonWriter<W: Write> {
+    out: W,
+    first: bool,
+}
+
+#[derive(Serialize)]
+struct VersionStats {
+    connections: usize,
+    handshake_rtts_p50: Option<f64>,
+    handshake_rtts_p95: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    connections: u64,
+    over_ideal: u64,
+    excess_ms_total: f64,
+    tls_connections: u64,
+    tls_resumed: u64,
+    tfo_attempts: u64,
+    tfo_accepted: u64,
+    partial_connections: u64,
+    handshake_rtts_by_version: std::collections::BTreeMap<&'a str, VersionStats>,
+    worst_streams: Vec<u64>,
+}
+
+impl<W: Write> JsonWriter<W> {
+    pub fn begin(mut out: W) -> io::Result<Self> {
+        write!(
+            out,
+            "{{\"schema_version\":{SCHEMA_VERSION},\"generator\":\"rttdoc {}\",\"connections\":[",
+            env!("CARGO_PKG_VERSION")
+        )?;
+        Ok(JsonWriter { out, first: true })
+    }
+
+    pub fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
+        if !self.first {
+            self.out.write_all(b",")?;
+        }
+        self.first = false;
+        self.out.write_all(b"\n")?;
+        serde_json::to_writer(&mut self.out, c)?;
+        Ok(())
+    }
+
+    pub fn end(mut self, stats: &CaptureStats, s: &Summary) -> io::Result<W> {
+        let summary = SummaryJson {
+            connections: s.connections,
+            over_ideal: s.over_ideal,
+            excess_ms_total: s.excess_ms_total,
+            tls_connections: s.tls_connections,
+            tls_resumed: s.resumed,
+            tfo_attempts: s.tfo_attempts,
+            tfo_accepted: s.tfo_accepted,
+            partial_connections: s.partial,
+            handshake_rtts_by_version: s
+                .handshake_rtts
+                .iter()
+                .map(|(v, values)| {
+                    (
+                        v.as_str(),
+                        VersionStats {
+                            connections: values.len(),
+                            handshake_rtts_p50: percentile(values, 50.0),
+                            handshake_rtts_p95: percentile(values, 95.0),
+                        },
+                    )
+                })
+                .collect(),
+            worst_streams: s.worst.iter().map(|c| c.stream).collect(),
+        };
+        self.out.write_all(b"\n],\"capture\":")?;
+        serde_json::to_writer(&mut self.out, stats)?;
+        self.out.write_all(b",\"summary\":")?;
+        serde_json::to_writer(&mut self.out, &summary)?;
+        self.out.write_all(b"}\n")?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}

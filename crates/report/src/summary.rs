@@ -1,0 +1,143 @@
+use std::collections::BTreeMap;
+
+use rttdoc_analyze::{ConnectionReport, Vantage};
+
+use crate::worst_row;
+
+/// Connections whose excess reaches this many RTTs count as "over ideal";
+/// below it, jitter and server think time are noise.
+pub const OVER_IDEAL_RTTS: f64 = 0.5;
+
+/// How many full reports the summary keeps for its "worst" list.
+const WORST_KEPT: usize = 10;
+/// Compact rows kept for the connection table.
+const ROWS_KEPT: usize = 100_000;
+
+/// One line per connection, for the overview table.
+#[derive(Debug, Clone)]
+pub struct ConnectionRow {
+    pub stream: u64,
+    pub client: String,
+    pub server: String,
+    pub vantage: Vantage,
+    pub rtt_ms: Option<f64>,
+    pub tcp_handshake_ms: Option<f64>,
+    pub tls_version: Option<String>,
+    pub tls_rtts: Option<f64>,
+    pub tls_ideal: Option<f64>,
+    pub first_byte_ms: Option<f64>,
+    pub exchanges: u32,
+    pub excess_rtts: f64,
+    pub excess_ms: f64,
+    pub worst_phase: Option<String>,
+    pub partial: bool,
+}
+
+/// Capture-wide numbers, folded one connection at a time.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub connections: u64,
+    pub over_ideal: u64,
+    pub excess_ms_total: f64,
+    pub tls_connections: u64,
+    pub resumed: u64,
+    pub tfo_attempts: u64,
+    pub tfo_accepted: u64,
+    pub partial: u64,
+    /// TLS handshake durations in RTTs, by version name.
+    pub handshake_rtts: BTreeMap<String, Vec<f64>>,
+    pub rows: Vec<ConnectionRow>,
+    pub rows_dropped: u64,
+    /// The worst connections (by excess RTTs), full reports.
+    pub worst: Vec<ConnectionReport>,
+}
+
+impl Summary {
+    pub fn add(&mut self, c: &ConnectionReport) {
+        self.connections += 1;
+        if c.partial {
+            self.partial += 1;
+        }
+        if c.excess_rtts >= OVER_IDEAL_RTTS {
+            self.over_ideal += 1;
+            self.excess_ms_total += c.excess_ms;
+        }
+        if let Some(tls) = &c.tls {
+            self.tls_connections += 1;
+            if tls.resumed == Some(true) {
+                self.resumed += 1;
+            }
+            if let (Some(v), Some(r)) = (&tls.version, tls.handshake_rtts) {
+                self.handshake_rtts.entry(v.clone()).or_default().push(r);
+            }
+        }
+        if let Some(tfo) = &c.handshake.tfo {
+            if tfo.syn_data_bytes > 0 {
+                self.tfo_attempts += 1;
+                if tfo.outcome == "accepted" {
+                    self.tfo_accepted += 1;
+                }
+            }
+        }
+        if self.rows.len() < ROWS_KEPT {
+            self.rows.push(row(c));
+        } else {
+            self.rows_dropped += 1;
+        }
+        if c.excess_rtts >= OVER_IDEAL_RTTS {
+            self.worst.push(c.clone());
+            self.worst.sort_by(|a, b| {
+                b.excess_rtts
+                    .total_cmp(&a.excess_rtts)
+                    .then(a.stream.cmp(&b.stream))
+            });
+            self.worst.truncate(WORST_KEPT);
+        }
+    }
+}
+
+fn row(c: &ConnectionReport) -> ConnectionRow {
+    let first_byte = c.ledger.iter().find(|r| r.phase == "first_byte");
+    ConnectionRow {
+        stream: c.stream,
+        client: c.client.to_string(),
+        server: c.server.to_string(),
+        vantage: c.vantage,
+        rtt_ms: c.rtt_ms,
+        tcp_handshake_ms: c.tcp_handshake_ms,
+        tls_version: c.tls.as_ref().and_then(|t| t.version.clone()),
+        tls_rtts: c.tls.as_ref().and_then(|t| t.handshake_rtts),
+        tls_ideal: c.tls.as_ref().and_then(|t| t.ideal_handshake_rtts),
+        first_byte_ms: first_byte.map(|r| r.duration_ms),
+        exchanges: c.exchanges,
+        excess_rtts: c.excess_rtts,
+        excess_ms: c.excess_ms,
+        worst_phase: worst_row(c).map(|r| r.label.clone()),
+        partial: c.partial,
+    }
+}
+
+/// Nearest-rank percentile of unsorted values.
+pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
+    Some(v[rank.min(v.len()) - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v = [5.0, 1.0, 3.0, 2.0, 4.0];
+        assert_eq!(percentile(&v, 50.0), Some(3.0));
+        assert_eq!(percentile(&v, 95.0), Some(5.0));
+        assert_eq!(percentile(&v, 0.0), Some(1.0));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+}

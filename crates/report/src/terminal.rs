@@ -1,0 +1,391 @@
+//! Output for people: an overview that shows at a glance which connections
+//! spent more round trips than they should have, where and by how much; and
+//! a per-connection view with the ledger and the frame ladder.
+
+use std::io::{self, Write};
+
+use comfy_table::{presets, Cell, CellAlignment, Color, ContentArrangement, Table};
+use rttdoc_analyze::{CaptureStats, ConnectionReport, Direction, LedgerRow};
+
+use crate::summary::{percentile, OVER_IDEAL_RTTS};
+use crate::{fmt_ms, fmt_rtts, worst_row, Summary};
+
+/// Rows shown in the overview's connection table.
+const TABLE_ROWS: usize = 25;
+
+fn table(color: bool) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_HORIZONTAL_ONLY);
+    t.set_content_arrangement(ContentArrangement::Disabled);
+    if color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t
+}
+
+fn right(s: impl ToString) -> Cell {
+    Cell::new(s.to_string()).set_alignment(CellAlignment::Right)
+}
+
+fn excess_cell(excess: Option<f64>, ms: Option<f64>) -> Cell {
+    match excess {
+        Some(e) if e >= OVER_IDEAL_RTTS => {
+            let text = match ms {
+                Some(ms) => format!("+{:.1} RTT ({})", e, fmt_ms(ms)),
+                None => format!("+{e:.1} RTT"),
+            };
+            right(text).fg(if e >= 1.5 { Color::Red } else { Color::Yellow })
+        }
+        Some(_) => right("-"),
+        None => right("?"),
+    }
+}
+
+fn opt_ms(v: Option<f64>) -> String {
+    v.map(fmt_ms).unwrap_or_else(|| "-".into())
+}
+
+/// The capture overview.
+pub fn render_summary(
+    out: &mut dyn Write,
+    stats: &CaptureStats,
+    s: &Summary,
+    color: bool,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}: {} frames, {} TCP connections ({} TCP segments; skipped: {} non-IP, {} non-TCP, {} IP fragments, {} damaged)",
+        stats.file,
+        stats.frames,
+        s.connections,
+        stats.tcp_segments,
+        stats.non_ip,
+        stats.non_tcp,
+        stats.ip_fragments,
+        stats.damaged
+    )?;
+    if let Some(e) = &stats.error {
+        writeln!(out, "WARNING: reading stopped early: {e}")?;
+        writeln!(
+            out,
+            "         (everything before that point is analysed below)"
+        )?;
+    }
+    writeln!(out)?;
+
+    if s.worst.is_empty() {
+        writeln!(
+            out,
+            "No connection spent {OVER_IDEAL_RTTS} RTT or more beyond the ideal for its protocol."
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{} of {} connections spent more round trips than ideal; worst first:",
+            s.over_ideal, s.connections
+        )?;
+        let mut t = table(color);
+        t.set_header(vec![
+            "stream",
+            "client -> server",
+            "RTT",
+            "where",
+            "took",
+            "ideal",
+            "excess",
+        ]);
+        for c in &s.worst {
+            let Some(r) = worst_row(c) else { continue };
+            t.add_row(vec![
+                right(c.stream),
+                Cell::new(format!("{} -> {}", c.client, c.server)),
+                right(opt_ms(c.rtt_ms)),
+                Cell::new(&r.label),
+                right(r.rtts.map(fmt_rtts).unwrap_or_default()),
+                right(r.ideal_rtts.map(fmt_rtts).unwrap_or_default()),
+                excess_cell(Some(c.excess_rtts), Some(c.excess_ms)),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+        writeln!(
+            out,
+            "Time lost beyond the ideal in those connections: {}",
+            fmt_ms(s.excess_ms_total)
+        )?;
+    }
+    writeln!(out)?;
+
+    let mut t = table(color);
+    t.set_header(vec![
+        "stream", "client", "server", "vantage", "RTT", "TCP hs", "TLS", "TLS hs", "1st byte",
+        "xchg", "excess",
+    ]);
+    let mut rows: Vec<_> = s.rows.iter().collect();
+    rows.sort_by(|a, b| {
+        b.excess_rtts
+            .total_cmp(&a.excess_rtts)
+            .then(a.stream.cmp(&b.stream))
+    });
+    for r in rows.iter().take(TABLE_ROWS) {
+        let tls_hs = match (r.tls_rtts, r.tls_ideal) {
+            (Some(a), Some(i)) => format!("{a:.1}/{i:.0} RTT"),
+            _ => "-".into(),
+        };
+        t.add_row(vec![
+            right(r.stream),
+            Cell::new(&r.client),
+            Cell::new(&r.server),
+            Cell::new(if r.partial {
+                format!("{} (partial)", r.vantage.as_str())
+            } else {
+                r.vantage.as_str().to_string()
+            }),
+            right(opt_ms(r.rtt_ms)),
+            right(opt_ms(r.tcp_handshake_ms)),
+            Cell::new(r.tls_version.clone().unwrap_or_else(|| "-".into())),
+            right(tls_hs),
+            right(opt_ms(r.first_byte_ms)),
+            right(r.exchanges),
+            excess_cell(Some(r.excess_rtts), None),
+        ]);
+    }
+    writeln!(out, "Connections (most excess first):")?;
+    writeln!(out, "{t}")?;
+    let hidden = s.rows.len().saturating_sub(TABLE_ROWS) as u64 + s.rows_dropped;
+    if hidden > 0 {
+        writeln!(out, "... and {hidden} more (use --json for all)")?;
+    }
+    writeln!(out)?;
+
+    if !s.handshake_rtts.is_empty() {
+        writeln!(out, "TLS handshake round trips by version:")?;
+        let mut t = table(color);
+        t.set_header(vec!["version", "connections", "P50", "P95"]);
+        for (version, values) in &s.handshake_rtts {
+            t.add_row(vec![
+                Cell::new(version),
+                right(values.len()),
+                right(percentile(values, 50.0).map(fmt_rtts).unwrap_or_default()),
+                right(percentile(values, 95.0).map(fmt_rtts).unwrap_or_default()),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+        writeln!(
+            out,
+            "TLS sessions resumed: {} of {}",
+            s.resumed, s.tls_connections
+        )?;
+    }
+    if s.tfo_attempts > 0 {
+        writeln!(
+            out,
+            "TCP Fast Open: {} of {} SYNs with data accepted ({:.0}%)",
+            s.tfo_accepted,
+            s.tfo_attempts,
+            100.0 * s.tfo_accepted as f64 / s.tfo_attempts as f64
+        )?;
+    }
+    if s.partial > 0 {
+        writeln!(
+            out,
+            "{} connection(s) started before the capture (no SYN seen): partial ledger.",
+            s.partial
+        )?;
+    }
+    writeln!(
+        out,
+        "Details of one connection: rttdoc analyze {} --conn STREAM",
+        stats.file
+    )?;
+    Ok(())
+}
+
+fn ledger_table(rows: &[LedgerRow], color: bool) -> Table {
+    let mut t = table(color);
+    t.set_header(vec![
+        "phase",
+        "frames",
+        "took",
+        "RTTs",
+        "ideal",
+        "excess",
+        "why that ideal",
+    ]);
+    for r in rows {
+        t.add_row(vec![
+            Cell::new(&r.label),
+            right(format!("{}-{}", r.start_frame, r.end_frame)),
+            right(fmt_ms(r.duration_ms)),
+            right(
+                r.rtts
+                    .map(|v| format!("{v:.2}"))
+                    .unwrap_or_else(|| "?".into()),
+            ),
+            right(
+                r.ideal_rtts
+                    .map(|v| format!("{v:.0}"))
+                    .unwrap_or_else(|| "?".into()),
+            ),
+            excess_cell(r.excess_rtts, r.excess_ms),
+            Cell::new(&r.ideal_basis),
+        ]);
+    }
+    t
+}
+
+/// One connection in detail: endpoints, RTT, ledger, TLS, ladder.
+pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool) -> io::Result<()> {
+    writeln!(
+        out,
+        "Connection {} (tcp.stream eq {}): {} -> {}",
+        c.stream, c.stream, c.client, c.server
+    )?;
+    writeln!(
+        out,
+        "  frames {}-{}, {} long, ended by {:?}{}",
+        c.first_frame,
+        c.last_frame,
+        fmt_ms(c.duration_ms),
+        c.ending,
+        if c.partial {
+            ", started before the capture (partial)"
+        } else {
+            ""
+        }
+    )?;
+    writeln!(
+        out,
+        "  vantage: {}   RTT: {}{}   TCP handshake (initial RTT): {}",
+        c.vantage.as_str(),
+        opt_ms(c.rtt_ms),
+        c.rtt_source
+            .map(|s| format!(" (from {s:?})").to_lowercase())
+            .unwrap_or_default(),
+        opt_ms(c.tcp_handshake_ms)
+    )?;
+    let h = &c.handshake;
+    writeln!(
+        out,
+        "  MSS {}/{}  wscale {}/{}  SACK {}  timestamps {}{}",
+        h.client_mss.map_or("-".into(), |v| v.to_string()),
+        h.server_mss.map_or("-".into(), |v| v.to_string()),
+        h.client_wscale.map_or("-".into(), |v| v.to_string()),
+        h.server_wscale.map_or("-".into(), |v| v.to_string()),
+        if h.sack_permitted { "yes" } else { "no" },
+        if h.timestamps { "yes" } else { "no" },
+        h.tfo
+            .as_ref()
+            .map(|t| format!("  TFO: {} ({} bytes in SYN)", t.outcome, t.syn_data_bytes))
+            .unwrap_or_default()
+    )?;
+    for (name, d) in [
+        ("client->server", &c.client_to_server),
+        ("server->client", &c.server_to_client),
+    ] {
+        writeln!(
+            out,
+            "  {name}: {} packets, {} bytes, {} retransmissions, {} out-of-order, {} zero windows",
+            d.packets, d.bytes, d.retransmissions, d.out_of_order, d.zero_windows
+        )?;
+    }
+    if let Some(tls) = &c.tls {
+        writeln!(
+            out,
+            "  TLS: {} {}  SNI {}  ALPN {}  key share {}{}{}",
+            tls.version.as_deref().unwrap_or("(no ServerHello)"),
+            tls.cipher.as_deref().unwrap_or(""),
+            tls.sni.as_deref().unwrap_or("-"),
+            if tls.alpn.is_empty() {
+                "-".to_string()
+            } else {
+                tls.alpn.join(",")
+            },
+            tls.server_key_share.as_deref().unwrap_or("-"),
+            match tls.resumed {
+                Some(true) => "  resumed",
+                Some(false) => "  full handshake",
+                None => "",
+            },
+            if tls.hello_retry_request {
+                "  HelloRetryRequest"
+            } else {
+                ""
+            }
+        )?;
+        writeln!(
+            out,
+            "  ClientHello {} bytes in frame(s) {:?}; server flight {} bytes",
+            tls.client_hello_bytes, tls.client_hello_frames, tls.server_flight_bytes
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Round-trip ledger (client's view; excess = beyond the ideal):"
+    )?;
+    writeln!(out, "{}", ledger_table(&c.ledger, color))?;
+    if c.excess_rtts > 0.0 {
+        writeln!(
+            out,
+            "Latency phases spent {} beyond ideal ({}).",
+            fmt_rtts(c.excess_rtts),
+            fmt_ms(c.excess_ms)
+        )?;
+    }
+    if let Some(ladder) = &c.ladder {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Ladder (Wireshark filter: tcp.stream eq {}):",
+            c.stream
+        )?;
+        let mut notes: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+        if let Some(tls) = &c.tls {
+            for m in &tls.messages {
+                notes
+                    .entry(m.frame)
+                    .or_default()
+                    .push(format!("TLS {} ({} B)", m.message, m.bytes));
+            }
+        }
+        for r in &c.ledger {
+            notes
+                .entry(r.start_frame)
+                .or_default()
+                .push(format!("[{} starts]", r.label));
+            notes
+                .entry(r.end_frame)
+                .or_default()
+                .push(format!("[{} ends]", r.label));
+        }
+        let mut t = table(color);
+        t.set_header(vec![
+            "frame", "t (ms)", "", "flags", "seq", "ack", "len", "win", "notes",
+        ]);
+        for e in ladder {
+            let arrow = match e.direction {
+                Direction::ClientToServer => "C -> S",
+                Direction::ServerToClient => "C <- S",
+            };
+            let mut n = e.notes.clone();
+            if let Some(extra) = notes.get(&e.frame) {
+                n.extend(extra.iter().cloned());
+            }
+            t.add_row(vec![
+                right(e.frame),
+                right(format!("{:.3}", e.t_ms)),
+                Cell::new(arrow),
+                Cell::new(&e.flags),
+                right(e.seq),
+                right(e.ack),
+                right(e.len),
+                right(e.window),
+                Cell::new(n.join("; ")),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    Ok(())
+}
