@@ -1,6 +1,6 @@
 use std::net::IpAddr;
 
-use etherparse::{EtherType, LaxNetSlice, LaxSlicedPacket, TransportSlice};
+use etherparse::{EtherType, LaxNetSlice, LaxSlicedPacket};
 
 use crate::link::{self, Network};
 use crate::tcp::{TcpFlags, TcpOptions};
@@ -111,17 +111,22 @@ fn from_sliced<'a>(sliced: &LaxSlicedPacket<'a>) -> Decoded<'a> {
     if payload.ip_number != etherparse::IpNumber::TCP {
         return Decoded::Skipped(Skip::NotTcp);
     }
-    let tcp = match &sliced.transport {
-        Some(TransportSlice::Tcp(tcp)) => tcp,
-        _ => return Decoded::Damaged("TCP header broken or cut short"),
-    };
-    let header = tcp.header_slice();
-    let header_len = header.len();
-    let tcp_start = header.as_ptr() as usize;
-    let captured = tcp.payload();
+    // The TCP header is read here rather than by etherparse, so that a header
+    // whose options were cut by the snaplen still yields its fixed fields
+    // (Wireshark, too, assigns such a segment to its connection).
+    let bytes = payload.payload;
+    if bytes.len() < 20 {
+        return Decoded::Damaged("TCP header cut short");
+    }
+    let header_len = ((bytes[12] >> 4) as usize) * 4;
+    if header_len < 20 {
+        return Decoded::Damaged("TCP data offset below 20 bytes");
+    }
+    let options = &bytes[20..header_len.min(bytes.len())];
+    let captured = bytes.get(header_len..).unwrap_or(&[]);
     let payload_len = match declared_total {
         Some(total) => {
-            let before_payload = tcp_start - ip_start + header_len;
+            let before_payload = bytes.as_ptr() as usize - ip_start + header_len;
             if total < before_payload {
                 return Decoded::Damaged("IP length shorter than the TCP header");
             }
@@ -129,17 +134,18 @@ fn from_sliced<'a>(sliced: &LaxSlicedPacket<'a>) -> Decoded<'a> {
         }
         None => captured.len() as u32,
     };
-    let flags = u16::from_be_bytes([header[12], header[13]]) & 0x01ff;
+    let be16 = |at: usize| u16::from_be_bytes([bytes[at], bytes[at + 1]]);
+    let be32 = |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
     Decoded::Tcp(Segment {
         src,
         dst,
-        src_port: tcp.source_port(),
-        dst_port: tcp.destination_port(),
-        seq: tcp.sequence_number(),
-        ack: tcp.acknowledgment_number(),
-        flags: TcpFlags(flags),
-        window: tcp.window_size(),
-        options: TcpOptions::parse(tcp.options()),
+        src_port: be16(0),
+        dst_port: be16(2),
+        seq: be32(4),
+        ack: be32(8),
+        flags: TcpFlags(be16(12) & 0x01ff),
+        window: be16(14),
+        options: TcpOptions::parse(options),
         payload_len,
         payload: &captured[..captured.len().min(payload_len as usize)],
     })

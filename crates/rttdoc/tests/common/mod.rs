@@ -1,0 +1,451 @@
+//! Test kit: capture writers and packet builders for hand-made edge cases,
+//! tool detection that skips (or fails under CI=true), and readers for the
+//! outputs of rttdoc and tshark.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const SYN: u8 = 0x02;
+pub const ACK: u8 = 0x10;
+pub const PSH: u8 = 0x08;
+pub const FIN: u8 = 0x01;
+pub const RST: u8 = 0x04;
+
+/// True when running in CI, where a missing tool is a failure, not a skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Checks that every named program is on PATH (and root, if asked).
+/// Returns false after printing why when the test must be skipped; panics
+/// under CI=true, since .ci/run installs everything.
+pub fn require(test: &str, tools: &[&str], root: bool) -> bool {
+    let mut missing: Vec<String> = tools
+        .iter()
+        .filter(|t| which(t).is_none())
+        .map(|t| t.to_string())
+        .collect();
+    if root && !is_root() {
+        missing.push("root privileges".into());
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    let msg = format!("{test}: needs {}", missing.join(", "));
+    if in_ci() {
+        panic!("{msg} (CI=true: .ci/run must install these)");
+    }
+    eprintln!("SKIPPED {msg}");
+    false
+}
+
+pub fn which(tool: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+}
+
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+pub fn rttdoc_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_rttdoc"))
+}
+
+/// A fresh temporary directory, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!(
+            "rttdoc-test-{tag}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The workspace's tests/data directory.
+pub fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
+}
+
+// ---------------------------------------------------------------- packets
+
+pub struct Tcp<'a> {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub sport: u16,
+    pub dport: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: u8,
+    pub window: u16,
+    pub options: Vec<u8>,
+    pub payload: &'a [u8],
+}
+
+impl<'a> Tcp<'a> {
+    pub fn new(src: &str, sport: u16, dst: &str, dport: u16) -> Tcp<'a> {
+        Tcp {
+            src: src.parse().unwrap(),
+            dst: dst.parse().unwrap(),
+            sport,
+            dport,
+            seq: 0,
+            ack: 0,
+            flags: ACK,
+            window: 64240,
+            options: Vec::new(),
+            payload: &[],
+        }
+    }
+    pub fn seq(mut self, seq: u32, ack: u32) -> Self {
+        self.seq = seq;
+        self.ack = ack;
+        self
+    }
+    pub fn flags(mut self, flags: u8) -> Self {
+        self.flags = flags;
+        self
+    }
+    pub fn payload(mut self, p: &'a [u8]) -> Self {
+        self.payload = p;
+        self
+    }
+    pub fn options(mut self, o: &[u8]) -> Self {
+        self.options = o.to_vec();
+        while self.options.len() % 4 != 0 {
+            self.options.push(1);
+        }
+        self
+    }
+
+    fn tcp_header(&self) -> Vec<u8> {
+        let hlen = 20 + self.options.len();
+        let mut t = Vec::with_capacity(hlen + self.payload.len());
+        t.extend_from_slice(&self.sport.to_be_bytes());
+        t.extend_from_slice(&self.dport.to_be_bytes());
+        t.extend_from_slice(&self.seq.to_be_bytes());
+        t.extend_from_slice(&self.ack.to_be_bytes());
+        t.push(((hlen / 4) as u8) << 4);
+        t.push(self.flags);
+        t.extend_from_slice(&self.window.to_be_bytes());
+        t.extend_from_slice(&[0, 0, 0, 0]);
+        t.extend_from_slice(&self.options);
+        t.extend_from_slice(self.payload);
+        t
+    }
+
+    /// The IP packet (v4 or v6 by address family).
+    pub fn ip(&self) -> Vec<u8> {
+        let tcp = self.tcp_header();
+        match (self.src, self.dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => {
+                let total = 20 + tcp.len();
+                let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, 0x12, 0x34, 0x40, 0, 64, 6, 0, 0];
+                p.extend_from_slice(&s.octets());
+                p.extend_from_slice(&d.octets());
+                let sum = checksum(&p);
+                p[10..12].copy_from_slice(&sum.to_be_bytes());
+                p.extend(tcp);
+                p
+            }
+            (IpAddr::V6(s), IpAddr::V6(d)) => {
+                // with a hop-by-hop extension header in front of TCP
+                let plen = 8 + tcp.len();
+                let mut p = vec![0x60, 0, 0, 0, (plen >> 8) as u8, plen as u8, 0, 64];
+                p.extend_from_slice(&s.octets());
+                p.extend_from_slice(&d.octets());
+                p.extend_from_slice(&[6, 0, 1, 4, 0, 0, 0, 0]);
+                p.extend(tcp);
+                p
+            }
+            _ => panic!("mixed address families"),
+        }
+    }
+}
+
+fn checksum(b: &[u8]) -> u16 {
+    let mut sum = 0u32;
+    for c in b.chunks(2) {
+        sum += u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+pub fn ethernet(ip: &[u8], vlans: &[u16]) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
+    for (i, vid) in vlans.iter().enumerate() {
+        f.extend_from_slice(if i == 0 && vlans.len() > 1 { &[0x88, 0xa8] } else { &[0x81, 0x00] });
+        f.extend_from_slice(&vid.to_be_bytes());
+    }
+    f.extend_from_slice(if ip[0] >> 4 == 6 { &[0x86, 0xdd] } else { &[0x08, 0x00] });
+    f.extend_from_slice(ip);
+    f
+}
+
+pub fn sll2(ip: &[u8]) -> Vec<u8> {
+    let mut f = vec![0u8; 20];
+    f[0..2].copy_from_slice(if ip[0] >> 4 == 6 { &[0x86, 0xdd] } else { &[0x08, 0x00] });
+    f[8..10].copy_from_slice(&1u16.to_be_bytes()); // ARPHRD_ETHER
+    f[11] = 6;
+    f.extend_from_slice(ip);
+    f
+}
+
+pub fn null_loopback(ip: &[u8], big_endian_loop: bool) -> Vec<u8> {
+    let family: u32 = if ip[0] >> 4 == 6 { 30 } else { 2 };
+    let mut f = if big_endian_loop { family.to_be_bytes().to_vec() } else { family.to_le_bytes().to_vec() };
+    f.extend_from_slice(ip);
+    f
+}
+
+/// A minimal UDP/IPv4 packet (for "non-TCP traffic is skipped").
+pub fn udp4(payload: &[u8]) -> Vec<u8> {
+    let total = 28 + payload.len();
+    let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0, 0, 64, 17, 0, 0, 10, 9, 9, 1, 10, 9, 9, 2];
+    p.extend_from_slice(&[0x30, 0x39, 0x00, 0x35, 0, (8 + payload.len()) as u8, 0, 0]);
+    p.extend_from_slice(payload);
+    p
+}
+
+// ---------------------------------------------------------------- writers
+
+pub struct Packet {
+    pub ts_ns: i64,
+    pub data: Vec<u8>,
+    /// Bytes on the wire, when more than `data` (snaplen cut).
+    pub orig_len: Option<usize>,
+    pub interface: u32,
+}
+
+pub fn pkt(ts_us: i64, data: Vec<u8>) -> Packet {
+    Packet { ts_ns: ts_us * 1000, data, orig_len: None, interface: 0 }
+}
+
+/// Classic pcap, either byte order, micro- or nanosecond timestamps.
+pub fn write_pcap(path: &Path, linktype: u32, packets: &[Packet], big_endian: bool, nanos: bool, snaplen: u32) {
+    let u32b = |v: u32| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
+    let u16b = |v: u16| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
+    let mut out = Vec::new();
+    out.extend_from_slice(&u32b(if nanos { 0xa1b23c4d } else { 0xa1b2c3d4 }));
+    out.extend_from_slice(&u16b(2));
+    out.extend_from_slice(&u16b(4));
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&u32b(snaplen));
+    out.extend_from_slice(&u32b(linktype));
+    for p in packets {
+        let sec = p.ts_ns.div_euclid(1_000_000_000) as u32;
+        let frac = p.ts_ns.rem_euclid(1_000_000_000) as u32;
+        let frac = if nanos { frac } else { frac / 1000 };
+        let cap = p.data.len().min(snaplen as usize);
+        out.extend_from_slice(&u32b(sec));
+        out.extend_from_slice(&u32b(frac));
+        out.extend_from_slice(&u32b(cap as u32));
+        out.extend_from_slice(&u32b(p.orig_len.unwrap_or(p.data.len()) as u32));
+        out.extend_from_slice(&p.data[..cap]);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// pcapng (little-endian) with one interface per (linktype, if_tsresol).
+pub fn write_pcapng(path: &Path, interfaces: &[(u16, u8)], packets: &[Packet]) {
+    fn block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+        let mut body = body.to_vec();
+        while body.len() % 4 != 0 {
+            body.push(0);
+        }
+        let len = (12 + body.len()) as u32;
+        out.extend_from_slice(&kind.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&len.to_le_bytes());
+    }
+    fn option(out: &mut Vec<u8>, code: u16, value: &[u8]) {
+        out.extend_from_slice(&code.to_le_bytes());
+        out.extend_from_slice(&(value.len() as u16).to_le_bytes());
+        out.extend_from_slice(value);
+        while out.len() % 4 != 0 {
+            out.push(0);
+        }
+    }
+    let mut out = Vec::new();
+    let mut shb = Vec::new();
+    shb.extend_from_slice(&0x1a2b3c4du32.to_le_bytes());
+    shb.extend_from_slice(&1u16.to_le_bytes());
+    shb.extend_from_slice(&0u16.to_le_bytes());
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    option(&mut shb, 3, b"rttdoc test kit");
+    option(&mut shb, 0, &[]);
+    block(&mut out, 0x0a0d0d0a, &shb);
+    for (linktype, tsresol) in interfaces {
+        let mut idb = Vec::new();
+        idb.extend_from_slice(&linktype.to_le_bytes());
+        idb.extend_from_slice(&0u16.to_le_bytes());
+        idb.extend_from_slice(&262144u32.to_le_bytes());
+        option(&mut idb, 9, &[*tsresol]);
+        option(&mut idb, 0, &[]);
+        block(&mut out, 1, &idb);
+    }
+    for p in packets {
+        let (_, tsresol) = interfaces[p.interface as usize];
+        let units: u64 = 10u64.pow(tsresol as u32);
+        let ts = (p.ts_ns as u128 * units as u128 / 1_000_000_000) as u64;
+        let mut epb = Vec::new();
+        epb.extend_from_slice(&p.interface.to_le_bytes());
+        epb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+        epb.extend_from_slice(&(ts as u32).to_le_bytes());
+        epb.extend_from_slice(&(p.data.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&(p.orig_len.unwrap_or(p.data.len()) as u32).to_le_bytes());
+        epb.extend_from_slice(&p.data);
+        while epb.len() % 4 != 0 {
+            epb.push(0);
+        }
+        option(&mut epb, 1, b"a comment rttdoc must ignore");
+        option(&mut epb, 0, &[]);
+        block(&mut out, 6, &epb);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+pub fn gzip_file(src: &Path, dst: &Path) {
+    let status = Command::new("gzip").arg("-c").arg(src).output().unwrap();
+    assert!(status.status.success());
+    std::fs::write(dst, status.stdout).unwrap();
+}
+
+// ---------------------------------------------------------------- outputs
+
+/// What both tools say about one TCP stream.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StreamFacts {
+    pub first_frame: u64,
+    pub last_frame: u64,
+    /// Microseconds, rounded.
+    pub initial_rtt_us: Option<i64>,
+    pub tls_version: Option<String>,
+}
+
+pub fn run_rttdoc_json(capture: &Path) -> serde_json::Value {
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--json"])
+        .arg(capture)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "rttdoc panicked on {}: {stderr}", capture.display());
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON from rttdoc on {}: {e}\nstderr: {stderr}", capture.display()))
+}
+
+pub fn rttdoc_streams(capture: &Path) -> BTreeMap<u64, StreamFacts> {
+    let doc = run_rttdoc_json(capture);
+    let mut out = BTreeMap::new();
+    for c in doc["connections"].as_array().unwrap() {
+        let stream = c["stream"].as_u64().unwrap();
+        let facts = StreamFacts {
+            first_frame: c["first_frame"].as_u64().unwrap(),
+            last_frame: c["last_frame"].as_u64().unwrap(),
+            initial_rtt_us: c["tcp_handshake_ms"].as_f64().map(|ms| (ms * 1000.0).round() as i64),
+            tls_version: c["tls"]["version"].as_str().map(String::from),
+        };
+        assert!(out.insert(stream, facts).is_none(), "stream {stream} reported twice");
+    }
+    out
+}
+
+pub fn tshark_streams(capture: &Path, extra: &[&str]) -> BTreeMap<u64, StreamFacts> {
+    let out = Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(capture)
+        .args(extra)
+        .args([
+            "-Y", "tcp", "-T", "fields", "-E", "separator=|", "-e", "frame.number", "-e", "tcp.stream", "-e",
+            "tcp.analysis.initial_rtt", "-e", "tls.handshake.type", "-e", "tls.handshake.extensions.supported_version",
+            "-e", "tls.handshake.version",
+        ])
+        .output()
+        .expect("tshark runs");
+    assert!(out.status.success() || !out.stdout.is_empty(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    let mut streams: BTreeMap<u64, StreamFacts> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let f: Vec<&str> = line.split('|').collect();
+        if f.len() < 6 || f[1].is_empty() {
+            continue;
+        }
+        let frame: u64 = f[0].parse().unwrap();
+        let stream: u64 = f[1].parse().unwrap();
+        let s = streams.entry(stream).or_insert(StreamFacts { first_frame: frame, ..Default::default() });
+        s.last_frame = frame;
+        if s.initial_rtt_us.is_none() && !f[2].is_empty() {
+            s.initial_rtt_us = Some((f[2].parse::<f64>().unwrap() * 1e6).round() as i64);
+        }
+        let types: Vec<&str> = f[3].split(',').collect();
+        if s.tls_version.is_none() && types.contains(&"2") {
+            let v = f[4].split(',').next().filter(|v| !v.is_empty()).or(f[5].split(',').last());
+            s.tls_version = v.map(|v| match v {
+                "0x0304" => "TLS 1.3".to_string(),
+                "0x0303" => "TLS 1.2".to_string(),
+                "0x0302" => "TLS 1.1".to_string(),
+                "0x0301" => "TLS 1.0".to_string(),
+                other => other.to_string(),
+            });
+        }
+    }
+    streams
+}
+
+/// Asserts both tools agree on every stream of `capture`.
+pub fn assert_agrees_with_tshark(capture: &Path, tshark_extra: &[&str]) {
+    let ours = rttdoc_streams(capture);
+    let theirs = tshark_streams(capture, tshark_extra);
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>(),
+        "{}: stream numbering differs",
+        capture.display()
+    );
+    for (stream, t) in &theirs {
+        let o = &ours[stream];
+        assert_eq!(
+            (o.first_frame, o.last_frame),
+            (t.first_frame, t.last_frame),
+            "{}: stream {stream} frames",
+            capture.display()
+        );
+        let close = match (o.initial_rtt_us, t.initial_rtt_us) {
+            (Some(a), Some(b)) => (a - b).abs() <= 1,
+            (a, b) => a == b,
+        };
+        assert!(close, "{}: stream {stream} initial RTT (us): rttdoc {:?}, tshark {:?}", capture.display(), o.initial_rtt_us, t.initial_rtt_us);
+        assert_eq!(o.tls_version, t.tls_version, "{}: stream {stream} TLS version", capture.display());
+    }
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Captures real nginx + curl traffic on the loopback of a private network
+# namespace (MTU 1500), so nothing touches the host's ports or interfaces.
+#
+#   scripts/loopback-capture.sh OUT.pcap            # a small mixed sample
+#   scripts/loopback-capture.sh OUT.pcap wrk SECS   # load from wrk (benchmark)
+#
+# Needs root, unshare, ip, nginx, curl, tcpdump, openssl (and wrk for load).
+set -euo pipefail
+out=$(realpath -m "$1"); mode=${2:-sample}; secs=${3:-5}
+if [[ "${RTTDOC_IN_NETNS:-}" != 1 ]]; then
+  exec env RTTDOC_IN_NETNS=1 unshare --net --mount -- "$0" "$@"
+fi
+work=$(mktemp -d /tmp/rttdoc-loopback.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [[ -f "$work/nginx.pid" ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+ip link set lo up mtu 1500
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
+  -out "$work/cert.pem" -days 2 -subj /CN=rttdoc.test >/dev/null 2>&1
+mkdir -p "$work/www"
+echo "hello from rttdoc's loopback fixture" > "$work/www/index.html"
+head -c 16000 /dev/zero | tr '\0' 'x' > "$work/www/page.html"
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
+  uwsgi_temp_path $work; scgi_temp_path $work;
+  keepalive_requests 100000;
+  ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem;
+  ssl_session_cache shared:S:1m; ssl_protocols TLSv1.2 TLSv1.3;
+  server { listen 127.0.0.1:18080; root $work/www; }
+  server { listen 127.0.0.1:18443 ssl; root $work/www; }
+}
+CONF
+nginx -c "$work/nginx.conf"
+tcpdump -i lo -s 0 -U -w "$out" 'tcp port 18080 or tcp port 18443' 2>/dev/null &
+pids+=($!)
+for _ in $(seq 50); do [[ -s "$out" ]] && break; sleep 0.1; done
+sleep 0.5
+c="curl -s -o /dev/null"
+if [[ "$mode" == wrk ]]; then
+  wrk -t1 -c8 -d"${secs}s" https://127.0.0.1:18443/index.html >/dev/null
+else
+  # keep-alive HTTP/1.1: two requests on one connection
+  $c http://127.0.0.1:18080/index.html -o /dev/null http://127.0.0.1:18080/page.html
+  # TLS 1.3 and TLS 1.2 full handshakes
+  $c -k --tlsv1.3 https://127.0.0.1:18443/index.html
+  $c -k --tlsv1.2 --tls-max 1.2 https://127.0.0.1:18443/page.html
+  # two connections in one curl: the second resumes the TLS 1.2 session
+  $c -k --tlsv1.2 --tls-max 1.2 -H 'Connection: close' https://127.0.0.1:18443/index.html \
+     -o /dev/null https://127.0.0.1:18443/index.html
+  # the same for TLS 1.3 (PSK resumption)
+  $c -k --tlsv1.3 -H 'Connection: close' https://127.0.0.1:18443/index.html \
+     -o /dev/null https://127.0.0.1:18443/index.html
+  # a refused connection (RST) and an HTTP request that gets a 404
+  $c http://127.0.0.1:18081/ || true
+  $c http://127.0.0.1:18080/missing
+fi
+sleep 0.5
+kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
+pids=()
