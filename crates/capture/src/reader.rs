@@ -69,8 +69,15 @@ struct Interface {
 }
 
 enum Format {
-    Legacy { link_type: u32, nanos: bool },
-    Ng { interfaces: Vec<Interface> },
+    Legacy {
+        link_type: u32,
+        nanos: bool,
+        big_endian: bool,
+    },
+    Ng {
+        interfaces: Vec<Interface>,
+        big_endian: bool,
+    },
 }
 
 /// Position and metadata of the frame found by `advance`, so that the
@@ -94,6 +101,7 @@ pub struct Capture {
     last_ts_ns: i64,
     progress: Progress,
     failed: bool,
+    gzip: bool,
 }
 
 impl Capture {
@@ -187,12 +195,14 @@ impl Capture {
             reader,
             format: Format::Ng {
                 interfaces: Vec::new(),
+                big_endian: false,
             },
             pending: 0,
             frames: 0,
             last_ts_ns: 0,
             progress: Progress { read, total },
             failed: false,
+            gzip,
         })
     }
 
@@ -240,6 +250,13 @@ impl Capture {
     }
 
     fn error(&self, kind: ErrorKind) -> CaptureError {
+        let kind = match kind {
+            ErrorKind::Io(_) if self.gzip => ErrorKind::Malformed(
+                "the gzip stream ends early or is corrupt (offset is in the decompressed data)"
+                    .into(),
+            ),
+            other => other,
+        };
         CaptureError {
             file: self.name.clone(),
             offset: self.reader.consumed() as u64,
@@ -259,7 +276,14 @@ impl Capture {
             let step = match self.reader.next() {
                 Ok((size, block)) => Ok((size, classify(block, base, &mut self.format))),
                 Err(PcapError::Eof) => return Ok(None),
-                Err(PcapError::Incomplete(_)) => Err(None),
+                Err(PcapError::Incomplete(_)) => {
+                    let declared = declared_length(self.reader.data(), &self.format);
+                    if declared > MAX_RECORD + 64 {
+                        Err(Some(ErrorKind::AbsurdLength { declared }))
+                    } else {
+                        Err(None)
+                    }
+                }
                 Err(PcapError::UnexpectedEof) => Err(Some(ErrorKind::Truncated)),
                 Err(PcapError::BufferTooSmall) => Err(Some(ErrorKind::AbsurdLength {
                     declared: declared_length(self.reader.data(), &self.format),
@@ -327,11 +351,15 @@ fn classify(block: PcapBlockOwned<'_>, base: usize, format: &mut Format) -> Clas
             *format = Format::Legacy {
                 link_type: h.network.0 as u32,
                 nanos: h.is_nanosecond_precision(),
+                big_endian: h.is_bigendian(),
             };
             Classified::Other
         }
         PcapBlockOwned::Legacy(b) => {
-            let Format::Legacy { link_type, nanos } = *format else {
+            let Format::Legacy {
+                link_type, nanos, ..
+            } = *format
+            else {
                 return Classified::Bad(ErrorKind::Malformed(
                     "pcap record before file header".into(),
                 ));
@@ -349,14 +377,15 @@ fn classify(block: PcapBlockOwned<'_>, base: usize, format: &mut Format) -> Clas
                 orig_len: b.origlen,
             })
         }
-        PcapBlockOwned::NG(Block::SectionHeader(_)) => {
+        PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
             *format = Format::Ng {
                 interfaces: Vec::new(),
+                big_endian: shb.big_endian(),
             };
             Classified::Other
         }
         PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-            if let Format::Ng { interfaces } = format {
+            if let Format::Ng { interfaces, .. } = format {
                 interfaces.push(Interface {
                     link_type: idb.linktype.0 as u32,
                     units_per_sec: units_per_sec(idb.if_tsresol),
@@ -366,7 +395,7 @@ fn classify(block: PcapBlockOwned<'_>, base: usize, format: &mut Format) -> Clas
             Classified::Other
         }
         PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-            let Format::Ng { interfaces } = format else {
+            let Format::Ng { interfaces, .. } = format else {
                 return Classified::Bad(ErrorKind::Malformed("pcapng block in a pcap file".into()));
             };
             let Some(iface) = interfaces.get(epb.if_id as usize) else {
@@ -389,7 +418,7 @@ fn classify(block: PcapBlockOwned<'_>, base: usize, format: &mut Format) -> Clas
             })
         }
         PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
-            let Format::Ng { interfaces } = format else {
+            let Format::Ng { interfaces, .. } = format else {
                 return Classified::Bad(ErrorKind::Malformed("pcapng block in a pcap file".into()));
             };
             let Some(iface) = interfaces.first() else {
@@ -427,19 +456,22 @@ fn units_per_sec(tsresol: u8) -> u64 {
     }
 }
 
-/// Best-effort read of the length the record at the head of `data` declares,
-/// for the error message when it cannot fit in the buffer.
+/// The length the record at the head of `data` declares (0 if unknown):
+/// caplen for pcap, the block length for pcapng.
 fn declared_length(data: &[u8], format: &Format) -> u64 {
-    let word = |at: usize| -> Option<[u8; 4]> { data.get(at..at + 4)?.try_into().ok() };
-    match format {
-        Format::Legacy { .. } => {
-            word(8).map(|w| u32::from_le_bytes(w).min(u32::from_be_bytes(w)) as u64)
-        }
-        Format::Ng { .. } => {
-            word(4).map(|w| u32::from_le_bytes(w).min(u32::from_be_bytes(w)) as u64)
-        }
+    let (at, big_endian) = match format {
+        Format::Legacy { big_endian, .. } => (8, *big_endian),
+        Format::Ng { big_endian, .. } => (4, *big_endian),
+    };
+    let Some(word) = data.get(at..at + 4) else {
+        return 0;
+    };
+    let word: [u8; 4] = word.try_into().expect("4 bytes");
+    if big_endian {
+        u32::from_be_bytes(word) as u64
+    } else {
+        u32::from_le_bytes(word) as u64
     }
-    .unwrap_or(0)
 }
 
 fn describe(e: &PcapError<&[u8]>) -> String {

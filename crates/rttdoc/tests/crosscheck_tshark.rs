@@ -9,20 +9,58 @@ use common::*;
 
 /// A client/server exchange with handshake, data both ways and FINs.
 /// Times in microseconds from `t0`; returns IP packets with timestamps.
-fn conversation(client: &str, cport: u16, server: &str, sport: u16, isn: (u32, u32), t0: i64) -> Vec<(i64, Vec<u8>)> {
+fn conversation(
+    client: &str,
+    cport: u16,
+    server: &str,
+    sport: u16,
+    isn: (u32, u32),
+    t0: i64,
+) -> Vec<(i64, Vec<u8>)> {
     let (ci, si) = isn;
     let c = |seq: u32, ack: u32| Tcp::new(client, cport, server, sport).seq(seq, ack);
     let s = |seq: u32, ack: u32| Tcp::new(server, sport, client, cport).seq(seq, ack);
     let mss_ws = [2, 4, 0x05, 0xb4, 1, 3, 3, 7, 4, 2];
     vec![
         (t0, c(ci, 0).flags(SYN).options(&mss_ws).ip()),
-        (t0 + 18_000, s(si, ci.wrapping_add(1)).flags(SYN | ACK).options(&mss_ws).ip()),
+        (
+            t0 + 18_000,
+            s(si, ci.wrapping_add(1))
+                .flags(SYN | ACK)
+                .options(&mss_ws)
+                .ip(),
+        ),
         (t0 + 36_100, c(ci.wrapping_add(1), si.wrapping_add(1)).ip()),
-        (t0 + 36_200, c(ci.wrapping_add(1), si.wrapping_add(1)).flags(PSH | ACK).payload(b"GET / HTTP/1.1\r\n\r\n").ip()),
-        (t0 + 54_000, s(si.wrapping_add(1), ci.wrapping_add(19)).flags(PSH | ACK).payload(b"HTTP/1.1 200 OK\r\n\r\n").ip()),
-        (t0 + 72_000, c(ci.wrapping_add(19), si.wrapping_add(20)).flags(FIN | ACK).ip()),
-        (t0 + 90_000, s(si.wrapping_add(20), ci.wrapping_add(20)).flags(FIN | ACK).ip()),
-        (t0 + 108_000, c(ci.wrapping_add(20), si.wrapping_add(21)).ip()),
+        (
+            t0 + 36_200,
+            c(ci.wrapping_add(1), si.wrapping_add(1))
+                .flags(PSH | ACK)
+                .payload(b"GET / HTTP/1.1\r\n\r\n")
+                .ip(),
+        ),
+        (
+            t0 + 54_000,
+            s(si.wrapping_add(1), ci.wrapping_add(19))
+                .flags(PSH | ACK)
+                .payload(b"HTTP/1.1 200 OK\r\n\r\n")
+                .ip(),
+        ),
+        (
+            t0 + 72_000,
+            c(ci.wrapping_add(19), si.wrapping_add(20))
+                .flags(FIN | ACK)
+                .ip(),
+        ),
+        (
+            t0 + 90_000,
+            s(si.wrapping_add(20), ci.wrapping_add(20))
+                .flags(FIN | ACK)
+                .ip(),
+        ),
+        (
+            t0 + 108_000,
+            c(ci.wrapping_add(20), si.wrapping_add(21)).ip(),
+        ),
     ]
 }
 
@@ -36,7 +74,11 @@ const T0: i64 = 1_700_000_000_000_000;
 
 #[test]
 fn handmade_edge_cases_agree_with_tshark() {
-    if !require("handmade_edge_cases_agree_with_tshark", &["tshark", "gzip"], false) {
+    if !require(
+        "handmade_edge_cases_agree_with_tshark",
+        &["tshark", "gzip"],
+        false,
+    ) {
         return;
     }
     let dir = TempDir::new("edge");
@@ -46,9 +88,19 @@ fn handmade_edge_cases_agree_with_tshark() {
     // big-endian nanosecond pcap, QinQ-tagged Ethernet.
     let packets = merge(
         conversation("10.0.0.1", 40001, "10.0.0.2", 443, (u32::MAX - 5, 1000), T0),
-        conversation("10.0.0.1", 40002, "10.0.0.2", 443, (77, u32::MAX - 2), T0 + 5_000),
+        conversation(
+            "10.0.0.1",
+            40002,
+            "10.0.0.2",
+            443,
+            (77, u32::MAX - 2),
+            T0 + 5_000,
+        ),
     );
-    let p: Vec<Packet> = packets.iter().map(|(t, ip)| pkt(*t, ethernet(ip, &[100, 200]))).collect();
+    let p: Vec<Packet> = packets
+        .iter()
+        .map(|(t, ip)| pkt(*t, ethernet(ip, &[100, 200])))
+        .collect();
     let f = dir.path("be-nanos-qinq.pcap");
     write_pcap(&f, 1, &p, true, true, 262144);
     files.push(f.clone());
@@ -60,12 +112,29 @@ fn handmade_edge_cases_agree_with_tshark() {
     // connection closed; then a connection seen only from mid-stream.
     let mut packets = merge(
         conversation("192.168.1.5", 50000, "192.168.1.9", 80, (1000, 5000), T0),
-        conversation("192.168.1.5", 50000, "192.168.1.9", 80, (900_000, 7000), T0 + 200_000),
+        conversation(
+            "192.168.1.5",
+            50000,
+            "192.168.1.9",
+            80,
+            (900_000, 7000),
+            T0 + 200_000,
+        ),
     );
-    let mid = Tcp::new("192.168.1.5", 50001, "192.168.1.9", 80).seq(123456, 654321).flags(PSH | ACK);
+    let mid = Tcp::new("192.168.1.5", 50001, "192.168.1.9", 80)
+        .seq(123456, 654321)
+        .flags(PSH | ACK);
     packets.push((T0 + 400_000, mid.payload(b"more data").ip()));
-    packets.push((T0 + 410_000, Tcp::new("192.168.1.9", 80, "192.168.1.5", 50001).seq(654321, 123465).ip()));
-    let p: Vec<Packet> = packets.iter().map(|(t, ip)| pkt(*t, ethernet(ip, &[]))).collect();
+    packets.push((
+        T0 + 410_000,
+        Tcp::new("192.168.1.9", 80, "192.168.1.5", 50001)
+            .seq(654321, 123465)
+            .ip(),
+    ));
+    let p: Vec<Packet> = packets
+        .iter()
+        .map(|(t, ip)| pkt(*t, ethernet(ip, &[])))
+        .collect();
     let f = dir.path("port-reuse-midstream.pcap");
     write_pcap(&f, 1, &p, false, false, 262144);
     files.push(f);
@@ -74,17 +143,47 @@ fn handmade_edge_cases_agree_with_tshark() {
     // (Ethernet at us, Linux SLL2 at ns), UDP noise, an IP fragment,
     // packet comments, and IPv6 with a hop-by-hop extension header.
     let mut p = Vec::new();
-    for (i, (t, ip)) in conversation("10.1.0.1", 33000, "10.1.0.2", 8443, (5, 9), T0).into_iter().enumerate() {
-        p.push(Packet { ts_ns: t * 1000 + 123, data: sll2(&ip), orig_len: None, interface: 1 });
+    for (i, (t, ip)) in conversation("10.1.0.1", 33000, "10.1.0.2", 8443, (5, 9), T0)
+        .into_iter()
+        .enumerate()
+    {
+        p.push(Packet {
+            ts_ns: t * 1000 + 123,
+            data: sll2(&ip),
+            orig_len: None,
+            interface: 1,
+        });
         if i == 2 {
-            p.push(Packet { ts_ns: t * 1000 + 500, data: ethernet(&udp4(b"dns?"), &[]), orig_len: None, interface: 0 });
+            p.push(Packet {
+                ts_ns: t * 1000 + 500,
+                data: ethernet(&udp4(b"dns?"), &[]),
+                orig_len: None,
+                interface: 0,
+            });
             let mut frag = udp4(b"fragment");
             frag[6] = 0x20;
-            p.push(Packet { ts_ns: t * 1000 + 600, data: ethernet(&frag, &[]), orig_len: None, interface: 0 });
+            p.push(Packet {
+                ts_ns: t * 1000 + 600,
+                data: ethernet(&frag, &[]),
+                orig_len: None,
+                interface: 0,
+            });
         }
     }
-    for (t, ip) in conversation("2001:db8::1", 41000, "2001:db8::2", 443, (10, 20), T0 + 1_000) {
-        p.push(Packet { ts_ns: t * 1000, data: ethernet(&ip, &[]), orig_len: None, interface: 0 });
+    for (t, ip) in conversation(
+        "2001:db8::1",
+        41000,
+        "2001:db8::2",
+        443,
+        (10, 20),
+        T0 + 1_000,
+    ) {
+        p.push(Packet {
+            ts_ns: t * 1000,
+            data: ethernet(&ip, &[]),
+            orig_len: None,
+            interface: 0,
+        });
     }
     p.sort_by_key(|x| x.ts_ns);
     let f = dir.path("two-interfaces.pcapng");
@@ -109,7 +208,12 @@ fn handmade_edge_cases_agree_with_tshark() {
     // Snaplen 64: every payload is cut, lengths come from the IP header.
     let p: Vec<Packet> = conversation("10.2.0.1", 40000, "10.2.0.2", 80, (100, 200), T0)
         .into_iter()
-        .map(|(t, ip)| Packet { ts_ns: t * 1000, orig_len: Some(ip.len() + 14), data: ethernet(&ip, &[]), interface: 0 })
+        .map(|(t, ip)| Packet {
+            ts_ns: t * 1000,
+            orig_len: Some(ip.len() + 14),
+            data: ethernet(&ip, &[]),
+            interface: 0,
+        })
         .collect();
     let f = dir.path("snaplen64.pcap");
     write_pcap(&f, 1, &p, false, false, 64);
@@ -131,7 +235,10 @@ fn bundled_captures_agree_with_tshark() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         if name.ends_with(".pcap") || name.ends_with(".pcapng") || name.ends_with(".pcap.gz") {
             // Lab and loopback fixtures use high ports: tell tshark which carry TLS.
-            assert_agrees_with_tshark(&path, &["-d", "tcp.port==8443,tls", "-d", "tcp.port==18443,tls"]);
+            assert_agrees_with_tshark(
+                &path,
+                &["-d", "tcp.port==8443,tls", "-d", "tcp.port==18443,tls"],
+            );
             checked += 1;
         }
     }

@@ -9,7 +9,8 @@ use std::process::Command;
 
 fn capture(dir: &TempDir) -> std::path::PathBuf {
     let out = dir.path("loopback.pcap");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/loopback-capture.sh");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/loopback-capture.sh");
     let status = Command::new("bash").arg(script).arg(&out).status().unwrap();
     assert!(status.success(), "loopback capture script failed");
     out
@@ -17,7 +18,9 @@ fn capture(dir: &TempDir) -> std::path::PathBuf {
 
 #[test]
 fn fresh_loopback_capture_agrees_with_tshark() {
-    let tools = ["tshark", "tcpdump", "nginx", "curl", "openssl", "unshare", "ip"];
+    let tools = [
+        "tshark", "tcpdump", "nginx", "curl", "openssl", "unshare", "ip",
+    ];
     if !require("fresh_loopback_capture_agrees_with_tshark", &tools, true) {
         return;
     }
@@ -40,10 +43,26 @@ fn loopback_fixture_is_read_as_the_script_made_it() {
     let http = by_stream(0);
     assert!(http["tls"].is_null());
     assert_eq!(http["exchanges"], 2);
-    let labels: Vec<&str> = http["ledger"].as_array().unwrap().iter().map(|r| r["label"].as_str().unwrap()).collect();
-    assert!(labels.contains(&"GET /index.html: request -> first byte"), "{labels:?}");
-    assert!(labels.contains(&"GET /page.html: request -> first byte"), "{labels:?}");
-    assert!(labels.iter().any(|l| l.starts_with("GET /page.html: response transfer (16")), "{labels:?}");
+    let labels: Vec<&str> = http["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        labels.contains(&"GET /index.html: request -> first byte"),
+        "{labels:?}"
+    );
+    assert!(
+        labels.contains(&"GET /page.html: request -> first byte"),
+        "{labels:?}"
+    );
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.starts_with("GET /page.html: response transfer (16")),
+        "{labels:?}"
+    );
 
     let expect = [
         (1, "TLS 1.3", false, 1.0),
@@ -58,14 +77,30 @@ fn loopback_fixture_is_read_as_the_script_made_it() {
         assert_eq!(tls["version"], version, "stream {stream}");
         assert_eq!(tls["resumed"], resumed, "stream {stream}");
         assert_eq!(tls["ideal_handshake_rtts"], ideal, "stream {stream}");
-        assert_eq!(tls["sni"], serde_json::Value::Null, "curl sends no SNI for an IP address");
-        assert!(tls["handshake_ms"].as_f64().unwrap() > 0.0, "stream {stream}");
-        let messages: Vec<&str> = tls["messages"].as_array().unwrap().iter().map(|m| m["message"].as_str().unwrap()).collect();
+        assert_eq!(
+            tls["sni"],
+            serde_json::Value::Null,
+            "curl sends no SNI for an IP address"
+        );
+        assert!(
+            tls["handshake_ms"].as_f64().unwrap() > 0.0,
+            "stream {stream}"
+        );
+        let messages: Vec<&str> = tls["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["message"].as_str().unwrap())
+            .collect();
         assert_eq!(messages[0], "ClientHello", "stream {stream}");
         assert_eq!(messages[1], "ServerHello", "stream {stream}");
         let has_cert = messages.contains(&"Certificate");
         // TLS 1.2 shows its Certificate in clear unless resumed; TLS 1.3 never does.
-        assert_eq!(has_cert, version == "TLS 1.2" && !resumed, "stream {stream}: {messages:?}");
+        assert_eq!(
+            has_cert,
+            version == "TLS 1.2" && !resumed,
+            "stream {stream}: {messages:?}"
+        );
     }
     assert_eq!(by_stream(6)["tls"]["psk_offered"], true);
     let last = by_stream(7);

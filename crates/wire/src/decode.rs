@@ -135,7 +135,8 @@ fn from_sliced<'a>(sliced: &LaxSlicedPacket<'a>) -> Decoded<'a> {
         None => captured.len() as u32,
     };
     let be16 = |at: usize| u16::from_be_bytes([bytes[at], bytes[at + 1]]);
-    let be32 = |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let be32 =
+        |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
     Decoded::Tcp(Segment {
         src,
         dst,

@@ -139,7 +139,7 @@ impl<'a> Tcp<'a> {
     }
     pub fn options(mut self, o: &[u8]) -> Self {
         self.options = o.to_vec();
-        while self.options.len() % 4 != 0 {
+        while !self.options.len().is_multiple_of(4) {
             self.options.push(1);
         }
         self
@@ -167,7 +167,20 @@ impl<'a> Tcp<'a> {
         match (self.src, self.dst) {
             (IpAddr::V4(s), IpAddr::V4(d)) => {
                 let total = 20 + tcp.len();
-                let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, 0x12, 0x34, 0x40, 0, 64, 6, 0, 0];
+                let mut p = vec![
+                    0x45,
+                    0,
+                    (total >> 8) as u8,
+                    total as u8,
+                    0x12,
+                    0x34,
+                    0x40,
+                    0,
+                    64,
+                    6,
+                    0,
+                    0,
+                ];
                 p.extend_from_slice(&s.octets());
                 p.extend_from_slice(&d.octets());
                 let sum = checksum(&p);
@@ -204,17 +217,29 @@ fn checksum(b: &[u8]) -> u16 {
 pub fn ethernet(ip: &[u8], vlans: &[u16]) -> Vec<u8> {
     let mut f = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2];
     for (i, vid) in vlans.iter().enumerate() {
-        f.extend_from_slice(if i == 0 && vlans.len() > 1 { &[0x88, 0xa8] } else { &[0x81, 0x00] });
+        f.extend_from_slice(if i == 0 && vlans.len() > 1 {
+            &[0x88, 0xa8]
+        } else {
+            &[0x81, 0x00]
+        });
         f.extend_from_slice(&vid.to_be_bytes());
     }
-    f.extend_from_slice(if ip[0] >> 4 == 6 { &[0x86, 0xdd] } else { &[0x08, 0x00] });
+    f.extend_from_slice(if ip[0] >> 4 == 6 {
+        &[0x86, 0xdd]
+    } else {
+        &[0x08, 0x00]
+    });
     f.extend_from_slice(ip);
     f
 }
 
 pub fn sll2(ip: &[u8]) -> Vec<u8> {
     let mut f = vec![0u8; 20];
-    f[0..2].copy_from_slice(if ip[0] >> 4 == 6 { &[0x86, 0xdd] } else { &[0x08, 0x00] });
+    f[0..2].copy_from_slice(if ip[0] >> 4 == 6 {
+        &[0x86, 0xdd]
+    } else {
+        &[0x08, 0x00]
+    });
     f[8..10].copy_from_slice(&1u16.to_be_bytes()); // ARPHRD_ETHER
     f[11] = 6;
     f.extend_from_slice(ip);
@@ -223,7 +248,11 @@ pub fn sll2(ip: &[u8]) -> Vec<u8> {
 
 pub fn null_loopback(ip: &[u8], big_endian_loop: bool) -> Vec<u8> {
     let family: u32 = if ip[0] >> 4 == 6 { 30 } else { 2 };
-    let mut f = if big_endian_loop { family.to_be_bytes().to_vec() } else { family.to_le_bytes().to_vec() };
+    let mut f = if big_endian_loop {
+        family.to_be_bytes().to_vec()
+    } else {
+        family.to_le_bytes().to_vec()
+    };
     f.extend_from_slice(ip);
     f
 }
@@ -231,7 +260,28 @@ pub fn null_loopback(ip: &[u8], big_endian_loop: bool) -> Vec<u8> {
 /// A minimal UDP/IPv4 packet (for "non-TCP traffic is skipped").
 pub fn udp4(payload: &[u8]) -> Vec<u8> {
     let total = 28 + payload.len();
-    let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0, 0, 64, 17, 0, 0, 10, 9, 9, 1, 10, 9, 9, 2];
+    let mut p = vec![
+        0x45,
+        0,
+        (total >> 8) as u8,
+        total as u8,
+        0,
+        1,
+        0,
+        0,
+        64,
+        17,
+        0,
+        0,
+        10,
+        9,
+        9,
+        1,
+        10,
+        9,
+        9,
+        2,
+    ];
     p.extend_from_slice(&[0x30, 0x39, 0x00, 0x35, 0, (8 + payload.len()) as u8, 0, 0]);
     p.extend_from_slice(payload);
     p
@@ -248,13 +298,37 @@ pub struct Packet {
 }
 
 pub fn pkt(ts_us: i64, data: Vec<u8>) -> Packet {
-    Packet { ts_ns: ts_us * 1000, data, orig_len: None, interface: 0 }
+    Packet {
+        ts_ns: ts_us * 1000,
+        data,
+        orig_len: None,
+        interface: 0,
+    }
 }
 
 /// Classic pcap, either byte order, micro- or nanosecond timestamps.
-pub fn write_pcap(path: &Path, linktype: u32, packets: &[Packet], big_endian: bool, nanos: bool, snaplen: u32) {
-    let u32b = |v: u32| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
-    let u16b = |v: u16| if big_endian { v.to_be_bytes() } else { v.to_le_bytes() };
+pub fn write_pcap(
+    path: &Path,
+    linktype: u32,
+    packets: &[Packet],
+    big_endian: bool,
+    nanos: bool,
+    snaplen: u32,
+) {
+    let u32b = |v: u32| {
+        if big_endian {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
+    let u16b = |v: u16| {
+        if big_endian {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    };
     let mut out = Vec::new();
     out.extend_from_slice(&u32b(if nanos { 0xa1b23c4d } else { 0xa1b2c3d4 }));
     out.extend_from_slice(&u16b(2));
@@ -280,7 +354,7 @@ pub fn write_pcap(path: &Path, linktype: u32, packets: &[Packet], big_endian: bo
 pub fn write_pcapng(path: &Path, interfaces: &[(u16, u8)], packets: &[Packet]) {
     fn block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
         let mut body = body.to_vec();
-        while body.len() % 4 != 0 {
+        while !body.len().is_multiple_of(4) {
             body.push(0);
         }
         let len = (12 + body.len()) as u32;
@@ -293,7 +367,7 @@ pub fn write_pcapng(path: &Path, interfaces: &[(u16, u8)], packets: &[Packet]) {
         out.extend_from_slice(&code.to_le_bytes());
         out.extend_from_slice(&(value.len() as u16).to_le_bytes());
         out.extend_from_slice(value);
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push(0);
         }
     }
@@ -326,7 +400,7 @@ pub fn write_pcapng(path: &Path, interfaces: &[(u16, u8)], packets: &[Packet]) {
         epb.extend_from_slice(&(p.data.len() as u32).to_le_bytes());
         epb.extend_from_slice(&(p.orig_len.unwrap_or(p.data.len()) as u32).to_le_bytes());
         epb.extend_from_slice(&p.data);
-        while epb.len() % 4 != 0 {
+        while !epb.len().is_multiple_of(4) {
             epb.push(0);
         }
         option(&mut epb, 1, b"a comment rttdoc must ignore");
@@ -361,9 +435,17 @@ pub fn run_rttdoc_json(capture: &Path) -> serde_json::Value {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "rttdoc panicked on {}: {stderr}", capture.display());
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("bad JSON from rttdoc on {}: {e}\nstderr: {stderr}", capture.display()))
+    assert!(
+        !stderr.contains("panicked"),
+        "rttdoc panicked on {}: {stderr}",
+        capture.display()
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON from rttdoc on {}: {e}\nstderr: {stderr}",
+            capture.display()
+        )
+    })
 }
 
 pub fn rttdoc_streams(capture: &Path) -> BTreeMap<u64, StreamFacts> {
@@ -374,10 +456,15 @@ pub fn rttdoc_streams(capture: &Path) -> BTreeMap<u64, StreamFacts> {
         let facts = StreamFacts {
             first_frame: c["first_frame"].as_u64().unwrap(),
             last_frame: c["last_frame"].as_u64().unwrap(),
-            initial_rtt_us: c["tcp_handshake_ms"].as_f64().map(|ms| (ms * 1000.0).round() as i64),
+            initial_rtt_us: c["tcp_handshake_ms"]
+                .as_f64()
+                .map(|ms| (ms * 1000.0).round() as i64),
             tls_version: c["tls"]["version"].as_str().map(String::from),
         };
-        assert!(out.insert(stream, facts).is_none(), "stream {stream} reported twice");
+        assert!(
+            out.insert(stream, facts).is_none(),
+            "stream {stream} reported twice"
+        );
     }
     out
 }
@@ -388,13 +475,32 @@ pub fn tshark_streams(capture: &Path, extra: &[&str]) -> BTreeMap<u64, StreamFac
         .arg(capture)
         .args(extra)
         .args([
-            "-Y", "tcp", "-T", "fields", "-E", "separator=|", "-e", "frame.number", "-e", "tcp.stream", "-e",
-            "tcp.analysis.initial_rtt", "-e", "tls.handshake.type", "-e", "tls.handshake.extensions.supported_version",
-            "-e", "tls.handshake.version",
+            "-Y",
+            "tcp",
+            "-T",
+            "fields",
+            "-E",
+            "separator=|",
+            "-e",
+            "frame.number",
+            "-e",
+            "tcp.stream",
+            "-e",
+            "tcp.analysis.initial_rtt",
+            "-e",
+            "tls.handshake.type",
+            "-e",
+            "tls.handshake.extensions.supported_version",
+            "-e",
+            "tls.handshake.version",
         ])
         .output()
         .expect("tshark runs");
-    assert!(out.status.success() || !out.stdout.is_empty(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() || !out.stdout.is_empty(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut streams: BTreeMap<u64, StreamFacts> = BTreeMap::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let f: Vec<&str> = line.split('|').collect();
@@ -403,14 +509,21 @@ pub fn tshark_streams(capture: &Path, extra: &[&str]) -> BTreeMap<u64, StreamFac
         }
         let frame: u64 = f[0].parse().unwrap();
         let stream: u64 = f[1].parse().unwrap();
-        let s = streams.entry(stream).or_insert(StreamFacts { first_frame: frame, ..Default::default() });
+        let s = streams.entry(stream).or_insert(StreamFacts {
+            first_frame: frame,
+            ..Default::default()
+        });
         s.last_frame = frame;
         if s.initial_rtt_us.is_none() && !f[2].is_empty() {
             s.initial_rtt_us = Some((f[2].parse::<f64>().unwrap() * 1e6).round() as i64);
         }
         let types: Vec<&str> = f[3].split(',').collect();
         if s.tls_version.is_none() && types.contains(&"2") {
-            let v = f[4].split(',').next().filter(|v| !v.is_empty()).or(f[5].split(',').last());
+            let v = f[4]
+                .split(',')
+                .next()
+                .filter(|v| !v.is_empty())
+                .or(f[5].split(',').next_back());
             s.tls_version = v.map(|v| match v {
                 "0x0304" => "TLS 1.3".to_string(),
                 "0x0303" => "TLS 1.2".to_string(),
@@ -445,7 +558,18 @@ pub fn assert_agrees_with_tshark(capture: &Path, tshark_extra: &[&str]) {
             (Some(a), Some(b)) => (a - b).abs() <= 1,
             (a, b) => a == b,
         };
-        assert!(close, "{}: stream {stream} initial RTT (us): rttdoc {:?}, tshark {:?}", capture.display(), o.initial_rtt_us, t.initial_rtt_us);
-        assert_eq!(o.tls_version, t.tls_version, "{}: stream {stream} TLS version", capture.display());
+        assert!(
+            close,
+            "{}: stream {stream} initial RTT (us): rttdoc {:?}, tshark {:?}",
+            capture.display(),
+            o.initial_rtt_us,
+            t.initial_rtt_us
+        );
+        assert_eq!(
+            o.tls_version,
+            t.tls_version,
+            "{}: stream {stream} TLS version",
+            capture.display()
+        );
     }
 }

@@ -1,0 +1,198 @@
+//! The malformed-capture corpus (tests/data/malformed, made by its
+//! generate.py): rttdoc never panics, names the file and the byte offset,
+//! analyses everything before the damage and counts damaged packets.
+
+mod common;
+
+use common::*;
+use std::process::Command;
+
+struct Expect {
+    file: &'static str,
+    /// 0 = clean, 1 = nothing could be read, 2 = stopped early.
+    exit: i32,
+    error: Option<&'static str>,
+    /// (frames read, damaged packets, connections) when output is produced.
+    counts: Option<(u64, u64, usize)>,
+}
+
+const CORPUS: &[Expect] = &[
+    Expect {
+        file: "empty.pcap",
+        exit: 1,
+        error: Some("byte 0: the file is empty"),
+        counts: None,
+    },
+    Expect {
+        file: "wrong-magic.pcap",
+        exit: 1,
+        error: Some("byte 0: not a pcap or pcapng file"),
+        counts: None,
+    },
+    Expect {
+        file: "header-cut.pcap",
+        exit: 1,
+        error: Some("byte 0: the file ends inside"),
+        counts: None,
+    },
+    Expect {
+        file: "truncated-record.pcap",
+        exit: 2,
+        error: Some("byte 411: the file ends inside a record"),
+        counts: Some((5, 0, 1)),
+    },
+    Expect {
+        file: "absurd-caplen.pcap",
+        exit: 2,
+        error: Some("byte 322: a record declares 4294967040 bytes"),
+        counts: Some((4, 0, 1)),
+    },
+    Expect {
+        file: "oversized-record.pcap",
+        exit: 2,
+        error: Some("byte 322: a record declares 300000 bytes"),
+        counts: Some((4, 0, 1)),
+    },
+    Expect {
+        file: "zero-length-records.pcap",
+        exit: 0,
+        error: None,
+        counts: Some((10, 2, 1)),
+    },
+    Expect {
+        file: "damaged-headers.pcap",
+        exit: 0,
+        error: None,
+        counts: Some((12, 4, 1)),
+    },
+    Expect {
+        file: "garbage-middle.pcapng",
+        exit: 2,
+        error: Some("byte 416: "),
+        counts: Some((4, 0, 1)),
+    },
+    Expect {
+        file: "unknown-interface.pcapng",
+        exit: 2,
+        error: Some("byte 312: malformed record: packet names interface 5"),
+        counts: Some((3, 0, 1)),
+    },
+    Expect {
+        file: "block-length-zero.pcapng",
+        exit: 2,
+        error: Some("byte 416: malformed record"),
+        counts: Some((4, 0, 1)),
+    },
+    Expect {
+        file: "truncated.pcap.gz",
+        exit: 2,
+        error: Some("gzip stream ends early"),
+        counts: Some((4, 0, 1)),
+    },
+];
+
+#[test]
+fn every_malformed_capture_fails_cleanly_and_keeps_the_work_before_the_damage() {
+    let dir = data_dir().join("malformed");
+    let on_disk = std::fs::read_dir(&dir).unwrap().filter(|e| {
+        let n = e.as_ref().unwrap().file_name();
+        let n = n.to_string_lossy();
+        n.contains(".pcap")
+    });
+    assert_eq!(
+        on_disk.count(),
+        CORPUS.len(),
+        "every corpus file has an expectation"
+    );
+    for e in CORPUS {
+        let path = dir.join(e.file);
+        let out = Command::new(rttdoc_bin())
+            .args(["analyze", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked"),
+            "{}: panicked: {stderr}",
+            e.file
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(e.exit),
+            "{}: exit code; stderr: {stderr}",
+            e.file
+        );
+        match e.error {
+            Some(msg) => {
+                let line = stderr.lines().next().unwrap_or("");
+                assert!(line.starts_with("rttdoc: error: "), "{}: {line}", e.file);
+                assert!(
+                    line.contains(e.file),
+                    "{}: error names the file: {line}",
+                    e.file
+                );
+                assert!(
+                    line.contains(msg),
+                    "{}: expected {msg:?} in {line:?}",
+                    e.file
+                );
+            }
+            None => assert!(stderr.is_empty(), "{}: unexpected stderr {stderr}", e.file),
+        }
+        if let Some((frames, damaged, conns)) = e.counts {
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(doc["capture"]["frames"], frames, "{}", e.file);
+            assert_eq!(doc["capture"]["damaged"], damaged, "{}", e.file);
+            assert_eq!(
+                doc["connections"].as_array().unwrap().len(),
+                conns,
+                "{}",
+                e.file
+            );
+            assert_eq!(doc["capture"]["error"].is_null(), e.exit == 0, "{}", e.file);
+        }
+    }
+}
+
+#[test]
+fn the_terminal_summary_warns_when_reading_stopped_early() {
+    let path = data_dir().join("malformed/truncated-record.pcap");
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--color", "never"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("WARNING: reading stopped early"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("5 frames, 1 TCP connections"), "{stdout}");
+}
+
+#[test]
+fn stdin_input_is_read_like_a_file() {
+    let path = data_dir().join("loopback-nginx-curl.pcap.gz");
+    let mut child = Command::new(rttdoc_bin())
+        .args(["analyze", "--json", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        // in small pieces, like a pipe from tcpdump
+        for chunk in bytes.chunks(7) {
+            stdin.write_all(chunk).unwrap();
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["connections"].as_array().unwrap().len(), 8);
+    assert_eq!(doc["capture"]["file"], "<stdin>");
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Regenerates the malformed-capture corpus (committed; run by tests/malformed.rs).
+
+Each file is a valid capture damaged in one way. The expectations live in
+crates/rttdoc/tests/malformed.rs next to the file names.
+"""
+import gzip, os, struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+def tcp_ip(src, dst, sport, dport, seq, ack, flags, payload=b""):
+    tcp = struct.pack(">HHIIBBHHH", sport, dport, seq, ack, 5 << 4, flags, 65535, 0, 0) + payload
+    total = 20 + len(tcp)
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, total, 1, 0x4000, 64, 6, 0, bytes(src), bytes(dst))
+    return ip + tcp
+
+def eth(ip):
+    return b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + ip
+
+C, S = [10, 0, 0, 1], [10, 0, 0, 2]
+GOOD = [
+    eth(tcp_ip(C, S, 40000, 80, 100, 0, 0x02)),
+    eth(tcp_ip(S, C, 80, 40000, 500, 101, 0x12)),
+    eth(tcp_ip(C, S, 40000, 80, 101, 501, 0x10)),
+    eth(tcp_ip(C, S, 40000, 80, 101, 501, 0x18, b"GET / HTTP/1.1\r\n\r\n")),
+    eth(tcp_ip(S, C, 80, 40000, 501, 119, 0x18, b"HTTP/1.1 200 OK\r\n\r\n")),
+    eth(tcp_ip(C, S, 40000, 80, 119, 520, 0x11)),
+    eth(tcp_ip(S, C, 80, 40000, 520, 120, 0x11)),
+    eth(tcp_ip(C, S, 40000, 80, 120, 521, 0x10)),
+]
+
+def pcap_header(snaplen=262144, linktype=1):
+    return struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, linktype)
+
+def record(i, data, caplen=None, origlen=None):
+    caplen = len(data) if caplen is None else caplen
+    origlen = len(data) if origlen is None else origlen
+    return struct.pack("<IIII", 1700000000, i * 20000, caplen, origlen) + data
+
+def pcap(packets):
+    return pcap_header() + b"".join(record(i, p) for i, p in enumerate(packets))
+
+def block(kind, body):
+    body += b"\0" * (-len(body) % 4)
+    n = 12 + len(body)
+    return struct.pack("<II", kind, n) + body + struct.pack("<I", n)
+
+def pcapng(packets, if_id=0):
+    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    out += block(1, struct.pack("<HHI", 1, 0, 262144))
+    for i, p in enumerate(packets):
+        ts = 1700000000_000000 + i * 20000
+        out += block(6, struct.pack("<IIIII", if_id, ts >> 32, ts & 0xFFFFFFFF, len(p), len(p)) + p)
+    return out
+
+def write(name, data):
+    with open(os.path.join(HERE, name), "wb") as f:
+        f.write(data)
+
+good = pcap(GOOD)
+write("empty.pcap", b"")
+write("wrong-magic.pcap", b"this is not a capture file, it is text\n" * 3)
+write("header-cut.pcap", pcap_header()[:10])
+# cut in the middle of the 6th record
+cut = len(pcap_header()) + sum(16 + len(p) for p in GOOD[:5]) + 20
+write("truncated-record.pcap", good[:cut])
+write("absurd-caplen.pcap", pcap(GOOD[:4]) + struct.pack("<IIII", 1700000001, 0, 0xFFFFFF00, 60) + b"\0" * 64)
+write("oversized-record.pcap", pcap(GOOD[:4]) + record(9, b"\0" * 300000)[:1000])
+write("zero-length-records.pcap", pcap_header() + record(0, b"") + b"".join(record(i + 1, p) for i, p in enumerate(GOOD)) + record(99, b""))
+# broken IP / TCP headers between good packets: counted as damaged, skipped
+bad_ihl = bytearray(GOOD[3]); bad_ihl[14] = 0x43
+bad_tcp_off = bytearray(GOOD[3]); bad_tcp_off[14 + 20 + 12] = 0x20
+short_ip = GOOD[3][:14 + 12]
+short_total = bytearray(GOOD[3]); short_total[14 + 2:14 + 4] = struct.pack(">H", 30)
+write("damaged-headers.pcap", pcap(GOOD[:3] + [bytes(bad_ihl), bytes(bad_tcp_off), short_ip, bytes(short_total)] + GOOD[3:]))
+ng = pcapng(GOOD)
+mid = len(pcapng(GOOD[:4]))
+write("garbage-middle.pcapng", ng[:mid] + bytes(range(256)) * 2 + ng[mid:])
+write("unknown-interface.pcapng", pcapng(GOOD[:3]) + pcapng(GOOD[3:4], if_id=5)[len(pcapng([])):])
+write("block-length-zero.pcapng", pcapng(GOOD[:4]) + struct.pack("<II", 6, 0) + b"\0" * 40)
+gz = gzip.compress(good)
+write("truncated.pcap.gz", gz[: len(gz) * 2 // 3])
