@@ -15,7 +15,7 @@ const TABLE_ROWS: usize = 25;
 
 fn table(color: bool) -> Table {
     let mut t = Table::new();
-    t.load_preset(presets::UTF8_HORIZONTAL_ONLY);
+    t.load_preset(presets::UTF8_BORDERS_ONLY);
     t.set_content_arrangement(ContentArrangement::Disabled);
     if color {
         t.enforce_styling();

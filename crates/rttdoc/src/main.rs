@@ -49,6 +49,53 @@ enum Command {
         #[arg(long)]
         no_progress: bool,
     },
+    /// Reproduce latency pathologies on real kernel TCP stacks (needs root).
+    Lab {
+        #[command(subcommand)]
+        command: LabCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LabCommand {
+    /// List the scenarios.
+    List,
+    /// Run a scenario over an emulated WAN and write captures, labels.json and timings.
+    Run {
+        /// Scenario name (see `rttdoc lab list`).
+        name: String,
+        /// Round-trip time of the emulated path, e.g. 36ms or 0.1s.
+        #[arg(long, default_value = "36ms", value_parser = parse_duration)]
+        rtt: Duration,
+        /// Client runs (one connection each).
+        #[arg(long, default_value_t = 5)]
+        runs: u32,
+        /// Output directory.
+        #[arg(long, default_value = "lab-out")]
+        out: std::path::PathBuf,
+        /// Print the timing table as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (num, unit) = s.trim().split_at(
+        s.trim()
+            .find(|c: char| c.is_ascii_alphabetic())
+            .unwrap_or(s.len()),
+    );
+    let v: f64 = num.parse().map_err(|_| format!("not a duration: {s}"))?;
+    let secs = match unit {
+        "ms" | "" => v / 1000.0,
+        "s" => v,
+        "us" => v / 1e6,
+        _ => return Err(format!("unknown unit in {s} (use ms, s or us)")),
+    };
+    if !(0.0..=60.0).contains(&secs) {
+        return Err(format!("{s} is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 fn main() -> ExitCode {
@@ -61,6 +108,7 @@ fn main() -> ExitCode {
             color,
             no_progress,
         } => analyze(&capture, json, conn, color, no_progress),
+        Command::Lab { command } => lab(command),
     }
 }
 
@@ -169,4 +217,88 @@ fn analyze(
         return ExitCode::from(2);
     }
     ExitCode::SUCCESS
+}
+
+fn lab(command: LabCommand) -> ExitCode {
+    use rttdoc_lab::scenario::{self, median_p95, RunOptions, Timing};
+    match command {
+        LabCommand::List => {
+            for s in scenario::CATALOG {
+                let control = s
+                    .control_of
+                    .map(|c| format!(" [control of {c}]"))
+                    .unwrap_or_default();
+                println!("{:<22} {}{}", s.name, s.summary, control);
+            }
+            ExitCode::SUCCESS
+        }
+        LabCommand::Run {
+            name,
+            rtt,
+            runs,
+            out,
+            json,
+        } => {
+            let Some(s) = scenario::find(&name) else {
+                eprintln!("rttdoc: error: no scenario {name:?} (see `rttdoc lab list`)");
+                return ExitCode::from(1);
+            };
+            if let Err(e) = rttdoc_lab::check_environment() {
+                eprintln!("rttdoc: error: {e}");
+                return ExitCode::from(1);
+            }
+            let opts = RunOptions {
+                rtt,
+                runs,
+                out,
+                certs: None,
+            };
+            let result = match scenario::run(s, &opts) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("rttdoc: error: lab run {name} failed: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            type Column = (&'static str, fn(&Timing) -> f64);
+            let cols: [Column; 4] = [
+                ("connect", |t| t.connect_ms),
+                ("tls", |t| t.tls_ms),
+                ("first_byte", |t| t.first_byte_ms),
+                ("total", |t| t.total_ms),
+            ];
+            let stats = |f: fn(&Timing) -> f64| {
+                median_p95(&result.timings.iter().map(f).collect::<Vec<_>>())
+            };
+            if json {
+                let table: serde_json::Map<String, serde_json::Value> = cols
+                    .iter()
+                    .map(|(n, f)| {
+                        let (m, p) = stats(*f);
+                        (
+                            n.to_string(),
+                            serde_json::json!({ "median_ms": m, "p95_ms": p }),
+                        )
+                    })
+                    .collect();
+                let doc = serde_json::json!({
+                    "scenario": name, "runs": runs, "rtt_ms": rtt.as_secs_f64() * 1e3, "timings_ms": table
+                });
+                println!("{doc}");
+            } else {
+                println!(
+                    "{name}: {runs} runs over a {:.0} ms RTT path -> {}",
+                    rtt.as_secs_f64() * 1e3,
+                    result.dir.display()
+                );
+                println!("{:<12} {:>10} {:>10}", "(curl -w)", "median", "P95");
+                for (n, f) in cols {
+                    let (m, p) = stats(f);
+                    println!("{n:<12} {m:>7.1} ms {p:>7.1} ms");
+                }
+                println!("captures: client.pcapng server.pcapng both.pcapng; truth: labels.json");
+            }
+            ExitCode::SUCCESS
+        }
+    }
 }

@@ -230,8 +230,19 @@ fn bundled_captures_agree_with_tshark() {
         return;
     }
     let mut checked = 0;
-    for entry in std::fs::read_dir(data_dir()).unwrap() {
-        let path = entry.unwrap().path();
+    let mut files = Vec::new();
+    let mut dirs = vec![data_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.ends_with("malformed") {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    for path in files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         if name.ends_with(".pcap") || name.ends_with(".pcapng") || name.ends_with(".pcap.gz") {
             // Lab and loopback fixtures use high ports: tell tshark which carry TLS.

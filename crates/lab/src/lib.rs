@@ -1,0 +1,147 @@
+//! The lab: two hosts with real kernel TCP stacks (network namespaces),
+//! joined by a userspace WAN emulator on TUN devices, running real servers
+//! and clients, capturing everything, with the truth about what was
+//! injected written beside the captures.
+//!
+//! ```text
+//!  [client netns]  rtdc…  <-TUN->  emulator (delay, jitter, loss, rate)  <-TUN->  rtds…  [server netns]
+//!   10.77.0.1                       records both sides -> pcapng                       10.77.0.2
+//! ```
+//!
+//! It shares nothing with the analyzer but the capture format.
+
+pub mod emulator;
+pub mod netns;
+pub mod pcapng;
+pub mod scenario;
+pub mod tun;
+
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use emulator::Emulator;
+pub use emulator::{EmulatorReport, PathConfig, Side, WanConfig};
+use netns::Netns;
+use tun::Tun;
+
+pub const CLIENT_IP: &str = "10.77.0.1";
+pub const SERVER_IP: &str = "10.77.0.2";
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A running two-host topology. Dropping it (or [`Lab::finish`]) stops the
+/// emulator, kills what runs in the namespaces and removes them; the TUN
+/// devices go with them.
+pub struct Lab {
+    pub client: Netns,
+    pub server: Netns,
+    emulator: Option<Emulator>,
+}
+
+/// What the lab needs from the machine, as a sentence saying what to change.
+pub fn check_environment() -> Result<(), String> {
+    let tun = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun");
+    if let Err(e) = tun {
+        return Err(format!(
+            "cannot open /dev/net/tun ({e}): run as root, or inside a user namespace with the device \
+             accessible (e.g. `unshare -Urn` with /dev/net/tun mode 0666), or load the tun module"
+        ));
+    }
+    if std::process::Command::new("ip").arg("-V").output().is_err() {
+        return Err("the `ip` command (iproute2) is needed: apt-get install iproute2".into());
+    }
+    Ok(())
+}
+
+fn setup_side(ns: &Netns, tun: &Tun, local: &str, peer: &str) -> io::Result<()> {
+    // No IPv6: link-local autoconfiguration would put router solicitations
+    // on the path, shifting scripted drops ("the 1st packet") off the SYN.
+    ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
+    ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1")?;
+    ns.adopt(&tun.name)?;
+    ns.sysctl(&format!("net.ipv6.conf.{}.disable_ipv6", tun.name), "1")?;
+    ns.run(&[
+        "ip",
+        "addr",
+        "add",
+        &format!("{local}/32"),
+        "dev",
+        &tun.name,
+    ])?;
+    ns.run(&["ip", "link", "set", &tun.name, "up", "mtu", "1500"])?;
+    ns.run(&[
+        "ip",
+        "route",
+        "add",
+        &format!("{peer}/32"),
+        "dev",
+        &tun.name,
+    ])?;
+    Ok(())
+}
+
+impl Lab {
+    pub fn start(config: &WanConfig) -> io::Result<Lab> {
+        check_environment().map_err(io::Error::other)?;
+        netns::remove_stale();
+        let pid = std::process::id();
+        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+        let client = Netns::create(&format!("{}{pid}-{n}-c", netns::PREFIX))?;
+        let server = Netns::create(&format!("{}{pid}-{n}-s", netns::PREFIX))?;
+        let tag = format!("{}{n}", pid % 1_000_000);
+        let ctun = Tun::create(&format!("rtdc{tag}"))?;
+        let stun = Tun::create(&format!("rtds{tag}"))?;
+        setup_side(&client, &ctun, CLIENT_IP, SERVER_IP)?;
+        setup_side(&server, &stun, SERVER_IP, CLIENT_IP)?;
+        let emulator = Some(Emulator::start(ctun, stun, config));
+        Ok(Lab {
+            client,
+            server,
+            emulator,
+        })
+    }
+
+    /// Stops the emulator and tears the topology down.
+    pub fn finish(mut self) -> EmulatorReport {
+        self.emulator.take().expect("running").stop()
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if let Some(e) = self.emulator.take() {
+            e.stop();
+        }
+    }
+}
+
+/// Writes the client-side, server-side and two-interface captures.
+pub fn write_captures(dir: &Path, report: &EmulatorReport) -> io::Result<()> {
+    let side = |s: Side| -> Vec<(u32, i64, &[u8])> {
+        report
+            .packets
+            .iter()
+            .filter(|p| p.side == s)
+            .map(|p| (0, p.ts_ns, p.data.as_slice()))
+            .collect()
+    };
+    let file = |name: &str| std::fs::File::create(dir.join(name)).map(io::BufWriter::new);
+    pcapng::write(file("client.pcapng")?, &["client"], &side(Side::Client))?;
+    pcapng::write(file("server.pcapng")?, &["server"], &side(Side::Server))?;
+    let both: Vec<(u32, i64, &[u8])> = report
+        .packets
+        .iter()
+        .map(|p| {
+            (
+                if p.side == Side::Client { 0 } else { 1 },
+                p.ts_ns,
+                p.data.as_slice(),
+            )
+        })
+        .collect();
+    pcapng::write(file("both.pcapng")?, &["client", "server"], &both)
+}
