@@ -5,7 +5,8 @@
 #   scripts/loopback-capture.sh OUT.pcap            # a small mixed sample
 #   scripts/loopback-capture.sh OUT.pcap wrk SECS   # load from wrk (benchmark)
 #
-# Needs root, unshare, ip, nginx, curl, tcpdump, openssl (and wrk for load).
+# Needs root, unshare, ip, nginx, curl, tcpdump, openssl (and wrk for load;
+# ethtool to turn off segmentation offloads, for wire-sized packets).
 set -euo pipefail
 out=$(realpath -m "$1"); mode=${2:-sample}; secs=${3:-5}
 if [[ "${RTTDOC_IN_NETNS:-}" != 1 ]]; then
@@ -21,6 +22,9 @@ cleanup() {
 }
 trap cleanup EXIT
 ip link set lo up mtu 1500
+# Segmentation offloads would hand tcpdump 64 KB super-packets; a real NIC's
+# capture shows wire-sized packets, so turn them off where ethtool exists.
+if command -v ethtool >/dev/null; then ethtool -K lo tso off gso off gro off >/dev/null 2>&1 || true; fi
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
   -out "$work/cert.pem" -days 2 -subj /CN=rttdoc.test >/dev/null 2>&1
 mkdir -p "$work/www"
@@ -43,13 +47,13 @@ http {
 }
 CONF
 nginx -c "$work/nginx.conf"
-tcpdump -i lo -s 0 -U -w "$out" 'tcp port 18080 or tcp port 18443' 2>/dev/null &
+tcpdump -i lo -s 0 -B 262144 -U -w "$out" 'tcp port 18080 or tcp port 18443' 2>/dev/null &
 pids+=($!)
 for _ in $(seq 50); do [[ -s "$out" ]] && break; sleep 0.1; done
 sleep 0.5
 c="curl -s -o /dev/null"
 if [[ "$mode" == wrk ]]; then
-  wrk -t1 -c8 -d"${secs}s" https://127.0.0.1:18443/index.html >/dev/null
+  wrk -t1 -c16 -d"${secs}s" https://127.0.0.1:18443/page.html >/dev/null
 else
   # keep-alive HTTP/1.1: two requests on one connection
   $c http://127.0.0.1:18080/index.html -o /dev/null http://127.0.0.1:18080/page.html

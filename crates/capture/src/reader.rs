@@ -268,7 +268,9 @@ impl Capture {
     /// file headers, interface descriptions and other blocks on the way.
     fn advance(&mut self) -> Result<Option<Located>, CaptureError> {
         if self.pending > 0 {
-            self.reader.consume(self.pending);
+            // `consume` would shift the buffer's tail to the front every
+            // half buffer (a memmove of up to 512 KB); refill shifts anyway.
+            self.reader.consume_noshift(self.pending);
             self.pending = 0;
         }
         loop {
@@ -308,7 +310,7 @@ impl Capture {
                         orig_len: found.orig_len,
                     }));
                 }
-                Ok((size, Classified::Other)) => self.reader.consume(size),
+                Ok((size, Classified::Other)) => self.reader.consume_noshift(size),
                 Ok((_, Classified::Bad(kind))) => return Err(self.error(kind)),
                 Err(None) => {
                     let before = self.reader.data().len();
