@@ -111,3 +111,31 @@ fn loopback_fixture_is_read_as_the_script_made_it() {
         assert_eq!(c["rtt_source"], "handshake");
     }
 }
+
+/// Every key rttdoc writes is documented in docs/json-schema.md.
+#[test]
+fn every_json_field_is_documented() {
+    let doc = std::fs::read_to_string(data_dir().join("../../docs/json-schema.md")).unwrap();
+    fn keys(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    out.insert(k.clone());
+                    keys(v, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+    let mut all = std::collections::BTreeSet::new();
+    keys(&run_rttdoc_json(&data_dir().join("loopback-nginx-curl.pcap.gz")), &mut all);
+    let out = std::process::Command::new(rttdoc_bin())
+        .args(["analyze", "--json", "--conn", "0"])
+        .arg(data_dir().join("lab/syn-loss/client.pcapng.gz"))
+        .output()
+        .unwrap();
+    keys(&serde_json::from_slice(&out.stdout).unwrap(), &mut all);
+    let missing: Vec<_> = all.iter().filter(|k| !doc.contains(&format!("`{k}`"))).collect();
+    assert!(missing.is_empty(), "fields missing from docs/json-schema.md: {missing:?}");
+}
