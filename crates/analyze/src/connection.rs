@@ -204,15 +204,15 @@ impl Connection {
                 }
                 Some(max_end) => {
                     if seq::lt(seg.seq, max_end) {
-                        if at.ts_ns - h.max_end_ts
-                            < OUT_OF_ORDER_NS.min(self.rtt.best_ns().unwrap_or(i64::MAX))
-                        {
+                        let threshold = OUT_OF_ORDER_NS.min(self.rtt.best_ns().unwrap_or(i64::MAX));
+                        if at.ts_ns - h.max_end_ts < threshold {
+                            // Filling a hole the capture saw open: new bytes.
                             h.stats.out_of_order += 1;
                         } else {
                             h.stats.retransmissions += 1;
                             self.rtt.on_retransmission(dir);
+                            new_data = seq::lt(max_end, end) && seg.payload_len > 0;
                         }
-                        new_data = seq::lt(max_end, end) && seg.payload_len > 0;
                         if seq::lt(max_end, end) {
                             h.max_end = Some(end);
                             h.max_end_ts = at.ts_ns;
@@ -229,6 +229,19 @@ impl Connection {
         }
         if new_data {
             self.half[d].stats.bytes += seg.payload_len as u64;
+        }
+
+        // Bytes in flight: sent by this side beyond what the peer has ACKed.
+        let in_flight = match (self.half[d].max_end, self.half[r].acked) {
+            (Some(end), Some(acked)) => seq::diff(end, acked).clamp(0, u32::MAX as i64) as u32,
+            _ => 0,
+        };
+        {
+            let s = &mut self.half[d].stats;
+            s.max_bytes_in_flight = s.max_bytes_in_flight.max(in_flight);
+            if seg.options.sack_len > 0 {
+                s.sack_segments += 1;
+            }
         }
 
         // Windows: zero window advertised by this side.
@@ -297,6 +310,7 @@ impl Connection {
                 },
                 len: seg.payload_len,
                 window,
+                in_flight,
                 notes,
             });
         }
@@ -311,7 +325,10 @@ impl Connection {
     fn deliver(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) {
         let d = dir.index();
         let start = seg.seq.wrapping_add(seg.flags.syn() as u32);
-        let next = *self.half[d].deliver_next.get_or_insert(start);
+        // Delivery starts right after the SYN when it was seen, so a segment
+        // that overtook the first data one is held, not taken as the start.
+        let first = self.half[d].isn.map_or(start, |isn| isn.wrapping_add(1));
+        let next = *self.half[d].deliver_next.get_or_insert(first);
         let end = start.wrapping_add(seg.payload_len);
         if seq::le(end, next) {
             return; // all of it delivered already
@@ -377,11 +394,13 @@ impl Connection {
                 self.on_stream_bytes(at, dir, &[], hole);
                 continue;
             }
-            let (stamp, bytes, len) = self.half[d].pending.remove(&key).expect("present");
+            let (_, bytes, len) = self.half[d].pending.remove(&key).expect("present");
             self.half[d].pending_bytes -= bytes.len();
             let next = self.half[d].deliver_next.expect("delivery started");
             let start = next.wrapping_sub((off - key) as u32);
-            self.deliver_at(stamp, dir, start, &bytes, len);
+            // Like Wireshark, data held behind a hole counts as arriving in
+            // the frame that filled it.
+            self.deliver_at(at, dir, start, &bytes, len);
         }
     }
 

@@ -21,6 +21,9 @@ pub mod seq;
 mod tls;
 mod track;
 
+#[cfg(test)]
+mod tests;
+
 pub use ledger::slow_start_rounds;
 pub use model::*;
 pub use track::{analyze_capture, AnalyzeOptions, Tracker};

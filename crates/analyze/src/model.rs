@@ -157,6 +157,10 @@ pub struct DirectionStats {
     pub gaps: u32,
     pub zero_windows: u32,
     pub first_zero_window_frame: Option<u64>,
+    /// Most bytes this side had sent and not yet seen acknowledged.
+    pub max_bytes_in_flight: u32,
+    /// Segments carrying SACK blocks (the receiver reporting holes).
+    pub sack_segments: u32,
     pub fin_frame: Option<u64>,
     pub rst_frame: Option<u64>,
 }
@@ -236,6 +240,8 @@ pub struct LadderEntry {
     pub ack: u32,
     pub len: u32,
     pub window: u64,
+    /// Bytes the sender of this frame has in flight after it.
+    pub in_flight: u32,
     pub notes: Vec<String>,
 }
 

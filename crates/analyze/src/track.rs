@@ -161,6 +161,16 @@ impl<'s> Tracker<'s> {
         conn.observe(at, dir, seg);
     }
 
+    #[cfg(test)]
+    pub(crate) fn segment_for_test(&mut self, at: Stamp, seg: &Segment<'_>) {
+        self.segment(at, seg);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn sweep_for_test(&mut self, now_ns: i64) {
+        self.sweep(now_ns);
+    }
+
     fn sweep(&mut self, now_ns: i64) {
         self.last_sweep_ns = Some(now_ns);
         let linger = self.options.linger_s as i64 * 1_000_000_000;

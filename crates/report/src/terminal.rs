@@ -286,8 +286,8 @@ pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool)
     ] {
         writeln!(
             out,
-            "  {name}: {} packets, {} bytes, {} retransmissions, {} out-of-order, {} zero windows",
-            d.packets, d.bytes, d.retransmissions, d.out_of_order, d.zero_windows
+            "  {name}: {} packets, {} bytes, {} retransmissions, {} out-of-order, {} zero windows, max {} bytes in flight",
+            d.packets, d.bytes, d.retransmissions, d.out_of_order, d.zero_windows, d.max_bytes_in_flight
         )?;
     }
     if let Some(tls) = &c.tls {
@@ -382,6 +382,7 @@ pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool)
                 right(e.ack),
                 right(e.len),
                 right(e.window),
+                right(e.in_flight),
                 Cell::new(n.join("; ")),
             ]);
         }

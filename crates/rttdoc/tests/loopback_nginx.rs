@@ -129,13 +129,22 @@ fn every_json_field_is_documented() {
         }
     }
     let mut all = std::collections::BTreeSet::new();
-    keys(&run_rttdoc_json(&data_dir().join("loopback-nginx-curl.pcap.gz")), &mut all);
+    keys(
+        &run_rttdoc_json(&data_dir().join("loopback-nginx-curl.pcap.gz")),
+        &mut all,
+    );
     let out = std::process::Command::new(rttdoc_bin())
         .args(["analyze", "--json", "--conn", "0"])
         .arg(data_dir().join("lab/syn-loss/client.pcapng.gz"))
         .output()
         .unwrap();
     keys(&serde_json::from_slice(&out.stdout).unwrap(), &mut all);
-    let missing: Vec<_> = all.iter().filter(|k| !doc.contains(&format!("`{k}`"))).collect();
-    assert!(missing.is_empty(), "fields missing from docs/json-schema.md: {missing:?}");
+    let missing: Vec<_> = all
+        .iter()
+        .filter(|k| !doc.contains(&format!("`{k}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "fields missing from docs/json-schema.md: {missing:?}"
+    );
 }
