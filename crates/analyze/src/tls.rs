@@ -18,6 +18,9 @@ use crate::model::{Direction, TlsMessageRef};
 
 const MAX_MESSAGES: usize = 64;
 
+/// A TLS 1.3 record carrying only an alert: 2 + 1 + 16 bytes.
+const ENCRYPTED_ALERT_LEN: u32 = 19;
+
 #[derive(Debug, Default)]
 pub struct TlsSession {
     records: [RecordStream<Stamp>; 2],
@@ -200,6 +203,12 @@ impl TlsSession {
                     self.note(started, end, dir, "Early data (0-RTT)".into(), len);
                 }
             }
+        } else if self.is_tls13() && len == ENCRYPTED_ALERT_LEN {
+            // TLS 1.3 hides alerts (close_notify at the end of every
+            // connection) in application-data records: 2 bytes of alert, 1 of
+            // inner type and a 16-byte AEAD tag. Not a request or a response.
+            self.note(started, end, dir, "Alert (encrypted)".into(), len);
+            return;
         } else if self.server_hello.is_none() && dir == Direction::ClientToServer {
             // Encrypted data before any ServerHello: 0-RTT early data.
             self.early_data_records += 1;
