@@ -79,6 +79,13 @@ pub struct Connection {
     pub(crate) syn_count: u32,
     pub(crate) syn_ack: Option<Stamp>,
     pub(crate) syn_ack_count: u32,
+    /// Every SYN-ACK seen (up to 8) with its TSval, to find the one the
+    /// client's handshake ACK answers (its TSecr) when there were several.
+    pub(crate) syn_acks: Vec<(Stamp, Option<u32>)>,
+    /// Most recent SYN.
+    pub(crate) last_syn: Option<Stamp>,
+    /// TSecr of the client's handshake ACK.
+    pub(crate) handshake_ack_tsecr: Option<u32>,
     /// The client's ACK completing the handshake.
     pub(crate) handshake_ack: Option<Stamp>,
     /// Wireshark's tcp.analysis.initial_rtt in ns.
@@ -113,6 +120,9 @@ impl Connection {
             syn_count: 0,
             syn_ack: None,
             syn_ack_count: 0,
+            syn_acks: Vec::new(),
+            last_syn: None,
+            handshake_ack_tsecr: None,
             handshake_ack: None,
             initial_rtt_ns: None,
             tfo: TfoSeen::default(),
@@ -163,6 +173,7 @@ impl Connection {
             if !flags.ack() {
                 self.syn_count += 1;
                 self.first_syn.get_or_insert(at);
+                self.last_syn = Some(at);
                 self.last_syn_ts = Some(at.ts_ns);
                 if self.syn_count == 1 {
                     self.tfo = TfoSeen {
@@ -175,6 +186,10 @@ impl Connection {
             } else {
                 self.syn_ack_count += 1;
                 self.syn_ack.get_or_insert(at);
+                if self.syn_acks.len() < 8 && self.handshake_ack.is_none() {
+                    self.syn_acks
+                        .push((at, seg.options.timestamps.map(|t| t.0)));
+                }
                 if self.syn_ack_count == 1 {
                     self.tfo.synack_cookie = matches!(seg.options.tfo, Some(Tfo::Cookie { .. }));
                     self.tfo.synack_ack = Some(seg.ack);
@@ -189,6 +204,17 @@ impl Connection {
                 && self.handshake_ack.is_none()
             {
                 self.handshake_ack = Some(at);
+                self.handshake_ack_tsecr = seg.options.timestamps.map(|t| t.1);
+                // A clean handshake shows how far the server is from the
+                // capture point: SYN -> SYN-ACK.
+                if let (1, 1, Some(syn), Some(sa)) = (
+                    self.syn_count,
+                    self.syn_ack_count,
+                    self.first_syn,
+                    self.syn_ack,
+                ) {
+                    self.exchanges.set_server_side(sa.ts_ns - syn.ts_ns);
+                }
             }
         }
 

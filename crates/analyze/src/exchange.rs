@@ -35,9 +35,30 @@ pub struct Exchanges {
     current: Option<Exchange>,
     /// Bytes the server sent before the client's first data (banners).
     pub server_first_bytes: u64,
+    /// Server bytes that could not answer the open request (sent before it
+    /// reached the server): TLS 1.3 session tickets, HTTP/2 settings ...
+    pub unsolicited_bytes: u64,
+    /// Round trip from the capture point to the server and back, once the
+    /// handshake has shown it: 0 at a server-side capture, the RTT at a
+    /// client-side one.
+    server_side_ns: Option<i64>,
 }
 
 impl Exchanges {
+    /// Enables the causality check: a response leaves the server after the
+    /// request reaches it, so at the capture point it shows up at least
+    /// `server_side_ns` after the request (less a tenth for jitter).
+    pub fn set_server_side(&mut self, server_side_ns: i64) {
+        self.server_side_ns = Some(server_side_ns.max(0));
+    }
+
+    fn could_answer(&self, request: Stamp, response: Stamp) -> bool {
+        match self.server_side_ns {
+            Some(s) => response.ts_ns >= request.ts_ns + s - s / 10,
+            None => true,
+        }
+    }
+
     /// Application data in `dir`, from frame `first` to frame `last`;
     /// `head` holds its first captured bytes (for HTTP labels), if any.
     pub fn on_data(&mut self, dir: Direction, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
@@ -69,8 +90,14 @@ impl Exchanges {
                     status: None,
                 });
             }
-            Direction::ServerToClient => match &mut self.current {
-                Some(c) => {
+            Direction::ServerToClient => match self.current.clone() {
+                Some(c)
+                    if c.response_first.is_none() && !self.could_answer(c.request_first, first) =>
+                {
+                    self.unsolicited_bytes += len;
+                }
+                Some(_) => {
+                    let c = self.current.as_mut().expect("matched");
                     if c.response_first.is_none() {
                         c.response_first = Some(first);
                         c.status = http_status(head);
@@ -180,6 +207,33 @@ mod tests {
             (9, 10, 580)
         );
         assert_eq!(b.status, Some(404));
+    }
+
+    #[test]
+    fn server_data_sent_before_the_request_arrived_is_not_its_response() {
+        // Server-side capture (server side of the path: 0): a ticket that
+        // left 0.3 ms before the request arrived cannot answer it.
+        let mut x = Exchanges::default();
+        x.set_server_side(0);
+        let at_us = |frame: u64, us: i64| Stamp {
+            frame,
+            ts_ns: us * 1000,
+        };
+        x.on_data(ClientToServer, at_us(1, 1000), at_us(1, 1000), 80, b"");
+        x.on_data(ServerToClient, at_us(2, 700), at_us(2, 700), 79, b"");
+        x.on_data(ServerToClient, at_us(3, 40_000), at_us(3, 40_000), 363, b"");
+        x.finish();
+        assert_eq!(x.unsolicited_bytes, 79);
+        assert_eq!(x.kept[0].response_first.unwrap().frame, 3);
+        // Client-side capture (server side of the path: the whole 36 ms RTT):
+        // an answer 20 ms after the request is physically impossible.
+        let mut y = Exchanges::default();
+        y.set_server_side(36_000_000);
+        y.on_data(ClientToServer, at_us(1, 0), at_us(1, 0), 80, b"");
+        y.on_data(ServerToClient, at_us(2, 20_000), at_us(2, 20_000), 50, b"");
+        y.on_data(ServerToClient, at_us(3, 36_100), at_us(3, 36_100), 50, b"");
+        y.finish();
+        assert_eq!(y.kept[0].response_first.unwrap().frame, 3);
     }
 
     #[test]

@@ -78,32 +78,54 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
     c.exchanges.finish();
     let handshake = c.handshake_report();
 
-    // Vantage and the client-perspective shift, from the clean handshake.
-    let (vantage, shift_ns) = match (c.first_syn, c.syn_ack, c.handshake_ack) {
-        (Some(_), Some(sa), Some(ack)) if c.syn_count == 1 && c.syn_ack_count == 1 => {
-            let syn = c.first_syn.expect("matched");
-            let server_side = sa.ts_ns - syn.ts_ns;
-            let client_side = ack.ts_ns - sa.ts_ns;
-            let v = rtt::vantage(server_side, client_side);
-            (
-                v,
-                if v == Vantage::Unknown {
-                    0
-                } else {
-                    client_side
-                },
-            )
+    // Path RTT: a clean handshake (one SYN, one SYN-ACK) times one full
+    // round trip from any vantage. With retransmissions it is ambiguous
+    // which packet answered which (Karn), so data/ACK and timestamp samples
+    // come first, the last SYN to the ACK only as a last resort.
+    let clean = c.syn_count == 1 && c.syn_ack_count == 1;
+    let handshake_rtt = match (c.first_syn, c.handshake_ack) {
+        (Some(syn), Some(ack)) if clean && ack.ts_ns > syn.ts_ns => {
+            Some((ack.ts_ns - syn.ts_ns, RttSource::Handshake))
         }
-        (_, Some(sa), Some(ack)) => (Vantage::Unknown, (ack.ts_ns - sa.ts_ns).max(0)),
-        _ => (Vantage::Unknown, 0),
-    };
-    let handshake_rtt = match (c.initial_rtt_ns, c.syn_ack, c.handshake_ack) {
-        (Some(irtt), Some(_), Some(_)) if irtt > 0 => Some((irtt, RttSource::Handshake)),
         _ => None,
     };
-    let (rtt_ns, rtt_source) = match handshake_rtt.or_else(|| c.rtt.estimate()) {
+    let fallback = match (c.last_syn, c.handshake_ack) {
+        (Some(syn), Some(ack)) if ack.ts_ns > syn.ts_ns => {
+            Some((ack.ts_ns - syn.ts_ns, RttSource::Handshake))
+        }
+        _ => None,
+    };
+    let (rtt_ns, rtt_source) = match handshake_rtt.or_else(|| c.rtt.estimate()).or(fallback) {
         Some((ns, src)) => (Some(ns), Some(src)),
         None => (None, None),
+    };
+    // The client ACKs the SYN-ACK the moment it arrives, so the gap from
+    // that SYN-ACK (matched by the ACK's TSecr when there were several) to
+    // the ACK is the client side of the path, both ways: the shift that
+    // puts server-sent packets on the client's clock, and the vantage.
+    let trigger = c.handshake_ack.and_then(|ack| {
+        let by_ts = c.handshake_ack_tsecr.and_then(|ecr| {
+            c.syn_acks
+                .iter()
+                .find(|(_, val)| *val == Some(ecr))
+                .map(|(s, _)| *s)
+        });
+        by_ts.or_else(|| {
+            c.syn_acks
+                .iter()
+                .rev()
+                .find(|(s, _)| s.frame < ack.frame)
+                .map(|(s, _)| *s)
+        })
+    });
+    let client_side = match (trigger, c.handshake_ack) {
+        (Some(sa), Some(ack)) if ack.ts_ns >= sa.ts_ns => Some(ack.ts_ns - sa.ts_ns),
+        _ => None,
+    };
+    let (vantage, shift_ns) = match (client_side, rtt_ns) {
+        (Some(cs), Some(rtt)) => (rtt::vantage((rtt - cs).max(0), cs), cs),
+        (Some(cs), None) => (Vantage::Unknown, cs),
+        _ => (Vantage::Unknown, 0),
     };
     let clock = Clock { shift_ns, rtt_ns };
     let mut ledger = Vec::new();

@@ -27,6 +27,8 @@ use tun::Tun;
 
 pub const CLIENT_IP: &str = "10.77.0.1";
 pub const SERVER_IP: &str = "10.77.0.2";
+/// Congestion control in both lab hosts.
+pub const CONGESTION_CONTROL: &str = "cubic";
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
@@ -37,6 +39,33 @@ pub struct Lab {
     pub client: Netns,
     pub server: Netns,
     emulator: Option<Emulator>,
+    _cc: CcGuard,
+}
+
+/// The host's `tcp_allowed_congestion_control`, when the lab had to add
+/// cubic to it (a namespace may only pick an allowed algorithm); put back
+/// when the guard drops, on success and on error alike.
+struct CcGuard(Option<String>);
+
+impl Drop for CcGuard {
+    fn drop(&mut self) {
+        if let Some(previous) = self.0.take() {
+            let _ = std::fs::write(ALLOWED_CC, previous);
+        }
+    }
+}
+
+const ALLOWED_CC: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+
+/// Makes sure namespaces may choose [`CONGESTION_CONTROL`]; returns the
+/// previous setting if it had to be changed.
+fn allow_congestion_control() -> io::Result<Option<String>> {
+    let allowed = std::fs::read_to_string(ALLOWED_CC)?.trim().to_string();
+    if allowed.split_whitespace().any(|a| a == CONGESTION_CONTROL) {
+        return Ok(None);
+    }
+    std::fs::write(ALLOWED_CC, format!("{allowed} {CONGESTION_CONTROL}"))?;
+    Ok(Some(allowed))
 }
 
 /// What the lab needs from the machine, as a sentence saying what to change.
@@ -64,6 +93,9 @@ fn setup_side(ns: &Netns, tun: &Tun, local: &str, peer: &str) -> io::Result<()> 
     ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1")?;
     ns.adopt(&tun.name)?;
     ns.sysctl(&format!("net.ipv6.conf.{}.disable_ipv6", tun.name), "1")?;
+    // Linux's stock congestion control, whatever the host runs (this VM's
+    // default is BBR, which ignores tcp_slow_start_after_idle, for one).
+    ns.sysctl("net.ipv4.tcp_congestion_control", CONGESTION_CONTROL)?;
     ns.run(&[
         "ip",
         "addr",
@@ -88,6 +120,7 @@ impl Lab {
     pub fn start(config: &WanConfig) -> io::Result<Lab> {
         check_environment().map_err(io::Error::other)?;
         netns::remove_stale();
+        let cc = CcGuard(allow_congestion_control()?);
         let pid = std::process::id();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let client = Netns::create(&format!("{}{pid}-{n}-c", netns::PREFIX))?;
@@ -102,6 +135,7 @@ impl Lab {
             client,
             server,
             emulator,
+            _cc: cc,
         })
     }
 

@@ -1,27 +1,92 @@
 //! The scenario catalog: each scenario reproduces one pathology from the
-//! field notes on real kernel TCP stacks, and has a control that differs in
-//! exactly one knob. A run writes the captures, `labels.json` (the truth:
-//! what was injected, on which connections, and the extra round trips it
-//! should cost) and a `curl -w`-style timing table.
+//! field notes on real kernel TCP stacks, and its control differs in exactly
+//! one knob. A run writes the captures, `labels.json` (the truth: what was
+//! injected, on which connections, and what it should cost) and a
+//! `curl -w`-style timing table.
+//!
+//! A scenario is a [`Plan`]: the emulated path, per-host sysctls, the
+//! server (nginx, configured per scenario) and the client command run once
+//! per run (curl, or a shell line in the client namespace).
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::{write_captures, Lab, WanConfig, SERVER_IP};
+use crate::{write_captures, Lab, WanConfig, CLIENT_IP, SERVER_IP};
 
-/// What a scenario injects and what it expects of the capture.
+/// Certificate chains the TLS scenarios use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// nginx serving TLS 1.3 with a 3-certificate RSA-4096 chain (server
-    /// flight over 4 KB) and `tcp_nodelay` on or off.
-    NginxTls13 { nodelay: bool },
-    /// nginx serving plain HTTP; the client's first SYN is dropped or not.
-    SynLoss { drop_first_syn: bool },
+pub enum Chain {
+    /// One P-256 certificate: a server flight well under 4 KB.
+    SmallEc,
+    /// Root, intermediate and leaf, RSA-4096: a flight over 4 KB (the field case).
+    Rsa4096x3,
+    /// The same chain with a leaf listing 600 names: a flight over the
+    /// initial congestion window (10 x MSS, about 14.5 KB).
+    OverInitcwnd,
+}
+
+#[derive(Debug, Clone)]
+pub struct Tls {
+    pub chain: Chain,
+    /// nginx `ssl_protocols`.
+    pub protocols: &'static str,
+    /// Session tickets and a session cache: resumption possible.
+    pub resumption: bool,
+    /// nginx `ssl_ecdh_curve` (e.g. secp384r1 forces a HelloRetryRequest
+    /// from a client that sent an x25519 share).
+    pub ecdh_curve: Option<&'static str>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Nginx {
+    pub tls: Option<Tls>,
+    pub nodelay: bool,
+    /// `listen ... fastopen=N`.
+    pub fastopen: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Client {
+    /// One curl invocation per run with these arguments (URLs included);
+    /// several URLs share a connection (keep-alive) or a TLS session.
+    Curl(Vec<String>),
+    /// A shell command in the client namespace, once per run.
+    Shell(String),
+}
+
+pub struct Plan {
+    pub wan: WanConfig,
+    pub server_sysctls: Vec<(&'static str, String)>,
+    pub client_sysctls: Vec<(&'static str, String)>,
+    pub nginx: Nginx,
+    pub client: Client,
+    /// Server sysctls applied after the first run (e.g. turn TFO off once
+    /// the client holds a cookie).
+    pub after_first_run: Vec<(&'static str, String)>,
+    pub knobs: Value,
+    /// What was injected, on which streams, at what cost.
+    pub pathologies: Value,
+    /// What the captures must show.
+    pub expected: Value,
+}
+
+pub struct Ctx {
+    pub rtt: Duration,
+    pub runs: u32,
+}
+
+impl Ctx {
+    fn rtt_ms(&self) -> f64 {
+        self.rtt.as_secs_f64() * 1000.0
+    }
+    fn all_streams(&self) -> Vec<u32> {
+        (0..self.runs).collect()
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -30,40 +95,268 @@ pub struct Scenario {
     pub summary: &'static str,
     /// The scenario this one is the control of (differs in one knob).
     pub control_of: Option<&'static str>,
-    pub kind: Kind,
     /// Programs it needs besides rttdoc.
     pub needs: &'static [&'static str],
+    pub plan: fn(&Ctx) -> Plan,
+}
+
+const NGINX_CURL: &[&str] = &["nginx", "curl"];
+const NGINX_CURL_TLS: &[&str] = &["nginx", "curl", "openssl"];
+
+fn url(tls: bool, path: &str) -> String {
+    if tls {
+        format!("https://{SERVER_IP}{path}")
+    } else {
+        format!("http://{SERVER_IP}{path}")
+    }
+}
+
+fn curl(args: &[&str]) -> Client {
+    Client::Curl(args.iter().map(|s| s.to_string()).collect())
+}
+
+fn plain(nodelay: bool) -> Nginx {
+    Nginx {
+        tls: None,
+        nodelay,
+        fastopen: None,
+    }
+}
+
+fn tls(chain: Chain, protocols: &'static str, nodelay: bool) -> Nginx {
+    Nginx {
+        tls: Some(Tls {
+            chain,
+            protocols,
+            resumption: false,
+            ecdh_curve: None,
+        }),
+        nodelay,
+        fastopen: None,
+    }
+}
+
+fn base(ctx: &Ctx, nginx: Nginx, client: Client) -> Plan {
+    Plan {
+        wan: WanConfig::rtt(ctx.rtt),
+        server_sysctls: Vec::new(),
+        client_sysctls: Vec::new(),
+        nginx,
+        client,
+        after_first_run: Vec::new(),
+        knobs: json!({}),
+        pathologies: json!([]),
+        expected: json!({}),
+    }
+}
+
+fn nagle_tls(ctx: &Ctx, nodelay: bool) -> Plan {
+    let mut p = base(
+        ctx,
+        tls(Chain::Rsa4096x3, "TLSv1.3", nodelay),
+        curl(&["--tlsv1.3", &url(true, "/")]),
+    );
+    p.knobs = json!({ "tcp_nodelay": if nodelay { "on" } else { "off" }, "tls": "1.3", "certificate_chain": "3 x RSA-4096" });
+    if !nodelay {
+        p.pathologies = json!([{ "kind": "nagle_hold", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
+    }
+    p.expected = json!({ "tls_handshake_rtts": if nodelay { 1.0 } else { 2.0 } });
+    p
+}
+
+fn syn_loss(ctx: &Ctx, lost: bool) -> Plan {
+    let mut p = base(ctx, plain(true), curl(&[&url(false, "/")]));
+    if lost {
+        p.wan.client_to_server.drop = vec![1];
+        p.pathologies = json!([{ "kind": "syn_retransmit", "phase": "tcp_handshake", "streams": [0], "extra_ms": 1000.0 }]);
+    }
+    p.knobs = json!({ "drop_first_syn": lost });
+    p.expected = json!({ "syn_retransmits_stream0": if lost { 1 } else { 0 } });
+    p
+}
+
+fn write_write_read(ctx: &Ctx, nodelay: bool) -> Plan {
+    // Three requests on one keep-alive connection; nginx sends the response
+    // header and the (sendfile) body with two writes.
+    let u = url(false, "/page.html");
+    let mut p = base(ctx, plain(nodelay), curl(&[&u, &u, &u]));
+    p.knobs = json!({ "tcp_nodelay": if nodelay { "on" } else { "off" }, "requests_per_connection": 3, "sendfile": "on" });
+    if !nodelay {
+        // The body's last, sub-MSS segment waits for the ACK of the header:
+        // one RTT, or the client's delayed-ACK timeout (40 ms on Linux) once
+        // the client has left quick-ACK mode.
+        p.pathologies = json!([{ "kind": "write_write_read", "phase": "transfer", "streams": ctx.all_streams(),
+            "exchanges": [1, 2, 3], "extra_rtts_each": 1.0 }]);
+    }
+    p
+}
+
+fn tfo(ctx: &Ctx, mode: &str) -> Plan {
+    let mut p = base(
+        ctx,
+        plain(true),
+        curl(&["--tcp-fastopen", &url(false, "/")]),
+    );
+    p.nginx.fastopen = Some(256);
+    p.client_sysctls.push(("net.ipv4.tcp_fastopen", "1".into()));
+    p.server_sysctls.push(("net.ipv4.tcp_fastopen", "2".into()));
+    p.knobs = json!({ "client_tcp_fastopen": 1, "server_tcp_fastopen": 2, "nginx_listen_fastopen": 256, "curl": "--tcp-fastopen" });
+    match mode {
+        "accepted" => {
+            p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0] },
+                { "kind": "tfo_accepted", "streams": (1..ctx.runs).collect::<Vec<_>>(), "saved_rtts": 1.0 }]);
+        }
+        "rejected" => {
+            p.after_first_run = vec![("net.ipv4.tcp_fastopen", "0".into())];
+            p.knobs["server_tcp_fastopen_after_first_run"] = json!(0);
+            p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0] },
+                { "kind": "tfo_rejected", "streams": (1..ctx.runs).collect::<Vec<_>>() }]);
+        }
+        _ => {
+            p.client = curl(&[&url(false, "/")]);
+            p.knobs["curl"] = json!("(no --tcp-fastopen)");
+        }
+    }
+    p
+}
+
+fn initcwnd(ctx: &Ctx, big: bool) -> Plan {
+    let chain = if big {
+        Chain::OverInitcwnd
+    } else {
+        Chain::SmallEc
+    };
+    let mut p = base(
+        ctx,
+        tls(chain, "TLSv1.3", true),
+        curl(&["--tlsv1.3", &url(true, "/")]),
+    );
+    p.knobs = json!({ "certificate_chain": if big { "RSA-4096 x3, leaf with 600 names" } else { "one P-256 certificate" }, "initcwnd": 10 });
+    if big {
+        p.pathologies = json!([{ "kind": "initcwnd_limited", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
+    }
+    p.expected = json!({ "tls_handshake_rtts": if big { 2.0 } else { 1.0 } });
+    p
+}
+
+fn hrr(ctx: &Ctx, forced: bool) -> Plan {
+    let mut n = tls(Chain::SmallEc, "TLSv1.3", true);
+    if forced {
+        n.tls.as_mut().expect("tls").ecdh_curve = Some("secp384r1");
+    }
+    let mut p = base(ctx, n, curl(&["--tlsv1.3", &url(true, "/")]));
+    p.knobs = json!({ "ssl_ecdh_curve": if forced { "secp384r1" } else { "(default)" }, "client_key_share": "x25519" });
+    if forced {
+        p.pathologies = json!([{ "kind": "hello_retry_request", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0, "group": "secp384r1" }]);
+    }
+    p.expected = json!({ "tls_handshake_rtts": if forced { 2.0 } else { 1.0 }, "hello_retry_request": forced });
+    p
+}
+
+fn resumption(ctx: &Ctx, version: &'static str, enabled: bool) -> Plan {
+    let protocols = if version == "1.3" {
+        "TLSv1.3"
+    } else {
+        "TLSv1.2"
+    };
+    let mut n = tls(Chain::SmallEc, protocols, true);
+    n.tls.as_mut().expect("tls").resumption = enabled;
+    let flag = if version == "1.3" {
+        "--tlsv1.3"
+    } else {
+        "--tls-max"
+    };
+    let u = url(true, "/");
+    let mut args = vec![flag.to_string()];
+    if version != "1.3" {
+        args.push("1.2".into());
+    }
+    // Two connections in one curl process: the second can resume the first's session.
+    args.extend(["-H".into(), "Connection: close".into(), u.clone(), u]);
+    let mut p = base(ctx, n, Client::Curl(args));
+    p.knobs =
+        json!({ "tls": version, "session_tickets_and_cache": enabled, "connections_per_run": 2 });
+    let resumed: Vec<u32> = (0..ctx.runs).map(|r| 2 * r + 1).collect();
+    if enabled {
+        p.pathologies = json!([{ "kind": "resumption", "streams": resumed }]);
+    } else {
+        p.pathologies = json!([{ "kind": "resumption_missed", "streams": resumed }]);
+    }
+    p.expected = json!({ "full_handshake_rtts": if version == "1.3" { 1.0 } else { 2.0 }, "resumed_handshake_rtts": 1.0 });
+    p
+}
+
+fn zero_window(ctx: &Ctx, slow: bool) -> Plan {
+    let u = url(false, "/big.bin");
+    let client = if slow {
+        curl(&["--limit-rate", "50k", &u])
+    } else {
+        curl(&[&u])
+    };
+    let mut p = base(ctx, plain(true), client);
+    // A small receive buffer, so a slow reader's window closes quickly.
+    p.client_sysctls
+        .push(("net.ipv4.tcp_rmem", "4096 16384 32768".into()));
+    p.knobs = json!({ "client_tcp_rmem": "4096 16384 32768", "curl": if slow { "--limit-rate 50k" } else { "(full speed)" }, "response_bytes": 200000 });
+    if slow {
+        p.pathologies = json!([{ "kind": "zero_window", "direction": "client advertises", "streams": ctx.all_streams() }]);
+    }
+    p
+}
+
+fn random_loss(ctx: &Ctx, loss: bool) -> Plan {
+    let mut p = base(ctx, plain(true), curl(&[&url(false, "/big.bin")]));
+    if loss {
+        p.wan.server_to_client.loss = 0.03;
+        p.pathologies = json!([{ "kind": "retransmission", "direction": "server_to_client", "streams": ctx.all_streams() }]);
+    }
+    p.knobs =
+        json!({ "server_to_client_loss": if loss { 0.03 } else { 0.0 }, "response_bytes": 200000 });
+    p
+}
+
+fn slow_start_after_idle(ctx: &Ctx, enabled: bool) -> Plan {
+    // Two requests on one keep-alive connection, started 2 s apart (curl
+    // --rate), so the connection idles far longer than the RTO in between:
+    // with tcp_slow_start_after_idle=1 the second response restarts from
+    // the initial window.
+    let u = url(false, "/big.bin");
+    let mut p = base(ctx, plain(true), curl(&["--rate", "30/m", &u, &u]));
+    p.server_sysctls.push((
+        "net.ipv4.tcp_slow_start_after_idle",
+        if enabled { "1" } else { "0" }.into(),
+    ));
+    p.knobs = json!({ "server_tcp_slow_start_after_idle": enabled as u8, "seconds_between_requests": 2, "response_bytes": 200000 });
+    if enabled {
+        p.pathologies = json!([{ "kind": "slow_start_after_idle", "phase": "transfer", "streams": ctx.all_streams(), "exchanges": [2] }]);
+    }
+    p
 }
 
 pub const CATALOG: &[Scenario] = &[
-    Scenario {
-        name: "tls13-nagle-nginx",
-        summary: "nginx, TLS 1.3, 3-cert chain (>4 KB flight), tcp_nodelay off: Nagle holds the end of the server flight for an ACK, handshake takes 2 RTT",
-        control_of: None,
-        kind: Kind::NginxTls13 { nodelay: false },
-        needs: &["nginx", "curl", "openssl"],
-    },
-    Scenario {
-        name: "tls13-nodelay-nginx",
-        summary: "control: the same with tcp_nodelay on, handshake takes 1 RTT",
-        control_of: Some("tls13-nagle-nginx"),
-        kind: Kind::NginxTls13 { nodelay: true },
-        needs: &["nginx", "curl", "openssl"],
-    },
-    Scenario {
-        name: "syn-loss",
-        summary: "the client's first SYN is lost on the path: the kernel resends it after its 1 s SYN timeout",
-        control_of: None,
-        kind: Kind::SynLoss { drop_first_syn: true },
-        needs: &["nginx", "curl"],
-    },
-    Scenario {
-        name: "syn-loss-control",
-        summary: "control: the same path without the loss",
-        control_of: Some("syn-loss"),
-        kind: Kind::SynLoss { drop_first_syn: false },
-        needs: &["nginx", "curl"],
-    },
+    Scenario { name: "tls13-nagle-nginx", summary: "nginx, TLS 1.3, 3-cert chain (>4 KB flight), tcp_nodelay off: Nagle holds the end of the server flight for an ACK; handshake 2 RTT", control_of: None, needs: NGINX_CURL_TLS, plan: |c| nagle_tls(c, false) },
+    Scenario { name: "tls13-nodelay-nginx", summary: "control: tcp_nodelay on; handshake 1 RTT", control_of: Some("tls13-nagle-nginx"), needs: NGINX_CURL_TLS, plan: |c| nagle_tls(c, true) },
+    Scenario { name: "wwr-nagle-nginx", summary: "keep-alive HTTP, 3 requests, tcp_nodelay off: the response body waits for the client's delayed ACK of the header (+40 ms per request)", control_of: None, needs: NGINX_CURL, plan: |c| write_write_read(c, false) },
+    Scenario { name: "wwr-nodelay-nginx", summary: "control: tcp_nodelay on", control_of: Some("wwr-nagle-nginx"), needs: NGINX_CURL, plan: |c| write_write_read(c, true) },
+    Scenario { name: "tfo-nginx", summary: "TCP Fast Open: the first connection asks for a cookie, the next send the request in the SYN and save 1 RTT", control_of: None, needs: NGINX_CURL, plan: |c| tfo(c, "accepted") },
+    Scenario { name: "tfo-rejected-nginx", summary: "TCP Fast Open rejected: the client holds a cookie, the server has TFO turned off; the data in the SYN is sent again", control_of: None, needs: NGINX_CURL, plan: |c| tfo(c, "rejected") },
+    Scenario { name: "tfo-off-nginx", summary: "control: the same without --tcp-fastopen", control_of: Some("tfo-nginx"), needs: NGINX_CURL, plan: |c| tfo(c, "off") },
+    Scenario { name: "initcwnd-chain-nginx", summary: "TLS 1.3 with a certificate chain larger than the initial congestion window (10 x MSS): the flight waits for ACKs; handshake 2 RTT", control_of: None, needs: NGINX_CURL_TLS, plan: |c| initcwnd(c, true) },
+    Scenario { name: "small-chain-nginx", summary: "control: one small certificate; handshake 1 RTT", control_of: Some("initcwnd-chain-nginx"), needs: NGINX_CURL_TLS, plan: |c| initcwnd(c, false) },
+    Scenario { name: "hrr-nginx", summary: "TLS 1.3 HelloRetryRequest: the server wants secp384r1, the client sent an x25519 share; +1 RTT", control_of: None, needs: NGINX_CURL_TLS, plan: |c| hrr(c, true) },
+    Scenario { name: "no-hrr-nginx", summary: "control: the server takes x25519", control_of: Some("hrr-nginx"), needs: NGINX_CURL_TLS, plan: |c| hrr(c, false) },
+    Scenario { name: "tls13-resumption-nginx", summary: "TLS 1.3, two connections per run: the second resumes with a PSK", control_of: None, needs: NGINX_CURL_TLS, plan: |c| resumption(c, "1.3", true) },
+    Scenario { name: "tls13-no-resumption-nginx", summary: "control: tickets and cache off, both handshakes full", control_of: Some("tls13-resumption-nginx"), needs: NGINX_CURL_TLS, plan: |c| resumption(c, "1.3", false) },
+    Scenario { name: "tls12-resumption-nginx", summary: "TLS 1.2, two connections per run: the first takes 2 RTT, the resumed one 1 RTT", control_of: None, needs: NGINX_CURL_TLS, plan: |c| resumption(c, "1.2", true) },
+    Scenario { name: "tls12-full-nginx", summary: "control: TLS 1.2 without resumption, 2 RTT both times", control_of: Some("tls12-resumption-nginx"), needs: NGINX_CURL_TLS, plan: |c| resumption(c, "1.2", false) },
+    Scenario { name: "zero-window-nginx", summary: "a slow reader (curl --limit-rate) with a small receive buffer advertises a zero window", control_of: None, needs: NGINX_CURL, plan: |c| zero_window(c, true) },
+    Scenario { name: "fast-reader-nginx", summary: "control: the same reader at full speed", control_of: Some("zero-window-nginx"), needs: NGINX_CURL, plan: |c| zero_window(c, false) },
+    Scenario { name: "random-loss-nginx", summary: "3% random loss server -> client on a 200 KB download: retransmissions", control_of: None, needs: NGINX_CURL, plan: |c| random_loss(c, true) },
+    Scenario { name: "no-loss-nginx", summary: "control: no loss", control_of: Some("random-loss-nginx"), needs: NGINX_CURL, plan: |c| random_loss(c, false) },
+    Scenario { name: "syn-loss", summary: "the client's first SYN is lost: the kernel resends it after its 1 s SYN timeout", control_of: None, needs: NGINX_CURL, plan: |c| syn_loss(c, true) },
+    Scenario { name: "syn-loss-control", summary: "control: no loss", control_of: Some("syn-loss"), needs: NGINX_CURL, plan: |c| syn_loss(c, false) },
+    Scenario { name: "ssai-nginx", summary: "keep-alive with 2 s idle between two 200 KB responses, tcp_slow_start_after_idle=1: the second restarts from the initial window", control_of: None, needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, true) },
+    Scenario { name: "no-ssai-nginx", summary: "control: tcp_slow_start_after_idle=0", control_of: Some("ssai-nginx"), needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, false) },
 ];
 
 pub fn find(name: &str) -> Option<&'static Scenario> {
@@ -79,9 +372,10 @@ pub struct RunOptions {
     pub certs: Option<PathBuf>,
 }
 
-/// One client run, as `curl -w` reports it (ms from the start).
+/// One transfer, as `curl -w` reports it (ms from the start of the transfer).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Timing {
+    pub run: u32,
     pub connect_ms: f64,
     pub tls_ms: f64,
     pub first_byte_ms: f64,
@@ -93,7 +387,7 @@ pub struct RunResult {
     pub scenario: String,
     pub dir: PathBuf,
     pub timings: Vec<Timing>,
-    pub labels: serde_json::Value,
+    pub labels: Value,
 }
 
 fn sh(cmd: &mut Command) -> io::Result<String> {
@@ -107,87 +401,131 @@ fn sh(cmd: &mut Command) -> io::Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// A root CA, an intermediate and a leaf, all RSA-4096: a chain big enough
-/// that the TLS 1.3 server flight exceeds 4 KB, like the field case.
-pub fn make_chain(dir: &Path) -> io::Result<(PathBuf, PathBuf)> {
+/// Makes (or reuses) the certificate chain and key for `chain` in `dir`.
+pub fn make_chain(dir: &Path, chain: Chain) -> io::Result<(PathBuf, PathBuf)> {
     std::fs::create_dir_all(dir)?;
-    let chain = dir.join("chain.pem");
-    let key = dir.join("leaf.key");
-    if chain.exists() && key.exists() {
-        return Ok((chain, key));
-    }
     let d = |f: &str| dir.join(f).to_string_lossy().into_owned();
     let ossl = |args: &[&str]| sh(Command::new("openssl").args(args));
-    std::fs::write(
-        dir.join("ca.ext"),
-        "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n",
-    )?;
-    std::fs::write(
-        dir.join("leaf.ext"),
-        format!("basicConstraints=CA:FALSE\nsubjectAltName=IP:{SERVER_IP},DNS:lab.rttdoc.test\n"),
-    )?;
-    ossl(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:4096",
-        "-nodes",
-        "-keyout",
-        &d("root.key"),
-        "-out",
-        &d("root.pem"),
-        "-days",
-        "30",
-        "-subj",
-        "/CN=rttdoc lab root",
-        "-addext",
-        "basicConstraints=critical,CA:TRUE",
-    ])?;
-    ossl(&[
-        "req",
-        "-newkey",
-        "rsa:4096",
-        "-nodes",
-        "-keyout",
-        &d("int.key"),
-        "-out",
-        &d("int.csr"),
-        "-subj",
-        "/CN=rttdoc lab intermediate",
-    ])?;
+    let (chain_file, key_file) = match chain {
+        Chain::SmallEc => ("ec-chain.pem", "ec.key"),
+        Chain::Rsa4096x3 => ("rsa3-chain.pem", "leaf.key"),
+        Chain::OverInitcwnd => ("big-chain.pem", "leaf.key"),
+    };
+    let (chain_path, key_path) = (dir.join(chain_file), dir.join(key_file));
+    if chain_path.exists() && key_path.exists() {
+        return Ok((chain_path, key_path));
+    }
+    if chain == Chain::SmallEc {
+        ossl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            &d("ec.key"),
+            "-out",
+            &d("ec-chain.pem"),
+            "-days",
+            "30",
+            "-subj",
+            "/CN=lab.rttdoc.test",
+            "-addext",
+            &format!("subjectAltName=IP:{SERVER_IP}"),
+        ])?;
+        return Ok((chain_path, key_path));
+    }
+    if !dir.join("int.pem").exists() {
+        std::fs::write(
+            dir.join("ca.ext"),
+            "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n",
+        )?;
+        ossl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:4096",
+            "-nodes",
+            "-keyout",
+            &d("root.key"),
+            "-out",
+            &d("root.pem"),
+            "-days",
+            "30",
+            "-subj",
+            "/CN=rttdoc lab root",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+        ])?;
+        ossl(&[
+            "req",
+            "-newkey",
+            "rsa:4096",
+            "-nodes",
+            "-keyout",
+            &d("int.key"),
+            "-out",
+            &d("int.csr"),
+            "-subj",
+            "/CN=rttdoc lab intermediate",
+        ])?;
+        ossl(&[
+            "x509",
+            "-req",
+            "-in",
+            &d("int.csr"),
+            "-CA",
+            &d("root.pem"),
+            "-CAkey",
+            &d("root.key"),
+            "-CAcreateserial",
+            "-out",
+            &d("int.pem"),
+            "-days",
+            "30",
+            "-extfile",
+            &d("ca.ext"),
+        ])?;
+        ossl(&[
+            "req",
+            "-newkey",
+            "rsa:4096",
+            "-nodes",
+            "-keyout",
+            &d("leaf.key"),
+            "-out",
+            &d("leaf.csr"),
+            "-subj",
+            "/CN=lab.rttdoc.test",
+        ])?;
+    }
+    let (ext, leaf) = if chain == Chain::OverInitcwnd {
+        // 600 names of ~20 bytes: about 12 KB more certificate.
+        let names: Vec<String> = (0..600)
+            .map(|i| format!("DNS:host{i:04}.lab.rttdoc.test"))
+            .collect();
+        (
+            format!(
+                "basicConstraints=CA:FALSE\nsubjectAltName=IP:{SERVER_IP},{}\n",
+                names.join(",")
+            ),
+            "big-leaf.pem",
+        )
+    } else {
+        (
+            format!(
+                "basicConstraints=CA:FALSE\nsubjectAltName=IP:{SERVER_IP},DNS:lab.rttdoc.test\n"
+            ),
+            "leaf.pem",
+        )
+    };
+    std::fs::write(dir.join(format!("{leaf}.ext")), ext)?;
     ossl(&[
         "x509",
         "-req",
         "-in",
-        &d("int.csr"),
-        "-CA",
-        &d("root.pem"),
-        "-CAkey",
-        &d("root.key"),
-        "-CAcreateserial",
-        "-out",
-        &d("int.pem"),
-        "-days",
-        "30",
-        "-extfile",
-        &d("ca.ext"),
-    ])?;
-    ossl(&[
-        "req",
-        "-newkey",
-        "rsa:4096",
-        "-nodes",
-        "-keyout",
-        &d("leaf.key"),
-        "-out",
-        &d("leaf.csr"),
-        "-subj",
-        "/CN=lab.rttdoc.test",
-    ])?;
-    ossl(&[
-        "x509",
-        "-req",
-        "-in",
         &d("leaf.csr"),
         "-CA",
         &d("int.pem"),
@@ -195,37 +533,56 @@ pub fn make_chain(dir: &Path) -> io::Result<(PathBuf, PathBuf)> {
         &d("int.key"),
         "-CAcreateserial",
         "-out",
-        &d("leaf.pem"),
+        &d(leaf),
         "-days",
         "30",
         "-extfile",
-        &d("leaf.ext"),
+        &d(&format!("{leaf}.ext")),
     ])?;
-    let mut pem = std::fs::read(dir.join("leaf.pem"))?;
+    let mut pem = std::fs::read(dir.join(leaf))?;
     pem.extend(std::fs::read(dir.join("int.pem"))?);
     pem.extend(std::fs::read(dir.join("root.pem"))?);
-    std::fs::write(&chain, pem)?;
-    Ok((chain, key))
+    std::fs::write(&chain_path, pem)?;
+    Ok((chain_path, key_path))
 }
 
-fn nginx_conf(work: &Path, tls: Option<(&Path, &Path)>, nodelay: bool) -> String {
+fn nginx_conf(work: &Path, n: &Nginx, certs: &Path) -> io::Result<(String, u16)> {
     let w = work.display();
-    let listen = match tls {
-        Some((chain, key)) => format!(
-            "listen {SERVER_IP}:443 ssl; ssl_certificate {}; ssl_certificate_key {}; ssl_protocols TLSv1.3; ssl_session_tickets off;",
-            chain.display(),
-            key.display()
-        ),
-        None => format!("listen {SERVER_IP}:80;"),
+    let fastopen = n
+        .fastopen
+        .map(|q| format!(" fastopen={q}"))
+        .unwrap_or_default();
+    let (listen, port) = match &n.tls {
+        Some(t) => {
+            let (chain, key) = make_chain(certs, t.chain)?;
+            let mut l = format!(
+                "listen {SERVER_IP}:443 ssl{fastopen}; ssl_certificate {}; ssl_certificate_key {}; ssl_protocols {};",
+                chain.display(),
+                key.display(),
+                t.protocols
+            );
+            if t.resumption {
+                l.push_str(" ssl_session_tickets on; ssl_session_cache shared:lab:1m;");
+            } else {
+                l.push_str(" ssl_session_tickets off; ssl_session_cache off;");
+            }
+            if let Some(c) = t.ecdh_curve {
+                l.push_str(&format!(" ssl_ecdh_curve {c};"));
+            }
+            (l, 443)
+        }
+        None => (format!("listen {SERVER_IP}:80{fastopen};"), 80),
     };
-    format!(
+    let conf = format!(
         "worker_processes 1; pid {w}/nginx.pid; error_log {w}/error.log; daemon on;\n\
          events {{ worker_connections 256; }}\n\
          http {{ access_log off; client_body_temp_path {w}; proxy_temp_path {w}; fastcgi_temp_path {w};\n\
-         uwsgi_temp_path {w}; scgi_temp_path {w}; tcp_nodelay {};\n\
+         uwsgi_temp_path {w}; scgi_temp_path {w}; sendfile on; tcp_nopush off; tcp_nodelay {};\n\
+         keepalive_requests 1000;\n\
          server {{ {listen} root {w}/www; }} }}\n",
-        if nodelay { "on" } else { "off" }
-    )
+        if n.nodelay { "on" } else { "off" }
+    );
+    Ok((conf, port))
 }
 
 fn wait_listening(lab: &Lab, port: u16) -> io::Result<()> {
@@ -245,71 +602,88 @@ fn wait_listening(lab: &Lab, port: u16) -> io::Result<()> {
     )))
 }
 
-fn curl(lab: &Lab, url: &str, extra: &[&str]) -> io::Result<Timing> {
-    let fmt = "%{time_connect} %{time_appconnect} %{time_starttransfer} %{time_total}";
-    let out = sh(lab
-        .client
-        .command("curl")
-        .args(["-sk", "-o", "/dev/null", "--max-time", "20", "-w", fmt])
-        .args(extra)
-        .arg(url))?;
-    let v: Vec<f64> = out
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .map(|s: f64| s * 1000.0)
-        .collect();
-    if v.len() != 4 {
-        return Err(io::Error::other(format!("unexpected curl output {out:?}")));
+fn run_client(lab: &Lab, client: &Client, run: u32) -> io::Result<Vec<Timing>> {
+    match client {
+        Client::Curl(args) => {
+            let fmt = "%{time_connect} %{time_appconnect} %{time_starttransfer} %{time_total}\\n";
+            let out = sh(lab
+                .client
+                .command("curl")
+                .args(["-sk", "--max-time", "30", "-w", fmt])
+                .args(args)
+                .args(
+                    // every URL's body goes to /dev/null
+                    args.iter()
+                        .filter(|a| a.contains("://"))
+                        .flat_map(|_| ["-o", "/dev/null"]),
+                ))?;
+            let mut timings = Vec::new();
+            for line in out.lines() {
+                let v: Vec<f64> = line
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .map(|s: f64| s * 1000.0)
+                    .collect();
+                if v.len() == 4 {
+                    timings.push(Timing {
+                        run,
+                        connect_ms: v[0],
+                        tls_ms: v[1],
+                        first_byte_ms: v[2],
+                        total_ms: v[3],
+                    });
+                }
+            }
+            if timings.is_empty() {
+                return Err(io::Error::other(format!("unexpected curl output {out:?}")));
+            }
+            Ok(timings)
+        }
+        Client::Shell(cmd) => {
+            let start = Instant::now();
+            sh(lab.client.command("bash").args(["-c", cmd]))?;
+            let ms = start.elapsed().as_secs_f64() * 1000.0;
+            Ok(vec![Timing {
+                run,
+                connect_ms: f64::NAN,
+                tls_ms: f64::NAN,
+                first_byte_ms: f64::NAN,
+                total_ms: ms,
+            }])
+        }
     }
-    Ok(Timing {
-        connect_ms: v[0],
-        tls_ms: v[1],
-        first_byte_ms: v[2],
-        total_ms: v[3],
-    })
+}
+
+fn write_www(work: &Path) -> io::Result<()> {
+    let www = work.join("www");
+    std::fs::create_dir_all(&www)?;
+    std::fs::write(www.join("index.html"), "hello from the rttdoc lab\n")?;
+    std::fs::write(www.join("page.html"), "x".repeat(3000))?;
+    std::fs::write(www.join("big.bin"), vec![b'z'; 200_000])?;
+    Ok(())
 }
 
 /// Runs a scenario and writes its captures, labels and timings to `opts.out`.
 pub fn run(s: &Scenario, opts: &RunOptions) -> io::Result<RunResult> {
+    let ctx = Ctx {
+        rtt: opts.rtt,
+        runs: opts.runs,
+    };
+    let plan = (s.plan)(&ctx);
     std::fs::create_dir_all(&opts.out)?;
     let work = opts.out.join("work");
-    std::fs::create_dir_all(work.join("www"))?;
-    std::fs::write(work.join("www/index.html"), "hello from the rttdoc lab\n")?;
-    let mut config = WanConfig::rtt(opts.rtt);
-    let mut knobs = json!({});
-    let tls_files;
-    let (url, curl_args, port, nodelay): (String, Vec<&str>, u16, bool) = match s.kind {
-        Kind::NginxTls13 { nodelay } => {
-            let certs = opts.certs.clone().unwrap_or_else(|| opts.out.join("certs"));
-            tls_files = Some(make_chain(&certs)?);
-            knobs["tcp_nodelay"] = json!(if nodelay { "on" } else { "off" });
-            knobs["tls"] = json!("1.3");
-            knobs["certificate_chain"] = json!("3 x RSA-4096");
-            (
-                format!("https://{SERVER_IP}/"),
-                vec!["--tlsv1.3"],
-                443,
-                nodelay,
-            )
-        }
-        Kind::SynLoss { drop_first_syn } => {
-            tls_files = None;
-            if drop_first_syn {
-                config.client_to_server.drop = vec![1];
-            }
-            knobs["drop_first_syn"] = json!(drop_first_syn);
-            (format!("http://{SERVER_IP}/"), vec![], 80, true)
-        }
-    };
-    std::fs::write(
-        work.join("nginx.conf"),
-        nginx_conf(
-            &work,
-            tls_files.as_ref().map(|(c, k)| (c.as_path(), k.as_path())),
-            nodelay,
-        ),
-    )?;
-    let lab = Lab::start(&config)?;
+    write_www(&work)?;
+    let certs = opts.certs.clone().unwrap_or_else(|| opts.out.join("certs"));
+    let (conf, port) = nginx_conf(&work, &plan.nginx, &certs)?;
+    std::fs::write(work.join("nginx.conf"), conf)?;
+
+    let lab = Lab::start(&plan.wan)?;
+    for (k, v) in &plan.server_sysctls {
+        lab.server.sysctl(k, v)?;
+    }
+    for (k, v) in &plan.client_sysctls {
+        lab.client.sysctl(k, v)?;
+    }
     sh(lab
         .server
         .command("nginx")
@@ -317,48 +691,35 @@ pub fn run(s: &Scenario, opts: &RunOptions) -> io::Result<RunResult> {
         .arg(work.join("nginx.conf")))?;
     wait_listening(&lab, port)?;
     let mut timings = Vec::new();
-    for _ in 0..opts.runs {
-        timings.push(curl(&lab, &url, &curl_args)?);
+    for run in 0..opts.runs {
+        if run == 1 {
+            for (k, v) in &plan.after_first_run {
+                lab.server.sysctl(k, v)?;
+            }
+        }
+        timings.extend(run_client(&lab, &plan.client, run)?);
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(opts.rtt * 2 + Duration::from_millis(100));
     let report = lab.finish();
     write_captures(&opts.out, &report)?;
 
-    let streams: Vec<u32> = (0..opts.runs).collect();
-    let rtt_ms = opts.rtt.as_secs_f64() * 1000.0;
-    let (pathologies, expected) = match s.kind {
-        Kind::NginxTls13 { nodelay: false } => (
-            json!([{ "kind": "nagle_hold", "phase": "tls_handshake", "streams": streams, "extra_rtts": 1.0 }]),
-            json!({ "tls_handshake_rtts": 2.0 }),
-        ),
-        Kind::NginxTls13 { nodelay: true } => (json!([]), json!({ "tls_handshake_rtts": 1.0 })),
-        Kind::SynLoss {
-            drop_first_syn: true,
-        } => (
-            json!([{ "kind": "syn_retransmit", "phase": "tcp_handshake", "streams": [0], "extra_ms": 1000.0 }]),
-            json!({ "tcp_handshake_ms_stream0_min": 1000.0 }),
-        ),
-        Kind::SynLoss {
-            drop_first_syn: false,
-        } => (json!([]), json!({})),
-    };
     let (c2s, s2c) = (&report.client_to_server, &report.server_to_client);
     let labels = json!({
         "scenario": s.name,
         "summary": s.summary,
         "control_of": s.control_of,
-        "knobs": knobs,
-        "rtt_ms": rtt_ms,
+        "knobs": plan.knobs,
+        "rtt_ms": ctx.rtt_ms(),
         "runs": opts.runs,
-        "client": crate::CLIENT_IP,
+        "client": CLIENT_IP,
         "server": SERVER_IP,
+        "congestion_control": crate::CONGESTION_CONTROL,
         "captures": { "client": "client.pcapng", "server": "server.pcapng", "both": "both.pcapng" },
-        "connections": "one per run, in order: tcp.stream N is run N+1",
-        "pathologies": pathologies,
-        "expected": expected,
+        "pathologies": plan.pathologies,
+        "expected": plan.expected,
         "emulator": {
-            "config": config,
+            "config": plan.wan,
             "client_to_server": { "forwarded": c2s.forwarded, "dropped": c2s.dropped, "lateness_us_p50_p99_max": c2s.lateness_us() },
             "server_to_client": { "forwarded": s2c.forwarded, "dropped": s2c.dropped, "lateness_us_p50_p99_max": s2c.lateness_us() },
         },
@@ -377,9 +738,9 @@ pub fn run(s: &Scenario, opts: &RunOptions) -> io::Result<RunResult> {
     })
 }
 
-/// Median and 95th percentile (nearest rank) of one timing column.
+/// Median and 95th percentile (nearest rank) of one timing column, NaNs ignored.
 pub fn median_p95(values: &[f64]) -> (f64, f64) {
-    let mut v = values.to_vec();
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
     v.sort_by(|a, b| a.total_cmp(b));
     if v.is_empty() {
         return (f64::NAN, f64::NAN);

@@ -228,7 +228,7 @@ fn lab(command: LabCommand) -> ExitCode {
                     .control_of
                     .map(|c| format!(" [control of {c}]"))
                     .unwrap_or_default();
-                println!("{:<22} {}{}", s.name, s.summary, control);
+                println!("{:<26} {}{}", s.name, s.summary, control);
             }
             ExitCode::SUCCESS
         }
