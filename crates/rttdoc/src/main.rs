@@ -247,11 +247,13 @@ fn lab(command: LabCommand) -> ExitCode {
                 eprintln!("rttdoc: error: {e}");
                 return ExitCode::from(1);
             }
+            // RTTDOC_LAB_CERTS: keep generated certificates there and reuse them.
+            let certs = std::env::var_os("RTTDOC_LAB_CERTS").map(std::path::PathBuf::from);
             let opts = RunOptions {
                 rtt,
                 runs,
                 out,
-                certs: None,
+                certs,
             };
             let result = match scenario::run(s, &opts) {
                 Ok(r) => r,
