@@ -32,12 +32,54 @@ pub const CONGESTION_CONTROL: &str = "cubic";
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// What the signal thread must undo if the run is interrupted: the host's
+/// original allowed congestion controls, when the lab changed them.
+static RESTORE_ALLOWED_CC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Makes Ctrl-C and SIGTERM clean up instead of leaving namespaces behind:
+/// the signals are blocked in this thread (and so in every thread started
+/// after it) and a dedicated thread waits for them, removes this process's
+/// namespaces (killing what runs inside), restores host settings and exits
+/// with 128 + signal. Child processes get an empty mask from `Command`.
+/// Call it early, from the main thread; it runs once.
+pub fn cleanup_on_signals() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: plain sigset manipulation on a local set.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::sigaddset(&mut set, libc::SIGHUP);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            set
+        };
+        std::thread::spawn(move || {
+            let mut sig: libc::c_int = 0;
+            // SAFETY: waits for one of the blocked signals in `set`.
+            unsafe { libc::sigwait(&set, &mut sig) };
+            for name in netns::ours() {
+                drop(Netns { name });
+            }
+            if let Some(previous) = RESTORE_ALLOWED_CC.lock().ok().and_then(|mut g| g.take()) {
+                let _ = std::fs::write(ALLOWED_CC, previous);
+            }
+            eprintln!("rttdoc lab: interrupted, namespaces removed");
+            std::process::exit(128 + sig);
+        });
+    });
+}
+
 /// A running two-host topology. Dropping it (or [`Lab::finish`]) stops the
 /// emulator, kills what runs in the namespaces and removes them; the TUN
 /// devices go with them.
 pub struct Lab {
     pub client: Netns,
     pub server: Netns,
+    /// The TUN device names inside each namespace.
+    pub client_dev: String,
+    pub server_dev: String,
     emulator: Option<Emulator>,
     _cc: CcGuard,
 }
@@ -51,6 +93,9 @@ impl Drop for CcGuard {
     fn drop(&mut self) {
         if let Some(previous) = self.0.take() {
             let _ = std::fs::write(ALLOWED_CC, previous);
+            if let Ok(mut g) = RESTORE_ALLOWED_CC.lock() {
+                *g = None;
+            }
         }
     }
 }
@@ -65,11 +110,20 @@ fn allow_congestion_control() -> io::Result<Option<String>> {
         return Ok(None);
     }
     std::fs::write(ALLOWED_CC, format!("{allowed} {CONGESTION_CONTROL}"))?;
+    if let Ok(mut g) = RESTORE_ALLOWED_CC.lock() {
+        *g = Some(allowed.clone());
+    }
     Ok(Some(allowed))
 }
 
 /// What the lab needs from the machine, as a sentence saying what to change.
 pub fn check_environment() -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("the lab needs root: it creates network namespaces with `ip netns`, TUN devices and \
+                    namespace sysctls (run it with sudo; rootless user namespaces are not supported yet)"
+            .into());
+    }
     let tun = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -130,13 +184,30 @@ impl Lab {
         let stun = Tun::create(&format!("rtds{tag}"))?;
         setup_side(&client, &ctun, CLIENT_IP, SERVER_IP)?;
         setup_side(&server, &stun, SERVER_IP, CLIENT_IP)?;
+        let (client_dev, server_dev) = (ctun.name.clone(), stun.name.clone());
         let emulator = Some(Emulator::start(ctun, stun, config));
         Ok(Lab {
             client,
             server,
+            client_dev,
+            server_dev,
             emulator,
             _cc: cc,
         })
+    }
+
+    /// Sets route attributes (e.g. `initcwnd 4`, `quickack 1`) on the route
+    /// to the peer, on the client's or the server's side.
+    pub fn route(&self, server_side: bool, attrs: &[&str]) -> io::Result<()> {
+        let (ns, dev, peer) = if server_side {
+            (&self.server, &self.server_dev, CLIENT_IP)
+        } else {
+            (&self.client, &self.client_dev, SERVER_IP)
+        };
+        let dest = format!("{peer}/32");
+        let mut argv = vec!["ip", "route", "change", &dest, "dev", dev];
+        argv.extend_from_slice(attrs);
+        ns.run(&argv).map(|_| ())
     }
 
     /// Stops the emulator and tears the topology down.

@@ -59,15 +59,27 @@ pub enum Client {
     Shell(String),
 }
 
+/// The server side of a scenario.
+#[derive(Debug, Clone)]
+pub enum Server {
+    Nginx(Nginx),
+    /// A user's command, run with `bash -c` in the server namespace
+    /// (`rttdoc lab run --server-cmd`).
+    Command(String),
+}
+
 pub struct Plan {
     pub wan: WanConfig,
-    pub server_sysctls: Vec<(&'static str, String)>,
-    pub client_sysctls: Vec<(&'static str, String)>,
-    pub nginx: Nginx,
+    pub server_sysctls: Vec<(String, String)>,
+    pub client_sysctls: Vec<(String, String)>,
+    pub server: Server,
     pub client: Client,
     /// Server sysctls applied after the first run (e.g. turn TFO off once
     /// the client holds a cookie).
-    pub after_first_run: Vec<(&'static str, String)>,
+    pub after_first_run: Vec<(String, String)>,
+    /// Route attributes on the server's and the client's route to the peer.
+    pub server_route: Vec<String>,
+    pub client_route: Vec<String>,
     pub knobs: Value,
     /// What was injected, on which streams, at what cost.
     pub pathologies: Value,
@@ -141,9 +153,11 @@ fn base(ctx: &Ctx, nginx: Nginx, client: Client) -> Plan {
         wan: WanConfig::rtt(ctx.rtt),
         server_sysctls: Vec::new(),
         client_sysctls: Vec::new(),
-        nginx,
+        server: Server::Nginx(nginx),
         client,
         after_first_run: Vec::new(),
+        server_route: Vec::new(),
+        client_route: Vec::new(),
         knobs: json!({}),
         pathologies: json!([]),
         expected: json!({}),
@@ -192,14 +206,13 @@ fn write_write_read(ctx: &Ctx, nodelay: bool) -> Plan {
 }
 
 fn tfo(ctx: &Ctx, mode: &str) -> Plan {
-    let mut p = base(
-        ctx,
-        plain(true),
-        curl(&["--tcp-fastopen", &url(false, "/")]),
-    );
-    p.nginx.fastopen = Some(256);
-    p.client_sysctls.push(("net.ipv4.tcp_fastopen", "1".into()));
-    p.server_sysctls.push(("net.ipv4.tcp_fastopen", "2".into()));
+    let mut nginx = plain(true);
+    nginx.fastopen = Some(256);
+    let mut p = base(ctx, nginx, curl(&["--tcp-fastopen", &url(false, "/")]));
+    p.client_sysctls
+        .push(("net.ipv4.tcp_fastopen".into(), "1".into()));
+    p.server_sysctls
+        .push(("net.ipv4.tcp_fastopen".into(), "2".into()));
     p.knobs = json!({ "client_tcp_fastopen": 1, "server_tcp_fastopen": 2, "nginx_listen_fastopen": 256, "curl": "--tcp-fastopen" });
     match mode {
         "accepted" => {
@@ -207,7 +220,7 @@ fn tfo(ctx: &Ctx, mode: &str) -> Plan {
                 { "kind": "tfo_accepted", "streams": (1..ctx.runs).collect::<Vec<_>>(), "saved_rtts": 1.0 }]);
         }
         "rejected" => {
-            p.after_first_run = vec![("net.ipv4.tcp_fastopen", "0".into())];
+            p.after_first_run = vec![("net.ipv4.tcp_fastopen".into(), "0".into())];
             p.knobs["server_tcp_fastopen_after_first_run"] = json!(0);
             p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0] },
                 { "kind": "tfo_rejected", "streams": (1..ctx.runs).collect::<Vec<_>>() }]);
@@ -296,7 +309,7 @@ fn zero_window(ctx: &Ctx, slow: bool) -> Plan {
     let mut p = base(ctx, plain(true), client);
     // A small receive buffer, so a slow reader's window closes quickly.
     p.client_sysctls
-        .push(("net.ipv4.tcp_rmem", "4096 16384 32768".into()));
+        .push(("net.ipv4.tcp_rmem".into(), "4096 16384 32768".into()));
     p.knobs = json!({ "client_tcp_rmem": "4096 16384 32768", "curl": if slow { "--limit-rate 50k" } else { "(full speed)" }, "response_bytes": 200000 });
     if slow {
         p.pathologies = json!([{ "kind": "zero_window", "direction": "client advertises", "streams": ctx.all_streams() }]);
@@ -322,10 +335,9 @@ fn slow_start_after_idle(ctx: &Ctx, enabled: bool) -> Plan {
     // the initial window.
     let u = url(false, "/big.bin");
     let mut p = base(ctx, plain(true), curl(&["--rate", "30/m", &u, &u]));
-    p.server_sysctls.push((
-        "net.ipv4.tcp_slow_start_after_idle",
-        if enabled { "1" } else { "0" }.into(),
-    ));
+    let ssai = if enabled { "1" } else { "0" };
+    p.server_sysctls
+        .push(("net.ipv4.tcp_slow_start_after_idle".into(), ssai.into()));
     p.knobs = json!({ "server_tcp_slow_start_after_idle": enabled as u8, "seconds_between_requests": 2, "response_bytes": 200000 });
     if enabled {
         p.pathologies = json!([{ "kind": "slow_start_after_idle", "phase": "transfer", "streams": ctx.all_streams(), "exchanges": [2] }]);
@@ -370,6 +382,7 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// Where to keep generated certificates (reused between runs).
     pub certs: Option<PathBuf>,
+    pub overrides: Overrides,
 }
 
 /// One transfer, as `curl -w` reports it (ms from the start of the transfer).
@@ -641,7 +654,12 @@ fn run_client(lab: &Lab, client: &Client, run: u32) -> io::Result<Vec<Timing>> {
         }
         Client::Shell(cmd) => {
             let start = Instant::now();
-            sh(lab.client.command("bash").args(["-c", cmd]))?;
+            sh(lab
+                .client
+                .command("bash")
+                .args(["-c", cmd])
+                .env("RTTDOC_SERVER_IP", SERVER_IP)
+                .env("RTTDOC_CLIENT_IP", CLIENT_IP))?;
             let ms = start.elapsed().as_secs_f64() * 1000.0;
             Ok(vec![Timing {
                 run,
@@ -663,20 +681,134 @@ fn write_www(work: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Changes to a scenario's path and hosts from the command line.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Overrides {
+    pub loss_c2s: Option<f64>,
+    pub loss_s2c: Option<f64>,
+    pub jitter_us: Option<u64>,
+    pub rate_mbit: Option<f64>,
+    pub queue_bytes: Option<usize>,
+    pub drop_c2s: Vec<u64>,
+    pub drop_s2c: Vec<u64>,
+    /// Server route `initcwnd`.
+    pub initcwnd: Option<u32>,
+    /// Client route `quickack 1`: no delayed ACKs from the client.
+    pub quickack: bool,
+    pub server_sysctls: Vec<(String, String)>,
+    pub client_sysctls: Vec<(String, String)>,
+}
+
+impl Overrides {
+    pub fn is_empty(&self) -> bool {
+        self.loss_c2s.is_none()
+            && self.loss_s2c.is_none()
+            && self.jitter_us.is_none()
+            && self.rate_mbit.is_none()
+            && self.queue_bytes.is_none()
+            && self.drop_c2s.is_empty()
+            && self.drop_s2c.is_empty()
+            && self.initcwnd.is_none()
+            && !self.quickack
+            && self.server_sysctls.is_empty()
+            && self.client_sysctls.is_empty()
+    }
+
+    fn apply(&self, p: &mut Plan) {
+        for (path, loss, drop) in [
+            (&mut p.wan.client_to_server, self.loss_c2s, &self.drop_c2s),
+            (&mut p.wan.server_to_client, self.loss_s2c, &self.drop_s2c),
+        ] {
+            if let Some(l) = loss {
+                path.loss = l;
+            }
+            path.drop.extend(drop);
+            if let Some(j) = self.jitter_us {
+                path.jitter_us = j;
+            }
+            if let Some(r) = self.rate_mbit {
+                path.rate_bps = Some((r * 1e6) as u64);
+            }
+            if let Some(q) = self.queue_bytes {
+                path.queue_bytes = q;
+            }
+        }
+        if let Some(n) = self.initcwnd {
+            p.server_route
+                .extend(["initcwnd".to_string(), n.to_string()]);
+        }
+        if self.quickack {
+            p.client_route
+                .extend(["quickack".to_string(), "1".to_string()]);
+        }
+        p.server_sysctls.extend(self.server_sysctls.iter().cloned());
+        p.client_sysctls.extend(self.client_sysctls.iter().cloned());
+        if !self.is_empty() {
+            p.knobs["overrides"] = serde_json::to_value(self).unwrap_or_default();
+        }
+    }
+}
+
+/// The plan for a user's own server and client commands
+/// (`rttdoc lab run --server-cmd ... --client-cmd ...`). Both run under
+/// `bash -c` in their namespace, with RTTDOC_SERVER_IP and RTTDOC_CLIENT_IP
+/// set; the client command runs once per run.
+pub fn custom_plan(ctx: &Ctx, server_cmd: &str, client_cmd: &str) -> Plan {
+    let mut p = base(ctx, plain(true), Client::Shell(client_cmd.to_string()));
+    p.server = Server::Command(server_cmd.to_string());
+    p.knobs = json!({ "server_cmd": server_cmd, "client_cmd": client_cmd });
+    p
+}
+
+fn wait_any_listener(lab: &Lab) -> io::Result<()> {
+    for _ in 0..100 {
+        let out = lab.server.command("ss").args(["-Hltn"]).output()?;
+        if !String::from_utf8_lossy(&out.stdout).trim().is_empty() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(io::Error::other(
+        "the server command never listened on a TCP port (waited 5 s)",
+    ))
+}
+
 /// Runs a scenario and writes its captures, labels and timings to `opts.out`.
 pub fn run(s: &Scenario, opts: &RunOptions) -> io::Result<RunResult> {
     let ctx = Ctx {
         rtt: opts.rtt,
         runs: opts.runs,
     };
-    let plan = (s.plan)(&ctx);
+    run_plan(s.name, s.summary, s.control_of, (s.plan)(&ctx), opts)
+}
+
+/// Runs a plan (a catalog scenario's, or [`custom_plan`]).
+pub fn run_plan(
+    name: &str,
+    summary: &str,
+    control_of: Option<&str>,
+    mut plan: Plan,
+    opts: &RunOptions,
+) -> io::Result<RunResult> {
+    let ctx = Ctx {
+        rtt: opts.rtt,
+        runs: opts.runs,
+    };
+    opts.overrides.apply(&mut plan);
     std::fs::create_dir_all(&opts.out)?;
     let work = opts.out.join("work");
     write_www(&work)?;
     let certs = opts.certs.clone().unwrap_or_else(|| opts.out.join("certs"));
-    let (conf, port) = nginx_conf(&work, &plan.nginx, &certs)?;
-    std::fs::write(work.join("nginx.conf"), conf)?;
+    let nginx = match &plan.server {
+        Server::Nginx(n) => {
+            let (conf, port) = nginx_conf(&work, n, &certs)?;
+            std::fs::write(work.join("nginx.conf"), conf)?;
+            Some(port)
+        }
+        Server::Command(_) => None,
+    };
 
+    crate::cleanup_on_signals();
     let lab = Lab::start(&plan.wan)?;
     for (k, v) in &plan.server_sysctls {
         lab.server.sysctl(k, v)?;
@@ -684,12 +816,53 @@ pub fn run(s: &Scenario, opts: &RunOptions) -> io::Result<RunResult> {
     for (k, v) in &plan.client_sysctls {
         lab.client.sysctl(k, v)?;
     }
-    sh(lab
-        .server
-        .command("nginx")
-        .arg("-c")
-        .arg(work.join("nginx.conf")))?;
-    wait_listening(&lab, port)?;
+    if !plan.server_route.is_empty() {
+        lab.route(
+            true,
+            &plan
+                .server_route
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        )?;
+    }
+    if !plan.client_route.is_empty() {
+        lab.route(
+            false,
+            &plan
+                .client_route
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        )?;
+    }
+    let mut server_child = None;
+    match (&plan.server, nginx) {
+        (Server::Nginx(_), Some(port)) => {
+            sh(lab
+                .server
+                .command("nginx")
+                .arg("-c")
+                .arg(work.join("nginx.conf")))?;
+            wait_listening(&lab, port)?;
+        }
+        (Server::Command(cmd), _) => {
+            let log = std::fs::File::create(opts.out.join("server.log"))?;
+            let child = lab
+                .server
+                .command("bash")
+                .args(["-c", cmd])
+                .env("RTTDOC_SERVER_IP", SERVER_IP)
+                .env("RTTDOC_CLIENT_IP", CLIENT_IP)
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .spawn()?;
+            server_child = Some(child);
+            wait_any_listener(&lab)?;
+        }
+        _ => unreachable!("nginx plans have a port"),
+    }
     let mut timings = Vec::new();
     for run in 0..opts.runs {
         if run == 1 {
@@ -702,13 +875,17 @@ pub fn run(s: &Scenario, opts: &RunOptions) -> io::Result<RunResult> {
     }
     std::thread::sleep(opts.rtt * 2 + Duration::from_millis(100));
     let report = lab.finish();
+    if let Some(mut child) = server_child {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     write_captures(&opts.out, &report)?;
 
     let (c2s, s2c) = (&report.client_to_server, &report.server_to_client);
     let labels = json!({
-        "scenario": s.name,
-        "summary": s.summary,
-        "control_of": s.control_of,
+        "scenario": name,
+        "summary": summary,
+        "control_of": control_of,
         "knobs": plan.knobs,
         "rtt_ms": ctx.rtt_ms(),
         "runs": opts.runs,
@@ -731,7 +908,7 @@ pub fn run(s: &Scenario, opts: &RunOptions) -> io::Result<RunResult> {
     )?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(RunResult {
-        scenario: s.name.to_string(),
+        scenario: name.to_string(),
         dir: opts.out.clone(),
         timings,
         labels,

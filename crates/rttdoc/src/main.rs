@@ -60,23 +60,78 @@ enum Command {
 enum LabCommand {
     /// List the scenarios.
     List,
-    /// Run a scenario over an emulated WAN and write captures, labels.json and timings.
-    Run {
-        /// Scenario name (see `rttdoc lab list`).
-        name: String,
-        /// Round-trip time of the emulated path, e.g. 36ms or 0.1s.
-        #[arg(long, default_value = "36ms", value_parser = parse_duration)]
-        rtt: Duration,
-        /// Client runs (one connection each).
-        #[arg(long, default_value_t = 5)]
-        runs: u32,
-        /// Output directory.
-        #[arg(long, default_value = "lab-out")]
-        out: std::path::PathBuf,
-        /// Print the timing table as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Run a scenario (or your own server and client commands) over an
+    /// emulated WAN; write captures, labels.json and a curl -w style table.
+    Run(Box<RunArgs>),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Scenario name (see `rttdoc lab list`); omit with --server-cmd/--client-cmd.
+    name: Option<String>,
+    /// Round-trip time of the emulated path, e.g. 36ms or 0.1s.
+    #[arg(long, default_value = "36ms", value_parser = parse_duration)]
+    rtt: Duration,
+    /// Client runs (one client command each).
+    #[arg(long, default_value_t = 5)]
+    runs: u32,
+    /// Output directory.
+    #[arg(long, default_value = "lab-out")]
+    out: std::path::PathBuf,
+    /// Print the timing table as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Your server, run with `bash -c` in the server namespace
+    /// ($RTTDOC_SERVER_IP is its address).
+    #[arg(long, requires = "client_cmd")]
+    server_cmd: Option<String>,
+    /// Your client, run with `bash -c` in the client namespace once per run
+    /// ($RTTDOC_SERVER_IP is the server's address).
+    #[arg(long, requires = "server_cmd")]
+    client_cmd: Option<String>,
+    /// Random loss in both directions, in percent.
+    #[arg(long)]
+    loss: Option<f64>,
+    /// Random loss client -> server, in percent.
+    #[arg(long)]
+    loss_c2s: Option<f64>,
+    /// Random loss server -> client, in percent.
+    #[arg(long)]
+    loss_s2c: Option<f64>,
+    /// Extra uniform delay per packet in [0, JITTER), e.g. 5ms.
+    #[arg(long, value_parser = parse_duration)]
+    jitter: Option<Duration>,
+    /// Bottleneck rate in Mbit/s, both directions.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Drop-tail queue at the bottleneck, in bytes.
+    #[arg(long)]
+    queue: Option<usize>,
+    /// Drop these client -> server packets (1-based, comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    drop_c2s: Vec<u64>,
+    /// Drop these server -> client packets (1-based, comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    drop_s2c: Vec<u64>,
+    /// Server route initcwnd (segments).
+    #[arg(long)]
+    initcwnd: Option<u32>,
+    /// Client route quickack: the client ACKs at once, no delayed ACK.
+    #[arg(long)]
+    quickack: bool,
+    /// Server sysctl, e.g. net.ipv4.tcp_slow_start_after_idle=0 (repeatable).
+    #[arg(long, value_parser = parse_kv)]
+    server_sysctl: Vec<(String, String)>,
+    /// Client sysctl (repeatable).
+    #[arg(long, value_parser = parse_kv)]
+    client_sysctl: Vec<(String, String)>,
+}
+
+fn parse_kv(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got {s}"))?;
+    Ok((k.trim().to_string(), v.trim().to_string()))
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -232,21 +287,33 @@ fn lab(command: LabCommand) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        LabCommand::Run {
-            name,
-            rtt,
-            runs,
-            out,
-            json,
-        } => {
-            let Some(s) = scenario::find(&name) else {
-                eprintln!("rttdoc: error: no scenario {name:?} (see `rttdoc lab list`)");
-                return ExitCode::from(1);
-            };
+        LabCommand::Run(args) => {
+            let RunArgs {
+                name,
+                rtt,
+                runs,
+                out,
+                json,
+                ..
+            } = *args;
             if let Err(e) = rttdoc_lab::check_environment() {
                 eprintln!("rttdoc: error: {e}");
                 return ExitCode::from(1);
             }
+            let percent = |p: Option<f64>| p.map(|v| (v / 100.0).clamp(0.0, 1.0));
+            let overrides = scenario::Overrides {
+                loss_c2s: percent(args.loss_c2s.or(args.loss)),
+                loss_s2c: percent(args.loss_s2c.or(args.loss)),
+                jitter_us: args.jitter.map(|d| d.as_micros() as u64),
+                rate_mbit: args.rate,
+                queue_bytes: args.queue,
+                drop_c2s: args.drop_c2s.clone(),
+                drop_s2c: args.drop_s2c.clone(),
+                initcwnd: args.initcwnd,
+                quickack: args.quickack,
+                server_sysctls: args.server_sysctl.clone(),
+                client_sysctls: args.client_sysctl.clone(),
+            };
             // RTTDOC_LAB_CERTS: keep generated certificates there and reuse them.
             let certs = std::env::var_os("RTTDOC_LAB_CERTS").map(std::path::PathBuf::from);
             let opts = RunOptions {
@@ -254,8 +321,31 @@ fn lab(command: LabCommand) -> ExitCode {
                 runs,
                 out,
                 certs,
+                overrides,
             };
-            let result = match scenario::run(s, &opts) {
+            let ctx = scenario::Ctx { rtt, runs };
+            let (label, result) = match (&name, &args.server_cmd, &args.client_cmd) {
+                (None, Some(server), Some(client)) => {
+                    let plan = scenario::custom_plan(&ctx, server, client);
+                    (
+                        "custom".to_string(),
+                        scenario::run_plan("custom", "your server and client", None, plan, &opts),
+                    )
+                }
+                (Some(n), None, None) => match scenario::find(n) {
+                    Some(s) => (n.clone(), scenario::run(s, &opts)),
+                    None => {
+                        eprintln!("rttdoc: error: no scenario {n:?} (see `rttdoc lab list`)");
+                        return ExitCode::from(1);
+                    }
+                },
+                _ => {
+                    eprintln!("rttdoc: error: give a scenario name, or --server-cmd and --client-cmd (not both)");
+                    return ExitCode::from(1);
+                }
+            };
+            let name = label;
+            let result = match result {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("rttdoc: error: lab run {name} failed: {e}");
@@ -296,7 +386,11 @@ fn lab(command: LabCommand) -> ExitCode {
                 println!("{:<12} {:>10} {:>10}", "(curl -w)", "median", "P95");
                 for (n, f) in cols {
                     let (m, p) = stats(f);
-                    println!("{n:<12} {m:>7.1} ms {p:>7.1} ms");
+                    if m.is_nan() {
+                        println!("{n:<12} {:>10} {:>10}", "-", "-");
+                    } else {
+                        println!("{n:<12} {m:>7.1} ms {p:>7.1} ms");
+                    }
                 }
                 println!("captures: client.pcapng server.pcapng both.pcapng; truth: labels.json");
             }

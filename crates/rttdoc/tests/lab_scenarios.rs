@@ -340,3 +340,52 @@ fn every_catalog_scenario_is_covered_by_this_test() {
     }
     assert!(listed.len() >= 20);
 }
+
+#[test]
+fn an_interrupted_lab_run_removes_its_namespaces() {
+    if !require(
+        "an_interrupted_lab_run_removes_its_namespaces",
+        &["ip", "nginx", "curl"],
+        true,
+    ) {
+        return;
+    }
+    let dir = TempDir::new("lab-sigint");
+    let cc_before = allowed_cc();
+    let mut child = Command::new(rttdoc_bin())
+        .args([
+            "lab", "run", "syn-loss", "--rtt", "20ms", "--runs", "3", "--out",
+        ])
+        .arg(dir.path("out"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mine = format!("rttdoc-{}-", child.id());
+    // Wait (bounded) until its namespaces exist, then interrupt it mid-run.
+    let mut seen = false;
+    for _ in 0..100 {
+        if lab_namespaces().iter().any(|n| n.starts_with(&mine)) {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(seen, "the lab run never created its namespaces");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: signalling our own child process.
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exit status after SIGINT");
+    let left: Vec<_> = lab_namespaces()
+        .into_iter()
+        .filter(|n| n.starts_with(&mine))
+        .collect();
+    assert!(left.is_empty(), "namespaces left after Ctrl-C: {left:?}");
+    assert_eq!(allowed_cc(), cc_before);
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
