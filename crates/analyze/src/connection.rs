@@ -98,6 +98,8 @@ pub struct Connection {
     pub(crate) exchanges: Exchanges,
     pub(crate) ladder: Option<Vec<LadderEntry>>,
     pub(crate) closed_at_ns: Option<i64>,
+    /// SYN -> SYN-ACK of a clean handshake.
+    syn_gap_ns: Option<i64>,
 }
 
 impl Connection {
@@ -132,6 +134,7 @@ impl Connection {
             exchanges: Exchanges::default(),
             ladder: ladder.then(Vec::new),
             closed_at_ns: None,
+            syn_gap_ns: None,
         }
     }
 
@@ -206,14 +209,15 @@ impl Connection {
                 self.handshake_ack = Some(at);
                 self.handshake_ack_tsecr = seg.options.timestamps.map(|t| t.1);
                 // A clean handshake shows how far the server is from the
-                // capture point: SYN -> SYN-ACK.
+                // capture point: SYN -> SYN-ACK (an upper bound: the server
+                // or the path may have added delay).
                 if let (1, 1, Some(syn), Some(sa)) = (
                     self.syn_count,
                     self.syn_ack_count,
                     self.first_syn,
                     self.syn_ack,
                 ) {
-                    self.exchanges.set_server_side(sa.ts_ns - syn.ts_ns);
+                    self.syn_gap_ns = Some(sa.ts_ns - syn.ts_ns);
                 }
             }
         }
@@ -449,6 +453,13 @@ impl Connection {
             }
         }
         let len = bytes.len() + missing;
+        // The tightest bound yet on the capture point -> server -> capture
+        // point round trip, for the exchanges' causality check.
+        let samples = self.rtt.min_for(Direction::ClientToServer);
+        self.exchanges.server_side_ns = match (self.syn_gap_ns, samples) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         match &mut self.tls {
             Some(tls) => tls.feed(at, dir, bytes, missing, &mut self.exchanges),
             None => self.exchanges.on_data(dir, at, at, len as u64, bytes),

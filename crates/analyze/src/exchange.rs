@@ -38,20 +38,16 @@ pub struct Exchanges {
     /// Server bytes that could not answer the open request (sent before it
     /// reached the server): TLS 1.3 session tickets, HTTP/2 settings ...
     pub unsolicited_bytes: u64,
-    /// Round trip from the capture point to the server and back, once the
-    /// handshake has shown it: 0 at a server-side capture, the RTT at a
-    /// client-side one.
-    server_side_ns: Option<i64>,
+    /// Round trip from the capture point to the server and back, as far as
+    /// the connection has shown it so far: ~0 at a server-side capture, the
+    /// RTT at a client-side one. Kept current by the connection.
+    pub server_side_ns: Option<i64>,
 }
 
 impl Exchanges {
-    /// Enables the causality check: a response leaves the server after the
-    /// request reaches it, so at the capture point it shows up at least
+    /// The causality check: a response leaves the server after the request
+    /// reaches it, so at the capture point it shows up at least
     /// `server_side_ns` after the request (less a tenth for jitter).
-    pub fn set_server_side(&mut self, server_side_ns: i64) {
-        self.server_side_ns = Some(server_side_ns.max(0));
-    }
-
     fn could_answer(&self, request: Stamp, response: Stamp) -> bool {
         match self.server_side_ns {
             Some(s) => response.ts_ns >= request.ts_ns + s - s / 10,
@@ -213,8 +209,10 @@ mod tests {
     fn server_data_sent_before_the_request_arrived_is_not_its_response() {
         // Server-side capture (server side of the path: 0): a ticket that
         // left 0.3 ms before the request arrived cannot answer it.
-        let mut x = Exchanges::default();
-        x.set_server_side(0);
+        let mut x = Exchanges {
+            server_side_ns: Some(0),
+            ..Default::default()
+        };
         let at_us = |frame: u64, us: i64| Stamp {
             frame,
             ts_ns: us * 1000,
@@ -227,8 +225,10 @@ mod tests {
         assert_eq!(x.kept[0].response_first.unwrap().frame, 3);
         // Client-side capture (server side of the path: the whole 36 ms RTT):
         // an answer 20 ms after the request is physically impossible.
-        let mut y = Exchanges::default();
-        y.set_server_side(36_000_000);
+        let mut y = Exchanges {
+            server_side_ns: Some(36_000_000),
+            ..Default::default()
+        };
         y.on_data(ClientToServer, at_us(1, 0), at_us(1, 0), 80, b"");
         y.on_data(ServerToClient, at_us(2, 20_000), at_us(2, 20_000), 50, b"");
         y.on_data(ServerToClient, at_us(3, 36_100), at_us(3, 36_100), 50, b"");

@@ -85,6 +85,17 @@ impl RttSamples {
         }
     }
 
+    /// Smallest time seen from data (or a TSval) sent in `dir` to the other
+    /// side's answer, at the capture point: the round trip between the
+    /// capture point and the receiver, plus whatever the receiver waited.
+    pub fn min_for(&self, dir: Direction) -> Option<i64> {
+        let d = dir.index();
+        match (self.data_min[d], self.ts_min[d]) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The smallest sample of any kind, for thresholds while tracking.
     pub fn best_ns(&self) -> Option<i64> {
         let both = |a: [Option<i64>; 2]| combine(a[0], a[1]);

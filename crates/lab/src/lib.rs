@@ -13,6 +13,7 @@
 pub mod emulator;
 pub mod netns;
 pub mod pcapng;
+pub mod peer;
 pub mod scenario;
 pub mod tun;
 

@@ -57,12 +57,17 @@ pub enum Client {
     Curl(Vec<String>),
     /// A shell command in the client namespace, once per run.
     Shell(String),
+    /// A built-in peer client (`rttdoc lab peer KIND ARGS`), once per run;
+    /// prints curl -w style lines.
+    Builtin(Vec<String>),
 }
 
 /// The server side of a scenario.
 #[derive(Debug, Clone)]
 pub enum Server {
     Nginx(Nginx),
+    /// A built-in peer (`rttdoc lab peer KIND ARGS`), listening on the port.
+    Builtin(Vec<String>, u16),
     /// A user's command, run with `bash -c` in the server namespace
     /// (`rttdoc lab run --server-cmd`).
     Command(String),
@@ -162,6 +167,118 @@ fn base(ctx: &Ctx, nginx: Nginx, client: Client) -> Plan {
         pathologies: json!([]),
         expected: json!({}),
     }
+}
+
+const PEER_PORT: u16 = 8080;
+
+fn peer_server(kind: &str, flags: &[&str]) -> Server {
+    let mut args = vec![
+        kind.to_string(),
+        "--listen".into(),
+        format!("{SERVER_IP}:{PEER_PORT}"),
+    ];
+    args.extend(flags.iter().map(|s| s.to_string()));
+    Server::Builtin(args, PEER_PORT)
+}
+
+fn peer_client(kind: &str, flags: &[&str]) -> Client {
+    let mut args = vec![
+        kind.to_string(),
+        "--connect".into(),
+        format!("{SERVER_IP}:{PEER_PORT}"),
+    ];
+    args.extend(flags.iter().map(|s| s.to_string()));
+    Client::Builtin(args)
+}
+
+fn builtin(ctx: &Ctx, server: Server, client: Client) -> Plan {
+    let mut p = base(ctx, plain(true), client);
+    p.server = server;
+    p
+}
+
+/// Write-write-read with the built-in HTTP server: header and body in two
+/// writes with Nagle (the pathology), in one write, or two with TCP_NODELAY.
+fn wwr_builtin(ctx: &Ctx, mode: &str) -> Plan {
+    let server = match mode {
+        "split" => peer_server("http-server", &["--split"]),
+        "joined" => peer_server("http-server", &[]),
+        _ => peer_server("http-server", &["--split", "--nodelay"]),
+    };
+    let mut p = builtin(
+        ctx,
+        server,
+        peer_client("http-client", &["--requests", "5"]),
+    );
+    p.knobs = json!({ "server_writes": if mode == "joined" { "one" } else { "header, then body" },
+        "tcp_nodelay": mode == "nodelay", "requests_per_connection": 5, "body_bytes": 3000 });
+    if mode == "split" {
+        p.pathologies = json!([{ "kind": "write_write_read", "phase": "transfer", "streams": ctx.all_streams(),
+            "exchanges": [1, 2, 3, 4, 5], "extra_rtts_each": 1.0 }]);
+    }
+    p
+}
+
+/// The SFTP case: an upload as request/response blocks, each written as a
+/// small header and a small body, Nagle on or off.
+fn sftp_builtin(ctx: &Ctx, nodelay: bool) -> Plan {
+    let flags: &[&str] = if nodelay {
+        &["--blocks", "40", "--nodelay"]
+    } else {
+        &["--blocks", "40"]
+    };
+    let mut p = builtin(
+        ctx,
+        peer_server("rpc-server", &[]),
+        peer_client("rpc-client", flags),
+    );
+    p.knobs = json!({ "client_tcp_nodelay": nodelay, "blocks": 40, "writes_per_block": [96, 656], "status_bytes": 4 });
+    if !nodelay {
+        p.pathologies = json!([{ "kind": "nagle_delayed_ack", "phase": "transfer", "streams": ctx.all_streams(),
+            "stalls_per_block": 1, "why": "the 656-byte write waits for the ACK of the 96-byte one, which the server delays" }]);
+    }
+    p
+}
+
+fn tfo_builtin(ctx: &Ctx, on: bool) -> Plan {
+    let (s, c): (&[&str], &[&str]) = if on {
+        (&["--tfo"], &["--tfo"])
+    } else {
+        (&[], &[])
+    };
+    let mut p = builtin(
+        ctx,
+        peer_server("http-server", s),
+        peer_client("http-client", c),
+    );
+    p.client_sysctls
+        .push(("net.ipv4.tcp_fastopen".into(), "1".into()));
+    p.server_sysctls
+        .push(("net.ipv4.tcp_fastopen".into(), "2".into()));
+    p.knobs = json!({ "tfo": on });
+    if on {
+        p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0] },
+            { "kind": "tfo_accepted", "streams": (1..ctx.runs).collect::<Vec<_>>(), "saved_rtts": 1.0 }]);
+    }
+    p
+}
+
+fn slow_reader_builtin(ctx: &Ctx, slow: bool) -> Plan {
+    let flags: &[&str] = if slow {
+        &["--rcvbuf", "8192", "--read-delay-ms", "100"]
+    } else {
+        &["--rcvbuf", "8192"]
+    };
+    let mut p = builtin(
+        ctx,
+        peer_server("http-server", &["--body", "200000"]),
+        peer_client("http-client", flags),
+    );
+    p.knobs = json!({ "client_so_rcvbuf": 8192, "read_delay_ms_per_4k": if slow { 100 } else { 0 }, "body_bytes": 200000 });
+    if slow {
+        p.pathologies = json!([{ "kind": "zero_window", "direction": "client advertises", "streams": ctx.all_streams() }]);
+    }
+    p
 }
 
 fn nagle_tls(ctx: &Ctx, nodelay: bool) -> Plan {
@@ -346,6 +463,15 @@ fn slow_start_after_idle(ctx: &Ctx, enabled: bool) -> Plan {
 }
 
 pub const CATALOG: &[Scenario] = &[
+    Scenario { name: "wwr-split-builtin", summary: "built-in HTTP server, header and body in two writes with Nagle, 5 keep-alive requests: each body waits for the ACK of its header", control_of: None, needs: &[], plan: |c| wwr_builtin(c, "split") },
+    Scenario { name: "wwr-joined-builtin", summary: "control: header and body in one write", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "joined") },
+    Scenario { name: "wwr-nodelay-builtin", summary: "control: two writes with TCP_NODELAY", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "nodelay") },
+    Scenario { name: "sftp-nagle-builtin", summary: "SFTP-like upload of 40 blocks, each a 96- and a 656-byte write then a status read, Nagle on: one delayed-ACK stall per block", control_of: None, needs: &[], plan: |c| sftp_builtin(c, false) },
+    Scenario { name: "sftp-nodelay-builtin", summary: "control: TCP_NODELAY on the uploader", control_of: Some("sftp-nagle-builtin"), needs: &[], plan: |c| sftp_builtin(c, true) },
+    Scenario { name: "tfo-builtin", summary: "built-in TFO server and client: cookie request, then the request rides in the SYN", control_of: None, needs: &[], plan: |c| tfo_builtin(c, true) },
+    Scenario { name: "tfo-off-builtin", summary: "control: no TFO", control_of: Some("tfo-builtin"), needs: &[], plan: |c| tfo_builtin(c, false) },
+    Scenario { name: "slow-reader-builtin", summary: "a client with an 8 KB receive buffer reading 4 KB per 100 ms: zero windows", control_of: None, needs: &[], plan: |c| slow_reader_builtin(c, true) },
+    Scenario { name: "fast-reader-builtin", summary: "control: the same buffer, read at once", control_of: Some("slow-reader-builtin"), needs: &[], plan: |c| slow_reader_builtin(c, false) },
     Scenario { name: "tls13-nagle-nginx", summary: "nginx, TLS 1.3, 3-cert chain (>4 KB flight), tcp_nodelay off: Nagle holds the end of the server flight for an ACK; handshake 2 RTT", control_of: None, needs: NGINX_CURL_TLS, plan: |c| nagle_tls(c, false) },
     Scenario { name: "tls13-nodelay-nginx", summary: "control: tcp_nodelay on; handshake 1 RTT", control_of: Some("tls13-nagle-nginx"), needs: NGINX_CURL_TLS, plan: |c| nagle_tls(c, true) },
     Scenario { name: "wwr-nagle-nginx", summary: "keep-alive HTTP, 3 requests, tcp_nodelay off: the response body waits for the client's delayed ACK of the header (+40 ms per request)", control_of: None, needs: NGINX_CURL, plan: |c| write_write_read(c, false) },
@@ -615,6 +741,37 @@ fn wait_listening(lab: &Lab, port: u16) -> io::Result<()> {
     )))
 }
 
+fn parse_timings(out: &str, run: u32) -> io::Result<Vec<Timing>> {
+    let mut timings = Vec::new();
+    for line in out.lines() {
+        let v: Vec<f64> = line
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .map(|s: f64| s * 1000.0)
+            .collect();
+        if v.len() == 4 {
+            timings.push(Timing {
+                run,
+                connect_ms: v[0],
+                tls_ms: v[1],
+                first_byte_ms: v[2],
+                total_ms: v[3],
+            });
+        }
+    }
+    if timings.is_empty() {
+        return Err(io::Error::other(format!(
+            "unexpected client output {out:?}"
+        )));
+    }
+    Ok(timings)
+}
+
+/// The rttdoc binary, to run built-in peers inside the namespaces.
+fn self_exe() -> io::Result<PathBuf> {
+    std::env::current_exe()
+}
+
 fn run_client(lab: &Lab, client: &Client, run: u32) -> io::Result<Vec<Timing>> {
     match client {
         Client::Curl(args) => {
@@ -630,27 +787,16 @@ fn run_client(lab: &Lab, client: &Client, run: u32) -> io::Result<Vec<Timing>> {
                         .filter(|a| a.contains("://"))
                         .flat_map(|_| ["-o", "/dev/null"]),
                 ))?;
-            let mut timings = Vec::new();
-            for line in out.lines() {
-                let v: Vec<f64> = line
-                    .split_whitespace()
-                    .filter_map(|x| x.parse().ok())
-                    .map(|s: f64| s * 1000.0)
-                    .collect();
-                if v.len() == 4 {
-                    timings.push(Timing {
-                        run,
-                        connect_ms: v[0],
-                        tls_ms: v[1],
-                        first_byte_ms: v[2],
-                        total_ms: v[3],
-                    });
-                }
-            }
-            if timings.is_empty() {
-                return Err(io::Error::other(format!("unexpected curl output {out:?}")));
-            }
-            Ok(timings)
+            parse_timings(&out, run)
+        }
+        Client::Builtin(args) => {
+            let exe = self_exe()?;
+            let out = sh(lab
+                .client
+                .command(&exe.to_string_lossy())
+                .args(["lab", "peer"])
+                .args(args))?;
+            parse_timings(&out, run)
         }
         Client::Shell(cmd) => {
             let start = Instant::now();
@@ -805,7 +951,7 @@ pub fn run_plan(
             std::fs::write(work.join("nginx.conf"), conf)?;
             Some(port)
         }
-        Server::Command(_) => None,
+        Server::Command(_) | Server::Builtin(..) => None,
     };
 
     crate::cleanup_on_signals();
@@ -860,6 +1006,21 @@ pub fn run_plan(
                 .spawn()?;
             server_child = Some(child);
             wait_any_listener(&lab)?;
+        }
+        (Server::Builtin(args, port), _) => {
+            let exe = self_exe()?;
+            let log = std::fs::File::create(opts.out.join("server.log"))?;
+            let child = lab
+                .server
+                .command(&exe.to_string_lossy())
+                .args(["lab", "peer"])
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .spawn()?;
+            server_child = Some(child);
+            wait_listening(&lab, *port)?;
         }
         _ => unreachable!("nginx plans have a port"),
     }

@@ -60,6 +60,13 @@ enum Command {
 enum LabCommand {
     /// List the scenarios.
     List,
+    /// Run a built-in peer (used inside lab namespaces).
+    #[command(hide = true)]
+    Peer {
+        kind: String,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Run a scenario (or your own server and client commands) over an
     /// emulated WAN; write captures, labels.json and a curl -w style table.
     Run(Box<RunArgs>),
@@ -286,6 +293,22 @@ fn lab(command: LabCommand) -> ExitCode {
                 println!("{:<26} {}{}", s.name, s.summary, control);
             }
             ExitCode::SUCCESS
+        }
+        LabCommand::Peer { kind, args } => {
+            let parsed = match rttdoc_lab::peer::PeerArgs::parse(&args) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("rttdoc: error: lab peer {kind}: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            match rttdoc_lab::peer::run(&kind, &parsed) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("rttdoc: error: lab peer {kind}: {e}");
+                    ExitCode::from(1)
+                }
+            }
         }
         LabCommand::Run(args) => {
             let RunArgs {

@@ -305,6 +305,89 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
         }
     }
 
+    // Built-in peers (nothing installed needed).
+    for (name, held) in [
+        ("wwr-split-builtin", true),
+        ("wwr-joined-builtin", false),
+        ("wwr-nodelay-builtin", false),
+    ] {
+        let (labels, views) = run(&dir, name);
+        for t in timings(&labels)
+            .iter()
+            .filter(|t| f(&t["connect_ms"]) == 0.0)
+        {
+            // keep-alive requests after the first: request to last byte
+            let took = rtts(f(&t["total_ms"]));
+            assert_eq!(took > 1.7, held, "{name}: a request took {took:.2} RTT");
+        }
+        for c in views.iter().flatten() {
+            assert_eq!(c["exchanges"], 5, "{name}");
+            for x in 2..=5 {
+                let whole = f(&row(c, "first_byte", Some(x))["rtts"])
+                    + c["ledger"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|r| r["phase"] == "transfer" && r["exchange"] == x)
+                        .map(|r| f(&r["rtts"]))
+                        .sum::<f64>();
+                assert_eq!(
+                    whole > 1.7,
+                    held,
+                    "{name} stream {} exchange {x}: {whole:.2} RTT",
+                    c["stream"]
+                );
+            }
+        }
+    }
+    let mut upload_ms = Vec::new();
+    for name in ["sftp-nagle-builtin", "sftp-nodelay-builtin"] {
+        let (labels, views) = run(&dir, name);
+        upload_ms.push(
+            timings(&labels)
+                .iter()
+                .map(|t| f(&t["total_ms"]))
+                .sum::<f64>(),
+        );
+        for c in views.iter().flatten() {
+            assert_eq!(c["exchanges"], 40, "{name}: one exchange per block");
+        }
+    }
+    assert!(
+        upload_ms[0] > 2.5 * upload_ms[1],
+        "SFTP-like upload: Nagle {:.0} ms vs TCP_NODELAY {:.0} ms",
+        upload_ms[0],
+        upload_ms[1]
+    );
+    for (name, on) in [("tfo-builtin", true), ("tfo-off-builtin", false)] {
+        let (labels, views) = run(&dir, name);
+        let first_byte = rtts(f(&timings(&labels)[1]["first_byte_ms"]));
+        let expect = if on { 1.0 } else { 2.0 };
+        assert!(
+            within(first_byte, expect - 0.2, expect + 0.4),
+            "{name}: first byte after {first_byte:.2} RTT"
+        );
+        for view in &views {
+            let outcome = view[1]["handshake"]["tfo"]["outcome"].as_str();
+            assert_eq!(outcome, on.then_some("accepted"), "{name}");
+        }
+    }
+    for (name, slow) in [
+        ("slow-reader-builtin", true),
+        ("fast-reader-builtin", false),
+    ] {
+        let (_, views) = run(&dir, name);
+        for c in views.iter().flatten() {
+            let zw = c["client_to_server"]["zero_windows"].as_u64().unwrap();
+            assert_eq!(
+                zw > 0,
+                slow,
+                "{name} stream {}: {zw} zero windows",
+                c["stream"]
+            );
+        }
+    }
+
     let after = (lab_namespaces(), allowed_cc());
     let leaked: Vec<_> = after.0.iter().filter(|n| !before.0.contains(n)).collect();
     assert!(

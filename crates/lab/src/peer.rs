@@ -1,0 +1,327 @@
+//! Built-in scenario peers, so the lab works with nothing installed. Each is
+//! a small blocking program run inside a lab namespace as
+//! `rttdoc lab peer KIND ...`; clients print one line per transfer in
+//! `curl -w` form (seconds): `connect tls first_byte total`.
+//!
+//! - `http-server`: HTTP/1.1 keep-alive; writes the response header and body
+//!   with one write or two (`--split`), Nagle on or off, optional TFO.
+//! - `http-client`: N requests on one connection, optional pause between
+//!   them, optional TFO (request in the SYN), optional small receive buffer
+//!   and slow reading (a zero window).
+//! - `rpc-server` / `rpc-client`: an SFTP-like upload: each block is a
+//!   96-byte header write and a 656-byte body write, then the client waits
+//!   for a 4-byte status (seed case 3: Nagle on the writer, delayed ACK on the
+//!   reader, one stall per block).
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::time::{Duration, Instant};
+
+fn set_int_opt(fd: i32, level: i32, name: i32, value: i32) -> io::Result<()> {
+    // SAFETY: setsockopt with a pointer to a live i32 and its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&value as *const i32).cast(),
+            std::mem::size_of::<i32>() as u32,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Options shared by the peers, parsed from `--name value` pairs.
+#[derive(Debug, Clone, Default)]
+pub struct PeerArgs {
+    pub listen: Option<SocketAddr>,
+    pub connect: Option<SocketAddr>,
+    pub nodelay: bool,
+    pub split: bool,
+    pub tfo: bool,
+    pub requests: u32,
+    pub pause_ms: u64,
+    pub body: usize,
+    pub blocks: u32,
+    pub rcvbuf: Option<i32>,
+    pub read_delay_ms: u64,
+}
+
+impl PeerArgs {
+    pub fn parse(args: &[String]) -> Result<PeerArgs, String> {
+        let mut p = PeerArgs {
+            requests: 1,
+            body: 3000,
+            blocks: 50,
+            ..Default::default()
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = || {
+                it.next()
+                    .cloned()
+                    .ok_or_else(|| format!("{a} needs a value"))
+            };
+            let num = |v: String| {
+                v.parse::<u64>()
+                    .map_err(|_| format!("{a}: not a number: {v}"))
+            };
+            match a.as_str() {
+                "--listen" => {
+                    p.listen = Some(value()?.parse().map_err(|e| format!("--listen: {e}"))?)
+                }
+                "--connect" => {
+                    p.connect = Some(value()?.parse().map_err(|e| format!("--connect: {e}"))?)
+                }
+                "--nodelay" => p.nodelay = true,
+                "--split" => p.split = true,
+                "--tfo" => p.tfo = true,
+                "--requests" => p.requests = num(value()?)? as u32,
+                "--pause-ms" => p.pause_ms = num(value()?)?,
+                "--body" => p.body = num(value()?)? as usize,
+                "--blocks" => p.blocks = num(value()?)? as u32,
+                "--rcvbuf" => p.rcvbuf = Some(num(value()?)? as i32),
+                "--read-delay-ms" => p.read_delay_ms = num(value()?)?,
+                other => return Err(format!("unknown peer option {other}")),
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// Runs the peer `kind` until it is done (clients) or killed (servers).
+pub fn run(kind: &str, args: &PeerArgs) -> io::Result<()> {
+    match kind {
+        "http-server" => http_server(args),
+        "http-client" => http_client(args),
+        "rpc-server" => rpc_server(args),
+        "rpc-client" => rpc_client(args),
+        other => Err(io::Error::other(format!("unknown peer {other}"))),
+    }
+}
+
+fn listener(args: &PeerArgs) -> io::Result<TcpListener> {
+    let addr = args
+        .listen
+        .ok_or_else(|| io::Error::other("--listen ADDR:PORT is required"))?;
+    let l = TcpListener::bind(addr)?;
+    if args.tfo {
+        set_int_opt(l.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_FASTOPEN, 256)?;
+    }
+    Ok(l)
+}
+
+fn serve(args: &PeerArgs, handler: fn(TcpStream, &PeerArgs) -> io::Result<()>) -> io::Result<()> {
+    let l = listener(args)?;
+    for conn in l.incoming() {
+        let conn = conn?;
+        conn.set_nodelay(args.nodelay)?;
+        let a = args.clone();
+        std::thread::spawn(move || {
+            let _ = handler(conn, &a);
+        });
+    }
+    Ok(())
+}
+
+fn http_server(args: &PeerArgs) -> io::Result<()> {
+    serve(args, |conn, args| {
+        let mut reader = BufReader::new(conn.try_clone()?);
+        let mut out = conn;
+        let body = vec![b'x'; args.body];
+        loop {
+            // Read one request head.
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if reader.read_line(&mut line)? == 0 {
+                    return Ok(());
+                }
+                if line == "\r\n" || line == "\n" {
+                    break;
+                }
+            }
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nServer: rttdoc-lab\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            if args.split {
+                out.write_all(head.as_bytes())?;
+                out.write_all(&body)?;
+            } else {
+                let mut all = head.into_bytes();
+                all.extend_from_slice(&body);
+                out.write_all(&all)?;
+            }
+        }
+    })
+}
+
+/// Connects, sending `first` in the SYN when TFO is asked for (the kernel
+/// falls back to a normal handshake without a cookie).
+fn connect(args: &PeerArgs, first: &[u8]) -> io::Result<(TcpStream, bool)> {
+    let addr = args
+        .connect
+        .ok_or_else(|| io::Error::other("--connect ADDR:PORT is required"))?;
+    let SocketAddr::V4(v4) = addr else {
+        return Err(io::Error::other("IPv4 only"));
+    };
+    // SAFETY: a fresh socket; ownership moves into TcpStream below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is ours and valid.
+    let stream = unsafe { TcpStream::from_raw_fd(fd) };
+    if let Some(size) = args.rcvbuf {
+        set_int_opt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, size)?;
+    }
+    let sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as u16,
+        sin_port: v4.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(v4.ip().octets()),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as u32;
+    if args.tfo {
+        // SAFETY: sendto with a valid buffer and address.
+        let r = unsafe {
+            libc::sendto(
+                fd,
+                first.as_ptr().cast(),
+                first.len(),
+                libc::MSG_FASTOPEN,
+                (&sin as *const libc::sockaddr_in).cast(),
+                len,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut s = stream;
+        if (r as usize) < first.len() {
+            s.write_all(&first[r as usize..])?;
+        }
+        return Ok((s, true));
+    }
+    // SAFETY: connect with a valid address.
+    if unsafe { libc::connect(fd, (&sin as *const libc::sockaddr_in).cast(), len) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((stream, false))
+}
+
+fn print_timing(connect: Duration, first_byte: Duration, total: Duration) {
+    let s = |d: Duration| d.as_secs_f64();
+    println!(
+        "{:.6} {:.6} {:.6} {:.6}",
+        s(connect),
+        s(connect),
+        s(first_byte),
+        s(total)
+    );
+}
+
+fn http_client(args: &PeerArgs) -> io::Result<()> {
+    let host = args.connect.map(|a| a.ip().to_string()).unwrap_or_default();
+    let request = format!("GET / HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rttdoc-lab\r\n\r\n");
+    let start = Instant::now();
+    let (mut s, sent) = connect(args, request.as_bytes())?;
+    s.set_nodelay(args.nodelay)?;
+    let connected = start.elapsed();
+    let mut reader = BufReader::new(s.try_clone()?);
+    for i in 0..args.requests {
+        // Like curl -w, the first transfer's times count from the start
+        // (connect included), later ones from their own start.
+        let t0 = if i == 0 { start } else { Instant::now() };
+        if i > 0 || !sent {
+            s.write_all(request.as_bytes())?;
+        }
+        // Response head, then Content-Length bytes.
+        let mut len = 0usize;
+        let mut line = String::new();
+        let mut first = None;
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Err(io::Error::other("connection closed mid-response"));
+            }
+            first.get_or_insert_with(|| t0.elapsed());
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut left = len;
+        let mut buf = vec![0u8; 4096];
+        while left > 0 {
+            if args.read_delay_ms > 0 {
+                std::thread::sleep(Duration::from_millis(args.read_delay_ms));
+            }
+            let n = reader.read(&mut buf[..left.min(4096)])?;
+            if n == 0 {
+                return Err(io::Error::other("connection closed mid-body"));
+            }
+            left -= n;
+        }
+        let (c, f, t) = (
+            if i == 0 { connected } else { Duration::ZERO },
+            first.unwrap_or_default(),
+            t0.elapsed(),
+        );
+        print_timing(c, f, t);
+        if args.pause_ms > 0 && i + 1 < args.requests {
+            std::thread::sleep(Duration::from_millis(args.pause_ms));
+        }
+    }
+    Ok(())
+}
+
+const RPC_HEADER: usize = 96;
+const RPC_BODY: usize = 656;
+
+fn rpc_server(args: &PeerArgs) -> io::Result<()> {
+    serve(args, |mut conn, _| {
+        let mut block = vec![0u8; RPC_HEADER + RPC_BODY];
+        loop {
+            if conn.read_exact(&mut block).is_err() {
+                return Ok(());
+            }
+            conn.write_all(b"OK\r\n")?;
+        }
+    })
+}
+
+fn rpc_client(args: &PeerArgs) -> io::Result<()> {
+    let start = Instant::now();
+    let (mut s, _) = connect(
+        &PeerArgs {
+            tfo: false,
+            ..args.clone()
+        },
+        &[],
+    )?;
+    s.set_nodelay(args.nodelay)?;
+    let connected = start.elapsed();
+    let header = [b'h'; RPC_HEADER];
+    let body = [b'b'; RPC_BODY];
+    let mut status = [0u8; 4];
+    let mut first = None;
+    for _ in 0..args.blocks {
+        // Two writes per block, then wait for the status: the SFTP pattern.
+        s.write_all(&header)?;
+        s.write_all(&body)?;
+        s.read_exact(&mut status)?;
+        first.get_or_insert_with(|| start.elapsed());
+    }
+    print_timing(connected, first.unwrap_or_default(), start.elapsed());
+    Ok(())
+}
