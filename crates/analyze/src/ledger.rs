@@ -83,9 +83,16 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
     // which packet answered which (Karn), so data/ACK and timestamp samples
     // come first, the last SYN to the ACK only as a last resort.
     let clean = c.syn_count == 1 && c.syn_ack_count == 1;
+    // A clean handshake can still be slowed by the host (a busy server
+    // answering the SYN late); samples from both directions over the whole
+    // connection bound it from below when they are smaller.
     let handshake_rtt = match (c.first_syn, c.handshake_ack) {
         (Some(syn), Some(ack)) if clean && ack.ts_ns > syn.ts_ns => {
-            Some((ack.ts_ns - syn.ts_ns, RttSource::Handshake))
+            let hs = ack.ts_ns - syn.ts_ns;
+            Some(match c.rtt.two_sided_estimate() {
+                Some(est) if est < hs && est * 10 > hs * 8 => (est, RttSource::Handshake),
+                _ => (hs, RttSource::Handshake),
+            })
         }
         _ => None,
     };

@@ -96,6 +96,19 @@ impl RttSamples {
         }
     }
 
+    /// Like [`estimate`](Self::estimate), but only when both directions
+    /// gave samples, so the result cannot be one side's turnaround alone.
+    pub fn two_sided_estimate(&self) -> Option<i64> {
+        let both = |a: [Option<i64>; 2]| match a {
+            [Some(x), Some(y)] => combine(Some(x), Some(y)),
+            _ => None,
+        };
+        match (both(self.data_min), both(self.ts_min)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The smallest sample of any kind, for thresholds while tracking.
     pub fn best_ns(&self) -> Option<i64> {
         let both = |a: [Option<i64>; 2]| combine(a[0], a[1]);

@@ -15,6 +15,7 @@ pub mod netns;
 pub mod pcapng;
 pub mod peer;
 pub mod scenario;
+pub mod tls_peer;
 pub mod tun;
 
 use std::io;
@@ -223,6 +224,16 @@ impl Drop for Lab {
             e.stop();
         }
     }
+}
+
+/// Runs the built-in peer `kind` (`rttdoc lab peer KIND ARGS`).
+pub fn run_peer(kind: &str, args: &[String]) -> Result<(), String> {
+    let result = match kind {
+        "tls-server" => tls_peer::TlsArgs::parse(args).map(|a| tls_peer::server(&a))?,
+        "tls-client" => tls_peer::TlsArgs::parse(args).map(|a| tls_peer::client(&a))?,
+        _ => peer::PeerArgs::parse(args).map(|a| peer::run(kind, &a))?,
+    };
+    result.map_err(|e| e.to_string())
 }
 
 /// Writes the client-side, server-side and two-interface captures.

@@ -40,7 +40,10 @@ fn set_int_opt(fd: i32, level: i32, name: i32, value: i32) -> io::Result<()> {
 pub struct PeerArgs {
     pub listen: Option<SocketAddr>,
     pub connect: Option<SocketAddr>,
+    /// TCP_NODELAY on servers and on the RPC uploader; the HTTP client uses
+    /// TCP_NODELAY like curl unless `--nagle`.
     pub nodelay: bool,
+    pub nagle: bool,
     pub split: bool,
     pub tfo: bool,
     pub requests: u32,
@@ -78,6 +81,7 @@ impl PeerArgs {
                     p.connect = Some(value()?.parse().map_err(|e| format!("--connect: {e}"))?)
                 }
                 "--nodelay" => p.nodelay = true,
+                "--nagle" => p.nagle = true,
                 "--split" => p.split = true,
                 "--tfo" => p.tfo = true,
                 "--requests" => p.requests = num(value()?)? as u32,
@@ -233,7 +237,7 @@ fn http_client(args: &PeerArgs) -> io::Result<()> {
     let request = format!("GET / HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rttdoc-lab\r\n\r\n");
     let start = Instant::now();
     let (mut s, sent) = connect(args, request.as_bytes())?;
-    s.set_nodelay(args.nodelay)?;
+    s.set_nodelay(!args.nagle)?;
     let connected = start.elapsed();
     let mut reader = BufReader::new(s.try_clone()?);
     for i in 0..args.requests {

@@ -281,6 +281,139 @@ fn slow_reader_builtin(ctx: &Ctx, slow: bool) -> Plan {
     p
 }
 
+/// A built-in TLS scenario: server and client flags, knobs and truth.
+fn tls_builtin(ctx: &Ctx, server: &[&str], client: &[&str], knobs: Value) -> Plan {
+    let mut p = builtin(
+        ctx,
+        peer_server("tls-server", server),
+        peer_client("tls-client", client),
+    );
+    p.knobs = knobs;
+    p
+}
+
+fn nagle_tls_builtin(ctx: &Ctx, nodelay: bool) -> Plan {
+    // OpenSSL's pattern: a 4096-byte first write, then the rest of a ~5 KB flight.
+    let mut server = vec![
+        "--first-write",
+        "4096",
+        "--chain",
+        "3",
+        "--leaf-bytes",
+        "3500",
+    ];
+    if nodelay {
+        server.push("--nodelay");
+    }
+    let mut p = tls_builtin(
+        ctx,
+        &server,
+        &[],
+        json!({ "tcp_nodelay": nodelay, "first_write": 4096, "flight": "about 5 KB" }),
+    );
+    if !nodelay {
+        p.pathologies = json!([{ "kind": "nagle_hold", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
+    }
+    p.expected = json!({ "tls_handshake_rtts": if nodelay { 1.0 } else { 2.0 } });
+    p
+}
+
+fn think_builtin(ctx: &Ctx, think_ms: u64) -> Plan {
+    let ms = think_ms.to_string();
+    let mut p = tls_builtin(
+        ctx,
+        &["--nodelay", "--think-ms", &ms],
+        &[],
+        json!({ "server_think_ms": think_ms }),
+    );
+    if think_ms > 0 {
+        p.pathologies = json!([{ "kind": "server_think_time", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_ms": think_ms }]);
+    }
+    p
+}
+
+fn hrr_builtin(ctx: &Ctx, hrr: bool) -> Plan {
+    let server: &[&str] = if hrr {
+        &["--nodelay", "--hrr"]
+    } else {
+        &["--nodelay"]
+    };
+    let mut p = tls_builtin(
+        ctx,
+        server,
+        &[],
+        json!({ "server_groups": if hrr { "secp384r1 only" } else { "default" } }),
+    );
+    if hrr {
+        p.pathologies = json!([{ "kind": "hello_retry_request", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0, "group": "secp384r1" }]);
+    }
+    p.expected = json!({ "tls_handshake_rtts": if hrr { 2.0 } else { 1.0 } });
+    p
+}
+
+/// Two connections per run; the second can resume (and send 0-RTT data).
+fn resume_builtin(ctx: &Ctx, tls12: bool, resume: bool, early: bool) -> Plan {
+    let mut server = vec!["--nodelay"];
+    let mut client = vec!["--connections", "2"];
+    if tls12 {
+        server.push("--tls12");
+        client.push("--tls12");
+    }
+    if resume && !tls12 {
+        server.extend(["--tickets", "2"]);
+    }
+    if early {
+        server.push("--early-data");
+        client.push("--early-data");
+    }
+    let mut p = tls_builtin(
+        ctx,
+        &server,
+        &client,
+        json!({ "tls": if tls12 { "1.2" } else { "1.3" }, "resumption": resume, "early_data": early }),
+    );
+    let second: Vec<u32> = (0..ctx.runs).map(|r| 2 * r + 1).collect();
+    p.pathologies = match (resume, early) {
+        (true, true) => json!([{ "kind": "early_data", "streams": second, "saved_rtts": 1.0 }]),
+        (true, false) => json!([{ "kind": "resumption", "streams": second }]),
+        _ => json!([{ "kind": "resumption_missed", "streams": second }]),
+    };
+    p
+}
+
+fn tickets_nagle_builtin(ctx: &Ctx, nodelay: bool) -> Plan {
+    let mut server = vec!["--tickets", "2", "--body", "300"];
+    if nodelay {
+        server.push("--nodelay");
+    }
+    let mut p = tls_builtin(
+        ctx,
+        &server,
+        &[],
+        json!({ "tcp_nodelay": nodelay, "tls13_tickets": 2 }),
+    );
+    if !nodelay {
+        p.pathologies = json!([{ "kind": "nagle_delayed_ack", "phase": "first_byte", "streams": ctx.all_streams(),
+            "why": "the response waits behind the unacknowledged session tickets until the client's (delayed) ACK" }]);
+    }
+    p
+}
+
+fn initcwnd_builtin(ctx: &Ctx, big: bool) -> Plan {
+    let bytes = if big { "18000" } else { "0" };
+    let mut p = tls_builtin(
+        ctx,
+        &["--nodelay", "--chain", "2", "--leaf-bytes", bytes],
+        &[],
+        json!({ "leaf_padding_bytes": bytes }),
+    );
+    if big {
+        p.pathologies = json!([{ "kind": "initcwnd_limited", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
+    }
+    p.expected = json!({ "tls_handshake_rtts": if big { 2.0 } else { 1.0 } });
+    p
+}
+
 fn nagle_tls(ctx: &Ctx, nodelay: bool) -> Plan {
     let mut p = base(
         ctx,
@@ -463,6 +596,20 @@ fn slow_start_after_idle(ctx: &Ctx, enabled: bool) -> Plan {
 }
 
 pub const CATALOG: &[Scenario] = &[
+    Scenario { name: "tls13-nagle-builtin", summary: "built-in TLS 1.3 server writing its ~5 KB flight as 4096 bytes then the rest, Nagle on: handshake 2 RTT", control_of: None, needs: &[], plan: |c| nagle_tls_builtin(c, false) },
+    Scenario { name: "tls13-nodelay-builtin", summary: "control: TCP_NODELAY, handshake 1 RTT", control_of: Some("tls13-nagle-builtin"), needs: &[], plan: |c| nagle_tls_builtin(c, true) },
+    Scenario { name: "think-time-builtin", summary: "the server thinks 100 ms before its ServerHello (slow key, busy CPU)", control_of: None, needs: &[], plan: |c| think_builtin(c, 100) },
+    Scenario { name: "no-think-builtin", summary: "control: no think time", control_of: Some("think-time-builtin"), needs: &[], plan: |c| think_builtin(c, 0) },
+    Scenario { name: "hrr-builtin", summary: "the server only takes secp384r1, the client sent x25519: HelloRetryRequest, +1 RTT", control_of: None, needs: &[], plan: |c| hrr_builtin(c, true) },
+    Scenario { name: "no-hrr-builtin", summary: "control: the server takes x25519", control_of: Some("hrr-builtin"), needs: &[], plan: |c| hrr_builtin(c, false) },
+    Scenario { name: "tls13-resumption-builtin", summary: "TLS 1.3 with tickets, two connections per run: the second resumes", control_of: None, needs: &[], plan: |c| resume_builtin(c, false, true, false) },
+    Scenario { name: "tls13-no-tickets-builtin", summary: "control: no tickets, both handshakes full", control_of: Some("tls13-resumption-builtin"), needs: &[], plan: |c| resume_builtin(c, false, false, false) },
+    Scenario { name: "zero-rtt-builtin", summary: "TLS 1.3 0-RTT: the resumed connection sends its request as early data and gets the answer 1 RTT sooner", control_of: None, needs: &[], plan: |c| resume_builtin(c, false, true, true) },
+    Scenario { name: "tls12-resumption-builtin", summary: "TLS 1.2, two connections per run: the first takes 2 RTT, the resumed one 1 RTT", control_of: None, needs: &[], plan: |c| resume_builtin(c, true, true, false) },
+    Scenario { name: "tickets-nagle-builtin", summary: "TLS 1.3 session tickets then a small response, Nagle on: the response waits for the ACK of the tickets", control_of: None, needs: &[], plan: |c| tickets_nagle_builtin(c, false) },
+    Scenario { name: "tickets-nodelay-builtin", summary: "control: TCP_NODELAY", control_of: Some("tickets-nagle-builtin"), needs: &[], plan: |c| tickets_nagle_builtin(c, true) },
+    Scenario { name: "initcwnd-builtin", summary: "a ~20 KB certificate chain, over the initial window: the flight waits for ACKs, handshake 2 RTT", control_of: None, needs: &[], plan: |c| initcwnd_builtin(c, true) },
+    Scenario { name: "small-cert-builtin", summary: "control: a small chain, handshake 1 RTT", control_of: Some("initcwnd-builtin"), needs: &[], plan: |c| initcwnd_builtin(c, false) },
     Scenario { name: "wwr-split-builtin", summary: "built-in HTTP server, header and body in two writes with Nagle, 5 keep-alive requests: each body waits for the ACK of its header", control_of: None, needs: &[], plan: |c| wwr_builtin(c, "split") },
     Scenario { name: "wwr-joined-builtin", summary: "control: header and body in one write", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "joined") },
     Scenario { name: "wwr-nodelay-builtin", summary: "control: two writes with TCP_NODELAY", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "nodelay") },

@@ -294,22 +294,13 @@ fn lab(command: LabCommand) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        LabCommand::Peer { kind, args } => {
-            let parsed = match rttdoc_lab::peer::PeerArgs::parse(&args) {
-                Ok(p) => p,
-                Err(e) => {
-                    eprintln!("rttdoc: error: lab peer {kind}: {e}");
-                    return ExitCode::from(1);
-                }
-            };
-            match rttdoc_lab::peer::run(&kind, &parsed) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("rttdoc: error: lab peer {kind}: {e}");
-                    ExitCode::from(1)
-                }
+        LabCommand::Peer { kind, args } => match rttdoc_lab::run_peer(&kind, &args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("rttdoc: error: lab peer {kind}: {e}");
+                ExitCode::from(1)
             }
-        }
+        },
         LabCommand::Run(args) => {
             let RunArgs {
                 name,

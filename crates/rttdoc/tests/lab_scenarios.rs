@@ -14,6 +14,9 @@ use std::process::Command;
 /// part of a round trip.
 const RTT_MS: f64 = 50.0;
 
+/// Lab runs time packets on a 2-core machine: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn lab_namespaces() -> Vec<String> {
     let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
     String::from_utf8_lossy(&out.stdout)
@@ -119,6 +122,7 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
     if !require("lab_scenarios", &["ip", "nginx", "curl", "openssl"], true) {
         return;
     }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = (lab_namespaces(), allowed_cc());
     let dir = TempDir::new("lab");
 
@@ -388,6 +392,85 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
         }
     }
 
+    // Built-in TLS peers.
+    for (name, expect) in [
+        ("tls13-nagle-builtin", 2.0),
+        ("tls13-nodelay-builtin", 1.0),
+        ("hrr-builtin", 2.0),
+        ("no-hrr-builtin", 1.0),
+        ("initcwnd-builtin", 2.0),
+        ("small-cert-builtin", 1.0),
+        ("no-think-builtin", 1.0),
+    ] {
+        let views = assert_tls_handshake(&dir, name, expect);
+        for c in views.iter().flatten() {
+            assert_eq!(
+                c["tls"]["hello_retry_request"],
+                name == "hrr-builtin",
+                "{name}"
+            );
+        }
+    }
+    // 100 ms of think time before the ServerHello: 1 RTT + 100 ms.
+    let views = assert_tls_handshake(&dir, "think-time-builtin", 1.0 + 100.0 / RTT_MS);
+    assert!(views
+        .iter()
+        .flatten()
+        .all(|c| f(&row(c, "tls_handshake", None)["excess_ms"]) > 80.0));
+    for (name, version, resumes) in [
+        ("tls13-resumption-builtin", "TLS 1.3", true),
+        ("tls13-no-tickets-builtin", "TLS 1.3", false),
+        ("tls12-resumption-builtin", "TLS 1.2", true),
+        ("zero-rtt-builtin", "TLS 1.3", true),
+    ] {
+        let (labels, views) = run(&dir, name);
+        for c in views.iter().flatten() {
+            let second = c["stream"].as_u64().unwrap() % 2 == 1;
+            assert_eq!(c["tls"]["version"], version, "{name}");
+            assert_eq!(
+                c["tls"]["resumed"],
+                resumes && second,
+                "{name} stream {}",
+                c["stream"]
+            );
+            assert_eq!(
+                c["tls"]["early_data_offered"],
+                name == "zero-rtt-builtin" && second,
+                "{name} stream {}",
+                c["stream"]
+            );
+        }
+        // curl-like lines: one per connection; with 0-RTT the resumed
+        // connection's answer comes 1 RTT after the TCP handshake.
+        let t = timings(&labels);
+        let first_byte = rtts(f(&t[1]["first_byte_ms"]));
+        let expect = if name == "zero-rtt-builtin" {
+            2.0
+        } else if version == "TLS 1.2" && !resumes {
+            4.0
+        } else {
+            3.0
+        };
+        assert!(
+            within(first_byte, expect - 0.2, expect + 0.4),
+            "{name}: second connection's first byte after {first_byte:.2} RTT"
+        );
+    }
+    for (name, held) in [
+        ("tickets-nagle-builtin", true),
+        ("tickets-nodelay-builtin", false),
+    ] {
+        let (labels, _) = run(&dir, name);
+        for t in timings(&labels) {
+            let after_tls = rtts(f(&t["first_byte_ms"]) - f(&t["tls_ms"]));
+            assert_eq!(
+                after_tls > 1.7,
+                held,
+                "{name}: response {after_tls:.2} RTT after the handshake"
+            );
+        }
+    }
+
     let after = (lab_namespaces(), allowed_cc());
     let leaked: Vec<_> = after.0.iter().filter(|n| !before.0.contains(n)).collect();
     assert!(
@@ -433,6 +516,7 @@ fn an_interrupted_lab_run_removes_its_namespaces() {
     ) {
         return;
     }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("lab-sigint");
     let cc_before = allowed_cc();
     let mut child = Command::new(rttdoc_bin())
