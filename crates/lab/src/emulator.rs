@@ -45,6 +45,8 @@ pub struct WanConfig {
     pub client_to_server: PathConfig,
     pub server_to_client: PathConfig,
     pub seed: u64,
+    /// MTU of both hosts' TUN devices (the path MTU).
+    pub mtu: u32,
 }
 
 impl WanConfig {
@@ -59,6 +61,7 @@ impl WanConfig {
             client_to_server: one_way.clone(),
             server_to_client: one_way,
             seed: 1,
+            mtu: 1500,
         }
     }
 }

@@ -142,7 +142,7 @@ pub fn check_environment() -> Result<(), String> {
     Ok(())
 }
 
-fn setup_side(ns: &Netns, tun: &Tun, local: &str, peer: &str) -> io::Result<()> {
+fn setup_side(ns: &Netns, tun: &Tun, local: &str, peer: &str, mtu: u32) -> io::Result<()> {
     // No IPv6: link-local autoconfiguration would put router solicitations
     // on the path, shifting scripted drops ("the 1st packet") off the SYN.
     ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
@@ -160,7 +160,15 @@ fn setup_side(ns: &Netns, tun: &Tun, local: &str, peer: &str) -> io::Result<()> 
         "dev",
         &tun.name,
     ])?;
-    ns.run(&["ip", "link", "set", &tun.name, "up", "mtu", "1500"])?;
+    ns.run(&[
+        "ip",
+        "link",
+        "set",
+        &tun.name,
+        "up",
+        "mtu",
+        &mtu.to_string(),
+    ])?;
     ns.run(&[
         "ip",
         "route",
@@ -184,8 +192,8 @@ impl Lab {
         let tag = format!("{}{n}", pid % 1_000_000);
         let ctun = Tun::create(&format!("rtdc{tag}"))?;
         let stun = Tun::create(&format!("rtds{tag}"))?;
-        setup_side(&client, &ctun, CLIENT_IP, SERVER_IP)?;
-        setup_side(&server, &stun, SERVER_IP, CLIENT_IP)?;
+        setup_side(&client, &ctun, CLIENT_IP, SERVER_IP, config.mtu)?;
+        setup_side(&server, &stun, SERVER_IP, CLIENT_IP, config.mtu)?;
         let (client_dev, server_dev) = (ctun.name.clone(), stun.name.clone());
         let emulator = Some(Emulator::start(ctun, stun, config));
         Ok(Lab {

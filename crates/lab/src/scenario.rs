@@ -988,6 +988,8 @@ pub struct Overrides {
     pub initcwnd: Option<u32>,
     /// Client route `quickack 1`: no delayed ACKs from the client.
     pub quickack: bool,
+    /// Path MTU (both TUN devices).
+    pub mtu: Option<u32>,
     pub server_sysctls: Vec<(String, String)>,
     pub client_sysctls: Vec<(String, String)>,
 }
@@ -1003,6 +1005,7 @@ impl Overrides {
             && self.drop_s2c.is_empty()
             && self.initcwnd.is_none()
             && !self.quickack
+            && self.mtu.is_none()
             && self.server_sysctls.is_empty()
             && self.client_sysctls.is_empty()
     }
@@ -1033,6 +1036,9 @@ impl Overrides {
         if self.quickack {
             p.client_route
                 .extend(["quickack".to_string(), "1".to_string()]);
+        }
+        if let Some(mtu) = self.mtu {
+            p.wan.mtu = mtu;
         }
         p.server_sysctls.extend(self.server_sysctls.iter().cloned());
         p.client_sysctls.extend(self.client_sysctls.iter().cloned());

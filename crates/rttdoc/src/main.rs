@@ -60,6 +60,21 @@ enum Command {
 enum LabCommand {
     /// List the scenarios.
     List,
+    /// Run a scenario and its control(s) and print their timings side by side.
+    Compare {
+        /// Scenario name (see `rttdoc lab list`).
+        name: String,
+        #[arg(long, default_value = "36ms", value_parser = parse_duration)]
+        rtt: Duration,
+        #[arg(long, default_value_t = 5)]
+        runs: u32,
+        /// Output directory (one subdirectory per scenario).
+        #[arg(long, default_value = "lab-out")]
+        out: std::path::PathBuf,
+        /// Print the table as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run a built-in peer (used inside lab namespaces).
     #[command(hide = true)]
     Peer {
@@ -126,6 +141,9 @@ struct RunArgs {
     /// Client route quickack: the client ACKs at once, no delayed ACK.
     #[arg(long)]
     quickack: bool,
+    /// Path MTU (both hosts' interfaces), e.g. 1280.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(576..=9000))]
+    mtu: Option<u32>,
     /// Server sysctl, e.g. net.ipv4.tcp_slow_start_after_idle=0 (repeatable).
     #[arg(long, value_parser = parse_kv)]
     server_sysctl: Vec<(String, String)>,
@@ -294,6 +312,100 @@ fn lab(command: LabCommand) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        LabCommand::Compare {
+            name,
+            rtt,
+            runs,
+            out,
+            json,
+        } => {
+            let Some(s) = scenario::find(&name) else {
+                eprintln!("rttdoc: error: no scenario {name:?} (see `rttdoc lab list`)");
+                return ExitCode::from(1);
+            };
+            if let Err(e) = rttdoc_lab::check_environment() {
+                eprintln!("rttdoc: error: {e}");
+                return ExitCode::from(1);
+            }
+            // The scenario, and every scenario that is its control (or the
+            // scenario it is the control of, with that one's other controls).
+            let base = s.control_of.unwrap_or(s.name);
+            let mut group: Vec<&scenario::Scenario> = scenario::CATALOG
+                .iter()
+                .filter(|c| c.name == base || c.control_of == Some(base))
+                .collect();
+            group.sort_by_key(|c| c.control_of.is_some());
+            let certs = std::env::var_os("RTTDOC_LAB_CERTS").map(std::path::PathBuf::from);
+            let mut rows = Vec::new();
+            for c in group {
+                let opts = RunOptions {
+                    rtt,
+                    runs,
+                    out: out.join(c.name),
+                    certs: certs.clone(),
+                    overrides: Default::default(),
+                };
+                match scenario::run(c, &opts) {
+                    Ok(r) => rows.push((c.name, r.timings)),
+                    Err(e) => {
+                        eprintln!("rttdoc: error: lab run {} failed: {e}", c.name);
+                        return ExitCode::from(1);
+                    }
+                }
+            }
+            type Column = (&'static str, fn(&Timing) -> f64);
+            let cols: [Column; 4] = [
+                ("connect", |t| t.connect_ms),
+                ("tls", |t| t.tls_ms),
+                ("first_byte", |t| t.first_byte_ms),
+                ("total", |t| t.total_ms),
+            ];
+            if json {
+                let doc: Vec<serde_json::Value> = rows
+                    .iter()
+                    .map(|(n, t)| {
+                        let m: serde_json::Map<String, serde_json::Value> = cols
+                            .iter()
+                            .map(|(c, f)| {
+                                let (med, p95) = median_p95(&t.iter().map(f).collect::<Vec<_>>());
+                                (
+                                    c.to_string(),
+                                    serde_json::json!({ "median_ms": med, "p95_ms": p95 }),
+                                )
+                            })
+                            .collect();
+                        serde_json::json!({ "scenario": n, "timings_ms": m })
+                    })
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::json!({ "rtt_ms": rtt.as_secs_f64() * 1e3, "runs": runs, "scenarios": doc })
+                );
+                return ExitCode::SUCCESS;
+            }
+            println!(
+                "{runs} runs each over a {:.0} ms RTT path (median / P95, like curl -w):",
+                rtt.as_secs_f64() * 1e3
+            );
+            print!("{:<28}", "scenario");
+            for (c, _) in cols {
+                print!(" {c:>21}");
+            }
+            println!();
+            for (n, t) in &rows {
+                print!("{n:<28}");
+                for (_, f) in cols {
+                    let (m, p) = median_p95(&t.iter().map(f).collect::<Vec<_>>());
+                    if m.is_nan() {
+                        print!(" {:>21}", "-");
+                    } else {
+                        print!(" {:>21}", format!("{m:.1} / {p:.1} ms"));
+                    }
+                }
+                println!();
+            }
+            ExitCode::SUCCESS
+        }
         LabCommand::Peer { kind, args } => match rttdoc_lab::run_peer(&kind, &args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -325,6 +437,7 @@ fn lab(command: LabCommand) -> ExitCode {
                 drop_s2c: args.drop_s2c.clone(),
                 initcwnd: args.initcwnd,
                 quickack: args.quickack,
+                mtu: args.mtu,
                 server_sysctls: args.server_sysctl.clone(),
                 client_sysctls: args.client_sysctl.clone(),
             };

@@ -248,7 +248,7 @@ fn bundled_captures_agree_with_tshark() {
             // Lab and loopback fixtures use high ports: tell tshark which carry TLS.
             assert_agrees_with_tshark(
                 &path,
-                &["-d", "tcp.port==8443,tls", "-d", "tcp.port==18443,tls"],
+                &["-d", "tcp.port==8080,tls", "-d", "tcp.port==18443,tls"],
             );
             checked += 1;
         }

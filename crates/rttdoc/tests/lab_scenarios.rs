@@ -556,3 +556,52 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+#[test]
+fn compare_runs_a_scenario_beside_its_controls() {
+    if !require("compare_runs_a_scenario_beside_its_controls", &["ip"], true) {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("lab-compare");
+    let out = Command::new(rttdoc_bin())
+        .args([
+            "lab",
+            "compare",
+            "wwr-split-builtin",
+            "--rtt",
+            "20ms",
+            "--runs",
+            "2",
+            "--json",
+            "--out",
+        ])
+        .arg(dir.path("out"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = doc["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["scenario"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "wwr-split-builtin",
+            "wwr-joined-builtin",
+            "wwr-nodelay-builtin"
+        ]
+    );
+    let total = |i: usize| f(&doc["scenarios"][i]["timings_ms"]["total"]["p95_ms"]);
+    assert!(
+        total(0) > total(1) + 15.0,
+        "the pathology costs more than its control: {doc}"
+    );
+}
