@@ -14,6 +14,30 @@ use crate::rtt::RttSamples;
 use crate::seq;
 use crate::tls::TlsSession;
 
+/// Segments kept per connection for the detectors: the start of a
+/// connection (handshakes, first exchanges) is where round trips are lost
+/// most, and a bound keeps memory proportional to open connections.
+pub const TIMELINE_CAP: usize = 2048;
+
+/// One segment, compactly, for the detectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentRecord {
+    pub frame: u64,
+    pub ts_ns: i64,
+    pub dir: Direction,
+    /// Sequence number and end, relative to the sender's first sequence number.
+    pub seq: u32,
+    pub end: u32,
+    /// Acknowledgement, relative to the peer's first sequence number (valid when `ack_set`).
+    pub ack: u32,
+    pub ack_set: bool,
+    pub len: u32,
+    pub flags: u16,
+    pub window: u16,
+    /// Carries bytes never sent before.
+    pub new_data: bool,
+}
+
 /// A frame's identity on the capture clock.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stamp {
@@ -100,6 +124,7 @@ pub struct Connection {
     pub(crate) closed_at_ns: Option<i64>,
     /// SYN -> SYN-ACK of a clean handshake.
     syn_gap_ns: Option<i64>,
+    pub(crate) timeline: Vec<SegmentRecord>,
 }
 
 impl Connection {
@@ -135,6 +160,7 @@ impl Connection {
             ladder: ladder.then(Vec::new),
             closed_at_ns: None,
             syn_gap_ns: None,
+            timeline: Vec::new(),
         }
     }
 
@@ -308,6 +334,25 @@ impl Connection {
                     && self.half[r].stats.fin_frame.is_some()))
         {
             self.closed_at_ns = Some(at.ts_ns);
+        }
+
+        if self.timeline.len() < TIMELINE_CAP {
+            let base = self.half[d].base_seq.unwrap_or(seg.seq);
+            let peer_base = self.half[r].base_seq;
+            let seq_rel = seg.seq.wrapping_sub(base);
+            self.timeline.push(SegmentRecord {
+                frame: at.frame,
+                ts_ns: at.ts_ns,
+                dir,
+                seq: seq_rel,
+                end: seq_rel.wrapping_add(seg_len),
+                ack: peer_base.map_or(0, |b| seg.ack.wrapping_sub(b)),
+                ack_set: flags.ack() && peer_base.is_some(),
+                len: seg.payload_len,
+                flags: flags.0,
+                window: seg.window,
+                new_data,
+            });
         }
 
         if let Some(ladder) = &mut self.ladder {

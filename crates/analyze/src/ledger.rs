@@ -289,6 +289,10 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         }
     }
 
+    let tls_end_frame = ledger
+        .iter()
+        .find(|r| r.phase == "tls_handshake")
+        .map(|r| r.end_frame);
     let latency = |r: &&LedgerRow| r.phase != "transfer";
     let excess_rtts = ledger
         .iter()
@@ -300,7 +304,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         .filter(latency)
         .filter_map(|r| r.excess_ms)
         .sum();
-    ConnectionReport {
+    let mut report = ConnectionReport {
         stream: c.stream,
         client: c.client,
         server: c.server,
@@ -323,8 +327,45 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         excess_rtts,
         excess_ms,
         findings: Vec::new(),
+        unexplained_ms: 0.0,
         ladder: c.ladder.take(),
-    }
+    };
+    let facts = crate::detect::Facts {
+        report: &report,
+        timeline: &c.timeline,
+        exchanges: &c.exchanges.kept,
+        rtt_ns,
+        // At an endpoint, that endpoint's side of the path is zero: the
+        // SYN-ACK -> ACK gap there is the host's own turnaround, which must
+        // not reorder what it captured itself.
+        client_side_ns: if vantage == Vantage::Client {
+            0
+        } else {
+            shift_ns
+        },
+        server_side_ns: match vantage {
+            Vantage::Server => 0,
+            Vantage::Client => rtt_ns.unwrap_or(0),
+            _ => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
+        },
+        tls_end_frame,
+    };
+    let findings = crate::detect::run(&facts);
+    // What the latency phases lost that no finding accounts for.
+    let explained: f64 = findings
+        .iter()
+        .filter(|x| x.kind != "tls_extra_rtt" && x.cost_ms > 0.0)
+        .filter(|x| {
+            matches!(
+                x.phase,
+                Some("tcp_handshake" | "tls_handshake" | "first_byte")
+            )
+        })
+        .map(|x| x.cost_ms)
+        .sum();
+    report.unexplained_ms = (report.excess_ms - explained).max(0.0);
+    report.findings = findings;
+    report
 }
 
 #[cfg(test)]

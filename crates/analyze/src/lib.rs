@@ -13,6 +13,7 @@
 //! memory follows the number of open connections, not the capture size.
 
 mod connection;
+pub mod detect;
 mod exchange;
 mod ledger;
 pub mod model;

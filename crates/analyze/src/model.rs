@@ -214,14 +214,21 @@ pub enum Ending {
     Idle,
 }
 
-/// A cause found by a detector. Filled by the diagnosis stage.
+/// A cause found by a detector (see docs/findings.md for every kind).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
+    /// One of the documented kinds, e.g. `nagle_hold`.
     pub kind: &'static str,
     pub stream: u64,
+    /// Ledger phase the cost falls in (`tls_handshake`, `first_byte`,
+    /// `transfer`, `tcp_handshake`), if any.
+    pub phase: Option<&'static str>,
+    /// Wireshark frame numbers of the evidence (held segment, releasing ACK ...).
     pub frames: Vec<u64>,
+    /// Time it cost (negative: time it saved).
     pub cost_ms: f64,
     pub cost_rtts: Option<f64>,
+    /// 0..1: how sure the signature is from this vantage.
     pub confidence: f64,
     pub explanation: String,
     pub fix: String,
@@ -276,6 +283,8 @@ pub struct ConnectionReport {
     pub excess_rtts: f64,
     pub excess_ms: f64,
     pub findings: Vec<Finding>,
+    /// Latency-phase excess no finding accounts for (ms, >= 0).
+    pub unexplained_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ladder: Option<Vec<LadderEntry>>,
 }

@@ -1,0 +1,46 @@
+//! `hello_retry_request` — the TLS 1.3 server answered the ClientHello
+//! with a HelloRetryRequest (a ServerHello with the special random).
+//!
+//! Signature: ServerHello random = SHA-256("HelloRetryRequest"); the client
+//! sends a second ClientHello with a key share for the group the server
+//! named. Cost: one extra round trip (counted in the handshake's ideal).
+//! Fix: let the server accept the group clients send a share for first
+//! (nginx `ssl_ecdh_curve X25519:prime256v1:secp384r1;`), or have clients
+//! offer a share for the server's preferred group.
+
+use super::Facts;
+use crate::model::Finding;
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let Some(tls) = &f.report.tls else { return };
+    if !tls.hello_retry_request {
+        return;
+    }
+    let mut frames: Vec<u64> = tls
+        .messages
+        .iter()
+        .filter(|m| matches!(m.message.as_str(), "ClientHello" | "HelloRetryRequest"))
+        .map(|m| m.frame)
+        .collect();
+    frames.dedup();
+    let group = tls
+        .server_key_share
+        .clone()
+        .unwrap_or_else(|| "another group".into());
+    let offered = tls.client_key_shares.join(", ");
+    let mut x = f.finding("hello_retry_request", Some("tls_handshake"));
+    x.frames = frames;
+    x.cost_ms = f.rtt_ns.map(|r| r as f64 / 1e6).unwrap_or(0.0);
+    x.confidence = 1.0;
+    x.explanation = format!(
+        "The client sent key shares for [{offered}] but the server wanted {group}: it answered with a HelloRetryRequest and the client had to send a second ClientHello, one more round trip."
+    );
+    x.fix = format!(
+        "Let the server take a group clients already send a share for (nginx: ssl_ecdh_curve X25519:prime256v1:{group};), or configure clients to send a {group} share first."
+    );
+    x.display_filter = format!(
+        "tcp.stream eq {} && tls.handshake.type in {{1 2}}",
+        f.report.stream
+    );
+    out.push(x);
+}

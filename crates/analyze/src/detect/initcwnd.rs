@@ -1,0 +1,107 @@
+//! `initcwnd_limited` — the server's first flight was larger than its
+//! initial congestion window (10 x MSS, about 14.5 KB: RFC 6928) and paused
+//! for ACKs: typically a big certificate chain in the TLS handshake.
+//!
+//! Signature, on the server's clock, within its first flight (TLS handshake
+//! or first response): a silence of at least max(10 ms, RTT/2) between two
+//! new data segments, ended within max(2 ms, RTT/20) by the client's ACK,
+//! with at least 8 MSS unacknowledged before that ACK (the window was full,
+//! not Nagle). Cost: the silence. Says how many bytes the flight exceeded
+//! the initial window by.
+//! Fix: a smaller chain (ECDSA certificates, no root in the chain, fewer
+//! intermediates), certificate compression, or a larger initial window on
+//! the server's routes (`ip route change ... initcwnd 20`).
+
+use super::Facts;
+use crate::model::{Direction, Finding};
+use crate::seq;
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {
+        return;
+    };
+    let sender = Direction::ServerToClient;
+    let mss = f.mss(sender) as u64;
+    // The first flight: up to the end of the TLS handshake, or of the first response.
+    let end_frame = f
+        .tls_end_frame
+        .or_else(|| {
+            f.exchanges
+                .first()
+                .and_then(|x| x.response_last.map(|s| s.frame))
+        })
+        .unwrap_or(u64::MAX);
+    let mut events: Vec<(i64, &crate::connection::SegmentRecord)> = f
+        .timeline
+        .iter()
+        .filter(|r| r.frame <= end_frame)
+        .filter(|r| {
+            (r.dir == sender && r.len > 0 && r.new_data) || (r.dir == sender.reverse() && r.ack_set)
+        })
+        .map(|r| (f.on_clock_of(sender, r), r))
+        .collect();
+    events.sort_by_key(|(t, r)| (*t, r.frame));
+    let mut sent_end: Option<u32> = None;
+    let mut acked: Option<u32> = None;
+    let mut flight_bytes = 0u64;
+    // The last data segment: when, and how many bytes were in flight right
+    // after it (the window the sender had filled when it stopped).
+    let mut prev: Option<(i64, u64)> = None;
+    let mut release: Option<(i64, u64)> = None;
+    let mut pauses = Vec::new();
+    for (t, r) in events {
+        if r.dir != sender {
+            if acked.is_none_or(|a| seq::lt(a, r.ack)) {
+                acked = Some(r.ack);
+                release = Some((t, r.frame));
+            }
+            continue;
+        }
+        if let (Some((tp, in_flight)), Some((ta, ack_frame))) = (prev, release) {
+            let silence = t - tp;
+            if silence >= (rtt / 2).max(10_000_000)
+                && (t - ta).abs() <= (rtt / 20).max(2_000_000)
+                && in_flight >= 8 * mss
+            {
+                pauses.push((r.frame, ack_frame, silence));
+            }
+        }
+        flight_bytes += r.len as u64;
+        let end = sent_end.map_or(r.end, |e| seq::max(e, r.end));
+        sent_end = Some(end);
+        let in_flight = seq::diff(end, acked.unwrap_or(1)).max(0) as u64;
+        prev = Some((t, in_flight));
+    }
+    if pauses.is_empty() {
+        return;
+    }
+    let total: i64 = pauses.iter().map(|p| p.2).sum();
+    let phase = if f.tls_end_frame.is_some() {
+        "tls_handshake"
+    } else {
+        "transfer"
+    };
+    let mut x = f.finding("initcwnd_limited", Some(phase));
+    for (held, ack, _) in pauses.iter().take(8) {
+        x.frames.push(*held);
+        x.frames.push(*ack);
+    }
+    x.cost_ms = total as f64 / 1e6;
+    let iw = 10 * mss;
+    x.explanation = format!(
+        "The server's first flight ({flight_bytes} bytes) was larger than its initial congestion window (10 x {mss} = {iw} bytes, {} bytes over): \
+         it sent a full window, then waited {:.0} ms for the client's ACK (frame {}) before sending the rest.",
+        flight_bytes.saturating_sub(iw),
+        pauses[0].2 as f64 / 1e6,
+        pauses[0].1
+    );
+    x.fix = if f.tls_end_frame.is_some() {
+        "Shrink the certificate chain (ECDSA instead of RSA, don't send the root, fewer intermediates, fewer names), enable certificate compression, \
+         or raise the server's initial window: ip route change <route> initcwnd 20."
+            .into()
+    } else {
+        "Raise the server's initial window (ip route change <route> initcwnd 20) or make the first response smaller.".into()
+    };
+    x.display_filter = f.filter_frames(&x.frames);
+    out.push(x);
+}

@@ -1,0 +1,139 @@
+//! Diagnosis: detectors that name the cause of extra round trips and
+//! stalls. Each detector lives in its own file, whose doc comment is the
+//! packet signature it matches, the cost it attributes and the fix.
+//!
+//! Detectors work from any vantage: they reason on the clock of the host
+//! whose behaviour they judge. [`Facts`] converts capture timestamps to the
+//! client's clock (server packets + b) or the server's (client packets + s),
+//! where b and s are the client-side and server-side parts of the RTT.
+
+mod hello_retry_request;
+mod initcwnd;
+mod nagle;
+mod resumption;
+mod retransmission;
+mod server_think_time;
+mod slow_start_after_idle;
+mod syn_retransmit;
+mod tfo;
+mod tls_extra_rtt;
+mod zero_window;
+
+use crate::connection::SegmentRecord;
+use crate::exchange::Exchange;
+use crate::model::{ConnectionReport, Direction, Finding};
+
+/// Every finding kind rttdoc can report (docs/findings.md).
+pub const KINDS: &[&str] = &[
+    "nagle_hold",
+    "nagle_delayed_ack",
+    "write_write_read",
+    "tls_extra_rtt",
+    "server_think_time",
+    "initcwnd_limited",
+    "tfo_cookie_request",
+    "tfo_accepted",
+    "tfo_rejected",
+    "early_data",
+    "resumption",
+    "resumption_missed",
+    "hello_retry_request",
+    "zero_window",
+    "retransmission",
+    "rto_stall",
+    "syn_retransmit",
+    "slow_start_after_idle",
+];
+
+/// What detectors know about one connection.
+pub struct Facts<'a> {
+    pub report: &'a ConnectionReport,
+    pub timeline: &'a [SegmentRecord],
+    pub exchanges: &'a [Exchange],
+    pub rtt_ns: Option<i64>,
+    /// Client side of the RTT (b): server packets + b = client clock.
+    pub client_side_ns: i64,
+    /// Server side of the RTT (s): client packets + s = server clock.
+    pub server_side_ns: i64,
+    /// Last frame of the TLS handshake phase, if any.
+    pub tls_end_frame: Option<u64>,
+}
+
+impl Facts<'_> {
+    /// Timestamp of a segment on the clock of `host` (the sender of `host`
+    /// direction): its own packets as captured, the peer's shifted.
+    pub fn on_clock_of(&self, host: Direction, rec: &SegmentRecord) -> i64 {
+        if rec.dir == host {
+            rec.ts_ns
+        } else {
+            rec.ts_ns
+                + match host {
+                    Direction::ClientToServer => self.client_side_ns,
+                    Direction::ServerToClient => self.server_side_ns,
+                }
+        }
+    }
+
+    /// Bytes per full segment the sender in `dir` uses: the peer's MSS
+    /// option, less the 12 bytes of timestamps when they are on.
+    pub fn mss(&self, dir: Direction) -> u32 {
+        let h = &self.report.handshake;
+        let peer = match dir {
+            Direction::ClientToServer => h.server_mss,
+            Direction::ServerToClient => h.client_mss,
+        };
+        peer.unwrap_or(1460) as u32 - if h.timestamps { 12 } else { 0 }
+    }
+
+    pub fn rtts(&self, ns: i64) -> Option<f64> {
+        self.rtt_ns.filter(|r| *r > 0).map(|r| ns as f64 / r as f64)
+    }
+
+    pub fn finding(&self, kind: &'static str, phase: Option<&'static str>) -> Finding {
+        Finding {
+            kind,
+            stream: self.report.stream,
+            phase,
+            frames: Vec::new(),
+            cost_ms: 0.0,
+            cost_rtts: None,
+            confidence: 0.9,
+            explanation: String::new(),
+            fix: String::new(),
+            display_filter: format!("tcp.stream eq {}", self.report.stream),
+        }
+    }
+
+    /// `tcp.stream eq N && frame.number in {a b c}`.
+    pub fn filter_frames(&self, frames: &[u64]) -> String {
+        let list: Vec<String> = frames.iter().map(|f| f.to_string()).collect();
+        format!(
+            "tcp.stream eq {} && frame.number in {{{}}}",
+            self.report.stream,
+            list.join(" ")
+        )
+    }
+}
+
+/// Runs every detector on one connection.
+pub fn run(f: &Facts<'_>) -> Vec<Finding> {
+    let mut out = Vec::new();
+    syn_retransmit::detect(f, &mut out);
+    tfo::detect(f, &mut out);
+    hello_retry_request::detect(f, &mut out);
+    resumption::detect(f, &mut out);
+    server_think_time::detect(f, &mut out);
+    nagle::detect(f, &mut out);
+    initcwnd::detect(f, &mut out);
+    zero_window::detect(f, &mut out);
+    retransmission::detect(f, &mut out);
+    slow_start_after_idle::detect(f, &mut out);
+    // Last: it explains the TLS handshake's excess with what the others found.
+    tls_extra_rtt::detect(f, &mut out);
+    for finding in &mut out {
+        if finding.cost_rtts.is_none() {
+            finding.cost_rtts = f.rtts((finding.cost_ms * 1e6) as i64);
+        }
+    }
+    out
+}

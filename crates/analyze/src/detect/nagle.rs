@@ -1,0 +1,288 @@
+//! Nagle holds: `nagle_hold`, `nagle_delayed_ack`, `write_write_read`.
+//!
+//! Mechanism (RFC 896, Linux `tcp_nagle_check`): with Nagle on, a sender
+//! does not send a sub-MSS segment while an earlier sub-MSS segment is
+//! unacknowledged; the held data leaves when the ACK arrives. It costs a
+//! round trip, or the receiver's delayed-ACK timeout (40 ms Linux, 200 ms
+//! Windows/AIX) when the receiver has nothing to send back.
+//!
+//! Signature, on the sender's clock (its own packets as captured, the
+//! peer's shifted by the sender's side of the RTT), for each new data
+//! segment K of at most one MSS:
+//! - the sender was silent for at least max(10 ms, RTT/2) before K,
+//! - a pure ACK A from the receiver arrived during that silence and K left
+//!   within max(2 ms, RTT/20) after it (released by A; a data segment from
+//!   the receiver would make K a reply, not a release),
+//! - A acknowledged the last unacknowledged sub-MSS segment (what Nagle
+//!   waits for; full-size segments may still be in flight), and fewer than
+//!   8 MSS were in flight (so not the congestion window: see
+//!   `initcwnd_limited`).
+//!
+//! Kinds: `nagle_delayed_ack` when the receiver held A back for 25 ms or
+//! more after the data it acknowledges reached it (a delayed-ACK timer);
+//! otherwise `write_write_read` when K continues a plain-text response
+//! whose first part went out at once (a second write waiting for the ACK
+//! of the first), else `nagle_hold` (e.g. the end of a TLS server flight).
+//! Cost: the silence before K, summed per connection and kind.
+//! Fix: TCP_NODELAY on the sender (nginx `tcp_nodelay on;`), or one write
+//! per message (writev, a single buffer).
+
+use std::collections::VecDeque;
+
+use super::Facts;
+use crate::connection::SegmentRecord;
+use crate::model::{Direction, Finding};
+use crate::seq;
+
+/// A receiver that waits this long before ACKing is running a delayed-ACK timer.
+const DELAYED_ACK_NS: i64 = 25_000_000;
+
+struct Hold<'a> {
+    held: &'a SegmentRecord,
+    ack: &'a SegmentRecord,
+    silence_ns: i64,
+    ack_delay_ns: i64,
+}
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {
+        return;
+    };
+    for sender in [Direction::ClientToServer, Direction::ServerToClient] {
+        let holds = find_holds(f, sender, rtt);
+        report(f, sender, &holds, out);
+    }
+}
+
+fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>> {
+    let receiver = sender.reverse();
+    let mss = f.mss(sender);
+    let mut events: Vec<(i64, &SegmentRecord)> = f
+        .timeline
+        .iter()
+        .filter(|r| {
+            (r.dir == sender && r.len > 0 && r.new_data && r.flags & 0x02 == 0)
+                || (r.dir == receiver && r.ack_set)
+        })
+        .map(|r| (f.on_clock_of(sender, r), r))
+        .collect();
+    events.sort_by_key(|(t, r)| (*t, r.frame));
+    let mut outstanding: VecDeque<&SegmentRecord> = VecDeque::new();
+    let mut acked: Option<u32> = None;
+    let mut prev: Option<(i64, &SegmentRecord)> = None;
+    // The last ACK that advanced: when, which, whether it acknowledged the
+    // last unacknowledged sub-MSS segment (what Nagle waits for), and how
+    // many bytes were in flight before it.
+    let mut release: Option<(i64, &SegmentRecord, bool, u64)> = None;
+    // A release the peer's data interrupted, still valid for a segment that
+    // continues a TLS record begun before the silence (its bytes were
+    // written then, so it was held, not composed as a reply).
+    let mut parked: Option<(i64, &SegmentRecord, bool, u64)> = None;
+    let record_spans: Vec<(u64, u64)> = f
+        .report
+        .tls
+        .as_ref()
+        .map(|t| {
+            t.messages
+                .iter()
+                .filter(|m| m.first_frame < m.frame)
+                .map(|m| (m.first_frame, m.frame))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut holds = Vec::new();
+    for (t, r) in events {
+        if r.dir == receiver {
+            // Only a pure ACK releases a hold: after the peer's data, the
+            // sender's next segment is a reply, not Nagle.
+            if r.len > 0 || r.flags & 0x07 != 0 {
+                if release.is_some() {
+                    parked = release;
+                }
+                release = None;
+                if acked.is_none_or(|a| seq::lt(a, r.ack)) {
+                    acked = Some(r.ack);
+                    while outstanding.front().is_some_and(|s| seq::le(s.end, r.ack)) {
+                        outstanding.pop_front();
+                    }
+                }
+                continue;
+            }
+            if acked.is_none_or(|a| seq::lt(a, r.ack)) {
+                let small_before = outstanding.iter().any(|s| s.len < mss);
+                let bytes: u64 = outstanding.iter().map(|s| s.len as u64).sum();
+                acked = Some(r.ack);
+                while outstanding.front().is_some_and(|s| seq::le(s.end, r.ack)) {
+                    outstanding.pop_front();
+                }
+                let small_after = outstanding.iter().any(|s| s.len < mss);
+                release = Some((t, r, small_before && !small_after, bytes));
+                parked = None;
+            }
+            continue;
+        }
+        let continues_record = prev.is_some_and(|(_, p)| {
+            record_spans
+                .iter()
+                .any(|(a, b)| *a <= p.frame && p.frame < r.frame && r.frame <= *b)
+        });
+        let candidate = release.or(if continues_record { parked } else { None });
+        if let (Some((tp, p)), Some((ta, a, small, bytes))) = (prev, candidate) {
+            let silence = t - tp;
+            let waited = silence >= (rtt / 2).max(10_000_000);
+            // The clock shift is only as good as the handshake's estimate of the
+            // sender's side of the path: allow the tolerance both ways.
+            let released = (t - ta).abs() <= (rtt / 20).max(2_000_000);
+            if waited && released && small && bytes < 8 * mss as u64 && r.len <= mss {
+                // On the receiver's clock: when the last data this ACK covers
+                // arrived versus when the ACK left.
+                let covered = f
+                    .timeline
+                    .iter()
+                    .filter(|d| {
+                        d.dir == sender
+                            && d.len > 0
+                            && seq::le(d.end, a.ack)
+                            && d.frame < a.frame.max(p.frame)
+                    })
+                    .map(|d| f.on_clock_of(receiver, d))
+                    .max()
+                    .unwrap_or_else(|| f.on_clock_of(receiver, p));
+                let arrived = covered;
+                let ack_delay = f.on_clock_of(receiver, a) - arrived;
+                holds.push(Hold {
+                    held: r,
+                    ack: a,
+                    silence_ns: silence,
+                    ack_delay_ns: ack_delay,
+                });
+            }
+        }
+        outstanding.push_back(r);
+        prev = Some((t, r));
+        parked = None;
+    }
+    holds
+}
+
+/// Which exchange's response (1-based) a server segment belongs to, and
+/// whether it is that response's first byte.
+fn in_response(f: &Facts<'_>, frame: u64) -> Option<(usize, bool)> {
+    f.exchanges.iter().enumerate().find_map(|(i, x)| {
+        let first = x.response_first?;
+        let last = x.response_last.unwrap_or(first);
+        (first.frame <= frame && frame <= last.frame).then_some((i + 1, first.frame == frame))
+    })
+}
+
+fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Finding>) {
+    let who = if sender == Direction::ServerToClient {
+        "server"
+    } else {
+        "client"
+    };
+    let peer = if sender == Direction::ServerToClient {
+        "client"
+    } else {
+        "server"
+    };
+    let plain = f.report.tls.is_none();
+    // (kind, phase) -> holds
+    let mut groups: Vec<((&'static str, &'static str), Vec<&Hold<'_>>)> = Vec::new();
+    for h in holds {
+        let delayed = h.ack_delay_ns >= DELAYED_ACK_NS;
+        let in_tls = f.tls_end_frame.is_some_and(|end| h.held.frame <= end);
+        let response = (sender == Direction::ServerToClient)
+            .then(|| in_response(f, h.held.frame))
+            .flatten();
+        let key = if in_tls && sender == Direction::ServerToClient {
+            (
+                if delayed {
+                    "nagle_delayed_ack"
+                } else {
+                    "nagle_hold"
+                },
+                "tls_handshake",
+            )
+        } else if sender == Direction::ServerToClient
+            && plain
+            && matches!(response, Some((_, false)))
+        {
+            ("write_write_read", "transfer")
+        } else if delayed {
+            (
+                "nagle_delayed_ack",
+                if sender == Direction::ServerToClient {
+                    "transfer"
+                } else {
+                    "first_byte"
+                },
+            )
+        } else if matches!(response, Some((_, false))) {
+            ("write_write_read", "transfer")
+        } else {
+            (
+                "nagle_hold",
+                if sender == Direction::ServerToClient {
+                    "transfer"
+                } else {
+                    "first_byte"
+                },
+            )
+        };
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(h),
+            None => groups.push((key, vec![h])),
+        }
+    }
+    for ((kind, phase), hs) in groups {
+        let total_ns: i64 = hs.iter().map(|h| h.silence_ns).sum();
+        let mut x = f.finding(kind, Some(phase));
+        for h in hs.iter().take(8) {
+            x.frames.push(h.held.frame);
+            x.frames.push(h.ack.frame);
+        }
+        x.cost_ms = total_ns as f64 / 1e6;
+        let first = hs[0];
+        let delay_ms = first.ack_delay_ns as f64 / 1e6;
+        let count = hs.len();
+        let times = if count == 1 {
+            "once".to_string()
+        } else {
+            format!("{count} times")
+        };
+        x.explanation = match kind {
+            "nagle_delayed_ack" => format!(
+                "Nagle's algorithm held the {who}'s small segment (frame {}) until the {peer} acknowledged earlier small data, and the {peer} \
+                 delayed that ACK (frame {}) by {delay_ms:.0} ms with its delayed-ACK timer: {times}, {:.0} ms in all. \
+                 Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.",
+                first.held.frame, first.ack.frame, x.cost_ms
+            ),
+            "write_write_read" => format!(
+                "A response left in two writes: the first went out at once, the second (frame {}) waited for the {peer}'s ACK of the first (frame {}) \
+                 because of Nagle's algorithm: {times}, {:.0} ms in all (write-write-read).",
+                first.held.frame, first.ack.frame, x.cost_ms
+            ),
+            _ => format!(
+                "Nagle's algorithm held the {who}'s segment (frame {}) while earlier small data was unacknowledged; the {peer}'s ACK (frame {}) \
+                 released it {:.1} ms later: {times}, {:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it.",
+                first.held.frame,
+                first.ack.frame,
+                first.silence_ns as f64 / 1e6,
+                x.cost_ms
+            ),
+        };
+        x.fix = match (kind, sender) {
+            ("write_write_read", _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
+            (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: tcp_nodelay on;, HAProxy: option http-no-delay), or write each message in one call.".into(),
+            _ => "Set TCP_NODELAY on the client socket, or write each request in one call (header and body together).".into(),
+        };
+        x.confidence = if f.tls_end_frame.is_some() || plain {
+            0.9
+        } else {
+            0.8
+        };
+        x.display_filter = f.filter_frames(&x.frames);
+        out.push(x);
+    }
+}

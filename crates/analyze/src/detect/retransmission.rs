@@ -1,0 +1,84 @@
+//! `retransmission` and `rto_stall` — data sent twice.
+//!
+//! Signature: a segment re-sending bytes already seen (later than 3 ms /
+//! one RTT after the highest, else it is reordering), or at a vantage past
+//! the loss a late segment filling a hole. On the sender's clock, the
+//! silence before each retransmission is its cost; a silence of at least
+//! max(200 ms, 1.5 RTT) (Linux's minimum RTO is 200 ms) is an `rto_stall`:
+//! the sender waited for its retransmission timer, typically because too
+//! few packets followed the loss to trigger fast retransmit (a tail loss).
+//! Fix: find the loss (a lossy link, a policer, an overflowing queue);
+//! keep SACK on; tail-loss probes (net.ipv4.tcp_early_retrans) shorten
+//! the stall.
+
+use super::Facts;
+use crate::model::{Direction, Finding};
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let rtt = f.rtt_ns.unwrap_or(0);
+    let rto_floor = 200_000_000i64.max(rtt * 3 / 2);
+    for sender in [Direction::ClientToServer, Direction::ServerToClient] {
+        let data: Vec<(i64, &crate::connection::SegmentRecord)> = f
+            .timeline
+            .iter()
+            .filter(|r| r.dir == sender && r.len > 0 && r.flags & 0x02 == 0)
+            .map(|r| (f.on_clock_of(sender, r), r))
+            .collect();
+        let mut retx = Vec::new();
+        let mut stalls = Vec::new();
+        let mut cost = 0i64;
+        for w in data.windows(2) {
+            let ((tp, _), (t, r)) = (w[0], w[1]);
+            if r.new_data {
+                continue;
+            }
+            retx.push(r.frame);
+            let silence = t - tp;
+            if silence >= rto_floor {
+                stalls.push((r.frame, silence));
+            } else if silence >= rtt / 2 {
+                cost += silence;
+            }
+        }
+        let stats = if sender == Direction::ClientToServer {
+            &f.report.client_to_server
+        } else {
+            &f.report.server_to_client
+        };
+        if retx.is_empty() && stats.retransmissions == 0 {
+            continue;
+        }
+        let who = if sender == Direction::ClientToServer {
+            "client"
+        } else {
+            "server"
+        };
+        let count = retx.len().max(stats.retransmissions as usize);
+        let mut x = f.finding("retransmission", Some("transfer"));
+        x.frames = retx.iter().take(20).copied().collect();
+        x.cost_ms = cost as f64 / 1e6;
+        x.confidence = 1.0;
+        x.explanation = format!("The {who} retransmitted {count} segment(s): packets were lost between it and its peer.");
+        x.fix = "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into();
+        x.display_filter = format!(
+            "tcp.stream eq {} && tcp.analysis.retransmission",
+            f.report.stream
+        );
+        out.push(x);
+        if !stalls.is_empty() {
+            let total: i64 = stalls.iter().map(|s| s.1).sum();
+            let mut y = f.finding("rto_stall", Some("transfer"));
+            y.frames = stalls.iter().take(20).map(|s| s.0).collect();
+            y.cost_ms = total as f64 / 1e6;
+            y.confidence = 0.9;
+            y.explanation = format!(
+                "The {who} sat idle for its retransmission timer {} time(s), {:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit.",
+                stalls.len(),
+                y.cost_ms
+            );
+            y.fix = "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into();
+            y.display_filter = f.filter_frames(&y.frames);
+            out.push(y);
+        }
+    }
+}

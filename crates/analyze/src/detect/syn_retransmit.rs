@@ -1,0 +1,42 @@
+//! `syn_retransmit` — the client sent its SYN more than once.
+//!
+//! Signature: several SYNs (no ACK flag) with the same sequence number on
+//! one connection. The kernel resends an unanswered SYN after 1 s, then
+//! 3 s ... (Linux: 1, 2, 4 s with tcp_syn_retries): the SYN or the SYN-ACK
+//! was lost, or the server's SYN/accept queue was full.
+//! Cost: first SYN to the last one (the timeouts waited).
+//! Fix: find the drop (loss on the path, SYN queue overflow: watch
+//! `nstat TcpExtListenOverflows`, raise `net.core.somaxconn`,
+//! `net.ipv4.tcp_max_syn_backlog` and the listen backlog, nginx
+//! `listen ... backlog=N`).
+
+use super::Facts;
+use crate::model::{Direction, Finding};
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let syns: Vec<_> = f
+        .timeline
+        .iter()
+        .filter(|r| r.dir == Direction::ClientToServer && r.flags & 0x12 == 0x02)
+        .collect();
+    if syns.len() < 2 {
+        return;
+    }
+    let (first, last) = (syns[0], syns[syns.len() - 1]);
+    let mut x = f.finding("syn_retransmit", Some("tcp_handshake"));
+    x.frames = syns.iter().map(|r| r.frame).collect();
+    x.cost_ms = (last.ts_ns - first.ts_ns) as f64 / 1e6;
+    x.confidence = 1.0;
+    x.explanation = format!(
+        "The client sent its SYN {} times; the connection waited {:.0} ms for the kernel's SYN retransmission timer. \
+         The first SYN or its SYN-ACK was lost, or the server's SYN queue was full.",
+        syns.len(),
+        x.cost_ms
+    );
+    x.fix = "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
+             TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
+             (nginx: listen ... backlog=4096)."
+        .into();
+    x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
+    out.push(x);
+}

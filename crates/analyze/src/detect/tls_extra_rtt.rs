@@ -1,0 +1,64 @@
+//! `tls_extra_rtt` — the TLS handshake took more round trips than the
+//! ideal for what was negotiated (TLS 1.3: 1, TLS 1.2: 2, resumed: 1, +1
+//! with a HelloRetryRequest).
+//!
+//! Signature: the ledger's `tls_handshake` row is at least 0.5 RTT over its
+//! ideal. The finding names the causes other detectors found in the
+//! handshake (`nagle_hold`, `nagle_delayed_ack`, `initcwnd_limited`,
+//! `server_think_time`, `retransmission`) and what remains unexplained.
+//! Cost: the row's excess.
+
+use super::Facts;
+use crate::model::Finding;
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let Some(row) = f.report.ledger.iter().find(|r| r.phase == "tls_handshake") else {
+        return;
+    };
+    let (Some(excess), Some(excess_ms)) = (row.excess_rtts, row.excess_ms) else {
+        return;
+    };
+    if excess < 0.5 {
+        return;
+    }
+    let causes: Vec<&Finding> = out
+        .iter()
+        .filter(|x| {
+            x.phase == Some("tls_handshake") && x.cost_ms > 0.0 && x.kind != "hello_retry_request"
+        })
+        .collect();
+    let explained: f64 = causes.iter().map(|c| c.cost_ms).sum();
+    let mut x = f.finding("tls_extra_rtt", Some("tls_handshake"));
+    x.frames = vec![row.start_frame, row.end_frame];
+    x.cost_ms = excess_ms;
+    x.confidence = if causes.is_empty() { 0.6 } else { 0.9 };
+    let names: Vec<String> = causes
+        .iter()
+        .map(|c| format!("{} ({:.0} ms)", c.kind, c.cost_ms))
+        .collect();
+    let unexplained = (excess_ms - explained).max(0.0);
+    x.explanation = format!(
+        "The TLS handshake took {:.2} RTT against an ideal of {:.0} ({}): {:.1} RTT ({:.0} ms) too many. {}",
+        row.rtts.unwrap_or(0.0),
+        row.ideal_rtts.unwrap_or(0.0),
+        row.ideal_basis,
+        excess,
+        excess_ms,
+        if names.is_empty() {
+            "No cause was found in the packets (unexplained).".to_string()
+        } else if unexplained > excess_ms * 0.25 {
+            format!("Causes: {}; {unexplained:.0} ms unexplained.", names.join(", "))
+        } else {
+            format!("Causes: {}.", names.join(", "))
+        }
+    );
+    x.fix = causes
+        .first()
+        .map(|c| c.fix.clone())
+        .unwrap_or_else(|| "See the ladder (--conn) for what the server waited on.".into());
+    x.display_filter = format!(
+        "tcp.stream eq {} && frame.number >= {} && frame.number <= {}",
+        f.report.stream, row.start_frame, row.end_frame
+    );
+    out.push(x);
+}
