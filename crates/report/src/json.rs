@@ -33,6 +33,7 @@ struct SummaryJson<'a> {
     partial_connections: u64,
     handshake_rtts_by_version: std::collections::BTreeMap<&'a str, VersionStats>,
     worst_streams: Vec<u64>,
+    causes: &'a std::collections::BTreeMap<&'static str, crate::summary::Cause>,
 }
 
 impl<W: Write> JsonWriter<W> {
@@ -80,6 +81,7 @@ impl<W: Write> JsonWriter<W> {
                 })
                 .collect(),
             worst_streams: s.worst.iter().map(|c| c.stream).collect(),
+            causes: &s.causes,
         };
         self.out.write_all(b"\n],\"capture\":")?;
         serde_json::to_writer(&mut self.out, stats)?;

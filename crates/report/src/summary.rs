@@ -31,6 +31,7 @@ pub struct ConnectionRow {
     pub excess_ms: f64,
     pub worst_phase: Option<String>,
     pub partial: bool,
+    pub findings: Vec<&'static str>,
 }
 
 /// Capture-wide numbers, folded one connection at a time.
@@ -50,6 +51,16 @@ pub struct Summary {
     pub rows_dropped: u64,
     /// The worst connections (by excess RTTs), full reports.
     pub worst: Vec<ConnectionReport>,
+    /// Per finding kind: connections affected, total cost (ms), a fix.
+    pub causes: BTreeMap<&'static str, Cause>,
+}
+
+/// Capture-wide totals for one finding kind.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Cause {
+    pub connections: u64,
+    pub cost_ms: f64,
+    pub fix: String,
 }
 
 impl Summary {
@@ -77,6 +88,17 @@ impl Summary {
                 if tfo.outcome == "accepted" {
                     self.tfo_accepted += 1;
                 }
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for x in &c.findings {
+            let cause = self.causes.entry(x.kind).or_default();
+            if seen.insert(x.kind) {
+                cause.connections += 1;
+            }
+            cause.cost_ms += x.cost_ms;
+            if cause.fix.is_empty() {
+                cause.fix = x.fix.clone();
             }
         }
         if self.rows.len() < ROWS_KEPT {
@@ -114,6 +136,16 @@ fn row(c: &ConnectionReport) -> ConnectionRow {
         excess_ms: c.excess_ms,
         worst_phase: worst_row(c).map(|r| r.label.clone()),
         partial: c.partial,
+        findings: {
+            let mut k: Vec<&'static str> = c
+                .findings
+                .iter()
+                .filter(|x| x.kind != "tls_extra_rtt")
+                .map(|x| x.kind)
+                .collect();
+            k.dedup();
+            k
+        },
     }
 }
 

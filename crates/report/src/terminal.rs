@@ -43,6 +43,24 @@ fn excess_cell(excess: Option<f64>, ms: Option<f64>) -> Cell {
     }
 }
 
+/// Wraps text at word boundaries to `width` columns.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split_whitespace() {
+        if line > 0 && line + 1 + word.len() > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += word.len();
+    }
+    out
+}
+
 fn opt_ms(v: Option<f64>) -> String {
     v.map(fmt_ms).unwrap_or_else(|| "-".into())
 }
@@ -117,10 +135,35 @@ pub fn render_summary(
     }
     writeln!(out)?;
 
+    let mut causes: Vec<(&&str, &crate::summary::Cause)> = s
+        .causes
+        .iter()
+        .filter(|(k, c)| **k != "tls_extra_rtt" && c.cost_ms > 0.5)
+        .collect();
+    causes.sort_by(|a, b| b.1.cost_ms.total_cmp(&a.1.cost_ms));
+    if !causes.is_empty() {
+        writeln!(
+            out,
+            "Causes found, by time lost (docs/findings.md defines each):"
+        )?;
+        let mut t = table(color);
+        t.set_header(vec!["cause", "connections", "time lost", "fix"]);
+        for (kind, c) in causes.iter().take(10) {
+            t.add_row(vec![
+                Cell::new(kind).fg(Color::Cyan),
+                right(c.connections),
+                right(fmt_ms(c.cost_ms)),
+                Cell::new(wrap(&c.fix, 90)),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+        writeln!(out)?;
+    }
+
     let mut t = table(color);
     t.set_header(vec![
         "stream", "client", "server", "vantage", "RTT", "TCP hs", "TLS", "TLS hs", "1st byte",
-        "xchg", "excess",
+        "xchg", "excess", "causes",
     ]);
     let mut rows: Vec<_> = s.rows.iter().collect();
     rows.sort_by(|a, b| {
@@ -149,6 +192,7 @@ pub fn render_summary(
             right(opt_ms(r.first_byte_ms)),
             right(r.exchanges),
             excess_cell(Some(r.excess_rtts), None),
+            Cell::new(r.findings.join(", ")),
         ]);
     }
     writeln!(out, "Connections (most excess first):")?;
@@ -333,6 +377,39 @@ pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool)
             fmt_rtts(c.excess_rtts),
             fmt_ms(c.excess_ms)
         )?;
+    }
+    if !c.findings.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "Findings:")?;
+        for x in &c.findings {
+            let cost = match x.cost_rtts {
+                Some(r) => format!("{} ({r:+.1} RTT)", fmt_ms(x.cost_ms)),
+                None => fmt_ms(x.cost_ms),
+            };
+            writeln!(out, "  {} [{}] {}", x.kind, x.phase.unwrap_or("-"), cost)?;
+            writeln!(
+                out,
+                "    {}",
+                wrap(&x.explanation, 100).replace('\n', "\n    ")
+            )?;
+            writeln!(
+                out,
+                "    fix: {}",
+                wrap(&x.fix, 95).replace('\n', "\n         ")
+            )?;
+            writeln!(
+                out,
+                "    frames {:?}   Wireshark: {}",
+                x.frames, x.display_filter
+            )?;
+        }
+        if c.unexplained_ms > 0.5 {
+            writeln!(
+                out,
+                "  unexplained: {} of the latency phases' excess",
+                fmt_ms(c.unexplained_ms)
+            )?;
+        }
     }
     if let Some(ladder) = &c.ladder {
         writeln!(out)?;

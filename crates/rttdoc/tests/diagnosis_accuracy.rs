@@ -38,7 +38,10 @@ fn findings_match_the_lab_ground_truth() {
     for entry in std::fs::read_dir(&lab).unwrap() {
         let dir = entry.unwrap().path();
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
-        labels.insert(name, serde_json::from_slice(&std::fs::read(dir.join("labels.json")).unwrap()).unwrap());
+        labels.insert(
+            name,
+            serde_json::from_slice(&std::fs::read(dir.join("labels.json")).unwrap()).unwrap(),
+        );
     }
     assert!(labels.len() >= 40, "the lab fixtures are missing");
     // kind -> (found, missed, on controls)
@@ -49,16 +52,28 @@ fn findings_match_the_lab_ground_truth() {
             let doc = run_rttdoc_json(&lab.join(name).join(format!("{side}.pcapng.gz")));
             let mut found: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
             for c in doc["connections"].as_array().unwrap() {
-                let (lo, hi) = (c["first_frame"].as_u64().unwrap(), c["last_frame"].as_u64().unwrap());
+                let (lo, hi) = (
+                    c["first_frame"].as_u64().unwrap(),
+                    c["last_frame"].as_u64().unwrap(),
+                );
                 for x in c["findings"].as_array().unwrap() {
                     let kind = x["kind"].as_str().unwrap().to_string();
                     for frame in x["frames"].as_array().unwrap() {
                         let fr = frame.as_u64().unwrap();
                         assert!(lo <= fr && fr <= hi, "{name} {side}: {kind} cites frame {fr} outside its connection ({lo}-{hi})");
                     }
-                    assert!(!x["fix"].as_str().unwrap().is_empty() && !x["explanation"].as_str().unwrap().is_empty());
-                    assert!(x["display_filter"].as_str().unwrap().contains(&format!("tcp.stream eq {}", c["stream"])));
-                    found.entry(kind).or_default().insert(c["stream"].as_u64().unwrap());
+                    assert!(
+                        !x["fix"].as_str().unwrap().is_empty()
+                            && !x["explanation"].as_str().unwrap().is_empty()
+                    );
+                    assert!(x["display_filter"]
+                        .as_str()
+                        .unwrap()
+                        .contains(&format!("tcp.stream eq {}", c["stream"])));
+                    found
+                        .entry(kind)
+                        .or_default()
+                        .insert(c["stream"].as_u64().unwrap());
                 }
             }
             for p in l["pathologies"].as_array().unwrap() {
@@ -86,13 +101,18 @@ fn findings_match_the_lab_ground_truth() {
                     let kind = p["kind"].as_str().unwrap();
                     if let Some(streams) = found.get(kind) {
                         table.entry(kind.to_string()).or_default().2 += streams.len() as u32;
-                        problems.push(format!("{kind} reported on control {name} {side}: streams {streams:?}"));
+                        problems.push(format!(
+                            "{kind} reported on control {name} {side}: streams {streams:?}"
+                        ));
                     }
                 }
             }
         }
     }
-    println!("{:<24} {:>6} {:>6} {:>9} {:>7}", "detector", "found", "missed", "controls", "recall");
+    println!(
+        "{:<24} {:>6} {:>6} {:>9} {:>7}",
+        "detector", "found", "missed", "controls", "recall"
+    );
     for (kind, (tp, fn_, fp)) in &table {
         let recall = *tp as f64 / (*tp + *fn_).max(1) as f64;
         println!("{kind:<24} {tp:>6} {fn_:>6} {fp:>9} {recall:>7.2}");
@@ -100,9 +120,16 @@ fn findings_match_the_lab_ground_truth() {
     for kind in VERIFIED {
         let (tp, fn_, _) = table.get(*kind).copied().unwrap_or_default();
         assert!(tp + fn_ > 0, "no lab scenario exercises {kind}");
-        assert!(tp as f64 >= 0.95 * (tp + fn_) as f64, "{kind}: recall {tp}/{}", tp + fn_);
+        assert!(
+            tp as f64 >= 0.95 * (tp + fn_) as f64,
+            "{kind}: recall {tp}/{}",
+            tp + fn_
+        );
     }
-    assert!(problems.iter().all(|p| !p.contains("reported on control")), "{problems:#?}");
+    assert!(
+        problems.iter().all(|p| !p.contains("reported on control")),
+        "{problems:#?}"
+    );
     assert!(problems.is_empty(), "{problems:#?}");
 }
 
@@ -111,13 +138,22 @@ fn findings_match_the_lab_ground_truth() {
 fn every_finding_kind_is_documented() {
     let doc = std::fs::read_to_string(data_dir().join("../../docs/findings.md")).unwrap();
     for kind in rttdoc_kinds() {
-        assert!(doc.contains(&format!("`{kind}`")), "{kind} missing from docs/findings.md");
+        assert!(
+            doc.contains(&format!("`{kind}`")),
+            "{kind} missing from docs/findings.md"
+        );
     }
 }
 
 fn rttdoc_kinds() -> Vec<String> {
-    let src = std::fs::read_to_string(data_dir().join("../../crates/analyze/src/detect/mod.rs")).unwrap();
+    let src =
+        std::fs::read_to_string(data_dir().join("../../crates/analyze/src/detect/mod.rs")).unwrap();
     let start = src.find("pub const KINDS").unwrap();
     let end = src[start..].find("];").unwrap() + start;
-    src[start..end].split('"').skip(1).step_by(2).map(String::from).collect()
+    src[start..end]
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(String::from)
+        .collect()
 }
