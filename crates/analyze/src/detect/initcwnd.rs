@@ -2,8 +2,7 @@
 //! initial congestion window (10 x MSS, about 14.5 KB: RFC 6928) and paused
 //! for ACKs: typically a big certificate chain in the TLS handshake.
 //!
-//! Signature, on the server's clock, within its first flight (TLS handshake
-//! or first response): a silence of at least max(10 ms, RTT/2) between two
+//! Signature, on the server's clock, within its TLS handshake flight: a silence of at least max(10 ms, RTT/2) between two
 //! new data segments, ended within max(2 ms, RTT/20) by the client's ACK,
 //! with at least 8 MSS unacknowledged before that ACK (the window was full,
 //! not Nagle). Cost: the silence. Says how many bytes the flight exceeded

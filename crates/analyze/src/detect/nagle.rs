@@ -66,7 +66,11 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         })
         .map(|r| (f.on_clock_of(sender, r), r))
         .collect();
-    events.sort_by_key(|(t, r)| (*t, r.frame));
+    // The shift onto the sender's clock is only as exact as the RTT estimate
+    // (a few hundred microseconds); an ACK that released a segment can land
+    // just after it. Order the peer's packets that much earlier.
+    let skew = (rtt / 100).max(300_000);
+    events.sort_by_key(|(t, r)| (if r.dir == receiver { *t - skew } else { *t }, r.frame));
     let mut outstanding: VecDeque<&SegmentRecord> = VecDeque::new();
     let mut acked: Option<u32> = None;
     let mut prev: Option<(i64, &SegmentRecord)> = None;

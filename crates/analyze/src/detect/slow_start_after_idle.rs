@@ -6,8 +6,8 @@
 //! Signature, on the server's clock: a response after an idle gap of at
 //! least max(200 ms, 2 RTT) whose first burst (data sent before the first
 //! silence of RTT/2 or more) is at most 12 segments while an earlier
-//! response on the connection had a larger burst, and the response needs
-//! more than that burst. Cost: the silences inside that response (the
+//! response on the connection reached bursts half again as large, and the
+//! response needs more than that first burst. Cost: the silences inside that response (the
 //! round trips slow start took again).
 //! Fix: `sysctl net.ipv4.tcp_slow_start_after_idle=0` on the server (BBR
 //! ignores it anyway), or keep the connection warm.
@@ -26,11 +26,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .filter(|r| r.dir == sender && r.len > 0 && r.new_data)
         .map(|r| (f.on_clock_of(sender, r), r))
         .collect();
-    // (first burst segments, segments, silences ns) per response
-    let mut bursts: Vec<(usize, usize, i64, u64)> = Vec::new();
-    for (i, x) in f.exchanges.iter().enumerate() {
+    // Per response: (first burst, largest burst, segments, silences ns,
+    // first frame); a burst is the run of segments between silences of RTT/2.
+    let mut bursts: Vec<(usize, usize, usize, i64, u64)> = Vec::new();
+    for x in f.exchanges {
         let (Some(first), Some(last)) = (x.response_first, x.response_last) else {
-            bursts.push((0, 0, 0, 0));
+            bursts.push((0, 0, 0, 0, 0));
             continue;
         };
         let segs: Vec<i64> = data
@@ -38,19 +39,26 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .filter(|(_, r)| r.frame >= first.frame && r.frame <= last.frame)
             .map(|(t, _)| *t)
             .collect();
-        let mut burst = segs.len();
-        let mut silences = 0i64;
-        for (k, w) in segs.windows(2).enumerate() {
+        let (mut first_burst, mut largest, mut run, mut silences) = (None, 0usize, 1usize, 0i64);
+        for w in segs.windows(2) {
             let gap = w[1] - w[0];
             if gap >= rtt / 2 {
-                if burst == segs.len() {
-                    burst = k + 1;
-                }
+                first_burst.get_or_insert(run);
+                largest = largest.max(run);
+                run = 1;
                 silences += gap;
+            } else {
+                run += 1;
             }
         }
-        let _ = i;
-        bursts.push((burst, segs.len(), silences, first.frame));
+        largest = largest.max(run);
+        bursts.push((
+            first_burst.unwrap_or(segs.len()),
+            largest,
+            segs.len(),
+            silences,
+            first.frame,
+        ));
     }
     for (i, x) in f.exchanges.iter().enumerate().skip(1) {
         let prev = &f.exchanges[i - 1];
@@ -61,9 +69,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if idle < (2 * rtt).max(200_000_000) {
             continue;
         }
-        let (burst, segs, silences, first_frame) = bursts[i];
-        let earlier_max = bursts[..i].iter().map(|b| b.0).max().unwrap_or(0);
-        if burst == 0 || burst > 12 || segs <= burst || earlier_max <= burst || silences == 0 {
+        let (burst, _, segs, silences, first_frame) = bursts[i];
+        let earlier_max = bursts[..i].iter().map(|b| b.1).max().unwrap_or(0);
+        // Restarted: a first burst near the initial window, after an earlier
+        // response had the window well open.
+        if burst == 0 || burst > 12 || segs <= burst || earlier_max < burst * 3 / 2 || silences == 0
+        {
             continue;
         }
         let mut y = f.finding("slow_start_after_idle", Some("transfer"));
