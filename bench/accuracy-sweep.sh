@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Diagnosis accuracy over the whole lab catalog at several RTTs, from the
+# client and the server side: a recall / control-false-positive table per
+# detector and RTT. Needs root, nginx, curl, openssl. Long (~15 min):
+# the CI test (crates/rttdoc/tests/diagnosis_accuracy.rs) uses the committed
+# 36 ms fixtures instead.
+#   bench/accuracy-sweep.sh            # RTTs 5 36 120 ms
+#   RTTS="20 80" bench/accuracy-sweep.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q
+bin=$(pwd)/target/release/rttdoc
+out=bench/out/sweep; rm -rf "$out"; mkdir -p "$out"
+export RTTDOC_LAB_CERTS=$out/certs
+for rtt in ${RTTS:-5 36 120}; do
+  for name in $($bin lab list | awk '{print $1}'); do
+    $bin lab run "$name" --rtt "${rtt}ms" --runs 2 --out "$out/$rtt/$name" >/dev/null 2>&1 || echo "FAILED $name at $rtt ms" >&2
+    for side in client server; do
+      [[ -f "$out/$rtt/$name/$side.pcapng" ]] && $bin analyze --json "$out/$rtt/$name/$side.pcapng" > "$out/$rtt/$name/$side.json" || true
+    done
+  done
+done
+python3 - "$out" <<'PY'
+import json, os, sys, collections
+root = sys.argv[1]
+for rtt in sorted((d for d in os.listdir(root) if d.isdigit()), key=int):
+    labels = {}
+    for name in os.listdir(f"{root}/{rtt}"):
+        p = f"{root}/{rtt}/{name}/labels.json"
+        if os.path.exists(p):
+            labels[name] = json.load(open(p))
+    tp, fn, fp = collections.Counter(), collections.Counter(), collections.Counter()
+    for name, l in labels.items():
+        for side in ("client", "server"):
+            p = f"{root}/{rtt}/{name}/{side}.json"
+            if not os.path.exists(p):
+                continue
+            found = collections.defaultdict(set)
+            for c in json.load(open(p))["connections"]:
+                for x in c["findings"]:
+                    found[x["kind"]].add(c["stream"])
+            for pa in l["pathologies"]:
+                if side not in pa.get("visible_from", [side]):
+                    continue
+                for s in pa.get("streams", []):
+                    (tp if s in found[pa["kind"]] else fn)[pa["kind"]] += 1
+            if l["control_of"] and l["control_of"] in labels:
+                for pa in labels[l["control_of"]]["pathologies"]:
+                    fp[pa["kind"]] += len(found.get(pa["kind"], ()))
+    print(f"\nRTT {rtt} ms")
+    print(f"{'detector':24} {'found':>6} {'missed':>6} {'controls':>9} {'recall':>7}")
+    for k in sorted(set(tp) | set(fn) | set(fp)):
+        r = tp[k] / max(tp[k] + fn[k], 1)
+        print(f"{k:24} {tp[k]:6} {fn[k]:6} {fp[k]:9} {r:7.2f}")
+PY
