@@ -1096,6 +1096,21 @@ pub fn run_plan(
     };
     opts.overrides.apply(&mut plan);
     std::fs::create_dir_all(&opts.out)?;
+    // nginx and the peers run elsewhere (another namespace, another cwd for
+    // nginx's prefix): every path handed to them must be absolute.
+    let out_dir = std::fs::canonicalize(&opts.out)?;
+    let certs_dir = match &opts.certs {
+        Some(c) => {
+            std::fs::create_dir_all(c)?;
+            Some(std::fs::canonicalize(c)?)
+        }
+        None => None,
+    };
+    let opts = &RunOptions {
+        out: out_dir,
+        certs: certs_dir,
+        ..opts.clone()
+    };
     let work = opts.out.join("work");
     write_www(&work)?;
     let certs = opts.certs.clone().unwrap_or_else(|| opts.out.join("certs"));

@@ -2,8 +2,8 @@
 //! initial congestion window (10 x MSS, about 14.5 KB: RFC 6928) and paused
 //! for ACKs: typically a big certificate chain in the TLS handshake.
 //!
-//! Signature, on the server's clock, within its TLS handshake flight: a silence of at least max(10 ms, RTT/2) between two
-//! new data segments, ended within max(2 ms, RTT/20) by the client's ACK,
+//! Signature, on the server's clock, within its TLS handshake flight: a silence of at least max(2 ms, RTT/2) between two
+//! new data segments, ended within max(1 ms, RTT/20) by the client's ACK,
 //! with at least 8 MSS unacknowledged before that ACK (the window was full,
 //! not Nagle). Cost: the silence. Says how many bytes the flight exceeded
 //! the initial window by.
@@ -58,8 +58,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         if let (Some((tp, in_flight)), Some((ta, ack_frame))) = (prev, release) {
             let silence = t - tp;
-            if silence >= (rtt / 2).max(10_000_000)
-                && (t - ta).abs() <= (rtt / 20).max(2_000_000)
+            if silence >= (rtt / 2).max(2_000_000)
+                && (t - ta).abs() <= (rtt / 20).max(1_000_000)
                 && in_flight >= 8 * mss
             {
                 pauses.push((r.frame, ack_frame, silence));

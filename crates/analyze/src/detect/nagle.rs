@@ -9,9 +9,9 @@
 //! Signature, on the sender's clock (its own packets as captured, the
 //! peer's shifted by the sender's side of the RTT), for each new data
 //! segment K of at most one MSS:
-//! - the sender was silent for at least max(10 ms, RTT/2) before K,
+//! - the sender was silent for at least max(2 ms, RTT/2) before K,
 //! - a pure ACK A from the receiver arrived during that silence and K left
-//!   within max(2 ms, RTT/20) after it (released by A; a data segment from
+//!   within max(1 ms, RTT/20) after it (released by A; a data segment from
 //!   the receiver would make K a reply, not a release),
 //! - A acknowledged the last unacknowledged sub-MSS segment (what Nagle
 //!   waits for; full-size segments may still be in flight), and fewer than
@@ -133,10 +133,10 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         let candidate = release.or(if continues_record { parked } else { None });
         if let (Some((tp, p)), Some((ta, a, small, bytes))) = (prev, candidate) {
             let silence = t - tp;
-            let waited = silence >= (rtt / 2).max(10_000_000);
+            let waited = silence >= (rtt / 2).max(2_000_000);
             // The clock shift is only as good as the handshake's estimate of the
             // sender's side of the path: allow the tolerance both ways.
-            let released = (t - ta).abs() <= (rtt / 20).max(2_000_000);
+            let released = (t - ta).abs() <= (rtt / 20).max(1_000_000);
             if waited && released && small && bytes < 8 * mss as u64 && r.len <= mss {
                 // On the receiver's clock: when the last data this ACK covers
                 // arrived versus when the ACK left.
