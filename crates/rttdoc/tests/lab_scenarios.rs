@@ -653,3 +653,53 @@ fn compare_runs_a_scenario_beside_its_controls() {
         "the pathology costs more than its control: {doc}"
     );
 }
+
+/// nginx resolves paths against its own prefix: the lab must hand it
+/// absolute ones even when `--out` is relative (the default is `lab-out`).
+#[test]
+fn a_relative_output_directory_works_for_nginx_scenarios() {
+    if !require(
+        "a_relative_output_directory_works_for_nginx_scenarios",
+        &["ip", "nginx", "curl"],
+        true,
+    ) {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("lab-relative");
+    let out = Command::new(rttdoc_bin())
+        .args([
+            "lab",
+            "run",
+            "syn-loss-control",
+            "--rtt",
+            "10ms",
+            "--runs",
+            "1",
+            "--out",
+            "relative/out",
+        ])
+        .current_dir(&dir.0)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let conns = run_rttdoc_json(&dir.0.join("relative/out/client.pcapng"))["connections"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(conns.len(), 1);
+    // nginx served the 26-byte index page, not an error page.
+    let response = conns[0]["server_to_client"]["bytes"].as_u64().unwrap();
+    assert!(
+        response > 26 && response < 400,
+        "response of {response} bytes"
+    );
+    let labels: Value =
+        serde_json::from_slice(&std::fs::read(dir.0.join("relative/out/labels.json")).unwrap())
+            .unwrap();
+    assert_eq!(labels["scenario"], "syn-loss-control");
+}

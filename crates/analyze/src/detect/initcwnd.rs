@@ -21,15 +21,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     };
     let sender = Direction::ServerToClient;
     let mss = f.mss(sender) as u64;
-    // The first flight: up to the end of the TLS handshake, or of the first response.
-    let end_frame = f
-        .tls_end_frame
-        .or_else(|| {
-            f.exchanges
-                .first()
-                .and_then(|x| x.response_last.map(|s| s.frame))
-        })
-        .unwrap_or(u64::MAX);
+    // The server's TLS flight only: a plain download is supposed to start in
+    // slow start (the ledger's ideal for a transfer already counts those
+    // rounds); a handshake flight that has to is a cost worth naming.
+    let Some(end_frame) = f.tls_end_frame else {
+        return;
+    };
     let mut events: Vec<(i64, &crate::connection::SegmentRecord)> = f
         .timeline
         .iter()
