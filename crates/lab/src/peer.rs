@@ -35,6 +35,39 @@ fn set_int_opt(fd: i32, level: i32, name: i32, value: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Reads `--flag value` pairs, shared by the peers' option parsers.
+pub(crate) struct Flags<'a> {
+    it: std::slice::Iter<'a, String>,
+}
+
+impl<'a> Flags<'a> {
+    pub(crate) fn new(args: &'a [String]) -> Self {
+        Flags { it: args.iter() }
+    }
+
+    pub(crate) fn next_flag(&mut self) -> Option<&'a str> {
+        self.it.next().map(String::as_str)
+    }
+
+    pub(crate) fn value(&mut self, flag: &str) -> Result<String, String> {
+        self.it
+            .next()
+            .cloned()
+            .ok_or_else(|| format!("{flag} needs a value"))
+    }
+
+    pub(crate) fn num(&mut self, flag: &str) -> Result<u64, String> {
+        let v = self.value(flag)?;
+        v.parse().map_err(|_| format!("{flag}: not a number: {v}"))
+    }
+
+    pub(crate) fn addr(&mut self, flag: &str) -> Result<SocketAddr, String> {
+        self.value(flag)?
+            .parse()
+            .map_err(|e| format!("{flag}: {e}"))
+    }
+}
+
 /// Options shared by the peers, parsed from `--name value` pairs.
 #[derive(Debug, Clone, Default)]
 pub struct PeerArgs {
@@ -62,34 +95,21 @@ impl PeerArgs {
             blocks: 50,
             ..Default::default()
         };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let mut value = || {
-                it.next()
-                    .cloned()
-                    .ok_or_else(|| format!("{a} needs a value"))
-            };
-            let num = |v: String| {
-                v.parse::<u64>()
-                    .map_err(|_| format!("{a}: not a number: {v}"))
-            };
-            match a.as_str() {
-                "--listen" => {
-                    p.listen = Some(value()?.parse().map_err(|e| format!("--listen: {e}"))?)
-                }
-                "--connect" => {
-                    p.connect = Some(value()?.parse().map_err(|e| format!("--connect: {e}"))?)
-                }
+        let mut flags = Flags::new(args);
+        while let Some(a) = flags.next_flag() {
+            match a {
+                "--listen" => p.listen = Some(flags.addr(a)?),
+                "--connect" => p.connect = Some(flags.addr(a)?),
                 "--nodelay" => p.nodelay = true,
                 "--nagle" => p.nagle = true,
                 "--split" => p.split = true,
                 "--tfo" => p.tfo = true,
-                "--requests" => p.requests = num(value()?)? as u32,
-                "--pause-ms" => p.pause_ms = num(value()?)?,
-                "--body" => p.body = num(value()?)? as usize,
-                "--blocks" => p.blocks = num(value()?)? as u32,
-                "--rcvbuf" => p.rcvbuf = Some(num(value()?)? as i32),
-                "--read-delay-ms" => p.read_delay_ms = num(value()?)?,
+                "--requests" => p.requests = flags.num(a)? as u32,
+                "--pause-ms" => p.pause_ms = flags.num(a)?,
+                "--body" => p.body = flags.num(a)? as usize,
+                "--blocks" => p.blocks = flags.num(a)? as u32,
+                "--rcvbuf" => p.rcvbuf = Some(flags.num(a)? as i32),
+                "--read-delay-ms" => p.read_delay_ms = flags.num(a)?,
                 other => return Err(format!("unknown peer option {other}")),
             }
         }

@@ -70,38 +70,25 @@ impl TlsArgs {
             connections: 1,
             requests: 1,
         };
-        let mut it = args.iter();
-        while let Some(a) = it.next() {
-            let mut value = || {
-                it.next()
-                    .cloned()
-                    .ok_or_else(|| format!("{a} needs a value"))
-            };
-            let num = |v: String| {
-                v.parse::<u64>()
-                    .map_err(|_| format!("{a}: not a number: {v}"))
-            };
-            match a.as_str() {
-                "--listen" => {
-                    t.listen = Some(value()?.parse().map_err(|e| format!("--listen: {e}"))?)
-                }
-                "--connect" => {
-                    t.connect = Some(value()?.parse().map_err(|e| format!("--connect: {e}"))?)
-                }
+        let mut flags = crate::peer::Flags::new(args);
+        while let Some(a) = flags.next_flag() {
+            match a {
+                "--listen" => t.listen = Some(flags.addr(a)?),
+                "--connect" => t.connect = Some(flags.addr(a)?),
                 "--tls12" => t.tls12 = true,
                 "--nodelay" => t.nodelay = true,
                 "--nagle" => t.nagle = true,
-                "--first-write" => t.first_write = Some(num(value()?)? as usize),
-                "--chain" => t.chain = num(value()?)?.max(1) as usize,
-                "--leaf-bytes" => t.leaf_bytes = num(value()?)? as usize,
-                "--think-ms" => t.think_ms = num(value()?)?,
+                "--first-write" => t.first_write = Some(flags.num(a)? as usize),
+                "--chain" => t.chain = flags.num(a)?.max(1) as usize,
+                "--leaf-bytes" => t.leaf_bytes = flags.num(a)? as usize,
+                "--think-ms" => t.think_ms = flags.num(a)?,
                 "--hrr" => t.hrr = true,
-                "--tickets" => t.tickets = num(value()?)? as usize,
+                "--tickets" => t.tickets = flags.num(a)? as usize,
                 "--early-data" => t.early_data = true,
                 "--split" => t.split = true,
-                "--body" => t.body = num(value()?)? as usize,
-                "--connections" => t.connections = num(value()?)? as u32,
-                "--requests" => t.requests = num(value()?)? as u32,
+                "--body" => t.body = flags.num(a)? as usize,
+                "--connections" => t.connections = flags.num(a)? as u32,
+                "--requests" => t.requests = flags.num(a)? as u32,
                 other => return Err(format!("unknown TLS peer option {other}")),
             }
         }
