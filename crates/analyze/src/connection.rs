@@ -425,7 +425,7 @@ impl Connection {
             self.on_stream_bytes(at, dir, &[], hole);
         }
         self.deliver_at(at, dir, start, seg.payload, seg.payload_len);
-        self.drain_pending(dir, at);
+        self.drain(dir, at, false);
     }
 
     fn advance(&mut self, dir: Direction, n: u32) {
@@ -452,10 +452,6 @@ impl Connection {
 
     /// Delivers held segments the delivery point has reached; at the end of
     /// the connection (`flush`) also skips the holes before them.
-    fn drain_pending(&mut self, dir: Direction, at: Stamp) {
-        self.drain(dir, at, false)
-    }
-
     fn drain(&mut self, dir: Direction, at: Stamp, flush: bool) {
         let d = dir.index();
         while let Some((&key, _)) = self.half[d].pending.iter().next() {

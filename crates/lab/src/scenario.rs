@@ -872,21 +872,26 @@ fn nginx_conf(work: &Path, n: &Nginx, certs: &Path) -> io::Result<(String, u16)>
     Ok((conf, port))
 }
 
-fn wait_listening(lab: &Lab, port: u16) -> io::Result<()> {
+/// Waits (up to 5 s) until the server namespace has a listening TCP socket
+/// on `port`, or on any port.
+fn wait_listening(lab: &Lab, port: Option<u16>) -> io::Result<()> {
+    let filter = port.map(|p| format!("sport = :{p}"));
     for _ in 0..100 {
         let out = lab
             .server
             .command("ss")
-            .args(["-Hltn", &format!("sport = :{port}")])
+            .arg("-Hltn")
+            .args(filter.iter())
             .output()?;
         if !String::from_utf8_lossy(&out.stdout).trim().is_empty() {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err(io::Error::other(format!(
-        "server never listened on port {port}"
-    )))
+    Err(io::Error::other(match port {
+        Some(p) => format!("server never listened on port {p}"),
+        None => "the server command never listened on a TCP port (waited 5 s)".into(),
+    }))
 }
 
 fn parse_timings(out: &str, run: u32) -> io::Result<Vec<Timing>> {
@@ -1060,19 +1065,6 @@ pub fn custom_plan(ctx: &Ctx, server_cmd: &str, client_cmd: &str) -> Plan {
     p
 }
 
-fn wait_any_listener(lab: &Lab) -> io::Result<()> {
-    for _ in 0..100 {
-        let out = lab.server.command("ss").args(["-Hltn"]).output()?;
-        if !String::from_utf8_lossy(&out.stdout).trim().is_empty() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Err(io::Error::other(
-        "the server command never listened on a TCP port (waited 5 s)",
-    ))
-}
-
 /// Runs a scenario and writes its captures, labels and timings to `opts.out`.
 pub fn run(s: &Scenario, opts: &RunOptions) -> io::Result<RunResult> {
     let ctx = Ctx {
@@ -1159,7 +1151,7 @@ pub fn run_plan(
                 .command("nginx")
                 .arg("-c")
                 .arg(work.join("nginx.conf")))?;
-            wait_listening(&lab, port)?;
+            wait_listening(&lab, Some(port))?;
         }
         (Server::Command(cmd), _) => {
             let log = std::fs::File::create(opts.out.join("server.log"))?;
@@ -1174,7 +1166,7 @@ pub fn run_plan(
                 .stderr(log)
                 .spawn()?;
             server_child = Some(child);
-            wait_any_listener(&lab)?;
+            wait_listening(&lab, None)?;
         }
         (Server::Builtin(args, port), _) => {
             let exe = self_exe()?;
@@ -1189,7 +1181,7 @@ pub fn run_plan(
                 .stderr(log)
                 .spawn()?;
             server_child = Some(child);
-            wait_listening(&lab, *port)?;
+            wait_listening(&lab, Some(*port))?;
         }
         _ => unreachable!("nginx plans have a port"),
     }

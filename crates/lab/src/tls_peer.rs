@@ -206,6 +206,22 @@ fn server_config(a: &TlsArgs) -> io::Result<Arc<ServerConfig>> {
     Ok(Arc::new(config))
 }
 
+/// Appends all the plaintext rustls has decrypted so far to `into`.
+fn drain_plaintext<D>(
+    conn: &mut rustls::ConnectionCommon<D>,
+    into: &mut Vec<u8>,
+) -> io::Result<()> {
+    let mut buf = [0u8; 8192];
+    loop {
+        match conn.reader().read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => into.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Sends everything rustls has queued; the first flight can be cut where
 /// OpenSSL cuts it, as two separate writes.
 fn flush<D>(
@@ -264,15 +280,7 @@ fn serve(mut sock: TcpStream, config: Arc<ServerConfig>, a: &TlsArgs) -> io::Res
         if conn.is_handshaking() && pending.is_empty() {
             continue;
         }
-        let mut buf = [0u8; 4096];
-        loop {
-            match conn.reader().read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => pending.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e),
-            }
-        }
+        drain_plaintext(&mut conn, &mut pending)?;
         // Answer every complete request head.
         while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
             pending.drain(..end + 4);
@@ -398,15 +406,7 @@ fn read_response(
         // Drain what rustls already holds first: a 0-RTT answer arrives
         // with the server's flight, before the handshake loop ends.
         let before = data.len();
-        let mut buf = [0u8; 8192];
-        loop {
-            match conn.reader().read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => data.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) => return Err(e),
-            }
-        }
+        drain_plaintext(conn, &mut data)?;
         if data.len() > before {
             first.get_or_insert_with(|| t0.elapsed());
         }

@@ -299,8 +299,50 @@ fn analyze(
     ExitCode::SUCCESS
 }
 
+/// A column of the lab's timing tables: its name and how to read it.
+type TimingColumn = (&'static str, fn(&rttdoc_lab::scenario::Timing) -> f64);
+
+/// The curl -w columns of the lab's timing tables.
+const TIMING_COLUMNS: [TimingColumn; 4] = [
+    ("connect", |t| t.connect_ms),
+    ("tls", |t| t.tls_ms),
+    ("first_byte", |t| t.first_byte_ms),
+    ("total", |t| t.total_ms),
+];
+
+/// (column, median, P95) of each timing column.
+fn timing_stats(timings: &[rttdoc_lab::scenario::Timing]) -> Vec<(&'static str, f64, f64)> {
+    TIMING_COLUMNS
+        .iter()
+        .map(|(name, f)| {
+            let (m, p) =
+                rttdoc_lab::scenario::median_p95(&timings.iter().map(f).collect::<Vec<_>>());
+            (*name, m, p)
+        })
+        .collect()
+}
+
+fn timing_json(
+    timings: &[rttdoc_lab::scenario::Timing],
+) -> serde_json::Map<String, serde_json::Value> {
+    timing_stats(timings)
+        .into_iter()
+        .map(|(n, m, p)| {
+            (
+                n.to_string(),
+                serde_json::json!({ "median_ms": m, "p95_ms": p }),
+            )
+        })
+        .collect()
+}
+
+/// RTTDOC_LAB_CERTS: keep generated certificates there and reuse them.
+fn lab_certs() -> Option<std::path::PathBuf> {
+    std::env::var_os("RTTDOC_LAB_CERTS").map(std::path::PathBuf::from)
+}
+
 fn lab(command: LabCommand) -> ExitCode {
-    use rttdoc_lab::scenario::{self, median_p95, RunOptions, Timing};
+    use rttdoc_lab::scenario::{self, RunOptions};
     match command {
         LabCommand::List => {
             for s in scenario::CATALOG {
@@ -335,7 +377,7 @@ fn lab(command: LabCommand) -> ExitCode {
                 .filter(|c| c.name == base || c.control_of == Some(base))
                 .collect();
             group.sort_by_key(|c| c.control_of.is_some());
-            let certs = std::env::var_os("RTTDOC_LAB_CERTS").map(std::path::PathBuf::from);
+            let certs = lab_certs();
             let mut rows = Vec::new();
             for c in group {
                 let opts = RunOptions {
@@ -353,29 +395,12 @@ fn lab(command: LabCommand) -> ExitCode {
                     }
                 }
             }
-            type Column = (&'static str, fn(&Timing) -> f64);
-            let cols: [Column; 4] = [
-                ("connect", |t| t.connect_ms),
-                ("tls", |t| t.tls_ms),
-                ("first_byte", |t| t.first_byte_ms),
-                ("total", |t| t.total_ms),
-            ];
             if json {
                 let doc: Vec<serde_json::Value> = rows
                     .iter()
-                    .map(|(n, t)| {
-                        let m: serde_json::Map<String, serde_json::Value> = cols
-                            .iter()
-                            .map(|(c, f)| {
-                                let (med, p95) = median_p95(&t.iter().map(f).collect::<Vec<_>>());
-                                (
-                                    c.to_string(),
-                                    serde_json::json!({ "median_ms": med, "p95_ms": p95 }),
-                                )
-                            })
-                            .collect();
-                        serde_json::json!({ "scenario": n, "timings_ms": m })
-                    })
+                    .map(
+                        |(n, t)| serde_json::json!({ "scenario": n, "timings_ms": timing_json(t) }),
+                    )
                     .collect();
                 println!(
                     "{}",
@@ -388,14 +413,13 @@ fn lab(command: LabCommand) -> ExitCode {
                 rtt.as_secs_f64() * 1e3
             );
             print!("{:<28}", "scenario");
-            for (c, _) in cols {
+            for (c, _) in TIMING_COLUMNS {
                 print!(" {c:>21}");
             }
             println!();
             for (n, t) in &rows {
                 print!("{n:<28}");
-                for (_, f) in cols {
-                    let (m, p) = median_p95(&t.iter().map(f).collect::<Vec<_>>());
+                for (_, m, p) in timing_stats(t) {
                     if m.is_nan() {
                         print!(" {:>21}", "-");
                     } else {
@@ -441,13 +465,11 @@ fn lab(command: LabCommand) -> ExitCode {
                 server_sysctls: args.server_sysctl.clone(),
                 client_sysctls: args.client_sysctl.clone(),
             };
-            // RTTDOC_LAB_CERTS: keep generated certificates there and reuse them.
-            let certs = std::env::var_os("RTTDOC_LAB_CERTS").map(std::path::PathBuf::from);
             let opts = RunOptions {
                 rtt,
                 runs,
                 out,
-                certs,
+                certs: lab_certs(),
                 overrides,
             };
             let ctx = scenario::Ctx { rtt, runs };
@@ -479,29 +501,10 @@ fn lab(command: LabCommand) -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            type Column = (&'static str, fn(&Timing) -> f64);
-            let cols: [Column; 4] = [
-                ("connect", |t| t.connect_ms),
-                ("tls", |t| t.tls_ms),
-                ("first_byte", |t| t.first_byte_ms),
-                ("total", |t| t.total_ms),
-            ];
-            let stats = |f: fn(&Timing) -> f64| {
-                median_p95(&result.timings.iter().map(f).collect::<Vec<_>>())
-            };
             if json {
-                let table: serde_json::Map<String, serde_json::Value> = cols
-                    .iter()
-                    .map(|(n, f)| {
-                        let (m, p) = stats(*f);
-                        (
-                            n.to_string(),
-                            serde_json::json!({ "median_ms": m, "p95_ms": p }),
-                        )
-                    })
-                    .collect();
                 let doc = serde_json::json!({
-                    "scenario": name, "runs": runs, "rtt_ms": rtt.as_secs_f64() * 1e3, "timings_ms": table
+                    "scenario": name, "runs": runs, "rtt_ms": rtt.as_secs_f64() * 1e3,
+                    "timings_ms": timing_json(&result.timings)
                 });
                 println!("{doc}");
             } else {
@@ -511,8 +514,7 @@ fn lab(command: LabCommand) -> ExitCode {
                     result.dir.display()
                 );
                 println!("{:<12} {:>10} {:>10}", "(curl -w)", "median", "P95");
-                for (n, f) in cols {
-                    let (m, p) = stats(f);
+                for (n, m, p) in timing_stats(&result.timings) {
                     if m.is_nan() {
                         println!("{n:<12} {:>10} {:>10}", "-", "-");
                     } else {

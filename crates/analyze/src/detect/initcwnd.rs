@@ -27,16 +27,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(end_frame) = f.tls_end_frame else {
         return;
     };
-    let mut events: Vec<(i64, &crate::connection::SegmentRecord)> = f
-        .timeline
-        .iter()
-        .filter(|r| r.frame <= end_frame)
-        .filter(|r| {
-            (r.dir == sender && r.len > 0 && r.new_data) || (r.dir == sender.reverse() && r.ack_set)
-        })
-        .map(|r| (f.on_clock_of(sender, r), r))
-        .collect();
-    events.sort_by_key(|(t, r)| (*t, r.frame));
+    let events = f.sender_view(sender, end_frame, |r| r.len > 0 && r.new_data, 0);
     let mut sent_end: Option<u32> = None;
     let mut acked: Option<u32> = None;
     let mut flight_bytes = 0u64;

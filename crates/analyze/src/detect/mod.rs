@@ -74,6 +74,28 @@ impl Facts<'_> {
         }
     }
 
+    /// What a sender saw: its data segments (those `data` keeps, up to
+    /// `up_to_frame`) and the peer's ACKs, on the sender's clock, in time
+    /// order. The peer's packets sort `peer_skew` earlier than their shifted
+    /// time, to absorb the error of the clock shift (see nagle.rs).
+    pub fn sender_view(
+        &self,
+        sender: Direction,
+        up_to_frame: u64,
+        data: impl Fn(&SegmentRecord) -> bool,
+        peer_skew: i64,
+    ) -> Vec<(i64, &SegmentRecord)> {
+        let mut events: Vec<(i64, &SegmentRecord)> = self
+            .timeline
+            .iter()
+            .filter(|r| r.frame <= up_to_frame)
+            .filter(|r| if r.dir == sender { data(r) } else { r.ack_set })
+            .map(|r| (self.on_clock_of(sender, r), r))
+            .collect();
+        events.sort_by_key(|(t, r)| (if r.dir == sender { *t } else { *t - peer_skew }, r.frame));
+        events
+    }
+
     /// Bytes per full segment the sender in `dir` uses: the peer's MSS
     /// option, less the 12 bytes of timestamps when they are on.
     pub fn mss(&self, dir: Direction) -> u32 {
