@@ -647,9 +647,11 @@ fn compare_runs_a_scenario_beside_its_controls() {
             "wwr-nodelay-builtin"
         ]
     );
-    let total = |i: usize| f(&doc["scenarios"][i]["timings_ms"]["total"]["p95_ms"]);
+    // Medians: with two runs the P95 is the slowest run, and one preempted
+    // run on a busy host moves it by tens of ms.
+    let total = |i: usize| f(&doc["scenarios"][i]["timings_ms"]["total"]["median_ms"]);
     assert!(
-        total(0) > total(1) + 15.0,
+        total(0) > total(1) + 10.0 && total(0) > total(2) + 10.0,
         "the pathology costs more than its control: {doc}"
     );
 }
