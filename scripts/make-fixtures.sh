@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Regenerates the lab fixtures in tests/data/lab/: every catalog scenario run
-# over a 36 ms path, client- and server-side captures (gzip) and labels.json.
-# Needs root, nginx, curl, openssl, iproute2.
+# Regenerates the lab fixtures: every catalog scenario, client- and
+# server-side captures (gzip) and labels.json. The 36 ms set lives in
+# tests/data/lab/ (the README's sample is one of them), the others in
+# tests/data/lab-<RTT>ms/. Needs root, nginx, curl, openssl, iproute2.
+#   scripts/make-fixtures.sh             # 36 ms
+#   RTT=5 scripts/make-fixtures.sh       # tests/data/lab-5ms
+#   ONLY="tls13-nagle-builtin" RTT=120 scripts/make-fixtures.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
 bin=target/release/rttdoc
 runs=${RUNS:-2}
-for name in $($bin lab list | awk '{print $1}'); do
-  out=tests/data/lab/$name
+rtt=${RTT:-36}
+if [[ $rtt == 36 ]]; then dest=tests/data/lab; else dest=tests/data/lab-${rtt}ms; fi
+export RTTDOC_LAB_CERTS=${RTTDOC_LAB_CERTS:-$(mktemp -d)}
+for name in ${ONLY:-$($bin lab list | awk '{print $1}')}; do
+  out=$dest/$name
   rm -rf "$out"; mkdir -p "$out"
   tmp=$(mktemp -d)
-  $bin lab run "$name" --rtt 36ms --runs "$runs" --out "$tmp" >/dev/null
+  $bin lab run "$name" --rtt "${rtt}ms" --runs "$runs" --out "$tmp" >/dev/null
   gzip -9c "$tmp/client.pcapng" > "$out/client.pcapng.gz"
   gzip -9c "$tmp/server.pcapng" > "$out/server.pcapng.gz"
   cp "$tmp/labels.json" "$out/labels.json"

@@ -61,9 +61,7 @@ pub fn cleanup_on_signals() {
             let mut sig: libc::c_int = 0;
             // SAFETY: waits for one of the blocked signals in `set`.
             unsafe { libc::sigwait(&set, &mut sig) };
-            for name in netns::ours() {
-                drop(Netns { name });
-            }
+            netns::release_all();
             if let Some(previous) = RESTORE_ALLOWED_CC.lock().ok().and_then(|mut g| g.take()) {
                 let _ = std::fs::write(ALLOWED_CC, previous);
             }
@@ -83,6 +81,9 @@ pub struct Lab {
     pub client_dev: String,
     pub server_dev: String,
     emulator: Option<Emulator>,
+    /// What the hosts' TCP actually runs (cubic unless a user namespace
+    /// could not allow it).
+    pub congestion_control: String,
     _cc: CcGuard,
 }
 
@@ -104,37 +105,60 @@ impl Drop for CcGuard {
 
 const ALLOWED_CC: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
 
-/// Makes sure namespaces may choose [`CONGESTION_CONTROL`]; returns the
-/// previous setting if it had to be changed.
-fn allow_congestion_control() -> io::Result<Option<String>> {
+/// Makes sure namespaces may choose [`CONGESTION_CONTROL`]. Returns the
+/// previous setting if it had to be changed, and whether the namespaces
+/// can use it: inside a user namespace the host's allowed list is
+/// read-only, and without cubic in it they keep the host's default.
+fn allow_congestion_control() -> io::Result<(Option<String>, bool)> {
     let allowed = std::fs::read_to_string(ALLOWED_CC)?.trim().to_string();
     if allowed.split_whitespace().any(|a| a == CONGESTION_CONTROL) {
-        return Ok(None);
+        return Ok((None, true));
     }
-    std::fs::write(ALLOWED_CC, format!("{allowed} {CONGESTION_CONTROL}"))?;
+    match std::fs::write(ALLOWED_CC, format!("{allowed} {CONGESTION_CONTROL}")) {
+        Ok(()) => {}
+        Err(e) if !netns::in_initial_user_namespace() => {
+            eprintln!(
+                "rttdoc lab: warning: cannot allow {CONGESTION_CONTROL} from a user namespace ({e}); \
+                 the hosts keep the machine's default congestion control. Scenarios that depend on \
+                 {CONGESTION_CONTROL} (slow start after idle) need, once, as root: \
+                 sysctl -w net.ipv4.tcp_allowed_congestion_control='{allowed} {CONGESTION_CONTROL}'"
+            );
+            return Ok((None, false));
+        }
+        Err(e) => return Err(e),
+    }
     if let Ok(mut g) = RESTORE_ALLOWED_CC.lock() {
         *g = Some(allowed.clone());
     }
-    Ok(Some(allowed))
+    Ok((Some(allowed), true))
 }
 
 /// What the lab needs from the machine, as a sentence saying what to change.
 pub fn check_environment() -> Result<(), String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        return Err("the lab needs root: it creates network namespaces with `ip netns`, TUN devices and \
-                    namespace sysctls (run it with sudo; rootless user namespaces are not supported yet)"
-            .into());
+        return Err(
+            "the lab needs root or a user namespace: it creates network namespaces, TUN \
+                    devices and namespace sysctls. Run it with sudo, or rootless as \
+                    `unshare -Urn rttdoc lab ...` (with /dev/net/tun readable and writable by you)"
+                .into(),
+        );
     }
+    let rootless = !netns::in_initial_user_namespace();
     let tun = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/net/tun");
     if let Err(e) = tun {
-        return Err(format!(
-            "cannot open /dev/net/tun ({e}): run as root, or inside a user namespace with the device \
-             accessible (e.g. `unshare -Urn` with /dev/net/tun mode 0666), or load the tun module"
-        ));
+        return Err(if rootless {
+            format!(
+                "cannot open /dev/net/tun ({e}) inside this user namespace: the device must be \
+                 accessible to your own user outside it (e.g. `sudo chmod 0666 /dev/net/tun`, \
+                 or a udev rule giving it to your group), or run the lab as root"
+            )
+        } else {
+            format!("cannot open /dev/net/tun ({e}): load the tun module (`modprobe tun`)")
+        });
     }
     if std::process::Command::new("ip").arg("-V").output().is_err() {
         return Err("the `ip` command (iproute2) is needed: apt-get install iproute2".into());
@@ -142,7 +166,14 @@ pub fn check_environment() -> Result<(), String> {
     Ok(())
 }
 
-fn setup_side(ns: &Netns, tun: &Tun, local: &str, peer: &str, mtu: u32) -> io::Result<()> {
+fn setup_side(
+    ns: &Netns,
+    tun: &Tun,
+    local: &str,
+    peer: &str,
+    mtu: u32,
+    pin_cc: bool,
+) -> io::Result<()> {
     // No IPv6: link-local autoconfiguration would put router solicitations
     // on the path, shifting scripted drops ("the 1st packet") off the SYN.
     ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
@@ -151,7 +182,9 @@ fn setup_side(ns: &Netns, tun: &Tun, local: &str, peer: &str, mtu: u32) -> io::R
     ns.sysctl(&format!("net.ipv6.conf.{}.disable_ipv6", tun.name), "1")?;
     // Linux's stock congestion control, whatever the host runs (this VM's
     // default is BBR, which ignores tcp_slow_start_after_idle, for one).
-    ns.sysctl("net.ipv4.tcp_congestion_control", CONGESTION_CONTROL)?;
+    if pin_cc {
+        ns.sysctl("net.ipv4.tcp_congestion_control", CONGESTION_CONTROL)?;
+    }
     ns.run(&[
         "ip",
         "addr",
@@ -184,7 +217,8 @@ impl Lab {
     pub fn start(config: &WanConfig) -> io::Result<Lab> {
         check_environment().map_err(io::Error::other)?;
         netns::remove_stale();
-        let cc = CcGuard(allow_congestion_control()?);
+        let (previous_cc, pin_cc) = allow_congestion_control()?;
+        let cc = CcGuard(previous_cc);
         let pid = std::process::id();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let client = Netns::create(&format!("{}{pid}-{n}-c", netns::PREFIX))?;
@@ -192,8 +226,15 @@ impl Lab {
         let tag = format!("{}{n}", pid % 1_000_000);
         let ctun = Tun::create(&format!("rtdc{tag}"))?;
         let stun = Tun::create(&format!("rtds{tag}"))?;
-        setup_side(&client, &ctun, CLIENT_IP, SERVER_IP, config.mtu)?;
-        setup_side(&server, &stun, SERVER_IP, CLIENT_IP, config.mtu)?;
+        setup_side(&client, &ctun, CLIENT_IP, SERVER_IP, config.mtu, pin_cc)?;
+        setup_side(&server, &stun, SERVER_IP, CLIENT_IP, config.mtu, pin_cc)?;
+        let congestion_control = String::from_utf8_lossy(
+            &server
+                .run(&["sysctl", "-n", "net.ipv4.tcp_congestion_control"])?
+                .stdout,
+        )
+        .trim()
+        .to_string();
         let (client_dev, server_dev) = (ctun.name.clone(), stun.name.clone());
         let emulator = Some(Emulator::start(ctun, stun, config));
         Ok(Lab {
@@ -202,6 +243,7 @@ impl Lab {
             client_dev,
             server_dev,
             emulator,
+            congestion_control,
             _cc: cc,
         })
     }

@@ -1196,6 +1196,7 @@ pub fn run_plan(
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(opts.rtt * 2 + Duration::from_millis(100));
+    let congestion_control = lab.congestion_control.clone();
     let report = lab.finish();
     if let Some(mut child) = server_child {
         let _ = child.kill();
@@ -1213,7 +1214,7 @@ pub fn run_plan(
         "runs": opts.runs,
         "client": CLIENT_IP,
         "server": SERVER_IP,
-        "congestion_control": crate::CONGESTION_CONTROL,
+        "congestion_control": congestion_control,
         "captures": { "client": "client.pcapng", "server": "server.pcapng", "both": "both.pcapng" },
         "pathologies": plan.pathologies,
         "expected": plan.expected,

@@ -49,7 +49,7 @@ enum Command {
         #[arg(long)]
         no_progress: bool,
     },
-    /// Reproduce latency pathologies on real kernel TCP stacks (needs root).
+    /// Reproduce latency pathologies on real kernel TCP stacks (root, or rootless in `unshare -Urn`).
     Lab {
         #[command(subcommand)]
         command: LabCommand,

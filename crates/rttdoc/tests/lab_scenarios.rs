@@ -705,3 +705,126 @@ fn a_relative_output_directory_works_for_nginx_scenarios() {
             .unwrap();
     assert_eq!(labels["scenario"], "syn-loss-control");
 }
+
+/// Puts a file's mode back when dropped (on failure too).
+struct ModeGuard(std::path::PathBuf, u32);
+
+impl Drop for ModeGuard {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(self.1));
+    }
+}
+
+/// Runs `rttdoc ARGS` as the unprivileged user `nobody`, inside a user
+/// namespace of its own when `userns`.
+fn as_nobody(bin: &Path, userns: bool, args: &[&str]) -> std::process::Output {
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]);
+    if userns {
+        c.args(["unshare", "-Urn"]);
+    }
+    c.arg(bin).args(args).output().unwrap()
+}
+
+/// The lab without root: as `nobody` inside `unshare -Urn`, the namespaces
+/// are held by descriptors (no `ip netns`), the scenario still reproduces
+/// its pathology, and nothing is left running. When /dev/net/tun is not
+/// open to the user, or there is no user namespace, the error says what to
+/// change.
+#[test]
+fn the_lab_runs_rootless_in_a_user_namespace() {
+    use std::os::unix::fs::PermissionsExt;
+    if !require(
+        "the_lab_runs_rootless_in_a_user_namespace",
+        &["ip", "setpriv", "unshare"],
+        true,
+    ) {
+        return;
+    }
+    let probe = Command::new("setpriv")
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .args(["unshare", "-Urn", "true"])
+        .status()
+        .unwrap();
+    let msg = "the_lab_runs_rootless_in_a_user_namespace: this kernel refuses unprivileged user namespaces";
+    assert!(probe.success() || !in_ci(), "{msg}");
+    if !probe.success() {
+        eprintln!("SKIPPED {msg}");
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Everything `nobody` touches must be its to read, run and write.
+    let dir = TempDir::new("lab-rootless");
+    std::fs::set_permissions(&dir.0, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let bin = dir.path("rttdoc");
+    std::fs::copy(rttdoc_bin(), &bin).unwrap();
+    let bin_str = bin.to_string_lossy().to_string();
+    let out = dir.path("out");
+    let out_str = out.to_string_lossy().to_string();
+    let args = [
+        "lab",
+        "run",
+        "tls13-nagle-builtin",
+        "--rtt",
+        "30ms",
+        "--runs",
+        "2",
+        "--out",
+        &out_str,
+    ];
+
+    let no_userns = as_nobody(&bin, false, &args);
+    assert!(!no_userns.status.success());
+    let err = String::from_utf8_lossy(&no_userns.stderr);
+    assert!(
+        err.contains("unshare -Urn") && err.contains("sudo"),
+        "{err}"
+    );
+
+    let tun = Path::new("/dev/net/tun");
+    let mode = std::fs::metadata(tun).unwrap().permissions().mode() & 0o7777;
+    let _restore = ModeGuard(tun.to_path_buf(), mode);
+    std::fs::set_permissions(tun, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let closed = as_nobody(&bin, true, &args);
+    assert!(!closed.status.success());
+    let err = String::from_utf8_lossy(&closed.stderr);
+    assert!(
+        err.contains("/dev/net/tun") && err.contains("chmod"),
+        "{err}"
+    );
+
+    std::fs::set_permissions(tun, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let ok = as_nobody(&bin, true, &args);
+    assert!(
+        ok.status.success(),
+        "rootless lab run: {}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let labels: Value =
+        serde_json::from_slice(&std::fs::read(out.join("labels.json")).unwrap()).unwrap();
+    assert!(labels["congestion_control"].as_str().is_some());
+    // The physical effect (curl-style timing) and its diagnosis.
+    for run in labels["timings"].as_array().unwrap() {
+        let tls = f(&run["tls_ms"]) - f(&run["connect_ms"]);
+        assert!(tls > 1.5 * 30.0, "TLS took {tls} ms, Nagle makes it ~2 RTT");
+    }
+    let doc = run_rttdoc_json(&out.join("client.pcapng"));
+    let kinds: Vec<&str> = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap().iter())
+        .filter_map(|f| f["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"nagle_hold"), "{kinds:?}");
+    // Nothing left running, nothing left in `ip netns`.
+    let ps = Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    let left: Vec<String> = String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(&bin_str))
+        .map(String::from)
+        .collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+    assert!(lab_namespaces().is_empty());
+}
