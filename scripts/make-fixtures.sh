@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q
-bin=target/release/rttdoc
+# A copy: rebuilding while this runs must not swap the binary under it.
+bin=$(mktemp -d)/rttdoc; cp target/release/rttdoc "$bin"
 runs=${RUNS:-2}
 rtt=${RTT:-36}
 if [[ $rtt == 36 ]]; then dest=tests/data/lab; else dest=tests/data/lab-${rtt}ms; fi

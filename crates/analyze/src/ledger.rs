@@ -83,14 +83,24 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
     // which packet answered which (Karn), so data/ACK and timestamp samples
     // come first, the last SYN to the ACK only as a last resort.
     let clean = c.syn_count == 1 && c.syn_ack_count == 1;
-    // A clean handshake can still be slowed by the host (a busy server
-    // answering the SYN late); samples from both directions over the whole
-    // connection bound it from below when they are smaller.
+    // A clean handshake can still be slowed (a busy server answering the
+    // SYN late, address resolution or a waking link delaying the first
+    // packet); samples from both directions over the whole connection bound
+    // it from below when they are smaller. Each sample is at least its part
+    // of the path, so their sum cannot undercut the RTT; the floor at half
+    // the handshake only guards against a broken sample.
+    // How much the path's round trip varies: a handshake slower than the
+    // fastest round trip seen later (queueing, a busy host or emulator)
+    // says by how much a fixed clock shift can be off.
+    let jitter_ns = match (c.first_syn, c.handshake_ack, c.rtt.two_sided_estimate()) {
+        (Some(syn), Some(ack), Some(est)) if clean => (ack.ts_ns - syn.ts_ns - est).clamp(0, est),
+        _ => 0,
+    };
     let handshake_rtt = match (c.first_syn, c.handshake_ack) {
         (Some(syn), Some(ack)) if clean && ack.ts_ns > syn.ts_ns => {
             let hs = ack.ts_ns - syn.ts_ns;
             Some(match c.rtt.two_sided_estimate() {
-                Some(est) if est < hs && est * 10 > hs * 8 => (est, RttSource::Handshake),
+                Some(est) if est < hs && est * 2 > hs => (est, RttSource::Handshake),
                 _ => (hs, RttSource::Handshake),
             })
         }
@@ -234,6 +244,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
             psk_offered: ch.is_some_and(|c| c.pre_shared_key),
             session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
             early_data_offered: ch.is_some_and(|c| c.early_data),
+            early_data_accepted: tls.early_data_accepted,
             hello_retry_request: hrr,
             handshake_ms: row.as_ref().map(|r| r.duration_ms),
             handshake_rtts: row.as_ref().and_then(|r| r.rtts),
@@ -349,23 +360,49 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
             _ => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
         },
         tls_end_frame,
+        jitter_ns,
     };
-    let findings = crate::detect::run(&facts);
-    // What the latency phases lost that no finding accounts for.
-    let explained: f64 = findings
-        .iter()
-        .filter(|x| x.kind != "tls_extra_rtt" && x.cost_ms > 0.0)
-        .filter(|x| {
-            matches!(
-                x.phase,
-                Some("tcp_handshake" | "tls_handshake" | "first_byte")
-            )
-        })
-        .map(|x| x.cost_ms)
-        .sum();
-    report.unexplained_ms = (report.excess_ms - explained).max(0.0);
+    let mut findings = crate::detect::run(&facts);
+    report.unexplained_ms = attribute(&report.ledger, &mut findings);
     report.findings = findings;
     report
+}
+
+/// Findings whose cost the ledger's ideal already counts: the ideal is for
+/// what was negotiated, so a HelloRetryRequest's round trip or a missed
+/// resumption is a cost against a better negotiation, not excess.
+const PRICED_INTO_IDEAL: &[&str] = &["hello_retry_request", "resumption_missed"];
+
+/// Shares each latency phase's excess among the findings in that phase,
+/// largest cost first, none beyond its own cost; returns what is left
+/// (`unexplained_ms`). `tls_extra_rtt` restates the others and takes none.
+fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f64 {
+    let phases = ["tcp_handshake", "tls_handshake", "first_byte"];
+    let mut left: Vec<f64> = phases
+        .iter()
+        .map(|p| {
+            ledger
+                .iter()
+                .filter(|r| r.phase == *p)
+                .filter_map(|r| r.excess_ms)
+                .sum()
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    order.sort_by(|a, b| findings[*b].cost_ms.total_cmp(&findings[*a].cost_ms));
+    for i in order {
+        let x = &mut findings[i];
+        if x.kind == "tls_extra_rtt" || PRICED_INTO_IDEAL.contains(&x.kind) || x.cost_ms <= 0.0 {
+            continue;
+        }
+        let Some(p) = phases.iter().position(|p| Some(*p) == x.phase) else {
+            continue;
+        };
+        let share = x.cost_ms.min(left[p]);
+        x.attributed_ms = share;
+        left[p] -= share;
+    }
+    left.iter().sum()
 }
 
 #[cfg(test)]

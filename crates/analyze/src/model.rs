@@ -193,6 +193,10 @@ pub struct TlsReport {
     pub psk_offered: bool,
     pub session_ticket_offered: bool,
     pub early_data_offered: bool,
+    /// 0-RTT data was sent and the server accepted it (true) or not
+    /// (false), inferred from the client's EndOfEarlyData; null when no
+    /// early data was sent or the second flight was not seen.
+    pub early_data_accepted: Option<bool>,
     pub hello_retry_request: bool,
     pub handshake_ms: Option<f64>,
     pub handshake_rtts: Option<f64>,
@@ -228,6 +232,12 @@ pub struct Finding {
     /// Time it cost (negative: time it saved).
     pub cost_ms: f64,
     pub cost_rtts: Option<f64>,
+    /// The part of the connection's latency excess (`excess_ms`) this
+    /// finding accounts for: the ledger's excess is the sum of these plus
+    /// `unexplained_ms`. Zero for costs outside the latency phases, for
+    /// summaries (`tls_extra_rtt`) and for costs the ideal already counts
+    /// (a HelloRetryRequest, a missed resumption).
+    pub attributed_ms: f64,
     /// 0..1: how sure the signature is from this vantage.
     pub confidence: f64,
     pub explanation: String,

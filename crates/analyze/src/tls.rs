@@ -41,6 +41,14 @@ pub struct TlsSession {
     pub certificate_seen: bool,
     pub server_flight_bytes: u32,
     pub early_data_records: u32,
+    /// TLS 1.3 0-RTT: whether the server took the early data, inferred
+    /// from the client's second flight (an EndOfEarlyData record before
+    /// its Finished means accepted). None when not offered or not seen.
+    pub early_data_accepted: Option<bool>,
+    /// The server's TLS 1.3 Finished record has been identified by its
+    /// size: encrypted server records after it are application data
+    /// (0.5-RTT, e.g. the answer to an early-data request).
+    server_finished_seen: bool,
     pub messages: Vec<TlsMessageRef>,
     /// The stream stopped looking like TLS (or sync was lost).
     pub broken: bool,
@@ -187,10 +195,51 @@ impl TlsSession {
             .is_some_and(|sh| started.frame >= sh.frame);
         if self.is_tls13() && self.client_finished.is_none() {
             match dir {
-                Direction::ServerToClient => {
+                Direction::ServerToClient if !self.server_finished_seen => {
                     self.server_flight_bytes += len;
+                    // EncryptedExtensions always comes first, so a record of
+                    // exactly a Finished's size after it is the Finished
+                    // (one message per record, as OpenSSL writes them). A
+                    // resumed flight is EncryptedExtensions + Finished: a
+                    // first record big enough for both holds both
+                    // (coalesced, as rustls writes them). Handshake and
+                    // application data never share a TLS 1.3 record.
+                    let fin = self.finished_record_len();
+                    let first = self.server_finished.is_none();
+                    let resumed = self.server_hello.as_ref().is_some_and(|s| s.pre_shared_key);
+                    let is_finished = match fin {
+                        Some(fin) if first => resumed && len >= fin + 6,
+                        Some(fin) => len == fin,
+                        None => false,
+                    };
                     self.server_finished = Some(end);
-                    self.note(started, end, dir, "Encrypted handshake".into(), len);
+                    self.server_finished_seen = is_finished;
+                    let what = if is_finished {
+                        "Finished (encrypted)"
+                    } else {
+                        "Encrypted handshake"
+                    };
+                    self.note(started, end, dir, what.into(), len);
+                    return;
+                }
+                Direction::ServerToClient => {
+                    // 0.5-RTT application data after the server's Finished.
+                }
+                Direction::ClientToServer
+                    if after_server_hello
+                        && self.early_data_records > 0
+                        && self.early_data_accepted.is_none() =>
+                {
+                    // With early data accepted, the client's next handshake
+                    // message is EndOfEarlyData (4 bytes) before Finished.
+                    let accepted = len == 4 + 1 + self.aead_tag_len();
+                    self.early_data_accepted = Some(accepted);
+                    if accepted {
+                        self.note(started, end, dir, "EndOfEarlyData (encrypted)".into(), len);
+                    } else {
+                        self.client_finished = Some(end);
+                        self.note(started, end, dir, "Finished (encrypted)".into(), len);
+                    }
                     return;
                 }
                 Direction::ClientToServer if after_server_hello => {
@@ -215,6 +264,25 @@ impl TlsSession {
             self.note(started, end, dir, "Early data (0-RTT)".into(), len);
         }
         exchanges.on_data(dir, started, end, len as u64, &[]);
+    }
+
+    /// AEAD tag bytes of the negotiated TLS 1.3 suite (CCM_8: 8, else 16).
+    fn aead_tag_len(&self) -> u32 {
+        match self.server_hello.as_ref().map(|s| s.cipher) {
+            Some(0x1305) => 8,
+            _ => 16,
+        }
+    }
+
+    /// Size of a TLS 1.3 Finished record's payload: message header,
+    /// verify_data (the suite's hash length), inner content type, tag.
+    fn finished_record_len(&self) -> Option<u32> {
+        let hash = match self.server_hello.as_ref()?.cipher {
+            0x1302 => 48,
+            0x1301 | 0x1303 | 0x1304 | 0x1305 => 32,
+            _ => return None,
+        };
+        Some(4 + hash + 1 + self.aead_tag_len())
     }
 
     fn on_handshake_body(&mut self, started: Stamp, end: Stamp, dir: Direction, body: &[u8]) {

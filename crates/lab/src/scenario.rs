@@ -23,8 +23,12 @@ use crate::{write_captures, Lab, WanConfig, CLIENT_IP, SERVER_IP};
 pub enum Chain {
     /// One P-256 certificate: a server flight well under 4 KB.
     SmallEc,
-    /// Root, intermediate and leaf, RSA-4096: a flight over 4 KB (the field case).
-    Rsa4096x3,
+    /// RSA-4096 root and intermediate, a P-256 leaf with 40 extra names: a
+    /// flight over 4 KB (the field case) whose signature takes ~0.1 ms, so
+    /// Nagle, not the server's CPU, shapes the handshake even at a 5 ms RTT
+    /// (an RSA-4096 leaf signs for ~10 ms on these VMs, longer than such a
+    /// round trip, and would hide the hold).
+    RsaChain,
     /// The same chain with a leaf listing 600 names: a flight over the
     /// initial congestion window (10 x MSS, about 14.5 KB).
     OverInitcwnd,
@@ -263,20 +267,22 @@ fn tfo_builtin(ctx: &Ctx, on: bool) -> Plan {
     p
 }
 
-fn slow_reader_builtin(ctx: &Ctx, slow: bool) -> Plan {
-    let flags: &[&str] = if slow {
-        &["--rcvbuf", "8192", "--read-delay-ms", "100"]
-    } else {
-        &["--rcvbuf", "8192"]
+/// `slow`: None for default buffers (the kernel autotunes), else an 8 KB
+/// receive buffer read slowly or at once.
+fn slow_reader_builtin(ctx: &Ctx, slow: Option<bool>) -> Plan {
+    let flags: &[&str] = match slow {
+        Some(true) => &["--rcvbuf", "8192", "--read-delay-ms", "100"],
+        Some(false) => &["--rcvbuf", "8192"],
+        None => &[],
     };
     let mut p = builtin(
         ctx,
         peer_server("http-server", &["--body", "200000"]),
         peer_client("http-client", flags),
     );
-    p.knobs = json!({ "client_so_rcvbuf": 8192, "read_delay_ms_per_4k": if slow { 100 } else { 0 }, "body_bytes": 200000 });
-    if slow {
-        p.pathologies = json!([{ "kind": "zero_window", "direction": "client advertises", "streams": ctx.all_streams() }]);
+    p.knobs = json!({ "client_so_rcvbuf": if slow.is_some() { json!(8192) } else { json!("default (autotuned)") }, "read_delay_ms_per_4k": if slow == Some(true) { 100 } else { 0 }, "body_bytes": 200000 });
+    if let Some(slow) = slow {
+        p.pathologies = small_buffer_truth(ctx, slow);
     }
     p
 }
@@ -417,10 +423,10 @@ fn initcwnd_builtin(ctx: &Ctx, big: bool) -> Plan {
 fn nagle_tls(ctx: &Ctx, nodelay: bool) -> Plan {
     let mut p = base(
         ctx,
-        tls(Chain::Rsa4096x3, "TLSv1.3", nodelay),
+        tls(Chain::RsaChain, "TLSv1.3", nodelay),
         curl(&["--tlsv1.3", &url(true, "/")]),
     );
-    p.knobs = json!({ "tcp_nodelay": if nodelay { "on" } else { "off" }, "tls": "1.3", "certificate_chain": "3 x RSA-4096" });
+    p.knobs = json!({ "tcp_nodelay": if nodelay { "on" } else { "off" }, "tls": "1.3", "certificate_chain": "RSA-4096 root and intermediate, P-256 leaf" });
     if !nodelay {
         p.pathologies = json!([{ "kind": "nagle_hold", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
     }
@@ -495,7 +501,7 @@ fn initcwnd(ctx: &Ctx, big: bool) -> Plan {
         tls(chain, "TLSv1.3", true),
         curl(&["--tlsv1.3", &url(true, "/")]),
     );
-    p.knobs = json!({ "certificate_chain": if big { "RSA-4096 x3, leaf with 600 names" } else { "one P-256 certificate" }, "initcwnd": 10 });
+    p.knobs = json!({ "certificate_chain": if big { "RSA-4096 root and intermediate, P-256 leaf with 600 names" } else { "one P-256 certificate" }, "initcwnd": 10 });
     if big {
         p.pathologies = json!([{ "kind": "initcwnd_limited", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
     }
@@ -551,9 +557,12 @@ fn resumption(ctx: &Ctx, version: &'static str, enabled: bool) -> Plan {
 }
 
 fn zero_window(ctx: &Ctx, slow: bool) -> Plan {
-    let u = url(false, "/big.bin");
+    // The reader must be slower than what the window lets through even at
+    // a long RTT (16 KB per 120 ms is ~130 KB/s); curl's rate limit reads
+    // in bursts, so keep it well below.
+    let u = url(false, "/mid.bin");
     let client = if slow {
-        curl(&["--limit-rate", "50k", &u])
+        curl(&["--limit-rate", "20k", &u])
     } else {
         curl(&[&u])
     };
@@ -561,11 +570,17 @@ fn zero_window(ctx: &Ctx, slow: bool) -> Plan {
     // A small receive buffer, so a slow reader's window closes quickly.
     p.client_sysctls
         .push(("net.ipv4.tcp_rmem".into(), "4096 16384 32768".into()));
-    p.knobs = json!({ "client_tcp_rmem": "4096 16384 32768", "curl": if slow { "--limit-rate 50k" } else { "(full speed)" }, "response_bytes": 200000 });
-    if slow {
-        p.pathologies = json!([{ "kind": "zero_window", "direction": "client advertises", "streams": ctx.all_streams() }]);
-    }
+    p.knobs = json!({ "client_tcp_rmem": "4096 16384 32768", "curl": if slow { "--limit-rate 20k" } else { "(full speed)" }, "response_bytes": 80000 });
+    p.pathologies = small_buffer_truth(ctx, slow);
     p
+}
+
+/// A slow reader closes its small window (`zero_window`); read at once,
+/// the small window still paces the sender, round after round
+/// (`rwnd_limited`).
+fn small_buffer_truth(ctx: &Ctx, slow: bool) -> Value {
+    let kind = if slow { "zero_window" } else { "rwnd_limited" };
+    json!([{ "kind": kind, "direction": "client advertises", "streams": ctx.all_streams() }])
 }
 
 fn random_loss(ctx: &Ctx, loss: bool) -> Plan {
@@ -618,8 +633,9 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "sftp-nodelay-builtin", summary: "control: TCP_NODELAY on the uploader", control_of: Some("sftp-nagle-builtin"), needs: &[], plan: |c| sftp_builtin(c, true) },
     Scenario { name: "tfo-builtin", summary: "built-in TFO server and client: cookie request, then the request rides in the SYN", control_of: None, needs: &[], plan: |c| tfo_builtin(c, true) },
     Scenario { name: "tfo-off-builtin", summary: "control: no TFO", control_of: Some("tfo-builtin"), needs: &[], plan: |c| tfo_builtin(c, false) },
-    Scenario { name: "slow-reader-builtin", summary: "a client with an 8 KB receive buffer reading 4 KB per 100 ms: zero windows", control_of: None, needs: &[], plan: |c| slow_reader_builtin(c, true) },
-    Scenario { name: "fast-reader-builtin", summary: "control: the same buffer, read at once", control_of: Some("slow-reader-builtin"), needs: &[], plan: |c| slow_reader_builtin(c, false) },
+    Scenario { name: "slow-reader-builtin", summary: "a client with an 8 KB receive buffer reading 4 KB per 100 ms: zero windows", control_of: None, needs: &[], plan: |c| slow_reader_builtin(c, Some(true)) },
+    Scenario { name: "fast-reader-builtin", summary: "control: the same buffer, read at once (the small window still paces the sender: rwnd_limited)", control_of: Some("slow-reader-builtin"), needs: &[], plan: |c| slow_reader_builtin(c, Some(false)) },
+    Scenario { name: "big-buffer-builtin", summary: "control: default (autotuned) receive buffer, read at once", control_of: Some("fast-reader-builtin"), needs: &[], plan: |c| slow_reader_builtin(c, None) },
     Scenario { name: "tls13-nagle-nginx", summary: "nginx, TLS 1.3, 3-cert chain (>4 KB flight), tcp_nodelay off: Nagle holds the end of the server flight for an ACK; handshake 2 RTT", control_of: None, needs: NGINX_CURL_TLS, plan: |c| nagle_tls(c, false) },
     Scenario { name: "tls13-nodelay-nginx", summary: "control: tcp_nodelay on; handshake 1 RTT", control_of: Some("tls13-nagle-nginx"), needs: NGINX_CURL_TLS, plan: |c| nagle_tls(c, true) },
     Scenario { name: "wwr-nagle-nginx", summary: "keep-alive HTTP, 3 requests, tcp_nodelay off: the response body waits for the client's delayed ACK of the header (+40 ms per request)", control_of: None, needs: NGINX_CURL, plan: |c| write_write_read(c, false) },
@@ -695,7 +711,7 @@ pub fn make_chain(dir: &Path, chain: Chain) -> io::Result<(PathBuf, PathBuf)> {
     let ossl = |args: &[&str]| sh(Command::new("openssl").args(args));
     let (chain_file, key_file) = match chain {
         Chain::SmallEc => ("ec-chain.pem", "ec.key"),
-        Chain::Rsa4096x3 => ("rsa3-chain.pem", "leaf.key"),
+        Chain::RsaChain => ("rsa3-chain.pem", "leaf.key"),
         Chain::OverInitcwnd => ("big-chain.pem", "leaf.key"),
     };
     let (chain_path, key_path) = (dir.join(chain_file), dir.join(key_file));
@@ -778,7 +794,9 @@ pub fn make_chain(dir: &Path, chain: Chain) -> io::Result<(PathBuf, PathBuf)> {
         ossl(&[
             "req",
             "-newkey",
-            "rsa:4096",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
             "-nodes",
             "-keyout",
             &d("leaf.key"),
@@ -801,9 +819,14 @@ pub fn make_chain(dir: &Path, chain: Chain) -> io::Result<(PathBuf, PathBuf)> {
             "big-leaf.pem",
         )
     } else {
+        // 40 names: the certificate an RSA-4096 leaf key would have made.
+        let names: Vec<String> = (0..40)
+            .map(|i| format!("DNS:www{i:02}.lab.rttdoc.test"))
+            .collect();
         (
             format!(
-                "basicConstraints=CA:FALSE\nsubjectAltName=IP:{SERVER_IP},DNS:lab.rttdoc.test\n"
+                "basicConstraints=CA:FALSE\nsubjectAltName=IP:{SERVER_IP},DNS:lab.rttdoc.test,{}\n",
+                names.join(",")
             ),
             "leaf.pem",
         )
@@ -977,6 +1000,7 @@ fn write_www(work: &Path) -> io::Result<()> {
     std::fs::write(www.join("index.html"), "hello from the rttdoc lab\n")?;
     std::fs::write(www.join("page.html"), "x".repeat(3000))?;
     std::fs::write(www.join("big.bin"), vec![b'z'; 200_000])?;
+    std::fs::write(www.join("mid.bin"), vec![b'z'; 80_000])?;
     Ok(())
 }
 

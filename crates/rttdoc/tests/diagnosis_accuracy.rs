@@ -21,6 +21,7 @@ const VERIFIED: &[&str] = &[
     "nagle_hold",
     "resumption",
     "retransmission",
+    "rwnd_limited",
     "server_think_time",
     "slow_start_after_idle",
     "syn_retransmit",
@@ -33,7 +34,25 @@ const VERIFIED: &[&str] = &[
 
 #[test]
 fn findings_match_the_lab_ground_truth() {
-    let lab = data_dir().join("lab");
+    let sets = fixture_sets();
+    assert!(sets.len() >= 3, "fixture sets at several RTTs: {sets:?}");
+    let mut problems = Vec::new();
+    for set in &sets {
+        let label = set.file_name().unwrap().to_string_lossy().to_string();
+        println!("\n{label}");
+        for p in check_set(set) {
+            problems.push(format!("{label}: {p}"));
+        }
+    }
+    assert!(
+        problems.iter().all(|p| !p.contains("reported on control")),
+        "{problems:#?}"
+    );
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// One fixture set: prints its table, returns what went wrong.
+fn check_set(lab: &std::path::Path) -> Vec<String> {
     let mut labels: BTreeMap<String, Value> = BTreeMap::new();
     for entry in std::fs::read_dir(&lab).unwrap() {
         let dir = entry.unwrap().path();
@@ -103,8 +122,19 @@ fn findings_match_the_lab_ground_truth() {
                 }
             }
             if let Some(of) = l["control_of"].as_str() {
+                // What the control changes away; a kind it shares with its
+                // scenario (a small buffer on both) is labelled on it too.
+                let own: Vec<&str> = l["pathologies"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|p| p["kind"].as_str())
+                    .collect();
                 for p in labels[of]["pathologies"].as_array().unwrap() {
                     let kind = p["kind"].as_str().unwrap();
+                    if own.contains(&kind) {
+                        continue;
+                    }
                     if let Some(streams) = found.get(kind) {
                         table.entry(kind.to_string()).or_default().2 += streams.len() as u32;
                         problems.push(format!(
@@ -125,18 +155,13 @@ fn findings_match_the_lab_ground_truth() {
     }
     for kind in VERIFIED {
         let (tp, fn_, _) = table.get(*kind).copied().unwrap_or_default();
-        assert!(tp + fn_ > 0, "no lab scenario exercises {kind}");
-        assert!(
-            tp as f64 >= 0.95 * (tp + fn_) as f64,
-            "{kind}: recall {tp}/{}",
-            tp + fn_
-        );
+        if tp + fn_ == 0 {
+            problems.push(format!("no lab scenario exercises {kind}"));
+        } else if (tp as f64) < 0.95 * (tp + fn_) as f64 {
+            problems.push(format!("{kind}: recall {tp}/{}", tp + fn_));
+        }
     }
-    assert!(
-        problems.iter().all(|p| !p.contains("reported on control")),
-        "{problems:#?}"
-    );
-    assert!(problems.is_empty(), "{problems:#?}");
+    problems
 }
 
 /// Every kind a detector can emit is documented.
@@ -162,4 +187,121 @@ fn rttdoc_kinds() -> Vec<String> {
         .step_by(2)
         .map(String::from)
         .collect()
+}
+
+/// Host processing a handshake may spend unexplained (see below).
+const HOST_MS: f64 = 8.0;
+
+/// The lab fixture sets: 36 ms in tests/data/lab, others in lab-<N>ms.
+fn fixture_sets() -> Vec<std::path::PathBuf> {
+    let mut sets: Vec<_> = std::fs::read_dir(data_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == "lab" || n.starts_with("lab-"))
+        })
+        .collect();
+    sets.sort();
+    sets
+}
+
+/// The costs add up: per connection, the ledger's latency excess is the sum
+/// of what the findings account for plus `unexplained_ms`, no finding
+/// accounts for more than it cost, and where the lab injected a latency
+/// pathology the findings account for the round trips it added, leaving
+/// less than half a round trip unexplained.
+#[test]
+fn costs_add_up_to_the_ledger_excess() {
+    let latency = ["tcp_handshake", "tls_handshake", "first_byte"];
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for set in fixture_sets() {
+        for entry in std::fs::read_dir(&set).unwrap() {
+            let dir = entry.unwrap().path();
+            let name = format!(
+                "{}/{}",
+                set.file_name().unwrap().to_string_lossy(),
+                dir.file_name().unwrap().to_string_lossy()
+            );
+            let labels: Value =
+                serde_json::from_slice(&std::fs::read(dir.join("labels.json")).unwrap()).unwrap();
+            for side in ["client", "server"] {
+                let doc = run_rttdoc_json(&dir.join(format!("{side}.pcapng.gz")));
+                for c in doc["connections"].as_array().unwrap() {
+                    let stream = c["stream"].as_u64().unwrap();
+                    let excess = c["excess_ms"].as_f64().unwrap();
+                    let unexplained = c["unexplained_ms"].as_f64().unwrap();
+                    let findings = c["findings"].as_array().unwrap();
+                    let attributed: f64 = findings
+                        .iter()
+                        .map(|x| x["attributed_ms"].as_f64().unwrap())
+                        .sum();
+                    if (excess - attributed - unexplained).abs() > 0.01 || unexplained < 0.0 {
+                        problems.push(format!(
+                            "{name} {side} stream {stream}: excess {excess:.2} != attributed {attributed:.2} + unexplained {unexplained:.2}"
+                        ));
+                    }
+                    for x in findings {
+                        let (a, cost) = (
+                            x["attributed_ms"].as_f64().unwrap(),
+                            x["cost_ms"].as_f64().unwrap(),
+                        );
+                        if a < 0.0 || a > cost.max(0.0) + 1e-6 {
+                            problems.push(format!(
+                                "{name} {side} stream {stream}: {} attributes {a:.2} ms of a {cost:.2} ms cost",
+                                x["kind"]
+                            ));
+                        }
+                    }
+                    let Some(rtt) = c["rtt_ms"].as_f64() else {
+                        continue;
+                    };
+                    for p in labels["pathologies"].as_array().unwrap() {
+                        let kind = p["kind"].as_str().unwrap();
+                        let in_latency =
+                            p["phase"].as_str().is_some_and(|ph| latency.contains(&ph));
+                        let visible = p["visible_from"]
+                            .as_array()
+                            .is_none_or(|v| v.iter().any(|s| s == side));
+                        let here = p["streams"]
+                            .as_array()
+                            .is_some_and(|s| s.iter().any(|s| s.as_u64() == Some(stream)));
+                        // A HelloRetryRequest's round trip is in the ideal.
+                        if !in_latency || !visible || !here || kind == "hello_retry_request" {
+                            continue;
+                        }
+                        checked += 1;
+                        // Besides half a round trip of path jitter, the hosts'
+                        // own work: key exchange, signing and verifying take
+                        // a few ms on these VMs, under server_think_time's
+                        // 20 ms floor (a whole round trip at 5 ms).
+                        if unexplained > 0.5 * rtt + HOST_MS {
+                            problems.push(format!(
+                                "{name} {side} stream {stream}: {kind} injected, {unexplained:.1} ms of {excess:.1} ms unexplained (RTT {rtt:.1})"
+                            ));
+                        }
+                        let of_kind: f64 = findings
+                            .iter()
+                            .filter(|x| x["kind"] == kind)
+                            .map(|x| x["attributed_ms"].as_f64().unwrap())
+                            .sum();
+                        if let Some(extra) = p["extra_rtts"].as_f64() {
+                            if of_kind < (extra - 0.5) * rtt {
+                                problems.push(format!(
+                                    "{name} {side} stream {stream}: {kind} added {extra} RTT, findings account for {of_kind:.1} ms (RTT {rtt:.1})"
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked >= 20,
+        "only {checked} injected latency pathologies checked"
+    );
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -423,11 +423,14 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
             assert_eq!(outcome, on.then_some("accepted"), "{name}");
         }
     }
+    let mut totals = Vec::new();
     for (name, slow) in [
         ("slow-reader-builtin", true),
         ("fast-reader-builtin", false),
+        ("big-buffer-builtin", false),
     ] {
-        let (_, views) = run(&dir, name);
+        let (labels, views) = run(&dir, name);
+        totals.push(f(&timings(&labels)[0]["total_ms"]));
         for c in views.iter().flatten() {
             let zw = c["client_to_server"]["zero_windows"].as_u64().unwrap();
             assert_eq!(
@@ -438,6 +441,14 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
             );
         }
     }
+    // An 8 KB window carries 200 KB in ~25 round trips; an autotuned one
+    // in a few rounds of slow start.
+    assert!(
+        totals[1] > 2.0 * totals[2],
+        "small buffer {} ms vs autotuned {} ms",
+        totals[1],
+        totals[2]
+    );
 
     // Built-in TLS peers.
     for (name, expect) in [

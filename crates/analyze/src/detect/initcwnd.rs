@@ -46,10 +46,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         if let (Some((tp, in_flight)), Some((ta, ack_frame))) = (prev, release) {
             let silence = t - tp;
-            if silence >= (rtt / 2).max(2_000_000)
-                && (t - ta).abs() <= (rtt / 20).max(1_000_000)
-                && in_flight >= 8 * mss
-            {
+            if silence >= (rtt / 2).max(2_000_000) && f.released_by(t, ta) && in_flight >= 8 * mss {
                 pauses.push((r.frame, ack_frame, silence));
             }
         }

@@ -12,6 +12,7 @@ mod initcwnd;
 mod nagle;
 mod resumption;
 mod retransmission;
+mod rwnd_limited;
 mod server_think_time;
 mod slow_start_after_idle;
 mod syn_retransmit;
@@ -39,6 +40,7 @@ pub const KINDS: &[&str] = &[
     "resumption_missed",
     "hello_retry_request",
     "zero_window",
+    "rwnd_limited",
     "retransmission",
     "rto_stall",
     "syn_retransmit",
@@ -57,6 +59,9 @@ pub struct Facts<'a> {
     pub server_side_ns: i64,
     /// Last frame of the TLS handshake phase, if any.
     pub tls_end_frame: Option<u64>,
+    /// How far the path's round trip strayed from its fastest (handshake
+    /// minus the best two-sided sample): the clock shift's error bar.
+    pub jitter_ns: i64,
 }
 
 impl Facts<'_> {
@@ -96,6 +101,21 @@ impl Facts<'_> {
         events
     }
 
+    /// The right edge of the receive window a segment from the receiver
+    /// advertises (`ack + window << scale`, relative sequence of the other
+    /// direction). Scaling applies only when both SYNs carried the option.
+    pub fn window_edge(&self, rec: &SegmentRecord) -> u64 {
+        let h = &self.report.handshake;
+        let shift = match (h.client_wscale, h.server_wscale) {
+            (Some(c), Some(s)) if rec.flags & 0x02 == 0 => match rec.dir {
+                Direction::ClientToServer => c,
+                Direction::ServerToClient => s,
+            },
+            _ => 0,
+        };
+        rec.ack as u64 + ((rec.window as u64) << shift.min(14))
+    }
+
     /// Bytes per full segment the sender in `dir` uses: the peer's MSS
     /// option, less the 12 bytes of timestamps when they are on.
     pub fn mss(&self, dir: Direction) -> u32 {
@@ -105,6 +125,18 @@ impl Facts<'_> {
             Direction::ServerToClient => h.client_mss,
         };
         peer.unwrap_or(1460) as u32 - if h.timestamps { 12 } else { 0 }
+    }
+
+    /// Whether a sender's segment at `t` left because a packet from its
+    /// peer arrived at `ta` (both on the sender's clock): no earlier than
+    /// the shift's error allows (max(1 ms, RTT/20)), no later than the
+    /// path's jitter allows (max(2 ms, RTT/10)); both widened by the
+    /// jitter this connection showed.
+    pub fn released_by(&self, t: i64, ta: i64) -> bool {
+        let rtt = self.rtt_ns.unwrap_or(0);
+        let early = (rtt / 20).max(1_000_000).max(self.jitter_ns);
+        let late = (rtt / 10).max(2_000_000).max(self.jitter_ns);
+        ta - t <= early && t - ta <= late
     }
 
     pub fn rtts(&self, ns: i64) -> Option<f64> {
@@ -119,6 +151,7 @@ impl Facts<'_> {
             frames: Vec::new(),
             cost_ms: 0.0,
             cost_rtts: None,
+            attributed_ms: 0.0,
             confidence: 0.9,
             explanation: String::new(),
             fix: String::new(),
@@ -148,6 +181,7 @@ pub fn run(f: &Facts<'_>) -> Vec<Finding> {
     nagle::detect(f, &mut out);
     initcwnd::detect(f, &mut out);
     zero_window::detect(f, &mut out);
+    rwnd_limited::detect(f, &mut out);
     retransmission::detect(f, &mut out);
     slow_start_after_idle::detect(f, &mut out);
     // Last: it explains the TLS handshake's excess with what the others found.

@@ -15,8 +15,10 @@
 //!   the receiver would make K a reply, not a release),
 //! - A acknowledged the last unacknowledged sub-MSS segment (what Nagle
 //!   waits for; full-size segments may still be in flight), and fewer than
-//!   8 MSS were in flight (so not the congestion window: see
-//!   `initcwnd_limited`).
+//!   8 MSS were in flight from the segment before K until A (so not the
+//!   congestion window: see `initcwnd_limited`), and the segment before K
+//!   left at least an MSS of the receiver's window free (else the window
+//!   held K: `rwnd_limited`).
 //!
 //! Kinds: `nagle_delayed_ack` when the receiver held A back for 25 ms or
 //! more after the data it acknowledges reached it (a delayed-ACK timer);
@@ -69,7 +71,14 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     );
     let mut outstanding: VecDeque<&SegmentRecord> = VecDeque::new();
     let mut acked: Option<u32> = None;
-    let mut prev: Option<(i64, &SegmentRecord)> = None;
+    // The sender's last data segment, and the bytes in flight once it left:
+    // what the sender had outstanding through the silence that follows.
+    let mut prev: Option<(i64, &SegmentRecord, u64)> = None;
+    // The receive window's right edge as the sender knew it, and whether
+    // the last data segment left less than an MSS of it (then the window
+    // held the next one: `rwnd_limited`, not Nagle).
+    let mut edge: Option<u64> = None;
+    let mut window_full = false;
     // The last ACK that advanced: when, which, whether it acknowledged the
     // last unacknowledged sub-MSS segment (what Nagle waits for), and how
     // many bytes were in flight before it.
@@ -93,6 +102,10 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     let mut holds = Vec::new();
     for (t, r) in events {
         if r.dir == receiver {
+            let e = f.window_edge(r);
+            if r.flags & 0x06 == 0 && edge.is_none_or(|old| e > old) {
+                edge = Some(e);
+            }
             // Only a pure ACK releases a hold: after the peer's data, the
             // sender's next segment is a reply, not Nagle.
             if r.len > 0 || r.flags & 0x07 != 0 {
@@ -121,19 +134,26 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
             }
             continue;
         }
-        let continues_record = prev.is_some_and(|(_, p)| {
+        let continues_record = prev.is_some_and(|(_, p, _)| {
             record_spans
                 .iter()
                 .any(|(a, b)| *a <= p.frame && p.frame < r.frame && r.frame <= *b)
         });
         let candidate = release.or(if continues_record { parked } else { None });
-        if let (Some((tp, p)), Some((ta, a, small, bytes))) = (prev, candidate) {
+        if let (Some((tp, p, in_flight)), Some((ta, a, small, bytes))) = (prev, candidate) {
             let silence = t - tp;
             let waited = silence >= (rtt / 2).max(2_000_000);
             // The clock shift is only as good as the handshake's estimate of the
             // sender's side of the path: allow the tolerance both ways.
-            let released = (t - ta).abs() <= (rtt / 20).max(1_000_000);
-            if waited && released && small && bytes < 8 * mss as u64 && r.len <= mss {
+            // Later than that, by the path's jitter: the ACK's trip to the
+            // sender was slower than the handshake's, which the shift
+            // cannot know (a millisecond of queueing is a fifth of a 5 ms RTT).
+            let released = f.released_by(t, ta);
+            // The congestion window holds segments too: a sender that had
+            // most of an initial window (10 MSS) out when it fell silent was
+            // waiting for the window, whatever Nagle would have done.
+            let window_free = bytes.max(in_flight) < 8 * mss as u64;
+            if waited && released && small && window_free && !window_full && r.len <= mss {
                 // On the receiver's clock: when the last data this ACK covers
                 // arrived versus when the ACK left.
                 let covered = f
@@ -159,7 +179,9 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
             }
         }
         outstanding.push_back(r);
-        prev = Some((t, r));
+        let in_flight = outstanding.iter().map(|s| s.len as u64).sum();
+        window_full = edge.is_some_and(|e| r.end as u64 + mss as u64 > e);
+        prev = Some((t, r, in_flight));
         parked = None;
     }
     holds
@@ -204,30 +226,24 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
                 },
                 "tls_handshake",
             )
-        } else if sender == Direction::ServerToClient
-            && plain
-            && matches!(response, Some((_, false)))
-        {
-            ("write_write_read", "transfer")
-        } else if delayed {
-            (
-                "nagle_delayed_ack",
-                if sender == Direction::ServerToClient {
-                    "transfer"
-                } else {
-                    "first_byte"
-                },
-            )
-        } else if matches!(response, Some((_, false))) {
+        } else if matches!(response, Some((_, false))) && (plain || !delayed) {
+            // (`response` is only set for the server's segments.)
             ("write_write_read", "transfer")
         } else {
+            // A held response's first byte (e.g. behind session tickets)
+            // delays the time to first byte; a held request too.
+            let phase = match (sender, response) {
+                (Direction::ServerToClient, Some((_, true))) => "first_byte",
+                (Direction::ServerToClient, _) => "transfer",
+                _ => "first_byte",
+            };
             (
-                "nagle_hold",
-                if sender == Direction::ServerToClient {
-                    "transfer"
+                if delayed {
+                    "nagle_delayed_ack"
                 } else {
-                    "first_byte"
+                    "nagle_hold"
                 },
+                phase,
             )
         };
         match groups.iter_mut().find(|(k, _)| *k == key) {

@@ -7,7 +7,12 @@
 //!   1.2 session ticket or session id) and got a full handshake: a round trip
 //!   lost on TLS 1.2, certificate and key-exchange CPU on both.
 //! - `early_data`: the ClientHello offered 0-RTT data (the request may ride
-//!   with it); acceptance is encrypted, so it is reported as offered.
+//!   with it). Acceptance is encrypted but shows in the client's second
+//!   flight: with early data accepted the client sends EndOfEarlyData (a
+//!   record of exactly 4 + 1 + tag bytes) before its Finished. Accepted:
+//!   saved 1 RTT (negative cost); rejected: the request is re-sent after
+//!   the handshake, 1 RTT later than promised (cost 1 RTT, time to first
+//!   byte).
 //!
 //! Fix for misses: a session cache shared by the workers and the fleet
 //! (nginx `ssl_session_cache shared:SSL:10m;`), ticket keys shared across
@@ -67,20 +72,49 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         _ => {}
     }
     if tls.early_data_offered {
-        let mut x = f.finding("early_data", Some("first_byte"));
-        x.frames = tls
+        let mut frames: Vec<u64> = tls
             .messages
             .iter()
-            .filter(|m| m.message.starts_with("Early data") || m.message == "ClientHello")
+            .filter(|m| {
+                m.message.starts_with("Early data")
+                    || m.message == "ClientHello"
+                    || m.message.starts_with("EndOfEarlyData")
+            })
             .map(|m| m.frame)
             .collect();
-        x.cost_ms = 0.0;
-        x.confidence = 0.8;
-        x.explanation = "The ClientHello offered 0-RTT early data: a request can travel with it and be answered a round trip sooner \
-                         (whether the server accepted is encrypted)."
-            .into();
-        x.fix = "Fine for idempotent requests; answer non-idempotent early requests (POST) with 425 Too Early (nginx: check $ssl_early_data)."
-            .into();
+        frames.dedup();
+        let rtt_ms = f.rtt_ns.map_or(0.0, |r| r as f64 / 1e6);
+        let mut x = f.finding("early_data", Some("first_byte"));
+        x.frames = frames;
+        x.display_filter = f.filter_frames(&x.frames);
+        match tls.early_data_accepted {
+            Some(true) => {
+                x.cost_ms = -rtt_ms;
+                x.confidence = 0.9;
+                x.explanation = "The request rode in 0-RTT early data with the ClientHello and the server accepted it (the client \
+                                 sent EndOfEarlyData): the answer could leave with the server's first flight, a round trip sooner."
+                    .into();
+                x.fix = "Working as intended for idempotent requests; answer non-idempotent early requests (POST) with 425 Too Early \
+                         (nginx: pass $ssl_early_data to the application, e.g. proxy_set_header Early-Data $ssl_early_data)."
+                    .into();
+            }
+            Some(false) => {
+                x.cost_ms = rtt_ms;
+                x.confidence = 0.9;
+                x.explanation = "The client sent 0-RTT early data but the server rejected it (no EndOfEarlyData before the client's \
+                                 Finished): the request had to be sent again after the handshake, a round trip later than 0-RTT promised."
+                    .into();
+                x.fix = "Let the server accept early data: nginx ssl_early_data on; (OpenSSL: SSL_CTX_set_max_early_data), tickets issued \
+                         with max_early_data, and the same ticket keys on every server behind the name; or stop offering 0-RTT."
+                    .into();
+            }
+            None => {
+                x.confidence = 0.8;
+                x.explanation = "The ClientHello offered 0-RTT early data; whether the server took it could not be seen.".into();
+                x.fix = "Fine for idempotent requests; answer non-idempotent early requests (POST) with 425 Too Early (nginx: check $ssl_early_data)."
+                    .into();
+            }
+        }
         out.push(x);
     }
 }

@@ -46,7 +46,18 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         ),
         _ => return,
     };
-    let mut x = f.finding(kind, Some("tcp_handshake"));
+    // The SYN's data was the first request: what TFO saves or loses shows
+    // in that request's time to first byte.
+    let request_in_syn = f
+        .exchanges
+        .first()
+        .is_some_and(|x| x.request_first.frame == syn);
+    let phase = if request_in_syn {
+        "first_byte"
+    } else {
+        "tcp_handshake"
+    };
+    let mut x = f.finding(kind, Some(phase));
     x.frames = frames;
     x.cost_ms = cost;
     x.confidence = 1.0;
