@@ -54,7 +54,7 @@ fn findings_match_the_lab_ground_truth() {
 /// One fixture set: prints its table, returns what went wrong.
 fn check_set(lab: &std::path::Path) -> Vec<String> {
     let mut labels: BTreeMap<String, Value> = BTreeMap::new();
-    for entry in std::fs::read_dir(&lab).unwrap() {
+    for entry in std::fs::read_dir(lab).unwrap() {
         let dir = entry.unwrap().path();
         let name = dir.file_name().unwrap().to_string_lossy().to_string();
         labels.insert(
