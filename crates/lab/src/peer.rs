@@ -169,10 +169,7 @@ fn http_server(args: &PeerArgs) -> io::Result<()> {
                     break;
                 }
             }
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nServer: rttdoc-lab\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
-                body.len()
-            );
+            let head = response_head(body.len());
             if args.split {
                 out.write_all(head.as_bytes())?;
                 out.write_all(&body)?;
@@ -348,4 +345,12 @@ fn rpc_client(args: &PeerArgs) -> io::Result<()> {
     }
     print_timing(connected, first.unwrap_or_default(), start.elapsed());
     Ok(())
+}
+
+/// The HTTP server peer's response head (the lab's ground truth needs its
+/// length to know where each body starts in the byte stream).
+pub fn response_head(body_len: usize) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nServer: rttdoc-lab\r\nContent-Type: application/octet-stream\r\nContent-Length: {body_len}\r\n\r\n"
+    )
 }

@@ -217,8 +217,17 @@ fn wwr_builtin(ctx: &Ctx, mode: &str) -> Plan {
     p.knobs = json!({ "server_writes": if mode == "joined" { "one" } else { "header, then body" },
         "tcp_nodelay": mode == "nodelay", "requests_per_connection": 5, "body_bytes": 3000 });
     if mode == "split" {
+        // Each response is head then a 3000-byte body; the held segment is
+        // part of a body (relative sequence numbers, as Wireshark shows).
+        let head = crate::peer::response_head(3000).len() as u64;
+        let evidence: Vec<Value> = (0..5)
+            .map(|k| {
+                let start = k * (head + 3000) + head + 1;
+                json!({ "direction": "server_to_client", "seq_from": start, "seq_to": start + 2999 })
+            })
+            .collect();
         p.pathologies = json!([{ "kind": "write_write_read", "phase": "transfer", "streams": ctx.all_streams(),
-            "exchanges": [1, 2, 3, 4, 5], "extra_rtts_each": 1.0 }]);
+            "exchanges": [1, 2, 3, 4, 5], "extra_rtts_each": 1.0, "evidence": evidence }]);
     }
     p
 }
@@ -318,10 +327,18 @@ fn nagle_tls_builtin(ctx: &Ctx, nodelay: bool) -> Plan {
         json!({ "tcp_nodelay": nodelay, "first_write": 4096, "flight": "about 5 KB" }),
     );
     if !nodelay {
-        p.pathologies = json!([{ "kind": "nagle_hold", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
+        p.pathologies = json!([{ "kind": "nagle_hold", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0,
+            "evidence": [flight_after_first_write()] }]);
     }
     p.expected = json!({ "tls_handshake_rtts": if nodelay { 1.0 } else { 2.0 } });
     p
+}
+
+/// The held segment of a TLS flight written as 4096 bytes and the rest
+/// (OpenSSL, and the built-in server imitating it): the rest's first
+/// segment, at relative sequence 4097.
+fn flight_after_first_write() -> Value {
+    json!({ "direction": "server_to_client", "seq_from": 4097, "seq_to": 4097 })
 }
 
 fn think_builtin(ctx: &Ctx, think_ms: u64) -> Plan {
@@ -414,7 +431,11 @@ fn initcwnd_builtin(ctx: &Ctx, big: bool) -> Plan {
         json!({ "leaf_padding_bytes": bytes }),
     );
     if big {
-        p.pathologies = json!([{ "kind": "initcwnd_limited", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
+        // rustls writes the flight at once: ten full segments, then the
+        // pause; the segment after it starts at 10 MSS (timestamps on).
+        let mss = p.wan.mtu as u64 - 40 - 12;
+        p.pathologies = json!([{ "kind": "initcwnd_limited", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0,
+            "evidence": [{ "direction": "server_to_client", "seq_from": 10 * mss + 1, "seq_to": 10 * mss + 1 }] }]);
     }
     p.expected = json!({ "tls_handshake_rtts": if big { 2.0 } else { 1.0 } });
     p
@@ -428,7 +449,8 @@ fn nagle_tls(ctx: &Ctx, nodelay: bool) -> Plan {
     );
     p.knobs = json!({ "tcp_nodelay": if nodelay { "on" } else { "off" }, "tls": "1.3", "certificate_chain": "RSA-4096 root and intermediate, P-256 leaf" });
     if !nodelay {
-        p.pathologies = json!([{ "kind": "nagle_hold", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
+        p.pathologies = json!([{ "kind": "nagle_hold", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0,
+            "evidence": [flight_after_first_write()] }]);
     }
     p.expected = json!({ "tls_handshake_rtts": if nodelay { 1.0 } else { 2.0 } });
     p
@@ -439,7 +461,8 @@ fn syn_loss(ctx: &Ctx, lost: bool) -> Plan {
     if lost {
         p.wan.client_to_server.drop = vec![1];
         // The server never sees the lost SYN: only the client side shows it.
-        p.pathologies = json!([{ "kind": "syn_retransmit", "phase": "tcp_handshake", "streams": [0], "extra_ms": 1000.0, "visible_from": ["client"] }]);
+        p.pathologies = json!([{ "kind": "syn_retransmit", "phase": "tcp_handshake", "streams": [0], "extra_ms": 1000.0, "visible_from": ["client"],
+            "evidence": [{ "direction": "client_to_server", "syn": 2 }] }]);
     }
     p.knobs = json!({ "drop_first_syn": lost });
     p.expected = json!({ "syn_retransmits_stream0": if lost { 1 } else { 0 } });
@@ -1074,6 +1097,14 @@ impl Overrides {
         p.client_sysctls.extend(self.client_sysctls.iter().cloned());
         if !self.is_empty() {
             p.knobs["overrides"] = serde_json::to_value(self).unwrap_or_default();
+            // Exact packet positions assume the scenario's own path and hosts.
+            if let Some(list) = p.pathologies.as_array_mut() {
+                for x in list {
+                    if let Some(o) = x.as_object_mut() {
+                        o.remove("evidence");
+                    }
+                }
+            }
         }
     }
 }

@@ -129,7 +129,13 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                     outstanding.pop_front();
                 }
                 let small_after = outstanding.iter().any(|s| s.len < mss);
-                release = Some((t, r, small_before && !small_after, bytes));
+                let small = small_before && !small_after;
+                // The ACK that covered the last small segment is what
+                // released the hold; ACKs of full segments right behind it
+                // (ordered early by the skew) do not take its place.
+                if small || !release.is_some_and(|(_, _, was_small, _)| was_small) {
+                    release = Some((t, r, small, bytes));
+                }
                 parked = None;
             }
             continue;
