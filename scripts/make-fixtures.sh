@@ -23,6 +23,7 @@ for name in ${ONLY:-$($bin lab list | awk '{print $1}')}; do
   gzip -9c "$tmp/client.pcapng" > "$out/client.pcapng.gz"
   gzip -9c "$tmp/server.pcapng" > "$out/server.pcapng.gz"
   cp "$tmp/labels.json" "$out/labels.json"
+  if [[ -s $tmp/keylog.txt ]]; then cp "$tmp/keylog.txt" "$out/keylog.txt"; fi
   rm -rf "$tmp"
   echo "$name -> $out"
 done

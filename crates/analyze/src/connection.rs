@@ -125,6 +125,8 @@ pub struct Connection {
     /// SYN -> SYN-ACK of a clean handshake.
     syn_gap_ns: Option<i64>,
     pub(crate) timeline: Vec<SegmentRecord>,
+    /// Secrets to decrypt 0-RTT early data with (`--keylog`).
+    pub(crate) keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
 }
 
 impl Connection {
@@ -161,6 +163,7 @@ impl Connection {
             closed_at_ns: None,
             syn_gap_ns: None,
             timeline: Vec::new(),
+            keylog: None,
         }
     }
 

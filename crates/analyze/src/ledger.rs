@@ -341,6 +341,16 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         unexplained_ms: 0.0,
         ladder: c.ladder.take(),
     };
+    // 0-RTT early data, decrypted when a key log names the session.
+    let early_plaintext = match (&c.keylog, &c.tls) {
+        (Some(log), Some(tls)) if !tls.early_data.is_empty() => {
+            tls.client_hello.as_ref().and_then(|ch| {
+                let suite = tls.server_hello.as_ref().map(|s| s.cipher);
+                log.decrypt_early(&ch.random, suite, &tls.early_data)
+            })
+        }
+        _ => None,
+    };
     let facts = crate::detect::Facts {
         report: &report,
         timeline: &c.timeline,
@@ -361,6 +371,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         },
         tls_end_frame,
         jitter_ns,
+        early_plaintext: early_plaintext.as_deref(),
     };
     let mut findings = crate::detect::run(&facts);
     report.unexplained_ms = attribute(&report.ledger, &mut findings);

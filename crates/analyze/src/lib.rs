@@ -15,6 +15,7 @@
 mod connection;
 pub mod detect;
 mod exchange;
+pub mod keylog;
 mod ledger;
 pub mod model;
 mod rtt;

@@ -18,6 +18,9 @@ use crate::model::{Direction, TlsMessageRef};
 
 const MAX_MESSAGES: usize = 64;
 
+/// Early-data records kept for decryption: a request's head fits in one.
+const MAX_EARLY_RECORDS: usize = 4;
+
 /// A TLS 1.3 record carrying only an alert: 2 + 1 + 16 bytes.
 const ENCRYPTED_ALERT_LEN: u32 = 19;
 
@@ -41,6 +44,9 @@ pub struct TlsSession {
     pub certificate_seen: bool,
     pub server_flight_bytes: u32,
     pub early_data_records: u32,
+    /// The first early-data records' ciphertexts (bodies), for a key log
+    /// to decrypt (`early_data_unsafe`).
+    pub early_data: Vec<Vec<u8>>,
     /// TLS 1.3 0-RTT: whether the server took the early data, inferred
     /// from the client's second flight (an EndOfEarlyData record before
     /// its Finished means accepted). None when not offered or not seen.
@@ -104,6 +110,10 @@ impl TlsSession {
                 body: r.body.map(|b| b.to_vec()),
             })
         };
+        // Before the ServerHello, client application data is 0-RTT early
+        // data: keep a few bodies (nothing else is kept).
+        self.records[0].keep_application_data =
+            self.server_hello.is_none() && self.early_data.len() < MAX_EARLY_RECORDS;
         if !bytes.is_empty() {
             self.records[d].feed(bytes, at, &mut collect);
         }
@@ -171,7 +181,15 @@ impl TlsSession {
                     }
                 }
             }
-            ct::APPLICATION_DATA => self.on_encrypted(r.started, end, dir, len, exchanges),
+            ct::APPLICATION_DATA => {
+                let early = dir == Direction::ClientToServer && self.server_hello.is_none();
+                if let (true, Some(body)) = (early, r.body) {
+                    if self.early_data.len() < MAX_EARLY_RECORDS {
+                        self.early_data.push(body);
+                    }
+                }
+                self.on_encrypted(r.started, end, dir, len, exchanges)
+            }
             _ => self.note(
                 r.started,
                 end,

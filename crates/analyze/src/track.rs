@@ -29,6 +29,8 @@ pub struct AnalyzeOptions {
     pub ladder_stream: Option<u64>,
     pub linger_s: u64,
     pub idle_timeout_s: u64,
+    /// TLS key log (`--keylog`): decrypts 0-RTT early data only.
+    pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
 }
 
 impl Default for AnalyzeOptions {
@@ -37,6 +39,7 @@ impl Default for AnalyzeOptions {
             ladder_stream: None,
             linger_s: 30,
             idle_timeout_s: 900,
+            keylog: None,
         }
     }
 }
@@ -145,13 +148,15 @@ impl<'s> Tracker<'s> {
             let (client, server) = roles(seg);
             let stream = *next_stream;
             *next_stream += 1;
-            Box::new(Connection::new(
+            let mut c = Connection::new(
                 stream,
                 client,
                 server,
                 at,
                 options.ladder_stream == Some(stream),
-            ))
+            );
+            c.keylog = options.keylog.clone();
+            Box::new(c)
         });
         let dir = if conn.client == src {
             Direction::ClientToServer

@@ -376,8 +376,14 @@ fn hrr_builtin(ctx: &Ctx, hrr: bool) -> Plan {
 
 /// Two connections per run; the second can resume (and send 0-RTT data).
 fn resume_builtin(ctx: &Ctx, tls12: bool, resume: bool, early: bool) -> Plan {
+    resume_with(ctx, tls12, resume, early, "GET")
+}
+
+/// The same with the request's method (POST: a non-idempotent request in
+/// early data, `early_data_unsafe`).
+fn resume_with(ctx: &Ctx, tls12: bool, resume: bool, early: bool, method: &str) -> Plan {
     let mut server = vec!["--nodelay"];
-    let mut client = vec!["--connections", "2"];
+    let mut client = vec!["--connections", "2", "--method", method];
     if tls12 {
         server.push("--tls12");
         client.push("--tls12");
@@ -393,10 +399,14 @@ fn resume_builtin(ctx: &Ctx, tls12: bool, resume: bool, early: bool) -> Plan {
         ctx,
         &server,
         &client,
-        json!({ "tls": if tls12 { "1.2" } else { "1.3" }, "resumption": resume, "early_data": early }),
+        json!({ "tls": if tls12 { "1.2" } else { "1.3" }, "resumption": resume, "early_data": early, "method": method }),
     );
     let second: Vec<u32> = (0..ctx.runs).map(|r| 2 * r + 1).collect();
     p.pathologies = match (resume, early) {
+        (true, true) if method != "GET" => {
+            json!([{ "kind": "early_data", "streams": second, "saved_rtts": 1.0 },
+            { "kind": "early_data_unsafe", "streams": second, "method": method, "needs": "keylog" }])
+        }
         (true, true) => json!([{ "kind": "early_data", "streams": second, "saved_rtts": 1.0 }]),
         (true, false) => json!([{ "kind": "resumption", "streams": second }]),
         _ => json!([]),
@@ -643,7 +653,8 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "no-hrr-builtin", summary: "control: the server takes x25519", control_of: Some("hrr-builtin"), needs: &[], plan: |c| hrr_builtin(c, false) },
     Scenario { name: "tls13-resumption-builtin", summary: "TLS 1.3 with tickets, two connections per run: the second resumes", control_of: None, needs: &[], plan: |c| resume_builtin(c, false, true, false) },
     Scenario { name: "tls13-no-tickets-builtin", summary: "control: no tickets, both handshakes full", control_of: Some("tls13-resumption-builtin"), needs: &[], plan: |c| resume_builtin(c, false, false, false) },
-    Scenario { name: "zero-rtt-builtin", summary: "TLS 1.3 0-RTT: the resumed connection sends its request as early data and gets the answer 1 RTT sooner", control_of: None, needs: &[], plan: |c| resume_builtin(c, false, true, true) },
+    Scenario { name: "zero-rtt-post-builtin", summary: "TLS 1.3 0-RTT carrying a POST: replayable (visible with the run's keylog.txt)", control_of: None, needs: &[], plan: |c| resume_with(c, false, true, true, "POST") },
+    Scenario { name: "zero-rtt-builtin", summary: "TLS 1.3 0-RTT: the resumed connection sends its request as early data and gets the answer 1 RTT sooner (control: a GET)", control_of: Some("zero-rtt-post-builtin"), needs: &[], plan: |c| resume_builtin(c, false, true, true) },
     Scenario { name: "tls12-resumption-builtin", summary: "TLS 1.2, two connections per run: the first takes 2 RTT, the resumed one 1 RTT", control_of: None, needs: &[], plan: |c| resume_builtin(c, true, true, false) },
     Scenario { name: "tickets-nagle-builtin", summary: "TLS 1.3 session tickets then a small response, Nagle on: the response waits for the ACK of the tickets", control_of: None, needs: &[], plan: |c| tickets_nagle_builtin(c, false) },
     Scenario { name: "tickets-nodelay-builtin", summary: "control: TCP_NODELAY", control_of: Some("tickets-nagle-builtin"), needs: &[], plan: |c| tickets_nagle_builtin(c, true) },
@@ -971,13 +982,19 @@ fn self_exe() -> io::Result<PathBuf> {
     std::env::current_exe()
 }
 
-fn run_client(lab: &Lab, client: &Client, run: u32) -> io::Result<Vec<Timing>> {
+/// Runs the client once. Every client gets SSLKEYLOGFILE (curl and the
+/// built-in TLS client honour it): the key log lets `analyze --keylog`
+/// read 0-RTT early data.
+fn run_client(lab: &Lab, client: &Client, run: u32, keylog: &Path) -> io::Result<Vec<Timing>> {
+    let command = |program: &str| {
+        let mut c = lab.client.command(program);
+        c.env("SSLKEYLOGFILE", keylog);
+        c
+    };
     match client {
         Client::Curl(args) => {
             let fmt = "%{time_connect} %{time_appconnect} %{time_starttransfer} %{time_total}\\n";
-            let out = sh(lab
-                .client
-                .command("curl")
+            let out = sh(command("curl")
                 .args(["-sk", "--max-time", "30", "-w", fmt])
                 .args(args)
                 .args(
@@ -990,18 +1007,14 @@ fn run_client(lab: &Lab, client: &Client, run: u32) -> io::Result<Vec<Timing>> {
         }
         Client::Builtin(args) => {
             let exe = self_exe()?;
-            let out = sh(lab
-                .client
-                .command(&exe.to_string_lossy())
+            let out = sh(command(&exe.to_string_lossy())
                 .args(["lab", "peer"])
                 .args(args))?;
             parse_timings(&out, run)
         }
         Client::Shell(cmd) => {
             let start = Instant::now();
-            sh(lab
-                .client
-                .command("bash")
+            sh(command("bash")
                 .args(["-c", cmd])
                 .env("RTTDOC_SERVER_IP", SERVER_IP)
                 .env("RTTDOC_CLIENT_IP", CLIENT_IP))?;
@@ -1160,6 +1173,8 @@ pub fn run_plan(
     };
     let work = opts.out.join("work");
     write_www(&work)?;
+    let keylog = opts.out.join("keylog.txt");
+    let _ = std::fs::remove_file(&keylog);
     let certs = opts.certs.clone().unwrap_or_else(|| opts.out.join("certs"));
     let nginx = match &plan.server {
         Server::Nginx(n) => {
@@ -1247,7 +1262,7 @@ pub fn run_plan(
                 lab.server.sysctl(k, v)?;
             }
         }
-        timings.extend(run_client(&lab, &plan.client, run)?);
+        timings.extend(run_client(&lab, &plan.client, run, &keylog)?);
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(opts.rtt * 2 + Duration::from_millis(100));
@@ -1271,6 +1286,7 @@ pub fn run_plan(
         "server": SERVER_IP,
         "congestion_control": congestion_control,
         "captures": { "client": "client.pcapng", "server": "server.pcapng", "both": "both.pcapng" },
+        "keylog": std::fs::metadata(&keylog).is_ok_and(|m| m.len() > 0).then_some("keylog.txt"),
         "pathologies": plan.pathologies,
         "expected": plan.expected,
         "emulator": {

@@ -48,6 +48,8 @@ pub struct TlsArgs {
     pub body: usize,
     pub connections: u32,
     pub requests: u32,
+    /// The client's request method (POST: not idempotent).
+    pub method: String,
 }
 
 impl TlsArgs {
@@ -69,6 +71,7 @@ impl TlsArgs {
             body: 100,
             connections: 1,
             requests: 1,
+            method: "GET".into(),
         };
         let mut flags = crate::peer::Flags::new(args);
         while let Some(a) = flags.next_flag() {
@@ -89,6 +92,7 @@ impl TlsArgs {
                 "--body" => t.body = flags.num(a)? as usize,
                 "--connections" => t.connections = flags.num(a)? as u32,
                 "--requests" => t.requests = flags.num(a)? as u32,
+                "--method" => t.method = flags.value(a)?,
                 other => return Err(format!("unknown TLS peer option {other}")),
             }
         }
@@ -345,8 +349,18 @@ pub fn client(a: &TlsArgs) -> io::Result<()> {
         .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
         .with_no_client_auth();
     config.enable_early_data = a.early_data;
+    // Writes the session secrets where SSLKEYLOGFILE says (the lab sets it).
+    config.key_log = Arc::new(rustls::KeyLogFile::new());
     let config = Arc::new(config);
-    let request = format!("GET / HTTP/1.1\r\nHost: {}\r\n\r\n", addr.ip());
+    let request = if a.method == "GET" {
+        format!("GET / HTTP/1.1\r\nHost: {}\r\n\r\n", addr.ip())
+    } else {
+        format!(
+            "{} /transfer HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\n\r\n",
+            a.method,
+            addr.ip()
+        )
+    };
     for _ in 0..a.connections {
         let start = Instant::now();
         let mut sock = TcpStream::connect(addr)?;

@@ -48,6 +48,10 @@ enum Command {
         /// Never show a progress bar.
         #[arg(long)]
         no_progress: bool,
+        /// TLS key log (SSLKEYLOGFILE format, as Wireshark's tls.keylog_file):
+        /// used only to read 0-RTT early data (early_data_unsafe).
+        #[arg(long, value_name = "FILE")]
+        keylog: Option<std::path::PathBuf>,
     },
     /// Reproduce latency pathologies on real kernel TCP stacks (root, or rootless in `unshare -Urn`).
     Lab {
@@ -187,7 +191,8 @@ fn main() -> ExitCode {
             conn,
             color,
             no_progress,
-        } => analyze(&capture, json, conn, color, no_progress),
+            keylog,
+        } => analyze(&capture, json, conn, color, no_progress, keylog.as_deref()),
         Command::Lab { command } => lab(command),
     }
 }
@@ -224,7 +229,16 @@ fn analyze(
     conn: Option<u64>,
     color: ColorChoice,
     no_progress: bool,
+    keylog: Option<&std::path::Path>,
 ) -> ExitCode {
+    let keylog = match keylog.map(rttdoc_analyze::keylog::KeyLog::load) {
+        None => None,
+        Some(Ok(log)) => Some(std::sync::Arc::new(log)),
+        Some(Err(e)) => {
+            eprintln!("rttdoc: error: key log {e}");
+            return ExitCode::from(1);
+        }
+    };
     let mut capture = match Capture::open(path) {
         Ok(c) => c,
         Err(e) => {
@@ -240,6 +254,7 @@ fn analyze(
     let bar = progress_bar(&capture, !no_progress);
     let options = AnalyzeOptions {
         ladder_stream: conn,
+        keylog,
         ..Default::default()
     };
     let stdout = io::stdout();

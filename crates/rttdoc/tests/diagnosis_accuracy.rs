@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// every one the lab exercises.
 const VERIFIED: &[&str] = &[
     "early_data",
+    "early_data_unsafe",
     "hello_retry_request",
     "initcwnd_limited",
     "nagle_delayed_ack",
@@ -68,7 +69,7 @@ fn check_set(lab: &std::path::Path) -> Vec<String> {
     let mut problems = Vec::new();
     for (name, l) in &labels {
         for side in ["client", "server"] {
-            let doc = run_rttdoc_json(&lab.join(name).join(format!("{side}.pcapng.gz")));
+            let doc = run_fixture_json(&lab.join(name), side, l);
             let mut found: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
             for c in doc["connections"].as_array().unwrap() {
                 let (lo, hi) = (
@@ -246,7 +247,7 @@ fn costs_add_up_to_the_ledger_excess() {
             let labels: Value =
                 serde_json::from_slice(&std::fs::read(dir.join("labels.json")).unwrap()).unwrap();
             for side in ["client", "server"] {
-                let doc = run_rttdoc_json(&dir.join(format!("{side}.pcapng.gz")));
+                let doc = run_fixture_json(&dir, side, &labels);
                 for c in doc["connections"].as_array().unwrap() {
                     let stream = c["stream"].as_u64().unwrap();
                     let excess = c["excess_ms"].as_f64().unwrap();
@@ -398,7 +399,7 @@ fn findings_cite_the_packets_the_lab_knows() {
                 let capture = dir.join(format!("{side}.pcapng.gz"));
                 let name = format!("{} {side}", dir.strip_prefix(data_dir()).unwrap().display());
                 let packets = tshark_packets(&capture, server_ip);
-                let doc = run_rttdoc_json(&capture);
+                let doc = run_fixture_json(&dir, side, &labels);
                 for p in &with_evidence {
                     if p["visible_from"]
                         .as_array()

@@ -196,3 +196,30 @@ fn stdin_input_is_read_like_a_file() {
     assert_eq!(doc["connections"].as_array().unwrap().len(), 8);
     assert_eq!(doc["capture"]["file"], "<stdin>");
 }
+
+/// A key log that cannot be read stops before any work, naming the file;
+/// one full of junk lines is read (nothing in it applies) and the
+/// analysis runs as without it.
+#[test]
+fn a_bad_key_log_is_named_and_junk_lines_are_ignored() {
+    let capture = data_dir().join("lab/zero-rtt-post-builtin/client.pcapng.gz");
+    let missing = Command::new(rttdoc_bin())
+        .args(["analyze", "--keylog", "/nonexistent/keys.txt"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(err.contains("/nonexistent/keys.txt"), "{err}");
+
+    let dir = TempDir::new("keylog");
+    let junk = dir.path("junk.txt");
+    std::fs::write(
+        &junk,
+        b"CLIENT_EARLY_TRAFFIC_SECRET zz 00\nCLIENT_EARLY_TRAFFIC_SECRET 0011\n\x00\xff\xfegarbage\n\n# comment\n",
+    )
+    .unwrap();
+    let with_junk = run_rttdoc_json_with(&capture, &["--keylog", &junk.to_string_lossy()]);
+    let without = run_rttdoc_json(&capture);
+    assert_eq!(with_junk["connections"], without["connections"]);
+}

@@ -68,6 +68,9 @@ pub struct RecordStream<T> {
     body: Vec<u8>,
     broken: bool,
     records: u64,
+    /// Keep application-data bodies too (normally dropped: only their
+    /// sizes matter). For 0-RTT early data, which a key log can decrypt.
+    pub keep_application_data: bool,
 }
 
 impl<T: Copy + Default> RecordStream<T> {
@@ -157,7 +160,8 @@ impl<T: Copy + Default> RecordStream<T> {
         }
         self.in_body = true;
         self.remaining = length;
-        self.keep_body = content_type != content_type::APPLICATION_DATA;
+        self.keep_body =
+            content_type != content_type::APPLICATION_DATA || self.keep_application_data;
         self.body_lost = false;
         self.body.clear();
         true
@@ -269,6 +273,8 @@ pub struct ClientHello {
     /// A non-empty session_ticket extension (TLS 1.2 ticket resumption).
     pub session_ticket: bool,
     pub cipher_suites: usize,
+    /// Names the session in a key log (SSLKEYLOGFILE).
+    pub random: [u8; 32],
 }
 
 impl ClientHello {
@@ -285,6 +291,9 @@ impl ClientHello {
             cipher_suites: ch.ciphers.len(),
             ..Default::default()
         };
+        if let Ok(random) = <[u8; 32]>::try_from(ch.random) {
+            out.random = random;
+        }
         for (kind, data) in extensions(ch.ext.unwrap_or(&[])) {
             match kind {
                 ext::SERVER_NAME => out.sni = server_name(data),

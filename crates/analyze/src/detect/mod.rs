@@ -7,6 +7,7 @@
 //! client's clock (server packets + b) or the server's (client packets + s),
 //! where b and s are the client-side and server-side parts of the RTT.
 
+mod early_data_unsafe;
 mod hello_retry_request;
 mod initcwnd;
 mod nagle;
@@ -36,6 +37,7 @@ pub const KINDS: &[&str] = &[
     "tfo_accepted",
     "tfo_rejected",
     "early_data",
+    "early_data_unsafe",
     "resumption",
     "resumption_missed",
     "hello_retry_request",
@@ -62,6 +64,9 @@ pub struct Facts<'a> {
     /// How far the path's round trip strayed from its fastest (handshake
     /// minus the best two-sided sample): the clock shift's error bar.
     pub jitter_ns: i64,
+    /// The client's 0-RTT early data in plain text, when a key log had
+    /// its secret.
+    pub early_plaintext: Option<&'a [u8]>,
 }
 
 impl Facts<'_> {
@@ -177,6 +182,7 @@ pub fn run(f: &Facts<'_>) -> Vec<Finding> {
     tfo::detect(f, &mut out);
     hello_retry_request::detect(f, &mut out);
     resumption::detect(f, &mut out);
+    early_data_unsafe::detect(f, &mut out);
     server_think_time::detect(f, &mut out);
     nagle::detect(f, &mut out);
     initcwnd::detect(f, &mut out);

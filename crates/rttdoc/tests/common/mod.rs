@@ -428,9 +428,24 @@ pub struct StreamFacts {
     pub tls_version: Option<String>,
 }
 
+/// `rttdoc analyze --json` on a lab fixture's capture, with the run's key
+/// log when labels.json names one.
+pub fn run_fixture_json(dir: &Path, side: &str, labels: &serde_json::Value) -> serde_json::Value {
+    let capture = dir.join(format!("{side}.pcapng.gz"));
+    match labels["keylog"].as_str() {
+        Some(k) => run_rttdoc_json_with(&capture, &["--keylog", &dir.join(k).to_string_lossy()]),
+        None => run_rttdoc_json(&capture),
+    }
+}
+
 pub fn run_rttdoc_json(capture: &Path) -> serde_json::Value {
+    run_rttdoc_json_with(capture, &[])
+}
+
+pub fn run_rttdoc_json_with(capture: &Path, extra: &[&str]) -> serde_json::Value {
     let out = Command::new(rttdoc_bin())
         .args(["analyze", "--json"])
+        .args(extra)
         .arg(capture)
         .output()
         .unwrap();

@@ -1,0 +1,227 @@
+//! TLS key logs (the NSS `SSLKEYLOGFILE` format that browsers, curl,
+//! OpenSSL and rustls write, and Wireshark reads) and what rttdoc does with
+//! them: decrypt TLS 1.3 0-RTT early data, to see which request rode in
+//! it (`early_data_unsafe`). Nothing else is decrypted.
+//!
+//! Early data is protected with keys from `CLIENT_EARLY_TRAFFIC_SECRET`
+//! (RFC 8446 7.3): key = HKDF-Expand-Label(secret, "key", "", key_len),
+//! iv = HKDF-Expand-Label(secret, "iv", "", 12); record n's nonce is the iv
+//! XORed with n, its additional data the 5-byte record header; the
+//! plaintext ends with the real content type and zero padding.
+
+use std::collections::HashMap;
+use std::io::{self, BufRead};
+use std::path::Path;
+
+use ring::{aead, hkdf};
+
+/// The early traffic secrets of a key log, by ClientHello random.
+#[derive(Debug, Default)]
+pub struct KeyLog {
+    early: HashMap<[u8; 32], Vec<u8>>,
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+impl KeyLog {
+    pub fn load(path: &Path) -> io::Result<KeyLog> {
+        let file = std::fs::File::open(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        let mut log = KeyLog::default();
+        // Lines that are not UTF-8 are skipped like any other junk.
+        for line in io::BufReader::new(file).split(b'\n') {
+            log.add_line(&String::from_utf8_lossy(&line?));
+        }
+        Ok(log)
+    }
+
+    /// One key log line; anything but an early traffic secret is ignored.
+    pub fn add_line(&mut self, line: &str) {
+        let mut f = line.split_whitespace();
+        if f.next() != Some("CLIENT_EARLY_TRAFFIC_SECRET") {
+            return;
+        }
+        let (Some(random), Some(secret)) = (f.next().and_then(unhex), f.next().and_then(unhex))
+        else {
+            return;
+        };
+        if let Ok(random) = <[u8; 32]>::try_from(random) {
+            self.early.insert(random, secret);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.early.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.early.is_empty()
+    }
+
+    /// The plaintext of a session's early-data records (ciphertexts in
+    /// order, bodies without their headers), or None when the log has no
+    /// secret for it or a record does not authenticate. `suite` is the
+    /// negotiated TLS 1.3 suite when known; otherwise each is tried.
+    pub fn decrypt_early(
+        &self,
+        client_random: &[u8; 32],
+        suite: Option<u16>,
+        records: &[Vec<u8>],
+    ) -> Option<Vec<u8>> {
+        let secret = self.early.get(client_random)?;
+        let suites = match suite {
+            Some(s) => vec![s],
+            None => vec![0x1301, 0x1302, 0x1303],
+        };
+        suites
+            .into_iter()
+            .find_map(|s| decrypt_with(s, secret, records))
+    }
+}
+
+struct Len(usize);
+
+impl hkdf::KeyType for Len {
+    fn len(&self) -> usize {
+        self.0
+    }
+}
+
+/// HKDF-Expand-Label (RFC 8446 7.1) with an empty context.
+fn expand_label(hash: hkdf::Algorithm, secret: &[u8], label: &str, len: usize) -> Option<Vec<u8>> {
+    let prk = hkdf::Prk::new_less_safe(hash, secret);
+    let full = format!("tls13 {label}");
+    let info = [
+        &(len as u16).to_be_bytes()[..],
+        &[full.len() as u8],
+        full.as_bytes(),
+        &[0u8],
+    ];
+    let mut out = vec![0u8; len];
+    prk.expand(&info, Len(len)).ok()?.fill(&mut out).ok()?;
+    Some(out)
+}
+
+fn decrypt_with(suite: u16, secret: &[u8], records: &[Vec<u8>]) -> Option<Vec<u8>> {
+    let (alg, hash) = match suite {
+        0x1301 => (&aead::AES_128_GCM, hkdf::HKDF_SHA256),
+        0x1302 => (&aead::AES_256_GCM, hkdf::HKDF_SHA384),
+        0x1303 => (&aead::CHACHA20_POLY1305, hkdf::HKDF_SHA256),
+        _ => return None,
+    };
+    let key = expand_label(hash, secret, "key", alg.key_len())?;
+    let iv = expand_label(hash, secret, "iv", aead::NONCE_LEN)?;
+    let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, &key).ok()?);
+    let mut plain = Vec::new();
+    for (n, body) in records.iter().enumerate() {
+        let mut nonce = [0u8; aead::NONCE_LEN];
+        nonce.copy_from_slice(&iv);
+        for (b, s) in nonce[4..].iter_mut().zip((n as u64).to_be_bytes()) {
+            *b ^= s;
+        }
+        let len = u16::try_from(body.len()).ok()?.to_be_bytes();
+        let header = [0x17, 0x03, 0x03, len[0], len[1]];
+        let mut buf = body.clone();
+        let inner = key
+            .open_in_place(
+                aead::Nonce::assume_unique_for_key(nonce),
+                aead::Aad::from(header),
+                &mut buf,
+            )
+            .ok()?;
+        // TLSInnerPlaintext: content, the real type, zero padding.
+        let end = inner.iter().rposition(|b| *b != 0)?;
+        if inner[end] == 0x17 {
+            plain.extend_from_slice(&inner[..end]);
+        }
+    }
+    Some(plain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Encrypts like a TLS 1.3 sender, for the round trip below.
+    fn seal(suite: u16, secret: &[u8], n: u64, content: &[u8]) -> Vec<u8> {
+        let (alg, hash) = match suite {
+            0x1301 => (&aead::AES_128_GCM, hkdf::HKDF_SHA256),
+            _ => (&aead::AES_256_GCM, hkdf::HKDF_SHA384),
+        };
+        let key = expand_label(hash, secret, "key", alg.key_len()).unwrap();
+        let iv = expand_label(hash, secret, "iv", 12).unwrap();
+        let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, &key).unwrap());
+        let mut nonce = [0u8; 12];
+        nonce.copy_from_slice(&iv);
+        for (b, s) in nonce[4..].iter_mut().zip(n.to_be_bytes()) {
+            *b ^= s;
+        }
+        let mut buf = content.to_vec();
+        buf.push(0x17);
+        let len = ((buf.len() + 16) as u16).to_be_bytes();
+        key.seal_in_place_append_tag(
+            aead::Nonce::assume_unique_for_key(nonce),
+            aead::Aad::from([0x17, 0x03, 0x03, len[0], len[1]]),
+            &mut buf,
+        )
+        .unwrap();
+        buf
+    }
+
+    fn log_with(random: [u8; 32], secret: &[u8]) -> KeyLog {
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let mut log = KeyLog::default();
+        log.add_line("# comment");
+        log.add_line(&format!("CLIENT_RANDOM {} {}", hex(&random), hex(&[1; 48])));
+        log.add_line(&format!(
+            "CLIENT_EARLY_TRAFFIC_SECRET {} {}",
+            hex(&random),
+            hex(secret)
+        ));
+        log
+    }
+
+    #[test]
+    fn early_data_decrypts_across_records_and_suites() {
+        let random = [7u8; 32];
+        for (suite, secret) in [(0x1301, vec![3u8; 32]), (0x1302, vec![5u8; 48])] {
+            let log = log_with(random, &secret);
+            assert_eq!(log.len(), 1);
+            let records = vec![
+                seal(suite, &secret, 0, b"POST /transfer HTTP/1.1\r\n"),
+                seal(suite, &secret, 1, b"Host: x\r\n\r\n"),
+            ];
+            let plain = log.decrypt_early(&random, None, &records).unwrap();
+            assert_eq!(plain, b"POST /transfer HTTP/1.1\r\nHost: x\r\n\r\n");
+            assert!(log.decrypt_early(&random, Some(suite), &records).is_some());
+        }
+    }
+
+    #[test]
+    fn a_wrong_secret_or_session_decrypts_nothing() {
+        let random = [7u8; 32];
+        let records = vec![seal(0x1301, &[3; 32], 0, b"GET / HTTP/1.1\r\n\r\n")];
+        assert!(log_with(random, &[4; 32])
+            .decrypt_early(&random, None, &records)
+            .is_none());
+        assert!(log_with([8; 32], &[3; 32])
+            .decrypt_early(&random, None, &records)
+            .is_none());
+        // Records out of order fail authentication (the nonce counts).
+        let two = vec![
+            seal(0x1301, &[3; 32], 1, b"a"),
+            seal(0x1301, &[3; 32], 0, b"b"),
+        ];
+        assert!(log_with(random, &[3; 32])
+            .decrypt_early(&random, None, &two)
+            .is_none());
+    }
+}
