@@ -270,8 +270,8 @@ fn tfo_builtin(ctx: &Ctx, on: bool) -> Plan {
         .push(("net.ipv4.tcp_fastopen".into(), "2".into()));
     p.knobs = json!({ "tfo": on });
     if on {
-        p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0] },
-            { "kind": "tfo_accepted", "streams": (1..ctx.runs).collect::<Vec<_>>(), "saved_rtts": 1.0 }]);
+        p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0], "evidence": [tfo_syn()] },
+            { "kind": "tfo_accepted", "streams": (1..ctx.runs).collect::<Vec<_>>(), "saved_rtts": 1.0, "evidence": [tfo_syn()] }]);
     }
     p
 }
@@ -334,6 +334,11 @@ fn nagle_tls_builtin(ctx: &Ctx, nodelay: bool) -> Plan {
     p
 }
 
+/// TCP Fast Open shows on the client's (first) SYN.
+fn tfo_syn() -> Value {
+    json!({ "direction": "client_to_server", "syn": 1 })
+}
+
 /// The held segment of a TLS flight written as 4096 bytes and the rest
 /// (OpenSSL, and the built-in server imitating it): the rest's first
 /// segment, at relative sequence 4097.
@@ -368,7 +373,9 @@ fn hrr_builtin(ctx: &Ctx, hrr: bool) -> Plan {
         json!({ "server_groups": if hrr { "secp384r1 only" } else { "default" } }),
     );
     if hrr {
-        p.pathologies = json!([{ "kind": "hello_retry_request", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0, "group": "secp384r1" }]);
+        p.pathologies = json!([{ "kind": "hello_retry_request", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0, "group": "secp384r1",
+            // The HelloRetryRequest is the server's first data.
+            "evidence": [{ "direction": "server_to_client", "seq_from": 1, "seq_to": 1 }] }]);
     }
     p.expected = json!({ "tls_handshake_rtts": if hrr { 2.0 } else { 1.0 } });
     p
@@ -506,14 +513,14 @@ fn tfo(ctx: &Ctx, mode: &str) -> Plan {
     p.knobs = json!({ "client_tcp_fastopen": 1, "server_tcp_fastopen": 2, "nginx_listen_fastopen": 256, "curl": "--tcp-fastopen" });
     match mode {
         "accepted" => {
-            p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0] },
-                { "kind": "tfo_accepted", "streams": (1..ctx.runs).collect::<Vec<_>>(), "saved_rtts": 1.0 }]);
+            p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0], "evidence": [tfo_syn()] },
+                { "kind": "tfo_accepted", "streams": (1..ctx.runs).collect::<Vec<_>>(), "saved_rtts": 1.0, "evidence": [tfo_syn()] }]);
         }
         "rejected" => {
             p.after_first_run = vec![("net.ipv4.tcp_fastopen".into(), "0".into())];
             p.knobs["server_tcp_fastopen_after_first_run"] = json!(0);
-            p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0] },
-                { "kind": "tfo_rejected", "streams": (1..ctx.runs).collect::<Vec<_>>() }]);
+            p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0], "evidence": [tfo_syn()] },
+                { "kind": "tfo_rejected", "streams": (1..ctx.runs).collect::<Vec<_>>(), "evidence": [tfo_syn()] }]);
         }
         _ => {
             p.client = curl(&[&url(false, "/")]);
@@ -550,7 +557,9 @@ fn hrr(ctx: &Ctx, forced: bool) -> Plan {
     let mut p = base(ctx, n, curl(&["--tlsv1.3", &url(true, "/")]));
     p.knobs = json!({ "ssl_ecdh_curve": if forced { "secp384r1" } else { "(default)" }, "client_key_share": "x25519" });
     if forced {
-        p.pathologies = json!([{ "kind": "hello_retry_request", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0, "group": "secp384r1" }]);
+        p.pathologies = json!([{ "kind": "hello_retry_request", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0, "group": "secp384r1",
+            // The HelloRetryRequest is the server's first data.
+            "evidence": [{ "direction": "server_to_client", "seq_from": 1, "seq_to": 1 }] }]);
     }
     p.expected = json!({ "tls_handshake_rtts": if forced { 2.0 } else { 1.0 }, "hello_retry_request": forced });
     p
