@@ -39,10 +39,12 @@ measure() {
 cat "$cap" > /dev/null  # warm the page cache for everyone
 read -r cat_t cat_m < <(measure cat "$cap")
 read -r rtt_t rtt_m < <(measure "$bin" analyze --json "$cap")
+read -r led_t led_m < <(measure "$bin" analyze --json --no-findings "$cap")
 read -r ts_t ts_m < <(REPS=1 measure tshark -n -r "$cap" -q -z conv,tcp)
-python3 - "$packets" "$bytes" "$cat_t" "$cat_m" "$rtt_t" "$rtt_m" "$ts_t" "$ts_m" <<'PY' | tee "$out/results.txt"
+python3 - "$packets" "$bytes" "$cat_t" "$cat_m" "$rtt_t" "$rtt_m" "$ts_t" "$ts_m" "$led_t" <<'PY' | tee "$out/results.txt"
 import sys
-p, b, ct, cm, rt, rm, tt, tm = sys.argv[1:]
+p, b, ct, cm, rt, rm, tt, tm, lt = sys.argv[1:]
+lt = float(lt)
 p, b = int(p), int(b)
 ct, rt, tt = float(ct), float(rt), float(tt)
 cm, rm, tm = int(cm), int(rm), int(tm)
@@ -52,4 +54,5 @@ for name, t, m in [("cat > /dev/null", ct, cm), ("rttdoc analyze --json", rt, rm
     print(f"{name:26} {t:7.2f}s {p/max(t,1e-9):12,.0f} {m/1024:8.1f} MB")
 print(f"rttdoc vs tshark: {tt/max(rt,1e-9):.1f}x faster (target >= 30x), {tm/max(rm,1):.1f}x less memory (target >= 10x)")
 print(f"rttdoc vs cat:    {rt/max(ct,1e-9):.2f}x cat's time (target <= 3x)")
+print(f"diagnosis:        +{100*(rt/max(lt,1e-9)-1):.0f}% over --no-findings ({lt:.2f}s) (target <= 20%)")
 PY

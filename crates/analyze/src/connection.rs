@@ -127,6 +127,8 @@ pub struct Connection {
     pub(crate) timeline: Vec<SegmentRecord>,
     /// Secrets to decrypt 0-RTT early data with (`--keylog`).
     pub(crate) keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
+    /// Run the detectors when the connection is reported.
+    pub(crate) detect: bool,
 }
 
 impl Connection {
@@ -164,6 +166,7 @@ impl Connection {
             syn_gap_ns: None,
             timeline: Vec::new(),
             keylog: None,
+            detect: true,
         }
     }
 

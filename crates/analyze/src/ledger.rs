@@ -373,7 +373,11 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         jitter_ns,
         early_plaintext: early_plaintext.as_deref(),
     };
-    let mut findings = crate::detect::run(&facts);
+    let mut findings = if c.detect {
+        crate::detect::run(&facts)
+    } else {
+        Vec::new()
+    };
     report.unexplained_ms = attribute(&report.ledger, &mut findings);
     report.findings = findings;
     report

@@ -31,6 +31,8 @@ pub struct AnalyzeOptions {
     pub idle_timeout_s: u64,
     /// TLS key log (`--keylog`): decrypts 0-RTT early data only.
     pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
+    /// Run the detectors (`--no-findings` turns them off: ledger only).
+    pub findings: bool,
 }
 
 impl Default for AnalyzeOptions {
@@ -40,6 +42,7 @@ impl Default for AnalyzeOptions {
             linger_s: 30,
             idle_timeout_s: 900,
             keylog: None,
+            findings: true,
         }
     }
 }
@@ -156,6 +159,7 @@ impl<'s> Tracker<'s> {
                 options.ladder_stream == Some(stream),
             );
             c.keylog = options.keylog.clone();
+            c.detect = options.findings;
             Box::new(c)
         });
         let dir = if conn.client == src {

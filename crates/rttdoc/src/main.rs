@@ -52,6 +52,9 @@ enum Command {
         /// used only to read 0-RTT early data (early_data_unsafe).
         #[arg(long, value_name = "FILE")]
         keylog: Option<std::path::PathBuf>,
+        /// Ledger only: skip the diagnosis (no findings, all excess unexplained).
+        #[arg(long)]
+        no_findings: bool,
     },
     /// Reproduce latency pathologies on real kernel TCP stacks (root, or rootless in `unshare -Urn`).
     Lab {
@@ -192,7 +195,16 @@ fn main() -> ExitCode {
             color,
             no_progress,
             keylog,
-        } => analyze(&capture, json, conn, color, no_progress, keylog.as_deref()),
+            no_findings,
+        } => analyze(
+            &capture,
+            json,
+            conn,
+            color,
+            no_progress,
+            keylog.as_deref(),
+            !no_findings,
+        ),
         Command::Lab { command } => lab(command),
     }
 }
@@ -230,6 +242,7 @@ fn analyze(
     color: ColorChoice,
     no_progress: bool,
     keylog: Option<&std::path::Path>,
+    findings: bool,
 ) -> ExitCode {
     let keylog = match keylog.map(rttdoc_analyze::keylog::KeyLog::load) {
         None => None,
@@ -255,6 +268,7 @@ fn analyze(
     let options = AnalyzeOptions {
         ladder_stream: conn,
         keylog,
+        findings,
         ..Default::default()
     };
     let stdout = io::stdout();

@@ -152,12 +152,14 @@ fn check_set(lab: &std::path::Path) -> Vec<String> {
         }
     }
     println!(
-        "{:<24} {:>6} {:>6} {:>9} {:>7}",
-        "detector", "found", "missed", "controls", "recall"
+        "{:<24} {:>6} {:>6} {:>9} {:>9} {:>7}",
+        "detector", "found", "missed", "controls", "precision", "recall"
     );
     for (kind, (tp, fn_, fp)) in &table {
         let recall = *tp as f64 / (*tp + *fn_).max(1) as f64;
-        println!("{kind:<24} {tp:>6} {fn_:>6} {fp:>9} {recall:>7.2}");
+        // Against the controls: the scenarios that differ in the one knob.
+        let precision = *tp as f64 / (*tp + *fp).max(1) as f64;
+        println!("{kind:<24} {tp:>6} {fn_:>6} {fp:>9} {precision:>9.2} {recall:>7.2}");
     }
     for kind in VERIFIED {
         let (tp, fn_, _) = table.get(*kind).copied().unwrap_or_default();

@@ -2,8 +2,8 @@
 //! initial congestion window (10 x MSS, about 14.5 KB: RFC 6928) and paused
 //! for ACKs: typically a big certificate chain in the TLS handshake.
 //!
-//! Signature, on the server's clock, within its TLS handshake flight: a silence of at least max(2 ms, RTT/2) between two
-//! new data segments, ended within max(1 ms, RTT/20) by the client's ACK,
+//! Signature, on the server's clock, within its TLS handshake flight: a silence of at least max(2 ms, RTT/4) between two
+//! new data segments, ended by the client's ACK (`Facts::released_by`),
 //! with at least 8 MSS unacknowledged before that ACK (the window was full,
 //! not Nagle). Cost: the silence. Says how many bytes the flight exceeded
 //! the initial window by.
@@ -46,7 +46,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         if let (Some((tp, in_flight)), Some((ta, ack_frame))) = (prev, release) {
             let silence = t - tp;
-            if silence >= (rtt / 2).max(2_000_000) && f.released_by(t, ta) && in_flight >= 8 * mss {
+            // A quarter RTT: on a short path a slow host spreads the
+            // window's segments over half the round trip, and the first
+            // ACKs come back while the last ones are still leaving.
+            if silence >= (rtt / 4).max(2_000_000) && f.released_by(t, ta) && in_flight >= 8 * mss {
                 pauses.push((r.frame, ack_frame, silence));
             }
         }
