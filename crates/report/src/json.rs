@@ -30,6 +30,8 @@ struct SummaryJson<'a> {
     tls_resumed: u64,
     tfo_attempts: u64,
     tfo_accepted: u64,
+    early_data_sent: u64,
+    early_data_accepted: u64,
     partial_connections: u64,
     handshake_rtts_by_version: std::collections::BTreeMap<&'a str, VersionStats>,
     worst_streams: Vec<u64>,
@@ -65,6 +67,8 @@ impl<W: Write> JsonWriter<W> {
             tls_resumed: s.resumed,
             tfo_attempts: s.tfo_attempts,
             tfo_accepted: s.tfo_accepted,
+            early_data_sent: s.early_data_sent,
+            early_data_accepted: s.early_data_accepted,
             partial_connections: s.partial,
             handshake_rtts_by_version: s
                 .handshake_rtts

@@ -44,6 +44,10 @@ pub struct Summary {
     pub resumed: u64,
     pub tfo_attempts: u64,
     pub tfo_accepted: u64,
+    /// TLS 1.3 connections that sent 0-RTT early data, and how many of
+    /// those the server visibly accepted.
+    pub early_data_sent: u64,
+    pub early_data_accepted: u64,
     pub partial: u64,
     /// TLS handshake durations in RTTs, by version name.
     pub handshake_rtts: BTreeMap<String, Vec<f64>>,
@@ -77,6 +81,12 @@ impl Summary {
             self.tls_connections += 1;
             if tls.resumed == Some(true) {
                 self.resumed += 1;
+            }
+            if tls.early_data_accepted.is_some() {
+                self.early_data_sent += 1;
+                if tls.early_data_accepted == Some(true) {
+                    self.early_data_accepted += 1;
+                }
             }
             if let (Some(v), Some(r)) = (&tls.version, tls.handshake_rtts) {
                 self.handshake_rtts.entry(v.clone()).or_default().push(r);

@@ -222,6 +222,15 @@ pub fn render_summary(
             s.resumed, s.tls_connections
         )?;
     }
+    if s.early_data_sent > 0 {
+        writeln!(
+            out,
+            "TLS 0-RTT: early data accepted on {} of {} connections that sent it ({:.0}%)",
+            s.early_data_accepted,
+            s.early_data_sent,
+            100.0 * s.early_data_accepted as f64 / s.early_data_sent as f64
+        )?;
+    }
     if s.tfo_attempts > 0 {
         writeln!(
             out,

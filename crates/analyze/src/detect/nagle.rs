@@ -203,6 +203,42 @@ fn in_response(f: &Facts<'_>, frame: u64) -> Option<(usize, bool)> {
     })
 }
 
+/// For a bulk sender (seed case 3): the throughput it got and what it
+/// would have got without the stalls, over the span of its data.
+fn throughput_lost(f: &Facts<'_>, sender: Direction, stalls_ns: i64) -> String {
+    let data = || {
+        f.timeline
+            .iter()
+            .filter(|r| r.dir == sender && r.len > 0 && r.new_data)
+    };
+    let bytes: u64 = data().map(|r| r.len as u64).sum();
+    let (Some(first), Some(last)) = (data().next(), data().next_back()) else {
+        return String::new();
+    };
+    let span = last.ts_ns - first.ts_ns;
+    if span <= stalls_ns || stalls_ns * 4 < span {
+        // The stalls are not what paced this sender.
+        return String::new();
+    }
+    let rate = |ns: i64| {
+        let bps = bytes as f64 * 8.0 / (ns as f64 / 1e9);
+        if bps >= 1e6 {
+            format!("{:.2} Mbit/s", bps / 1e6)
+        } else {
+            format!("{:.0} kbit/s", bps / 1e3)
+        }
+    };
+    format!(
+        " The {who} sent {:.1} KB in {:.0} ms ({}); without the stalls it would have taken {:.0} ms ({}).",
+        bytes as f64 / 1024.0,
+        span as f64 / 1e6,
+        rate(span),
+        (span - stalls_ns) as f64 / 1e6,
+        rate(span - stalls_ns),
+        who = if sender == Direction::ServerToClient { "server" } else { "client" },
+    )
+}
+
 fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Finding>) {
     let who = if sender == Direction::ServerToClient {
         "server"
@@ -277,8 +313,11 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             "nagle_delayed_ack" => format!(
                 "Nagle's algorithm held the {who}'s small segment (frame {}) until the {peer} acknowledged earlier small data, and the {peer} \
                  delayed that ACK (frame {}) by {delay_ms:.0} ms with its delayed-ACK timer: {times}, {:.0} ms in all. \
-                 Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.",
-                first.held.frame, first.ack.frame, x.cost_ms
+                 Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{}",
+                first.held.frame,
+                first.ack.frame,
+                x.cost_ms,
+                throughput_lost(f, sender, total_ns)
             ),
             "write_write_read" => format!(
                 "A response left in two writes: the first went out at once, the second (frame {}) waited for the {peer}'s ACK of the first (frame {}) \
