@@ -18,7 +18,7 @@ export RTTDOC_LAB_CERTS=$out/certs
 for rtt in ${RTTS:-5 36 120}; do
   for name in $($bin lab list | awk '{print $1}'); do
     [[ -n ${ANALYZE_ONLY:-} ]] || $bin lab run "$name" --rtt "${rtt}ms" --runs 2 --out "$out/$rtt/$name" >/dev/null 2>&1 || echo "FAILED $name at $rtt ms" >&2
-    for side in client server; do
+    for side in client server middle; do
       keylog=(); [[ -s "$out/$rtt/$name/keylog.txt" ]] && keylog=(--keylog "$out/$rtt/$name/keylog.txt")
       [[ -f "$out/$rtt/$name/$side.pcapng" ]] && $bin analyze --json "${keylog[@]}" "$out/$rtt/$name/$side.pcapng" > "$out/$rtt/$name/$side.json" || true
     done
@@ -35,7 +35,7 @@ for rtt in sorted((d for d in os.listdir(root) if d.isdigit()), key=int):
             labels[name] = json.load(open(p))
     tp, fn, fp = collections.Counter(), collections.Counter(), collections.Counter()
     for name, l in labels.items():
-        for side in ("client", "server"):
+        for side in ("client", "server", "middle"):
             p = f"{root}/{rtt}/{name}/{side}.json"
             if not os.path.exists(p):
                 continue

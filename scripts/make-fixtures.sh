@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the lab fixtures: every catalog scenario, client- and
-# server-side captures (gzip) and labels.json. The 36 ms set lives in
+# Regenerates the lab fixtures: every catalog scenario, client-side,
+# server-side and mid-path captures (gzip), labels.json and the key log. The 36 ms set lives in
 # tests/data/lab/ (the README's sample is one of them), the others in
 # tests/data/lab-<RTT>ms/. Needs root, nginx, curl, openssl, iproute2.
 #   scripts/make-fixtures.sh             # 36 ms
@@ -22,6 +22,7 @@ for name in ${ONLY:-$($bin lab list | awk '{print $1}')}; do
   $bin lab run "$name" --rtt "${rtt}ms" --runs "$runs" --out "$tmp" >/dev/null
   gzip -9c "$tmp/client.pcapng" > "$out/client.pcapng.gz"
   gzip -9c "$tmp/server.pcapng" > "$out/server.pcapng.gz"
+  gzip -9c "$tmp/middle.pcapng" > "$out/middle.pcapng.gz"
   cp "$tmp/labels.json" "$out/labels.json"
   if [[ -s $tmp/keylog.txt ]]; then cp "$tmp/keylog.txt" "$out/keylog.txt"; fi
   rm -rf "$tmp"

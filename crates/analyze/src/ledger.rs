@@ -10,7 +10,7 @@
 //! it is the whole RTT; in the middle, the client's share of it.
 
 use crate::connection::{Connection, Stamp};
-use crate::model::{ConnectionReport, Ending, LedgerRow, RttSource, TlsReport, Vantage};
+use crate::model::{ConnectionReport, Direction, Ending, LedgerRow, RttSource, TlsReport, Vantage};
 use crate::rtt;
 use rttdoc_wire::tls::{cipher_name, group_name, is_grease, version_name};
 
@@ -138,6 +138,14 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
     let client_side = match (trigger, c.handshake_ack) {
         (Some(sa), Some(ack)) if ack.ts_ns >= sa.ts_ns => Some(ack.ts_ns - sa.ts_ns),
         _ => None,
+    };
+    // One slow answer (a busy client, a capture thread descheduled) can
+    // stretch that gap; the fastest answer the client gave to any server
+    // data over the connection bounds it too (it can only be larger than
+    // the client's side of the path, never smaller).
+    let client_side = match (client_side, c.rtt.min_for(Direction::ServerToClient)) {
+        (Some(hs), Some(best)) if best < hs => Some(best),
+        (cs, _) => cs,
     };
     let (vantage, shift_ns) = match (client_side, rtt_ns) {
         (Some(cs), Some(rtt)) => (rtt::vantage((rtt - cs).max(0), cs), cs),

@@ -151,11 +151,13 @@ pub fn vantage(server_side_ns: i64, client_side_ns: i64) -> Vantage {
     if total <= 0 || server_side_ns < 0 || client_side_ns < 0 {
         return Vantage::Unknown;
     }
-    // A side is "at the capture point" when its gap is under a tenth of the
-    // round trip (kernel turnaround on the host itself).
-    if client_side_ns * 10 < total {
+    // A side is "at the capture point" when its gap is the host's own
+    // turnaround: under a tenth of the round trip, or on a short path under
+    // a millisecond (a busy host's scheduling delay; at most a quarter).
+    let own_host = (total / 10).max((total / 4).min(1_000_000));
+    if client_side_ns < own_host {
         Vantage::Client
-    } else if server_side_ns * 10 < total {
+    } else if server_side_ns < own_host {
         Vantage::Server
     } else {
         Vantage::Middle
@@ -168,6 +170,14 @@ mod tests {
     use Direction::*;
 
     const MS: i64 = 1_000_000;
+
+    #[test]
+    fn a_busy_host_on_a_short_path_is_still_the_capture_point() {
+        // 0.7 ms to answer a SYN-ACK on a 5 ms path: the client was busy.
+        assert_eq!(vantage(5 * MS, 7 * MS / 10), Vantage::Client);
+        // 2 ms from the client on a 5 ms path: a tap along the way.
+        assert_eq!(vantage(3 * MS, 2 * MS), Vantage::Middle);
+    }
 
     #[test]
     fn vantage_follows_the_long_gap() {

@@ -72,6 +72,9 @@ impl WanConfig {
 pub enum Side {
     Client,
     Server,
+    /// A tap halfway along the path (a mid-path vantage: a router, a load
+    /// balancer's mirror port). Dropped packets never reach it.
+    Middle,
 }
 
 #[derive(Debug, Clone)]
@@ -290,6 +293,12 @@ fn relay_in(
         let release = (depart + Duration::from_micros(path.delay_us + jitter)).max(last_release);
         last_release = release;
         report.forwarded += 1;
+        // The mid-path tap sees it halfway through its planned trip.
+        log.lock().unwrap().push(Recorded {
+            side: Side::Middle,
+            ts_ns: clock.epoch_ns(now + (release - now) / 2),
+            data: packet.clone(),
+        });
         if tx.send((release, packet)).is_err() {
             break;
         }

@@ -286,7 +286,8 @@ pub fn run_peer(kind: &str, args: &[String]) -> Result<(), String> {
     result.map_err(|e| e.to_string())
 }
 
-/// Writes the client-side, server-side and two-interface captures.
+/// Writes the client-side, server-side, mid-path and two-interface
+/// (client + server) captures.
 pub fn write_captures(dir: &Path, report: &EmulatorReport) -> io::Result<()> {
     let side = |s: Side| -> Vec<(u32, i64, &[u8])> {
         report
@@ -299,9 +300,11 @@ pub fn write_captures(dir: &Path, report: &EmulatorReport) -> io::Result<()> {
     let file = |name: &str| std::fs::File::create(dir.join(name)).map(io::BufWriter::new);
     pcapng::write(file("client.pcapng")?, &["client"], &side(Side::Client))?;
     pcapng::write(file("server.pcapng")?, &["server"], &side(Side::Server))?;
+    pcapng::write(file("middle.pcapng")?, &["middle"], &side(Side::Middle))?;
     let both: Vec<(u32, i64, &[u8])> = report
         .packets
         .iter()
+        .filter(|p| p.side != Side::Middle)
         .map(|p| {
             (
                 if p.side == Side::Client { 0 } else { 1 },

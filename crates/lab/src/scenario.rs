@@ -1294,7 +1294,7 @@ pub fn run_plan(
         "client": CLIENT_IP,
         "server": SERVER_IP,
         "congestion_control": congestion_control,
-        "captures": { "client": "client.pcapng", "server": "server.pcapng", "both": "both.pcapng" },
+        "captures": { "client": "client.pcapng", "server": "server.pcapng", "middle": "middle.pcapng", "both": "both.pcapng" },
         "keylog": std::fs::metadata(&keylog).is_ok_and(|m| m.len() > 0).then_some("keylog.txt"),
         "pathologies": plan.pathologies,
         "expected": plan.expected,

@@ -550,7 +550,7 @@ fn lab(command: LabCommand) -> ExitCode {
                         println!("{n:<12} {m:>7.1} ms {p:>7.1} ms");
                     }
                 }
-                println!("captures: client.pcapng server.pcapng both.pcapng; truth: labels.json");
+                println!("captures: client.pcapng server.pcapng middle.pcapng both.pcapng; truth: labels.json");
             }
             ExitCode::SUCCESS
         }

@@ -27,7 +27,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(end_frame) = f.tls_end_frame else {
         return;
     };
-    let events = f.sender_view(sender, end_frame, |r| r.len > 0 && r.new_data, 0);
+    let events = f.sender_view(
+        sender,
+        end_frame,
+        |r| r.len > 0 && r.new_data,
+        f.peer_skew(),
+    );
     let mut sent_end: Option<u32> = None;
     let mut acked: Option<u32> = None;
     let mut flight_bytes = 0u64;

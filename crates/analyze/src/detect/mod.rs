@@ -132,6 +132,14 @@ impl Facts<'_> {
         peer.unwrap_or(1460) as u32 - if h.timestamps { 12 } else { 0 }
     }
 
+    /// How much earlier than their shifted time the peer's packets sort in
+    /// a [`sender_view`](Self::sender_view): the shift is only as exact as
+    /// the RTT estimate (a few hundred microseconds), and an ACK that
+    /// released a segment must not land just after it.
+    pub fn peer_skew(&self) -> i64 {
+        (self.rtt_ns.unwrap_or(0) / 100).max(300_000)
+    }
+
     /// Whether a sender's segment at `t` left because a packet from its
     /// peer arrived at `ta` (both on the sender's clock): no earlier than
     /// the shift's error allows (max(1 ms, RTT/20)), no later than the

@@ -59,15 +59,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>> {
     let receiver = sender.reverse();
     let mss = f.mss(sender);
-    // The shift onto the sender's clock is only as exact as the RTT estimate
-    // (a few hundred microseconds); an ACK that released a segment can land
-    // just after it. Order the peer's packets that much earlier.
-    let skew = (rtt / 100).max(300_000);
     let events = f.sender_view(
         sender,
         u64::MAX,
         |r| r.len > 0 && r.new_data && r.flags & 0x02 == 0,
-        skew,
+        f.peer_skew(),
     );
     let mut outstanding: VecDeque<&SegmentRecord> = VecDeque::new();
     let mut acked: Option<u32> = None;

@@ -34,12 +34,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     for sender in [Direction::ServerToClient, Direction::ClientToServer] {
         let receiver = sender.reverse();
         let mss = f.mss(sender) as u64;
-        let skew = (rtt / 100).max(300_000);
         let events = f.sender_view(
             sender,
             u64::MAX,
             |r| r.len > 0 && r.new_data && r.flags & 0x02 == 0,
-            skew,
+            f.peer_skew(),
         );
         // The right edge the sender knows, and the last ACK that moved it.
         let mut edge: Option<u64> = None;
