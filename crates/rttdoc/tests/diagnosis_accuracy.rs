@@ -138,12 +138,7 @@ fn check_set(lab: &std::path::Path) -> Vec<String> {
             if let Some(of) = l["control_of"].as_str() {
                 // What the control changes away; a kind it shares with its
                 // scenario (a small buffer on both) is labelled on it too.
-                let own: Vec<&str> = l["pathologies"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter_map(|p| p["kind"].as_str())
-                    .collect();
+                let own = kinds(&l["pathologies"]);
                 for p in labels[of]["pathologies"].as_array().unwrap() {
                     let kind = p["kind"].as_str().unwrap();
                     if own.contains(&kind) {

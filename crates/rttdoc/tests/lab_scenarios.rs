@@ -496,12 +496,7 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
             let second = c["stream"].as_u64().unwrap() % 2 == 1;
             // The POST in early data is replayable; the lab's key log lets
             // rttdoc see it. A GET is not reported.
-            let kinds: Vec<&str> = c["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|x| x["kind"].as_str())
-                .collect();
+            let kinds = kinds(&c["findings"]);
             assert_eq!(
                 kinds.contains(&"early_data_unsafe"),
                 name == "zero-rtt-post-builtin" && second,
@@ -851,8 +846,7 @@ fn the_lab_runs_rootless_in_a_user_namespace() {
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|c| c["findings"].as_array().unwrap().iter())
-        .filter_map(|f| f["kind"].as_str())
+        .flat_map(|c| kinds(&c["findings"]))
         .collect();
     assert!(kinds.contains(&"nagle_hold"), "{kinds:?}");
     // Nothing left running, nothing left in `ip netns`.

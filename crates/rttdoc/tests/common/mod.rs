@@ -428,6 +428,15 @@ pub struct StreamFacts {
     pub tls_version: Option<String>,
 }
 
+/// The `kind` of every object in a JSON array (findings, pathologies).
+pub fn kinds(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x["kind"].as_str())
+        .collect()
+}
+
 /// `rttdoc analyze --json` on a lab fixture's capture, with the run's key
 /// log when labels.json names one.
 pub fn run_fixture_json(dir: &Path, side: &str, labels: &serde_json::Value) -> serde_json::Value {
