@@ -65,6 +65,12 @@ fn http2_method(data: &[u8]) -> Option<String> {
     None
 }
 
+/// The method and target (empty for HTTP/2) of the request that opens
+/// decrypted early data, HTTP/1.x or HTTP/2.
+pub fn request_in(plain: &[u8]) -> Option<(String, String)> {
+    http1_request(plain).or_else(|| http2_method(plain).map(|m| (m, String::new())))
+}
+
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let (Some(plain), Some(tls)) = (f.early_plaintext, &f.report.tls) else {
         return;
@@ -72,12 +78,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     if tls.early_data_accepted == Some(false) {
         return;
     }
-    let (method, target) = match http1_request(plain) {
-        Some(r) => r,
-        None => match http2_method(plain) {
-            Some(m) => (m, String::new()),
-            None => return,
-        },
+    let Some((method, target)) = request_in(plain) else {
+        return;
     };
     if SAFE.contains(&method.as_str()) {
         return;

@@ -21,6 +21,8 @@ mod tfo;
 mod tls_extra_rtt;
 mod zero_window;
 
+pub use early_data_unsafe::request_in;
+
 use crate::connection::SegmentRecord;
 use crate::exchange::Exchange;
 use crate::model::{ConnectionReport, Direction, Finding};
