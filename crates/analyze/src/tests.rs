@@ -287,3 +287,39 @@ pub(crate) fn client_hello_record() -> Vec<u8> {
     rec.extend(msg);
     rec
 }
+
+static KB: [u8; 1000] = [b'x'; 1000];
+
+/// A server sending 1000 bytes a round into a 1000-byte receive window,
+/// captured at the server: `handshake` decides whether the SYNs (and so
+/// the window scale) are in the capture.
+fn window_paced(handshake: bool) -> Vec<(i64, Segment<'static>)> {
+    let mut v = Vec::new();
+    if handshake {
+        v.push((0, seg(true, 100, 0, SYN, b"")));
+        v.push((0, seg(false, 500, 101, SYN | ACK, b"")));
+        v.push((60, seg(true, 101, 501, ACK, b"")));
+    }
+    for k in 0..6u32 {
+        let t = 100 + 60 * k as i64;
+        v.push((t, seg(false, 501 + 1000 * k, 101, ACK | PSH, &KB)));
+        v.push((t + 60, seg(true, 101, 501 + 1000 * (k + 1), ACK, b"")));
+    }
+    v
+}
+
+#[test]
+fn a_full_receive_window_paces_the_sender_only_when_its_scale_is_known() {
+    let kinds = |segments| -> Vec<&'static str> {
+        run(segments, AnalyzeOptions::default()).reports[0]
+            .findings
+            .iter()
+            .map(|x| x.kind)
+            .collect()
+    };
+    let whole = kinds(window_paced(true));
+    assert!(whole.contains(&"rwnd_limited"), "{whole:?}");
+    // Mid-stream, the raw window (1000) might be scaled by anything.
+    let partial = kinds(window_paced(false));
+    assert!(!partial.contains(&"rwnd_limited"), "{partial:?}");
+}

@@ -110,9 +110,13 @@ impl Facts<'_> {
 
     /// The right edge of the receive window a segment from the receiver
     /// advertises (`ack + window << scale`, relative sequence of the other
-    /// direction). Scaling applies only when both SYNs carried the option.
-    pub fn window_edge(&self, rec: &SegmentRecord) -> u64 {
+    /// direction). Scaling applies only when both SYNs carried the option;
+    /// without both SYNs in the capture the scale is unknown: None.
+    pub fn window_edge(&self, rec: &SegmentRecord) -> Option<u64> {
         let h = &self.report.handshake;
+        if self.report.partial || h.syn_ack_frame.is_none() {
+            return None;
+        }
         let shift = match (h.client_wscale, h.server_wscale) {
             (Some(c), Some(s)) if rec.flags & 0x02 == 0 => match rec.dir {
                 Direction::ClientToServer => c,
@@ -120,7 +124,7 @@ impl Facts<'_> {
             },
             _ => 0,
         };
-        rec.ack as u64 + ((rec.window as u64) << shift.min(14))
+        Some(rec.ack as u64 + ((rec.window as u64) << shift.min(14)))
     }
 
     /// Bytes per full segment the sender in `dir` uses: the peer's MSS

@@ -98,9 +98,10 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     let mut holds = Vec::new();
     for (t, r) in events {
         if r.dir == receiver {
-            let e = f.window_edge(r);
-            if r.flags & 0x06 == 0 && edge.is_none_or(|old| e > old) {
-                edge = Some(e);
+            if let Some(e) = f.window_edge(r) {
+                if r.flags & 0x06 == 0 && edge.is_none_or(|old| e > old) {
+                    edge = Some(e);
+                }
             }
             // Only a pure ACK releases a hold: after the peer's data, the
             // sender's next segment is a reply, not Nagle.

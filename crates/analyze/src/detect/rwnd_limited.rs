@@ -53,7 +53,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                     full = None;
                     continue;
                 }
-                let e = f.window_edge(r);
+                // Unknown scale (no handshake in the capture): nothing to say.
+                let Some(e) = f.window_edge(r) else {
+                    return;
+                };
                 if edge.is_none_or(|old| e > old) {
                     edge = Some(e);
                     opened = Some((t, r.frame));
