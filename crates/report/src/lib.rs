@@ -14,20 +14,28 @@ pub use summary::{ConnectionRow, Summary};
 
 use rttdoc_analyze::ConnectionReport;
 
-/// Formats milliseconds for people: "36.1 ms", "1.20 s", "0.05 ms".
+/// Formats milliseconds for people: "36.1 ms", "1.20 s", "0.05 ms",
+/// "12 µs" (loopback and LAN round trips).
 pub fn fmt_ms(ms: f64) -> String {
-    if ms >= 1000.0 {
+    if ms.abs() >= 1000.0 {
         format!("{:.2} s", ms / 1000.0)
-    } else if ms >= 10.0 {
+    } else if ms.abs() >= 10.0 {
         format!("{ms:.1} ms")
-    } else {
+    } else if ms.abs() >= 0.1 || ms == 0.0 {
         format!("{ms:.2} ms")
+    } else {
+        format!("{:.0} µs", ms * 1000.0)
     }
 }
 
-/// Formats a round-trip count: "2.0 RTT".
+/// Formats a round-trip count: "2.0 RTT", "1200 RTT" (no decimals where
+/// they mean nothing).
 pub fn fmt_rtts(rtts: f64) -> String {
-    format!("{rtts:.1} RTT")
+    if rtts.abs() >= 100.0 {
+        format!("{rtts:.0} RTT")
+    } else {
+        format!("{rtts:.1} RTT")
+    }
 }
 
 /// The ledger row with the largest excess in a latency phase.
@@ -41,4 +49,21 @@ pub fn worst_row(c: &ConnectionReport) -> Option<&rttdoc_analyze::LedgerRow> {
                 .partial_cmp(&b.excess_rtts)
                 .unwrap_or(std::cmp::Ordering::Equal)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_round_trips_read_at_every_scale() {
+        assert_eq!(fmt_ms(1234.0), "1.23 s");
+        assert_eq!(fmt_ms(36.14), "36.1 ms");
+        assert_eq!(fmt_ms(0.05), "50 µs");
+        assert_eq!(fmt_ms(0.004), "4 µs");
+        assert_eq!(fmt_ms(0.0), "0.00 ms");
+        assert_eq!(fmt_ms(-36.1), "-36.1 ms");
+        assert_eq!(fmt_rtts(2.04), "2.0 RTT");
+        assert_eq!(fmt_rtts(191062.0), "191062 RTT");
+    }
 }

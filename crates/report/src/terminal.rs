@@ -33,8 +33,8 @@ fn excess_cell(excess: Option<f64>, ms: Option<f64>) -> Cell {
     match excess {
         Some(e) if e >= OVER_IDEAL_RTTS => {
             let text = match ms {
-                Some(ms) => format!("+{:.1} RTT ({})", e, fmt_ms(ms)),
-                None => format!("+{e:.1} RTT"),
+                Some(ms) => format!("+{} ({})", fmt_rtts(e), fmt_ms(ms)),
+                None => format!("+{}", fmt_rtts(e)),
             };
             right(text).fg(if e >= 1.5 { Color::Red } else { Color::Yellow })
         }

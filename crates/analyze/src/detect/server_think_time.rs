@@ -10,9 +10,16 @@
 //! Fix: cheaper crypto (ECDSA P-256 certificates instead of RSA-4096,
 //! x25519), session resumption, more CPU, a warm backend; for responses,
 //! the application.
+//!
+//! Responses are checked in plain and TLS connections alike (one finding
+//! for all of a connection's exchanges), except a response whose first
+//! segment left the moment a client ACK arrived for server data still in
+//! flight: Nagle or a window held it (see nagle.rs), the application did
+//! not.
 
 use super::Facts;
 use crate::model::{Direction, Finding};
+use crate::seq;
 
 /// Below this, a host's normal turnaround (a signature, a scheduler tick).
 const FLOOR_NS: i64 = 5_000_000;
@@ -66,9 +73,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 }
             }
         }
-        return;
     }
-    // Plain request/response: request arrival to the first response byte.
+    // Request/response (plain, or records inside TLS): request arrival to
+    // the first response byte, one finding for all of a connection's
+    // exchanges.
+    let held = held_segments(f);
+    let mut slow: Vec<(usize, u64, u64, i64)> = Vec::new();
     for (i, x) in f.exchanges.iter().enumerate() {
         let Some(first) = x.response_first else {
             continue;
@@ -89,22 +99,100 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .max()
             .unwrap_or(x.request_last.frame)
             .max(x.request_last.frame);
-        let (Some(tq), Some(ta)) = (on_server(last_copy), on_server(first.frame)) else {
-            continue;
-        };
+        // Past the detectors' segment timeline (long connections) the
+        // exchange's own stamps serve: the request is the client's, the
+        // response the server's.
+        let tq = on_server(last_copy).unwrap_or(x.request_last.ts_ns + f.server_side_ns);
+        let ta = first.ts_ns;
         let think = ta - tq;
-        if think >= threshold {
-            let mut y = f.finding("server_think_time", Some("first_byte"));
-            y.frames = vec![last_copy, first.frame];
-            y.cost_ms = think as f64 / 1e6;
-            y.explanation = format!(
-                "Exchange {}: the server sent the first byte of its response {:.0} ms after the request arrived: application time, not network.",
-                i + 1,
-                y.cost_ms
-            );
-            y.fix = "Profile the application behind this endpoint (slow handler, database, upstream); cache where possible.".into();
-            y.display_filter = f.filter_frames(&y.frames);
-            out.push(y);
+        // Held only if the server still had data in flight when the
+        // request arrived (what Nagle waits on), and the response left
+        // with the ACK for it.
+        let held = held.contains(&first.frame) && unacked_at(f, tq);
+        if think >= threshold && !held {
+            slow.push((i + 1, last_copy, first.frame, think));
         }
     }
+    let Some(worst) = slow.iter().max_by_key(|s| s.3) else {
+        return;
+    };
+    let total: i64 = slow.iter().map(|s| s.3).sum();
+    let mut y = f.finding("server_think_time", Some("first_byte"));
+    for (_, q, a, _) in slow.iter().take(8) {
+        y.frames.push(*q);
+        y.frames.push(*a);
+    }
+    y.cost_ms = total as f64 / 1e6;
+    y.explanation = if slow.len() == 1 {
+        format!(
+            "Exchange {}: the server sent the first byte of its response {:.0} ms after the request arrived: application time, not network.",
+            worst.0,
+            y.cost_ms
+        )
+    } else {
+        format!(
+            "{} of {} exchanges waited on the server: it sent the first byte of the response at least {:.0} ms after the request arrived, \
+             {:.0} ms in all, the longest {:.0} ms (exchange {}): application time, not network.",
+            slow.len(),
+            f.exchanges.len(),
+            threshold as f64 / 1e6,
+            y.cost_ms,
+            worst.3 as f64 / 1e6,
+            worst.0
+        )
+    };
+    y.fix = "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into();
+    y.display_filter = f.filter_frames(&y.frames);
+    out.push(y);
+}
+
+/// Whether the server had sent data not yet acknowledged at `t` (its clock).
+fn unacked_at(f: &Facts<'_>, t: i64) -> bool {
+    let server = Direction::ServerToClient;
+    let mut sent_end: Option<u32> = None;
+    let mut acked: Option<u32> = None;
+    for r in f.timeline {
+        if f.on_clock_of(server, r) > t {
+            continue;
+        }
+        if r.dir == server && r.len > 0 {
+            sent_end = Some(sent_end.map_or(r.end, |e| seq::max(e, r.end)));
+        } else if r.dir != server && r.ack_set {
+            acked = Some(acked.map_or(r.ack, |a| seq::max(a, r.ack)));
+        }
+    }
+    match (sent_end, acked) {
+        (Some(e), Some(a)) => seq::lt(a, e),
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+/// Server segments that left the moment a client ACK arrived for server
+/// data still in flight: Nagle or a window held them, not the application
+/// (a response queued behind session tickets, for one).
+fn held_segments(f: &Facts<'_>) -> std::collections::HashSet<u64> {
+    let server = Direction::ServerToClient;
+    let events = f.sender_view(server, u64::MAX, |r| r.len > 0, f.peer_skew());
+    let mut sent_end: Option<u32> = None;
+    let mut acked: Option<u32> = None;
+    // The last ACK that advanced, when it found data still unacknowledged.
+    let mut release: Option<i64> = None;
+    let mut held = std::collections::HashSet::new();
+    for (t, r) in events {
+        if r.dir != server {
+            if acked.is_none_or(|a| seq::lt(a, r.ack)) {
+                let outstanding = sent_end.is_some_and(|e| acked.is_none_or(|a| seq::lt(a, e)));
+                acked = Some(r.ack);
+                release = outstanding.then_some(t);
+            }
+            continue;
+        }
+        if release.is_some_and(|ta| f.released_by(t, ta)) {
+            held.insert(r.frame);
+        }
+        sent_end = Some(sent_end.map_or(r.end, |e| seq::max(e, r.end)));
+        release = None;
+    }
+    held
 }
