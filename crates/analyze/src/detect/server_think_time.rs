@@ -31,7 +31,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // Half a round trip is what users feel: on a 5 ms path a 10 ms
     // signature doubles the handshake, on a 120 ms one it is noise.
     let threshold = (rtt / 2).clamp(FLOOR_NS, ALWAYS_NS);
-    let at = |frame: u64| f.timeline.iter().find(|r| r.frame == frame);
+    let at = |frame: u64| {
+        let i = f.timeline.partition_point(|r| r.frame < frame);
+        f.timeline.get(i).filter(|r| r.frame == frame)
+    };
     let on_server = |frame: u64| at(frame).map(|r| f.on_clock_of(Direction::ServerToClient, r));
     if let Some(tls) = &f.report.tls {
         let ch = tls
@@ -86,15 +89,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // The request reached the server with its last transmission: a
         // retransmitted segment (a lost one, SYN data a server ignored)
         // arrives a timeout or a round trip after the original.
-        let last_copy = f
+        // (The timeline is in frame order: look only between the two.)
+        let from = f
             .timeline
+            .partition_point(|r| r.frame < x.request_first.frame);
+        let to = f.timeline.partition_point(|r| r.frame < first.frame);
+        let last_copy = f.timeline[from..to.max(from)]
             .iter()
-            .filter(|r| {
-                r.dir == Direction::ClientToServer
-                    && r.len > 0
-                    && r.frame >= x.request_first.frame
-                    && r.frame < first.frame
-            })
+            .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
             .map(|r| r.frame)
             .max()
             .unwrap_or(x.request_last.frame)
