@@ -83,29 +83,28 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
     // which packet answered which (Karn), so data/ACK and timestamp samples
     // come first, the last SYN to the ACK only as a last resort.
     let clean = c.syn_count == 1 && c.syn_ack_count == 1;
+    let clean_handshake_ns = match (c.first_syn, c.handshake_ack) {
+        (Some(syn), Some(ack)) if clean && ack.ts_ns > syn.ts_ns => Some(ack.ts_ns - syn.ts_ns),
+        _ => None,
+    };
+    let best_sample = c.rtt.two_sided_estimate();
+    // How much the path's round trip varies: a handshake slower than the
+    // fastest round trip seen later (queueing, a busy host or emulator)
+    // says by how much a fixed clock shift can be off.
+    let jitter_ns = match (clean_handshake_ns, best_sample) {
+        (Some(hs), Some(est)) => (hs - est).clamp(0, est),
+        _ => 0,
+    };
     // A clean handshake can still be slowed (a busy server answering the
     // SYN late, address resolution or a waking link delaying the first
     // packet); samples from both directions over the whole connection bound
     // it from below when they are smaller. Each sample is at least its part
     // of the path, so their sum cannot undercut the RTT; the floor at half
     // the handshake only guards against a broken sample.
-    // How much the path's round trip varies: a handshake slower than the
-    // fastest round trip seen later (queueing, a busy host or emulator)
-    // says by how much a fixed clock shift can be off.
-    let jitter_ns = match (c.first_syn, c.handshake_ack, c.rtt.two_sided_estimate()) {
-        (Some(syn), Some(ack), Some(est)) if clean => (ack.ts_ns - syn.ts_ns - est).clamp(0, est),
-        _ => 0,
-    };
-    let handshake_rtt = match (c.first_syn, c.handshake_ack) {
-        (Some(syn), Some(ack)) if clean && ack.ts_ns > syn.ts_ns => {
-            let hs = ack.ts_ns - syn.ts_ns;
-            Some(match c.rtt.two_sided_estimate() {
-                Some(est) if est < hs && est * 2 > hs => (est, RttSource::Handshake),
-                _ => (hs, RttSource::Handshake),
-            })
-        }
-        _ => None,
-    };
+    let handshake_rtt = clean_handshake_ns.map(|hs| match best_sample {
+        Some(est) if est < hs && est * 2 > hs => (est, RttSource::Handshake),
+        _ => (hs, RttSource::Handshake),
+    });
     let fallback = match (c.last_syn, c.handshake_ack) {
         (Some(syn), Some(ack)) if ack.ts_ns > syn.ts_ns => {
             Some((ack.ts_ns - syn.ts_ns, RttSource::Handshake))

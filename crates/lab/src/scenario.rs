@@ -175,24 +175,23 @@ fn base(ctx: &Ctx, nginx: Nginx, client: Client) -> Plan {
 
 const PEER_PORT: u16 = 8080;
 
-fn peer_server(kind: &str, flags: &[&str]) -> Server {
+/// `rttdoc lab peer KIND --listen|--connect SERVER:PORT FLAGS...`
+fn peer_args(kind: &str, role: &str, flags: &[&str]) -> Vec<String> {
     let mut args = vec![
         kind.to_string(),
-        "--listen".into(),
+        role.to_string(),
         format!("{SERVER_IP}:{PEER_PORT}"),
     ];
     args.extend(flags.iter().map(|s| s.to_string()));
-    Server::Builtin(args, PEER_PORT)
+    args
+}
+
+fn peer_server(kind: &str, flags: &[&str]) -> Server {
+    Server::Builtin(peer_args(kind, "--listen", flags), PEER_PORT)
 }
 
 fn peer_client(kind: &str, flags: &[&str]) -> Client {
-    let mut args = vec![
-        kind.to_string(),
-        "--connect".into(),
-        format!("{SERVER_IP}:{PEER_PORT}"),
-    ];
-    args.extend(flags.iter().map(|s| s.to_string()));
-    Client::Builtin(args)
+    Client::Builtin(peer_args(kind, "--connect", flags))
 }
 
 fn builtin(ctx: &Ctx, server: Server, client: Client) -> Plan {
