@@ -516,6 +516,9 @@ impl Connection {
     /// Turns the tracked state into the report (ledger included).
     pub fn finish(mut self, ending: Ending) -> ConnectionReport {
         self.flush();
+        if let Some(tls) = &mut self.tls {
+            tls.finish(&mut self.exchanges);
+        }
         crate::ledger::report(self, ending)
     }
 

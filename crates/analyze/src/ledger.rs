@@ -53,11 +53,19 @@ impl Clock {
             .rtt_ns
             .filter(|r| *r > 0)
             .map(|r| duration_ns as f64 / r as f64);
+        // Beyond the ideal counts only above an absolute floor: on a
+        // microsecond path, host work would otherwise read as many "extra
+        // round trips" (detect/causality.rs).
+        let floor_ms = crate::detect::causality::EXCESS_FLOOR_NS as f64 / 1e6;
         let excess_rtts = match (rtts, ideal) {
             (Some(r), Some(i)) => Some((r - i).max(0.0)),
             _ => None,
         };
         let excess_ms = excess_rtts.and_then(|e| self.rtt_ns.map(|r| e * r as f64 / 1e6));
+        let (excess_rtts, excess_ms) = match excess_ms {
+            Some(ms) if ms < floor_ms => (excess_rtts.map(|_| 0.0), Some(0.0)),
+            _ => (excess_rtts, excess_ms),
+        };
         LedgerRow {
             phase,
             label,
@@ -379,6 +387,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         tls_end_frame,
         jitter_ns,
         early_plaintext: early_plaintext.as_deref(),
+        largest_segment: crate::detect::largest_segments(&c.timeline),
     };
     let mut findings = if c.detect {
         crate::detect::run(&facts)

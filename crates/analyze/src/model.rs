@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use serde::Serialize;
 
 /// Version of the JSON document layout; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Endpoint {
@@ -243,6 +243,29 @@ pub struct Finding {
     pub explanation: String,
     pub fix: String,
     pub display_filter: String,
+    /// The waits the cost is made of, each with the frames that bound it
+    /// (empty for findings that are not waits: TFO outcomes, resumption).
+    /// `cost_ms` is their sum; the causality rules in detect/causality.rs
+    /// hold for every one of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<Wait>,
+}
+
+/// One wait a finding explains: someone had something to send or to
+/// receive from `from_frame` until `to_frame`, and the packet in
+/// `release_frame` (from the other side) is what ended it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Wait {
+    /// Where the wait began: the sender's previous segment, the request ...
+    pub from_frame: u64,
+    /// What was held or awaited: the segment that finally left.
+    pub to_frame: u64,
+    /// The peer's packet that released it (an ACK, a window update), if
+    /// the mechanism has one. Always captured before `to_frame`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_frame: Option<u64>,
+    /// Length of the wait on the clock of the host that waited.
+    pub ms: f64,
 }
 
 /// One frame of a connection, for the ladder view (`--conn N`).

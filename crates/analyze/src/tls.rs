@@ -24,6 +24,29 @@ const MAX_EARLY_RECORDS: usize = 4;
 /// A TLS 1.3 record carrying only an alert: 2 + 1 + 16 bytes.
 const ENCRYPTED_ALERT_LEN: u32 = 19;
 
+/// Largest encrypted record taken for a NewSessionTicket: tickets are a
+/// few hundred bytes (a session id, or an encrypted session state).
+const MAX_TICKET_RECORD: u32 = 2048;
+
+/// TLS 1.3 servers send NewSessionTicket messages in application-data
+/// records right after the handshake, before any answer; they are not
+/// the first byte of a response. OpenSSL and BoringSSL send two (or
+/// more) back to back, one per record, of the same size (the tickets
+/// differ in content, not length). So the first server record after the
+/// handshake waits for the next: same size, both are tickets (and so is
+/// every further record of that size); a different size, it was data.
+#[derive(Debug, Default, Clone, Copy)]
+enum TicketRun {
+    /// No server record after the handshake yet, or one held back.
+    #[default]
+    Undecided,
+    Held(Stamp, Stamp, u32),
+    /// Tickets of this record size seen; more of them may follow.
+    Tickets(u32),
+    /// Application data has begun.
+    Done,
+}
+
 #[derive(Debug, Default)]
 pub struct TlsSession {
     records: [RecordStream<Stamp>; 2],
@@ -55,6 +78,9 @@ pub struct TlsSession {
     /// size: encrypted server records after it are application data
     /// (0.5-RTT, e.g. the answer to an early-data request).
     server_finished_seen: bool,
+    ticket_run: TicketRun,
+    /// NewSessionTicket records recognised after a TLS 1.3 handshake.
+    pub tickets_after_handshake: u32,
     pub messages: Vec<TlsMessageRef>,
     /// The stream stopped looking like TLS (or sync was lost).
     pub broken: bool,
@@ -280,8 +306,51 @@ impl TlsSession {
             // Encrypted data before any ServerHello: 0-RTT early data.
             self.early_data_records += 1;
             self.note(started, end, dir, "Early data (0-RTT)".into(), len);
+        } else if self.is_tls13() {
+            match (dir, self.ticket_run) {
+                (Direction::ServerToClient, TicketRun::Undecided) if len <= MAX_TICKET_RECORD => {
+                    self.ticket_run = TicketRun::Held(started, end, len);
+                    return;
+                }
+                (Direction::ServerToClient, TicketRun::Held(s0, e0, l0)) if l0 == len => {
+                    self.ticket_run = TicketRun::Tickets(len);
+                    self.ticket(s0, e0, l0);
+                    self.ticket(started, end, len);
+                    return;
+                }
+                (Direction::ServerToClient, TicketRun::Tickets(l)) if l == len => {
+                    self.ticket(started, end, len);
+                    return;
+                }
+                // The client's data (a request) does not end the run: the
+                // tickets answer its Finished, not its request. A record
+                // held back goes first, to keep the order.
+                (Direction::ClientToServer, TicketRun::Held(..))
+                | (Direction::ServerToClient, _) => self.end_ticket_run(exchanges),
+                (Direction::ClientToServer, _) => {}
+            }
         }
         exchanges.on_data(dir, started, end, len as u64, &[]);
+    }
+
+    fn ticket(&mut self, started: Stamp, end: Stamp, len: u32) {
+        self.tickets_after_handshake += 1;
+        let what = "NewSessionTicket (encrypted)".into();
+        self.note(started, end, Direction::ServerToClient, what, len);
+    }
+
+    /// Application data has begun (or the connection ended): a record held
+    /// back as a possible ticket was data after all.
+    fn end_ticket_run(&mut self, exchanges: &mut Exchanges) {
+        if let TicketRun::Held(s0, e0, l0) = self.ticket_run {
+            exchanges.on_data(Direction::ServerToClient, s0, e0, l0 as u64, &[]);
+        }
+        self.ticket_run = TicketRun::Done;
+    }
+
+    /// The connection ended: release what is still held back.
+    pub fn finish(&mut self, exchanges: &mut Exchanges) {
+        self.end_ticket_run(exchanges);
     }
 
     /// AEAD tag bytes of the negotiated TLS 1.3 suite (CCM_8: 8, else 16).

@@ -29,6 +29,8 @@ pub struct ConnectionRow {
     pub exchanges: u32,
     pub excess_rtts: f64,
     pub excess_ms: f64,
+    /// Transfer stalls found on this connection (ms).
+    pub stall_ms: f64,
     pub worst_phase: Option<String>,
     pub partial: bool,
     pub findings: Vec<&'static str>,
@@ -39,7 +41,19 @@ pub struct ConnectionRow {
 pub struct Summary {
     pub connections: u64,
     pub over_ideal: u64,
+    /// Latency beyond the ideal, over every connection: the sum of the
+    /// ledgers' latency-phase excess (`excess_ms`). Always equals
+    /// `explained_ms + unexplained_ms`.
     pub excess_ms_total: f64,
+    /// The part of `excess_ms_total` the findings account for (their
+    /// `attributed_ms`).
+    pub explained_ms: f64,
+    /// The part no finding accounts for.
+    pub unexplained_ms: f64,
+    /// Time lost to stalls inside transfers (after the first byte): the
+    /// costs of transfer-phase findings, which the latency ledger does
+    /// not count.
+    pub stall_ms_total: f64,
     pub tls_connections: u64,
     pub resumed: u64,
     pub tfo_attempts: u64,
@@ -63,8 +77,20 @@ pub struct Summary {
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Cause {
     pub connections: u64,
+    /// Everything this kind's findings cost (a wait may be partly inside
+    /// what the ideal already allows, so this can exceed the two below).
     pub cost_ms: f64,
+    /// Its share of the latency excess (`attributed_ms`, summed).
+    pub latency_ms: f64,
+    /// Its transfer stalls (transfer-phase costs, summed).
+    pub stall_ms: f64,
     pub fix: String,
+}
+
+/// Whether a finding's cost is a transfer stall (after the first byte),
+/// outside the latency phases the ledger's excess covers.
+pub fn is_stall(x: &rttdoc_analyze::Finding) -> bool {
+    x.phase == Some("transfer") && x.cost_ms > 0.0
 }
 
 impl Summary {
@@ -75,8 +101,9 @@ impl Summary {
         }
         if c.excess_rtts >= OVER_IDEAL_RTTS {
             self.over_ideal += 1;
-            self.excess_ms_total += c.excess_ms;
         }
+        self.excess_ms_total += c.excess_ms;
+        self.unexplained_ms += c.unexplained_ms;
         if let Some(tls) = &c.tls {
             self.tls_connections += 1;
             if tls.resumed == Some(true) {
@@ -107,6 +134,12 @@ impl Summary {
                 cause.connections += 1;
             }
             cause.cost_ms += x.cost_ms;
+            cause.latency_ms += x.attributed_ms;
+            self.explained_ms += x.attributed_ms;
+            if is_stall(x) {
+                cause.stall_ms += x.cost_ms;
+                self.stall_ms_total += x.cost_ms;
+            }
             if cause.fix.is_empty() {
                 cause.fix = x.fix.clone();
             }
@@ -144,6 +177,12 @@ fn row(c: &ConnectionReport) -> ConnectionRow {
         exchanges: c.exchanges,
         excess_rtts: c.excess_rtts,
         excess_ms: c.excess_ms,
+        stall_ms: c
+            .findings
+            .iter()
+            .filter(|x| is_stall(x))
+            .map(|x| x.cost_ms)
+            .sum(),
         worst_phase: worst_row(c).map(|r| r.label.clone()),
         partial: c.partial,
         findings: {

@@ -29,6 +29,21 @@ fn right(s: impl ToString) -> Cell {
     Cell::new(s.to_string()).set_alignment(CellAlignment::Right)
 }
 
+/// The capture's time lost in one sentence whose numbers add up:
+/// latency excess = explained + unexplained; transfer stalls apart.
+pub fn headline(s: &crate::summary::Summary) -> String {
+    if s.excess_ms_total <= 0.0 && s.stall_ms_total <= 0.0 {
+        return "No time lost beyond the ideal: no latency phase over its ideal by more than the floor (2 ms), no transfer stalls found.".into();
+    }
+    format!(
+        "Time lost: {} of latency beyond the ideal ({} explained by the causes below + {} unexplained), and {} in transfer stalls.",
+        fmt_ms(s.excess_ms_total),
+        fmt_ms(s.explained_ms),
+        fmt_ms(s.unexplained_ms),
+        fmt_ms(s.stall_ms_total),
+    )
+}
+
 fn excess_cell(excess: Option<f64>, ms: Option<f64>) -> Cell {
     match excess {
         Some(e) if e >= OVER_IDEAL_RTTS => {
@@ -93,15 +108,11 @@ pub fn render_summary(
     }
     writeln!(out)?;
 
-    if s.worst.is_empty() {
+    writeln!(out, "{}", headline(s))?;
+    if !s.worst.is_empty() {
         writeln!(
             out,
-            "No connection spent {OVER_IDEAL_RTTS} RTT or more beyond the ideal for its protocol."
-        )?;
-    } else {
-        writeln!(
-            out,
-            "{} of {} connections spent more round trips than ideal; worst first:",
+            "{} of {} connections spent {OVER_IDEAL_RTTS} RTT or more beyond the ideal; worst first:",
             s.over_ideal, s.connections
         )?;
         let mut t = table(color);
@@ -109,10 +120,11 @@ pub fn render_summary(
             "stream",
             "client -> server",
             "RTT",
-            "where",
+            "worst phase",
             "took",
             "ideal",
-            "excess",
+            "its excess",
+            "connection's excess",
         ]);
         for c in &s.worst {
             let Some(r) = worst_row(c) else { continue };
@@ -123,38 +135,40 @@ pub fn render_summary(
                 Cell::new(&r.label),
                 right(r.rtts.map(fmt_rtts).unwrap_or_default()),
                 right(r.ideal_rtts.map(fmt_rtts).unwrap_or_default()),
+                excess_cell(r.excess_rtts, r.excess_ms),
                 excess_cell(Some(c.excess_rtts), Some(c.excess_ms)),
             ]);
         }
         writeln!(out, "{t}")?;
-        writeln!(
-            out,
-            "Time lost beyond the ideal in those connections: {}",
-            fmt_ms(s.excess_ms_total)
-        )?;
     }
     writeln!(out)?;
 
     let mut causes: Vec<(&&str, &crate::summary::Cause)> = s
         .causes
         .iter()
-        .filter(|(k, c)| **k != "tls_extra_rtt" && c.cost_ms > 0.5)
+        .filter(|(k, c)| **k != "tls_extra_rtt" && c.latency_ms + c.stall_ms > 0.05)
         .collect();
-    causes.sort_by(|a, b| b.1.cost_ms.total_cmp(&a.1.cost_ms));
+    causes.sort_by(|a, b| {
+        (b.1.latency_ms + b.1.stall_ms).total_cmp(&(a.1.latency_ms + a.1.stall_ms))
+    });
     if !causes.is_empty() {
         writeln!(
             out,
             "Causes found, by time lost (docs/findings.md defines each):"
         )?;
         let mut t = table(color);
-        t.set_header(vec!["cause", "connections", "time lost", "fix"]);
+        t.set_header(vec!["cause", "connections", "latency", "stalls", "fix"]);
         for (kind, c) in causes.iter().take(10) {
             t.add_row(vec![
                 Cell::new(kind).fg(Color::Cyan),
                 right(c.connections),
-                right(fmt_ms(c.cost_ms)),
-                Cell::new(wrap(&c.fix, 90)),
+                right(fmt_ms(c.latency_ms)),
+                right(fmt_ms(c.stall_ms)),
+                Cell::new(wrap(&c.fix, 80)),
             ]);
+        }
+        if causes.len() > 10 {
+            writeln!(out, "(the 10 largest of {} causes)", causes.len())?;
         }
         writeln!(out, "{t}")?;
         writeln!(out)?;

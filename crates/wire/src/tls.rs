@@ -67,6 +67,10 @@ pub struct RecordStream<T> {
     body_lost: bool,
     body: Vec<u8>,
     broken: bool,
+    /// The break came from bytes missing from the capture inside a record
+    /// header, not from bytes that are not TLS: framing can be found
+    /// again where a later segment starts with a record header.
+    lost_sync: bool,
     records: u64,
     /// Keep application-data bodies too (normally dropped: only their
     /// sizes matter). For 0-RTT early data, which a key log can decrypt.
@@ -92,7 +96,18 @@ impl<T: Copy + Default> RecordStream<T> {
 
     /// Feeds the next in-order stream bytes; `on_record` is called for every
     /// record that ends inside them.
+    ///
+    /// After bytes went missing inside a record header (see [`skip`](Self::skip)),
+    /// framing is taken up again at the first fed chunk (a TCP segment: TLS
+    /// stacks start a record at a segment boundary after every flush) that
+    /// begins with a plausible record header, as Wireshark does.
     pub fn feed(&mut self, mut bytes: &[u8], tag: T, mut on_record: impl FnMut(Record<'_, T>)) {
+        if self.lost_sync && bytes.len() >= 5 && plausible_header(&bytes[..5]) {
+            self.lost_sync = false;
+            self.broken = false;
+            self.in_body = false;
+            self.header_have = 0;
+        }
         while !bytes.is_empty() && !self.broken {
             if !self.in_body {
                 if self.header_have == 0 {
@@ -133,6 +148,7 @@ impl<T: Copy + Default> RecordStream<T> {
         while n > 0 && !self.broken {
             if !self.in_body {
                 self.broken = true;
+                self.lost_sync = true;
                 return;
             }
             let take = self.remaining.min(n);
@@ -148,13 +164,8 @@ impl<T: Copy + Default> RecordStream<T> {
     fn start_record(&mut self) -> bool {
         let h = self.header;
         let content_type = h[0];
-        let version = u16::from_be_bytes([h[1], h[2]]);
         let length = u16::from_be_bytes([h[3], h[4]]) as usize;
-        let plausible = (content_type::CHANGE_CIPHER_SPEC..=content_type::HEARTBEAT)
-            .contains(&content_type)
-            && (0x0300..=0x0304).contains(&version)
-            && length <= MAX_RECORD_BODY;
-        if !plausible {
+        if !plausible_header(&h) {
             self.broken = true;
             return false;
         }
@@ -466,6 +477,16 @@ pub fn cipher_name(id: u16) -> String {
         .unwrap_or_else(|| format!("0x{id:04x}"))
 }
 
+/// A TLS record header: a known content type, version 3.0-3.4 and a
+/// length a record may have.
+fn plausible_header(h: &[u8]) -> bool {
+    let version = u16::from_be_bytes([h[1], h[2]]);
+    let length = u16::from_be_bytes([h[3], h[4]]) as usize;
+    (content_type::CHANGE_CIPHER_SPEC..=content_type::HEARTBEAT).contains(&h[0])
+        && (0x0300..=0x0304).contains(&version)
+        && length <= MAX_RECORD_BODY
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,6 +559,27 @@ mod tests {
         assert!(!s.is_broken() && s.at_record_boundary());
         s.skip(3, |_| {});
         assert!(s.is_broken());
+    }
+
+    #[test]
+    fn framing_lost_to_a_capture_hole_is_found_again_at_a_segment_starting_a_record() {
+        let mut s = RecordStream::default();
+        let mut got = Vec::new();
+        // A hole across a record header: the framing is gone ...
+        s.skip(3, |r| got.push(r.length));
+        assert!(s.is_broken());
+        // ... a segment starting mid-record does not bring it back ...
+        s.feed(&[9u8; 40], 1u32, |r| got.push(r.length));
+        assert!(s.is_broken());
+        // ... one starting with a record header does.
+        s.feed(&record(23, &[1u8; 30]), 2u32, |r| got.push(r.length));
+        assert!(!s.is_broken());
+        assert_eq!(got, vec![30]);
+        // Bytes that were never TLS stay broken, headers or not.
+        let mut plain = RecordStream::default();
+        plain.feed(b"GET / HTTP/1.1\r\n", 1u32, |_| {});
+        plain.feed(&record(23, &[1u8; 30]), 2u32, |_| {});
+        assert!(plain.is_broken());
     }
 
     #[test]

@@ -54,7 +54,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // A quarter RTT: on a short path a slow host spreads the
             // window's segments over half the round trip, and the first
             // ACKs come back while the last ones are still leaving.
-            if silence >= (rtt / 4).max(2_000_000) && f.released_by(t, ta) && in_flight >= 8 * mss {
+            if silence >= (rtt / 4).max(2_000_000)
+                && f.released_by(sender, t, ta)
+                && in_flight >= 8 * mss
+            {
                 pauses.push((r.frame, ack_frame, silence));
             }
         }

@@ -7,6 +7,7 @@
 //! client's clock (server packets + b) or the server's (client packets + s),
 //! where b and s are the client-side and server-side parts of the RTT.
 
+pub mod causality;
 mod early_data_unsafe;
 mod hello_retry_request;
 mod initcwnd;
@@ -25,7 +26,12 @@ pub use early_data_unsafe::request_in;
 
 use crate::connection::SegmentRecord;
 use crate::exchange::Exchange;
-use crate::model::{ConnectionReport, Direction, Finding};
+use crate::model::{ConnectionReport, Direction, Finding, Vantage};
+
+/// On the sending host, how soon after the releasing ACK was captured the
+/// released segment is captured: one pass of the kernel's receive path
+/// (softirq) plus timestamping; 1 ms leaves room for a busy host.
+pub const OWN_HOST_RELEASE_NS: i64 = 1_000_000;
 
 /// Every finding kind rttdoc can report (docs/findings.md).
 pub const KINDS: &[&str] = &[
@@ -69,7 +75,29 @@ pub struct Facts<'a> {
     /// The client's 0-RTT early data in plain text, when a key log had
     /// its secret.
     pub early_plaintext: Option<&'a [u8]>,
+    /// Per direction, the largest data segment sent and how often that
+    /// size was sent (see [`Facts::mss`]).
+    pub largest_segment: [(u32, u32); 2],
 }
+
+/// Per direction (client, server), the largest data segment in the
+/// timeline and how many segments had that size.
+pub fn largest_segments(timeline: &[SegmentRecord]) -> [(u32, u32); 2] {
+    let mut out = [(0u32, 0u32); 2];
+    for r in timeline.iter().filter(|r| r.len > 0) {
+        let slot = &mut out[r.dir.index()];
+        if r.len > slot.0 {
+            *slot = (r.len, 1);
+        } else if r.len == slot.0 {
+            slot.1 += 1;
+        }
+    }
+    out
+}
+
+/// RFC 1122's default MSS: no path carries less per segment in practice,
+/// so a repeated largest segment at least this big is the path's limit.
+const MIN_PATH_MSS: u32 = 536;
 
 impl Facts<'_> {
     /// Timestamp of a segment on the clock of `host` (the sender of `host`
@@ -128,14 +156,23 @@ impl Facts<'_> {
     }
 
     /// Bytes per full segment the sender in `dir` uses: the peer's MSS
-    /// option, less the 12 bytes of timestamps when they are on.
+    /// option, less the 12 bytes of timestamps when they are on; lowered
+    /// to the largest segment the sender sent when it sent that size
+    /// repeatedly and it is at least 536 bytes: a path MTU below the
+    /// option's (a tunnel, PPPoE, MSS clamping, PMTU discovery) makes
+    /// that the full size, which Linux's `tcp_current_mss` uses for Nagle.
     pub fn mss(&self, dir: Direction) -> u32 {
         let h = &self.report.handshake;
         let peer = match dir {
             Direction::ClientToServer => h.server_mss,
             Direction::ServerToClient => h.client_mss,
         };
-        peer.unwrap_or(1460) as u32 - if h.timestamps { 12 } else { 0 }
+        let option =
+            (peer.unwrap_or(1460) as u32).saturating_sub(if h.timestamps { 12 } else { 0 });
+        match self.largest_segment[dir.index()] {
+            (len, count) if count >= 2 && (MIN_PATH_MSS..option).contains(&len) => len,
+            _ => option.max(1),
+        }
     }
 
     /// How much earlier than their shifted time the peer's packets sort in
@@ -148,14 +185,33 @@ impl Facts<'_> {
 
     /// Whether a sender's segment at `t` left because a packet from its
     /// peer arrived at `ta` (both on the sender's clock): no earlier than
-    /// the shift's error allows (max(1 ms, RTT/20)), no later than the
-    /// path's jitter allows (max(2 ms, RTT/10)); both widened by the
-    /// jitter this connection showed.
-    pub fn released_by(&self, t: i64, ta: i64) -> bool {
+    /// the shift's error allows (max(min(1 ms, RTT/2), RTT/20)), no later
+    /// than the path's jitter allows (max(min(2 ms, RTT/2), RTT/10)); both
+    /// widened by the
+    /// jitter this connection showed. Captured at the sender itself there
+    /// is no shift and no path in between: the kernel sends what an ACK
+    /// released while it processes that ACK, so the segment follows it
+    /// within [`OWN_HOST_RELEASE_NS`].
+    pub fn released_by(&self, sender: Direction, t: i64, ta: i64) -> bool {
+        if self.captured_at(sender) {
+            return ta <= t && t - ta <= OWN_HOST_RELEASE_NS;
+        }
+        // The fixed floors (1 and 2 ms) are for slow hosts and emulators;
+        // on a sub-millisecond path they would span several round trips,
+        // so they shrink to half an RTT there.
         let rtt = self.rtt_ns.unwrap_or(0);
-        let early = (rtt / 20).max(1_000_000).max(self.jitter_ns);
-        let late = (rtt / 10).max(2_000_000).max(self.jitter_ns);
+        let early = (rtt / 20).max(rtt.min(2_000_000) / 2).max(self.jitter_ns);
+        let late = (rtt / 10).max(rtt.min(4_000_000) / 2).max(self.jitter_ns);
         ta - t <= early && t - ta <= late
+    }
+
+    /// Whether the capture was taken on the host that sends in `dir`.
+    pub fn captured_at(&self, dir: Direction) -> bool {
+        matches!(
+            (self.report.vantage, dir),
+            (Vantage::Client, Direction::ClientToServer)
+                | (Vantage::Server, Direction::ServerToClient)
+        )
     }
 
     pub fn rtts(&self, ns: i64) -> Option<f64> {
@@ -175,6 +231,7 @@ impl Facts<'_> {
             explanation: String::new(),
             fix: String::new(),
             display_filter: format!("tcp.stream eq {}", self.report.stream),
+            waits: Vec::new(),
         }
     }
 
@@ -204,6 +261,7 @@ pub fn run(f: &Facts<'_>) -> Vec<Finding> {
     rwnd_limited::detect(f, &mut out);
     retransmission::detect(f, &mut out);
     slow_start_after_idle::detect(f, &mut out);
+    causality::enforce(f, &mut out);
     // Last: it explains the TLS handshake's excess with what the others found.
     tls_extra_rtt::detect(f, &mut out);
     for finding in &mut out {

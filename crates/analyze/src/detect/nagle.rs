@@ -33,13 +33,15 @@ use std::collections::VecDeque;
 
 use super::Facts;
 use crate::connection::SegmentRecord;
-use crate::model::{Direction, Finding};
+use crate::model::{Direction, Finding, Wait};
 use crate::seq;
 
 /// A receiver that waits this long before ACKing is running a delayed-ACK timer.
 const DELAYED_ACK_NS: i64 = 25_000_000;
 
 struct Hold<'a> {
+    /// The sender's previous data segment: the silence runs from it.
+    prev: &'a SegmentRecord,
     held: &'a SegmentRecord,
     ack: &'a SegmentRecord,
     silence_ns: i64,
@@ -151,12 +153,27 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
             // Later than that, by the path's jitter: the ACK's trip to the
             // sender was slower than the handshake's, which the shift
             // cannot know (a millisecond of queueing is a fifth of a 5 ms RTT).
-            let released = f.released_by(t, ta);
+            let released = f.released_by(sender, t, ta);
             // The congestion window holds segments too: a sender that had
             // most of an initial window (10 MSS) out when it fell silent was
             // waiting for the window, whatever Nagle would have done.
             let window_free = bytes.max(in_flight) < 8 * mss as u64;
-            if waited && released && small && window_free && !window_full && r.len <= mss {
+            // Nagle only holds a sub-MSS segment, the release must have
+            // been able to cause it (causality.rs), and the hold ends when
+            // the ACK of the small segment returns: a round trip plus at
+            // most the receiver's delayed-ACK timer. A longer silence is the
+            // sender having nothing to send (a heartbeat, a person typing).
+            let causal = f.can_release(a, r);
+            let bounded = silence <= rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
+            if waited
+                && released
+                && small
+                && window_free
+                && !window_full
+                && r.len < mss
+                && causal
+                && bounded
+            {
                 // On the receiver's clock: when the last data this ACK covers
                 // arrived versus when the ACK left.
                 let covered = f
@@ -174,6 +191,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 let arrived = covered;
                 let ack_delay = f.on_clock_of(receiver, a) - arrived;
                 holds.push(Hold {
+                    prev: p,
                     held: r,
                     ack: a,
                     silence_ns: silence,
@@ -297,6 +315,15 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             x.frames.push(h.held.frame);
             x.frames.push(h.ack.frame);
         }
+        x.waits = hs
+            .iter()
+            .map(|h| Wait {
+                from_frame: h.prev.frame,
+                to_frame: h.held.frame,
+                release_frame: Some(h.ack.frame),
+                ms: h.silence_ns as f64 / 1e6,
+            })
+            .collect();
         x.cost_ms = total_ns as f64 / 1e6;
         let first = hs[0];
         let delay_ms = first.ack_delay_ns as f64 / 1e6;

@@ -66,7 +66,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if let (Some((tp, p)), Some((ta, a))) = (full, opened) {
                 let silence = t - tp;
                 let waited = silence >= (rtt / 4).max(2_000_000);
-                let released = ta >= tp && f.released_by(t, ta);
+                let released = ta >= tp && f.released_by(sender, t, ta);
                 if waited && released {
                     stalls.push((p, a, silence));
                 }

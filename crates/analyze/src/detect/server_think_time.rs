@@ -190,7 +190,7 @@ fn held_segments(f: &Facts<'_>) -> std::collections::HashSet<u64> {
             }
             continue;
         }
-        if release.is_some_and(|ta| f.released_by(t, ta)) {
+        if release.is_some_and(|ta| f.released_by(Direction::ServerToClient, t, ta)) {
             held.insert(r.frame);
         }
         sent_end = Some(sent_end.map_or(r.end, |e| seq::max(e, r.end)));

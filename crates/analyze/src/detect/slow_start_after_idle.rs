@@ -5,61 +5,79 @@
 //!
 //! Signature, on the server's clock: a response after an idle gap of at
 //! least max(200 ms, 2 RTT) whose first burst (data sent before the first
-//! silence of RTT/2 or more) is at most 12 segments while an earlier
-//! response on the connection reached bursts half again as large, and the
-//! response needs more than that first burst. Cost: the silences inside that response (the
-//! round trips slow start took again).
+//! silence of RTT/2 or more) is 2 to 12 segments (a restart window: the
+//! initial window is 10, older stacks 2-4) while an earlier response on
+//! the connection went out in bursts at least half again as large and
+//! two segments larger, and the response needs more than that first
+//! burst. Every silence inside the response must be ACK-clocked: no
+//! longer than 2 RTT (slow start waits one round trip for ACKs; a longer
+//! silence is the application pacing its output, and then slow start is
+//! not what paced it) and ended by an ACK from the client.
+//! Cost: those silences (the round trips slow start took again), each a
+//! wait from the segment before it to the one after, released by the ACK.
 //! Fix: `sysctl net.ipv4.tcp_slow_start_after_idle=0` on the server (BBR
 //! ignores it anyway), or keep the connection warm.
 
 use super::Facts;
-use crate::model::{Direction, Finding};
+use crate::connection::SegmentRecord;
+use crate::model::{Direction, Finding, Wait};
+
+/// Largest restart window counted: IW10 plus slack for a segment split.
+const MAX_RESTART_BURST: usize = 12;
+
+/// One response's shape on the server's clock.
+#[derive(Default)]
+struct Shape<'a> {
+    first_burst: usize,
+    largest_burst: usize,
+    segments: usize,
+    /// Silences of RTT/2 or more: (segment before, segment after, ns).
+    silences: Vec<(&'a SegmentRecord, &'a SegmentRecord, i64)>,
+}
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {
         return;
     };
     let sender = Direction::ServerToClient;
-    let data: Vec<(i64, &crate::connection::SegmentRecord)> = f
+    let data: Vec<(i64, &SegmentRecord)> = f
         .timeline
         .iter()
         .filter(|r| r.dir == sender && r.len > 0 && r.new_data)
         .map(|r| (f.on_clock_of(sender, r), r))
         .collect();
-    // Per response: (first burst, largest burst, segments, silences ns,
-    // first frame); a burst is the run of segments between silences of RTT/2.
-    let mut bursts: Vec<(usize, usize, usize, i64, u64)> = Vec::new();
-    for x in f.exchanges {
-        let (Some(first), Some(last)) = (x.response_first, x.response_last) else {
-            bursts.push((0, 0, 0, 0, 0));
-            continue;
-        };
-        let segs: Vec<i64> = data
-            .iter()
-            .filter(|(_, r)| r.frame >= first.frame && r.frame <= last.frame)
-            .map(|(t, _)| *t)
-            .collect();
-        let (mut first_burst, mut largest, mut run, mut silences) = (None, 0usize, 1usize, 0i64);
-        for w in segs.windows(2) {
-            let gap = w[1] - w[0];
-            if gap >= rtt / 2 {
-                first_burst.get_or_insert(run);
-                largest = largest.max(run);
-                run = 1;
-                silences += gap;
-            } else {
-                run += 1;
+    let shapes: Vec<Shape<'_>> = f
+        .exchanges
+        .iter()
+        .map(|x| {
+            let (Some(first), Some(last)) = (x.response_first, x.response_last) else {
+                return Shape::default();
+            };
+            let segs: Vec<&(i64, &SegmentRecord)> = data
+                .iter()
+                .filter(|(_, r)| r.frame >= first.frame && r.frame <= last.frame)
+                .collect();
+            let mut shape = Shape {
+                segments: segs.len(),
+                ..Shape::default()
+            };
+            let (mut first_burst, mut run) = (None, 1usize);
+            for w in segs.windows(2) {
+                let gap = w[1].0 - w[0].0;
+                if gap >= rtt / 2 {
+                    first_burst.get_or_insert(run);
+                    shape.largest_burst = shape.largest_burst.max(run);
+                    run = 1;
+                    shape.silences.push((w[0].1, w[1].1, gap));
+                } else {
+                    run += 1;
+                }
             }
-        }
-        largest = largest.max(run);
-        bursts.push((
-            first_burst.unwrap_or(segs.len()),
-            largest,
-            segs.len(),
-            silences,
-            first.frame,
-        ));
-    }
+            shape.largest_burst = shape.largest_burst.max(run);
+            shape.first_burst = first_burst.unwrap_or(segs.len());
+            shape
+        })
+        .collect();
     for (i, x) in f.exchanges.iter().enumerate().skip(1) {
         let prev = &f.exchanges[i - 1];
         let Some(prev_end) = prev.response_last else {
@@ -69,23 +87,62 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if idle < (2 * rtt).max(200_000_000) {
             continue;
         }
-        let (burst, _, segs, silences, first_frame) = bursts[i];
-        let earlier_max = bursts[..i].iter().map(|b| b.1).max().unwrap_or(0);
-        // Restarted: a first burst near the initial window, after an earlier
-        // response had the window well open.
-        if burst == 0 || burst > 12 || segs <= burst || earlier_max < burst * 3 / 2 || silences == 0
-        {
+        let shape = &shapes[i];
+        let burst = shape.first_burst;
+        let earlier_max = shapes[..i]
+            .iter()
+            .map(|s| s.largest_burst)
+            .max()
+            .unwrap_or(0);
+        // Restarted: a first burst the size of a restart window, after an
+        // earlier response had the window clearly wider open.
+        let restarted = (2..=MAX_RESTART_BURST).contains(&burst)
+            && shape.segments > burst
+            && earlier_max >= (burst * 3 / 2).max(burst + 2);
+        if !restarted || shape.silences.is_empty() {
             continue;
         }
+        // Every silence ACK-clocked, each ended by the client's ACK.
+        let ack_clock = 2 * rtt + f.jitter_ns;
+        let mut waits = Vec::new();
+        for (before, after, gap) in &shape.silences {
+            let release = f
+                .timeline
+                .iter()
+                .skip_while(|r| r.frame <= before.frame)
+                .take_while(|r| r.frame < after.frame)
+                .filter(|r| r.dir != sender && r.ack_set && r.flags & 0x07 == 0)
+                .last();
+            let Some(release) = release.filter(|a| f.can_release(a, after)) else {
+                break;
+            };
+            if *gap > ack_clock {
+                break;
+            }
+            waits.push(Wait {
+                from_frame: before.frame,
+                to_frame: after.frame,
+                release_frame: Some(release.frame),
+                ms: *gap as f64 / 1e6,
+            });
+        }
+        if waits.len() != shape.silences.len() {
+            continue;
+        }
+        let Some(first_frame) = x.response_first.map(|s| s.frame) else {
+            continue;
+        };
         let mut y = f.finding("slow_start_after_idle", Some("transfer"));
         y.frames = vec![prev_end.frame, x.request_first.frame, first_frame];
-        y.cost_ms = silences as f64 / 1e6;
+        y.cost_ms = waits.iter().map(|w| w.ms).sum();
+        y.waits = waits;
         y.confidence = 0.8;
         y.explanation = format!(
             "Exchange {}: after {:.1} s idle the server sent only {burst} segments before waiting for ACKs (an earlier response went out in bursts of {earlier_max}): \
-             it restarted slow start from its initial window, {:.0} ms of extra round trips.",
+             it restarted slow start from its initial window, {} ACK-clocked pauses, {:.0} ms of extra round trips.",
             i + 1,
             idle as f64 / 1e9,
+            y.waits.len(),
             y.cost_ms
         );
         y.fix = "sysctl -w net.ipv4.tcp_slow_start_after_idle=0 on the server (keeps the congestion window across idle periods).".into();
