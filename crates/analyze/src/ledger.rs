@@ -12,7 +12,7 @@
 use crate::connection::{Connection, Stamp};
 use crate::model::{ConnectionReport, Direction, Ending, LedgerRow, RttSource, TlsReport, Vantage};
 use crate::rtt;
-use rttdoc_wire::tls::{cipher_name, group_name, is_grease, version_name};
+use rttdoc_wire::tls::{cipher_name, group_name, is_grease, is_tls13, version_name};
 
 /// Initial congestion window in segments (RFC 6928, Linux default).
 const INITIAL_WINDOW: u64 = 10;
@@ -189,8 +189,10 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         let resumed = tls.resumed();
         let hrr = tls.hello_retry.is_some();
         let (ideal, mut basis) = match (version, resumed) {
-            (Some(0x0304), Some(true)) => (1.0, "TLS 1.3 resumed (PSK): 1 RTT".to_string()),
-            (Some(0x0304), _) => (1.0, "TLS 1.3 full handshake: 1 RTT".to_string()),
+            (Some(v), Some(true)) if is_tls13(v) => {
+                (1.0, "TLS 1.3 resumed (PSK): 1 RTT".to_string())
+            }
+            (Some(v), _) if is_tls13(v) => (1.0, "TLS 1.3 full handshake: 1 RTT".to_string()),
             (Some(v), Some(true)) => (1.0, format!("{} resumed: 1 RTT", version_name(v))),
             (Some(v), _) => (2.0, format!("{} full handshake: 2 RTT", version_name(v))),
             (None, _) => (1.0, "handshake incomplete".to_string()),
@@ -205,7 +207,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         // data: after sending its Finished (TLS 1.3, resumed 1.2) or on
         // receiving the server's Finished (full 1.2).
         let end = match (version, resumed) {
-            (Some(v), Some(false)) if v != 0x0304 => tls.server_finished.map(|s| (s, true)),
+            (Some(v), Some(false)) if !is_tls13(v) => tls.server_finished.map(|s| (s, true)),
             _ => tls.client_finished.map(|s| (s, false)),
         };
         let mut row = None;
@@ -387,7 +389,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         tls_end_frame,
         jitter_ns,
         early_plaintext: early_plaintext.as_deref(),
-        largest_segment: crate::detect::largest_segments(&c.timeline),
+        burst_segment: crate::detect::burst_segment_sizes(&c.timeline, rtt_ns),
     };
     let mut findings = if c.detect {
         crate::detect::run(&facts)

@@ -100,14 +100,14 @@ impl TlsSession {
     }
 
     fn is_tls13(&self) -> bool {
-        self.version() == Some(0x0304)
+        self.version().is_some_and(rttdoc_wire::tls::is_tls13)
     }
 
     /// Whether the session was resumed: a PSK accepted (1.3), or a 1.2
     /// server that went straight to ChangeCipherSpec without a Certificate.
     pub fn resumed(&self) -> Option<bool> {
         let sh = self.server_hello.as_ref()?;
-        if sh.version == 0x0304 {
+        if rttdoc_wire::tls::is_tls13(sh.version) {
             return Some(sh.pre_shared_key);
         }
         if self.certificate_seen {

@@ -477,6 +477,13 @@ pub fn cipher_name(id: u16) -> String {
         .unwrap_or_else(|| format!("0x{id:04x}"))
 }
 
+/// TLS 1.3 or one of its drafts: 0x7fNN (IETF draft NN) and Facebook's
+/// 0xfbNN experiments negotiated the 1.3 handshake (encrypted after the
+/// ServerHello, PSK resumption) before RFC 8446 fixed 0x0304.
+pub fn is_tls13(version: u16) -> bool {
+    version == 0x0304 || version >> 8 == 0x7f || version >> 8 == 0xfb
+}
+
 /// A TLS record header: a known content type, version 3.0-3.4 and a
 /// length a record may have.
 fn plausible_header(h: &[u8]) -> bool {

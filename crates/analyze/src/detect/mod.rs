@@ -75,22 +75,28 @@ pub struct Facts<'a> {
     /// The client's 0-RTT early data in plain text, when a key log had
     /// its secret.
     pub early_plaintext: Option<&'a [u8]>,
-    /// Per direction, the largest data segment sent and how often that
-    /// size was sent (see [`Facts::mss`]).
-    pub largest_segment: [(u32, u32); 2],
+    /// Per direction, the largest size of back-to-back segments (see
+    /// [`burst_segment_sizes`] and [`Facts::mss`]).
+    pub burst_segment: [u32; 2],
 }
 
-/// Per direction (client, server), the largest data segment in the
-/// timeline and how many segments had that size.
-pub fn largest_segments(timeline: &[SegmentRecord]) -> [(u32, u32); 2] {
-    let mut out = [(0u32, 0u32); 2];
-    for r in timeline.iter().filter(|r| r.len > 0) {
-        let slot = &mut out[r.dir.index()];
-        if r.len > slot.0 {
-            *slot = (r.len, 1);
-        } else if r.len == slot.0 {
-            slot.1 += 1;
+/// Per direction (client, server), the largest size seen for two new-data
+/// segments sent back to back (adjacent in sequence, within a quarter RTT
+/// of each other): a write larger than the MSS leaves as full segments in
+/// a burst, so that size is what the sender's path allows. Repeated
+/// application messages of one size arrive apart and do not count.
+pub fn burst_segment_sizes(timeline: &[SegmentRecord], rtt_ns: Option<i64>) -> [u32; 2] {
+    let close = (rtt_ns.unwrap_or(0) / 4).max(1_000_000);
+    let mut out = [0u32; 2];
+    let mut prev: [Option<&SegmentRecord>; 2] = [None, None];
+    for r in timeline.iter().filter(|r| r.len > 0 && r.new_data) {
+        let d = r.dir.index();
+        if let Some(p) = prev[d] {
+            if p.end == r.seq && p.len == r.len && r.ts_ns - p.ts_ns <= close {
+                out[d] = out[d].max(r.len);
+            }
         }
+        prev[d] = Some(r);
     }
     out
 }
@@ -157,8 +163,8 @@ impl Facts<'_> {
 
     /// Bytes per full segment the sender in `dir` uses: the peer's MSS
     /// option, less the 12 bytes of timestamps when they are on; lowered
-    /// to the largest segment the sender sent when it sent that size
-    /// repeatedly and it is at least 536 bytes: a path MTU below the
+    /// to the size of back-to-back segments when the sender's bursts show
+    /// one below the option's (at least 536 bytes): a path MTU below the
     /// option's (a tunnel, PPPoE, MSS clamping, PMTU discovery) makes
     /// that the full size, which Linux's `tcp_current_mss` uses for Nagle.
     pub fn mss(&self, dir: Direction) -> u32 {
@@ -169,8 +175,8 @@ impl Facts<'_> {
         };
         let option =
             (peer.unwrap_or(1460) as u32).saturating_sub(if h.timestamps { 12 } else { 0 });
-        match self.largest_segment[dir.index()] {
-            (len, count) if count >= 2 && (MIN_PATH_MSS..option).contains(&len) => len,
+        match self.burst_segment[dir.index()] {
+            len if (MIN_PATH_MSS..option).contains(&len) => len,
             _ => option.max(1),
         }
     }
