@@ -43,6 +43,7 @@ fn seg(
         options: TcpOptions::default(),
         payload_len: payload.len() as u32,
         payload,
+        ip_id: None,
     }
 }
 
