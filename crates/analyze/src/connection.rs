@@ -86,11 +86,18 @@ const SAME_SEGMENT_NS: i64 = 2_000_000;
 /// timestamp and are out of step only by their clocks' offset.
 pub(crate) const REPLAY_NS: i64 = 1_000_000_000;
 
-/// Recent segments remembered per direction to recognise capture copies.
+/// Recent segments remembered per direction to recognise capture copies:
+/// enough for the copies a span port or `-i any` makes (microseconds
+/// apart, a few packets between them).
 const RECENT_SEGMENTS: usize = 32;
 
+/// Once a connection showed a copy, it remembers this many: a merge of two
+/// hosts' captures puts a whole window of packets between a packet and
+/// its copy.
+const RECENT_SEGMENTS_WITH_COPIES: usize = 2048;
+
 /// What identifies one captured segment.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct RecentSegment {
     fingerprint: u64,
     ts_ns: i64,
@@ -142,8 +149,9 @@ pub(crate) struct Half {
     pub last_window: Option<u16>,
     pub stats: DirectionStats,
     /// Recent segments (a ring) to recognise capture copies.
-    recent: [RecentSegment; RECENT_SEGMENTS],
+    recent: Vec<RecentSegment>,
     recent_next: usize,
+    recent_cap: usize,
     /// In-order delivery of payload to observers.
     deliver_next: Option<u32>,
     /// Bytes delivered so far: a 64-bit offset that does not wrap.
@@ -278,18 +286,28 @@ impl Connection {
         let fp = fingerprint(seg);
         let has_ip_id = seg.ip_id.is_some_and(|id| id != 0);
         let seg_len = seg.payload_len + seg.flags.syn() as u32 + seg.flags.fin() as u32;
-        let peer = &self.half[dir.reverse().index()];
-        let peer_packets = peer.stats.packets;
-        // A pure ACK with no identification, from a one-directional
-        // capture, could be a real duplicate ACK answering packets the
-        // capture does not hold: kept.
-        let comparable = has_ip_id || seg_len > 0 || peer.seen;
+        let peer_packets = self.half[dir.reverse().index()].stats.packets;
+        // Without an identification, only segments that occupy sequence
+        // space are compared (their copies are what looks like a
+        // retransmission). Identical pure ACKs and RSTs are sent for real:
+        // one per peer segment received, and those peer segments may have
+        // passed the capture point long before (an RST for each of two
+        // segments that arrived together).
+        let comparable = has_ip_id || seg_len > 0;
         let h = &mut self.half[dir.index()];
+        // Only a segment that brings nothing new can be a copy: one whose
+        // bytes were seen already, or an ACK no higher than before. Most
+        // segments are new, and skip the search.
+        let repeats = if seg_len > 0 {
+            h.max_end.is_some_and(|m| seq::lt(seg.seq, m))
+        } else {
+            !seg.flags.ack() || h.acked.is_some_and(|a| seq::le(seg.ack, a))
+        };
         let copy = comparable
+            && repeats
             && h.recent.iter().any(|r| {
                 let dt = at.ts_ns - r.ts_ns;
                 r.fingerprint == fp
-                    && r.ts_ns != 0
                     && dt >= 0
                     && if has_ip_id {
                         r.has_ip_id && dt <= SAME_DATAGRAM_NS
@@ -299,15 +317,23 @@ impl Connection {
             });
         if copy {
             h.stats.capture_duplicates += 1;
+            h.recent_cap = RECENT_SEGMENTS_WITH_COPIES;
             return true;
         }
-        h.recent[h.recent_next] = RecentSegment {
+        let entry = RecentSegment {
             fingerprint: fp,
             ts_ns: at.ts_ns,
             has_ip_id,
             peer_packets,
         };
-        h.recent_next = (h.recent_next + 1) % RECENT_SEGMENTS;
+        let cap = h.recent_cap.max(RECENT_SEGMENTS);
+        if h.recent.len() < cap {
+            h.recent.push(entry);
+            h.recent_next = 0;
+        } else {
+            h.recent[h.recent_next] = entry;
+            h.recent_next = (h.recent_next + 1) % cap;
+        }
         false
     }
 
