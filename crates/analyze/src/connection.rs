@@ -147,6 +147,10 @@ pub(crate) struct Half {
     pub ts_ok: bool,
     /// Last window this side advertised (raw).
     pub last_window: Option<u16>,
+    /// Sequence number of the byte a zero-window probe sent beyond the
+    /// closed window: the data that follows the reopening sends it again,
+    /// which is not a retransmission of lost data.
+    probe_byte: Option<u32>,
     pub stats: DirectionStats,
     /// Recent segments (a ring) to recognise capture copies.
     recent: Vec<RecentSegment>,
@@ -485,6 +489,20 @@ impl Connection {
                     // (a probe beyond a closed window).
                     new_data = seq::lt(max_end, end) && seg.payload_len > 0;
                     if new_data {
+                        h.probe_byte = Some(seg.seq);
+                        h.max_end = Some(end);
+                        h.max_end_ts = at.ts_ns;
+                    }
+                }
+                Some(max_end) if h.probe_byte == Some(seg.seq) => {
+                    // The window reopened: the data starts again at the
+                    // probe's byte, which the receiver had not taken.
+                    h.probe_byte = None;
+                    new_data = seq::lt(max_end, end);
+                    if new_data {
+                        // Its byte was counted with the probe.
+                        let again = seq::diff(max_end, seg.seq).max(0) as u64;
+                        h.stats.bytes = h.stats.bytes.saturating_sub(again);
                         h.max_end = Some(end);
                         h.max_end_ts = at.ts_ns;
                     }
