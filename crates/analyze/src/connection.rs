@@ -281,10 +281,26 @@ impl Connection {
     /// if so it is counted and must not be analysed again. Otherwise it is
     /// remembered for the copies that may follow.
     pub fn capture_copy(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) -> bool {
+        let copy = self.is_copy(at, dir, seg);
+        if copy {
+            self.half[dir.index()].stats.capture_duplicates += 1;
+            // Frame numbers stay Wireshark's: the connection's last frame
+            // is the last one the capture holds for it, copies included.
+            self.last.frame = at.frame;
+            self.last.ts_ns = self.last.ts_ns.max(at.ts_ns);
+            // Wireshark times tcp.analysis.initial_rtt from the most recent
+            // SYN frame, a copy included (tcp_handshake_ms is that number).
+            if seg.flags.syn() && !seg.flags.ack() && self.initial_rtt_ns.is_none() {
+                self.last_syn_ts = Some(at.ts_ns);
+            }
+        }
+        copy
+    }
+
+    fn is_copy(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) -> bool {
         if at.ts_ns < self.last.ts_ns - REPLAY_NS {
             // The capture went back in time: the connection's packets are
             // being replayed (tshark keeps them on the same tcp.stream).
-            self.half[dir.index()].stats.capture_duplicates += 1;
             return true;
         }
         let fp = fingerprint(seg);
@@ -320,7 +336,6 @@ impl Connection {
                     }
             });
         if copy {
-            h.stats.capture_duplicates += 1;
             h.recent_cap = RECENT_SEGMENTS_WITH_COPIES;
             return true;
         }
