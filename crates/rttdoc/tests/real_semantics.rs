@@ -332,3 +332,83 @@ fn lab_loss_fixture_still_reports_retransmissions_with_frames() {
         assert_eq!(doc["capture"]["capture_duplicates"], 0, "{side}");
     }
 }
+
+/// Finding kinds of this area (loss, probes, windows): what a partial view
+/// must never invent.
+const SEMANTIC_KINDS: &[&str] = &[
+    "retransmission",
+    "rto_stall",
+    "syn_retransmit",
+    "zero_window",
+];
+
+fn stream_kinds(doc: &Value) -> std::collections::BTreeSet<(u64, String)> {
+    conns(doc)
+        .iter()
+        .flat_map(|c| {
+            c["findings"].as_array().unwrap().iter().map(move |f| {
+                (
+                    c["stream"].as_u64().unwrap(),
+                    f["kind"].as_str().unwrap().to_string(),
+                )
+            })
+        })
+        .filter(|(_, k)| SEMANTIC_KINDS.contains(&k.as_str()))
+        .collect()
+}
+
+/// Kernel captures seen partly: one direction only (asymmetric routing)
+/// or from mid-stream (no handshake), cut from the lab's captures with
+/// tshark. A loss, probe or window finding on the partial view must be one
+/// the whole capture has too: nothing is inferred from the unseen side.
+#[test]
+fn one_directional_and_mid_stream_views_invent_no_loss_or_window_findings() {
+    if !require("partial_views", &["tshark"], false) {
+        return;
+    }
+    let tmp = TempDir::new("partial-views");
+    for scenario in [
+        "random-loss-nginx",
+        "slow-reader-builtin",
+        "zero-window-nginx",
+        "syn-loss",
+        "ssai-nginx",
+        "tls13-nagle-nginx",
+    ] {
+        let full_path = data_dir()
+            .join("lab")
+            .join(scenario)
+            .join("client.pcapng.gz");
+        let full = stream_kinds(&run_rttdoc_json(&full_path));
+        for (tag, filter) in [
+            ("client-only", "ip.src==10.77.0.1"),
+            ("server-only", "ip.dst==10.77.0.1"),
+            ("mid-stream", "frame.number > 3"),
+        ] {
+            let cut = tmp.0.join(format!("{scenario}-{tag}.pcapng"));
+            let ok = std::process::Command::new("tshark")
+                .arg("-r")
+                .arg(&full_path)
+                .args(["-Y", filter, "-w"])
+                .arg(&cut)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "tshark cut {scenario} {tag}");
+            let doc = run_rttdoc_json(&cut);
+            let partial = stream_kinds(&doc);
+            assert!(
+                partial.is_subset(&full),
+                "{scenario} {tag}: {partial:?} not in {full:?}"
+            );
+            if tag != "mid-stream" {
+                let unseen = if tag == "client-only" {
+                    "server_to_client"
+                } else {
+                    "client_to_server"
+                };
+                assert_eq!(sum(&doc, unseen, "packets"), 0, "{scenario} {tag}");
+            }
+        }
+    }
+}
