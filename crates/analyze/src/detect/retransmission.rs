@@ -7,6 +7,11 @@
 //! max(200 ms, 1.5 RTT) (Linux's minimum RTO is 200 ms) is an `rto_stall`:
 //! the sender waited for its retransmission timer, typically because too
 //! few packets followed the loss to trigger fast retransmit (a tail loss).
+//! Not retransmissions (the tracker tells them apart, see connection.rs):
+//! keep-alive and zero-window probes (sent on purpose at the edge of what
+//! the peer acknowledged), a second copy of a packet in the capture, SYNs
+//! (`syn_retransmit`'s). The finding cites each original and its
+//! retransmission (`frame.number in {...}`).
 //! Fix: find the loss (a lossy link, a policer, an overflowing queue);
 //! keep SACK on; tail-loss probes (net.ipv4.tcp_early_retrans) shorten
 //! the stall.
