@@ -103,8 +103,9 @@ struct RecentSegment {
     ts_ns: i64,
     /// The packet carried a non-zero IPv4 identification.
     has_ip_id: bool,
-    /// Packets from the peer seen before it.
-    peer_packets: u64,
+    /// Packets from the peer seen before it (low 32 bits: only equality
+    /// matters).
+    peer_packets: u32,
 }
 
 /// Hash of everything a copy of the same packet repeats: the IP
@@ -306,7 +307,7 @@ impl Connection {
         let fp = fingerprint(seg);
         let has_ip_id = seg.ip_id.is_some_and(|id| id != 0);
         let seg_len = seg.payload_len + seg.flags.syn() as u32 + seg.flags.fin() as u32;
-        let peer_packets = self.half[dir.reverse().index()].stats.packets;
+        let peer_packets = self.half[dir.reverse().index()].stats.packets as u32;
         // Without an identification, only segments that occupy sequence
         // space are compared (their copies are what looks like a
         // retransmission). Identical pure ACKs and RSTs are sent for real:
