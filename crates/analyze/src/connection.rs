@@ -126,7 +126,7 @@ fn fingerprint(seg: &Segment<'_>) -> u64 {
         .hash(&mut h);
     seg.options.timestamps.hash(&mut h);
     seg.options.sack[..seg.options.sack_len.min(4) as usize].hash(&mut h);
-    seg.payload[..seg.payload.len().min(128)].hash(&mut h);
+    seg.payload[..seg.payload.len().min(32)].hash(&mut h);
     h.finish()
 }
 
