@@ -412,3 +412,57 @@ fn one_directional_and_mid_stream_views_invent_no_loss_or_window_findings() {
         }
     }
 }
+
+/// A public capture that holds every server packet twice, ~100 µs apart,
+/// with the same IP identification (a span port or a capture on two
+/// interfaces). tshark flags the second copies as retransmissions; they
+/// are the same datagrams: counted as copies, no `retransmission`.
+#[test]
+fn public_capture_with_doubled_server_packets_has_copies_not_retransmissions() {
+    let Some(path) = public("the-tcpdump-group-tcpdump/pptp.pcap") else {
+        return;
+    };
+    if !require("doubled_server_packets", &["tshark"], false) {
+        return;
+    }
+    // tshark's own fields show each flagged "retransmission" repeats the
+    // IP identification, sequence number and length of the frame before.
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(&path)
+        .args(["-Y", "tcp.stream == 0", "-T", "fields"])
+        .args([
+            "-e",
+            "ip.src",
+            "-e",
+            "ip.id",
+            "-e",
+            "tcp.seq_raw",
+            "-e",
+            "tcp.len",
+        ])
+        .args(["-e", "tcp.analysis.retransmission"])
+        .output()
+        .unwrap();
+    let rows: Vec<Vec<String>> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect();
+    let mut copies_by_tshark = 0u64;
+    for w in rows.windows(2) {
+        if !w[1][4].is_empty() && w[1][4] != "0" {
+            assert_eq!(w[0][..4], w[1][..4], "not a copy: {:?}", w[1]);
+            copies_by_tshark += 1;
+        }
+    }
+    assert!(copies_by_tshark >= 2);
+    let doc = run_rttdoc_json(&path);
+    let c = &conns(&doc)[0];
+    assert!(
+        c["server_to_client"]["capture_duplicates"]
+            .as_u64()
+            .unwrap()
+            >= copies_by_tshark
+    );
+    assert_no_loss(&doc, "pptp");
+}
