@@ -36,6 +36,12 @@ pub struct SegmentRecord {
     pub window: u16,
     /// Carries bytes never sent before.
     pub new_data: bool,
+    /// Re-sends bytes (or a SYN/FIN) already seen, late enough not to be
+    /// reordering: counted in `DirectionStats::retransmissions`.
+    pub retransmission: bool,
+    /// A keep-alive or zero-window probe: sent on purpose at the edge of
+    /// what the peer has acknowledged, never a retransmission.
+    pub probe: bool,
 }
 
 /// A frame's identity on the capture clock.
@@ -54,6 +60,76 @@ const MAX_PENDING_BYTES: usize = 512 * 1024;
 /// retransmission when it comes within this long of the highest one.
 const OUT_OF_ORDER_NS: i64 = 3_000_000;
 
+/// Two copies of one IPv4 datagram (same non-zero identification, same TCP
+/// header, same payload) within this long are one packet captured twice.
+/// A sender gives every datagram it sends, retransmissions included, a new
+/// identification (Linux: the socket's counter, ip_select_ident_segs), so
+/// an equal one is the same datagram seen at a second capture point: a
+/// span port or `-i any` sees it microseconds later, a merge of two
+/// hosts' captures one path delay later (bounded here by a second, far
+/// beyond any one-way delay on Earth).
+const SAME_DATAGRAM_NS: i64 = 1_000_000_000;
+
+/// Without an identification to compare (IPv6, or IPv4 ID 0 as Linux
+/// sends on SYN-ACKs and RSTs), an identical segment is a capture copy
+/// only if it comes within this long and no packet from the peer came in
+/// between: a retransmission needs either the peer's duplicate ACKs (fast
+/// retransmit, which are packets in between) or a timer, and Linux's
+/// shortest (the tail-loss probe's floor, TCP_TIMEOUT_MIN 2 ms) is
+/// longer; its RTO is 200 ms at least. TSval would differ too once the
+/// millisecond clock ticked.
+const SAME_SEGMENT_NS: i64 = 2_000_000;
+
+/// A segment timestamped this long before the connection's latest one was
+/// not captured on the same clock in order: the capture restarted into the
+/// file (a trace appended to itself). Two merged captures interleave by
+/// timestamp and are out of step only by their clocks' offset.
+pub(crate) const REPLAY_NS: i64 = 1_000_000_000;
+
+/// Recent segments remembered per direction to recognise capture copies:
+/// enough for the copies a span port or `-i any` makes (microseconds
+/// apart, a few packets between them).
+const RECENT_SEGMENTS: usize = 32;
+
+/// Once a connection showed a copy, it remembers this many: a merge of two
+/// hosts' captures puts a whole window of packets between a packet and
+/// its copy.
+const RECENT_SEGMENTS_WITH_COPIES: usize = 2048;
+
+/// What identifies one captured segment.
+#[derive(Debug, Clone, Copy)]
+struct RecentSegment {
+    fingerprint: u64,
+    ts_ns: i64,
+    /// The packet carried a non-zero IPv4 identification.
+    has_ip_id: bool,
+    /// Packets from the peer seen before it (low 32 bits: only equality
+    /// matters).
+    peer_packets: u32,
+}
+
+/// Hash of everything a copy of the same packet repeats: the IP
+/// identification, the TCP header fields and options that change between
+/// transmissions, and the payload's first bytes (the header already pins
+/// the rest: same sequence, same length).
+fn fingerprint(seg: &Segment<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    (
+        seg.ip_id,
+        seg.seq,
+        seg.ack,
+        seg.flags.0,
+        seg.window,
+        seg.payload_len,
+    )
+        .hash(&mut h);
+    seg.options.timestamps.hash(&mut h);
+    seg.options.sack[..seg.options.sack_len.min(4) as usize].hash(&mut h);
+    seg.payload[..seg.payload.len().min(32)].hash(&mut h);
+    h.finish()
+}
+
 /// State of one direction (one sender) of the connection.
 #[derive(Debug, Default)]
 pub(crate) struct Half {
@@ -70,7 +146,17 @@ pub(crate) struct Half {
     pub mss: Option<u16>,
     pub sack_ok: bool,
     pub ts_ok: bool,
+    /// Last window this side advertised (raw).
+    pub last_window: Option<u16>,
+    /// Sequence number of the byte a zero-window probe sent beyond the
+    /// closed window: the data that follows the reopening sends it again,
+    /// which is not a retransmission of lost data.
+    probe_byte: Option<u32>,
     pub stats: DirectionStats,
+    /// Recent segments (a ring) to recognise capture copies.
+    recent: Vec<RecentSegment>,
+    recent_next: usize,
+    recent_cap: usize,
     /// In-order delivery of payload to observers.
     deliver_next: Option<u32>,
     /// Bytes delivered so far: a 64-bit offset that does not wrap.
@@ -103,6 +189,14 @@ pub struct Connection {
     pub(crate) syn_count: u32,
     pub(crate) syn_ack: Option<Stamp>,
     pub(crate) syn_ack_count: u32,
+    /// Initial sequence numbers of the SYN-ACKs seen (up to 8): a middlebox
+    /// may answer a SYN too, with its own ISN.
+    synack_isns: Vec<u32>,
+    /// SYNs sent again after the server answered one with RST: retries of
+    /// a refused connection, not retransmissions of a lost SYN.
+    pub(crate) syn_retries_after_rst: u32,
+    /// The server answered the latest SYN with RST.
+    syn_refused: bool,
     /// Every SYN-ACK seen (up to 8) with its TSval, to find the one the
     /// client's handshake ACK answers (its TSecr) when there were several.
     pub(crate) syn_acks: Vec<(Stamp, Option<u32>)>,
@@ -151,6 +245,9 @@ impl Connection {
             syn_count: 0,
             syn_ack: None,
             syn_ack_count: 0,
+            synack_isns: Vec::new(),
+            syn_retries_after_rst: 0,
+            syn_refused: false,
             syn_acks: Vec::new(),
             last_syn: None,
             handshake_ack_tsecr: None,
@@ -180,6 +277,86 @@ impl Connection {
         self.closed_at_ns.is_some()
     }
 
+    /// Whether `seg` is another copy of a packet this connection already
+    /// holds (see [`SAME_DATAGRAM_NS`], [`SAME_SEGMENT_NS`], [`REPLAY_NS`]):
+    /// if so it is counted and must not be analysed again. Otherwise it is
+    /// remembered for the copies that may follow.
+    pub fn capture_copy(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) -> bool {
+        let copy = self.is_copy(at, dir, seg);
+        if copy {
+            self.half[dir.index()].stats.capture_duplicates += 1;
+            // Frame numbers stay Wireshark's: the connection's last frame
+            // is the last one the capture holds for it, copies included.
+            self.last.frame = at.frame;
+            self.last.ts_ns = self.last.ts_ns.max(at.ts_ns);
+            // Wireshark times tcp.analysis.initial_rtt from the most recent
+            // SYN frame, a copy included (tcp_handshake_ms is that number).
+            if seg.flags.syn() && !seg.flags.ack() && self.initial_rtt_ns.is_none() {
+                self.last_syn_ts = Some(at.ts_ns);
+            }
+        }
+        copy
+    }
+
+    fn is_copy(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) -> bool {
+        if at.ts_ns < self.last.ts_ns - REPLAY_NS {
+            // The capture went back in time: the connection's packets are
+            // being replayed (tshark keeps them on the same tcp.stream).
+            return true;
+        }
+        let fp = fingerprint(seg);
+        let has_ip_id = seg.ip_id.is_some_and(|id| id != 0);
+        let seg_len = seg.payload_len + seg.flags.syn() as u32 + seg.flags.fin() as u32;
+        let peer_packets = self.half[dir.reverse().index()].stats.packets as u32;
+        // Without an identification, only segments that occupy sequence
+        // space are compared (their copies are what looks like a
+        // retransmission). Identical pure ACKs and RSTs are sent for real:
+        // one per peer segment received, and those peer segments may have
+        // passed the capture point long before (an RST for each of two
+        // segments that arrived together).
+        let comparable = has_ip_id || seg_len > 0;
+        let h = &mut self.half[dir.index()];
+        // Only a segment that brings nothing new can be a copy: one whose
+        // bytes were seen already, or an ACK no higher than before. Most
+        // segments are new, and skip the search.
+        let repeats = if seg_len > 0 {
+            h.max_end.is_some_and(|m| seq::lt(seg.seq, m))
+        } else {
+            !seg.flags.ack() || h.acked.is_some_and(|a| seq::le(seg.ack, a))
+        };
+        let copy = comparable
+            && repeats
+            && h.recent.iter().any(|r| {
+                let dt = at.ts_ns - r.ts_ns;
+                r.fingerprint == fp
+                    && dt >= 0
+                    && if has_ip_id {
+                        r.has_ip_id && dt <= SAME_DATAGRAM_NS
+                    } else {
+                        dt <= SAME_SEGMENT_NS && r.peer_packets == peer_packets
+                    }
+            });
+        if copy {
+            h.recent_cap = RECENT_SEGMENTS_WITH_COPIES;
+            return true;
+        }
+        let entry = RecentSegment {
+            fingerprint: fp,
+            ts_ns: at.ts_ns,
+            has_ip_id,
+            peer_packets,
+        };
+        let cap = h.recent_cap.max(RECENT_SEGMENTS);
+        if h.recent.len() < cap {
+            h.recent.push(entry);
+            h.recent_next = 0;
+        } else {
+            h.recent[h.recent_next] = entry;
+            h.recent_next = (h.recent_next + 1) % cap;
+        }
+        false
+    }
+
     /// Tracks one segment of this connection.
     pub fn observe(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) {
         self.last = at;
@@ -198,6 +375,10 @@ impl Connection {
         }
 
         // Handshake bookkeeping and per-direction options.
+        // A SYN with another initial sequence number than the one before
+        // (a middlebox's SYN-ACK next to the server's) starts the sequence
+        // space afresh instead of looking like a jump or a retransmission.
+        let new_isn = flags.syn() && self.half[d].isn.is_some_and(|isn| isn != seg.seq);
         if flags.syn() {
             let h = &mut self.half[d];
             h.isn = Some(seg.seq);
@@ -206,6 +387,12 @@ impl Connection {
             h.sack_ok = seg.options.sack_permitted;
             h.ts_ok = seg.options.timestamps.is_some();
             if !flags.ack() {
+                if self.syn_refused {
+                    // Some stacks (Windows) try again after an RST: the
+                    // first SYN got its answer, nothing was lost.
+                    self.syn_retries_after_rst += 1;
+                    self.syn_refused = false;
+                }
                 self.syn_count += 1;
                 self.first_syn.get_or_insert(at);
                 self.last_syn = Some(at);
@@ -221,6 +408,9 @@ impl Connection {
             } else {
                 self.syn_ack_count += 1;
                 self.syn_ack.get_or_insert(at);
+                if self.synack_isns.len() < 8 && !self.synack_isns.contains(&seg.seq) {
+                    self.synack_isns.push(seg.seq);
+                }
                 if self.syn_acks.len() < 8 && self.handshake_ack.is_none() {
                     self.syn_acks
                         .push((at, seg.options.timestamps.map(|t| t.0)));
@@ -240,6 +430,17 @@ impl Connection {
             {
                 self.handshake_ack = Some(at);
                 self.handshake_ack_tsecr = seg.options.timestamps.map(|t| t.1);
+                // The client acknowledged one SYN-ACK's ISN: that is the
+                // server's sequence space from now on, as in the client's
+                // kernel (a second SYN-ACK with another ISN, from a
+                // middlebox, is answered with a challenge ACK or RST).
+                let isn = seg.ack.wrapping_sub(1);
+                let s = &mut self.half[Direction::ServerToClient.index()];
+                if s.isn != Some(isn) && self.synack_isns.contains(&isn) {
+                    s.isn = Some(isn);
+                    s.base_seq = Some(isn);
+                    s.max_end = Some(seg.ack);
+                }
                 // A clean handshake shows how far the server is from the
                 // capture point: SYN -> SYN-ACK (an upper bound: the server
                 // or the path may have added delay).
@@ -254,12 +455,74 @@ impl Connection {
             }
         }
 
+        // Probes: a keep-alive (RFC 9293 3.8.4; Linux tcp_write_wakeup ->
+        // tcp_xmit_probe_skb) is 0 or 1 byte at snd_nxt - 1 once everything
+        // is acknowledged, so that the peer must answer with an ACK; a
+        // zero-window probe (tcp_send_probe0) is the same segment while the
+        // peer's window is closed, or (other stacks) the next byte beyond
+        // the closed window, re-sent until the window opens. Neither is a
+        // retransmission of lost data. With the peer unseen (one-direction
+        // capture), Wireshark's rule: 0 or 1 byte at snd_nxt - 1.
+        let probe = {
+            let h = &self.half[d];
+            let peer = &self.half[r];
+            let plain = !flags.syn() && !flags.fin() && !flags.rst() && seg.payload_len <= 1;
+            let closed = peer.last_window == Some(0);
+            plain
+                && h.max_end.is_some_and(|max_end| {
+                    let at_edge = seg.seq == max_end.wrapping_sub(1);
+                    match peer.acked {
+                        Some(acked) => {
+                            (at_edge && acked == max_end)
+                                || (closed && acked == seg.seq && seg.payload_len == 1)
+                        }
+                        None => at_edge,
+                    }
+                })
+        };
+        if probe {
+            let s = &mut self.half[d].stats;
+            if self.half[r].last_window == Some(0) {
+                s.window_probes += 1;
+            } else {
+                s.keepalives += 1;
+            }
+        }
+
         // Sequence analysis: retransmission, out-of-order, gaps.
         let mut new_data = seg.payload_len > 0;
+        let mut retransmission = false;
         if seg_len > 0 {
             let h = &mut self.half[d];
             let end = seg.seq.wrapping_add(seg_len);
             match h.max_end {
+                Some(_) if new_isn => {
+                    h.max_end = Some(end);
+                    h.max_end_ts = at.ts_ns;
+                }
+                Some(max_end) if probe => {
+                    // A probe's byte is new only when it is the next one
+                    // (a probe beyond a closed window).
+                    new_data = seq::lt(max_end, end) && seg.payload_len > 0;
+                    if new_data {
+                        h.probe_byte = Some(seg.seq);
+                        h.max_end = Some(end);
+                        h.max_end_ts = at.ts_ns;
+                    }
+                }
+                Some(max_end) if h.probe_byte == Some(seg.seq) => {
+                    // The window reopened: the data starts again at the
+                    // probe's byte, which the receiver had not taken.
+                    h.probe_byte = None;
+                    new_data = seq::lt(max_end, end);
+                    if new_data {
+                        // Its byte was counted with the probe.
+                        let again = seq::diff(max_end, seg.seq).max(0) as u64;
+                        h.stats.bytes = h.stats.bytes.saturating_sub(again);
+                        h.max_end = Some(end);
+                        h.max_end_ts = at.ts_ns;
+                    }
+                }
                 None => {
                     h.max_end = Some(end);
                     h.max_end_ts = at.ts_ns;
@@ -272,6 +535,7 @@ impl Connection {
                             h.stats.out_of_order += 1;
                         } else {
                             h.stats.retransmissions += 1;
+                            retransmission = true;
                             self.rtt.on_retransmission(dir);
                             new_data = seq::lt(max_end, end) && seg.payload_len > 0;
                         }
@@ -315,6 +579,16 @@ impl Connection {
 
         // ACK: RTT samples for the data the peer sent.
         if flags.ack() {
+            // Acknowledging bytes of the peer the capture never showed: the
+            // capture missed them (the peer had sent them, or it could not
+            // be ACKed), which is not loss on the path.
+            if let Some(max_end) = self.half[r].max_end {
+                let beyond_before = self.half[d].acked.is_some_and(|a| seq::lt(max_end, a));
+                if seq::lt(max_end, seg.ack) && !beyond_before && !flags.syn() {
+                    self.half[r].stats.acked_unseen += 1;
+                }
+            }
+            self.half[d].last_window = Some(seg.window);
             let h = &mut self.half[d];
             h.acked = Some(h.acked.map_or(seg.ack, |a| seq::max(a, seg.ack)));
             self.rtt.on_ack(dir, seg.ack, at.ts_ns);
@@ -333,6 +607,9 @@ impl Connection {
         }
         if flags.rst() {
             self.half[d].stats.rst_frame.get_or_insert(at.frame);
+            if dir == Direction::ServerToClient && self.syn_ack.is_none() && self.syn_count > 0 {
+                self.syn_refused = true;
+            }
         }
         if self.closed_at_ns.is_none()
             && (flags.rst()
@@ -358,6 +635,8 @@ impl Connection {
                 flags: flags.0,
                 window: seg.window,
                 new_data,
+                retransmission,
+                probe,
             });
         }
 
@@ -372,8 +651,11 @@ impl Connection {
                 (seg.window as u64) << wscale.unwrap_or(0)
             };
             let mut notes = Vec::new();
-            if seg_len > 0 && !new_data && seg.payload_len > 0 {
+            if retransmission {
                 notes.push("retransmission".to_string());
+            }
+            if probe {
+                notes.push("probe".to_string());
             }
             if seg.window == 0 && !flags.syn() && !flags.rst() {
                 notes.push("zero window".to_string());
@@ -530,7 +812,10 @@ impl Connection {
             syn_frame: self.first_syn.map(|s| s.frame),
             syn_ack_frame: self.syn_ack.map(|s| s.frame),
             ack_frame: self.handshake_ack.map(|s| s.frame),
-            syn_retransmits: self.syn_count.saturating_sub(1),
+            syn_retransmits: self
+                .syn_count
+                .saturating_sub(1)
+                .saturating_sub(self.syn_retries_after_rst),
             syn_ack_retransmits: self.syn_ack_count.saturating_sub(1),
             client_mss: c.mss,
             server_mss: s.mss,

@@ -163,6 +163,20 @@ pub struct DirectionStats {
     pub sack_segments: u32,
     pub fin_frame: Option<u64>,
     pub rst_frame: Option<u64>,
+    /// Extra copies of this side's packets in the capture (a span port, an
+    /// `-i any` capture seeing a packet on two interfaces, merged files, a
+    /// file appended to itself): ignored by the analysis, counted here.
+    pub capture_duplicates: u32,
+    /// Keep-alive probes (0 or 1 byte at snd_nxt - 1 after idle): not
+    /// retransmissions.
+    pub keepalives: u32,
+    /// Zero-window probes sent while the peer's window was closed: not
+    /// retransmissions.
+    pub window_probes: u32,
+    /// Times the peer acknowledged bytes of this side the capture never
+    /// showed (tshark's "ACKed segment that wasn't captured"): the
+    /// capture dropped them, not the path.
+    pub acked_unseen: u32,
 }
 
 /// One TLS handshake message or record, and the frame that completed it.
@@ -216,6 +230,9 @@ pub enum Ending {
     Open,
     /// No packets for longer than the idle timeout.
     Idle,
+    /// The server answered the SYN with RST (port closed, or refused by a
+    /// firewall): no handshake, and nothing was lost.
+    Refused,
 }
 
 /// A cause found by a detector (see docs/findings.md for every kind).
@@ -339,4 +356,12 @@ pub struct CaptureStats {
     pub last_time: Option<f64>,
     /// The error that stopped reading early, if any.
     pub error: Option<String>,
+    /// TCP packets the capture holds more than once (see
+    /// `DirectionStats::capture_duplicates`), all connections together.
+    pub capture_duplicates: u64,
+    /// Times the capture clock went back by more than reordering explains
+    /// (a file appended to itself, a capture restarted into the same
+    /// file): the packets replayed on known connections count as
+    /// duplicates.
+    pub capture_restarts: u64,
 }

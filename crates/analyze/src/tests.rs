@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use rttdoc_wire::{Segment, TcpFlags, TcpOptions, Tfo};
 
 use crate::connection::Stamp;
-use crate::model::ConnectionReport;
+use crate::model::{ConnectionReport, Ending};
 use crate::track::{AnalyzeOptions, Tracker};
 
 const SYN: u16 = TcpFlags::SYN;
@@ -43,16 +43,19 @@ fn seg(
         options: TcpOptions::default(),
         payload_len: payload.len() as u32,
         payload,
+        ip_id: None,
     }
 }
 
 struct Run {
     reports: Vec<ConnectionReport>,
+    stats: crate::model::CaptureStats,
 }
 
 /// Feeds (time in ms, segment) pairs and returns the finished reports.
 fn run(segments: Vec<(i64, Segment<'static>)>, options: AnalyzeOptions) -> Run {
     let mut reports = Vec::new();
+    let stats;
     {
         let mut sink = |r: ConnectionReport| reports.push(r);
         let mut t = Tracker::new(options, &mut sink);
@@ -65,10 +68,10 @@ fn run(segments: Vec<(i64, Segment<'static>)>, options: AnalyzeOptions) -> Run {
                 s,
             );
         }
-        t.finish();
+        stats = t.finish();
     }
     reports.sort_by_key(|r| r.stream);
-    Run { reports }
+    Run { reports, stats }
 }
 
 fn handshake(t0: i64, c_isn: u32, s_isn: u32) -> Vec<(i64, Segment<'static>)> {
@@ -322,4 +325,226 @@ fn a_full_receive_window_paces_the_sender_only_when_its_scale_is_known() {
     // Mid-stream, the raw window (1000) might be scaled by anything.
     let partial = kinds(window_paced(false));
     assert!(!partial.contains(&"rwnd_limited"), "{partial:?}");
+}
+
+// ------------------------------------------------ real-world semantics
+
+fn with_id(mut s: Segment<'static>, id: u16) -> Segment<'static> {
+    s.ip_id = Some(id);
+    s
+}
+
+fn kinds(c: &ConnectionReport) -> Vec<&'static str> {
+    c.findings.iter().map(|f| f.kind).collect()
+}
+
+#[test]
+fn a_second_copy_of_one_ipv4_datagram_is_a_capture_duplicate_not_a_retransmission() {
+    let mut s = handshake(0, 100, 900);
+    let data = seg(false, 901, 101, PSH | ACK, b"response");
+    s.push((100, with_id(data, 7)));
+    // The same datagram from a second capture point, 20 ms later (a merge
+    // of two hosts' captures), after a client ACK in between.
+    s.push((110, seg(true, 101, 909, ACK, b"")));
+    s.push((120, with_id(data, 7)));
+    // The sender's real retransmission carries a new identification.
+    s.push((400, with_id(data, 8)));
+    let r = run(s, AnalyzeOptions::default());
+    let c = &r.reports[0];
+    assert_eq!(c.server_to_client.capture_duplicates, 1);
+    assert_eq!(r.stats.capture_duplicates, 1);
+    assert_eq!(c.server_to_client.retransmissions, 1);
+    assert_eq!(c.server_to_client.packets, 3);
+    assert_eq!(c.server_to_client.bytes, 8);
+}
+
+#[test]
+fn an_identical_segment_without_ip_id_is_a_copy_only_when_nothing_could_have_triggered_a_resend() {
+    let mut s = handshake(0, 100, 900);
+    let data = seg(true, 101, 901, PSH | ACK, b"request");
+    s.push((100, data));
+    s.push((101, data)); // 1 ms later, no server packet between: a copy
+    s.push((102, seg(false, 901, 101, ACK, b""))); // a duplicate ACK ...
+    s.push((103, data)); // ... then the same bytes: a fast retransmission
+    s.push((400, data)); // and much later: a timer's retransmission
+    let r = run(s, AnalyzeOptions::default());
+    let c = &r.reports[0];
+    assert_eq!(c.client_to_server.capture_duplicates, 1);
+    assert_eq!(c.client_to_server.retransmissions, 2);
+}
+
+#[test]
+fn a_trace_appended_to_itself_is_one_pass_counted_as_a_restart() {
+    let mut once = handshake(0, 100, 900);
+    once.push((100, seg(true, 101, 901, PSH | ACK, b"request")));
+    once.push((2000, seg(false, 901, 108, PSH | ACK, b"response")));
+    let mut twice = once.clone();
+    twice.extend(once.clone());
+    let r1 = run(once, AnalyzeOptions::default());
+    let r2 = run(twice, AnalyzeOptions::default());
+    assert_eq!(r2.reports.len(), 1);
+    assert_eq!(r2.stats.capture_restarts, 1);
+    assert_eq!(r2.stats.capture_duplicates, 5);
+    let (a, b) = (&r1.reports[0], &r2.reports[0]);
+    assert_eq!(b.client_to_server.retransmissions, 0);
+    assert_eq!(b.handshake.syn_retransmits, 0);
+    assert_eq!(a.client_to_server.bytes, b.client_to_server.bytes);
+    assert_eq!(a.server_to_client.packets, b.server_to_client.packets);
+    assert_eq!(kinds(a), kinds(b));
+}
+
+#[test]
+fn a_one_byte_keepalive_after_idle_is_not_a_retransmission_but_a_resent_last_byte_is() {
+    let mut s = handshake(0, 100, 900);
+    s.push((100, seg(true, 101, 901, PSH | ACK, b"x")));
+    s.push((130, seg(false, 901, 102, ACK, b""))); // everything acked
+                                                   // Windows-style keep-alive: the byte before snd_nxt, after idle.
+    for t in [10_000, 11_000, 12_000] {
+        s.push((t, seg(true, 101, 901, ACK, b"x")));
+        s.push((t + 30, seg(false, 901, 102, ACK, b"")));
+    }
+    let c = &run(s.clone(), AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.client_to_server.keepalives, 3);
+    assert_eq!(c.client_to_server.retransmissions, 0);
+    assert!(!kinds(c).contains(&"retransmission"), "{:?}", kinds(c));
+    assert!(!kinds(c).contains(&"rto_stall"));
+
+    // The same byte re-sent while still unacknowledged: lost data.
+    let mut s = handshake(0, 100, 900);
+    s.push((100, seg(true, 101, 901, PSH | ACK, b"x")));
+    s.push((400, seg(true, 101, 901, PSH | ACK, b"x")));
+    s.push((430, seg(false, 901, 102, ACK, b"")));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.client_to_server.keepalives, 0);
+    assert_eq!(c.client_to_server.retransmissions, 1);
+    assert!(kinds(c).contains(&"retransmission"));
+}
+
+#[test]
+fn zero_window_probes_beyond_a_closed_window_are_probes_and_the_window_is_reported() {
+    let mut s = handshake(0, 100, 900);
+    s.push((100, seg(false, 901, 101, PSH | ACK, b"0123456789")));
+    let mut closed = seg(true, 101, 911, ACK, b"");
+    closed.window = 0;
+    s.push((130, closed));
+    // The server probes with the next byte (BSD/Windows style), again and
+    // again, until the window opens.
+    s.push((330, seg(false, 911, 101, ACK, b"a")));
+    s.push((360, closed));
+    s.push((760, seg(false, 911, 101, ACK, b"a")));
+    s.push((790, closed));
+    s.push((1000, seg(true, 101, 911, ACK, b""))); // window update
+    s.push((1030, seg(false, 911, 101, PSH | ACK, b"abcdef")));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.server_to_client.window_probes, 2);
+    assert_eq!(
+        c.server_to_client.bytes, 16,
+        "the probe's byte counted once"
+    );
+    assert_eq!(c.server_to_client.retransmissions, 0);
+    assert!(!kinds(c).contains(&"retransmission"), "{:?}", kinds(c));
+    assert!(kinds(c).contains(&"zero_window"), "{:?}", kinds(c));
+}
+
+#[test]
+fn a_zero_window_nobody_waited_on_before_an_rst_is_not_reported() {
+    let mut s = handshake(0, 100, 900);
+    s.push((100, seg(false, 901, 101, PSH | ACK, b"0123456789")));
+    let mut closed = seg(true, 101, 911, ACK, b"");
+    closed.window = 0;
+    s.push((130, closed));
+    s.push((500, seg(true, 101, 911, TcpFlags::RST | ACK, b"")));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.client_to_server.zero_windows, 1);
+    assert!(!kinds(c).contains(&"zero_window"), "{:?}", kinds(c));
+}
+
+#[test]
+fn the_server_isn_is_the_one_the_client_acknowledged() {
+    // A middlebox answers first with its own ISN, then the server; the
+    // client acknowledges the server's.
+    let mut s = vec![
+        (0, seg(true, 100, 0, SYN, b"")),
+        (10, seg(false, 50_000_000, 101, SYN | ACK, b"")),
+        (30, seg(false, 900, 101, SYN | ACK, b"")),
+        (31, seg(true, 101, 901, ACK, b"")),
+    ];
+    s.push((40, seg(true, 101, 901, PSH | ACK, b"request")));
+    s.push((70, seg(false, 901, 108, PSH | ACK, b"response")));
+    s.push((71, seg(true, 108, 909, ACK, b"")));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.server_to_client.retransmissions, 0);
+    assert_eq!(c.server_to_client.gaps, 0);
+    assert_eq!(c.server_to_client.bytes, 8);
+    assert!(c.server_to_client.max_bytes_in_flight <= 8);
+    assert!(!kinds(c).contains(&"retransmission"));
+}
+
+#[test]
+fn syns_resent_after_an_rst_are_a_refused_connection_not_loss() {
+    let rst = seg(false, 0, 101, TcpFlags::RST | ACK, b"");
+    let s = vec![
+        (0, seg(true, 100, 0, SYN, b"")),
+        (1, rst),
+        (500, seg(true, 100, 0, SYN, b"")),
+        (501, rst),
+        (1000, seg(true, 100, 0, SYN, b"")),
+        (1001, rst),
+    ];
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.ending, Ending::Refused);
+    assert_eq!(c.handshake.syn_retransmits, 0);
+    assert!(!kinds(c).contains(&"syn_retransmit"), "{:?}", kinds(c));
+
+    // An unanswered SYN re-sent, then refused: that first SYN was lost.
+    let s = vec![
+        (0, seg(true, 100, 0, SYN, b"")),
+        (1000, seg(true, 100, 0, SYN, b"")),
+        (1001, rst),
+    ];
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.ending, Ending::Refused);
+    assert_eq!(c.handshake.syn_retransmits, 1);
+    assert!(kinds(c).contains(&"syn_retransmit"));
+}
+
+#[test]
+fn bytes_acked_but_never_captured_are_a_capture_drop_not_loss() {
+    let mut s = handshake(0, 100, 900);
+    s.push((100, seg(false, 901, 101, ACK, b"0123456789")));
+    // 901+10 .. 921 never captured, then the next segment and an ACK of all.
+    s.push((101, seg(false, 921, 101, PSH | ACK, b"abcdefghij")));
+    s.push((130, seg(true, 101, 931, ACK, b"")));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.server_to_client.gaps, 1);
+    assert_eq!(
+        c.server_to_client.acked_unseen, 0,
+        "the ACK covers a hole, not beyond what was seen"
+    );
+    assert_eq!(c.server_to_client.retransmissions, 0);
+
+    let mut s = handshake(0, 100, 900);
+    s.push((100, seg(false, 901, 101, ACK, b"0123456789")));
+    // The last segment never captured: the client ACKs beyond it.
+    s.push((130, seg(true, 101, 921, ACK, b"")));
+    s.push((131, seg(true, 101, 921, ACK, b"")));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.server_to_client.acked_unseen, 1);
+    assert!(kinds(c).is_empty(), "{:?}", kinds(c));
+}
+
+#[test]
+fn a_retransmission_finding_cites_the_original_and_the_retransmission() {
+    let mut s = handshake(0, 100, 900);
+    s.push((100, seg(false, 901, 101, PSH | ACK, b"response"))); // frame 4
+    s.push((400, seg(false, 901, 101, PSH | ACK, b"response"))); // frame 5
+    s.push((430, seg(true, 101, 909, ACK, b"")));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    let f = c
+        .findings
+        .iter()
+        .find(|f| f.kind == "retransmission")
+        .expect("retransmission");
+    assert_eq!(f.frames, vec![4, 5]);
+    assert_eq!(f.display_filter, "tcp.stream eq 0 && frame.number in {4 5}");
 }

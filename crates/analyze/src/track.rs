@@ -20,7 +20,7 @@ use rttdoc_capture::{Capture, Frame};
 use rttdoc_wire::{decode, Decoded, Segment, Skip};
 use rustc_hash::FxHashMap;
 
-use crate::connection::{Connection, Stamp};
+use crate::connection::{Connection, Stamp, REPLAY_NS};
 use crate::model::{CaptureStats, ConnectionReport, Direction, Ending, Endpoint};
 
 #[derive(Debug, Clone)]
@@ -76,6 +76,10 @@ pub struct Tracker<'s> {
     options: AnalyzeOptions,
     pub stats: CaptureStats,
     last_sweep_ns: Option<i64>,
+    /// Latest capture time seen, and whether the clock is now behind it
+    /// (a second pass of the same trace).
+    latest_ns: Option<i64>,
+    rewound: bool,
     sink: &'s mut dyn FnMut(ConnectionReport),
 }
 
@@ -87,6 +91,8 @@ impl<'s> Tracker<'s> {
             options,
             stats: CaptureStats::default(),
             last_sweep_ns: None,
+            latest_ns: None,
+            rewound: false,
             sink,
         }
     }
@@ -127,6 +133,7 @@ impl<'s> Tracker<'s> {
     }
 
     fn segment(&mut self, at: Stamp, seg: &Segment<'_>) {
+        self.note_clock(at.ts_ns);
         let key = FlowKey::of(seg);
         let src = Endpoint {
             ip: seg.src,
@@ -167,7 +174,30 @@ impl<'s> Tracker<'s> {
         } else {
             Direction::ServerToClient
         };
+        if conn.capture_copy(at, dir, seg) {
+            self.stats.capture_duplicates += 1;
+            return;
+        }
         conn.observe(at, dir, seg);
+    }
+
+    /// Counts the times the capture clock went back by more than merged
+    /// captures' clock offsets explain: the file holds a second pass
+    /// (whose packets the connections then take as copies).
+    fn note_clock(&mut self, ts_ns: i64) {
+        match self.latest_ns {
+            Some(latest) if ts_ns < latest - REPLAY_NS => {
+                if !self.rewound {
+                    self.rewound = true;
+                    self.stats.capture_restarts += 1;
+                }
+            }
+            Some(latest) if ts_ns <= latest => {}
+            _ => {
+                self.latest_ns = Some(ts_ns);
+                self.rewound = false;
+            }
+        }
     }
 
     #[cfg(test)]
@@ -205,7 +235,13 @@ impl<'s> Tracker<'s> {
     fn emit(&mut self, c: Connection, ending: Option<Ending>) {
         let ending = ending.unwrap_or_else(|| {
             let [a, b] = [&c.half[0].stats, &c.half[1].stats];
-            if a.rst_frame.is_some() || b.rst_frame.is_some() {
+            if c.syn_count > 0
+                && c.syn_ack.is_none()
+                && a.rst_frame.is_none()
+                && b.rst_frame.is_some()
+            {
+                Ending::Refused
+            } else if a.rst_frame.is_some() || b.rst_frame.is_some() {
                 Ending::Reset
             } else if a.fin_frame.is_some() && b.fin_frame.is_some() {
                 Ending::Fin

@@ -22,6 +22,9 @@ pub struct Segment<'a> {
     pub payload_len: u32,
     /// The payload bytes that were captured (shorter when snaplen cut them).
     pub payload: &'a [u8],
+    /// IPv4 identification (None for IPv6): the same datagram seen twice
+    /// in a capture carries the same one.
+    pub ip_id: Option<u16>,
 }
 
 /// Why a frame carries no TCP segment rttdoc can use.
@@ -108,7 +111,13 @@ fn ipv4(p: &[u8]) -> Decoded<'_> {
     let end = declared.map_or(p.len(), |t| t.min(p.len()));
     let src = IpAddr::from([p[12], p[13], p[14], p[15]]);
     let dst = IpAddr::from([p[16], p[17], p[18], p[19]]);
-    tcp(src, dst, p, &p[header_len..end], declared)
+    match tcp(src, dst, p, &p[header_len..end], declared) {
+        Decoded::Tcp(seg) => Decoded::Tcp(Segment {
+            ip_id: Some(u16::from_be_bytes([p[4], p[5]])),
+            ..seg
+        }),
+        other => other,
+    }
 }
 
 fn ipv6(p: &[u8]) -> Decoded<'_> {
@@ -188,6 +197,7 @@ fn tcp<'a>(
         options: TcpOptions::parse(options),
         payload_len,
         payload: &captured[..captured.len().min(payload_len as usize)],
+        ip_id: None,
     })
 }
 
@@ -280,6 +290,7 @@ mod tests {
         assert_eq!(s.payload_len, 5);
         assert_eq!(s.payload, b"hello");
         assert_eq!(s.options.timestamps, Some((5, 6)));
+        assert_eq!(s.ip_id, Some(1));
     }
 
     #[test]

@@ -7,32 +7,55 @@
 //! max(200 ms, 1.5 RTT) (Linux's minimum RTO is 200 ms) is an `rto_stall`:
 //! the sender waited for its retransmission timer, typically because too
 //! few packets followed the loss to trigger fast retransmit (a tail loss).
+//! Not retransmissions (the tracker tells them apart, see connection.rs):
+//! keep-alive and zero-window probes (sent on purpose at the edge of what
+//! the peer acknowledged), a second copy of a packet in the capture, SYNs
+//! (`syn_retransmit`'s). The finding cites each original and its
+//! retransmission (`frame.number in {...}`).
 //! Fix: find the loss (a lossy link, a policer, an overflowing queue);
 //! keep SACK on; tail-loss probes (net.ipv4.tcp_early_retrans) shorten
 //! the stall.
 
 use super::Facts;
+use crate::connection::SegmentRecord;
 use crate::model::{Direction, Finding};
+use crate::seq;
+
+/// The first segment of the same sender before `r` that carried the
+/// sequence number `r` re-sends: the original transmission.
+fn original<'a>(timeline: &'a [SegmentRecord], r: &SegmentRecord) -> Option<&'a SegmentRecord> {
+    timeline
+        .iter()
+        .take_while(|o| o.frame < r.frame)
+        .find(|o| o.dir == r.dir && !o.probe && seq::le(o.seq, r.seq) && seq::lt(r.seq, o.end))
+}
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let rtt = f.rtt_ns.unwrap_or(0);
     let rto_floor = 200_000_000i64.max(rtt * 3 / 2);
     for sender in [Direction::ClientToServer, Direction::ServerToClient] {
-        let data: Vec<(i64, &crate::connection::SegmentRecord)> = f
+        // Data and FINs as they left the sender; keep-alive and
+        // zero-window probes are sent on purpose, not for lost data.
+        let data: Vec<(i64, &SegmentRecord)> = f
             .timeline
             .iter()
-            .filter(|r| r.dir == sender && r.len > 0 && r.flags & 0x02 == 0)
+            .filter(|r| r.dir == sender && r.end != r.seq && r.flags & 0x02 == 0 && !r.probe)
             .map(|r| (f.on_clock_of(sender, r), r))
             .collect();
         let mut retx = Vec::new();
+        let mut pairs = Vec::new();
         let mut stalls = Vec::new();
         let mut cost = 0i64;
         for w in data.windows(2) {
             let ((tp, _), (t, r)) = (w[0], w[1]);
-            if r.new_data {
+            if !r.retransmission {
                 continue;
             }
             retx.push(r.frame);
+            if let Some(o) = original(f.timeline, r) {
+                pairs.push(o.frame);
+            }
+            pairs.push(r.frame);
             let silence = t - tp;
             if silence >= rto_floor {
                 stalls.push((r.frame, silence));
@@ -40,12 +63,31 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 cost += silence;
             }
         }
+        if data.first().is_some_and(|(_, r)| r.retransmission) {
+            // The first one seen is already a retransmission (the capture
+            // started after the original): no silence to measure.
+            retx.insert(0, data[0].1.frame);
+            pairs.insert(0, data[0].1.frame);
+        }
         let stats = if sender == Direction::ClientToServer {
             &f.report.client_to_server
         } else {
             &f.report.server_to_client
         };
-        if retx.is_empty() && stats.retransmissions == 0 {
+        // Retransmissions past the timeline's cap are counted, not cited;
+        // SYNs re-sent are syn_retransmit's.
+        let in_timeline = f
+            .timeline
+            .iter()
+            .filter(|r| r.dir == sender && r.retransmission)
+            .count();
+        let beyond = (stats.retransmissions as usize).saturating_sub(in_timeline);
+        let beyond = if f.timeline.len() >= crate::connection::TIMELINE_CAP {
+            beyond
+        } else {
+            0
+        };
+        if retx.is_empty() && beyond == 0 {
             continue;
         }
         let who = if sender == Direction::ClientToServer {
@@ -53,17 +95,25 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         } else {
             "server"
         };
-        let count = retx.len().max(stats.retransmissions as usize);
+        let count = retx.len() + beyond;
+        pairs.dedup();
         let mut x = f.finding("retransmission", Some("transfer"));
-        x.frames = retx.iter().take(20).copied().collect();
+        x.frames = pairs.iter().take(40).copied().collect();
         x.cost_ms = cost as f64 / 1e6;
         x.confidence = 1.0;
-        x.explanation = format!("The {who} retransmitted {count} segment(s): packets were lost between it and its peer.");
-        x.fix = "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into();
-        x.display_filter = format!(
-            "tcp.stream eq {} && tcp.analysis.retransmission",
-            f.report.stream
+        x.explanation = format!(
+            "The {who} retransmitted {count} segment(s): packets were lost between it and its peer \
+             (frames: each original, then its retransmission)."
         );
+        x.fix = "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into();
+        x.display_filter = if x.frames.is_empty() {
+            format!(
+                "tcp.stream eq {} && tcp.analysis.retransmission",
+                f.report.stream
+            )
+        } else {
+            f.filter_frames(&x.frames)
+        };
         out.push(x);
         if !stalls.is_empty() {
             let total: i64 = stalls.iter().map(|s| s.1).sum();

@@ -1,7 +1,8 @@
 //! `syn_retransmit` — the client sent its SYN more than once.
 //!
 //! Signature: several SYNs (no ACK flag) with the same sequence number on
-//! one connection. The kernel resends an unanswered SYN after 1 s, then
+//! one connection, the earlier ones unanswered (SYNs after the server's RST
+//! are retries of a refused connection: ending `refused`, nothing lost). The kernel resends an unanswered SYN after 1 s, then
 //! 3 s ... (Linux: 1, 2, 4 s with tcp_syn_retries): the SYN or the SYN-ACK
 //! was lost, or the server's SYN/accept queue was full.
 //! Cost: first SYN to the last one (the timeouts waited).
@@ -14,11 +15,22 @@ use super::Facts;
 use crate::model::{Direction, Finding};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
-    let syns: Vec<_> = f
-        .timeline
-        .iter()
-        .filter(|r| r.dir == Direction::ClientToServer && r.flags & 0x12 == 0x02)
-        .collect();
+    // A SYN the server answered with RST got its answer: SYNs sent after
+    // it are the client trying again (some stacks do), not a lost SYN, and
+    // the connection was refused (its ending says so).
+    if f.report.handshake.syn_retransmits == 0 {
+        return;
+    }
+    let mut syns = Vec::new();
+    for r in f.timeline {
+        if r.dir == Direction::ServerToClient && r.flags & 0x04 != 0 && r.flags & 0x02 == 0 {
+            if f.report.handshake.syn_ack_frame.is_none() {
+                break;
+            }
+        } else if r.dir == Direction::ClientToServer && r.flags & 0x12 == 0x02 {
+            syns.push(r);
+        }
+    }
     if syns.len() < 2 {
         return;
     }

@@ -1,43 +1,77 @@
 //! `zero_window` — a receiver advertised a zero window: its application
 //! was not reading, the socket buffer filled, and the sender had to stop.
 //!
-//! Signature: a segment with window 0 (not SYN/RST) from one side; the peer
-//! sends zero-window probes until a window update. Cost: from the first
-//! zero window to the next non-zero one from the same side, summed.
+//! Signature: a segment with window 0 (not SYN/FIN/RST) from one side, that
+//! held the peer back: the peer probed the closed window (zero-window
+//! probes, RFC 9293 3.8.6.1; Linux tcp_send_probe0) or sent new data as
+//! soon as the window reopened. A zero window the peer never waited on
+//! (the last ACK before an RST, a receiver closing with unread data, a
+//! peer with nothing more to send) cost nothing and is not reported.
+//! Cost: from the first zero window to the next non-zero one from the same
+//! side, summed over the episodes that held the peer back.
 //! Fix: make the reader keep up (it is the bottleneck), or give it room:
 //! `net.ipv4.tcp_rmem` max, SO_RCVBUF (don't set it small: it disables
 //! autotuning), nginx `proxy_buffering` for slow clients.
 
 use super::Facts;
+use crate::connection::SegmentRecord;
 use crate::model::{Direction, Finding};
+
+/// One zero-window episode of a receiver.
+struct Episode {
+    start: i64,
+    frame: u64,
+    /// The peer sent a probe or data while the window was closed.
+    probed: bool,
+}
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     for dir in [Direction::ClientToServer, Direction::ServerToClient] {
-        let mut closed_at: Option<(i64, u64)> = None;
+        let mut open: Option<Episode> = None;
         let mut total_ns = 0i64;
         let mut frames = Vec::new();
         let mut episodes = 0;
-        for r in f
-            .timeline
-            .iter()
-            .filter(|r| r.dir == dir && r.flags & 0x06 == 0)
-        {
-            match (closed_at, r.window == 0) {
-                (None, true) => {
-                    closed_at = Some((r.ts_ns, r.frame));
-                    episodes += 1;
-                    if frames.len() < 20 {
-                        frames.push(r.frame);
-                    }
+        let mut held = |e: &Episode, end: &SegmentRecord, frames: &mut Vec<u64>| {
+            total_ns += end.ts_ns - e.start;
+            episodes += 1;
+            if frames.len() < 20 {
+                frames.push(e.frame);
+                frames.push(end.frame);
+            }
+        };
+        for (i, r) in f.timeline.iter().enumerate() {
+            if r.dir != dir {
+                if let Some(e) = &mut open {
+                    e.probed |= r.probe || r.len > 0;
                 }
-                (Some((t, _)), false) => {
-                    total_ns += r.ts_ns - t;
-                    if frames.len() < 20 {
-                        frames.push(r.frame);
+                continue;
+            }
+            if r.flags & 0x07 != 0 {
+                continue; // SYN, FIN, RST: their window says nothing of a reader
+            }
+            match (&mut open, r.window == 0) {
+                (None, true) => {
+                    open = Some(Episode {
+                        start: r.ts_ns,
+                        frame: r.frame,
+                        probed: false,
+                    })
+                }
+                (Some(e), false) => {
+                    let waited = e.probed || released_data(f, dir, r, &f.timeline[i + 1..]);
+                    if waited {
+                        held(e, r, &mut frames);
                     }
-                    closed_at = None;
+                    open = None;
                 }
                 _ => {}
+            }
+        }
+        if let (Some(e), Some(last)) = (&open, f.timeline.last()) {
+            // Never reopened: it held the peer back only if the peer was
+            // probing it.
+            if e.probed {
+                held(e, last, &mut frames);
             }
         }
         if episodes == 0 {
@@ -53,7 +87,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         x.cost_ms = total_ns as f64 / 1e6;
         x.confidence = 1.0;
         x.explanation = format!(
-            "The {who} advertised a zero receive window {episodes} time(s), {:.0} ms in all: its application was not reading fast enough, \
+            "The {who} advertised a zero receive window {episodes} time(s), {:.0} ms in all, while its peer had data waiting: its application was not reading fast enough, \
              its socket buffer filled and the sender had to wait.",
             x.cost_ms
         );
@@ -66,4 +100,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         );
         out.push(x);
     }
+}
+
+/// Whether the peer's first data after the window update `update` (from
+/// the receiver in `dir`) left because of it: the peer was waiting.
+fn released_data(
+    f: &Facts<'_>,
+    dir: Direction,
+    update: &SegmentRecord,
+    after: &[SegmentRecord],
+) -> bool {
+    let sender = dir.reverse();
+    let Some(next) = after.iter().find(|r| r.dir == sender && r.len > 0) else {
+        return false;
+    };
+    let t = f.on_clock_of(sender, next);
+    let ta = f.on_clock_of(sender, update);
+    f.released_by(t, ta)
 }

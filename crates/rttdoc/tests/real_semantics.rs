@@ -1,0 +1,468 @@
+//! Real-world capture semantics on kernel-made captures
+//! (tests/data/semantics, made by scripts/semantics-captures.sh) and public
+//! ones: capture copies, a trace appended to itself, keep-alive and
+//! zero-window probes, RST-refused connections, packets the capture
+//! dropped. Each test checks both that the false finding is gone and that
+//! the true one still fires.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn semantics(name: &str) -> PathBuf {
+    data_dir().join("semantics").join(name)
+}
+
+fn public(name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/captures/public")
+        .join(name);
+    if p.is_file() {
+        Some(p)
+    } else {
+        eprintln!("SKIPPED: public capture {} not present", p.display());
+        None
+    }
+}
+
+fn conns(doc: &Value) -> &Vec<Value> {
+    doc["connections"].as_array().unwrap()
+}
+
+/// Kinds of every finding in the document.
+fn all_kinds(doc: &Value) -> Vec<String> {
+    conns(doc)
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap().iter())
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn sum(doc: &Value, side: &str, key: &str) -> u64 {
+    conns(doc)
+        .iter()
+        .map(|c| c[side][key].as_u64().unwrap())
+        .sum()
+}
+
+fn both(doc: &Value, key: &str) -> u64 {
+    sum(doc, "client_to_server", key) + sum(doc, "server_to_client", key)
+}
+
+const LOSS_KINDS: &[&str] = &["retransmission", "rto_stall", "syn_retransmit"];
+
+fn assert_no_loss(doc: &Value, what: &str) {
+    let kinds = all_kinds(doc);
+    assert!(
+        !kinds.iter().any(|k| LOSS_KINDS.contains(&k.as_str())),
+        "{what}: {kinds:?}"
+    );
+    assert_eq!(both(doc, "retransmissions"), 0, "{what}");
+    assert_eq!(both(doc, "out_of_order"), 0, "{what}");
+}
+
+/// `tcpdump -i any` in the namespace of a bridge sees each packet on the
+/// client's port and on the server's: every packet twice. The copies are
+/// ignored (no retransmission, no out-of-order, bytes counted once) and
+/// counted once, as a capture property.
+#[test]
+fn bridge_any_capture_copies_are_counted_not_retransmissions() {
+    let doc = run_rttdoc_json(&semantics("bridge-any.pcap.gz"));
+    assert_eq!(conns(&doc).len(), 1);
+    assert_no_loss(&doc, "bridge -i any");
+    let frames = doc["capture"]["frames"].as_u64().unwrap();
+    let dups = doc["capture"]["capture_duplicates"].as_u64().unwrap();
+    assert_eq!(dups, both(&doc, "capture_duplicates"));
+    // Each packet twice; only the last pure ACK (IP ID 0, from the closed
+    // socket) cannot be told from a real repeat and is kept.
+    assert!(
+        dups + 2 >= frames / 2 && dups <= frames / 2,
+        "{dups} of {frames}"
+    );
+    assert_eq!(sum(&doc, "server_to_client", "bytes"), 200_000);
+    assert_eq!(
+        both(&doc, "packets"),
+        frames - dups,
+        "copies are not counted as packets"
+    );
+}
+
+/// The client's and the server's own captures merged (mergecap): the same
+/// datagrams, same IP identification, interleaved by time.
+#[test]
+fn merged_client_and_server_captures_analyse_each_packet_once() {
+    let doc = run_rttdoc_json(&semantics("merged.pcap.gz"));
+    assert_no_loss(&doc, "merged");
+    let frames = doc["capture"]["frames"].as_u64().unwrap();
+    let dups = doc["capture"]["capture_duplicates"].as_u64().unwrap();
+    assert!(
+        dups + 2 >= frames / 2 && dups <= frames / 2,
+        "{dups} of {frames}"
+    );
+    assert_eq!(sum(&doc, "server_to_client", "bytes"), 200_000);
+}
+
+/// The duplicate rule must not swallow real retransmissions: a download
+/// through a token-bucket queue that drops bursts still shows them, and
+/// the finding cites each original and its retransmission.
+#[test]
+fn real_loss_still_gives_retransmissions_with_their_frames() {
+    let doc = run_rttdoc_json(&semantics("loss.pcap.gz"));
+    assert_eq!(doc["capture"]["capture_duplicates"], 0);
+    let c = &conns(&doc)[0];
+    let retx = c["server_to_client"]["retransmissions"].as_u64().unwrap();
+    assert!(retx > 0);
+    let f = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "retransmission")
+        .expect("retransmission finding");
+    let frames: Vec<u64> = f["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert!(frames.len() >= 2, "{frames:?}");
+    let filter = f["display_filter"].as_str().unwrap();
+    assert!(filter.contains("frame.number in {"), "{filter}");
+    if which("tshark").is_some() {
+        // Every frame cited is one tshark, too, sees as a retransmission
+        // or as the original of one: the same bytes.
+        let out = std::process::Command::new("tshark")
+            .args(["-r"])
+            .arg(semantics("loss.pcap.gz"))
+            .args([
+                "-Y",
+                "tcp.analysis.retransmission || tcp.analysis.out_of_order",
+            ])
+            .args(["-T", "fields", "-e", "frame.number"])
+            .output()
+            .unwrap();
+        let flagged: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        let cited_retx = frames.iter().filter(|f| flagged.contains(f)).count();
+        assert!(
+            cited_retx * 2 >= frames.len() - 1,
+            "cited {frames:?}, tshark {flagged:?}"
+        );
+    }
+}
+
+/// A trace appended to itself (mergecap -a): the clock goes back to the
+/// start. tshark keeps every packet on tcp.stream 0 (calling the second
+/// pass retransmissions); rttdoc keeps the stream number and takes the
+/// second pass as copies: the analysis is the one of the single trace.
+#[test]
+fn trace_appended_to_itself_is_analysed_once_on_the_same_stream() {
+    let once = run_rttdoc_json(&semantics("keepalive.pcap.gz"));
+    let twice = run_rttdoc_json(&semantics("doubled.pcap.gz"));
+    assert_eq!(twice["capture"]["capture_restarts"], 1);
+    assert_eq!(once["capture"]["capture_restarts"], 0);
+    assert_eq!(
+        twice["capture"]["capture_duplicates"],
+        once["capture"]["frames"]
+    );
+    assert_eq!(conns(&twice).len(), 1);
+    assert_eq!(conns(&twice)[0]["stream"], 0);
+    for side in ["client_to_server", "server_to_client"] {
+        for key in ["packets", "bytes", "retransmissions", "keepalives"] {
+            assert_eq!(
+                conns(&twice)[0][side][key],
+                conns(&once)[0][side][key],
+                "{side}.{key}"
+            );
+        }
+    }
+    assert_eq!(all_kinds(&twice), all_kinds(&once));
+    assert_no_loss(&twice, "doubled");
+    if which("tshark").is_some() {
+        let out = std::process::Command::new("tshark")
+            .args(["-r"])
+            .arg(semantics("doubled.pcap.gz"))
+            .args(["-T", "fields", "-e", "tcp.stream"])
+            .output()
+            .unwrap();
+        let streams: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(streams.into_iter().collect::<Vec<_>>(), vec!["0"]);
+    }
+}
+
+/// Linux's keep-alive probes (SO_KEEPALIVE, TCP_KEEPIDLE 1 s): zero bytes
+/// at snd_nxt - 1, each answered by an ACK. Counted as keep-alives.
+#[test]
+fn kernel_keepalive_probes_are_counted_and_not_loss() {
+    let doc = run_rttdoc_json(&semantics("keepalive.pcap.gz"));
+    let c = &conns(&doc)[0];
+    assert!(c["client_to_server"]["keepalives"].as_u64().unwrap() >= 2);
+    assert_eq!(c["server_to_client"]["keepalives"], 0);
+    assert_no_loss(&doc, "keepalive");
+}
+
+/// Windows sends 1-byte keep-alives (the byte before snd_nxt): before,
+/// each one was a "retransmission" and the idle before it an `rto_stall`.
+/// Frames tshark calls keep-alives are never cited as retransmissions, and
+/// the real retransmissions of that capture still are.
+#[test]
+fn one_byte_keepalives_of_a_real_capture_are_not_retransmissions() {
+    let Some(path) = public("seladb-PcapPlusPlus/ExamplesTest__pcap_examples__many-protocols.pcap")
+    else {
+        return;
+    };
+    if !require("one_byte_keepalives", &["tshark"], false) {
+        return;
+    }
+    let doc = run_rttdoc_json(&path);
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(&path)
+        .args([
+            "-Y",
+            "tcp.analysis.keep_alive",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ])
+        .output()
+        .unwrap();
+    let keepalives: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    assert!(keepalives.len() > 50);
+    assert_eq!(both(&doc, "keepalives"), keepalives.len() as u64);
+    let mut retx_findings = 0;
+    for c in conns(&doc) {
+        for f in c["findings"].as_array().unwrap() {
+            if f["kind"] != "retransmission" && f["kind"] != "rto_stall" {
+                continue;
+            }
+            retx_findings += 1;
+            let frames = f["frames"].as_array().unwrap();
+            assert!(!frames.is_empty(), "finding without frames: {f}");
+            for fr in frames {
+                assert!(
+                    !keepalives.contains(&fr.as_u64().unwrap()),
+                    "keep-alive cited: {f}"
+                );
+            }
+        }
+    }
+    assert!(retx_findings > 0, "the capture's real retransmissions");
+}
+
+/// Linux's zero-window probes (0 bytes at snd_una - 1 while the window is
+/// closed): counted as probes, not retransmissions; the zero window held
+/// the server back and is reported.
+#[test]
+fn zero_window_that_held_the_sender_back_is_reported_and_its_probes_are_not_loss() {
+    let doc = run_rttdoc_json(&semantics("zero-window.pcap.gz"));
+    let c = &conns(&doc)[0];
+    assert!(c["server_to_client"]["window_probes"].as_u64().unwrap() >= 1);
+    assert!(c["client_to_server"]["zero_windows"].as_u64().unwrap() >= 1);
+    assert!(all_kinds(&doc).contains(&"zero_window".to_string()));
+    assert!(!all_kinds(&doc).contains(&"rto_stall".to_string()));
+}
+
+/// A connect to a closed port: the kernel's RST. The ending is `refused`,
+/// and nothing was lost.
+#[test]
+fn rst_refused_connection_has_its_own_ending_and_no_loss() {
+    let doc = run_rttdoc_json(&semantics("refused.pcap.gz"));
+    let c = &conns(&doc)[0];
+    assert_eq!(c["ending"], "refused");
+    assert_eq!(c["handshake"]["syn_retransmits"], 0);
+    assert_no_loss(&doc, "refused");
+}
+
+/// One server segment deleted from the capture (editcap): the client
+/// ACKed bytes the capture never showed. That is a capture drop, reported
+/// as `acked_unseen` and a gap, never as loss.
+#[test]
+fn packet_dropped_by_the_capture_is_not_path_loss() {
+    let doc = run_rttdoc_json(&semantics("missing.pcap.gz"));
+    let c = &conns(&doc)[0];
+    assert_eq!(c["server_to_client"]["acked_unseen"], 1);
+    assert_eq!(c["server_to_client"]["gaps"], 1);
+    assert_no_loss(&doc, "missing");
+}
+
+/// A public one-directional capture (only the client's packets) with a
+/// missing packet: a gap and nothing inferred about the unseen side.
+#[test]
+fn one_directional_capture_with_a_missing_packet_reports_no_loss() {
+    let Some(path) = public(
+        "seladb-PcapPlusPlus/Pcap++Test__PcapExamples__unidirectional_tcp_stream_with_missing_packet.pcap",
+    ) else {
+        return;
+    };
+    let doc = run_rttdoc_json(&path);
+    let c = &conns(&doc)[0];
+    assert_eq!(c["server_to_client"]["packets"], 0);
+    assert_eq!(c["client_to_server"]["gaps"], 1);
+    assert_no_loss(&doc, "unidirectional");
+    assert!(all_kinds(&doc).is_empty(), "{:?}", all_kinds(&doc));
+}
+
+/// The lab's random-loss fixture (real kernel, emulated loss): the true
+/// retransmissions still fire, with frames, from every vantage.
+#[test]
+fn lab_loss_fixture_still_reports_retransmissions_with_frames() {
+    let dir = data_dir().join("lab/random-loss-nginx");
+    for side in ["client", "middle", "server"] {
+        let doc = run_rttdoc_json(&dir.join(format!("{side}.pcapng.gz")));
+        let found: Vec<&Value> = conns(&doc)
+            .iter()
+            .flat_map(|c| c["findings"].as_array().unwrap().iter())
+            .filter(|f| f["kind"] == "retransmission")
+            .collect();
+        assert!(!found.is_empty(), "{side}");
+        for f in found {
+            assert!(!f["frames"].as_array().unwrap().is_empty(), "{side}: {f}");
+        }
+        assert_eq!(doc["capture"]["capture_duplicates"], 0, "{side}");
+    }
+}
+
+/// Finding kinds of this area (loss, probes, windows): what a partial view
+/// must never invent.
+const SEMANTIC_KINDS: &[&str] = &[
+    "retransmission",
+    "rto_stall",
+    "syn_retransmit",
+    "zero_window",
+];
+
+fn stream_kinds(doc: &Value) -> std::collections::BTreeSet<(u64, String)> {
+    conns(doc)
+        .iter()
+        .flat_map(|c| {
+            c["findings"].as_array().unwrap().iter().map(move |f| {
+                (
+                    c["stream"].as_u64().unwrap(),
+                    f["kind"].as_str().unwrap().to_string(),
+                )
+            })
+        })
+        .filter(|(_, k)| SEMANTIC_KINDS.contains(&k.as_str()))
+        .collect()
+}
+
+/// Kernel captures seen partly: one direction only (asymmetric routing)
+/// or from mid-stream (no handshake), cut from the lab's captures with
+/// tshark. A loss, probe or window finding on the partial view must be one
+/// the whole capture has too: nothing is inferred from the unseen side.
+#[test]
+fn one_directional_and_mid_stream_views_invent_no_loss_or_window_findings() {
+    if !require("partial_views", &["tshark"], false) {
+        return;
+    }
+    let tmp = TempDir::new("partial-views");
+    for scenario in [
+        "random-loss-nginx",
+        "slow-reader-builtin",
+        "zero-window-nginx",
+        "syn-loss",
+        "ssai-nginx",
+        "tls13-nagle-nginx",
+    ] {
+        let full_path = data_dir()
+            .join("lab")
+            .join(scenario)
+            .join("client.pcapng.gz");
+        let full = stream_kinds(&run_rttdoc_json(&full_path));
+        for (tag, filter) in [
+            ("client-only", "ip.src==10.77.0.1"),
+            ("server-only", "ip.dst==10.77.0.1"),
+            ("mid-stream", "frame.number > 3"),
+        ] {
+            let cut = tmp.0.join(format!("{scenario}-{tag}.pcapng"));
+            let ok = std::process::Command::new("tshark")
+                .arg("-r")
+                .arg(&full_path)
+                .args(["-Y", filter, "-w"])
+                .arg(&cut)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "tshark cut {scenario} {tag}");
+            let doc = run_rttdoc_json(&cut);
+            let partial = stream_kinds(&doc);
+            assert!(
+                partial.is_subset(&full),
+                "{scenario} {tag}: {partial:?} not in {full:?}"
+            );
+            if tag != "mid-stream" {
+                let unseen = if tag == "client-only" {
+                    "server_to_client"
+                } else {
+                    "client_to_server"
+                };
+                assert_eq!(sum(&doc, unseen, "packets"), 0, "{scenario} {tag}");
+            }
+        }
+    }
+}
+
+/// A public capture that holds every server packet twice, ~100 µs apart,
+/// with the same IP identification (a span port or a capture on two
+/// interfaces). tshark flags the second copies as retransmissions; they
+/// are the same datagrams: counted as copies, no `retransmission`.
+#[test]
+fn public_capture_with_doubled_server_packets_has_copies_not_retransmissions() {
+    let Some(path) = public("the-tcpdump-group-tcpdump/pptp.pcap") else {
+        return;
+    };
+    if !require("doubled_server_packets", &["tshark"], false) {
+        return;
+    }
+    // tshark's own fields show each flagged "retransmission" repeats the
+    // IP identification, sequence number and length of the frame before.
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(&path)
+        .args(["-Y", "tcp.stream == 0", "-T", "fields"])
+        .args([
+            "-e",
+            "ip.src",
+            "-e",
+            "ip.id",
+            "-e",
+            "tcp.seq_raw",
+            "-e",
+            "tcp.len",
+        ])
+        .args(["-e", "tcp.analysis.retransmission"])
+        .output()
+        .unwrap();
+    let rows: Vec<Vec<String>> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect();
+    let mut copies_by_tshark = 0u64;
+    for w in rows.windows(2) {
+        if !w[1][4].is_empty() && w[1][4] != "0" {
+            assert_eq!(w[0][..4], w[1][..4], "not a copy: {:?}", w[1]);
+            copies_by_tshark += 1;
+        }
+    }
+    assert!(copies_by_tshark >= 2);
+    let doc = run_rttdoc_json(&path);
+    let c = &conns(&doc)[0];
+    assert!(
+        c["server_to_client"]["capture_duplicates"]
+            .as_u64()
+            .unwrap()
+            >= copies_by_tshark
+    );
+    assert_no_loss(&doc, "pptp");
+}
