@@ -116,5 +116,5 @@ fn released_data(
     };
     let t = f.on_clock_of(sender, next);
     let ta = f.on_clock_of(sender, update);
-    f.released_by(t, ta)
+    f.released_by(sender, t, ta)
 }
