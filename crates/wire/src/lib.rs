@@ -14,11 +14,22 @@
 //! [`tls`] reads TLS records and handshake messages out of reassembled TCP
 //! payload.
 
+pub mod arcnet;
+pub mod defrag;
+pub mod erspan;
+pub mod geneve;
+pub mod gre;
+pub mod gtp;
 pub mod link;
+pub mod mpls;
+pub mod ppp;
 pub mod tcp;
 pub mod tls;
+pub mod vxlan;
 
 mod decode;
 
-pub use decode::{decode, Decoded, Segment, Skip};
+pub use decode::{
+    decode, decode_datagram, Decoded, Fragment, FragmentKey, Segment, Skip, MAX_DEPTH,
+};
 pub use tcp::{TcpFlags, TcpOptions, Tfo};
