@@ -362,7 +362,11 @@ fn udp(bytes: &[u8], depth: u8) -> Decoded<'_> {
     let (src_port, dst_port) = (be16(bytes, 0), be16(bytes, 2));
     let len = be16(bytes, 4) as usize;
     // A zero or short UDP length (GSO, jumbograms): trust the IP length.
-    let end = if len >= 8 { len.min(bytes.len()) } else { bytes.len() };
+    let end = if len >= 8 {
+        len.min(bytes.len())
+    } else {
+        bytes.len()
+    };
     let payload = &bytes[8..end];
     let (low, high) = (src_port.min(dst_port), src_port.max(dst_port));
     for port in [low, high] {
@@ -374,7 +378,10 @@ fn udp(bytes: &[u8], depth: u8) -> Decoded<'_> {
 }
 
 fn udp_tunnel(port: u16, payload: &[u8], depth: u8) -> Option<Decoded<'_>> {
-    if !matches!(port, vxlan::PORT | vxlan::GPE_PORT | geneve::PORT | gtp::PORT) {
+    if !matches!(
+        port,
+        vxlan::PORT | vxlan::GPE_PORT | geneve::PORT | gtp::PORT
+    ) {
         return None;
     }
     let Some(d) = deeper(depth) else {
@@ -631,7 +638,20 @@ mod tests {
     /// An outer IPv4 header around `payload` of IP protocol `protocol`.
     fn outer_ipv4(protocol: u8, payload: &[u8]) -> Vec<u8> {
         let total = 20 + payload.len();
-        let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, 0, 9, 0, 0, 64, protocol, 0, 0];
+        let mut p = vec![
+            0x45,
+            0,
+            (total >> 8) as u8,
+            total as u8,
+            0,
+            9,
+            0,
+            0,
+            64,
+            protocol,
+            0,
+            0,
+        ];
         p.extend_from_slice(&[192, 0, 2, 1, 192, 0, 2, 2]);
         p.extend_from_slice(payload);
         p
@@ -721,7 +741,10 @@ mod tests {
         let Decoded::Tcp(s) = decode(101, &packet) else {
             panic!("6in4 not opened");
         };
-        assert_eq!((s.dst.to_string().as_str(), s.payload), ("2001:db8::2", &b"x"[..]));
+        assert_eq!(
+            (s.dst.to_string().as_str(), s.payload),
+            ("2001:db8::2", &b"x"[..])
+        );
     }
 
     #[test]
@@ -788,10 +811,16 @@ mod tests {
         let Decoded::Fragment(f) = decode(101, &packet) else {
             panic!("fragment not reported");
         };
-        assert_eq!((f.key.id, f.key.protocol, f.offset, f.more), (0x1234, 6, 0, true));
+        assert_eq!(
+            (f.key.id, f.key.protocol, f.offset, f.more),
+            (0x1234, 6, 0, true)
+        );
         assert_eq!(f.data, tcp);
         frag[3] = 0; // atomic fragment (RFC 6946): decoded in place
-        assert!(matches!(decode(101, &outer_ipv6(44, &frag)), Decoded::Tcp(_)));
+        assert!(matches!(
+            decode(101, &outer_ipv6(44, &frag)),
+            Decoded::Tcp(_)
+        ));
     }
 
     #[test]
@@ -805,9 +834,23 @@ mod tests {
             protocol: 6,
         };
         let mut d = crate::defrag::Defragmenter::default();
-        let first = Fragment { key, offset: 0, more: true, data: head, cut: false, depth: 0 };
+        let first = Fragment {
+            key,
+            offset: 0,
+            more: true,
+            data: head,
+            cut: false,
+            depth: 0,
+        };
         assert!(d.push(&first, 0).is_none());
-        let last = Fragment { key, offset: 16, more: false, data: tail, cut: false, depth: 0 };
+        let last = Fragment {
+            key,
+            offset: 16,
+            more: false,
+            data: tail,
+            cut: false,
+            depth: 0,
+        };
         let datagram = d.push(&last, 0).expect("complete");
         inner_is_the_segment(datagram.decode());
     }

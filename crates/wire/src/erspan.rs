@@ -45,7 +45,8 @@ pub fn unwrap(bytes: &[u8]) -> Result<Mirrored<'_>, &'static str> {
             if bytes.len() < field::TYPE3_LEN {
                 return Err("ERSPAN type III header cut short");
             }
-            let flags = u16::from_be_bytes([bytes[field::TYPE3_FLAGS], bytes[field::TYPE3_FLAGS + 1]]);
+            let flags =
+                u16::from_be_bytes([bytes[field::TYPE3_FLAGS], bytes[field::TYPE3_FLAGS + 1]]);
             let frame_type = (flags >> 10) & 0x1f;
             let has_subheader = flags & 0x0001 != 0;
             let len = field::TYPE3_LEN

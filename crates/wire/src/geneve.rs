@@ -49,7 +49,12 @@ impl<'a> Geneve<'a> {
     }
 
     pub fn vni(&self) -> u32 {
-        u32::from_be_bytes([0, self.bytes[field::VNI], self.bytes[field::VNI + 1], self.bytes[field::VNI + 2]])
+        u32::from_be_bytes([
+            0,
+            self.bytes[field::VNI],
+            self.bytes[field::VNI + 1],
+            self.bytes[field::VNI + 2],
+        ])
     }
 
     pub fn payload(&self) -> &'a [u8] {

@@ -112,7 +112,12 @@ impl<'a> Gre<'a> {
         if flags & flag::KEY == 0 {
             return None;
         }
-        let at = field::OPTIONAL + if flags & (flag::CHECKSUM | flag::ROUTING) != 0 { 4 } else { 0 };
+        let at = field::OPTIONAL
+            + if flags & (flag::CHECKSUM | flag::ROUTING) != 0 {
+                4
+            } else {
+                0
+            };
         Some(be32(self.bytes, at))
     }
 
@@ -152,7 +157,10 @@ mod tests {
     #[test]
     fn plain_gre_is_four_bytes() {
         let g = Gre::new_checked(&[0, 0, 0x08, 0x00, 0x45]).unwrap();
-        assert_eq!((g.protocol(), g.header_len(), g.payload()), (0x0800, 4, &[0x45][..]));
+        assert_eq!(
+            (g.protocol(), g.header_len(), g.payload()),
+            (0x0800, 4, &[0x45][..])
+        );
         assert_eq!((g.key(), g.sequence()), (None, None));
     }
 
@@ -177,7 +185,10 @@ mod tests {
         h.extend_from_slice(&[0; 12]);
         let g = Gre::new_checked(&h).unwrap();
         assert_eq!((g.version(), g.header_len()), (1, 16));
-        assert!(Gre::new_checked(&[0, 2, 8, 0]).is_err(), "version 2 is unknown");
+        assert!(
+            Gre::new_checked(&[0, 2, 8, 0]).is_err(),
+            "version 2 is unknown"
+        );
     }
 
     #[test]

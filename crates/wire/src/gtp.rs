@@ -53,7 +53,9 @@ pub fn user_packet(bytes: &[u8]) -> Result<Option<&[u8]>, &'static str> {
                 if len == 0 || walked > MAX_EXTENSIONS {
                     return Err("GTP-U extension header invalid");
                 }
-                next = *bytes.get(at + len - 1).ok_or("GTP-U extension header cut short")?;
+                next = *bytes
+                    .get(at + len - 1)
+                    .ok_or("GTP-U extension header cut short")?;
                 at += len;
             }
         }
@@ -80,9 +82,14 @@ mod tests {
     fn extension_headers_are_skipped() {
         // E set; next extension 0x85 (PDU session container), one 4-byte
         // extension whose last byte says no more follow.
-        let p = [0x34, 0xff, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0x85, 1, 0x10, 0x01, 0x00, 0x60];
+        let p = [
+            0x34, 0xff, 0, 9, 0, 0, 0, 1, 0, 0, 0, 0x85, 1, 0x10, 0x01, 0x00, 0x60,
+        ];
         assert_eq!(user_packet(&p), Ok(Some(&[0x60][..])));
         assert!(user_packet(&p[..13]).is_err());
-        assert!(user_packet(&[0x10, 0xff, 0, 0, 0, 0, 0, 0]).is_err(), "GTP version 0");
+        assert!(
+            user_packet(&[0x10, 0xff, 0, 0, 0, 0, 0, 0]).is_err(),
+            "GTP version 0"
+        );
     }
 }

@@ -48,6 +48,9 @@ const AF_INET6: [u32; 4] = [10, 24, 28, 30];
 
 /// Strips the link-layer header of `link_type` (a `LINKTYPE_*` value).
 pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
+    // The link type is the low 16 bits; a pcap header's upper bits may
+    // describe an FCS (RFC 9100 "LinkType and additional information").
+    let link_type = link_type & 0xffff;
     match link_type {
         // Ethernet
         1 => Network::Ethernet(data),
@@ -140,6 +143,12 @@ mod tests {
         f.extend_from_slice(&[0x08, 0x00, 0, 0, 0x45]);
         assert_eq!(unwrap(242, &f), Network::EtherType(0x0800, &[0x45]));
         assert_eq!(unwrap(242, &f[..43]), Network::Short);
+    }
+
+    #[test]
+    fn fcs_bits_above_the_link_type_are_ignored() {
+        let f = [0u8; 14];
+        assert_eq!(unwrap(0x3000_0001, &f), Network::Ethernet(&f));
     }
 
     #[test]

@@ -71,7 +71,12 @@ fn pseudowire(rest: &[u8]) -> Payload<'_> {
     let known = |at: usize| {
         rest.get(at..at + 2)
             .map(|t| u16::from_be_bytes([t[0], t[1]]))
-            .is_some_and(|t| matches!(t, 0x0800 | 0x86dd | 0x0806 | 0x8100 | 0x88a8 | 0x8847 | 0x8864))
+            .is_some_and(|t| {
+                matches!(
+                    t,
+                    0x0800 | 0x86dd | 0x0806 | 0x8100 | 0x88a8 | 0x8847 | 0x8864
+                )
+            })
     };
     if known(field::ETHERNET_TYPE) {
         Payload::Ethernet(rest)
@@ -89,7 +94,9 @@ mod tests {
     #[test]
     fn label_stack_ends_at_the_bottom_of_stack_bit() {
         let mut p = vec![0x00, 0x01, 0x00, 0x40, 0x00, 0x02, 0x01, 0x40];
-        let ip = [0x45, 0, 0, 20, 0, 0, 0, 0, 64, 6, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2];
+        let ip = [
+            0x45, 0, 0, 20, 0, 0, 0, 0, 64, 6, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2,
+        ];
         p.extend_from_slice(&ip);
         assert_eq!(unwrap(&p), Ok(Payload::Ipv4(&ip)));
         assert_eq!(strip_labels(&p[..6]), Err("MPLS label stack cut short"));
@@ -97,7 +104,10 @@ mod tests {
 
     #[test]
     fn nibble_six_is_ipv6_and_zero_is_a_pseudowire() {
-        assert_eq!(unwrap(&[0, 0, 1, 64, 0x60, 0]), Ok(Payload::Ipv6(&[0x60, 0])));
+        assert_eq!(
+            unwrap(&[0, 0, 1, 64, 0x60, 0]),
+            Ok(Payload::Ipv6(&[0x60, 0]))
+        );
         let mut eth = vec![0u8; 12];
         eth.extend_from_slice(&[0x08, 0x00, 0x45]);
         let mut with_cw = vec![0, 0, 1, 64, 0, 0, 0, 1];

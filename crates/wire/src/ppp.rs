@@ -63,13 +63,19 @@ mod tests {
     fn pppoe_session_is_cut_to_its_length() {
         let p = [0x11, 0x00, 0x12, 0x34, 0x00, 0x03, 0x00, 0x21, 0x45, 0, 0];
         assert_eq!(pppoe_session(&p), Ok(&[0x00, 0x21, 0x45][..]));
-        assert!(pppoe_session(&[0x11, 0x09, 0, 0, 0, 0]).is_err(), "discovery code");
+        assert!(
+            pppoe_session(&[0x11, 0x09, 0, 0, 0, 0]).is_err(),
+            "discovery code"
+        );
         assert!(pppoe_session(&p[..5]).is_err());
     }
 
     #[test]
     fn protocol_field_with_and_without_compression() {
-        assert_eq!(frame(&[0xff, 0x03, 0x00, 0x21, 0x45]), Ok((0x0021, &[0x45][..])));
+        assert_eq!(
+            frame(&[0xff, 0x03, 0x00, 0x21, 0x45]),
+            Ok((0x0021, &[0x45][..]))
+        );
         assert_eq!(frame(&[0x00, 0x57, 0x60]), Ok((0x0057, &[0x60][..])));
         assert_eq!(frame(&[0x21, 0x45]), Ok((0x0021, &[0x45][..])));
         assert!(frame(&[0xff, 0x03]).is_err());

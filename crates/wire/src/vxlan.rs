@@ -46,7 +46,12 @@ impl<'a> Vxlan<'a> {
     }
 
     pub fn vni(&self) -> u32 {
-        u32::from_be_bytes([0, self.bytes[field::VNI], self.bytes[field::VNI + 1], self.bytes[field::VNI + 2]])
+        u32::from_be_bytes([
+            0,
+            self.bytes[field::VNI],
+            self.bytes[field::VNI + 1],
+            self.bytes[field::VNI + 2],
+        ])
     }
 
     pub fn gpe_next_protocol(&self) -> u8 {
