@@ -180,3 +180,94 @@ fn public_tunnel_and_link_layer_captures_agree_with_tshark() {
         agrees(&dir.join(file), min);
     }
 }
+
+/// An outer IPv4 header (192.0.2.1 -> 192.0.2.2) around `payload`.
+fn outer_ipv4(protocol: u8, payload: &[u8]) -> Vec<u8> {
+    let total = 20 + payload.len();
+    let mut p = vec![
+        0x45,
+        0,
+        (total >> 8) as u8,
+        total as u8,
+        0,
+        7,
+        0,
+        0,
+        64,
+        protocol,
+        0,
+        0,
+    ];
+    p.extend_from_slice(&[192, 0, 2, 1, 192, 0, 2, 2]);
+    p.extend_from_slice(payload);
+    p
+}
+
+fn udp(src_port: u16, dst_port: u16, payload: &[u8]) -> Vec<u8> {
+    let mut u = src_port.to_be_bytes().to_vec();
+    u.extend_from_slice(&dst_port.to_be_bytes());
+    u.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    u.extend_from_slice(&[0, 0]);
+    u.extend_from_slice(payload);
+    u
+}
+
+fn in_vxlan(inner_ip: &[u8]) -> Vec<u8> {
+    let mut vx = vec![0x08, 0, 0, 0, 0, 0, 42, 0];
+    vx.extend_from_slice(&ethernet(inner_ip, &[]));
+    outer_ipv4(17, &udp(50000, 4789, &vx))
+}
+
+#[test]
+fn damaged_tunnel_headers_are_counted_and_skipped_between_good_packets() {
+    let dir = TempDir::new("tunnel-damage");
+    let path = dir.path("damaged-tunnels.pcap");
+    let (c, s) = ("10.0.0.1", "10.0.0.2");
+    let syn = Tcp::new(c, 40000, s, 80).seq(100, 0).flags(SYN).ip();
+    let syn_ack = Tcp::new(s, 80, c, 40000)
+        .seq(500, 101)
+        .flags(SYN | ACK)
+        .ip();
+    let ack = Tcp::new(c, 40000, s, 80).seq(101, 501).flags(ACK).ip();
+    let mut deep = udp4(b"x");
+    for _ in 0..12 {
+        deep = outer_ipv4(4, &deep);
+    }
+    let damaged = [
+        outer_ipv4(17, &udp(50000, 4789, &[0x08, 0, 0, 0])), // VXLAN header cut
+        outer_ipv4(47, &[0x20, 0, 0x65, 0x58, 0, 0]),        // GRE key cut
+        outer_ipv4(17, &udp(6081, 6081, &[0x3f, 0, 0x65, 0x58, 0, 0, 1, 0])), // Geneve options missing
+        outer_ipv4(47, &[0, 0, 0x88, 0x47, 0, 1, 0, 64, 0, 2, 0, 64]), // MPLS stack without bottom
+        outer_ipv4(47, &[0x10, 0, 0x22, 0xeb, 0, 0, 0, 1, 0x20, 0]),   // ERSPAN III cut
+        deep,                                                          // nested beyond the bound
+    ];
+    let mut packets = vec![pkt(0, in_vxlan(&syn))];
+    packets.extend(
+        damaged
+            .iter()
+            .enumerate()
+            .map(|(i, d)| pkt(100 + i as i64, d.clone())),
+    );
+    packets.push(pkt(1000, in_vxlan(&syn_ack)));
+    packets.push(pkt(2000, in_vxlan(&ack)));
+    write_pcap(&path, 101, &packets, false, false, 65535);
+    let doc = run_rttdoc_json(&path);
+    assert_eq!(
+        doc["capture"]["damaged"].as_u64(),
+        Some(damaged.len() as u64),
+        "{}",
+        doc["capture"]
+    );
+    let conns = doc["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 1);
+    assert_eq!(
+        (
+            conns[0]["first_frame"].as_u64(),
+            conns[0]["last_frame"].as_u64()
+        ),
+        (Some(1), Some(packets.len() as u64))
+    );
+    // The handshake survived the damage between its packets: SYN at 0,
+    // ACK at 2 ms.
+    assert_eq!(conns[0]["tcp_handshake_ms"].as_f64(), Some(2.0));
+}
