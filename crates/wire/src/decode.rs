@@ -61,7 +61,7 @@ pub struct Fragment<'a> {
     /// The fragment's payload bytes as captured.
     pub data: &'a [u8],
     /// The capture holds fewer bytes than the header declares (snaplen):
-    /// the datagram can never be rebuilt.
+    /// the fragment is left out of reassembly, as Wireshark leaves it out.
     pub cut: bool,
     /// Encapsulation layers opened to reach this packet.
     pub depth: u8,

@@ -59,7 +59,7 @@ struct Pending {
     /// Payload length, known once the last fragment has arrived.
     total: Option<u32>,
     bytes: usize,
-    /// A fragment was cut by the snaplen or broke a limit: never complete.
+    /// A fragment broke a limit: never complete.
     broken: bool,
 }
 
@@ -138,19 +138,21 @@ impl Defragmenter {
         }
         let limits = self.limits;
         let entry = self.pending.get_mut(&fragment.key).expect("inserted above");
-        if fragment.cut
-            || end > MAX_DATAGRAM
+        if fragment.cut {
+            // Wireshark leaves out a fragment the snaplen cut: the datagram
+            // completes only if another copy brings those bytes whole.
+            return None;
+        }
+        if end > MAX_DATAGRAM
             || entry.pieces.len() >= limits.max_fragments
             // Duplicates may resend bytes, but not more than twice over.
             || entry.bytes + len > 2 * MAX_DATAGRAM
         {
             entry.broken = true;
         }
-        if !fragment.more {
-            // Two different "last" fragments: the datagram cannot be rebuilt.
-            if entry.total.is_some_and(|t| t as usize != end) {
-                entry.broken = true;
-            }
+        if !fragment.more && entry.total.is_none() {
+            // The first last fragment fixes the length (Wireshark keeps it
+            // too and flags any later, different "last" fragment).
             entry.total = Some(end as u32);
         }
         if entry.broken {
@@ -301,13 +303,17 @@ mod tests {
     }
 
     #[test]
-    fn a_snaplen_cut_fragment_makes_the_datagram_unbuildable() {
+    fn a_snaplen_cut_fragment_is_left_out_until_a_whole_copy_comes() {
         let mut d = Defragmenter::default();
         let mut cut = frag(1, 0, true, b"0123");
         cut.cut = true;
         assert!(d.push(&cut, 0).is_none());
         assert!(d.push(&frag(1, 8, false, b"x"), 0).is_none());
         assert_eq!(d.stats.reassembled, 0);
+        let done = d
+            .push(&frag(1, 0, true, b"01234567"), 0)
+            .expect("whole copy");
+        assert_eq!(done.payload, b"01234567x");
     }
 
     #[test]
