@@ -148,6 +148,8 @@ fn public_tunnel_and_link_layer_captures_agree_with_tshark() {
     .map(|n| (format!("{tcpdump}/{n}.pcap"), 1))
     .chain([
         (format!("{tcpdump}/ipoib.pcap"), 6),
+        // Link type 0x30000001: Ethernet with the pcap header's FCS bits set.
+        (format!("{tcpdump}/heapoverflow-tcp_print.pcap"), 1),
         // PPTP: GRE version 1 with PPP, beside its TCP control connection.
         (format!("{ppp}/Pcap++Test__PcapExamples__GrePackets.cap"), 1),
         // FTP over IPv4 and over 6in4.
