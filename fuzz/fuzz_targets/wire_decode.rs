@@ -2,13 +2,24 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-const LINK_TYPES: [u32; 9] = [0, 1, 12, 14, 101, 108, 113, 228, 276];
+const LINK_TYPES: [u32; 15] = [0, 1, 7, 9, 12, 14, 50, 101, 104, 108, 113, 129, 228, 242, 276];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else { return };
     let link = LINK_TYPES[selector as usize % LINK_TYPES.len()];
-    if let rttdoc_wire::Decoded::Tcp(seg) = rttdoc_wire::decode(link, rest) {
-        assert!(seg.payload.len() <= seg.payload_len as usize);
-        assert!(seg.options.sack_blocks().len() <= 4);
+    match rttdoc_wire::decode(link, rest) {
+        rttdoc_wire::Decoded::Tcp(seg) => {
+            assert!(seg.payload.len() <= seg.payload_len as usize);
+            assert!(seg.options.sack_blocks().len() <= 4);
+        }
+        // A fragment alone completes nothing unless it is the whole datagram;
+        // rebuilding and decoding must not panic either.
+        rttdoc_wire::Decoded::Fragment(f) => {
+            let mut defrag = rttdoc_wire::defrag::Defragmenter::default();
+            if let Some(datagram) = defrag.push(&f, 0) {
+                let _ = datagram.decode();
+            }
+        }
+        _ => {}
     }
 });

@@ -348,6 +348,9 @@ pub struct CaptureStats {
     pub non_ip: u64,
     pub non_tcp: u64,
     pub ip_fragments: u64,
+    /// Datagrams rebuilt from those fragments (their segments count in
+    /// `tcp_segments`, on the frame of the fragment that completed them).
+    pub ip_reassembled: u64,
     /// Packets whose headers were broken or cut: counted and skipped.
     pub damaged: u64,
     pub connections: u64,

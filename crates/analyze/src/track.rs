@@ -17,6 +17,7 @@
 use std::net::IpAddr;
 
 use rttdoc_capture::{Capture, Frame};
+use rttdoc_wire::defrag::Defragmenter;
 use rttdoc_wire::{decode, Decoded, Segment, Skip};
 use rustc_hash::FxHashMap;
 
@@ -80,6 +81,8 @@ pub struct Tracker<'s> {
     /// (a second pass of the same trace).
     latest_ns: Option<i64>,
     rewound: bool,
+    /// IP fragments waiting for the rest of their datagram.
+    defrag: Defragmenter,
     sink: &'s mut dyn FnMut(ConnectionReport),
 }
 
@@ -93,6 +96,7 @@ impl<'s> Tracker<'s> {
             last_sweep_ns: None,
             latest_ns: None,
             rewound: false,
+            defrag: Defragmenter::default(),
             sink,
         }
     }
@@ -108,27 +112,41 @@ impl<'s> Tracker<'s> {
         let t = frame.ts_ns as f64 / 1e9;
         self.stats.first_time.get_or_insert(t);
         self.stats.last_time = Some(t);
-        match decode(frame.link_type, frame.data) {
-            Decoded::Tcp(seg) => {
-                self.stats.tcp_segments += 1;
-                self.segment(
-                    Stamp {
-                        frame: frame.number,
-                        ts_ns: frame.ts_ns,
-                    },
-                    &seg,
-                );
-            }
-            Decoded::Skipped(Skip::NotIp) => self.stats.non_ip += 1,
-            Decoded::Skipped(Skip::NotTcp) => self.stats.non_tcp += 1,
-            Decoded::Skipped(Skip::Fragment) => self.stats.ip_fragments += 1,
-            Decoded::Damaged(_) => self.stats.damaged += 1,
-        }
+        let at = Stamp {
+            frame: frame.number,
+            ts_ns: frame.ts_ns,
+        };
+        self.decoded(at, decode(frame.link_type, frame.data));
         let sweep_due = self
             .last_sweep_ns
             .is_none_or(|last| frame.ts_ns - last > 1_000_000_000);
         if sweep_due {
             self.sweep(frame.ts_ns);
+        }
+    }
+
+    /// Counts and tracks one decode result. A fragment that completes its
+    /// datagram brings the datagram's segment to this frame (where Wireshark
+    /// shows it); the rebuilt bytes live until the segment is processed, and
+    /// nothing keeps a borrow of them. Recursion is bounded: each rebuilt
+    /// datagram decodes one encapsulation level deeper (`MAX_DEPTH`).
+    fn decoded(&mut self, at: Stamp, decoded: Decoded<'_>) {
+        match decoded {
+            Decoded::Tcp(seg) => {
+                self.stats.tcp_segments += 1;
+                self.segment(at, &seg);
+            }
+            Decoded::Fragment(fragment) => {
+                self.stats.ip_fragments += 1;
+                if let Some(datagram) = self.defrag.push(&fragment, at.ts_ns) {
+                    self.stats.ip_reassembled += 1;
+                    self.decoded(at, datagram.decode());
+                }
+            }
+            Decoded::Skipped(Skip::NotIp) => self.stats.non_ip += 1,
+            Decoded::Skipped(Skip::NotTcp) => self.stats.non_tcp += 1,
+            Decoded::Skipped(Skip::Fragment) => self.stats.ip_fragments += 1,
+            Decoded::Damaged(_) => self.stats.damaged += 1,
         }
     }
 

@@ -21,6 +21,13 @@ pub use reader::{Capture, Frame, Progress};
 pub mod linktype {
     pub const NULL: u32 = 0;
     pub const ETHERNET: u32 = 1;
+    pub const ARCNET_BSD: u32 = 7;
+    pub const PPP: u32 = 9;
+    pub const PPP_HDLC: u32 = 50;
+    pub const C_HDLC: u32 = 104;
+    pub const ARCNET_LINUX: u32 = 129;
+    /// IP over InfiniBand (RFC 4391 header behind a 40-byte pseudo-header).
+    pub const IPOIB: u32 = 242;
     pub const RAW: u32 = 101;
     pub const LOOP: u32 = 108;
     pub const LINUX_SLL: u32 = 113;

@@ -1,7 +1,8 @@
 //! Link layers: find where the network-layer packet starts and what it is.
 //!
-//! Ethernet and Linux SLL are handed to `etherparse`; the others are a few
-//! fixed bytes in front of the IP header and are unwrapped here.
+//! Ethernet is decoded in [`crate::decode`]; the others are a few bytes in
+//! front of the network-layer packet and are unwrapped here (ARCnet, whose
+//! header length depends on its protocol ID, in [`crate::arcnet`]).
 
 /// What follows the link-layer header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +13,10 @@ pub enum Network<'a> {
     EtherType(u16, &'a [u8]),
     /// An IPv4 or IPv6 packet (version from the first nibble).
     Ip(&'a [u8]),
+    /// A PPP frame (with or without HDLC address and control bytes).
+    Ppp(&'a [u8]),
+    /// An ARCnet frame, BSD or Linux header layout ([`crate::arcnet`]).
+    Arcnet { linux: bool },
     /// Something rttdoc does not decode (ARP, another protocol family ...).
     Other,
     /// The frame is shorter than its link-layer header.
@@ -22,7 +27,20 @@ pub enum Network<'a> {
 pub mod ether_type {
     pub const IPV4: u16 = 0x0800;
     pub const IPV6: u16 = 0x86dd;
+    /// Transparent Ethernet bridging: an Ethernet frame (gretap, Geneve).
+    pub const TRANSPARENT_ETHERNET: u16 = 0x6558;
+    pub const MPLS_UNICAST: u16 = 0x8847;
+    pub const MPLS_MULTICAST: u16 = 0x8848;
+    /// ERSPAN types I and II (GRE protocol), told apart by the GRE S bit.
+    pub const ERSPAN_2: u16 = 0x88be;
+    pub const ERSPAN_3: u16 = 0x22eb;
 }
+
+/// IP over InfiniBand (LINKTYPE_IPOIB): a 40-byte pseudo-header with the
+/// destination and source addresses, then the RFC 4391 4-byte header whose
+/// first two bytes are an EtherType.
+const IPOIB_TYPE_AT: usize = 40;
+const IPOIB_HEADER_LEN: usize = 44;
 
 /// BSD `AF_INET6` differs between systems; all of them mean IPv6.
 const AF_INET: u32 = 2;
@@ -30,6 +48,9 @@ const AF_INET6: [u32; 4] = [10, 24, 28, 30];
 
 /// Strips the link-layer header of `link_type` (a `LINKTYPE_*` value).
 pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
+    // The link type is the low 16 bits; a pcap header's upper bits may
+    // describe an FCS (RFC 9100 "LinkType and additional information").
+    let link_type = link_type & 0xffff;
     match link_type {
         // Ethernet
         1 => Network::Ethernet(data),
@@ -56,6 +77,14 @@ pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
                 Network::Other
             }
         }
+        // ARCnet: BSD (7) and Linux (129) header layouts.
+        7 => Network::Arcnet { linux: false },
+        129 => Network::Arcnet { linux: true },
+        // PPP (9) and PPP in HDLC-like framing (50).
+        9 | 50 => Network::Ppp(data),
+        // Cisco HDLC: address, control, then an EtherType.
+        104 => sll(data, 4, 2),
+        242 => sll(data, IPOIB_HEADER_LEN, IPOIB_TYPE_AT),
         // Linux cooked capture v1: 16-byte header, protocol at offset 14.
         113 => sll(data, 16, 14),
         // Linux cooked capture v2: 20-byte header, protocol at offset 0.
@@ -106,5 +135,27 @@ mod tests {
         sll2.push(0x45);
         assert_eq!(unwrap(276, &sll2), Network::EtherType(0x0800, &[0x45]));
         assert_eq!(unwrap(276, &[0u8; 19]), Network::Short);
+    }
+
+    #[test]
+    fn ipoib_type_is_after_the_forty_byte_pseudo_header() {
+        let mut f = vec![0u8; 40];
+        f.extend_from_slice(&[0x08, 0x00, 0, 0, 0x45]);
+        assert_eq!(unwrap(242, &f), Network::EtherType(0x0800, &[0x45]));
+        assert_eq!(unwrap(242, &f[..43]), Network::Short);
+    }
+
+    #[test]
+    fn fcs_bits_above_the_link_type_are_ignored() {
+        let f = [0u8; 14];
+        assert_eq!(unwrap(0x3000_0001, &f), Network::Ethernet(&f));
+    }
+
+    #[test]
+    fn cisco_hdlc_gives_its_ethertype() {
+        assert_eq!(
+            unwrap(104, &[0x0f, 0x00, 0x86, 0xdd, 0x60]),
+            Network::EtherType(0x86dd, &[0x60])
+        );
     }
 }
