@@ -317,7 +317,8 @@ fn http_connect(client: &[u8], server: &[u8]) -> Found {
         }
         // Refused (407, 403, 502...): only another CONNECT on the same
         // connection can still lead to TLS.
-        let body = content_length(head).unwrap_or(0);
+        // (with its last line's CR LF, for the line splitter)
+        let body = content_length(&server[s..head_end + 2]).unwrap_or(0);
         s = s_end + body;
         c = c_end;
         if c >= client.len() {
@@ -448,16 +449,17 @@ fn socks5(client: &[u8], server: &[u8]) -> Found {
 /// End of a SOCKS5 request (CMD=1 CONNECT) or a successful reply (REP=0)
 /// at `at`. None: not one; Some(Err): incomplete.
 fn socks5_address(s: &[u8], at: usize, request: bool) -> Option<Result<usize, ()>> {
+    // Request: CMD 1 (CONNECT); reply: REP 0 (succeeded).
+    let code = if request { 1 } else { 0 };
     let Some(h) = s.get(at..at + 4) else {
-        // Check what is there already.
+        // Judge what is there already.
         let h = s.get(at..).unwrap_or(&[]);
-        if h.first().is_some_and(|v| *v != 5) || h.get(1).is_some_and(|c| *c != !request as u8) {
+        if h.first().is_some_and(|v| *v != 5) || h.get(1).is_some_and(|c| *c != code) {
             return None;
         }
         return Some(Err(()));
     };
-    // Request: CMD 1 (CONNECT); reply: REP 0 (succeeded).
-    if h[0] != 5 || h[1] != if request { 1 } else { 0 } || h[2] != 0 {
+    if h[0] != 5 || h[1] != code || h[2] != 0 {
         return None;
     }
     let addr = match h[3] {
@@ -855,6 +857,505 @@ impl Held {
             if b > from[d] {
                 f(at, dir, &self.bytes[d][a.max(from[d])..b]);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each preamble as a specification: what each side sends, in order,
+    //! and where TLS starts; then the ways it must not be fooled.
+    use super::*;
+
+    /// A ClientHello record's first bytes (record header + handshake type).
+    fn client_hello() -> Vec<u8> {
+        let mut v = vec![22, 3, 1, 0, 0x40, 1, 0, 0, 0x3c, 3, 3];
+        v.resize(5 + 0x40, 0xaa);
+        v
+    }
+
+    /// A ServerHello record's first bytes.
+    fn server_hello() -> Vec<u8> {
+        vec![22, 3, 3, 0, 0x5a, 2, 0, 0, 0x56]
+    }
+
+    fn cat(parts: &[&[u8]]) -> Vec<u8> {
+        parts.concat()
+    }
+
+    /// Judges the finished dialog, and checks that no prefix of it (the
+    /// bytes as they arrive, in any split) reaches another verdict early.
+    fn judged(client: &[u8], server: &[u8], server_first: bool) -> Verdict {
+        let full = judge(client, server, server_first, false);
+        for c in 0..=client.len() {
+            for s in [0, server.len() / 2, server.len()] {
+                // The side that speaks first has sent something.
+                if (server_first && s == 0) || (!server_first && c == 0) {
+                    continue;
+                }
+                match judge(&client[..c], &server[..s], server_first, false) {
+                    Verdict::Undecided => {}
+                    v if v == full => {}
+                    v => panic!("prefix {c}/{s} judged {v:?}, the whole {full:?}"),
+                }
+            }
+        }
+        full
+    }
+
+    fn tls(kind: Kind, client_pre: &[u8], server_pre: &[u8], round_trips: u32) -> Verdict {
+        Verdict::Tls(Start {
+            kind,
+            client_offset: client_pre.len(),
+            server_offset: server_pre.len(),
+            round_trips,
+        })
+    }
+
+    const CONNECT: &[u8] = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nUser-Agent: curl/7.88.1\r\n\r\n";
+    const ESTABLISHED: &[u8] = b"HTTP/1.1 200 Connection established\r\n\r\n";
+
+    #[test]
+    fn http_connect_answered_200_then_client_hello_is_tls_after_one_round_trip() {
+        let c = cat(&[CONNECT, &client_hello()]);
+        let s = cat(&[ESTABLISHED, &server_hello()]);
+        assert_eq!(
+            judged(&c, &s, false),
+            tls(Kind::HttpConnect, CONNECT, ESTABLISHED, 1)
+        );
+    }
+
+    #[test]
+    fn http_connect_client_hello_in_the_same_segment_as_the_request_waits_for_the_200() {
+        let c = cat(&[CONNECT, &client_hello()]);
+        assert_eq!(judge(&c, b"", false, false), Verdict::Undecided);
+        assert_eq!(
+            judge(&c, b"HTTP/1.1 200 OK\r\n", false, false),
+            Verdict::Undecided
+        );
+    }
+
+    #[test]
+    fn http_connect_answered_407_stays_plaintext() {
+        let refused = b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"p\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        assert_eq!(judged(CONNECT, refused, false), Verdict::Undecided);
+        assert_eq!(judge(CONNECT, refused, false, true), Verdict::Plain);
+        // Even when the client goes on with bytes that look like TLS.
+        let c = cat(&[CONNECT, &client_hello()]);
+        assert_eq!(judge(&c, refused, false, false), Verdict::Plain);
+    }
+
+    #[test]
+    fn http_connect_407_then_a_retry_with_credentials_on_the_same_connection_is_two_round_trips() {
+        let refused: &[u8] =
+            b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 5\r\n\r\ndeny!";
+        let retry: &[u8] =
+            b"CONNECT example.com:443 HTTP/1.1\r\nProxy-Authorization: Basic dTpw\r\n\r\n";
+        let c = cat(&[CONNECT, retry, &client_hello()]);
+        let s = cat(&[refused, ESTABLISHED, &server_hello()]);
+        let pre_c = cat(&[CONNECT, retry]);
+        let pre_s = cat(&[refused, ESTABLISHED]);
+        assert_eq!(
+            judged(&c, &s, false),
+            tls(Kind::HttpConnect, &pre_c, &pre_s, 2)
+        );
+    }
+
+    #[test]
+    fn http_request_whose_body_holds_a_tls_record_header_is_plaintext() {
+        let c = cat(&[
+            b"POST /upload HTTP/1.1\r\nContent-Length: 69\r\n\r\n",
+            &client_hello(),
+        ]);
+        let s = cat(&[b"HTTP/1.1 200 OK\r\n\r\n", &server_hello()]);
+        assert_eq!(judge(&c, &s, false, false), Verdict::Plain);
+        assert_eq!(
+            judge(b"GET / HTTP/1.1\r\n", b"", false, false),
+            Verdict::Plain
+        );
+    }
+
+    #[test]
+    fn http_connect_200_followed_by_plaintext_http_stays_plaintext() {
+        let c = cat(&[CONNECT, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"]);
+        assert_eq!(judge(&c, ESTABLISHED, false, false), Verdict::Plain);
+    }
+
+    #[test]
+    fn tls_record_that_is_not_a_client_hello_or_has_an_absurd_length_is_not_a_start() {
+        for bad in [
+            vec![22, 3, 1, 0, 0x40, 2],    // ServerHello from the client
+            vec![23, 3, 3, 0, 0x40, 1],    // application data
+            vec![22, 3, 1, 0x50, 0x00, 1], // 20 KB: no plaintext record is that long
+            vec![22, 3, 1, 0, 0, 1],       // empty
+            vec![22, 3, 9, 0, 0x40, 1],    // version 3.9
+            vec![22, 2, 0, 0, 0x40, 1],    // SSL 2 era
+        ] {
+            let c = cat(&[CONNECT, &bad]);
+            assert_eq!(
+                judge(&c, ESTABLISHED, false, false),
+                Verdict::Plain,
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn server_bytes_after_its_preamble_must_be_tls_too() {
+        let c = cat(&[CONNECT, &client_hello()]);
+        let s = cat(&[ESTABLISHED, b"HTTP/1.1 200 OK\r\n"]);
+        assert_eq!(judge(&c, &s, false, false), Verdict::Plain);
+        // An alert is a TLS answer to a ClientHello.
+        let s = cat(&[ESTABLISHED, &[21, 3, 3, 0, 2, 2, 40]]);
+        assert!(matches!(judge(&c, &s, false, false), Verdict::Tls(_)));
+    }
+
+    const SOCKS5_GREETING: &[u8] = &[5, 1, 0];
+    const SOCKS5_NO_AUTH: &[u8] = &[5, 0];
+    const SOCKS5_CONNECT_NAME: &[u8] = &[
+        5, 1, 0, 3, 11, b'e', b'x', b'a', b'm', b'p', b'l', b'e', b'.', b'c', b'o', b'm', 1, 187,
+    ];
+    const SOCKS5_SUCCEEDED: &[u8] = &[5, 0, 0, 1, 127, 0, 0, 1, 0x9c, 0x40];
+
+    #[test]
+    fn socks5_greeting_then_connect_is_tls_after_two_round_trips() {
+        let c = cat(&[SOCKS5_GREETING, SOCKS5_CONNECT_NAME, &client_hello()]);
+        let s = cat(&[SOCKS5_NO_AUTH, SOCKS5_SUCCEEDED, &server_hello()]);
+        let pre_c = cat(&[SOCKS5_GREETING, SOCKS5_CONNECT_NAME]);
+        let pre_s = cat(&[SOCKS5_NO_AUTH, SOCKS5_SUCCEEDED]);
+        assert_eq!(judged(&c, &s, false), tls(Kind::Socks5, &pre_c, &pre_s, 2));
+    }
+
+    #[test]
+    fn socks5_with_username_and_password_is_three_round_trips() {
+        let greeting: &[u8] = &[5, 2, 0, 2];
+        let auth: &[u8] = &[1, 1, b'u', 2, b'p', b'w'];
+        let connect_v6: &[u8] = &[
+            5, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 187,
+        ];
+        let c = cat(&[greeting, auth, connect_v6, &client_hello()]);
+        let s = cat(&[&[5, 2], &[1, 0], SOCKS5_SUCCEEDED, &server_hello()]);
+        let pre_c = cat(&[greeting, auth, connect_v6]);
+        let pre_s = cat(&[&[5, 2], &[1, 0], SOCKS5_SUCCEEDED]);
+        assert_eq!(judged(&c, &s, false), tls(Kind::Socks5, &pre_c, &pre_s, 3));
+    }
+
+    #[test]
+    fn socks5_failure_reply_or_refused_method_or_bad_password_stays_plaintext() {
+        let c = cat(&[SOCKS5_GREETING, SOCKS5_CONNECT_NAME, &client_hello()]);
+        // REP 5: connection refused.
+        let s = cat(&[SOCKS5_NO_AUTH, &[5, 5, 0, 1, 0, 0, 0, 0, 0, 0]]);
+        assert_eq!(judge(&c, &s, false, false), Verdict::Plain);
+        // 0xFF: no acceptable method.
+        assert_eq!(
+            judge(SOCKS5_GREETING, &[5, 0xff], false, false),
+            Verdict::Plain
+        );
+        // RFC 1929 status 1: authentication failed.
+        let c = cat(&[&[5, 1, 2], &[1, 1, b'u', 1, b'p']]);
+        assert_eq!(judge(&c, &[5, 2, 1, 1], false, false), Verdict::Plain);
+    }
+
+    #[test]
+    fn socks4_granted_is_tls_after_one_round_trip_and_socks4a_carries_a_host_name() {
+        let req: &[u8] = &[4, 1, 1, 187, 93, 184, 216, 34, b'u', 0];
+        let granted: &[u8] = &[0, 90, 0, 0, 0, 0, 0, 0];
+        let c = cat(&[req, &client_hello()]);
+        let s = cat(&[granted, &server_hello()]);
+        assert_eq!(judged(&c, &s, false), tls(Kind::Socks4, req, granted, 1));
+        let req_4a: &[u8] = &[4, 1, 1, 187, 0, 0, 0, 1, 0, b'h', b'o', b's', b't', 0];
+        let c = cat(&[req_4a, &client_hello()]);
+        assert_eq!(
+            judged(&c, &s, false),
+            tls(Kind::Socks4a, req_4a, granted, 1)
+        );
+    }
+
+    #[test]
+    fn socks4_rejected_stays_plaintext() {
+        let c = cat(&[
+            &[4, 1, 1, 187, 0, 0, 0, 1, 0][..],
+            b"localhost\0",
+            &client_hello(),
+        ]);
+        assert_eq!(
+            judge(&c, &[0, 91, 0, 0, 0, 0, 0, 0], false, false),
+            Verdict::Plain
+        );
+    }
+
+    const SMTP_BANNER: &[u8] = b"220-mail.example.com ESMTP\r\n220 ready\r\n";
+    const EHLO: &[u8] = b"EHLO client\r\n";
+    const EHLO_REPLY: &[u8] = b"250-mail.example.com\r\n250-PIPELINING\r\n250 STARTTLS\r\n";
+
+    #[test]
+    fn smtp_banner_ehlo_starttls_220_is_tls_after_three_round_trips() {
+        let c = cat(&[EHLO, b"STARTTLS\r\n", &client_hello()]);
+        let s = cat(&[
+            SMTP_BANNER,
+            EHLO_REPLY,
+            b"220 2.0.0 Ready to start TLS\r\n",
+            &server_hello(),
+        ]);
+        let pre_c = cat(&[EHLO, b"STARTTLS\r\n"]);
+        let pre_s = cat(&[SMTP_BANNER, EHLO_REPLY, b"220 2.0.0 Ready to start TLS\r\n"]);
+        assert_eq!(
+            judged(&c, &s, true),
+            tls(Kind::SmtpStarttls, &pre_c, &pre_s, 3)
+        );
+    }
+
+    #[test]
+    fn smtp_starttls_refused_with_454_stays_plaintext() {
+        let c = cat(&[EHLO, b"STARTTLS\r\n", b"MAIL FROM:<a@b>\r\n"]);
+        let s = cat(&[SMTP_BANNER, EHLO_REPLY, b"454 4.7.0 TLS not available\r\n"]);
+        assert_eq!(judge(&c, &s, true, false), Verdict::Plain);
+    }
+
+    #[test]
+    fn smtp_banner_220_is_not_taken_for_the_answer_to_starttls() {
+        // The client hurried: STARTTLS and its ClientHello before any reply
+        // but the banner. The server's "220" so far is the banner's.
+        let c = cat(&[b"STARTTLS\r\n", &client_hello()]);
+        assert_eq!(judge(&c, b"220 ready\r\n", true, false), Verdict::Undecided);
+        let s = cat(&[b"220 ready\r\n", b"220 go ahead\r\n", &server_hello()]);
+        assert_eq!(
+            judge(&c, &s, true, false),
+            tls(
+                Kind::SmtpStarttls,
+                b"STARTTLS\r\n",
+                b"220 ready\r\n220 go ahead\r\n",
+                2
+            )
+        );
+    }
+
+    #[test]
+    fn ftp_auth_tls_answered_234_is_tls() {
+        let c = cat(&[b"AUTH TLS\r\n", &client_hello()]);
+        let s = cat(&[
+            b"220 FTP server ready\r\n",
+            b"234 AUTH TLS successful\r\n",
+            &server_hello(),
+        ]);
+        assert_eq!(
+            judged(&c, &s, true),
+            tls(
+                Kind::FtpAuthTls,
+                b"AUTH TLS\r\n",
+                b"220 FTP server ready\r\n234 AUTH TLS successful\r\n",
+                2
+            )
+        );
+        let s = cat(&[b"220 FTP server ready\r\n", b"500 AUTH not understood\r\n"]);
+        assert_eq!(judge(b"AUTH TLS\r\n", &s, true, false), Verdict::Plain);
+    }
+
+    #[test]
+    fn pop3_capa_list_then_stls_ok_is_tls() {
+        let pre_c: &[u8] = b"CAPA\r\nSTLS\r\n";
+        let pre_s: &[u8] = b"+OK Dovecot ready.\r\n+OK\r\nCAPA\r\nTOP\r\nSTLS\r\n.\r\n+OK Begin TLS negotiation now.\r\n";
+        let c = cat(&[pre_c, &client_hello()]);
+        let s = cat(&[pre_s, &server_hello()]);
+        assert_eq!(judged(&c, &s, true), tls(Kind::Pop3Stls, pre_c, pre_s, 3));
+        let s = b"+OK ready\r\n-ERR TLS unavailable\r\n";
+        assert_eq!(judge(b"STLS\r\n", s, true, false), Verdict::Plain);
+    }
+
+    #[test]
+    fn imap_tagged_starttls_ok_is_tls_and_no_stays_plaintext() {
+        let pre_c: &[u8] = b"A001 CAPABILITY\r\nA002 STARTTLS\r\n";
+        let pre_s: &[u8] = b"* OK [CAPABILITY IMAP4rev1 STARTTLS] ready\r\n* CAPABILITY IMAP4rev1 STARTTLS\r\nA001 OK done\r\nA002 OK Begin TLS negotiation now.\r\n";
+        let c = cat(&[pre_c, &client_hello()]);
+        let s = cat(&[pre_s, &server_hello()]);
+        assert_eq!(
+            judged(&c, &s, true),
+            tls(Kind::ImapStarttls, pre_c, pre_s, 3)
+        );
+        let s = b"* OK ready\r\nA1 NO not now\r\n";
+        assert_eq!(judge(b"A1 STARTTLS\r\n", s, true, false), Verdict::Plain);
+    }
+
+    #[test]
+    fn xmpp_starttls_proceed_is_tls_and_failure_stays_plaintext() {
+        let pre_c: &[u8] = b"<?xml version='1.0'?><stream:stream to='example.com' xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0'><starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>";
+        let pre_s: &[u8] = b"<?xml version='1.0'?><stream:stream from='example.com' id='x' version='1.0'><stream:features><starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'><required/></starttls></stream:features><proceed xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>";
+        let c = cat(&[pre_c, &client_hello()]);
+        let s = cat(&[pre_s, &server_hello()]);
+        assert_eq!(
+            judge(&c, &s, false, false),
+            tls(Kind::XmppStarttls, pre_c, pre_s, 2)
+        );
+        let s = b"<stream:stream><failure xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>";
+        assert_eq!(judge(pre_c, s, false, false), Verdict::Plain);
+    }
+
+    /// LDAPMessage { messageID 1, ExtendedRequest { requestName StartTLS } }
+    const LDAP_STARTTLS: &[u8] = &[
+        0x30, 0x1d, 0x02, 0x01, 0x01, 0x77, 0x18, 0x80, 0x16, b'1', b'.', b'3', b'.', b'6', b'.',
+        b'1', b'.', b'4', b'.', b'1', b'.', b'1', b'4', b'6', b'6', b'.', b'2', b'0', b'0', b'3',
+        b'7',
+    ];
+
+    fn ldap_response(result: u8) -> Vec<u8> {
+        vec![
+            0x30, 0x0c, 0x02, 0x01, 0x01, 0x78, 0x07, 0x0a, 0x01, result, 0x04, 0x00, 0x04, 0x00,
+        ]
+    }
+
+    #[test]
+    fn ldap_starttls_extended_response_success_is_tls() {
+        let c = cat(&[LDAP_STARTTLS, &client_hello()]);
+        let s = cat(&[&ldap_response(0), &server_hello()]);
+        assert_eq!(
+            judged(&c, &s, false),
+            tls(Kind::LdapStarttls, LDAP_STARTTLS, &ldap_response(0), 1)
+        );
+        // resultCode 2: protocolError.
+        assert_eq!(judge(&c, &ldap_response(2), false, false), Verdict::Plain);
+    }
+
+    const PG_SSL: &[u8] = &[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
+    const PG_GSS: &[u8] = &[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x30];
+
+    #[test]
+    fn postgres_sslrequest_answered_s_is_tls_and_n_stays_plaintext() {
+        let c = cat(&[PG_SSL, &client_hello()]);
+        let s = cat(&[b"S", &server_hello()]);
+        assert_eq!(
+            judged(&c, &s, false),
+            tls(Kind::PostgresSslRequest, PG_SSL, b"S", 1)
+        );
+        let c = cat(&[PG_SSL, &[0, 0, 0, 0x29, 0, 3, 0, 0]]);
+        assert_eq!(judge(&c, b"N", false, false), Verdict::Plain);
+    }
+
+    #[test]
+    fn postgres_gssencrequest_refused_then_sslrequest_is_two_round_trips() {
+        let c = cat(&[PG_GSS, PG_SSL, &client_hello()]);
+        let s = cat(&[b"NS", &server_hello()]);
+        let pre_c = cat(&[PG_GSS, PG_SSL]);
+        assert_eq!(
+            judged(&c, &s, false),
+            tls(Kind::PostgresSslRequest, &pre_c, b"NS", 2)
+        );
+    }
+
+    fn mysql_greeting(capabilities: u16) -> Vec<u8> {
+        let mut p = vec![10];
+        p.extend_from_slice(b"8.0.36\0");
+        p.extend_from_slice(&[1, 0, 0, 0]); // thread id
+        p.extend_from_slice(b"abcdefgh\0"); // scramble part 1, filler
+        p.extend_from_slice(&capabilities.to_le_bytes());
+        p.extend_from_slice(&[0xff, 2, 0, 0xff, 0xc7, 21]);
+        p.extend_from_slice(&[0; 10]);
+        p.extend_from_slice(b"ijklmnopqrst\0mysql_native_password\0");
+        let len = p.len() as u32;
+        let mut v = len.to_le_bytes()[..3].to_vec();
+        v.push(0);
+        v.extend(p);
+        v
+    }
+
+    fn mysql_ssl_request() -> Vec<u8> {
+        let mut v = vec![32, 0, 0, 1];
+        v.extend_from_slice(&0x000f_aa85u32.to_le_bytes()); // CLIENT_SSL among others
+        v.extend_from_slice(&[0, 0, 0, 1, 0xff]);
+        v.extend_from_slice(&[0; 23]);
+        v
+    }
+
+    #[test]
+    fn mysql_ssl_request_after_a_greeting_offering_ssl_is_tls_after_the_greeting() {
+        let greeting = mysql_greeting(0xffff);
+        let req = mysql_ssl_request();
+        let c = cat(&[&req, &client_hello()]);
+        let s = cat(&[&greeting, &server_hello()]);
+        assert_eq!(
+            judged(&c, &s, true),
+            tls(Kind::MysqlSslRequest, &req, &greeting, 1)
+        );
+        // A server without CLIENT_SSL: no TLS can follow.
+        let s = cat(&[&mysql_greeting(0xffff & !0x0800), &server_hello()]);
+        assert_eq!(judge(&c, &s, true, false), Verdict::Plain);
+    }
+
+    #[test]
+    fn a_preamble_never_completed_is_given_up_at_the_byte_cap() {
+        let mut c = EHLO.to_vec();
+        while c.len() <= MAX_PREAMBLE_BYTES {
+            c.extend_from_slice(b"NOOP\r\n");
+        }
+        assert_eq!(judge(&c, SMTP_BANNER, true, false), Verdict::Plain);
+        let mut held = Held::default();
+        let stamp = Stamp::default();
+        assert!(held.push(stamp, Direction::ServerToClient, SMTP_BANNER, 0));
+        assert!(!held.push(stamp, Direction::ClientToServer, &c, 0));
+        assert!(!held.push(stamp, Direction::ClientToServer, b"", 10));
+    }
+
+    #[test]
+    fn held_chunks_replay_in_arrival_order_cut_at_the_tls_start() {
+        let mut held = Held::default();
+        let at = |frame| Stamp { frame, ts_ns: 0 };
+        let c2s = Direction::ClientToServer;
+        let s2c = Direction::ServerToClient;
+        // The ClientHello shares its segment with the end of the preamble.
+        assert!(held.push(at(1), c2s, b"CONNECT a:1 HTTP/1.1\r\n", 0));
+        assert!(held.push(at(2), s2c, ESTABLISHED, 0));
+        assert!(held.push(at(3), c2s, b"\r\nHELLO", 0));
+        let mut seen = Vec::new();
+        held.replay([24, ESTABLISHED.len()], |s, d, b| {
+            seen.push((s.frame, d, b.to_vec()))
+        });
+        assert_eq!(seen, vec![(3, c2s, b"HELLO".to_vec())]);
+        let mut all = 0;
+        held.replay([0, 0], |_, _, b| all += b.len());
+        assert_eq!(all, 22 + ESTABLISHED.len() + 7);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(
+            client in proptest::collection::vec(proptest::num::u8::ANY, 0..300),
+            server in proptest::collection::vec(proptest::num::u8::ANY, 0..300),
+            server_first: bool,
+            at_end: bool,
+        ) {
+            let v = judge(&client, &server, server_first, at_end);
+            if let Verdict::Tls(s) = v {
+                proptest::prop_assert!(s.client_offset <= client.len());
+                proptest::prop_assert_eq!(client_hello_at(&client, s.client_offset), Some(true));
+            }
+        }
+
+        #[test]
+        fn damaged_real_preambles_never_panic(
+            which in 0usize..6,
+            cut in 0usize..400,
+            flip in 0usize..400,
+            byte: u8,
+        ) {
+            let (c, s, first) = match which {
+                0 => (cat(&[CONNECT, &client_hello()]), cat(&[ESTABLISHED, &server_hello()]), false),
+                1 => (cat(&[SOCKS5_GREETING, SOCKS5_CONNECT_NAME, &client_hello()]),
+                      cat(&[SOCKS5_NO_AUTH, SOCKS5_SUCCEEDED]), false),
+                2 => (cat(&[EHLO, b"STARTTLS\r\n", &client_hello()]),
+                      cat(&[SMTP_BANNER, EHLO_REPLY, b"220 go\r\n"]), true),
+                3 => (cat(&[LDAP_STARTTLS, &client_hello()]), ldap_response(0), false),
+                4 => (cat(&[&mysql_ssl_request(), &client_hello()]), mysql_greeting(0xffff), true),
+                _ => (cat(&[PG_GSS, PG_SSL, &client_hello()]), b"NS".to_vec(), false),
+            };
+            let mut c = c;
+            let n = c.len();
+            c[flip % n] = byte;
+            c.truncate(cut.min(n));
+            let mut s = s;
+            let m = s.len();
+            s[flip % m] ^= byte;
+            let _ = judge(&c, &s, first, false);
+            let _ = judge(&c, &s, first, true);
+            let _ = judge(&s, &c, !first, true);
         }
     }
 }
