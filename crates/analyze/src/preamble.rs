@@ -1276,7 +1276,7 @@ mod tests {
             tls(Kind::MysqlSslRequest, &req, &greeting, 1)
         );
         // A server without CLIENT_SSL: no TLS can follow.
-        let s = cat(&[&mysql_greeting(0xffff & !0x0800), &server_hello()]);
+        let s = cat(&[&mysql_greeting(!0x0800), &server_hello()]);
         assert_eq!(judge(&c, &s, true, false), Verdict::Plain);
     }
 
