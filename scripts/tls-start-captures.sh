@@ -38,7 +38,8 @@ cleanup() {
 trap cleanup EXIT
 ip link set lo up mtu 1500
 if command -v ethtool >/dev/null; then ethtool -K lo tso off gso off gro off >/dev/null 2>&1 || true; fi
-pg_bin=$(dirname "$(command -v postgres 2>/dev/null || ls /usr/lib/postgresql/*/bin/postgres | tail -1)")
+# Debian keeps postgres and initdb out of PATH, under /usr/lib/postgresql/N/bin.
+pg_bin=$(dirname "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
   -out "$work/cert.pem" -days 2 -subj /CN=localhost >/dev/null 2>&1

@@ -17,6 +17,10 @@ use crate::model::Direction;
 /// is a few hundred bytes; a ClientHello with post-quantum key shares ~2 KB).
 pub const MAX_PREAMBLE_BYTES: usize = 16 * 1024;
 
+/// Segments held before giving up: a STARTTLS dialog takes a dozen; the
+/// judge re-reads the held bytes on each, so this bounds its work too.
+pub const MAX_PREAMBLE_SEGMENTS: usize = 64;
+
 /// Largest plaintext TLS record body (RFC 8446 5.1).
 const MAX_PLAINTEXT_RECORD: usize = 1 << 14;
 
@@ -566,17 +570,6 @@ fn line_command(client: &[u8], server: &[u8]) -> Found {
             break;
         }
     }
-    // Replies: the greeting, then one per command.
-    let mut replies: Vec<(&[u8], usize)> = Vec::new();
-    for (a, b, end) in lines(server, 0) {
-        let line = &server[a..b];
-        if line.len() < 3 || !line[..3].iter().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        if line.get(3) != Some(&b'-') {
-            replies.push((&line[..3], end));
-        }
-    }
     let Some((i, c_end, kind, ok)) = found else {
         let partial = client.len() - commands.last().map_or(0, |l| l.2);
         return if partial > 512 || commands.len() > 32 {
@@ -585,11 +578,27 @@ fn line_command(client: &[u8], server: &[u8]) -> Found {
             Some(Err(()))
         };
     };
-    match replies.get(i + 1) {
-        Some((code, s_end)) if code == ok => Some(Ok((kind, c_end, *s_end, i as u32 + 2))),
-        Some(_) => None,
-        None => Some(Err(())),
+    // Replies: the greeting, then one per command, up to the answer to
+    // the TLS command (what follows it is TLS, whatever bytes it holds).
+    let mut replies = 0;
+    for (a, b, end) in lines(server, 0) {
+        let line = &server[a..b];
+        if line.len() < 3 || !line[..3].iter().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        if line.get(3) == Some(&b'-') {
+            continue;
+        }
+        if replies == i + 1 {
+            return if &line[..3] == ok {
+                Some(Ok((kind, c_end, end, i as u32 + 2)))
+            } else {
+                None
+            };
+        }
+        replies += 1;
     }
+    Some(Err(()))
 }
 
 /// POP3 (RFC 2595): "+OK" greeting, one status line per command, plus a
@@ -717,7 +726,9 @@ fn xmpp(client: &[u8], server: &[u8]) -> Found {
             None => Some(Err(())),
         }
     };
-    if find(server, b"<failure", 0).is_some() {
+    // A refusal before any proceed (after it, the bytes are TLS's).
+    let failure = find(server, b"<failure", 0);
+    if failure.is_some() && failure < find(server, b"<proceed", 0).or(Some(usize::MAX)) {
         return None;
     }
     let c_end = match element_end(client, b"<starttls")? {
@@ -827,10 +838,13 @@ pub(crate) struct Held {
 
 impl Held {
     /// Keeps one chunk; false (and nothing kept) when it cannot be judged:
-    /// bytes missing from the capture inside the preamble, or the cap.
+    /// bytes missing from the capture inside the preamble, or a cap.
     pub fn push(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize) -> bool {
         let held = self.bytes[0].len() + self.bytes[1].len();
-        if missing > 0 || held + bytes.len() > MAX_PREAMBLE_BYTES {
+        if missing > 0
+            || held + bytes.len() > MAX_PREAMBLE_BYTES
+            || self.chunks.len() >= MAX_PREAMBLE_SEGMENTS
+        {
             return false;
         }
         if self.first.is_none() {
@@ -869,14 +883,17 @@ mod tests {
 
     /// A ClientHello record's first bytes (record header + handshake type).
     fn client_hello() -> Vec<u8> {
-        let mut v = vec![22, 3, 1, 0, 0x40, 1, 0, 0, 0x3c, 3, 3];
+        // (random and key bytes hold line feeds too)
+        let mut v = vec![22, 3, 1, 0, 0x40, 1, 0, 0, 0x3c, 3, 3, b'\n', b'\r', b'\n'];
         v.resize(5 + 0x40, 0xaa);
         v
     }
 
     /// A ServerHello record's first bytes.
     fn server_hello() -> Vec<u8> {
-        vec![22, 3, 3, 0, 0x5a, 2, 0, 0, 0x56]
+        vec![
+            22, 3, 3, 0, 0x5a, 2, 0, 0, 0x56, 3, 3, b'\n', 0x0d, b'\n', 0x7f,
+        ]
     }
 
     fn cat(parts: &[&[u8]]) -> Vec<u8> {
@@ -1292,6 +1309,11 @@ mod tests {
         assert!(held.push(stamp, Direction::ServerToClient, SMTP_BANNER, 0));
         assert!(!held.push(stamp, Direction::ClientToServer, &c, 0));
         assert!(!held.push(stamp, Direction::ClientToServer, b"", 10));
+        let mut held = Held::default();
+        for _ in 0..MAX_PREAMBLE_SEGMENTS {
+            assert!(held.push(stamp, Direction::ClientToServer, b"x", 0));
+        }
+        assert!(!held.push(stamp, Direction::ClientToServer, b"x", 0));
     }
 
     #[test]

@@ -282,9 +282,20 @@ fn fresh_tls_start_captures_match_tshark() {
         "exim",
         "dovecot",
         "psql",
-        "initdb",
         "runuser",
     ];
+    // Debian keeps the server's programs out of PATH, under its version.
+    let initdb = which("initdb").or_else(|| {
+        std::fs::read_dir("/usr/lib/postgresql")
+            .ok()?
+            .filter_map(|d| Some(d.ok()?.path().join("bin/initdb")))
+            .find(|p| p.is_file())
+    });
+    let tools: Vec<&str> = tools
+        .iter()
+        .copied()
+        .chain(initdb.is_none().then_some("initdb (postgresql)"))
+        .collect();
     if !require("fresh_tls_start_captures_match_tshark", &tools, true) {
         return;
     }
