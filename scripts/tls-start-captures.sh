@@ -10,6 +10,7 @@
 #   socks4a-dante-refused    curl --socks4a -> danted, which answers 91 (request rejected:
 #                            it resolves no host names here): a real SOCKS failure reply
 #   smtp-starttls-exim       curl smtp:// --ssl-reqd  -> exim4 (STARTTLS)
+#   ftp-auth-tls-vsftpd      curl ftp:// --ssl-reqd   -> vsftpd (AUTH SSL -> 234; control connection)
 #   imap-starttls-dovecot    curl imap:// --ssl-reqd  -> dovecot
 #   pop3-stls-dovecot        curl pop3:// --ssl-reqd  -> dovecot
 #   postgres-sslrequest      psql sslmode=require     -> postgres (ssl=on)
@@ -19,7 +20,7 @@
 #   scripts/tls-start-captures.sh tests/data/tls-start
 #
 # Needs root, unshare, tcpdump, curl, openssl, tinyproxy, microsocks,
-# danted (dante-server), exim4-daemon-light, dovecot-imapd, dovecot-pop3d,
+# danted (dante-server), exim4-daemon-light, vsftpd, dovecot-imapd, dovecot-pop3d,
 # postgres + initdb (postgresql) and psql.
 set -euo pipefail
 out=$(realpath -m "$1")
@@ -141,6 +142,34 @@ start exim -C "$work/exim.conf" -bdf -oX 2525
 wait_port 2525
 capture smtp-starttls-exim "tcp port 2525" \
   curl -sk --ssl-reqd --mail-from a@localhost --mail-rcpt b@localhost -T /dev/null smtp://127.0.0.1:2525/
+
+# FTP AUTH TLS: vsftpd, anonymous, TLS allowed; only the control connection.
+mkdir -p "$work/ftp/empty" "$work/ftp/anon"; chmod 555 "$work/ftp/anon"
+cat > "$work/vsftpd.conf" <<CONF
+listen=YES
+listen_address=127.0.0.1
+listen_port=2121
+background=NO
+anonymous_enable=YES
+anon_root=$work/ftp/anon
+no_anon_password=YES
+local_enable=NO
+write_enable=NO
+secure_chroot_dir=$work/ftp/empty
+ssl_enable=YES
+allow_anon_ssl=YES
+force_anon_logins_ssl=NO
+force_anon_data_ssl=NO
+require_ssl_reuse=NO
+rsa_cert_file=$work/cert.pem
+rsa_private_key_file=$work/key.pem
+seccomp_sandbox=NO
+CONF
+# (vsftpd writes its errors to fd 0)
+start vsftpd "$work/vsftpd.conf" </dev/null
+wait_port 2121
+capture ftp-auth-tls-vsftpd "tcp port 2121" \
+  curl -sk --ssl-reqd ftp://127.0.0.1:2121/
 
 # IMAP STARTTLS and POP3 STLS: dovecot.
 mkdir -p "$work/dovecot/run"

@@ -257,6 +257,7 @@ fn bundled_captures_agree_with_tshark() {
                 "tcp.port==1143,imap",
                 "tcp.port==1110,pop",
                 "tcp.port==5433,pgsql",
+                "tcp.port==2121,tls",
             ];
             let mut args = vec!["-d", "tcp.port==8080,tls", "-d", "tcp.port==18443,tls"];
             if path.parent().is_some_and(|d| d.ends_with("tls-start")) {
