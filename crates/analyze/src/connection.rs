@@ -10,6 +10,7 @@ use crate::model::{
     ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport, LadderEntry,
     TfoReport,
 };
+use crate::preamble::Verdict;
 use crate::rtt::RttSamples;
 use crate::seq;
 use crate::tls::TlsSession;
@@ -211,8 +212,11 @@ pub struct Connection {
     tfo: TfoSeen,
     pub(crate) rtt: RttSamples,
     pub(crate) tls: Option<TlsSession>,
-    /// Decided on the first client payload: TLS or not.
+    /// Decided on the first client payload (TLS or not), or once a
+    /// plaintext preamble (proxy, STARTTLS) has been judged.
     protocol_decided: bool,
+    /// Stream bytes held while a possible preamble is judged.
+    preamble: Option<Box<crate::preamble::Held>>,
     pub(crate) exchanges: Exchanges,
     pub(crate) ladder: Option<Vec<LadderEntry>>,
     pub(crate) closed_at_ns: Option<i64>,
@@ -257,6 +261,7 @@ impl Connection {
             rtt: RttSamples::default(),
             tls: None,
             protocol_decided: false,
+            preamble: None,
             exchanges: Exchanges::default(),
             ladder: ladder.then(Vec::new),
             closed_at_ns: None,
@@ -772,15 +777,73 @@ impl Connection {
 
     fn on_stream_bytes(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize) {
         if !self.protocol_decided {
-            if dir == Direction::ServerToClient || bytes.is_empty() {
+            let client = dir == Direction::ClientToServer;
+            if self.preamble.is_none() && bytes.is_empty() {
+                // The stream starts inside a capture hole: nothing to judge.
                 self.protocol_decided = true;
+            } else if self.preamble.is_none()
+                && client
+                && bytes.len() >= 3
+                && bytes[0] == 22
+                && bytes[1] == 3
+                && bytes[2] <= 4
+            {
+                self.protocol_decided = true;
+                self.tls = Some(TlsSession::default());
             } else {
-                self.protocol_decided = true;
-                if bytes.len() >= 3 && bytes[0] == 22 && bytes[1] == 3 && bytes[2] <= 4 {
-                    self.tls = Some(TlsSession::default());
+                // Maybe a plaintext preamble before TLS (proxy, STARTTLS):
+                // hold the bytes until it is judged, then replay them.
+                let held = self.preamble.get_or_insert_with(Default::default);
+                if held.push(at, dir, bytes, missing) {
+                    match held.judge(false) {
+                        Verdict::Undecided => {}
+                        v => self.decide(v),
+                    }
+                    return;
                 }
+                self.decide(Verdict::Plain);
             }
         }
+        self.hand_over(at, dir, bytes, missing);
+    }
+
+    /// Ends the wait on a preamble: TLS from where it ended (the held
+    /// bytes before it are the preamble's), or plaintext from the start.
+    fn decide_preamble(&mut self, at_end: bool) {
+        if !self.protocol_decided {
+            match &self.preamble {
+                Some(held) => {
+                    let v = held.judge(at_end);
+                    self.decide(if v == Verdict::Undecided {
+                        Verdict::Plain
+                    } else {
+                        v
+                    });
+                }
+                None => self.protocol_decided = true,
+            }
+        }
+    }
+
+    fn decide(&mut self, v: Verdict) {
+        self.protocol_decided = true;
+        let Some(held) = self.preamble.take() else {
+            return;
+        };
+        let from = match v {
+            Verdict::Tls(start) => {
+                let mut tls = TlsSession::default();
+                tls.preamble = held.first.map(|first| (start, first));
+                self.tls = Some(tls);
+                [start.client_offset, start.server_offset]
+            }
+            _ => [0, 0],
+        };
+        held.replay(from, |at, dir, bytes| self.hand_over(at, dir, bytes, 0));
+    }
+
+    /// Hands decided stream bytes to the TLS parser or the exchanges.
+    fn hand_over(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize) {
         let len = bytes.len() + missing;
         // The tightest bound yet on the capture point -> server -> capture
         // point round trip, for the exchanges' causality check.
@@ -798,6 +861,7 @@ impl Connection {
     /// Turns the tracked state into the report (ledger included).
     pub fn finish(mut self, ending: Ending) -> ConnectionReport {
         self.flush();
+        self.decide_preamble(true);
         if let Some(tls) = &mut self.tls {
             tls.finish(&mut self.exchanges);
         }

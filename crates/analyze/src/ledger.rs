@@ -210,6 +210,32 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
             (Some(v), Some(false)) if !is_tls13(v) => tls.server_finished.map(|s| (s, true)),
             _ => tls.client_finished.map(|s| (s, false)),
         };
+        // TLS after a plaintext preamble (proxy, STARTTLS): the preamble's
+        // round trips are their own phase, from the end of the TCP
+        // handshake (or the preamble's first frame in a capture without
+        // it) to the ClientHello, which starts the TLS handshake phase.
+        let preamble_row = match (tls.preamble, tls.client_hello_at) {
+            (Some((start, first)), Some((ch_start, _))) => {
+                let from = match c.handshake_ack {
+                    Some(ack) if ack.frame <= first.0.frame => (ack, false),
+                    _ => first,
+                };
+                let n = start.round_trips;
+                let basis = format!(
+                    "{}: {n} server answer(s) awaited before the ClientHello, 1 RTT each",
+                    start.kind.label()
+                );
+                Some(clock.row(
+                    start.kind.phase(),
+                    start.kind.label().into(),
+                    None,
+                    from,
+                    (ch_start, false),
+                    (Some(n as f64), basis),
+                ))
+            }
+            _ => None,
+        };
         let mut row = None;
         if let (Some((ch_start, _)), Some(end)) = (tls.client_hello_at, end) {
             let r = clock.row(
@@ -268,10 +294,14 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
             ideal_handshake_rtts: Some(ideal),
             server_flight_bytes: tls.server_flight_bytes,
             messages: tls.messages.clone(),
+            started_after: tls.preamble.map(|(start, _)| start.kind.name()),
         };
-        (report, row)
+        (report, preamble_row, row)
     });
-    let tls = tls_report.map(|(report, row)| {
+    let tls = tls_report.map(|(report, preamble_row, row)| {
+        if let Some(row) = preamble_row {
+            ledger.push(row);
+        }
         if let Some(row) = row {
             ledger.push(row);
         }
@@ -410,7 +440,13 @@ const PRICED_INTO_IDEAL: &[&str] = &["hello_retry_request", "resumption_missed"]
 /// largest cost first, none beyond its own cost; returns what is left
 /// (`unexplained_ms`). `tls_extra_rtt` restates the others and takes none.
 fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f64 {
-    let phases = ["tcp_handshake", "tls_handshake", "first_byte"];
+    let phases = [
+        "tcp_handshake",
+        "proxy_connect",
+        "starttls",
+        "tls_handshake",
+        "first_byte",
+    ];
     let mut left: Vec<f64> = phases
         .iter()
         .map(|p| {

@@ -18,6 +18,7 @@ mod exchange;
 pub mod keylog;
 mod ledger;
 pub mod model;
+pub mod preamble;
 mod rtt;
 pub mod seq;
 mod tls;

@@ -93,7 +93,8 @@ impl Direction {
 /// One phase of a connection's round-trip ledger.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LedgerRow {
-    /// `tcp_handshake`, `tls_handshake`, `first_byte` or `transfer`.
+    /// `tcp_handshake`, `proxy_connect` or `starttls` (a plaintext
+    /// preamble before TLS), `tls_handshake`, `first_byte` or `transfer`.
     pub phase: &'static str,
     /// For people: "TCP handshake", "GET /index.html -> first byte" ...
     pub label: String,
@@ -218,6 +219,10 @@ pub struct TlsReport {
     /// Records of the server's first flight (TLS 1.3: encrypted) with sizes.
     pub server_flight_bytes: u32,
     pub messages: Vec<TlsMessageRef>,
+    /// The plaintext preamble TLS started after (`http_connect`, `socks5`,
+    /// `smtp_starttls`, `postgres_sslrequest`, ...); null when the
+    /// connection's first client bytes were the ClientHello.
+    pub started_after: Option<&'static str>,
 }
 
 /// How a connection ended (as far as the capture shows).

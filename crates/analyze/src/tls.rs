@@ -84,6 +84,9 @@ pub struct TlsSession {
     pub messages: Vec<TlsMessageRef>,
     /// The stream stopped looking like TLS (or sync was lost).
     pub broken: bool,
+    /// TLS started after a plaintext preamble (proxy, STARTTLS): which,
+    /// where, and the preamble's first frame (true: sent by the server).
+    pub preamble: Option<(crate::preamble::Start, (Stamp, bool))>,
 }
 
 struct Done {

@@ -245,11 +245,25 @@ fn bundled_captures_agree_with_tshark() {
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         if name.ends_with(".pcap") || name.ends_with(".pcapng") || name.ends_with(".pcap.gz") {
-            // Lab and loopback fixtures use high ports: tell tshark which carry TLS.
-            assert_agrees_with_tshark(
-                &path,
-                &["-d", "tcp.port==8080,tls", "-d", "tcp.port==18443,tls"],
-            );
+            // Lab and loopback fixtures use high ports: tell tshark which carry TLS
+            // (tls-start: which carry the protocols TLS starts inside).
+            let tls_start = [
+                "tcp.port==4433,tls",
+                "tcp.port==25,tls",
+                "tcp.port==8888,http",
+                "tcp.port==1081,socks",
+                "tcp.port==1082,socks",
+                "tcp.port==2525,smtp",
+                "tcp.port==1143,imap",
+                "tcp.port==1110,pop",
+                "tcp.port==5433,pgsql",
+                "tcp.port==2121,tls",
+            ];
+            let mut args = vec!["-d", "tcp.port==8080,tls", "-d", "tcp.port==18443,tls"];
+            if path.parent().is_some_and(|d| d.ends_with("tls-start")) {
+                args.extend(tls_start.iter().flat_map(|d| ["-d", *d]));
+            }
+            assert_agrees_with_tshark(&path, &args);
             checked += 1;
         }
     }
