@@ -152,6 +152,9 @@ struct Input {
     /// Stream offset of `buf[start]`.
     offset: u64,
     eof: bool,
+    /// A read error, given again to every later read that needs more bytes:
+    /// a damaged gzip stream must not look like a clean end on the retry.
+    failed: Option<String>,
 }
 
 impl Input {
@@ -159,6 +162,9 @@ impl Input {
     /// has them; returns how many are available (fewer only at its end).
     fn fill(&mut self, n: usize) -> io::Result<usize> {
         while self.end - self.start < n && !self.eof {
+            if let Some(msg) = &self.failed {
+                return Err(io::Error::other(msg.clone()));
+            }
             if self.buf.len() - self.start < n {
                 // Move the partial record to the front (once per buffer
                 // length of input), and grow only for a record larger than
@@ -174,7 +180,10 @@ impl Input {
                 Ok(0) => self.eof = true,
                 Ok(k) => self.end += k,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => {
+                    self.failed = Some(e.to_string());
+                    return Err(e);
+                }
             }
         }
         Ok((self.end - self.start).min(n))
@@ -382,6 +391,7 @@ impl Capture {
                 end: 0,
                 offset: 0,
                 eof: false,
+                failed: None,
             },
             format: Format::Ng(Section {
                 endian: Endian { big: false },
@@ -588,7 +598,12 @@ impl Capture {
                     &[Variant::Standard, Variant::Modified24, Variant::Nokia]
                 };
                 let need = 3 * (28 + MAX_RECORD as usize);
-                let got = self.fill(need)?;
+                // A read error (a damaged gzip stream) is reported when
+                // reading reaches it; the trial uses the bytes before it.
+                let got = self
+                    .input
+                    .fill(need)
+                    .unwrap_or_else(|_| self.input.data().len().min(need));
                 let data = &self.input.data()[..got];
                 let mut best = (u32::MAX, candidates[0]);
                 for &v in candidates {
