@@ -230,6 +230,15 @@ fn every_pcap_variant_editcap_writes_is_read_like_tshark_reads_it() {
         let frames = assert_reads_like_tshark(&out);
         assert_eq!(frames, original.frames, "{format}: the packets");
     }
+    // Big-endian hosts wrote the same formats in their byte order; editcap
+    // writes ours only, so swap its output (tshark remains the reference).
+    for (format, record_header) in [("modpcap", 24), ("suse6_3pcap", 28), ("nsecpcap", 16)] {
+        let little = std::fs::read(dir.path(&format!("{format}.pcap"))).unwrap();
+        let big = dir.path(&format!("{format}-big-endian.pcap"));
+        std::fs::write(&big, to_big_endian_pcap(&little, record_header)).unwrap();
+        let frames = assert_reads_like_tshark(&big);
+        assert_eq!(frames, original.frames, "{format}, big-endian: the packets");
+    }
     // From the nanosecond pcap, editcap writes an IDB with if_tsresol = 9.
     let ng = dir.path("nsec.pcapng");
     run(Command::new("editcap")
@@ -474,6 +483,39 @@ fn big_endian_nanosecond_pcap_keeps_its_nanoseconds() {
         frames.iter().any(|f| f.1 % 1000 != 0),
         "sub-microsecond digits"
     );
+}
+
+/// A little-endian pcap file in big-endian byte order: the file header's
+/// fields, and each record header's (16 bytes, then for the modified
+/// formats the interface index, protocol, packet type and padding).
+fn to_big_endian_pcap(little: &[u8], record_header: usize) -> Vec<u8> {
+    fn swap(out: &mut Vec<u8>, field: &[u8]) {
+        out.extend(field.iter().rev());
+    }
+    let mut out = Vec::with_capacity(little.len());
+    swap(&mut out, &little[0..4]);
+    swap(&mut out, &little[4..6]);
+    swap(&mut out, &little[6..8]);
+    for at in [8, 12, 16, 20] {
+        swap(&mut out, &little[at..at + 4]);
+    }
+    let mut at = 24;
+    while at + record_header <= little.len() {
+        let h = &little[at..at + record_header];
+        for f in 0..4 {
+            swap(&mut out, &h[f * 4..f * 4 + 4]);
+        }
+        if record_header >= 24 {
+            swap(&mut out, &h[16..20]);
+            swap(&mut out, &h[20..22]);
+            out.extend(&h[22..]);
+        }
+        let caplen = u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize;
+        out.extend(&little[at + record_header..at + record_header + caplen]);
+        at += record_header + caplen;
+    }
+    assert_eq!(at, little.len(), "whole records");
+    out
 }
 
 fn public_dir() -> PathBuf {
