@@ -16,7 +16,7 @@ use std::path::Path;
 use ring::{aead, hkdf};
 
 /// The early traffic secrets of a key log, by ClientHello random.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct KeyLog {
     early: HashMap<[u8; 32], Vec<u8>>,
 }

@@ -218,6 +218,21 @@ impl<'s> Tracker<'s> {
         }
     }
 
+    /// Adds key-log lines (SSLKEYLOGFILE format) to the key log, for the
+    /// connections opened from now on and those still open: the secrets are
+    /// used when a connection's report is made, at its end.
+    pub fn add_key_log_lines(&mut self, text: &[u8]) {
+        let mut log = self.options.keylog.as_deref().cloned().unwrap_or_default();
+        for line in text.split(|&b| b == b'\n') {
+            log.add_line(&String::from_utf8_lossy(line));
+        }
+        let log = std::sync::Arc::new(log);
+        for c in self.table.values_mut() {
+            c.keylog = Some(log.clone());
+        }
+        self.options.keylog = Some(log);
+    }
+
     #[cfg(test)]
     pub(crate) fn segment_for_test(&mut self, at: Stamp, seg: &Segment<'_>) {
         self.segment(at, seg);
@@ -315,9 +330,18 @@ pub fn analyze_capture(
     sink: &mut dyn FnMut(ConnectionReport),
 ) -> CaptureStats {
     let mut tracker = Tracker::new(options, sink);
+    let secrets = capture.secrets();
     let error = loop {
         match capture.next_frame() {
-            Ok(Some(frame)) => tracker.frame(&frame),
+            Ok(Some(frame)) => {
+                // Key logs embedded in the capture (pcapng Decryption
+                // Secrets Blocks) count as if given with --keylog.
+                let embedded = secrets.take_new_tls_key_log();
+                if !embedded.is_empty() {
+                    tracker.add_key_log_lines(&embedded);
+                }
+                tracker.frame(&frame)
+            }
             Ok(None) => break None,
             Err(e) => break Some(e.to_string()),
         }

@@ -1,11 +1,30 @@
 //! Capture input: the first stage of rttdoc's one pass.
 //!
-//! A [`Capture`] reads a pcap (micro- or nanosecond timestamps, either byte
-//! order) or pcapng file (any number of sections and interfaces, each with its
-//! own link type and `if_tsresol`), plain or gzip-compressed, from a path or
-//! from standard input (`-`). It yields [`Frame`]s one at a time, in file
-//! order, numbered from 1 exactly as Wireshark numbers them, with nanosecond
-//! timestamps. Memory is bounded by one read buffer, whatever the file size.
+//! A [`Capture`] reads, plain or gzip-compressed, from a path or from
+//! standard input (`-`):
+//!
+//! - pcap in either byte order with micro- or nanosecond timestamps, and the
+//!   variants Wireshark reads: Kuznetzov's modified pcap (magic 0xa1b2cd34,
+//!   24- or 28-byte record headers), Red Hat 6.1 and Nokia record headers
+//!   behind the standard magic (told apart from the first records as
+//!   wiretap does), AIX, Ixia lcap, versions before 2.4 with swapped
+//!   lengths; the FCS bits of the link-type field strip the frame check
+//!   sequence;
+//! - pcapng in either byte order, with any number of sections (each with its
+//!   own byte order and interfaces) and interfaces (each with its own link
+//!   type, `if_tsresol` in powers of 10 or 2, `if_tsoffset` and
+//!   `if_fcslen`), Section Header Blocks of any length, Enhanced, Simple and
+//!   obsolete Packet Blocks, and Decryption Secrets Blocks, whose TLS key
+//!   logs are collected ([`Capture::secrets`]); name resolution, statistics
+//!   and unknown blocks are skipped by their length.
+//!
+//! It yields [`Frame`]s one at a time, in file order, numbered from 1
+//! exactly as Wireshark numbers them (custom and systemd journal blocks take
+//! a number too, and yield no frame), with nanosecond timestamps (a Simple
+//! Packet Block has none: it gets the previous packet's; a time past 2262
+//! saturates). Memory is bounded by one read buffer, whatever
+//! the file size: packets above Wireshark's 262,144 bytes and other blocks
+//! above 16 MiB are refused as corrupt.
 //!
 //! Damage never panics: the reader stops at the first record it cannot frame
 //! and reports a [`CaptureError`] naming the file and the byte offset, after
@@ -15,7 +34,7 @@ mod error;
 mod reader;
 
 pub use error::{CaptureError, ErrorKind};
-pub use reader::{Capture, Frame, Progress};
+pub use reader::{Capture, Frame, Progress, Secrets};
 
 /// Link-layer header types (the `LINKTYPE_*` registry) rttdoc decodes.
 pub mod linktype {

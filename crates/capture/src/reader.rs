@@ -1,20 +1,52 @@
+//! The framing of pcap and pcapng files, done here rather than by a parser
+//! crate because what must be read is what Wireshark's wiretap reads: a
+//! Section Header Block of any length (a probe that looks at the first
+//! read only refuses every file dumpcap writes), several sections with
+//! their own byte order, the obsolete Packet Block, Decryption Secrets
+//! Blocks, the FCS bits of the pcap link-type field, and the pcap variants
+//! that share a magic number and differ only in their record header, which
+//! wiretap tells apart by reading the first records.
+
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-
-use pcap_parser::pcapng::Block;
-use pcap_parser::traits::PcapReaderIterator;
-use pcap_parser::{PcapBlockOwned, PcapError};
+use std::sync::{Arc, Mutex};
 
 use crate::error::{CaptureError, ErrorKind};
 
-/// Bytes the reader buffers; also the largest record it can frame.
+/// Bytes the reader buffers to begin with; it grows only for a larger block.
 const BUFFER_SIZE: usize = 1 << 20;
 
-/// Wireshark refuses records larger than this (WTAP_MAX_PACKET_SIZE_STANDARD);
-/// a larger declared length means the file is corrupt, not that the packet is big.
+/// Wireshark refuses packets larger than this (WTAP_MAX_PACKET_SIZE_STANDARD,
+/// the limit for every link type that carries TCP); a larger captured length
+/// means the file is corrupt, not that the packet is big.
 const MAX_RECORD: u64 = 262_144;
+
+/// The largest pcapng block read. Packet blocks are bounded by
+/// [`MAX_RECORD`]; this bounds the others, mainly Decryption Secrets Blocks
+/// (16 MiB hold the TLS keys of about 100,000 sessions) and Name Resolution
+/// Blocks, so that a corrupt length cannot make the reader allocate without
+/// limit.
+const MAX_BLOCK: u64 = 16 << 20;
+
+/// Secrets type of a TLS key log in a Decryption Secrets Block ("TLSK").
+const SECRETS_TLS_KEY_LOG: u32 = 0x544c_534b;
+
+mod block {
+    pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
+    pub const INTERFACE_DESCRIPTION: u32 = 1;
+    /// Obsolete Packet Block (pcapng before 1.0), still written by old tools.
+    pub const PACKET: u32 = 2;
+    pub const SIMPLE_PACKET: u32 = 3;
+    pub const ENHANCED_PACKET: u32 = 6;
+    /// Systemd Journal Export Block: Wireshark shows each as a frame.
+    pub const SYSTEMD_JOURNAL: u32 = 9;
+    pub const DECRYPTION_SECRETS: u32 = 0x0A;
+    /// Custom blocks, to be copied or not when a file is rewritten:
+    /// Wireshark shows each as a frame.
+    pub const CUSTOM: u32 = 0x0BAD;
+    pub const CUSTOM_DO_NOT_COPY: u32 = 0x4000_0BAD;
+}
 
 /// One captured packet, borrowed from the reader's buffer until the next call.
 #[derive(Debug, Clone, Copy)]
@@ -23,12 +55,14 @@ pub struct Frame<'a> {
     pub number: u64,
     /// Capture timestamp in nanoseconds since the Unix epoch.
     pub ts_ns: i64,
-    /// Link-layer header type of the interface that captured it.
+    /// Link-layer header type of the interface that captured it (without
+    /// the FCS bits a pcap header may carry in the same field).
     pub link_type: u32,
     /// Length of the packet on the wire (may exceed `data.len()` when the
-    /// capture's snaplen cut it).
+    /// capture's snaplen cut it), without a frame check sequence.
     pub orig_len: u32,
-    /// The captured bytes.
+    /// The captured bytes, without a frame check sequence the capture
+    /// declares (pcap FCS bits, pcapng `if_fcslen`).
     pub data: &'a [u8],
 }
 
@@ -46,6 +80,53 @@ impl Progress {
     }
 }
 
+/// The decryption secrets a pcapng file carries (Decryption Secrets Blocks,
+/// as `editcap --inject-secrets` writes them), collected as the reader
+/// passes them. A handle, like [`Progress`], so that the secrets can be
+/// looked at while a [`Frame`] borrows the capture.
+#[derive(Debug, Clone, Default)]
+pub struct Secrets {
+    inner: Arc<Mutex<SecretStore>>,
+}
+
+#[derive(Debug, Default)]
+struct SecretStore {
+    /// Every TLS key-log line read so far, in file order.
+    tls_key_log: Vec<u8>,
+    /// How much of `tls_key_log` `take_new_tls_key_log` has handed out.
+    taken: usize,
+}
+
+impl Secrets {
+    /// The TLS key log (SSLKEYLOGFILE lines) of every Decryption Secrets
+    /// Block read so far.
+    pub fn tls_key_log(&self) -> Vec<u8> {
+        self.lock().tls_key_log.clone()
+    }
+
+    /// The TLS key-log lines read since the last call (empty if none).
+    pub fn take_new_tls_key_log(&self) -> Vec<u8> {
+        let mut store = self.lock();
+        let new = store.tls_key_log[store.taken..].to_vec();
+        store.taken = store.tls_key_log.len();
+        new
+    }
+
+    fn add_tls_key_log(&self, lines: &[u8]) {
+        let mut store = self.lock();
+        store.tls_key_log.extend_from_slice(lines);
+        // Blocks need not end with a newline; keep lines of two blocks apart.
+        if store.tls_key_log.last().is_some_and(|&b| b != b'\n') {
+            store.tls_key_log.push(b'\n');
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SecretStore> {
+        // The store is only ever appended to: a poisoned lock's data is whole.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// Counts bytes as they are read from the raw input, for [`Progress`].
 struct CountingReader<R> {
     inner: R,
@@ -60,28 +141,167 @@ impl<R: Read> Read for CountingReader<R> {
     }
 }
 
+/// A growable window on the (decompressed) input: bytes are read as the
+/// framing asks for them, and the stream offset of the window's start is
+/// known for error messages.
+struct Input {
+    source: Box<dyn Read + Send>,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Stream offset of `buf[start]`.
+    offset: u64,
+    eof: bool,
+    /// A read error, given again to every later read that needs more bytes:
+    /// a damaged gzip stream must not look like a clean end on the retry.
+    failed: Option<String>,
+}
+
+impl Input {
+    /// Makes `n` bytes available from the current position if the input
+    /// has them; returns how many are available (fewer only at its end).
+    fn fill(&mut self, n: usize) -> io::Result<usize> {
+        while self.end - self.start < n && !self.eof {
+            if let Some(msg) = &self.failed {
+                return Err(io::Error::other(msg.clone()));
+            }
+            if self.buf.len() - self.start < n {
+                // Move the partial record to the front (once per buffer
+                // length of input), and grow only for a record larger than
+                // the buffer.
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+                if self.buf.len() < n {
+                    self.buf.resize(n, 0);
+                }
+            }
+            match self.source.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.failed = Some(e.to_string());
+                    return Err(e);
+                }
+            }
+        }
+        Ok((self.end - self.start).min(n))
+    }
+
+    fn data(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.end - self.start);
+        self.start += n;
+        self.offset += n as u64;
+    }
+}
+
+/// Reads integers in one byte order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Endian {
+    big: bool,
+}
+
+impl Endian {
+    fn u16(self, b: &[u8], at: usize) -> u16 {
+        let w = [b[at], b[at + 1]];
+        if self.big {
+            u16::from_be_bytes(w)
+        } else {
+            u16::from_le_bytes(w)
+        }
+    }
+    fn u32(self, b: &[u8], at: usize) -> u32 {
+        let w = [b[at], b[at + 1], b[at + 2], b[at + 3]];
+        if self.big {
+            u32::from_be_bytes(w)
+        } else {
+            u32::from_le_bytes(w)
+        }
+    }
+    fn u64(self, b: &[u8], at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[at..at + 8]);
+        if self.big {
+            u64::from_be_bytes(w)
+        } else {
+            u64::from_le_bytes(w)
+        }
+    }
+}
+
+/// Whether a pcap file's record header holds its two lengths in the order
+/// of format 2.4 (captured, then original) or in the older order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lengths {
+    InOrder,
+    Swapped,
+    /// Version 2.3: swapped only where the captured length would exceed
+    /// the original one, as wiretap decides per record.
+    SwappedIfCapturedIsLarger,
+}
+
+/// The pcap variants that wiretap tells apart by their record headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// The usual 16-byte record header.
+    Standard,
+    /// Kuznetzov's patches (Red Hat 6.1 with the standard magic, later ones
+    /// with 0xa1b2cd34): 24 bytes with interface index, protocol, type.
+    Modified24,
+    /// The 1999-09-15 patch (SuSE 6.3): 28 bytes.
+    Modified28,
+    /// Nokia IPSO: 20 bytes.
+    Nokia,
+}
+
+impl Variant {
+    fn record_header(self) -> usize {
+        match self {
+            Variant::Standard => 16,
+            Variant::Modified24 => 24,
+            Variant::Modified28 => 28,
+            Variant::Nokia => 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PcapFile {
+    endian: Endian,
+    record_header: usize,
+    nanos: bool,
+    lengths: Lengths,
+    link_type: u32,
+    fcs_bytes: u32,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Interface {
     link_type: u32,
+    snaplen: u32,
     /// Timestamp units per second.
     units_per_sec: u64,
     offset_sec: i64,
+    fcs_bytes: u32,
+}
+
+struct Section {
+    endian: Endian,
+    interfaces: Vec<Interface>,
 }
 
 enum Format {
-    Legacy {
-        link_type: u32,
-        nanos: bool,
-        big_endian: bool,
-    },
-    Ng {
-        interfaces: Vec<Interface>,
-        big_endian: bool,
-    },
+    Pcap(PcapFile),
+    Ng(Section),
 }
 
 /// Position and metadata of the frame found by `advance`, so that the
-/// borrowed bytes can be handed out after the parser's borrow has ended.
+/// borrowed bytes can be handed out after the framing's borrow has ended.
 struct Located {
     start: usize,
     len: usize,
@@ -90,16 +310,26 @@ struct Located {
     orig_len: u32,
 }
 
+/// What one record turned out to be.
+enum Record {
+    Packet(Located),
+    /// A record Wireshark numbers as a frame but that holds no packet
+    /// (systemd journal entries, custom blocks).
+    NumberedOther,
+    Other,
+}
+
 /// A streaming reader over one pcap or pcapng capture.
 pub struct Capture {
     name: String,
-    reader: Box<dyn PcapReaderIterator + Send>,
+    input: Input,
     format: Format,
-    /// Bytes of the parser's current block still to be consumed.
+    /// Bytes of the current record still to be consumed.
     pending: usize,
     frames: u64,
     last_ts_ns: i64,
     progress: Progress,
+    secrets: Secrets,
     failed: bool,
     gzip: bool,
 }
@@ -122,6 +352,8 @@ impl Capture {
     }
 
     /// Reads a capture from any byte source; `name` is used in errors.
+    /// The file header (pcap) or first Section Header Block (pcapng) is
+    /// read here, so a file that is no capture fails before any frame.
     pub fn from_reader(
         name: &str,
         raw: Box<dyn Read + Send>,
@@ -145,65 +377,36 @@ impl Capture {
             return Err(err(0, ErrorKind::Empty));
         }
         let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-        let mut source: Box<dyn Read + Send> = if gzip {
+        let source: Box<dyn Read + Send> = if gzip {
             Box::new(flate2::read::MultiGzDecoder::new(buffered))
         } else {
             Box::new(buffered)
         };
-        // pcap-parser probes the format from its first read; make sure that
-        // read holds a whole file header even from a pipe that trickles.
-        let mut first = Vec::with_capacity(64);
-        (&mut source)
-            .take(64)
-            .read_to_end(&mut first)
-            .map_err(|e| err(0, ErrorKind::Io(e.to_string())))?;
-        if first.is_empty() {
-            return Err(err(0, ErrorKind::Empty));
-        }
-        let mut magic = [0u8; 4];
-        for (m, b) in magic.iter_mut().zip(first.iter()) {
-            *m = *b;
-        }
-        let known = matches!(
-            u32::from_le_bytes(magic),
-            0x0a0d0d0a
-                | 0xa1b2c3d4
-                | 0xd4c3b2a1
-                | 0xa1b23c4d
-                | 0x4d3cb2a1
-                | 0xa1b2cd34
-                | 0x34cdb2a1
-        );
-        if !known {
-            return Err(err(0, ErrorKind::NotACapture { magic }));
-        }
-        if first.len() < 24 {
-            return Err(err(0, ErrorKind::Truncated));
-        }
-        let chained: Box<dyn Read + Send> = Box::new(io::Cursor::new(first).chain(source));
-        let reader = pcap_parser::create_reader(BUFFER_SIZE, chained).map_err(|e| {
-            let kind = match e {
-                PcapError::Incomplete(_) | PcapError::UnexpectedEof => ErrorKind::Truncated,
-                PcapError::Eof => ErrorKind::Empty,
-                PcapError::ReadError => ErrorKind::Io("read failed".into()),
-                _ => ErrorKind::NotACapture { magic },
-            };
-            err(0, kind)
-        })?;
-        Ok(Capture {
+        let mut capture = Capture {
             name: name.to_string(),
-            reader,
-            format: Format::Ng {
-                interfaces: Vec::new(),
-                big_endian: false,
+            input: Input {
+                source,
+                buf: vec![0; BUFFER_SIZE],
+                start: 0,
+                end: 0,
+                offset: 0,
+                eof: false,
+                failed: None,
             },
+            format: Format::Ng(Section {
+                endian: Endian { big: false },
+                interfaces: Vec::new(),
+            }),
             pending: 0,
             frames: 0,
             last_ts_ns: 0,
             progress: Progress { read, total },
+            secrets: Secrets::default(),
             failed: false,
             gzip,
-        })
+        };
+        capture.read_file_header()?;
+        Ok(capture)
     }
 
     /// The name used in errors (the path, or `<stdin>`).
@@ -216,7 +419,13 @@ impl Capture {
         self.progress.clone()
     }
 
-    /// Number of frames delivered so far.
+    /// A handle on the decryption secrets read so far (pcapng Decryption
+    /// Secrets Blocks); they grow as reading passes more of them.
+    pub fn secrets(&self) -> Secrets {
+        self.secrets.clone()
+    }
+
+    /// Number of frames read so far, as Wireshark numbers them.
     pub fn frames(&self) -> u64 {
         self.frames
     }
@@ -232,7 +441,7 @@ impl Capture {
             Ok(Some(found)) => {
                 self.frames += 1;
                 self.last_ts_ns = found.ts_ns;
-                let data = &self.reader.data()[found.start..found.start + found.len];
+                let data = &self.input.buf[found.start..found.start + found.len];
                 Ok(Some(Frame {
                     number: self.frames,
                     ts_ns: found.ts_ns,
@@ -259,186 +468,617 @@ impl Capture {
         };
         CaptureError {
             file: self.name.clone(),
-            offset: self.reader.consumed() as u64,
+            offset: self.input.offset,
             kind,
         }
     }
 
-    /// Moves the parser to the next packet record and describes it, handling
-    /// file headers, interface descriptions and other blocks on the way.
+    fn fill(&mut self, n: usize) -> Result<usize, CaptureError> {
+        self.input
+            .fill(n)
+            .map_err(|e| self.error(ErrorKind::Io(e.to_string())))
+    }
+
+    /// Reads the pcap file header or the first pcapng Section Header Block.
+    fn read_file_header(&mut self) -> Result<(), CaptureError> {
+        let got = self.fill(4)?;
+        let mut magic = [0u8; 4];
+        magic[..got].copy_from_slice(&self.input.data()[..got]);
+        if got == 0 {
+            return Err(self.error(ErrorKind::Empty));
+        }
+        let known = KNOWN_MAGICS
+            .iter()
+            .any(|m| m.to_le_bytes()[..got] == magic[..got]);
+        if !known {
+            return Err(self.error(ErrorKind::NotACapture { magic }));
+        }
+        if got < 4 {
+            return Err(self.error(ErrorKind::Truncated));
+        }
+        if u32::from_le_bytes(magic) == block::SECTION_HEADER {
+            return match self.read_block()? {
+                Some(_) => Ok(()),
+                None => Err(self.error(ErrorKind::Truncated)),
+            };
+        }
+        let header = self.read_pcap_header(u32::from_le_bytes(magic))?;
+        self.format = Format::Pcap(header);
+        Ok(())
+    }
+
+    /// Parses a pcap file header the way wiretap's libpcap reader does and
+    /// consumes it.
+    fn read_pcap_header(&mut self, magic: u32) -> Result<PcapFile, CaptureError> {
+        // (byte order, nanosecond stamps, modified magic, Ixia's 4 extra bytes)
+        let (big, nanos, modified, ixia) = match magic {
+            0xa1b2_c3d4 => (false, false, false, false),
+            0xd4c3_b2a1 => (true, false, false, false),
+            0xa1b2_3c4d => (false, true, false, false),
+            0x4d3c_b2a1 => (true, true, false, false),
+            0xa1b2_cd34 => (false, false, true, false),
+            0x34cd_b2a1 => (true, false, true, false),
+            // Ixia lcap: hardware captures have nanosecond stamps.
+            0x1c00_01ac => (false, true, false, true),
+            0xac01_001c => (true, true, false, true),
+            0x1c00_01ab => (false, false, false, true),
+            0xab01_001c => (true, false, false, true),
+            _ => {
+                return Err(self.error(ErrorKind::NotACapture {
+                    magic: magic.to_le_bytes(),
+                }))
+            }
+        };
+        let endian = Endian { big };
+        let header_len = if ixia { 28 } else { 24 };
+        if self.fill(header_len)? < header_len {
+            return Err(self.error(ErrorKind::Truncated));
+        }
+        let h = self.input.data();
+        let major = endian.u16(h, 4);
+        let minor = endian.u16(h, 6);
+        let snaplen = endian.u32(h, 16);
+        let mut network = endian.u32(h, 20);
+        if major < 2 {
+            return Err(self.error(ErrorKind::Malformed(format!(
+                "pcap major version {major} is not supported"
+            ))));
+        }
+        let standard_magic = !nanos && !modified && !ixia;
+        // Which record header the file has: known from the magic and the
+        // version, or to be found from the first records.
+        let mut variant = if modified || standard_magic {
+            None
+        } else {
+            Some(Variant::Standard)
+        };
+        let lengths = match (major, minor) {
+            (2, m) if m < 3 => Lengths::Swapped,
+            (2, 3) => Lengths::SwappedIfCapturedIsLarger,
+            (543, _) => Lengths::Swapped,
+            _ => Lengths::InOrder,
+        };
+        if lengths != Lengths::InOrder && !modified {
+            variant = Some(Variant::Standard);
+        }
+        let mut nanos = nanos;
+        // AIX wrote version 2.2 with RFC 1573 interface types for the link
+        // type, and nanosecond stamps.
+        if standard_magic && major == 2 && minor == 2 {
+            let aix = match network {
+                6 => Some(1),
+                9 => Some(6),
+                15 => Some(10),
+                24 => Some(0),
+                _ => None,
+            };
+            if let Some(link) = aix {
+                network = link;
+                nanos = true;
+            }
+        }
+        if network & 0x03FF_0000 != 0 {
+            return Err(self.error(ErrorKind::Malformed(format!(
+                "pcap link-layer type 0x{network:08x} has reserved bits set"
+            ))));
+        }
+        // The top bits: an FCS length (in 16-bit units) and whether it is given.
+        let fcs_bytes = if network & 0x0400_0000 != 0 {
+            (network >> 28) * 2
+        } else {
+            0
+        };
+        self.input.consume(header_len);
+        let variant = match variant {
+            Some(v) => v,
+            None => {
+                let candidates: &[Variant] = if modified {
+                    &[Variant::Modified24, Variant::Modified28]
+                } else {
+                    &[Variant::Standard, Variant::Modified24, Variant::Nokia]
+                };
+                let need = 3 * (28 + MAX_RECORD as usize);
+                // A read error (a damaged gzip stream) is reported when
+                // reading reaches it; the trial uses the bytes before it.
+                let got = self
+                    .input
+                    .fill(need)
+                    .unwrap_or_else(|_| self.input.data().len().min(need));
+                let data = &self.input.data()[..got];
+                let mut best = (u32::MAX, candidates[0]);
+                for &v in candidates {
+                    let merit = variant_merit(data, endian, v, snaplen);
+                    if merit < best.0 {
+                        best = (merit, v);
+                    }
+                    if merit == 0 {
+                        break;
+                    }
+                }
+                best.1
+            }
+        };
+        Ok(PcapFile {
+            endian,
+            record_header: variant.record_header(),
+            nanos,
+            lengths,
+            link_type: network & 0xFFFF,
+            fcs_bytes,
+        })
+    }
+
+    /// Moves to the next packet record and describes it, handling section
+    /// headers, interface descriptions and other blocks on the way.
     fn advance(&mut self) -> Result<Option<Located>, CaptureError> {
-        if self.pending > 0 {
-            // `consume` would shift the buffer's tail to the front every
-            // half buffer (a memmove of up to 512 KB); refill shifts anyway.
-            self.reader.consume_noshift(self.pending);
-            self.pending = 0;
-        }
         loop {
-            let base = self.reader.data().as_ptr() as usize;
-            let step = match self.reader.next() {
-                Ok((size, block)) => Ok((size, classify(block, base, &mut self.format))),
-                Err(PcapError::Eof) => return Ok(None),
-                Err(PcapError::Incomplete(_)) => {
-                    let declared = declared_length(self.reader.data(), &self.format);
-                    if declared > MAX_RECORD + 64 {
-                        Err(Some(ErrorKind::AbsurdLength { declared }))
+            if self.pending > 0 {
+                self.input.consume(self.pending);
+                self.pending = 0;
+            }
+            let record = match self.format {
+                Format::Pcap(file) => self.read_pcap_record(file)?,
+                Format::Ng(_) => self.read_block()?,
+            };
+            match record {
+                None => return Ok(None),
+                Some(Record::Packet(found)) => return Ok(Some(found)),
+                Some(Record::NumberedOther) => self.frames += 1,
+                Some(Record::Other) => {}
+            }
+        }
+    }
+
+    /// Frames one pcap record; `pending` is set to its size.
+    fn read_pcap_record(&mut self, file: PcapFile) -> Result<Option<Record>, CaptureError> {
+        let hl = file.record_header;
+        let got = self.fill(hl)?;
+        if got == 0 {
+            return Ok(None);
+        }
+        if got < hl {
+            return Err(self.error(ErrorKind::Truncated));
+        }
+        let h = self.input.data();
+        let e = file.endian;
+        let ts_sec = e.u32(h, 0) as i64;
+        let frac = e.u32(h, 4) as i64;
+        let (mut caplen, mut orig_len) = (e.u32(h, 8), e.u32(h, 12));
+        let swap = match file.lengths {
+            Lengths::InOrder => false,
+            Lengths::Swapped => true,
+            Lengths::SwappedIfCapturedIsLarger => caplen > orig_len,
+        };
+        if swap {
+            std::mem::swap(&mut caplen, &mut orig_len);
+        }
+        if caplen as u64 > MAX_RECORD {
+            return Err(self.error(ErrorKind::AbsurdLength {
+                declared: caplen as u64,
+            }));
+        }
+        let size = hl + caplen as usize;
+        if self.fill(size)? < size {
+            return Err(self.error(ErrorKind::Truncated));
+        }
+        self.pending = size;
+        let ts_ns = ts_sec * 1_000_000_000 + if file.nanos { frac } else { frac * 1000 };
+        let (len, orig_len) = strip_fcs(caplen as usize, orig_len, file.fcs_bytes);
+        Ok(Some(Record::Packet(Located {
+            start: self.input.start + hl,
+            len,
+            ts_ns,
+            link_type: file.link_type,
+            orig_len,
+        })))
+    }
+
+    /// Frames one pcapng block and interprets it; `pending` is set to its
+    /// size. Returns `None` at a clean end of the input.
+    fn read_block(&mut self) -> Result<Option<Record>, CaptureError> {
+        let got = self.fill(12)?;
+        if got == 0 {
+            return Ok(None);
+        }
+        if got < 8 {
+            return Err(self.error(ErrorKind::Truncated));
+        }
+        let d = self.input.data();
+        let section_endian = match &self.format {
+            Format::Ng(s) => s.endian,
+            Format::Pcap(_) => Endian { big: false },
+        };
+        let kind = section_endian.u32(d, 0);
+        // A section header carries its own byte order (the byte-order mark
+        // right after the length); the block type reads the same either way.
+        let endian = if kind == block::SECTION_HEADER {
+            if got < 12 {
+                return Err(self.error(ErrorKind::Truncated));
+            }
+            match d[8..12] {
+                [0x4d, 0x3c, 0x2b, 0x1a] => Endian { big: false },
+                [0x1a, 0x2b, 0x3c, 0x4d] => Endian { big: true },
+                _ => {
+                    return Err(self.error(ErrorKind::Malformed(
+                        "section header block with an unknown byte-order mark".into(),
+                    )))
+                }
+            }
+        } else {
+            section_endian
+        };
+        let total = endian.u32(d, 4) as u64;
+        if total < 12 || !total.is_multiple_of(4) {
+            return Err(self.error(ErrorKind::Malformed(format!(
+                "block of type 0x{kind:08x} declares a length of {total} bytes (at least 12, a multiple of 4)"
+            ))));
+        }
+        if total > MAX_BLOCK {
+            return Err(self.error(ErrorKind::AbsurdLength { declared: total }));
+        }
+        let total = total as usize;
+        if self.fill(total)? < total {
+            return Err(self.error(ErrorKind::Truncated));
+        }
+        let d = &self.input.data()[..total];
+        let trailer = endian.u32(d, total - 4) as usize;
+        if trailer != total {
+            return Err(self.error(ErrorKind::Malformed(format!(
+                "block of type 0x{kind:08x} has two different lengths ({total} and {trailer})"
+            ))));
+        }
+        self.pending = total;
+        let body_at = self.input.start + 8;
+        let body = &d[8..total - 4];
+        let bad = |what: String| Err(ErrorKind::Malformed(what));
+        let result: Result<Record, ErrorKind> = match (kind, &mut self.format) {
+            (block::SECTION_HEADER, format) => match parse_section_header(body, endian) {
+                Ok(()) => {
+                    // Interfaces belong to their section.
+                    *format = Format::Ng(Section {
+                        endian,
+                        interfaces: Vec::new(),
+                    });
+                    Ok(Record::Other)
+                }
+                Err(kind) => Err(kind),
+            },
+            (_, Format::Pcap(_)) => bad("pcapng block in a pcap file".into()),
+            (block::INTERFACE_DESCRIPTION, Format::Ng(section)) => {
+                match parse_interface(body, endian) {
+                    Ok(iface) => {
+                        section.interfaces.push(iface);
+                        Ok(Record::Other)
+                    }
+                    Err(kind) => Err(kind),
+                }
+            }
+            (block::ENHANCED_PACKET | block::PACKET, Format::Ng(section)) => {
+                if body.len() < 20 {
+                    bad(format!("packet block of {total} bytes is too short"))
+                } else {
+                    let (if_id, caplen, orig_len) = if kind == block::PACKET {
+                        (
+                            endian.u16(body, 0) as usize,
+                            endian.u32(body, 12),
+                            endian.u32(body, 16),
+                        )
                     } else {
-                        Err(None)
+                        (
+                            endian.u32(body, 0) as usize,
+                            endian.u32(body, 12),
+                            endian.u32(body, 16),
+                        )
+                    };
+                    let units = ((endian.u32(body, 4) as u64) << 32) | endian.u32(body, 8) as u64;
+                    if let Some(iface) = section.interfaces.get(if_id) {
+                        if caplen as u64 > MAX_RECORD {
+                            Err(ErrorKind::AbsurdLength {
+                                declared: caplen as u64,
+                            })
+                        } else if caplen as usize > body.len() - 20 {
+                            bad(format!(
+                                "packet block claims {caplen} captured bytes but holds {}",
+                                body.len() - 20
+                            ))
+                        } else {
+                            let ns = units as u128 * 1_000_000_000 / iface.units_per_sec as u128;
+                            let ts_ns = i64::try_from(ns)
+                                .unwrap_or(i64::MAX)
+                                .saturating_add(iface.offset_sec.saturating_mul(1_000_000_000));
+                            let (len, orig_len) =
+                                strip_fcs(caplen as usize, orig_len, iface.fcs_bytes);
+                            Ok(Record::Packet(Located {
+                                start: body_at + 20,
+                                len,
+                                ts_ns,
+                                link_type: iface.link_type,
+                                orig_len,
+                            }))
+                        }
+                    } else {
+                        bad(format!(
+                            "packet names interface {if_id} but only {} are described",
+                            section.interfaces.len()
+                        ))
                     }
                 }
-                Err(PcapError::UnexpectedEof) => Err(Some(ErrorKind::Truncated)),
-                Err(PcapError::BufferTooSmall) => Err(Some(ErrorKind::AbsurdLength {
-                    declared: declared_length(self.reader.data(), &self.format),
-                })),
-                Err(PcapError::ReadError) => Err(Some(ErrorKind::Io("read failed".into()))),
-                Err(e) => Err(Some(ErrorKind::Malformed(describe(&e)))),
-            };
-            match step {
-                Ok((size, Classified::Packet(found))) => {
-                    if found.len as u64 > MAX_RECORD {
-                        return Err(self.error(ErrorKind::AbsurdLength {
-                            declared: found.len as u64,
-                        }));
-                    }
-                    self.pending = size;
-                    let ts_ns = found.ts_ns.unwrap_or(self.last_ts_ns);
-                    return Ok(Some(Located {
-                        start: found.start,
-                        len: found.len,
-                        ts_ns,
-                        link_type: found.link_type,
-                        orig_len: found.orig_len,
-                    }));
-                }
-                Ok((size, Classified::Other)) => self.reader.consume_noshift(size),
-                Ok((_, Classified::Bad(kind))) => return Err(self.error(kind)),
-                Err(None) => {
-                    let before = self.reader.data().len();
-                    if self.reader.refill().is_err() {
-                        return Err(self.error(ErrorKind::Io("read failed".into())));
-                    }
-                    // Nothing new and nothing left: a clean end if no partial
-                    // record is pending (next() then reports Eof), else truncation.
-                    if before > 0
-                        && self.reader.data().len() == before
-                        && self.reader.reader_exhausted()
-                    {
-                        return Err(self.error(ErrorKind::Truncated));
-                    }
-                }
-                Err(Some(kind)) => return Err(self.error(kind)),
             }
-        }
+            (block::SIMPLE_PACKET, Format::Ng(section)) => {
+                if body.len() < 4 {
+                    bad(format!("simple packet block of {total} bytes is too short"))
+                } else if let Some(iface) = section.interfaces.first() {
+                    let orig_len = endian.u32(body, 0);
+                    // No captured length: the packet, cut at the snaplen,
+                    // padded to the block.
+                    let mut caplen = (orig_len as usize).min(body.len() - 4);
+                    if iface.snaplen != 0 {
+                        caplen = caplen.min(iface.snaplen as usize);
+                    }
+                    let (len, orig_len) = strip_fcs(caplen, orig_len, iface.fcs_bytes);
+                    Ok(Record::Packet(Located {
+                        start: body_at + 4,
+                        len,
+                        // No timestamp either: Wireshark shows the epoch; the
+                        // previous packet's time keeps durations meaningful.
+                        ts_ns: self.last_ts_ns,
+                        link_type: iface.link_type,
+                        orig_len,
+                    }))
+                } else {
+                    bad("simple packet block before any interface description".into())
+                }
+            }
+            (block::DECRYPTION_SECRETS, Format::Ng(_)) => {
+                if body.len() < 8 {
+                    bad(format!(
+                        "decryption secrets block of {total} bytes is too short"
+                    ))
+                } else {
+                    let secrets_type = endian.u32(body, 0);
+                    let len = endian.u32(body, 4) as usize;
+                    if len > body.len() - 8 {
+                        bad(format!(
+                            "decryption secrets block claims {len} bytes of secrets but holds {}",
+                            body.len() - 8
+                        ))
+                    } else {
+                        if secrets_type == SECRETS_TLS_KEY_LOG {
+                            self.secrets.add_tls_key_log(&body[8..8 + len]);
+                        }
+                        Ok(Record::Other)
+                    }
+                }
+            }
+            (block::SYSTEMD_JOURNAL | block::CUSTOM | block::CUSTOM_DO_NOT_COPY, Format::Ng(_)) => {
+                Ok(Record::NumberedOther)
+            }
+            // Name resolution, interface statistics and unknown blocks:
+            // nothing for the analysis; their length frames them.
+            _ => Ok(Record::Other),
+        };
+        result.map(Some).map_err(|kind| {
+            self.pending = 0;
+            self.error(kind)
+        })
     }
 }
 
-struct FoundPacket {
-    start: usize,
-    len: usize,
-    ts_ns: Option<i64>,
-    link_type: u32,
-    orig_len: u32,
-}
+/// Every magic number a capture can start with, as read little-endian.
+const KNOWN_MAGICS: &[u32] = &[
+    block::SECTION_HEADER,
+    0xa1b2_c3d4,
+    0xd4c3_b2a1,
+    0xa1b2_3c4d,
+    0x4d3c_b2a1,
+    0xa1b2_cd34,
+    0x34cd_b2a1,
+    0x1c00_01ac,
+    0xac01_001c,
+    0x1c00_01ab,
+    0xab01_001c,
+];
 
-enum Classified {
-    Packet(FoundPacket),
-    Other,
-    Bad(ErrorKind),
-}
-
-fn classify(block: PcapBlockOwned<'_>, base: usize, format: &mut Format) -> Classified {
-    let offset_of = |data: &[u8]| (data.as_ptr() as usize).wrapping_sub(base);
-    match block {
-        PcapBlockOwned::LegacyHeader(h) => {
-            *format = Format::Legacy {
-                link_type: h.network.0 as u32,
-                nanos: h.is_nanosecond_precision(),
-                big_endian: h.is_bigendian(),
-            };
-            Classified::Other
-        }
-        PcapBlockOwned::Legacy(b) => {
-            let Format::Legacy {
-                link_type, nanos, ..
-            } = *format
-            else {
-                return Classified::Bad(ErrorKind::Malformed(
-                    "pcap record before file header".into(),
-                ));
-            };
-            let frac = if nanos {
-                b.ts_usec as i64
-            } else {
-                b.ts_usec as i64 * 1000
-            };
-            Classified::Packet(FoundPacket {
-                start: offset_of(b.data),
-                len: b.data.len(),
-                ts_ns: Some(b.ts_sec as i64 * 1_000_000_000 + frac),
-                link_type,
-                orig_len: b.origlen,
-            })
-        }
-        PcapBlockOwned::NG(Block::SectionHeader(shb)) => {
-            *format = Format::Ng {
-                interfaces: Vec::new(),
-                big_endian: shb.big_endian(),
-            };
-            Classified::Other
-        }
-        PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-            if let Format::Ng { interfaces, .. } = format {
-                interfaces.push(Interface {
-                    link_type: idb.linktype.0 as u32,
-                    units_per_sec: units_per_sec(idb.if_tsresol),
-                    offset_sec: idb.if_tsoffset,
-                });
-            }
-            Classified::Other
-        }
-        PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-            let Format::Ng { interfaces, .. } = format else {
-                return Classified::Bad(ErrorKind::Malformed("pcapng block in a pcap file".into()));
-            };
-            let Some(iface) = interfaces.get(epb.if_id as usize) else {
-                return Classified::Bad(ErrorKind::Malformed(format!(
-                    "packet names interface {} but only {} are described",
-                    epb.if_id,
-                    interfaces.len()
-                )));
-            };
-            let units = ((epb.ts_high as u64) << 32) | epb.ts_low as u64;
-            let ns = units as u128 * 1_000_000_000 / iface.units_per_sec as u128;
-            let ts_ns = (ns as i64).saturating_add(iface.offset_sec.saturating_mul(1_000_000_000));
-            let len = (epb.caplen as usize).min(epb.data.len());
-            Classified::Packet(FoundPacket {
-                start: offset_of(epb.data),
-                len,
-                ts_ns: Some(ts_ns),
-                link_type: iface.link_type,
-                orig_len: epb.origlen,
-            })
-        }
-        PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
-            let Format::Ng { interfaces, .. } = format else {
-                return Classified::Bad(ErrorKind::Malformed("pcapng block in a pcap file".into()));
-            };
-            let Some(iface) = interfaces.first() else {
-                return Classified::Bad(ErrorKind::Malformed(
-                    "simple packet block before any interface description".into(),
-                ));
-            };
-            let len = (spb.origlen as usize).min(spb.data.len());
-            Classified::Packet(FoundPacket {
-                start: offset_of(spb.data),
-                len,
-                ts_ns: None,
-                link_type: iface.link_type,
-                orig_len: spb.origlen,
-            })
-        }
-        PcapBlockOwned::NG(_) => Classified::Other,
+/// Removes a trailing frame check sequence of `fcs` bytes: from the wire
+/// length always, from the captured bytes where the snaplen kept them.
+fn strip_fcs(caplen: usize, orig_len: u32, fcs: u32) -> (usize, u32) {
+    if fcs == 0 {
+        return (caplen, orig_len);
     }
+    let orig_len = orig_len.saturating_sub(fcs);
+    (caplen.min(orig_len as usize), orig_len)
+}
+
+/// How badly the first (up to three) records fit a pcap variant: wiretap's
+/// figure of merit (libpcap_try_record), 0 when nothing looks wrong. Each
+/// implausible field, and a record cut short, adds one.
+fn variant_merit(data: &[u8], e: Endian, variant: Variant, snaplen: u32) -> u32 {
+    let mut merit = 0;
+    let mut at = 0usize;
+    for _ in 0..3 {
+        let rest = &data[at..];
+        if rest.is_empty() {
+            break;
+        }
+        // A header field that is not all there is a short read: one more,
+        // and the trial stops.
+        let has = |n: usize| rest.len() >= n;
+        if !has(8) {
+            return merit + 1;
+        }
+        if e.u32(rest, 4) >= 1_000_000 {
+            merit += 1;
+        }
+        if !has(12) {
+            return merit + 1;
+        }
+        let caplen = e.u32(rest, 8);
+        let caplen_ok = caplen as u64 <= MAX_RECORD;
+        if !caplen_ok {
+            merit += 1;
+        }
+        if caplen > snaplen {
+            merit += 1;
+        }
+        if !has(16) {
+            return merit + 1;
+        }
+        let orig_len = e.u32(rest, 12);
+        if orig_len > 128 << 20 {
+            merit += 1;
+        }
+        if caplen > orig_len {
+            merit += 1;
+        }
+        match variant {
+            Variant::Standard => {}
+            Variant::Modified24 | Variant::Modified28 => {
+                if !has(20) {
+                    return merit + 1;
+                }
+                if e.u32(rest, 16) > 10_000 {
+                    merit += 1;
+                }
+                if !has(22) {
+                    return merit + 1;
+                }
+                let protocol = e.u16(rest, 20);
+                let plausible = protocol >= 0x0600
+                    || matches!(
+                        protocol,
+                        0x0060 | 0x0200 | 0x0400 | 0x0000 | 0x0001..=0x0017
+                    );
+                if !plausible {
+                    merit += 1;
+                }
+                if !has(23) {
+                    return merit + 1;
+                }
+                if rest[22] > 4 {
+                    merit += 1;
+                }
+                if !has(variant.record_header()) {
+                    return merit + 1;
+                }
+            }
+            Variant::Nokia => {
+                if !has(20) {
+                    return merit + 1;
+                }
+                // Values seen there have the form 0xXfbfYZ0W; Wireshark's
+                // own Nokia writer (editcap -F nokiapcap) leaves it zero.
+                let s = e.u32(rest, 16);
+                let fits = s == 0
+                    || s & 0x0FFF_00F0 == 0x0fbf_0000
+                        && matches!(s & 0xF000_0000, 0x9000_0000 | 0xb000_0000)
+                        && matches!(s & 0x0000_F000, 0x0000_b000 | 0x0000_d000)
+                        && matches!(s & 0x0000_0F00, 0x0000_0600 | 0x0000_0900)
+                        && matches!(s & 0x0000_000F, 1 | 2);
+                if !fits {
+                    merit += 1;
+                }
+            }
+        }
+        if !caplen_ok {
+            break;
+        }
+        let size = variant.record_header() + caplen as usize;
+        if rest.len() < size {
+            return merit + 1;
+        }
+        at += size;
+    }
+    merit
+}
+
+/// The options of a block body: (code, value) pairs until the end-of-options
+/// option or the end of the body; an option that overruns the body is an
+/// error, as in wiretap.
+fn options(mut body: &[u8], e: Endian) -> Result<Vec<(u16, &[u8])>, ErrorKind> {
+    let mut found = Vec::new();
+    while body.len() >= 4 {
+        let code = e.u16(body, 0);
+        let len = e.u16(body, 2) as usize;
+        if code == 0 {
+            break;
+        }
+        let padded = len.div_ceil(4) * 4;
+        if 4 + len > body.len() {
+            return Err(ErrorKind::Malformed(format!(
+                "option {code} declares {len} bytes but only {} remain in its block",
+                body.len() - 4
+            )));
+        }
+        found.push((code, &body[4..4 + len]));
+        body = &body[(4 + padded).min(body.len())..];
+    }
+    Ok(found)
+}
+
+fn parse_section_header(body: &[u8], e: Endian) -> Result<(), ErrorKind> {
+    if body.len() < 16 {
+        return Err(ErrorKind::Malformed(format!(
+            "section header block of {} bytes is too short",
+            body.len() + 12
+        )));
+    }
+    let major = e.u16(body, 4);
+    if major != 1 {
+        return Err(ErrorKind::Malformed(format!(
+            "pcapng major version {major} is not supported"
+        )));
+    }
+    // shb_hardware, shb_os, shb_userappl, comments: nothing to use, but a
+    // malformed option list is a malformed file.
+    options(&body[16..], e).map(|_| ())
+}
+
+fn parse_interface(body: &[u8], e: Endian) -> Result<Interface, ErrorKind> {
+    if body.len() < 8 {
+        return Err(ErrorKind::Malformed(format!(
+            "interface description block of {} bytes is too short",
+            body.len() + 12
+        )));
+    }
+    let mut iface = Interface {
+        link_type: e.u16(body, 0) as u32,
+        snaplen: e.u32(body, 4),
+        units_per_sec: 1_000_000,
+        offset_sec: 0,
+        fcs_bytes: 0,
+    };
+    for (code, value) in options(&body[8..], e)? {
+        match (code, value.len()) {
+            // if_tsresol
+            (9, 1) => iface.units_per_sec = units_per_sec(value[0]),
+            // if_fcslen, in bits
+            (13, 1) => iface.fcs_bytes = value[0] as u32 / 8,
+            // if_tsoffset: seconds added to every timestamp
+            (14, 8) => iface.offset_sec = e.u64(value, 0) as i64,
+            _ => {}
+        }
+    }
+    Ok(iface)
 }
 
 /// `if_tsresol`: high bit set means a negative power of 2, else of 10.
@@ -458,30 +1098,113 @@ fn units_per_sec(tsresol: u8) -> u64 {
     }
 }
 
-/// The length the record at the head of `data` declares (0 if unknown):
-/// caplen for pcap, the block length for pcapng.
-fn declared_length(data: &[u8], format: &Format) -> u64 {
-    let (at, big_endian) = match format {
-        Format::Legacy { big_endian, .. } => (8, *big_endian),
-        Format::Ng { big_endian, .. } => (4, *big_endian),
-    };
-    let Some(word) = data.get(at..at + 4) else {
-        return 0;
-    };
-    let word: [u8; 4] = word.try_into().expect("4 bytes");
-    if big_endian {
-        u32::from_be_bytes(word) as u64
-    } else {
-        u32::from_le_bytes(word) as u64
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn describe(e: &PcapError<&[u8]>) -> String {
-    match e {
-        PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind) => {
-            format!("invalid block structure ({kind:?})")
+    fn open(bytes: Vec<u8>) -> Result<Capture, CaptureError> {
+        Capture::from_reader("t", Box::new(io::Cursor::new(bytes)), None)
+    }
+
+    fn all(c: &mut Capture) -> Vec<(u64, i64, u32, Vec<u8>)> {
+        let mut out = Vec::new();
+        while let Some(f) = c.next_frame().unwrap() {
+            out.push((f.number, f.ts_ns, f.orig_len, f.data.to_vec()));
         }
-        PcapError::HeaderNotRecognized => "unrecognized header".into(),
-        other => format!("{other:?}"),
+        out
+    }
+
+    /// A pcapng block in either byte order.
+    fn block(big: bool, kind: u32, body: &[u8]) -> Vec<u8> {
+        let mut body = body.to_vec();
+        body.resize(body.len().div_ceil(4) * 4, 0);
+        let n = (12 + body.len()) as u32;
+        let w = |v: u32| {
+            if big {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            }
+        };
+        let mut out = w(kind).to_vec();
+        out.extend(w(n));
+        out.extend(body);
+        out.extend(w(n));
+        out
+    }
+
+    fn shb(big: bool, options: &[u8]) -> Vec<u8> {
+        let mut body = if big {
+            [0x1a2b3c4du32.to_be_bytes(), [0, 1, 0, 0]].concat()
+        } else {
+            [0x1a2b3c4du32.to_le_bytes(), [1, 0, 0, 0]].concat()
+        };
+        body.extend([0xff; 8]);
+        body.extend(options);
+        block(big, block::SECTION_HEADER, &body)
+    }
+
+    #[test]
+    fn a_section_header_longer_than_any_first_read_is_read_whole() {
+        // 3000 bytes of shb_userappl: longer than any fixed-size probe.
+        let mut opt = 4u16.to_le_bytes().to_vec();
+        opt.extend(3000u16.to_le_bytes());
+        opt.extend([b'x'; 3000]);
+        let mut f = shb(false, &opt);
+        f.extend(block(false, 1, &[1, 0, 0, 0, 0, 0, 0, 0]));
+        let mut epb = vec![0u8; 20];
+        epb[12] = 3;
+        epb[16] = 3;
+        epb.extend([7, 8, 9]);
+        f.extend(block(false, 6, &epb));
+        let mut c = open(f).unwrap();
+        let frames = all(&mut c);
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0].3, vec![7, 8, 9]);
+    }
+
+    #[test]
+    fn the_fcs_bits_of_the_pcap_link_type_strip_four_bytes() {
+        let mut f = 0xa1b2c3d4u32.to_le_bytes().to_vec();
+        f.extend([2, 0, 4, 0]);
+        f.extend([0; 8]);
+        f.extend(65535u32.to_le_bytes());
+        // FCS present, 2 units of 16 bits, Ethernet
+        f.extend((0x2400_0000u32 | 1).to_le_bytes());
+        for v in [1u32, 0, 10, 10] {
+            f.extend(v.to_le_bytes());
+        }
+        f.extend(0..10u8);
+        let mut c = open(f).unwrap();
+        let frames = all(&mut c);
+        assert_eq!(frames[0].2, 6);
+        assert_eq!(frames[0].3, (0..6u8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn if_tsresol_in_powers_of_two_and_ten() {
+        assert_eq!(units_per_sec(6), 1_000_000);
+        assert_eq!(units_per_sec(9), 1_000_000_000);
+        assert_eq!(units_per_sec(0x80 | 20), 1 << 20);
+    }
+
+    #[test]
+    fn damage_never_panics_on_any_prefix_of_a_pcapng_file() {
+        let mut f = shb(true, &[]);
+        let mut idb = vec![0, 1, 0, 0, 0, 0, 0, 0];
+        idb.extend([0, 9, 0, 1, 9, 0, 0, 0]);
+        f.extend(block(true, 1, &idb));
+        let mut epb = vec![0u8; 20];
+        epb[15] = 2;
+        epb[19] = 2;
+        epb.extend([1, 2]);
+        f.extend(block(true, 6, &epb));
+        for cut in 0..f.len() {
+            if let Ok(mut c) = open(f[..cut].to_vec()) {
+                while let Ok(Some(_)) = c.next_frame() {}
+            }
+        }
+        let mut c = open(f).unwrap();
+        assert_eq!(all(&mut c).len(), 1);
     }
 }

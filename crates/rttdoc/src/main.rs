@@ -49,7 +49,8 @@ enum Command {
         #[arg(long)]
         no_progress: bool,
         /// TLS key log (SSLKEYLOGFILE format, as Wireshark's tls.keylog_file):
-        /// used only to read 0-RTT early data (early_data_unsafe).
+        /// used only to read 0-RTT early data (early_data_unsafe). Key logs
+        /// embedded in a pcapng (Decryption Secrets Blocks) are added to it.
         #[arg(long, value_name = "FILE")]
         keylog: Option<std::path::PathBuf>,
         /// Ledger only: skip the diagnosis (no findings, all excess unexplained).

@@ -83,6 +83,32 @@ const CORPUS: &[Expect] = &[
         error: Some("byte 416: malformed record"),
         counts: Some((4, 0, 1)),
     },
+    // pcapng as Wireshark's tools write it (long Section Header Block),
+    // damaged where the reader must frame by declared lengths.
+    Expect {
+        file: "long-shb-truncated.pcapng",
+        exit: 1,
+        error: Some("byte 0: the file ends inside a record"),
+        counts: None,
+    },
+    Expect {
+        file: "shb-bad-option-length.pcapng",
+        exit: 1,
+        error: Some("byte 0: malformed record: option 1 declares 2000 bytes"),
+        counts: None,
+    },
+    Expect {
+        file: "dsb-absurd-length.pcapng",
+        exit: 2,
+        error: Some("byte 2072: a record declares 2147483392 bytes"),
+        counts: Some((4, 0, 1)),
+    },
+    Expect {
+        file: "second-section-cut.pcapng",
+        exit: 2,
+        error: Some("byte 3952: the file ends inside a record"),
+        counts: Some((6, 0, 1)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,

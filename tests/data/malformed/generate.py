@@ -78,5 +78,36 @@ mid = len(pcapng(GOOD[:4]))
 write("garbage-middle.pcapng", ng[:mid] + bytes(range(256)) * 2 + ng[mid:])
 write("unknown-interface.pcapng", pcapng(GOOD[:3]) + pcapng(GOOD[3:4], if_id=5)[len(pcapng([])):])
 write("block-length-zero.pcapng", pcapng(GOOD[:4]) + struct.pack("<II", 6, 0) + b"\0" * 40)
-gz = gzip.compress(good)
+gz = gzip.compress(good, mtime=0)
 write("truncated.pcap.gz", gz[: len(gz) * 2 // 3])
+
+# pcapng as Wireshark's tools write it: a Section Header Block with long
+# options (shb_hardware, shb_os, shb_userappl), damaged in the new places.
+def option(code, value):
+    return struct.pack("<HH", code, len(value)) + value + b"\0" * (-len(value) % 4)
+
+def long_shb(extra=b""):
+    opts = option(2, b"x86_64 " * 40) + option(3, b"Linux 6.1 " * 40) + option(4, b"Dumpcap (Wireshark) 4.0 " * 40)
+    return block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1) + opts + extra + option(0, b""))
+
+def section(packets, shb):
+    out = shb + block(1, struct.pack("<HHI", 1, 0, 262144))
+    for i, p in enumerate(packets):
+        ts = 1700000000_000000 + i * 20000
+        out += block(6, struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF, len(p), len(p)) + p)
+    return out
+
+shb = long_shb()
+write("long-shb-truncated.pcapng", section(GOOD, shb)[: len(shb) // 2])
+# an option declaring 2000 bytes inside a block that holds far fewer
+bad_opt = bytearray(long_shb(option(1, b"comment")))
+at = bad_opt.rindex(struct.pack("<HH", 1, 7))
+bad_opt[at + 2:at + 4] = struct.pack("<H", 2000)
+write("shb-bad-option-length.pcapng", bytes(bad_opt) + block(1, struct.pack("<HHI", 1, 0, 262144)))
+# a Decryption Secrets Block declaring 2 GB after four packets
+write("dsb-absurd-length.pcapng", section(GOOD[:4], shb) + struct.pack("<IIII", 0x0A, 0x7FFFFF00, 0x544C534B, 0x7FFFFEF0) + b"CLIENT_RANDOM " * 8)
+# a second section (in the same file, as cat or a ring buffer makes) cut
+# inside its third packet
+second = section(GOOD[:5], long_shb())
+cut = len(section(GOOD[:2], long_shb())) + 30
+write("second-section-cut.pcapng", section(GOOD[:4], shb) + second[:cut])

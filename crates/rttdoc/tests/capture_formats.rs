@@ -1,0 +1,671 @@
+//! Capture input as wide as Wireshark's: files written by Wireshark's own
+//! tools (editcap, mergecap) and public captures from other projects are
+//! read with the frames, frame numbers and timestamps tshark shows.
+
+mod common;
+
+use common::*;
+use rttdoc_capture::Capture;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What rttdoc's reader sees: (frame number, timestamp in ns, captured
+/// bytes) for each frame, and the error that stopped reading, if any.
+struct Read {
+    frames: Vec<(u64, i64, Vec<u8>)>,
+    /// Records numbered, packets or not (Capture::frames).
+    numbered: u64,
+    error: Option<String>,
+}
+
+fn read(path: &Path) -> Read {
+    let mut capture = match Capture::open(&path.to_string_lossy()) {
+        Ok(c) => c,
+        Err(e) => {
+            return Read {
+                frames: Vec::new(),
+                numbered: 0,
+                error: Some(e.to_string()),
+            }
+        }
+    };
+    let mut frames = Vec::new();
+    loop {
+        match capture.next_frame() {
+            Ok(Some(f)) => frames.push((f.number, f.ts_ns, f.data.to_vec())),
+            Ok(None) => {
+                return Read {
+                    frames,
+                    numbered: capture.frames(),
+                    error: None,
+                }
+            }
+            Err(e) => {
+                return Read {
+                    frames,
+                    numbered: capture.frames(),
+                    error: Some(e.to_string()),
+                }
+            }
+        }
+    }
+}
+
+/// Parses tshark's `frame.time_epoch` ("1700000000.123456789") exactly.
+fn epoch_ns(s: &str) -> Option<i128> {
+    if s.is_empty() {
+        return None;
+    }
+    let (sec, frac) = s.split_once('.').unwrap_or((s, "0"));
+    let mut frac = frac.to_string();
+    frac.truncate(9);
+    while frac.len() < 9 {
+        frac.push('0');
+    }
+    Some(sec.parse::<i128>().unwrap() * 1_000_000_000 + frac.parse::<i128>().unwrap())
+}
+
+/// One tshark frame: number, timestamp, captured length, is a packet.
+type TsharkFrame = (u64, Option<i128>, usize, bool);
+/// A frame number and its timestamp, if it has one.
+type NumberAndTime = (u64, Option<i128>);
+
+/// tshark's frames: (number, timestamp in ns, captured length, whether it
+/// is a packet), and whether tshark reported an error reading the file. A
+/// frame without a timestamp (Simple Packet Block) has None; one without an
+/// encapsulation is no packet (a custom block).
+fn tshark_frames(path: &Path) -> (Vec<TsharkFrame>, bool) {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(path)
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "frame.time_epoch",
+        ])
+        .args(["-e", "frame.cap_len", "-e", "frame.encap_type"])
+        .output()
+        .unwrap();
+    let frames = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (
+                f[0].parse().unwrap(),
+                epoch_ns(f[1]),
+                f[2].parse().unwrap_or(0),
+                !f[3].is_empty(),
+            )
+        })
+        .collect();
+    (frames, !out.status.success())
+}
+
+/// (number, timestamp) of both readers, ours without the timestamps
+/// tshark does not have; tshark's clamped to what nanoseconds in an i64
+/// hold (up to 2262: later ones are corrupt stamps, and saturate).
+fn numbers_and_times(
+    ours: &[(u64, i64, Vec<u8>)],
+    theirs: &[TsharkFrame],
+) -> (Vec<NumberAndTime>, Vec<NumberAndTime>) {
+    let theirs: Vec<_> = theirs.iter().filter(|f| f.3).collect();
+    let ours = ours
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let known = theirs.get(i).is_none_or(|t| t.1.is_some());
+            (f.0, known.then_some(f.1 as i128))
+        })
+        .collect();
+    let theirs = theirs
+        .iter()
+        .map(|f| {
+            (
+                f.0,
+                f.1.map(|t| t.clamp(i64::MIN as i128, i64::MAX as i128)),
+            )
+        })
+        .collect();
+    (ours, theirs)
+}
+
+/// Asserts that rttdoc reads `path` without error, with tshark's frame
+/// numbers and timestamps; returns the frames.
+fn assert_reads_like_tshark(path: &Path) -> Vec<(u64, i64, Vec<u8>)> {
+    let ours = read(path);
+    let (theirs, tshark_failed) = tshark_frames(path);
+    assert!(!tshark_failed, "{}: tshark fails on it", path.display());
+    assert_eq!(ours.error, None, "{}", path.display());
+    let (ours_nt, theirs_nt) = numbers_and_times(&ours.frames, &theirs);
+    assert_eq!(
+        ours_nt,
+        theirs_nt,
+        "{}: frame numbers and times",
+        path.display()
+    );
+    assert_eq!(
+        ours.numbered,
+        theirs.len() as u64,
+        "{}: records",
+        path.display()
+    );
+    ours.frames
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn sample() -> PathBuf {
+    data_dir().join("loopback-nginx-curl.pcap.gz")
+}
+
+/// Connections of `rttdoc analyze --json`, the analysis a user sees.
+fn connections(path: &Path, extra: &[&str]) -> serde_json::Value {
+    run_rttdoc_json_with(path, extra)["connections"].clone()
+}
+
+/// Wireshark, dumpcap and editcap write a Section Header Block with
+/// shb_hardware/shb_os/shb_userappl options, longer than any fixed first
+/// read: such a file is read, with the frames of the pcap it was made from,
+/// and analysed exactly as that pcap.
+#[test]
+fn pcapng_written_by_editcap_is_read_and_analysed_like_its_pcap() {
+    if !require("editcap_pcapng", &["tshark", "editcap"], false) {
+        return;
+    }
+    let dir = TempDir::new("editcap-ng");
+    let ng = dir.path("sample.pcapng");
+    run(Command::new("editcap")
+        .args(["-F", "pcapng"])
+        .arg(sample())
+        .arg(&ng));
+    let shb_len = u32::from_le_bytes(std::fs::read(&ng).unwrap()[4..8].try_into().unwrap());
+    assert!(shb_len > 64, "editcap's SHB is {shb_len} bytes");
+    let frames = assert_reads_like_tshark(&ng);
+    let original = read(&sample());
+    assert_eq!(frames, original.frames, "same frames as the pcap");
+    assert_eq!(connections(&ng, &[]), connections(&sample(), &[]));
+}
+
+/// The pcap variants editcap writes (nanosecond, Kuznetzov's modified pcap
+/// with 24-byte record headers, SuSE 6.3's 28-byte ones, Red Hat 6.1's
+/// modified headers behind the standard magic, Nokia's 20-byte ones) and
+/// pcapng with nanosecond `if_tsresol` are read with tshark's frames and
+/// the original packets.
+#[test]
+fn every_pcap_variant_editcap_writes_is_read_like_tshark_reads_it() {
+    if !require("pcap_variants", &["tshark", "editcap"], false) {
+        return;
+    }
+    let dir = TempDir::new("variants");
+    let original = read(&sample());
+    assert!(original.error.is_none() && original.frames.len() > 20);
+    let nsec = dir.path("nsec.pcap");
+    run(Command::new("editcap")
+        .args(["-F", "nsecpcap"])
+        .arg(sample())
+        .arg(&nsec));
+    for format in [
+        "pcap",
+        "nsecpcap",
+        "modpcap",
+        "suse6_3pcap",
+        "rh6_1pcap",
+        "nokiapcap",
+    ] {
+        let out = dir.path(&format!("{format}.pcap"));
+        run(Command::new("editcap")
+            .args(["-F", format])
+            .arg(sample())
+            .arg(&out));
+        let frames = assert_reads_like_tshark(&out);
+        assert_eq!(frames, original.frames, "{format}: the packets");
+    }
+    // Big-endian hosts wrote the same formats in their byte order; editcap
+    // writes ours only, so swap its output (tshark remains the reference).
+    for (format, record_header) in [("modpcap", 24), ("suse6_3pcap", 28), ("nsecpcap", 16)] {
+        let little = std::fs::read(dir.path(&format!("{format}.pcap"))).unwrap();
+        let big = dir.path(&format!("{format}-big-endian.pcap"));
+        std::fs::write(&big, to_big_endian_pcap(&little, record_header)).unwrap();
+        let frames = assert_reads_like_tshark(&big);
+        assert_eq!(frames, original.frames, "{format}, big-endian: the packets");
+    }
+    // From the nanosecond pcap, editcap writes an IDB with if_tsresol = 9.
+    let ng = dir.path("nsec.pcapng");
+    run(Command::new("editcap")
+        .args(["-F", "pcapng"])
+        .arg(&nsec)
+        .arg(&ng));
+    let frames = assert_reads_like_tshark(&ng);
+    assert_eq!(frames, original.frames);
+}
+
+/// mergecap of captures with different link types writes one section with
+/// an interface per input; frames interleave by time and are numbered in
+/// file order as tshark numbers them. Concatenated pcapng files are several
+/// sections, each starting its interfaces afresh.
+#[test]
+fn merged_interfaces_and_concatenated_sections_keep_tsharks_numbering() {
+    if !require("mergecap", &["tshark", "editcap", "mergecap"], false) {
+        return;
+    }
+    let dir = TempDir::new("merge");
+    // Linux cooked capture (SLL) next to the Ethernet sample.
+    let sll = dir.path("sll.pcapng");
+    let sll_src = public_dir().join("seladb-PcapPlusPlus/Pcap++Test__PcapExamples__sll.pcap");
+    let second = if sll_src.exists() {
+        sll_src
+    } else {
+        // No shared captures: the sample again, shifted an hour later.
+        let shifted = dir.path("shifted.pcap");
+        run(Command::new("editcap")
+            .args(["-t", "3600"])
+            .arg(sample())
+            .arg(&shifted));
+        shifted
+    };
+    run(Command::new("editcap")
+        .args(["-F", "pcapng"])
+        .arg(&second)
+        .arg(&sll));
+    let merged = dir.path("merged.pcapng");
+    run(Command::new("mergecap")
+        .args(["-F", "pcapng", "-w"])
+        .arg(&merged)
+        .arg(sample())
+        .arg(&sll));
+    let frames = assert_reads_like_tshark(&merged);
+    assert_eq!(
+        frames.len(),
+        read(&sample()).frames.len() + read(&sll).frames.len()
+    );
+
+    let ng = dir.path("sample.pcapng");
+    run(Command::new("editcap")
+        .args(["-F", "pcapng"])
+        .arg(sample())
+        .arg(&ng));
+    let two_sections = dir.path("two-sections.pcapng");
+    let mut bytes = std::fs::read(&sll).unwrap();
+    bytes.extend(std::fs::read(&ng).unwrap());
+    bytes.extend(std::fs::read(&merged).unwrap());
+    std::fs::write(&two_sections, bytes).unwrap();
+    let frames = assert_reads_like_tshark(&two_sections);
+    assert_eq!(
+        frames.len(),
+        2 * read(&sll).frames.len() + 2 * read(&sample()).frames.len()
+    );
+}
+
+/// A TLS key log that `editcap --inject-secrets` embeds (a Decryption
+/// Secrets Block before the packets) is used as `--keylog` is: the 0-RTT
+/// request is decrypted and the analysis equals the one with the key log
+/// given on the command line (and differs from the one without).
+#[test]
+fn secrets_embedded_by_editcap_work_like_keylog() {
+    if !require("inject_secrets", &["tshark", "editcap"], false) {
+        return;
+    }
+    let lab = data_dir().join("lab/zero-rtt-post-builtin");
+    let capture = lab.join("client.pcapng.gz");
+    let keylog = lab.join("keylog.txt");
+    let dir = TempDir::new("dsb");
+    let with_dsb = dir.path("with-secrets.pcapng");
+    run(Command::new("editcap")
+        .arg("--inject-secrets")
+        .arg(format!("tls,{}", keylog.display()))
+        .arg(&capture)
+        .arg(&with_dsb));
+    assert_reads_like_tshark(&with_dsb);
+    let mut reader = Capture::open(&with_dsb.to_string_lossy()).unwrap();
+    while reader.next_frame().unwrap().is_some() {}
+    assert_eq!(
+        reader.secrets().tls_key_log(),
+        std::fs::read(&keylog).unwrap(),
+        "the embedded key log, byte for byte"
+    );
+
+    let embedded = connections(&with_dsb, &[]);
+    let given = connections(&capture, &["--keylog", &keylog.to_string_lossy()]);
+    let without = connections(&capture, &[]);
+    assert_ne!(given, without, "the key log changes this analysis");
+    assert_eq!(embedded, given);
+}
+
+/// Hand-made where no tool writes it (Wireshark writes host byte order
+/// only): a little-endian section and a big-endian one, obsolete Packet
+/// Blocks, Simple Packet Blocks, power-of-2 `if_tsresol`, `if_tsoffset`,
+/// `if_fcslen`, name resolution, statistics and custom blocks, and a Packet
+/// Block after them. tshark is the reference for numbers and times.
+#[test]
+fn sections_in_both_byte_orders_with_every_block_kind_read_as_tshark_reads_them() {
+    if !require("hand_made_pcapng", &["tshark"], false) {
+        return;
+    }
+    let packet = Tcp::new("10.0.0.1", 40000, "10.0.0.2", 80)
+        .seq(1, 0)
+        .flags(SYN)
+        .ip();
+    let mut eth = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0];
+    eth.extend(&packet);
+    let mut eth_fcs = eth.clone();
+    eth_fcs.extend([0xde, 0xad, 0xbe, 0xef]);
+    let mut file = Vec::new();
+    for big in [false, true] {
+        let e = Ng { big };
+        let mut opts = e.opt(2, b"some hardware, described at length");
+        opts.extend(e.opt(4, &[b'x'; 700]));
+        file.extend(e.block(0x0A0D0D0A, &e.shb_body(&opts)));
+        // Interface 0: Ethernet, microseconds. 1: raw IP, 2^-20 s units,
+        // 1000 s offset. 2: Ethernet with a 32-bit FCS.
+        file.extend(e.block(1, &e.idb(1, &[])));
+        let mut o = e.opt(9, &[0x80 | 20]);
+        o.extend(e.opt(14, &e.u64(1000)));
+        file.extend(e.block(1, &e.idb(101, &o)));
+        file.extend(e.block(1, &e.idb(1, &e.opt(13, &[32]))));
+        file.extend(e.block(4, &[0; 4])); // name resolution: empty
+        file.extend(e.block(6, &e.epb(0, 1_700_000_000_000_000, &eth)));
+        file.extend(e.block(6, &e.epb(1, 1_782_579_200u64 << 20, &packet)));
+        file.extend(e.block(0x0BAD, &[0x7f, 0, 0, 0, 1, 2, 3, 4]));
+        file.extend(e.block(6, &e.epb(2, 1_700_000_001_000_000, &eth_fcs)));
+        file.extend(e.block(2, &e.opb(0, 1_700_000_002_000_000, &eth)));
+        file.extend(e.block(5, &[0; 12])); // interface statistics
+        file.extend(e.block(0x4000_0BAD, &[0x7f, 0, 0, 0]));
+        file.extend(e.block(0x1234_5678, &[1, 2, 3, 4]));
+        file.extend(e.block(2, &e.opb(1, 1_782_579_201u64 << 20, &packet)));
+    }
+    let dir = TempDir::new("hand-ng");
+    let path = dir.path("both-orders.pcapng");
+    std::fs::write(&path, &file).unwrap();
+    let frames = assert_reads_like_tshark(&path);
+    // Custom blocks take frame numbers (3, 6, 10, 13) and hold no packet.
+    assert_eq!(frames.len(), 10);
+    assert_eq!(frames[2].0, 4);
+    assert_eq!(frames[1].1, 1_782_580_200 * 1_000_000_000, "tsoffset");
+    assert_eq!(frames[2].2, eth, "the FCS is stripped");
+    assert_eq!(frames[4].2, packet);
+    // A Simple Packet Block takes interface 0 and the next frame number.
+    let mut spb = file.clone();
+    let e = Ng { big: true };
+    let mut body = e.u32(eth.len() as u32).to_vec();
+    body.extend(&eth);
+    spb.extend(e.block(3, &body));
+    std::fs::write(&path, &spb).unwrap();
+    let (theirs, _) = tshark_frames(&path);
+    let ours = read(&path);
+    assert_eq!(ours.error, None);
+    assert_eq!(ours.numbered, theirs.len() as u64);
+    assert_eq!(ours.frames[10].0, 15);
+    assert_eq!(theirs[14].0, 15);
+    assert_eq!(ours.frames[10].2, eth);
+}
+
+/// A pcap whose link-type field carries the FCS bits (4 bytes of FCS): the
+/// link type is Ethernet and the packets come without their FCS; tshark
+/// sees the same FCS.
+#[test]
+fn pcap_fcs_bits_give_ethernet_frames_without_their_fcs() {
+    if !require("pcap_fcs", &["tshark"], false) {
+        return;
+    }
+    let packet = Tcp::new("10.0.0.1", 40000, "10.0.0.2", 80)
+        .seq(1, 0)
+        .flags(SYN)
+        .ip();
+    let mut eth = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0];
+    eth.extend(&packet);
+    let mut file = 0xa1b2c3d4u32.to_le_bytes().to_vec();
+    file.extend([2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    file.extend(65535u32.to_le_bytes());
+    file.extend((0x2400_0000u32 | 1).to_le_bytes());
+    for i in 0..3u32 {
+        let len = eth.len() as u32 + 4;
+        for v in [1_700_000_000 + i, 0, len, len] {
+            file.extend(v.to_le_bytes());
+        }
+        file.extend(&eth);
+        file.extend([0xde, 0xad, 0xbe, 0xef]);
+    }
+    let dir = TempDir::new("fcs");
+    let path = dir.path("fcs.pcap");
+    std::fs::write(&path, &file).unwrap();
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(&path)
+        .args(["-T", "fields", "-e", "eth.fcs"])
+        .output()
+        .unwrap();
+    let fcs = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(fcs.lines().count(), 3, "{fcs}");
+    assert!(
+        fcs.lines()
+            .all(|l| l.contains("0xdeadbeef") || l.contains("0xefbeadde")),
+        "{fcs}"
+    );
+    let frames = assert_reads_like_tshark(&path);
+    let mut capture = Capture::open(&path.to_string_lossy()).unwrap();
+    let first = capture.next_frame().unwrap().unwrap();
+    assert_eq!(first.link_type, 1);
+    assert_eq!(first.orig_len as usize, eth.len());
+    assert!(frames.iter().all(|f| f.2 == eth));
+}
+
+/// The big-endian nanosecond pcap among the public captures: tshark's
+/// times to the nanosecond.
+#[test]
+fn big_endian_nanosecond_pcap_keeps_its_nanoseconds() {
+    let path =
+        public_dir().join("seladb-PcapPlusPlus/Pcap++Test__PcapExamples__nanosecs_big_endian.pcap");
+    if !path.exists() {
+        if in_ci() {
+            panic!("{} is missing", path.display());
+        }
+        eprintln!(
+            "SKIPPED big_endian_nanosecond_pcap: {} is missing",
+            path.display()
+        );
+        return;
+    }
+    if !require("big_endian", &["tshark"], false) {
+        return;
+    }
+    let frames = assert_reads_like_tshark(&path);
+    assert!(
+        frames.iter().any(|f| f.1 % 1000 != 0),
+        "sub-microsecond digits"
+    );
+}
+
+/// A little-endian pcap file in big-endian byte order: the file header's
+/// fields, and each record header's (16 bytes, then for the modified
+/// formats the interface index, protocol, packet type and padding).
+fn to_big_endian_pcap(little: &[u8], record_header: usize) -> Vec<u8> {
+    fn swap(out: &mut Vec<u8>, field: &[u8]) {
+        out.extend(field.iter().rev());
+    }
+    let mut out = Vec::with_capacity(little.len());
+    swap(&mut out, &little[0..4]);
+    swap(&mut out, &little[4..6]);
+    swap(&mut out, &little[6..8]);
+    for at in [8, 12, 16, 20] {
+        swap(&mut out, &little[at..at + 4]);
+    }
+    let mut at = 24;
+    while at + record_header <= little.len() {
+        let h = &little[at..at + record_header];
+        for f in 0..4 {
+            swap(&mut out, &h[f * 4..f * 4 + 4]);
+        }
+        if record_header >= 24 {
+            swap(&mut out, &h[16..20]);
+            swap(&mut out, &h[20..22]);
+            out.extend(&h[22..]);
+        }
+        let caplen = u32::from_le_bytes(h[8..12].try_into().unwrap()) as usize;
+        out.extend(&little[at + record_header..at + record_header + caplen]);
+        at += record_header + caplen;
+    }
+    assert_eq!(at, little.len(), "whole records");
+    out
+}
+
+fn public_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures/public")
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else if path.extension().is_none_or(|e| e != "md") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every public capture tshark reads is read by rttdoc with the same
+/// frames, numbers and timestamps; where tshark reports damage, rttdoc
+/// stops with an error after the same frames.
+#[test]
+fn every_public_capture_is_read_with_tsharks_frames() {
+    let dir = public_dir();
+    if !dir.is_dir() {
+        if in_ci() {
+            panic!("{} is missing", dir.display());
+        }
+        eprintln!("SKIPPED public captures: {} is missing", dir.display());
+        return;
+    }
+    if !require("public_captures", &["tshark"], false) {
+        return;
+    }
+    let mut files = Vec::new();
+    files_under(&dir, &mut files);
+    files.sort();
+    assert!(files.len() > 50, "{} files", files.len());
+    let mut failures = Vec::new();
+    for path in &files {
+        let ours = read(path);
+        let (theirs, tshark_failed) = tshark_frames(path);
+        let (ours_nt, theirs_nt) = numbers_and_times(&ours.frames, &theirs);
+        if ours_nt != theirs_nt || ours.numbered != theirs.len() as u64 {
+            let first = ours_nt.iter().zip(&theirs_nt).find(|(a, b)| a != b);
+            failures.push(format!(
+                "{}: {} frames, tshark {}; first difference (ours, tshark): {first:?}; error {:?}",
+                path.display(),
+                ours_nt.len(),
+                theirs_nt.len(),
+                ours.error
+            ));
+        } else if ours.error.is_some() != tshark_failed {
+            failures.push(format!(
+                "{}: rttdoc error {:?}, tshark failed: {tshark_failed}",
+                path.display(),
+                ours.error
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Writes pcapng blocks in one byte order.
+struct Ng {
+    big: bool,
+}
+
+impl Ng {
+    fn u16(&self, v: u16) -> [u8; 2] {
+        if self.big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    fn u32(&self, v: u32) -> [u8; 4] {
+        if self.big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    fn u64(&self, v: u64) -> [u8; 8] {
+        if self.big {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    fn pad(v: &mut Vec<u8>) {
+        while !v.len().is_multiple_of(4) {
+            v.push(0);
+        }
+    }
+    fn block(&self, kind: u32, body: &[u8]) -> Vec<u8> {
+        let mut body = body.to_vec();
+        Self::pad(&mut body);
+        let n = 12 + body.len() as u32;
+        let mut out = self.u32(kind).to_vec();
+        out.extend(self.u32(n));
+        out.extend(body);
+        out.extend(self.u32(n));
+        out
+    }
+    fn opt(&self, code: u16, value: &[u8]) -> Vec<u8> {
+        let mut out = self.u16(code).to_vec();
+        out.extend(self.u16(value.len() as u16));
+        out.extend(value);
+        Self::pad(&mut out);
+        out
+    }
+    fn shb_body(&self, options: &[u8]) -> Vec<u8> {
+        let mut out = self.u32(0x1A2B3C4D).to_vec();
+        out.extend(self.u16(1));
+        out.extend(self.u16(0));
+        out.extend([0xff; 8]);
+        out.extend(options);
+        out.extend([0; 4]);
+        out
+    }
+    fn idb(&self, link: u16, options: &[u8]) -> Vec<u8> {
+        let mut out = self.u16(link).to_vec();
+        out.extend([0, 0]);
+        out.extend(self.u32(0));
+        out.extend(options);
+        if !options.is_empty() {
+            out.extend([0; 4]);
+        }
+        out
+    }
+    fn epb(&self, iface: u32, units: u64, data: &[u8]) -> Vec<u8> {
+        let mut out = self.u32(iface).to_vec();
+        out.extend(self.u32((units >> 32) as u32));
+        out.extend(self.u32(units as u32));
+        out.extend(self.u32(data.len() as u32));
+        out.extend(self.u32(data.len() as u32));
+        out.extend(data);
+        out
+    }
+    fn opb(&self, iface: u16, units: u64, data: &[u8]) -> Vec<u8> {
+        let mut out = self.u16(iface).to_vec();
+        out.extend(self.u16(0));
+        out.extend(self.u32((units >> 32) as u32));
+        out.extend(self.u32(units as u32));
+        out.extend(self.u32(data.len() as u32));
+        out.extend(self.u32(data.len() as u32));
+        out.extend(data);
+        out
+    }
+}
