@@ -138,6 +138,13 @@ impl Facts<'_> {
             .filter(|r| if r.dir == sender { data(r) } else { r.ack_set })
             .map(|r| (self.on_clock_of(sender, r), r))
             .collect();
+        // Captured at the sender there is no shift to be wrong about: the
+        // capture's order is the order the sender saw things in.
+        let peer_skew = if self.captured_at(sender) {
+            0
+        } else {
+            peer_skew
+        };
         events.sort_by_key(|(t, r)| (if r.dir == sender { *t } else { *t - peer_skew }, r.frame));
         events
     }
