@@ -183,6 +183,9 @@ pub struct Connection {
     pub server: Endpoint,
     pub first: Stamp,
     pub last: Stamp,
+    /// The tracker's progress clock at this connection's last packet
+    /// (track.rs: idle time is measured on it).
+    pub(crate) last_progress_ns: i64,
     pub(crate) half: [Half; 2],
     pub(crate) first_syn: Option<Stamp>,
     /// Most recent SYN (Wireshark's ts_mru_syn).
@@ -243,6 +246,7 @@ impl Connection {
             server,
             first,
             last: first,
+            last_progress_ns: 0,
             half: Default::default(),
             first_syn: None,
             last_syn_ts: None,
@@ -304,11 +308,6 @@ impl Connection {
     }
 
     fn is_copy(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) -> bool {
-        if at.ts_ns < self.last.ts_ns - REPLAY_NS {
-            // The capture went back in time: the connection's packets are
-            // being replayed (tshark keeps them on the same tcp.stream).
-            return true;
-        }
         let fp = fingerprint(seg);
         let has_ip_id = seg.ip_id.is_some_and(|id| id != 0);
         let seg_len = seg.payload_len + seg.flags.syn() as u32 + seg.flags.fin() as u32;
@@ -329,6 +328,13 @@ impl Connection {
         } else {
             !seg.flags.ack() || h.acked.is_some_and(|a| seq::le(seg.ack, a))
         };
+        if repeats && at.ts_ns < self.last.ts_ns - REPLAY_NS {
+            // The capture went back in time and the segment brings nothing
+            // new: the connection's packets are being replayed (tshark keeps
+            // them on the same tcp.stream). New data or a higher ACK after a
+            // clock jump is a clock glitch, and is analysed.
+            return true;
+        }
         let copy = comparable
             && repeats
             && h.recent.iter().any(|r| {
@@ -788,6 +794,19 @@ impl Connection {
                 && bytes[1] == 3
                 && bytes[2] <= 4
             {
+                self.protocol_decided = true;
+                self.tls = Some(TlsSession::default());
+            } else if self.preamble.is_none()
+                && !client
+                && bytes.len() >= 6
+                && bytes[0] == 22
+                && bytes[1] == 3
+                && bytes[2] <= 4
+                && bytes[5] == 2
+            {
+                // The server speaks first with a ServerHello: the capture
+                // began after the ClientHello (mid-stream, or one side
+                // only). No server-first protocol greets with one.
                 self.protocol_decided = true;
                 self.tls = Some(TlsSession::default());
             } else {

@@ -24,6 +24,11 @@ use rustc_hash::FxHashMap;
 use crate::connection::{Connection, Stamp, REPLAY_NS};
 use crate::model::{CaptureStats, ConnectionReport, Direction, Ending, Endpoint};
 
+/// The most one gap between frames advances the capture's progress clock:
+/// longer than any retransmission backoff step worth waiting through, far
+/// shorter than the idle timeout, so no single jump evicts a connection.
+pub const MAX_CLOCK_STEP_NS: i64 = 60_000_000_000;
+
 #[derive(Debug, Clone)]
 pub struct AnalyzeOptions {
     /// Keep the per-frame ladder for this stream (`--conn N`).
@@ -77,6 +82,14 @@ pub struct Tracker<'s> {
     options: AnalyzeOptions,
     pub stats: CaptureStats,
     last_sweep_ns: Option<i64>,
+    /// Capture progress: the gaps between consecutive frames summed, each
+    /// capped at [`MAX_CLOCK_STEP_NS`] and never negative. Idle times are
+    /// measured on it, so a corrupt or jumping timestamp (a clock set
+    /// forward by days, a merged file) does not make every connection
+    /// "idle" at once and split it into a new stream (tshark never splits
+    /// a connection on time).
+    progress_ns: i64,
+    prev_ts_ns: Option<i64>,
     /// Latest capture time seen, and whether the clock is now behind it
     /// (a second pass of the same trace).
     latest_ns: Option<i64>,
@@ -94,6 +107,8 @@ impl<'s> Tracker<'s> {
             options,
             stats: CaptureStats::default(),
             last_sweep_ns: None,
+            progress_ns: 0,
+            prev_ts_ns: None,
             latest_ns: None,
             rewound: false,
             defrag: Defragmenter::default(),
@@ -116,13 +131,21 @@ impl<'s> Tracker<'s> {
             frame: frame.number,
             ts_ns: frame.ts_ns,
         };
+        self.advance_clock(frame.ts_ns);
         self.decoded(at, decode(frame.link_type, frame.data));
         let sweep_due = self
             .last_sweep_ns
-            .is_none_or(|last| frame.ts_ns - last > 1_000_000_000);
+            .is_none_or(|last| self.progress_ns - last > 1_000_000_000);
         if sweep_due {
-            self.sweep(frame.ts_ns);
+            self.sweep(self.progress_ns);
         }
+    }
+
+    fn advance_clock(&mut self, ts_ns: i64) {
+        if let Some(prev) = self.prev_ts_ns {
+            self.progress_ns += ts_ns.saturating_sub(prev).clamp(0, MAX_CLOCK_STEP_NS);
+        }
+        self.prev_ts_ns = Some(ts_ns);
     }
 
     /// Counts and tracks one decode result. A fragment that completes its
@@ -197,6 +220,7 @@ impl<'s> Tracker<'s> {
             return;
         }
         conn.observe(at, dir, seg);
+        conn.last_progress_ns = self.progress_ns;
     }
 
     /// Counts the times the capture clock went back by more than merged
@@ -235,12 +259,14 @@ impl<'s> Tracker<'s> {
 
     #[cfg(test)]
     pub(crate) fn segment_for_test(&mut self, at: Stamp, seg: &Segment<'_>) {
+        self.advance_clock(at.ts_ns);
         self.segment(at, seg);
     }
 
     #[cfg(test)]
     pub(crate) fn sweep_for_test(&mut self, now_ns: i64) {
-        self.sweep(now_ns);
+        self.advance_clock(now_ns);
+        self.sweep(self.progress_ns);
     }
 
     fn sweep(&mut self, now_ns: i64) {
@@ -251,7 +277,7 @@ impl<'s> Tracker<'s> {
             .table
             .iter()
             .filter(|(_, c)| {
-                let quiet = now_ns - c.last.ts_ns;
+                let quiet = now_ns - c.last_progress_ns;
                 (c.is_closed() && quiet > linger) || quiet > idle
             })
             .map(|(k, _)| *k)

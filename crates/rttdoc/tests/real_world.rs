@@ -117,7 +117,11 @@ fn parse_epoch_ns(s: &str) -> i64 {
     while frac.len() < 9 {
         frac.push('0');
     }
-    sec.parse::<i64>().unwrap_or(0) * 1_000_000_000 + frac.parse::<i64>().unwrap_or(0)
+    // Saturating: fuzzed test files carry timestamps past year 2262.
+    sec.parse::<i64>()
+        .unwrap_or(0)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(frac.parse::<i64>().unwrap_or(0))
 }
 
 const NAGLE_KINDS: [&str; 3] = ["nagle_hold", "nagle_delayed_ack", "write_write_read"];

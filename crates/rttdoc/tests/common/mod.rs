@@ -532,14 +532,27 @@ pub fn tshark_streams(capture: &Path, extra: &[&str]) -> BTreeMap<u64, StreamFac
             continue;
         }
         let frame: u64 = f[0].parse().unwrap();
-        let stream: u64 = f[1].parse().unwrap();
+        // A frame carrying several TCP headers (a tunnel's inner and outer
+        // TCP, TCP headers quoted in an ICMP error) lists several streams:
+        // the last one is the innermost, the connection it carries.
+        let Some(stream) = f[1].rsplit(',').next().and_then(|v| v.parse::<u64>().ok()) else {
+            continue;
+        };
+        for other in f[1].split(',').filter_map(|v| v.parse::<u64>().ok()) {
+            let s = streams.entry(other).or_insert(StreamFacts {
+                first_frame: frame,
+                ..Default::default()
+            });
+            s.last_frame = frame;
+        }
         let s = streams.entry(stream).or_insert(StreamFacts {
             first_frame: frame,
             ..Default::default()
         });
         s.last_frame = frame;
         if s.initial_rtt_us.is_none() && !f[2].is_empty() {
-            s.initial_rtt_us = Some((f[2].parse::<f64>().unwrap() * 1e6).round() as i64);
+            let rtt = f[2].rsplit(',').next().unwrap_or("");
+            s.initial_rtt_us = rtt.parse::<f64>().ok().map(|r| (r * 1e6).round() as i64);
         }
         let types: Vec<&str> = f[3].split(',').collect();
         if s.tls_version.is_none() && types.contains(&"2") {
