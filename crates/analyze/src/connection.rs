@@ -43,6 +43,10 @@ pub struct SegmentRecord {
     /// A keep-alive or zero-window probe: sent on purpose at the edge of
     /// what the peer has acknowledged, never a retransmission.
     pub probe: bool,
+    /// A D-SACK (RFC 2883): the first SACK block reports bytes received
+    /// twice (below the cumulative ACK, or inside the second block);
+    /// relative to the peer's first sequence number.
+    pub dsack: Option<(u32, u32)>,
 }
 
 /// A frame's identity on the capture clock.
@@ -486,6 +490,11 @@ impl Connection {
                         Some(acked) => {
                             (at_edge && acked == max_end)
                                 || (closed && acked == seg.seq && seg.payload_len == 1)
+                                // Windows sends its keep-alive byte below
+                                // what the peer acknowledged even with a
+                                // FIN outstanding: a byte the peer has
+                                // cannot be a repair of lost data.
+                                || (seg.payload_len == 1 && seq::le(seg.seq.wrapping_add(1), acked))
                         }
                         None => at_edge,
                     }
@@ -648,6 +657,16 @@ impl Connection {
                 new_data,
                 retransmission,
                 probe,
+                dsack: peer_base.and_then(|b| {
+                    let blocks = seg.options.sack_blocks();
+                    let first = *blocks.first()?;
+                    let below_ack = flags.ack() && seq::le(first.1, seg.ack);
+                    let inside_second = blocks.get(1).is_some_and(|second| {
+                        seq::le(second.0, first.0) && seq::le(first.1, second.1)
+                    });
+                    (below_ack || inside_second)
+                        .then(|| (first.0.wrapping_sub(b), first.1.wrapping_sub(b)))
+                }),
             });
         }
 

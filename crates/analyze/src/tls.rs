@@ -65,6 +65,9 @@ pub struct TlsSession {
     /// server's encrypted flight.
     pub server_finished: Option<Stamp>,
     pub certificate_seen: bool,
+    /// A full TLS 1.2 handshake's key exchange was seen (ServerKeyExchange,
+    /// ServerHelloDone, CertificateRequest or ClientKeyExchange).
+    pub key_exchange_seen: bool,
     pub server_flight_bytes: u32,
     pub early_data_records: u32,
     /// The first early-data records' ciphertexts (bodies), for a key log
@@ -106,17 +109,33 @@ impl TlsSession {
         self.version().is_some_and(rttdoc_wire::tls::is_tls13)
     }
 
-    /// Whether the session was resumed: a PSK accepted (1.3), or a 1.2
-    /// server that went straight to ChangeCipherSpec without a Certificate.
+    /// Whether the session was resumed: a PSK accepted (1.3); in 1.2, an
+    /// abbreviated handshake. A full 1.2 handshake shows a Certificate,
+    /// ServerKeyExchange, ServerHelloDone or ClientKeyExchange; an
+    /// abbreviated one has the server's ChangeCipherSpec right after its
+    /// ServerHello, before the client's (in a full one the client changes
+    /// ciphers first, after its key exchange). Not seeing a Certificate
+    /// proves nothing: the capture may have missed that segment.
     pub fn resumed(&self) -> Option<bool> {
         let sh = self.server_hello.as_ref()?;
         if rttdoc_wire::tls::is_tls13(sh.version) {
             return Some(sh.pre_shared_key);
         }
-        if self.certificate_seen {
+        if self.certificate_seen || self.key_exchange_seen {
             return Some(false);
         }
-        self.change_cipher_spec[1].map(|_| true)
+        match (self.change_cipher_spec[1], self.change_cipher_spec[0]) {
+            (Some(server), Some(client)) => Some(server.frame < client.frame),
+            (None, Some(_)) => Some(false),
+            // Only the server's change seen: abbreviated if it also echoed
+            // the session the client offered to resume.
+            (Some(_), None) => {
+                let offered = self.client_hello.as_ref().map(|c| c.session_id.as_slice());
+                let echoed = !sh.session_id.is_empty() && offered == Some(sh.session_id.as_slice());
+                echoed.then_some(true)
+            }
+            (None, None) => None,
+        }
     }
 
     /// Feeds in-order payload bytes of one direction (`missing` bytes after
@@ -413,11 +432,23 @@ impl TlsSession {
                     }
                     "Certificate".into()
                 }
-                ht::SERVER_KEY_EXCHANGE => "ServerKeyExchange".into(),
-                ht::CERTIFICATE_REQUEST => "CertificateRequest".into(),
-                ht::SERVER_HELLO_DONE => "ServerHelloDone".into(),
+                ht::SERVER_KEY_EXCHANGE => {
+                    self.key_exchange_seen = true;
+                    "ServerKeyExchange".into()
+                }
+                ht::CERTIFICATE_REQUEST => {
+                    self.key_exchange_seen = true;
+                    "CertificateRequest".into()
+                }
+                ht::SERVER_HELLO_DONE => {
+                    self.key_exchange_seen = true;
+                    "ServerHelloDone".into()
+                }
                 ht::CERTIFICATE_VERIFY => "CertificateVerify".into(),
-                ht::CLIENT_KEY_EXCHANGE => "ClientKeyExchange".into(),
+                ht::CLIENT_KEY_EXCHANGE => {
+                    self.key_exchange_seen = true;
+                    "ClientKeyExchange".into()
+                }
                 ht::NEW_SESSION_TICKET => "NewSessionTicket".into(),
                 ht::ENCRYPTED_EXTENSIONS => "EncryptedExtensions".into(),
                 ht::END_OF_EARLY_DATA => "EndOfEarlyData".into(),

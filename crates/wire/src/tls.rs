@@ -273,6 +273,9 @@ mod ext {
 pub struct ClientHello {
     pub legacy_version: u16,
     pub session_id_len: usize,
+    /// The session the client offers to resume (TLS 1.2), or TLS 1.3's
+    /// compatibility echo.
+    pub session_id: Vec<u8>,
     pub sni: Option<String>,
     pub alpn: Vec<String>,
     /// From supported_versions (empty when the extension is absent).
@@ -299,6 +302,7 @@ impl ClientHello {
         let mut out = ClientHello {
             legacy_version: ch.version.0,
             session_id_len: ch.session_id.map_or(0, |s| s.len()),
+            session_id: ch.session_id.map(|s| s.to_vec()).unwrap_or_default(),
             cipher_suites: ch.ciphers.len(),
             ..Default::default()
         };

@@ -4,8 +4,9 @@
 //!
 //! Signature, on the server's clock, within its TLS handshake flight: a silence of at least max(2 ms, RTT/4) between two
 //! new data segments, ended by the client's ACK (`Facts::released_by`),
-//! with at least 8 MSS unacknowledged before that ACK (the window was full,
-//! not Nagle). Cost: the silence. Says how many bytes the flight exceeded
+//! with at least 8 MSS sent and unacknowledged before that ACK (the window
+//! was full, not Nagle); in TLS 1.2, up to the ServerHelloDone (what
+//! follows waits for the client's key exchange). Cost: the silence. Says how many bytes the flight exceeded
 //! the initial window by.
 //! Fix: a smaller chain (ECDSA certificates, no root in the chain, fewer
 //! intermediates), certificate compression, or a larger initial window on
@@ -24,9 +25,23 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // The server's TLS flight only: a plain download is supposed to start in
     // slow start (the ledger's ideal for a transfer already counts those
     // rounds); a handshake flight that has to is a cost worth naming.
-    let Some(end_frame) = f.tls_end_frame else {
+    let Some(tls_end) = f.tls_end_frame else {
         return;
     };
+    // The server's first flight only: a full TLS 1.2 handshake goes on
+    // after the ServerHelloDone with the client's key exchange, and the
+    // pause for it is the protocol's round trip, not the window's.
+    let end_frame = f
+        .report
+        .tls
+        .as_ref()
+        .and_then(|t| {
+            t.messages
+                .iter()
+                .find(|m| m.direction == sender && m.message == "ServerHelloDone")
+                .map(|m| m.frame)
+        })
+        .unwrap_or(tls_end);
     let events = f.sender_view(
         sender,
         end_frame,
@@ -57,6 +72,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if silence >= (rtt / 4).max(2_000_000)
                 && f.released_by(sender, t, ta)
                 && in_flight >= 8 * mss
+                && flight_bytes >= 8 * mss
             {
                 pauses.push((r.frame, ack_frame, silence));
             }

@@ -30,6 +30,29 @@ fn original<'a>(timeline: &'a [SegmentRecord], r: &SegmentRecord) -> Option<&'a 
         .find(|o| o.dir == r.dir && !o.probe && seq::le(o.seq, r.seq) && seq::lt(r.seq, o.end))
 }
 
+/// Linux's TCP_RTO_MAX (RFC 6298 allows 60 s and up): a silence longer
+/// than this before a re-send is not a retransmission timer running.
+const RTO_MAX_NS: i64 = 120_000_000_000;
+
+/// A re-send of bytes the receiver already had: the peer acknowledged them
+/// in a packet captured before the re-send (the ACK was on its way when
+/// the timer fired), or reported them as received twice with a D-SACK
+/// after it. Nothing was lost and nobody waited: a delayed ACK racing the
+/// sender's RTO, or a tail-loss probe.
+fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
+    // Captured on the receiving host, a captured original was received.
+    if f.captured_at(r.dir.reverse()) && r.len > 0 && original(f.timeline, r).is_some() {
+        return true;
+    }
+    f.timeline.iter().any(|p| {
+        p.dir != r.dir
+            && ((p.frame < r.frame && p.ack_set && seq::le(r.end, p.ack))
+                || (p.frame > r.frame
+                    && p.dsack
+                        .is_some_and(|(l, h)| seq::le(l, r.seq) && seq::le(r.end, h))))
+    })
+}
+
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let rtt = f.rtt_ns.unwrap_or(0);
     let rto_floor = 200_000_000i64.max(rtt * 3 / 2);
@@ -48,7 +71,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut cost = 0i64;
         for w in data.windows(2) {
             let ((tp, _), (t, r)) = (w[0], w[1]);
-            if !r.retransmission {
+            if !r.retransmission || spurious(f, r) {
                 continue;
             }
             retx.push(r.frame);
@@ -57,7 +80,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             }
             pairs.push(r.frame);
             let silence = t - tp;
-            if silence >= rto_floor {
+            if silence > RTO_MAX_NS || r.len == 0 {
+                // A clock jump or a collage of captures is not a timer; a
+                // FIN re-sent after the data was delivered keeps nobody
+                // waiting (the application has finished).
+            } else if silence >= rto_floor {
                 stalls.push((r.frame, silence));
             } else if silence >= rtt / 2 {
                 cost += silence;

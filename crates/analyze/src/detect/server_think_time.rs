@@ -111,7 +111,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // request arrived (what Nagle waits on), and the response left
         // with the ACK for it.
         let held = held.contains(&first.frame) && unacked_at(f, tq);
-        if think >= threshold && !held {
+        // Nobody waits for an answer after closing: server data after the
+        // client's FIN or RST (captured before it) is the server's own
+        // message, not a response.
+        let client_closed = f.timeline[from..to.max(from)]
+            .iter()
+            .any(|r| r.dir == Direction::ClientToServer && r.flags & 0x05 != 0);
+        if think >= threshold && !held && !client_closed {
             slow.push((i + 1, last_copy, first.frame, think));
         }
     }
