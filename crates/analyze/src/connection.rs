@@ -436,7 +436,11 @@ impl Connection {
                 }
             }
         } else if flags.ack() {
-            if let (Some(syn_ts), None) = (self.last_syn_ts, self.initial_rtt_ns) {
+            // Wireshark's first RTT ends at the first ACK after the SYN, but
+            // an ACK from the SYN's own sender without any SYN-ACK seen
+            // (a SYN, then the client's FIN 10 s later) closes no round trip.
+            let answered = self.syn_ack.is_some() || dir == Direction::ServerToClient;
+            if let (Some(syn_ts), None, true) = (self.last_syn_ts, self.initial_rtt_ns, answered) {
                 self.initial_rtt_ns = Some(at.ts_ns - syn_ts);
             }
             if dir == Direction::ClientToServer
@@ -708,8 +712,46 @@ impl Connection {
             });
         }
 
+        // The peer acknowledged bytes held back behind a hole: the hole was
+        // received, only the capture missed it, and no retransmission will
+        // fill it. Deliver what waits behind it now, in its own frames,
+        // instead of at the end of the connection.
+        if flags.ack() && !self.half[dir.reverse().index()].pending.is_empty() {
+            self.skip_acked_holes(dir.reverse(), seg.ack);
+        }
         if seg.payload_len > 0 {
             self.deliver(at, dir, seg);
+        }
+    }
+
+    /// Delivers the held segments of `dir` that lie below `ack` (an
+    /// acknowledgement from the peer), skipping the holes between them.
+    fn skip_acked_holes(&mut self, dir: Direction, ack: u32) {
+        let d = dir.index();
+        let Some(next) = self.half[d].deliver_next else {
+            return;
+        };
+        let ahead = seq::diff(ack, next);
+        if ahead <= 0 {
+            return;
+        }
+        let acked_off = self.half[d].deliver_off + ahead as u64;
+        while let Some((&key, &(stamp, _, _))) = self.half[d].pending.iter().next() {
+            if key >= acked_off {
+                return;
+            }
+            let off = self.half[d].deliver_off;
+            if key > off {
+                let hole = (key - off) as usize;
+                self.advance(dir, hole as u32);
+                self.on_stream_bytes(stamp, dir, &[], hole);
+                continue;
+            }
+            let (stamp, bytes, len) = self.half[d].pending.remove(&key).expect("present");
+            self.half[d].pending_bytes -= bytes.len();
+            let next = self.half[d].deliver_next.expect("delivery started");
+            let start = next.wrapping_sub((off - key) as u32);
+            self.deliver_at(stamp, dir, start, &bytes, len);
         }
     }
 
@@ -783,13 +825,15 @@ impl Connection {
                 self.on_stream_bytes(at, dir, &[], hole);
                 continue;
             }
-            let (_, bytes, len) = self.half[d].pending.remove(&key).expect("present");
+            let (stamp, bytes, len) = self.half[d].pending.remove(&key).expect("present");
             self.half[d].pending_bytes -= bytes.len();
             let next = self.half[d].deliver_next.expect("delivery started");
             let start = next.wrapping_sub((off - key) as u32);
             // Like Wireshark, data held behind a hole counts as arriving in
-            // the frame that filled it.
-            self.deliver_at(at, dir, start, &bytes, len);
+            // the frame that filled it; at the end, with the hole never
+            // filled, it arrived in its own frame.
+            let when = if flush { stamp } else { at };
+            self.deliver_at(when, dir, start, &bytes, len);
         }
     }
 

@@ -63,13 +63,24 @@ impl Facts<'_> {
         if !before || acks_held || release.dir == held.dir {
             return false;
         }
+        // The ACK field is filled in when a segment leaves, so data that
+        // arrived together with the release (a TLS compatibility
+        // ChangeCipherSpec right behind an ACK) is acknowledged too without
+        // being answered: only data well after the release counts.
+        let rtt = self.rtt_ns.unwrap_or(0);
+        let together = (rtt / 10).max(1_000_000);
         let answers_later_data = held.ack_set
             && self
                 .timeline
                 .iter()
                 .skip_while(|r| r.frame <= release.frame)
                 .take_while(|r| r.frame < held.frame)
-                .any(|d| d.dir == release.dir && d.len > 0 && seq::le(d.end, held.ack));
+                .any(|d| {
+                    d.dir == release.dir
+                        && d.len > 0
+                        && seq::le(d.end, held.ack)
+                        && d.ts_ns - release.ts_ns > together
+                });
         !answers_later_data
     }
 }
