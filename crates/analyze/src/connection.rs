@@ -436,10 +436,11 @@ impl Connection {
                 }
             }
         } else if flags.ack() {
-            // Wireshark's first RTT ends at the first ACK after the SYN, but
-            // an ACK from the SYN's own sender without any SYN-ACK seen
-            // (a SYN, then the client's FIN 10 s later) closes no round trip.
-            let answered = self.syn_ack.is_some() || dir == Direction::ServerToClient;
+            // Wireshark's first RTT ends at the first ACK after the SYN (also
+            // in a capture of one direction), but not at a FIN: a SYN, then
+            // the client's FIN 10 s later closes no round trip (checked with
+            // tshark on the public TFO capture).
+            let answered = !flags.fin();
             if let (Some(syn_ts), None, true) = (self.last_syn_ts, self.initial_rtt_ns, answered) {
                 self.initial_rtt_ns = Some(at.ts_ns - syn_ts);
             }

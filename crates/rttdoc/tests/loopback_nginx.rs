@@ -35,7 +35,7 @@ fn fresh_loopback_capture_agrees_with_tshark() {
 #[test]
 fn loopback_fixture_is_read_as_the_script_made_it() {
     let doc = run_rttdoc_json(&data_dir().join("loopback-nginx-curl.pcap.gz"));
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     let conns = doc["connections"].as_array().unwrap();
     let by_stream = |n: u64| conns.iter().find(|c| c["stream"] == n).unwrap();
     assert_eq!(conns.len(), 8);

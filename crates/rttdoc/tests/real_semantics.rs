@@ -239,7 +239,11 @@ fn one_byte_keepalives_of_a_real_capture_are_not_retransmissions() {
         .filter_map(|l| l.trim().parse().ok())
         .collect();
     assert!(keepalives.len() > 50);
-    assert_eq!(both(&doc, "keepalives"), keepalives.len() as u64);
+    // Every keep-alive tshark flags, plus the Windows probes of a byte the
+    // peer had already acknowledged (stream 68, frames 4691 and 4698: seq
+    // 286 while the peer acked 287, a FIN outstanding), which tshark's
+    // rule (the byte at snd_nxt - 1) misses.
+    assert_eq!(both(&doc, "keepalives"), keepalives.len() as u64 + 2);
     let mut retx_findings = 0;
     for c in conns(&doc) {
         for f in c["findings"].as_array().unwrap() {

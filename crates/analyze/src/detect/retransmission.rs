@@ -57,6 +57,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let rtt = f.rtt_ns.unwrap_or(0);
     let rto_floor = 200_000_000i64.max(rtt * 3 / 2);
     for sender in [Direction::ClientToServer, Direction::ServerToClient] {
+        // Without a single packet of the receiver (a capture of one
+        // direction), a re-send cannot be told from one whose ACK was
+        // merely late (spurious): no loss is claimed.
+        let receiver_packets = match sender {
+            Direction::ClientToServer => f.report.server_to_client.packets,
+            Direction::ServerToClient => f.report.client_to_server.packets,
+        };
+        if receiver_packets == 0 {
+            continue;
+        }
         // Data and FINs as they left the sender; keep-alive and
         // zero-window probes are sent on purpose, not for lost data.
         let data: Vec<(i64, &SegmentRecord)> = f
