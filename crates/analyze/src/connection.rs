@@ -936,7 +936,10 @@ impl Connection {
             (a, b) => a.or(b),
         };
         match &mut self.tls {
-            Some(tls) => tls.feed(at, dir, bytes, missing, &mut self.exchanges),
+            Some(tls) => {
+                tls.keep_server_records = self.keylog.is_some();
+                tls.feed(at, dir, bytes, missing, &mut self.exchanges)
+            }
             None => self.exchanges.on_data(dir, at, at, len as u64, bytes),
         }
     }

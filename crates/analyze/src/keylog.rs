@@ -19,6 +19,10 @@ use ring::{aead, hkdf};
 #[derive(Debug, Default, Clone)]
 pub struct KeyLog {
     early: HashMap<[u8; 32], Vec<u8>>,
+    /// SERVER_TRAFFIC_SECRET_0: the server's first application traffic
+    /// secret, to tell its post-handshake messages (session tickets) from
+    /// its first response bytes.
+    server_app: HashMap<[u8; 32], Vec<u8>>,
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
@@ -46,24 +50,46 @@ impl KeyLog {
     /// One key log line; anything but an early traffic secret is ignored.
     pub fn add_line(&mut self, line: &str) {
         let mut f = line.split_whitespace();
-        if f.next() != Some("CLIENT_EARLY_TRAFFIC_SECRET") {
-            return;
-        }
+        let map = match f.next() {
+            Some("CLIENT_EARLY_TRAFFIC_SECRET") => &mut self.early,
+            Some("SERVER_TRAFFIC_SECRET_0") => &mut self.server_app,
+            _ => return,
+        };
         let (Some(random), Some(secret)) = (f.next().and_then(unhex), f.next().and_then(unhex))
         else {
             return;
         };
         if let Ok(random) = <[u8; 32]>::try_from(random) {
-            self.early.insert(random, secret);
+            map.insert(random, secret);
         }
     }
 
+    /// The inner content types (RFC 8446 5.2) of a TLS 1.3 server's
+    /// encrypted records, in order (bodies without headers), from the first
+    /// one its application traffic keys open: 22 for post-handshake
+    /// messages (NewSessionTicket, KeyUpdate), 23 for application data, 21
+    /// for alerts. Records before that (the encrypted handshake flight,
+    /// under other keys) are skipped; their count comes first. None when
+    /// the log has no secret for the session or nothing opens.
+    pub fn server_inner_types(
+        &self,
+        client_random: &[u8; 32],
+        suite: u16,
+        records: &[Vec<u8>],
+    ) -> Option<(usize, Vec<u8>)> {
+        let secret = self.server_app.get(client_random)?;
+        let first = (0..records.len())
+            .find(|&k| inner_types_with(suite, secret, &records[k..k + 1]).is_some())?;
+        let types = inner_types_with(suite, secret, &records[first..])?;
+        Some((first, types))
+    }
+
     pub fn len(&self) -> usize {
-        self.early.len()
+        self.early.len() + self.server_app.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.early.is_empty()
+        self.early.is_empty() && self.server_app.is_empty()
     }
 
     /// The plaintext of a session's early-data records (ciphertexts in
@@ -110,7 +136,23 @@ fn expand_label(hash: hkdf::Algorithm, secret: &[u8], label: &str, len: usize) -
     Some(out)
 }
 
-fn decrypt_with(suite: u16, secret: &[u8], records: &[Vec<u8>]) -> Option<Vec<u8>> {
+/// Opens records with sequence numbers 0, 1, ... under `secret`; returns
+/// each one's inner content type, stopping at the first that does not
+/// open (None if the first does not).
+fn inner_types_with(suite: u16, secret: &[u8], records: &[Vec<u8>]) -> Option<Vec<u8>> {
+    let mut types = Vec::new();
+    for (n, body) in records.iter().enumerate() {
+        match open_record(suite, secret, n as u64, body) {
+            Some((_, inner)) => types.push(inner),
+            None => break,
+        }
+    }
+    (!types.is_empty()).then_some(types)
+}
+
+/// One TLS 1.3 record opened with the `n`th nonce: its content and inner
+/// content type.
+fn open_record(suite: u16, secret: &[u8], n: u64, body: &[u8]) -> Option<(Vec<u8>, u8)> {
     let (alg, hash) = match suite {
         0x1301 => (&aead::AES_128_GCM, hkdf::HKDF_SHA256),
         0x1302 => (&aead::AES_256_GCM, hkdf::HKDF_SHA384),
@@ -120,27 +162,32 @@ fn decrypt_with(suite: u16, secret: &[u8], records: &[Vec<u8>]) -> Option<Vec<u8
     let key = expand_label(hash, secret, "key", alg.key_len())?;
     let iv = expand_label(hash, secret, "iv", aead::NONCE_LEN)?;
     let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, &key).ok()?);
+    let mut nonce = [0u8; aead::NONCE_LEN];
+    nonce.copy_from_slice(&iv);
+    for (b, s) in nonce[4..].iter_mut().zip(n.to_be_bytes()) {
+        *b ^= s;
+    }
+    let len = u16::try_from(body.len()).ok()?.to_be_bytes();
+    let header = [0x17, 0x03, 0x03, len[0], len[1]];
+    let mut buf = body.to_vec();
+    let inner = key
+        .open_in_place(
+            aead::Nonce::assume_unique_for_key(nonce),
+            aead::Aad::from(header),
+            &mut buf,
+        )
+        .ok()?;
+    let end = inner.iter().rposition(|b| *b != 0)?;
+    Some((inner[..end].to_vec(), inner[end]))
+}
+
+fn decrypt_with(suite: u16, secret: &[u8], records: &[Vec<u8>]) -> Option<Vec<u8>> {
     let mut plain = Vec::new();
     for (n, body) in records.iter().enumerate() {
-        let mut nonce = [0u8; aead::NONCE_LEN];
-        nonce.copy_from_slice(&iv);
-        for (b, s) in nonce[4..].iter_mut().zip((n as u64).to_be_bytes()) {
-            *b ^= s;
-        }
-        let len = u16::try_from(body.len()).ok()?.to_be_bytes();
-        let header = [0x17, 0x03, 0x03, len[0], len[1]];
-        let mut buf = body.clone();
-        let inner = key
-            .open_in_place(
-                aead::Nonce::assume_unique_for_key(nonce),
-                aead::Aad::from(header),
-                &mut buf,
-            )
-            .ok()?;
         // TLSInnerPlaintext: content, the real type, zero padding.
-        let end = inner.iter().rposition(|b| *b != 0)?;
-        if inner[end] == 0x17 {
-            plain.extend_from_slice(&inner[..end]);
+        let (content, inner) = open_record(suite, secret, n as u64, body)?;
+        if inner == 0x17 {
+            plain.extend_from_slice(&content);
         }
     }
     Some(plain)

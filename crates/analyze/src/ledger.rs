@@ -82,8 +82,46 @@ impl Clock {
     }
 }
 
+/// With a key log naming the session, the first byte of the first
+/// response is exact: the server's first TLS 1.3 record whose inner
+/// content type is application data (23), not a NewSessionTicket (22),
+/// whatever the record sizes suggested.
+fn exact_first_byte(c: &mut Connection) {
+    let (Some(log), Some(tls)) = (&c.keylog, &c.tls) else {
+        return;
+    };
+    let (Some(ch), Some(sh)) = (&tls.client_hello, &tls.server_hello) else {
+        return;
+    };
+    if !is_tls13(sh.version) {
+        return;
+    }
+    let bodies: Vec<Vec<u8>> = tls.server_records.iter().map(|(_, b)| b.clone()).collect();
+    let Some((first, types)) = log.server_inner_types(&ch.random, sh.cipher, &bodies) else {
+        return;
+    };
+    let Some(k) = types.iter().position(|t| *t == 0x17) else {
+        return;
+    };
+    let data_at = tls.server_records[first + k].0;
+    if let Some(x) = c
+        .exchanges
+        .kept
+        .iter_mut()
+        .find(|x| x.response_first.is_some())
+    {
+        if x.request_first.frame <= data_at.frame {
+            x.response_first = Some(data_at);
+            if x.response_last.is_none_or(|l| l.frame < data_at.frame) {
+                x.response_last = Some(data_at);
+            }
+        }
+    }
+}
+
 pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
     c.exchanges.finish();
+    exact_first_byte(&mut c);
     let handshake = c.handshake_report();
 
     // Path RTT: a clean handshake (one SYN, one SYN-ACK) times one full

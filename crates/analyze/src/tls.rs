@@ -21,6 +21,10 @@ const MAX_MESSAGES: usize = 64;
 /// Early-data records kept for decryption: a request's head fits in one.
 const MAX_EARLY_RECORDS: usize = 4;
 
+/// Server records kept for a key log: the encrypted handshake flight
+/// (up to ~5) and the first records under the application keys.
+const MAX_SERVER_RECORDS: usize = 10;
+
 /// A TLS 1.3 record carrying only an alert: 2 + 1 + 16 bytes.
 const ENCRYPTED_ALERT_LEN: u32 = 19;
 
@@ -82,6 +86,12 @@ pub struct TlsSession {
     /// (0.5-RTT, e.g. the answer to an early-data request).
     server_finished_seen: bool,
     ticket_run: TicketRun,
+    /// Keep the bodies of the server's first encrypted records (a key log
+    /// can open them: `crate::keylog::KeyLog::server_inner_types`).
+    pub keep_server_records: bool,
+    /// The server's first encrypted records after its ServerHello: where
+    /// each began, and its body.
+    pub server_records: Vec<(Stamp, Vec<u8>)>,
     /// NewSessionTicket records recognised after a TLS 1.3 handshake.
     pub tickets_after_handshake: u32,
     pub messages: Vec<TlsMessageRef>,
@@ -162,6 +172,9 @@ impl TlsSession {
         // data: keep a few bodies (nothing else is kept).
         self.records[0].keep_application_data =
             self.server_hello.is_none() && self.early_data.len() < MAX_EARLY_RECORDS;
+        self.records[1].keep_application_data = self.keep_server_records
+            && self.server_hello.is_some()
+            && self.server_records.len() < MAX_SERVER_RECORDS;
         if !bytes.is_empty() {
             self.records[d].feed(bytes, at, &mut collect);
         }
@@ -230,6 +243,14 @@ impl TlsSession {
                 }
             }
             ct::APPLICATION_DATA => {
+                if dir == Direction::ServerToClient
+                    && self.keep_server_records
+                    && self.server_records.len() < MAX_SERVER_RECORDS
+                {
+                    if let Some(body) = &r.body {
+                        self.server_records.push((r.started, body.clone()));
+                    }
+                }
                 let early = dir == Direction::ClientToServer && self.server_hello.is_none();
                 if let (true, Some(body)) = (early, r.body) {
                     if self.early_data.len() < MAX_EARLY_RECORDS {

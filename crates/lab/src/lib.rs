@@ -38,6 +38,15 @@ static COUNTER: AtomicU32 = AtomicU32::new(0);
 /// original allowed congestion controls, when the lab changed them.
 static RESTORE_ALLOWED_CC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
+/// Set by the signal thread before it cleans up.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a signal is being handled: the process is about to exit with
+/// 128 + signal, and a failure the cleanup caused is not the run's result.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Makes Ctrl-C and SIGTERM clean up instead of leaving namespaces behind:
 /// the signals are blocked in this thread (and so in every thread started
 /// after it) and a dedicated thread waits for them, removes this process's
@@ -61,6 +70,7 @@ pub fn cleanup_on_signals() {
             let mut sig: libc::c_int = 0;
             // SAFETY: waits for one of the blocked signals in `set`.
             unsafe { libc::sigwait(&set, &mut sig) };
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
             netns::release_all();
             if let Some(previous) = RESTORE_ALLOWED_CC.lock().ok().and_then(|mut g| g.take()) {
                 let _ = std::fs::write(ALLOWED_CC, previous);

@@ -206,7 +206,16 @@ fn main() -> ExitCode {
             keylog.as_deref(),
             !no_findings,
         ),
-        Command::Lab { command } => lab(command),
+        Command::Lab { command } => {
+            let code = lab(command);
+            // A signal's cleanup kills what runs in the namespaces, and the
+            // run then fails here; the signal thread owns the exit (128 +
+            // signal), so wait for it instead of racing it with status 1.
+            while rttdoc_lab::interrupted() {
+                std::thread::park();
+            }
+            code
+        }
     }
 }
 
