@@ -199,6 +199,10 @@ mod tests {
 
     /// Encrypts like a TLS 1.3 sender, for the round trip below.
     fn seal(suite: u16, secret: &[u8], n: u64, content: &[u8]) -> Vec<u8> {
+        seal_typed(suite, secret, n, content, 0x17)
+    }
+
+    fn seal_typed(suite: u16, secret: &[u8], n: u64, content: &[u8], inner: u8) -> Vec<u8> {
         let (alg, hash) = match suite {
             0x1301 => (&aead::AES_128_GCM, hkdf::HKDF_SHA256),
             _ => (&aead::AES_256_GCM, hkdf::HKDF_SHA384),
@@ -212,7 +216,7 @@ mod tests {
             *b ^= s;
         }
         let mut buf = content.to_vec();
-        buf.push(0x17);
+        buf.push(inner);
         let len = ((buf.len() + 16) as u16).to_be_bytes();
         key.seal_in_place_append_tag(
             aead::Nonce::assume_unique_for_key(nonce),
@@ -270,5 +274,32 @@ mod tests {
         assert!(log_with(random, &[3; 32])
             .decrypt_early(&random, None, &two)
             .is_none());
+    }
+
+    #[test]
+    fn server_records_after_the_handshake_keys_are_typed_tickets_then_data() {
+        let random = [7u8; 32];
+        let app = [3u8; 32];
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let mut log = KeyLog::default();
+        log.add_line(&format!(
+            "SERVER_TRAFFIC_SECRET_0 {} {}",
+            hex(&random),
+            hex(&app)
+        ));
+        let records = vec![
+            // The encrypted handshake flight, under the handshake keys.
+            seal_typed(0x1301, &[9u8; 32], 0, b"finished", 0x16),
+            // Then the application keys, numbered from 0: two tickets, data.
+            seal_typed(0x1301, &app, 0, b"ticket one", 0x16),
+            seal_typed(0x1301, &app, 1, b"ticket two", 0x16),
+            seal_typed(0x1301, &app, 2, b"HTTP/1.1 200 OK", 0x17),
+        ];
+        assert_eq!(
+            log.server_inner_types(&random, 0x1301, &records),
+            Some((1, vec![0x16, 0x16, 0x17]))
+        );
+        // Another session, or no secret: nothing is claimed.
+        assert_eq!(log.server_inner_types(&[8u8; 32], 0x1301, &records), None);
     }
 }
