@@ -737,23 +737,36 @@ impl Connection {
             return;
         }
         let acked_off = self.half[d].deliver_off + ahead as u64;
-        while let Some((&key, &(stamp, _, _))) = self.half[d].pending.iter().next() {
+        while let Some((&key, _)) = self.half[d].pending.iter().next() {
             if key >= acked_off {
                 return;
             }
-            let off = self.half[d].deliver_off;
-            if key > off {
-                let hole = (key - off) as usize;
-                self.advance(dir, hole as u32);
-                self.on_stream_bytes(stamp, dir, &[], hole);
-                continue;
-            }
-            let (stamp, bytes, len) = self.half[d].pending.remove(&key).expect("present");
-            self.half[d].pending_bytes -= bytes.len();
-            let next = self.half[d].deliver_next.expect("delivery started");
-            let start = next.wrapping_sub((off - key) as u32);
-            self.deliver_at(stamp, dir, start, &bytes, len);
+            self.deliver_held(dir, None);
         }
+    }
+
+    /// Delivers the first held segment of `dir`, skipping the hole before
+    /// it if there is one: at `at` (the frame that filled the hole, as
+    /// Wireshark counts it), or, with None, in the segment's own frame (the
+    /// hole will never be filled).
+    fn deliver_held(&mut self, dir: Direction, at: Option<Stamp>) {
+        let d = dir.index();
+        let Some((&key, &(stamp, _, _))) = self.half[d].pending.iter().next() else {
+            return;
+        };
+        let when = at.unwrap_or(stamp);
+        let off = self.half[d].deliver_off;
+        if key > off {
+            let hole = (key - off) as usize;
+            self.advance(dir, hole as u32);
+            self.on_stream_bytes(when, dir, &[], hole);
+            return;
+        }
+        let (_, bytes, len) = self.half[d].pending.remove(&key).expect("present");
+        self.half[d].pending_bytes -= bytes.len();
+        let next = self.half[d].deliver_next.expect("delivery started");
+        let start = next.wrapping_sub((off - key) as u32);
+        self.deliver_at(when, dir, start, &bytes, len);
     }
 
     /// Hands payload to the observers in sequence order, holding segments
@@ -816,25 +829,13 @@ impl Connection {
     fn drain(&mut self, dir: Direction, at: Stamp, flush: bool) {
         let d = dir.index();
         while let Some((&key, _)) = self.half[d].pending.iter().next() {
-            let off = self.half[d].deliver_off;
-            if key > off {
-                if !flush {
-                    return;
-                }
-                let hole = (key - off) as usize;
-                self.advance(dir, hole as u32);
-                self.on_stream_bytes(at, dir, &[], hole);
-                continue;
+            if key > self.half[d].deliver_off && !flush {
+                return;
             }
-            let (stamp, bytes, len) = self.half[d].pending.remove(&key).expect("present");
-            self.half[d].pending_bytes -= bytes.len();
-            let next = self.half[d].deliver_next.expect("delivery started");
-            let start = next.wrapping_sub((off - key) as u32);
             // Like Wireshark, data held behind a hole counts as arriving in
             // the frame that filled it; at the end, with the hole never
             // filled, it arrived in its own frame.
-            let when = if flush { stamp } else { at };
-            self.deliver_at(when, dir, start, &bytes, len);
+            self.deliver_held(dir, (!flush).then_some(at));
         }
     }
 

@@ -153,17 +153,7 @@ fn check_file(path: &Path, doc: &serde_json::Value, view: &TsharkView) -> Vec<St
     // Agreement with tshark, connection by connection.
     let mut ours: BTreeMap<u64, StreamFacts> = BTreeMap::new();
     for c in &conns {
-        ours.insert(
-            c["stream"].as_u64().unwrap(),
-            StreamFacts {
-                first_frame: c["first_frame"].as_u64().unwrap(),
-                last_frame: c["last_frame"].as_u64().unwrap(),
-                initial_rtt_us: c["tcp_handshake_ms"]
-                    .as_f64()
-                    .map(|ms| (ms * 1000.0).round() as i64),
-                tls_version: c["tls"]["version"].as_str().map(String::from),
-            },
-        );
+        ours.insert(c["stream"].as_u64().unwrap(), StreamFacts::of(c));
     }
     if ours.keys().ne(theirs.keys()) {
         problems.push(format!(

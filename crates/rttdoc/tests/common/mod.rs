@@ -428,6 +428,20 @@ pub struct StreamFacts {
     pub tls_version: Option<String>,
 }
 
+impl StreamFacts {
+    /// The facts of one connection of rttdoc's JSON.
+    pub fn of(c: &serde_json::Value) -> StreamFacts {
+        StreamFacts {
+            first_frame: c["first_frame"].as_u64().unwrap(),
+            last_frame: c["last_frame"].as_u64().unwrap(),
+            initial_rtt_us: c["tcp_handshake_ms"]
+                .as_f64()
+                .map(|ms| (ms * 1000.0).round() as i64),
+            tls_version: c["tls"]["version"].as_str().map(String::from),
+        }
+    }
+}
+
 /// The `kind` of every object in a JSON array (findings, pathologies).
 pub fn kinds(list: &serde_json::Value) -> Vec<&str> {
     list.as_array()
@@ -477,14 +491,7 @@ pub fn rttdoc_streams(capture: &Path) -> BTreeMap<u64, StreamFacts> {
     let mut out = BTreeMap::new();
     for c in doc["connections"].as_array().unwrap() {
         let stream = c["stream"].as_u64().unwrap();
-        let facts = StreamFacts {
-            first_frame: c["first_frame"].as_u64().unwrap(),
-            last_frame: c["last_frame"].as_u64().unwrap(),
-            initial_rtt_us: c["tcp_handshake_ms"]
-                .as_f64()
-                .map(|ms| (ms * 1000.0).round() as i64),
-            tls_version: c["tls"]["version"].as_str().map(String::from),
-        };
+        let facts = StreamFacts::of(c);
         assert!(
             out.insert(stream, facts).is_none(),
             "stream {stream} reported twice"
