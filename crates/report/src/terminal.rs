@@ -89,16 +89,32 @@ pub fn render_summary(
 ) -> io::Result<()> {
     writeln!(
         out,
-        "{}: {} frames, {} TCP connections ({} TCP segments; skipped: {} non-IP, {} non-TCP, {} IP fragments, {} damaged)",
+        "{}: {} frames, {} TCP connections ({} TCP segments; skipped: {} non-IP, {} non-TCP, {} damaged; {} IP fragments, {} datagrams reassembled)",
         stats.file,
         stats.frames,
         s.connections,
         stats.tcp_segments,
         stats.non_ip,
         stats.non_tcp,
+        stats.damaged,
         stats.ip_fragments,
-        stats.damaged
+        stats.ip_reassembled,
     )?;
+    // Properties of the capture, not of the network: said once, here.
+    if stats.capture_duplicates > 0 {
+        writeln!(
+            out,
+            "NOTE: {} TCP packets are in the capture more than once (a span port, `-i any`, merged files): the copies are counted, not analysed.",
+            stats.capture_duplicates
+        )?;
+    }
+    if stats.capture_restarts > 0 {
+        writeln!(
+            out,
+            "NOTE: the capture clock went back {} time(s) (a trace appended to itself?): replayed packets count as copies.",
+            stats.capture_restarts
+        )?;
+    }
     if let Some(e) = &stats.error {
         writeln!(out, "WARNING: reading stopped early: {e}")?;
         writeln!(

@@ -470,3 +470,29 @@ fn public_capture_with_doubled_server_packets_has_copies_not_retransmissions() {
     );
     assert_no_loss(&doc, "pptp");
 }
+
+/// Capture copies are a property of the capture: the overview says so
+/// once, with the count the JSON gives, and no connection carries them.
+#[test]
+fn the_overview_names_capture_copies_once() {
+    let path = semantics("merged.pcap.gz");
+    let copies = run_rttdoc_json(&path)["capture"]["capture_duplicates"]
+        .as_u64()
+        .unwrap();
+    assert!(copies > 0);
+    let out = std::process::Command::new(rttdoc_bin())
+        .args(["analyze"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let notes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("in the capture more than once"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{text}");
+    assert!(
+        notes[0].contains(&format!("{copies} TCP packets")),
+        "{text}"
+    );
+}
