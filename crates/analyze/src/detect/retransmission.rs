@@ -81,7 +81,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut cost = 0i64;
         for w in data.windows(2) {
             let ((tp, _), (t, r)) = (w[0], w[1]);
-            if !r.retransmission || spurious(f, r) {
+            // A FIN re-sent after the data was delivered delays no one
+            // (the application has finished), and the peer that does not
+            // answer it may simply be gone: not evidence of loss.
+            if !r.retransmission || r.len == 0 || spurious(f, r) {
                 continue;
             }
             retx.push(r.frame);
@@ -90,17 +93,18 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             }
             pairs.push(r.frame);
             let silence = t - tp;
-            if silence > RTO_MAX_NS || r.len == 0 {
-                // A clock jump or a collage of captures is not a timer; a
-                // FIN re-sent after the data was delivered keeps nobody
-                // waiting (the application has finished).
+            if silence > RTO_MAX_NS {
+                // A clock jump or a collage of captures is not a timer.
             } else if silence >= rto_floor {
                 stalls.push((r.frame, silence));
             } else if silence >= rtt / 2 {
                 cost += silence;
             }
         }
-        if data.first().is_some_and(|(_, r)| r.retransmission) {
+        if data
+            .first()
+            .is_some_and(|(_, r)| r.retransmission && r.len > 0)
+        {
             // The first one seen is already a retransmission (the capture
             // started after the original): no silence to measure.
             retx.insert(0, data[0].1.frame);
