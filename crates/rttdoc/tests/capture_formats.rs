@@ -355,8 +355,7 @@ fn sections_in_both_byte_orders_with_every_block_kind_read_as_tshark_reads_them(
         .seq(1, 0)
         .flags(SYN)
         .ip();
-    let mut eth = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0];
-    eth.extend(&packet);
+    let eth = ethernet(&packet, &[]);
     let mut eth_fcs = eth.clone();
     eth_fcs.extend([0xde, 0xad, 0xbe, 0xef]);
     let mut file = Vec::new();
@@ -421,8 +420,7 @@ fn pcap_fcs_bits_give_ethernet_frames_without_their_fcs() {
         .seq(1, 0)
         .flags(SYN)
         .ip();
-    let mut eth = vec![2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0];
-    eth.extend(&packet);
+    let eth = ethernet(&packet, &[]);
     let mut file = 0xa1b2c3d4u32.to_le_bytes().to_vec();
     file.extend([2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     file.extend(65535u32.to_le_bytes());
