@@ -75,12 +75,20 @@ impl KeyLog {
         &self,
         client_random: &[u8; 32],
         suite: u16,
-        records: &[Vec<u8>],
+        records: &[impl AsRef<[u8]>],
     ) -> Option<(usize, Vec<u8>)> {
         let secret = self.server_app.get(client_random)?;
-        let first = (0..records.len())
-            .find(|&k| inner_types_with(suite, secret, &records[k..k + 1]).is_some())?;
-        let types = inner_types_with(suite, secret, &records[first..])?;
+        let keys = TrafficKeys::derive(suite, secret)?;
+        // Sequence numbers restart at 0 under these keys: the first record
+        // that opens as number 0 is where they begin.
+        let first = records
+            .iter()
+            .position(|r| keys.open(0, r.as_ref()).is_some())?;
+        let types = records[first..]
+            .iter()
+            .enumerate()
+            .map_while(|(n, r)| keys.open(n as u64, r.as_ref()).map(|(_, inner)| inner))
+            .collect();
         Some((first, types))
     }
 
@@ -136,56 +144,58 @@ fn expand_label(hash: hkdf::Algorithm, secret: &[u8], label: &str, len: usize) -
     Some(out)
 }
 
-/// Opens records with sequence numbers 0, 1, ... under `secret`; returns
-/// each one's inner content type, stopping at the first that does not
-/// open (None if the first does not).
-fn inner_types_with(suite: u16, secret: &[u8], records: &[Vec<u8>]) -> Option<Vec<u8>> {
-    let mut types = Vec::new();
-    for (n, body) in records.iter().enumerate() {
-        match open_record(suite, secret, n as u64, body) {
-            Some((_, inner)) => types.push(inner),
-            None => break,
-        }
-    }
-    (!types.is_empty()).then_some(types)
+/// A TLS 1.3 traffic secret's record protection (RFC 8446 7.3): the AEAD
+/// key and IV, derived once for all the records it opens.
+struct TrafficKeys {
+    key: aead::LessSafeKey,
+    iv: [u8; aead::NONCE_LEN],
 }
 
-/// One TLS 1.3 record opened with the `n`th nonce: its content and inner
-/// content type.
-fn open_record(suite: u16, secret: &[u8], n: u64, body: &[u8]) -> Option<(Vec<u8>, u8)> {
-    let (alg, hash) = match suite {
-        0x1301 => (&aead::AES_128_GCM, hkdf::HKDF_SHA256),
-        0x1302 => (&aead::AES_256_GCM, hkdf::HKDF_SHA384),
-        0x1303 => (&aead::CHACHA20_POLY1305, hkdf::HKDF_SHA256),
-        _ => return None,
-    };
-    let key = expand_label(hash, secret, "key", alg.key_len())?;
-    let iv = expand_label(hash, secret, "iv", aead::NONCE_LEN)?;
-    let key = aead::LessSafeKey::new(aead::UnboundKey::new(alg, &key).ok()?);
-    let mut nonce = [0u8; aead::NONCE_LEN];
-    nonce.copy_from_slice(&iv);
-    for (b, s) in nonce[4..].iter_mut().zip(n.to_be_bytes()) {
-        *b ^= s;
+impl TrafficKeys {
+    fn derive(suite: u16, secret: &[u8]) -> Option<TrafficKeys> {
+        let (alg, hash) = match suite {
+            0x1301 => (&aead::AES_128_GCM, hkdf::HKDF_SHA256),
+            0x1302 => (&aead::AES_256_GCM, hkdf::HKDF_SHA384),
+            0x1303 => (&aead::CHACHA20_POLY1305, hkdf::HKDF_SHA256),
+            _ => return None,
+        };
+        let key = expand_label(hash, secret, "key", alg.key_len())?;
+        let iv = expand_label(hash, secret, "iv", aead::NONCE_LEN)?;
+        Some(TrafficKeys {
+            key: aead::LessSafeKey::new(aead::UnboundKey::new(alg, &key).ok()?),
+            iv: iv.try_into().ok()?,
+        })
     }
-    let len = u16::try_from(body.len()).ok()?.to_be_bytes();
-    let header = [0x17, 0x03, 0x03, len[0], len[1]];
-    let mut buf = body.to_vec();
-    let inner = key
-        .open_in_place(
-            aead::Nonce::assume_unique_for_key(nonce),
-            aead::Aad::from(header),
-            &mut buf,
-        )
-        .ok()?;
-    let end = inner.iter().rposition(|b| *b != 0)?;
-    Some((inner[..end].to_vec(), inner[end]))
+
+    /// The record with sequence number `n` (its body, without the header):
+    /// its content and its inner content type (TLSInnerPlaintext: content,
+    /// the real type, zero padding).
+    fn open(&self, n: u64, body: &[u8]) -> Option<(Vec<u8>, u8)> {
+        let mut nonce = self.iv;
+        for (b, s) in nonce[4..].iter_mut().zip(n.to_be_bytes()) {
+            *b ^= s;
+        }
+        let len = u16::try_from(body.len()).ok()?.to_be_bytes();
+        let header = [0x17, 0x03, 0x03, len[0], len[1]];
+        let mut buf = body.to_vec();
+        let inner = self
+            .key
+            .open_in_place(
+                aead::Nonce::assume_unique_for_key(nonce),
+                aead::Aad::from(header),
+                &mut buf,
+            )
+            .ok()?;
+        let end = inner.iter().rposition(|b| *b != 0)?;
+        Some((inner[..end].to_vec(), inner[end]))
+    }
 }
 
 fn decrypt_with(suite: u16, secret: &[u8], records: &[Vec<u8>]) -> Option<Vec<u8>> {
+    let keys = TrafficKeys::derive(suite, secret)?;
     let mut plain = Vec::new();
     for (n, body) in records.iter().enumerate() {
-        // TLSInnerPlaintext: content, the real type, zero padding.
-        let (content, inner) = open_record(suite, secret, n as u64, body)?;
+        let (content, inner) = keys.open(n as u64, body)?;
         if inner == 0x17 {
             plain.extend_from_slice(&content);
         }

@@ -96,7 +96,11 @@ fn exact_first_byte(c: &mut Connection) {
     if !is_tls13(sh.version) {
         return;
     }
-    let bodies: Vec<Vec<u8>> = tls.server_records.iter().map(|(_, b)| b.clone()).collect();
+    let bodies: Vec<&[u8]> = tls
+        .server_records
+        .iter()
+        .map(|(_, b)| b.as_slice())
+        .collect();
     let Some((first, types)) = log.server_inner_types(&ch.random, sh.cipher, &bodies) else {
         return;
     };
