@@ -53,6 +53,14 @@ impl Facts<'_> {
         self.timeline.get(i)
     }
 
+    /// The timeline's records from frame `from` (included) to frame `to`
+    /// (excluded); the timeline is in frame order.
+    pub fn between(&self, from: u64, to: u64) -> &[SegmentRecord] {
+        let lo = self.timeline.partition_point(|r| r.frame < from);
+        let hi = self.timeline.partition_point(|r| r.frame < to).max(lo);
+        &self.timeline[lo..hi]
+    }
+
     /// Rules 1-3 for one held segment and the packet said to release it;
     /// also, the held segment must not acknowledge data the peer sent
     /// after the release: then it left after that data arrived, and
@@ -70,17 +78,12 @@ impl Facts<'_> {
         let rtt = self.rtt_ns.unwrap_or(0);
         let together = (rtt / 10).max(1_000_000);
         let answers_later_data = held.ack_set
-            && self
-                .timeline
-                .iter()
-                .skip_while(|r| r.frame <= release.frame)
-                .take_while(|r| r.frame < held.frame)
-                .any(|d| {
-                    d.dir == release.dir
-                        && d.len > 0
-                        && seq::le(d.end, held.ack)
-                        && d.ts_ns - release.ts_ns > together
-                });
+            && self.between(release.frame + 1, held.frame).iter().any(|d| {
+                d.dir == release.dir
+                    && d.len > 0
+                    && seq::le(d.end, held.ack)
+                    && d.ts_ns - release.ts_ns > together
+            });
         !answers_later_data
     }
 }

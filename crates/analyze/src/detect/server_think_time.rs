@@ -31,11 +31,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // Half a round trip is what users feel: on a 5 ms path a 10 ms
     // signature doubles the handshake, on a 120 ms one it is noise.
     let threshold = (rtt / 2).clamp(FLOOR_NS, ALWAYS_NS);
-    let at = |frame: u64| {
-        let i = f.timeline.partition_point(|r| r.frame < frame);
-        f.timeline.get(i).filter(|r| r.frame == frame)
+    let on_server = |frame: u64| {
+        f.record(frame)
+            .map(|r| f.on_clock_of(Direction::ServerToClient, r))
     };
-    let on_server = |frame: u64| at(frame).map(|r| f.on_clock_of(Direction::ServerToClient, r));
     if let Some(tls) = &f.report.tls {
         let ch = tls
             .messages
@@ -90,11 +89,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // retransmitted segment (a lost one, SYN data a server ignored)
         // arrives a timeout or a round trip after the original.
         // (The timeline is in frame order: look only between the two.)
-        let from = f
-            .timeline
-            .partition_point(|r| r.frame < x.request_first.frame);
-        let to = f.timeline.partition_point(|r| r.frame < first.frame);
-        let last_copy = f.timeline[from..to.max(from)]
+        let span = f.between(x.request_first.frame, first.frame);
+        let last_copy = span
             .iter()
             .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
             .map(|r| r.frame)
@@ -114,7 +110,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // Nobody waits for an answer after closing: server data after the
         // client's FIN or RST (captured before it) is the server's own
         // message, not a response.
-        let client_closed = f.timeline[from..to.max(from)]
+        let client_closed = span
             .iter()
             .any(|r| r.dir == Direction::ClientToServer && r.flags & 0x05 != 0);
         if think >= threshold && !held && !client_closed {

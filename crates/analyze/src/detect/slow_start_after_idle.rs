@@ -107,12 +107,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut waits = Vec::new();
         for (before, after, gap) in &shape.silences {
             let release = f
-                .timeline
+                .between(before.frame + 1, after.frame)
                 .iter()
-                .skip_while(|r| r.frame <= before.frame)
-                .take_while(|r| r.frame < after.frame)
-                .filter(|r| r.dir != sender && r.ack_set && r.flags & 0x07 == 0)
-                .last();
+                .rev()
+                .find(|r| r.dir != sender && r.ack_set && r.flags & 0x07 == 0);
             let Some(release) = release.filter(|a| f.can_release(a, after)) else {
                 break;
             };
