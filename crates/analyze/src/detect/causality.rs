@@ -44,23 +44,6 @@ pub const EXCESS_FLOOR_NS: i64 = 2_000_000;
 pub const MAX_ACK_DELAY_NS: i64 = 500_000_000;
 
 impl Facts<'_> {
-    /// The timeline record of a frame (the timeline is in frame order).
-    pub fn record(&self, frame: u64) -> Option<&SegmentRecord> {
-        let i = self
-            .timeline
-            .binary_search_by_key(&frame, |r| r.frame)
-            .ok()?;
-        self.timeline.get(i)
-    }
-
-    /// The timeline's records from frame `from` (included) to frame `to`
-    /// (excluded); the timeline is in frame order.
-    pub fn between(&self, from: u64, to: u64) -> &[SegmentRecord] {
-        let lo = self.timeline.partition_point(|r| r.frame < from);
-        let hi = self.timeline.partition_point(|r| r.frame < to).max(lo);
-        &self.timeline[lo..hi]
-    }
-
     /// Rules 1-3 for one held segment and the packet said to release it;
     /// also, the held segment must not acknowledge data the peer sent
     /// after the release: then it left after that data arrived, and

@@ -120,6 +120,23 @@ impl Facts<'_> {
         }
     }
 
+    /// The timeline record of a frame (the timeline is in frame order).
+    pub fn record(&self, frame: u64) -> Option<&SegmentRecord> {
+        let i = self
+            .timeline
+            .binary_search_by_key(&frame, |r| r.frame)
+            .ok()?;
+        self.timeline.get(i)
+    }
+
+    /// The timeline's records from frame `from` (included) to frame `to`
+    /// (excluded); the timeline is in frame order.
+    pub fn between(&self, from: u64, to: u64) -> &[SegmentRecord] {
+        let lo = self.timeline.partition_point(|r| r.frame < from);
+        let hi = self.timeline.partition_point(|r| r.frame < to).max(lo);
+        &self.timeline[lo..hi]
+    }
+
     /// What a sender saw: its data segments (those `data` keeps, up to
     /// `up_to_frame`) and the peer's ACKs, on the sender's clock, in time
     /// order. The peer's packets sort `peer_skew` earlier than their shifted
