@@ -1187,7 +1187,10 @@ pub fn run_plan(
     let nginx = match &plan.server {
         Server::Nginx(n) => {
             let (conf, port) = nginx_conf(&work, n, &certs)?;
-            std::fs::write(work.join("nginx.conf"), conf)?;
+            std::fs::write(work.join("nginx.conf"), &conf)?;
+            // Kept beside the captures: the configuration that made them
+            // (`rttdoc audit --nginx OUT/nginx.conf` reads it).
+            std::fs::write(opts.out.join("nginx.conf"), &conf)?;
             Some(port)
         }
         Server::Command(_) | Server::Builtin(..) => None,
