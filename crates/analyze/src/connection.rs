@@ -8,7 +8,7 @@ use rttdoc_wire::{Segment, Tfo};
 use crate::exchange::Exchanges;
 use crate::model::{
     ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport, LadderEntry,
-    TfoReport,
+    TfoOutcome, TfoReport,
 };
 use crate::preamble::Verdict;
 use crate::rtt::RttSamples;
@@ -218,7 +218,7 @@ pub struct Connection {
     pub(crate) initial_rtt_ns: Option<i64>,
     tfo: TfoSeen,
     pub(crate) rtt: RttSamples,
-    pub(crate) tls: Option<TlsSession>,
+    pub(crate) tls: Option<Box<TlsSession>>,
     /// Decided on the first client payload (TLS or not), or once a
     /// plaintext preamble (proxy, STARTTLS) has been judged.
     protocol_decided: bool,
@@ -288,6 +288,23 @@ impl Connection {
     /// True when both sides have sent FIN, or either sent RST.
     pub fn is_closed(&self) -> bool {
         self.closed_at_ns.is_some()
+    }
+
+    /// True when nothing more is due on the connection: a RST was sent, or
+    /// both FINs were sent and each was acknowledged. A FIN still
+    /// unacknowledged will be sent again, and a peer waiting for that ACK
+    /// keeps probing (Windows' keep-alives after FIN): packets that belong
+    /// on this connection's report.
+    pub fn is_done(&self) -> bool {
+        let [a, b] = &self.half;
+        if a.stats.rst_frame.is_some() || b.stats.rst_frame.is_some() {
+            return true;
+        }
+        let fin_acked = |h: &Half, peer: &Half| {
+            h.stats.fin_frame.is_some()
+                && matches!((h.max_end, peer.acked), (Some(end), Some(ack)) if seq::le(end, ack))
+        };
+        fin_acked(a, b) && fin_acked(b, a)
     }
 
     /// Whether `seg` is another copy of a packet this connection already
@@ -860,7 +877,7 @@ impl Connection {
                 && bytes[2] <= 4
             {
                 self.protocol_decided = true;
-                self.tls = Some(TlsSession::default());
+                self.tls = Some(Box::default());
             } else if self.preamble.is_none()
                 && !client
                 && bytes.len() >= 6
@@ -873,7 +890,7 @@ impl Connection {
                 // began after the ClientHello (mid-stream, or one side
                 // only). No server-first protocol greets with one.
                 self.protocol_decided = true;
-                self.tls = Some(TlsSession::default());
+                self.tls = Some(Box::default());
             } else {
                 // Maybe a plaintext preamble before TLS (proxy, STARTTLS):
                 // hold the bytes until it is judged, then replay them.
@@ -918,7 +935,7 @@ impl Connection {
             Verdict::Tls(start) => {
                 let mut tls = TlsSession::default();
                 tls.preamble = held.first.map(|first| (start, first));
-                self.tls = Some(tls);
+                self.tls = Some(Box::new(tls));
                 [start.client_offset, start.server_offset]
             }
             _ => [0, 0],
@@ -946,7 +963,7 @@ impl Connection {
     }
 
     /// Turns the tracked state into the report (ledger included).
-    pub fn finish(mut self, ending: Ending) -> ConnectionReport {
+    pub fn finish(mut self: Box<Self>, ending: Ending) -> ConnectionReport {
         self.flush();
         self.decide_preamble(true);
         if let Some(tls) = &mut self.tls {
@@ -982,14 +999,16 @@ impl Connection {
         let t = &self.tfo;
         let outcome = match (t.syn_option, t.syn_data) {
             (None, 0) => return None,
-            (Some(Tfo::CookieRequest), 0) | (None, _) if t.syn_data == 0 => "cookie_request",
-            (Some(Tfo::Cookie { .. }), 0) => "cookie_without_data",
+            (Some(Tfo::CookieRequest), 0) | (None, _) if t.syn_data == 0 => {
+                TfoOutcome::CookieRequest
+            }
+            (Some(Tfo::Cookie { .. }), 0) => TfoOutcome::CookieWithoutData,
             (_, data) => {
                 let data_end = t.syn_seq.wrapping_add(1).wrapping_add(data);
                 match t.synack_ack {
-                    Some(ack) if ack == data_end => "accepted",
-                    Some(_) => "rejected",
-                    None => "no_answer",
+                    Some(ack) if ack == data_end => TfoOutcome::Accepted,
+                    Some(_) => TfoOutcome::Rejected,
+                    None => TfoOutcome::NoAnswer,
                 }
             }
         };

@@ -10,7 +10,10 @@
 //! it is the whole RTT; in the middle, the client's share of it.
 
 use crate::connection::{Connection, Stamp};
-use crate::model::{ConnectionReport, Direction, Ending, LedgerRow, RttSource, TlsReport, Vantage};
+use crate::model::{
+    ConnectionReport, CostRule, Direction, Ending, LedgerRow, Phase, RttSource, TlsReport,
+    TlsVersion, Vantage,
+};
 use crate::rtt;
 use rttdoc_wire::tls::{cipher_name, group_name, is_grease, is_tls13, version_name};
 
@@ -39,7 +42,7 @@ struct Clock {
 impl Clock {
     fn row(
         &self,
-        phase: &'static str,
+        phase: Phase,
         label: String,
         exchange: Option<u32>,
         start: (Stamp, bool),
@@ -123,7 +126,7 @@ fn exact_first_byte(c: &mut Connection) {
     }
 }
 
-pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
+pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport {
     c.exchanges.finish();
     exact_first_byte(&mut c);
     let handshake = c.handshake_report();
@@ -217,7 +220,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
             "three-way handshake: 1 RTT".to_string()
         };
         ledger.push(clock.row(
-            "tcp_handshake",
+            Phase::TcpHandshake,
             "TCP handshake".into(),
             None,
             (syn, false),
@@ -281,7 +284,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         let mut row = None;
         if let (Some((ch_start, _)), Some(end)) = (tls.client_hello_at, end) {
             let r = clock.row(
-                "tls_handshake",
+                Phase::TlsHandshake,
                 "TLS handshake".into(),
                 None,
                 (ch_start, false),
@@ -293,7 +296,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         let ch = tls.client_hello.as_ref();
         let sh = tls.server_hello.as_ref();
         let report = TlsReport {
-            version: version.map(version_name),
+            version: version.map(TlsVersion),
             cipher: sh.map(|s| cipher_name(s.cipher)),
             sni: ch.and_then(|c| c.sni.clone()),
             alpn: ch.map(|c| c.alpn.clone()).unwrap_or_default(),
@@ -302,7 +305,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
                     c.supported_versions
                         .iter()
                         .filter(|v| !is_grease(**v))
-                        .map(|v| version_name(*v))
+                        .map(|v| TlsVersion(*v))
                         .collect()
                 })
                 .unwrap_or_default(),
@@ -359,7 +362,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
             continue;
         };
         ledger.push(clock.row(
-            "first_byte",
+            Phase::FirstByte,
             format!("{name}: request -> first byte"),
             Some(n),
             (x.request_first, false),
@@ -373,7 +376,7 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
         if last.frame != first.frame {
             let rounds = slow_start_rounds(x.response_bytes, mss).saturating_sub(1);
             ledger.push(clock.row(
-                "transfer",
+                Phase::Transfer,
                 format!("{name}: response transfer ({} bytes)", x.response_bytes),
                 Some(n),
                 (first, true),
@@ -391,9 +394,9 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
 
     let tls_end_frame = ledger
         .iter()
-        .find(|r| r.phase == "tls_handshake")
+        .find(|r| r.phase == Phase::TlsHandshake)
         .map(|r| r.end_frame);
-    let latency = |r: &&LedgerRow| r.phase != "transfer";
+    let latency = |r: &&LedgerRow| r.phase != Phase::Transfer;
     let excess_rtts = ledger
         .iter()
         .filter(latency)
@@ -473,22 +476,11 @@ pub(crate) fn report(mut c: Connection, ending: Ending) -> ConnectionReport {
     report
 }
 
-/// Findings whose cost the ledger's ideal already counts: the ideal is for
-/// what was negotiated, so a HelloRetryRequest's round trip or a missed
-/// resumption is a cost against a better negotiation, not excess.
-const PRICED_INTO_IDEAL: &[&str] = &["hello_retry_request", "resumption_missed"];
-
 /// Shares each latency phase's excess among the findings in that phase,
 /// largest cost first, none beyond its own cost; returns what is left
 /// (`unexplained_ms`). `tls_extra_rtt` restates the others and takes none.
 fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f64 {
-    let phases = [
-        "tcp_handshake",
-        "proxy_connect",
-        "starttls",
-        "tls_handshake",
-        "first_byte",
-    ];
+    let phases: Vec<Phase> = Phase::ALL.into_iter().filter(|p| p.is_latency()).collect();
     let mut left: Vec<f64> = phases
         .iter()
         .map(|p| {
@@ -503,7 +495,9 @@ fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f6
     order.sort_by(|a, b| findings[*b].cost_ms.total_cmp(&findings[*a].cost_ms));
     for i in order {
         let x = &mut findings[i];
-        if x.kind == "tls_extra_rtt" || PRICED_INTO_IDEAL.contains(&x.kind) || x.cost_ms <= 0.0 {
+        // Summaries restate their causes, outcomes and risks are not
+        // waits, and what the ideal prices in is not excess.
+        if x.kind.cost_rule() != CostRule::Waits || x.cost_ms <= 0.0 {
             continue;
         }
         let Some(p) = phases.iter().position(|p| Some(*p) == x.phase) else {

@@ -16,6 +16,7 @@ mod connection;
 pub mod detect;
 mod exchange;
 pub mod keylog;
+pub mod kinds;
 mod ledger;
 pub mod model;
 pub mod preamble;
@@ -29,4 +30,4 @@ mod tests;
 
 pub use ledger::slow_start_rounds;
 pub use model::*;
-pub use track::{analyze_capture, AnalyzeOptions, Tracker};
+pub use track::{analyze_capture, AnalyzeOptions, Tracker, DEFAULT_MAX_FLOWS};

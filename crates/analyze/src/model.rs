@@ -4,7 +4,9 @@
 
 use std::net::IpAddr;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+pub use crate::kinds::{CostRule, FindingKind, Phase};
 
 /// Version of the JSON document layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -95,7 +97,7 @@ impl Direction {
 pub struct LedgerRow {
     /// `tcp_handshake`, `proxy_connect` or `starttls` (a plaintext
     /// preamble before TLS), `tls_handshake`, `first_byte` or `transfer`.
-    pub phase: &'static str,
+    pub phase: Phase,
     /// For people: "TCP handshake", "GET /index.html -> first byte" ...
     pub label: String,
     /// Exchange number (1-based) for per-request rows.
@@ -136,11 +138,47 @@ pub struct HandshakeReport {
     pub tfo: Option<TfoReport>,
 }
 
+/// What became of a TCP Fast Open attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TfoOutcome {
+    /// The SYN carried an empty option 34: asking for a cookie.
+    CookieRequest,
+    /// A cookie and data in the SYN; the SYN-ACK acknowledged the data.
+    Accepted,
+    /// A cookie and data in the SYN; the SYN-ACK acknowledged only the SYN.
+    Rejected,
+    /// A cookie without data.
+    CookieWithoutData,
+    /// Data in the SYN, and no SYN-ACK in the capture.
+    NoAnswer,
+}
+
+impl TfoOutcome {
+    /// The JSON name (`cookie_request`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TfoOutcome::CookieRequest => "cookie_request",
+            TfoOutcome::Accepted => "accepted",
+            TfoOutcome::Rejected => "rejected",
+            TfoOutcome::CookieWithoutData => "cookie_without_data",
+            TfoOutcome::NoAnswer => "no_answer",
+        }
+    }
+}
+
+impl std::fmt::Display for TfoOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// TCP Fast Open as seen on the handshake.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TfoReport {
-    /// `cookie_request`, `accepted`, `rejected` or `cookie_without_data`.
-    pub outcome: &'static str,
+    /// `cookie_request`, `accepted`, `rejected`, `cookie_without_data`
+    /// or `no_answer`.
+    pub outcome: TfoOutcome,
     pub syn_data_bytes: u32,
     /// The server handed out a cookie on its SYN-ACK.
     pub server_sent_cookie: bool,
@@ -180,6 +218,126 @@ pub struct DirectionStats {
     pub acked_unseen: u32,
 }
 
+/// A TLS protocol version as it appears on the wire (0x0303 is TLS 1.2);
+/// shown and serialised as its name ("TLS 1.3", drafts as "0x7f1c").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TlsVersion(pub u16);
+
+impl TlsVersion {
+    pub const TLS12: TlsVersion = TlsVersion(0x0303);
+    pub const TLS13: TlsVersion = TlsVersion(0x0304);
+
+    /// TLS 1.3, or one of its drafts.
+    pub fn is_tls13(self) -> bool {
+        rttdoc_wire::tls::is_tls13(self.0)
+    }
+}
+
+impl std::fmt::Display for TlsVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            0x0300 => f.write_str("SSL 3.0"),
+            0x0301 => f.write_str("TLS 1.0"),
+            0x0302 => f.write_str("TLS 1.1"),
+            0x0303 => f.write_str("TLS 1.2"),
+            0x0304 => f.write_str("TLS 1.3"),
+            other => write!(f, "0x{other:04x}"),
+        }
+    }
+}
+
+impl Serialize for TlsVersion {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A TLS handshake message or record as rttdoc saw it: what it is, as far
+/// as the capture shows (TLS 1.3 encrypts most of the handshake).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsMessage {
+    ClientHello,
+    ServerHello,
+    /// A ServerHello whose body could not be parsed.
+    ServerHelloUnparsed,
+    HelloRetryRequest,
+    Certificate,
+    ServerKeyExchange,
+    CertificateRequest,
+    ServerHelloDone,
+    CertificateVerify,
+    ClientKeyExchange,
+    NewSessionTicket,
+    EncryptedExtensions,
+    EndOfEarlyData,
+    Finished,
+    /// A plaintext handshake message of another type.
+    OtherHandshake(u8),
+    ChangeCipherSpec,
+    /// A plaintext alert.
+    Alert {
+        level: u8,
+        description: u8,
+    },
+    AlertEncrypted,
+    /// A TLS 1.2 Finished (after ChangeCipherSpec), or a TLS 1.3 record of
+    /// exactly a Finished's size.
+    FinishedEncrypted,
+    /// A handshake record whose bytes the capture did not hold.
+    HandshakeNotCaptured,
+    /// A TLS 1.3 encrypted handshake record (EncryptedExtensions,
+    /// Certificate, CertificateVerify: which one is hidden).
+    EncryptedHandshake,
+    EndOfEarlyDataEncrypted,
+    /// 0-RTT application data.
+    EarlyData,
+    NewSessionTicketEncrypted,
+    /// A record of another content type.
+    OtherRecord(u8),
+}
+
+impl std::fmt::Display for TlsMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use TlsMessage::*;
+        let name = match self {
+            ClientHello => "ClientHello",
+            ServerHello => "ServerHello",
+            ServerHelloUnparsed => "ServerHello (unparsed)",
+            HelloRetryRequest => "HelloRetryRequest",
+            Certificate => "Certificate",
+            ServerKeyExchange => "ServerKeyExchange",
+            CertificateRequest => "CertificateRequest",
+            ServerHelloDone => "ServerHelloDone",
+            CertificateVerify => "CertificateVerify",
+            ClientKeyExchange => "ClientKeyExchange",
+            NewSessionTicket => "NewSessionTicket",
+            EncryptedExtensions => "EncryptedExtensions",
+            EndOfEarlyData => "EndOfEarlyData",
+            Finished => "Finished",
+            OtherHandshake(t) => return write!(f, "Handshake type {t}"),
+            ChangeCipherSpec => "ChangeCipherSpec",
+            Alert { level, description } => {
+                return write!(f, "Alert (level {level}, description {description})")
+            }
+            AlertEncrypted => "Alert (encrypted)",
+            FinishedEncrypted => "Finished (encrypted)",
+            HandshakeNotCaptured => "Handshake (not captured)",
+            EncryptedHandshake => "Encrypted handshake",
+            EndOfEarlyDataEncrypted => "EndOfEarlyData (encrypted)",
+            EarlyData => "Early data (0-RTT)",
+            NewSessionTicketEncrypted => "NewSessionTicket (encrypted)",
+            OtherRecord(t) => return write!(f, "Record type {t}"),
+        };
+        f.write_str(name)
+    }
+}
+
+impl Serialize for TlsMessage {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// One TLS handshake message or record, and the frame that completed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TlsMessageRef {
@@ -187,18 +345,18 @@ pub struct TlsMessageRef {
     /// Frame where the record carrying it began (differs when it spans segments).
     pub first_frame: u64,
     pub direction: Direction,
-    pub message: String,
+    pub message: TlsMessage,
     pub bytes: u32,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TlsReport {
     /// Negotiated version, e.g. "TLS 1.3" (None if no ServerHello was seen).
-    pub version: Option<String>,
+    pub version: Option<TlsVersion>,
     pub cipher: Option<String>,
     pub sni: Option<String>,
     pub alpn: Vec<String>,
-    pub offered_versions: Vec<String>,
+    pub offered_versions: Vec<TlsVersion>,
     pub client_key_shares: Vec<String>,
     pub server_key_share: Option<String>,
     pub client_hello_bytes: u32,
@@ -244,11 +402,11 @@ pub enum Ending {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// One of the documented kinds, e.g. `nagle_hold`.
-    pub kind: &'static str,
+    pub kind: FindingKind,
     pub stream: u64,
     /// Ledger phase the cost falls in (`tls_handshake`, `first_byte`,
     /// `transfer`, `tcp_handshake`), if any.
-    pub phase: Option<&'static str>,
+    pub phase: Option<Phase>,
     /// Wireshark frame numbers of the evidence (held segment, releasing ACK ...).
     pub frames: Vec<u64>,
     /// Time it cost (negative: time it saved).
@@ -372,4 +530,10 @@ pub struct CaptureStats {
     /// file): the packets replayed on known connections count as
     /// duplicates.
     pub capture_restarts: u64,
+    /// Packets of connections already reported (after their linger, or
+    /// evicted): they keep their tcp.stream but are not analysed.
+    pub late_packets: u64,
+    /// Connections finished early because more than `--max-flows` were
+    /// open at once (longest idle first).
+    pub evicted_flows: u64,
 }

@@ -62,10 +62,11 @@ impl Kind {
 
     /// The ledger phase: reaching the destination through a proxy, or
     /// upgrading an application protocol's connection to TLS.
-    pub fn phase(self) -> &'static str {
+    pub fn phase(self) -> crate::model::Phase {
+        use crate::model::Phase;
         match self {
-            Kind::HttpConnect | Kind::Socks4 | Kind::Socks4a | Kind::Socks5 => "proxy_connect",
-            _ => "starttls",
+            Kind::HttpConnect | Kind::Socks4 | Kind::Socks4a | Kind::Socks5 => Phase::ProxyConnect,
+            _ => Phase::Starttls,
         }
     }
 

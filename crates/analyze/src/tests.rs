@@ -104,7 +104,7 @@ fn a_retransmitted_syn_stays_on_its_stream_and_is_counted() {
     let tcp = c
         .ledger
         .iter()
-        .find(|r| r.phase == "tcp_handshake")
+        .find(|r| r.phase == crate::model::Phase::TcpHandshake)
         .unwrap();
     assert_eq!(tcp.duration_ms, 1060.0);
     assert!(tcp.excess_rtts.unwrap() > 16.0);
@@ -163,7 +163,7 @@ fn tfo_outcomes_follow_what_the_syn_ack_acknowledges() {
             ],
             AnalyzeOptions::default(),
         );
-        r.reports[0].handshake.tfo.clone().map(|t| t.outcome)
+        r.reports[0].handshake.tfo.clone().map(|t| t.outcome.name())
     };
     assert_eq!(
         outcome(tfo_syn(Some(Tfo::CookieRequest), b""), 101),
@@ -247,7 +247,10 @@ fn tls_records_arriving_before_a_hole_is_filled_are_held_and_parsed() {
     s.push((300, seg(true, 101, 901, PSH | ACK, a)));
     let c = &run(s, AnalyzeOptions::default()).reports[0];
     let tls = c.tls.as_ref().expect("recognised as TLS");
-    assert_eq!(tls.messages[0].message, "ClientHello");
+    assert_eq!(
+        tls.messages[0].message,
+        crate::model::TlsMessage::ClientHello
+    );
     assert_eq!(
         tls.client_key_shares,
         vec!["X25519MLKEM768".to_string(), "x25519".to_string()]
@@ -317,7 +320,7 @@ fn a_full_receive_window_paces_the_sender_only_when_its_scale_is_known() {
         run(segments, AnalyzeOptions::default()).reports[0]
             .findings
             .iter()
-            .map(|x| x.kind)
+            .map(|x| x.kind.name())
             .collect()
     };
     let whole = kinds(window_paced(true));
@@ -335,7 +338,7 @@ fn with_id(mut s: Segment<'static>, id: u16) -> Segment<'static> {
 }
 
 fn kinds(c: &ConnectionReport) -> Vec<&'static str> {
-    c.findings.iter().map(|f| f.kind).collect()
+    c.findings.iter().map(|f| f.kind.name()).collect()
 }
 
 #[test]
@@ -543,8 +546,131 @@ fn a_retransmission_finding_cites_the_original_and_the_retransmission() {
     let f = c
         .findings
         .iter()
-        .find(|f| f.kind == "retransmission")
+        .find(|f| f.kind == crate::model::FindingKind::Retransmission)
         .expect("retransmission");
     assert_eq!(f.frames, vec![4, 5]);
     assert_eq!(f.display_filter, "tcp.stream eq 0 && frame.number in {4 5}");
+}
+
+/// Feeds (time in ms, segment) pairs, sweeping after each as the capture
+/// clock advances; returns the reports, the stats and the most
+/// connections held at once.
+fn run_swept(segments: &[(i64, Segment<'static>)], options: AnalyzeOptions) -> (Run, usize) {
+    let mut reports = Vec::new();
+    let stats;
+    let mut most_open = 0;
+    {
+        let mut sink = |r: ConnectionReport| reports.push(r);
+        let mut t = Tracker::new(options, &mut sink);
+        for (i, (ms, s)) in segments.iter().enumerate() {
+            t.segment_for_test(
+                Stamp {
+                    frame: i as u64 + 1,
+                    ts_ns: ms * MS,
+                },
+                s,
+            );
+            t.sweep_for_test(ms * MS);
+            most_open = most_open.max(t.open_connections());
+        }
+        stats = t.finish();
+    }
+    reports.sort_by_key(|r| r.stream);
+    (Run { reports, stats }, most_open)
+}
+
+/// Handshake, then FINs both ways, each acknowledged.
+fn closed_connection() -> Vec<(i64, Segment<'static>)> {
+    let mut s = handshake(0, 100, 900);
+    s.push((100, seg(true, 101, 901, FIN | ACK, b"")));
+    s.push((130, seg(false, 901, 102, FIN | ACK, b"")));
+    s.push((160, seg(true, 102, 902, ACK, b"")));
+    s
+}
+
+#[test]
+fn a_late_packet_after_the_linger_keeps_its_stream_and_is_counted_not_analysed() {
+    let mut s = closed_connection();
+    // 5 s later (past the 1 s linger): the client's last ACK again.
+    s.push((5_000, seg(true, 102, 902, ACK, b"")));
+    let (r, _) = run_swept(&s, AnalyzeOptions::default());
+    assert_eq!(r.reports.len(), 1, "no new stream for a late packet");
+    assert_eq!(r.stats.late_packets, 1);
+    assert_eq!(
+        r.reports[0].last_frame, 6,
+        "reported before the late packet"
+    );
+}
+
+#[test]
+fn a_new_syn_on_a_finished_tuple_opens_the_next_stream() {
+    let mut s = closed_connection();
+    s.extend(handshake(5_000, 7000, 3000));
+    let (r, _) = run_swept(&s, AnalyzeOptions::default());
+    assert_eq!(r.reports.len(), 2);
+    assert_eq!((r.reports[1].stream, r.reports[1].first_frame), (1, 7));
+    assert_eq!(r.stats.late_packets, 0);
+}
+
+#[test]
+fn a_fin_not_yet_acknowledged_keeps_the_connection_past_the_short_linger() {
+    let mut s = handshake(0, 100, 900);
+    s.push((100, seg(true, 101, 901, FIN | ACK, b"")));
+    s.push((130, seg(false, 901, 101, FIN | ACK, b"")));
+    // The server's FIN is never acknowledged: it sends it again 3 s later.
+    s.push((3_130, seg(false, 901, 102, FIN | ACK, b"")));
+    let (r, _) = run_swept(&s, AnalyzeOptions::default());
+    assert_eq!(r.reports.len(), 1);
+    assert_eq!(r.stats.late_packets, 0);
+    assert_eq!(
+        r.reports[0].last_frame, 6,
+        "the FIN sent again is on the report"
+    );
+    assert_eq!(r.reports[0].server_to_client.retransmissions, 1);
+}
+
+#[test]
+fn more_flows_than_the_cap_finishes_the_longest_idle_first_and_counts_them() {
+    // Ten lone SYNs from ten ports, 10 ms apart, with room for four.
+    let s: Vec<(i64, Segment<'static>)> = (0..10)
+        .map(|i| {
+            let mut syn = seg(true, 100 + i, 0, SYN, b"");
+            syn.src_port = 6000 + i as u16;
+            (i as i64 * 10, syn)
+        })
+        .collect();
+    let options = AnalyzeOptions {
+        max_flows: 4,
+        ..AnalyzeOptions::default()
+    };
+    let (r, most_open) = run_swept(&s, options);
+    assert!(most_open <= 4, "held {most_open}");
+    assert_eq!(r.reports.len(), 10, "every flow is reported once");
+    assert!(r.stats.evicted_flows >= 6, "{}", r.stats.evicted_flows);
+    let streams: Vec<u64> = r.reports.iter().map(|c| c.stream).collect();
+    assert_eq!(streams, (0..10).collect::<Vec<u64>>());
+    // The first evicted are the oldest: stream 0 left first.
+    assert!(r.reports[0].ending == Ending::Idle);
+}
+
+#[test]
+fn an_evicted_flows_retransmitted_syn_stays_on_its_stream() {
+    let mut s: Vec<(i64, Segment<'static>)> = (0..6)
+        .map(|i| {
+            let mut syn = seg(true, 100 + i, 0, SYN, b"");
+            syn.src_port = 6000 + i as u16;
+            (i as i64 * 10, syn)
+        })
+        .collect();
+    // Port 6000's SYN again (same ISN) after it was evicted.
+    let mut again = seg(true, 100, 0, SYN, b"");
+    again.src_port = 6000;
+    s.push((1_000, again));
+    let options = AnalyzeOptions {
+        max_flows: 2,
+        ..AnalyzeOptions::default()
+    };
+    let (r, _) = run_swept(&s, options);
+    assert_eq!(r.reports.len(), 6, "no seventh stream");
+    assert_eq!(r.stats.late_packets, 1);
 }

@@ -14,7 +14,7 @@ use rttdoc_wire::tls::{
 
 use crate::connection::Stamp;
 use crate::exchange::Exchanges;
-use crate::model::{Direction, TlsMessageRef};
+use crate::model::{Direction, TlsMessage, TlsMessageRef};
 
 const MAX_MESSAGES: usize = 64;
 
@@ -189,7 +189,14 @@ impl TlsSession {
         }
     }
 
-    fn note(&mut self, started: Stamp, end: Stamp, dir: Direction, message: String, bytes: u32) {
+    fn note(
+        &mut self,
+        started: Stamp,
+        end: Stamp,
+        dir: Direction,
+        message: TlsMessage,
+        bytes: u32,
+    ) {
         if self.messages.len() < MAX_MESSAGES {
             self.messages.push(TlsMessageRef {
                 frame: end.frame,
@@ -207,12 +214,15 @@ impl TlsSession {
         match r.content_type {
             ct::CHANGE_CIPHER_SPEC => {
                 self.change_cipher_spec[dir.index()].get_or_insert(end);
-                self.note(r.started, end, dir, "ChangeCipherSpec".into(), len);
+                self.note(r.started, end, dir, TlsMessage::ChangeCipherSpec, len);
             }
             ct::ALERT => {
                 let what = match r.body.as_deref() {
-                    Some([level, desc]) => format!("Alert (level {level}, description {desc})"),
-                    _ => "Alert (encrypted)".into(),
+                    Some([level, desc]) => TlsMessage::Alert {
+                        level: *level,
+                        description: *desc,
+                    },
+                    _ => TlsMessage::AlertEncrypted,
                 };
                 self.note(r.started, end, dir, what, len);
             }
@@ -228,7 +238,7 @@ impl TlsSession {
                     self.server_finished.get_or_insert(end);
                     self.server_flight_bytes += len;
                 }
-                self.note(r.started, end, dir, "Finished (encrypted)".into(), len);
+                self.note(r.started, end, dir, TlsMessage::FinishedEncrypted, len);
             }
             ct::HANDSHAKE => {
                 if !client && self.client_finished.is_none() {
@@ -238,7 +248,7 @@ impl TlsSession {
                     Some(body) => self.on_handshake_body(r.started, end, dir, &body),
                     None => {
                         self.handshake[dir.index()].reset();
-                        self.note(r.started, end, dir, "Handshake (not captured)".into(), len);
+                        self.note(r.started, end, dir, TlsMessage::HandshakeNotCaptured, len);
                     }
                 }
             }
@@ -263,7 +273,7 @@ impl TlsSession {
                 r.started,
                 end,
                 dir,
-                format!("Record type {}", r.content_type),
+                TlsMessage::OtherRecord(r.content_type),
                 len,
             ),
         }
@@ -302,11 +312,11 @@ impl TlsSession {
                     self.server_finished = Some(end);
                     self.server_finished_seen = is_finished;
                     let what = if is_finished {
-                        "Finished (encrypted)"
+                        TlsMessage::FinishedEncrypted
                     } else {
-                        "Encrypted handshake"
+                        TlsMessage::EncryptedHandshake
                     };
-                    self.note(started, end, dir, what.into(), len);
+                    self.note(started, end, dir, what, len);
                     return;
                 }
                 Direction::ServerToClient => {
@@ -322,33 +332,33 @@ impl TlsSession {
                     let accepted = len == 4 + 1 + self.aead_tag_len();
                     self.early_data_accepted = Some(accepted);
                     if accepted {
-                        self.note(started, end, dir, "EndOfEarlyData (encrypted)".into(), len);
+                        self.note(started, end, dir, TlsMessage::EndOfEarlyDataEncrypted, len);
                     } else {
                         self.client_finished = Some(end);
-                        self.note(started, end, dir, "Finished (encrypted)".into(), len);
+                        self.note(started, end, dir, TlsMessage::FinishedEncrypted, len);
                     }
                     return;
                 }
                 Direction::ClientToServer if after_server_hello => {
                     self.client_finished = Some(end);
-                    self.note(started, end, dir, "Finished (encrypted)".into(), len);
+                    self.note(started, end, dir, TlsMessage::FinishedEncrypted, len);
                     return;
                 }
                 Direction::ClientToServer => {
                     self.early_data_records += 1;
-                    self.note(started, end, dir, "Early data (0-RTT)".into(), len);
+                    self.note(started, end, dir, TlsMessage::EarlyData, len);
                 }
             }
         } else if self.is_tls13() && len == ENCRYPTED_ALERT_LEN {
             // TLS 1.3 hides alerts (close_notify at the end of every
             // connection) in application-data records: 2 bytes of alert, 1 of
             // inner type and a 16-byte AEAD tag. Not a request or a response.
-            self.note(started, end, dir, "Alert (encrypted)".into(), len);
+            self.note(started, end, dir, TlsMessage::AlertEncrypted, len);
             return;
         } else if self.server_hello.is_none() && dir == Direction::ClientToServer {
             // Encrypted data before any ServerHello: 0-RTT early data.
             self.early_data_records += 1;
-            self.note(started, end, dir, "Early data (0-RTT)".into(), len);
+            self.note(started, end, dir, TlsMessage::EarlyData, len);
         } else if self.is_tls13() {
             match (dir, self.ticket_run) {
                 (Direction::ServerToClient, TicketRun::Undecided) if len <= MAX_TICKET_RECORD => {
@@ -378,7 +388,7 @@ impl TlsSession {
 
     fn ticket(&mut self, started: Stamp, end: Stamp, len: u32) {
         self.tickets_after_handshake += 1;
-        let what = "NewSessionTicket (encrypted)".into();
+        let what = TlsMessage::NewSessionTicketEncrypted;
         self.note(started, end, Direction::ServerToClient, what, len);
     }
 
@@ -433,48 +443,48 @@ impl TlsSession {
                         self.client_hello_at = Some((started, end));
                         self.client_hello_bytes = size;
                     }
-                    "ClientHello".to_string()
+                    TlsMessage::ClientHello
                 }
                 ht::SERVER_HELLO => match ServerHello::parse(&raw) {
                     Some(sh) if sh.hello_retry_request => {
                         self.hello_retry = Some((end, sh.key_share_group));
-                        "HelloRetryRequest".to_string()
+                        TlsMessage::HelloRetryRequest
                     }
                     Some(sh) => {
                         self.server_hello = Some(sh);
                         self.server_hello_at = Some(end);
-                        "ServerHello".to_string()
+                        TlsMessage::ServerHello
                     }
-                    None => "ServerHello (unparsed)".to_string(),
+                    None => TlsMessage::ServerHelloUnparsed,
                 },
                 ht::CERTIFICATE => {
                     if dir == Direction::ServerToClient {
                         self.certificate_seen = true;
                     }
-                    "Certificate".into()
+                    TlsMessage::Certificate
                 }
                 ht::SERVER_KEY_EXCHANGE => {
                     self.key_exchange_seen = true;
-                    "ServerKeyExchange".into()
+                    TlsMessage::ServerKeyExchange
                 }
                 ht::CERTIFICATE_REQUEST => {
                     self.key_exchange_seen = true;
-                    "CertificateRequest".into()
+                    TlsMessage::CertificateRequest
                 }
                 ht::SERVER_HELLO_DONE => {
                     self.key_exchange_seen = true;
-                    "ServerHelloDone".into()
+                    TlsMessage::ServerHelloDone
                 }
-                ht::CERTIFICATE_VERIFY => "CertificateVerify".into(),
+                ht::CERTIFICATE_VERIFY => TlsMessage::CertificateVerify,
                 ht::CLIENT_KEY_EXCHANGE => {
                     self.key_exchange_seen = true;
-                    "ClientKeyExchange".into()
+                    TlsMessage::ClientKeyExchange
                 }
-                ht::NEW_SESSION_TICKET => "NewSessionTicket".into(),
-                ht::ENCRYPTED_EXTENSIONS => "EncryptedExtensions".into(),
-                ht::END_OF_EARLY_DATA => "EndOfEarlyData".into(),
-                ht::FINISHED => "Finished".into(),
-                other => format!("Handshake type {other}"),
+                ht::NEW_SESSION_TICKET => TlsMessage::NewSessionTicket,
+                ht::ENCRYPTED_EXTENSIONS => TlsMessage::EncryptedExtensions,
+                ht::END_OF_EARLY_DATA => TlsMessage::EndOfEarlyData,
+                ht::FINISHED => TlsMessage::Finished,
+                other => TlsMessage::OtherHandshake(other),
             };
             self.note(started, end, dir, name, size);
         }

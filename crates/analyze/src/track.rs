@@ -7,12 +7,20 @@
 //! existing stream is port reuse and opens a new stream; everything else
 //! (a SYN-ACK with a new sequence number included) stays on the stream.
 //!
-//! Memory is bounded by the connections that are open: a connection closed
-//! by RST or by FINs both ways is finished once no packet has arrived for it
-//! for [`AnalyzeOptions::linger_s`] seconds of capture time (late
-//! retransmissions still land on it), an idle one after
-//! [`AnalyzeOptions::idle_timeout_s`]; its report goes to the sink and its
-//! state is freed.
+//! Memory is bounded by the connections that are open, never by the
+//! capture's size:
+//! - a connection closed by RST or by FINs both ways is finished once no
+//!   packet has arrived for it for [`AnalyzeOptions::linger_ms`] of capture
+//!   time (the last ACK and a retransmitted FIN still land on it), an idle
+//!   one after [`AnalyzeOptions::idle_timeout_s`]; its report goes to the
+//!   sink and its state is freed;
+//! - what stays is a [`Tombstone`] of a few dozen bytes for
+//!   [`TOMBSTONE_NS`], so a late packet of that connection keeps its
+//!   tcp.stream (counted in `CaptureStats::late_packets`, not analysed)
+//!   instead of opening a new one, as tshark would not;
+//! - at most [`AnalyzeOptions::max_flows`] connections are tracked at once:
+//!   past that, the longest-idle ones are finished early (a SYN flood, a
+//!   scan), counted in `CaptureStats::evicted_flows`, and leave tombstones.
 
 use std::net::IpAddr;
 
@@ -29,12 +37,32 @@ use crate::model::{CaptureStats, ConnectionReport, Direction, Ending, Endpoint};
 /// shorter than the idle timeout, so no single jump evicts a connection.
 pub const MAX_CLOCK_STEP_NS: i64 = 60_000_000_000;
 
+/// How long a finished connection's tombstone keeps its 4-tuple on its
+/// stream: longer than TIME_WAIT's 2 x 30 s would be needed only for a
+/// packet delayed that long, which no retransmission backoff of a closed
+/// connection produces; a new SYN with another sequence number replaces
+/// it at once (port reuse).
+pub const TOMBSTONE_NS: i64 = 30_000_000_000;
+
+/// A connection refused by RST, or closed with a FIN not yet acknowledged,
+/// lingers this long: Windows retries a refused SYN (same sequence number,
+/// same stream in tshark) twice, 0.5 s apart, and a FIN's sender
+/// retransmits it and probes until it is acknowledged; those packets
+/// belong on the connection's report.
+const LONG_LINGER_NS: i64 = 30_000_000_000;
+
 #[derive(Debug, Clone)]
 pub struct AnalyzeOptions {
     /// Keep the per-frame ladder for this stream (`--conn N`).
     pub ladder_stream: Option<u64>,
-    pub linger_s: u64,
+    /// How long a closed connection (FIN both ways, or RST) is held for
+    /// late packets before its report is made, in capture milliseconds.
+    pub linger_ms: u64,
+    /// A connection with no packet for this long is finished (`idle`).
     pub idle_timeout_s: u64,
+    /// Most connections tracked at once; past it the longest-idle are
+    /// finished early (`--max-flows`).
+    pub max_flows: usize,
     /// TLS key log (`--keylog`): decrypts 0-RTT early data only.
     pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
     /// Run the detectors (`--no-findings` turns them off: ledger only).
@@ -45,13 +73,36 @@ impl Default for AnalyzeOptions {
     fn default() -> Self {
         AnalyzeOptions {
             ladder_stream: None,
-            linger_s: 30,
+            linger_ms: 1000,
             idle_timeout_s: 900,
+            max_flows: DEFAULT_MAX_FLOWS,
             keylog: None,
             findings: true,
         }
     }
 }
+
+/// Default of [`AnalyzeOptions::max_flows`]: a lone SYN's state is about
+/// 1.5 KB and an established connection's a few KB more, so this keeps the
+/// table under ~50 MB however many flows a capture opens at once.
+pub const DEFAULT_MAX_FLOWS: usize = 16_384;
+
+/// What remains of a finished connection for [`TOMBSTONE_NS`]: enough to
+/// put its late packets on its stream, and to tell port reuse (a SYN with
+/// a new sequence number) from a late retransmission.
+#[derive(Debug, Clone, Copy)]
+struct Tombstone {
+    /// Progress clock at its last packet.
+    last_progress_ns: i64,
+    /// Base sequence number of each side (the lower endpoint of the flow
+    /// key first), when that side had sent anything.
+    base_seq: [u32; 2],
+    seen: [bool; 2],
+}
+
+/// Most tombstones kept at once, as a multiple of the flow cap: a flood of
+/// flows finished within [`TOMBSTONE_NS`] loses the oldest first.
+const TOMBSTONES_PER_FLOW: usize = 2;
 
 /// The two endpoints, lower one first, so both directions find one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -78,6 +129,8 @@ pub struct Tracker<'s> {
     /// Fx hashing: the key is not attacker-chosen in a way that matters for
     /// an offline analyser, and SipHash cost 12% of the whole pass.
     table: FxHashMap<FlowKey, Box<Connection>>,
+    /// Finished connections whose late packets still belong to them.
+    tombstones: FxHashMap<FlowKey, Tombstone>,
     next_stream: u64,
     options: AnalyzeOptions,
     pub stats: CaptureStats,
@@ -103,6 +156,7 @@ impl<'s> Tracker<'s> {
     pub fn new(options: AnalyzeOptions, sink: &'s mut dyn FnMut(ConnectionReport)) -> Self {
         Tracker {
             table: FxHashMap::default(),
+            tombstones: FxHashMap::default(),
             next_stream: 0,
             options,
             stats: CaptureStats::default(),
@@ -181,6 +235,27 @@ impl<'s> Tracker<'s> {
             port: seg.src_port,
         };
         let is_syn = seg.flags.syn() && !seg.flags.ack();
+        if !self.table.contains_key(&key) {
+            if let Some(t) = self.tombstones.get_mut(&key) {
+                let side = usize::from(key.lo != (seg.src, seg.src_port));
+                let reused = is_syn && t.seen[side] && t.base_seq[side] != seg.seq;
+                if !reused {
+                    t.last_progress_ns = self.progress_ns;
+                    // A second pass of the trace (the clock went back)
+                    // replays packets already analysed: copies.
+                    if self.rewound {
+                        self.stats.capture_duplicates += 1;
+                    } else {
+                        self.stats.late_packets += 1;
+                    }
+                    return;
+                }
+                self.tombstones.remove(&key);
+            }
+            if self.table.len() >= self.options.max_flows.max(1) {
+                self.evict_idle();
+            }
+        }
         if let Some(conn) = self.table.get(&key) {
             let dir = if conn.client == src {
                 Direction::ClientToServer
@@ -190,7 +265,7 @@ impl<'s> Tracker<'s> {
             let reused = is_syn && conn.base_seq(dir).is_some_and(|base| base != seg.seq);
             if reused {
                 let old = self.table.remove(&key).expect("present");
-                self.emit(*old, None);
+                self.emit(key, old, None, false);
             }
         }
         let next_stream = &mut self.next_stream;
@@ -271,27 +346,98 @@ impl<'s> Tracker<'s> {
 
     fn sweep(&mut self, now_ns: i64) {
         self.last_sweep_ns = Some(now_ns);
-        let linger = self.options.linger_s as i64 * 1_000_000_000;
+        let linger = self.options.linger_ms as i64 * 1_000_000;
         let idle = self.options.idle_timeout_s as i64 * 1_000_000_000;
         let done: Vec<FlowKey> = self
             .table
             .iter()
             .filter(|(_, c)| {
                 let quiet = now_ns - c.last_progress_ns;
+                // Refused connections may see their SYN again; a FIN not
+                // yet acknowledged will be sent again: both linger long.
+                let refused = c.syn_ack.is_none() && c.syn_count > 0;
+                let linger = if refused || !c.is_done() {
+                    linger.max(LONG_LINGER_NS)
+                } else {
+                    linger
+                };
                 (c.is_closed() && quiet > linger) || quiet > idle
             })
             .map(|(k, _)| *k)
             .collect();
-        let mut finished: Vec<Box<Connection>> =
-            done.iter().filter_map(|k| self.table.remove(k)).collect();
-        finished.sort_by_key(|c| c.stream);
-        for c in finished {
+        self.finish_flows(done);
+        self.tombstones
+            .retain(|_, t| now_ns - t.last_progress_ns <= TOMBSTONE_NS);
+    }
+
+    /// Finishes the longest-idle quarter of the table (at least one
+    /// connection) to make room: a linear selection, so a flood of new
+    /// flows costs O(1) per flow amortised.
+    fn evict_idle(&mut self) {
+        let mut ages: Vec<(i64, u64, FlowKey)> = self
+            .table
+            .iter()
+            .map(|(k, c)| (c.last_progress_ns, c.stream, *k))
+            .collect();
+        let n = (ages.len() / 4).max(1);
+        if n < ages.len() {
+            ages.select_nth_unstable_by_key(n - 1, |(t, stream, _)| (*t, *stream));
+            ages.truncate(n);
+        }
+        self.stats.evicted_flows += ages.len() as u64;
+        self.finish_flows(ages.into_iter().map(|(_, _, k)| k).collect());
+    }
+
+    /// Drops the older half of the tombstones (amortised O(1) each).
+    fn forget_oldest_tombstones(&mut self) {
+        let mut ages: Vec<i64> = self
+            .tombstones
+            .values()
+            .map(|t| t.last_progress_ns)
+            .collect();
+        let mid = ages.len() / 2;
+        let (_, median, _) = ages.select_nth_unstable(mid);
+        let median = *median;
+        self.tombstones.retain(|_, t| t.last_progress_ns > median);
+    }
+
+    /// Reports these connections in stream order and leaves their tombstones.
+    fn finish_flows(&mut self, keys: Vec<FlowKey>) {
+        let mut finished: Vec<(FlowKey, Box<Connection>)> = keys
+            .into_iter()
+            .filter_map(|k| self.table.remove(&k).map(|c| (k, c)))
+            .collect();
+        finished.sort_by_key(|(_, c)| c.stream);
+        for (k, c) in finished {
             let ending = (!c.is_closed()).then_some(Ending::Idle);
-            self.emit(*c, ending);
+            self.emit(k, c, ending, true);
         }
     }
 
-    fn emit(&mut self, c: Connection, ending: Option<Ending>) {
+    /// Reports a connection; with `tombstone`, its 4-tuple stays on its
+    /// stream for [`TOMBSTONE_NS`].
+    fn emit(&mut self, key: FlowKey, c: Box<Connection>, ending: Option<Ending>, tombstone: bool) {
+        if tombstone {
+            let client_is_lo = key.lo == (c.client.ip, c.client.port);
+            let (lo, hi) = if client_is_lo {
+                (Direction::ClientToServer, Direction::ServerToClient)
+            } else {
+                (Direction::ServerToClient, Direction::ClientToServer)
+            };
+            let (a, b) = (c.base_seq(lo), c.base_seq(hi));
+            self.tombstones.insert(
+                key,
+                Tombstone {
+                    last_progress_ns: c.last_progress_ns,
+                    base_seq: [a.unwrap_or(0), b.unwrap_or(0)],
+                    seen: [a.is_some(), b.is_some()],
+                },
+            );
+            let cap = self.options.max_flows.max(1) * TOMBSTONES_PER_FLOW;
+            if self.tombstones.len() > cap {
+                self.forget_oldest_tombstones();
+            }
+        }
         let ending = ending.unwrap_or_else(|| {
             let [a, b] = [&c.half[0].stats, &c.half[1].stats];
             if c.syn_count > 0
@@ -314,10 +460,10 @@ impl<'s> Tracker<'s> {
 
     /// Finishes every connection still open (end of capture), in stream order.
     pub fn finish(mut self) -> CaptureStats {
-        let mut rest: Vec<Box<Connection>> = self.table.drain().map(|(_, c)| c).collect();
-        rest.sort_by_key(|c| c.stream);
-        for c in rest {
-            self.emit(*c, None);
+        let mut rest: Vec<(FlowKey, Box<Connection>)> = self.table.drain().collect();
+        rest.sort_by_key(|(_, c)| c.stream);
+        for (k, c) in rest {
+            self.emit(k, c, None, false);
         }
         self.stats
     }

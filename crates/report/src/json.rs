@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use rttdoc_analyze::{CaptureStats, ConnectionReport, SCHEMA_VERSION};
 use serde::Serialize;
 
-use crate::summary::{percentile, Summary};
+use crate::summary::Summary;
 
 pub struct JsonWriter<W: Write> {
     out: W,
@@ -16,7 +16,7 @@ pub struct JsonWriter<W: Write> {
 
 #[derive(Serialize)]
 struct VersionStats {
-    connections: usize,
+    connections: u64,
     handshake_rtts_p50: Option<f64>,
     handshake_rtts_p95: Option<f64>,
 }
@@ -36,9 +36,9 @@ struct SummaryJson<'a> {
     early_data_sent: u64,
     early_data_accepted: u64,
     partial_connections: u64,
-    handshake_rtts_by_version: std::collections::BTreeMap<&'a str, VersionStats>,
+    handshake_rtts_by_version: std::collections::BTreeMap<String, VersionStats>,
     worst_streams: Vec<u64>,
-    causes: &'a std::collections::BTreeMap<&'static str, crate::summary::Cause>,
+    causes: &'a std::collections::BTreeMap<rttdoc_analyze::FindingKind, crate::summary::Cause>,
 }
 
 impl<W: Write> JsonWriter<W> {
@@ -81,16 +81,16 @@ impl<W: Write> JsonWriter<W> {
                 .iter()
                 .map(|(v, values)| {
                     (
-                        v.as_str(),
+                        v.to_string(),
                         VersionStats {
                             connections: values.len(),
-                            handshake_rtts_p50: percentile(values, 50.0),
-                            handshake_rtts_p95: percentile(values, 95.0),
+                            handshake_rtts_p50: values.percentile(50.0),
+                            handshake_rtts_p95: values.percentile(95.0),
                         },
                     )
                 })
                 .collect(),
-            worst_streams: s.worst.iter().map(|c| c.stream).collect(),
+            worst_streams: s.worst.sorted().iter().map(|c| c.stream).collect(),
             causes: &s.causes,
         };
         self.out.write_all(b"\n],\"capture\":")?;

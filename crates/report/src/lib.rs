@@ -42,7 +42,7 @@ pub fn fmt_rtts(rtts: f64) -> String {
 pub fn worst_row(c: &ConnectionReport) -> Option<&rttdoc_analyze::LedgerRow> {
     c.ledger
         .iter()
-        .filter(|r| r.phase != "transfer")
+        .filter(|r| r.phase.is_latency())
         .filter(|r| r.excess_rtts.unwrap_or(0.0) > 0.0)
         .max_by(|a, b| {
             a.excess_rtts

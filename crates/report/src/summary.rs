@@ -1,6 +1,7 @@
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
-use rttdoc_analyze::{ConnectionReport, Vantage};
+use rttdoc_analyze::{ConnectionReport, FindingKind, Phase, TfoOutcome, TlsVersion, Vantage};
 
 use crate::worst_row;
 
@@ -8,10 +9,10 @@ use crate::worst_row;
 /// below it, jitter and server think time are noise.
 pub const OVER_IDEAL_RTTS: f64 = 0.5;
 
-/// How many full reports the summary keeps for its "worst" list.
+/// How many connections the "worst" list keeps.
 const WORST_KEPT: usize = 10;
-/// Compact rows kept for the connection table.
-const ROWS_KEPT: usize = 100_000;
+/// Rows the connection table keeps by default (`--top N` changes it).
+pub const DEFAULT_ROWS_KEPT: usize = 25;
 
 /// One line per connection, for the overview table.
 #[derive(Debug, Clone)]
@@ -22,7 +23,7 @@ pub struct ConnectionRow {
     pub vantage: Vantage,
     pub rtt_ms: Option<f64>,
     pub tcp_handshake_ms: Option<f64>,
-    pub tls_version: Option<String>,
+    pub tls_version: Option<TlsVersion>,
     pub tls_rtts: Option<f64>,
     pub tls_ideal: Option<f64>,
     pub first_byte_ms: Option<f64>,
@@ -33,11 +34,161 @@ pub struct ConnectionRow {
     pub stall_ms: f64,
     pub worst_phase: Option<String>,
     pub partial: bool,
-    pub findings: Vec<&'static str>,
+    pub findings: Vec<FindingKind>,
 }
 
-/// Capture-wide numbers, folded one connection at a time.
-#[derive(Debug, Default)]
+/// The worst latency phase of one of the worst connections.
+#[derive(Debug, Clone)]
+pub struct WorstConnection {
+    pub stream: u64,
+    pub client: String,
+    pub server: String,
+    pub rtt_ms: Option<f64>,
+    /// Its ledger row with the largest excess (see [`crate::worst_row`]).
+    pub worst_phase: rttdoc_analyze::LedgerRow,
+    pub excess_rtts: f64,
+    pub excess_ms: f64,
+}
+
+/// How a connection ranks in the tables: most excess first, then the
+/// lower stream. Larger ranks are kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Rank {
+    excess_rtts: f64,
+    stream: u64,
+}
+
+impl Eq for Rank {}
+impl PartialOrd for Rank {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Rank {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.excess_rtts
+            .total_cmp(&other.excess_rtts)
+            .then(other.stream.cmp(&self.stream))
+    }
+}
+
+/// The `k` highest-ranked items seen: a min-heap on rank, so each offer
+/// costs O(log k) and memory is O(k) however many connections pass.
+#[derive(Debug)]
+pub struct TopK<T> {
+    k: usize,
+    heap: BinaryHeap<Reverse<(Rank, Keyed<T>)>>,
+}
+
+/// An item ordered by its rank only.
+#[derive(Debug)]
+struct Keyed<T>(T);
+impl<T> PartialEq for Keyed<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl<T> Eq for Keyed<T> {}
+impl<T> PartialOrd for Keyed<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Keyed<T> {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
+}
+
+impl<T> TopK<T> {
+    pub fn new(k: usize) -> Self {
+        TopK {
+            k,
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    /// Whether an item of this rank would be kept (so it is only built then).
+    fn admits(&self, rank: Rank) -> bool {
+        self.k > 0
+            && (self.heap.len() < self.k
+                || self.heap.peek().is_some_and(|Reverse((r, _))| rank > *r))
+    }
+
+    fn offer(&mut self, rank: Rank, make: impl FnOnce() -> T) {
+        if !self.admits(rank) {
+            return;
+        }
+        if self.heap.len() == self.k {
+            self.heap.pop();
+        }
+        self.heap.push(Reverse((rank, Keyed(make()))));
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// The kept items, best first.
+    pub fn sorted(&self) -> Vec<&T> {
+        let mut v: Vec<&(Rank, Keyed<T>)> = self.heap.iter().map(|Reverse(x)| x).collect();
+        v.sort_by(|a, b| b.0.cmp(&a.0));
+        v.into_iter().map(|(_, Keyed(t))| t).collect()
+    }
+}
+
+/// A bounded quantile sketch (HdrHistogram, 3 significant digits) of
+/// values in round trips: exact to a thousandth below 2.048, never above
+/// and within 0.1% of the value recorded above that.
+#[derive(Debug, Clone)]
+pub struct Quantiles {
+    hist: hdrhistogram::Histogram<u64>,
+}
+
+/// Values are kept in thousandths.
+const QUANTILE_SCALE: f64 = 1000.0;
+
+impl Default for Quantiles {
+    fn default() -> Self {
+        Quantiles {
+            hist: hdrhistogram::Histogram::new(3).expect("3 significant digits is valid"),
+        }
+    }
+}
+
+impl Quantiles {
+    pub fn record(&mut self, v: f64) {
+        if v.is_finite() && v >= 0.0 {
+            let _ = self.hist.record((v * QUANTILE_SCALE).round() as u64);
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.hist.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hist.is_empty()
+    }
+
+    /// Nearest-rank percentile `p` (0..100).
+    pub fn percentile(&self, p: f64) -> Option<f64> {
+        (!self.hist.is_empty()).then(|| {
+            let v = self.hist.value_at_quantile(p / 100.0);
+            // The bucket's lowest value: never more than was recorded.
+            self.hist.lowest_equivalent(v) as f64 / QUANTILE_SCALE
+        })
+    }
+}
+
+/// Capture-wide numbers, folded one connection at a time in memory that
+/// does not grow with the capture: counters, a bounded sketch per TLS
+/// version, and the top rows only.
+#[derive(Debug)]
 pub struct Summary {
     pub connections: u64,
     pub over_ideal: u64,
@@ -64,13 +215,14 @@ pub struct Summary {
     pub early_data_accepted: u64,
     pub partial: u64,
     /// TLS handshake durations in RTTs, by version name.
-    pub handshake_rtts: BTreeMap<String, Vec<f64>>,
-    pub rows: Vec<ConnectionRow>,
-    pub rows_dropped: u64,
-    /// The worst connections (by excess RTTs), full reports.
-    pub worst: Vec<ConnectionReport>,
+    pub handshake_rtts: BTreeMap<TlsVersion, Quantiles>,
+    /// The connection table's rows: the most excess first.
+    pub rows: TopK<ConnectionRow>,
+    /// The worst connections (by excess RTTs, at least
+    /// [`OVER_IDEAL_RTTS`]).
+    pub worst: TopK<WorstConnection>,
     /// Per finding kind: connections affected, total cost (ms), a fix.
-    pub causes: BTreeMap<&'static str, Cause>,
+    pub causes: BTreeMap<FindingKind, Cause>,
 }
 
 /// Capture-wide totals for one finding kind.
@@ -90,10 +242,44 @@ pub struct Cause {
 /// Whether a finding's cost is a transfer stall (after the first byte),
 /// outside the latency phases the ledger's excess covers.
 pub fn is_stall(x: &rttdoc_analyze::Finding) -> bool {
-    x.phase == Some("transfer") && x.cost_ms > 0.0
+    x.phase == Some(Phase::Transfer) && x.cost_ms > 0.0
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary::new(DEFAULT_ROWS_KEPT)
+    }
 }
 
 impl Summary {
+    /// A summary whose connection table keeps `rows` rows.
+    pub fn new(rows: usize) -> Self {
+        Summary {
+            connections: 0,
+            over_ideal: 0,
+            excess_ms_total: 0.0,
+            explained_ms: 0.0,
+            unexplained_ms: 0.0,
+            stall_ms_total: 0.0,
+            tls_connections: 0,
+            resumed: 0,
+            tfo_attempts: 0,
+            tfo_accepted: 0,
+            early_data_sent: 0,
+            early_data_accepted: 0,
+            partial: 0,
+            handshake_rtts: BTreeMap::new(),
+            rows: TopK::new(rows),
+            worst: TopK::new(WORST_KEPT),
+            causes: BTreeMap::new(),
+        }
+    }
+
+    /// Connections not in the table.
+    pub fn rows_hidden(&self) -> u64 {
+        self.connections - self.rows.len() as u64
+    }
+
     pub fn add(&mut self, c: &ConnectionReport) {
         self.connections += 1;
         if c.partial {
@@ -116,21 +302,27 @@ impl Summary {
                 }
             }
             if let (Some(v), Some(r)) = (&tls.version, tls.handshake_rtts) {
-                self.handshake_rtts.entry(v.clone()).or_default().push(r);
+                match self.handshake_rtts.get_mut(v) {
+                    Some(q) => q.record(r),
+                    None => {
+                        let mut q = Quantiles::default();
+                        q.record(r);
+                        self.handshake_rtts.insert(*v, q);
+                    }
+                }
             }
         }
         if let Some(tfo) = &c.handshake.tfo {
             if tfo.syn_data_bytes > 0 {
                 self.tfo_attempts += 1;
-                if tfo.outcome == "accepted" {
+                if tfo.outcome == TfoOutcome::Accepted {
                     self.tfo_accepted += 1;
                 }
             }
         }
-        let mut seen = std::collections::BTreeSet::new();
-        for x in &c.findings {
+        for (i, x) in c.findings.iter().enumerate() {
             let cause = self.causes.entry(x.kind).or_default();
-            if seen.insert(x.kind) {
+            if !c.findings[..i].iter().any(|y| y.kind == x.kind) {
                 cause.connections += 1;
             }
             cause.cost_ms += x.cost_ms;
@@ -144,25 +336,29 @@ impl Summary {
                 cause.fix = x.fix.clone();
             }
         }
-        if self.rows.len() < ROWS_KEPT {
-            self.rows.push(row(c));
-        } else {
-            self.rows_dropped += 1;
-        }
+        let rank = Rank {
+            excess_rtts: c.excess_rtts,
+            stream: c.stream,
+        };
+        self.rows.offer(rank, || row(c));
         if c.excess_rtts >= OVER_IDEAL_RTTS {
-            self.worst.push(c.clone());
-            self.worst.sort_by(|a, b| {
-                b.excess_rtts
-                    .total_cmp(&a.excess_rtts)
-                    .then(a.stream.cmp(&b.stream))
-            });
-            self.worst.truncate(WORST_KEPT);
+            if let Some(r) = worst_row(c) {
+                self.worst.offer(rank, || WorstConnection {
+                    stream: c.stream,
+                    client: c.client.to_string(),
+                    server: c.server.to_string(),
+                    rtt_ms: c.rtt_ms,
+                    worst_phase: r.clone(),
+                    excess_rtts: c.excess_rtts,
+                    excess_ms: c.excess_ms,
+                });
+            }
         }
     }
 }
 
 fn row(c: &ConnectionReport) -> ConnectionRow {
-    let first_byte = c.ledger.iter().find(|r| r.phase == "first_byte");
+    let first_byte = c.ledger.iter().find(|r| r.phase == Phase::FirstByte);
     ConnectionRow {
         stream: c.stream,
         client: c.client.to_string(),
@@ -170,7 +366,7 @@ fn row(c: &ConnectionReport) -> ConnectionRow {
         vantage: c.vantage,
         rtt_ms: c.rtt_ms,
         tcp_handshake_ms: c.tcp_handshake_ms,
-        tls_version: c.tls.as_ref().and_then(|t| t.version.clone()),
+        tls_version: c.tls.as_ref().and_then(|t| t.version),
         tls_rtts: c.tls.as_ref().and_then(|t| t.handshake_rtts),
         tls_ideal: c.tls.as_ref().and_then(|t| t.ideal_handshake_rtts),
         first_byte_ms: first_byte.map(|r| r.duration_ms),
@@ -186,10 +382,10 @@ fn row(c: &ConnectionReport) -> ConnectionRow {
         worst_phase: worst_row(c).map(|r| r.label.clone()),
         partial: c.partial,
         findings: {
-            let mut k: Vec<&'static str> = c
+            let mut k: Vec<FindingKind> = c
                 .findings
                 .iter()
-                .filter(|x| x.kind != "tls_extra_rtt")
+                .filter(|x| x.kind != FindingKind::TlsExtraRtt)
                 .map(|x| x.kind)
                 .collect();
             k.dedup();
@@ -198,27 +394,56 @@ fn row(c: &ConnectionReport) -> ConnectionRow {
     }
 }
 
-/// Nearest-rank percentile of unsorted values.
-pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
-    Some(v[rank.min(v.len()) - 1])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn nearest_rank_percentiles() {
-        let v = [5.0, 1.0, 3.0, 2.0, 4.0];
-        assert_eq!(percentile(&v, 50.0), Some(3.0));
-        assert_eq!(percentile(&v, 95.0), Some(5.0));
-        assert_eq!(percentile(&v, 0.0), Some(1.0));
-        assert_eq!(percentile(&[], 50.0), None);
+        let mut q = Quantiles::default();
+        for v in [5.0, 1.0, 3.0, 2.0, 4.0] {
+            q.record(v);
+        }
+        assert_eq!(q.percentile(50.0), Some(3.0));
+        assert_eq!(q.percentile(95.0), Some(5.0));
+        assert_eq!(q.percentile(0.0), Some(1.0));
+        assert_eq!(Quantiles::default().percentile(50.0), None);
+    }
+
+    #[test]
+    fn quantiles_stay_within_a_thousandth_at_any_scale() {
+        let mut q = Quantiles::default();
+        q.record(1234.567);
+        let p = q.percentile(50.0).unwrap();
+        assert!((p - 1234.567).abs() / 1234.567 < 1e-3, "{p}");
+        let mut small = Quantiles::default();
+        small.record(1.25);
+        assert_eq!(small.percentile(50.0), Some(1.25), "exact below 2.048");
+    }
+
+    #[test]
+    fn the_top_rows_are_the_most_excess_then_the_lowest_streams() {
+        let mut top = TopK::new(3);
+        for (stream, excess) in [(0, 0.0), (1, 2.0), (2, 0.0), (3, 5.0), (4, 2.0), (5, 0.0)] {
+            top.offer(
+                Rank {
+                    excess_rtts: excess,
+                    stream,
+                },
+                || stream,
+            );
+        }
+        assert_eq!(top.sorted(), vec![&3, &1, &4]);
+        let mut ties = TopK::new(2);
+        for stream in [7, 3, 9, 1] {
+            ties.offer(
+                Rank {
+                    excess_rtts: 0.0,
+                    stream,
+                },
+                || stream,
+            );
+        }
+        assert_eq!(ties.sorted(), vec![&1, &3], "equal excess: lowest streams");
     }
 }

@@ -5,13 +5,10 @@
 use std::io::{self, Write};
 
 use comfy_table::{presets, Cell, CellAlignment, Color, ContentArrangement, Table};
-use rttdoc_analyze::{CaptureStats, ConnectionReport, Direction, LedgerRow};
+use rttdoc_analyze::{CaptureStats, ConnectionReport, Direction, FindingKind, LedgerRow};
 
-use crate::summary::{percentile, OVER_IDEAL_RTTS};
-use crate::{fmt_ms, fmt_rtts, worst_row, Summary};
-
-/// Rows shown in the overview's connection table.
-const TABLE_ROWS: usize = 25;
+use crate::summary::OVER_IDEAL_RTTS;
+use crate::{fmt_ms, fmt_rtts, Summary};
 
 fn table(color: bool) -> Table {
     let mut t = Table::new();
@@ -142,8 +139,8 @@ pub fn render_summary(
             "its excess",
             "connection's excess",
         ]);
-        for c in &s.worst {
-            let Some(r) = worst_row(c) else { continue };
+        for c in s.worst.sorted() {
+            let r = &c.worst_phase;
             t.add_row(vec![
                 right(c.stream),
                 Cell::new(format!("{} -> {}", c.client, c.server)),
@@ -159,10 +156,10 @@ pub fn render_summary(
     }
     writeln!(out)?;
 
-    let mut causes: Vec<(&&str, &crate::summary::Cause)> = s
+    let mut causes: Vec<(&FindingKind, &crate::summary::Cause)> = s
         .causes
         .iter()
-        .filter(|(k, c)| **k != "tls_extra_rtt" && c.latency_ms + c.stall_ms > 0.05)
+        .filter(|(k, c)| **k != FindingKind::TlsExtraRtt && c.latency_ms + c.stall_ms > 0.05)
         .collect();
     causes.sort_by(|a, b| {
         (b.1.latency_ms + b.1.stall_ms).total_cmp(&(a.1.latency_ms + a.1.stall_ms))
@@ -195,13 +192,7 @@ pub fn render_summary(
         "stream", "client", "server", "vantage", "RTT", "TCP hs", "TLS", "TLS hs", "1st byte",
         "xchg", "excess", "causes",
     ]);
-    let mut rows: Vec<_> = s.rows.iter().collect();
-    rows.sort_by(|a, b| {
-        b.excess_rtts
-            .total_cmp(&a.excess_rtts)
-            .then(a.stream.cmp(&b.stream))
-    });
-    for r in rows.iter().take(TABLE_ROWS) {
+    for r in s.rows.sorted() {
         let tls_hs = match (r.tls_rtts, r.tls_ideal) {
             (Some(a), Some(i)) => format!("{a:.1}/{i:.0} RTT"),
             _ => "-".into(),
@@ -217,17 +208,23 @@ pub fn render_summary(
             }),
             right(opt_ms(r.rtt_ms)),
             right(opt_ms(r.tcp_handshake_ms)),
-            Cell::new(r.tls_version.clone().unwrap_or_else(|| "-".into())),
+            Cell::new(r.tls_version.map_or_else(|| "-".into(), |v| v.to_string())),
             right(tls_hs),
             right(opt_ms(r.first_byte_ms)),
             right(r.exchanges),
             excess_cell(Some(r.excess_rtts), None),
-            Cell::new(r.findings.join(", ")),
+            Cell::new(
+                r.findings
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
         ]);
     }
     writeln!(out, "Connections (most excess first):")?;
     writeln!(out, "{t}")?;
-    let hidden = s.rows.len().saturating_sub(TABLE_ROWS) as u64 + s.rows_dropped;
+    let hidden = s.rows_hidden();
     if hidden > 0 {
         writeln!(out, "... and {hidden} more (use --json for all)")?;
     }
@@ -241,8 +238,8 @@ pub fn render_summary(
             t.add_row(vec![
                 Cell::new(version),
                 right(values.len()),
-                right(percentile(values, 50.0).map(fmt_rtts).unwrap_or_default()),
-                right(percentile(values, 95.0).map(fmt_rtts).unwrap_or_default()),
+                right(values.percentile(50.0).map(fmt_rtts).unwrap_or_default()),
+                right(values.percentile(95.0).map(fmt_rtts).unwrap_or_default()),
             ]);
         }
         writeln!(out, "{t}")?;
@@ -377,7 +374,8 @@ pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool)
         writeln!(
             out,
             "  TLS: {} {}  SNI {}  ALPN {}  key share {}{}{}",
-            tls.version.as_deref().unwrap_or("(no ServerHello)"),
+            tls.version
+                .map_or_else(|| "(no ServerHello)".into(), |v| v.to_string()),
             tls.cipher.as_deref().unwrap_or(""),
             tls.sni.as_deref().unwrap_or("-"),
             if tls.alpn.is_empty() {
@@ -425,7 +423,13 @@ pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool)
                 Some(r) => format!("{} ({r:+.1} RTT)", fmt_ms(x.cost_ms)),
                 None => fmt_ms(x.cost_ms),
             };
-            writeln!(out, "  {} [{}] {}", x.kind, x.phase.unwrap_or("-"), cost)?;
+            writeln!(
+                out,
+                "  {} [{}] {}",
+                x.kind,
+                x.phase.map_or("-", |p| p.name()),
+                cost
+            )?;
             writeln!(
                 out,
                 "    {}",

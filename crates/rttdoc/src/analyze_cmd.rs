@@ -71,6 +71,10 @@ pub fn analyze(
         ladder_stream: conn,
         keylog,
         findings,
+        max_flows: std::env::var("RTTDOC_MAX_FLOWS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(rttdoc_analyze::DEFAULT_MAX_FLOWS),
         ..Default::default()
     };
     let stdout = io::stdout();

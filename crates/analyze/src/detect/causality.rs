@@ -30,7 +30,6 @@ use crate::model::Finding;
 use crate::seq;
 
 /// Kinds whose waits are Nagle holds: the held segment must be sub-MSS.
-const NAGLE_KINDS: &[&str] = &["nagle_hold", "nagle_delayed_ack", "write_write_read"];
 
 /// Time beyond the ideal counts as excess only above this, whatever the
 /// RTT: below it, host scheduling, interrupt coalescing and timestamping
@@ -80,7 +79,7 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if x.waits.is_empty() {
             return true;
         }
-        let nagle = NAGLE_KINDS.contains(&x.kind);
+        let nagle = x.kind.is_nagle();
         let before = x.waits.len();
         x.waits.retain(|w| {
             let (Some(from), Some(to)) = (f.record(w.from_frame), f.record(w.to_frame)) else {

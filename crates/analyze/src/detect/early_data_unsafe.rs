@@ -17,7 +17,7 @@
 //! off where requests are not idempotent (`ssl_early_data off;`).
 
 use super::Facts;
-use crate::model::Finding;
+use crate::model::{Finding, FindingKind, Phase, TlsMessage};
 
 const SAFE: &[&str] = &["GET", "HEAD", "OPTIONS", "TRACE"];
 
@@ -84,11 +84,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     if SAFE.contains(&method.as_str()) {
         return;
     }
-    let mut x = f.finding("early_data_unsafe", Some("first_byte"));
+    let mut x = f.finding(FindingKind::EarlyDataUnsafe, Some(Phase::FirstByte));
     x.frames = tls
         .messages
         .iter()
-        .filter(|m| m.message.starts_with("Early data"))
+        .filter(|m| m.message == TlsMessage::EarlyData)
         .map(|m| m.frame)
         .collect();
     x.frames.dedup();

@@ -9,7 +9,7 @@
 //! offer a share for the server's preferred group.
 
 use super::Facts;
-use crate::model::Finding;
+use crate::model::{Finding, FindingKind, Phase, TlsMessage};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
@@ -19,7 +19,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let mut frames: Vec<u64> = tls
         .messages
         .iter()
-        .filter(|m| matches!(m.message.as_str(), "ClientHello" | "HelloRetryRequest"))
+        .filter(|m| {
+            matches!(
+                m.message,
+                TlsMessage::ClientHello | TlsMessage::HelloRetryRequest
+            )
+        })
         .map(|m| m.frame)
         .collect();
     frames.dedup();
@@ -28,7 +33,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .clone()
         .unwrap_or_else(|| "another group".into());
     let offered = tls.client_key_shares.join(", ");
-    let mut x = f.finding("hello_retry_request", Some("tls_handshake"));
+    let mut x = f.finding(FindingKind::HelloRetryRequest, Some(Phase::TlsHandshake));
     x.frames = frames;
     x.cost_ms = f.rtt_ns.map(|r| r as f64 / 1e6).unwrap_or(0.0);
     x.confidence = 1.0;

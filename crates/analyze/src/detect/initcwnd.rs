@@ -13,7 +13,7 @@
 //! the server's routes (`ip route change ... initcwnd 20`).
 
 use super::Facts;
-use crate::model::{Direction, Finding};
+use crate::model::{Direction, Finding, FindingKind, Phase, TlsMessage};
 use crate::seq;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -38,7 +38,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .and_then(|t| {
             t.messages
                 .iter()
-                .find(|m| m.direction == sender && m.message == "ServerHelloDone")
+                .find(|m| m.direction == sender && m.message == TlsMessage::ServerHelloDone)
                 .map(|m| m.frame)
         })
         .unwrap_or(tls_end);
@@ -88,11 +88,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     }
     let total: i64 = pauses.iter().map(|p| p.2).sum();
     let phase = if f.tls_end_frame.is_some() {
-        "tls_handshake"
+        Phase::TlsHandshake
     } else {
-        "transfer"
+        Phase::Transfer
     };
-    let mut x = f.finding("initcwnd_limited", Some(phase));
+    let mut x = f.finding(FindingKind::InitcwndLimited, Some(phase));
     for (held, ack, _) in pauses.iter().take(8) {
         x.frames.push(*held);
         x.frames.push(*ack);

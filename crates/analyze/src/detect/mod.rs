@@ -26,36 +26,12 @@ pub use early_data_unsafe::request_in;
 
 use crate::connection::SegmentRecord;
 use crate::exchange::Exchange;
-use crate::model::{ConnectionReport, Direction, Finding, Vantage};
+use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Phase, Vantage};
 
 /// On the sending host, how soon after the releasing ACK was captured the
 /// released segment is captured: one pass of the kernel's receive path
 /// (softirq) plus timestamping; 1 ms leaves room for a busy host.
 pub const OWN_HOST_RELEASE_NS: i64 = 1_000_000;
-
-/// Every finding kind rttdoc can report (docs/findings.md).
-pub const KINDS: &[&str] = &[
-    "nagle_hold",
-    "nagle_delayed_ack",
-    "write_write_read",
-    "tls_extra_rtt",
-    "server_think_time",
-    "initcwnd_limited",
-    "tfo_cookie_request",
-    "tfo_accepted",
-    "tfo_rejected",
-    "early_data",
-    "early_data_unsafe",
-    "resumption",
-    "resumption_missed",
-    "hello_retry_request",
-    "zero_window",
-    "rwnd_limited",
-    "retransmission",
-    "rto_stall",
-    "syn_retransmit",
-    "slow_start_after_idle",
-];
 
 /// What detectors know about one connection.
 pub struct Facts<'a> {
@@ -248,7 +224,7 @@ impl Facts<'_> {
         self.rtt_ns.filter(|r| *r > 0).map(|r| ns as f64 / r as f64)
     }
 
-    pub fn finding(&self, kind: &'static str, phase: Option<&'static str>) -> Finding {
+    pub fn finding(&self, kind: FindingKind, phase: Option<Phase>) -> Finding {
         Finding {
             kind,
             stream: self.report.stream,

@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 
 use super::Facts;
 use crate::connection::SegmentRecord;
-use crate::model::{Direction, Finding, Wait};
+use crate::model::{Direction, Finding, FindingKind, Phase, Wait};
 use crate::seq;
 
 /// A receiver that waits this long before ACKing is running a delayed-ACK timer.
@@ -267,7 +267,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
     };
     let plain = f.report.tls.is_none();
     // (kind, phase) -> holds
-    let mut groups: Vec<((&'static str, &'static str), Vec<&Hold<'_>>)> = Vec::new();
+    let mut groups: Vec<((FindingKind, Phase), Vec<&Hold<'_>>)> = Vec::new();
     for h in holds {
         let delayed = h.ack_delay_ns >= DELAYED_ACK_NS;
         let in_tls = f.tls_end_frame.is_some_and(|end| h.held.frame <= end);
@@ -277,28 +277,28 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
         let key = if in_tls && sender == Direction::ServerToClient {
             (
                 if delayed {
-                    "nagle_delayed_ack"
+                    FindingKind::NagleDelayedAck
                 } else {
-                    "nagle_hold"
+                    FindingKind::NagleHold
                 },
-                "tls_handshake",
+                Phase::TlsHandshake,
             )
         } else if matches!(response, Some((_, false))) && (plain || !delayed) {
             // (`response` is only set for the server's segments.)
-            ("write_write_read", "transfer")
+            (FindingKind::WriteWriteRead, Phase::Transfer)
         } else {
             // A held response's first byte (e.g. behind session tickets)
             // delays the time to first byte; a held request too.
             let phase = match (sender, response) {
-                (Direction::ServerToClient, Some((_, true))) => "first_byte",
-                (Direction::ServerToClient, _) => "transfer",
-                _ => "first_byte",
+                (Direction::ServerToClient, Some((_, true))) => Phase::FirstByte,
+                (Direction::ServerToClient, _) => Phase::Transfer,
+                _ => Phase::FirstByte,
             };
             (
                 if delayed {
-                    "nagle_delayed_ack"
+                    FindingKind::NagleDelayedAck
                 } else {
-                    "nagle_hold"
+                    FindingKind::NagleHold
                 },
                 phase,
             )
@@ -334,7 +334,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             format!("{count} times")
         };
         x.explanation = match kind {
-            "nagle_delayed_ack" => format!(
+            FindingKind::NagleDelayedAck => format!(
                 "Nagle's algorithm held the {who}'s small segment (frame {}) until the {peer} acknowledged earlier small data, and the {peer} \
                  delayed that ACK (frame {}) by {delay_ms:.0} ms with its delayed-ACK timer: {times}, {:.0} ms in all. \
                  Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{}",
@@ -343,7 +343,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
                 x.cost_ms,
                 throughput_lost(f, sender, total_ns)
             ),
-            "write_write_read" => format!(
+            FindingKind::WriteWriteRead => format!(
                 "A response left in two writes: the first went out at once, the second (frame {}) waited for the {peer}'s ACK of the first (frame {}) \
                  because of Nagle's algorithm: {times}, {:.0} ms in all (write-write-read).",
                 first.held.frame, first.ack.frame, x.cost_ms
@@ -358,7 +358,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             ),
         };
         x.fix = match (kind, sender) {
-            ("write_write_read", _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
+            (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
             (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: tcp_nodelay on;, HAProxy: option http-no-delay), or write each message in one call.".into(),
             _ => "Set TCP_NODELAY on the client socket, or write each request in one call (header and body together).".into(),
         };

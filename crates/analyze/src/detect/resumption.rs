@@ -19,16 +19,16 @@
 //! servers and rotated, not regenerated per process (`ssl_session_ticket_key`).
 
 use super::Facts;
-use crate::model::Finding;
+use crate::model::{Finding, FindingKind, Phase, TlsMessage, TlsVersion};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
     let rtt_ms = f.rtt_ns.map(|r| r as f64 / 1e6).unwrap_or(0.0);
-    let tls12 = tls.version.as_deref() == Some("TLS 1.2");
+    let tls12 = tls.version == Some(TlsVersion::TLS12);
     let hellos: Vec<u64> = tls
         .messages
         .iter()
-        .filter(|m| matches!(m.message.as_str(), "ClientHello" | "ServerHello"))
+        .filter(|m| matches!(m.message, TlsMessage::ClientHello | TlsMessage::ServerHello))
         .map(|m| m.frame)
         .collect();
     // (A TLS 1.2 resumption by session id that fails is not seen: TLS 1.3
@@ -36,7 +36,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let offered = tls.psk_offered || tls.session_ticket_offered;
     match tls.resumed {
         Some(true) => {
-            let mut x = f.finding("resumption", Some("tls_handshake"));
+            let mut x = f.finding(FindingKind::Resumption, Some(Phase::TlsHandshake));
             x.frames = hellos;
             x.cost_ms = if tls12 { -rtt_ms } else { 0.0 };
             x.confidence = 1.0;
@@ -52,7 +52,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             out.push(x);
         }
         Some(false) if offered => {
-            let mut x = f.finding("resumption_missed", Some("tls_handshake"));
+            let mut x = f.finding(FindingKind::ResumptionMissed, Some(Phase::TlsHandshake));
             x.frames = hellos;
             x.cost_ms = if tls12 { rtt_ms } else { 0.0 };
             x.confidence = 0.9;
@@ -76,15 +76,19 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .messages
             .iter()
             .filter(|m| {
-                m.message.starts_with("Early data")
-                    || m.message == "ClientHello"
-                    || m.message.starts_with("EndOfEarlyData")
+                matches!(
+                    m.message,
+                    TlsMessage::EarlyData
+                        | TlsMessage::ClientHello
+                        | TlsMessage::EndOfEarlyData
+                        | TlsMessage::EndOfEarlyDataEncrypted
+                )
             })
             .map(|m| m.frame)
             .collect();
         frames.dedup();
         let rtt_ms = f.rtt_ns.map_or(0.0, |r| r as f64 / 1e6);
-        let mut x = f.finding("early_data", Some("first_byte"));
+        let mut x = f.finding(FindingKind::EarlyData, Some(Phase::FirstByte));
         x.frames = frames;
         x.display_filter = f.filter_frames(&x.frames);
         match tls.early_data_accepted {

@@ -18,7 +18,7 @@
 
 use super::Facts;
 use crate::connection::SegmentRecord;
-use crate::model::{Direction, Finding};
+use crate::model::{Direction, Finding, FindingKind, Phase};
 use crate::seq;
 
 /// The first segment of the same sender before `r` that carried the
@@ -138,7 +138,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         };
         let count = retx.len() + beyond;
         pairs.dedup();
-        let mut x = f.finding("retransmission", Some("transfer"));
+        let mut x = f.finding(FindingKind::Retransmission, Some(Phase::Transfer));
         x.frames = pairs.iter().take(40).copied().collect();
         x.cost_ms = cost as f64 / 1e6;
         x.confidence = 1.0;
@@ -158,7 +158,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         out.push(x);
         if !stalls.is_empty() {
             let total: i64 = stalls.iter().map(|s| s.1).sum();
-            let mut y = f.finding("rto_stall", Some("transfer"));
+            let mut y = f.finding(FindingKind::RtoStall, Some(Phase::Transfer));
             y.frames = stalls.iter().take(20).map(|s| s.0).collect();
             y.cost_ms = total as f64 / 1e6;
             y.confidence = 0.9;

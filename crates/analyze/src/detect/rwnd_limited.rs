@@ -22,7 +22,7 @@
 //! (and `net.core.rmem_max`); make the reader drain faster.
 
 use super::Facts;
-use crate::model::{Direction, Finding};
+use crate::model::{Direction, Finding, FindingKind, Phase};
 
 /// Stalls that make a sustained limitation, not autotuning catching up.
 const MIN_STALLS: usize = 3;
@@ -87,7 +87,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         } else {
             ("client", "server")
         };
-        let mut x = f.finding("rwnd_limited", Some("transfer"));
+        let mut x = f.finding(FindingKind::RwndLimited, Some(Phase::Transfer));
         for (p, a, _) in stalls.iter().take(8) {
             x.frames.push(*p);
             x.frames.push(*a);

@@ -18,7 +18,7 @@
 //! not.
 
 use super::Facts;
-use crate::model::{Direction, Finding};
+use crate::model::{Direction, Finding, FindingKind, Phase, TlsMessage};
 use crate::seq;
 
 /// Below this, a host's normal turnaround (a signature, a scheduler tick).
@@ -39,12 +39,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let ch = tls
             .messages
             .iter()
-            .find(|m| m.message == "ClientHello")
+            .find(|m| m.message == TlsMessage::ClientHello)
             .map(|m| m.frame);
         let sh = tls
             .messages
             .iter()
-            .find(|m| m.message == "ServerHello" || m.message == "HelloRetryRequest")
+            .find(|m| {
+                m.message == TlsMessage::ServerHello || m.message == TlsMessage::HelloRetryRequest
+            })
             .map(|m| m.frame);
         if let (Some(ch), Some(sh)) = (ch, sh) {
             if let (Some(tq), Some(ta)) = (on_server(ch), on_server(sh)) {
@@ -59,7 +61,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                     .unwrap_or(ta);
                 let think = first - tq;
                 if think >= threshold {
-                    let mut x = f.finding("server_think_time", Some("tls_handshake"));
+                    let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
                     x.frames = vec![ch, sh];
                     x.cost_ms = think as f64 / 1e6;
                     x.explanation = format!(
@@ -121,7 +123,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     };
     let total: i64 = slow.iter().map(|s| s.3).sum();
-    let mut y = f.finding("server_think_time", Some("first_byte"));
+    let mut y = f.finding(FindingKind::ServerThinkTime, Some(Phase::FirstByte));
     for (_, q, a, _) in slow.iter().take(8) {
         y.frames.push(*q);
         y.frames.push(*a);

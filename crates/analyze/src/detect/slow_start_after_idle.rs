@@ -20,7 +20,7 @@
 
 use super::Facts;
 use crate::connection::SegmentRecord;
-use crate::model::{Direction, Finding, Wait};
+use crate::model::{Direction, Finding, FindingKind, Phase, Wait};
 
 /// Largest restart window counted: IW10 plus slack for a segment split.
 const MAX_RESTART_BURST: usize = 12;
@@ -130,7 +130,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let Some(first_frame) = x.response_first.map(|s| s.frame) else {
             continue;
         };
-        let mut y = f.finding("slow_start_after_idle", Some("transfer"));
+        let mut y = f.finding(FindingKind::SlowStartAfterIdle, Some(Phase::Transfer));
         y.frames = vec![prev_end.frame, x.request_first.frame, first_frame];
         y.cost_ms = waits.iter().map(|w| w.ms).sum();
         y.waits = waits;

@@ -12,7 +12,7 @@
 //! `listen ... backlog=N`).
 
 use super::Facts;
-use crate::model::{Direction, Finding};
+use crate::model::{Direction, Finding, FindingKind, Phase};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // A SYN the server answered with RST got its answer: SYNs sent after
@@ -35,7 +35,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let (first, last) = (syns[0], syns[syns.len() - 1]);
-    let mut x = f.finding("syn_retransmit", Some("tcp_handshake"));
+    let mut x = f.finding(FindingKind::SynRetransmit, Some(Phase::TcpHandshake));
     x.frames = syns.iter().map(|r| r.frame).collect();
     x.cost_ms = (last.ts_ns - first.ts_ns) as f64 / 1e6;
     x.confidence = 1.0;

@@ -9,10 +9,15 @@
 //! Cost: the row's excess.
 
 use super::Facts;
-use crate::model::Finding;
+use crate::model::{Finding, FindingKind, Phase};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
-    let Some(row) = f.report.ledger.iter().find(|r| r.phase == "tls_handshake") else {
+    let Some(row) = f
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.phase == Phase::TlsHandshake)
+    else {
         return;
     };
     let (Some(excess), Some(excess_ms)) = (row.excess_rtts, row.excess_ms) else {
@@ -24,11 +29,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let causes: Vec<&Finding> = out
         .iter()
         .filter(|x| {
-            x.phase == Some("tls_handshake") && x.cost_ms > 0.0 && x.kind != "hello_retry_request"
+            x.phase == Some(Phase::TlsHandshake)
+                && x.cost_ms > 0.0
+                && x.kind != FindingKind::HelloRetryRequest
         })
         .collect();
     let explained: f64 = causes.iter().map(|c| c.cost_ms).sum();
-    let mut x = f.finding("tls_extra_rtt", Some("tls_handshake"));
+    let mut x = f.finding(FindingKind::TlsExtraRtt, Some(Phase::TlsHandshake));
     x.frames = vec![row.start_frame, row.end_frame];
     x.cost_ms = excess_ms;
     x.confidence = if causes.is_empty() { 0.6 } else { 0.9 };

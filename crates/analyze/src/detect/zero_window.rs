@@ -15,7 +15,7 @@
 
 use super::Facts;
 use crate::connection::SegmentRecord;
-use crate::model::{Direction, Finding};
+use crate::model::{Direction, Finding, FindingKind, Phase};
 
 /// One zero-window episode of a receiver.
 struct Episode {
@@ -82,7 +82,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         } else {
             "server"
         };
-        let mut x = f.finding("zero_window", Some("transfer"));
+        let mut x = f.finding(FindingKind::ZeroWindow, Some(Phase::Transfer));
         x.frames = frames;
         x.cost_ms = total_ns as f64 / 1e6;
         x.confidence = 1.0;

@@ -1,0 +1,272 @@
+//! The closed vocabulary every stage shares: ledger phases and finding
+//! kinds, each declared once, here. The JSON names, docs/findings.md (a
+//! test checks it lists exactly these rows), the summary's causes and any
+//! future metric label come from this table; nothing matches on text.
+//!
+//! Adding a finding kind is one row in [`finding_kinds!`] plus its
+//! detector file in `detect/` (docs/ARCHITECTURE.md walks through it).
+
+use serde::{Serialize, Serializer};
+
+/// A phase of a connection's round-trip ledger, in the order they happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// SYN to the handshake's ACK.
+    TcpHandshake,
+    /// A proxy's CONNECT or SOCKS exchange before TLS.
+    ProxyConnect,
+    /// A plaintext protocol's STARTTLS (SMTP, IMAP, PostgreSQL ...) before TLS.
+    Starttls,
+    /// ClientHello to the client's Finished.
+    TlsHandshake,
+    /// A request to its response's first byte.
+    FirstByte,
+    /// The rest of a response: its stalls are not latency but throughput.
+    Transfer,
+}
+
+impl Phase {
+    /// Every phase, in ledger order.
+    pub const ALL: [Phase; 6] = [
+        Phase::TcpHandshake,
+        Phase::ProxyConnect,
+        Phase::Starttls,
+        Phase::TlsHandshake,
+        Phase::FirstByte,
+        Phase::Transfer,
+    ];
+
+    /// The JSON name (`tls_handshake`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::TcpHandshake => "tcp_handshake",
+            Phase::ProxyConnect => "proxy_connect",
+            Phase::Starttls => "starttls",
+            Phase::TlsHandshake => "tls_handshake",
+            Phase::FirstByte => "first_byte",
+            Phase::Transfer => "transfer",
+        }
+    }
+
+    /// Latency phases are what a user waits for before the answer starts;
+    /// their excess over the ideal is the ledger's `excess_ms`.
+    pub fn is_latency(self) -> bool {
+        self != Phase::Transfer
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a finding kind's `cost_ms` counts in the totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostRule {
+    /// Waits someone had: in a latency phase they explain part of the
+    /// ledger's excess (`attributed_ms`); in the transfer phase they are
+    /// stalls.
+    Waits,
+    /// Round trips the ideal already prices in (a HelloRetryRequest, a
+    /// missed resumption): a cost, never attributed to the excess.
+    PricedIntoIdeal,
+    /// Time saved (negative cost) or an outcome worth knowing: never
+    /// attributed.
+    Outcome,
+    /// A summary of other findings (the handshake's extra RTT): never
+    /// counted, or it would count its causes twice.
+    Summary,
+    /// A risk, not time (replayable early data): cost 0.
+    Risk,
+}
+
+macro_rules! finding_kinds {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal in $file:literal, $cost:ident, fix $fix:literal;
+    )*) => {
+        /// What a finding says happened. Declared once, with its detector
+        /// file, cost rule and generic fix (a finding's own `fix` is in the
+        /// terms of what that connection showed).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum FindingKind {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        impl FindingKind {
+            /// Every kind, in the order of docs/findings.md.
+            pub const ALL: &'static [FindingKind] = &[$(FindingKind::$variant),*];
+
+            /// The JSON name (`nagle_hold`).
+            pub fn name(self) -> &'static str {
+                match self { $(FindingKind::$variant => $name,)* }
+            }
+
+            /// The detector's file under `crates/analyze/src/detect/`.
+            pub fn detector_file(self) -> &'static str {
+                match self { $(FindingKind::$variant => $file,)* }
+            }
+
+            /// How its cost counts.
+            pub fn cost_rule(self) -> CostRule {
+                match self { $(FindingKind::$variant => CostRule::$cost,)* }
+            }
+
+            /// The fix in general terms (the summary's causes table).
+            pub fn fix(self) -> &'static str {
+                match self { $(FindingKind::$variant => $fix,)* }
+            }
+
+            /// One line on what it is (its doc comment's first line).
+            pub fn doc(self) -> &'static str {
+                match self { $(FindingKind::$variant => first_doc_line(&[$($doc),*]),)* }
+            }
+
+            /// The kind with this JSON name.
+            pub fn from_name(name: &str) -> Option<FindingKind> {
+                FindingKind::ALL.iter().copied().find(|k| k.name() == name)
+            }
+        }
+    };
+}
+
+const fn first_doc_line(lines: &[&'static str]) -> &'static str {
+    match lines.first() {
+        Some(l) => l,
+        None => "",
+    }
+}
+
+finding_kinds! {
+    /// A small segment held by Nagle until the ACK of the previous one.
+    NagleHold = "nagle_hold" in "nagle.rs", Waits,
+        fix "TCP_NODELAY (nginx `tcp_nodelay on;`), one write per message";
+    /// A Nagle hold released only by the receiver's delayed-ACK timer.
+    NagleDelayedAck = "nagle_delayed_ack" in "nagle.rs", Waits,
+        fix "TCP_NODELAY on the writer, or coalesce writes";
+    /// A response written in two writes, its second held by Nagle.
+    WriteWriteRead = "write_write_read" in "nagle.rs", Waits,
+        fix "one write per response (writev), TCP_NODELAY";
+    /// The TLS handshake took more round trips than its ideal; names why.
+    TlsExtraRtt = "tls_extra_rtt" in "tls_extra_rtt.rs", Summary,
+        fix "the cause's fix";
+    /// The server took long to answer a ClientHello or a request.
+    ServerThinkTime = "server_think_time" in "server_think_time.rs", Waits,
+        fix "ECDSA certificates, x25519, resumption, CPU; the application";
+    /// The first flight waited for ACKs: larger than the initial window.
+    InitcwndLimited = "initcwnd_limited" in "initcwnd.rs", Waits,
+        fix "smaller chain, cert compression, `ip route ... initcwnd 20`";
+    /// The client asked for a TCP Fast Open cookie.
+    TfoCookieRequest = "tfo_cookie_request" in "tfo.rs", Outcome,
+        fix "enable server TFO to use the cookie next time";
+    /// Data in the SYN was accepted: one round trip saved.
+    TfoAccepted = "tfo_accepted" in "tfo.rs", Outcome,
+        fix "-";
+    /// Data in the SYN was refused and sent again: the round trip was not saved.
+    TfoRejected = "tfo_rejected" in "tfo.rs", Waits,
+        fix "`net.ipv4.tcp_fastopen=3`, `listen ... fastopen=N`, stable key, no middlebox stripping option 34";
+    /// 0-RTT early data was sent; accepted (a saving) or rejected (the
+    /// request waited a round trip more: a wait).
+    EarlyData = "early_data" in "resumption.rs", Waits,
+        fix "425 Too Early for unsafe methods; `ssl_early_data on;` when rejected";
+    /// A non-idempotent request sent as replayable 0-RTT early data.
+    EarlyDataUnsafe = "early_data_unsafe" in "early_data_unsafe.rs", Risk,
+        fix "only safe requests early; 425 Too Early (RFC 8470, nginx `$ssl_early_data`); `ssl_early_data off;`";
+    /// A session was resumed.
+    Resumption = "resumption" in "resumption.rs", Outcome,
+        fix "-";
+    /// A session was offered for resumption and the server did a full handshake.
+    ResumptionMissed = "resumption_missed" in "resumption.rs", PricedIntoIdeal,
+        fix "shared session cache and ticket keys";
+    /// The server asked for another key share: one more round trip.
+    HelloRetryRequest = "hello_retry_request" in "hello_retry_request.rs", PricedIntoIdeal,
+        fix "accept the client's first key-share group";
+    /// A receiver advertised a zero window and held its peer back.
+    ZeroWindow = "zero_window" in "zero_window.rs", Waits,
+        fix "a faster reader, larger `tcp_rmem`";
+    /// The sender waited at the edge of the receiver's window.
+    RwndLimited = "rwnd_limited" in "rwnd_limited.rs", Waits,
+        fix "receive buffer >= bandwidth x RTT: no fixed SO_RCVBUF, larger `tcp_rmem` max";
+    /// Data sent again.
+    Retransmission = "retransmission" in "retransmission.rs", Waits,
+        fix "find the loss";
+    /// A retransmission after a retransmission timeout's silence.
+    RtoStall = "rto_stall" in "retransmission.rs", Waits,
+        fix "find the loss; tail-loss probes";
+    /// The SYN was sent again.
+    SynRetransmit = "syn_retransmit" in "syn_retransmit.rs", Waits,
+        fix "SYN queue, backlog, the path";
+    /// A response after idle restarted from a small congestion window.
+    SlowStartAfterIdle = "slow_start_after_idle" in "slow_start_after_idle.rs", Waits,
+        fix "`net.ipv4.tcp_slow_start_after_idle=0`";
+}
+
+impl FindingKind {
+    /// The Nagle family: a hold released by the peer's ACK.
+    pub fn is_nagle(self) -> bool {
+        matches!(
+            self,
+            FindingKind::NagleHold | FindingKind::NagleDelayedAck | FindingKind::WriteWriteRead
+        )
+    }
+}
+
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for FindingKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// Ordered by name, so maps keyed by kind list them alphabetically.
+impl Ord for FindingKind {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.name().cmp(other.name())
+    }
+}
+
+impl PartialOrd for FindingKind {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_a_unique_name_that_maps_back() {
+        for k in FindingKind::ALL {
+            assert_eq!(FindingKind::from_name(k.name()), Some(*k));
+            assert!(!k.doc().is_empty(), "{k} has no doc line");
+        }
+        let mut names: Vec<&str> = FindingKind::ALL.iter().map(|k| k.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), FindingKind::ALL.len());
+        assert_eq!(FindingKind::from_name("no_such_kind"), None);
+    }
+
+    #[test]
+    fn kinds_and_phases_serialise_as_their_names() {
+        assert_eq!(
+            serde_json::to_string(&FindingKind::NagleHold).unwrap(),
+            "\"nagle_hold\""
+        );
+        for p in Phase::ALL {
+            assert_eq!(
+                serde_json::to_string(&p).unwrap(),
+                format!("\"{}\"", p.name())
+            );
+        }
+    }
+}
