@@ -414,6 +414,7 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
         first_frame: c.first.frame,
         last_frame: c.last.frame,
         start_time: c.first.ts_ns as f64 / 1e9,
+        start_offset_s: 0.0,
         duration_ms: (c.last.ts_ns - c.first.ts_ns) as f64 / 1e6,
         partial: c.first_syn.is_none(),
         ending,

@@ -40,6 +40,19 @@ pub enum Vantage {
     Unknown,
 }
 
+impl Ending {
+    /// The JSON name (`fin`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Ending::Fin => "fin",
+            Ending::Reset => "reset",
+            Ending::Open => "open",
+            Ending::Idle => "idle",
+            Ending::Refused => "refused",
+        }
+    }
+}
+
 impl Vantage {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -476,6 +489,9 @@ pub struct ConnectionReport {
     pub last_frame: u64,
     /// Capture time of the first frame, seconds since the Unix epoch.
     pub start_time: f64,
+    /// Seconds from the capture's first frame to this connection's
+    /// (Wireshark's frame.time_relative of its first frame).
+    pub start_offset_s: f64,
     pub duration_ms: f64,
     /// True when the capture did not see the connection's SYN.
     pub partial: bool,

@@ -455,7 +455,11 @@ impl<'s> Tracker<'s> {
             }
         });
         self.stats.connections += 1;
-        (self.sink)(c.finish(ending));
+        let mut report = c.finish(ending);
+        if let Some(t0) = self.stats.first_time {
+            report.start_offset_s = (report.start_time - t0).max(0.0);
+        }
+        (self.sink)(report);
     }
 
     /// Finishes every connection still open (end of capture), in stream order.

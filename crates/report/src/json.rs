@@ -21,8 +21,9 @@ struct VersionStats {
     handshake_rtts_p95: Option<f64>,
 }
 
+/// The document's `summary` object.
 #[derive(Serialize)]
-struct SummaryJson<'a> {
+pub(crate) struct SummaryJson<'a> {
     connections: u64,
     over_ideal: u64,
     excess_ms_total: f64,
@@ -41,28 +42,9 @@ struct SummaryJson<'a> {
     causes: &'a std::collections::BTreeMap<rttdoc_analyze::FindingKind, crate::summary::Cause>,
 }
 
-impl<W: Write> JsonWriter<W> {
-    pub fn begin(mut out: W) -> io::Result<Self> {
-        write!(
-            out,
-            "{{\"schema_version\":{SCHEMA_VERSION},\"generator\":\"rttdoc {}\",\"connections\":[",
-            env!("CARGO_PKG_VERSION")
-        )?;
-        Ok(JsonWriter { out, first: true })
-    }
-
-    pub fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
-        if !self.first {
-            self.out.write_all(b",")?;
-        }
-        self.first = false;
-        self.out.write_all(b"\n")?;
-        serde_json::to_writer(&mut self.out, c)?;
-        Ok(())
-    }
-
-    pub fn end(mut self, stats: &CaptureStats, s: &Summary) -> io::Result<W> {
-        let summary = SummaryJson {
+impl<'a> SummaryJson<'a> {
+    pub(crate) fn of(s: &'a Summary) -> Self {
+        SummaryJson {
             connections: s.connections,
             over_ideal: s.over_ideal,
             excess_ms_total: s.excess_ms_total,
@@ -92,7 +74,32 @@ impl<W: Write> JsonWriter<W> {
                 .collect(),
             worst_streams: s.worst.sorted().iter().map(|c| c.stream).collect(),
             causes: &s.causes,
-        };
+        }
+    }
+}
+
+impl<W: Write> JsonWriter<W> {
+    pub fn begin(mut out: W) -> io::Result<Self> {
+        write!(
+            out,
+            "{{\"schema_version\":{SCHEMA_VERSION},\"generator\":\"rttdoc {}\",\"connections\":[",
+            env!("CARGO_PKG_VERSION")
+        )?;
+        Ok(JsonWriter { out, first: true })
+    }
+
+    pub fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
+        if !self.first {
+            self.out.write_all(b",")?;
+        }
+        self.first = false;
+        self.out.write_all(b"\n")?;
+        serde_json::to_writer(&mut self.out, c)?;
+        Ok(())
+    }
+
+    pub fn end(mut self, stats: &CaptureStats, s: &Summary) -> io::Result<W> {
+        let summary = SummaryJson::of(s);
         self.out.write_all(b"\n],\"capture\":")?;
         serde_json::to_writer(&mut self.out, stats)?;
         self.out.write_all(b",\"summary\":")?;

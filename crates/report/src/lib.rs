@@ -7,10 +7,12 @@
 //! a capture of millions of connections summarises in bounded memory.
 
 pub mod json;
+pub mod render;
 mod summary;
 pub mod terminal;
 
-pub use summary::{ConnectionRow, Summary};
+pub use render::{renderer, ConnectionDetail, Format, RenderOptions, Renderer};
+pub use summary::{ConnectionRow, Summary, DEFAULT_ROWS_KEPT};
 
 use rttdoc_analyze::ConnectionReport;
 

@@ -136,7 +136,7 @@ impl<T> TopK<T> {
     /// The kept items, best first.
     pub fn sorted(&self) -> Vec<&T> {
         let mut v: Vec<&(Rank, Keyed<T>)> = self.heap.iter().map(|Reverse(x)| x).collect();
-        v.sort_by(|a, b| b.0.cmp(&a.0));
+        v.sort_by_key(|x| Reverse(x.0));
         v.into_iter().map(|(_, Keyed(t))| t).collect()
     }
 }

@@ -8,16 +8,28 @@ use comfy_table::{presets, Cell, CellAlignment, Color, ContentArrangement, Table
 use rttdoc_analyze::{CaptureStats, ConnectionReport, Direction, FindingKind, LedgerRow};
 
 use crate::summary::OVER_IDEAL_RTTS;
-use crate::{fmt_ms, fmt_rtts, Summary};
+use crate::{fmt_ms, fmt_rtts, RenderOptions, Summary};
 
-fn table(color: bool) -> Table {
+/// A table in rttdoc's style, fitted to the terminal's width when there is
+/// one (long cells wrap; 80 columns stays readable), else as wide as its
+/// content (a pipe, a file).
+fn table(opts: RenderOptions) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_BORDERS_ONLY);
-    t.set_content_arrangement(ContentArrangement::Disabled);
-    if color {
+    // comfy-table measures the terminal itself only on a tty; the width
+    // decided by the caller (the tty's, or $COLUMNS) is set explicitly.
+    t.force_no_tty();
+    match opts.width {
+        Some(w) => {
+            t.set_content_arrangement(ContentArrangement::Dynamic);
+            t.set_width(w);
+        }
+        None => {
+            t.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    }
+    if opts.color {
         t.enforce_styling();
-    } else {
-        t.force_no_tty();
     }
     t
 }
@@ -73,6 +85,23 @@ fn wrap(text: &str, width: usize) -> String {
     out
 }
 
+/// Below this many columns the tables drop their least needed columns
+/// rather than wrap every cell.
+const WIDE_COLUMNS: u16 = 140;
+
+fn is_narrow(opts: RenderOptions) -> bool {
+    opts.width.is_some_and(|w| w < WIDE_COLUMNS)
+}
+
+/// Columns for wrapped prose indented by `indent`: the terminal's width,
+/// else 100.
+fn text_width(opts: RenderOptions, indent: usize) -> usize {
+    opts.width
+        .map_or(100, |w| w as usize)
+        .saturating_sub(indent)
+        .max(40)
+}
+
 fn opt_ms(v: Option<f64>) -> String {
     v.map(fmt_ms).unwrap_or_else(|| "-".into())
 }
@@ -82,7 +111,7 @@ pub fn render_summary(
     out: &mut dyn Write,
     stats: &CaptureStats,
     s: &Summary,
-    color: bool,
+    opts: RenderOptions,
 ) -> io::Result<()> {
     writeln!(
         out,
@@ -112,6 +141,20 @@ pub fn render_summary(
             stats.capture_restarts
         )?;
     }
+    if stats.evicted_flows > 0 {
+        writeln!(
+            out,
+            "NOTE: more connections were open at once than --max-flows allows: {} were finished early (longest idle first); raise --max-flows to follow them to their end.",
+            stats.evicted_flows
+        )?;
+    }
+    if stats.late_packets > 0 {
+        writeln!(
+            out,
+            "NOTE: {} packets arrived for connections already reported (after their close, or evicted): counted on their stream, not analysed.",
+            stats.late_packets
+        )?;
+    }
     if let Some(e) = &stats.error {
         writeln!(out, "WARNING: reading stopped early: {e}")?;
         writeln!(
@@ -128,29 +171,39 @@ pub fn render_summary(
             "{} of {} connections spent {OVER_IDEAL_RTTS} RTT or more beyond the ideal; worst first:",
             s.over_ideal, s.connections
         )?;
-        let mut t = table(color);
-        t.set_header(vec![
+        let mut t = table(opts);
+        let narrow = is_narrow(opts);
+        let mut header = vec![
             "stream",
             "client -> server",
             "RTT",
             "worst phase",
             "took",
             "ideal",
-            "its excess",
-            "connection's excess",
-        ]);
+        ];
+        header.extend(["its excess", "connection's excess"]);
+        if narrow {
+            // 80 columns: the endpoints and the connection's total go.
+            header.retain(|h| *h != "client -> server" && *h != "connection's excess");
+        }
+        t.set_header(header);
         for c in s.worst.sorted() {
             let r = &c.worst_phase;
-            t.add_row(vec![
-                right(c.stream),
-                Cell::new(format!("{} -> {}", c.client, c.server)),
+            let mut row = vec![right(c.stream)];
+            if !narrow {
+                row.push(Cell::new(format!("{} -> {}", c.client, c.server)));
+            }
+            row.extend([
                 right(opt_ms(c.rtt_ms)),
                 Cell::new(&r.label),
                 right(r.rtts.map(fmt_rtts).unwrap_or_default()),
                 right(r.ideal_rtts.map(fmt_rtts).unwrap_or_default()),
                 excess_cell(r.excess_rtts, r.excess_ms),
-                excess_cell(Some(c.excess_rtts), Some(c.excess_ms)),
             ]);
+            if !narrow {
+                row.push(excess_cell(Some(c.excess_rtts), Some(c.excess_ms)));
+            }
+            t.add_row(row);
         }
         writeln!(out, "{t}")?;
     }
@@ -169,7 +222,7 @@ pub fn render_summary(
             out,
             "Causes found, by time lost (docs/findings.md defines each):"
         )?;
-        let mut t = table(color);
+        let mut t = table(opts);
         t.set_header(vec!["cause", "connections", "latency", "stalls", "fix"]);
         for (kind, c) in causes.iter().take(10) {
             t.add_row(vec![
@@ -177,7 +230,7 @@ pub fn render_summary(
                 right(c.connections),
                 right(fmt_ms(c.latency_ms)),
                 right(fmt_ms(c.stall_ms)),
-                Cell::new(wrap(&c.fix, 80)),
+                Cell::new(wrap(&c.fix, if opts.width.is_some() { 200 } else { 80 })),
             ]);
         }
         if causes.len() > 10 {
@@ -187,16 +240,49 @@ pub fn render_summary(
         writeln!(out)?;
     }
 
-    let mut t = table(color);
-    t.set_header(vec![
-        "stream", "client", "server", "vantage", "RTT", "TCP hs", "TLS", "TLS hs", "1st byte",
-        "xchg", "excess", "causes",
-    ]);
+    let mut t = table(opts);
+    let narrow = is_narrow(opts);
+    if narrow {
+        // 80 columns: the server only, TLS version and round trips in one
+        // cell, and no vantage, TCP handshake or exchange count.
+        t.set_header(vec![
+            "stream", "server", "RTT", "TLS hs", "1st byte", "excess", "causes",
+        ]);
+    } else {
+        t.set_header(vec![
+            "stream", "client", "server", "vantage", "RTT", "TCP hs", "TLS", "TLS hs", "1st byte",
+            "xchg", "excess", "causes",
+        ]);
+    }
     for r in s.rows.sorted() {
         let tls_hs = match (r.tls_rtts, r.tls_ideal) {
             (Some(a), Some(i)) => format!("{a:.1}/{i:.0} RTT"),
             _ => "-".into(),
         };
+        let version = r.tls_version.map_or_else(|| "-".into(), |v| v.to_string());
+        let causes = Cell::new(
+            r.findings
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        if narrow {
+            let tls = match r.tls_version {
+                Some(_) => format!("{} {tls_hs}", version.trim_start_matches("TLS ")),
+                None => "-".into(),
+            };
+            t.add_row(vec![
+                right(r.stream),
+                Cell::new(&r.server),
+                right(opt_ms(r.rtt_ms)),
+                right(tls),
+                right(opt_ms(r.first_byte_ms)),
+                excess_cell(Some(r.excess_rtts), None),
+                causes,
+            ]);
+            continue;
+        }
         t.add_row(vec![
             right(r.stream),
             Cell::new(&r.client),
@@ -208,18 +294,12 @@ pub fn render_summary(
             }),
             right(opt_ms(r.rtt_ms)),
             right(opt_ms(r.tcp_handshake_ms)),
-            Cell::new(r.tls_version.map_or_else(|| "-".into(), |v| v.to_string())),
+            Cell::new(version),
             right(tls_hs),
             right(opt_ms(r.first_byte_ms)),
             right(r.exchanges),
             excess_cell(Some(r.excess_rtts), None),
-            Cell::new(
-                r.findings
-                    .iter()
-                    .map(|k| k.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ),
+            causes,
         ]);
     }
     writeln!(out, "Connections (most excess first):")?;
@@ -232,7 +312,7 @@ pub fn render_summary(
 
     if !s.handshake_rtts.is_empty() {
         writeln!(out, "TLS handshake round trips by version:")?;
-        let mut t = table(color);
+        let mut t = table(opts);
         t.set_header(vec!["version", "connections", "P50", "P95"]);
         for (version, values) in &s.handshake_rtts {
             t.add_row(vec![
@@ -282,8 +362,8 @@ pub fn render_summary(
     Ok(())
 }
 
-fn ledger_table(rows: &[LedgerRow], color: bool) -> Table {
-    let mut t = table(color);
+fn ledger_table(rows: &[LedgerRow], opts: RenderOptions) -> Table {
+    let mut t = table(opts);
     t.set_header(vec![
         "phase",
         "frames",
@@ -316,7 +396,11 @@ fn ledger_table(rows: &[LedgerRow], color: bool) -> Table {
 }
 
 /// One connection in detail: endpoints, RTT, ledger, TLS, ladder.
-pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool) -> io::Result<()> {
+pub fn render_connection(
+    out: &mut dyn Write,
+    c: &ConnectionReport,
+    opts: RenderOptions,
+) -> io::Result<()> {
     writeln!(
         out,
         "Connection {} (tcp.stream eq {}): {} -> {}",
@@ -406,7 +490,7 @@ pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool)
         out,
         "Round-trip ledger (client's view; excess = beyond the ideal):"
     )?;
-    writeln!(out, "{}", ledger_table(&c.ledger, color))?;
+    writeln!(out, "{}", ledger_table(&c.ledger, opts))?;
     if c.excess_rtts > 0.0 {
         writeln!(
             out,
@@ -433,12 +517,12 @@ pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool)
             writeln!(
                 out,
                 "    {}",
-                wrap(&x.explanation, 100).replace('\n', "\n    ")
+                wrap(&x.explanation, text_width(opts, 4)).replace('\n', "\n    ")
             )?;
             writeln!(
                 out,
                 "    fix: {}",
-                wrap(&x.fix, 95).replace('\n', "\n         ")
+                wrap(&x.fix, text_width(opts, 9)).replace('\n', "\n         ")
             )?;
             writeln!(
                 out,
@@ -480,9 +564,18 @@ pub fn render_connection(out: &mut dyn Write, c: &ConnectionReport, color: bool)
                 .or_default()
                 .push(format!("[{} ends]", r.label));
         }
-        let mut t = table(color);
+        let mut t = table(opts);
         t.set_header(vec![
-            "frame", "t (ms)", "", "flags", "seq", "ack", "len", "win", "notes",
+            "frame",
+            "t (ms)",
+            "",
+            "flags",
+            "seq",
+            "ack",
+            "len",
+            "win",
+            "in flight",
+            "notes",
         ]);
         for e in ladder {
             let arrow = match e.direction {

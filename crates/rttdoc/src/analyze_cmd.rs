@@ -4,10 +4,12 @@ use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::net::IpAddr;
+
+use clap::ValueEnum;
 use rttdoc_analyze::{analyze_capture, AnalyzeOptions, ConnectionReport};
 use rttdoc_capture::Capture;
-use rttdoc_report::json::JsonWriter;
-use rttdoc_report::{terminal, Summary};
+use rttdoc_report::{ConnectionDetail, Format, RenderOptions, Renderer, Summary};
 
 use crate::ColorChoice;
 
@@ -37,16 +39,114 @@ fn progress_bar(
     Some((bar, handle))
 }
 
-pub fn analyze(
-    path: &str,
+/// `rttdoc analyze`'s arguments.
+#[derive(clap::Args)]
+pub struct AnalyzeArgs {
+    /// Capture file (pcap or pcapng, plain or .gz), or - for stdin.
+    capture: String,
+    /// Output format: tables for people, one JSON document, JSON Lines
+    /// (one connection per line as it finishes), or CSV.
+    #[arg(long, value_enum, default_value = "text")]
+    format: FormatArg,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+    /// Show one connection in detail: ledger, TLS messages and the frame ladder.
+    #[arg(long, value_name = "STREAM")]
     conn: Option<u64>,
+    /// Only connections with this address at either end (repeatable).
+    #[arg(long, value_name = "IP")]
+    host: Vec<IpAddr>,
+    /// Only connections with this port at either end (repeatable).
+    #[arg(long, value_name = "PORT")]
+    port: Vec<u16>,
+    /// Only these tcp.stream numbers (repeatable, or comma-separated).
+    #[arg(long, value_name = "N", value_delimiter = ',')]
+    stream: Vec<u64>,
+    /// Only connections active at or after this many seconds into the capture.
+    #[arg(long, value_name = "SECONDS")]
+    from: Option<f64>,
+    /// Only connections that started at or before this many seconds into the capture.
+    #[arg(long, value_name = "SECONDS")]
+    to: Option<f64>,
+    /// Rows in the connection table (most excess first).
+    #[arg(long, value_name = "N", default_value_t = rttdoc_report::DEFAULT_ROWS_KEPT)]
+    top: usize,
+    /// Every connection in the connection table (memory grows with the capture).
+    #[arg(long, conflicts_with = "top")]
+    all: bool,
+    /// Most connections tracked at once; beyond it the longest-idle are
+    /// finished early (counted in the output).
+    #[arg(long, value_name = "N", default_value_t = rttdoc_analyze::DEFAULT_MAX_FLOWS)]
+    max_flows: usize,
+    /// Colour in tables.
+    #[arg(long, value_enum, default_value = "auto")]
     color: ColorChoice,
+    /// Never show a progress bar.
+    #[arg(long)]
     no_progress: bool,
-    keylog: Option<&std::path::Path>,
-    findings: bool,
-) -> ExitCode {
-    let keylog = match keylog.map(rttdoc_analyze::keylog::KeyLog::load) {
+    /// TLS key log (SSLKEYLOGFILE format, as Wireshark's tls.keylog_file):
+    /// used only to read 0-RTT early data (early_data_unsafe). Key logs
+    /// embedded in a pcapng (Decryption Secrets Blocks) are added to it.
+    #[arg(long, value_name = "FILE")]
+    keylog: Option<std::path::PathBuf>,
+    /// Ledger only: skip the diagnosis (no findings, all excess unexplained).
+    #[arg(long)]
+    no_findings: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum FormatArg {
+    Text,
+    Json,
+    Jsonl,
+    Csv,
+}
+
+/// Which connections the output shows (`--host`, `--port`, `--stream`,
+/// `--from`, `--to`); the summary covers the same ones.
+#[derive(Debug, Default)]
+pub struct ConnectionFilter {
+    hosts: Vec<IpAddr>,
+    ports: Vec<u16>,
+    streams: Vec<u64>,
+    from_s: Option<f64>,
+    to_s: Option<f64>,
+}
+
+impl ConnectionFilter {
+    pub fn matches(&self, c: &ConnectionReport) -> bool {
+        let ends = [c.client, c.server];
+        (self.hosts.is_empty() || ends.iter().any(|e| self.hosts.contains(&e.ip)))
+            && (self.ports.is_empty() || ends.iter().any(|e| self.ports.contains(&e.port)))
+            && (self.streams.is_empty() || self.streams.contains(&c.stream))
+            && self
+                .from_s
+                .is_none_or(|from| c.start_offset_s + c.duration_ms / 1e3 >= from)
+            && self.to_s.is_none_or(|to| c.start_offset_s <= to)
+    }
+}
+
+/// Columns to fit tables into: the terminal's, or $COLUMNS; none for a pipe.
+fn terminal_width() -> Option<u16> {
+    if let Some(w) = std::env::var("COLUMNS").ok().and_then(|v| v.parse().ok()) {
+        return Some(w);
+    }
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ writes a winsize into the pointer it is given.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then_some(size.ws_col)
+}
+
+pub fn analyze(args: AnalyzeArgs) -> ExitCode {
+    let keylog = match args
+        .keylog
+        .as_deref()
+        .map(rttdoc_analyze::keylog::KeyLog::load)
+    {
         None => None,
         Some(Ok(log)) => Some(std::sync::Arc::new(log)),
         Some(Err(e)) => {
@@ -54,74 +154,86 @@ pub fn analyze(
             return ExitCode::from(1);
         }
     };
-    let mut capture = match Capture::open(path) {
+    let mut capture = match Capture::open(&args.capture) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("rttdoc: error: {e}");
             return ExitCode::from(1);
         }
     };
-    let color = match color {
+    let format = match (args.json, args.format) {
+        (true, _) | (_, FormatArg::Json) => Format::Json,
+        (_, FormatArg::Text) => Format::Text,
+        (_, FormatArg::Jsonl) => Format::Jsonl,
+        (_, FormatArg::Csv) => Format::Csv,
+    };
+    let color = match args.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    let bar = progress_bar(&capture, !no_progress);
+    let render_options = RenderOptions {
+        color,
+        width: terminal_width(),
+    };
+    let filter = ConnectionFilter {
+        hosts: args.host,
+        ports: args.port,
+        streams: args.stream,
+        from_s: args.from,
+        to_s: args.to,
+    };
+    let bar = progress_bar(&capture, !args.no_progress);
     let options = AnalyzeOptions {
-        ladder_stream: conn,
+        ladder_stream: args.conn,
         keylog,
-        findings,
-        max_flows: std::env::var("RTTDOC_MAX_FLOWS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(rttdoc_analyze::DEFAULT_MAX_FLOWS),
+        findings: !args.no_findings,
+        max_flows: args.max_flows,
         ..Default::default()
     };
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    let mut summary = Summary::default();
-    let mut selected: Option<ConnectionReport> = None;
-    let mut json_writer = if json && conn.is_none() {
-        Some(JsonWriter::begin(&mut out).expect("stdout"))
-    } else {
-        None
+    let out: Box<dyn Write> = Box::new(io::BufWriter::new(stdout.lock()));
+    let renderer: io::Result<Box<dyn Renderer>> = match args.conn {
+        Some(n) => Ok(Box::new(ConnectionDetail::new(
+            out,
+            n,
+            format == Format::Json,
+            render_options,
+        ))),
+        None => rttdoc_report::renderer(format, out, render_options),
     };
+    let mut renderer = match renderer {
+        Ok(r) => r,
+        Err(e) => return write_failed(e),
+    };
+    let mut summary = Summary::new(if args.all { usize::MAX } else { args.top });
     let mut write_error: Option<io::Error> = None;
     let stats = analyze_capture(&mut capture, options, &mut |report| {
-        summary.add(&report);
-        if let Some(w) = &mut json_writer {
-            if let Err(e) = w.connection(&report) {
-                write_error.get_or_insert(e);
-            }
+        if !filter.matches(&report) {
+            return;
         }
-        if Some(report.stream) == conn {
-            selected = Some(report);
+        summary.add(&report);
+        if write_error.is_none() {
+            if let Err(e) = renderer.connection(&report) {
+                write_error = Some(e);
+            }
         }
     });
     if let Some((bar, handle)) = bar {
         bar.finish_and_clear();
         let _ = handle.join();
     }
-    let result = match (json_writer, conn) {
-        (Some(w), _) => w.end(&stats, &summary).map(|_| ()),
-        (None, Some(n)) => match &selected {
-            Some(c) if json => serde_json::to_writer_pretty(&mut out, c)
-                .map_err(io::Error::other)
-                .and_then(|_| writeln!(out)),
-            Some(c) => terminal::render_connection(&mut out, c, color),
-            None => {
-                eprintln!("rttdoc: error: {path}: no TCP stream {n} (the capture has {} connections, numbered from 0)", stats.connections);
-                return ExitCode::from(1);
-            }
-        },
-        (None, None) => terminal::render_summary(&mut out, &stats, &summary, color),
+    let result = match write_error {
+        Some(e) => Err(e),
+        None => renderer.finish(&stats, &summary),
     };
-    let _ = out.flush();
-    if let Some(e) = write_error.or(result.err()) {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("rttdoc: error writing output: {e}");
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            eprintln!("rttdoc: error: {e}");
             return ExitCode::from(1);
         }
+        Err(e) => return write_failed(e),
+        Ok(()) => {}
     }
     if let Some(e) = &stats.error {
         eprintln!("rttdoc: error: {e}");
@@ -132,4 +244,13 @@ pub fn analyze(
         return ExitCode::from(2);
     }
     ExitCode::SUCCESS
+}
+
+/// A closed pipe (`| head`) is not an error; anything else is.
+fn write_failed(e: io::Error) -> ExitCode {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("rttdoc: error writing output: {e}");
+    ExitCode::from(1)
 }

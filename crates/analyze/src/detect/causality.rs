@@ -29,8 +29,6 @@ use crate::connection::SegmentRecord;
 use crate::model::Finding;
 use crate::seq;
 
-/// Kinds whose waits are Nagle holds: the held segment must be sub-MSS.
-
 /// Time beyond the ideal counts as excess only above this, whatever the
 /// RTT: below it, host scheduling, interrupt coalescing and timestamping
 /// noise dominate (on loopback a 50 µs RTT would turn 1 ms of host work

@@ -1,0 +1,298 @@
+//! The renderer seam: every output format is one [`Renderer`], fed the
+//! connections as they finish and the capture-wide summary at the end
+//! (ripgrep's Printer/Sink split). A new format is one new type here or in
+//! its own file, and one line in [`Format`]; the command line only picks
+//! one.
+
+use std::io::{self, Write};
+
+use rttdoc_analyze::{CaptureStats, ConnectionReport, SCHEMA_VERSION};
+use serde::Serialize;
+
+use crate::json::JsonWriter;
+use crate::summary::{is_stall, Summary};
+use crate::terminal;
+
+/// What an output format does with the analysis as it streams past.
+pub trait Renderer {
+    /// One finished connection (after filtering), in the order they finish.
+    fn connection(&mut self, c: &ConnectionReport) -> io::Result<()>;
+    /// The end: capture counters and the summary of the connections shown.
+    fn finish(self: Box<Self>, stats: &CaptureStats, summary: &Summary) -> io::Result<()>;
+}
+
+/// The output formats `--format` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Tables for people (the default).
+    Text,
+    /// One JSON document (docs/json-schema.md).
+    Json,
+    /// JSON Lines: a header line, one line per connection as it finishes,
+    /// then a summary line (docs/json-schema.md).
+    Jsonl,
+    /// One CSV row per connection, for spreadsheets.
+    Csv,
+}
+
+/// Options every renderer may read.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderOptions {
+    pub color: bool,
+    /// Terminal width to fit tables into; None: no limit (a pipe).
+    pub width: Option<u16>,
+}
+
+/// The renderer for a format, writing to `out`.
+pub fn renderer<'w>(
+    format: Format,
+    out: Box<dyn Write + 'w>,
+    options: RenderOptions,
+) -> io::Result<Box<dyn Renderer + 'w>> {
+    Ok(match format {
+        Format::Text => Box::new(TextSummary { out, options }),
+        Format::Json => Box::new(JsonDocument(JsonWriter::begin(out)?)),
+        Format::Jsonl => Box::new(JsonLines::begin(out)?),
+        Format::Csv => Box::new(Csv::begin(out)?),
+    })
+}
+
+/// The overview tables (`rttdoc analyze FILE`).
+struct TextSummary<'w> {
+    out: Box<dyn Write + 'w>,
+    options: RenderOptions,
+}
+
+impl Renderer for TextSummary<'_> {
+    fn connection(&mut self, _: &ConnectionReport) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>, stats: &CaptureStats, summary: &Summary) -> io::Result<()> {
+        terminal::render_summary(&mut self.out, stats, summary, self.options)?;
+        self.out.flush()
+    }
+}
+
+/// One connection in detail (`--conn N`), as text or JSON.
+pub struct ConnectionDetail<'w> {
+    out: Box<dyn Write + 'w>,
+    stream: u64,
+    json: bool,
+    options: RenderOptions,
+    selected: Option<ConnectionReport>,
+}
+
+impl<'w> ConnectionDetail<'w> {
+    pub fn new(out: Box<dyn Write + 'w>, stream: u64, json: bool, options: RenderOptions) -> Self {
+        ConnectionDetail {
+            out,
+            stream,
+            json,
+            options,
+            selected: None,
+        }
+    }
+}
+
+impl Renderer for ConnectionDetail<'_> {
+    fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
+        if c.stream == self.stream {
+            self.selected = Some(c.clone());
+        }
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>, stats: &CaptureStats, _: &Summary) -> io::Result<()> {
+        let Some(c) = &self.selected else {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{}: no TCP stream {} (the capture has {} connections, numbered from 0)",
+                    stats.file, self.stream, stats.connections
+                ),
+            ));
+        };
+        if self.json {
+            serde_json::to_writer_pretty(&mut self.out, c).map_err(io::Error::other)?;
+            writeln!(self.out)?;
+        } else {
+            terminal::render_connection(&mut self.out, c, self.options)?;
+        }
+        self.out.flush()
+    }
+}
+
+struct JsonDocument<'w>(JsonWriter<Box<dyn Write + 'w>>);
+
+impl Renderer for JsonDocument<'_> {
+    fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
+        self.0.connection(c)
+    }
+
+    fn finish(self: Box<Self>, stats: &CaptureStats, summary: &Summary) -> io::Result<()> {
+        self.0.end(stats, summary).map(|_| ())
+    }
+}
+
+/// JSON Lines: every line a complete JSON object with a `type`.
+struct JsonLines<'w> {
+    out: Box<dyn Write + 'w>,
+}
+
+#[derive(Serialize)]
+struct Line<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+impl<'w> JsonLines<'w> {
+    fn begin(mut out: Box<dyn Write + 'w>) -> io::Result<Self> {
+        writeln!(
+            out,
+            "{{\"type\":\"header\",\"schema_version\":{SCHEMA_VERSION},\"generator\":\"rttdoc {}\"}}",
+            env!("CARGO_PKG_VERSION")
+        )?;
+        Ok(JsonLines { out })
+    }
+}
+
+impl Renderer for JsonLines<'_> {
+    fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
+        serde_json::to_writer(
+            &mut self.out,
+            &Line {
+                kind: "connection",
+                body: c,
+            },
+        )?;
+        self.out.write_all(b"\n")
+    }
+
+    fn finish(mut self: Box<Self>, stats: &CaptureStats, summary: &Summary) -> io::Result<()> {
+        #[derive(Serialize)]
+        struct End<'a> {
+            capture: &'a CaptureStats,
+            summary: crate::json::SummaryJson<'a>,
+        }
+        let end = End {
+            capture: stats,
+            summary: crate::json::SummaryJson::of(summary),
+        };
+        serde_json::to_writer(
+            &mut self.out,
+            &Line {
+                kind: "summary",
+                body: &end,
+            },
+        )?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+}
+
+/// One row per connection; the columns are [`CSV_COLUMNS`].
+struct Csv<'w> {
+    out: csv::Writer<Box<dyn Write + 'w>>,
+}
+
+/// The CSV header, in column order (docs/json-schema.md explains each:
+/// they are the JSON fields of the same names).
+pub const CSV_COLUMNS: [&str; 21] = [
+    "stream",
+    "client",
+    "server",
+    "start_time",
+    "start_offset_s",
+    "duration_ms",
+    "vantage",
+    "partial",
+    "ending",
+    "rtt_ms",
+    "tcp_handshake_ms",
+    "tls_version",
+    "tls_handshake_rtts",
+    "tls_ideal_rtts",
+    "first_byte_ms",
+    "exchanges",
+    "excess_rtts",
+    "excess_ms",
+    "unexplained_ms",
+    "stall_ms",
+    "findings",
+];
+
+impl<'w> Csv<'w> {
+    fn begin(out: Box<dyn Write + 'w>) -> io::Result<Self> {
+        let mut out = csv::Writer::from_writer(out);
+        out.write_record(CSV_COLUMNS)?;
+        Ok(Csv { out })
+    }
+}
+
+/// A number for CSV: at most 3 decimals (microseconds, for ms), no "-0".
+fn num(v: f64) -> String {
+    let s = format!("{:.3}", v + 0.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map(num).unwrap_or_default()
+}
+
+impl Renderer for Csv<'_> {
+    fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
+        let tls = c.tls.as_ref();
+        let first_byte = c
+            .ledger
+            .iter()
+            .find(|r| r.phase == rttdoc_analyze::Phase::FirstByte)
+            .map(|r| r.duration_ms);
+        let stall_ms: f64 = c
+            .findings
+            .iter()
+            .filter(|x| is_stall(x))
+            .map(|x| x.cost_ms)
+            .sum();
+        let mut kinds: Vec<&str> = c.findings.iter().map(|x| x.kind.name()).collect();
+        kinds.dedup();
+        let row: [String; 21] = [
+            c.stream.to_string(),
+            c.client.to_string(),
+            c.server.to_string(),
+            format!("{:.6}", c.start_time),
+            format!("{:.6}", c.start_offset_s),
+            num(c.duration_ms),
+            c.vantage.as_str().to_string(),
+            c.partial.to_string(),
+            c.ending.name().to_string(),
+            opt(c.rtt_ms),
+            opt(c.tcp_handshake_ms),
+            tls.and_then(|t| t.version)
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            opt(tls.and_then(|t| t.handshake_rtts)),
+            opt(tls.and_then(|t| t.ideal_handshake_rtts)),
+            opt(first_byte),
+            c.exchanges.to_string(),
+            num(c.excess_rtts),
+            num(c.excess_ms),
+            num(c.unexplained_ms),
+            num(stall_ms),
+            kinds.join(" "),
+        ];
+        self.out.write_record(&row)?;
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>, _: &CaptureStats, _: &Summary) -> io::Result<()> {
+        self.out.flush()
+    }
+}
