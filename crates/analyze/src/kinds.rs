@@ -256,6 +256,35 @@ mod tests {
         assert_eq!(FindingKind::from_name("no_such_kind"), None);
     }
 
+    /// docs/findings.md's table lists exactly the kinds of this table, in
+    /// its order, each with its detector file; and every detector file
+    /// exists.
+    #[test]
+    fn the_findings_doc_lists_exactly_these_kinds() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let doc = std::fs::read_to_string(root.join("../../docs/findings.md")).unwrap();
+        let rows: Vec<(String, String)> = doc
+            .lines()
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| {
+                let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                (cells[1].trim_matches('`').to_string(), cells[2].to_string())
+            })
+            .collect();
+        let expected: Vec<(String, String)> = FindingKind::ALL
+            .iter()
+            .map(|k| (k.name().to_string(), k.detector_file().to_string()))
+            .collect();
+        assert_eq!(rows, expected);
+        for k in FindingKind::ALL {
+            assert!(
+                root.join("src/detect").join(k.detector_file()).exists(),
+                "{k}: no detector file {}",
+                k.detector_file()
+            );
+        }
+    }
+
     #[test]
     fn kinds_and_phases_serialise_as_their_names() {
         assert_eq!(
