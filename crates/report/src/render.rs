@@ -19,6 +19,11 @@ pub trait Renderer {
     fn connection(&mut self, c: &ConnectionReport) -> io::Result<()>;
     /// The end: capture counters and the summary of the connections shown.
     fn finish(self: Box<Self>, stats: &CaptureStats, summary: &Summary) -> io::Result<()>;
+    /// Whether it shows findings' explanations and fixes, which the caller
+    /// then words ([`crate::words::word`]) before [`Renderer::connection`].
+    fn shows_words(&self) -> bool {
+        true
+    }
 }
 
 /// The output formats `--format` offers.
@@ -66,6 +71,10 @@ struct TextSummary<'w> {
 impl Renderer for TextSummary<'_> {
     fn connection(&mut self, _: &ConnectionReport) -> io::Result<()> {
         Ok(())
+    }
+
+    fn shows_words(&self) -> bool {
+        false
     }
 
     fn finish(mut self: Box<Self>, stats: &CaptureStats, summary: &Summary) -> io::Result<()> {
@@ -248,6 +257,10 @@ fn opt(v: Option<f64>) -> String {
 }
 
 impl Renderer for Csv<'_> {
+    fn shows_words(&self) -> bool {
+        false
+    }
+
     fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
         let tls = c.tls.as_ref();
         let first_byte = c

@@ -333,7 +333,12 @@ impl Summary {
                 self.stall_ms_total += x.cost_ms;
             }
             if cause.fix.is_empty() {
-                cause.fix = x.fix.clone();
+                // Worded once per kind: the first finding's fix.
+                cause.fix = if x.fix.is_empty() {
+                    crate::words::fix(c, x)
+                } else {
+                    x.fix.clone()
+                };
             }
         }
         let rank = Rank {

@@ -208,9 +208,13 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     };
     let mut summary = Summary::new(if args.all { usize::MAX } else { args.top });
     let mut write_error: Option<io::Error> = None;
-    let stats = analyze_capture(&mut capture, options, &mut |report| {
+    let words = renderer.shows_words();
+    let stats = analyze_capture(&mut capture, options, &mut |mut report| {
         if !filter.matches(&report) {
             return;
+        }
+        if words {
+            rttdoc_report::words::word(&mut report);
         }
         summary.add(&report);
         if write_error.is_none() {

@@ -17,7 +17,7 @@
 //! off where requests are not idempotent (`ssl_early_data off;`).
 
 use super::Facts;
-use crate::model::{Finding, FindingKind, Phase, TlsMessage};
+use crate::model::{Detail, Finding, FindingKind, Phase, TlsMessage};
 
 const SAFE: &[&str] = &["GET", "HEAD", "OPTIONS", "TRACE"];
 
@@ -94,18 +94,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.frames.dedup();
     x.confidence = 1.0;
     let request = format!("{method} {target}").trim_end().to_string();
-    let fate = match tls.early_data_accepted {
-        Some(true) => "and the server accepted it (the client sent EndOfEarlyData)",
-        _ => "(whether the server accepted it could not be seen)",
+    x.detail = Detail::EarlyDataUnsafe {
+        request,
+        method: method.to_string(),
+        accepted: tls.early_data_accepted,
     };
-    x.explanation = format!(
-        "The client sent `{request}` in 0-RTT early data {fate}. Early data has no replay protection: anyone who \
-         recorded this flight can send it again and the server would run the {method} twice."
-    );
-    x.fix = "Send only safe, idempotent requests (GET, HEAD) as early data; on the server answer unsafe early requests \
-             with 425 Too Early (RFC 8470: nginx proxy_set_header Early-Data $ssl_early_data; and let the application \
-             refuse), or turn 0-RTT off where requests are not idempotent (nginx ssl_early_data off;)."
-        .into();
     x.display_filter = f.filter_frames(&x.frames);
     out.push(x);
 }

@@ -9,7 +9,7 @@
 //! offer a share for the server's preferred group.
 
 use super::Facts;
-use crate::model::{Finding, FindingKind, Phase, TlsMessage};
+use crate::model::{Detail, Finding, FindingKind, Phase, TlsMessage};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
@@ -28,21 +28,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .map(|m| m.frame)
         .collect();
     frames.dedup();
-    let group = tls
-        .server_key_share
-        .clone()
-        .unwrap_or_else(|| "another group".into());
-    let offered = tls.client_key_shares.join(", ");
     let mut x = f.finding(FindingKind::HelloRetryRequest, Some(Phase::TlsHandshake));
     x.frames = frames;
     x.cost_ms = f.rtt_ns.map(|r| r as f64 / 1e6).unwrap_or(0.0);
     x.confidence = 1.0;
-    x.explanation = format!(
-        "The client sent key shares for [{offered}] but the server wanted {group}: it answered with a HelloRetryRequest and the client had to send a second ClientHello, one more round trip."
-    );
-    x.fix = format!(
-        "Let the server take a group clients already send a share for (nginx: ssl_ecdh_curve X25519:prime256v1:{group};), or configure clients to send a {group} share first."
-    );
+    x.detail = Detail::HelloRetryRequest {
+        offered: tls.client_key_shares.clone(),
+        wanted: tls.server_key_share.clone(),
+    };
     x.display_filter = format!(
         "tcp.stream eq {} && tls.handshake.type in {{1 2}}",
         f.report.stream

@@ -13,7 +13,7 @@
 //! the server's routes (`ip route change ... initcwnd 20`).
 
 use super::Facts;
-use crate::model::{Direction, Finding, FindingKind, Phase, TlsMessage};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
 use crate::seq;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -98,20 +98,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         x.frames.push(*ack);
     }
     x.cost_ms = total as f64 / 1e6;
-    let iw = 10 * mss;
-    x.explanation = format!(
-        "The server's first flight ({flight_bytes} bytes) was larger than its initial congestion window (10 x {mss} = {iw} bytes, {} bytes over): \
-         it sent a full window, then waited {:.0} ms for the client's ACK (frame {}) before sending the rest.",
-        flight_bytes.saturating_sub(iw),
-        pauses[0].2 as f64 / 1e6,
-        pauses[0].1
-    );
-    x.fix = if f.tls_end_frame.is_some() {
-        "Shrink the certificate chain (ECDSA instead of RSA, don't send the root, fewer intermediates, fewer names), enable certificate compression, \
-         or raise the server's initial window: ip route change <route> initcwnd 20."
-            .into()
-    } else {
-        "Raise the server's initial window (ip route change <route> initcwnd 20) or make the first response smaller.".into()
+    x.detail = Detail::Initcwnd {
+        flight_bytes: flight_bytes as u32,
+        mss: mss as u32,
+        first_pause_ms: pauses[0].2 as f64 / 1e6,
+        first_ack_frame: pauses[0].1,
+        in_tls_handshake: f.tls_end_frame.is_some(),
     };
     x.display_filter = f.filter_frames(&x.frames);
     out.push(x);

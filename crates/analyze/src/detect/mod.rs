@@ -234,6 +234,7 @@ impl Facts<'_> {
             cost_rtts: None,
             attributed_ms: 0.0,
             confidence: 0.9,
+            detail: crate::model::Detail::None,
             explanation: String::new(),
             fix: String::new(),
             display_filter: format!("tcp.stream eq {}", self.report.stream),

@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 
 use super::Facts;
 use crate::connection::SegmentRecord;
-use crate::model::{Direction, Finding, FindingKind, Phase, Wait};
+use crate::model::{Detail, Direction, Finding, FindingKind, Pacing, Phase, Wait};
 use crate::seq;
 
 /// A receiver that waits this long before ACKing is running a delayed-ACK timer.
@@ -220,51 +220,26 @@ fn in_response(f: &Facts<'_>, frame: u64) -> Option<(usize, bool)> {
 
 /// For a bulk sender (seed case 3): the throughput it got and what it
 /// would have got without the stalls, over the span of its data.
-fn throughput_lost(f: &Facts<'_>, sender: Direction, stalls_ns: i64) -> String {
+fn pacing(f: &Facts<'_>, sender: Direction, stalls_ns: i64) -> Option<Pacing> {
     let data = || {
         f.timeline
             .iter()
             .filter(|r| r.dir == sender && r.len > 0 && r.new_data)
     };
     let bytes: u64 = data().map(|r| r.len as u64).sum();
-    let (Some(first), Some(last)) = (data().next(), data().next_back()) else {
-        return String::new();
-    };
+    let (first, last) = (data().next()?, data().next_back()?);
     let span = last.ts_ns - first.ts_ns;
     if span <= stalls_ns || stalls_ns * 4 < span {
         // The stalls are not what paced this sender.
-        return String::new();
+        return None;
     }
-    let rate = |ns: i64| {
-        let bps = bytes as f64 * 8.0 / (ns as f64 / 1e9);
-        if bps >= 1e6 {
-            format!("{:.2} Mbit/s", bps / 1e6)
-        } else {
-            format!("{:.0} kbit/s", bps / 1e3)
-        }
-    };
-    format!(
-        " The {who} sent {:.1} KB in {:.0} ms ({}); without the stalls it would have taken {:.0} ms ({}).",
-        bytes as f64 / 1024.0,
-        span as f64 / 1e6,
-        rate(span),
-        (span - stalls_ns) as f64 / 1e6,
-        rate(span - stalls_ns),
-        who = if sender == Direction::ServerToClient { "server" } else { "client" },
-    )
+    Some(Pacing {
+        bytes,
+        span_ms: span as f64 / 1e6,
+    })
 }
 
 fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Finding>) {
-    let who = if sender == Direction::ServerToClient {
-        "server"
-    } else {
-        "client"
-    };
-    let peer = if sender == Direction::ServerToClient {
-        "client"
-    } else {
-        "server"
-    };
     let plain = f.report.tls.is_none();
     // (kind, phase) -> holds
     let mut groups: Vec<((FindingKind, Phase), Vec<&Hold<'_>>)> = Vec::new();
@@ -327,40 +302,14 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
         x.cost_ms = total_ns as f64 / 1e6;
         let first = hs[0];
         let delay_ms = first.ack_delay_ns as f64 / 1e6;
-        let count = hs.len();
-        let times = if count == 1 {
-            "once".to_string()
-        } else {
-            format!("{count} times")
-        };
-        x.explanation = match kind {
-            FindingKind::NagleDelayedAck => format!(
-                "Nagle's algorithm held the {who}'s small segment (frame {}) until the {peer} acknowledged earlier small data, and the {peer} \
-                 delayed that ACK (frame {}) by {delay_ms:.0} ms with its delayed-ACK timer: {times}, {:.0} ms in all. \
-                 Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{}",
-                first.held.frame,
-                first.ack.frame,
-                x.cost_ms,
-                throughput_lost(f, sender, total_ns)
-            ),
-            FindingKind::WriteWriteRead => format!(
-                "A response left in two writes: the first went out at once, the second (frame {}) waited for the {peer}'s ACK of the first (frame {}) \
-                 because of Nagle's algorithm: {times}, {:.0} ms in all (write-write-read).",
-                first.held.frame, first.ack.frame, x.cost_ms
-            ),
-            _ => format!(
-                "Nagle's algorithm held the {who}'s segment (frame {}) while earlier small data was unacknowledged; the {peer}'s ACK (frame {}) \
-                 released it {:.1} ms later: {times}, {:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it.",
-                first.held.frame,
-                first.ack.frame,
-                first.silence_ns as f64 / 1e6,
-                x.cost_ms
-            ),
-        };
-        x.fix = match (kind, sender) {
-            (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
-            (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: tcp_nodelay on;, HAProxy: option http-no-delay), or write each message in one call.".into(),
-            _ => "Set TCP_NODELAY on the client socket, or write each request in one call (header and body together).".into(),
+        x.detail = Detail::Nagle {
+            sender,
+            held_frame: first.held.frame,
+            ack_frame: first.ack.frame,
+            first_silence_ms: first.silence_ns as f64 / 1e6,
+            ack_delay_ms: delay_ms,
+            holds: hs.len() as u32,
+            paced: pacing(f, sender, total_ns),
         };
         x.confidence = if f.tls_end_frame.is_some() || plain {
             0.9

@@ -19,7 +19,7 @@
 //! servers and rotated, not regenerated per process (`ssl_session_ticket_key`).
 
 use super::Facts;
-use crate::model::{Finding, FindingKind, Phase, TlsMessage, TlsVersion};
+use crate::model::{Detail, Finding, FindingKind, Phase, TlsMessage, TlsVersion};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
@@ -40,15 +40,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             x.frames = hellos;
             x.cost_ms = if tls12 { -rtt_ms } else { 0.0 };
             x.confidence = 1.0;
-            x.explanation = format!(
-                "The session was resumed{}.",
-                if tls12 {
-                    ": an abbreviated TLS 1.2 handshake, one round trip shorter"
-                } else {
-                    " with a PSK: no certificate, no signature"
-                }
-            );
-            x.fix = "Working as intended.".into();
+            x.detail = Detail::Resumption { tls12 };
             out.push(x);
         }
         Some(false) if offered => {
@@ -56,17 +48,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             x.frames = hellos;
             x.cost_ms = if tls12 { rtt_ms } else { 0.0 };
             x.confidence = 0.9;
-            x.explanation = format!(
-                "The client offered to resume a session but the server did a full handshake{}.",
-                if tls12 {
-                    ", one round trip more (2 instead of 1)"
-                } else {
-                    " (certificate and signature again)"
-                }
-            );
-            x.fix = "Share the session cache and ticket keys across workers and servers: nginx ssl_session_cache shared:SSL:10m; \
-                     ssl_session_tickets on; the same ssl_session_ticket_key on every server behind the name, rotated."
-                .into();
+            x.detail = Detail::Resumption { tls12 };
             out.push(x);
         }
         _ => {}
@@ -91,32 +73,20 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut x = f.finding(FindingKind::EarlyData, Some(Phase::FirstByte));
         x.frames = frames;
         x.display_filter = f.filter_frames(&x.frames);
+        x.detail = Detail::EarlyData {
+            accepted: tls.early_data_accepted,
+        };
         match tls.early_data_accepted {
             Some(true) => {
                 x.cost_ms = -rtt_ms;
                 x.confidence = 0.9;
-                x.explanation = "The request rode in 0-RTT early data with the ClientHello and the server accepted it (the client \
-                                 sent EndOfEarlyData): the answer could leave with the server's first flight, a round trip sooner."
-                    .into();
-                x.fix = "Working as intended for idempotent requests; answer non-idempotent early requests (POST) with 425 Too Early \
-                         (nginx: pass $ssl_early_data to the application, e.g. proxy_set_header Early-Data $ssl_early_data)."
-                    .into();
             }
             Some(false) => {
                 x.cost_ms = rtt_ms;
                 x.confidence = 0.9;
-                x.explanation = "The client sent 0-RTT early data but the server rejected it (no EndOfEarlyData before the client's \
-                                 Finished): the request had to be sent again after the handshake, a round trip later than 0-RTT promised."
-                    .into();
-                x.fix = "Let the server accept early data: nginx ssl_early_data on; (OpenSSL: SSL_CTX_set_max_early_data), tickets issued \
-                         with max_early_data, and the same ticket keys on every server behind the name; or stop offering 0-RTT."
-                    .into();
             }
             None => {
                 x.confidence = 0.8;
-                x.explanation = "The ClientHello offered 0-RTT early data; whether the server took it could not be seen.".into();
-                x.fix = "Fine for idempotent requests; answer non-idempotent early requests (POST) with 425 Too Early (nginx: check $ssl_early_data)."
-                    .into();
             }
         }
         out.push(x);

@@ -18,7 +18,7 @@
 
 use super::Facts;
 use crate::connection::SegmentRecord;
-use crate::model::{Direction, Finding, FindingKind, Phase};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
 use crate::seq;
 
 /// The first segment of the same sender before `r` that carried the
@@ -131,22 +131,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if retx.is_empty() && beyond == 0 {
             continue;
         }
-        let who = if sender == Direction::ClientToServer {
-            "client"
-        } else {
-            "server"
-        };
         let count = retx.len() + beyond;
         pairs.dedup();
         let mut x = f.finding(FindingKind::Retransmission, Some(Phase::Transfer));
         x.frames = pairs.iter().take(40).copied().collect();
         x.cost_ms = cost as f64 / 1e6;
         x.confidence = 1.0;
-        x.explanation = format!(
-            "The {who} retransmitted {count} segment(s): packets were lost between it and its peer \
-             (frames: each original, then its retransmission)."
-        );
-        x.fix = "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into();
+        x.detail = Detail::Retransmission {
+            sender,
+            segments: count as u32,
+        };
         x.display_filter = if x.frames.is_empty() {
             format!(
                 "tcp.stream eq {} && tcp.analysis.retransmission",
@@ -162,12 +156,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             y.frames = stalls.iter().take(20).map(|s| s.0).collect();
             y.cost_ms = total as f64 / 1e6;
             y.confidence = 0.9;
-            y.explanation = format!(
-                "The {who} sat idle for its retransmission timer {} time(s), {:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit.",
-                stalls.len(),
-                y.cost_ms
-            );
-            y.fix = "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into();
+            y.detail = Detail::RtoStall {
+                sender,
+                stalls: stalls.len() as u32,
+            };
             y.display_filter = f.filter_frames(&y.frames);
             out.push(y);
         }

@@ -22,7 +22,7 @@
 //! (and `net.core.rmem_max`); make the reader drain faster.
 
 use super::Facts;
-use crate::model::{Direction, Finding, FindingKind, Phase};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
 
 /// Stalls that make a sustained limitation, not autotuning catching up.
 const MIN_STALLS: usize = 3;
@@ -82,11 +82,6 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if stalls.len() < MIN_STALLS || total < rtt {
             continue;
         }
-        let (who, peer) = if sender == Direction::ServerToClient {
-            ("server", "client")
-        } else {
-            ("client", "server")
-        };
         let mut x = f.finding(FindingKind::RwndLimited, Some(Phase::Transfer));
         for (p, a, _) in stalls.iter().take(8) {
             x.frames.push(*p);
@@ -94,19 +89,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         x.cost_ms = total as f64 / 1e6;
         x.confidence = 0.85;
-        x.explanation = format!(
-            "The {who} filled the {peer}'s advertised receive window (frame {}) and waited for it to open (frame {}): {} times, {:.0} ms in all. \
-             The window never closed, it was just smaller than the path's bandwidth-delay product, so the {peer}'s receive buffer, \
-             not the network, set the pace.",
-            stalls[0].0,
-            stalls[0].1,
-            stalls.len(),
-            x.cost_ms
-        );
-        x.fix = format!(
-            "Give the {peer} a receive buffer of at least bandwidth x RTT: don't set SO_RCVBUF (a fixed size turns autotuning off), \
-             raise net.ipv4.tcp_rmem's maximum (and net.core.rmem_max) on the {peer}; if its application reads slowly, make it drain faster."
-        );
+        x.detail = Detail::RwndLimited {
+            sender,
+            first_full_frame: stalls[0].0,
+            first_open_frame: stalls[0].1,
+            stalls: stalls.len() as u32,
+        };
         x.display_filter = f.filter_frames(&x.frames);
         out.push(x);
     }

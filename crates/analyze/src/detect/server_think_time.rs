@@ -18,7 +18,7 @@
 //! not.
 
 use super::Facts;
-use crate::model::{Direction, Finding, FindingKind, Phase, TlsMessage};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
 use crate::seq;
 
 /// Below this, a host's normal turnaround (a signature, a scheduler tick).
@@ -64,14 +64,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                     let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
                     x.frames = vec![ch, sh];
                     x.cost_ms = think as f64 / 1e6;
-                    x.explanation = format!(
-                        "The server answered the ClientHello {:.0} ms after it arrived (beyond the path's round trip): time spent computing before the ServerHello, \
-                         typically the key exchange and the certificate signature (a large RSA key, a busy CPU) or a fetch the handshake waited for.",
-                        x.cost_ms
-                    );
-                    x.fix = "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096) and x25519, enable session resumption, \
-                             give the TLS terminator CPU; check for OCSP or key-server fetches in the handshake."
-                        .into();
+                    x.detail = Detail::HandshakeThinkTime;
                     x.display_filter = f.filter_frames(&x.frames);
                     out.push(x);
                 }
@@ -129,25 +122,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         y.frames.push(*a);
     }
     y.cost_ms = total as f64 / 1e6;
-    y.explanation = if slow.len() == 1 {
-        format!(
-            "Exchange {}: the server sent the first byte of its response {:.0} ms after the request arrived: application time, not network.",
-            worst.0,
-            y.cost_ms
-        )
-    } else {
-        format!(
-            "{} of {} exchanges waited on the server: it sent the first byte of the response at least {:.0} ms after the request arrived, \
-             {:.0} ms in all, the longest {:.0} ms (exchange {}): application time, not network.",
-            slow.len(),
-            f.exchanges.len(),
-            threshold as f64 / 1e6,
-            y.cost_ms,
-            worst.3 as f64 / 1e6,
-            worst.0
-        )
+    y.detail = Detail::ExchangeThinkTime {
+        slow: slow.len() as u32,
+        exchanges: f.exchanges.len() as u32,
+        threshold_ms: threshold as f64 / 1e6,
+        longest_ms: worst.3 as f64 / 1e6,
+        longest_exchange: worst.0 as u32,
     };
-    y.fix = "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into();
     y.display_filter = f.filter_frames(&y.frames);
     out.push(y);
 }

@@ -20,7 +20,7 @@
 
 use super::Facts;
 use crate::connection::SegmentRecord;
-use crate::model::{Direction, Finding, FindingKind, Phase, Wait};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
 
 /// Largest restart window counted: IW10 plus slack for a segment split.
 const MAX_RESTART_BURST: usize = 12;
@@ -135,15 +135,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         y.cost_ms = waits.iter().map(|w| w.ms).sum();
         y.waits = waits;
         y.confidence = 0.8;
-        y.explanation = format!(
-            "Exchange {}: after {:.1} s idle the server sent only {burst} segments before waiting for ACKs (an earlier response went out in bursts of {earlier_max}): \
-             it restarted slow start from its initial window, {} ACK-clocked pauses, {:.0} ms of extra round trips.",
-            i + 1,
-            idle as f64 / 1e9,
-            y.waits.len(),
-            y.cost_ms
-        );
-        y.fix = "sysctl -w net.ipv4.tcp_slow_start_after_idle=0 on the server (keeps the congestion window across idle periods).".into();
+        y.detail = Detail::SlowStartAfterIdle {
+            exchange: i as u32 + 1,
+            idle_s: idle as f64 / 1e9,
+            burst_segments: burst as u32,
+            earlier_burst_segments: earlier_max as u32,
+        };
         y.display_filter = f.filter_frames(&y.frames);
         out.push(y);
     }

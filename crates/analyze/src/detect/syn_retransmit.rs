@@ -12,7 +12,7 @@
 //! `listen ... backlog=N`).
 
 use super::Facts;
-use crate::model::{Direction, Finding, FindingKind, Phase};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // A SYN the server answered with RST got its answer: SYNs sent after
@@ -39,16 +39,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.frames = syns.iter().map(|r| r.frame).collect();
     x.cost_ms = (last.ts_ns - first.ts_ns) as f64 / 1e6;
     x.confidence = 1.0;
-    x.explanation = format!(
-        "The client sent its SYN {} times; the connection waited {:.0} ms for the kernel's SYN retransmission timer. \
-         The first SYN or its SYN-ACK was lost, or the server's SYN queue was full.",
-        syns.len(),
-        x.cost_ms
-    );
-    x.fix = "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
-             TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
-             (nginx: listen ... backlog=4096)."
-        .into();
+    x.detail = Detail::SynRetransmit {
+        syns: syns.len() as u32,
+    };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);
 }

@@ -14,7 +14,7 @@
 //! servers; check for middleboxes stripping option 34.
 
 use super::Facts;
-use crate::model::{Finding, FindingKind, Phase, TfoOutcome};
+use crate::model::{Detail, Finding, FindingKind, Phase, TfoOutcome};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tfo) = &f.report.handshake.tfo else {
@@ -25,25 +25,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let synack = f.report.handshake.syn_ack_frame;
     let mut frames = vec![syn];
     frames.extend(synack);
-    let (kind, cost, text) = match tfo.outcome {
-        TfoOutcome::CookieRequest => (
-            FindingKind::TfoCookieRequest,
-            0.0,
-            format!(
-                "The client asked for a TFO cookie (empty option 34 on the SYN){}. This connection saves nothing; the next ones can carry data in the SYN.",
-                if tfo.server_sent_cookie { " and the server sent one" } else { ", but the server sent none" }
-            ),
-        ),
-        TfoOutcome::Accepted => (
-            FindingKind::TfoAccepted,
-            -rtt_ms,
-            format!("The SYN carried {} bytes with a TFO cookie and the server accepted them: the request left with the SYN, saving one round trip.", tfo.syn_data_bytes),
-        ),
-        TfoOutcome::Rejected => (
-            FindingKind::TfoRejected,
-            rtt_ms,
-            format!("The SYN carried {} bytes with a TFO cookie but the SYN-ACK acknowledged only the SYN: the server ignored the data and the client sent it again after the handshake.", tfo.syn_data_bytes),
-        ),
+    let (kind, cost) = match tfo.outcome {
+        TfoOutcome::CookieRequest => (FindingKind::TfoCookieRequest, 0.0),
+        TfoOutcome::Accepted => (FindingKind::TfoAccepted, -rtt_ms),
+        TfoOutcome::Rejected => (FindingKind::TfoRejected, rtt_ms),
         _ => return,
     };
     // The SYN's data was the first request: what TFO saves or loses shows
@@ -61,11 +46,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.frames = frames;
     x.cost_ms = cost;
     x.confidence = 1.0;
-    x.explanation = text;
-    x.fix = match kind {
-        FindingKind::TfoRejected => "Enable TFO on the server: sysctl net.ipv4.tcp_fastopen=3 (bit 2: server), the listener option (nginx: listen 443 ssl fastopen=256; HAProxy: bind ... tfo), a stable net.ipv4.tcp_fastopen_key across the fleet; check no middlebox strips TCP option 34.".into(),
-        FindingKind::TfoCookieRequest => "Nothing on this connection; repeat visits can save 1 RTT if the server answers with a cookie (net.ipv4.tcp_fastopen=3 and listen ... fastopen=N).".into(),
-        _ => "Working as intended.".into(),
+    x.detail = Detail::Tfo {
+        outcome: tfo.outcome,
+        syn_data_bytes: tfo.syn_data_bytes,
+        server_sent_cookie: tfo.server_sent_cookie,
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.options.tfo", f.report.stream);
     out.push(x);

@@ -9,7 +9,7 @@
 //! Cost: the row's excess.
 
 use super::Facts;
-use crate::model::{Finding, FindingKind, Phase};
+use crate::model::{Detail, Finding, FindingKind, Phase};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(row) = f
@@ -39,30 +39,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.frames = vec![row.start_frame, row.end_frame];
     x.cost_ms = excess_ms;
     x.confidence = if causes.is_empty() { 0.6 } else { 0.9 };
-    let names: Vec<String> = causes
-        .iter()
-        .map(|c| format!("{} ({:.0} ms)", c.kind, c.cost_ms))
-        .collect();
     let unexplained = (excess_ms - explained).max(0.0);
-    x.explanation = format!(
-        "The TLS handshake took {:.2} RTT against an ideal of {:.0} ({}): {:.1} RTT ({:.0} ms) too many. {}",
-        row.rtts.unwrap_or(0.0),
-        row.ideal_rtts.unwrap_or(0.0),
-        row.ideal_basis,
-        excess,
-        excess_ms,
-        if names.is_empty() {
-            "No cause was found in the packets (unexplained).".to_string()
-        } else if unexplained > excess_ms * 0.25 {
-            format!("Causes: {}; {unexplained:.0} ms unexplained.", names.join(", "))
-        } else {
-            format!("Causes: {}.", names.join(", "))
-        }
-    );
-    x.fix = causes
-        .first()
-        .map(|c| c.fix.clone())
-        .unwrap_or_else(|| "See the ladder (--conn) for what the server waited on.".into());
+    x.detail = Detail::TlsExtraRtt {
+        rtts: row.rtts.unwrap_or(0.0),
+        ideal_rtts: row.ideal_rtts.unwrap_or(0.0),
+        ideal_basis: row.ideal_basis.clone(),
+        excess_rtts: excess,
+        causes: causes.iter().map(|c| (c.kind, c.cost_ms)).collect(),
+        unexplained_ms: unexplained,
+    };
     x.display_filter = format!(
         "tcp.stream eq {} && frame.number >= {} && frame.number <= {}",
         f.report.stream, row.start_frame, row.end_frame

@@ -15,7 +15,7 @@
 
 use super::Facts;
 use crate::connection::SegmentRecord;
-use crate::model::{Direction, Finding, FindingKind, Phase};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
 
 /// One zero-window episode of a receiver.
 struct Episode {
@@ -77,23 +77,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if episodes == 0 {
             continue;
         }
-        let who = if dir == Direction::ClientToServer {
-            "client"
-        } else {
-            "server"
-        };
         let mut x = f.finding(FindingKind::ZeroWindow, Some(Phase::Transfer));
         x.frames = frames;
         x.cost_ms = total_ns as f64 / 1e6;
         x.confidence = 1.0;
-        x.explanation = format!(
-            "The {who} advertised a zero receive window {episodes} time(s), {:.0} ms in all, while its peer had data waiting: its application was not reading fast enough, \
-             its socket buffer filled and the sender had to wait.",
-            x.cost_ms
-        );
-        x.fix = format!(
-            "Make the {who}'s reader keep up (it is the bottleneck), or give it buffer: raise net.ipv4.tcp_rmem's maximum, don't pin a small SO_RCVBUF (it turns autotuning off)."
-        );
+        x.detail = Detail::ZeroWindow {
+            receiver: dir,
+            episodes: episodes as u32,
+        };
         x.display_filter = format!(
             "tcp.stream eq {} && (tcp.analysis.zero_window || tcp.analysis.window_update)",
             f.report.stream

@@ -1,0 +1,329 @@
+//! The words of a finding: its explanation and its fix, made from the data
+//! a detector found ([`Detail`]). Only outputs that show them word a
+//! finding (the JSON, the connection view); the overview needs one fix per
+//! cause, so a capture of a million connections formats a handful of
+//! sentences, not a million.
+
+use rttdoc_analyze::{ConnectionReport, Detail, Direction, Finding, FindingKind, TfoOutcome};
+
+/// Fills `explanation` and `fix` of every finding of the connection.
+pub fn word(c: &mut ConnectionReport) {
+    for i in 0..c.findings.len() {
+        if c.findings[i].explanation.is_empty() {
+            let (explanation, fix) = {
+                let x = &c.findings[i];
+                (explanation(x), fix(c, x))
+            };
+            c.findings[i].explanation = explanation;
+            c.findings[i].fix = fix;
+        }
+    }
+}
+
+fn side(d: Direction) -> (&'static str, &'static str) {
+    match d {
+        Direction::ClientToServer => ("client", "server"),
+        Direction::ServerToClient => ("server", "client"),
+    }
+}
+
+fn times(n: u32) -> String {
+    if n == 1 {
+        "once".to_string()
+    } else {
+        format!("{n} times")
+    }
+}
+
+fn rate(bytes: u64, ms: f64) -> String {
+    let bps = bytes as f64 * 8.0 / (ms / 1e3);
+    if bps >= 1e6 {
+        format!("{:.2} Mbit/s", bps / 1e6)
+    } else {
+        format!("{:.0} kbit/s", bps / 1e3)
+    }
+}
+
+/// What the finding means on this connection, for people.
+pub fn explanation(x: &Finding) -> String {
+    let cost = x.cost_ms;
+    match &x.detail {
+        Detail::None => String::new(),
+        Detail::Nagle {
+            sender,
+            held_frame,
+            ack_frame,
+            first_silence_ms,
+            ack_delay_ms,
+            holds,
+            paced,
+        } => {
+            let (who, peer) = side(*sender);
+            let times = times(*holds);
+            match x.kind {
+                FindingKind::NagleDelayedAck => {
+                    let throughput = paced
+                        .map(|p| {
+                            format!(
+                                " The {who} sent {:.1} KB in {:.0} ms ({}); without the stalls it would have taken {:.0} ms ({}).",
+                                p.bytes as f64 / 1024.0,
+                                p.span_ms,
+                                rate(p.bytes, p.span_ms),
+                                p.span_ms - cost,
+                                rate(p.bytes, p.span_ms - cost),
+                            )
+                        })
+                        .unwrap_or_default();
+                    format!(
+                        "Nagle's algorithm held the {who}'s small segment (frame {held_frame}) until the {peer} acknowledged earlier small data, and the {peer} \
+                         delayed that ACK (frame {ack_frame}) by {ack_delay_ms:.0} ms with its delayed-ACK timer: {times}, {cost:.0} ms in all. \
+                         Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{throughput}"
+                    )
+                }
+                FindingKind::WriteWriteRead => format!(
+                    "A response left in two writes: the first went out at once, the second (frame {held_frame}) waited for the {peer}'s ACK of the first (frame {ack_frame}) \
+                     because of Nagle's algorithm: {times}, {cost:.0} ms in all (write-write-read)."
+                ),
+                _ => format!(
+                    "Nagle's algorithm held the {who}'s segment (frame {held_frame}) while earlier small data was unacknowledged; the {peer}'s ACK (frame {ack_frame}) \
+                     released it {first_silence_ms:.1} ms later: {times}, {cost:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it."
+                ),
+            }
+        }
+        Detail::Initcwnd {
+            flight_bytes,
+            mss,
+            first_pause_ms,
+            first_ack_frame,
+            ..
+        } => {
+            let iw = 10 * mss;
+            format!(
+                "The server's first flight ({flight_bytes} bytes) was larger than its initial congestion window (10 x {mss} = {iw} bytes, {} bytes over): \
+                 it sent a full window, then waited {first_pause_ms:.0} ms for the client's ACK (frame {first_ack_frame}) before sending the rest.",
+                flight_bytes.saturating_sub(iw),
+            )
+        }
+        Detail::HandshakeThinkTime => format!(
+            "The server answered the ClientHello {cost:.0} ms after it arrived (beyond the path's round trip): time spent computing before the ServerHello, \
+             typically the key exchange and the certificate signature (a large RSA key, a busy CPU) or a fetch the handshake waited for."
+        ),
+        Detail::ExchangeThinkTime {
+            slow,
+            exchanges,
+            threshold_ms,
+            longest_ms,
+            longest_exchange,
+        } => {
+            if *slow == 1 {
+                format!(
+                    "Exchange {longest_exchange}: the server sent the first byte of its response {cost:.0} ms after the request arrived: application time, not network."
+                )
+            } else {
+                format!(
+                    "{slow} of {exchanges} exchanges waited on the server: it sent the first byte of the response at least {threshold_ms:.0} ms after the request arrived, \
+                     {cost:.0} ms in all, the longest {longest_ms:.0} ms (exchange {longest_exchange}): application time, not network."
+                )
+            }
+        }
+        Detail::Tfo {
+            outcome,
+            syn_data_bytes,
+            server_sent_cookie,
+        } => match outcome {
+            TfoOutcome::CookieRequest => format!(
+                "The client asked for a TFO cookie (empty option 34 on the SYN){}. This connection saves nothing; the next ones can carry data in the SYN.",
+                if *server_sent_cookie { " and the server sent one" } else { ", but the server sent none" }
+            ),
+            TfoOutcome::Accepted => format!("The SYN carried {syn_data_bytes} bytes with a TFO cookie and the server accepted them: the request left with the SYN, saving one round trip."),
+            _ => format!("The SYN carried {syn_data_bytes} bytes with a TFO cookie but the SYN-ACK acknowledged only the SYN: the server ignored the data and the client sent it again after the handshake."),
+        },
+        Detail::Resumption { tls12 } => match (x.kind, tls12) {
+            (FindingKind::ResumptionMissed, true) => "The client offered to resume a session but the server did a full handshake, one round trip more (2 instead of 1).".into(),
+            (FindingKind::ResumptionMissed, false) => "The client offered to resume a session but the server did a full handshake (certificate and signature again).".into(),
+            (_, true) => "The session was resumed: an abbreviated TLS 1.2 handshake, one round trip shorter.".into(),
+            (_, false) => "The session was resumed with a PSK: no certificate, no signature.".into(),
+        },
+        Detail::EarlyData { accepted } => match accepted {
+            Some(true) => "The request rode in 0-RTT early data with the ClientHello and the server accepted it (the client \
+                           sent EndOfEarlyData): the answer could leave with the server's first flight, a round trip sooner."
+                .into(),
+            Some(false) => "The client sent 0-RTT early data but the server rejected it (no EndOfEarlyData before the client's \
+                            Finished): the request had to be sent again after the handshake, a round trip later than 0-RTT promised."
+                .into(),
+            None => "The ClientHello offered 0-RTT early data; whether the server took it could not be seen.".into(),
+        },
+        Detail::EarlyDataUnsafe {
+            request,
+            method,
+            accepted,
+        } => {
+            let fate = match accepted {
+                Some(true) => "and the server accepted it (the client sent EndOfEarlyData)",
+                _ => "(whether the server accepted it could not be seen)",
+            };
+            format!(
+                "The client sent `{request}` in 0-RTT early data {fate}. Early data has no replay protection: anyone who \
+                 recorded this flight can send it again and the server would run the {method} twice."
+            )
+        }
+        Detail::HelloRetryRequest { offered, wanted } => {
+            let group = wanted.as_deref().unwrap_or("another group");
+            format!(
+                "The client sent key shares for [{}] but the server wanted {group}: it answered with a HelloRetryRequest and the client had to send a second ClientHello, one more round trip.",
+                offered.join(", ")
+            )
+        }
+        Detail::ZeroWindow { receiver, episodes } => {
+            let (who, _) = side(*receiver);
+            format!(
+                "The {who} advertised a zero receive window {episodes} time(s), {cost:.0} ms in all, while its peer had data waiting: its application was not reading fast enough, \
+                 its socket buffer filled and the sender had to wait."
+            )
+        }
+        Detail::RwndLimited {
+            sender,
+            first_full_frame,
+            first_open_frame,
+            stalls,
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "The {who} filled the {peer}'s advertised receive window (frame {first_full_frame}) and waited for it to open (frame {first_open_frame}): {stalls} times, {cost:.0} ms in all. \
+                 The window never closed, it was just smaller than the path's bandwidth-delay product, so the {peer}'s receive buffer, \
+                 not the network, set the pace."
+            )
+        }
+        Detail::Retransmission { sender, segments } => {
+            let (who, _) = side(*sender);
+            format!(
+                "The {who} retransmitted {segments} segment(s): packets were lost between it and its peer \
+                 (frames: each original, then its retransmission)."
+            )
+        }
+        Detail::RtoStall { sender, stalls } => {
+            let (who, _) = side(*sender);
+            format!(
+                "The {who} sat idle for its retransmission timer {stalls} time(s), {cost:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit."
+            )
+        }
+        Detail::SynRetransmit { syns } => format!(
+            "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
+             The first SYN or its SYN-ACK was lost, or the server's SYN queue was full."
+        ),
+        Detail::SlowStartAfterIdle {
+            exchange,
+            idle_s,
+            burst_segments,
+            earlier_burst_segments,
+        } => format!(
+            "Exchange {exchange}: after {idle_s:.1} s idle the server sent only {burst_segments} segments before waiting for ACKs (an earlier response went out in bursts of {earlier_burst_segments}): \
+             it restarted slow start from its initial window, {} ACK-clocked pauses, {cost:.0} ms of extra round trips.",
+            x.waits.len(),
+        ),
+        Detail::TlsExtraRtt {
+            rtts,
+            ideal_rtts,
+            ideal_basis,
+            excess_rtts,
+            causes,
+            unexplained_ms,
+        } => {
+            let names: Vec<String> = causes
+                .iter()
+                .map(|(k, ms)| format!("{k} ({ms:.0} ms)"))
+                .collect();
+            let tail = if names.is_empty() {
+                "No cause was found in the packets (unexplained).".to_string()
+            } else if *unexplained_ms > cost * 0.25 {
+                format!(
+                    "Causes: {}; {unexplained_ms:.0} ms unexplained.",
+                    names.join(", ")
+                )
+            } else {
+                format!("Causes: {}.", names.join(", "))
+            };
+            format!(
+                "The TLS handshake took {rtts:.2} RTT against an ideal of {ideal_rtts:.0} ({ideal_basis}): {excess_rtts:.1} RTT ({cost:.0} ms) too many. {tail}"
+            )
+        }
+    }
+}
+
+/// The fix, in the terms of what this connection showed.
+pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
+    match &x.detail {
+        Detail::None => x.kind.fix().to_string(),
+        Detail::Nagle { sender, .. } => match (x.kind, sender) {
+            (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
+            (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: tcp_nodelay on;, HAProxy: option http-no-delay), or write each message in one call.".into(),
+            _ => "Set TCP_NODELAY on the client socket, or write each request in one call (header and body together).".into(),
+        },
+        Detail::Initcwnd { in_tls_handshake: true, .. } => "Shrink the certificate chain (ECDSA instead of RSA, don't send the root, fewer intermediates, fewer names), enable certificate compression, \
+             or raise the server's initial window: ip route change <route> initcwnd 20."
+            .into(),
+        Detail::Initcwnd { .. } => "Raise the server's initial window (ip route change <route> initcwnd 20) or make the first response smaller.".into(),
+        Detail::HandshakeThinkTime => "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096) and x25519, enable session resumption, \
+             give the TLS terminator CPU; check for OCSP or key-server fetches in the handshake."
+            .into(),
+        Detail::ExchangeThinkTime { .. } => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
+        Detail::Tfo { outcome, .. } => match outcome {
+            TfoOutcome::Rejected => "Enable TFO on the server: sysctl net.ipv4.tcp_fastopen=3 (bit 2: server), the listener option (nginx: listen 443 ssl fastopen=256; HAProxy: bind ... tfo), a stable net.ipv4.tcp_fastopen_key across the fleet; check no middlebox strips TCP option 34.".into(),
+            TfoOutcome::CookieRequest => "Nothing on this connection; repeat visits can save 1 RTT if the server answers with a cookie (net.ipv4.tcp_fastopen=3 and listen ... fastopen=N).".into(),
+            _ => "Working as intended.".into(),
+        },
+        Detail::Resumption { .. } => match x.kind {
+            FindingKind::ResumptionMissed => "Share the session cache and ticket keys across workers and servers: nginx ssl_session_cache shared:SSL:10m; \
+                 ssl_session_tickets on; the same ssl_session_ticket_key on every server behind the name, rotated."
+                .into(),
+            _ => "Working as intended.".into(),
+        },
+        Detail::EarlyData { accepted } => match accepted {
+            Some(true) => "Working as intended for idempotent requests; answer non-idempotent early requests (POST) with 425 Too Early \
+                 (nginx: pass $ssl_early_data to the application, e.g. proxy_set_header Early-Data $ssl_early_data)."
+                .into(),
+            Some(false) => "Let the server accept early data: nginx ssl_early_data on; (OpenSSL: SSL_CTX_set_max_early_data), tickets issued \
+                 with max_early_data, and the same ticket keys on every server behind the name; or stop offering 0-RTT."
+                .into(),
+            None => "Fine for idempotent requests; answer non-idempotent early requests (POST) with 425 Too Early (nginx: check $ssl_early_data).".into(),
+        },
+        Detail::EarlyDataUnsafe { .. } => "Send only safe, idempotent requests (GET, HEAD) as early data; on the server answer unsafe early requests \
+             with 425 Too Early (RFC 8470: nginx proxy_set_header Early-Data $ssl_early_data; and let the application \
+             refuse), or turn 0-RTT off where requests are not idempotent (nginx ssl_early_data off;)."
+            .into(),
+        Detail::HelloRetryRequest { wanted, .. } => {
+            let group = wanted.as_deref().unwrap_or("another group");
+            format!(
+                "Let the server take a group clients already send a share for (nginx: ssl_ecdh_curve X25519:prime256v1:{group};), or configure clients to send a {group} share first."
+            )
+        }
+        Detail::ZeroWindow { receiver, .. } => {
+            let (who, _) = side(*receiver);
+            format!(
+                "Make the {who}'s reader keep up (it is the bottleneck), or give it buffer: raise net.ipv4.tcp_rmem's maximum, don't pin a small SO_RCVBUF (it turns autotuning off)."
+            )
+        }
+        Detail::RwndLimited { sender, .. } => {
+            let (_, peer) = side(*sender);
+            format!(
+                "Give the {peer} a receive buffer of at least bandwidth x RTT: don't set SO_RCVBUF (a fixed size turns autotuning off), \
+                 raise net.ipv4.tcp_rmem's maximum (and net.core.rmem_max) on the {peer}; if its application reads slowly, make it drain faster."
+            )
+        }
+        Detail::Retransmission { .. } => "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into(),
+        Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
+        Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
+             TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
+             (nginx: listen ... backlog=4096)."
+            .into(),
+        Detail::SlowStartAfterIdle { .. } => "sysctl -w net.ipv4.tcp_slow_start_after_idle=0 on the server (keeps the congestion window across idle periods).".into(),
+        Detail::TlsExtraRtt { causes, .. } => {
+            // The first cause's fix, worded for that finding.
+            causes
+                .first()
+                .and_then(|(kind, _)| c.findings.iter().find(|y| y.kind == *kind))
+                .map(|y| fix(c, y))
+                .unwrap_or_else(|| "See the ladder (--conn) for what the server waited on.".to_string())
+        }
+    }
+}
