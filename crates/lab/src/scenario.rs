@@ -754,8 +754,10 @@ fn zero_rtt_haproxy(ctx: &Ctx, allow: bool, method: &str) -> Plan {
     p.knobs = json!({ "haproxy_bind": if allow { "ssl crt ... allow-0rtt" } else { "ssl crt ..." }, "client": "built-in TLS 1.3, offers early data", "method": method, "connections_per_run": 2 });
     let second: Vec<u32> = (0..ctx.runs).map(|r| 2 * r + 1).collect();
     p.pathologies = match (allow, method) {
-        (true, "GET") => json!([{ "kind": "early_data", "streams": second, "saved_rtts": 1.0 }]),
-        (true, _) => json!([{ "kind": "early_data", "streams": second, "saved_rtts": 1.0 },
+        (true, "GET") => json!([{ "kind": "resumption", "streams": second },
+            { "kind": "early_data", "streams": second, "saved_rtts": 1.0 }]),
+        (true, _) => json!([{ "kind": "resumption", "streams": second },
+            { "kind": "early_data", "streams": second, "saved_rtts": 1.0 },
             { "kind": "early_data_unsafe", "streams": second, "method": method, "needs": "keylog" }]),
         _ => json!([{ "kind": "resumption", "streams": second }]),
     };
