@@ -49,6 +49,12 @@ struct Entries {
     sysctls: Vec<SysctlChange>,
     namespaces: Vec<NamespaceEntry>,
     scratch: Vec<PathBuf>,
+    /// Processes the run started in its namespaces: (pid, start time). A
+    /// later run in another user namespace cannot see which namespace a
+    /// process is in (/proc/PID/ns is closed to it), so it finds them, and
+    /// their descendants, by pid.
+    #[serde(default)]
+    processes: Vec<(u32, u64)>,
 }
 
 /// This process's journal, once it has one.
@@ -229,6 +235,64 @@ pub fn forget_namespace(name: &str) {
     update(|e| e.namespaces.retain(|n| n.name != name));
 }
 
+/// Journals a process the run started (a server, a client, a daemon
+/// found through its pid file).
+pub fn record_process(pid: u32) -> io::Result<()> {
+    // Without a start time a reused pid could not be told apart: a process
+    // already gone needs no journal anyway.
+    let Some(started) = start_time(pid) else {
+        return Ok(());
+    };
+    record(|e| e.processes.push((pid, started)))
+}
+
+/// A process that has exited and waits for its parent to reap it.
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| Some(s[s.rfind(')')? + 2..].starts_with('Z')))
+        .unwrap_or(true)
+}
+
+pub fn forget_process(pid: u32) {
+    update(|e| e.processes.retain(|(p, _)| *p != pid));
+}
+
+/// `roots` and every process descended from them (parents from
+/// /proc/PID/stat, readable for any process).
+fn with_descendants(roots: &[i32]) -> Vec<i32> {
+    let mut parent_of = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.filter_map(|e| e.ok()) {
+            let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let ppid = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 2..].split_whitespace().nth(1)?.parse::<i32>().ok());
+            if let Some(ppid) = ppid {
+                parent_of.push((pid, ppid));
+            }
+        }
+    }
+    let mut all: Vec<i32> = roots.to_vec();
+    let mut i = 0;
+    // Bounded: each pass adds only pids not yet listed.
+    while i < all.len() {
+        let p = all[i];
+        for (child, _) in parent_of.iter().filter(|(_, pp)| *pp == p) {
+            if !all.contains(child) {
+                all.push(*child);
+            }
+        }
+        i += 1;
+    }
+    all
+}
+
 /// Journals a scratch directory (removed by whoever cleans up).
 pub fn record_scratch(path: &Path) -> io::Result<()> {
     record(|e| e.scratch.push(path.to_path_buf()))
@@ -256,6 +320,26 @@ pub fn restore_own() -> Vec<String> {
 fn undo(e: &Entries) -> Vec<String> {
     let mut done = Vec::new();
     let me = std::process::id() as i32;
+    let roots: Vec<i32> = e
+        .processes
+        .iter()
+        .filter(|(pid, started)| *pid as i32 != me && alive(*pid, *started))
+        .map(|(pid, _)| *pid as i32)
+        .collect();
+    for pid in with_descendants(&roots) {
+        if pid == me || is_zombie(pid) {
+            continue;
+        }
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim().to_string())
+            .unwrap_or_default();
+        // SAFETY: sending a signal has no memory effects.
+        if unsafe { libc::kill(pid, libc::SIGKILL) } == 0 {
+            done.push(format!(
+                "killed {comm} (pid {pid}), left running by the lab run"
+            ));
+        }
+    }
     for ns in &e.namespaces {
         let inode = if ns.inode != 0 {
             ns.inode

@@ -1256,7 +1256,16 @@ fn run_client(
             (c, false)
         }
     };
-    let out = cmd.stdin(Stdio::null()).output()?;
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let pid = child.id();
+    crate::journal::record_process(pid)?;
+    let out = child.wait_with_output();
+    crate::journal::forget_process(pid);
+    let out = out?;
     let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1630,6 +1639,7 @@ fn run_in(
                 .stdout(log.try_clone()?)
                 .stderr(log)
                 .spawn()?;
+            crate::journal::record_process(backend.id())?;
             server_children.push(backend);
             wait_listening(&lab, Some(8080))?;
             let log = std::fs::File::create(opts.out.join("server.log"))?;
@@ -1644,6 +1654,7 @@ fn run_in(
                 .stdout(log.try_clone()?)
                 .stderr(log)
                 .spawn()?;
+            crate::journal::record_process(proxy.id())?;
             server_children.push(proxy);
             wait_listening(&lab, Some(port)).map_err(|e| {
                 let log = std::fs::read_to_string(opts.out.join("server.log")).unwrap_or_default();
@@ -1656,6 +1667,17 @@ fn run_in(
                 .command("nginx")
                 .arg("-c")
                 .arg(work.join("nginx.conf")))?;
+            // nginx daemonizes: its master's pid is in the pid file.
+            for _ in 0..50 {
+                if let Some(pid) = std::fs::read_to_string(work.join("nginx.pid"))
+                    .ok()
+                    .and_then(|p| p.trim().parse::<u32>().ok())
+                {
+                    crate::journal::record_process(pid)?;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
             wait_listening(&lab, Some(port))?;
         }
         (Server::Command(cmd), _) => {
@@ -1670,6 +1692,7 @@ fn run_in(
                 .stdout(log.try_clone()?)
                 .stderr(log)
                 .spawn()?;
+            crate::journal::record_process(child.id())?;
             server_children.push(child);
             wait_listening(&lab, None)?;
         }
@@ -1685,6 +1708,7 @@ fn run_in(
                 .stdout(log.try_clone()?)
                 .stderr(log)
                 .spawn()?;
+            crate::journal::record_process(child.id())?;
             server_children.push(child);
             wait_listening(&lab, Some(*port))?;
         }
@@ -1712,6 +1736,7 @@ fn run_in(
     for mut child in server_children {
         let _ = child.kill();
         let _ = child.wait();
+        crate::journal::forget_process(child.id());
     }
     write_captures(&opts.out, &report)?;
 
