@@ -1774,6 +1774,19 @@ fn run_in(
             ));
         }
     }
+    // The emulator measures itself: a packet released much later than
+    // planned (the VM was starved of CPU) shifts what the captures show by
+    // that much. Say so: the run is not the path that was asked for.
+    let allowed_us = (ctx.rtt_ms() * 1000.0 * 0.1).max(1000.0);
+    for (dir, stats) in [("client -> server", c2s), ("server -> client", s2c)] {
+        let (_, _, max) = stats.lateness_us();
+        if max > allowed_us {
+            warnings.push(format!(
+                "the emulator released a {dir} packet {:.1} ms late (the machine was busy): this run's timings are off by up to that much",
+                max / 1000.0
+            ));
+        }
+    }
     let mut server_sysctls = plan.server_sysctls.clone();
     if congestion_control == crate::CONGESTION_CONTROL {
         server_sysctls.push((
@@ -1807,7 +1820,8 @@ fn run_in(
         "server_route": route_json(&plan.server_route),
         "client_route": route_json(&plan.client_route),
         "certificates": private_keys.then(|| json!({
-            "dir": certs.to_string_lossy(),
+            // Relative to the run's directory when inside it.
+            "dir": certs.strip_prefix(&opts.out).unwrap_or(&certs).to_string_lossy(),
             "private_keys": true,
             "note": "throwaway test keys the lab generated for 10.77.0.2; the server configuration points at them",
         })),

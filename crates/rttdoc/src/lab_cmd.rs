@@ -463,6 +463,8 @@ fn print_notes(r: &rttdoc_lab::scenario::RunResult) {
         eprintln!("rttdoc lab: warning: {w}");
     }
     if let Some(dir) = r.labels["certificates"]["dir"].as_str() {
+        let dir = r.dir.join(dir);
+        let dir = dir.display();
         eprintln!(
             "rttdoc lab: note: {dir} holds the private keys of the lab's throwaway test certificates \
              (made for 10.77.0.2); the server configuration beside the captures points at them"
