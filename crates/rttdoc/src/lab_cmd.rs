@@ -10,12 +10,7 @@ pub enum LabCommand {
     /// List the scenarios.
     List,
     /// Run a scenario and its control(s); print their timings and findings side by side.
-    Compare {
-        /// Scenario name (see `rttdoc lab list`).
-        name: String,
-        #[command(flatten)]
-        path: PathArgs,
-    },
+    Compare(Box<CompareArgs>),
     /// Run a built-in peer (used inside lab namespaces).
     #[command(hide = true)]
     Peer {
@@ -26,6 +21,14 @@ pub enum LabCommand {
     /// Run a scenario (or your own server and client commands) over an
     /// emulated WAN; write captures, labels.json and a curl -w style table.
     Run(Box<RunArgs>),
+}
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Scenario name (see `rttdoc lab list`).
+    name: String,
+    #[command(flatten)]
+    path: PathArgs,
 }
 
 #[derive(clap::Args)]
@@ -485,7 +488,8 @@ pub fn lab(command: LabCommand) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        LabCommand::Compare { name, path } => {
+        LabCommand::Compare(args) => {
+            let CompareArgs { name, path } = *args;
             let s = match find_scenario(&name) {
                 Ok(s) => s,
                 Err(e) => return fail(e),

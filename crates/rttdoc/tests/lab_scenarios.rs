@@ -612,7 +612,9 @@ fn haproxy_scenarios_reproduce_their_pathology_and_controls_do_not() {
     }
 
     // 0-RTT through `allow-0rtt`: the resumed connection's request rides
-    // in the early data; without it the ticket allows none.
+    // in the early data; without it the ticket allows none. HAProxy 2.6
+    // answers early data only after the client's Finished: the answer
+    // comes 3 RTT after the SYN either way (TCP, TLS, request).
     for (name, early, post) in [
         ("zero-rtt-post-haproxy", true, true),
         ("zero-rtt-haproxy", true, false),
@@ -636,9 +638,8 @@ fn haproxy_scenarios_reproduce_their_pathology_and_controls_do_not() {
             );
         }
         let first_byte = rtts(f(&timings(&labels)[1]["first_byte_ms"]));
-        let expect = if early { 2.0 } else { 3.0 };
         assert!(
-            within(first_byte, expect - 0.2, expect + 0.8),
+            within(first_byte, 2.8, 3.8),
             "{name}: second connection's first byte after {first_byte:.2} RTT"
         );
     }
