@@ -806,6 +806,24 @@ fn compare_runs_a_scenario_beside_its_controls() {
     );
     // Medians: with two runs the P95 is the slowest run, and one preempted
     // run on a busy host moves it by tens of ms.
+    // The findings beside the timings: the pathology's on the scenario,
+    // not on its controls; and where it all went.
+    let found = |i: usize| -> Vec<String> {
+        doc["scenarios"][i]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(found(0).contains(&"write_write_read".to_string()), "{doc}");
+    for i in [1, 2] {
+        assert!(!found(i).contains(&"write_write_read".to_string()), "{doc}");
+    }
+    assert_eq!(
+        Path::new(doc["out"].as_str().unwrap()),
+        std::fs::canonicalize(dir.path("out")).unwrap()
+    );
     let total = |i: usize| f(&doc["scenarios"][i]["timings_ms"]["total"]["median_ms"]);
     assert!(
         total(0) > total(1) + 10.0 && total(0) > total(2) + 10.0,
