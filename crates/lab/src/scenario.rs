@@ -5,8 +5,10 @@
 //! `curl -w`-style timing table.
 //!
 //! A scenario is a [`Plan`]: the emulated path, per-host sysctls, the
-//! server (nginx, configured per scenario) and the client command run once
-//! per run (curl, or a shell line in the client namespace).
+//! server (nginx or HAProxy configured per scenario, a built-in peer, or
+//! the user's command) and the client run once per run (curl, a built-in
+//! peer, or a shell line in the client namespace; its output goes to
+//! `client.log`).
 
 use std::io;
 use std::path::{Path, PathBuf};
