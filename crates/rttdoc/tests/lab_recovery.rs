@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const ALLOWED_CC: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+const BURST: &str = "/proc/sys/kernel/printk_ratelimit_burst";
 
 fn lab_namespaces() -> Vec<String> {
     let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
@@ -153,6 +154,12 @@ fn a_run_after_a_sigkilled_one_restores_the_host_as_root() {
         .collect();
     std::fs::write(ALLOWED_CC, without_cubic.join(" ")).unwrap();
     let before_cc = read(ALLOWED_CC);
+    // A sysctl that is not per network namespace, set as a server sysctl:
+    // written inside the namespace it changes the machine (a harmless one:
+    // how many kernel messages a burst may print).
+    let before_burst = read(BURST);
+    let _burst_guard = SysctlGuard(BURST, before_burst.clone());
+    let burst: u64 = before_burst.parse().unwrap();
     let before = (lab_namespaces(), lab_links());
 
     // Two requests 2 s apart per run: long enough to be killed mid-way.
@@ -168,6 +175,8 @@ fn a_run_after_a_sigkilled_one_restores_the_host_as_root() {
             "--out",
         ])
         .arg(dir.path("killed"))
+        .arg("--server-sysctl")
+        .arg(format!("kernel.printk_ratelimit_burst={}", burst + 1))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -195,6 +204,7 @@ fn a_run_after_a_sigkilled_one_restores_the_host_as_root() {
         before_cc,
         "the killed run changed nothing host-wide"
     );
+    assert_eq!(read(BURST), (burst + 1).to_string());
     assert!(
         !processes_with(&scratch[0]).is_empty(),
         "no nginx left running"
@@ -224,10 +234,18 @@ fn a_run_after_a_sigkilled_one_restores_the_host_as_root() {
         "{err}"
     );
     assert!(err.contains(&format!("removed namespace {mine}")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "restored kernel.printk_ratelimit_burst from \"{}\" to \"{before_burst}\"",
+            burst + 1
+        )),
+        "{err}"
+    );
     assert!(err.contains("killed nginx"), "{err}");
 
     // Everything as it was before the killed run.
     assert_eq!(read(ALLOWED_CC), before_cc);
+    assert_eq!(read(BURST), before_burst);
     assert_eq!((lab_namespaces(), lab_links()), before);
     for s in &scratch {
         assert!(processes_with(s).is_empty(), "{:?}", processes_with(s));
