@@ -501,12 +501,22 @@ pub fn lab(command: LabCommand) -> ExitCode {
             if let Err(e) = rttdoc_lab::check_environment() {
                 return fail(e);
             }
-            // The scenario, and every scenario that is its control (or the
-            // scenario it is the control of, with that one's other controls).
-            let base = s.control_of.unwrap_or(s.name);
+            // The scenario at the top of the control chain (a control may
+            // have controls of its own), and every scenario below it.
+            let top = |mut c: &'static scenario::Scenario| {
+                // Bounded by the catalog's size: a chain cannot be longer.
+                for _ in 0..scenario::CATALOG.len() {
+                    match c.control_of.and_then(scenario::find) {
+                        Some(up) => c = up,
+                        None => break,
+                    }
+                }
+                c.name
+            };
+            let base = top(s);
             let mut group: Vec<&scenario::Scenario> = scenario::CATALOG
                 .iter()
-                .filter(|c| c.name == base || c.control_of == Some(base))
+                .filter(|c| top(c) == base)
                 .collect();
             group.sort_by_key(|c| c.control_of.is_some());
             let certs = lab_certs();
@@ -561,7 +571,7 @@ pub fn lab(command: LabCommand) -> ExitCode {
             for (c, _) in TIMING_COLUMNS {
                 print!(" {c:>21}");
             }
-            println!("  findings (client side, connections)");
+            println!("  findings (client side, connections) | injected (labels.json)");
             for (n, r, f) in &rows {
                 print!("{n:<28}");
                 for (_, m, p) in timing_stats(&r.timings) {
@@ -571,7 +581,21 @@ pub fn lab(command: LabCommand) -> ExitCode {
                         print!(" {:>21}", format!("{m:.1} / {p:.1} ms"));
                     }
                 }
-                println!("  {}", findings_cell(f));
+                let injected: Vec<&str> = r.labels["pathologies"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p["kind"].as_str())
+                    .collect();
+                println!(
+                    "  {} | {}",
+                    findings_cell(f),
+                    if injected.is_empty() {
+                        "none".to_string()
+                    } else {
+                        injected.join(", ")
+                    }
+                );
             }
             println!("wrote {where_}/<scenario>/ (captures, labels.json, client.log)");
             if let Some((_, r, _)) = rows.first() {
