@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Diagnosis accuracy over the whole lab catalog at several RTTs, from the
 # client and the server side: a recall / control-false-positive table per
-# detector and RTT. Needs root, nginx, curl, openssl. Long (~15 min):
+# detector and RTT. Needs root, nginx, haproxy, curl, openssl. Long (~15 min):
 # the CI test (crates/rttdoc/tests/diagnosis_accuracy.rs) uses the committed
 # 36 ms fixtures instead.
 #   bench/accuracy-sweep.sh            # RTTs 5 36 120 ms
@@ -45,19 +45,21 @@ for rtt in sorted((d for d in os.listdir(root) if d.isdigit()), key=int):
                     found[x["kind"]].add(c["stream"])
             # A labelled Nagle hold may surface as its delayed-ACK variant
             # (as in crates/rttdoc/tests/diagnosis_accuracy.rs).
-            meets = lambda k: ["nagle_hold", "nagle_delayed_ack"] if k == "nagle_hold" else [k]
+            # A mechanism without a detector of its own is found as the
+            # finding its label names (seen_as), as in the Rust test.
+            meets = lambda pa: [pa["seen_as"]] if "seen_as" in pa else (["nagle_hold", "nagle_delayed_ack"] if pa["kind"] == "nagle_hold" else [pa["kind"]])
             for pa in l["pathologies"]:
                 if side not in pa.get("visible_from", [side]):
                     continue
                 for s in pa.get("streams", []):
-                    hit = any(s in found[k] for k in meets(pa["kind"]))
+                    hit = any(s in found[k] for k in meets(pa))
                     (tp if hit else fn)[pa["kind"]] += 1
             if l["control_of"] and l["control_of"] in labels:
                 own = {pa["kind"] for pa in l["pathologies"]}
                 for pa in labels[l["control_of"]]["pathologies"]:
                     if pa["kind"] in own:
                         continue
-                    fp[pa["kind"]] += sum(len(found.get(k, ())) for k in meets(pa["kind"]))
+                    fp[pa["kind"]] += sum(len(found.get(k, ())) for k in meets(pa))
     print(f"\nRTT {rtt} ms")
     print(f"{'detector':24} {'found':>6} {'missed':>6} {'controls':>9} {'precision':>9} {'recall':>7}")
     for k in sorted(set(tp) | set(fn) | set(fp)):

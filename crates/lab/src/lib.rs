@@ -11,6 +11,7 @@
 //! It shares nothing with the analyzer but the capture format.
 
 pub mod emulator;
+pub mod journal;
 pub mod netns;
 pub mod pcapng;
 pub mod peer;
@@ -33,10 +34,6 @@ pub const SERVER_IP: &str = "10.77.0.2";
 pub const CONGESTION_CONTROL: &str = "cubic";
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
-
-/// What the signal thread must undo if the run is interrupted: the host's
-/// original allowed congestion controls, when the lab changed them.
-static RESTORE_ALLOWED_CC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// Set by the signal thread before it cleans up.
 static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -72,10 +69,11 @@ pub fn cleanup_on_signals() {
             unsafe { libc::sigwait(&set, &mut sig) };
             INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
             netns::release_all();
-            if let Some(previous) = RESTORE_ALLOWED_CC.lock().ok().and_then(|mut g| g.take()) {
-                let _ = std::fs::write(ALLOWED_CC, previous);
-            }
+            let restored = journal::restore_own();
             eprintln!("rttdoc lab: interrupted, namespaces removed");
+            for r in restored {
+                eprintln!("rttdoc lab: {r}");
+            }
             std::process::exit(128 + sig);
         });
     });
@@ -94,38 +92,35 @@ pub struct Lab {
     /// What the hosts' TCP actually runs (cubic unless a user namespace
     /// could not allow it).
     pub congestion_control: String,
-    _cc: CcGuard,
+    /// Declared last, so it drops after the namespaces: puts back what the
+    /// run changed on the machine and removes its journal.
+    _journal: JournalGuard,
 }
 
-/// The host's `tcp_allowed_congestion_control`, when the lab had to add
-/// cubic to it (a namespace may only pick an allowed algorithm); put back
-/// when the guard drops, on success and on error alike.
-struct CcGuard(Option<String>);
+/// Restores this process's journaled host changes when dropped, on success
+/// and on error alike (see [`journal`]).
+struct JournalGuard;
 
-impl Drop for CcGuard {
+impl Drop for JournalGuard {
     fn drop(&mut self) {
-        if let Some(previous) = self.0.take() {
-            let _ = std::fs::write(ALLOWED_CC, previous);
-            if let Ok(mut g) = RESTORE_ALLOWED_CC.lock() {
-                *g = None;
-            }
-        }
+        journal::restore_own();
     }
 }
 
-const ALLOWED_CC: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+const ALLOWED_CC: &str = "net.ipv4.tcp_allowed_congestion_control";
 
-/// Makes sure namespaces may choose [`CONGESTION_CONTROL`]. Returns the
-/// previous setting if it had to be changed, and whether the namespaces
-/// can use it: inside a user namespace the host's allowed list is
-/// read-only, and without cubic in it they keep the host's default.
-fn allow_congestion_control() -> io::Result<(Option<String>, bool)> {
-    let allowed = std::fs::read_to_string(ALLOWED_CC)?.trim().to_string();
+/// Makes sure namespaces may choose [`CONGESTION_CONTROL`]; returns whether
+/// they can use it. The list is the machine's (not per namespace): adding
+/// cubic is journaled first and undone after the run. Inside a user
+/// namespace the list is read-only, and without cubic in it the hosts keep
+/// the machine's default.
+fn allow_congestion_control() -> io::Result<bool> {
+    let allowed = journal::read_sysctl(ALLOWED_CC)?;
     if allowed.split_whitespace().any(|a| a == CONGESTION_CONTROL) {
-        return Ok((None, true));
+        return Ok(true);
     }
-    match std::fs::write(ALLOWED_CC, format!("{allowed} {CONGESTION_CONTROL}")) {
-        Ok(()) => {}
+    match journal::set_host_sysctl(ALLOWED_CC, &format!("{allowed} {CONGESTION_CONTROL}")) {
+        Ok(_) => {}
         Err(e) if !netns::in_initial_user_namespace() => {
             eprintln!(
                 "rttdoc lab: warning: cannot allow {CONGESTION_CONTROL} from a user namespace ({e}); \
@@ -133,14 +128,26 @@ fn allow_congestion_control() -> io::Result<(Option<String>, bool)> {
                  {CONGESTION_CONTROL} (slow start after idle) need, once, as root: \
                  sysctl -w net.ipv4.tcp_allowed_congestion_control='{allowed} {CONGESTION_CONTROL}'"
             );
-            return Ok((None, false));
+            return Ok(false);
         }
         Err(e) => return Err(e),
     }
-    if let Ok(mut g) = RESTORE_ALLOWED_CC.lock() {
-        *g = Some(allowed.clone());
+    Ok(true)
+}
+
+/// Cleans up after earlier runs that could not (killed with SIGKILL, or
+/// an rttdoc without a journal): prints what it restored.
+pub fn recover_earlier_runs() {
+    for line in journal::recover() {
+        eprintln!("rttdoc lab: {line}");
     }
-    Ok((Some(allowed), true))
+    let stale = netns::remove_stale();
+    if !stale.is_empty() {
+        eprintln!(
+            "rttdoc lab: removed namespaces of lab runs that are gone: {}",
+            stale.join(", ")
+        );
+    }
 }
 
 /// What the lab needs from the machine, as a sentence saying what to change.
@@ -226,9 +233,9 @@ fn setup_side(
 impl Lab {
     pub fn start(config: &WanConfig) -> io::Result<Lab> {
         check_environment().map_err(io::Error::other)?;
-        netns::remove_stale();
-        let (previous_cc, pin_cc) = allow_congestion_control()?;
-        let cc = CcGuard(previous_cc);
+        recover_earlier_runs();
+        let journal = JournalGuard;
+        let pin_cc = allow_congestion_control()?;
         let pid = std::process::id();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let client = Netns::create(&format!("{}{pid}-{n}-c", netns::PREFIX))?;
@@ -254,7 +261,7 @@ impl Lab {
             server_dev,
             emulator,
             congestion_control,
-            _cc: cc,
+            _journal: journal,
         })
     }
 
@@ -296,8 +303,10 @@ pub fn run_peer(kind: &str, args: &[String]) -> Result<(), String> {
     result.map_err(|e| e.to_string())
 }
 
-/// Writes the client-side, server-side, mid-path and two-interface
-/// (client + server) captures.
+/// Writes the client-side, server-side and mid-path captures. (No capture
+/// of both hosts' interfaces in one file: every packet would be in it twice,
+/// once per end, and an analysis of it would pair a packet with its own
+/// copy; each vantage is its own file.)
 pub fn write_captures(dir: &Path, report: &EmulatorReport) -> io::Result<()> {
     let side = |s: Side| -> Vec<(u32, i64, &[u8])> {
         report
@@ -310,18 +319,5 @@ pub fn write_captures(dir: &Path, report: &EmulatorReport) -> io::Result<()> {
     let file = |name: &str| std::fs::File::create(dir.join(name)).map(io::BufWriter::new);
     pcapng::write(file("client.pcapng")?, &["client"], &side(Side::Client))?;
     pcapng::write(file("server.pcapng")?, &["server"], &side(Side::Server))?;
-    pcapng::write(file("middle.pcapng")?, &["middle"], &side(Side::Middle))?;
-    let both: Vec<(u32, i64, &[u8])> = report
-        .packets
-        .iter()
-        .filter(|p| p.side != Side::Middle)
-        .map(|p| {
-            (
-                if p.side == Side::Client { 0 } else { 1 },
-                p.ts_ns,
-                p.data.as_slice(),
-            )
-        })
-        .collect();
-    pcapng::write(file("both.pcapng")?, &["client", "server"], &both)
+    pcapng::write(file("middle.pcapng")?, &["middle"], &side(Side::Middle))
 }

@@ -104,6 +104,9 @@ fn inode(file: &File) -> u64 {
 impl Netns {
     pub fn create(name: &str) -> io::Result<Netns> {
         let mode = mode();
+        // Journaled first: a run killed right after `ip netns add` still
+        // leaves its name for the next run to remove.
+        crate::journal::record_namespace(name, mode == Mode::Named)?;
         let file = match mode {
             Mode::Named => {
                 ip(&["netns", "add", name])?;
@@ -119,6 +122,7 @@ impl Netns {
         if let Ok(mut live) = LIVE.lock() {
             live.push((ns.name.clone(), mode, inode(&ns.file)));
         }
+        crate::journal::set_namespace_inode(&ns.name, inode(&ns.file));
         ns.run(&["ip", "link", "set", "lo", "up"])?;
         Ok(ns)
     }
@@ -158,10 +162,32 @@ impl Netns {
         Ok(out)
     }
 
-    /// Sets a (namespace-local) sysctl, e.g. `net.ipv4.tcp_fastopen`.
+    /// Sets a sysctl inside the namespace, e.g. `net.ipv4.tcp_fastopen`.
+    /// Not every key is per network namespace: a global one (`vm.*`,
+    /// `net.core.rmem_max`, `net.ipv4.tcp_allowed_congestion_control`, ...)
+    /// written here changes the whole machine. So the machine's value is
+    /// journaled before the write and kept in the journal (restored after
+    /// the run, or by the next run after a crash) when the write changed it.
     pub fn sysctl(&self, key: &str, value: &str) -> io::Result<()> {
-        self.run(&["sysctl", "-q", "-w", &format!("{key}={value}")])
-            .map(|_| ())
+        let before = crate::journal::guard_sysctl(key)?;
+        let result = self
+            .run(&["sysctl", "-q", "-w", &format!("{key}={value}")])
+            .map(|_| ());
+        if let Some(before) = before {
+            let after = crate::journal::read_sysctl(key).unwrap_or_default();
+            if after == before.value {
+                if before.added {
+                    crate::journal::forget_sysctl(key);
+                }
+            } else {
+                eprintln!(
+                    "rttdoc lab: note: {key} is not per network namespace: setting it changed the \
+                     machine's value ({:?} -> {after:?}); the lab puts it back after the run",
+                    before.value
+                );
+            }
+        }
+        result
     }
 
     /// Moves a network interface (by name) from the current namespace here.
@@ -173,7 +199,7 @@ impl Netns {
 }
 
 /// Every process whose network namespace has this inode.
-fn pids_in(ns_inode: u64) -> Vec<i32> {
+pub(crate) fn pids_in(ns_inode: u64) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -207,6 +233,7 @@ impl Drop for Netns {
         if let Ok(mut live) = LIVE.lock() {
             live.retain(|(_, _, i)| *i != ino);
         }
+        crate::journal::forget_namespace(&self.name);
     }
 }
 
@@ -220,15 +247,17 @@ pub fn release_all() {
 }
 
 /// Removes named namespaces left behind by lab runs whose process is gone
-/// (held ones cannot outlive their processes). Returns how many.
-pub fn remove_stale() -> usize {
+/// and that no journal listed (a run of an older rttdoc). Held namespaces
+/// vanish with their last process; the journal finds those processes.
+/// Returns the names removed.
+pub fn remove_stale() -> Vec<String> {
+    let mut removed = Vec::new();
     if mode() != Mode::Named {
-        return 0;
+        return removed;
     }
     let Ok(out) = Command::new("ip").args(["netns", "list"]).output() else {
-        return 0;
+        return removed;
     };
-    let mut removed = 0;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let name = line.split_whitespace().next().unwrap_or("");
         let Some(rest) = name.strip_prefix(PREFIX) else {
@@ -242,7 +271,7 @@ pub fn remove_stale() -> usize {
                 .map(|m| m.ino())
                 .unwrap_or(0);
             release(name, Mode::Named, ino);
-            removed += 1;
+            removed.push(name.to_string());
         }
     }
     removed

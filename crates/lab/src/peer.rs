@@ -4,7 +4,8 @@
 //! `curl -w` form (seconds): `connect tls first_byte total`.
 //!
 //! - `http-server`: HTTP/1.1 keep-alive; writes the response header and body
-//!   with one write or two (`--split`), Nagle on or off, optional TFO.
+//!   with one write or two (`--split`), or streams the body in timed pieces
+//!   (`--chunks N --chunk-ms M`), Nagle on or off, optional TFO.
 //! - `http-client`: N requests on one connection, optional pause between
 //!   them, optional TFO (request in the SYN), optional small receive buffer
 //!   and slow reading (a zero window).
@@ -85,6 +86,10 @@ pub struct PeerArgs {
     pub blocks: u32,
     pub rcvbuf: Option<i32>,
     pub read_delay_ms: u64,
+    /// The HTTP server streams its body in this many writes ...
+    pub chunks: u32,
+    /// ... this far apart (a backend producing its answer as it goes).
+    pub chunk_ms: u64,
 }
 
 impl PeerArgs {
@@ -110,6 +115,8 @@ impl PeerArgs {
                 "--blocks" => p.blocks = flags.num(a)? as u32,
                 "--rcvbuf" => p.rcvbuf = Some(flags.num(a)? as i32),
                 "--read-delay-ms" => p.read_delay_ms = flags.num(a)?,
+                "--chunks" => p.chunks = flags.num(a)? as u32,
+                "--chunk-ms" => p.chunk_ms = flags.num(a)?,
                 other => return Err(format!("unknown peer option {other}")),
             }
         }
@@ -170,7 +177,23 @@ fn http_server(args: &PeerArgs) -> io::Result<()> {
                 }
             }
             let head = response_head(body.len());
-            if args.split {
+            if args.chunks > 1 {
+                // A streaming backend (server-sent events, tokens): the
+                // length is unknown up front, so chunked encoding; the head
+                // at once, then each piece as it is produced.
+                out.write_all(
+                    b"HTTP/1.1 200 OK\r\nServer: rttdoc-lab\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+                )?;
+                let piece = body.len().div_ceil(args.chunks as usize).max(1);
+                for part in body.chunks(piece) {
+                    std::thread::sleep(Duration::from_millis(args.chunk_ms));
+                    let mut c = format!("{:x}\r\n", part.len()).into_bytes();
+                    c.extend_from_slice(part);
+                    c.extend_from_slice(b"\r\n");
+                    out.write_all(&c)?;
+                }
+                out.write_all(b"0\r\n\r\n")?;
+            } else if args.split {
                 out.write_all(head.as_bytes())?;
                 out.write_all(&body)?;
             } else {

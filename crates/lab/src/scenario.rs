@@ -5,8 +5,10 @@
 //! `curl -w`-style timing table.
 //!
 //! A scenario is a [`Plan`]: the emulated path, per-host sysctls, the
-//! server (nginx, configured per scenario) and the client command run once
-//! per run (curl, or a shell line in the client namespace).
+//! server (nginx or HAProxy configured per scenario, a built-in peer, or
+//! the user's command) and the client run once per run (curl, a built-in
+//! peer, or a shell line in the client namespace; its output goes to
+//! `client.log`).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -66,10 +68,34 @@ pub enum Client {
     Builtin(Vec<String>),
 }
 
+/// HAProxy in front of the built-in HTTP server: the proxy terminates TLS
+/// (or plain HTTP) on the server's address and forwards to the backend on
+/// the server's loopback, where the emulated path does not reach.
+#[derive(Debug, Clone)]
+pub struct Haproxy {
+    /// TLS termination with this chain (`bind ... ssl crt`); None: plain
+    /// HTTP on port 80.
+    pub tls: Option<Chain>,
+    /// `bind ... tfo`: TCP_FASTOPEN on the listening socket.
+    pub tfo: bool,
+    /// `bind ... allow-0rtt`: session tickets that allow TLS 1.3 early data.
+    pub allow_0rtt: bool,
+    /// `option http-no-delay`: never ask the kernel to hold a partial
+    /// segment (HAProxy otherwise sends with MSG_MORE while it expects more
+    /// of a message).
+    pub http_no_delay: bool,
+    /// Flags of the backend (`rttdoc lab peer http-server`, on
+    /// 127.0.0.1:8080).
+    pub backend: Vec<String>,
+}
+
+const BACKEND: &str = "127.0.0.1:8080";
+
 /// The server side of a scenario.
 #[derive(Debug, Clone)]
 pub enum Server {
     Nginx(Nginx),
+    Haproxy(Haproxy),
     /// A built-in peer (`rttdoc lab peer KIND ARGS`), listening on the port.
     Builtin(Vec<String>, u16),
     /// A user's command, run with `bash -c` in the server namespace
@@ -122,6 +148,8 @@ pub struct Scenario {
 }
 
 const NGINX_CURL: &[&str] = &["nginx", "curl"];
+const HAPROXY_CURL: &[&str] = &["haproxy", "curl", "openssl"];
+const HAPROXY: &[&str] = &["haproxy", "openssl"];
 const NGINX_CURL_TLS: &[&str] = &["nginx", "curl", "openssl"];
 
 fn url(tls: bool, path: &str) -> String {
@@ -652,6 +680,153 @@ fn slow_start_after_idle(ctx: &Ctx, enabled: bool) -> Plan {
     p
 }
 
+fn haproxy(tls: Option<Chain>) -> Haproxy {
+    Haproxy {
+        tls,
+        tfo: false,
+        allow_0rtt: false,
+        http_no_delay: false,
+        backend: vec!["--nodelay".into()],
+    }
+}
+
+fn with_haproxy(ctx: &Ctx, h: Haproxy, client: Client) -> Plan {
+    let mut p = base(ctx, plain(true), client);
+    p.server = Server::Haproxy(h);
+    p
+}
+
+/// TCP Fast Open through HAProxy's `bind ... tfo` (field case 4), TLS
+/// terminated by HAProxy: the ClientHello rides in the SYN.
+fn tfo_haproxy(ctx: &Ctx, mode: &str) -> Plan {
+    let mut h = haproxy(Some(Chain::SmallEc));
+    h.tfo = true;
+    let mut p = with_haproxy(
+        ctx,
+        h,
+        curl(&["--tlsv1.3", "--tcp-fastopen", &url(true, "/")]),
+    );
+    p.client_sysctls
+        .push(("net.ipv4.tcp_fastopen".into(), "1".into()));
+    p.server_sysctls
+        .push(("net.ipv4.tcp_fastopen".into(), "2".into()));
+    p.knobs = json!({ "client_tcp_fastopen": 1, "server_tcp_fastopen": 2, "haproxy_bind": "ssl crt ... tfo", "curl": "--tcp-fastopen" });
+    match mode {
+        "accepted" => {
+            p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0], "evidence": [tfo_syn()] },
+                { "kind": "tfo_accepted", "streams": (1..ctx.runs).collect::<Vec<_>>(), "saved_rtts": 1.0, "evidence": [tfo_syn()] }]);
+        }
+        "rejected" => {
+            p.after_first_run = vec![("net.ipv4.tcp_fastopen".into(), "0".into())];
+            p.knobs["server_tcp_fastopen_after_first_run"] = json!(0);
+            p.pathologies = json!([{ "kind": "tfo_cookie_request", "streams": [0], "evidence": [tfo_syn()] },
+                { "kind": "tfo_rejected", "streams": (1..ctx.runs).collect::<Vec<_>>(), "evidence": [tfo_syn()] }]);
+        }
+        _ => {
+            p.client = curl(&["--tlsv1.3", &url(true, "/")]);
+            p.knobs["curl"] = json!("(no --tcp-fastopen)");
+        }
+    }
+    p
+}
+
+/// TLS 1.3 0-RTT through HAProxy's `bind ... allow-0rtt`: the built-in
+/// client resumes on its second connection and sends its request as early
+/// data when the ticket allows it. HAProxy 2.6 accepts it but answers only
+/// after the client's Finished (seen with tshark: its first flight carries
+/// no response), so no round trip is saved, unlike the built-in server.
+/// Without allow-0rtt HAProxy's tickets allow no early data: the second
+/// connection resumes and sends its request after the handshake.
+fn zero_rtt_haproxy(ctx: &Ctx, allow: bool, method: &str) -> Plan {
+    let mut h = haproxy(Some(Chain::SmallEc));
+    h.allow_0rtt = allow;
+    let client = Client::Builtin(
+        [
+            "tls-client",
+            "--connect",
+            &format!("{SERVER_IP}:443"),
+            "--connections",
+            "2",
+            "--early-data",
+            "--method",
+            method,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    );
+    let mut p = with_haproxy(ctx, h, client);
+    p.knobs = json!({ "haproxy_bind": if allow { "ssl crt ... allow-0rtt" } else { "ssl crt ..." }, "client": "built-in TLS 1.3, offers early data", "method": method, "connections_per_run": 2 });
+    let second: Vec<u32> = (0..ctx.runs).map(|r| 2 * r + 1).collect();
+    let answered = "after the client's Finished, not with HAProxy's first flight";
+    p.pathologies = match (allow, method) {
+        (true, "GET") => json!([{ "kind": "resumption", "streams": second },
+            { "kind": "early_data", "streams": second, "saved_rtts": 0.0, "answered": answered }]),
+        (true, _) => json!([{ "kind": "resumption", "streams": second },
+            { "kind": "early_data", "streams": second, "saved_rtts": 0.0, "answered": answered },
+            { "kind": "early_data_unsafe", "streams": second, "method": method, "needs": "keylog" }]),
+        _ => json!([{ "kind": "resumption", "streams": second }]),
+    };
+    p
+}
+
+/// A streaming backend (a head, then 5 pieces 50 ms apart, chunked)
+/// behind HAProxy in plain HTTP. Without `option http-no-delay` HAProxy
+/// sends what it has with MSG_MORE while the message is unfinished: the
+/// kernel holds the partial segment (the head, the first pieces) until
+/// more comes or its probe timer fires (the RTO, at least 200 ms), so the
+/// first byte comes ~200 ms late and the pieces arrive in a burst. With
+/// the option each piece leaves as it comes.
+fn stream_haproxy(ctx: &Ctx, no_delay: bool) -> Plan {
+    let mut h = haproxy(None);
+    h.http_no_delay = no_delay;
+    h.backend = [
+        "--nodelay",
+        "--body",
+        "1000",
+        "--chunks",
+        "5",
+        "--chunk-ms",
+        "50",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let mut p = with_haproxy(ctx, h, curl(&[&url(false, "/")]));
+    p.knobs = json!({ "option_http_no_delay": no_delay, "backend": "head at once, then 5 chunks 50 ms apart (Transfer-Encoding: chunked)" });
+    if !no_delay {
+        // What a capture shows: the server host sat on the response
+        // (rttdoc has no detector naming MSG_MORE; it sees the time in the
+        // server, `server_think_time`).
+        p.pathologies = json!([{ "kind": "msg_more_hold", "phase": "first_byte", "streams": ctx.all_streams(), "extra_ms": 200.0,
+            "why": "HAProxy sends the unfinished response with MSG_MORE; the kernel holds the partial segment until its probe timer (RTO, >= 200 ms)",
+            "seen_as": "server_think_time" }]);
+    }
+    p
+}
+
+/// A >4 KB TLS 1.3 flight from HAProxy: HAProxy sets TCP_NODELAY on the
+/// connections it accepts, so OpenSSL's 4096-byte write and the rest leave
+/// at once (measured with tshark): 1 RTT, unlike nginx with tcp_nodelay off.
+fn chain_haproxy(ctx: &Ctx, chain: Chain) -> Plan {
+    let mut p = with_haproxy(
+        ctx,
+        haproxy(Some(chain)),
+        curl(&["--tlsv1.3", &url(true, "/")]),
+    );
+    let big = chain == Chain::OverInitcwnd;
+    p.knobs = json!({ "certificate_chain": match chain {
+        Chain::RsaChain => "RSA-4096 root and intermediate, P-256 leaf",
+        Chain::OverInitcwnd => "RSA-4096 root and intermediate, P-256 leaf with 600 names",
+        Chain::SmallEc => "one P-256 certificate",
+    }, "tcp_nodelay": "on (HAProxy always sets it)", "initcwnd": 10 });
+    if big {
+        p.pathologies = json!([{ "kind": "initcwnd_limited", "phase": "tls_handshake", "streams": ctx.all_streams(), "extra_rtts": 1.0 }]);
+    }
+    p.expected = json!({ "tls_handshake_rtts": if big { 2.0 } else { 1.0 } });
+    p
+}
+
 pub const CATALOG: &[Scenario] = &[
     Scenario { name: "tls13-nagle-builtin", summary: "built-in TLS 1.3 server writing its ~5 KB flight as 4096 bytes then the rest, Nagle on: handshake 2 RTT", control_of: None, needs: &[], plan: |c| nagle_tls_builtin(c, false) },
     Scenario { name: "tls13-nodelay-builtin", summary: "control: TCP_NODELAY, handshake 1 RTT", control_of: Some("tls13-nagle-builtin"), needs: &[], plan: |c| nagle_tls_builtin(c, true) },
@@ -701,6 +876,17 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "syn-loss-control", summary: "control: no loss", control_of: Some("syn-loss"), needs: NGINX_CURL, plan: |c| syn_loss(c, false) },
     Scenario { name: "ssai-nginx", summary: "keep-alive with 2 s idle between two 200 KB responses, tcp_slow_start_after_idle=1: the second restarts from the initial window", control_of: None, needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, true) },
     Scenario { name: "no-ssai-nginx", summary: "control: tcp_slow_start_after_idle=0", control_of: Some("ssai-nginx"), needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, false) },
+    Scenario { name: "tfo-haproxy", summary: "HAProxy `bind ... ssl crt ... tfo`: the first connection asks for a cookie, the next put the ClientHello in the SYN and save 1 RTT", control_of: None, needs: HAPROXY_CURL, plan: |c| tfo_haproxy(c, "accepted") },
+    Scenario { name: "tfo-rejected-haproxy", summary: "HAProxy with tfo, server tcp_fastopen turned off after the first run: the cookie is refused, the SYN's ClientHello is sent again", control_of: None, needs: HAPROXY_CURL, plan: |c| tfo_haproxy(c, "rejected") },
+    Scenario { name: "tfo-off-haproxy", summary: "control: the same without --tcp-fastopen", control_of: Some("tfo-haproxy"), needs: HAPROXY_CURL, plan: |c| tfo_haproxy(c, "off") },
+    Scenario { name: "zero-rtt-post-haproxy", summary: "HAProxy `allow-0rtt`: the resumed connection sends a POST as TLS 1.3 early data (replayable; visible with the run's keylog.txt)", control_of: None, needs: HAPROXY, plan: |c| zero_rtt_haproxy(c, true, "POST") },
+    Scenario { name: "zero-rtt-haproxy", summary: "control: a GET in early data (idempotent); HAProxy 2.6 still answers only after the handshake", control_of: Some("zero-rtt-post-haproxy"), needs: HAPROXY, plan: |c| zero_rtt_haproxy(c, true, "GET") },
+    Scenario { name: "no-0rtt-haproxy", summary: "control: no allow-0rtt: the tickets allow no early data; the second connection resumes and sends its request after the handshake", control_of: Some("zero-rtt-haproxy"), needs: HAPROXY, plan: |c| zero_rtt_haproxy(c, false, "GET") },
+    Scenario { name: "stream-haproxy", summary: "HAProxy (plain HTTP) in front of a streaming backend, no `option http-no-delay`: MSG_MORE holds the head and first pieces ~200 ms (the kernel's probe timer)", control_of: None, needs: HAPROXY_CURL, plan: |c| stream_haproxy(c, false) },
+    Scenario { name: "stream-no-delay-haproxy", summary: "control: `option http-no-delay`, each piece leaves as it comes", control_of: Some("stream-haproxy"), needs: HAPROXY_CURL, plan: |c| stream_haproxy(c, true) },
+    Scenario { name: "initcwnd-chain-haproxy", summary: "HAProxy terminating TLS 1.3 with a chain over the initial congestion window: the flight waits for ACKs; handshake 2 RTT", control_of: None, needs: HAPROXY_CURL, plan: |c| chain_haproxy(c, Chain::OverInitcwnd) },
+    Scenario { name: "big-chain-haproxy", summary: "control: HAProxy with the >4 KB chain of tls13-nagle-nginx: it sets TCP_NODELAY, no Nagle hold, handshake 1 RTT", control_of: Some("tls13-nagle-nginx"), needs: HAPROXY_CURL, plan: |c| chain_haproxy(c, Chain::RsaChain) },
+    Scenario { name: "small-chain-haproxy", summary: "control: HAProxy with one small certificate; handshake 1 RTT", control_of: Some("initcwnd-chain-haproxy"), needs: HAPROXY_CURL, plan: |c| chain_haproxy(c, Chain::SmallEc) },
 ];
 
 pub fn find(name: &str) -> Option<&'static Scenario> {
@@ -733,6 +919,9 @@ pub struct RunResult {
     pub dir: PathBuf,
     pub timings: Vec<Timing>,
     pub labels: Value,
+    /// Things the user asked for that the run could not do (a scripted
+    /// drop past the run's last packet).
+    pub warnings: Vec<String>,
 }
 
 fn sh(cmd: &mut Command) -> io::Result<String> {
@@ -937,6 +1126,44 @@ fn nginx_conf(work: &Path, n: &Nginx, certs: &Path) -> io::Result<(String, u16)>
     Ok((conf, port))
 }
 
+/// HAProxy's configuration for `h`, and the port it listens on. The
+/// certificate file (chain then key, as HAProxy's `crt` takes it) is made
+/// in `certs`.
+fn haproxy_conf(work: &Path, h: &Haproxy, certs: &Path) -> io::Result<(String, u16)> {
+    let w = work.display();
+    let mut bind = String::new();
+    let port = match h.tls {
+        Some(chain) => {
+            let (chain_file, key) = make_chain(certs, chain)?;
+            let pem = chain_file.with_extension("haproxy.pem");
+            let mut both = std::fs::read(&chain_file)?;
+            both.extend(std::fs::read(&key)?);
+            std::fs::write(&pem, both)?;
+            bind.push_str(&format!(" ssl crt {}", pem.display()));
+            if h.allow_0rtt {
+                bind.push_str(" allow-0rtt");
+            }
+            443
+        }
+        None => 80,
+    };
+    if h.tfo {
+        bind.push_str(" tfo");
+    }
+    let conf = format!(
+        "global\n  maxconn 256\n  pidfile {w}/haproxy.pid\n\n\
+         defaults\n  mode http\n  timeout connect 5s\n  timeout client 30s\n  timeout server 30s\n{}\n\
+         frontend lab\n  bind {SERVER_IP}:{port}{bind}\n  default_backend app\n\n\
+         backend app\n  server app {BACKEND}\n",
+        if h.http_no_delay {
+            "  option http-no-delay\n"
+        } else {
+            ""
+        }
+    );
+    Ok((conf, port))
+}
+
 /// Waits (up to 5 s) until the server namespace has a listening TCP socket
 /// on `port`, or on any port.
 fn wait_listening(lab: &Lab, port: Option<u16>) -> io::Result<()> {
@@ -992,50 +1219,146 @@ fn self_exe() -> io::Result<PathBuf> {
 
 /// Runs the client once. Every client gets SSLKEYLOGFILE (curl and the
 /// built-in TLS client honour it): the key log lets `analyze --keylog`
-/// read 0-RTT early data.
-fn run_client(lab: &Lab, client: &Client, run: u32, keylog: &Path) -> io::Result<Vec<Timing>> {
+/// read 0-RTT early data. What the client prints (stdout and stderr) is
+/// appended to `log`, one section per run.
+fn run_client(
+    lab: &Lab,
+    client: &Client,
+    run: u32,
+    keylog: &Path,
+    log: &Path,
+) -> io::Result<Vec<Timing>> {
     let command = |program: &str| {
         let mut c = lab.client.command(program);
         c.env("SSLKEYLOGFILE", keylog);
         c
     };
-    match client {
+    let start = Instant::now();
+    let (mut cmd, curl_format) = match client {
         Client::Curl(args) => {
             let fmt = "%{time_connect} %{time_appconnect} %{time_starttransfer} %{time_total}\\n";
-            let out = sh(command("curl")
-                .args(["-sk", "--max-time", "30", "-w", fmt])
+            let mut c = command("curl");
+            c.args(["-sSk", "--max-time", "30", "-w", fmt])
                 .args(args)
                 .args(
                     // every URL's body goes to /dev/null
                     args.iter()
                         .filter(|a| a.contains("://"))
                         .flat_map(|_| ["-o", "/dev/null"]),
-                ))?;
-            parse_timings(&out, run)
+                );
+            (c, true)
         }
         Client::Builtin(args) => {
             let exe = self_exe()?;
-            let out = sh(command(&exe.to_string_lossy())
-                .args(["lab", "peer"])
-                .args(args))?;
-            parse_timings(&out, run)
+            let mut c = command(&exe.to_string_lossy());
+            c.args(["lab", "peer"]).args(args);
+            (c, true)
         }
         Client::Shell(cmd) => {
-            let start = Instant::now();
-            sh(command("bash")
-                .args(["-c", cmd])
+            let mut c = command("bash");
+            c.args(["-c", cmd])
                 .env("RTTDOC_SERVER_IP", SERVER_IP)
-                .env("RTTDOC_CLIENT_IP", CLIENT_IP))?;
-            let ms = start.elapsed().as_secs_f64() * 1000.0;
-            Ok(vec![Timing {
-                run,
-                connect_ms: f64::NAN,
-                tls_ms: f64::NAN,
-                first_byte_ms: f64::NAN,
-                total_ms: ms,
-            }])
+                .env("RTTDOC_CLIENT_IP", CLIENT_IP);
+            (c, false)
+        }
+    };
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let pid = child.id();
+    crate::journal::record_process(pid)?;
+    let out = child.wait_with_output();
+    crate::journal::forget_process(pid);
+    let out = out?;
+    let elapsed_ms = start.elapsed().as_secs_f64() * 1000.0;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)?;
+        writeln!(f, "# run {run}: exit {}", out.status)?;
+        f.write_all(stdout.as_bytes())?;
+        if !stderr.trim().is_empty() {
+            writeln!(f, "# stderr")?;
+            f.write_all(stderr.as_bytes())?;
         }
     }
+    if !out.status.success() {
+        return Err(io::Error::other(format!(
+            "the client failed in run {run} ({}): {}",
+            out.status,
+            last_lines(&format!("{stdout}{stderr}"), 5)
+        )));
+    }
+    if curl_format {
+        return parse_timings(&stdout, run);
+    }
+    // A user's command: its curl -w variables when it printed any, else
+    // only the command's own duration.
+    let mut timings = parse_curl_vars(&stdout, run);
+    if timings.is_empty() {
+        timings = parse_timings(&stdout, run).unwrap_or_default();
+    }
+    if timings.is_empty() {
+        timings.push(Timing {
+            run,
+            connect_ms: f64::NAN,
+            tls_ms: f64::NAN,
+            first_byte_ms: f64::NAN,
+            total_ms: elapsed_ms,
+        });
+    }
+    Ok(timings)
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// curl `-w` variables in a user's output, one transfer per line that
+/// names any: `time_connect=0.036 time_total=0.112`, `time_total: 0.112`
+/// or the names and values in any order, in seconds (as curl prints them).
+pub fn parse_curl_vars(out: &str, run: u32) -> Vec<Timing> {
+    const NAMES: [&str; 4] = [
+        "time_connect",
+        "time_appconnect",
+        "time_starttransfer",
+        "time_total",
+    ];
+    let mut timings = Vec::new();
+    for line in out.lines() {
+        let tokens: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || c == '=' || c == ',' || c == ';')
+            .map(|t| t.trim_matches(|c| c == ':' || c == '"' || c == '\''))
+            .filter(|t| !t.is_empty())
+            .collect();
+        let mut v = [f64::NAN; 4];
+        let mut any = false;
+        for (i, t) in tokens.iter().enumerate() {
+            if let Some(k) = NAMES.iter().position(|n| n == t) {
+                if let Some(x) = tokens.get(i + 1).and_then(|x| x.parse::<f64>().ok()) {
+                    v[k] = x * 1000.0;
+                    any = true;
+                }
+            }
+        }
+        if any {
+            timings.push(Timing {
+                run,
+                connect_ms: v[0],
+                tls_ms: v[1],
+                first_byte_ms: v[2],
+                total_ms: v[3],
+            });
+        }
+    }
+    timings
 }
 
 fn write_www(work: &Path) -> io::Result<()> {
@@ -1179,12 +1502,91 @@ pub fn run_plan(
         certs: certs_dir,
         ..opts.clone()
     };
-    let work = opts.out.join("work");
+    // The server's scratch (config, pid, logs, the pages it serves) lives
+    // outside the output directory, journaled, so an interrupted run
+    // leaves nothing of it there (the next run removes it after a crash).
+    crate::cleanup_on_signals();
+    let work = scratch_dir()?;
+    let result = run_in(name, summary, control_of, plan, opts, &ctx, &work);
+    let _ = std::fs::remove_dir_all(&work);
+    crate::journal::forget_scratch(&work);
+    result
+}
+
+/// A fresh journaled scratch directory for one run.
+fn scratch_dir() -> io::Result<PathBuf> {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("rttdoc-lab-work-{}-{n}", std::process::id()));
+    crate::journal::record_scratch(&dir)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The machine-readable settings of a run's hosts for labels.json: sysctls
+/// as a map, route attributes as a map (`initcwnd 4` -> {"initcwnd": "4"}).
+fn settings_json(sysctls: &[(String, String)]) -> Value {
+    Value::Object(
+        sysctls
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect(),
+    )
+}
+
+fn route_json(attrs: &[String]) -> Value {
+    Value::Object(
+        attrs
+            .chunks(2)
+            .map(|kv| {
+                (
+                    kv[0].clone(),
+                    Value::String(kv.get(1).cloned().unwrap_or_default()),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Scripted drops that the run never reached (the direction carried fewer
+/// packets): the user asked for a drop that did not happen.
+fn unreached_drops(p: &crate::emulator::PathConfig, total: u64) -> Vec<u64> {
+    p.drop.iter().copied().filter(|&n| n > total).collect()
+}
+
+fn run_in(
+    name: &str,
+    summary: &str,
+    control_of: Option<&str>,
+    plan: Plan,
+    opts: &RunOptions,
+    ctx: &Ctx,
+    work: &Path,
+) -> io::Result<RunResult> {
+    let work = work.to_path_buf();
     write_www(&work)?;
     let keylog = opts.out.join("keylog.txt");
     let _ = std::fs::remove_file(&keylog);
+    let client_log_path = opts.out.join("client.log");
+    let _ = std::fs::remove_file(&client_log_path);
+    for stale in [
+        "both.pcapng",
+        "nginx.conf",
+        "haproxy.cfg",
+        "server.log",
+        "backend.log",
+    ] {
+        let _ = std::fs::remove_file(opts.out.join(stale));
+    }
     let certs = opts.certs.clone().unwrap_or_else(|| opts.out.join("certs"));
-    let nginx = match &plan.server {
+    let (server_software, server_config) = match &plan.server {
+        Server::Nginx(_) => ("nginx", Some("nginx.conf")),
+        Server::Haproxy(_) => ("haproxy", Some("haproxy.cfg")),
+        Server::Builtin(..) => ("rttdoc lab peer", None),
+        Server::Command(_) => ("--server-cmd", None),
+    };
+    let listen_port = match &plan.server {
         Server::Nginx(n) => {
             let (conf, port) = nginx_conf(&work, n, &certs)?;
             std::fs::write(work.join("nginx.conf"), &conf)?;
@@ -1193,10 +1595,15 @@ pub fn run_plan(
             std::fs::write(opts.out.join("nginx.conf"), &conf)?;
             Some(port)
         }
+        Server::Haproxy(h) => {
+            let (conf, port) = haproxy_conf(&work, h, &certs)?;
+            std::fs::write(work.join("haproxy.cfg"), &conf)?;
+            std::fs::write(opts.out.join("haproxy.cfg"), &conf)?;
+            Some(port)
+        }
         Server::Command(_) | Server::Builtin(..) => None,
     };
 
-    crate::cleanup_on_signals();
     let lab = Lab::start(&plan.wan)?;
     for (k, v) in &plan.server_sysctls {
         lab.server.sysctl(k, v)?;
@@ -1224,14 +1631,59 @@ pub fn run_plan(
                 .collect::<Vec<_>>(),
         )?;
     }
-    let mut server_child = None;
-    match (&plan.server, nginx) {
+    let mut server_children = Vec::new();
+    match (&plan.server, listen_port) {
+        (Server::Haproxy(h), Some(port)) => {
+            let exe = self_exe()?;
+            let log = std::fs::File::create(opts.out.join("backend.log"))?;
+            let backend = lab
+                .server
+                .command(&exe.to_string_lossy())
+                .args(["lab", "peer", "http-server", "--listen", BACKEND])
+                .args(&h.backend)
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .spawn()?;
+            crate::journal::record_process(backend.id())?;
+            server_children.push(backend);
+            wait_listening(&lab, Some(8080))?;
+            let log = std::fs::File::create(opts.out.join("server.log"))?;
+            // -db: in the foreground, so the lab owns the process.
+            let proxy = lab
+                .server
+                .command("haproxy")
+                .arg("-db")
+                .arg("-f")
+                .arg(work.join("haproxy.cfg"))
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .spawn()?;
+            crate::journal::record_process(proxy.id())?;
+            server_children.push(proxy);
+            wait_listening(&lab, Some(port)).map_err(|e| {
+                let log = std::fs::read_to_string(opts.out.join("server.log")).unwrap_or_default();
+                io::Error::other(format!("haproxy: {e}: {}", log.trim()))
+            })?;
+        }
         (Server::Nginx(_), Some(port)) => {
             sh(lab
                 .server
                 .command("nginx")
                 .arg("-c")
                 .arg(work.join("nginx.conf")))?;
+            // nginx daemonizes: its master's pid is in the pid file.
+            for _ in 0..50 {
+                if let Some(pid) = std::fs::read_to_string(work.join("nginx.pid"))
+                    .ok()
+                    .and_then(|p| p.trim().parse::<u32>().ok())
+                {
+                    crate::journal::record_process(pid)?;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
             wait_listening(&lab, Some(port))?;
         }
         (Server::Command(cmd), _) => {
@@ -1246,7 +1698,8 @@ pub fn run_plan(
                 .stdout(log.try_clone()?)
                 .stderr(log)
                 .spawn()?;
-            server_child = Some(child);
+            crate::journal::record_process(child.id())?;
+            server_children.push(child);
             wait_listening(&lab, None)?;
         }
         (Server::Builtin(args, port), _) => {
@@ -1261,10 +1714,11 @@ pub fn run_plan(
                 .stdout(log.try_clone()?)
                 .stderr(log)
                 .spawn()?;
-            server_child = Some(child);
+            crate::journal::record_process(child.id())?;
+            server_children.push(child);
             wait_listening(&lab, Some(*port))?;
         }
-        _ => unreachable!("nginx plans have a port"),
+        _ => unreachable!("nginx and haproxy plans have a port"),
     }
     let mut timings = Vec::new();
     for run in 0..opts.runs {
@@ -1273,19 +1727,83 @@ pub fn run_plan(
                 lab.server.sysctl(k, v)?;
             }
         }
-        timings.extend(run_client(&lab, &plan.client, run, &keylog)?);
+        timings.extend(run_client(
+            &lab,
+            &plan.client,
+            run,
+            &keylog,
+            &client_log_path,
+        )?);
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(opts.rtt * 2 + Duration::from_millis(100));
     let congestion_control = lab.congestion_control.clone();
     let report = lab.finish();
-    if let Some(mut child) = server_child {
+    for mut child in server_children {
         let _ = child.kill();
         let _ = child.wait();
+        crate::journal::forget_process(child.id());
     }
     write_captures(&opts.out, &report)?;
 
     let (c2s, s2c) = (&report.client_to_server, &report.server_to_client);
+    let mut warnings = Vec::new();
+    for (dir, path, stats, flag) in [
+        (
+            "client -> server",
+            &plan.wan.client_to_server,
+            c2s,
+            "--drop-c2s",
+        ),
+        (
+            "server -> client",
+            &plan.wan.server_to_client,
+            s2c,
+            "--drop-s2c",
+        ),
+    ] {
+        let total = stats.forwarded + stats.dropped.len() as u64;
+        let missed = unreached_drops(path, total);
+        if !missed.is_empty() {
+            warnings.push(format!(
+                "{flag} {}: the run carried only {total} {dir} packets, so {} never happened",
+                missed
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                if missed.len() == 1 {
+                    "that drop"
+                } else {
+                    "those drops"
+                }
+            ));
+        }
+    }
+    // The emulator measures itself: a packet released much later than
+    // planned (the VM was starved of CPU) shifts what the captures show by
+    // that much. Say so: the run is not the path that was asked for.
+    let allowed_us = (ctx.rtt_ms() * 1000.0 * 0.1).max(1000.0);
+    for (dir, stats) in [("client -> server", c2s), ("server -> client", s2c)] {
+        let (_, _, max) = stats.lateness_us();
+        if max > allowed_us {
+            warnings.push(format!(
+                "the emulator released a {dir} packet {:.1} ms late (the machine was busy): this run's timings are off by up to that much",
+                max / 1000.0
+            ));
+        }
+    }
+    let mut server_sysctls = plan.server_sysctls.clone();
+    if congestion_control == crate::CONGESTION_CONTROL {
+        server_sysctls.push((
+            "net.ipv4.tcp_congestion_control".into(),
+            congestion_control.clone(),
+        ));
+    }
+    let client_sysctls = plan.client_sysctls.clone();
+    let private_keys = std::fs::read_dir(&certs).is_ok_and(|mut d| {
+        d.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "key")))
+    });
     let labels = json!({
         "scenario": name,
         "summary": summary,
@@ -1296,7 +1814,25 @@ pub fn run_plan(
         "client": CLIENT_IP,
         "server": SERVER_IP,
         "congestion_control": congestion_control,
-        "captures": { "client": "client.pcapng", "server": "server.pcapng", "middle": "middle.pcapng", "both": "both.pcapng" },
+        "captures": { "client": "client.pcapng", "server": "server.pcapng", "middle": "middle.pcapng" },
+        "server_software": server_software,
+        "server_config": server_config,
+        // What the hosts ran with, machine-readable (`rttdoc audit` reads
+        // them): sysctls set in each namespace, and the route attributes
+        // (`ip route change ... initcwnd 4 quickack 1`) toward the peer.
+        "server_sysctls": settings_json(&server_sysctls),
+        "server_sysctls_after_first_run": settings_json(&plan.after_first_run),
+        "client_sysctls": settings_json(&client_sysctls),
+        "server_route": route_json(&plan.server_route),
+        "client_route": route_json(&plan.client_route),
+        "certificates": private_keys.then(|| json!({
+            // Relative to the run's directory when inside it.
+            "dir": certs.strip_prefix(&opts.out).unwrap_or(&certs).to_string_lossy(),
+            "private_keys": true,
+            "note": "throwaway test keys the lab generated for 10.77.0.2; the server configuration points at them",
+        })),
+        "client_log": std::fs::metadata(&client_log_path).is_ok_and(|m| m.len() > 0).then_some("client.log"),
+        "warnings": warnings,
         "keylog": std::fs::metadata(&keylog).is_ok_and(|m| m.len() > 0).then_some("keylog.txt"),
         "pathologies": plan.pathologies,
         "expected": plan.expected,
@@ -1311,12 +1847,12 @@ pub fn run_plan(
         opts.out.join("labels.json"),
         serde_json::to_vec_pretty(&labels)?,
     )?;
-    let _ = std::fs::remove_dir_all(&work);
     Ok(RunResult {
         scenario: name.to_string(),
         dir: opts.out.clone(),
         timings,
         labels,
+        warnings,
     })
 }
 

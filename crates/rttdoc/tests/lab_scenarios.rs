@@ -563,6 +563,131 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
     );
 }
 
+/// HAProxy as the server (TLS terminator or plain HTTP proxy in front of
+/// the built-in backend): what it does on the wire, from curl's timings and
+/// from both captures.
+#[test]
+fn haproxy_scenarios_reproduce_their_pathology_and_controls_do_not() {
+    if !require(
+        "haproxy_scenarios_reproduce_their_pathology_and_controls_do_not",
+        &["ip", "haproxy", "curl", "openssl"],
+        true,
+    ) {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let before = (lab_namespaces(), allowed_cc());
+    let dir = TempDir::new("lab-haproxy");
+
+    // TFO through `bind ... tfo`: TLS 1.3 over TFO answers 1 RTT sooner.
+    for (name, second) in [
+        ("tfo-haproxy", Some("accepted")),
+        ("tfo-rejected-haproxy", Some("rejected")),
+        ("tfo-off-haproxy", None),
+    ] {
+        let (labels, views) = run(&dir, name);
+        assert_eq!(labels["server_software"], "haproxy");
+        let conf = std::fs::read_to_string(dir.path(name).join("haproxy.cfg")).unwrap();
+        assert!(conf.contains(" tfo"), "{conf}");
+        let t = &timings(&labels)[1];
+        let first_byte = rtts(f(&t["first_byte_ms"]));
+        let expect = if second == Some("accepted") { 2.0 } else { 3.0 };
+        assert!(
+            within(first_byte, expect - 0.2, expect + 0.8),
+            "{name}: second run's first byte after {first_byte:.2} RTT"
+        );
+        for view in &views {
+            let outcome = |i: usize| {
+                view[i]["handshake"]["tfo"]["outcome"]
+                    .as_str()
+                    .map(String::from)
+            };
+            assert_eq!(
+                outcome(0).as_deref(),
+                second.map(|_| "cookie_request"),
+                "{name}"
+            );
+            assert_eq!(outcome(1).as_deref(), second, "{name}");
+        }
+    }
+
+    // 0-RTT through `allow-0rtt`: the resumed connection's request rides
+    // in the early data; without it the ticket allows none. HAProxy 2.6
+    // answers early data only after the client's Finished: the answer
+    // comes 3 RTT after the SYN either way (TCP, TLS, request).
+    for (name, early, post) in [
+        ("zero-rtt-post-haproxy", true, true),
+        ("zero-rtt-haproxy", true, false),
+        ("no-0rtt-haproxy", false, false),
+    ] {
+        let (labels, views) = run(&dir, name);
+        for c in views.iter().flatten() {
+            let second = c["stream"].as_u64().unwrap() % 2 == 1;
+            assert_eq!(c["tls"]["resumed"], second, "{name} stream {}", c["stream"]);
+            assert_eq!(
+                c["tls"]["early_data_accepted"] == true,
+                early && second,
+                "{name} stream {}",
+                c["stream"]
+            );
+            assert_eq!(
+                kinds(&c["findings"]).contains(&"early_data_unsafe"),
+                post && second,
+                "{name} stream {}",
+                c["stream"]
+            );
+        }
+        let first_byte = rtts(f(&timings(&labels)[1]["first_byte_ms"]));
+        assert!(
+            within(first_byte, 2.8, 3.8),
+            "{name}: second connection's first byte after {first_byte:.2} RTT"
+        );
+    }
+
+    // A streamed response through plain-HTTP HAProxy: MSG_MORE holds the
+    // head until the kernel's probe timer (>= 200 ms); http-no-delay not.
+    let mut waits = Vec::new();
+    for name in ["stream-haproxy", "stream-no-delay-haproxy"] {
+        let (labels, views) = run(&dir, name);
+        let wait: Vec<f64> = timings(&labels)
+            .iter()
+            .map(|t| f(&t["first_byte_ms"]) - f(&t["connect_ms"]))
+            .collect();
+        for c in views.iter().flatten() {
+            let row = row(c, "first_byte", Some(1));
+            waits.push((name, f(&row["duration_ms"])));
+        }
+        waits.push((name, wait.iter().copied().fold(f64::INFINITY, f64::min)));
+    }
+    for (name, ms) in &waits {
+        let held = *name == "stream-haproxy";
+        // Held: one RTO (200 ms floor) instead of one round trip.
+        assert_eq!(
+            *ms > RTT_MS + 120.0,
+            held,
+            "{name}: first byte after {ms:.1} ms"
+        );
+    }
+
+    // The TLS flight: HAProxy sets TCP_NODELAY (no Nagle hold even over
+    // 4 KB); only the initial window makes it wait.
+    let big = assert_tls_handshake(&dir, "initcwnd-chain-haproxy", 2.0);
+    let small = assert_tls_handshake(&dir, "small-chain-haproxy", 1.0);
+    gap("initcwnd-chain-haproxy", &big, &small, 1.0);
+    let over4k = assert_tls_handshake(&dir, "big-chain-haproxy", 1.0);
+    for c in over4k.iter().flatten() {
+        assert!(c["tls"]["server_flight_bytes"].as_u64().unwrap() > 4096);
+        let k = kinds(&c["findings"]);
+        assert!(
+            !k.contains(&"nagle_hold") && !k.contains(&"nagle_delayed_ack"),
+            "{k:?}"
+        );
+    }
+
+    let after = (lab_namespaces(), allowed_cc());
+    assert_eq!(after, before, "namespaces or host settings left behind");
+}
+
 #[test]
 fn every_catalog_scenario_is_covered_by_this_test() {
     let out = Command::new(rttdoc_bin())
@@ -681,6 +806,24 @@ fn compare_runs_a_scenario_beside_its_controls() {
     );
     // Medians: with two runs the P95 is the slowest run, and one preempted
     // run on a busy host moves it by tens of ms.
+    // The findings beside the timings: the pathology's on the scenario,
+    // not on its controls; and where it all went.
+    let found = |i: usize| -> Vec<String> {
+        doc["scenarios"][i]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(found(0).contains(&"write_write_read".to_string()), "{doc}");
+    for i in [1, 2] {
+        assert!(!found(i).contains(&"write_write_read".to_string()), "{doc}");
+    }
+    assert_eq!(
+        Path::new(doc["out"].as_str().unwrap()),
+        std::fs::canonicalize(dir.path("out")).unwrap()
+    );
     let total = |i: usize| f(&doc["scenarios"][i]["timings_ms"]["total"]["median_ms"]);
     assert!(
         total(0) > total(1) + 10.0 && total(0) > total(2) + 10.0,
