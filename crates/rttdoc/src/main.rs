@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod analyze_cmd;
+mod audit_cmd;
 mod lab_cmd;
 
 use lab_cmd::LabCommand;
@@ -56,6 +57,9 @@ enum Command {
         #[arg(long)]
         no_findings: bool,
     },
+    /// Find the server settings that cost round trips (nginx, HAProxy,
+    /// sysctls, routes, certificate chains), optionally confirmed by a capture.
+    Audit(audit_cmd::AuditArgs),
     /// Reproduce latency pathologies on real kernel TCP stacks (root, or rootless in `unshare -Urn`).
     Lab {
         #[command(subcommand)]
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
             keylog.as_deref(),
             !no_findings,
         ),
+        Command::Audit(args) => audit_cmd::audit(args),
         Command::Lab { command } => {
             let code = lab_cmd::lab(command);
             // A signal's cleanup kills what runs in the namespaces, and the

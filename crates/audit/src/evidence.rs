@@ -1,0 +1,311 @@
+//! `--capture`: what a capture shows about the audit's findings.
+//!
+//! A finding is *confirmed* when a connection to one of its ports carries a
+//! capture finding of a kind it names ([`crate::vocabulary::confirms`]),
+//! *contradicted* when one carries a kind that shows the opposite
+//! ([`crate::vocabulary::contradicts`]), and *not seen* otherwise. The other
+//! way round, every capture finding that a setting could cause is listed
+//! with the audit findings that explain it, or as unexplained by the
+//! configuration given.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::{vocabulary, Finding};
+
+/// One capture finding, as the audit needs it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaptureFinding {
+    pub kind: String,
+    pub stream: u64,
+    pub frames: Vec<u64>,
+    pub cost_ms: f64,
+}
+
+/// One connection's facts the audit's joins use.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaptureConnection {
+    pub stream: u64,
+    pub client_ip: String,
+    pub server_port: u16,
+    pub tls_version: Option<String>,
+    pub resumed: Option<bool>,
+    pub psk_offered: bool,
+    pub server_flight_bytes: u32,
+    /// TFO outcome on the SYN (`cookie_request`, `accepted`, `rejected` ...).
+    pub tfo: Option<String>,
+    pub tfo_server_sent_cookie: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CaptureFacts {
+    pub file: String,
+    pub connections: Vec<CaptureConnection>,
+    pub findings: Vec<CaptureFinding>,
+}
+
+/// Runs the capture analysis and keeps what the audit joins on. The one
+/// call into the analysis: adapt here when its API changes.
+pub fn capture_findings(path: &Path, keylog: Option<&Path>) -> Result<CaptureFacts, String> {
+    let keylog = match keylog {
+        Some(k) => Some(std::sync::Arc::new(
+            rttdoc_analyze::keylog::KeyLog::load(k).map_err(|e| format!("key log {e}"))?,
+        )),
+        None => None,
+    };
+    let name = path.to_string_lossy().to_string();
+    let mut capture = rttdoc_capture::Capture::open(&name).map_err(|e| e.to_string())?;
+    let options = rttdoc_analyze::AnalyzeOptions {
+        keylog,
+        ..Default::default()
+    };
+    let mut facts = CaptureFacts {
+        file: name,
+        ..Default::default()
+    };
+    let stats = rttdoc_analyze::analyze_capture(&mut capture, options, &mut |c| {
+        let tls = c.tls.as_ref();
+        facts.connections.push(CaptureConnection {
+            stream: c.stream,
+            client_ip: c.client.ip.to_string(),
+            server_port: c.server.port,
+            tls_version: tls.and_then(|t| t.version.clone()),
+            resumed: tls.and_then(|t| t.resumed),
+            psk_offered: tls.is_some_and(|t| t.psk_offered || t.session_ticket_offered),
+            server_flight_bytes: tls.map(|t| t.server_flight_bytes).unwrap_or(0),
+            tfo: c.handshake.tfo.as_ref().map(|t| t.outcome.to_string()),
+            tfo_server_sent_cookie: c
+                .handshake
+                .tfo
+                .as_ref()
+                .is_some_and(|t| t.server_sent_cookie),
+        });
+        for f in &c.findings {
+            facts.findings.push(CaptureFinding {
+                kind: f.kind.to_string(),
+                stream: f.stream,
+                frames: f.frames.clone(),
+                cost_ms: f.cost_ms,
+            });
+        }
+    });
+    if let Some(e) = stats.error {
+        if facts.connections.is_empty() {
+            return Err(format!("{}: {e}", facts.file));
+        }
+    }
+    facts.connections.sort_by_key(|c| c.stream);
+    facts.findings.sort_by_key(|f| f.stream);
+    Ok(facts)
+}
+
+/// What the capture says about one audit finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// `confirmed`, `contradicted` or `not_seen`.
+    pub status: &'static str,
+    /// Capture finding kinds seen on the finding's connections, with how
+    /// many connections show each.
+    pub kinds: BTreeMap<String, usize>,
+    /// The connections (tcp.stream), at most 20.
+    pub streams: Vec<u64>,
+    /// Evidence frames of the first few capture findings.
+    pub frames: Vec<u64>,
+    pub text: String,
+}
+
+/// A capture finding kind a setting could cause, and what explains it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KindJoin {
+    pub kind: String,
+    pub connections: usize,
+    pub streams: Vec<u64>,
+    /// `check at file:line` of the audit findings that explain it.
+    pub explained_by: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaptureJoin {
+    pub file: String,
+    pub connections: usize,
+    pub kinds: Vec<KindJoin>,
+}
+
+fn matches(f: &Finding, c: &CaptureConnection) -> bool {
+    f.ports.is_empty() || f.ports.contains(&c.server_port)
+}
+
+/// Fills every finding's evidence and lists the capture's
+/// configuration-shaped findings with what explains them.
+pub fn join(findings: &mut [Finding], facts: &CaptureFacts) -> CaptureJoin {
+    let by_stream: BTreeMap<u64, &CaptureConnection> =
+        facts.connections.iter().map(|c| (c.stream, c)).collect();
+    for f in findings.iter_mut() {
+        let confirms = vocabulary::confirms(f.check);
+        let contradicts = vocabulary::contradicts(f.check);
+        let relevant: Vec<&CaptureFinding> = facts
+            .findings
+            .iter()
+            .filter(|cf| by_stream.get(&cf.stream).is_some_and(|c| matches(f, c)))
+            .collect();
+        let count = |kinds: &[&str]| {
+            let mut m: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+            for cf in &relevant {
+                if kinds.contains(&cf.kind.as_str()) {
+                    m.entry(cf.kind.clone()).or_default().insert(cf.stream);
+                }
+            }
+            m
+        };
+        let mut yes = count(confirms);
+        let no = count(contradicts);
+        let mut extra = String::new();
+        // Facts beyond finding kinds.
+        match f.check {
+            "no_resumption" => {
+                // Returning clients (a client's later connections) that
+                // offered nothing and were not resumed.
+                let mut seen: BTreeSet<&str> = BTreeSet::new();
+                let mut full = BTreeSet::new();
+                for c in facts
+                    .connections
+                    .iter()
+                    .filter(|c| matches(f, c) && c.tls_version.is_some())
+                {
+                    if !seen.insert(c.client_ip.as_str()) && c.resumed != Some(true) {
+                        full.insert(c.stream);
+                    }
+                }
+                if !full.is_empty() {
+                    extra = format!(
+                        "{} returning client connection(s) did a full handshake",
+                        full.len()
+                    );
+                    yes.insert("full_handshake_returning_client".into(), full);
+                }
+            }
+            "tfo_listener_without_kernel" => {
+                let refused: BTreeSet<u64> = facts
+                    .connections
+                    .iter()
+                    .filter(|c| {
+                        matches(f, c)
+                            && c.tfo.as_deref() == Some("cookie_request")
+                            && !c.tfo_server_sent_cookie
+                    })
+                    .map(|c| c.stream)
+                    .collect();
+                if !refused.is_empty() {
+                    extra = format!("{} TFO cookie request(s) got no cookie", refused.len());
+                    yes.insert("tfo_cookie_refused".into(), refused);
+                }
+            }
+            "chain_over_initcwnd" => {
+                if let Some(max) = facts
+                    .connections
+                    .iter()
+                    .filter(|c| matches(f, c))
+                    .map(|c| c.server_flight_bytes)
+                    .max()
+                    .filter(|&b| b > 0)
+                {
+                    extra = format!("largest server TLS flight in the capture: {max} bytes");
+                }
+            }
+            _ => {}
+        }
+        let streams: BTreeSet<u64> = yes.values().chain(no.values()).flatten().copied().collect();
+        let frames: Vec<u64> = relevant
+            .iter()
+            .filter(|cf| confirms.contains(&cf.kind.as_str()))
+            .take(3)
+            .flat_map(|cf| cf.frames.iter().copied())
+            .take(12)
+            .collect();
+        let describe = |m: &BTreeMap<String, BTreeSet<u64>>| {
+            m.iter()
+                .map(|(k, s)| {
+                    format!(
+                        "{k} on {} connection{}",
+                        s.len(),
+                        if s.len() == 1 { "" } else { "s" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (status, text) = if !no.is_empty() && yes.is_empty() {
+            ("contradicted", format!("capture shows {}", describe(&no)))
+        } else if !yes.is_empty() {
+            let mut t = format!("capture shows {}", describe(&yes));
+            if !no.is_empty() {
+                t.push_str(&format!("; but also {}", describe(&no)));
+            }
+            ("confirmed", t)
+        } else {
+            let n = facts.connections.iter().filter(|c| matches(f, c)).count();
+            (
+                "not_seen",
+                if confirms.is_empty() {
+                    "no capture finding kind measures this".to_string()
+                } else {
+                    format!(
+                        "none of {n} matching connections shows {}",
+                        confirms.join(" or ")
+                    )
+                },
+            )
+        };
+        let text = if extra.is_empty() || text.contains(&extra) {
+            text
+        } else {
+            format!("{text} ({extra})")
+        };
+        f.evidence = Some(Evidence {
+            status,
+            kinds: yes
+                .iter()
+                .chain(no.iter())
+                .map(|(k, s)| (k.clone(), s.len()))
+                .collect(),
+            streams: streams.into_iter().take(20).collect(),
+            frames,
+            text,
+        });
+    }
+    // Capture findings a setting could cause, and what explains them.
+    let mut kinds: BTreeMap<&str, BTreeSet<u64>> = BTreeMap::new();
+    for cf in &facts.findings {
+        if vocabulary::CONFIG_EXPLAINABLE.contains(&cf.kind.as_str()) {
+            kinds.entry(cf.kind.as_str()).or_default().insert(cf.stream);
+        }
+    }
+    let kinds = kinds
+        .into_iter()
+        .map(|(kind, streams)| {
+            let explained_by = findings
+                .iter()
+                .filter(|f| vocabulary::confirms(f.check).contains(&kind))
+                .filter(|f| {
+                    streams
+                        .iter()
+                        .any(|s| by_stream.get(s).is_some_and(|c| matches(f, c)))
+                })
+                .map(|f| format!("{} at {}", f.check, f.location.at))
+                .collect();
+            KindJoin {
+                kind: kind.to_string(),
+                connections: streams.len(),
+                streams: streams.into_iter().take(20).collect(),
+                explained_by,
+            }
+        })
+        .collect();
+    CaptureJoin {
+        file: facts.file.clone(),
+        connections: facts.connections.len(),
+        kinds,
+    }
+}
