@@ -65,6 +65,16 @@ pub enum Confidence {
     High,
 }
 
+impl Confidence {
+    pub fn name(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
 /// Where a setting is: a file and line, a sysctl, a route.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Location {

@@ -393,6 +393,7 @@ impl Nginx {
             server_flight.push(worst);
         }
 
+        let mut default_buffer_ports: Vec<u16> = Vec::new();
         for (i, s) in servers.iter().enumerate() {
             if !s.tls() {
                 continue;
@@ -557,6 +558,9 @@ impl Nginx {
                 .and_then(parse_size)
                 .unwrap_or(16384) as u32;
             let record_segments = (size.min(16384) + 22).div_ceil(ASSUMED_MSS);
+            if record_segments > initcwnd && buffer.is_none() {
+                default_buffer_ports.extend(s.ports());
+            }
             if record_segments > initcwnd {
                 let location = match buffer {
                     Some(d) => self.loc(d),
@@ -695,6 +699,16 @@ impl Nginx {
             for f in &mut findings[before..] {
                 f.ports = s.ports();
             }
+        }
+
+        // The default record size is one finding for every server using it.
+        default_buffer_ports.sort_unstable();
+        default_buffer_ports.dedup();
+        for f in findings
+            .iter_mut()
+            .filter(|f| f.check == "ssl_buffer_size" && f.location.text.starts_with("(default)"))
+        {
+            f.ports = default_buffer_ports.clone();
         }
 
         // Early data, per TLS server: nginx accepts it by the default
@@ -952,19 +966,36 @@ impl Nginx {
     }
 }
 
-/// True when the server (or the http block around it) uses
-/// `$ssl_early_data` anywhere: a `map`, a header to the backend, an `if`
-/// returning 425.
+/// True when the server uses `$ssl_early_data`, directly or through a
+/// variable an http-level `map` derives from it, or inherits a directive
+/// that uses it from the http block (a `proxy_set_header` there): the
+/// request can then be refused (425) or flagged to the backend.
 fn guards_early_data(s: &Server) -> bool {
-    fn uses(ds: &[Directive]) -> bool {
+    fn uses(ds: &[Directive], vars: &[String]) -> bool {
         ds.iter().any(|d| {
             d.args
                 .iter()
-                .any(|a| a.contains("$ssl_early_data") || a.contains("${ssl_early_data}"))
-                || (d.name != "server" && uses(d.children()))
+                .any(|a| vars.iter().any(|v| a.contains(v.as_str())))
+                || (d.name != "server" && d.name != "map" && uses(d.children(), vars))
         })
     }
-    uses(s.directive.children()) || s.chain.first().is_some_and(|http| uses(http))
+    let http: &[Directive] = s.chain.first().copied().unwrap_or(&[]);
+    let mut vars = vec![
+        "$ssl_early_data".to_string(),
+        "${ssl_early_data}".to_string(),
+    ];
+    for m in http.iter().filter(|d| d.name == "map") {
+        if m.arg(0).is_some_and(|a| a.contains("ssl_early_data")) {
+            if let Some(v) = m.arg(1) {
+                vars.push(v.to_string());
+            }
+        }
+    }
+    let inherited = http
+        .iter()
+        .filter(|d| d.block.is_none() && d.name != "map")
+        .any(|d| d.args.iter().any(|a| a.contains("ssl_early_data")));
+    inherited || uses(s.directive.children(), &vars)
 }
 
 pub fn tfo_listener_without_kernel(loc: Location, sysctl: u64, param: &str) -> Finding {

@@ -87,10 +87,10 @@ pub fn terminal(out: &mut dyn Write, report: &Report, color: bool) -> io::Result
         };
         writeln!(
             out,
-            "{} {}  (confidence {:?})",
+            "{} {}  (confidence {})",
             paint(color, code, &format!("{label:<6}")),
             paint(color, "1", f.check),
-            f.confidence
+            f.confidence.name()
         )?;
         writeln!(out, "  {}", f.title)?;
         writeln!(out, "  where:   {}   {}", f.location.at, f.location.text)?;
