@@ -819,8 +819,10 @@ impl Nginx {
         }
 
         // Keep-alive responses under Nagle, per tcp_nodelay off directive.
-        let mut keepalive: BTreeMap<String, (&Directive, Vec<String>, bool, Vec<u16>)> =
-            BTreeMap::new();
+        // Per `tcp_nodelay off` line: the line, the scopes it reaches, whether
+        // any of them writes responses in two pieces, their ports.
+        type Reach<'d> = (&'d Directive, Vec<String>, bool, Vec<u16>);
+        let mut keepalive: BTreeMap<String, Reach> = BTreeMap::new();
         for s in &servers {
             let mut scopes: Vec<(Chain, String)> =
                 vec![(s.chain.clone(), format!("server {}", s.name()))];
