@@ -309,3 +309,134 @@ pub fn join(findings: &mut [Finding], facts: &CaptureFacts) -> CaptureJoin {
         kinds,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Confidence, Cost, Fix, Location, Severity};
+
+    fn finding(check: &'static str, ports: Vec<u16>) -> Finding {
+        Finding {
+            check,
+            severity: Severity::High,
+            confidence: Confidence::High,
+            title: String::new(),
+            location: Location {
+                source: "nginx",
+                at: "n.conf:1".into(),
+                text: String::new(),
+            },
+            related: vec![],
+            cost: Cost {
+                rtts: None,
+                ms: None,
+                per: "x",
+                text: String::new(),
+            },
+            why: String::new(),
+            fix: Fix {
+                syntax: "nginx",
+                text: String::new(),
+            },
+            confirms: vocabulary::confirms(check).to_vec(),
+            ports,
+            evidence: None,
+        }
+    }
+
+    fn conn(stream: u64, port: u16, client: &str, resumed: Option<bool>) -> CaptureConnection {
+        CaptureConnection {
+            stream,
+            client_ip: client.into(),
+            server_port: port,
+            tls_version: Some("TLS 1.3".into()),
+            resumed,
+            psk_offered: false,
+            server_flight_bytes: 5000,
+            tfo: None,
+            tfo_server_sent_cookie: false,
+        }
+    }
+
+    fn cf(kind: &str, stream: u64) -> CaptureFinding {
+        CaptureFinding {
+            kind: kind.into(),
+            stream,
+            frames: vec![stream * 10],
+            cost_ms: 30.0,
+        }
+    }
+
+    #[test]
+    fn findings_are_confirmed_only_by_their_kinds_on_their_ports() {
+        let facts = CaptureFacts {
+            file: "c.pcap".into(),
+            connections: vec![
+                conn(0, 443, "10.0.0.1", Some(false)),
+                conn(1, 8443, "10.0.0.2", Some(false)),
+            ],
+            findings: vec![cf("nagle_hold", 1), cf("hello_retry_request", 0)],
+        };
+        let mut fs = vec![
+            finding("nagle_tls_flight", vec![443]),
+            finding("nagle_tls_flight", vec![8443]),
+            finding("hrr_curves", vec![]),
+            finding("ssl_buffer_size", vec![443]),
+        ];
+        let join = join(&mut fs, &facts);
+        let status = |i: usize| fs[i].evidence.as_ref().unwrap().status;
+        assert_eq!(status(0), "not_seen");
+        assert_eq!(status(1), "confirmed");
+        assert_eq!(fs[1].evidence.as_ref().unwrap().frames, vec![10]);
+        assert_eq!(status(2), "confirmed");
+        assert_eq!(status(3), "not_seen");
+        // Both capture kinds are explained, each by its own finding.
+        assert_eq!(join.kinds.len(), 2);
+        let hrr = join
+            .kinds
+            .iter()
+            .find(|k| k.kind == "hello_retry_request")
+            .unwrap();
+        assert_eq!(hrr.explained_by, vec!["hrr_curves at n.conf:1"]);
+        let nagle = join.kinds.iter().find(|k| k.kind == "nagle_hold").unwrap();
+        assert_eq!(
+            nagle.explained_by.len(),
+            1,
+            "only the 8443 finding: {nagle:?}"
+        );
+    }
+
+    #[test]
+    fn resumption_in_the_capture_contradicts_no_resumption() {
+        let mut fs = vec![finding("no_resumption", vec![443])];
+        let facts = CaptureFacts {
+            file: "c".into(),
+            connections: vec![
+                conn(0, 443, "10.0.0.1", Some(false)),
+                conn(1, 443, "10.0.0.1", Some(true)),
+            ],
+            findings: vec![cf("resumption", 1)],
+        };
+        join(&mut fs, &facts);
+        assert_eq!(fs[0].evidence.as_ref().unwrap().status, "contradicted");
+        // A returning client's full handshake confirms it.
+        let facts = CaptureFacts {
+            file: "c".into(),
+            connections: vec![
+                conn(0, 443, "10.0.0.1", Some(false)),
+                conn(1, 443, "10.0.0.1", Some(false)),
+            ],
+            findings: vec![],
+        };
+        join(&mut fs, &facts);
+        let e = fs[0].evidence.as_ref().unwrap();
+        assert_eq!(e.status, "confirmed");
+        assert_eq!(e.streams, vec![1]);
+    }
+
+    #[test]
+    fn an_unreadable_capture_is_an_error_naming_it() {
+        let e = capture_findings(Path::new("/nonexistent/c.pcap"), None).unwrap_err();
+        assert!(e.contains("/nonexistent/c.pcap"), "{e}");
+    }
+}

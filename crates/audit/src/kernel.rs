@@ -250,11 +250,11 @@ mod tests {
     use super::*;
 
     fn tree(values: &[(&str, &str)]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "rttdoc-audit-sysctl-{}-{}",
-            std::process::id(),
-            values.len()
-        ));
+        // One directory per call: tests run in parallel.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("rttdoc-audit-sysctl-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         for (k, v) in values {
             let p = dir.join(k.replace('.', "/"));

@@ -1076,3 +1076,128 @@ pub fn backlog_mismatch(
         ports: Vec::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conf::parse_str;
+
+    fn listen(args: &[&str]) -> Listen {
+        parse_listen(&Directive {
+            name: "listen".into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            file: 0,
+            line: 1,
+            block: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn listen_addresses_and_parameters_parse_as_nginx_reads_them() {
+        let l = listen(&[
+            "443",
+            "ssl",
+            "fastopen=256",
+            "backlog=1024",
+            "default_server",
+        ]);
+        assert_eq!(
+            (l.socket.as_str(), l.port, l.ssl, l.default_server),
+            ("*:443", 443, true, true)
+        );
+        assert_eq!((l.fastopen, l.backlog), (Some(256), Some(1024)));
+        assert_eq!(listen(&["10.0.0.1:8443"]).socket, "10.0.0.1:8443");
+        assert_eq!(listen(&["[::]:443", "ssl"]).socket, "[::]:443");
+        assert_eq!(listen(&["[::1]"]).port, 80);
+        assert_eq!(listen(&["localhost"]).socket, "localhost:80");
+        assert!(listen(&["443", "quic"]).quic);
+        assert!(parse_listen(&Directive {
+            name: "listen".into(),
+            args: vec!["unix:/run/x.sock".into()],
+            file: 0,
+            line: 1,
+            block: None
+        })
+        .is_none());
+    }
+
+    #[test]
+    fn sizes_and_times_use_nginx_units() {
+        assert_eq!(parse_size("16k"), Some(16384));
+        assert_eq!(parse_size("1m"), Some(1 << 20));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_seconds("75s"), Some(75));
+        assert_eq!(parse_seconds("1m"), Some(60));
+        assert_eq!(parse_seconds("0"), Some(0));
+        assert_eq!(parse_seconds("500ms"), Some(0));
+    }
+
+    #[test]
+    fn the_default_server_is_the_marked_one_else_the_first_on_the_socket() {
+        let c = parse_str(
+            "http { server { listen 443 ssl; } server { listen 443 ssl default_server; } server { listen 8443 ssl; } server { listen 8443 ssl; } }",
+            Path::new("/x"),
+        )
+        .unwrap();
+        let s = servers(&c);
+        let d = default_servers(&s);
+        assert_eq!(d["*:443"], 1);
+        assert_eq!(d["*:8443"], 2);
+    }
+
+    #[test]
+    fn inner_levels_override_and_arrays_are_inherited_only_when_a_level_sets_none() {
+        let c = parse_str(
+            "http { tcp_nodelay off; ssl_certificate a.pem; ssl_certificate b.pem;
+               server { listen 443 ssl; location / { tcp_nodelay on; } }
+               server { listen 8443 ssl; ssl_certificate c.pem; } }",
+            Path::new("/x"),
+        )
+        .unwrap();
+        let s = servers(&c);
+        assert_eq!(
+            find(&s[0].chain, "tcp_nodelay").unwrap().arg(0),
+            Some("off")
+        );
+        let (_, loc) = &s[0].locations[0];
+        assert_eq!(find(loc, "tcp_nodelay").unwrap().arg(0), Some("on"));
+        let certs = |i: usize| -> Vec<String> {
+            find_all(&s[i].chain, "ssl_certificate")
+                .iter()
+                .map(|d| d.args[0].clone())
+                .collect()
+        };
+        assert_eq!(certs(0), vec!["a.pem", "b.pem"]);
+        assert_eq!(certs(1), vec!["c.pem"]);
+        // A server without listen is *:80.
+        let c = parse_str("http { server { server_name x; } }", Path::new("/x")).unwrap();
+        assert_eq!(servers(&c)[0].listens[0].0.socket, "*:80");
+    }
+
+    #[test]
+    fn a_location_turning_nagle_off_does_not_hold_the_handshake() {
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/audit/certs");
+        let text = format!(
+            "http {{ server {{ listen 443 ssl; ssl_certificate {0}/mid-chain.pem; ssl_certificate_key {0}/mid-chain.key;
+               location /a {{ tcp_nodelay off; }} }} }}",
+            dir.display()
+        );
+        let n = Nginx {
+            config: parse_str(&text, Path::new("/x")).unwrap(),
+        };
+        let f = n.check(&Kernel::default(), &mut Vec::new(), &mut Vec::new());
+        let checks: Vec<&str> = f.iter().map(|f| f.check).collect();
+        assert!(checks.contains(&"nagle_keepalive"), "{checks:?}");
+        assert!(!checks.contains(&"nagle_tls_flight"), "{checks:?}");
+        // The same at server level holds it.
+        let text = text.replace("listen 443 ssl;", "listen 443 ssl; tcp_nodelay off;");
+        let n = Nginx {
+            config: parse_str(&text, Path::new("/x")).unwrap(),
+        };
+        let f = n.check(&Kernel::default(), &mut Vec::new(), &mut Vec::new());
+        assert!(f.iter().any(|f| f.check == "nagle_tls_flight"));
+    }
+}
