@@ -517,6 +517,20 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_text_parses_or_fails_with_a_line_never_a_panic(text in "[a-z0-9 ;{}#\"'\\\n$*]{0,200}") {
+            match parse_str(&text, Path::new("/nonexistent")) {
+                Ok(c) => {
+                    for d in &c.root {
+                        proptest::prop_assert!(d.line >= 1);
+                    }
+                }
+                Err(e) => proptest::prop_assert!(e.line as usize <= text.lines().count() + 1),
+            }
+        }
+    }
+
     #[test]
     fn garbage_never_panics() {
         for text in [

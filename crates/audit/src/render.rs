@@ -62,6 +62,40 @@ pub fn terminal(out: &mut dyn Write, report: &Report, color: bool) -> io::Result
             read.join(", ")
         }
     )?;
+    if !i.sysctls.is_empty() {
+        let values: Vec<String> = i
+            .sysctls
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{}={v}",
+                    k.trim_start_matches("net.ipv4.")
+                        .trim_start_matches("net.core.")
+                )
+            })
+            .collect();
+        writeln!(out, "  sysctls: {}", values.join(" "))?;
+    }
+    for r in i
+        .routes
+        .iter()
+        .filter(|r| r.dst == "default" || r.initcwnd.is_some() || r.quickack)
+    {
+        let mut attrs = Vec::new();
+        if let Some(w) = r.initcwnd {
+            attrs.push(format!("initcwnd {w}"));
+        }
+        if let Some(w) = r.initrwnd {
+            attrs.push(format!("initrwnd {w}"));
+        }
+        if r.quickack {
+            attrs.push("quickack 1".into());
+        }
+        if attrs.is_empty() {
+            attrs.push("initcwnd 10 (default)".into());
+        }
+        writeln!(out, "  route {}: {}", r.text, attrs.join(", "))?;
+    }
     for c in &i.certificates {
         writeln!(
             out,
