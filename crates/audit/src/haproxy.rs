@@ -5,9 +5,9 @@
 //! `defaults` (HAProxy 2.6 configuration.txt, section 4).
 //!
 //! HAProxy sets TCP_NODELAY on its sockets itself and coalesces with
-//! MSG_MORE (`option http-no-delay` turns that off for interactive
-//! protocols), so Nagle is not a setting here; TFO, 0-RTT, tickets, the
-//! session cache, curves, record size and the chain are.
+//! MSG_MORE while a message is incomplete (`option http-no-delay` turns
+//! that off, for streamed and interactive responses); TFO, 0-RTT, tickets,
+//! the session cache, curves, record size and the chain are the rest.
 
 use std::path::{Path, PathBuf};
 
@@ -473,6 +473,52 @@ impl Haproxy {
                     }
                 }
             }
+        }
+        // Streamed HTTP responses and MSG_MORE.
+        for s in self
+            .sections
+            .iter()
+            .filter(|s| matches!(s.kind.as_str(), "frontend" | "listen"))
+        {
+            let http = self
+                .proxy_kw(s, "mode")
+                .and_then(|l| l.words.get(1))
+                .is_some_and(|m| m == "http");
+            if !http || self.option(s, "http-no-delay") {
+                continue;
+            }
+            let ports: Vec<u16> = s
+                .lines
+                .iter()
+                .filter(|l| l.words[0] == "bind")
+                .filter_map(|l| l.words.get(1)?.rsplit(':').next()?.parse().ok())
+                .collect();
+            findings.push(Finding {
+                check: "haproxy_msg_more",
+                severity: Severity::Low,
+                confidence: Confidence::Medium,
+                title: format!("{} {}: HAProxy asks the kernel to wait for more data while a response is incomplete", s.kind, s.name),
+                location: Location {
+                    source: "haproxy",
+                    at: format!("{}:{}", self.file.display(), s.line),
+                    text: format!("{} {} (no option http-no-delay)", s.kind, s.name),
+                },
+                related: vec![],
+                cost: Cost {
+                    rtts: None,
+                    ms: Some(200.0),
+                    per: "streamed_response_chunk",
+                    text: "up to ~200 ms per small chunk of a response the backend streams slowly (server-sent events, token streams, interactive chunked bodies); whole responses are not delayed".into(),
+                },
+                why: "In HTTP mode HAProxy sends with MSG_MORE while it knows more of the message is to come, so the kernel keeps a partial segment for more data (configuration.txt, option http-no-delay: \"typical delays are around 200 ms per round trip\"); a backend writing small pieces with pauses sees each piece held.".into(),
+                fix: Fix {
+                    syntax: "haproxy",
+                    text: "option http-no-delay   # in this frontend (or its backend) when it carries streamed or interactive responses".into(),
+                },
+                confirms: crate::vocabulary::confirms("haproxy_msg_more").to_vec(),
+                evidence: None,
+                ports,
+            });
         }
         // Each bind's findings apply to its port.
         for (line, _) in self.binds() {

@@ -21,6 +21,8 @@ pub fn confirms(check: &str) -> &'static [&'static str] {
         "slow_start_after_idle" => &["slow_start_after_idle"],
         "backlog_mismatch" => &["syn_retransmit"],
         "rsa_signing" => &["server_think_time"],
+        // A held partial segment of a streamed response.
+        "haproxy_msg_more" => &["nagle_hold"],
         _ => &[],
     }
 }

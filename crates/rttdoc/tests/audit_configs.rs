@@ -448,6 +448,15 @@ fn haproxy_binds_inherit_global_defaults_and_each_check_has_its_negative() {
     // Global P-256 reaches :9301; the others set X25519:P-256.
     assert_eq!(ats(&doc, "hrr_curves"), vec!["haproxy/haproxy.cfg:5"]);
     assert_eq!(found(&doc, "ssl_buffer_size").len(), 1);
+    // HTTP mode from defaults, no http-no-delay: every frontend.
+    assert_eq!(
+        ats(&doc, "haproxy_msg_more"),
+        vec![
+            "haproxy/haproxy.cfg:15",
+            "haproxy/haproxy.cfg:21",
+            "haproxy/haproxy.cfg:26"
+        ]
+    );
 
     let (doc, _) = audit(&[
         "--haproxy",
