@@ -475,7 +475,7 @@ fn haproxy_binds_inherit_global_defaults_and_each_check_has_its_negative() {
     }
     assert_eq!(
         ats(&doc, "tfo_listener_without_kernel"),
-        vec!["haproxy/haproxy-tuned.cfg:13"]
+        vec!["haproxy/haproxy-tuned.cfg:15"]
     );
     let on = sysctl_tree(&tmp, "on", &[("net.ipv4.tcp_fastopen", "3")]);
     let (doc, _) = audit(&[
