@@ -113,10 +113,15 @@ fn audit(run: &Path) -> Value {
     let labels: Value =
         serde_json::from_slice(&std::fs::read(run.join("labels.json")).unwrap()).unwrap();
     let mut cmd = Command::new(rttdoc_bin());
-    cmd.arg("audit")
-        .arg("--nginx")
-        .arg(run.join("nginx.conf"))
-        .arg("--capture")
+    cmd.arg("audit");
+    // The server's configuration as the lab kept it: nginx.conf, or
+    // haproxy.cfg for HAProxy scenarios.
+    for (flag, file) in [("--nginx", "nginx.conf"), ("--haproxy", "haproxy.cfg")] {
+        if run.join(file).is_file() {
+            cmd.arg(flag).arg(run.join(file));
+        }
+    }
+    cmd.arg("--capture")
         .arg(run.join("server.pcapng"))
         .arg("--json");
     let sysctls = server_sysctls(&labels);
