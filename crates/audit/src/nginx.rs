@@ -429,7 +429,7 @@ impl Nginx {
                             why: match flight {
                                 Some(f) => format!(
                                     "The server's first flight is about {f} bytes (certificate chain {}); OpenSSL writes its first 4096 bytes, then the rest. With tcp_nodelay off nginx leaves Nagle on for the handshake, so the rest's last, partial segment waits until the client acknowledges the first write: one round trip.",
-                                    server_flight[i].as_ref().map(|(_, d, _)| self.config.at(d)).unwrap_or_default()
+                                    server_flight[i].as_ref().map(|(_, d, c)| format!("{}, {}", c.file, self.config.at(d))).unwrap_or_default()
                                 ),
                                 None => "With tcp_nodelay off nginx leaves Nagle on for the TLS handshake; a server flight over 4096 bytes (OpenSSL's first write) ends with a partial segment held for the client's ACK. The certificate could not be read to size the flight.".into(),
                             },
