@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod analyze_cmd;
+mod audit_cmd;
 mod lab_cmd;
 
 use lab_cmd::LabCommand;
@@ -33,6 +34,9 @@ enum Command {
     /// Read a pcap/pcapng capture (optionally gzip'd, or - for stdin) and
     /// explain every TCP connection in it.
     Analyze(Box<analyze_cmd::AnalyzeArgs>),
+    /// Find the server settings that cost round trips (nginx, HAProxy,
+    /// sysctls, routes, certificate chains), optionally confirmed by a capture.
+    Audit(audit_cmd::AuditArgs),
     /// Reproduce latency pathologies on real kernel TCP stacks (root, or rootless in `unshare -Urn`).
     Lab {
         #[command(subcommand)]
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Analyze(args) => analyze_cmd::analyze(*args),
+        Command::Audit(args) => audit_cmd::audit(args),
         Command::Lab { command } => {
             let code = lab_cmd::lab(command);
             // A signal's cleanup kills what runs in the namespaces, and the
