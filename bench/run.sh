@@ -78,12 +78,14 @@ make_corpus() {
   fi
 }
 
-# One run: "<wall seconds> <peak RSS KB>"; the wall clock is read in ns
+# One run: "<wall microseconds> <peak RSS KB>"; the wall clock is read in ns
 # around /usr/bin/time (its own %e has 10 ms steps, too coarse for cat).
+# The command's output goes to /dev/null (to $KEEP_STDOUT when set), so that
+# no one pays for writing it to a disk.
 run_once() {
   local t0 t1 m
   t0=$(date +%s%N)
-  /usr/bin/time -o "$out/time.txt" -f "%M" "$@" >"$out/stdout.txt" 2>"$out/stderr.txt" || {
+  /usr/bin/time -o "$out/time.txt" -f "%M" "$@" >"${KEEP_STDOUT:-/dev/null}" 2>"$out/stderr.txt" || {
     echo "FAILED: $* (see $out/stderr.txt)" >&2
     return 1
   }
@@ -105,7 +107,7 @@ best_of() {
 }
 
 results=$out/results.tsv
-printf 'corpus\tpackets\tbytes\tconversations\tcat_us\tcat_kb\ttshark_us\ttshark_kb\trttdoc_us\trttdoc_kb\tnofind_us\tnofind_kb\tq1_kb\tt1_us\tt1_kb\n' > "$results"
+printf 'corpus\tpackets\tbytes\tconversations\tcat_us\tcat_kb\ttshark_us\ttshark_kb\trttdoc_us\trttdoc_kb\tnofind_us\tnofind_kb\tq1_kb\tt1_us\tt1_kb\tload\n' > "$results"
 for name in "${corpora[@]}"; do
   case "$name" in churn | keepalive | bulk | synflood) ;; *) echo "unknown corpus $name" >&2; exit 1 ;; esac
   make_corpus "$name"
@@ -114,11 +116,15 @@ for name in "${corpora[@]}"; do
   bytes=$(stat -c %s "$cap")
   echo "measuring $name: $n packets, $((bytes / 1000000)) MB ..." >&2
   cat "$cap" "$corpus_dir/$name.q1.pcap" > /dev/null  # warm the page cache
-  read -r cat_t cat_m < <(best_of "$reps" cat "$cap")
+  # the machine's 1-minute load average as this corpus' runs start: on a
+  # shared machine, a load above its cores explains slow runs
+  read -r load _ < /proc/loadavg
+  # cat is cheap and the divisor of a ratio: more runs against noise.
+  read -r cat_t cat_m < <(best_of $((reps + 2)) cat "$cap")
   # tshark is slow and its time is the divisor of a ratio we want large:
   # one run is enough (it is 30x slower or it is not).
-  read -r ts_t ts_m < <(best_of 1 tshark -n -r "$cap" -q -z conv,tcp)
-  conversations=$(grep -c '<->' "$out/stdout.txt" || true)
+  read -r ts_t ts_m < <(KEEP_STDOUT=$out/conv.txt best_of 1 tshark -n -r "$cap" -q -z conv,tcp)
+  conversations=$(grep -c '<->' "$out/conv.txt" || true)
   rt_t=0; rt_m=0; nf_t=0; nf_m=0
   for _ in $(seq "$reps"); do
     read -r t m < <(run_once "$bin" analyze --json "$cap")
@@ -133,19 +139,21 @@ for name in "${corpora[@]}"; do
   if [[ $threads_flag -eq 1 ]]; then
     read -r t1_t t1_m < <(best_of "$reps" "$bin" analyze --json --threads 1 "$cap")
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$n" "$bytes" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$n" "$bytes" \
     "$conversations" "$cat_t" "$cat_m" "$ts_t" "$ts_m" "$rt_t" "$rt_m" "$nf_t" "$nf_m" "$q1_m" \
-    "$t1_t" "$t1_m" >> "$results"
+    "$t1_t" "$t1_m" "$load" >> "$results"
 done
 
 python3 - "$results" "$threads_flag" "$bin" <<'PY' | tee "$out/results.txt"
-import sys, csv
+import csv, os, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 threads = sys.argv[2] == "1"
 # The targets of issue 8 ("Done when").
 T_TSHARK, T_CAT, T_DIAG, T_RSS_MB, T_FLAT = 30.0, 3.0, 0.20, 50.0, 1.2
 mark = lambda ok: "ok" if ok else "FAIL"
 print(f"rttdoc: {sys.argv[3]}")
+print(f"cores: {os.cpu_count()}; 1-minute load average as each corpus started: "
+      + ", ".join(f"{r['corpus']} {r['load']}" for r in rows))
 print()
 print(f"{'corpus':10} {'packets':>9} {'MB':>6} {'convs':>7} | {'cat':>7} {'tshark':>8} {'rttdoc':>8} {'no-find':>8} | "
       f"{'RSS cat':>8} {'tshark':>8} {'rttdoc':>8} {'1st 1/4':>8}")
