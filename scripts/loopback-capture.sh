@@ -2,8 +2,17 @@
 # Captures real nginx + curl traffic on the loopback of a private network
 # namespace (MTU 1500), so nothing touches the host's ports or interfaces.
 #
-#   scripts/loopback-capture.sh OUT.pcap            # a small mixed sample
-#   scripts/loopback-capture.sh OUT.pcap wrk SECS   # load from wrk (benchmark)
+#   scripts/loopback-capture.sh OUT.pcap               # a small mixed sample
+#   scripts/loopback-capture.sh OUT.pcap wrk SECS      # keep-alive load from wrk
+#   scripts/loopback-capture.sh OUT.pcap churn N       # the benchmark's corpora:
+#   scripts/loopback-capture.sh OUT.pcap keepalive N   #   N packets each (tcpdump -c N;
+#   scripts/loopback-capture.sh OUT.pcap bulk N        #   wrk is stopped when N are in)
+#
+# churn:     wrk -t1 -c20 -H "Connection: close": one TLS handshake per request
+#            of a 4 KB page (the shape of API traffic without connection reuse);
+# keepalive: wrk -t1 -c20 on the same page over long-lived TLS connections;
+# bulk:      wrk -t1 -c4 cycling through 200 KB, 1 MB, 4 MB and 10 MB files on
+#            keep-alive TLS connections (downloads).
 #
 # Needs root, unshare, ip, nginx, curl, tcpdump, openssl (and wrk for load;
 # ethtool to turn off segmentation offloads, for wire-sized packets).
@@ -30,11 +39,15 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$w
 mkdir -p "$work/www"
 echo "hello from rttdoc's loopback fixture" > "$work/www/index.html"
 head -c 16000 /dev/zero | tr '\0' 'x' > "$work/www/page.html"
+head -c 4000 /dev/zero | tr '\0' 'y' > "$work/www/small.html"
+for kb in 200 1000 4000 10000; do
+  head -c "${kb}000" /dev/urandom > "$work/www/file-${kb}k.bin"
+done
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
 pid $work/nginx.pid;
 error_log $work/error.log;
-events { worker_connections 1024; }
+events { worker_connections 4096; }
 http {
   access_log off;
   client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
@@ -47,7 +60,46 @@ http {
 }
 CONF
 nginx -c "$work/nginx.conf"
-tcpdump -i lo -s 0 -B 262144 -U -w "$out" 'tcp port 18080 or tcp port 18443' 2>/dev/null &
+filter='tcp port 18080 or tcp port 18443'
+case "$mode" in
+  churn | keepalive | bulk)
+    # Stop after exactly $secs packets (here a packet count, not seconds):
+    # tcpdump -c ends the capture, then wrk is stopped. wrk's own duration
+    # (10 minutes) only bounds a run whose capture never fills.
+    count=$secs
+    tcpdump -i lo -s 0 -B 262144 -U -c "$count" -w "$out" "$filter" 2>"$work/tcpdump.err" &
+    dump=$!
+    pids+=("$dump")
+    for _ in $(seq 50); do [[ -s "$out" ]] && break; sleep 0.1; done
+    sleep 0.5
+    url=https://127.0.0.1:18443
+    case "$mode" in
+      churn) wrk -t1 -c20 -d600s -H "Connection: close" "$url/small.html" >/dev/null & ;;
+      keepalive) wrk -t1 -c20 -d600s "$url/small.html" >/dev/null & ;;
+      bulk)
+        cat > "$work/bulk.lua" <<'LUA'
+-- each request asks for the next file size in turn
+local sizes = { "200k", "1000k", "4000k", "10000k" }
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", "/file-" .. sizes[(i % #sizes) + 1] .. ".bin")
+end
+LUA
+        wrk -t1 -c4 -d600s -s "$work/bulk.lua" "$url/" >/dev/null &
+        ;;
+    esac
+    load=$!
+    pids+=("$load")
+    wait "$dump" || true
+    kill "$load" 2>/dev/null || true
+    wait "$load" 2>/dev/null || true
+    pids=()
+    grep -E 'captured|dropped' "$work/tcpdump.err" >&2 || true
+    exit 0
+    ;;
+esac
+tcpdump -i lo -s 0 -B 262144 -U -w "$out" "$filter" 2>/dev/null &
 pids+=($!)
 for _ in $(seq 50); do [[ -s "$out" ]] && break; sleep 0.1; done
 sleep 0.5
