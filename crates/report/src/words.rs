@@ -59,7 +59,13 @@ pub fn explanation(x: &Finding) -> String {
             paced,
         } => {
             let (who, peer) = side(*sender);
-            let times = times(*holds);
+            // The causality rules may drop holds after the detector
+            // counted them: the waits kept are what the cost sums.
+            let times = times(if x.waits.is_empty() {
+                *holds
+            } else {
+                x.waits.len() as u32
+            });
             match x.kind {
                 FindingKind::NagleDelayedAck => {
                     let throughput = paced
