@@ -563,6 +563,8 @@ fn run_swept(segments: &[(i64, Segment<'static>)], options: AnalyzeOptions) -> (
         let mut sink = |r: ConnectionReport| reports.push(r);
         let mut t = Tracker::new(options, &mut sink);
         for (i, (ms, s)) in segments.iter().enumerate() {
+            // As Tracker::frame does: sweep as the clock advances, then track.
+            t.sweep_for_test(ms * MS);
             t.segment_for_test(
                 Stamp {
                     frame: i as u64 + 1,
@@ -570,7 +572,6 @@ fn run_swept(segments: &[(i64, Segment<'static>)], options: AnalyzeOptions) -> (
                 },
                 s,
             );
-            t.sweep_for_test(ms * MS);
             most_open = most_open.max(t.open_connections());
         }
         stats = t.finish();

@@ -186,13 +186,15 @@ impl<'s> Tracker<'s> {
             ts_ns: frame.ts_ns,
         };
         self.advance_clock(frame.ts_ns);
-        self.decoded(at, decode(frame.link_type, frame.data));
+        // Sweep before the frame is tracked: a packet that comes after a
+        // connection's linger finds its tombstone, not the connection.
         let sweep_due = self
             .last_sweep_ns
             .is_none_or(|last| self.progress_ns - last > 1_000_000_000);
         if sweep_due {
             self.sweep(self.progress_ns);
         }
+        self.decoded(at, decode(frame.link_type, frame.data));
     }
 
     fn advance_clock(&mut self, ts_ns: i64) {
