@@ -21,9 +21,9 @@
 mod initcwnd;
 mod nagle;
 // mod resumption;
-// mod retransmission;
+mod retransmission;
 // mod rwnd_limited;
-// mod server_think_time;
+mod server_think_time;
 // mod slow_start_after_idle;
 // mod syn_retransmit;
 // mod tfo;
@@ -322,6 +322,22 @@ impl Wire {
     /// delivered (nothing acknowledges it).
     pub fn lose(&mut self, id: Id) {
         self.pkts[id.0].lost = true;
+    }
+
+    /// The packet took `ms` longer on its way (a slower path: reordering),
+    /// as if sent that much later.
+    pub fn delay(&mut self, id: Id, ms: f64) {
+        self.pkts[id.0].sent_ms += ms;
+    }
+
+    /// The absolute sequence number of relative `rel` in `dir`.
+    pub fn abs_seq(&self, dir: Direction, rel: u32) -> u32 {
+        self.abs(dir, rel)
+    }
+
+    /// Relative sequence space a packet occupies.
+    pub fn span(&self, id: Id) -> (u32, u32) {
+        self.pkts[id.0].rel
     }
 
     /// Changes a packet as built (options, window ...).
