@@ -22,14 +22,14 @@ mod initcwnd;
 mod nagle;
 // mod resumption;
 mod retransmission;
-// mod rwnd_limited;
+mod rwnd_limited;
 mod server_think_time;
 // mod slow_start_after_idle;
-// mod syn_retransmit;
+mod syn_retransmit;
 // mod tfo;
 mod tls;
 // mod tls_extra_rtt;
-// mod zero_window;
+mod zero_window;
 
 use std::net::IpAddr;
 
@@ -235,6 +235,26 @@ impl Wire {
         self.push(C, t, s, (0, 1))
     }
 
+    /// A TCP Fast Open SYN: `tfo` option, `payload` riding in the SYN.
+    pub fn syn_data(&mut self, t: f64, tfo: rttdoc_wire::Tfo, payload: &'static [u8]) -> Id {
+        let mut s = self.segment(C, 0, SYN, payload);
+        s.options.mss = Some(MSS as u16);
+        s.options.tfo = Some(tfo);
+        let end = 1 + payload.len() as u32;
+        self.next[0] = end;
+        self.push(C, t, s, (0, end))
+    }
+
+    /// Data from `dir` at relative sequence `rel` (sent again after a
+    /// server ignored it, say); the next new data follows it.
+    pub fn send_at(&mut self, dir: Direction, t: f64, rel: u32, payload: &'static [u8]) -> Id {
+        let mut s = self.segment(dir, rel, PSH | ACK, payload);
+        s.ack = self.abs(dir.reverse(), self.received(dir, t));
+        let end = rel + payload.len() as u32;
+        self.next[dir.index()] = self.next[dir.index()].max(end);
+        self.push(dir, t, s, (rel, end))
+    }
+
     /// The server's SYN-ACK.
     pub fn syn_ack(&mut self, t: f64) -> Id {
         let mut s = self.segment(S, 0, SYN | ACK, b"");
@@ -345,6 +365,13 @@ impl Wire {
         f(&mut self.pkts[id.0].seg)
     }
 
+    /// Like [`run`](Self::run), with the packets `missing` not in the
+    /// capture (it started late, or dropped them).
+    pub fn run_missing(self, missing: &[Id]) -> Outcome {
+        let gone: Vec<usize> = missing.iter().map(|i| i.0).collect();
+        self.run_filtered(|i, _| !gone.contains(&i))
+    }
+
     /// Puts the packets in capture order, numbers the frames from 1 and
     /// runs them through the tracker and the detectors.
     pub fn run(self) -> Outcome {
@@ -355,11 +382,15 @@ impl Wire {
     /// in the capture (a capture of one direction, a capture that missed
     /// a packet).
     pub fn run_where(self, keep: impl Fn(Direction) -> bool) -> Outcome {
+        self.run_filtered(|_, d| keep(d))
+    }
+
+    fn run_filtered(self, keep: impl Fn(usize, Direction) -> bool) -> Outcome {
         let mut order: Vec<(f64, usize)> = self
             .pkts
             .iter()
             .enumerate()
-            .filter(|(_, p)| keep(p.dir))
+            .filter(|(i, p)| keep(*i, p.dir))
             .map(|(i, p)| (self.path.captured_ms(p.dir, p.sent_ms), i))
             .collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
