@@ -17,16 +17,16 @@
 
 // mod causality;
 // mod early_data_unsafe;
-// mod hello_retry_request;
+mod hello_retry_request;
 mod initcwnd;
 mod nagle;
-// mod resumption;
+mod resumption;
 mod retransmission;
 mod rwnd_limited;
 mod server_think_time;
 // mod slow_start_after_idle;
 mod syn_retransmit;
-// mod tfo;
+mod tfo;
 mod tls;
 // mod tls_extra_rtt;
 mod zero_window;
