@@ -16,7 +16,7 @@
 //! one mechanism can be replayed at every vantage.
 
 // mod causality;
-// mod early_data_unsafe;
+mod early_data_unsafe;
 mod hello_retry_request;
 mod initcwnd;
 mod nagle;
@@ -28,7 +28,7 @@ mod server_think_time;
 mod syn_retransmit;
 mod tfo;
 mod tls;
-// mod tls_extra_rtt;
+mod tls_extra_rtt;
 mod zero_window;
 
 use std::net::IpAddr;
