@@ -15,7 +15,7 @@
 //! the capture is taken (at the client, at the server, or in between), so
 //! one mechanism can be replayed at every vantage.
 
-// mod causality;
+mod causality;
 mod early_data_unsafe;
 mod hello_retry_request;
 mod initcwnd;
@@ -24,7 +24,7 @@ mod resumption;
 mod retransmission;
 mod rwnd_limited;
 mod server_think_time;
-// mod slow_start_after_idle;
+mod slow_start_after_idle;
 mod syn_retransmit;
 mod tfo;
 mod tls;
