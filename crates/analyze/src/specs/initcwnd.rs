@@ -135,3 +135,57 @@ fn a_plain_download_pausing_after_its_initial_window_is_not_initcwnd_limited() {
     w.ack(C, w.arrival(rest[1]));
     w.run().has_no(InitcwndLimited);
 }
+
+/// A full TLS 1.2 handshake whose server flight (ServerHello, a 16 KB
+/// Certificate, ServerHelloDone: 11 segments) goes out as `first`
+/// segments, then the rest on the client's ACK; the client answers the
+/// flight with its key exchange, ChangeCipherSpec and Finished, and the
+/// server with its own the moment that arrives.
+fn tls12_flight(first: usize) -> (Wire, Vec<Id>, Id) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls12())));
+    let flight = handshake_record(&[
+        server_hello(false, [0x33; 32], 0, false),
+        message(11, &[0; BIG_CHAIN]),
+        message(14, &[]),
+    ]);
+    let parts = segments(&flight);
+    assert_eq!(parts.len(), 11);
+    let go = w.arrival(ch) + 0.1;
+    let mut segs: Vec<Id> = parts[..first]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
+        .collect();
+    let ack = w.ack(C, w.arrival(*segs.last().unwrap()));
+    for (i, s) in parts[first..].iter().enumerate() {
+        segs.push(w.send(S, w.arrival(ack) + KERNEL + i as f64 * 0.01, s));
+    }
+    let mut cke = handshake_record(&[message(16, &[0x44; 66])]);
+    cke.extend(change_cipher_spec());
+    cke.extend(record(22, &[0x5a; 40]));
+    let c = w.send(C, w.arrival(*segs.last().unwrap()), leak(cke));
+    let mut fin = change_cipher_spec();
+    fin.extend(record(22, &[0x5a; 40]));
+    w.send(S, w.arrival(c) + KERNEL, leak(fin));
+    (w, segs, ack)
+}
+
+#[test]
+fn a_tls12_flight_pausing_for_an_ack_before_its_server_hello_done_is_initcwnd_limited() {
+    let (w, segs, ack) = tls12_flight(10);
+    let o = w.run();
+    let f = o.the(InitcwndLimited);
+    assert_eq!(f.frames, o.frames(&[segs[10], ack]));
+    assert_ms(f.cost_ms, RTT + KERNEL, EXACT, "the pause");
+}
+
+#[test]
+fn the_wait_for_the_clients_key_exchange_after_the_server_hello_done_is_not_the_window() {
+    // The whole flight at once; the server's Finished then waits a round
+    // trip for the client's key exchange with 11 segments unacknowledged:
+    // the protocol's round trip, not the congestion window's.
+    let (w, ..) = tls12_flight(11);
+    w.run().has_no(InitcwndLimited);
+}

@@ -24,6 +24,7 @@
 //! And from causality.rs: a hold lasts at most RTT + 500 ms (the longest
 //! delayed ACK).
 
+use super::tls::*;
 use super::*;
 use crate::model::Phase;
 use FindingKind::{NagleDelayedAck, NagleHold, WriteWriteRead};
@@ -296,4 +297,111 @@ fn an_ack_that_leaves_a_small_segment_unacknowledged_releases_nothing_nagle_hold
     let ack = w.ack_upto(S, w.arrival(full), MSS + 1);
     w.data(C, w.arrival(ack) + KERNEL, 200);
     no_nagle(&w.run());
+}
+
+// ------------------------------------------------------------------ depth
+
+#[test]
+fn on_a_lan_a_round_trip_hold_is_below_the_2_ms_floor_but_a_delayed_ack_hold_is_not() {
+    // RTT 1 ms: half of it is no floor (host noise); 2 ms is.
+    split_post(Path::at_client(1.0), 0.0)
+        .w
+        .run()
+        .has_no(NagleHold);
+    for path in Path::all(1.0) {
+        let p = split_post(path, 40.0);
+        let (head, ack, body) = (p.head, p.ack, p.body);
+        let o = p.w.run();
+        let f = o.the(NagleDelayedAck);
+        let silence = 1.0 + 40.0 + KERNEL;
+        assert_waits(&f.waits, &[o.wait(head, body, Some(ack), silence)], EXACT);
+    }
+}
+
+/// A TLS 1.3 server writing its flight in two writes with Nagle on: the
+/// ServerHello record alone (small: it leaves), then the encrypted rest
+/// (small too: held until the client ACKs the first, `client_ack_delay`
+/// ms after it arrives).
+fn split_flight(path: Path, client_ack_delay: f64) -> (Wire, [Id; 3]) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
+    let flight = tls13_server_flight(600, false);
+    let sh_len = 5 + server_hello(true, [0x33; 32], X25519, false).len();
+    let (sh, rest) = flight.split_at(sh_len);
+    let first = w.send(S, w.arrival(ch) + 0.5, leak(sh.to_vec()));
+    let ack = w.ack(C, w.arrival(first) + client_ack_delay);
+    let held = w.send(S, w.arrival(ack) + KERNEL, leak(rest.to_vec()));
+    w.send(C, w.arrival(held), leak(encrypted(FINISHED_LEN)));
+    (w, [first, ack, held])
+}
+
+#[test]
+fn the_end_of_a_tls_server_flight_held_by_nagle_is_a_nagle_hold_in_the_handshake() {
+    for path in Path::all(RTT) {
+        let (w, [first, ack, held]) = split_flight(path, 0.0);
+        let o = w.run();
+        let f = o.the(NagleHold);
+        assert_eq!(f.phase, Some(Phase::TlsHandshake));
+        assert_eq!(f.frames, o.frames(&[held, ack]));
+        let silence = RTT + KERNEL;
+        assert_waits(&f.waits, &[o.wait(first, held, Some(ack), silence)], EXACT);
+        assert_ms(
+            f.cost_ms,
+            silence,
+            EXACT,
+            "the handshake's extra round trip",
+        );
+    }
+}
+
+#[test]
+fn a_tls_flight_held_until_a_delayed_ack_is_nagle_delayed_ack_in_the_handshake() {
+    let (w, [first, ack, held]) = split_flight(Path::at_client(RTT), 40.0);
+    let o = w.run();
+    let f = o.the(NagleDelayedAck);
+    assert_eq!(f.phase, Some(Phase::TlsHandshake));
+    let silence = RTT + 40.0 + KERNEL;
+    assert_waits(&f.waits, &[o.wait(first, held, Some(ack), silence)], EXACT);
+}
+
+/// A TLS 1.3 connection whose response leaves in two records (two
+/// writes, 200 then 300 bytes of body) with Nagle on; the client ACKs the
+/// first `client_ack_delay` ms after it arrives.
+fn tls_two_write_response(client_ack_delay: f64) -> (Wire, [Id; 3]) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let hs = tls13_handshake(&mut w, 40.1, 0.5, Offer::tls13());
+    let req = w.send(C, w.sent(hs.client_finished) + 0.01, leak(encrypted(120)));
+    let head = w.send(S, w.arrival(req) + 0.5, leak(encrypted(200)));
+    let ack = w.ack(C, w.arrival(head) + client_ack_delay);
+    let body = w.send(S, w.arrival(ack) + KERNEL, leak(encrypted(300)));
+    w.ack(C, w.arrival(body));
+    (w, [head, ack, body])
+}
+
+#[test]
+fn inside_tls_a_second_write_released_at_once_is_write_write_read() {
+    let (w, [head, ack, body]) = tls_two_write_response(0.0);
+    let o = w.run();
+    let f = o.the(WriteWriteRead);
+    assert_eq!(f.phase, Some(Phase::Transfer));
+    assert_waits(
+        &f.waits,
+        &[o.wait(head, body, Some(ack), RTT + KERNEL)],
+        EXACT,
+    );
+}
+
+#[test]
+fn inside_tls_a_second_write_released_by_a_delayed_ack_is_nagle_delayed_ack() {
+    // Encrypted, the response's shape is not known to be two writes of
+    // one response: the delayed ACK is what is certain.
+    let (w, [head, ack, body]) = tls_two_write_response(40.0);
+    let o = w.run();
+    let f = o.the(NagleDelayedAck);
+    assert_eq!(f.phase, Some(Phase::Transfer));
+    let silence = RTT + 40.0 + KERNEL;
+    assert_waits(&f.waits, &[o.wait(head, body, Some(ack), silence)], EXACT);
+    o.has_no(WriteWriteRead);
 }

@@ -193,3 +193,29 @@ fn a_response_held_by_nagle_behind_unacknowledged_data_is_not_think_time() {
     assert_eq!(o.report.exchanges, 2, "response 2 answers request 2");
     o.has_no(ServerThinkTime);
 }
+
+#[test]
+fn inside_tls_a_response_record_leaving_late_is_think_time_to_first_byte() {
+    for path in Path::all(40.0) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let hs = tls13_handshake(&mut w, 40.1, 0.5, Offer::tls13());
+        let req = w.send(C, w.sent(hs.client_finished) + 0.01, leak(encrypted(120)));
+        let resp = w.send(S, w.arrival(req) + 30.0, leak(encrypted(700)));
+        w.ack(C, w.arrival(resp));
+        let o = w.run();
+        let f = o
+            .report
+            .findings
+            .iter()
+            .find(|f| f.kind == ServerThinkTime && f.phase == Some(Phase::FirstByte))
+            .expect("think time before the first byte");
+        assert_eq!(f.frames, o.frames(&[req, resp]));
+        assert_ms(
+            f.cost_ms,
+            30.0,
+            EXACT,
+            "response departure - request arrival",
+        );
+    }
+}

@@ -174,3 +174,65 @@ fn a_fin_with_a_zero_window_says_nothing_of_a_reader() {
     assert_eq!(o.report.client_to_server.zero_windows, 0);
     o.has_no(ZeroWindow);
 }
+
+#[test]
+fn a_closed_window_probed_with_the_next_byte_is_a_zero_window() {
+    // BSD and Windows probe with the next byte beyond the closed window,
+    // re-sent until the window opens; then the data restarts at that byte.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.send(C, 100.0, b"GET /big HTTP/1.1\r\n\r\n");
+    let segs = w.burst(S, w.arrival(req), 4, 0.01);
+    w.window[C.index()] = 0;
+    let zero = w.ack(C, w.arrival(segs[3]));
+    let byte = w.next_seq(S);
+    let p1 = w.send_at(S, w.arrival(zero) + PERSIST, byte, bytes(1));
+    w.ack_upto(C, w.arrival(p1), byte);
+    let p2 = w.send_at(S, w.sent(p1) + 2.0 * PERSIST, byte, bytes(1));
+    w.ack_upto(C, w.arrival(p2), byte);
+    w.window[C.index()] = 65535;
+    let update = w.ack_upto(C, 1000.0, byte);
+    let resumed = w.send_at(S, w.arrival(update) + 0.05, byte, bytes(MSS));
+    w.ack(C, w.arrival(resumed));
+    let o = w.run();
+    assert_eq!(o.report.server_to_client.window_probes, 2);
+    o.has_no(FindingKind::Retransmission);
+    let f = o.the(ZeroWindow);
+    assert_eq!(f.frames, o.frames(&[zero, update]));
+    assert_ms(f.cost_ms, 1000.0 - w_sent_zero(), EXACT, "zero -> update");
+}
+
+/// When the zero window above left the client: the 4th segment's arrival.
+fn w_sent_zero() -> f64 {
+    // Request at 100 arrives at 120; the 4th segment leaves at 120.03
+    // and arrives at 140.03.
+    100.0 + RTT + 0.03
+}
+
+#[test]
+fn a_window_never_reopened_while_the_peer_probed_costs_until_the_end() {
+    // The client's application never reads again; the server probes with
+    // backoff and gives up with an RST.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.send(C, 100.0, b"GET /big HTTP/1.1\r\n\r\n");
+    let segs = w.burst(S, w.arrival(req), 4, 0.01);
+    w.window[C.index()] = 0;
+    let zero = w.ack(C, w.arrival(segs[3]));
+    let mut at = w.arrival(zero) + PERSIST;
+    for _ in 0..3 {
+        let seq = w.next_seq(S) - 1;
+        let p = w.ack_upto(S, at, w.next_seq(C));
+        let abs = w.abs_seq(S, seq);
+        w.edit(p, |s| s.seq = abs);
+        w.ack(C, w.arrival(p));
+        at += 2.0 * PERSIST;
+    }
+    let rst = w.rst(S, at);
+    // At the client, the RST is captured when it arrives.
+    let held = w.arrival(rst) - w.sent(zero);
+    let o = w.run();
+    let f = o.the(ZeroWindow);
+    assert_eq!(f.frames, o.frames(&[zero, rst]));
+    assert_ms(f.cost_ms, held, EXACT, "zero window -> the last packet");
+}
