@@ -122,6 +122,9 @@ struct Pkt {
     rel: (u32, u32),
     /// Lost beyond the capture point: captured, never delivered.
     lost: bool,
+    /// Extra delay beyond the capture point (queueing the handshake did
+    /// not see): the capture time stays, the arrival moves.
+    late_ms: f64,
 }
 
 /// Two hosts' packets, written as each host sends them.
@@ -149,7 +152,8 @@ impl Wire {
 
     /// When a packet sent at `sent_ms` reaches the other host.
     pub fn arrival(&self, id: Id) -> f64 {
-        self.pkts[id.0].sent_ms + self.path.one_way_ms()
+        let p = &self.pkts[id.0];
+        p.sent_ms + self.path.one_way_ms() + p.late_ms
     }
 
     /// When the packet was sent, on the absolute clock.
@@ -170,7 +174,7 @@ impl Wire {
         let mut have: Vec<(u32, u32)> = self
             .pkts
             .iter()
-            .filter(|p| p.dir == peer && !p.lost && p.sent_ms + one_way <= at_ms + 1e-9)
+            .filter(|p| p.dir == peer && !p.lost && p.sent_ms + one_way + p.late_ms <= at_ms + 1e-9)
             .map(|p| p.rel)
             .collect();
         have.sort();
@@ -194,6 +198,7 @@ impl Wire {
             seg,
             rel,
             lost: false,
+            late_ms: 0.0,
         });
         Id(self.pkts.len() - 1)
     }
@@ -342,6 +347,12 @@ impl Wire {
     /// delivered (nothing acknowledges it).
     pub fn lose(&mut self, id: Id) {
         self.pkts[id.0].lost = true;
+    }
+
+    /// The packet is `ms` late beyond the capture point (path jitter the
+    /// handshake did not show): captured on time, delivered late.
+    pub fn late_after_tap(&mut self, id: Id, ms: f64) {
+        self.pkts[id.0].late_ms = ms;
     }
 
     /// The packet took `ms` longer on its way (a slower path: reordering),

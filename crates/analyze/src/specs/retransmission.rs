@@ -284,3 +284,32 @@ fn a_fast_retransmission_right_after_a_new_segment_is_still_a_retransmission() {
     let o = w.run();
     assert_eq!(o.the(Retransmission).frames, o.frames(&[segs[1], again]));
 }
+
+#[test]
+fn each_timeout_of_a_backed_off_timer_is_an_rto_stall_and_they_add_up() {
+    // The re-send is lost too; the timer doubles (RFC 6298 5.5).
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.lose(req);
+    let r1 = w.resend(100.0 + RTO, req);
+    w.lose(r1);
+    let r2 = w.resend(w.sent(r1) + 2.0 * RTO, req);
+    w.ack(S, w.arrival(r2));
+    let o = w.run();
+    let s = o.the(RtoStall);
+    assert_eq!(s.frames, o.frames(&[r1, r2]));
+    assert_ms(s.cost_ms, 3.0 * RTO, EXACT, "240 + 480 ms");
+    // Each re-send cited after its original.
+    assert_eq!(o.the(Retransmission).frames, o.frames(&[req, r1, req, r2]));
+}
+
+#[test]
+fn a_silence_longer_than_the_longest_timer_is_not_an_rto_stall() {
+    // Re-sent 130 s later: beyond Linux's TCP_RTO_MAX (120 s), a clock
+    // jump or a collage of captures, not a timer.
+    let (w, ..) = lost_request(Path::at_client(RTT), 130_000.0);
+    let o = w.run();
+    o.the(Retransmission);
+    o.has_no(RtoStall);
+}
