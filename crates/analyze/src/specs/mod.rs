@@ -526,3 +526,19 @@ pub fn assert_cost_is_its_waits(f: &Finding) {
     let sum: f64 = f.waits.iter().map(|w| w.ms).sum();
     assert_ms(f.cost_ms, sum, 1e-6, "cost = sum of waits");
 }
+
+/// The builder itself: a clean handshake puts the capture where the path
+/// says, with the path's RTT, so the specifications' vantage loops do
+/// test three vantages.
+#[test]
+fn the_capture_is_taken_where_the_path_says() {
+    use crate::model::Vantage;
+    let expected = [Vantage::Client, Vantage::Middle, Vantage::Server];
+    for (path, vantage) in Path::all(40.0).into_iter().zip(expected) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let o = w.run();
+        assert_eq!(o.report.vantage, vantage);
+        assert_eq!(o.report.rtt_ms, Some(40.0));
+    }
+}

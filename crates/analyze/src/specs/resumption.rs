@@ -83,7 +83,7 @@ fn a_full_handshake_nobody_offered_to_resume_is_neither() {
 /// answers with its own) or does a full handshake (ServerHello,
 /// Certificate, ServerHelloDone; the client's key exchange,
 /// ChangeCipherSpec and Finished; the server's).
-fn tls12(ticket: bool, resume: bool) -> (Outcome, Id, Id) {
+pub(super) fn tls12(ticket: bool, resume: bool) -> (Outcome, Id, Id) {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
     let offer = Offer {

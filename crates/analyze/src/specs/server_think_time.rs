@@ -80,8 +80,8 @@ fn on_a_long_path_20_ms_of_think_time_is_always_reported() {
     assert_ms(o.the(ServerThinkTime).cost_ms, 25.0, EXACT, "think time");
 }
 
-/// Plain HTTP on a 40 ms path: requests at `at`, each answered `think`
-/// ms after it arrives; returns (request, response) pairs.
+/// Plain HTTP keep-alive: a request every 300 ms, the n-th answered
+/// `thinks[n]` ms after it arrives; returns (request, response) pairs.
 fn exchanges(path: Path, thinks: &[f64]) -> (Wire, Vec<(Id, Id)>) {
     let mut w = Wire::new(path);
     w.handshake(0.0);

@@ -89,3 +89,9 @@ fn a_hello_retry_requests_round_trip_is_in_the_ideal_not_extra() {
     o.the(FindingKind::HelloRetryRequest);
     o.has_no(TlsExtraRtt);
 }
+
+#[test]
+fn a_full_tls12_handshake_in_its_two_round_trips_is_not_extra() {
+    let (o, ..) = super::resumption::tls12(false, false);
+    o.has_no(TlsExtraRtt);
+}
