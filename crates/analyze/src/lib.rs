@@ -26,6 +26,8 @@ mod tls;
 mod track;
 
 #[cfg(test)]
+mod specs;
+#[cfg(test)]
 mod tests;
 
 pub use ledger::slow_start_rounds;

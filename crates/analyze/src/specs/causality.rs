@@ -1,0 +1,226 @@
+//! The causality rules every finding obeys (detect/causality.rs).
+//!
+//! > 1. What releases a wait comes before it: the releasing packet was
+//! >    captured before the packet that left [...].
+//! > 2. A release never acknowledges the very segment it released.
+//! > 3. The waiting and releasing packets come from opposite sides.
+//! > 4. A wait is no longer than the capture shows between its ends (plus
+//! >    the clock shift's error when the ends come from both sides), and a
+//! >    finding's cost is the sum of its waits: no cost without a wait.
+//! > 5. Nagle never holds a full-size segment [...].
+//! >
+//! > A wait that breaks a rule is dropped; a finding left with no waits is
+//! > dropped; the cost is recomputed from what is left.
+//!
+//! And `Facts::can_release`: "the held segment must not acknowledge data
+//! the peer sent after the release: then it left after that data arrived,
+//! and answers it (a reply is not a release)"; data arriving together with
+//! the release (within max(RTT/10, 1 ms)) does not count.
+//!
+//! These rules judge findings, not packets, so the specification feeds
+//! `causality::enforce` hand-made findings over a hand-made timeline
+//! (the records the tracker would keep), at a client-side capture of a
+//! 40 ms path.
+
+use super::*;
+use crate::connection::SegmentRecord;
+use crate::detect::{causality, Facts};
+use FindingKind::{InitcwndLimited, NagleHold, TfoAccepted};
+
+const RTT_NS: i64 = 40_000_000;
+
+/// One record of the timeline: relative sequence `seq`, `len` bytes,
+/// acknowledging `ack` (None: no ACK flag).
+fn rec(frame: u64, ms: f64, dir: Direction, seq: u32, len: u32, ack: Option<u32>) -> SegmentRecord {
+    SegmentRecord {
+        frame,
+        ts_ns: (ms * 1e6).round() as i64,
+        dir,
+        seq,
+        end: seq + len,
+        ack: ack.unwrap_or(0),
+        ack_set: ack.is_some(),
+        len,
+        flags: if ack.is_some() { ACK } else { 0 } | if len > 0 { PSH } else { 0 },
+        window: 65535,
+        new_data: len > 0,
+        retransmission: false,
+        probe: false,
+        dsack: None,
+    }
+}
+
+/// A client with Nagle on, captured at the client: a small segment (4)
+/// released by the server's ACK (5) of the previous small one (6 left
+/// right after it), then a full segment (7), its ACK (8) and another full
+/// segment right after (9).
+fn timeline() -> Vec<SegmentRecord> {
+    vec![
+        rec(4, 100.0, C, 1, 100, Some(1)),
+        rec(5, 140.0, S, 1, 0, Some(101)),
+        rec(6, 140.05, C, 101, 100, Some(1)),
+        rec(7, 300.0, C, 201, MSS, Some(1)),
+        rec(8, 340.0, S, 1, 0, Some(1661)),
+        rec(9, 340.05, C, 1661, MSS, Some(1)),
+    ]
+}
+
+/// A connection report for the facts (a clean handshake at the client on
+/// a 40 ms path: vantage, MSS 1460).
+fn report() -> ConnectionReport {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    w.run().report
+}
+
+fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Facts<'a> {
+    Facts {
+        report,
+        timeline,
+        exchanges: &[],
+        rtt_ns: Some(RTT_NS),
+        client_side_ns: 0,
+        server_side_ns: RTT_NS,
+        tls_end_frame: None,
+        jitter_ns: 0,
+        early_plaintext: None,
+        burst_segment: [0, 0],
+    }
+}
+
+fn wait(from: u64, to: u64, release: Option<u64>, ms: f64) -> Wait {
+    Wait {
+        from_frame: from,
+        to_frame: to,
+        release_frame: release,
+        ms,
+    }
+}
+
+/// A finding of `kind` made of `waits`, its cost their sum.
+fn finding(f: &Facts<'_>, kind: FindingKind, waits: Vec<Wait>) -> Finding {
+    let mut x = f.finding(kind, None);
+    x.cost_ms = waits.iter().map(|w| w.ms).sum();
+    x.frames = waits
+        .iter()
+        .flat_map(|w| [Some(w.to_frame), w.release_frame])
+        .flatten()
+        .collect();
+    x.display_filter = f.filter_frames(&x.frames);
+    x.waits = waits;
+    x
+}
+
+/// What `enforce` leaves of one finding made of `waits`.
+fn enforced(kind: FindingKind, waits: Vec<Wait>, tl: &[SegmentRecord]) -> Option<Finding> {
+    let r = report();
+    let f = facts(&r, tl);
+    let mut out = vec![finding(&f, kind, waits)];
+    causality::enforce(&f, &mut out);
+    out.pop()
+}
+
+const HOLD_MS: f64 = 40.05;
+
+#[test]
+fn a_wait_released_by_an_earlier_packet_of_the_peer_stands() {
+    let w = wait(4, 6, Some(5), HOLD_MS);
+    let kept = enforced(NagleHold, vec![w], &timeline()).expect("kept");
+    assert_eq!(kept.waits, vec![w]);
+    assert_eq!(kept.frames, vec![6, 5]);
+    assert_ms(kept.cost_ms, HOLD_MS, 1e-9, "unchanged");
+}
+
+#[test]
+fn a_release_captured_after_what_it_released_is_dropped() {
+    assert!(enforced(NagleHold, vec![wait(4, 6, Some(8), HOLD_MS)], &timeline()).is_none());
+}
+
+#[test]
+fn a_release_acknowledging_the_segment_it_released_is_dropped() {
+    // The ACK in frame 5 already covers frame 6's bytes: whatever it was,
+    // it did not release them.
+    let mut tl = timeline();
+    tl[1].ack = 201;
+    assert!(enforced(NagleHold, vec![wait(4, 6, Some(5), HOLD_MS)], &tl).is_none());
+}
+
+#[test]
+fn a_release_from_the_same_side_is_dropped() {
+    assert!(enforced(
+        InitcwndLimited,
+        vec![wait(4, 6, Some(4), HOLD_MS)],
+        &timeline()
+    )
+    .is_none());
+}
+
+#[test]
+fn a_wait_longer_than_the_capture_shows_between_its_ends_is_dropped() {
+    // Frames 4 and 6 are 40.05 ms apart on one host's clock.
+    assert!(enforced(NagleHold, vec![wait(4, 6, Some(5), 100.0)], &timeline()).is_none());
+}
+
+#[test]
+fn nagle_never_holds_a_full_sized_segment_but_other_waits_may_end_in_one() {
+    let w = wait(7, 9, Some(8), HOLD_MS);
+    assert!(enforced(NagleHold, vec![w], &timeline()).is_none());
+    let kept = enforced(InitcwndLimited, vec![w], &timeline()).expect("kept");
+    assert_eq!(kept.waits, vec![w]);
+}
+
+#[test]
+fn a_finding_keeps_its_good_waits_and_its_cost_becomes_their_sum() {
+    let good = wait(4, 6, Some(5), HOLD_MS);
+    let bad = wait(7, 9, Some(8), 40.05);
+    let kept = enforced(NagleHold, vec![good, bad], &timeline()).expect("kept");
+    assert_eq!(kept.waits, vec![good]);
+    assert_ms(kept.cost_ms, HOLD_MS, 1e-9, "the kept wait");
+    assert_eq!(kept.frames, vec![6, 5]);
+    assert_eq!(
+        kept.display_filter,
+        "tcp.stream eq 0 && frame.number in {6 5}"
+    );
+}
+
+#[test]
+fn a_finding_that_is_not_a_wait_is_left_alone() {
+    let r = report();
+    let tl = timeline();
+    let f = facts(&r, &tl);
+    let mut saving = f.finding(TfoAccepted, None);
+    saving.cost_ms = -40.0;
+    saving.frames = vec![1, 2];
+    let mut out = vec![saving.clone()];
+    causality::enforce(&f, &mut out);
+    assert_eq!(out, vec![saving]);
+}
+
+/// Frame 6 is server data sent `data_at` ms; frame 7 the client's small
+/// segment right after it, acknowledging it.
+fn reply_timeline(data_at: f64) -> Vec<SegmentRecord> {
+    vec![
+        rec(4, 100.0, C, 1, 100, Some(1)),
+        rec(5, 140.0, S, 1, 0, Some(101)),
+        rec(6, data_at, S, 1, 10, Some(101)),
+        rec(7, data_at + 0.05, C, 101, 100, Some(11)),
+    ]
+}
+
+#[test]
+fn a_segment_answering_data_the_peer_sent_after_the_release_is_a_reply_not_released() {
+    // 5 ms after the ACK: beyond max(RTT/10, 1 ms), data of its own.
+    let r = report();
+    let tl = reply_timeline(145.0);
+    let f = facts(&r, &tl);
+    assert!(!f.can_release(&tl[1], &tl[3]));
+}
+
+#[test]
+fn data_arriving_together_with_the_release_does_not_make_a_reply() {
+    // 0.5 ms after the ACK (a compatibility record right behind it).
+    let r = report();
+    let tl = reply_timeline(140.5);
+    let f = facts(&r, &tl);
+    assert!(f.can_release(&tl[1], &tl[3]));
+}

@@ -1,0 +1,69 @@
+//! `hello_retry_request` (detect/hello_retry_request.rs).
+//!
+//! > Signature: ServerHello random = SHA-256("HelloRetryRequest"); the
+//! > client sends a second ClientHello with a key share for the group the
+//! > server named. Cost: one extra round trip (counted in the handshake's
+//! > ideal).
+
+use super::tls::*;
+use super::*;
+use crate::model::Phase;
+use FindingKind::HelloRetryRequest;
+
+const RTT: f64 = 40.0;
+
+/// The client offers an x25519 share; the server answers with
+/// `random` naming secp256r1; the client sends a second ClientHello with
+/// a secp256r1 share, and the handshake completes.
+fn retry(path: Path, random: [u8; 32]) -> (Outcome, [Id; 3]) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
+    let hrr = w.send(
+        S,
+        w.arrival(ch) + 0.5,
+        leak(handshake_record(&[server_hello(
+            true, random, SECP256R1, false,
+        )])),
+    );
+    let second = Offer {
+        group: SECP256R1,
+        ..Offer::tls13()
+    };
+    let ch2 = w.send(C, w.arrival(hrr), leak(client_hello(second)));
+    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, w.arrival(ch2) + 0.5 + i as f64 * 0.01, s))
+        .collect();
+    w.send(
+        C,
+        w.arrival(*flight.last().unwrap()),
+        leak(encrypted(FINISHED_LEN)),
+    );
+    (w.run(), [ch, hrr, ch2])
+}
+
+#[test]
+fn a_server_hello_with_the_retry_random_is_a_hello_retry_request_costing_a_round_trip() {
+    for path in Path::all(RTT) {
+        let (o, ids) = retry(path, HRR_RANDOM);
+        let f = o.the(HelloRetryRequest);
+        assert_eq!(f.phase, Some(Phase::TlsHandshake));
+        assert_eq!(f.frames, o.frames(&ids));
+        assert_ms(f.cost_ms, RTT, 1e-6, "one more round trip");
+        // The ideal already prices it in: no share of the excess.
+        assert_eq!(f.attributed_ms, 0.0);
+    }
+}
+
+#[test]
+fn a_server_hello_with_any_other_random_is_not_a_retry() {
+    let mut almost = HRR_RANDOM;
+    almost[31] ^= 1;
+    for random in [[0x33; 32], almost] {
+        retry(Path::at_client(RTT), random)
+            .0
+            .has_no(HelloRetryRequest);
+    }
+}

@@ -1,0 +1,544 @@
+//! The detectors' specifications, one file per detector: synthetic
+//! timelines built from what the hosts' kernels do, fed through the
+//! [`Tracker`] like a capture, and what the detector must say about them.
+//!
+//! Each file opens with the signature it specifies (quoted from the
+//! detector's doc comment). A positive case states the finding's kind,
+//! phase, evidence frames, waits and cost; each near-miss breaks one
+//! condition of the signature and states that no finding of the kind is
+//! made. A case the detector gets wrong by its own doc comment is an
+//! `#[ignore = "..."]` test naming the contradiction.
+//!
+//! Timelines are written as the hosts act, on one absolute clock: a host
+//! sends at the time its kernel sends, a packet reaches the other host a
+//! one-way delay (half the RTT) later, and [`Path`] says where on the path
+//! the capture is taken (at the client, at the server, or in between), so
+//! one mechanism can be replayed at every vantage.
+
+mod causality;
+mod early_data_unsafe;
+mod hello_retry_request;
+mod initcwnd;
+mod nagle;
+mod resumption;
+mod retransmission;
+mod rwnd_limited;
+mod server_think_time;
+mod slow_start_after_idle;
+mod syn_retransmit;
+mod tfo;
+mod tls;
+mod tls_extra_rtt;
+mod zero_window;
+
+use std::net::IpAddr;
+
+use rttdoc_wire::{Segment, TcpFlags, TcpOptions};
+
+use crate::connection::Stamp;
+use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Wait};
+use crate::track::{AnalyzeOptions, Tracker};
+
+pub const C: Direction = Direction::ClientToServer;
+pub const S: Direction = Direction::ServerToClient;
+
+pub const SYN: u16 = TcpFlags::SYN;
+pub const ACK: u16 = TcpFlags::ACK;
+pub const FIN: u16 = TcpFlags::FIN;
+pub const RST: u16 = TcpFlags::RST;
+pub const PSH: u16 = TcpFlags::PSH;
+
+/// The MSS both hosts announce (Ethernet, no TCP timestamps): a full
+/// segment carries this many bytes.
+pub const MSS: u32 = 1460;
+
+const CLIENT_ISN: u32 = 1_000_000;
+const SERVER_ISN: u32 = 7_000_000;
+
+static FILL: [u8; 1 << 16] = [b'x'; 1 << 16];
+
+/// `n` filler bytes of payload.
+pub fn bytes(n: u32) -> &'static [u8] {
+    &FILL[..n as usize]
+}
+
+/// Owned bytes made `'static` for a segment's payload (test data only).
+pub fn leak(v: Vec<u8>) -> &'static [u8] {
+    Box::leak(v.into_boxed_slice())
+}
+
+fn ns(ms: f64) -> i64 {
+    (ms * 1e6).round() as i64
+}
+
+/// Where the capture is taken: `at` is the fraction of the one-way path
+/// between the client (0) and the server (1).
+#[derive(Debug, Clone, Copy)]
+pub struct Path {
+    pub rtt_ms: f64,
+    pub at: f64,
+}
+
+impl Path {
+    pub fn at_client(rtt_ms: f64) -> Path {
+        Path { rtt_ms, at: 0.0 }
+    }
+    pub fn at_server(rtt_ms: f64) -> Path {
+        Path { rtt_ms, at: 1.0 }
+    }
+    /// A tap `at` of the way from the client to the server.
+    pub fn mid(rtt_ms: f64, at: f64) -> Path {
+        Path { rtt_ms, at }
+    }
+    /// The three vantages a vantage-independent detector must agree at.
+    pub fn all(rtt_ms: f64) -> [Path; 3] {
+        [
+            Path::at_client(rtt_ms),
+            Path::mid(rtt_ms, 0.5),
+            Path::at_server(rtt_ms),
+        ]
+    }
+    pub fn one_way_ms(&self) -> f64 {
+        self.rtt_ms / 2.0
+    }
+    /// When a packet sent by the `dir` sender at `sent_ms` passes the
+    /// capture point.
+    fn captured_ms(&self, dir: Direction, sent_ms: f64) -> f64 {
+        let toward = if dir == C { self.at } else { 1.0 - self.at };
+        sent_ms + self.one_way_ms() * toward
+    }
+}
+
+/// A packet's position in the build order (frames are assigned later, in
+/// capture order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Id(usize);
+
+struct Pkt {
+    sent_ms: f64,
+    dir: Direction,
+    seg: Segment<'static>,
+    /// Relative sequence space it occupies (payload, SYN, FIN).
+    rel: (u32, u32),
+    /// Lost beyond the capture point: captured, never delivered.
+    lost: bool,
+    /// Extra delay beyond the capture point (queueing the handshake did
+    /// not see): the capture time stays, the arrival moves.
+    late_ms: f64,
+}
+
+/// Two hosts' packets, written as each host sends them.
+pub struct Wire {
+    pub path: Path,
+    pkts: Vec<Pkt>,
+    next: [u32; 2],
+    isn: [u32; 2],
+    /// Raw window each host advertises on its next segments.
+    pub window: [u16; 2],
+    pub options: AnalyzeOptions,
+}
+
+impl Wire {
+    pub fn new(path: Path) -> Wire {
+        Wire {
+            path,
+            pkts: Vec::new(),
+            next: [0, 0],
+            isn: [CLIENT_ISN, SERVER_ISN],
+            window: [65535, 65535],
+            options: AnalyzeOptions::default(),
+        }
+    }
+
+    /// When a packet sent at `sent_ms` reaches the other host.
+    pub fn arrival(&self, id: Id) -> f64 {
+        let p = &self.pkts[id.0];
+        p.sent_ms + self.path.one_way_ms() + p.late_ms
+    }
+
+    /// When the packet was sent, on the absolute clock.
+    pub fn sent(&self, id: Id) -> f64 {
+        self.pkts[id.0].sent_ms
+    }
+
+    /// Relative sequence number of the next byte `dir` sends.
+    pub fn next_seq(&self, dir: Direction) -> u32 {
+        self.next[dir.index()]
+    }
+
+    /// Highest relative sequence of the peer's that `dir`'s host has
+    /// received in order by `at_ms` (what its ACK field says).
+    fn received(&self, dir: Direction, at_ms: f64) -> u32 {
+        let peer = dir.reverse();
+        let one_way = self.path.one_way_ms();
+        let mut have: Vec<(u32, u32)> = self
+            .pkts
+            .iter()
+            .filter(|p| p.dir == peer && !p.lost && p.sent_ms + one_way + p.late_ms <= at_ms + 1e-9)
+            .map(|p| p.rel)
+            .collect();
+        have.sort();
+        let mut upto = 0u32;
+        for (a, b) in have {
+            if a <= upto {
+                upto = upto.max(b);
+            }
+        }
+        upto
+    }
+
+    fn abs(&self, dir: Direction, rel: u32) -> u32 {
+        self.isn[dir.index()].wrapping_add(rel)
+    }
+
+    fn push(&mut self, dir: Direction, sent_ms: f64, seg: Segment<'static>, rel: (u32, u32)) -> Id {
+        self.pkts.push(Pkt {
+            sent_ms,
+            dir,
+            seg,
+            rel,
+            lost: false,
+            late_ms: 0.0,
+        });
+        Id(self.pkts.len() - 1)
+    }
+
+    fn segment(
+        &self,
+        dir: Direction,
+        seq_rel: u32,
+        flags: u16,
+        payload: &'static [u8],
+    ) -> Segment<'static> {
+        let ip = |s: &str| -> IpAddr { s.parse().unwrap() };
+        let (src, dst, sp, dp) = if dir == C {
+            (ip("10.0.0.1"), ip("10.0.0.2"), 40000, 443)
+        } else {
+            (ip("10.0.0.2"), ip("10.0.0.1"), 443, 40000)
+        };
+        Segment {
+            src,
+            dst,
+            src_port: sp,
+            dst_port: dp,
+            seq: self.abs(dir, seq_rel),
+            ack: 0,
+            flags: TcpFlags(flags),
+            window: self.window[dir.index()],
+            options: TcpOptions::default(),
+            payload_len: payload.len() as u32,
+            payload,
+            ip_id: None,
+        }
+    }
+
+    /// The client's SYN (MSS option), its retransmissions alike.
+    pub fn syn(&mut self, t: f64) -> Id {
+        let mut s = self.segment(C, 0, SYN, b"");
+        s.options.mss = Some(MSS as u16);
+        self.next[0] = 1;
+        self.push(C, t, s, (0, 1))
+    }
+
+    /// A TCP Fast Open SYN: `tfo` option, `payload` riding in the SYN.
+    pub fn syn_data(&mut self, t: f64, tfo: rttdoc_wire::Tfo, payload: &'static [u8]) -> Id {
+        let mut s = self.segment(C, 0, SYN, payload);
+        s.options.mss = Some(MSS as u16);
+        s.options.tfo = Some(tfo);
+        let end = 1 + payload.len() as u32;
+        self.next[0] = end;
+        self.push(C, t, s, (0, end))
+    }
+
+    /// Data from `dir` at relative sequence `rel` (sent again after a
+    /// server ignored it, say); the next new data follows it.
+    pub fn send_at(&mut self, dir: Direction, t: f64, rel: u32, payload: &'static [u8]) -> Id {
+        let mut s = self.segment(dir, rel, PSH | ACK, payload);
+        s.ack = self.abs(dir.reverse(), self.received(dir, t));
+        let end = rel + payload.len() as u32;
+        self.next[dir.index()] = self.next[dir.index()].max(end);
+        self.push(dir, t, s, (rel, end))
+    }
+
+    /// The server's SYN-ACK.
+    pub fn syn_ack(&mut self, t: f64) -> Id {
+        let mut s = self.segment(S, 0, SYN | ACK, b"");
+        s.options.mss = Some(MSS as u16);
+        s.ack = self.abs(C, self.received(S, t).max(1));
+        self.next[1] = 1;
+        self.push(S, t, s, (0, 1))
+    }
+
+    /// SYN at `t0`, SYN-ACK the moment it arrives, the client's ACK the
+    /// moment that arrives: one round trip.
+    pub fn handshake(&mut self, t0: f64) -> [Id; 3] {
+        let d = self.path.one_way_ms();
+        let syn = self.syn(t0);
+        let syn_ack = self.syn_ack(t0 + d);
+        let ack = self.ack(C, t0 + 2.0 * d);
+        [syn, syn_ack, ack]
+    }
+
+    /// New data from `dir` at `t`, acknowledging all it has received.
+    pub fn send(&mut self, dir: Direction, t: f64, payload: &'static [u8]) -> Id {
+        let seq = self.next[dir.index()];
+        let mut s = self.segment(dir, seq, PSH | ACK, payload);
+        s.ack = self.abs(dir.reverse(), self.received(dir, t));
+        let end = seq + payload.len() as u32;
+        self.next[dir.index()] = end;
+        self.push(dir, t, s, (seq, end))
+    }
+
+    /// `n` filler bytes of new data.
+    pub fn data(&mut self, dir: Direction, t: f64, n: u32) -> Id {
+        self.send(dir, t, bytes(n))
+    }
+
+    /// `count` full segments back to back, `gap_ms` apart.
+    pub fn burst(&mut self, dir: Direction, t: f64, count: usize, gap_ms: f64) -> Vec<Id> {
+        (0..count)
+            .map(|i| self.data(dir, t + i as f64 * gap_ms, MSS))
+            .collect()
+    }
+
+    /// The same bytes as `id` sent again (a retransmission).
+    pub fn resend(&mut self, t: f64, id: Id) -> Id {
+        let (dir, rel, payload, flags) = {
+            let p = &self.pkts[id.0];
+            (p.dir, p.rel, p.seg.payload, p.seg.flags.0)
+        };
+        let mut s = self.segment(dir, rel.0, flags, payload);
+        s.ack = self.abs(dir.reverse(), self.received(dir, t));
+        self.push(dir, t, s, rel)
+    }
+
+    /// A pure ACK from `dir` of everything it has received by `t`.
+    pub fn ack(&mut self, dir: Direction, t: f64) -> Id {
+        let upto = self.received(dir, t);
+        self.ack_upto(dir, t, upto)
+    }
+
+    /// A pure ACK from `dir` acknowledging up to relative sequence `upto`.
+    pub fn ack_upto(&mut self, dir: Direction, t: f64, upto: u32) -> Id {
+        let seq = self.next[dir.index()];
+        let mut s = self.segment(dir, seq, ACK, b"");
+        s.ack = self.abs(dir.reverse(), upto);
+        self.push(dir, t, s, (seq, seq))
+    }
+
+    /// A FIN from `dir` (with an ACK of what it has).
+    pub fn fin(&mut self, dir: Direction, t: f64) -> Id {
+        let seq = self.next[dir.index()];
+        let mut s = self.segment(dir, seq, FIN | ACK, b"");
+        s.ack = self.abs(dir.reverse(), self.received(dir, t));
+        self.next[dir.index()] = seq + 1;
+        self.push(dir, t, s, (seq, seq + 1))
+    }
+
+    /// An RST from `dir`.
+    pub fn rst(&mut self, dir: Direction, t: f64) -> Id {
+        let seq = self.next[dir.index()];
+        let mut s = self.segment(dir, seq, RST | ACK, b"");
+        s.ack = self.abs(dir.reverse(), self.received(dir, t));
+        self.push(dir, t, s, (seq, seq))
+    }
+
+    /// The packet is lost beyond the capture point: captured, never
+    /// delivered (nothing acknowledges it).
+    pub fn lose(&mut self, id: Id) {
+        self.pkts[id.0].lost = true;
+    }
+
+    /// The packet is `ms` late beyond the capture point (path jitter the
+    /// handshake did not show): captured on time, delivered late.
+    pub fn late_after_tap(&mut self, id: Id, ms: f64) {
+        self.pkts[id.0].late_ms = ms;
+    }
+
+    /// The packet took `ms` longer on its way (a slower path: reordering),
+    /// as if sent that much later.
+    pub fn delay(&mut self, id: Id, ms: f64) {
+        self.pkts[id.0].sent_ms += ms;
+    }
+
+    /// The absolute sequence number of relative `rel` in `dir`.
+    pub fn abs_seq(&self, dir: Direction, rel: u32) -> u32 {
+        self.abs(dir, rel)
+    }
+
+    /// Relative sequence space a packet occupies.
+    pub fn span(&self, id: Id) -> (u32, u32) {
+        self.pkts[id.0].rel
+    }
+
+    /// Changes a packet as built (options, window ...).
+    pub fn edit(&mut self, id: Id, f: impl FnOnce(&mut Segment<'static>)) {
+        f(&mut self.pkts[id.0].seg)
+    }
+
+    /// Like [`run`](Self::run), with the packets `missing` not in the
+    /// capture (it started late, or dropped them).
+    pub fn run_missing(self, missing: &[Id]) -> Outcome {
+        let gone: Vec<usize> = missing.iter().map(|i| i.0).collect();
+        self.run_filtered(|i, _| !gone.contains(&i))
+    }
+
+    /// Puts the packets in capture order, numbers the frames from 1 and
+    /// runs them through the tracker and the detectors.
+    pub fn run(self) -> Outcome {
+        self.run_where(|_| true)
+    }
+
+    /// Like [`run`](Self::run), with only the packets `keep` lets through
+    /// in the capture (a capture of one direction, a capture that missed
+    /// a packet).
+    pub fn run_where(self, keep: impl Fn(Direction) -> bool) -> Outcome {
+        self.run_filtered(|_, d| keep(d))
+    }
+
+    fn run_filtered(self, keep: impl Fn(usize, Direction) -> bool) -> Outcome {
+        let mut order: Vec<(f64, usize)> = self
+            .pkts
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| keep(*i, p.dir))
+            .map(|(i, p)| (self.path.captured_ms(p.dir, p.sent_ms), i))
+            .collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut frame_of = vec![0u64; self.pkts.len()];
+        let mut reports = Vec::new();
+        {
+            let mut sink = |r: ConnectionReport| reports.push(r);
+            let mut t = Tracker::new(self.options.clone(), &mut sink);
+            for (k, (at, i)) in order.iter().enumerate() {
+                let frame = k as u64 + 1;
+                frame_of[*i] = frame;
+                t.segment_for_test(
+                    Stamp {
+                        frame,
+                        ts_ns: ns(*at),
+                    },
+                    &self.pkts[*i].seg,
+                );
+            }
+            t.finish();
+        }
+        assert_eq!(reports.len(), 1, "one connection");
+        Outcome {
+            report: reports.pop().unwrap(),
+            frame_of,
+            path: self.path,
+        }
+    }
+}
+
+/// What the analysis said about one connection.
+pub struct Outcome {
+    pub report: ConnectionReport,
+    frame_of: Vec<u64>,
+    pub path: Path,
+}
+
+impl Outcome {
+    /// The frame number a packet got in the capture.
+    pub fn frame(&self, id: Id) -> u64 {
+        let f = self.frame_of[id.0];
+        assert!(f > 0, "packet {id:?} is not in the capture");
+        f
+    }
+
+    pub fn frames(&self, ids: &[Id]) -> Vec<u64> {
+        ids.iter().map(|i| self.frame(*i)).collect()
+    }
+
+    pub fn kinds(&self) -> Vec<FindingKind> {
+        self.report.findings.iter().map(|f| f.kind).collect()
+    }
+
+    /// The one finding of `kind` (fails when there is none or several).
+    pub fn the(&self, kind: FindingKind) -> &Finding {
+        let all: Vec<&Finding> = self
+            .report
+            .findings
+            .iter()
+            .filter(|f| f.kind == kind)
+            .collect();
+        assert_eq!(
+            all.len(),
+            1,
+            "expected one {kind} at {:?}; findings: {:#?}",
+            self.path,
+            self.report.findings
+        );
+        all[0]
+    }
+
+    /// Asserts no finding of `kind`.
+    pub fn has_no(&self, kind: FindingKind) {
+        assert!(
+            !self.kinds().contains(&kind),
+            "no {kind} expected at {:?}; findings: {:#?}",
+            self.path,
+            self.report.findings
+        );
+    }
+
+    /// A wait from `from` to `to`, released by `release`, of `ms`.
+    pub fn wait(&self, from: Id, to: Id, release: Option<Id>, ms: f64) -> Wait {
+        Wait {
+            from_frame: self.frame(from),
+            to_frame: self.frame(to),
+            release_frame: release.map(|r| self.frame(r)),
+            ms,
+        }
+    }
+}
+
+/// `actual` is `expected` within `tol` (all ms); `why` says where the
+/// tolerance comes from.
+#[track_caller]
+pub fn assert_ms(actual: f64, expected: f64, tol: f64, why: &str) {
+    assert!(
+        (actual - expected).abs() <= tol,
+        "{actual} ms, expected {expected} ± {tol} ms ({why})"
+    );
+}
+
+/// The waits of a finding equal `expected` in frames, and in ms within `tol`.
+#[track_caller]
+pub fn assert_waits(actual: &[Wait], expected: &[Wait], tol: f64) {
+    assert_eq!(actual.len(), expected.len(), "{actual:#?}");
+    for (a, e) in actual.iter().zip(expected) {
+        assert_eq!(
+            (a.from_frame, a.to_frame, a.release_frame),
+            (e.from_frame, e.to_frame, e.release_frame),
+            "{actual:#?}"
+        );
+        assert_ms(a.ms, e.ms, tol, "wait length");
+    }
+}
+
+/// Causality rule 4 (detect/causality.rs, docs/findings.md "Causality"):
+/// "a finding's cost is the sum of its waits: no cost without a wait".
+#[track_caller]
+pub fn assert_cost_is_its_waits(f: &Finding) {
+    assert!(!f.waits.is_empty(), "{} cites no waits", f.kind);
+    let sum: f64 = f.waits.iter().map(|w| w.ms).sum();
+    assert_ms(f.cost_ms, sum, 1e-6, "cost = sum of waits");
+}
+
+/// The builder itself: a clean handshake puts the capture where the path
+/// says, with the path's RTT, so the specifications' vantage loops do
+/// test three vantages.
+#[test]
+fn the_capture_is_taken_where_the_path_says() {
+    use crate::model::Vantage;
+    let expected = [Vantage::Client, Vantage::Middle, Vantage::Server];
+    for (path, vantage) in Path::all(40.0).into_iter().zip(expected) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let o = w.run();
+        assert_eq!(o.report.vantage, vantage);
+        assert_eq!(o.report.rtt_ms, Some(40.0));
+    }
+}

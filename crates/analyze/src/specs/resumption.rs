@@ -1,0 +1,216 @@
+//! `resumption`, `resumption_missed`, `early_data` (detect/resumption.rs).
+//!
+//! > - `resumption`: the server accepted the session (TLS 1.3:
+//! >   pre_shared_key in the ServerHello; TLS 1.2: ChangeCipherSpec right
+//! >   after the ServerHello, no Certificate). TLS 1.2 saves a round trip.
+//! > - `resumption_missed`: the client offered a session (TLS 1.3 PSK; TLS
+//! >   1.2 session ticket or session id) and got a full handshake: a round
+//! >   trip lost on TLS 1.2, certificate and key-exchange CPU on both.
+//! > - `early_data`: the ClientHello offered 0-RTT data [...]. with early
+//! >   data accepted the client sends EndOfEarlyData (a record of exactly
+//! >   4 + 1 + tag bytes) before its Finished. Accepted: saved 1 RTT
+//! >   (negative cost); rejected: the request is re-sent after the
+//! >   handshake, 1 RTT later than promised (cost 1 RTT, time to first
+//! >   byte).
+//!
+//! (The code's own comment: a TLS 1.2 resumption by session id that fails
+//! is not seen, since TLS 1.3 clients send a random legacy session id.)
+
+use super::tls::*;
+use super::*;
+use crate::model::Phase;
+use FindingKind::{EarlyData, Resumption, ResumptionMissed};
+
+const RTT: f64 = 40.0;
+
+/// A TLS 1.3 handshake offering `offer`, the server taking the PSK when
+/// `accept`; returns the ClientHello and the ServerHello's segment.
+fn tls13(offer: Offer, accept: bool) -> (Outcome, Id, Id) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(offer)));
+    let flight: Vec<Id> = segments(&tls13_server_flight(2000, accept))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, w.arrival(ch) + 0.5 + i as f64 * 0.01, s))
+        .collect();
+    w.send(
+        C,
+        w.arrival(*flight.last().unwrap()),
+        leak(encrypted(FINISHED_LEN)),
+    );
+    (w.run(), ch, flight[0])
+}
+
+#[test]
+fn a_tls13_server_hello_taking_the_psk_is_a_resumption() {
+    let offer = Offer {
+        psk: true,
+        ..Offer::tls13()
+    };
+    let (o, ch, sh) = tls13(offer, true);
+    let f = o.the(Resumption);
+    assert_eq!(f.phase, Some(Phase::TlsHandshake));
+    assert_eq!(f.frames, o.frames(&[ch, sh]));
+    // TLS 1.3 resumes in the same one round trip: CPU saved, not time.
+    assert_eq!(f.cost_ms, 0.0);
+    o.has_no(ResumptionMissed);
+}
+
+#[test]
+fn a_psk_offered_and_not_taken_is_a_missed_resumption_costing_cpu_not_time_in_tls13() {
+    let offer = Offer {
+        psk: true,
+        ..Offer::tls13()
+    };
+    let (o, ch, sh) = tls13(offer, false);
+    let f = o.the(ResumptionMissed);
+    assert_eq!(f.phase, Some(Phase::TlsHandshake));
+    assert_eq!(f.frames, o.frames(&[ch, sh]));
+    assert_eq!(f.cost_ms, 0.0);
+    o.has_no(Resumption);
+}
+
+#[test]
+fn a_full_handshake_nobody_offered_to_resume_is_neither() {
+    let (o, ..) = tls13(Offer::tls13(), false);
+    o.has_no(Resumption);
+    o.has_no(ResumptionMissed);
+}
+
+/// A TLS 1.2 handshake offering a session ticket when `ticket`; the
+/// server resumes (ServerHello, ChangeCipherSpec, Finished: the client
+/// answers with its own) or does a full handshake (ServerHello,
+/// Certificate, ServerHelloDone; the client's key exchange,
+/// ChangeCipherSpec and Finished; the server's).
+pub(super) fn tls12(ticket: bool, resume: bool) -> (Outcome, Id, Id) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let offer = Offer {
+        ticket,
+        ..Offer::tls12()
+    };
+    let ch = w.send(C, 40.1, leak(client_hello(offer)));
+    let sh = server_hello(false, [0x33; 32], 0, false);
+    let at = w.arrival(ch) + 0.5;
+    let first = if resume {
+        let mut v = handshake_record(&[sh]);
+        v.extend(change_cipher_spec());
+        v.extend(record(22, &[0x5a; 40]));
+        let f = w.send(S, at, leak(v));
+        let mut c = change_cipher_spec();
+        c.extend(record(22, &[0x5a; 40]));
+        w.send(C, w.arrival(f), leak(c));
+        f
+    } else {
+        let flight = handshake_record(&[sh, message(11, &[0; 1200]), message(14, &[])]);
+        let f = w.send(S, at, leak(flight));
+        let mut c = handshake_record(&[message(16, &[0x44; 66])]);
+        c.extend(change_cipher_spec());
+        c.extend(record(22, &[0x5a; 40]));
+        let cf = w.send(C, w.arrival(f), leak(c));
+        let mut s = change_cipher_spec();
+        s.extend(record(22, &[0x5a; 40]));
+        w.send(S, w.arrival(cf) + 0.5, leak(s));
+        f
+    };
+    (w.run(), ch, first)
+}
+
+#[test]
+fn an_abbreviated_tls12_handshake_is_a_resumption_saving_a_round_trip() {
+    let (o, ch, sh) = tls12(true, true);
+    let f = o.the(Resumption);
+    assert_eq!(f.frames, o.frames(&[ch, sh]));
+    assert_ms(f.cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
+}
+
+#[test]
+fn a_tls12_ticket_offered_and_answered_with_a_full_handshake_loses_a_round_trip() {
+    let (o, ch, sh) = tls12(true, false);
+    let f = o.the(ResumptionMissed);
+    assert_eq!(f.frames, o.frames(&[ch, sh]));
+    assert_ms(f.cost_ms, RTT, 1e-6, "2 RTT instead of 1");
+    // The ideal of a full handshake already counts that round trip.
+    assert_eq!(f.attributed_ms, 0.0);
+}
+
+#[test]
+fn a_full_tls12_handshake_without_a_ticket_offered_is_not_a_missed_resumption() {
+    let (o, ..) = tls12(false, false);
+    o.has_no(ResumptionMissed);
+    o.has_no(Resumption);
+}
+
+/// A resumed TLS 1.3 handshake with 0-RTT early data (a request record
+/// right behind the ClientHello). The client's second flight starts with
+/// EndOfEarlyData when `second` is Some(true), with its Finished when
+/// Some(false); None: the capture ends before it.
+fn early(offered: bool, second: Option<bool>) -> (Outcome, Vec<Id>) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let offer = Offer {
+        psk: true,
+        early_data: offered,
+        ..Offer::tls13()
+    };
+    let ch = w.send(C, 40.1, leak(client_hello(offer)));
+    let data = w.send(C, 40.11, leak(encrypted(120)));
+    let flight: Vec<Id> = segments(&tls13_server_flight(0, true))
+        .into_iter()
+        .map(|s| w.send(S, w.arrival(data) + 0.5, s))
+        .collect();
+    let back = w.arrival(*flight.last().unwrap());
+    let mut ids = vec![ch, data];
+    match second {
+        Some(true) => {
+            ids.push(w.send(C, back, leak(encrypted(END_OF_EARLY_DATA_LEN))));
+            w.send(C, back + 0.01, leak(encrypted(FINISHED_LEN)));
+        }
+        Some(false) => {
+            w.send(C, back, leak(encrypted(FINISHED_LEN)));
+        }
+        None => {}
+    }
+    (w.run(), ids)
+}
+
+#[test]
+fn early_data_the_server_accepted_is_early_data_saving_a_round_trip() {
+    let (o, ids) = early(true, Some(true));
+    let f = o.the(EarlyData);
+    assert_eq!(f.phase, Some(Phase::FirstByte));
+    // ClientHello, the early data, the EndOfEarlyData.
+    assert_eq!(f.frames, o.frames(&ids));
+    assert_ms(
+        f.cost_ms,
+        -RTT,
+        1e-6,
+        "the request rode with the ClientHello",
+    );
+}
+
+#[test]
+fn early_data_the_server_rejected_is_early_data_costing_a_round_trip() {
+    let (o, ids) = early(true, Some(false));
+    let f = o.the(EarlyData);
+    assert_eq!(f.frames, o.frames(&ids));
+    assert_ms(
+        f.cost_ms,
+        RTT,
+        1e-6,
+        "the request is sent again after the handshake",
+    );
+}
+
+#[test]
+fn early_data_whose_fate_the_capture_did_not_show_costs_nothing() {
+    let (o, _) = early(true, None);
+    assert_eq!(o.the(EarlyData).cost_ms, 0.0);
+}
+
+#[test]
+fn without_the_early_data_extension_there_is_no_early_data_finding() {
+    let (o, _) = early(false, Some(false));
+    o.has_no(EarlyData);
+}

@@ -1,0 +1,105 @@
+//! `rwnd_limited` (detect/rwnd_limited.rs).
+//!
+//! > Signature, on the sender's clock (its packets as captured, the
+//! > receiver's shifted by the sender's side of the RTT): a new data
+//! > segment P leaves less than one MSS of room before the right edge of
+//! > the last window the receiver advertised (`ack + window << scale`,
+//! > non-zero); the sender is then silent for at least max(2 ms, RTT/4),
+//! > and its next data segment K leaves right after an ACK that moved the
+//! > right edge (released by the window update [...]). Reported when it
+//! > happens at least 3 times and the stalls add up to a round trip or
+//! > more (one or two rounds are receive autotuning catching up with a
+//! > growing congestion window).
+//! > Cost: the stalls (P to K), summed.
+
+use super::*;
+use crate::model::Phase;
+use FindingKind::RwndLimited;
+
+const RTT: f64 = 40.0;
+const KERNEL: f64 = 0.05;
+const EXACT: f64 = 1e-3;
+
+/// A client with a fixed 2-segment receive buffer (window 2920, no
+/// scaling) downloading `rounds` x 2 segments: the server fills the
+/// window, the client ACKs both (reading at once), the ACK moves the edge
+/// and the server sends the next two `resume` ms after it arrives.
+/// Returns (P, A) per stall: the window-filling segment and the ACK that
+/// opened the window after it.
+fn paced(path: Path, window: u16, rounds: usize, resume: f64) -> (Wire, Vec<(Id, Id)>) {
+    let mut w = Wire::new(path);
+    w.window[C.index()] = window;
+    w.handshake(0.0);
+    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
+    let mut t = w.arrival(req);
+    let mut stalls = Vec::new();
+    for k in 0..rounds {
+        let segs = w.burst(S, t, 2, 0.01);
+        let ack = w.ack(C, w.arrival(segs[1]));
+        if k + 1 < rounds {
+            stalls.push((segs[1], ack));
+        }
+        t = w.arrival(ack) + resume;
+    }
+    (w, stalls)
+}
+
+#[test]
+fn a_sender_filling_the_window_and_resuming_on_each_update_is_rwnd_limited() {
+    for path in Path::all(RTT) {
+        let (w, stalls) = paced(path, 2 * MSS as u16, 5, KERNEL);
+        let o = w.run();
+        let f = o.the(RwndLimited);
+        assert_eq!(f.phase, Some(Phase::Transfer));
+        let frames: Vec<u64> = stalls
+            .iter()
+            .flat_map(|(p, a)| [o.frame(*p), o.frame(*a)])
+            .collect();
+        assert_eq!(f.frames, frames);
+        // Each stall: from P to K on the server's clock, the ACK's round
+        // trip plus the kernel's turnaround.
+        assert_ms(f.cost_ms, 4.0 * (RTT + KERNEL), EXACT, "four stalls");
+    }
+}
+
+#[test]
+#[ignore = "rwnd_limited.rs cites no waits: causality.rs rule 4 says a finding's \
+            cost is the sum of its waits (here: P -> K, released by the update)"]
+fn each_rwnd_stall_is_a_wait_released_by_the_window_update() {
+    let (w, _) = paced(Path::at_client(RTT), 2 * MSS as u16, 5, KERNEL);
+    assert_cost_is_its_waits(w.run().the(RwndLimited));
+}
+
+#[test]
+fn two_stalls_are_autotuning_catching_up_not_a_limit() {
+    let (w, _) = paced(Path::at_client(RTT), 2 * MSS as u16, 3, KERNEL);
+    w.run().has_no(RwndLimited);
+}
+
+#[test]
+fn a_sender_pausing_with_room_in_the_window_was_not_held_by_it() {
+    // The same rounds with a 64 KB window: something else paced them.
+    let (w, _) = paced(Path::at_client(RTT), 65535, 5, KERNEL);
+    w.run().has_no(RwndLimited);
+}
+
+#[test]
+fn a_sender_resuming_well_after_the_window_opened_was_not_waiting_for_it() {
+    let (w, _) = paced(Path::at_client(RTT), 2 * MSS as u16, 5, 10.0);
+    w.run().has_no(RwndLimited);
+}
+
+#[test]
+fn without_the_handshake_the_window_scale_is_unknown_and_nothing_is_said() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.window[C.index()] = 2 * MSS as u16;
+    let [syn, syn_ack, ack] = w.handshake(0.0);
+    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
+    let mut t = w.arrival(req);
+    for _ in 0..5 {
+        let segs = w.burst(S, t, 2, 0.01);
+        let a = w.ack(C, w.arrival(segs[1]));
+        t = w.arrival(a) + KERNEL;
+    }
+    w.run_missing(&[syn, syn_ack, ack]).has_no(RwndLimited);
+}

@@ -1,0 +1,221 @@
+//! `server_think_time` (detect/server_think_time.rs).
+//!
+//! > the server took long to answer: between the ClientHello and its
+//! > ServerHello [...], or between a request and the first byte of its
+//! > response.
+//! >
+//! > Signature, on the server's clock (client packets + the server side of
+//! > the RTT): answer departure minus question arrival, at least half a
+//! > round trip, clamped to 5..20 ms [...]. Cost: that time.
+//! >
+//! > Responses are checked in plain and TLS connections alike (one finding
+//! > for all of a connection's exchanges), except a response whose first
+//! > segment left the moment a client ACK arrived for server data still in
+//! > flight: Nagle or a window held it (see nagle.rs), the application did
+//! > not.
+//!
+//! And from docs/findings.md: the request's arrival is that of its last
+//! copy when it was retransmitted; server data after the client's FIN or
+//! RST is not an answer.
+
+use super::tls::*;
+use super::*;
+use crate::model::Phase;
+use FindingKind::ServerThinkTime;
+
+const EXACT: f64 = 1e-3;
+
+/// A TLS 1.3 handshake on a path of `rtt` ms whose server answers the
+/// ClientHello `think` ms after it arrives.
+fn slow_hello(path: Path, think: f64) -> (Outcome, Tls13) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let hs = tls13_handshake(&mut w, path.rtt_ms + 0.1, think, Offer::tls13());
+    (w.run(), hs)
+}
+
+#[test]
+fn a_server_hello_leaving_half_a_round_trip_after_the_client_hello_arrived_is_think_time() {
+    for path in Path::all(40.0) {
+        let (o, hs) = slow_hello(path, 30.0);
+        let f = o
+            .report
+            .findings
+            .iter()
+            .find(|f| f.kind == ServerThinkTime && f.phase == Some(Phase::TlsHandshake))
+            .expect("think time in the handshake");
+        assert_eq!(f.frames, o.frames(&[hs.ch, hs.flight[0]]));
+        // The clock shift is exact on a clean handshake: the think time is
+        // what the server spent.
+        assert_ms(
+            f.cost_ms,
+            30.0,
+            EXACT,
+            "ServerHello departure - ClientHello arrival",
+        );
+    }
+}
+
+#[test]
+fn a_server_hello_faster_than_half_a_round_trip_is_not_think_time() {
+    for path in Path::all(40.0) {
+        slow_hello(path, 19.0).0.has_no(ServerThinkTime);
+    }
+}
+
+#[test]
+fn on_a_short_path_the_threshold_is_never_below_5_ms() {
+    // RTT 4 ms: half of it (2 ms) is a host's normal turnaround.
+    slow_hello(Path::at_client(4.0), 4.5)
+        .0
+        .has_no(ServerThinkTime);
+    let (o, _) = slow_hello(Path::at_client(4.0), 6.0);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 6.0, EXACT, "think time");
+}
+
+#[test]
+fn on_a_long_path_20_ms_of_think_time_is_always_reported() {
+    // RTT 200 ms: 25 ms is far below half of it, and still worth knowing.
+    let (o, _) = slow_hello(Path::at_client(200.0), 25.0);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 25.0, EXACT, "think time");
+}
+
+/// Plain HTTP keep-alive: a request every 300 ms, the n-th answered
+/// `thinks[n]` ms after it arrives; returns (request, response) pairs.
+fn exchanges(path: Path, thinks: &[f64]) -> (Wire, Vec<(Id, Id)>) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let mut pairs = Vec::new();
+    let mut t = 100.0;
+    for think in thinks {
+        let req = w.send(C, t, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        let resp = w.send(S, w.arrival(req) + think, b"HTTP/1.1 200 OK\r\n\r\n");
+        w.ack(C, w.arrival(resp));
+        pairs.push((req, resp));
+        t += 300.0;
+    }
+    (w, pairs)
+}
+
+#[test]
+fn a_response_leaving_20_ms_after_its_request_arrived_is_think_time_to_first_byte() {
+    for path in Path::all(40.0) {
+        let (w, pairs) = exchanges(path, &[25.0]);
+        let o = w.run();
+        let f = o.the(ServerThinkTime);
+        assert_eq!(f.phase, Some(Phase::FirstByte));
+        assert_eq!(f.frames, o.frames(&[pairs[0].0, pairs[0].1]));
+        assert_ms(
+            f.cost_ms,
+            25.0,
+            EXACT,
+            "response departure - request arrival",
+        );
+    }
+}
+
+#[test]
+fn slow_exchanges_of_one_connection_are_one_finding_with_their_sum() {
+    let (w, pairs) = exchanges(Path::at_client(40.0), &[25.0, 1.0, 60.0]);
+    let o = w.run();
+    let f = o.the(ServerThinkTime);
+    let (a, c) = (pairs[0], pairs[2]);
+    assert_eq!(f.frames, o.frames(&[a.0, a.1, c.0, c.1]));
+    assert_ms(f.cost_ms, 85.0, EXACT, "25 + 60, the quick one left out");
+}
+
+#[test]
+#[ignore = "server_think_time.rs cites no waits: causality.rs rule 4 says a finding's \
+            cost is the sum of its waits (here: request -> response)"]
+fn think_time_is_a_wait_from_the_request_to_the_response() {
+    let (w, pairs) = exchanges(Path::at_client(40.0), &[25.0]);
+    let o = w.run();
+    let f = o.the(ServerThinkTime);
+    assert_waits(
+        &f.waits,
+        &[o.wait(pairs[0].0, pairs[0].1, None, 25.0)],
+        EXACT,
+    );
+    assert_cost_is_its_waits(f);
+}
+
+#[test]
+fn a_response_faster_than_the_threshold_is_not_think_time() {
+    let (w, _) = exchanges(Path::at_client(40.0), &[19.0, 5.0]);
+    w.run().has_no(ServerThinkTime);
+}
+
+#[test]
+fn think_time_counts_from_the_request_copy_that_arrived() {
+    // The request is lost past the capture point and re-sent by the
+    // client's retransmission timer 240 ms later; the server answers the
+    // copy that reached it 1 ms after it arrived.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let req = w.send(C, 100.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    w.lose(req);
+    let again = w.resend(340.0, req);
+    let resp = w.send(S, w.arrival(again) + 1.0, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(resp));
+    w.run().has_no(ServerThinkTime);
+}
+
+#[test]
+fn server_data_after_the_client_closed_is_not_an_answer() {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    w.send(C, 100.0, b"QUIT\r\n");
+    let fin = w.fin(C, 100.01);
+    let bye = w.send(S, w.arrival(fin) + 30.0, b"221 Bye\r\n");
+    w.fin(S, w.sent(bye) + 0.01);
+    w.run().has_no(ServerThinkTime);
+}
+
+#[test]
+fn a_response_held_by_nagle_behind_unacknowledged_data_is_not_think_time() {
+    // Response 1 ends in a small segment; the client's next request (sent
+    // between the two segments' arrivals) acknowledges only the first, and
+    // its delayed-ACK timer acknowledges the small one 40 ms later. The
+    // small response 2 waits in the server's Nagle for that ACK: the
+    // application answered at once.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let req1 = w.send(C, 100.0, b"GET /a HTTP/1.1\r\n\r\n");
+    let full = w.data(S, w.arrival(req1), MSS);
+    let small = w.data(S, w.arrival(req1) + 0.01, 100);
+    let req2 = w.send(C, w.arrival(full) + 0.005, b"GET /b HTTP/1.1\r\n\r\n");
+    let ack = w.ack(C, w.arrival(small) + 40.0);
+    let resp2 = w.data(S, w.arrival(ack) + 0.05, 100);
+    w.ack(C, w.arrival(resp2));
+    // The answer left 40 ms after the request arrived: over the threshold.
+    assert!(w.sent(resp2) - w.arrival(req2) >= 20.0);
+    let o = w.run();
+    assert_eq!(o.report.exchanges, 2, "response 2 answers request 2");
+    o.has_no(ServerThinkTime);
+}
+
+#[test]
+fn inside_tls_a_response_record_leaving_late_is_think_time_to_first_byte() {
+    for path in Path::all(40.0) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let hs = tls13_handshake(&mut w, 40.1, 0.5, Offer::tls13());
+        let req = w.send(C, w.sent(hs.client_finished) + 0.01, leak(encrypted(120)));
+        let resp = w.send(S, w.arrival(req) + 30.0, leak(encrypted(700)));
+        w.ack(C, w.arrival(resp));
+        let o = w.run();
+        let f = o
+            .report
+            .findings
+            .iter()
+            .find(|f| f.kind == ServerThinkTime && f.phase == Some(Phase::FirstByte))
+            .expect("think time before the first byte");
+        assert_eq!(f.frames, o.frames(&[req, resp]));
+        assert_ms(
+            f.cost_ms,
+            30.0,
+            EXACT,
+            "response departure - request arrival",
+        );
+    }
+}

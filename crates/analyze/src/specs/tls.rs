@@ -1,0 +1,195 @@
+//! TLS records built by hand, byte for byte as RFC 8446 / 5246 lay them
+//! out, for the specifications of the TLS detectors; and the handshakes
+//! made of them.
+
+use super::*;
+
+/// TLS_AES_128_GCM_SHA256: a Finished record is 4 + 32 + 1 + 16 bytes.
+pub const AES128: u16 = 0x1301;
+/// The encrypted Finished record of [`AES128`].
+pub const FINISHED_LEN: usize = 4 + 32 + 1 + 16;
+/// An encrypted EndOfEarlyData: 4 bytes of message, 1 of type, 16 of tag.
+pub const END_OF_EARLY_DATA_LEN: usize = 4 + 1 + 16;
+/// SHA-256("HelloRetryRequest"): the random of a HelloRetryRequest.
+pub const HRR_RANDOM: [u8; 32] = [
+    0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
+    0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
+];
+pub const X25519: u16 = 0x001d;
+pub const SECP256R1: u16 = 0x0017;
+
+fn ext(out: &mut Vec<u8>, kind: u16, data: &[u8]) {
+    out.extend_from_slice(&kind.to_be_bytes());
+    out.extend_from_slice(&(data.len() as u16).to_be_bytes());
+    out.extend_from_slice(data);
+}
+
+/// A handshake message: type, 24-bit length, body.
+pub fn message(kind: u8, body: &[u8]) -> Vec<u8> {
+    let n = body.len();
+    let mut m = vec![kind, (n >> 16) as u8, (n >> 8) as u8, n as u8];
+    m.extend_from_slice(body);
+    m
+}
+
+/// A record: content type, legacy version, length, body.
+pub fn record(content_type: u8, body: &[u8]) -> Vec<u8> {
+    let mut r = vec![content_type, 3, 3];
+    r.extend_from_slice(&(body.len() as u16).to_be_bytes());
+    r.extend_from_slice(body);
+    r
+}
+
+pub fn handshake_record(messages: &[Vec<u8>]) -> Vec<u8> {
+    record(22, &messages.concat())
+}
+
+/// An application-data record of `len` body bytes (encrypted: opaque).
+pub fn encrypted(len: usize) -> Vec<u8> {
+    record(23, &vec![0x5a; len])
+}
+
+pub fn change_cipher_spec() -> Vec<u8> {
+    record(20, &[1])
+}
+
+/// What a ClientHello offers.
+#[derive(Clone, Copy, Default)]
+pub struct Offer {
+    /// TLS 1.3 (supported_versions); else a TLS 1.2 client.
+    pub tls13: bool,
+    /// The group of the one key share sent (TLS 1.3).
+    pub group: u16,
+    pub psk: bool,
+    pub early_data: bool,
+    /// A TLS 1.2 session ticket to resume.
+    pub ticket: bool,
+    pub random: [u8; 32],
+}
+
+impl Offer {
+    pub fn tls13() -> Offer {
+        Offer {
+            tls13: true,
+            group: X25519,
+            random: [0x11; 32],
+            ..Offer::default()
+        }
+    }
+    pub fn tls12() -> Offer {
+        Offer {
+            random: [0x11; 32],
+            ..Offer::default()
+        }
+    }
+}
+
+/// A ClientHello record.
+pub fn client_hello(o: Offer) -> Vec<u8> {
+    let mut exts = Vec::new();
+    if o.tls13 {
+        ext(&mut exts, 43, &[2, 0x03, 0x04]);
+        let mut share = o.group.to_be_bytes().to_vec();
+        share.extend_from_slice(&32u16.to_be_bytes());
+        share.extend_from_slice(&[0x42; 32]);
+        let mut ks = (share.len() as u16).to_be_bytes().to_vec();
+        ks.extend(share);
+        ext(&mut exts, 51, &ks);
+    }
+    if o.ticket {
+        ext(&mut exts, 35, &[0x77; 64]);
+    }
+    if o.early_data {
+        ext(&mut exts, 42, &[]);
+    }
+    if o.psk {
+        // Last, as RFC 8446 4.2.11 requires (contents opaque here).
+        ext(&mut exts, 41, &[0, 0, 0, 0]);
+    }
+    let mut body = vec![3, 3];
+    body.extend_from_slice(&o.random);
+    body.push(0);
+    body.extend_from_slice(&[0, 4, 0x13, 0x01, 0xc0, 0x2f, 1, 0]);
+    body.extend_from_slice(&(exts.len() as u16).to_be_bytes());
+    body.extend(exts);
+    handshake_record(&[message(1, &body)])
+}
+
+/// A ServerHello message: TLS 1.3 (supported_versions, a key share of
+/// `group`, `psk` accepted) or TLS 1.2 (`cipher`, no extensions).
+pub fn server_hello(tls13: bool, random: [u8; 32], group: u16, psk: bool) -> Vec<u8> {
+    let mut exts = Vec::new();
+    let cipher: u16 = if tls13 { AES128 } else { 0xc02f };
+    if tls13 {
+        ext(&mut exts, 43, &[0x03, 0x04]);
+        let mut share = group.to_be_bytes().to_vec();
+        if random != HRR_RANDOM {
+            share.extend_from_slice(&32u16.to_be_bytes());
+            share.extend_from_slice(&[0x24; 32]);
+        }
+        ext(&mut exts, 51, &share);
+        if psk {
+            ext(&mut exts, 41, &[0, 0]);
+        }
+    }
+    let mut body = vec![3, 3];
+    body.extend_from_slice(&random);
+    body.push(0);
+    body.extend_from_slice(&cipher.to_be_bytes());
+    body.push(0);
+    body.extend_from_slice(&(exts.len() as u16).to_be_bytes());
+    body.extend(exts);
+    message(2, &body)
+}
+
+/// Cuts a byte stream into segments of at most an MSS.
+pub fn segments(stream: &[u8]) -> Vec<&'static [u8]> {
+    stream
+        .chunks(MSS as usize)
+        .map(|c| leak(c.to_vec()))
+        .collect()
+}
+
+/// A TLS 1.3 server's first flight: ServerHello, the compatibility
+/// ChangeCipherSpec, then encrypted EncryptedExtensions, Certificate
+/// (`cert_len` bytes), CertificateVerify and Finished, one record each.
+pub fn tls13_server_flight(cert_len: usize, psk: bool) -> Vec<u8> {
+    let mut v = handshake_record(&[server_hello(true, [0x33; 32], X25519, psk)]);
+    v.extend(change_cipher_spec());
+    v.extend(encrypted(40));
+    if !psk {
+        v.extend(encrypted(cert_len));
+        v.extend(encrypted(264));
+    }
+    v.extend(encrypted(FINISHED_LEN));
+    v
+}
+
+/// The packets of a TLS 1.3 handshake (and the ClientHello's ACK).
+pub struct Tls13 {
+    pub ch: Id,
+    /// The server's flight, segment by segment.
+    pub flight: Vec<Id>,
+    pub client_finished: Id,
+}
+
+/// A TLS 1.3 handshake after the TCP one (started at 0): the ClientHello
+/// at `t`, the server's flight `think` ms after it arrives, all of it at
+/// once (it fits the initial window), the client's Finished the moment
+/// the flight's last segment arrives.
+pub fn tls13_handshake(w: &mut Wire, t: f64, think: f64, offer: Offer) -> Tls13 {
+    let ch = w.send(C, t, leak(client_hello(offer)));
+    let go = w.arrival(ch) + think;
+    let flight: Vec<Id> = segments(&tls13_server_flight(2000, offer.psk))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
+        .collect();
+    let last = *flight.last().unwrap();
+    let client_finished = w.send(C, w.arrival(last), leak(encrypted(FINISHED_LEN)));
+    Tls13 {
+        ch,
+        flight,
+        client_finished,
+    }
+}

@@ -1,0 +1,97 @@
+//! `tls_extra_rtt` (detect/tls_extra_rtt.rs).
+//!
+//! > the TLS handshake took more round trips than the ideal for what was
+//! > negotiated (TLS 1.3: 1, TLS 1.2: 2, resumed: 1, +1 with a
+//! > HelloRetryRequest).
+//! >
+//! > Signature: the ledger's `tls_handshake` row is at least 0.5 RTT over
+//! > its ideal. The finding names the causes other detectors found in the
+//! > handshake [...] and what remains unexplained.
+//! > Cost: the row's excess.
+
+use super::tls::*;
+use super::*;
+use crate::model::Phase;
+use FindingKind::{ServerThinkTime, TlsExtraRtt};
+
+const RTT: f64 = 40.0;
+
+fn handshake(path: Path, think: f64) -> (Outcome, Tls13, f64) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let hs = tls13_handshake(&mut w, RTT + 0.1, think, Offer::tls13());
+    // ClientHello to the client's Finished, on the client's clock.
+    let took = w.sent(hs.client_finished) - w.sent(hs.ch);
+    (w.run(), hs, took)
+}
+
+#[test]
+fn a_tls13_handshake_taking_two_round_trips_is_tls_extra_rtt_of_one() {
+    for path in Path::all(RTT) {
+        let (o, hs, took) = handshake(path, RTT);
+        let f = o.the(TlsExtraRtt);
+        assert_eq!(f.phase, Some(Phase::TlsHandshake));
+        assert_eq!(f.frames, o.frames(&[hs.ch, hs.client_finished]));
+        // Both ends are client packets: the excess is exact.
+        assert_ms(f.cost_ms, took - RTT, 1e-6, "duration - 1 RTT ideal");
+        // A summary of its causes: it takes no share of the excess.
+        assert_eq!(f.attributed_ms, 0.0);
+        // Its cause was found too.
+        assert!(o
+            .report
+            .findings
+            .iter()
+            .any(|x| x.kind == ServerThinkTime && x.phase == Some(Phase::TlsHandshake)));
+    }
+}
+
+#[test]
+fn a_handshake_less_than_half_a_round_trip_over_its_ideal_is_not_tls_extra_rtt() {
+    // 15 ms of server work on a 40 ms path: 0.375 RTT over.
+    handshake(Path::at_client(RTT), 15.0).0.has_no(TlsExtraRtt);
+}
+
+#[test]
+fn a_handshake_at_its_ideal_is_not_tls_extra_rtt() {
+    handshake(Path::at_client(RTT), 0.1).0.has_no(TlsExtraRtt);
+}
+
+#[test]
+fn a_hello_retry_requests_round_trip_is_in_the_ideal_not_extra() {
+    // ClientHello, HelloRetryRequest, ClientHello, flight, Finished: two
+    // round trips against an ideal of 1 + 1.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
+    let hrr = w.send(
+        S,
+        w.arrival(ch) + 0.1,
+        leak(handshake_record(&[server_hello(
+            true, HRR_RANDOM, SECP256R1, false,
+        )])),
+    );
+    let second = Offer {
+        group: SECP256R1,
+        ..Offer::tls13()
+    };
+    let ch2 = w.send(C, w.arrival(hrr), leak(client_hello(second)));
+    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, w.arrival(ch2) + 0.1 + i as f64 * 0.01, s))
+        .collect();
+    w.send(
+        C,
+        w.arrival(*flight.last().unwrap()),
+        leak(encrypted(FINISHED_LEN)),
+    );
+    let o = w.run();
+    o.the(FindingKind::HelloRetryRequest);
+    o.has_no(TlsExtraRtt);
+}
+
+#[test]
+fn a_full_tls12_handshake_in_its_two_round_trips_is_not_extra() {
+    let (o, ..) = super::resumption::tls12(false, false);
+    o.has_no(TlsExtraRtt);
+}
