@@ -234,6 +234,8 @@ pub struct Connection {
     pub(crate) keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
     /// Run the detectors when the connection is reported.
     pub(crate) detect: bool,
+    /// In the tracker's closing queue (see track.rs).
+    pub(crate) closing_queued: bool,
 }
 
 impl Connection {
@@ -277,6 +279,7 @@ impl Connection {
             timeline: Vec::new(),
             keylog: None,
             detect: true,
+            closing_queued: false,
         }
     }
 

@@ -632,12 +632,15 @@ fn a_fin_not_yet_acknowledged_keeps_the_connection_past_the_short_linger() {
 
 #[test]
 fn more_flows_than_the_cap_finishes_the_longest_idle_first_and_counts_them() {
-    // Ten lone SYNs from ten ports, 10 ms apart, with room for four.
+    // Ten connections (SYN, SYN-ACK) from ten ports, 10 ms apart, with
+    // room for four.
     let s: Vec<(i64, Segment<'static>)> = (0..10)
-        .map(|i| {
+        .flat_map(|i| {
             let mut syn = seg(true, 100 + i, 0, SYN, b"");
             syn.src_port = 6000 + i as u16;
-            (i as i64 * 10, syn)
+            let mut syn_ack = seg(false, 900, 101 + i, SYN | ACK, b"");
+            syn_ack.dst_port = 6000 + i as u16;
+            [(i as i64 * 10, syn), (i as i64 * 10 + 1, syn_ack)]
         })
         .collect();
     let options = AnalyzeOptions {
@@ -645,13 +648,38 @@ fn more_flows_than_the_cap_finishes_the_longest_idle_first_and_counts_them() {
         ..AnalyzeOptions::default()
     };
     let (r, most_open) = run_swept(&s, options);
-    assert!(most_open <= 4, "held {most_open}");
+    assert!(most_open <= 5, "held {most_open}");
     assert_eq!(r.reports.len(), 10, "every flow is reported once");
     assert!(r.stats.evicted_flows >= 6, "{}", r.stats.evicted_flows);
     let streams: Vec<u64> = r.reports.iter().map(|c| c.stream).collect();
     assert_eq!(streams, (0..10).collect::<Vec<u64>>());
     // The first evicted are the oldest: stream 0 left first.
     assert!(r.reports[0].ending == Ending::Idle);
+}
+
+#[test]
+fn lone_syns_beyond_their_cap_are_reported_longest_idle_first() {
+    // Twenty lone SYNs; one connection's worth of room is four lone SYNs.
+    let s: Vec<(i64, Segment<'static>)> = (0..20)
+        .map(|i| {
+            let mut syn = seg(true, 100 + i, 0, SYN, b"");
+            syn.src_port = 6000 + i as u16;
+            (i as i64 * 10, syn)
+        })
+        .collect();
+    let options = AnalyzeOptions {
+        max_flows: 1,
+        ..AnalyzeOptions::default()
+    };
+    let (r, most_open) = run_swept(&s, options);
+    assert!(most_open <= 4, "held {most_open}");
+    assert_eq!(r.reports.len(), 20);
+    assert!(r.stats.evicted_flows >= 16, "{}", r.stats.evicted_flows);
+    let streams: Vec<u64> = r.reports.iter().map(|c| c.stream).collect();
+    assert_eq!(streams, (0..20).collect::<Vec<u64>>());
+    // A lone SYN's report is the one a connection that saw it makes.
+    assert_eq!(r.reports[0].handshake.syn_frame, Some(1));
+    assert_eq!(r.reports[0].client_to_server.packets, 1);
 }
 
 #[test]
@@ -674,4 +702,10 @@ fn an_evicted_flows_retransmitted_syn_stays_on_its_stream() {
     let (r, _) = run_swept(&s, options);
     assert_eq!(r.reports.len(), 6, "no seventh stream");
     assert_eq!(r.stats.late_packets, 1);
+}
+
+#[test]
+fn a_lone_syn_is_held_in_a_few_hundred_bytes() {
+    let size = Tracker::embryo_size();
+    assert!(size <= 256, "{size} bytes");
 }

@@ -9,11 +9,15 @@
 //!
 //! Memory is bounded by the connections that are open, never by the
 //! capture's size:
-//! - a connection closed by RST or by FINs both ways is finished once no
-//!   packet has arrived for it for [`AnalyzeOptions::linger_ms`] of capture
-//!   time (the last ACK and a retransmitted FIN still land on it), an idle
-//!   one after [`AnalyzeOptions::idle_timeout_s`]; its report goes to the
-//!   sink and its state is freed;
+//! - a connection with nothing more due (a RST, or FINs both ways, each
+//!   acknowledged) is finished once no packet has arrived for it for
+//!   [`AnalyzeOptions::linger_ms`] of capture time (a trailing RST or
+//!   duplicate ACK still lands on it): a queue in closing order, so a
+//!   churn of thousands of connections a second holds only the last few
+//!   milliseconds' worth; one closed with a FIN still unacknowledged, or
+//!   refused, lingers 30 s (its FIN or SYN comes again), an idle one
+//!   [`AnalyzeOptions::idle_timeout_s`]; its report goes to the sink and its
+//!   state is freed;
 //! - what stays is a [`Tombstone`] of a few dozen bytes for
 //!   [`TOMBSTONE_NS`], so a late packet of that connection keeps its
 //!   tcp.stream (counted in `CaptureStats::late_packets`, not analysed)
@@ -55,8 +59,9 @@ const LONG_LINGER_NS: i64 = 30_000_000_000;
 pub struct AnalyzeOptions {
     /// Keep the per-frame ladder for this stream (`--conn N`).
     pub ladder_stream: Option<u64>,
-    /// How long a closed connection (FIN both ways, or RST) is held for
-    /// late packets before its report is made, in capture milliseconds.
+    /// How long a connection with nothing more due (RST, or both FINs
+    /// acknowledged) is held for trailing packets before its report is
+    /// made, in capture milliseconds.
     pub linger_ms: u64,
     /// A connection with no packet for this long is finished (`idle`).
     pub idle_timeout_s: u64,
@@ -73,7 +78,7 @@ impl Default for AnalyzeOptions {
     fn default() -> Self {
         AnalyzeOptions {
             ladder_stream: None,
-            linger_ms: 1000,
+            linger_ms: DONE_LINGER_MS,
             idle_timeout_s: 900,
             max_flows: DEFAULT_MAX_FLOWS,
             keylog: None,
@@ -82,10 +87,32 @@ impl Default for AnalyzeOptions {
     }
 }
 
+/// Default of [`AnalyzeOptions::linger_ms`]: what follows a finished
+/// exchange of FINs or a RST comes within a round trip or two (a RST for
+/// data still arriving, a duplicate of the last ACK); a later packet keeps
+/// its stream through the tombstone.
+pub const DONE_LINGER_MS: u64 = 50;
+
 /// Default of [`AnalyzeOptions::max_flows`]: a lone SYN's state is about
 /// 1.5 KB and an established connection's a few KB more, so this keeps the
 /// table under ~50 MB however many flows a capture opens at once.
 pub const DEFAULT_MAX_FLOWS: usize = 16_384;
+
+/// A flow that so far is one SYN (no data, no Fast Open option): kept as
+/// that segment, ~230 bytes with its key instead of a connection's ~2 KB,
+/// until anything else arrives for it (then it becomes a [`Connection`]
+/// that sees the SYN first) or it is reported. A SYN flood or a port scan
+/// is mostly these.
+#[derive(Debug, Clone, Copy)]
+struct Embryo {
+    stream: u64,
+    at: Stamp,
+    syn: Segment<'static>,
+    last_progress_ns: i64,
+}
+
+/// Lone SYNs kept at once, as a multiple of the flow cap.
+const EMBRYOS_PER_FLOW: usize = 2;
 
 /// What remains of a finished connection for [`TOMBSTONE_NS`]: enough to
 /// put its late packets on its stream, and to tell port reuse (a SYN with
@@ -102,7 +129,7 @@ struct Tombstone {
 
 /// Most tombstones kept at once, as a multiple of the flow cap: a flood of
 /// flows finished within [`TOMBSTONE_NS`] loses the oldest first.
-const TOMBSTONES_PER_FLOW: usize = 2;
+const TOMBSTONES_PER_FLOW: usize = 4;
 
 /// The two endpoints, lower one first, so both directions find one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -131,6 +158,11 @@ pub struct Tracker<'s> {
     table: FxHashMap<FlowKey, Box<Connection>>,
     /// Finished connections whose late packets still belong to them.
     tombstones: FxHashMap<FlowKey, Tombstone>,
+    /// Flows that are one SYN so far.
+    embryos: FxHashMap<FlowKey, Embryo>,
+    /// Connections with nothing more due, in the order they got there, with
+    /// the progress clock then: finished once quiet for the linger.
+    closing: std::collections::VecDeque<(FlowKey, i64)>,
     next_stream: u64,
     options: AnalyzeOptions,
     pub stats: CaptureStats,
@@ -157,6 +189,8 @@ impl<'s> Tracker<'s> {
         Tracker {
             table: FxHashMap::default(),
             tombstones: FxHashMap::default(),
+            embryos: FxHashMap::default(),
+            closing: Default::default(),
             next_stream: 0,
             options,
             stats: CaptureStats::default(),
@@ -170,9 +204,9 @@ impl<'s> Tracker<'s> {
         }
     }
 
-    /// Connections currently held in memory.
+    /// Connections currently held in memory (lone SYNs included).
     pub fn open_connections(&self) -> usize {
-        self.table.len()
+        self.table.len() + self.embryos.len()
     }
 
     /// Processes one frame.
@@ -194,6 +228,7 @@ impl<'s> Tracker<'s> {
         if sweep_due {
             self.sweep(self.progress_ns);
         }
+        self.finish_closed(self.progress_ns);
         self.decoded(at, decode(frame.link_type, frame.data));
     }
 
@@ -237,6 +272,12 @@ impl<'s> Tracker<'s> {
             port: seg.src_port,
         };
         let is_syn = seg.flags.syn() && !seg.flags.ack();
+        if self.embryos.contains_key(&key) {
+            if self.table.len() >= self.options.max_flows.max(1) {
+                self.evict_idle();
+            }
+            self.grow(key);
+        }
         if !self.table.contains_key(&key) {
             if let Some(t) = self.tombstones.get_mut(&key) {
                 let side = usize::from(key.lo != (seg.src, seg.src_port));
@@ -253,6 +294,30 @@ impl<'s> Tracker<'s> {
                     return;
                 }
                 self.tombstones.remove(&key);
+            }
+            let lone_syn = is_syn
+                && seg.payload_len == 0
+                && seg.options.tfo.is_none()
+                && self.options.ladder_stream != Some(self.next_stream);
+            if lone_syn {
+                if self.embryos.len() >= self.options.max_flows.max(1) * EMBRYOS_PER_FLOW {
+                    self.evict_embryos();
+                }
+                let stream = self.next_stream;
+                self.next_stream += 1;
+                self.embryos.insert(
+                    key,
+                    Embryo {
+                        stream,
+                        at,
+                        syn: Segment {
+                            payload: &[],
+                            ..*seg
+                        },
+                        last_progress_ns: self.progress_ns,
+                    },
+                );
+                return;
             }
             if self.table.len() >= self.options.max_flows.max(1) {
                 self.evict_idle();
@@ -298,6 +363,83 @@ impl<'s> Tracker<'s> {
         }
         conn.observe(at, dir, seg);
         conn.last_progress_ns = self.progress_ns;
+        if !conn.closing_queued && conn.is_done() {
+            conn.closing_queued = true;
+            self.closing.push_back((key, self.progress_ns));
+        }
+    }
+
+    /// Turns a lone SYN into a connection that has seen it, in the table.
+    fn grow(&mut self, key: FlowKey) {
+        let Some(e) = self.embryos.remove(&key) else {
+            return;
+        };
+        let (client, server) = roles(&e.syn);
+        let mut c = Connection::new(e.stream, client, server, e.at, false);
+        c.keylog = self.options.keylog.clone();
+        c.detect = self.options.findings;
+        let dir = Direction::ClientToServer;
+        if !c.capture_copy(e.at, dir, &e.syn) {
+            c.observe(e.at, dir, &e.syn);
+        }
+        c.last_progress_ns = e.last_progress_ns;
+        self.table.insert(key, Box::new(c));
+    }
+
+    /// Reports the longest-idle quarter of the lone SYNs (they become
+    /// connections to be reported as such).
+    fn evict_embryos(&mut self) {
+        let mut ages: Vec<(i64, u64, FlowKey)> = self
+            .embryos
+            .iter()
+            .map(|(k, e)| (e.last_progress_ns, e.stream, *k))
+            .collect();
+        let n = (ages.len() / 4).max(1);
+        if n < ages.len() {
+            ages.select_nth_unstable_by_key(n - 1, |(t, stream, _)| (*t, *stream));
+            ages.truncate(n);
+        }
+        self.stats.evicted_flows += ages.len() as u64;
+        self.report_embryos(ages.into_iter().map(|(_, _, k)| k).collect());
+    }
+
+    /// Reports these lone SYNs in stream order, each made a connection
+    /// only for its report (one at a time: a quarter of the cap at once
+    /// would be that many full connections).
+    fn report_embryos(&mut self, mut keys: Vec<FlowKey>) {
+        keys.sort_by_key(|k| self.embryos.get(k).map(|e| e.stream));
+        for k in keys {
+            self.grow(k);
+            if let Some(c) = self.table.remove(&k) {
+                self.emit(k, c, Some(Ending::Idle), true);
+            }
+        }
+    }
+
+    /// Finishes the connections at the front of the closing queue that
+    /// have been quiet for the linger; one that heard more since is looked
+    /// at again a linger after its last packet.
+    fn finish_closed(&mut self, now_ns: i64) {
+        let linger = self.options.linger_ms as i64 * 1_000_000;
+        while let Some(&(key, since)) = self.closing.front() {
+            if now_ns - since <= linger {
+                break;
+            }
+            self.closing.pop_front();
+            let Some(c) = self.table.get_mut(&key) else {
+                continue;
+            };
+            if !c.closing_queued {
+                continue;
+            }
+            if now_ns - c.last_progress_ns <= linger {
+                let again = c.last_progress_ns;
+                self.closing.push_back((key, again));
+                continue;
+            }
+            let c = self.table.remove(&key).expect("present");
+            self.emit(key, c, None, true);
+        }
     }
 
     /// Counts the times the capture clock went back by more than merged
@@ -335,6 +477,11 @@ impl<'s> Tracker<'s> {
     }
 
     #[cfg(test)]
+    pub(crate) fn embryo_size() -> usize {
+        std::mem::size_of::<(FlowKey, Embryo)>()
+    }
+
+    #[cfg(test)]
     pub(crate) fn segment_for_test(&mut self, at: Stamp, seg: &Segment<'_>) {
         self.advance_clock(at.ts_ns);
         self.segment(at, seg);
@@ -344,6 +491,7 @@ impl<'s> Tracker<'s> {
     pub(crate) fn sweep_for_test(&mut self, now_ns: i64) {
         self.advance_clock(now_ns);
         self.sweep(self.progress_ns);
+        self.finish_closed(self.progress_ns);
     }
 
     fn sweep(&mut self, now_ns: i64) {
@@ -361,6 +509,7 @@ impl<'s> Tracker<'s> {
                 let linger = if refused || !c.is_done() {
                     linger.max(LONG_LINGER_NS)
                 } else {
+                    // (normally finished by the closing queue first)
                     linger
                 };
                 (c.is_closed() && quiet > linger) || quiet > idle
@@ -368,6 +517,13 @@ impl<'s> Tracker<'s> {
             .map(|(k, _)| *k)
             .collect();
         self.finish_flows(done);
+        let idle_syns: Vec<FlowKey> = self
+            .embryos
+            .iter()
+            .filter(|(_, e)| now_ns - e.last_progress_ns > idle)
+            .map(|(k, _)| *k)
+            .collect();
+        self.report_embryos(idle_syns);
         self.tombstones
             .retain(|_, t| now_ns - t.last_progress_ns <= TOMBSTONE_NS);
     }
@@ -466,10 +622,22 @@ impl<'s> Tracker<'s> {
 
     /// Finishes every connection still open (end of capture), in stream order.
     pub fn finish(mut self) -> CaptureStats {
-        let mut rest: Vec<(FlowKey, Box<Connection>)> = self.table.drain().collect();
-        rest.sort_by_key(|(_, c)| c.stream);
-        for (k, c) in rest {
-            self.emit(k, c, None, false);
+        // Connections and lone SYNs together in stream order; a lone SYN
+        // becomes a connection only for its own report.
+        let mut rest: Vec<(u64, FlowKey)> = self
+            .table
+            .iter()
+            .map(|(k, c)| (c.stream, *k))
+            .chain(self.embryos.iter().map(|(k, e)| (e.stream, *k)))
+            .collect();
+        rest.sort_unstable_by_key(|(stream, _)| *stream);
+        for (_, k) in rest {
+            if self.embryos.contains_key(&k) {
+                self.grow(k);
+            }
+            if let Some(c) = self.table.remove(&k) {
+                self.emit(k, c, None, false);
+            }
         }
         self.stats
     }

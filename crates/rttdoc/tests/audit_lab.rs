@@ -98,6 +98,14 @@ fn server_sysctls(labels: &Value) -> Vec<(String, String)> {
             }
         }
     }
+    // Settings changed after the first client run (a TFO key kept, then
+    // the server's TFO turned off) are the ones most runs saw.
+    if let Value::Object(m) = &labels["server_sysctls_after_first_run"] {
+        for (k, v) in m {
+            out.retain(|(name, _)| name != k);
+            out.push((k.clone(), value(v)));
+        }
+    }
     if let Some(cc) = labels["congestion_control"].as_str() {
         if !out
             .iter()
