@@ -15,6 +15,7 @@
 mod connection;
 pub mod detect;
 mod exchange;
+mod finisher;
 pub mod keylog;
 pub mod kinds;
 mod ledger;

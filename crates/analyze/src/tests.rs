@@ -705,7 +705,7 @@ fn an_evicted_flows_retransmitted_syn_stays_on_its_stream() {
 }
 
 #[test]
-fn a_lone_syn_is_held_in_a_few_hundred_bytes() {
+fn a_lone_syn_is_held_in_about_a_hundred_bytes() {
     let size = Tracker::embryo_size();
-    assert!(size <= 256, "{size} bytes");
+    assert!(size <= 128, "{size} bytes");
 }

@@ -34,6 +34,7 @@ use rttdoc_wire::{decode, Decoded, Segment, Skip};
 use rustc_hash::FxHashMap;
 
 use crate::connection::{Connection, Stamp, REPLAY_NS};
+use crate::finisher::Finisher;
 use crate::model::{CaptureStats, ConnectionReport, Direction, Ending, Endpoint};
 
 /// The most one gap between frames advances the capture's progress clock:
@@ -68,6 +69,10 @@ pub struct AnalyzeOptions {
     /// Most connections tracked at once; past it the longest-idle are
     /// finished early (`--max-flows`).
     pub max_flows: usize,
+    /// Threads: with more than one, connections are diagnosed on
+    /// `threads - 1` workers while this one reads and tracks; the output
+    /// is the same (finisher.rs).
+    pub threads: usize,
     /// TLS key log (`--keylog`): decrypts 0-RTT early data only.
     pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
     /// Run the detectors (`--no-findings` turns them off: ledger only).
@@ -81,6 +86,7 @@ impl Default for AnalyzeOptions {
             linger_ms: DONE_LINGER_MS,
             idle_timeout_s: 900,
             max_flows: DEFAULT_MAX_FLOWS,
+            threads: 1,
             keylog: None,
             findings: true,
         }
@@ -98,17 +104,59 @@ pub const DONE_LINGER_MS: u64 = 50;
 /// table under ~50 MB however many flows a capture opens at once.
 pub const DEFAULT_MAX_FLOWS: usize = 16_384;
 
-/// A flow that so far is one SYN (no data, no Fast Open option): kept as
-/// that segment, ~230 bytes with its key instead of a connection's ~2 KB,
-/// until anything else arrives for it (then it becomes a [`Connection`]
-/// that sees the SYN first) or it is reported. A SYN flood or a port scan
-/// is mostly these.
+/// A flow that so far is one SYN (no data, no Fast Open option, no SACK
+/// blocks): kept as the fields of that segment, ~100 bytes with its key
+/// instead of a connection's ~2 KB, until anything else arrives for it
+/// (then it becomes a [`Connection`] that sees the SYN first) or it is
+/// reported. A SYN flood or a port scan is mostly these.
 #[derive(Debug, Clone, Copy)]
 struct Embryo {
     stream: u64,
     at: Stamp,
-    syn: Segment<'static>,
     last_progress_ns: i64,
+    seq: u32,
+    window: u16,
+    flags: u16,
+    ip_id: Option<u16>,
+    mss: Option<u16>,
+    window_scale: Option<u8>,
+    sack_permitted: bool,
+    /// The SYN came from the flow key's lower endpoint.
+    from_lo: bool,
+    options_malformed: bool,
+    timestamps: Option<(u32, u32)>,
+}
+
+impl Embryo {
+    /// The SYN again, as decoded.
+    fn syn(&self, key: &FlowKey) -> Segment<'static> {
+        let (src, dst) = if self.from_lo {
+            (key.lo, key.hi)
+        } else {
+            (key.hi, key.lo)
+        };
+        Segment {
+            src: src.0,
+            dst: dst.0,
+            src_port: src.1,
+            dst_port: dst.1,
+            seq: self.seq,
+            ack: 0,
+            flags: rttdoc_wire::TcpFlags(self.flags),
+            window: self.window,
+            options: rttdoc_wire::TcpOptions {
+                mss: self.mss,
+                window_scale: self.window_scale,
+                sack_permitted: self.sack_permitted,
+                timestamps: self.timestamps,
+                malformed: self.options_malformed,
+                ..Default::default()
+            },
+            payload_len: 0,
+            payload: &[],
+            ip_id: self.ip_id,
+        }
+    }
 }
 
 /// Lone SYNs kept at once, as a multiple of the flow cap.
@@ -181,11 +229,14 @@ pub struct Tracker<'s> {
     rewound: bool,
     /// IP fragments waiting for the rest of their datagram.
     defrag: Defragmenter,
+    /// Makes reports, here or on worker threads, and keeps their order.
+    finisher: Finisher,
     sink: &'s mut dyn FnMut(ConnectionReport),
 }
 
 impl<'s> Tracker<'s> {
     pub fn new(options: AnalyzeOptions, sink: &'s mut dyn FnMut(ConnectionReport)) -> Self {
+        let finisher = Finisher::new(options.threads);
         Tracker {
             table: FxHashMap::default(),
             tombstones: FxHashMap::default(),
@@ -200,6 +251,7 @@ impl<'s> Tracker<'s> {
             latest_ns: None,
             rewound: false,
             defrag: Defragmenter::default(),
+            finisher,
             sink,
         }
     }
@@ -230,6 +282,7 @@ impl<'s> Tracker<'s> {
         }
         self.finish_closed(self.progress_ns);
         self.decoded(at, decode(frame.link_type, frame.data));
+        self.finisher.poll(&mut *self.sink);
     }
 
     fn advance_clock(&mut self, ts_ns: i64) {
@@ -298,6 +351,7 @@ impl<'s> Tracker<'s> {
             let lone_syn = is_syn
                 && seg.payload_len == 0
                 && seg.options.tfo.is_none()
+                && seg.options.sack_len == 0
                 && self.options.ladder_stream != Some(self.next_stream);
             if lone_syn {
                 if self.embryos.len() >= self.options.max_flows.max(1) * EMBRYOS_PER_FLOW {
@@ -310,11 +364,17 @@ impl<'s> Tracker<'s> {
                     Embryo {
                         stream,
                         at,
-                        syn: Segment {
-                            payload: &[],
-                            ..*seg
-                        },
                         last_progress_ns: self.progress_ns,
+                        seq: seg.seq,
+                        window: seg.window,
+                        flags: seg.flags.0,
+                        ip_id: seg.ip_id,
+                        mss: seg.options.mss,
+                        window_scale: seg.options.window_scale,
+                        sack_permitted: seg.options.sack_permitted,
+                        from_lo: key.lo == (seg.src, seg.src_port),
+                        options_malformed: seg.options.malformed,
+                        timestamps: seg.options.timestamps,
                     },
                 );
                 return;
@@ -374,13 +434,14 @@ impl<'s> Tracker<'s> {
         let Some(e) = self.embryos.remove(&key) else {
             return;
         };
-        let (client, server) = roles(&e.syn);
+        let syn = e.syn(&key);
+        let (client, server) = roles(&syn);
         let mut c = Connection::new(e.stream, client, server, e.at, false);
         c.keylog = self.options.keylog.clone();
         c.detect = self.options.findings;
         let dir = Direction::ClientToServer;
-        if !c.capture_copy(e.at, dir, &e.syn) {
-            c.observe(e.at, dir, &e.syn);
+        if !c.capture_copy(e.at, dir, &syn) {
+            c.observe(e.at, dir, &syn);
         }
         c.last_progress_ns = e.last_progress_ns;
         self.table.insert(key, Box::new(c));
@@ -613,11 +674,8 @@ impl<'s> Tracker<'s> {
             }
         });
         self.stats.connections += 1;
-        let mut report = c.finish(ending);
-        if let Some(t0) = self.stats.first_time {
-            report.start_offset_s = (report.start_time - t0).max(0.0);
-        }
-        (self.sink)(report);
+        self.finisher
+            .submit(c, ending, self.stats.first_time, &mut *self.sink);
     }
 
     /// Finishes every connection still open (end of capture), in stream order.
@@ -639,6 +697,7 @@ impl<'s> Tracker<'s> {
                 self.emit(k, c, None, false);
             }
         }
+        self.finisher.drain(&mut *self.sink);
         self.stats
     }
 }

@@ -79,6 +79,12 @@ pub struct AnalyzeArgs {
     /// finished early (counted in the output).
     #[arg(long, value_name = "N", default_value_t = rttdoc_analyze::DEFAULT_MAX_FLOWS)]
     max_flows: usize,
+    /// Threads: one reads and tracks, the others diagnose finished
+    /// connections. The output does not depend on it. Default 1: on the
+    /// 2-vCPU machines measured (docs/benchmarks.md) a second thread made
+    /// the pass slower, the hand-over costing more than the diagnosis.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    threads: usize,
     /// Colour in tables.
     #[arg(long, value_enum, default_value = "auto")]
     color: ColorChoice,
@@ -189,6 +195,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         keylog,
         findings: !args.no_findings,
         max_flows: args.max_flows,
+        threads: args.threads.max(1),
         ..Default::default()
     };
     let stdout = io::stdout();

@@ -1,0 +1,227 @@
+//! Where a finished connection becomes its report: on the tracking thread
+//! (`--threads 1`), or on worker threads while tracking reads on
+//! (`--threads N`: the ledger and the detectors, the costly part per
+//! connection, run beside the pass instead of inside it).
+//!
+//! Output is identical either way: every connection gets a sequence number
+//! in the order the tracker finishes it, and reports reach the sink in that
+//! order (a reorder buffer on the tracking thread), so the sink itself need
+//! not be thread-safe. Memory stays bounded: at most
+//! [`MAX_IN_FLIGHT`] connections wait for a worker or for their turn;
+//! beyond that the tracker waits.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use crate::connection::Connection;
+use crate::model::{ConnectionReport, Ending};
+
+/// Connections handed to workers and not yet given to the sink.
+pub const MAX_IN_FLIGHT: usize = 1024;
+
+/// Connections sent to a worker at once: one hand-over (a thread wake-up,
+/// a few microseconds) per connection would cost more than a short
+/// connection's diagnosis.
+const BATCH: usize = 64;
+
+/// Connections of at most this many segments (a lone SYN, a refused
+/// connect, a scan) are reported on the tracking thread: their diagnosis
+/// is shorter than the hand-over to a worker.
+const SMALL: usize = 4;
+
+/// A finished connection, and when the capture began (for `start_offset_s`).
+struct Job {
+    seq: u64,
+    connection: Box<Connection>,
+    ending: Ending,
+    first_time: Option<f64>,
+}
+
+/// Turns connections into reports, in order.
+pub(crate) enum Finisher {
+    Inline,
+    Pool(Pool),
+}
+
+pub(crate) struct Pool {
+    jobs: Option<SyncSender<Vec<Job>>>,
+    /// Jobs not yet sent (fewer than [`BATCH`]).
+    batch: Vec<Job>,
+    results: Receiver<Vec<(u64, ConnectionReport)>>,
+    workers: Vec<JoinHandle<()>>,
+    next_seq: u64,
+    /// The next sequence number the sink gets.
+    next_out: u64,
+    ready: BTreeMap<u64, ConnectionReport>,
+}
+
+/// Makes the report of one connection (the same on any thread).
+pub(crate) fn report(
+    c: Box<Connection>,
+    ending: Ending,
+    first_time: Option<f64>,
+) -> ConnectionReport {
+    let mut report = c.finish(ending);
+    if let Some(t0) = first_time {
+        report.start_offset_s = (report.start_time - t0).max(0.0);
+    }
+    report
+}
+
+impl Finisher {
+    /// Inline for one thread; `threads - 1` workers otherwise.
+    pub(crate) fn new(threads: usize) -> Finisher {
+        if threads <= 1 {
+            return Finisher::Inline;
+        }
+        let (jobs, queue) = sync_channel::<Vec<Job>>(MAX_IN_FLIGHT / BATCH);
+        let queue = Arc::new(Mutex::new(queue));
+        let (done, results) = channel();
+        let workers = (1..threads)
+            .map(|i| {
+                let queue = Arc::clone(&queue);
+                let done: Sender<Vec<(u64, ConnectionReport)>> = done.clone();
+                std::thread::Builder::new()
+                    .name(format!("rttdoc-diagnose-{i}"))
+                    .spawn(move || loop {
+                        // The lock is held only to take one job.
+                        let job = match queue.lock() {
+                            Ok(q) => q.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(batch) = job else { return };
+                        let reports = batch
+                            .into_iter()
+                            .map(|j| (j.seq, report(j.connection, j.ending, j.first_time)))
+                            .collect();
+                        if done.send(reports).is_err() {
+                            return;
+                        }
+                    })
+                    .expect("spawning a diagnosis thread")
+            })
+            .collect();
+        Finisher::Pool(Pool {
+            jobs: Some(jobs),
+            batch: Vec::with_capacity(BATCH),
+            results,
+            workers,
+            next_seq: 0,
+            next_out: 0,
+            ready: BTreeMap::new(),
+        })
+    }
+
+    /// Finishes a connection; reports that are ready go to the sink.
+    pub(crate) fn submit(
+        &mut self,
+        c: Box<Connection>,
+        ending: Ending,
+        first_time: Option<f64>,
+        sink: &mut dyn FnMut(ConnectionReport),
+    ) {
+        match self {
+            Finisher::Inline => sink(report(c, ending, first_time)),
+            Finisher::Pool(p) if c.timeline.len() <= SMALL => {
+                // Cheaper here than handed over: made now, given to the
+                // sink in its turn.
+                p.ready.insert(p.next_seq, report(c, ending, first_time));
+                p.next_seq += 1;
+                p.release(sink);
+            }
+            Finisher::Pool(p) => {
+                p.batch.push(Job {
+                    seq: p.next_seq,
+                    connection: c,
+                    ending,
+                    first_time,
+                });
+                p.next_seq += 1;
+                if p.batch.len() >= BATCH {
+                    // Back-pressure: never more than MAX_IN_FLIGHT waiting.
+                    while p.next_seq - p.next_out > MAX_IN_FLIGHT as u64 {
+                        p.deliver(true, sink);
+                    }
+                    p.send_batch();
+                }
+            }
+        }
+    }
+
+    /// Hands over the reports that are ready, in order (`wait`: at least
+    /// one more, blocking).
+    pub(crate) fn poll(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
+        if let Finisher::Pool(p) = self {
+            p.deliver(false, sink);
+        }
+    }
+
+    /// Waits for every report and hands them over; stops the workers.
+    pub(crate) fn drain(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
+        if let Finisher::Pool(p) = self {
+            p.send_batch();
+            p.jobs = None;
+            while p.next_out < p.next_seq {
+                p.deliver(true, sink);
+            }
+            for w in p.workers.drain(..) {
+                if let Err(panic) = w.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+        }
+    }
+}
+
+impl Pool {
+    fn send_batch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        self.jobs
+            .as_ref()
+            .expect("open until the end")
+            .send(batch)
+            .expect("diagnosis threads alive");
+    }
+
+    fn deliver(&mut self, wait: bool, sink: &mut dyn FnMut(ConnectionReport)) {
+        let mut waited = !wait;
+        loop {
+            let next = if waited {
+                self.results.try_recv().ok()
+            } else {
+                waited = true;
+                match self.results.recv() {
+                    Ok(r) => Some(r),
+                    Err(_) => {
+                        // Every worker is gone before its work was done: one
+                        // panicked. Surface it.
+                        for w in self.workers.drain(..) {
+                            if let Err(panic) = w.join() {
+                                std::panic::resume_unwind(panic);
+                            }
+                        }
+                        panic!("diagnosis threads stopped early");
+                    }
+                }
+            };
+            let Some(reports) = next else { break };
+            for (seq, r) in reports {
+                self.ready.insert(seq, r);
+            }
+            self.release(sink);
+        }
+    }
+
+    /// Gives the sink every report whose turn it is.
+    fn release(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
+        while let Some(r) = self.ready.remove(&self.next_out) {
+            sink(r);
+            self.next_out += 1;
+        }
+    }
+}
