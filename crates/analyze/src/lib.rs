@@ -17,8 +17,10 @@ pub mod detect;
 mod exchange;
 mod finisher;
 pub mod keylog;
+#[deny(missing_docs)]
 pub mod kinds;
 mod ledger;
+#[deny(missing_docs)]
 pub mod model;
 pub mod preamble;
 mod rtt;

@@ -12,8 +12,11 @@ pub use crate::kinds::{CostRule, FindingKind, Phase};
 pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+/// A TCP endpoint: address and port.
 pub struct Endpoint {
+    /// IP address.
     pub ip: IpAddr,
+    /// TCP port.
     pub port: u16,
 }
 
@@ -54,6 +57,7 @@ impl Ending {
 }
 
 impl Vantage {
+    /// The JSON name (`client`).
     pub fn as_str(self) -> &'static str {
         match self {
             Vantage::Client => "client",
@@ -80,23 +84,28 @@ pub enum RttSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
+    /// From the client (the side that sent the SYN) to the server.
     ClientToServer,
+    /// From the server to the client.
     ServerToClient,
 }
 
 impl Direction {
+    /// 0 for client to server, 1 for server to client (index of per-direction arrays).
     pub fn index(self) -> usize {
         match self {
             Direction::ClientToServer => 0,
             Direction::ServerToClient => 1,
         }
     }
+    /// The other direction.
     pub fn reverse(self) -> Direction {
         match self {
             Direction::ClientToServer => Direction::ServerToClient,
             Direction::ServerToClient => Direction::ClientToServer,
         }
     }
+    /// `->` or `<-`, for ladders.
     pub fn arrow(self) -> &'static str {
         match self {
             Direction::ClientToServer => "->",
@@ -116,7 +125,9 @@ pub struct LedgerRow {
     /// Exchange number (1-based) for per-request rows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exchange: Option<u32>,
+    /// Frame where the phase starts.
     pub start_frame: u64,
+    /// Frame where it ends.
     pub end_frame: u64,
     /// Duration as the client experienced it (server-sent packets are
     /// shifted by the client-side part of the RTT, see docs).
@@ -136,18 +147,29 @@ pub struct LedgerRow {
 /// TCP handshake details.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct HandshakeReport {
+    /// The first SYN's frame.
     pub syn_frame: Option<u64>,
+    /// The SYN-ACK's frame.
     pub syn_ack_frame: Option<u64>,
+    /// The client's ACK that completed the handshake.
     pub ack_frame: Option<u64>,
     /// SYNs sent beyond the first (lost SYN, SYN queue overflow).
     pub syn_retransmits: u32,
+    /// SYN-ACKs sent beyond the first.
     pub syn_ack_retransmits: u32,
+    /// MSS option of the client's SYN.
     pub client_mss: Option<u16>,
+    /// MSS option of the server's SYN-ACK.
     pub server_mss: Option<u16>,
+    /// Window scale of the client's SYN.
     pub client_wscale: Option<u8>,
+    /// Window scale of the server's SYN-ACK.
     pub server_wscale: Option<u8>,
+    /// Both SYNs allowed SACK.
     pub sack_permitted: bool,
+    /// Both SYNs carried timestamps.
     pub timestamps: bool,
+    /// TCP Fast Open on this handshake, if any.
     pub tfo: Option<TfoReport>,
 }
 
@@ -192,6 +214,7 @@ pub struct TfoReport {
     /// `cookie_request`, `accepted`, `rejected`, `cookie_without_data`
     /// or `no_answer`.
     pub outcome: TfoOutcome,
+    /// Bytes of data the SYN carried.
     pub syn_data_bytes: u32,
     /// The server handed out a cookie on its SYN-ACK.
     pub server_sent_cookie: bool,
@@ -200,20 +223,27 @@ pub struct TfoReport {
 /// Per-direction TCP counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DirectionStats {
+    /// Packets sent (capture copies excluded).
     pub packets: u64,
     /// Payload bytes, counted once (retransmissions excluded).
     pub bytes: u64,
+    /// Segments sent again (not probes, not copies).
     pub retransmissions: u32,
+    /// Segments that arrived behind a later one (filled a hole quickly).
     pub out_of_order: u32,
     /// Segments whose sequence jumped ahead: earlier data not in the capture.
     pub gaps: u32,
+    /// Times this side advertised a zero window.
     pub zero_windows: u32,
+    /// Where it first did.
     pub first_zero_window_frame: Option<u64>,
     /// Most bytes this side had sent and not yet seen acknowledged.
     pub max_bytes_in_flight: u32,
     /// Segments carrying SACK blocks (the receiver reporting holes).
     pub sack_segments: u32,
+    /// This side's FIN.
     pub fin_frame: Option<u64>,
+    /// This side's RST.
     pub rst_frame: Option<u64>,
     /// Extra copies of this side's packets in the capture (a span port, an
     /// `-i any` capture seeing a packet on two interfaces, merged files, a
@@ -237,7 +267,9 @@ pub struct DirectionStats {
 pub struct TlsVersion(pub u16);
 
 impl TlsVersion {
+    /// TLS 1.2 (0x0303).
     pub const TLS12: TlsVersion = TlsVersion(0x0303);
+    /// TLS 1.3 (0x0304).
     pub const TLS13: TlsVersion = TlsVersion(0x0304);
 
     /// TLS 1.3, or one of its drafts.
@@ -269,29 +301,46 @@ impl Serialize for TlsVersion {
 /// as the capture shows (TLS 1.3 encrypts most of the handshake).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TlsMessage {
+    /// ClientHello.
     ClientHello,
+    /// ServerHello.
     ServerHello,
     /// A ServerHello whose body could not be parsed.
     ServerHelloUnparsed,
+    /// A ServerHello asking for another key share.
     HelloRetryRequest,
+    /// Certificate (TLS 1.2, or visible 1.3).
     Certificate,
+    /// ServerKeyExchange (TLS 1.2).
     ServerKeyExchange,
+    /// CertificateRequest.
     CertificateRequest,
+    /// ServerHelloDone (TLS 1.2).
     ServerHelloDone,
+    /// CertificateVerify.
     CertificateVerify,
+    /// ClientKeyExchange (TLS 1.2).
     ClientKeyExchange,
+    /// NewSessionTicket (TLS 1.2, plaintext).
     NewSessionTicket,
+    /// EncryptedExtensions.
     EncryptedExtensions,
+    /// EndOfEarlyData.
     EndOfEarlyData,
+    /// Finished (plaintext: only in captures of unusual stacks).
     Finished,
     /// A plaintext handshake message of another type.
     OtherHandshake(u8),
+    /// ChangeCipherSpec (TLS 1.2, and TLS 1.3's compatibility record).
     ChangeCipherSpec,
     /// A plaintext alert.
     Alert {
+        /// Alert level (1 warning, 2 fatal).
         level: u8,
+        /// Alert description code.
         description: u8,
     },
+    /// An encrypted alert.
     AlertEncrypted,
     /// A TLS 1.2 Finished (after ChangeCipherSpec), or a TLS 1.3 record of
     /// exactly a Finished's size.
@@ -301,9 +350,11 @@ pub enum TlsMessage {
     /// A TLS 1.3 encrypted handshake record (EncryptedExtensions,
     /// Certificate, CertificateVerify: which one is hidden).
     EncryptedHandshake,
+    /// An encrypted record of EndOfEarlyData's size.
     EndOfEarlyDataEncrypted,
     /// 0-RTT application data.
     EarlyData,
+    /// A TLS 1.3 record taken for a session ticket.
     NewSessionTicketEncrypted,
     /// A record of another content type.
     OtherRecord(u8),
@@ -354,41 +405,62 @@ impl Serialize for TlsMessage {
 /// One TLS handshake message or record, and the frame that completed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TlsMessageRef {
+    /// Frame that completed it.
     pub frame: u64,
     /// Frame where the record carrying it began (differs when it spans segments).
     pub first_frame: u64,
+    /// Who sent it.
     pub direction: Direction,
+    /// What it is.
     pub message: TlsMessage,
+    /// Its size in bytes.
     pub bytes: u32,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// The TLS session of a connection, as far as the capture shows it.
 pub struct TlsReport {
     /// Negotiated version, e.g. "TLS 1.3" (None if no ServerHello was seen).
     pub version: Option<TlsVersion>,
+    /// Negotiated cipher suite name.
     pub cipher: Option<String>,
+    /// Server name (SNI) the client asked for.
     pub sni: Option<String>,
+    /// ALPN protocols the client offered.
     pub alpn: Vec<String>,
+    /// Versions the client offered (supported_versions, GREASE removed).
     pub offered_versions: Vec<TlsVersion>,
+    /// Groups the client sent key shares for.
     pub client_key_shares: Vec<String>,
+    /// The group of the server's key share.
     pub server_key_share: Option<String>,
+    /// Size of the ClientHello message.
     pub client_hello_bytes: u32,
     /// Frames the ClientHello spans.
     pub client_hello_frames: Vec<u64>,
+    /// Whether the session was resumed (None: not seen).
     pub resumed: Option<bool>,
+    /// The client offered a PSK (TLS 1.3 resumption).
     pub psk_offered: bool,
+    /// The client offered a session ticket (TLS 1.2).
     pub session_ticket_offered: bool,
+    /// The ClientHello offered 0-RTT early data.
     pub early_data_offered: bool,
     /// 0-RTT data was sent and the server accepted it (true) or not
     /// (false), inferred from the client's EndOfEarlyData; null when no
     /// early data was sent or the second flight was not seen.
     pub early_data_accepted: Option<bool>,
+    /// The server answered with a HelloRetryRequest.
     pub hello_retry_request: bool,
+    /// ClientHello to the client's Finished, on the client's clock.
     pub handshake_ms: Option<f64>,
+    /// `handshake_ms` in RTTs.
     pub handshake_rtts: Option<f64>,
+    /// Round trips it needs at best for what was negotiated.
     pub ideal_handshake_rtts: Option<f64>,
     /// Records of the server's first flight (TLS 1.3: encrypted) with sizes.
     pub server_flight_bytes: u32,
+    /// Handshake messages and records, in order (at most 64).
     pub messages: Vec<TlsMessageRef>,
     /// The plaintext preamble TLS started after (`http_connect`, `socks5`,
     /// `smtp_starttls`, `postgres_sslrequest`, ...); null when the
@@ -400,7 +472,9 @@ pub struct TlsReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Ending {
+    /// Closed by FINs both ways.
     Fin,
+    /// Closed by a RST.
     Reset,
     /// Still open at the end of the capture.
     Open,
@@ -416,6 +490,7 @@ pub enum Ending {
 pub struct Finding {
     /// One of the documented kinds, e.g. `nagle_hold`.
     pub kind: FindingKind,
+    /// The connection's `tcp.stream`.
     pub stream: u64,
     /// Ledger phase the cost falls in (`tls_handshake`, `first_byte`,
     /// `transfer`, `tcp_handshake`), if any.
@@ -424,6 +499,7 @@ pub struct Finding {
     pub frames: Vec<u64>,
     /// Time it cost (negative: time it saved).
     pub cost_ms: f64,
+    /// `cost_ms` in RTTs.
     pub cost_rtts: Option<f64>,
     /// The part of the connection's latency excess (`excess_ms`) this
     /// finding accounts for: the ledger's excess is the sum of these plus
@@ -442,6 +518,7 @@ pub struct Finding {
     /// The fix, in the terms of what this connection showed (also worded
     /// by the renderer).
     pub fix: String,
+    /// A Wireshark display filter for the evidence.
     pub display_filter: String,
     /// The waits the cost is made of, each with the frames that bound it
     /// (empty for findings that are not waits: TFO outcomes, resumption).
@@ -464,11 +541,15 @@ pub enum Detail {
     Nagle {
         /// Whose segments were held.
         sender: Direction,
+        /// The first held segment.
         held_frame: u64,
+        /// The ACK that released it.
         ack_frame: u64,
         /// The first hold's silence, and how long the receiver delayed its ACK.
         first_silence_ms: f64,
+        /// How long the receiver delayed that ACK.
         ack_delay_ms: f64,
+        /// How many holds the detector counted.
         holds: u32,
         /// The sender's bytes and the span they took, when the stalls paced
         /// it (a quarter of the span or more), for the throughput sentence.
@@ -476,38 +557,58 @@ pub enum Detail {
     },
     /// The first flight waited for ACKs.
     Initcwnd {
+        /// Bytes of the server's first flight.
         flight_bytes: u32,
+        /// Bytes per full segment.
         mss: u32,
+        /// The first pause for ACKs.
         first_pause_ms: f64,
+        /// The ACK that ended it.
         first_ack_frame: u64,
+        /// The flight was the TLS handshake's.
         in_tls_handshake: bool,
     },
     /// The server answered the ClientHello late.
     HandshakeThinkTime,
     /// Exchanges waited on the server.
     ExchangeThinkTime {
+        /// Exchanges that waited on the server.
         slow: u32,
+        /// Exchanges on the connection.
         exchanges: u32,
+        /// The wait that counts as think time here.
         threshold_ms: f64,
+        /// The longest wait.
         longest_ms: f64,
         /// 1-based number of the slowest exchange.
         longest_exchange: u32,
     },
     /// A TCP Fast Open outcome.
     Tfo {
+        /// What became of the attempt.
         outcome: TfoOutcome,
+        /// Bytes the SYN carried.
         syn_data_bytes: u32,
+        /// The server handed out a cookie.
         server_sent_cookie: bool,
     },
     /// A resumption, or one missed.
-    Resumption { tls12: bool },
+    Resumption {
+        /// The session is TLS 1.2 (where resuming saves a round trip).
+        tls12: bool,
+    },
     /// 0-RTT early data, and whether the server took it.
-    EarlyData { accepted: Option<bool> },
+    EarlyData {
+        /// Whether the server took it (None: not seen).
+        accepted: Option<bool>,
+    },
     /// A non-idempotent request in 0-RTT early data.
     EarlyDataUnsafe {
         /// The request line as sent (`POST /api/orders`).
         request: String,
+        /// The request's method.
         method: String,
+        /// Whether the server took the early data.
         accepted: Option<bool>,
     },
     /// The server asked for another key share.
@@ -518,36 +619,66 @@ pub enum Detail {
         wanted: Option<String>,
     },
     /// A zero window held the peer back.
-    ZeroWindow { receiver: Direction, episodes: u32 },
+    ZeroWindow {
+        /// Who advertised the zero window.
+        receiver: Direction,
+        /// How many times.
+        episodes: u32,
+    },
     /// The sender waited at the receiver's window edge.
     RwndLimited {
+        /// Whose segments waited.
         sender: Direction,
+        /// The first segment that filled the window.
         first_full_frame: u64,
+        /// The ACK that opened it.
         first_open_frame: u64,
+        /// How many times it happened.
         stalls: u32,
     },
     /// Data sent again.
-    Retransmission { sender: Direction, segments: u32 },
+    Retransmission {
+        /// Who sent again.
+        sender: Direction,
+        /// Segments sent again.
+        segments: u32,
+    },
     /// Retransmission timeouts.
-    RtoStall { sender: Direction, stalls: u32 },
+    RtoStall {
+        /// Who waited for its timer.
+        sender: Direction,
+        /// How many times.
+        stalls: u32,
+    },
     /// The SYN sent again.
-    SynRetransmit { syns: u32 },
+    SynRetransmit {
+        /// SYNs sent.
+        syns: u32,
+    },
     /// A restart from the initial window after idle.
     SlowStartAfterIdle {
         /// 1-based exchange number.
         exchange: u32,
+        /// The idle gap before the response.
         idle_s: f64,
+        /// Segments in the response's first burst.
         burst_segments: u32,
+        /// Segments in an earlier response's largest burst.
         earlier_burst_segments: u32,
     },
     /// The TLS handshake over its ideal, and the causes found in it.
     TlsExtraRtt {
+        /// The handshake's round trips.
         rtts: f64,
+        /// Its ideal.
         ideal_rtts: f64,
+        /// Why that ideal.
         ideal_basis: String,
+        /// Round trips beyond the ideal.
         excess_rtts: f64,
         /// The handshake's causes with their costs, largest first.
         causes: Vec<(FindingKind, f64)>,
+        /// The excess no cause accounts for.
         unexplained_ms: f64,
     },
 }
@@ -556,7 +687,9 @@ pub enum Detail {
 /// have taken ..." (see [`Detail::Nagle`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pacing {
+    /// Data bytes the sender sent.
     pub bytes: u64,
+    /// From its first to its last data segment.
     pub span_ms: f64,
 }
 
@@ -580,17 +713,25 @@ pub struct Wait {
 /// One frame of a connection, for the ladder view (`--conn N`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LadderEntry {
+    /// Wireshark's frame number.
     pub frame: u64,
     /// Milliseconds since the connection's first frame, capture clock.
     pub t_ms: f64,
+    /// Who sent it.
     pub direction: Direction,
+    /// TCP flags, as Wireshark abbreviates them (`SYN, ACK`).
     pub flags: String,
+    /// Relative sequence number.
     pub seq: u32,
+    /// Relative acknowledgement number.
     pub ack: u32,
+    /// Payload bytes.
     pub len: u32,
+    /// Window in bytes (scaled).
     pub window: u64,
     /// Bytes the sender of this frame has in flight after it.
     pub in_flight: u32,
+    /// What rttdoc noticed about it.
     pub notes: Vec<String>,
 }
 
@@ -599,58 +740,83 @@ pub struct LadderEntry {
 pub struct ConnectionReport {
     /// Wireshark's tcp.stream index.
     pub stream: u64,
+    /// The side that sent the SYN (or, mid-stream, the higher port).
     pub client: Endpoint,
+    /// The other side.
     pub server: Endpoint,
+    /// Its first frame.
     pub first_frame: u64,
+    /// Its last frame.
     pub last_frame: u64,
     /// Capture time of the first frame, seconds since the Unix epoch.
     pub start_time: f64,
     /// Seconds from the capture's first frame to this connection's
     /// (Wireshark's frame.time_relative of its first frame).
     pub start_offset_s: f64,
+    /// First to last frame.
     pub duration_ms: f64,
     /// True when the capture did not see the connection's SYN.
     pub partial: bool,
+    /// How it ended.
     pub ending: Ending,
+    /// Where the capture was taken, as the handshake shows.
     pub vantage: Vantage,
+    /// The path's round trip.
     pub rtt_ms: Option<f64>,
+    /// How `rtt_ms` was measured.
     pub rtt_source: Option<RttSource>,
     /// First SYN to first ACK-without-SYN: Wireshark's tcp.analysis.initial_rtt.
     pub tcp_handshake_ms: Option<f64>,
+    /// The TCP handshake.
     pub handshake: HandshakeReport,
+    /// What the client sent.
     pub client_to_server: DirectionStats,
+    /// What the server sent.
     pub server_to_client: DirectionStats,
+    /// The TLS session, if the connection carried TLS.
     pub tls: Option<TlsReport>,
     /// Request/response exchanges seen (HTTP/1.x or other turn-taking data).
     pub exchanges: u32,
+    /// The round-trip ledger: one row per phase.
     pub ledger: Vec<LedgerRow>,
     /// Sum of the latency phases' excess round trips (handshakes, first bytes).
     pub excess_rtts: f64,
+    /// `excess_rtts` in milliseconds.
     pub excess_ms: f64,
+    /// What the detectors found.
     pub findings: Vec<Finding>,
     /// Latency-phase excess no finding accounts for (ms, >= 0).
     pub unexplained_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Every frame, with `--conn N` for this stream.
     pub ladder: Option<Vec<LadderEntry>>,
 }
 
 /// Counters for the capture as a whole.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CaptureStats {
+    /// The capture file (`-` for stdin).
     pub file: String,
+    /// Frames read.
     pub frames: u64,
+    /// TCP segments among them.
     pub tcp_segments: u64,
+    /// Frames that carried no IP.
     pub non_ip: u64,
+    /// IP packets that carried no TCP.
     pub non_tcp: u64,
+    /// IP fragments seen.
     pub ip_fragments: u64,
     /// Datagrams rebuilt from those fragments (their segments count in
     /// `tcp_segments`, on the frame of the fragment that completed them).
     pub ip_reassembled: u64,
     /// Packets whose headers were broken or cut: counted and skipped.
     pub damaged: u64,
+    /// TCP connections (`tcp.stream` numbers given).
     pub connections: u64,
     /// First and last capture timestamps, seconds since the epoch.
     pub first_time: Option<f64>,
+    /// The last frame's time.
     pub last_time: Option<f64>,
     /// The error that stopped reading early, if any.
     pub error: Option<String>,
