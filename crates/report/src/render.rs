@@ -147,6 +147,8 @@ impl Renderer for JsonDocument<'_> {
 /// JSON Lines: every line a complete JSON object with a `type`.
 struct JsonLines<'w> {
     out: Box<dyn Write + 'w>,
+    /// One line, written at once (see `JsonWriter`).
+    buf: Vec<u8>,
 }
 
 #[derive(Serialize)]
@@ -164,20 +166,25 @@ impl<'w> JsonLines<'w> {
             "{{\"type\":\"header\",\"schema_version\":{SCHEMA_VERSION},\"generator\":\"rttdoc {}\"}}",
             env!("CARGO_PKG_VERSION")
         )?;
-        Ok(JsonLines { out })
+        Ok(JsonLines {
+            out,
+            buf: Vec::with_capacity(16 * 1024),
+        })
     }
 }
 
 impl Renderer for JsonLines<'_> {
     fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
+        self.buf.clear();
         serde_json::to_writer(
-            &mut self.out,
+            &mut self.buf,
             &Line {
                 kind: "connection",
                 body: c,
             },
         )?;
-        self.out.write_all(b"\n")
+        self.buf.push(b'\n');
+        self.out.write_all(&self.buf)
     }
 
     fn finish(mut self: Box<Self>, stats: &CaptureStats, summary: &Summary) -> io::Result<()> {
