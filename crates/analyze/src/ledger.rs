@@ -397,16 +397,19 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
         .find(|r| r.phase == Phase::TlsHandshake)
         .map(|r| r.end_frame);
     let latency = |r: &&LedgerRow| r.phase != Phase::Transfer;
+    // (An empty f64 sum is -0.0; + 0.0 makes it the 0 people expect.)
     let excess_rtts = ledger
         .iter()
         .filter(latency)
         .filter_map(|r| r.excess_rtts)
-        .sum();
+        .sum::<f64>()
+        + 0.0;
     let excess_ms = ledger
         .iter()
         .filter(latency)
         .filter_map(|r| r.excess_ms)
-        .sum();
+        .sum::<f64>()
+        + 0.0;
     let mut report = ConnectionReport {
         stream: c.stream,
         client: c.client,
@@ -481,17 +484,11 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
 /// largest cost first, none beyond its own cost; returns what is left
 /// (`unexplained_ms`). `tls_extra_rtt` restates the others and takes none.
 fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f64 {
-    let phases: Vec<Phase> = Phase::ALL.into_iter().filter(|p| p.is_latency()).collect();
-    let mut left: Vec<f64> = phases
-        .iter()
-        .map(|p| {
-            ledger
-                .iter()
-                .filter(|r| r.phase == *p)
-                .filter_map(|r| r.excess_ms)
-                .sum()
-        })
-        .collect();
+    // Excess left per phase (indexed like Phase::ALL; transfer stays 0).
+    let mut left = [0.0f64; Phase::ALL.len()];
+    for r in ledger.iter().filter(|r| r.phase.is_latency()) {
+        left[r.phase as usize] += r.excess_ms.unwrap_or(0.0);
+    }
     let mut order: Vec<usize> = (0..findings.len()).collect();
     order.sort_by(|a, b| findings[*b].cost_ms.total_cmp(&findings[*a].cost_ms));
     for i in order {
@@ -501,12 +498,12 @@ fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f6
         if x.kind.cost_rule() != CostRule::Waits || x.cost_ms <= 0.0 {
             continue;
         }
-        let Some(p) = phases.iter().position(|p| Some(*p) == x.phase) else {
+        let Some(p) = x.phase.filter(|p| p.is_latency()) else {
             continue;
         };
-        let share = x.cost_ms.min(left[p]);
+        let share = x.cost_ms.min(left[p as usize]);
         x.attributed_ms = share;
-        left[p] -= share;
+        left[p as usize] -= share;
     }
     left.iter().sum()
 }

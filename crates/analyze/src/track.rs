@@ -461,15 +461,15 @@ impl<'s> Tracker<'s> {
             ages.truncate(n);
         }
         self.stats.evicted_flows += ages.len() as u64;
-        self.report_embryos(ages.into_iter().map(|(_, _, k)| k).collect());
+        self.report_embryos(ages.into_iter().map(|(_, stream, k)| (stream, k)).collect());
     }
 
     /// Reports these lone SYNs in stream order, each made a connection
     /// only for its report (one at a time: a quarter of the cap at once
     /// would be that many full connections).
-    fn report_embryos(&mut self, mut keys: Vec<FlowKey>) {
-        keys.sort_by_key(|k| self.embryos.get(k).map(|e| e.stream));
-        for k in keys {
+    fn report_embryos(&mut self, mut keys: Vec<(u64, FlowKey)>) {
+        keys.sort_unstable_by_key(|(stream, _)| *stream);
+        for (_, k) in keys {
             self.grow(k);
             if let Some(c) = self.table.remove(&k) {
                 self.emit(k, c, Some(Ending::Idle), true);
@@ -578,11 +578,11 @@ impl<'s> Tracker<'s> {
             .map(|(k, _)| *k)
             .collect();
         self.finish_flows(done);
-        let idle_syns: Vec<FlowKey> = self
+        let idle_syns: Vec<(u64, FlowKey)> = self
             .embryos
             .iter()
             .filter(|(_, e)| now_ns - e.last_progress_ns > idle)
-            .map(|(k, _)| *k)
+            .map(|(k, e)| (e.stream, *k))
             .collect();
         self.report_embryos(idle_syns);
         self.tombstones
