@@ -469,6 +469,7 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
         jitter_ns,
         early_plaintext: early_plaintext.as_deref(),
         burst_segment: crate::detect::burst_segment_sizes(&c.timeline, rtt_ns),
+        new_data_views: Default::default(),
     };
     let mut findings = if c.detect {
         crate::detect::run(&facts)

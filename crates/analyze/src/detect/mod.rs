@@ -54,6 +54,9 @@ pub struct Facts<'a> {
     /// Per direction, the largest size of back-to-back segments (see
     /// [`burst_segment_sizes`] and [`Facts::mss`]).
     pub burst_segment: [u32; 2],
+    /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
+    /// first use and shared by the detectors that read it.
+    pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],
 }
 
 /// Per direction (client, server), the largest size seen for two new-data
@@ -81,7 +84,7 @@ pub fn burst_segment_sizes(timeline: &[SegmentRecord], rtt_ns: Option<i64>) -> [
 /// so a repeated largest segment at least this big is the path's limit.
 const MIN_PATH_MSS: u32 = 536;
 
-impl Facts<'_> {
+impl<'a> Facts<'a> {
     /// Timestamp of a segment on the clock of `host` (the sender of `host`
     /// direction): its own packets as captured, the peer's shifted.
     pub fn on_clock_of(&self, host: Direction, rec: &SegmentRecord) -> i64 {
@@ -123,8 +126,8 @@ impl Facts<'_> {
         up_to_frame: u64,
         data: impl Fn(&SegmentRecord) -> bool,
         peer_skew: i64,
-    ) -> Vec<(i64, &SegmentRecord)> {
-        let mut events: Vec<(i64, &SegmentRecord)> = self
+    ) -> Vec<(i64, &'a SegmentRecord)> {
+        let mut events: Vec<(i64, &'a SegmentRecord)> = self
             .timeline
             .iter()
             .filter(|r| r.frame <= up_to_frame)
@@ -140,6 +143,20 @@ impl Facts<'_> {
         };
         events.sort_by_key(|(t, r)| (if r.dir == sender { *t } else { *t - peer_skew }, r.frame));
         events
+    }
+
+    /// The sender's new data segments (no SYN) and the peer's ACKs, on
+    /// the sender's clock ([`Facts::sender_view`] with the default skew):
+    /// what Nagle and the receive window act on. Made once per connection.
+    pub fn new_data_view(&self, sender: Direction) -> &[(i64, &'a SegmentRecord)] {
+        self.new_data_views[sender.index()].get_or_init(|| {
+            self.sender_view(
+                sender,
+                u64::MAX,
+                |r| r.len > 0 && r.new_data && r.flags & 0x02 == 0,
+                self.peer_skew(),
+            )
+        })
     }
 
     /// The right edge of the receive window a segment from the receiver

@@ -61,12 +61,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>> {
     let receiver = sender.reverse();
     let mss = f.mss(sender);
-    let events = f.sender_view(
-        sender,
-        u64::MAX,
-        |r| r.len > 0 && r.new_data && r.flags & 0x02 == 0,
-        f.peer_skew(),
-    );
+    let events = f.new_data_view(sender);
     let mut outstanding: VecDeque<&SegmentRecord> = VecDeque::new();
     let mut acked: Option<u32> = None;
     // The sender's last data segment, and the bytes in flight once it left:
@@ -98,7 +93,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         })
         .unwrap_or_default();
     let mut holds = Vec::new();
-    for (t, r) in events {
+    for &(t, r) in events {
         if r.dir == receiver {
             if let Some(e) = f.window_edge(r) {
                 if r.flags & 0x06 == 0 && edge.is_none_or(|old| e > old) {

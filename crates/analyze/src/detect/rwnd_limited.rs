@@ -34,19 +34,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     for sender in [Direction::ServerToClient, Direction::ClientToServer] {
         let receiver = sender.reverse();
         let mss = f.mss(sender) as u64;
-        let events = f.sender_view(
-            sender,
-            u64::MAX,
-            |r| r.len > 0 && r.new_data && r.flags & 0x02 == 0,
-            f.peer_skew(),
-        );
+        let events = f.new_data_view(sender);
         // The right edge the sender knows, and the last ACK that moved it.
         let mut edge: Option<u64> = None;
         let mut opened: Option<(i64, u64)> = None;
         // The last data segment, when it left the window (almost) full.
         let mut full: Option<(i64, u64)> = None;
         let mut stalls: Vec<(u64, u64, i64)> = Vec::new();
-        for (t, r) in events {
+        for &(t, r) in events {
             if r.dir == receiver {
                 if r.window == 0 {
                     // A closed window is zero_window's.

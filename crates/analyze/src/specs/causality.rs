@@ -85,6 +85,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         jitter_ns: 0,
         early_plaintext: None,
         burst_segment: [0, 0],
+        new_data_views: Default::default(),
     }
 }
 
