@@ -93,6 +93,19 @@ fn is_narrow(opts: RenderOptions) -> bool {
     opts.width.is_some_and(|w| w < WIDE_COLUMNS)
 }
 
+/// A line of prose, wrapped to the terminal's width when there is one.
+/// Its leading spaces stay, and continuation lines are indented 2 more.
+fn say(out: &mut dyn Write, opts: RenderOptions, text: String) -> io::Result<()> {
+    let Some(w) = opts.width else {
+        return writeln!(out, "{text}");
+    };
+    let body = text.trim_start();
+    let indent = " ".repeat(text.len() - body.len());
+    let width = (w as usize).saturating_sub(indent.len() + 2).max(40);
+    let wrapped = wrap(body, width).replace('\n', &format!("\n{indent}  "));
+    writeln!(out, "{indent}{wrapped}")
+}
+
 /// Columns for wrapped prose indented by `indent`: the terminal's width,
 /// else 100.
 fn text_width(opts: RenderOptions, indent: usize) -> usize {
@@ -113,9 +126,10 @@ pub fn render_summary(
     s: &Summary,
     opts: RenderOptions,
 ) -> io::Result<()> {
-    writeln!(
+    say(
         out,
-        "{}: {} frames, {} TCP connections ({} TCP segments; skipped: {} non-IP, {} non-TCP, {} damaged; {} IP fragments, {} datagrams reassembled)",
+        opts,
+        format!("{}: {} frames, {} TCP connections ({} TCP segments; skipped: {} non-IP, {} non-TCP, {} damaged; {} IP fragments, {} datagrams reassembled)",
         stats.file,
         stats.frames,
         s.connections,
@@ -125,52 +139,58 @@ pub fn render_summary(
         stats.damaged,
         stats.ip_fragments,
         stats.ip_reassembled,
-    )?;
+    ))?;
     // Properties of the capture, not of the network: said once, here.
     if stats.capture_duplicates > 0 {
-        writeln!(
+        say(
             out,
-            "NOTE: {} TCP packets are in the capture more than once (a span port, `-i any`, merged files): the copies are counted, not analysed.",
+            opts,
+            format!("NOTE: {} TCP packets are in the capture more than once (a span port, `-i any`, merged files): the copies are counted, not analysed.",
             stats.capture_duplicates
-        )?;
+        ))?;
     }
     if stats.capture_restarts > 0 {
-        writeln!(
+        say(
             out,
-            "NOTE: the capture clock went back {} time(s) (a trace appended to itself?): replayed packets count as copies.",
+            opts,
+            format!("NOTE: the capture clock went back {} time(s) (a trace appended to itself?): replayed packets count as copies.",
             stats.capture_restarts
-        )?;
+        ))?;
     }
     if stats.evicted_flows > 0 {
-        writeln!(
+        say(
             out,
-            "NOTE: more connections were open at once than --max-flows allows: {} were finished early (longest idle first); raise --max-flows to follow them to their end.",
+            opts,
+            format!("NOTE: more connections were open at once than --max-flows allows: {} were finished early (longest idle first); raise --max-flows to follow them to their end.",
             stats.evicted_flows
-        )?;
+        ))?;
     }
     if stats.late_packets > 0 {
-        writeln!(
+        say(
             out,
-            "NOTE: {} packets arrived for connections already reported (after their close, or evicted): counted on their stream, not analysed.",
+            opts,
+            format!("NOTE: {} packets arrived for connections already reported (after their close, or evicted): counted on their stream, not analysed.",
             stats.late_packets
-        )?;
+        ))?;
     }
     if let Some(e) = &stats.error {
-        writeln!(out, "WARNING: reading stopped early: {e}")?;
-        writeln!(
+        say(out, opts, format!("WARNING: reading stopped early: {e}"))?;
+        say(
             out,
-            "         (everything before that point is analysed below)"
+            opts,
+            format!("         (everything before that point is analysed below)"),
         )?;
     }
     writeln!(out)?;
 
-    writeln!(out, "{}", headline(s))?;
+    say(out, opts, headline(s))?;
     if !s.worst.is_empty() {
-        writeln!(
+        say(
             out,
-            "{} of {} connections spent {OVER_IDEAL_RTTS} RTT or more beyond the ideal; worst first:",
+            opts,
+            format!("{} of {} connections spent {OVER_IDEAL_RTTS} RTT or more beyond the ideal; worst first:",
             s.over_ideal, s.connections
-        )?;
+        ))?;
         let mut t = table(opts);
         let narrow = is_narrow(opts);
         let mut header = vec![
@@ -218,9 +238,10 @@ pub fn render_summary(
         (b.1.latency_ms + b.1.stall_ms).total_cmp(&(a.1.latency_ms + a.1.stall_ms))
     });
     if !causes.is_empty() {
-        writeln!(
+        say(
             out,
-            "Causes found, by time lost (docs/findings.md defines each):"
+            opts,
+            format!("Causes found, by time lost (docs/findings.md defines each):"),
         )?;
         let mut t = table(opts);
         t.set_header(vec!["cause", "connections", "latency", "stalls", "fix"]);
@@ -243,11 +264,10 @@ pub fn render_summary(
     let mut t = table(opts);
     let narrow = is_narrow(opts);
     if narrow {
-        // 80 columns: the server only, TLS version and round trips in one
-        // cell, and no vantage, TCP handshake or exchange count.
-        t.set_header(vec![
-            "stream", "server", "RTT", "TLS hs", "1st byte", "excess", "causes",
-        ]);
+        // 80 columns: the server, the TLS handshake's round trips, the
+        // excess and the causes one per line; RTT, first byte, vantage and
+        // the rest are in `--conn N` and the JSON.
+        t.set_header(vec!["stream", "server", "TLS hs", "excess", "causes"]);
     } else {
         t.set_header(vec![
             "stream", "client", "server", "vantage", "RTT", "TCP hs", "TLS", "TLS hs", "1st byte",
@@ -260,29 +280,18 @@ pub fn render_summary(
             _ => "-".into(),
         };
         let version = r.tls_version.map_or_else(|| "-".into(), |v| v.to_string());
-        let causes = Cell::new(
-            r.findings
-                .iter()
-                .map(|k| k.name())
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
+        let names: Vec<&str> = r.findings.iter().map(|k| k.name()).collect();
         if narrow {
-            let tls = match r.tls_version {
-                Some(_) => format!("{} {tls_hs}", version.trim_start_matches("TLS ")),
-                None => "-".into(),
-            };
             t.add_row(vec![
                 right(r.stream),
                 Cell::new(&r.server),
-                right(opt_ms(r.rtt_ms)),
-                right(tls),
-                right(opt_ms(r.first_byte_ms)),
+                right(tls_hs),
                 excess_cell(Some(r.excess_rtts), None),
-                causes,
+                Cell::new(names.join("\n")),
             ]);
             continue;
         }
+        let causes = Cell::new(names.join(", "));
         t.add_row(vec![
             right(r.stream),
             Cell::new(&r.client),
@@ -302,7 +311,7 @@ pub fn render_summary(
             causes,
         ]);
     }
-    writeln!(out, "Connections (most excess first):")?;
+    say(out, opts, "Connections (most excess first):".to_string())?;
     writeln!(out, "{t}")?;
     let hidden = s.rows_hidden();
     if hidden > 0 {
@@ -311,7 +320,11 @@ pub fn render_summary(
     writeln!(out)?;
 
     if !s.handshake_rtts.is_empty() {
-        writeln!(out, "TLS handshake round trips by version:")?;
+        say(
+            out,
+            opts,
+            "TLS handshake round trips by version:".to_string(),
+        )?;
         let mut t = table(opts);
         t.set_header(vec!["version", "connections", "P50", "P95"]);
         for (version, values) in &s.handshake_rtts {
@@ -323,41 +336,56 @@ pub fn render_summary(
             ]);
         }
         writeln!(out, "{t}")?;
-        writeln!(
+        say(
             out,
-            "TLS sessions resumed: {} of {}",
-            s.resumed, s.tls_connections
+            opts,
+            format!(
+                "TLS sessions resumed: {} of {}",
+                s.resumed, s.tls_connections
+            ),
         )?;
     }
     if s.early_data_sent > 0 {
-        writeln!(
+        say(
             out,
-            "TLS 0-RTT: early data accepted on {} of {} connections that sent it ({:.0}%)",
-            s.early_data_accepted,
-            s.early_data_sent,
-            100.0 * s.early_data_accepted as f64 / s.early_data_sent as f64
+            opts,
+            format!(
+                "TLS 0-RTT: early data accepted on {} of {} connections that sent it ({:.0}%)",
+                s.early_data_accepted,
+                s.early_data_sent,
+                100.0 * s.early_data_accepted as f64 / s.early_data_sent as f64
+            ),
         )?;
     }
     if s.tfo_attempts > 0 {
-        writeln!(
+        say(
             out,
-            "TCP Fast Open: {} of {} SYNs with data accepted ({:.0}%)",
-            s.tfo_accepted,
-            s.tfo_attempts,
-            100.0 * s.tfo_accepted as f64 / s.tfo_attempts as f64
+            opts,
+            format!(
+                "TCP Fast Open: {} of {} SYNs with data accepted ({:.0}%)",
+                s.tfo_accepted,
+                s.tfo_attempts,
+                100.0 * s.tfo_accepted as f64 / s.tfo_attempts as f64
+            ),
         )?;
     }
     if s.partial > 0 {
-        writeln!(
+        say(
             out,
-            "{} connection(s) started before the capture (no SYN seen): partial ledger.",
-            s.partial
+            opts,
+            format!(
+                "{} connection(s) started before the capture (no SYN seen): partial ledger.",
+                s.partial
+            ),
         )?;
     }
-    writeln!(
+    say(
         out,
-        "Details of one connection: rttdoc analyze {} --conn STREAM",
-        stats.file
+        opts,
+        format!(
+            "Details of one connection: rttdoc analyze {} --conn STREAM",
+            stats.file
+        ),
     )?;
     Ok(())
 }
@@ -401,102 +429,125 @@ pub fn render_connection(
     c: &ConnectionReport,
     opts: RenderOptions,
 ) -> io::Result<()> {
-    writeln!(
+    say(
         out,
-        "Connection {} (tcp.stream eq {}): {} -> {}",
-        c.stream, c.stream, c.client, c.server
+        opts,
+        format!(
+            "Connection {} (tcp.stream eq {}): {} -> {}",
+            c.stream, c.stream, c.client, c.server
+        ),
     )?;
-    writeln!(
+    say(
         out,
-        "  frames {}-{}, {} long, ended by {:?}{}",
-        c.first_frame,
-        c.last_frame,
-        fmt_ms(c.duration_ms),
-        c.ending,
-        if c.partial {
-            ", started before the capture (partial)"
-        } else {
-            ""
-        }
+        opts,
+        format!(
+            "  frames {}-{}, {} long, ended by {:?}{}",
+            c.first_frame,
+            c.last_frame,
+            fmt_ms(c.duration_ms),
+            c.ending,
+            if c.partial {
+                ", started before the capture (partial)"
+            } else {
+                ""
+            }
+        ),
     )?;
-    writeln!(
+    say(
         out,
-        "  vantage: {}   RTT: {}{}   TCP handshake (initial RTT): {}",
-        c.vantage.as_str(),
-        opt_ms(c.rtt_ms),
-        c.rtt_source
-            .map(|s| format!(" (from {s:?})").to_lowercase())
-            .unwrap_or_default(),
-        opt_ms(c.tcp_handshake_ms)
+        opts,
+        format!(
+            "  vantage: {}   RTT: {}{}   TCP handshake (initial RTT): {}",
+            c.vantage.as_str(),
+            opt_ms(c.rtt_ms),
+            c.rtt_source
+                .map(|s| format!(" (from {s:?})").to_lowercase())
+                .unwrap_or_default(),
+            opt_ms(c.tcp_handshake_ms)
+        ),
     )?;
     let h = &c.handshake;
-    writeln!(
+    say(
         out,
-        "  MSS {}/{}  wscale {}/{}  SACK {}  timestamps {}{}",
-        h.client_mss.map_or("-".into(), |v| v.to_string()),
-        h.server_mss.map_or("-".into(), |v| v.to_string()),
-        h.client_wscale.map_or("-".into(), |v| v.to_string()),
-        h.server_wscale.map_or("-".into(), |v| v.to_string()),
-        if h.sack_permitted { "yes" } else { "no" },
-        if h.timestamps { "yes" } else { "no" },
-        h.tfo
-            .as_ref()
-            .map(|t| format!("  TFO: {} ({} bytes in SYN)", t.outcome, t.syn_data_bytes))
-            .unwrap_or_default()
+        opts,
+        format!(
+            "  MSS {}/{}  wscale {}/{}  SACK {}  timestamps {}{}",
+            h.client_mss.map_or("-".into(), |v| v.to_string()),
+            h.server_mss.map_or("-".into(), |v| v.to_string()),
+            h.client_wscale.map_or("-".into(), |v| v.to_string()),
+            h.server_wscale.map_or("-".into(), |v| v.to_string()),
+            if h.sack_permitted { "yes" } else { "no" },
+            if h.timestamps { "yes" } else { "no" },
+            h.tfo
+                .as_ref()
+                .map(|t| format!("  TFO: {} ({} bytes in SYN)", t.outcome, t.syn_data_bytes))
+                .unwrap_or_default()
+        ),
     )?;
     for (name, d) in [
         ("client->server", &c.client_to_server),
         ("server->client", &c.server_to_client),
     ] {
-        writeln!(
+        say(
             out,
-            "  {name}: {} packets, {} bytes, {} retransmissions, {} out-of-order, {} zero windows, max {} bytes in flight",
+            opts,
+            format!("  {name}: {} packets, {} bytes, {} retransmissions, {} out-of-order, {} zero windows, max {} bytes in flight",
             d.packets, d.bytes, d.retransmissions, d.out_of_order, d.zero_windows, d.max_bytes_in_flight
-        )?;
+        ))?;
     }
     if let Some(tls) = &c.tls {
-        writeln!(
+        say(
             out,
-            "  TLS: {} {}  SNI {}  ALPN {}  key share {}{}{}",
-            tls.version
-                .map_or_else(|| "(no ServerHello)".into(), |v| v.to_string()),
-            tls.cipher.as_deref().unwrap_or(""),
-            tls.sni.as_deref().unwrap_or("-"),
-            if tls.alpn.is_empty() {
-                "-".to_string()
-            } else {
-                tls.alpn.join(",")
-            },
-            tls.server_key_share.as_deref().unwrap_or("-"),
-            match tls.resumed {
-                Some(true) => "  resumed",
-                Some(false) => "  full handshake",
-                None => "",
-            },
-            if tls.hello_retry_request {
-                "  HelloRetryRequest"
-            } else {
-                ""
-            }
+            opts,
+            format!(
+                "  TLS: {} {}  SNI {}  ALPN {}  key share {}{}{}",
+                tls.version
+                    .map_or_else(|| "(no ServerHello)".into(), |v| v.to_string()),
+                tls.cipher.as_deref().unwrap_or(""),
+                tls.sni.as_deref().unwrap_or("-"),
+                if tls.alpn.is_empty() {
+                    "-".to_string()
+                } else {
+                    tls.alpn.join(",")
+                },
+                tls.server_key_share.as_deref().unwrap_or("-"),
+                match tls.resumed {
+                    Some(true) => "  resumed",
+                    Some(false) => "  full handshake",
+                    None => "",
+                },
+                if tls.hello_retry_request {
+                    "  HelloRetryRequest"
+                } else {
+                    ""
+                }
+            ),
         )?;
-        writeln!(
+        say(
             out,
-            "  ClientHello {} bytes in frame(s) {:?}; server flight {} bytes",
-            tls.client_hello_bytes, tls.client_hello_frames, tls.server_flight_bytes
+            opts,
+            format!(
+                "  ClientHello {} bytes in frame(s) {:?}; server flight {} bytes",
+                tls.client_hello_bytes, tls.client_hello_frames, tls.server_flight_bytes
+            ),
         )?;
     }
     writeln!(out)?;
-    writeln!(
+    say(
         out,
-        "Round-trip ledger (client's view; excess = beyond the ideal):"
+        opts,
+        format!("Round-trip ledger (client's view; excess = beyond the ideal):"),
     )?;
     writeln!(out, "{}", ledger_table(&c.ledger, opts))?;
     if c.excess_rtts > 0.0 {
-        writeln!(
+        say(
             out,
-            "Latency phases spent {} beyond ideal ({}).",
-            fmt_rtts(c.excess_rtts),
-            fmt_ms(c.excess_ms)
+            opts,
+            format!(
+                "Latency phases spent {} beyond ideal ({}).",
+                fmt_rtts(c.excess_rtts),
+                fmt_ms(c.excess_ms)
+            ),
         )?;
     }
     if !c.findings.is_empty() {
@@ -507,43 +558,58 @@ pub fn render_connection(
                 Some(r) => format!("{} ({r:+.1} RTT)", fmt_ms(x.cost_ms)),
                 None => fmt_ms(x.cost_ms),
             };
-            writeln!(
+            say(
                 out,
-                "  {} [{}] {}",
-                x.kind,
-                x.phase.map_or("-", |p| p.name()),
-                cost
+                opts,
+                format!(
+                    "  {} [{}] {}",
+                    x.kind,
+                    x.phase.map_or("-", |p| p.name()),
+                    cost
+                ),
             )?;
-            writeln!(
+            say(
                 out,
-                "    {}",
-                wrap(&x.explanation, text_width(opts, 4)).replace('\n', "\n    ")
+                opts,
+                format!(
+                    "    {}",
+                    wrap(&x.explanation, text_width(opts, 4)).replace('\n', "\n    ")
+                ),
             )?;
-            writeln!(
+            say(
                 out,
-                "    fix: {}",
-                wrap(&x.fix, text_width(opts, 9)).replace('\n', "\n         ")
+                opts,
+                format!(
+                    "    fix: {}",
+                    wrap(&x.fix, text_width(opts, 9)).replace('\n', "\n         ")
+                ),
             )?;
-            writeln!(
+            say(
                 out,
-                "    frames {:?}   Wireshark: {}",
-                x.frames, x.display_filter
+                opts,
+                format!(
+                    "    frames {:?}   Wireshark: {}",
+                    x.frames, x.display_filter
+                ),
             )?;
         }
         if c.unexplained_ms > 0.5 {
-            writeln!(
+            say(
                 out,
-                "  unexplained: {} of the latency phases' excess",
-                fmt_ms(c.unexplained_ms)
+                opts,
+                format!(
+                    "  unexplained: {} of the latency phases' excess",
+                    fmt_ms(c.unexplained_ms)
+                ),
             )?;
         }
     }
     if let Some(ladder) = &c.ladder {
         writeln!(out)?;
-        writeln!(
+        say(
             out,
-            "Ladder (Wireshark filter: tcp.stream eq {}):",
-            c.stream
+            opts,
+            format!("Ladder (Wireshark filter: tcp.stream eq {}):", c.stream),
         )?;
         let mut notes: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
         if let Some(tls) = &c.tls {
