@@ -178,7 +178,7 @@ pub fn render_summary(
         say(
             out,
             opts,
-            format!("         (everything before that point is analysed below)"),
+            "         (everything before that point is analysed below)".to_string(),
         )?;
     }
     writeln!(out)?;
@@ -241,7 +241,7 @@ pub fn render_summary(
         say(
             out,
             opts,
-            format!("Causes found, by time lost (docs/findings.md defines each):"),
+            "Causes found, by time lost (docs/findings.md defines each):".to_string(),
         )?;
         let mut t = table(opts);
         t.set_header(vec!["cause", "connections", "latency", "stalls", "fix"]);
@@ -536,7 +536,7 @@ pub fn render_connection(
     say(
         out,
         opts,
-        format!("Round-trip ledger (client's view; excess = beyond the ideal):"),
+        "Round-trip ledger (client's view; excess = beyond the ideal):".to_string(),
     )?;
     writeln!(out, "{}", ledger_table(&c.ledger, opts))?;
     if c.excess_rtts > 0.0 {
