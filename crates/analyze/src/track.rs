@@ -450,18 +450,13 @@ impl<'s> Tracker<'s> {
     /// Reports the longest-idle quarter of the lone SYNs (they become
     /// connections to be reported as such).
     fn evict_embryos(&mut self) {
-        let mut ages: Vec<(i64, u64, FlowKey)> = self
-            .embryos
-            .iter()
-            .map(|(k, e)| (e.last_progress_ns, e.stream, *k))
-            .collect();
-        let n = (ages.len() / 4).max(1);
-        if n < ages.len() {
-            ages.select_nth_unstable_by_key(n - 1, |(t, stream, _)| (*t, *stream));
-            ages.truncate(n);
-        }
-        self.stats.evicted_flows += ages.len() as u64;
-        self.report_embryos(ages.into_iter().map(|(_, stream, k)| (stream, k)).collect());
+        let oldest = longest_idle_quarter(
+            self.embryos
+                .iter()
+                .map(|(k, e)| (e.last_progress_ns, e.stream, *k)),
+        );
+        self.stats.evicted_flows += oldest.len() as u64;
+        self.report_embryos(oldest);
     }
 
     /// Reports these lone SYNs in stream order, each made a connection
@@ -593,18 +588,13 @@ impl<'s> Tracker<'s> {
     /// connection) to make room: a linear selection, so a flood of new
     /// flows costs O(1) per flow amortised.
     fn evict_idle(&mut self) {
-        let mut ages: Vec<(i64, u64, FlowKey)> = self
-            .table
-            .iter()
-            .map(|(k, c)| (c.last_progress_ns, c.stream, *k))
-            .collect();
-        let n = (ages.len() / 4).max(1);
-        if n < ages.len() {
-            ages.select_nth_unstable_by_key(n - 1, |(t, stream, _)| (*t, *stream));
-            ages.truncate(n);
-        }
-        self.stats.evicted_flows += ages.len() as u64;
-        self.finish_flows(ages.into_iter().map(|(_, _, k)| k).collect());
+        let oldest = longest_idle_quarter(
+            self.table
+                .iter()
+                .map(|(k, c)| (c.last_progress_ns, c.stream, *k)),
+        );
+        self.stats.evicted_flows += oldest.len() as u64;
+        self.finish_flows(oldest.into_iter().map(|(_, k)| k).collect());
     }
 
     /// Drops the older half of the tombstones (amortised O(1) each).
@@ -700,6 +690,19 @@ impl<'s> Tracker<'s> {
         self.finisher.drain(&mut *self.sink);
         self.stats
     }
+}
+
+/// The quarter (at least one) of these flows, given as (progress clock at
+/// their last packet, stream, key), that has been idle longest, as
+/// (stream, key): a linear selection, not a sort.
+fn longest_idle_quarter(flows: impl Iterator<Item = (i64, u64, FlowKey)>) -> Vec<(u64, FlowKey)> {
+    let mut ages: Vec<(i64, u64, FlowKey)> = flows.collect();
+    let n = (ages.len() / 4).max(1);
+    if n < ages.len() {
+        ages.select_nth_unstable_by_key(n - 1, |(t, stream, _)| (*t, *stream));
+        ages.truncate(n);
+    }
+    ages.into_iter().map(|(_, stream, k)| (stream, k)).collect()
 }
 
 /// Client and server of a new connection: from the SYN if this is one,
