@@ -150,8 +150,7 @@ impl Finisher {
         }
     }
 
-    /// Hands over the reports that are ready, in order (`wait`: at least
-    /// one more, blocking).
+    /// Hands over the reports that are ready, in order, without waiting.
     pub(crate) fn poll(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
         if let Finisher::Pool(p) = self {
             p.deliver(false, sink);

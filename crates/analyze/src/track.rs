@@ -256,6 +256,11 @@ impl<'s> Tracker<'s> {
         }
     }
 
+    /// Most connections held at once (`--max-flows`, at least one).
+    fn flow_cap(&self) -> usize {
+        self.options.max_flows.max(1)
+    }
+
     /// Connections currently held in memory (lone SYNs included).
     pub fn open_connections(&self) -> usize {
         self.table.len() + self.embryos.len()
@@ -326,7 +331,7 @@ impl<'s> Tracker<'s> {
         };
         let is_syn = seg.flags.syn() && !seg.flags.ack();
         if self.embryos.contains_key(&key) {
-            if self.table.len() >= self.options.max_flows.max(1) {
+            if self.table.len() >= self.flow_cap() {
                 self.evict_idle();
             }
             self.grow(key);
@@ -354,7 +359,7 @@ impl<'s> Tracker<'s> {
                 && seg.options.sack_len == 0
                 && self.options.ladder_stream != Some(self.next_stream);
             if lone_syn {
-                if self.embryos.len() >= self.options.max_flows.max(1) * EMBRYOS_PER_FLOW {
+                if self.embryos.len() >= self.flow_cap() * EMBRYOS_PER_FLOW {
                     self.evict_embryos();
                 }
                 let stream = self.next_stream;
@@ -379,7 +384,7 @@ impl<'s> Tracker<'s> {
                 );
                 return;
             }
-            if self.table.len() >= self.options.max_flows.max(1) {
+            if self.table.len() >= self.flow_cap() {
                 self.evict_idle();
             }
         }
@@ -401,16 +406,7 @@ impl<'s> Tracker<'s> {
             let (client, server) = roles(seg);
             let stream = *next_stream;
             *next_stream += 1;
-            let mut c = Connection::new(
-                stream,
-                client,
-                server,
-                at,
-                options.ladder_stream == Some(stream),
-            );
-            c.keylog = options.keylog.clone();
-            c.detect = options.findings;
-            Box::new(c)
+            new_connection(options, stream, client, server, at)
         });
         let dir = if conn.client == src {
             Direction::ClientToServer
@@ -436,15 +432,13 @@ impl<'s> Tracker<'s> {
         };
         let syn = e.syn(&key);
         let (client, server) = roles(&syn);
-        let mut c = Connection::new(e.stream, client, server, e.at, false);
-        c.keylog = self.options.keylog.clone();
-        c.detect = self.options.findings;
+        let mut c = new_connection(&self.options, e.stream, client, server, e.at);
         let dir = Direction::ClientToServer;
         if !c.capture_copy(e.at, dir, &syn) {
             c.observe(e.at, dir, &syn);
         }
         c.last_progress_ns = e.last_progress_ns;
-        self.table.insert(key, Box::new(c));
+        self.table.insert(key, c);
     }
 
     /// Reports the longest-idle quarter of the lone SYNs (they become
@@ -642,7 +636,7 @@ impl<'s> Tracker<'s> {
                     seen: [a.is_some(), b.is_some()],
                 },
             );
-            let cap = self.options.max_flows.max(1) * TOMBSTONES_PER_FLOW;
+            let cap = self.flow_cap() * TOMBSTONES_PER_FLOW;
             if self.tombstones.len() > cap {
                 self.forget_oldest_tombstones();
             }
@@ -690,6 +684,26 @@ impl<'s> Tracker<'s> {
         self.finisher.drain(&mut *self.sink);
         self.stats
     }
+}
+
+/// A connection as the options want it tracked (ladder, key log, detectors).
+fn new_connection(
+    options: &AnalyzeOptions,
+    stream: u64,
+    client: Endpoint,
+    server: Endpoint,
+    at: Stamp,
+) -> Box<Connection> {
+    let mut c = Connection::new(
+        stream,
+        client,
+        server,
+        at,
+        options.ladder_stream == Some(stream),
+    );
+    c.keylog = options.keylog.clone();
+    c.detect = options.findings;
+    Box::new(c)
 }
 
 /// The quarter (at least one) of these flows, given as (progress clock at

@@ -10,7 +10,7 @@ use rttdoc_analyze::{CaptureStats, ConnectionReport, SCHEMA_VERSION};
 use serde::Serialize;
 
 use crate::json::JsonWriter;
-use crate::summary::{is_stall, Summary};
+use crate::summary::{first_byte_ms, stall_ms, Summary};
 use crate::terminal;
 
 /// What an output format does with the analysis as it streams past.
@@ -270,17 +270,6 @@ impl Renderer for Csv<'_> {
 
     fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
         let tls = c.tls.as_ref();
-        let first_byte = c
-            .ledger
-            .iter()
-            .find(|r| r.phase == rttdoc_analyze::Phase::FirstByte)
-            .map(|r| r.duration_ms);
-        let stall_ms: f64 = c
-            .findings
-            .iter()
-            .filter(|x| is_stall(x))
-            .map(|x| x.cost_ms)
-            .sum();
         let mut kinds: Vec<&str> = c.findings.iter().map(|x| x.kind.name()).collect();
         kinds.dedup();
         let row: [String; 21] = [
@@ -300,12 +289,12 @@ impl Renderer for Csv<'_> {
                 .unwrap_or_default(),
             opt(tls.and_then(|t| t.handshake_rtts)),
             opt(tls.and_then(|t| t.ideal_handshake_rtts)),
-            opt(first_byte),
+            opt(first_byte_ms(c)),
             c.exchanges.to_string(),
             num(c.excess_rtts),
             num(c.excess_ms),
             num(c.unexplained_ms),
-            num(stall_ms),
+            num(stall_ms(c)),
             kinds.join(" "),
         ];
         self.out.write_record(&row)?;

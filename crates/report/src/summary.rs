@@ -362,8 +362,24 @@ impl Summary {
     }
 }
 
+/// Time to the first byte of the first response (its ledger row), if any.
+pub fn first_byte_ms(c: &ConnectionReport) -> Option<f64> {
+    c.ledger
+        .iter()
+        .find(|r| r.phase == Phase::FirstByte)
+        .map(|r| r.duration_ms)
+}
+
+/// The connection's transfer stalls, summed (see [`is_stall`]).
+pub fn stall_ms(c: &ConnectionReport) -> f64 {
+    c.findings
+        .iter()
+        .filter(|x| is_stall(x))
+        .map(|x| x.cost_ms)
+        .sum()
+}
+
 fn row(c: &ConnectionReport) -> ConnectionRow {
-    let first_byte = c.ledger.iter().find(|r| r.phase == Phase::FirstByte);
     ConnectionRow {
         stream: c.stream,
         client: c.client.to_string(),
@@ -374,16 +390,11 @@ fn row(c: &ConnectionReport) -> ConnectionRow {
         tls_version: c.tls.as_ref().and_then(|t| t.version),
         tls_rtts: c.tls.as_ref().and_then(|t| t.handshake_rtts),
         tls_ideal: c.tls.as_ref().and_then(|t| t.ideal_handshake_rtts),
-        first_byte_ms: first_byte.map(|r| r.duration_ms),
+        first_byte_ms: first_byte_ms(c),
         exchanges: c.exchanges,
         excess_rtts: c.excess_rtts,
         excess_ms: c.excess_ms,
-        stall_ms: c
-            .findings
-            .iter()
-            .filter(|x| is_stall(x))
-            .map(|x| x.cost_ms)
-            .sum(),
+        stall_ms: stall_ms(c),
         worst_phase: worst_row(c).map(|r| r.label.clone()),
         partial: c.partial,
         findings: {
