@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use rttdoc_wire::{Segment, Tfo};
+use rttdoc_wire::{Segment, TcpFlags, Tfo};
 
 use crate::exchange::Exchanges;
 use crate::model::{
@@ -32,7 +32,7 @@ pub struct SegmentRecord {
     pub ack: u32,
     pub ack_set: bool,
     pub len: u32,
-    pub flags: u16,
+    pub flags: TcpFlags,
     pub window: u16,
     /// Carries bytes never sent before.
     pub new_data: bool,
@@ -123,7 +123,7 @@ fn fingerprint(seg: &Segment<'_>) -> u64 {
         seg.ip_id,
         seg.seq,
         seg.ack,
-        seg.flags.0,
+        seg.flags.bits(),
         seg.window,
         seg.payload_len,
     )
@@ -676,7 +676,7 @@ impl Connection {
                 ack: peer_base.map_or(0, |b| seg.ack.wrapping_sub(b)),
                 ack_set: flags.ack() && peer_base.is_some(),
                 len: seg.payload_len,
-                flags: flags.0,
+                flags,
                 window: seg.window,
                 new_data,
                 retransmission,

@@ -8,10 +8,10 @@ use rttdoc_wire::{Segment, TcpFlags, TcpOptions, Tfo};
 use crate::model::{ConnectionReport, Ending};
 use rttdoc_analyze::{AnalyzeOptions, Stamp};
 
-const SYN: u16 = TcpFlags::SYN;
-const ACK: u16 = TcpFlags::ACK;
-const FIN: u16 = TcpFlags::FIN;
-const PSH: u16 = TcpFlags::PSH;
+const SYN: u16 = TcpFlags::SYN.bits();
+const ACK: u16 = TcpFlags::ACK.bits();
+const FIN: u16 = TcpFlags::FIN.bits();
+const PSH: u16 = TcpFlags::PSH.bits();
 const MS: i64 = 1_000_000;
 
 fn ip(s: &str) -> IpAddr {
@@ -38,7 +38,7 @@ fn seg(
         dst_port: dp,
         seq,
         ack,
-        flags: TcpFlags(flags),
+        flags: TcpFlags::from_bits_retain(flags),
         window: 1000,
         options: TcpOptions::default(),
         payload_len: payload.len() as u32,
@@ -456,7 +456,7 @@ fn a_zero_window_nobody_waited_on_before_an_rst_is_not_reported() {
     let mut closed = seg(true, 101, 911, ACK, b"");
     closed.window = 0;
     s.push((130, closed));
-    s.push((500, seg(true, 101, 911, TcpFlags::RST | ACK, b"")));
+    s.push((500, seg(true, 101, 911, TcpFlags::RST.bits() | ACK, b"")));
     let c = &run(s, AnalyzeOptions::default()).reports[0];
     assert_eq!(c.client_to_server.zero_windows, 1);
     assert!(!kinds(c).contains(&"zero_window"), "{:?}", kinds(c));
@@ -485,7 +485,7 @@ fn the_server_isn_is_the_one_the_client_acknowledged() {
 
 #[test]
 fn syns_resent_after_an_rst_are_a_refused_connection_not_loss() {
-    let rst = seg(false, 0, 101, TcpFlags::RST | ACK, b"");
+    let rst = seg(false, 0, 101, TcpFlags::RST.bits() | ACK, b"");
     let s = vec![
         (0, seg(true, 100, 0, SYN, b"")),
         (1, rst),

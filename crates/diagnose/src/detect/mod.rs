@@ -153,7 +153,7 @@ impl<'a> Facts<'a> {
             self.sender_view(
                 sender,
                 u64::MAX,
-                |r| r.len > 0 && r.new_data && r.flags & 0x02 == 0,
+                |r| r.len > 0 && r.new_data && !r.flags.syn(),
                 self.peer_skew(),
             )
         })
@@ -169,7 +169,7 @@ impl<'a> Facts<'a> {
             return None;
         }
         let shift = match (h.client_wscale, h.server_wscale) {
-            (Some(c), Some(s)) if rec.flags & 0x02 == 0 => match rec.dir {
+            (Some(c), Some(s)) if !rec.flags.syn() => match rec.dir {
                 Direction::ClientToServer => c,
                 Direction::ServerToClient => s,
             },

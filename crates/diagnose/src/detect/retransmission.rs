@@ -72,7 +72,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let data: Vec<(i64, &SegmentRecord)> = f
             .timeline
             .iter()
-            .filter(|r| r.dir == sender && r.end != r.seq && r.flags & 0x02 == 0 && !r.probe)
+            .filter(|r| r.dir == sender && r.end != r.seq && !r.flags.syn() && !r.probe)
             .map(|r| (f.on_clock_of(sender, r), r))
             .collect();
         let mut retx = Vec::new();
