@@ -368,6 +368,7 @@ fn exchange(
             marks.request_sent = Some(Instant::now());
             sock.write_all(&request)?;
             read_plain(&mut sock, &mut response, marks, &remaining)?;
+            m.tcp_info = tcpinfo::read(sock.as_raw_fd());
         }
         Some(config) => {
             let name =

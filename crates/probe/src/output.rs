@@ -305,7 +305,7 @@ fn compare_table(out: &mut String, r: &Report) {
     );
     let _ = writeln!(
         out,
-        "{:<19}{:>8}{:>8}{:>8}{:>8}  {:<15}beyond noise?",
+        "{:<19}{:>8}{:>8}{:>8}{:>8}  {:<15}> noise?",
         "(ms)", "A P50", "A P95", "B P50", "B P95", "delta P50"
     );
     for m in &r.comparison {
@@ -314,6 +314,9 @@ fn compare_table(out: &mut String, r: &Report) {
             .delta_pct
             .map_or(String::new(), |p| format!(" ({p:+.0}%)"));
         let verdict = match c.p_value {
+            // Below 4 samples a side even a clean separation cannot reach
+            // p < 0.05: say so rather than "no".
+            _ if c.a.n.min(c.b.n) < 4 && !c.exceeds_noise => "too few".to_string(),
             None => "too few".to_string(),
             Some(p) if c.exceeds_noise => format!("yes p={}", short_p(p)),
             Some(p) => format!("no p={}", short_p(p)),

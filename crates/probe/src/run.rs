@@ -205,6 +205,10 @@ pub fn run(
         }
         order.extend(pair.into_iter().map(|i| (i, false)));
     }
+    if plan.capture {
+        // Its one-time wait must not land in the first request's timings.
+        crate::selfcap::keep_timestamps_on();
+    }
     let mut measured: Vec<(usize, bool, Measured)> = Vec::new();
     for (n, (i, warmup)) in order.iter().enumerate() {
         if n > 0 && !plan.interval.is_zero() {

@@ -163,8 +163,9 @@ fn setsockopt<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, v: &T) 
 /// the first moments would otherwise be stamped when this process reads
 /// them (late, and out of order with later ones). A UDP socket with
 /// SO_TIMESTAMPNS held open, and one short wait the first time, keeps
-/// every capture's stamps at arrival.
-fn keep_timestamps_on() {
+/// every capture's stamps at arrival. Call it before timing anything
+/// ([`start`] calls it too).
+pub fn keep_timestamps_on() {
     static HOLDER: std::sync::OnceLock<Option<OwnedFd>> = std::sync::OnceLock::new();
     HOLDER.get_or_init(|| {
         // SAFETY: plain socket(2).
