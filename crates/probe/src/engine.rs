@@ -508,6 +508,9 @@ fn exchange(
                     break;
                 }
             }
+            // Session tickets can come after the response (a 0-RTT answer
+            // leaves before the handshake ends): read them on the way out.
+            close_gracefully(&sock, m.tcp_info.as_ref(), Some(&mut conn));
         }
     }
     if marks.done.is_none() {
@@ -517,7 +520,9 @@ fn exchange(
     m.status = response.status;
     m.http_version = response.version.clone();
     m.body_bytes = response.body_bytes;
-    close_gracefully(sock, m.tcp_info.as_ref());
+    if session.tls.is_none() {
+        close_gracefully(&sock, m.tcp_info.as_ref(), None);
+    }
     // The last ACK of the close passes the tap a moment after it is sent.
     std::thread::sleep(Duration::from_millis(2));
     Ok(())
@@ -580,18 +585,35 @@ fn read_plain(
 /// Sends our FIN and waits (a bounded while) for the server's, so the
 /// capture holds the whole connection and the port is not left in a
 /// half-closed state the next request could trip over.
-fn close_gracefully(sock: TcpStream, info: Option<&TcpInfo>) {
+fn close_gracefully(
+    sock: &TcpStream,
+    info: Option<&TcpInfo>,
+    mut tls: Option<&mut ClientConnection>,
+) {
     let rtt = info.map_or(100.0, |i| i.srtt_ms.max(1.0));
     let wait = Duration::from_secs_f64(((2.0 * rtt + 50.0) / 1000.0).min(1.0));
     let _ = sock.shutdown(std::net::Shutdown::Write);
     let _ = sock.set_read_timeout(Some(wait));
     let until = Instant::now() + wait;
     let mut buf = [0u8; 4096];
-    let mut s = &sock;
+    let mut s = sock;
     while Instant::now() < until {
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+        match tls.as_deref_mut() {
+            Some(conn) => match conn.read_tls(&mut s) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if conn.process_new_packets().is_err() {
+                        break;
+                    }
+                    // Plaintext after the response (none expected) is dropped.
+                    let mut rest = Vec::new();
+                    let _ = drain(conn, &mut rest);
+                }
+            },
+            None => match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            },
         }
     }
 }

@@ -59,7 +59,7 @@ fn tls_line(s: &Sample) -> Option<String> {
 fn one_line(s: &Sample) -> String {
     let t = &s.measured.timings;
     let mut l = format!(
-        "#{:<3}{} connect {:>8} tls {:>8} first byte {:>8} total {:>8}",
+        "#{:<3}{} connect {:>8}  appconnect {:>8}  ttfb {:>8}  total {:>8}",
         s.request,
         if s.warmup { "w" } else { " " },
         fmt_ms(t.connect),

@@ -201,7 +201,21 @@ fn compare_variants(what: &str, base: &Variant) -> Result<(Variant, Variant), St
             for g in [g1, g2] {
                 rttdoc_probe::tls::group(g)?;
             }
-            (a.tls.groups, b.tls.groups) = (vec![g1.to_string()], vec![g2.to_string()]);
+            // The key share goes to the first group; the others stay
+            // offered (a server that wants one of them answers with a
+            // HelloRetryRequest, as with any client).
+            let order = |first: &str| {
+                let mut v = vec![first.to_string()];
+                for g in ["x25519", "secp256r1", "secp384r1"] {
+                    if rttdoc_probe::tls::group(g).ok().map(|x| x.name())
+                        != rttdoc_probe::tls::group(first).ok().map(|x| x.name())
+                    {
+                        v.push(g.to_string());
+                    }
+                }
+                v
+            };
+            (a.tls.groups, b.tls.groups) = (order(g1), order(g2));
             (a.label, b.label) = (format!("key share {g1}"), format!("key share {g2}"));
         }
         "url" => {

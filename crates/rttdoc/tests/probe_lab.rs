@@ -107,7 +107,7 @@ fn probe_names_nagle_hold_with_frames_against_nginx_nodelay_off_and_none_in_its_
         return;
     }
     let dir = TempDir::new("probe-nagle");
-    let script = "$P probe -k --tlsv1.3 -n 2 https://$S/ --json --save-capture $OUT/probe.pcapng > $OUT/probe.json";
+    let script = "$P probe -k --tlsv1.3 -n 3 https://$S/ --json --save-capture $OUT/probe.pcapng > $OUT/probe.json";
     for (name, nagle) in [("tls13-nagle-nginx", true), ("tls13-nodelay-nginx", false)] {
         let out = run_scenario(&dir, name, 1, script);
         let doc = read_json(&out.join("probe.json"));
@@ -117,11 +117,24 @@ fn probe_names_nagle_hold_with_frames_against_nginx_nodelay_off_and_none_in_its_
             doc["capture"]
         );
         let samples = measured(&doc, 0);
-        assert_eq!(samples.len(), 2, "{name}");
+        assert_eq!(samples.len(), 3, "{name}");
+        // A busy machine can only add time: the fewest round trips any
+        // handshake took is the path's and the server's doing.
+        let fewest = samples
+            .iter()
+            .map(|s| phase_rtts(s, "tls_handshake"))
+            .fold(f64::INFINITY, f64::min);
+        if nagle {
+            assert!(
+                fewest > 1.6,
+                "{name}: TLS took {fewest} RTT, Nagle makes it 2"
+            );
+        } else {
+            assert!(fewest < 1.5, "{name}: TLS took {fewest} RTT");
+        }
         for s in &samples {
             assert_eq!(s["ledger_source"], "capture", "{name}");
             let kinds = finding_kinds(s);
-            let tls = phase_rtts(s, "tls_handshake");
             if nagle {
                 // A Nagle hold released by the client's delayed ACK is
                 // named `nagle_delayed_ack` (as in diagnosis_accuracy.rs).
@@ -133,13 +146,11 @@ fn probe_names_nagle_hold_with_frames_against_nginx_nodelay_off_and_none_in_its_
                     .unwrap_or_else(|| panic!("{name}: no nagle_hold in {kinds:?}"));
                 assert!(!hold["frames"].as_array().unwrap().is_empty());
                 assert!(hold["cost_ms"].as_f64().unwrap() > 0.5 * RTT_MS, "{hold}");
-                assert!(tls > 1.6, "{name}: TLS took {tls} RTT, Nagle makes it 2");
             } else {
                 assert!(
                     !kinds.iter().any(|k| k.contains("nagle")),
                     "{name}: {kinds:?}"
                 );
-                assert!(tls < 1.5, "{name}: TLS took {tls} RTT");
             }
         }
         // The saved capture says the same to `rttdoc analyze`, frame for frame.
@@ -348,15 +359,22 @@ fn probe_p50_phase_times_agree_with_curl_on_the_same_path() {
         return;
     }
     let dir = TempDir::new("probe-curl");
-    // Interleaved, so both see the same path; curl prints the same
-    // `name: value` lines as --format curl.
+    // Interleaved, so both see the same path and the same load on this
+    // shared machine; curl prints the same `name: value` lines as
+    // --format curl.
     let fmt = "time_namelookup: %{time_namelookup}\\ntime_connect: %{time_connect}\\n\
                time_appconnect: %{time_appconnect}\\ntime_pretransfer: %{time_pretransfer}\\n\
                time_starttransfer: %{time_starttransfer}\\ntime_total: %{time_total}\\n";
+    // Both verify the server against the lab's root: curl sets up its TLS
+    // context after connect() (inside its time_appconnect), and with the
+    // system's bundle (-k still loads it) that alone costs it 10 ms on
+    // this VM; the probe sets up its client before the clock starts.
+    let ca = certs().join("root.pem");
     let script = format!(
-        "for i in 1 2 3 4 5 6 7; do \
-           $P probe -k --tlsv1.3 https://$S/ --format curl >> $OUT/probe.txt; \
-           curl -sk --tlsv1.3 -o /dev/null -w '{fmt}' https://$S/ >> $OUT/curl.txt; done"
+        "for i in $(seq 9); do \
+           $P probe --cacert {ca} --tlsv1.3 https://$S/ --format curl >> $OUT/probe.txt; \
+           curl -s --cacert {ca} --tlsv1.3 -o /dev/null -w '{fmt}' https://$S/ >> $OUT/curl.txt; done",
+        ca = ca.display()
     );
     let out = run_scenario(&dir, "tls13-nodelay-nginx", 1, &script);
     let probe = std::fs::read_to_string(out.join("probe.txt")).unwrap();
@@ -368,11 +386,229 @@ fn probe_p50_phase_times_agree_with_curl_on_the_same_path() {
         "time_total",
     ] {
         let (mut a, mut b) = (curl_values(&probe, var), curl_values(&curl, var));
-        assert_eq!((a.len(), b.len()), (7, 7), "{var}\n{probe}\n{curl}");
+        assert_eq!((a.len(), b.len()), (9, 9), "{var}\n{probe}\n{curl}");
         let (pa, pb) = (p50(&mut a), p50(&mut b));
+        eprintln!("{var}: probe P50 {pa:.2} ms, curl P50 {pb:.2} ms");
         assert!(
             (pa - pb).abs() <= (0.1 * pb).max(2.0),
-            "{var}: probe P50 {pa:.2} ms, curl P50 {pb:.2} ms"
+            "{var}: probe P50 {pa:.2} ms, curl P50 {pb:.2} ms\nprobe {a:.1?}\ncurl  {b:.1?}"
         );
     }
+}
+
+#[test]
+fn probe_names_a_hello_retry_request_and_an_initcwnd_limited_chain() {
+    if !needs("probe_names_a_hello_retry_request_and_an_initcwnd_limited_chain") {
+        return;
+    }
+    let dir = TempDir::new("probe-hrr");
+    // hrr-nginx: `ssl_ecdh_curve secp384r1`; the probe's first key share
+    // is x25519, so the server asks again. Offering secp384r1 first avoids
+    // the extra round trip: the comparison shows it.
+    let out = run_scenario(
+        &dir,
+        "hrr-nginx",
+        1,
+        "$P probe -k --tlsv1.3 https://$S/ --json > $OUT/probe.json; \
+         $P probe -k --tlsv1.3 --compare group=x25519,secp384r1 -n 4 https://$S/ --json > $OUT/cmp.json",
+    );
+    let doc = read_json(&out.join("probe.json"));
+    let s = measured(&doc, 0)[0];
+    assert_eq!(s["tls"]["handshake"], "full_with_hello_retry_request");
+    assert_eq!(s["tls"]["hello_retry_request"], true);
+    assert!(
+        finding_kinds(s).contains(&"hello_retry_request"),
+        "{:?}",
+        finding_kinds(s)
+    );
+    assert_eq!(s["connection"]["tls"]["hello_retry_request"], true);
+    let cmp = read_json(&out.join("cmp.json"));
+    for s in measured(&cmp, 1) {
+        assert_eq!(s["tls"]["handshake"], "full", "secp384r1 first: no HRR");
+        assert_eq!(s["tls"]["group"], "secp384r1");
+    }
+    let app = cmp["comparison"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["measure"] == "time_appconnect")
+        .unwrap();
+    let delta = app["delta_p50"].as_f64().unwrap();
+    assert!(
+        (delta + RTT_MS).abs() < 0.35 * RTT_MS,
+        "HRR costs one RTT: {delta}"
+    );
+
+    // initcwnd-chain-nginx: a certificate chain over 10 x MSS waits for
+    // the client's ACKs; its control has a small chain.
+    for (name, big) in [("initcwnd-chain-nginx", true), ("small-chain-nginx", false)] {
+        let out = run_scenario(
+            &dir,
+            name,
+            1,
+            "$P probe -k --tlsv1.3 https://$S/ --json > $OUT/probe.json",
+        );
+        let doc = read_json(&out.join("probe.json"));
+        let s = measured(&doc, 0)[0];
+        let kinds = finding_kinds(s);
+        assert_eq!(
+            kinds.contains(&"initcwnd_limited"),
+            big,
+            "{name}: {kinds:?}"
+        );
+        if big {
+            let f = s["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["kind"] == "initcwnd_limited")
+                .unwrap();
+            assert!(!f["frames"].as_array().unwrap().is_empty());
+        }
+    }
+}
+
+#[test]
+fn probe_sends_idempotent_requests_in_0rtt_and_withholds_unsafe_ones() {
+    if !needs("probe_sends_idempotent_requests_in_0rtt_and_withholds_unsafe_ones") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("probe-0rtt");
+    let out = dir.path("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let ctx = Ctx {
+        rtt: Duration::from_secs_f64(RTT_MS / 1000.0),
+        runs: 1,
+    };
+    let bin = rttdoc_bin().display().to_string();
+    // The lab's built-in TLS 1.3 server (rustls) with tickets that allow
+    // early data; nginx here is built without early data in its scenarios.
+    let server = format!(
+        "exec {bin} lab peer tls-server --listen $RTTDOC_SERVER_IP:8443 --nodelay --tickets 2 --early-data"
+    );
+    let client = format!(
+        "set -e; P={bin}; OUT={o}; U=https://$RTTDOC_SERVER_IP:8443/; \
+         $P probe -k --compare early-data -n 4 $U --json > $OUT/cmp.json; \
+         $P probe -k --early-data -X POST -d x $U --json > $OUT/post.json; \
+         $P probe -k --early-data-unsafe -X POST -d x $U --json > $OUT/unsafe.json",
+        o = out.display()
+    );
+    let plan = scenario::custom_plan(&ctx, &server, &client);
+    let opts = RunOptions {
+        rtt: ctx.rtt,
+        runs: 1,
+        out: out.clone(),
+        certs: Some(certs()),
+        overrides: Default::default(),
+    };
+    if let Err(e) = scenario::run_plan("probe-0rtt", "probe 0-RTT", None, plan, &opts) {
+        let log = std::fs::read_to_string(out.join("client.log")).unwrap_or_default();
+        panic!("lab run: {e}\n{log}");
+    }
+    let cmp = read_json(&out.join("cmp.json"));
+    for s in measured(&cmp, 0) {
+        assert_eq!(s["tls"]["handshake"], "resumed");
+        assert_eq!(s["tls"]["early_data_sent"], false);
+    }
+    for s in measured(&cmp, 1) {
+        assert_eq!(s["tls"]["early_data_accepted"], true, "{}", s["tls"]);
+        assert_eq!(s["connection"]["tls"]["early_data_offered"], true);
+    }
+    let ttfb = cmp["comparison"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["measure"] == "time_starttransfer")
+        .unwrap();
+    let delta = ttfb["delta_p50"].as_f64().unwrap();
+    assert!(
+        (delta + RTT_MS).abs() < 0.35 * RTT_MS,
+        "0-RTT saves one RTT: {delta}"
+    );
+    // A POST is not replay-safe: asked for early data, the probe withholds it.
+    let post = read_json(&out.join("post.json"));
+    let s = measured(&post, 0)[0];
+    assert_eq!(s["tls"]["early_data_sent"], false);
+    assert!(s["tls"]["early_data_withheld"]
+        .as_str()
+        .unwrap()
+        .contains("POST"));
+    // Forced: it goes early, and the analysis (with the probe's own key
+    // log) names the replay risk.
+    let unsafe_doc = read_json(&out.join("unsafe.json"));
+    let s = measured(&unsafe_doc, 0)[0];
+    assert_eq!(s["tls"]["early_data_sent"], true);
+    assert!(
+        finding_kinds(s).contains(&"early_data_unsafe"),
+        "{:?}",
+        finding_kinds(s)
+    );
+}
+
+#[test]
+fn probe_measures_and_captures_over_ipv6_loopback_with_resolve_and_connect_to() {
+    // A small HTTP server on [::1] in this process: loopback only.
+    let listener = match std::net::TcpListener::bind("[::1]:0") {
+        Ok(l) => l,
+        Err(e) => {
+            let msg = format!("probe ipv6 loopback: no IPv6 loopback ({e})");
+            assert!(!in_ci(), "{msg}");
+            eprintln!("SKIPPED {msg}");
+            return;
+        }
+    };
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for _ in 0..3 {
+            let Ok((mut c, _)) = listener.accept() else {
+                return;
+            };
+            let mut buf = [0u8; 2048];
+            let mut got = Vec::new();
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+        }
+    });
+    let urls = [
+        format!("http://[::1]:{port}/"),
+        format!("http://probe.test:{port}/"),
+        format!("http://elsewhere.test:{port}/"),
+    ];
+    let extra: [&[String]; 3] = [
+        &[],
+        &["--resolve".into(), format!("probe.test:{port}:[::1]")],
+        &["--connect-to".into(), "elsewhere.test::[::1]:".into()],
+    ];
+    for (url, extra) in urls.iter().zip(extra) {
+        let out = std::process::Command::new(rttdoc_bin())
+            .args(["probe", url, "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{url}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let s = &doc["samples"][0];
+        assert_eq!(s["remote"], format!("[::1]:{port}"), "{url}");
+        assert_eq!(s["status"], 200);
+        assert_eq!(s["body_bytes"], 5);
+        assert_eq!(s["timings"]["namelookup"], 0.0, "{url}: no DNS lookup");
+        if is_root() {
+            assert_eq!(doc["capture"]["captured"], true);
+            let c = &s["connection"];
+            assert_eq!(c["server"]["ip"], "::1");
+            assert_eq!(c["ending"], "fin", "the whole connection is in the capture");
+        }
+    }
+    server.join().unwrap();
 }
