@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io;
 use std::path::Path;
 
-use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, Tracker};
+use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, Finding, Phase, Tracker};
 use rttdoc_capture::{linktype, Frame};
 use serde::Serialize;
 
@@ -163,10 +163,17 @@ pub fn captured_rounds(c: &ConnectionReport) -> Vec<Round> {
 }
 
 /// Server think time: the wait for the first byte beyond one round trip
-/// (the request's way there and the answer's way back).
-pub fn server_ms(rounds: &[Round], rtt_ms: Option<f64>) -> Option<f64> {
+/// (the request's way there and the answer's way back), less the waits
+/// the capture's findings put in that phase for other causes (a Nagle
+/// hold of the response is the network's doing, not the server's).
+pub fn server_ms(rounds: &[Round], rtt_ms: Option<f64>, findings: &[Finding]) -> Option<f64> {
     let wait = rounds.iter().find(|r| r.phase == "first_byte")?.ms;
-    Some((wait - rtt_ms?).max(0.0))
+    let other: f64 = findings
+        .iter()
+        .filter(|f| f.phase == Some(Phase::FirstByte) && !f.kind.name().contains("think_time"))
+        .map(|f| f.cost_ms.max(0.0))
+        .sum();
+    Some((wait - rtt_ms? - other).max(0.0))
 }
 
 #[cfg(test)]
@@ -218,7 +225,7 @@ mod tests {
             "one round trip over TLS 1.3's one"
         );
         assert_eq!(get("first_byte").ms, 60.0);
-        assert_eq!(server_ms(&rows, Some(50.0)), Some(10.0));
+        assert_eq!(server_ms(&rows, Some(50.0), &[]), Some(10.0));
         let tls12 = TlsSeen {
             version: Some("TLS 1.2".into()),
             handshake: Some("full"),
@@ -231,5 +238,40 @@ mod tests {
             rows.iter().all(|r| r.rtts.is_none()),
             "no RTT, no round trips"
         );
+    }
+
+    fn finding(kind: rttdoc_analyze::FindingKind, cost_ms: f64) -> Finding {
+        Finding {
+            kind,
+            stream: 0,
+            phase: Some(Phase::FirstByte),
+            frames: vec![],
+            cost_ms,
+            cost_rtts: None,
+            attributed_ms: cost_ms,
+            confidence: 1.0,
+            detail: Default::default(),
+            explanation: String::new(),
+            fix: String::new(),
+            display_filter: String::new(),
+            waits: vec![],
+        }
+    }
+
+    #[test]
+    fn server_think_time_leaves_out_a_nagle_stall_of_the_response() {
+        use rttdoc_analyze::FindingKind;
+        let rows = vec![Round {
+            phase: "first_byte".into(),
+            ms: 101.0,
+            rtts: None,
+            ideal_rtts: None,
+            excess_rtts: None,
+            basis: String::new(),
+        }];
+        let stall = finding(FindingKind::NagleDelayedAck, 70.0);
+        let think = finding(FindingKind::ServerThinkTime, 71.0);
+        assert_eq!(server_ms(&rows, Some(30.0), &[stall, think]), Some(1.0));
+        assert_eq!(server_ms(&rows, None, &[]), None);
     }
 }

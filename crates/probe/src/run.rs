@@ -339,7 +339,11 @@ fn sample(
         Some(c) if !c.ledger.is_empty() => (diagnose::captured_rounds(c), "capture"),
         _ => (diagnose::estimated_rounds(&m, rtt_ms), "estimate"),
     };
-    let server_ms = diagnose::server_ms(&ledger, rtt_ms);
+    let findings = connection
+        .as_ref()
+        .map(|c| c.findings.clone())
+        .unwrap_or_default();
+    let server_ms = diagnose::server_ms(&ledger, rtt_ms, &findings);
     let tfo = if let Some(t) = connection.as_ref().and_then(|c| c.handshake.tfo.as_ref()) {
         Some(TfoSeen {
             outcome: t.outcome.name().to_string(),

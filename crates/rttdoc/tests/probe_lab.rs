@@ -107,7 +107,8 @@ fn probe_names_nagle_hold_with_frames_against_nginx_nodelay_off_and_none_in_its_
         return;
     }
     let dir = TempDir::new("probe-nagle");
-    let script = "$P probe -k --tlsv1.3 -n 3 https://$S/ --json --save-capture $OUT/probe.pcapng > $OUT/probe.json";
+    let script = "$P probe -k --tlsv1.3 -n 3 https://$S/ --json --save-capture $OUT/probe.pcapng > $OUT/probe.json; \
+                  $P probe -k --tlsv1.3 https://$S/ > $OUT/probe.txt";
     for (name, nagle) in [("tls13-nagle-nginx", true), ("tls13-nodelay-nginx", false)] {
         let out = run_scenario(&dir, name, 1, script);
         let doc = read_json(&out.join("probe.json"));
@@ -153,6 +154,12 @@ fn probe_names_nagle_hold_with_frames_against_nginx_nodelay_off_and_none_in_its_
                 );
             }
         }
+        // For people: the finding with its frames, in 80 columns.
+        let text = std::fs::read_to_string(out.join("probe.txt")).unwrap();
+        eprintln!("{name}:\n{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert_eq!(text.contains("nagle_"), nagle, "{text}");
+        assert!(text.contains("findings"), "{text}");
         // The saved capture says the same to `rttdoc analyze`, frame for frame.
         let analyzed = run_rttdoc_json(&out.join("probe.pcapng"));
         let conns = analyzed["connections"].as_array().unwrap();
