@@ -36,11 +36,15 @@ fn needs(test: &str) -> bool {
 /// (bash, in the client namespace; $P is the rttdoc binary, $OUT the
 /// output directory, $S the server's address). Returns the output dir.
 fn run_scenario(dir: &TempDir, name: &str, runs: u32, script: &str) -> PathBuf {
+    run_scenario_at(dir, name, runs, RTT_MS, script)
+}
+
+fn run_scenario_at(dir: &TempDir, name: &str, runs: u32, rtt_ms: f64, script: &str) -> PathBuf {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let out = dir.path(name);
     std::fs::create_dir_all(&out).unwrap();
     let ctx = Ctx {
-        rtt: Duration::from_secs_f64(RTT_MS / 1000.0),
+        rtt: Duration::from_secs_f64(rtt_ms / 1000.0),
         runs,
     };
     let s = scenario::find(name).unwrap();
@@ -78,6 +82,42 @@ fn measured(doc: &Value, variant: u64) -> Vec<&Value> {
         .iter()
         .filter(|s| s["variant"] == variant && s["warmup"] == false)
         .collect()
+}
+
+/// Every field of a probe document is named in docs/probe.md (the
+/// connection reports and findings inside it are analyze's,
+/// documented in docs/json-schema.md).
+fn assert_documented(doc: &Value) {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/probe.md"))
+            .unwrap();
+    fn walk(v: &Value, path: &str, docs: &str) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    if path.ends_with("samples[]") && (k == "connection" || k == "findings") {
+                        assert!(
+                            docs.contains(&format!("`{k}`")),
+                            "{path}.{k} is not in docs/probe.md"
+                        );
+                        continue;
+                    }
+                    assert!(
+                        docs.contains(&format!("`{k}`")),
+                        "{path}.{k} is not in docs/probe.md"
+                    );
+                    walk(x, &format!("{path}.{k}"), docs);
+                }
+            }
+            Value::Array(a) => {
+                for x in a {
+                    walk(x, &format!("{path}[]"), docs);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(doc, "", &docs);
 }
 
 fn finding_kinds(sample: &Value) -> Vec<&str> {
@@ -251,9 +291,11 @@ fn probe_reports_tfo_accepted_and_rejected_as_the_server_allows() {
         &dir,
         "tfo-nginx",
         1,
-        "$P probe --tfo -n 2 http://$S/ --json > $OUT/probe.json",
+        "$P probe --tfo -n 2 http://$S/ --json > $OUT/probe.json; \
+         $P probe --compare tfo -n 5 http://$S/ > $OUT/cmp.txt",
     );
     let doc = read_json(&out.join("probe.json"));
+    assert_documented(&doc);
     let warm = &doc["samples"][0];
     assert_eq!(warm["warmup"], true);
     assert_eq!(warm["tfo"]["outcome"], "cookie_request", "{}", warm["tfo"]);
@@ -266,6 +308,21 @@ fn probe_reports_tfo_accepted_and_rejected_as_the_server_allows() {
         assert!(first < 1.6 * RTT_MS, "first byte after {first} ms");
     }
     assert_eq!(doc["variants"][0]["rates"]["tfo_accepted"], 2);
+    // The before/after table of field case 4, from one command: the
+    // request in the SYN saves the handshake's round trip.
+    let text = std::fs::read_to_string(out.join("cmp.txt")).unwrap();
+    eprintln!("{text}");
+    assert!(
+        text.contains("compare tfo: A = TFO off, B = TFO on"),
+        "{text}"
+    );
+    assert!(text.contains("TFO accepted 5 of 5 (100%)"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("time_starttransfer"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(row.contains("yes p="), "{row}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     // tfo-rejected-nginx: the first run gets a cookie, then the server's
     // TFO is turned off: the cookie is refused, the data sent again.
     let out = run_scenario(
@@ -303,6 +360,7 @@ fn probe_compares_full_and_resumed_handshakes_in_one_table() {
          $P probe -k --tlsv1.2 --compare resumption -n 3 https://$S/ > $OUT/probe.txt",
     );
     let doc = read_json(&out.join("probe.json"));
+    assert_documented(&doc);
     assert_eq!(doc["compare"], "resumption");
     for s in measured(&doc, 0) {
         assert_eq!(s["tls"]["handshake"], "full");
@@ -376,6 +434,10 @@ fn probe_p50_phase_times_agree_with_curl_on_the_same_path() {
     // context after connect() (inside its time_appconnect), and with the
     // system's bundle (-k still loads it) that alone costs it 10 ms on
     // this VM; the probe sets up its client before the clock starts.
+    // Even with one small CA file curl spends 3-20 ms of CPU there on a
+    // loaded 2-core machine (seen on the wire: its ClientHello leaves that
+    // long after the handshake's ACK), so the path is 60 ms: the
+    // agreement asked for is 10% of a realistic handshake, not of a LAN's.
     let ca = certs().join("root.pem");
     let script = format!(
         "for i in $(seq 9); do \
@@ -383,7 +445,7 @@ fn probe_p50_phase_times_agree_with_curl_on_the_same_path() {
            curl -s --cacert {ca} --tlsv1.3 -o /dev/null -w '{fmt}' https://$S/ >> $OUT/curl.txt; done",
         ca = ca.display()
     );
-    let out = run_scenario(&dir, "tls13-nodelay-nginx", 1, &script);
+    let out = run_scenario_at(&dir, "tls13-nodelay-nginx", 1, 60.0, &script);
     let probe = std::fs::read_to_string(out.join("probe.txt")).unwrap();
     let curl = std::fs::read_to_string(out.join("curl.txt")).unwrap();
     for var in [
@@ -605,6 +667,7 @@ fn probe_measures_and_captures_over_ipv6_loopback_with_resolve_and_connect_to() 
             String::from_utf8_lossy(&out.stderr)
         );
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_documented(&doc);
         let s = &doc["samples"][0];
         assert_eq!(s["remote"], format!("[::1]:{port}"), "{url}");
         assert_eq!(s["status"], 200);
