@@ -290,7 +290,24 @@ pub fn probe(a: ProbeArgs) -> ExitCode {
         capture: !a.no_capture,
         save_capture: a.save_capture.clone(),
     };
-    let report = match rttdoc_probe::run(&plan, &mut |_, _, _| {}) {
+    // Long runs say where they are, on a terminal only (never in a pipe).
+    use std::io::IsTerminal;
+    let total = plan.count * plan.variants.len();
+    let show = std::io::stderr().is_terminal() && total > 1;
+    let mut progress = |m: &rttdoc_probe::engine::Measured, n: usize, warmup: bool| {
+        if show {
+            eprint!(
+                "\r\x1b[Krequest {n}{}: total {:.1} ms",
+                if warmup { " (warm-up)" } else { "" },
+                m.timings.total
+            );
+        }
+    };
+    let result = rttdoc_probe::run(&plan, &mut progress);
+    if show {
+        eprint!("\r\x1b[K");
+    }
+    let report = match result {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
