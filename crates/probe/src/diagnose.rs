@@ -2,7 +2,7 @@
 //! the per-request ledger: from the capture when there is one, else
 //! estimated from the timings and the kernel's RTT.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::path::Path;
 
@@ -15,8 +15,9 @@ use crate::selfcap::Packet;
 
 /// Analyses every request's packets as one capture (in request order, so
 /// frame and stream numbers are those of the `--save-capture` file) and
-/// returns each connection's report by the probe's local port.
-pub fn analyze(requests: &[&[Packet]], keylog: &[u8]) -> HashMap<u16, ConnectionReport> {
+/// returns the connections' reports by the probe's local port, in stream
+/// order (a long run may use a port twice).
+pub fn analyze(requests: &[&[Packet]], keylog: &[u8]) -> HashMap<u16, VecDeque<ConnectionReport>> {
     let mut reports = Vec::new();
     let mut sink = |r: ConnectionReport| reports.push(r);
     let mut tracker = Tracker::new(AnalyzeOptions::default(), &mut sink);
@@ -33,10 +34,11 @@ pub fn analyze(requests: &[&[Packet]], keylog: &[u8]) -> HashMap<u16, Connection
         });
     }
     tracker.finish();
-    let mut by_port = HashMap::new();
+    reports.sort_by_key(|r| r.stream);
+    let mut by_port: HashMap<u16, VecDeque<ConnectionReport>> = HashMap::new();
     for mut r in reports {
         rttdoc_report::words::word(&mut r);
-        by_port.insert(r.client.port, r);
+        by_port.entry(r.client.port).or_default().push_back(r);
     }
     by_port
 }

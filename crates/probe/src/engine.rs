@@ -302,6 +302,8 @@ pub fn run(v: &Variant, session: &Session, capture: bool) -> Measured {
     let result = exchange(v, session, capture, &mut marks, &mut m, &mut cap);
     if let Err(e) = result {
         m.error = Some(e.to_string());
+        // As curl: time_total is the time until the failure.
+        marks.done.get_or_insert_with(Instant::now);
     }
     m.timings = CurlTimings::from_marks(&marks);
     if let Some(c) = cap {
@@ -335,6 +337,10 @@ fn exchange(
         SocketAddr::V4(_) => SocketAddr::from(([0, 0, 0, 0], port)),
         SocketAddr::V6(_) => SocketAddr::from(([0u16; 8], port)),
     };
+    // Known from here on: a connection that fails is still found in the
+    // capture by its port (a refused SYN, SYNs sent again until the
+    // timeout).
+    m.local = Some(unspecified);
     if capture {
         match selfcap::start(Flow {
             local: unspecified,
@@ -354,7 +360,7 @@ fn exchange(
     let deadline = marks.start + v.timeout;
     connect(&sock, dest.addr, v.timeout)?;
     marks.connected = Some(Instant::now());
-    m.local = sock.local_addr().ok();
+    m.local = sock.local_addr().ok().or(m.local);
     let remaining = || {
         deadline
             .saturating_duration_since(Instant::now())

@@ -113,6 +113,18 @@ fn detail(out: &mut String, s: &Sample) {
     );
     if let Some(e) = &m.error {
         wrap(out, 2, &format!("failed: {e}"));
+        if let Some(c) = &s.connection {
+            let h = &c.handshake;
+            let seen = match c.ending {
+                rttdoc_analyze::Ending::Refused => "the server answered the SYN with a RST (nothing listens, or a firewall refuses)".to_string(),
+                _ if h.syn_ack_frame.is_none() => format!(
+                    "the SYN went out {} time(s) and nothing answered",
+                    h.syn_retransmits + 1
+                ),
+                e => format!("the connection ended: {}", e.name()),
+            };
+            wrap(out, 2, &format!("capture: {seen}."));
+        }
     }
     if let Some(st) = m.status {
         let _ = writeln!(

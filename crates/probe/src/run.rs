@@ -263,7 +263,9 @@ pub fn run(
         .into_iter()
         .enumerate()
         .map(|(n, (variant, warmup, m))| {
-            let connection = m.local.and_then(|l| reports.remove(&l.port()));
+            let connection = m
+                .local
+                .and_then(|l| reports.get_mut(&l.port())?.pop_front());
             sample(n + 1, variant, warmup, m, connection)
         })
         .collect();

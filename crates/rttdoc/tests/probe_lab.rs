@@ -681,4 +681,25 @@ fn probe_measures_and_captures_over_ipv6_loopback_with_resolve_and_connect_to() 
         }
     }
     server.join().unwrap();
+    // The listener is gone: the request fails (exit 1) and, with a
+    // capture, the analysis shows the refusal.
+    let out = std::process::Command::new(rttdoc_bin())
+        .args(["probe", &urls[0], "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &doc["samples"][0];
+    assert!(
+        s["error"].as_str().unwrap().contains("refused"),
+        "{}",
+        s["error"]
+    );
+    assert!(
+        s["timings"]["total"].as_f64().unwrap() > 0.0,
+        "time to the failure"
+    );
+    if is_root() {
+        assert_eq!(s["connection"]["ending"], "refused");
+    }
 }
