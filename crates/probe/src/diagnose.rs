@@ -199,6 +199,7 @@ mod tests {
             capture_unavailable: None,
             packets: vec![],
             kernel_drops: 0,
+            not_kept: 0,
         }
     }
 

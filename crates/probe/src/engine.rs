@@ -89,6 +89,8 @@ pub struct Measured {
     pub packets: Vec<Packet>,
     #[serde(skip)]
     pub kernel_drops: u32,
+    #[serde(skip)]
+    pub not_kept: u64,
 }
 
 /// Per configuration, across its requests: the TLS client (and so its
@@ -297,6 +299,7 @@ pub fn run(v: &Variant, session: &Session, capture: bool) -> Measured {
         capture_unavailable: (!capture).then(|| "not asked for".to_string()),
         packets: Vec::new(),
         kernel_drops: 0,
+        not_kept: 0,
     };
     let mut cap = None;
     let result = exchange(v, session, capture, &mut marks, &mut m, &mut cap);
@@ -311,6 +314,7 @@ pub fn run(v: &Variant, session: &Session, capture: bool) -> Measured {
             Ok(got) => {
                 m.packets = got.packets;
                 m.kernel_drops = got.kernel_drops;
+                m.not_kept = got.not_kept;
             }
             Err(e) => m.capture_unavailable = Some(format!("the capture failed: {e}")),
         }

@@ -165,6 +165,8 @@ pub struct CaptureNote {
     pub reason: Option<String>,
     pub packets: usize,
     pub kernel_drops: u32,
+    /// Packets seen past the capture's memory budget and not kept.
+    pub not_kept: u64,
     pub saved_to: Option<String>,
 }
 
@@ -239,6 +241,7 @@ pub fn run(
             .find_map(|(_, _, m)| m.capture_unavailable.clone()),
         packets: packets.iter().map(|p| p.len()).sum(),
         kernel_drops: measured.iter().map(|(_, _, m)| m.kernel_drops).sum(),
+        not_kept: measured.iter().map(|(_, _, m)| m.not_kept).sum(),
         saved_to: None,
     };
     let mut notes = Vec::new();
@@ -252,6 +255,13 @@ pub fn run(
                 path.display()
             ));
         }
+    }
+    if capture.not_kept > 0 {
+        notes.push(format!(
+            "{} packets past the capture's {} MiB per request were counted, not kept: the analysis ends where they begin",
+            capture.not_kept,
+            crate::selfcap::MAX_KEPT_BYTES >> 20
+        ));
     }
     if capture.kernel_drops > 0 {
         notes.push(format!(

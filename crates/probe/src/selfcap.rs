@@ -62,12 +62,22 @@ pub struct Captured {
     /// Packets the kernel dropped because the socket's buffer was full
     /// (PACKET_STATISTICS): the capture is missing those.
     pub kernel_drops: u32,
+    /// Packets past [`MAX_KEPT_BYTES`], seen but not kept.
+    pub not_kept: u64,
 }
+
+/// Most bytes one capture keeps: a big download would otherwise hold all
+/// of itself in memory; what comes later is counted, not kept (the
+/// handshakes and first bytes the analysis is about come first).
+pub const MAX_KEPT_BYTES: usize = 128 << 20;
+
+/// The packets kept, and how many more were seen past the budget.
+type Kept = (Vec<Packet>, u64);
 
 /// A running capture of one flow.
 pub struct SelfCapture {
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<io::Result<Vec<Packet>>>>,
+    thread: Option<JoinHandle<io::Result<Kept>>>,
     fd: Arc<OwnedFd>,
 }
 
@@ -247,10 +257,10 @@ impl SelfCapture {
     /// returns the flow's packets in arrival order.
     pub fn finish(mut self) -> io::Result<Captured> {
         self.stop.store(true, Ordering::SeqCst);
-        let packets = match self.thread.take().map(|t| t.join()) {
+        let (packets, not_kept) = match self.thread.take().map(|t| t.join()) {
             Some(Ok(r)) => r?,
             Some(Err(_)) => return Err(io::Error::other("capture thread panicked")),
-            None => Vec::new(),
+            None => (Vec::new(), 0),
         };
         let mut stats = [0u32; 2];
         let mut len = std::mem::size_of_val(&stats) as libc::socklen_t;
@@ -267,6 +277,7 @@ impl SelfCapture {
         Ok(Captured {
             packets,
             kernel_drops: if rc == 0 { stats[1] } else { 0 },
+            not_kept,
         })
     }
 }
@@ -280,8 +291,9 @@ impl Drop for SelfCapture {
     }
 }
 
-fn read_loop(fd: libc::c_int, flow: Flow, stop: &AtomicBool) -> io::Result<Vec<Packet>> {
+fn read_loop(fd: libc::c_int, flow: Flow, stop: &AtomicBool) -> io::Result<Kept> {
     let mut packets = Vec::new();
+    let (mut kept, mut not_kept) = (0usize, 0u64);
     let mut buf = vec![0u8; SNAPLEN];
     let mut control = [0u64; 16];
     loop {
@@ -320,12 +332,17 @@ fn read_loop(fd: libc::c_int, flow: Flow, stop: &AtomicBool) -> io::Result<Vec<P
         if !belongs(&buf[..len], &flow) {
             continue;
         }
+        if kept + len > MAX_KEPT_BYTES {
+            not_kept += 1;
+            continue;
+        }
+        kept += len;
         packets.push(Packet {
             ts_ns: timestamp(&msg).unwrap_or_else(now_ns),
             data: buf[..len].to_vec(),
         });
     }
-    Ok(packets)
+    Ok((packets, not_kept))
 }
 
 /// The kernel's receive timestamp from the SCM_TIMESTAMPNS message.
