@@ -69,6 +69,18 @@ impl rustls::KeyLog for MemoryKeyLog {
         if let Ok(mut v) = self.0.lock() {
             v.extend_from_slice(line.as_bytes());
         }
+        // As curl does: SSLKEYLOGFILE gets the lines too, so Wireshark
+        // (and `rttdoc analyze --keylog`) can read a --save-capture file.
+        if let Some(path) = std::env::var_os("SSLKEYLOGFILE") {
+            use std::io::Write;
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
+                let _ = f.write_all(line.as_bytes());
+            }
+        }
     }
 }
 

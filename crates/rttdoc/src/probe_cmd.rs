@@ -50,8 +50,8 @@ pub struct ProbeArgs {
     /// Server name to send (SNI) and verify, instead of the URL's host.
     #[arg(long)]
     sni: Option<String>,
-    /// ALPN protocols to offer, comma-separated (the probe speaks
-    /// HTTP/1.1: offering h2 fails if the server picks it).
+    /// ALPN protocols to offer, comma-separated (default http/1.1; the
+    /// probe speaks HTTP/1.1: offering h2 fails if the server picks it).
     #[arg(long, value_delimiter = ',')]
     alpn: Vec<String>,
     /// Do not verify the server's certificate.
@@ -143,7 +143,12 @@ fn base_variant(a: &ProbeArgs) -> Result<Variant, String> {
                 Versions::Both
             },
             groups: a.groups.clone(),
-            alpn: a.alpn.clone(),
+            // curl --http1.1 offers http/1.1; so does the probe unless told.
+            alpn: if a.alpn.is_empty() {
+                vec!["http/1.1".to_string()]
+            } else {
+                a.alpn.clone()
+            },
             sni: a.sni.clone(),
             insecure: a.insecure,
             cacert: a.cacert.clone(),
