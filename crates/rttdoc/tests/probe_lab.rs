@@ -447,8 +447,8 @@ fn client_tls_cpu(capture: &Path) -> std::collections::BTreeMap<u64, f64> {
         .output()
         .unwrap();
     // stream -> (initial RTT, [(t, from client, payload)])
-    let mut streams: std::collections::BTreeMap<u64, (f64, Vec<(f64, bool, u64)>)> =
-        Default::default();
+    type Packets = Vec<(f64, bool, u64)>;
+    let mut streams: std::collections::BTreeMap<u64, (f64, Packets)> = Default::default();
     for l in String::from_utf8_lossy(&out.stdout).lines() {
         let f: Vec<&str> = l.split('\t').collect();
         let (Some(stream), Some(t), Some(sport), Some(len)) = (
