@@ -27,8 +27,8 @@ pub struct ProbeArgs {
     /// Requests per configuration.
     #[arg(short = 'n', long, default_value_t = 1)]
     count: usize,
-    /// Pause between requests (e.g. 200ms, 1s).
-    #[arg(long, value_parser = crate::lab_cmd::parse_duration, default_value = "0ms")]
+    /// Pause between requests (seconds, or with a unit: 200ms).
+    #[arg(long, value_parser = parse_seconds, default_value = "0")]
     interval: Duration,
     /// Compare two configurations, interleaved: tfo, resumption,
     /// early-data, tls-version, group=A,B (key shares), url=URL,
@@ -94,8 +94,9 @@ pub struct ProbeArgs {
     /// Extra request header, `Name: value`.
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
-    /// Give up on a request after this long.
-    #[arg(long = "max-time", value_parser = crate::lab_cmd::parse_duration, default_value = "10s")]
+    /// Give up on a request after this long (seconds, as curl's, or
+    /// with a unit: 500ms).
+    #[arg(long = "max-time", value_parser = parse_seconds, default_value = "10")]
     max_time: Duration,
     /// Write the probe's packets here (pcapng).
     #[arg(long = "save-capture")]
@@ -109,6 +110,16 @@ pub struct ProbeArgs {
     /// Same as --format json.
     #[arg(long)]
     json: bool,
+}
+
+/// A duration whose bare number means seconds, as in curl's options
+/// (`--max-time 10`), or with a unit (`200ms`, `1.5s`, `500us`).
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if t.parse::<f64>().is_ok() {
+        return crate::lab_cmd::parse_duration(&format!("{t}s"));
+    }
+    crate::lab_cmd::parse_duration(t)
 }
 
 fn base_variant(a: &ProbeArgs) -> Result<Variant, String> {
@@ -347,4 +358,46 @@ pub fn probe(a: ProbeArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: ProbeArgs,
+    }
+
+    impl ProbeArgs {
+        fn parse_from_args(args: &[&str]) -> ProbeArgs {
+            Cmd::parse_from(std::iter::once("probe").chain(args.iter().copied())).args
+        }
+    }
+
+    #[test]
+    fn bare_numbers_are_seconds_as_in_curl() {
+        assert_eq!(parse_seconds("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_seconds("0.5"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_seconds("200ms"), Ok(Duration::from_millis(200)));
+        assert!(parse_seconds("ten").is_err());
+    }
+
+    #[test]
+    fn compare_group_keeps_the_other_groups_offered_behind_the_first() {
+        let base = base_variant(&ProbeArgs::parse_from_args(&["https://h/"])).unwrap();
+        let (a, b) = compare_variants("group=x25519,secp384r1", &base).unwrap();
+        assert_eq!(a.tls.groups, ["x25519", "secp256r1", "secp384r1"]);
+        assert_eq!(b.tls.groups, ["secp384r1", "x25519", "secp256r1"]);
+        assert!(compare_variants("group=x25519mlkem768,x25519", &base)
+            .unwrap_err()
+            .contains("ring"));
+        assert!(compare_variants("h2", &base)
+            .unwrap_err()
+            .contains("HTTP/1.1 only"));
+        let plain = base_variant(&ProbeArgs::parse_from_args(&["http://h/"])).unwrap();
+        assert!(compare_variants("resumption", &plain).is_err());
+    }
 }
