@@ -231,14 +231,20 @@ fn connect(stream: &TcpStream, remote: SocketAddr, timeout: Duration) -> io::Res
             events: libc::POLLOUT,
             revents: 0,
         };
-        // SAFETY: one pollfd.
-        let n = unsafe {
-            libc::poll(
-                &mut pfd,
-                1,
-                timeout.as_millis().min(i32::MAX as u128) as i32,
-            )
+        let until = Instant::now() + timeout;
+        let n = loop {
+            let left = until.saturating_duration_since(Instant::now());
+            // SAFETY: one pollfd.
+            let n =
+                unsafe { libc::poll(&mut pfd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
+            if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            break n;
         };
+        if n < 0 {
+            return Err(os_err("poll"));
+        }
         if n == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::TimedOut,
@@ -423,7 +429,11 @@ fn exchange(
                     break;
                 }
                 sock.set_read_timeout(Some(remaining()))?;
-                if conn.read_tls(&mut sock)? == 0 {
+                if conn
+                    .read_tls(&mut sock)
+                    .map_err(|e| timeout_words(e, "the server's TLS handshake"))?
+                    == 0
+                {
                     return Err(io::Error::other(
                         "the server closed the connection during the TLS handshake",
                     ));
@@ -526,6 +536,10 @@ fn exchange(
     if marks.done.is_none() {
         marks.done = Some(Instant::now());
         m.tcp_info = tcpinfo::read(sock.as_raw_fd());
+    }
+    // With TFO the address is chosen only when the SYN leaves.
+    if let Ok(l) = sock.local_addr() {
+        m.local = Some(l);
     }
     m.status = response.status;
     m.http_version = response.version.clone();
