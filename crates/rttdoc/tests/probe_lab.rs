@@ -783,3 +783,32 @@ fn probe_measures_and_captures_over_ipv6_loopback_with_resolve_and_connect_to() 
         assert_eq!(s["connection"]["ending"], "refused");
     }
 }
+
+#[test]
+fn probe_names_a_lost_syn_and_its_second_of_waiting() {
+    if !needs("probe_names_a_lost_syn_and_its_second_of_waiting") {
+        return;
+    }
+    let dir = TempDir::new("probe-syn");
+    // syn-loss: the emulator drops the client's first packet, the probe's
+    // SYN; the kernel sends it again after its 1 s SYN timeout.
+    let out = run_scenario(
+        &dir,
+        "syn-loss",
+        1,
+        "$P probe http://$S/ --json > $OUT/probe.json",
+    );
+    let doc = read_json(&out.join("probe.json"));
+    let s = measured(&doc, 0)[0];
+    let connect = s["timings"]["connect"].as_f64().unwrap();
+    assert!(connect > 1000.0, "connect took {connect} ms");
+    let f = s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "syn_retransmit")
+        .unwrap_or_else(|| panic!("{:?}", finding_kinds(s)));
+    assert!(f["frames"].as_array().unwrap().len() >= 2, "{f}");
+    assert!(f["cost_ms"].as_f64().unwrap() > 900.0, "{f}");
+    assert_eq!(s["connection"]["handshake"]["syn_retransmits"], 1);
+}
