@@ -7,8 +7,7 @@ use rttdoc_wire::{Segment, Tfo};
 
 use crate::exchange::Exchanges;
 use crate::model::{
-    ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport, LadderEntry,
-    TfoOutcome, TfoReport,
+    Direction, DirectionStats, Endpoint, HandshakeReport, LadderEntry, TfoOutcome, TfoReport,
 };
 use crate::preamble::Verdict;
 use crate::rtt::RttSamples;
@@ -965,14 +964,14 @@ impl Connection {
         }
     }
 
-    /// Turns the tracked state into the report (ledger included).
-    pub fn finish(mut self: Box<Self>, ending: Ending) -> ConnectionReport {
+    /// Delivers what is still held and closes the TLS parser: the last
+    /// step before the connection's facts are frozen (facts.rs).
+    pub(crate) fn settle(&mut self) {
         self.flush();
         self.decide_preamble(true);
         if let Some(tls) = &mut self.tls {
             tls.finish(&mut self.exchanges);
         }
-        crate::ledger::report(self, ending)
     }
 
     pub(crate) fn handshake_report(&self) -> HandshakeReport {

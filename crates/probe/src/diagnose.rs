@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::path::Path;
 
-use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, Finding, Phase, Tracker};
+use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, Finding, Phase};
 use rttdoc_capture::{linktype, Frame};
 use serde::Serialize;
 
@@ -20,7 +20,7 @@ use crate::selfcap::Packet;
 pub fn analyze(requests: &[&[Packet]], keylog: &[u8]) -> HashMap<u16, VecDeque<ConnectionReport>> {
     let mut reports = Vec::new();
     let mut sink = |r: ConnectionReport| reports.push(r);
-    let mut tracker = Tracker::new(AnalyzeOptions::default(), &mut sink);
+    let mut tracker = rttdoc_diagnose::tracker(AnalyzeOptions::default(), &mut sink);
     if !keylog.is_empty() {
         tracker.add_key_log_lines(keylog);
     }

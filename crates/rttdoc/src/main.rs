@@ -12,6 +12,32 @@ mod probe_cmd;
 
 use lab_cmd::LabCommand;
 
+/// mimalloc: small, short-lived allocations (a report per connection, TLS
+/// records) cost a fifth of a churn pass with glibc's malloc
+/// (docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+extern "C" {
+    /// mimalloc's option setter (mimalloc.h; linked by `mimalloc`).
+    fn mi_option_set(option: libc::c_int, value: libc::c_long);
+}
+
+/// Memory follows open connections (docs/ARCHITECTURE.md): mimalloc's
+/// defaults keep freed pages and commit arenas eagerly, which doubled peak
+/// RSS on a SYN flood. Free pages go back at once, arenas are committed as
+/// used. The numbers are `mi_option_e` in the vendored v3 mimalloc.h.
+fn allocator_returns_memory() {
+    const MI_OPTION_ARENA_EAGER_COMMIT: libc::c_int = 4;
+    const MI_OPTION_PURGE_DELAY: libc::c_int = 15;
+    // SAFETY: plain setters of global integer options, called before any
+    // thread is spawned.
+    unsafe {
+        mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0);
+        mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "rttdoc",
@@ -48,6 +74,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    allocator_returns_memory();
     let cli = Cli::parse();
     match cli.command {
         Command::Analyze(args) => analyze_cmd::analyze(*args),

@@ -19,8 +19,8 @@
 //! ignores it anyway), or keep the connection warm.
 
 use super::Facts;
-use crate::connection::SegmentRecord;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use rttdoc_analyze::SegmentRecord;
 
 /// Largest restart window counted: IW10 plus slack for a segment split.
 const MAX_RESTART_BURST: usize = 12;

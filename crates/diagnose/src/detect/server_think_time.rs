@@ -19,7 +19,7 @@
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
-use crate::seq;
+use rttdoc_analyze::seq;
 
 /// Below this, a host's normal turnaround (a signature, a scheduler tick).
 const FLOOR_NS: i64 = 5_000_000;

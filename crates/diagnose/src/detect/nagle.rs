@@ -32,9 +32,9 @@
 use std::collections::VecDeque;
 
 use super::Facts;
-use crate::connection::SegmentRecord;
 use crate::model::{Detail, Direction, Finding, FindingKind, Pacing, Phase, Wait};
-use crate::seq;
+use rttdoc_analyze::seq;
+use rttdoc_analyze::SegmentRecord;
 
 /// A receiver that waits this long before ACKing is running a delayed-ACK timer.
 const DELAYED_ACK_NS: i64 = 25_000_000;

@@ -35,9 +35,9 @@ use std::net::IpAddr;
 
 use rttdoc_wire::{Segment, TcpFlags, TcpOptions};
 
-use crate::connection::Stamp;
 use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Wait};
-use crate::track::{AnalyzeOptions, Tracker};
+use rttdoc_analyze::AnalyzeOptions;
+use rttdoc_analyze::Stamp;
 
 pub const C: Direction = Direction::ClientToServer;
 pub const S: Direction = Direction::ServerToClient;
@@ -409,11 +409,11 @@ impl Wire {
         let mut reports = Vec::new();
         {
             let mut sink = |r: ConnectionReport| reports.push(r);
-            let mut t = Tracker::new(self.options.clone(), &mut sink);
+            let mut t = crate::tracker(self.options.clone(), &mut sink);
             for (k, (at, i)) in order.iter().enumerate() {
                 let frame = k as u64 + 1;
                 frame_of[*i] = frame;
-                t.segment_for_test(
+                t.track_segment(
                     Stamp {
                         frame,
                         ts_ns: ns(*at),

@@ -14,8 +14,8 @@
 //! autotuning), nginx `proxy_buffering` for slow clients.
 
 use super::Facts;
-use crate::connection::SegmentRecord;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
+use rttdoc_analyze::SegmentRecord;
 
 /// One zero-window episode of a receiver.
 struct Episode {

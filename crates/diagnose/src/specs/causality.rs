@@ -23,8 +23,8 @@
 //! 40 ms path.
 
 use super::*;
-use crate::connection::SegmentRecord;
 use crate::detect::{causality, Facts};
+use rttdoc_analyze::SegmentRecord;
 use FindingKind::{InitcwndLimited, NagleHold, TfoAccepted};
 
 const RTT_NS: i64 = 40_000_000;
