@@ -147,6 +147,11 @@ fn measure(s: &Sample, name: &str) -> Option<f64> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema_version: u32,
+    /// `rttdoc X.Y.Z`.
+    pub generator: String,
+    /// The `schema_version` of docs/json-schema.md that each sample's
+    /// `connection` follows.
+    pub connection_schema_version: u32,
     pub compare: Option<String>,
     pub variants: Vec<VariantReport>,
     /// Per measure, B against A (with `--compare`).
@@ -308,6 +313,8 @@ pub fn run(
     };
     Ok(Report {
         schema_version: PROBE_SCHEMA_VERSION,
+        generator: format!("rttdoc {}", env!("CARGO_PKG_VERSION")),
+        connection_schema_version: rttdoc_analyze::SCHEMA_VERSION,
         compare: plan.compare.clone(),
         variants,
         comparison,
