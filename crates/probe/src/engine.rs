@@ -411,20 +411,12 @@ fn exchange(
                         Some("no resumable session that allows early data (yet)".into());
                 }
             }
-            let first_flight = {
-                let mut n = 0;
-                while conn.wants_write() {
-                    n += conn.write_tls(&mut sock)?;
-                }
-                n
-            };
-            seen.client_hello_bytes = first_flight;
+            let mut held = Vec::new();
+            seen.client_hello_bytes = flush(&mut conn, &mut sock, &mut held)?;
             let mut last_read = Instant::now();
             let mut plaintext = Vec::new();
             while conn.is_handshaking() {
-                while conn.wants_write() {
-                    conn.write_tls(&mut sock)?;
-                }
+                flush(&mut conn, &mut sock, &mut held)?;
                 if !conn.is_handshaking() {
                     break;
                 }
@@ -482,9 +474,7 @@ fn exchange(
                 marks.request_sent = Some(Instant::now());
                 conn.writer().write_all(&request)?;
             }
-            while conn.wants_write() {
-                conn.write_tls(&mut sock)?;
-            }
+            flush(&mut conn, &mut sock, &mut held)?;
             if !plaintext.is_empty() {
                 response.push(&plaintext);
             }
@@ -516,18 +506,12 @@ fn exchange(
                         "the server closed the TLS session before the response ended",
                     ));
                 }
-                while conn.wants_write() {
-                    conn.write_tls(&mut sock)?;
-                }
+                flush(&mut conn, &mut sock, &mut held)?;
             }
             marks.done = Some(Instant::now());
             m.tcp_info = tcpinfo::read(sock.as_raw_fd());
             conn.send_close_notify();
-            while conn.wants_write() {
-                if conn.write_tls(&mut sock).is_err() {
-                    break;
-                }
-            }
+            let _ = flush(&mut conn, &mut sock, &mut held);
             // Session tickets can come after the response (a 0-RTT answer
             // leaves before the handshake ends): read them on the way out.
             close_gracefully(&sock, m.tcp_info.as_ref(), Some(&mut conn));
@@ -550,6 +534,33 @@ fn exchange(
     // The last ACK of the close passes the tap a moment after it is sent.
     std::thread::sleep(Duration::from_millis(2));
     Ok(())
+}
+
+/// TLS 1.3's dummy ChangeCipherSpec record ("middlebox compatibility").
+const FAKE_CCS: [u8; 6] = [0x14, 0x03, 0x03, 0x00, 0x01, 0x01];
+
+/// Writes what the TLS client has to send, in one write. rustls sends
+/// TLS 1.3's dummy ChangeCipherSpec alone, as soon as it has read the
+/// ServerHello, in the middle of the server's flight; OpenSSL (curl) and
+/// browsers send it with their Finished. It is held until then, so that
+/// the probe's packets are those of the clients it stands for (and the
+/// server's flight is not answered mid-way by client data, which would
+/// blur what released a held segment). Returns the bytes written.
+fn flush(
+    conn: &mut ClientConnection,
+    sock: &mut TcpStream,
+    held: &mut Vec<u8>,
+) -> io::Result<usize> {
+    let mut out = std::mem::take(held);
+    while conn.wants_write() {
+        conn.write_tls(&mut out)?;
+    }
+    if conn.is_handshaking() && out == FAKE_CCS {
+        *held = out;
+        return Ok(0);
+    }
+    sock.write_all(&out)?;
+    Ok(out.len())
 }
 
 fn timeout_words(e: io::Error, what: &str) -> io::Error {

@@ -373,8 +373,15 @@ fn probe_compares_full_and_resumed_handshakes_in_one_table() {
             s["connection"]["tls"]["resumed"], true,
             "the capture agrees"
         );
-        assert!(phase_rtts(s, "tls_handshake") < 1.4, "resumed: 1 RTT");
     }
+    // A busy machine can delay one handshake: the median says what the
+    // protocol did.
+    let mut resumed: Vec<f64> = measured(&doc, 1)
+        .iter()
+        .map(|s| phase_rtts(s, "tls_handshake"))
+        .collect();
+    let m = p50(&mut resumed);
+    assert!(m < 1.4, "resumed: 1 RTT, median {m} of {resumed:?}");
     let cmp = doc["comparison"].as_array().unwrap();
     let app = cmp
         .iter()
