@@ -308,12 +308,15 @@ fn stats_table(out: &mut String, r: &Report, variant: usize) {
 
 fn compare_table(out: &mut String, r: &Report) {
     let (a, b) = (&r.variants[0], &r.variants[1]);
-    let _ = writeln!(
+    wrap(
         out,
-        "compare {}: A = {}, B = {} (interleaved)",
-        r.compare.as_deref().unwrap_or("configurations"),
-        a.label,
-        b.label
+        0,
+        &format!(
+            "compare {}: A = {}, B = {} (interleaved)",
+            r.compare.as_deref().unwrap_or("configurations"),
+            a.label,
+            b.label
+        ),
     );
     let _ = writeln!(
         out,
@@ -335,15 +338,49 @@ fn compare_table(out: &mut String, r: &Report) {
         };
         let _ = writeln!(
             out,
-            "{:<19}{:>8.1}{:>8.1}{:>8.1}{:>8.1}  {:<15}{}",
+            "{:<19}{:>8}{:>8}{:>8}{:>8}  {:<15}{}",
             m.measure,
-            c.a.p50,
-            c.a.p95,
-            c.b.p50,
-            c.b.p95,
-            format!("{:+.1}{pct}", c.delta_p50),
+            num(c.a.p50),
+            num(c.a.p95),
+            num(c.b.p50),
+            num(c.b.p95),
+            format!("{}{pct}", signed(c.delta_p50)),
             verdict
         );
+    }
+    // What the key share (or the version, or 0-RTT) costs on the wire.
+    let hello = |v: usize| -> Option<f64> {
+        let sizes: Vec<f64> = counted(&r.samples, v)
+            .filter_map(|s| s.measured.tls.as_ref())
+            .map(|t| t.client_hello_bytes as f64)
+            .collect();
+        crate::stats::Summary::of(&sizes).map(|s| s.p50)
+    };
+    if let (Some(ha), Some(hb)) = (hello(0), hello(1)) {
+        if ha != hb {
+            let _ = writeln!(
+                out,
+                "client's first flight (ClientHello ...): A {ha:.0} B, B {hb:.0} B"
+            );
+        }
+    }
+}
+
+/// A table cell in ms: two decimals below 10 ms (loopback, LAN), one above.
+fn num(x: f64) -> String {
+    if x.abs() < 10.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn signed(x: f64) -> String {
+    let n = num(x);
+    if x >= 0.0 {
+        format!("+{n}")
+    } else {
+        n
     }
 }
 
