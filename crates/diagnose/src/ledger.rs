@@ -83,7 +83,7 @@ impl Clock {
 
 /// The diagnosis of one connection: its ledger, what the detectors find
 /// and the cost each finding is given.
-pub fn report(c: ConnectionFacts) -> ConnectionReport {
+pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let handshake = c.handshake.clone();
 
     // Path RTT: a clean handshake (one SYN, one SYN-ACK) times one full
@@ -184,7 +184,7 @@ pub fn report(c: ConnectionFacts) -> ConnectionReport {
         ));
     }
 
-    let tls_report = c.tls.as_ref().map(|tls| {
+    let tls_report = c.tls.take().map(|tls| {
         let version = tls.version;
         let resumed = tls.resumed;
         let hrr = tls.hello_retry;
@@ -247,7 +247,7 @@ pub fn report(c: ConnectionFacts) -> ConnectionReport {
             )),
             _ => None,
         };
-        let mut report = tls.report.clone();
+        let mut report = tls.report;
         report.handshake_ms = row.as_ref().map(|r| r.duration_ms);
         report.handshake_rtts = row.as_ref().and_then(|r| r.rtts);
         report.ideal_handshake_rtts = Some(ideal);
