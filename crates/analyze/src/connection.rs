@@ -225,6 +225,8 @@ pub struct Connection {
     preamble: Option<Box<crate::preamble::Held>>,
     pub(crate) exchanges: Exchanges,
     pub(crate) ladder: Option<Vec<LadderEntry>>,
+    /// Per-packet graph data, for the connections that will be drawn (series.rs).
+    pub(crate) series: Option<Box<crate::series::SeriesBuilder>>,
     pub(crate) closed_at_ns: Option<i64>,
     /// SYN -> SYN-ACK of a clean handshake.
     syn_gap_ns: Option<i64>,
@@ -273,6 +275,7 @@ impl Connection {
             preamble: None,
             exchanges: Exchanges::default(),
             ladder: ladder.then(Vec::new),
+            series: None,
             closed_at_ns: None,
             syn_gap_ns: None,
             timeline: Vec::new(),
@@ -730,6 +733,10 @@ impl Connection {
                 in_flight,
                 notes,
             });
+        }
+
+        if self.series.is_some() {
+            crate::series::record(self, at, dir, seg, retransmission, probe);
         }
 
         // The peer acknowledged bytes held back behind a hole: the hole was

@@ -73,6 +73,8 @@ pub struct ConnectionFacts {
     pub timeline: Vec<SegmentRecord>,
     /// Every frame, when a ladder was asked for.
     pub ladder: Option<Vec<LadderEntry>>,
+    /// Every packet, for graphs, when asked for (series.rs).
+    pub series: Option<crate::model::Series>,
     /// The client's 0-RTT early data in plain text, when a key log had its
     /// secret.
     pub early_plaintext: Option<Vec<u8>>,
@@ -168,6 +170,7 @@ impl Connection {
             exchanges_total: c.exchanges.total,
             timeline: std::mem::take(&mut c.timeline),
             ladder: c.ladder.take(),
+            series: c.series.take().map(|b| b.finish()),
             early_plaintext,
             detect: c.detect,
         }

@@ -24,6 +24,8 @@ pub mod keylog;
 pub mod preamble;
 mod rtt;
 pub mod seq;
+#[deny(missing_docs)]
+pub mod series;
 mod tls;
 mod track;
 
@@ -34,4 +36,5 @@ pub use rtt::vantage;
 pub use rttdoc_model as model;
 pub use rttdoc_model::kinds;
 pub use rttdoc_model::*;
+pub use series::SeriesRequest;
 pub use track::{track_capture, AnalyzeOptions, Tracker, DEFAULT_MAX_FLOWS};

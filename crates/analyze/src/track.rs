@@ -78,6 +78,8 @@ pub struct AnalyzeOptions {
     pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
     /// Run the detectors (`--no-findings` turns them off: ledger only).
     pub findings: bool,
+    /// Which connections carry per-packet graph data (series.rs).
+    pub series: crate::series::SeriesRequest,
 }
 
 impl Default for AnalyzeOptions {
@@ -90,6 +92,7 @@ impl Default for AnalyzeOptions {
             threads: 1,
             keylog: None,
             findings: true,
+            series: Default::default(),
         }
     }
 }
@@ -715,6 +718,7 @@ fn new_connection(
     );
     c.keylog = options.keylog.clone();
     c.detect = options.findings;
+    c.series = options.series.builder(stream);
     Box::new(c)
 }
 

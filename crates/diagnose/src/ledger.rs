@@ -346,6 +346,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         findings: Vec::new(),
         unexplained_ms: 0.0,
         ladder: c.ladder,
+        series: c.series,
     };
     let facts = crate::detect::Facts {
         report: &report,

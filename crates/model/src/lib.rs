@@ -11,5 +11,7 @@
 
 pub mod kinds;
 mod model;
+pub mod series;
 
 pub use model::*;
+pub use series::{Series, SeriesPacket};

@@ -790,6 +790,9 @@ pub struct ConnectionReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     /// Every frame, with `--conn N` for this stream.
     pub ladder: Option<Vec<LadderEntry>>,
+    /// Per-packet graph data (`--series`, `--html`): see series.rs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<crate::series::Series>,
 }
 
 /// Counters for the capture as a whole.

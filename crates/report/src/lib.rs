@@ -6,6 +6,8 @@
 //! stream past, keeping only compact rows and the few worst connections, so
 //! a capture of millions of connections summarises in bounded memory.
 
+pub mod annotate;
+pub mod html;
 pub mod json;
 pub mod render;
 mod summary;

@@ -7,7 +7,8 @@ use std::time::Duration;
 use std::net::IpAddr;
 
 use clap::ValueEnum;
-use rttdoc_analyze::{AnalyzeOptions, ConnectionReport};
+use rttdoc_analyze::series::SERIES_CAP;
+use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, SeriesRequest};
 use rttdoc_capture::Capture;
 use rttdoc_diagnose::analyze_capture;
 use rttdoc_report::{ConnectionDetail, Format, RenderOptions, Renderer, Summary};
@@ -100,6 +101,19 @@ pub struct AnalyzeArgs {
     /// Ledger only: skip the diagnosis (no findings, all excess unexplained).
     #[arg(long)]
     no_findings: bool,
+    /// Also write an HTML report to FILE: the overview, and for the worst
+    /// connections (--top N, all with --all) the ledger, the findings, a
+    /// time-sequence graph zoomed to each finding and a timed ladder.
+    #[arg(long, value_name = "FILE")]
+    html: Option<std::path::PathBuf>,
+    /// Also write the capture back as pcapng to FILE, with a packet comment
+    /// on every evidence frame (Wireshark: frame.comment contains "rttdoc").
+    #[arg(long, value_name = "FILE")]
+    annotate: Option<std::path::PathBuf>,
+    /// Put each connection's per-packet graph data (`series`) in the JSON
+    /// (--json, --format jsonl; docs/json-schema.md).
+    #[arg(long)]
+    series: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -149,6 +163,13 @@ fn terminal_width() -> Option<u16> {
 }
 
 pub fn analyze(args: AnalyzeArgs) -> ExitCode {
+    let from_stdin = args.capture == "-";
+    if from_stdin && args.annotate.is_some() {
+        eprintln!(
+            "rttdoc: error: --annotate copies the capture file again: it needs a file, not stdin"
+        );
+        return ExitCode::from(1);
+    }
     let keylog = match args
         .keylog
         .as_deref()
@@ -191,7 +212,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         to_s: args.to,
     };
     let bar = progress_bar(&capture, !args.no_progress);
-    let options = AnalyzeOptions {
+    let mut options = AnalyzeOptions {
         ladder_stream: args.conn,
         keylog,
         findings: !args.no_findings,
@@ -199,6 +220,16 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         threads: args.threads.max(1),
         ..Default::default()
     };
+    let mut html = args.html.as_ref().map(|_| {
+        rttdoc_report::html::HtmlReport::new(if args.all { usize::MAX } else { args.top })
+    });
+    // Series only where an output shows them: the JSON formats, the HTML.
+    let series_in_json = args.series && matches!(format, Format::Json | Format::Jsonl);
+    options.series = series_request(series_in_json, args.conn, html.is_some() && from_stdin);
+    let mut annotations = args
+        .annotate
+        .as_ref()
+        .map(|_| rttdoc_report::annotate::Annotations::new());
     let stdout = io::stdout();
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(stdout.lock()));
     let renderer: io::Result<Box<dyn Renderer>> = match args.conn {
@@ -216,13 +247,19 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     };
     let mut summary = Summary::new(if args.all { usize::MAX } else { args.top });
     let mut write_error: Option<io::Error> = None;
-    let words = renderer.shows_words();
-    let stats = analyze_capture(&mut capture, options, &mut |mut report| {
+    let words = renderer.shows_words() || html.is_some();
+    let stats = analyze_capture(&mut capture, options.clone(), &mut |mut report| {
         if !filter.matches(&report) {
             return;
         }
         if words {
             rttdoc_report::words::word(&mut report);
+        }
+        if let Some(a) = &mut annotations {
+            a.add_connection(&report);
+        }
+        if let Some(h) = &mut html {
+            h.add(&report);
         }
         summary.add(&report);
         if write_error.is_none() {
@@ -239,6 +276,26 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         Some(e) => Err(e),
         None => renderer.finish(&stats, &summary),
     };
+    if let (Some(h), Some(path)) = (html, &args.html) {
+        if let Err(e) = write_html(
+            h,
+            path,
+            &args.capture,
+            from_stdin,
+            &options,
+            &stats,
+            &summary,
+        ) {
+            eprintln!("rttdoc: error: {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    }
+    if let (Some(a), Some(path)) = (&annotations, &args.annotate) {
+        if let Err(e) = write_annotated(a, &args.capture, path) {
+            eprintln!("rttdoc: error: --annotate {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    }
     match result {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             eprintln!("rttdoc: error: {e}");
@@ -256,6 +313,87 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     ExitCode::SUCCESS
+}
+
+/// Which connections carry per-packet graph data: every one for
+/// `--series` (the one shown with `--conn`); for an HTML report read from
+/// stdin, every one but with the analysis' own per-connection bound (the
+/// report keeps only those it draws); none otherwise (a file's HTML report
+/// reads the file again for the connections it draws, see [`write_html`]).
+fn series_request(series: bool, conn: Option<u64>, html_from_stdin: bool) -> SeriesRequest {
+    match (series, conn) {
+        (true, Some(n)) => SeriesRequest::only([n].into_iter().collect(), SERIES_CAP),
+        (true, None) => SeriesRequest::all(SERIES_CAP),
+        (false, _) if html_from_stdin => SeriesRequest::all(STDIN_SERIES_CAP),
+        _ => SeriesRequest::default(),
+    }
+}
+
+/// Packets per connection kept for an HTML report read from stdin, where
+/// every open connection records them until it finishes: the analysis'
+/// own per-connection bound (connection.rs TIMELINE_CAP), doubled.
+const STDIN_SERIES_CAP: usize = 4096;
+
+/// The HTML report: for a file, a second pass over it records the series
+/// of the connections the report draws (and only those), so memory
+/// follows what is shown; then the file is written.
+fn write_html(
+    mut html: rttdoc_report::html::HtmlReport,
+    path: &std::path::Path,
+    capture: &str,
+    from_stdin: bool,
+    options: &AnalyzeOptions,
+    stats: &rttdoc_analyze::CaptureStats,
+    summary: &Summary,
+) -> io::Result<()> {
+    let streams = html.detail_streams();
+    if !from_stdin && !streams.is_empty() && options.series.streams.is_none() {
+        let mut again = Capture::open(capture).map_err(io::Error::other)?;
+        let second = AnalyzeOptions {
+            series: SeriesRequest::only(streams.clone(), SERIES_CAP),
+            ladder_stream: None,
+            ..options.clone()
+        };
+        analyze_capture(&mut again, second, &mut |mut report| {
+            if streams.contains(&report.stream) {
+                rttdoc_report::words::word(&mut report);
+                html.attach(report);
+            }
+        });
+    }
+    let file = std::fs::File::create(path)?;
+    let shown = html.write(io::BufWriter::new(file), stats, summary)?;
+    eprintln!(
+        "rttdoc: wrote {} ({} connection(s), {shown} drawn)",
+        path.display(),
+        summary.connections
+    );
+    Ok(())
+}
+
+/// `--annotate`: the capture copied as pcapng with the findings' comments.
+fn write_annotated(
+    notes: &rttdoc_report::annotate::Annotations,
+    capture: &str,
+    path: &std::path::Path,
+) -> io::Result<()> {
+    let input = std::fs::File::open(capture)?;
+    let out = std::fs::File::create(path)?;
+    let stats = rttdoc_report::annotate::annotate(input, out, notes)
+        .map_err(|e| io::Error::other(format!("{capture}: {e}")))?;
+    eprintln!(
+        "rttdoc: wrote {} ({} frames, {} with a comment; Wireshark: frame.comment contains \"rttdoc\")",
+        path.display(),
+        stats.frames,
+        stats.commented
+    );
+    if stats.uncommentable > 0 {
+        eprintln!(
+            "rttdoc: {} evidence frame(s) are Simple Packet Blocks, which cannot carry a comment",
+            stats.uncommentable
+        );
+    }
+    Ok(())
 }
 
 /// A closed pipe (`| head`) is not an error; anything else is.
