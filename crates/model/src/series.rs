@@ -20,7 +20,7 @@ pub struct SeriesPacket {
     pub direction: Direction,
     /// TCP flags, as Wireshark abbreviates them (`SYN, ACK`).
     #[serde(serialize_with = "flag_names")]
-    pub flags: u16,
+    pub flags: TcpFlags,
     /// Relative sequence number (Wireshark's `tcp.seq`: 0 is the sender's
     /// first sequence number, so data starts at 1 after a SYN).
     pub seq: u32,
@@ -45,8 +45,8 @@ pub struct SeriesPacket {
     pub dsack: bool,
 }
 
-fn flag_names<S: Serializer>(flags: &u16, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&TcpFlags(*flags).describe())
+fn flag_names<S: Serializer>(flags: &TcpFlags, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&flags.describe())
 }
 
 /// The per-packet data of one connection (`series` in the JSON).

@@ -377,7 +377,7 @@ fn packets(s: &Series) -> Value {
                 json!(p.frame),
                 json!((p.t_ms * 1e4).round() / 1e4),
                 json!(dir_index(p.direction)),
-                json!(p.flags),
+                json!(p.flags.bits()),
                 json!(p.seq),
                 json!(p.len),
                 json!(p.ack),
