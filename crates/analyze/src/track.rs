@@ -290,6 +290,26 @@ impl<'s> Tracker<'s> {
         self.finisher.poll(&mut *self.sink);
     }
 
+    /// Moves the clock to `now_ns` without a frame (same epoch as frame
+    /// timestamps: a live capture passes the wall clock on a timer), so
+    /// connections that went quiet are finished and reported even when no
+    /// packet arrives. A later frame stamped before `now_ns` (queued in a
+    /// capture buffer) moves the clock no further.
+    pub fn tick(&mut self, now_ns: i64) {
+        if self.prev_ts_ns.is_some_and(|prev| now_ns <= prev) {
+            return;
+        }
+        self.advance_clock(now_ns);
+        let sweep_due = self
+            .last_sweep_ns
+            .is_none_or(|last| self.progress_ns - last > 1_000_000_000);
+        if sweep_due {
+            self.sweep(self.progress_ns);
+        }
+        self.finish_closed(self.progress_ns);
+        self.finisher.poll(&mut *self.sink);
+    }
+
     fn advance_clock(&mut self, ts_ns: i64) {
         if let Some(prev) = self.prev_ts_ns {
             self.progress_ns += ts_ns.saturating_sub(prev).clamp(0, MAX_CLOCK_STEP_NS);

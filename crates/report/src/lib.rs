@@ -7,6 +7,7 @@
 //! a capture of millions of connections summarises in bounded memory.
 
 pub mod json;
+pub mod metrics;
 pub mod render;
 mod summary;
 pub mod terminal;

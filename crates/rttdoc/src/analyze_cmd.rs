@@ -45,7 +45,8 @@ pub struct AnalyzeArgs {
     /// Capture file (pcap or pcapng, plain or .gz), or - for stdin.
     capture: String,
     /// Output format: tables for people, one JSON document, JSON Lines
-    /// (one connection per line as it finishes), or CSV.
+    /// (one connection per line as it finishes), CSV, or Prometheus
+    /// metrics for node_exporter's textfile collector (docs/metrics.md).
     #[arg(long, value_enum, default_value = "text")]
     format: FormatArg,
     /// Same as --format json.
@@ -99,6 +100,11 @@ pub struct AnalyzeArgs {
     /// Ledger only: skip the diagnosis (no findings, all excess unexplained).
     #[arg(long)]
     no_findings: bool,
+    /// With --format prometheus: give this server (ADDRESS:PORT, or a TLS
+    /// SNI name) its own `server` label value (repeatable); all others are
+    /// `other`.
+    #[arg(long, value_name = "SERVER")]
+    label_server: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -107,6 +113,7 @@ enum FormatArg {
     Json,
     Jsonl,
     Csv,
+    Prometheus,
 }
 
 /// Which connections the output shows (`--host`, `--port`, `--stream`,
@@ -172,6 +179,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         (_, FormatArg::Text) => Format::Text,
         (_, FormatArg::Jsonl) => Format::Jsonl,
         (_, FormatArg::Csv) => Format::Csv,
+        (_, FormatArg::Prometheus) => Format::Prometheus,
     };
     let color = match args.color {
         ColorChoice::Always => true,
@@ -207,6 +215,9 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
             format == Format::Json,
             render_options,
         ))),
+        None if format == Format::Prometheus => Ok(Box::new(
+            rttdoc_report::metrics::PrometheusRenderer::new(out, &args.label_server),
+        )),
         None => rttdoc_report::renderer(format, out, render_options),
     };
     let mut renderer = match renderer {
