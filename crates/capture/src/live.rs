@@ -189,6 +189,8 @@ pub struct LiveCapture {
     number: u64,
     stats: LiveStats,
     interface: String,
+    /// Bytes kept of each packet (of the cooked frame, header included).
+    snaplen: usize,
 }
 
 // SAFETY: the ring is owned by this value alone (mapped in `open`, unmapped
@@ -323,6 +325,7 @@ impl LiveCapture {
             number: 0,
             stats: LiveStats::default(),
             interface: interface.to_string(),
+            snaplen: snaplen.max(1) as usize,
         };
         if let Some(expression) = filter {
             capture.attach_filter(expression, snaplen)?;
@@ -345,9 +348,6 @@ impl LiveCapture {
             )
         })
         .map_err(os(format!("bind to {interface}")))?;
-        // The kernel truncates each packet to what the ring slot allows;
-        // snaplen trims further below.
-        capture.scratch.reserve(snaplen as usize);
         Ok(capture)
     }
 
@@ -476,6 +476,13 @@ impl LiveCapture {
                 continue;
             }
             let at = off + mac;
+            // The snapshot length counts the frame as yielded (a cooked
+            // header included), as in libpcap.
+            let snap = snap.min(if self.cooked {
+                self.snaplen.saturating_sub(SLL_HDR_LEN)
+            } else {
+                self.snaplen
+            });
             let orig_len = if self.cooked {
                 self.scratch.clear();
                 self.scratch.extend_from_slice(&cooked_header(&sll));
@@ -874,6 +881,32 @@ mod tests {
             assert_eq!(seen, want, "on {iface}: each datagram once, nothing else");
             let st = cap.stats().unwrap();
             assert!(st.received >= 5, "{st:?}");
+        }
+    }
+
+    /// The snapshot length cuts what is kept, not the length on the wire.
+    #[test]
+    fn snaplen_cuts_the_frame_and_keeps_its_wire_length() {
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = rx.local_addr().unwrap().port();
+        let mut cap = match LiveCapture::open("lo", Some(&format!("udp dst port {port}")), 50) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("SKIPPED live capture on lo: {e}");
+                return;
+            }
+        };
+        let tx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.send_to(&[7u8; 300], ("127.0.0.1", port)).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        loop {
+            assert!(std::time::Instant::now() < deadline, "nothing captured");
+            if let Some(f) = cap.next_frame(Duration::from_millis(200)).unwrap() {
+                assert_eq!(f.data.len(), 50);
+                // Ethernet 14 + IPv4 20 + UDP 8 + 300.
+                assert_eq!(f.orig_len, 342);
+                break;
+            }
         }
     }
 
