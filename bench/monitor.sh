@@ -85,7 +85,10 @@ metric() { # sum of a family's samples in the exposition on stdin
 }
 echo "corpus: $corpus ($(du -h "$corpus" | cut -f1)); replay: ${rate[*]}; ${secs}s; rttdoc: $RTTDOC"
 echo "cores: $(nproc); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%6s %12s %10s %10s %10s %12s %10s %8s\n' t_s packets/s dropped/s dropped conn/s open_flows evicted rss_MB
+printf '%6s %12s %10s %10s %10s %12s %10s %8s %6s\n' t_s packets/s dropped/s dropped conn/s open_flows evicted rss_MB cpu%
+hz=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' /proc/"$mon"/stat; }
+prev_cpu=$(cpu_ticks)
 prev_pk=0 prev_dr=0 prev_cn=0 prev_t=$(date +%s.%N) start=$(date +%s)
 peak_rss=0 min_rss=0 sum_pps=0 n=0
 while (( $(date +%s) - start < secs )); do
@@ -102,8 +105,10 @@ while (( $(date +%s) - start < secs )); do
   pps=$(echo "($pk - $prev_pk) / $dt" | bc -l)
   dps=$(echo "($dr - $prev_dr) / $dt" | bc -l)
   cps=$(echo "($cn - $prev_cn) / $dt" | bc -l)
-  printf '%6d %12.0f %10.0f %10d %10.0f %12d %10d %8s\n' $(( $(date +%s) - start )) "$pps" "$dps" "$dr" "$cps" "$of" "$ev" "$rss"
-  prev_pk=$pk prev_dr=$dr prev_cn=$cn prev_t=$now
+  cpu=$(cpu_ticks)
+  cpct=$(echo "100 * ($cpu - $prev_cpu) / $hz / $dt" | bc -l)
+  printf '%6d %12.0f %10.0f %10d %10.0f %12d %10d %8s %6.0f\n' $(( $(date +%s) - start )) "$pps" "$dps" "$dr" "$cps" "$of" "$ev" "$rss" "$cpct"
+  prev_pk=$pk prev_dr=$dr prev_cn=$cn prev_t=$now prev_cpu=$cpu
   sum_pps=$(echo "$sum_pps + $pps" | bc -l); n=$((n + 1))
   if (( $(echo "$rss > $peak_rss" | bc) )); then peak_rss=$rss; fi
   if [[ $min_rss == 0 ]] || (( $(echo "$rss < $min_rss" | bc) )); then min_rss=$rss; fi

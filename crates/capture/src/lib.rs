@@ -37,7 +37,7 @@ mod reader;
 
 pub use error::{CaptureError, ErrorKind};
 #[cfg(target_os = "linux")]
-pub use live::{LiveCapture, LiveError, LiveStats};
+pub use live::{LiveCapture, LiveError, LiveStats, DEFAULT_BUFFER_BYTES};
 pub use reader::{Capture, Frame, Progress, Secrets};
 
 /// Link-layer header types (the `LINKTYPE_*` registry) rttdoc decodes.

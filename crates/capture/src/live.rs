@@ -93,10 +93,13 @@ pub struct LiveStats {
     pub dropped: u64,
 }
 
-/// Ring geometry: 1 MiB blocks, 32 of them (32 MiB): about 0.2 s of a
-/// saturated 1 Gbit/s link, or seconds of typical traffic, before drops.
+/// Ring geometry: 1 MiB blocks, [`DEFAULT_BUFFER_BYTES`] of them by default
+/// (32 MiB: about 0.25 s of a saturated 1 Gbit/s link, or seconds of
+/// typical traffic, before the reader must catch up).
 const BLOCK_SIZE: usize = 1 << 20;
-const BLOCK_COUNT: usize = 32;
+
+/// The ring size [`LiveCapture::open`] asks for.
+pub const DEFAULT_BUFFER_BYTES: usize = 32 << 20;
 /// Nominal frame slot for the ring request (TPACKET_V3 packs packets of any
 /// size into blocks; the kernel only checks the arithmetic).
 const FRAME_SIZE: usize = 2048;
@@ -174,6 +177,7 @@ pub struct LiveCapture {
     fd: OwnedFd,
     ring: *mut u8,
     ring_len: usize,
+    block_count: usize,
     /// The block being read, and where in it.
     block: usize,
     in_block: bool,
@@ -228,12 +232,26 @@ fn interface_info(name: &str) -> Result<(i32, u16), LiveError> {
 impl LiveCapture {
     /// Opens `interface` (`any` for all), keeping at most `snaplen` bytes
     /// of each packet, with an optional BPF filter expression (tcpdump's
-    /// syntax). Frames are numbered from 1.
+    /// syntax), and a ring of [`DEFAULT_BUFFER_BYTES`]. Frames are numbered
+    /// from 1.
     pub fn open(
         interface: &str,
         filter: Option<&str>,
         snaplen: u32,
     ) -> Result<LiveCapture, LiveError> {
+        Self::open_with_buffer(interface, filter, snaplen, DEFAULT_BUFFER_BYTES)
+    }
+
+    /// [`LiveCapture::open`] with a ring of `buffer_bytes` (rounded up to
+    /// whole 1 MiB blocks, at least 2): what the kernel can hold while the
+    /// reader is busy (tcpdump's `-B`).
+    pub fn open_with_buffer(
+        interface: &str,
+        filter: Option<&str>,
+        snaplen: u32,
+        buffer_bytes: usize,
+    ) -> Result<LiveCapture, LiveError> {
+        let block_count = buffer_bytes.div_ceil(BLOCK_SIZE).max(2);
         let any = interface == "any";
         let (ifindex, hatype) = if any {
             (0, 0)
@@ -270,15 +288,15 @@ impl LiveCapture {
             .map_err(os("PACKET_VERSION TPACKET_V3"))?;
         let req = TpacketReq3 {
             tp_block_size: BLOCK_SIZE as c_uint,
-            tp_block_nr: BLOCK_COUNT as c_uint,
+            tp_block_nr: block_count as c_uint,
             tp_frame_size: FRAME_SIZE as c_uint,
-            tp_frame_nr: (BLOCK_SIZE / FRAME_SIZE * BLOCK_COUNT) as c_uint,
+            tp_frame_nr: (BLOCK_SIZE / FRAME_SIZE * block_count) as c_uint,
             tp_retire_blk_tov: BLOCK_TIMEOUT_MS,
             tp_sizeof_priv: 0,
             tp_feature_req_word: 0,
         };
         setsockopt(raw, libc::SOL_PACKET, PACKET_RX_RING, &req).map_err(os("PACKET_RX_RING"))?;
-        let ring_len = BLOCK_SIZE * BLOCK_COUNT;
+        let ring_len = BLOCK_SIZE * block_count;
         // SAFETY: maps the ring the kernel just allocated for this socket.
         let ring = unsafe {
             libc::mmap(
@@ -313,6 +331,7 @@ impl LiveCapture {
             fd,
             ring: ring as *mut u8,
             ring_len,
+            block_count,
             block: 0,
             in_block: false,
             pkts_left: 0,
@@ -387,7 +406,7 @@ impl LiveCapture {
     }
 
     fn block_desc(&self, block: usize) -> *mut BlockDesc {
-        // SAFETY: block < BLOCK_COUNT, inside the mapping.
+        // SAFETY: block < block_count, inside the mapping.
         unsafe { self.ring.add(block * BLOCK_SIZE) as *mut BlockDesc }
     }
 
@@ -397,7 +416,7 @@ impl LiveCapture {
         std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
         // SAFETY: the block is ours (status USER) until this store.
         unsafe { std::ptr::write_volatile(&mut (*desc).block_status, TP_STATUS_KERNEL) };
-        self.block = (self.block + 1) % BLOCK_COUNT;
+        self.block = (self.block + 1) % self.block_count;
         self.in_block = false;
     }
 

@@ -67,6 +67,11 @@ pub struct MonitorArgs {
     /// default).
     #[arg(long, value_name = "BYTES", default_value_t = 65535)]
     snaplen: u32,
+    /// Capture ring size in MiB: what the kernel holds while rttdoc is busy
+    /// (tcpdump's -B); a burst beyond it is dropped and counted in
+    /// rttdoc_capture_dropped_packets_total.
+    #[arg(long, value_name = "MIB", default_value_t = rttdoc_capture::DEFAULT_BUFFER_BYTES >> 20)]
+    buffer_mb: usize,
     /// TLS key log (SSLKEYLOGFILE format): reads 0-RTT early data only.
     #[arg(long, value_name = "FILE")]
     keylog: Option<PathBuf>,
@@ -110,8 +115,13 @@ fn run(args: MonitorArgs) -> Result<(), String> {
             Source::Replay(Capture::open(&file.to_string_lossy()).map_err(|e| e.to_string())?)
         }
         (None, Some(interface)) => Source::Live(
-            LiveCapture::open(interface, args.filter.as_deref(), args.snaplen)
-                .map_err(|e| e.to_string())?,
+            LiveCapture::open_with_buffer(
+                interface,
+                args.filter.as_deref(),
+                args.snaplen,
+                args.buffer_mb.max(1) << 20,
+            )
+            .map_err(|e| e.to_string())?,
         ),
         (None, None) => unreachable!("clap requires --interface or --replay"),
     };
