@@ -413,3 +413,61 @@ fn promql_names_are_read_from_expressions() {
         ["rttdoc:y:rate5m", "rttdoc_x_bucket", "up"]
     );
 }
+
+/// The systemd unit runs `rttdoc monitor` with flags it has, as a
+/// non-root user holding CAP_NET_RAW only, and systemd accepts it.
+#[test]
+fn systemd_unit_runs_monitor_unprivileged_and_verifies() {
+    let unit =
+        std::fs::read_to_string(repo().join("deploy/systemd/rttdoc-monitor.service")).unwrap();
+    let directive = |key: &str| -> Vec<String> {
+        unit.lines()
+            .filter_map(|l| l.strip_prefix(&format!("{key}=")))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(directive("AmbientCapabilities"), ["CAP_NET_RAW"]);
+    assert_eq!(directive("CapabilityBoundingSet"), ["CAP_NET_RAW"]);
+    assert_eq!(directive("DynamicUser"), ["yes"]);
+    assert!(directive("User").is_empty(), "no fixed (root) user");
+    let exec = directive("ExecStart");
+    assert_eq!(exec.len(), 1);
+    let help = Command::new(rttdoc_bin())
+        .args(["monitor", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let words: Vec<&str> = exec[0].split_whitespace().collect();
+    assert_eq!(&words[1..2], ["monitor"], "{}", exec[0]);
+    for flag in words.iter().filter(|w| w.starts_with("--")) {
+        assert!(
+            help.contains(&format!("{flag} ")),
+            "{flag} is not a monitor flag"
+        );
+    }
+    if !require(
+        "systemd_unit_runs_monitor_unprivileged_and_verifies",
+        &["systemd-analyze"],
+        false,
+    ) {
+        return;
+    }
+    // Verified against the binary under test (the unit names its install path).
+    let dir = TempDir::new("unit");
+    let path = dir.path("rttdoc-monitor.service");
+    std::fs::write(
+        &path,
+        unit.replace("/usr/local/bin/rttdoc", &rttdoc_bin().to_string_lossy()),
+    )
+    .unwrap();
+    let out = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -7,6 +7,10 @@
 //! holds the end of the server flight for the client's ACK (nagle
 //! findings, handshakes of ~2 round trips), with `tcp_nodelay on` neither.
 //!
+//! The last connection's FIN exchange is the last packet on the path: only
+//! the monitor's wall-clock tick reports it, so waiting for every
+//! connection to be counted also checks that tick.
+//!
 //! Needs root, nginx, curl, openssl, prometheus; skips without them (fails
 //! under CI=true). Everything runs inside the lab's namespaces (Prometheus
 //! and the monitor on the client namespace's own loopback) and is killed
