@@ -211,6 +211,31 @@ fn promtool_accepts_the_rules() {
     );
 }
 
+/// deploy/prometheus/rules_test.yml: the alerts fire on the series of the
+/// pathologies they name (2-RTT TLS 1.3 handshakes with Nagle holds; a TFO
+/// hit rate that fell against the day before) and not on their controls.
+#[test]
+fn promtool_unit_tests_of_the_alerts_pass() {
+    if !require(
+        "promtool_unit_tests_of_the_alerts_pass",
+        &["promtool"],
+        false,
+    ) {
+        return;
+    }
+    let out = Command::new("promtool")
+        .args(["test", "rules"])
+        .arg(repo().join("deploy/prometheus/rules_test.yml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn promtool_check_metrics(text: &str) {
     let mut child = Command::new("promtool")
         .args(["check", "metrics"])
