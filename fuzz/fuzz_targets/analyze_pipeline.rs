@@ -7,6 +7,6 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(mut capture) = rttdoc_capture::Capture::from_reader("fuzz", reader, None) {
         let options = rttdoc_analyze::AnalyzeOptions { ladder_stream: Some(0), ..Default::default() };
         let mut reports = 0;
-        rttdoc_analyze::analyze_capture(&mut capture, options, &mut |_| reports += 1);
+        rttdoc_diagnose::analyze_capture(&mut capture, options, &mut |_| reports += 1);
     }
 });

@@ -4,7 +4,7 @@
 //! to the request parser as if they were plaintext.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use rttdoc_analyze::detect::request_in;
+use rttdoc_diagnose::detect::request_in;
 use rttdoc_analyze::keylog::KeyLog;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,12 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use rttdoc_wire::{Segment, Tfo};
+use rttdoc_wire::{Segment, TcpFlags, Tfo};
 
 use crate::exchange::Exchanges;
 use crate::model::{
-    ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport, LadderEntry,
-    TfoOutcome, TfoReport,
+    Direction, DirectionStats, Endpoint, HandshakeReport, LadderEntry, TfoOutcome, TfoReport,
 };
 use crate::preamble::Verdict;
 use crate::rtt::RttSamples;
@@ -33,7 +32,7 @@ pub struct SegmentRecord {
     pub ack: u32,
     pub ack_set: bool,
     pub len: u32,
-    pub flags: u16,
+    pub flags: TcpFlags,
     pub window: u16,
     /// Carries bytes never sent before.
     pub new_data: bool,
@@ -124,7 +123,7 @@ fn fingerprint(seg: &Segment<'_>) -> u64 {
         seg.ip_id,
         seg.seq,
         seg.ack,
-        seg.flags.0,
+        seg.flags.bits(),
         seg.window,
         seg.payload_len,
     )
@@ -677,7 +676,7 @@ impl Connection {
                 ack: peer_base.map_or(0, |b| seg.ack.wrapping_sub(b)),
                 ack_set: flags.ack() && peer_base.is_some(),
                 len: seg.payload_len,
-                flags: flags.0,
+                flags,
                 window: seg.window,
                 new_data,
                 retransmission,
@@ -965,14 +964,14 @@ impl Connection {
         }
     }
 
-    /// Turns the tracked state into the report (ledger included).
-    pub fn finish(mut self: Box<Self>, ending: Ending) -> ConnectionReport {
+    /// Delivers what is still held and closes the TLS parser: the last
+    /// step before the connection's facts are frozen (facts.rs).
+    pub(crate) fn settle(&mut self) {
         self.flush();
         self.decide_preamble(true);
         if let Some(tls) = &mut self.tls {
             tls.finish(&mut self.exchanges);
         }
-        crate::ledger::report(self, ending)
     }
 
     pub(crate) fn handshake_report(&self) -> HandshakeReport {

@@ -1,7 +1,9 @@
-//! Where a finished connection becomes its report: on the tracking thread
+//! Where a finished connection becomes its report: its facts are frozen
+//! and handed to the diagnosis (a [`Diagnose`] function the caller gives:
+//! `rttdoc-diagnose`'s ledger and detectors), on the tracking thread
 //! (`--threads 1`), or on worker threads while tracking reads on
-//! (`--threads N`: the ledger and the detectors, the costly part per
-//! connection, run beside the pass instead of inside it).
+//! (`--threads N`: the costly part per connection runs beside the pass
+//! instead of inside it).
 //!
 //! Output is identical either way: every connection gets a sequence number
 //! in the order the tracker finishes it, and reports reach the sink in that
@@ -16,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crate::connection::Connection;
+use crate::facts::Diagnose;
 use crate::model::{ConnectionReport, Ending};
 
 /// Connections handed to workers and not yet given to the sink.
@@ -41,11 +44,12 @@ struct Job {
 
 /// Turns connections into reports, in order.
 pub(crate) enum Finisher {
-    Inline,
+    Inline(Diagnose),
     Pool(Pool),
 }
 
 pub(crate) struct Pool {
+    diagnose: Diagnose,
     jobs: Option<SyncSender<Vec<Job>>>,
     /// Jobs not yet sent (fewer than [`BATCH`]).
     batch: Vec<Job>,
@@ -59,11 +63,12 @@ pub(crate) struct Pool {
 
 /// Makes the report of one connection (the same on any thread).
 pub(crate) fn report(
+    diagnose: Diagnose,
     c: Box<Connection>,
     ending: Ending,
     first_time: Option<f64>,
 ) -> ConnectionReport {
-    let mut report = c.finish(ending);
+    let mut report = diagnose(c.freeze(ending));
     if let Some(t0) = first_time {
         report.start_offset_s = (report.start_time - t0).max(0.0);
     }
@@ -72,9 +77,9 @@ pub(crate) fn report(
 
 impl Finisher {
     /// Inline for one thread; `threads - 1` workers otherwise.
-    pub(crate) fn new(threads: usize) -> Finisher {
+    pub(crate) fn new(threads: usize, diagnose: Diagnose) -> Finisher {
         if threads <= 1 {
-            return Finisher::Inline;
+            return Finisher::Inline(diagnose);
         }
         let (jobs, queue) = sync_channel::<Vec<Job>>(MAX_IN_FLIGHT / BATCH);
         let queue = Arc::new(Mutex::new(queue));
@@ -94,7 +99,12 @@ impl Finisher {
                         let Ok(batch) = job else { return };
                         let reports = batch
                             .into_iter()
-                            .map(|j| (j.seq, report(j.connection, j.ending, j.first_time)))
+                            .map(|j| {
+                                (
+                                    j.seq,
+                                    report(diagnose, j.connection, j.ending, j.first_time),
+                                )
+                            })
                             .collect();
                         if done.send(reports).is_err() {
                             return;
@@ -104,6 +114,7 @@ impl Finisher {
             })
             .collect();
         Finisher::Pool(Pool {
+            diagnose,
             jobs: Some(jobs),
             batch: Vec::with_capacity(BATCH),
             results,
@@ -123,11 +134,12 @@ impl Finisher {
         sink: &mut dyn FnMut(ConnectionReport),
     ) {
         match self {
-            Finisher::Inline => sink(report(c, ending, first_time)),
+            Finisher::Inline(diagnose) => sink(report(*diagnose, c, ending, first_time)),
             Finisher::Pool(p) if c.timeline.len() <= SMALL => {
                 // Cheaper here than handed over: made now, given to the
                 // sink in its turn.
-                p.ready.insert(p.next_seq, report(c, ending, first_time));
+                p.ready
+                    .insert(p.next_seq, report(p.diagnose, c, ending, first_time));
                 p.next_seq += 1;
                 p.release(sink);
             }

@@ -1,38 +1,37 @@
-//! The analysis: stages three to five of rttdoc's one pass.
+//! Tracking: stage three of rttdoc's one pass, from decoded frames to the
+//! frozen facts of each finished connection.
 //!
 //! ```text
 //! capture (rttdoc-capture) -> decode (rttdoc-wire)
-//!   -> track   [track.rs, connection.rs]  segments to connections, tcp.stream numbering
-//!   -> observe [tls.rs, exchange.rs, rtt.rs] handshake, exchanges, RTT samples
-//!   -> ledger  [ledger.rs]                where the time went, in ms and RTTs
-//!   -> report  (rttdoc-report)            terminal, JSON
+//!   -> track   [track.rs, connection.rs]   segments to connections, tcp.stream numbering
+//!   -> observe [tls.rs, exchange.rs, rtt.rs, preamble.rs] handshake, exchanges, RTT samples
+//!   -> freeze  [facts.rs]                  ConnectionFacts, the hand-off
+//!   -> diagnose (rttdoc-diagnose)          ledger, detectors, cost attribution
+//!   -> report   (rttdoc-report)            every output format
 //! ```
 //!
-//! [`analyze_capture`] runs the pass; finished connections leave as
-//! [`ConnectionReport`]s through a callback as soon as they are done, so
-//! memory follows the number of open connections, not the capture size.
+//! [`Tracker`] runs the pass; finished connections are frozen into
+//! [`ConnectionFacts`], turned into reports by the [`Diagnose`] function
+//! the caller gives, and leave through a callback as soon as they are done,
+//! so memory follows the number of open connections, not the capture size.
+//! The vocabulary (`rttdoc-model`) is re-exported as [`model`].
 
 mod connection;
-pub mod detect;
 mod exchange;
+mod facts;
 mod finisher;
 pub mod keylog;
-#[deny(missing_docs)]
-pub mod kinds;
-mod ledger;
-#[deny(missing_docs)]
-pub mod model;
 pub mod preamble;
 mod rtt;
 pub mod seq;
 mod tls;
 mod track;
 
-#[cfg(test)]
-mod specs;
-#[cfg(test)]
-mod tests;
-
-pub use ledger::slow_start_rounds;
-pub use model::*;
-pub use track::{analyze_capture, AnalyzeOptions, Tracker, DEFAULT_MAX_FLOWS};
+pub use connection::{SegmentRecord, Stamp, TIMELINE_CAP};
+pub use exchange::Exchange;
+pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};
+pub use rtt::vantage;
+pub use rttdoc_model as model;
+pub use rttdoc_model::kinds;
+pub use rttdoc_model::*;
+pub use track::{track_capture, AnalyzeOptions, Tracker, DEFAULT_MAX_FLOWS};

@@ -34,6 +34,7 @@ use rttdoc_wire::{decode, Decoded, Segment, Skip};
 use rustc_hash::FxHashMap;
 
 use crate::connection::{Connection, Stamp, REPLAY_NS};
+use crate::facts::Diagnose;
 use crate::finisher::Finisher;
 use crate::model::{CaptureStats, ConnectionReport, Direction, Ending, Endpoint};
 
@@ -116,7 +117,7 @@ struct Embryo {
     last_progress_ns: i64,
     seq: u32,
     window: u16,
-    flags: u16,
+    flags: rttdoc_wire::TcpFlags,
     ip_id: Option<u16>,
     mss: Option<u16>,
     window_scale: Option<u8>,
@@ -142,7 +143,7 @@ impl Embryo {
             dst_port: dst.1,
             seq: self.seq,
             ack: 0,
-            flags: rttdoc_wire::TcpFlags(self.flags),
+            flags: self.flags,
             window: self.window,
             options: rttdoc_wire::TcpOptions {
                 mss: self.mss,
@@ -198,8 +199,9 @@ impl FlowKey {
     }
 }
 
-/// Streams a capture through decode -> track -> ledger, handing each
-/// finished connection's report to the sink.
+/// Streams a capture through decode -> track, freezes each finished
+/// connection's facts, has them diagnosed ([`Diagnose`]) and hands the
+/// report to the sink.
 pub struct Tracker<'s> {
     /// Fx hashing: the key is not attacker-chosen in a way that matters for
     /// an offline analyser, and SipHash cost 12% of the whole pass.
@@ -235,8 +237,13 @@ pub struct Tracker<'s> {
 }
 
 impl<'s> Tracker<'s> {
-    pub fn new(options: AnalyzeOptions, sink: &'s mut dyn FnMut(ConnectionReport)) -> Self {
-        let finisher = Finisher::new(options.threads);
+    /// A tracker whose finished connections go through `diagnose` to `sink`.
+    pub fn new(
+        options: AnalyzeOptions,
+        diagnose: Diagnose,
+        sink: &'s mut dyn FnMut(ConnectionReport),
+    ) -> Self {
+        let finisher = Finisher::new(options.threads, diagnose);
         Tracker {
             table: FxHashMap::default(),
             tombstones: FxHashMap::default(),
@@ -392,7 +399,7 @@ impl<'s> Tracker<'s> {
                         last_progress_ns: self.progress_ns,
                         seq: seg.seq,
                         window: seg.window,
-                        flags: seg.flags.0,
+                        flags: seg.flags,
                         ip_id: seg.ip_id,
                         mss: seg.options.mss,
                         window_scale: seg.options.window_scale,
@@ -551,17 +558,22 @@ impl<'s> Tracker<'s> {
         std::mem::size_of::<(FlowKey, Embryo)>()
     }
 
-    #[cfg(test)]
-    pub(crate) fn segment_for_test(&mut self, at: Stamp, seg: &Segment<'_>) {
+    /// Tracks one decoded segment as if a frame carried it: for synthetic
+    /// timelines (the detectors' specifications) and sources that decode
+    /// themselves.
+    pub fn track_segment(&mut self, at: Stamp, seg: &Segment<'_>) {
         self.advance_clock(at.ts_ns);
         self.segment(at, seg);
     }
 
-    #[cfg(test)]
-    pub(crate) fn sweep_for_test(&mut self, now_ns: i64) {
+    /// Moves the clock to `now_ns` with no packet: connections quiet for
+    /// their linger or idle timeout by then are finished. A live source
+    /// calls it on a wall-clock tick so a quiet link still reports.
+    pub fn advance_to(&mut self, now_ns: i64) {
         self.advance_clock(now_ns);
         self.sweep(self.progress_ns);
         self.finish_closed(self.progress_ns);
+        self.finisher.poll(&mut *self.sink);
     }
 
     fn sweep(&mut self, now_ns: i64) {
@@ -764,14 +776,16 @@ fn roles(seg: &Segment<'_>) -> (Endpoint, Endpoint) {
     }
 }
 
-/// Runs the whole pass over a capture. Reading stops at the first damaged
-/// record; everything before it is analysed and the error is in the stats.
-pub fn analyze_capture(
+/// Runs the whole pass over a capture, each finished connection through
+/// `diagnose` to `sink`. Reading stops at the first damaged record;
+/// everything before it is analysed and the error is in the stats.
+pub fn track_capture(
     capture: &mut Capture,
     options: AnalyzeOptions,
+    diagnose: Diagnose,
     sink: &mut dyn FnMut(ConnectionReport),
 ) -> CaptureStats {
-    let mut tracker = Tracker::new(options, sink);
+    let mut tracker = Tracker::new(options, diagnose, sink);
     let secrets = capture.secrets();
     let error = loop {
         match capture.next_frame() {
@@ -793,4 +807,15 @@ pub fn analyze_capture(
     stats.frames = capture.frames();
     stats.error = error;
     stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tracker;
+
+    #[test]
+    fn a_lone_syn_is_held_in_about_a_hundred_bytes() {
+        let size = Tracker::embryo_size();
+        assert!(size <= 128, "{size} bytes");
+    }
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use rttdoc_analyze::FindingKind;
+use rttdoc_model::FindingKind;
 
 use crate::{vocabulary, Finding};
 
@@ -67,7 +67,7 @@ pub fn capture_findings(path: &Path, keylog: Option<&Path>) -> Result<CaptureFac
         file: name,
         ..Default::default()
     };
-    let stats = rttdoc_analyze::analyze_capture(&mut capture, options, &mut |c| {
+    let stats = rttdoc_diagnose::analyze_capture(&mut capture, options, &mut |c| {
         let tls = c.tls.as_ref();
         facts.connections.push(CaptureConnection {
             stream: c.stream,

@@ -127,7 +127,7 @@ pub struct Finding {
     pub why: String,
     pub fix: Fix,
     /// Capture finding kinds that show this when it happens.
-    pub confirms: Vec<rttdoc_analyze::FindingKind>,
+    pub confirms: Vec<rttdoc_model::FindingKind>,
     /// TCP ports of the listeners the setting applies to (empty: every
     /// connection of the host); `--capture` looks at these connections.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -1,8 +1,8 @@
 //! The one place audit checks meet capture finding kinds: the analysis'
-//! typed table (`rttdoc_analyze::FindingKind`, docs/findings.md), so audit
+//! typed table (`rttdoc_model::FindingKind`, docs/findings.md), so audit
 //! and capture findings share one vocabulary.
 
-use rttdoc_analyze::FindingKind;
+use rttdoc_model::FindingKind;
 
 /// Capture finding kinds that show an audit check's cost when it happens.
 pub fn confirms(check: &str) -> &'static [FindingKind] {

@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use rttdoc_analyze::{CaptureStats, ConnectionReport, SCHEMA_VERSION};
+use rttdoc_model::{CaptureStats, ConnectionReport, SCHEMA_VERSION};
 use serde::Serialize;
 
 use crate::summary::Summary;
@@ -43,7 +43,7 @@ pub(crate) struct SummaryJson<'a> {
     partial_connections: u64,
     handshake_rtts_by_version: std::collections::BTreeMap<String, VersionStats>,
     worst_streams: Vec<u64>,
-    causes: &'a std::collections::BTreeMap<rttdoc_analyze::FindingKind, crate::summary::Cause>,
+    causes: &'a std::collections::BTreeMap<rttdoc_model::FindingKind, crate::summary::Cause>,
 }
 
 impl<'a> SummaryJson<'a> {

@@ -16,7 +16,7 @@ pub mod words;
 pub use render::{renderer, ConnectionDetail, Format, RenderOptions, Renderer};
 pub use summary::{ConnectionRow, Summary, DEFAULT_ROWS_KEPT};
 
-use rttdoc_analyze::ConnectionReport;
+use rttdoc_model::ConnectionReport;
 
 /// Formats milliseconds for people: "36.1 ms", "1.20 s", "0.05 ms",
 /// "12 µs" (loopback and LAN round trips).
@@ -43,7 +43,7 @@ pub fn fmt_rtts(rtts: f64) -> String {
 }
 
 /// The ledger row with the largest excess in a latency phase.
-pub fn worst_row(c: &ConnectionReport) -> Option<&rttdoc_analyze::LedgerRow> {
+pub fn worst_row(c: &ConnectionReport) -> Option<&rttdoc_model::LedgerRow> {
     c.ledger
         .iter()
         .filter(|r| r.phase.is_latency())

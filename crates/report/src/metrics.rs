@@ -22,7 +22,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
-use rttdoc_analyze::{CaptureStats, ConnectionReport, CostRule, FindingKind, Phase, TfoOutcome};
+use rttdoc_model::{CaptureStats, ConnectionReport, CostRule, FindingKind, Phase, TfoOutcome};
 
 use crate::render::Renderer;
 use crate::summary::{first_byte_ms, Summary};
@@ -582,7 +582,7 @@ impl Renderer for PrometheusRenderer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rttdoc_analyze::{
+    use rttdoc_model::{
         DirectionStats, Ending, Endpoint, Finding, HandshakeReport, LedgerRow, TfoReport,
         TlsReport, TlsVersion, Vantage,
     };

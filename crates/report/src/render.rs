@@ -6,7 +6,7 @@
 
 use std::io::{self, Write};
 
-use rttdoc_analyze::{CaptureStats, ConnectionReport, SCHEMA_VERSION};
+use rttdoc_model::{CaptureStats, ConnectionReport, SCHEMA_VERSION};
 use serde::Serialize;
 
 use crate::json::JsonWriter;

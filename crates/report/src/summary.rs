@@ -1,7 +1,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use rttdoc_analyze::{ConnectionReport, FindingKind, Phase, TfoOutcome, TlsVersion, Vantage};
+use rttdoc_model::{ConnectionReport, FindingKind, Phase, TfoOutcome, TlsVersion, Vantage};
 
 use crate::worst_row;
 
@@ -45,7 +45,7 @@ pub struct WorstConnection {
     pub server: String,
     pub rtt_ms: Option<f64>,
     /// Its ledger row with the largest excess (see [`crate::worst_row`]).
-    pub worst_phase: rttdoc_analyze::LedgerRow,
+    pub worst_phase: rttdoc_model::LedgerRow,
     pub excess_rtts: f64,
     pub excess_ms: f64,
 }
@@ -241,7 +241,7 @@ pub struct Cause {
 
 /// Whether a finding's cost is a transfer stall (after the first byte),
 /// outside the latency phases the ledger's excess covers.
-pub fn is_stall(x: &rttdoc_analyze::Finding) -> bool {
+pub fn is_stall(x: &rttdoc_model::Finding) -> bool {
     x.phase == Some(Phase::Transfer) && x.cost_ms > 0.0
 }
 

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use comfy_table::{presets, Cell, CellAlignment, Color, ContentArrangement, Table};
-use rttdoc_analyze::{CaptureStats, ConnectionReport, Direction, FindingKind, LedgerRow};
+use rttdoc_model::{CaptureStats, ConnectionReport, Direction, FindingKind, LedgerRow};
 
 use crate::summary::OVER_IDEAL_RTTS;
 use crate::{fmt_ms, fmt_rtts, RenderOptions, Summary};

@@ -4,7 +4,7 @@
 //! cause, so a capture of a million connections formats a handful of
 //! sentences, not a million.
 
-use rttdoc_analyze::{ConnectionReport, Detail, Direction, Finding, FindingKind, TfoOutcome};
+use rttdoc_model::{ConnectionReport, Detail, Direction, Finding, FindingKind, TfoOutcome};
 
 /// Fills `explanation` and `fix` of every finding of the connection.
 pub fn word(c: &mut ConnectionReport) {

@@ -7,8 +7,9 @@ use std::time::Duration;
 use std::net::IpAddr;
 
 use clap::ValueEnum;
-use rttdoc_analyze::{analyze_capture, AnalyzeOptions, ConnectionReport};
+use rttdoc_analyze::{AnalyzeOptions, ConnectionReport};
 use rttdoc_capture::Capture;
+use rttdoc_diagnose::analyze_capture;
 use rttdoc_report::{ConnectionDetail, Format, RenderOptions, Renderer, Summary};
 
 use crate::ColorChoice;

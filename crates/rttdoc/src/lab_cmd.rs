@@ -371,7 +371,7 @@ fn findings_by_kind(
         ..Default::default()
     };
     let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-    rttdoc_analyze::analyze_capture(&mut cap, options, &mut |report| {
+    rttdoc_diagnose::analyze_capture(&mut cap, options, &mut |report| {
         let mut kinds: Vec<&str> = report.findings.iter().map(|f| f.kind.name()).collect();
         kinds.sort();
         kinds.dedup();

@@ -161,7 +161,7 @@ fn run(args: MonitorArgs) -> Result<(), String> {
     };
     let observer = metrics.clone();
     let mut sink = move |report: rttdoc_analyze::ConnectionReport| observer.observe(&report);
-    let mut tracker = Tracker::new(options, &mut sink);
+    let mut tracker = rttdoc_diagnose::tracker(options, &mut sink);
     match &mut source {
         Source::Live(capture) => live_loop(capture, &mut tracker, &metrics),
         Source::Replay(capture) => {

@@ -488,7 +488,7 @@ fn tcp<'a>(
         dst_port: be16(bytes, 2),
         seq: be32(4),
         ack: be32(8),
-        flags: TcpFlags(be16(bytes, 12) & 0x01ff),
+        flags: TcpFlags::from_header_bits(be16(bytes, 12)),
         window: be16(bytes, 14),
         options: TcpOptions::parse(options),
         payload_len,

@@ -3,34 +3,42 @@
 //! Options are walked here rather than with `etherparse`'s iterator, which
 //! stops at kinds it does not know, such as TCP Fast Open (kind 34).
 
-/// The TCP flag bits (the low 9 bits of header bytes 12..14).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TcpFlags(pub u16);
+bitflags::bitflags! {
+    /// The TCP flag bits (the low 9 bits of header bytes 12..14).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+    pub struct TcpFlags: u16 {
+        const FIN = 0x001;
+        const SYN = 0x002;
+        const RST = 0x004;
+        const PSH = 0x008;
+        const ACK = 0x010;
+        const URG = 0x020;
+        const ECE = 0x040;
+        const CWR = 0x080;
+        /// Accurate ECN (RFC 9768; formerly NS, RFC 3540).
+        const AE = 0x100;
+    }
+}
 
 impl TcpFlags {
-    pub const FIN: u16 = 0x001;
-    pub const SYN: u16 = 0x002;
-    pub const RST: u16 = 0x004;
-    pub const PSH: u16 = 0x008;
-    pub const ACK: u16 = 0x010;
-    pub const URG: u16 = 0x020;
-    pub const ECE: u16 = 0x040;
-    pub const CWR: u16 = 0x080;
-
+    /// The flags of a TCP header (bytes 12..14); reserved bits dropped.
+    pub fn from_header_bits(bits: u16) -> TcpFlags {
+        TcpFlags::from_bits_truncate(bits & 0x01ff)
+    }
     pub fn fin(self) -> bool {
-        self.0 & Self::FIN != 0
+        self.contains(Self::FIN)
     }
     pub fn syn(self) -> bool {
-        self.0 & Self::SYN != 0
+        self.contains(Self::SYN)
     }
     pub fn rst(self) -> bool {
-        self.0 & Self::RST != 0
+        self.contains(Self::RST)
     }
     pub fn psh(self) -> bool {
-        self.0 & Self::PSH != 0
+        self.contains(Self::PSH)
     }
     pub fn ack(self) -> bool {
-        self.0 & Self::ACK != 0
+        self.contains(Self::ACK)
     }
 
     /// Wireshark-style short form, e.g. `SYN, ACK`.
@@ -47,7 +55,7 @@ impl TcpFlags {
         ];
         let parts: Vec<&str> = names
             .iter()
-            .filter(|(bit, _)| self.0 & bit != 0)
+            .filter(|(bit, _)| self.contains(*bit))
             .map(|(_, n)| *n)
             .collect();
         parts.join(", ")
@@ -195,14 +203,8 @@ mod tests {
 
     #[test]
     fn flags_describe_like_wireshark() {
-        assert_eq!(
-            TcpFlags(TcpFlags::SYN | TcpFlags::ACK).describe(),
-            "SYN, ACK"
-        );
-        assert_eq!(
-            TcpFlags(TcpFlags::PSH | TcpFlags::ACK).describe(),
-            "PSH, ACK"
-        );
+        assert_eq!((TcpFlags::SYN | TcpFlags::ACK).describe(), "SYN, ACK");
+        assert_eq!((TcpFlags::PSH | TcpFlags::ACK).describe(), "PSH, ACK");
     }
 
     proptest::proptest! {

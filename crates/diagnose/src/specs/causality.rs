@@ -23,8 +23,8 @@
 //! 40 ms path.
 
 use super::*;
-use crate::connection::SegmentRecord;
 use crate::detect::{causality, Facts};
+use rttdoc_analyze::SegmentRecord;
 use FindingKind::{InitcwndLimited, NagleHold, TfoAccepted};
 
 const RTT_NS: i64 = 40_000_000;
@@ -41,7 +41,9 @@ fn rec(frame: u64, ms: f64, dir: Direction, seq: u32, len: u32, ack: Option<u32>
         ack: ack.unwrap_or(0),
         ack_set: ack.is_some(),
         len,
-        flags: if ack.is_some() { ACK } else { 0 } | if len > 0 { PSH } else { 0 },
+        flags: rttdoc_wire::TcpFlags::from_bits_retain(
+            if ack.is_some() { ACK } else { 0 } | if len > 0 { PSH } else { 0 },
+        ),
         window: 65535,
         new_data: len > 0,
         retransmission: false,

@@ -14,8 +14,9 @@
 //! autotuning), nginx `proxy_buffering` for slow clients.
 
 use super::Facts;
-use crate::connection::SegmentRecord;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
+use rttdoc_analyze::SegmentRecord;
+use rttdoc_wire::TcpFlags;
 
 /// One zero-window episode of a receiver.
 struct Episode {
@@ -46,7 +47,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 }
                 continue;
             }
-            if r.flags & 0x07 != 0 {
+            if r.flags
+                .intersects(TcpFlags::FIN | TcpFlags::SYN | TcpFlags::RST)
+            {
                 continue; // SYN, FIN, RST: their window says nothing of a reader
             }
             match (&mut open, r.window == 0) {

@@ -23,11 +23,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     }
     let mut syns = Vec::new();
     for r in f.timeline {
-        if r.dir == Direction::ServerToClient && r.flags & 0x04 != 0 && r.flags & 0x02 == 0 {
+        if r.dir == Direction::ServerToClient && r.flags.rst() && !r.flags.syn() {
             if f.report.handshake.syn_ack_frame.is_none() {
                 break;
             }
-        } else if r.dir == Direction::ClientToServer && r.flags & 0x12 == 0x02 {
+        } else if r.dir == Direction::ClientToServer && r.flags.syn() && !r.flags.ack() {
             syns.push(r);
         }
     }

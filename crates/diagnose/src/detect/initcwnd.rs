@@ -14,7 +14,7 @@
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
-use crate::seq;
+use rttdoc_analyze::seq;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {

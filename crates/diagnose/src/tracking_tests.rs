@@ -1,17 +1,17 @@
-//! Tracker rules, one behaviour per test, on segments built by hand.
+//! Tracker rules, one behaviour per test, on segments built by hand and
+//! seen through the reports the diagnosis makes of them.
 
 use std::net::IpAddr;
 
 use rttdoc_wire::{Segment, TcpFlags, TcpOptions, Tfo};
 
-use crate::connection::Stamp;
 use crate::model::{ConnectionReport, Ending};
-use crate::track::{AnalyzeOptions, Tracker};
+use rttdoc_analyze::{AnalyzeOptions, Stamp};
 
-const SYN: u16 = TcpFlags::SYN;
-const ACK: u16 = TcpFlags::ACK;
-const FIN: u16 = TcpFlags::FIN;
-const PSH: u16 = TcpFlags::PSH;
+const SYN: u16 = TcpFlags::SYN.bits();
+const ACK: u16 = TcpFlags::ACK.bits();
+const FIN: u16 = TcpFlags::FIN.bits();
+const PSH: u16 = TcpFlags::PSH.bits();
 const MS: i64 = 1_000_000;
 
 fn ip(s: &str) -> IpAddr {
@@ -38,7 +38,7 @@ fn seg(
         dst_port: dp,
         seq,
         ack,
-        flags: TcpFlags(flags),
+        flags: TcpFlags::from_bits_retain(flags),
         window: 1000,
         options: TcpOptions::default(),
         payload_len: payload.len() as u32,
@@ -58,9 +58,9 @@ fn run(segments: Vec<(i64, Segment<'static>)>, options: AnalyzeOptions) -> Run {
     let stats;
     {
         let mut sink = |r: ConnectionReport| reports.push(r);
-        let mut t = Tracker::new(options, &mut sink);
+        let mut t = crate::tracker(options, &mut sink);
         for (i, (ms, s)) in segments.iter().enumerate() {
-            t.segment_for_test(
+            t.track_segment(
                 Stamp {
                     frame: i as u64 + 1,
                     ts_ns: ms * MS,
@@ -198,16 +198,16 @@ fn closed_connections_are_finished_after_the_linger_and_freed() {
                 finished_early += 1;
             }
         };
-        let mut t = Tracker::new(AnalyzeOptions::default(), &mut sink);
+        let mut t = crate::tracker(AnalyzeOptions::default(), &mut sink);
         for (i, (ms, seg)) in s.iter().enumerate() {
-            t.segment_for_test(
+            t.track_segment(
                 Stamp {
                     frame: i as u64 + 1,
                     ts_ns: ms * MS,
                 },
                 seg,
             );
-            t.sweep_for_test(ms * MS);
+            t.advance_to(ms * MS);
         }
         open_after = t.open_connections();
     }
@@ -456,7 +456,7 @@ fn a_zero_window_nobody_waited_on_before_an_rst_is_not_reported() {
     let mut closed = seg(true, 101, 911, ACK, b"");
     closed.window = 0;
     s.push((130, closed));
-    s.push((500, seg(true, 101, 911, TcpFlags::RST | ACK, b"")));
+    s.push((500, seg(true, 101, 911, TcpFlags::RST.bits() | ACK, b"")));
     let c = &run(s, AnalyzeOptions::default()).reports[0];
     assert_eq!(c.client_to_server.zero_windows, 1);
     assert!(!kinds(c).contains(&"zero_window"), "{:?}", kinds(c));
@@ -485,7 +485,7 @@ fn the_server_isn_is_the_one_the_client_acknowledged() {
 
 #[test]
 fn syns_resent_after_an_rst_are_a_refused_connection_not_loss() {
-    let rst = seg(false, 0, 101, TcpFlags::RST | ACK, b"");
+    let rst = seg(false, 0, 101, TcpFlags::RST.bits() | ACK, b"");
     let s = vec![
         (0, seg(true, 100, 0, SYN, b"")),
         (1, rst),
@@ -561,11 +561,11 @@ fn run_swept(segments: &[(i64, Segment<'static>)], options: AnalyzeOptions) -> (
     let mut most_open = 0;
     {
         let mut sink = |r: ConnectionReport| reports.push(r);
-        let mut t = Tracker::new(options, &mut sink);
+        let mut t = crate::tracker(options, &mut sink);
         for (i, (ms, s)) in segments.iter().enumerate() {
             // As Tracker::frame does: sweep as the clock advances, then track.
-            t.sweep_for_test(ms * MS);
-            t.segment_for_test(
+            t.advance_to(ms * MS);
+            t.track_segment(
                 Stamp {
                     frame: i as u64 + 1,
                     ts_ns: ms * MS,
@@ -702,10 +702,4 @@ fn an_evicted_flows_retransmitted_syn_stays_on_its_stream() {
     let (r, _) = run_swept(&s, options);
     assert_eq!(r.reports.len(), 6, "no seventh stream");
     assert_eq!(r.stats.late_packets, 1);
-}
-
-#[test]
-fn a_lone_syn_is_held_in_about_a_hundred_bytes() {
-    let size = Tracker::embryo_size();
-    assert!(size <= 128, "{size} bytes");
 }

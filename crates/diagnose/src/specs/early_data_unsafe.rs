@@ -16,8 +16,8 @@ use ring::{aead, hkdf};
 
 use super::tls::*;
 use super::*;
-use crate::keylog::KeyLog;
 use crate::model::Phase;
+use rttdoc_analyze::keylog::KeyLog;
 use FindingKind::EarlyDataUnsafe;
 
 const SECRET: [u8; 32] = [0x5e; 32];

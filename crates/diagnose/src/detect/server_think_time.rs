@@ -19,7 +19,8 @@
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
-use crate::seq;
+use rttdoc_analyze::seq;
+use rttdoc_wire::TcpFlags;
 
 /// Below this, a host's normal turnaround (a signature, a scheduler tick).
 const FLOOR_NS: i64 = 5_000_000;
@@ -105,9 +106,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // Nobody waits for an answer after closing: server data after the
         // client's FIN or RST (captured before it) is the server's own
         // message, not a response.
-        let client_closed = span
-            .iter()
-            .any(|r| r.dir == Direction::ClientToServer && r.flags & 0x05 != 0);
+        let client_closed = span.iter().any(|r| {
+            r.dir == Direction::ClientToServer && r.flags.intersects(TcpFlags::FIN | TcpFlags::RST)
+        });
         if think >= threshold && !held && !client_closed {
             slow.push((i + 1, last_copy, first.frame, think));
         }

@@ -29,12 +29,13 @@
 //! Fix: TCP_NODELAY on the sender (nginx `tcp_nodelay on;`), or one write
 //! per message (writev, a single buffer).
 
+use rttdoc_wire::TcpFlags;
 use std::collections::VecDeque;
 
 use super::Facts;
-use crate::connection::SegmentRecord;
 use crate::model::{Detail, Direction, Finding, FindingKind, Pacing, Phase, Wait};
-use crate::seq;
+use rttdoc_analyze::seq;
+use rttdoc_analyze::SegmentRecord;
 
 /// A receiver that waits this long before ACKing is running a delayed-ACK timer.
 const DELAYED_ACK_NS: i64 = 25_000_000;
@@ -96,13 +97,18 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     for &(t, r) in events {
         if r.dir == receiver {
             if let Some(e) = f.window_edge(r) {
-                if r.flags & 0x06 == 0 && edge.is_none_or(|old| e > old) {
+                if !r.flags.intersects(TcpFlags::SYN | TcpFlags::RST)
+                    && edge.is_none_or(|old| e > old)
+                {
                     edge = Some(e);
                 }
             }
             // Only a pure ACK releases a hold: after the peer's data, the
             // sender's next segment is a reply, not Nagle.
-            if r.len > 0 || r.flags & 0x07 != 0 {
+            if r.len > 0
+                || r.flags
+                    .intersects(TcpFlags::FIN | TcpFlags::SYN | TcpFlags::RST)
+            {
                 if release.is_some() {
                     parked = release;
                 }

@@ -9,13 +9,9 @@
 //! packets shifted by `b`. At a client-side capture `b` is ~0; at the server
 //! it is the whole RTT; in the middle, the client's share of it.
 
-use crate::connection::{Connection, Stamp};
-use crate::model::{
-    ConnectionReport, CostRule, Direction, Ending, LedgerRow, Phase, RttSource, TlsReport,
-    TlsVersion, Vantage,
-};
-use crate::rtt;
-use rttdoc_wire::tls::{cipher_name, group_name, is_grease, is_tls13, version_name};
+use crate::model::{ConnectionReport, CostRule, LedgerRow, Phase, RttSource, Vantage};
+use rttdoc_analyze::{vantage, ConnectionFacts, Stamp};
+use rttdoc_wire::tls::{is_tls13, version_name};
 
 /// Initial congestion window in segments (RFC 6928, Linux default).
 const INITIAL_WINDOW: u64 = 10;
@@ -85,51 +81,10 @@ impl Clock {
     }
 }
 
-/// With a key log naming the session, the first byte of the first
-/// response is exact: the server's first TLS 1.3 record whose inner
-/// content type is application data (23), not a NewSessionTicket (22),
-/// whatever the record sizes suggested.
-fn exact_first_byte(c: &mut Connection) {
-    let (Some(log), Some(tls)) = (&c.keylog, &c.tls) else {
-        return;
-    };
-    let (Some(ch), Some(sh)) = (&tls.client_hello, &tls.server_hello) else {
-        return;
-    };
-    if !is_tls13(sh.version) {
-        return;
-    }
-    let bodies: Vec<&[u8]> = tls
-        .server_records
-        .iter()
-        .map(|(_, b)| b.as_slice())
-        .collect();
-    let Some((first, types)) = log.server_inner_types(&ch.random, sh.cipher, &bodies) else {
-        return;
-    };
-    let Some(k) = types.iter().position(|t| *t == 0x17) else {
-        return;
-    };
-    let data_at = tls.server_records[first + k].0;
-    if let Some(x) = c
-        .exchanges
-        .kept
-        .iter_mut()
-        .find(|x| x.response_first.is_some())
-    {
-        if x.request_first.frame <= data_at.frame {
-            x.response_first = Some(data_at);
-            if x.response_last.is_none_or(|l| l.frame < data_at.frame) {
-                x.response_last = Some(data_at);
-            }
-        }
-    }
-}
-
-pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport {
-    c.exchanges.finish();
-    exact_first_byte(&mut c);
-    let handshake = c.handshake_report();
+/// The diagnosis of one connection: its ledger, what the detectors find
+/// and the cost each finding is given.
+pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
+    let handshake = c.handshake.clone();
 
     // Path RTT: a clean handshake (one SYN, one SYN-ACK) times one full
     // round trip from any vantage. With retransmissions it is ambiguous
@@ -140,7 +95,7 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
         (Some(syn), Some(ack)) if clean && ack.ts_ns > syn.ts_ns => Some(ack.ts_ns - syn.ts_ns),
         _ => None,
     };
-    let best_sample = c.rtt.two_sided_estimate();
+    let best_sample = c.rtt.two_sided_estimate;
     // How much the path's round trip varies: a handshake slower than the
     // fastest round trip seen later (queueing, a busy host or emulator)
     // says by how much a fixed clock shift can be off.
@@ -164,7 +119,7 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
         }
         _ => None,
     };
-    let (rtt_ns, rtt_source) = match handshake_rtt.or_else(|| c.rtt.estimate()).or(fallback) {
+    let (rtt_ns, rtt_source) = match handshake_rtt.or(c.rtt.estimate).or(fallback) {
         Some((ns, src)) => (Some(ns), Some(src)),
         None => (None, None),
     };
@@ -195,12 +150,12 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
     // stretch that gap; the fastest answer the client gave to any server
     // data over the connection bounds it too (it can only be larger than
     // the client's side of the path, never smaller).
-    let client_side = match (client_side, c.rtt.min_for(Direction::ServerToClient)) {
+    let client_side = match (client_side, c.rtt.min_client_side) {
         (Some(hs), Some(best)) if best < hs => Some(best),
         (cs, _) => cs,
     };
     let (vantage, shift_ns) = match (client_side, rtt_ns) {
-        (Some(cs), Some(rtt)) => (rtt::vantage((rtt - cs).max(0), cs), cs),
+        (Some(cs), Some(rtt)) => (vantage((rtt - cs).max(0), cs), cs),
         (Some(cs), None) => (Vantage::Unknown, cs),
         _ => (Vantage::Unknown, 0),
     };
@@ -229,10 +184,10 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
         ));
     }
 
-    let tls_report = c.tls.as_ref().map(|tls| {
-        let version = tls.version();
-        let resumed = tls.resumed();
-        let hrr = tls.hello_retry.is_some();
+    let tls_report = c.tls.take().map(|tls| {
+        let version = tls.version;
+        let resumed = tls.resumed;
+        let hrr = tls.hello_retry;
         let (ideal, mut basis) = match (version, resumed) {
             (Some(v), Some(true)) if is_tls13(v) => {
                 (1.0, "TLS 1.3 resumed (PSK): 1 RTT".to_string())
@@ -259,20 +214,20 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
         // round trips are their own phase, from the end of the TCP
         // handshake (or the preamble's first frame in a capture without
         // it) to the ClientHello, which starts the TLS handshake phase.
-        let preamble_row = match (tls.preamble, tls.client_hello_at) {
-            (Some((start, first)), Some((ch_start, _))) => {
+        let preamble_row = match (tls.preamble, tls.client_hello_start) {
+            (Some(pre), Some(ch_start)) => {
                 let from = match c.handshake_ack {
-                    Some(ack) if ack.frame <= first.0.frame => (ack, false),
-                    _ => first,
+                    Some(ack) if ack.frame <= pre.first.0.frame => (ack, false),
+                    _ => pre.first,
                 };
-                let n = start.round_trips;
+                let n = pre.round_trips;
                 let basis = format!(
                     "{}: {n} server answer(s) awaited before the ClientHello, 1 RTT each",
-                    start.kind.label()
+                    pre.kind.label()
                 );
                 Some(clock.row(
-                    start.kind.phase(),
-                    start.kind.label().into(),
+                    pre.kind.phase(),
+                    pre.kind.label().into(),
                     None,
                     from,
                     (ch_start, false),
@@ -281,66 +236,21 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
             }
             _ => None,
         };
-        let mut row = None;
-        if let (Some((ch_start, _)), Some(end)) = (tls.client_hello_at, end) {
-            let r = clock.row(
+        let row = match (tls.client_hello_start, end) {
+            (Some(ch_start), Some(end)) => Some(clock.row(
                 Phase::TlsHandshake,
                 "TLS handshake".into(),
                 None,
                 (ch_start, false),
                 end,
                 (Some(ideal), basis),
-            );
-            row = Some(r);
-        }
-        let ch = tls.client_hello.as_ref();
-        let sh = tls.server_hello.as_ref();
-        let report = TlsReport {
-            version: version.map(TlsVersion),
-            cipher: sh.map(|s| cipher_name(s.cipher)),
-            sni: ch.and_then(|c| c.sni.clone()),
-            alpn: ch.map(|c| c.alpn.clone()).unwrap_or_default(),
-            offered_versions: ch
-                .map(|c| {
-                    c.supported_versions
-                        .iter()
-                        .filter(|v| !is_grease(**v))
-                        .map(|v| TlsVersion(*v))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            client_key_shares: ch
-                .map(|c| c.key_share_groups.iter().map(|g| group_name(*g)).collect())
-                .unwrap_or_default(),
-            server_key_share: tls
-                .hello_retry
-                .and_then(|(_, g)| g)
-                .or(sh.and_then(|s| s.key_share_group))
-                .map(group_name),
-            client_hello_bytes: tls.client_hello_bytes,
-            client_hello_frames: tls
-                .client_hello_at
-                .map(|(a, b)| {
-                    if a.frame == b.frame {
-                        vec![a.frame]
-                    } else {
-                        vec![a.frame, b.frame]
-                    }
-                })
-                .unwrap_or_default(),
-            resumed,
-            psk_offered: ch.is_some_and(|c| c.pre_shared_key),
-            session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
-            early_data_offered: ch.is_some_and(|c| c.early_data),
-            early_data_accepted: tls.early_data_accepted,
-            hello_retry_request: hrr,
-            handshake_ms: row.as_ref().map(|r| r.duration_ms),
-            handshake_rtts: row.as_ref().and_then(|r| r.rtts),
-            ideal_handshake_rtts: Some(ideal),
-            server_flight_bytes: tls.server_flight_bytes,
-            messages: tls.messages.clone(),
-            started_after: tls.preamble.map(|(start, _)| start.kind.name()),
+            )),
+            _ => None,
         };
+        let mut report = tls.report;
+        report.handshake_ms = row.as_ref().map(|r| r.duration_ms);
+        report.handshake_rtts = row.as_ref().and_then(|r| r.rtts);
+        report.ideal_handshake_rtts = Some(ideal);
         (report, preamble_row, row)
     });
     let tls = tls_report.map(|(report, preamble_row, row)| {
@@ -355,7 +265,7 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
 
     let mss =
         handshake.client_mss.unwrap_or(1460) as u64 - if handshake.timestamps { 12 } else { 0 };
-    for (i, x) in c.exchanges.kept.iter().enumerate() {
+    for (i, x) in c.exchanges.iter().enumerate() {
         let n = i as u32 + 1;
         let name = x.label.clone().unwrap_or_else(|| format!("exchange {n}"));
         let Some(first) = x.response_first else {
@@ -420,37 +330,27 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
         start_offset_s: 0.0,
         duration_ms: (c.last.ts_ns - c.first.ts_ns) as f64 / 1e6,
         partial: c.first_syn.is_none(),
-        ending,
+        ending: c.ending,
         vantage,
         rtt_ms: rtt_ns.map(|r| r as f64 / 1e6),
         rtt_source,
         tcp_handshake_ms: c.initial_rtt_ns.map(|r| r as f64 / 1e6),
         handshake,
-        client_to_server: c.half[0].stats.clone(),
-        server_to_client: c.half[1].stats.clone(),
+        client_to_server: c.stats[0].clone(),
+        server_to_client: c.stats[1].clone(),
         tls,
-        exchanges: c.exchanges.total,
+        exchanges: c.exchanges_total,
         ledger,
         excess_rtts,
         excess_ms,
         findings: Vec::new(),
         unexplained_ms: 0.0,
-        ladder: c.ladder.take(),
-    };
-    // 0-RTT early data, decrypted when a key log names the session.
-    let early_plaintext = match (&c.keylog, &c.tls) {
-        (Some(log), Some(tls)) if !tls.early_data.is_empty() => {
-            tls.client_hello.as_ref().and_then(|ch| {
-                let suite = tls.server_hello.as_ref().map(|s| s.cipher);
-                log.decrypt_early(&ch.random, suite, &tls.early_data)
-            })
-        }
-        _ => None,
+        ladder: c.ladder,
     };
     let facts = crate::detect::Facts {
         report: &report,
         timeline: &c.timeline,
-        exchanges: &c.exchanges.kept,
+        exchanges: &c.exchanges,
         rtt_ns,
         // At an endpoint, that endpoint's side of the path is zero: the
         // SYN-ACK -> ACK gap there is the host's own turnaround, which must
@@ -467,7 +367,7 @@ pub(crate) fn report(mut c: Box<Connection>, ending: Ending) -> ConnectionReport
         },
         tls_end_frame,
         jitter_ns,
-        early_plaintext: early_plaintext.as_deref(),
+        early_plaintext: c.early_plaintext.as_deref(),
         burst_segment: crate::detect::burst_segment_sizes(&c.timeline, rtt_ns),
         new_data_views: Default::default(),
     };

@@ -11,22 +11,21 @@
 use super::Facts;
 use crate::model::{Detail, Finding, FindingKind, Phase};
 
-pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
-    let Some(row) = f
+/// A summary: reads the first pass's findings (`causes_found`), never
+/// adds to them (see [`super::run`]).
+pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
+    let row = f
         .report
         .ledger
         .iter()
-        .find(|r| r.phase == Phase::TlsHandshake)
-    else {
-        return;
-    };
+        .find(|r| r.phase == Phase::TlsHandshake)?;
     let (Some(excess), Some(excess_ms)) = (row.excess_rtts, row.excess_ms) else {
-        return;
+        return None;
     };
     if excess < 0.5 {
-        return;
+        return None;
     }
-    let causes: Vec<&Finding> = out
+    let causes: Vec<&Finding> = causes_found
         .iter()
         .filter(|x| {
             x.phase == Some(Phase::TlsHandshake)
@@ -52,5 +51,5 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         "tcp.stream eq {} && frame.number >= {} && frame.number <= {}",
         f.report.stream, row.start_frame, row.end_frame
     );
-    out.push(x);
+    Some(x)
 }

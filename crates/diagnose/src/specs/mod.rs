@@ -35,18 +35,18 @@ use std::net::IpAddr;
 
 use rttdoc_wire::{Segment, TcpFlags, TcpOptions};
 
-use crate::connection::Stamp;
 use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Wait};
-use crate::track::{AnalyzeOptions, Tracker};
+use rttdoc_analyze::AnalyzeOptions;
+use rttdoc_analyze::Stamp;
 
 pub const C: Direction = Direction::ClientToServer;
 pub const S: Direction = Direction::ServerToClient;
 
-pub const SYN: u16 = TcpFlags::SYN;
-pub const ACK: u16 = TcpFlags::ACK;
-pub const FIN: u16 = TcpFlags::FIN;
-pub const RST: u16 = TcpFlags::RST;
-pub const PSH: u16 = TcpFlags::PSH;
+pub const SYN: u16 = TcpFlags::SYN.bits();
+pub const ACK: u16 = TcpFlags::ACK.bits();
+pub const FIN: u16 = TcpFlags::FIN.bits();
+pub const RST: u16 = TcpFlags::RST.bits();
+pub const PSH: u16 = TcpFlags::PSH.bits();
 
 /// The MSS both hosts announce (Ethernet, no TCP timestamps): a full
 /// segment carries this many bytes.
@@ -223,7 +223,7 @@ impl Wire {
             dst_port: dp,
             seq: self.abs(dir, seq_rel),
             ack: 0,
-            flags: TcpFlags(flags),
+            flags: TcpFlags::from_bits_retain(flags),
             window: self.window[dir.index()],
             options: TcpOptions::default(),
             payload_len: payload.len() as u32,
@@ -305,7 +305,7 @@ impl Wire {
     pub fn resend(&mut self, t: f64, id: Id) -> Id {
         let (dir, rel, payload, flags) = {
             let p = &self.pkts[id.0];
-            (p.dir, p.rel, p.seg.payload, p.seg.flags.0)
+            (p.dir, p.rel, p.seg.payload, p.seg.flags.bits())
         };
         let mut s = self.segment(dir, rel.0, flags, payload);
         s.ack = self.abs(dir.reverse(), self.received(dir, t));
@@ -409,11 +409,11 @@ impl Wire {
         let mut reports = Vec::new();
         {
             let mut sink = |r: ConnectionReport| reports.push(r);
-            let mut t = Tracker::new(self.options.clone(), &mut sink);
+            let mut t = crate::tracker(self.options.clone(), &mut sink);
             for (k, (at, i)) in order.iter().enumerate() {
                 let frame = k as u64 + 1;
                 frame_of[*i] = frame;
-                t.segment_for_test(
+                t.track_segment(
                     Stamp {
                         frame,
                         ts_ns: ns(*at),

@@ -19,8 +19,9 @@
 //! ignores it anyway), or keep the connection warm.
 
 use super::Facts;
-use crate::connection::SegmentRecord;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use rttdoc_analyze::SegmentRecord;
+use rttdoc_wire::TcpFlags;
 
 /// Largest restart window counted: IW10 plus slack for a segment split.
 const MAX_RESTART_BURST: usize = 12;
@@ -110,7 +111,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .between(before.frame + 1, after.frame)
                 .iter()
                 .rev()
-                .find(|r| r.dir != sender && r.ack_set && r.flags & 0x07 == 0);
+                .find(|r| {
+                    r.dir != sender
+                        && r.ack_set
+                        && !r
+                            .flags
+                            .intersects(TcpFlags::FIN | TcpFlags::SYN | TcpFlags::RST)
+                });
             let Some(release) = release.filter(|a| f.can_release(a, after)) else {
                 break;
             };

@@ -17,9 +17,9 @@
 //! the stall.
 
 use super::Facts;
-use crate::connection::SegmentRecord;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
-use crate::seq;
+use rttdoc_analyze::seq;
+use rttdoc_analyze::SegmentRecord;
 
 /// The first segment of the same sender before `r` that carried the
 /// sequence number `r` re-sends: the original transmission.
@@ -72,7 +72,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let data: Vec<(i64, &SegmentRecord)> = f
             .timeline
             .iter()
-            .filter(|r| r.dir == sender && r.end != r.seq && r.flags & 0x02 == 0 && !r.probe)
+            .filter(|r| r.dir == sender && r.end != r.seq && !r.flags.syn() && !r.probe)
             .map(|r| (f.on_clock_of(sender, r), r))
             .collect();
         let mut retx = Vec::new();
@@ -123,7 +123,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .filter(|r| r.dir == sender && r.retransmission)
             .count();
         let beyond = (stats.retransmissions as usize).saturating_sub(in_timeline);
-        let beyond = if f.timeline.len() >= crate::connection::TIMELINE_CAP {
+        let beyond = if f.timeline.len() >= rttdoc_analyze::TIMELINE_CAP {
             beyond
         } else {
             0

@@ -24,9 +24,9 @@ mod zero_window;
 
 pub use early_data_unsafe::request_in;
 
-use crate::connection::SegmentRecord;
-use crate::exchange::Exchange;
 use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Phase, Vantage};
+use rttdoc_analyze::Exchange;
+use rttdoc_analyze::SegmentRecord;
 
 /// On the sending host, how soon after the releasing ACK was captured the
 /// released segment is captured: one pass of the kernel's receive path
@@ -153,7 +153,7 @@ impl<'a> Facts<'a> {
             self.sender_view(
                 sender,
                 u64::MAX,
-                |r| r.len > 0 && r.new_data && r.flags & 0x02 == 0,
+                |r| r.len > 0 && r.new_data && !r.flags.syn(),
                 self.peer_skew(),
             )
         })
@@ -169,7 +169,7 @@ impl<'a> Facts<'a> {
             return None;
         }
         let shift = match (h.client_wscale, h.server_wscale) {
-            (Some(c), Some(s)) if rec.flags & 0x02 == 0 => match rec.dir {
+            (Some(c), Some(s)) if !rec.flags.syn() => match rec.dir {
                 Direction::ClientToServer => c,
                 Direction::ServerToClient => s,
             },
@@ -270,24 +270,47 @@ impl<'a> Facts<'a> {
     }
 }
 
-/// Runs every detector on one connection.
+/// A detector of one mechanism: reads the facts, adds what it finds.
+type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
+
+/// The first pass: each detector reads the facts only, never another's
+/// findings, so their order does not matter.
+const DETECTORS: [Detector; 12] = [
+    syn_retransmit::detect,
+    tfo::detect,
+    hello_retry_request::detect,
+    resumption::detect,
+    early_data_unsafe::detect,
+    server_think_time::detect,
+    nagle::detect,
+    initcwnd::detect,
+    zero_window::detect,
+    rwnd_limited::detect,
+    retransmission::detect,
+    slow_start_after_idle::detect,
+];
+
+/// A summary: restates what the first pass found in a phase (its causes,
+/// what is left unexplained) and takes no cost of its own.
+type Summary = fn(&Facts<'_>, &[Finding]) -> Option<Finding>;
+
+/// The second pass, over the first pass's findings once the causality
+/// rules have kept only the possible ones.
+const SUMMARIES: [Summary; 1] = [tls_extra_rtt::summarize];
+
+/// Runs every detector on one connection: the detectors, the causality
+/// rules over what they found, then the summaries.
 pub fn run(f: &Facts<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
-    syn_retransmit::detect(f, &mut out);
-    tfo::detect(f, &mut out);
-    hello_retry_request::detect(f, &mut out);
-    resumption::detect(f, &mut out);
-    early_data_unsafe::detect(f, &mut out);
-    server_think_time::detect(f, &mut out);
-    nagle::detect(f, &mut out);
-    initcwnd::detect(f, &mut out);
-    zero_window::detect(f, &mut out);
-    rwnd_limited::detect(f, &mut out);
-    retransmission::detect(f, &mut out);
-    slow_start_after_idle::detect(f, &mut out);
+    for detect in DETECTORS {
+        detect(f, &mut out);
+    }
     causality::enforce(f, &mut out);
-    // Last: it explains the TLS handshake's excess with what the others found.
-    tls_extra_rtt::detect(f, &mut out);
+    let summaries: Vec<Finding> = SUMMARIES
+        .iter()
+        .filter_map(|summarize| summarize(f, &out))
+        .collect();
+    out.extend(summaries);
     for finding in &mut out {
         if finding.cost_rtts.is_none() {
             finding.cost_rtts = f.rtts((finding.cost_ms * 1e6) as i64);

@@ -25,9 +25,9 @@
 //! round trips from turning host work into "extra round trips".
 
 use super::Facts;
-use crate::connection::SegmentRecord;
 use crate::model::Finding;
-use crate::seq;
+use rttdoc_analyze::seq;
+use rttdoc_analyze::SegmentRecord;
 
 /// Time beyond the ideal counts as excess only above this, whatever the
 /// RTT: below it, host scheduling, interrupt coalescing and timestamping

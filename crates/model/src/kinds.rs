@@ -4,7 +4,7 @@
 //! future metric label come from this table; nothing matches on text.
 //!
 //! Adding a finding kind is one row in [`finding_kinds!`] plus its
-//! detector file in `detect/` (docs/ARCHITECTURE.md walks through it).
+//! detector file in `crates/diagnose/src/detect/` (docs/ARCHITECTURE.md walks through it).
 
 use serde::{Serialize, Serializer};
 
@@ -105,7 +105,7 @@ macro_rules! finding_kinds {
                 match self { $(FindingKind::$variant => $name,)* }
             }
 
-            /// The detector's file under `crates/analyze/src/detect/`.
+            /// The detector's file under `crates/diagnose/src/detect/`.
             pub fn detector_file(self) -> &'static str {
                 match self { $(FindingKind::$variant => $file,)* }
             }
@@ -278,7 +278,9 @@ mod tests {
         assert_eq!(rows, expected);
         for k in FindingKind::ALL {
             assert!(
-                root.join("src/detect").join(k.detector_file()).exists(),
+                root.join("../diagnose/src/detect")
+                    .join(k.detector_file())
+                    .exists(),
                 "{k}: no detector file {}",
                 k.detector_file()
             );

@@ -1,0 +1,295 @@
+//! What tracking hands on when a connection ends: its facts, frozen.
+//!
+//! A [`ConnectionFacts`] is everything the diagnosis (`rttdoc-diagnose`:
+//! the ledger, the detectors, cost attribution) may know about one
+//! connection: the handshake's frames, RTT samples reduced to the values
+//! the ledger reads, the TLS session as typed data, the exchanges and the
+//! bounded segment timeline. The tracker's working state (reassembly
+//! buffers, copy detection, parsers) is dropped when the facts are made, so
+//! what crosses to the diagnosis (and to its worker threads) is only what
+//! it reads. Nothing here is worded for people.
+
+use rttdoc_wire::tls::{cipher_name, group_name, is_grease, is_tls13};
+
+use crate::connection::{Connection, SegmentRecord, Stamp};
+use crate::exchange::Exchange;
+use crate::model::{
+    ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport, LadderEntry,
+    RttSource, TlsReport, TlsVersion,
+};
+use crate::preamble;
+
+/// What turns a finished connection's facts into its report: the
+/// diagnosis (`rttdoc_diagnose::diagnose`). A plain function, so the
+/// tracker can run it on worker threads (`--threads N`).
+pub type Diagnose = fn(ConnectionFacts) -> ConnectionReport;
+
+/// One finished connection, as the diagnosis sees it.
+#[derive(Debug)]
+pub struct ConnectionFacts {
+    /// Wireshark's tcp.stream index.
+    pub stream: u64,
+    /// The side that sent the SYN (or, mid-stream, the higher port).
+    pub client: Endpoint,
+    /// The other side.
+    pub server: Endpoint,
+    /// Its first and last frames.
+    pub first: Stamp,
+    /// Its last frame.
+    pub last: Stamp,
+    /// How it ended.
+    pub ending: Ending,
+    /// The TCP handshake, typed (options, TFO, retransmissions).
+    pub handshake: HandshakeReport,
+    /// First SYN seen (None: the capture began mid-connection).
+    pub first_syn: Option<Stamp>,
+    /// Most recent SYN.
+    pub last_syn: Option<Stamp>,
+    /// SYNs seen.
+    pub syn_count: u32,
+    /// First SYN-ACK seen.
+    pub syn_ack: Option<Stamp>,
+    /// SYN-ACKs seen.
+    pub syn_ack_count: u32,
+    /// Every SYN-ACK seen (up to 8) with its TSval.
+    pub syn_acks: Vec<(Stamp, Option<u32>)>,
+    /// The client's ACK completing the handshake.
+    pub handshake_ack: Option<Stamp>,
+    /// TSecr of that ACK: which SYN-ACK it answers.
+    pub handshake_ack_tsecr: Option<u32>,
+    /// Wireshark's tcp.analysis.initial_rtt in ns.
+    pub initial_rtt_ns: Option<i64>,
+    /// RTT samples, reduced.
+    pub rtt: RttFacts,
+    /// What each side sent: [client, server].
+    pub stats: [DirectionStats; 2],
+    /// The TLS session, if the connection carried TLS.
+    pub tls: Option<TlsFacts>,
+    /// Request/response exchanges kept (the first ones).
+    pub exchanges: Vec<Exchange>,
+    /// All exchanges seen, kept or not.
+    pub exchanges_total: u32,
+    /// The first segments (up to [`crate::TIMELINE_CAP`]).
+    pub timeline: Vec<SegmentRecord>,
+    /// Every frame, when a ladder was asked for.
+    pub ladder: Option<Vec<LadderEntry>>,
+    /// The client's 0-RTT early data in plain text, when a key log had its
+    /// secret.
+    pub early_plaintext: Option<Vec<u8>>,
+    /// Whether the detectors should run (false for flows evicted early).
+    pub detect: bool,
+}
+
+/// The RTT samples of a connection, reduced to what the ledger reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RttFacts {
+    /// The smallest client-side plus server-side sample pair.
+    pub two_sided_estimate: Option<i64>,
+    /// The best estimate from data/ACK and timestamp samples.
+    pub estimate: Option<(i64, RttSource)>,
+    /// Fastest answer from the capture point to the client and back (the
+    /// client ACKing server data): bounds the client side of the path.
+    pub min_client_side: Option<i64>,
+}
+
+/// The TLS session of a connection.
+#[derive(Debug)]
+pub struct TlsFacts {
+    /// The session as reported; the handshake's duration and round trips
+    /// are the ledger's to fill.
+    pub report: TlsReport,
+    /// Negotiated version (ServerHello), raw.
+    pub version: Option<u16>,
+    /// Whether the session was resumed (None: not decidable).
+    pub resumed: Option<bool>,
+    /// The server sent a HelloRetryRequest.
+    pub hello_retry: bool,
+    /// The ClientHello's first frame.
+    pub client_hello_start: Option<Stamp>,
+    /// The client's Finished.
+    pub client_finished: Option<Stamp>,
+    /// The server's Finished.
+    pub server_finished: Option<Stamp>,
+    /// TLS started after a plaintext preamble (proxy, STARTTLS).
+    pub preamble: Option<PreambleFacts>,
+}
+
+/// A plaintext preamble before TLS.
+#[derive(Debug, Clone, Copy)]
+pub struct PreambleFacts {
+    /// Which protocol.
+    pub kind: preamble::Kind,
+    /// Server answers the client waited for before its ClientHello.
+    pub round_trips: u32,
+    /// The preamble's first frame (true: sent by the server).
+    pub first: (Stamp, bool),
+}
+
+impl Connection {
+    /// Ends tracking: flushes what is held, settles the TLS session and
+    /// the exchanges, and keeps only the facts.
+    pub fn freeze(mut self: Box<Self>, ending: Ending) -> ConnectionFacts {
+        self.settle();
+        self.exchanges.finish();
+        self.exact_first_byte();
+        let handshake = self.handshake_report();
+        let early_plaintext = self.early_plaintext();
+        // Fields are taken out of the box, not the whole connection moved
+        // out of it: a lone SYN's report made that copy the largest cost.
+        let c = &mut *self;
+        ConnectionFacts {
+            stream: c.stream,
+            client: c.client,
+            server: c.server,
+            first: c.first,
+            last: c.last,
+            ending,
+            handshake,
+            first_syn: c.first_syn,
+            last_syn: c.last_syn,
+            syn_count: c.syn_count,
+            syn_ack: c.syn_ack,
+            syn_ack_count: c.syn_ack_count,
+            syn_acks: std::mem::take(&mut c.syn_acks),
+            handshake_ack: c.handshake_ack,
+            handshake_ack_tsecr: c.handshake_ack_tsecr,
+            initial_rtt_ns: c.initial_rtt_ns,
+            rtt: RttFacts {
+                two_sided_estimate: c.rtt.two_sided_estimate(),
+                estimate: c.rtt.estimate(),
+                min_client_side: c.rtt.min_for(Direction::ServerToClient),
+            },
+            stats: [
+                std::mem::take(&mut c.half[0].stats),
+                std::mem::take(&mut c.half[1].stats),
+            ],
+            tls: c.tls.take().map(tls_facts),
+            exchanges: std::mem::take(&mut c.exchanges.kept),
+            exchanges_total: c.exchanges.total,
+            timeline: std::mem::take(&mut c.timeline),
+            ladder: c.ladder.take(),
+            early_plaintext,
+            detect: c.detect,
+        }
+    }
+
+    /// With a key log naming the session, the first byte of the first
+    /// response is exact: the server's first TLS 1.3 record whose inner
+    /// content type is application data (23), not a NewSessionTicket (22),
+    /// whatever the record sizes suggested.
+    fn exact_first_byte(&mut self) {
+        let (Some(log), Some(tls)) = (&self.keylog, &self.tls) else {
+            return;
+        };
+        let (Some(ch), Some(sh)) = (&tls.client_hello, &tls.server_hello) else {
+            return;
+        };
+        if !is_tls13(sh.version) {
+            return;
+        }
+        let bodies: Vec<&[u8]> = tls
+            .server_records
+            .iter()
+            .map(|(_, b)| b.as_slice())
+            .collect();
+        let Some((first, types)) = log.server_inner_types(&ch.random, sh.cipher, &bodies) else {
+            return;
+        };
+        let Some(k) = types.iter().position(|t| *t == 0x17) else {
+            return;
+        };
+        let data_at = tls.server_records[first + k].0;
+        if let Some(x) = self
+            .exchanges
+            .kept
+            .iter_mut()
+            .find(|x| x.response_first.is_some())
+        {
+            if x.request_first.frame <= data_at.frame {
+                x.response_first = Some(data_at);
+                if x.response_last.is_none_or(|l| l.frame < data_at.frame) {
+                    x.response_last = Some(data_at);
+                }
+            }
+        }
+    }
+
+    /// 0-RTT early data, decrypted when a key log names the session.
+    fn early_plaintext(&self) -> Option<Vec<u8>> {
+        match (&self.keylog, &self.tls) {
+            (Some(log), Some(tls)) if !tls.early_data.is_empty() => {
+                tls.client_hello.as_ref().and_then(|ch| {
+                    let suite = tls.server_hello.as_ref().map(|s| s.cipher);
+                    log.decrypt_early(&ch.random, suite, &tls.early_data)
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+fn tls_facts(mut tls: Box<crate::tls::TlsSession>) -> TlsFacts {
+    let messages = std::mem::take(&mut tls.messages);
+    let ch = tls.client_hello.as_ref();
+    let sh = tls.server_hello.as_ref();
+    let report = TlsReport {
+        version: tls.version().map(TlsVersion),
+        cipher: sh.map(|s| cipher_name(s.cipher)),
+        sni: ch.and_then(|c| c.sni.clone()),
+        alpn: ch.map(|c| c.alpn.clone()).unwrap_or_default(),
+        offered_versions: ch
+            .map(|c| {
+                c.supported_versions
+                    .iter()
+                    .filter(|v| !is_grease(**v))
+                    .map(|v| TlsVersion(*v))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        client_key_shares: ch
+            .map(|c| c.key_share_groups.iter().map(|g| group_name(*g)).collect())
+            .unwrap_or_default(),
+        server_key_share: tls
+            .hello_retry
+            .and_then(|(_, g)| g)
+            .or(sh.and_then(|s| s.key_share_group))
+            .map(group_name),
+        client_hello_bytes: tls.client_hello_bytes,
+        client_hello_frames: tls
+            .client_hello_at
+            .map(|(a, b)| {
+                if a.frame == b.frame {
+                    vec![a.frame]
+                } else {
+                    vec![a.frame, b.frame]
+                }
+            })
+            .unwrap_or_default(),
+        resumed: tls.resumed(),
+        psk_offered: ch.is_some_and(|c| c.pre_shared_key),
+        session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
+        early_data_offered: ch.is_some_and(|c| c.early_data),
+        early_data_accepted: tls.early_data_accepted,
+        hello_retry_request: tls.hello_retry.is_some(),
+        handshake_ms: None,
+        handshake_rtts: None,
+        ideal_handshake_rtts: None,
+        server_flight_bytes: tls.server_flight_bytes,
+        messages,
+        started_after: tls.preamble.map(|(start, _)| start.kind.name()),
+    };
+    TlsFacts {
+        report,
+        version: tls.version(),
+        resumed: tls.resumed(),
+        hello_retry: tls.hello_retry.is_some(),
+        client_hello_start: tls.client_hello_at.map(|(start, _)| start),
+        client_finished: tls.client_finished,
+        server_finished: tls.server_finished,
+        preamble: tls.preamble.map(|(start, first)| PreambleFacts {
+            kind: start.kind,
+            round_trips: start.round_trips,
+            first,
+        }),
+    }
+}

@@ -1,0 +1,15 @@
+//! The vocabulary every stage of rttdoc shares, declared once:
+//!
+//! - [`kinds`]: the closed table of finding kinds and ledger phases (names,
+//!   detector files, cost rules, generic fixes);
+//! - the report model: plain, serialisable data (schema in
+//!   docs/json-schema.md) that `rttdoc-analyze` starts, `rttdoc-diagnose`
+//!   completes and `rttdoc-report` renders. Nothing here formats text for
+//!   people.
+
+#![deny(missing_docs)]
+
+pub mod kinds;
+mod model;
+
+pub use model::*;
