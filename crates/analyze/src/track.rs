@@ -300,6 +300,23 @@ impl<'s> Tracker<'s> {
         self.finisher.poll(&mut *self.sink);
     }
 
+    /// Moves the clock to `now_ns` without a frame (same epoch as frame
+    /// timestamps: a live capture passes the wall clock on a timer;
+    /// synthetic timelines pass their own clock), so
+    /// connections that went quiet are finished and reported even when no
+    /// packet arrives. A later frame stamped before `now_ns` (queued in a
+    /// capture buffer) moves the clock no further.
+    pub fn tick(&mut self, now_ns: i64) {
+        if self.prev_ts_ns.is_some_and(|prev| now_ns < prev) {
+            return;
+        }
+        self.advance_clock(now_ns);
+        // Ticks are rare (a live source's timer): sweep on every one.
+        self.sweep(self.progress_ns);
+        self.finish_closed(self.progress_ns);
+        self.finisher.poll(&mut *self.sink);
+    }
+
     fn advance_clock(&mut self, ts_ns: i64) {
         if let Some(prev) = self.prev_ts_ns {
             self.progress_ns += ts_ns.saturating_sub(prev).clamp(0, MAX_CLOCK_STEP_NS);
@@ -547,16 +564,6 @@ impl<'s> Tracker<'s> {
     pub fn track_segment(&mut self, at: Stamp, seg: &Segment<'_>) {
         self.advance_clock(at.ts_ns);
         self.segment(at, seg);
-    }
-
-    /// Moves the clock to `now_ns` with no packet: connections quiet for
-    /// their linger or idle timeout by then are finished. A live source
-    /// calls it on a wall-clock tick so a quiet link still reports.
-    pub fn advance_to(&mut self, now_ns: i64) {
-        self.advance_clock(now_ns);
-        self.sweep(self.progress_ns);
-        self.finish_closed(self.progress_ns);
-        self.finisher.poll(&mut *self.sink);
     }
 
     fn sweep(&mut self, now_ns: i64) {

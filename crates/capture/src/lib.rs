@@ -31,9 +31,13 @@
 //! every frame before the damage has been delivered.
 
 mod error;
+#[cfg(target_os = "linux")]
+pub mod live;
 mod reader;
 
 pub use error::{CaptureError, ErrorKind};
+#[cfg(target_os = "linux")]
+pub use live::{LiveCapture, LiveError, LiveStats, DEFAULT_BUFFER_BYTES};
 pub use reader::{Capture, Frame, Progress, Secrets};
 
 /// Link-layer header types (the `LINKTYPE_*` registry) rttdoc decodes.

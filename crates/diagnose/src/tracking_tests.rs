@@ -207,7 +207,7 @@ fn closed_connections_are_finished_after_the_linger_and_freed() {
                 },
                 seg,
             );
-            t.advance_to(ms * MS);
+            t.tick(ms * MS);
         }
         open_after = t.open_connections();
     }
@@ -564,7 +564,7 @@ fn run_swept(segments: &[(i64, Segment<'static>)], options: AnalyzeOptions) -> (
         let mut t = crate::tracker(options, &mut sink);
         for (i, (ms, s)) in segments.iter().enumerate() {
             // As Tracker::frame does: sweep as the clock advances, then track.
-            t.advance_to(ms * MS);
+            t.tick(ms * MS);
             t.track_segment(
                 Stamp {
                     frame: i as u64 + 1,

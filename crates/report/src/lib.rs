@@ -9,6 +9,7 @@
 pub mod annotate;
 pub mod html;
 pub mod json;
+pub mod metrics;
 pub mod render;
 mod summary;
 pub mod terminal;

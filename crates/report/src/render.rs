@@ -38,6 +38,9 @@ pub enum Format {
     Jsonl,
     /// One CSV row per connection, for spreadsheets.
     Csv,
+    /// The capture's totals as Prometheus metrics (text format 0.0.4, for
+    /// node_exporter's textfile collector; docs/metrics.md).
+    Prometheus,
 }
 
 /// Options every renderer may read.
@@ -59,6 +62,7 @@ pub fn renderer<'w>(
         Format::Json => Box::new(JsonDocument(JsonWriter::begin(out)?)),
         Format::Jsonl => Box::new(JsonLines::begin(out)?),
         Format::Csv => Box::new(Csv::begin(out)?),
+        Format::Prometheus => Box::new(crate::metrics::PrometheusRenderer::new(out, &[])),
     })
 }
 

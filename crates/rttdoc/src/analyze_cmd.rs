@@ -47,7 +47,8 @@ pub struct AnalyzeArgs {
     /// Capture file (pcap or pcapng, plain or .gz), or - for stdin.
     capture: String,
     /// Output format: tables for people, one JSON document, JSON Lines
-    /// (one connection per line as it finishes), or CSV.
+    /// (one connection per line as it finishes), CSV, or Prometheus
+    /// metrics for node_exporter's textfile collector (docs/metrics.md).
     #[arg(long, value_enum, default_value = "text")]
     format: FormatArg,
     /// Same as --format json.
@@ -114,6 +115,11 @@ pub struct AnalyzeArgs {
     /// (--json, --format jsonl; docs/json-schema.md).
     #[arg(long)]
     series: bool,
+    /// With --format prometheus: give this server (ADDRESS:PORT, or a TLS
+    /// SNI name) its own `server` label value (repeatable); all others are
+    /// `other`.
+    #[arg(long, value_name = "SERVER")]
+    label_server: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -122,6 +128,7 @@ enum FormatArg {
     Json,
     Jsonl,
     Csv,
+    Prometheus,
 }
 
 /// Which connections the output shows (`--host`, `--port`, `--stream`,
@@ -194,6 +201,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         (_, FormatArg::Text) => Format::Text,
         (_, FormatArg::Jsonl) => Format::Jsonl,
         (_, FormatArg::Csv) => Format::Csv,
+        (_, FormatArg::Prometheus) => Format::Prometheus,
     };
     let color = match args.color {
         ColorChoice::Always => true,
@@ -239,6 +247,9 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
             format == Format::Json,
             render_options,
         ))),
+        None if format == Format::Prometheus => Ok(Box::new(
+            rttdoc_report::metrics::PrometheusRenderer::new(out, &args.label_server),
+        )),
         None => rttdoc_report::renderer(format, out, render_options),
     };
     let mut renderer = match renderer {

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 mod analyze_cmd;
 mod audit_cmd;
 mod lab_cmd;
+mod monitor_cmd;
 mod probe_cmd;
 
 use lab_cmd::LabCommand;
@@ -64,6 +65,9 @@ enum Command {
     /// Find the server settings that cost round trips (nginx, HAProxy,
     /// sysctls, routes, certificate chains), optionally confirmed by a capture.
     Audit(audit_cmd::AuditArgs),
+    /// Capture live (or replay a capture) and serve Prometheus metrics of
+    /// every connection as it finishes (docs/metrics.md).
+    Monitor(Box<monitor_cmd::MonitorArgs>),
     /// Measure an http(s) URL like `curl -w`, capture its own packets and explain every extra round trip.
     Probe(Box<probe_cmd::ProbeArgs>),
     /// Reproduce latency pathologies on real kernel TCP stacks (root, or rootless in `unshare -Urn`).
@@ -79,6 +83,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Analyze(args) => analyze_cmd::analyze(*args),
         Command::Audit(args) => audit_cmd::audit(args),
+        Command::Monitor(args) => monitor_cmd::monitor(*args),
         Command::Probe(args) => probe_cmd::probe(*args),
         Command::Lab { command } => {
             let code = lab_cmd::lab(command);

@@ -1,0 +1,945 @@
+//! rttdoc's Prometheus metrics, defined once here for both their users:
+//! `rttdoc monitor` (live, served on /metrics) and `rttdoc analyze
+//! --format prometheus` (a capture's totals, for node_exporter's textfile
+//! collector). docs/metrics.md documents every metric; a test checks it
+//! names exactly the families registered here.
+//!
+//! Conventions: base units (seconds), `_total` counters, histograms with
+//! buckets chosen for what they measure, and labels of bounded
+//! cardinality: `vantage` (4 values), `tls_version` (a handful), finding
+//! `kind` and outcomes (the closed tables of rttdoc-analyze), and `server`,
+//! which is `other` unless the connection's server address:port or SNI is
+//! one the user listed (`--label-server`), so a scan or a busy proxy
+//! cannot grow the series without bound.
+
+use std::io::{self, Write};
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::info::Info;
+use prometheus_client::registry::{Registry, Unit};
+use rttdoc_model::{CaptureStats, ConnectionReport, CostRule, FindingKind, Phase, TfoOutcome};
+
+use crate::render::Renderer;
+use crate::summary::{first_byte_ms, Summary};
+
+/// The metric name prefix.
+pub const PREFIX: &str = "rttdoc";
+
+/// The `server` label of connections whose server is not listed.
+pub const OTHER_SERVER: &str = "other";
+
+/// Handshake and first-byte times, in seconds: from a LAN's fraction of a
+/// millisecond through intercontinental round trips (100-300 ms) to the
+/// 1 s, 3 s steps of SYN retransmission timeouts.
+const SECONDS_BUCKETS: [f64; 16] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1.0, 2.0, 3.5, 7.5,
+    15.0,
+];
+
+/// Handshake round trips: TLS 1.3's 1, TLS 1.2's 2, and each extra round
+/// trip (a Nagle hold, a HelloRetryRequest, an initcwnd pause) one step up,
+/// with quarter steps between 1 and 3 so that quantiles like "P95 above
+/// 1.5 RTT" read from the buckets themselves, not from interpolation
+/// across a whole round trip.
+const ROUND_TRIP_BUCKETS: [f64; 15] = [
+    0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 4.0, 5.0, 7.0, 10.0,
+];
+
+/// Excess round trips per connection: 0 (the ideal; `le="0"` counts
+/// connections with nothing lost) up to the dozens a retransmission
+/// timeout costs on a short path.
+const EXCESS_BUCKETS: [f64; 13] = [
+    0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 25.0, 50.0, 100.0,
+];
+
+fn seconds_histogram() -> Histogram {
+    Histogram::new(SECONDS_BUCKETS.into_iter())
+}
+
+fn round_trip_histogram() -> Histogram {
+    Histogram::new(ROUND_TRIP_BUCKETS.into_iter())
+}
+
+fn excess_histogram() -> Histogram {
+    Histogram::new(EXCESS_BUCKETS.into_iter())
+}
+
+/// Labels of per-connection series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ConnectionLabels {
+    /// `client`, `server`, `middle` or `unknown`.
+    pub vantage: String,
+    /// `TLS 1.3`, `TLS 1.2`, ... ; `none` without TLS; `unknown` when no
+    /// ServerHello was seen.
+    pub tls_version: String,
+    /// A listed server, or `other`.
+    pub server: String,
+}
+
+/// Labels of finding series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FindingLabels {
+    /// The finding kind's JSON name (docs/findings.md).
+    pub kind: String,
+    /// `client`, `server`, `middle` or `unknown`.
+    pub vantage: String,
+    /// A listed server, or `other`.
+    pub server: String,
+}
+
+/// Labels of outcome series (TFO, 0-RTT, resumption).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// What happened.
+    pub outcome: String,
+    /// A listed server, or `other`.
+    pub server: String,
+}
+
+/// Labels of series that split by server only.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ServerLabels {
+    /// A listed server, or `other`.
+    pub server: String,
+}
+
+/// Labels of per-direction series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DirectionLabels {
+    /// `client_to_server` or `server_to_client`.
+    pub direction: String,
+    /// A listed server, or `other`.
+    pub server: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+type SecondsCounter = Counter<f64, AtomicU64>;
+
+/// What a capture source counts, for the capture-wide series.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaptureCounts {
+    /// Frames read.
+    pub frames: u64,
+    /// Packets the analysis skipped as damaged.
+    pub damaged: u64,
+    /// Connections finished early over `--max-flows`.
+    pub evicted_flows: u64,
+    /// Packets the kernel dropped before rttdoc read them (live only).
+    pub dropped: u64,
+    /// Connections tracked right now (lone SYNs included).
+    pub open_flows: u64,
+}
+
+impl CaptureCounts {
+    /// The counts a finished file analysis has (nothing is dropped by a
+    /// file reader, and nothing is open at its end).
+    pub fn of_file(stats: &CaptureStats) -> CaptureCounts {
+        CaptureCounts {
+            frames: stats.frames,
+            damaged: stats.damaged,
+            evicted_flows: stats.evicted_flows,
+            dropped: 0,
+            open_flows: 0,
+        }
+    }
+}
+
+/// Every rttdoc metric, registered in one [`Registry`]. The series are
+/// atomics: one thread may [`Metrics::observe`] while another encodes.
+pub struct Metrics {
+    registry: Registry,
+    servers: Vec<String>,
+    connections: Family<ConnectionLabels, Counter>,
+    tcp_handshake: HistogramFamily<ConnectionLabels>,
+    tls_handshake: HistogramFamily<ConnectionLabels>,
+    tls_round_trips: HistogramFamily<ConnectionLabels>,
+    first_byte: HistogramFamily<ConnectionLabels>,
+    think_time: HistogramFamily<ConnectionLabels>,
+    excess: HistogramFamily<ConnectionLabels>,
+    findings: Family<FindingLabels, Counter>,
+    lost: Family<FindingLabels, SecondsCounter>,
+    tfo: Family<OutcomeLabels, Counter>,
+    tfo_attempts: Family<ServerLabels, Counter>,
+    early_data: Family<OutcomeLabels, Counter>,
+    resumption: Family<OutcomeLabels, Counter>,
+    hello_retry: Family<ServerLabels, Counter>,
+    retransmissions: Family<DirectionLabels, Counter>,
+    syn_retransmits: Family<ServerLabels, Counter>,
+    frames: Counter,
+    damaged: Counter,
+    dropped: Counter,
+    evicted: Counter,
+    open_flows: Gauge,
+}
+
+impl Metrics {
+    /// The metrics, with the `server` label given only to connections whose
+    /// server (`10.0.0.5:443`, `[2001:db8::1]:443`) or SNI (`example.com`)
+    /// is in `label_servers`.
+    pub fn new(label_servers: &[String]) -> Metrics {
+        let mut r = Registry::with_prefix(PREFIX);
+        let hist = |f: fn() -> Histogram| HistogramFamily::new_with_constructor(f);
+        let m = Metrics {
+            registry: Registry::default(),
+            servers: label_servers.to_vec(),
+            connections: Family::default(),
+            tcp_handshake: hist(seconds_histogram),
+            tls_handshake: hist(seconds_histogram),
+            tls_round_trips: hist(round_trip_histogram),
+            first_byte: hist(seconds_histogram),
+            think_time: hist(seconds_histogram),
+            excess: hist(excess_histogram),
+            findings: Family::default(),
+            lost: Family::default(),
+            tfo: Family::default(),
+            tfo_attempts: Family::default(),
+            early_data: Family::default(),
+            resumption: Family::default(),
+            hello_retry: Family::default(),
+            retransmissions: Family::default(),
+            syn_retransmits: Family::default(),
+            frames: Counter::default(),
+            damaged: Counter::default(),
+            dropped: Counter::default(),
+            evicted: Counter::default(),
+            open_flows: Gauge::default(),
+        };
+        r.register(
+            "build",
+            "rttdoc's version (always 1)",
+            Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]),
+        );
+        r.register(
+            "connections",
+            "TCP connections analysed, counted as each finishes",
+            m.connections.clone(),
+        );
+        r.register_with_unit(
+            "tcp_handshake",
+            "SYN to the handshake's ACK (Wireshark's tcp.analysis.initial_rtt)",
+            Unit::Seconds,
+            m.tcp_handshake.clone(),
+        );
+        r.register_with_unit(
+            "tls_handshake",
+            "ClientHello to the client's Finished, on the client's clock",
+            Unit::Seconds,
+            m.tls_handshake.clone(),
+        );
+        r.register(
+            "tls_handshake_round_trips",
+            "TLS handshake duration in path round trips (ideal: 1 for TLS 1.3, 2 for TLS 1.2)",
+            m.tls_round_trips.clone(),
+        );
+        r.register_with_unit(
+            "time_to_first_byte",
+            "The connection's first request to its response's first byte",
+            Unit::Seconds,
+            m.first_byte.clone(),
+        );
+        r.register_with_unit(
+            "server_think_time",
+            "Per request: request to first byte beyond one round trip (the server's time)",
+            Unit::Seconds,
+            m.think_time.clone(),
+        );
+        r.register(
+            "excess_round_trips",
+            "Round trips per connection beyond the ideal, in the latency phases",
+            m.excess.clone(),
+        );
+        r.register(
+            "findings",
+            "Findings (docs/findings.md), one per kind per connection that had it",
+            m.findings.clone(),
+        );
+        r.register_with_unit(
+            "time_lost",
+            "Time the findings cost, by kind (waits and round trips priced into the ideal; savings and summaries excluded)",
+            Unit::Seconds,
+            m.lost.clone(),
+        );
+        r.register(
+            "tfo",
+            "TCP Fast Open outcomes on SYNs (cookie_request, accepted, rejected, cookie_without_data, no_answer)",
+            m.tfo.clone(),
+        );
+        r.register(
+            "tfo_attempts",
+            "SYNs that carried data under a Fast Open cookie (accepted + rejected + no_answer)",
+            m.tfo_attempts.clone(),
+        );
+        r.register(
+            "early_data",
+            "TLS 1.3 0-RTT: offered in the ClientHello, accepted, rejected, unsafe (a non-idempotent request)",
+            m.early_data.clone(),
+        );
+        r.register(
+            "resumption",
+            "TLS session resumption: offered (PSK or ticket), accepted, missed (full handshake despite the offer)",
+            m.resumption.clone(),
+        );
+        r.register(
+            "hello_retry_requests",
+            "TLS HelloRetryRequests (the server wanted another key share: one round trip more)",
+            m.hello_retry.clone(),
+        );
+        r.register(
+            "retransmissions",
+            "TCP segments sent again (not probes, not capture copies), by sender",
+            m.retransmissions.clone(),
+        );
+        r.register(
+            "syn_retransmits",
+            "SYNs sent again (a lost SYN or SYN-ACK, a full SYN queue)",
+            m.syn_retransmits.clone(),
+        );
+        r.register(
+            "capture_packets",
+            "Frames read from the interface or file",
+            m.frames.clone(),
+        );
+        r.register(
+            "capture_damaged_packets",
+            "Packets skipped because their headers were broken or cut",
+            m.damaged.clone(),
+        );
+        r.register(
+            "capture_dropped_packets",
+            "Packets the kernel dropped before rttdoc read them (live capture; 0 for a file)",
+            m.dropped.clone(),
+        );
+        r.register(
+            "flows_evicted",
+            "Connections finished early because more than --max-flows were open",
+            m.evicted.clone(),
+        );
+        r.register(
+            "open_flows",
+            "Connections tracked right now (lone SYNs included)",
+            m.open_flows.clone(),
+        );
+        Metrics { registry: r, ..m }
+    }
+
+    /// The `server` label for a connection.
+    fn server_label(&self, c: &ConnectionReport) -> String {
+        if self.servers.is_empty() {
+            return OTHER_SERVER.into();
+        }
+        let endpoint = c.server.to_string();
+        let sni = c.tls.as_ref().and_then(|t| t.sni.as_deref());
+        self.servers
+            .iter()
+            .find(|s| **s == endpoint || sni.is_some_and(|n| n.eq_ignore_ascii_case(s)))
+            .cloned()
+            .unwrap_or_else(|| OTHER_SERVER.into())
+    }
+
+    /// Counts one finished connection.
+    pub fn observe(&self, c: &ConnectionReport) {
+        let server = self.server_label(c);
+        let vantage = c.vantage.as_str().to_string();
+        let tls_version = match &c.tls {
+            None => "none".to_string(),
+            Some(t) => t
+                .version
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "unknown".into()),
+        };
+        let labels = ConnectionLabels {
+            vantage: vantage.clone(),
+            tls_version,
+            server: server.clone(),
+        };
+        self.connections.get_or_create(&labels).inc();
+        if let Some(ms) = c.tcp_handshake_ms {
+            self.tcp_handshake.get_or_create(&labels).observe(ms / 1e3);
+        }
+        if let Some(t) = &c.tls {
+            if let Some(ms) = t.handshake_ms {
+                self.tls_handshake.get_or_create(&labels).observe(ms / 1e3);
+            }
+            if let Some(rtts) = t.handshake_rtts {
+                self.tls_round_trips.get_or_create(&labels).observe(rtts);
+            }
+        }
+        if let Some(ms) = first_byte_ms(c) {
+            self.first_byte.get_or_create(&labels).observe(ms / 1e3);
+        }
+        if let Some(rtt) = c.rtt_ms {
+            for row in c.ledger.iter().filter(|r| r.phase == Phase::FirstByte) {
+                let think = (row.duration_ms - rtt).max(0.0);
+                self.think_time.get_or_create(&labels).observe(think / 1e3);
+            }
+        }
+        // Only connections whose ledger could be priced (an RTT is known).
+        if c.rtt_ms.is_some() {
+            self.excess.get_or_create(&labels).observe(c.excess_rtts);
+        }
+
+        let mut kinds_seen: Vec<FindingKind> = Vec::with_capacity(c.findings.len());
+        for f in &c.findings {
+            let fl = FindingLabels {
+                kind: f.kind.name().to_string(),
+                vantage: vantage.clone(),
+                server: server.clone(),
+            };
+            if !kinds_seen.contains(&f.kind) {
+                kinds_seen.push(f.kind);
+                self.findings.get_or_create(&fl).inc();
+            }
+            let counts = matches!(
+                f.kind.cost_rule(),
+                CostRule::Waits | CostRule::PricedIntoIdeal
+            );
+            if counts && f.cost_ms > 0.0 {
+                self.lost.get_or_create(&fl).inc_by(f.cost_ms / 1e3);
+            }
+        }
+
+        let outcome = |family: &Family<OutcomeLabels, Counter>, what: &str| {
+            family
+                .get_or_create(&OutcomeLabels {
+                    outcome: what.into(),
+                    server: server.clone(),
+                })
+                .inc();
+        };
+        let by_server = ServerLabels {
+            server: server.clone(),
+        };
+        if let Some(tfo) = &c.handshake.tfo {
+            outcome(&self.tfo, tfo.outcome.name());
+            if matches!(
+                tfo.outcome,
+                TfoOutcome::Accepted | TfoOutcome::Rejected | TfoOutcome::NoAnswer
+            ) {
+                self.tfo_attempts.get_or_create(&by_server).inc();
+            }
+        }
+        if let Some(t) = &c.tls {
+            if t.early_data_offered {
+                outcome(&self.early_data, "offered");
+            }
+            match t.early_data_accepted {
+                Some(true) => outcome(&self.early_data, "accepted"),
+                Some(false) => outcome(&self.early_data, "rejected"),
+                None => {}
+            }
+            if t.psk_offered || t.session_ticket_offered {
+                outcome(&self.resumption, "offered");
+            }
+            if t.resumed == Some(true) {
+                outcome(&self.resumption, "accepted");
+            }
+            if t.hello_retry_request {
+                self.hello_retry.get_or_create(&by_server).inc();
+            }
+        }
+        if kinds_seen.contains(&FindingKind::EarlyDataUnsafe) {
+            outcome(&self.early_data, "unsafe");
+        }
+        if kinds_seen.contains(&FindingKind::ResumptionMissed) {
+            outcome(&self.resumption, "missed");
+        }
+        for (direction, stats) in [
+            ("client_to_server", &c.client_to_server),
+            ("server_to_client", &c.server_to_client),
+        ] {
+            if stats.retransmissions > 0 {
+                self.retransmissions
+                    .get_or_create(&DirectionLabels {
+                        direction: direction.into(),
+                        server: server.clone(),
+                    })
+                    .inc_by(stats.retransmissions as u64);
+            }
+        }
+        if c.handshake.syn_retransmits > 0 {
+            self.syn_retransmits
+                .get_or_create(&by_server)
+                .inc_by(c.handshake.syn_retransmits as u64);
+        }
+    }
+
+    /// Brings the capture-wide series to these totals (each a running
+    /// total of its source; a counter never goes back).
+    pub fn set_capture(&self, counts: CaptureCounts) {
+        for (counter, total) in [
+            (&self.frames, counts.frames),
+            (&self.damaged, counts.damaged),
+            (&self.evicted, counts.evicted_flows),
+            (&self.dropped, counts.dropped),
+        ] {
+            let now = counter.get();
+            if total > now {
+                counter.inc_by(total - now);
+            }
+        }
+        self.open_flows
+            .set(counts.open_flows.min(i64::MAX as u64) as i64);
+    }
+
+    /// The OpenMetrics text exposition (`application/openmetrics-text`).
+    pub fn openmetrics(&self) -> String {
+        let mut s = String::with_capacity(16 * 1024);
+        prometheus_client::encoding::text::encode(&mut s, &self.registry)
+            .expect("writing to a String");
+        s
+    }
+
+    /// The Prometheus text format 0.0.4 (`text/plain; version=0.0.4`), as
+    /// node_exporter's textfile collector and `promtool check metrics`
+    /// read it.
+    pub fn prometheus_text(&self) -> String {
+        openmetrics_to_prometheus_text(&self.openmetrics())
+    }
+}
+
+/// Rewrites an OpenMetrics exposition in the Prometheus text format 0.0.4:
+/// a counter family `x` (samples `x_total`) is declared as `x_total`, an
+/// info family `x` (sample `x_info`) as the gauge `x_info`, and the
+/// OpenMetrics-only lines (`# UNIT`, `# EOF`) go. Samples are unchanged.
+pub fn openmetrics_to_prometheus_text(om: &str) -> String {
+    use std::collections::HashMap;
+    let mut types: HashMap<&str, &str> = HashMap::new();
+    for line in om.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            if let Some((name, ty)) = rest.split_once(' ') {
+                types.insert(name, ty);
+            }
+        }
+    }
+    let renamed = |name: &str| -> (String, Option<&'static str>) {
+        match types.get(name).copied() {
+            Some("counter") => (format!("{name}_total"), None),
+            Some("info") => (format!("{name}_info"), Some("gauge")),
+            _ => (name.to_string(), None),
+        }
+    };
+    let mut out = String::with_capacity(om.len());
+    for line in om.lines() {
+        if line.starts_with("# UNIT ") || line == "# EOF" {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let (name, help) = rest.split_once(' ').unwrap_or((rest, ""));
+            let (name, _) = renamed(name);
+            out.push_str(&format!("# HELP {name} {help}\n"));
+        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, ty) = rest.split_once(' ').unwrap_or((rest, "untyped"));
+            let (name, new_ty) = renamed(name);
+            out.push_str(&format!("# TYPE {name} {}\n", new_ty.unwrap_or(ty)));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `rttdoc analyze --format prometheus`: the capture's totals in the
+/// Prometheus text format, for node_exporter's textfile collector.
+pub struct PrometheusRenderer<'w> {
+    out: Box<dyn Write + 'w>,
+    metrics: Metrics,
+}
+
+impl<'w> PrometheusRenderer<'w> {
+    /// With the `server` label for these servers (see [`Metrics::new`]).
+    pub fn new(out: Box<dyn Write + 'w>, label_servers: &[String]) -> Self {
+        PrometheusRenderer {
+            out,
+            metrics: Metrics::new(label_servers),
+        }
+    }
+}
+
+impl Renderer for PrometheusRenderer<'_> {
+    fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
+        self.metrics.observe(c);
+        Ok(())
+    }
+
+    fn shows_words(&self) -> bool {
+        false
+    }
+
+    fn finish(mut self: Box<Self>, stats: &CaptureStats, _: &Summary) -> io::Result<()> {
+        self.metrics.set_capture(CaptureCounts::of_file(stats));
+        self.out
+            .write_all(self.metrics.prometheus_text().as_bytes())?;
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rttdoc_model::{
+        DirectionStats, Ending, Endpoint, Finding, HandshakeReport, LedgerRow, TfoReport,
+        TlsReport, TlsVersion, Vantage,
+    };
+
+    fn report(server_port: u16) -> ConnectionReport {
+        ConnectionReport {
+            stream: 0,
+            client: Endpoint {
+                ip: "10.0.0.1".parse().unwrap(),
+                port: 40000,
+            },
+            server: Endpoint {
+                ip: "10.0.0.2".parse().unwrap(),
+                port: server_port,
+            },
+            first_frame: 1,
+            last_frame: 10,
+            start_time: 1.7e9,
+            start_offset_s: 0.0,
+            duration_ms: 100.0,
+            partial: false,
+            ending: Ending::Fin,
+            vantage: Vantage::Client,
+            rtt_ms: Some(20.0),
+            rtt_source: None,
+            tcp_handshake_ms: Some(20.0),
+            handshake: HandshakeReport::default(),
+            client_to_server: DirectionStats::default(),
+            server_to_client: DirectionStats::default(),
+            tls: None,
+            exchanges: 0,
+            ledger: vec![],
+            excess_rtts: 0.0,
+            excess_ms: 0.0,
+            findings: vec![],
+            unexplained_ms: 0.0,
+            ladder: None,
+            series: None,
+        }
+    }
+
+    fn finding(kind: FindingKind, cost_ms: f64) -> Finding {
+        Finding {
+            kind,
+            stream: 0,
+            phase: None,
+            frames: vec![],
+            cost_ms,
+            cost_rtts: None,
+            attributed_ms: 0.0,
+            confidence: 1.0,
+            detail: Default::default(),
+            explanation: String::new(),
+            fix: String::new(),
+            display_filter: String::new(),
+            waits: vec![],
+        }
+    }
+
+    fn first_byte_row(duration_ms: f64) -> LedgerRow {
+        LedgerRow {
+            phase: Phase::FirstByte,
+            label: "GET /".into(),
+            exchange: Some(1),
+            start_frame: 5,
+            end_frame: 6,
+            duration_ms,
+            rtts: None,
+            ideal_rtts: Some(1.0),
+            excess_rtts: None,
+            excess_ms: None,
+            ideal_basis: String::new(),
+        }
+    }
+
+    /// The value of the sample with exactly this name and these labels
+    /// (`{a="b",c="d"}` as encoded), from the 0.0.4 text.
+    fn sample(text: &str, name_and_labels: &str) -> Option<f64> {
+        text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            (series == name_and_labels).then(|| value.parse().unwrap())
+        })
+    }
+
+    #[test]
+    fn a_nagle_held_tls13_handshake_counts_its_round_trips_finding_and_time_lost() {
+        let m = Metrics::new(&[]);
+        let mut c = report(443);
+        c.tls = Some(TlsReport {
+            version: Some(TlsVersion::TLS13),
+            handshake_ms: Some(40.0),
+            handshake_rtts: Some(2.0),
+            ideal_handshake_rtts: Some(1.0),
+            ..Default::default()
+        });
+        c.excess_rtts = 1.0;
+        // Two nagle findings on one connection count once as a finding,
+        // and both of their costs as time lost; tls_extra_rtt summarises
+        // them and must not count again.
+        c.findings = vec![
+            finding(FindingKind::NagleHold, 20.0),
+            finding(FindingKind::NagleHold, 5.0),
+            finding(FindingKind::TlsExtraRtt, 25.0),
+        ];
+        m.observe(&c);
+        let t = m.prometheus_text();
+        let l = r#"{vantage="client",tls_version="TLS 1.3",server="other"}"#;
+        assert_eq!(
+            sample(&t, &format!("rttdoc_connections_total{l}")),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&t, &format!("rttdoc_tls_handshake_round_trips_sum{l}")),
+            Some(2.0)
+        );
+        let b = |le: &str| {
+            sample(
+                &t,
+                &format!(
+                    "rttdoc_tls_handshake_round_trips_bucket{{le=\"{le}\",vantage=\"client\",tls_version=\"TLS 1.3\",server=\"other\"}}"
+                ),
+            )
+        };
+        assert_eq!(b("1.75"), Some(0.0), "{t}");
+        assert_eq!(b("2.0"), Some(1.0));
+        assert_eq!(
+            sample(&t, &format!("rttdoc_tls_handshake_seconds_sum{l}")),
+            Some(0.04)
+        );
+        let nagle = r#"{kind="nagle_hold",vantage="client",server="other"}"#;
+        assert_eq!(
+            sample(&t, &format!("rttdoc_findings_total{nagle}")),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&t, &format!("rttdoc_time_lost_seconds_total{nagle}")),
+            Some(0.025)
+        );
+        let extra = r#"{kind="tls_extra_rtt",vantage="client",server="other"}"#;
+        assert_eq!(
+            sample(&t, &format!("rttdoc_findings_total{extra}")),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&t, &format!("rttdoc_time_lost_seconds_total{extra}")),
+            None
+        );
+        assert_eq!(
+            sample(&t, &format!("rttdoc_excess_round_trips_sum{l}")),
+            Some(1.0)
+        );
+    }
+
+    #[test]
+    fn plain_tcp_has_tls_version_none_and_no_tls_series() {
+        let m = Metrics::new(&[]);
+        let mut c = report(80);
+        c.ledger = vec![first_byte_row(50.0), first_byte_row(25.0)];
+        m.observe(&c);
+        let t = m.prometheus_text();
+        let l = r#"{vantage="client",tls_version="none",server="other"}"#;
+        assert_eq!(
+            sample(&t, &format!("rttdoc_connections_total{l}")),
+            Some(1.0)
+        );
+        assert!(!t.contains("rttdoc_tls_handshake_seconds_count{"), "{t}");
+        // First byte: the first request's; think time: each request's wait
+        // beyond the 20 ms round trip (30 ms and 5 ms).
+        assert_eq!(
+            sample(&t, &format!("rttdoc_time_to_first_byte_seconds_sum{l}")),
+            Some(0.05)
+        );
+        assert_eq!(
+            sample(&t, &format!("rttdoc_server_think_time_seconds_count{l}")),
+            Some(2.0)
+        );
+        let sum = sample(&t, &format!("rttdoc_server_think_time_seconds_sum{l}")).unwrap();
+        assert!((sum - 0.035).abs() < 1e-9, "{sum}");
+        assert_eq!(
+            sample(&t, &format!("rttdoc_tcp_handshake_seconds_sum{l}")),
+            Some(0.02)
+        );
+    }
+
+    #[test]
+    fn tfo_zero_rtt_and_resumption_outcomes_are_counted_by_outcome() {
+        let m = Metrics::new(&[]);
+        let mut accepted = report(443);
+        accepted.handshake.tfo = Some(TfoReport {
+            outcome: TfoOutcome::Accepted,
+            syn_data_bytes: 300,
+            server_sent_cookie: false,
+        });
+        accepted.tls = Some(TlsReport {
+            version: Some(TlsVersion::TLS13),
+            psk_offered: true,
+            resumed: Some(true),
+            early_data_offered: true,
+            early_data_accepted: Some(true),
+            ..Default::default()
+        });
+        accepted.findings = vec![finding(FindingKind::EarlyDataUnsafe, 0.0)];
+        let mut cookie = report(443);
+        cookie.handshake.tfo = Some(TfoReport {
+            outcome: TfoOutcome::CookieRequest,
+            syn_data_bytes: 0,
+            server_sent_cookie: true,
+        });
+        cookie.tls = Some(TlsReport {
+            version: Some(TlsVersion::TLS12),
+            session_ticket_offered: true,
+            resumed: Some(false),
+            hello_retry_request: true,
+            ..Default::default()
+        });
+        cookie.findings = vec![finding(FindingKind::ResumptionMissed, 20.0)];
+        cookie.handshake.syn_retransmits = 2;
+        cookie.server_to_client.retransmissions = 3;
+        m.observe(&accepted);
+        m.observe(&cookie);
+        let t = m.prometheus_text();
+        let o = |name: &str, outcome: &str| {
+            sample(
+                &t,
+                &format!("rttdoc_{name}_total{{outcome=\"{outcome}\",server=\"other\"}}"),
+            )
+        };
+        assert_eq!(o("tfo", "accepted"), Some(1.0));
+        assert_eq!(o("tfo", "cookie_request"), Some(1.0));
+        assert_eq!(o("tfo", "rejected"), None);
+        assert_eq!(
+            sample(&t, r#"rttdoc_tfo_attempts_total{server="other"}"#),
+            Some(1.0)
+        );
+        assert_eq!(o("early_data", "offered"), Some(1.0));
+        assert_eq!(o("early_data", "accepted"), Some(1.0));
+        assert_eq!(o("early_data", "unsafe"), Some(1.0));
+        assert_eq!(o("resumption", "offered"), Some(2.0));
+        assert_eq!(o("resumption", "accepted"), Some(1.0));
+        assert_eq!(o("resumption", "missed"), Some(1.0));
+        assert_eq!(
+            sample(&t, r#"rttdoc_hello_retry_requests_total{server="other"}"#),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&t, r#"rttdoc_syn_retransmits_total{server="other"}"#),
+            Some(2.0)
+        );
+        assert_eq!(
+            sample(
+                &t,
+                r#"rttdoc_retransmissions_total{direction="server_to_client",server="other"}"#
+            ),
+            Some(3.0)
+        );
+        // A missed resumption's round trip is priced into the ideal: time lost.
+        assert_eq!(
+            sample(
+                &t,
+                r#"rttdoc_time_lost_seconds_total{kind="resumption_missed",vantage="client",server="other"}"#
+            ),
+            Some(0.02)
+        );
+    }
+
+    #[test]
+    fn only_listed_servers_get_their_own_label_by_address_or_sni() {
+        let m = Metrics::new(&["10.0.0.2:443".into(), "api.example.com".into()]);
+        let by_addr = report(443);
+        let mut by_sni = report(8443);
+        by_sni.tls = Some(TlsReport {
+            sni: Some("API.example.com".into()),
+            ..Default::default()
+        });
+        let unlisted = report(8080);
+        for c in [&by_addr, &by_sni, &unlisted] {
+            m.observe(c);
+        }
+        let t = m.prometheus_text();
+        let servers: std::collections::BTreeSet<&str> = t
+            .lines()
+            .filter(|l| l.starts_with("rttdoc_connections_total{"))
+            .filter_map(|l| l.split("server=\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(
+            servers.into_iter().collect::<Vec<_>>(),
+            ["10.0.0.2:443", "api.example.com", "other"]
+        );
+    }
+
+    #[test]
+    fn capture_counters_follow_running_totals_and_never_go_back() {
+        let m = Metrics::new(&[]);
+        m.set_capture(CaptureCounts {
+            frames: 10,
+            dropped: 2,
+            evicted_flows: 1,
+            open_flows: 7,
+            ..Default::default()
+        });
+        m.set_capture(CaptureCounts {
+            frames: 25,
+            dropped: 2,
+            evicted_flows: 1,
+            open_flows: 3,
+            ..Default::default()
+        });
+        let t = m.prometheus_text();
+        assert_eq!(sample(&t, "rttdoc_capture_packets_total"), Some(25.0));
+        assert_eq!(
+            sample(&t, "rttdoc_capture_dropped_packets_total"),
+            Some(2.0)
+        );
+        assert_eq!(sample(&t, "rttdoc_flows_evicted_total"), Some(1.0));
+        assert_eq!(sample(&t, "rttdoc_open_flows"), Some(3.0));
+        assert!(t.contains(&format!(
+            "rttdoc_build_info{{version=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+
+    #[test]
+    fn text_format_declares_counters_by_their_sample_names() {
+        let om = "# HELP rttdoc_x Things.\n# TYPE rttdoc_x counter\nrttdoc_x_total 3\n\
+                  # HELP rttdoc_b Build.\n# TYPE rttdoc_b info\nrttdoc_b_info{version=\"1\"} 1\n\
+                  # HELP rttdoc_s Secs.\n# TYPE rttdoc_s_seconds histogram\n# UNIT rttdoc_s_seconds seconds\n# EOF\n";
+        let t = openmetrics_to_prometheus_text(om);
+        assert!(
+            t.contains("# TYPE rttdoc_x_total counter\nrttdoc_x_total 3\n"),
+            "{t}"
+        );
+        assert!(t.contains("# HELP rttdoc_x_total Things.\n"), "{t}");
+        assert!(t.contains("# TYPE rttdoc_b_info gauge\n"), "{t}");
+        assert!(!t.contains("# EOF") && !t.contains("# UNIT"), "{t}");
+    }
+
+    /// docs/metrics.md has one `### name` heading per family the registry
+    /// exports (in the text format's names), and no other.
+    #[test]
+    fn docs_list_exactly_the_exported_families() {
+        let t = Metrics::new(&[]).prometheus_text();
+        let mut exported: Vec<String> = t
+            .lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .map(|l| l.split(' ').next().unwrap().to_string())
+            .collect();
+        exported.sort();
+        let doc = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/metrics.md"),
+        )
+        .unwrap();
+        let mut documented: Vec<String> = doc
+            .lines()
+            .filter_map(|l| l.strip_prefix("### `"))
+            .map(|l| l.trim_end_matches('`').to_string())
+            .collect();
+        documented.sort();
+        assert_eq!(documented, exported);
+    }
+}
