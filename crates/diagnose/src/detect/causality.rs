@@ -25,7 +25,7 @@
 //! round trips from turning host work into "extra round trips".
 
 use super::Facts;
-use crate::model::Finding;
+use crate::model::{Detail, Finding, FindingKind, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
 
@@ -68,6 +68,11 @@ impl Facts<'_> {
     }
 }
 
+/// Linux's TCP_RTO_MAX (RFC 6298 allows 60 s and up): a silence longer
+/// than this before a re-send (data, a SYN) is not a retransmission timer
+/// running (a clock jump, a collage of captures).
+pub const RTO_MAX_NS: i64 = 120_000_000_000;
+
 /// Applies the rules to every finding with waits; see the module doc.
 pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // The clock shift between the two sides is only as good as the RTT
@@ -78,10 +83,12 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
             return true;
         }
         let nagle = x.kind.is_nagle();
-        let before = x.waits.len();
+        let before = x.waits.clone();
         x.waits.retain(|w| {
             let (Some(from), Some(to)) = (f.record(w.from_frame), f.record(w.to_frame)) else {
-                return false;
+                // Past a capped timeline there is nothing to check a wait
+                // against (the exchanges go on): it stands as measured.
+                return beyond_timeline(f, w);
             };
             if from.frame > to.frame || w.ms < 0.0 {
                 return false;
@@ -105,22 +112,76 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
             }
             !(nagle && to.len >= f.mss(to.dir))
         });
-        if x.waits.is_empty() {
+        if x.waits.is_empty() && x.kind != FindingKind::Retransmission {
             return false;
         }
-        if x.waits.len() != before {
-            let kept: f64 = x.waits.iter().map(|w| w.ms).sum();
+        // Rule 4: the cost is the sum of the waits, whatever the detector
+        // summed (a retransmission stays a fact without its waits: the
+        // data was sent twice, whatever it cost).
+        let kept: f64 = x.waits.iter().map(|w| w.ms).sum();
+        if (kept - x.cost_ms).abs() > 1e-9 {
             x.cost_ms = kept;
             x.cost_rtts = None;
-            x.frames = x
-                .waits
-                .iter()
-                .take(8)
-                .flat_map(|w| [Some(w.to_frame), w.release_frame])
-                .flatten()
-                .collect();
-            x.display_filter = f.filter_frames(&x.frames);
+        }
+        if x.waits.len() != before.len() {
+            recite(x, &before);
         }
         true
     });
+}
+
+/// Whether a wait cites frames past the end of a timeline that was cut at
+/// its cap ([`rttdoc_analyze::TIMELINE_CAP`]).
+fn beyond_timeline(f: &Facts<'_>, w: &Wait) -> bool {
+    let capped = f.timeline.len() >= rttdoc_analyze::TIMELINE_CAP;
+    let last = f.timeline.last().map_or(0, |r| r.frame);
+    capped && (w.to_frame > last || w.from_frame > last)
+}
+
+/// After the rules dropped some of a finding's waits: its evidence frames
+/// lose what only the dropped waits cited, the kept waits' frames are
+/// cited (up to 8), and the counts its words are made of follow the waits.
+fn recite(x: &mut Finding, before: &[Wait]) {
+    let cites = |w: &Wait, frame: u64| {
+        w.from_frame == frame || w.to_frame == frame || w.release_frame == Some(frame)
+    };
+    let dropped: Vec<&Wait> = before.iter().filter(|w| !x.waits.contains(w)).collect();
+    let kept = &x.waits;
+    x.frames
+        .retain(|fr| !dropped.iter().any(|w| cites(w, *fr)) || kept.iter().any(|w| cites(w, *fr)));
+    for w in kept.iter().take(8) {
+        if x.frames.len() >= 16 {
+            break;
+        }
+        for fr in [Some(w.to_frame), w.release_frame].into_iter().flatten() {
+            if !x.frames.contains(&fr) {
+                x.frames.push(fr);
+            }
+        }
+    }
+    let n = kept.len() as u32;
+    match &mut x.detail {
+        Detail::Nagle { holds, .. } => *holds = n,
+        Detail::ZeroWindow { episodes, .. } => *episodes = n,
+        Detail::RwndLimited { stalls, .. } => *stalls = n,
+        Detail::RtoStall { stalls, .. } => *stalls = n,
+        Detail::SynRetransmit { syns } => *syns = n + 1,
+        Detail::ExchangeThinkTime {
+            slow, longest_ms, ..
+        } => {
+            *slow = n;
+            *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);
+        }
+        _ => {}
+    }
+    x.display_filter = if x.frames.is_empty() {
+        format!("tcp.stream eq {}", x.stream)
+    } else {
+        let list: Vec<String> = x.frames.iter().map(|f| f.to_string()).collect();
+        format!(
+            "tcp.stream eq {} && frame.number in {{{}}}",
+            x.stream,
+            list.join(" ")
+        )
+    };
 }

@@ -74,8 +74,6 @@ fn a_handshake_flight_that_waits_for_an_ack_after_a_full_initial_window_is_initc
 }
 
 #[test]
-#[ignore = "initcwnd.rs cites no waits: causality.rs rule 4 says a finding's cost \
-            is the sum of its waits (here: 10th segment -> 11th, released by the ACK)"]
 fn an_initcwnd_pause_is_a_wait_from_the_last_segment_of_the_window_released_by_the_ack() {
     let Flight { w, segs, ack } = flight(Path::at_client(RTT), 10, 0.01, KERNEL, false);
     let o = w.run();

@@ -92,16 +92,12 @@ fn a_fast_retransmission_costs_the_silence_before_it_and_is_no_rto_stall() {
 }
 
 #[test]
-#[ignore = "retransmission.rs cites no waits: causality.rs rule 4 says a finding's \
-            cost is the sum of its waits (here: last new segment -> re-send)"]
 fn a_retransmissions_cost_is_made_of_waits() {
     let (w, _, _) = fast_retransmit(Path::at_client(RTT));
     assert_cost_is_its_waits(w.run().the(Retransmission));
 }
 
 #[test]
-#[ignore = "retransmission.rs cites no waits for rto_stall: causality.rs rule 4 says \
-            a finding's cost is the sum of its waits (here: original -> re-send)"]
 fn an_rto_stall_is_a_wait_from_the_original_to_the_resend() {
     let (w, req, again) = lost_request(Path::at_client(RTT), RTO);
     let o = w.run();

@@ -63,8 +63,6 @@ fn a_sender_filling_the_window_and_resuming_on_each_update_is_rwnd_limited() {
 }
 
 #[test]
-#[ignore = "rwnd_limited.rs cites no waits: causality.rs rule 4 says a finding's \
-            cost is the sum of its waits (here: P -> K, released by the update)"]
 fn each_rwnd_stall_is_a_wait_released_by_the_window_update() {
     let (w, _) = paced(Path::at_client(RTT), 2 * MSS as u16, 5, KERNEL);
     assert_cost_is_its_waits(w.run().the(RwndLimited));

@@ -49,8 +49,6 @@ fn a_syn_sent_again_after_the_kernels_timeout_is_a_syn_retransmit() {
 }
 
 #[test]
-#[ignore = "syn_retransmit.rs cites no waits: causality.rs rule 4 says a finding's \
-            cost is the sum of its waits (here: first SYN -> last SYN)"]
 fn a_syn_retransmit_is_a_wait_from_the_first_syn_to_the_last() {
     let (w, _) = syns(Path::at_client(RTT), &[0.0, 1000.0]);
     assert_cost_is_its_waits(w.run().the(SynRetransmit));

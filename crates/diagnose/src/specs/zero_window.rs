@@ -106,8 +106,6 @@ fn episodes_of_one_receiver_add_up_in_one_finding() {
 }
 
 #[test]
-#[ignore = "zero_window.rs cites no waits: causality.rs rule 4 says a finding's cost \
-            is the sum of its waits (here: zero window -> the data its update released)"]
 fn a_zero_window_is_a_wait_released_by_the_window_update() {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
