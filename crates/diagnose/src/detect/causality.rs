@@ -8,7 +8,10 @@
 //!
 //! 1. What releases a wait comes before it: the releasing packet was
 //!    captured before the packet that left (at any vantage on the path the
-//!    release passes the capture point before the answer it triggers does).
+//!    release passes the capture point before the answer it triggers does),
+//!    and it reached the host that waited after the wait began (on that
+//!    host's clock: the capture's order says so only for packets of one
+//!    side).
 //! 2. A release never acknowledges the very segment it released.
 //! 3. The waiting and releasing packets come from opposite sides.
 //! 4. A wait is no longer than the capture shows between its ends (plus
@@ -25,7 +28,7 @@
 //! round trips from turning host work into "extra round trips".
 
 use super::Facts;
-use crate::model::{Detail, Finding, FindingKind, Wait};
+use crate::model::{Detail, Direction, Finding, FindingKind, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
 
@@ -97,7 +100,7 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 let Some(rel) = f.record(rel) else {
                     return false;
                 };
-                if !f.can_release(rel, to) || rel.frame < from.frame {
+                if !f.can_release(rel, to) || !began_before(f, from, rel, to.dir) {
                     return false;
                 }
             }
@@ -128,6 +131,25 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         true
     });
+}
+
+/// Whether the wait that began with `from` had begun when its release
+/// `rel` reached the host that waited (`waiter`). From one side, the
+/// capture's order says it; from both, only the waiter's clock does: at
+/// a vantage near the releasing host, an ACK of the first segments of a
+/// window is captured before the window's last segment passes, which the
+/// sender had sent long before that ACK reached it.
+fn began_before(
+    f: &Facts<'_>,
+    from: &SegmentRecord,
+    rel: &SegmentRecord,
+    waiter: Direction,
+) -> bool {
+    if from.dir == rel.dir {
+        return from.frame <= rel.frame;
+    }
+    let shift_error_ns = f.rtt_ns.unwrap_or(0) / 10 + f.jitter_ns + 1_000_000;
+    f.on_clock_of(waiter, rel) + shift_error_ns >= f.on_clock_of(waiter, from)
 }
 
 /// Whether a wait cites frames past the end of a timeline that was cut at

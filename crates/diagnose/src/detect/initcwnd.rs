@@ -83,7 +83,6 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 && silence <= longest
                 && f.released_by(sender, t, ta)
                 && f.can_release(a, r)
-                && a.frame > p.frame
                 && in_flight >= 8 * mss
                 && flight_bytes >= 8 * mss
             {

@@ -68,10 +68,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if let (Some((tp, p)), Some((ta, a))) = (full, opened) {
                 let silence = t - tp;
                 let waited = silence >= (rtt / 4).max(2_000_000) && silence <= longest;
-                let released = ta >= tp
-                    && a.frame > p.frame
-                    && f.released_by(sender, t, ta)
-                    && f.can_release(a, r);
+                let released = ta >= tp && f.released_by(sender, t, ta) && f.can_release(a, r);
                 if waited && released {
                     stalls.push(Wait {
                         from_frame: p.frame,

@@ -228,3 +228,40 @@ fn a_window_never_reopened_while_the_peer_probed_costs_until_the_end() {
     assert_eq!(f.frames, o.frames(&[zero, rst]));
     assert_ms(f.cost_ms, held, EXACT, "zero window -> the last packet");
 }
+
+#[test]
+fn an_unprobed_zero_window_counts_at_most_the_persist_timer() {
+    // The window stays closed 5 s and the server never probes it: had its
+    // data been waiting, its persist timer (one RTO: at most 1 s here)
+    // would have fired. The data the update releases waited less than
+    // that; the episode counts at most that long.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let e = episode(&mut w, 100.0, 5_000.0, false, true);
+    let closed = w.sent(e.update) - w.sent(e.zero);
+    assert!(closed > 4_000.0);
+    let o = w.run();
+    let f = o.the(ZeroWindow);
+    assert_waits(
+        &f.waits,
+        &[o.wait(e.zero, e.resumed.unwrap(), Some(e.update), 1_000.0)],
+        EXACT,
+    );
+    assert_cost_is_its_waits(f);
+}
+
+#[test]
+fn a_probed_zero_window_counts_all_the_time_it_was_closed() {
+    // The server probed: its data was waiting all along.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let e = episode(&mut w, 100.0, 5_000.0, true, true);
+    let closed = w.sent(e.update) - w.sent(e.zero);
+    let o = w.run();
+    let f = o.the(ZeroWindow);
+    assert_waits(
+        &f.waits,
+        &[o.wait(e.zero, e.resumed.unwrap(), Some(e.update), closed)],
+        EXACT,
+    );
+}
