@@ -61,8 +61,20 @@ const MAX_PENDING_SEGMENTS: usize = 64;
 const MAX_PENDING_BYTES: usize = 512 * 1024;
 
 /// Wireshark calls a segment that fills a hole "out-of-order" rather than a
-/// retransmission when it comes within this long of the highest one.
+/// retransmission when it comes within this long of the highest one
+/// (and is no fast retransmission: see [`FAST_RETRANSMIT_NS`]).
 const OUT_OF_ORDER_NS: i64 = 3_000_000;
+
+/// Wireshark calls a hole fill a fast retransmission, not out-of-order,
+/// when it re-sends the sequence number the peer's duplicate ACKs (at
+/// least two) asked for, within this long of the last of them. The kernel
+/// re-sends while it processes the ACK that crossed its threshold
+/// (`tcp_fastretrans_alert`), so the re-send passes the capture point the
+/// capture-to-sender round trip after that ACK: the tracker allows this
+/// plus that round trip, and no less than the round trip after the first
+/// duplicate ACK (sooner, the hole was filled by the late original:
+/// reordering, whatever the duplicate ACKs said).
+const FAST_RETRANSMIT_NS: i64 = 20_000_000;
 
 /// Two copies of one IPv4 datagram (same non-zero identification, same TCP
 /// header, same payload) within this long are one packet captured twice.
@@ -152,6 +164,14 @@ pub(crate) struct Half {
     pub ts_ok: bool,
     /// Last window this side advertised (raw).
     pub last_window: Option<u16>,
+    /// The ACK number this side sent last, and when (Wireshark's lastack,
+    /// lastacktime).
+    last_ack: Option<(u32, i64)>,
+    /// Duplicate ACKs this side sent in a row (same ACK, same non-zero
+    /// window, no data, no SYN/FIN/RST): what triggers fast retransmit.
+    dupacks: u32,
+    /// When the first of those duplicate ACKs was captured.
+    first_dupack_ts: i64,
     /// Sequence number of the byte a zero-window probe sent beyond the
     /// closed window: the data that follows the reopening sends it again,
     /// which is not a retransmission of lost data.
@@ -534,6 +554,22 @@ impl Connection {
         }
 
         // Sequence analysis: retransmission, out-of-order, gaps.
+        // A re-send of the byte the peer's duplicate ACKs point at is the
+        // sender's answer to them (fast retransmit, RFC 5681 3.2), however
+        // soon after the highest segment it comes.
+        let fast_retransmit = {
+            let peer = &self.half[r];
+            // The capture point -> sender -> capture point round trip: the
+            // least time a duplicate ACK takes to come back as a re-send.
+            // Its estimate is a minimum of samples, each the path plus the
+            // sender's turnaround: a quarter of it is left for that.
+            let turn = self.sender_side_ns(dir).unwrap_or(0);
+            peer.dupacks >= 2
+                && at.ts_ns - peer.first_dupack_ts >= turn - turn / 4
+                && peer.last_ack.is_some_and(|(ack, ts)| {
+                    ack == seg.seq && at.ts_ns - ts < FAST_RETRANSMIT_NS + turn
+                })
+        };
         let mut new_data = seg.payload_len > 0;
         let mut retransmission = false;
         if seg_len > 0 {
@@ -573,8 +609,13 @@ impl Connection {
                 }
                 Some(max_end) => {
                     if seq::lt(seg.seq, max_end) {
-                        let threshold = OUT_OF_ORDER_NS.min(self.rtt.best_ns().unwrap_or(i64::MAX));
-                        if at.ts_ns - h.max_end_ts < threshold {
+                        // Reordering lasts less than a round trip: the
+                        // handshake's (Wireshark's initial RTT) when seen,
+                        // else the data's samples (one-sided at an
+                        // endpoint: near zero at the receiver).
+                        let rtt = self.initial_rtt_ns.or(self.rtt.best_ns());
+                        let threshold = OUT_OF_ORDER_NS.min(rtt.unwrap_or(i64::MAX));
+                        if at.ts_ns - h.max_end_ts < threshold && !fast_retransmit {
                             // Filling a hole the capture saw open: new bytes.
                             h.stats.out_of_order += 1;
                         } else {
@@ -632,8 +673,20 @@ impl Connection {
                     self.half[r].stats.acked_unseen += 1;
                 }
             }
-            self.half[d].last_window = Some(seg.window);
             let h = &mut self.half[d];
+            // Wireshark's duplicate ACK: nothing new (no data, SYN, FIN or
+            // RST), the same ACK and the same non-zero window as before.
+            let duplicate = seg_len == 0
+                && !flags.rst()
+                && seg.window != 0
+                && h.last_window == Some(seg.window)
+                && h.last_ack.is_some_and(|(ack, _)| ack == seg.ack);
+            h.dupacks = if duplicate { h.dupacks + 1 } else { 0 };
+            if h.dupacks == 1 {
+                h.first_dupack_ts = at.ts_ns;
+            }
+            h.last_ack = Some((seg.ack, at.ts_ns));
+            h.last_window = Some(seg.window);
             h.acked = Some(h.acked.map_or(seg.ack, |a| seq::max(a, seg.ack)));
             self.rtt.on_ack(dir, seg.ack, at.ts_ns);
         }
@@ -943,6 +996,29 @@ impl Connection {
             _ => [0, 0],
         };
         held.replay(from, |at, dir, bytes| self.hand_over(at, dir, bytes, 0));
+    }
+
+    /// The round trip from the capture point to the host that sends in
+    /// `sender` and back: the handshake's (SYN -> SYN-ACK for the server,
+    /// SYN-ACK -> ACK for the client) or the smallest answer the sender
+    /// gave to data, whichever is smaller.
+    fn sender_side_ns(&self, sender: Direction) -> Option<i64> {
+        let (handshake, samples) = match sender {
+            Direction::ServerToClient => {
+                (self.syn_gap_ns, self.rtt.min_for(Direction::ClientToServer))
+            }
+            Direction::ClientToServer => (
+                match (self.syn_ack_count, self.syn_ack, self.handshake_ack) {
+                    (1, Some(sa), Some(ack)) => Some(ack.ts_ns - sa.ts_ns),
+                    _ => None,
+                },
+                self.rtt.min_for(Direction::ServerToClient),
+            ),
+        };
+        match (handshake, samples) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Hands decided stream bytes to the TLS parser or the exchanges.

@@ -1,7 +1,9 @@
 //! `retransmission` and `rto_stall` — data sent twice.
 //!
 //! Signature: a segment re-sending bytes already seen (later than 3 ms /
-//! one RTT after the highest, else it is reordering), or at a vantage past
+//! one RTT after the highest, else it is reordering, unless it re-sends
+//! the byte the peer's duplicate ACKs asked for: a fast retransmission,
+//! as Wireshark calls it), or at a vantage past
 //! the loss a late segment filling a hole. On the sender's clock, the
 //! silence before each retransmission is its cost; a silence of at least
 //! max(200 ms, 1.5 RTT) (Linux's minimum RTO is 200 ms) is an `rto_stall`:
