@@ -163,7 +163,11 @@ fn beyond_timeline(f: &Facts<'_>, w: &Wait) -> bool {
 /// After the rules dropped some of a finding's waits: its evidence frames
 /// lose what only the dropped waits cited, the kept waits' frames are
 /// cited (up to 8), and the counts its words are made of follow the waits.
+/// A retransmission's frames are the re-sends, whatever they cost: kept.
 fn recite(x: &mut Finding, before: &[Wait]) {
+    if x.kind == FindingKind::Retransmission {
+        return;
+    }
     let cites = |w: &Wait, frame: u64| {
         w.from_frame == frame || w.to_frame == frame || w.release_frame == Some(frame)
     };
