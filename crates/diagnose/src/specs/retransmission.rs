@@ -355,3 +355,55 @@ fn a_late_original_after_duplicate_acks_at_the_receiver_is_reordering() {
     assert_eq!(o.report.client_to_server.retransmissions, 0);
     o.has_no(Retransmission);
 }
+
+#[test]
+fn a_sack_recovery_resend_of_the_next_hole_right_after_a_new_segment_is_a_retransmission() {
+    // A paced stream (a full segment every 5 ms) loses the second and the
+    // fourth segments past the capture point. The server's duplicate ACKs
+    // SACK what arrived above the first hole; on the third the client
+    // re-sends the first hole and, SACK recovery (RFC 6675), the second
+    // right behind it, both within 3 ms of its newest segment.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let segs: Vec<Id> = (0..20)
+        .map(|i| w.data(C, 100.0 + 5.0 * i as f64, MSS))
+        .collect();
+    w.lose(segs[1]);
+    w.lose(segs[3]);
+    let abs = |w: &Wire, id: Id| {
+        let (a, b) = w.span(id);
+        (w.abs_seq(C, a), w.abs_seq(C, b))
+    };
+    let mut dupacks = Vec::new();
+    for k in [2, 4, 5, 6, 7] {
+        let a = w.ack(S, w.arrival(segs[k]));
+        let mut blocks = vec![abs(&w, segs[2])];
+        if k >= 4 {
+            blocks.push((abs(&w, segs[4]).0, abs(&w, segs[k]).1));
+        }
+        w.edit(a, |s| {
+            for (i, b) in blocks.iter().enumerate() {
+                s.options.sack[i] = *b;
+            }
+            s.options.sack_len = blocks.len() as u8;
+        });
+        dupacks.push(a);
+    }
+    let third = dupacks[2];
+    let r1 = w.resend(w.arrival(third) + 0.05, segs[1]);
+    let r3 = w.resend(w.arrival(third) + 0.06, segs[3]);
+    assert!(
+        w.sent(r3) - w.sent(segs[13]) < 3.0,
+        "within 3 ms of the newest"
+    );
+    for s in &segs[8..] {
+        w.ack(S, w.arrival(*s));
+    }
+    w.ack(S, w.arrival(r3));
+    let o = w.run();
+    assert_eq!(o.report.client_to_server.retransmissions, 2);
+    assert_eq!(
+        o.the(Retransmission).frames,
+        o.frames(&[segs[1], r1, segs[3], r3])
+    );
+}
