@@ -2,8 +2,9 @@
 //!
 //! Signature: a segment re-sending bytes already seen (later than 3 ms /
 //! one RTT after the highest, else it is reordering, unless it re-sends
-//! the byte the peer's duplicate ACKs asked for: a fast retransmission,
-//! as Wireshark calls it), or at a vantage past
+//! the byte the peer's duplicate ACKs asked for or a hole its SACK blocks
+//! reported, a round trip or more after the loss was first reported: a
+//! fast retransmission, see connection.rs), or at a vantage past
 //! the loss a late segment filling a hole. On the sender's clock, the
 //! silence before each retransmission is its cost; a silence of at least
 //! max(200 ms, 1.5 RTT) (Linux's minimum RTO is 200 ms) is an `rto_stall`:
