@@ -86,34 +86,14 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
             return true;
         }
         let nagle = x.kind.is_nagle();
-        let before = x.waits.clone();
+        // What the rules drop (allocated only when something is).
+        let mut dropped: Vec<Wait> = Vec::new();
         x.waits.retain(|w| {
-            let (Some(from), Some(to)) = (f.record(w.from_frame), f.record(w.to_frame)) else {
-                // Past a capped timeline there is nothing to check a wait
-                // against (the exchanges go on): it stands as measured.
-                return beyond_timeline(f, w);
-            };
-            if from.frame > to.frame || w.ms < 0.0 {
-                return false;
+            let ok = obeys(f, w, nagle, shift_error_ns);
+            if !ok {
+                dropped.push(*w);
             }
-            if let Some(rel) = w.release_frame {
-                let Some(rel) = f.record(rel) else {
-                    return false;
-                };
-                if !f.can_release(rel, to) || !began_before(f, from, rel, to.dir) {
-                    return false;
-                }
-            }
-            let span_ns = to.ts_ns - from.ts_ns;
-            let slack = if from.dir == to.dir {
-                1_000
-            } else {
-                shift_error_ns
-            };
-            if (w.ms * 1e6) as i64 > span_ns + slack {
-                return false;
-            }
-            !(nagle && to.len >= f.mss(to.dir))
+            ok
         });
         if x.waits.is_empty() && x.kind != FindingKind::Retransmission {
             return false;
@@ -126,11 +106,41 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
             x.cost_ms = kept;
             x.cost_rtts = None;
         }
-        if x.waits.len() != before.len() {
-            recite(x, &before);
+        if !dropped.is_empty() {
+            recite(x, &dropped);
         }
         true
     });
+}
+
+/// Whether one wait obeys rules 1-5.
+fn obeys(f: &Facts<'_>, w: &Wait, nagle: bool, shift_error_ns: i64) -> bool {
+    let (Some(from), Some(to)) = (f.record(w.from_frame), f.record(w.to_frame)) else {
+        // Past a capped timeline there is nothing to check a wait
+        // against (the exchanges go on): it stands as measured.
+        return beyond_timeline(f, w);
+    };
+    if from.frame > to.frame || w.ms < 0.0 {
+        return false;
+    }
+    if let Some(rel) = w.release_frame {
+        let Some(rel) = f.record(rel) else {
+            return false;
+        };
+        if !f.can_release(rel, to) || !began_before(f, from, rel, to.dir) {
+            return false;
+        }
+    }
+    let span_ns = to.ts_ns - from.ts_ns;
+    let slack = if from.dir == to.dir {
+        1_000
+    } else {
+        shift_error_ns
+    };
+    if (w.ms * 1e6) as i64 > span_ns + slack {
+        return false;
+    }
+    !(nagle && to.len >= f.mss(to.dir))
 }
 
 /// Whether the wait that began with `from` had begun when its release
@@ -164,14 +174,13 @@ fn beyond_timeline(f: &Facts<'_>, w: &Wait) -> bool {
 /// lose what only the dropped waits cited, the kept waits' frames are
 /// cited (up to 8), and the counts its words are made of follow the waits.
 /// A retransmission's frames are the re-sends, whatever they cost: kept.
-fn recite(x: &mut Finding, before: &[Wait]) {
+fn recite(x: &mut Finding, dropped: &[Wait]) {
     if x.kind == FindingKind::Retransmission {
         return;
     }
     let cites = |w: &Wait, frame: u64| {
         w.from_frame == frame || w.to_frame == frame || w.release_frame == Some(frame)
     };
-    let dropped: Vec<&Wait> = before.iter().filter(|w| !x.waits.contains(w)).collect();
     let kept = &x.waits;
     x.frames
         .retain(|fr| !dropped.iter().any(|w| cites(w, *fr)) || kept.iter().any(|w| cites(w, *fr)));
