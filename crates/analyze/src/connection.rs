@@ -61,8 +61,21 @@ const MAX_PENDING_SEGMENTS: usize = 64;
 const MAX_PENDING_BYTES: usize = 512 * 1024;
 
 /// Wireshark calls a segment that fills a hole "out-of-order" rather than a
-/// retransmission when it comes within this long of the highest one.
+/// retransmission when it comes within this long of the highest one
+/// (and is no fast retransmission: see [`FAST_RETRANSMIT_NS`]).
 const OUT_OF_ORDER_NS: i64 = 3_000_000;
+
+/// Wireshark calls a hole fill a fast retransmission, not out-of-order,
+/// when it re-sends the sequence number the peer's duplicate ACKs (at
+/// least two) asked for, within this long of the last of them. The kernel
+/// re-sends while it processes the ACK that crossed its threshold, and in
+/// SACK recovery each hole the ACKs report (`tcp_fastretrans_alert`,
+/// RFC 6675), so the re-send passes the capture point the
+/// capture-to-sender round trip after that ACK: the tracker allows this
+/// plus that round trip, and no less than the round trip after the loss
+/// was first reported (sooner, the hole was filled by the late original:
+/// reordering, whatever the duplicate ACKs said).
+const FAST_RETRANSMIT_NS: i64 = 20_000_000;
 
 /// Two copies of one IPv4 datagram (same non-zero identification, same TCP
 /// header, same payload) within this long are one packet captured twice.
@@ -152,6 +165,25 @@ pub(crate) struct Half {
     pub ts_ok: bool,
     /// Last window this side advertised (raw).
     pub last_window: Option<u16>,
+    /// The ACK number this side sent last, and when (Wireshark's lastack,
+    /// lastacktime).
+    last_ack: Option<(u32, i64)>,
+    /// Duplicate ACKs this side sent in a row (same ACK, no data, no
+    /// SYN/FIN/RST, and the same non-zero window or SACK blocks above
+    /// the ACK): what triggers fast retransmit and SACK recovery.
+    dupacks: u32,
+    /// Since when this side has been reporting a loss: its first
+    /// duplicate ACK, or first ACK with SACK blocks above the ACK, since
+    /// it last acknowledged everything it had.
+    loss_reported_since: Option<i64>,
+    /// Whether its last ACK reports a loss: the second duplicate ACK in a
+    /// row or later (Wireshark's rule), or SACK blocks above the ACK.
+    reports_loss: bool,
+    /// The SACK blocks of this side's last ACK (absolute sequence of the
+    /// peer's): the holes between them are what the peer's SACK recovery
+    /// re-sends (RFC 6675).
+    last_sack: [(u32, u32); 4],
+    last_sack_len: usize,
     /// Sequence number of the byte a zero-window probe sent beyond the
     /// closed window: the data that follows the reopening sends it again,
     /// which is not a retransmission of lost data.
@@ -537,6 +569,35 @@ impl Connection {
         }
 
         // Sequence analysis: retransmission, out-of-order, gaps.
+        // A re-send of the byte the peer's duplicate ACKs point at (or of
+        // a hole between the blocks their SACK reported) is the sender's
+        // answer to them (fast retransmit, RFC 5681 3.2; SACK recovery,
+        // RFC 6675), however soon after the highest segment it comes.
+        let fast_retransmit = {
+            let peer = &self.half[r];
+            // The capture point -> sender -> capture point round trip: the
+            // least time a duplicate ACK takes to come back as a re-send.
+            // Its estimate is a minimum of samples, each the path plus the
+            // sender's turnaround: a quarter of it is left for that.
+            let turn = self.sender_side_ns(dir).unwrap_or(0);
+            let end = seg.seq.wrapping_add(seg.payload_len);
+            let sack = &peer.last_sack[..peer.last_sack_len];
+            let in_sack_hole = |ack: u32| {
+                seq::le(ack, seg.seq)
+                    && sack.iter().any(|b| seq::le(end, b.0))
+                    && !sack
+                        .iter()
+                        .any(|b| seq::lt(seg.seq, b.1) && seq::lt(b.0, end))
+            };
+            peer.reports_loss
+                && peer
+                    .loss_reported_since
+                    .is_some_and(|t0| at.ts_ns - t0 >= turn - turn / 4)
+                && peer.last_ack.is_some_and(|(ack, ts)| {
+                    (ack == seg.seq || in_sack_hole(ack))
+                        && at.ts_ns - ts < FAST_RETRANSMIT_NS + turn
+                })
+        };
         let mut new_data = seg.payload_len > 0;
         let mut retransmission = false;
         if seg_len > 0 {
@@ -576,8 +637,13 @@ impl Connection {
                 }
                 Some(max_end) => {
                     if seq::lt(seg.seq, max_end) {
-                        let threshold = OUT_OF_ORDER_NS.min(self.rtt.best_ns().unwrap_or(i64::MAX));
-                        if at.ts_ns - h.max_end_ts < threshold {
+                        // Reordering lasts less than a round trip: the
+                        // handshake's (Wireshark's initial RTT) when seen,
+                        // else the data's samples (one-sided at an
+                        // endpoint: near zero at the receiver).
+                        let rtt = self.initial_rtt_ns.or(self.rtt.best_ns());
+                        let threshold = OUT_OF_ORDER_NS.min(rtt.unwrap_or(i64::MAX));
+                        if at.ts_ns - h.max_end_ts < threshold && !fast_retransmit {
                             // Filling a hole the capture saw open: new bytes.
                             h.stats.out_of_order += 1;
                         } else {
@@ -635,8 +701,35 @@ impl Connection {
                     self.half[r].stats.acked_unseen += 1;
                 }
             }
-            self.half[d].last_window = Some(seg.window);
             let h = &mut self.half[d];
+            // A duplicate ACK: nothing new (no data, SYN, FIN or RST) and
+            // the same ACK as before, with the same non-zero window
+            // (Wireshark's and RFC 5681's test) or with SACK blocks above
+            // the ACK: SACK recovery counts what they report whatever the
+            // window says (RFC 6675; Linux's sacked_out), and a receiver
+            // that autotunes its buffer widens the window on every one.
+            let sacks_above = seg
+                .options
+                .sack_blocks()
+                .iter()
+                .any(|b| seq::lt(seg.ack, b.1));
+            let duplicate = seg_len == 0
+                && !flags.rst()
+                && ((seg.window != 0 && h.last_window == Some(seg.window)) || sacks_above)
+                && h.last_ack.is_some_and(|(ack, _)| ack == seg.ack);
+            h.dupacks = if duplicate { h.dupacks + 1 } else { 0 };
+            h.reports_loss = h.dupacks >= 2 || sacks_above;
+            if duplicate || sacks_above {
+                h.loss_reported_since.get_or_insert(at.ts_ns);
+            } else {
+                // No hole reported: what it had arrived in order.
+                h.loss_reported_since = None;
+            }
+            h.last_ack = Some((seg.ack, at.ts_ns));
+            let blocks = seg.options.sack_blocks();
+            h.last_sack_len = blocks.len().min(4);
+            h.last_sack[..h.last_sack_len].copy_from_slice(&blocks[..h.last_sack_len]);
+            h.last_window = Some(seg.window);
             h.acked = Some(h.acked.map_or(seg.ack, |a| seq::max(a, seg.ack)));
             self.rtt.on_ack(dir, seg.ack, at.ts_ns);
         }
@@ -950,6 +1043,29 @@ impl Connection {
             _ => [0, 0],
         };
         held.replay(from, |at, dir, bytes| self.hand_over(at, dir, bytes, 0));
+    }
+
+    /// The round trip from the capture point to the host that sends in
+    /// `sender` and back: the handshake's (SYN -> SYN-ACK for the server,
+    /// SYN-ACK -> ACK for the client) or the smallest answer the sender
+    /// gave to data, whichever is smaller.
+    fn sender_side_ns(&self, sender: Direction) -> Option<i64> {
+        let (handshake, samples) = match sender {
+            Direction::ServerToClient => {
+                (self.syn_gap_ns, self.rtt.min_for(Direction::ClientToServer))
+            }
+            Direction::ClientToServer => (
+                match (self.syn_ack_count, self.syn_ack, self.handshake_ack) {
+                    (1, Some(sa), Some(ack)) => Some(ack.ts_ns - sa.ts_ns),
+                    _ => None,
+                },
+                self.rtt.min_for(Direction::ServerToClient),
+            ),
+        };
+        match (handshake, samples) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Hands decided stream bytes to the TLS parser or the exchanges.

@@ -8,7 +8,10 @@
 //!
 //! 1. What releases a wait comes before it: the releasing packet was
 //!    captured before the packet that left (at any vantage on the path the
-//!    release passes the capture point before the answer it triggers does).
+//!    release passes the capture point before the answer it triggers does),
+//!    and it reached the host that waited after the wait began (on that
+//!    host's clock: the capture's order says so only for packets of one
+//!    side).
 //! 2. A release never acknowledges the very segment it released.
 //! 3. The waiting and releasing packets come from opposite sides.
 //! 4. A wait is no longer than the capture shows between its ends (plus
@@ -25,7 +28,7 @@
 //! round trips from turning host work into "extra round trips".
 
 use super::Facts;
-use crate::model::Finding;
+use crate::model::{Detail, Direction, Finding, FindingKind, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
 
@@ -68,6 +71,11 @@ impl Facts<'_> {
     }
 }
 
+/// Linux's TCP_RTO_MAX (RFC 6298 allows 60 s and up): a silence longer
+/// than this before a re-send (data, a SYN) is not a retransmission timer
+/// running (a clock jump, a collage of captures).
+pub const RTO_MAX_NS: i64 = 120_000_000_000;
+
 /// Applies the rules to every finding with waits; see the module doc.
 pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // The clock shift between the two sides is only as good as the RTT
@@ -78,49 +86,137 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
             return true;
         }
         let nagle = x.kind.is_nagle();
-        let before = x.waits.len();
+        // What the rules drop (allocated only when something is).
+        let mut dropped: Vec<Wait> = Vec::new();
         x.waits.retain(|w| {
-            let (Some(from), Some(to)) = (f.record(w.from_frame), f.record(w.to_frame)) else {
-                return false;
-            };
-            if from.frame > to.frame || w.ms < 0.0 {
-                return false;
+            let ok = obeys(f, w, nagle, shift_error_ns);
+            if !ok {
+                dropped.push(*w);
             }
-            if let Some(rel) = w.release_frame {
-                let Some(rel) = f.record(rel) else {
-                    return false;
-                };
-                if !f.can_release(rel, to) || rel.frame < from.frame {
-                    return false;
-                }
-            }
-            let span_ns = to.ts_ns - from.ts_ns;
-            let slack = if from.dir == to.dir {
-                1_000
-            } else {
-                shift_error_ns
-            };
-            if (w.ms * 1e6) as i64 > span_ns + slack {
-                return false;
-            }
-            !(nagle && to.len >= f.mss(to.dir))
+            ok
         });
-        if x.waits.is_empty() {
+        if x.waits.is_empty() && x.kind != FindingKind::Retransmission {
             return false;
         }
-        if x.waits.len() != before {
-            let kept: f64 = x.waits.iter().map(|w| w.ms).sum();
+        // Rule 4: the cost is the sum of the waits, whatever the detector
+        // summed (a retransmission stays a fact without its waits: the
+        // data was sent twice, whatever it cost).
+        let kept: f64 = x.waits.iter().map(|w| w.ms).sum();
+        if (kept - x.cost_ms).abs() > 1e-9 {
             x.cost_ms = kept;
             x.cost_rtts = None;
-            x.frames = x
-                .waits
-                .iter()
-                .take(8)
-                .flat_map(|w| [Some(w.to_frame), w.release_frame])
-                .flatten()
-                .collect();
-            x.display_filter = f.filter_frames(&x.frames);
+        }
+        if !dropped.is_empty() {
+            recite(x, &dropped);
         }
         true
     });
+}
+
+/// Whether one wait obeys rules 1-5.
+fn obeys(f: &Facts<'_>, w: &Wait, nagle: bool, shift_error_ns: i64) -> bool {
+    let (Some(from), Some(to)) = (f.record(w.from_frame), f.record(w.to_frame)) else {
+        // Past a capped timeline there is nothing to check a wait
+        // against (the exchanges go on): it stands as measured.
+        return beyond_timeline(f, w);
+    };
+    if from.frame > to.frame || w.ms < 0.0 {
+        return false;
+    }
+    if let Some(rel) = w.release_frame {
+        let Some(rel) = f.record(rel) else {
+            return false;
+        };
+        if !f.can_release(rel, to) || !began_before(f, from, rel, to.dir) {
+            return false;
+        }
+    }
+    let span_ns = to.ts_ns - from.ts_ns;
+    let slack = if from.dir == to.dir {
+        1_000
+    } else {
+        shift_error_ns
+    };
+    if (w.ms * 1e6) as i64 > span_ns + slack {
+        return false;
+    }
+    !(nagle && to.len >= f.mss(to.dir))
+}
+
+/// Whether the wait that began with `from` had begun when its release
+/// `rel` reached the host that waited (`waiter`). From one side, the
+/// capture's order says it; from both, only the waiter's clock does: at
+/// a vantage near the releasing host, an ACK of the first segments of a
+/// window is captured before the window's last segment passes, which the
+/// sender had sent long before that ACK reached it.
+fn began_before(
+    f: &Facts<'_>,
+    from: &SegmentRecord,
+    rel: &SegmentRecord,
+    waiter: Direction,
+) -> bool {
+    if from.dir == rel.dir {
+        return from.frame <= rel.frame;
+    }
+    let shift_error_ns = f.rtt_ns.unwrap_or(0) / 10 + f.jitter_ns + 1_000_000;
+    f.on_clock_of(waiter, rel) + shift_error_ns >= f.on_clock_of(waiter, from)
+}
+
+/// Whether a wait cites frames past the end of a timeline that was cut at
+/// its cap ([`rttdoc_analyze::TIMELINE_CAP`]).
+fn beyond_timeline(f: &Facts<'_>, w: &Wait) -> bool {
+    let capped = f.timeline.len() >= rttdoc_analyze::TIMELINE_CAP;
+    let last = f.timeline.last().map_or(0, |r| r.frame);
+    capped && (w.to_frame > last || w.from_frame > last)
+}
+
+/// After the rules dropped some of a finding's waits: its evidence frames
+/// lose what only the dropped waits cited, the kept waits' frames are
+/// cited (up to 8), and the counts its words are made of follow the waits.
+/// A retransmission's frames are the re-sends, whatever they cost: kept.
+fn recite(x: &mut Finding, dropped: &[Wait]) {
+    if x.kind == FindingKind::Retransmission {
+        return;
+    }
+    let cites = |w: &Wait, frame: u64| {
+        w.from_frame == frame || w.to_frame == frame || w.release_frame == Some(frame)
+    };
+    let kept = &x.waits;
+    x.frames
+        .retain(|fr| !dropped.iter().any(|w| cites(w, *fr)) || kept.iter().any(|w| cites(w, *fr)));
+    for w in kept.iter().take(8) {
+        if x.frames.len() >= 16 {
+            break;
+        }
+        for fr in [Some(w.to_frame), w.release_frame].into_iter().flatten() {
+            if !x.frames.contains(&fr) {
+                x.frames.push(fr);
+            }
+        }
+    }
+    let n = kept.len() as u32;
+    match &mut x.detail {
+        Detail::Nagle { holds, .. } => *holds = n,
+        Detail::ZeroWindow { episodes, .. } => *episodes = n,
+        Detail::RwndLimited { stalls, .. } => *stalls = n,
+        Detail::RtoStall { stalls, .. } => *stalls = n,
+        Detail::SynRetransmit { syns } => *syns = n + 1,
+        Detail::ExchangeThinkTime {
+            slow, longest_ms, ..
+        } => {
+            *slow = n;
+            *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);
+        }
+        _ => {}
+    }
+    x.display_filter = if x.frames.is_empty() {
+        format!("tcp.stream eq {}", x.stream)
+    } else {
+        let list: Vec<String> = x.frames.iter().map(|f| f.to_string()).collect();
+        format!(
+            "tcp.stream eq {} && frame.number in {{{}}}",
+            x.stream,
+            list.join(" ")
+        )
+    };
 }

@@ -6,15 +6,21 @@
 //! new data segments, ended by the client's ACK (`Facts::released_by`),
 //! with at least 8 MSS sent and unacknowledged before that ACK (the window
 //! was full, not Nagle); in TLS 1.2, up to the ServerHelloDone (what
-//! follows waits for the client's key exchange). Cost: the silence. Says how many bytes the flight exceeded
+//! follows waits for the client's key exchange). The pause lasts until the
+//! ACK of the window's first segments returns: at most a round trip plus
+//! the client's delayed-ACK timer (a longer silence is the server having
+//! nothing to send, not the window). Each pause is a wait from the last
+//! segment of the full window to the next, released by that ACK. Cost:
+//! the silences (the waits' sum). Says how many bytes the flight exceeded
 //! the initial window by.
 //! Fix: a smaller chain (ECDSA certificates, no root in the chain, fewer
 //! intermediates), certificate compression, or a larger initial window on
 //! the server's routes (`ip route change ... initcwnd 20`).
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
 use rttdoc_analyze::seq;
+use rttdoc_analyze::SegmentRecord;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {
@@ -51,60 +57,71 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let mut sent_end: Option<u32> = None;
     let mut acked: Option<u32> = None;
     let mut flight_bytes = 0u64;
-    // The last data segment: when, and how many bytes were in flight right
-    // after it (the window the sender had filled when it stopped).
-    let mut prev: Option<(i64, u64)> = None;
-    let mut release: Option<(i64, u64)> = None;
+    // The last data segment: when, which, and how many bytes were in
+    // flight right after it (the window the sender had filled when it
+    // stopped).
+    let mut prev: Option<(i64, &SegmentRecord, u64)> = None;
+    let mut release: Option<(i64, &SegmentRecord)> = None;
+    // An ACK-clocked pause ends when the ACK comes back: a round trip plus
+    // at most the receiver's delayed-ACK timer.
+    let longest = rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
     let mut pauses = Vec::new();
     for (t, r) in events {
         if r.dir != sender {
             if acked.is_none_or(|a| seq::lt(a, r.ack)) {
                 acked = Some(r.ack);
-                release = Some((t, r.frame));
+                release = Some((t, r));
             }
             continue;
         }
-        if let (Some((tp, in_flight)), Some((ta, ack_frame))) = (prev, release) {
+        if let (Some((tp, p, in_flight)), Some((ta, a))) = (prev, release) {
             let silence = t - tp;
             // A quarter RTT: on a short path a slow host spreads the
             // window's segments over half the round trip, and the first
             // ACKs come back while the last ones are still leaving.
             if silence >= (rtt / 4).max(2_000_000)
+                && silence <= longest
                 && f.released_by(sender, t, ta)
+                && f.can_release(a, r)
                 && in_flight >= 8 * mss
                 && flight_bytes >= 8 * mss
             {
-                pauses.push((r.frame, ack_frame, silence));
+                pauses.push(Wait {
+                    from_frame: p.frame,
+                    to_frame: r.frame,
+                    release_frame: Some(a.frame),
+                    ms: silence as f64 / 1e6,
+                });
             }
         }
         flight_bytes += r.len as u64;
         let end = sent_end.map_or(r.end, |e| seq::max(e, r.end));
         sent_end = Some(end);
         let in_flight = seq::diff(end, acked.unwrap_or(1)).max(0) as u64;
-        prev = Some((t, in_flight));
+        prev = Some((t, r, in_flight));
     }
     if pauses.is_empty() {
         return;
     }
-    let total: i64 = pauses.iter().map(|p| p.2).sum();
     let phase = if f.tls_end_frame.is_some() {
         Phase::TlsHandshake
     } else {
         Phase::Transfer
     };
     let mut x = f.finding(FindingKind::InitcwndLimited, Some(phase));
-    for (held, ack, _) in pauses.iter().take(8) {
-        x.frames.push(*held);
-        x.frames.push(*ack);
+    for w in pauses.iter().take(8) {
+        x.frames.push(w.to_frame);
+        x.frames.extend(w.release_frame);
     }
-    x.cost_ms = total as f64 / 1e6;
+    x.cost_ms = pauses.iter().map(|w| w.ms).sum();
     x.detail = Detail::Initcwnd {
         flight_bytes: flight_bytes as u32,
         mss: mss as u32,
-        first_pause_ms: pauses[0].2 as f64 / 1e6,
-        first_ack_frame: pauses[0].1,
+        first_pause_ms: pauses[0].ms,
+        first_ack_frame: pauses[0].release_frame.unwrap_or(0),
         in_tls_handshake: f.tls_end_frame.is_some(),
     };
     x.display_filter = f.filter_frames(&x.frames);
+    x.waits = pauses;
     out.push(x);
 }

@@ -18,7 +18,9 @@
 //!   8 MSS were in flight from the segment before K until A (so not the
 //!   congestion window: see `initcwnd_limited`), and the segment before K
 //!   left at least an MSS of the receiver's window free (else the window
-//!   held K: `rwnd_limited`).
+//!   held K: `rwnd_limited`); before the receiver's first segment without
+//!   SYN, its window is the one its SYN or SYN-ACK announced (unscaled,
+//!   RFC 7323 2.2).
 //!
 //! Kinds: `nagle_delayed_ack` when the receiver held A back for 25 ms or
 //! more after the data it acknowledges reached it (a delayed-ACK timer);
@@ -71,7 +73,11 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     // The receive window's right edge as the sender knew it, and whether
     // the last data segment left less than an MSS of it (then the window
     // held the next one: `rwnd_limited`, not Nagle).
-    let mut edge: Option<u64> = None;
+    // Until the receiver's first segment without SYN says otherwise, its
+    // window is the one its SYN (or SYN-ACK) announced, never scaled (RFC
+    // 7323 2.2): that is the window the first data is sent against.
+    let mut edge: Option<u64> = handshake_edge(f, receiver);
+    let mut edge_from_syn = edge.is_some();
     let mut window_full = false;
     // The last ACK that advanced: when, which, whether it acknowledged the
     // last unacknowledged sub-MSS segment (what Nagle waits for), and how
@@ -97,10 +103,13 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     for &(t, r) in events {
         if r.dir == receiver {
             if let Some(e) = f.window_edge(r) {
+                // The first scaled window replaces the SYN's; after it the
+                // right edge only moves forward (RFC 9293 3.8.6).
                 if !r.flags.intersects(TcpFlags::SYN | TcpFlags::RST)
-                    && edge.is_none_or(|old| e > old)
+                    && (edge_from_syn || edge.is_none_or(|old| e > old))
                 {
                     edge = Some(e);
+                    edge_from_syn = false;
                 }
             }
             // Only a pure ACK releases a hold: after the peer's data, the
@@ -207,6 +216,22 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         parked = None;
     }
     holds
+}
+
+/// The right edge of the window `receiver` announced in its SYN or
+/// SYN-ACK (relative sequence of the other direction: the SYN-ACK's ACK,
+/// or 1 for a SYN, plus the unscaled window); None without the handshake
+/// in the capture.
+fn handshake_edge(f: &Facts<'_>, receiver: Direction) -> Option<u64> {
+    if f.report.partial || f.report.handshake.syn_ack_frame.is_none() {
+        return None;
+    }
+    let syn = f
+        .timeline
+        .iter()
+        .find(|r| r.dir == receiver && r.flags.syn())?;
+    let ack = if syn.ack_set { syn.ack as u64 } else { 1 };
+    Some(ack + syn.window as u64)
 }
 
 /// Which exchange's response (1-based) a server segment belongs to, and

@@ -1,7 +1,10 @@
 //! `retransmission` and `rto_stall` — data sent twice.
 //!
 //! Signature: a segment re-sending bytes already seen (later than 3 ms /
-//! one RTT after the highest, else it is reordering), or at a vantage past
+//! one RTT after the highest, else it is reordering, unless it re-sends
+//! the byte the peer's duplicate ACKs asked for or a hole its SACK blocks
+//! reported, a round trip or more after the loss was first reported: a
+//! fast retransmission, see connection.rs), or at a vantage past
 //! the loss a late segment filling a hole. On the sender's clock, the
 //! silence before each retransmission is its cost; a silence of at least
 //! max(200 ms, 1.5 RTT) (Linux's minimum RTO is 200 ms) is an `rto_stall`:
@@ -15,9 +18,19 @@
 //! Fix: find the loss (a lossy link, a policer, an overflowing queue);
 //! keep SACK on; tail-loss probes (net.ipv4.tcp_early_retrans) shorten
 //! the stall.
+//!
+//! Waits: each counted silence is a wait from the sender's previous data
+//! segment to the re-send. A fast retransmission is released by the
+//! receiver's duplicate ACK (or SACK) that triggered it, when the re-send
+//! left right after it (`Facts::released_by`); a timeout's re-send has no
+//! releasing packet (the sender's own timer ended it). The silences are
+//! bounded by the mechanism: under max(200 ms, 1.5 RTT) for the
+//! retransmission's cost (the duplicate ACKs' round trip), at most
+//! Linux's TCP_RTO_MAX (120 s) for a timer. Each finding's cost is its
+//! waits' sum.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
 
@@ -30,9 +43,7 @@ fn original<'a>(timeline: &'a [SegmentRecord], r: &SegmentRecord) -> Option<&'a 
         .find(|o| o.dir == r.dir && !o.probe && seq::le(o.seq, r.seq) && seq::lt(r.seq, o.end))
 }
 
-/// Linux's TCP_RTO_MAX (RFC 6298 allows 60 s and up): a silence longer
-/// than this before a re-send is not a retransmission timer running.
-const RTO_MAX_NS: i64 = 120_000_000_000;
+use super::causality::RTO_MAX_NS;
 
 /// A re-send of bytes the receiver already had: the peer acknowledged them
 /// in a packet captured before the re-send (the ACK was on its way when
@@ -51,6 +62,26 @@ fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
                     && p.dsack
                         .is_some_and(|(l, h)| seq::le(l, r.seq) && seq::le(r.end, h))))
     })
+}
+
+/// The receiver's duplicate ACK (or SACK) that released the fast
+/// retransmission `r` (at `t` on the sender's clock): the last ACK captured
+/// between the sender's previous segment `prev` and `r` that did not move
+/// past `r`'s bytes and that `r` left right after (RFC 5681 3.2, RFC 6675:
+/// the sender re-sends the moment the third duplicate ACK, or enough SACK,
+/// arrives).
+fn duplicate_ack<'a>(
+    f: &'a Facts<'_>,
+    prev: &SegmentRecord,
+    r: &SegmentRecord,
+    t: i64,
+) -> Option<&'a SegmentRecord> {
+    let a = f
+        .between(prev.frame + 1, r.frame)
+        .iter()
+        .rev()
+        .find(|a| a.dir != r.dir && a.ack_set && a.len == 0 && seq::le(a.ack, r.seq))?;
+    (f.released_by(r.dir, t, f.on_clock_of(r.dir, a)) && f.can_release(a, r)).then_some(a)
 }
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -78,9 +109,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut retx = Vec::new();
         let mut pairs = Vec::new();
         let mut stalls = Vec::new();
-        let mut cost = 0i64;
+        let mut waits = Vec::new();
         for w in data.windows(2) {
-            let ((tp, _), (t, r)) = (w[0], w[1]);
+            let ((tp, p), (t, r)) = (w[0], w[1]);
             // A FIN re-sent after the data was delivered delays no one
             // (the application has finished), and the peer that does not
             // answer it may simply be gone: not evidence of loss.
@@ -93,12 +124,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             }
             pairs.push(r.frame);
             let silence = t - tp;
+            let wait = Wait {
+                from_frame: p.frame,
+                to_frame: r.frame,
+                release_frame: None,
+                ms: silence as f64 / 1e6,
+            };
             if silence > RTO_MAX_NS {
                 // A clock jump or a collage of captures is not a timer.
             } else if silence >= rto_floor {
-                stalls.push((r.frame, silence));
+                stalls.push(wait);
             } else if silence >= rtt / 2 {
-                cost += silence;
+                waits.push(Wait {
+                    release_frame: duplicate_ack(f, p, r, t).map(|a| a.frame),
+                    ..wait
+                });
             }
         }
         if data
@@ -135,7 +175,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         pairs.dedup();
         let mut x = f.finding(FindingKind::Retransmission, Some(Phase::Transfer));
         x.frames = pairs.iter().take(40).copied().collect();
-        x.cost_ms = cost as f64 / 1e6;
+        x.cost_ms = waits.iter().map(|w| w.ms).sum();
+        x.waits = waits;
         x.confidence = 1.0;
         x.detail = Detail::Retransmission {
             sender,
@@ -151,16 +192,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         };
         out.push(x);
         if !stalls.is_empty() {
-            let total: i64 = stalls.iter().map(|s| s.1).sum();
             let mut y = f.finding(FindingKind::RtoStall, Some(Phase::Transfer));
-            y.frames = stalls.iter().take(20).map(|s| s.0).collect();
-            y.cost_ms = total as f64 / 1e6;
+            y.frames = stalls.iter().take(20).map(|s| s.to_frame).collect();
+            y.cost_ms = stalls.iter().map(|s| s.ms).sum();
             y.confidence = 0.9;
             y.detail = Detail::RtoStall {
                 sender,
                 stalls: stalls.len() as u32,
             };
             y.display_filter = f.filter_frames(&y.frames);
+            y.waits = stalls;
             out.push(y);
         }
     }

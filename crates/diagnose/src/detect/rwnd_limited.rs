@@ -15,6 +15,11 @@
 //! the tolerance). Reported when it happens at least 3 times and the
 //! stalls add up to a round trip or more (one or two rounds are receive
 //! autotuning catching up with a growing congestion window).
+//! Each stall is a wait from P to K released by the window update A, and
+//! lasts at most the update's round trip: a round trip plus the
+//! receiver's delayed-ACK timer (longer, the window did not hold the
+//! sender all along: a reader that stopped closes the window to zero,
+//! `zero_window`'s, and a sender with nothing to send is idle).
 //! Cost: the stalls (P to K), summed: what the kernel counts as
 //! `tcpi_rwnd_limited`.
 //! Fix: a receive buffer of at least the bandwidth-delay product: don't pin
@@ -22,7 +27,8 @@
 //! (and `net.core.rmem_max`); make the reader drain faster.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use rttdoc_analyze::SegmentRecord;
 
 /// Stalls that make a sustained limitation, not autotuning catching up.
 const MIN_STALLS: usize = 3;
@@ -31,16 +37,17 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {
         return;
     };
+    let longest = rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
     for sender in [Direction::ServerToClient, Direction::ClientToServer] {
         let receiver = sender.reverse();
         let mss = f.mss(sender) as u64;
         let events = f.new_data_view(sender);
         // The right edge the sender knows, and the last ACK that moved it.
         let mut edge: Option<u64> = None;
-        let mut opened: Option<(i64, u64)> = None;
+        let mut opened: Option<(i64, &SegmentRecord)> = None;
         // The last data segment, when it left the window (almost) full.
-        let mut full: Option<(i64, u64)> = None;
-        let mut stalls: Vec<(u64, u64, i64)> = Vec::new();
+        let mut full: Option<(i64, &SegmentRecord)> = None;
+        let mut stalls: Vec<Wait> = Vec::new();
         for &(t, r) in events {
             if r.dir == receiver {
                 if r.window == 0 {
@@ -54,42 +61,48 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 };
                 if edge.is_none_or(|old| e > old) {
                     edge = Some(e);
-                    opened = Some((t, r.frame));
+                    opened = Some((t, r));
                 }
                 continue;
             }
             if let (Some((tp, p)), Some((ta, a))) = (full, opened) {
                 let silence = t - tp;
-                let waited = silence >= (rtt / 4).max(2_000_000);
-                let released = ta >= tp && f.released_by(sender, t, ta);
+                let waited = silence >= (rtt / 4).max(2_000_000) && silence <= longest;
+                let released = ta >= tp && f.released_by(sender, t, ta) && f.can_release(a, r);
                 if waited && released {
-                    stalls.push((p, a, silence));
+                    stalls.push(Wait {
+                        from_frame: p.frame,
+                        to_frame: r.frame,
+                        release_frame: Some(a.frame),
+                        ms: silence as f64 / 1e6,
+                    });
                 }
             }
             full = match edge {
-                Some(e) if (r.end as u64) + mss > e => Some((t, r.frame)),
+                Some(e) if (r.end as u64) + mss > e => Some((t, r)),
                 _ => None,
             };
         }
-        let total: i64 = stalls.iter().map(|s| s.2).sum();
+        let total: i64 = stalls.iter().map(|s| (s.ms * 1e6) as i64).sum();
         // Round after round: autotuning lets a growing window lag the
         // congestion window for a round or two by design.
         if stalls.len() < MIN_STALLS || total < rtt {
             continue;
         }
         let mut x = f.finding(FindingKind::RwndLimited, Some(Phase::Transfer));
-        for (p, a, _) in stalls.iter().take(8) {
-            x.frames.push(*p);
-            x.frames.push(*a);
+        for w in stalls.iter().take(8) {
+            x.frames.push(w.from_frame);
+            x.frames.extend(w.release_frame);
         }
-        x.cost_ms = total as f64 / 1e6;
+        x.cost_ms = stalls.iter().map(|w| w.ms).sum();
         x.confidence = 0.85;
         x.detail = Detail::RwndLimited {
             sender,
-            first_full_frame: stalls[0].0,
-            first_open_frame: stalls[0].1,
+            first_full_frame: stalls[0].from_frame,
+            first_open_frame: stalls[0].release_frame.unwrap_or(0),
             stalls: stalls.len() as u32,
         };
+        x.waits = stalls;
         x.display_filter = f.filter_frames(&x.frames);
         out.push(x);
     }

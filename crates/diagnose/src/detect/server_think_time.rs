@@ -6,7 +6,10 @@
 //! Signature, on the server's clock (client packets + the server side of
 //! the RTT): answer departure minus question arrival, at least half a
 //! round trip, clamped to 5..20 ms (above a kernel's or a TLS library's
-//! normal turnaround; 20 ms is worth knowing on any path). Cost: that time.
+//! normal turnaround; 20 ms is worth knowing on any path). Each is a wait
+//! from the question (its last copy) to the answer's first segment, with
+//! no releasing packet (the server's own work ended it), of that time on
+//! the server's clock. Cost: the waits' sum.
 //! Fix: cheaper crypto (ECDSA P-256 certificates instead of RSA-4096,
 //! x25519), session resumption, more CPU, a warm backend; for responses,
 //! the application.
@@ -18,7 +21,7 @@
 //! not.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_wire::TcpFlags;
 
@@ -53,18 +56,24 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if let (Some(tq), Some(ta)) = (on_server(ch), on_server(sh)) {
                 // The ServerHello record may end in a later segment than the
                 // one that started it: take the first server data after the ClientHello.
-                let first = f
+                let (first_frame, first) = f
                     .timeline
                     .iter()
                     .filter(|r| r.dir == Direction::ServerToClient && r.len > 0 && r.frame > ch)
-                    .map(|r| f.on_clock_of(Direction::ServerToClient, r))
+                    .map(|r| (r.frame, f.on_clock_of(Direction::ServerToClient, r)))
                     .next()
-                    .unwrap_or(ta);
+                    .unwrap_or((sh, ta));
                 let think = first - tq;
                 if think >= threshold {
                     let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
                     x.frames = vec![ch, sh];
                     x.cost_ms = think as f64 / 1e6;
+                    x.waits = vec![Wait {
+                        from_frame: ch,
+                        to_frame: first_frame,
+                        release_frame: None,
+                        ms: x.cost_ms,
+                    }];
                     x.detail = Detail::HandshakeThinkTime;
                     x.display_filter = f.filter_frames(&x.frames);
                     out.push(x);
@@ -122,6 +131,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         y.frames.push(*q);
         y.frames.push(*a);
     }
+    y.waits = slow
+        .iter()
+        .map(|(_, q, a, think)| Wait {
+            from_frame: *q,
+            to_frame: *a,
+            release_frame: None,
+            ms: *think as f64 / 1e6,
+        })
+        .collect();
     y.cost_ms = total as f64 / 1e6;
     y.detail = Detail::ExchangeThinkTime {
         slow: slow.len() as u32,

@@ -1,7 +1,9 @@
 //! The causality rules every finding obeys (detect/causality.rs).
 //!
 //! > 1. What releases a wait comes before it: the releasing packet was
-//! >    captured before the packet that left [...].
+//! >    captured before the packet that left [...], and it reached the host
+//! >    that waited after the wait began (on that host's clock: the
+//! >    capture's order says so only for packets of one side).
 //! > 2. A release never acknowledges the very segment it released.
 //! > 3. The waiting and releasing packets come from opposite sides.
 //! > 4. A wait is no longer than the capture shows between its ends (plus
@@ -25,7 +27,7 @@
 use super::*;
 use crate::detect::{causality, Facts};
 use rttdoc_analyze::SegmentRecord;
-use FindingKind::{InitcwndLimited, NagleHold, TfoAccepted};
+use FindingKind::{InitcwndLimited, NagleHold, Retransmission, TfoAccepted};
 
 const RTT_NS: i64 = 40_000_000;
 
@@ -226,4 +228,58 @@ fn data_arriving_together_with_the_release_does_not_make_a_reply() {
     let tl = reply_timeline(140.5);
     let f = facts(&r, &tl);
     assert!(f.can_release(&tl[1], &tl[3]));
+}
+
+#[test]
+fn a_release_that_reached_the_waiter_before_its_wait_began_is_dropped() {
+    // The ACK in frame 5 (140 ms) reached the client long before its full
+    // segment 7 (300 ms) left: it cannot have ended a wait that began then.
+    assert!(enforced(
+        InitcwndLimited,
+        vec![wait(7, 9, Some(5), 40.05)],
+        &timeline()
+    )
+    .is_none());
+}
+
+/// The server's window seen at the client: the first segment (10)
+/// arrives, the client ACKs it at once (11), the window's last segment
+/// (12) arrives 1.8 ms later, and the next (13) one round trip after the
+/// ACK left: released by it at the server.
+fn window_timeline() -> Vec<SegmentRecord> {
+    vec![
+        rec(10, 119.8, S, 1, MSS, Some(1)),
+        rec(11, 119.8, C, 1, 0, Some(1 + MSS)),
+        rec(12, 121.6, S, 1 + MSS, MSS, Some(1)),
+        rec(13, 159.85, S, 1 + 2 * MSS, MSS, Some(1)),
+    ]
+}
+
+#[test]
+fn a_release_of_the_other_side_captured_before_the_wait_began_stands_if_it_reached_the_waiter_after(
+) {
+    // At the client the ACK (11) is captured before the segment the wait
+    // runs from (12); on the server's clock (client packets + 40 ms) it
+    // arrived at 159.8 ms, after 12 left at 121.6 ms.
+    let w = wait(12, 13, Some(11), 38.25);
+    let kept = enforced(InitcwndLimited, vec![w], &window_timeline()).expect("kept");
+    assert_eq!(kept.waits, vec![w]);
+}
+
+#[test]
+fn a_retransmission_whose_waits_all_fall_stays_a_fact_with_no_cost() {
+    // A re-send (9) said to be released by an ACK (8) that acknowledges
+    // it: the wait falls, the re-send stays cited, at no cost.
+    let r = report();
+    let mut tl = timeline();
+    tl[4].ack = 1661 + MSS;
+    let f = facts(&r, &tl);
+    let mut x = finding(&f, Retransmission, vec![wait(7, 9, Some(8), 40.05)]);
+    x.frames = vec![7, 9];
+    let mut out = vec![x];
+    causality::enforce(&f, &mut out);
+    let kept = out.pop().expect("kept");
+    assert!(kept.waits.is_empty());
+    assert_eq!(kept.cost_ms, 0.0);
+    assert_eq!(kept.frames, vec![7, 9]);
 }

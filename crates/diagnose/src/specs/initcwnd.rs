@@ -74,8 +74,6 @@ fn a_handshake_flight_that_waits_for_an_ack_after_a_full_initial_window_is_initc
 }
 
 #[test]
-#[ignore = "initcwnd.rs cites no waits: causality.rs rule 4 says a finding's cost \
-            is the sum of its waits (here: 10th segment -> 11th, released by the ACK)"]
 fn an_initcwnd_pause_is_a_wait_from_the_last_segment_of_the_window_released_by_the_ack() {
     let Flight { w, segs, ack } = flight(Path::at_client(RTT), 10, 0.01, KERNEL, false);
     let o = w.run();
@@ -188,4 +186,45 @@ fn the_wait_for_the_clients_key_exchange_after_the_server_hello_done_is_not_the_
     // the protocol's round trip, not the congestion window's.
     let (w, ..) = tls12_flight(11);
     w.run().has_no(InitcwndLimited);
+}
+
+#[test]
+fn a_window_released_by_the_ack_of_its_first_segment_is_initcwnd_limited_at_any_vantage() {
+    // The link paces the window 0.2 ms a segment; the client ACKs the
+    // first at once (quick ACK) and the rest when the last arrives. The
+    // first ACK reaches the server after it sent the whole window and
+    // releases the 11th segment while the kernel processes it. At the
+    // client that ACK is captured before the window's last segment
+    // arrives, yet on the server's clock it came after the wait began.
+    let turnaround = 0.005;
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
+        let parts = segments(&tls13_server_flight(BIG_CHAIN, false));
+        let go = w.arrival(ch) + 0.1;
+        let mut segs: Vec<Id> = parts[..10]
+            .iter()
+            .enumerate()
+            .map(|(i, s)| w.send(S, go + i as f64 * 0.2, s))
+            .collect();
+        let first_ack = w.ack(C, w.arrival(segs[0]));
+        w.ack(C, w.arrival(segs[9]));
+        let back = w.arrival(first_ack) + turnaround;
+        for (i, s) in parts[10..].iter().enumerate() {
+            segs.push(w.send(S, back + i as f64 * 0.01, s));
+        }
+        let last = *segs.last().unwrap();
+        w.send(C, w.arrival(last), leak(encrypted(FINISHED_LEN)));
+        let o = w.run();
+        let f = o.the(InitcwndLimited);
+        assert_eq!(f.frames, o.frames(&[segs[10], first_ack]));
+        let silence = RTT + turnaround - 9.0 * 0.2;
+        assert_waits(
+            &f.waits,
+            &[o.wait(segs[9], segs[10], Some(first_ack), silence)],
+            EXACT,
+        );
+        assert_cost_is_its_waits(f);
+    }
 }

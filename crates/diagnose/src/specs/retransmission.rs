@@ -92,16 +92,12 @@ fn a_fast_retransmission_costs_the_silence_before_it_and_is_no_rto_stall() {
 }
 
 #[test]
-#[ignore = "retransmission.rs cites no waits: causality.rs rule 4 says a finding's \
-            cost is the sum of its waits (here: last new segment -> re-send)"]
 fn a_retransmissions_cost_is_made_of_waits() {
     let (w, _, _) = fast_retransmit(Path::at_client(RTT));
     assert_cost_is_its_waits(w.run().the(Retransmission));
 }
 
 #[test]
-#[ignore = "retransmission.rs cites no waits for rto_stall: causality.rs rule 4 says \
-            a finding's cost is the sum of its waits (here: original -> re-send)"]
 fn an_rto_stall_is_a_wait_from_the_original_to_the_resend() {
     let (w, req, again) = lost_request(Path::at_client(RTT), RTO);
     let o = w.run();
@@ -274,10 +270,6 @@ fn a_retransmission_while_the_sender_kept_sending_costs_nothing() {
 }
 
 #[test]
-#[ignore = "the tracker calls any hole fill within 3 ms of the highest segment \
-            out-of-order (as the doc comment's 3 ms rule says), even when this \
-            capture saw the original 60 ms earlier and the three duplicate ACKs \
-            that triggered it: Wireshark calls that a fast retransmission"]
 fn a_fast_retransmission_right_after_a_new_segment_is_still_a_retransmission() {
     // Every 5 ms: the re-send leaves 0.05 ms after the last new segment.
     let (w, segs, again) = paced_stream(5.0);
@@ -312,4 +304,106 @@ fn a_silence_longer_than_the_longest_timer_is_not_an_rto_stall() {
     let o = w.run();
     o.the(Retransmission);
     o.has_no(RtoStall);
+}
+
+#[test]
+fn a_fast_retransmission_is_a_wait_released_by_the_duplicate_ack_that_triggered_it() {
+    // As `fast_retransmit`: the client re-sends the moment the third
+    // duplicate ACK arrives; its wait runs from its last new segment to
+    // the re-send, ended by that ACK.
+    for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let segs = w.burst(C, 100.0, 5, 0.01);
+        w.lose(segs[1]);
+        let acks: Vec<Id> = [segs[0], segs[2], segs[3], segs[4]]
+            .iter()
+            .map(|s| w.ack(S, w.arrival(*s)))
+            .collect();
+        let again = w.resend(w.arrival(acks[3]) + 0.05, segs[1]);
+        w.ack(S, w.arrival(again));
+        let silence = w.sent(again) - w.sent(segs[4]);
+        let o = w.run();
+        let r = o.the(Retransmission);
+        assert_waits(
+            &r.waits,
+            &[o.wait(segs[4], again, Some(acks[3]), silence)],
+            EXACT,
+        );
+        assert_cost_is_its_waits(r);
+    }
+}
+
+#[test]
+fn a_late_original_after_duplicate_acks_at_the_receiver_is_reordering() {
+    // Captured at the server: the second of five segments took a path
+    // 1 ms slower; the server ACKs the three that overtook it with
+    // duplicate ACKs, then the original arrives. The client cannot have
+    // answered those duplicate ACKs within 1 ms on a 40 ms path: the hole
+    // was filled by the original (Wireshark, counting the duplicate ACKs
+    // only, calls it a fast retransmission).
+    let mut w = Wire::new(Path::at_server(RTT));
+    w.handshake(0.0);
+    let segs = w.burst(C, 100.0, 5, 0.01);
+    w.delay(segs[1], 1.0);
+    for s in [segs[0], segs[2], segs[3], segs[4]] {
+        w.ack(S, w.arrival(s));
+    }
+    w.ack(S, w.arrival(segs[1]));
+    let o = w.run();
+    assert_eq!(o.report.client_to_server.out_of_order, 1);
+    assert_eq!(o.report.client_to_server.retransmissions, 0);
+    o.has_no(Retransmission);
+}
+
+#[test]
+fn a_sack_recovery_resend_of_the_next_hole_right_after_a_new_segment_is_a_retransmission() {
+    // A paced stream (a full segment every 5 ms) loses the second and the
+    // fourth segments past the capture point. The server's duplicate ACKs
+    // SACK what arrived above the first hole; on the third the client
+    // re-sends the first hole and, SACK recovery (RFC 6675), the second
+    // right behind it, both within 3 ms of its newest segment.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let segs: Vec<Id> = (0..20)
+        .map(|i| w.data(C, 100.0 + 5.0 * i as f64, MSS))
+        .collect();
+    w.lose(segs[1]);
+    w.lose(segs[3]);
+    let abs = |w: &Wire, id: Id| {
+        let (a, b) = w.span(id);
+        (w.abs_seq(C, a), w.abs_seq(C, b))
+    };
+    let mut dupacks = Vec::new();
+    for k in [2, 4, 5, 6, 7] {
+        let a = w.ack(S, w.arrival(segs[k]));
+        let mut blocks = vec![abs(&w, segs[2])];
+        if k >= 4 {
+            blocks.push((abs(&w, segs[4]).0, abs(&w, segs[k]).1));
+        }
+        w.edit(a, |s| {
+            for (i, b) in blocks.iter().enumerate() {
+                s.options.sack[i] = *b;
+            }
+            s.options.sack_len = blocks.len() as u8;
+        });
+        dupacks.push(a);
+    }
+    let third = dupacks[2];
+    let r1 = w.resend(w.arrival(third) + 0.05, segs[1]);
+    let r3 = w.resend(w.arrival(third) + 0.06, segs[3]);
+    assert!(
+        w.sent(r3) - w.sent(segs[13]) < 3.0,
+        "within 3 ms of the newest"
+    );
+    for s in &segs[8..] {
+        w.ack(S, w.arrival(*s));
+    }
+    w.ack(S, w.arrival(r3));
+    let o = w.run();
+    assert_eq!(o.report.client_to_server.retransmissions, 2);
+    assert_eq!(
+        o.the(Retransmission).frames,
+        o.frames(&[segs[1], r1, segs[3], r3])
+    );
 }

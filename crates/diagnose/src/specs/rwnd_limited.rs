@@ -63,8 +63,6 @@ fn a_sender_filling_the_window_and_resuming_on_each_update_is_rwnd_limited() {
 }
 
 #[test]
-#[ignore = "rwnd_limited.rs cites no waits: causality.rs rule 4 says a finding's \
-            cost is the sum of its waits (here: P -> K, released by the update)"]
 fn each_rwnd_stall_is_a_wait_released_by_the_window_update() {
     let (w, _) = paced(Path::at_client(RTT), 2 * MSS as u16, 5, KERNEL);
     assert_cost_is_its_waits(w.run().the(RwndLimited));
@@ -102,4 +100,23 @@ fn without_the_handshake_the_window_scale_is_unknown_and_nothing_is_said() {
         t = w.arrival(a) + KERNEL;
     }
     w.run_missing(&[syn, syn_ack, ack]).has_no(RwndLimited);
+}
+
+#[test]
+fn a_stall_longer_than_a_round_trip_plus_the_longest_delayed_ack_is_not_the_window() {
+    // The client's window updates come 600 ms after the data: no ACK is
+    // held that long (RFC 1122: 500 ms at most), so the edge moved when
+    // its application read, and the sender was not waiting on the window
+    // all along (a reader that stops closes the window: zero_window's).
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.window[C.index()] = 2 * MSS as u16;
+    w.handshake(0.0);
+    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
+    let mut t = w.arrival(req);
+    for _ in 0..5 {
+        let segs = w.burst(S, t, 2, 0.01);
+        let a = w.ack(C, w.arrival(segs[1]) + 600.0);
+        t = w.arrival(a) + KERNEL;
+    }
+    w.run().has_no(RwndLimited);
 }

@@ -125,8 +125,6 @@ fn slow_exchanges_of_one_connection_are_one_finding_with_their_sum() {
 }
 
 #[test]
-#[ignore = "server_think_time.rs cites no waits: causality.rs rule 4 says a finding's \
-            cost is the sum of its waits (here: request -> response)"]
 fn think_time_is_a_wait_from_the_request_to_the_response() {
     let (w, pairs) = exchanges(Path::at_client(40.0), &[25.0]);
     let o = w.run();

@@ -49,8 +49,6 @@ fn a_syn_sent_again_after_the_kernels_timeout_is_a_syn_retransmit() {
 }
 
 #[test]
-#[ignore = "syn_retransmit.rs cites no waits: causality.rs rule 4 says a finding's \
-            cost is the sum of its waits (here: first SYN -> last SYN)"]
 fn a_syn_retransmit_is_a_wait_from_the_first_syn_to_the_last() {
     let (w, _) = syns(Path::at_client(RTT), &[0.0, 1000.0]);
     assert_cost_is_its_waits(w.run().the(SynRetransmit));
@@ -88,4 +86,27 @@ fn a_syn_ack_sent_again_is_not_the_clients_syn_retransmit() {
     let o = w.run();
     assert_eq!(o.report.handshake.syn_ack_retransmits, 1);
     o.has_no(SynRetransmit);
+}
+
+#[test]
+fn each_syn_timeout_is_a_wait_from_one_syn_to_the_next() {
+    let (w, ids) = syns(Path::at_client(RTT), &[0.0, 1000.0, 3000.0]);
+    let o = w.run();
+    let f = o.the(SynRetransmit);
+    assert_waits(
+        &f.waits,
+        &[
+            o.wait(ids[0], ids[1], None, 1000.0),
+            o.wait(ids[1], ids[2], None, 2000.0),
+        ],
+        EXACT,
+    );
+}
+
+#[test]
+fn a_syn_repeated_after_longer_than_the_longest_timer_is_not_a_timeout() {
+    // 130 s apart: beyond Linux's TCP_RTO_MAX (120 s), a clock jump or a
+    // collage of captures, not a SYN timer.
+    let (w, _) = syns(Path::at_client(RTT), &[0.0, 130_000.0]);
+    w.run().has_no(SynRetransmit);
 }

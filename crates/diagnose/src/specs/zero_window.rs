@@ -106,8 +106,6 @@ fn episodes_of_one_receiver_add_up_in_one_finding() {
 }
 
 #[test]
-#[ignore = "zero_window.rs cites no waits: causality.rs rule 4 says a finding's cost \
-            is the sum of its waits (here: zero window -> the data its update released)"]
 fn a_zero_window_is_a_wait_released_by_the_window_update() {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
@@ -229,4 +227,41 @@ fn a_window_never_reopened_while_the_peer_probed_costs_until_the_end() {
     let f = o.the(ZeroWindow);
     assert_eq!(f.frames, o.frames(&[zero, rst]));
     assert_ms(f.cost_ms, held, EXACT, "zero window -> the last packet");
+}
+
+#[test]
+fn an_unprobed_zero_window_counts_at_most_the_persist_timer() {
+    // The window stays closed 5 s and the server never probes it: had its
+    // data been waiting, its persist timer (one RTO: at most 1 s here)
+    // would have fired. The data the update releases waited less than
+    // that; the episode counts at most that long.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let e = episode(&mut w, 100.0, 5_000.0, false, true);
+    let closed = w.sent(e.update) - w.sent(e.zero);
+    assert!(closed > 4_000.0);
+    let o = w.run();
+    let f = o.the(ZeroWindow);
+    assert_waits(
+        &f.waits,
+        &[o.wait(e.zero, e.resumed.unwrap(), Some(e.update), 1_000.0)],
+        EXACT,
+    );
+    assert_cost_is_its_waits(f);
+}
+
+#[test]
+fn a_probed_zero_window_counts_all_the_time_it_was_closed() {
+    // The server probed: its data was waiting all along.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let e = episode(&mut w, 100.0, 5_000.0, true, true);
+    let closed = w.sent(e.update) - w.sent(e.zero);
+    let o = w.run();
+    let f = o.the(ZeroWindow);
+    assert_waits(
+        &f.waits,
+        &[o.wait(e.zero, e.resumed.unwrap(), Some(e.update), closed)],
+        EXACT,
+    );
 }
