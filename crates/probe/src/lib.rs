@@ -3,11 +3,12 @@
 //! round trip beyond the ideal with the same analysis as `rttdoc
 //! analyze`; repeats, statistics and interleaved comparisons of two
 //! configurations (TFO, resumption, 0-RTT, TLS versions, key-share
-//! groups, another address or URL).
+//! groups, HTTP/1.1 vs h2, another address or URL).
 //!
 //! ```text
 //! target   URL, --resolve, --connect-to, DNS        target.rs
 //! engine   socket (TFO), TLS (rustls), HTTP/1.1      engine.rs, tls.rs, http.rs
+//!          HTTP/2 (ALPN h2)                          h2.rs
 //!          curl's instants                           timing.rs
 //!          TCP_INFO                                  tcpinfo.rs
 //!          self-capture (AF_PACKET + BPF)            selfcap.rs
@@ -18,6 +19,7 @@
 
 pub mod diagnose;
 pub mod engine;
+pub mod h2;
 pub mod http;
 pub mod output;
 pub mod run;
