@@ -1,4 +1,5 @@
-//! One request: resolve, connect (TFO on demand), TLS, HTTP/1.1, with the
+//! One request: resolve, connect (TFO on demand), TLS, HTTP/1.1 or
+//! HTTP/2 (when asked for and the server's ALPN chooses `h2`), with the
 //! instants curl reports, the kernel's TCP_INFO and, where allowed, the
 //! connection's own packets.
 
@@ -11,6 +12,7 @@ use std::time::{Duration, Instant};
 use rustls::ClientConnection;
 use serde::Serialize;
 
+use crate::h2;
 use crate::http::Response;
 use crate::selfcap::{self, Flow, Packet};
 use crate::target::{self, ConnectTo, Family, Resolve, Url};
@@ -36,6 +38,9 @@ pub struct Variant {
     /// Allow a non-idempotent request in 0-RTT early data.
     pub early_data_unsafe: bool,
     pub timeout: Duration,
+    /// Speak HTTP/2 when the server's ALPN chooses `h2` (`--http2`; the
+    /// TLS options then offer `h2, http/1.1`, as curl's do).
+    pub http2: bool,
 }
 
 /// Methods that may ride in 0-RTT early data: safe ones (RFC 8470
@@ -379,6 +384,7 @@ fn exchange(
     sock.set_read_timeout(Some(remaining()))?;
     let request = request_bytes(v);
     let mut response = Response::new(&v.method);
+    let mut h2_response: Option<h2::Response> = None;
     match &session.tls {
         None => {
             marks.request_sent = Some(Instant::now());
@@ -392,7 +398,14 @@ fn exchange(
             let mut conn = ClientConnection::new(config.clone(), name).map_err(io::Error::other)?;
             let mut seen = TlsSeen::default();
             if v.tls.early_data {
-                if !replay_safe(&v.method) && !v.early_data_unsafe {
+                if v.http2 {
+                    // Which protocol the early data is in is the resumed
+                    // session's ALPN, not known before the server answers.
+                    seen.early_data_withheld = Some(
+                        "0-RTT is not done with --http2 (the probe's early data is HTTP/1.1)"
+                            .into(),
+                    );
+                } else if !replay_safe(&v.method) && !v.early_data_unsafe {
                     seen.early_data_withheld = Some(format!(
                         "{} is not replay-safe: 0-RTT data can be replayed (give --early-data-unsafe to send it anyway)",
                         v.method
@@ -436,9 +449,6 @@ fn exchange(
             marks.tls_done = Some(Instant::now());
             // An answer to early data may have come with the server's flight.
             drain(&mut conn, &mut plaintext)?;
-            if !plaintext.is_empty() {
-                marks.first_byte = Some(last_read);
-            }
             seen.version = conn
                 .protocol_version()
                 .map(|v| format!("{v:?}").replace("TLSv1_", "TLS 1."));
@@ -462,23 +472,49 @@ fn exchange(
             if seen.early_data_sent {
                 seen.early_data_accepted = Some(conn.is_early_data_accepted());
             }
-            if seen.alpn.as_deref().is_some_and(|a| a != "http/1.1") {
+            let speak_h2 = v.http2 && seen.alpn.as_deref() == Some("h2");
+            if !speak_h2 && seen.alpn.as_deref().is_some_and(|a| a != "http/1.1") {
                 m.tls = Some(seen);
                 return Err(io::Error::other(
-                    "the server chose a protocol other than HTTP/1.1 through ALPN: the probe speaks HTTP/1.1 only",
+                    "the server chose a protocol other than HTTP/1.1 through ALPN \
+                     (give --http2 to speak h2)",
                 ));
             }
             let in_early = seen.early_data_sent && seen.early_data_accepted == Some(true);
             m.tls = Some(seen);
-            if !in_early {
+            if speak_h2 {
+                let r = h2::request(
+                    &v.method,
+                    &v.url.host_header(),
+                    &v.url.path,
+                    &v.headers,
+                    v.body.as_deref(),
+                )
+                .map_err(io::Error::other)?;
+                // As curl's time_pretransfer with h2: the preface and
+                // SETTINGS queued, the request about to be.
+                conn.writer().write_all(&h2::preface())?;
+                marks.request_sent = Some(Instant::now());
+                conn.writer().write_all(&r)?;
+                h2_response = Some(h2::Response::new());
+            } else if !in_early {
                 marks.request_sent = Some(Instant::now());
                 conn.writer().write_all(&request)?;
             }
             flush(&mut conn, &mut sock, &mut held)?;
+            let mut complete = false;
             if !plaintext.is_empty() {
-                response.push(&plaintext);
+                complete = take(
+                    &plaintext,
+                    last_read,
+                    &mut conn,
+                    &mut response,
+                    &mut h2_response,
+                    marks,
+                )?;
+                flush(&mut conn, &mut sock, &mut held)?;
             }
-            while !response.complete {
+            while !complete {
                 sock.set_read_timeout(Some(remaining()))?;
                 let n = match conn.read_tls(&mut sock) {
                     Ok(n) => n,
@@ -487,7 +523,9 @@ fn exchange(
                 };
                 let at = Instant::now();
                 if n == 0 {
-                    if !response.eof() {
+                    // An h2 response ends with END_STREAM, never with the
+                    // connection.
+                    if h2_response.is_some() || !response.eof() {
                         return Err(io::Error::other(
                             "the connection closed before the response ended",
                         ));
@@ -497,11 +535,18 @@ fn exchange(
                 let state = conn.process_new_packets().map_err(io::Error::other)?;
                 plaintext.clear();
                 drain(&mut conn, &mut plaintext)?;
-                if !plaintext.is_empty() {
-                    marks.first_byte.get_or_insert(at);
-                    response.push(&plaintext);
-                }
-                if state.peer_has_closed() && !response.complete && !response.eof() {
+                complete = take(
+                    &plaintext,
+                    at,
+                    &mut conn,
+                    &mut response,
+                    &mut h2_response,
+                    marks,
+                )?;
+                if state.peer_has_closed()
+                    && !complete
+                    && (h2_response.is_some() || !response.eof())
+                {
                     return Err(io::Error::other(
                         "the server closed the TLS session before the response ended",
                     ));
@@ -525,15 +570,54 @@ fn exchange(
     if let Ok(l) = sock.local_addr() {
         m.local = Some(l);
     }
-    m.status = response.status;
-    m.http_version = response.version.clone();
-    m.body_bytes = response.body_bytes;
+    match &h2_response {
+        Some(r) => {
+            m.status = r.status;
+            m.http_version = Some("HTTP/2".into());
+            m.body_bytes = r.body_bytes;
+        }
+        None => {
+            m.status = response.status;
+            m.http_version = response.version.clone();
+            m.body_bytes = response.body_bytes;
+        }
+    }
     if session.tls.is_none() {
         close_gracefully(&sock, m.tcp_info.as_ref(), None);
     }
     // The last ACK of the close passes the tap a moment after it is sent.
     std::thread::sleep(Duration::from_millis(2));
     Ok(())
+}
+
+/// Takes response plaintext read at `at`: marks the response's first
+/// byte (for h2 the first byte of its HEADERS frame, not the server's
+/// SETTINGS before it) and queues the frames h2 must answer. Returns
+/// whether the response is complete.
+fn take(
+    plaintext: &[u8],
+    at: Instant,
+    conn: &mut ClientConnection,
+    response: &mut Response,
+    h2_response: &mut Option<h2::Response>,
+    marks: &mut Marks,
+) -> io::Result<bool> {
+    match h2_response {
+        Some(r) => {
+            let reply = r.push(plaintext, at).map_err(io::Error::other)?;
+            if !reply.is_empty() {
+                conn.writer().write_all(&reply)?;
+            }
+            marks.first_byte = r.headers_at;
+            Ok(r.complete)
+        }
+        None => {
+            if !plaintext.is_empty() {
+                marks.first_byte.get_or_insert(at);
+            }
+            Ok(response.push(plaintext))
+        }
+    }
 }
 
 /// TLS 1.3's dummy ChangeCipherSpec record ("middlebox compatibility").
@@ -678,6 +762,7 @@ mod tests {
             headers: vec!["X-Probe: 1".into()],
             early_data_unsafe: false,
             timeout: Duration::from_secs(1),
+            http2: false,
         };
         let r = String::from_utf8(request_bytes(&v)).unwrap();
         assert!(

@@ -468,9 +468,27 @@ pub fn curl(r: &Report) -> String {
     r.samples
         .iter()
         .filter(|s| !s.warmup)
-        .map(|s| s.measured.timings.curl_lines())
+        .map(|s| {
+            format!(
+                "{}http_version: {}\n",
+                s.measured.timings.curl_lines(),
+                curl_http_version(s.measured.http_version.as_deref())
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// curl's `%{http_version}`: `1.1`, `2`, ... and `0` when no response
+/// came.
+fn curl_http_version(v: Option<&str>) -> &str {
+    match v.and_then(|v| v.strip_prefix("HTTP/")) {
+        Some("2" | "2.0") => "2",
+        Some("1.1") => "1.1",
+        Some("1.0") => "1.0",
+        Some(other) => other,
+        None => "0",
+    }
 }
 
 /// `--json`.
@@ -488,6 +506,13 @@ mod tests {
         wrap(&mut out, 6, &"word ".repeat(60));
         assert!(out.lines().all(|l| l.chars().count() < WIDTH), "{out}");
         assert!(out.lines().count() > 3);
+    }
+
+    #[test]
+    fn http_versions_print_as_curls() {
+        assert_eq!(curl_http_version(Some("HTTP/2")), "2");
+        assert_eq!(curl_http_version(Some("HTTP/1.1")), "1.1");
+        assert_eq!(curl_http_version(None), "0");
     }
 
     #[test]

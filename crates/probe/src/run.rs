@@ -284,6 +284,11 @@ pub fn run(
             sample(n + 1, variant, warmup, m, connection)
         })
         .collect();
+    for (i, v) in plan.variants.iter().enumerate() {
+        if let Some(note) = http2_fallback_note(i, v, &samples) {
+            notes.push(note);
+        }
+    }
     let variants: Vec<VariantReport> = plan
         .variants
         .iter()
@@ -322,6 +327,30 @@ pub fn run(
         not_diagnosed,
         notes,
         samples,
+    })
+}
+
+/// Asked for h2, a server whose ALPN chose HTTP/1.1 (or none) was
+/// spoken to in HTTP/1.1, as curl does: says so, with how often.
+fn http2_fallback_note(i: usize, v: &Variant, samples: &[Sample]) -> Option<String> {
+    if !v.http2 {
+        return None;
+    }
+    let done: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.variant == i && s.measured.http_version.is_some())
+        .collect();
+    let fell_back = done
+        .iter()
+        .filter(|s| s.measured.http_version.as_deref() != Some("HTTP/2"))
+        .count();
+    (fell_back > 0).then(|| {
+        format!(
+            "{}: the server did not choose h2 through ALPN in {fell_back} of {} requests: \
+             those were made in HTTP/1.1",
+            v.label,
+            done.len()
+        )
     })
 }
 

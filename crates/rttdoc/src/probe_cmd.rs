@@ -22,7 +22,7 @@ pub enum ProbeFormat {
 
 #[derive(Args)]
 pub struct ProbeArgs {
-    /// http:// or https:// URL (HTTP/1.1).
+    /// http:// or https:// URL (HTTP/1.1, or h2 with --http2).
     url: String,
     /// Requests per configuration.
     #[arg(short = 'n', long, default_value_t = 1)]
@@ -32,7 +32,8 @@ pub struct ProbeArgs {
     interval: Duration,
     /// Compare two configurations, interleaved: tfo, resumption,
     /// early-data, tls-version, group=A,B (key shares), url=URL,
-    /// addr=IP (another address for the URL's host), h2 (not supported).
+    /// addr=IP (another address for the URL's host), http=1.1,2
+    /// (HTTP/1.1 vs h2).
     #[arg(long)]
     compare: Option<String>,
     /// HOST:PORT:ADDR[,ADDR...] as in curl: use ADDR for HOST:PORT.
@@ -50,10 +51,17 @@ pub struct ProbeArgs {
     /// Server name to send (SNI) and verify, instead of the URL's host.
     #[arg(long)]
     sni: Option<String>,
-    /// ALPN protocols to offer, comma-separated (default http/1.1; the
-    /// probe speaks HTTP/1.1: offering h2 fails if the server picks it).
+    /// ALPN protocols to offer, comma-separated (default http/1.1, with
+    /// --http2 h2,http/1.1; a server choosing h2 needs --http2).
     #[arg(long, value_delimiter = ',')]
     alpn: Vec<String>,
+    /// HTTP/2 for https (ALPN h2, as curl --http2): a server that
+    /// chooses HTTP/1.1 is spoken to in HTTP/1.1, and the run says so.
+    #[arg(long = "http2", conflicts_with = "http1_1")]
+    http2: bool,
+    /// HTTP/1.1 (the default, as curl --http1.1).
+    #[arg(long = "http1.1")]
+    http1_1: bool,
     /// Do not verify the server's certificate.
     #[arg(short = 'k', long)]
     insecure: bool,
@@ -154,11 +162,12 @@ fn base_variant(a: &ProbeArgs) -> Result<Variant, String> {
                 Versions::Both
             },
             groups: a.groups.clone(),
-            // curl --http1.1 offers http/1.1; so does the probe unless told.
-            alpn: if a.alpn.is_empty() {
-                vec!["http/1.1".to_string()]
-            } else {
+            // curl --http1.1 offers http/1.1, curl --http2 h2 then
+            // http/1.1; so does the probe unless told.
+            alpn: if !a.alpn.is_empty() {
                 a.alpn.clone()
+            } else {
+                alpn_for(a.http2)
             },
             sni: a.sni.clone(),
             insecure: a.insecure,
@@ -171,7 +180,17 @@ fn base_variant(a: &ProbeArgs) -> Result<Variant, String> {
         headers: a.headers.clone(),
         early_data_unsafe: a.early_data_unsafe,
         timeout: a.max_time,
+        http2: a.http2,
     })
+}
+
+/// The ALPN list curl offers with --http2 / --http1.1.
+fn alpn_for(http2: bool) -> Vec<String> {
+    if http2 {
+        vec!["h2".to_string(), "http/1.1".to_string()]
+    } else {
+        vec!["http/1.1".to_string()]
+    }
 }
 
 /// The two configurations of `--compare WHAT`: A the baseline, B the change.
@@ -252,17 +271,28 @@ fn compare_variants(what: &str, base: &Variant) -> Result<(Variant, Variant), St
             b.label = format!("via {ip}");
             a.label = "as resolved".into();
         }
-        "h2" | "http2" | "http-version" => {
-            return Err(
-                "--compare h2: the probe speaks HTTP/1.1 only (no HTTP/2 client in its \
-                 dependencies); compare HTTP versions with curl --http1.1 / --http2"
-                    .into(),
-            )
+        "http" | "h2" | "http2" | "http-version" => {
+            if !base.url.https {
+                return Err(format!(
+                    "--compare {what} needs an https:// URL (the probe does not speak h2c)"
+                ));
+            }
+            if !matches!(value, "" | "1.1,2" | "1.1,h2") {
+                return Err(format!(
+                    "--compare {what}: http=1.1,2 (HTTP/1.1 against h2) is the one pair"
+                ));
+            }
+            (a.http2, b.http2) = (false, true);
+            // An --alpn list given applies to both sides as given.
+            if base.tls.alpn == alpn_for(base.http2) {
+                (a.tls.alpn, b.tls.alpn) = (alpn_for(false), alpn_for(true));
+            }
+            (a.label, b.label) = ("HTTP/1.1".into(), "HTTP/2".into());
         }
         other => {
             return Err(format!(
                 "--compare {other}: one of tfo, resumption, early-data, tls-version, \
-                 group=A,B, url=URL, addr=IP"
+                 group=A,B, url=URL, addr=IP, http=1.1,2"
             ))
         }
     }
@@ -290,6 +320,9 @@ pub fn probe(a: ProbeArgs) -> ExitCode {
     };
     if base.tls.early_data && base.tls.versions == Versions::Tls12 {
         return fail("0-RTT early data is TLS 1.3 only".into());
+    }
+    if base.http2 && !base.url.https {
+        return fail("--http2 needs an https:// URL (the probe does not speak h2c)".into());
     }
     let variants = match &a.compare {
         None => vec![base],
@@ -386,6 +419,19 @@ mod tests {
     }
 
     #[test]
+    fn compare_http_offers_h2_then_http11_on_its_h2_side_only() {
+        let base = base_variant(&ProbeArgs::parse_from_args(&["https://h/"])).unwrap();
+        let (a, b) = compare_variants("http=1.1,2", &base).unwrap();
+        assert_eq!((a.http2, b.http2), (false, true));
+        assert_eq!(a.tls.alpn, ["http/1.1"]);
+        assert_eq!(b.tls.alpn, ["h2", "http/1.1"]);
+        assert!(compare_variants("http=2,3", &base).is_err());
+        let h2 = base_variant(&ProbeArgs::parse_from_args(&["--http2", "https://h/"])).unwrap();
+        assert!(h2.http2);
+        assert_eq!(h2.tls.alpn, ["h2", "http/1.1"]);
+    }
+
+    #[test]
     fn compare_group_keeps_the_other_groups_offered_behind_the_first() {
         let base = base_variant(&ProbeArgs::parse_from_args(&["https://h/"])).unwrap();
         let (a, b) = compare_variants("group=x25519,secp384r1", &base).unwrap();
@@ -394,10 +440,10 @@ mod tests {
         assert!(compare_variants("group=x25519mlkem768,x25519", &base)
             .unwrap_err()
             .contains("ring"));
-        assert!(compare_variants("h2", &base)
-            .unwrap_err()
-            .contains("HTTP/1.1 only"));
         let plain = base_variant(&ProbeArgs::parse_from_args(&["http://h/"])).unwrap();
+        assert!(compare_variants("http=1.1,2", &plain)
+            .unwrap_err()
+            .contains("h2c"));
         assert!(compare_variants("resumption", &plain).is_err());
     }
 }
