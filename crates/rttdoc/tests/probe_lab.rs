@@ -851,3 +851,219 @@ fn probe_names_a_lost_syn_and_its_second_of_waiting() {
     assert!(f["cost_ms"].as_f64().unwrap() > 900.0, "{f}");
     assert_eq!(s["connection"]["handshake"]["syn_retransmits"], 1);
 }
+
+/// tshark's fields for the packets of `filter` in a capture, decrypted
+/// with the probe's key log (SSLKEYLOGFILE), one row per packet.
+fn tshark_rows(capture: &Path, keylog: &Path, filter: &str, fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = std::process::Command::new("tshark");
+    cmd.arg("-r")
+        .arg(capture)
+        .arg("-o")
+        .arg(format!("tls.keylog_file:{}", keylog.display()))
+        .args(["-Y", filter, "-T", "fields"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn probe_speaks_h2_with_nginx_agrees_with_curl_http2_and_compares_http_versions() {
+    const TEST: &str =
+        "probe_speaks_h2_with_nginx_agrees_with_curl_http2_and_compares_http_versions";
+    if !needs(TEST) || !require(TEST, &["tshark"], false) {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("probe-h2");
+    let out = dir.path("out");
+    let work = dir.path("nginx");
+    std::fs::create_dir_all(work.join("www")).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    let page = b"hello from nginx over h2\n";
+    std::fs::write(work.join("www/index.html"), page).unwrap();
+    // A one-certificate server (P-256, self-signed): both clients skip
+    // verification (-k), so neither spends time on a chain.
+    let w = work.display();
+    let made = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:P-256", "-nodes", "-days", "2"])
+        .args(["-subj", "/CN=lab.example", "-keyout"])
+        .arg(work.join("key.pem"))
+        .arg("-out")
+        .arg(work.join("cert.pem"))
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    // The lab's nginx scenarios have no HTTP/2 switch: this server is the
+    // lab's nginx set-up with `http2` on its listener (the nginx 1.22
+    // spelling; later versions also take it). One process, in the
+    // foreground, so that ending the lab's server command ends nginx.
+    let conf = format!(
+        "user root; worker_processes 1; master_process off; daemon off;\n\
+         pid {w}/nginx.pid; error_log {w}/error.log;\n\
+         events {{ worker_connections 256; }}\n\
+         http {{ access_log off; client_body_temp_path {w}; proxy_temp_path {w};\n\
+         fastcgi_temp_path {w}; uwsgi_temp_path {w}; scgi_temp_path {w}; tcp_nodelay on;\n\
+         server {{ listen {ip}:443 ssl http2; ssl_protocols TLSv1.2 TLSv1.3;\n\
+         ssl_certificate {w}/cert.pem; ssl_certificate_key {w}/key.pem; root {w}/www; }} }}\n",
+        ip = rttdoc_lab::SERVER_IP
+    );
+    std::fs::write(work.join("nginx.conf"), conf).unwrap();
+    let rtt_ms = 60.0;
+    let ctx = Ctx {
+        rtt: Duration::from_secs_f64(rtt_ms / 1000.0),
+        runs: 1,
+    };
+    let fmt = "time_namelookup: %{time_namelookup}\\ntime_connect: %{time_connect}\\n\
+               time_appconnect: %{time_appconnect}\\ntime_pretransfer: %{time_pretransfer}\\n\
+               time_starttransfer: %{time_starttransfer}\\ntime_total: %{time_total}\\n\
+               http_version: %{http_version}\\n";
+    // Streams 0-2: the JSON run; 3-20: probe and curl alternately; then
+    // the comparison.
+    let client = format!(
+        "set -e; P={bin}; OUT={o}; U=https://$RTTDOC_SERVER_IP/; \
+         SSLKEYLOGFILE=$OUT/keys.log $P probe -k --tlsv1.3 --http2 -n 3 $U \
+           --save-capture $OUT/h2.pcapng --json > $OUT/h2.json; \
+         for i in $(seq 9); do \
+           $P probe -k --tlsv1.3 --http2 $U --format curl >> $OUT/probe.txt; \
+           curl -sk --tlsv1.3 --http2 -o /dev/null -w '{fmt}' $U >> $OUT/curl.txt; done; \
+         $P probe -k --tlsv1.3 --compare http=1.1,2 -n 4 $U > $OUT/cmp.txt",
+        bin = rttdoc_bin().display(),
+        o = out.display()
+    );
+    let server = format!("exec nginx -c {w}/nginx.conf");
+    let plan = scenario::custom_plan(&ctx, &server, &client);
+    let opts = RunOptions {
+        rtt: ctx.rtt,
+        runs: 1,
+        out: out.clone(),
+        certs: Some(certs()),
+        overrides: Default::default(),
+    };
+    if let Err(e) = scenario::run_plan("probe-h2", "probe h2", None, plan, &opts) {
+        let log = std::fs::read_to_string(out.join("client.log")).unwrap_or_default();
+        let err = std::fs::read_to_string(work.join("error.log")).unwrap_or_default();
+        panic!("lab run: {e}\n{log}\n{err}");
+    }
+
+    // The probe's own view: h2 chosen, the whole page, curl's timings in
+    // order, and the first byte of the response's HEADERS one round trip
+    // after the request.
+    let doc = read_json(&out.join("h2.json"));
+    assert_documented(&doc);
+    let samples = measured(&doc, 0);
+    assert_eq!(samples.len(), 3);
+    for s in &samples {
+        assert_eq!(s["error"], Value::Null, "{s}");
+        assert_eq!(s["tls"]["alpn"], "h2");
+        assert_eq!(s["http_version"], "HTTP/2");
+        assert_eq!(s["status"], 200);
+        assert_eq!(s["body_bytes"], page.len());
+        let t = &s["timings"];
+        let order: Vec<f64> = [
+            "connect",
+            "appconnect",
+            "pretransfer",
+            "starttransfer",
+            "total",
+        ]
+        .iter()
+        .map(|k| t[*k].as_f64().unwrap())
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] <= w[1]), "{t}");
+        let wait = order[3] - order[2];
+        assert!(
+            wait >= 0.9 * rtt_ms && wait < 2.5 * rtt_ms,
+            "request to HEADERS: {wait} ms at {rtt_ms} ms RTT"
+        );
+        // The capture's ledger reads the h2 connection as one exchange
+        // (the preface, SETTINGS and HEADERS out; the server's SETTINGS and
+        // response back): one round trip, as for HTTP/1.1.
+        let first = phase_rtts(s, "first_byte");
+        assert!((0.9..1.5).contains(&first), "first_byte {first} RTT");
+        assert_eq!(s["ledger_source"], "capture");
+    }
+    // tshark, with the probe's key log, reads the same: ALPN h2 in the
+    // server's (encrypted) EncryptedExtensions, and an HTTP/2 HEADERS
+    // frame with :status 200 from the server on each connection.
+    let keys = out.join("keys.log");
+    let pcap = out.join("h2.pcapng");
+    let alpn = tshark_rows(
+        &pcap,
+        &keys,
+        "tcp.srcport == 443 && tls.handshake.extensions_alpn_str == \"h2\"",
+        &["tcp.stream"],
+    );
+    assert_eq!(alpn.len(), 3, "{alpn:?}");
+    let statuses = tshark_rows(
+        &pcap,
+        &keys,
+        "tcp.srcport == 443 && http2.type == 1",
+        &["tcp.stream", "http2.headers.status"],
+    );
+    let streams: std::collections::BTreeSet<&str> = statuses
+        .iter()
+        .filter(|r| r.get(1).map(String::as_str) == Some("200"))
+        .map(|r| r[0].as_str())
+        .collect();
+    assert_eq!(streams.len(), 3, "{statuses:?}");
+
+    // Against curl --http2 on the same path, interleaved: the same
+    // agreement as over HTTP/1.1 (10% or 2 ms of the P50s, after each
+    // client's own wire-visible TLS time).
+    let probe = std::fs::read_to_string(out.join("probe.txt")).unwrap();
+    let curl = std::fs::read_to_string(out.join("curl.txt")).unwrap();
+    for text in [&probe, &curl] {
+        let versions: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("http_version: "))
+            .collect();
+        assert_eq!(versions, ["2"; 9], "{text}");
+    }
+    let cpu = client_tls_cpu(&out.join("client.pcapng"));
+    let mut own = [Vec::new(), Vec::new()];
+    for (stream, d) in cpu.range(3..21) {
+        own[((*stream - 3) % 2) as usize].push(*d);
+    }
+    assert_eq!((own[0].len(), own[1].len()), (9, 9), "{cpu:?}");
+    let (probe_own, curl_own) = (p50(&mut own[0]), p50(&mut own[1]));
+    eprintln!("own TLS time on the wire: probe {probe_own:.2} ms, curl {curl_own:.2} ms");
+    for var in [
+        "time_connect",
+        "time_appconnect",
+        "time_starttransfer",
+        "time_total",
+    ] {
+        let (mut a, mut b) = (curl_values(&probe, var), curl_values(&curl, var));
+        assert_eq!((a.len(), b.len()), (9, 9), "{var}\n{probe}\n{curl}");
+        let (mut pa, mut pb) = (p50(&mut a), p50(&mut b));
+        if var != "time_connect" {
+            (pa, pb) = (pa - probe_own, pb - curl_own);
+        }
+        eprintln!("{var}: probe P50 {pa:.2} ms, curl P50 {pb:.2} ms");
+        assert!(
+            (pa - pb).abs() <= (0.1 * pb).max(2.0),
+            "{var}: probe P50 {pa:.2} ms, curl P50 {pb:.2} ms\nprobe {a:.1?}\ncurl  {b:.1?}"
+        );
+    }
+
+    // One command, the before/after table.
+    let text = std::fs::read_to_string(out.join("cmp.txt")).unwrap();
+    assert!(
+        text.contains("compare http=1.1,2: A = HTTP/1.1, B = HTTP/2"),
+        "{text}"
+    );
+    for m in ["time_pretransfer", "time_starttransfer", "time_total"] {
+        assert!(
+            text.lines().any(|l| l.starts_with(m)),
+            "no {m} row:\n{text}"
+        );
+    }
+    assert!(text.contains("HTTP/2 200"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+}
