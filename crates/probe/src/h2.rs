@@ -277,7 +277,7 @@ impl Response {
                 let data = unpad(flags, payload)?;
                 self.body_bytes += data.len() as u64;
                 // Flow control counts the whole payload, padding included.
-                self.unacked += payload.len() as u32;
+                self.unacked = self.unacked.saturating_add(payload.len() as u32);
                 if self.unacked >= WINDOW / 2 && flags & END_STREAM == 0 {
                     let inc = self.unacked.to_be_bytes();
                     frame(reply, WINDOW_UPDATE, 0, 0, &inc);
@@ -615,6 +615,40 @@ mod tests {
                 let _ = r.push(&bytes[cut..], t);
             }
             proptest::prop_assert!(r.body_bytes <= bytes.len() as u64);
+        }
+
+        /// Well-formed frames of any type, flags and stream, in any two
+        /// pieces, read as they do in one: the same status, body, end
+        /// and error.
+        #[test]
+        fn frame_sequences_read_the_same_in_any_split(
+            frames in proptest::collection::vec(
+                (0u8..11, proptest::num::u8::ANY, 0u32..3,
+                 proptest::collection::vec(proptest::num::u8::ANY, 0..40)),
+                0..12,
+            ),
+            cut in 0usize..600,
+        ) {
+            let mut wire = Vec::new();
+            for (kind, flags, stream, payload) in &frames {
+                frame(&mut wire, *kind, *flags, *stream, payload);
+            }
+            let t = Instant::now();
+            let read = |pieces: &[&[u8]]| {
+                let mut r = Response::new();
+                let mut err = None;
+                for p in pieces {
+                    if let Err(e) = r.push(p, t) {
+                        err = Some(e);
+                        break;
+                    }
+                }
+                (r.status, r.body_bytes, r.complete, err.is_some())
+            };
+            let cut = cut.min(wire.len());
+            let whole = read(&[&wire]);
+            proptest::prop_assert_eq!(read(&[&wire[..cut], &wire[cut..]]), whole);
+            proptest::prop_assert!(whole.1 <= wire.len() as u64);
         }
     }
 }
