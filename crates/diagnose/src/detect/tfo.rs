@@ -6,7 +6,12 @@
 //!   acknowledges the data: the request left with the SYN, saving 1 RTT.
 //! - `tfo_rejected`: the SYN carried a cookie and data, the SYN-ACK only
 //!   acknowledged the SYN: the data is sent again after the handshake; the
-//!   RTT TFO would have saved is lost.
+//!   RTT TFO would have saved is lost. The wait: the data, from its SYN to
+//!   the segment that sends it again, released by the SYN-ACK (the kernel
+//!   re-sends the refused data as soon as the SYN-ACK arrives,
+//!   `tcp_rcv_fastopen_synack`); both are the client's packets, so the
+//!   wait is on its clock at any vantage. Without the re-send in the
+//!   capture there is no wait to cite, and no cost.
 //!
 //! Fix for rejections: on the server `net.ipv4.tcp_fastopen` with bit 2
 //! (2 or 3) and the listener option (nginx `listen ... fastopen=256`,
@@ -14,7 +19,7 @@
 //! servers; check for middleboxes stripping option 34.
 
 use super::Facts;
-use crate::model::{Detail, Finding, FindingKind, Phase, TfoOutcome};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TfoOutcome, Wait};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tfo) = &f.report.handshake.tfo else {
@@ -45,6 +50,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let mut x = f.finding(kind, Some(phase));
     x.frames = frames;
     x.cost_ms = cost;
+    if kind == FindingKind::TfoRejected {
+        x.waits = resent_data(f, syn, synack).into_iter().collect();
+        x.cost_ms = x.waits.iter().map(|w| w.ms).sum();
+        x.frames.extend(x.waits.iter().map(|w| w.to_frame));
+    }
     x.confidence = 1.0;
     x.detail = Detail::Tfo {
         outcome: tfo.outcome,
@@ -53,4 +63,24 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.options.tfo", f.report.stream);
     out.push(x);
+}
+
+/// The refused SYN data's wait: from the SYN to the client's first data
+/// segment after the SYN-ACK (the data sent again), released by the
+/// SYN-ACK.
+fn resent_data(f: &Facts<'_>, syn: u64, synack: Option<u64>) -> Option<Wait> {
+    let synack = synack?;
+    let client = Direction::ClientToServer;
+    let syn_rec = f.record(syn)?;
+    let again = f
+        .timeline
+        .iter()
+        .find(|r| r.dir == client && r.frame > synack && r.len > 0 && !r.flags.syn())?;
+    let ms = (f.on_clock_of(client, again) - f.on_clock_of(client, syn_rec)) as f64 / 1e6;
+    Some(Wait {
+        from_frame: syn,
+        to_frame: again.frame,
+        release_frame: Some(synack),
+        ms,
+    })
 }

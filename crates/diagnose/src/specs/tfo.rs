@@ -83,13 +83,46 @@ fn data_in_the_syn_acknowledged_by_the_syn_ack_is_tfo_accepted_saving_a_round_tr
 #[test]
 fn data_in_the_syn_the_syn_ack_does_not_acknowledge_is_tfo_rejected_losing_a_round_trip() {
     for path in Path::all(RTT) {
-        let (o, syn, sa) = tfo(path, false);
+        let (o, syn, sa, again) = tfo_rejected(path);
         let f = o.the(TfoRejected);
         assert_eq!(f.phase, Some(Phase::FirstByte));
-        assert_eq!(f.frames, o.frames(&[syn, sa]));
+        assert_eq!(f.frames, o.frames(&[syn, sa, again]));
         assert_ms(f.cost_ms, RTT, 1e-6, "the round trip TFO would have saved");
+        // The data waited from its SYN until it was sent again, released
+        // by the SYN-ACK; cost = that wait (causality rule 4).
+        assert_waits(&f.waits, &[o.wait(syn, again, Some(sa), RTT)], 1e-6);
+        assert_cost_is_its_waits(f);
         assert_eq!(all_tfo(&o), vec![TfoRejected]);
     }
+}
+
+/// A refused SYN's data, sent again once the SYN-ACK arrived: the
+/// outcome, the SYN, the SYN-ACK and the data's second sending.
+fn tfo_rejected(path: Path) -> (Outcome, Id, Id, Id) {
+    let mut w = Wire::new(path);
+    let syn = w.syn_data(0.0, Tfo::Cookie { len: 8 }, GET);
+    let sa = w.syn_ack(w.arrival(syn));
+    let one = w.abs_seq(C, 1);
+    w.edit(sa, |s| s.ack = one);
+    w.ack(C, w.arrival(sa));
+    let again = w.send_at(C, w.arrival(sa), 1, GET);
+    let resp = w.send(S, w.arrival(again) + 1.0, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(resp));
+    (w.run(), syn, sa, again)
+}
+
+#[test]
+fn a_rejected_syn_whose_data_is_never_seen_again_cites_no_wait_and_costs_nothing() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    let syn = w.syn_data(0.0, Tfo::Cookie { len: 8 }, GET);
+    let sa = w.syn_ack(w.arrival(syn));
+    let one = w.abs_seq(C, 1);
+    w.edit(sa, |s| s.ack = one);
+    w.ack(C, w.arrival(sa));
+    let o = w.run();
+    let f = o.the(TfoRejected);
+    assert!(f.waits.is_empty());
+    assert_eq!(f.cost_ms, 0.0, "no wait captured, no cost (causality rule 4)");
 }
 
 #[test]
