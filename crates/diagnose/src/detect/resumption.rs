@@ -11,15 +11,21 @@
 //!   flight: with early data accepted the client sends EndOfEarlyData (a
 //!   record of exactly 4 + 1 + tag bytes) before its Finished. Accepted:
 //!   saved 1 RTT (negative cost); rejected: the request is re-sent after
-//!   the handshake, 1 RTT later than promised (cost 1 RTT, time to first
-//!   byte).
+//!   the handshake, 1 RTT later than promised (time to first byte). The
+//!   wait: from the early data to the client's first new data after its
+//!   Finished (the request sent again), released by the server's last
+//!   handshake record before it; both ends are the client's packets, so
+//!   the wait is on its clock at any vantage. Without the re-sent request
+//!   in the capture there is no wait to cite, and no cost.
 //!
 //! Fix for misses: a session cache shared by the workers and the fleet
 //! (nginx `ssl_session_cache shared:SSL:10m;`), ticket keys shared across
 //! servers and rotated, not regenerated per process (`ssl_session_ticket_key`).
 
 use super::Facts;
-use crate::model::{Detail, Finding, FindingKind, Phase, TlsMessage, TlsVersion};
+use crate::model::{
+    Detail, Direction, Finding, FindingKind, Phase, TlsMessage, TlsMessageRef, TlsVersion, Wait,
+};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
@@ -82,7 +88,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 x.confidence = 0.9;
             }
             Some(false) => {
-                x.cost_ms = rtt_ms;
+                // The wait, when the capture shows the request again.
+                x.waits = rejected_early_data_wait(f, &tls.messages)
+                    .into_iter()
+                    .collect();
+                x.cost_ms = x.waits.iter().map(|w| w.ms).sum();
+                x.frames.extend(x.waits.iter().map(|w| w.to_frame));
+                x.display_filter = f.filter_frames(&x.frames);
                 x.confidence = 0.9;
             }
             None => {
@@ -91,4 +103,33 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         out.push(x);
     }
+}
+
+/// Rejected 0-RTT data's wait: from the first early-data record to the
+/// client's first new data after the handshake (the request sent again),
+/// released by the server's last handshake record captured before it.
+fn rejected_early_data_wait(f: &Facts<'_>, messages: &[TlsMessageRef]) -> Option<Wait> {
+    let client = Direction::ClientToServer;
+    let early = messages
+        .iter()
+        .find(|m| m.message == TlsMessage::EarlyData)?
+        .first_frame;
+    let handshake_end = f.tls_end_frame?;
+    let again = f
+        .timeline
+        .iter()
+        .find(|r| r.dir == client && r.frame > handshake_end && r.len > 0 && r.new_data)?;
+    let release = messages
+        .iter()
+        .filter(|m| m.direction == Direction::ServerToClient && m.frame < again.frame)
+        .map(|m| m.frame)
+        .max()?;
+    let early_rec = f.record(early)?;
+    let ms = (f.on_clock_of(client, again) - f.on_clock_of(client, early_rec)) as f64 / 1e6;
+    Some(Wait {
+        from_frame: early,
+        to_frame: again.frame,
+        release_frame: Some(release),
+        ms,
+    })
 }

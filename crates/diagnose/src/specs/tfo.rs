@@ -122,7 +122,10 @@ fn a_rejected_syn_whose_data_is_never_seen_again_cites_no_wait_and_costs_nothing
     let o = w.run();
     let f = o.the(TfoRejected);
     assert!(f.waits.is_empty());
-    assert_eq!(f.cost_ms, 0.0, "no wait captured, no cost (causality rule 4)");
+    assert_eq!(
+        f.cost_ms, 0.0,
+        "no wait captured, no cost (causality rule 4)"
+    );
 }
 
 #[test]
