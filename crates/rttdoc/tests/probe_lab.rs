@@ -1096,7 +1096,7 @@ fn probe_compares_x25519_with_post_quantum_x25519mlkem768_against_the_rustls_ser
         "set -e; P={bin}; OUT={o}; U=https://$RTTDOC_SERVER_IP:8443/; \
          $P probe -k --compare group=x25519,X25519MLKEM768 -n 5 $U --json \
            --save-capture $OUT/cmp.pcapng > $OUT/cmp.json; \
-         $P probe -k --compare group=x25519,x25519mlkem768 -n 2 $U > $OUT/cmp.txt",
+         $P probe -k --compare group=x25519,x25519mlkem768 -n 5 $U > $OUT/cmp.txt",
         o = out.display()
     );
     let plan = scenario::custom_plan(&ctx, &server, &client);
@@ -1154,6 +1154,7 @@ fn probe_compares_x25519_with_post_quantum_x25519mlkem768_against_the_rustls_ser
         "tcp.stream",
         "tls.handshake.extensions_key_share_group",
         "tcp.segment.count",
+        "tls.handshake.length",
     ];
     let hellos = tshark_rows(&capture, &keylog, "tls.handshake.type==1", &fields);
     let servers = tshark_rows(&capture, &keylog, "tls.handshake.type==2", &fields);
@@ -1200,13 +1201,17 @@ fn probe_compares_x25519_with_post_quantum_x25519mlkem768_against_the_rustls_ser
             if v == 0 { "x25519" } else { "X25519MLKEM768" },
         );
     }
+    let mut server_hello_len = [Vec::new(), Vec::new()];
     for row in &servers {
-        let want = if stream_variant[&row[0]] == 0 {
-            "29"
-        } else {
-            "4588"
-        };
+        let v = stream_variant[&row[0]];
+        let want = if v == 0 { "29" } else { "4588" };
         assert_eq!(row[1], want, "ServerHello of stream {}: {row:?}", row[0]);
+        server_hello_len[v as usize].push(row[3].parse::<i64>().unwrap());
+    }
+    // The server's share: an ML-KEM-768 ciphertext (1088 bytes) more.
+    assert_eq!(server_hello_len[0].len(), 5);
+    for (a, b) in server_hello_len[0].iter().zip(&server_hello_len[1]) {
+        assert_eq!(b - a, 1088, "ServerHello {a} -> {b}");
     }
 
     // Its cost: the bigger first flight fits the server's receive window
