@@ -1,4 +1,5 @@
-//! Built-in TLS peers (rustls, ring provider), for the TLS scenarios with
+//! Built-in TLS peers (rustls, ring provider; the server also has
+//! aws-lc-rs's X25519MLKEM768), for the TLS scenarios with
 //! nothing installed. The server speaks HTTP/1.1 over TLS 1.3 or 1.2 and
 //! can: keep Nagle on, write its first flight the way OpenSSL does (4096
 //! bytes, then the rest), present a certificate chain of a chosen size,
@@ -176,6 +177,16 @@ fn crypto(hrr: bool) -> Arc<CryptoProvider> {
     let mut p = provider::default_provider();
     if hrr {
         p.kx_groups = vec![provider::kx_group::SECP384R1];
+    } else {
+        // The post-quantum hybrid too (aws-lc-rs's: ring has no ML-KEM),
+        // so a client can compare it with x25519. rustls's server follows
+        // the client's group order, so a client that does not offer it
+        // sees no change.
+        let pq = rustls::crypto::aws_lc_rs::kx_group::X25519MLKEM768;
+        p.kx_groups.push(pq);
+        // aws-lc seeds its random generator on first use (about 0.1 s):
+        // paid now, not as think time in the first such handshake.
+        let _ = pq.start();
     }
     Arc::new(p)
 }

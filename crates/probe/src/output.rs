@@ -228,18 +228,21 @@ fn detail(out: &mut String, s: &Sample) {
 fn stats_table(out: &mut String, r: &Report, variant: usize) {
     let v = &r.variants[variant];
     let n = counted(&r.samples, variant).count();
+    let mut label = if r.variants.len() > 1 {
+        format!("{}:", v.label)
+    } else {
+        String::new()
+    };
+    // A label wider than its column (a URL, "key share x25519mlkem768")
+    // gets a line of its own, so the header stays within 80 columns.
+    if label.chars().count() >= 20 {
+        wrap(out, 0, &label);
+        label.clear();
+    }
     let _ = writeln!(
         out,
         "{:<20}{:>11}{:>11}{:>11}{:>11}   ({n} requests)",
-        if r.variants.len() > 1 {
-            format!("{}:", v.label)
-        } else {
-            String::new()
-        },
-        "min",
-        "P50",
-        "P95",
-        "max"
+        label, "min", "P50", "P95", "max"
     );
     for m in &v.stats {
         let s = m.summary;

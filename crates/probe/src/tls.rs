@@ -1,6 +1,7 @@
-//! The probe's TLS client (rustls with the ring provider), configured on
-//! purpose: versions, key-share groups, ALPN, session resumption with a
-//! ticket store shared by the requests of one configuration, 0-RTT.
+//! The probe's TLS client (rustls with the ring provider, and aws-lc-rs's
+//! X25519MLKEM768 key exchange), configured on purpose: versions, key-share
+//! groups, ALPN, session resumption with a ticket store shared by the
+//! requests of one configuration, 0-RTT.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -26,7 +27,8 @@ pub enum Versions {
 pub struct TlsOptions {
     pub versions: Versions,
     /// Key-share groups in preference order (`x25519`, `secp256r1`,
-    /// `secp384r1`); empty: the provider's default (x25519 first).
+    /// `secp384r1`, `X25519MLKEM768`); empty: the ring provider's default
+    /// (x25519 first, no post-quantum group).
     pub groups: Vec<String>,
     pub alpn: Vec<String>,
     /// Server name sent (and verified) instead of the URL's host.
@@ -39,19 +41,22 @@ pub struct TlsOptions {
     pub early_data: bool,
 }
 
-/// Groups the ring provider has, by the names the probe accepts.
+/// The key-share groups the probe can offer, by the names it accepts
+/// (case-insensitive). The classic ones are the ring provider's; the
+/// post-quantum hybrid X25519MLKEM768 (IANA 0x11ec: X25519 and ML-KEM-768
+/// together) is aws-lc-rs's, as ring has no ML-KEM. A provider's key
+/// exchange stands alone (it hands rustls a shared secret), so one group
+/// from aws-lc-rs changes nothing else in the handshake: cipher suites,
+/// signatures and the key schedule stay ring's.
 pub fn group(name: &str) -> Result<&'static dyn rustls::crypto::SupportedKxGroup, String> {
     match name.to_ascii_lowercase().as_str() {
         "x25519" => Ok(provider::kx_group::X25519),
         "secp256r1" | "p-256" | "p256" | "prime256v1" => Ok(provider::kx_group::SECP256R1),
         "secp384r1" | "p-384" | "p384" => Ok(provider::kx_group::SECP384R1),
-        "x25519mlkem768" | "mlkem768" => Err(
-            "X25519MLKEM768 is not available: the probe's rustls is built with the ring provider, \
-             which has no post-quantum key exchange (only aws-lc-rs has it)"
-                .into(),
-        ),
+        // The IANA name, in any case (OpenSSL 3.5 and Go spell it so too).
+        "x25519mlkem768" => Ok(rustls::crypto::aws_lc_rs::kx_group::X25519MLKEM768),
         other => Err(format!(
-            "unknown key-share group {other:?} (x25519, secp256r1, secp384r1)"
+            "unknown key-share group {other:?} (x25519, secp256r1, secp384r1, X25519MLKEM768)"
         )),
     }
 }
@@ -147,6 +152,23 @@ pub fn client_config(
             .iter()
             .map(|g| group(g))
             .collect::<Result<_, _>>()?;
+        // X25519MLKEM768 exists only in TLS 1.3: alone under --tlsv1.2
+        // the ClientHello would offer no group at all.
+        let tls12 = rustls::ProtocolVersion::TLSv1_2;
+        if o.versions == Versions::Tls12 && !p.kx_groups.iter().any(|g| g.usable_for_version(tls12))
+        {
+            return Err(format!(
+                "none of the key-share groups {} exists in TLS 1.2",
+                o.groups.join(",")
+            ));
+        }
+    }
+    // aws-lc seeds its random generator on first use, measured at 60 ms
+    // on a small VM: a key pair made now, before any clock starts, keeps
+    // that one-time cost out of the first X25519MLKEM768 handshake's
+    // timings (a browser has paid it long before).
+    for g in &p.kx_groups {
+        let _ = g.start();
     }
     let p = Arc::new(p);
     let versions: &[&rustls::SupportedProtocolVersion] = match o.versions {
@@ -185,4 +207,66 @@ pub fn client_config(
 pub fn server_name(host: &str, sni: Option<&str>) -> Result<ServerName<'static>, String> {
     let name = sni.unwrap_or(host);
     ServerName::try_from(name.to_string()).map_err(|e| format!("{name}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::NamedGroup;
+
+    #[test]
+    fn group_names_map_to_their_iana_groups_in_any_case() {
+        for (name, want) in [
+            ("x25519", NamedGroup::X25519),
+            ("X25519", NamedGroup::X25519),
+            ("P-256", NamedGroup::secp256r1),
+            ("prime256v1", NamedGroup::secp256r1),
+            ("secp384r1", NamedGroup::secp384r1),
+            ("X25519MLKEM768", NamedGroup::X25519MLKEM768),
+            ("x25519mlkem768", NamedGroup::X25519MLKEM768),
+        ] {
+            assert_eq!(group(name).unwrap().name(), want, "{name}");
+        }
+        assert_eq!(u16::from(group("X25519MLKEM768").unwrap().name()), 0x11ec);
+        // The pure ML-KEM group is another one (0x0201): not taken for the hybrid.
+        for bad in ["mlkem768", "x25519kyber768", "x25519-mlkem768", ""] {
+            let e = group(bad).map(|g| g.name()).unwrap_err();
+            assert!(e.contains("X25519MLKEM768"), "{bad}: {e}");
+        }
+    }
+
+    /// The first flight rustls writes for `groups` (nothing is sent).
+    fn client_hello_bytes(groups: &[&str], versions: Versions) -> Result<usize, String> {
+        let o = TlsOptions {
+            versions,
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+            insecure: true,
+            ..TlsOptions::default()
+        };
+        let config = client_config(&o, Arc::new(MemoryKeyLog::default()))?;
+        let name = server_name("lab.rttdoc.test", None)?;
+        let mut conn = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
+        let mut out = Vec::new();
+        while conn.wants_write() {
+            conn.write_tls(&mut out).map_err(|e| e.to_string())?;
+        }
+        Ok(out.len())
+    }
+
+    #[test]
+    fn an_x25519mlkem768_key_share_grows_the_client_hello_by_its_ml_kem_key() {
+        let classic = client_hello_bytes(&["x25519"], Versions::Both).unwrap();
+        let pq = client_hello_bytes(&["X25519MLKEM768"], Versions::Both).unwrap();
+        // The hybrid share is an ML-KEM-768 encapsulation key (1184 bytes)
+        // and an X25519 one (32) where x25519's is 32 alone: one group
+        // each, so the ML-KEM key is the whole difference.
+        assert_eq!(pq - classic, 1184, "{classic} -> {pq}");
+        // As Chrome does, a client offering both sends the X25519 share
+        // too: a server without ML-KEM needs no HelloRetryRequest.
+        let both = client_hello_bytes(&["X25519MLKEM768", "x25519"], Versions::Both).unwrap();
+        assert_eq!(both - pq, 2 + 4 + 32, "{pq} -> {both}");
+        let e = client_hello_bytes(&["X25519MLKEM768"], Versions::Tls12).unwrap_err();
+        assert!(e.contains("TLS 1.2"), "{e}");
+        assert!(client_hello_bytes(&["X25519MLKEM768", "x25519"], Versions::Tls12).is_ok());
+    }
 }

@@ -75,8 +75,9 @@ pub struct ProbeArgs {
     #[arg(long = "tlsv1.3")]
     tls13: bool,
     /// Key-share groups in order, comma-separated: x25519, secp256r1,
-    /// secp384r1 (an unsupported first one makes the server ask again:
-    /// HelloRetryRequest).
+    /// secp384r1, X25519MLKEM768 (post-quantum hybrid, TLS 1.3; with
+    /// x25519 after it, both shares go, as in Chrome). An unsupported
+    /// first one makes the server ask again: HelloRetryRequest.
     #[arg(long, value_delimiter = ',')]
     groups: Vec<String>,
     /// TCP Fast Open (TCP_FASTOPEN_CONNECT): the first connection asks
@@ -437,9 +438,20 @@ mod tests {
         let (a, b) = compare_variants("group=x25519,secp384r1", &base).unwrap();
         assert_eq!(a.tls.groups, ["x25519", "secp256r1", "secp384r1"]);
         assert_eq!(b.tls.groups, ["secp384r1", "x25519", "secp256r1"]);
-        assert!(compare_variants("group=x25519mlkem768,x25519", &base)
+        // The post-quantum hybrid (aws-lc-rs's), by its IANA name in any
+        // case, keeps the classic groups behind it (x25519's share goes
+        // too); the classic side offers no post-quantum group.
+        let (a, b) = compare_variants("group=x25519,X25519MLKEM768", &base).unwrap();
+        assert_eq!(a.tls.groups, ["x25519", "secp256r1", "secp384r1"]);
+        assert_eq!(
+            b.tls.groups,
+            ["X25519MLKEM768", "x25519", "secp256r1", "secp384r1"]
+        );
+        assert_eq!(b.label, "key share X25519MLKEM768");
+        assert!(compare_variants("group=x25519mlkem768,x25519", &base).is_ok());
+        assert!(compare_variants("group=x25519,kyber", &base)
             .unwrap_err()
-            .contains("ring"));
+            .contains("X25519MLKEM768"));
         let plain = base_variant(&ProbeArgs::parse_from_args(&["http://h/"])).unwrap();
         assert!(compare_variants("http=1.1,2", &plain)
             .unwrap_err()

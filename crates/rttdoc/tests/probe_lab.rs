@@ -1067,3 +1067,192 @@ fn probe_speaks_h2_with_nginx_agrees_with_curl_http2_and_compares_http_versions(
     assert!(text.contains("HTTP/2 200"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
 }
+
+#[test]
+fn probe_compares_x25519_with_post_quantum_x25519mlkem768_against_the_rustls_server() {
+    if !needs("probe_compares_x25519_with_post_quantum_x25519mlkem768_against_the_rustls_server")
+        || !require(
+            "probe_compares_x25519_with_post_quantum_x25519mlkem768_against_the_rustls_server",
+            &["tshark"],
+            true,
+        )
+    {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("probe-pq");
+    let out = dir.path("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let ctx = Ctx {
+        rtt: Duration::from_secs_f64(RTT_MS / 1000.0),
+        runs: 1,
+    };
+    let bin = rttdoc_bin().display().to_string();
+    // The lab's built-in TLS 1.3 server (rustls): nginx here links
+    // OpenSSL 3.0, which has no ML-KEM.
+    let server =
+        format!("exec {bin} lab peer tls-server --listen $RTTDOC_SERVER_IP:8443 --nodelay");
+    let client = format!(
+        "set -e; P={bin}; OUT={o}; U=https://$RTTDOC_SERVER_IP:8443/; \
+         $P probe -k --compare group=x25519,X25519MLKEM768 -n 5 $U --json \
+           --save-capture $OUT/cmp.pcapng > $OUT/cmp.json; \
+         $P probe -k --compare group=x25519,x25519mlkem768 -n 5 $U > $OUT/cmp.txt",
+        o = out.display()
+    );
+    let plan = scenario::custom_plan(&ctx, &server, &client);
+    let opts = RunOptions {
+        rtt: ctx.rtt,
+        runs: 1,
+        out: out.clone(),
+        certs: Some(certs()),
+        overrides: Default::default(),
+    };
+    if let Err(e) = scenario::run_plan("probe-pq", "probe X25519MLKEM768", None, plan, &opts) {
+        let log = std::fs::read_to_string(out.join("client.log")).unwrap_or_default();
+        panic!("lab run: {e}\n{log}");
+    }
+    let cmp = read_json(&out.join("cmp.json"));
+    assert_documented(&cmp);
+    assert_eq!(cmp["compare"], "group=x25519,X25519MLKEM768");
+    // The probe's own account: the group each handshake agreed on, and
+    // the first flight it wrote.
+    let hello = |variant: u64, group: &str| -> Vec<f64> {
+        measured(&cmp, variant)
+            .iter()
+            .map(|s| {
+                assert_eq!(s["error"], Value::Null, "{s}");
+                assert_eq!(s["tls"]["group"], group, "{}", s["tls"]);
+                assert_eq!(s["tls"]["handshake"], "full", "{}", s["tls"]);
+                s["tls"]["client_hello_bytes"].as_f64().unwrap()
+            })
+            .collect()
+    };
+    let (classic, pq) = (hello(0, "x25519"), hello(1, "x25519mlkem768"));
+    assert_eq!((classic.len(), pq.len()), (5, 5));
+    // The hybrid share adds an ML-KEM-768 encapsulation key (1184 bytes),
+    // and the x25519 share sent beside it its own 38 (group name, share
+    // header, key).
+    for (a, b) in classic.iter().zip(&pq) {
+        assert_eq!(b - a, 1184.0 + 38.0, "ClientHello {a} -> {b}");
+    }
+
+    // tshark's reading of the saved capture: request k is tcp.stream k-1.
+    let stream_variant: std::collections::BTreeMap<String, u64> = cmp["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                (s["request"].as_u64().unwrap() - 1).to_string(),
+                s["variant"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let capture = out.join("cmp.pcapng");
+    let keylog = out.join("no.keys");
+    let fields = [
+        "tcp.stream",
+        "tls.handshake.extensions_key_share_group",
+        "tcp.segment.count",
+        "tls.handshake.length",
+    ];
+    let hellos = tshark_rows(&capture, &keylog, "tls.handshake.type==1", &fields);
+    let servers = tshark_rows(&capture, &keylog, "tls.handshake.type==2", &fields);
+    assert_eq!(hellos.len(), 10, "{hellos:?}");
+    assert_eq!(servers.len(), 10, "{servers:?}");
+    // The sender's MSS of each connection (TCP_INFO), by stream.
+    let mss: std::collections::BTreeMap<String, (f64, f64)> = cmp["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                (s["request"].as_u64().unwrap() - 1).to_string(),
+                (
+                    s["tcp_info"]["snd_mss"].as_f64().unwrap(),
+                    s["tls"]["client_hello_bytes"].as_f64().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    for row in &hellos {
+        let v = stream_variant[&row[0]];
+        // One write with TCP_NODELAY: as many segments as MSS-sized
+        // pieces (the post-quantum one, just over 1448 bytes, takes two on
+        // a 1500-byte MTU path with timestamps).
+        let (mss, bytes) = mss[&row[0]];
+        let segments: f64 = if row[2].is_empty() {
+            1.0
+        } else {
+            row[2].parse().unwrap()
+        };
+        assert_eq!(
+            segments,
+            (bytes / mss).ceil(),
+            "{bytes} B, MSS {mss}: {row:?}"
+        );
+        // Classic: an x25519 share (29) alone; post-quantum: X25519MLKEM768
+        // (0x11ec = 4588) first, x25519 beside it (as Chrome sends them).
+        let want = if v == 0 { "29" } else { "4588,29" };
+        assert_eq!(row[1], want, "ClientHello of stream {}: {row:?}", row[0]);
+        eprintln!(
+            "stream {} ({}): ClientHello {bytes} B in {segments} segment(s), MSS {mss}",
+            row[0],
+            if v == 0 { "x25519" } else { "X25519MLKEM768" },
+        );
+    }
+    let mut server_hello_len = [Vec::new(), Vec::new()];
+    for row in &servers {
+        let v = stream_variant[&row[0]];
+        let want = if v == 0 { "29" } else { "4588" };
+        assert_eq!(row[1], want, "ServerHello of stream {}: {row:?}", row[0]);
+        server_hello_len[v as usize].push(row[3].parse::<i64>().unwrap());
+    }
+    // The server's share: an ML-KEM-768 ciphertext (1088 bytes) more.
+    assert_eq!(server_hello_len[0].len(), 5);
+    for (a, b) in server_hello_len[0].iter().zip(&server_hello_len[1]) {
+        assert_eq!(b - a, 1088, "ServerHello {a} -> {b}");
+    }
+
+    // Its cost: the bigger first flight fits the server's receive window
+    // and the client's initial window, so no round trip is added; what is
+    // left (ML-KEM's CPU, a second segment) is a small part of one.
+    let app = cmp["comparison"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["measure"] == "time_appconnect")
+        .unwrap();
+    let delta = app["delta_p50"].as_f64().unwrap();
+    assert!(
+        delta.abs() < 0.5 * RTT_MS,
+        "X25519MLKEM768 costs {delta} ms"
+    );
+    // Every one: the first, too (both rustls ends pay aws-lc's one-time
+    // random-generator seeding before the clock starts).
+    for s in measured(&cmp, 1) {
+        let r = phase_rtts(s, "tls_handshake");
+        assert!(r < 1.5, "TLS 1.3 full, post-quantum: 1 RTT, got {r}");
+        assert!(finding_kinds(s).is_empty(), "{:?}", finding_kinds(s));
+    }
+
+    let text = std::fs::read_to_string(out.join("cmp.txt")).unwrap();
+    // The heading wraps at 80 columns.
+    assert!(
+        text.replace('\n', " ")
+            .contains("A = key share x25519, B = key share x25519mlkem768"),
+        "{text}"
+    );
+    assert!(text.contains("time_appconnect"), "{text}");
+    let first_flight = text
+        .lines()
+        .find(|l| l.starts_with("client's first flight"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let sizes: Vec<f64> = first_flight
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(sizes.len(), 2, "{first_flight}");
+    assert_eq!(sizes[1] - sizes[0], 1184.0 + 38.0, "{first_flight}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+}
