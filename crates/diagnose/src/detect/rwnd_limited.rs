@@ -7,8 +7,11 @@
 //!
 //! Signature, on the sender's clock (its packets as captured, the
 //! receiver's shifted by the sender's side of the RTT): a new data segment
-//! P leaves less than one MSS of room before the right edge of the last
-//! window the receiver advertised (`ack + window << scale`, non-zero); the
+//! P leaves less room than the sender's next segment before the right edge
+//! of the last window the receiver advertised (`ack + window << scale`,
+//! non-zero); the next segment is one MSS, or half the largest window
+//! advertised when that is smaller (Linux's `tcp_bound_to_half_wnd`: on
+//! loopback, MSS 65483, a 43 KB window takes 21 KB segments); the
 //! sender is then silent for at least max(2 ms, RTT/4), and its next data
 //! segment K leaves right after an ACK that moved the right edge (released
 //! by the window update: the data was waiting; `Facts::released_by` gives
@@ -48,6 +51,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // The last data segment, when it left the window (almost) full.
         let mut full: Option<(i64, &SegmentRecord)> = None;
         let mut stalls: Vec<Wait> = Vec::new();
+        // The largest window the receiver advertised: the sender's segments
+        // are at most half of it (`tcp_bound_to_half_wnd`), so on a path
+        // whose MSS exceeds the window (loopback's 65483) "full" is less
+        // room than the sender's next segment, not than one MSS.
+        let mut max_window: u64 = 0;
         for &(t, r) in events {
             if r.dir == receiver {
                 if r.window == 0 {
@@ -59,6 +67,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 let Some(e) = f.window_edge(r) else {
                     return;
                 };
+                max_window = max_window.max(e.saturating_sub(r.ack as u64));
                 if edge.is_none_or(|old| e > old) {
                     edge = Some(e);
                     opened = Some((t, r));
@@ -78,8 +87,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                     });
                 }
             }
+            // tcp_bound_to_half_wnd: half the largest window once it is
+            // above the default MSS (536), the window itself below.
+            let cutoff = if max_window > 536 {
+                max_window / 2
+            } else {
+                max_window
+            };
+            let next_segment = mss.min(cutoff.max(1));
             full = match edge {
-                Some(e) if (r.end as u64) + mss > e => Some((t, r)),
+                Some(e) if (r.end as u64) + next_segment > e => Some((t, r)),
                 _ => None,
             };
         }

@@ -81,6 +81,42 @@ fn a_sender_pausing_with_room_in_the_window_was_not_held_by_it() {
     w.run().has_no(RwndLimited);
 }
 
+/// A window smaller than two MSS (1.5 MSS, like loopback's 43 KB window
+/// under a 64 KB MSS): the kernel sends segments of half the window
+/// (`tcp_bound_to_half_wnd`). `per_round` such segments per round, the
+/// next round `KERNEL` ms after the client's ACK arrives.
+fn half_window_rounds(per_round: usize) -> Wire {
+    let window = (3 * MSS / 2) as u16;
+    let half = u32::from(window) / 2;
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.window[C.index()] = window;
+    w.handshake(0.0);
+    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
+    let mut t = w.arrival(req);
+    for _ in 0..5 {
+        let mut last = None;
+        for k in 0..per_round {
+            last = Some(w.send(S, t + 0.01 * k as f64, bytes(half)));
+        }
+        let ack = w.ack(C, w.arrival(last.unwrap()));
+        t = w.arrival(ack) + KERNEL;
+    }
+    w
+}
+
+#[test]
+fn under_a_window_smaller_than_two_mss_the_full_window_is_half_of_it_per_segment() {
+    // Two half-window segments fill it: the sender waits for each update.
+    half_window_rounds(2).run().the(RwndLimited);
+}
+
+#[test]
+fn one_half_window_segment_leaves_room_for_the_next_one_and_is_not_held() {
+    // One segment leaves room for another of the same size: the pause
+    // after it is not the window's, although the room is under one MSS.
+    half_window_rounds(1).run().has_no(RwndLimited);
+}
+
 #[test]
 fn a_sender_resuming_well_after_the_window_opened_was_not_waiting_for_it() {
     let (w, _) = paced(Path::at_client(RTT), 2 * MSS as u16, 5, 10.0);
