@@ -33,6 +33,7 @@
 mod error;
 #[cfg(target_os = "linux")]
 pub mod live;
+pub mod pcapng;
 mod reader;
 
 pub use error::{CaptureError, ErrorKind};

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{CaptureError, ErrorKind};
+use crate::pcapng::{block, Endian};
 
 /// Bytes the reader buffers to begin with; it grows only for a larger block.
 const BUFFER_SIZE: usize = 1 << 20;
@@ -31,22 +32,6 @@ const MAX_BLOCK: u64 = 16 << 20;
 
 /// Secrets type of a TLS key log in a Decryption Secrets Block ("TLSK").
 const SECRETS_TLS_KEY_LOG: u32 = 0x544c_534b;
-
-mod block {
-    pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
-    pub const INTERFACE_DESCRIPTION: u32 = 1;
-    /// Obsolete Packet Block (pcapng before 1.0), still written by old tools.
-    pub const PACKET: u32 = 2;
-    pub const SIMPLE_PACKET: u32 = 3;
-    pub const ENHANCED_PACKET: u32 = 6;
-    /// Systemd Journal Export Block: Wireshark shows each as a frame.
-    pub const SYSTEMD_JOURNAL: u32 = 9;
-    pub const DECRYPTION_SECRETS: u32 = 0x0A;
-    /// Custom blocks, to be copied or not when a file is rewritten:
-    /// Wireshark shows each as a frame.
-    pub const CUSTOM: u32 = 0x0BAD;
-    pub const CUSTOM_DO_NOT_COPY: u32 = 0x4000_0BAD;
-}
 
 /// One captured packet, borrowed from the reader's buffer until the next call.
 #[derive(Debug, Clone, Copy)]
@@ -205,40 +190,6 @@ impl Input {
         let n = n.min(self.end - self.start);
         self.start += n;
         self.offset += n as u64;
-    }
-}
-
-/// Reads integers in one byte order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Endian {
-    big: bool,
-}
-
-impl Endian {
-    fn u16(self, b: &[u8], at: usize) -> u16 {
-        let w = [b[at], b[at + 1]];
-        if self.big {
-            u16::from_be_bytes(w)
-        } else {
-            u16::from_le_bytes(w)
-        }
-    }
-    fn u32(self, b: &[u8], at: usize) -> u32 {
-        let w = [b[at], b[at + 1], b[at + 2], b[at + 3]];
-        if self.big {
-            u32::from_be_bytes(w)
-        } else {
-            u32::from_le_bytes(w)
-        }
-    }
-    fn u64(self, b: &[u8], at: usize) -> u64 {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[at..at + 8]);
-        if self.big {
-            u64::from_be_bytes(w)
-        } else {
-            u64::from_le_bytes(w)
-        }
     }
 }
 

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
 
+use rttdoc_capture::pcapng::{block, Endian};
 use rttdoc_model::{ConnectionReport, CostRule, Detail, Finding};
 
 use crate::fmt_ms;
@@ -174,18 +175,6 @@ impl From<AnnotateError> for io::Error {
     }
 }
 
-/// pcapng block types (pcapng spec, section 11.1).
-mod block {
-    pub const SECTION_HEADER: u32 = 0x0A0D_0D0A;
-    pub const INTERFACE_DESCRIPTION: u32 = 1;
-    pub const PACKET: u32 = 2;
-    pub const SIMPLE_PACKET: u32 = 3;
-    pub const ENHANCED_PACKET: u32 = 6;
-    pub const SYSTEMD_JOURNAL: u32 = 9;
-    pub const CUSTOM: u32 = 0x0BAD;
-    pub const CUSTOM_DO_NOT_COPY: u32 = 0x4000_0BAD;
-}
-
 const BYTE_ORDER_MAGIC: u32 = 0x1A2B_3C4D;
 const OPT_END: u16 = 0;
 const OPT_COMMENT: u16 = 1;
@@ -194,44 +183,6 @@ const IF_TSRESOL: u16 = 9;
 const IF_FCSLEN: u16 = 13;
 /// Largest block copied (the capture reader's bound too).
 const MAX_BLOCK: u32 = 16 << 20;
-
-#[derive(Clone, Copy)]
-struct Endian {
-    big: bool,
-}
-
-impl Endian {
-    fn u16(self, b: &[u8], at: usize) -> u16 {
-        let v = [b[at], b[at + 1]];
-        if self.big {
-            u16::from_be_bytes(v)
-        } else {
-            u16::from_le_bytes(v)
-        }
-    }
-    fn u32(self, b: &[u8], at: usize) -> u32 {
-        let v = [b[at], b[at + 1], b[at + 2], b[at + 3]];
-        if self.big {
-            u32::from_be_bytes(v)
-        } else {
-            u32::from_le_bytes(v)
-        }
-    }
-    fn put16(self, out: &mut Vec<u8>, v: u16) {
-        out.extend_from_slice(&if self.big {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        });
-    }
-    fn put32(self, out: &mut Vec<u8>, v: u32) {
-        out.extend_from_slice(&if self.big {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        });
-    }
-}
 
 fn pad4(n: usize) -> usize {
     (n + 3) & !3
