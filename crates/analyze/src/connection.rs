@@ -317,6 +317,15 @@ impl Connection {
         }
     }
 
+    /// The direction of a segment sent by `src`.
+    pub fn direction_from(&self, src: Endpoint) -> Direction {
+        if self.client == src {
+            Direction::ClientToServer
+        } else {
+            Direction::ServerToClient
+        }
+    }
+
     /// Base sequence number of the sender in `dir`, if it has sent anything.
     pub fn base_seq(&self, dir: Direction) -> Option<u32> {
         self.half[dir.index()].base_seq

@@ -26,6 +26,7 @@
 //!   past that, the longest-idle ones are finished early (a SYN flood, a
 //!   scan), counted in `CaptureStats::evicted_flows`, and leave tombstones.
 
+use std::collections::VecDeque;
 use std::net::IpAddr;
 
 use rttdoc_capture::{Capture, Frame};
@@ -215,7 +216,7 @@ pub struct Tracker<'s> {
     embryos: FxHashMap<FlowKey, Embryo>,
     /// Connections with nothing more due, in the order they got there, with
     /// the progress clock then: finished once quiet for the linger.
-    closing: std::collections::VecDeque<(FlowKey, i64)>,
+    closing: VecDeque<(FlowKey, i64)>,
     next_stream: u64,
     options: AnalyzeOptions,
     pub stats: CaptureStats,
@@ -357,6 +358,26 @@ impl<'s> Tracker<'s> {
             port: seg.src_port,
         };
         let is_syn = seg.flags.syn() && !seg.flags.ack();
+        // Most packets belong to a connection already tracked: one lookup.
+        // (A key is in at most one of the table, the lone SYNs and the
+        // tombstones, so the checks below would all pass it through.)
+        if let Some(conn) = self.table.get_mut(&key) {
+            let dir = conn.direction_from(src);
+            let reused = is_syn && conn.base_seq(dir).is_some_and(|base| base != seg.seq);
+            if !reused {
+                track_in(
+                    conn,
+                    dir,
+                    at,
+                    seg,
+                    key,
+                    self.progress_ns,
+                    &mut self.stats,
+                    &mut self.closing,
+                );
+                return;
+            }
+        }
         if self.embryos.contains_key(&key) {
             if self.table.len() >= self.flow_cap() {
                 self.evict_idle();
@@ -416,11 +437,7 @@ impl<'s> Tracker<'s> {
             }
         }
         if let Some(conn) = self.table.get(&key) {
-            let dir = if conn.client == src {
-                Direction::ClientToServer
-            } else {
-                Direction::ServerToClient
-            };
+            let dir = conn.direction_from(src);
             let reused = is_syn && conn.base_seq(dir).is_some_and(|base| base != seg.seq);
             if reused {
                 let old = self.table.remove(&key).expect("present");
@@ -435,21 +452,17 @@ impl<'s> Tracker<'s> {
             *next_stream += 1;
             new_connection(options, stream, client, server, at)
         });
-        let dir = if conn.client == src {
-            Direction::ClientToServer
-        } else {
-            Direction::ServerToClient
-        };
-        if conn.capture_copy(at, dir, seg) {
-            self.stats.capture_duplicates += 1;
-            return;
-        }
-        conn.observe(at, dir, seg);
-        conn.last_progress_ns = self.progress_ns;
-        if !conn.closing_queued && conn.is_done() {
-            conn.closing_queued = true;
-            self.closing.push_back((key, self.progress_ns));
-        }
+        let dir = conn.direction_from(src);
+        track_in(
+            conn,
+            dir,
+            at,
+            seg,
+            key,
+            self.progress_ns,
+            &mut self.stats,
+            &mut self.closing,
+        );
     }
 
     /// Turns a lone SYN into a connection that has seen it, in the table.
@@ -709,6 +722,33 @@ impl<'s> Tracker<'s> {
 }
 
 /// A connection as the options want it tracked (ladder, key log, detectors).
+/// Tracks one segment of a connection in the table: a capture's copy is
+/// counted and dropped; anything else is observed, and a connection with
+/// nothing more due joins the closing queue.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn track_in(
+    conn: &mut Connection,
+    dir: Direction,
+    at: Stamp,
+    seg: &Segment<'_>,
+    key: FlowKey,
+    progress_ns: i64,
+    stats: &mut CaptureStats,
+    closing: &mut VecDeque<(FlowKey, i64)>,
+) {
+    if conn.capture_copy(at, dir, seg) {
+        stats.capture_duplicates += 1;
+        return;
+    }
+    conn.observe(at, dir, seg);
+    conn.last_progress_ns = progress_ns;
+    if !conn.closing_queued && conn.is_done() {
+        conn.closing_queued = true;
+        closing.push_back((key, progress_ns));
+    }
+}
+
 fn new_connection(
     options: &AnalyzeOptions,
     stream: u64,
