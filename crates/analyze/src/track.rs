@@ -470,6 +470,12 @@ impl<'s> Tracker<'s> {
         let Some(e) = self.embryos.remove(&key) else {
             return;
         };
+        let c = self.connection_of(key, &e);
+        self.table.insert(key, c);
+    }
+
+    /// The connection a lone SYN starts: one that has seen it.
+    fn connection_of(&self, key: FlowKey, e: &Embryo) -> Box<Connection> {
         let syn = e.syn(&key);
         let (client, server) = roles(&syn);
         let mut c = new_connection(&self.options, e.stream, client, server, e.at);
@@ -478,7 +484,7 @@ impl<'s> Tracker<'s> {
             c.observe(e.at, dir, &syn);
         }
         c.last_progress_ns = e.last_progress_ns;
-        self.table.insert(key, c);
+        c
     }
 
     /// Reports the longest-idle quarter of the lone SYNs (they become
@@ -499,8 +505,8 @@ impl<'s> Tracker<'s> {
     fn report_embryos(&mut self, mut keys: Vec<(u64, FlowKey)>) {
         keys.sort_unstable_by_key(|(stream, _)| *stream);
         for (_, k) in keys {
-            self.grow(k);
-            if let Some(c) = self.table.remove(&k) {
+            if let Some(e) = self.embryos.remove(&k) {
+                let c = self.connection_of(k, &e);
                 self.emit(k, c, Some(Ending::Idle), true);
             }
         }
@@ -709,10 +715,11 @@ impl<'s> Tracker<'s> {
             .collect();
         rest.sort_unstable_by_key(|(stream, _)| *stream);
         for (_, k) in rest {
-            if self.embryos.contains_key(&k) {
-                self.grow(k);
-            }
-            if let Some(c) = self.table.remove(&k) {
+            let c = match self.embryos.remove(&k) {
+                Some(e) => Some(self.connection_of(k, &e)),
+                None => self.table.remove(&k),
+            };
+            if let Some(c) = c {
                 self.emit(k, c, None, false);
             }
         }
@@ -721,7 +728,6 @@ impl<'s> Tracker<'s> {
     }
 }
 
-/// A connection as the options want it tracked (ladder, key log, detectors).
 /// Tracks one segment of a connection in the table: a capture's copy is
 /// counted and dropped; anything else is observed, and a connection with
 /// nothing more due joins the closing queue.
@@ -749,6 +755,7 @@ fn track_in(
     }
 }
 
+/// A connection as the options want it tracked (ladder, key log, detectors).
 fn new_connection(
     options: &AnalyzeOptions,
     stream: u64,
