@@ -10,13 +10,11 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{CaptureError, ErrorKind};
 use crate::pcapng::{block, Endian};
-
-/// Bytes the reader buffers to begin with; it grows only for a larger block.
-const BUFFER_SIZE: usize = 1 << 20;
 
 /// Wireshark refuses packets larger than this (WTAP_MAX_PACKET_SIZE_STANDARD,
 /// the limit for every link type that carries TCP); a larger captured length
@@ -134,11 +132,32 @@ impl<R: Read> Read for CountingReader<R> {
     }
 }
 
+/// Bytes of input a reading thread hands over at once.
+const CHUNK_SIZE: usize = 1 << 20;
+
+/// Room kept in front of each chunk for the unread end of the one before
+/// (a record cut by the chunk boundary), so that joining them copies that
+/// end only, not the chunk.
+const HEAD_ROOM: usize = 64 << 10;
+
+/// Chunks read ahead and not yet taken: the reading thread stays at most
+/// this far (plus the chunk it fills) ahead of the framing.
+const CHUNKS_AHEAD: usize = 2;
+
 /// A growable window on the (decompressed) input: bytes are read as the
 /// framing asks for them, and the stream offset of the window's start is
 /// known for error messages.
+///
+/// The reading itself (the kernel's copy out of the page cache, gzip's
+/// inflating) runs on its own thread, a few chunks ahead: that is most of
+/// a keep-alive or bulk capture's cost, and it overlaps with the
+/// analysis instead of coming before it.
 struct Input {
-    source: Box<dyn Read + Send>,
+    chunks: Receiver<io::Result<Vec<u8>>>,
+    /// Chunks given back to the reading thread for reuse.
+    spare: SyncSender<Vec<u8>>,
+    /// The current chunk (its data from `HEAD_ROOM`), with the previous
+    /// chunk's unread end in front of it.
     buf: Vec<u8>,
     start: usize,
     end: usize,
@@ -151,6 +170,66 @@ struct Input {
 }
 
 impl Input {
+    /// Starts the thread that reads `source` ahead.
+    fn new(mut source: Box<dyn Read + Send>) -> Input {
+        let (tx, chunks) = sync_channel::<io::Result<Vec<u8>>>(CHUNKS_AHEAD);
+        let (spare, returned) = sync_channel::<Vec<u8>>(CHUNKS_AHEAD + 2);
+        let spawned = std::thread::Builder::new()
+            .name("rttdoc-read".into())
+            .spawn(move || loop {
+                let mut chunk = returned
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(HEAD_ROOM + CHUNK_SIZE));
+                chunk.resize(HEAD_ROOM + CHUNK_SIZE, 0);
+                let mut filled = HEAD_ROOM;
+                let mut error = None;
+                while filled < chunk.len() {
+                    match source.read(&mut chunk[filled..]) {
+                        Ok(0) => break,
+                        Ok(k) => filled += k,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => {
+                            error = Some(e);
+                            break;
+                        }
+                    }
+                }
+                let full = filled == chunk.len();
+                chunk.truncate(filled);
+                // What was read before an error or the end still counts.
+                if filled > HEAD_ROOM && tx.send(Ok(chunk)).is_err() {
+                    return; // the capture was dropped
+                }
+                if let Some(e) = error {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                if !full {
+                    return; // the end: the closed channel says so
+                }
+            });
+        if let Err(e) = spawned {
+            // No thread to read with: the first read reports why.
+            let (tx, chunks) = sync_channel(1);
+            let _ = tx.send(Err(e));
+            return Input::with(chunks, spare);
+        }
+        Input::with(chunks, spare)
+    }
+
+    fn with(chunks: Receiver<io::Result<Vec<u8>>>, spare: SyncSender<Vec<u8>>) -> Input {
+        Input {
+            chunks,
+            spare,
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            offset: 0,
+            eof: false,
+            failed: None,
+        }
+    }
+
     /// Makes `n` bytes available from the current position if the input
     /// has them; returns how many are available (fewer only at its end).
     fn fill(&mut self, n: usize) -> io::Result<usize> {
@@ -158,28 +237,37 @@ impl Input {
             if let Some(msg) = &self.failed {
                 return Err(io::Error::other(msg.clone()));
             }
-            if self.buf.len() - self.start < n {
-                // Move the partial record to the front (once per buffer
-                // length of input), and grow only for a record larger than
-                // the buffer.
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-                if self.buf.len() < n {
-                    self.buf.resize(n, 0);
-                }
-            }
-            match self.source.read(&mut self.buf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(k) => self.end += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
+            match self.chunks.recv() {
+                Ok(Ok(chunk)) => self.join(chunk),
+                Ok(Err(e)) => {
                     self.failed = Some(e.to_string());
                     return Err(e);
                 }
+                Err(_) => self.eof = true,
             }
         }
         Ok((self.end - self.start).min(n))
+    }
+
+    /// Continues the window with the next chunk.
+    fn join(&mut self, mut chunk: Vec<u8>) {
+        let rest = self.end - self.start;
+        let old = if rest <= HEAD_ROOM {
+            chunk[HEAD_ROOM - rest..HEAD_ROOM].copy_from_slice(&self.buf[self.start..self.end]);
+            self.start = HEAD_ROOM - rest;
+            std::mem::replace(&mut self.buf, chunk)
+        } else {
+            // A record longer than the head room (rare): append instead.
+            self.buf.copy_within(self.start..self.end, 0);
+            self.buf.truncate(rest);
+            self.buf.extend_from_slice(&chunk[HEAD_ROOM..]);
+            self.start = 0;
+            chunk
+        };
+        self.end = self.buf.len();
+        if old.capacity() == HEAD_ROOM + CHUNK_SIZE {
+            let _ = self.spare.try_send(old);
+        }
     }
 
     fn data(&self) -> &[u8] {
@@ -343,15 +431,7 @@ impl Capture {
         };
         let mut capture = Capture {
             name: name.to_string(),
-            input: Input {
-                source,
-                buf: vec![0; BUFFER_SIZE],
-                start: 0,
-                end: 0,
-                offset: 0,
-                eof: false,
-                failed: None,
-            },
+            input: Input::new(source),
             format: Format::Ng(Section {
                 endian: Endian { big: false },
                 interfaces: Vec::new(),
