@@ -426,6 +426,10 @@ impl Connection {
         };
         let cap = h.recent_cap.max(RECENT_SEGMENTS);
         if h.recent.len() < cap {
+            if h.recent.capacity() == 0 {
+                // One allocation for a short connection's segments.
+                h.recent.reserve_exact(RECENT_SEGMENTS / 2);
+            }
             h.recent.push(entry);
             h.recent_next = 0;
         } else {
@@ -772,6 +776,10 @@ impl Connection {
             let base = self.half[d].base_seq.unwrap_or(seg.seq);
             let peer_base = self.half[r].base_seq;
             let seq_rel = seg.seq.wrapping_sub(base);
+            if self.timeline.capacity() == 0 {
+                // A short connection's segments in one allocation.
+                self.timeline.reserve_exact(24);
+            }
             self.timeline.push(SegmentRecord {
                 frame: at.frame,
                 ts_ns: at.ts_ns,

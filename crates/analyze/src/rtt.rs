@@ -35,6 +35,7 @@ impl RttSamples {
     pub fn on_data(&mut self, dir: Direction, end_seq: u32, ts_ns: i64) {
         let q = &mut self.outstanding[dir.index()];
         if q.len() < MAX_OUTSTANDING {
+            first_room(q);
             q.push_back((end_seq, ts_ns));
         }
     }
@@ -65,6 +66,7 @@ impl RttSamples {
         let d = dir.index();
         let q = &mut self.tsvals[d];
         if q.back().is_none_or(|&(v, _)| seq::lt(v, tsval)) && q.len() < MAX_OUTSTANDING {
+            first_room(q);
             q.push_back((tsval, ts_ns));
         }
         if ack && tsecr != 0 {
@@ -161,6 +163,14 @@ pub fn vantage(server_side_ns: i64, client_side_ns: i64) -> Vantage {
         Vantage::Server
     } else {
         Vantage::Middle
+    }
+}
+
+/// Room for a short connection's samples at the first one, instead of
+/// growing 4, 8, 16 (a reallocation each, per connection).
+fn first_room(q: &mut VecDeque<(u32, i64)>) {
+    if q.capacity() == 0 {
+        q.reserve_exact(16);
     }
 }
 

@@ -198,6 +198,10 @@ impl TlsSession {
         bytes: u32,
     ) {
         if self.messages.len() < MAX_MESSAGES {
+            if self.messages.capacity() == 0 {
+                // A handshake's messages in one allocation.
+                self.messages.reserve_exact(16);
+            }
             self.messages.push(TlsMessageRef {
                 frame: end.frame,
                 first_frame: started.frame,

@@ -82,12 +82,11 @@ pub struct AnalyzeArgs {
     /// finished early (counted in the output).
     #[arg(long, value_name = "N", default_value_t = rttdoc_analyze::DEFAULT_MAX_FLOWS)]
     max_flows: usize,
-    /// Threads: one reads and tracks, the others diagnose finished
-    /// connections. The output does not depend on it. Default 1: on the
-    /// 2-vCPU machines measured (docs/benchmarks.md) a second thread made
-    /// the pass slower, the hand-over costing more than the diagnosis.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    threads: usize,
+    /// Threads: one tracks, the others diagnose finished connections
+    /// (the file is read on a thread of its own either way). The output
+    /// does not depend on it. Default: the CPUs this process may use.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// Colour in tables.
     #[arg(long, value_enum, default_value = "auto")]
     color: ColorChoice,
@@ -225,7 +224,10 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         keylog,
         findings: !args.no_findings,
         max_flows: args.max_flows,
-        threads: args.threads.max(1),
+        threads: args
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1),
         ..Default::default()
     };
     let mut html = args.html.as_ref().map(|_| {
