@@ -12,7 +12,7 @@
 //! [`MAX_IN_FLIGHT`] connections wait for a worker or for their turn;
 //! beyond that the tracker waits.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -58,7 +58,11 @@ pub(crate) struct Pool {
     next_seq: u64,
     /// The next sequence number the sink gets.
     next_out: u64,
-    ready: BTreeMap<u64, ConnectionReport>,
+    /// Reports made and not yet given to the sink: slot `i` holds the
+    /// report numbered `next_out + i` once it is made (a ring, not a
+    /// sorted map: a report is 800 bytes, and a B-tree moves its values
+    /// around on every insert and removal).
+    ready: VecDeque<Option<ConnectionReport>>,
 }
 
 /// Makes the report of one connection (the same on any thread).
@@ -121,7 +125,7 @@ impl Finisher {
             workers,
             next_seq: 0,
             next_out: 0,
-            ready: BTreeMap::new(),
+            ready: VecDeque::new(),
         })
     }
 
@@ -138,9 +142,9 @@ impl Finisher {
             Finisher::Pool(p) if c.timeline.len() <= SMALL => {
                 // Cheaper here than handed over: made now, given to the
                 // sink in its turn.
-                p.ready
-                    .insert(p.next_seq, report(p.diagnose, c, ending, first_time));
+                let seq = p.next_seq;
                 p.next_seq += 1;
+                p.store(seq, report(p.diagnose, c, ending, first_time));
                 p.release(sink);
             }
             Finisher::Pool(p) => {
@@ -222,15 +226,25 @@ impl Pool {
             };
             let Some(reports) = next else { break };
             for (seq, r) in reports {
-                self.ready.insert(seq, r);
+                self.store(seq, r);
             }
             self.release(sink);
         }
     }
 
+    /// Keeps a report until its turn.
+    fn store(&mut self, seq: u64, r: ConnectionReport) {
+        let slot = (seq - self.next_out) as usize;
+        if self.ready.len() <= slot {
+            self.ready.resize_with(slot + 1, || None);
+        }
+        self.ready[slot] = Some(r);
+    }
+
     /// Gives the sink every report whose turn it is.
     fn release(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
-        while let Some(r) = self.ready.remove(&self.next_out) {
+        while self.ready.front().is_some_and(Option::is_some) {
+            let r = self.ready.pop_front().flatten().expect("checked");
             sink(r);
             self.next_out += 1;
         }

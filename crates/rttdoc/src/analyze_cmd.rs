@@ -261,7 +261,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     let mut summary = Summary::new(if args.all { usize::MAX } else { args.top });
     let mut write_error: Option<io::Error> = None;
     let words = renderer.shows_words() || html.is_some();
-    let stats = analyze_capture(&mut capture, options.clone(), &mut |mut report| {
+    let mut output = |mut report: ConnectionReport| {
         if !filter.matches(&report) {
             return;
         }
@@ -280,7 +280,12 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
                 write_error = Some(e);
             }
         }
-    });
+    };
+    let stats = if options.threads > 1 {
+        track_beside_output(&mut capture, options.clone(), &mut output)
+    } else {
+        analyze_capture(&mut capture, options.clone(), &mut output)
+    };
     if let Some((bar, handle)) = bar {
         bar.finish_and_clear();
         let _ = handle.join();
@@ -416,4 +421,44 @@ fn write_failed(e: io::Error) -> ExitCode {
     }
     eprintln!("rttdoc: error writing output: {e}");
     ExitCode::from(1)
+}
+
+/// Reports handed from the tracking thread to the output at once: one
+/// hand-over (and thread wake-up) per connection would cost more than a
+/// short connection's output.
+const OUTPUT_BATCH: usize = 64;
+
+/// Runs the pass on a thread of its own and the output (wording, the
+/// summary, the renderer: a third of the work with `--json`) on this one,
+/// reports in the pass's order, so the output is the same as without.
+fn track_beside_output(
+    capture: &mut Capture,
+    options: AnalyzeOptions,
+    output: &mut dyn FnMut(ConnectionReport),
+) -> rttdoc_analyze::CaptureStats {
+    std::thread::scope(|scope| {
+        // Bounded: the pass waits for the output, never the reverse.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ConnectionReport>>(2);
+        let tracking = std::thread::Builder::new()
+            .name("rttdoc-track".into())
+            .spawn_scoped(scope, move || {
+                let mut batch = Vec::with_capacity(OUTPUT_BATCH);
+                let stats = analyze_capture(capture, options, &mut |report| {
+                    batch.push(report);
+                    if batch.len() == OUTPUT_BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(OUTPUT_BATCH));
+                        let _ = tx.send(full);
+                    }
+                });
+                let _ = tx.send(batch);
+                stats
+            })
+            .expect("spawning the tracking thread");
+        for batch in rx {
+            batch.into_iter().for_each(&mut *output);
+        }
+        tracking
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
