@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crate::connection::Connection;
-use crate::facts::Diagnose;
+use crate::facts::{ConnectionFacts, Diagnose};
 use crate::model::{ConnectionReport, Ending};
 
 /// Connections handed to workers and not yet given to the sink.
@@ -72,7 +72,15 @@ pub(crate) fn report(
     ending: Ending,
     first_time: Option<f64>,
 ) -> ConnectionReport {
-    let mut report = diagnose(c.freeze(ending));
+    diagnosed(c.freeze(ending), first_time, diagnose)
+}
+
+fn diagnosed(
+    facts: ConnectionFacts,
+    first_time: Option<f64>,
+    diagnose: Diagnose,
+) -> ConnectionReport {
+    let mut report = diagnose(facts);
     if let Some(t0) = first_time {
         report.start_offset_s = (report.start_time - t0).max(0.0);
     }
@@ -163,6 +171,33 @@ impl Finisher {
                     p.send_batch();
                 }
             }
+        }
+    }
+
+    /// Finishes a connection whose facts are already made (a lone SYN):
+    /// reported here, in its turn (its diagnosis is shorter than a hand-over).
+    pub(crate) fn submit_facts(
+        &mut self,
+        facts: ConnectionFacts,
+        first_time: Option<f64>,
+        sink: &mut dyn FnMut(ConnectionReport),
+    ) {
+        let report = diagnosed(facts, first_time, self.diagnose());
+        match self {
+            Finisher::Inline(_) => sink(report),
+            Finisher::Pool(p) => {
+                let seq = p.next_seq;
+                p.next_seq += 1;
+                p.store(seq, report);
+                p.release(sink);
+            }
+        }
+    }
+
+    fn diagnose(&self) -> Diagnose {
+        match self {
+            Finisher::Inline(d) => *d,
+            Finisher::Pool(p) => p.diagnose,
         }
     }
 

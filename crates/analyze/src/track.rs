@@ -31,13 +31,15 @@ use std::net::IpAddr;
 
 use rttdoc_capture::{Capture, Frame};
 use rttdoc_wire::defrag::Defragmenter;
-use rttdoc_wire::{decode, Decoded, Segment, Skip};
+use rttdoc_wire::{decode, Decoded, Segment, Skip, TcpFlags};
 use rustc_hash::FxHashMap;
 
-use crate::connection::{Connection, Stamp, REPLAY_NS};
-use crate::facts::Diagnose;
+use crate::connection::{Connection, SegmentRecord, Stamp, REPLAY_NS};
+use crate::facts::{ConnectionFacts, Diagnose, RttFacts};
 use crate::finisher::Finisher;
-use crate::model::{CaptureStats, ConnectionReport, Direction, Ending, Endpoint};
+use crate::model::{
+    CaptureStats, ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport,
+};
 
 /// The most one gap between frames advances the capture's progress clock:
 /// longer than any retransmission backoff step worth waiting through, far
@@ -160,6 +162,76 @@ impl Embryo {
             payload_len: 0,
             payload: &[],
             ip_id: self.ip_id,
+        }
+    }
+
+    /// Whether [`Embryo::facts`] gives what a connection that saw only
+    /// this SYN would: a plain SYN (no FIN or RST riding on it), and no
+    /// per-packet series asked for its stream.
+    fn has_plain_facts(&self, options: &AnalyzeOptions) -> bool {
+        !self.flags.intersects(TcpFlags::FIN | TcpFlags::RST) && !options.series.wants(self.stream)
+    }
+
+    /// The facts of a connection that was this SYN and nothing more, made
+    /// without a connection's working state (most of a SYN flood's cost):
+    /// exactly what [`Connection::freeze`] gives after that one SYN
+    /// (`lone_syn_facts_are_a_connections` holds them to it).
+    fn facts(&self, key: &FlowKey, ending: Ending, detect: bool) -> ConnectionFacts {
+        let syn = self.syn(key);
+        let (client, server) = roles(&syn);
+        ConnectionFacts {
+            stream: self.stream,
+            client,
+            server,
+            first: self.at,
+            last: self.at,
+            ending,
+            handshake: HandshakeReport {
+                syn_frame: Some(self.at.frame),
+                client_mss: self.mss,
+                client_wscale: self.window_scale,
+                ..Default::default()
+            },
+            first_syn: Some(self.at),
+            last_syn: Some(self.at),
+            syn_count: 1,
+            syn_ack: None,
+            syn_ack_count: 0,
+            syn_acks: Vec::new(),
+            handshake_ack: None,
+            handshake_ack_tsecr: None,
+            initial_rtt_ns: None,
+            rtt: RttFacts::default(),
+            stats: [
+                DirectionStats {
+                    packets: 1,
+                    ..Default::default()
+                },
+                DirectionStats::default(),
+            ],
+            tls: None,
+            exchanges: Vec::new(),
+            exchanges_total: 0,
+            timeline: vec![SegmentRecord {
+                frame: self.at.frame,
+                ts_ns: self.at.ts_ns,
+                dir: Direction::ClientToServer,
+                seq: 0,
+                end: 1,
+                ack: 0,
+                ack_set: false,
+                len: 0,
+                flags: self.flags,
+                window: self.window,
+                new_data: false,
+                retransmission: false,
+                probe: false,
+                dsack: None,
+            }],
+            ladder: None,
+            series: None,
+            early_plaintext: None,
+            detect,
         }
     }
 }
@@ -506,8 +578,7 @@ impl<'s> Tracker<'s> {
         keys.sort_unstable_by_key(|(stream, _)| *stream);
         for (_, k) in keys {
             if let Some(e) = self.embryos.remove(&k) {
-                let c = self.connection_of(k, &e);
-                self.emit(k, c, Some(Ending::Idle), true);
+                self.emit_lone_syn(k, &e, Some(Ending::Idle), true);
             }
         }
     }
@@ -660,6 +731,43 @@ impl<'s> Tracker<'s> {
 
     /// Reports a connection; with `tombstone`, its 4-tuple stays on its
     /// stream for [`TOMBSTONE_NS`].
+    /// [`Tracker::emit`] for a flow that was one SYN: reported from its
+    /// small record where that gives the same facts.
+    fn emit_lone_syn(&mut self, key: FlowKey, e: &Embryo, ending: Option<Ending>, tombstone: bool) {
+        if !e.has_plain_facts(&self.options) {
+            let c = self.connection_of(key, e);
+            self.emit(key, c, ending, tombstone);
+            return;
+        }
+        if tombstone {
+            let lo = e.from_lo.then_some(e.seq);
+            let hi = (!e.from_lo).then_some(e.seq);
+            self.bury(key, e.last_progress_ns, lo, hi);
+        }
+        // What emit() decides for a connection of one SYN (no RST, no FIN).
+        let ending = ending.unwrap_or(Ending::Open);
+        self.stats.connections += 1;
+        let facts = e.facts(&key, ending, self.options.findings);
+        self.finisher
+            .submit_facts(facts, self.stats.first_time, &mut *self.sink);
+    }
+
+    /// Keeps what late packets of a finished flow need (its tombstone).
+    fn bury(&mut self, key: FlowKey, last_progress_ns: i64, lo: Option<u32>, hi: Option<u32>) {
+        self.tombstones.insert(
+            key,
+            Tombstone {
+                last_progress_ns,
+                base_seq: [lo.unwrap_or(0), hi.unwrap_or(0)],
+                seen: [lo.is_some(), hi.is_some()],
+            },
+        );
+        let cap = self.flow_cap() * TOMBSTONES_PER_FLOW;
+        if self.tombstones.len() > cap {
+            self.forget_oldest_tombstones();
+        }
+    }
+
     fn emit(&mut self, key: FlowKey, c: Box<Connection>, ending: Option<Ending>, tombstone: bool) {
         if tombstone {
             let client_is_lo = key.lo == (c.client.ip, c.client.port);
@@ -668,19 +776,7 @@ impl<'s> Tracker<'s> {
             } else {
                 (Direction::ServerToClient, Direction::ClientToServer)
             };
-            let (a, b) = (c.base_seq(lo), c.base_seq(hi));
-            self.tombstones.insert(
-                key,
-                Tombstone {
-                    last_progress_ns: c.last_progress_ns,
-                    base_seq: [a.unwrap_or(0), b.unwrap_or(0)],
-                    seen: [a.is_some(), b.is_some()],
-                },
-            );
-            let cap = self.flow_cap() * TOMBSTONES_PER_FLOW;
-            if self.tombstones.len() > cap {
-                self.forget_oldest_tombstones();
-            }
+            self.bury(key, c.last_progress_ns, c.base_seq(lo), c.base_seq(hi));
         }
         let ending = ending.unwrap_or_else(|| {
             let [a, b] = [&c.half[0].stats, &c.half[1].stats];
@@ -715,11 +811,9 @@ impl<'s> Tracker<'s> {
             .collect();
         rest.sort_unstable_by_key(|(stream, _)| *stream);
         for (_, k) in rest {
-            let c = match self.embryos.remove(&k) {
-                Some(e) => Some(self.connection_of(k, &e)),
-                None => self.table.remove(&k),
-            };
-            if let Some(c) = c {
+            if let Some(e) = self.embryos.remove(&k) {
+                self.emit_lone_syn(k, &e, None, false);
+            } else if let Some(c) = self.table.remove(&k) {
                 self.emit(k, c, None, false);
             }
         }
@@ -849,11 +943,117 @@ pub fn track_capture(
 
 #[cfg(test)]
 mod tests {
-    use super::Tracker;
+    use super::*;
+    use std::net::{Ipv4Addr, Ipv6Addr};
 
     #[test]
     fn a_lone_syn_is_held_in_about_a_hundred_bytes() {
         let size = Tracker::embryo_size();
         assert!(size <= 128, "{size} bytes");
+    }
+
+    /// Lone SYNs of every shape the tracker keeps as embryos.
+    fn lone_syns() -> Vec<(FlowKey, Embryo)> {
+        let v4 = |a: u8| IpAddr::V4(Ipv4Addr::new(10, 0, 0, a));
+        let v6 = IpAddr::V6(Ipv6Addr::LOCALHOST);
+        let base = Embryo {
+            stream: 7,
+            at: Stamp {
+                frame: 12,
+                ts_ns: 1_700_000_000_123_456_789,
+            },
+            last_progress_ns: 5,
+            seq: 0xfffffff0,
+            window: 64240,
+            flags: TcpFlags::SYN,
+            ip_id: Some(0x1234),
+            mss: Some(1460),
+            window_scale: Some(7),
+            sack_permitted: true,
+            from_lo: true,
+            options_malformed: false,
+            timestamps: Some((123, 0)),
+        };
+        let key = FlowKey {
+            lo: (v4(1), 40000),
+            hi: (v4(2), 443),
+        };
+        let mut out = vec![(key, base)];
+        out.push((
+            FlowKey {
+                lo: (v4(1), 80),
+                hi: (v4(9), 51000),
+            },
+            Embryo {
+                from_lo: false,
+                ..base
+            },
+        ));
+        out.push((
+            FlowKey {
+                lo: (v6, 1),
+                hi: (v6, 2),
+            },
+            Embryo {
+                mss: None,
+                window_scale: None,
+                sack_permitted: false,
+                timestamps: None,
+                ip_id: None,
+                window: 0,
+                ..base
+            },
+        ));
+        out.push((
+            key,
+            Embryo {
+                flags: TcpFlags::SYN | TcpFlags::ECE | TcpFlags::CWR | TcpFlags::PSH,
+                options_malformed: true,
+                timestamps: Some((0, 99)),
+                ..base
+            },
+        ));
+        out
+    }
+
+    /// The shortcut is only worth having if it says what the connection
+    /// would: its facts, field for field, for every kind of lone SYN, every
+    /// ending and with the detectors on or off.
+    #[test]
+    fn lone_syn_facts_are_a_connections() {
+        for detect in [true, false] {
+            let options = AnalyzeOptions {
+                findings: detect,
+                ..Default::default()
+            };
+            let mut sink = |_: ConnectionReport| {};
+            let tracker = Tracker::new(options.clone(), |_| unreachable!(), &mut sink);
+            for (key, e) in lone_syns() {
+                assert!(e.has_plain_facts(&options));
+                for ending in [Ending::Open, Ending::Idle] {
+                    let through_connection = tracker.connection_of(key, &e).freeze(ending);
+                    let direct = e.facts(&key, ending, detect);
+                    assert_eq!(
+                        format!("{direct:#?}"),
+                        format!("{through_connection:#?}"),
+                        "{e:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_syn_with_fin_or_rst_or_a_series_takes_the_long_way() {
+        let (_, e) = lone_syns()[0];
+        let options = AnalyzeOptions::default();
+        for flags in [TcpFlags::SYN | TcpFlags::FIN, TcpFlags::SYN | TcpFlags::RST] {
+            assert!(!Embryo { flags, ..e }.has_plain_facts(&options));
+        }
+        let drawn = AnalyzeOptions {
+            series: crate::series::SeriesRequest::all(10),
+            ..Default::default()
+        };
+        assert!(!e.has_plain_facts(&drawn));
     }
 }

@@ -133,7 +133,7 @@ impl<R: Read> Read for CountingReader<R> {
 }
 
 /// Bytes of input a reading thread hands over at once.
-const CHUNK_SIZE: usize = 1 << 20;
+const CHUNK_SIZE: usize = 256 << 10;
 
 /// Room kept in front of each chunk for the unread end of the one before
 /// (a record cut by the chunk boundary), so that joining them copies that
