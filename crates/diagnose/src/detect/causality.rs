@@ -30,7 +30,7 @@
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Wait};
 use rttdoc_analyze::seq;
-use rttdoc_analyze::SegmentRecord;
+use rttdoc_analyze::{Exchange, SegmentRecord};
 
 /// Time beyond the ideal counts as excess only above this, whatever the
 /// RTT: below it, host scheduling, interrupt coalescing and timestamping
@@ -107,10 +107,24 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
             x.cost_rtts = None;
         }
         if !dropped.is_empty() {
-            recite(x, &dropped);
+            recite(f, x, &dropped);
         }
         true
     });
+}
+
+/// The exchange (1-based) whose wait is the longest of `kept`: a server
+/// think wait ends at its response's first frame. With the longest wait
+/// dropped, the exchange named must be another one's.
+fn longest_exchange_of(exchanges: &[Exchange], kept: &[Wait]) -> Option<u32> {
+    let longest = kept.iter().max_by(|a, b| a.ms.total_cmp(&b.ms))?;
+    exchanges
+        .iter()
+        .position(|x| {
+            x.response_first
+                .is_some_and(|r| r.frame == longest.to_frame)
+        })
+        .map(|i| i as u32 + 1)
 }
 
 /// Whether one wait obeys rules 1-5.
@@ -174,7 +188,7 @@ fn beyond_timeline(f: &Facts<'_>, w: &Wait) -> bool {
 /// lose what only the dropped waits cited, the kept waits' frames are
 /// cited (up to 8), and the counts its words are made of follow the waits.
 /// A retransmission's frames are the re-sends, whatever they cost: kept.
-fn recite(x: &mut Finding, dropped: &[Wait]) {
+fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
     if x.kind == FindingKind::Retransmission {
         return;
     }
@@ -202,10 +216,16 @@ fn recite(x: &mut Finding, dropped: &[Wait]) {
         Detail::RtoStall { stalls, .. } => *stalls = n,
         Detail::SynRetransmit { syns } => *syns = n + 1,
         Detail::ExchangeThinkTime {
-            slow, longest_ms, ..
+            slow,
+            longest_ms,
+            longest_exchange,
+            ..
         } => {
             *slow = n;
             *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);
+            if let Some(i) = longest_exchange_of(f.exchanges, kept) {
+                *longest_exchange = i;
+            }
         }
         _ => {}
     }
@@ -219,4 +239,45 @@ fn recite(x: &mut Finding, dropped: &[Wait]) {
             list.join(" ")
         )
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rttdoc_analyze::Stamp;
+
+    fn exchange(request: u64, response: u64) -> Exchange {
+        let at = |frame| Stamp { frame, ts_ns: 0 };
+        Exchange {
+            request_first: at(request),
+            request_last: at(request),
+            request_bytes: 100,
+            response_first: Some(at(response)),
+            response_last: Some(at(response)),
+            response_bytes: 100,
+            label: None,
+            status: None,
+        }
+    }
+
+    fn wait(from: u64, to: u64, ms: f64) -> Wait {
+        Wait {
+            from_frame: from,
+            to_frame: to,
+            release_frame: None,
+            ms,
+        }
+    }
+
+    /// The detector named exchange 2 (60 ms); with that wait dropped by
+    /// the rules, the longest left is exchange 3's (30 ms), not 1's.
+    #[test]
+    fn the_longest_exchange_is_named_from_the_waits_kept() {
+        let exchanges = [exchange(4, 6), exchange(8, 10), exchange(12, 14)];
+        let kept = [wait(4, 6, 10.0), wait(12, 14, 30.0)];
+        assert_eq!(longest_exchange_of(&exchanges, &kept), Some(3));
+        let all = [wait(4, 6, 10.0), wait(8, 10, 60.0), wait(12, 14, 30.0)];
+        assert_eq!(longest_exchange_of(&exchanges, &all), Some(2));
+        assert_eq!(longest_exchange_of(&exchanges, &[]), None);
+    }
 }
