@@ -84,7 +84,9 @@ pub struct AnalyzeArgs {
     max_flows: usize,
     /// Threads: one tracks, the others diagnose finished connections
     /// (the file is read on a thread of its own either way). The output
-    /// does not depend on it. Default: the CPUs this process may use.
+    /// does not depend on it. Default: the CPUs this process may use, at
+    /// most 4 (one tracking thread feeds the others, and the diagnosis is
+    /// a third of the work: more workers would wait).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// Colour in tables.
@@ -226,7 +228,9 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         max_flows: args.max_flows,
         threads: args
             .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, |n| n.get().min(DEFAULT_THREADS_MAX))
+            })
             .max(1),
         ..Default::default()
     };
@@ -422,6 +426,9 @@ fn write_failed(e: io::Error) -> ExitCode {
     eprintln!("rttdoc: error writing output: {e}");
     ExitCode::from(1)
 }
+
+/// The most threads `--threads` defaults to.
+const DEFAULT_THREADS_MAX: usize = 4;
 
 /// Reports handed from the tracking thread to the output at once: one
 /// hand-over (and thread wake-up) per connection would cost more than a
