@@ -69,6 +69,37 @@ fn run_scenario_at(dir: &TempDir, name: &str, runs: u32, rtt_ms: f64, script: &s
     out
 }
 
+/// Runs one lab plan of a server and a client command, once, on a path of
+/// `rtt_ms`; a failed run panics with the client's log and `logs`.
+fn run_custom(
+    out: &Path,
+    (name, title): (&str, &str),
+    rtt_ms: f64,
+    (server, client): (&str, &str),
+    logs: &[&Path],
+) {
+    let ctx = Ctx {
+        rtt: Duration::from_secs_f64(rtt_ms / 1000.0),
+        runs: 1,
+    };
+    let plan = scenario::custom_plan(&ctx, server, client);
+    let opts = RunOptions {
+        rtt: ctx.rtt,
+        runs: 1,
+        out: out.to_path_buf(),
+        certs: Some(certs()),
+        overrides: Default::default(),
+    };
+    if let Err(e) = scenario::run_plan(name, title, None, plan, &opts) {
+        let mut msg = format!("lab run: {e}");
+        for log in [out.join("client.log").as_path()].iter().chain(logs) {
+            msg.push('\n');
+            msg.push_str(&std::fs::read_to_string(log).unwrap_or_default());
+        }
+        panic!("{msg}");
+    }
+}
+
 /// Runs a command as the unprivileged user `nobody`.
 const NOBODY: &str = "setpriv --reuid 65534 --regid 65534 --clear-groups";
 
@@ -646,10 +677,6 @@ fn probe_sends_idempotent_requests_in_0rtt_and_withholds_unsafe_ones() {
     let dir = TempDir::new("probe-0rtt");
     let out = dir.path("out");
     std::fs::create_dir_all(&out).unwrap();
-    let ctx = Ctx {
-        rtt: Duration::from_secs_f64(RTT_MS / 1000.0),
-        runs: 1,
-    };
     let bin = rttdoc_bin().display().to_string();
     // The lab's built-in TLS 1.3 server (rustls) with tickets that allow
     // early data; nginx here is built without early data in its scenarios.
@@ -663,18 +690,13 @@ fn probe_sends_idempotent_requests_in_0rtt_and_withholds_unsafe_ones() {
          $P probe -k --early-data-unsafe -X POST -d x $U --json > $OUT/unsafe.json",
         o = out.display()
     );
-    let plan = scenario::custom_plan(&ctx, &server, &client);
-    let opts = RunOptions {
-        rtt: ctx.rtt,
-        runs: 1,
-        out: out.clone(),
-        certs: Some(certs()),
-        overrides: Default::default(),
-    };
-    if let Err(e) = scenario::run_plan("probe-0rtt", "probe 0-RTT", None, plan, &opts) {
-        let log = std::fs::read_to_string(out.join("client.log")).unwrap_or_default();
-        panic!("lab run: {e}\n{log}");
-    }
+    run_custom(
+        &out,
+        ("probe-0rtt", "probe 0-RTT"),
+        RTT_MS,
+        (&server, &client),
+        &[],
+    );
     let cmp = read_json(&out.join("cmp.json"));
     for s in measured(&cmp, 0) {
         assert_eq!(s["tls"]["handshake"], "resumed");
@@ -898,10 +920,6 @@ fn probe_speaks_h2_with_nginx_agrees_with_curl_http2_and_compares_http_versions(
     );
     std::fs::write(work.join("nginx.conf"), conf).unwrap();
     let rtt_ms = 60.0;
-    let ctx = Ctx {
-        rtt: Duration::from_secs_f64(rtt_ms / 1000.0),
-        runs: 1,
-    };
     let fmt = "time_namelookup: %{time_namelookup}\\ntime_connect: %{time_connect}\\n\
                time_appconnect: %{time_appconnect}\\ntime_pretransfer: %{time_pretransfer}\\n\
                time_starttransfer: %{time_starttransfer}\\ntime_total: %{time_total}\\n\
@@ -920,19 +938,13 @@ fn probe_speaks_h2_with_nginx_agrees_with_curl_http2_and_compares_http_versions(
         o = out.display()
     );
     let server = format!("exec nginx -c {w}/nginx.conf");
-    let plan = scenario::custom_plan(&ctx, &server, &client);
-    let opts = RunOptions {
-        rtt: ctx.rtt,
-        runs: 1,
-        out: out.clone(),
-        certs: Some(certs()),
-        overrides: Default::default(),
-    };
-    if let Err(e) = scenario::run_plan("probe-h2", "probe h2", None, plan, &opts) {
-        let log = std::fs::read_to_string(out.join("client.log")).unwrap_or_default();
-        let err = std::fs::read_to_string(work.join("error.log")).unwrap_or_default();
-        panic!("lab run: {e}\n{log}\n{err}");
-    }
+    run_custom(
+        &out,
+        ("probe-h2", "probe h2"),
+        rtt_ms,
+        (&server, &client),
+        &[&work.join("error.log")],
+    );
 
     // The probe's own view: h2 chosen, the whole page, curl's timings in
     // order, and the first byte of the response's HEADERS one round trip
@@ -1049,10 +1061,6 @@ fn probe_compares_x25519_with_post_quantum_x25519mlkem768_against_the_rustls_ser
     let dir = TempDir::new("probe-pq");
     let out = dir.path("out");
     std::fs::create_dir_all(&out).unwrap();
-    let ctx = Ctx {
-        rtt: Duration::from_secs_f64(RTT_MS / 1000.0),
-        runs: 1,
-    };
     let bin = rttdoc_bin().display().to_string();
     // The lab's built-in TLS 1.3 server (rustls): nginx here links
     // OpenSSL 3.0, which has no ML-KEM.
@@ -1065,18 +1073,13 @@ fn probe_compares_x25519_with_post_quantum_x25519mlkem768_against_the_rustls_ser
          $P probe -k --compare group=x25519,x25519mlkem768 -n 5 $U > $OUT/cmp.txt",
         o = out.display()
     );
-    let plan = scenario::custom_plan(&ctx, &server, &client);
-    let opts = RunOptions {
-        rtt: ctx.rtt,
-        runs: 1,
-        out: out.clone(),
-        certs: Some(certs()),
-        overrides: Default::default(),
-    };
-    if let Err(e) = scenario::run_plan("probe-pq", "probe X25519MLKEM768", None, plan, &opts) {
-        let log = std::fs::read_to_string(out.join("client.log")).unwrap_or_default();
-        panic!("lab run: {e}\n{log}");
-    }
+    run_custom(
+        &out,
+        ("probe-pq", "probe X25519MLKEM768"),
+        RTT_MS,
+        (&server, &client),
+        &[],
+    );
     let cmp = read_json(&out.join("cmp.json"));
     assert_documented(&cmp);
     assert_eq!(cmp["compare"], "group=x25519,X25519MLKEM768");
