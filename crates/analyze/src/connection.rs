@@ -326,6 +326,17 @@ impl Connection {
         }
     }
 
+    /// Whether `seg`, sent by `src`, opens a new connection on this one's
+    /// 4-tuple (port reuse): a SYN whose sequence number is not the one
+    /// its sender started this connection with.
+    pub fn reused_by(&self, src: Endpoint, seg: &Segment<'_>) -> bool {
+        seg.flags.syn()
+            && !seg.flags.ack()
+            && self
+                .base_seq(self.direction_from(src))
+                .is_some_and(|base| base != seg.seq)
+    }
+
     /// Base sequence number of the sender in `dir`, if it has sent anything.
     pub fn base_seq(&self, dir: Direction) -> Option<u32> {
         self.half[dir.index()].base_seq

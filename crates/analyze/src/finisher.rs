@@ -148,12 +148,9 @@ impl Finisher {
         match self {
             Finisher::Inline(diagnose) => sink(report(*diagnose, c, ending, first_time)),
             Finisher::Pool(p) if c.timeline.len() <= SMALL => {
-                // Cheaper here than handed over: made now, given to the
-                // sink in its turn.
-                let seq = p.next_seq;
-                p.next_seq += 1;
-                p.store(seq, report(p.diagnose, c, ending, first_time));
-                p.release(sink);
+                // Cheaper here than handed over.
+                let r = report(p.diagnose, c, ending, first_time);
+                p.made_here(r, sink);
             }
             Finisher::Pool(p) => {
                 p.batch.push(Job {
@@ -185,12 +182,7 @@ impl Finisher {
         let report = diagnosed(facts, first_time, self.diagnose());
         match self {
             Finisher::Inline(_) => sink(report),
-            Finisher::Pool(p) => {
-                let seq = p.next_seq;
-                p.next_seq += 1;
-                p.store(seq, report);
-                p.release(sink);
-            }
+            Finisher::Pool(p) => p.made_here(report, sink),
         }
     }
 
@@ -265,6 +257,15 @@ impl Pool {
             }
             self.release(sink);
         }
+    }
+
+    /// Takes a report made on the tracking thread: given to the sink in
+    /// its turn, after those still with the workers.
+    fn made_here(&mut self, r: ConnectionReport, sink: &mut dyn FnMut(ConnectionReport)) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.store(seq, r);
+        self.release(sink);
     }
 
     /// Keeps a report until its turn.

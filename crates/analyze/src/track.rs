@@ -434,9 +434,8 @@ impl<'s> Tracker<'s> {
         // (A key is in at most one of the table, the lone SYNs and the
         // tombstones, so the checks below would all pass it through.)
         if let Some(conn) = self.table.get_mut(&key) {
-            let dir = conn.direction_from(src);
-            let reused = is_syn && conn.base_seq(dir).is_some_and(|base| base != seg.seq);
-            if !reused {
+            if !conn.reused_by(src, seg) {
+                let dir = conn.direction_from(src);
                 track_in(
                     conn,
                     dir,
@@ -508,13 +507,10 @@ impl<'s> Tracker<'s> {
                 self.evict_idle();
             }
         }
-        if let Some(conn) = self.table.get(&key) {
-            let dir = conn.direction_from(src);
-            let reused = is_syn && conn.base_seq(dir).is_some_and(|base| base != seg.seq);
-            if reused {
-                let old = self.table.remove(&key).expect("present");
-                self.emit(key, old, None, false);
-            }
+        // A lone SYN grown above may be a new connection on its port.
+        if self.table.get(&key).is_some_and(|c| c.reused_by(src, seg)) {
+            let old = self.table.remove(&key).expect("present");
+            self.emit(key, old, None, false);
         }
         let next_stream = &mut self.next_stream;
         let options = &self.options;

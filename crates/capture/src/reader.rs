@@ -157,10 +157,10 @@ struct Input {
     /// Chunks given back to the reading thread for reuse.
     spare: SyncSender<Vec<u8>>,
     /// The current chunk (its data from `HEAD_ROOM`), with the previous
-    /// chunk's unread end in front of it.
+    /// chunk's unread end in front of it; its unread bytes are
+    /// `buf[start..]`.
     buf: Vec<u8>,
     start: usize,
-    end: usize,
     /// Stream offset of `buf[start]`.
     offset: u64,
     eof: bool,
@@ -208,22 +208,20 @@ impl Input {
                     return; // the end: the closed channel says so
                 }
             });
-        if let Err(e) = spawned {
-            // No thread to read with: the first read reports why.
-            let (tx, chunks) = sync_channel(1);
-            let _ = tx.send(Err(e));
-            return Input::with(chunks, spare);
-        }
-        Input::with(chunks, spare)
-    }
-
-    fn with(chunks: Receiver<io::Result<Vec<u8>>>, spare: SyncSender<Vec<u8>>) -> Input {
+        let chunks = match spawned {
+            Ok(_) => chunks,
+            Err(e) => {
+                // No thread to read with: the first read reports why.
+                let (tx, failed) = sync_channel(1);
+                let _ = tx.send(Err(e));
+                failed
+            }
+        };
         Input {
             chunks,
             spare,
             buf: Vec::new(),
             start: 0,
-            end: 0,
             offset: 0,
             eof: false,
             failed: None,
@@ -233,7 +231,7 @@ impl Input {
     /// Makes `n` bytes available from the current position if the input
     /// has them; returns how many are available (fewer only at its end).
     fn fill(&mut self, n: usize) -> io::Result<usize> {
-        while self.end - self.start < n && !self.eof {
+        while self.buf.len() - self.start < n && !self.eof {
             if let Some(msg) = &self.failed {
                 return Err(io::Error::other(msg.clone()));
             }
@@ -246,36 +244,35 @@ impl Input {
                 Err(_) => self.eof = true,
             }
         }
-        Ok((self.end - self.start).min(n))
+        Ok((self.buf.len() - self.start).min(n))
     }
 
     /// Continues the window with the next chunk.
     fn join(&mut self, mut chunk: Vec<u8>) {
-        let rest = self.end - self.start;
+        let rest = self.buf.len() - self.start;
         let old = if rest <= HEAD_ROOM {
-            chunk[HEAD_ROOM - rest..HEAD_ROOM].copy_from_slice(&self.buf[self.start..self.end]);
+            chunk[HEAD_ROOM - rest..HEAD_ROOM].copy_from_slice(&self.buf[self.start..]);
             self.start = HEAD_ROOM - rest;
             std::mem::replace(&mut self.buf, chunk)
         } else {
             // A record longer than the head room (rare): append instead.
-            self.buf.copy_within(self.start..self.end, 0);
+            self.buf.copy_within(self.start.., 0);
             self.buf.truncate(rest);
             self.buf.extend_from_slice(&chunk[HEAD_ROOM..]);
             self.start = 0;
             chunk
         };
-        self.end = self.buf.len();
         if old.capacity() == HEAD_ROOM + CHUNK_SIZE {
             let _ = self.spare.try_send(old);
         }
     }
 
     fn data(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
+        &self.buf[self.start..]
     }
 
     fn consume(&mut self, n: usize) {
-        let n = n.min(self.end - self.start);
+        let n = n.min(self.buf.len() - self.start);
         self.start += n;
         self.offset += n as u64;
     }
