@@ -131,6 +131,13 @@ impl Connection {
     /// Ends tracking: flushes what is held, settles the TLS session and
     /// the exchanges, and keeps only the facts.
     pub fn freeze(mut self: Box<Self>, ending: Ending) -> ConnectionFacts {
+        self.freeze_leaving_husk(ending)
+    }
+
+    /// [`freeze`](Self::freeze), leaving the connection's emptied state
+    /// behind, for the thread that allocated it to free (a block freed by
+    /// another thread costs both threads an atomic hand-back).
+    pub fn freeze_leaving_husk(&mut self, ending: Ending) -> ConnectionFacts {
         self.settle();
         self.exchanges.finish();
         self.exact_first_byte();
@@ -138,7 +145,7 @@ impl Connection {
         let early_plaintext = self.early_plaintext();
         // Fields are taken out of the box, not the whole connection moved
         // out of it: a lone SYN's report made that copy the largest cost.
-        let c = &mut *self;
+        let c = self;
         ConnectionFacts {
             stream: c.stream,
             client: c.client,
@@ -165,7 +172,7 @@ impl Connection {
                 std::mem::take(&mut c.half[0].stats),
                 std::mem::take(&mut c.half[1].stats),
             ],
-            tls: c.tls.take().map(tls_facts),
+            tls: c.tls.as_deref_mut().map(tls_facts),
             exchanges: std::mem::take(&mut c.exchanges.kept),
             exchanges_total: c.exchanges.total,
             timeline: std::mem::take(&mut c.timeline),
@@ -231,7 +238,7 @@ impl Connection {
     }
 }
 
-fn tls_facts(mut tls: Box<crate::tls::TlsSession>) -> TlsFacts {
+fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
     let messages = std::mem::take(&mut tls.messages);
     let ch = tls.client_hello.as_ref();
     let sh = tls.server_hello.as_ref();

@@ -42,6 +42,17 @@ struct Job {
     first_time: Option<f64>,
 }
 
+/// A worker's batch, done: the reports, and the connections they were
+/// made from, emptied, to be freed on the tracking thread that allocated
+/// them (freed by the worker, each block would cost both threads an
+/// atomic hand-back: a tenth of the worker's time on short connections).
+struct Done {
+    reports: Vec<(u64, ConnectionReport)>,
+    // Boxed as they came: the box is one of the blocks to free at home.
+    #[allow(clippy::vec_box)]
+    husks: Vec<Box<Connection>>,
+}
+
 /// Turns connections into reports, in order.
 pub(crate) enum Finisher {
     Inline(Diagnose),
@@ -53,7 +64,7 @@ pub(crate) struct Pool {
     jobs: Option<SyncSender<Vec<Job>>>,
     /// Jobs not yet sent (fewer than [`BATCH`]).
     batch: Vec<Job>,
-    results: Receiver<Vec<(u64, ConnectionReport)>>,
+    results: Receiver<Done>,
     workers: Vec<JoinHandle<()>>,
     next_seq: u64,
     /// The next sequence number the sink gets.
@@ -63,7 +74,14 @@ pub(crate) struct Pool {
     /// sorted map: a report is 800 bytes, and a B-tree moves its values
     /// around on every insert and removal).
     ready: VecDeque<Option<ConnectionReport>>,
+    /// Polls since the results were last looked at.
+    polls: u32,
 }
+
+/// The results are looked at on every this many frames:
+/// a look costs a channel's atomics, and a batch takes the workers far
+/// longer than this many frames take the tracker.
+const POLL_EVERY: u32 = 32;
 
 /// Makes the report of one connection (the same on any thread).
 pub(crate) fn report(
@@ -99,7 +117,7 @@ impl Finisher {
         let workers = (1..threads)
             .map(|i| {
                 let queue = Arc::clone(&queue);
-                let done: Sender<Vec<(u64, ConnectionReport)>> = done.clone();
+                let done: Sender<Done> = done.clone();
                 std::thread::Builder::new()
                     .name(format!("rttdoc-diagnose-{i}"))
                     .spawn(move || loop {
@@ -109,16 +127,17 @@ impl Finisher {
                             Err(_) => return,
                         };
                         let Ok(batch) = job else { return };
-                        let reports = batch
-                            .into_iter()
-                            .map(|j| {
-                                (
-                                    j.seq,
-                                    report(diagnose, j.connection, j.ending, j.first_time),
-                                )
-                            })
-                            .collect();
-                        if done.send(reports).is_err() {
+                        let mut done_batch = Done {
+                            reports: Vec::with_capacity(batch.len()),
+                            husks: Vec::with_capacity(batch.len()),
+                        };
+                        for mut j in batch {
+                            let facts = j.connection.freeze_leaving_husk(j.ending);
+                            let r = diagnosed(facts, j.first_time, diagnose);
+                            done_batch.reports.push((j.seq, r));
+                            done_batch.husks.push(j.connection);
+                        }
+                        if done.send(done_batch).is_err() {
                             return;
                         }
                     })
@@ -134,6 +153,7 @@ impl Finisher {
             next_seq: 0,
             next_out: 0,
             ready: VecDeque::new(),
+            polls: 0,
         })
     }
 
@@ -196,7 +216,19 @@ impl Finisher {
     /// Hands over the reports that are ready, in order, without waiting.
     pub(crate) fn poll(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
         if let Finisher::Pool(p) = self {
+            p.polls = 0;
             p.deliver(false, sink);
+        }
+    }
+
+    /// [`poll`](Self::poll) on every [`POLL_EVERY`]th call (once per
+    /// frame).
+    pub(crate) fn poll_sometimes(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
+        if let Finisher::Pool(p) = self {
+            p.polls += 1;
+            if p.polls >= POLL_EVERY {
+                self.poll(sink);
+            }
         }
     }
 
@@ -251,7 +283,10 @@ impl Pool {
                     }
                 }
             };
-            let Some(reports) = next else { break };
+            let Some(Done { reports, husks }) = next else {
+                break;
+            };
+            drop(husks);
             for (seq, r) in reports {
                 self.store(seq, r);
             }

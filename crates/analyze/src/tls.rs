@@ -8,8 +8,8 @@
 //! Finished); application data after that feeds the exchanges.
 
 use rttdoc_wire::tls::{
-    content_type as ct, handshake_type as ht, ClientHello, HandshakeReader, RecordStream,
-    ServerHello,
+    content_type as ct, handshake_type as ht, ClientHello, HandshakeMessage, HandshakeReader,
+    Record, RecordStream, ServerHello,
 };
 
 use crate::connection::Stamp;
@@ -102,13 +102,6 @@ pub struct TlsSession {
     pub preamble: Option<(crate::preamble::Start, (Stamp, bool))>,
 }
 
-struct Done {
-    started: Stamp,
-    content_type: u8,
-    length: u16,
-    body: Option<Vec<u8>>,
-}
-
 impl TlsSession {
     /// Negotiated version (ServerHello), if seen.
     pub fn version(&self) -> Option<u16> {
@@ -159,15 +152,6 @@ impl TlsSession {
         exchanges: &mut Exchanges,
     ) {
         let d = dir.index();
-        let mut done: Vec<Done> = Vec::new();
-        let mut collect = |r: rttdoc_wire::tls::Record<'_, Stamp>| {
-            done.push(Done {
-                started: r.started,
-                content_type: r.content_type,
-                length: r.length,
-                body: r.body.map(|b| b.to_vec()),
-            })
-        };
         // Before the ServerHello, client application data is 0-RTT early
         // data: keep a few bodies (nothing else is kept).
         self.records[0].keep_application_data =
@@ -175,18 +159,21 @@ impl TlsSession {
         self.records[1].keep_application_data = self.keep_server_records
             && self.server_hello.is_some()
             && self.server_records.len() < MAX_SERVER_RECORDS;
+        // The stream is taken out while its records are read, so each is
+        // handled as it ends, its body borrowed (nothing handled here
+        // touches the framing).
+        let mut records = std::mem::take(&mut self.records[d]);
+        let mut on_record = |r: Record<'_, Stamp>| self.on_record(at, dir, r, exchanges);
         if !bytes.is_empty() {
-            self.records[d].feed(bytes, at, &mut collect);
+            records.feed(bytes, at, &mut on_record);
         }
         if missing > 0 {
-            self.records[d].skip(missing, &mut collect);
+            records.skip(missing, &mut on_record);
         }
-        if self.records[d].is_broken() {
+        if records.is_broken() {
             self.broken = true;
         }
-        for r in done {
-            self.on_record(at, dir, r, exchanges);
-        }
+        self.records[d] = records;
     }
 
     fn note(
@@ -212,7 +199,13 @@ impl TlsSession {
         }
     }
 
-    fn on_record(&mut self, end: Stamp, dir: Direction, r: Done, exchanges: &mut Exchanges) {
+    fn on_record(
+        &mut self,
+        end: Stamp,
+        dir: Direction,
+        r: Record<'_, Stamp>,
+        exchanges: &mut Exchanges,
+    ) {
         let len = r.length as u32;
         let client = dir == Direction::ClientToServer;
         match r.content_type {
@@ -221,7 +214,7 @@ impl TlsSession {
                 self.note(r.started, end, dir, TlsMessage::ChangeCipherSpec, len);
             }
             ct::ALERT => {
-                let what = match r.body.as_deref() {
+                let what = match r.body {
                     Some([level, desc]) => TlsMessage::Alert {
                         level: *level,
                         description: *desc,
@@ -249,7 +242,7 @@ impl TlsSession {
                     self.server_flight_bytes += len;
                 }
                 match r.body {
-                    Some(body) => self.on_handshake_body(r.started, end, dir, &body),
+                    Some(body) => self.on_handshake_body(r.started, end, dir, body),
                     None => {
                         self.handshake[dir.index()].reset();
                         self.note(r.started, end, dir, TlsMessage::HandshakeNotCaptured, len);
@@ -261,14 +254,14 @@ impl TlsSession {
                     && self.keep_server_records
                     && self.server_records.len() < MAX_SERVER_RECORDS
                 {
-                    if let Some(body) = &r.body {
-                        self.server_records.push((r.started, body.clone()));
+                    if let Some(body) = r.body {
+                        self.server_records.push((r.started, body.to_vec()));
                     }
                 }
                 let early = dir == Direction::ClientToServer && self.server_hello.is_none();
                 if let (true, Some(body)) = (early, r.body) {
                     if self.early_data.len() < MAX_EARLY_RECORDS {
-                        self.early_data.push(body);
+                        self.early_data.push(body.to_vec());
                     }
                 }
                 self.on_encrypted(r.started, end, dir, len, exchanges)
@@ -430,67 +423,71 @@ impl TlsSession {
     }
 
     fn on_handshake_body(&mut self, started: Stamp, end: Stamp, dir: Direction, body: &[u8]) {
-        let mut found: Vec<(u8, Vec<u8>, u32)> = Vec::new();
-        self.handshake[dir.index()].feed(body, |m| {
-            let keep = matches!(m.msg_type, ht::CLIENT_HELLO | ht::SERVER_HELLO);
-            found.push((
-                m.msg_type,
-                if keep { m.raw.to_vec() } else { Vec::new() },
-                m.body.len() as u32 + 4,
-            ));
-        });
-        for (msg_type, raw, size) in found {
-            let name = match msg_type {
-                ht::CLIENT_HELLO => {
-                    if self.client_hello.is_none() {
-                        self.client_hello = ClientHello::parse(&raw);
-                        self.client_hello_at = Some((started, end));
-                        self.client_hello_bytes = size;
-                    }
-                    TlsMessage::ClientHello
+        // Taken out while its messages are read (each handled as it is
+        // completed, in place; nothing handled here touches the joining).
+        let mut reader = std::mem::take(&mut self.handshake[dir.index()]);
+        reader.feed(body, |m| self.on_handshake_message(started, end, dir, m));
+        self.handshake[dir.index()] = reader;
+    }
+
+    fn on_handshake_message(
+        &mut self,
+        started: Stamp,
+        end: Stamp,
+        dir: Direction,
+        m: HandshakeMessage<'_>,
+    ) {
+        let (msg_type, raw, size) = (m.msg_type, m.raw, m.body.len() as u32 + 4);
+        let name = match msg_type {
+            ht::CLIENT_HELLO => {
+                if self.client_hello.is_none() {
+                    self.client_hello = ClientHello::parse(raw);
+                    self.client_hello_at = Some((started, end));
+                    self.client_hello_bytes = size;
                 }
-                ht::SERVER_HELLO => match ServerHello::parse(&raw) {
-                    Some(sh) if sh.hello_retry_request => {
-                        self.hello_retry = Some((end, sh.key_share_group));
-                        TlsMessage::HelloRetryRequest
-                    }
-                    Some(sh) => {
-                        self.server_hello = Some(sh);
-                        self.server_hello_at = Some(end);
-                        TlsMessage::ServerHello
-                    }
-                    None => TlsMessage::ServerHelloUnparsed,
-                },
-                ht::CERTIFICATE => {
-                    if dir == Direction::ServerToClient {
-                        self.certificate_seen = true;
-                    }
-                    TlsMessage::Certificate
+                TlsMessage::ClientHello
+            }
+            ht::SERVER_HELLO => match ServerHello::parse(raw) {
+                Some(sh) if sh.hello_retry_request => {
+                    self.hello_retry = Some((end, sh.key_share_group));
+                    TlsMessage::HelloRetryRequest
                 }
-                ht::SERVER_KEY_EXCHANGE => {
-                    self.key_exchange_seen = true;
-                    TlsMessage::ServerKeyExchange
+                Some(sh) => {
+                    self.server_hello = Some(sh);
+                    self.server_hello_at = Some(end);
+                    TlsMessage::ServerHello
                 }
-                ht::CERTIFICATE_REQUEST => {
-                    self.key_exchange_seen = true;
-                    TlsMessage::CertificateRequest
+                None => TlsMessage::ServerHelloUnparsed,
+            },
+            ht::CERTIFICATE => {
+                if dir == Direction::ServerToClient {
+                    self.certificate_seen = true;
                 }
-                ht::SERVER_HELLO_DONE => {
-                    self.key_exchange_seen = true;
-                    TlsMessage::ServerHelloDone
-                }
-                ht::CERTIFICATE_VERIFY => TlsMessage::CertificateVerify,
-                ht::CLIENT_KEY_EXCHANGE => {
-                    self.key_exchange_seen = true;
-                    TlsMessage::ClientKeyExchange
-                }
-                ht::NEW_SESSION_TICKET => TlsMessage::NewSessionTicket,
-                ht::ENCRYPTED_EXTENSIONS => TlsMessage::EncryptedExtensions,
-                ht::END_OF_EARLY_DATA => TlsMessage::EndOfEarlyData,
-                ht::FINISHED => TlsMessage::Finished,
-                other => TlsMessage::OtherHandshake(other),
-            };
-            self.note(started, end, dir, name, size);
-        }
+                TlsMessage::Certificate
+            }
+            ht::SERVER_KEY_EXCHANGE => {
+                self.key_exchange_seen = true;
+                TlsMessage::ServerKeyExchange
+            }
+            ht::CERTIFICATE_REQUEST => {
+                self.key_exchange_seen = true;
+                TlsMessage::CertificateRequest
+            }
+            ht::SERVER_HELLO_DONE => {
+                self.key_exchange_seen = true;
+                TlsMessage::ServerHelloDone
+            }
+            ht::CERTIFICATE_VERIFY => TlsMessage::CertificateVerify,
+            ht::CLIENT_KEY_EXCHANGE => {
+                self.key_exchange_seen = true;
+                TlsMessage::ClientKeyExchange
+            }
+            ht::NEW_SESSION_TICKET => TlsMessage::NewSessionTicket,
+            ht::ENCRYPTED_EXTENSIONS => TlsMessage::EncryptedExtensions,
+            ht::END_OF_EARLY_DATA => TlsMessage::EndOfEarlyData,
+            ht::FINISHED => TlsMessage::Finished,
+            other => TlsMessage::OtherHandshake(other),
+        };
+        self.note(started, end, dir, name, size);
     }
 }

@@ -370,7 +370,7 @@ impl<'s> Tracker<'s> {
         }
         self.finish_closed(self.progress_ns);
         self.decoded(at, decode(frame.link_type, frame.data));
-        self.finisher.poll(&mut *self.sink);
+        self.finisher.poll_sometimes(&mut *self.sink);
     }
 
     /// Moves the clock to `now_ns` without a frame (same epoch as frame
