@@ -20,6 +20,7 @@ use std::thread::JoinHandle;
 use crate::connection::Connection;
 use crate::facts::{ConnectionFacts, Diagnose};
 use crate::model::{ConnectionReport, Ending};
+use crate::track::LoneSyn;
 
 /// Connections handed to workers and not yet given to the sink.
 pub const MAX_IN_FLIGHT: usize = 1024;
@@ -37,9 +38,14 @@ const SMALL: usize = 4;
 /// A finished connection, and when the capture began (for `start_offset_s`).
 struct Job {
     seq: u64,
-    connection: Box<Connection>,
-    ending: Ending,
+    work: Work,
     first_time: Option<f64>,
+}
+
+/// What a report is made from.
+enum Work {
+    Connection(Box<Connection>, Ending),
+    LoneSyn(LoneSyn),
 }
 
 /// A worker's batch, done: the reports, and the connections they were
@@ -131,11 +137,17 @@ impl Finisher {
                             reports: Vec::with_capacity(batch.len()),
                             husks: Vec::with_capacity(batch.len()),
                         };
-                        for mut j in batch {
-                            let facts = j.connection.freeze_leaving_husk(j.ending);
+                        for j in batch {
+                            let facts = match j.work {
+                                Work::Connection(mut c, ending) => {
+                                    let facts = c.freeze_leaving_husk(ending);
+                                    done_batch.husks.push(c);
+                                    facts
+                                }
+                                Work::LoneSyn(lone) => lone.facts(),
+                            };
                             let r = diagnosed(facts, j.first_time, diagnose);
                             done_batch.reports.push((j.seq, r));
-                            done_batch.husks.push(j.connection);
                         }
                         if done.send(done_batch).is_err() {
                             return;
@@ -172,44 +184,22 @@ impl Finisher {
                 let r = report(p.diagnose, c, ending, first_time);
                 p.made_here(r, sink);
             }
-            Finisher::Pool(p) => {
-                p.batch.push(Job {
-                    seq: p.next_seq,
-                    connection: c,
-                    ending,
-                    first_time,
-                });
-                p.next_seq += 1;
-                if p.batch.len() >= BATCH {
-                    // Back-pressure: never more than MAX_IN_FLIGHT waiting.
-                    while p.next_seq - p.next_out > MAX_IN_FLIGHT as u64 {
-                        p.deliver(true, sink);
-                    }
-                    p.send_batch();
-                }
-            }
+            Finisher::Pool(p) => p.push(Work::Connection(c, ending), first_time, sink),
         }
     }
 
-    /// Finishes a connection whose facts are already made (a lone SYN):
-    /// reported here, in its turn (its diagnosis is shorter than a hand-over).
-    pub(crate) fn submit_facts(
+    /// Finishes a lone SYN: its facts are made and diagnosed with the
+    /// connections (on a worker when there are workers: a SYN flood is
+    /// little else).
+    pub(crate) fn submit_lone_syn(
         &mut self,
-        facts: ConnectionFacts,
+        lone: LoneSyn,
         first_time: Option<f64>,
         sink: &mut dyn FnMut(ConnectionReport),
     ) {
-        let report = diagnosed(facts, first_time, self.diagnose());
         match self {
-            Finisher::Inline(_) => sink(report),
-            Finisher::Pool(p) => p.made_here(report, sink),
-        }
-    }
-
-    fn diagnose(&self) -> Diagnose {
-        match self {
-            Finisher::Inline(d) => *d,
-            Finisher::Pool(p) => p.diagnose,
+            Finisher::Inline(diagnose) => sink(diagnosed(lone.facts(), first_time, *diagnose)),
+            Finisher::Pool(p) => p.push(Work::LoneSyn(lone), first_time, sink),
         }
     }
 
@@ -250,6 +240,27 @@ impl Finisher {
 }
 
 impl Pool {
+    fn push(
+        &mut self,
+        work: Work,
+        first_time: Option<f64>,
+        sink: &mut dyn FnMut(ConnectionReport),
+    ) {
+        self.batch.push(Job {
+            seq: self.next_seq,
+            work,
+            first_time,
+        });
+        self.next_seq += 1;
+        if self.batch.len() >= BATCH {
+            // Back-pressure: never more than MAX_IN_FLIGHT waiting.
+            while self.next_seq - self.next_out > MAX_IN_FLIGHT as u64 {
+                self.deliver(true, sink);
+            }
+            self.send_batch();
+        }
+    }
+
     fn send_batch(&mut self) {
         if self.batch.is_empty() {
             return;
@@ -288,9 +299,8 @@ impl Pool {
             };
             drop(husks);
             for (seq, r) in reports {
-                self.store(seq, r);
+                self.put(seq, r, sink);
             }
-            self.release(sink);
         }
     }
 
@@ -299,7 +309,21 @@ impl Pool {
     fn made_here(&mut self, r: ConnectionReport, sink: &mut dyn FnMut(ConnectionReport)) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.store(seq, r);
+        self.put(seq, r, sink);
+    }
+
+    /// Gives the sink this report if it is its turn (and those after it
+    /// that are ready), else keeps it until then.
+    fn put(&mut self, seq: u64, r: ConnectionReport, sink: &mut dyn FnMut(ConnectionReport)) {
+        if seq != self.next_out {
+            self.store(seq, r);
+            return;
+        }
+        // Given over without a trip through the ring (each trip is two
+        // copies of 800 bytes; with one worker, reports come in order).
+        self.ready.pop_front();
+        self.next_out += 1;
+        sink(r);
         self.release(sink);
     }
 

@@ -117,7 +117,7 @@ pub const DEFAULT_MAX_FLOWS: usize = 16_384;
 /// (then it becomes a [`Connection`] that sees the SYN first) or it is
 /// reported. A SYN flood or a port scan is mostly these.
 #[derive(Debug, Clone, Copy)]
-struct Embryo {
+pub(crate) struct Embryo {
     stream: u64,
     at: Stamp,
     last_progress_ns: i64,
@@ -236,6 +236,22 @@ impl Embryo {
     }
 }
 
+/// A lone SYN to report: what its facts are made of (no heap: it can be
+/// handed to a worker, and dropped there, for free).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoneSyn {
+    key: FlowKey,
+    embryo: Embryo,
+    ending: Ending,
+    detect: bool,
+}
+
+impl LoneSyn {
+    pub(crate) fn facts(&self) -> ConnectionFacts {
+        self.embryo.facts(&self.key, self.ending, self.detect)
+    }
+}
+
 /// Lone SYNs kept at once, as a multiple of the flow cap.
 const EMBRYOS_PER_FLOW: usize = 2;
 
@@ -258,7 +274,7 @@ const TOMBSTONES_PER_FLOW: usize = 4;
 
 /// The two endpoints, lower one first, so both directions find one entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct FlowKey {
+pub(crate) struct FlowKey {
     lo: (IpAddr, u16),
     hi: (IpAddr, u16),
 }
@@ -555,27 +571,40 @@ impl<'s> Tracker<'s> {
         c
     }
 
-    /// Reports the longest-idle quarter of the lone SYNs (they become
-    /// connections to be reported as such).
+    /// Reports the longest-idle quarter of the lone SYNs.
     fn evict_embryos(&mut self) {
-        let oldest = longest_idle_quarter(
-            self.embryos
-                .iter()
-                .map(|(k, e)| (e.last_progress_ns, e.stream, *k)),
-        );
+        let mut ages: Vec<(i64, u64)> = self
+            .embryos
+            .values()
+            .map(|e| (e.last_progress_ns, e.stream))
+            .collect();
+        let n = (ages.len() / 4).max(1);
+        let (_, &mut last, _) = ages.select_nth_unstable(n - 1);
+        // Taken out in one sweep of the table, not looked up one by one
+        // (each lookup a cache miss in a table of the flood's size).
+        let oldest = self.take_embryos(|e| (e.last_progress_ns, e.stream) <= last);
         self.stats.evicted_flows += oldest.len() as u64;
         self.report_embryos(oldest);
     }
 
-    /// Reports these lone SYNs in stream order, each made a connection
-    /// only for its report (one at a time: a quarter of the cap at once
-    /// would be that many full connections).
-    fn report_embryos(&mut self, mut keys: Vec<(u64, FlowKey)>) {
-        keys.sort_unstable_by_key(|(stream, _)| *stream);
-        for (_, k) in keys {
-            if let Some(e) = self.embryos.remove(&k) {
-                self.emit_lone_syn(k, &e, Some(Ending::Idle), true);
+    /// Takes the lone SYNs that match out of the table.
+    fn take_embryos(&mut self, take: impl Fn(&Embryo) -> bool) -> Vec<(FlowKey, Embryo)> {
+        let mut taken = Vec::new();
+        self.embryos.retain(|k, e| {
+            let taken_here = take(e);
+            if taken_here {
+                taken.push((*k, *e));
             }
+            !taken_here
+        });
+        taken
+    }
+
+    /// Reports these lone SYNs in stream order.
+    fn report_embryos(&mut self, mut embryos: Vec<(FlowKey, Embryo)>) {
+        embryos.sort_unstable_by_key(|(_, e)| e.stream);
+        for (k, e) in embryos {
+            self.emit_lone_syn(k, &e, Some(Ending::Idle), true);
         }
     }
 
@@ -675,12 +704,7 @@ impl<'s> Tracker<'s> {
             .map(|(k, _)| *k)
             .collect();
         self.finish_flows(done);
-        let idle_syns: Vec<(u64, FlowKey)> = self
-            .embryos
-            .iter()
-            .filter(|(_, e)| now_ns - e.last_progress_ns > idle)
-            .map(|(k, e)| (e.stream, *k))
-            .collect();
+        let idle_syns = self.take_embryos(|e| now_ns - e.last_progress_ns > idle);
         self.report_embryos(idle_syns);
         self.tombstones
             .retain(|_, t| now_ns - t.last_progress_ns <= TOMBSTONE_NS);
@@ -741,11 +765,15 @@ impl<'s> Tracker<'s> {
             self.bury(key, e.last_progress_ns, lo, hi);
         }
         // What emit() decides for a connection of one SYN (no RST, no FIN).
-        let ending = ending.unwrap_or(Ending::Open);
+        let lone = LoneSyn {
+            key,
+            embryo: *e,
+            ending: ending.unwrap_or(Ending::Open),
+            detect: self.options.findings,
+        };
         self.stats.connections += 1;
-        let facts = e.facts(&key, ending, self.options.findings);
         self.finisher
-            .submit_facts(facts, self.stats.first_time, &mut *self.sink);
+            .submit_lone_syn(lone, self.stats.first_time, &mut *self.sink);
     }
 
     /// Keeps what late packets of a finished flow need (its tombstone).

@@ -265,22 +265,22 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     let mut summary = Summary::new(if args.all { usize::MAX } else { args.top });
     let mut write_error: Option<io::Error> = None;
     let words = renderer.shows_words() || html.is_some();
-    let mut output = |mut report: ConnectionReport| {
-        if !filter.matches(&report) {
+    let mut output = |report: &mut ConnectionReport| {
+        if !filter.matches(report) {
             return;
         }
         if words {
-            rttdoc_report::words::word(&mut report);
+            rttdoc_report::words::word(report);
         }
         if let Some(a) = &mut annotations {
-            a.add_connection(&report);
+            a.add_connection(report);
         }
         if let Some(h) = &mut html {
-            h.add(&report);
+            h.add(report);
         }
-        summary.add(&report);
+        summary.add(report);
         if write_error.is_none() {
-            if let Err(e) = renderer.connection(&report) {
+            if let Err(e) = renderer.connection(report) {
                 write_error = Some(e);
             }
         }
@@ -288,7 +288,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     let stats = if options.threads > 1 {
         track_beside_output(&mut capture, options.clone(), &mut output)
     } else {
-        analyze_capture(&mut capture, options.clone(), &mut output)
+        analyze_capture(&mut capture, options.clone(), &mut |mut r| output(&mut r))
     };
     if let Some((bar, handle)) = bar {
         bar.finish_and_clear();
@@ -441,7 +441,7 @@ const OUTPUT_BATCH: usize = 64;
 fn track_beside_output(
     capture: &mut Capture,
     options: AnalyzeOptions,
-    output: &mut dyn FnMut(ConnectionReport),
+    output: &mut dyn FnMut(&mut ConnectionReport),
 ) -> rttdoc_analyze::CaptureStats {
     std::thread::scope(|scope| {
         // Bounded: the pass waits for the output, never the reverse.
@@ -461,8 +461,9 @@ fn track_beside_output(
                 stats
             })
             .expect("spawning the tracking thread");
-        for batch in rx {
-            batch.into_iter().for_each(&mut *output);
+        // Lent, not moved: a report is 800 bytes.
+        for mut batch in rx {
+            batch.iter_mut().for_each(&mut *output);
         }
         tracking
             .join()

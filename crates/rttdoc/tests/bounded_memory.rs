@@ -243,13 +243,14 @@ fn connections(doc: &serde_json::Value) -> usize {
 }
 
 /// Makes both captures (N and 4N of a shape), checks rttdoc saw them
-/// whole, and compares the peak RSS of the two runs.
+/// whole, and compares the peak RSS of the two runs. Returns the 4N
+/// capture (and the directory that holds it).
 fn assert_memory_flat(
     test: &str,
     n: usize,
     make: fn(&Path, usize),
     expect_connections: fn(usize) -> usize,
-) {
+) -> (TempDir, std::path::PathBuf) {
     let dir = TempDir::new(test);
     let small = dir.path("n.pcap");
     let large = dir.path("4n.pcap");
@@ -277,6 +278,23 @@ fn assert_memory_flat(
         4 * n,
         RSS_SLACK_KB / 1024
     );
+    (dir, large)
+}
+
+/// `rttdoc analyze --json` with these options.
+fn json_with(capture: &Path, options: &[&str]) -> Vec<u8> {
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--json"])
+        .args(options)
+        .arg(capture)
+        .output()
+        .expect("rttdoc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 #[test]
@@ -289,7 +307,7 @@ fn memory_follows_open_connections_not_churn_capture_size() {
         return;
     }
     // The JSON lists every connection, one after the other: N of them.
-    assert_memory_flat("churn", CHURN_CONNECTIONS, capture_churn, |n| n);
+    let _ = assert_memory_flat("churn", CHURN_CONNECTIONS, capture_churn, |n| n);
 }
 
 #[test]
@@ -302,5 +320,21 @@ fn memory_stays_flat_under_lone_syns() {
         return;
     }
     // Each lone SYN is a connection attempt of its own.
-    assert_memory_flat("lone-syns", LONE_SYNS, capture_lone_syns, |n| n);
+    let (_dir, flood) = assert_memory_flat("lone-syns", LONE_SYNS, capture_lone_syns, |n| n);
+    // Over a small cap, lone SYNs are evicted a quarter at a time and
+    // reported from workers: in the same order, with the same words, as
+    // on one thread.
+    let one = json_with(&flood, &["--max-flows", "500", "--threads", "1"]);
+    let three = json_with(&flood, &["--max-flows", "500", "--threads", "3"]);
+    let doc: serde_json::Value = serde_json::from_slice(&one).unwrap();
+    assert_eq!(connections(&doc), 4 * LONE_SYNS);
+    assert!(
+        doc["capture"]["evicted_flows"].as_u64().unwrap_or(0) > 0,
+        "the cap was never reached: {}",
+        doc["capture"]
+    );
+    assert!(
+        one == three,
+        "--threads 3 reported the flood otherwise than --threads 1"
+    );
 }
