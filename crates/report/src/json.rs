@@ -12,9 +12,9 @@ use crate::summary::Summary;
 pub struct JsonWriter<W: Write> {
     out: W,
     first: bool,
-    /// One connection's JSON, written to `out` at once: serde_json makes
-    /// many small writes, cheap into a Vec and costly through a `dyn Write`
-    /// (9% of a churn capture's pass).
+    /// One connection's JSON, written to `out` at once: the serializer
+    /// makes many small writes, cheap into a Vec and costly through a
+    /// `dyn Write` (9% of a churn capture's pass).
     buf: Vec<u8>,
 }
 
@@ -103,7 +103,7 @@ impl<W: Write> JsonWriter<W> {
         self.first = false;
         self.out.write_all(b"\n")?;
         self.buf.clear();
-        serde_json::to_writer(&mut self.buf, c)?;
+        crate::json_ser::to_vec(&mut self.buf, c)?;
         self.out.write_all(&self.buf)?;
         Ok(())
     }

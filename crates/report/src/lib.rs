@@ -9,6 +9,7 @@
 pub mod annotate;
 pub mod html;
 pub mod json;
+pub mod json_ser;
 pub mod metrics;
 pub mod render;
 mod summary;

@@ -180,7 +180,7 @@ impl<'w> JsonLines<'w> {
 impl Renderer for JsonLines<'_> {
     fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
         self.buf.clear();
-        serde_json::to_writer(
+        crate::json_ser::to_vec(
             &mut self.buf,
             &Line {
                 kind: "connection",
