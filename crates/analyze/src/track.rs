@@ -177,8 +177,20 @@ impl Embryo {
     /// exactly what [`Connection::freeze`] gives after that one SYN
     /// (`lone_syn_facts_are_a_connections` holds them to it).
     fn facts(&self, key: &FlowKey, ending: Ending, detect: bool) -> ConnectionFacts {
-        let syn = self.syn(key);
-        let (client, server) = roles(&syn);
+        // What `roles` makes of a SYN: its sender is the client.
+        let (src, dst) = if self.from_lo {
+            (key.lo, key.hi)
+        } else {
+            (key.hi, key.lo)
+        };
+        let client = Endpoint {
+            ip: src.0,
+            port: src.1,
+        };
+        let server = Endpoint {
+            ip: dst.0,
+            port: dst.1,
+        };
         ConnectionFacts {
             stream: self.stream,
             client,
@@ -305,6 +317,10 @@ pub struct Tracker<'s> {
     /// Connections with nothing more due, in the order they got there, with
     /// the progress clock then: finished once quiet for the linger.
     closing: VecDeque<(FlowKey, i64)>,
+    /// Room reused by every eviction of lone SYNs (a quarter of the cap
+    /// each time: fresh, it was a megabyte to fault in again and again).
+    evicting: Vec<(FlowKey, Embryo)>,
+    ages: Vec<(i64, u64)>,
     next_stream: u64,
     options: AnalyzeOptions,
     pub stats: CaptureStats,
@@ -341,6 +357,8 @@ impl<'s> Tracker<'s> {
             tombstones: FxHashMap::default(),
             embryos: FxHashMap::default(),
             closing: Default::default(),
+            evicting: Vec::new(),
+            ages: Vec::new(),
             next_stream: 0,
             options,
             stats: CaptureStats::default(),
@@ -573,23 +591,26 @@ impl<'s> Tracker<'s> {
 
     /// Reports the longest-idle quarter of the lone SYNs.
     fn evict_embryos(&mut self) {
-        let mut ages: Vec<(i64, u64)> = self
-            .embryos
-            .values()
-            .map(|e| (e.last_progress_ns, e.stream))
-            .collect();
+        let mut ages = std::mem::take(&mut self.ages);
+        ages.clear();
+        ages.extend(
+            self.embryos
+                .values()
+                .map(|e| (e.last_progress_ns, e.stream)),
+        );
         let n = (ages.len() / 4).max(1);
         let (_, &mut last, _) = ages.select_nth_unstable(n - 1);
+        self.ages = ages;
         // Taken out in one sweep of the table, not looked up one by one
         // (each lookup a cache miss in a table of the flood's size).
-        let oldest = self.take_embryos(|e| (e.last_progress_ns, e.stream) <= last);
-        self.stats.evicted_flows += oldest.len() as u64;
-        self.report_embryos(oldest);
+        let evicted = self.report_embryos(|e| (e.last_progress_ns, e.stream) <= last);
+        self.stats.evicted_flows += evicted as u64;
     }
 
-    /// Takes the lone SYNs that match out of the table.
-    fn take_embryos(&mut self, take: impl Fn(&Embryo) -> bool) -> Vec<(FlowKey, Embryo)> {
-        let mut taken = Vec::new();
+    /// Takes the lone SYNs that match out of the table and reports them
+    /// in stream order; returns how many.
+    fn report_embryos(&mut self, take: impl Fn(&Embryo) -> bool) -> usize {
+        let mut taken = std::mem::take(&mut self.evicting);
         self.embryos.retain(|k, e| {
             let taken_here = take(e);
             if taken_here {
@@ -597,15 +618,13 @@ impl<'s> Tracker<'s> {
             }
             !taken_here
         });
-        taken
-    }
-
-    /// Reports these lone SYNs in stream order.
-    fn report_embryos(&mut self, mut embryos: Vec<(FlowKey, Embryo)>) {
-        embryos.sort_unstable_by_key(|(_, e)| e.stream);
-        for (k, e) in embryos {
+        taken.sort_unstable_by_key(|(_, e)| e.stream);
+        let n = taken.len();
+        for (k, e) in taken.drain(..) {
             self.emit_lone_syn(k, &e, Some(Ending::Idle), true);
         }
+        self.evicting = taken;
+        n
     }
 
     /// Finishes the connections at the front of the closing queue that
@@ -704,8 +723,7 @@ impl<'s> Tracker<'s> {
             .map(|(k, _)| *k)
             .collect();
         self.finish_flows(done);
-        let idle_syns = self.take_embryos(|e| now_ns - e.last_progress_ns > idle);
-        self.report_embryos(idle_syns);
+        self.report_embryos(|e| now_ns - e.last_progress_ns > idle);
         self.tombstones
             .retain(|_, t| now_ns - t.last_progress_ns <= TOMBSTONE_NS);
     }
