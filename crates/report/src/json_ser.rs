@@ -363,57 +363,30 @@ impl<'a, 'b> Compound<'a, 'b> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
+/// Arrays, tuples and tuple variants: elements one after the other.
+macro_rules! elements {
+    ($($trait:ident::$method:ident;)*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.comma();
-        value.serialize(&mut *self.json)
-    }
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+                self.comma();
+                value.serialize(&mut *self.json)
+            }
 
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
+            fn end(self) -> Result<(), Error> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
+elements! {
+    SerializeSeq::serialize_element;
+    SerializeTuple::serialize_element;
+    SerializeTupleStruct::serialize_field;
+    SerializeTupleVariant::serialize_field;
 }
 
 impl ser::SerializeMap for Compound<'_, '_> {
@@ -438,39 +411,32 @@ impl ser::SerializeMap for Compound<'_, '_> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
+/// Structs and struct variants: named fields.
+macro_rules! fields {
+    ($($trait:ident;)*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.field(key);
-        value.serialize(&mut *self.json)
-    }
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Error> {
+                self.field(key);
+                value.serialize(&mut *self.json)
+            }
 
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
+            fn end(self) -> Result<(), Error> {
+                self.finish()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        ser::SerializeStruct::serialize_field(self, key, value)
-    }
-
-    fn end(self) -> Result<(), Error> {
-        self.finish()
-    }
+fields! {
+    SerializeStruct;
+    SerializeStructVariant;
 }
 
 /// A map key: JSON keys are strings, so numbers, booleans and unit
@@ -483,13 +449,30 @@ fn key_must_be_a_string() -> Error {
     Error("key must be a string".into())
 }
 
+impl MapKey<'_> {
+    /// A value written as the value serializer writes it, in quotes.
+    fn quoted(self, write: impl FnOnce(&mut Json<'_>) -> Result<(), Error>) -> Result<(), Error> {
+        self.out.push(b'"');
+        write(&mut Json {
+            out: &mut *self.out,
+        })?;
+        self.out.push(b'"');
+        Ok(())
+    }
+
+    fn finite(v: f64) -> Result<(), Error> {
+        if v.is_finite() {
+            Ok(())
+        } else {
+            Err(Error("float key must be finite".into()))
+        }
+    }
+}
+
 macro_rules! quoted {
     ($($method:ident($t:ty);)*) => {$(
         fn $method(self, v: $t) -> Result<(), Error> {
-            self.out.push(b'"');
-            (&mut Json { out: &mut *self.out }).$method(v)?;
-            self.out.push(b'"');
-            Ok(())
+            self.quoted(|json| json.$method(v))
         }
     )*};
 }
@@ -520,33 +503,21 @@ impl ser::Serializer for MapKey<'_> {
     }
 
     fn serialize_f32(self, v: f32) -> Result<(), Error> {
-        if !v.is_finite() {
-            return Err(Error("float key must be finite".into()));
-        }
-        self.out.push(b'"');
-        let _ = CompactFormatter.write_f32(self.out, v);
-        self.out.push(b'"');
-        Ok(())
+        Self::finite(v.into())?;
+        self.quoted(|json| json.serialize_f32(v))
     }
 
     fn serialize_f64(self, v: f64) -> Result<(), Error> {
-        if !v.is_finite() {
-            return Err(Error("float key must be finite".into()));
-        }
-        self.out.push(b'"');
-        let _ = CompactFormatter.write_f64(self.out, v);
-        self.out.push(b'"');
-        Ok(())
+        Self::finite(v)?;
+        self.quoted(|json| json.serialize_f64(v))
     }
 
     fn serialize_char(self, v: char) -> Result<(), Error> {
-        write_str(self.out, v.encode_utf8(&mut [0; 4]));
-        Ok(())
+        Json { out: self.out }.serialize_char(v)
     }
 
     fn serialize_str(self, v: &str) -> Result<(), Error> {
-        write_str(self.out, v);
-        Ok(())
+        Json { out: self.out }.serialize_str(v)
     }
 
     fn serialize_bytes(self, _v: &[u8]) -> Result<(), Error> {
@@ -824,6 +795,30 @@ mod tests {
             nested: vec![vec![], vec![None, Some(Shape::Newtype(0))]],
         };
         same(&v);
+    }
+
+    /// A map keyed by floats (no std map can be).
+    struct FloatKeys(Vec<f64>);
+
+    impl Serialize for FloatKeys {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let mut m = s.serialize_map(None)?;
+            for (i, k) in self.0.iter().enumerate() {
+                m.serialize_entry(k, &i)?;
+                m.serialize_entry(&(*k as f32), &i)?;
+            }
+            m.end()
+        }
+    }
+
+    #[test]
+    fn float_keys_are_quoted_and_must_be_finite_as_in_serde_json() {
+        same(&FloatKeys(vec![0.5, -3.0, 1e-9, 123456.75]));
+        for bad in [f64::NAN, f64::INFINITY] {
+            assert!(serde_json::to_string(&FloatKeys(vec![bad])).is_err());
+            assert!(to_vec(&mut Vec::new(), &FloatKeys(vec![bad])).is_err());
+        }
     }
 
     #[test]
