@@ -186,7 +186,8 @@ fn beyond_timeline(f: &Facts<'_>, w: &Wait) -> bool {
 
 /// After the rules dropped some of a finding's waits: its evidence frames
 /// lose what only the dropped waits cited, the kept waits' frames are
-/// cited (up to 8), and the counts its words are made of follow the waits.
+/// cited (up to 8), and the counts of waits its words are made of follow
+/// the waits.
 /// A retransmission's frames are the re-sends, whatever they cost: kept.
 fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
     if x.kind == FindingKind::Retransmission {
@@ -214,7 +215,7 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
         Detail::ZeroWindow { episodes, .. } => *episodes = n,
         Detail::RwndLimited { stalls, .. } => *stalls = n,
         Detail::RtoStall { stalls, .. } => *stalls = n,
-        Detail::SynRetransmit { syns } => *syns = n + 1,
+        // SYNs sent is a count of packets, not of waits: it stands.
         Detail::ExchangeThinkTime {
             slow,
             longest_ms,

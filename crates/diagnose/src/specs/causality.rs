@@ -27,7 +27,7 @@
 use super::*;
 use crate::detect::{causality, Facts};
 use rttdoc_analyze::SegmentRecord;
-use FindingKind::{InitcwndLimited, NagleHold, Retransmission, TfoAccepted};
+use FindingKind::{InitcwndLimited, NagleHold, Retransmission, SynRetransmit, TfoAccepted};
 
 const RTT_NS: i64 = 40_000_000;
 
@@ -186,6 +186,24 @@ fn a_finding_keeps_its_good_waits_and_its_cost_becomes_their_sum() {
         kept.display_filter,
         "tcp.stream eq 0 && frame.number in {6 5}"
     );
+}
+
+#[test]
+fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
+    // Five SYNs, one gap over the longest timer left out by the detector:
+    // three waits. A rule drops one; the client still sent five SYNs.
+    let r = report();
+    let tl = timeline();
+    let f = facts(&r, &tl);
+    let good = wait(4, 6, None, HOLD_MS);
+    let too_long = wait(4, 6, None, 100.0);
+    let mut x = finding(&f, SynRetransmit, vec![good, good, too_long]);
+    x.detail = crate::model::Detail::SynRetransmit { syns: 5 };
+    let mut out = vec![x];
+    causality::enforce(&f, &mut out);
+    let kept = out.pop().expect("kept");
+    assert_eq!(kept.waits, vec![good, good]);
+    assert_eq!(kept.detail, crate::model::Detail::SynRetransmit { syns: 5 });
 }
 
 #[test]
