@@ -59,6 +59,26 @@ struct Done {
     husks: Vec<Box<Connection>>,
 }
 
+/// Where reports go, in order: one at a time, or a worker's batch at once
+/// when its reports are next in turn and follow one another (a report is
+/// 824 bytes: handed over as a batch, none of them is copied).
+pub trait ReportSink {
+    fn report(&mut self, r: ConnectionReport);
+
+    /// Reports numbered one after the other, the first one's turn come.
+    fn reports(&mut self, rs: Vec<(u64, ConnectionReport)>) {
+        for (_, r) in rs {
+            self.report(r);
+        }
+    }
+}
+
+impl<F: FnMut(ConnectionReport)> ReportSink for F {
+    fn report(&mut self, r: ConnectionReport) {
+        self(r)
+    }
+}
+
 /// Turns connections into reports, in order.
 pub(crate) enum Finisher {
     Inline(Diagnose),
@@ -175,10 +195,10 @@ impl Finisher {
         c: Box<Connection>,
         ending: Ending,
         first_time: Option<f64>,
-        sink: &mut dyn FnMut(ConnectionReport),
+        sink: &mut dyn ReportSink,
     ) {
         match self {
-            Finisher::Inline(diagnose) => sink(report(*diagnose, c, ending, first_time)),
+            Finisher::Inline(diagnose) => sink.report(report(*diagnose, c, ending, first_time)),
             Finisher::Pool(p) if c.timeline.len() <= SMALL => {
                 // Cheaper here than handed over.
                 let r = report(p.diagnose, c, ending, first_time);
@@ -195,16 +215,18 @@ impl Finisher {
         &mut self,
         lone: LoneSyn,
         first_time: Option<f64>,
-        sink: &mut dyn FnMut(ConnectionReport),
+        sink: &mut dyn ReportSink,
     ) {
         match self {
-            Finisher::Inline(diagnose) => sink(diagnosed(lone.facts(), first_time, *diagnose)),
+            Finisher::Inline(diagnose) => {
+                sink.report(diagnosed(lone.facts(), first_time, *diagnose))
+            }
             Finisher::Pool(p) => p.push(Work::LoneSyn(lone), first_time, sink),
         }
     }
 
     /// Hands over the reports that are ready, in order, without waiting.
-    pub(crate) fn poll(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
+    pub(crate) fn poll(&mut self, sink: &mut dyn ReportSink) {
         if let Finisher::Pool(p) = self {
             p.polls = 0;
             p.deliver(false, sink);
@@ -213,7 +235,7 @@ impl Finisher {
 
     /// [`poll`](Self::poll) on every [`POLL_EVERY`]th call (once per
     /// frame).
-    pub(crate) fn poll_sometimes(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
+    pub(crate) fn poll_sometimes(&mut self, sink: &mut dyn ReportSink) {
         if let Finisher::Pool(p) = self {
             p.polls += 1;
             if p.polls >= POLL_EVERY {
@@ -223,7 +245,7 @@ impl Finisher {
     }
 
     /// Waits for every report and hands them over; stops the workers.
-    pub(crate) fn drain(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
+    pub(crate) fn drain(&mut self, sink: &mut dyn ReportSink) {
         if let Finisher::Pool(p) = self {
             p.send_batch();
             p.jobs = None;
@@ -240,12 +262,7 @@ impl Finisher {
 }
 
 impl Pool {
-    fn push(
-        &mut self,
-        work: Work,
-        first_time: Option<f64>,
-        sink: &mut dyn FnMut(ConnectionReport),
-    ) {
+    fn push(&mut self, work: Work, first_time: Option<f64>, sink: &mut dyn ReportSink) {
         self.batch.push(Job {
             seq: self.next_seq,
             work,
@@ -273,7 +290,7 @@ impl Pool {
             .expect("diagnosis threads alive");
     }
 
-    fn deliver(&mut self, wait: bool, sink: &mut dyn FnMut(ConnectionReport)) {
+    fn deliver(&mut self, wait: bool, sink: &mut dyn ReportSink) {
         let mut waited = !wait;
         loop {
             let next = if waited {
@@ -298,6 +315,16 @@ impl Pool {
                 break;
             };
             drop(husks);
+            let in_turn = self.ready.is_empty()
+                && reports
+                    .iter()
+                    .enumerate()
+                    .all(|(i, (seq, _))| *seq == self.next_out + i as u64);
+            if in_turn {
+                self.next_out += reports.len() as u64;
+                sink.reports(reports);
+                continue;
+            }
             for (seq, r) in reports {
                 self.put(seq, r, sink);
             }
@@ -306,7 +333,7 @@ impl Pool {
 
     /// Takes a report made on the tracking thread: given to the sink in
     /// its turn, after those still with the workers.
-    fn made_here(&mut self, r: ConnectionReport, sink: &mut dyn FnMut(ConnectionReport)) {
+    fn made_here(&mut self, r: ConnectionReport, sink: &mut dyn ReportSink) {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.put(seq, r, sink);
@@ -314,7 +341,7 @@ impl Pool {
 
     /// Gives the sink this report if it is its turn (and those after it
     /// that are ready), else keeps it until then.
-    fn put(&mut self, seq: u64, r: ConnectionReport, sink: &mut dyn FnMut(ConnectionReport)) {
+    fn put(&mut self, seq: u64, r: ConnectionReport, sink: &mut dyn ReportSink) {
         if seq != self.next_out {
             self.store(seq, r);
             return;
@@ -323,7 +350,7 @@ impl Pool {
         // copies of 800 bytes; with one worker, reports come in order).
         self.ready.pop_front();
         self.next_out += 1;
-        sink(r);
+        sink.report(r);
         self.release(sink);
     }
 
@@ -337,10 +364,10 @@ impl Pool {
     }
 
     /// Gives the sink every report whose turn it is.
-    fn release(&mut self, sink: &mut dyn FnMut(ConnectionReport)) {
+    fn release(&mut self, sink: &mut dyn ReportSink) {
         while self.ready.front().is_some_and(Option::is_some) {
             let r = self.ready.pop_front().flatten().expect("checked");
-            sink(r);
+            sink.report(r);
             self.next_out += 1;
         }
     }

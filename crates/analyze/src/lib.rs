@@ -32,6 +32,7 @@ mod track;
 pub use connection::{SegmentRecord, Stamp, TIMELINE_CAP};
 pub use exchange::Exchange;
 pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};
+pub use finisher::ReportSink;
 pub use rtt::vantage;
 pub use rttdoc_model as model;
 pub use rttdoc_model::kinds;

@@ -36,10 +36,8 @@ use rustc_hash::FxHashMap;
 
 use crate::connection::{Connection, SegmentRecord, Stamp, REPLAY_NS};
 use crate::facts::{ConnectionFacts, Diagnose, RttFacts};
-use crate::finisher::Finisher;
-use crate::model::{
-    CaptureStats, ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport,
-};
+use crate::finisher::{Finisher, ReportSink};
+use crate::model::{CaptureStats, Direction, DirectionStats, Ending, Endpoint, HandshakeReport};
 
 /// The most one gap between frames advances the capture's progress clock:
 /// longer than any retransmission backoff step worth waiting through, far
@@ -341,16 +339,12 @@ pub struct Tracker<'s> {
     defrag: Defragmenter,
     /// Makes reports, here or on worker threads, and keeps their order.
     finisher: Finisher,
-    sink: &'s mut dyn FnMut(ConnectionReport),
+    sink: &'s mut dyn ReportSink,
 }
 
 impl<'s> Tracker<'s> {
     /// A tracker whose finished connections go through `diagnose` to `sink`.
-    pub fn new(
-        options: AnalyzeOptions,
-        diagnose: Diagnose,
-        sink: &'s mut dyn FnMut(ConnectionReport),
-    ) -> Self {
+    pub fn new(options: AnalyzeOptions, diagnose: Diagnose, sink: &'s mut dyn ReportSink) -> Self {
         let finisher = Finisher::new(options.threads, diagnose);
         Tracker {
             table: FxHashMap::default(),
@@ -957,7 +951,7 @@ pub fn track_capture(
     capture: &mut Capture,
     options: AnalyzeOptions,
     diagnose: Diagnose,
-    sink: &mut dyn FnMut(ConnectionReport),
+    sink: &mut dyn ReportSink,
 ) -> CaptureStats {
     let mut tracker = Tracker::new(options, diagnose, sink);
     let secrets = capture.secrets();
@@ -1068,7 +1062,7 @@ mod tests {
                 findings: detect,
                 ..Default::default()
             };
-            let mut sink = |_: ConnectionReport| {};
+            let mut sink = |_: crate::model::ConnectionReport| {};
             let tracker = Tracker::new(options.clone(), |_| unreachable!(), &mut sink);
             for (key, e) in lone_syns() {
                 assert!(e.has_plain_facts(&options));

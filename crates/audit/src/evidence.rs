@@ -67,32 +67,36 @@ pub fn capture_findings(path: &Path, keylog: Option<&Path>) -> Result<CaptureFac
         file: name,
         ..Default::default()
     };
-    let stats = rttdoc_diagnose::analyze_capture(&mut capture, options, &mut |c| {
-        let tls = c.tls.as_ref();
-        facts.connections.push(CaptureConnection {
-            stream: c.stream,
-            client_ip: c.client.ip.to_string(),
-            server_port: c.server.port,
-            tls_version: tls.and_then(|t| t.version).map(|v| v.to_string()),
-            resumed: tls.and_then(|t| t.resumed),
-            psk_offered: tls.is_some_and(|t| t.psk_offered || t.session_ticket_offered),
-            server_flight_bytes: tls.map(|t| t.server_flight_bytes).unwrap_or(0),
-            tfo: c.handshake.tfo.as_ref().map(|t| t.outcome.to_string()),
-            tfo_server_sent_cookie: c
-                .handshake
-                .tfo
-                .as_ref()
-                .is_some_and(|t| t.server_sent_cookie),
-        });
-        for f in &c.findings {
-            facts.findings.push(CaptureFinding {
-                kind: f.kind,
-                stream: f.stream,
-                frames: f.frames.clone(),
-                cost_ms: f.cost_ms,
+    let stats = rttdoc_diagnose::analyze_capture(
+        &mut capture,
+        options,
+        &mut |c: rttdoc_diagnose::ConnectionReport| {
+            let tls = c.tls.as_ref();
+            facts.connections.push(CaptureConnection {
+                stream: c.stream,
+                client_ip: c.client.ip.to_string(),
+                server_port: c.server.port,
+                tls_version: tls.and_then(|t| t.version).map(|v| v.to_string()),
+                resumed: tls.and_then(|t| t.resumed),
+                psk_offered: tls.is_some_and(|t| t.psk_offered || t.session_ticket_offered),
+                server_flight_bytes: tls.map(|t| t.server_flight_bytes).unwrap_or(0),
+                tfo: c.handshake.tfo.as_ref().map(|t| t.outcome.to_string()),
+                tfo_server_sent_cookie: c
+                    .handshake
+                    .tfo
+                    .as_ref()
+                    .is_some_and(|t| t.server_sent_cookie),
             });
-        }
-    });
+            for f in &c.findings {
+                facts.findings.push(CaptureFinding {
+                    kind: f.kind,
+                    stream: f.stream,
+                    frames: f.frames.clone(),
+                    cost_ms: f.cost_ms,
+                });
+            }
+        },
+    );
     if let Some(e) = stats.error {
         if facts.connections.is_empty() {
             return Err(format!("{}: {e}", facts.file));

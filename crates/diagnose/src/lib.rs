@@ -28,7 +28,7 @@ use rttdoc_capture::Capture;
 pub use ledger::slow_start_rounds;
 pub use rttdoc_analyze::model;
 pub use rttdoc_analyze::model::*;
-pub use rttdoc_analyze::{AnalyzeOptions, ConnectionFacts, Tracker, DEFAULT_MAX_FLOWS};
+pub use rttdoc_analyze::{AnalyzeOptions, ConnectionFacts, ReportSink, Tracker, DEFAULT_MAX_FLOWS};
 
 /// Diagnoses one connection: its ledger, what the detectors find, and the
 /// cost attributed to each finding.
@@ -37,10 +37,7 @@ pub fn diagnose(facts: ConnectionFacts) -> ConnectionReport {
 }
 
 /// A tracker whose finished connections are diagnosed and handed to `sink`.
-pub fn tracker<'s>(
-    options: AnalyzeOptions,
-    sink: &'s mut dyn FnMut(ConnectionReport),
-) -> Tracker<'s> {
+pub fn tracker<'s>(options: AnalyzeOptions, sink: &'s mut dyn ReportSink) -> Tracker<'s> {
     Tracker::new(options, diagnose, sink)
 }
 
@@ -50,7 +47,7 @@ pub fn tracker<'s>(
 pub fn analyze_capture(
     capture: &mut Capture,
     options: AnalyzeOptions,
-    sink: &mut dyn FnMut(ConnectionReport),
+    sink: &mut dyn ReportSink,
 ) -> CaptureStats {
     rttdoc_analyze::track_capture(capture, options, diagnose, sink)
 }

@@ -512,7 +512,7 @@ mod tests {
             series,
             ..Default::default()
         };
-        rttdoc_diagnose::analyze_capture(&mut cap, options, &mut |mut r| {
+        rttdoc_diagnose::analyze_capture(&mut cap, options, &mut |mut r: ConnectionReport| {
             crate::words::word(&mut r);
             out.push(r)
         });

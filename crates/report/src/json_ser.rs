@@ -861,12 +861,16 @@ mod tests {
                 series: rttdoc_analyze::SeriesRequest::all(64),
                 ..Default::default()
             };
-            rttdoc_diagnose::analyze_capture(&mut cap, options, &mut |mut r| {
-                crate::words::word(&mut r);
-                let (theirs, ours) = both(&r);
-                assert!(ours == theirs, "{}: stream {}", path.display(), r.stream);
-                reports += 1;
-            });
+            rttdoc_diagnose::analyze_capture(
+                &mut cap,
+                options,
+                &mut |mut r: rttdoc_model::ConnectionReport| {
+                    crate::words::word(&mut r);
+                    let (theirs, ours) = both(&r);
+                    assert!(ours == theirs, "{}: stream {}", path.display(), r.stream);
+                    reports += 1;
+                },
+            );
         }
         assert!(reports > 50, "only {reports} reports");
     }

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use clap::ValueEnum;
 use rttdoc_analyze::series::SERIES_CAP;
-use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, SeriesRequest};
+use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, ReportSink, SeriesRequest};
 use rttdoc_capture::Capture;
 use rttdoc_diagnose::analyze_capture;
 use rttdoc_report::{ConnectionDetail, Format, RenderOptions, Renderer, Summary};
@@ -288,7 +288,11 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     let stats = if options.threads > 1 {
         track_beside_output(&mut capture, options.clone(), &mut output)
     } else {
-        analyze_capture(&mut capture, options.clone(), &mut |mut r| output(&mut r))
+        analyze_capture(
+            &mut capture,
+            options.clone(),
+            &mut |mut r: ConnectionReport| output(&mut r),
+        )
     };
     if let Some((bar, handle)) = bar {
         bar.finish_and_clear();
@@ -376,7 +380,7 @@ fn write_html(
             ladder_stream: None,
             ..options.clone()
         };
-        analyze_capture(&mut again, second, &mut |mut report| {
+        analyze_capture(&mut again, second, &mut |mut report: ConnectionReport| {
             if streams.contains(&report.stream) {
                 rttdoc_report::words::word(&mut report);
                 html.attach(report);
@@ -445,28 +449,69 @@ fn track_beside_output(
 ) -> rttdoc_analyze::CaptureStats {
     std::thread::scope(|scope| {
         // Bounded: the pass waits for the output, never the reverse.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ConnectionReport>>(2);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Handover>(2);
         let tracking = std::thread::Builder::new()
             .name("rttdoc-track".into())
             .spawn_scoped(scope, move || {
-                let mut batch = Vec::with_capacity(OUTPUT_BATCH);
-                let stats = analyze_capture(capture, options, &mut |report| {
-                    batch.push(report);
-                    if batch.len() == OUTPUT_BATCH {
-                        let full = std::mem::replace(&mut batch, Vec::with_capacity(OUTPUT_BATCH));
-                        let _ = tx.send(full);
-                    }
-                });
-                let _ = tx.send(batch);
+                let mut sink = HandoverSink {
+                    tx,
+                    batch: Vec::with_capacity(OUTPUT_BATCH),
+                };
+                let stats = analyze_capture(capture, options, &mut sink);
+                sink.flush();
                 stats
             })
             .expect("spawning the tracking thread");
         // Lent, not moved: a report is 800 bytes.
-        for mut batch in rx {
-            batch.iter_mut().for_each(&mut *output);
+        for handover in rx {
+            match handover {
+                Handover::Reports(mut batch) => batch.iter_mut().for_each(&mut *output),
+                Handover::Numbered(mut batch) => {
+                    batch.iter_mut().for_each(|(_, r)| output(r));
+                }
+            }
         }
         tracking
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
+}
+
+/// Reports on their way to the output, in order.
+enum Handover {
+    /// Made one by one.
+    Reports(Vec<ConnectionReport>),
+    /// A worker's batch, passed on whole.
+    Numbered(Vec<(u64, ConnectionReport)>),
+}
+
+/// The tracking thread's end of the hand-over.
+struct HandoverSink {
+    tx: std::sync::mpsc::SyncSender<Handover>,
+    batch: Vec<ConnectionReport>,
+}
+
+impl HandoverSink {
+    fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            let full = std::mem::replace(&mut self.batch, Vec::with_capacity(OUTPUT_BATCH));
+            // The output is gone only if it panicked: the join reports that.
+            let _ = self.tx.send(Handover::Reports(full));
+        }
+    }
+}
+
+impl ReportSink for HandoverSink {
+    fn report(&mut self, r: ConnectionReport) {
+        self.batch.push(r);
+        if self.batch.len() == OUTPUT_BATCH {
+            self.flush();
+        }
+    }
+
+    fn reports(&mut self, rs: Vec<(u64, ConnectionReport)>) {
+        // Those made one by one before them go first.
+        self.flush();
+        let _ = self.tx.send(Handover::Numbered(rs));
+    }
 }

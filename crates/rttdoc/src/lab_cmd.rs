@@ -371,14 +371,18 @@ fn findings_by_kind(
         ..Default::default()
     };
     let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-    rttdoc_diagnose::analyze_capture(&mut cap, options, &mut |report| {
-        let mut kinds: Vec<&str> = report.findings.iter().map(|f| f.kind.name()).collect();
-        kinds.sort();
-        kinds.dedup();
-        for k in kinds {
-            *counts.entry(k.to_string()).or_default() += 1;
-        }
-    });
+    rttdoc_diagnose::analyze_capture(
+        &mut cap,
+        options,
+        &mut |report: rttdoc_diagnose::ConnectionReport| {
+            let mut kinds: Vec<&str> = report.findings.iter().map(|f| f.kind.name()).collect();
+            kinds.sort();
+            kinds.dedup();
+            for k in kinds {
+                *counts.entry(k.to_string()).or_default() += 1;
+            }
+        },
+    );
     Ok(counts.into_iter().collect())
 }
 
