@@ -278,6 +278,67 @@ struct Tombstone {
     seen: [bool; 2],
 }
 
+/// The tombstones, an IPv4 flow's under a 12-byte key instead of the
+/// 40-byte [`FlowKey`]: a SYN flood keeps tens of thousands, inserted at
+/// random places in a table of megabytes (each a cache miss or two), so
+/// their size is most of their cost.
+#[derive(Debug, Default)]
+struct Tombstones {
+    v4: FxHashMap<[u32; 3], Tombstone>,
+    other: FxHashMap<FlowKey, Tombstone>,
+}
+
+impl Tombstones {
+    /// Both addresses, then both ports: one flow, one key.
+    fn v4_key(k: &FlowKey) -> Option<[u32; 3]> {
+        match (k.lo.0, k.hi.0) {
+            (IpAddr::V4(lo), IpAddr::V4(hi)) => Some([
+                u32::from(lo),
+                u32::from(hi),
+                (k.lo.1 as u32) << 16 | k.hi.1 as u32,
+            ]),
+            _ => None,
+        }
+    }
+
+    fn get_mut(&mut self, k: &FlowKey) -> Option<&mut Tombstone> {
+        match Self::v4_key(k) {
+            Some(v4) => self.v4.get_mut(&v4),
+            None => self.other.get_mut(k),
+        }
+    }
+
+    fn remove(&mut self, k: &FlowKey) {
+        match Self::v4_key(k) {
+            Some(v4) => self.v4.remove(&v4),
+            None => self.other.remove(k),
+        };
+    }
+
+    fn insert(&mut self, k: FlowKey, t: Tombstone) {
+        match Self::v4_key(&k) {
+            Some(v4) => self.v4.insert(v4, t),
+            None => self.other.insert(k, t),
+        };
+    }
+
+    fn len(&self) -> usize {
+        self.v4.len() + self.other.len()
+    }
+
+    fn last_progress(&self) -> impl Iterator<Item = i64> + '_ {
+        self.v4
+            .values()
+            .chain(self.other.values())
+            .map(|t| t.last_progress_ns)
+    }
+
+    fn retain(&mut self, keep: impl Fn(&Tombstone) -> bool) {
+        self.v4.retain(|_, t| keep(t));
+        self.other.retain(|_, t| keep(t));
+    }
+}
+
 /// Most tombstones kept at once, as a multiple of the flow cap: a flood of
 /// flows finished within [`TOMBSTONE_NS`] loses the oldest first.
 const TOMBSTONES_PER_FLOW: usize = 4;
@@ -309,7 +370,7 @@ pub struct Tracker<'s> {
     /// an offline analyser, and SipHash cost 12% of the whole pass.
     table: FxHashMap<FlowKey, Box<Connection>>,
     /// Finished connections whose late packets still belong to them.
-    tombstones: FxHashMap<FlowKey, Tombstone>,
+    tombstones: Tombstones,
     /// Flows that are one SYN so far.
     embryos: FxHashMap<FlowKey, Embryo>,
     /// Connections with nothing more due, in the order they got there, with
@@ -348,7 +409,7 @@ impl<'s> Tracker<'s> {
         let finisher = Finisher::new(options.threads, diagnose);
         Tracker {
             table: FxHashMap::default(),
-            tombstones: FxHashMap::default(),
+            tombstones: Tombstones::default(),
             embryos: FxHashMap::default(),
             closing: Default::default(),
             evicting: Vec::new(),
@@ -719,7 +780,7 @@ impl<'s> Tracker<'s> {
         self.finish_flows(done);
         self.report_embryos(|e| now_ns - e.last_progress_ns > idle);
         self.tombstones
-            .retain(|_, t| now_ns - t.last_progress_ns <= TOMBSTONE_NS);
+            .retain(|t| now_ns - t.last_progress_ns <= TOMBSTONE_NS);
     }
 
     /// Finishes the longest-idle quarter of the table (at least one
@@ -737,15 +798,11 @@ impl<'s> Tracker<'s> {
 
     /// Drops the older half of the tombstones (amortised O(1) each).
     fn forget_oldest_tombstones(&mut self) {
-        let mut ages: Vec<i64> = self
-            .tombstones
-            .values()
-            .map(|t| t.last_progress_ns)
-            .collect();
+        let mut ages: Vec<i64> = self.tombstones.last_progress().collect();
         let mid = ages.len() / 2;
         let (_, median, _) = ages.select_nth_unstable(mid);
         let median = *median;
-        self.tombstones.retain(|_, t| t.last_progress_ns > median);
+        self.tombstones.retain(|t| t.last_progress_ns > median);
     }
 
     /// Reports these connections in stream order and leaves their tombstones.
@@ -986,6 +1043,53 @@ mod tests {
     fn a_lone_syn_is_held_in_about_a_hundred_bytes() {
         let size = Tracker::embryo_size();
         assert!(size <= 128, "{size} bytes");
+    }
+
+    #[test]
+    fn an_ipv4_tombstone_is_kept_under_its_own_twelve_byte_key() {
+        let v4 = |a: u8| IpAddr::V4(Ipv4Addr::new(10, 0, 0, a));
+        let key = |a, p, b, q| FlowKey {
+            lo: (v4(a), p),
+            hi: (v4(b), q),
+        };
+        let t = |ns| Tombstone {
+            last_progress_ns: ns,
+            base_seq: [0, 0],
+            seen: [false, false],
+        };
+        // Flows that differ in one address or one port, or with address
+        // and port bytes that a careless packing would mix up.
+        let flows = [
+            key(1, 80, 2, 443),
+            key(2, 80, 1, 443),
+            key(1, 443, 2, 80),
+            key(1, 80, 2, 444),
+            key(1, 81, 2, 443),
+            key(3, 80, 2, 443),
+        ];
+        let mut stones = Tombstones::default();
+        for (i, k) in flows.iter().enumerate() {
+            stones.insert(*k, t(i as i64));
+        }
+        let v6 = FlowKey {
+            lo: (IpAddr::V6(Ipv6Addr::LOCALHOST), 80),
+            hi: (v4(1), 443),
+        };
+        stones.insert(v6, t(99));
+        assert_eq!(stones.len(), flows.len() + 1);
+        assert_eq!(stones.other.len(), 1);
+        for (i, k) in flows.iter().enumerate() {
+            assert_eq!(
+                stones.get_mut(k).map(|t| t.last_progress_ns),
+                Some(i as i64)
+            );
+        }
+        stones.remove(&flows[0]);
+        assert!(stones.get_mut(&flows[0]).is_none());
+        assert!(stones.get_mut(&flows[1]).is_some());
+        stones.retain(|t| t.last_progress_ns >= 3);
+        assert_eq!(stones.len(), 4);
+        assert_eq!(std::mem::size_of::<([u32; 3], Tombstone)>(), 40);
     }
 
     /// Lone SYNs of every shape the tracker keeps as embryos.
