@@ -30,9 +30,10 @@ pub const MAX_IN_FLIGHT: usize = 1024;
 /// connection's diagnosis.
 const BATCH: usize = 64;
 
-/// Connections of at most this many segments (a lone SYN, a refused
-/// connect, a scan) are reported on the tracking thread: their diagnosis
-/// is shorter than the hand-over to a worker.
+/// Connections of at most this many segments (a refused connect, a scan)
+/// are reported on the tracking thread: their diagnosis is shorter than
+/// handing a connection to a worker, whose blocks then come back to be
+/// freed. (A lone SYN goes to a worker as its heap-free record instead.)
 const SMALL: usize = 4;
 
 /// A finished connection, and when the capture began (for `start_offset_s`).

@@ -133,13 +133,18 @@ pub(crate) struct Embryo {
 }
 
 impl Embryo {
-    /// The SYN again, as decoded.
-    fn syn(&self, key: &FlowKey) -> Segment<'static> {
-        let (src, dst) = if self.from_lo {
+    /// The flow's endpoints, the SYN's sender first.
+    fn sender_first(&self, key: &FlowKey) -> ((IpAddr, u16), (IpAddr, u16)) {
+        if self.from_lo {
             (key.lo, key.hi)
         } else {
             (key.hi, key.lo)
-        };
+        }
+    }
+
+    /// The SYN again, as decoded.
+    fn syn(&self, key: &FlowKey) -> Segment<'static> {
+        let (src, dst) = self.sender_first(key);
         Segment {
             src: src.0,
             dst: dst.0,
@@ -176,11 +181,7 @@ impl Embryo {
     /// (`lone_syn_facts_are_a_connections` holds them to it).
     fn facts(&self, key: &FlowKey, ending: Ending, detect: bool) -> ConnectionFacts {
         // What `roles` makes of a SYN: its sender is the client.
-        let (src, dst) = if self.from_lo {
-            (key.lo, key.hi)
-        } else {
-            (key.hi, key.lo)
-        };
+        let (src, dst) = self.sender_first(key);
         let client = Endpoint {
             ip: src.0,
             port: src.1,
@@ -379,6 +380,7 @@ pub struct Tracker<'s> {
     /// Room reused by every eviction of lone SYNs (a quarter of the cap
     /// each time: fresh, it was a megabyte to fault in again and again).
     evicting: Vec<(FlowKey, Embryo)>,
+    /// Room reused by every choice of what to evict (one entry per flow).
     ages: Vec<(i64, u64)>,
     next_stream: u64,
     options: AnalyzeOptions,
@@ -646,16 +648,11 @@ impl<'s> Tracker<'s> {
 
     /// Reports the longest-idle quarter of the lone SYNs.
     fn evict_embryos(&mut self) {
-        let mut ages = std::mem::take(&mut self.ages);
-        ages.clear();
-        ages.extend(
-            self.embryos
-                .values()
-                .map(|e| (e.last_progress_ns, e.stream)),
-        );
-        let n = (ages.len() / 4).max(1);
-        let (_, &mut last, _) = ages.select_nth_unstable(n - 1);
-        self.ages = ages;
+        let ages = self
+            .embryos
+            .values()
+            .map(|e| (e.last_progress_ns, e.stream));
+        let last = idle_quarter_cutoff(&mut self.ages, ages);
         // Taken out in one sweep of the table, not looked up one by one
         // (each lookup a cache miss in a table of the flood's size).
         let evicted = self.report_embryos(|e| (e.last_progress_ns, e.stream) <= last);
@@ -787,13 +784,16 @@ impl<'s> Tracker<'s> {
     /// connection) to make room: a linear selection, so a flood of new
     /// flows costs O(1) per flow amortised.
     fn evict_idle(&mut self) {
-        let oldest = longest_idle_quarter(
-            self.table
-                .iter()
-                .map(|(k, c)| (c.last_progress_ns, c.stream, *k)),
-        );
+        let ages = self.table.values().map(|c| (c.last_progress_ns, c.stream));
+        let last = idle_quarter_cutoff(&mut self.ages, ages);
+        let oldest: Vec<FlowKey> = self
+            .table
+            .iter()
+            .filter(|(_, c)| (c.last_progress_ns, c.stream) <= last)
+            .map(|(k, _)| *k)
+            .collect();
         self.stats.evicted_flows += oldest.len() as u64;
-        self.finish_flows(oldest.into_iter().map(|(_, k)| k).collect());
+        self.finish_flows(oldest);
     }
 
     /// Drops the older half of the tombstones (amortised O(1) each).
@@ -963,17 +963,19 @@ fn new_connection(
     Box::new(c)
 }
 
-/// The quarter (at least one) of these flows, given as (progress clock at
-/// their last packet, stream, key), that has been idle longest, as
-/// (stream, key): a linear selection, not a sort.
-fn longest_idle_quarter(flows: impl Iterator<Item = (i64, u64, FlowKey)>) -> Vec<(u64, FlowKey)> {
-    let mut ages: Vec<(i64, u64, FlowKey)> = flows.collect();
-    let n = (ages.len() / 4).max(1);
-    if n < ages.len() {
-        ages.select_nth_unstable_by_key(n - 1, |(t, stream, _)| (*t, *stream));
-        ages.truncate(n);
-    }
-    ages.into_iter().map(|(_, stream, k)| (stream, k)).collect()
+/// Where the longest-idle quarter (at least one) of these flows ends,
+/// given each as (progress clock at its last packet, stream): the flows
+/// at or before the returned pair are that quarter (streams are unique).
+/// A linear selection, not a sort, in `room` (reused: a flood's table is
+/// big).
+fn idle_quarter_cutoff(
+    room: &mut Vec<(i64, u64)>,
+    flows: impl Iterator<Item = (i64, u64)>,
+) -> (i64, u64) {
+    room.clear();
+    room.extend(flows);
+    let n = (room.len() / 4).max(1);
+    *room.select_nth_unstable(n - 1).1
 }
 
 /// Client and server of a new connection: from the SYN if this is one,
