@@ -8,9 +8,10 @@
 //! Output is identical either way: every connection gets a sequence number
 //! in the order the tracker finishes it, and reports reach the sink in that
 //! order (a reorder buffer on the tracking thread), so the sink itself need
-//! not be thread-safe. Memory stays bounded: at most
-//! [`MAX_IN_FLIGHT`] connections wait for a worker or for their turn;
-//! beyond that the tracker waits.
+//! not be thread-safe. Memory stays bounded: at most [`MAX_IN_FLIGHT`]
+//! connections' worth of work is with the workers, and at most
+//! [`MAX_WAITING`] reports wait for a worker or for their turn; beyond
+//! that the tracker waits.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -22,13 +23,24 @@ use crate::facts::{ConnectionFacts, Diagnose};
 use crate::model::{ConnectionReport, Ending};
 use crate::track::LoneSyn;
 
-/// Connections handed to workers and not yet given to the sink.
+/// Connections' worth of work handed to workers and not yet back.
 pub const MAX_IN_FLIGHT: usize = 1024;
 
-/// Connections sent to a worker at once: one hand-over (a thread wake-up,
-/// a few microseconds) per connection would cost more than a short
-/// connection's diagnosis.
+/// Reports not yet given to the sink (with a worker, or made and waiting
+/// for their turn): a report is 824 bytes, so under 2 MB.
+pub const MAX_WAITING: usize = 2 * 1024;
+
+/// Connections' worth of work sent to a worker at once: one hand-over (a
+/// thread wake-up, a few microseconds) per connection would cost more
+/// than a short connection's diagnosis.
 const BATCH: usize = 64;
+
+/// What a connection weighs against [`BATCH`] and [`MAX_IN_FLIGHT`], in
+/// lone SYNs: its state is kilobytes and its diagnosis microseconds; a
+/// lone SYN's record is ~100 bytes and its diagnosis well under one (so
+/// a SYN flood's batches are this many times longer, and it wakes the
+/// workers this many times less often).
+const CONNECTION_WEIGHT: usize = 4;
 
 /// Connections of at most this many segments (a refused connect, a scan)
 /// are reported on the tracking thread: their diagnosis is shorter than
@@ -49,11 +61,23 @@ enum Work {
     LoneSyn(LoneSyn),
 }
 
+impl Work {
+    /// Its share of a batch and of the work in flight, in lone SYNs.
+    fn weight(&self) -> usize {
+        match self {
+            Work::Connection(..) => CONNECTION_WEIGHT,
+            Work::LoneSyn(_) => 1,
+        }
+    }
+}
+
 /// A worker's batch, done: the reports, and the connections they were
 /// made from, emptied, to be freed on the tracking thread that allocated
 /// them (freed by the worker, each block would cost both threads an
 /// atomic hand-back: a tenth of the worker's time on short connections).
 struct Done {
+    /// The batch's [`Work::weight`], back from the workers.
+    weight: usize,
     reports: Vec<(u64, ConnectionReport)>,
     // Boxed as they came: the box is one of the blocks to free at home.
     #[allow(clippy::vec_box)]
@@ -89,8 +113,12 @@ pub(crate) enum Finisher {
 pub(crate) struct Pool {
     diagnose: Diagnose,
     jobs: Option<SyncSender<Vec<Job>>>,
-    /// Jobs not yet sent (fewer than [`BATCH`]).
+    /// Jobs not yet sent (less than [`BATCH`] connections' worth).
     batch: Vec<Job>,
+    /// Their weight.
+    batch_weight: usize,
+    /// The weight of the batches sent and not yet back.
+    sent_weight: usize,
     results: Receiver<Done>,
     workers: Vec<JoinHandle<()>>,
     next_seq: u64,
@@ -138,7 +166,8 @@ impl Finisher {
         if threads <= 1 {
             return Finisher::Inline(diagnose);
         }
-        let (jobs, queue) = sync_channel::<Vec<Job>>(MAX_IN_FLIGHT / BATCH);
+        // Room for every batch the bound on work in flight lets out.
+        let (jobs, queue) = sync_channel::<Vec<Job>>(MAX_IN_FLIGHT / BATCH + 1);
         let queue = Arc::new(Mutex::new(queue));
         let (done, results) = channel();
         let workers = (1..threads)
@@ -155,6 +184,7 @@ impl Finisher {
                         };
                         let Ok(batch) = job else { return };
                         let mut done_batch = Done {
+                            weight: batch.iter().map(|j| j.work.weight()).sum(),
                             reports: Vec::with_capacity(batch.len()),
                             husks: Vec::with_capacity(batch.len()),
                         };
@@ -180,7 +210,9 @@ impl Finisher {
         Finisher::Pool(Pool {
             diagnose,
             jobs: Some(jobs),
-            batch: Vec::with_capacity(BATCH),
+            batch: Vec::new(),
+            batch_weight: 0,
+            sent_weight: 0,
             results,
             workers,
             next_seq: 0,
@@ -264,15 +296,20 @@ impl Finisher {
 
 impl Pool {
     fn push(&mut self, work: Work, first_time: Option<f64>, sink: &mut dyn ReportSink) {
+        self.batch_weight += work.weight();
         self.batch.push(Job {
             seq: self.next_seq,
             work,
             first_time,
         });
         self.next_seq += 1;
-        if self.batch.len() >= BATCH {
-            // Back-pressure: never more than MAX_IN_FLIGHT waiting.
-            while self.next_seq - self.next_out > MAX_IN_FLIGHT as u64 {
+        if self.batch_weight >= BATCH * CONNECTION_WEIGHT {
+            // Back-pressure: waits for batches sent before this one (what
+            // the workers hold, and reports in the ring, wait for them).
+            while self.sent_weight > 0
+                && (self.sent_weight + self.batch_weight > MAX_IN_FLIGHT * CONNECTION_WEIGHT
+                    || self.next_seq - self.next_out > MAX_WAITING as u64)
+            {
                 self.deliver(true, sink);
             }
             self.send_batch();
@@ -283,7 +320,9 @@ impl Pool {
         if self.batch.is_empty() {
             return;
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        let room = self.batch.len();
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(room));
+        self.sent_weight += std::mem::take(&mut self.batch_weight);
         self.jobs
             .as_ref()
             .expect("open until the end")
@@ -312,9 +351,15 @@ impl Pool {
                     }
                 }
             };
-            let Some(Done { reports, husks }) = next else {
+            let Some(Done {
+                weight,
+                reports,
+                husks,
+            }) = next
+            else {
                 break;
             };
+            self.sent_weight -= weight;
             drop(husks);
             let in_turn = self.ready.is_empty()
                 && reports
