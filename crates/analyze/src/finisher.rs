@@ -20,8 +20,8 @@ use std::thread::JoinHandle;
 
 use crate::connection::Connection;
 use crate::facts::{ConnectionFacts, Diagnose};
+use crate::lone_syn::LoneSyn;
 use crate::model::{ConnectionReport, Ending};
-use crate::track::LoneSyn;
 
 /// Connections' worth of work handed to workers and not yet back.
 pub const MAX_IN_FLIGHT: usize = 1024;

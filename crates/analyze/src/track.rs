@@ -27,17 +27,18 @@
 //!   scan), counted in `CaptureStats::evicted_flows`, and leave tombstones.
 
 use std::collections::VecDeque;
-use std::net::IpAddr;
 
 use rttdoc_capture::{Capture, Frame};
 use rttdoc_wire::defrag::Defragmenter;
-use rttdoc_wire::{decode, Decoded, Segment, Skip, TcpFlags};
+use rttdoc_wire::{decode, Decoded, Segment, Skip};
 use rustc_hash::FxHashMap;
 
-use crate::connection::{Connection, SegmentRecord, Stamp, REPLAY_NS};
-use crate::facts::{ConnectionFacts, Diagnose, RttFacts};
+use crate::connection::{Connection, Stamp, REPLAY_NS};
+use crate::facts::Diagnose;
 use crate::finisher::{Finisher, ReportSink};
-use crate::model::{CaptureStats, Direction, DirectionStats, Ending, Endpoint, HandshakeReport};
+use crate::flow_map::{FlowKey, FlowMap};
+use crate::lone_syn::{Embryo, LoneSyn, LoneSyns};
+use crate::model::{CaptureStats, Direction, Ending, Endpoint};
 
 /// The most one gap between frames advances the capture's progress clock:
 /// longer than any retransmission backoff step worth waiting through, far
@@ -109,160 +110,6 @@ pub const DONE_LINGER_MS: u64 = 50;
 /// table under ~50 MB however many flows a capture opens at once.
 pub const DEFAULT_MAX_FLOWS: usize = 16_384;
 
-/// A flow that so far is one SYN (no data, no Fast Open option, no SACK
-/// blocks): kept as the fields of that segment, ~100 bytes with its key
-/// instead of a connection's ~2 KB, until anything else arrives for it
-/// (then it becomes a [`Connection`] that sees the SYN first) or it is
-/// reported. A SYN flood or a port scan is mostly these.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Embryo {
-    stream: u64,
-    at: Stamp,
-    last_progress_ns: i64,
-    seq: u32,
-    window: u16,
-    flags: rttdoc_wire::TcpFlags,
-    ip_id: Option<u16>,
-    mss: Option<u16>,
-    window_scale: Option<u8>,
-    sack_permitted: bool,
-    /// The SYN came from the flow key's lower endpoint.
-    from_lo: bool,
-    options_malformed: bool,
-    timestamps: Option<(u32, u32)>,
-}
-
-impl Embryo {
-    /// The flow's endpoints, the SYN's sender first.
-    fn sender_first(&self, key: &FlowKey) -> ((IpAddr, u16), (IpAddr, u16)) {
-        if self.from_lo {
-            (key.lo, key.hi)
-        } else {
-            (key.hi, key.lo)
-        }
-    }
-
-    /// The SYN again, as decoded.
-    fn syn(&self, key: &FlowKey) -> Segment<'static> {
-        let (src, dst) = self.sender_first(key);
-        Segment {
-            src: src.0,
-            dst: dst.0,
-            src_port: src.1,
-            dst_port: dst.1,
-            seq: self.seq,
-            ack: 0,
-            flags: self.flags,
-            window: self.window,
-            options: rttdoc_wire::TcpOptions {
-                mss: self.mss,
-                window_scale: self.window_scale,
-                sack_permitted: self.sack_permitted,
-                timestamps: self.timestamps,
-                malformed: self.options_malformed,
-                ..Default::default()
-            },
-            payload_len: 0,
-            payload: &[],
-            ip_id: self.ip_id,
-        }
-    }
-
-    /// Whether [`Embryo::facts`] gives what a connection that saw only
-    /// this SYN would: a plain SYN (no FIN or RST riding on it), and no
-    /// per-packet series asked for its stream.
-    fn has_plain_facts(&self, options: &AnalyzeOptions) -> bool {
-        !self.flags.intersects(TcpFlags::FIN | TcpFlags::RST) && !options.series.wants(self.stream)
-    }
-
-    /// The facts of a connection that was this SYN and nothing more, made
-    /// without a connection's working state (most of a SYN flood's cost):
-    /// exactly what [`Connection::freeze`] gives after that one SYN
-    /// (`lone_syn_facts_are_a_connections` holds them to it).
-    fn facts(&self, key: &FlowKey, ending: Ending, detect: bool) -> ConnectionFacts {
-        // What `roles` makes of a SYN: its sender is the client.
-        let (src, dst) = self.sender_first(key);
-        let client = Endpoint {
-            ip: src.0,
-            port: src.1,
-        };
-        let server = Endpoint {
-            ip: dst.0,
-            port: dst.1,
-        };
-        ConnectionFacts {
-            stream: self.stream,
-            client,
-            server,
-            first: self.at,
-            last: self.at,
-            ending,
-            handshake: HandshakeReport {
-                syn_frame: Some(self.at.frame),
-                client_mss: self.mss,
-                client_wscale: self.window_scale,
-                ..Default::default()
-            },
-            first_syn: Some(self.at),
-            last_syn: Some(self.at),
-            syn_count: 1,
-            syn_ack: None,
-            syn_ack_count: 0,
-            syn_acks: Vec::new(),
-            handshake_ack: None,
-            handshake_ack_tsecr: None,
-            initial_rtt_ns: None,
-            rtt: RttFacts::default(),
-            stats: [
-                DirectionStats {
-                    packets: 1,
-                    ..Default::default()
-                },
-                DirectionStats::default(),
-            ],
-            tls: None,
-            exchanges: Vec::new(),
-            exchanges_total: 0,
-            timeline: vec![SegmentRecord {
-                frame: self.at.frame,
-                ts_ns: self.at.ts_ns,
-                dir: Direction::ClientToServer,
-                seq: 0,
-                end: 1,
-                ack: 0,
-                ack_set: false,
-                len: 0,
-                flags: self.flags,
-                window: self.window,
-                new_data: false,
-                retransmission: false,
-                probe: false,
-                dsack: None,
-            }],
-            ladder: None,
-            series: None,
-            early_plaintext: None,
-            detect,
-        }
-    }
-}
-
-/// A lone SYN to report: what its facts are made of (no heap: it can be
-/// handed to a worker, and dropped there, for free).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LoneSyn {
-    key: FlowKey,
-    embryo: Embryo,
-    ending: Ending,
-    detect: bool,
-}
-
-impl LoneSyn {
-    pub(crate) fn facts(&self) -> ConnectionFacts {
-        self.embryo.facts(&self.key, self.ending, self.detect)
-    }
-}
-
 /// Lone SYNs kept at once, as a multiple of the flow cap.
 const EMBRYOS_PER_FLOW: usize = 2;
 
@@ -279,89 +126,8 @@ struct Tombstone {
     seen: [bool; 2],
 }
 
-/// The tombstones, an IPv4 flow's under a 12-byte key instead of the
-/// 40-byte [`FlowKey`]: a SYN flood keeps tens of thousands, inserted at
-/// random places in a table of megabytes (each a cache miss or two), so
-/// their size is most of their cost.
-#[derive(Debug, Default)]
-struct Tombstones {
-    v4: FxHashMap<[u32; 3], Tombstone>,
-    other: FxHashMap<FlowKey, Tombstone>,
-}
-
-impl Tombstones {
-    /// Both addresses, then both ports: one flow, one key.
-    fn v4_key(k: &FlowKey) -> Option<[u32; 3]> {
-        match (k.lo.0, k.hi.0) {
-            (IpAddr::V4(lo), IpAddr::V4(hi)) => Some([
-                u32::from(lo),
-                u32::from(hi),
-                (k.lo.1 as u32) << 16 | k.hi.1 as u32,
-            ]),
-            _ => None,
-        }
-    }
-
-    fn get_mut(&mut self, k: &FlowKey) -> Option<&mut Tombstone> {
-        match Self::v4_key(k) {
-            Some(v4) => self.v4.get_mut(&v4),
-            None => self.other.get_mut(k),
-        }
-    }
-
-    fn remove(&mut self, k: &FlowKey) {
-        match Self::v4_key(k) {
-            Some(v4) => self.v4.remove(&v4),
-            None => self.other.remove(k),
-        };
-    }
-
-    fn insert(&mut self, k: FlowKey, t: Tombstone) {
-        match Self::v4_key(&k) {
-            Some(v4) => self.v4.insert(v4, t),
-            None => self.other.insert(k, t),
-        };
-    }
-
-    fn len(&self) -> usize {
-        self.v4.len() + self.other.len()
-    }
-
-    fn last_progress(&self) -> impl Iterator<Item = i64> + '_ {
-        self.v4
-            .values()
-            .chain(self.other.values())
-            .map(|t| t.last_progress_ns)
-    }
-
-    fn retain(&mut self, keep: impl Fn(&Tombstone) -> bool) {
-        self.v4.retain(|_, t| keep(t));
-        self.other.retain(|_, t| keep(t));
-    }
-}
-
-/// Most tombstones kept at once, as a multiple of the flow cap: a flood of
 /// flows finished within [`TOMBSTONE_NS`] loses the oldest first.
 const TOMBSTONES_PER_FLOW: usize = 4;
-
-/// The two endpoints, lower one first, so both directions find one entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct FlowKey {
-    lo: (IpAddr, u16),
-    hi: (IpAddr, u16),
-}
-
-impl FlowKey {
-    fn of(seg: &Segment<'_>) -> FlowKey {
-        let a = (seg.src, seg.src_port);
-        let b = (seg.dst, seg.dst_port);
-        if a <= b {
-            FlowKey { lo: a, hi: b }
-        } else {
-            FlowKey { lo: b, hi: a }
-        }
-    }
-}
 
 /// Streams a capture through decode -> track, freezes each finished
 /// connection's facts, has them diagnosed ([`Diagnose`]) and hands the
@@ -371,15 +137,12 @@ pub struct Tracker<'s> {
     /// an offline analyser, and SipHash cost 12% of the whole pass.
     table: FxHashMap<FlowKey, Box<Connection>>,
     /// Finished connections whose late packets still belong to them.
-    tombstones: Tombstones,
+    tombstones: FlowMap<Tombstone>,
     /// Flows that are one SYN so far.
-    embryos: FxHashMap<FlowKey, Embryo>,
+    embryos: LoneSyns,
     /// Connections with nothing more due, in the order they got there, with
     /// the progress clock then: finished once quiet for the linger.
     closing: VecDeque<(FlowKey, i64)>,
-    /// Room reused by every eviction of lone SYNs (a quarter of the cap
-    /// each time: fresh, it was a megabyte to fault in again and again).
-    evicting: Vec<(FlowKey, Embryo)>,
     /// Room reused by every choice of what to evict (one entry per flow).
     ages: Vec<(i64, u64)>,
     next_stream: u64,
@@ -411,10 +174,9 @@ impl<'s> Tracker<'s> {
         let finisher = Finisher::new(options.threads, diagnose);
         Tracker {
             table: FxHashMap::default(),
-            tombstones: Tombstones::default(),
-            embryos: FxHashMap::default(),
+            tombstones: FlowMap::default(),
+            embryos: LoneSyns::default(),
             closing: Default::default(),
-            evicting: Vec::new(),
             ages: Vec::new(),
             next_stream: 0,
             options,
@@ -540,7 +302,7 @@ impl<'s> Tracker<'s> {
                 return;
             }
         }
-        if self.embryos.contains_key(&key) {
+        if self.embryos.contains(&key) {
             if self.table.len() >= self.flow_cap() {
                 self.evict_idle();
             }
@@ -648,35 +410,22 @@ impl<'s> Tracker<'s> {
 
     /// Reports the longest-idle quarter of the lone SYNs.
     fn evict_embryos(&mut self) {
-        let ages = self
-            .embryos
-            .values()
-            .map(|e| (e.last_progress_ns, e.stream));
-        let last = idle_quarter_cutoff(&mut self.ages, ages);
-        // Taken out in one sweep of the table, not looked up one by one
-        // (each lookup a cache miss in a table of the flood's size).
-        let evicted = self.report_embryos(|e| (e.last_progress_ns, e.stream) <= last);
-        self.stats.evicted_flows += evicted as u64;
+        let quarter = (self.embryos.len() as u64 / 4).max(1);
+        let mut evicted = 0;
+        while evicted < quarter && self.report_oldest_embryo_if(|_| true) {
+            evicted += 1;
+        }
+        self.stats.evicted_flows += evicted;
     }
 
-    /// Takes the lone SYNs that match out of the table and reports them
-    /// in stream order; returns how many.
-    fn report_embryos(&mut self, take: impl Fn(&Embryo) -> bool) -> usize {
-        let mut taken = std::mem::take(&mut self.evicting);
-        self.embryos.retain(|k, e| {
-            let taken_here = take(e);
-            if taken_here {
-                taken.push((*k, *e));
-            }
-            !taken_here
-        });
-        taken.sort_unstable_by_key(|(_, e)| e.stream);
-        let n = taken.len();
-        for (k, e) in taken.drain(..) {
-            self.emit_lone_syn(k, &e, Some(Ending::Idle), true);
-        }
-        self.evicting = taken;
-        n
+    /// Reports the longest-idle lone SYN if `take` says so (and says
+    /// whether it did).
+    fn report_oldest_embryo_if(&mut self, take: impl Fn(&Embryo) -> bool) -> bool {
+        let Some((k, e)) = self.embryos.pop_oldest_if(take) else {
+            return false;
+        };
+        self.emit_lone_syn(k, &e, Some(Ending::Idle), true);
+        true
     }
 
     /// Finishes the connections at the front of the closing queue that
@@ -739,11 +488,6 @@ impl<'s> Tracker<'s> {
         self.options.keylog = Some(log);
     }
 
-    #[cfg(test)]
-    pub(crate) fn embryo_size() -> usize {
-        std::mem::size_of::<(FlowKey, Embryo)>()
-    }
-
     /// Tracks one decoded segment as if a frame carried it: for synthetic
     /// timelines (the detectors' specifications) and sources that decode
     /// themselves.
@@ -775,7 +519,7 @@ impl<'s> Tracker<'s> {
             .map(|(k, _)| *k)
             .collect();
         self.finish_flows(done);
-        self.report_embryos(|e| now_ns - e.last_progress_ns > idle);
+        while self.report_oldest_embryo_if(|e| now_ns - e.last_progress_ns > idle) {}
         self.tombstones
             .retain(|t| now_ns - t.last_progress_ns <= TOMBSTONE_NS);
     }
@@ -798,7 +542,11 @@ impl<'s> Tracker<'s> {
 
     /// Drops the older half of the tombstones (amortised O(1) each).
     fn forget_oldest_tombstones(&mut self) {
-        let mut ages: Vec<i64> = self.tombstones.last_progress().collect();
+        let mut ages: Vec<i64> = self
+            .tombstones
+            .values()
+            .map(|t| t.last_progress_ns)
+            .collect();
         let mid = ages.len() / 2;
         let (_, median, _) = ages.select_nth_unstable(mid);
         let median = *median;
@@ -1039,60 +787,8 @@ pub fn track_capture(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::{Ipv4Addr, Ipv6Addr};
-
-    #[test]
-    fn a_lone_syn_is_held_in_about_a_hundred_bytes() {
-        let size = Tracker::embryo_size();
-        assert!(size <= 128, "{size} bytes");
-    }
-
-    #[test]
-    fn an_ipv4_tombstone_is_kept_under_its_own_twelve_byte_key() {
-        let v4 = |a: u8| IpAddr::V4(Ipv4Addr::new(10, 0, 0, a));
-        let key = |a, p, b, q| FlowKey {
-            lo: (v4(a), p),
-            hi: (v4(b), q),
-        };
-        let t = |ns| Tombstone {
-            last_progress_ns: ns,
-            base_seq: [0, 0],
-            seen: [false, false],
-        };
-        // Flows that differ in one address or one port, or with address
-        // and port bytes that a careless packing would mix up.
-        let flows = [
-            key(1, 80, 2, 443),
-            key(2, 80, 1, 443),
-            key(1, 443, 2, 80),
-            key(1, 80, 2, 444),
-            key(1, 81, 2, 443),
-            key(3, 80, 2, 443),
-        ];
-        let mut stones = Tombstones::default();
-        for (i, k) in flows.iter().enumerate() {
-            stones.insert(*k, t(i as i64));
-        }
-        let v6 = FlowKey {
-            lo: (IpAddr::V6(Ipv6Addr::LOCALHOST), 80),
-            hi: (v4(1), 443),
-        };
-        stones.insert(v6, t(99));
-        assert_eq!(stones.len(), flows.len() + 1);
-        assert_eq!(stones.other.len(), 1);
-        for (i, k) in flows.iter().enumerate() {
-            assert_eq!(
-                stones.get_mut(k).map(|t| t.last_progress_ns),
-                Some(i as i64)
-            );
-        }
-        stones.remove(&flows[0]);
-        assert!(stones.get_mut(&flows[0]).is_none());
-        assert!(stones.get_mut(&flows[1]).is_some());
-        stones.retain(|t| t.last_progress_ns >= 3);
-        assert_eq!(stones.len(), 4);
-        assert_eq!(std::mem::size_of::<([u32; 3], Tombstone)>(), 40);
-    }
+    use rttdoc_wire::TcpFlags;
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
     /// Lone SYNs of every shape the tracker keeps as embryos.
     fn lone_syns() -> Vec<(FlowKey, Embryo)> {
