@@ -82,6 +82,10 @@ struct Done {
     // Boxed as they came: the box is one of the blocks to free at home.
     #[allow(clippy::vec_box)]
     husks: Vec<Box<Connection>>,
+    /// The batch's own vector, emptied, for the next batch (a SYN flood's
+    /// batch is tens of kilobytes: made anew each time, its pages were
+    /// faulted in, and freed by the worker, handed back block by block).
+    room: Vec<Job>,
 }
 
 /// Where reports go, in order: one at a time, or a worker's batch at once
@@ -119,6 +123,8 @@ pub(crate) struct Pool {
     batch_weight: usize,
     /// The weight of the batches sent and not yet back.
     sent_weight: usize,
+    /// Batches' vectors back from the workers, empty, to be used again.
+    spare: Vec<Vec<Job>>,
     results: Receiver<Done>,
     workers: Vec<JoinHandle<()>>,
     next_seq: u64,
@@ -182,13 +188,14 @@ impl Finisher {
                             Ok(q) => q.recv(),
                             Err(_) => return,
                         };
-                        let Ok(batch) = job else { return };
+                        let Ok(mut batch) = job else { return };
                         let mut done_batch = Done {
                             weight: batch.iter().map(|j| j.work.weight()).sum(),
                             reports: Vec::with_capacity(batch.len()),
                             husks: Vec::with_capacity(batch.len()),
+                            room: Vec::new(),
                         };
-                        for j in batch {
+                        for j in batch.drain(..) {
                             let facts = match j.work {
                                 Work::Connection(mut c, ending) => {
                                     let facts = c.freeze_leaving_husk(ending);
@@ -200,6 +207,7 @@ impl Finisher {
                             let r = diagnosed(facts, j.first_time, diagnose);
                             done_batch.reports.push((j.seq, r));
                         }
+                        done_batch.room = batch;
                         if done.send(done_batch).is_err() {
                             return;
                         }
@@ -213,6 +221,7 @@ impl Finisher {
             batch: Vec::new(),
             batch_weight: 0,
             sent_weight: 0,
+            spare: Vec::new(),
             results,
             workers,
             next_seq: 0,
@@ -320,8 +329,8 @@ impl Pool {
         if self.batch.is_empty() {
             return;
         }
-        let room = self.batch.len();
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(room));
+        let room = self.spare.pop().unwrap_or_default();
+        let batch = std::mem::replace(&mut self.batch, room);
         self.sent_weight += std::mem::take(&mut self.batch_weight);
         self.jobs
             .as_ref()
@@ -355,12 +364,14 @@ impl Pool {
                 weight,
                 reports,
                 husks,
+                room,
             }) = next
             else {
                 break;
             };
             self.sent_weight -= weight;
             drop(husks);
+            self.spare.push(room);
             let in_turn = self.ready.is_empty()
                 && reports
                     .iter()
