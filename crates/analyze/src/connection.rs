@@ -212,6 +212,7 @@ struct TfoSeen {
     synack_ack: Option<u32>,
 }
 
+#[derive(Debug)]
 pub struct Connection {
     pub stream: u64,
     pub client: Endpoint,
@@ -315,6 +316,29 @@ impl Connection {
             detect: true,
             closing_queued: false,
         }
+    }
+
+    /// Makes this finished connection (a husk: frozen, its facts taken)
+    /// a new one, [`Connection::new`] in all but the room of its buffers,
+    /// which is kept, emptied: a churn of short connections otherwise
+    /// allocates them all and frees them again for every connection.
+    pub(crate) fn renew(
+        &mut self,
+        stream: u64,
+        client: Endpoint,
+        server: Endpoint,
+        first: Stamp,
+        ladder: bool,
+    ) {
+        let mut fresh = Connection::new(stream, client, server, first, ladder);
+        fresh.rtt.keep_room_of(&mut self.rtt);
+        for (new, old) in fresh.half.iter_mut().zip(&mut self.half) {
+            new.recent = std::mem::take(&mut old.recent);
+            new.recent.clear();
+        }
+        fresh.synack_isns = std::mem::take(&mut self.synack_isns);
+        fresh.synack_isns.clear();
+        *self = fresh;
     }
 
     /// The direction of a segment sent by `src`.

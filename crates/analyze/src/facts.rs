@@ -129,14 +129,10 @@ pub struct PreambleFacts {
 
 impl Connection {
     /// Ends tracking: flushes what is held, settles the TLS session and
-    /// the exchanges, and keeps only the facts.
-    pub fn freeze(mut self: Box<Self>, ending: Ending) -> ConnectionFacts {
-        self.freeze_leaving_husk(ending)
-    }
-
-    /// [`freeze`](Self::freeze), leaving the connection's emptied state
-    /// behind, for the thread that allocated it to free (a block freed by
-    /// another thread costs both threads an atomic hand-back).
+    /// the exchanges, and takes out the facts, leaving the connection's
+    /// emptied state behind (a husk) for the thread that allocated it to
+    /// start a new connection in or free (a block freed by another thread
+    /// costs both threads an atomic hand-back).
     pub fn freeze_leaving_husk(&mut self, ending: Ending) -> ConnectionFacts {
         self.settle();
         self.exchanges.finish();

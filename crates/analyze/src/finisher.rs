@@ -42,6 +42,27 @@ const BATCH: usize = 64;
 /// workers this many times less often).
 const CONNECTION_WEIGHT: usize = 4;
 
+/// Husks of finished connections kept to start new ones in (each is a
+/// connection's 2 KB and the room of its buffers).
+const HUSKS_KEPT: usize = 2 * BATCH;
+
+/// Finished connections, emptied (frozen, their facts taken), for new
+/// connections to start in ([`Connection::renew`]): their blocks and the
+/// room of their buffers are used again instead of freed and allocated
+/// anew (a tenth of the tracking thread on a churn of short connections).
+#[derive(Default)]
+// Boxed as they were tracked: the box is one of the blocks used again.
+#[allow(clippy::vec_box)]
+pub(crate) struct Husks(Vec<Box<Connection>>);
+
+impl Husks {
+    fn keep(&mut self, husk: Box<Connection>) {
+        if self.0.len() < HUSKS_KEPT {
+            self.0.push(husk);
+        }
+    }
+}
+
 /// Connections of at most this many segments (a refused connect, a scan)
 /// are reported on the tracking thread: their diagnosis is shorter than
 /// handing a connection to a worker, whose blocks then come back to be
@@ -110,7 +131,7 @@ impl<F: FnMut(ConnectionReport)> ReportSink for F {
 
 /// Turns connections into reports, in order.
 pub(crate) enum Finisher {
-    Inline(Diagnose),
+    Inline(Diagnose, Husks),
     Pool(Pool),
 }
 
@@ -125,6 +146,8 @@ pub(crate) struct Pool {
     sent_weight: usize,
     /// Batches' vectors back from the workers, empty, to be used again.
     spare: Vec<Vec<Job>>,
+    /// Finished connections back from the workers (or made here).
+    husks: Husks,
     results: Receiver<Done>,
     workers: Vec<JoinHandle<()>>,
     next_seq: u64,
@@ -145,13 +168,13 @@ pub(crate) struct Pool {
 const POLL_EVERY: u32 = 32;
 
 /// Makes the report of one connection (the same on any thread).
-pub(crate) fn report(
+fn report(
     diagnose: Diagnose,
-    c: Box<Connection>,
+    c: &mut Connection,
     ending: Ending,
     first_time: Option<f64>,
 ) -> ConnectionReport {
-    diagnosed(c.freeze(ending), first_time, diagnose)
+    diagnosed(c.freeze_leaving_husk(ending), first_time, diagnose)
 }
 
 fn diagnosed(
@@ -170,7 +193,7 @@ impl Finisher {
     /// Inline for one thread; `threads - 1` workers otherwise.
     pub(crate) fn new(threads: usize, diagnose: Diagnose) -> Finisher {
         if threads <= 1 {
-            return Finisher::Inline(diagnose);
+            return Finisher::Inline(diagnose, Husks::default());
         }
         // Room for every batch the bound on work in flight lets out.
         let (jobs, queue) = sync_channel::<Vec<Job>>(MAX_IN_FLIGHT / BATCH + 1);
@@ -222,6 +245,7 @@ impl Finisher {
             batch_weight: 0,
             sent_weight: 0,
             spare: Vec::new(),
+            husks: Husks::default(),
             results,
             workers,
             next_seq: 0,
@@ -239,11 +263,16 @@ impl Finisher {
         first_time: Option<f64>,
         sink: &mut dyn ReportSink,
     ) {
+        let mut c = c;
         match self {
-            Finisher::Inline(diagnose) => sink.report(report(*diagnose, c, ending, first_time)),
+            Finisher::Inline(diagnose, husks) => {
+                sink.report(report(*diagnose, &mut c, ending, first_time));
+                husks.keep(c);
+            }
             Finisher::Pool(p) if c.timeline.len() <= SMALL => {
                 // Cheaper here than handed over.
-                let r = report(p.diagnose, c, ending, first_time);
+                let r = report(p.diagnose, &mut c, ending, first_time);
+                p.husks.keep(c);
                 p.made_here(r, sink);
             }
             Finisher::Pool(p) => p.push(Work::Connection(c, ending), first_time, sink),
@@ -260,10 +289,19 @@ impl Finisher {
         sink: &mut dyn ReportSink,
     ) {
         match self {
-            Finisher::Inline(diagnose) => {
+            Finisher::Inline(diagnose, _) => {
                 sink.report(diagnosed(lone.facts(), first_time, *diagnose))
             }
             Finisher::Pool(p) => p.push(Work::LoneSyn(lone), first_time, sink),
+        }
+    }
+
+    /// A finished connection's husk to start a new one in, if there is
+    /// one ([`Husks`]).
+    pub(crate) fn husk(&mut self) -> Option<Box<Connection>> {
+        match self {
+            Finisher::Inline(_, husks) => husks.0.pop(),
+            Finisher::Pool(p) => p.husks.0.pop(),
         }
     }
 
@@ -370,7 +408,9 @@ impl Pool {
                 break;
             };
             self.sent_weight -= weight;
-            drop(husks);
+            for husk in husks {
+                self.husks.keep(husk);
+            }
             self.spare.push(room);
             let in_turn = self.ready.is_empty()
                 && reports

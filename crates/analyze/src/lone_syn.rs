@@ -80,7 +80,7 @@ impl Embryo {
 
     /// The facts of a connection that was this SYN and nothing more, made
     /// without a connection's working state (most of a SYN flood's cost):
-    /// exactly what [`Connection::freeze`] gives after that one SYN
+    /// exactly what `Connection::freeze_leaving_husk` gives after that one SYN
     /// (`lone_syn_facts_are_a_connections` holds them to it).
     pub(crate) fn facts(&self, key: &FlowKey, ending: Ending, detect: bool) -> ConnectionFacts {
         // What `roles` makes of a SYN: its sender is the client.

@@ -31,6 +31,16 @@ fn keep_min(slot: &mut Option<i64>, sample: i64) {
 }
 
 impl RttSamples {
+    /// Empty, in the room `old`'s queues had.
+    pub fn keep_room_of(&mut self, old: &mut RttSamples) {
+        let queues = self.outstanding.iter_mut().chain(&mut self.tsvals);
+        let old_queues = old.outstanding.iter_mut().chain(&mut old.tsvals);
+        for (q, old) in queues.zip(old_queues) {
+            *q = std::mem::take(old);
+            q.clear();
+        }
+    }
+
     /// New data sent in `dir`, ending at `end_seq`.
     pub fn on_data(&mut self, dir: Direction, end_seq: u32, ts_ns: i64) {
         let q = &mut self.outstanding[dir.index()];

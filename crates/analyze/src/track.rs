@@ -367,11 +367,12 @@ impl<'s> Tracker<'s> {
         }
         let next_stream = &mut self.next_stream;
         let options = &self.options;
+        let finisher = &mut self.finisher;
         let conn = self.table.entry(key).or_insert_with(|| {
             let (client, server) = roles(seg);
             let stream = *next_stream;
             *next_stream += 1;
-            new_connection(options, stream, client, server, at)
+            new_connection(options, finisher.husk(), stream, client, server, at)
         });
         let dir = conn.direction_from(src);
         track_in(
@@ -396,10 +397,11 @@ impl<'s> Tracker<'s> {
     }
 
     /// The connection a lone SYN starts: one that has seen it.
-    fn connection_of(&self, key: FlowKey, e: &Embryo) -> Box<Connection> {
+    fn connection_of(&mut self, key: FlowKey, e: &Embryo) -> Box<Connection> {
         let syn = e.syn(&key);
         let (client, server) = roles(&syn);
-        let mut c = new_connection(&self.options, e.stream, client, server, e.at);
+        let husk = self.finisher.husk();
+        let mut c = new_connection(&self.options, husk, e.stream, client, server, e.at);
         let dir = Direction::ClientToServer;
         if !c.capture_copy(e.at, dir, &syn) {
             c.observe(e.at, dir, &syn);
@@ -690,25 +692,28 @@ fn track_in(
     }
 }
 
-/// A connection as the options want it tracked (ladder, key log, detectors).
+/// A connection as the options want it tracked (ladder, key log,
+/// detectors), in a finished one's husk when there is one.
 fn new_connection(
     options: &AnalyzeOptions,
+    husk: Option<Box<Connection>>,
     stream: u64,
     client: Endpoint,
     server: Endpoint,
     at: Stamp,
 ) -> Box<Connection> {
-    let mut c = Connection::new(
-        stream,
-        client,
-        server,
-        at,
-        options.ladder_stream == Some(stream),
-    );
+    let ladder = options.ladder_stream == Some(stream);
+    let mut c = match husk {
+        Some(mut c) => {
+            c.renew(stream, client, server, at, ladder);
+            c
+        }
+        None => Box::new(Connection::new(stream, client, server, at, ladder)),
+    };
     c.keylog = options.keylog.clone();
     c.detect = options.findings;
     c.series = options.series.builder(stream);
-    Box::new(c)
+    c
 }
 
 /// Where the longest-idle quarter (at least one) of these flows ends,
@@ -865,11 +870,12 @@ mod tests {
                 ..Default::default()
             };
             let mut sink = |_: crate::model::ConnectionReport| {};
-            let tracker = Tracker::new(options.clone(), |_| unreachable!(), &mut sink);
+            let mut tracker = Tracker::new(options.clone(), |_| unreachable!(), &mut sink);
             for (key, e) in lone_syns() {
                 assert!(e.has_plain_facts(&options));
                 for ending in [Ending::Open, Ending::Idle] {
-                    let through_connection = tracker.connection_of(key, &e).freeze(ending);
+                    let through_connection =
+                        tracker.connection_of(key, &e).freeze_leaving_husk(ending);
                     let direct = e.facts(&key, ending, detect);
                     assert_eq!(
                         format!("{direct:#?}"),
@@ -878,6 +884,44 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// A husk made new is a new connection: nothing of the one before it
+    /// shows, only the room of its buffers is kept.
+    #[test]
+    fn a_renewed_husk_is_a_new_connection() {
+        let mut sink = |_: crate::model::ConnectionReport| {};
+        let mut tracker = Tracker::new(AnalyzeOptions::default(), |_| unreachable!(), &mut sink);
+        let (key, e) = lone_syns()[0];
+        let mut c = tracker.connection_of(key, &e);
+        let syn_ack = Segment {
+            ack: e.seq.wrapping_add(1),
+            flags: TcpFlags::SYN | TcpFlags::ACK,
+            ..e.syn(&key)
+        };
+        let at = Stamp {
+            frame: e.at.frame + 1,
+            ts_ns: e.at.ts_ns + 1_000_000,
+        };
+        c.observe(at, Direction::ServerToClient, &syn_ack);
+        let _ = c.freeze_leaving_husk(Ending::Open);
+        let client = Endpoint {
+            ip: key.hi.0,
+            port: 1,
+        };
+        let server = Endpoint {
+            ip: key.lo.0,
+            port: 2,
+        };
+        let first = Stamp {
+            frame: 99,
+            ts_ns: 5,
+        };
+        for ladder in [false, true] {
+            c.renew(3, client, server, first, ladder);
+            let new = Connection::new(3, client, server, first, ladder);
+            assert_eq!(format!("{c:#?}"), format!("{new:#?}"));
         }
     }
 
