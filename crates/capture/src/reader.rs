@@ -330,6 +330,10 @@ struct Interface {
     snaplen: u32,
     /// Timestamp units per second.
     units_per_sec: u64,
+    /// Nanoseconds per unit, when whole (microseconds, nanoseconds, any
+    /// power of ten up to a second): a multiplication per packet instead
+    /// of a 128-bit division.
+    ns_per_unit: Option<u64>,
     offset_sec: i64,
     fcs_bytes: u32,
 }
@@ -838,10 +842,7 @@ impl Capture {
                                 body.len() - 20
                             ))
                         } else {
-                            let ns = units as u128 * 1_000_000_000 / iface.units_per_sec as u128;
-                            let ts_ns = i64::try_from(ns)
-                                .unwrap_or(i64::MAX)
-                                .saturating_add(iface.offset_sec.saturating_mul(1_000_000_000));
+                            let ts_ns = iface.ns(units);
                             let (len, orig_len) =
                                 strip_fcs(caplen as usize, orig_len, iface.fcs_bytes);
                             Ok(Record::Packet(Located {
@@ -1100,6 +1101,7 @@ fn parse_interface(body: &[u8], e: Endian) -> Result<Interface, ErrorKind> {
         link_type: e.u16(body, 0) as u32,
         snaplen: e.u32(body, 4),
         units_per_sec: 1_000_000,
+        ns_per_unit: None,
         offset_sec: 0,
         fcs_bytes: 0,
     };
@@ -1114,7 +1116,22 @@ fn parse_interface(body: &[u8], e: Endian) -> Result<Interface, ErrorKind> {
             _ => {}
         }
     }
+    iface.ns_per_unit =
+        (1_000_000_000 % iface.units_per_sec == 0).then(|| 1_000_000_000 / iface.units_per_sec);
     Ok(iface)
+}
+
+impl Interface {
+    /// A packet's timestamp in nanoseconds from its units.
+    fn ns(&self, units: u64) -> i64 {
+        let ns = match self.ns_per_unit.and_then(|n| units.checked_mul(n)) {
+            Some(ns) => ns as u128,
+            None => units as u128 * 1_000_000_000 / self.units_per_sec as u128,
+        };
+        i64::try_from(ns)
+            .unwrap_or(i64::MAX)
+            .saturating_add(self.offset_sec.saturating_mul(1_000_000_000))
+    }
 }
 
 /// `if_tsresol`: high bit set means a negative power of 2, else of 10.
@@ -1215,6 +1232,27 @@ mod tests {
         let frames = all(&mut c);
         assert_eq!(frames[0].2, 6);
         assert_eq!(frames[0].3, (0..6u8).collect::<Vec<_>>());
+    }
+
+    /// The multiplication is the division's answer wherever it is taken,
+    /// and the division answers where it is not (or would overflow).
+    #[test]
+    fn timestamps_in_any_resolution_are_the_exact_nanoseconds() {
+        for tsresol in [0, 1, 3, 6, 9, 12, 19, 0x80, 0x80 | 10, 0x80 | 20, 0x80 | 63] {
+            let body = [1, 0, 0, 0, 0, 0, 0, 0, 9, 0, 1, 0, tsresol, 0, 0, 0];
+            let mut iface = parse_interface(&body, Endian { big: false }).expect("valid");
+            assert_eq!(iface.units_per_sec, units_per_sec(tsresol));
+            for offset_sec in [0, -3, 1_700_000_000] {
+                iface.offset_sec = offset_sec;
+                for units in [0, 1, 999, 1_700_000_000_123_456, u64::MAX / 7, u64::MAX] {
+                    let exact = units as u128 * 1_000_000_000 / iface.units_per_sec as u128;
+                    let expected = i64::try_from(exact)
+                        .unwrap_or(i64::MAX)
+                        .saturating_add(offset_sec * 1_000_000_000);
+                    assert_eq!(iface.ns(units), expected, "{tsresol:#x} {units}");
+                }
+            }
+        }
     }
 
     #[test]
