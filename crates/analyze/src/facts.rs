@@ -98,8 +98,8 @@ pub struct RttFacts {
 #[derive(Debug)]
 pub struct TlsFacts {
     /// The session as reported; the handshake's duration and round trips
-    /// are the ledger's to fill.
-    pub report: TlsReport,
+    /// are the ledger's to fill (boxed as the report carries it).
+    pub report: Box<TlsReport>,
     /// Negotiated version (ServerHello), raw.
     pub version: Option<u16>,
     /// Whether the session was resumed (None: not decidable).
@@ -238,7 +238,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
     let messages = std::mem::take(&mut tls.messages);
     let ch = tls.client_hello.as_ref();
     let sh = tls.server_hello.as_ref();
-    let report = TlsReport {
+    let report = Box::new(TlsReport {
         version: tls.version().map(TlsVersion),
         cipher: sh.map(|s| cipher_name(s.cipher)),
         sni: ch.and_then(|c| c.sni.clone()),
@@ -283,7 +283,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         server_flight_bytes: tls.server_flight_bytes,
         messages,
         started_after: tls.preamble.map(|(start, _)| start.kind.name()),
-    };
+    });
     TlsFacts {
         report,
         version: tls.version(),

@@ -773,8 +773,9 @@ pub struct ConnectionReport {
     pub client_to_server: DirectionStats,
     /// What the server sent.
     pub server_to_client: DirectionStats,
-    /// The TLS session, if the connection carried TLS.
-    pub tls: Option<TlsReport>,
+    /// The TLS session, if the connection carried TLS (boxed: a report is
+    /// moved from thread to thread, and most of a SYN flood's have none).
+    pub tls: Option<Box<TlsReport>>,
     /// Request/response exchanges seen (HTTP/1.x or other turn-taking data).
     pub exchanges: u32,
     /// The round-trip ledger: one row per phase.

@@ -671,13 +671,13 @@ mod tests {
     fn a_nagle_held_tls13_handshake_counts_its_round_trips_finding_and_time_lost() {
         let m = Metrics::new(&[]);
         let mut c = report(443);
-        c.tls = Some(TlsReport {
+        c.tls = Some(Box::new(TlsReport {
             version: Some(TlsVersion::TLS13),
             handshake_ms: Some(40.0),
             handshake_rtts: Some(2.0),
             ideal_handshake_rtts: Some(1.0),
             ..Default::default()
-        });
+        }));
         c.excess_rtts = 1.0;
         // Two nagle findings on one connection count once as a finding,
         // and both of their costs as time lost; tls_extra_rtt summarises
@@ -776,14 +776,14 @@ mod tests {
             syn_data_bytes: 300,
             server_sent_cookie: false,
         });
-        accepted.tls = Some(TlsReport {
+        accepted.tls = Some(Box::new(TlsReport {
             version: Some(TlsVersion::TLS13),
             psk_offered: true,
             resumed: Some(true),
             early_data_offered: true,
             early_data_accepted: Some(true),
             ..Default::default()
-        });
+        }));
         accepted.findings = vec![finding(FindingKind::EarlyDataUnsafe, 0.0)];
         let mut cookie = report(443);
         cookie.handshake.tfo = Some(TfoReport {
@@ -791,13 +791,13 @@ mod tests {
             syn_data_bytes: 0,
             server_sent_cookie: true,
         });
-        cookie.tls = Some(TlsReport {
+        cookie.tls = Some(Box::new(TlsReport {
             version: Some(TlsVersion::TLS12),
             session_ticket_offered: true,
             resumed: Some(false),
             hello_retry_request: true,
             ..Default::default()
-        });
+        }));
         cookie.findings = vec![finding(FindingKind::ResumptionMissed, 20.0)];
         cookie.handshake.syn_retransmits = 2;
         cookie.server_to_client.retransmissions = 3;
@@ -853,10 +853,10 @@ mod tests {
         let m = Metrics::new(&["10.0.0.2:443".into(), "api.example.com".into()]);
         let by_addr = report(443);
         let mut by_sni = report(8443);
-        by_sni.tls = Some(TlsReport {
+        by_sni.tls = Some(Box::new(TlsReport {
             sni: Some("API.example.com".into()),
             ..Default::default()
-        });
+        }));
         let unlisted = report(8080);
         for c in [&by_addr, &by_sni, &unlisted] {
             m.observe(c);
