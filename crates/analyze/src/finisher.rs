@@ -27,7 +27,7 @@ use crate::model::{ConnectionReport, Ending};
 pub const MAX_IN_FLIGHT: usize = 1024;
 
 /// Reports not yet given to the sink (with a worker, or made and waiting
-/// for their turn): a report is 824 bytes, so under 2 MB.
+/// for their turn): a report is 552 bytes, so about a megabyte.
 pub const MAX_WAITING: usize = 2 * 1024;
 
 /// Connections' worth of work sent to a worker at once: one hand-over (a
@@ -111,7 +111,7 @@ struct Done {
 
 /// Where reports go, in order: one at a time, or a worker's batch at once
 /// when its reports are next in turn and follow one another (a report is
-/// 824 bytes: handed over as a batch, none of them is copied).
+/// 552 bytes: handed over as a batch, none of them is copied).
 pub trait ReportSink {
     fn report(&mut self, r: ConnectionReport);
 
@@ -155,7 +155,7 @@ pub(crate) struct Pool {
     next_out: u64,
     /// Reports made and not yet given to the sink: slot `i` holds the
     /// report numbered `next_out + i` once it is made (a ring, not a
-    /// sorted map: a report is 800 bytes, and a B-tree moves its values
+    /// sorted map: a report is 552 bytes, and a B-tree moves its values
     /// around on every insert and removal).
     ready: VecDeque<Option<ConnectionReport>>,
     /// Polls since the results were last looked at.
@@ -444,7 +444,7 @@ impl Pool {
             return;
         }
         // Given over without a trip through the ring (each trip is two
-        // copies of 800 bytes; with one worker, reports come in order).
+        // copies of 552 bytes; with one worker, reports come in order).
         self.ready.pop_front();
         self.next_out += 1;
         sink.report(r);

@@ -839,3 +839,18 @@ pub struct CaptureStats {
     /// open at once (longest idle first).
     pub evicted_flows: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report is moved from worker to tracker to output, copied into
+    /// batches and rings: every byte is copied a few times per
+    /// connection, which on a SYN flood was most of a worker's time. The
+    /// TLS session (280 bytes, none for most of a flood) is boxed for it.
+    #[test]
+    fn a_report_stays_small_to_move() {
+        let size = std::mem::size_of::<ConnectionReport>();
+        assert!(size <= 560, "ConnectionReport is {size} bytes");
+    }
+}

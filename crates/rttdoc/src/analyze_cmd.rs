@@ -462,7 +462,7 @@ fn track_beside_output(
                 stats
             })
             .expect("spawning the tracking thread");
-        // Lent, not moved: a report is 800 bytes.
+        // Lent, not moved: a report is 552 bytes.
         for handover in rx {
             match handover {
                 Handover::Reports(mut batch) => batch.iter_mut().for_each(&mut *output),
