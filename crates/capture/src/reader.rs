@@ -93,7 +93,9 @@ impl Secrets {
     /// The TLS key-log lines read since the last call (empty if none).
     pub fn take_new_tls_key_log(&self) -> Vec<u8> {
         use std::sync::atomic::Ordering;
-        if !self.fresh.swap(false, Ordering::AcqRel) {
+        // Asked once per frame: a plain load first, the locked swap only
+        // when a block brought secrets.
+        if !self.fresh.load(Ordering::Acquire) || !self.fresh.swap(false, Ordering::AcqRel) {
             return Vec::new();
         }
         let mut store = self.lock();
@@ -230,6 +232,7 @@ impl Input {
 
     /// Makes `n` bytes available from the current position if the input
     /// has them; returns how many are available (fewer only at its end).
+    #[inline]
     fn fill(&mut self, n: usize) -> io::Result<usize> {
         while self.buf.len() - self.start < n && !self.eof {
             if let Some(msg) = &self.failed {
@@ -513,6 +516,7 @@ impl Capture {
         }
     }
 
+    #[inline]
     fn fill(&mut self, n: usize) -> Result<usize, CaptureError> {
         self.input
             .fill(n)
