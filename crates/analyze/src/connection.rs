@@ -147,6 +147,31 @@ fn fingerprint(seg: &Segment<'_>) -> u64 {
     h.finish()
 }
 
+/// Whose speech this payload is: `Some(true)` the client's (an HTTP/1.x
+/// request line, a TLS ClientHello), `Some(false)` the server's (an
+/// HTTP/1.x status line, a TLS ServerHello), `None` either's.
+fn speaker(payload: &[u8]) -> Option<bool> {
+    if let [22, 3, minor, _, _, kind, ..] = payload {
+        if *minor <= 4 {
+            return match kind {
+                1 => Some(true),
+                2 => Some(false),
+                _ => None,
+            };
+        }
+    }
+    if crate::exchange::http_status(payload).is_some() {
+        return Some(false);
+    }
+    let line_end = payload
+        .iter()
+        .position(|&b| b == b'\r' || b == b'\n')
+        .unwrap_or(payload.len());
+    let line = &payload[..line_end];
+    let http = line.windows(7).any(|w| w == b" HTTP/1");
+    (http && crate::exchange::http_request_line(line).is_some()).then_some(true)
+}
+
 /// State of one direction (one sender) of the connection.
 #[derive(Debug, Default)]
 pub(crate) struct Half {
@@ -270,6 +295,10 @@ pub struct Connection {
     pub(crate) detect: bool,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
+    /// Who is the client is known: from a SYN, or from the first payload
+    /// of a connection whose capture began after its handshake
+    /// ([`Connection::settle_roles`]).
+    roles_settled: bool,
 }
 
 impl Connection {
@@ -315,6 +344,7 @@ impl Connection {
             keylog: None,
             detect: true,
             closing_queued: false,
+            roles_settled: false,
         }
     }
 
@@ -339,6 +369,52 @@ impl Connection {
         fresh.synack_isns = std::mem::take(&mut self.synack_isns);
         fresh.synack_isns.clear();
         *self = fresh;
+    }
+
+    /// Settles who is the client of a connection whose capture began
+    /// after its handshake, where the tracker guessed from the ports (the
+    /// lower one the server's): an HTTP/1.x request line or a TLS
+    /// ClientHello is the client's, an HTTP/1.x status line or a
+    /// ServerHello the server's, so the first payload that is one of these
+    /// decides, and the roles are swapped before the payload is tracked if
+    /// the guess was wrong (a server on a high port, a client on a low
+    /// one). Call before [`Connection::direction_from`] for each segment.
+    pub(crate) fn settle_roles(&mut self, src: Endpoint, seg: &Segment<'_>) {
+        if self.roles_settled {
+            return;
+        }
+        if seg.flags.syn() || self.syn_count > 0 || self.syn_ack_count > 0 {
+            self.roles_settled = true;
+            return;
+        }
+        if seg.payload_len == 0 {
+            return;
+        }
+        self.roles_settled = true;
+        let Some(sender_is_client) = speaker(seg.payload) else {
+            return;
+        };
+        if (self.client == src) != sender_is_client {
+            self.swap_roles();
+        }
+    }
+
+    /// Client and server trade places: everything tracked so far (pure
+    /// ACKs: roles are settled at the first payload) is kept, on the
+    /// other side.
+    fn swap_roles(&mut self) {
+        std::mem::swap(&mut self.client, &mut self.server);
+        self.half.swap(0, 1);
+        self.rtt.swap_directions();
+        for r in &mut self.timeline {
+            r.dir = r.dir.reverse();
+        }
+        for e in self.ladder.iter_mut().flatten() {
+            e.direction = e.direction.reverse();
+        }
+        if let Some(series) = &mut self.series {
+            series.swap_directions();
+        }
     }
 
     /// The direction of a segment sent by `src`.

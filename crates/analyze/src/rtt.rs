@@ -31,6 +31,15 @@ fn keep_min(slot: &mut Option<i64>, sample: i64) {
 }
 
 impl RttSamples {
+    /// Each direction's samples become the other's (the connection's
+    /// roles were swapped).
+    pub fn swap_directions(&mut self) {
+        self.outstanding.swap(0, 1);
+        self.data_min.swap(0, 1);
+        self.tsvals.swap(0, 1);
+        self.ts_min.swap(0, 1);
+    }
+
     /// Empty, in the room `old`'s queues had.
     pub fn keep_room_of(&mut self, old: &mut RttSamples) {
         let queues = self.outstanding.iter_mut().chain(&mut self.tsvals);

@@ -84,6 +84,14 @@ pub(crate) struct SeriesBuilder {
 }
 
 impl SeriesBuilder {
+    /// Each packet recorded so far was the other side's (the connection's
+    /// roles were swapped).
+    pub(crate) fn swap_directions(&mut self) {
+        for p in &mut self.series.packets {
+            p.direction = p.direction.reverse();
+        }
+    }
+
     /// The series, once the connection is done.
     pub(crate) fn finish(self) -> Series {
         self.series

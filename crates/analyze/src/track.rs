@@ -288,6 +288,7 @@ impl<'s> Tracker<'s> {
         // tombstones, so the checks below would all pass it through.)
         if let Some(conn) = self.table.get_mut(&key) {
             if !conn.reused_by(src, seg) {
+                conn.settle_roles(src, seg);
                 let dir = conn.direction_from(src);
                 track_in(
                     conn,
@@ -374,6 +375,7 @@ impl<'s> Tracker<'s> {
             *next_stream += 1;
             new_connection(options, finisher.husk(), stream, client, server, at)
         });
+        conn.settle_roles(src, seg);
         let dir = conn.direction_from(src);
         track_in(
             conn,
@@ -922,6 +924,93 @@ mod tests {
             c.renew(3, client, server, first, ladder);
             let new = Connection::new(3, client, server, first, ladder);
             assert_eq!(format!("{c:#?}"), format!("{new:#?}"));
+        }
+    }
+
+    /// A capture that began after the handshake: two pure ACKs, then the
+    /// client's first payload. Tracked under the ports' guess (the lower
+    /// port the server's) and swapped at that payload, a connection is
+    /// the one tracked with the right roles from the start.
+    fn mid_stream(first_payload: &'static [u8]) -> (Connection, Connection, Endpoint) {
+        let v4 = |a: u8| IpAddr::V4(Ipv4Addr::new(172, 16, 0, a));
+        let browser = Endpoint {
+            ip: v4(1),
+            port: 8869,
+        };
+        let server = Endpoint {
+            ip: v4(2),
+            port: 31600,
+        };
+        // With timestamps: pure ACKs leave RTT samples too.
+        let seg =
+            |from: Endpoint, to: Endpoint, seq: u32, ack: u32, payload: &'static [u8]| Segment {
+                src: from.ip,
+                dst: to.ip,
+                src_port: from.port,
+                dst_port: to.port,
+                seq,
+                ack,
+                flags: TcpFlags::ACK | TcpFlags::PSH,
+                window: 1000,
+                options: rttdoc_wire::TcpOptions {
+                    timestamps: Some((seq / 10, ack / 10)),
+                    ..Default::default()
+                },
+                payload_len: payload.len() as u32,
+                payload,
+                ip_id: None,
+            };
+        let segments = [
+            (server, seg(server, browser, 5000, 100, b"")),
+            (browser, seg(browser, server, 100, 5000, b"")),
+            (browser, seg(browser, server, 100, 5000, first_payload)),
+            (
+                server,
+                seg(server, browser, 5000, 100 + first_payload.len() as u32, b""),
+            ),
+        ];
+        let first = Stamp {
+            frame: 1,
+            ts_ns: 1_000_000,
+        };
+        let track = |client: Endpoint, server: Endpoint| {
+            let mut c = Connection::new(0, client, server, first, true);
+            c.series = crate::series::SeriesRequest::all(10).builder(0);
+            for (i, (src, s)) in segments.iter().enumerate() {
+                let at = Stamp {
+                    frame: i as u64 + 1,
+                    ts_ns: 1_000_000 * (i as i64 + 1),
+                };
+                c.settle_roles(*src, s);
+                let dir = c.direction_from(*src);
+                c.observe(at, dir, s);
+            }
+            c
+        };
+        (track(browser, server), track(server, browser), browser)
+    }
+
+    #[test]
+    fn the_first_request_or_hello_names_the_client_of_a_capture_begun_mid_stream() {
+        for payload in [
+            &b"GET /MONITOR/state.jsp HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+            &[22, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3][..],
+        ] {
+            let (right, guessed, browser) = mid_stream(payload);
+            assert_eq!(guessed.client, browser);
+            assert_eq!(format!("{right:#?}"), format!("{guessed:#?}"));
+        }
+    }
+
+    #[test]
+    fn a_payload_that_names_no_one_keeps_the_ports_guess() {
+        for payload in [
+            &b"\x00\x01binary"[..],
+            b"GET without a version",
+            b"HTTP/1.1 2",
+        ] {
+            let (_, guessed, browser) = mid_stream(payload);
+            assert_ne!(guessed.client, browser, "{payload:?}");
         }
     }
 

@@ -201,6 +201,9 @@ fn check_file(path: &Path, doc: &serde_json::Value, view: &TsharkView) -> Vec<St
             let kind = x["kind"].as_str().unwrap_or("?").to_string();
             let at = format!("{name}: stream {stream} {kind}");
             let cost = x["cost_ms"].as_f64().unwrap_or(0.0);
+            if cost == 0.0 && cost.is_sign_negative() {
+                problems.push(format!("{at}: a cost of -0.0 ms"));
+            }
             let share = x["attributed_ms"].as_f64().unwrap_or(0.0);
             attributed += share;
             if share < -1e-9 || share > cost.max(0.0) + 1e-6 {

@@ -312,6 +312,9 @@ pub fn run(f: &Facts<'_>) -> Vec<Finding> {
         .collect();
     out.extend(summaries);
     for finding in &mut out {
+        // A cost summed from no waits is -0.0 (an empty f64 sum): + 0.0
+        // makes it the 0 people expect ("cost_ms": -0.0 in the JSON).
+        finding.cost_ms += 0.0;
         if finding.cost_rtts.is_none() {
             finding.cost_rtts = f.rtts((finding.cost_ms * 1e6) as i64);
         }
