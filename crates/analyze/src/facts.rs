@@ -29,7 +29,8 @@ pub type Diagnose = fn(ConnectionFacts) -> ConnectionReport;
 pub struct ConnectionFacts {
     /// Wireshark's tcp.stream index.
     pub stream: u64,
-    /// The side that sent the SYN (or, mid-stream, the higher port).
+    /// The side that sent the SYN (or, mid-stream, the HTTP request or
+    /// ClientHello, else the higher port).
     pub client: Endpoint,
     /// The other side.
     pub server: Endpoint,

@@ -734,7 +734,8 @@ fn idle_quarter_cutoff(
 }
 
 /// Client and server of a new connection: from the SYN if this is one,
-/// else the endpoint on the lower port is taken as the server.
+/// else the endpoint on the lower port is taken as the server (until the
+/// first payload says otherwise: `Connection::settle_roles`).
 fn roles(seg: &Segment<'_>) -> (Endpoint, Endpoint) {
     let src = Endpoint {
         ip: seg.src,
