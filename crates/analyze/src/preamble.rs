@@ -809,7 +809,8 @@ fn ldap(client: &[u8], server: &[u8]) -> Found {
         Err(()) => return Some(Err(())),
     };
     let (t, name, name_end) = ber(client, op)?.ok()?;
-    if t != 0x80 || &client[name..name_end.min(c_end)] != OID {
+    // (A damaged length can put the name's end before its start.)
+    if t != 0x80 || client.get(name..name_end.min(c_end)) != Some(OID) {
         return None;
     }
     let (op, s_end) = match walk(server, 0x78)? {
@@ -818,7 +819,7 @@ fn ldap(client: &[u8], server: &[u8]) -> Found {
     };
     // resultCode ENUMERATED
     let (t, r, r_end) = ber(server, op)?.ok()?;
-    if t != 0x0a || r_end != r + 1 || server[r] != 0 {
+    if t != 0x0a || r_end != r + 1 || server.get(r) != Some(&0) {
         return None;
     }
     Some(Ok((Kind::LdapStarttls, c_end, s_end, 1)))

@@ -995,7 +995,7 @@ mod tests {
     fn the_first_request_or_hello_names_the_client_of_a_capture_begun_mid_stream() {
         for payload in [
             &b"GET /MONITOR/state.jsp HTTP/1.1\r\nHost: x\r\n\r\n"[..],
-            &[22, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3][..],
+            &[22, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3, 0, 0][..],
         ] {
             let (right, guessed, browser) = mid_stream(payload);
             assert_eq!(guessed.client, browser);
@@ -1009,6 +1009,8 @@ mod tests {
             &b"\x00\x01binary"[..],
             b"GET without a version",
             b"HTTP/1.1 2",
+            // An encrypted handshake record: no hello's lengths and version.
+            &[22, 3, 3, 0, 40, 1, 0x9c, 0x21, 0x07, 0xe4, 0x11][..],
         ] {
             let (_, guessed, browser) = mid_stream(payload);
             assert_ne!(guessed.client, browser, "{payload:?}");
