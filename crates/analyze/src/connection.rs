@@ -1035,14 +1035,34 @@ impl Connection {
             return; // all of it delivered already
         }
         if seq::lt(next, start) {
+            // The peer has acknowledged past the hole already (its ACK
+            // came before this segment): the hole was received, only the
+            // capture missed it, and nothing will fill it. What lies
+            // behind it is delivered as it arrives, in its own frame.
+            let peer_acked = self.half[dir.reverse().index()].acked;
+            if let Some(acked) = peer_acked.filter(|a| seq::le(start, *a)) {
+                self.skip_acked_holes(dir, start);
+                let next = self.half[d].deliver_next.expect("delivery started");
+                if seq::lt(next, start) {
+                    let hole = seq::diff(start, next) as usize;
+                    self.advance(dir, hole as u32);
+                    self.on_stream_bytes(at, dir, &[], hole);
+                }
+                self.deliver_at(at, dir, start, seg.payload, seg.payload_len);
+                self.drain(dir, at, false);
+                self.skip_acked_holes(dir, acked);
+                return;
+            }
             let h = &mut self.half[d];
             let key = h.deliver_off + seq::diff(start, next) as u64;
             if h.pending.len() < MAX_PENDING_SEGMENTS
                 && h.pending_bytes + seg.payload.len() < MAX_PENDING_BYTES
             {
-                h.pending_bytes += seg.payload.len();
-                h.pending
-                    .insert(key, (at, seg.payload.to_vec(), seg.payload_len));
+                // A re-send of held bytes keeps their first arrival.
+                if let std::collections::btree_map::Entry::Vacant(slot) = h.pending.entry(key) {
+                    h.pending_bytes += seg.payload.len();
+                    slot.insert((at, seg.payload.to_vec(), seg.payload_len));
+                }
                 return;
             }
             // Too much held back: give up on the hole and move on.

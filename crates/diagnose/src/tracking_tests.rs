@@ -262,6 +262,61 @@ fn tls_records_arriving_before_a_hole_is_filled_are_held_and_parsed() {
     );
 }
 
+/// The capture missed the start of a response, and the client had
+/// acknowledged it before the rest arrived: the missing bytes were
+/// received (only the capture missed them), so what follows is delivered
+/// as it arrives, in its own frame, and a re-send of it later moves
+/// nothing (before, it waited for an ACK that never came, and the re-send
+/// took its place: the first byte at the re-send).
+#[test]
+fn data_behind_a_hole_the_peer_already_acknowledged_arrives_in_its_own_frame() {
+    let head: &[u8] = b"HTTP/1.1 200 OK\r\n";
+    let body: &'static [u8] = b"Content-Length: 0\r\n\r\n";
+    let mut s = handshake(0, 100, 900);
+    s.push((
+        70,
+        seg(true, 101, 901, PSH | ACK, b"GET / HTTP/1.1\r\n\r\n"),
+    )); // 4
+        // The head (901..) is not in the capture; the client acknowledges it.
+    let past_head = 901 + head.len() as u32;
+    s.push((110, seg(true, 121, past_head, ACK, b""))); // 5
+    s.push((111, seg(false, past_head, 121, PSH | ACK, body))); // 6
+    s.push((400, seg(false, past_head, 121, PSH | ACK, body))); // 7: a re-send
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    let first_byte = c
+        .ledger
+        .iter()
+        .find(|r| r.phase == crate::model::Phase::FirstByte)
+        .expect("a first-byte row");
+    assert_eq!(first_byte.end_frame, 6, "{:#?}", c.ledger);
+}
+
+/// Data behind a capture hole, re-sent before the peer's ACK shows the
+/// hole was received: it arrived with its first copy, which keeps its
+/// place (the re-send took it before: the first byte at the re-send).
+#[test]
+fn a_re_send_of_data_held_behind_a_hole_keeps_its_first_arrival() {
+    let head: &[u8] = b"HTTP/1.1 200 OK\r\n";
+    let body: &'static [u8] = b"Content-Length: 0\r\n\r\n";
+    let past_head = 901 + head.len() as u32;
+    let mut s = handshake(0, 100, 900);
+    s.push((
+        70,
+        seg(true, 101, 901, PSH | ACK, b"GET / HTTP/1.1\r\n\r\n"),
+    )); // 4
+    s.push((111, seg(false, past_head, 121, PSH | ACK, body))); // 5
+    s.push((400, seg(false, past_head, 121, PSH | ACK, body))); // 6: a re-send
+    let past_body = past_head + body.len() as u32;
+    s.push((450, seg(true, 121, past_body, ACK, b""))); // 7
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    let first_byte = c
+        .ledger
+        .iter()
+        .find(|r| r.phase == crate::model::Phase::FirstByte)
+        .expect("a first-byte row");
+    assert_eq!(first_byte.end_frame, 5, "{:#?}", c.ledger);
+}
+
 /// A TLS 1.3 ClientHello record with a post-quantum key share (1216 bytes),
 /// so the record exceeds one MSS.
 pub(crate) fn client_hello_record() -> Vec<u8> {
