@@ -262,6 +262,30 @@ fn tls_records_arriving_before_a_hole_is_filled_are_held_and_parsed() {
     );
 }
 
+/// A GET (frame 4) whose response's head (901.., 17 bytes) the capture
+/// missed; the body comes after. Returns the segments, where the body
+/// starts, and the body.
+fn response_behind_a_hole() -> (Vec<(i64, Segment<'static>)>, u32, &'static [u8]) {
+    let head: &[u8] = b"HTTP/1.1 200 OK\r\n";
+    let body: &'static [u8] = b"Content-Length: 0\r\n\r\n";
+    let mut s = handshake(0, 100, 900);
+    s.push((
+        70,
+        seg(true, 101, 901, PSH | ACK, b"GET / HTTP/1.1\r\n\r\n"),
+    ));
+    (s, 901 + head.len() as u32, body)
+}
+
+/// The frame where the ledger's first-byte row ends.
+fn first_byte_frame(c: &ConnectionReport) -> u64 {
+    let row = c
+        .ledger
+        .iter()
+        .find(|r| r.phase == crate::model::Phase::FirstByte);
+    row.unwrap_or_else(|| panic!("no first-byte row: {:#?}", c.ledger))
+        .end_frame
+}
+
 /// The capture missed the start of a response, and the client had
 /// acknowledged it before the rest arrived: the missing bytes were
 /// received (only the capture missed them), so what follows is delivered
@@ -270,25 +294,14 @@ fn tls_records_arriving_before_a_hole_is_filled_are_held_and_parsed() {
 /// took its place: the first byte at the re-send).
 #[test]
 fn data_behind_a_hole_the_peer_already_acknowledged_arrives_in_its_own_frame() {
-    let head: &[u8] = b"HTTP/1.1 200 OK\r\n";
-    let body: &'static [u8] = b"Content-Length: 0\r\n\r\n";
-    let mut s = handshake(0, 100, 900);
-    s.push((
-        70,
-        seg(true, 101, 901, PSH | ACK, b"GET / HTTP/1.1\r\n\r\n"),
-    )); // 4
-        // The head (901..) is not in the capture; the client acknowledges it.
-    let past_head = 901 + head.len() as u32;
-    s.push((110, seg(true, 121, past_head, ACK, b""))); // 5
+    let (mut s, past_head, body) = response_behind_a_hole();
+    s.push((110, seg(true, 121, past_head, ACK, b""))); // 5: acks the head
     s.push((111, seg(false, past_head, 121, PSH | ACK, body))); // 6
     s.push((400, seg(false, past_head, 121, PSH | ACK, body))); // 7: a re-send
-    let c = &run(s, AnalyzeOptions::default()).reports[0];
-    let first_byte = c
-        .ledger
-        .iter()
-        .find(|r| r.phase == crate::model::Phase::FirstByte)
-        .expect("a first-byte row");
-    assert_eq!(first_byte.end_frame, 6, "{:#?}", c.ledger);
+    assert_eq!(
+        first_byte_frame(&run(s, AnalyzeOptions::default()).reports[0]),
+        6
+    );
 }
 
 /// Data behind a capture hole, re-sent before the peer's ACK shows the
@@ -296,25 +309,15 @@ fn data_behind_a_hole_the_peer_already_acknowledged_arrives_in_its_own_frame() {
 /// place (the re-send took it before: the first byte at the re-send).
 #[test]
 fn a_re_send_of_data_held_behind_a_hole_keeps_its_first_arrival() {
-    let head: &[u8] = b"HTTP/1.1 200 OK\r\n";
-    let body: &'static [u8] = b"Content-Length: 0\r\n\r\n";
-    let past_head = 901 + head.len() as u32;
-    let mut s = handshake(0, 100, 900);
-    s.push((
-        70,
-        seg(true, 101, 901, PSH | ACK, b"GET / HTTP/1.1\r\n\r\n"),
-    )); // 4
+    let (mut s, past_head, body) = response_behind_a_hole();
     s.push((111, seg(false, past_head, 121, PSH | ACK, body))); // 5
     s.push((400, seg(false, past_head, 121, PSH | ACK, body))); // 6: a re-send
     let past_body = past_head + body.len() as u32;
-    s.push((450, seg(true, 121, past_body, ACK, b""))); // 7
-    let c = &run(s, AnalyzeOptions::default()).reports[0];
-    let first_byte = c
-        .ledger
-        .iter()
-        .find(|r| r.phase == crate::model::Phase::FirstByte)
-        .expect("a first-byte row");
-    assert_eq!(first_byte.end_frame, 5, "{:#?}", c.ledger);
+    s.push((450, seg(true, 121, past_body, ACK, b""))); // 7: acks it all
+    assert_eq!(
+        first_byte_frame(&run(s, AnalyzeOptions::default()).reports[0]),
+        5
+    );
 }
 
 /// A TLS 1.3 ClientHello record with a post-quantum key share (1216 bytes),
