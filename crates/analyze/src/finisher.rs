@@ -61,6 +61,10 @@ impl Husks {
             self.0.push(husk);
         }
     }
+
+    fn take(&mut self) -> Option<Box<Connection>> {
+        self.0.pop()
+    }
 }
 
 /// Connections of at most this many segments (a refused connect, a scan)
@@ -300,8 +304,8 @@ impl Finisher {
     /// one ([`Husks`]).
     pub(crate) fn husk(&mut self) -> Option<Box<Connection>> {
         match self {
-            Finisher::Inline(_, husks) => husks.0.pop(),
-            Finisher::Pool(p) => p.husks.0.pop(),
+            Finisher::Inline(_, husks) => husks.take(),
+            Finisher::Pool(p) => p.husks.take(),
         }
     }
 

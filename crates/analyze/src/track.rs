@@ -126,6 +126,7 @@ struct Tombstone {
     seen: [bool; 2],
 }
 
+/// Most tombstones kept at once, as a multiple of the flow cap: a flood of
 /// flows finished within [`TOMBSTONE_NS`] loses the oldest first.
 const TOMBSTONES_PER_FLOW: usize = 4;
 
@@ -888,6 +889,13 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A tombstone is kept in 40 bytes with its 12-byte IPv4 key (the
+    /// flood's finished flows are tens of thousands of them).
+    #[test]
+    fn an_ipv4_tombstone_is_kept_in_forty_bytes() {
+        assert_eq!(std::mem::size_of::<([u32; 3], Tombstone)>(), 40);
     }
 
     /// A husk made new is a new connection: nothing of the one before it
