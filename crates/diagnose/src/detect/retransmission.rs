@@ -98,6 +98,17 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if receiver_packets == 0 {
             continue;
         }
+        // Every segment the tracker marks a retransmission is counted in
+        // its sender's stats: none counted, none to cite or count beyond
+        // the timeline's cap (most connections: one comparison).
+        let stats = if sender == Direction::ClientToServer {
+            &f.report.client_to_server
+        } else {
+            &f.report.server_to_client
+        };
+        if stats.retransmissions == 0 {
+            continue;
+        }
         // Data and FINs as they left the sender; keep-alive and
         // zero-window probes are sent on purpose, not for lost data.
         let data: Vec<(i64, &SegmentRecord)> = f
@@ -150,11 +161,6 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             retx.insert(0, data[0].1.frame);
             pairs.insert(0, data[0].1.frame);
         }
-        let stats = if sender == Direction::ClientToServer {
-            &f.report.client_to_server
-        } else {
-            &f.report.server_to_client
-        };
         // Retransmissions past the timeline's cap are counted, not cited;
         // SYNs re-sent are syn_retransmit's.
         let in_timeline = f
