@@ -607,7 +607,10 @@ fn a_retransmission_finding_cites_the_original_and_the_retransmission() {
         .find(|f| f.kind == crate::model::FindingKind::Retransmission)
         .expect("retransmission");
     assert_eq!(f.frames, vec![4, 5]);
-    assert_eq!(f.display_filter, "tcp.stream eq 0 && frame.number in {4 5}");
+    assert_eq!(
+        f.display_filter,
+        "tcp.stream eq 0 && frame.number in {4, 5}"
+    );
 }
 
 /// Feeds (time in ms, segment) pairs, sweeping after each as the capture

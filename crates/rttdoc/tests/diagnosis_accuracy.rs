@@ -70,9 +70,15 @@ fn check_set(lab: &std::path::Path) -> Vec<String> {
     // kind -> (found, missed, on controls)
     let mut table: BTreeMap<String, (u32, u32, u32)> = BTreeMap::new();
     let mut problems = Vec::new();
+    // Each finding's display filter, read by tshark (skipped without it).
+    let tshark = require("lab display filters", &["tshark"], false);
     for (name, l) in &labels {
         for side in VANTAGES {
             let doc = run_fixture_json(&lab.join(name), side, l);
+            if tshark {
+                let capture = lab.join(name).join(format!("{side}.pcapng.gz"));
+                problems.extend(display_filter_problems(&capture, &doc));
+            }
             let mut found: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
             for c in doc["connections"].as_array().unwrap() {
                 let (lo, hi) = (

@@ -381,6 +381,7 @@ fn every_public_capture_is_read_agrees_with_tshark_and_obeys_causality() {
         }
         read += 1;
         problems.extend(check_file(path, &doc, &view));
+        problems.extend(display_filter_problems(path, &doc));
         for v in judged.iter().filter(|v| v.file == name) {
             let reported = doc["connections"]
                 .as_array()

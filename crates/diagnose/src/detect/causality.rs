@@ -233,12 +233,7 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
     x.display_filter = if x.frames.is_empty() {
         format!("tcp.stream eq {}", x.stream)
     } else {
-        let list: Vec<String> = x.frames.iter().map(|f| f.to_string()).collect();
-        format!(
-            "tcp.stream eq {} && frame.number in {{{}}}",
-            x.stream,
-            list.join(" ")
-        )
+        super::frames_filter(x.stream, &x.frames)
     };
 }
 

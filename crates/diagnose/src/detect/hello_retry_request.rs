@@ -36,9 +36,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         offered: tls.client_key_shares.clone(),
         wanted: tls.server_key_share.clone(),
     };
-    x.display_filter = format!(
-        "tcp.stream eq {} && tls.handshake.type in {{1 2}}",
-        f.report.stream
-    );
+    // By frame, not `tls.handshake.type`: Wireshark decodes TLS on a port
+    // it does not know (8443, a lab's) only after "Decode As".
+    x.display_filter = f.filter_frames(&x.frames);
     out.push(x);
 }

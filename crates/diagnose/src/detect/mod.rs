@@ -259,15 +259,22 @@ impl<'a> Facts<'a> {
         }
     }
 
-    /// `tcp.stream eq N && frame.number in {a b c}`.
+    /// `tcp.stream eq N && frame.number in {a, b, c}`.
     pub fn filter_frames(&self, frames: &[u64]) -> String {
-        let list: Vec<String> = frames.iter().map(|f| f.to_string()).collect();
-        format!(
-            "tcp.stream eq {} && frame.number in {{{}}}",
-            self.report.stream,
-            list.join(" ")
-        )
+        frames_filter(self.report.stream, frames)
     }
+}
+
+/// The Wireshark display filter of a stream's frames:
+/// `tcp.stream eq N && frame.number in {a, b, c}`. The set's members are
+/// separated by commas: Wireshark 4.0 and later refuse the whitespace
+/// that 3.4 and earlier wanted (commas work since 3.6).
+pub fn frames_filter(stream: u64, frames: &[u64]) -> String {
+    let list: Vec<String> = frames.iter().map(|f| f.to_string()).collect();
+    format!(
+        "tcp.stream eq {stream} && frame.number in {{{}}}",
+        list.join(", ")
+    )
 }
 
 /// A detector of one mechanism: reads the facts, adds what it finds.

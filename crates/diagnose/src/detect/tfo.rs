@@ -61,7 +61,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         syn_data_bytes: tfo.syn_data_bytes,
         server_sent_cookie: tfo.server_sent_cookie,
     };
-    x.display_filter = format!("tcp.stream eq {} && tcp.options.tfo", f.report.stream);
+    // Wireshark's fields of both TFO options: `tcp.options.tfo` alone is
+    // only the IANA one (kind 34), not the experimental 254/0xF989 that
+    // older stacks send.
+    x.display_filter = format!(
+        "tcp.stream eq {} && (tcp.options.tfo.request || tcp.options.tfo.cookie)",
+        f.report.stream
+    );
     out.push(x);
 }
 

@@ -184,7 +184,7 @@ fn a_finding_keeps_its_good_waits_and_its_cost_becomes_their_sum() {
     assert_eq!(kept.frames, vec![6, 5]);
     assert_eq!(
         kept.display_filter,
-        "tcp.stream eq 0 && frame.number in {6 5}"
+        "tcp.stream eq 0 && frame.number in {6, 5}"
     );
 }
 

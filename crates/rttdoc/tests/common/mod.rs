@@ -451,6 +451,74 @@ pub fn kinds(list: &serde_json::Value) -> Vec<&str> {
         .collect()
 }
 
+/// What is wrong with the display filters of an `analyze --json` document
+/// of `capture`, as tshark reads them: each must be a filter tshark
+/// accepts, and one that names frames (`frame.number in {...}`) must show
+/// exactly the frames its finding cites (so the stream number is
+/// Wireshark's too). One tshark run for all the findings of a capture.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn display_filter_problems(capture: &Path, doc: &serde_json::Value) -> Vec<String> {
+    let mut framed = Vec::new();
+    let mut cited = std::collections::BTreeSet::new();
+    let mut other = std::collections::BTreeSet::new();
+    for c in doc["connections"].as_array().into_iter().flatten() {
+        for x in c["findings"].as_array().into_iter().flatten() {
+            let filter = x["display_filter"].as_str().unwrap_or_default().to_string();
+            if filter.contains("frame.number in") {
+                cited.extend(
+                    x["frames"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|f| f.as_u64()),
+                );
+                framed.push(filter);
+            } else {
+                other.insert(filter);
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    let name = capture.display();
+    for (filters, exact) in [(framed, true), (other.into_iter().collect(), false)] {
+        if filters.is_empty() {
+            continue;
+        }
+        let combined = filters
+            .iter()
+            .map(|f| format!("({f})"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        let out = Command::new("tshark")
+            .arg("-r")
+            .arg(capture)
+            .args(["-Y", &combined, "-T", "fields", "-e", "frame.number"])
+            .output()
+            .expect("running tshark");
+        if !out.status.success() {
+            problems.push(format!(
+                "{name}: tshark refuses the display filters {filters:?}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+            continue;
+        }
+        let shown: std::collections::BTreeSet<u64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if exact && shown != cited {
+            problems.push(format!(
+                "{name}: the findings cite frames {cited:?}, their display filters show {shown:?}"
+            ));
+        } else if shown.is_empty() {
+            problems.push(format!(
+                "{name}: the display filters {filters:?} show no frame"
+            ));
+        }
+    }
+    problems
+}
+
 /// `rttdoc analyze --json` on a lab fixture's capture, with the run's key
 /// log when labels.json names one.
 pub fn run_fixture_json(dir: &Path, side: &str, labels: &serde_json::Value) -> serde_json::Value {
