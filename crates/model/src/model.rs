@@ -642,6 +642,10 @@ pub enum Detail {
         sender: Direction,
         /// Segments sent again.
         segments: u32,
+        /// Of those, re-sends whose loss the capture cannot show: none of
+        /// the receiver's acknowledgments around them are in it (a capture
+        /// of data packets only). No wait is counted for them.
+        unconfirmed: u32,
     },
     /// Retransmission timeouts.
     RtoStall {

@@ -200,11 +200,40 @@ pub fn explanation(x: &Finding) -> String {
                  not the network, set the pace."
             )
         }
-        Detail::Retransmission { sender, segments } => {
+        Detail::Retransmission {
+            sender,
+            segments,
+            unconfirmed: 0,
+        } => {
             let (who, _) = side(*sender);
             format!(
                 "The {who} retransmitted {segments} segment(s): packets were lost between it and its peer \
                  (frames: each original, then its retransmission)."
+            )
+        }
+        Detail::Retransmission {
+            sender,
+            segments,
+            unconfirmed,
+        } if unconfirmed >= segments => {
+            let (who, peer) = side(*sender);
+            format!(
+                "The {who} sent {segments} segment(s) again (frames: each original, then its re-send), \
+                 but the capture holds none of the {peer}'s acknowledgments around them (a capture of data packets only, \
+                 as a `tcp.len > 0` filter makes): whether they were lost or re-sent needlessly cannot be told, \
+                 and no wait is counted."
+            )
+        }
+        Detail::Retransmission {
+            sender,
+            segments,
+            unconfirmed,
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "The {who} retransmitted {segments} segment(s): packets were lost between it and its peer \
+                 (frames: each original, then its retransmission). For {unconfirmed} of them the capture holds \
+                 none of the {peer}'s acknowledgments, so their loss is not shown and no wait is counted."
             )
         }
         Detail::RtoStall { sender, stalls } => {
@@ -316,6 +345,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                  raise net.ipv4.tcp_rmem's maximum (and net.core.rmem_max) on the {peer}; if its application reads slowly, make it drain faster."
             )
         }
+        Detail::Retransmission {
+            segments,
+            unconfirmed,
+            ..
+        } if unconfirmed >= segments => "Capture with the pure ACKs (no `tcp.len > 0` filter) to see whether \
+             these were lost; if they were, find the loss: a lossy or congested link, a policer, an overflowing queue.".into(),
         Detail::Retransmission { .. } => "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into(),
         Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \

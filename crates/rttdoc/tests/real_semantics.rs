@@ -496,3 +496,108 @@ fn the_overview_names_capture_copies_once() {
         "{text}"
     );
 }
+
+/// Every `retransmission` finding of a document, with its stream.
+fn retransmissions(doc: &Value) -> Vec<(u64, &Value)> {
+    conns(doc)
+        .iter()
+        .flat_map(|c| {
+            c["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["kind"] == "retransmission")
+                .map(move |f| (c["stream"].as_u64().unwrap(), f))
+        })
+        .collect()
+}
+
+/// A re-send cited as one whose loss the capture cannot show: no wait, no
+/// cost, half confidence, words that say so.
+fn assert_unconfirmed(f: &Value, what: &str) {
+    assert_eq!(f["cost_ms"], 0.0, "{what}: {f}");
+    assert_eq!(f["confidence"], 0.5, "{what}: {f}");
+    assert!(
+        f["waits"].as_array().is_none_or(|w| w.is_empty()),
+        "{what}: {f}"
+    );
+    let words = f["explanation"].as_str().unwrap();
+    assert!(words.contains("cannot be told"), "{what}: {words}");
+}
+
+/// A capture filtered to its data packets (`tshark -Y "tcp.len > 0"`, a
+/// common way to shrink one) keeps every re-send but none of the
+/// receiver's ACKs. The lab's random-loss run, filtered so by tshark at
+/// each vantage: the re-sends are still cited, but as unconfirmed, with
+/// no wait; the unfiltered capture shows the loss and its waits.
+#[test]
+fn a_capture_of_data_packets_only_cites_resends_without_claiming_loss() {
+    if !require(
+        "a_capture_of_data_packets_only_cites_resends_without_claiming_loss",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let dir = TempDir::new("data-only");
+    for vantage in ["client", "middle", "server"] {
+        let full = data_dir()
+            .join("lab/random-loss-nginx")
+            .join(format!("{vantage}.pcapng.gz"));
+        let filtered = dir.path(&format!("{vantage}.pcapng"));
+        let status = std::process::Command::new("tshark")
+            .arg("-r")
+            .arg(&full)
+            .args(["-Y", "tcp.len > 0", "-w"])
+            .arg(&filtered)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tshark filtering {}", full.display());
+
+        let whole = run_rttdoc_json(&full);
+        let seen = retransmissions(&whole);
+        assert!(!seen.is_empty(), "{vantage}: the lab's loss is found");
+        for (_, f) in &seen {
+            assert_eq!(f["confidence"], 1.0, "{vantage}: {f}");
+        }
+        let cost: f64 = seen
+            .iter()
+            .map(|(_, f)| f["cost_ms"].as_f64().unwrap())
+            .sum();
+        assert!(cost > 0.0, "{vantage}: the loss's waits are counted");
+
+        let data_only = run_rttdoc_json(&filtered);
+        let cited = retransmissions(&data_only);
+        let streams = |v: &[(u64, &Value)]| v.iter().map(|(s, _)| *s).collect::<Vec<_>>();
+        assert_eq!(
+            streams(&cited),
+            streams(&seen),
+            "{vantage}: the same re-sends"
+        );
+        for (_, f) in &cited {
+            assert_unconfirmed(f, vantage);
+        }
+        assert!(
+            !all_kinds(&data_only).iter().any(|k| k == "rto_stall"),
+            "{vantage}"
+        );
+    }
+}
+
+/// Two public captures of data packets only (no pure ACK at all): each
+/// re-send in them is cited unconfirmed (docs/real-world.md judges them).
+#[test]
+fn public_captures_without_acks_claim_no_loss() {
+    for name in [
+        "seladb-PcapPlusPlus/ExamplesTest__pcap_examples__tls2.pcap",
+        "seladb-PcapPlusPlus/ExamplesTest__pcap_examples__http-packets.pcap",
+    ] {
+        let Some(path) = public(name) else { return };
+        let doc = run_rttdoc_json(&path);
+        let cited = retransmissions(&doc);
+        assert!(cited.len() >= 2, "{name}: {} re-sends cited", cited.len());
+        for (stream, f) in cited {
+            assert_unconfirmed(f, &format!("{name} stream {stream}"));
+        }
+    }
+}

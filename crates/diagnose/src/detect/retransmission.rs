@@ -15,6 +15,17 @@
 //! the peer acknowledged), a second copy of a packet in the capture, SYNs
 //! (`syn_retransmit`'s). The finding cites each original and its
 //! retransmission (`frame.number in {...}`).
+//! Loss shown: a re-send proves the sender decided to send again, not that
+//! anything was lost. The capture shows loss only with the receiver's
+//! acknowledgments in it: pure ACKs of the receiver in the connection (its
+//! ACKs are captured, so their absence around the re-send is real: no
+//! ACK came, or duplicate ones did), or a packet of the receiver
+//! acknowledging the re-sent bytes within a round trip of the re-send
+//! (the answer it drew; a receiver that only ever piggybacks). A capture
+//! of data packets only (`tcp.len > 0`) has neither: such a re-send is
+//! cited as unconfirmed, with no wait and no `rto_stall`. A capture
+//! without a single packet of the receiver claims nothing (a probe cannot
+//! be told from a re-send without the receiver's window either).
 //! Fix: find the loss (a lossy link, a policer, an overflowing queue);
 //! keep SACK on; tail-loss probes (net.ipv4.tcp_early_retrans) shorten
 //! the stall.
@@ -44,6 +55,25 @@ fn original<'a>(timeline: &'a [SegmentRecord], r: &SegmentRecord) -> Option<&'a 
 }
 
 use super::causality::RTO_MAX_NS;
+
+/// Whether the capture holds the receiver's acknowledgments around the
+/// re-send `r` (see the module's doc): pure ACKs of the receiver anywhere
+/// in the connection (`receiver_pure_acks`: its ACKs are captured), or a
+/// packet of the receiver acknowledging `r`'s bytes within a round trip
+/// of it (the answer the re-send drew; a data packet's ACK field much
+/// later says nothing about the ACKs a filter removed before it).
+fn loss_shown(f: &Facts<'_>, r: &SegmentRecord, receiver_pure_acks: bool) -> bool {
+    if receiver_pure_acks {
+        return true;
+    }
+    let rtt = f.rtt_ns.unwrap_or(0);
+    let until = r.ts_ns + rtt + (rtt / 10).max(f.jitter_ns).max(1_000_000);
+    let after = f.timeline.partition_point(|p| p.frame <= r.frame);
+    f.timeline[after..]
+        .iter()
+        .take_while(|p| p.ts_ns <= until)
+        .any(|p| p.dir != r.dir && p.ack_set && seq::le(r.end, p.ack))
+}
 
 /// A re-send of bytes the receiver already had: the peer acknowledged them
 /// in a packet captured before the re-send (the ACK was on its way when
@@ -90,7 +120,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     for sender in [Direction::ClientToServer, Direction::ServerToClient] {
         // Without a single packet of the receiver (a capture of one
         // direction), a re-send cannot be told from one whose ACK was
-        // merely late (spurious): no loss is claimed.
+        // merely late (spurious), nor from a window probe: nothing is
+        // claimed.
         let receiver_packets = match sender {
             Direction::ClientToServer => f.report.server_to_client.packets,
             Direction::ServerToClient => f.report.client_to_server.packets,
@@ -117,10 +148,19 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .filter(|r| r.dir == sender && r.end != r.seq && !r.flags.syn() && !r.probe)
             .map(|r| (f.on_clock_of(sender, r), r))
             .collect();
+        let receiver_pure_acks = f.timeline.iter().any(|p| {
+            p.dir != sender
+                && p.ack_set
+                && p.len == 0
+                && !p.flags.syn()
+                && !p.flags.fin()
+                && !p.flags.rst()
+        });
         let mut retx = Vec::new();
         let mut pairs = Vec::new();
         let mut stalls = Vec::new();
         let mut waits = Vec::new();
+        let mut unconfirmed = 0u32;
         for w in data.windows(2) {
             let ((tp, p), (t, r)) = (w[0], w[1]);
             // A FIN re-sent after the data was delivered delays no one
@@ -129,12 +169,25 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if !r.retransmission || r.len == 0 || spurious(f, r) {
                 continue;
             }
+            let first = original(f.timeline, r);
+            let shown = loss_shown(f, r, receiver_pure_acks);
+            let silence = t - tp;
+            if !shown && silence > RTO_MAX_NS {
+                // Only the sequence number ties the two, and no sender
+                // keeps re-sending that long (a collage of captures, a
+                // clock jump): not a re-send the capture can show.
+                continue;
+            }
             retx.push(r.frame);
-            if let Some(o) = original(f.timeline, r) {
+            if let Some(o) = first {
                 pairs.push(o.frame);
             }
             pairs.push(r.frame);
-            let silence = t - tp;
+            if !shown {
+                // Cited, but nobody is shown to have waited for it.
+                unconfirmed += 1;
+                continue;
+            }
             let wait = Wait {
                 from_frame: p.frame,
                 to_frame: r.frame,
@@ -158,8 +211,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         {
             // The first one seen is already a retransmission (the capture
             // started after the original): no silence to measure.
-            retx.insert(0, data[0].1.frame);
-            pairs.insert(0, data[0].1.frame);
+            let r = data[0].1;
+            retx.insert(0, r.frame);
+            pairs.insert(0, r.frame);
+            if !loss_shown(f, r, receiver_pure_acks) {
+                unconfirmed += 1;
+            }
         }
         // Retransmissions past the timeline's cap are counted, not cited;
         // SYNs re-sent are syn_retransmit's.
@@ -183,10 +240,17 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         x.frames = pairs.iter().take(40).copied().collect();
         x.cost_ms = waits.iter().map(|w| w.ms).sum();
         x.waits = waits;
-        x.confidence = 1.0;
+        // Re-sends none of which the capture shows were lost: as likely
+        // needless (a spurious timeout, a tail-loss probe) as repairs.
+        x.confidence = if unconfirmed as usize == retx.len() && beyond == 0 {
+            0.5
+        } else {
+            1.0
+        };
         x.detail = Detail::Retransmission {
             sender,
             segments: count as u32,
+            unconfirmed,
         };
         x.display_filter = if x.frames.is_empty() {
             format!(

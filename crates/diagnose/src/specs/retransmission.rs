@@ -12,11 +12,18 @@
 //!
 //! From the code's own comments: a re-send of bytes the receiver had
 //! already acknowledged (captured before the re-send) or reported twice
-//! with a D-SACK is spurious, and a capture of one direction claims no
-//! loss.
+//! with a D-SACK is spurious.
+//!
+//! > Loss shown: [...] The capture shows loss only with the receiver's
+//! > acknowledgments in it: pure ACKs of the receiver in the connection
+//! > [...], or a packet of the receiver acknowledging the re-sent bytes
+//! > within a round trip of the re-send [...]. A capture of data packets
+//! > only (`tcp.len > 0`) has neither: such a re-send is cited as
+//! > unconfirmed, with no wait and no `rto_stall`. A capture without a
+//! > single packet of the receiver claims nothing.
 
 use super::*;
-use crate::model::Phase;
+use crate::model::{Detail, Phase};
 use FindingKind::{Retransmission, RtoStall};
 
 const RTT: f64 = 40.0;
@@ -205,6 +212,29 @@ fn a_second_copy_of_one_datagram_in_the_capture_is_not_a_retransmission() {
     o.has_no(Retransmission);
 }
 
+/// The re-send is cited, as one the capture cannot show was lost: no
+/// wait, no cost, half confidence, and no `rto_stall`.
+fn assert_unconfirmed(o: &Outcome, frames: &[Id]) {
+    let r = o.the(Retransmission);
+    assert_eq!(r.frames, o.frames(frames));
+    assert!(r.waits.is_empty(), "{:?}", r.waits);
+    assert_ms(r.cost_ms, 0.0, EXACT, "nobody is shown to have waited");
+    assert_eq!(r.confidence, 0.5);
+    assert!(
+        matches!(
+            r.detail,
+            Detail::Retransmission {
+                segments: 1,
+                unconfirmed: 1,
+                ..
+            }
+        ),
+        "{:?}",
+        r.detail
+    );
+    o.has_no(RtoStall);
+}
+
 #[test]
 fn a_capture_of_one_direction_claims_no_loss() {
     // Without one packet of the receiver, a re-send cannot be told from
@@ -213,6 +243,95 @@ fn a_capture_of_one_direction_claims_no_loss() {
     let o = w.run_where(|d| d == C);
     o.has_no(Retransmission);
     o.has_no(RtoStall);
+}
+
+#[test]
+fn a_capture_of_data_packets_only_claims_no_loss() {
+    // `tcp.len > 0`: the server's ACK of the re-send is filtered out, and
+    // with it any sign of whether the request or only its ACK was lost.
+    for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.data(C, 100.0, 100);
+        w.lose(req);
+        let again = w.resend(100.0 + RTO, req);
+        let ack = w.ack(S, w.arrival(again));
+        let o = w.run_missing(&[ack]);
+        assert_unconfirmed(&o, &[req, again]);
+    }
+}
+
+#[test]
+fn a_resend_answered_by_the_receivers_data_shows_the_loss() {
+    // No pure ACK of the server anywhere, but its response acknowledges
+    // the re-sent request one round trip later: its ACKs are captured.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.lose(req);
+    let again = w.resend(100.0 + RTO, req);
+    w.data(S, w.arrival(again), 500);
+    let o = w.run();
+    let r = o.the(Retransmission);
+    assert_eq!(r.confidence, 1.0);
+    assert!(matches!(
+        r.detail,
+        Detail::Retransmission { unconfirmed: 0, .. }
+    ));
+    assert_ms(o.the(RtoStall).cost_ms, RTO, EXACT, "the sender's silence");
+}
+
+#[test]
+fn a_resend_answered_late_by_the_receivers_data_shows_nothing() {
+    // The server's next request-like data comes 300 ms after the re-send
+    // (a round trip is 40): its ACK field covers the re-send, but the
+    // pure ACKs a filter removed before it may have too.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.lose(req);
+    let again = w.resend(100.0 + RTO, req);
+    let ack = w.ack(S, w.arrival(again));
+    w.data(S, w.arrival(again) + 300.0, 500);
+    assert_unconfirmed(&w.run_missing(&[ack]), &[req, again]);
+}
+
+#[test]
+fn a_resend_nobody_answers_is_a_loss_when_the_receivers_acks_are_captured() {
+    // The server acknowledged an earlier request, then went silent (gone,
+    // or the path down): its ACKs are in the capture, so their absence
+    // after the re-send is real.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let first = w.data(C, 100.0, 100);
+    w.ack(S, w.arrival(first));
+    let req = w.data(C, 1_000.0, 100);
+    w.lose(req);
+    let again = w.resend(1_000.0 + RTO, req);
+    w.lose(again);
+    let o = w.run();
+    assert_eq!(o.the(Retransmission).confidence, 1.0);
+    assert_ms(o.the(RtoStall).cost_ms, RTO, EXACT, "the sender's silence");
+}
+
+#[test]
+fn the_same_bytes_an_hour_apart_with_no_acks_are_no_resend() {
+    // Only the sequence number ties them (a collage of captures, a clock
+    // jump): no sender re-sends for an hour. Sooner, they are a re-send.
+    for (later, cited) in [(3_600_000.0, false), (RTO, true)] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let req = w.data(C, 100.0, 100);
+        let again = w.resend(100.0 + later, req);
+        // The server's SYN-ACK is its only packet.
+        let o = w.run();
+        assert_eq!(o.report.client_to_server.retransmissions, 1, "{later} ms");
+        if cited {
+            assert_unconfirmed(&o, &[req, again]);
+        } else {
+            o.has_no(Retransmission);
+        }
+    }
 }
 
 #[test]
