@@ -73,6 +73,10 @@ pub struct TlsSession {
     /// ServerHelloDone, CertificateRequest or ClientKeyExchange).
     pub key_exchange_seen: bool,
     pub server_flight_bytes: u32,
+    /// Handshake records the client sent (saturating): a second one (a
+    /// TLS 1.2 ClientKeyExchange, a Finished) means it had the server's
+    /// flight, captured or not.
+    client_handshake_records: u8,
     pub early_data_records: u32,
     /// The first early-data records' ciphertexts (bodies), for a key log
     /// to decrypt (`early_data_unsafe`).
@@ -141,6 +145,19 @@ impl TlsSession {
         }
     }
 
+    /// Whether nothing of the server's handshake has been seen: no
+    /// ServerHello, no handshake record it sent (a capture cut at a snap
+    /// length keeps a record's header but not the ServerHello in it), and
+    /// no second handshake record of the client's (a TLS 1.2
+    /// ClientKeyExchange answers a server flight the capture missed).
+    /// Only then is the client's application data 0-RTT early data;
+    /// otherwise it is its Finished and requests, version unknown.
+    fn before_server_flight(&self) -> bool {
+        self.server_hello.is_none()
+            && self.server_flight_bytes == 0
+            && self.client_handshake_records <= 1
+    }
+
     /// Feeds in-order payload bytes of one direction (`missing` bytes after
     /// them were on the wire but not captured).
     pub fn feed(
@@ -152,10 +169,10 @@ impl TlsSession {
         exchanges: &mut Exchanges,
     ) {
         let d = dir.index();
-        // Before the ServerHello, client application data is 0-RTT early
-        // data: keep a few bodies (nothing else is kept).
+        // Before the server's first flight, client application data is
+        // 0-RTT early data: keep a few bodies (nothing else is kept).
         self.records[0].keep_application_data =
-            self.server_hello.is_none() && self.early_data.len() < MAX_EARLY_RECORDS;
+            self.before_server_flight() && self.early_data.len() < MAX_EARLY_RECORDS;
         self.records[1].keep_application_data = self.keep_server_records
             && self.server_hello.is_some()
             && self.server_records.len() < MAX_SERVER_RECORDS;
@@ -241,6 +258,9 @@ impl TlsSession {
                 if !client && self.client_finished.is_none() {
                     self.server_flight_bytes += len;
                 }
+                if client {
+                    self.client_handshake_records = self.client_handshake_records.saturating_add(1);
+                }
                 match r.body {
                     Some(body) => self.on_handshake_body(r.started, end, dir, body),
                     None => {
@@ -258,7 +278,7 @@ impl TlsSession {
                         self.server_records.push((r.started, body.to_vec()));
                     }
                 }
-                let early = dir == Direction::ClientToServer && self.server_hello.is_none();
+                let early = dir == Direction::ClientToServer && self.before_server_flight();
                 if let (true, Some(body)) = (early, r.body) {
                     if self.early_data.len() < MAX_EARLY_RECORDS {
                         self.early_data.push(body.to_vec());
@@ -352,8 +372,9 @@ impl TlsSession {
             // inner type and a 16-byte AEAD tag. Not a request or a response.
             self.note(started, end, dir, TlsMessage::AlertEncrypted, len);
             return;
-        } else if self.server_hello.is_none() && dir == Direction::ClientToServer {
-            // Encrypted data before any ServerHello: 0-RTT early data.
+        } else if self.before_server_flight() && dir == Direction::ClientToServer {
+            // Encrypted data before the server's first flight: 0-RTT early
+            // data.
             self.early_data_records += 1;
             self.note(started, end, dir, TlsMessage::EarlyData, len);
         } else if self.is_tls13() {

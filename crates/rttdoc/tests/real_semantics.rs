@@ -601,3 +601,90 @@ fn public_captures_without_acks_claim_no_loss() {
         }
     }
 }
+
+/// A capture cut at a snap length (`editcap -s 96`, `tcpdump -s 96`):
+/// each TLS record's header survives, the hellos in them do not. The
+/// client's records after the server's unreadable flight are its Finished
+/// and its requests, not 0-RTT early data (which only comes before the
+/// server's flight), and the TCP findings stand.
+#[test]
+fn a_capture_cut_at_a_snap_length_invents_no_early_data() {
+    if !require(
+        "a_capture_cut_at_a_snap_length_invents_no_early_data",
+        &["editcap"],
+        false,
+    ) {
+        return;
+    }
+    let dir = TempDir::new("snaplen");
+    for fixture in ["think-time-builtin", "tls13-nagle-nginx"] {
+        let full = data_dir()
+            .join("lab")
+            .join(fixture)
+            .join("middle.pcapng.gz");
+        let cut = dir.path(&format!("{fixture}.pcapng"));
+        let status = std::process::Command::new("editcap")
+            .args(["-s", "96"])
+            .arg(&full)
+            .arg(&cut)
+            .status()
+            .unwrap();
+        assert!(status.success(), "editcap -s 96 {}", full.display());
+        let doc = run_rttdoc_json(&cut);
+        let whole = run_rttdoc_json(&full);
+        for c in conns(&doc) {
+            let messages = c["tls"]["messages"].as_array().cloned().unwrap_or_default();
+            assert!(
+                messages
+                    .iter()
+                    .any(|m| m["message"] == "Handshake (not captured)"),
+                "{fixture}: the cut is seen"
+            );
+            let early: Vec<_> = messages
+                .iter()
+                .filter(|m| m["message"].as_str().unwrap().contains("Early data"))
+                .collect();
+            assert!(
+                early.is_empty(),
+                "{fixture} stream {}: {early:?}",
+                c["stream"]
+            );
+        }
+        // What needs no TLS payload is found in the cut capture too.
+        let tcp_kinds = |d: &Value| -> Vec<String> {
+            let mut k: Vec<String> = all_kinds(d)
+                .into_iter()
+                .filter(|k| k.starts_with("nagle"))
+                .collect();
+            k.sort();
+            k
+        };
+        assert_eq!(tcp_kinds(&doc), tcp_kinds(&whole), "{fixture}");
+    }
+}
+
+/// `tls2` misses most ServerHellos (a capture of data packets only, begun
+/// mid-handshake): the client's records after its ClientKeyExchange (a
+/// TLS 1.2 client answering a server flight the capture missed) are its
+/// requests, not 0-RTT early data.
+#[test]
+fn application_data_after_a_missed_server_flight_is_no_early_data() {
+    let Some(path) = public("seladb-PcapPlusPlus/ExamplesTest__pcap_examples__tls2.pcap") else {
+        return;
+    };
+    let doc = run_rttdoc_json(&path);
+    let early: Vec<(u64, u64)> = conns(&doc)
+        .iter()
+        .flat_map(|c| {
+            c["tls"]["messages"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|m| m["message"].as_str().unwrap().contains("Early data"))
+                .map(|m| (c["stream"].as_u64().unwrap(), m["frame"].as_u64().unwrap()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(early.is_empty(), "(stream, frame): {early:?}");
+}
