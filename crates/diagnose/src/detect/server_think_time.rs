@@ -19,6 +19,17 @@
 //! segment left the moment a client ACK arrived for server data still in
 //! flight: Nagle or a window held it (see nagle.rs), the application did
 //! not.
+//!
+//! Nor is a server's timer its work: a heartbeat (the server pings, the
+//! client answers at once, the next ping comes a period later) or a long
+//! poll's hold (the client polls again the moment an answer comes, the
+//! server answers when its timeout ends) pairs each client message with
+//! a server message one fixed delay later. At least three slow exchanges
+//! whose request left the moment the server's previous data arrived,
+//! both messages of at most one segment, and delays within 5% of their
+//! median of a second or more, are that timer, and so is every other
+//! exchange of small messages and that delay (a chain's first poll):
+//! idle time, not think time.
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
@@ -122,6 +133,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             slow.push((i + 1, last_copy, first.frame, think));
         }
     }
+    let paced = timer_paced(f, &slow);
+    slow.retain(|s| !paced.contains(&s.0));
     let Some(worst) = slow.iter().max_by_key(|s| s.3) else {
         return;
     };
@@ -150,6 +163,65 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     };
     y.display_filter = f.filter_frames(&y.frames);
     out.push(y);
+}
+
+/// Shortest delay a timer is taken for: below it, equal delays are as
+/// likely a server's equal work.
+const TIMER_MIN_NS: i64 = 1_000_000_000;
+
+/// The slow exchanges (`(number, request frame, response frame, delay)`)
+/// that a server's timer paced, not its work (module docs): their
+/// numbers, or none.
+fn timer_paced(f: &Facts<'_>, slow: &[(usize, u64, u64, i64)]) -> Vec<usize> {
+    let one_segment = f
+        .mss(Direction::ServerToClient)
+        .max(f.mss(Direction::ClientToServer)) as u64;
+    let small = |i: usize| {
+        let x = &f.exchanges[i - 1];
+        x.request_bytes <= one_segment && x.response_bytes <= one_segment
+    };
+    let mut delays: Vec<i64> = slow
+        .iter()
+        .filter(|(i, ..)| small(*i) && replied_at_once(f, f.exchanges[i - 1].request_first.frame))
+        .map(|s| s.3)
+        .collect();
+    if delays.len() < 3 {
+        return Vec::new();
+    }
+    delays.sort_unstable();
+    let median = delays[delays.len() / 2];
+    let same = |d: i64| (d - median).abs() * 20 <= median;
+    if median < TIMER_MIN_NS || !delays.iter().all(|d| same(*d)) {
+        return Vec::new();
+    }
+    // The timer paces every small exchange of its delay, the first of a
+    // chain too (a first poll is nobody's answer).
+    slow.iter()
+        .filter(|(i, .., d)| small(*i) && same(*d))
+        .map(|s| s.0)
+        .collect()
+}
+
+/// Whether the client's data in `frame` left the moment the server's
+/// previous data reached the client: an answer to it, not a request of
+/// its own making.
+fn replied_at_once(f: &Facts<'_>, frame: u64) -> bool {
+    let Some(request) = f.record(frame) else {
+        return false;
+    };
+    let client = Direction::ClientToServer;
+    let Some(prompt) = f.timeline[..f.timeline.partition_point(|r| r.frame < frame)]
+        .iter()
+        .rev()
+        .find(|r| r.dir != client && r.len > 0)
+    else {
+        return false;
+    };
+    f.released_by(
+        client,
+        f.on_clock_of(client, request),
+        f.on_clock_of(client, prompt),
+    )
 }
 
 /// Whether the server had sent data not yet acknowledged at `t` (its clock).

@@ -217,3 +217,84 @@ fn inside_tls_a_response_record_leaving_late_is_think_time_to_first_byte() {
         );
     }
 }
+
+/// A server that pings every `period` ms (`ping` bytes) and a client that
+/// answers each ping `reply_after` ms after it arrives (`pong` bytes):
+/// `count` pings.
+fn heartbeats(period: f64, reply_after: f64, count: usize, ping: u32, pong: u32) -> Outcome {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    for k in 0..count {
+        let p = w.data(S, 100.0 + period * k as f64, ping);
+        let answer = w.data(C, w.arrival(p) + reply_after, pong);
+        w.ack(S, w.arrival(answer) + 40.0);
+    }
+    w.run()
+}
+
+#[test]
+fn a_heartbeat_answered_at_once_is_no_think_time() {
+    // WebSocket-like: a 2-byte ping every 10 s, a 6-byte pong 0.2 ms
+    // after each: each pong "waits" 10 s for the next ping.
+    heartbeats(10_000.0, 0.2, 5, 2, 6).has_no(ServerThinkTime);
+}
+
+#[test]
+fn a_long_poll_held_to_its_timeout_is_no_think_time() {
+    // The client polls again the moment an answer arrives; the server
+    // answers each poll when its 30 s hold ends.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let mut poll = w.send(C, 100.0, b"GET /poll HTTP/1.1\r\nHost: x\r\n\r\n");
+    for _ in 0..4 {
+        let answer = w.send(
+            S,
+            w.arrival(poll) + 30_000.0,
+            b"HTTP/1.1 204 No Content\r\n\r\n",
+        );
+        poll = w.send(
+            C,
+            w.arrival(answer) + 0.3,
+            b"GET /poll HTTP/1.1\r\nHost: x\r\n\r\n",
+        );
+    }
+    w.run().has_no(ServerThinkTime);
+}
+
+#[test]
+fn equal_slow_answers_to_requests_of_the_clients_own_making_are_think_time() {
+    // The same 10 s, but the client's messages leave 2 s after the
+    // server's: they are its requests, and the server took 10 s each.
+    let o = heartbeats(12_000.0, 2_000.0, 5, 2, 6);
+    assert_eq!(
+        o.the(ServerThinkTime).waits.len(),
+        4,
+        "each request but the last answered"
+    );
+}
+
+#[test]
+fn unequal_delays_are_a_servers_work_not_its_timer() {
+    // Pings the server sends when it has something: 10, 14, 7 and 12 s
+    // apart, answered at once.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let mut t = 100.0;
+    for gap in [10_000.0, 14_000.0, 7_000.0, 12_000.0, 0.0] {
+        let p = w.data(S, t, 2);
+        let answer = w.data(C, w.arrival(p) + 0.2, 6);
+        w.ack(S, w.arrival(answer) + 40.0);
+        t += gap;
+    }
+    assert_eq!(w.run().the(ServerThinkTime).waits.len(), 4);
+}
+
+#[test]
+fn a_timers_pattern_needs_small_messages_and_three_of_them() {
+    // Answers of many segments are work, whatever their rhythm.
+    let big = heartbeats(10_000.0, 0.2, 5, 20_000, 6);
+    assert!(!big.the(ServerThinkTime).waits.is_empty());
+    // Two equal delays are not yet a period.
+    let two = heartbeats(10_000.0, 0.2, 3, 2, 6);
+    assert_eq!(two.the(ServerThinkTime).waits.len(), 2);
+}
