@@ -20,6 +20,10 @@
 //! flight: Nagle or a window held it (see nagle.rs), the application did
 //! not.
 //!
+//! Nor is a response that acknowledges client bytes the capture never
+//! showed (a capture that lost packets, a collage of samples) an answer
+//! to the request before it: it answers one the capture missed.
+//!
 //! Nor is a server's timer its work: a heartbeat (the server pings, the
 //! client answers at once, the next ping comes a period later) or a long
 //! poll's hold (the client polls again the moment an answer comes, the
@@ -97,10 +101,23 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // exchanges.
     let held = held_segments(f);
     let mut slow: Vec<(usize, u64, u64, i64)> = Vec::new();
+    // The client's bytes the capture has shown so far (highest end), for
+    // each response in turn: one walk of the timeline for all of them.
+    let mut client_sent = ClientSent {
+        upto: 0,
+        end: None,
+        check: f.report.client_to_server.acked_unseen > 0,
+    };
     for (i, x) in f.exchanges.iter().enumerate() {
         let Some(first) = x.response_first else {
             continue;
         };
+        // The server acknowledged client bytes the capture never showed:
+        // what it answers is a request the capture missed (capture loss,
+        // a collage of samples), not this one.
+        if client_sent.acks_unseen(f, first.frame) {
+            continue;
+        }
         // The request reached the server with its last transmission: a
         // retransmitted segment (a lost one, SYN data a server ignored)
         // arrives a timeout or a round trip after the original.
@@ -163,6 +180,39 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     };
     y.display_filter = f.filter_frames(&y.frames);
     out.push(y);
+}
+
+/// The client's data the capture showed before a frame, walked forward
+/// once over a connection's responses.
+struct ClientSent {
+    /// Timeline records looked at so far.
+    upto: usize,
+    /// The highest end of the client's segments among them.
+    end: Option<u32>,
+    /// Whether any server ACK went past the client's captured bytes
+    /// (the tracker counts them: `acked_unseen`); without one, nothing to
+    /// look for.
+    check: bool,
+}
+
+impl ClientSent {
+    /// Whether the server segment in `frame` acknowledges client bytes
+    /// beyond all the capture showed before it.
+    fn acks_unseen(&mut self, f: &Facts<'_>, frame: u64) -> bool {
+        if !self.check {
+            return false;
+        }
+        while let Some(r) = f.timeline.get(self.upto).filter(|r| r.frame < frame) {
+            if r.dir == Direction::ClientToServer {
+                self.end = Some(self.end.map_or(r.end, |e| seq::max(e, r.end)));
+            }
+            self.upto += 1;
+        }
+        match (f.record(frame), self.end) {
+            (Some(resp), Some(end)) => resp.ack_set && seq::lt(end, resp.ack),
+            _ => false,
+        }
+    }
 }
 
 /// Shortest delay a timer is taken for: below it, equal delays are as

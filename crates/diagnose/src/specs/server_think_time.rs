@@ -298,3 +298,43 @@ fn a_timers_pattern_needs_small_messages_and_three_of_them() {
     let two = heartbeats(10_000.0, 0.2, 3, 2, 6);
     assert_eq!(two.the(ServerThinkTime).waits.len(), 2);
 }
+
+#[test]
+fn a_response_acknowledging_a_request_the_capture_missed_answers_that_one() {
+    // USER is answered at once, PASS 5 s later (someone typing) at once
+    // too; the capture lost the first answer and PASS. The 230 that
+    // remains acknowledges PASS's bytes: it is no answer to USER.
+    let script = |missing: bool| {
+        let mut w = Wire::new(Path::at_client(40.0));
+        w.handshake(0.0);
+        let user = w.send(C, 100.0, b"USER x\r\n");
+        let ok = w.send(S, w.arrival(user) + 1.0, b"331 ok\r\n");
+        let pass = w.send(C, w.arrival(ok) + 5_000.0, b"PASS y\r\n");
+        w.send(S, w.arrival(pass) + 1.0, b"230 ok\r\n");
+        if missing {
+            w.run_missing(&[ok, pass])
+        } else {
+            w.run()
+        }
+    };
+    let o = script(true);
+    assert!(o.report.client_to_server.acked_unseen > 0);
+    o.has_no(ServerThinkTime);
+    // All captured: two quick answers.
+    script(false).has_no(ServerThinkTime);
+}
+
+#[test]
+fn a_slow_answer_after_a_capture_gap_is_still_think_time_when_it_answers_what_was_seen() {
+    // The capture lost a server segment earlier on, but the slow answer
+    // acknowledges exactly the request before it.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let first = w.send(C, 100.0, b"GET /a HTTP/1.1\r\n\r\n");
+    let lost = w.send(S, w.arrival(first) + 1.0, b"HTTP/1.1 200 OK\r\n\r\n");
+    let req = w.send(C, w.arrival(lost) + 100.0, b"GET /b HTTP/1.1\r\n\r\n");
+    let slow = w.send(S, w.arrival(req) + 300.0, b"HTTP/1.1 200 OK\r\n\r\n");
+    let o = w.run_missing(&[lost]);
+    let f = o.the(ServerThinkTime);
+    assert_eq!(f.frames, o.frames(&[req, slow]));
+}
