@@ -42,6 +42,9 @@ pub struct Exchanges {
     /// the connection has shown it so far: ~0 at a server-side capture, the
     /// RTT at a client-side one. Kept current by the connection.
     pub server_side_ns: Option<i64>,
+    /// The peers speak on their own timers, neither answering the other
+    /// (BGP): no exchanges are made.
+    pub peer_to_peer: bool,
 }
 
 impl Exchanges {
@@ -58,7 +61,16 @@ impl Exchanges {
     /// Application data in `dir`, from frame `first` to frame `last`;
     /// `head` holds its first captured bytes (for HTTP labels), if any.
     pub fn on_data(&mut self, dir: Direction, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
-        if len == 0 {
+        if len == 0 || self.peer_to_peer {
+            return;
+        }
+        if is_bgp_message(head) {
+            // What looked like requests and responses so far were messages
+            // of peers: none is kept.
+            self.peer_to_peer = true;
+            self.current = None;
+            self.kept.clear();
+            self.total = 0;
             return;
         }
         match dir {
@@ -118,6 +130,17 @@ impl Exchanges {
     pub fn finish(&mut self) {
         self.close();
     }
+}
+
+/// A BGP message (RFC 4271 4.1): 16 bytes of all ones, a length of at
+/// least the 19-byte header, a type from OPEN (1) to ROUTE-REFRESH (5).
+/// BGP speakers send OPENs, UPDATEs and KEEPALIVEs on their own timers and
+/// as their tables change: no message is a request, none a response.
+fn is_bgp_message(head: &[u8]) -> bool {
+    head.len() >= 19
+        && head[..16].iter().all(|&b| b == 0xff)
+        && u16::from_be_bytes([head[16], head[17]]) >= 19
+        && (1..=5).contains(&head[18])
 }
 
 const METHODS: [&str; 9] = [
@@ -203,6 +226,43 @@ mod tests {
             (9, 10, 580)
         );
         assert_eq!(b.status, Some(404));
+    }
+
+    /// A BGP header of `len` bytes and message type `kind`.
+    fn bgp(len: u16, kind: u8) -> Vec<u8> {
+        let mut m = vec![0xff; 16];
+        m.extend_from_slice(&len.to_be_bytes());
+        m.push(kind);
+        m
+    }
+
+    #[test]
+    fn bgp_peers_make_no_exchanges() {
+        // An OPEN each way, then UPDATEs and KEEPALIVEs as each speaker
+        // likes: turn-taking data, but nobody's answer.
+        let mut x = Exchanges::default();
+        x.on_data(ClientToServer, at(4), at(4), 57, &bgp(57, 1));
+        x.on_data(ServerToClient, at(6), at(6), 57, &bgp(57, 1));
+        x.on_data(ClientToServer, at(8), at(8), 23, &bgp(23, 2));
+        x.on_data(ServerToClient, at(9), at(9), 800, &bgp(800, 2));
+        x.on_data(ClientToServer, at(12), at(12), 19, &bgp(19, 4));
+        x.finish();
+        assert!(x.peer_to_peer);
+        assert_eq!((x.total, x.kept.len()), (0, 0));
+    }
+
+    #[test]
+    fn only_a_whole_bgp_header_marks_peers() {
+        // Sixteen 0xff bytes alone (a binary payload), a length below the
+        // header's, or an unknown type: ordinary data.
+        for head in [vec![0xff; 16], bgp(18, 1), bgp(19, 0), bgp(19, 6)] {
+            let mut x = Exchanges::default();
+            x.on_data(ClientToServer, at(4), at(4), 40, &head);
+            x.on_data(ServerToClient, at(6), at(6), 40, b"reply");
+            x.finish();
+            assert!(!x.peer_to_peer, "{head:?}");
+            assert_eq!(x.total, 1, "{head:?}");
+        }
     }
 
     #[test]
