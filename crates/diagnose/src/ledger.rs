@@ -348,30 +348,46 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         ladder: c.ladder,
         series: c.series,
     };
-    let facts = crate::detect::Facts {
-        report: &report,
-        timeline: &c.timeline,
-        exchanges: &c.exchanges,
-        rtt_ns,
-        // At an endpoint, that endpoint's side of the path is zero: the
-        // SYN-ACK -> ACK gap there is the host's own turnaround, which must
-        // not reorder what it captured itself.
-        client_side_ns: if vantage == Vantage::Client {
-            0
-        } else {
-            shift_ns
-        },
-        server_side_ns: match vantage {
-            Vantage::Server => 0,
-            Vantage::Client => rtt_ns.unwrap_or(0),
-            _ => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
-        },
-        tls_end_frame,
-        jitter_ns,
-        early_plaintext: c.early_plaintext.as_deref(),
-        burst_segment: crate::detect::burst_segment_sizes(&c.timeline, rtt_ns),
-        new_data_views: Default::default(),
-    };
+    let burst_segment = crate::detect::burst_segment_sizes(&c.timeline, rtt_ns);
+    // What the detectors know, made twice when idle rows change the
+    // report in between (a macro: each borrow of the report its own).
+    macro_rules! facts_of {
+        ($report:expr) => {
+            crate::detect::Facts {
+                report: $report,
+                timeline: &c.timeline,
+                exchanges: &c.exchanges,
+                rtt_ns,
+                // At an endpoint, that endpoint's side of the path is zero: the
+                // SYN-ACK -> ACK gap there is the host's own turnaround, which must
+                // not reorder what it captured itself.
+                client_side_ns: if vantage == Vantage::Client {
+                    0
+                } else {
+                    shift_ns
+                },
+                server_side_ns: match vantage {
+                    Vantage::Server => 0,
+                    Vantage::Client => rtt_ns.unwrap_or(0),
+                    _ => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
+                },
+                tls_end_frame,
+                jitter_ns,
+                early_plaintext: c.early_plaintext.as_deref(),
+                burst_segment,
+                new_data_views: Default::default(),
+            }
+        };
+    }
+    // A server's timer (a heartbeat, a long poll's hold) paced these
+    // exchanges, not its work: their delays are idle time, not latency
+    // beyond the ideal (detect/server_think_time.rs, which names no
+    // cause for them either).
+    let idle = crate::detect::idle_exchanges(&facts_of!(&report));
+    if !idle.is_empty() {
+        idle_rows(&mut report, &idle);
+    }
+    let facts = facts_of!(&report);
     let mut findings = if c.detect {
         crate::detect::run(&facts)
     } else {
@@ -380,6 +396,24 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     report.unexplained_ms = attribute(&report.ledger, &mut findings);
     report.findings = findings;
     report
+}
+
+/// Marks the first-byte rows of the `idle` exchanges as idle time: their
+/// ideal is what they took, so nothing of them is excess, and the
+/// connection's excess is summed again.
+fn idle_rows(report: &mut ConnectionReport, idle: &[usize]) {
+    for r in report.ledger.iter_mut().filter(|r| {
+        r.phase == Phase::FirstByte && r.exchange.is_some_and(|n| idle.contains(&(n as usize)))
+    }) {
+        r.ideal_rtts = r.rtts;
+        r.excess_rtts = r.rtts.map(|_| 0.0);
+        r.excess_ms = r.excess_ms.map(|_| 0.0);
+        r.ideal_basis =
+            "paced by a server timer (a heartbeat, a long poll's hold): idle, not latency".into();
+    }
+    let latency = || report.ledger.iter().filter(|r| r.phase != Phase::Transfer);
+    report.excess_rtts = latency().filter_map(|r| r.excess_rtts).sum::<f64>() + 0.0;
+    report.excess_ms = latency().filter_map(|r| r.excess_ms).sum::<f64>() + 0.0;
 }
 
 /// Shares each latency phase's excess among the findings in that phase,

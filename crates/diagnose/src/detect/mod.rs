@@ -23,6 +23,7 @@ mod tls_extra_rtt;
 mod zero_window;
 
 pub use early_data_unsafe::request_in;
+pub use server_think_time::idle_exchanges;
 
 use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Phase, Vantage};
 use rttdoc_analyze::Exchange;

@@ -47,9 +47,7 @@ const ALWAYS_NS: i64 = 20_000_000;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns else { return };
-    // Half a round trip is what users feel: on a 5 ms path a 10 ms
-    // signature doubles the handshake, on a 120 ms one it is noise.
-    let threshold = (rtt / 2).clamp(FLOOR_NS, ALWAYS_NS);
+    let threshold = threshold_of(rtt);
     let on_server = |frame: u64| {
         f.record(frame)
             .map(|r| f.on_clock_of(Direction::ServerToClient, r))
@@ -99,57 +97,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // Request/response (plain, or records inside TLS): request arrival to
     // the first response byte, one finding for all of a connection's
     // exchanges.
-    let held = held_segments(f);
-    let mut slow: Vec<(usize, u64, u64, i64)> = Vec::new();
-    // The client's bytes the capture has shown so far (highest end), for
-    // each response in turn: one walk of the timeline for all of them.
-    let mut client_sent = ClientSent {
-        upto: 0,
-        end: None,
-        check: f.report.client_to_server.acked_unseen > 0,
-    };
-    for (i, x) in f.exchanges.iter().enumerate() {
-        let Some(first) = x.response_first else {
-            continue;
-        };
-        // The server acknowledged client bytes the capture never showed:
-        // what it answers is a request the capture missed (capture loss,
-        // a collage of samples), not this one.
-        if client_sent.acks_unseen(f, first.frame) {
-            continue;
-        }
-        // The request reached the server with its last transmission: a
-        // retransmitted segment (a lost one, SYN data a server ignored)
-        // arrives a timeout or a round trip after the original.
-        // (The timeline is in frame order: look only between the two.)
-        let span = f.between(x.request_first.frame, first.frame);
-        let last_copy = span
-            .iter()
-            .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
-            .map(|r| r.frame)
-            .max()
-            .unwrap_or(x.request_last.frame)
-            .max(x.request_last.frame);
-        // Past the detectors' segment timeline (long connections) the
-        // exchange's own stamps serve: the request is the client's, the
-        // response the server's.
-        let tq = on_server(last_copy).unwrap_or(x.request_last.ts_ns + f.server_side_ns);
-        let ta = first.ts_ns;
-        let think = ta - tq;
-        // Held only if the server still had data in flight when the
-        // request arrived (what Nagle waits on), and the response left
-        // with the ACK for it.
-        let held = held.contains(&first.frame) && unacked_at(f, tq);
-        // Nobody waits for an answer after closing: server data after the
-        // client's FIN or RST (captured before it) is the server's own
-        // message, not a response.
-        let client_closed = span.iter().any(|r| {
-            r.dir == Direction::ClientToServer && r.flags.intersects(TcpFlags::FIN | TcpFlags::RST)
-        });
-        if think >= threshold && !held && !client_closed {
-            slow.push((i + 1, last_copy, first.frame, think));
-        }
-    }
+    let mut slow = slow_exchanges(f, threshold);
     let paced = timer_paced(f, &slow);
     slow.retain(|s| !paced.contains(&s.0));
     let Some(worst) = slow.iter().max_by_key(|s| s.3) else {
@@ -272,6 +220,99 @@ fn replied_at_once(f: &Facts<'_>, frame: u64) -> bool {
         f.on_clock_of(client, request),
         f.on_clock_of(client, prompt),
     )
+}
+
+/// The exchanges whose response left at least `threshold` after its
+/// request arrived, on the server's clock, and was the server's to send
+/// (not held by Nagle, not after the client closed, not an answer to a
+/// request the capture missed): `(number, request frame, response frame,
+/// delay)`.
+fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> {
+    let held = held_segments(f);
+    let mut slow: Vec<(usize, u64, u64, i64)> = Vec::new();
+    let on_server = |frame: u64| {
+        f.record(frame)
+            .map(|r| f.on_clock_of(Direction::ServerToClient, r))
+    };
+    // The client's bytes the capture has shown so far (highest end), for
+    // each response in turn: one walk of the timeline for all of them.
+    let mut client_sent = ClientSent {
+        upto: 0,
+        end: None,
+        check: f.report.client_to_server.acked_unseen > 0,
+    };
+    for (i, x) in f.exchanges.iter().enumerate() {
+        let Some(first) = x.response_first else {
+            continue;
+        };
+        // The server acknowledged client bytes the capture never showed:
+        // what it answers is a request the capture missed (capture loss,
+        // a collage of samples), not this one.
+        if client_sent.acks_unseen(f, first.frame) {
+            continue;
+        }
+        // The request reached the server with its last transmission: a
+        // retransmitted segment (a lost one, SYN data a server ignored)
+        // arrives a timeout or a round trip after the original.
+        // (The timeline is in frame order: look only between the two.)
+        let span = f.between(x.request_first.frame, first.frame);
+        let last_copy = span
+            .iter()
+            .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
+            .map(|r| r.frame)
+            .max()
+            .unwrap_or(x.request_last.frame)
+            .max(x.request_last.frame);
+        // Past the detectors' segment timeline (long connections) the
+        // exchange's own stamps serve: the request is the client's, the
+        // response the server's.
+        let tq = on_server(last_copy).unwrap_or(x.request_last.ts_ns + f.server_side_ns);
+        let ta = first.ts_ns;
+        let think = ta - tq;
+        // Held only if the server still had data in flight when the
+        // request arrived (what Nagle waits on), and the response left
+        // with the ACK for it.
+        let held = held.contains(&first.frame) && unacked_at(f, tq);
+        // Nobody waits for an answer after closing: server data after the
+        // client's FIN or RST (captured before it) is the server's own
+        // message, not a response.
+        let client_closed = span.iter().any(|r| {
+            r.dir == Direction::ClientToServer && r.flags.intersects(TcpFlags::FIN | TcpFlags::RST)
+        });
+        if think >= threshold && !held && !client_closed {
+            slow.push((i + 1, last_copy, first.frame, think));
+        }
+    }
+    slow
+}
+
+/// The exchanges a server's timer paced (module docs): the ledger counts
+/// their delays as idle time, not as latency beyond the ideal.
+pub fn idle_exchanges(f: &Facts<'_>) -> Vec<usize> {
+    let Some(rtt) = f.rtt_ns else {
+        return Vec::new();
+    };
+    // A cheap look first: a delay on the server's clock is at most the
+    // capture's from the request to the answer, and a timer needs three
+    // of about a second or more.
+    let long = f
+        .exchanges
+        .iter()
+        .filter(|x| {
+            x.response_first
+                .is_some_and(|a| a.ts_ns - x.request_last.ts_ns >= TIMER_MIN_NS * 19 / 20)
+        })
+        .count();
+    if long < 3 {
+        return Vec::new();
+    }
+    timer_paced(f, &slow_exchanges(f, threshold_of(rtt)))
+}
+
+/// Half a round trip is what users feel: on a 5 ms path a 10 ms
+/// signature doubles the handshake, on a 120 ms one it is noise.
+fn threshold_of(rtt: i64) -> i64 {
+    (rtt / 2).clamp(FLOOR_NS, ALWAYS_NS)
 }
 
 /// Whether the server had sent data not yet acknowledged at `t` (its clock).

@@ -338,3 +338,25 @@ fn a_slow_answer_after_a_capture_gap_is_still_think_time_when_it_answers_what_wa
     let f = o.the(ServerThinkTime);
     assert_eq!(f.frames, o.frames(&[req, slow]));
 }
+
+#[test]
+fn a_timers_delays_are_idle_in_the_ledger_not_latency() {
+    // The heartbeat's exchanges take their 10 s as their ideal: no
+    // excess, nothing unexplained. Requests of the client's own making
+    // answered 10 s later are latency beyond the ideal.
+    let idle = heartbeats(10_000.0, 0.2, 5, 2, 6).report;
+    let rows: Vec<_> = idle
+        .ledger
+        .iter()
+        .filter(|r| r.phase == Phase::FirstByte)
+        .collect();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        assert_eq!(r.excess_ms, Some(0.0), "{r:?}");
+        assert!(r.ideal_basis.contains("timer"), "{}", r.ideal_basis);
+    }
+    assert_eq!(idle.excess_ms, 0.0);
+    assert_eq!(idle.unexplained_ms, 0.0);
+    let work = heartbeats(12_000.0, 2_000.0, 5, 2, 6).report;
+    assert!(work.excess_ms > 30_000.0, "{}", work.excess_ms);
+}
