@@ -306,20 +306,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         .iter()
         .find(|r| r.phase == Phase::TlsHandshake)
         .map(|r| r.end_frame);
-    let latency = |r: &&LedgerRow| r.phase != Phase::Transfer;
-    // (An empty f64 sum is -0.0; + 0.0 makes it the 0 people expect.)
-    let excess_rtts = ledger
-        .iter()
-        .filter(latency)
-        .filter_map(|r| r.excess_rtts)
-        .sum::<f64>()
-        + 0.0;
-    let excess_ms = ledger
-        .iter()
-        .filter(latency)
-        .filter_map(|r| r.excess_ms)
-        .sum::<f64>()
-        + 0.0;
+    let (excess_rtts, excess_ms) = latency_excess(&ledger);
     let mut report = ConnectionReport {
         stream: c.stream,
         client: c.client,
@@ -352,9 +339,10 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // What the detectors know, made twice when idle rows change the
     // report in between (a macro: each borrow of the report its own).
     macro_rules! facts_of {
-        ($report:expr) => {
+        ($report:expr, $idle:expr) => {
             crate::detect::Facts {
                 report: $report,
+                idle_exchanges: $idle,
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,
                 rtt_ns,
@@ -383,11 +371,11 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // exchanges, not its work: their delays are idle time, not latency
     // beyond the ideal (detect/server_think_time.rs, which names no
     // cause for them either).
-    let idle = crate::detect::idle_exchanges(&facts_of!(&report));
+    let idle = crate::detect::idle_exchanges(&facts_of!(&report, &[]));
     if !idle.is_empty() {
         idle_rows(&mut report, &idle);
     }
-    let facts = facts_of!(&report);
+    let facts = facts_of!(&report, &idle);
     let mut findings = if c.detect {
         crate::detect::run(&facts)
     } else {
@@ -411,9 +399,17 @@ fn idle_rows(report: &mut ConnectionReport, idle: &[usize]) {
         r.ideal_basis =
             "paced by a server timer (a heartbeat, a long poll's hold): idle, not latency".into();
     }
-    let latency = || report.ledger.iter().filter(|r| r.phase != Phase::Transfer);
-    report.excess_rtts = latency().filter_map(|r| r.excess_rtts).sum::<f64>() + 0.0;
-    report.excess_ms = latency().filter_map(|r| r.excess_ms).sum::<f64>() + 0.0;
+    (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
+}
+
+/// The excess of the latency phases (every row but transfers), in RTTs
+/// and ms. (An empty f64 sum is -0.0; + 0.0 makes it the 0 people expect.)
+fn latency_excess(ledger: &[LedgerRow]) -> (f64, f64) {
+    let latency = || ledger.iter().filter(|r| r.phase != Phase::Transfer);
+    (
+        latency().filter_map(|r| r.excess_rtts).sum::<f64>() + 0.0,
+        latency().filter_map(|r| r.excess_ms).sum::<f64>() + 0.0,
+    )
 }
 
 /// Shares each latency phase's excess among the findings in that phase,

@@ -55,6 +55,9 @@ pub struct Facts<'a> {
     /// Per direction, the largest size of back-to-back segments (see
     /// [`burst_segment_sizes`] and [`Facts::mss`]).
     pub burst_segment: [u32; 2],
+    /// Exchanges a server's timer paced ([`idle_exchanges`], by number):
+    /// idle in the ledger, no think time in `server_think_time`.
+    pub idle_exchanges: &'a [usize],
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
     pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],
@@ -227,6 +230,14 @@ impl<'a> Facts<'a> {
         let early = (rtt / 20).max(rtt.min(2_000_000) / 2).max(self.jitter_ns);
         let late = (rtt / 10).max(rtt.min(4_000_000) / 2).max(self.jitter_ns);
         ta - t <= early && t - ta <= late
+    }
+
+    /// What the tracker counted of the segments `sender` sent.
+    pub fn sent_by(&self, sender: Direction) -> &'a crate::model::DirectionStats {
+        match sender {
+            Direction::ClientToServer => &self.report.client_to_server,
+            Direction::ServerToClient => &self.report.server_to_client,
+        }
     }
 
     /// Whether the capture was taken on the host that sends in `dir`.

@@ -122,21 +122,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // direction), a re-send cannot be told from one whose ACK was
         // merely late (spurious), nor from a window probe: nothing is
         // claimed.
-        let receiver_packets = match sender {
-            Direction::ClientToServer => f.report.server_to_client.packets,
-            Direction::ServerToClient => f.report.client_to_server.packets,
-        };
-        if receiver_packets == 0 {
+        if f.sent_by(sender.reverse()).packets == 0 {
             continue;
         }
         // Every segment the tracker marks a retransmission is counted in
         // its sender's stats: none counted, none to cite or count beyond
         // the timeline's cap (most connections: one comparison).
-        let stats = if sender == Direction::ClientToServer {
-            &f.report.client_to_server
-        } else {
-            &f.report.server_to_client
-        };
+        let stats = f.sent_by(sender);
         if stats.retransmissions == 0 {
             continue;
         }

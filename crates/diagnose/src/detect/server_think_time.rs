@@ -98,8 +98,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // the first response byte, one finding for all of a connection's
     // exchanges.
     let mut slow = slow_exchanges(f, threshold);
-    let paced = timer_paced(f, &slow);
-    slow.retain(|s| !paced.contains(&s.0));
+    // What a server's timer paced (found once, for the ledger too).
+    slow.retain(|s| !f.idle_exchanges.contains(&s.0));
     let Some(worst) = slow.iter().max_by_key(|s| s.3) else {
         return;
     };

@@ -46,13 +46,9 @@ fn persist_max_ns(f: &Facts<'_>) -> i64 {
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let persist = persist_max_ns(f);
     for dir in [Direction::ClientToServer, Direction::ServerToClient] {
-        let advertised = match dir {
-            Direction::ClientToServer => &f.report.client_to_server,
-            Direction::ServerToClient => &f.report.server_to_client,
-        };
         // The tracker counts every zero window an episode could open on
         // (not on a SYN, FIN or RST): none counted, none to look for.
-        if advertised.zero_windows == 0 {
+        if f.sent_by(dir).zero_windows == 0 {
             continue;
         }
         let mut open: Option<Episode> = None;

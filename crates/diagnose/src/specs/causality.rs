@@ -82,6 +82,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         report,
         timeline,
         exchanges: &[],
+        idle_exchanges: &[],
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,
         server_side_ns: RTT_NS,
