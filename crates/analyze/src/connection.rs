@@ -1195,7 +1195,9 @@ impl Connection {
             }
             _ => [0, 0],
         };
-        held.replay(from, |at, dir, bytes| self.hand_over(at, dir, bytes, 0));
+        held.replay(from, |at, dir, bytes, missing| {
+            self.hand_over(at, dir, bytes, missing)
+        });
     }
 
     /// The round trip from the capture point to the host that sends in

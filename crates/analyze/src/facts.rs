@@ -241,6 +241,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
     let sh = tls.server_hello.as_ref();
     let report = Box::new(TlsReport {
         version: tls.version().map(TlsVersion),
+        version_inferred: tls.version_inferred(),
         cipher: sh.map(|s| cipher_name(s.cipher)),
         sni: ch.and_then(|c| c.sni.clone()),
         alpn: ch.map(|c| c.alpn.clone()).unwrap_or_default(),

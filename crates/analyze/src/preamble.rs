@@ -832,18 +832,30 @@ fn ldap(client: &[u8], server: &[u8]) -> Found {
 pub(crate) struct Held {
     pub server_first: bool,
     pub bytes: [Vec<u8>; 2],
-    /// In arrival order: when, which direction, how many bytes.
-    pub chunks: Vec<(Stamp, Direction, usize)>,
+    /// In arrival order: when, which direction, how many bytes were
+    /// captured and how many after them were not (a snap length).
+    pub chunks: Vec<(Stamp, Direction, usize, usize)>,
     /// First frame of the preamble, and whether the server sent it.
     pub first: Option<(Stamp, bool)>,
+    /// A direction whose last chunk lost bytes to the capture: what it
+    /// sends next would not follow on from what is held.
+    sealed: [bool; 2],
 }
 
 impl Held {
     /// Keeps one chunk; false (and nothing kept) when it cannot be judged:
-    /// bytes missing from the capture inside the preamble, or a cap.
+    /// a cap, or bytes after a direction's capture hole. A chunk cut short
+    /// (a snap length) is kept, its captured start judged: a ClientHello
+    /// and the server's answer are known by their first bytes, and a
+    /// preamble ends before them.
     pub fn push(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize) -> bool {
         let held = self.bytes[0].len() + self.bytes[1].len();
-        if missing > 0
+        let d = dir.index();
+        // A segment missing whole (a capture hole, not a snap length)
+        // leaves nothing to judge.
+        let hole = bytes.is_empty() && missing > 0;
+        if self.sealed[d]
+            || hole
             || held + bytes.len() > MAX_PREAMBLE_BYTES
             || self.chunks.len() >= MAX_PREAMBLE_SEGMENTS
         {
@@ -853,8 +865,9 @@ impl Held {
             self.server_first = dir == Direction::ServerToClient;
             self.first = Some((at, self.server_first));
         }
-        self.chunks.push((at, dir, bytes.len()));
-        self.bytes[dir.index()].extend_from_slice(bytes);
+        self.chunks.push((at, dir, bytes.len(), missing));
+        self.bytes[d].extend_from_slice(bytes);
+        self.sealed[d] = missing > 0;
         true
     }
 
@@ -864,14 +877,14 @@ impl Held {
 
     /// The held chunks in arrival order, each cut to the bytes at or after
     /// `from[direction]` (chunks wholly before it are left out).
-    pub fn replay(&self, from: [usize; 2], mut f: impl FnMut(Stamp, Direction, &[u8])) {
+    pub fn replay(&self, from: [usize; 2], mut f: impl FnMut(Stamp, Direction, &[u8], usize)) {
         let mut off = [0usize; 2];
-        for &(at, dir, len) in &self.chunks {
+        for &(at, dir, len, missing) in &self.chunks {
             let d = dir.index();
             let (a, b) = (off[d], off[d] + len);
             off[d] = b;
             if b > from[d] {
-                f(at, dir, &self.bytes[d][a.max(from[d])..b]);
+                f(at, dir, &self.bytes[d][a.max(from[d])..b], missing);
             }
         }
     }
@@ -1329,13 +1342,40 @@ mod tests {
         assert!(held.push(at(2), s2c, ESTABLISHED, 0));
         assert!(held.push(at(3), c2s, b"\r\nHELLO", 0));
         let mut seen = Vec::new();
-        held.replay([24, ESTABLISHED.len()], |s, d, b| {
+        held.replay([24, ESTABLISHED.len()], |s, d, b, _| {
             seen.push((s.frame, d, b.to_vec()))
         });
         assert_eq!(seen, vec![(3, c2s, b"HELLO".to_vec())]);
         let mut all = 0;
-        held.replay([0, 0], |_, _, b| all += b.len());
+        held.replay([0, 0], |_, _, b, _| all += b.len());
         assert_eq!(all, 22 + ESTABLISHED.len() + 7);
+    }
+
+    #[test]
+    fn a_chunk_cut_by_the_snap_length_is_judged_by_its_start_and_ends_its_direction() {
+        let mut held = Held::default();
+        let at = |frame| Stamp { frame, ts_ns: 0 };
+        let c2s = Direction::ClientToServer;
+        let s2c = Direction::ServerToClient;
+        assert!(held.push(at(1), c2s, b"CONNECT a:1 HTTP/1.1\r\n\r\n", 0));
+        assert!(held.push(at(2), s2c, ESTABLISHED, 0));
+        // A ClientHello and a ServerHello cut after their first bytes.
+        let ch = client_hello();
+        assert!(held.push(at(3), c2s, &ch[..10], ch.len() - 10));
+        assert!(held.push(at(4), s2c, &[22, 3, 3, 0, 90, 2], 89));
+        match held.judge(false) {
+            Verdict::Tls(start) => assert_eq!(start.client_offset, 24),
+            v => panic!("{v:?}"),
+        }
+        // What was missing is replayed with the chunk it followed.
+        let mut seen = Vec::new();
+        held.replay([24, ESTABLISHED.len()], |s, _, b, missing| {
+            seen.push((s.frame, b.len(), missing))
+        });
+        assert_eq!(seen, vec![(3, 10, ch.len() - 10), (4, 6, 89)]);
+        // After a cut, a direction's next bytes cannot follow on.
+        assert!(!held.push(at(5), c2s, b"more", 0));
+        assert!(!held.push(at(6), s2c, b"x", 0));
     }
 
     proptest::proptest! {

@@ -8,8 +8,8 @@
 //! Finished); application data after that feeds the exchanges.
 
 use rttdoc_wire::tls::{
-    content_type as ct, handshake_type as ht, ClientHello, HandshakeMessage, HandshakeReader,
-    Record, RecordStream, ServerHello,
+    content_type as ct, handshake_type as ht, ClientHello, CutHandshake, HandshakeMessage,
+    HandshakeReader, Record, RecordStream, ServerHello,
 };
 
 use crate::connection::Stamp;
@@ -24,6 +24,13 @@ const MAX_EARLY_RECORDS: usize = 4;
 /// Server records kept for a key log: the encrypted handshake flight
 /// (up to ~5) and the first records under the application keys.
 const MAX_SERVER_RECORDS: usize = 10;
+
+/// The largest Finished record of any suite: TLS 1.3 with SHA-384 (header,
+/// message header, 48 bytes, inner type, tag); a TLS 1.2 one is smaller.
+const MAX_FINISHED_RECORD_LEN: usize = 5 + 4 + 48 + 1 + 16;
+
+/// A ChangeCipherSpec record: its header and one byte.
+const CHANGE_CIPHER_SPEC_RECORD_LEN: usize = 6;
 
 /// A TLS 1.3 record carrying only an alert: 2 + 1 + 16 bytes.
 const ENCRYPTED_ALERT_LEN: u32 = 19;
@@ -51,6 +58,23 @@ enum TicketRun {
     Done,
 }
 
+/// A version read from the records after a ServerHello that a snap length
+/// cut (its type byte survived, its version did not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Inferred {
+    version: u16,
+    resumed: Option<bool>,
+}
+
+/// What the client sent after a cut ServerHello, while its version is
+/// still unknown.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum AfterCutHello {
+    #[default]
+    Nothing,
+    ChangeCipherSpec,
+}
+
 #[derive(Debug, Default)]
 pub struct TlsSession {
     records: [RecordStream<Stamp>; 2],
@@ -61,6 +85,18 @@ pub struct TlsSession {
     pub client_hello_bytes: u32,
     pub server_hello: Option<ServerHello>,
     pub server_hello_at: Option<Stamp>,
+    /// A ServerHello known by its type byte alone (a snap length cut its
+    /// body): its record's version.
+    server_hello_cut: Option<u16>,
+    after_cut_hello: AfterCutHello,
+    /// The version the records after a cut ServerHello showed.
+    inferred: Option<Inferred>,
+    /// The records that would tell a cut ServerHello's version were cut
+    /// too: the version stays unknown.
+    version_hidden: bool,
+    /// Each direction's framing was lost to a hole in the capture, not to
+    /// a snap length, and is not yet found again.
+    framing_lost_to_hole: [bool; 2],
     /// HelloRetryRequest: when, and the group the server asked for.
     pub hello_retry: Option<(Stamp, Option<u16>)>,
     pub change_cipher_spec: [Option<Stamp>; 2],
@@ -107,9 +143,18 @@ pub struct TlsSession {
 }
 
 impl TlsSession {
-    /// Negotiated version (ServerHello), if seen.
+    /// Negotiated version (ServerHello), if seen; else what the records
+    /// after a cut ServerHello showed.
     pub fn version(&self) -> Option<u16> {
-        self.server_hello.as_ref().map(|s| s.version)
+        match &self.server_hello {
+            Some(sh) => Some(sh.version),
+            None => self.inferred.map(|i| i.version),
+        }
+    }
+
+    /// The version was inferred from records, not read from a ServerHello.
+    pub fn version_inferred(&self) -> bool {
+        self.server_hello.is_none() && self.inferred.is_some()
     }
 
     fn is_tls13(&self) -> bool {
@@ -124,6 +169,9 @@ impl TlsSession {
     /// ciphers first, after its key exchange). Not seeing a Certificate
     /// proves nothing: the capture may have missed that segment.
     pub fn resumed(&self) -> Option<bool> {
+        if let (None, Some(inferred)) = (&self.server_hello, self.inferred) {
+            return inferred.resumed;
+        }
         let sh = self.server_hello.as_ref()?;
         if rttdoc_wire::tls::is_tls13(sh.version) {
             return Some(sh.pre_shared_key);
@@ -181,16 +229,131 @@ impl TlsSession {
         // touches the framing).
         let mut records = std::mem::take(&mut self.records[d]);
         let mut on_record = |r: Record<'_, Stamp>| self.on_record(at, dir, r, exchanges);
+        let mut unframed = 0;
         if !bytes.is_empty() {
-            records.feed(bytes, at, &mut on_record);
+            unframed += records.feed(bytes, at, &mut on_record);
         }
         if missing > 0 {
-            records.skip(missing, &mut on_record);
+            unframed += records.skip(missing, &mut on_record);
         }
         if records.is_broken() {
             self.broken = true;
         }
+        // Framing lost to a hole in the capture (segments never captured,
+        // fed as missing bytes alone) leaves the bytes up to the next
+        // record header where they were but not when they were sent: they
+        // are not handed on, until framing is found again. A snap length
+        // loses only bytes of segments that were captured, at their time.
+        let hole = bytes.is_empty() && missing > 0;
+        if hole && unframed > 0 {
+            self.framing_lost_to_hole[d] = true;
+        } else if !records.is_broken() {
+            self.framing_lost_to_hole[d] = false;
+        }
         self.records[d] = records;
+        if unframed > 0 && !self.framing_lost_to_hole[d] {
+            self.on_unframed(at, dir, unframed, exchanges);
+        }
+    }
+
+    /// Whether the handshake is over for what `dir` sends. The client
+    /// sends nothing but application data after its Finished (in TLS 1.2
+    /// too: a full handshake's client waits for the server's Finished, a
+    /// resumed one has it already). A TLS 1.3 server's flight ends before
+    /// the client's Finished; a TLS 1.2 server's with its own Finished,
+    /// which in a resumed handshake comes before the client's and in a
+    /// full one after it.
+    fn application_data_phase(&self, dir: Direction) -> bool {
+        let Some(version) = self.version() else {
+            return false;
+        };
+        let client_done = self.client_finished.is_some();
+        match dir {
+            Direction::ClientToServer => client_done,
+            Direction::ServerToClient if rttdoc_wire::tls::is_tls13(version) => client_done,
+            Direction::ServerToClient => {
+                client_done && (self.server_finished.is_some() || self.resumed() == Some(true))
+            }
+        }
+    }
+
+    /// Bytes a capture hole left without record framing (a snap length cut
+    /// the header of a record: a request written right after the client's
+    /// Finished, a response's second record). Once the handshake is over
+    /// they can only be application data (or an alert, which is rare), so
+    /// they go to the exchanges as records do; before that they are part
+    /// of the handshake, which is timed by its framed records.
+    fn on_unframed(&mut self, at: Stamp, dir: Direction, n: usize, exchanges: &mut Exchanges) {
+        // Between its ClientHello and the server's flight a client sends
+        // nothing but TLS 1.3's compatibility ChangeCipherSpec (6 bytes)
+        // and 0-RTT early data: more than that is early data.
+        let client = dir == Direction::ClientToServer;
+        if client
+            && self.client_hello_at.is_some()
+            && self.before_server_flight()
+            && n > CHANGE_CIPHER_SPEC_RECORD_LEN
+        {
+            self.early_data_records += 1;
+            self.note_maybe_cut(at, at, dir, TlsMessage::EarlyData, n as u32, true);
+            exchanges.on_data(dir, at, at, n as u64, &[]);
+            return;
+        }
+        // The client's flight after the ServerHello ends with its Finished
+        // (after a key exchange or EndOfEarlyData, and a ChangeCipherSpec):
+        // bytes of that flight without framing hold it, and what lies
+        // beyond the largest Finished record is a request sent with it.
+        if client && self.server_hello_at.is_some() && self.client_finished.is_none() {
+            if self.version().is_none() {
+                // What would have told the version is hidden.
+                self.version_hidden = true;
+                return;
+            }
+            self.client_finished = Some(at);
+            self.note_maybe_cut(at, at, dir, TlsMessage::FinishedEncrypted, n as u32, true);
+            let finished = match self.finished_record_len() {
+                Some(len) if self.is_tls13() => len as usize + 5,
+                _ => MAX_FINISHED_RECORD_LEN,
+            };
+            if n > finished {
+                exchanges.on_data(dir, at, at, (n - finished) as u64, &[]);
+            }
+            return;
+        }
+        if !self.application_data_phase(dir) {
+            return;
+        }
+        if self.is_tls13() {
+            // Server bytes that are whole records of the held ticket's size
+            // are more tickets (two or more share a segment, the snap length
+            // keeps the first's header only); anything else is data, and a
+            // record held back as a possible ticket was data too.
+            let ticket_len = match self.ticket_run {
+                TicketRun::Held(_, _, len) | TicketRun::Tickets(len) => Some(len),
+                _ => None,
+            };
+            let record = ticket_len.map(|len| len as usize + 5);
+            if let (Direction::ServerToClient, Some(record)) = (dir, record) {
+                if n.is_multiple_of(record) {
+                    let len = record as u32 - 5;
+                    if let TicketRun::Held(s0, e0, l0) = self.ticket_run {
+                        self.ticket(s0, e0, l0);
+                    }
+                    self.ticket_run = TicketRun::Tickets(len);
+                    for _ in 0..n / record {
+                        self.tickets_after_handshake += 1;
+                        let what = TlsMessage::NewSessionTicketEncrypted;
+                        self.note_maybe_cut(at, at, dir, what, len, true);
+                    }
+                    return;
+                }
+            }
+            if let (Direction::ServerToClient, _) | (_, TicketRun::Held(..)) =
+                (dir, self.ticket_run)
+            {
+                self.end_ticket_run(exchanges);
+            }
+        }
+        exchanges.on_data(dir, at, at, n as u64, &[]);
     }
 
     fn note(
@@ -200,6 +363,18 @@ impl TlsSession {
         dir: Direction,
         message: TlsMessage,
         bytes: u32,
+    ) {
+        self.note_maybe_cut(started, end, dir, message, bytes, false);
+    }
+
+    fn note_maybe_cut(
+        &mut self,
+        started: Stamp,
+        end: Stamp,
+        dir: Direction,
+        message: TlsMessage,
+        bytes: u32,
+        cut: bool,
     ) {
         if self.messages.len() < MAX_MESSAGES {
             if self.messages.capacity() == 0 {
@@ -212,6 +387,7 @@ impl TlsSession {
                 direction: dir,
                 message,
                 bytes,
+                cut,
             });
         }
     }
@@ -225,6 +401,9 @@ impl TlsSession {
     ) {
         let len = r.length as u32;
         let client = dir == Direction::ClientToServer;
+        if self.server_hello_cut.is_some() && self.inferred.is_none() && !self.version_hidden {
+            self.infer_version(dir, &r);
+        }
         match r.content_type {
             ct::CHANGE_CIPHER_SPEC => {
                 self.change_cipher_spec[dir.index()].get_or_insert(end);
@@ -265,7 +444,7 @@ impl TlsSession {
                     Some(body) => self.on_handshake_body(r.started, end, dir, body),
                     None => {
                         self.handshake[dir.index()].reset();
-                        self.note(r.started, end, dir, TlsMessage::HandshakeNotCaptured, len);
+                        self.on_cut_handshake(end, dir, &r);
                     }
                 }
             }
@@ -293,6 +472,103 @@ impl TlsSession {
                 TlsMessage::OtherRecord(r.content_type),
                 len,
             ),
+        }
+    }
+
+    /// A handshake record whose body a snap length cut: the hellos are
+    /// still known by their type byte (each is the first handshake record
+    /// its side sends), so the handshake keeps its start and its server
+    /// flight; other messages stay unnamed (a record after a cut one may
+    /// continue its message).
+    fn on_cut_handshake(&mut self, end: Stamp, dir: Direction, r: &Record<'_, Stamp>) {
+        let len = r.length as u32;
+        let cut = CutHandshake::read(r.cut_body, r.length);
+        let what = match (dir, cut) {
+            (Direction::ClientToServer, Some(c)) if c.msg_type == ht::CLIENT_HELLO => {
+                if self.client_hello_at.is_none() {
+                    self.client_hello_at = Some((r.started, end));
+                    self.client_hello_bytes = match *r.cut_body {
+                        [_, a, b, c, ..] => u32::from_be_bytes([0, a, b, c]) + 4,
+                        _ => len,
+                    };
+                }
+                TlsMessage::ClientHello
+            }
+            (Direction::ServerToClient, Some(c))
+                if c.msg_type == ht::SERVER_HELLO
+                    && self.server_hello.is_none()
+                    && self.server_hello_cut.is_none() =>
+            {
+                if c.hello_retry_request == Some(true) {
+                    self.hello_retry = Some((end, None));
+                    TlsMessage::HelloRetryRequest
+                } else {
+                    self.server_hello_cut = Some(r.version);
+                    self.server_hello_at = Some(end);
+                    TlsMessage::ServerHello
+                }
+            }
+            _ => TlsMessage::HandshakeNotCaptured,
+        };
+        let cut = what != TlsMessage::HandshakeNotCaptured;
+        self.note_maybe_cut(r.started, end, dir, what, len, cut);
+    }
+
+    /// After a ServerHello whose version was cut off, the records that
+    /// follow tell it. TLS 1.2 and older send nothing as application data
+    /// before both Finished messages, and the client's first handshake
+    /// record after the ServerHello is its key exchange (full) or, after
+    /// its ChangeCipherSpec, its encrypted Finished (resumed). TLS 1.3
+    /// encrypts the rest of the handshake in application-data records
+    /// (after an optional compatibility ChangeCipherSpec). A client
+    /// handshake record that is a ClientHello answers a HelloRetryRequest.
+    fn infer_version(&mut self, dir: Direction, r: &Record<'_, Stamp>) {
+        let tls13 = Inferred {
+            version: 0x0304,
+            resumed: None,
+        };
+        match (dir, r.content_type) {
+            (_, ct::APPLICATION_DATA) => self.inferred = Some(tls13),
+            (Direction::ClientToServer, ct::CHANGE_CIPHER_SPEC) => {
+                self.after_cut_hello = AfterCutHello::ChangeCipherSpec;
+            }
+            (Direction::ClientToServer, ct::HANDSHAKE) => {
+                let head = r.body.unwrap_or(r.cut_body);
+                if head.len() < 4 {
+                    // Too little left to tell a second ClientHello from a
+                    // key exchange or a Finished.
+                    return;
+                }
+                if CutHandshake::read(head, r.length)
+                    .is_some_and(|c| c.msg_type == ht::CLIENT_HELLO)
+                {
+                    self.cut_hello_was_a_retry_request();
+                    return;
+                }
+                let resumed = self.after_cut_hello == AfterCutHello::ChangeCipherSpec;
+                self.inferred = Some(Inferred {
+                    version: self.server_hello_cut.unwrap_or(0x0303),
+                    resumed: Some(resumed),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// The client sent a second ClientHello: the server's cut hello was a
+    /// HelloRetryRequest, and the ServerHello is still to come.
+    fn cut_hello_was_a_retry_request(&mut self) {
+        if let Some(at) = self.server_hello_at.take() {
+            self.hello_retry = Some((at, None));
+        }
+        self.server_hello_cut = None;
+        self.after_cut_hello = AfterCutHello::Nothing;
+        if let Some(m) = self.messages.iter_mut().rev().find(|m| {
+            m.direction == Direction::ServerToClient
+                && m.message == TlsMessage::ServerHello
+                && m.cut
+        }) {
+            m.message = TlsMessage::HelloRetryRequest;
         }
     }
 
@@ -339,10 +615,14 @@ impl TlsSession {
                 Direction::ServerToClient => {
                     // 0.5-RTT application data after the server's Finished.
                 }
+                // A first record of EndOfEarlyData's size cannot be a
+                // Finished (at least 53 bytes): early data went before it,
+                // seen or not (a snap length can hide it in the ClientHello's
+                // segment).
                 Direction::ClientToServer
                     if after_server_hello
-                        && self.early_data_records > 0
-                        && self.early_data_accepted.is_none() =>
+                        && self.early_data_accepted.is_none()
+                        && (self.early_data_records > 0 || len == 4 + 1 + self.aead_tag_len()) =>
                 {
                     // With early data accepted, the client's next handshake
                     // message is EndOfEarlyData (4 bytes) before Finished.
@@ -510,5 +790,275 @@ impl TlsSession {
             other => TlsMessage::OtherHandshake(other),
         };
         self.note(started, end, dir, name, size);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A capture cut at a snap length, as specifications: each record's
+    //! header and the first bytes of its body survive, or only part of a
+    //! segment's records do; what the session still knows, and what it
+    //! must not make up.
+    use super::*;
+    use rttdoc_wire::tls::content_type as ct;
+    use Direction::{ClientToServer as C, ServerToClient as S};
+
+    fn at(frame: u64) -> Stamp {
+        Stamp {
+            frame,
+            ts_ns: frame as i64 * 10_000_000,
+        }
+    }
+
+    fn record(content_type: u8, version: u16, body: &[u8]) -> Vec<u8> {
+        let mut r = vec![content_type];
+        r.extend_from_slice(&version.to_be_bytes());
+        r.extend_from_slice(&(body.len() as u16).to_be_bytes());
+        r.extend_from_slice(body);
+        r
+    }
+
+    /// A handshake message of `len` bytes of body.
+    fn message(msg_type: u8, len: usize) -> Vec<u8> {
+        let mut m = vec![msg_type, 0, (len >> 8) as u8, len as u8];
+        m.resize(4 + len, 0x5a);
+        m
+    }
+
+    fn handshake(msg_type: u8, len: usize) -> Vec<u8> {
+        record(ct::HANDSHAKE, 0x0303, &message(msg_type, len))
+    }
+
+    fn ccs() -> Vec<u8> {
+        record(ct::CHANGE_CIPHER_SPEC, 0x0303, &[1])
+    }
+
+    fn encrypted(len: usize) -> Vec<u8> {
+        record(ct::APPLICATION_DATA, 0x0303, &vec![0x77; len])
+    }
+
+    struct Capture {
+        tls: TlsSession,
+        exchanges: Exchanges,
+        snap: usize,
+    }
+
+    impl Capture {
+        /// A capture that keeps the first `snap` payload bytes of each segment.
+        fn new(snap: usize) -> Capture {
+            Capture {
+                tls: TlsSession::default(),
+                exchanges: Exchanges::default(),
+                snap,
+            }
+        }
+
+        /// One segment of these records, cut at the snap length.
+        fn segment(&mut self, frame: u64, dir: Direction, records: &[Vec<u8>]) {
+            let payload = records.concat();
+            let kept = payload.len().min(self.snap);
+            let missing = payload.len() - kept;
+            let exchanges = &mut self.exchanges;
+            self.tls
+                .feed(at(frame), dir, &payload[..kept], missing, exchanges);
+        }
+
+        /// A segment the capture never held (a hole, not a snap length).
+        fn hole(&mut self, frame: u64, dir: Direction, len: usize) {
+            let exchanges = &mut self.exchanges;
+            self.tls.feed(at(frame), dir, &[], len, exchanges);
+        }
+
+        fn exchanges(&mut self) -> Vec<(u64, Option<u64>, u64)> {
+            self.tls.finish(&mut self.exchanges);
+            self.exchanges.finish();
+            self.exchanges
+                .kept
+                .iter()
+                .map(|x| {
+                    let first = x.response_first.map(|s| s.frame);
+                    (x.request_first.frame, first, x.request_bytes)
+                })
+                .collect()
+        }
+
+        fn cut_messages(&self) -> Vec<(u64, TlsMessage)> {
+            let cut = self.tls.messages.iter().filter(|m| m.cut);
+            cut.map(|m| (m.frame, m.message)).collect()
+        }
+    }
+
+    /// TLS 1.3 under `tcpdump -s 96` (30 payload bytes): the hellos keep
+    /// their type bytes, the server's encrypted records are gone with the
+    /// rest of its segment, and the client's encrypted Finished after the
+    /// cut ServerHello tells the version. The request written behind the
+    /// Finished lost its header, and is a request still.
+    #[test]
+    fn a_cut_tls13_handshake_keeps_its_hellos_and_its_version_from_the_records() {
+        let mut cap = Capture::new(30);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 300)]);
+        let flight = [handshake(ht::SERVER_HELLO, 118), ccs(), encrypted(2000)];
+        cap.segment(2, S, &flight);
+        cap.segment(3, C, &[ccs(), encrypted(53), encrypted(120)]);
+        cap.segment(4, S, &[encrypted(400)]);
+        let t = &cap.tls;
+        assert_eq!(t.version(), Some(0x0304));
+        assert!(t.version_inferred());
+        assert_eq!(
+            t.client_hello_at.map(|(a, b)| (a.frame, b.frame)),
+            Some((1, 1))
+        );
+        assert_eq!(t.client_hello_bytes, 304);
+        assert_eq!(t.server_hello_at.map(|s| s.frame), Some(2));
+        assert_eq!(t.client_finished.map(|s| s.frame), Some(3));
+        let cut = cap.cut_messages();
+        assert_eq!(
+            cut,
+            [(1, TlsMessage::ClientHello), (2, TlsMessage::ServerHello)]
+        );
+        // The request: its record (125 bytes) behind the Finished.
+        assert_eq!(cap.exchanges(), [(3, Some(4), 125)]);
+    }
+
+    /// TLS 1.2: the client's first handshake record after the cut
+    /// ServerHello is its key exchange (full); after its ChangeCipherSpec it
+    /// is its encrypted Finished (resumed). The version is the server
+    /// record layer's.
+    #[test]
+    fn a_cut_tls12_handshake_is_full_or_resumed_by_the_clients_next_records() {
+        // Full: ServerHello ... ServerHelloDone, then ClientKeyExchange.
+        let mut cap = Capture::new(30);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 200)]);
+        let sh = record(ct::HANDSHAKE, 0x0302, &message(ht::SERVER_HELLO, 70));
+        cap.segment(2, S, &[sh.clone(), handshake(ht::CERTIFICATE, 900)]);
+        let cke = handshake(ht::CLIENT_KEY_EXCHANGE, 33);
+        cap.segment(3, C, &[cke, ccs(), handshake(0x9c, 36)]);
+        cap.segment(4, S, &[ccs(), handshake(0x3e, 36)]);
+        cap.segment(5, C, &[encrypted(300)]);
+        cap.segment(6, S, &[encrypted(900)]);
+        assert_eq!(cap.tls.version(), Some(0x0302));
+        assert_eq!(cap.tls.resumed(), Some(false));
+        assert_eq!(cap.tls.server_finished.map(|s| s.frame), Some(4));
+        // A framed record counts its body.
+        assert_eq!(cap.exchanges(), [(5, Some(6), 300)]);
+
+        // Resumed: the server's ChangeCipherSpec and Finished are lost
+        // behind its cut ServerHello; the client changes ciphers first.
+        let mut cap = Capture::new(30);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 200)]);
+        cap.segment(2, S, &[sh, ccs(), handshake(0x3e, 36)]);
+        cap.segment(3, C, &[ccs(), handshake(0x9c, 36), encrypted(300)]);
+        cap.segment(4, S, &[encrypted(900)]);
+        assert_eq!(cap.tls.version(), Some(0x0302));
+        assert_eq!(cap.tls.resumed(), Some(true));
+        assert_eq!(cap.tls.client_finished.map(|s| s.frame), Some(3));
+        // The request behind the client's Finished, counted with its
+        // header (where one record ends is unknown).
+        assert_eq!(cap.exchanges(), [(3, Some(4), 305)]);
+    }
+
+    /// A second ClientHello after a cut server hello makes that hello a
+    /// HelloRetryRequest (with its random captured, it is known at once).
+    #[test]
+    fn a_second_client_hello_makes_the_cut_server_hello_a_retry_request() {
+        // Enough for the second ClientHello's message header behind the
+        // client's ChangeCipherSpec, not for a hello's random.
+        let mut cap = Capture::new(15);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 200)]);
+        cap.segment(2, S, &[handshake(ht::SERVER_HELLO, 80), ccs()]);
+        assert_eq!(cap.tls.server_hello_at.map(|s| s.frame), Some(2));
+        cap.segment(3, C, &[ccs(), handshake(ht::CLIENT_HELLO, 230)]);
+        assert_eq!(cap.tls.hello_retry.map(|(s, _)| s.frame), Some(2));
+        assert_eq!(cap.tls.server_hello_at, None);
+        assert_eq!(cap.tls.version(), None);
+        cap.segment(4, S, &[handshake(ht::SERVER_HELLO, 118), encrypted(900)]);
+        cap.segment(5, C, &[encrypted(53)]);
+        assert_eq!(cap.tls.version(), Some(0x0304));
+        assert_eq!(cap.tls.server_hello_at.map(|s| s.frame), Some(4));
+        assert_eq!(cap.tls.client_finished.map(|s| s.frame), Some(5));
+        assert_eq!(
+            cap.cut_messages(),
+            [
+                (1, TlsMessage::ClientHello),
+                (2, TlsMessage::HelloRetryRequest),
+                (3, TlsMessage::ClientHello),
+                (4, TlsMessage::ServerHello)
+            ]
+        );
+
+        // The HelloRetryRequest's random: SHA-256("HelloRetryRequest").
+        let mut hrr = message(ht::SERVER_HELLO, 80);
+        hrr[6..38].copy_from_slice(&[
+            0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65,
+            0xb8, 0x91, 0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2,
+            0xc8, 0xa8, 0x33, 0x9c,
+        ]);
+        let mut cap = Capture::new(60);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 200)]);
+        cap.segment(2, S, &[record(ct::HANDSHAKE, 0x0303, &hrr)]);
+        assert_eq!(cap.tls.hello_retry.map(|(s, _)| s.frame), Some(2));
+        assert_eq!(cap.tls.server_hello_at, None);
+    }
+
+    /// When the client's records after the cut ServerHello are cut away
+    /// too, nothing tells the version: none is made up, and later records
+    /// do not end a handshake that was never seen to end.
+    #[test]
+    fn a_version_the_cut_hid_stays_unknown() {
+        let mut cap = Capture::new(30);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 200)]);
+        cap.segment(2, S, &[handshake(ht::SERVER_HELLO, 118), encrypted(900)]);
+        // The client's flight: its first record header is cut after 2 bytes.
+        cap.snap = 2;
+        cap.segment(3, C, &[ccs(), encrypted(53), encrypted(120)]);
+        cap.snap = 30;
+        cap.segment(4, S, &[encrypted(400)]);
+        cap.segment(5, C, &[encrypted(19)]);
+        assert_eq!(cap.tls.version(), None);
+        assert_eq!(cap.tls.client_finished, None);
+    }
+
+    /// 0-RTT: the early data behind a cut ClientHello is more than a
+    /// compatibility ChangeCipherSpec could be; a ChangeCipherSpec alone is
+    /// not early data.
+    #[test]
+    fn bytes_behind_a_cut_client_hello_are_early_data_only_beyond_a_change_cipher_spec() {
+        let mut cap = Capture::new(30);
+        let ch = handshake(ht::CLIENT_HELLO, 400);
+        cap.segment(1, C, &[ch.clone(), ccs(), encrypted(80)]);
+        assert_eq!(cap.tls.early_data_records, 1);
+        assert_eq!(
+            cap.cut_messages(),
+            [(1, TlsMessage::ClientHello), (1, TlsMessage::EarlyData)]
+        );
+        assert_eq!(cap.exchanges(), [(1, None, 6 + 85)]);
+
+        let mut cap = Capture::new(30);
+        cap.segment(1, C, &[ch, ccs()]);
+        assert_eq!(cap.tls.early_data_records, 0);
+        assert_eq!(cap.exchanges(), []);
+    }
+
+    /// Bytes behind a hole in the capture (segments never captured) are
+    /// not handed on as data: when they were sent is unknown, and a
+    /// response's first byte timed from them would be made up. Framing
+    /// found again at a record header hands data on again.
+    #[test]
+    fn bytes_behind_a_capture_hole_are_not_data_until_a_record_starts() {
+        let mut cap = Capture::new(30);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 200)]);
+        cap.segment(2, S, &[handshake(ht::SERVER_HELLO, 118), encrypted(900)]);
+        cap.segment(3, C, &[encrypted(53)]);
+        assert_eq!(cap.tls.version(), Some(0x0304));
+        cap.snap = 1500;
+        cap.segment(4, C, &[encrypted(120)]);
+        cap.hole(5, S, 3000);
+        // Mid-record: no record header where the segment starts.
+        cap.segment(6, S, &[vec![0x33; 700]]);
+        cap.segment(7, C, &[encrypted(80)]);
+        cap.segment(8, S, &[encrypted(200)]);
+        // The answer to the request at 4 went in the hole: the requests at
+        // 4 and 7 are one, answered at 8 as far as the capture shows.
+        assert_eq!(cap.exchanges(), [(4, Some(8), 200)]);
     }
 }

@@ -415,6 +415,10 @@ pub struct TlsMessageRef {
     pub message: TlsMessage,
     /// Its size in bytes.
     pub bytes: u32,
+    /// The capture's snap length cut the record: the message is named by
+    /// its type byte, its fields were not seen.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -422,6 +426,13 @@ pub struct TlsMessageRef {
 pub struct TlsReport {
     /// Negotiated version, e.g. "TLS 1.3" (None if no ServerHello was seen).
     pub version: Option<TlsVersion>,
+    /// The version was not read from the ServerHello (a snap length cut
+    /// it) but from the records that followed it: encrypted handshake
+    /// records make TLS 1.3; a client key exchange or an encrypted
+    /// Finished in a handshake record make the server record layer's
+    /// version (TLS 1.2 and older).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub version_inferred: bool,
     /// Negotiated cipher suite name.
     pub cipher: Option<String>,
     /// Server name (SNI) the client asked for.

@@ -501,8 +501,13 @@ pub fn render_connection(
             opts,
             format!(
                 "  TLS: {} {}  SNI {}  ALPN {}  key share {}{}{}",
-                tls.version
-                    .map_or_else(|| "(no ServerHello)".into(), |v| v.to_string()),
+                match tls.version {
+                    None => "(no ServerHello)".to_string(),
+                    Some(v) if tls.version_inferred => {
+                        format!("{v} (from its records: the snap length cut the ServerHello)")
+                    }
+                    Some(v) => v.to_string(),
+                },
                 tls.cipher.as_deref().unwrap_or(""),
                 tls.sni.as_deref().unwrap_or("-"),
                 if tls.alpn.is_empty() {
@@ -614,10 +619,11 @@ pub fn render_connection(
         let mut notes: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
         if let Some(tls) = &c.tls {
             for m in &tls.messages {
-                notes
-                    .entry(m.frame)
-                    .or_default()
-                    .push(format!("TLS {} ({} B)", m.message, m.bytes));
+                notes.entry(m.frame).or_default().push(if m.cut {
+                    format!("TLS {} ({} B, cut by the snap length)", m.message, m.bytes)
+                } else {
+                    format!("TLS {} ({} B)", m.message, m.bytes)
+                });
             }
         }
         for r in &c.ledger {

@@ -50,6 +50,10 @@ pub struct Record<'a, T> {
     /// The body, for handshake / CCS / alert records whose bytes were all
     /// captured; `None` for application data and snaplen-cut records.
     pub body: Option<&'a [u8]>,
+    /// The body's first bytes that the capture held, when a snap length
+    /// cut it (`body` is `None`): a handshake record's message type and
+    /// length survive in them.
+    pub cut_body: &'a [u8],
 }
 
 /// Frames TLS records in one direction of a TCP stream. Each chunk fed is
@@ -101,12 +105,23 @@ impl<T: Copy + Default> RecordStream<T> {
     /// framing is taken up again at the first fed chunk (a TCP segment: TLS
     /// stacks start a record at a segment boundary after every flush) that
     /// begins with a plausible record header, as Wireshark does.
-    pub fn feed(&mut self, mut bytes: &[u8], tag: T, mut on_record: impl FnMut(Record<'_, T>)) {
+    ///
+    /// Returns how many of the bytes could not be framed because framing
+    /// was lost that way (0 for a stream that is not TLS).
+    pub fn feed(
+        &mut self,
+        mut bytes: &[u8],
+        tag: T,
+        mut on_record: impl FnMut(Record<'_, T>),
+    ) -> usize {
         if self.lost_sync && bytes.len() >= 5 && plausible_header(&bytes[..5]) {
             self.lost_sync = false;
             self.broken = false;
             self.in_body = false;
             self.header_have = 0;
+        }
+        if self.lost_sync {
+            return bytes.len();
         }
         while !bytes.is_empty() && !self.broken {
             if !self.in_body {
@@ -119,10 +134,10 @@ impl<T: Copy + Default> RecordStream<T> {
                 self.header_have += take;
                 bytes = &bytes[take..];
                 if self.header_have < 5 {
-                    return;
+                    return 0;
                 }
                 if !self.start_record() {
-                    return;
+                    return 0;
                 }
                 if self.remaining == 0 {
                     self.finish(&mut on_record);
@@ -139,17 +154,24 @@ impl<T: Copy + Default> RecordStream<T> {
                 self.finish(&mut on_record);
             }
         }
+        0
     }
 
     /// Accounts for `n` stream bytes that were on the wire but not captured
     /// (snaplen). Inside a record body they only cost that record its body;
     /// inside a record header they cost the stream its framing.
-    pub fn skip(&mut self, mut n: usize, mut on_record: impl FnMut(Record<'_, T>)) {
+    ///
+    /// Returns how many of them could not be framed (those from the lost
+    /// header on, or all of them when framing was already lost).
+    pub fn skip(&mut self, mut n: usize, mut on_record: impl FnMut(Record<'_, T>)) -> usize {
+        if self.lost_sync {
+            return n;
+        }
         while n > 0 && !self.broken {
             if !self.in_body {
                 self.broken = true;
                 self.lost_sync = true;
-                return;
+                return n;
             }
             let take = self.remaining.min(n);
             self.body_lost = true;
@@ -159,6 +181,7 @@ impl<T: Copy + Default> RecordStream<T> {
                 self.finish(&mut on_record);
             }
         }
+        0
     }
 
     fn start_record(&mut self) -> bool {
@@ -186,6 +209,11 @@ impl<T: Copy + Default> RecordStream<T> {
             version: u16::from_be_bytes([h[1], h[2]]),
             length: u16::from_be_bytes([h[3], h[4]]),
             body: (self.keep_body && !self.body_lost).then_some(self.body.as_slice()),
+            cut_body: if self.keep_body && self.body_lost {
+                self.body.as_slice()
+            } else {
+                &[]
+            },
         };
         self.records += 1;
         on_record(record);
@@ -257,6 +285,42 @@ const HRR_RANDOM: [u8; 32] = [
     0xcf, 0x21, 0xad, 0x74, 0xe5, 0x9a, 0x61, 0x11, 0xbe, 0x1d, 0x8c, 0x02, 0x1e, 0x65, 0xb8, 0x91,
     0xc2, 0xa2, 0x11, 0x16, 0x7a, 0xbb, 0x8c, 0x5e, 0x07, 0x9e, 0x09, 0xe2, 0xc8, 0xa8, 0x33, 0x9c,
 ];
+
+/// What the captured first bytes of a handshake record still say when a
+/// snap length cut its body (most of a `tcpdump -s 96` capture's TLS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CutHandshake {
+    /// Type of the message the record starts with.
+    pub msg_type: u8,
+    /// For a ServerHello, whether it is a HelloRetryRequest: known only
+    /// when its 32-byte random survived the cut.
+    pub hello_retry_request: Option<bool>,
+}
+
+impl CutHandshake {
+    /// Reads the message header at the start of a cut record body. `None`
+    /// when nothing of the body survived, or when the length in a visible
+    /// header overruns the record (the record does not start a message: it
+    /// continues one from the record before).
+    pub fn read(head: &[u8], record_len: u16) -> Option<CutHandshake> {
+        let msg_type = *head.first()?;
+        if let [_, a, b, c, ..] = *head {
+            let len = u32::from_be_bytes([0, a, b, c]);
+            if len + 4 > record_len as u32 {
+                return None;
+            }
+        }
+        // type (1), length (3), legacy_version (2), random (32)
+        let hello_retry_request = match head.get(6..38) {
+            Some(random) if msg_type == handshake_type::SERVER_HELLO => Some(random == HRR_RANDOM),
+            _ => None,
+        };
+        Some(CutHandshake {
+            msg_type,
+            hello_retry_request,
+        })
+    }
+}
 
 mod ext {
     pub const SERVER_NAME: u16 = 0;
@@ -561,36 +625,115 @@ mod tests {
 
     #[test]
     fn uncaptured_bytes_inside_a_body_keep_framing() {
-        let bytes = record(22, &[7u8; 100]);
+        let body: Vec<u8> = (0..100).collect();
+        let bytes = record(22, &body);
         let mut s = RecordStream::default();
         let mut got = Vec::new();
-        s.feed(&bytes[..50], 1u32, |r| got.push(r.body.is_some()));
-        s.skip(55, |r| got.push(r.body.is_some()));
-        assert_eq!(got, vec![false]);
+        s.feed(&bytes[..50], 1u32, |r| {
+            got.push((r.body.is_some(), r.cut_body.to_vec()))
+        });
+        s.skip(55, |r| got.push((r.body.is_some(), r.cut_body.to_vec())));
+        // The body is lost, its first 45 bytes (the captured ones) kept.
+        assert_eq!(got, vec![(false, body[..45].to_vec())]);
         assert!(!s.is_broken() && s.at_record_boundary());
         s.skip(3, |_| {});
         assert!(s.is_broken());
     }
 
     #[test]
+    fn a_cut_body_is_what_came_before_the_hole_and_a_whole_body_is_not_cut() {
+        let body: Vec<u8> = (0..100).collect();
+        let bytes = record(22, &body);
+        let mut s = RecordStream::default();
+        let mut got = Vec::new();
+        // Captured, missing, captured again (a later segment of the record).
+        s.feed(&bytes[..20], 1u32, |_| {});
+        s.skip(30, |_| {});
+        s.feed(&bytes[50..], 2u32, |r| {
+            got.push((r.body.map(<[u8]>::to_vec), r.cut_body.to_vec()))
+        });
+        assert_eq!(got, vec![(None, body[..15].to_vec())]);
+        s.feed(&bytes, 3u32, |r| {
+            got.push((r.body.map(<[u8]>::to_vec), r.cut_body.to_vec()))
+        });
+        assert_eq!(got[1], (Some(body.clone()), Vec::new()));
+    }
+
+    #[test]
     fn framing_lost_to_a_capture_hole_is_found_again_at_a_segment_starting_a_record() {
         let mut s = RecordStream::default();
         let mut got = Vec::new();
-        // A hole across a record header: the framing is gone ...
-        s.skip(3, |r| got.push(r.length));
+        // A record whose body is captured in part, then a hole across the
+        // next record's header: the framing is gone, and every byte from
+        // that header on is reported unframed ...
+        let first = record(23, &[1u8; 20]);
+        assert_eq!(s.feed(&first[..10], 0u32, |r| got.push(r.length)), 0);
+        assert_eq!(s.skip(15 + 3, |r| got.push(r.length)), 3);
         assert!(s.is_broken());
         // ... a segment starting mid-record does not bring it back ...
-        s.feed(&[9u8; 40], 1u32, |r| got.push(r.length));
+        assert_eq!(s.feed(&[9u8; 40], 1u32, |r| got.push(r.length)), 40);
+        assert_eq!(s.skip(7, |r| got.push(r.length)), 7);
         assert!(s.is_broken());
         // ... one starting with a record header does.
-        s.feed(&record(23, &[1u8; 30]), 2u32, |r| got.push(r.length));
+        assert_eq!(
+            s.feed(&record(23, &[1u8; 30]), 2u32, |r| got.push(r.length)),
+            0
+        );
         assert!(!s.is_broken());
-        assert_eq!(got, vec![30]);
-        // Bytes that were never TLS stay broken, headers or not.
+        assert_eq!(got, vec![20, 30]);
+        // Bytes that were never TLS stay broken, headers or not, and are
+        // not reported as unframed TLS.
         let mut plain = RecordStream::default();
-        plain.feed(b"GET / HTTP/1.1\r\n", 1u32, |_| {});
-        plain.feed(&record(23, &[1u8; 30]), 2u32, |_| {});
+        assert_eq!(plain.feed(b"GET / HTTP/1.1\r\n", 1u32, |_| {}), 0);
+        assert_eq!(plain.feed(&record(23, &[1u8; 30]), 2u32, |_| {}), 0);
+        assert_eq!(plain.skip(5, |_| {}), 0);
         assert!(plain.is_broken());
+    }
+
+    #[test]
+    fn a_cut_handshake_record_is_named_by_the_header_that_survived() {
+        let ch = client_hello("example.com", &[(0x001d, 32)], false);
+        // ClientHello record, cut after its type byte, after its header,
+        // or deep into the random.
+        for keep in [1, 4, 20] {
+            let got = CutHandshake::read(&ch[..keep], ch.len() as u16);
+            assert_eq!(
+                got.map(|c| c.msg_type),
+                Some(handshake_type::CLIENT_HELLO),
+                "{keep}"
+            );
+            assert_eq!(got.and_then(|c| c.hello_retry_request), None);
+        }
+        // Nothing of the body: nothing to say.
+        assert_eq!(CutHandshake::read(&[], 300), None);
+        // A length past the record's end: the record continues a message.
+        assert_eq!(CutHandshake::read(&ch[..4], ch.len() as u16 - 1), None);
+        // A ServerHello tells a HelloRetryRequest once its random is in.
+        let hrr = server_hello(HRR_RANDOM, &[(43, vec![3, 4])]);
+        let sh = server_hello([7; 32], &[(43, vec![3, 4])]);
+        let len = hrr.len() as u16;
+        assert_eq!(
+            CutHandshake::read(&hrr[..38], len)
+                .unwrap()
+                .hello_retry_request,
+            Some(true)
+        );
+        assert_eq!(
+            CutHandshake::read(&sh[..38], len)
+                .unwrap()
+                .hello_retry_request,
+            Some(false)
+        );
+        assert_eq!(
+            CutHandshake::read(&hrr[..37], len)
+                .unwrap()
+                .hello_retry_request,
+            None
+        );
+        assert_eq!(
+            CutHandshake::read(&hrr[..37], len).unwrap().msg_type,
+            handshake_type::SERVER_HELLO
+        );
     }
 
     #[test]
