@@ -1,8 +1,9 @@
-//! TLS record framing (split at an arbitrary point), handshake reassembly
-//! and hello parsing on arbitrary bytes.
+//! TLS record framing (split at an arbitrary point, bytes missing after
+//! it as a snap length leaves them), handshake reassembly, hello parsing and
+//! the headers of cut records on arbitrary bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use rttdoc_wire::tls::{ClientHello, HandshakeReader, RecordStream, ServerHello};
+use rttdoc_wire::tls::{ClientHello, CutHandshake, HandshakeReader, RecordStream, ServerHello};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&cut, rest)) = data.split_first() else { return };
@@ -10,9 +11,14 @@ fuzz_target!(|data: &[u8]| {
     let mut records = RecordStream::<u8>::default();
     let mut handshake = HandshakeReader::default();
     let mut bodies = Vec::new();
-    records.feed(&rest[..cut], 0, |r| bodies.extend(r.body.map(|b| b.to_vec())));
-    records.skip(cut % 7, |r| bodies.extend(r.body.map(|b| b.to_vec())));
-    records.feed(&rest[cut..], 1, |r| bodies.extend(r.body.map(|b| b.to_vec())));
+    let mut on_record = |r: rttdoc_wire::tls::Record<'_, u8>| {
+        let _ = CutHandshake::read(r.cut_body, r.length);
+        bodies.extend(r.body.map(|b| b.to_vec()));
+    };
+    let mut unframed = records.feed(&rest[..cut], 0, &mut on_record);
+    unframed += records.skip(cut % 7, &mut on_record);
+    unframed += records.feed(&rest[cut..], 1, &mut on_record);
+    assert!(unframed <= rest.len() + cut % 7);
     for body in bodies {
         handshake.feed(&body, |m| {
             let _ = ClientHello::parse(m.raw);

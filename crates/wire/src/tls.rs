@@ -855,8 +855,11 @@ mod tests {
         fn record_stream_and_hello_parsers_survive_garbage(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..600), cut in 0usize..600) {
             let mut s = RecordStream::<u8>::default();
             let cut = cut.min(bytes.len());
-            s.feed(&bytes[..cut], 0, |_| {});
-            s.feed(&bytes[cut..], 1, |_| {});
+            let mut unframed = s.feed(&bytes[..cut], 0, |r| { let _ = CutHandshake::read(r.cut_body, r.length); });
+            unframed += s.skip(cut % 7, |r| { let _ = CutHandshake::read(r.cut_body, r.length); });
+            unframed += s.feed(&bytes[cut..], 1, |_| {});
+            proptest::prop_assert!(unframed <= bytes.len() + cut % 7);
+            let _ = CutHandshake::read(&bytes, cut as u16);
             let _ = ClientHello::parse(&bytes);
             let _ = ServerHello::parse(&bytes);
             let mut h = HandshakeReader::default();
