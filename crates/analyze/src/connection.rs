@@ -860,7 +860,8 @@ impl Connection {
             h.last_sack[..h.last_sack_len].copy_from_slice(&blocks[..h.last_sack_len]);
             h.last_window = Some(seg.window);
             h.acked = Some(h.acked.map_or(seg.ack, |a| seq::max(a, seg.ack)));
-            self.rtt.on_ack(dir, seg.ack, at.ts_ns);
+            let pure = seg_len == 0 && !flags.rst();
+            self.rtt.on_ack(dir, seg.ack, at.ts_ns, pure);
         }
         if new_data {
             self.rtt

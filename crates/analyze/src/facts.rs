@@ -93,6 +93,9 @@ pub struct RttFacts {
     /// Fastest answer from the capture point to the client and back (the
     /// client ACKing server data): bounds the client side of the path.
     pub min_client_side: Option<i64>,
+    /// The client's and the server's side of the path from their pure
+    /// ACKs (`RttSamples::pure_ack_sides`).
+    pub pure_ack_sides: (Option<i64>, Option<i64>),
 }
 
 /// The TLS session of a connection.
@@ -164,6 +167,7 @@ impl Connection {
                 two_sided_estimate: c.rtt.two_sided_estimate(),
                 estimate: c.rtt.estimate(),
                 min_client_side: c.rtt.min_for(Direction::ServerToClient),
+                pure_ack_sides: c.rtt.pure_ack_sides(),
             },
             stats: [
                 std::mem::take(&mut c.half[0].stats),

@@ -22,6 +22,10 @@ pub struct RttSamples {
     data_min: [Option<i64>; 2],
     tsvals: [VecDeque<(u32, i64)>; 2],
     ts_min: [Option<i64>; 2],
+    /// Like `data_min`, answered by pure ACKs only: a host's ACK carries
+    /// no application think time (a request's answer does), so these place
+    /// the capture when there was no handshake to place it by.
+    pure_ack_min: [Option<i64>; 2],
 }
 
 fn keep_min(slot: &mut Option<i64>, sample: i64) {
@@ -38,6 +42,7 @@ impl RttSamples {
         self.data_min.swap(0, 1);
         self.tsvals.swap(0, 1);
         self.ts_min.swap(0, 1);
+        self.pure_ack_min.swap(0, 1);
     }
 
     /// Empty, in the room `old`'s queues had.
@@ -64,8 +69,9 @@ impl RttSamples {
         self.outstanding[dir.index()].clear();
     }
 
-    /// An ACK sent in `dir` covers data sent the other way.
-    pub fn on_ack(&mut self, dir: Direction, ack: u32, ts_ns: i64) {
+    /// An ACK sent in `dir` covers data sent the other way; `pure`: it
+    /// carries nothing else (no data, SYN, FIN or RST).
+    pub fn on_ack(&mut self, dir: Direction, ack: u32, ts_ns: i64, pure: bool) {
         let r = dir.reverse().index();
         let mut newest = None;
         while let Some(&(end, sent)) = self.outstanding[r].front() {
@@ -77,7 +83,20 @@ impl RttSamples {
         }
         if let Some(sent) = newest {
             keep_min(&mut self.data_min[r], ts_ns - sent);
+            if pure {
+                keep_min(&mut self.pure_ack_min[r], ts_ns - sent);
+            }
         }
+    }
+
+    /// The client's and the server's side of the path as their pure ACKs
+    /// show them (the fastest each ACKed the other's data, from the capture
+    /// point): at an endpoint that host's own turnaround is ~0 and the
+    /// other's is the round trip. None for a side that sent no pure ACK.
+    pub fn pure_ack_sides(&self) -> (Option<i64>, Option<i64>) {
+        let client = self.pure_ack_min[Direction::ServerToClient.index()];
+        let server = self.pure_ack_min[Direction::ClientToServer.index()];
+        (client, server)
     }
 
     /// TCP timestamps on a segment sent in `dir`.
@@ -222,9 +241,9 @@ mod tests {
         // client sends at 0, server ACKs at 36 ms; server data at 40 is
         // ACKed by the client 0.05 ms later.
         r.on_data(ClientToServer, 100, 0);
-        r.on_ack(ServerToClient, 100, 36 * MS);
+        r.on_ack(ServerToClient, 100, 36 * MS, true);
         r.on_data(ServerToClient, 500, 40 * MS);
-        r.on_ack(ClientToServer, 500, 40 * MS + MS / 20);
+        r.on_ack(ClientToServer, 500, 40 * MS + MS / 20, true);
         assert_eq!(r.estimate(), Some((36 * MS, RttSource::DataAck)));
     }
 
@@ -232,9 +251,9 @@ mod tests {
     fn data_ack_in_the_middle_adds_both_sides() {
         let mut r = RttSamples::default();
         r.on_data(ClientToServer, 100, 0);
-        r.on_ack(ServerToClient, 100, 20 * MS);
+        r.on_ack(ServerToClient, 100, 20 * MS, true);
         r.on_data(ServerToClient, 500, 30 * MS);
-        r.on_ack(ClientToServer, 500, 46 * MS);
+        r.on_ack(ClientToServer, 500, 46 * MS, true);
         assert_eq!(r.estimate(), Some((36 * MS, RttSource::DataAck)));
     }
 
@@ -248,11 +267,28 @@ mod tests {
     }
 
     #[test]
+    fn only_pure_acks_give_a_sides_turnaround() {
+        let mut r = RttSamples::default();
+        // The server answers a request with data 5 ms later (think time):
+        // a data/ACK sample, not a pure ACK's.
+        r.on_data(ClientToServer, 100, 0);
+        r.on_ack(ServerToClient, 100, 5 * MS, false);
+        assert_eq!(r.pure_ack_sides(), (None, None));
+        // The client ACKs that answer 0.05 ms after it arrives.
+        r.on_data(ServerToClient, 500, 6 * MS);
+        r.on_ack(ClientToServer, 500, 6 * MS + MS / 20, true);
+        assert_eq!(r.pure_ack_sides(), (Some(MS / 20), None));
+        // Swapped roles swap the sides.
+        r.swap_directions();
+        assert_eq!(r.pure_ack_sides(), (None, Some(MS / 20)));
+    }
+
+    #[test]
     fn acks_for_retransmitted_data_are_not_sampled() {
         let mut r = RttSamples::default();
         r.on_data(ClientToServer, 100, 0);
         r.on_retransmission(ClientToServer);
-        r.on_ack(ServerToClient, 100, 1000 * MS);
+        r.on_ack(ServerToClient, 100, 1000 * MS, true);
         assert_eq!(r.estimate(), None);
     }
 }

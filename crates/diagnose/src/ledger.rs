@@ -83,6 +83,34 @@ impl Clock {
 
 /// The diagnosis of one connection: its ledger, what the detectors find
 /// and the cost each finding is given.
+/// Where a capture without a handshake to go by was taken, and the client
+/// side of the path (the clock shift), from the hosts' pure ACKs. A pure
+/// ACK cannot reach the capture point sooner than the path to its host and
+/// back, and carries no application think time (which an answer with data
+/// may hold): a host whose fastest pure ACK came within its own turnaround
+/// is at the capture point. A longer gap says nothing: it may be a delayed
+/// ACK (200 ms on Windows and macOS, 40 ms and more on Linux) as well as a
+/// path (`many-protocols` 1, captured at a client whose ACKs all waited
+/// 195-199 ms on a 175 ms path, would be placed in the middle).
+fn place_by_pure_acks(
+    (client, server): (Option<i64>, Option<i64>),
+    rtt_ns: Option<i64>,
+) -> Option<(Vantage, i64)> {
+    let rtt = rtt_ns?;
+    if let Some(cs) = client {
+        if vantage((rtt - cs).max(0), cs) == Vantage::Client {
+            return Some((Vantage::Client, cs));
+        }
+    }
+    if let Some(ss) = server {
+        let cs = (rtt - ss).max(0);
+        if vantage(ss, cs) == Vantage::Server {
+            return Some((Vantage::Server, cs));
+        }
+    }
+    None
+}
+
 pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let handshake = c.handshake.clone();
 
@@ -154,9 +182,14 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         (Some(hs), Some(best)) if best < hs => Some(best),
         (cs, _) => cs,
     };
-    let (vantage, shift_ns) = match (client_side, rtt_ns) {
-        (Some(cs), Some(rtt)) => (vantage((rtt - cs).max(0), cs), cs),
-        (Some(cs), None) => (Vantage::Unknown, cs),
+    let from_acks = match client_side {
+        None => place_by_pure_acks(c.rtt.pure_ack_sides, rtt_ns),
+        Some(_) => None,
+    };
+    let (vantage, shift_ns) = match (from_acks, client_side, rtt_ns) {
+        (Some(placed), _, _) => placed,
+        (None, Some(cs), Some(rtt)) => (vantage((rtt - cs).max(0), cs), cs),
+        (None, Some(cs), None) => (Vantage::Unknown, cs),
         _ => (Vantage::Unknown, 0),
     };
     let clock = Clock { shift_ns, rtt_ns };
@@ -452,5 +485,31 @@ mod tests {
         assert_eq!(slow_start_rounds(30 * 1448, 1448), 2);
         assert_eq!(slow_start_rounds(31 * 1448, 1448), 3);
         assert_eq!(slow_start_rounds(0, 1448), 0);
+    }
+
+    #[test]
+    fn a_capture_joined_mid_connection_is_placed_by_its_hosts_pure_acks() {
+        const MS: i64 = 1_000_000;
+        let rtt = Some(30 * MS);
+        // Both hosts ACKed: the one that ACKed within its own turnaround
+        // is at the capture point.
+        let both = |cs, ss| place_by_pure_acks((Some(cs), Some(ss)), rtt);
+        assert_eq!(both(MS / 20, 30 * MS), Some((Vantage::Client, MS / 20)));
+        let server_side = Some((Vantage::Server, 30 * MS - MS / 20));
+        assert_eq!(both(30 * MS, MS / 20), server_side);
+        // Two long gaps: a tap in the middle, or an endpoint whose ACKs
+        // were all delayed; nothing tells which.
+        assert_eq!(both(12 * MS, 18 * MS), None);
+        // One host's own turnaround: the capture is at that host.
+        let client = place_by_pure_acks((Some(MS / 20), None), rtt);
+        assert_eq!(client, Some((Vantage::Client, MS / 20)));
+        let server = place_by_pure_acks((None, Some(MS / 20)), rtt);
+        assert_eq!(server, Some((Vantage::Server, 30 * MS - MS / 20)));
+        // One host's long gap may be its delayed ACK: it places nothing.
+        assert_eq!(place_by_pure_acks((Some(25 * MS), None), rtt), None);
+        assert_eq!(place_by_pure_acks((None, Some(25 * MS)), rtt), None);
+        // No pure ACK, or one side's without an RTT: nothing either.
+        assert_eq!(place_by_pure_acks((None, None), rtt), None);
+        assert_eq!(place_by_pure_acks((Some(MS / 20), None), None), None);
     }
 }
