@@ -298,6 +298,9 @@ pub struct Connection {
     pub(crate) keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
     /// Run the detectors when the connection is reported.
     pub(crate) detect: bool,
+    /// The queue the client's other handshakes found around this
+    /// connection's life (`path_samples.rs`), set when it is reported.
+    pub(crate) path_samples: Vec<crate::QueueSample>,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
     /// Who is the client is known: from a SYN, or from the first payload
@@ -348,6 +351,7 @@ impl Connection {
             timeline: Vec::new(),
             keylog: None,
             detect: true,
+            path_samples: Vec::new(),
             closing_queued: false,
             roles_settled: false,
         }

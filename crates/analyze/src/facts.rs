@@ -81,6 +81,11 @@ pub struct ConnectionFacts {
     pub early_plaintext: Option<Vec<u8>>,
     /// Whether the detectors should run (false for flows evicted early).
     pub detect: bool,
+    /// The client's other clean handshakes from a second before this
+    /// connection to a second after it that found more queue on the path
+    /// than this one's: each SYN's time and how much more
+    /// (`path_samples.rs`).
+    pub path_samples: Vec<crate::QueueSample>,
 }
 
 /// The RTT samples of a connection, reduced to what the ledger reads.
@@ -181,6 +186,7 @@ impl Connection {
             series: c.series.take().map(|b| b.finish()),
             early_plaintext,
             detect: c.detect,
+            path_samples: std::mem::take(&mut c.path_samples),
         }
     }
 

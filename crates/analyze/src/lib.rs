@@ -23,6 +23,8 @@ mod finisher;
 mod flow_map;
 pub mod keylog;
 mod lone_syn;
+mod path_samples;
+pub use path_samples::QueueSample;
 pub mod preamble;
 mod rtt;
 pub mod seq;

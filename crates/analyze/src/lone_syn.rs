@@ -146,6 +146,8 @@ impl Embryo {
             series: None,
             early_plaintext: None,
             detect,
+            // Nothing was answered: no delay to weigh against the path.
+            path_samples: Vec::new(),
         }
     }
 }

@@ -39,6 +39,7 @@ use crate::finisher::{Finisher, ReportSink};
 use crate::flow_map::{FlowKey, FlowMap};
 use crate::lone_syn::{Embryo, LoneSyn, LoneSyns};
 use crate::model::{CaptureStats, Direction, Ending, Endpoint};
+use crate::path_samples::PathSamples;
 
 /// The most one gap between frames advances the capture's progress clock:
 /// longer than any retransmission backoff step worth waiting through, far
@@ -126,6 +127,10 @@ struct Tombstone {
     seen: [bool; 2],
 }
 
+/// How far before and after a connection the other handshakes to its
+/// server are looked at: a page load's connections open within it.
+const PATH_WINDOW_NS: i64 = 1_000_000_000;
+
 /// Most tombstones kept at once, as a multiple of the flow cap: a flood of
 /// flows finished within [`TOMBSTONE_NS`] loses the oldest first.
 const TOMBSTONES_PER_FLOW: usize = 4;
@@ -139,6 +144,9 @@ pub struct Tracker<'s> {
     table: FxHashMap<FlowKey, Box<Connection>>,
     /// Finished connections whose late packets still belong to them.
     tombstones: FlowMap<Tombstone>,
+    /// Every client's clean handshakes, for the queue they measured while
+    /// other connections of the client were open.
+    paths: PathSamples,
     /// Flows that are one SYN so far.
     embryos: LoneSyns,
     /// Connections with nothing more due, in the order they got there, with
@@ -176,6 +184,7 @@ impl<'s> Tracker<'s> {
         Tracker {
             table: FxHashMap::default(),
             tombstones: FlowMap::default(),
+            paths: PathSamples::default(),
             embryos: LoneSyns::default(),
             closing: Default::default(),
             ages: Vec::new(),
@@ -300,6 +309,7 @@ impl<'s> Tracker<'s> {
                     self.progress_ns,
                     &mut self.stats,
                     &mut self.closing,
+                    &mut self.paths,
                 );
                 return;
             }
@@ -387,6 +397,7 @@ impl<'s> Tracker<'s> {
             self.progress_ns,
             &mut self.stats,
             &mut self.closing,
+            &mut self.paths,
         );
     }
 
@@ -614,7 +625,23 @@ impl<'s> Tracker<'s> {
         }
     }
 
-    fn emit(&mut self, key: FlowKey, c: Box<Connection>, ending: Option<Ending>, tombstone: bool) {
+    fn emit(
+        &mut self,
+        key: FlowKey,
+        mut c: Box<Connection>,
+        ending: Option<Ending>,
+        tombstone: bool,
+    ) {
+        if c.detect {
+            c.path_samples = self.paths.queue_beyond_own(
+                c.client.ip,
+                c.server.ip,
+                // (Saturating: a broken clock may stand at the end of time.)
+                c.first.ts_ns.saturating_sub(PATH_WINDOW_NS),
+                c.last.ts_ns.saturating_add(PATH_WINDOW_NS),
+                c.first_syn.map(|s| s.ts_ns),
+            );
+        }
         if tombstone {
             let client_is_lo = key.lo == (c.client.ip, c.client.port);
             let (lo, hi) = if client_is_lo {
@@ -682,12 +709,31 @@ fn track_in(
     progress_ns: i64,
     stats: &mut CaptureStats,
     closing: &mut VecDeque<(FlowKey, i64)>,
+    paths: &mut PathSamples,
 ) {
     if conn.capture_copy(at, dir, seg) {
         stats.capture_duplicates += 1;
         return;
     }
     conn.observe(at, dir, seg);
+    // A clean handshake's SYN-ACK: how far the server was, then.
+    if seg.flags.syn() && seg.flags.ack() {
+        if let (1, 1, Some(syn), Some(sa)) = (
+            conn.syn_count,
+            conn.syn_ack_count,
+            conn.first_syn,
+            conn.syn_ack,
+        ) {
+            if sa == at && sa.ts_ns >= syn.ts_ns {
+                paths.note(
+                    conn.client.ip,
+                    conn.server.ip,
+                    syn.ts_ns,
+                    sa.ts_ns.saturating_sub(syn.ts_ns),
+                );
+            }
+        }
+    }
     conn.last_progress_ns = progress_ns;
     if !conn.closing_queued && conn.is_done() {
         conn.closing_queued = true;

@@ -376,6 +376,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             crate::detect::Facts {
                 report: $report,
                 idle_exchanges: $idle,
+                path_samples: &c.path_samples,
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,
                 rtt_ns,

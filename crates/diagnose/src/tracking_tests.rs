@@ -766,3 +766,87 @@ fn an_evicted_flows_retransmitted_syn_stays_on_its_stream() {
     assert_eq!(r.reports.len(), 6, "no seventh stream");
     assert_eq!(r.stats.late_packets, 1);
 }
+
+/// The same connection's segments moved to another client port, and
+/// (for `server`) another server address.
+fn moved(mut s: Segment<'static>, port: u16, server: Option<&str>) -> Segment<'static> {
+    let from_client = s.src_port == 5000;
+    if from_client {
+        s.src_port = port;
+    } else {
+        s.dst_port = port;
+    }
+    if let Some(addr) = server {
+        if from_client {
+            s.dst = ip(addr);
+        } else {
+            s.src = ip(addr);
+        }
+    }
+    s
+}
+
+/// A client's page load: its first connection shakes hands in 20 ms and
+/// asks; a second connection to the same server, opened meanwhile, needs
+/// 120 ms for its handshake (the client's link queue, 100 ms of it); the
+/// first's answer comes 85 ms after its question, 5 ms after that
+/// handshake ended. 65 ms "think time" on the first handshake's clock;
+/// but a queue drains at most as fast as time passes, so 95 ms of queue
+/// were still on the path: no think time. The same second handshake to
+/// another server is that server's path (its fastest), not a queue; and
+/// no second connection, no queue.
+#[test]
+fn a_queue_the_clients_other_handshakes_measured_is_not_server_think_time() {
+    let first_conn = |answer_at: i64| {
+        let mut s = vec![
+            (0, seg(true, 100, 0, SYN, b"")),
+            (20, seg(false, 900, 101, SYN | ACK, b"")),
+            (20, seg(true, 101, 901, ACK, b"")),
+            (
+                240,
+                seg(true, 101, 901, PSH | ACK, b"GET / HTTP/1.1\r\n\r\n"),
+            ),
+        ];
+        s.push((
+            answer_at,
+            seg(false, 901, 119, PSH | ACK, b"HTTP/1.1 200 OK\r\n\r\n"),
+        ));
+        s.push((answer_at, seg(true, 119, 920, ACK, b"")));
+        s
+    };
+    let second_conn = |server: Option<&'static str>| {
+        vec![
+            (200, moved(seg(true, 5000, 0, SYN, b""), 5001, server)),
+            (
+                320,
+                moved(seg(false, 7000, 5001, SYN | ACK, b""), 5001, server),
+            ),
+            (320, moved(seg(true, 5001, 7001, ACK, b""), 5001, server)),
+        ]
+    };
+    let think = |segments: Vec<(i64, Segment<'static>)>| -> Option<f64> {
+        let r = run(segments, AnalyzeOptions::default());
+        let first = r.reports.iter().find(|c| c.client.port == 5000).unwrap();
+        first
+            .findings
+            .iter()
+            .find(|f| f.kind == crate::model::FindingKind::ServerThinkTime)
+            .map(|f| f.cost_ms)
+    };
+    let merged = |mut a: Vec<(i64, Segment<'static>)>, b: Vec<(i64, Segment<'static>)>| {
+        a.extend(b);
+        a.sort_by_key(|(t, _)| *t);
+        a
+    };
+    // Alone: 85 ms from question to answer on a 20 ms path.
+    assert_eq!(think(first_conn(325)), Some(65.0));
+    // The queue the second handshake found, 5 ms before the answer.
+    assert_eq!(think(merged(first_conn(325), second_conn(None))), None);
+    // Another server 120 ms away: no queue in that.
+    let far = merged(first_conn(325), second_conn(Some("10.0.0.3")));
+    assert_eq!(think(far), Some(65.0));
+    // An answer 100 ms after that handshake: at least 0 ms of its queue
+    // left, so the think time stands (the bound says no more).
+    let late = merged(first_conn(420), second_conn(None));
+    assert_eq!(think(late), Some(160.0));
+}

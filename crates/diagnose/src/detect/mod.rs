@@ -58,6 +58,10 @@ pub struct Facts<'a> {
     /// Exchanges a server's timer paced ([`idle_exchanges`], by number):
     /// idle in the ledger, no think time in `server_think_time`.
     pub idle_exchanges: &'a [usize],
+    /// The client's other handshakes around this connection that found
+    /// more queue on the path than its own: each SYN's time and how much
+    /// more (`ConnectionFacts::path_samples`).
+    pub path_samples: &'a [rttdoc_analyze::QueueSample],
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
     pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],
@@ -238,6 +242,27 @@ impl<'a> Facts<'a> {
             Direction::ClientToServer => &self.report.client_to_server,
             Direction::ServerToClient => &self.report.server_to_client,
         }
+    }
+
+    /// How much more queue than this connection's handshake found the
+    /// client's path held, at least, when an answer captured at `at_ns`
+    /// came: a handshake of the client's whose SYN-ACK came before it
+    /// found that much more beyond its server's fastest, and a queue
+    /// drains at most as fast as time passes (a FIFO link sends what it
+    /// holds at its rate: each millisecond later, the delay it adds is at
+    /// most a millisecond less). Counted when it is a queue and not a
+    /// path's jitter (more than a quarter of the round trip, and 1 ms). A
+    /// queue the client's parallel connections filled makes every answer
+    /// slower by that much, which is path time, not the server's.
+    pub fn path_queue_ns(&self, at_ns: i64) -> i64 {
+        let jitter = (self.rtt_ns.unwrap_or(0) / 4).max(1_000_000);
+        self.path_samples
+            .iter()
+            .filter(|q| q.to_ns <= at_ns)
+            .map(|q| q.beyond_ns.saturating_sub(at_ns.saturating_sub(q.to_ns)))
+            .filter(|&more| more > jitter)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Whether the capture was taken on the host that sends in `dir`.

@@ -24,6 +24,15 @@
 //! showed (a capture that lost packets, a collage of samples) an answer
 //! to the request before it: it answers one the capture missed.
 //!
+//! Nor is a queue on the path the server's work: a page load's parallel
+//! connections fill the client's access link together, and the round trip
+//! grows long after this connection's handshake timed it. The client's
+//! handshakes measured the queue (SYN -> SYN-ACK at the capture point
+//! beyond the fastest with the same server), and a queue drains at most as
+//! fast as time passes: what a handshake answered before the answer found
+//! beyond this connection's own, less the time since, was still on the
+//! path, and is taken off.
+//!
 //! Nor is a server's timer its work: a heartbeat (the server pings, the
 //! client answers at once, the next ping comes a period later) or a long
 //! poll's hold (the client polls again the moment an answer comes, the
@@ -76,7 +85,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                     .map(|r| (r.frame, f.on_clock_of(Direction::ServerToClient, r)))
                     .next()
                     .unwrap_or((sh, ta));
-                let think = first - tq;
+                // When the answer was captured.
+                let queue = f
+                    .record(first_frame)
+                    .map_or(0, |r| f.path_queue_ns(r.ts_ns));
+                let think = first - tq - queue;
                 if think >= threshold {
                     let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
                     x.frames = vec![ch, sh];
@@ -268,7 +281,9 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         // response the server's.
         let tq = on_server(last_copy).unwrap_or(x.request_last.ts_ns + f.server_side_ns);
         let ta = first.ts_ns;
-        let think = ta - tq;
+        // A queue on the path (the client's parallel connections filling
+        // it) delays the answer as much as the server would.
+        let think = ta - tq - f.path_queue_ns(first.ts_ns);
         // Held only if the server still had data in flight when the
         // request arrived (what Nagle waits on), and the response left
         // with the ACK for it.

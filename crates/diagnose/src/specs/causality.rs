@@ -83,6 +83,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         timeline,
         exchanges: &[],
         idle_exchanges: &[],
+        path_samples: &[],
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,
         server_side_ns: RTT_NS,
