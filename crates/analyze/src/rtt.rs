@@ -71,6 +71,7 @@ impl RttSamples {
 
     /// An ACK sent in `dir` covers data sent the other way; `pure`: it
     /// carries nothing else (no data, SYN, FIN or RST).
+    #[inline]
     pub fn on_ack(&mut self, dir: Direction, ack: u32, ts_ns: i64, pure: bool) {
         let r = dir.reverse().index();
         let mut newest = None;
@@ -100,6 +101,7 @@ impl RttSamples {
     }
 
     /// TCP timestamps on a segment sent in `dir`.
+    #[inline]
     pub fn on_timestamps(&mut self, dir: Direction, tsval: u32, tsecr: u32, ack: bool, ts_ns: i64) {
         let d = dir.index();
         let q = &mut self.tsvals[d];
@@ -206,6 +208,7 @@ pub fn vantage(server_side_ns: i64, client_side_ns: i64) -> Vantage {
 
 /// Room for a short connection's samples at the first one, instead of
 /// growing 4, 8, 16 (a reallocation each, per connection).
+#[inline(always)]
 fn first_room(q: &mut VecDeque<(u32, i64)>) {
     if q.capacity() == 0 {
         q.reserve_exact(16);

@@ -632,7 +632,8 @@ impl<'s> Tracker<'s> {
         ending: Option<Ending>,
         tombstone: bool,
     ) {
-        if c.detect {
+        // Only answers are weighed against the path's queue.
+        if c.detect && (c.exchanges.total > 0 || c.tls.is_some()) {
             c.path_samples = self.paths.queue_beyond_own(
                 c.client.ip,
                 c.server.ip,
@@ -718,26 +719,29 @@ fn track_in(
     conn.observe(at, dir, seg);
     // A clean handshake's SYN-ACK: how far the server was, then.
     if seg.flags.syn() && seg.flags.ack() {
-        if let (1, 1, Some(syn), Some(sa)) = (
-            conn.syn_count,
-            conn.syn_ack_count,
-            conn.first_syn,
-            conn.syn_ack,
-        ) {
-            if sa == at && sa.ts_ns >= syn.ts_ns {
-                paths.note(
-                    conn.client.ip,
-                    conn.server.ip,
-                    syn.ts_ns,
-                    sa.ts_ns.saturating_sub(syn.ts_ns),
-                );
-            }
-        }
+        note_handshake(conn, at, paths);
     }
     conn.last_progress_ns = progress_ns;
     if !conn.closing_queued && conn.is_done() {
         conn.closing_queued = true;
         closing.push_back((key, progress_ns));
+    }
+}
+
+/// Keeps a connection's clean handshake for the client's path samples
+/// (once per connection, at its SYN-ACK: out of the per-packet path).
+#[inline(never)]
+fn note_handshake(conn: &Connection, at: Stamp, paths: &mut PathSamples) {
+    if let (1, 1, Some(syn), Some(sa)) = (
+        conn.syn_count,
+        conn.syn_ack_count,
+        conn.first_syn,
+        conn.syn_ack,
+    ) {
+        if sa == at && sa.ts_ns >= syn.ts_ns {
+            let gap = sa.ts_ns.saturating_sub(syn.ts_ns);
+            paths.note(conn.client.ip, conn.server.ip, syn.ts_ns, gap);
+        }
     }
 }
 
