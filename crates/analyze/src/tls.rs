@@ -336,13 +336,11 @@ impl TlsSession {
                 if n.is_multiple_of(record) {
                     let len = record as u32 - 5;
                     if let TicketRun::Held(s0, e0, l0) = self.ticket_run {
-                        self.ticket(s0, e0, l0);
+                        self.ticket(s0, e0, l0, false);
                     }
                     self.ticket_run = TicketRun::Tickets(len);
                     for _ in 0..n / record {
-                        self.tickets_after_handshake += 1;
-                        let what = TlsMessage::NewSessionTicketEncrypted;
-                        self.note_maybe_cut(at, at, dir, what, len, true);
+                        self.ticket(at, at, len, true);
                     }
                     return;
                 }
@@ -665,12 +663,12 @@ impl TlsSession {
                 }
                 (Direction::ServerToClient, TicketRun::Held(s0, e0, l0)) if l0 == len => {
                     self.ticket_run = TicketRun::Tickets(len);
-                    self.ticket(s0, e0, l0);
-                    self.ticket(started, end, len);
+                    self.ticket(s0, e0, l0, false);
+                    self.ticket(started, end, len, false);
                     return;
                 }
                 (Direction::ServerToClient, TicketRun::Tickets(l)) if l == len => {
-                    self.ticket(started, end, len);
+                    self.ticket(started, end, len, false);
                     return;
                 }
                 // The client's data (a request) does not end the run: the
@@ -684,10 +682,13 @@ impl TlsSession {
         exchanges.on_data(dir, started, end, len as u64, &[]);
     }
 
-    fn ticket(&mut self, started: Stamp, end: Stamp, len: u32) {
+    /// A session ticket; `cut`: known by its size alone (its record
+    /// header was cut away with the rest of a segment).
+    fn ticket(&mut self, started: Stamp, end: Stamp, len: u32, cut: bool) {
         self.tickets_after_handshake += 1;
         let what = TlsMessage::NewSessionTicketEncrypted;
-        self.note(started, end, Direction::ServerToClient, what, len);
+        let server = Direction::ServerToClient;
+        self.note_maybe_cut(started, end, server, what, len, cut);
     }
 
     /// Application data has begun (or the connection ended): a record held
@@ -1037,6 +1038,31 @@ mod tests {
         cap.segment(1, C, &[ch, ccs()]);
         assert_eq!(cap.tls.early_data_records, 0);
         assert_eq!(cap.exchanges(), []);
+    }
+
+    /// TLS 1.3 servers send two tickets back to back, in one segment: the
+    /// snap length keeps the first's header; the rest of the segment is
+    /// whole records of that size, so tickets too, not a response.
+    #[test]
+    fn tickets_sharing_a_cut_segment_are_tickets_not_an_answer() {
+        let mut cap = Capture::new(30);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 300)]);
+        cap.segment(2, S, &[handshake(ht::SERVER_HELLO, 118), encrypted(2000)]);
+        cap.segment(3, C, &[encrypted(53)]);
+        cap.segment(4, C, &[encrypted(120)]);
+        cap.segment(5, S, &[encrypted(250), encrypted(250)]);
+        cap.segment(6, S, &[encrypted(400)]);
+        assert_eq!(cap.tls.tickets_after_handshake, 2);
+        assert_eq!(cap.exchanges(), [(4, Some(6), 120)]);
+        // A different size behind the first: data, and the first with it.
+        let mut cap = Capture::new(30);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 300)]);
+        cap.segment(2, S, &[handshake(ht::SERVER_HELLO, 118), encrypted(2000)]);
+        cap.segment(3, C, &[encrypted(53)]);
+        cap.segment(4, C, &[encrypted(120)]);
+        cap.segment(5, S, &[encrypted(250), encrypted(700)]);
+        assert_eq!(cap.tls.tickets_after_handshake, 0);
+        assert_eq!(cap.exchanges(), [(4, Some(5), 120)]);
     }
 
     /// Bytes behind a hole in the capture (segments never captured) are
