@@ -933,10 +933,12 @@ impl Connection {
             let wscale = self.half[d]
                 .wscale
                 .filter(|_| self.half[r].wscale.is_some());
+            // A shift above 14 is used as 14 (RFC 7323 2.3): a malformed
+            // option must not shift the window out of its 64 bits.
             let window = if flags.syn() {
                 seg.window as u64
             } else {
-                (seg.window as u64) << wscale.unwrap_or(0)
+                (seg.window as u64) << wscale.unwrap_or(0).min(14)
             };
             let mut notes = Vec::new();
             if retransmission {

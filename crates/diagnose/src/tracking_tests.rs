@@ -850,3 +850,35 @@ fn a_queue_the_clients_other_handshakes_measured_is_not_server_think_time() {
     let late = merged(first_conn(420), second_conn(None));
     assert_eq!(think(late), Some(160.0));
 }
+
+/// A window scale above 14 is used as 14 (RFC 7323 2.3) wherever a window
+/// is scaled: a malformed option (the fuzzer sent 255) must not shift a
+/// window out of its 64 bits, in the ladder either.
+#[test]
+fn a_window_scale_above_fourteen_is_used_as_fourteen() {
+    let scaled = |mut s: Segment<'static>| {
+        s.options.window_scale = Some(255);
+        s
+    };
+    let s = vec![
+        (0, scaled(seg(true, 100, 0, SYN, b""))),
+        (20, scaled(seg(false, 900, 101, SYN | ACK, b""))),
+        (20, seg(true, 101, 901, ACK, b"")),
+        (
+            30,
+            seg(true, 101, 901, PSH | ACK, b"GET / HTTP/1.1\r\n\r\n"),
+        ),
+        (
+            50,
+            seg(false, 901, 119, PSH | ACK, b"HTTP/1.1 200 OK\r\n\r\n"),
+        ),
+    ];
+    let options = AnalyzeOptions {
+        ladder_stream: Some(0),
+        ..AnalyzeOptions::default()
+    };
+    let r = run(s, options);
+    let ladder = r.reports[0].ladder.as_ref().expect("the ladder asked for");
+    // The window of 1000 scaled by 2^14.
+    assert!(ladder.iter().any(|e| e.window == 1000 << 14), "{ladder:?}");
+}
