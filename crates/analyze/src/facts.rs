@@ -83,8 +83,8 @@ pub struct ConnectionFacts {
     pub detect: bool,
     /// The client's other clean handshakes from a second before this
     /// connection to a second after it that found more queue on the path
-    /// than this one's: each SYN's time and how much more
-    /// (`path_samples.rs`).
+    /// than this one's, by more than a jitter: when each measured it (SYN
+    /// to SYN-ACK) and how much more (`path_samples.rs`).
     pub path_samples: Vec<crate::QueueSample>,
 }
 

@@ -277,9 +277,9 @@ impl TlsSession {
         }
     }
 
-    /// Bytes a capture hole left without record framing (a snap length cut
-    /// the header of a record: a request written right after the client's
-    /// Finished, a response's second record). Once the handshake is over
+    /// Bytes a snap length left without record framing (it cut the header
+    /// of a record: a request written right after the client's Finished, a
+    /// response's second record). Once the handshake is over
     /// they can only be application data (or an alert, which is rare), so
     /// they go to the exchanges as records do; before that they are part
     /// of the handshake, which is timed by its framed records.
@@ -331,10 +331,9 @@ impl TlsSession {
                 TicketRun::Held(_, _, len) | TicketRun::Tickets(len) => Some(len),
                 _ => None,
             };
-            let record = ticket_len.map(|len| len as usize + 5);
-            if let (Direction::ServerToClient, Some(record)) = (dir, record) {
+            if let (Direction::ServerToClient, Some(len)) = (dir, ticket_len) {
+                let record = len as usize + 5;
                 if n.is_multiple_of(record) {
-                    let len = record as u32 - 5;
                     if let TicketRun::Held(s0, e0, l0) = self.ticket_run {
                         self.ticket(s0, e0, l0, false);
                     }
@@ -345,11 +344,7 @@ impl TlsSession {
                     return;
                 }
             }
-            if let (Direction::ServerToClient, _) | (_, TicketRun::Held(..)) =
-                (dir, self.ticket_run)
-            {
-                self.end_ticket_run(exchanges);
-            }
+            self.data_after_handshake(dir, exchanges);
         }
         exchanges.on_data(dir, at, at, n as u64, &[]);
     }
@@ -485,10 +480,7 @@ impl TlsSession {
             (Direction::ClientToServer, Some(c)) if c.msg_type == ht::CLIENT_HELLO => {
                 if self.client_hello_at.is_none() {
                     self.client_hello_at = Some((r.started, end));
-                    self.client_hello_bytes = match *r.cut_body {
-                        [_, a, b, c, ..] => u32::from_be_bytes([0, a, b, c]) + 4,
-                        _ => len,
-                    };
+                    self.client_hello_bytes = c.msg_len.unwrap_or(len);
                 }
                 TlsMessage::ClientHello
             }
@@ -671,15 +663,20 @@ impl TlsSession {
                     self.ticket(started, end, len, false);
                     return;
                 }
-                // The client's data (a request) does not end the run: the
-                // tickets answer its Finished, not its request. A record
-                // held back goes first, to keep the order.
-                (Direction::ClientToServer, TicketRun::Held(..))
-                | (Direction::ServerToClient, _) => self.end_ticket_run(exchanges),
-                (Direction::ClientToServer, _) => {}
+                _ => self.data_after_handshake(dir, exchanges),
             }
         }
         exchanges.on_data(dir, started, end, len as u64, &[]);
+    }
+
+    /// TLS 1.3 application data in `dir` that is no ticket: the server's
+    /// ends a run of tickets; the client's (a request) does not (the
+    /// tickets answer its Finished, not its request), but a record held
+    /// back as a possible ticket goes first, to keep the order.
+    fn data_after_handshake(&mut self, dir: Direction, exchanges: &mut Exchanges) {
+        if let (Direction::ServerToClient, _) | (_, TicketRun::Held(..)) = (dir, self.ticket_run) {
+            self.end_ticket_run(exchanges);
+        }
     }
 
     /// A session ticket; `cut`: known by its size alone (its record

@@ -292,6 +292,8 @@ const HRR_RANDOM: [u8; 32] = [
 pub struct CutHandshake {
     /// Type of the message the record starts with.
     pub msg_type: u8,
+    /// Its size with its 4-byte header, when the header survived.
+    pub msg_len: Option<u32>,
     /// For a ServerHello, whether it is a HelloRetryRequest: known only
     /// when its 32-byte random survived the cut.
     pub hello_retry_request: Option<bool>,
@@ -304,11 +306,12 @@ impl CutHandshake {
     /// continues one from the record before).
     pub fn read(head: &[u8], record_len: u16) -> Option<CutHandshake> {
         let msg_type = *head.first()?;
-        if let [_, a, b, c, ..] = *head {
-            let len = u32::from_be_bytes([0, a, b, c]);
-            if len + 4 > record_len as u32 {
-                return None;
-            }
+        let msg_len = match *head {
+            [_, a, b, c, ..] => Some(u32::from_be_bytes([0, a, b, c]) + 4),
+            _ => None,
+        };
+        if msg_len.is_some_and(|len| len > record_len as u32) {
+            return None;
         }
         // type (1), length (3), legacy_version (2), random (32)
         let hello_retry_request = match head.get(6..38) {
@@ -317,6 +320,7 @@ impl CutHandshake {
         };
         Some(CutHandshake {
             msg_type,
+            msg_len,
             hello_retry_request,
         })
     }
@@ -702,6 +706,9 @@ mod tests {
                 Some(handshake_type::CLIENT_HELLO),
                 "{keep}"
             );
+            // Its size, once its header is in.
+            let size = (keep >= 4).then_some(ch.len() as u32);
+            assert_eq!(got.and_then(|c| c.msg_len), size, "{keep}");
             assert_eq!(got.and_then(|c| c.hello_retry_request), None);
         }
         // Nothing of the body: nothing to say.

@@ -59,8 +59,8 @@ pub struct Facts<'a> {
     /// idle in the ledger, no think time in `server_think_time`.
     pub idle_exchanges: &'a [usize],
     /// The client's other handshakes around this connection that found
-    /// more queue on the path than its own: each SYN's time and how much
-    /// more (`ConnectionFacts::path_samples`).
+    /// more queue on the path than its own: when each measured it (SYN to
+    /// SYN-ACK) and how much more (`ConnectionFacts::path_samples`).
     pub path_samples: &'a [rttdoc_analyze::QueueSample],
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
