@@ -13,7 +13,6 @@
 //! `tests` below holds the bytes to serde_json's, value kind by value kind.
 
 use serde::ser::{self, Impossible, Serialize};
-use serde_json::ser::{CompactFormatter, Formatter};
 
 /// Appends `value` as compact JSON to `out`.
 pub fn to_vec<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(), Error> {
@@ -76,49 +75,113 @@ fn needs_escape(word: u64) -> bool {
     control | has_zero(word ^ (ONES * b'"' as u64)) | has_zero(word ^ (ONES * b'\\' as u64)) != 0
 }
 
-fn write_str(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    let mut clean = 0;
+/// Whether none of these bytes needs an escape: eight at a time, the
+/// last few padded with spaces (which need none).
+fn is_clean(bytes: &[u8]) -> bool {
     let mut chunks = bytes.chunks_exact(8);
     for chunk in chunks.by_ref() {
-        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        if needs_escape(word) {
-            break;
+        if needs_escape(u64::from_le_bytes(chunk.try_into().expect("eight bytes"))) {
+            return false;
         }
-        clean += 8;
     }
-    if clean == bytes.len() {
-        out.extend_from_slice(bytes);
-    } else {
-        let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate().skip(clean) {
-            let e = ESCAPE[b as usize];
-            if e == 0 {
-                continue;
-            }
-            out.extend_from_slice(&bytes[start..i]);
-            start = i + 1;
-            if e == b'u' {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[(b >> 4) as usize]);
-                out.push(HEX[(b & 0xf) as usize]);
-            } else {
-                out.extend_from_slice(&[b'\\', e]);
-            }
+    let mut last = [b' '; 8];
+    copy_short(&mut last, chunks.remainder());
+    !needs_escape(u64::from_le_bytes(last))
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    let n = bytes.len();
+    if is_clean(bytes) {
+        if n <= SHORT {
+            // Quotes and all in one piece (names, addresses, messages).
+            let at = out.len();
+            out.extend_from_slice(&[0u8; SHORT + 2]);
+            let room = &mut out[at..at + SHORT + 2];
+            room[0] = b'"';
+            copy_short(&mut room[1..], bytes);
+            room[n + 1] = b'"';
+            out.truncate(at + n + 2);
+        } else {
+            out.reserve(n + 2);
+            out.push(b'"');
+            out.extend_from_slice(bytes);
+            out.push(b'"');
         }
-        out.extend_from_slice(&bytes[start..]);
+        return;
     }
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let e = ESCAPE[b as usize];
+        if e == 0 {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        start = i + 1;
+        if e == b'u' {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[(b >> 4) as usize]);
+            out.push(HEX[(b & 0xf) as usize]);
+        } else {
+            out.extend_from_slice(&[b'\\', e]);
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
-macro_rules! number {
-    ($($method:ident($t:ty) => $write:ident;)*) => {$(
+/// The most bytes [`put`] copies in fixed-size pieces.
+const SHORT: usize = 32;
+
+/// Appends `bytes` to `out`. What this writer appends is nearly all short
+/// (field names, numbers: a SYN flood's report is ~70 fields of a few
+/// bytes each), and a call to `memcpy` for a few bytes costs more than
+/// the copy: a short run is copied as two fixed-size pieces that overlap
+/// (the compiler makes each a load and a store), into room made by
+/// appending a fixed-size block and taken back to the run's length.
+#[inline(always)]
+fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+    let n = bytes.len();
+    if n > SHORT {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    let at = out.len();
+    out.extend_from_slice(&[0u8; SHORT]);
+    let room = &mut out[at..at + SHORT];
+    copy_short(room, bytes);
+    out.truncate(at + n);
+}
+
+/// Copies `bytes` (at most [`SHORT`]) to the start of `room`.
+#[inline(always)]
+fn copy_short(room: &mut [u8], bytes: &[u8]) {
+    let n = bytes.len();
+    if n >= 16 {
+        room[..16].copy_from_slice(&bytes[..16]);
+        room[n - 16..n].copy_from_slice(&bytes[n - 16..]);
+    } else if n >= 8 {
+        room[..8].copy_from_slice(&bytes[..8]);
+        room[n - 8..n].copy_from_slice(&bytes[n - 8..]);
+    } else if n >= 4 {
+        room[..4].copy_from_slice(&bytes[..4]);
+        room[n - 4..n].copy_from_slice(&bytes[n - 4..]);
+    } else if n > 0 {
+        // One, two or three bytes: the first, the middle and the last.
+        room[0] = bytes[0];
+        room[n / 2] = bytes[n / 2];
+        room[n - 1] = bytes[n - 1];
+    }
+}
+
+macro_rules! integer {
+    ($($method:ident($t:ty);)*) => {$(
+        #[inline]
         fn $method(self, v: $t) -> Result<(), Error> {
-            // Writing to a Vec cannot fail.
-            let _ = CompactFormatter.$write(self.out, v);
+            // itoa, as serde_json writes integers: the same digits.
+            put(self.out, itoa::Buffer::new().format(v).as_bytes());
             Ok(())
         }
     )*};
@@ -141,22 +204,23 @@ impl<'a, 'b> ser::Serializer for &'b mut Json<'a> {
         Ok(())
     }
 
-    number! {
-        serialize_i8(i8) => write_i8;
-        serialize_i16(i16) => write_i16;
-        serialize_i32(i32) => write_i32;
-        serialize_i64(i64) => write_i64;
-        serialize_i128(i128) => write_i128;
-        serialize_u8(u8) => write_u8;
-        serialize_u16(u16) => write_u16;
-        serialize_u32(u32) => write_u32;
-        serialize_u64(u64) => write_u64;
-        serialize_u128(u128) => write_u128;
+    integer! {
+        serialize_i8(i8);
+        serialize_i16(i16);
+        serialize_i32(i32);
+        serialize_i64(i64);
+        serialize_i128(i128);
+        serialize_u8(u8);
+        serialize_u16(u16);
+        serialize_u32(u32);
+        serialize_u64(u64);
+        serialize_u128(u128);
     }
 
     fn serialize_f32(self, v: f32) -> Result<(), Error> {
         if v.is_finite() {
-            let _ = CompactFormatter.write_f32(self.out, v);
+            // zmij, as serde_json writes floats: the same digits.
+            put(self.out, zmij::Buffer::new().format_finite(v).as_bytes());
         } else {
             self.out.extend_from_slice(b"null");
         }
@@ -165,7 +229,7 @@ impl<'a, 'b> ser::Serializer for &'b mut Json<'a> {
 
     fn serialize_f64(self, v: f64) -> Result<(), Error> {
         if v.is_finite() {
-            let _ = CompactFormatter.write_f64(self.out, v);
+            put(self.out, zmij::Buffer::new().format_finite(v).as_bytes());
         } else {
             self.out.extend_from_slice(b"null");
         }
@@ -352,14 +416,31 @@ impl<'a, 'b> Compound<'a, 'b> {
         Ok(())
     }
 
-    /// A field name: an identifier, copied without the escape check.
+    /// A field name: an identifier, copied without the escape check
+    /// (with its comma, quotes and colon, in one piece when short).
+    #[inline(always)]
     fn field(&mut self, key: &'static str) {
-        self.comma();
-        let out = &mut self.json.out;
-        out.reserve(key.len() + 3);
-        out.push(b'"');
-        out.extend_from_slice(key.as_bytes());
-        out.extend_from_slice(b"\":");
+        let first = std::mem::replace(&mut self.first, false);
+        let out = &mut *self.json.out;
+        let key = key.as_bytes();
+        let n = key.len();
+        if n > SHORT {
+            out.extend_from_slice(if first { b"\"" } else { b",\"" });
+            out.extend_from_slice(key);
+            out.extend_from_slice(b"\":");
+            return;
+        }
+        // `,"` + name + `":`, at most SHORT + 4 bytes.
+        let at = out.len();
+        out.extend_from_slice(&[0u8; SHORT + 4]);
+        let room = &mut out[at..at + SHORT + 4];
+        room[0] = b',';
+        let start = usize::from(!first);
+        room[start] = b'"';
+        copy_short(&mut room[start + 1..], key);
+        room[start + 1 + n] = b'"';
+        room[start + 2 + n] = b':';
+        out.truncate(at + start + n + 3);
     }
 }
 
@@ -418,6 +499,9 @@ macro_rules! fields {
             type Ok = ();
             type Error = Error;
 
+            // Inlined into each struct's `serialize`: called once per
+            // field, its call and register saves cost more than the field.
+            #[inline(always)]
             fn serialize_field<T: Serialize + ?Sized>(
                 &mut self,
                 key: &'static str,
@@ -638,6 +722,49 @@ mod tests {
         assert_eq!(ours, theirs);
     }
 
+    /// Field names and numbers of every length around the short-copy
+    /// pieces (0-3, 4, 8, 16 bytes, the most copied in pieces, beyond it),
+    /// first in their object and after a comma.
+    #[test]
+    fn names_and_numbers_of_every_length_are_written_whole() {
+        struct Fields(Vec<&'static str>);
+        impl Serialize for Fields {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Fields", self.0.len())?;
+                for (i, name) in self.0.iter().enumerate() {
+                    st.serialize_field(name, &(10u64.pow(i as u32 % 20) + 7))?;
+                }
+                st.end()
+            }
+        }
+        let alphabet = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMN";
+        for len in 1..=alphabet.len() {
+            let name: &'static str = &alphabet[..len];
+            let other: &'static str = &alphabet[alphabet.len() - len..];
+            same(&Fields(vec![name]));
+            same(&Fields(vec![name, other, name]));
+        }
+        let numbers: Vec<u64> = (0..20)
+            .map(|e| 10u64.pow(e) - 1)
+            .chain([u64::MAX])
+            .collect();
+        same(&numbers);
+        let signed: Vec<i64> = numbers.iter().map(|&n| -((n / 2) as i64)).collect();
+        same(&signed);
+        let floats = [
+            0.0,
+            -0.0,
+            1.5,
+            1e-300,
+            123456.789,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+        ];
+        same(&floats);
+        same(&floats.map(|f| f as f32));
+    }
+
     #[test]
     fn strings_are_escaped_as_serde_json_escapes_them() {
         // Every byte below 0x20, the two that JSON escapes, and text around
@@ -650,6 +777,14 @@ mod tests {
                 same(&format!("{before}{c}tail of the string"));
                 same(&format!("{c}{before}{c}"));
             }
+        }
+        // Clean strings of every length around the pieces they are
+        // copied in, and escapes at their ends.
+        for n in 0..=40 {
+            let clean: String = ('a'..='z').cycle().take(n).collect();
+            same(&clean);
+            same(&format!("{clean}\n"));
+            same(&format!("\"{clean}"));
         }
         for s in [
             "",
