@@ -296,13 +296,34 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         report
     });
 
-    let mss =
-        handshake.client_mss.unwrap_or(1460) as u64 - if handshake.timestamps { 12 } else { 0 };
+    // Segment payloads each way: the peer's MSS option, less timestamps.
+    let options = if handshake.timestamps { 12 } else { 0 };
+    let mss = handshake.client_mss.unwrap_or(1460) as u64 - options;
+    let request_mss = handshake.server_mss.unwrap_or(1460) as u64 - options;
     for (i, x) in c.exchanges.iter().enumerate() {
         let n = i as u32 + 1;
         let name = x.label.clone().unwrap_or_else(|| format!("exchange {n}"));
         let Some(first) = x.response_first else {
             continue;
+        };
+        // A request the server answered only once all of it was in (an
+        // upload: a PUT, a form's POST) takes its own slow-start rounds
+        // to get there before the answer's round trip.
+        let whole_request_first =
+            x.request_last.frame != x.request_first.frame && x.request_last.frame < first.frame;
+        let request_rounds = if whole_request_first {
+            slow_start_rounds(x.request_bytes, request_mss).saturating_sub(1)
+        } else {
+            0
+        };
+        let basis = if request_rounds > 0 {
+            format!(
+                "request of {} bytes in slow start from IW10: {request_rounds} more RTT, \
+                 response back: 1 RTT (plus server think time)",
+                x.request_bytes
+            )
+        } else {
+            "request out, response back: 1 RTT (plus server think time)".into()
         };
         ledger.push(clock.row(
             Phase::FirstByte,
@@ -310,10 +331,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             Some(n),
             (x.request_first, false),
             (first, true),
-            (
-                Some(1.0),
-                "request out, response back: 1 RTT (plus server think time)".into(),
-            ),
+            (Some(1.0 + request_rounds as f64), basis),
         ));
         let last = x.response_last.unwrap_or(first);
         if last.frame != first.frame {

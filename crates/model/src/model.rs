@@ -657,6 +657,10 @@ pub enum Detail {
         /// the receiver's acknowledgments around them are in it (a capture
         /// of data packets only). No wait is counted for them.
         unconfirmed: u32,
+        /// Times the sender, with more to send, waited on the receiver's
+        /// window while a hole held its left edge, until the repair was
+        /// acknowledged.
+        window_stalls: u32,
     },
     /// Retransmission timeouts.
     RtoStall {

@@ -27,6 +27,20 @@ fn side(d: Direction) -> (&'static str, &'static str) {
     }
 }
 
+/// The sentence a retransmission finding adds for the stalls on a window
+/// a hole held (none: nothing).
+fn held_by_loss(who: &str, peer: &str, stalls: u32) -> String {
+    if stalls == 0 {
+        return String::new();
+    }
+    format!(
+        " While the losses were repaired, the {who} filled the {peer}'s receive window and waited {}: the {peer} \
+         cannot move its window past a hole, however much it holds beyond it, so the wait ended only when a \
+         repair was acknowledged (the loss's cost, not the receive buffer's).",
+        times(stalls)
+    )
+}
+
 fn times(n: u32) -> String {
     if n == 1 {
         "once".to_string()
@@ -204,17 +218,20 @@ pub fn explanation(x: &Finding) -> String {
             sender,
             segments,
             unconfirmed: 0,
+            window_stalls,
         } => {
-            let (who, _) = side(*sender);
+            let (who, peer) = side(*sender);
             format!(
                 "The {who} retransmitted {segments} segment(s): packets were lost between it and its peer \
-                 (frames: each original, then its retransmission)."
+                 (frames: each original, then its retransmission).{}",
+                held_by_loss(who, peer, *window_stalls)
             )
         }
         Detail::Retransmission {
             sender,
             segments,
             unconfirmed,
+            ..
         } if unconfirmed >= segments => {
             let (who, peer) = side(*sender);
             format!(
@@ -228,12 +245,14 @@ pub fn explanation(x: &Finding) -> String {
             sender,
             segments,
             unconfirmed,
+            window_stalls,
         } => {
             let (who, peer) = side(*sender);
             format!(
                 "The {who} retransmitted {segments} segment(s): packets were lost between it and its peer \
                  (frames: each original, then its retransmission). For {unconfirmed} of them the capture holds \
-                 none of the {peer}'s acknowledgments, so their loss is not shown and no wait is counted."
+                 none of the {peer}'s acknowledgments, so their loss is not shown and no wait is counted.{}",
+                held_by_loss(who, peer, *window_stalls)
             )
         }
         Detail::RtoStall { sender, stalls } => {

@@ -20,6 +20,7 @@ mod slow_start_after_idle;
 mod syn_retransmit;
 mod tfo;
 mod tls_extra_rtt;
+mod window_stalls;
 mod zero_window;
 
 pub use early_data_unsafe::request_in;

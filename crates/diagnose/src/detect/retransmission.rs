@@ -37,8 +37,15 @@
 //! releasing packet (the sender's own timer ended it). The silences are
 //! bounded by the mechanism: under max(200 ms, 1.5 RTT) for the
 //! retransmission's cost (the duplicate ACKs' round trip), at most
-//! Linux's TCP_RTO_MAX (120 s) for a timer. Each finding's cost is its
-//! waits' sum.
+//! Linux's TCP_RTO_MAX (120 s) for a timer. A loss also holds the
+//! receiver's window: its cumulative ACK, the window's left edge, cannot
+//! pass the hole, so a sender with more to send fills the window and
+//! waits for the repair's acknowledgment (`window_stalls.rs`: a stall
+//! whose release moved the cumulative ACK across re-sent bytes). Each
+//! such stall is a wait from the segment that filled the window to the
+//! next new data, released by that acknowledgment; a re-send's silence
+//! inside it is part of it (counted once), a timer inside it the
+//! `rto_stall`'s. Each finding's cost is its waits' sum.
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
@@ -55,6 +62,7 @@ fn original<'a>(timeline: &'a [SegmentRecord], r: &SegmentRecord) -> Option<&'a 
 }
 
 use super::causality::RTO_MAX_NS;
+use super::window_stalls::window_stalls;
 
 /// Whether the capture holds the receiver's acknowledgments around the
 /// re-send `r` (see the module's doc): pure ACKs of the receiver anywhere
@@ -80,7 +88,7 @@ fn loss_shown(f: &Facts<'_>, r: &SegmentRecord, receiver_pure_acks: bool) -> boo
 /// the timer fired), or reported them as received twice with a D-SACK
 /// after it. Nothing was lost and nobody waited: a delayed ACK racing the
 /// sender's RTO, or a tail-loss probe.
-fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
+pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     // Captured on the receiving host, a captured original was received.
     if f.captured_at(r.dir.reverse()) && r.len > 0 && original(f.timeline, r).is_some() {
         return true;
@@ -226,6 +234,24 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if retx.is_empty() && beyond == 0 {
             continue;
         }
+        // The window a hole held (window_stalls.rs): the sender had more to
+        // send and waited for the repair's acknowledgment. A re-send's
+        // silence inside such a stall is part of it (the re-send's previous
+        // segment is at or after the stall's start); a timer inside one is
+        // the rto_stall's.
+        let mut window_held = 0u32;
+        if let Some(all) = window_stalls(f, sender) {
+            for w in all.into_iter().filter(|s| s.held_by_loss).map(|s| s.wait) {
+                let overlaps = |x: &Wait| x.from_frame < w.to_frame && w.from_frame < x.to_frame;
+                if stalls.iter().any(overlaps) {
+                    continue;
+                }
+                waits.retain(|x| !overlaps(x));
+                waits.push(w);
+                window_held += 1;
+            }
+            waits.sort_by_key(|w| w.from_frame);
+        }
         let count = retx.len() + beyond;
         pairs.dedup();
         let mut x = f.finding(FindingKind::Retransmission, Some(Phase::Transfer));
@@ -243,6 +269,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             sender,
             segments: count as u32,
             unconfirmed,
+            window_stalls: window_held,
         };
         x.display_filter = if x.frames.is_empty() {
             format!(

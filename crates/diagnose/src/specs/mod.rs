@@ -383,6 +383,18 @@ impl Wire {
         self.run_filtered(|i, _| !gone.contains(&i))
     }
 
+    /// Like [`run`](Self::run), the packets `lost` ([`lose`](Self::lose))
+    /// in the capture only where the path passes the capture point before
+    /// the loss: a capture on the receiving host never sees them.
+    pub fn run_lost(self, lost: &[Id]) -> Outcome {
+        let at_receiver = |id: &Id| match self.pkts[id.0].dir {
+            Direction::ClientToServer => self.path.at >= 1.0,
+            Direction::ServerToClient => self.path.at <= 0.0,
+        };
+        let missing: Vec<Id> = lost.iter().copied().filter(at_receiver).collect();
+        self.run_missing(&missing)
+    }
+
     /// Puts the packets in capture order, numbers the frames from 1 and
     /// runs them through the tracker and the detectors.
     pub fn run(self) -> Outcome {

@@ -526,3 +526,45 @@ fn a_sack_recovery_resend_of_the_next_hole_right_after_a_new_segment_is_a_retran
         o.frames(&[segs[1], r1, segs[3], r3])
     );
 }
+
+/// The window a hole held (detect/window_stalls.rs): the server keeps
+/// sending through its loss recovery up to the edge the client's
+/// cumulative ACK pins at the hole, and sends new data again only when the
+/// re-send's ACK moves it.
+#[test]
+fn a_window_held_at_a_hole_is_the_losses_wait_until_the_repair_is_acknowledged() {
+    for path in Path::all(RTT) {
+        let (w, stalls, lost) = super::rwnd_limited::losses_holding_the_window(path, 3);
+        // Each wait from P to K on the server's clock, released by A; the
+        // silence before each re-send (P to R) is inside it, counted once.
+        let ms: Vec<f64> = stalls
+            .iter()
+            .map(|[p, _, _, k]| w.sent(*k) - w.sent(*p))
+            .collect();
+        let o = w.run_lost(&lost);
+        let f = o.the(Retransmission);
+        let expected: Vec<Wait> = stalls
+            .iter()
+            .zip(&ms)
+            .map(|([p, _, a, k], ms)| o.wait(*p, *k, Some(*a), *ms))
+            .collect();
+        assert_waits(&f.waits, &expected, EXACT);
+        assert_cost_is_its_waits(f);
+        assert!(
+            matches!(
+                f.detail,
+                Detail::Retransmission {
+                    window_stalls: 3,
+                    ..
+                }
+            ),
+            "{:?}",
+            f.detail
+        );
+        // Each a round trip for the duplicate ACKs and one for the repair.
+        for m in ms {
+            assert!(m > 2.0 * RTT && m < 2.0 * RTT + 1.0, "{m} ms");
+        }
+        o.has_no(RtoStall);
+    }
+}

@@ -156,3 +156,114 @@ fn a_stall_longer_than_a_round_trip_plus_the_longest_delayed_ack_is_not_the_wind
     }
     w.run().has_no(RwndLimited);
 }
+
+/// A download through a client window of 8 segments (no scaling) that the
+/// server never fills but for its losses: a round of 4 segments ACKed one
+/// by one, then `losses` rounds of 8 whose first is lost past the capture
+/// point. The client's duplicate ACKs hold the window's left edge at the
+/// hole, the 8th segment P fills the window, the third duplicate ACK
+/// brings the re-send R, and R's ACK A moves the edge: the next round's
+/// first segment K leaves `KERNEL` ms after A arrives (the first the
+/// capture sees). Returns [P, R, A, K] per loss, and the segments lost.
+pub(super) fn losses_holding_the_window(
+    path: Path,
+    losses: usize,
+) -> (Wire, Vec<[Id; 4]>, Vec<Id>) {
+    let mut w = Wire::new(path);
+    w.window[C.index()] = (8 * MSS) as u16;
+    w.handshake(0.0);
+    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
+    let mut t = w.arrival(req) + KERNEL;
+    let mut stalls: Vec<[Id; 4]> = Vec::new();
+    let mut lost = Vec::new();
+    for round in 0..=losses {
+        let lossy = round < losses;
+        let segs = w.burst(S, t, if lossy { 8 } else { 4 }, 0.01);
+        if let Some(last) = stalls.last_mut() {
+            // K: the round's first segment, or its second where the
+            // capture never sees the first (lost before the client).
+            last[3] = if lossy && path.at <= 0.0 {
+                segs[1]
+            } else {
+                segs[0]
+            };
+        }
+        if !lossy {
+            for s in &segs {
+                w.ack(C, w.arrival(*s));
+            }
+            break;
+        }
+        w.lose(segs[0]);
+        lost.push(segs[0]);
+        let dups: Vec<Id> = segs[1..].iter().map(|s| w.ack(C, w.arrival(*s))).collect();
+        let r = w.resend(w.arrival(dups[2]) + KERNEL, segs[0]);
+        let a = w.ack(C, w.arrival(r));
+        t = w.arrival(a) + KERNEL;
+        stalls.push([segs[7], r, a, segs[7]]);
+    }
+    (w, stalls, lost)
+}
+
+#[test]
+fn a_window_held_at_a_hole_waits_for_the_repair_not_for_the_reader() {
+    // Three stalls on a full window, each a round trip and more: without
+    // the losses, the window was never full (the same rounds without
+    // them are below).
+    for path in Path::all(RTT) {
+        let (w, stalls, lost) = losses_holding_the_window(path, 3);
+        assert_eq!(stalls.len(), 3);
+        let o = w.run_lost(&lost);
+        // (The losses and their stalls are in the capture: the
+        // retransmission finding has them.)
+        o.the(FindingKind::Retransmission);
+        o.has_no(RwndLimited);
+    }
+}
+
+#[test]
+fn the_same_rounds_without_the_losses_never_fill_the_window() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.window[C.index()] = (8 * MSS) as u16;
+    w.handshake(0.0);
+    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
+    let mut t = w.arrival(req) + KERNEL;
+    for _ in 0..4 {
+        let segs = w.burst(S, t, 7, 0.01);
+        let mut last = None;
+        for s in &segs {
+            last = Some(w.ack(C, w.arrival(*s)));
+        }
+        t = w.arrival(last.unwrap()) + KERNEL;
+    }
+    w.run().has_no(RwndLimited);
+}
+
+#[test]
+fn a_needless_resend_at_the_windows_edge_leaves_the_stall_the_windows() {
+    // Two-segment windows as in `paced`, but the client's ACKs come late
+    // (260 ms): the server's timer re-sends the round's first segment,
+    // at the window's left edge, before them, and the client reports it
+    // received twice (D-SACK). Nothing was missing at the edge: the
+    // window waited on the client, not on a repair.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.window[C.index()] = 2 * MSS as u16;
+    w.handshake(0.0);
+    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
+    let mut t = w.arrival(req);
+    for _ in 0..5 {
+        let segs = w.burst(S, t, 2, 0.01);
+        let again = w.resend(t + 240.0, segs[0]);
+        let a = w.ack(C, w.arrival(again) + 1.0);
+        let (l, r) = w.span(segs[0]);
+        let (l, r) = (w.abs_seq(S, l), w.abs_seq(S, r));
+        w.edit(a, |s| {
+            s.options.sack[0] = (l, r);
+            s.options.sack_len = 1;
+        });
+        t = w.arrival(a) + KERNEL;
+    }
+    let o = w.run();
+    o.has_no(FindingKind::Retransmission);
+    o.the(RwndLimited);
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Makes the host captures behind crates/rttdoc/tests/real_offload.rs
+# (tests/data/offload/*.pcap.gz): what `tcpdump -i eth0` on a client or a
+# server shows with the kernel's segmentation offloads on, as they are on
+# nearly every host. A sender's capture holds TSO/GSO super-segments (one
+# "packet" of up to 64 KB that the NIC cuts into MSS-sized ones after the
+# capture point); a receiver's holds GRO-merged segments. Real Linux TCP,
+# nginx and curl, across a path of 20 ms each way:
+#
+#   client ns --veth-- router ns --veth-- server ns
+#                         |
+#              TUN <-> scripts/tun-delay.py <-> TUN   (20 ms, in order)
+#
+# The router sends what arrives from either side into a TUN device (policy
+# routing); tun-delay.py writes it to the other TUN 20 ms later, and the
+# router forwards it on. Offloads stay at the kernel's defaults on the
+# client's and the server's veth, with GRO turned on where the kernel can
+# (veth GRO), as a NIC driver has it. Each capture is tcpdump -s 0 on the
+# host's own interface:
+#
+#   NAME-client.pcap, NAME-server.pcap for NAME in
+#     download   curl: one 1 MB file over HTTP
+#     keepalive  curl: four requests on one TLS 1.3 connection (small, 16 KB,
+#                200 KB, small)
+#     upload     curl: a 1 MB PUT over HTTP (nginx's WebDAV module stores it: 201)
+#     loss       the download with every 40th server data packet dropped by
+#                the relay: real retransmissions of super-segments' pieces
+#
+# Needs root, ip, tcpdump, nginx, curl, openssl, python3, ethtool.
+set -euo pipefail
+out=$(realpath -m "${1:?usage: $0 OUTDIR}")
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+tag=rtoff$$
+C=$tag-c S=$tag-s M=$tag-m
+work=$(mktemp -d /tmp/rttdoc-offload.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [[ -f "$work/nginx.pid" ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  wait 2>/dev/null || true
+  for n in $C $S $M; do ip netns del "$n" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+ip netns add $C; ip netns add $S; ip netns add $M
+ip link add c0 netns $C type veth peer name mc netns $M
+ip link add s0 netns $S type veth peer name ms netns $M
+ip -n $C addr add 10.78.1.1/24 dev c0; ip -n $C link set c0 up; ip -n $C link set lo up
+ip -n $C route add default via 10.78.1.2
+ip -n $S addr add 10.78.2.1/24 dev s0; ip -n $S link set s0 up; ip -n $S link set lo up
+ip -n $S route add default via 10.78.2.2
+ip -n $M addr add 10.78.1.2/24 dev mc; ip -n $M addr add 10.78.2.2/24 dev ms
+for l in mc ms lo; do ip -n $M link set $l up; done
+ip netns exec $M sysctl -qw net.ipv4.ip_forward=1
+ip netns exec $M sysctl -qw net.ipv4.conf.all.rp_filter=0
+ip netns exec $M sysctl -qw net.ipv4.conf.default.rp_filter=0
+ip -n $M tuntap add dev ta mode tun; ip -n $M tuntap add dev tb mode tun
+for l in ta tb; do
+  ip -n $M link set $l up
+  ip netns exec $M sysctl -qw "net.ipv4.conf.$l.rp_filter=0"
+done
+# From the client into ta; from the server into tb; what the relay writes
+# back comes in on the other TUN and takes the main table onward.
+ip -n $M rule add iif mc lookup 100; ip -n $M route add default dev ta table 100
+ip -n $M rule add iif ms lookup 200; ip -n $M route add default dev tb table 200
+# A receiving host's NIC merges segments (GRO); veth does when asked.
+ip netns exec $C ethtool -K c0 gro on >/dev/null 2>&1 || true
+ip netns exec $S ethtool -K s0 gro on >/dev/null 2>&1 || true
+ip netns exec $C ethtool -k c0 | grep -E '^(tcp-segmentation-offload|generic-receive-offload):' >&2
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
+  -out "$work/cert.pem" -days 2 -subj /CN=rttdoc.test >/dev/null 2>&1
+mkdir -p "$work/www/upload"
+echo "hello from rttdoc's offload fixture" > "$work/www/index.html"
+head -c 16000 /dev/zero | tr '\0' 'x' > "$work/www/page.html"
+head -c 200000 /dev/zero | tr '\0' 'y' > "$work/www/file-200k.bin"
+head -c 1000000 /dev/zero | tr '\0' 'z' > "$work/www/file-1m.bin"
+head -c 1000000 /dev/zero | tr '\0' 'u' > "$work/upload.bin"
+cat > "$work/nginx.conf" <<CONF
+# root: the workers write the upload into this private work directory
+user root;
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
+  uwsgi_temp_path $work; scgi_temp_path $work;
+  ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem;
+  ssl_protocols TLSv1.3;
+  server {
+    listen 10.78.2.1:8080; listen 10.78.2.1:8443 ssl; root $work/www;
+    location /upload/ { dav_methods PUT; client_max_body_size 20m; }
+  }
+}
+CONF
+ip netns exec $S nginx -c "$work/nginx.conf"
+
+# Runs one workload with the relay up and both hosts capturing:
+# $1 name, $2 drop-every (0: none), then the curl arguments.
+capture() {
+  local name=$1 drop=$2; shift 2
+  ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 25 "$drop" 8080 & pids+=($!)
+  timeout 30 ip netns exec $C tcpdump -i c0 -s 0 -U -w "$work/$name-client.pcap" tcp 2>/dev/null & pids+=($!)
+  timeout 30 ip netns exec $S tcpdump -i s0 -s 0 -U -w "$work/$name-server.pcap" tcp 2>/dev/null & pids+=($!)
+  sleep 1
+  timeout 20 ip netns exec $C curl -s -k -o /dev/null "$@"
+  sleep 1
+  # TERM: a background job ignores INT in a script (tcpdump and the relay
+  # both end cleanly on TERM).
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+  for side in client server; do
+    gzip -9 -n -c "$work/$name-$side.pcap" > "$out/$name-$side.pcap.gz"
+  done
+}
+
+capture download 0 http://10.78.2.1:8080/file-1m.bin
+capture keepalive 0 --tlsv1.3 https://10.78.2.1:8443/index.html -o /dev/null \
+  https://10.78.2.1:8443/page.html -o /dev/null https://10.78.2.1:8443/file-200k.bin \
+  -o /dev/null https://10.78.2.1:8443/index.html
+capture upload 0 -H 'Expect:' -T "$work/upload.bin" http://10.78.2.1:8080/upload/file.bin
+capture loss 40 http://10.78.2.1:8080/file-1m.bin
+# The PUT must have been stored (201), not refused after its body.
+cmp -s "$work/upload.bin" "$work/www/upload/file.bin" || { cat "$work/error.log" >&2; exit 1; }
+ls -l "$out" >&2

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""A fixed-delay link between two TUN devices, for captures made by
+scripts/offload-captures.sh: every IP packet read from one device is
+written to the other DELAY_MS later, in order (a path of that one-way
+delay and no bandwidth limit). With DROP_EVERY=N, the Nth, 2Nth, ...
+packet carrying TCP data from source port PORT is dropped: real losses,
+which the kernels repair.
+
+    tun-delay.py TUN_A TUN_B DELAY_MS SECONDS [DROP_EVERY PORT]
+
+The devices must exist (ip tuntap add ... mode tun); the relay attaches to
+them, runs for SECONDS at most (bounded), and exits.
+"""
+import fcntl
+import heapq
+import os
+import select
+import struct
+import sys
+import time
+
+TUNSETIFF = 0x400454CA
+IFF_TUN = 0x0001
+IFF_NO_PI = 0x1000
+
+
+def attach(name):
+    fd = os.open("/dev/net/tun", os.O_RDWR)
+    fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", name.encode(), IFF_TUN | IFF_NO_PI))
+    return fd
+
+
+def server_data(packet, port):
+    """Whether this IPv4 packet is a TCP segment with data from PORT."""
+    if len(packet) < 20 or packet[0] >> 4 != 4 or packet[9] != 6:
+        return False
+    ihl = (packet[0] & 0xF) * 4
+    total = struct.unpack("!H", packet[2:4])[0]
+    if len(packet) < ihl + 20:
+        return False
+    sport = struct.unpack("!H", packet[ihl : ihl + 2])[0]
+    doff = (packet[ihl + 12] >> 4) * 4
+    return sport == port and total - ihl - doff > 0
+
+
+def main():
+    a, b = attach(sys.argv[1]), attach(sys.argv[2])
+    delay = float(sys.argv[3]) / 1000.0
+    deadline = time.monotonic() + float(sys.argv[4])
+    drop_every = int(sys.argv[5]) if len(sys.argv) > 5 else 0
+    port = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+    other = {a: b, b: a}
+    queue = []  # (release time, order, fd to write, packet)
+    order = 0
+    data_seen = 0
+    while time.monotonic() < deadline:
+        now = time.monotonic()
+        while queue and queue[0][0] <= now:
+            _, _, fd, packet = heapq.heappop(queue)
+            try:
+                os.write(fd, packet)
+            except OSError:
+                pass
+        timeout = max(0.0, queue[0][0] - now) if queue else 0.2
+        ready, _, _ = select.select([a, b], [], [], min(timeout, 0.2))
+        for fd in ready:
+            packet = os.read(fd, 65536)
+            if drop_every and server_data(packet, port):
+                data_seen += 1
+                if data_seen % drop_every == 0:
+                    continue
+            order += 1
+            heapq.heappush(queue, (time.monotonic() + delay, order, other[fd], packet))
+
+
+if __name__ == "__main__":
+    main()
