@@ -308,10 +308,10 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         };
         // A request the server answered only once all of it was in (an
         // upload: a PUT, a form's POST) takes its own slow-start rounds
-        // to get there before the answer's round trip.
-        let whole_request_first =
-            x.request_last.frame != x.request_first.frame && x.request_last.frame < first.frame;
-        let request_rounds = if whole_request_first {
+        // to get there before the answer's round trip. (An exchange's
+        // request ends where its answer begins: what the client sends
+        // after an early answer is the next exchange's.)
+        let request_rounds = if x.request_last.frame != x.request_first.frame {
             slow_start_rounds(x.request_bytes, request_mss).saturating_sub(1)
         } else {
             0

@@ -19,6 +19,7 @@ mod causality;
 mod early_data_unsafe;
 mod hello_retry_request;
 mod initcwnd;
+mod ledger;
 mod nagle;
 mod resumption;
 mod retransmission;

@@ -1,0 +1,67 @@
+//! The ledger's ideals (ledger.rs): what a phase of an exchange would take
+//! with nothing wrong.
+//!
+//! > A request the server answered only once all of it was in (an
+//! > upload: a PUT, a form's POST) takes its own slow-start rounds to get
+//! > there before the answer's round trip.
+
+use super::*;
+use crate::model::{LedgerRow, Phase};
+
+const RTT: f64 = 40.0;
+const KERNEL: f64 = 0.05;
+
+/// A request of `segments` full segments, sent in slow-start rounds from
+/// IW10 (each round when the server's ACK of the last arrives), and a
+/// one-segment answer `KERNEL` ms after `answer_after` of them arrived.
+fn upload(path: Path, segments: usize, answer_after: usize) -> Wire {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let (mut t, mut cwnd, mut sent) = (40.1, 10usize, Vec::new());
+    while sent.len() < segments {
+        let n = cwnd.min(segments - sent.len());
+        let round = w.burst(C, t, n, 0.01);
+        sent.extend(round.iter().copied());
+        let ack = w.ack(S, w.arrival(*round.last().unwrap()));
+        t = w.arrival(ack) + KERNEL;
+        cwnd *= 2;
+    }
+    w.data(S, w.arrival(sent[answer_after - 1]) + KERNEL, 300);
+    w
+}
+
+fn first_byte(o: &Outcome) -> &LedgerRow {
+    o.report
+        .ledger
+        .iter()
+        .find(|r| r.phase == Phase::FirstByte)
+        .expect("a first-byte row")
+}
+
+#[test]
+fn an_upload_answered_once_complete_has_its_slow_start_rounds_in_the_ideal() {
+    for path in Path::all(RTT) {
+        // 40 segments: 10, 20 and 10 in three rounds, then the answer.
+        let o = upload(path, 40, 40).run();
+        let row = first_byte(&o);
+        assert_eq!(row.ideal_rtts, Some(3.0), "{row:?}");
+        assert!(row.ideal_basis.contains("request of"), "{row:?}");
+        // It took what the ideal says: nothing beyond it.
+        assert!(row.excess_rtts.unwrap() < 0.1, "{row:?}");
+    }
+}
+
+#[test]
+fn an_answer_begun_before_the_request_ended_keeps_one_round_trip() {
+    // An early answer (a 413, a 100 Continue's refusal) after the first
+    // segment: the rest of the upload is not what it waited for.
+    let o = upload(Path::at_client(RTT), 40, 1).run();
+    let row = first_byte(&o);
+    assert_eq!(row.ideal_rtts, Some(1.0), "{row:?}");
+}
+
+#[test]
+fn a_request_in_one_segment_keeps_one_round_trip() {
+    let o = upload(Path::at_client(RTT), 1, 1).run();
+    assert_eq!(first_byte(&o).ideal_rtts, Some(1.0));
+}
