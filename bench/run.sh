@@ -147,7 +147,12 @@ for name in "${corpora[@]}"; do
     "$t1_t" "$t1_m" "$load" >> "$results"
 done
 
-python3 - "$results" "$threads_flag" "$bin" <<'PY' | tee "$out/results.txt"
+# tshark's speed differs between machines and versions far more than
+# rttdoc's (the churn corpus took tshark 15-19 s on the machine of the
+# earlier results below and Debian 12's tshark 4.0.17 5-6 s on another,
+# where rttdoc was 1.3x faster): the version goes with the ratios.
+tshark_version=$(tshark --version 2>/dev/null | head -1)
+python3 - "$results" "$threads_flag" "$bin" "$tshark_version" <<'PY' | tee "$out/results.txt"
 import csv, os, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 threads = sys.argv[2] == "1"
@@ -155,6 +160,7 @@ threads = sys.argv[2] == "1"
 T_TSHARK, T_CAT, T_DIAG, T_RSS_MB, T_FLAT = 30.0, 3.0, 0.20, 50.0, 1.2
 mark = lambda ok: "ok" if ok else "FAIL"
 print(f"rttdoc: {sys.argv[3]}")
+print(f"tshark: {sys.argv[4]}")
 print(f"cores: {os.cpu_count()}; 1-minute load average as each corpus started: "
       + ", ".join(f"{r['corpus']} {r['load']}" for r in rows))
 print()
