@@ -138,17 +138,25 @@ fn without_the_handshake_the_window_scale_is_unknown_and_nothing_is_said() {
     w.run_missing(&[syn, syn_ack, ack]).has_no(RwndLimited);
 }
 
+/// A client with a two-segment window (no scaling) asking for a file at
+/// the client's vantage: the wire, and when the request reaches the
+/// server.
+fn two_segment_window_download() -> (Wire, f64) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.window[C.index()] = 2 * MSS as u16;
+    w.handshake(0.0);
+    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
+    let t = w.arrival(req);
+    (w, t)
+}
+
 #[test]
 fn a_stall_longer_than_a_round_trip_plus_the_longest_delayed_ack_is_not_the_window() {
     // The client's window updates come 600 ms after the data: no ACK is
     // held that long (RFC 1122: 500 ms at most), so the edge moved when
     // its application read, and the sender was not waiting on the window
     // all along (a reader that stops closes the window: zero_window's).
-    let mut w = Wire::new(Path::at_client(RTT));
-    w.window[C.index()] = 2 * MSS as u16;
-    w.handshake(0.0);
-    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
-    let mut t = w.arrival(req);
+    let (mut w, mut t) = two_segment_window_download();
     for _ in 0..5 {
         let segs = w.burst(S, t, 2, 0.01);
         let a = w.ack(C, w.arrival(segs[1]) + 600.0);
@@ -246,11 +254,7 @@ fn a_needless_resend_at_the_windows_edge_leaves_the_stall_the_windows() {
     // at the window's left edge, before them, and the client reports it
     // received twice (D-SACK). Nothing was missing at the edge: the
     // window waited on the client, not on a repair.
-    let mut w = Wire::new(Path::at_client(RTT));
-    w.window[C.index()] = 2 * MSS as u16;
-    w.handshake(0.0);
-    let req = w.send(C, 40.1, b"GET /file HTTP/1.1\r\n\r\n");
-    let mut t = w.arrival(req);
+    let (mut w, mut t) = two_segment_window_download();
     for _ in 0..5 {
         let segs = w.burst(S, t, 2, 0.01);
         let again = w.resend(t + 240.0, segs[0]);
