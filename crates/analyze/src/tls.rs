@@ -217,17 +217,27 @@ impl TlsSession {
         exchanges: &mut Exchanges,
     ) {
         let d = dir.index();
-        // Before the server's first flight, client application data is
-        // 0-RTT early data: keep a few bodies (nothing else is kept).
-        self.records[0].keep_application_data =
-            self.before_server_flight() && self.early_data.len() < MAX_EARLY_RECORDS;
-        self.records[1].keep_application_data = self.keep_server_records
-            && self.server_hello.is_some()
-            && self.server_records.len() < MAX_SERVER_RECORDS;
         // The stream is taken out while its records are read, so each is
         // handled as it ends, its body borrowed (nothing handled here
         // touches the framing).
         let mut records = std::mem::take(&mut self.records[d]);
+        // Which application data bodies to keep, decided as the records
+        // start (only here): before the server's first flight, client
+        // application data is 0-RTT early data (a few bodies kept); a
+        // server's, for a key log to decrypt. (Set on the stream taken out,
+        // not in place before taking it: a byte stored into the stream
+        // just before it is loaded whole stalls the load, a tenth of this
+        // method's time on short TLS connections.)
+        records.keep_application_data = match dir {
+            Direction::ClientToServer => {
+                self.before_server_flight() && self.early_data.len() < MAX_EARLY_RECORDS
+            }
+            Direction::ServerToClient => {
+                self.keep_server_records
+                    && self.server_hello.is_some()
+                    && self.server_records.len() < MAX_SERVER_RECORDS
+            }
+        };
         let mut on_record = |r: Record<'_, Stamp>| self.on_record(at, dir, r, exchanges);
         let mut unframed = 0;
         if !bytes.is_empty() {
