@@ -249,6 +249,75 @@ fn every_pcap_variant_editcap_writes_is_read_like_tshark_reads_it() {
     assert_eq!(frames, original.frames);
 }
 
+/// Linux's netfilter log (`tcpdump -i nflog:5` behind an nft `log group 5`
+/// rule: LINKTYPE_NFLOG, tests/data/nflog, scripts/nflog-capture.sh): each
+/// packet is a payload attribute among others. Read with tshark's frames,
+/// and the same connections, frames and initial RTTs (to the microsecond
+/// of rounding) as tshark finds; and
+/// so from a big-endian host, whose attributes are in its byte order.
+#[test]
+fn nflog_captures_read_like_tshark_in_both_byte_orders() {
+    if !require("nflog", &["tshark"], false) {
+        return;
+    }
+    let capture = data_dir().join("nflog").join("http.pcap.gz");
+    let dir = TempDir::new("nflog");
+    let little = dir.path("http.pcap");
+    gunzip_to(&capture, &little);
+    let bytes = std::fs::read(&little).unwrap();
+    assert_eq!(
+        u32::from_le_bytes(bytes[20..24].try_into().unwrap()),
+        239,
+        "LINKTYPE_NFLOG"
+    );
+    let big = dir.path("http-big-endian.pcap");
+    std::fs::write(
+        &big,
+        nflog_attributes_swapped(&to_big_endian_pcap(&bytes, 16)),
+    )
+    .unwrap();
+    for path in [&little, &big] {
+        let frames = assert_reads_like_tshark(path);
+        assert_eq!(frames.len(), 92, "{}", path.display());
+        assert_eq!(
+            rttdoc_streams(path).len(),
+            5,
+            "{}: the five connections",
+            path.display()
+        );
+        assert_agrees_with_tshark(path, &[]);
+    }
+    assert_eq!(rttdoc_streams(&big), rttdoc_streams(&little));
+}
+
+fn gunzip_to(gz: &Path, out: &Path) {
+    let unzipped = Command::new("gzip").arg("-dc").arg(gz).output().unwrap();
+    assert!(unzipped.status.success());
+    std::fs::write(out, unzipped.stdout).unwrap();
+}
+
+/// A big-endian pcap of NFLOG records whose attributes are still
+/// little-endian: their lengths and types swapped too, as a big-endian
+/// host's kernel wrote them.
+fn nflog_attributes_swapped(pcap: &[u8]) -> Vec<u8> {
+    let mut out = pcap.to_vec();
+    let mut at = 24;
+    while at + 16 <= out.len() {
+        let caplen = u32::from_be_bytes(out[at + 8..at + 12].try_into().unwrap()) as usize;
+        let frame = at + 16;
+        let end = frame + caplen;
+        let mut tlv = frame + 4;
+        while tlv + 4 <= end {
+            let len = u16::from_le_bytes([out[tlv], out[tlv + 1]]) as usize;
+            out.swap(tlv, tlv + 1);
+            out.swap(tlv + 2, tlv + 3);
+            tlv += len.div_ceil(4) * 4;
+        }
+        at = end;
+    }
+    out
+}
+
 /// mergecap of captures with different link types writes one section with
 /// an interface per input; frames interleave by time and are numbered in
 /// file order as tshark numbers them. Concatenated pcapng files are several

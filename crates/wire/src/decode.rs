@@ -103,6 +103,7 @@ pub fn decode(link_type: u32, data: &[u8]) -> Decoded<'_> {
         },
         Network::Other => Decoded::Skipped(Skip::NotIp),
         Network::Short => Decoded::Damaged("frame shorter than its link-layer header"),
+        Network::Malformed(why) => Decoded::Damaged(why),
     }
 }
 

@@ -21,6 +21,8 @@ pub enum Network<'a> {
     Other,
     /// The frame is shorter than its link-layer header.
     Short,
+    /// The link-layer header does not parse (the reason).
+    Malformed(&'static str),
 }
 
 /// EtherType values rttdoc cares about.
@@ -89,8 +91,67 @@ pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
         113 => sll(data, 16, 14),
         // Linux cooked capture v2: 20-byte header, protocol at offset 0.
         276 => sll(data, 20, 0),
+        // Linux netfilter log (`tcpdump -i nflog:N`).
+        239 => nflog(data),
         _ => Network::Other,
     }
+}
+
+/// The packet attribute of a netfilter log message (NFULA_PAYLOAD).
+const NFULA_PAYLOAD: u16 = 9;
+
+/// Linux netfilter log (LINKTYPE_NFLOG, `tcpdump -i nflog:N` behind an
+/// `NFLOG`/`log group N` firewall rule): a 4-byte header (address family,
+/// version, resource id), then type-length-value attributes, each padded
+/// to 4 bytes, whose length (header included) and type are in the byte
+/// order of the host that captured: libpcap writes them as the kernel
+/// gave them, and a reader of another byte order must swap them (wiretap
+/// does). Here the attributes are walked in little-endian order, and in
+/// big-endian order if they do not add up that way; the packet, from its
+/// IP header, is the payload attribute (cut short with the frame by a
+/// snap length). A message without one (a rule that logs no payload) has
+/// nothing to decode.
+fn nflog(data: &[u8]) -> Network<'_> {
+    let Some(attributes) = data.get(4..) else {
+        return Network::Short;
+    };
+    for little_endian in [true, false] {
+        match nflog_payload(attributes, little_endian) {
+            Some(Some(packet)) => return Network::Ip(packet),
+            Some(None) => return Network::Other,
+            None => {}
+        }
+    }
+    Network::Malformed("NFLOG attributes do not add up")
+}
+
+/// The payload attribute's value (`Some(None)`: the attributes add up and
+/// hold none), or `None` when they do not add up in this byte order.
+fn nflog_payload(mut attributes: &[u8], little_endian: bool) -> Option<Option<&[u8]>> {
+    let read = |b: &[u8]| {
+        let pair = [b[0], b[1]];
+        if little_endian {
+            u16::from_le_bytes(pair)
+        } else {
+            u16::from_be_bytes(pair)
+        }
+    };
+    while attributes.len() >= 4 {
+        let len = read(&attributes[0..2]) as usize;
+        // The top two bits of a netlink attribute's type are flags.
+        let kind = read(&attributes[2..4]) & 0x3fff;
+        if len < 4 {
+            return None;
+        }
+        if kind == NFULA_PAYLOAD {
+            return Some(Some(&attributes[4..len.min(attributes.len())]));
+        }
+        if len > attributes.len() {
+            return None;
+        }
+        attributes = &attributes[len.div_ceil(4).saturating_mul(4).min(attributes.len())..];
+    }
+    attributes.is_empty().then_some(None)
 }
 
 fn sll(data: &[u8], header_len: usize, proto_at: usize) -> Network<'_> {
@@ -149,6 +210,69 @@ mod tests {
     fn fcs_bits_above_the_link_type_are_ignored() {
         let f = [0u8; 14];
         assert_eq!(unwrap(0x3000_0001, &f), Network::Ethernet(&f));
+    }
+
+    /// The first message of a real `tcpdump -i nflog:5` capture (x86,
+    /// little-endian attributes): packet header, prefix (5 bytes, padded),
+    /// output interface, uid and gid, then the payload: a SYN's 60 bytes.
+    const NFLOG_SYN: &str = "02000005\
+        08000100 08000300\
+        05000a00 00000000\
+        08000500 00000001\
+        08000b00 00000000\
+        08000e00 00000000\
+        40000900";
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// The same attributes with their length and type in the other byte
+    /// order (a big-endian host's capture).
+    fn swapped_attributes(frame: &[u8]) -> Vec<u8> {
+        let mut out = frame[..4].to_vec();
+        let mut at = 4;
+        while at + 4 <= frame.len() {
+            let len = u16::from_le_bytes([frame[at], frame[at + 1]]) as usize;
+            out.extend_from_slice(&[frame[at + 1], frame[at], frame[at + 3], frame[at + 2]]);
+            let end = (at + len.div_ceil(4) * 4).min(frame.len());
+            out.extend_from_slice(&frame[at + 4..end]);
+            at = end;
+        }
+        out
+    }
+
+    #[test]
+    fn nflog_gives_the_payload_attribute_in_either_byte_order() {
+        let ip: Vec<u8> = [0x45u8, 0, 0, 60]
+            .iter()
+            .copied()
+            .chain([7u8; 56])
+            .collect();
+        let mut frame = hex(NFLOG_SYN);
+        frame.extend_from_slice(&ip);
+        assert_eq!(unwrap(239, &frame), Network::Ip(&ip));
+        let big = swapped_attributes(&frame);
+        assert_ne!(big, frame);
+        assert_eq!(unwrap(239, &big), Network::Ip(&ip));
+        // Cut by a snap length inside the packet: what there is of it.
+        assert_eq!(
+            unwrap(239, &frame[..frame.len() - 20]),
+            Network::Ip(&ip[..40])
+        );
+        // No payload attribute (a rule that logs none): nothing to decode.
+        let no_payload = hex(&NFLOG_SYN[..NFLOG_SYN.len() - "40000900".len()]);
+        assert_eq!(unwrap(239, &no_payload), Network::Other);
+        // Attributes that add up in neither order, and a bare header.
+        let mut broken = hex("02000005 0300 0100 ffff");
+        broken.extend_from_slice(&[1, 2, 3]);
+        assert!(matches!(unwrap(239, &broken), Network::Malformed(_)));
+        assert_eq!(unwrap(239, &[2, 0, 0]), Network::Short);
+        assert_eq!(unwrap(239, &[2, 0, 0, 5]), Network::Other);
     }
 
     #[test]
