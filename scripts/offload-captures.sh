@@ -25,6 +25,12 @@
 #     upload     curl: a 1 MB PUT over HTTP (nginx's WebDAV module stores it: 201)
 #     loss       the download with every 40th server data packet dropped by
 #                the relay: real retransmissions of super-segments' pieces
+#     expect     curl: a 2 MB POST (curl sends `Expect: 100-continue` for
+#                bodies over 1 MB) to an HTTP/1.0 server (python's
+#                http.server, reading the body) that never answers the
+#                expectation: curl holds the body for its 1 s timer
+#     continue   the same upload as a PUT to nginx, which answers
+#                `100 Continue`: no wait
 #
 # Needs root, ip, tcpdump, nginx, curl, openssl, python3, ethtool.
 set -euo pipefail
@@ -36,7 +42,7 @@ C=$tag-c S=$tag-s M=$tag-m
 work=$(mktemp -d /tmp/rttdoc-offload.XXXXXX)
 pids=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}" ${post_server:-}; do kill "$p" 2>/dev/null || true; done
   [[ -f "$work/nginx.pid" ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
   wait 2>/dev/null || true
   for n in $C $S $M; do ip netns del "$n" 2>/dev/null || true; done
@@ -98,6 +104,27 @@ http {
 }
 CONF
 ip netns exec $S nginx -c "$work/nginx.conf"
+# An HTTP/1.0 server that reads POST bodies and never sends 100 Continue.
+cat > "$work/post-server.py" <<'PY'
+import http.server
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        left = int(self.headers.get("Content-Length", 0))
+        while left > 0:
+            chunk = self.rfile.read(min(left, 65536))
+            if not chunk:
+                break
+            left -= len(chunk)
+        self.send_response(200)
+        self.send_header("Content-Length", "3")
+        self.end_headers()
+        self.wfile.write(b"ok\n")
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("10.78.2.1", 8081), Handler).serve_forever()
+PY
+timeout 120 ip netns exec $S python3 "$work/post-server.py" & post_server=$!
+head -c 2000000 /dev/zero | tr '\0' 'p' > "$work/upload-2m.bin"
 
 # Runs one workload with the relay up and both hosts capturing:
 # $1 name, $2 drop-every (0: none), then the curl arguments.
@@ -112,7 +139,8 @@ capture() {
   # TERM: a background job ignores INT in a script (tcpdump and the relay
   # both end cleanly on TERM).
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  # (Its own jobs only: the upload server runs across captures.)
+  wait "${pids[@]}" 2>/dev/null || true
   pids=()
   for side in client server; do
     gzip -9 -n -c "$work/$name-$side.pcap" > "$out/$name-$side.pcap.gz"
@@ -125,6 +153,8 @@ capture keepalive 0 --tlsv1.3 https://10.78.2.1:8443/index.html -o /dev/null \
   -o /dev/null https://10.78.2.1:8443/index.html
 capture upload 0 -H 'Expect:' -T "$work/upload.bin" http://10.78.2.1:8080/upload/file.bin
 capture loss 40 http://10.78.2.1:8080/file-1m.bin
+capture expect 0 --data-binary "@$work/upload-2m.bin" http://10.78.2.1:8081/upload
+capture continue 0 -T "$work/upload-2m.bin" http://10.78.2.1:8080/upload/file-2m.bin
 # The PUT must have been stored (201), not refused after its body.
 cmp -s "$work/upload.bin" "$work/www/upload/file.bin" || { cat "$work/error.log" >&2; exit 1; }
 ls -l "$out" >&2

@@ -25,6 +25,11 @@ pub struct Exchange {
     pub label: Option<String>,
     /// HTTP status code of the response, when visible.
     pub status: Option<u16>,
+    /// The request's first segment carried its HTTP/1.1 head alone, and
+    /// the head asks the server to confirm before the body is sent
+    /// (`Expect: 100-continue`, RFC 9110 10.1.1): the client holds the
+    /// body for an interim `100 Continue`, or until its own timer ends.
+    pub expects_continue: bool,
 }
 
 #[derive(Debug, Default)]
@@ -96,6 +101,7 @@ impl Exchanges {
                     response_bytes: 0,
                     label: http_request_line(head),
                     status: None,
+                    expects_continue: asks_to_continue(head),
                 });
             }
             Direction::ServerToClient => match self.current.clone() {
@@ -167,6 +173,27 @@ pub fn http_request_line(head: &[u8]) -> Option<String> {
     Some(format!("{method} {target}"))
 }
 
+/// Whether `head` is an HTTP/1.1 request's head, whole and alone (the
+/// segment ends where the head does: no body rode with it), with an
+/// `Expect: 100-continue` header (names and the value case-insensitive).
+pub fn asks_to_continue(head: &[u8]) -> bool {
+    if !head.ends_with(b"\r\n\r\n") || http_request_line(head).is_none() {
+        return false;
+    }
+    let Ok(text) = std::str::from_utf8(head) else {
+        return false;
+    };
+    let mut lines = text.split("\r\n");
+    let request_line = lines.next().unwrap_or_default();
+    request_line.ends_with(" HTTP/1.1")
+        && lines.take_while(|l| !l.is_empty()).any(|l| {
+            l.split_once(':').is_some_and(|(name, value)| {
+                name.eq_ignore_ascii_case("expect")
+                    && value.trim().eq_ignore_ascii_case("100-continue")
+            })
+        })
+}
+
 /// Status code from an HTTP/1.x status line.
 pub fn http_status(head: &[u8]) -> Option<u16> {
     if head.len() < 12 || !head.starts_with(b"HTTP/1.") {
@@ -185,6 +212,34 @@ mod tests {
             frame,
             ts_ns: frame as i64 * 1_000_000,
         }
+    }
+
+    #[test]
+    fn a_head_sent_alone_with_expect_100_continue_asks_to_continue() {
+        let head =
+            b"POST /up HTTP/1.1\r\nHost: x\r\nexpect:  100-Continue\r\nContent-Length: 9\r\n\r\n";
+        assert!(asks_to_continue(head));
+        // The body in the same segment: nothing was held.
+        let mut with_body = head.to_vec();
+        with_body.extend_from_slice(b"123456789");
+        assert!(!asks_to_continue(&with_body));
+        // Without the header, with another expectation, in HTTP/1.0, not a
+        // request, or the head cut short (a snap length, a second segment).
+        assert!(!asks_to_continue(b"POST /up HTTP/1.1\r\nHost: x\r\n\r\n"));
+        assert!(!asks_to_continue(
+            b"POST /up HTTP/1.1\r\nExpect: 200-ok\r\n\r\n"
+        ));
+        assert!(!asks_to_continue(
+            b"POST /up HTTP/1.0\r\nExpect: 100-continue\r\n\r\n"
+        ));
+        assert!(!asks_to_continue(
+            b"HTTP/1.1 200 OK\r\nExpect: 100-continue\r\n\r\n"
+        ));
+        assert!(!asks_to_continue(&head[..40]));
+        // A header line after the head's end is body, not head.
+        assert!(!asks_to_continue(
+            b"POST /up HTTP/1.1\r\nHost: x\r\n\r\nExpect: 100-continue\r\n\r\n"
+        ));
     }
 
     #[test]

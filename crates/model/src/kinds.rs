@@ -156,6 +156,10 @@ finding_kinds! {
     /// The server took long to answer a ClientHello or a request.
     ServerThinkTime = "server_think_time" in "server_think_time.rs", Waits,
         fix "ECDSA certificates, x25519, resumption, CPU; the application";
+    /// The client held a request's body for a `100 Continue` that never
+    /// came, until its own timer ended the wait.
+    ExpectContinueWait = "expect_continue_wait" in "expect_continue.rs", Waits,
+        fix "send the body at once (curl -H 'Expect:'), or a server that answers 100 Continue";
     /// The first flight waited for ACKs: larger than the initial window.
     InitcwndLimited = "initcwnd_limited" in "initcwnd.rs", Waits,
         fix "smaller chain, cert compression, `ip route ... initcwnd 20`";

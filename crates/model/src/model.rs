@@ -674,6 +674,17 @@ pub enum Detail {
         /// SYNs sent.
         syns: u32,
     },
+    /// A request's body held for a `100 Continue` that never came.
+    ExpectContinueWait {
+        /// 1-based exchange number.
+        exchange: u32,
+        /// The request's label ("POST /upload"), when it was HTTP/1.x.
+        request: Option<String>,
+        /// The segment that carried the request's head.
+        head_frame: u64,
+        /// The body's first segment.
+        body_frame: u64,
+    },
     /// A restart from the initial window after idle.
     SlowStartAfterIdle {
         /// 1-based exchange number.

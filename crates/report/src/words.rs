@@ -265,6 +265,21 @@ pub fn explanation(x: &Finding) -> String {
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full."
         ),
+        Detail::ExpectContinueWait {
+            exchange,
+            request,
+            head_frame,
+            body_frame,
+        } => {
+            let what = request
+                .as_deref()
+                .map_or_else(|| format!("exchange {exchange}"), |r| format!("{r} (exchange {exchange})"));
+            format!(
+                "{what}: the client sent the request's head with `Expect: 100-continue` (frame {head_frame}) and held its body \
+                 for the server's interim `100 Continue`, which never came; the body left {cost:.0} ms later (frame {body_frame}), \
+                 when the client's own timer gave up waiting (curl: 1 s), not when anything arrived."
+            )
+        }
         Detail::SlowStartAfterIdle {
             exchange,
             idle_s,
@@ -375,6 +390,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."
+            .into(),
+        Detail::ExpectContinueWait { .. } => "Send the body without waiting: an empty Expect header (curl -H 'Expect:', \
+             libcurl CURLOPT_EXPECT_100_TIMEOUT_MS), .NET `ExpectContinue = false`, Go's `Transport.ExpectContinueTimeout`; \
+             or put a server in front that answers 100 Continue (nginx, Apache and HAProxy do)."
             .into(),
         Detail::SlowStartAfterIdle { .. } => "sysctl -w net.ipv4.tcp_slow_start_after_idle=0 on the server (keeps the congestion window across idle periods).".into(),
         Detail::TlsExtraRtt { causes, .. } => {

@@ -46,6 +46,8 @@ fn each_capture_is_a_host_capture_of_super_segments_on_a_40_ms_path() {
         ("keepalive", "server"),
         ("upload", "client"),
         ("loss", "server"),
+        ("expect", "client"),
+        ("continue", "client"),
     ] {
         for side in SIDES {
             let c = connection(name, side);
@@ -75,7 +77,7 @@ fn each_capture_is_a_host_capture_of_super_segments_on_a_40_ms_path() {
 /// either host: nothing went wrong, and nothing is claimed.
 #[test]
 fn clean_transfers_in_super_segments_claim_nothing() {
-    for name in ["download", "keepalive", "upload"] {
+    for name in ["download", "keepalive", "upload", "continue"] {
         for side in SIDES {
             let c = connection(name, side);
             let what = format!("{name}-{side}");
@@ -161,6 +163,51 @@ fn losses_are_named_and_the_window_their_holes_held_is_their_cost() {
     }
 }
 
+/// curl sends `Expect: 100-continue` with a 2 MB POST and holds the body
+/// for the server's `100 Continue`; python's HTTP/1.0 server never sends
+/// one, so the body leaves when curl's 1 s timer ends. The same upload to
+/// nginx, which answers the expectation, waits for nothing
+/// (`continue`, in the test above).
+#[test]
+fn an_upload_held_for_a_100_continue_that_never_came_costs_the_clients_timer() {
+    for side in SIDES {
+        let c = connection("expect", side);
+        let what = format!("expect-{side}");
+        assert_eq!(kinds(&c["findings"]), ["expect_continue_wait"], "{what}");
+        let f = &c["findings"][0];
+        assert_eq!(f["phase"], "first_byte", "{what}");
+        // curl's timer: 1 s, on the client's own clock at either vantage
+        // (a server-side capture sees both packets one path delay later).
+        let cost = f["cost_ms"].as_f64().unwrap();
+        assert!((1000.0..1050.0).contains(&cost), "{what}: {cost} ms");
+        let waits = f["waits"].as_array().unwrap();
+        assert_eq!(waits.len(), 1, "{what}");
+        assert!(waits[0]["release_frame"].is_null(), "{what}: {f}");
+        // The head's segment, then the body's first; the head names the
+        // expectation.
+        let frames: Vec<u64> = f["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        let ladder = c["ladder"].as_array().unwrap();
+        let head = ladder.iter().find(|e| e["frame"] == frames[0]).unwrap();
+        assert_eq!(head["direction"], "client_to_server", "{what}");
+        assert!(
+            head["len"].as_u64().unwrap() < 1448,
+            "{what}: the head alone"
+        );
+        // What the wait was is the ledger's excess: explained, not left over.
+        let excess = c["excess_ms"].as_f64().unwrap();
+        let unexplained = c["unexplained_ms"].as_f64().unwrap();
+        assert!(
+            unexplained < 0.1 * excess,
+            "{what}: {unexplained} of {excess} ms unexplained"
+        );
+    }
+}
+
 /// Wireshark reads the display filters of these findings as rttdoc means
 /// them (frames and stream numbers).
 #[test]
@@ -168,7 +215,14 @@ fn display_filters_show_the_cited_frames() {
     if !require("display_filters_show_the_cited_frames", &["tshark"], false) {
         return;
     }
-    for name in ["download", "keepalive", "upload", "loss"] {
+    for name in [
+        "download",
+        "keepalive",
+        "upload",
+        "loss",
+        "expect",
+        "continue",
+    ] {
         for side in SIDES {
             let capture = offload(name, side);
             let doc = run_rttdoc_json(&capture);

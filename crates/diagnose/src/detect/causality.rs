@@ -253,6 +253,7 @@ mod tests {
             response_bytes: 100,
             label: None,
             status: None,
+            expects_continue: false,
         }
     }
 

@@ -9,6 +9,7 @@
 
 pub mod causality;
 mod early_data_unsafe;
+mod expect_continue;
 mod hello_retry_request;
 mod initcwnd;
 mod nagle;
@@ -320,13 +321,14 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 12] = [
+const DETECTORS: [Detector; 13] = [
     syn_retransmit::detect,
     tfo::detect,
     hello_retry_request::detect,
     resumption::detect,
     early_data_unsafe::detect,
     server_think_time::detect,
+    expect_continue::detect,
     nagle::detect,
     initcwnd::detect,
     zero_window::detect,

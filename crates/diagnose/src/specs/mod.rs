@@ -17,6 +17,7 @@
 
 mod causality;
 mod early_data_unsafe;
+mod expect_continue;
 mod hello_retry_request;
 mod initcwnd;
 mod ledger;
