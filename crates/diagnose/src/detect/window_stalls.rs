@@ -24,7 +24,8 @@
 //! sending through its loss recovery reaches that edge and waits for the
 //! hole's repair, not for the reader. So a stall is held by a loss when
 //! the receiver's cumulative ACK as P left (`a_P`, the window's left edge)
-//! is where a re-send R begins, R left before the release A, A
+//! is a byte a re-send R carried (the hole's start), R left before the
+//! release A, A
 //! acknowledges past it, and R was no needless re-send (the receiver had
 //! not acknowledged its bytes before it, nor reported them twice with a
 //! D-SACK after it: then nothing was missing at the edge, a tail-loss
@@ -102,7 +103,8 @@ pub fn window_stalls(f: &Facts<'_>, sender: Direction) -> Option<Vec<WindowStall
             if waited && released {
                 let held_by_loss = acked_at_p.is_some_and(|edge_at_p| {
                     resent.iter().any(|x| {
-                        x.seq == edge_at_p
+                        seq::le(x.seq, edge_at_p)
+                            && seq::lt(edge_at_p, x.end)
                             && x.frame < a.frame
                             && seq::lt(x.seq, a.ack)
                             && !super::retransmission::spurious(f, x)
