@@ -31,6 +31,13 @@
 #                expectation: curl holds the body for its 1 s timer
 #     continue   the same upload as a PUT to nginx, which answers
 #                `100 Continue`: no wait
+#     nagle-tls  curl: TLS 1.3 to nginx with `tcp_nodelay off` and a >4 KB
+#                chain (RSA-4096 root and intermediate, P-256 leaf): the
+#                response waits in Nagle behind the session tickets for
+#                the client's delayed ACK (field notes, case 1)
+#     wwr        curl: three keep-alive requests for a 3000-byte page to
+#                nginx with `tcp_nodelay off` (sendfile: headers, then the
+#                body): write-write-read (field notes, case 5)
 #
 # Needs root, ip, tcpdump, nginx, curl, openssl, python3, ethtool.
 set -euo pipefail
@@ -43,7 +50,9 @@ work=$(mktemp -d /tmp/rttdoc-offload.XXXXXX)
 pids=()
 cleanup() {
   for p in "${pids[@]}" ${post_server:-}; do kill "$p" 2>/dev/null || true; done
-  [[ -f "$work/nginx.pid" ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  for pid in "$work/nginx.pid" "$work/nagle.pid"; do
+    [[ -f $pid ]] && kill "$(cat "$pid")" 2>/dev/null || true
+  done
   wait 2>/dev/null || true
   for n in $C $S $M; do ip netns del "$n" 2>/dev/null || true; done
   rm -rf "$work"
@@ -124,6 +133,43 @@ class Handler(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("10.78.2.1", 8081), Handler).serve_forever()
 PY
 timeout 120 ip netns exec $S python3 "$work/post-server.py" & post_server=$!
+# nginx with Nagle left on (tcp_nodelay off), as the field notes' cases 1
+# and 5 had it, and a chain larger than a 4 KB write.
+chain=$work/chain
+mkdir -p "$chain"
+openssl req -x509 -newkey rsa:4096 -nodes -keyout "$chain/root.key" -out "$chain/root.pem" \
+  -days 2 -subj /CN=rttdoc-root -addext basicConstraints=critical,CA:TRUE >/dev/null 2>&1
+openssl req -newkey rsa:4096 -nodes -keyout "$chain/int.key" -out "$chain/int.csr" \
+  -subj /CN=rttdoc-intermediate >/dev/null 2>&1
+printf 'basicConstraints=critical,CA:TRUE\n' > "$chain/ca.ext"
+openssl x509 -req -in "$chain/int.csr" -CA "$chain/root.pem" -CAkey "$chain/root.key" \
+  -CAcreateserial -out "$chain/int.pem" -days 2 -extfile "$chain/ca.ext" >/dev/null 2>&1
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$chain/leaf.key" \
+  -out "$chain/leaf.csr" -subj /CN=rttdoc.test >/dev/null 2>&1
+openssl x509 -req -in "$chain/leaf.csr" -CA "$chain/int.pem" -CAkey "$chain/int.key" \
+  -CAcreateserial -out "$chain/leaf.pem" -days 2 >/dev/null 2>&1
+cat "$chain/leaf.pem" "$chain/int.pem" "$chain/root.pem" > "$chain/chain.pem"
+head -c 3000 /dev/zero | tr '\0' 'w' > "$work/www/w3000.html"
+cat > "$work/nagle.conf" <<CONF
+user root;
+worker_processes 1;
+pid $work/nagle.pid;
+error_log $work/nagle-error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
+  uwsgi_temp_path $work; scgi_temp_path $work;
+  sendfile on; tcp_nopush off; tcp_nodelay off; keepalive_requests 1000;
+  server {
+    listen 10.78.2.1:8444 ssl; root $work/www;
+    ssl_certificate $chain/chain.pem; ssl_certificate_key $chain/leaf.key;
+    ssl_protocols TLSv1.3; ssl_session_tickets off; ssl_session_cache off;
+  }
+  server { listen 10.78.2.1:8082; root $work/www; }
+}
+CONF
+ip netns exec $S nginx -c "$work/nagle.conf"
 head -c 2000000 /dev/zero | tr '\0' 'p' > "$work/upload-2m.bin"
 
 # Runs one workload with the relay up and both hosts capturing:
@@ -155,6 +201,9 @@ capture upload 0 -H 'Expect:' -T "$work/upload.bin" http://10.78.2.1:8080/upload
 capture loss 40 http://10.78.2.1:8080/file-1m.bin
 capture expect 0 --data-binary "@$work/upload-2m.bin" http://10.78.2.1:8081/upload
 capture continue 0 -T "$work/upload-2m.bin" http://10.78.2.1:8080/upload/file-2m.bin
+capture nagle-tls 0 --tlsv1.3 https://10.78.2.1:8444/index.html
+capture wwr 0 http://10.78.2.1:8082/w3000.html -o /dev/null http://10.78.2.1:8082/w3000.html \
+  -o /dev/null http://10.78.2.1:8082/w3000.html
 # The PUT must have been stored (201), not refused after its body.
 cmp -s "$work/upload.bin" "$work/www/upload/file.bin" || { cat "$work/error.log" >&2; exit 1; }
 ls -l "$out" >&2

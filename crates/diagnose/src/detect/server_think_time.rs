@@ -18,7 +18,9 @@
 //! for all of a connection's exchanges), except a response whose first
 //! segment left the moment a client ACK arrived for server data still in
 //! flight: Nagle or a window held it (see nagle.rs), the application did
-//! not.
+//! not. When that data left after the request arrived (a TLS 1.3 server's
+//! session tickets, written as the handshake completes), the response
+//! was written no earlier than it, and the server's time ends there.
 //!
 //! Nor is a response that acknowledges client bytes the capture never
 //! showed (a capture that lost packets, a collage of samples) an answer
@@ -280,14 +282,27 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         // exchange's own stamps serve: the request is the client's, the
         // response the server's.
         let tq = on_server(last_copy).unwrap_or(x.request_last.ts_ns + f.server_side_ns);
-        let ta = first.ts_ns;
-        // A queue on the path (the client's parallel connections filling
-        // it) delays the answer as much as the server would.
-        let think = ta - tq - f.path_queue_ns(first.ts_ns);
         // Held only if the server still had data in flight when the
         // request arrived (what Nagle waits on), and the response left
         // with the ACK for it.
-        let held = held.contains(&first.frame) && unacked_at(f, tq);
+        let released_by_ack = held.contains(&first.frame);
+        let held = released_by_ack && unacked_at(f, tq);
+        // Held behind data the server sent after the request arrived (a
+        // TLS 1.3 server's session tickets, written as the handshake
+        // completes): the response was written no earlier than that data
+        // left, and waited from then for the ACK that released it, which
+        // is Nagle's (nagle.rs cites that wait); the server's own time
+        // ends where that data left.
+        let ta = if released_by_ack && !held {
+            span.iter()
+                .find(|r| r.dir == Direction::ServerToClient && r.len > 0 && r.frame > last_copy)
+                .map_or(first.ts_ns, |r| r.ts_ns)
+        } else {
+            first.ts_ns
+        };
+        // A queue on the path (the client's parallel connections filling
+        // it) delays the answer as much as the server would.
+        let think = ta - tq - f.path_queue_ns(first.ts_ns);
         // Nobody waits for an answer after closing: server data after the
         // client's FIN or RST (captured before it) is the server's own
         // message, not a response.

@@ -193,6 +193,43 @@ fn a_response_held_by_nagle_behind_unacknowledged_data_is_not_think_time() {
 }
 
 #[test]
+fn a_response_held_by_nagle_behind_tickets_sent_after_the_request_is_not_think_time() {
+    // nginx with tcp_nodelay off, TLS 1.3 (a real capture: tests/data/
+    // offload/nagle-tls): the request arrives with the client's Finished;
+    // the server sends its first session ticket at once, and its second
+    // ticket and the response wait in Nagle for the client's delayed ACK
+    // of the first. The server answered at once: the wait is Nagle's.
+    for path in Path::all(40.0) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let hs = tls13_handshake(&mut w, 40.1, 0.5, Offer::tls13());
+        let req = w.send(C, w.sent(hs.client_finished) + 0.01, leak(encrypted(120)));
+        let ticket = w.send(S, w.arrival(req) + 0.2, leak(encrypted(74)));
+        let delayed_ack = w.ack(C, w.arrival(ticket) + 40.0);
+        let mut held = encrypted(74);
+        held.extend(encrypted(280));
+        let resp = w.send(S, w.arrival(delayed_ack) + 0.05, leak(held));
+        w.ack(C, w.arrival(resp));
+        let o = w.run();
+        assert!(
+            !o.report
+                .findings
+                .iter()
+                .any(|f| f.kind == ServerThinkTime && f.phase == Some(Phase::FirstByte)),
+            "{:?}: {:#?}",
+            path,
+            o.report.findings
+        );
+        assert!(
+            o.report.findings.iter().any(|f| f.kind.is_nagle()),
+            "{:?}: {:#?}",
+            path,
+            o.report.findings
+        );
+    }
+}
+
+#[test]
 fn inside_tls_a_response_record_leaving_late_is_think_time_to_first_byte() {
     for path in Path::all(40.0) {
         let mut w = Wire::new(path);
