@@ -201,13 +201,19 @@ fn an_upload_held_for_a_100_continue_that_never_came_costs_the_clients_timer() {
             "{what}: the head alone"
         );
         // What the wait was is the ledger's excess: explained, not left over.
-        let excess = c["excess_ms"].as_f64().unwrap();
-        let unexplained = c["unexplained_ms"].as_f64().unwrap();
-        assert!(
-            unexplained < 0.1 * excess,
-            "{what}: {unexplained} of {excess} ms unexplained"
-        );
+        assert_explained(&c, &what);
     }
+}
+
+/// The connection's latency beyond its ideals is its findings' (all but a
+/// tenth).
+fn assert_explained(c: &Value, what: &str) {
+    let excess = c["excess_ms"].as_f64().unwrap();
+    let unexplained = c["unexplained_ms"].as_f64().unwrap();
+    assert!(
+        unexplained < 0.1 * excess,
+        "{what}: {unexplained} of {excess} ms unexplained"
+    );
 }
 
 /// The field notes' cases 1 and 5 on host captures: nginx with
@@ -226,12 +232,7 @@ fn nginx_with_nagle_on_is_named_for_its_holds_and_nothing_else() {
         let cost = f["cost_ms"].as_f64().unwrap();
         // The delayed ACK's timer and the round trip to release the hold.
         assert!((60.0..130.0).contains(&cost), "{what}: {cost} ms");
-        let excess = c["excess_ms"].as_f64().unwrap();
-        let unexplained = c["unexplained_ms"].as_f64().unwrap();
-        assert!(
-            unexplained < 0.1 * excess,
-            "{what}: {unexplained} of {excess} ms unexplained"
-        );
+        assert_explained(&c, &what);
 
         let c = connection("wwr", side);
         let what = format!("wwr-{side}");
