@@ -165,8 +165,12 @@ fn http_server(args: &PeerArgs) -> io::Result<()> {
         let mut out = conn;
         let body = vec![b'x'; args.body];
         loop {
-            // Read one request head.
+            // Read one request head, then its body (Content-Length). An
+            // `Expect: 100-continue` is not answered: as an HTTP/1.0 server
+            // (and many small ones) does not, the client waits for its own
+            // timer before sending the body (`expect-builtin`).
             let mut line = String::new();
+            let mut body_len = 0usize;
             loop {
                 line.clear();
                 if reader.read_line(&mut line)? == 0 {
@@ -175,7 +179,16 @@ fn http_server(args: &PeerArgs) -> io::Result<()> {
                 if line == "\r\n" || line == "\n" {
                     break;
                 }
+                if let Some((name, value)) = line.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        body_len = value.trim().parse().unwrap_or(0);
+                    }
+                }
             }
+            std::io::copy(
+                &mut (&mut reader).take(body_len as u64),
+                &mut std::io::sink(),
+            )?;
             let head = response_head(body.len());
             if args.chunks > 1 {
                 // A streaming backend (server-sent events, tokens): the

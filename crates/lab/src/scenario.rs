@@ -259,6 +259,39 @@ fn wwr_builtin(ctx: &Ctx, mode: &str) -> Plan {
     p
 }
 
+/// An upload whose client asks `Expect: 100-continue` (curl does on its
+/// own for bodies over 1 MB; here asked for a 3000-byte POST) to the
+/// built-in HTTP server, which never answers the expectation (curl holds
+/// the body for its 1 s timer), or to nginx, which does not make the
+/// client wait (the control).
+fn expect_continue(ctx: &Ctx, builtin_server: bool) -> Plan {
+    let body = "b".repeat(3000);
+    let target = if builtin_server {
+        format!("http://{SERVER_IP}:{PEER_PORT}/upload")
+    } else {
+        url(false, "/upload")
+    };
+    let client = curl(&[
+        "-H",
+        "Expect: 100-continue",
+        "--data-binary",
+        &body,
+        &target,
+    ]);
+    let mut p = if builtin_server {
+        builtin(ctx, peer_server("http-server", &[]), client)
+    } else {
+        base(ctx, plain(true), client)
+    };
+    p.knobs = json!({ "client": "curl -H 'Expect: 100-continue' --data-binary (3000 bytes)",
+        "server_answers_100_continue": !builtin_server, "curl_expect_timeout_ms": 1000 });
+    if builtin_server {
+        p.pathologies = json!([{ "kind": "expect_continue_wait", "phase": "first_byte", "streams": ctx.all_streams(),
+            "exchanges": [1], "wait_ms": 1000, "why": "curl holds the body for a 100 Continue the server never sends, until its 1 s timer" }]);
+    }
+    p
+}
+
 /// The SFTP case: an upload as request/response blocks, each written as a
 /// small header and a small body, Nagle on or off.
 fn sftp_builtin(ctx: &Ctx, nodelay: bool) -> Plan {
@@ -843,6 +876,8 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "tickets-nodelay-builtin", summary: "control: TCP_NODELAY", control_of: Some("tickets-nagle-builtin"), needs: &[], plan: |c| tickets_nagle_builtin(c, true) },
     Scenario { name: "initcwnd-builtin", summary: "a ~20 KB certificate chain, over the initial window: the flight waits for ACKs, handshake 2 RTT", control_of: None, needs: &[], plan: |c| initcwnd_builtin(c, true) },
     Scenario { name: "small-cert-builtin", summary: "control: a small chain, handshake 1 RTT", control_of: Some("initcwnd-builtin"), needs: &[], plan: |c| initcwnd_builtin(c, false) },
+    Scenario { name: "expect-builtin", summary: "curl POSTs with Expect: 100-continue to the built-in HTTP server, which never answers it: the body waits for curl's 1 s timer", control_of: None, needs: &["curl"], plan: |c| expect_continue(c, true) },
+    Scenario { name: "expect-nginx", summary: "control: the same upload to nginx, which does not make the client wait", control_of: Some("expect-builtin"), needs: NGINX_CURL, plan: |c| expect_continue(c, false) },
     Scenario { name: "wwr-split-builtin", summary: "built-in HTTP server, header and body in two writes with Nagle, 5 keep-alive requests: each body waits for the ACK of its header", control_of: None, needs: &[], plan: |c| wwr_builtin(c, "split") },
     Scenario { name: "wwr-joined-builtin", summary: "control: header and body in one write", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "joined") },
     Scenario { name: "wwr-nodelay-builtin", summary: "control: two writes with TCP_NODELAY", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "nodelay") },

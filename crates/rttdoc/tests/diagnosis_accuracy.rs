@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 const VERIFIED: &[&str] = &[
     "early_data",
     "early_data_unsafe",
+    "expect_continue_wait",
     "hello_retry_request",
     "initcwnd_limited",
     // No detector of its own (HAProxy's MSG_MORE hold, stream-haproxy):
