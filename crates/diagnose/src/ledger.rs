@@ -416,6 +416,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 early_plaintext: c.early_plaintext.as_deref(),
                 burst_segment,
                 new_data_views: Default::default(),
+                window_stall_views: Default::default(),
             }
         };
     }

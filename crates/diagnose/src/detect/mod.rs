@@ -21,7 +21,7 @@ mod slow_start_after_idle;
 mod syn_retransmit;
 mod tfo;
 mod tls_extra_rtt;
-mod window_stalls;
+pub mod window_stalls;
 mod zero_window;
 
 pub use early_data_unsafe::request_in;
@@ -67,6 +67,10 @@ pub struct Facts<'a> {
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
     pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],
+    /// Per sender, its stalls on the receiver's window
+    /// ([`window_stalls::window_stalls`]), made on first use and shared by
+    /// `rwnd_limited` and `retransmission`.
+    pub window_stall_views: [std::cell::OnceCell<Option<Vec<window_stalls::WindowStall>>>; 2],
 }
 
 /// Per direction (client, server), the largest size seen for two new-data

@@ -241,7 +241,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // the rto_stall's.
         let mut window_held = 0u32;
         if let Some(all) = window_stalls(f, sender) {
-            for w in all.into_iter().filter(|s| s.held_by_loss).map(|s| s.wait) {
+            for w in all.iter().filter(|s| s.held_by_loss).map(|s| s.wait) {
                 let overlaps = |x: &Wait| x.from_frame < w.to_frame && w.from_frame < x.to_frame;
                 if stalls.iter().any(overlaps) {
                     continue;

@@ -41,7 +41,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         };
         // A window held by a loss's hole is the loss's (retransmission).
         let stalls: Vec<Wait> = all
-            .into_iter()
+            .iter()
             .filter(|s| !s.held_by_loss)
             .map(|s| s.wait)
             .collect();

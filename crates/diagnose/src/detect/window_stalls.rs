@@ -37,6 +37,7 @@ use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
 
 /// A stall on a full receive window (see the module's doc).
+#[derive(Debug, Clone, Copy)]
 pub struct WindowStall {
     /// From P (the segment that filled the window) to K (the next new
     /// data), released by the window update A.
@@ -47,22 +48,22 @@ pub struct WindowStall {
 
 /// The stalls of `sender` on its receiver's window, in order; `None` when
 /// the window cannot be read (no RTT, or no handshake: the window scale is
-/// unknown).
-pub fn window_stalls(f: &Facts<'_>, sender: Direction) -> Option<Vec<WindowStall>> {
+/// unknown). Found once per connection and sender, for both detectors.
+pub fn window_stalls<'f>(f: &'f Facts<'_>, sender: Direction) -> Option<&'f [WindowStall]> {
+    f.window_stall_views[sender.index()]
+        .get_or_init(|| find(f, sender))
+        .as_deref()
+}
+
+fn find(f: &Facts<'_>, sender: Direction) -> Option<Vec<WindowStall>> {
     let rtt = f.rtt_ns.filter(|r| *r > 0)?;
     let longest = rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
     let receiver = sender.reverse();
     let mss = f.mss(sender) as u64;
-    // What the sender re-sent (only when its stats count re-sends: most
-    // connections have none, and skip the walk).
-    let resent: Vec<&SegmentRecord> = if f.sent_by(sender).retransmissions > 0 {
-        f.timeline
-            .iter()
-            .filter(|r| r.dir == sender && r.retransmission && r.len > 0 && !r.probe)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    // What the sender re-sent, gathered at the first stall (most
+    // connections have none) and only when its stats count re-sends.
+    let counted = f.sent_by(sender).retransmissions > 0;
+    let mut resent: Option<Vec<&SegmentRecord>> = None;
     // The right edge the sender knows, and the last ACK that moved it.
     let mut edge: Option<u64> = None;
     let mut opened: Option<(i64, &SegmentRecord)> = None;
@@ -101,6 +102,15 @@ pub fn window_stalls(f: &Facts<'_>, sender: Direction) -> Option<Vec<WindowStall
             let waited = silence >= (rtt / 4).max(2_000_000) && silence <= longest;
             let released = ta >= tp && f.released_by(sender, t, ta) && f.can_release(a, r);
             if waited && released {
+                let resent = resent.get_or_insert_with(|| {
+                    if !counted {
+                        return Vec::new();
+                    }
+                    f.timeline
+                        .iter()
+                        .filter(|r| r.dir == sender && r.retransmission && r.len > 0 && !r.probe)
+                        .collect()
+                });
                 let held_by_loss = acked_at_p.is_some_and(|edge_at_p| {
                     resent.iter().any(|x| {
                         seq::le(x.seq, edge_at_p)

@@ -92,6 +92,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         early_plaintext: None,
         burst_segment: [0, 0],
         new_data_views: Default::default(),
+        window_stall_views: Default::default(),
     }
 }
 
