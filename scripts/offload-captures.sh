@@ -39,6 +39,10 @@
 #                nginx with `tcp_nodelay off` (sendfile: headers, then the
 #                body): write-write-read (field notes, case 5)
 #
+# Congestion control is the namespaces' default, the host's (BBR on the
+# machine that made tests/data/offload: the loss capture's recovery is
+# BBR's).
+#
 # Needs root, ip, tcpdump, nginx, curl, openssl, python3, ethtool.
 set -euo pipefail
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
