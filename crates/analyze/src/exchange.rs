@@ -92,6 +92,7 @@ impl Exchanges {
                 }
                 self.close();
                 self.total += 1;
+                let label = http_request_line(head);
                 self.current = Some(Exchange {
                     request_first: first,
                     request_last: last,
@@ -99,9 +100,9 @@ impl Exchanges {
                     response_first: None,
                     response_last: None,
                     response_bytes: 0,
-                    label: http_request_line(head),
+                    expects_continue: label.is_some() && asks_to_continue(head),
+                    label,
                     status: None,
-                    expects_continue: asks_to_continue(head),
                 });
             }
             Direction::ServerToClient => match self.current.clone() {
@@ -173,11 +174,12 @@ pub fn http_request_line(head: &[u8]) -> Option<String> {
     Some(format!("{method} {target}"))
 }
 
-/// Whether `head` is an HTTP/1.1 request's head, whole and alone (the
-/// segment ends where the head does: no body rode with it), with an
-/// `Expect: 100-continue` header (names and the value case-insensitive).
-pub fn asks_to_continue(head: &[u8]) -> bool {
-    if !head.ends_with(b"\r\n\r\n") || http_request_line(head).is_none() {
+/// Whether `head`, the start of a request ([`http_request_line`] read
+/// its line), is an HTTP/1.1 head, whole and alone (the segment ends where
+/// the head does: no body rode with it), with an `Expect: 100-continue`
+/// header (names and the value case-insensitive).
+fn asks_to_continue(head: &[u8]) -> bool {
+    if !head.ends_with(b"\r\n\r\n") {
         return false;
     }
     let Ok(text) = std::str::from_utf8(head) else {

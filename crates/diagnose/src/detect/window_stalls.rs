@@ -25,11 +25,11 @@
 //! hole's repair, not for the reader. So a stall is held by a loss when
 //! the receiver's cumulative ACK as P left (`a_P`, the window's left edge)
 //! is a byte a re-send R carried (the hole's start), R left before the
-//! release A, A
-//! acknowledges past it, and R was no needless re-send (the receiver had
-//! not acknowledged its bytes before it, nor reported them twice with a
-//! D-SACK after it: then nothing was missing at the edge, a tail-loss
-//! probe raced the ACK). The others are held by the receive buffer.
+//! release A, A acknowledges past R's start, and R was no needless
+//! re-send (the receiver had not acknowledged its bytes before it, nor
+//! reported them twice with a D-SACK after it: then nothing was missing at
+//! the edge, a tail-loss probe raced the ACK). The others are held by the
+//! receive buffer.
 
 use super::Facts;
 use crate::model::{Direction, Wait};
