@@ -1,5 +1,7 @@
 use std::fmt;
 
+use crate::compression::Unreadable;
+
 /// Why a capture could not be read (further).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -9,6 +11,9 @@ pub enum ErrorKind {
     NotACapture { magic: [u8; 4] },
     /// The file is empty.
     Empty,
+    /// The file is compressed in a format rttdoc (like Wireshark) does not
+    /// read.
+    Unreadable(Unreadable),
     /// The file ends in the middle of a record.
     Truncated,
     /// A record declares a length no real capture has.
@@ -18,7 +23,7 @@ pub enum ErrorKind {
 }
 
 /// An error reading a capture: the file, the byte offset of the damaged
-/// record (in the decompressed stream for gzip input) and what was wrong.
+/// record (in the decompressed stream for compressed input) and what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaptureError {
     pub file: String,
@@ -28,8 +33,13 @@ pub struct CaptureError {
 
 impl fmt::Display for CaptureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: byte {}: ", self.file, self.offset)?;
-        match &self.kind {
+        write!(f, "{}: byte {}: {}", self.file, self.offset, self.kind)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             ErrorKind::Io(e) => write!(f, "read error: {e}"),
             ErrorKind::NotACapture { magic } => write!(
                 f,
@@ -37,6 +47,12 @@ impl fmt::Display for CaptureError {
                 magic[0], magic[1], magic[2], magic[3]
             ),
             ErrorKind::Empty => write!(f, "the file is empty"),
+            ErrorKind::Unreadable(Unreadable { format, unpack }) => write!(
+                f,
+                "the capture is {format}-compressed, which rttdoc does not read (it reads \
+                 gzip, zstd and lz4, as Wireshark does): unpack it first, or pipe it in: \
+                 `{unpack} FILE | rttdoc analyze -`"
+            ),
             ErrorKind::Truncated => write!(f, "the file ends inside a record (truncated capture)"),
             ErrorKind::AbsurdLength { declared } => {
                 write!(f, "a record declares {declared} bytes, more than any real packet (corrupt capture)")

@@ -1,7 +1,8 @@
 //! Capture input: the first stage of rttdoc's one pass.
 //!
-//! A [`Capture`] reads, plain or gzip-compressed, from a path or from
-//! standard input (`-`):
+//! A [`Capture`] reads, plain or compressed (gzip, zstd, lz4: what
+//! Wireshark reads; see [`Compression`]), from a path or from standard
+//! input (`-`):
 //!
 //! - pcap in either byte order with micro- or nanosecond timestamps, and the
 //!   variants Wireshark reads: Kuznetzov's modified pcap (magic 0xa1b2cd34,
@@ -30,12 +31,14 @@
 //! and reports a [`CaptureError`] naming the file and the byte offset, after
 //! every frame before the damage has been delivered.
 
+mod compression;
 mod error;
 #[cfg(target_os = "linux")]
 pub mod live;
 pub mod pcapng;
 mod reader;
 
+pub use compression::{Compression, Decompressed, Unreadable};
 pub use error::{CaptureError, ErrorKind};
 #[cfg(target_os = "linux")]
 pub use live::{LiveCapture, LiveError, LiveStats, DEFAULT_BUFFER_BYTES};

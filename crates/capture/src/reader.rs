@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
+use crate::compression::{Compression, Decompressed};
 use crate::error::{CaptureError, ErrorKind};
 use crate::pcapng::{block, Endian};
 
@@ -382,12 +383,12 @@ pub struct Capture {
     progress: Progress,
     secrets: Secrets,
     failed: bool,
-    gzip: bool,
+    compression: Compression,
 }
 
 impl Capture {
     /// Opens a capture file, or standard input when `path` is `-`.
-    /// Gzip-compressed input is detected by its magic bytes.
+    /// Compressed input is detected by its magic bytes ([`Compression`]).
     pub fn open(path: &str) -> Result<Capture, CaptureError> {
         let io_err = |e: io::Error| CaptureError {
             file: path.to_string(),
@@ -427,11 +428,11 @@ impl Capture {
         if head.is_empty() {
             return Err(err(0, ErrorKind::Empty));
         }
-        let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-        let source: Box<dyn Read + Send> = if gzip {
-            Box::new(flate2::read::MultiGzDecoder::new(buffered))
-        } else {
-            Box::new(buffered)
+        let compression = Compression::sniff(head).map_err(|u| err(0, ErrorKind::Unreadable(u)))?;
+        let source: Box<dyn Read + Send> = match compression.decoder(buffered) {
+            Ok(Decompressed::Plain(plain)) => Box::new(plain),
+            Ok(decoder) => Box::new(decoder),
+            Err(e) => return Err(err(0, ErrorKind::Io(e.to_string()))),
         };
         let mut capture = Capture {
             name: name.to_string(),
@@ -446,7 +447,7 @@ impl Capture {
             progress: Progress { read, total },
             secrets: Secrets::default(),
             failed: false,
-            gzip,
+            compression,
         };
         capture.read_file_header()?;
         Ok(capture)
@@ -503,10 +504,12 @@ impl Capture {
 
     fn error(&self, kind: ErrorKind) -> CaptureError {
         let kind = match kind {
-            ErrorKind::Io(_) if self.gzip => ErrorKind::Malformed(
-                "the gzip stream ends early or is corrupt (offset is in the decompressed data)"
-                    .into(),
-            ),
+            ErrorKind::Io(_) if self.compression != Compression::None => {
+                ErrorKind::Malformed(format!(
+                    "the {} stream ends early or is corrupt (offset is in the decompressed data)",
+                    self.compression.name()
+                ))
+            }
             other => other,
         };
         CaptureError {

@@ -18,6 +18,7 @@ use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
 
 use rttdoc_capture::pcapng::{block, Endian};
+use rttdoc_capture::{Compression, ErrorKind};
 use rttdoc_model::{ConnectionReport, CostRule, Detail, Finding};
 
 use crate::fmt_ms;
@@ -259,7 +260,7 @@ fn write_err(e: io::Error) -> AnnotateError {
     }
 }
 
-/// Copies the capture in `input` (pcap or pcapng, gzip-compressed or not)
+/// Copies the capture in `input` (pcap or pcapng, compressed or not)
 /// to `out` as pcapng, with `notes`' comments on their frames.
 pub fn annotate(
     input: impl Read,
@@ -271,12 +272,14 @@ pub fn annotate(
         offset: 0,
         message: format!("read error: {e}"),
     })?;
-    let gzip = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
-    let source: Box<dyn Read + '_> = if gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(buffered))
-    } else {
-        Box::new(buffered)
-    };
+    let compression = Compression::sniff(head).map_err(|u| AnnotateError {
+        offset: 0,
+        message: ErrorKind::Unreadable(u).to_string(),
+    })?;
+    let source = compression.decoder(buffered).map_err(|e| AnnotateError {
+        offset: 0,
+        message: format!("read error: {e}"),
+    })?;
     let mut input = Input {
         inner: source,
         offset: 0,

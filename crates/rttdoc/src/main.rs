@@ -81,7 +81,7 @@ pub enum ColorChoice {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Read a pcap/pcapng capture (optionally gzip'd, or - for stdin) and
+    /// Read a pcap/pcapng capture (plain or gzip/zstd/lz4-compressed, or - for stdin) and
     /// explain every TCP connection in it.
     Analyze(Box<analyze_cmd::AnalyzeArgs>),
     /// Find the server settings that cost round trips (nginx, HAProxy,

@@ -736,3 +736,186 @@ impl Ng {
         out
     }
 }
+
+/// `tool args < input > output`, for the compressors below.
+fn pipe(tool: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = Command::new(tool)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(out.status.success(), "{tool} {args:?} failed");
+    out.stdout
+}
+
+/// A capture large enough for several compressed blocks: the lossy download
+/// of tests/data/offload (1.1 MB, 1137 frames).
+fn plain_capture(dir: &TempDir) -> (PathBuf, Vec<u8>) {
+    let plain = dir.path("plain.pcap");
+    gunzip_to(&data_dir().join("offload/loss-client.pcap.gz"), &plain);
+    let bytes = std::fs::read(&plain).unwrap();
+    (plain, bytes)
+}
+
+/// `rttdoc analyze --json -` with `path` on standard input.
+fn connections_from_stdin(path: &Path) -> serde_json::Value {
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--json", "-"])
+        .stdin(std::fs::File::open(path).unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["connections"].clone()
+}
+
+/// Captures compressed the ways people compress them are read as the
+/// capture itself, like Wireshark reads them: zstd in one frame, `pzstd`'s
+/// frames behind skippable frames, and frames joined by `cat`; lz4's default
+/// frame, independent 64 KB blocks with checksums, and frames joined by
+/// `cat`; gzip members joined by `cat`. Each gives the analysis of the
+/// plain file, from a path and from standard input, and tshark sees the
+/// same frames in the single-frame files.
+#[test]
+fn compressed_captures_are_analysed_as_the_capture_they_hold() {
+    if !require(
+        "compressed",
+        &["tshark", "zstd", "pzstd", "lz4", "gzip"],
+        false,
+    ) {
+        return;
+    }
+    let dir = TempDir::new("compressed");
+    let (plain, bytes) = plain_capture(&dir);
+    // Split inside a record, so that a frame spans two compressed frames.
+    let (first, second) = bytes.split_at(bytes.len() / 2 + 7);
+    let joined = |tool: &str, args: &[&str]| {
+        let mut v = pipe(tool, args, first);
+        v.extend(pipe(tool, args, second));
+        v
+    };
+    let variants: Vec<(&str, Vec<u8>, bool)> = vec![
+        ("one.zst", pipe("zstd", &["-q", "-c"], &bytes), true),
+        (
+            "pzstd.zst",
+            pipe("pzstd", &["-q", "-c", "-p", "2"], &bytes),
+            false,
+        ),
+        ("joined.zst", joined("zstd", &["-q", "-c"]), false),
+        ("one.lz4", pipe("lz4", &["-q", "-c"], &bytes), true),
+        (
+            "blocks.lz4",
+            pipe(
+                "lz4",
+                &["-q", "-c", "-B4", "-BI", "-BX", "--content-size"],
+                &bytes,
+            ),
+            false,
+        ),
+        ("joined.lz4", joined("lz4", &["-q", "-c"]), false),
+        ("joined.gz", joined("gzip", &["-c"]), false),
+    ];
+    let want = connections(&plain, &[]);
+    let normalise = |mut v: serde_json::Value| {
+        // The file name is the only difference a user may see.
+        for c in v.as_array_mut().unwrap() {
+            c.as_object_mut().unwrap().remove("file");
+        }
+        v
+    };
+    let want = normalise(want);
+    for (name, compressed, tshark_too) in variants {
+        assert_ne!(compressed[..4], bytes[..4], "{name} is compressed");
+        let path = dir.path(name);
+        std::fs::write(&path, &compressed).unwrap();
+        assert_eq!(read(&path).frames, read(&plain).frames, "{name}: frames");
+        assert_eq!(
+            normalise(connections(&path, &[])),
+            want,
+            "{name}: from a path"
+        );
+        assert_eq!(
+            normalise(connections_from_stdin(&path)),
+            want,
+            "{name}: from stdin"
+        );
+        if tshark_too {
+            assert_reads_like_tshark(&path);
+        }
+    }
+}
+
+/// A zstd or lz4 stream cut inside its second frame gives every frame the
+/// first one held, then an error that names the file and the format (the
+/// partial-result exit status); xz and bzip2, which Wireshark does not read
+/// either, are refused with the command that unpacks them.
+#[test]
+fn cut_compressed_streams_keep_what_came_before_and_unreadable_ones_say_how_to_unpack() {
+    if !require("compressed_damage", &["zstd", "lz4", "xz", "bzip2"], false) {
+        return;
+    }
+    let dir = TempDir::new("compressed-damage");
+    let (_, bytes) = plain_capture(&dir);
+    let (first, second) = bytes.split_at(bytes.len() / 2);
+    let head_only = dir.path("head.pcap");
+    std::fs::write(&head_only, first).unwrap();
+    let in_first = read(&head_only).frames.len();
+    let total = read(&dir.path("plain.pcap")).frames.len();
+    for (tool, format) in [("zstd", "zstd"), ("lz4", "lz4")] {
+        let mut cut = pipe(tool, &["-q", "-c"], first);
+        let tail = pipe(tool, &["-q", "-c"], second);
+        cut.extend(&tail[..tail.len() / 2]);
+        let path = dir.path(&format!("cut.{tool}"));
+        std::fs::write(&path, &cut).unwrap();
+        let out = Command::new(rttdoc_bin())
+            .args(["analyze", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{tool}: {stderr}");
+        assert!(
+            stderr.contains(&path.to_string_lossy().to_string())
+                && stderr.contains(&format!("the {format} stream ends early or is corrupt")),
+            "{tool}: {stderr}"
+        );
+        let analysed: usize = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("rttdoc: the "))
+            .and_then(|l| l.strip_suffix(" frames before the damage were analysed"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{tool}: no count in {stderr}"));
+        assert!(
+            (in_first..total).contains(&analysed),
+            "{tool}: {analysed} frames analysed, {in_first} in the first frame, {total} in all"
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["connections"].as_array().unwrap().len(), 1, "{tool}");
+    }
+    for (tool, format) in [("xz", "xz"), ("bzip2", "bzip2")] {
+        let path = dir.path(&format!("plain.pcap.{tool}"));
+        std::fs::write(&path, pipe(tool, &["-c"], &bytes)).unwrap();
+        let out = Command::new(rttdoc_bin())
+            .arg("analyze")
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{tool}: {stderr}");
+        assert!(
+            stderr.contains(&format!("is {format}-compressed"))
+                && stderr.contains(&format!("`{tool} -dc FILE | rttdoc analyze -`")),
+            "{tool}: {stderr}"
+        );
+    }
+}

@@ -115,6 +115,18 @@ const CORPUS: &[Expect] = &[
         error: Some("gzip stream ends early"),
         counts: Some((4, 0, 1)),
     },
+    Expect {
+        file: "truncated.pcap.zst",
+        exit: 2,
+        error: Some("zstd stream ends early"),
+        counts: Some((4, 0, 1)),
+    },
+    Expect {
+        file: "truncated.pcap.lz4",
+        exit: 2,
+        error: Some("lz4 stream ends early"),
+        counts: Some((4, 0, 1)),
+    },
 ];
 
 #[test]

@@ -4,7 +4,7 @@
 Each file is a valid capture damaged in one way. The expectations live in
 crates/rttdoc/tests/malformed.rs next to the file names.
 """
-import gzip, os, struct
+import gzip, os, struct, subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -80,6 +80,15 @@ write("unknown-interface.pcapng", pcapng(GOOD[:3]) + pcapng(GOOD[3:4], if_id=5)[
 write("block-length-zero.pcapng", pcapng(GOOD[:4]) + struct.pack("<II", 6, 0) + b"\0" * 40)
 gz = gzip.compress(good, mtime=0)
 write("truncated.pcap.gz", gz[: len(gz) * 2 // 3])
+# zstd and lz4 as their command-line tools write them, in two frames (as
+# pzstd or `cat` make): the first holds four whole records and part of the
+# fifth, the second (the rest) is cut in half.
+def compressed(tool, data):
+    return subprocess.run([tool, "-q", "-c"], input=data, capture_output=True, check=True).stdout
+four = len(pcap_header()) + sum(16 + len(p) for p in GOOD[:4]) + 10
+for tool, ext in [("zstd", "zst"), ("lz4", "lz4")]:
+    rest = compressed(tool, good[four:])
+    write(f"truncated.pcap.{ext}", compressed(tool, good[:four]) + rest[: len(rest) // 2])
 
 # pcapng as Wireshark's tools write it: a Section Header Block with long
 # options (shb_hardware, shb_os, shb_userappl), damaged in the new places.
