@@ -303,6 +303,9 @@ pub struct Connection {
     pub(crate) path_samples: Vec<crate::QueueSample>,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
+    /// This is the connection of that earlier stream, seen again with
+    /// its addresses translated (twins.rs).
+    pub(crate) same_as: Option<u64>,
     /// Who is the client is known: from a SYN, or from the first payload
     /// of a connection whose capture began after its handshake
     /// ([`Connection::settle_roles`]).
@@ -353,6 +356,7 @@ impl Connection {
             detect: true,
             path_samples: Vec::new(),
             closing_queued: false,
+            same_as: None,
             roles_settled: false,
         }
     }

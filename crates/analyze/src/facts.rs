@@ -36,6 +36,9 @@ pub struct ConnectionFacts {
     pub server: Endpoint,
     /// Its first and last frames.
     pub first: Stamp,
+    /// The earlier stream this connection is, seen again with its
+    /// addresses translated (the same initial sequence numbers both ways).
+    pub same_as: Option<u64>,
     /// Its last frame.
     pub last: Stamp,
     /// How it ended.
@@ -156,6 +159,7 @@ impl Connection {
             client: c.client,
             server: c.server,
             first: c.first,
+            same_as: c.same_as,
             last: c.last,
             ending,
             handshake,

@@ -32,6 +32,7 @@ pub mod seq;
 pub mod series;
 mod tls;
 mod track;
+mod twins;
 
 pub use connection::{SegmentRecord, Stamp, TIMELINE_CAP};
 pub use exchange::Exchange;

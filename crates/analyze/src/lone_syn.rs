@@ -98,6 +98,7 @@ impl Embryo {
             client,
             server,
             first: self.at,
+            same_as: None,
             last: self.at,
             ending,
             handshake: HandshakeReport {

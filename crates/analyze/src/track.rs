@@ -40,6 +40,7 @@ use crate::flow_map::{FlowKey, FlowMap};
 use crate::lone_syn::{Embryo, LoneSyn, LoneSyns};
 use crate::model::{CaptureStats, Direction, Ending, Endpoint};
 use crate::path_samples::PathSamples;
+use crate::twins::{Twin, Twins};
 
 /// The most one gap between frames advances the capture's progress clock:
 /// longer than any retransmission backoff step worth waiting through, far
@@ -147,6 +148,9 @@ pub struct Tracker<'s> {
     /// Every client's clean handshakes, for the queue they measured while
     /// other connections of the client were open.
     paths: PathSamples,
+    /// Recent handshakes, to find a connection seen twice under
+    /// translated addresses (twins.rs).
+    twins: Twins,
     /// Flows that are one SYN so far.
     embryos: LoneSyns,
     /// Connections with nothing more due, in the order they got there, with
@@ -185,6 +189,7 @@ impl<'s> Tracker<'s> {
             table: FxHashMap::default(),
             tombstones: FlowMap::default(),
             paths: PathSamples::default(),
+            twins: Twins::default(),
             embryos: LoneSyns::default(),
             closing: Default::default(),
             ages: Vec::new(),
@@ -300,7 +305,7 @@ impl<'s> Tracker<'s> {
             if !conn.reused_by(src, seg) {
                 conn.settle_roles(src, seg);
                 let dir = conn.direction_from(src);
-                track_in(
+                let later = track_in(
                     conn,
                     dir,
                     at,
@@ -310,7 +315,9 @@ impl<'s> Tracker<'s> {
                     &mut self.stats,
                     &mut self.closing,
                     &mut self.paths,
+                    &mut self.twins,
                 );
+                self.mark_same_as(later, key);
                 return;
             }
         }
@@ -388,7 +395,7 @@ impl<'s> Tracker<'s> {
         });
         conn.settle_roles(src, seg);
         let dir = conn.direction_from(src);
-        track_in(
+        let later = track_in(
             conn,
             dir,
             at,
@@ -398,7 +405,26 @@ impl<'s> Tracker<'s> {
             &mut self.stats,
             &mut self.closing,
             &mut self.paths,
+            &mut self.twins,
         );
+        self.mark_same_as(later, key);
+    }
+
+    /// Marks the connection on `later` (numbered after the one on `key`,
+    /// its SYN-ACK seen first) as the same connection as `key`'s.
+    fn mark_same_as(&mut self, later: Option<FlowKey>, key: FlowKey) {
+        let Some(later) = later else {
+            return;
+        };
+        let Some(stream) = self.table.get(&key).map(|c| c.stream) else {
+            return;
+        };
+        if let Some(c) = self.table.get_mut(&later) {
+            if c.same_as.is_none() {
+                self.stats.translated_copies += 1;
+            }
+            c.same_as = Some(stream);
+        }
     }
 
     /// Turns a lone SYN into a connection that has seen it, in the table.
@@ -711,21 +737,32 @@ fn track_in(
     stats: &mut CaptureStats,
     closing: &mut VecDeque<(FlowKey, i64)>,
     paths: &mut PathSamples,
-) {
+    twins: &mut Twins,
+) -> Option<FlowKey> {
     if conn.capture_copy(at, dir, seg) {
         stats.capture_duplicates += 1;
-        return;
+        return None;
     }
     conn.observe(at, dir, seg);
-    // A clean handshake's SYN-ACK: how far the server was, then.
+    let mut same_as_this = None;
     if seg.flags.syn() && seg.flags.ack() {
+        // A clean handshake's SYN-ACK: how far the server was, then.
         note_handshake(conn, at, paths);
+        match twins.syn_ack(conn.stream, key, seg.seq, seg.ack, at.ts_ns) {
+            Some(Twin::ThisIsSameAs(earlier)) if conn.same_as.is_none() => {
+                conn.same_as = Some(earlier);
+                stats.translated_copies += 1;
+            }
+            Some(Twin::ThatIsSameAsThis(later)) => same_as_this = Some(later),
+            _ => {}
+        }
     }
     conn.last_progress_ns = progress_ns;
     if !conn.closing_queued && conn.is_done() {
         conn.closing_queued = true;
         closing.push_back((key, progress_ns));
     }
+    same_as_this
 }
 
 /// Keeps a connection's clean handshake for the client's path samples

@@ -360,6 +360,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let (excess_rtts, excess_ms) = latency_excess(&ledger);
     let mut report = ConnectionReport {
         stream: c.stream,
+        same_connection_as: c.same_as,
         client: c.client,
         server: c.server,
         first_frame: c.first.frame,

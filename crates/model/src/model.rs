@@ -770,6 +770,12 @@ pub struct LadderEntry {
 pub struct ConnectionReport {
     /// Wireshark's tcp.stream index.
     pub stream: u64,
+    /// The earlier stream this connection is, seen again at another point
+    /// of the path with its addresses translated (NAT, a container
+    /// bridge's masquerade under `-i any`, an LVS-NAT balancer): the same
+    /// initial sequence numbers in both directions. Its waits are that
+    /// stream's, so capture-wide totals count them once, there.
+    pub same_connection_as: Option<u64>,
     /// The side that sent the SYN (or, mid-stream, the HTTP request or
     /// ClientHello, else the higher port).
     pub client: Endpoint,
@@ -858,6 +864,9 @@ pub struct CaptureStats {
     /// TCP packets the capture holds more than once (see
     /// `DirectionStats::capture_duplicates`), all connections together.
     pub capture_duplicates: u64,
+    /// Connections that are an earlier stream's connection seen again with
+    /// its addresses translated (`ConnectionReport::same_connection_as`).
+    pub translated_copies: u64,
     /// Times the capture clock went back by more than reordering explains
     /// (a file appended to itself, a capture restarted into the same
     /// file): the packets replayed on known connections count as

@@ -131,11 +131,14 @@ impl HtmlReport {
     /// One connection (worded: its findings' explanations and fixes are
     /// shown).
     pub fn add(&mut self, c: &ConnectionReport) {
+        // A connection seen again under translated addresses: its time
+        // is the earlier stream's (ranked and drawn there), listed last.
+        let copy = c.same_connection_as.is_some();
         let lost = Lost {
-            ms: time_lost_ms(c),
+            ms: if copy { 0.0 } else { time_lost_ms(c) },
             stream: c.stream,
         };
-        if let Some(tls) = &c.tls {
+        if let Some(tls) = c.tls.as_ref().filter(|_| !copy) {
             if let (Some(v), Some(r)) = (tls.version, tls.handshake_rtts) {
                 let bin = ((r / HANDSHAKE_BIN_RTTS) as usize).min(HANDSHAKE_BINS - 1);
                 self.handshakes.entry(v).or_insert([0; HANDSHAKE_BINS])[bin] += 1;
@@ -278,7 +281,14 @@ fn escape_html(s: &str) -> String {
 ///  tls rtts, tls ideal, duration ms, kinds, partial].
 fn row(c: &ConnectionReport, lost_ms: f64) -> Value {
     let tls = c.tls.as_ref();
-    let mut kinds: Vec<&str> = c.findings.iter().map(|x| x.kind.name()).collect();
+    let mut kinds: Vec<String> = match c.same_connection_as {
+        Some(first) => vec![format!("same as {first}")],
+        None => c
+            .findings
+            .iter()
+            .map(|x| x.kind.name().to_string())
+            .collect(),
+    };
     kinds.dedup();
     json!([
         c.stream,

@@ -29,6 +29,7 @@ struct VersionStats {
 #[derive(Serialize)]
 pub(crate) struct SummaryJson<'a> {
     connections: u64,
+    translated_copies: u64,
     over_ideal: u64,
     excess_ms_total: f64,
     explained_ms: f64,
@@ -50,6 +51,7 @@ impl<'a> SummaryJson<'a> {
     pub(crate) fn of(s: &'a Summary) -> Self {
         SummaryJson {
             connections: s.connections,
+            translated_copies: s.translated_copies,
             over_ideal: s.over_ideal,
             excess_ms_total: s.excess_ms_total,
             explained_ms: s.explained_ms,

@@ -155,6 +155,7 @@ pub struct Metrics {
     registry: Registry,
     servers: Vec<String>,
     connections: Family<ConnectionLabels, Counter>,
+    translated_copies: Counter,
     tcp_handshake: HistogramFamily<ConnectionLabels>,
     tls_handshake: HistogramFamily<ConnectionLabels>,
     tls_round_trips: HistogramFamily<ConnectionLabels>,
@@ -188,6 +189,7 @@ impl Metrics {
             registry: Registry::default(),
             servers: label_servers.to_vec(),
             connections: Family::default(),
+            translated_copies: Counter::default(),
             tcp_handshake: hist(seconds_histogram),
             tls_handshake: hist(seconds_histogram),
             tls_round_trips: hist(round_trip_histogram),
@@ -218,6 +220,11 @@ impl Metrics {
             "connections",
             "TCP connections analysed, counted as each finishes",
             m.connections.clone(),
+        );
+        r.register(
+            "translated_copies",
+            "Connections that were an earlier connection seen again with translated addresses (NAT; the same sequence numbers both ways), counted here only",
+            m.translated_copies.clone(),
         );
         r.register_with_unit(
             "tcp_handshake",
@@ -343,6 +350,11 @@ impl Metrics {
 
     /// Counts one finished connection.
     pub fn observe(&self, c: &ConnectionReport) {
+        if c.same_connection_as.is_some() {
+            // Its waits are the earlier connection's, already counted.
+            self.translated_copies.inc();
+            return;
+        }
         let server = self.server_label(c);
         let vantage = c.vantage.as_str().to_string();
         let tls_version = match &c.tls {
@@ -590,6 +602,7 @@ mod tests {
     fn report(server_port: u16) -> ConnectionReport {
         ConnectionReport {
             stream: 0,
+            same_connection_as: None,
             client: Endpoint {
                 ip: "10.0.0.1".parse().unwrap(),
                 port: 40000,
@@ -665,6 +678,30 @@ mod tests {
             let (series, value) = l.rsplit_once(' ')?;
             (series == name_and_labels).then(|| value.parse().unwrap())
         })
+    }
+
+    #[test]
+    fn a_translated_copy_of_a_connection_counts_only_as_one() {
+        let m = Metrics::new(&[]);
+        let mut c = report(443);
+        c.findings = vec![finding(FindingKind::NagleHold, 20.0)];
+        m.observe(&c);
+        c.stream = 1;
+        c.same_connection_as = Some(0);
+        m.observe(&c);
+        let t = m.prometheus_text();
+        let l = r#"{vantage="client",tls_version="none",server="other"}"#;
+        assert_eq!(
+            sample(&t, &format!("rttdoc_connections_total{l}")),
+            Some(1.0),
+            "{t}"
+        );
+        assert_eq!(sample(&t, "rttdoc_translated_copies_total"), Some(1.0));
+        let nagle = r#"{kind="nagle_hold",vantage="client",server="other"}"#;
+        assert_eq!(
+            sample(&t, &format!("rttdoc_time_lost_seconds_total{nagle}")),
+            Some(0.02)
+        );
     }
 
     #[test]

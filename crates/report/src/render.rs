@@ -220,7 +220,7 @@ struct Csv<'w> {
 
 /// The CSV header, in column order (docs/json-schema.md explains each:
 /// they are the JSON fields of the same names).
-pub const CSV_COLUMNS: [&str; 21] = [
+pub const CSV_COLUMNS: [&str; 22] = [
     "stream",
     "client",
     "server",
@@ -242,6 +242,7 @@ pub const CSV_COLUMNS: [&str; 21] = [
     "unexplained_ms",
     "stall_ms",
     "findings",
+    "same_connection_as",
 ];
 
 impl<'w> Csv<'w> {
@@ -276,7 +277,7 @@ impl Renderer for Csv<'_> {
         let tls = c.tls.as_ref();
         let mut kinds: Vec<&str> = c.findings.iter().map(|x| x.kind.name()).collect();
         kinds.dedup();
-        let row: [String; 21] = [
+        let row: [String; 22] = [
             c.stream.to_string(),
             c.client.to_string(),
             c.server.to_string(),
@@ -300,6 +301,9 @@ impl Renderer for Csv<'_> {
             num(c.unexplained_ms),
             num(stall_ms(c)),
             kinds.join(" "),
+            c.same_connection_as
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
         ];
         self.out.write_record(&row)?;
         Ok(())

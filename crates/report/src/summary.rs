@@ -35,6 +35,8 @@ pub struct ConnectionRow {
     pub worst_phase: Option<String>,
     pub partial: bool,
     pub findings: Vec<FindingKind>,
+    /// The earlier stream this connection is (`same_connection_as`).
+    pub same_as: Option<u64>,
 }
 
 /// The worst latency phase of one of the worst connections.
@@ -191,6 +193,10 @@ impl Quantiles {
 #[derive(Debug)]
 pub struct Summary {
     pub connections: u64,
+    /// Connections that are an earlier stream's seen again with translated
+    /// addresses: in the table, out of every total below (their waits are
+    /// the earlier stream's, counted there).
+    pub translated_copies: u64,
     pub over_ideal: u64,
     /// Latency beyond the ideal, over every connection: the sum of the
     /// ledgers' latency-phase excess (`excess_ms`). Always equals
@@ -256,6 +262,7 @@ impl Summary {
     pub fn new(rows: usize) -> Self {
         Summary {
             connections: 0,
+            translated_copies: 0,
             over_ideal: 0,
             excess_ms_total: 0.0,
             explained_ms: 0.0,
@@ -282,6 +289,15 @@ impl Summary {
 
     pub fn add(&mut self, c: &ConnectionReport) {
         self.connections += 1;
+        let rank = Rank {
+            excess_rtts: c.excess_rtts,
+            stream: c.stream,
+        };
+        self.rows.offer(rank, || row(c));
+        if c.same_connection_as.is_some() {
+            self.translated_copies += 1;
+            return;
+        }
         if c.partial {
             self.partial += 1;
         }
@@ -341,11 +357,6 @@ impl Summary {
                 };
             }
         }
-        let rank = Rank {
-            excess_rtts: c.excess_rtts,
-            stream: c.stream,
-        };
-        self.rows.offer(rank, || row(c));
         if c.excess_rtts >= OVER_IDEAL_RTTS {
             if let Some(r) = worst_row(c) {
                 self.worst.offer(rank, || WorstConnection {
@@ -397,6 +408,7 @@ fn row(c: &ConnectionReport) -> ConnectionRow {
         stall_ms: stall_ms(c),
         worst_phase: worst_row(c).map(|r| r.label.clone()),
         partial: c.partial,
+        same_as: c.same_connection_as,
         findings: {
             let mut k: Vec<FindingKind> = c
                 .findings

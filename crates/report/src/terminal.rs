@@ -129,10 +129,11 @@ pub fn render_summary(
     say(
         out,
         opts,
-        format!("{}: {} frames, {} TCP connections ({} TCP segments; skipped: {} non-IP, {} non-TCP, {} damaged; {} IP fragments, {} datagrams reassembled)",
+        format!("{}: {} frames, {} TCP connection{} ({} TCP segments; skipped: {} non-IP, {} non-TCP, {} damaged; {} IP fragments, {} datagrams reassembled)",
         stats.file,
         stats.frames,
         s.connections,
+        if s.connections == 1 { "" } else { "s" },
         stats.tcp_segments,
         stats.non_ip,
         stats.non_tcp,
@@ -147,6 +148,14 @@ pub fn render_summary(
             opts,
             format!("NOTE: {} TCP packets are in the capture more than once (a span port, `-i any`, merged files): the copies are counted, not analysed.",
             stats.capture_duplicates
+        ))?;
+    }
+    if s.translated_copies > 0 {
+        say(
+            out,
+            opts,
+            format!("NOTE: {} connection(s) are an earlier stream's seen again with translated addresses (NAT; `-i any` on a container host): the same sequence numbers both ways. Marked \"same as\", their waits are counted once, under the earlier stream.",
+            s.translated_copies
         ))?;
     }
     if stats.capture_restarts > 0 {
@@ -280,7 +289,11 @@ pub fn render_summary(
             _ => "-".into(),
         };
         let version = r.tls_version.map_or_else(|| "-".into(), |v| v.to_string());
-        let names: Vec<&str> = r.findings.iter().map(|k| k.name()).collect();
+        let same_as = r.same_as.map(|s| format!("same as {s}"));
+        let names: Vec<&str> = match &same_as {
+            Some(same) => vec![same],
+            None => r.findings.iter().map(|k| k.name()).collect(),
+        };
         if narrow {
             t.add_row(vec![
                 right(r.stream),

@@ -206,7 +206,7 @@ fn the_terminal_summary_warns_when_reading_stopped_early() {
         stdout.contains("WARNING: reading stopped early"),
         "{stdout}"
     );
-    assert!(stdout.contains("5 frames, 1 TCP connections"), "{stdout}");
+    assert!(stdout.contains("5 frames, 1 TCP connection ("), "{stdout}");
 }
 
 #[test]

@@ -13,7 +13,8 @@
 //!   cost is the sum of its waits, its frames belong to its stream;
 //! - the numbers add up: per connection, the latency excess is the sum of
 //!   the attributed costs plus the unexplained rest; the capture summary
-//!   likewise;
+//!   likewise, counting a connection seen again under translated addresses
+//!   (a NAT gateway's capture) once;
 //! - the judged findings in docs/real-world.md keep their verdicts: a
 //!   finding judged right is still reported, one judged wrong is not.
 //!
@@ -289,6 +290,35 @@ fn check_file(path: &Path, doc: &serde_json::Value, view: &TsharkView) -> Vec<St
         problems.push(format!(
             "{name}: summary latency {total} ms != explained + unexplained {parts} ms"
         ));
+    }
+    // A connection seen again under translated addresses is counted once,
+    // under the stream it is the same as, which the capture holds.
+    let copies: Vec<&serde_json::Value> = conns
+        .iter()
+        .filter(|c| !c["same_connection_as"].is_null())
+        .collect();
+    let counted: f64 = conns
+        .iter()
+        .filter(|c| c["same_connection_as"].is_null())
+        .map(|c| c["excess_ms"].as_f64().unwrap_or(0.0))
+        .sum();
+    if (total - counted).abs() > 0.05
+        || s["translated_copies"].as_u64() != Some(copies.len() as u64)
+    {
+        problems.push(format!(
+            "{name}: summary latency {total} ms, connections counted once {counted} ms; {} translated copies, summary says {}",
+            copies.len(),
+            s["translated_copies"]
+        ));
+    }
+    for c in copies {
+        let first = c["same_connection_as"].as_u64();
+        if first.is_none_or(|f| f >= c["stream"].as_u64().unwrap() || !ours.contains_key(&f)) {
+            problems.push(format!(
+                "{name}: stream {} is the same as {first:?}",
+                c["stream"]
+            ));
+        }
     }
     problems
 }
