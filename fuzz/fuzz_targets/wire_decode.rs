@@ -2,7 +2,9 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-const LINK_TYPES: [u32; 16] = [0, 1, 7, 9, 12, 14, 50, 101, 104, 108, 113, 129, 228, 239, 242, 276];
+const LINK_TYPES: [u32; 18] = [
+    0, 1, 7, 9, 12, 14, 50, 101, 104, 108, 113, 129, 149, 228, 239, 242, 258, 276,
+];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else { return };

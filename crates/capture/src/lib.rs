@@ -64,4 +64,10 @@ pub mod linktype {
     /// Some old BSD systems wrote raw IP as DLT 12 or 14.
     pub const RAW_OLD_12: u32 = 12;
     pub const RAW_OLD_14: u32 = 14;
+    /// Linux netfilter log (`tcpdump -i nflog:N`).
+    pub const NFLOG: u32 = 239;
+    /// Apple's PKTAP (`tcpdump -i pktap,en0` on macOS), and DLT_USER2,
+    /// the value OS X 10.9 wrote it under.
+    pub const PKTAP: u32 = 258;
+    pub const PKTAP_USER2: u32 = 149;
 }

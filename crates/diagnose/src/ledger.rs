@@ -360,7 +360,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let (excess_rtts, excess_ms) = latency_excess(&ledger);
     let mut report = ConnectionReport {
         stream: c.stream,
-        same_connection_as: c.same_as,
+        same_connection_as: c.same_as.and_then(|s| u32::try_from(s).ok()),
         client: c.client,
         server: c.server,
         first_frame: c.first.frame,

@@ -774,8 +774,10 @@ pub struct ConnectionReport {
     /// of the path with its addresses translated (NAT, a container
     /// bridge's masquerade under `-i any`, an LVS-NAT balancer): the same
     /// initial sequence numbers in both directions. Its waits are that
-    /// stream's, so capture-wide totals count them once, there.
-    pub same_connection_as: Option<u64>,
+    /// stream's, so capture-wide totals count them once, there. (32 bits,
+    /// to keep a report small to move, `a_report_stays_small_to_move`: no
+    /// capture holds more streams than that.)
+    pub same_connection_as: Option<u32>,
     /// The side that sent the SYN (or, mid-stream, the HTTP request or
     /// ClientHello, else the higher port).
     pub client: Endpoint,

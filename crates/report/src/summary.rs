@@ -408,7 +408,7 @@ fn row(c: &ConnectionReport) -> ConnectionRow {
         stall_ms: stall_ms(c),
         worst_phase: worst_row(c).map(|r| r.label.clone()),
         partial: c.partial,
-        same_as: c.same_connection_as,
+        same_as: c.same_connection_as.map(u64::from),
         findings: {
             let mut k: Vec<FindingKind> = c
                 .findings

@@ -919,3 +919,88 @@ fn cut_compressed_streams_keep_what_came_before_and_unreadable_ones_say_how_to_u
         );
     }
 }
+
+/// The records of a little-endian microsecond pcap: (record header, data).
+fn pcap_records(pcap: &[u8]) -> Vec<([u8; 16], Vec<u8>)> {
+    assert_eq!(pcap[..4], [0xd4, 0xc3, 0xb2, 0xa1]);
+    let mut at = 24;
+    let mut out = Vec::new();
+    while at + 16 <= pcap.len() {
+        let header: [u8; 16] = pcap[at..at + 16].try_into().unwrap();
+        let caplen = u32::from_le_bytes(header[8..12].try_into().unwrap()) as usize;
+        out.push((header, pcap[at + 16..at + 16 + caplen].to_vec()));
+        at += 16 + caplen;
+    }
+    out
+}
+
+/// `pcap` (Ethernet) as macOS's `tcpdump -i pktap,en0` (or, with
+/// `as_loopback`, `-i pktap,lo0`: the NULL link type) writes it: each
+/// packet behind a 108-byte PKTAP header naming the interface, the
+/// packet's DLT and the process; the file's link type `link_type`.
+fn as_pktap(pcap: &[u8], link_type: u32, as_loopback: bool) -> Vec<u8> {
+    let mut out = pcap[..24].to_vec();
+    out[20..24].copy_from_slice(&link_type.to_le_bytes());
+    for (mut header, data) in pcap_records(pcap) {
+        let (dlt, packet) = if as_loopback {
+            let family: u32 = if data[12..14] == [0x86, 0xdd] { 30 } else { 2 };
+            let mut p = family.to_le_bytes().to_vec();
+            p.extend_from_slice(&data[14..]);
+            (0u32, p)
+        } else {
+            (1u32, data)
+        };
+        let mut pktap = vec![0u8; 108];
+        pktap[..4].copy_from_slice(&108u32.to_le_bytes());
+        pktap[4..8].copy_from_slice(&1u32.to_le_bytes());
+        pktap[8..12].copy_from_slice(&dlt.to_le_bytes());
+        pktap[12..15].copy_from_slice(if as_loopback { b"lo0" } else { b"en0" });
+        pktap[52..56].copy_from_slice(&4242u32.to_le_bytes());
+        pktap[56..60].copy_from_slice(b"curl");
+        pktap.extend_from_slice(&packet);
+        let len = (pktap.len() as u32).to_le_bytes();
+        header[8..12].copy_from_slice(&len);
+        header[12..16].copy_from_slice(&len);
+        out.extend_from_slice(&header);
+        out.extend_from_slice(&pktap);
+    }
+    out
+}
+
+/// macOS captures through PKTAP (`tcpdump -i pktap,en0`, LINKTYPE_PKTAP
+/// 258): tshark, whose PKTAP dissector is independent of rttdoc's, finds
+/// the same TCP streams in the PKTAP file as in the capture it wraps, and
+/// rttdoc analyses it exactly as that capture, for Ethernet (en0) and
+/// loopback (lo0) packets inside. Under DLT_USER2 (149, OS X 10.9's
+/// botch) rttdoc reads the same.
+#[test]
+fn macos_pktap_captures_are_analysed_as_the_packets_they_wrap() {
+    if !require("pktap", &["tshark"], false) {
+        return;
+    }
+    let dir = TempDir::new("pktap");
+    let plain = dir.path("plain.pcap");
+    gunzip_to(&sample(), &plain);
+    let bytes = std::fs::read(&plain).unwrap();
+    let strip = |mut v: serde_json::Value| {
+        for c in v.as_array_mut().unwrap() {
+            c.as_object_mut().unwrap().remove("file");
+        }
+        v
+    };
+    let want = strip(connections(&plain, &[]));
+    assert!(want.as_array().unwrap().len() >= 2);
+    let theirs = tshark_streams(&plain, &[]);
+    for (name, link_type, lo0) in [
+        ("en0.pcap", 258, false),
+        ("lo0.pcap", 258, true),
+        ("user2.pcap", 149, false),
+    ] {
+        let path = dir.path(name);
+        std::fs::write(&path, as_pktap(&bytes, link_type, lo0)).unwrap();
+        if link_type == 258 {
+            assert_eq!(tshark_streams(&path, &[]), theirs, "{name}: tshark");
+        }
+        assert_eq!(strip(connections(&path, &[])), want, "{name}");
+    }
+}

@@ -93,6 +93,44 @@ pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
         276 => sll(data, 20, 0),
         // Linux netfilter log (`tcpdump -i nflog:N`).
         239 => nflog(data),
+        // Apple's PKTAP (`tcpdump -i pktap,en0` on macOS), and DLT_USER2,
+        // under which OS X 10.9 wrote it.
+        258 => pktap(data, true),
+        149 => pktap(data, false),
+        _ => Network::Other,
+    }
+}
+
+/// PKTAP's header length field: at least this (version 1; version 2 adds
+/// fields after it, which the length skips).
+const PKTAP_MIN_HEADER: u32 = 108;
+
+/// Apple's PKTAP (LINKTYPE_PKTAP, tcpdump.org/linktypes): a header whose
+/// little-endian fields start with its own length, a record type (1: a
+/// packet follows) and the packet's own DLT, then the interface, process
+/// and service class of the packet; the packet follows the header, with
+/// the link layer that DLT names (Ethernet for en0, NULL for lo0, raw IP
+/// for utun). Under DLT_USER2 (149) a frame is taken for PKTAP only when
+/// its header says so, since that value is anyone's to use.
+fn pktap(data: &[u8], registered: bool) -> Network<'_> {
+    let field = |at: usize| {
+        data.get(at..at + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    };
+    let (Some(len), Some(record), Some(dlt)) = (field(0), field(4), field(8)) else {
+        return if registered {
+            Network::Short
+        } else {
+            Network::Other
+        };
+    };
+    let packet = data.get(len as usize..);
+    match (len >= PKTAP_MIN_HEADER, packet, record, dlt) {
+        // No PKTAP inside PKTAP.
+        (true, Some(packet), 1, dlt) if dlt != 258 && dlt != 149 => unwrap(dlt, packet),
+        (true, Some(_), _, _) if registered => Network::Other,
+        (true, None, _, _) if registered => Network::Short,
+        _ if registered => Network::Malformed("PKTAP header length below 108"),
         _ => Network::Other,
     }
 }
@@ -182,6 +220,43 @@ mod tests {
         other.extend_from_slice(&ip);
         assert_eq!(unwrap(0, &other), Network::Other);
         assert_eq!(unwrap(108, &[0, 0]), Network::Short);
+    }
+
+    /// A PKTAP header of `len` bytes (version 1 is 108) with a record type
+    /// and the packet's DLT, then the packet.
+    fn pktap(len: u32, record: u32, dlt: u32, packet: &[u8]) -> Vec<u8> {
+        let mut v = vec![0u8; len as usize];
+        v[..4].copy_from_slice(&len.to_le_bytes());
+        v[4..8].copy_from_slice(&record.to_le_bytes());
+        v[8..12].copy_from_slice(&dlt.to_le_bytes());
+        v[12..15].copy_from_slice(b"en0");
+        v.extend_from_slice(packet);
+        v
+    }
+
+    #[test]
+    fn pktap_gives_the_packet_of_its_dlt_after_a_header_of_its_length() {
+        let ip = [0x45u8, 0, 0, 20];
+        let mut null = 2u32.to_le_bytes().to_vec();
+        null.extend_from_slice(&ip);
+        for link in [258, 149] {
+            // Ethernet (en0), NULL (lo0), raw IP (utun); version 2's longer header.
+            assert_eq!(unwrap(link, &pktap(108, 1, 1, &ip)), Network::Ethernet(&ip));
+            assert_eq!(unwrap(link, &pktap(108, 1, 0, &null)), Network::Ip(&ip));
+            assert_eq!(unwrap(link, &pktap(108, 1, 12, &ip)), Network::Ip(&ip));
+            assert_eq!(unwrap(link, &pktap(156, 1, 1, &ip)), Network::Ethernet(&ip));
+            // No packet follows; PKTAP inside PKTAP.
+            assert_eq!(unwrap(link, &pktap(108, 0, 1, &ip)), Network::Other);
+            assert_eq!(unwrap(link, &pktap(108, 1, 258, &ip)), Network::Other);
+        }
+        // Damage is damage under the registered type; under DLT_USER2 a
+        // header that does not parse is someone else's format.
+        let short = pktap(100, 1, 1, &ip);
+        assert!(matches!(unwrap(258, &short), Network::Malformed(_)));
+        assert_eq!(unwrap(149, &short), Network::Other);
+        assert_eq!(unwrap(258, &pktap(108, 1, 1, &ip)[..50]), Network::Short);
+        assert_eq!(unwrap(149, &pktap(108, 1, 1, &ip)[..50]), Network::Other);
+        assert_eq!(unwrap(258, &[1, 0]), Network::Short);
     }
 
     #[test]
