@@ -4,9 +4,11 @@ scripts/offload-captures.sh: every IP packet read from one device is
 written to the other DELAY_MS later, in order (a path of that one-way
 delay and no bandwidth limit). With DROP_EVERY=N, the Nth, 2Nth, ...
 packet carrying TCP data from source port PORT is dropped: real losses,
-which the kernels repair.
+which the kernels repair. With RATE_KBPS, what goes from TUN_B to TUN_A
+passes a bottleneck of that rate with a drop-tail queue of QUEUE_BYTES (a
+client's downlink, B being the server's side), before the delay.
 
-    tun-delay.py TUN_A TUN_B DELAY_MS SECONDS [DROP_EVERY PORT]
+    tun-delay.py TUN_A TUN_B DELAY_MS SECONDS [DROP_EVERY PORT [RATE_KBPS QUEUE_BYTES]]
 
 The devices must exist (ip tuntap add ... mode tun); the relay attaches to
 them, runs for SECONDS at most (bounded), and exits.
@@ -49,6 +51,10 @@ def main():
     deadline = time.monotonic() + float(sys.argv[4])
     drop_every = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     port = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+    rate = float(sys.argv[7]) * 1000.0 if len(sys.argv) > 7 else 0.0
+    limit = int(sys.argv[8]) if len(sys.argv) > 8 else 0
+    link_free = 0.0  # when the bottleneck has sent what it holds
+    backlog = []  # (departure time, size) of what it holds
     other = {a: b, b: a}
     queue = []  # (release time, order, fd to write, packet)
     order = 0
@@ -70,7 +76,17 @@ def main():
                 if data_seen % drop_every == 0:
                     continue
             order += 1
-            heapq.heappush(queue, (time.monotonic() + delay, order, other[fd], packet))
+            now = time.monotonic()
+            depart = now
+            if rate and fd == b:
+                while backlog and backlog[0][0] <= now:
+                    backlog.pop(0)
+                if sum(n for _, n in backlog) + len(packet) > limit:
+                    continue
+                depart = max(now, link_free) + len(packet) * 8 / rate
+                link_free = depart
+                backlog.append((depart, len(packet)))
+            heapq.heappush(queue, (depart + delay, order, other[fd], packet))
 
 
 if __name__ == "__main__":

@@ -301,6 +301,8 @@ pub struct Connection {
     /// The queue the client's other handshakes found around this
     /// connection's life (`path_samples.rs`), set when it is reported.
     pub(crate) path_samples: Vec<crate::QueueSample>,
+    /// Its client's saturated downlink around its life, set with them.
+    pub(crate) path_busy: Vec<crate::BusyRun>,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
     /// This is the connection of that earlier stream, seen again with
@@ -355,6 +357,7 @@ impl Connection {
             keylog: None,
             detect: true,
             path_samples: Vec::new(),
+            path_busy: Vec::new(),
             closing_queued: false,
             same_as: None,
             roles_settled: false,

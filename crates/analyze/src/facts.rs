@@ -89,6 +89,9 @@ pub struct ConnectionFacts {
     /// than this one's, by more than a jitter: when each measured it (SYN
     /// to SYN-ACK) and how much more (`path_samples.rs`).
     pub path_samples: Vec<crate::QueueSample>,
+    /// When the client's downlink was saturated by several of its
+    /// connections around this one's life (`path_samples.rs`).
+    pub path_busy: Vec<crate::BusyRun>,
 }
 
 /// The RTT samples of a connection, reduced to what the ledger reads.
@@ -191,6 +194,7 @@ impl Connection {
             early_plaintext,
             detect: c.detect,
             path_samples: std::mem::take(&mut c.path_samples),
+            path_busy: std::mem::take(&mut c.path_busy),
         }
     }
 

@@ -24,7 +24,7 @@ mod flow_map;
 pub mod keylog;
 mod lone_syn;
 mod path_samples;
-pub use path_samples::QueueSample;
+pub use path_samples::{BusyRun, QueueSample};
 pub mod preamble;
 mod rtt;
 pub mod seq;

@@ -149,6 +149,7 @@ impl Embryo {
             detect,
             // Nothing was answered: no delay to weigh against the path.
             path_samples: Vec::new(),
+            path_busy: Vec::new(),
         }
     }
 }

@@ -9,6 +9,19 @@
 //! the queue: SYN -> SYN-ACK at the capture point is the server's side of
 //! the path, and beyond the fastest handshake with the same server (its
 //! baseline: another server is another path) it is the queue then.
+//!
+//! A queue also shows where the client receives: while its downlink is
+//! saturated (server data from several of its connections arriving back to
+//! back at the bottleneck's rate), an answer that leaves a server joins the
+//! end of the bottleneck's queue and reaches the client only after what is
+//! ahead of it, however fast the server was. A first-in-first-out queue
+//! that was busy without a break since time S can hold an answer for up to
+//! `t - S` at time t; only a break in the client's arrivals (the link idle)
+//! shows time the answer was not queued. So each client's downlink is kept
+//! as stretches of arrivals without an idle break ([`GAP_NS`]), which
+//! measure its rate, judged in blocks of 8 packets: consecutive blocks at
+//! half that rate or more, carrying more than one connection's data, kept
+//! it saturated ([`BusyRun`]).
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
@@ -29,6 +42,112 @@ const MAX_CLIENTS: usize = 4096;
 /// Less than this beyond the connection's own handshake is a path's
 /// jitter, not a queue, and is not handed on.
 const QUEUE_FLOOR_NS: i64 = 1_000_000;
+
+/// Server data reaching a client closer together than this can be one
+/// stretch of a busy downlink (a full-size packet every 12 ms is a
+/// 1 Mbit/s link kept busy), and once a stretch shows its pace, closer than
+/// [`GAP_SPACINGS`] times its mean spacing: a longer break is the link idle
+/// (on a 15 Mbit/s link, packets 0.8 ms apart, 4 ms without one).
+const GAP_NS: i64 = 15_000_000;
+const GAP_SPACINGS: i64 = 4;
+const GAP_MIN_NS: i64 = 1_000_000;
+
+/// A stretch without an idle break of at least this many packets measures
+/// the downlink's rate (its mean: one burst timestamped together by a
+/// capture host's interrupt coalescing does not).
+const RATE_MIN_PACKETS: u32 = 32;
+
+/// Saturation is judged in blocks of this many packets: a block at
+/// [`SATURATED`] of the downlink's rate or more kept it saturated, and so
+/// the sparse start of a stretch (a few packets, then many) is not taken
+/// for a queue.
+const BLOCK_PACKETS: u32 = 8;
+const SATURATED: f64 = 0.5;
+/// The link's rate within a stretch: the median of its last blocks'.
+const RATE_BLOCKS: usize = 4;
+/// A block's packets came at the link's pace when no gap between them is
+/// longer than 2.5 times their mean gap (this many halves).
+const EVEN_GAP_HALVES: i64 = 5;
+
+/// What fills a queue is bulk data: a stretch measures the rate, and a
+/// block saturates, only with packets of this many payload bytes on
+/// average (full-size ones are 1,200-1,460 on the paths people have); a
+/// stream of small messages is a trickle however close together.
+const BULK_MEAN_BYTES: u64 = 1000;
+
+/// Busy stretches kept per client (the newest).
+const BUSY_KEPT: usize = 64;
+
+/// Consecutive arrivals of server data at a client, over all its
+/// connections.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Stretch {
+    start_ns: i64,
+    end_ns: i64,
+    bytes: u64,
+    packets: u32,
+    /// Times the data came from another connection than the packet before.
+    switches: u32,
+    /// The longest time between two of its packets.
+    max_gap_ns: i64,
+}
+
+impl Stretch {
+    fn new(ts_ns: i64, bytes: u32) -> Stretch {
+        Stretch {
+            start_ns: ts_ns,
+            end_ns: ts_ns,
+            bytes: bytes as u64,
+            packets: 1,
+            switches: 0,
+            max_gap_ns: 0,
+        }
+    }
+
+    fn add(&mut self, ts_ns: i64, bytes: u32, switched: bool) {
+        self.max_gap_ns = self.max_gap_ns.max(ts_ns - self.end_ns);
+        self.end_ns = self.end_ns.max(ts_ns);
+        self.bytes += bytes as u64;
+        self.packets += 1;
+        self.switches += switched as u32;
+    }
+
+    /// The longest break that does not end this stretch.
+    fn gap_allowed_ns(&self) -> i64 {
+        if self.packets < 4 {
+            return GAP_NS;
+        }
+        let spacing = (self.end_ns - self.start_ns) / (self.packets as i64 - 1);
+        (spacing * GAP_SPACINGS).clamp(GAP_MIN_NS, GAP_NS)
+    }
+
+    /// Whether its packets came as a saturated link delivers them, one
+    /// after the other at its pace: no gap longer than 2.5 times the mean
+    /// (a burst timestamped together doubles some gaps and empties others;
+    /// a link that went quiet in between leaves one gap several times the
+    /// rest).
+    fn even(&self) -> bool {
+        let mean = (self.end_ns - self.start_ns) / (self.packets as i64 - 1).max(1);
+        self.max_gap_ns * 2 <= mean * EVEN_GAP_HALVES
+    }
+
+    /// Bits per second, with at least `packets` packets of bulk data over
+    /// some time.
+    fn rate_bps(&self, packets: u32) -> Option<f64> {
+        let ns = self.end_ns - self.start_ns;
+        let bulk = self.bytes >= BULK_MEAN_BYTES * self.packets as u64;
+        (self.packets >= packets && ns > 0 && bulk).then(|| self.bytes as f64 * 8e9 / ns as f64)
+    }
+}
+
+/// A stretch of time in which a client's downlink was saturated by more
+/// than one of its connections: an answer arriving inside it may have
+/// waited in the bottleneck's queue since `from_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BusyRun {
+    pub from_ns: i64,
+    pub to_ns: i64,
+}
 
 /// One clean handshake of a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,9 +181,100 @@ struct Client {
     /// window there is no queue to find (most connections' case), and the
     /// handshakes are not looked through.
     newest_slow_syn: Option<i64>,
+    /// Its downlink: the arrivals since the last idle break, the block
+    /// of them being filled, the busy stretch going on and the newest
+    /// finished ones, the connection the last packet came on, the rate.
+    run: Option<Stretch>,
+    block: Option<Stretch>,
+    /// The last blocks' rates, and blocks not yet judged (a stretch's
+    /// first, while its rate is not known).
+    recent: Vec<f64>,
+    pending: Vec<Stretch>,
+    busy: Option<Stretch>,
+    busies: VecDeque<BusyRun>,
+    last_stream: Option<u64>,
+    peak_bps: f64,
 }
 
 impl Client {
+    /// The link went idle (or the capture began): what was going on ends.
+    fn idle(&mut self) {
+        if let Some(rate) = self.run.take().and_then(|r| r.rate_bps(RATE_MIN_PACKETS)) {
+            self.peak_bps = self.peak_bps.max(rate);
+        }
+        // A short stretch's blocks, against the rate known before.
+        self.judge_pending();
+        self.recent.clear();
+        // The busy stretch's tail: fewer packets than a block, no break.
+        if let (Some(busy), Some(tail)) = (&mut self.busy, self.block.take()) {
+            busy.end_ns = busy.end_ns.max(tail.end_ns);
+        }
+        self.end_busy();
+    }
+
+    fn end_busy(&mut self) {
+        if let Some(b) = self.busy.take().filter(|b| b.switches > 0) {
+            if self.busies.len() == BUSY_KEPT {
+                self.busies.pop_front();
+            }
+            self.busies.push_back(BusyRun {
+                from_ns: b.start_ns,
+                to_ns: b.end_ns,
+            });
+        }
+    }
+
+    /// A full block: part of a busy stretch if it kept the link saturated.
+    /// A full block: part of a busy stretch if it kept the link saturated,
+    /// at half the link's rate: the fastest stretch's before, or the median
+    /// of this stretch's last [`RATE_BLOCKS`] blocks (robust to a sparse
+    /// start and to a burst timestamped together). Until a stretch has that
+    /// many, its blocks wait for the rate, unless one is known.
+    fn block_done(&mut self, block: Stretch) {
+        if self.recent.len() == RATE_BLOCKS {
+            self.recent.remove(0);
+        }
+        self.recent
+            .push(block.rate_bps(BLOCK_PACKETS).unwrap_or(0.0));
+        self.pending.push(block);
+        if self.recent.len() < RATE_BLOCKS && self.peak_bps == 0.0 {
+            return;
+        }
+        self.judge_pending();
+    }
+
+    /// Judges the blocks waiting for the link's rate, in order.
+    fn judge_pending(&mut self) {
+        let mut rates = self.recent.clone();
+        let median = if rates.len() == RATE_BLOCKS {
+            rates.sort_by(f64::total_cmp);
+            rates[RATE_BLOCKS / 2]
+        } else {
+            0.0
+        };
+        let link = self.peak_bps.max(median);
+        for block in std::mem::take(&mut self.pending) {
+            let saturated = link > 0.0
+                && block.even()
+                && block
+                    .rate_bps(BLOCK_PACKETS)
+                    .is_some_and(|rate| rate >= SATURATED * link);
+            if !saturated {
+                self.end_busy();
+                continue;
+            }
+            match &mut self.busy {
+                Some(b) => {
+                    b.end_ns = block.end_ns;
+                    b.bytes += block.bytes;
+                    b.packets += block.packets;
+                    b.switches += block.switches;
+                }
+                None => self.busy = Some(block),
+            }
+        }
+    }
+
     fn fastest_to(&self, server: IpAddr) -> Option<i64> {
         self.fastest
             .iter()
@@ -88,12 +298,7 @@ impl PathSamples {
     /// A clean handshake (one SYN, one SYN-ACK) from `client` to `server`:
     /// its SYN at `syn_ns`, its SYN-ACK `gap_ns` later.
     pub(crate) fn note(&mut self, client: IpAddr, server: IpAddr, syn_ns: i64, gap_ns: i64) {
-        if self.clients.len() >= MAX_CLIENTS && !self.clients.contains_key(&client) {
-            let newest = |c: &Client| c.handshakes.back().map_or(i64::MIN, |h| h.syn_ns);
-            let cutoff = median(self.clients.values().map(newest).collect());
-            self.clients.retain(|_, c| newest(c) > cutoff);
-        }
-        let c = self.clients.entry(client).or_default();
+        let c = self.client(client);
         if c.handshakes.len() == PER_CLIENT {
             c.handshakes.pop_front();
         }
@@ -110,6 +315,73 @@ impl PathSamples {
         } else if c.fastest.len() < SERVERS_PER_CLIENT {
             c.fastest.push((server, gap_ns));
         }
+    }
+
+    /// The client's record, made room for among at most [`MAX_CLIENTS`]:
+    /// past that, the half heard from longest ago is dropped.
+    fn client(&mut self, client: IpAddr) -> &mut Client {
+        if self.clients.len() >= MAX_CLIENTS && !self.clients.contains_key(&client) {
+            let newest = |c: &Client| {
+                let syn = c.handshakes.back().map_or(i64::MIN, |h| h.syn_ns);
+                syn.max(c.run.map_or(i64::MIN, |r| r.end_ns))
+            };
+            let cutoff = median(self.clients.values().map(newest).collect());
+            self.clients.retain(|_, c| newest(c) > cutoff);
+        }
+        self.clients.entry(client).or_default()
+    }
+
+    /// `bytes` of server data on connection `stream` reached (or, captured
+    /// elsewhere, passed on the way to) `client` at `ts_ns`.
+    #[inline]
+    pub(crate) fn arrival(&mut self, client: IpAddr, stream: u64, ts_ns: i64, bytes: u32) {
+        let c = match self.clients.get_mut(&client) {
+            Some(c) => c,
+            None => self.client(client),
+        };
+        let switched = c.last_stream.is_some_and(|s| s != stream);
+        c.last_stream = Some(stream);
+        let Some(run) = c
+            .run
+            .as_mut()
+            .filter(|r| (ts_ns - r.end_ns).abs() <= r.gap_allowed_ns())
+        else {
+            c.idle();
+            c.run = Some(Stretch::new(ts_ns, bytes));
+            c.block = c.run;
+            return;
+        };
+        run.add(ts_ns, bytes, switched);
+        match &mut c.block {
+            Some(b) => b.add(ts_ns, bytes, switched),
+            None => {
+                let mut b = Stretch::new(ts_ns, bytes);
+                b.switches = switched as u32;
+                c.block = Some(b);
+            }
+        }
+        if let Some(b) = c.block.filter(|b| b.packets == BLOCK_PACKETS) {
+            c.block = None;
+            c.block_done(b);
+        }
+    }
+
+    /// The stretches in which more than one of the client's connections
+    /// kept its downlink saturated, between `from_ns` and `to_ns`.
+    pub(crate) fn busy_runs(&self, client: IpAddr, from_ns: i64, to_ns: i64) -> Vec<BusyRun> {
+        let Some(c) = self.clients.get(&client) else {
+            return Vec::new();
+        };
+        let going_on = c.busy.filter(|b| b.switches > 0).map(|b| BusyRun {
+            from_ns: b.start_ns,
+            to_ns: c.block.map_or(b.end_ns, |tail| tail.end_ns.max(b.end_ns)),
+        });
+        c.busies
+            .iter()
+            .copied()
+            .chain(going_on)
+            .filter(|b| b.to_ns >= from_ns && b.from_ns <= to_ns)
+            .collect()
     }
 
     /// The queue the client's handshakes with SYNs between `from_ns` and
@@ -203,6 +475,86 @@ mod tests {
             .is_empty());
     }
 
+    const US: i64 = 1_000;
+
+    /// Full-size packets from `streams` in turn, `spacing` apart from `at`.
+    fn arrivals(
+        p: &mut PathSamples,
+        client: IpAddr,
+        streams: &[u64],
+        at: i64,
+        n: i64,
+        spacing: i64,
+    ) {
+        for i in 0..n {
+            let stream = streams[i as usize % streams.len()];
+            p.arrival(client, stream, at + i * spacing, 1448);
+        }
+    }
+
+    fn busy(p: &PathSamples, client: IpAddr) -> Vec<(i64, i64)> {
+        p.busy_runs(client, 0, i64::MAX)
+            .iter()
+            .map(|b| (b.from_ns, b.to_ns))
+            .collect()
+    }
+
+    /// A page load through a 4 Mbit/s downlink: six connections' data
+    /// back to back every 2.9 ms for a second, from its first packet.
+    #[test]
+    fn several_connections_filling_the_downlink_keep_it_busy_from_their_first_packet() {
+        let mut p = PathSamples::default();
+        let c = ip(1);
+        arrivals(&mut p, c, &[1, 2, 3, 4, 5, 6], 1_000 * MS, 344, 2_900 * US);
+        let end = 1_000 * MS + 343 * 2_900 * US;
+        // Going on, with its tail of fewer than a block.
+        assert_eq!(busy(&p, c), [(1_000 * MS, end)]);
+        // An idle second, then a lone answer: the stretch ended where the
+        // link went idle.
+        p.arrival(c, 1, 3_000 * MS, 1448);
+        assert_eq!(busy(&p, c), [(1_000 * MS, end)]);
+        // Only the window asked for; other clients' links are theirs.
+        assert!(p.busy_runs(c, end + 1, 2_999 * MS).is_empty());
+        assert!(busy(&p, ip(2)).is_empty());
+    }
+
+    #[test]
+    fn one_connection_a_trickle_or_small_messages_do_not_make_a_queue() {
+        let mut p = PathSamples::default();
+        // A fast link's rate, measured on a bulk transfer (0.1 ms apart).
+        arrivals(&mut p, ip(1), &[1], 0, 400, 100 * US);
+        // One connection alone, however fast: its own data, not a queue
+        // another's answer waits in.
+        assert!(busy(&p, ip(1)).is_empty());
+        // Two connections trickling at a tenth of that rate.
+        arrivals(&mut p, ip(1), &[2, 3], 1_000 * MS, 200, MS);
+        assert!(busy(&p, ip(1)).is_empty());
+        // Small messages, close together, from several connections.
+        let c = ip(3);
+        for i in 0..400 {
+            p.arrival(c, i % 4, 2_000 * MS + i as i64 * 50 * US, 120);
+        }
+        assert!(busy(&p, c).is_empty());
+    }
+
+    /// A few packets, then the link filled: the stretch starts where the
+    /// packets come at its rate, not at the sparse ones before.
+    #[test]
+    fn a_sparse_start_is_not_part_of_the_busy_stretch() {
+        let mut p = PathSamples::default();
+        let c = ip(1);
+        for (i, t) in [0, 6, 14].into_iter().enumerate() {
+            p.arrival(c, i as u64, t * MS, 1448);
+        }
+        arrivals(&mut p, c, &[1, 2, 3], 15 * MS, 64, 800 * US);
+        let seen = busy(&p, c);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert!(seen[0].0 > 14 * MS, "{seen:?}");
+        // A break of many spacings ends it, though shorter than 15 ms.
+        arrivals(&mut p, c, &[1, 2, 3], 80 * MS, 64, 800 * US);
+        assert_eq!(busy(&p, c).len(), 2);
+    }
+
     #[test]
     fn memory_stays_bounded_per_client_and_in_clients() {
         let mut p = PathSamples::default();
@@ -216,6 +568,11 @@ mod tests {
         }
         assert_eq!(p.clients[&ip(1)].handshakes.len(), PER_CLIENT);
         assert_eq!(p.clients[&ip(1)].fastest.len(), SERVERS_PER_CLIENT);
+        // Busy stretches, each after an idle break: the newest kept.
+        for i in 0..(BUSY_KEPT as i64 + 10) {
+            arrivals(&mut p, ip(1), &[1, 2], 10_000 * MS + i * 100 * MS, 40, MS);
+        }
+        assert_eq!(p.clients[&ip(1)].busies.len(), BUSY_KEPT);
         for i in 0..(MAX_CLIENTS as u32 * 3) {
             let other = IpAddr::V4(Ipv4Addr::from(0x0b00_0000 + i));
             p.note(other, other, i as i64 + 1000 * MS, 17 * MS);

@@ -660,14 +660,17 @@ impl<'s> Tracker<'s> {
     ) {
         // Only answers are weighed against the path's queue.
         if c.detect && (c.exchanges.total > 0 || c.tls.is_some()) {
+            // (Saturating: a broken clock may stand at the end of time.)
+            let from = c.first.ts_ns.saturating_sub(PATH_WINDOW_NS);
+            let to = c.last.ts_ns.saturating_add(PATH_WINDOW_NS);
             c.path_samples = self.paths.queue_beyond_own(
                 c.client.ip,
                 c.server.ip,
-                // (Saturating: a broken clock may stand at the end of time.)
-                c.first.ts_ns.saturating_sub(PATH_WINDOW_NS),
-                c.last.ts_ns.saturating_add(PATH_WINDOW_NS),
+                from,
+                to,
                 c.first_syn.map(|s| s.ts_ns),
             );
+            c.path_busy = self.paths.busy_runs(c.client.ip, from, to);
         }
         if tombstone {
             let client_is_lo = key.lo == (c.client.ip, c.client.port);
@@ -744,6 +747,9 @@ fn track_in(
         return None;
     }
     conn.observe(at, dir, seg);
+    if dir == Direction::ServerToClient && seg.payload_len > 0 {
+        paths.arrival(conn.client.ip, conn.stream, at.ts_ns, seg.payload_len);
+    }
     let mut same_as_this = None;
     if seg.flags.syn() && seg.flags.ack() {
         // A clean handshake's SYN-ACK: how far the server was, then.

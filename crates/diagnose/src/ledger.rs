@@ -396,6 +396,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 report: $report,
                 idle_exchanges: $idle,
                 path_samples: &c.path_samples,
+                path_busy: &c.path_busy,
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,
                 rtt_ns,

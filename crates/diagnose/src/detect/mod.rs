@@ -64,6 +64,9 @@ pub struct Facts<'a> {
     /// more queue on the path than its own: when each measured it (SYN to
     /// SYN-ACK) and how much more (`ConnectionFacts::path_samples`).
     pub path_samples: &'a [rttdoc_analyze::QueueSample],
+    /// When the client's downlink was saturated by several of its
+    /// connections (`ConnectionFacts::path_busy`).
+    pub path_busy: &'a [rttdoc_analyze::BusyRun],
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
     pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],
@@ -267,6 +270,31 @@ impl<'a> Facts<'a> {
             .filter(|q| q.to_ns <= at_ns)
             .map(|q| q.beyond_ns.saturating_sub(at_ns.saturating_sub(q.to_ns)))
             .filter(|&more| more > jitter)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The queue an answer from the server captured at `at_ns` may have
+    /// met on the path: what the client's handshakes measured
+    /// ([`Facts::path_queue_ns`]) or the client's saturated downlink
+    /// ([`Facts::downlink_queue_ns`]), the longer.
+    pub fn answer_queue_ns(&self, at_ns: i64) -> i64 {
+        self.path_queue_ns(at_ns).max(self.downlink_queue_ns(at_ns))
+    }
+
+    /// How long an answer from the server arriving at `at_ns` (capture
+    /// time) may have waited in the queue of the client's saturated
+    /// downlink: since the saturation began, when it was still on at
+    /// `at_ns`. Not at the server, where answers are seen leaving, before
+    /// that queue.
+    pub fn downlink_queue_ns(&self, at_ns: i64) -> i64 {
+        if self.report.vantage == Vantage::Server {
+            return 0;
+        }
+        self.path_busy
+            .iter()
+            .filter(|b| b.from_ns <= at_ns && at_ns <= b.to_ns)
+            .map(|b| at_ns - b.from_ns)
             .max()
             .unwrap_or(0)
     }

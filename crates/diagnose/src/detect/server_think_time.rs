@@ -33,7 +33,13 @@
 //! beyond the fastest with the same server), and a queue drains at most as
 //! fast as time passes: what a handshake answered before the answer found
 //! beyond this connection's own, less the time since, was still on the
-//! path, and is taken off.
+//! path, and is taken off. So is the queue of the client's downlink while
+//! several of its connections kept it saturated (their data arriving back
+//! to back at the link's rate): an answer arriving inside such a stretch
+//! may have waited behind it since the stretch began, and only the time
+//! before that (the link idle, the answer not yet queued) can be the
+//! server's. (Not at the server, which is seen answering before that
+//! queue.)
 //!
 //! Nor is a server's timer its work: a heartbeat (the server pings, the
 //! client answers at once, the next ping comes a period later) or a long
@@ -90,7 +96,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 // When the answer was captured.
                 let queue = f
                     .record(first_frame)
-                    .map_or(0, |r| f.path_queue_ns(r.ts_ns));
+                    .map_or(0, |r| f.answer_queue_ns(r.ts_ns));
                 let think = first - tq - queue;
                 if think >= threshold {
                     let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
@@ -302,7 +308,7 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         };
         // A queue on the path (the client's parallel connections filling
         // it) delays the answer as much as the server would.
-        let think = ta - tq - f.path_queue_ns(first.ts_ns);
+        let think = ta - tq - f.answer_queue_ns(first.ts_ns);
         // Nobody waits for an answer after closing: server data after the
         // client's FIN or RST (captured before it) is the server's own
         // message, not a response.

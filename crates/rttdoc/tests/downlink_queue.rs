@@ -1,0 +1,65 @@
+//! A client's saturated downlink is a queue, not the server thinking
+//! (path_samples.rs, server_think_time.rs). Captures by
+//! scripts/pageload-captures.sh (tests/data/pageload): real Linux TCP,
+//! nginx, curl and python across a 40 ms path whose downlink is a 4 Mbit/s
+//! bottleneck with a deep queue, at the client's and the server's hosts.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn capture(name: &str, side: &str) -> PathBuf {
+    data_dir()
+        .join("pageload")
+        .join(format!("{name}-{side}.pcap.gz"))
+}
+
+fn think_waits(doc: &Value) -> Vec<f64> {
+    doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap().clone())
+        .filter(|x| x["kind"] == "server_think_time")
+        .flat_map(|x| x["waits"].as_array().unwrap().clone())
+        .map(|w| w["ms"].as_f64().unwrap())
+        .collect()
+}
+
+/// A page load: 18 files over six keep-alive connections. nginx answers
+/// every request at once (the server's capture shows each first byte
+/// leaving one round trip after the request), but at the client the
+/// answers queue behind the other connections' data at the bottleneck,
+/// seconds of waiting in all: the client's own downlink, so no server
+/// think time at either host.
+#[test]
+fn answers_queued_behind_a_page_loads_other_connections_are_not_server_time() {
+    let client = run_rttdoc_json(&capture("pageload", "client"));
+    let server = run_rttdoc_json(&capture("pageload", "server"));
+    for (doc, side) in [(&client, "client"), (&server, "server")] {
+        let conns = doc["connections"].as_array().unwrap();
+        assert_eq!(conns.len(), 6, "{side}");
+        assert!(conns.iter().all(|c| c["vantage"] == side), "{side}");
+        assert_eq!(think_waits(doc), Vec::<f64>::new(), "{side}");
+    }
+    // The wait is real where the client sees it, and absent at the server.
+    let excess = |doc: &Value| doc["summary"]["excess_ms_total"].as_f64().unwrap();
+    assert!(excess(&client) > 1000.0, "{}", excess(&client));
+    assert!(excess(&server) < 50.0, "{}", excess(&server));
+}
+
+/// The control: the same path, one connection, a server that works
+/// 150 ms before each of three answers. The link is far from saturated,
+/// and each wait is the server's, at both hosts.
+#[test]
+fn a_server_working_behind_the_same_bottleneck_is_still_named() {
+    for side in ["client", "server"] {
+        let waits = think_waits(&run_rttdoc_json(&capture("think", side)));
+        assert_eq!(waits.len(), 3, "{side}: {waits:?}");
+        for ms in waits {
+            assert!((140.0..170.0).contains(&ms), "{side}: {ms} ms");
+        }
+    }
+}
