@@ -156,6 +156,10 @@ finding_kinds! {
     /// The server took long to answer a ClientHello or a request.
     ServerThinkTime = "server_think_time" in "server_think_time.rs", Waits,
         fix "ECDSA certificates, x25519, resumption, CPU; the application";
+    /// Answers waited in the queue of the client's own downlink, which
+    /// several of its connections kept saturated.
+    DownlinkQueue = "downlink_queue" in "downlink_queue.rs", Waits,
+        fix "AQM (fq_codel, cake) on the bottleneck; fewer parallel downloads (HTTP/2); more bandwidth";
     /// The client held a request's body for a `100 Continue` that never
     /// came, until its own timer ended the wait.
     ExpectContinueWait = "expect_continue_wait" in "expect_continue.rs", Waits,

@@ -674,6 +674,13 @@ pub enum Detail {
         /// SYNs sent.
         syns: u32,
     },
+    /// Answers that waited in the client's saturated downlink's queue.
+    DownlinkQueue {
+        /// How many answers waited.
+        answers: u32,
+        /// The longest of those waits (ms).
+        longest_ms: f64,
+    },
     /// A request's body held for a `100 Continue` that never came.
     ExpectContinueWait {
         /// 1-based exchange number.

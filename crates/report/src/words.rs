@@ -265,6 +265,15 @@ pub fn explanation(x: &Finding) -> String {
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full."
         ),
+        Detail::DownlinkQueue {
+            answers,
+            longest_ms,
+        } => format!(
+            "{answers} answer(s) reached the client later than a round trip after their requests ({cost:.0} ms in all, \
+             the longest {longest_ms:.0} ms) while several of its connections kept its downlink saturated (bulk data \
+             arriving back to back at the link's rate): each answer queued at the bottleneck behind the client's other \
+             downloads, however fast the server sent it."
+        ),
         Detail::ExpectContinueWait {
             exchange,
             request,
@@ -390,6 +399,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."
+            .into(),
+        Detail::DownlinkQueue { .. } => "The client's link is the bottleneck and its buffer is deep (bufferbloat): \
+             enable active queue management on the bottleneck router (fq_codel, or cake: `tc qdisc replace dev IF root cake \
+             bandwidth RATE`), load fewer resources in parallel (one HTTP/2 connection), or add bandwidth."
             .into(),
         Detail::ExpectContinueWait { .. } => "Send the body without waiting: an empty Expect header (curl -H 'Expect:', \
              libcurl CURLOPT_EXPECT_100_TIMEOUT_MS), .NET `ExpectContinue = false`, Go's `Transport.ExpectContinueTimeout`; \

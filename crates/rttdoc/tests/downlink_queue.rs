@@ -33,7 +33,7 @@ fn think_waits(doc: &Value) -> Vec<f64> {
 /// leaving one round trip after the request), but at the client the
 /// answers queue behind the other connections' data at the bottleneck,
 /// seconds of waiting in all: the client's own downlink, so no server
-/// think time at either host.
+/// think time at either host, and `downlink_queue` at the client.
 #[test]
 fn answers_queued_behind_a_page_loads_other_connections_are_not_server_time() {
     let client = run_rttdoc_json(&capture("pageload", "client"));
@@ -44,10 +44,30 @@ fn answers_queued_behind_a_page_loads_other_connections_are_not_server_time() {
         assert!(conns.iter().all(|c| c["vantage"] == side), "{side}");
         assert_eq!(think_waits(doc), Vec::<f64>::new(), "{side}");
     }
-    // The wait is real where the client sees it, and absent at the server.
+    // The wait is real where the client sees it, and absent at the server;
+    // at the client it is the queue's: `downlink_queue` on every
+    // connection, explaining all but a few ms of the excess.
     let excess = |doc: &Value| doc["summary"]["excess_ms_total"].as_f64().unwrap();
     assert!(excess(&client) > 1000.0, "{}", excess(&client));
     assert!(excess(&server) < 50.0, "{}", excess(&server));
+    let queue = &client["summary"]["causes"]["downlink_queue"];
+    assert_eq!(queue["connections"].as_u64(), Some(6), "{queue}");
+    let unexplained = client["summary"]["unexplained_ms"].as_f64().unwrap();
+    assert!(
+        unexplained < 0.02 * excess(&client),
+        "{unexplained} ms unexplained"
+    );
+    assert!(server["summary"]["causes"]["downlink_queue"].is_null());
+    for c in client["connections"].as_array().unwrap() {
+        for x in c["findings"].as_array().unwrap() {
+            assert_eq!(x["kind"], "downlink_queue", "{x}");
+            // Each a wait from a request to its answer, released by nothing.
+            for w in x["waits"].as_array().unwrap() {
+                assert!(w["release_frame"].is_null(), "{w}");
+                assert!(w["to_frame"].as_u64() > w["from_frame"].as_u64(), "{w}");
+            }
+        }
+    }
 }
 
 /// The control: the same path, one connection, a server that works
@@ -56,7 +76,12 @@ fn answers_queued_behind_a_page_loads_other_connections_are_not_server_time() {
 #[test]
 fn a_server_working_behind_the_same_bottleneck_is_still_named() {
     for side in ["client", "server"] {
-        let waits = think_waits(&run_rttdoc_json(&capture("think", side)));
+        let doc = run_rttdoc_json(&capture("think", side));
+        assert!(
+            doc["summary"]["causes"]["downlink_queue"].is_null(),
+            "{side}"
+        );
+        let waits = think_waits(&doc);
         assert_eq!(waits.len(), 3, "{side}: {waits:?}");
         for ms in waits {
             assert!((140.0..170.0).contains(&ms), "{side}: {ms} ms");

@@ -8,6 +8,7 @@
 //! where b and s are the client-side and server-side parts of the RTT.
 
 pub mod causality;
+mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
 mod hello_retry_request;
@@ -353,13 +354,14 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 13] = [
+const DETECTORS: [Detector; 14] = [
     syn_retransmit::detect,
     tfo::detect,
     hello_retry_request::detect,
     resumption::detect,
     early_data_unsafe::detect,
     server_think_time::detect,
+    downlink_queue::detect,
     expect_continue::detect,
     nagle::detect,
     initcwnd::detect,

@@ -16,6 +16,7 @@
 //! one mechanism can be replayed at every vantage.
 
 mod causality;
+mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
 mod hello_retry_request;
@@ -296,6 +297,33 @@ impl Wire {
         self.send(dir, t, bytes(n))
     }
 
+    /// Server data to the same client on `flows` other connections (server
+    /// ports 444, 445, ...; already open), taking turns: a segment of
+    /// `size` bytes every `gap_ms` from `from_ms` to `to_ms` (server send
+    /// times). The client's other downloads on its downlink; they are in
+    /// the capture, not in this connection's report.
+    pub fn background(&mut self, flows: u16, from_ms: f64, to_ms: f64, gap_ms: f64, size: u32) {
+        let mut t = from_ms;
+        let mut i = 0u32;
+        while t <= to_ms {
+            let flow = (i % flows as u32) as u16;
+            let mut s = self.segment(S, 1 + MSS * (i / flows as u32), PSH | ACK, bytes(size));
+            s.src_port = 444 + flow;
+            s.dst_port = 40001 + flow;
+            s.ack = 1;
+            self.pkts.push(Pkt {
+                sent_ms: t,
+                dir: S,
+                seg: s,
+                rel: (0, 0),
+                lost: false,
+                late_ms: 0.0,
+            });
+            t += gap_ms;
+            i += 1;
+        }
+    }
+
     /// `count` full segments back to back, `gap_ms` apart.
     pub fn burst(&mut self, dir: Direction, t: f64, count: usize, gap_ms: f64) -> Vec<Id> {
         (0..count)
@@ -437,6 +465,8 @@ impl Wire {
             }
             t.finish();
         }
+        // The connection built here (the background's are others').
+        reports.retain(|r| r.server.port == 443);
         assert_eq!(reports.len(), 1, "one connection");
         Outcome {
             report: reports.pop().unwrap(),

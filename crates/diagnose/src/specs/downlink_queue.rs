@@ -1,0 +1,120 @@
+//! `downlink_queue` (detect/downlink_queue.rs).
+//!
+//! > answers waited in the queue of the client's own downlink [...].
+//! > Signature, not at the server: a response's first byte arrived inside
+//! > a stretch in which more than one of the client's connections kept its
+//! > downlink saturated [...], later than one round trip after its
+//! > request on the client's clock. The wait beyond that round trip, up
+//! > to how long the stretch had lasted when the answer came, of at least
+//! > a quarter of the round trip and 2 ms, is a wait from the request to
+//! > the answer's first segment, released by no packet. Cost: the waits'
+//! > sum; `server_think_time` takes the same time off its own.
+//!
+//! At the client the queue and a slow server look alike in this
+//! connection's packets: the answer is simply late. Here the server
+//! "sends" the answer late, and the other connections' data (`background`)
+//! says whether the link was saturated meanwhile.
+
+use super::*;
+use crate::model::Phase;
+use FindingKind::{DownlinkQueue, ServerThinkTime};
+
+const EXACT: f64 = 1e-3;
+
+/// A request at 100 ms on a 40 ms path, answered `late` ms after it
+/// arrives; meanwhile `flows` other connections deliver `size`-byte
+/// segments every 1.5 ms (server send times) from `busy.0` to `busy.1`.
+fn late_answer(
+    path: Path,
+    late: f64,
+    flows: u16,
+    busy: (f64, f64),
+    size: u32,
+) -> (Outcome, Id, Id) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    if flows > 0 {
+        w.background(flows, busy.0, busy.1, 1.5, size);
+    }
+    let req = w.send(C, 100.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let resp = w.send(S, w.arrival(req) + late, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(resp));
+    let o = w.run();
+    (o, req, resp)
+}
+
+/// Three downloads keep the link busy from before the request until after
+/// the answer: the 200 ms the answer came late are the queue's.
+#[test]
+fn an_answer_arriving_while_other_connections_saturate_the_downlink_queued() {
+    for path in [Path::at_client(40.0), Path::mid(40.0, 0.5)] {
+        let (o, req, resp) = late_answer(path, 200.0, 3, (0.0, 400.0), 1448);
+        let x = o.the(DownlinkQueue);
+        assert_eq!(x.phase, Some(Phase::FirstByte));
+        assert_eq!(x.frames, o.frames(&[req, resp]));
+        assert_ms(x.cost_ms, 200.0, EXACT, "the answer's lateness");
+        assert_eq!(x.waits, vec![o.wait(req, resp, None, x.cost_ms)]);
+        o.has_no(ServerThinkTime);
+    }
+}
+
+/// The link saturated only since 50 ms before the answer came: it can
+/// have queued that long; the rest of the wait is the server's.
+#[test]
+fn only_the_time_the_link_was_saturated_can_be_the_queues() {
+    let path = Path::at_client(40.0);
+    // The answer arrives at 100 + 40 + 200 = 340 ms at the client; the
+    // background, sent from 270 ms, arrives from 290 ms.
+    let (o, _, _) = late_answer(path, 200.0, 3, (270.0, 400.0), 1448);
+    assert_ms(
+        o.the(DownlinkQueue).cost_ms,
+        50.0,
+        0.1,
+        "since the link filled",
+    );
+    assert_ms(o.the(ServerThinkTime).cost_ms, 150.0, 0.1, "the rest");
+}
+
+/// One other download is enough: the answer queued behind its data.
+#[test]
+fn one_other_download_saturating_the_link_queues_the_answer_too() {
+    let (o, _, _) = late_answer(Path::at_client(40.0), 200.0, 1, (0.0, 400.0), 1448);
+    assert_ms(
+        o.the(DownlinkQueue).cost_ms,
+        200.0,
+        EXACT,
+        "behind the download",
+    );
+}
+
+#[test]
+fn a_link_idle_when_the_answer_came_or_small_messages_are_no_queue() {
+    let path = Path::at_client(40.0);
+    // The downloads ended 100 ms before the answer arrived.
+    let (o, _, _) = late_answer(path, 200.0, 3, (0.0, 220.0), 1448);
+    o.has_no(DownlinkQueue);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 200.0, EXACT, "the server's");
+    // Small messages, however close together.
+    let (o, _, _) = late_answer(path, 200.0, 3, (0.0, 400.0), 200);
+    o.has_no(DownlinkQueue);
+    // No other traffic at all.
+    let (o, _, _) = late_answer(path, 200.0, 0, (0.0, 0.0), 0);
+    o.has_no(DownlinkQueue);
+}
+
+/// At the server the answer is seen leaving: a late one is the server's,
+/// whatever the client's link did after.
+#[test]
+fn at_the_server_a_late_answer_is_the_servers() {
+    let (o, _, _) = late_answer(Path::at_server(40.0), 200.0, 3, (0.0, 400.0), 1448);
+    o.has_no(DownlinkQueue);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 200.0, EXACT, "the server's");
+}
+
+/// An answer on time, on a saturated link: nothing waited.
+#[test]
+fn an_answer_within_a_round_trip_waited_for_nothing() {
+    let (o, _, _) = late_answer(Path::at_client(40.0), 0.5, 3, (0.0, 400.0), 1448);
+    o.has_no(DownlinkQueue);
+    o.has_no(ServerThinkTime);
+}
