@@ -186,9 +186,11 @@ struct Client {
     /// finished ones, the connection the last packet came on, the rate.
     run: Option<Stretch>,
     block: Option<Stretch>,
-    /// The last blocks' rates, and blocks not yet judged (a stretch's
-    /// first, while its rate is not known).
-    recent: Vec<f64>,
+    /// The last blocks' rates (the newest `recent_len`, oldest first),
+    /// and blocks not yet judged (a stretch's first, while its rate is
+    /// not known). Fixed room: nothing is allocated per packet.
+    recent: [f64; RATE_BLOCKS],
+    recent_len: usize,
     pending: Vec<Stretch>,
     busy: Option<Stretch>,
     busies: VecDeque<BusyRun>,
@@ -204,7 +206,7 @@ impl Client {
         }
         // A short stretch's blocks, against the rate known before.
         self.judge_pending();
-        self.recent.clear();
+        self.recent_len = 0;
         // The busy stretch's tail: fewer packets than a block, no break.
         if let (Some(busy), Some(tail)) = (&mut self.busy, self.block.take()) {
             busy.end_ns = busy.end_ns.max(tail.end_ns);
@@ -224,20 +226,20 @@ impl Client {
         }
     }
 
-    /// A full block: part of a busy stretch if it kept the link saturated.
     /// A full block: part of a busy stretch if it kept the link saturated,
     /// at half the link's rate: the fastest stretch's before, or the median
     /// of this stretch's last [`RATE_BLOCKS`] blocks (robust to a sparse
     /// start and to a burst timestamped together). Until a stretch has that
     /// many, its blocks wait for the rate, unless one is known.
     fn block_done(&mut self, block: Stretch) {
-        if self.recent.len() == RATE_BLOCKS {
-            self.recent.remove(0);
+        if self.recent_len == RATE_BLOCKS {
+            self.recent.rotate_left(1);
+            self.recent_len -= 1;
         }
-        self.recent
-            .push(block.rate_bps(BLOCK_PACKETS).unwrap_or(0.0));
+        self.recent[self.recent_len] = block.rate_bps(BLOCK_PACKETS).unwrap_or(0.0);
+        self.recent_len += 1;
         self.pending.push(block);
-        if self.recent.len() < RATE_BLOCKS && self.peak_bps == 0.0 {
+        if self.recent_len < RATE_BLOCKS && self.peak_bps == 0.0 {
             return;
         }
         self.judge_pending();
@@ -245,15 +247,17 @@ impl Client {
 
     /// Judges the blocks waiting for the link's rate, in order.
     fn judge_pending(&mut self) {
-        let mut rates = self.recent.clone();
-        let median = if rates.len() == RATE_BLOCKS {
+        let median = if self.recent_len == RATE_BLOCKS {
+            let mut rates = self.recent;
             rates.sort_by(f64::total_cmp);
             rates[RATE_BLOCKS / 2]
         } else {
             0.0
         };
         let link = self.peak_bps.max(median);
-        for block in std::mem::take(&mut self.pending) {
+        // (Taken out and put back, emptied: its room is kept.)
+        let mut pending = std::mem::take(&mut self.pending);
+        for block in pending.drain(..) {
             let saturated = link > 0.0
                 && block.even()
                 && block
@@ -273,6 +277,7 @@ impl Client {
                 None => self.busy = Some(block),
             }
         }
+        self.pending = pending;
     }
 
     fn fastest_to(&self, server: IpAddr) -> Option<i64> {
