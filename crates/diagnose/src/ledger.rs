@@ -111,6 +111,9 @@ fn place_by_pure_acks(
     None
 }
 
+/// The longest round trip taken for a path's (ten minutes).
+const MAX_RTT_NS: i64 = 600_000_000_000;
+
 pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let handshake = c.handshake.clone();
 
@@ -138,7 +141,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // of the path, so their sum cannot undercut the RTT; the floor at half
     // the handshake only guards against a broken sample.
     let handshake_rtt = clean_handshake_ns.map(|hs| match best_sample {
-        Some(est) if est < hs && est * 2 > hs => (est, RttSource::Handshake),
+        Some(est) if est < hs && est.saturating_mul(2) > hs => (est, RttSource::Handshake),
         _ => (hs, RttSource::Handshake),
     });
     let fallback = match (c.last_syn, c.handshake_ack) {
@@ -147,7 +150,14 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         }
         _ => None,
     };
-    let (rtt_ns, rtt_source) = match handshake_rtt.or(c.rtt.estimate).or(fallback) {
+    // No path takes ten minutes for a round trip (TCP gives up after two
+    // minutes of retransmissions): a longer one is a broken clock, and
+    // the detectors' multiples of it must not overflow.
+    let (rtt_ns, rtt_source) = match handshake_rtt
+        .or(c.rtt.estimate)
+        .or(fallback)
+        .filter(|(ns, _)| *ns <= MAX_RTT_NS)
+    {
         Some((ns, src)) => (Some(ns), Some(src)),
         None => (None, None),
     };

@@ -293,10 +293,15 @@ fn relay_in(
         let release = (depart + Duration::from_micros(path.delay_us + jitter)).max(last_release);
         last_release = release;
         report.forwarded += 1;
-        // The mid-path tap sees it halfway through its planned trip.
+        // The mid-path tap sees it halfway along the path's delay. A
+        // bottleneck is the client's access link: its queue is after the
+        // tap on the way to the client (a downlink) and before it on the
+        // way from the client (an uplink). (Without one, `depart` is `now`.)
+        let toward_client = side == Side::Server;
+        let tap_from = if toward_client { now } else { depart };
         log.lock().unwrap().push(Recorded {
             side: Side::Middle,
-            ts_ns: clock.epoch_ns(now + (release - now) / 2),
+            ts_ns: clock.epoch_ns(tap_from + (release - depart) / 2),
             data: packet.clone(),
         });
         if tx.send((release, packet)).is_err() {

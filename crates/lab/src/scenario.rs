@@ -292,6 +292,39 @@ fn expect_continue(ctx: &Ctx, builtin_server: bool) -> Plan {
     p
 }
 
+/// Connections a page load opens (`pageload`).
+const PAGELOAD_CONNECTIONS: u32 = 4;
+
+/// A page load over the client's own downlink: 12 files of 80 KB over
+/// four keep-alive connections to nginx (`curl --parallel`). nginx answers
+/// each request at once; through a 4 Mbit/s bottleneck with a 400 KB
+/// queue (0.8 s, a deep buffer) the answers queue behind each other's
+/// data, and at the client every connection waits for its later answers'
+/// first bytes: the client's link, not the server. The control: the same
+/// page load without the bottleneck.
+fn pageload(ctx: &Ctx, bottleneck: bool) -> Plan {
+    let urls: Vec<String> = (0..12).map(|_| url(false, "/mid.bin")).collect();
+    let max = PAGELOAD_CONNECTIONS.to_string();
+    // All four at once, as a browser opens them (without
+    // --parallel-immediate curl waits on the first connection first, and
+    // the others' handshakes queue behind its data).
+    let mut args = vec!["--parallel", "--parallel-immediate", "--parallel-max", &max];
+    args.extend(urls.iter().map(String::as_str));
+    let mut p = base(ctx, plain(true), curl(&args));
+    p.knobs = json!({ "client": "curl --parallel --parallel-immediate --parallel-max 4, 12 files of 80 KB",
+        "downlink_rate_mbit": if bottleneck { json!(4) } else { json!(null) },
+        "downlink_queue_bytes": if bottleneck { json!(400_000) } else { json!(null) } });
+    if bottleneck {
+        p.wan.server_to_client.rate_bps = Some(4_000_000);
+        p.wan.server_to_client.queue_bytes = 400_000;
+        let streams: Vec<u32> = (0..ctx.runs * PAGELOAD_CONNECTIONS).collect();
+        p.pathologies = json!([{ "kind": "downlink_queue", "phase": "first_byte", "streams": streams,
+            "visible_from": ["client"],
+            "why": "the answers queue at the client's 4 Mbit/s bottleneck behind the other connections' data; nginx answers at once" }]);
+    }
+    p
+}
+
 /// The SFTP case: an upload as request/response blocks, each written as a
 /// small header and a small body, Nagle on or off.
 fn sftp_builtin(ctx: &Ctx, nodelay: bool) -> Plan {
@@ -878,6 +911,8 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "small-cert-builtin", summary: "control: a small chain, handshake 1 RTT", control_of: Some("initcwnd-builtin"), needs: &[], plan: |c| initcwnd_builtin(c, false) },
     Scenario { name: "expect-builtin", summary: "curl POSTs with Expect: 100-continue to the built-in HTTP server, which never answers it: the body waits for curl's 1 s timer", control_of: None, needs: &["curl"], plan: |c| expect_continue(c, true) },
     Scenario { name: "expect-nginx", summary: "control: the same upload to nginx, which does not make the client wait", control_of: Some("expect-builtin"), needs: NGINX_CURL, plan: |c| expect_continue(c, false) },
+    Scenario { name: "pageload-nginx", summary: "a page load of 12 files over four connections through a 4 Mbit/s downlink with a deep queue: the answers queue behind each other at the client's bottleneck", control_of: None, needs: NGINX_CURL, plan: |c| pageload(c, true) },
+    Scenario { name: "pageload-fast-nginx", summary: "control: the same page load without the bottleneck", control_of: Some("pageload-nginx"), needs: NGINX_CURL, plan: |c| pageload(c, false) },
     Scenario { name: "wwr-split-builtin", summary: "built-in HTTP server, header and body in two writes with Nagle, 5 keep-alive requests: each body waits for the ACK of its header", control_of: None, needs: &[], plan: |c| wwr_builtin(c, "split") },
     Scenario { name: "wwr-joined-builtin", summary: "control: header and body in one write", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "joined") },
     Scenario { name: "wwr-nodelay-builtin", summary: "control: two writes with TCP_NODELAY", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "nodelay") },

@@ -109,6 +109,16 @@ const CORPUS: &[Expect] = &[
         error: Some("byte 3952: the file ends inside a record"),
         counts: Some((6, 0, 1)),
     },
+    // Found by the analyze_pipeline fuzz target: timestamps that make a
+    // "round trip" of centuries, whose multiples overflowed in the
+    // detectors (a panic in a debug build); such a round trip is no
+    // path's and is not taken.
+    Expect {
+        file: "fuzz-absurd-rtt.pcapng",
+        exit: 2,
+        error: Some("byte 2072: a record declares 2147483392 bytes"),
+        counts: Some((4, 0, 2)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,

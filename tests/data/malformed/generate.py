@@ -3,6 +3,8 @@
 
 Each file is a valid capture damaged in one way. The expectations live in
 crates/rttdoc/tests/malformed.rs next to the file names.
+Files named fuzz-* are what a fuzz target found, kept as they are (not
+made here).
 """
 import gzip, os, struct, subprocess
 
