@@ -24,6 +24,8 @@ set -euo pipefail
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=relay-path.sh
+. "$here/relay-path.sh"
 tag=rtnat$$
 H=$tag-h S=$tag-s M=$tag-m K=$tag-k
 work=$(mktemp -d /tmp/rttdoc-nat.XXXXXX)
@@ -40,36 +42,19 @@ cleanup() {
 trap cleanup EXIT
 
 for n in $H $S $M $K; do ip netns add $n; ip -n $n link set lo up; done
-ip link add h0 netns $H type veth peer name mh netns $M
-ip link add s0 netns $S type veth peer name ms netns $M
+relay_path 10.79 $H $S $M h0
 ip link add k0 netns $K type veth peer name veth-k netns $H
 # The container host: a bridge with the container's veth, masquerading
 # what leaves by its uplink h0.
 ip -n $H link add br0 type bridge
 ip -n $H link set veth-k master br0
 ip -n $H addr add 172.30.0.1/24 dev br0
-ip -n $H addr add 10.79.1.1/24 dev h0
-for l in br0 veth-k h0; do ip -n $H link set $l up; done
-ip -n $H route add default via 10.79.1.2
+for l in br0 veth-k; do ip -n $H link set $l up; done
 ip netns exec $H sysctl -qw net.ipv4.ip_forward=1
 printf 'table ip nat {\n chain post {\n  type nat hook postrouting priority 100;\n  ip saddr 172.30.0.0/24 oifname "h0" masquerade\n }\n}\n' > "$work/nat.nft"
 ip netns exec $H nft -f "$work/nat.nft"
 ip -n $K addr add 172.30.0.2/24 dev k0; ip -n $K link set k0 up
 ip -n $K route add default via 172.30.0.1
-ip -n $S addr add 10.79.2.1/24 dev s0; ip -n $S link set s0 up
-ip -n $S route add default via 10.79.2.2
-ip -n $M addr add 10.79.1.2/24 dev mh; ip -n $M addr add 10.79.2.2/24 dev ms
-for l in mh ms; do ip -n $M link set $l up; done
-ip netns exec $M sysctl -qw net.ipv4.ip_forward=1
-ip netns exec $M sysctl -qw net.ipv4.conf.all.rp_filter=0
-ip netns exec $M sysctl -qw net.ipv4.conf.default.rp_filter=0
-ip -n $M tuntap add dev ta mode tun; ip -n $M tuntap add dev tb mode tun
-for l in ta tb; do
-  ip -n $M link set $l up
-  ip netns exec $M sysctl -qw "net.ipv4.conf.$l.rp_filter=0"
-done
-ip -n $M rule add iif mh lookup 100; ip -n $M route add default dev ta table 100
-ip -n $M rule add iif ms lookup 200; ip -n $M route add default dev tb table 200
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
   -out "$work/cert.pem" -days 2 -subj /CN=rttdoc.test >/dev/null 2>&1

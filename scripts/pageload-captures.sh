@@ -26,6 +26,8 @@ set -euo pipefail
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=relay-path.sh
+. "$here/relay-path.sh"
 tag=rtpl$$
 C=$tag-c S=$tag-s M=$tag-m
 work=$(mktemp -d /tmp/rttdoc-pageload.XXXXXX)
@@ -40,26 +42,9 @@ cleanup() {
 trap cleanup EXIT
 
 ip netns add $C; ip netns add $S; ip netns add $M
-ip link add c0 netns $C type veth peer name mc netns $M
-ip link add s0 netns $S type veth peer name ms netns $M
-ip -n $C addr add 10.77.1.1/24 dev c0; ip -n $C link set c0 up; ip -n $C link set lo up
-ip -n $C route add default via 10.77.1.2
-ip -n $S addr add 10.77.2.1/24 dev s0; ip -n $S link set s0 up; ip -n $S link set lo up
-ip -n $S route add default via 10.77.2.2
-ip -n $M addr add 10.77.1.2/24 dev mc; ip -n $M addr add 10.77.2.2/24 dev ms
-for l in mc ms lo; do ip -n $M link set $l up; done
-ip netns exec $M sysctl -qw net.ipv4.ip_forward=1
-ip netns exec $M sysctl -qw net.ipv4.conf.all.rp_filter=0
-ip netns exec $M sysctl -qw net.ipv4.conf.default.rp_filter=0
-ip -n $M tuntap add dev ta mode tun; ip -n $M tuntap add dev tb mode tun
-for l in ta tb; do
-  ip -n $M link set $l up
-  ip netns exec $M sysctl -qw "net.ipv4.conf.$l.rp_filter=0"
-done
-# From the client into ta; from the server into tb (tun-delay.py's B side,
-# whose traffic to the client passes the bottleneck).
-ip -n $M rule add iif mc lookup 100; ip -n $M route add default dev ta table 100
-ip -n $M rule add iif ms lookup 200; ip -n $M route add default dev tb table 200
+# tun-delay.py's B side is the server's: its traffic to the client passes
+# the bottleneck.
+relay_path 10.77 $C $S $M c0
 
 mkdir -p "$work/www"
 for i in $(seq 1 18); do head -c 60000 /dev/zero | tr '\0' 'a' > "$work/www/r$i.js"; done
