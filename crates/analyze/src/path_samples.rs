@@ -112,13 +112,17 @@ impl Stretch {
         self.switches += switched as u32;
     }
 
+    /// The mean time between two of its packets.
+    fn mean_gap_ns(&self) -> i64 {
+        (self.end_ns - self.start_ns) / (self.packets as i64 - 1).max(1)
+    }
+
     /// The longest break that does not end this stretch.
     fn gap_allowed_ns(&self) -> i64 {
         if self.packets < 4 {
             return GAP_NS;
         }
-        let spacing = (self.end_ns - self.start_ns) / (self.packets as i64 - 1);
-        (spacing * GAP_SPACINGS).clamp(GAP_MIN_NS, GAP_NS)
+        (self.mean_gap_ns() * GAP_SPACINGS).clamp(GAP_MIN_NS, GAP_NS)
     }
 
     /// Whether its packets came as a saturated link delivers them, one
@@ -127,8 +131,7 @@ impl Stretch {
     /// a link that went quiet in between leaves one gap several times the
     /// rest).
     fn even(&self) -> bool {
-        let mean = (self.end_ns - self.start_ns) / (self.packets as i64 - 1).max(1);
-        self.max_gap_ns * 2 <= mean * EVEN_GAP_HALVES
+        self.max_gap_ns * 2 <= self.mean_gap_ns() * EVEN_GAP_HALVES
     }
 
     /// Bits per second, with at least `packets` packets of bulk data over

@@ -40,7 +40,7 @@ use crate::flow_map::{FlowKey, FlowMap};
 use crate::lone_syn::{Embryo, LoneSyn, LoneSyns};
 use crate::model::{CaptureStats, Direction, Ending, Endpoint};
 use crate::path_samples::PathSamples;
-use crate::twins::{Twin, Twins};
+use crate::twins::{SameAs, Twins};
 
 /// The most one gap between frames advances the capture's progress clock:
 /// longer than any retransmission backoff step worth waiting through, far
@@ -305,7 +305,7 @@ impl<'s> Tracker<'s> {
             if !conn.reused_by(src, seg) {
                 conn.settle_roles(src, seg);
                 let dir = conn.direction_from(src);
-                let later = track_in(
+                let same = track_in(
                     conn,
                     dir,
                     at,
@@ -317,7 +317,7 @@ impl<'s> Tracker<'s> {
                     &mut self.paths,
                     &mut self.twins,
                 );
-                self.mark_same_as(later, key);
+                self.mark_same_as(same);
                 return;
             }
         }
@@ -395,7 +395,7 @@ impl<'s> Tracker<'s> {
         });
         conn.settle_roles(src, seg);
         let dir = conn.direction_from(src);
-        let later = track_in(
+        let same = track_in(
             conn,
             dir,
             at,
@@ -407,23 +407,20 @@ impl<'s> Tracker<'s> {
             &mut self.paths,
             &mut self.twins,
         );
-        self.mark_same_as(later, key);
+        self.mark_same_as(same);
     }
 
-    /// Marks the connection on `later` (numbered after the one on `key`,
-    /// its SYN-ACK seen first) as the same connection as `key`'s.
-    fn mark_same_as(&mut self, later: Option<FlowKey>, key: FlowKey) {
-        let Some(later) = later else {
-            return;
-        };
-        let Some(stream) = self.table.get(&key).map(|c| c.stream) else {
+    /// Marks a connection seen again under translated addresses as the
+    /// one it is (twins.rs), counted once.
+    fn mark_same_as(&mut self, same: Option<SameAs>) {
+        let Some(SameAs { later, earlier }) = same else {
             return;
         };
         if let Some(c) = self.table.get_mut(&later) {
             if c.same_as.is_none() {
                 self.stats.translated_copies += 1;
             }
-            c.same_as = Some(stream);
+            c.same_as = Some(earlier);
         }
     }
 
@@ -741,7 +738,7 @@ fn track_in(
     closing: &mut VecDeque<(FlowKey, i64)>,
     paths: &mut PathSamples,
     twins: &mut Twins,
-) -> Option<FlowKey> {
+) -> Option<SameAs> {
     if conn.capture_copy(at, dir, seg) {
         stats.capture_duplicates += 1;
         return None;
@@ -750,25 +747,18 @@ fn track_in(
     if dir == Direction::ServerToClient && seg.payload_len > 0 {
         paths.arrival(conn.client.ip, conn.stream, at.ts_ns, seg.payload_len);
     }
-    let mut same_as_this = None;
+    let mut same = None;
     if seg.flags.syn() && seg.flags.ack() {
         // A clean handshake's SYN-ACK: how far the server was, then.
         note_handshake(conn, at, paths);
-        match twins.syn_ack(conn.stream, key, seg.seq, seg.ack, at.ts_ns) {
-            Some(Twin::ThisIsSameAs(earlier)) if conn.same_as.is_none() => {
-                conn.same_as = Some(earlier);
-                stats.translated_copies += 1;
-            }
-            Some(Twin::ThatIsSameAsThis(later)) => same_as_this = Some(later),
-            _ => {}
-        }
+        same = twins.syn_ack(conn.stream, key, seg.seq, seg.ack, at.ts_ns);
     }
     conn.last_progress_ns = progress_ns;
     if !conn.closing_queued && conn.is_done() {
         conn.closing_queued = true;
         closing.push_back((key, progress_ns));
     }
-    same_as_this
+    same
 }
 
 /// Keeps a connection's clean handshake for the client's path samples

@@ -45,14 +45,13 @@ struct Handshake {
     ts_ns: i64,
 }
 
-/// What a SYN-ACK shows about the connection it belongs to.
+/// What a SYN-ACK showed: the connection on flow `later` is the one of
+/// stream `earlier`, seen again. (The later-numbered one is the SYN-ACK's
+/// own connection, or the other one when its SYN-ACK passed first.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Twin {
-    /// This connection is the same as the earlier-numbered stream.
-    ThisIsSameAs(u64),
-    /// The connection on that flow is the same as this one (it was
-    /// numbered later, its SYN-ACK passed first).
-    ThatIsSameAsThis(FlowKey),
+pub(crate) struct SameAs {
+    pub(crate) later: FlowKey,
+    pub(crate) earlier: u64,
 }
 
 /// The recent handshakes, by initial sequence numbers.
@@ -72,7 +71,7 @@ impl Twins {
         seq: u32,
         ack: u32,
         ts_ns: i64,
-    ) -> Option<Twin> {
+    ) -> Option<SameAs> {
         self.forget_older_than(ts_ns - WINDOW_NS);
         let isns = (ack.wrapping_sub(1), seq);
         match self.recent.get(&isns) {
@@ -80,7 +79,10 @@ impl Twins {
                 // The same connection's SYN-ACK again, or from long ago.
                 None
             }
-            Some(seen) if seen.stream < stream => Some(Twin::ThisIsSameAs(seen.stream)),
+            Some(seen) if seen.stream < stream => Some(SameAs {
+                later: flow,
+                earlier: seen.stream,
+            }),
             Some(seen) => {
                 // Remembered from now on as the earlier stream's, so that
                 // a third sighting (two translations) names it too.
@@ -93,7 +95,10 @@ impl Twins {
                         ts_ns: seen.ts_ns,
                     },
                 );
-                Some(Twin::ThatIsSameAsThis(later))
+                Some(SameAs {
+                    later,
+                    earlier: stream,
+                })
             }
             None => {
                 if self.recent.len() >= MAX_REMEMBERED {
@@ -143,19 +148,20 @@ mod tests {
 
     const MS: i64 = 1_000_000;
 
+    fn same(later_port: u16, earlier: u64) -> Option<SameAs> {
+        Some(SameAs {
+            later: flow(later_port),
+            earlier,
+        })
+    }
+
     #[test]
     fn the_same_isns_on_another_flow_are_the_earlier_streams_connection() {
         let mut t = Twins::default();
         assert_eq!(t.syn_ack(0, flow(1000), 77, 501, 0), None);
-        assert_eq!(
-            t.syn_ack(1, flow(2000), 77, 501, MS),
-            Some(Twin::ThisIsSameAs(0))
-        );
+        assert_eq!(t.syn_ack(1, flow(2000), 77, 501, MS), same(2000, 0));
         // A third sighting (a second translation) names the first too.
-        assert_eq!(
-            t.syn_ack(2, flow(3000), 77, 501, 2 * MS),
-            Some(Twin::ThisIsSameAs(0))
-        );
+        assert_eq!(t.syn_ack(2, flow(3000), 77, 501, 2 * MS), same(3000, 0));
     }
 
     #[test]
@@ -164,14 +170,8 @@ mod tests {
         // stream, numbered second) arrives before the bridge's.
         let mut t = Twins::default();
         assert_eq!(t.syn_ack(1, flow(2000), 77, 501, 0), None);
-        assert_eq!(
-            t.syn_ack(0, flow(1000), 77, 501, MS),
-            Some(Twin::ThatIsSameAsThis(flow(2000)))
-        );
-        assert_eq!(
-            t.syn_ack(2, flow(3000), 77, 501, 2 * MS),
-            Some(Twin::ThisIsSameAs(0))
-        );
+        assert_eq!(t.syn_ack(0, flow(1000), 77, 501, MS), same(2000, 0));
+        assert_eq!(t.syn_ack(2, flow(3000), 77, 501, 2 * MS), same(3000, 0));
     }
 
     #[test]
