@@ -279,6 +279,8 @@ pub struct Connection {
     /// Wireshark's tcp.analysis.initial_rtt in ns.
     pub(crate) initial_rtt_ns: Option<i64>,
     tfo: TfoSeen,
+    /// Multipath TCP's options, if any were seen (mptcp.rs).
+    pub(crate) mptcp: Option<Box<crate::mptcp::MptcpSeen>>,
     pub(crate) rtt: RttSamples,
     pub(crate) tls: Option<Box<TlsSession>>,
     /// Decided on the first client payload (TLS or not), or once a
@@ -344,6 +346,7 @@ impl Connection {
             handshake_ack: None,
             initial_rtt_ns: None,
             tfo: TfoSeen::default(),
+            mptcp: None,
             rtt: RttSamples::default(),
             tls: None,
             protocol_decided: false,
@@ -430,6 +433,9 @@ impl Connection {
         }
         if let Some(series) = &mut self.series {
             series.swap_directions();
+        }
+        if let Some(m) = &mut self.mptcp {
+            m.swap_directions();
         }
     }
 
@@ -573,6 +579,19 @@ impl Connection {
         let r = dir.reverse().index();
         let flags = seg.flags;
         let seg_len = seg.payload_len + flags.syn() as u32 + flags.fin() as u32;
+        if seg.options.mptcp.is_some() {
+            // The ACK covers bytes of the peer the capture never showed.
+            let acks_unseen = flags.ack()
+                && self.half[r]
+                    .max_end
+                    .is_some_and(|end| seq::lt(end, seg.ack));
+            self.mptcp.get_or_insert_with(Default::default).observe(
+                at.frame,
+                dir,
+                seg,
+                acks_unseen,
+            );
+        }
 
         {
             let h = &mut self.half[d];
@@ -1247,6 +1266,7 @@ impl Connection {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        self.exchanges.openflow.port = crate::openflow::OpenFlow::is_port(self.server.port);
         match &mut self.tls {
             Some(tls) => {
                 tls.keep_server_records = self.keylog.is_some();

@@ -50,6 +50,9 @@ pub struct Exchanges {
     /// The peers speak on their own timers, neither answering the other
     /// (BGP): no exchanges are made.
     pub peer_to_peer: bool,
+    /// OpenFlow's messages, if the connection carries them: only those
+    /// that ask open a turn, only their answers answer (openflow.rs).
+    pub(crate) openflow: crate::openflow::OpenFlow,
 }
 
 impl Exchanges {
@@ -78,33 +81,12 @@ impl Exchanges {
             self.total = 0;
             return;
         }
+        if let Some(m) = self.openflow.read(dir, head, len) {
+            self.on_openflow(dir, first, last, len, m);
+            return;
+        }
         match dir {
-            Direction::ClientToServer => {
-                let continuing = self
-                    .current
-                    .as_ref()
-                    .is_some_and(|c| c.response_first.is_none());
-                if continuing {
-                    let c = self.current.as_mut().expect("checked");
-                    c.request_last = last;
-                    c.request_bytes += len;
-                    return;
-                }
-                self.close();
-                self.total += 1;
-                let label = http_request_line(head);
-                self.current = Some(Exchange {
-                    request_first: first,
-                    request_last: last,
-                    request_bytes: len,
-                    response_first: None,
-                    response_last: None,
-                    response_bytes: 0,
-                    expects_continue: label.is_some() && asks_to_continue(head),
-                    label,
-                    status: None,
-                });
-            }
+            Direction::ClientToServer => self.ask(first, last, len, head),
             Direction::ServerToClient => match self.current.clone() {
                 Some(c)
                     if c.response_first.is_none() && !self.could_answer(c.request_first, first) =>
@@ -122,6 +104,74 @@ impl Exchanges {
                 }
                 None => self.server_first_bytes += len,
             },
+        }
+    }
+
+    /// Client data: the request under way goes on, or a new one opens.
+    fn ask(&mut self, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
+        let continuing = self
+            .current
+            .as_ref()
+            .is_some_and(|c| c.response_first.is_none());
+        if continuing {
+            let c = self.current.as_mut().expect("checked");
+            c.request_last = last;
+            c.request_bytes += len;
+            return;
+        }
+        self.close();
+        self.total += 1;
+        let label = http_request_line(head);
+        self.current = Some(Exchange {
+            request_first: first,
+            request_last: last,
+            request_bytes: len,
+            response_first: None,
+            response_last: None,
+            response_bytes: 0,
+            expects_continue: label.is_some() && asks_to_continue(head),
+            label,
+            status: None,
+        });
+    }
+
+    /// OpenFlow data (openflow.rs): a switch message that asks opens a
+    /// turn, others ask nothing (an answered turn ends with them); a
+    /// controller message that answers is the open turn's answer, others
+    /// are the controller's own (requests, timers), nobody's answer.
+    fn on_openflow(
+        &mut self,
+        dir: Direction,
+        first: Stamp,
+        last: Stamp,
+        len: u64,
+        m: crate::openflow::Messages,
+    ) {
+        match dir {
+            Direction::ClientToServer if m.asks => self.ask(first, last, len, &[]),
+            Direction::ClientToServer => {
+                if self
+                    .current
+                    .as_ref()
+                    .is_some_and(|c| c.response_first.is_some())
+                {
+                    self.close();
+                }
+            }
+            Direction::ServerToClient => {
+                let answerable = self
+                    .current
+                    .as_ref()
+                    .is_some_and(|c| self.could_answer(c.request_first, first));
+                match self.current.as_mut() {
+                    Some(c) if m.answers && answerable => {
+                        c.response_first.get_or_insert(first);
+                        c.response_last = Some(last);
+                        c.response_bytes += len;
+                    }
+                    _ => self.unsolicited_bytes += len,
+                }
+            }
         }
     }
 

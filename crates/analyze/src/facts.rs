@@ -39,6 +39,8 @@ pub struct ConnectionFacts {
     /// The earlier stream this connection is, seen again with its
     /// addresses translated (the same initial sequence numbers both ways).
     pub same_as: Option<u64>,
+    /// The Multipath TCP subflow it is, if it is one (mptcp.rs).
+    pub mptcp: Option<Box<crate::model::MptcpReport>>,
     /// Its last frame.
     pub last: Stamp,
     /// How it ended.
@@ -163,6 +165,7 @@ impl Connection {
             server: c.server,
             first: c.first,
             same_as: c.same_as,
+            mptcp: c.mptcp.as_deref().and_then(|m| m.report()),
             last: c.last,
             ending,
             handshake,

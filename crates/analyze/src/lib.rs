@@ -23,6 +23,8 @@ mod finisher;
 mod flow_map;
 pub mod keylog;
 mod lone_syn;
+mod mptcp;
+mod openflow;
 mod path_samples;
 pub use path_samples::{BusyRun, QueueSample};
 pub mod preamble;

@@ -12,8 +12,8 @@ use crate::flow_map::{FlowKey, FlowMap};
 use crate::model::{Direction, DirectionStats, Ending, Endpoint, HandshakeReport};
 use crate::track::AnalyzeOptions;
 
-/// A flow that so far is one SYN (no data, no Fast Open option, no SACK
-/// blocks): kept as the fields of that segment, ~100 bytes with its key
+/// A flow that so far is one SYN (no data, no Fast Open or Multipath TCP
+/// option, no SACK blocks): kept as the fields of that segment, ~100 bytes with its key
 /// instead of a connection's ~2 KB, until anything else arrives for it
 /// (then it becomes a `Connection` that sees the SYN first) or it is
 /// reported. A SYN flood or a port scan is mostly these.
@@ -99,6 +99,7 @@ impl Embryo {
             server,
             first: self.at,
             same_as: None,
+            mptcp: None,
             last: self.at,
             ending,
             handshake: HandshakeReport {

@@ -347,6 +347,7 @@ impl<'s> Tracker<'s> {
             let lone_syn = is_syn
                 && seg.payload_len == 0
                 && seg.options.tfo.is_none()
+                && seg.options.mptcp.is_none()
                 && seg.options.sack_len == 0
                 && self.options.ladder_stream != Some(self.next_stream);
             if lone_syn {

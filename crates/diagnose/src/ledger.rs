@@ -371,6 +371,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let mut report = ConnectionReport {
         stream: c.stream,
         same_connection_as: c.same_as.and_then(|s| u32::try_from(s).ok()),
+        mptcp: c.mptcp,
         client: c.client,
         server: c.server,
         first_frame: c.first.frame,
@@ -394,7 +395,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         excess_ms,
         findings: Vec::new(),
         unexplained_ms: 0.0,
-        ladder: c.ladder,
+        ladder: c.ladder.map(Vec::into_boxed_slice),
         series: c.series,
     };
     let burst_segment = crate::detect::burst_segment_sizes(&c.timeline, rtt_ns);
@@ -436,9 +437,32 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // exchanges, not its work: their delays are idle time, not latency
     // beyond the ideal (detect/server_think_time.rs, which names no
     // cause for them either).
-    let idle = crate::detect::idle_exchanges(&facts_of!(&report, &[]));
+    let mut idle = crate::detect::idle_exchanges(&facts_of!(&report, &[]));
     if !idle.is_empty() {
-        idle_rows(&mut report, &idle);
+        idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);
+    }
+    // A Multipath TCP subflow whose turn's answer began on another
+    // subflow: what came here after the request is no measure of the
+    // server's time (analyze's mptcp.rs).
+    if let Some(m) = report.mptcp.as_ref().filter(|m| !m.split_turns.is_empty()) {
+        let split: Vec<usize> = c
+            .exchanges
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| {
+                x.response_first
+                    .is_some_and(|r| m.split_turns.contains(&r.frame))
+            })
+            .map(|(i, _)| i + 1)
+            .filter(|n| !idle.contains(n))
+            .collect();
+        idle_rows(
+            &mut report,
+            &split,
+            &[Phase::FirstByte, Phase::Transfer],
+            OTHER_SUBFLOWS,
+        );
+        idle.extend(split);
     }
     let facts = facts_of!(&report, &idle);
     let mut findings = if c.detect {
@@ -451,18 +475,24 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     report
 }
 
-/// Marks the first-byte rows of the `idle` exchanges as idle time: their
-/// ideal is what they took, so nothing of them is excess, and the
-/// connection's excess is summed again.
-fn idle_rows(report: &mut ConnectionReport, idle: &[usize]) {
+/// Why a timer-paced exchange's ideal is what it took.
+const TIMER_PACED: &str =
+    "paced by a server timer (a heartbeat, a long poll's hold): idle, not latency";
+/// Why an MPTCP subflow's turn's ideal is what it took.
+const OTHER_SUBFLOWS: &str =
+    "MPTCP: the answer began on another subflow (not measured on this one)";
+
+/// Marks the `phases` rows of the `idle` exchanges as not measured, for
+/// the reason `basis`: their ideal is what they took, so nothing of them
+/// is excess, and the connection's excess is summed again.
+fn idle_rows(report: &mut ConnectionReport, idle: &[usize], phases: &[Phase], basis: &str) {
     for r in report.ledger.iter_mut().filter(|r| {
-        r.phase == Phase::FirstByte && r.exchange.is_some_and(|n| idle.contains(&(n as usize)))
+        phases.contains(&r.phase) && r.exchange.is_some_and(|n| idle.contains(&(n as usize)))
     }) {
         r.ideal_rtts = r.rtts;
         r.excess_rtts = r.rtts.map(|_| 0.0);
         r.excess_ms = r.excess_ms.map(|_| 0.0);
-        r.ideal_basis =
-            "paced by a server timer (a heartbeat, a long poll's hold): idle, not latency".into();
+        r.ideal_basis = basis.into();
     }
     (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
 }

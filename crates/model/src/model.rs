@@ -208,6 +208,37 @@ impl std::fmt::Display for TfoOutcome {
     }
 }
 
+/// A Multipath TCP subflow (RFC 8684): the connection's data goes over
+/// one or more TCP connections, its subflows, each a `tcp.stream` of its
+/// own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MptcpReport {
+    /// How the subflow began.
+    pub subflow: MptcpSubflowKind,
+    /// The first frame whose data-level acknowledgment (a DSS option's
+    /// Data ACK) moved further than this subflow's own ACK could: other
+    /// subflows (captured or not) carried part of the connection's data,
+    /// from this frame or before it.
+    pub other_subflows_frame: Option<u64>,
+    /// The server's first data segment here after each request whose
+    /// answer began on another subflow (its data sequence number passed
+    /// the request's Data ACK, or its Data ACK the request's mapped end):
+    /// not an answer's first byte, so those turns are not measured.
+    pub split_turns: Vec<u64>,
+}
+
+/// Which subflow of a Multipath TCP connection a `tcp.stream` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MptcpSubflowKind {
+    /// MP_CAPABLE on both SYNs: the subflow that started the connection.
+    First,
+    /// MP_JOIN on both SYNs: a subflow added to a connection already open.
+    Joined,
+    /// The handshake was not captured (MPTCP options on its data only).
+    Unknown,
+}
+
 /// TCP Fast Open as seen on the handshake.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TfoReport {
@@ -785,6 +816,10 @@ pub struct ConnectionReport {
     /// to keep a report small to move, `a_report_stays_small_to_move`: no
     /// capture holds more streams than that.)
     pub same_connection_as: Option<u32>,
+    /// A Multipath TCP subflow, if the connection is one (MPTCP options
+    /// on both SYNs, or a Data ACK on its packets); boxed, as TLS is: few
+    /// connections are.
+    pub mptcp: Option<Box<MptcpReport>>,
     /// The side that sent the SYN (or, mid-stream, the HTTP request or
     /// ClientHello, else the higher port).
     pub client: Endpoint,
@@ -835,8 +870,9 @@ pub struct ConnectionReport {
     /// Latency-phase excess no finding accounts for (ms, >= 0).
     pub unexplained_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    /// Every frame, with `--conn N` for this stream.
-    pub ladder: Option<Vec<LadderEntry>>,
+    /// Every frame, with `--conn N` for this stream (a boxed slice: one
+    /// report in thousands has it, and every report is moved).
+    pub ladder: Option<Box<[LadderEntry]>>,
     /// Per-packet graph data (`--series`, `--html`): see series.rs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<crate::series::Series>,

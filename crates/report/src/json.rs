@@ -42,6 +42,7 @@ pub(crate) struct SummaryJson<'a> {
     early_data_sent: u64,
     early_data_accepted: u64,
     partial_connections: u64,
+    mptcp_split_subflows: u64,
     handshake_rtts_by_version: std::collections::BTreeMap<String, VersionStats>,
     worst_streams: Vec<u64>,
     causes: &'a std::collections::BTreeMap<rttdoc_model::FindingKind, crate::summary::Cause>,
@@ -64,6 +65,7 @@ impl<'a> SummaryJson<'a> {
             early_data_sent: s.early_data_sent,
             early_data_accepted: s.early_data_accepted,
             partial_connections: s.partial,
+            mptcp_split_subflows: s.mptcp_split_subflows,
             handshake_rtts_by_version: s
                 .handshake_rtts
                 .iter()

@@ -603,6 +603,7 @@ mod tests {
         ConnectionReport {
             stream: 0,
             same_connection_as: None,
+            mptcp: None,
             client: Endpoint {
                 ip: "10.0.0.1".parse().unwrap(),
                 port: 40000,

@@ -197,6 +197,9 @@ pub struct Summary {
     /// addresses: in the table, out of every total below (their waits are
     /// the earlier stream's, counted there).
     pub translated_copies: u64,
+    /// Multipath TCP subflows with turns whose answer began on another
+    /// subflow: those turns are not measured.
+    pub mptcp_split_subflows: u64,
     pub over_ideal: u64,
     /// Latency beyond the ideal, over every connection: the sum of the
     /// ledgers' latency-phase excess (`excess_ms`). Always equals
@@ -263,6 +266,7 @@ impl Summary {
         Summary {
             connections: 0,
             translated_copies: 0,
+            mptcp_split_subflows: 0,
             over_ideal: 0,
             excess_ms_total: 0.0,
             explained_ms: 0.0,
@@ -300,6 +304,9 @@ impl Summary {
         }
         if c.partial {
             self.partial += 1;
+        }
+        if c.mptcp.as_ref().is_some_and(|m| !m.split_turns.is_empty()) {
+            self.mptcp_split_subflows += 1;
         }
         if c.excess_rtts >= OVER_IDEAL_RTTS {
             self.over_ideal += 1;

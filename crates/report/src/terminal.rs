@@ -158,6 +158,14 @@ pub fn render_summary(
             s.translated_copies
         ))?;
     }
+    if s.mptcp_split_subflows > 0 {
+        say(
+            out,
+            opts,
+            format!("NOTE: {} connection(s) are Multipath TCP subflows where a request's answer began on another subflow: those turns are not measured.",
+            s.mptcp_split_subflows
+        ))?;
+    }
     if stats.capture_restarts > 0 {
         say(
             out,
@@ -497,6 +505,9 @@ pub fn render_connection(
                 .unwrap_or_default()
         ),
     )?;
+    if let Some(m) = &c.mptcp {
+        say(out, opts, format!("  MPTCP: {}", mptcp_words(m)))?;
+    }
     for (name, d) in [
         ("client->server", &c.client_to_server),
         ("server->client", &c.server_to_client),
@@ -687,4 +698,33 @@ pub fn render_connection(
         writeln!(out, "{t}")?;
     }
     Ok(())
+}
+
+/// What the connection detail says of a Multipath TCP subflow.
+fn mptcp_words(m: &rttdoc_model::MptcpReport) -> String {
+    let kind = match m.subflow {
+        rttdoc_model::MptcpSubflowKind::First => "the connection's first subflow (MP_CAPABLE)",
+        rttdoc_model::MptcpSubflowKind::Joined => "a subflow joined to a connection (MP_JOIN)",
+        rttdoc_model::MptcpSubflowKind::Unknown => "a subflow (its handshake not captured)",
+    };
+    let others = match m.other_subflows_frame {
+        Some(frame) => format!(
+            "; the connection also sent over other subflows (frame {frame}'s Data ACK runs \
+             past this one's data)"
+        ),
+        None => String::new(),
+    };
+    let split = match m.split_turns.len() {
+        0 => String::new(),
+        n => format!(
+            "; {n} answer(s) began on another subflow (not measured here; frames {})",
+            m.split_turns
+                .iter()
+                .take(8)
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!("{kind}{others}{split}")
 }

@@ -129,10 +129,12 @@ fn every_json_field_is_documented() {
         }
     }
     let mut all = std::collections::BTreeSet::new();
-    keys(
-        &run_rttdoc_json(&data_dir().join("loopback-nginx-curl.pcap.gz")),
-        &mut all,
-    );
+    for capture in [
+        "loopback-nginx-curl.pcap.gz",
+        "mptcp/two-paths-think.pcap.gz",
+    ] {
+        keys(&run_rttdoc_json(&data_dir().join(capture)), &mut all);
+    }
     let out = std::process::Command::new(rttdoc_bin())
         .args(["analyze", "--json", "--conn", "0"])
         .arg(data_dir().join("lab/syn-loss/client.pcapng.gz"))

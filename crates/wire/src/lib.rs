@@ -52,4 +52,4 @@ mod decode;
 pub use decode::{
     decode, decode_datagram, Decoded, Fragment, FragmentKey, Segment, Skip, MAX_DEPTH,
 };
-pub use tcp::{TcpFlags, TcpOptions, Tfo};
+pub use tcp::{Mptcp, MptcpSubflow, TcpFlags, TcpOptions, Tfo};
