@@ -31,7 +31,9 @@
 //! the stall.
 //!
 //! Waits: each counted silence is a wait from the sender's previous data
-//! segment to the re-send. A fast retransmission is released by the
+//! segment to the re-send, unless the receiver had closed (its FIN or RST
+//! captured before the original): what a sender re-sends after that (its
+//! own closing message, a TLS close_notify) is cited, but nobody waited. A fast retransmission is released by the
 //! receiver's duplicate ACK (or SACK) that triggered it, when the re-send
 //! left right after it (`Facts::released_by`); a timeout's re-send has no
 //! releasing packet (the sender's own timer ended it). The silences are
@@ -51,6 +53,7 @@ use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
+use rttdoc_wire::TcpFlags;
 
 /// The first segment of the same sender before `r` that carried the
 /// sequence number `r` re-sends: the original transmission.
@@ -171,6 +174,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             }
             let first = original(f.timeline, r);
             let shown = loss_shown(f, r, receiver_pure_acks);
+            // Sent after the receiver closed (its FIN or RST captured
+            // before the original): a closing message, a TLS close_notify,
+            // that no one waited for (server_think_time's rule: nobody
+            // waits for an answer after closing).
+            let sent_at = first.map_or(r.frame, |o| o.frame);
+            let receiver_closed = f
+                .timeline
+                .iter()
+                .take_while(|p| p.frame < sent_at)
+                .any(|p| p.dir != sender && p.flags.intersects(TcpFlags::FIN | TcpFlags::RST));
             let silence = t - tp;
             if !shown && silence > RTO_MAX_NS {
                 // Only the sequence number ties the two, and no sender
@@ -186,6 +199,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if !shown {
                 // Cited, but nobody is shown to have waited for it.
                 unconfirmed += 1;
+                continue;
+            }
+            if receiver_closed {
                 continue;
             }
             let wait = Wait {
