@@ -354,4 +354,20 @@ mod tests {
             "not its port"
         );
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_stream_bytes_are_read_without_panicking(
+            chunks in proptest::collection::vec(
+                (proptest::bool::ANY, proptest::collection::vec(proptest::num::u8::ANY, 0..64), 0u64..200),
+                1..12,
+            )
+        ) {
+            let mut o = openflow();
+            for (client, bytes, missing) in chunks {
+                let dir = if client { ClientToServer } else { ServerToClient };
+                o.read(dir, &bytes, bytes.len() as u64 + missing);
+            }
+        }
+    }
 }

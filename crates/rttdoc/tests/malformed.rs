@@ -119,6 +119,17 @@ const CORPUS: &[Expect] = &[
         error: Some("byte 2072: a record declares 2147483392 bytes"),
         counts: Some((4, 0, 2)),
     },
+    // Found by the same target: a pcapng timestamp (64 bits of units)
+    // near the end of i64's nanoseconds, which overflowed when a round
+    // trip was added to it; timestamps are held within 2100.
+    Expect {
+        file: "fuzz-far-future-timestamp.pcapng",
+        exit: 2,
+        error: Some(
+            "byte 2792: malformed record: block of type 0x00000006 has two different lengths",
+        ),
+        counts: Some((15, 0, 5)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,

@@ -41,6 +41,12 @@
 //! server's. (Not at the server, which is seen answering before that
 //! queue.)
 //!
+//! Nor is a server closing an idle connection an answer: a client's
+//! message that left the moment the server's data arrived (one segment: a
+//! protocol's acknowledgment such as HTTP/2's SETTINGS ACK or
+//! WINDOW_UPDATE), and the server's next data followed at once by its
+//! FIN, RST or TLS alert (a GOAWAY, then close_notify: its idle timeout).
+//!
 //! Nor is a server's timer its work: a heartbeat (the server pings, the
 //! client answers at once, the next ping comes a period later) or a long
 //! poll's hold (the client polls again the moment an answer comes, the
@@ -309,6 +315,19 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         // A queue on the path (the client's parallel connections filling
         // it) delays the answer as much as the server would.
         let think = ta - tq - f.answer_queue_ns(first.ts_ns);
+        // A server closing an idle connection: the client's message was a
+        // reaction to the server's data the moment it came (a protocol's
+        // acknowledgment, HTTP/2's SETTINGS ACK or WINDOW_UPDATE, not a
+        // request) and what the server sent next came with its close (a
+        // GOAWAY, then close_notify and FIN): its idle timer's, nobody's
+        // answer.
+        let one_segment = f.mss(Direction::ClientToServer) as u64;
+        if x.request_bytes <= one_segment
+            && replied_at_once(f, x.request_first.frame)
+            && server_closes_after(f, first.frame, threshold)
+        {
+            continue;
+        }
         // Nobody waits for an answer after closing: server data after the
         // client's FIN or RST (captured before it) is the server's own
         // message, not a response.
@@ -320,6 +339,38 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         }
     }
     slow
+}
+
+/// Whether the server closed right after its data in `frame`: its FIN,
+/// RST or TLS alert within `within` of it on the capture clock, before the
+/// client sent anything more.
+fn server_closes_after(f: &Facts<'_>, frame: u64, within: i64) -> bool {
+    let Some(data) = f.record(frame) else {
+        return false;
+    };
+    let server = Direction::ServerToClient;
+    let after = f.timeline.partition_point(|r| r.frame <= frame);
+    let until = f.timeline[after..]
+        .iter()
+        .take_while(|r| r.dir == server || (r.len == 0 && !r.flags.intersects(TcpFlags::FIN)))
+        .take_while(|r| r.ts_ns - data.ts_ns <= within);
+    let mut last = frame;
+    for r in until {
+        if r.dir == server && r.flags.intersects(TcpFlags::FIN | TcpFlags::RST) {
+            return true;
+        }
+        last = r.frame;
+    }
+    f.report.tls.as_ref().is_some_and(|t| {
+        t.messages.iter().any(|m| {
+            m.direction == server
+                && (frame..=last).contains(&m.frame)
+                && matches!(
+                    m.message,
+                    TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
+                )
+        })
+    })
 }
 
 /// The exchanges a server's timer paced (module docs): the ledger counts

@@ -169,6 +169,47 @@ fn server_data_after_the_client_closed_is_not_an_answer() {
     w.run().has_no(ServerThinkTime);
 }
 
+/// An HTTP/2-like connection left idle: a request answered, the client's
+/// acknowledgment (`ack_bytes`) the moment the answer's last record
+/// arrives, then after `idle` ms the server's `last_bytes`, followed
+/// `close_after` ms later by its FIN.
+fn idle_close(ack_bytes: u32, idle: f64, last_bytes: u32, close_after: f64) -> Outcome {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 300);
+    let answer = w.data(S, w.arrival(req) + 1.0, 900);
+    w.data(C, w.arrival(answer) + 0.2, ack_bytes);
+    let last = w.data(S, 100.0 + idle, last_bytes);
+    w.fin(S, w.sent(last) + close_after);
+    w.run()
+}
+
+#[test]
+fn a_server_closing_an_idle_connection_does_not_answer() {
+    // tls2.pcap streams 134, 144, 154: the client's 37-byte record (a
+    // SETTINGS ACK or WINDOW_UPDATE) right after the server's data, then
+    // 60 s later the server's 41-byte record (a GOAWAY) with its
+    // close_notify and FIN: the server's idle timeout.
+    idle_close(37, 60_000.0, 41, 0.3).has_no(ServerThinkTime);
+}
+
+#[test]
+fn a_late_answer_that_the_server_closes_after_is_still_think_time() {
+    // A request of the client's own making (not sent the moment the
+    // server's data came), answered late and then closed: HTTP/1.1 with
+    // `Connection: close`.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 300);
+    let answer = w.data(S, w.arrival(req) + 500.0, 900);
+    w.fin(S, w.sent(answer) + 0.3);
+    let o = w.run();
+    assert_eq!(o.the(ServerThinkTime).waits.len(), 1);
+    // A reaction at once answered late without a close: still the
+    // server's time (an SMTP client's next command, answered slowly).
+    idle_close(37, 3_000.0, 41, 5_000.0).the(ServerThinkTime);
+}
+
 #[test]
 fn a_response_held_by_nagle_behind_unacknowledged_data_is_not_think_time() {
     // Response 1 ends in a small segment; the client's next request (sent
