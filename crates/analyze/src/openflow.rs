@@ -201,6 +201,16 @@ mod tests {
         o.read(dir, bytes, bytes.len() as u64)
     }
 
+    /// The switch's segment asks.
+    fn asks(o: &mut OpenFlow, bytes: &[u8]) -> bool {
+        read(o, ClientToServer, bytes).expect("OpenFlow").asks
+    }
+
+    /// The controller's segment answers what is open.
+    fn answers(o: &mut OpenFlow, bytes: &[u8]) -> bool {
+        read(o, ServerToClient, bytes).expect("OpenFlow").answers
+    }
+
     #[test]
     fn the_switch_asks_with_echo_and_packet_in_only() {
         let mut o = openflow();
@@ -221,52 +231,35 @@ mod tests {
         );
         assert_eq!(read(&mut o, ClientToServer, &msg(ECHO_REPLY, 0)), none);
         // The switch asks; the controller answers.
-        let asks = read(&mut o, ClientToServer, &msg(PACKET_IN, 100)).unwrap();
-        assert!(asks.asks && !asks.answers);
-        let answer = read(&mut o, ServerToClient, &msg(PACKET_OUT, 40)).unwrap();
-        assert!(answer.answers);
-        assert!(
-            read(&mut o, ClientToServer, &msg(ECHO_REQUEST, 0))
-                .unwrap()
-                .asks
-        );
+        let packet_in = read(&mut o, ClientToServer, &msg(PACKET_IN, 100)).unwrap();
+        assert!(packet_in.asks && !packet_in.answers);
+        assert!(answers(&mut o, &msg(PACKET_OUT, 40)));
+        assert!(asks(&mut o, &msg(ECHO_REQUEST, 0)));
         // The controller's own ECHO_REQUEST answers nothing; an ECHO_REPLY
         // of another transaction neither.
-        assert!(
-            !read(&mut o, ServerToClient, &msg(ECHO_REQUEST, 0))
-                .unwrap()
-                .answers
-        );
+        assert!(!answers(&mut o, &msg(ECHO_REQUEST, 0)));
         let other = msg_ids(ECHO_REPLY, 0, 8, 0);
-        assert!(!read(&mut o, ServerToClient, &other).unwrap().answers);
-        assert!(
-            read(&mut o, ServerToClient, &msg(ECHO_REPLY, 0))
-                .unwrap()
-                .answers
-        );
+        assert!(!answers(&mut o, &other));
+        assert!(answers(&mut o, &msg(ECHO_REPLY, 0)));
     }
 
     #[test]
     fn a_packet_in_is_answered_by_the_packet_out_of_its_buffer() {
         let mut o = openflow();
         assert!(read(&mut o, ClientToServer, &msg(0, 0)).is_some());
-        assert!(
-            read(&mut o, ClientToServer, &msg_ids(PACKET_IN, 100, 0, 4))
-                .unwrap()
-                .asks
-        );
+        assert!(asks(&mut o, &msg_ids(PACKET_IN, 100, 0, 4)));
         // of13_ericsson.pcapng frame 68: a PACKET_OUT carrying its own
         // packet (no buffer), the controller's probe, 15 ms after the
         // PACKET_IN of buffer 4 (frame 66): not its answer.
         let probe = msg_ids(PACKET_OUT, 92, 0, NO_BUFFER);
-        assert!(!read(&mut o, ServerToClient, &probe).unwrap().answers);
+        assert!(!answers(&mut o, &probe));
         let other = msg_ids(PACKET_OUT, 40, 0, 5);
-        assert!(!read(&mut o, ServerToClient, &other).unwrap().answers);
+        assert!(!answers(&mut o, &other));
         let answer = msg_ids(PACKET_OUT, 40, 0, 4);
-        assert!(read(&mut o, ServerToClient, &answer).unwrap().answers);
+        assert!(answers(&mut o, &answer));
         // A PACKET_IN that kept no buffer asks nothing that can be matched.
         let unbuffered = msg_ids(PACKET_IN, 100, 0, NO_BUFFER);
-        assert!(!read(&mut o, ClientToServer, &unbuffered).unwrap().asks);
+        assert!(!asks(&mut o, &unbuffered));
     }
 
     #[test]
@@ -286,18 +279,14 @@ mod tests {
             read(&mut o, ClientToServer, &big[1448..3000]),
             Some(Messages::default())
         );
-        assert!(read(&mut o, ClientToServer, &tail).unwrap().asks);
+        assert!(asks(&mut o, &tail));
         // Bytes the capture did not keep are skipped by the length too.
         let cut = msg(19, 1000);
         assert_eq!(
             o.read(ClientToServer, &cut[..100], 1008),
             Some(Messages::default())
         );
-        assert!(
-            read(&mut o, ClientToServer, &msg(ECHO_REQUEST, 0))
-                .unwrap()
-                .asks
-        );
+        assert!(asks(&mut o, &msg(ECHO_REQUEST, 0)));
     }
 
     #[test]
@@ -316,17 +305,9 @@ mod tests {
             none,
             "found again"
         );
-        assert!(
-            !read(&mut o, ServerToClient, &msg(ECHO_REQUEST, 0))
-                .unwrap()
-                .answers
-        );
+        assert!(!answers(&mut o, &msg(ECHO_REQUEST, 0)));
         assert_eq!(read(&mut o, ClientToServer, &msg(ECHO_REPLY, 0)), none);
-        assert!(
-            read(&mut o, ClientToServer, &msg(PACKET_IN, 30))
-                .unwrap()
-                .asks
-        );
+        assert!(asks(&mut o, &msg(PACKET_IN, 30)));
     }
 
     #[test]

@@ -569,41 +569,40 @@ fn a_window_held_at_a_hole_is_the_losses_wait_until_the_repair_is_acknowledged()
     }
 }
 
+/// A request answered; at 5 s the client (if `client_closes`) sends its
+/// close_notify and FIN; at 5.3 s the server's 27 bytes are lost before
+/// the client's capture, its FIN shows the hole, and its timer re-sends
+/// them at 6.05 s.
+fn closing_loss(client_closes: bool) -> (Outcome, Id) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.ack(S, w.arrival(req));
+    if client_closes {
+        let alert = w.data(C, 5_000.0, 27);
+        w.fin(C, 5_000.1);
+        w.ack(S, w.arrival(alert) + 1.0);
+    }
+    let lost = w.data(S, 5_300.0, 27);
+    w.lose(lost);
+    let fin = w.fin(S, 5_300.1);
+    w.ack(C, w.arrival(fin));
+    let again = w.resend(6_050.0, lost);
+    (w.run_missing(&[lost]), again)
+}
+
 #[test]
 fn a_closing_message_lost_after_the_receiver_closed_costs_no_wait() {
     // many-protocols.pcap stream 49: the client sends its close_notify
     // and FIN; the server's close_notify is lost and re-sent by its timer
     // 750 ms later. Lost, so cited, but nobody waited for it.
-    let mut w = Wire::new(Path::at_client(RTT));
-    w.handshake(0.0);
-    let req = w.data(C, 100.0, 100);
-    w.ack(S, w.arrival(req));
-    let alert = w.data(C, 5_000.0, 27);
-    w.fin(C, 5_000.1);
-    w.ack(S, w.arrival(alert) + 1.0);
-    let close = w.data(S, 5_300.0, 27);
-    w.lose(close);
-    // Its FIN arrives: the hole shows, the client asks again.
-    let fin = w.fin(S, 5_300.1);
-    w.ack(C, w.arrival(fin));
-    let again = w.resend(6_050.0, close);
-    // Lost before the client's capture saw it.
-    let o = w.run_missing(&[close]);
+    let (o, again) = closing_loss(true);
     let r = o.the(Retransmission);
     assert!(r.frames.contains(&o.frame(again)), "cited: {:?}", r.frames);
     assert_ms(r.cost_ms, 0.0, EXACT, "nobody waited");
     o.has_no(RtoStall);
     // The same loss before the client closed is a stall.
-    let mut w = Wire::new(Path::at_client(RTT));
-    w.handshake(0.0);
-    let req = w.data(C, 100.0, 100);
-    w.ack(S, w.arrival(req));
-    let answer = w.data(S, 5_300.0, 27);
-    w.lose(answer);
-    let fin = w.fin(S, 5_300.1);
-    w.ack(C, w.arrival(fin));
-    w.resend(6_050.0, answer);
-    let o = w.run_missing(&[answer]);
+    let (o, _) = closing_loss(false);
     assert_ms(
         o.the(RtoStall).cost_ms,
         749.9,
