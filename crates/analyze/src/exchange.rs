@@ -107,6 +107,26 @@ impl Exchanges {
         }
     }
 
+    /// An HTTP/2 empty frame (tls.rs): it never begins an answer (answers
+    /// begin with HEADERS), so the server's extends an answer begun and is
+    /// nobody's otherwise; the client's (a SETTINGS acknowledgment, mostly)
+    /// is no part of a request still unanswered, and after an answer it is
+    /// taken as turn-taking takes any client data (the server's preface
+    /// unrecognised and taken for an answer, it is what sets the real
+    /// answer apart).
+    pub(crate) fn on_empty_frame(&mut self, dir: Direction, first: Stamp, last: Stamp, len: u64) {
+        let answered = self.current.as_ref().map(|c| c.response_first.is_some());
+        match (dir, answered) {
+            (Direction::ServerToClient, Some(true)) => {
+                let c = self.current.as_mut().expect("answered");
+                c.response_last = Some(last);
+                c.response_bytes += len;
+            }
+            (Direction::ClientToServer, Some(true)) => self.ask(first, last, len, &[]),
+            _ => self.unsolicited_bytes += len,
+        }
+    }
+
     /// Client data: the request under way goes on, or a new one opens.
     fn ask(&mut self, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
         let continuing = self

@@ -75,6 +75,18 @@ enum AfterCutHello {
     ChangeCipherSpec,
 }
 
+/// What an application record is to request/answer turns on an HTTP/2
+/// connection (`TlsSession::http2_record`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Http2Record {
+    /// Anything else: a request, an answer, their data.
+    Other,
+    /// The server's connection preface: nobody's answer.
+    Preface,
+    /// An empty frame: it never begins an answer (exchange.rs).
+    Empty,
+}
+
 #[derive(Debug, Default)]
 pub struct TlsSession {
     records: [RecordStream<Stamp>; 2],
@@ -134,6 +146,16 @@ pub struct TlsSession {
     pub server_records: Vec<(Stamp, Vec<u8>)>,
     /// NewSessionTicket records recognised after a TLS 1.3 handshake.
     pub tickets_after_handshake: u32,
+    /// Where the client's first application record began (its HTTP/2
+    /// preface).
+    client_first_record: Option<u64>,
+    /// The server's first application record after that has been seen
+    /// (its HTTP/2 preface, if any).
+    server_first_record_seen: bool,
+    /// HTTP/2 is what the connection speaks: the server chose `h2` (TLS
+    /// 1.2's ServerHello), or the client's first application record has
+    /// the size of HTTP/2's client preface (TLS 1.3 hides the choice).
+    http2: bool,
     pub messages: Vec<TlsMessageRef>,
     /// The stream stopped looking like TLS (or sync was lost).
     pub broken: bool,
@@ -676,7 +698,78 @@ impl TlsSession {
                 _ => self.data_after_handshake(dir, exchanges),
             }
         }
-        exchanges.on_data(dir, started, end, len as u64, &[]);
+        match self.http2_record(started, dir, len) {
+            Http2Record::Other => exchanges.on_data(dir, started, end, len as u64, &[]),
+            Http2Record::Preface => exchanges.unsolicited_bytes += len as u64,
+            Http2Record::Empty => exchanges.on_empty_frame(dir, started, end, len as u64),
+        }
+    }
+
+    /// What an application record of `len` bytes in `dir` is to turns,
+    /// on a connection that speaks HTTP/2 (RFC 9113), told by its size
+    /// where the suite fixes a record's overhead. Two of HTTP/2's frames
+    /// are known by size alone and neither asks nor answers: an empty
+    /// frame (9 bytes: a SETTINGS acknowledgment, or the END_STREAM that
+    /// closes a stream after its last data), which never begins a request
+    /// or an answer (each begins with a HEADERS frame, never empty); and
+    /// the server's connection preface (SETTINGS of up to 12 settings, 6
+    /// bytes each, with a WINDOW_UPDATE or not), which it sends as its
+    /// handshake ends, whatever was asked. Taken as turns, a browser's
+    /// first request (sent with its preface, before the server's arrives)
+    /// was "answered" by the server's SETTINGS and its SETTINGS
+    /// acknowledgment "asked" for the real answer (tls2.pcap stream 100),
+    /// and the END_STREAM of one answer, written as the next request came
+    /// in, "answered" that request (nginx with curl, TLS 1.3).
+    fn http2_record(&mut self, started: Stamp, dir: Direction, len: u32) -> Http2Record {
+        let Some(plain) = self.record_overhead().and_then(|o| len.checked_sub(o)) else {
+            return Http2Record::Other;
+        };
+        // SETTINGS with n settings, alone or followed by a WINDOW_UPDATE.
+        let settings = |n: u32| n >= 9 && (n - 9).is_multiple_of(6) && (n - 9) / 6 <= 12;
+        let preface = |n: u32| settings(n) || (n >= 22 && settings(n - 13));
+        let first_from_client =
+            dir == Direction::ClientToServer && self.client_first_record.is_none();
+        if first_from_client {
+            // The client's preface: 24 bytes of magic, then SETTINGS (and
+            // a WINDOW_UPDATE), sent as one record by browsers and curl.
+            self.client_first_record = Some(started.frame);
+            let offered = self
+                .client_hello
+                .as_ref()
+                .is_some_and(|c| c.alpn.iter().any(|p| p == "h2"));
+            let chosen = self.server_hello.as_ref().is_some_and(|s| s.alpn_h2);
+            self.http2 = chosen || (offered && plain >= 24 && preface(plain - 24));
+            return Http2Record::Other;
+        }
+        // The server's first record begun after the client's first: what
+        // it sent before that (its flight, 0.5-RTT data) answers nothing
+        // anyway.
+        let first_from_server = dir == Direction::ServerToClient
+            && !self.server_first_record_seen
+            && self.client_first_record.is_some_and(|c| started.frame > c);
+        self.server_first_record_seen |= first_from_server;
+        match (self.http2, plain) {
+            (false, _) => Http2Record::Other,
+            (true, 9) => Http2Record::Empty,
+            (true, n) if first_from_server && preface(n) => Http2Record::Preface,
+            _ => Http2Record::Other,
+        }
+    }
+
+    /// Bytes an application record adds to what it carries, where the
+    /// suite fixes them: TLS 1.3 (inner content type and tag), TLS 1.2
+    /// AES-GCM (explicit nonce and tag), ChaCha20-Poly1305 (tag). None for
+    /// CBC suites (their padding varies) and others.
+    fn record_overhead(&self) -> Option<u32> {
+        let cipher = self.server_hello.as_ref()?.cipher;
+        if self.is_tls13() {
+            return Some(1 + self.aead_tag_len());
+        }
+        match cipher {
+            0x009c..=0x00ad | 0xc02b..=0xc032 => Some(8 + 16),
+            0xcca8..=0xccae => Some(16),
+            _ => None,
+        }
     }
 
     /// TLS 1.3 application data in `dir` that is no ticket: the server's
@@ -702,7 +795,14 @@ impl TlsSession {
     /// back as a possible ticket was data after all.
     fn end_ticket_run(&mut self, exchanges: &mut Exchanges) {
         if let TicketRun::Held(s0, e0, l0) = self.ticket_run {
-            exchanges.on_data(Direction::ServerToClient, s0, e0, l0 as u64, &[]);
+            // A TLS 1.3 server's first record is held as a possible
+            // ticket: it may be its HTTP/2 preface.
+            let server = Direction::ServerToClient;
+            match self.http2_record(s0, server, l0) {
+                Http2Record::Other => exchanges.on_data(server, s0, e0, l0 as u64, &[]),
+                Http2Record::Preface => exchanges.unsolicited_bytes += l0 as u64,
+                Http2Record::Empty => exchanges.on_empty_frame(server, s0, e0, l0 as u64),
+            }
         }
         self.ticket_run = TicketRun::Done;
     }

@@ -107,6 +107,14 @@ impl Default for AnalyzeOptions {
 /// its stream through the tombstone.
 pub const DONE_LINGER_MS: u64 = 50;
 
+/// 2100-01-01 in nanoseconds since the epoch. A pcapng timestamp (64 bits
+/// of units, an offset) can say anything, and the reader keeps what it
+/// says, as tshark does; the analysis holds one beyond this (or as far
+/// before 1970) here, which keeps every sum of a timestamp and the times
+/// it adds to one (round trips, timers) inside an i64 (a fuzzed capture
+/// overflowed one).
+const MAX_TS_NS: i64 = 4_102_444_800 * 1_000_000_000;
+
 /// Default of [`AnalyzeOptions::max_flows`]: a lone SYN's state is about
 /// 1.5 KB and an established connection's a few KB more, so this keeps the
 /// table under ~50 MB however many flows a capture opens at once.
@@ -223,11 +231,12 @@ impl<'s> Tracker<'s> {
         let t = frame.ts_ns as f64 / 1e9;
         self.stats.first_time.get_or_insert(t);
         self.stats.last_time = Some(t);
+        let ts_ns = frame.ts_ns.clamp(-MAX_TS_NS, MAX_TS_NS);
         let at = Stamp {
             frame: frame.number,
-            ts_ns: frame.ts_ns,
+            ts_ns,
         };
-        self.advance_clock(frame.ts_ns);
+        self.advance_clock(ts_ns);
         // Sweep before the frame is tracked: a packet that comes after a
         // connection's linger finds its tombstone, not the connection.
         let sweep_due = self

@@ -424,6 +424,9 @@ pub struct ServerHello {
     pub session_id: Vec<u8>,
     /// The server will send a TLS 1.2 NewSessionTicket.
     pub session_ticket: bool,
+    /// The server chose HTTP/2 (ALPN `h2`; a TLS 1.3 server says it in
+    /// EncryptedExtensions, which the capture cannot read).
+    pub alpn_h2: bool,
 }
 
 impl ServerHello {
@@ -454,6 +457,7 @@ impl ServerHello {
                 }
                 ext::PRE_SHARED_KEY => out.pre_shared_key = true,
                 ext::SESSION_TICKET => out.session_ticket = true,
+                ext::ALPN => out.alpn_h2 = alpn(data) == ["h2"],
                 _ => {}
             }
         }

@@ -282,10 +282,16 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         // retransmitted segment (a lost one, SYN data a server ignored)
         // arrives a timeout or a round trip after the original.
         // (The timeline is in frame order: look only between the two.)
+        // A copy is a re-send; and a request sent as 0-RTT early data is
+        // answered no sooner than the client's Finished (what a server
+        // holds it for). Other client data, an HTTP/2 SETTINGS
+        // acknowledgment, is no part of the request.
         let span = f.between(x.request_first.frame, first.frame);
+        let handshake_end = f.tls_end_frame.unwrap_or(0);
         let last_copy = span
             .iter()
             .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
+            .filter(|r| r.retransmission || r.frame <= x.request_last.frame.max(handshake_end))
             .map(|r| r.frame)
             .max()
             .unwrap_or(x.request_last.frame)
