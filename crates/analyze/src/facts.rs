@@ -30,7 +30,8 @@ pub struct ConnectionFacts {
     /// Wireshark's tcp.stream index.
     pub stream: u64,
     /// The side that sent the SYN (or, mid-stream, the HTTP request or
-    /// ClientHello, else the higher port).
+    /// ClientHello, else the side off a registered service port, else the
+    /// higher port).
     pub client: Endpoint,
     /// The other side.
     pub server: Endpoint,

@@ -827,9 +827,20 @@ fn idle_quarter_cutoff(
     *room.select_nth_unstable(n - 1).1
 }
 
+/// Registered ports (IANA) of TCP services above 1023 that clients reach
+/// from ports of their own, sometimes lower ones (older Windows and BSD
+/// chose ephemeral ports from 1024-5000): proxies, databases, brokers,
+/// OpenFlow, HTTP's alternates.
+const SERVICE_PORTS: [u16; 30] = [
+    1080, 1433, 1521, 1883, 2049, 2181, 3128, 3306, 3389, 4222, 5222, 5269, 5432, 5672, 5900, 6379,
+    6443, 6633, 6653, 8000, 8008, 8080, 8443, 8883, 8888, 9092, 9200, 9418, 11211, 27017,
+];
+
 /// Client and server of a new connection: from the SYN if this is one,
-/// else the endpoint on the lower port is taken as the server (until the
-/// first payload says otherwise: `Connection::settle_roles`).
+/// else the endpoint on a registered service port when only one is on
+/// one (`SERVICE_PORTS`, or below 1024), else the endpoint on the lower
+/// port is taken as the server (until the first payload says otherwise:
+/// `Connection::settle_roles`).
 fn roles(seg: &Segment<'_>) -> (Endpoint, Endpoint) {
     let src = Endpoint {
         ip: seg.src,
@@ -846,7 +857,13 @@ fn roles(seg: &Segment<'_>) -> (Endpoint, Endpoint) {
             (src, dst)
         };
     }
-    if seg.src_port < seg.dst_port {
+    let service = |port: u16| port < 1024 || SERVICE_PORTS.contains(&port);
+    let src_serves = match (service(seg.src_port), service(seg.dst_port)) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => seg.src_port < seg.dst_port,
+    };
+    if src_serves {
         (dst, src)
     } else {
         (src, dst)
@@ -1116,6 +1133,35 @@ mod tests {
             let (_, guessed, browser) = mid_stream(payload);
             assert_ne!(guessed.client, browser, "{payload:?}");
         }
+    }
+
+    #[test]
+    fn without_a_syn_a_registered_service_port_names_the_server() {
+        let v4 = |a: u8| IpAddr::V4(Ipv4Addr::new(10, 0, 0, a));
+        let segment = |src_port: u16, dst_port: u16| Segment {
+            src: v4(1),
+            dst: v4(2),
+            src_port,
+            dst_port,
+            seq: 1,
+            ack: 1,
+            flags: TcpFlags::ACK,
+            window: 1000,
+            options: rttdoc_wire::TcpOptions::default(),
+            payload_len: 0,
+            payload: &[],
+            ip_id: None,
+        };
+        let server_port = |src: u16, dst: u16| roles(&segment(src, dst)).1.port;
+        // tcpdump's of10_inv_OFPST_FLOW.pcap: a switch on port 4756 (an
+        // older stack's ephemeral range) and its controller on OpenFlow's.
+        assert_eq!(server_port(6653, 4756), 6653);
+        assert_eq!(server_port(1027, 8080), 8080);
+        assert_eq!(server_port(1027, 80), 80);
+        // Neither or both registered: the lower port.
+        assert_eq!(server_port(40000, 31600), 31600);
+        assert_eq!(server_port(3306, 8080), 3306);
+        assert_eq!(server_port(52000, 443), 443);
     }
 
     #[test]

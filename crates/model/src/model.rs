@@ -821,7 +821,8 @@ pub struct ConnectionReport {
     /// connections are.
     pub mptcp: Option<Box<MptcpReport>>,
     /// The side that sent the SYN (or, mid-stream, the HTTP request or
-    /// ClientHello, else the higher port).
+    /// ClientHello, else the side off a registered service port, else the
+    /// higher port).
     pub client: Endpoint,
     /// The other side.
     pub server: Endpoint,
