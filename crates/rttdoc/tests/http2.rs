@@ -7,53 +7,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use common::*;
-
-fn tls2() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/captures/public/seladb-PcapPlusPlus")
-        .join("ExamplesTest__pcap_examples__tls2.pcap");
-    if p.is_file() {
-        return Some(p);
-    }
-    assert!(
-        !in_ci(),
-        "CI=true: the shared corpus must be beside the checkout"
-    );
-    eprintln!("SKIPPED http2: no public corpus at {}", p.display());
-    None
-}
-
-fn stream(doc: &serde_json::Value, n: u64) -> &serde_json::Value {
-    doc["connections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["stream"] == n)
-        .unwrap_or_else(|| panic!("no stream {n}"))
-}
-
-/// (request frame, answer frame, ms) of a connection's server_think_time
-/// waits for answers.
-fn think_waits(c: &serde_json::Value) -> Vec<(u64, u64, f64)> {
-    c["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["kind"] == "server_think_time" && f["phase"] == "first_byte")
-        .flat_map(|f| f["waits"].as_array().unwrap())
-        .map(|w| {
-            let frame = |k: &str| w[k].as_u64().unwrap();
-            (
-                frame("from_frame"),
-                frame("to_frame"),
-                w["ms"].as_f64().unwrap(),
-            )
-        })
-        .collect()
-}
 
 /// The first-byte rows of a connection's ledger: (first frame, last frame).
 fn first_bytes(c: &serde_json::Value) -> Vec<(u64, u64)> {
@@ -71,14 +25,19 @@ fn first_bytes(c: &serde_json::Value) -> Vec<(u64, u64)> {
 
 #[test]
 fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings() {
-    let Some(capture) = tls2() else { return };
+    let Some(capture) = public_capture(
+        "seladb-PcapPlusPlus",
+        "ExamplesTest__pcap_examples__tls2.pcap",
+    ) else {
+        return;
+    };
     let doc = run_rttdoc_json(&capture);
     // Stream 100 (TLS 1.3, amazon.com): the client's preface (2681, 87
     // bytes: 24 of magic, SETTINGS, WINDOW_UPDATE) and its request (2682);
     // the server's preface (2687, 57 bytes: SETTINGS and WINDOW_UPDATE) a
     // round trip later, both SETTINGS acknowledgments (2688, 2689: empty
     // frames), and the answer (2701) 138 ms after the request.
-    let c = stream(&doc, 100);
+    let c = connection(&doc, 100);
     assert_eq!(first_bytes(c)[0], (2681, 2701));
     let waits = think_waits(c);
     assert!(
@@ -88,12 +47,12 @@ fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings()
     // Stream 287 (TLS 1.2): the server's 9-byte frame 726 ms after the
     // client's SETTINGS acknowledgment (6543) ends the answer's stream
     // (6544 began it at once): no 500 ms of think time.
-    let waits = think_waits(stream(&doc, 287));
+    let waits = think_waits(connection(&doc, 287));
     assert!(!waits.iter().any(|w| w.1 == 6571), "{waits:?}");
     // Stream 152 (TLS 1.2): the request (3804) answered 98 ms later (3934)
     // on a 78 ms path, past the server's preface (3918) and both
     // acknowledgments (3919, 3920).
-    let waits = think_waits(stream(&doc, 152));
+    let waits = think_waits(connection(&doc, 152));
     assert_eq!(waits.len(), 1, "{waits:?}");
     assert_eq!((waits[0].0, waits[0].1), (3804, 3934));
 }
@@ -106,7 +65,7 @@ fn curl_and_nginx_over_http2_show_the_backends_100_ms_per_request() {
     // frames are no exchanges of their own.
     for name in ["curl-nginx-tls13.pcap.gz", "curl-nginx-tls12.pcap.gz"] {
         let doc = run_rttdoc_json(&data_dir().join("http2").join(name));
-        let c = stream(&doc, 0);
+        let c = connection(&doc, 0);
         assert_eq!(c["exchanges"], 3, "{name}");
         let waits = think_waits(c);
         assert_eq!(waits.len(), 2, "{name}: {waits:?}");

@@ -11,62 +11,17 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use common::*;
-
-fn public(name: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/captures/public/the-tcpdump-group-tcpdump")
-        .join(name);
-    if p.is_file() {
-        return Some(p);
-    }
-    assert!(
-        !in_ci(),
-        "CI=true: the shared corpus must be beside the checkout"
-    );
-    eprintln!("SKIPPED mptcp: no public corpus at {}", p.display());
-    None
-}
-
-fn stream(doc: &serde_json::Value, n: u64) -> &serde_json::Value {
-    doc["connections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["stream"] == n)
-        .unwrap_or_else(|| panic!("no stream {n}"))
-}
-
-/// The waits of a connection's `server_think_time` finding for answers
-/// (the first-byte phase): (request frame, answer frame, ms).
-fn think_waits(c: &serde_json::Value) -> Vec<(u64, u64, f64)> {
-    c["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["kind"] == "server_think_time" && f["phase"] == "first_byte")
-        .flat_map(|f| f["waits"].as_array().unwrap())
-        .map(|w| {
-            (
-                w["from_frame"].as_u64().unwrap(),
-                w["to_frame"].as_u64().unwrap(),
-                w["ms"].as_f64().unwrap(),
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn an_ssh_session_over_two_subflows_is_measured_where_its_turns_stay_on_one() {
-    let Some(capture) = public("mptcp-v0.pcap") else {
+    let Some(capture) = public_capture("the-tcpdump-group-tcpdump", "mptcp-v0.pcap") else {
         return;
     };
     let doc = run_rttdoc_json(&capture);
     // tshark: stream 0 carries MP_CAPABLE, stream 1 MP_JOIN.
-    let first = stream(&doc, 0);
-    let joined = stream(&doc, 1);
+    let first = connection(&doc, 0);
+    let joined = connection(&doc, 1);
     assert_eq!(first["mptcp"]["subflow"], "first");
     assert_eq!(joined["mptcp"]["subflow"], "joined");
     // Frame 21: the client's Data ACK on stream 0 acknowledges the
@@ -100,22 +55,22 @@ fn a_data_ack_lagging_its_subflow_splits_no_turn() {
     // the server's 8192 bytes mapped from there arrive on this (the only)
     // subflow (frames 7, 10); the server's next data (frame 17) starts
     // where they end.
-    let Some(capture) = public("mptcp-v1.pcap") else {
+    let Some(capture) = public_capture("the-tcpdump-group-tcpdump", "mptcp-v1.pcap") else {
         return;
     };
     let doc = run_rttdoc_json(&capture);
-    let c = stream(&doc, 0);
+    let c = connection(&doc, 0);
     assert_eq!(c["mptcp"]["subflow"], "first");
     assert_eq!(c["mptcp"]["other_subflows_frame"], serde_json::Value::Null);
     assert_eq!(c["mptcp"]["split_turns"], serde_json::json!([]));
     // Its first data rides MP_CAPABLE (version 1): mapped from the
     // initial data sequence number, not data of another subflow.
-    let Some(aa) = public("mptcp-aa-v1.pcap") else {
+    let Some(aa) = public_capture("the-tcpdump-group-tcpdump", "mptcp-aa-v1.pcap") else {
         return;
     };
     let doc = run_rttdoc_json(&aa);
     assert_eq!(
-        stream(&doc, 0)["mptcp"]["other_subflows_frame"],
+        connection(&doc, 0)["mptcp"]["other_subflows_frame"],
         serde_json::Value::Null
     );
 }
@@ -127,8 +82,8 @@ fn a_server_that_thinks_is_found_on_a_subflow_that_shares_the_connection() {
     // 150 ms after it (the server's sleep).
     let capture = data_dir().join("mptcp/two-paths-think.pcap.gz");
     let doc = run_rttdoc_json(&capture);
-    let first = stream(&doc, 0);
-    let joined = stream(&doc, 1);
+    let first = connection(&doc, 0);
+    let joined = connection(&doc, 1);
     assert_eq!(first["mptcp"]["subflow"], "first");
     assert_eq!(joined["mptcp"]["subflow"], "joined");
     assert!(first["mptcp"]["other_subflows_frame"].is_u64());
@@ -145,7 +100,7 @@ fn a_server_that_thinks_is_found_on_a_subflow_that_shares_the_connection() {
     let capture = data_dir().join("mptcp/one-path-think.pcap.gz");
     let doc = run_rttdoc_json(&capture);
     assert_eq!(doc["connections"].as_array().unwrap().len(), 1);
-    let only = stream(&doc, 0);
+    let only = connection(&doc, 0);
     assert_eq!(
         only["mptcp"]["other_subflows_frame"],
         serde_json::Value::Null
@@ -159,7 +114,7 @@ fn a_server_that_thinks_is_found_on_a_subflow_that_shares_the_connection() {
 
 #[test]
 fn the_terminal_says_which_subflow_a_connection_is() {
-    let Some(capture) = public("mptcp-v0.pcap") else {
+    let Some(capture) = public_capture("the-tcpdump-group-tcpdump", "mptcp-v0.pcap") else {
         return;
     };
     let out = std::process::Command::new(rttdoc_bin())

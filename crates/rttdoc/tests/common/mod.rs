@@ -695,3 +695,52 @@ pub fn assert_agrees_with_tshark(capture: &Path, tshark_extra: &[&str]) {
         );
     }
 }
+
+/// A capture of the shared public corpus beside the checkout
+/// (`shared/captures/public/PROJECT/NAME`), or None with the reason
+/// printed (with CI=true it must be there).
+pub fn public_capture(project: &str, name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/captures/public")
+        .join(project)
+        .join(name);
+    if p.is_file() {
+        return Some(p);
+    }
+    assert!(
+        !in_ci(),
+        "CI=true: the shared corpus must be beside the checkout"
+    );
+    eprintln!("SKIPPED: no public corpus at {}", p.display());
+    None
+}
+
+/// Connection `stream` of an `analyze --json` document.
+pub fn connection(doc: &serde_json::Value, stream: u64) -> &serde_json::Value {
+    doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["stream"] == stream)
+        .unwrap_or_else(|| panic!("no stream {stream}"))
+}
+
+/// The waits of a connection's `server_think_time` for answers (the
+/// first-byte phase): (request frame, answer frame, ms).
+pub fn think_waits(c: &serde_json::Value) -> Vec<(u64, u64, f64)> {
+    c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "server_think_time" && f["phase"] == "first_byte")
+        .flat_map(|f| f["waits"].as_array().unwrap())
+        .map(|w| {
+            let frame = |k: &str| w[k].as_u64().unwrap();
+            (
+                frame("from_frame"),
+                frame("to_frame"),
+                w["ms"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
