@@ -30,6 +30,12 @@ pub struct Exchange {
     /// (`Expect: 100-continue`, RFC 9110 10.1.1): the client holds the
     /// body for an interim `100 Continue`, or until its own timer ends.
     pub expects_continue: bool,
+    /// On HTTP/2 inside TLS, the request is one record the size of a
+    /// WINDOW_UPDATE, RST_STREAM or PING frame (13 or 17 bytes, tls.rs):
+    /// a flow-control or liveness frame when it left the moment the
+    /// server's data came, not a request (a HEADERS frame that small is
+    /// a rare repeat).
+    pub h2_control_sized: bool,
 }
 
 #[derive(Debug, Default)]
@@ -127,6 +133,16 @@ impl Exchanges {
         }
     }
 
+    /// An HTTP/2 record the size of a WINDOW_UPDATE, RST_STREAM or PING
+    /// (tls.rs): data as any other, and marked when it opens a request.
+    pub(crate) fn on_control_sized(&mut self, dir: Direction, first: Stamp, last: Stamp, len: u64) {
+        let total = self.total;
+        self.on_data(dir, first, last, len, &[]);
+        if let Some(c) = self.current.as_mut().filter(|_| self.total > total) {
+            c.h2_control_sized = true;
+        }
+    }
+
     /// Client data: the request under way goes on, or a new one opens.
     fn ask(&mut self, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
         let continuing = self
@@ -137,6 +153,8 @@ impl Exchanges {
             let c = self.current.as_mut().expect("checked");
             c.request_last = last;
             c.request_bytes += len;
+            // More than one record: not a lone control-sized one.
+            c.h2_control_sized = false;
             return;
         }
         self.close();
@@ -152,6 +170,7 @@ impl Exchanges {
             expects_continue: label.is_some() && asks_to_continue(head),
             label,
             status: None,
+            h2_control_sized: false,
         });
     }
 
@@ -353,6 +372,23 @@ mod tests {
             (9, 10, 580)
         );
         assert_eq!(b.status, Some(404));
+    }
+
+    #[test]
+    fn a_lone_control_sized_record_is_marked_and_one_followed_by_more_is_not() {
+        let mut x = Exchanges::default();
+        x.on_data(ClientToServer, at(4), at(4), 300, b"");
+        x.on_data(ServerToClient, at(6), at(6), 900, b"");
+        // A WINDOW_UPDATE-sized record after an answer: a turn, marked.
+        x.on_control_sized(ClientToServer, at(7), at(7), 30);
+        x.on_data(ServerToClient, at(9), at(9), 900, b"");
+        // One that a request's HEADERS follows: the request's, unmarked.
+        x.on_control_sized(ClientToServer, at(10), at(10), 30);
+        x.on_data(ClientToServer, at(11), at(11), 300, b"");
+        x.on_data(ServerToClient, at(13), at(13), 900, b"");
+        x.finish();
+        let marked: Vec<bool> = x.kept.iter().map(|e| e.h2_control_sized).collect();
+        assert_eq!(marked, vec![false, true, false]);
     }
 
     /// A BGP header of `len` bytes and message type `kind`.

@@ -85,6 +85,9 @@ enum Http2Record {
     Preface,
     /// An empty frame: it never begins an answer (exchange.rs).
     Empty,
+    /// The client's record of a WINDOW_UPDATE's, RST_STREAM's or PING's
+    /// size (13 or 17 bytes).
+    ControlSized,
 }
 
 #[derive(Debug, Default)]
@@ -702,6 +705,7 @@ impl TlsSession {
             Http2Record::Other => exchanges.on_data(dir, started, end, len as u64, &[]),
             Http2Record::Preface => exchanges.unsolicited_bytes += len as u64,
             Http2Record::Empty => exchanges.on_empty_frame(dir, started, end, len as u64),
+            Http2Record::ControlSized => exchanges.on_control_sized(dir, started, end, len as u64),
         }
     }
 
@@ -752,6 +756,7 @@ impl TlsSession {
             (false, _) => Http2Record::Other,
             (true, 9) => Http2Record::Empty,
             (true, n) if first_from_server && preface(n) => Http2Record::Preface,
+            (true, 13 | 17) if dir == Direction::ClientToServer => Http2Record::ControlSized,
             _ => Http2Record::Other,
         }
     }
@@ -802,6 +807,7 @@ impl TlsSession {
                 Http2Record::Other => exchanges.on_data(server, s0, e0, l0 as u64, &[]),
                 Http2Record::Preface => exchanges.unsolicited_bytes += l0 as u64,
                 Http2Record::Empty => exchanges.on_empty_frame(server, s0, e0, l0 as u64),
+                Http2Record::ControlSized => exchanges.on_control_sized(server, s0, e0, l0 as u64),
             }
         }
         self.ticket_run = TicketRun::Done;

@@ -254,6 +254,7 @@ mod tests {
             label: None,
             status: None,
             expects_continue: false,
+            h2_control_sized: false,
         }
     }
 

@@ -321,6 +321,13 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         // A queue on the path (the client's parallel connections filling
         // it) delays the answer as much as the server would.
         let think = ta - tq - f.answer_queue_ns(first.ts_ns);
+        // On HTTP/2, a client record the size of a WINDOW_UPDATE or PING
+        // that left the moment the server's data came (flow control for
+        // an answer under way, a ping's answer) asks nothing: what the
+        // server sends next continues or answers something else.
+        if x.h2_control_sized && replied_at_once(f, x.request_first.frame) {
+            continue;
+        }
         // A server closing an idle connection: the client's message was a
         // reaction to the server's data the moment it came (a protocol's
         // acknowledgment, HTTP/2's SETTINGS ACK or WINDOW_UPDATE, not a
