@@ -18,15 +18,20 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Short connections in the smaller churn capture (the larger has 4x).
-const CHURN_CONNECTIONS: usize = 2000;
+/// Short connections in the smaller churn capture (the larger has 4x):
+/// 9000 more in the larger, so that keeping a connection's worth (~1 KB)
+/// per connection would exceed the slack.
+const CHURN_CONNECTIONS: usize = 3000;
 /// Lone SYNs in the smaller flood capture (the larger has 4x).
 const LONE_SYNS: usize = 5000;
 /// Peak RSS of the 4N run may exceed the N run's by this factor ...
 const RSS_RATIO: f64 = 1.2;
-/// ... plus this much, so that a few pages of noise on small numbers do
-/// not decide the test.
-const RSS_SLACK_KB: i64 = 4 * 1024;
+/// ... plus this much, so that noise does not decide the test: the debug
+/// binary's pages, and the connections a live capture happens to hold open
+/// at once, moved the smaller run's peak between 17 and 25 MB on this
+/// machine with the larger's at 25 (4 MB failed one run in three); a
+/// release build stays at 13 MB on 25k connections (docs/benchmarks.md).
+const RSS_SLACK_KB: i64 = 8 * 1024;
 
 /// Runs `f` on a thread of its own inside a fresh network namespace with its
 /// loopback up. CLONE_NEWNET may be unshared by one thread alone; the
@@ -216,7 +221,12 @@ fn analyze_peak_rss(capture: &Path, dir: &TempDir, tag: &str) -> (i64, serde_jso
         .arg(&time_out)
         .args(["-f", "%M"])
         .arg(rttdoc_bin())
-        .args(["analyze", "--json"])
+        // One thread: with workers, the bounded queues between threads
+        // (docs/ARCHITECTURE.md) hold as much as the scheduler lets the
+        // output lag, which on two shared cores moved the peak by more
+        // than the slack; the state kept per connection, which this test
+        // is about, is the same in one thread.
+        .args(["analyze", "--threads", "1", "--json"])
         .arg(capture)
         .stdout(std::fs::File::create(&json_out).unwrap())
         .stderr(Stdio::null())
