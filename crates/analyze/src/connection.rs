@@ -351,7 +351,7 @@ impl Connection {
             tls: None,
             protocol_decided: false,
             preamble: None,
-            exchanges: Exchanges::default(),
+            exchanges: Exchanges::for_server_port(server.port),
             ladder: ladder.then(Vec::new),
             series: None,
             closed_at_ns: None,
@@ -437,6 +437,7 @@ impl Connection {
         if let Some(m) = &mut self.mptcp {
             m.swap_directions();
         }
+        self.exchanges.openflow.port = crate::openflow::OpenFlow::is_port(self.server.port);
     }
 
     /// The direction of a segment sent by `src`.
@@ -1266,7 +1267,6 @@ impl Connection {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        self.exchanges.openflow.port = crate::openflow::OpenFlow::is_port(self.server.port);
         match &mut self.tls {
             Some(tls) => {
                 tls.keep_server_records = self.keylog.is_some();

@@ -38,6 +38,16 @@ pub struct Exchange {
     pub h2_control_sized: bool,
 }
 
+impl Exchange {
+    /// Server data that answers this exchange: its first byte if none came
+    /// before, its last so far.
+    fn answered_by(&mut self, first: Stamp, last: Stamp, len: u64) {
+        self.response_first.get_or_insert(first);
+        self.response_last = Some(last);
+        self.response_bytes += len;
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Exchanges {
     pub kept: Vec<Exchange>,
@@ -62,6 +72,14 @@ pub struct Exchanges {
 }
 
 impl Exchanges {
+    /// The exchanges of a connection whose server is on `port` (the
+    /// connection swaps it with the roles, if they change).
+    pub(crate) fn for_server_port(port: u16) -> Exchanges {
+        let mut x = Exchanges::default();
+        x.openflow.port = crate::openflow::OpenFlow::is_port(port);
+        x
+    }
+
     /// The causality check: a response leaves the server after the request
     /// reaches it, so at the capture point it shows up at least
     /// `server_side_ns` after the request (less a tenth for jitter).
@@ -102,11 +120,9 @@ impl Exchanges {
                 Some(_) => {
                     let c = self.current.as_mut().expect("matched");
                     if c.response_first.is_none() {
-                        c.response_first = Some(first);
                         c.status = http_status(head);
                     }
-                    c.response_last = Some(last);
-                    c.response_bytes += len;
+                    c.answered_by(first, last, len);
                 }
                 None => self.server_first_bytes += len,
             },
@@ -125,8 +141,7 @@ impl Exchanges {
         match (dir, answered) {
             (Direction::ServerToClient, Some(true)) => {
                 let c = self.current.as_mut().expect("answered");
-                c.response_last = Some(last);
-                c.response_bytes += len;
+                c.answered_by(first, last, len);
             }
             (Direction::ClientToServer, Some(true)) => self.ask(first, last, len, &[]),
             _ => self.unsolicited_bytes += len,
@@ -203,11 +218,7 @@ impl Exchanges {
                     .as_ref()
                     .is_some_and(|c| self.could_answer(c.request_first, first));
                 match self.current.as_mut() {
-                    Some(c) if m.answers && answerable => {
-                        c.response_first.get_or_insert(first);
-                        c.response_last = Some(last);
-                        c.response_bytes += len;
-                    }
+                    Some(c) if m.answers && answerable => c.answered_by(first, last, len),
                     _ => self.unsolicited_bytes += len,
                 }
             }

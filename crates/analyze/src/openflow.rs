@@ -64,8 +64,8 @@ pub struct OpenFlow {
     /// The switch's last asking message: its type and what its answer
     /// repeats (the ECHO_REQUEST's transaction id, the PACKET_IN's buffer).
     open: Option<(u8, u32)>,
-    /// The server listens on an OpenFlow port (kept current by the
-    /// connection: roles may settle after it began).
+    /// The server listens on an OpenFlow port (set with the roles, and
+    /// again if they are swapped before the first payload).
     pub(crate) port: bool,
 }
 

@@ -701,11 +701,25 @@ impl TlsSession {
                 _ => self.data_after_handshake(dir, exchanges),
             }
         }
+        self.application_record(started, end, dir, len, exchanges);
+    }
+
+    /// Hands an application record to the exchanges as what it is to
+    /// turns (`http2_record`).
+    fn application_record(
+        &mut self,
+        started: Stamp,
+        end: Stamp,
+        dir: Direction,
+        len: u32,
+        exchanges: &mut Exchanges,
+    ) {
+        let len64 = len as u64;
         match self.http2_record(started, dir, len) {
-            Http2Record::Other => exchanges.on_data(dir, started, end, len as u64, &[]),
-            Http2Record::Preface => exchanges.unsolicited_bytes += len as u64,
-            Http2Record::Empty => exchanges.on_empty_frame(dir, started, end, len as u64),
-            Http2Record::ControlSized => exchanges.on_control_sized(dir, started, end, len as u64),
+            Http2Record::Other => exchanges.on_data(dir, started, end, len64, &[]),
+            Http2Record::Preface => exchanges.unsolicited_bytes += len64,
+            Http2Record::Empty => exchanges.on_empty_frame(dir, started, end, len64),
+            Http2Record::ControlSized => exchanges.on_control_sized(dir, started, end, len64),
         }
     }
 
@@ -802,13 +816,7 @@ impl TlsSession {
         if let TicketRun::Held(s0, e0, l0) = self.ticket_run {
             // A TLS 1.3 server's first record is held as a possible
             // ticket: it may be its HTTP/2 preface.
-            let server = Direction::ServerToClient;
-            match self.http2_record(s0, server, l0) {
-                Http2Record::Other => exchanges.on_data(server, s0, e0, l0 as u64, &[]),
-                Http2Record::Preface => exchanges.unsolicited_bytes += l0 as u64,
-                Http2Record::Empty => exchanges.on_empty_frame(server, s0, e0, l0 as u64),
-                Http2Record::ControlSized => exchanges.on_control_sized(server, s0, e0, l0 as u64),
-            }
+            self.application_record(s0, e0, Direction::ServerToClient, l0, exchanges);
         }
         self.ticket_run = TicketRun::Done;
     }

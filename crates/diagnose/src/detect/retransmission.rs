@@ -33,10 +33,11 @@
 //! Waits: each counted silence is a wait from the sender's previous data
 //! segment to the re-send, unless the receiver had closed (its FIN or RST
 //! captured before the original): what a sender re-sends after that (its
-//! own closing message, a TLS close_notify) is cited, but nobody waited. A fast retransmission is released by the
-//! receiver's duplicate ACK (or SACK) that triggered it, when the re-send
-//! left right after it (`Facts::released_by`); a timeout's re-send has no
-//! releasing packet (the sender's own timer ended it). The silences are
+//! own closing message, a TLS close_notify) is cited, but nobody waited.
+//! A fast retransmission is released by the receiver's duplicate ACK (or
+//! SACK) that triggered it, when the re-send left right after it
+//! (`Facts::released_by`); a timeout's re-send has no releasing packet
+//! (the sender's own timer ended it). The silences are
 //! bounded by the mechanism: under max(200 ms, 1.5 RTT) for the
 //! retransmission's cost (the duplicate ACKs' round trip), at most
 //! Linux's TCP_RTO_MAX (120 s) for a timer. A loss also holds the
@@ -159,6 +160,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 && !p.flags.fin()
                 && !p.flags.rst()
         });
+        // The receiver's first FIN or RST.
+        let receiver_closed_at = f
+            .timeline
+            .iter()
+            .find(|p| p.dir != sender && p.flags.intersects(TcpFlags::FIN | TcpFlags::RST))
+            .map(|p| p.frame);
         let mut retx = Vec::new();
         let mut pairs = Vec::new();
         let mut stalls = Vec::new();
@@ -179,11 +186,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // that no one waited for (server_think_time's rule: nobody
             // waits for an answer after closing).
             let sent_at = first.map_or(r.frame, |o| o.frame);
-            let receiver_closed = f
-                .timeline
-                .iter()
-                .take_while(|p| p.frame < sent_at)
-                .any(|p| p.dir != sender && p.flags.intersects(TcpFlags::FIN | TcpFlags::RST));
+            let receiver_closed = receiver_closed_at.is_some_and(|c| c < sent_at);
             let silence = t - tp;
             if !shown && silence > RTO_MAX_NS {
                 // Only the sequence number ties the two, and no sender
