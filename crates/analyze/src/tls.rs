@@ -119,6 +119,10 @@ pub struct TlsSession {
     /// TLS 1.2: the server's Finished; TLS 1.3: the last record of the
     /// server's encrypted flight.
     pub server_finished: Option<Stamp>,
+    /// TLS 1.2 and older: the client's first application data sent after
+    /// its Finished and before the server's (False Start, RFC 7918): for
+    /// the client, the handshake ended with its own Finished.
+    pub false_start: Option<Stamp>,
     pub certificate_seen: bool,
     /// A full TLS 1.2 handshake's key exchange was seen (ServerKeyExchange,
     /// ServerHelloDone, CertificateRequest or ClientKeyExchange).
@@ -608,6 +612,15 @@ impl TlsSession {
         let after_server_hello = self
             .server_hello_at
             .is_some_and(|sh| started.frame >= sh.frame);
+        if dir == Direction::ClientToServer
+            && self.client_finished.is_some()
+            && self.server_finished.is_none()
+            && self
+                .version()
+                .is_some_and(|v| !rttdoc_wire::tls::is_tls13(v))
+        {
+            self.false_start.get_or_insert(started);
+        }
         if self.is_tls13() && self.client_finished.is_none() {
             match dir {
                 Direction::ServerToClient if !self.server_finished_seen => {

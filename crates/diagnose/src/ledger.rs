@@ -237,6 +237,10 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             }
             (Some(v), _) if is_tls13(v) => (1.0, "TLS 1.3 full handshake: 1 RTT".to_string()),
             (Some(v), Some(true)) => (1.0, format!("{} resumed: 1 RTT", version_name(v))),
+            (Some(v), _) if tls.false_start => (
+                1.0,
+                format!("{} full handshake, False Start: 1 RTT", version_name(v)),
+            ),
             (Some(v), _) => (2.0, format!("{} full handshake: 2 RTT", version_name(v))),
             (None, _) => (1.0, "handshake incomplete".to_string()),
         };
@@ -247,10 +251,13 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             ideal
         };
         // The handshake ends, for the client, when it may send application
-        // data: after sending its Finished (TLS 1.3, resumed 1.2) or on
-        // receiving the server's Finished (full 1.2).
+        // data: after sending its Finished (TLS 1.3, resumed 1.2, and a
+        // full 1.2 one with False Start, whose client did) or on receiving
+        // the server's Finished (full 1.2).
         let end = match (version, resumed) {
-            (Some(v), Some(false)) if !is_tls13(v) => tls.server_finished.map(|s| (s, true)),
+            (Some(v), Some(false)) if !is_tls13(v) && !tls.false_start => {
+                tls.server_finished.map(|s| (s, true))
+            }
             _ => tls.client_finished.map(|s| (s, false)),
         };
         // TLS after a plaintext preamble (proxy, STARTTLS): the preamble's

@@ -156,6 +156,9 @@ finding_kinds! {
     /// The server took long to answer a ClientHello or a request.
     ServerThinkTime = "server_think_time" in "server_think_time.rs", Waits,
         fix "ECDSA certificates, x25519, resumption, CPU; the application";
+    /// The client took long to answer the server's TLS handshake flight.
+    ClientThinkTime = "client_think_time" in "client_think_time.rs", Waits,
+        fix "the client's certificate checks (a full chain, OCSP stapling), its CPU; resumption";
     /// Answers waited in the queue of the client's own downlink, which
     /// several of its connections kept saturated.
     DownlinkQueue = "downlink_queue" in "downlink_queue.rs", Waits,

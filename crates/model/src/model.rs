@@ -494,6 +494,11 @@ pub struct TlsReport {
     pub early_data_accepted: Option<bool>,
     /// The server answered with a HelloRetryRequest.
     pub hello_retry_request: bool,
+    /// TLS False Start (RFC 7918): in a full TLS 1.2 (or older) handshake
+    /// the client sent application data with its Finished, before the
+    /// server's; the handshake took 1 round trip for it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub false_start: bool,
     /// ClientHello to the client's Finished, on the client's clock.
     pub handshake_ms: Option<f64>,
     /// `handshake_ms` in RTTs.
@@ -610,8 +615,27 @@ pub enum Detail {
         /// The flight was the TLS handshake's.
         in_tls_handshake: bool,
     },
-    /// The server answered the ClientHello late.
-    HandshakeThinkTime,
+    /// The server answered a flight of the TLS handshake late.
+    HandshakeThinkTime {
+        /// Its wait before the ServerHello (or a HelloRetryRequest).
+        hello_ms: f64,
+        /// Its waits before its later flights: a full TLS 1.2 handshake's
+        /// Finished (after the client's key exchange: an RSA key
+        /// exchange's decryption is there), the ServerHello that follows a
+        /// HelloRetryRequest.
+        later_ms: f64,
+        /// A full TLS 1.2 (or older) handshake without a ServerKeyExchange:
+        /// the RSA key exchange, whose secret the server decrypts with its
+        /// private key before its Finished.
+        rsa_key_exchange: bool,
+    },
+    /// The client answered the server's handshake flight late.
+    ClientThinkTime {
+        /// Turns of the handshake it answered late.
+        turns: u32,
+        /// The longest wait.
+        longest_ms: f64,
+    },
     /// Exchanges waited on the server.
     ExchangeThinkTime {
         /// Exchanges that waited on the server.
@@ -636,7 +660,8 @@ pub enum Detail {
     },
     /// A resumption, or one missed.
     Resumption {
-        /// The session is TLS 1.2 (where resuming saves a round trip).
+        /// A TLS 1.2 session, where resuming saves a round trip (not when the
+        /// full handshake used False Start: it took one round trip too).
         tls12: bool,
     },
     /// 0-RTT early data, and whether the server took it.
@@ -746,7 +771,10 @@ pub enum Detail {
         excess_rtts: f64,
         /// The handshake's causes with their costs, largest first.
         causes: Vec<(FindingKind, f64)>,
-        /// The excess no cause accounts for.
+        /// The hosts' own turnarounds between flights that no cause
+        /// claimed (each below a cause's threshold).
+        host_ms: f64,
+        /// The excess neither a cause nor those turnarounds account for.
         unexplained_ms: f64,
     },
 }

@@ -834,6 +834,7 @@ mod tests {
             session_ticket_offered: true,
             resumed: Some(false),
             hello_retry_request: true,
+            false_start: false,
             ..Default::default()
         }));
         cookie.findings = vec![finding(FindingKind::ResumptionMissed, 20.0)];

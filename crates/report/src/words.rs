@@ -124,10 +124,44 @@ pub fn explanation(x: &Finding) -> String {
                 flight_bytes.saturating_sub(iw),
             )
         }
-        Detail::HandshakeThinkTime => format!(
-            "The server answered the ClientHello {cost:.0} ms after it arrived (beyond the path's round trip): time spent computing before the ServerHello, \
+        Detail::HandshakeThinkTime {
+            hello_ms, later_ms, ..
+        } if *later_ms <= 0.0 => format!(
+            "The server answered the ClientHello {hello_ms:.0} ms after it arrived (beyond the path's round trip): time spent computing before the ServerHello, \
              typically the key exchange and the certificate signature (a large RSA key, a busy CPU) or a fetch the handshake waited for."
         ),
+        Detail::HandshakeThinkTime {
+            hello_ms,
+            later_ms,
+            rsa_key_exchange,
+        } => {
+            let hello = if *hello_ms > 0.0 {
+                format!("answered the ClientHello {hello_ms:.0} ms after it arrived and ")
+            } else {
+                String::new()
+            };
+            let work = if *rsa_key_exchange {
+                "decrypting the client's secret with its private key (the RSA key exchange: a large key, a busy CPU)"
+            } else {
+                "the key agreement and storing the session (a session cache, a ticket), a busy CPU, or a key server it waited for"
+            };
+            format!(
+                "The server {hello}sent its next handshake flight {later_ms:.0} ms after the client's arrived (beyond the path's round trips; {cost:.0} ms in all): \
+                 time spent computing before it, typically {work}."
+            )
+        }
+        Detail::ClientThinkTime { turns, longest_ms } => {
+            let times = if *turns == 1 {
+                String::new()
+            } else {
+                format!(" ({turns} times, the longest {longest_ms:.0} ms)")
+            };
+            format!(
+                "The client sent its next handshake flight {cost:.0} ms after the server's had reached it{times}, beyond what verifying a certificate and computing keys take: \
+                 the client's own work, such as a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
+                 a client certificate's signature, or a busy CPU or event loop. Not the network, not the server."
+            )
+        }
         Detail::ExchangeThinkTime {
             slow,
             exchanges,
@@ -305,21 +339,25 @@ pub fn explanation(x: &Finding) -> String {
             ideal_basis,
             excess_rtts,
             causes,
+            host_ms,
             unexplained_ms,
         } => {
-            let names: Vec<String> = causes
+            let mut parts: Vec<String> = causes
                 .iter()
                 .map(|(k, ms)| format!("{k} ({ms:.0} ms)"))
                 .collect();
-            let tail = if names.is_empty() {
+            // Turnarounds under a millisecond in all are not worth a clause.
+            if *host_ms >= 1.0 {
+                parts.push(format!(
+                    "the hosts' own turnarounds between flights, each too short to be a cause ({host_ms:.0} ms)"
+                ));
+            }
+            let tail = if parts.is_empty() {
                 "No cause was found in the packets (unexplained).".to_string()
             } else if *unexplained_ms > cost * 0.25 {
-                format!(
-                    "Causes: {}; {unexplained_ms:.0} ms unexplained.",
-                    names.join(", ")
-                )
+                format!("Causes: {}; {unexplained_ms:.0} ms unexplained.", parts.join(", "))
             } else {
-                format!("Causes: {}.", names.join(", "))
+                format!("Causes: {}.", parts.join(", "))
             };
             format!(
                 "The TLS handshake took {rtts:.2} RTT against an ideal of {ideal_rtts:.0} ({ideal_basis}): {excess_rtts:.1} RTT ({cost:.0} ms) too many. {tail}"
@@ -341,8 +379,20 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              or raise the server's initial window: ip route change <route> initcwnd 20."
             .into(),
         Detail::Initcwnd { .. } => "Raise the server's initial window (ip route change <route> initcwnd 20) or make the first response smaller.".into(),
-        Detail::HandshakeThinkTime => "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096) and x25519, enable session resumption, \
+        Detail::HandshakeThinkTime {
+            later_ms,
+            rsa_key_exchange: true,
+            ..
+        } if *later_ms > 0.0 => {
+            "Prefer ECDHE cipher suites to the RSA key exchange this server chose (its private-key decryption delays its Finished), \
+             use an ECDSA P-256 certificate, enable session resumption, give the TLS terminator CPU."
+                .into()
+        }
+        Detail::HandshakeThinkTime { .. } => "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096) and x25519, enable session resumption, \
              give the TLS terminator CPU; check for OCSP or key-server fetches in the handshake."
+            .into(),
+        Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, staple OCSP), \
+             a slow client-certificate signer, CPU or event-loop load when many connections open at once; session resumption skips the verification."
             .into(),
         Detail::ExchangeThinkTime { .. } => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
         Detail::Tfo { outcome, .. } => match outcome {

@@ -215,6 +215,23 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
         Detail::ZeroWindow { episodes, .. } => *episodes = n,
         Detail::RwndLimited { stalls, .. } => *stalls = n,
         Detail::RtoStall { stalls, .. } => *stalls = n,
+        // The wait before the ServerHello began at the ClientHello, before
+        // every later flight's: the earliest of all the finding had.
+        Detail::HandshakeThinkTime {
+            hello_ms, later_ms, ..
+        } => {
+            let hello_dropped = *hello_ms > 0.0
+                && dropped.iter().map(|w| w.from_frame).min()
+                    < kept.iter().map(|w| w.from_frame).min().or(Some(u64::MAX));
+            if hello_dropped {
+                *hello_ms = 0.0;
+            }
+            *later_ms = kept.iter().map(|w| w.ms).sum::<f64>() - *hello_ms;
+        }
+        Detail::ClientThinkTime { turns, longest_ms } => {
+            *turns = n;
+            *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);
+        }
         // SYNs sent is a count of packets, not of waits: it stands.
         Detail::ExchangeThinkTime {
             slow,

@@ -8,6 +8,7 @@
 //! where b and s are the client-side and server-side parts of the RTT.
 
 pub mod causality;
+mod client_think_time;
 mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
@@ -28,7 +29,7 @@ mod zero_window;
 pub use early_data_unsafe::request_in;
 pub use server_think_time::idle_exchanges;
 
-use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Phase, Vantage};
+use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Phase, TlsMessage, Vantage};
 use rttdoc_analyze::Exchange;
 use rttdoc_analyze::SegmentRecord;
 
@@ -75,6 +76,90 @@ pub struct Facts<'a> {
     /// ([`window_stalls::window_stalls`]), made on first use and shared by
     /// `rwnd_limited` and `retransmission`.
     pub window_stall_views: [std::cell::OnceCell<Option<Vec<window_stalls::WindowStall>>>; 2],
+}
+
+/// One turn of a TLS handshake ([`Facts::handshake_turns`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandshakeTurn {
+    /// Who answered: the sender of the next flight.
+    pub answerer: Direction,
+    /// The answerer's first flight of the handshake (the server's
+    /// ServerHello or HelloRetryRequest; the client's flight after it).
+    pub first: bool,
+    /// The capture showed all the asking side's bytes the answer
+    /// acknowledges ([`Facts::handshake_turns`]).
+    pub complete: bool,
+    /// The asking flight's last segment (its last copy).
+    pub question_frame: u64,
+    /// The answering flight's first segment.
+    pub answer_frame: u64,
+    /// When each was captured.
+    pub question_ts_ns: i64,
+    pub answer_ts_ns: i64,
+    /// From the question's arrival to the answer's departure, on the
+    /// answerer's clock: its own work (negative only by the clock shift's
+    /// error).
+    pub wait_ns: i64,
+}
+
+/// The byte ranges of one direction a capture showed, from a starting
+/// sequence number, when it is known (a handshake's few segments: a
+/// short list).
+#[derive(Debug, Default)]
+struct Captured {
+    start: Option<u32>,
+    /// Ranges as offsets from `start`, merged and in order.
+    ranges: Vec<(u64, u64)>,
+}
+
+impl From<Option<u32>> for Captured {
+    fn from(start: Option<u32>) -> Self {
+        Captured {
+            start,
+            ranges: Vec::new(),
+        }
+    }
+}
+
+impl Captured {
+    fn add(&mut self, seq: u32, end: u32) {
+        let Some(start) = self.start else {
+            return;
+        };
+        let from = seq.wrapping_sub(start) as u64;
+        let to = from + end.wrapping_sub(seq) as u64;
+        // Bytes before the start (a wrap, a stray copy) say nothing.
+        if from >= 1 << 31 {
+            return;
+        }
+        self.ranges.push((from, to));
+        self.ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.ranges.len());
+        for &(a, b) in &self.ranges {
+            match merged.last_mut() {
+                Some(m) if a <= m.1 => m.1 = m.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        self.ranges = merged;
+    }
+
+    /// Whether every byte before `ack` from the start was seen.
+    fn covers(&self, ack: u32) -> bool {
+        let Some(start) = self.start else {
+            return false;
+        };
+        let upto = ack.wrapping_sub(start) as u64;
+        if upto >= 1 << 31 {
+            // An ACK below the start acknowledges nothing of it.
+            return true;
+        }
+        upto == 0
+            || self
+                .ranges
+                .first()
+                .is_some_and(|&(a, b)| a == 0 && b >= upto)
+    }
 }
 
 /// Per direction (client, server), the largest size seen for two new-data
@@ -132,6 +217,85 @@ impl<'a> Facts<'a> {
         let lo = self.timeline.partition_point(|r| r.frame < from);
         let hi = self.timeline.partition_point(|r| r.frame < to).max(lo);
         &self.timeline[lo..hi]
+    }
+
+    /// The TLS handshake's turns, in order: each flight of one side (its
+    /// data segments, re-sends included: a flight is in when its last copy
+    /// is) answered by the other side's next flight, from the ClientHello
+    /// to the handshake phase's last frame. Both sides' work between
+    /// flights is here: the server's before its ServerHello and, in a full
+    /// TLS 1.2 handshake, before its Finished (an RSA key exchange's
+    /// decryption); the client's before its key exchange or Finished
+    /// (certificate verification). Pure ACKs are no flight.
+    ///
+    /// A turn whose answer acknowledges bytes of the asking side the
+    /// capture did not show (a segment it missed, or a re-send it did not
+    /// see) is marked incomplete: when the answerer had all it needed is
+    /// unknown, and a wait for a lost segment would read as its work.
+    pub fn handshake_turns(&self) -> Vec<HandshakeTurn> {
+        let (Some(tls), Some(end)) = (&self.report.tls, self.tls_end_frame) else {
+            return Vec::new();
+        };
+        let Some(&start) = tls.client_hello_frames.first() else {
+            return Vec::new();
+        };
+        let records = self.between(start, end.saturating_add(1));
+        let Some(hello) = records
+            .first()
+            .filter(|r| r.dir == Direction::ClientToServer)
+        else {
+            return Vec::new();
+        };
+        // Per direction, the bytes captured from where the handshake's
+        // data starts: the ClientHello's first byte; the server's first
+        // byte after it, which the ClientHello acknowledges or, joined
+        // after the SYNs (nothing to acknowledge against), the first
+        // server segment when it starts the ServerHello. Else the server's
+        // start is unknown, and so is whether its flights were whole.
+        let server_start = if hello.ack_set {
+            Some(hello.ack)
+        } else {
+            records
+                .iter()
+                .find(|r| r.dir == Direction::ServerToClient && r.len > 0)
+                .filter(|r| {
+                    tls.messages.iter().any(|m| {
+                        m.first_frame == r.frame
+                            && matches!(
+                                m.message,
+                                TlsMessage::ServerHello
+                                    | TlsMessage::HelloRetryRequest
+                                    | TlsMessage::ServerHelloUnparsed
+                            )
+                    })
+                })
+                .map(|r| r.seq)
+        };
+        let mut seen = [
+            Captured::from(Some(hello.seq)),
+            Captured::from(server_start),
+        ];
+        let mut turns = Vec::new();
+        let mut answered = [false; 2];
+        let mut last: Option<&SegmentRecord> = None;
+        for r in records.iter().filter(|r| r.len > 0 && !r.probe) {
+            if let Some(q) = last.filter(|q| q.dir != r.dir) {
+                turns.push(HandshakeTurn {
+                    answerer: r.dir,
+                    first: !answered[r.dir.index()],
+                    complete: !r.ack_set || seen[q.dir.index()].covers(r.ack),
+                    question_frame: q.frame,
+                    answer_frame: r.frame,
+                    answer_ts_ns: r.ts_ns,
+                    question_ts_ns: q.ts_ns,
+                    wait_ns: self.on_clock_of(r.dir, r) - self.on_clock_of(r.dir, q),
+                });
+                answered[r.dir.index()] = true;
+            }
+            seen[r.dir.index()].add(r.seq, r.end);
+            last = Some(r);
+        }
+        turns
     }
 
     /// What a sender saw: its data segments (those `data` keeps, up to
@@ -354,13 +518,14 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 14] = [
+const DETECTORS: [Detector; 15] = [
     syn_retransmit::detect,
     tfo::detect,
     hello_retry_request::detect,
     resumption::detect,
     early_data_unsafe::detect,
     server_think_time::detect,
+    client_think_time::detect,
     downlink_queue::detect,
     expect_continue::detect,
     nagle::detect,

@@ -5,7 +5,9 @@
 //!   ServerHello, no Certificate). TLS 1.2 saves a round trip.
 //! - `resumption_missed`: the client offered a session (TLS 1.3 PSK; TLS
 //!   1.2 session ticket or session id) and got a full handshake: a round trip
-//!   lost on TLS 1.2, certificate and key-exchange CPU on both.
+//!   lost on TLS 1.2 (none when the client used False Start: its data left
+//!   with its Finished, after one round trip, as in a resumed handshake),
+//!   certificate and key-exchange CPU on both.
 //! - `early_data`: the ClientHello offered 0-RTT data (the request may ride
 //!   with it). Acceptance is encrypted but shows in the client's second
 //!   flight: with early data accepted the client sends EndOfEarlyData (a
@@ -52,9 +54,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         Some(false) if offered => {
             let mut x = f.finding(FindingKind::ResumptionMissed, Some(Phase::TlsHandshake));
             x.frames = hellos;
-            x.cost_ms = if tls12 { rtt_ms } else { 0.0 };
+            // With False Start the full handshake took the client one
+            // round trip too, as a resumed one would: it cost the
+            // certificate and the signature, no round trip.
+            let round_trip = tls12 && !tls.false_start;
+            x.cost_ms = if round_trip { rtt_ms } else { 0.0 };
             x.confidence = 0.9;
-            x.detail = Detail::Resumption { tls12 };
+            x.detail = Detail::Resumption { tls12: round_trip };
             out.push(x);
         }
         _ => {}

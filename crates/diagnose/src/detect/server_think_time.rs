@@ -75,6 +75,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         f.record(frame)
             .map(|r| f.on_clock_of(Direction::ServerToClient, r))
     };
+    let mut handshake: Vec<Wait> = Vec::new();
+    let mut hello_frames: Option<(u64, u64)> = None;
     if let Some(tls) = &f.report.tls {
         let ch = tls
             .messages
@@ -105,21 +107,64 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                     .map_or(0, |r| f.answer_queue_ns(r.ts_ns));
                 let think = first - tq - queue;
                 if think >= threshold {
-                    let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
-                    x.frames = vec![ch, sh];
-                    x.cost_ms = think as f64 / 1e6;
-                    x.waits = vec![Wait {
+                    hello_frames = Some((ch, sh));
+                    handshake.push(Wait {
                         from_frame: ch,
                         to_frame: first_frame,
                         release_frame: None,
-                        ms: x.cost_ms,
-                    }];
-                    x.detail = Detail::HandshakeThinkTime;
-                    x.display_filter = f.filter_frames(&x.frames);
-                    out.push(x);
+                        ms: think as f64 / 1e6,
+                    });
                 }
             }
         }
+    }
+    // The server's later flights (a full TLS 1.2 handshake's Finished,
+    // the ServerHello after a HelloRetryRequest): from the client's flight
+    // (its last copy) to the server's answer, less the path's queue.
+    let mut later_ms = 0.0;
+    for turn in f.handshake_turns() {
+        if turn.answerer != Direction::ServerToClient || turn.first || !turn.complete {
+            continue;
+        }
+        let think = turn.wait_ns - f.answer_queue_ns(turn.answer_ts_ns);
+        if think >= threshold {
+            let ms = think as f64 / 1e6;
+            later_ms += ms;
+            handshake.push(Wait {
+                from_frame: turn.question_frame,
+                to_frame: turn.answer_frame,
+                release_frame: None,
+                ms,
+            });
+        }
+    }
+    if !handshake.is_empty() {
+        let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
+        let total: f64 = handshake.iter().map(|w| w.ms).sum();
+        x.frames = match hello_frames {
+            Some((ch, sh)) => vec![ch, sh],
+            None => Vec::new(),
+        };
+        for w in handshake.iter().skip(usize::from(hello_frames.is_some())) {
+            x.frames.push(w.from_frame);
+            x.frames.push(w.to_frame);
+        }
+        x.cost_ms = total;
+        let has = |m: TlsMessage| {
+            f.report
+                .tls
+                .as_ref()
+                .is_some_and(|t| t.messages.iter().any(|x| x.message == m))
+        };
+        x.detail = Detail::HandshakeThinkTime {
+            hello_ms: total - later_ms,
+            later_ms,
+            rsa_key_exchange: has(TlsMessage::ServerHelloDone)
+                && !has(TlsMessage::ServerKeyExchange),
+        };
+        x.waits = handshake;
+        x.display_filter = f.filter_frames(&x.frames);
+        out.push(x);
     }
     // Request/response (plain, or records inside TLS): request arrival to
     // the first response byte, one finding for all of a connection's
@@ -411,7 +456,7 @@ pub fn idle_exchanges(f: &Facts<'_>) -> Vec<usize> {
 
 /// Half a round trip is what users feel: on a 5 ms path a 10 ms
 /// signature doubles the handshake, on a 120 ms one it is noise.
-fn threshold_of(rtt: i64) -> i64 {
+pub fn threshold_of(rtt: i64) -> i64 {
     (rtt / 2).clamp(FLOOR_NS, ALWAYS_NS)
 }
 

@@ -5,7 +5,13 @@
 //! Signature: the ledger's `tls_handshake` row is at least 0.5 RTT over its
 //! ideal. The finding names the causes other detectors found in the
 //! handshake (`nagle_hold`, `nagle_delayed_ack`, `initcwnd_limited`,
-//! `server_think_time`, `retransmission`) and what remains unexplained.
+//! `server_think_time`, `client_think_time`, `retransmission`), the hosts'
+//! own turnarounds too short to be a cause (each side's time between the
+//! other's flight arriving and its own next flight leaving:
+//! [`Facts::handshake_turns`]), and what remains unexplained.
+//! A handshake whose excess is all such turnarounds, with no cause and
+//! less than half a round trip left, took no extra round trip: host time
+//! below any threshold is not one, and no finding is made.
 //! Cost: the row's excess.
 
 use super::Facts;
@@ -34,17 +40,36 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         })
         .collect();
     let explained: f64 = causes.iter().map(|c| c.cost_ms).sum();
+    // The turns no cause claimed: each host's own work, below a cause's
+    // threshold.
+    let host_ms: f64 = f
+        .handshake_turns()
+        .iter()
+        .filter(|t| {
+            t.complete
+                && !causes
+                    .iter()
+                    .any(|c| c.waits.iter().any(|w| w.to_frame == t.answer_frame))
+        })
+        .map(|t| t.wait_ns.max(0) as f64 / 1e6)
+        .sum();
+    let half_rtt_ms = f.rtt_ns.unwrap_or(0) as f64 / 2e6;
+    if causes.is_empty() && excess_ms - host_ms < half_rtt_ms {
+        return None;
+    }
     let mut x = f.finding(FindingKind::TlsExtraRtt, Some(Phase::TlsHandshake));
     x.frames = vec![row.start_frame, row.end_frame];
     x.cost_ms = excess_ms;
     x.confidence = if causes.is_empty() { 0.6 } else { 0.9 };
-    let unexplained = (excess_ms - explained).max(0.0);
+    let host_ms = host_ms.min((excess_ms - explained).max(0.0));
+    let unexplained = (excess_ms - explained - host_ms).max(0.0);
     x.detail = Detail::TlsExtraRtt {
         rtts: row.rtts.unwrap_or(0.0),
         ideal_rtts: row.ideal_rtts.unwrap_or(0.0),
         ideal_basis: row.ideal_basis.clone(),
         excess_rtts: excess,
         causes: causes.iter().map(|c| (c.kind, c.cost_ms)).collect(),
+        host_ms,
         unexplained_ms: unexplained,
     };
     x.display_filter = format!(
