@@ -157,8 +157,8 @@ pub fn explanation(x: &Finding) -> String {
                 format!(" ({turns} times, the longest {longest_ms:.0} ms)")
             };
             format!(
-                "The client sent its next handshake flight {cost:.0} ms after the server's had reached it{times}, beyond what verifying a certificate and computing keys take: \
-                 the client's own work, such as a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
+                "The client sent its next handshake flight {cost:.0} ms after the server's had reached it{times}: the client's own work, \
+                 such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
                  a client certificate's signature, or a busy CPU or event loop. Not the network, not the server."
             )
         }
@@ -391,8 +391,9 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::HandshakeThinkTime { .. } => "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096) and x25519, enable session resumption, \
              give the TLS terminator CPU; check for OCSP or key-server fetches in the handshake."
             .into(),
-        Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, staple OCSP), \
-             a slow client-certificate signer, CPU or event-loop load when many connections open at once; session resumption skips the verification."
+        Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
+             short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once; \
+             session resumption skips the verification."
             .into(),
         Detail::ExchangeThinkTime { .. } => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
         Detail::Tfo { outcome, .. } => match outcome {

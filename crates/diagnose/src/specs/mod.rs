@@ -16,6 +16,7 @@
 //! one mechanism can be replayed at every vantage.
 
 mod causality;
+mod client_think_time;
 mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;

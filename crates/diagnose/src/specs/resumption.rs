@@ -226,3 +226,34 @@ fn without_the_early_data_extension_there_is_no_early_data_finding() {
     let (o, _) = early(false, Some(false));
     o.has_no(EarlyData);
 }
+
+#[test]
+fn a_missed_resumption_under_false_start_costs_no_round_trip() {
+    // The client's request left with its Finished, after one round trip:
+    // as soon as an abbreviated handshake would have let it.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let offer = Offer {
+        ticket: true,
+        ..Offer::tls12()
+    };
+    let ch = w.send(C, 40.1, leak(client_hello(offer)));
+    let flight = handshake_record(&[
+        server_hello(false, [0x33; 32], 0, false),
+        message(11, &[0; 1200]),
+        message(14, &[]),
+    ]);
+    let f = w.send(S, w.arrival(ch) + 0.5, leak(flight));
+    let mut c = handshake_record(&[message(16, &[0x44; 66])]);
+    c.extend(change_cipher_spec());
+    c.extend(record(22, &[0x5a; 40]));
+    let cf = w.send(C, w.arrival(f), leak(c));
+    let request = w.send(C, w.sent(cf) + 0.01, leak(record(23, &[7; 300])));
+    let mut s = change_cipher_spec();
+    s.extend(record(22, &[0x5a; 40]));
+    w.send(S, w.arrival(request) + 0.5, leak(s));
+    let o = w.run();
+    assert!(o.report.tls.as_ref().unwrap().false_start);
+    let missed = o.the(ResumptionMissed);
+    assert_eq!(missed.cost_ms, 0.0);
+}

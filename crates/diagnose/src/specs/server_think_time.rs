@@ -82,6 +82,105 @@ fn on_a_long_path_20_ms_of_think_time_is_always_reported() {
 
 /// Plain HTTP keep-alive: a request every 300 ms, the n-th answered
 /// `thinks[n]` ms after it arrives; returns (request, response) pairs.
+/// A full TLS 1.2 handshake on a 40 ms path with these turnarounds.
+fn tls12(path: Path, took: Turnarounds, ecdhe: bool, false_start: bool) -> (Outcome, Tls12) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let hs = tls12_handshake(&mut w, path.rtt_ms + 0.1, took, ecdhe, false_start);
+    (w.run(), hs)
+}
+
+#[test]
+fn a_tls12_server_slow_to_send_its_finished_after_the_key_exchange_is_think_time() {
+    // The RSA key exchange: the server decrypts the client's secret with
+    // its private key between the client's flight and its Finished.
+    for path in Path::all(40.0) {
+        let took = Turnarounds {
+            finished: 35.0,
+            ..Turnarounds::default()
+        };
+        let (o, hs) = tls12(path, took, false, false);
+        let f = o.the(ServerThinkTime);
+        assert_eq!(f.phase, Some(Phase::TlsHandshake));
+        assert_eq!(f.frames, o.frames(&[hs.client_flight, hs.server_finished]));
+        assert_eq!(
+            f.waits,
+            vec![o.wait(hs.client_flight, hs.server_finished, None, f.cost_ms)]
+        );
+        assert_ms(f.cost_ms, 35.0, EXACT, "the server's 35 ms, on its clock");
+        assert!(matches!(
+            f.detail,
+            crate::model::Detail::HandshakeThinkTime {
+                hello_ms,
+                rsa_key_exchange: true,
+                ..
+            } if hello_ms == 0.0
+        ));
+    }
+}
+
+#[test]
+fn both_slow_server_flights_of_a_tls12_handshake_are_one_finding() {
+    let took = Turnarounds {
+        hello: 25.0,
+        finished: 30.0,
+        ..Turnarounds::default()
+    };
+    let (o, hs) = tls12(Path::at_client(40.0), took, true, false);
+    let f = o.the(ServerThinkTime);
+    // Each wait from the question to the answer's first segment.
+    let (from, to): (Vec<u64>, Vec<u64>) =
+        f.waits.iter().map(|w| (w.from_frame, w.to_frame)).unzip();
+    assert_eq!(from, o.frames(&[hs.ch, hs.client_flight]));
+    assert_eq!(to, o.frames(&[hs.flight[0], hs.server_finished]));
+    assert_ms(f.cost_ms, 55.0, EXACT, "25 + 30 ms");
+    assert!(matches!(
+        f.detail,
+        crate::model::Detail::HandshakeThinkTime {
+            rsa_key_exchange: false,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn with_false_start_the_servers_finished_answers_the_request_too_and_is_not_counted_twice() {
+    // The client's request left with its Finished: for it the handshake
+    // ended there (1 RTT), and the server's wait before its Finished and
+    // the answer is the request's.
+    let took = Turnarounds {
+        finished: 30.0,
+        ..Turnarounds::default()
+    };
+    let (o, _) = tls12(Path::at_client(40.0), took, true, true);
+    let handshake_waits = o
+        .report
+        .findings
+        .iter()
+        .filter(|x| x.kind == ServerThinkTime && x.phase == Some(Phase::TlsHandshake))
+        .count();
+    assert_eq!(handshake_waits, 0);
+    let row = o
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.phase == Phase::TlsHandshake)
+        .unwrap();
+    assert_eq!(row.ideal_rtts, Some(1.0));
+    assert!(o.report.tls.as_ref().unwrap().false_start);
+}
+
+#[test]
+fn a_tls12_server_finishing_within_its_normal_turnaround_is_not_think_time() {
+    let took = Turnarounds {
+        finished: 8.0,
+        ..Turnarounds::default()
+    };
+    for path in Path::all(40.0) {
+        tls12(path, took, false, false).0.has_no(ServerThinkTime);
+    }
+}
+
 fn exchanges(path: Path, thinks: &[f64]) -> (Wire, Vec<(Id, Id)>) {
     let mut w = Wire::new(path);
     w.handshake(0.0);

@@ -193,3 +193,76 @@ pub fn tls13_handshake(w: &mut Wire, t: f64, think: f64, offer: Offer) -> Tls13 
         client_finished,
     }
 }
+
+/// The packets of a full TLS 1.2 handshake.
+pub struct Tls12 {
+    pub ch: Id,
+    /// The server's first flight (ServerHello, Certificate,
+    /// ServerHelloDone), segment by segment.
+    pub flight: Vec<Id>,
+    /// The client's key exchange, ChangeCipherSpec and Finished.
+    pub client_flight: Id,
+    /// The client's request sent with its flight (False Start), if any.
+    pub early_request: Option<Id>,
+    /// The server's ChangeCipherSpec and Finished.
+    pub server_finished: Id,
+}
+
+/// How long each host takes in a full TLS 1.2 handshake (ms).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Turnarounds {
+    /// The server, before its ServerHello.
+    pub hello: f64,
+    /// The client, before its key exchange.
+    pub client: f64,
+    /// The server, before its Finished.
+    pub finished: f64,
+}
+
+/// A full TLS 1.2 handshake after the TCP one (started at 0): the
+/// ClientHello at `t`; a certificate of `cert_len` bytes (a ServerKeyExchange
+/// when `ecdhe`, else the RSA key exchange); each host's turnaround as
+/// given; with `false_start`, the client's 300-byte request right behind
+/// its Finished.
+pub fn tls12_handshake(
+    w: &mut Wire,
+    t: f64,
+    took: Turnarounds,
+    ecdhe: bool,
+    false_start: bool,
+) -> Tls12 {
+    let ch = w.send(C, t, leak(client_hello(Offer::tls12())));
+    let mut messages = vec![
+        server_hello(false, [0x33; 32], 0, false),
+        message(11, &[0; 2500]),
+    ];
+    if ecdhe {
+        messages.push(message(12, &[0x12; 300]));
+    }
+    messages.push(message(14, &[]));
+    let go = w.arrival(ch) + took.hello;
+    let flight: Vec<Id> = segments(&handshake_record(&messages))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
+        .collect();
+    let last = *flight.last().unwrap();
+    let mut c = handshake_record(&[message(16, &[0x44; 66])]);
+    c.extend(change_cipher_spec());
+    c.extend(record(22, &[0x5a; 40]));
+    let client_at = w.arrival(last) + took.client;
+    let client_flight = w.send(C, client_at, leak(c));
+    let early_request =
+        false_start.then(|| w.send(C, client_at + 0.01, leak(record(23, &[7; 300]))));
+    let mut s = change_cipher_spec();
+    s.extend(record(22, &[0x5a; 40]));
+    let asked = early_request.unwrap_or(client_flight);
+    let server_finished = w.send(S, w.arrival(asked) + took.finished, leak(s));
+    Tls12 {
+        ch,
+        flight,
+        client_flight,
+        early_request,
+        server_finished,
+    }
+}

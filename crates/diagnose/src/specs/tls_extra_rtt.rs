@@ -11,7 +11,7 @@
 
 use super::tls::*;
 use super::*;
-use crate::model::Phase;
+use crate::model::{Detail, Phase};
 use FindingKind::{ServerThinkTime, TlsExtraRtt};
 
 const RTT: f64 = 40.0;
@@ -94,4 +94,63 @@ fn a_hello_retry_requests_round_trip_is_in_the_ideal_not_extra() {
 fn a_full_tls12_handshake_in_its_two_round_trips_is_not_extra() {
     let (o, ..) = super::resumption::tls12(false, false);
     o.has_no(TlsExtraRtt);
+}
+
+#[test]
+fn an_excess_made_of_the_hosts_own_short_turnarounds_is_no_extra_round_trip() {
+    // Server 15 ms before its ServerHello, client 15 ms before its
+    // Finished (each below RTT/2 = 20 ms): 30 ms, 0.75 RTT over its
+    // ideal, and not one round trip more.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
+    let go = w.arrival(ch) + 15.0;
+    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
+        .collect();
+    let last = *flight.last().unwrap();
+    w.send(C, w.arrival(last) + 15.0, leak(encrypted(FINISHED_LEN)));
+    let o = w.run();
+    let row = o
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.phase == Phase::TlsHandshake)
+        .unwrap();
+    assert!(row.excess_rtts.unwrap() >= 0.7, "{row:?}");
+    o.has_no(TlsExtraRtt);
+    o.has_no(ServerThinkTime);
+}
+
+#[test]
+fn an_excess_beyond_the_hosts_turnarounds_is_tls_extra_rtt_naming_them() {
+    // The same short turnarounds, and the server's flight held a whole
+    // round trip more (its last segment lost and sent again).
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
+    let go = w.arrival(ch) + 15.0;
+    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
+        .collect();
+    let last = *flight.last().unwrap();
+    w.lose(last);
+    let again = w.resend(go + 2.0 * RTT, last);
+    w.send(C, w.arrival(again) + 15.0, leak(encrypted(FINISHED_LEN)));
+    let o = w.run();
+    let Detail::TlsExtraRtt {
+        host_ms,
+        unexplained_ms,
+        ..
+    } = o.the(TlsExtraRtt).detail
+    else {
+        panic!("tls_extra_rtt without its detail");
+    };
+    assert_ms(host_ms, 30.0, 0.5, "both hosts' 15 ms");
+    // What is left is the round trips the re-send took, or a cause's.
+    assert!(unexplained_ms < 2.0 * RTT + 1.0, "{unexplained_ms}");
 }

@@ -1,0 +1,121 @@
+//! `client_think_time` (detect/client_think_time.rs).
+//!
+//! > the client took long to answer the server's handshake flight:
+//! > between the server's flight (its last segment, the last copy)
+//! > reaching the client and the client's next flight leaving (TLS 1.3
+//! > and resumed TLS 1.2: its Finished; full TLS 1.2: its key exchange).
+//! >
+//! > Signature, on the client's clock: answer departure minus the server
+//! > flight's arrival, at least half a round trip, clamped to 5..20 ms.
+//! > Not when the client's answer acknowledges server bytes the capture
+//! > did not show.
+
+use super::tls::*;
+use super::*;
+use crate::model::{Detail, Phase};
+use FindingKind::{ClientThinkTime, ServerThinkTime, TlsExtraRtt};
+
+const RTT: f64 = 40.0;
+
+/// A TLS 1.3 handshake whose client sends its Finished `client` ms after
+/// the server's flight arrived.
+fn tls13_with_client(path: Path, client: f64) -> (Wire, Tls13) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
+    let go = w.arrival(ch) + 0.2;
+    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
+        .collect();
+    let last = *flight.last().unwrap();
+    let client_finished = w.send(C, w.arrival(last) + client, leak(encrypted(FINISHED_LEN)));
+    (
+        w,
+        Tls13 {
+            ch,
+            flight,
+            client_finished,
+        },
+    )
+}
+
+#[test]
+fn a_client_sending_its_finished_long_after_the_servers_flight_is_client_think_time() {
+    for path in Path::all(RTT) {
+        let (w, hs) = tls13_with_client(path, 60.0);
+        let last = *hs.flight.last().unwrap();
+        let o = w.run();
+        let f = o.the(ClientThinkTime);
+        assert_eq!(f.phase, Some(Phase::TlsHandshake));
+        assert_eq!(f.frames, o.frames(&[last, hs.client_finished]));
+        // Ended by the client's own work: no releasing packet.
+        assert_eq!(
+            f.waits,
+            vec![o.wait(last, hs.client_finished, None, f.cost_ms)]
+        );
+        assert_ms(f.cost_ms, 60.0, 0.2, "the client's 60 ms, on its clock");
+        // It explains the handshake's excess: nothing is left unexplained.
+        let Detail::TlsExtraRtt {
+            causes,
+            unexplained_ms,
+            ..
+        } = &o.the(TlsExtraRtt).detail
+        else {
+            panic!("tls_extra_rtt without its detail");
+        };
+        assert_eq!(causes.first().map(|c| c.0), Some(ClientThinkTime));
+        assert!(*unexplained_ms < 1.0, "{unexplained_ms} ms unexplained");
+        o.has_no(ServerThinkTime);
+    }
+}
+
+#[test]
+fn a_client_answering_within_its_normal_turnaround_is_not_client_think_time() {
+    // Below RTT/2 (20 ms): verifying a chain and computing keys.
+    for path in Path::all(RTT) {
+        let (w, _) = tls13_with_client(path, 12.0);
+        w.run().has_no(ClientThinkTime);
+    }
+}
+
+#[test]
+fn the_threshold_is_at_least_5_ms_on_a_short_path() {
+    // 4 ms on a 2 ms path is two round trips, yet a host's ordinary work;
+    // 6 ms is not.
+    let (w, _) = tls13_with_client(Path::at_client(2.0), 4.0);
+    w.run().has_no(ClientThinkTime);
+    let (w, _) = tls13_with_client(Path::at_client(2.0), 6.0);
+    w.run().the(ClientThinkTime);
+}
+
+#[test]
+fn a_server_flight_the_capture_missed_part_of_leaves_the_clients_wait_unknown() {
+    // The client acknowledges the whole flight, but a segment of it never
+    // reached the capture: when the client had it (a re-send the capture
+    // did not see) is unknown, and a wait for it would read as its work.
+    let (w, hs) = tls13_with_client(Path::at_client(RTT), 60.0);
+    let missed = hs.flight[1];
+    let o = w.run_missing(&[missed]);
+    o.has_no(ClientThinkTime);
+}
+
+#[test]
+fn a_full_tls12_clients_slow_key_exchange_is_client_think_time() {
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let took = Turnarounds {
+            client: 45.0,
+            ..Turnarounds::default()
+        };
+        let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, false);
+        let last = *hs.flight.last().unwrap();
+        let o = w.run();
+        let f = o.the(ClientThinkTime);
+        assert_eq!(f.frames, o.frames(&[last, hs.client_flight]));
+        assert_ms(f.cost_ms, 45.0, 0.2, "the client's 45 ms");
+        o.has_no(ServerThinkTime);
+    }
+}
