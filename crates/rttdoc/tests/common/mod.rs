@@ -728,11 +728,17 @@ pub fn connection(doc: &serde_json::Value, stream: u64) -> &serde_json::Value {
 /// The waits of a connection's `server_think_time` for answers (the
 /// first-byte phase): (request frame, answer frame, ms).
 pub fn think_waits(c: &serde_json::Value) -> Vec<(u64, u64, f64)> {
+    waits_of(c, "server_think_time", "first_byte")
+}
+
+/// The waits of a connection's findings of `kind` in `phase`: (from
+/// frame, to frame, ms).
+pub fn waits_of(c: &serde_json::Value, kind: &str, phase: &str) -> Vec<(u64, u64, f64)> {
     c["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| f["kind"] == "server_think_time" && f["phase"] == "first_byte")
+        .filter(|f| f["kind"] == kind && f["phase"] == phase)
         .flat_map(|f| f["waits"].as_array().unwrap())
         .map(|w| {
             let frame = |k: &str| w[k].as_u64().unwrap();
