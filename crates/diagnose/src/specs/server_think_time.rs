@@ -152,7 +152,7 @@ fn with_false_start_the_servers_finished_answers_the_request_too_and_is_not_coun
         finished: 30.0,
         ..Turnarounds::default()
     };
-    let (o, _) = tls12(Path::at_client(40.0), took, true, true);
+    let (o, hs) = tls12(Path::at_client(40.0), took, true, true);
     let handshake_waits = o
         .report
         .findings
@@ -167,7 +167,22 @@ fn with_false_start_the_servers_finished_answers_the_request_too_and_is_not_coun
         .find(|r| r.phase == Phase::TlsHandshake)
         .unwrap();
     assert_eq!(row.ideal_rtts, Some(1.0));
+    assert_eq!(row.end_frame, o.frame(hs.client_flight));
     assert!(o.report.tls.as_ref().unwrap().false_start);
+    // The server's 30 ms is the request's wait for its answer.
+    let request = o.frame(hs.early_request.unwrap());
+    let answer = o.frame(hs.server_finished);
+    let waits: Vec<(u64, u64)> = o
+        .report
+        .findings
+        .iter()
+        .filter(|x| x.kind == ServerThinkTime)
+        .flat_map(|x| x.waits.iter().map(|w| (w.from_frame, w.to_frame)))
+        .collect();
+    assert!(
+        !waits.iter().any(|w| w.1 == answer && w.0 != request),
+        "{waits:?}"
+    );
 }
 
 #[test]
