@@ -448,6 +448,16 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     if !idle.is_empty() {
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);
     }
+    // A client's reply to a message the server sent on its own (a ping)
+    // asks nothing: the server's next data came at its own pace.
+    let replies: Vec<usize> = crate::detect::reply_exchanges(&facts_of!(&report, &[]))
+        .into_iter()
+        .filter(|n| !idle.contains(n))
+        .collect();
+    if !replies.is_empty() {
+        idle_rows(&mut report, &replies, &[Phase::FirstByte], REPLY_TO_SERVER);
+        idle.extend(replies);
+    }
     // A Multipath TCP subflow whose turn's answer began on another
     // subflow: what came here after the request is no measure of the
     // server's time (analyze's mptcp.rs).
@@ -481,6 +491,11 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     report.findings = findings;
     report
 }
+
+/// Why the ideal of an exchange whose "request" replied to the server is
+/// what it took.
+const REPLY_TO_SERVER: &str =
+    "the client's reply to a message the server repeats on its own (a ping): the next one came at the server's pace, idle, not latency";
 
 /// Why a timer-paced exchange's ideal is what it took.
 const TIMER_PACED: &str =

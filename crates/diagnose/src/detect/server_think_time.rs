@@ -47,6 +47,14 @@
 //! WINDOW_UPDATE), and the server's next data followed at once by its
 //! FIN, RST or TLS alert (a GOAWAY, then close_notify: its idle timeout).
 //!
+//! Nor does a client's reply to a message the server repeats on its own
+//! ask anything: a small client message sent the moment a small server
+//! message arrived that the server began after its own earlier data and a
+//! second's silence (nothing the client asked was pending), when the
+//! server's next message is that small message again (a WebSocket or
+//! application ping after a push: the next ping comes when the server's
+//! timer says).
+//!
 //! Nor is a server's timer its work: a heartbeat (the server pings, the
 //! client answers at once, the next ping comes a period later) or a long
 //! poll's hold (the client polls again the moment an answer comes, the
@@ -60,7 +68,7 @@
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
-use rttdoc_analyze::seq;
+use rttdoc_analyze::{seq, Exchange};
 use rttdoc_wire::TcpFlags;
 
 /// Below this, a host's normal turnaround (a signature, a scheduler tick).
@@ -386,6 +394,11 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         {
             continue;
         }
+        // A reply to a message the server sent on its own (a ping, a push)
+        // asks nothing: what the server sends next is its own next message.
+        if replies_to_the_server(f, x) {
+            continue;
+        }
         // Nobody waits for an answer after closing: server data after the
         // client's FIN or RST (captured before it) is the server's own
         // message, not a response.
@@ -397,6 +410,59 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         }
     }
     slow
+}
+
+/// At most this many bytes is a small message: a ping, a pong, a
+/// protocol's acknowledgment, with a TLS record's overhead.
+const SMALL_MESSAGE_BYTES: u64 = 128;
+
+/// Whether exchange `x`'s "request" is the client's reply to a message
+/// the server repeats on its own: a small client message that left the
+/// moment the server's data arrived, when that data was a small message
+/// the server began after its own earlier data and a silence of a second
+/// or more (nothing the client asked was pending), and the "answer" is a
+/// message of the same size again (a WebSocket or application ping, sent
+/// when the server's timer says). The reply asks nothing, and the next
+/// ping comes at the server's pace. Not when the client spoke last before
+/// the silence (the server's message answers it, however late, and the
+/// client's next message may be a request), nor when the answer differs
+/// (a notification, then the data the client fetched: an answer).
+fn replies_to_the_server(f: &Facts<'_>, x: &Exchange) -> bool {
+    if x.request_bytes > SMALL_MESSAGE_BYTES || !replied_at_once(f, x.request_first.frame) {
+        return false;
+    }
+    let Some(answer) = x.response_first.and_then(|a| f.record(a.frame)) else {
+        return false;
+    };
+    let before = &f.timeline[..f
+        .timeline
+        .partition_point(|r| r.frame < x.request_first.frame)];
+    let server = Direction::ServerToClient;
+    let Some(mut first) = before.iter().rposition(|r| r.dir == server && r.len > 0) else {
+        return false;
+    };
+    // Back over the server's message (its data with no client data and no
+    // silence between), while it stays small, to what came before it.
+    let mut message = before[first].len as u64;
+    loop {
+        if message > SMALL_MESSAGE_BYTES {
+            return false;
+        }
+        let Some(p) = before[..first].iter().rposition(|r| r.len > 0) else {
+            // The capture's start: what came before is unknown.
+            return false;
+        };
+        let previous = &before[p];
+        if previous.dir != server {
+            // The client spoke last: the server's message answers it.
+            return false;
+        }
+        if before[first].ts_ns - previous.ts_ns >= TIMER_MIN_NS {
+            return answer.len as u64 == message;
+        }
+        message += previous.len as u64;
+        first = p;
+    }
 }
 
 /// Whether the server closed right after its data in `frame`: its FIN,
@@ -452,6 +518,27 @@ pub fn idle_exchanges(f: &Facts<'_>) -> Vec<usize> {
         return Vec::new();
     }
     timer_paced(f, &slow_exchanges(f, threshold_of(rtt)))
+}
+
+/// The exchanges whose "request" replied to a message the server sent on
+/// its own ([`replies_to_the_server`]) and whose "answer" came at least
+/// the threshold later: the ledger counts that time as idle, not latency.
+pub fn reply_exchanges(f: &Facts<'_>) -> Vec<usize> {
+    let Some(rtt) = f.rtt_ns else {
+        return Vec::new();
+    };
+    let threshold = threshold_of(rtt);
+    f.exchanges
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| {
+            x.request_bytes <= SMALL_MESSAGE_BYTES
+                && x.response_first
+                    .is_some_and(|a| a.ts_ns - x.request_last.ts_ns >= threshold)
+                && replies_to_the_server(f, x)
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
 }
 
 /// Half a round trip is what users feel: on a 5 ms path a 10 ms

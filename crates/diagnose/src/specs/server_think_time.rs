@@ -552,3 +552,64 @@ fn a_timers_delays_are_idle_in_the_ledger_not_latency() {
     let work = heartbeats(12_000.0, 2_000.0, 5, 2, 6).report;
     assert!(work.excess_ms > 30_000.0, "{}", work.excess_ms);
 }
+
+/// A server that pushed data, fell silent, then pinged (`ping` bytes)
+/// every `period` ms with nothing between, each ping answered at once by
+/// a 6-byte pong: the pongs and the pings after them.
+fn pings_after_a_push(period: f64, pings: &[u32]) -> (Outcome, Vec<(Id, Id)>) {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let push = w.data(S, 100.0, 300);
+    w.ack(C, w.arrival(push) + 40.0);
+    let mut t = 100.0 + period;
+    let mut turns = Vec::new();
+    let mut pong = None;
+    for &size in pings {
+        let ping = w.data(S, t, size);
+        if let Some(p) = pong {
+            turns.push((p, ping));
+        }
+        let answer = w.data(C, w.arrival(ping) + 0.2, 6);
+        w.ack(S, w.arrival(answer) + 40.0);
+        pong = Some(answer);
+        t += period;
+    }
+    (w.run(), turns)
+}
+
+#[test]
+fn a_pong_to_a_ping_the_server_sent_on_its_own_asks_nothing() {
+    // tls2.pcap stream 13: a push, a minute's silence, a 2-byte ping, the
+    // pong at once, the next ping a minute later. The pong "waited" for
+    // that ping; the server sent it when its timer said.
+    let (o, turns) = pings_after_a_push(60_000.0, &[2, 2]);
+    o.has_no(ServerThinkTime);
+    // The ledger counts the minute as idle, not latency.
+    let (pong, ping) = turns[0];
+    let row = o
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.phase == Phase::FirstByte && r.start_frame == o.frame(pong))
+        .expect("the pong's row");
+    assert_eq!(row.end_frame, o.frame(ping));
+    assert_eq!(row.excess_ms.unwrap_or(0.0), 0.0, "{row:?}");
+    assert!(row.ideal_basis.contains("reply"), "{row:?}");
+}
+
+#[test]
+fn a_request_prompted_by_a_notification_is_answered_by_the_data_it_fetched() {
+    // The same shape, but what came a while after the client's message is
+    // not the server's small message again: a notification, a fetch at
+    // once, the data 2 s later is an answer.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let push = w.data(S, 100.0, 300);
+    w.ack(C, w.arrival(push) + 40.0);
+    let note = w.data(S, 30_000.0, 20);
+    let fetch = w.data(C, w.arrival(note) + 0.2, 40);
+    let data = w.data(S, w.arrival(fetch) + 2_000.0, 5_000);
+    let o = w.run();
+    let f = o.the(ServerThinkTime);
+    assert_eq!(f.frames, o.frames(&[fetch, data]));
+}
