@@ -159,6 +159,10 @@ pub struct TlsSession {
     /// The server's first application record after that has been seen
     /// (its HTTP/2 preface, if any).
     server_first_record_seen: bool,
+    /// The server sent application data before the client's first record
+    /// (0.5-RTT data: its HTTP/2 preface, sent as its handshake ended), so
+    /// its first record after the client's is no preface.
+    server_spoke_first: bool,
     /// HTTP/2 is what the connection speaks: the server chose `h2` (TLS
     /// 1.2's ServerHello), or the client's first application record has
     /// the size of HTTP/2's client preface (TLS 1.3 hides the choice).
@@ -755,9 +759,12 @@ impl TlsSession {
         let Some(plain) = self.record_overhead().and_then(|o| len.checked_sub(o)) else {
             return Http2Record::Other;
         };
-        // SETTINGS with n settings, alone or followed by a WINDOW_UPDATE.
+        // SETTINGS with n settings, alone or followed by a WINDOW_UPDATE;
+        // the server's may carry its acknowledgment of the client's
+        // SETTINGS too (an empty frame), when the client's came first.
         let settings = |n: u32| n >= 9 && (n - 9).is_multiple_of(6) && (n - 9) / 6 <= 12;
-        let preface = |n: u32| settings(n) || (n >= 22 && settings(n - 13));
+        let settings_and_update = |n: u32| settings(n) || (n >= 22 && settings(n - 13));
+        let preface = |n: u32| settings_and_update(n) || (n >= 18 && settings_and_update(n - 9));
         let first_from_client =
             dir == Direction::ClientToServer && self.client_first_record.is_none();
         if first_from_client {
@@ -775,8 +782,12 @@ impl TlsSession {
         // The server's first record begun after the client's first: what
         // it sent before that (its flight, 0.5-RTT data) answers nothing
         // anyway.
+        if dir == Direction::ServerToClient && self.client_first_record.is_none() {
+            self.server_spoke_first = true;
+        }
         let first_from_server = dir == Direction::ServerToClient
             && !self.server_first_record_seen
+            && !self.server_spoke_first
             && self.client_first_record.is_some_and(|c| started.frame > c);
         self.server_first_record_seen |= first_from_server;
         match (self.http2, plain) {

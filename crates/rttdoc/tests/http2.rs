@@ -55,6 +55,17 @@ fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings()
     let waits = think_waits(connection(&doc, 152));
     assert_eq!(waits.len(), 1, "{waits:?}");
     assert_eq!((waits[0].0, waits[0].1), (3804, 3934));
+    // Stream 286 (TLS 1.3): the preface (6347) and request (6348); the
+    // server's two tickets (6349, 6351), then its preface carrying its
+    // acknowledgment of the client's SETTINGS (6352, a 66-byte record:
+    // SETTINGS, WINDOW_UPDATE and an empty frame), the client's own
+    // acknowledgment (6353), and the answer (6549) 820 ms after the
+    // request: one exchange, measured from the request.
+    let c = connection(&doc, 286);
+    assert_eq!(first_bytes(c), vec![(6347, 6549)]);
+    let waits = think_waits(c);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!((waits[0].0, waits[0].1), (6348, 6549));
 }
 
 #[test]
