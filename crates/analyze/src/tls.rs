@@ -167,6 +167,10 @@ pub struct TlsSession {
     /// 1.2's ServerHello), or the client's first application record has
     /// the size of HTTP/2's client preface (TLS 1.3 hides the choice).
     http2: bool,
+    /// The client offered `h2` and TLS 1.3 hid the server's choice: the
+    /// sizes that no HTTP/1.x message has (an empty frame's 9 bytes, a
+    /// WINDOW_UPDATE's or PING's 13 or 17) are still read as HTTP/2's.
+    http2_maybe: bool,
     pub messages: Vec<TlsMessageRef>,
     /// The stream stopped looking like TLS (or sync was lost).
     pub broken: bool,
@@ -777,6 +781,7 @@ impl TlsSession {
                 .is_some_and(|c| c.alpn.iter().any(|p| p == "h2"));
             let chosen = self.server_hello.as_ref().is_some_and(|s| s.alpn_h2);
             self.http2 = chosen || (offered && plain >= 24 && preface(plain - 24));
+            self.http2_maybe = self.http2 || (offered && self.is_tls13());
             return Http2Record::Other;
         }
         // The server's first record begun after the client's first: what
@@ -790,11 +795,15 @@ impl TlsSession {
             && !self.server_spoke_first
             && self.client_first_record.is_some_and(|c| started.frame > c);
         self.server_first_record_seen |= first_from_server;
-        match (self.http2, plain) {
-            (false, _) => Http2Record::Other,
-            (true, 9) => Http2Record::Empty,
-            (true, n) if first_from_server && preface(n) => Http2Record::Preface,
-            (true, 13 | 17) if dir == Direction::ClientToServer => Http2Record::ControlSized,
+        // An HTTP/1.x status line or request line is longer than 9 bytes,
+        // and no request is 13 or 17: those sizes are HTTP/2's frames on a
+        // connection that may speak it. The preface's sizes are common, so
+        // it is read only where HTTP/2 is known.
+        match (self.http2, self.http2_maybe, plain) {
+            (_, false, _) => Http2Record::Other,
+            (_, true, 9) => Http2Record::Empty,
+            (true, _, n) if first_from_server && preface(n) => Http2Record::Preface,
+            (_, true, 13 | 17) if dir == Direction::ClientToServer => Http2Record::ControlSized,
             _ => Http2Record::Other,
         }
     }

@@ -66,6 +66,14 @@ fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings()
     let waits = think_waits(c);
     assert_eq!(waits.len(), 1, "{waits:?}");
     assert_eq!((waits[0].0, waits[0].1), (6348, 6549));
+    // Stream 16 (TLS 1.3, h2 offered; the client's first record carries
+    // its preface and a request, so the size shows no preface): the
+    // server's PING (673, a 34-byte record: 17 bytes of frame) and the
+    // client's acknowledgment 0.2 ms later (674) asked nothing; the
+    // server's next data (675) 438 ms later answers no PING.
+    let waits = think_waits(connection(&doc, 16));
+    assert!(!waits.iter().any(|w| w.0 == 674 || w.0 == 543), "{waits:?}");
+    assert!(waits.iter().any(|w| (w.0, w.1) == (478, 479)), "{waits:?}");
 }
 
 #[test]
