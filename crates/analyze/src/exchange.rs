@@ -143,8 +143,12 @@ impl Exchanges {
                 let c = self.current.as_mut().expect("answered");
                 c.answered_by(first, last, len);
             }
-            (Direction::ClientToServer, Some(true)) => self.ask(first, last, len, &[]),
-            _ => self.unsolicited_bytes += len,
+            (Direction::ServerToClient, _) => self.unsolicited_bytes += len,
+            // The client's is a SETTINGS acknowledgment or the END_STREAM
+            // of a request already sent: a request begins with HEADERS,
+            // never with an empty frame, and one under way is not made
+            // longer by it.
+            (Direction::ClientToServer, _) => {}
         }
     }
 
@@ -155,6 +159,20 @@ impl Exchanges {
         self.on_data(dir, first, last, len, &[]);
         if let Some(c) = self.current.as_mut().filter(|_| self.total > total) {
             c.h2_control_sized = true;
+        }
+    }
+
+    /// The open exchange, when its request is the `bytes` that began at
+    /// `frame` alone and nothing answered it, was no request (an HTTP/2
+    /// client preface, once the server's shows what the connection
+    /// speaks): forgotten.
+    pub(crate) fn withdraw_unanswered(&mut self, frame: u64, bytes: u64) {
+        let alone = self.current.as_ref().is_some_and(|c| {
+            c.response_first.is_none() && c.request_first.frame == frame && c.request_bytes == bytes
+        });
+        if alone {
+            self.current = None;
+            self.total -= 1;
         }
     }
 
@@ -400,6 +418,55 @@ mod tests {
         x.finish();
         let marked: Vec<bool> = x.kept.iter().map(|e| e.h2_control_sized).collect();
         assert_eq!(marked, vec![false, true, false]);
+    }
+
+    #[test]
+    fn a_clients_empty_frame_never_opens_a_request() {
+        // A request answered, then the client's SETTINGS acknowledgment
+        // (an empty frame): no turn of its own, and the server's next data
+        // goes on answering.
+        let mut x = Exchanges::default();
+        x.on_data(ClientToServer, at(4), at(4), 300, b"");
+        x.on_data(ServerToClient, at(6), at(6), 60, b"");
+        x.on_empty_frame(ClientToServer, at(7), at(7), 26);
+        x.on_data(ServerToClient, at(9), at(9), 900, b"");
+        // Nor does one lengthen a request under way.
+        x.on_data(ClientToServer, at(10), at(10), 300, b"");
+        x.on_empty_frame(ClientToServer, at(11), at(11), 26);
+        x.on_data(ServerToClient, at(13), at(13), 900, b"");
+        x.finish();
+        let turns: Vec<(u64, u64, u64)> = x
+            .kept
+            .iter()
+            .map(|e| {
+                (
+                    e.request_first.frame,
+                    e.request_last.frame,
+                    e.response_first.unwrap().frame,
+                )
+            })
+            .collect();
+        assert_eq!(turns, vec![(4, 4, 6), (10, 10, 13)]);
+    }
+
+    #[test]
+    fn a_lone_unanswered_request_can_be_withdrawn_and_nothing_else() {
+        // A client preface alone, then the server's preface shows it asked
+        // nothing.
+        let mut x = Exchanges::default();
+        x.on_data(ClientToServer, at(4), at(4), 104, b"");
+        x.withdraw_unanswered(4, 104);
+        assert_eq!(x.total, 0);
+        // Followed by a request's HEADERS: the turn stands.
+        x.on_data(ClientToServer, at(5), at(5), 104, b"");
+        x.on_data(ClientToServer, at(6), at(6), 300, b"");
+        x.withdraw_unanswered(5, 104);
+        // Answered: it stands.
+        x.on_data(ServerToClient, at(8), at(8), 900, b"");
+        x.withdraw_unanswered(5, 404);
+        x.finish();
+        assert_eq!(x.total, 1);
+        assert_eq!(x.kept[0].request_first.frame, 5);
     }
 
     /// A BGP header of `len` bytes and message type `kind`.

@@ -39,6 +39,26 @@ const ENCRYPTED_ALERT_LEN: u32 = 19;
 /// few hundred bytes (a session id, or an encrypted session state).
 const MAX_TICKET_RECORD: u32 = 2048;
 
+/// The fewest bytes a NewSessionTicket message takes in practice (its
+/// lifetime, age, nonce, a ticket of at least 32 bytes).
+const MIN_TICKET_BYTES: u32 = 48;
+
+/// Whether `n` bytes of HTTP/2 frames can be a connection preface's
+/// SETTINGS (at most 12 settings), alone or followed by a WINDOW_UPDATE,
+/// and either with the acknowledgment of the peer's SETTINGS (an empty
+/// frame) after them, as a server sends when the client's came first.
+fn preface_sized(n: u32) -> bool {
+    client_preface_sized(n) || (n >= 18 && client_preface_sized(n - 9))
+}
+
+/// Whether `n` bytes of HTTP/2 frames can be SETTINGS (at most 12
+/// settings), alone or followed by a WINDOW_UPDATE: a client's preface
+/// after its magic.
+fn client_preface_sized(n: u32) -> bool {
+    let settings = |n: u32| n >= 9 && (n - 9).is_multiple_of(6) && (n - 9) / 6 <= 12;
+    settings(n) || (n >= 22 && settings(n - 13))
+}
+
 /// TLS 1.3 servers send NewSessionTicket messages in application-data
 /// records right after the handshake, before any answer; they are not
 /// the first byte of a response. OpenSSL and BoringSSL send two (or
@@ -159,6 +179,9 @@ pub struct TlsSession {
     /// The server's first application record after that has been seen
     /// (its HTTP/2 preface, if any).
     server_first_record_seen: bool,
+    /// The client's first application record, when it has the size of
+    /// HTTP/2's client preface alone: (where it began, its bytes).
+    client_preface_alone: Option<(u64, u64)>,
     /// The server sent application data before the client's first record
     /// (0.5-RTT data: its HTTP/2 preface, sent as its handshake ended), so
     /// its first record after the client's is no preface.
@@ -167,9 +190,10 @@ pub struct TlsSession {
     /// 1.2's ServerHello), or the client's first application record has
     /// the size of HTTP/2's client preface (TLS 1.3 hides the choice).
     http2: bool,
-    /// The client offered `h2` and TLS 1.3 hid the server's choice: the
-    /// sizes that no HTTP/1.x message has (an empty frame's 9 bytes, a
-    /// WINDOW_UPDATE's or PING's 13 or 17) are still read as HTTP/2's.
+    /// HTTP/2 is known, or the client offered `h2` and TLS 1.3 hid the
+    /// server's choice: the sizes that no HTTP/1.x message has (an empty
+    /// frame's 9 bytes, a WINDOW_UPDATE's or PING's 13 or 17, a short
+    /// first record of the server's) are read as HTTP/2's.
     http2_maybe: bool,
     pub messages: Vec<TlsMessageRef>,
     /// The stream stopped looking like TLS (or sync was lost).
@@ -704,6 +728,15 @@ impl TlsSession {
             self.early_data_records += 1;
             self.note(started, end, dir, TlsMessage::EarlyData, len);
         } else if self.is_tls13() {
+            // One ticket, then the server's HTTP/2 preface: the held record
+            // was a ticket, and this one starts the server's frames.
+            if let (Direction::ServerToClient, TicketRun::Held(s0, e0, l0)) = (dir, self.ticket_run)
+            {
+                if l0 != len && self.preface_after_one_ticket(l0, len) {
+                    self.ticket(s0, e0, l0, false);
+                    self.ticket_run = TicketRun::Done;
+                }
+            }
             match (dir, self.ticket_run) {
                 (Direction::ServerToClient, TicketRun::Undecided) if len <= MAX_TICKET_RECORD => {
                     self.ticket_run = TicketRun::Held(started, end, len);
@@ -738,7 +771,12 @@ impl TlsSession {
         let len64 = len as u64;
         match self.http2_record(started, dir, len) {
             Http2Record::Other => exchanges.on_data(dir, started, end, len64, &[]),
-            Http2Record::Preface => exchanges.unsolicited_bytes += len64,
+            Http2Record::Preface => {
+                exchanges.unsolicited_bytes += len64;
+                if let Some((frame, bytes)) = self.client_preface_alone.take() {
+                    exchanges.withdraw_unanswered(frame, bytes);
+                }
+            }
             Http2Record::Empty => exchanges.on_empty_frame(dir, started, end, len64),
             Http2Record::ControlSized => exchanges.on_control_sized(dir, started, end, len64),
         }
@@ -763,12 +801,7 @@ impl TlsSession {
         let Some(plain) = self.record_overhead().and_then(|o| len.checked_sub(o)) else {
             return Http2Record::Other;
         };
-        // SETTINGS with n settings, alone or followed by a WINDOW_UPDATE;
-        // the server's may carry its acknowledgment of the client's
-        // SETTINGS too (an empty frame), when the client's came first.
-        let settings = |n: u32| n >= 9 && (n - 9).is_multiple_of(6) && (n - 9) / 6 <= 12;
-        let settings_and_update = |n: u32| settings(n) || (n >= 22 && settings(n - 13));
-        let preface = |n: u32| settings_and_update(n) || (n >= 18 && settings_and_update(n - 9));
+        let preface = preface_sized;
         let first_from_client =
             dir == Direction::ClientToServer && self.client_first_record.is_none();
         if first_from_client {
@@ -780,8 +813,18 @@ impl TlsSession {
                 .as_ref()
                 .is_some_and(|c| c.alpn.iter().any(|p| p == "h2"));
             let chosen = self.server_hello.as_ref().is_some_and(|s| s.alpn_h2);
-            self.http2 = chosen || (offered && plain >= 24 && preface(plain - 24));
+            // The client's preface: magic, SETTINGS and perhaps a
+            // WINDOW_UPDATE (it has no server SETTINGS to acknowledge yet).
+            let preface_alone = offered && plain >= 24 && client_preface_sized(plain - 24);
+            self.http2 = chosen || preface_alone;
             self.http2_maybe = self.http2 || (offered && self.is_tls13());
+            // Taken for a request until the server's preface shows the
+            // connection speaks HTTP/2 (an HTTP/1.1 request can be that
+            // size too): then it asked nothing (a browser's preconnect
+            // sends no HEADERS).
+            if preface_alone {
+                self.client_preface_alone = Some((started.frame, len as u64));
+            }
             return Http2Record::Other;
         }
         // The server's first record begun after the client's first: what
@@ -797,15 +840,34 @@ impl TlsSession {
         self.server_first_record_seen |= first_from_server;
         // An HTTP/1.x status line or request line is longer than 9 bytes,
         // and no request is 13 or 17: those sizes are HTTP/2's frames on a
-        // connection that may speak it. The preface's sizes are common, so
-        // it is read only where HTTP/2 is known.
-        match (self.http2, self.http2_maybe, plain) {
-            (_, false, _) => Http2Record::Other,
-            (_, true, 9) => Http2Record::Empty,
-            (true, _, n) if first_from_server && preface(n) => Http2Record::Preface,
-            (_, true, 13 | 17) if dir == Direction::ClientToServer => Http2Record::ControlSized,
+        // connection that may speak it. So is the server's first record of
+        // a preface's size (at most 103 bytes: no HTTP/1.x response with
+        // the headers servers send is that short).
+        match (self.http2_maybe, plain) {
+            (false, _) => Http2Record::Other,
+            (true, 9) => Http2Record::Empty,
+            (true, n) if first_from_server && preface(n) => Http2Record::Preface,
+            (true, 13 | 17) if dir == Direction::ClientToServer => Http2Record::ControlSized,
             _ => Http2Record::Other,
         }
+    }
+
+    /// Whether a server record held as a possible ticket (`held` bytes)
+    /// was one ticket and the record after it (`len` bytes) the server's
+    /// HTTP/2 preface: on a connection that may speak HTTP/2, the server's
+    /// first records after the client's first, the second of a preface's
+    /// size and the first not, but of a ticket's.
+    fn preface_after_one_ticket(&self, held: u32, len: u32) -> bool {
+        let Some(overhead) = self.record_overhead() else {
+            return false;
+        };
+        let plain = |n: u32| n.checked_sub(overhead);
+        self.http2_maybe
+            && self.client_first_record.is_some()
+            && !self.server_first_record_seen
+            && !self.server_spoke_first
+            && plain(len).is_some_and(preface_sized)
+            && plain(held).is_some_and(|p| p >= MIN_TICKET_BYTES && !preface_sized(p))
     }
 
     /// Bytes an application record adds to what it carries, where the
@@ -957,6 +1019,16 @@ mod tests {
     use super::*;
     use rttdoc_wire::tls::content_type as ct;
     use Direction::{ClientToServer as C, ServerToClient as S};
+
+    #[test]
+    fn http2_preface_sizes() {
+        // SETTINGS with 3 settings (27 bytes), with a WINDOW_UPDATE (40),
+        // and a server's with its acknowledgment of the client's (49).
+        assert!(client_preface_sized(27) && client_preface_sized(40));
+        assert!(!client_preface_sized(49) && preface_sized(49));
+        // Sizes no SETTINGS (and WINDOW_UPDATE) make.
+        assert!(!preface_sized(10) && !preface_sized(11) && !preface_sized(200));
+    }
 
     fn at(frame: u64) -> Stamp {
         Stamp {

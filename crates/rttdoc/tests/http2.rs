@@ -74,6 +74,23 @@ fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings()
     let waits = think_waits(connection(&doc, 16));
     assert!(!waits.iter().any(|w| w.0 == 674 || w.0 == 543), "{waits:?}");
     assert!(waits.iter().any(|w| (w.0, w.1) == (478, 479)), "{waits:?}");
+    // Stream 249 (TLS 1.3): the preface (5729), HEADERS (5730, 5731);
+    // the server's one ticket and its preface in one segment (5732: 445
+    // and 57 bytes), the SETTINGS acknowledgments (5733, 5734), the
+    // answer (5740) 94 ms after the request: measured from the request,
+    // not from the client's acknowledgment.
+    let waits = think_waits(connection(&doc, 249));
+    assert!(
+        waits.iter().any(|w| (w.0, w.1) == (5731, 5740)),
+        "{waits:?}"
+    );
+    assert!(!waits.iter().any(|w| w.0 == 5734), "{waits:?}");
+    // Stream 333: a preconnect. The client's preface alone (7421, 87
+    // bytes), no HEADERS; the server's next data 67 ms later answers
+    // nothing.
+    let c = connection(&doc, 333);
+    assert!(first_bytes(c).is_empty(), "{:?}", first_bytes(c));
+    assert!(think_waits(c).is_empty());
 }
 
 #[test]
