@@ -22,23 +22,8 @@ const RTT: f64 = 40.0;
 fn tls13_with_client(path: Path, client: f64) -> (Wire, Tls13) {
     let mut w = Wire::new(path);
     w.handshake(0.0);
-    let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
-    let go = w.arrival(ch) + 0.2;
-    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
-        .collect();
-    let last = *flight.last().unwrap();
-    let client_finished = w.send(C, w.arrival(last) + client, leak(encrypted(FINISHED_LEN)));
-    (
-        w,
-        Tls13 {
-            ch,
-            flight,
-            client_finished,
-        },
-    )
+    let hs = tls13_handshake_with(&mut w, RTT + 0.1, 0.2, client, Offer::tls13());
+    (w, hs)
 }
 
 #[test]

@@ -500,6 +500,15 @@ impl Outcome {
         self.report.findings.iter().map(|f| f.kind).collect()
     }
 
+    /// The ledger's first row of `phase` (fails when there is none).
+    pub fn row(&self, phase: crate::model::Phase) -> &crate::model::LedgerRow {
+        self.report
+            .ledger
+            .iter()
+            .find(|r| r.phase == phase)
+            .unwrap_or_else(|| panic!("no {phase:?} row at {:?}", self.path))
+    }
+
     /// The one finding of `kind` (fails when there is none or several).
     pub fn the(&self, kind: FindingKind) -> &Finding {
         let all: Vec<&Finding> = self

@@ -160,12 +160,7 @@ fn with_false_start_the_servers_finished_answers_the_request_too_and_is_not_coun
         .filter(|x| x.kind == ServerThinkTime && x.phase == Some(Phase::TlsHandshake))
         .count();
     assert_eq!(handshake_waits, 0);
-    let row = o
-        .report
-        .ledger
-        .iter()
-        .find(|r| r.phase == Phase::TlsHandshake)
-        .unwrap();
+    let row = o.row(Phase::TlsHandshake);
     assert_eq!(row.ideal_rtts, Some(1.0));
     assert_eq!(row.end_frame, o.frame(hs.client_flight));
     assert!(o.report.tls.as_ref().unwrap().false_start);

@@ -178,6 +178,25 @@ pub struct Tls13 {
 /// once (it fits the initial window), the client's Finished the moment
 /// the flight's last segment arrives.
 pub fn tls13_handshake(w: &mut Wire, t: f64, think: f64, offer: Offer) -> Tls13 {
+    tls13_handshake_with(w, t, think, 0.0, offer)
+}
+
+/// [`tls13_handshake`] with a client that sends its Finished `client` ms
+/// after the server's flight arrived.
+pub fn tls13_handshake_with(w: &mut Wire, t: f64, think: f64, client: f64, offer: Offer) -> Tls13 {
+    let (ch, flight) = tls13_hello_and_flight(w, t, think, offer);
+    let last = *flight.last().unwrap();
+    let client_finished = w.send(C, w.arrival(last) + client, leak(encrypted(FINISHED_LEN)));
+    Tls13 {
+        ch,
+        flight,
+        client_finished,
+    }
+}
+
+/// The ClientHello at `t` and the server's whole flight `think` ms after
+/// it arrives, segment by segment: the client's answer is the caller's.
+pub fn tls13_hello_and_flight(w: &mut Wire, t: f64, think: f64, offer: Offer) -> (Id, Vec<Id>) {
     let ch = w.send(C, t, leak(client_hello(offer)));
     let go = w.arrival(ch) + think;
     let flight: Vec<Id> = segments(&tls13_server_flight(2000, offer.psk))
@@ -185,13 +204,7 @@ pub fn tls13_handshake(w: &mut Wire, t: f64, think: f64, offer: Offer) -> Tls13 
         .enumerate()
         .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
         .collect();
-    let last = *flight.last().unwrap();
-    let client_finished = w.send(C, w.arrival(last), leak(encrypted(FINISHED_LEN)));
-    Tls13 {
-        ch,
-        flight,
-        client_finished,
-    }
+    (ch, flight)
 }
 
 /// The packets of a full TLS 1.2 handshake.

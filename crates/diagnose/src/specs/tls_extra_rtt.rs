@@ -103,22 +103,9 @@ fn an_excess_made_of_the_hosts_own_short_turnarounds_is_no_extra_round_trip() {
     // ideal, and not one round trip more.
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
-    let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
-    let go = w.arrival(ch) + 15.0;
-    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
-        .collect();
-    let last = *flight.last().unwrap();
-    w.send(C, w.arrival(last) + 15.0, leak(encrypted(FINISHED_LEN)));
+    tls13_handshake_with(&mut w, RTT + 0.1, 15.0, 15.0, Offer::tls13());
     let o = w.run();
-    let row = o
-        .report
-        .ledger
-        .iter()
-        .find(|r| r.phase == Phase::TlsHandshake)
-        .unwrap();
+    let row = o.row(Phase::TlsHandshake);
     assert!(row.excess_rtts.unwrap() >= 0.7, "{row:?}");
     o.has_no(TlsExtraRtt);
     o.has_no(ServerThinkTime);
@@ -130,16 +117,10 @@ fn an_excess_beyond_the_hosts_turnarounds_is_tls_extra_rtt_naming_them() {
     // round trip more (its last segment lost and sent again).
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
-    let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
-    let go = w.arrival(ch) + 15.0;
-    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
-        .collect();
+    let (_, flight) = tls13_hello_and_flight(&mut w, RTT + 0.1, 15.0, Offer::tls13());
     let last = *flight.last().unwrap();
     w.lose(last);
-    let again = w.resend(go + 2.0 * RTT, last);
+    let again = w.resend(w.sent(last) + 2.0 * RTT, last);
     w.send(C, w.arrival(again) + 15.0, leak(encrypted(FINISHED_LEN)));
     let o = w.run();
     let Detail::TlsExtraRtt {
