@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::path::Path;
 
-use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, Finding, Phase};
+use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, Finding, FindingKind, Phase};
 use rttdoc_capture::{linktype, Frame};
 use serde::Serialize;
 
@@ -172,7 +172,7 @@ pub fn server_ms(rounds: &[Round], rtt_ms: Option<f64>, findings: &[Finding]) ->
     let wait = rounds.iter().find(|r| r.phase == "first_byte")?.ms;
     let other: f64 = findings
         .iter()
-        .filter(|f| f.phase == Some(Phase::FirstByte) && !f.kind.name().contains("think_time"))
+        .filter(|f| f.phase == Some(Phase::FirstByte) && f.kind != FindingKind::ServerThinkTime)
         .map(|f| f.cost_ms.max(0.0))
         .sum();
     Some((wait - rtt_ms? - other).max(0.0))
@@ -243,7 +243,7 @@ mod tests {
         );
     }
 
-    fn finding(kind: rttdoc_analyze::FindingKind, cost_ms: f64) -> Finding {
+    fn finding(kind: FindingKind, cost_ms: f64) -> Finding {
         Finding {
             kind,
             stream: 0,
