@@ -14,9 +14,10 @@
 //! the RTT): answer departure minus the server flight's arrival, at least
 //! half a round trip, clamped to 5..20 ms (the threshold of
 //! `server_think_time`: above a host's normal turnaround). Away from the
-//! client, less the queue the client's other handshakes or its saturated
-//! downlink show on the path (the server's flight may have reached the
-//! client that much later). Each is a wait from the server's last
+//! client, the flight's arrival is when the client acknowledged its last
+//! segment (a slow link delays a large flight's last segment by the whole
+//! flight's serialization, which the handshake's round trip does not
+//! show); without such an ACK there, nothing is claimed. Each is a wait from the server's last
 //! segment to the client's answer, with no releasing packet (the
 //! client's own work ended it). Cost: the waits' sum. Not when the
 //! client's answer acknowledges server bytes the capture did not show (a
@@ -29,22 +30,45 @@
 use super::server_think_time::threshold_of;
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Vantage, Wait};
+use rttdoc_analyze::seq;
+
+/// A capture whose vantage is unknown is taken to be at the client when
+/// the client's side of the path is within this of zero.
+const AT_CLIENT_NS: i64 = 1_000_000;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns else { return };
     let threshold = threshold_of(rtt);
+    // At (or next to) the client, the flight's arrival is seen. Away from
+    // it, the arrival estimated from the handshake's round trip misses
+    // what a slow link adds to a large flight (each segment queued behind
+    // the last), which would read as the client's time: there only the
+    // client's own acknowledgment of the flight's last segment tells when
+    // it had the flight (an ACK leaves when data arrives, at the latest).
+    let at_client = f.report.vantage == Vantage::Client
+        || (f.report.vantage == Vantage::Unknown && f.client_side_ns <= AT_CLIENT_NS);
     let waits: Vec<Wait> = f
         .handshake_turns()
         .into_iter()
         .filter(|t| t.answerer == Direction::ClientToServer && t.complete)
         .filter_map(|t| {
-            // Captured at the client, the flight's arrival is seen.
-            let queue = if f.report.vantage == Vantage::Client {
-                0
-            } else {
-                f.answer_queue_ns(t.question_ts_ns)
+            let last = f.record(t.question_frame)?;
+            let acked = f
+                .between(t.question_frame + 1, t.answer_frame)
+                .iter()
+                .find(|r| {
+                    r.dir == Direction::ClientToServer
+                        && r.len == 0
+                        && r.ack_set
+                        && seq::le(last.end, r.ack)
+                })
+                .map(|ack| t.answer_ts_ns - ack.ts_ns);
+            let think = match acked {
+                Some(since_ack) if at_client => since_ack.min(t.wait_ns),
+                Some(since_ack) => since_ack,
+                None if at_client => t.wait_ns,
+                None => return None,
             };
-            let think = t.wait_ns - queue;
             (think >= threshold).then(|| Wait {
                 from_frame: t.question_frame,
                 to_frame: t.answer_frame,

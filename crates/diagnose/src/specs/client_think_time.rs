@@ -19,10 +19,13 @@ const RTT: f64 = 40.0;
 
 /// A TLS 1.3 handshake whose client sends its Finished `client` ms after
 /// the server's flight arrived.
+/// Its kernel acknowledges the flight the moment it is in.
 fn tls13_with_client(path: Path, client: f64) -> (Wire, Tls13) {
     let mut w = Wire::new(path);
     w.handshake(0.0);
     let hs = tls13_handshake_with(&mut w, RTT + 0.1, 0.2, client, Offer::tls13());
+    let last = *hs.flight.last().unwrap();
+    w.ack(C, w.arrival(last));
     (w, hs)
 }
 
@@ -103,4 +106,42 @@ fn a_full_tls12_clients_slow_key_exchange_is_client_think_time() {
         assert_ms(f.cost_ms, 45.0, 0.2, "the client's 45 ms");
         o.has_no(ServerThinkTime);
     }
+}
+
+#[test]
+fn a_large_flight_on_a_slow_link_beyond_a_server_side_tap_is_not_the_clients_time() {
+    // Captured at the server: the flight's segments queue 60 ms more on
+    // the link to the client than the handshake's round trip shows; the
+    // client answers the moment the last arrives. Its ACKs of the flight
+    // say when that was; without them nothing is claimed.
+    for acks in [true, false] {
+        let mut w = Wire::new(Path::at_server(RTT));
+        w.handshake(0.0);
+        let (_, flight) = tls13_hello_and_flight(&mut w, RTT + 0.1, 0.2, Offer::tls13());
+        for (i, id) in flight.iter().enumerate() {
+            w.late_after_tap(*id, 20.0 * (i + 1) as f64);
+        }
+        let last = *flight.last().unwrap();
+        if acks {
+            w.ack(C, w.arrival(last));
+        }
+        w.send(C, w.arrival(last) + 0.3, leak(encrypted(FINISHED_LEN)));
+        w.run().has_no(ClientThinkTime);
+    }
+    // The same client at work 60 ms, its ACK at once: its time.
+    let mut w = Wire::new(Path::at_server(RTT));
+    w.handshake(0.0);
+    let (_, flight) = tls13_hello_and_flight(&mut w, RTT + 0.1, 0.2, Offer::tls13());
+    let last = *flight.last().unwrap();
+    w.ack(C, w.arrival(last));
+    let finished = w.send(C, w.arrival(last) + 60.0, leak(encrypted(FINISHED_LEN)));
+    let o = w.run();
+    let f = o.the(ClientThinkTime);
+    assert_eq!(f.frames, o.frames(&[last, finished]));
+    assert_ms(
+        f.cost_ms,
+        60.0,
+        0.2,
+        "from the client's ACK to its Finished",
+    );
 }
