@@ -17,9 +17,10 @@
 //! client, the flight's arrival is when the client acknowledged its last
 //! segment (a slow link delays a large flight's last segment by the whole
 //! flight's serialization, which the handshake's round trip does not
-//! show); without such an ACK there, nothing is claimed. Each is a wait from the server's last
-//! segment to the client's answer, with no releasing packet (the
-//! client's own work ended it). Cost: the waits' sum. Not when the
+//! show); without such an ACK there, nothing is claimed. Each is a wait
+//! from the server's last segment to the client's answer, with no
+//! releasing packet (the client's own work ended it). Cost: the waits'
+//! sum. Not when the
 //! client's answer acknowledges server bytes the capture did not show (a
 //! segment it missed, a re-send it did not see): then the client may have
 //! been waiting for that segment, which is loss, not its work.
