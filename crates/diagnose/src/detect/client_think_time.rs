@@ -29,7 +29,7 @@
 //! which skips the verification).
 
 use super::server_think_time::threshold_of;
-use super::Facts;
+use super::{Facts, HandshakeTurn};
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Vantage, Wait};
 use rttdoc_analyze::seq;
 
@@ -40,36 +40,12 @@ const AT_CLIENT_NS: i64 = 1_000_000;
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns else { return };
     let threshold = threshold_of(rtt);
-    // At (or next to) the client, the flight's arrival is seen. Away from
-    // it, the arrival estimated from the handshake's round trip misses
-    // what a slow link adds to a large flight (each segment queued behind
-    // the last), which would read as the client's time: there only the
-    // client's own acknowledgment of the flight's last segment tells when
-    // it had the flight (an ACK leaves when data arrives, at the latest).
-    let at_client = f.report.vantage == Vantage::Client
-        || (f.report.vantage == Vantage::Unknown && f.client_side_ns <= AT_CLIENT_NS);
     let waits: Vec<Wait> = f
         .handshake_turns()
         .into_iter()
-        .filter(|t| t.answerer == Direction::ClientToServer && t.complete)
+        .filter(|t| t.answerer == Direction::ClientToServer)
         .filter_map(|t| {
-            let last = f.record(t.question_frame)?;
-            let acked = f
-                .between(t.question_frame + 1, t.answer_frame)
-                .iter()
-                .find(|r| {
-                    r.dir == Direction::ClientToServer
-                        && r.len == 0
-                        && r.ack_set
-                        && seq::le(last.end, r.ack)
-                })
-                .map(|ack| t.answer_ts_ns - ack.ts_ns);
-            let think = match acked {
-                Some(since_ack) if at_client => since_ack.min(t.wait_ns),
-                Some(since_ack) => since_ack,
-                None if at_client => t.wait_ns,
-                None => return None,
-            };
+            let think = client_time(f, &t)?;
             (think >= threshold).then(|| Wait {
                 from_frame: t.question_frame,
                 to_frame: t.answer_frame,
@@ -94,4 +70,38 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);
     out.push(x);
+}
+
+/// The client's own time in a turn it answered (module docs), or None
+/// when the capture cannot tell: a flight it did not show whole, or,
+/// away from the client, no ACK of the client's for the flight's end.
+pub(super) fn client_time(f: &Facts<'_>, t: &HandshakeTurn) -> Option<i64> {
+    if !t.complete {
+        return None;
+    }
+    // At (or next to) the client, the flight's arrival is seen. Away from
+    // it, the arrival estimated from the handshake's round trip misses
+    // what a slow link adds to a large flight (each segment queued behind
+    // the last), which would read as the client's time: there only the
+    // client's own acknowledgment of the flight's last segment tells when
+    // it had the flight (an ACK leaves when data arrives, at the latest).
+    let at_client = f.report.vantage == Vantage::Client
+        || (f.report.vantage == Vantage::Unknown && f.client_side_ns <= AT_CLIENT_NS);
+    let last = f.record(t.question_frame)?;
+    let since_ack = f
+        .between(t.question_frame + 1, t.answer_frame)
+        .iter()
+        .find(|r| {
+            r.dir == Direction::ClientToServer
+                && r.len == 0
+                && r.ack_set
+                && seq::le(last.end, r.ack)
+        })
+        .map(|ack| t.answer_ts_ns - ack.ts_ns);
+    match since_ack {
+        Some(since_ack) if at_client => Some(since_ack.min(t.wait_ns)),
+        Some(since_ack) => Some(since_ack),
+        None if at_client => Some(t.wait_ns),
+        None => None,
+    }
 }

@@ -15,7 +15,7 @@
 //! Cost: the row's excess.
 
 use super::Facts;
-use crate::model::{Detail, Finding, FindingKind, Phase};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
 
 /// A summary: reads the first pass's findings (`causes_found`), never
 /// adds to them (see [`super::run`]).
@@ -46,12 +46,20 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         .handshake_turns()
         .iter()
         .filter(|t| {
-            t.complete
-                && !causes
-                    .iter()
-                    .any(|c| c.waits.iter().any(|w| w.to_frame == t.answer_frame))
+            !causes
+                .iter()
+                .any(|c| c.waits.iter().any(|w| w.to_frame == t.answer_frame))
         })
-        .map(|t| t.wait_ns.max(0) as f64 / 1e6)
+        .filter(|t| t.complete)
+        .map(|t| match t.answerer {
+            // The client's time as client_think_time measures it where it
+            // can (from its ACK of the flight), else the estimate.
+            Direction::ClientToServer => {
+                super::client_think_time::client_time(f, t).unwrap_or(t.wait_ns)
+            }
+            Direction::ServerToClient => t.wait_ns,
+        })
+        .map(|ns| ns.max(0) as f64 / 1e6)
         .sum();
     let half_rtt_ms = f.rtt_ns.unwrap_or(0) as f64 / 2e6;
     if causes.is_empty() && excess_ms - host_ms < half_rtt_ms {
