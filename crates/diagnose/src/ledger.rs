@@ -315,8 +315,14 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
 
     // Segment payloads each way: the peer's MSS option, less timestamps.
     let options = if handshake.timestamps { 12 } else { 0 };
-    let mss = handshake.client_mss.unwrap_or(1460) as u64 - options;
-    let request_mss = handshake.server_mss.unwrap_or(1460) as u64 - options;
+    // (An MSS option below the timestamps' 12 bytes is a damaged or
+    // fuzzed one: at least a byte per segment.)
+    let mss = (handshake.client_mss.unwrap_or(1460) as u64)
+        .saturating_sub(options)
+        .max(1);
+    let request_mss = (handshake.server_mss.unwrap_or(1460) as u64)
+        .saturating_sub(options)
+        .max(1);
     for (i, x) in c.exchanges.iter().enumerate() {
         let n = i as u32 + 1;
         let name = x.label.clone().unwrap_or_else(|| format!("exchange {n}"));

@@ -130,6 +130,15 @@ const CORPUS: &[Expect] = &[
         ),
         counts: Some((15, 0, 5)),
     },
+    // Found by the analyze_pipeline fuzz target: a SYN whose MSS option
+    // says 0 bytes, on a connection with timestamps; the ledger took the
+    // timestamps' 12 bytes from it (an overflow in a debug build).
+    Expect {
+        file: "fuzz-tiny-mss-option.pcap",
+        exit: 2,
+        error: Some("byte 885: a record declares 1107299586 bytes"),
+        counts: Some((4, 0, 1)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,
