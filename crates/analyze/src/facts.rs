@@ -130,9 +130,6 @@ pub struct TlsFacts {
     pub client_finished: Option<Stamp>,
     /// The server's Finished.
     pub server_finished: Option<Stamp>,
-    /// The client sent application data between its Finished and the
-    /// server's (TLS False Start).
-    pub false_start: bool,
     /// TLS started after a plaintext preamble (proxy, STARTTLS).
     pub preamble: Option<PreambleFacts>,
 }
@@ -304,7 +301,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         early_data_offered: ch.is_some_and(|c| c.early_data),
         early_data_accepted: tls.early_data_accepted,
         hello_retry_request: tls.hello_retry.is_some(),
-        false_start: tls.false_start.is_some(),
+        false_start: tls.false_start,
         handshake_ms: None,
         handshake_rtts: None,
         ideal_handshake_rtts: None,
@@ -320,7 +317,6 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         client_hello_start: tls.client_hello_at.map(|(start, _)| start),
         client_finished: tls.client_finished,
         server_finished: tls.server_finished,
-        false_start: tls.false_start.is_some(),
         preamble: tls.preamble.map(|(start, first)| PreambleFacts {
             kind: start.kind,
             round_trips: start.round_trips,

@@ -139,10 +139,10 @@ pub struct TlsSession {
     /// TLS 1.2: the server's Finished; TLS 1.3: the last record of the
     /// server's encrypted flight.
     pub server_finished: Option<Stamp>,
-    /// TLS 1.2 and older: the client's first application data sent after
-    /// its Finished and before the server's (False Start, RFC 7918): for
-    /// the client, the handshake ended with its own Finished.
-    pub false_start: Option<Stamp>,
+    /// TLS 1.2 and older: the client sent application data after its
+    /// Finished and before the server's (False Start, RFC 7918): for the
+    /// client, the handshake ended with its own Finished.
+    pub false_start: bool,
     pub certificate_seen: bool,
     /// A full TLS 1.2 handshake's key exchange was seen (ServerKeyExchange,
     /// ServerHelloDone, CertificateRequest or ClientKeyExchange).
@@ -186,14 +186,12 @@ pub struct TlsSession {
     /// (0.5-RTT data: its HTTP/2 preface, sent as its handshake ended), so
     /// its first record after the client's is no preface.
     server_spoke_first: bool,
-    /// HTTP/2 is what the connection speaks: the server chose `h2` (TLS
-    /// 1.2's ServerHello), or the client's first application record has
-    /// the size of HTTP/2's client preface (TLS 1.3 hides the choice).
-    http2: bool,
-    /// HTTP/2 is known, or the client offered `h2` and TLS 1.3 hid the
-    /// server's choice: the sizes that no HTTP/1.x message has (an empty
-    /// frame's 9 bytes, a WINDOW_UPDATE's or PING's 13 or 17, a short
-    /// first record of the server's) are read as HTTP/2's.
+    /// The connection may speak HTTP/2: the server chose `h2` (TLS 1.2's
+    /// ServerHello), the client's first application record has the size
+    /// of HTTP/2's client preface, or the client offered `h2` and TLS 1.3
+    /// hid the server's choice. The sizes that no HTTP/1.x message has (an
+    /// empty frame's 9 bytes, a WINDOW_UPDATE's or PING's 13 or 17, a
+    /// short first record of the server's) are read as HTTP/2's then.
     http2_maybe: bool,
     pub messages: Vec<TlsMessageRef>,
     /// The stream stopped looking like TLS (or sync was lost).
@@ -651,7 +649,7 @@ impl TlsSession {
                 .version()
                 .is_some_and(|v| !rttdoc_wire::tls::is_tls13(v))
         {
-            self.false_start.get_or_insert(started);
+            self.false_start = true;
         }
         if self.is_tls13() && self.client_finished.is_none() {
             match dir {
@@ -801,23 +799,20 @@ impl TlsSession {
         let Some(plain) = self.record_overhead().and_then(|o| len.checked_sub(o)) else {
             return Http2Record::Other;
         };
-        let preface = preface_sized;
         let first_from_client =
             dir == Direction::ClientToServer && self.client_first_record.is_none();
         if first_from_client {
-            // The client's preface: 24 bytes of magic, then SETTINGS (and
-            // a WINDOW_UPDATE), sent as one record by browsers and curl.
             self.client_first_record = Some(started.frame);
             let offered = self
                 .client_hello
                 .as_ref()
                 .is_some_and(|c| c.alpn.iter().any(|p| p == "h2"));
             let chosen = self.server_hello.as_ref().is_some_and(|s| s.alpn_h2);
-            // The client's preface: magic, SETTINGS and perhaps a
-            // WINDOW_UPDATE (it has no server SETTINGS to acknowledge yet).
+            // The client's preface: 24 bytes of magic, then SETTINGS and
+            // perhaps a WINDOW_UPDATE (it has no server SETTINGS to
+            // acknowledge yet), sent as one record by browsers and curl.
             let preface_alone = offered && plain >= 24 && client_preface_sized(plain - 24);
-            self.http2 = chosen || preface_alone;
-            self.http2_maybe = self.http2 || (offered && self.is_tls13());
+            self.http2_maybe = chosen || preface_alone || (offered && self.is_tls13());
             // Taken for a request until the server's preface shows the
             // connection speaks HTTP/2 (an HTTP/1.1 request can be that
             // size too): then it asked nothing (a browser's preconnect
@@ -846,7 +841,7 @@ impl TlsSession {
         match (self.http2_maybe, plain) {
             (false, _) => Http2Record::Other,
             (true, 9) => Http2Record::Empty,
-            (true, n) if first_from_server && preface(n) => Http2Record::Preface,
+            (true, n) if first_from_server && preface_sized(n) => Http2Record::Preface,
             (true, 13 | 17) if dir == Direction::ClientToServer => Http2Record::ControlSized,
             _ => Http2Record::Other,
         }

@@ -237,7 +237,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             }
             (Some(v), _) if is_tls13(v) => (1.0, "TLS 1.3 full handshake: 1 RTT".to_string()),
             (Some(v), Some(true)) => (1.0, format!("{} resumed: 1 RTT", version_name(v))),
-            (Some(v), _) if tls.false_start => (
+            (Some(v), _) if tls.report.false_start => (
                 1.0,
                 format!("{} full handshake, False Start: 1 RTT", version_name(v)),
             ),
@@ -255,7 +255,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         // full 1.2 one with False Start, whose client did) or on receiving
         // the server's Finished (full 1.2).
         let end = match (version, resumed) {
-            (Some(v), Some(false)) if !is_tls13(v) && !tls.false_start => {
+            (Some(v), Some(false)) if !is_tls13(v) && !tls.report.false_start => {
                 tls.server_finished.map(|s| (s, true))
             }
             _ => tls.client_finished.map(|s| (s, false)),
@@ -443,6 +443,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 burst_segment,
                 new_data_views: Default::default(),
                 window_stall_views: Default::default(),
+                handshake_turns_view: Default::default(),
             }
         };
     }
@@ -450,16 +451,21 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // exchanges, not its work: their delays are idle time, not latency
     // beyond the ideal (detect/server_think_time.rs, which names no
     // cause for them either).
-    let mut idle = crate::detect::idle_exchanges(&facts_of!(&report, &[]));
+    // A client's reply to a message the server sent on its own (a ping)
+    // asks nothing: the server's next data came at its own pace. (Both
+    // read the exchanges, not the rows the first marks.)
+    let (mut idle, replies) = {
+        let facts = facts_of!(&report, &[]);
+        let idle = crate::detect::idle_exchanges(&facts);
+        let replies: Vec<usize> = crate::detect::reply_exchanges(&facts)
+            .into_iter()
+            .filter(|n| !idle.contains(n))
+            .collect();
+        (idle, replies)
+    };
     if !idle.is_empty() {
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);
     }
-    // A client's reply to a message the server sent on its own (a ping)
-    // asks nothing: the server's next data came at its own pace.
-    let replies: Vec<usize> = crate::detect::reply_exchanges(&facts_of!(&report, &[]))
-        .into_iter()
-        .filter(|n| !idle.contains(n))
-        .collect();
     if !replies.is_empty() {
         idle_rows(&mut report, &replies, &[Phase::FirstByte], REPLY_TO_SERVER);
         idle.extend(replies);

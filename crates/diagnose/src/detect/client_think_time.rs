@@ -42,10 +42,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let threshold = threshold_of(rtt);
     let waits: Vec<Wait> = f
         .handshake_turns()
-        .into_iter()
+        .iter()
         .filter(|t| t.answerer == Direction::ClientToServer)
         .filter_map(|t| {
-            let think = client_time(f, &t)?;
+            let think = client_time(f, t)?;
             (think >= threshold).then(|| Wait {
                 from_frame: t.question_frame,
                 to_frame: t.answer_frame,

@@ -76,6 +76,9 @@ pub struct Facts<'a> {
     /// ([`window_stalls::window_stalls`]), made on first use and shared by
     /// `rwnd_limited` and `retransmission`.
     pub window_stall_views: [std::cell::OnceCell<Option<Vec<window_stalls::WindowStall>>>; 2],
+    /// The TLS handshake's turns ([`Facts::handshake_turns`]), made on
+    /// first use and shared by the detectors that read them.
+    pub handshake_turns_view: std::cell::OnceCell<Vec<HandshakeTurn>>,
 }
 
 /// One turn of a TLS handshake ([`Facts::handshake_turns`]).
@@ -232,7 +235,12 @@ impl<'a> Facts<'a> {
     /// capture did not show (a segment it missed, or a re-send it did not
     /// see) is marked incomplete: when the answerer had all it needed is
     /// unknown, and a wait for a lost segment would read as its work.
-    pub fn handshake_turns(&self) -> Vec<HandshakeTurn> {
+    pub fn handshake_turns(&self) -> &[HandshakeTurn] {
+        self.handshake_turns_view
+            .get_or_init(|| self.find_handshake_turns())
+    }
+
+    fn find_handshake_turns(&self) -> Vec<HandshakeTurn> {
         let (Some(tls), Some(end)) = (&self.report.tls, self.tls_end_frame) else {
             return Vec::new();
         };

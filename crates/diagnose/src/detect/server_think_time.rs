@@ -130,7 +130,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // the ServerHello after a HelloRetryRequest): from the client's flight
     // (its last copy) to the server's answer, less the path's queue.
     let mut later_ms = 0.0;
-    for turn in f.handshake_turns() {
+    for turn in f.handshake_turns().iter() {
         if turn.answerer != Direction::ServerToClient || turn.first || !turn.complete {
             continue;
         }

@@ -94,6 +94,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         burst_segment: [0, 0],
         new_data_views: Default::default(),
         window_stall_views: Default::default(),
+        handshake_turns_view: Default::default(),
     }
 }
 
