@@ -1238,7 +1238,7 @@ impl Connection {
     /// `sender` and back: the handshake's (SYN -> SYN-ACK for the server,
     /// SYN-ACK -> ACK for the client) or the smallest answer the sender
     /// gave to data, whichever is smaller.
-    fn sender_side_ns(&self, sender: Direction) -> Option<i64> {
+    pub(crate) fn sender_side_ns(&self, sender: Direction) -> Option<i64> {
         let (handshake, samples) = match sender {
             Direction::ServerToClient => {
                 (self.syn_gap_ns, self.rtt.min_for(Direction::ClientToServer))

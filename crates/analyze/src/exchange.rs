@@ -36,15 +36,24 @@ pub struct Exchange {
     /// server's data came, not a request (a HEADERS frame that small is
     /// a rare repeat).
     pub h2_control_sized: bool,
+    /// The call to an upstream the server made while this request waited
+    /// for its answer, when the capture shows it (upstream.rs).
+    pub upstream: Option<Box<crate::upstream::UpstreamCall>>,
 }
 
 impl Exchange {
     /// Server data that answers this exchange: its first byte if none came
     /// before, its last so far.
-    fn answered_by(&mut self, first: Stamp, last: Stamp, len: u64) {
+    fn answered_by(&mut self, first: Stamp, last: Stamp, len: u64) -> u8 {
+        let event = if self.response_first.is_none() {
+            ANSWERED
+        } else {
+            0
+        };
         self.response_first.get_or_insert(first);
         self.response_last = Some(last);
         self.response_bytes += len;
+        event
     }
 }
 
@@ -69,7 +78,18 @@ pub struct Exchanges {
     /// OpenFlow's messages, if the connection carries them: only those
     /// that ask open a turn, only their answers answer (openflow.rs).
     pub(crate) openflow: crate::openflow::OpenFlow,
+    /// What happened to the open exchange since the tracker last looked
+    /// ([`OPENED`], [`ANSWERED`]): the host's other connections may want
+    /// it (upstream.rs).
+    pub(crate) events: u8,
+    /// The open request's [`crate::upstream::request_key`].
+    pub(crate) current_key: u64,
 }
+
+/// [`Exchanges::events`]: a request began.
+pub(crate) const OPENED: u8 = 1;
+/// [`Exchanges::events`]: the open request's answer began.
+pub(crate) const ANSWERED: u8 = 2;
 
 impl Exchanges {
     /// The exchanges of a connection whose server is on `port` (the
@@ -111,21 +131,21 @@ impl Exchanges {
         }
         match dir {
             Direction::ClientToServer => self.ask(first, last, len, head),
-            Direction::ServerToClient => match self.current.clone() {
-                Some(c)
-                    if c.response_first.is_none() && !self.could_answer(c.request_first, first) =>
-                {
-                    self.unsolicited_bytes += len;
-                }
-                Some(_) => {
-                    let c = self.current.as_mut().expect("matched");
-                    if c.response_first.is_none() {
-                        c.status = http_status(head);
+            Direction::ServerToClient => {
+                match self.current.as_ref().map(|c| {
+                    c.response_first.is_none() && !self.could_answer(c.request_first, first)
+                }) {
+                    Some(true) => self.unsolicited_bytes += len,
+                    Some(false) => {
+                        let c = self.current.as_mut().expect("matched");
+                        if c.response_first.is_none() {
+                            c.status = http_status(head);
+                        }
+                        self.events |= c.answered_by(first, last, len);
                     }
-                    c.answered_by(first, last, len);
+                    None => self.server_first_bytes += len,
                 }
-                None => self.server_first_bytes += len,
-            },
+            }
         }
     }
 
@@ -192,6 +212,8 @@ impl Exchanges {
         }
         self.close();
         self.total += 1;
+        self.events |= OPENED;
+        self.current_key = crate::upstream::request_key(head);
         let label = http_request_line(head);
         self.current = Some(Exchange {
             request_first: first,
@@ -204,6 +226,7 @@ impl Exchanges {
             label,
             status: None,
             h2_control_sized: false,
+            upstream: None,
         });
     }
 
@@ -236,7 +259,9 @@ impl Exchanges {
                     .as_ref()
                     .is_some_and(|c| self.could_answer(c.request_first, first));
                 match self.current.as_mut() {
-                    Some(c) if m.answers && answerable => c.answered_by(first, last, len),
+                    Some(c) if m.answers && answerable => {
+                        self.events |= c.answered_by(first, last, len);
+                    }
                     _ => self.unsolicited_bytes += len,
                 }
             }
@@ -249,6 +274,12 @@ impl Exchanges {
                 self.kept.push(c);
             }
         }
+    }
+
+    /// The open exchange, if any (the tracker pairs it with the host's
+    /// other connections: upstream.rs).
+    pub(crate) fn current_mut(&mut self) -> Option<&mut Exchange> {
+        self.current.as_mut()
     }
 
     /// Ends the last exchange (end of connection).
@@ -268,7 +299,7 @@ fn is_bgp_message(head: &[u8]) -> bool {
         && (1..=5).contains(&head[18])
 }
 
-const METHODS: [&str; 9] = [
+pub(crate) const METHODS: [&str; 9] = [
     "GET", "POST", "HEAD", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE",
 ];
 

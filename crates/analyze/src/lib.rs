@@ -35,6 +35,7 @@ pub mod series;
 mod tls;
 mod track;
 mod twins;
+mod upstream;
 
 pub use connection::{SegmentRecord, Stamp, TIMELINE_CAP};
 pub use exchange::Exchange;
@@ -46,3 +47,4 @@ pub use rttdoc_model::kinds;
 pub use rttdoc_model::*;
 pub use series::SeriesRequest;
 pub use track::{track_capture, AnalyzeOptions, Tracker, DEFAULT_MAX_FLOWS};
+pub use upstream::UpstreamCall;

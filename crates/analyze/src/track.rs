@@ -41,6 +41,7 @@ use crate::lone_syn::{Embryo, LoneSyn, LoneSyns};
 use crate::model::{CaptureStats, Direction, Ending, Endpoint};
 use crate::path_samples::PathSamples;
 use crate::twins::{SameAs, Twins};
+use crate::upstream::{Asking, Calls, Place};
 
 /// The most one gap between frames advances the capture's progress clock:
 /// longer than any retransmission backoff step worth waiting through, far
@@ -159,6 +160,9 @@ pub struct Tracker<'s> {
     /// Recent handshakes, to find a connection seen twice under
     /// translated addresses (twins.rs).
     twins: Twins,
+    /// The host's recent exchanges, for the calls it made while its
+    /// clients waited (upstream.rs).
+    calls: Calls,
     /// Flows that are one SYN so far.
     embryos: LoneSyns,
     /// Connections with nothing more due, in the order they got there, with
@@ -198,6 +202,7 @@ impl<'s> Tracker<'s> {
             tombstones: FlowMap::default(),
             paths: PathSamples::default(),
             twins: Twins::default(),
+            calls: Calls::default(),
             embryos: LoneSyns::default(),
             closing: Default::default(),
             ages: Vec::new(),
@@ -325,6 +330,7 @@ impl<'s> Tracker<'s> {
                     &mut self.closing,
                     &mut self.paths,
                     &mut self.twins,
+                    &mut self.calls,
                 );
                 self.mark_same_as(same);
                 return;
@@ -416,6 +422,7 @@ impl<'s> Tracker<'s> {
             &mut self.closing,
             &mut self.paths,
             &mut self.twins,
+            &mut self.calls,
         );
         self.mark_same_as(same);
     }
@@ -748,12 +755,16 @@ fn track_in(
     closing: &mut VecDeque<(FlowKey, i64)>,
     paths: &mut PathSamples,
     twins: &mut Twins,
+    calls: &mut Calls,
 ) -> Option<SameAs> {
     if conn.capture_copy(at, dir, seg) {
         stats.capture_duplicates += 1;
         return None;
     }
     conn.observe(at, dir, seg);
+    if conn.exchanges.events != 0 {
+        note_exchange(conn, calls);
+    }
     if dir == Direction::ServerToClient && seg.payload_len > 0 {
         paths.arrival(conn.client.ip, conn.stream, at.ts_ns, seg.payload_len);
     }
@@ -769,6 +780,42 @@ fn track_in(
         closing.push_back((key, progress_ns));
     }
     same
+}
+
+/// A request began or got its answer: the host's calls hear of it, and an
+/// answered one learns the call it waited for (upstream.rs). Once per
+/// request, out of the per-packet path.
+#[inline(never)]
+fn note_exchange(conn: &mut Connection, calls: &mut Calls) {
+    let events = std::mem::take(&mut conn.exchanges.events);
+    let key = conn.exchanges.current_key;
+    let place = Place::of(
+        conn.sender_side_ns(Direction::ServerToClient),
+        conn.sender_side_ns(Direction::ClientToServer),
+    );
+    let (stream, same_as) = (conn.stream, conn.same_as);
+    let (client, server, syn) = (conn.client, conn.server, conn.first_syn);
+    let Some(x) = conn.exchanges.current_mut() else {
+        return;
+    };
+    if events & crate::exchange::OPENED != 0 {
+        calls.opened(stream, x.request_first.ts_ns);
+    }
+    if let (true, Some(answer)) = (events & crate::exchange::ANSWERED != 0, x.response_first) {
+        x.upstream = calls
+            .answered(Asking {
+                stream,
+                same_as,
+                client,
+                server,
+                syn,
+                place,
+                request_first: x.request_first,
+                answer,
+                key,
+            })
+            .map(Box::new);
+    }
 }
 
 /// Keeps a connection's clean handshake for the client's path samples

@@ -159,6 +159,10 @@ finding_kinds! {
     /// The client took long to answer the server's TLS handshake flight.
     ClientThinkTime = "client_think_time" in "client_think_time.rs", Waits,
         fix "the client's certificate checks (a full chain, OCSP stapling), its CPU; resumption";
+    /// A proxy's client waited for the proxy's upstream: the proxy called
+    /// it during the wait (its connection is in the capture).
+    UpstreamWait = "upstream_wait" in "upstream_wait.rs", Waits,
+        fix "the upstream's own findings; upstream keep-alive when it connects per request";
     /// Answers waited in the queue of the client's own downlink, which
     /// several of its connections kept saturated.
     DownlinkQueue = "downlink_queue" in "downlink_queue.rs", Waits,

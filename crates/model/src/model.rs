@@ -730,6 +730,27 @@ pub enum Detail {
         /// SYNs sent.
         syns: u32,
     },
+    /// Answers that waited for the server's upstream.
+    UpstreamWait {
+        /// How many answers waited.
+        answers: u32,
+        /// The upstream of the longest wait.
+        upstream: Endpoint,
+        /// Its connection (`tcp.stream`).
+        upstream_stream: u64,
+        /// The longest wait (ms).
+        longest_ms: f64,
+        /// Every call was the request forwarded (HTTP/1.x, the same method
+        /// and resource): a proxy's. Otherwise some call was paired as the
+        /// only one the server made during the wait (a TLS request, a
+        /// database's protocol).
+        forwarded: bool,
+        /// Calls made on a connection opened for them.
+        new_connections: u32,
+        /// Of the waits, the time from those connections' SYNs to their
+        /// requests (ms): connecting.
+        connect_ms: f64,
+    },
     /// Answers that waited in the client's saturated downlink's queue.
     DownlinkQueue {
         /// How many answers waited.

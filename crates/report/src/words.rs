@@ -299,6 +299,42 @@ pub fn explanation(x: &Finding) -> String {
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full."
         ),
+        Detail::UpstreamWait {
+            answers,
+            upstream,
+            upstream_stream,
+            longest_ms,
+            forwarded,
+            new_connections,
+            connect_ms,
+        } => {
+            let times = if *answers == 1 {
+                String::new()
+            } else {
+                format!(" ({answers} answers, the longest {longest_ms:.0} ms)")
+            };
+            let connect = match new_connections {
+                0 => String::new(),
+                n => format!(
+                    " It opened a new connection to {upstream} for {n} of them ({connect_ms:.1} ms connecting): a handshake on every request."
+                ),
+            };
+            let call = if *forwarded {
+                format!(
+                    "This server is a proxy: while its client waited, it forwarded the request to its upstream {upstream} \
+                     (tcp.stream eq {upstream_stream}) and answered only once the upstream had"
+                )
+            } else {
+                format!(
+                    "While its client waited, this server called {upstream} (tcp.stream eq {upstream_stream}; the only call it made \
+                     meanwhile, and no other request came in) and answered only once that call was answered"
+                )
+            };
+            format!(
+                "{call}: {cost:.0} ms of the wait were {upstream}'s{times}, not this server's own work.{connect} \
+                 That connection is in the capture; what the time went on is in its own findings."
+            )
+        }
         Detail::DownlinkQueue {
             answers,
             longest_ms,
@@ -394,6 +430,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
              short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once; \
              session resumption skips the verification."
+            .into(),
+        Detail::UpstreamWait {
+            new_connections,
+            connect_ms,
+            ..
+        } if *new_connections > 0 && *connect_ms >= 1.0 => {
+            "Look at the upstream (its connection's findings: server_think_time there is the application's time), and keep upstream \
+             connections alive instead of opening one per request: nginx `keepalive 16;` in the upstream block with `proxy_http_version 1.1;` \
+             and `proxy_set_header Connection \"\";`, HAProxy `http-reuse safe` (its default), a pooled client in the application."
+                .into()
+        }
+        Detail::UpstreamWait { .. } => "Look at the upstream: its connection's findings say where the time went (server_think_time there is the \
+             application's time: a slow handler, a database, its own upstream); cache at the proxy where answers allow it (nginx proxy_cache)."
             .into(),
         Detail::ExchangeThinkTime { .. } => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
         Detail::Tfo { outcome, .. } => match outcome {

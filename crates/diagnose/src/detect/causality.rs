@@ -272,6 +272,7 @@ mod tests {
             status: None,
             expects_continue: false,
             h2_control_sized: false,
+            upstream: None,
         }
     }
 

@@ -23,6 +23,7 @@ mod slow_start_after_idle;
 mod syn_retransmit;
 mod tfo;
 mod tls_extra_rtt;
+mod upstream_wait;
 pub mod window_stalls;
 mod zero_window;
 
@@ -526,7 +527,7 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 15] = [
+const DETECTORS: [Detector; 16] = [
     syn_retransmit::detect,
     tfo::detect,
     hello_retry_request::detect,
@@ -535,6 +536,7 @@ const DETECTORS: [Detector; 15] = [
     server_think_time::detect,
     client_think_time::detect,
     downlink_queue::detect,
+    upstream_wait::detect,
     expect_continue::detect,
     nagle::detect,
     initcwnd::detect,

@@ -41,6 +41,10 @@
 //! server's. (Not at the server, which is seen answering before that
 //! queue.)
 //!
+//! Nor is a proxy's wait for its upstream its own work: where the capture
+//! shows the call the server made for the request (upstream_wait.rs), the
+//! call's span is the upstream's, and only the rest is the server's.
+//!
 //! Nor is a server closing an idle connection an answer: a client's
 //! message that left the moment the server's data arrived (one segment: a
 //! protocol's acknowledgment such as HTTP/2's SETTINGS ACK or
@@ -177,7 +181,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // Request/response (plain, or records inside TLS): request arrival to
     // the first response byte, one finding for all of a connection's
     // exchanges.
-    let mut slow = slow_exchanges(f, threshold);
+    let mut slow = slow_exchanges(f, threshold, true);
     // What a server's timer paced (found once, for the ledger too).
     slow.retain(|s| !f.idle_exchanges.contains(&s.0));
     let Some(worst) = slow.iter().max_by_key(|s| s.3) else {
@@ -306,8 +310,13 @@ fn replied_at_once(f: &Facts<'_>, frame: u64) -> bool {
 /// request arrived, on the server's clock, and was the server's to send
 /// (not held by Nagle, not after the client closed, not an answer to a
 /// request the capture missed): `(number, request frame, response frame,
-/// delay)`.
-fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> {
+/// delay)`. With `less_upstream`, a proxy's wait for its upstream
+/// (upstream_wait.rs) is not its own.
+fn slow_exchanges(
+    f: &Facts<'_>,
+    threshold: i64,
+    less_upstream: bool,
+) -> Vec<(usize, u64, u64, i64)> {
     let held = held_segments(f);
     let mut slow: Vec<(usize, u64, u64, i64)> = Vec::new();
     let on_server = |frame: u64| {
@@ -373,7 +382,11 @@ fn slow_exchanges(f: &Facts<'_>, threshold: i64) -> Vec<(usize, u64, u64, i64)> 
         };
         // A queue on the path (the client's parallel connections filling
         // it) delays the answer as much as the server would.
-        let think = ta - tq - f.answer_queue_ns(first.ts_ns);
+        let mut think = ta - tq - f.answer_queue_ns(first.ts_ns);
+        if less_upstream {
+            // (At the proxy: its clock is the capture's.)
+            think -= super::upstream_wait::upstream_ns(x, tq, ta);
+        }
         // On HTTP/2, a client record the size of a WINDOW_UPDATE or PING
         // that left the moment the server's data came (flow control for
         // an answer under way, a ping's answer) asks nothing: what the
@@ -517,7 +530,8 @@ pub fn idle_exchanges(f: &Facts<'_>) -> Vec<usize> {
     if long < 3 {
         return Vec::new();
     }
-    timer_paced(f, &slow_exchanges(f, threshold_of(rtt)))
+    // A timer's delay through a proxy is its upstream's, and the same.
+    timer_paced(f, &slow_exchanges(f, threshold_of(rtt), false))
 }
 
 /// The exchanges whose "request" replied to a message the server sent on

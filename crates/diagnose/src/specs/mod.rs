@@ -33,6 +33,7 @@ mod syn_retransmit;
 mod tfo;
 mod tls;
 mod tls_extra_rtt;
+mod upstream_wait;
 mod zero_window;
 
 use std::net::IpAddr;
@@ -129,6 +130,17 @@ struct Pkt {
     /// Extra delay beyond the capture point (queueing the handshake did
     /// not see): the capture time stays, the arrival moves.
     late_ms: f64,
+    /// Captured when sent, wherever the path's capture point is (another
+    /// connection of the capture host's: `Wire::call`).
+    at_host: bool,
+}
+
+/// The packets of a call the server's host made (`Wire::call`).
+pub struct Call {
+    /// Its SYN, when it opened a connection.
+    pub syn: Option<Id>,
+    pub request: Id,
+    pub answer: Id,
 }
 
 /// Two hosts' packets, written as each host sends them.
@@ -203,6 +215,7 @@ impl Wire {
             rel,
             lost: false,
             late_ms: 0.0,
+            at_host: false,
         });
         Id(self.pkts.len() - 1)
     }
@@ -319,9 +332,84 @@ impl Wire {
                 rel: (0, 0),
                 lost: false,
                 late_ms: 0.0,
+                at_host: false,
             });
             t += gap_ms;
             i += 1;
+        }
+    }
+
+    /// A call the server's host makes from its address `from` (port
+    /// `port`) to an upstream 10.0.1.9:8080, 0.2 ms away: with `connect` a
+    /// connection opened at `t` (the request 0.3 ms later), otherwise one
+    /// open before the capture (the request at `t`); the upstream answers
+    /// `work_ms` after the request arrives. The capture is the host's: each
+    /// packet is captured as it leaves or arrives there.
+    pub fn call(
+        &mut self,
+        from: &str,
+        port: u16,
+        t: f64,
+        request: &'static [u8],
+        work_ms: f64,
+        connect: bool,
+    ) -> Call {
+        let ip = |s: &str| -> IpAddr { s.parse().unwrap() };
+        let (host, upstream) = (ip(from), ip("10.0.1.9"));
+        let (isn, up_isn) = (3_000_000u32, 5_000_000u32);
+        let push = |w: &mut Wire,
+                    at: f64,
+                    out: bool,
+                    seq: u32,
+                    ack: u32,
+                    flags: u16,
+                    payload: &'static [u8]| {
+            let (src, dst, sp, dp) = if out {
+                (host, upstream, port, 8080)
+            } else {
+                (upstream, host, 8080, port)
+            };
+            let mut s = w.segment(C, 0, flags, payload);
+            (s.src, s.dst, s.src_port, s.dst_port) = (src, dst, sp, dp);
+            (s.seq, s.ack) = (seq, ack);
+            w.pkts.push(Pkt {
+                sent_ms: at,
+                dir: if out { C } else { S },
+                seg: s,
+                rel: (0, 0),
+                lost: false,
+                late_ms: 0.0,
+                at_host: true,
+            });
+            Id(w.pkts.len() - 1)
+        };
+        let answer_bytes: &'static [u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        let (syn, asked) = if connect {
+            let syn = push(self, t, true, isn, 0, SYN, b"");
+            push(self, t + 0.2, false, up_isn, isn + 1, SYN | ACK, b"");
+            push(self, t + 0.2, true, isn + 1, up_isn + 1, ACK, b"");
+            (Some(syn), t + 0.3)
+        } else {
+            (None, t)
+        };
+        let request_id = push(self, asked, true, isn + 1, up_isn + 1, PSH | ACK, request);
+        let sent = isn + 1 + request.len() as u32;
+        let answered = asked + 0.2 + work_ms;
+        let answer = push(
+            self,
+            answered,
+            false,
+            up_isn + 1,
+            sent,
+            PSH | ACK,
+            answer_bytes,
+        );
+        let got = up_isn + 1 + answer_bytes.len() as u32;
+        push(self, answered + 0.05, true, sent, got, ACK, b"");
+        Call {
+            syn,
+            request: request_id,
+            answer,
         }
     }
 
@@ -445,7 +533,14 @@ impl Wire {
             .iter()
             .enumerate()
             .filter(|(i, p)| keep(*i, p.dir))
-            .map(|(i, p)| (self.path.captured_ms(p.dir, p.sent_ms), i))
+            .map(|(i, p)| {
+                let at = if p.at_host {
+                    p.sent_ms
+                } else {
+                    self.path.captured_ms(p.dir, p.sent_ms)
+                };
+                (at, i)
+            })
             .collect();
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let mut frame_of = vec![0u64; self.pkts.len()];

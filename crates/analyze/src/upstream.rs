@@ -1,0 +1,460 @@
+//! The calls a host makes while it answers: a reverse proxy's request to
+//! its upstream, made while its own client waits.
+//!
+//! A proxy (nginx, HAProxy, an API gateway) answers its client only after
+//! its upstream answered it. Captured on the proxy's host (`tcpdump -i
+//! any`), both connections are in the capture, and the client's wait
+//! contains the call: the proxy forwards the request (on a connection it
+//! opens for it, or one it keeps), the upstream works, its answer comes,
+//! and the proxy passes it on. That wait is the upstream's, not the
+//! proxy's own work, and the upstream's own connection shows where it went.
+//!
+//! An exchange is paired with a call when, at the moment its answer leaves:
+//!
+//! - the capture is at this connection's server (its side of the round
+//!   trip the host's own turnaround) and at the call's client, or the
+//!   call leaves from the server's own address (one host, or loopback);
+//! - the call is another connection, to another server, not from this
+//!   exchange's client's address (unless that is the host's own), and not
+//!   this one under translated addresses (a NAT's other side, twins.rs);
+//! - the call's request left after this request began arriving, and its
+//!   answer came before this answer left;
+//! - and which call it was is certain: both requests are HTTP/1.x with the
+//!   same method and the same last path segment (a proxy may rewrite the
+//!   path's prefix, never the resource), one such call alone in the wait;
+//!   or, where a request is not readable (TLS, another protocol), the
+//!   call is the only one in the wait and no other request began on the
+//!   host meanwhile (another client's request could be the call's).
+//!
+//! Bounded: the newest [`KEPT`] answered exchanges and opened requests,
+//! and a wait's search stops after [`SEARCHED`] of them.
+
+use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
+
+use crate::connection::Stamp;
+use crate::model::{Endpoint, Vantage};
+
+/// Answered exchanges (and opened requests) kept for the waits still open.
+const KEPT: usize = 4096;
+/// A wait's search looks back over at most this many answered exchanges;
+/// a host busier than that during one wait pairs nothing in it.
+const SEARCHED: usize = 512;
+
+/// A call the host made while an exchange waited for its answer: what the
+/// exchange's facts carry (`Exchange::upstream`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamCall {
+    /// The call's connection (`tcp.stream`).
+    pub stream: u64,
+    /// The upstream it called.
+    pub server: Endpoint,
+    /// The call's SYN, when its connection was opened during the wait (a
+    /// connection per request, as nginx's default `proxy_pass` does).
+    pub connect: Option<Stamp>,
+    /// The call's request: its first segment.
+    pub request: Stamp,
+    /// The call's answer: its first segment.
+    pub answer: Stamp,
+    /// Both requests were read as HTTP/1.x and agree (otherwise the call
+    /// was the only one in the wait).
+    pub by_request_line: bool,
+}
+
+/// What an exchange that just got its answer knows of itself and its
+/// connection (track.rs fills it from the connection).
+pub(crate) struct Asking {
+    pub stream: u64,
+    /// The earlier connection this one is under translated addresses
+    /// (twins.rs): a NAT's two sides are one connection, not a call.
+    pub same_as: Option<u64>,
+    pub client: Endpoint,
+    pub server: Endpoint,
+    pub syn: Option<Stamp>,
+    /// Where the capture is on the connection's path: at its server or
+    /// client (rtt.rs), or, on a round trip under [`NEAR_NS`], near both.
+    pub place: Place,
+    pub request_first: Stamp,
+    pub answer: Stamp,
+    /// [`request_key`] of the request, 0 when it was not HTTP/1.x.
+    pub key: u64,
+}
+
+/// An exchange that got its answer, as a later wait may find it.
+struct Answered {
+    stream: u64,
+    same_as: Option<u64>,
+    client: Endpoint,
+    server: Endpoint,
+    syn: Option<Stamp>,
+    place: Place,
+    request: Stamp,
+    answer: Stamp,
+    key: u64,
+}
+
+/// The host's recent exchanges: answered ones, and the times requests
+/// began (track.rs keeps one for the capture).
+#[derive(Default)]
+pub(crate) struct Calls {
+    answered: VecDeque<Answered>,
+    /// (stream, the request's first segment's time), in capture order.
+    opened: VecDeque<(u64, i64)>,
+}
+
+impl Calls {
+    /// A request began on `stream` at `ts_ns`.
+    pub fn opened(&mut self, stream: u64, ts_ns: i64) {
+        if self.opened.len() == KEPT {
+            self.opened.pop_front();
+        }
+        self.opened.push_back((stream, ts_ns));
+    }
+
+    /// An exchange got its answer: the call it waited for, if one is
+    /// certain (module docs), and the exchange kept for later waits.
+    pub fn answered(&mut self, x: Asking) -> Option<UpstreamCall> {
+        let call = self.call_of(&x);
+        if self.answered.len() == KEPT {
+            self.answered.pop_front();
+        }
+        self.answered.push_back(Answered {
+            stream: x.stream,
+            same_as: x.same_as,
+            client: x.client,
+            server: x.server,
+            syn: x.syn,
+            place: x.place,
+            request: x.request_first,
+            answer: x.answer,
+            key: x.key,
+        });
+        call
+    }
+
+    fn call_of(&self, x: &Asking) -> Option<UpstreamCall> {
+        let begun = x.request_first.ts_ns;
+        let mut calls: Vec<&Answered> = Vec::new();
+        let mut searched = 0;
+        for a in self.answered.iter().rev() {
+            if a.answer.ts_ns < begun {
+                break;
+            }
+            searched += 1;
+            if searched > SEARCHED {
+                return None;
+            }
+            if a.request.ts_ns >= begun
+                && a.answer.ts_ns <= x.answer.ts_ns
+                && a.answer.frame < x.answer.frame
+                && self.is_the_hosts_call(x, a)
+            {
+                calls.push(a);
+            }
+        }
+        let by_line: Vec<&&Answered> = calls
+            .iter()
+            .filter(|a| x.key != 0 && a.key == x.key)
+            .collect();
+        let (call, by_request_line) = match (by_line.as_slice(), calls.as_slice()) {
+            ([one], _) => (**one, true),
+            ([], [one]) if x.key == 0 || one.key == 0 => {
+                // Unreadable: the only call, and no other request began
+                // on the host while it was made.
+                let others = self
+                    .opened
+                    .iter()
+                    .rev()
+                    .take_while(|(_, t)| *t >= begun)
+                    .filter(|(s, _)| *s != x.stream && *s != one.stream)
+                    .count();
+                if others > 0 {
+                    return None;
+                }
+                (*one, false)
+            }
+            _ => return None,
+        };
+        Some(UpstreamCall {
+            stream: call.stream,
+            server: call.server,
+            connect: call.syn.filter(|s| s.ts_ns >= begun),
+            request: call.request,
+            answer: call.answer,
+            by_request_line,
+        })
+    }
+
+    /// Whether `a` can be a call of the host that serves `x`.
+    fn is_the_hosts_call(&self, x: &Asking, a: &Answered) -> bool {
+        if a.stream == x.stream
+            || a.server == x.server
+            || a.same_as == Some(x.stream)
+            || x.same_as == Some(a.stream)
+        {
+            return false;
+        }
+        let same_host =
+            a.client.ip == x.server.ip || (a.client.ip.is_loopback() && x.server.ip.is_loopback());
+        if same_host {
+            return true;
+        }
+        // Another address of the host: the capture must be at both ends
+        // of the proxy, and the call must not come from this client.
+        a.client.ip != x.client.ip && x.place.at_server && a.place.at_client
+    }
+}
+
+/// A key for an HTTP/1.x request that a proxy keeps when it forwards it:
+/// the method and the path's last segment with its query (a proxy may
+/// rewrite the prefix: `location /api/ { proxy_pass http://app/; }`).
+/// 0 when `head` does not start with a request line.
+pub(crate) fn request_key(head: &[u8]) -> u64 {
+    let line_end = head
+        .iter()
+        .position(|&b| b == b'\r' || b == b'\n' || b == b' ')
+        .unwrap_or(head.len());
+    let method = &head[..line_end];
+    if !crate::exchange::METHODS
+        .iter()
+        .any(|m| m.as_bytes() == method)
+    {
+        return 0;
+    }
+    let rest = &head[(line_end + 1).min(head.len())..];
+    let target_end = rest
+        .iter()
+        .position(|&b| b == b' ' || b == b'\r' || b == b'\n')
+        .unwrap_or(rest.len());
+    let target = &rest[..target_end];
+    // An absolute form (a forward proxy's request) ends the same way.
+    let resource = match target.iter().rposition(|&b| b == b'/') {
+        Some(i) => &target[i..],
+        None => target,
+    };
+    let mut h = rustc_hash::FxHasher::default();
+    method.hash(&mut h);
+    resource.hash(&mut h);
+    h.finish().max(1)
+}
+
+/// A round trip shorter than this is within this of either end: a call
+/// to an upstream on the host's own network is near its client wherever
+/// on that network the capture is.
+pub(crate) const NEAR_NS: i64 = 1_000_000;
+
+/// Where the capture is on a connection's path, as far as it has shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Place {
+    /// At the server: its side of the round trip is its own turnaround.
+    pub at_server: bool,
+    /// At the client, or the whole round trip under [`NEAR_NS`].
+    pub at_client: bool,
+}
+
+impl Place {
+    /// From the two sides of the round trip, capture point -> server ->
+    /// capture point and capture point -> client -> capture point
+    /// (connection.rs), when both are known.
+    pub(crate) fn of(server_side_ns: Option<i64>, client_side_ns: Option<i64>) -> Place {
+        let (Some(s), Some(c)) = (server_side_ns, client_side_ns) else {
+            return Place::default();
+        };
+        let vantage = crate::rtt::vantage(s, c);
+        Place {
+            at_server: vantage == Vantage::Server,
+            at_client: vantage == Vantage::Client || (s >= 0 && c >= 0 && s + c < NEAR_NS),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{IpAddr, Ipv4Addr};
+
+    const MS: i64 = 1_000_000;
+
+    fn ep(last: u8, port: u16) -> Endpoint {
+        Endpoint {
+            ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, last)),
+            port,
+        }
+    }
+
+    fn at(frame: u64, ms: i64) -> Stamp {
+        Stamp {
+            frame,
+            ts_ns: ms * MS,
+        }
+    }
+
+    const CLIENT: u8 = 1;
+    const PROXY: u8 = 2;
+    const UPSTREAM: u8 = 3;
+
+    /// An exchange of a client with the proxy (port 80), request at
+    /// `request` ms, answered at `answer` ms.
+    fn front(stream: u64, port: u16, request: (u64, i64), answer: (u64, i64), key: u64) -> Asking {
+        Asking {
+            stream,
+            same_as: None,
+            client: ep(CLIENT, port),
+            server: ep(PROXY, 80),
+            syn: None,
+            place: Place {
+                at_server: true,
+                at_client: false,
+            },
+            request_first: at(request.0, request.1),
+            answer: at(answer.0, answer.1),
+            key,
+        }
+    }
+
+    /// The proxy's call to its upstream (port 8080).
+    fn call(stream: u64, port: u16, request: (u64, i64), answer: (u64, i64), key: u64) -> Asking {
+        Asking {
+            stream,
+            same_as: None,
+            client: ep(PROXY, port),
+            server: ep(UPSTREAM, 8080),
+            syn: Some(at(request.0 - 1, request.1)),
+            place: Place {
+                at_server: false,
+                at_client: true,
+            },
+            request_first: at(request.0, request.1),
+            answer: at(answer.0, answer.1),
+            key,
+        }
+    }
+
+    fn key(line: &str) -> u64 {
+        request_key(line.as_bytes())
+    }
+
+    #[test]
+    fn a_proxys_call_inside_its_clients_wait_is_the_upstreams() {
+        let mut calls = Calls::default();
+        calls.opened(0, 0);
+        calls.opened(1, MS);
+        let k = key("GET /api/users?id=3 HTTP/1.1\r\n");
+        let upstream_key = key("GET /users?id=3 HTTP/1.0\r\n");
+        assert_eq!(k, upstream_key, "the prefix is the proxy's to rewrite");
+        assert_eq!(
+            calls.answered(call(1, 40000, (3, 1), (5, 150), upstream_key)),
+            None
+        );
+        let found = calls
+            .answered(front(0, 50000, (1, 0), (6, 151), k))
+            .expect("paired");
+        assert_eq!(found.stream, 1);
+        assert_eq!(found.server, ep(UPSTREAM, 8080));
+        assert_eq!(found.connect, Some(at(2, 1)), "opened for this request");
+        assert_eq!((found.request, found.answer), (at(3, 1), at(5, 150)));
+        assert!(found.by_request_line);
+    }
+
+    #[test]
+    fn a_request_for_another_resource_is_not_the_call() {
+        let mut calls = Calls::default();
+        calls.answered(call(
+            1,
+            40000,
+            (3, 1),
+            (5, 150),
+            key("GET /other HTTP/1.1\r\n"),
+        ));
+        let x = front(0, 50000, (1, 0), (6, 151), key("GET /users HTTP/1.1\r\n"));
+        assert_eq!(calls.answered(x), None);
+    }
+
+    #[test]
+    fn an_unreadable_request_takes_the_only_call_when_nothing_else_began() {
+        let mut calls = Calls::default();
+        calls.opened(0, 0);
+        calls.opened(1, MS);
+        calls.answered(call(1, 40000, (3, 1), (5, 150), key("GET /x HTTP/1.1\r\n")));
+        let found = calls.answered(front(0, 50000, (1, 0), (6, 151), 0));
+        assert!(found.is_some_and(|c| !c.by_request_line));
+        // Another client's request began meanwhile: whose call it was is
+        // not certain.
+        let mut calls = Calls::default();
+        calls.opened(0, 0);
+        calls.opened(7, MS / 2);
+        calls.opened(1, MS);
+        calls.answered(call(1, 40000, (3, 1), (5, 150), key("GET /x HTTP/1.1\r\n")));
+        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), 0)), None);
+    }
+
+    #[test]
+    fn two_calls_for_the_same_resource_in_one_wait_pair_neither() {
+        let mut calls = Calls::default();
+        let k = key("GET /x HTTP/1.1\r\n");
+        calls.answered(call(1, 40000, (3, 1), (5, 100), k));
+        calls.answered(call(2, 40001, (7, 2), (9, 120), k));
+        assert_eq!(calls.answered(front(0, 50000, (1, 0), (10, 151), k)), None);
+    }
+
+    #[test]
+    fn what_is_not_inside_the_wait_or_not_the_hosts_is_no_call() {
+        let k = key("GET /x HTTP/1.1\r\n");
+        // Began before the request arrived.
+        let mut calls = Calls::default();
+        calls.answered(call(1, 40000, (3, 10), (5, 150), k));
+        assert_eq!(calls.answered(front(0, 50000, (4, 20), (6, 151), k)), None);
+        // Answered after the answer left (a later call).
+        let mut calls = Calls::default();
+        calls.answered(call(1, 40000, (3, 10), (7, 160), k));
+        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), k)), None);
+        // The same server: the client's other connection to the proxy.
+        let mut calls = Calls::default();
+        let mut other = front(1, 50001, (3, 10), (5, 150), k);
+        other.place = Place {
+            at_server: false,
+            at_client: true,
+        };
+        calls.answered(other);
+        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), k)), None);
+        // The connection itself under translated addresses (a NAT on the
+        // host, both sides captured).
+        let mut calls = Calls::default();
+        let mut twin = call(1, 40000, (3, 10), (5, 150), k);
+        twin.same_as = Some(0);
+        calls.answered(twin);
+        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), k)), None);
+        // A call from another address, the capture not at the proxy.
+        let mut calls = Calls::default();
+        let mut far = call(1, 40000, (3, 10), (5, 150), k);
+        far.client = ep(9, 40000);
+        calls.answered(far);
+        let mut x = front(0, 50000, (1, 0), (6, 151), k);
+        x.place.at_server = false;
+        assert_eq!(calls.answered(x), None);
+    }
+
+    #[test]
+    fn a_round_trip_under_a_millisecond_is_near_its_client_wherever_it_was_taken() {
+        // Veth or loopback: 10 us to the server, 5 us to the client.
+        let near = Place::of(Some(10_000), Some(5_000));
+        assert!(near.at_client && !near.at_server);
+        // 40 ms away from the client, at the server.
+        let server = Place::of(Some(20_000), Some(40 * MS));
+        assert!(server.at_server && !server.at_client);
+        // A tap in the middle of a 10 ms path is at neither end.
+        assert_eq!(Place::of(Some(4 * MS), Some(6 * MS)), Place::default());
+        assert_eq!(Place::of(None, Some(5_000)), Place::default());
+    }
+
+    #[test]
+    fn a_request_key_is_the_method_and_the_last_segment() {
+        assert_eq!(key("GET /a/b?q=1 HTTP/1.1"), key("GET /b?q=1 HTTP/1.0"));
+        assert_eq!(key("GET http://h/b HTTP/1.1"), key("GET /b HTTP/1.1"));
+        assert_ne!(key("GET /b HTTP/1.1"), key("POST /b HTTP/1.1"));
+        assert_ne!(key("GET /b HTTP/1.1"), key("GET /c HTTP/1.1"));
+        assert_eq!(key("\x16\x03\x01"), 0);
+        assert_eq!(key(""), 0);
+        assert_ne!(key("GET"), 0, "a head cut short still has its method");
+    }
+}

@@ -1,0 +1,166 @@
+//! A reverse proxy's client waits for the proxy's upstream: that time is
+//! the upstream's, not the proxy's (upstream.rs in rttdoc-analyze,
+//! upstream_wait.rs in rttdoc-diagnose). Captures by
+//! scripts/proxy-captures.sh (tests/data/proxy): `tcpdump -i any` on the
+//! proxy's host, real Linux TCP, nginx, HAProxy, curl 40 ms away, and a
+//! python upstream that works 150 ms on /slow and answers /fast at once;
+//! curl asks /slow/a, /fast/b, /slow/c on one keep-alive connection.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// What the upstream spends on /slow (the script's `time.sleep(0.15)`).
+const UPSTREAM_WORK_MS: f64 = 150.0;
+
+fn capture(name: &str) -> Value {
+    run_rttdoc_json(&data_dir().join("proxy").join(format!("{name}.pcap.gz")))
+}
+
+fn connections(doc: &Value) -> &Vec<Value> {
+    doc["connections"].as_array().unwrap()
+}
+
+/// The connection of the client (10.78.1.1) that made the requests.
+fn front(doc: &Value) -> &Value {
+    connections(doc)
+        .iter()
+        .find(|c| c["client"]["ip"] == "10.78.1.1" && c["exchanges"].as_u64() >= Some(3))
+        .expect("the client's connection")
+}
+
+/// The proxy's connections to the upstream.
+fn calls(doc: &Value) -> Vec<&Value> {
+    connections(doc)
+        .iter()
+        .filter(|c| c["server"]["ip"] == "10.78.3.2")
+        .collect()
+}
+
+fn finding<'a>(c: &'a Value, kind: &str) -> Option<&'a Value> {
+    c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == kind)
+}
+
+/// The frontend waited twice for the upstream's 150 ms (/slow/a and
+/// /slow/c; /fast/b is below the threshold), each wait at least the
+/// upstream's own think time and containing its answer; the proxy's own
+/// time (under a millisecond here) is no think time; the upstream's
+/// connections keep their own `server_think_time`.
+fn assert_waited_for_the_upstream(name: &str) -> Value {
+    let doc = capture(name);
+    let front = front(&doc);
+    let waits = waits_of(front, "upstream_wait", "first_byte");
+    assert_eq!(waits.len(), 2, "{name}: the two /slow requests: {waits:?}");
+    for (_, _, ms) in &waits {
+        assert!(
+            (UPSTREAM_WORK_MS..UPSTREAM_WORK_MS + 10.0).contains(ms),
+            "{name}: {ms} ms"
+        );
+    }
+    assert!(
+        think_waits(front).is_empty(),
+        "{name}: the proxy's own time is not think time: {:?}",
+        think_waits(front)
+    );
+    let upstream: Vec<(u64, u64, f64)> = calls(&doc).into_iter().flat_map(think_waits).collect();
+    assert_eq!(upstream.len(), 2, "{name}: the upstream's own think time");
+    let uw = finding(front, "upstream_wait").unwrap();
+    let frames: Vec<u64> = uw["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_u64().unwrap())
+        .collect();
+    for (i, (_, answer, think)) in upstream.iter().enumerate() {
+        assert!(
+            frames.contains(answer),
+            "{name}: cites the upstream's answer {answer}: {frames:?}"
+        );
+        assert!(
+            waits[i].2 >= *think,
+            "{name}: the call contains its think time"
+        );
+    }
+    assert_eq!(
+        uw["attributed_ms"], uw["cost_ms"],
+        "{name}: the phase's excess"
+    );
+    doc
+}
+
+#[test]
+fn nginx_opening_an_upstream_connection_per_request_waited_for_the_upstream() {
+    let doc = assert_waited_for_the_upstream("nginx-new-conn");
+    let uw = finding(front(&doc), "upstream_wait").unwrap();
+    let words = uw["explanation"].as_str().unwrap();
+    assert!(
+        words.contains("new connection to 10.78.3.2:8080 for 2 of them"),
+        "{words}"
+    );
+    // Each request had its own upstream connection.
+    assert!(calls(&doc).len() >= 3, "one per request");
+}
+
+#[test]
+fn nginx_keeping_its_upstream_connection_waited_for_the_upstream() {
+    let doc = assert_waited_for_the_upstream("nginx-keepalive");
+    assert_eq!(calls(&doc).len(), 1, "one kept connection");
+    let words = finding(front(&doc), "upstream_wait").unwrap()["explanation"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The first request opened it; the second reused it.
+    assert!(
+        words.contains("new connection to 10.78.3.2:8080 for 1 of them"),
+        "{words}"
+    );
+}
+
+#[test]
+fn haproxy_waited_for_the_upstream() {
+    let doc = assert_waited_for_the_upstream("haproxy");
+    let words = finding(front(&doc), "upstream_wait").unwrap()["explanation"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(words.contains("forwarded the request"), "{words}");
+}
+
+/// TLS to nginx: the requests are unreadable at the proxy, and each is
+/// paired with the only call in its wait (less confident).
+#[test]
+fn a_tls_frontend_is_paired_by_the_only_call_in_its_wait() {
+    let doc = assert_waited_for_the_upstream("nginx-tls");
+    let uw = finding(front(&doc), "upstream_wait").unwrap();
+    assert!(uw["confidence"].as_f64().unwrap() < 0.9);
+    let words = uw["explanation"].as_str().unwrap();
+    assert!(words.contains("the only call it made"), "{words}");
+}
+
+/// The control: the python server answers the client itself 150 ms late
+/// while its host fetches an unrelated page from the upstream inside the
+/// wait. That call is for another resource: the wait is the server's.
+#[test]
+fn a_servers_unrelated_call_inside_its_wait_is_not_its_upstream() {
+    let doc = capture("direct-slow");
+    for c in connections(&doc) {
+        assert!(
+            finding(c, "upstream_wait").is_none(),
+            "stream {}",
+            c["stream"]
+        );
+    }
+    let c = connections(&doc)
+        .iter()
+        .find(|c| c["server"]["port"] == 8090)
+        .unwrap();
+    let waits = think_waits(c);
+    assert_eq!(waits.len(), 1);
+    assert!((UPSTREAM_WORK_MS..UPSTREAM_WORK_MS + 10.0).contains(&waits[0].2));
+    assert_eq!(calls(&doc).len(), 1, "the unrelated call is in the capture");
+}
