@@ -44,13 +44,26 @@ pub fn headline(s: &crate::summary::Summary) -> String {
     if s.excess_ms_total <= 0.0 && s.stall_ms_total <= 0.0 {
         return "No time lost beyond the ideal: no latency phase over its ideal by more than the floor (2 ms), no transfer stalls found.".into();
     }
-    format!(
+    let mut line = format!(
         "Time lost: {} of latency beyond the ideal ({} explained by the causes below + {} unexplained), and {} in transfer stalls.",
         fmt_ms(s.excess_ms_total),
         fmt_ms(s.explained_ms),
         fmt_ms(s.unexplained_ms),
         fmt_ms(s.stall_ms_total),
-    )
+    );
+    // Each connection's loss is its own, so a proxy's client and its
+    // upstream both count the upstream's time: say so, the sum stands.
+    if let Some(upstream) = s
+        .causes
+        .get(&FindingKind::UpstreamWait)
+        .filter(|c| c.latency_ms > 0.0)
+    {
+        line.push_str(&format!(
+            " Of it, {} is proxies' clients waiting for upstream calls that the upstreams' own connections count too (upstream_wait).",
+            fmt_ms(upstream.latency_ms)
+        ));
+    }
+    line
 }
 
 fn excess_cell(excess: Option<f64>, ms: Option<f64>) -> Cell {

@@ -104,6 +104,19 @@ fn nginx_opening_an_upstream_connection_per_request_waited_for_the_upstream() {
     );
     // Each request had its own upstream connection.
     assert!(calls(&doc).len() >= 3, "one per request");
+    // The headline still adds every connection's loss, and says how much
+    // of it the proxy's client and the upstream both count.
+    let out = std::process::Command::new(rttdoc_bin())
+        .arg("analyze")
+        .arg(data_dir().join("proxy/nginx-new-conn.pcap.gz"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let counted_twice = format!(
+        "Of it, {:.1} ms is proxies' clients waiting for upstream calls",
+        uw["attributed_ms"].as_f64().unwrap()
+    );
+    assert!(text.contains(&counted_twice), "{text}");
 }
 
 #[test]
