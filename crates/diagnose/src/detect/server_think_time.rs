@@ -41,6 +41,15 @@
 //! server's. (Not at the server, which is seen answering before that
 //! queue.)
 //!
+//! A server's kernel acknowledges a request on arrival while the
+//! connection is new (Linux's quick-ACK mode) or when no delayed-ACK timer
+//! holds it: a pure ACK of the whole request that left less than the
+//! shortest delayed-ACK timer (40 ms) after the request's arrival, as the
+//! round trip places it, left on arrival, and the server's time began no
+//! earlier than it (both the server's own packets: whatever the path's
+//! round trip had grown to since the handshake, a request queued on the
+//! client's uplink behind its other uploads is not the server thinking).
+//!
 //! Nor is a proxy's wait for its upstream its own work: where the capture
 //! shows the call the server made for the request (upstream_wait.rs), the
 //! call's span is the upstream's, and only the rest is the server's.
@@ -383,6 +392,15 @@ fn slow_exchanges(
         // A queue on the path (the client's parallel connections filling
         // it) delays the answer as much as the server would.
         let mut think = ta - tq - f.answer_queue_ns(first.ts_ns);
+        // The server's kernel acknowledged the whole request before it
+        // answered, sooner after the request's arrival (as far as the
+        // round trip places it) than a delayed-ACK timer fires: that ACK
+        // left on arrival, however much the path's round trip had grown
+        // since the handshake timed it, and the server's time began no
+        // earlier (both its own packets).
+        if let Some(k) = acked_on_arrival(f, span, last_copy, tq) {
+            think = think.min(ta - k);
+        }
         if less_upstream {
             // (At the proxy: its clock is the capture's.)
             think -= super::upstream_wait::upstream_ns(x, tq, ta);
@@ -423,6 +441,38 @@ fn slow_exchanges(
         }
     }
     slow
+}
+
+/// The shortest delayed-ACK timer of the common stacks (Linux's
+/// TCP_DELACK_MIN, 40 ms; Windows waits 200 ms, BSDs 100 ms): an ACK that
+/// left sooner after the data arrived was not delayed by one.
+const DELAYED_ACK_MIN_NS: i64 = 40_000_000;
+
+/// When the server acknowledged the request that ends at `request_frame`
+/// with a pure ACK among `span` (the records up to its answer) less than
+/// [`DELAYED_ACK_MIN_NS`] after `arrival` (its estimated arrival on the
+/// server's clock), that ACK's time on the server's clock: the request
+/// had arrived by then. (An arrival estimated too early, from a handshake
+/// a queue made slow, only makes the ACK look later.)
+fn acked_on_arrival(
+    f: &Facts<'_>,
+    span: &[rttdoc_analyze::SegmentRecord],
+    request_frame: u64,
+    arrival: i64,
+) -> Option<i64> {
+    let end = f.record(request_frame)?.end;
+    let ack = span.iter().find(|r| {
+        r.dir == Direction::ServerToClient
+            && r.frame > request_frame
+            && r.len == 0
+            && r.ack_set
+            && seq::le(end, r.ack)
+            && !r
+                .flags
+                .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
+    })?;
+    let k = f.on_clock_of(Direction::ServerToClient, ack);
+    (k - arrival < DELAYED_ACK_MIN_NS).then_some(k)
 }
 
 /// At most this many bytes is a small message: a ping, a pong, a

@@ -608,3 +608,48 @@ fn a_request_prompted_by_a_notification_is_answered_by_the_data_it_fetched() {
     let f = o.the(ServerThinkTime);
     assert_eq!(f.frames, o.frames(&[fetch, data]));
 }
+
+/// A request that queued `queued` ms on its way to the server (the
+/// client's uplink filled by its other uploads: nothing this connection's
+/// handshake timed), acknowledged by the server `ack_after` ms after it
+/// arrived and answered `think` ms after it arrived; captured at the
+/// client, on a 40 ms path.
+fn queued_request(queued: f64, ack_after: f64, think: f64) -> Outcome {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let req = w.send(C, 100.0, b"POST /upload HTTP/1.1\r\nHost: x\r\n\r\n");
+    w.late_after_tap(req, queued);
+    let arrived = w.arrival(req);
+    w.ack(S, arrived + ack_after);
+    let resp = w.send(S, arrived + think, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(resp));
+    w.run()
+}
+
+/// The server's kernel acknowledged the request on arrival (Linux does at
+/// once while a connection is new): at the client that ACK came 30 ms
+/// later than the handshake's round trip says, and the answer 5 ms after
+/// it. The request queued on the way; the server took 5 ms, below the
+/// threshold, not the 35 the handshake's round trip would leave it.
+#[test]
+fn a_request_the_server_acknowledged_on_arrival_began_its_time_there() {
+    let o = queued_request(30.0, 0.0, 5.0);
+    o.has_no(ServerThinkTime);
+    // Slower, the same bound holds: 60 ms from the ACK to the answer.
+    let o = queued_request(30.0, 0.0, 60.0);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 60.0, EXACT, "ACK to answer");
+}
+
+/// An ACK a delayed-ACK timer sent (40 ms or more after the request
+/// arrived) says nothing of when it arrived: the server's time is still
+/// measured from the handshake's round trip.
+#[test]
+fn a_delayed_ack_of_the_request_bounds_nothing() {
+    let o = queued_request(0.0, 40.0, 100.0);
+    assert_ms(
+        o.the(ServerThinkTime).cost_ms,
+        100.0,
+        EXACT,
+        "arrival to answer",
+    );
+}
