@@ -403,7 +403,7 @@ fn slow_exchanges(
         }
         if less_upstream {
             // (At the proxy: its clock is the capture's.)
-            think -= super::upstream_wait::upstream_ns(x, tq, ta);
+            think -= super::upstream_wait::upstream_ns(x, tq, ta, threshold);
         }
         // On HTTP/2, a client record the size of a WINDOW_UPDATE or PING
         // that left the moment the server's data came (flow control for

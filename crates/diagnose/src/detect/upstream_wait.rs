@@ -9,7 +9,8 @@
 //! connection, to another server, from the host; began after the request
 //! began arriving, answered before the answer left; the same HTTP/1.x
 //! method and resource, or the only call and the only request meanwhile:
-//! upstream.rs in rttdoc-analyze). The call's span, from its SYN (a
+//! upstream.rs in rttdoc-analyze; paired by timing alone, a call that
+//! leaves less than that threshold of the wait uncovered). The call's span, from its SYN (a
 //! connection opened during the wait) or its request to its answer's
 //! first segment, within the wait from the request's last segment to the
 //! answer's first, of at least half a round trip clamped to 5..20 ms (as
@@ -30,11 +31,19 @@ use rttdoc_analyze::Exchange;
 /// How much of the time from `from_ns` to `to_ns` (capture clock) exchange
 /// `x`'s server spent on the call it made to its upstream: from the
 /// call's SYN (a connection opened for the request) or request to its
-/// answer.
-pub fn upstream_ns(x: &Exchange, from_ns: i64, to_ns: i64) -> i64 {
+/// answer. A call paired by timing alone (a request unreadable) counts
+/// only when it fills the wait but for less than `threshold`: a proxy
+/// forwards at once and answers as soon as its upstream has, while a call
+/// of the host's own (a metrics push, a log shipment) inside a long wait
+/// leaves most of it uncovered.
+pub fn upstream_ns(x: &Exchange, from_ns: i64, to_ns: i64, threshold: i64) -> i64 {
     let Some(call) = &x.upstream else { return 0 };
     let began = call.connect.unwrap_or(call.request).ts_ns;
-    (call.answer.ts_ns.min(to_ns) - began.max(from_ns)).max(0)
+    let span = (call.answer.ts_ns.min(to_ns) - began.max(from_ns)).max(0);
+    if !call.by_request_line && to_ns - from_ns - span >= threshold {
+        return 0;
+    }
+    span
 }
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -55,7 +64,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if f.idle_exchanges.contains(&(i + 1)) || replies.contains(&(i + 1)) {
             continue;
         }
-        let span = upstream_ns(x, x.request_last.ts_ns, answer.ts_ns);
+        let span = upstream_ns(x, x.request_last.ts_ns, answer.ts_ns, threshold);
         if span >= threshold {
             waits.push((
                 i,

@@ -175,6 +175,25 @@ fn an_unreadable_request_is_paired_only_with_the_only_call() {
     o.the(ServerThinkTime);
 }
 
+/// Paired by timing alone, a call that leaves much of the wait uncovered
+/// (the server's own 60 ms after it) may be a call of the host's own (a
+/// metrics push): the whole wait stays the server's.
+#[test]
+fn a_call_paired_by_timing_alone_must_fill_the_wait() {
+    let tls_record = leak([&[0x17u8, 3, 3, 0, 40][..], &[0u8; 40][..]].concat());
+    let (o, ..) = proxied(tls_record, 0.5, FORWARDED, 150.0, true, 60.0);
+    o.has_no(UpstreamWait);
+    assert_ms(
+        o.the(ServerThinkTime).cost_ms,
+        211.0,
+        EXACT,
+        "the whole wait",
+    );
+    // Read as the request forwarded, the same call is the upstream's.
+    let (o, ..) = proxied(FRONT, 0.5, FORWARDED, 150.0, true, 60.0);
+    assert_ms(o.the(UpstreamWait).cost_ms, 150.5, EXACT, "the call");
+}
+
 /// A call that began before the request arrived is someone else's.
 #[test]
 fn a_call_begun_before_the_request_is_not_its() {
