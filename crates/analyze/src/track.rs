@@ -789,10 +789,15 @@ fn track_in(
 fn note_exchange(conn: &mut Connection, calls: &mut Calls) {
     let events = std::mem::take(&mut conn.exchanges.events);
     let key = conn.exchanges.current_key;
-    let place = Place::of(
-        conn.sender_side_ns(Direction::ServerToClient),
-        conn.sender_side_ns(Direction::ClientToServer),
-    );
+    let answered = events & crate::exchange::ANSWERED != 0;
+    let place = if answered {
+        Place::of(
+            conn.sender_side_ns(Direction::ServerToClient),
+            conn.sender_side_ns(Direction::ClientToServer),
+        )
+    } else {
+        Place::default()
+    };
     let (stream, same_as) = (conn.stream, conn.same_as);
     let (client, server, syn) = (conn.client, conn.server, conn.first_syn);
     let Some(x) = conn.exchanges.current_mut() else {
@@ -801,7 +806,7 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls) {
     if events & crate::exchange::OPENED != 0 {
         calls.opened(stream, x.request_first.ts_ns);
     }
-    if let (true, Some(answer)) = (events & crate::exchange::ANSWERED != 0, x.response_first) {
+    if let (true, Some(answer)) = (answered, x.response_first) {
         x.upstream = calls
             .answered(Asking {
                 stream,

@@ -134,14 +134,15 @@ impl Calls {
 
     fn call_of(&self, x: &Asking) -> Option<UpstreamCall> {
         let begun = x.request_first.ts_ns;
-        let mut calls: Vec<&Answered> = Vec::new();
-        let mut searched = 0;
-        for a in self.answered.iter().rev() {
+        // The calls in the wait, and those whose request line agrees:
+        // counted, the first of each kept (no allocation per answer).
+        let (mut calls, mut any) = (0usize, None);
+        let (mut agreeing, mut by_line) = (0usize, None);
+        for (searched, a) in self.answered.iter().rev().enumerate() {
             if a.answer.ts_ns < begun {
                 break;
             }
-            searched += 1;
-            if searched > SEARCHED {
+            if searched >= SEARCHED {
                 return None;
             }
             if a.request.ts_ns >= begun
@@ -149,16 +150,17 @@ impl Calls {
                 && a.answer.frame < x.answer.frame
                 && self.is_the_hosts_call(x, a)
             {
-                calls.push(a);
+                calls += 1;
+                any.get_or_insert(a);
+                if x.key != 0 && a.key == x.key {
+                    agreeing += 1;
+                    by_line.get_or_insert(a);
+                }
             }
         }
-        let by_line: Vec<&&Answered> = calls
-            .iter()
-            .filter(|a| x.key != 0 && a.key == x.key)
-            .collect();
-        let (call, by_request_line) = match (by_line.as_slice(), calls.as_slice()) {
-            ([one], _) => (**one, true),
-            ([], [one]) if x.key == 0 || one.key == 0 => {
+        let (call, by_request_line) = match (agreeing, by_line, calls, any) {
+            (1, Some(one), _, _) => (one, true),
+            (0, _, 1, Some(one)) if x.key == 0 || one.key == 0 => {
                 // Unreadable: the only call, and no other request began
                 // on the host while it was made.
                 let others = self
@@ -166,12 +168,11 @@ impl Calls {
                     .iter()
                     .rev()
                     .take_while(|(_, t)| *t >= begun)
-                    .filter(|(s, _)| *s != x.stream && *s != one.stream)
-                    .count();
-                if others > 0 {
+                    .any(|(s, _)| *s != x.stream && *s != one.stream);
+                if others {
                     return None;
                 }
-                (*one, false)
+                (one, false)
             }
             _ => return None,
         };
