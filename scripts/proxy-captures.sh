@@ -19,6 +19,11 @@
 #   nginx-tls         TLS to nginx (the requests unreadable at the proxy),
 #                     a new upstream connection per request
 #   haproxy           HAProxy in mode http, the same three requests
+#   nginx-parallel    four requests at once on four connections (curl
+#                     --parallel), /slow/1 to /slow/4: four calls in each
+#                     wait, each request's own told by its resource
+#   nginx-tls-parallel  the same over TLS: the requests unreadable, four
+#                     calls in each wait, none certain to be a request's
 #   direct-slow       the control: the python server itself answers the
 #                     client (no proxy) 150 ms late, while the same host
 #                     fetches an unrelated page from the upstream inside
@@ -166,6 +171,11 @@ capture nginx-new-conn bash -c "$(declare -f three); three http://10.78.2.1:8080
 capture nginx-keepalive bash -c "$(declare -f three); three http://10.78.2.1:8081"
 capture nginx-tls bash -c "$(declare -f three); three https://10.78.2.1:8443"
 capture haproxy bash -c "$(declare -f three); three http://10.78.2.1:8082"
+four() { # SCHEME://HOST:PORT
+  curl -sk --no-progress-meter --parallel --parallel-immediate --parallel-max 4 "$1/slow/1" "$1/slow/2" "$1/slow/3" "$1/slow/4"
+}
+capture nginx-parallel bash -c "$(declare -f four); four http://10.78.2.1:8080"
+capture nginx-tls-parallel bash -c "$(declare -f four); four https://10.78.2.1:8443"
 # The control: the proxy's host fetches /fast/unrelated from the upstream
 # 60 ms into the client's 150 ms wait for /slow/direct.
 capture direct-slow bash -c "(sleep 0.08; ip netns exec $P curl -s -o /dev/null http://10.78.3.2:8080/fast/unrelated) &
