@@ -39,6 +39,10 @@ pub struct Exchange {
     /// The call to an upstream the server made while this request waited
     /// for its answer, when the capture shows it (upstream.rs).
     pub upstream: Option<Box<crate::upstream::UpstreamCall>>,
+    /// The longest this answer can have waited in the queue of the
+    /// client's downlink, by what the client received just before it
+    /// (`PathSamples::busy_before`); 0 when nothing shows a queue.
+    pub downlink_busy_ns: i64,
 }
 
 impl Exchange {
@@ -227,6 +231,7 @@ impl Exchanges {
             status: None,
             h2_control_sized: false,
             upstream: None,
+            downlink_busy_ns: 0,
         });
     }
 

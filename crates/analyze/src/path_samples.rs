@@ -78,6 +78,11 @@ const BULK_MEAN_BYTES: u64 = 1000;
 /// Busy stretches kept per client (the newest).
 const BUSY_KEPT: usize = 64;
 
+/// Arrivals kept per client for the longest wait an answer can have had
+/// in its downlink's queue (`PathSamples::busy_before`): at 10 Mbit/s,
+/// 256 full-size packets are 300 ms of the link's time.
+const ARRIVALS_KEPT: usize = 256;
+
 /// Consecutive arrivals of server data at a client, over all its
 /// connections.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -199,6 +204,9 @@ struct Client {
     busies: VecDeque<BusyRun>,
     last_stream: Option<u64>,
     peak_bps: f64,
+    /// Its newest arrivals of server data, over all its connections:
+    /// (time, bytes), at most [`ARRIVALS_KEPT`].
+    arrivals: VecDeque<(i64, u32)>,
 }
 
 impl Client {
@@ -349,6 +357,10 @@ impl PathSamples {
         };
         let switched = c.last_stream.is_some_and(|s| s != stream);
         c.last_stream = Some(stream);
+        if c.arrivals.len() == ARRIVALS_KEPT {
+            c.arrivals.pop_front();
+        }
+        c.arrivals.push_back((ts_ns, bytes));
         let Some(run) = c
             .run
             .as_mut()
@@ -372,6 +384,60 @@ impl PathSamples {
             c.block = None;
             c.block_done(b);
         }
+    }
+
+    /// The longest an answer reaching `client` at `at_ns` can have waited
+    /// in its downlink's queue, as the client's newest arrivals show: a
+    /// first-in-first-out bottleneck holds an answer only while it
+    /// delivers what is ahead of it, without a break, at its rate. So the
+    /// wait is at most the longest time before `at_ns` every later part
+    /// of which brought the client at least [`SATURATED`] of the fastest
+    /// rate its downlink has shown (its bottleneck's, or less): looking
+    /// back from the answer, until the client's arrivals fall behind that
+    /// (the link went idle there, and the queue with it). Arrivals stamped
+    /// alike (a poll's packets) are taken together. 0 when no rate is
+    /// known.
+    pub(crate) fn busy_before(&self, client: IpAddr, at_ns: i64) -> i64 {
+        let Some(c) = self.clients.get(&client) else {
+            return 0;
+        };
+        let rate = self.peak_bps(client) * SATURATED;
+        if rate <= 0.0 {
+            return 0;
+        }
+        let mut bits = 0.0;
+        let mut busy = 0;
+        let mut newest_first = c
+            .arrivals
+            .iter()
+            .rev()
+            .filter(|(ts, _)| *ts <= at_ns)
+            .peekable();
+        while let Some(&(ts, bytes)) = newest_first.next() {
+            bits += bytes as f64 * 8.0;
+            if newest_first.peek().is_some_and(|(older, _)| *older == ts) {
+                continue;
+            }
+            let window = at_ns - ts;
+            if window <= 0 {
+                continue;
+            }
+            if bits * 1e9 < rate * window as f64 {
+                break;
+            }
+            busy = window;
+        }
+        busy
+    }
+
+    /// The fastest rate the client's downlink has delivered at over a
+    /// stretch of at least [`RATE_MIN_PACKETS`] packets of bulk data
+    /// (bits per second; 0 when none yet): no faster than its bottleneck.
+    pub(crate) fn peak_bps(&self, client: IpAddr) -> f64 {
+        self.clients.get(&client).map_or(0.0, |c| {
+            let going_on = c.run.and_then(|r| r.rate_bps(RATE_MIN_PACKETS));
+            c.peak_bps.max(going_on.unwrap_or(0.0))
+        })
     }
 
     /// The stretches in which more than one of the client's connections
@@ -589,5 +655,35 @@ mod tests {
         // The newest survive.
         let last = IpAddr::V4(Ipv4Addr::from(0x0b00_0000 + MAX_CLIENTS as u32 * 3 - 1));
         assert!(p.clients.contains_key(&last));
+    }
+
+    /// How long before an answer the client's downlink was kept busy:
+    /// the longest its queue can have held the answer.
+    #[test]
+    fn an_answer_can_have_queued_only_as_long_as_the_downlink_was_busy_before_it() {
+        let c = ip(1);
+        // 1448 bytes every millisecond for 100 ms: 11.6 Mbit/s, the
+        // fastest this downlink shows.
+        let mut p = PathSamples::default();
+        arrivals(&mut p, c, &[1, 2], 0, 100, MS);
+        assert_eq!(p.busy_before(c, 100 * MS), 100 * MS);
+        // Nothing known of a rate: nothing claimed.
+        let mut q = PathSamples::default();
+        arrivals(&mut q, c, &[1, 2], 0, 10, MS);
+        assert_eq!(q.busy_before(c, 10 * MS), 0);
+        // 30 ms idle, then an answer: the queue had emptied.
+        assert_eq!(p.busy_before(c, 129 * MS), 0);
+        // Three packets stamped alike every 3 ms (a poll's): as busy.
+        for i in 0..20 {
+            for s in 1..=3 {
+                p.arrival(c, s, 200 * MS + i * 3 * MS, 1448);
+            }
+        }
+        assert_eq!(p.busy_before(c, 260 * MS), 60 * MS);
+        // A trickle at a tenth of the rate keeps nothing busy.
+        for i in 0..10 {
+            p.arrival(c, 1, 400 * MS + i * 10 * MS, 1448);
+        }
+        assert!(p.busy_before(c, 500 * MS) <= 10 * MS);
     }
 }

@@ -763,7 +763,7 @@ fn track_in(
     }
     conn.observe(at, dir, seg);
     if conn.exchanges.events != 0 {
-        note_exchange(conn, calls);
+        note_exchange(conn, calls, paths);
     }
     if dir == Direction::ServerToClient && seg.payload_len > 0 {
         paths.arrival(conn.client.ip, conn.stream, at.ts_ns, seg.payload_len);
@@ -786,7 +786,7 @@ fn track_in(
 /// answered one learns the call it waited for (upstream.rs). Once per
 /// request, out of the per-packet path.
 #[inline(never)]
-fn note_exchange(conn: &mut Connection, calls: &mut Calls) {
+fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) {
     let events = std::mem::take(&mut conn.exchanges.events);
     let key = conn.exchanges.current_key;
     let answered = events & crate::exchange::ANSWERED != 0;
@@ -807,6 +807,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls) {
         calls.opened(stream, x.request_first.ts_ns);
     }
     if let (true, Some(answer)) = (answered, x.response_first) {
+        // (Before the answer's own bytes are counted: track_in notes its
+        // arrival after.)
+        x.downlink_busy_ns = paths.busy_before(client.ip, answer.ts_ns);
         x.upstream = calls
             .answered(Asking {
                 stream,

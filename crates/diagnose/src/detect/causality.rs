@@ -273,6 +273,7 @@ mod tests {
             expects_continue: false,
             h2_control_sized: false,
             upstream: None,
+            downlink_busy_ns: 0,
         }
     }
 

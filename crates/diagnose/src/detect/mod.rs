@@ -473,6 +473,17 @@ impl<'a> Facts<'a> {
             .unwrap_or(0)
     }
 
+    /// The longest exchange `x`'s answer can have queued on the client's
+    /// downlink, by what the client received just before it
+    /// (`Exchange::downlink_busy_ns`). Not at the server, where answers
+    /// are seen leaving, before that queue.
+    pub fn queued_behind_ns(&self, x: &Exchange) -> i64 {
+        if self.report.vantage == Vantage::Server {
+            return 0;
+        }
+        x.downlink_busy_ns
+    }
+
     /// Whether the capture was taken on the host that sends in `dir`.
     pub fn captured_at(&self, dir: Direction) -> bool {
         matches!(

@@ -39,7 +39,14 @@
 //! may have waited behind it since the stretch began, and only the time
 //! before that (the link idle, the answer not yet queued) can be the
 //! server's. (Not at the server, which is seen answering before that
-//! queue.)
+//! queue.) Where the client's arrivals are too uneven to prove the link
+//! saturated block by block (a link that delivers in aggregates, a capture
+//! host that stamps a poll's packets alike), the queue is still bounded:
+//! a first-in-first-out bottleneck holds an answer only while it delivers
+//! what is ahead of it without a break, so the answer can have waited at
+//! most as long as every later part of the time before it brought the
+//! client at least half the fastest rate its downlink has shown, and that
+//! much is not the server's either.
 //!
 //! A server's kernel acknowledges a request on arrival while the
 //! connection is new (Linux's quick-ACK mode) or when no delayed-ACK timer
@@ -391,7 +398,8 @@ fn slow_exchanges(
         };
         // A queue on the path (the client's parallel connections filling
         // it) delays the answer as much as the server would.
-        let mut think = ta - tq - f.answer_queue_ns(first.ts_ns);
+        let queue = f.answer_queue_ns(first.ts_ns).max(f.queued_behind_ns(x));
+        let mut think = ta - tq - queue;
         // The server's kernel acknowledged the whole request before it
         // answered, sooner after the request's arrival (as far as the
         // round trip places it) than a delayed-ACK timer fires: that ACK

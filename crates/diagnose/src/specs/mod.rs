@@ -413,6 +413,43 @@ impl Wire {
         }
     }
 
+    /// Like [`Wire::background`], but `per_burst` segments leave together
+    /// every `period_ms` (a link that delivers in aggregates, a capture
+    /// host that stamps a poll's packets alike): as busy a downlink, with
+    /// arrivals too uneven to be judged saturated block by block.
+    pub fn bursts(
+        &mut self,
+        flows: u16,
+        from_ms: f64,
+        to_ms: f64,
+        period_ms: f64,
+        per_burst: u32,
+        size: u32,
+    ) {
+        let mut t = from_ms;
+        let mut i = 0u32;
+        while t <= to_ms {
+            for _ in 0..per_burst {
+                let flow = (i % flows as u32) as u16;
+                let mut s = self.segment(S, 1 + size * (i / flows as u32), PSH | ACK, bytes(size));
+                s.src_port = 444 + flow;
+                s.dst_port = 40001 + flow;
+                s.ack = 1;
+                self.pkts.push(Pkt {
+                    sent_ms: t,
+                    dir: S,
+                    seg: s,
+                    rel: (0, 0),
+                    lost: false,
+                    late_ms: 0.0,
+                    at_host: false,
+                });
+                i += 1;
+            }
+            t += period_ms;
+        }
+    }
+
     /// `count` full segments back to back, `gap_ms` apart.
     pub fn burst(&mut self, dir: Direction, t: f64, count: usize, gap_ms: f64) -> Vec<Id> {
         (0..count)

@@ -653,3 +653,50 @@ fn a_delayed_ack_of_the_request_bounds_nothing() {
         "arrival to answer",
     );
 }
+
+/// A request at 100 ms on a 40 ms path, captured at the client, answered
+/// `late` ms after it arrives. Three other downloads first show the
+/// downlink's rate (a 1448-byte segment every millisecond until 90 ms:
+/// 11.6 Mbit/s), then deliver three segments together every `period` ms
+/// from 100 ms until `until` ms (at a 3 ms period the same rate, in
+/// arrivals too uneven to be judged saturated block by block:
+/// `downlink_queue` claims nothing).
+fn answer_among_bursts(late: f64, period: f64, until: f64) -> Outcome {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    w.background(3, 0.0, 90.0, 1.0, 1448);
+    w.bursts(3, 100.0, until, period, 3, 1448);
+    let req = w.send(C, 100.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let resp = w.send(S, w.arrival(req) + late, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(resp));
+    w.run()
+}
+
+/// The answer came 100 ms late while the client's downlink delivered at
+/// its rate all along: it may have waited in the bottleneck's queue
+/// behind all of that (a first-in-first-out queue holds an answer while
+/// it delivers what is ahead, at its rate): no think time is certain.
+#[test]
+fn an_answer_the_busy_downlink_may_have_held_is_not_think_time() {
+    let o = answer_among_bursts(100.0, 3.0, 600.0);
+    o.has_no(ServerThinkTime);
+    o.has_no(FindingKind::DownlinkQueue);
+}
+
+/// The same, but the other downloads ended 60 ms before the answer came
+/// (the link idle since): a queue that emptied held nothing that came
+/// after; the wait was the server's.
+#[test]
+fn a_downlink_idle_before_the_answer_came_held_nothing() {
+    let o = answer_among_bursts(100.0, 3.0, 160.0);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 100.0, EXACT, "the server's");
+}
+
+/// The same wait while the other downloads trickle (a burst every 60 ms,
+/// a tenth of the link's rate): the link was not kept busy; the wait
+/// was the server's.
+#[test]
+fn a_trickle_on_the_downlink_leaves_the_wait_to_the_server() {
+    let o = answer_among_bursts(100.0, 60.0, 600.0);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 100.0, EXACT, "the server's");
+}
