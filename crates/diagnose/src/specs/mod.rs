@@ -317,26 +317,7 @@ impl Wire {
     /// times). The client's other downloads on its downlink; they are in
     /// the capture, not in this connection's report.
     pub fn background(&mut self, flows: u16, from_ms: f64, to_ms: f64, gap_ms: f64, size: u32) {
-        let mut t = from_ms;
-        let mut i = 0u32;
-        while t <= to_ms {
-            let flow = (i % flows as u32) as u16;
-            let mut s = self.segment(S, 1 + MSS * (i / flows as u32), PSH | ACK, bytes(size));
-            s.src_port = 444 + flow;
-            s.dst_port = 40001 + flow;
-            s.ack = 1;
-            self.pkts.push(Pkt {
-                sent_ms: t,
-                dir: S,
-                seg: s,
-                rel: (0, 0),
-                lost: false,
-                late_ms: 0.0,
-                at_host: false,
-            });
-            t += gap_ms;
-            i += 1;
-        }
+        self.bursts(flows, from_ms, to_ms, gap_ms, 1, size);
     }
 
     /// A call the server's host makes from its address `from` (port

@@ -28,6 +28,11 @@ const FRONT: &[u8] = b"GET /api/slow?id=3 HTTP/1.1\r\nHost: x\r\n\r\n";
 /// rewritten (`location /api/ { proxy_pass http://up/; }`).
 const FORWARDED: &[u8] = b"GET /slow?id=3 HTTP/1.0\r\nHost: up\r\nConnection: close\r\n\r\n";
 
+/// A TLS application-data record: a request the proxy cannot read.
+fn tls_record() -> &'static [u8] {
+    leak([&[0x17u8, 3, 3, 0, 40][..], &[0u8; 40][..]].concat())
+}
+
 /// The client's request; the proxy calls its upstream `call_after` ms
 /// after it arrives (the request `request`, with `connect`), the upstream
 /// works `work` ms, and the proxy answers `own` ms after the upstream's
@@ -157,7 +162,7 @@ fn a_quick_upstream_is_no_finding_and_the_rest_is_the_proxys() {
 /// the only call in its wait; a second call, whoever's, leaves it unpaired.
 #[test]
 fn an_unreadable_request_is_paired_only_with_the_only_call() {
-    let tls_record = leak([&[0x17u8, 3, 3, 0, 40][..], &[0u8; 40][..]].concat());
+    let tls_record = tls_record();
     let (o, ..) = proxied(tls_record, 0.5, FORWARDED, 150.0, true, 0.5);
     let x = o.the(UpstreamWait);
     assert_ms(x.cost_ms, 150.5, EXACT, "the only call");
@@ -180,8 +185,7 @@ fn an_unreadable_request_is_paired_only_with_the_only_call() {
 /// metrics push): the whole wait stays the server's.
 #[test]
 fn a_call_paired_by_timing_alone_must_fill_the_wait() {
-    let tls_record = leak([&[0x17u8, 3, 3, 0, 40][..], &[0u8; 40][..]].concat());
-    let (o, ..) = proxied(tls_record, 0.5, FORWARDED, 150.0, true, 60.0);
+    let (o, ..) = proxied(tls_record(), 0.5, FORWARDED, 150.0, true, 60.0);
     o.has_no(UpstreamWait);
     assert_ms(
         o.the(ServerThinkTime).cost_ms,
