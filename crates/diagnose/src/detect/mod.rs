@@ -32,7 +32,8 @@ pub use server_think_time::{idle_exchanges, reply_exchanges};
 
 use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Phase, TlsMessage, Vantage};
 use rttdoc_analyze::Exchange;
-use rttdoc_analyze::SegmentRecord;
+use rttdoc_analyze::{seq, SegmentRecord};
+use rttdoc_wire::TcpFlags;
 
 /// On the sending host, how soon after the releasing ACK was captured the
 /// released segment is captured: one pass of the kernel's receive path
@@ -81,6 +82,11 @@ pub struct Facts<'a> {
     /// first use and shared by the detectors that read them.
     pub handshake_turns_view: std::cell::OnceCell<Vec<HandshakeTurn>>,
 }
+
+/// The shortest delayed-ACK timer of the common stacks (Linux's
+/// TCP_DELACK_MIN, 40 ms; Windows waits 200 ms, BSDs 100 ms): an ACK that
+/// left sooner after the data arrived was not delayed by one.
+pub const DELAYED_ACK_MIN_NS: i64 = 40_000_000;
 
 /// One turn of a TLS handshake ([`Facts::handshake_turns`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -297,7 +303,7 @@ impl<'a> Facts<'a> {
                     answer_frame: r.frame,
                     answer_ts_ns: r.ts_ns,
                     question_ts_ns: q.ts_ns,
-                    wait_ns: self.on_clock_of(r.dir, r) - self.on_clock_of(r.dir, q),
+                    wait_ns: self.turn_wait_ns(q, r),
                 });
                 answered[r.dir.index()] = true;
             }
@@ -305,6 +311,51 @@ impl<'a> Facts<'a> {
             last = Some(r);
         }
         turns
+    }
+
+    /// When `answerer` acknowledged the data that ends at `question_frame`
+    /// with a pure ACK before `answer_frame`, less than
+    /// [`DELAYED_ACK_MIN_NS`] after `arrival` (the data's estimated arrival
+    /// on the answerer's clock): that ACK's time on the answerer's clock.
+    /// It left on arrival (a host acknowledges at once while a connection
+    /// is new, Linux's quick-ACK mode, or when no delayed-ACK timer holds
+    /// it), so the data had arrived by then; an arrival estimated too
+    /// early, from a handshake a queue made slow, only makes the ACK look
+    /// later.
+    pub fn acked_on_arrival(
+        &self,
+        answerer: Direction,
+        question_frame: u64,
+        answer_frame: u64,
+        arrival: i64,
+    ) -> Option<i64> {
+        let end = self.record(question_frame)?.end;
+        let ack = self
+            .between(question_frame + 1, answer_frame)
+            .iter()
+            .find(|r| {
+                r.dir == answerer
+                    && r.len == 0
+                    && r.ack_set
+                    && seq::le(end, r.ack)
+                    && !r
+                        .flags
+                        .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
+            })?;
+        let k = self.on_clock_of(answerer, ack);
+        (k - arrival < DELAYED_ACK_MIN_NS).then_some(k)
+    }
+
+    /// A handshake turn's wait on the answerer's clock, from question `q`
+    /// to answer `r`: the server's from its ACK of the question when that
+    /// ACK left on arrival ([`Facts::acked_on_arrival`]), whatever the
+    /// path's round trip had grown to.
+    fn turn_wait_ns(&self, q: &SegmentRecord, r: &SegmentRecord) -> i64 {
+        let (asked, answered) = (self.on_clock_of(r.dir, q), self.on_clock_of(r.dir, r));
+        let acked = (r.dir == Direction::ServerToClient)
+            .then(|| self.acked_on_arrival(r.dir, q.frame, r.frame, asked))
+            .flatten();
+        answered - acked.map_or(asked, |k| k.max(asked))
     }
 
     /// What a sender saw: its data segments (those `data` keeps, up to

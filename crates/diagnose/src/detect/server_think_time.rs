@@ -133,7 +133,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 let queue = f
                     .record(first_frame)
                     .map_or(0, |r| f.answer_queue_ns(r.ts_ns));
-                let think = first - tq - queue;
+                let mut think = first - tq - queue;
+                // Acknowledged on arrival: the ClientHello was there by
+                // then (as for a request, below).
+                if let Some(k) = f.acked_on_arrival(Direction::ServerToClient, ch, first_frame, tq)
+                {
+                    think = think.min(first - k);
+                }
                 if think >= threshold {
                     hello_frames = Some((ch, sh));
                     handshake.push(Wait {
@@ -406,7 +412,7 @@ fn slow_exchanges(
         // left on arrival, however much the path's round trip had grown
         // since the handshake timed it, and the server's time began no
         // earlier (both its own packets).
-        if let Some(k) = acked_on_arrival(f, span, last_copy, tq) {
+        if let Some(k) = f.acked_on_arrival(Direction::ServerToClient, last_copy, first.frame, tq) {
             think = think.min(ta - k);
         }
         if less_upstream {
@@ -449,38 +455,6 @@ fn slow_exchanges(
         }
     }
     slow
-}
-
-/// The shortest delayed-ACK timer of the common stacks (Linux's
-/// TCP_DELACK_MIN, 40 ms; Windows waits 200 ms, BSDs 100 ms): an ACK that
-/// left sooner after the data arrived was not delayed by one.
-const DELAYED_ACK_MIN_NS: i64 = 40_000_000;
-
-/// When the server acknowledged the request that ends at `request_frame`
-/// with a pure ACK among `span` (the records up to its answer) less than
-/// [`DELAYED_ACK_MIN_NS`] after `arrival` (its estimated arrival on the
-/// server's clock), that ACK's time on the server's clock: the request
-/// had arrived by then. (An arrival estimated too early, from a handshake
-/// a queue made slow, only makes the ACK look later.)
-fn acked_on_arrival(
-    f: &Facts<'_>,
-    span: &[rttdoc_analyze::SegmentRecord],
-    request_frame: u64,
-    arrival: i64,
-) -> Option<i64> {
-    let end = f.record(request_frame)?.end;
-    let ack = span.iter().find(|r| {
-        r.dir == Direction::ServerToClient
-            && r.frame > request_frame
-            && r.len == 0
-            && r.ack_set
-            && seq::le(end, r.ack)
-            && !r
-                .flags
-                .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
-    })?;
-    let k = f.on_clock_of(Direction::ServerToClient, ack);
-    (k - arrival < DELAYED_ACK_MIN_NS).then_some(k)
 }
 
 /// At most this many bytes is a small message: a ping, a pong, a

@@ -10,8 +10,9 @@
 //! other's flight arriving and its own next flight leaving:
 //! [`Facts::handshake_turns`]), and what remains unexplained.
 //! A handshake whose excess is all such turnarounds, with no cause and
-//! less than half a round trip left, took no extra round trip: host time
-//! below any threshold is not one, and no finding is made.
+//! less than half a round trip (and the ledger's 2 ms floor) left, took
+//! no extra round trip: host time below any threshold is not one, and no
+//! finding is made.
 //! Cost: the row's excess.
 
 use super::Facts;
@@ -61,8 +62,10 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         })
         .map(|ns| ns.max(0) as f64 / 1e6)
         .sum();
-    let half_rtt_ms = f.rtt_ns.unwrap_or(0) as f64 / 2e6;
-    if causes.is_empty() && excess_ms - host_ms < half_rtt_ms {
+    // What is left beyond the hosts' time must be worth a round trip's
+    // half, and more than the ledger's floor (on loopback, microseconds).
+    let floor_ms = (f.rtt_ns.unwrap_or(0) / 2).max(super::causality::EXCESS_FLOOR_NS) as f64 / 1e6;
+    if causes.is_empty() && excess_ms - host_ms < floor_ms {
         return None;
     }
     let mut x = f.finding(FindingKind::TlsExtraRtt, Some(Phase::TlsHandshake));

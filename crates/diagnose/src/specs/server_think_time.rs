@@ -700,3 +700,48 @@ fn a_trickle_on_the_downlink_leaves_the_wait_to_the_server() {
     let o = answer_among_bursts(100.0, 60.0, 600.0);
     assert_ms(o.the(ServerThinkTime).cost_ms, 100.0, EXACT, "the server's");
 }
+
+/// The same bound for the handshake: a ClientHello that queued 30 ms on
+/// its way, acknowledged on arrival, answered `think` ms later; at the
+/// client, on a 40 ms path.
+fn queued_client_hello(think: f64) -> Outcome {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
+    w.late_after_tap(ch, 30.0);
+    let arrived = w.arrival(ch);
+    w.ack(S, arrived);
+    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, arrived + think + i as f64 * 0.01, s))
+        .collect();
+    let last = *flight.last().unwrap();
+    w.send(C, w.arrival(last), leak(encrypted(FINISHED_LEN)));
+    w.run()
+}
+
+#[test]
+fn a_client_hello_the_server_acknowledged_on_arrival_began_its_time_there() {
+    let o = queued_client_hello(2.0);
+    assert!(
+        !o.report
+            .findings
+            .iter()
+            .any(|f| f.kind == ServerThinkTime && f.phase == Some(Phase::TlsHandshake)),
+        "{:#?}",
+        o.report.findings
+    );
+    // The handshake did take longer: the extra is the path's, unexplained.
+    let extra = o.the(FindingKind::TlsExtraRtt);
+    assert_ms(extra.cost_ms, 32.0, 0.5, "the queue and the server's 2 ms");
+    // A slow server still shows, from its ACK.
+    let o = queued_client_hello(60.0);
+    let f = o
+        .report
+        .findings
+        .iter()
+        .find(|f| f.kind == ServerThinkTime && f.phase == Some(Phase::TlsHandshake))
+        .expect("think time in the handshake");
+    assert_ms(f.cost_ms, 60.0, EXACT, "ACK to ServerHello");
+}
