@@ -795,7 +795,12 @@ pub enum Detail {
         /// The hosts' own turnarounds between flights that no cause
         /// claimed (each below a cause's threshold).
         host_ms: f64,
-        /// The excess neither a cause nor those turnarounds account for.
+        /// How much longer than the TCP handshake's the path's round trip
+        /// was when the ClientHello was sent, as the server's ACK of it on
+        /// arrival shows (a queue on the way; not at the server).
+        path_ms: f64,
+        /// The excess neither a cause, those turnarounds nor the path
+        /// account for.
         unexplained_ms: f64,
     },
 }

@@ -376,12 +376,19 @@ pub fn explanation(x: &Finding) -> String {
             excess_rtts,
             causes,
             host_ms,
+            path_ms,
             unexplained_ms,
         } => {
             let mut parts: Vec<String> = causes
                 .iter()
                 .map(|(k, ms)| format!("{k} ({ms:.0} ms)"))
                 .collect();
+            if *path_ms >= 1.0 {
+                parts.push(format!(
+                    "the path: its round trip was {path_ms:.0} ms longer than the TCP handshake's when the ClientHello was sent \
+                     (the server acknowledged it on arrival that much later: it queued on the way)"
+                ));
+            }
             // Turnarounds under a millisecond in all are not worth a clause.
             if *host_ms >= 1.0 {
                 parts.push(format!(
@@ -509,13 +516,25 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              or put a server in front that answers 100 Continue (nginx, Apache and HAProxy do)."
             .into(),
         Detail::SlowStartAfterIdle { .. } => "sysctl -w net.ipv4.tcp_slow_start_after_idle=0 on the server (keeps the congestion window across idle periods).".into(),
-        Detail::TlsExtraRtt { causes, .. } => {
+        Detail::TlsExtraRtt {
+            causes,
+            path_ms,
+            unexplained_ms,
+            ..
+        } => {
             // The first cause's fix, worded for that finding.
-            causes
+            let first = causes
                 .first()
                 .and_then(|(kind, _)| c.findings.iter().find(|y| y.kind == *kind))
-                .map(|y| fix(c, y))
-                .unwrap_or_else(|| "See the ladder (--conn) for what the server waited on.".to_string())
+                .map(|y| fix(c, y));
+            match first {
+                Some(fix) => fix,
+                None if *path_ms >= *unexplained_ms && *path_ms >= 1.0 => "The client's path was congested when the handshake began \
+                     (a queue behind its other transfers): active queue management on the bottleneck (fq_codel, cake), fewer parallel \
+                     connections (one HTTP/2 connection), or more bandwidth."
+                    .to_string(),
+                None => "See the ladder (--conn) for what the server waited on.".to_string(),
+            }
         }
     }
 }

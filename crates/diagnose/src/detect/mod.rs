@@ -316,7 +316,8 @@ impl<'a> Facts<'a> {
     /// When `answerer` acknowledged the data that ends at `question_frame`
     /// with a pure ACK before `answer_frame`, less than
     /// [`DELAYED_ACK_MIN_NS`] after `arrival` (the data's estimated arrival
-    /// on the answerer's clock): that ACK's time on the answerer's clock.
+    /// on the answerer's clock): that ACK's time on the answerer's clock,
+    /// and its frame.
     /// It left on arrival (a host acknowledges at once while a connection
     /// is new, Linux's quick-ACK mode, or when no delayed-ACK timer holds
     /// it), so the data had arrived by then; an arrival estimated too
@@ -328,7 +329,7 @@ impl<'a> Facts<'a> {
         question_frame: u64,
         answer_frame: u64,
         arrival: i64,
-    ) -> Option<i64> {
+    ) -> Option<(i64, u64)> {
         let end = self.record(question_frame)?.end;
         let ack = self
             .between(question_frame + 1, answer_frame)
@@ -343,7 +344,7 @@ impl<'a> Facts<'a> {
                         .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
             })?;
         let k = self.on_clock_of(answerer, ack);
-        (k - arrival < DELAYED_ACK_MIN_NS).then_some(k)
+        (k - arrival < DELAYED_ACK_MIN_NS).then_some((k, ack.frame))
     }
 
     /// A handshake turn's wait on the answerer's clock, from question `q`
@@ -354,7 +355,8 @@ impl<'a> Facts<'a> {
         let (asked, answered) = (self.on_clock_of(r.dir, q), self.on_clock_of(r.dir, r));
         let acked = (r.dir == Direction::ServerToClient)
             .then(|| self.acked_on_arrival(r.dir, q.frame, r.frame, asked))
-            .flatten();
+            .flatten()
+            .map(|(k, _)| k);
         answered - acked.map_or(asked, |k| k.max(asked))
     }
 

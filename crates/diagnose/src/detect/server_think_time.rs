@@ -136,7 +136,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 let mut think = first - tq - queue;
                 // Acknowledged on arrival: the ClientHello was there by
                 // then (as for a request, below).
-                if let Some(k) = f.acked_on_arrival(Direction::ServerToClient, ch, first_frame, tq)
+                if let Some((k, _)) =
+                    f.acked_on_arrival(Direction::ServerToClient, ch, first_frame, tq)
                 {
                     think = think.min(first - k);
                 }
@@ -412,7 +413,9 @@ fn slow_exchanges(
         // left on arrival, however much the path's round trip had grown
         // since the handshake timed it, and the server's time began no
         // earlier (both its own packets).
-        if let Some(k) = f.acked_on_arrival(Direction::ServerToClient, last_copy, first.frame, tq) {
+        if let Some((k, _)) =
+            f.acked_on_arrival(Direction::ServerToClient, last_copy, first.frame, tq)
+        {
             think = think.min(ta - k);
         }
         if less_upstream {

@@ -8,7 +8,10 @@
 //! `server_think_time`, `client_think_time`, `retransmission`), the hosts'
 //! own turnarounds too short to be a cause (each side's time between the
 //! other's flight arriving and its own next flight leaving:
-//! [`Facts::handshake_turns`]), and what remains unexplained.
+//! [`Facts::handshake_turns`]), how much the path's round trip had grown
+//! beyond the TCP handshake's when the ClientHello was sent (the server's
+//! ACK of it on arrival shows when it got there; not at the server), and
+//! what remains unexplained.
 //! A handshake whose excess is all such turnarounds, with no cause and
 //! less than half a round trip (and the ledger's 2 ms floor) left, took
 //! no extra round trip: host time below any threshold is not one, and no
@@ -73,7 +76,13 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
     x.cost_ms = excess_ms;
     x.confidence = if causes.is_empty() { 0.6 } else { 0.9 };
     let host_ms = host_ms.min((excess_ms - explained).max(0.0));
-    let unexplained = (excess_ms - explained - host_ms).max(0.0);
+    let (path_ms, path_ack) = path_growth(f);
+    let path_ms = path_ms.min((excess_ms - explained - host_ms).max(0.0));
+    let unexplained = (excess_ms - explained - host_ms - path_ms).max(0.0);
+    // The server's ACK that shows when the ClientHello got there.
+    if let Some(ack) = path_ack.filter(|_| path_ms >= 1.0) {
+        x.frames.insert(1, ack);
+    }
     x.detail = Detail::TlsExtraRtt {
         rtts: row.rtts.unwrap_or(0.0),
         ideal_rtts: row.ideal_rtts.unwrap_or(0.0),
@@ -81,6 +90,7 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         excess_rtts: excess,
         causes: causes.iter().map(|c| (c.kind, c.cost_ms)).collect(),
         host_ms,
+        path_ms,
         unexplained_ms: unexplained,
     };
     x.display_filter = format!(
@@ -88,4 +98,35 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         f.report.stream, row.start_frame, row.end_frame
     );
     Some(x)
+}
+
+/// How much longer than the TCP handshake's the path's round trip was
+/// when the ClientHello was sent: the server acknowledged it on arrival
+/// ([`Facts::acked_on_arrival`]) that much later than the round trip
+/// places its arrival, and that ACK's frame. 0 at the server (it sees
+/// the ClientHello arrive).
+fn path_growth(f: &Facts<'_>) -> (f64, Option<u64>) {
+    if f.report.vantage == crate::model::Vantage::Server {
+        return (0.0, None);
+    }
+    let Some(turn) = f
+        .handshake_turns()
+        .iter()
+        .find(|t| t.answerer == Direction::ServerToClient && t.first && t.complete)
+    else {
+        return (0.0, None);
+    };
+    let Some(question) = f.record(turn.question_frame) else {
+        return (0.0, None);
+    };
+    let asked = f.on_clock_of(Direction::ServerToClient, question);
+    f.acked_on_arrival(
+        Direction::ServerToClient,
+        turn.question_frame,
+        turn.answer_frame,
+        asked,
+    )
+    .map_or((0.0, None), |(k, frame)| {
+        ((k - asked).max(0) as f64 / 1e6, Some(frame))
+    })
 }

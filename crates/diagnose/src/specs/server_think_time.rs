@@ -732,9 +732,20 @@ fn a_client_hello_the_server_acknowledged_on_arrival_began_its_time_there() {
         "{:#?}",
         o.report.findings
     );
-    // The handshake did take longer: the extra is the path's, unexplained.
+    // The handshake did take longer: `tls_extra_rtt` names the path, by
+    // the server's ACK that shows when the ClientHello got there.
     let extra = o.the(FindingKind::TlsExtraRtt);
     assert_ms(extra.cost_ms, 32.0, 0.5, "the queue and the server's 2 ms");
+    let crate::model::Detail::TlsExtraRtt {
+        path_ms,
+        unexplained_ms,
+        ..
+    } = extra.detail
+    else {
+        panic!("tls_extra_rtt without its detail");
+    };
+    assert_ms(path_ms, 30.0, 0.5, "the round trip's growth");
+    assert!(unexplained_ms < 1.0, "{unexplained_ms} ms unexplained");
     // A slow server still shows, from its ACK.
     let o = queued_client_hello(60.0);
     let f = o
