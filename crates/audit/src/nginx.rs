@@ -901,6 +901,22 @@ impl Nginx {
             });
         }
 
+        // Proxied requests that open a connection to their upstream each.
+        for s in &servers {
+            for (_, chain) in &s.locations {
+                if let Some(f) = self.upstream_per_request(chain) {
+                    if !findings
+                        .iter()
+                        .any(|g| g.check == f.check && g.location.at == f.location.at)
+                    {
+                        let mut f = f;
+                        f.ports = s.ports();
+                        findings.push(f);
+                    }
+                }
+            }
+        }
+
         // TFO and backlog: listen sockets against the kernel.
         let sysctls = kernel.sysctls.as_ref();
         let mut seen_sockets = BTreeSet::new();
@@ -958,6 +974,101 @@ impl Nginx {
             }
         }
         findings
+    }
+
+    /// A location's `proxy_pass` (its own: the directive is not inherited)
+    /// whose upstream connections are not kept: no `upstream` block with
+    /// `keepalive`, or HTTP/1.0 to it (`proxy_http_version`'s default), or
+    /// its `Connection: close` not cleared. Each proxied request then opens
+    /// a connection (a TCP handshake, TLS's too for https) before its
+    /// upstream sees it. Not a target named by a variable (unknown here),
+    /// nor a unix socket.
+    fn upstream_per_request(&self, chain: &Chain) -> Option<Finding> {
+        let pass = chain.last()?.iter().find(|d| d.name == "proxy_pass")?;
+        let url = pass.arg(0)?;
+        let (scheme, rest) = url.split_once("://")?;
+        let host_port = rest.split('/').next().unwrap_or(rest);
+        if host_port.contains('$') || host_port.starts_with("unix:") {
+            return None;
+        }
+        let name = host_port.split(':').next().unwrap_or(host_port);
+        let upstream = chain.first().and_then(|http| {
+            http.iter()
+                .find(|d| d.name == "upstream" && d.arg(0) == Some(host_port))
+        });
+        let pooled = upstream.is_some_and(|u| u.children().iter().any(|d| d.name == "keepalive"));
+        let http11 = find(chain, "proxy_http_version").and_then(|d| d.arg(0)) == Some("1.1");
+        let cleared = find_all(chain, "proxy_set_header").iter().any(|d| {
+            d.arg(0)
+                .is_some_and(|h| h.eq_ignore_ascii_case("connection"))
+                && matches!(d.arg(1), Some("") | Some("\"\""))
+        });
+        if pooled && http11 && cleared {
+            return None;
+        }
+        let mut missing = Vec::new();
+        if !pooled {
+            missing.push(match upstream {
+                Some(_) => "its upstream block has no keepalive".to_string(),
+                None => format!("{name} is not an upstream block with keepalive"),
+            });
+        }
+        if !http11 {
+            missing.push("proxy_http_version is 1.0 (the default)".to_string());
+        }
+        if !cleared {
+            missing.push(
+                "the Connection header is not cleared (nginx sends Connection: close)".to_string(),
+            );
+        }
+        let local = matches!(name, "localhost" | "127.0.0.1" | "[::1]")
+            || upstream.is_some_and(|u| {
+                u.children().iter().filter(|d| d.name == "server").all(|d| {
+                    d.arg(0).is_some_and(|a| {
+                        a.starts_with("127.")
+                            || a.starts_with("localhost")
+                            || a.starts_with("[::1]")
+                            || a.starts_with("unix:")
+                    })
+                })
+            });
+        let tls = scheme == "https";
+        let pool = if upstream.is_some() {
+            name.to_string()
+        } else {
+            "backend".to_string()
+        };
+        Some(Finding {
+            check: "upstream_per_request",
+            // On the host itself a handshake costs microseconds.
+            severity: if local { Severity::Low } else { Severity::Medium },
+            confidence: Confidence::High,
+            title: format!("every proxied request opens a new connection to {host_port} ({})", pass.text()),
+            location: self.loc(pass),
+            related: vec![],
+            cost: Cost {
+                rtts: Some(if tls { 2.0 } else { 1.0 }),
+                ms: None,
+                per: "proxied_request",
+                text: format!(
+                    "per proxied request: the round trip to the upstream for its TCP handshake{} before the request leaves, on top of the upstream's own time",
+                    if tls { ", and at least one more for TLS" } else { "" }
+                ),
+            },
+            why: format!(
+                "nginx keeps connections to an upstream only for an upstream block with keepalive, spoken to in HTTP/1.1 with the Connection header cleared; here {}.",
+                missing.join("; ")
+            ),
+            fix: Fix {
+                syntax: "nginx",
+                text: format!(
+                    "upstream {pool} {{ server {host_port}; keepalive 16; }}   # http block; then here: proxy_pass {scheme}://{pool}; proxy_http_version 1.1; proxy_set_header Connection \"\";"
+                ),
+            },
+            confirms: crate::vocabulary::confirms("upstream_per_request").to_vec(),
+            evidence: None,
+            ports: Vec::new(),
+        })
     }
 
     fn default_or_loc(&self, s: &Server, d: Option<&Directive>, text: &str) -> Location {
@@ -1132,6 +1243,65 @@ mod tests {
         assert_eq!(parse_seconds("1m"), Some(60));
         assert_eq!(parse_seconds("0"), Some(0));
         assert_eq!(parse_seconds("500ms"), Some(0));
+    }
+
+    fn checks_of(text: &str) -> Vec<Finding> {
+        let n = Nginx {
+            config: parse_str(text, Path::new("/x")).unwrap(),
+        };
+        n.check(&Kernel::default(), &mut Vec::new(), &mut Vec::new())
+            .into_iter()
+            .filter(|f| f.check == "upstream_per_request")
+            .collect()
+    }
+
+    #[test]
+    fn a_proxy_pass_without_kept_upstream_connections_connects_per_request() {
+        // nginx's default: HTTP/1.0 to a host, a connection per request.
+        let f = checks_of(
+            "http { server { listen 80; location / { proxy_pass http://10.0.0.5:8080; } } }",
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Medium);
+        assert_eq!(f[0].cost.rtts, Some(1.0));
+        assert!(f[0].why.contains("not an upstream block"), "{}", f[0].why);
+        // A pool, but HTTP/1.0 and Connection: close: still one each.
+        let f = checks_of(
+            "http { upstream app { server 10.0.0.5:8080; keepalive 16; }
+               server { listen 80; location / { proxy_pass http://app; } } }",
+        );
+        assert_eq!(f.len(), 1);
+        assert!(f[0].why.contains("proxy_http_version"), "{}", f[0].why);
+        // https to the upstream: TLS too.
+        let f = checks_of(
+            "http { server { listen 80; location / { proxy_pass https://api.example:443; } } }",
+        );
+        assert_eq!(f[0].cost.rtts, Some(2.0));
+        // On the host itself: cheap.
+        let f = checks_of(
+            "http { server { listen 80; location / { proxy_pass http://127.0.0.1:8080; } } }",
+        );
+        assert_eq!(f[0].severity, Severity::Low);
+    }
+
+    #[test]
+    fn kept_upstream_connections_or_unknown_targets_are_no_finding() {
+        // The whole recipe, the settings inherited from the server level.
+        let kept = "http { upstream app { server 10.0.0.5:8080; keepalive 16; }
+               server { listen 80; proxy_http_version 1.1; proxy_set_header Connection \"\";
+                 location / { proxy_pass http://app; } } }";
+        assert!(checks_of(kept).is_empty());
+        // A variable or a unix socket: nothing to say.
+        assert!(
+            checks_of("http { server { listen 80; location / { proxy_pass http://$b; } } }")
+                .is_empty()
+        );
+        assert!(checks_of(
+            "http { server { listen 80; location / { proxy_pass http://unix:/run/app.sock; } } }"
+        )
+        .is_empty());
+        // No proxy_pass at all.
+        assert!(checks_of("http { server { listen 80; location / { root /srv; } } }").is_empty());
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub fn confirms(check: &str) -> &'static [FindingKind] {
         "rsa_signing" => &[FindingKind::ServerThinkTime],
         // A held partial segment of a streamed response.
         "haproxy_msg_more" => &[FindingKind::NagleHold],
+        // A connection per proxied request: its handshake in the wait.
+        "upstream_per_request" => &[FindingKind::UpstreamWait],
         _ => &[],
     }
 }
@@ -59,4 +61,5 @@ pub const CONFIG_EXPLAINABLE: &[FindingKind] = &[
     FindingKind::SlowStartAfterIdle,
     FindingKind::SynRetransmit,
     FindingKind::ServerThinkTime,
+    FindingKind::UpstreamWait,
 ];

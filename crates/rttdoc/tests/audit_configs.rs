@@ -197,6 +197,42 @@ fn committed_lab_captures_confirm_what_their_configurations_predict_and_controls
     }
 }
 
+/// The proxy of scripts/proxy-captures.sh: its default `proxy_pass` opens
+/// a connection per request (the capture's `upstream_wait` confirms it on
+/// that server's port); the server that keeps its upstream connections
+/// gets nothing.
+#[test]
+fn a_proxy_pass_connecting_per_request_is_confirmed_by_the_proxys_capture() {
+    let (doc, code) = audit(&[
+        "--nginx",
+        "nginx/proxy/nginx.conf",
+        "--capture",
+        "../proxy/nginx-new-conn.pcap.gz",
+    ]);
+    assert_eq!(code, 0);
+    let f = found(&doc, "upstream_per_request");
+    assert_eq!(f.len(), 1, "{}", doc["findings"]);
+    assert_eq!(
+        ats(&doc, "upstream_per_request"),
+        ["nginx/proxy/nginx.conf:9"]
+    );
+    assert_eq!(ports(f[0]), [8080]);
+    assert_eq!(
+        f[0]["evidence"]["status"], "confirmed",
+        "{}",
+        f[0]["evidence"]
+    );
+    let explained = doc["capture"]["kinds"].as_array().unwrap().iter().any(|k| {
+        k["kind"] == "upstream_wait"
+            && k["explained_by"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x.as_str().unwrap().ends_with("nginx/proxy/nginx.conf:9"))
+    });
+    assert!(explained, "{}", doc["capture"]);
+}
+
 #[test]
 fn tcp_nodelay_off_holds_the_handshake_only_where_the_default_server_inherits_it_and_the_flight_is_over_4096_bytes(
 ) {
