@@ -520,6 +520,76 @@ impl Haproxy {
                 ports,
             });
         }
+        // Server connections closed after each response: a connection per
+        // request to the backend.
+        for s in self
+            .sections
+            .iter()
+            .filter(|s| matches!(s.kind.as_str(), "frontend" | "listen"))
+        {
+            let http = self
+                .proxy_kw(s, "mode")
+                .and_then(|l| l.words.get(1))
+                .is_some_and(|m| m == "http");
+            // The option in the frontend or listen, or in its default backend.
+            let backend = self
+                .proxy_kw(s, "default_backend")
+                .and_then(|l| l.words.get(1))
+                .and_then(|b| {
+                    self.sections
+                        .iter()
+                        .find(|x| x.kind == "backend" && &x.name == b)
+                });
+            let closes = |x: &Section| {
+                ["http-server-close", "httpclose"]
+                    .into_iter()
+                    .find(|o| self.option(x, o))
+            };
+            let Some((at, option)) = closes(s)
+                .map(|o| (s, o))
+                .or_else(|| backend.and_then(|b| closes(b).map(|o| (b, o))))
+                .filter(|_| http)
+            else {
+                continue;
+            };
+            let ports: Vec<u16> = s
+                .lines
+                .iter()
+                .filter(|l| l.words[0] == "bind")
+                .filter_map(|l| l.words.get(1)?.rsplit(':').next()?.parse().ok())
+                .collect();
+            findings.push(Finding {
+                check: "upstream_per_request",
+                severity: Severity::Medium,
+                confidence: Confidence::High,
+                title: format!(
+                    "{} {}: every request opens a new connection to its server (option {option})",
+                    s.kind, s.name
+                ),
+                location: Location {
+                    source: "haproxy",
+                    at: format!("{}:{}", self.file.display(), at.line),
+                    text: format!("{} {} (option {option})", at.kind, at.name),
+                },
+                related: vec![],
+                cost: Cost {
+                    rtts: Some(1.0),
+                    ms: None,
+                    per: "proxied_request",
+                    text: "per proxied request: the round trip to the server for its TCP handshake (and TLS's with `ssl` on the server line) before the request leaves, on top of the server's own time".into(),
+                },
+                why: format!(
+                    "With option {option} HAProxy closes the server-side connection once a response is complete, so the next request, even on the same client connection, opens another (configuration.txt); the default, keep-alive with http-reuse safe, keeps and reuses them."
+                ),
+                fix: Fix {
+                    syntax: "haproxy",
+                    text: format!("no option {option}   # keep-alive to the servers (the default), with http-reuse safe"),
+                },
+                confirms: crate::vocabulary::confirms("upstream_per_request").to_vec(),
+                evidence: None,
+                ports,
+            });
+        }
         // Each bind's findings apply to its port.
         for (line, _) in self.binds() {
             let at = self.loc(line).at;
@@ -674,6 +744,31 @@ mod tests {
         assert!(h.option(a, "http-no-delay"));
         assert!(!h.option(b, "http-no-delay"));
         assert!(Haproxy::parse("bind :80\n", Path::new("/x")).is_err());
+    }
+
+    #[test]
+    fn server_connections_closed_after_each_response_are_a_connection_per_request() {
+        let checks = |text: &str| -> Vec<Finding> {
+            let h = Haproxy::parse(text, Path::new("/x/h.cfg")).unwrap();
+            h.check(&Kernel::default(), &mut Vec::new(), &mut Vec::new())
+                .into_iter()
+                .filter(|f| f.check == "upstream_per_request")
+                .collect()
+        };
+        // In the defaults, the frontend inherits it.
+        let f = checks("defaults\n  mode http\n  option http-server-close\nfrontend f\n  bind :80\n  default_backend b\nbackend b\n  server s 10.0.0.5:8080\n");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].ports, vec![80]);
+        // In the default backend only.
+        let f = checks("defaults\n  mode http\nfrontend f\n  bind :80\n  default_backend b\nbackend b\n  option httpclose\n  server s 10.0.0.5:8080\n");
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.contains("httpclose"), "{}", f[0].title);
+        // HAProxy's default (keep-alive, http-reuse safe), or TCP mode: none.
+        assert!(checks("defaults\n  mode http\nfrontend f\n  bind :80\n  default_backend b\nbackend b\n  server s 10.0.0.5:8080\n").is_empty());
+        assert!(checks(
+            "defaults\n  mode tcp\n  option http-server-close\nfrontend f\n  bind :80\n"
+        )
+        .is_empty());
     }
 
     #[test]
