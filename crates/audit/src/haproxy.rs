@@ -209,6 +209,18 @@ impl Haproxy {
             .unwrap_or(false)
     }
 
+    /// The frontends and listens in HTTP mode (their own or their
+    /// defaults').
+    fn http_proxies(&self) -> impl Iterator<Item = &Section> {
+        self.sections.iter().filter(|s| {
+            matches!(s.kind.as_str(), "frontend" | "listen")
+                && self
+                    .proxy_kw(s, "mode")
+                    .and_then(|l| l.words.get(1))
+                    .is_some_and(|m| m == "http")
+        })
+    }
+
     /// Every TCP listener with fastopen (for TFO checks across sources).
     pub fn tfo_binds(&self) -> Vec<Location> {
         self.binds()
@@ -475,24 +487,11 @@ impl Haproxy {
             }
         }
         // Streamed HTTP responses and MSG_MORE.
-        for s in self
-            .sections
-            .iter()
-            .filter(|s| matches!(s.kind.as_str(), "frontend" | "listen"))
-        {
-            let http = self
-                .proxy_kw(s, "mode")
-                .and_then(|l| l.words.get(1))
-                .is_some_and(|m| m == "http");
-            if !http || self.option(s, "http-no-delay") {
+        for s in self.http_proxies() {
+            if self.option(s, "http-no-delay") {
                 continue;
             }
-            let ports: Vec<u16> = s
-                .lines
-                .iter()
-                .filter(|l| l.words[0] == "bind")
-                .filter_map(|l| l.words.get(1)?.rsplit(':').next()?.parse().ok())
-                .collect();
+            let ports = bind_ports(s);
             findings.push(Finding {
                 check: "haproxy_msg_more",
                 severity: Severity::Low,
@@ -522,15 +521,7 @@ impl Haproxy {
         }
         // Server connections closed after each response: a connection per
         // request to the backend.
-        for s in self
-            .sections
-            .iter()
-            .filter(|s| matches!(s.kind.as_str(), "frontend" | "listen"))
-        {
-            let http = self
-                .proxy_kw(s, "mode")
-                .and_then(|l| l.words.get(1))
-                .is_some_and(|m| m == "http");
+        for s in self.http_proxies() {
             // The option in the frontend or listen, or in its default backend.
             let backend = self
                 .proxy_kw(s, "default_backend")
@@ -548,16 +539,10 @@ impl Haproxy {
             let Some((at, option)) = closes(s)
                 .map(|o| (s, o))
                 .or_else(|| backend.and_then(|b| closes(b).map(|o| (b, o))))
-                .filter(|_| http)
             else {
                 continue;
             };
-            let ports: Vec<u16> = s
-                .lines
-                .iter()
-                .filter(|l| l.words[0] == "bind")
-                .filter_map(|l| l.words.get(1)?.rsplit(':').next()?.parse().ok())
-                .collect();
+            let ports = bind_ports(s);
             findings.push(Finding {
                 check: "upstream_per_request",
                 severity: Severity::Medium,
@@ -716,6 +701,15 @@ impl Bind {
         b.tls12 = min_ver.as_deref().is_none_or(|v| v != "TLSv1.3");
         b
     }
+}
+
+/// The ports a proxy's `bind` lines listen on.
+fn bind_ports(s: &Section) -> Vec<u16> {
+    s.lines
+        .iter()
+        .filter(|l| l.words[0] == "bind")
+        .filter_map(|l| l.words.get(1)?.rsplit(':').next()?.parse().ok())
+        .collect()
 }
 
 #[cfg(test)]
