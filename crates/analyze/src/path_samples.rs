@@ -291,6 +291,15 @@ impl Client {
         self.pending = pending;
     }
 
+    /// The fastest rate its downlink has delivered at over a stretch of at
+    /// least [`RATE_MIN_PACKETS`] packets of bulk data, the one going on
+    /// included (bits per second; 0 when none yet): no faster than its
+    /// bottleneck.
+    fn peak_bps(&self) -> f64 {
+        let going_on = self.run.and_then(|r| r.rate_bps(RATE_MIN_PACKETS));
+        self.peak_bps.max(going_on.unwrap_or(0.0))
+    }
+
     fn fastest_to(&self, server: IpAddr) -> Option<i64> {
         self.fastest
             .iter()
@@ -401,7 +410,7 @@ impl PathSamples {
         let Some(c) = self.clients.get(&client) else {
             return 0;
         };
-        let rate = self.peak_bps(client) * SATURATED;
+        let rate = c.peak_bps() * SATURATED;
         if rate <= 0.0 {
             return 0;
         }
@@ -428,16 +437,6 @@ impl PathSamples {
             busy = window;
         }
         busy
-    }
-
-    /// The fastest rate the client's downlink has delivered at over a
-    /// stretch of at least [`RATE_MIN_PACKETS`] packets of bulk data
-    /// (bits per second; 0 when none yet): no faster than its bottleneck.
-    pub(crate) fn peak_bps(&self, client: IpAddr) -> f64 {
-        self.clients.get(&client).map_or(0.0, |c| {
-            let going_on = c.run.and_then(|r| r.rate_bps(RATE_MIN_PACKETS));
-            c.peak_bps.max(going_on.unwrap_or(0.0))
-        })
     }
 
     /// The stretches in which more than one of the client's connections

@@ -61,8 +61,9 @@ pub struct UpstreamCall {
     pub by_request_line: bool,
 }
 
-/// What an exchange that just got its answer knows of itself and its
-/// connection (track.rs fills it from the connection).
+/// An exchange that just got its answer, with what it knows of its
+/// connection (track.rs fills it from the connection); kept as it is for
+/// the waits that come after.
 pub(crate) struct Asking {
     pub stream: u64,
     /// The earlier connection this one is under translated addresses
@@ -80,24 +81,11 @@ pub(crate) struct Asking {
     pub key: u64,
 }
 
-/// An exchange that got its answer, as a later wait may find it.
-struct Answered {
-    stream: u64,
-    same_as: Option<u64>,
-    client: Endpoint,
-    server: Endpoint,
-    syn: Option<Stamp>,
-    place: Place,
-    request: Stamp,
-    answer: Stamp,
-    key: u64,
-}
-
 /// The host's recent exchanges: answered ones, and the times requests
 /// began (track.rs keeps one for the capture).
 #[derive(Default)]
 pub(crate) struct Calls {
-    answered: VecDeque<Answered>,
+    answered: VecDeque<Asking>,
     /// (stream, the request's first segment's time), in capture order.
     opened: VecDeque<(u64, i64)>,
 }
@@ -118,17 +106,7 @@ impl Calls {
         if self.answered.len() == KEPT {
             self.answered.pop_front();
         }
-        self.answered.push_back(Answered {
-            stream: x.stream,
-            same_as: x.same_as,
-            client: x.client,
-            server: x.server,
-            syn: x.syn,
-            place: x.place,
-            request: x.request_first,
-            answer: x.answer,
-            key: x.key,
-        });
+        self.answered.push_back(x);
         call
     }
 
@@ -145,10 +123,10 @@ impl Calls {
             if searched >= SEARCHED {
                 return None;
             }
-            if a.request.ts_ns >= begun
+            if a.request_first.ts_ns >= begun
                 && a.answer.ts_ns <= x.answer.ts_ns
                 && a.answer.frame < x.answer.frame
-                && self.is_the_hosts_call(x, a)
+                && is_the_hosts_call(x, a)
             {
                 calls += 1;
                 any.get_or_insert(a);
@@ -180,30 +158,30 @@ impl Calls {
             stream: call.stream,
             server: call.server,
             connect: call.syn.filter(|s| s.ts_ns >= begun),
-            request: call.request,
+            request: call.request_first,
             answer: call.answer,
             by_request_line,
         })
     }
+}
 
-    /// Whether `a` can be a call of the host that serves `x`.
-    fn is_the_hosts_call(&self, x: &Asking, a: &Answered) -> bool {
-        if a.stream == x.stream
-            || a.server == x.server
-            || a.same_as == Some(x.stream)
-            || x.same_as == Some(a.stream)
-        {
-            return false;
-        }
-        let same_host =
-            a.client.ip == x.server.ip || (a.client.ip.is_loopback() && x.server.ip.is_loopback());
-        if same_host {
-            return true;
-        }
-        // Another address of the host: the capture must be at both ends
-        // of the proxy, and the call must not come from this client.
-        a.client.ip != x.client.ip && x.place.at_server && a.place.at_client
+/// Whether `a` can be a call of the host that serves `x`.
+fn is_the_hosts_call(x: &Asking, a: &Asking) -> bool {
+    if a.stream == x.stream
+        || a.server == x.server
+        || a.same_as == Some(x.stream)
+        || x.same_as == Some(a.stream)
+    {
+        return false;
     }
+    let same_host =
+        a.client.ip == x.server.ip || (a.client.ip.is_loopback() && x.server.ip.is_loopback());
+    if same_host {
+        return true;
+    }
+    // Another address of the host: the capture must be at both ends
+    // of the proxy, and the call must not come from this client.
+    a.client.ip != x.client.ip && x.place.at_server && a.place.at_client
 }
 
 /// A key for an HTTP/1.x request that a proxy keeps when it forwards it:

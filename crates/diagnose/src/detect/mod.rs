@@ -61,8 +61,11 @@ pub struct Facts<'a> {
     /// Per direction, the largest size of back-to-back segments (see
     /// [`burst_segment_sizes`] and [`Facts::mss`]).
     pub burst_segment: [u32; 2],
-    /// Exchanges a server's timer paced ([`idle_exchanges`], by number):
-    /// idle in the ledger, no think time in `server_think_time`.
+    /// Exchanges the ledger counts idle, by number: those a server's timer
+    /// paced ([`idle_exchanges`]), a client's replies to the server's own
+    /// messages ([`reply_exchanges`]) and a Multipath TCP subflow's turns
+    /// answered on another subflow; no think time in `server_think_time`,
+    /// no wait in `upstream_wait`.
     pub idle_exchanges: &'a [usize],
     /// The client's other handshakes around this connection that found
     /// more queue on the path than its own: when each measured it (SYN to
@@ -108,8 +111,13 @@ pub struct HandshakeTurn {
     pub answer_ts_ns: i64,
     /// From the question's arrival to the answer's departure, on the
     /// answerer's clock: its own work (negative only by the clock shift's
-    /// error).
+    /// error); a server's from its ACK of the question, when that ACK left
+    /// on arrival.
     pub wait_ns: i64,
+    /// The server's pure ACK of the question that left on arrival
+    /// ([`Facts::acked_on_arrival`]): its time on the server's clock, and
+    /// its frame. None for the client's turns.
+    pub acked: Option<(i64, u64)>,
 }
 
 /// The byte ranges of one direction a capture showed, from a starting
@@ -295,6 +303,13 @@ impl<'a> Facts<'a> {
         let mut last: Option<&SegmentRecord> = None;
         for r in records.iter().filter(|r| r.len > 0 && !r.probe) {
             if let Some(q) = last.filter(|q| q.dir != r.dir) {
+                // On the answerer's clock; a server's wait from its ACK of
+                // the question when that ACK left on arrival, whatever the
+                // path's round trip had grown to.
+                let (asked, answer_at) = (self.on_clock_of(r.dir, q), self.on_clock_of(r.dir, r));
+                let acked = (r.dir == Direction::ServerToClient)
+                    .then(|| self.acked_on_arrival(r.dir, q.frame, r.frame, asked))
+                    .flatten();
                 turns.push(HandshakeTurn {
                     answerer: r.dir,
                     first: !answered[r.dir.index()],
@@ -303,7 +318,8 @@ impl<'a> Facts<'a> {
                     answer_frame: r.frame,
                     answer_ts_ns: r.ts_ns,
                     question_ts_ns: q.ts_ns,
-                    wait_ns: self.turn_wait_ns(q, r),
+                    wait_ns: answer_at - acked.map_or(asked, |(k, _)| k.max(asked)),
+                    acked,
                 });
                 answered[r.dir.index()] = true;
             }
@@ -345,19 +361,6 @@ impl<'a> Facts<'a> {
             })?;
         let k = self.on_clock_of(answerer, ack);
         (k - arrival < DELAYED_ACK_MIN_NS).then_some((k, ack.frame))
-    }
-
-    /// A handshake turn's wait on the answerer's clock, from question `q`
-    /// to answer `r`: the server's from its ACK of the question when that
-    /// ACK left on arrival ([`Facts::acked_on_arrival`]), whatever the
-    /// path's round trip had grown to.
-    fn turn_wait_ns(&self, q: &SegmentRecord, r: &SegmentRecord) -> i64 {
-        let (asked, answered) = (self.on_clock_of(r.dir, q), self.on_clock_of(r.dir, r));
-        let acked = (r.dir == Direction::ServerToClient)
-            .then(|| self.acked_on_arrival(r.dir, q.frame, r.frame, asked))
-            .flatten()
-            .map(|(k, _)| k);
-        answered - acked.map_or(asked, |k| k.max(asked))
     }
 
     /// What a sender saw: its data segments (those `data` keeps, up to

@@ -102,18 +102,18 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
 
 /// How much longer than the TCP handshake's the path's round trip was
 /// when the ClientHello was sent: the server acknowledged it on arrival
-/// ([`Facts::acked_on_arrival`]) that much later than the round trip
-/// places its arrival (at least a quarter of the round trip and 2 ms),
-/// and that ACK's frame. 0 at the server (it sees the ClientHello
-/// arrive).
+/// (`HandshakeTurn::acked`) that much later than the round trip places
+/// its arrival (at least a quarter of the round trip and 2 ms), and that
+/// ACK's frame. 0 at the server (it sees the ClientHello arrive).
 fn path_growth(f: &Facts<'_>) -> (f64, Option<u64>) {
     if f.report.vantage == crate::model::Vantage::Server {
         return (0.0, None);
     }
-    let Some(turn) = f
+    let Some((turn, (k, frame))) = f
         .handshake_turns()
         .iter()
         .find(|t| t.answerer == Direction::ServerToClient && t.first && t.complete)
+        .and_then(|t| Some((t, t.acked?)))
     else {
         return (0.0, None);
     };
@@ -124,13 +124,9 @@ fn path_growth(f: &Facts<'_>) -> (f64, Option<u64>) {
     // Less than a quarter of the round trip (and 2 ms) is the path's
     // jitter, not a queue (as downlink_queue.rs).
     let floor = (f.rtt_ns.unwrap_or(0) / 4).max(super::causality::EXCESS_FLOOR_NS);
-    match f.acked_on_arrival(
-        Direction::ServerToClient,
-        turn.question_frame,
-        turn.answer_frame,
-        asked,
-    ) {
-        Some((k, frame)) if k - asked >= floor => ((k - asked) as f64 / 1e6, Some(frame)),
-        _ => (0.0, None),
+    if k - asked >= floor {
+        ((k - asked) as f64 / 1e6, Some(frame))
+    } else {
+        (0.0, None)
     }
 }

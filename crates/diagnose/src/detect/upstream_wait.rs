@@ -17,7 +17,7 @@
 //! `server_think_time`), is a wait from the request to the answer, with no
 //! releasing packet on this connection (the upstream's answer, on its
 //! own, released it). Not an exchange the ledger counts idle (a server's
-//! timer: a long poll held upstream). Cost: the waits' sum;
+//! timer: a long poll held upstream; a reply to the server's own message). Cost: the waits' sum;
 //! `server_think_time` takes the same time off its own, leaving the
 //! proxy's.
 //! Fix: the upstream's own findings (its connection is in the capture:
@@ -51,17 +51,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     if f.exchanges.iter().all(|x| x.upstream.is_none()) {
         return;
     }
-    // A reply to the server's own message (a pong) asks nothing, through
-    // a proxy or not.
-    let replies = super::reply_exchanges(f);
     let threshold = super::server_think_time::threshold_of(rtt);
-    // (exchange number, its wait, the call's span)
+    // (exchange index, its wait)
     let mut waits: Vec<(usize, Wait)> = Vec::new();
     for (i, x) in f.exchanges.iter().enumerate() {
         let (Some(answer), Some(_)) = (x.response_first, &x.upstream) else {
             continue;
         };
-        if f.idle_exchanges.contains(&(i + 1)) || replies.contains(&(i + 1)) {
+        // A timer's, a reply to the server's own message (a pong): idle,
+        // through a proxy or not (the ledger's idle rows).
+        if f.idle_exchanges.contains(&(i + 1)) {
             continue;
         }
         let span = upstream_ns(x, x.request_last.ts_ns, answer.ts_ns, threshold);
@@ -103,21 +102,18 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     }
     x.display_filter = streams_filter(&streams, &x.frames);
     x.cost_ms = waits.iter().map(|(_, w)| w.ms).sum();
+    // Paired by request line, or as the only call in a quiet wait.
+    let forwarded = waits.iter().all(|(i, _)| call_of(*i).by_request_line);
+    x.confidence = if forwarded { 0.9 } else { 0.7 };
     x.detail = Detail::UpstreamWait {
         answers: waits.len() as u32,
         upstream: longest.server,
         upstream_stream: longest.stream,
         longest_ms: waits.iter().map(|(_, w)| w.ms).fold(0.0, f64::max),
-        forwarded: true,
+        forwarded,
         new_connections,
         connect_ms: connect_ns as f64 / 1e6,
     };
-    // Paired by request line, or as the only call in a quiet wait.
-    let forwarded = waits.iter().all(|(i, _)| call_of(*i).by_request_line);
-    x.confidence = if forwarded { 0.9 } else { 0.7 };
-    if let Detail::UpstreamWait { forwarded: f, .. } = &mut x.detail {
-        *f = forwarded;
-    }
     x.waits = waits.into_iter().map(|(_, w)| w).collect();
     out.push(x);
 }
