@@ -1045,7 +1045,7 @@ impl Connection {
         if key > off {
             let hole = (key - off) as usize;
             self.advance(dir, hole as u32);
-            self.on_stream_bytes(when, dir, &[], hole);
+            self.on_stream_bytes(when, dir, &[], hole, true);
             return;
         }
         let (_, bytes, len) = self.half[d].pending.remove(&key).expect("present");
@@ -1080,7 +1080,7 @@ impl Connection {
                 if seq::lt(next, start) {
                     let hole = seq::diff(start, next) as usize;
                     self.advance(dir, hole as u32);
-                    self.on_stream_bytes(at, dir, &[], hole);
+                    self.on_stream_bytes(at, dir, &[], hole, true);
                 }
                 self.deliver_at(at, dir, start, seg.payload, seg.payload_len);
                 self.drain(dir, at, false);
@@ -1102,7 +1102,7 @@ impl Connection {
             // Too much held back: give up on the hole and move on.
             let hole = seq::diff(start, next) as usize;
             self.advance(dir, hole as u32);
-            self.on_stream_bytes(at, dir, &[], hole);
+            self.on_stream_bytes(at, dir, &[], hole, true);
         }
         self.deliver_at(at, dir, start, seg.payload, seg.payload_len);
         self.drain(dir, at, false);
@@ -1127,7 +1127,7 @@ impl Connection {
         let fresh = len as usize - already;
         let missing = fresh - fresh_captured.len();
         self.advance(dir, fresh as u32);
-        self.on_stream_bytes(at, dir, fresh_captured, missing);
+        self.on_stream_bytes(at, dir, fresh_captured, missing, false);
     }
 
     /// Delivers held segments the delivery point has reached; at the end of
@@ -1152,7 +1152,18 @@ impl Connection {
         self.drain(Direction::ServerToClient, last, true);
     }
 
-    fn on_stream_bytes(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize) {
+    /// In-order stream bytes of `dir`: `bytes` captured, then `missing`
+    /// more the capture lost; `hole` when none of them was captured (the
+    /// capture missed whole segments: they were sent at some time before
+    /// `at`, the frame that showed the hole), not a snap length's cut.
+    fn on_stream_bytes(
+        &mut self,
+        at: Stamp,
+        dir: Direction,
+        bytes: &[u8],
+        missing: usize,
+        hole: bool,
+    ) {
         if !self.protocol_decided {
             let client = dir == Direction::ClientToServer;
             if self.preamble.is_none() && bytes.is_empty() {
@@ -1194,7 +1205,7 @@ impl Connection {
                 self.decide(Verdict::Plain);
             }
         }
-        self.hand_over(at, dir, bytes, missing);
+        self.hand_over(at, dir, bytes, missing, hole);
     }
 
     /// Ends the wait on a preamble: TLS from where it ended (the held
@@ -1230,7 +1241,7 @@ impl Connection {
             _ => [0, 0],
         };
         held.replay(from, |at, dir, bytes, missing| {
-            self.hand_over(at, dir, bytes, missing)
+            self.hand_over(at, dir, bytes, missing, false)
         });
     }
 
@@ -1258,7 +1269,7 @@ impl Connection {
     }
 
     /// Hands decided stream bytes to the TLS parser or the exchanges.
-    fn hand_over(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize) {
+    fn hand_over(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize, hole: bool) {
         let len = bytes.len() + missing;
         // The tightest bound yet on the capture point -> server -> capture
         // point round trip, for the exchanges' causality check.
@@ -1267,12 +1278,44 @@ impl Connection {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        match &mut self.tls {
-            Some(tls) => {
+        // A side not timed yet (a capture joined mid-connection, whose
+        // client has acknowledged no server data yet) counts as none: it
+        // is ~0 at the capture point's own host, and only a path longer
+        // than the other side by half a second could be mistaken.
+        self.exchanges.round_trip_ns = match (
+            self.exchanges.server_side_ns,
+            self.sender_side_ns(Direction::ClientToServer),
+        ) {
+            (None, None) => None,
+            (server, client) => Some(server.unwrap_or(0) + client.unwrap_or(0)),
+        };
+        self.exchanges.server_last_ns = self.half[Direction::ServerToClient.index()]
+            .last_ack
+            .map(|(_, ts)| ts);
+        // What the client had of the server's stream when it last sent
+        // (a request opened now had it), and, for a hole, where the hole
+        // ends: the exchanges tell a hole the answer began in from the
+        // tail of an answer the client had before it asked.
+        let client_acked = self.half[Direction::ClientToServer.index()].acked;
+        self.exchanges.client_acked = client_acked;
+        self.exchanges.client_acked_unseen = match (
+            self.half[Direction::ServerToClient.index()].max_end,
+            client_acked,
+        ) {
+            (Some(end), Some(acked)) => seq::lt(end, acked),
+            _ => false,
+        };
+        let hole_end = self.half[dir.index()].deliver_next.filter(|_| hole);
+        match (&mut self.tls, hole_end) {
+            (Some(tls), _) => {
                 tls.keep_server_records = self.keylog.is_some();
+                if let Some(end) = hole_end.filter(|_| tls.server_data_phase(dir)) {
+                    self.exchanges.on_hole(dir, at, missing as u64, end);
+                }
                 tls.feed(at, dir, bytes, missing, &mut self.exchanges)
             }
-            None => self.exchanges.on_data(dir, at, at, len as u64, bytes),
+            (None, Some(end)) => self.exchanges.on_hole(dir, at, len as u64, end),
+            (None, None) => self.exchanges.on_data(dir, at, at, len as u64, bytes),
         }
     }
 

@@ -13,6 +13,12 @@ use crate::model::Direction;
 /// Exchanges kept with full detail; later ones are only counted.
 const MAX_KEPT: usize = 1000;
 
+/// The longest a client's next piece of a request can follow what it was
+/// waiting for, beyond the path's round trip: the longest a receiver may
+/// delay the ACK that opens a window or releases a Nagle-held segment
+/// (RFC 1122 4.2.3.2: 0.5 s; detect/causality.rs's `MAX_ACK_DELAY_NS`).
+const CLIENT_PAUSE_NS: i64 = 500_000_000;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exchange {
     pub request_first: Stamp,
@@ -43,6 +49,11 @@ pub struct Exchange {
     /// client's downlink, by what the client received just before it
     /// (`PathSamples::busy_before`); 0 when nothing shows a queue.
     pub downlink_busy_ns: i64,
+    /// The answer began in a hole of the capture (server segments it
+    /// missed, beyond what the client had when it asked): it left at
+    /// some time before `response_first`, the frame that showed the hole,
+    /// so how long it took is unknown.
+    pub response_in_hole: bool,
 }
 
 impl Exchange {
@@ -76,6 +87,15 @@ pub struct Exchanges {
     /// the connection has shown it so far: ~0 at a server-side capture, the
     /// RTT at a client-side one. Kept current by the connection.
     pub server_side_ns: Option<i64>,
+    /// The path's round trip as far as the connection has shown it (a side
+    /// of the capture point not timed yet counted as none), kept current
+    /// by the connection: how long a client can take to react to the
+    /// server's last packet.
+    pub round_trip_ns: Option<i64>,
+    /// When the server's last packet (data or a pure ACK) was captured,
+    /// kept current by the connection: what a client's next write can
+    /// have waited for.
+    pub server_last_ns: Option<i64>,
     /// The peers speak on their own timers, neither answering the other
     /// (BGP): no exchanges are made.
     pub peer_to_peer: bool,
@@ -88,6 +108,14 @@ pub struct Exchanges {
     pub(crate) events: u8,
     /// The open request's [`crate::upstream::request_key`].
     pub(crate) current_key: u64,
+    /// The highest ACK the client had sent (what it had of the server's
+    /// stream), kept current by the connection.
+    pub(crate) client_acked: Option<u32>,
+    /// [`Exchanges::client_acked`] when the open request began.
+    current_acked: Option<u32>,
+    /// The client has acknowledged server bytes the capture never showed
+    /// (beyond the highest it holds), kept current by the connection.
+    pub(crate) client_acked_unseen: bool,
 }
 
 /// [`Exchanges::events`]: a request began.
@@ -200,12 +228,46 @@ impl Exchanges {
         }
     }
 
+    /// Whether client data at `next` follows the unanswered request `c`
+    /// after a pause of the client's own: it came later than a round trip
+    /// and an ACK's longest delay after both the request's last piece and
+    /// the server's last packet, so nothing the server sent (an ACK that
+    /// opened the window, released a Nagle-held segment, ended a zero
+    /// window) let it go; the client's application wrote it when it chose
+    /// (an HTTP/2 PING a minute after a SETTINGS acknowledgment, a
+    /// keep-alive's byte and, seconds later, a request). What came before
+    /// asked nothing the server answered, and the server's answer to what
+    /// comes now is no measure of a wait that began before the pause. A
+    /// body held for `100 Continue` follows its head by the client's timer
+    /// and stays one request (expect_continue.rs times that wait).
+    fn paused_before(&self, c: &Exchange, next: Stamp) -> bool {
+        let Some(round_trip) = self.round_trip_ns else {
+            return false;
+        };
+        let waited_from = c
+            .request_last
+            .ts_ns
+            .max(self.server_last_ns.unwrap_or(i64::MIN));
+        !c.expects_continue && next.ts_ns - waited_from > round_trip + CLIENT_PAUSE_NS
+    }
+
+    /// Whether the client, sending more, acknowledges server bytes it had
+    /// not when the open request began and the capture never showed: the
+    /// server answered in between (what it sent was lost to the capture),
+    /// and what the client sends now is a request of its own.
+    fn answered_unseen(&self) -> bool {
+        self.client_acked_unseen
+            && match (self.current_acked, self.client_acked) {
+                (Some(then), Some(now)) => crate::seq::lt(then, now),
+                _ => false,
+            }
+    }
+
     /// Client data: the request under way goes on, or a new one opens.
     fn ask(&mut self, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
-        let continuing = self
-            .current
-            .as_ref()
-            .is_some_and(|c| c.response_first.is_none());
+        let continuing = self.current.as_ref().is_some_and(|c| {
+            c.response_first.is_none() && !self.paused_before(c, first) && !self.answered_unseen()
+        });
         if continuing {
             let c = self.current.as_mut().expect("checked");
             c.request_last = last;
@@ -214,11 +276,24 @@ impl Exchanges {
             c.h2_control_sized = false;
             return;
         }
+        // After a pause, what the client sends may be the rest of the
+        // request it began (an HTTP/1.x head's last lines): without a
+        // request line of its own it keeps that request's name.
+        let begun = self
+            .current
+            .as_ref()
+            .filter(|c| c.response_first.is_none())
+            .and_then(|c| c.label.clone());
+        let label = http_request_line(head);
+        let resumes = label.is_none() && begun.is_some();
+        let label = label.or(begun);
         self.close();
         self.total += 1;
         self.events |= OPENED;
-        self.current_key = crate::upstream::request_key(head);
-        let label = http_request_line(head);
+        if !resumes {
+            self.current_key = crate::upstream::request_key(head);
+        }
+        self.current_acked = self.client_acked;
         self.current = Some(Exchange {
             request_first: first,
             request_last: last,
@@ -226,13 +301,51 @@ impl Exchanges {
             response_first: None,
             response_last: None,
             response_bytes: 0,
-            expects_continue: label.is_some() && asks_to_continue(head),
+            expects_continue: !resumes && label.is_some() && asks_to_continue(head),
             label,
             status: None,
             h2_control_sized: false,
             upstream: None,
             downlink_busy_ns: 0,
+            response_in_hole: false,
         });
+    }
+
+    /// `len` bytes of `dir` the capture missed, up to sequence number
+    /// `end`, shown in `at`. The server's, beyond what the client had
+    /// acknowledged when it sent the open request, may be the start of
+    /// that request's answer, at a time the capture cannot tell: the
+    /// answer is marked so (a hole the client had before it asked is the
+    /// tail of an earlier answer, nobody's now; one shown before the
+    /// request could reach the server held nothing sent after it). The
+    /// client's are part of its request.
+    pub(crate) fn on_hole(&mut self, dir: Direction, at: Stamp, len: u64, end: u32) {
+        // (OpenFlow follows its own messages across holes.)
+        if dir == Direction::ClientToServer || self.peer_to_peer || self.openflow.port {
+            self.on_data(dir, at, at, len, &[]);
+            return;
+        }
+        // Bytes the client had before it asked, or shown too soon after the
+        // request for any of them to have left after it arrived, answer
+        // nothing.
+        let had_it = self
+            .current_acked
+            .is_some_and(|acked| crate::seq::le(end, acked));
+        let too_soon = self
+            .current
+            .as_ref()
+            .is_some_and(|c| !self.could_answer(c.request_first, at));
+        match self.current.as_mut() {
+            Some(c) if c.response_first.is_none() && !had_it && !too_soon => {
+                c.response_in_hole = true;
+                self.events |= c.answered_by(at, at, len);
+            }
+            Some(c) if c.response_first.is_some() => {
+                c.answered_by(at, at, len);
+            }
+            Some(_) => self.unsolicited_bytes += len,
+            None => self.server_first_bytes += len,
+        }
     }
 
     /// OpenFlow data (openflow.rs): a switch message that asks opens a
@@ -571,6 +684,183 @@ mod tests {
         y.on_data(ServerToClient, at_us(3, 36_100), at_us(3, 36_100), 50, b"");
         y.finish();
         assert_eq!(y.kept[0].response_first.unwrap().frame, 3);
+    }
+
+    /// A client-side capture on a 20 ms path: the client's `first` piece
+    /// at 0, the server's pure ACK `server_at` ms later (if any), then
+    /// the client's next piece at `next_at` ms, answered 20 ms later.
+    fn pieces(server_at: Option<i64>, next_at: i64, head: &[u8]) -> Exchanges {
+        let ms = |frame: u64, ms: i64| Stamp {
+            frame,
+            ts_ns: ms * 1_000_000,
+        };
+        let mut x = Exchanges {
+            server_side_ns: Some(20_000_000),
+            round_trip_ns: Some(20_000_000),
+            ..Default::default()
+        };
+        x.on_data(ClientToServer, ms(1, 0), ms(1, 0), 40, head);
+        x.server_last_ns = server_at.map(|t| t * 1_000_000);
+        x.on_data(ClientToServer, ms(3, next_at), ms(3, next_at), 60, b"");
+        x.on_data(
+            ServerToClient,
+            ms(4, next_at + 20),
+            ms(4, next_at + 20),
+            90,
+            b"",
+        );
+        x.finish();
+        x
+    }
+
+    #[test]
+    fn client_data_after_a_pause_of_its_own_opens_a_new_request() {
+        // tls2.pcap stream 17: an HTTP/2 SETTINGS acknowledgment, and a
+        // minute later a PING, answered at once. What the server answered
+        // is the PING; the minute was the client's.
+        let x = pieces(None, 58_000, b"");
+        assert_eq!(x.total, 2);
+        assert_eq!(x.kept[0].response_first, None);
+        assert_eq!(x.kept[1].request_first.frame, 3);
+        assert_eq!(x.kept[1].response_first.map(|r| r.frame), Some(4));
+        // Just past a round trip and an ACK's longest delay: a pause.
+        assert_eq!(pieces(None, 521, b"").total, 2);
+        // The rest of an HTTP/1.1 head after a pause keeps its name.
+        let typed = pieces(Some(20), 1_500, b"GET /index.html HTTP/1.1\r\n");
+        assert_eq!(typed.total, 2);
+        assert_eq!(typed.kept[1].label.as_deref(), Some("GET /index.html"));
+    }
+
+    #[test]
+    fn client_data_acknowledging_an_answer_the_capture_lost_is_a_new_request() {
+        // GET /a (acknowledging the server's stream to 1000), its answer
+        // lost to the capture, GET /b 100 ms later acknowledging 1500: the
+        // server answered /a in between; /b is a request of its own.
+        let ms = |frame: u64, ms: i64| Stamp {
+            frame,
+            ts_ns: ms * 1_000_000,
+        };
+        let mut x = Exchanges {
+            server_side_ns: Some(20_000_000),
+            round_trip_ns: Some(20_000_000),
+            client_acked: Some(1000),
+            ..Default::default()
+        };
+        x.on_data(
+            ClientToServer,
+            ms(1, 0),
+            ms(1, 0),
+            20,
+            b"GET /a HTTP/1.1\r\n",
+        );
+        x.client_acked = Some(1500);
+        x.client_acked_unseen = true;
+        x.on_data(
+            ClientToServer,
+            ms(3, 100),
+            ms(3, 100),
+            20,
+            b"GET /b HTTP/1.1\r\n",
+        );
+        x.finish();
+        assert_eq!(x.total, 2);
+        assert_eq!(x.kept[1].label.as_deref(), Some("GET /b"));
+        // Bytes the capture showed (tickets it did not take for an answer)
+        // acknowledged: the request goes on.
+        let mut y = Exchanges {
+            client_acked: Some(1000),
+            ..Default::default()
+        };
+        y.on_data(
+            ClientToServer,
+            ms(1, 0),
+            ms(1, 0),
+            20,
+            b"GET /a HTTP/1.1\r\n",
+        );
+        y.client_acked = Some(1500);
+        y.on_data(ClientToServer, ms(3, 100), ms(3, 100), 20, b"more");
+        y.finish();
+        assert_eq!(y.total, 1);
+    }
+
+    #[test]
+    fn client_data_that_waited_for_the_server_continues_the_request() {
+        // Within a round trip and an ACK's longest delay of the first
+        // piece (a Nagle hold, a window of ACK-clocked segments).
+        let x = pieces(None, 519, b"");
+        assert_eq!((x.total, x.kept[0].request_bytes), (1, 100));
+        // Long after the first piece but right after the server's ACK (a
+        // zero window reopened, a retransmission acknowledged at last).
+        assert_eq!(pieces(Some(9_990), 10_000, b"").total, 1);
+        // A body held for `100 Continue` follows its head by the client's
+        // timer: one request.
+        let head = b"POST /up HTTP/1.1\r\nExpect: 100-continue\r\n\r\n";
+        assert_eq!(pieces(None, 1_000, head).total, 1);
+        // No round trip known: no pause can be told from a wait.
+        let ms = |frame: u64, ms: i64| Stamp {
+            frame,
+            ts_ns: ms * 1_000_000,
+        };
+        let mut y = Exchanges::default();
+        y.on_data(ClientToServer, ms(1, 0), ms(1, 0), 40, b"");
+        y.on_data(ClientToServer, ms(3, 60_000), ms(3, 60_000), 60, b"");
+        y.finish();
+        assert_eq!(y.total, 1);
+    }
+
+    /// A request at 0 that had the server's stream up to 1000, on a 20 ms
+    /// path captured at the client; then server bytes the capture missed,
+    /// up to `end`, shown at `shown_at` ms, and captured data after them.
+    fn hole_after_request(end: u32, shown_at: i64) -> Exchange {
+        let ms = |frame: u64, ms: i64| Stamp {
+            frame,
+            ts_ns: ms * 1_000_000,
+        };
+        let mut x = Exchanges {
+            server_side_ns: Some(20_000_000),
+            client_acked: Some(1000),
+            ..Default::default()
+        };
+        x.on_data(
+            ClientToServer,
+            ms(1, 0),
+            ms(1, 0),
+            300,
+            b"GET / HTTP/1.1\r\n",
+        );
+        x.on_hole(
+            ServerToClient,
+            ms(5, shown_at),
+            end.wrapping_sub(1000) as u64,
+            end,
+        );
+        x.on_data(ServerToClient, ms(5, shown_at), ms(5, shown_at), 900, b"");
+        x.finish();
+        x.kept[0].clone()
+    }
+
+    #[test]
+    fn an_answer_that_began_in_a_capture_hole_is_marked() {
+        // http-packets.pcap stream 5: a GET, then 130 KB of the server's
+        // the capture missed, the next captured segment 26 ms later.
+        let x = hole_after_request(131_000, 26);
+        assert!(x.response_in_hole);
+        assert_eq!(x.response_first.map(|r| r.frame), Some(5));
+        assert_eq!(x.response_bytes, 130_000 + 900);
+    }
+
+    #[test]
+    fn a_hole_the_client_had_or_that_came_too_soon_answers_nothing() {
+        // The hole ends where the client's ACK was when it asked: the tail
+        // of the answer before, which it had; the data after answers.
+        let had = hole_after_request(1000, 26);
+        assert!(!had.response_in_hole);
+        assert_eq!(had.response_bytes, 900);
+        // Shown 5 ms after the request on a 20 ms path: nothing in it left
+        // the server after the request arrived.
+        let early = hole_after_request(131_000, 5);
+        assert!(!early.response_in_hole);
     }
 
     #[test]

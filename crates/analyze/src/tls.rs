@@ -325,6 +325,12 @@ impl TlsSession {
         }
     }
 
+    /// Whether `dir` is the server's and its handshake is over: what it
+    /// sends now is application data (an answer, if a request is open).
+    pub(crate) fn server_data_phase(&self, dir: Direction) -> bool {
+        dir == Direction::ServerToClient && self.application_data_phase(dir)
+    }
+
     /// Whether the handshake is over for what `dir` sends. The client
     /// sends nothing but application data after its Finished (in TLS 1.2
     /// too: a full handshake's client waits for the server's Finished, a

@@ -473,6 +473,20 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // A Multipath TCP subflow whose turn's answer began on another
     // subflow: what came here after the request is no measure of the
     // server's time (analyze's mptcp.rs).
+    // An answer that began in segments the capture missed left at a time
+    // it cannot tell: its wait is no measure of anyone's.
+    let missed: Vec<usize> = c
+        .exchanges
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.response_in_hole)
+        .map(|(i, _)| i + 1)
+        .filter(|n| !idle.contains(n))
+        .collect();
+    if !missed.is_empty() {
+        idle_rows(&mut report, &missed, &[Phase::FirstByte], ANSWER_MISSED);
+        idle.extend(missed);
+    }
     if let Some(m) = report.mptcp.as_ref().filter(|m| !m.split_turns.is_empty()) {
         let split: Vec<usize> = c
             .exchanges
@@ -504,14 +518,18 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     report
 }
 
-/// Why the ideal of an exchange whose "request" replied to the server is
-/// what it took.
+/// Why the ideal of an exchange whose "request" asked nothing (a reply to
+/// the server's own message) is what it took.
 const REPLY_TO_SERVER: &str =
-    "the client's reply to a message the server repeats on its own (a ping): the next one came at the server's pace, idle, not latency";
+    "the client's reply to the server's own message (a ping, flow control, data before an idle close) asked nothing: what the server sent next came at its pace, idle, not latency";
 
 /// Why a timer-paced exchange's ideal is what it took.
 const TIMER_PACED: &str =
     "paced by a server timer (a heartbeat, a long poll's hold): idle, not latency";
+/// Why the ideal of an exchange whose answer began in a capture hole is
+/// what it took.
+const ANSWER_MISSED: &str =
+    "the answer began in segments the capture missed (a hole before this frame): when it left is unknown, so is its wait";
 /// Why an MPTCP subflow's turn's ideal is what it took.
 const OTHER_SUBFLOWS: &str =
     "MPTCP: the answer began on another subflow (not measured on this one)";

@@ -36,14 +36,15 @@ fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings()
     // bytes: 24 of magic, SETTINGS, WINDOW_UPDATE) and its request (2682);
     // the server's preface (2687, 57 bytes: SETTINGS and WINDOW_UPDATE) a
     // round trip later, both SETTINGS acknowledgments (2688, 2689: empty
-    // frames), and the answer (2701) 138 ms after the request.
+    // frames), and the answer (2701) 138 ms after the request. But 2701
+    // begins at 6571, and the 1092 bytes before it (after 2689's) are not
+    // in the capture (only its packets with PSH are): the answer began
+    // there, at a time the capture does not hold, so it is not timed
+    // (docs/real-world.md, "Minutes that were nobody's wait").
     let c = connection(&doc, 100);
     assert_eq!(first_bytes(c)[0], (2681, 2701));
     let waits = think_waits(c);
-    assert!(
-        waits.iter().any(|w| (w.0, w.1) == (2682, 2701)),
-        "{waits:?}"
-    );
+    assert!(!waits.iter().any(|w| w.1 == 2701), "{waits:?}");
     // Stream 287 (TLS 1.2): the server's 9-byte frame 726 ms after the
     // client's SETTINGS acknowledgment (6543) ends the answer's stream
     // (6544 began it at once): no 500 ms of think time.
@@ -60,9 +61,11 @@ fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings()
     // acknowledgment of the client's SETTINGS (6352, a 66-byte record:
     // SETTINGS, WINDOW_UPDATE and an empty frame), the client's own
     // acknowledgment (6353), and the answer (6549) 820 ms after the
-    // request: one exchange, measured from the request.
+    // request: one exchange, measured from the request. (The client's
+    // next request, 6551, is answered by 6.7 KB the capture lacks before
+    // 6552: a row that is not measured.)
     let c = connection(&doc, 286);
-    assert_eq!(first_bytes(c), vec![(6347, 6549)]);
+    assert_eq!(first_bytes(c), vec![(6347, 6549), (6551, 6552)]);
     let waits = think_waits(c);
     assert_eq!(waits.len(), 1, "{waits:?}");
     assert_eq!((waits[0].0, waits[0].1), (6348, 6549));
@@ -78,12 +81,12 @@ fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings()
     // the server's one ticket and its preface in one segment (5732: 445
     // and 57 bytes), the SETTINGS acknowledgments (5733, 5734), the
     // answer (5740) 94 ms after the request: measured from the request,
-    // not from the client's acknowledgment.
-    let waits = think_waits(connection(&doc, 249));
-    assert!(
-        waits.iter().any(|w| (w.0, w.1) == (5731, 5740)),
-        "{waits:?}"
-    );
+    // not from the client's acknowledgment. (5740 begins at 5063, after
+    // 1391 bytes the capture lacks: the answer began there, so its row is
+    // not measured and no think time is claimed.)
+    let c = connection(&doc, 249);
+    assert_eq!(first_bytes(c)[0], (5729, 5740));
+    let waits = think_waits(c);
     assert!(!waits.iter().any(|w| w.0 == 5734), "{waits:?}");
     // Stream 333: a preconnect. The client's preface alone (7421, 87
     // bytes), no HEADERS; the server's next data 67 ms later answers

@@ -274,6 +274,7 @@ mod tests {
             h2_control_sized: false,
             upstream: None,
             downlink_busy_ns: 0,
+            response_in_hole: false,
         }
     }
 

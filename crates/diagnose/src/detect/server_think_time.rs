@@ -88,7 +88,7 @@
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
-use rttdoc_analyze::{seq, Exchange};
+use rttdoc_analyze::{seq, Exchange, Stamp};
 use rttdoc_wire::TcpFlags;
 
 /// Below this, a host's normal turnaround (a signature, a scheduler tick).
@@ -357,6 +357,11 @@ fn slow_exchanges(
         let Some(first) = x.response_first else {
             continue;
         };
+        // The answer began in segments the capture missed: when the
+        // server sent it is unknown.
+        if x.response_in_hole {
+            continue;
+        }
         // The server acknowledged client bytes the capture never showed:
         // what it answers is a request the capture missed (capture loss,
         // a collage of samples), not this one.
@@ -422,29 +427,7 @@ fn slow_exchanges(
             // (At the proxy: its clock is the capture's.)
             think -= super::upstream_wait::upstream_ns(x, tq, ta, threshold);
         }
-        // On HTTP/2, a client record the size of a WINDOW_UPDATE or PING
-        // that left the moment the server's data came (flow control for
-        // an answer under way, a ping's answer) asks nothing: what the
-        // server sends next continues or answers something else.
-        if x.h2_control_sized && replied_at_once(f, x.request_first.frame) {
-            continue;
-        }
-        // A server closing an idle connection: the client's message was a
-        // reaction to the server's data the moment it came (a protocol's
-        // acknowledgment, HTTP/2's SETTINGS ACK or WINDOW_UPDATE, not a
-        // request) and what the server sent next came with its close (a
-        // GOAWAY, then close_notify and FIN): its idle timer's, nobody's
-        // answer.
-        let one_segment = f.mss(Direction::ClientToServer) as u64;
-        if x.request_bytes <= one_segment
-            && replied_at_once(f, x.request_first.frame)
-            && server_closes_after(f, first.frame, threshold)
-        {
-            continue;
-        }
-        // A reply to a message the server sent on its own (a ping, a push)
-        // asks nothing: what the server sends next is its own next message.
-        if replies_to_the_server(f, x) {
+        if asks_nothing(f, x, first, threshold) {
             continue;
         }
         // Nobody waits for an answer after closing: server data after the
@@ -458,6 +441,34 @@ fn slow_exchanges(
         }
     }
     slow
+}
+
+/// Whether exchange `x`'s "request" (answered at `first`) asked nothing:
+/// the client's reaction to the server's data the moment it came, after
+/// which what the server sent came at its own pace.
+fn asks_nothing(f: &Facts<'_>, x: &Exchange, first: Stamp, threshold: i64) -> bool {
+    let at_once = || replied_at_once(f, x.request_first.frame);
+    // On HTTP/2, a client record the size of a WINDOW_UPDATE or PING
+    // that left the moment the server's data came (flow control for
+    // an answer under way, a ping's answer) asks nothing: what the
+    // server sends next continues or answers something else.
+    if x.h2_control_sized && at_once() {
+        return true;
+    }
+    // A server closing an idle connection: the client's message was a
+    // reaction to the server's data the moment it came (a protocol's
+    // acknowledgment, HTTP/2's SETTINGS ACK or WINDOW_UPDATE, not a
+    // request) and what the server sent next came with its close (a
+    // GOAWAY, then close_notify and FIN): its idle timer's, nobody's
+    // answer.
+    let one_segment = f.mss(Direction::ClientToServer) as u64;
+    if x.request_bytes <= one_segment && at_once() && server_closes_after(f, first.frame, threshold)
+    {
+        return true;
+    }
+    // A reply to a message the server sent on its own (a ping, a push)
+    // asks nothing: what the server sends next is its own next message.
+    replies_to_the_server(f, x)
 }
 
 /// At most this many bytes is a small message: a ping, a pong, a
@@ -569,22 +580,25 @@ pub fn idle_exchanges(f: &Facts<'_>) -> Vec<usize> {
     timer_paced(f, &slow_exchanges(f, threshold_of(rtt), false))
 }
 
-/// The exchanges whose "request" replied to a message the server sent on
-/// its own ([`replies_to_the_server`]) and whose "answer" came at least
-/// the threshold later: the ledger counts that time as idle, not latency.
+/// The exchanges whose "request" asked nothing ([`asks_nothing`]: a
+/// reply to a message the server sent on its own, HTTP/2 flow control, a
+/// reaction to data before the server's idle close) and whose "answer"
+/// came at least the threshold later: the ledger counts that time as
+/// idle, not latency, as this detector names no cause for it.
 pub fn reply_exchanges(f: &Facts<'_>) -> Vec<usize> {
     let Some(rtt) = f.rtt_ns else {
         return Vec::new();
     };
     let threshold = threshold_of(rtt);
+    let one_segment = f.mss(Direction::ClientToServer) as u64;
     f.exchanges
         .iter()
         .enumerate()
         .filter(|(_, x)| {
-            x.request_bytes <= SMALL_MESSAGE_BYTES
-                && x.response_first
-                    .is_some_and(|a| a.ts_ns - x.request_last.ts_ns >= threshold)
-                && replies_to_the_server(f, x)
+            x.request_bytes <= one_segment.max(SMALL_MESSAGE_BYTES)
+                && x.response_first.is_some_and(|a| {
+                    a.ts_ns - x.request_last.ts_ns >= threshold && asks_nothing(f, x, a, threshold)
+                })
         })
         .map(|(i, _)| i + 1)
         .collect()

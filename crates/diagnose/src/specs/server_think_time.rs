@@ -299,7 +299,22 @@ fn a_server_closing_an_idle_connection_does_not_answer() {
     // SETTINGS ACK or WINDOW_UPDATE) right after the server's data, then
     // 60 s later the server's 41-byte record (a GOAWAY) with its
     // close_notify and FIN: the server's idle timeout.
-    idle_close(37, 60_000.0, 41, 0.3).has_no(ServerThinkTime);
+    let o = idle_close(37, 60_000.0, 41, 0.3);
+    o.has_no(ServerThinkTime);
+    // Nor does the ledger count the minute as latency: the acknowledgment
+    // asked nothing (it did: 60 s "beyond the ideal", unexplained).
+    let minute = o
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.phase == Phase::FirstByte && r.duration_ms > 59_000.0)
+        .expect("the acknowledgment's row");
+    assert_eq!(minute.excess_ms, Some(0.0), "{minute:?}");
+    assert!(minute.ideal_basis.contains("idle close"), "{minute:?}");
+    assert_eq!(o.report.unexplained_ms, 0.0);
+    // A reaction answered late without a close is still latency.
+    let kept = idle_close(37, 3_000.0, 41, 5_000.0);
+    assert!(kept.report.excess_ms > 2_900.0, "{}", kept.report.excess_ms);
 }
 
 #[test]
