@@ -1268,16 +1268,10 @@ impl Connection {
         }
     }
 
-    /// Hands decided stream bytes to the TLS parser or the exchanges.
-    fn hand_over(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize, hole: bool) {
-        let len = bytes.len() + missing;
-        // The tightest bound yet on the capture point -> server -> capture
-        // point round trip, for the exchanges' causality check.
-        let samples = self.rtt.min_for(Direction::ClientToServer);
-        self.exchanges.server_side_ns = match (self.syn_gap_ns, samples) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+    /// What the exchanges judge a client's data by: the round trip, the
+    /// server's last packet, what the client had of the server's stream.
+    #[inline(never)]
+    fn note_for_requests(&mut self) {
         // A side not timed yet (a capture joined mid-connection, whose
         // client has acknowledged no server data yet) counts as none: it
         // is ~0 at the capture point's own host, and only a path longer
@@ -1292,10 +1286,10 @@ impl Connection {
         self.exchanges.server_last_ns = self.half[Direction::ServerToClient.index()]
             .last_ack
             .map(|(_, ts)| ts);
-        // What the client had of the server's stream when it last sent
-        // (a request opened now had it), and, for a hole, where the hole
-        // ends: the exchanges tell a hole the answer began in from the
-        // tail of an answer the client had before it asked.
+        // What the client had of the server's stream when it sent this (a
+        // request opened now had it: a hole below it is the tail of an
+        // earlier answer, not this one's start), and whether it had bytes
+        // the capture never showed.
         let client_acked = self.half[Direction::ClientToServer.index()].acked;
         self.exchanges.client_acked = client_acked;
         self.exchanges.client_acked_unseen = match (
@@ -1305,6 +1299,25 @@ impl Connection {
             (Some(end), Some(acked)) => seq::lt(end, acked),
             _ => false,
         };
+    }
+
+    /// Hands decided stream bytes to the TLS parser or the exchanges.
+    #[inline]
+    fn hand_over(&mut self, at: Stamp, dir: Direction, bytes: &[u8], missing: usize, hole: bool) {
+        let len = bytes.len() + missing;
+        // The tightest bound yet on the capture point -> server -> capture
+        // point round trip, for the exchanges' causality check.
+        let samples = self.rtt.min_for(Direction::ClientToServer);
+        self.exchanges.server_side_ns = match (self.syn_gap_ns, samples) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // What a request opened or continued by the client's data is
+        // judged by (exchange.rs: a pause of the client's own, an answer
+        // the capture lost), set only then: most data is the server's.
+        if dir == Direction::ClientToServer {
+            self.note_for_requests();
+        }
         let hole_end = self.half[dir.index()].deliver_next.filter(|_| hole);
         match (&mut self.tls, hole_end) {
             (Some(tls), _) => {
