@@ -483,6 +483,14 @@ mod tests {
         }
     }
 
+    /// Frame `frame`, captured at `ms` milliseconds.
+    fn ms(frame: u64, ms: i64) -> Stamp {
+        Stamp {
+            frame,
+            ts_ns: ms * 1_000_000,
+        }
+    }
+
     #[test]
     fn a_head_sent_alone_with_expect_100_continue_asks_to_continue() {
         let head =
@@ -690,10 +698,6 @@ mod tests {
     /// at 0, the server's pure ACK `server_at` ms later (if any), then
     /// the client's next piece at `next_at` ms, answered 20 ms later.
     fn pieces(server_at: Option<i64>, next_at: i64, head: &[u8]) -> Exchanges {
-        let ms = |frame: u64, ms: i64| Stamp {
-            frame,
-            ts_ns: ms * 1_000_000,
-        };
         let mut x = Exchanges {
             server_side_ns: Some(20_000_000),
             round_trip_ns: Some(20_000_000),
@@ -736,10 +740,6 @@ mod tests {
         // GET /a (acknowledging the server's stream to 1000), its answer
         // lost to the capture, GET /b 100 ms later acknowledging 1500: the
         // server answered /a in between; /b is a request of its own.
-        let ms = |frame: u64, ms: i64| Stamp {
-            frame,
-            ts_ns: ms * 1_000_000,
-        };
         let mut x = Exchanges {
             server_side_ns: Some(20_000_000),
             round_trip_ns: Some(20_000_000),
@@ -798,10 +798,6 @@ mod tests {
         let head = b"POST /up HTTP/1.1\r\nExpect: 100-continue\r\n\r\n";
         assert_eq!(pieces(None, 1_000, head).total, 1);
         // No round trip known: no pause can be told from a wait.
-        let ms = |frame: u64, ms: i64| Stamp {
-            frame,
-            ts_ns: ms * 1_000_000,
-        };
         let mut y = Exchanges::default();
         y.on_data(ClientToServer, ms(1, 0), ms(1, 0), 40, b"");
         y.on_data(ClientToServer, ms(3, 60_000), ms(3, 60_000), 60, b"");
@@ -813,10 +809,6 @@ mod tests {
     /// path captured at the client; then server bytes the capture missed,
     /// up to `end`, shown at `shown_at` ms, and captured data after them.
     fn hole_after_request(end: u32, shown_at: i64) -> Exchange {
-        let ms = |frame: u64, ms: i64| Stamp {
-            frame,
-            ts_ns: ms * 1_000_000,
-        };
         let mut x = Exchanges {
             server_side_ns: Some(20_000_000),
             client_acked: Some(1000),
