@@ -265,10 +265,10 @@ impl Exchanges {
 
     /// Client data: the request under way goes on, or a new one opens.
     fn ask(&mut self, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
-        let continuing = self.current.as_ref().is_some_and(|c| {
-            c.response_first.is_none() && !self.paused_before(c, first) && !self.answered_unseen()
-        });
-        if continuing {
+        let open = self.current.as_ref().filter(|c| c.response_first.is_none());
+        let paused = open.is_some_and(|c| self.paused_before(c, first));
+        let answered = open.is_some() && self.answered_unseen();
+        if open.is_some() && !paused && !answered {
             let c = self.current.as_mut().expect("checked");
             c.request_last = last;
             c.request_bytes += len;
@@ -278,11 +278,12 @@ impl Exchanges {
         }
         // After a pause, what the client sends may be the rest of the
         // request it began (an HTTP/1.x head's last lines): without a
-        // request line of its own it keeps that request's name.
+        // request line of its own it keeps that request's name. (After
+        // an answer the capture lost, it is a request of its own.)
         let begun = self
             .current
             .as_ref()
-            .filter(|c| c.response_first.is_none())
+            .filter(|c| paused && !answered && c.response_first.is_none())
             .and_then(|c| c.label.clone());
         let label = http_request_line(head);
         let resumes = label.is_none() && begun.is_some();
@@ -765,6 +766,25 @@ mod tests {
         x.finish();
         assert_eq!(x.total, 2);
         assert_eq!(x.kept[1].label.as_deref(), Some("GET /b"));
+        // Data without a request line after a lost answer (and a pause)
+        // is not the rest of /a: it keeps no name.
+        let mut z = Exchanges {
+            round_trip_ns: Some(20_000_000),
+            client_acked: Some(1000),
+            ..Default::default()
+        };
+        z.on_data(
+            ClientToServer,
+            ms(1, 0),
+            ms(1, 0),
+            20,
+            b"GET /a HTTP/1.1\r\n",
+        );
+        z.client_acked = Some(1500);
+        z.client_acked_unseen = true;
+        z.on_data(ClientToServer, ms(3, 2_000), ms(3, 2_000), 20, b"");
+        z.finish();
+        assert_eq!((z.total, z.kept[1].label.as_deref()), (2, None));
         // Bytes the capture showed (tickets it did not take for an answer)
         // acknowledged: the request goes on.
         let mut y = Exchanges {
