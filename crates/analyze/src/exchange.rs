@@ -736,11 +736,10 @@ mod tests {
         assert_eq!(typed.kept[1].label.as_deref(), Some("GET /index.html"));
     }
 
-    #[test]
-    fn client_data_acknowledging_an_answer_the_capture_lost_is_a_new_request() {
-        // GET /a (acknowledging the server's stream to 1000), its answer
-        // lost to the capture, GET /b 100 ms later acknowledging 1500: the
-        // server answered /a in between; /b is a request of its own.
+    /// GET /a, sent having the server's stream to 1000, on a 20 ms path;
+    /// the client's next data (`head`) at `next_at` ms, acknowledging 1500,
+    /// bytes the capture never showed if `unseen`.
+    fn after_get_a(unseen: bool, next_at: i64, head: &[u8]) -> Exchanges {
         let mut x = Exchanges {
             server_side_ns: Some(20_000_000),
             round_trip_ns: Some(20_000_000),
@@ -755,52 +754,27 @@ mod tests {
             b"GET /a HTTP/1.1\r\n",
         );
         x.client_acked = Some(1500);
-        x.client_acked_unseen = true;
-        x.on_data(
-            ClientToServer,
-            ms(3, 100),
-            ms(3, 100),
-            20,
-            b"GET /b HTTP/1.1\r\n",
-        );
+        x.client_acked_unseen = unseen;
+        x.on_data(ClientToServer, ms(3, next_at), ms(3, next_at), 20, head);
         x.finish();
+        x
+    }
+
+    #[test]
+    fn client_data_acknowledging_an_answer_the_capture_lost_is_a_new_request() {
+        // GET /a, its answer lost to the capture, GET /b 100 ms later
+        // acknowledging it: the server answered /a in between; /b is a
+        // request of its own.
+        let x = after_get_a(true, 100, b"GET /b HTTP/1.1\r\n");
         assert_eq!(x.total, 2);
         assert_eq!(x.kept[1].label.as_deref(), Some("GET /b"));
         // Data without a request line after a lost answer (and a pause)
         // is not the rest of /a: it keeps no name.
-        let mut z = Exchanges {
-            round_trip_ns: Some(20_000_000),
-            client_acked: Some(1000),
-            ..Default::default()
-        };
-        z.on_data(
-            ClientToServer,
-            ms(1, 0),
-            ms(1, 0),
-            20,
-            b"GET /a HTTP/1.1\r\n",
-        );
-        z.client_acked = Some(1500);
-        z.client_acked_unseen = true;
-        z.on_data(ClientToServer, ms(3, 2_000), ms(3, 2_000), 20, b"");
-        z.finish();
+        let z = after_get_a(true, 2_000, b"");
         assert_eq!((z.total, z.kept[1].label.as_deref()), (2, None));
         // Bytes the capture showed (tickets it did not take for an answer)
         // acknowledged: the request goes on.
-        let mut y = Exchanges {
-            client_acked: Some(1000),
-            ..Default::default()
-        };
-        y.on_data(
-            ClientToServer,
-            ms(1, 0),
-            ms(1, 0),
-            20,
-            b"GET /a HTTP/1.1\r\n",
-        );
-        y.client_acked = Some(1500);
-        y.on_data(ClientToServer, ms(3, 100), ms(3, 100), 20, b"more");
-        y.finish();
+        let y = after_get_a(false, 100, b"more");
         assert_eq!(y.total, 1);
     }
 
