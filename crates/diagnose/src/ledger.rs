@@ -10,7 +10,7 @@
 //! it is the whole RTT; in the middle, the client's share of it.
 
 use crate::model::{ConnectionReport, CostRule, LedgerRow, Phase, RttSource, Vantage};
-use rttdoc_analyze::{vantage, ConnectionFacts, Stamp};
+use rttdoc_analyze::{vantage, ConnectionFacts, Exchange, Stamp};
 use rttdoc_wire::tls::{is_tls13, version_name};
 
 /// Initial congestion window in segments (RFC 6928, Linux default).
@@ -457,55 +457,43 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let (mut idle, replies) = {
         let facts = facts_of!(&report, &[]);
         let idle = crate::detect::idle_exchanges(&facts);
-        let replies: Vec<usize> = crate::detect::reply_exchanges(&facts)
-            .into_iter()
-            .filter(|n| !idle.contains(n))
-            .collect();
-        (idle, replies)
+        (idle, crate::detect::reply_exchanges(&facts))
     };
     if !idle.is_empty() {
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);
     }
-    if !replies.is_empty() {
-        idle_rows(&mut report, &replies, &[Phase::FirstByte], REPLY_TO_SERVER);
-        idle.extend(replies);
-    }
+    mark_idle(
+        &mut report,
+        &mut idle,
+        replies,
+        &[Phase::FirstByte],
+        REPLY_TO_SERVER,
+    );
+    // An answer that began in segments the capture missed left at a time
+    // it cannot tell: its wait is no measure of anyone's.
+    let missed = turns_where(&c.exchanges, |x| x.response_in_hole);
+    mark_idle(
+        &mut report,
+        &mut idle,
+        missed,
+        &[Phase::FirstByte],
+        ANSWER_MISSED,
+    );
     // A Multipath TCP subflow whose turn's answer began on another
     // subflow: what came here after the request is no measure of the
     // server's time (analyze's mptcp.rs).
-    // An answer that began in segments the capture missed left at a time
-    // it cannot tell: its wait is no measure of anyone's.
-    let missed: Vec<usize> = c
-        .exchanges
-        .iter()
-        .enumerate()
-        .filter(|(_, x)| x.response_in_hole)
-        .map(|(i, _)| i + 1)
-        .filter(|n| !idle.contains(n))
-        .collect();
-    if !missed.is_empty() {
-        idle_rows(&mut report, &missed, &[Phase::FirstByte], ANSWER_MISSED);
-        idle.extend(missed);
-    }
     if let Some(m) = report.mptcp.as_ref().filter(|m| !m.split_turns.is_empty()) {
-        let split: Vec<usize> = c
-            .exchanges
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| {
-                x.response_first
-                    .is_some_and(|r| m.split_turns.contains(&r.frame))
-            })
-            .map(|(i, _)| i + 1)
-            .filter(|n| !idle.contains(n))
-            .collect();
-        idle_rows(
+        let split = turns_where(&c.exchanges, |x| {
+            x.response_first
+                .is_some_and(|r| m.split_turns.contains(&r.frame))
+        });
+        mark_idle(
             &mut report,
-            &split,
+            &mut idle,
+            split,
             &[Phase::FirstByte, Phase::Transfer],
             OTHER_SUBFLOWS,
         );
-        idle.extend(split);
     }
     let facts = facts_of!(&report, &idle);
     let mut findings = if c.detect {
@@ -533,6 +521,32 @@ const ANSWER_MISSED: &str =
 /// Why an MPTCP subflow's turn's ideal is what it took.
 const OTHER_SUBFLOWS: &str =
     "MPTCP: the answer began on another subflow (not measured on this one)";
+
+/// The numbers (1-based) of the exchanges `pick` chooses.
+fn turns_where(exchanges: &[Exchange], pick: impl Fn(&Exchange) -> bool) -> Vec<usize> {
+    exchanges
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| pick(x))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// Marks the `phases` rows of the `turns` not already `idle` as not
+/// measured, for the reason `basis`, and adds them to `idle`.
+fn mark_idle(
+    report: &mut ConnectionReport,
+    idle: &mut Vec<usize>,
+    turns: Vec<usize>,
+    phases: &[Phase],
+    basis: &str,
+) {
+    let fresh: Vec<usize> = turns.into_iter().filter(|n| !idle.contains(n)).collect();
+    if !fresh.is_empty() {
+        idle_rows(report, &fresh, phases, basis);
+        idle.extend(fresh);
+    }
+}
 
 /// Marks the `phases` rows of the `idle` exchanges as not measured, for
 /// the reason `basis`: their ideal is what they took, so nothing of them
