@@ -62,8 +62,9 @@ pub struct Facts<'a> {
     /// [`burst_segment_sizes`] and [`Facts::mss`]).
     pub burst_segment: [u32; 2],
     /// Exchanges the ledger counts idle, by number: those a server's timer
-    /// paced ([`idle_exchanges`]), a client's replies to the server's own
-    /// messages ([`reply_exchanges`]) and a Multipath TCP subflow's turns
+    /// paced ([`idle_exchanges`]), a client's messages that asked nothing
+    /// ([`reply_exchanges`]), answers that began in a capture hole
+    /// (`Exchange::response_in_hole`) and a Multipath TCP subflow's turns
     /// answered on another subflow; no think time in `server_think_time`,
     /// no wait in `upstream_wait`.
     pub idle_exchanges: &'a [usize],
