@@ -470,10 +470,23 @@ impl<'a> Facts<'a> {
         // The fixed floors (1 and 2 ms) are for slow hosts and emulators;
         // on a sub-millisecond path they would span several round trips,
         // so they shrink to half an RTT there.
+        let late = (self.rtt_ns.unwrap_or(0) / 10)
+            .max(self.rtt_ns.unwrap_or(0).min(4_000_000) / 2)
+            .max(self.jitter_ns);
+        ta - t <= self.shift_error_ns(sender) && t - ta <= late
+    }
+
+    /// How much later than a sender's segment (both on the sender's
+    /// clock) a peer's packet may sort and still have arrived before it:
+    /// the clock shift's error, max(min(1 ms, RTT/2), RTT/20), widened by
+    /// the jitter this connection showed; none when the capture is on the
+    /// sender itself (no shift).
+    pub fn shift_error_ns(&self, sender: Direction) -> i64 {
+        if self.captured_at(sender) {
+            return 0;
+        }
         let rtt = self.rtt_ns.unwrap_or(0);
-        let early = (rtt / 20).max(rtt.min(2_000_000) / 2).max(self.jitter_ns);
-        let late = (rtt / 10).max(rtt.min(4_000_000) / 2).max(self.jitter_ns);
-        ta - t <= early && t - ta <= late
+        (rtt / 20).max(rtt.min(2_000_000) / 2).max(self.jitter_ns)
     }
 
     /// What the tracker counted of the segments `sender` sent.

@@ -22,6 +22,14 @@
 //!   SYN, its window is the one its SYN or SYN-ACK announced (unscaled,
 //!   RFC 7323 2.2).
 //!
+//! - the sender was not seen, earlier, sending a sub-MSS segment while an
+//!   earlier sub-MSS segment of its own was unacknowledged (its ACK
+//!   arriving later than the clock shift's error allows; a FIN goes
+//!   regardless): Nagle never does that, so such a sender has it off
+//!   (TCP_NODELAY), or its segments were larger than the capture shows
+//!   (cut and their IP length rewritten by a tool such as `tcprewrite
+//!   --mtu-trunc`).
+//!
 //! Kinds: `nagle_delayed_ack` when the receiver held A back for 25 ms or
 //! more after the data it acknowledges reached it (a delayed-ACK timer);
 //! otherwise `write_write_read` when K continues a plain-text response
@@ -100,7 +108,25 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         })
         .unwrap_or_default();
     let mut holds = Vec::new();
+    // Nagle never lets a sub-MSS segment leave while an earlier one is
+    // unacknowledged: a sender seen doing it has Nagle off (TCP_NODELAY),
+    // or its segments were not as small as the capture shows (cut by a
+    // tool), and no silence of its from then on is a Nagle hold. A small
+    // segment sent with another outstanding, and that one's end: a
+    // violation once its ACK is later than the clock shift's error.
+    let tolerance = f.shift_error_ns(sender);
+    let mut small_behind_small: Option<(i64, u64, u32)> = None;
+    let mut nagle_off_from: Option<u64> = None;
     for &(t, r) in events {
+        if let Some((ts, frame, end)) = small_behind_small {
+            let covered = acked.is_some_and(|a| seq::le(end, a));
+            if covered || t - ts > tolerance {
+                if !covered {
+                    nagle_off_from.get_or_insert(frame);
+                }
+                small_behind_small = None;
+            }
+        }
         if r.dir == receiver {
             if let Some(e) = f.window_edge(r) {
                 // The first scaled window replaces the SYN's; after it the
@@ -209,11 +235,24 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 });
             }
         }
+        if r.len < mss && !r.flags.fin() && small_behind_small.is_none() {
+            if let Some(s) = outstanding.iter().find(|s| s.len < mss) {
+                small_behind_small = Some((t, r.frame, s.end));
+            }
+        }
         outstanding.push_back(r);
         let in_flight = outstanding.iter().map(|s| s.len as u64).sum();
         window_full = edge.is_some_and(|e| r.end as u64 + mss as u64 > e);
         prev = Some((t, r, in_flight));
         parked = None;
+    }
+    if let Some((_, frame, end)) = small_behind_small {
+        if !acked.is_some_and(|a| seq::le(end, a)) {
+            nagle_off_from.get_or_insert(frame);
+        }
+    }
+    if let Some(from) = nagle_off_from {
+        holds.retain(|h| h.held.frame < from);
     }
     holds
 }

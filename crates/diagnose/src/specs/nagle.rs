@@ -21,6 +21,11 @@
 //! > part went out at once [...], else `nagle_hold`.
 //! > Cost: the silence before K, summed per connection and kind.
 //!
+//! > - the sender was not seen, earlier, sending a sub-MSS segment while
+//! >   an earlier sub-MSS segment of its own was unacknowledged [...]:
+//! >   Nagle never does that, so such a sender has it off (TCP_NODELAY),
+//! >   or its segments were larger than the capture shows.
+//!
 //! And from causality.rs: a hold lasts at most RTT + 500 ms (the longest
 //! delayed ACK).
 
@@ -433,4 +438,56 @@ fn mid_path_a_release_later_than_the_shift_by_the_paths_jitter_still_counts() {
 fn mid_path_a_release_later_than_the_jitter_allows_cannot_be_told_from_a_late_write() {
     let (o, _) = jittered_post(6.0);
     no_nagle(&o);
+}
+
+/// Before a [`two_write_response`] to a second GET (at 300 ms), the
+/// server answered a first GET with `first` (two segments of these sizes,
+/// 1 ms apart: the second leaves before the first can be acknowledged).
+fn after_first_answer(path: Path, first: [u32; 2]) -> Outcome {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let get = w.send(C, 100.0, b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+    let start = w.arrival(get) + 0.5;
+    w.data(S, start, first[0]);
+    let second = w.data(S, start + 1.0, first[1]);
+    w.ack(C, w.arrival(second));
+    let req = w.send(C, 300.0, b"GET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+    let head = w.data(S, w.arrival(req) + 0.5, 100);
+    let ack = w.ack(C, w.arrival(head));
+    let body = w.data(S, w.arrival(ack) + KERNEL, 500);
+    w.ack(C, w.arrival(body));
+    w.run()
+}
+
+#[test]
+fn a_sender_seen_sending_a_small_segment_behind_an_unacknowledged_one_has_nagle_off() {
+    // Nagle would have held the second 100 bytes until the first were
+    // acknowledged: this server sends what it writes at once, so its
+    // second write leaving right after an ACK later is a coincidence.
+    for path in Path::all(RTT) {
+        no_nagle(&after_first_answer(path, [100, 100]));
+    }
+}
+
+#[test]
+fn a_full_segment_behind_an_unacknowledged_small_one_says_nothing_of_nagle() {
+    // Nagle lets full segments go: the later hold stands.
+    for path in Path::all(RTT) {
+        let o = after_first_answer(path, [100, MSS]);
+        o.the(WriteWriteRead);
+    }
+}
+
+#[test]
+fn small_segments_back_to_back_after_a_hold_leave_the_hold_standing() {
+    // OpenSSH turns Nagle off once a session starts: what a sender did
+    // after a hold does not say what it did before.
+    for path in Path::all(RTT) {
+        let (mut w, [_, _, body]) = two_write_response(path, 0.0);
+        let t = w.arrival(body) + 100.0;
+        w.data(S, t, 100);
+        let second = w.data(S, t + 1.0, 100);
+        w.ack(C, w.arrival(second));
+        w.run().the(WriteWriteRead);
+    }
 }
