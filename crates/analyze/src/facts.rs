@@ -101,7 +101,7 @@ pub struct ConnectionFacts {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RttFacts {
     /// The smallest client-side plus server-side sample pair.
-    pub two_sided_estimate: Option<i64>,
+    pub two_sided_estimate: Option<(i64, RttSource)>,
     /// The best estimate from data/ACK and timestamp samples.
     pub estimate: Option<(i64, RttSource)>,
     /// Fastest answer from the capture point to the client and back (the

@@ -138,17 +138,15 @@ impl RttSamples {
         }
     }
 
-    /// Like [`estimate`](Self::estimate), but only when both directions
-    /// gave samples, so the result cannot be one side's turnaround alone.
-    pub fn two_sided_estimate(&self) -> Option<i64> {
+    /// RTT from samples of both directions (each side of the capture
+    /// point timed, so the result cannot be one side's turnaround alone):
+    /// the smaller of the data/ACK and the timestamp estimate.
+    pub fn two_sided_estimate(&self) -> Option<(i64, RttSource)> {
         let both = |a: [Option<i64>; 2]| match a {
             [Some(x), Some(y)] => combine(Some(x), Some(y)),
             _ => None,
         };
-        match (both(self.data_min), both(self.ts_min)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        pick(both(self.data_min), both(self.ts_min))
     }
 
     /// The smallest sample of any kind, for thresholds while tracking.
@@ -161,16 +159,27 @@ impl RttSamples {
     }
 
     /// RTT from data/ACK or timestamp samples, for connections without a
-    /// usable handshake.
+    /// usable handshake: a [two-sided](Self::two_sided_estimate) one when
+    /// there is one, else what one direction's samples give (the whole
+    /// round trip only when that direction's receiver is the far side of
+    /// the capture point; at the near side it is that host's turnaround).
     pub fn estimate(&self) -> Option<(i64, RttSource)> {
-        let data = combine(self.data_min[0], self.data_min[1]);
-        let ts = combine(self.ts_min[0], self.ts_min[1]);
-        match (data, ts) {
-            (Some(d), Some(t)) if t < d => Some((t, RttSource::Timestamps)),
-            (Some(d), _) => Some((d, RttSource::DataAck)),
-            (None, Some(t)) => Some((t, RttSource::Timestamps)),
-            (None, None) => None,
-        }
+        self.two_sided_estimate().or_else(|| {
+            pick(
+                combine(self.data_min[0], self.data_min[1]),
+                combine(self.ts_min[0], self.ts_min[1]),
+            )
+        })
+    }
+}
+
+/// The smaller of a data/ACK and a timestamp estimate, named by source.
+fn pick(data: Option<i64>, ts: Option<i64>) -> Option<(i64, RttSource)> {
+    match (data, ts) {
+        (Some(d), Some(t)) if t < d => Some((t, RttSource::Timestamps)),
+        (Some(d), _) => Some((d, RttSource::DataAck)),
+        (None, Some(t)) => Some((t, RttSource::Timestamps)),
+        (None, None) => None,
     }
 }
 
@@ -284,6 +293,22 @@ mod tests {
         // Swapped roles swap the sides.
         r.swap_directions();
         assert_eq!(r.pure_ack_sides(), (None, Some(MS / 20)));
+    }
+
+    #[test]
+    fn one_directions_timestamps_do_not_undercut_both_directions_data() {
+        let mut r = RttSamples::default();
+        // Captured at the client: its request answered in 28 ms, the
+        // answer acknowledged in 24 µs; only the server's TSval is echoed
+        // (the client's answer's timestamps were lost): that echo is the
+        // client's turnaround, not the round trip.
+        r.on_data(ClientToServer, 100, 0);
+        r.on_timestamps(ServerToClient, 7000, 0, true, 28 * MS);
+        r.on_ack(ServerToClient, 100, 28 * MS, false);
+        r.on_data(ServerToClient, 500, 28 * MS);
+        r.on_timestamps(ClientToServer, 1001, 7000, true, 28 * MS + 24_000);
+        r.on_ack(ClientToServer, 500, 28 * MS + 24_000, true);
+        assert_eq!(r.estimate(), Some((28 * MS, RttSource::DataAck)));
     }
 
     #[test]

@@ -126,7 +126,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         (Some(syn), Some(ack)) if clean && ack.ts_ns > syn.ts_ns => Some(ack.ts_ns - syn.ts_ns),
         _ => None,
     };
-    let best_sample = c.rtt.two_sided_estimate;
+    let best_sample = c.rtt.two_sided_estimate.map(|(ns, _)| ns);
     // How much the path's round trip varies: a handshake slower than the
     // fastest round trip seen later (queueing, a busy host or emulator)
     // says by how much a fixed clock shift can be off.
@@ -144,18 +144,28 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         Some(est) if est < hs && est.saturating_mul(2) > hs => (est, RttSource::Handshake),
         _ => (hs, RttSource::Handshake),
     });
+    // Without the SYN-ACK in the capture, the first ACK after the last
+    // SYN (Wireshark's initial RTT) is the client's of that SYN-ACK: still
+    // one whole round trip.
     let fallback = match (c.last_syn, c.handshake_ack) {
         (Some(syn), Some(ack)) if ack.ts_ns > syn.ts_ns => {
             Some((ack.ts_ns - syn.ts_ns, RttSource::Handshake))
         }
-        _ => None,
+        _ => c
+            .initial_rtt_ns
+            .filter(|&ns| ns > 0 && c.syn_ack_count == 0)
+            .map(|ns| (ns, RttSource::Handshake)),
     };
     // No path takes ten minutes for a round trip (TCP gives up after two
     // minutes of retransmissions): a longer one is a broken clock, and
-    // the detectors' multiples of it must not overflow.
+    // the detectors' multiples of it must not overflow. Samples of one
+    // direction only come last: they time one side of the capture point,
+    // at the near side a host's turnaround (microseconds), while the last
+    // SYN to the ACK spans the whole round trip.
     let (rtt_ns, rtt_source) = match handshake_rtt
-        .or(c.rtt.estimate)
+        .or(c.rtt.two_sided_estimate)
         .or(fallback)
+        .or(c.rtt.estimate)
         .filter(|(ns, _)| *ns <= MAX_RTT_NS)
     {
         Some((ns, src)) => (Some(ns), Some(src)),

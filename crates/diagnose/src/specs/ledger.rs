@@ -65,3 +65,23 @@ fn a_request_in_one_segment_keeps_one_round_trip() {
     let o = upload(Path::at_client(RTT), 1, 1).run();
     assert_eq!(first_byte(&o).ideal_rtts, Some(1.0));
 }
+
+#[test]
+fn without_the_syn_ack_the_syn_to_its_ack_outranks_one_sides_samples() {
+    // Captured at the server, which missed its own SYN-ACK: the client
+    // uploads, the server only ACKs. Its ACKs time the server's own
+    // turnaround (the near side of the capture point), the client's
+    // nothing; the SYN to the handshake's ACK is one whole round trip.
+    let mut w = Wire::new(Path::at_server(RTT));
+    let [_, syn_ack, _] = w.handshake(0.0);
+    for t in [40.1, 140.0] {
+        let d = w.data(C, t, 500);
+        w.ack(S, w.arrival(d) + KERNEL);
+    }
+    let o = w.run_missing(&[syn_ack]);
+    let rtt = o.report.rtt_ms.expect("an RTT");
+    assert!(
+        (rtt - RTT).abs() < 1.0,
+        "RTT {rtt} ms, not the server's turnaround"
+    );
+}
