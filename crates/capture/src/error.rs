@@ -41,11 +41,22 @@ impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ErrorKind::Io(e) => write!(f, "read error: {e}"),
-            ErrorKind::NotACapture { magic } => write!(
-                f,
-                "not a pcap or pcapng file (starts with {:02x} {:02x} {:02x} {:02x})",
-                magic[0], magic[1], magic[2], magic[3]
-            ),
+            ErrorKind::NotACapture { magic } => {
+                write!(
+                    f,
+                    "not a pcap or pcapng file (starts with {:02x} {:02x} {:02x} {:02x})",
+                    magic[0], magic[1], magic[2], magic[3]
+                )?;
+                match other_format(magic) {
+                    Some(Other::Capture(name)) => write!(
+                        f,
+                        ": a {name} capture; Wireshark reads it, and `editcap -F pcapng FILE \
+                         OUT.pcapng` converts it for rttdoc"
+                    ),
+                    Some(Other::Text(what)) => write!(f, ": {what}"),
+                    None => Ok(()),
+                }
+            }
             ErrorKind::Empty => write!(f, "the file is empty"),
             ErrorKind::Unreadable(Unreadable { format, unpack }) => write!(
                 f,
@@ -63,3 +74,33 @@ impl fmt::Display for ErrorKind {
 }
 
 impl std::error::Error for CaptureError {}
+
+/// A file that is something else than pcap or pcapng, known by its first
+/// bytes.
+enum Other {
+    /// Another capture format Wireshark reads (by its name).
+    Capture(&'static str),
+    /// Not a capture at all (what it looks like).
+    Text(&'static str),
+}
+
+/// What the first bytes of a file that is not pcap or pcapng say it is:
+/// the capture formats of other tools (Wireshark's wiretap knows them by
+/// these magic numbers), and the text that is often downloaded in a
+/// capture's place.
+fn other_format(magic: &[u8; 4]) -> Option<Other> {
+    Some(match magic {
+        b"snoo" => Other::Capture("Solaris snoop"),
+        b"GMBU" | b"RTSS" => Other::Capture("Microsoft Network Monitor"),
+        b"TRSN" => Other::Capture("Sniffer (DOS)"),
+        b"Obse" => Other::Capture("Network Instruments Observer"),
+        [0xaa, 0xaa, 0xaa, 0xaa] => Other::Capture("5Views"),
+        b"vers" => Other::Text(
+            "text, likely a Git LFS pointer in the capture's place (`git lfs pull` fetches the capture)",
+        ),
+        b"<!DO" | b"<!do" | b"<htm" | b"<HTM" => Other::Text(
+            "an HTML page, likely the web page that shows the capture rather than the raw file",
+        ),
+        _ => return None,
+    })
+}

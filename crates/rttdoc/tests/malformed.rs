@@ -291,3 +291,93 @@ fn a_bad_key_log_is_named_and_junk_lines_are_ignored() {
     let without = run_rttdoc_json(&capture);
     assert_eq!(with_junk["connections"], without["connections"]);
 }
+
+#[test]
+fn captures_in_other_tools_formats_are_named_with_the_conversion_that_reads_them() {
+    // Wireshark's own writer makes each format from a real capture; the
+    // conversion the message gives then reads as the original does.
+    if !require("other capture formats", &["editcap"], false) {
+        return;
+    }
+    let original = data_dir().join("loopback-nginx-curl.pcap.gz");
+    let expected = run_rttdoc_json(&original);
+    let dir = TempDir::new("formats");
+    for (format, name) in [
+        ("snoop", "Solaris snoop"),
+        ("netmon2", "Microsoft Network Monitor"),
+        ("ngsniffer", "Sniffer (DOS)"),
+        ("5views", "5Views"),
+    ] {
+        let other = dir.path(&format!("capture.{format}"));
+        let made = Command::new("editcap")
+            .args(["-F", format])
+            .arg(&original)
+            .arg(&other)
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "editcap -F {format}: {made:?}");
+        let out = Command::new(rttdoc_bin())
+            .args(["analyze", "--json"])
+            .arg(&other)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("a {name} capture"))
+                && stderr.contains("editcap -F pcapng FILE OUT.pcapng"),
+            "{format}: {stderr}"
+        );
+        let back = dir.path(&format!("{format}.pcapng"));
+        let made = Command::new("editcap")
+            .args(["-F", "pcapng"])
+            .arg(&other)
+            .arg(&back)
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{format} back to pcapng: {made:?}");
+        // The same connections, frames and turns (some formats keep
+        // timestamps to the microsecond only, or less).
+        let shape = |d: &serde_json::Value| -> Vec<String> {
+            d["connections"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {}-{} {} {}",
+                        c["stream"],
+                        c["first_frame"],
+                        c["last_frame"],
+                        c["exchanges"],
+                        c["tls"]["version"]
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(shape(&run_rttdoc_json(&back)), shape(&expected), "{format}");
+    }
+}
+
+#[test]
+fn text_in_a_captures_place_is_named() {
+    let dir = TempDir::new("not-captures");
+    for (content, what) in [
+        (
+            &b"version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 9\n"[..],
+            "Git LFS pointer",
+        ),
+        (&b"<!DOCTYPE html>\n<html></html>\n"[..], "HTML page"),
+    ] {
+        let path = dir.path("capture.pcap");
+        std::fs::write(&path, content).unwrap();
+        let out = Command::new(rttdoc_bin())
+            .args(["analyze"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(what), "{stderr}");
+    }
+}
