@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Makes the captures behind crates/rttdoc/tests/database.rs
+# (tests/data/database/*.pcap.gz): PostgreSQL and its own clients, real
+# Linux TCP, tcpdump in the client's namespace, across a path of 20 ms
+# each way:
+#
+#   client ns --veth-- router ns --veth-- server ns
+#                         |
+#          TUN <-> scripts/tun-delay.py <-> TUN   (20 ms)
+#
+#   psql-sleep.pcap        psql runs three statements on one connection,
+#                          the second `select pg_sleep(0.3)`: 300 ms of the
+#                          server's, the others answered at once
+#   pgbench-pipeline.pcap  pgbench (extended protocol) sends four SELECTs
+#                          in a pipeline, one of them `pg_sleep(0.05)`, and
+#                          a Sync, again and again for 3 s: each pipeline's
+#                          results leave once all four ran (50 ms of the
+#                          server's each)
+#   pgbench-select.pcap    pgbench's select-only load, two clients, simple
+#                          protocol (the control: the server answers at
+#                          once)
+#
+# Needs root, ip, tcpdump, python3, postgresql (initdb, postgres, psql,
+# pgbench).
+set -euo pipefail
+out=$(realpath -m "${1:?usage: $0 OUTDIR}")
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=relay-path.sh
+. "$here/relay-path.sh"
+tag=rtdb$$
+C=$tag-c S=$tag-s M=$tag-m
+work=$(mktemp -d /tmp/rttdoc-database.XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  for n in $C $S $M; do ip netns del "$n" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+for n in $C $S $M; do ip netns add $n; done
+relay_path 10.81 $C $S $M c0
+# Wire-sized segments, as a NIC's capture shows them.
+for ns in $C $S; do
+  ip netns exec $ns ethtool -K "$( [[ $ns == "$C" ]] && echo c0 || echo s0 )" \
+    tso off gso off gro off 2>/dev/null || true
+done
+
+# Debian keeps postgres and initdb out of PATH, under /usr/lib/postgresql/N/bin.
+pg_bin=$(dirname "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")
+mkdir -p "$work/pg"
+chown nobody "$work/pg"
+runuser -u nobody -- "$pg_bin/initdb" -A trust -U nobody -D "$work/pg/data" >/dev/null
+echo "host all all 10.81.0.0/16 trust" >> "$work/pg/data/pg_hba.conf"
+ip netns exec $S runuser -u nobody -- "$pg_bin/postgres" -D "$work/pg/data" -k "$work/pg" \
+  -h 10.81.2.1 -p 5433 > "$work/postgres.log" 2>&1 & pids+=($!)
+ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 25 & pids+=($!)
+for _ in $(seq 50); do
+  ip netns exec $C "$pg_bin/pg_isready" -q -h 10.81.2.1 -p 5433 && break
+  sleep 0.2
+done
+
+cat > "$work/pipeline.sql" <<'SQL'
+\startpipeline
+SELECT 1;
+SELECT pg_sleep(0.05);
+SELECT 3;
+SELECT 4;
+\endpipeline
+SQL
+chmod 644 "$work/pipeline.sql"
+
+# One workload with tcpdump on the client's interface: $1 name, then the
+# command run in the client's namespace as nobody.
+capture() {
+  local name=$1; shift
+  timeout 60 ip netns exec $C tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null & local td=$!
+  sleep 1
+  timeout 40 ip netns exec $C runuser -u nobody -- "$@" > /dev/null
+  sleep 1
+  kill -TERM $td
+  wait $td 2>/dev/null || true
+  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+}
+db="host=10.81.2.1 port=5433 user=nobody dbname=postgres sslmode=disable"
+pgbench=(pgbench -h 10.81.2.1 -p 5433 -U nobody)
+# pgbench's tables (for its select-only load), before any capture.
+ip netns exec $C runuser -u nobody -- "${pgbench[@]}" -i -s 1 -q postgres > /dev/null 2>&1
+capture psql-sleep psql "$db" -c "select 1" -c "select pg_sleep(0.3)" -c "select 2"
+capture pgbench-pipeline "${pgbench[@]}" -f "$work/pipeline.sql" -T 3 -c 1 -M extended postgres
+capture pgbench-select "${pgbench[@]}" -S -T 3 -c 2 postgres
+ls -l "$out"
