@@ -464,10 +464,14 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // A client's reply to a message the server sent on its own (a ping)
     // asks nothing: the server's next data came at its own pace. (Both
     // read the exchanges, not the rows the first marks.)
-    let (mut idle, replies) = {
+    let (mut idle, replies, pushed) = {
         let facts = facts_of!(&report, &[]);
         let idle = crate::detect::idle_exchanges(&facts);
-        (idle, crate::detect::reply_exchanges(&facts))
+        (
+            idle,
+            crate::detect::reply_exchanges(&facts),
+            crate::detect::pushed_exchanges(&facts),
+        )
     };
     if !idle.is_empty() {
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);
@@ -478,6 +482,15 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         replies,
         &[Phase::FirstByte],
         REPLY_TO_SERVER,
+    );
+    // A server that sends on its own timer (a feed, a game's ticks): what
+    // came after a client's message was its next message, not an answer.
+    mark_idle(
+        &mut report,
+        &mut idle,
+        pushed,
+        &[Phase::FirstByte, Phase::Transfer],
+        SERVER_TIMER,
     );
     // An answer that began in segments the capture missed left at a time
     // it cannot tell: its wait is no measure of anyone's.
@@ -521,6 +534,10 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
 const REPLY_TO_SERVER: &str =
     "the client's reply to the server's own message (a ping, flow control, data before an idle close) asked nothing: what the server sent next came at its pace, idle, not latency";
 
+/// Why the ideal of an "answer" that was a message of the server's own
+/// timer is what it took.
+const SERVER_TIMER: &str =
+    "the server's own timer sent this (a feed, a game's ticks: its messages a whole number of periods apart, asked or not): no answer to the client's message, idle, not latency";
 /// Why a timer-paced exchange's ideal is what it took.
 const TIMER_PACED: &str =
     "paced by a server timer (a heartbeat, a long poll's hold): idle, not latency";

@@ -75,6 +75,16 @@
 //! application ping after a push: the next ping comes when the server's
 //! timer says).
 //!
+//! Nor is a message of the server's own timer an answer: a feed, a
+//! game's ticks, a status pushed every second. A server whose messages
+//! (its first data after a pause, all it sent acknowledged) begin at whole
+//! multiples of one period, four intervals in five, within 2% or 2 ms,
+//! and at least twice on time with nothing from the client since its
+//! previous message (not a client polling at that rhythm), sends its next
+//! message when its timer says: a client's message just before it got no
+//! answer from it, however late it came, and the ledger counts the time
+//! as idle.
+//!
 //! Nor is a server's timer its work: a heartbeat (the server pings, the
 //! client answers at once, the next ping comes a period later) or a long
 //! poll's hold (the client polls again the moment an answer comes, the
@@ -353,6 +363,8 @@ fn slow_exchanges(
         end: None,
         check: f.report.client_to_server.acked_unseen > 0,
     };
+    // Looked at once, for the first late answer only.
+    let mut ticks: Option<Option<Ticks>> = None;
     for (i, x) in f.exchanges.iter().enumerate() {
         let Some(first) = x.response_first else {
             continue;
@@ -436,7 +448,14 @@ fn slow_exchanges(
         let client_closed = span.iter().any(|r| {
             r.dir == Direction::ClientToServer && r.flags.intersects(TcpFlags::FIN | TcpFlags::RST)
         });
-        if think >= threshold && !held && !client_closed {
+        if think >= threshold
+            && !held
+            && !client_closed
+            && !ticks
+                .get_or_insert_with(|| server_ticks(f, threshold))
+                .as_ref()
+                .is_some_and(|t| t.on_timer(first.ts_ns))
+        {
             slow.push((i + 1, last_copy, first.frame, think));
         }
     }
@@ -601,6 +620,141 @@ pub fn reply_exchanges(f: &Facts<'_>) -> Vec<usize> {
                 })
         })
         .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// A server's own timer: which of the messages it began (its first data
+/// after a pause of at least the threshold, with all it had sent
+/// acknowledged) kept it (module docs).
+struct Ticks {
+    /// When each tick began, on the server's clock (its own packets).
+    at: Vec<i64>,
+}
+
+impl Ticks {
+    /// Whether the server's data at `t` began a tick.
+    fn on_timer(&self, t: i64) -> bool {
+        self.at.binary_search(&t).is_ok()
+    }
+}
+
+/// The ticks that follow one another from `seed` at whole multiples (up
+/// to 4) of `period`, within `tolerance`, each measured from the last
+/// (the messages between them, answers, leave the chain alone), and how
+/// many of the steps were of one period exactly: what tells the period
+/// from its fractions, which chain the same ticks in steps of several.
+fn chain(starts: &[(i64, bool)], seed: usize, period: i64, tolerance: i64) -> (Vec<usize>, usize) {
+    let mut ticks = vec![seed];
+    let mut ones = 0;
+    let mut last = starts[seed].0;
+    for (i, &(t, _)) in starts.iter().enumerate().skip(seed + 1) {
+        let since = t - last;
+        let k = (since + period / 2) / period;
+        if (1..=4).contains(&k) && (since - k * period).abs() <= tolerance {
+            ticks.push(i);
+            ones += usize::from(k == 1);
+            last = t;
+        } else if since > 4 * period + tolerance {
+            // The timer paused: the next tick is measured from here.
+            last = t;
+        }
+    }
+    (ticks, ones)
+}
+
+/// The server's timer, when its messages keep one (module docs): a chain
+/// of messages a whole number of one period apart (within 2% of it or 2
+/// ms; answers to requests may fall between them), four steps of it one
+/// period exactly, at least a third of all the server's messages (a chain
+/// that chance made of many messages at random is a small part of them),
+/// two of them with no client data since the server's data before them
+/// (the timer's, not a polling client's rhythm). The period is at least twice the
+/// threshold: shorter, a server's steady work looks the same. It is
+/// found among the intervals between the first 64 messages and the next
+/// three after each, as the one that chains the most of them one period
+/// apart. Message boundaries follow frame order, which only errs toward
+/// a prompt.
+fn server_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
+    let server = Direction::ServerToClient;
+    let mut starts: Vec<(i64, bool)> = Vec::new();
+    let mut prompted = false;
+    let mut acked: Option<u32> = None;
+    let mut sent: Option<(u32, i64)> = None;
+    for r in f.timeline {
+        if r.dir != server {
+            if r.len > 0 && r.new_data {
+                prompted = true;
+            }
+            if r.ack_set && acked.is_none_or(|a| seq::lt(a, r.ack)) {
+                acked = Some(r.ack);
+            }
+            continue;
+        }
+        if r.len == 0 || !r.new_data {
+            continue;
+        }
+        let idle = sent.is_none_or(|(end, last)| {
+            r.ts_ns - last >= threshold && acked.is_some_and(|a| seq::le(end, a))
+        });
+        if idle {
+            starts.push((r.ts_ns, prompted));
+        }
+        let end = sent.map_or(r.end, |(e, _)| seq::max(e, r.end));
+        sent = Some((end, r.ts_ns));
+        prompted = false;
+    }
+    if starts.len() < 5 {
+        return None;
+    }
+    let head = &starts[..starts.len().min(64)];
+    let tolerance = |period: i64| (period / 50).max(2_000_000);
+    let mut best: Option<(usize, i64, usize)> = None;
+    for (i, &(t, _)) in head.iter().enumerate() {
+        for &(u, _) in head.iter().skip(i + 1).take(3) {
+            let period = u - t;
+            if period < 2 * threshold {
+                continue;
+            }
+            let seed = i.min(3);
+            let (_, ones) = chain(head, seed, period, tolerance(period));
+            if best.is_none_or(|(m, _, _)| ones > m) {
+                best = Some((ones, period, seed));
+            }
+        }
+    }
+    let (_, period, seed) = best?;
+    let (ticks, ones) = chain(&starts, seed, period, tolerance(period));
+    let unprompted = ticks.iter().filter(|&&i| !starts[i].1).count();
+    (ones >= 4 && unprompted >= 2 && ticks.len() * 3 >= starts.len()).then(|| Ticks {
+        at: ticks.iter().map(|&i| starts[i].0).collect(),
+    })
+}
+
+/// The exchanges whose "answer" was a message of the server's own timer
+/// ([`server_ticks`]) and came at least the threshold after the request
+/// began: the ledger counts that time as idle, as this detector names no
+/// cause for it, and the "response" (the server's messages until the
+/// client spoke again) as no transfer.
+pub fn pushed_exchanges(f: &Facts<'_>) -> Vec<usize> {
+    let Some(rtt) = f.rtt_ns else {
+        return Vec::new();
+    };
+    let threshold = threshold_of(rtt);
+    let late = || {
+        f.exchanges.iter().enumerate().filter_map(|(i, x)| {
+            let a = x.response_first?;
+            (a.ts_ns - x.request_first.ts_ns >= threshold).then_some((i + 1, a.ts_ns))
+        })
+    };
+    if late().next().is_none() {
+        return Vec::new();
+    }
+    let Some(ticks) = server_ticks(f, threshold) else {
+        return Vec::new();
+    };
+    late()
+        .filter(|&(_, t)| ticks.on_timer(t))
+        .map(|(n, _)| n)
         .collect()
 }
 

@@ -771,3 +771,105 @@ fn a_client_hello_the_server_acknowledged_on_arrival_began_its_time_there() {
         .expect("think time in the handshake");
     assert_ms(f.cost_ms, 60.0, EXACT, "ACK to ServerHello");
 }
+
+/// A server that sends a 61-byte tick every 500 ms (a feed) for 8 s, a
+/// client that sends 41-byte messages at its own times (`messages`, ms
+/// after the handshake), and a server that answers each of them
+/// `answer_after` ms after it arrives (none: it only reads them). Every
+/// packet is acknowledged at once. Returns the outcome and the client's
+/// messages with the server's data that came first after each, and
+/// whether that data was an answer (not a tick).
+fn feed(messages: &[f64], answer_after: Option<f64>) -> (Outcome, Vec<(Id, Id, bool)>) {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    // The server's sends, in time order: (send time, bytes).
+    let mut sends: Vec<(f64, u32)> = (1..=16).map(|k| (500.0 * k as f64, 61)).collect();
+    let arrival = |t: f64| t + 20.0;
+    if let Some(after) = answer_after {
+        sends.extend(messages.iter().map(|&m| (arrival(m) + after, 98)));
+    }
+    sends.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut events: Vec<(f64, Option<u32>)> = sends.iter().map(|&(t, n)| (t, Some(n))).collect();
+    events.extend(messages.iter().map(|&m| (m, None)));
+    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut pending, mut pairs) = (Vec::new(), Vec::new());
+    for (t, what) in events {
+        match what {
+            Some(n) => {
+                let d = w.data(S, t, n);
+                w.ack(C, w.arrival(d));
+                pairs.extend(pending.drain(..).map(|m| (m, d, n == 98)));
+            }
+            None => {
+                let m = w.data(C, t, 41);
+                w.ack(S, w.arrival(m));
+                pending.push(m);
+            }
+        }
+    }
+    (w.run(), pairs)
+}
+
+/// The client's message times of the feeds below: 0.2-1.3 s apart, as a
+/// person or an application's events would have them.
+const MESSAGES: [f64; 9] = [
+    610.0, 1_370.0, 1_720.0, 2_890.0, 3_300.0, 4_460.0, 5_230.0, 6_110.0, 7_020.0,
+];
+
+#[test]
+fn the_next_tick_of_a_servers_own_timer_is_no_answer() {
+    // Each message "waits" for the next tick (0-500 ms), which the
+    // server's timer sent, asked or not.
+    let (o, _) = feed(&MESSAGES, None);
+    o.has_no(ServerThinkTime);
+    // Nor does the ledger count those waits as latency.
+    let late = o
+        .report
+        .ledger
+        .iter()
+        .filter(|r| r.phase == Phase::FirstByte && r.excess_ms.is_some_and(|e| e > 0.0))
+        .count();
+    assert_eq!(late, 0, "{:#?}", o.report.ledger);
+}
+
+#[test]
+fn answers_between_a_servers_ticks_are_still_its_work() {
+    // The same feed, and each message answered 150 ms after it arrives:
+    // the answers are timed (150 ms of the server's), the ticks that came
+    // before some of them are not.
+    let (o, pairs) = feed(&MESSAGES, Some(150.0));
+    let f = o.the(ServerThinkTime);
+    let answers: Vec<(u64, u64)> = pairs
+        .iter()
+        .filter(|(_, _, answer)| *answer)
+        .map(|&(m, d, _)| (o.frame(m), o.frame(d)))
+        .collect();
+    assert!(!answers.is_empty());
+    for w in &f.waits {
+        assert!(
+            answers.contains(&(w.from_frame, w.to_frame)),
+            "a tick timed as an answer: {w:?}"
+        );
+        assert!((w.ms - 150.0).abs() < 1.0, "{w:?}");
+    }
+    assert_eq!(f.waits.len(), answers.len(), "every answer timed");
+}
+
+#[test]
+fn a_server_answering_a_clients_polls_at_a_steady_pace_is_thinking() {
+    // The client asks every 500 ms, the server answers each 100 ms after
+    // it arrives: its messages keep a period too, but every one was asked
+    // for: 100 ms of its work each.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    for k in 1..=12 {
+        let q = w.data(C, 500.0 * k as f64, 41);
+        let a = w.data(S, w.arrival(q) + 100.0, 98);
+        w.ack(C, w.arrival(a));
+    }
+    let f = w.run().the(ServerThinkTime).clone();
+    assert_eq!(f.waits.len(), 12);
+    for wait in &f.waits {
+        assert!((wait.ms - 100.0).abs() < 1.0, "{wait:?}");
+    }
+}
