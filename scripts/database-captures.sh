@@ -28,26 +28,8 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=relay-path.sh
 . "$here/relay-path.sh"
-tag=rtdb$$
-C=$tag-c S=$tag-s M=$tag-m
-work=$(mktemp -d /tmp/rttdoc-database.XXXXXX)
+relay_lab rtdb$$ /tmp/rttdoc-database
 chmod 755 "$work"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  for n in $C $S $M; do ip netns del "$n" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-for n in $C $S $M; do ip netns add $n; done
-relay_path 10.81 $C $S $M c0
-# Wire-sized segments, as a NIC's capture shows them.
-for ns in $C $S; do
-  ip netns exec $ns ethtool -K "$( [[ $ns == "$C" ]] && echo c0 || echo s0 )" \
-    tso off gso off gro off 2>/dev/null || true
-done
 
 # Debian keeps postgres and initdb out of PATH, under /usr/lib/postgresql/N/bin.
 pg_bin=$(dirname "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | tail -1)")

@@ -29,26 +29,10 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=relay-path.sh
 . "$here/relay-path.sh"
-tag=rtled$$
-C=$tag-c S=$tag-s M=$tag-m
-work=$(mktemp -d /tmp/rttdoc-ledger.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+extra_cleanup() {
   [[ -f $work/nginx.pid ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-  wait 2>/dev/null || true
-  for n in $C $S $M; do ip netns del "$n" 2>/dev/null || true; done
-  rm -rf "$work"
 }
-trap cleanup EXIT
-
-for n in $C $S $M; do ip netns add $n; done
-relay_path 10.81 $C $S $M c0
-# Wire-sized segments, as a NIC's capture shows them.
-for ns in $C $S; do
-  ip netns exec $ns ethtool -K "$( [[ $ns == "$C" ]] && echo c0 || echo s0 )" \
-    tso off gso off gro off 2>/dev/null || true
-done
+relay_lab rtled$$ /tmp/rttdoc-ledger
 
 mkdir -p "$work/www"
 echo "hello from rttdoc's ledger fixture" > "$work/www/index.html"

@@ -41,3 +41,35 @@ relay_path() {
   ip -n "$m" rule add iif ms lookup 200
   ip -n "$m" route add default dev tb table 200
 }
+
+# Sourced too, by the scripts whose captures take one relay path:
+#
+#   relay_lab TAG WORKDIR_PREFIX
+#
+# Makes the client, server and router namespaces ($C, $S, $M: TAG-c,
+# TAG-s, TAG-m) on relay_path 10.81 (the client's interface c0), with
+# wire-sized segments at both ends (TSO, GSO and GRO off: what a NIC's
+# capture shows), and a work directory $work (mktemp WORKDIR_PREFIX.XXXXXX).
+# On exit it kills the processes in $pids, runs the caller's
+# `extra_cleanup` when there is one, deletes the namespaces and the work
+# directory.
+relay_lab() {
+  C=$1-c S=$1-s M=$1-m
+  work=$(mktemp -d "$2.XXXXXX")
+  pids=()
+  trap relay_lab_cleanup EXIT
+  local n
+  for n in "$C" "$S" "$M"; do ip netns add "$n"; done
+  relay_path 10.81 "$C" "$S" "$M" c0
+  ip netns exec "$C" ethtool -K c0 tso off gso off gro off 2>/dev/null || true
+  ip netns exec "$S" ethtool -K s0 tso off gso off gro off 2>/dev/null || true
+}
+
+relay_lab_cleanup() {
+  local p n
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  if declare -F extra_cleanup >/dev/null; then extra_cleanup; fi
+  wait 2>/dev/null || true
+  for n in "$C" "$S" "$M"; do ip netns del "$n" 2>/dev/null || true; done
+  rm -rf "$work"
+}

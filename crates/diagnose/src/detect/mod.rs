@@ -481,6 +481,7 @@ impl<'a> Facts<'a> {
     /// the clock shift's error, max(min(1 ms, RTT/2), RTT/20), widened by
     /// the jitter this connection showed; none when the capture is on the
     /// sender itself (no shift).
+    #[inline]
     pub fn shift_error_ns(&self, sender: Direction) -> i64 {
         if self.captured_at(sender) {
             return 0;

@@ -108,25 +108,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         })
         .unwrap_or_default();
     let mut holds = Vec::new();
-    // Nagle never lets a sub-MSS segment leave while an earlier one is
-    // unacknowledged: a sender seen doing it has Nagle off (TCP_NODELAY),
-    // or its segments were not as small as the capture shows (cut by a
-    // tool), and no silence of its from then on is a Nagle hold. A small
-    // segment sent with another outstanding, and that one's end: a
-    // violation once its ACK is later than the clock shift's error.
-    let tolerance = f.shift_error_ns(sender);
-    let mut small_behind_small: Option<(i64, u64, u32)> = None;
-    let mut nagle_off_from: Option<u64> = None;
     for &(t, r) in events {
-        if let Some((ts, frame, end)) = small_behind_small {
-            let covered = acked.is_some_and(|a| seq::le(end, a));
-            if covered || t - ts > tolerance {
-                if !covered {
-                    nagle_off_from.get_or_insert(frame);
-                }
-                small_behind_small = None;
-            }
-        }
         if r.dir == receiver {
             if let Some(e) = f.window_edge(r) {
                 // The first scaled window replaces the SYN's; after it the
@@ -235,26 +217,70 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 });
             }
         }
-        if r.len < mss && !r.flags.fin() && small_behind_small.is_none() {
-            if let Some(s) = outstanding.iter().find(|s| s.len < mss) {
-                small_behind_small = Some((t, r.frame, s.end));
-            }
-        }
         outstanding.push_back(r);
         let in_flight = outstanding.iter().map(|s| s.len as u64).sum();
         window_full = edge.is_some_and(|e| r.end as u64 + mss as u64 > e);
         prev = Some((t, r, in_flight));
         parked = None;
     }
-    if let Some((_, frame, end)) = small_behind_small {
-        if !acked.is_some_and(|a| seq::le(end, a)) {
-            nagle_off_from.get_or_insert(frame);
-        }
-    }
-    if let Some(from) = nagle_off_from {
+    if let Some(from) = holds
+        .first()
+        .and_then(|_| nagle_off_from(f, sender, events, mss))
+    {
         holds.retain(|h| h.held.frame < from);
     }
     holds
+}
+
+/// The first of `sender`'s segments that shows it does not run Nagle
+/// (module docs): a sub-MSS segment (not a FIN) sent while an earlier
+/// sub-MSS segment of its own was unacknowledged, the ACK of that one
+/// arriving later than the clock shift's error allows. Nagle off
+/// (TCP_NODELAY), or segments larger than the capture shows (cut by a
+/// tool): no silence of its from then on is a Nagle hold. Looked for only
+/// where there is a hold to judge.
+fn nagle_off_from(
+    f: &Facts<'_>,
+    sender: Direction,
+    events: &[(i64, &SegmentRecord)],
+    mss: u32,
+) -> Option<u64> {
+    let tolerance = f.shift_error_ns(sender);
+    // Each sub-MSS segment still unacknowledged: its end.
+    let mut small: VecDeque<u32> = VecDeque::new();
+    let mut acked: Option<u32> = None;
+    // A small segment sent behind another: when, which, the other's end.
+    let mut behind: Option<(i64, u64, u32)> = None;
+    for &(t, r) in events {
+        if let Some((ts, frame, end)) = behind {
+            let covered = acked.is_some_and(|a| seq::le(end, a));
+            if !covered && t - ts > tolerance {
+                return Some(frame);
+            }
+            if covered {
+                behind = None;
+            }
+        }
+        if r.dir != sender {
+            if r.ack_set && acked.is_none_or(|a| seq::lt(a, r.ack)) {
+                acked = Some(r.ack);
+                while small.front().is_some_and(|&e| seq::le(e, r.ack)) {
+                    small.pop_front();
+                }
+            }
+            continue;
+        }
+        if r.len >= mss || r.flags.fin() {
+            continue;
+        }
+        if let (None, Some(&end)) = (behind, small.front()) {
+            behind = Some((t, r.frame, end));
+        }
+        small.push_back(r.end);
+    }
+    behind
+        .filter(|&(_, _, end)| !acked.is_some_and(|a| seq::le(end, a)))
+        .map(|(_, frame, _)| frame)
 }
 
 /// The right edge of the window `receiver` announced in its SYN or
