@@ -92,13 +92,12 @@ fn the_same_client_without_the_fetch_is_not() {
 
 #[test]
 fn a_browsers_false_start_ends_its_handshake_at_its_own_finished() {
-    let Some(capture) = public_capture(
+    let Some(doc) = public_doc(
         "seladb-PcapPlusPlus",
         "ExamplesTest__pcap_examples__tls.pcap",
     ) else {
         return;
     };
-    let doc = run_rttdoc_json(&capture);
     // Stream 1: TLS 1.2 (ECDHE_ECDSA), the client's SPDY data (18, 19)
     // right behind its Finished (17), before the server's.
     let c = connection(&doc, 1);

@@ -161,13 +161,12 @@ fn a_keep_alive_byte_before_a_request_does_not_start_it() {
     // client's keep-alive byte (33), the server's ACK, another keep-alive
     // 10 s later, and 4.4 s after that a GET (1286), answered 185 ms later
     // (1290). The GET's wait began at the GET.
-    let Some(capture) = public_capture(
+    let Some(doc) = public_doc(
         "seladb-PcapPlusPlus",
         "ExamplesTest__pcap_examples__many-protocols.pcap",
     ) else {
         return;
     };
-    let doc = run_rttdoc_json(&capture);
     let c = connection(&doc, 1);
     let get = row_ending_at(c, 1290);
     assert_eq!(get["start_frame"], 1286, "{get}");

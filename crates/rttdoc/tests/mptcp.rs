@@ -15,10 +15,9 @@ use common::*;
 
 #[test]
 fn an_ssh_session_over_two_subflows_is_measured_where_its_turns_stay_on_one() {
-    let Some(capture) = public_capture("the-tcpdump-group-tcpdump", "mptcp-v0.pcap") else {
+    let Some(doc) = public_doc("the-tcpdump-group-tcpdump", "mptcp-v0.pcap") else {
         return;
     };
-    let doc = run_rttdoc_json(&capture);
     // tshark: stream 0 carries MP_CAPABLE, stream 1 MP_JOIN.
     let first = connection(&doc, 0);
     let joined = connection(&doc, 1);
@@ -55,20 +54,18 @@ fn a_data_ack_lagging_its_subflow_splits_no_turn() {
     // the server's 8192 bytes mapped from there arrive on this (the only)
     // subflow (frames 7, 10); the server's next data (frame 17) starts
     // where they end.
-    let Some(capture) = public_capture("the-tcpdump-group-tcpdump", "mptcp-v1.pcap") else {
+    let Some(doc) = public_doc("the-tcpdump-group-tcpdump", "mptcp-v1.pcap") else {
         return;
     };
-    let doc = run_rttdoc_json(&capture);
     let c = connection(&doc, 0);
     assert_eq!(c["mptcp"]["subflow"], "first");
     assert_eq!(c["mptcp"]["other_subflows_frame"], serde_json::Value::Null);
     assert_eq!(c["mptcp"]["split_turns"], serde_json::json!([]));
     // Its first data rides MP_CAPABLE (version 1): mapped from the
     // initial data sequence number, not data of another subflow.
-    let Some(aa) = public_capture("the-tcpdump-group-tcpdump", "mptcp-aa-v1.pcap") else {
+    let Some(doc) = public_doc("the-tcpdump-group-tcpdump", "mptcp-aa-v1.pcap") else {
         return;
     };
-    let doc = run_rttdoc_json(&aa);
     assert_eq!(
         connection(&doc, 0)["mptcp"]["other_subflows_frame"],
         serde_json::Value::Null

@@ -14,13 +14,12 @@ use common::*;
 
 #[test]
 fn both_directions_timestamps_outrank_one_directions_data() {
-    let Some(p) = public_capture(
+    let Some(doc) = public_doc(
         "seladb-PcapPlusPlus",
         "ExamplesTest__pcap_examples__http-packets2.pcap",
     ) else {
         return;
     };
-    let doc = run_rttdoc_json(&p);
     // Stream 0 joins a keep-alive connection as the server (Yahoo) ends
     // it: its last data and FIN (2, 3), the client's ACK 0.09 ms later
     // (4) and its FIN (5), the server's ACK of that FIN 77 ms later (11,
@@ -47,10 +46,9 @@ fn a_capture_of_the_clients_packets_times_the_syn_to_its_ack() {
             &[0][..],
         ),
     ] {
-        let Some(p) = public_capture("seladb-PcapPlusPlus", name) else {
+        let Some(doc) = public_doc("seladb-PcapPlusPlus", name) else {
             return;
         };
-        let doc = run_rttdoc_json(&p);
         for &s in streams {
             let c = connection(&doc, s);
             assert_eq!(c["handshake"]["syn_ack_frame"], serde_json::Value::Null);

@@ -715,6 +715,12 @@ pub fn public_capture(project: &str, name: &str) -> Option<PathBuf> {
     None
 }
 
+/// `analyze --json` of a public capture ([`public_capture`]), or None
+/// with the reason printed.
+pub fn public_doc(project: &str, name: &str) -> Option<serde_json::Value> {
+    public_capture(project, name).map(|p| run_rttdoc_json(&p))
+}
+
 /// Connection `stream` of an `analyze --json` document.
 pub fn connection(doc: &serde_json::Value, stream: u64) -> &serde_json::Value {
     doc["connections"]
