@@ -213,6 +213,9 @@ pub fn render_summary(
     }
     writeln!(out)?;
 
+    if s.connections == 0 {
+        return say(out, opts, no_connection(stats));
+    }
     say(out, opts, headline(s))?;
     if !s.worst.is_empty() {
         say(
@@ -422,6 +425,32 @@ pub fn render_summary(
         ),
     )?;
     Ok(())
+}
+
+/// What a capture without a TCP connection held instead: rttdoc reads
+/// TCP (and TLS over it), and says so rather than drawing empty tables.
+fn no_connection(stats: &CaptureStats) -> String {
+    let mut what = Vec::new();
+    if stats.non_tcp > 0 {
+        what.push(format!(
+            "{} IP packets of other protocols (UDP, such as DNS or QUIC, which rttdoc does not analyse yet; ICMP)",
+            stats.non_tcp
+        ));
+    }
+    if stats.non_ip > 0 {
+        what.push(format!("{} not IP (ARP, link protocols)", stats.non_ip));
+    }
+    if stats.damaged > 0 {
+        what.push(format!("{} damaged", stats.damaged));
+    }
+    if what.is_empty() {
+        return "No TCP connection: the capture holds no packets. rttdoc explains the round trips of TCP connections and of TLS over them.".into();
+    }
+    format!(
+        "No TCP connection: rttdoc explains the round trips of TCP connections and of TLS over them, and of this capture's {} frames, {}.",
+        stats.frames,
+        what.join(", ")
+    )
 }
 
 fn ledger_table(rows: &[LedgerRow], opts: RenderOptions) -> Table {

@@ -381,3 +381,34 @@ fn text_in_a_captures_place_is_named() {
         assert!(stderr.contains(what), "{stderr}");
     }
 }
+
+#[test]
+fn a_capture_without_tcp_says_what_it_holds_instead_of_empty_tables() {
+    let dir = TempDir::new("no-tcp");
+    let udp = dir.path("dns.pcap");
+    let packets: Vec<Packet> = (0..3)
+        .map(|i| pkt(i * 1000, ethernet(&udp4(b"dns?"), &[])))
+        .collect();
+    write_pcap(&udp, 1, &packets, false, false, 262144);
+    let empty = dir.path("empty.pcap");
+    write_pcap(&empty, 1, &[], false, false, 262144);
+    for (path, says) in [
+        (
+            &udp,
+            "of this capture's 3 frames, 3 IP packets of other protocols (UDP",
+        ),
+        (&empty, "the capture holds no packets"),
+    ] {
+        let out = Command::new(rttdoc_bin())
+            .args(["analyze", "--color", "never"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout).replace('\n', " ");
+        assert!(text.contains("No TCP connection"), "{text}");
+        assert!(text.contains(says), "{text}");
+        assert!(!text.contains("Connections (most excess first)"), "{text}");
+        assert!(!text.contains("--conn STREAM"), "{text}");
+    }
+}
