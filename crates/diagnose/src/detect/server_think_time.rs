@@ -638,27 +638,35 @@ impl Ticks {
     }
 }
 
-/// The ticks that follow one another from `seed` at whole multiples (up
-/// to 4) of `period`, within `tolerance`, each measured from the last
-/// (the messages between them, answers, leave the chain alone), and how
-/// many of the steps were of one period exactly: what tells the period
-/// from its fractions, which chain the same ticks in steps of several.
+/// The ticks that follow one another from `seed`, later and earlier, at
+/// whole multiples (up to 4) of `period`, within `tolerance`, each
+/// measured from the last (the messages between them, answers, leave the
+/// chain alone), in order, and how many of the steps were of one period
+/// exactly: what tells the period from its fractions, which chain the
+/// same ticks in steps of several.
 fn chain(starts: &[(i64, bool)], seed: usize, period: i64, tolerance: i64) -> (Vec<usize>, usize) {
     let mut ticks = vec![seed];
     let mut ones = 0;
-    let mut last = starts[seed].0;
-    for (i, &(t, _)) in starts.iter().enumerate().skip(seed + 1) {
-        let since = t - last;
+    let mut step = |i: usize, since: i64, last: &mut i64, t: i64| {
         let k = (since + period / 2) / period;
         if (1..=4).contains(&k) && (since - k * period).abs() <= tolerance {
             ticks.push(i);
             ones += usize::from(k == 1);
-            last = t;
+            *last = t;
         } else if since > 4 * period + tolerance {
             // The timer paused: the next tick is measured from here.
-            last = t;
+            *last = t;
         }
+    };
+    let mut last = starts[seed].0;
+    for (i, &(t, _)) in starts.iter().enumerate().skip(seed + 1) {
+        step(i, t - last, &mut last, t);
     }
+    let mut last = starts[seed].0;
+    for (i, &(t, _)) in starts.iter().enumerate().take(seed).rev() {
+        step(i, last - t, &mut last, t);
+    }
+    ticks.sort_unstable();
     (ticks, ones)
 }
 
@@ -668,12 +676,15 @@ fn chain(starts: &[(i64, bool)], seed: usize, period: i64, tolerance: i64) -> (V
 /// period exactly, at least a third of all the server's messages (a chain
 /// that chance made of many messages at random is a small part of them),
 /// two of them with no client data since the server's data before them
-/// (the timer's, not a polling client's rhythm). The period is at least twice the
-/// threshold: shorter, a server's steady work looks the same. It is
-/// found among the intervals between the first 64 messages and the next
-/// three after each, as the one that chains the most of them one period
-/// apart. Message boundaries follow frame order, which only errs toward
-/// a prompt.
+/// (the timer's, not a polling client's rhythm). The period is at least
+/// three round trips (turn-taking repeats every round trip and the hosts'
+/// turnarounds, and a few of its turns may fall a server's message late)
+/// and twice the threshold (shorter, a server's steady work looks the
+/// same). It is found among the intervals between the first 64 messages
+/// and the next three after each, as the one that, chained from its
+/// first message both ways, puts the most of them one period apart.
+/// Message boundaries follow frame order, which only errs toward a
+/// prompt.
 fn server_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     let server = Direction::ServerToClient;
     let mut starts: Vec<(i64, bool)> = Vec::new();
@@ -707,18 +718,20 @@ fn server_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
         return None;
     }
     let head = &starts[..starts.len().min(64)];
+    // Turn-taking keeps a rhythm of its own: a round trip and the hosts'
+    // turnarounds a turn.
+    let shortest = (2 * threshold).max(3 * f.rtt_ns.unwrap_or(0));
     let tolerance = |period: i64| (period / 50).max(2_000_000);
     let mut best: Option<(usize, i64, usize)> = None;
     for (i, &(t, _)) in head.iter().enumerate() {
         for &(u, _) in head.iter().skip(i + 1).take(3) {
             let period = u - t;
-            if period < 2 * threshold {
+            if period < shortest {
                 continue;
             }
-            let seed = i.min(3);
-            let (_, ones) = chain(head, seed, period, tolerance(period));
+            let (_, ones) = chain(head, i, period, tolerance(period));
             if best.is_none_or(|(m, _, _)| ones > m) {
-                best = Some((ones, period, seed));
+                best = Some((ones, period, i));
             }
         }
     }

@@ -873,3 +873,31 @@ fn a_server_answering_a_clients_polls_at_a_steady_pace_is_thinking() {
         assert!((wait.ms - 100.0).abs() < 1.0, "{wait:?}");
     }
 }
+
+#[test]
+fn turn_taking_at_the_pace_of_the_round_trip_is_no_timer() {
+    // An interactive session (ssh.pcap's key exchange): the client
+    // answers each server message at once and the server takes 25 ms
+    // over each answer, so its messages come every round trip and 25 ms,
+    // as regular as a timer's; twice the client lets a message pass and
+    // the server sends its next one unasked, on the same beat. They are
+    // still answers, and their 25 ms the server's: a period of under
+    // three round trips is turn-taking's.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let first = w.data(C, 100.0, 41);
+    let t0 = w.arrival(first) + 25.0;
+    for k in 0..12 {
+        let a = w.data(S, t0 + 65.0 * k as f64, 98);
+        if k == 3 || k == 6 {
+            w.ack(C, w.arrival(a));
+        } else {
+            w.data(C, w.arrival(a), 41);
+        }
+    }
+    let f = w.run().the(ServerThinkTime).clone();
+    assert!(f.waits.len() >= 9, "{:?}", f.waits);
+    for wait in &f.waits {
+        assert!((wait.ms - 25.0).abs() < 1.0, "{wait:?}");
+    }
+}
