@@ -641,16 +641,23 @@ impl Ticks {
 /// The ticks that follow one another from `seed`, later and earlier, at
 /// whole multiples (up to 4) of `period`, within `tolerance`, each
 /// measured from the last (the messages between them, answers, leave the
-/// chain alone), in order, and how many of the steps were of one period
-/// exactly: what tells the period from its fractions, which chain the
-/// same ticks in steps of several.
-fn chain(starts: &[(i64, bool)], seed: usize, period: i64, tolerance: i64) -> (Vec<usize>, usize) {
-    let mut ticks = vec![seed];
+/// chain alone), put in `ticks` when given (in order), and how many of
+/// the steps were of one period exactly: what tells the period from its
+/// fractions, which chain the same ticks in steps of several.
+fn chain(
+    starts: &[(i64, bool)],
+    seed: usize,
+    period: i64,
+    tolerance: i64,
+    mut ticks: Option<&mut Vec<usize>>,
+) -> usize {
     let mut ones = 0;
     let mut step = |i: usize, since: i64, last: &mut i64, t: i64| {
         let k = (since + period / 2) / period;
         if (1..=4).contains(&k) && (since - k * period).abs() <= tolerance {
-            ticks.push(i);
+            if let Some(ticks) = ticks.as_deref_mut() {
+                ticks.push(i);
+            }
             ones += usize::from(k == 1);
             *last = t;
         } else if since > 4 * period + tolerance {
@@ -666,8 +673,11 @@ fn chain(starts: &[(i64, bool)], seed: usize, period: i64, tolerance: i64) -> (V
     for (i, &(t, _)) in starts.iter().enumerate().take(seed).rev() {
         step(i, last - t, &mut last, t);
     }
-    ticks.sort_unstable();
-    (ticks, ones)
+    if let Some(ticks) = ticks {
+        ticks.push(seed);
+        ticks.sort_unstable();
+    }
+    ones
 }
 
 /// The server's timer, when its messages keep one (module docs): a chain
@@ -729,14 +739,15 @@ fn server_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
             if period < shortest {
                 continue;
             }
-            let (_, ones) = chain(head, i, period, tolerance(period));
+            let ones = chain(head, i, period, tolerance(period), None);
             if best.is_none_or(|(m, _, _)| ones > m) {
                 best = Some((ones, period, i));
             }
         }
     }
     let (_, period, seed) = best?;
-    let (ticks, ones) = chain(&starts, seed, period, tolerance(period));
+    let mut ticks = Vec::new();
+    let ones = chain(&starts, seed, period, tolerance(period), Some(&mut ticks));
     let unprompted = ticks.iter().filter(|&&i| !starts[i].1).count();
     (ones >= 4 && unprompted >= 2 && ticks.len() * 3 >= starts.len()).then(|| Ticks {
         at: ticks.iter().map(|&i| starts[i].0).collect(),

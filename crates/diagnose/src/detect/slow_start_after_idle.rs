@@ -54,10 +54,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             let (Some(first), Some(last)) = (x.response_first, x.response_last) else {
                 return Shape::default();
             };
-            let segs: Vec<&(i64, &SegmentRecord)> = data
-                .iter()
-                .filter(|(_, r)| r.frame >= first.frame && r.frame <= last.frame)
-                .collect();
+            // The response's segments: a slice of `data` (in frame
+            // order), found without a scan per exchange.
+            let from = data.partition_point(|(_, r)| r.frame < first.frame);
+            let to = data.partition_point(|(_, r)| r.frame <= last.frame);
+            let segs = &data[from..to.max(from)];
             let mut shape = Shape {
                 segments: segs.len(),
                 ..Shape::default()
