@@ -414,24 +414,23 @@ impl PathSamples {
         if rate <= 0.0 {
             return 0;
         }
-        let mut bits = 0.0;
+        // (Whole bits: the sums a float would hold exactly, added as
+        // integers.)
+        let mut bits: u64 = 0;
         let mut busy = 0;
-        let mut newest_first = c
-            .arrivals
-            .iter()
-            .rev()
-            .filter(|(ts, _)| *ts <= at_ns)
-            .peekable();
-        while let Some(&(ts, bytes)) = newest_first.next() {
-            bits += bytes as f64 * 8.0;
-            if newest_first.peek().is_some_and(|(older, _)| *older == ts) {
+        let mut newest_first = c.arrivals.iter().rev().filter(|(ts, _)| *ts <= at_ns);
+        let mut next = newest_first.next();
+        while let Some(&(ts, bytes)) = next {
+            bits += bytes as u64 * 8;
+            next = newest_first.next();
+            if next.is_some_and(|&(older, _)| older == ts) {
                 continue;
             }
             let window = at_ns - ts;
             if window <= 0 {
                 continue;
             }
-            if bits * 1e9 < rate * window as f64 {
+            if (bits as f64) * 1e9 < rate * window as f64 {
                 break;
             }
             busy = window;
