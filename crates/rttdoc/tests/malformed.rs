@@ -139,6 +139,16 @@ const CORPUS: &[Expect] = &[
         error: Some("byte 885: a record declares 1107299586 bytes"),
         counts: Some((4, 0, 1)),
     },
+    // Found by the analyze_pipeline fuzz target (seeded with
+    // tests/data/database): a server whose message times jump by years;
+    // the search for its timer multiplied such a gap (an overflow in a
+    // debug build).
+    Expect {
+        file: "fuzz-timer-period-overflow.pcap",
+        exit: 0,
+        error: None,
+        counts: Some((323, 0, 4)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,

@@ -623,6 +623,10 @@ pub fn reply_exchanges(f: &Facts<'_>) -> Vec<usize> {
         .collect()
 }
 
+/// The longest period a server's timer is taken to have: an hour (a
+/// longer one paces nothing a capture shows twice over).
+const LONGEST_PERIOD_NS: i64 = 3_600_000_000_000;
+
 /// A server's own timer: which of the messages it began (its first data
 /// after a pause of at least the threshold, with all it had sent
 /// acknowledged) kept it (module docs).
@@ -653,14 +657,15 @@ fn chain(
 ) -> usize {
     let mut ones = 0;
     let mut step = |i: usize, since: i64, last: &mut i64, t: i64| {
-        let k = (since + period / 2) / period;
+        // (Saturating: a capture's clock can jump by years.)
+        let k = since.saturating_add(period / 2) / period;
         if (1..=4).contains(&k) && (since - k * period).abs() <= tolerance {
             if let Some(ticks) = ticks.as_deref_mut() {
                 ticks.push(i);
             }
             ones += usize::from(k == 1);
             *last = t;
-        } else if since > 4 * period + tolerance {
+        } else if since > period.saturating_mul(4).saturating_add(tolerance) {
             // The timer paused: the next tick is measured from here.
             *last = t;
         }
@@ -735,8 +740,8 @@ fn server_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     let mut best: Option<(usize, i64, usize)> = None;
     for (i, &(t, _)) in head.iter().enumerate() {
         for &(u, _) in head.iter().skip(i + 1).take(3) {
-            let period = u - t;
-            if period < shortest {
+            let period = u.saturating_sub(t);
+            if !(shortest..=LONGEST_PERIOD_NS).contains(&period) {
                 continue;
             }
             let ones = chain(head, i, period, tolerance(period), None);
