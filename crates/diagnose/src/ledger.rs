@@ -537,7 +537,7 @@ const REPLY_TO_SERVER: &str =
 /// Why the ideal of an "answer" that was a message of the server's own
 /// timer is what it took.
 const SERVER_TIMER: &str =
-    "the server's own timer sent this (a feed, a game's ticks: its messages a whole number of periods apart, asked or not): no answer to the client's message, idle, not latency";
+    "a tick of the server's own timer (a feed), not an answer to the client's message: idle, not latency";
 /// Why a timer-paced exchange's ideal is what it took.
 const TIMER_PACED: &str =
     "paced by a server timer (a heartbeat, a long poll's hold): idle, not latency";

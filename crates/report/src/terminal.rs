@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use comfy_table::{presets, Cell, CellAlignment, Color, ContentArrangement, Table};
-use rttdoc_model::{CaptureStats, ConnectionReport, Direction, FindingKind, LedgerRow};
+use rttdoc_model::{CaptureStats, ConnectionReport, Direction, Ending, FindingKind, LedgerRow};
 
 use crate::summary::OVER_IDEAL_RTTS;
 use crate::{fmt_ms, fmt_rtts, RenderOptions, Summary};
@@ -504,11 +504,17 @@ pub fn render_connection(
         out,
         opts,
         format!(
-            "  frames {}-{}, {} long, ended by {:?}{}",
+            "  frames {}-{}, {} long, {}{}",
             c.first_frame,
             c.last_frame,
             fmt_ms(c.duration_ms),
-            c.ending,
+            match c.ending {
+                Ending::Fin => "closed by FINs both ways",
+                Ending::Reset => "ended by a RST",
+                Ending::Open => "still open when the capture ended",
+                Ending::Idle => "silent past the idle timeout",
+                Ending::Refused => "refused: the SYN was answered with RST",
+            },
             if c.partial {
                 ", started before the capture (partial)"
             } else {

@@ -96,3 +96,21 @@ fn a_server_answering_steady_polls_is_thinking() {
         assert!((99.0..110.0).contains(ms), "{request} -> {answer}: {ms} ms");
     }
 }
+
+#[test]
+fn the_connection_view_says_why_the_ticks_are_not_latency() {
+    let out = std::process::Command::new(rttdoc_bin())
+        .args(["analyze", "--color", "never", "--conn", "0"])
+        .arg(data_dir().join("push/feed.pcap.gz"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The connection outlived the capture, in words.
+    assert!(text.contains("still open when the capture ended"), "{text}");
+    assert!(!text.contains("ended by Open"), "{text}");
+    // Each turn's row names the timer.
+    assert!(
+        text.matches("a tick of the server's own timer").count() >= 8,
+        "{text}"
+    );
+}
