@@ -85,6 +85,10 @@ pub struct Facts<'a> {
     /// The TLS handshake's turns ([`Facts::handshake_turns`]), made on
     /// first use and shared by the detectors that read them.
     pub handshake_turns_view: std::cell::OnceCell<Vec<HandshakeTurn>>,
+    /// The server's own timer, if its messages keep one
+    /// (`server_think_time::server_ticks`), found on first use and shared
+    /// by the ledger's idle turns and the think-time search.
+    pub(crate) server_ticks_view: std::cell::OnceCell<Option<server_think_time::Ticks>>,
 }
 
 /// The shortest delayed-ACK timer of the common stacks (Linux's
@@ -470,9 +474,8 @@ impl<'a> Facts<'a> {
         // The fixed floors (1 and 2 ms) are for slow hosts and emulators;
         // on a sub-millisecond path they would span several round trips,
         // so they shrink to half an RTT there.
-        let late = (self.rtt_ns.unwrap_or(0) / 10)
-            .max(self.rtt_ns.unwrap_or(0).min(4_000_000) / 2)
-            .max(self.jitter_ns);
+        let rtt = self.rtt_ns.unwrap_or(0);
+        let late = (rtt / 10).max(rtt.min(4_000_000) / 2).max(self.jitter_ns);
         ta - t <= self.shift_error_ns(sender) && t - ta <= late
     }
 

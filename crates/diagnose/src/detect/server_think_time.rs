@@ -363,8 +363,6 @@ fn slow_exchanges(
         end: None,
         check: f.report.client_to_server.acked_unseen > 0,
     };
-    // Looked at once, for the first late answer only.
-    let mut ticks: Option<Option<Ticks>> = None;
     for (i, x) in f.exchanges.iter().enumerate() {
         let Some(first) = x.response_first else {
             continue;
@@ -451,10 +449,7 @@ fn slow_exchanges(
         if think >= threshold
             && !held
             && !client_closed
-            && !ticks
-                .get_or_insert_with(|| server_ticks(f, threshold))
-                .as_ref()
-                .is_some_and(|t| t.on_timer(first.ts_ns))
+            && !server_ticks(f).is_some_and(|t| t.on_timer(first.ts_ns))
         {
             slow.push((i + 1, last_copy, first.frame, think));
         }
@@ -630,7 +625,7 @@ const LONGEST_PERIOD_NS: i64 = 3_600_000_000_000;
 /// A server's own timer: which of the messages it began (its first data
 /// after a pause of at least the threshold, with all it had sent
 /// acknowledged) kept it (module docs).
-struct Ticks {
+pub(crate) struct Ticks {
     /// When each tick began, on the server's clock (its own packets).
     at: Vec<i64>,
 }
@@ -685,6 +680,15 @@ fn chain(
     ones
 }
 
+/// The server's own timer, if its messages keep one ([`find_ticks`]):
+/// looked for once per connection, on first use (the ledger's idle turns
+/// and the think-time search both ask).
+fn server_ticks<'f>(f: &'f Facts<'_>) -> Option<&'f Ticks> {
+    f.server_ticks_view
+        .get_or_init(|| find_ticks(f, threshold_of(f.rtt_ns.unwrap_or(0))))
+        .as_ref()
+}
+
 /// The server's timer, when its messages keep one (module docs): a chain
 /// of messages a whole number of one period apart (within 2% of it or 2
 /// ms; answers to requests may fall between them), four steps of it one
@@ -700,7 +704,7 @@ fn chain(
 /// first message both ways, puts the most of them one period apart.
 /// Message boundaries follow frame order, which only errs toward a
 /// prompt.
-fn server_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
+fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     let server = Direction::ServerToClient;
     let mut starts: Vec<(i64, bool)> = Vec::new();
     let mut prompted = false;
@@ -778,7 +782,7 @@ pub fn pushed_exchanges(f: &Facts<'_>) -> Vec<usize> {
     if late().next().is_none() {
         return Vec::new();
     }
-    let Some(ticks) = server_ticks(f, threshold) else {
+    let Some(ticks) = server_ticks(f) else {
         return Vec::new();
     };
     late()
