@@ -30,8 +30,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/relay-path.sh"
 relay_lab rtpush$$ /tmp/rttdoc-push
 
-# The server: `ticks` sends a tick every 500 ms; `answers` answers each
-# line starting with GET after the given delay (ms); both, or either.
+# The server: its first argument `ticks` sends a tick every 500 ms
+# (anything else, none); its second answers each line starting with GET
+# that many ms after it arrives (0: never).
 cat > "$work/server.py" <<'PY'
 import socket, sys, threading, time
 ticks, answer_ms = sys.argv[1] == "ticks", float(sys.argv[2])
