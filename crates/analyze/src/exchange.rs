@@ -80,6 +80,10 @@ pub struct Exchanges {
     current: Option<Exchange>,
     /// Bytes the server sent before the client's first data (banners).
     pub server_first_bytes: u64,
+    /// The first segment of a server that spoke first (SMTP, FTP, POP3,
+    /// IMAP, MySQL greet before the client says anything): its greeting,
+    /// when the capture shows where it began (not in a hole).
+    pub greeting: Option<Stamp>,
     /// Server bytes that could not answer the open request (sent before it
     /// reached the server): TLS 1.3 session tickets, HTTP/2 settings ...
     pub unsolicited_bytes: u64,
@@ -175,7 +179,12 @@ impl Exchanges {
                         }
                         self.events |= c.answered_by(first, last, len);
                     }
-                    None => self.server_first_bytes += len,
+                    None => {
+                        if self.server_first_bytes == 0 && self.total == 0 {
+                            self.greeting = Some(first);
+                        }
+                        self.server_first_bytes += len;
+                    }
                 }
             }
         }
@@ -855,6 +864,26 @@ mod tests {
         x.on_data(ServerToClient, at(4), at(4), 30, b"220 smtp ready\r\n");
         x.finish();
         assert_eq!((x.total, x.server_first_bytes), (0, 30));
+        assert_eq!(x.greeting.map(|g| g.frame), Some(4));
+    }
+
+    #[test]
+    fn a_greeting_is_the_server_s_first_data_before_the_client_s_seen_whole() {
+        // The greeting's second segment does not move it.
+        let mut x = Exchanges::default();
+        x.on_data(ServerToClient, at(4), at(4), 20, b"220-smtp\r\n");
+        x.on_data(ServerToClient, at(5), at(5), 10, b"220 ok\r\n");
+        assert_eq!(x.greeting.map(|g| g.frame), Some(4));
+        // Server data after the client spoke answers it: no greeting.
+        let mut y = Exchanges::default();
+        y.on_data(ClientToServer, at(4), at(4), 20, b"GET / HTTP/1.1\r\n\r\n");
+        y.on_data(ServerToClient, at(30), at(30), 20, b"HTTP/1.1 200 OK\r\n");
+        assert_eq!(y.greeting, None);
+        // A greeting that began in a hole of the capture began unseen.
+        let mut z = Exchanges::default();
+        z.on_hole(ServerToClient, at(6), 100, 101);
+        z.on_data(ServerToClient, at(7), at(7), 20, b"220 ok\r\n");
+        assert_eq!(z.greeting, None);
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub struct ConnectionFacts {
     pub exchanges: Vec<Exchange>,
     /// All exchanges seen, kept or not.
     pub exchanges_total: u32,
+    /// A server's greeting: its first data, sent before any of the
+    /// client's ([`crate::Exchanges::greeting`]).
+    pub greeting: Option<Stamp>,
     /// The first segments (up to [`crate::TIMELINE_CAP`]).
     pub timeline: Vec<SegmentRecord>,
     /// Every frame, when a ladder was asked for.
@@ -192,6 +195,7 @@ impl Connection {
             tls: c.tls.as_deref_mut().map(tls_facts),
             exchanges: std::mem::take(&mut c.exchanges.kept),
             exchanges_total: c.exchanges.total,
+            greeting: c.exchanges.greeting,
             timeline: std::mem::take(&mut c.timeline),
             ladder: c.ladder.take(),
             series: c.series.take().map(|b| b.finish()),

@@ -128,6 +128,7 @@ impl Embryo {
             tls: None,
             exchanges: Vec::new(),
             exchanges_total: 0,
+            greeting: None,
             timeline: vec![SegmentRecord {
                 frame: self.at.frame,
                 ts_ns: self.at.ts_ns,

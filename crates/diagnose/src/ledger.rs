@@ -9,7 +9,9 @@
 //! packets shifted by `b`. At a client-side capture `b` is ~0; at the server
 //! it is the whole RTT; in the middle, the client's share of it.
 
-use crate::model::{ConnectionReport, CostRule, LedgerRow, Phase, RttSource, Vantage};
+use crate::model::{
+    ConnectionReport, CostRule, LedgerRow, MptcpSubflowKind, Phase, RttSource, Vantage,
+};
 use rttdoc_analyze::{vantage, ConnectionFacts, Exchange, Stamp};
 use rttdoc_wire::tls::{is_tls13, version_name};
 
@@ -109,6 +111,36 @@ fn place_by_pure_acks(
         }
     }
     None
+}
+
+/// A server that speaks first (SMTP, FTP, POP3, IMAP, MySQL, an SSH
+/// server whose banner came first) and a client that waited for it: the
+/// handshake's ACK that opened the connection (the server's application
+/// can greet once it has it) and the greeting's first segment. The client
+/// waited when its first data left within an ACK's longest delay of the
+/// greeting's arrival, its answer to it (`EHLO`, `USER`, a login); a
+/// client that spoke much later, or never, was not waiting (a channel
+/// whose server pushes when it has news is idle until then), and the
+/// time is nobody's; so is a greeting that was a tick of the server's own
+/// timer (`pushed_exchanges`) or a heartbeat's first ping (the client's
+/// answer to it a reply the server's timer answered): its row is idle.
+/// Plain connections only: inside TLS the first
+/// application data comes after a handshake the ledger times on its own.
+fn waited_greeting(c: &ConnectionFacts, shift_ns: i64) -> Option<(Stamp, Stamp)> {
+    // A Multipath TCP subflow joined to a connection already open carries
+    // the connection's data from its first segment: no greeting.
+    if c.mptcp
+        .as_ref()
+        .is_some_and(|m| m.subflow != MptcpSubflowKind::First)
+    {
+        return None;
+    }
+    let greeted = c.greeting?;
+    let opened = c.handshake_ack.filter(|a| a.frame < greeted.frame)?;
+    let answer = c.exchanges.first()?.request_first;
+    let reacted_ns = answer.ts_ns - (greeted.ts_ns + shift_ns);
+    (answer.frame > greeted.frame && reacted_ns <= crate::detect::causality::MAX_ACK_DELAY_NS)
+        .then_some((opened, greeted))
 }
 
 /// The longest round trip taken for a path's (ten minutes).
@@ -333,6 +365,27 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let request_mss = (handshake.server_mss.unwrap_or(1460) as u64)
         .saturating_sub(options)
         .max(1);
+    let greeting = match &tls {
+        None => waited_greeting(&c, shift_ns),
+        Some(_) => None,
+    };
+    if let Some((opened, greeted)) = greeting {
+        ledger.push(
+            clock.row(
+                Phase::FirstByte,
+                "greeting: connection -> first byte".into(),
+                Some(0),
+                (opened, false),
+                (greeted, true),
+                (
+                    Some(1.0),
+                    "the server speaks first: the handshake's ACK out, its greeting back: \
+                 1 RTT (plus server think time)"
+                        .into(),
+                ),
+            ),
+        );
+    }
     for (i, x) in c.exchanges.iter().enumerate() {
         let n = i as u32 + 1;
         let name = x.label.clone().unwrap_or_else(|| format!("exchange {n}"));
@@ -448,6 +501,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                     _ => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
                 },
                 tls_end_frame,
+                greeting,
                 jitter_ns,
                 early_plaintext: c.early_plaintext.as_deref(),
                 burst_segment,
@@ -467,12 +521,15 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // read the exchanges, not the rows the first marks.)
     let (mut idle, replies, pushed) = {
         let facts = facts_of!(&report, &[]);
-        let idle = crate::detect::idle_exchanges(&facts);
-        (
-            idle,
-            crate::detect::reply_exchanges(&facts),
-            crate::detect::pushed_exchanges(&facts),
-        )
+        let mut idle = crate::detect::idle_exchanges(&facts);
+        let replies = crate::detect::reply_exchanges(&facts);
+        // The client's answer to a greeting was a reply to a message the
+        // server sends on its own timer (a heartbeat's pong): the
+        // "greeting" was its first ping, sent when the timer said.
+        if greeting.is_some() && (idle.contains(&1) || replies.contains(&1)) {
+            idle.push(0);
+        }
+        (idle, replies, crate::detect::pushed_exchanges(&facts))
     };
     if !idle.is_empty() {
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);

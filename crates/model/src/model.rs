@@ -638,6 +638,9 @@ pub enum Detail {
     },
     /// Exchanges waited on the server.
     ExchangeThinkTime {
+        /// The wait for the greeting of a server that speaks first
+        /// (counted among `slow` as exchange 0), 0 when none.
+        greeting_ms: f64,
         /// Exchanges that waited on the server.
         slow: u32,
         /// Exchanges on the connection.
@@ -646,7 +649,7 @@ pub enum Detail {
         threshold_ms: f64,
         /// The longest wait.
         longest_ms: f64,
-        /// 1-based number of the slowest exchange.
+        /// 1-based number of the slowest exchange (0: the greeting).
         longest_exchange: u32,
     },
     /// A TCP Fast Open outcome.

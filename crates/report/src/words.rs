@@ -163,13 +163,27 @@ pub fn explanation(x: &Finding) -> String {
             )
         }
         Detail::ExchangeThinkTime {
+            greeting_ms,
             slow,
             exchanges,
             threshold_ms,
             longest_ms,
             longest_exchange,
         } => {
-            if *slow == 1 {
+            let greeting = format!(
+                "The server speaks first, and sent its greeting {greeting_ms:.0} ms after the connection opened (its time from the handshake's \
+                 ACK to the greeting, on the server's clock): time spent before it greeted, not network"
+            );
+            if *greeting_ms > 0.0 && *slow == 1 {
+                format!("{greeting}.")
+            } else if *greeting_ms > 0.0 {
+                let rest = slow - 1;
+                format!(
+                    "{greeting}; and {rest} of {exchanges} exchanges waited on it too (the first byte of the response at least {threshold_ms:.0} ms \
+                     after the request arrived): {cost:.0} ms in all, the longest {longest_ms:.0} ms ({}).",
+                    if *longest_exchange == 0 { "the greeting".to_string() } else { format!("exchange {longest_exchange}") }
+                )
+            } else if *slow == 1 {
                 format!(
                     "Exchange {longest_exchange}: the server sent the first byte of its response {cost:.0} ms after the request arrived: application time, not network."
                 )
@@ -451,6 +465,13 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::UpstreamWait { .. } => "Look at the upstream: its connection's findings say where the time went (server_think_time there is the \
              application's time: a slow handler, a database, its own upstream); cache at the proxy where answers allow it (nginx proxy_cache)."
             .into(),
+        Detail::ExchangeThinkTime { greeting_ms, .. } if *greeting_ms > 0.0 => {
+            "Find what the server does on a new connection before it greets: a reverse-DNS or ident lookup of the client against a slow or \
+             unreachable resolver (MySQL/MariaDB skip_name_resolve; ProFTPD UseReverseDNS off and IdentLookups off; Exim rfc1413_query_timeout = 0s; \
+            ), an accept queue the application drains late (a busy or too small worker pool), or a greeting delayed on purpose \
+             against spam (Postfix postscreen_greet_wait, Sendmail greet_pause)."
+                .into()
+        }
         Detail::ExchangeThinkTime { .. } => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
         Detail::Tfo { outcome, .. } => match outcome {
             TfoOutcome::Rejected => "Enable TFO on the server: sysctl net.ipv4.tcp_fastopen=3 (bit 2: server), the listener option (nginx: listen 443 ssl fastopen=256; HAProxy: bind ... tfo), a stable net.ipv4.tcp_fastopen_key across the fleet; check no middlebox strips TCP option 34.".into(),

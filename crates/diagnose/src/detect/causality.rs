@@ -116,8 +116,11 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// The exchange (1-based) whose wait is the longest of `kept`: a server
 /// think wait ends at its response's first frame. With the longest wait
 /// dropped, the exchange named must be another one's.
-fn longest_exchange_of(exchanges: &[Exchange], kept: &[Wait]) -> Option<u32> {
+fn longest_exchange_of(exchanges: &[Exchange], greeted: Option<u64>, kept: &[Wait]) -> Option<u32> {
     let longest = kept.iter().max_by(|a, b| a.ms.total_cmp(&b.ms))?;
+    if Some(longest.to_frame) == greeted {
+        return Some(0);
+    }
     exchanges
         .iter()
         .position(|x| {
@@ -234,6 +237,7 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
         }
         // SYNs sent is a count of packets, not of waits: it stands.
         Detail::ExchangeThinkTime {
+            greeting_ms,
             slow,
             longest_ms,
             longest_exchange,
@@ -241,7 +245,12 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
         } => {
             *slow = n;
             *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);
-            if let Some(i) = longest_exchange_of(f.exchanges, kept) {
+            let greeted = f.greeting.map(|(_, g)| g.frame);
+            *greeting_ms = kept
+                .iter()
+                .find(|w| Some(w.to_frame) == greeted)
+                .map_or(0.0, |w| w.ms);
+            if let Some(i) = longest_exchange_of(f.exchanges, greeted, kept) {
                 *longest_exchange = i;
             }
         }
@@ -293,9 +302,22 @@ mod tests {
     fn the_longest_exchange_is_named_from_the_waits_kept() {
         let exchanges = [exchange(4, 6), exchange(8, 10), exchange(12, 14)];
         let kept = [wait(4, 6, 10.0), wait(12, 14, 30.0)];
-        assert_eq!(longest_exchange_of(&exchanges, &kept), Some(3));
+        assert_eq!(longest_exchange_of(&exchanges, None, &kept), Some(3));
         let all = [wait(4, 6, 10.0), wait(8, 10, 60.0), wait(12, 14, 30.0)];
-        assert_eq!(longest_exchange_of(&exchanges, &all), Some(2));
-        assert_eq!(longest_exchange_of(&exchanges, &[]), None);
+        assert_eq!(longest_exchange_of(&exchanges, None, &all), Some(2));
+        assert_eq!(longest_exchange_of(&exchanges, None, &[]), None);
+    }
+
+    /// A server's greeting (frame 3) is exchange 0 when its wait is the
+    /// longest kept.
+    #[test]
+    fn a_greeting_s_wait_names_exchange_0() {
+        let exchanges = [exchange(4, 6), exchange(8, 10)];
+        let kept = [wait(2, 3, 300.0), wait(8, 10, 30.0)];
+        assert_eq!(longest_exchange_of(&exchanges, Some(3), &kept), Some(0));
+        assert_eq!(
+            longest_exchange_of(&exchanges, Some(3), &kept[1..]),
+            Some(2)
+        );
     }
 }

@@ -31,8 +31,8 @@ pub use early_data_unsafe::request_in;
 pub use server_think_time::{idle_exchanges, pushed_exchanges, reply_exchanges};
 
 use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Phase, TlsMessage, Vantage};
-use rttdoc_analyze::Exchange;
 use rttdoc_analyze::{seq, SegmentRecord};
+use rttdoc_analyze::{Exchange, Stamp};
 use rttdoc_wire::TcpFlags;
 
 /// On the sending host, how soon after the releasing ACK was captured the
@@ -52,6 +52,10 @@ pub struct Facts<'a> {
     pub server_side_ns: i64,
     /// Last frame of the TLS handshake phase, if any.
     pub tls_end_frame: Option<u64>,
+    /// A server that spoke first, and the client waited for it: the
+    /// handshake's ACK that opened the connection and the greeting's
+    /// first segment (`ledger::waited_greeting`).
+    pub greeting: Option<(Stamp, Stamp)>,
     /// How far the path's round trip strayed from its fastest (handshake
     /// minus the best two-sided sample): the clock shift's error bar.
     pub jitter_ns: i64,

@@ -217,6 +217,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let mut slow = slow_exchanges(f, threshold, true);
     // What a server's timer paced (found once, for the ledger too).
     slow.retain(|s| !f.idle_exchanges.contains(&s.0));
+    // A server that speaks first: its greeting, numbered 0.
+    if let Some(g) = greeting_wait(f, threshold) {
+        slow.insert(0, g);
+    }
     let Some(worst) = slow.iter().max_by_key(|s| s.3) else {
         return;
     };
@@ -237,6 +241,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .collect();
     y.cost_ms = total as f64 / 1e6;
     y.detail = Detail::ExchangeThinkTime {
+        greeting_ms: slow
+            .iter()
+            .find(|s| s.0 == 0)
+            .map_or(0.0, |s| s.3 as f64 / 1e6),
         slow: slow.len() as u32,
         exchanges: f.exchanges.len() as u32,
         threshold_ms: threshold as f64 / 1e6,
@@ -245,6 +253,38 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     };
     y.display_filter = f.filter_frames(&y.frames);
     out.push(y);
+}
+
+/// The greeting of a server that spoke first, when the client waited for
+/// it (`Facts::greeting`), as a slow exchange numbered 0: from the
+/// client's last packet that reached the server before the greeting left
+/// (the handshake's ACK that let the application accept the connection,
+/// or a copy of it the server needed: a lost ACK is the path's, not the
+/// server's) to the greeting, on the server's clock, less the path's
+/// queue; none under the threshold, none when the greeting was a tick of
+/// the server's own timer (the ledger's idle exchange 0,
+/// [`pushed_exchanges`]).
+fn greeting_wait(f: &Facts<'_>, threshold: i64) -> Option<(usize, u64, u64, i64)> {
+    let (opened, greeted) = f.greeting?;
+    let server = Direction::ServerToClient;
+    let left = f
+        .record(greeted.frame)
+        .map_or(greeted.ts_ns, |r| f.on_clock_of(server, r));
+    let from = f
+        .between(opened.frame, greeted.frame)
+        .iter()
+        .filter(|r| r.dir == Direction::ClientToServer)
+        .map(|r| (r.frame, f.on_clock_of(server, r)))
+        .filter(|&(_, arrived)| arrived <= left)
+        .last()
+        .unwrap_or((opened.frame, opened.ts_ns + f.server_side_ns));
+    let think = left - from.1 - f.answer_queue_ns(greeted.ts_ns);
+    (think >= threshold && !f.idle_exchanges.contains(&0)).then_some((
+        0,
+        from.0,
+        greeted.frame,
+        think,
+    ))
 }
 
 /// The client's data the capture showed before a frame, walked forward
@@ -767,17 +807,28 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
 /// ([`server_ticks`]) and came at least the threshold after the request
 /// began: the ledger counts that time as idle, as this detector names no
 /// cause for it, and the "response" (the server's messages until the
-/// client spoke again) as no transfer.
+/// client spoke again) as no transfer. A greeting that was a tick is
+/// exchange 0.
 pub fn pushed_exchanges(f: &Facts<'_>) -> Vec<usize> {
     let Some(rtt) = f.rtt_ns else {
         return Vec::new();
     };
     let threshold = threshold_of(rtt);
+    // A greeting is exchange 0, from the ACK that opened the connection.
+    let greeting = f
+        .greeting
+        .map(|(opened, greeted)| (0, opened.ts_ns, greeted.ts_ns));
     let late = || {
-        f.exchanges.iter().enumerate().filter_map(|(i, x)| {
-            let a = x.response_first?;
-            (a.ts_ns - x.request_first.ts_ns >= threshold).then_some((i + 1, a.ts_ns))
-        })
+        let turns = f
+            .exchanges
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| Some((i + 1, x.request_first.ts_ns, x.response_first?.ts_ns)));
+        greeting
+            .into_iter()
+            .chain(turns)
+            .filter(move |&(_, asked, answered)| answered - asked >= threshold)
+            .map(|(n, _, answered)| (n, answered))
     };
     if late().next().is_none() {
         return Vec::new();

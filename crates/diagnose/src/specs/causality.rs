@@ -89,6 +89,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         client_side_ns: 0,
         server_side_ns: RTT_NS,
         tls_end_frame: None,
+        greeting: None,
         jitter_ns: 0,
         early_plaintext: None,
         burst_segment: [0, 0],

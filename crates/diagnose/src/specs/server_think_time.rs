@@ -488,7 +488,9 @@ fn unequal_delays_are_a_servers_work_not_its_timer() {
         w.ack(S, w.arrival(answer) + 40.0);
         t += gap;
     }
-    assert_eq!(w.run().the(ServerThinkTime).waits.len(), 4);
+    // The four answered late, and the first ping, 40 ms after the
+    // connection opened: the client waited for it as for a greeting.
+    assert_eq!(w.run().the(ServerThinkTime).waits.len(), 5);
 }
 
 #[test]
@@ -497,8 +499,10 @@ fn a_timers_pattern_needs_small_messages_and_three_of_them() {
     let big = heartbeats(10_000.0, 0.2, 5, 20_000, 6);
     assert!(!big.the(ServerThinkTime).waits.is_empty());
     // Two equal delays are not yet a period.
+    // (And the first ping, 40 ms after the connection opened, is then
+    // a greeting the client waited for.)
     let two = heartbeats(10_000.0, 0.2, 3, 2, 6);
-    assert_eq!(two.the(ServerThinkTime).waits.len(), 2);
+    assert_eq!(two.the(ServerThinkTime).waits.len(), 3);
 }
 
 #[test]
@@ -552,7 +556,8 @@ fn a_timers_delays_are_idle_in_the_ledger_not_latency() {
         .iter()
         .filter(|r| r.phase == Phase::FirstByte)
         .collect();
-    assert_eq!(rows.len(), 4);
+    // The first ping is the connection's greeting (exchange 0), idle too.
+    assert_eq!(rows.len(), 5);
     for r in rows {
         assert_eq!(r.excess_ms, Some(0.0), "{r:?}");
         assert!(r.ideal_basis.contains("timer"), "{}", r.ideal_basis);
@@ -900,4 +905,89 @@ fn turn_taking_at_the_pace_of_the_round_trip_is_no_timer() {
     for wait in &f.waits {
         assert!((wait.ms - 25.0).abs() < 1.0, "{wait:?}");
     }
+}
+
+/// A server that speaks first (SMTP, FTP, MySQL) on a path of 40 ms,
+/// greeting `think` ms after the handshake's ACK reached it; the client
+/// answers the greeting `react` ms after it arrives, and the server
+/// answers that at once. Returns the ACK and the greeting.
+fn greeting(path: Path, think: f64, react: f64) -> (Outcome, [Id; 2]) {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    let greeted = w.data(S, w.arrival(ack) + think, 40);
+    let answer = w.data(C, w.arrival(greeted) + react, 20);
+    w.data(S, w.arrival(answer), 30);
+    (w.run(), [ack, greeted])
+}
+
+#[test]
+fn a_greeting_that_left_long_after_the_connection_opened_is_think_time() {
+    for path in Path::all(40.0) {
+        let (o, [ack, greeted]) = greeting(path, 300.0, 0.2);
+        let f = o.the(ServerThinkTime);
+        assert_eq!(f.phase, Some(Phase::FirstByte));
+        assert_eq!(f.frames, o.frames(&[ack, greeted]));
+        assert_ms(f.cost_ms, 300.0, EXACT, "greeting departure - ACK arrival");
+        // The ledger's greeting row (exchange 0): one round trip is its
+        // ideal, the server's 300 ms its excess, all of it explained.
+        let row = o
+            .report
+            .ledger
+            .iter()
+            .find(|r| r.exchange == Some(0))
+            .expect("a greeting row");
+        assert_eq!((row.start_frame, row.end_frame), (f.frames[0], f.frames[1]));
+        assert_eq!(row.ideal_rtts, Some(1.0));
+        assert_ms(
+            row.excess_ms.unwrap(),
+            300.0,
+            EXACT,
+            "the greeting's excess",
+        );
+        assert!(
+            o.report.unexplained_ms < 0.01,
+            "{}",
+            o.report.unexplained_ms
+        );
+    }
+}
+
+#[test]
+fn a_prompt_greeting_is_one_round_trip_and_no_think_time() {
+    for path in Path::all(40.0) {
+        let (o, _) = greeting(path, 0.3, 0.2);
+        o.has_no(ServerThinkTime);
+        assert_eq!(o.report.excess_ms, 0.0);
+    }
+}
+
+#[test]
+fn a_client_that_spoke_long_after_the_greeting_was_not_waiting_for_it() {
+    // A channel whose server sends its first news 3 s after the client
+    // connected, and a client that writes 2 s after that on its own:
+    // nobody waited for the "greeting", and the time is not measured.
+    for path in Path::all(40.0) {
+        let (o, _) = greeting(path, 3000.0, 2000.0);
+        o.has_no(ServerThinkTime);
+        assert!(o.report.ledger.iter().all(|r| r.exchange != Some(0)));
+        assert_eq!(o.report.excess_ms, 0.0);
+    }
+}
+
+#[test]
+fn a_greeting_waits_for_the_handshake_s_ack_that_reached_the_server() {
+    // The client's ACK is lost past a client-side capture: the server
+    // re-sends its SYN-ACK a second later, the client's second ACK lets
+    // the application accept the connection, and the greeting follows at
+    // once. The second is the path's, not the server's.
+    let path = Path::at_client(40.0);
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    w.lose(ack);
+    let again = w.syn_ack(1020.0);
+    let ack2 = w.ack(C, w.arrival(again));
+    let greeted = w.data(S, w.arrival(ack2) + 0.1, 40);
+    let answer = w.data(C, w.arrival(greeted) + 0.2, 20);
+    w.data(S, w.arrival(answer), 30);
+    w.run().has_no(ServerThinkTime);
 }

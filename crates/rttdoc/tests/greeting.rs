@@ -1,0 +1,101 @@
+//! A server that speaks first (tests/data/greeting, made by
+//! scripts/greeting-captures.sh: MariaDB and its client, real Linux TCP,
+//! 20 ms each way, tcpdump at the client). MariaDB looks up a new
+//! client's name before it greets; against a resolver that never
+//! answers, each greeting waits for the lookup's timeout (a second).
+//! That wait is the server's, before the first byte of the connection:
+//! a ledger row of its own (exchange 0) and `server_think_time`, with the
+//! fix in the terms of the lookup. With `--skip-name-resolve` the same
+//! greetings leave at once and nothing is found.
+
+mod common;
+
+use common::*;
+
+fn doc(name: &str) -> serde_json::Value {
+    run_rttdoc_json(&data_dir().join("greeting").join(name))
+}
+
+/// The greeting's ledger row of a connection: (start frame, end frame,
+/// excess ms).
+fn greeting_row(c: &serde_json::Value) -> Option<(u64, u64, f64)> {
+    c["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["exchange"] == 0)
+        .map(|r| {
+            (
+                r["start_frame"].as_u64().unwrap(),
+                r["end_frame"].as_u64().unwrap(),
+                r["excess_ms"].as_f64().unwrap(),
+            )
+        })
+}
+
+#[test]
+fn a_greeting_that_waited_for_a_name_lookup_is_the_servers_time() {
+    let d = doc("mariadb-name-resolve.pcap.gz");
+    let conns = d["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 3);
+    for c in conns {
+        // From the handshake's ACK (where the handshake row ends) to the
+        // greeting, the server's first data: the next frame.
+        let handshake_end = c["ledger"][0]["end_frame"].as_u64().unwrap();
+        let (from, to, excess) = greeting_row(c).expect("a greeting row");
+        assert_eq!((from, to), (handshake_end, handshake_end + 1));
+        // The lookup's timeout is a second (the third connection's
+        // lookup met a resolver already retrying: less).
+        assert!((500.0..1100.0).contains(&excess), "{excess} ms");
+        let waits = think_waits(c);
+        assert_eq!(waits.len(), 1, "{waits:?}");
+        let (q, a, ms) = waits[0];
+        assert_eq!((q, a), (from, to));
+        assert!((ms - excess).abs() < 2.0, "{ms} ms against {excess} ms");
+        // All of the connection's excess is the greeting's, explained.
+        assert!(c["unexplained_ms"].as_f64().unwrap() < 1.0);
+        let finding = &c["findings"][0];
+        let explanation = finding["explanation"].as_str().unwrap();
+        assert!(explanation.contains("greeting"), "{explanation}");
+        assert!(
+            finding["fix"]
+                .as_str()
+                .unwrap()
+                .contains("skip_name_resolve"),
+            "{}",
+            finding["fix"]
+        );
+    }
+}
+
+#[test]
+fn greetings_that_left_at_once_cost_nothing() {
+    let d = doc("mariadb-skip-name-resolve.pcap.gz");
+    let conns = d["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 3);
+    for c in conns {
+        let (_, _, excess) = greeting_row(c).expect("a greeting row");
+        assert_eq!(excess, 0.0);
+        assert_eq!(c["findings"], serde_json::json!([]));
+    }
+    assert_eq!(d["summary"]["excess_ms_total"], 0.0);
+}
+
+#[test]
+fn the_terminal_names_the_greeting_and_its_fix() {
+    let capture = data_dir()
+        .join("greeting")
+        .join("mariadb-name-resolve.pcap.gz");
+    let out = std::process::Command::new(rttdoc_bin())
+        .args(["analyze", "--conn", "0"])
+        .arg(&capture)
+        .env("COLUMNS", "120")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("greeting: connection -> first byte"),
+        "{text}"
+    );
+    assert!(text.contains("sent its greeting"), "{text}");
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Makes the captures behind crates/rttdoc/tests/greeting.rs
+# (tests/data/greeting/*.pcap.gz): a server that speaks first, MariaDB,
+# whose greeting (the handshake packet) waits for what it does on a new
+# connection. Real Linux TCP, the mariadb client and server, tcpdump in
+# the client's namespace, across a path of 20 ms each way:
+#
+#   client ns --veth-- router ns --veth-- server ns
+#                         |
+#          TUN <-> scripts/tun-delay.py <-> TUN   (20 ms)
+#
+#   mariadb-name-resolve.pcap       three connections (`mariadb -e
+#                                   "select N"`) to a server that looks
+#                                   up each client's name before it
+#                                   greets, against a resolver that never
+#                                   answers (`options timeout:1
+#                                   attempts:1`): each greeting leaves
+#                                   about a second after the connection
+#                                   opened
+#   mariadb-skip-name-resolve.pcap  the same with --skip-name-resolve
+#                                   (the control: greetings at once)
+#
+# The server's namespace gets its resolv.conf from /etc/netns/NAME/ (what
+# `ip netns exec` mounts over /etc/resolv.conf): a nameserver on its own
+# subnet that no host answers for. Removed on exit, with /etc/netns if
+# this script made it.
+#
+# Needs root, ip, tcpdump, python3, mariadb-server and mariadb-client
+# (mariadb-install-db, mariadbd, mariadb).
+set -euo pipefail
+out=$(realpath -m "${1:?usage: $0 OUTDIR}")
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=relay-path.sh
+. "$here/relay-path.sh"
+made_netns_dir=
+[[ -d /etc/netns ]] || made_netns_dir=1
+extra_cleanup() {
+  if [[ -f $work/mariadb.pid ]]; then
+    kill "$(cat "$work/mariadb.pid")" 2>/dev/null || true
+    for _ in $(seq 50); do [[ -e $work/mariadb.sock ]] || break; sleep 0.2; done
+  fi
+  rm -rf "/etc/netns/$S"
+  if [[ -n $made_netns_dir ]]; then rmdir /etc/netns 2>/dev/null || true; fi
+}
+relay_lab rtgreet$$ /tmp/rttdoc-greeting
+mkdir -p "/etc/netns/$S"
+printf 'nameserver 10.81.2.53\noptions timeout:1 attempts:1\n' > "/etc/netns/$S/resolv.conf"
+
+mariadb-install-db --no-defaults --datadir="$work/db" --user=root --skip-test-db \
+  > "$work/install.log" 2>&1
+# The server in its namespace, with the options given; waits for its socket.
+start() {
+  ip netns exec $S mariadbd --no-defaults --datadir="$work/db" --socket="$work/mariadb.sock" \
+    --port=3307 --bind-address=10.81.2.1 --user=root --pid-file="$work/mariadb.pid" \
+    --skip-log-bin "$@" > "$work/mariadb.log" 2>&1 &
+  for _ in $(seq 100); do [[ -S $work/mariadb.sock ]] && return; sleep 0.2; done
+  echo "mariadbd did not start:" >&2; cat "$work/mariadb.log" >&2; exit 1
+}
+stop() {
+  kill "$(cat "$work/mariadb.pid")"
+  for _ in $(seq 100); do [[ -e $work/mariadb.sock ]] || break; sleep 0.2; done
+  rm -f "$work/mariadb.pid"
+}
+# Three connections with the relay up and tcpdump on the client's
+# interface, into OUTDIR/$1.pcap.gz.
+capture() {
+  local name=$1 p
+  ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 25 & pids+=($!)
+  timeout 30 ip netns exec $C tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null & pids+=($!)
+  sleep 1
+  for i in 1 2 3; do
+    timeout 10 ip netns exec $C mariadb --no-defaults --skip-ssl -h 10.81.2.1 -P 3307 -u rtt \
+      -e "select $i" > /dev/null
+  done
+  sleep 1
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait "${pids[@]}" 2>/dev/null || true
+  pids=()
+  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+}
+start
+mariadb --no-defaults -S "$work/mariadb.sock" -u root \
+  -e "CREATE USER 'rtt'@'%'; GRANT ALL ON *.* TO 'rtt'@'%';"
+capture mariadb-name-resolve
+stop
+start --skip-name-resolve
+capture mariadb-skip-name-resolve
+ls -l "$out"
