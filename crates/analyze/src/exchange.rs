@@ -84,6 +84,10 @@ pub struct Exchanges {
     /// IMAP, MySQL greet before the client says anything): its greeting,
     /// when the capture shows where it began (not in a hole).
     pub greeting: Option<Stamp>,
+    /// The application protocol, when a side's first data told it.
+    pub protocol: Option<crate::model::AppProtocol>,
+    /// Whether each side (client, server) sent data yet.
+    spoke: [bool; 2],
     /// Server bytes that could not answer the open request (sent before it
     /// reached the server): TLS 1.3 session tickets, HTTP/2 settings ...
     pub unsolicited_bytes: u64,
@@ -151,6 +155,9 @@ impl Exchanges {
     pub fn on_data(&mut self, dir: Direction, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
         if len == 0 || self.peer_to_peer {
             return;
+        }
+        if !std::mem::replace(&mut self.spoke[dir.index()], true) && is_ssh_identification(head) {
+            self.protocol = Some(crate::model::AppProtocol::Ssh);
         }
         if is_bgp_message(head) {
             // What looked like requests and responses so far were messages
@@ -425,6 +432,13 @@ fn is_bgp_message(head: &[u8]) -> bool {
         && head[..16].iter().all(|&b| b == 0xff)
         && u16::from_be_bytes([head[16], head[17]]) >= 19
         && (1..=5).contains(&head[18])
+}
+
+/// An SSH identification string (RFC 4253 4.2): `SSH-2.0-` (or a server
+/// that speaks both versions, `SSH-1.99-`), the first bytes either side
+/// sends.
+fn is_ssh_identification(head: &[u8]) -> bool {
+    head.starts_with(b"SSH-2.0-") || head.starts_with(b"SSH-1.99-")
 }
 
 pub(crate) const METHODS: [&str; 9] = [
@@ -884,6 +898,19 @@ mod tests {
         z.on_hole(ServerToClient, at(6), 100, 101);
         z.on_data(ServerToClient, at(7), at(7), 20, b"220 ok\r\n");
         assert_eq!(z.greeting, None);
+    }
+
+    #[test]
+    fn ssh_is_told_by_a_side_s_first_bytes_only() {
+        let mut x = Exchanges::default();
+        x.on_data(ClientToServer, at(4), at(4), 21, b"SSH-2.0-OpenSSH_9.2\r\n");
+        assert_eq!(x.protocol, Some(crate::model::AppProtocol::Ssh));
+        // The same bytes later in a connection are data.
+        let mut y = Exchanges::default();
+        y.on_data(ClientToServer, at(4), at(4), 6, b"hello\n");
+        y.on_data(ClientToServer, at(5), at(5), 21, b"SSH-2.0-OpenSSH_9.2\r\n");
+        y.on_data(ServerToClient, at(9), at(9), 6, b"hello\n");
+        assert_eq!(y.protocol, None);
     }
 
     #[test]

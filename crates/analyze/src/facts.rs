@@ -79,6 +79,8 @@ pub struct ConnectionFacts {
     /// A server's greeting: its first data, sent before any of the
     /// client's ([`crate::Exchanges::greeting`]).
     pub greeting: Option<Stamp>,
+    /// The application protocol, when a side's first data told it.
+    pub protocol: Option<crate::model::AppProtocol>,
     /// The first segments (up to [`crate::TIMELINE_CAP`]).
     pub timeline: Vec<SegmentRecord>,
     /// Every frame, when a ladder was asked for.
@@ -196,6 +198,7 @@ impl Connection {
             exchanges: std::mem::take(&mut c.exchanges.kept),
             exchanges_total: c.exchanges.total,
             greeting: c.exchanges.greeting,
+            protocol: c.exchanges.protocol,
             timeline: std::mem::take(&mut c.timeline),
             ladder: c.ladder.take(),
             series: c.series.take().map(|b| b.finish()),

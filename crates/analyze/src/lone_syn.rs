@@ -129,6 +129,7 @@ impl Embryo {
             exchanges: Vec::new(),
             exchanges_total: 0,
             greeting: None,
+            protocol: None,
             timeline: vec![SegmentRecord {
                 frame: self.at.frame,
                 ts_ns: self.at.ts_ns,

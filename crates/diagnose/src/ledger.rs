@@ -502,6 +502,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 },
                 tls_end_frame,
                 greeting,
+                protocol: c.protocol,
                 jitter_ns,
                 early_plaintext: c.early_plaintext.as_deref(),
                 burst_segment,

@@ -598,6 +598,9 @@ pub enum Detail {
         ack_delay_ms: f64,
         /// How many holds the detector counted.
         holds: u32,
+        /// The connection's application protocol, when its first bytes
+        /// told it (the fix depends on it).
+        protocol: Option<AppProtocol>,
         /// The sender's bytes and the span they took, when the stalls paced
         /// it (a quarter of the span or more), for the throughput sentence.
         paced: Option<Pacing>,
@@ -858,6 +861,16 @@ pub struct LadderEntry {
     pub in_flight: u32,
     /// What rttdoc noticed about it.
     pub notes: Vec<String>,
+}
+
+/// An application protocol told by a connection's first bytes, where it
+/// changes what a finding's fix can be (`Detail::Nagle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AppProtocol {
+    /// SSH: a side's first bytes are its identification string
+    /// (`SSH-2.0-...`, RFC 4253 4.2).
+    Ssh,
 }
 
 /// Everything rttdoc knows about one TCP connection.

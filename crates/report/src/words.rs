@@ -4,7 +4,9 @@
 //! cause, so a capture of a million connections formats a handful of
 //! sentences, not a million.
 
-use rttdoc_model::{ConnectionReport, Detail, Direction, Finding, FindingKind, TfoOutcome};
+use rttdoc_model::{
+    AppProtocol, ConnectionReport, Detail, Direction, Finding, FindingKind, TfoOutcome,
+};
 
 /// Fills `explanation` and `fix` of every finding of the connection.
 pub fn word(c: &mut ConnectionReport) {
@@ -71,6 +73,7 @@ pub fn explanation(x: &Finding) -> String {
             ack_delay_ms,
             holds,
             paced,
+            ..
         } => {
             let (who, peer) = side(*sender);
             // The causality rules may drop holds after the detector
@@ -427,6 +430,15 @@ pub fn explanation(x: &Finding) -> String {
 pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
     match &x.detail {
         Detail::None => x.kind.fix().to_string(),
+        // OpenSSH: its set-up (key exchange, authentication) writes in
+        // pairs with Nagle on; nothing to set, but set-ups to share.
+        Detail::Nagle {
+            protocol: Some(AppProtocol::Ssh),
+            ..
+        } => "OpenSSH leaves Nagle's algorithm on until a session is interactive, \
+             and its set-up (key exchange, authentication) writes messages in pairs: every new connection pays these holds. Share one connection \
+             among commands (scp, sftp, rsync, git over ssh): ControlMaster auto, ControlPath ~/.ssh/cm-%C and ControlPersist 10m in ~/.ssh/config."
+            .into(),
         Detail::Nagle { sender, .. } => match (x.kind, sender) {
             (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
             (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: tcp_nodelay on;, HAProxy: option http-no-delay), or write each message in one call.".into(),

@@ -56,6 +56,8 @@ pub struct Facts<'a> {
     /// handshake's ACK that opened the connection and the greeting's
     /// first segment (`ledger::waited_greeting`).
     pub greeting: Option<(Stamp, Stamp)>,
+    /// The application protocol, when a side's first data told it.
+    pub protocol: Option<crate::model::AppProtocol>,
     /// How far the path's round trip strayed from its fastest (handshake
     /// minus the best two-sided sample): the clock shift's error bar.
     pub jitter_ns: i64,

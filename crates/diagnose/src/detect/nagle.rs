@@ -400,6 +400,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             first_silence_ms: first.silence_ns as f64 / 1e6,
             ack_delay_ms: delay_ms,
             holds: hs.len() as u32,
+            protocol: f.protocol,
             paced: pacing(f, sender, total_ns),
         };
         x.confidence = if f.tls_end_frame.is_some() || plain {
