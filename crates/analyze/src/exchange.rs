@@ -156,8 +156,20 @@ impl Exchanges {
         if len == 0 || self.peer_to_peer {
             return;
         }
-        if !std::mem::replace(&mut self.spoke[dir.index()], true) && is_ssh_identification(head) {
+        let first_data = !std::mem::replace(&mut self.spoke[dir.index()], true);
+        if first_data && is_ssh_identification(head) {
             self.protocol = Some(crate::model::AppProtocol::Ssh);
+        }
+        if first_data && dir == Direction::ClientToServer && is_openvpn_client_reset(head) {
+            // A tunnel: each side forwards the packets of flows inside it
+            // the moment they come; neither answers the other.
+            self.protocol = Some(crate::model::AppProtocol::OpenVpn);
+            self.peer_to_peer = true;
+            self.greeting = None;
+            self.current = None;
+            self.kept.clear();
+            self.total = 0;
+            return;
         }
         if is_bgp_message(head) {
             // What looked like requests and responses so far were messages
@@ -439,6 +451,21 @@ fn is_bgp_message(head: &[u8]) -> bool {
 /// sends.
 fn is_ssh_identification(head: &[u8]) -> bool {
     head.starts_with(b"SSH-2.0-") || head.starts_with(b"SSH-1.99-")
+}
+
+/// OpenVPN over TCP (its `openvpn.h` wire format): each packet behind a
+/// 16-bit length, the first byte an opcode (high 5 bits) and key id (low
+/// 3). A client's first packet is a hard reset, P_CONTROL_HARD_RESET_
+/// CLIENT_V2 (7) or V3 (10, tls-crypt-v2), with key id 0, followed by its
+/// 8-byte session id and at least a packet id: the tunnel's TLS
+/// handshake begins. (Static-key tunnels, deprecated, carry no opcode
+/// and are not told.)
+fn is_openvpn_client_reset(head: &[u8]) -> bool {
+    let [a, b, op, ..] = *head else {
+        return false;
+    };
+    let len = usize::from(u16::from_be_bytes([a, b]));
+    (op == 7 << 3 || op == 10 << 3) && len >= 1 + 8 + 5 && len <= 1500
 }
 
 pub(crate) const METHODS: [&str; 9] = [
@@ -911,6 +938,28 @@ mod tests {
         y.on_data(ClientToServer, at(5), at(5), 21, b"SSH-2.0-OpenSSH_9.2\r\n");
         y.on_data(ServerToClient, at(9), at(9), 6, b"hello\n");
         assert_eq!(y.protocol, None);
+    }
+
+    #[test]
+    fn an_openvpn_tunnel_makes_no_exchanges() {
+        // A client's hard reset (length 14, opcode 7, key id 0, session
+        // id, packet ids), the server's (opcode 8), then data both ways.
+        let reset = [0, 14, 0x38, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, 0];
+        let mut x = Exchanges::default();
+        x.on_data(ClientToServer, at(4), at(4), 16, &reset);
+        x.on_data(ServerToClient, at(9), at(9), 28, &[0, 26, 0x40, 9]);
+        x.on_data(ClientToServer, at(12), at(12), 100, &[0, 98, 0x48, 1]);
+        x.on_data(ServerToClient, at(40), at(40), 100, &[0, 98, 0x48, 2]);
+        x.finish();
+        assert_eq!(x.protocol, Some(crate::model::AppProtocol::OpenVpn));
+        assert_eq!((x.total, x.kept.len()), (0, 0));
+        // DNS over TCP has the same length prefix and asks.
+        let mut dns = Exchanges::default();
+        let query = [0, 29, 0xab, 0xcd, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+        dns.on_data(ClientToServer, at(4), at(4), 31, &query);
+        dns.on_data(ServerToClient, at(9), at(9), 60, &[0, 58, 0xab, 0xcd]);
+        dns.finish();
+        assert_eq!((dns.total, dns.protocol), (1, None));
     }
 
     #[test]

@@ -871,6 +871,10 @@ pub enum AppProtocol {
     /// SSH: a side's first bytes are its identification string
     /// (`SSH-2.0-...`, RFC 4253 4.2).
     Ssh,
+    /// OpenVPN over TCP: the client's first packet is a hard reset of
+    /// its TLS mode (opcode 7 or 10 behind a 16-bit length). A tunnel:
+    /// no exchanges are made of it.
+    OpenVpn,
 }
 
 /// Everything rttdoc knows about one TCP connection.

@@ -439,6 +439,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              and its set-up (key exchange, authentication) writes messages in pairs: every new connection pays these holds. Share one connection \
              among commands (scp, sftp, rsync, git over ssh): ControlMaster auto, ControlPath ~/.ssh/cm-%C and ControlPersist 10m in ~/.ssh/config."
             .into(),
+        // A tunnel's writes are the packets of the flows inside it.
+        Detail::Nagle {
+            protocol: Some(AppProtocol::OpenVpn),
+            ..
+        } => "OpenVPN over TCP leaves Nagle's algorithm on unless told, so a tunnelled packet can wait for the ACK of the one before it: \
+             tcp-nodelay in the server's configuration (it sets TCP_NODELAY there and pushes it to the clients), or socket-flags TCP_NODELAY \
+             on each side; or carry the tunnel over UDP (proto udp), which also ends TCP-in-TCP stalls."
+            .into(),
         Detail::Nagle { sender, .. } => match (x.kind, sender) {
             (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
             (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: tcp_nodelay on;, HAProxy: option http-no-delay), or write each message in one call.".into(),

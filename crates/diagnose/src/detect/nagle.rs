@@ -354,8 +354,11 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             (FindingKind::WriteWriteRead, Phase::Transfer)
         } else {
             // A held response's first byte (e.g. behind session tickets)
-            // delays the time to first byte; a held request too.
+            // delays the time to first byte; a held request too. Where
+            // nothing is a request (a tunnel's packets, BGP's messages) a
+            // hold stalls the data under way.
             let phase = match (sender, response) {
+                _ if f.exchanges.is_empty() => Phase::Transfer,
                 (Direction::ServerToClient, Some((_, true))) => Phase::FirstByte,
                 (Direction::ServerToClient, _) => Phase::Transfer,
                 _ => Phase::FirstByte,
