@@ -465,7 +465,7 @@ fn is_openvpn_client_reset(head: &[u8]) -> bool {
         return false;
     };
     let len = usize::from(u16::from_be_bytes([a, b]));
-    (op == 7 << 3 || op == 10 << 3) && len >= 1 + 8 + 5 && len <= 1500
+    (op == 7 << 3 || op == 10 << 3) && (1 + 8 + 5..=1500).contains(&len)
 }
 
 pub(crate) const METHODS: [&str; 9] = [
