@@ -19,14 +19,22 @@
 #                                   opened
 #   mariadb-skip-name-resolve.pcap  the same with --skip-name-resolve
 #                                   (the control: greetings at once)
+#   mariadb-stunnel.pcap            implicit TLS: stunnel in front of the
+#                                   server that looks names up (stunnel
+#                                   connects from the server's own
+#                                   address, which the lookup cannot
+#                                   name), two connections of a python
+#                                   TLS client that reads the greeting
+#                                   and answers it at once (a malformed
+#                                   login, answered with an error)
 #
 # The server's namespace gets its resolv.conf from /etc/netns/NAME/ (what
 # `ip netns exec` mounts over /etc/resolv.conf): a nameserver on its own
 # subnet that no host answers for. Removed on exit, with /etc/netns if
 # this script made it.
 #
-# Needs root, ip, tcpdump, python3, mariadb-server and mariadb-client
-# (mariadb-install-db, mariadbd, mariadb).
+# Needs root, ip, tcpdump, python3, openssl, stunnel4, mariadb-server and
+# mariadb-client (mariadb-install-db, mariadbd, mariadb).
 set -euo pipefail
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
 mkdir -p "$out"
@@ -64,15 +72,21 @@ stop() {
 }
 # Three connections with the relay up and tcpdump on the client's
 # interface, into OUTDIR/$1.pcap.gz.
+# $1 name, then the command that makes the connections (default: three
+# `mariadb -e`).
 capture() {
-  local name=$1 p
+  local name=$1 p; shift
   ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 25 & pids+=($!)
   timeout 30 ip netns exec $C tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null & pids+=($!)
   sleep 1
-  for i in 1 2 3; do
-    timeout 10 ip netns exec $C mariadb --no-defaults --skip-ssl -h 10.81.2.1 -P 3307 -u rtt \
-      -e "select $i" > /dev/null
-  done
+  if [[ $# -gt 0 ]]; then
+    timeout 20 ip netns exec $C "$@" > /dev/null
+  else
+    for i in 1 2 3; do
+      timeout 10 ip netns exec $C mariadb --no-defaults --skip-ssl -h 10.81.2.1 -P 3307 -u rtt \
+        -e "select $i" > /dev/null
+    done
+  fi
   sleep 1
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" 2>/dev/null || true
@@ -83,6 +97,37 @@ start
 mariadb --no-defaults -S "$work/mariadb.sock" -u root \
   -e "CREATE USER 'rtt'@'%'; GRANT ALL ON *.* TO 'rtt'@'%';"
 capture mariadb-name-resolve
+
+# Implicit TLS: stunnel on 3308 in front of the server.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+  -keyout "$work/stunnel.key" -out "$work/stunnel.crt" -subj /CN=db.rttdoc.test 2>/dev/null
+cat > "$work/stunnel.conf" <<CONF
+foreground = yes
+pid =
+[mariadb]
+accept = 10.81.2.1:3308
+connect = 10.81.2.1:3307
+cert = $work/stunnel.crt
+key = $work/stunnel.key
+CONF
+ip netns exec $S stunnel "$work/stunnel.conf" > "$work/stunnel.log" 2>&1 &
+stunnel_pid=$!
+cat > "$work/tls-client.py" <<'PY'
+import socket, ssl
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+for _ in range(2):
+    s = ctx.wrap_socket(socket.create_connection(("10.81.2.1", 3308), timeout=10))
+    s.recv(4096)  # the server's greeting
+    s.sendall(b"\x05\x00\x00\x01\x00\x00\x00\x00\x00")  # no login: an error back
+    s.recv(4096)
+    s.close()
+PY
+sleep 1
+capture mariadb-stunnel python3 "$work/tls-client.py"
+kill "$stunnel_pid" 2>/dev/null || true
+wait "$stunnel_pid" 2>/dev/null || true
 stop
 start --skip-name-resolve
 capture mariadb-skip-name-resolve

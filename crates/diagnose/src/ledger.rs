@@ -115,8 +115,9 @@ fn place_by_pure_acks(
 
 /// A server that speaks first (SMTP, FTP, POP3, IMAP, MySQL, an SSH
 /// server whose banner came first) and a client that waited for it: the
-/// handshake's ACK that opened the connection (the server's application
-/// can greet once it has it) and the greeting's first segment. The client
+/// packet that opened the connection for the server's application (the
+/// handshake's ACK: it can greet once it has it) and the greeting's first
+/// segment. The client
 /// waited when its first data left within an ACK's longest delay of the
 /// greeting's arrival, its answer to it (`EHLO`, `USER`, a login); a
 /// client that spoke much later, or never, was not waiting (a channel
@@ -124,9 +125,14 @@ fn place_by_pure_acks(
 /// time is nobody's; so is a greeting that was a tick of the server's own
 /// timer (`pushed_exchanges`) or a heartbeat's first ping (the client's
 /// answer to it a reply the server's timer answered): its row is idle.
-/// Plain connections only: inside TLS the first
-/// application data comes after a handshake the ledger times on its own.
-fn waited_greeting(c: &ConnectionFacts, shift_ns: i64) -> Option<(Stamp, Stamp)> {
+/// Inside TLS (implicit TLS: SMTPS, IMAPS, POP3S, FTPS) the greeting
+/// comes after the handshake the ledger times on its own: from the
+/// client's Finished (`from`).
+fn waited_greeting(
+    c: &ConnectionFacts,
+    from: Option<Stamp>,
+    shift_ns: i64,
+) -> Option<(Stamp, Stamp)> {
     // A Multipath TCP subflow joined to a connection already open carries
     // the connection's data from its first segment: no greeting.
     if c.mptcp
@@ -136,7 +142,7 @@ fn waited_greeting(c: &ConnectionFacts, shift_ns: i64) -> Option<(Stamp, Stamp)>
         return None;
     }
     let greeted = c.greeting?;
-    let opened = c.handshake_ack.filter(|a| a.frame < greeted.frame)?;
+    let opened = from.filter(|a| a.frame < greeted.frame)?;
     let answer = c.exchanges.first()?.request_first;
     let reacted_ns = answer.ts_ns - (greeted.ts_ns + shift_ns);
     (answer.frame > greeted.frame && reacted_ns <= crate::detect::causality::MAX_ACK_DELAY_NS)
@@ -269,6 +275,14 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         ));
     }
 
+    // Where a server that speaks first can greet from: the handshake's
+    // ACK, or inside TLS (not after a plaintext preamble, whose own phase
+    // times its greeting) the client's Finished.
+    let greets_from = match &c.tls {
+        None => Some((c.handshake_ack, false)),
+        Some(t) if t.preamble.is_none() => Some((t.client_finished, true)),
+        Some(_) => None,
+    };
     let tls_report = c.tls.take().map(|tls| {
         let version = tls.version;
         let resumed = tls.resumed;
@@ -365,26 +379,29 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let request_mss = (handshake.server_mss.unwrap_or(1460) as u64)
         .saturating_sub(options)
         .max(1);
-    let greeting = match &tls {
-        None => waited_greeting(&c, shift_ns),
-        Some(_) => None,
-    };
-    if let Some((opened, greeted)) = greeting {
-        ledger.push(
-            clock.row(
-                Phase::FirstByte,
-                "greeting: connection -> first byte".into(),
-                Some(0),
-                (opened, false),
-                (greeted, true),
-                (
-                    Some(1.0),
-                    "the server speaks first: the handshake's ACK out, its greeting back: \
-                 1 RTT (plus server think time)"
-                        .into(),
-                ),
-            ),
-        );
+    let greeting = greets_from.and_then(|(from, _)| waited_greeting(&c, from, shift_ns));
+    if let (Some((opened, greeted)), Some((_, in_tls))) = (greeting, greets_from) {
+        let (label, basis) = if in_tls {
+            (
+                "greeting: TLS handshake -> first byte",
+                "the server speaks first: the client's Finished out, its greeting back: \
+                 1 RTT (plus server think time)",
+            )
+        } else {
+            (
+                "greeting: connection -> first byte",
+                "the server speaks first: the handshake's ACK out, its greeting back: \
+                 1 RTT (plus server think time)",
+            )
+        };
+        ledger.push(clock.row(
+            Phase::FirstByte,
+            label.into(),
+            Some(0),
+            (opened, false),
+            (greeted, true),
+            (Some(1.0), basis.into()),
+        ));
     }
     for (i, x) in c.exchanges.iter().enumerate() {
         let n = i as u32 + 1;
@@ -526,8 +543,12 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         let replies = crate::detect::reply_exchanges(&facts);
         // The client's answer to a greeting was a reply to a message the
         // server sends on its own timer (a heartbeat's pong): the
-        // "greeting" was its first ping, sent when the timer said.
-        if greeting.is_some() && (idle.contains(&1) || replies.contains(&1)) {
+        // "greeting" was its first ping, sent when the timer said. (Not
+        // any reply that asked nothing: a login answered with an error
+        // and the server's close asked nothing more, yet the greeting
+        // before it was waited for.)
+        if greeting.is_some() && (idle.contains(&1) || crate::detect::replies_to_a_ping(&facts, 1))
+        {
             idle.push(0);
         }
         (idle, replies, crate::detect::pushed_exchanges(&facts))

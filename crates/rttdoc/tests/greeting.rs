@@ -99,3 +99,31 @@ fn the_terminal_names_the_greeting_and_its_fix() {
     );
     assert!(text.contains("sent its greeting"), "{text}");
 }
+
+#[test]
+fn inside_implicit_tls_the_greeting_is_timed_from_the_client_s_finished() {
+    // stunnel in front of the same server: the TLS 1.3 handshake, the
+    // server's session tickets (acknowledged by the client), then the
+    // greeting a second later; the client answers it at once.
+    let d = doc("mariadb-stunnel.pcap.gz");
+    let conns = d["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 2);
+    for c in conns {
+        let tls_row = c["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phase"] == "tls_handshake")
+            .expect("a TLS handshake row");
+        let finished = tls_row["end_frame"].as_u64().unwrap();
+        let (from, to, excess) = greeting_row(c).expect("a greeting row");
+        assert_eq!(from, finished);
+        assert!((900.0..1100.0).contains(&excess), "{excess} ms");
+        // Timed from the Finished, not from the client's later ACK of the
+        // tickets, which the application does not wait for.
+        let waits = think_waits(c);
+        assert_eq!(waits.len(), 1, "{waits:?}");
+        assert_eq!((waits[0].0, waits[0].1), (from, to));
+        assert!(c["unexplained_ms"].as_f64().unwrap() < 5.0);
+    }
+}

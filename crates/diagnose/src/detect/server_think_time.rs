@@ -257,10 +257,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 
 /// The greeting of a server that spoke first, when the client waited for
 /// it (`Facts::greeting`), as a slow exchange numbered 0: from the
-/// client's last packet that reached the server before the greeting left
-/// (the handshake's ACK that let the application accept the connection,
-/// or a copy of it the server needed: a lost ACK is the path's, not the
-/// server's) to the greeting, on the server's clock, less the path's
+/// packet that opened the connection to the application (the handshake's
+/// ACK, inside TLS the client's Finished), or its last copy that reached
+/// the server before the greeting left (a lost ACK is the path's, not the
+/// server's), to the greeting, on the server's clock, less the path's
 /// queue; none under the threshold, none when the greeting was a tick of
 /// the server's own timer (the ledger's idle exchange 0,
 /// [`pushed_exchanges`]).
@@ -270,10 +270,16 @@ fn greeting_wait(f: &Facts<'_>, threshold: i64) -> Option<(usize, u64, u64, i64)
     let left = f
         .record(greeted.frame)
         .map_or(greeted.ts_ns, |r| f.on_clock_of(server, r));
+    // A later copy of the opening packet: one that acknowledges no more
+    // of the server's data (an ACK of a re-sent SYN-ACK, a re-sent
+    // Finished); not an ACK of what the server sent meanwhile (TLS 1.3
+    // session tickets), which the application does not wait for.
+    let opened_ack = f.record(opened.frame).map(|r| r.ack);
     let from = f
         .between(opened.frame, greeted.frame)
         .iter()
         .filter(|r| r.dir == Direction::ClientToServer)
+        .filter(|r| opened_ack.is_some_and(|a| seq::le(r.ack, a)))
         .map(|r| (r.frame, f.on_clock_of(server, r)))
         .filter(|&(_, arrived)| arrived <= left)
         .last()
@@ -656,6 +662,14 @@ pub fn reply_exchanges(f: &Facts<'_>) -> Vec<usize> {
         })
         .map(|(i, _)| i + 1)
         .collect()
+}
+
+/// Whether exchange `n`'s "request" was the client's reply to a message
+/// the server repeats on its own ([`replies_to_the_server`]: a pong).
+pub fn replies_to_a_ping(f: &Facts<'_>, n: usize) -> bool {
+    n.checked_sub(1)
+        .and_then(|i| f.exchanges.get(i))
+        .is_some_and(|x| replies_to_the_server(f, x))
 }
 
 /// The longest period a server's timer is taken to have: an hour (a
