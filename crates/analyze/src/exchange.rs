@@ -199,7 +199,13 @@ impl Exchanges {
                         self.events |= c.answered_by(first, last, len);
                     }
                     None => {
-                        if self.server_first_bytes == 0 && self.total == 0 {
+                        // (After an HTTP/2 server's preface, which answers
+                        // nothing, the server has spoken: what follows it
+                        // answers a request the preface's arrival withdrew.)
+                        if self.server_first_bytes == 0
+                            && self.unsolicited_bytes == 0
+                            && self.total == 0
+                        {
                             self.greeting = Some(first);
                         }
                         self.server_first_bytes += len;
@@ -920,6 +926,12 @@ mod tests {
         y.on_data(ClientToServer, at(4), at(4), 20, b"GET / HTTP/1.1\r\n\r\n");
         y.on_data(ServerToClient, at(30), at(30), 20, b"HTTP/1.1 200 OK\r\n");
         assert_eq!(y.greeting, None);
+        // Server data after the server's unsolicited bytes (an HTTP/2
+        // preface) is no greeting.
+        let mut h2 = Exchanges::default();
+        h2.unsolicited_bytes = 33;
+        h2.on_data(ServerToClient, at(5), at(5), 200, b"");
+        assert_eq!(h2.greeting, None);
         // A greeting that began in a hole of the capture began unseen.
         let mut z = Exchanges::default();
         z.on_hole(ServerToClient, at(6), 100, 101);

@@ -118,8 +118,9 @@ fn place_by_pure_acks(
 /// packet that opened the connection for the server's application (the
 /// handshake's ACK: it can greet once it has it) and the greeting's first
 /// segment. The client
-/// waited when its first data left within an ACK's longest delay of the
-/// greeting's arrival, its answer to it (`EHLO`, `USER`, a login); a
+/// waited when its first data left after the greeting's arrival (on its
+/// clock: not before the greeting can have reached it) and within an
+/// ACK's longest delay of it, its answer to it (`EHLO`, `USER`, a login); a
 /// client that spoke much later, or never, was not waiting (a channel
 /// whose server pushes when it has news is idle until then), and the
 /// time is nobody's; so is a greeting that was a tick of the server's own
@@ -132,6 +133,7 @@ fn waited_greeting(
     c: &ConnectionFacts,
     from: Option<Stamp>,
     shift_ns: i64,
+    jitter_ns: i64,
 ) -> Option<(Stamp, Stamp)> {
     // A Multipath TCP subflow joined to a connection already open carries
     // the connection's data from its first segment: no greeting.
@@ -144,9 +146,20 @@ fn waited_greeting(
     let greeted = c.greeting?;
     let opened = from.filter(|a| a.frame < greeted.frame)?;
     let answer = c.exchanges.first()?.request_first;
+    // On the client's clock: its answer left after the greeting arrived
+    // (less the clock shift's error and a millisecond), and soon after.
     let reacted_ns = answer.ts_ns - (greeted.ts_ns + shift_ns);
-    (answer.frame > greeted.frame && reacted_ns <= crate::detect::causality::MAX_ACK_DELAY_NS)
-        .then_some((opened, greeted))
+    let waited = -(jitter_ns + 1_000_000)..=crate::detect::causality::MAX_ACK_DELAY_NS;
+    (answer.frame > greeted.frame && waited.contains(&reacted_ns)).then_some((opened, greeted))
+}
+
+/// Whether a client's ALPN offer names an HTTP version (`http/1.1`, `h2`,
+/// Google's `spdy/3.1` ...): an HTTP server never speaks first, and its
+/// first data before a request (HTTP/2's or SPDY's SETTINGS) is no
+/// greeting anyone waited for.
+fn offers_http(alpn: &[String]) -> bool {
+    alpn.iter()
+        .any(|p| p.starts_with("http/") || p.starts_with("spdy/") || p == "h2" || p == "h3")
 }
 
 /// The longest round trip taken for a path's (ten minutes).
@@ -280,7 +293,9 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // times its greeting) the client's Finished.
     let greets_from = match &c.tls {
         None => Some((c.handshake_ack, false)),
-        Some(t) if t.preamble.is_none() => Some((t.client_finished, true)),
+        Some(t) if t.preamble.is_none() && !offers_http(&t.report.alpn) => {
+            Some((t.client_finished, true))
+        }
         Some(_) => None,
     };
     let tls_report = c.tls.take().map(|tls| {
@@ -379,7 +394,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let request_mss = (handshake.server_mss.unwrap_or(1460) as u64)
         .saturating_sub(options)
         .max(1);
-    let greeting = greets_from.and_then(|(from, _)| waited_greeting(&c, from, shift_ns));
+    let greeting = greets_from.and_then(|(from, _)| waited_greeting(&c, from, shift_ns, jitter_ns));
     if let (Some((opened, greeted)), Some((_, in_tls))) = (greeting, greets_from) {
         let (label, basis) = if in_tls {
             (

@@ -991,3 +991,24 @@ fn a_greeting_waits_for_the_handshake_s_ack_that_reached_the_server() {
     w.data(S, w.arrival(answer), 30);
     w.run().has_no(ServerThinkTime);
 }
+
+#[test]
+fn a_client_that_spoke_before_the_greeting_could_reach_it_did_not_wait_for_it() {
+    // The server's first data (a session ticket taken for data, say)
+    // leaves 300 ms after the connection opened, but the client's request
+    // left before that data can have reached it: its first data answers
+    // nothing the server sent, and no greeting is timed.
+    for path in Path::all(40.0) {
+        let mut w = Wire::new(path);
+        let [_, _, ack] = w.handshake(0.0);
+        let early = w.data(S, w.arrival(ack) + 300.0, 40);
+        let request = w.data(C, w.arrival(early) - 10.0, 20);
+        w.data(S, w.arrival(request) + 0.5, 30);
+        let o = w.run();
+        assert!(
+            o.report.ledger.iter().all(|r| r.exchange != Some(0)),
+            "{path:?}"
+        );
+        o.has_no(ServerThinkTime);
+    }
+}
