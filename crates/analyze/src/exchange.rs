@@ -928,8 +928,10 @@ mod tests {
         assert_eq!(y.greeting, None);
         // Server data after the server's unsolicited bytes (an HTTP/2
         // preface) is no greeting.
-        let mut h2 = Exchanges::default();
-        h2.unsolicited_bytes = 33;
+        let mut h2 = Exchanges {
+            unsolicited_bytes: 33,
+            ..Exchanges::default()
+        };
         h2.on_data(ServerToClient, at(5), at(5), 200, b"");
         assert_eq!(h2.greeting, None);
         // A greeting that began in a hole of the capture began unseen.
