@@ -262,6 +262,14 @@ impl Exchanges {
         }
     }
 
+    /// The server data that began in `frame` is no greeting, whatever it
+    /// was (tls.rs: a lone record that may have been a session ticket).
+    pub(crate) fn not_a_greeting(&mut self, frame: u64) {
+        if self.greeting.is_some_and(|g| g.frame == frame) {
+            self.greeting = None;
+        }
+    }
+
     /// Whether client data at `next` follows the unanswered request `c`
     /// after a pause of the client's own: it came later than a round trip
     /// and an ACK's longest delay after both the request's last piece and

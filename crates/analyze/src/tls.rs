@@ -893,7 +893,18 @@ impl TlsSession {
     /// back as a possible ticket goes first, to keep the order.
     fn data_after_handshake(&mut self, dir: Direction, exchanges: &mut Exchanges) {
         if let (Direction::ServerToClient, _) | (_, TicketRun::Held(..)) = (dir, self.ticket_run) {
+            let held = match self.ticket_run {
+                TicketRun::Held(s0, ..) => Some(s0.frame),
+                _ => None,
+            };
             self.end_ticket_run(exchanges);
+            // A lone record held as a possible ticket until the client
+            // spoke is as likely the ticket a TLS 1.3 server writes as its
+            // handshake ends (one, not OpenSSL's two) as a greeting: not
+            // taken for one.
+            if let (Direction::ClientToServer, Some(frame)) = (dir, held) {
+                exchanges.not_a_greeting(frame);
+            }
         }
     }
 

@@ -1012,3 +1012,25 @@ fn a_client_that_spoke_before_the_greeting_could_reach_it_did_not_wait_for_it() 
         o.has_no(ServerThinkTime);
     }
 }
+
+#[test]
+fn a_lone_record_before_the_client_s_request_inside_tls_is_no_greeting() {
+    // A TLS 1.3 server writes one session ticket as its handshake ends;
+    // the client (offering no ALPN, as here: wrk, a script) sends its request a
+    // little later and the server answers. The ticket, held as a possible
+    // ticket until the client spoke, is not a greeting.
+    for path in Path::all(40.0) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let hs = tls13_handshake(&mut w, 40.1, 0.5, Offer::tls13());
+        let ticket = w.send(S, w.arrival(hs.client_finished), leak(encrypted(282)));
+        let req = w.send(C, w.arrival(ticket) + 3.0, leak(encrypted(120)));
+        w.send(S, w.arrival(req) + 0.5, leak(encrypted(700)));
+        let o = w.run();
+        assert!(
+            o.report.ledger.iter().all(|r| r.exchange != Some(0)),
+            "{path:?}: {:#?}",
+            o.report.ledger
+        );
+    }
+}
