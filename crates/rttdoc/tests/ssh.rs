@@ -86,17 +86,12 @@ fn scp_s_key_exchange_and_login_wait_on_nagle_against_delayed_ack() {
         }
     }
     // The 256 KB download that follows holds nothing.
-    let kinds: Vec<&str> = c["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap())
-        .collect();
+    let found = kinds(&c["findings"]);
     assert!(
-        kinds
+        found
             .iter()
             .all(|k| ["nagle_delayed_ack", "write_write_read", "server_think_time"].contains(k)),
-        "{kinds:?}"
+        "{found:?}"
     );
 }
 
