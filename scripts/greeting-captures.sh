@@ -19,6 +19,11 @@
 #                                   opened
 #   mariadb-skip-name-resolve.pcap  the same with --skip-name-resolve
 #                                   (the control: greetings at once)
+#   proftpd-reverse-dns.pcap        ProFTPD (UseReverseDNS on, its
+#                                   default) and python's ftplib: two
+#                                   anonymous sessions fetching a file
+#                                   (passive data connections), each
+#                                   greeting held by the same lookup
 #   mariadb-stunnel.pcap            implicit TLS: stunnel in front of the
 #                                   server that looks names up (stunnel
 #                                   connects from the server's own
@@ -33,8 +38,9 @@
 # subnet that no host answers for. Removed on exit, with /etc/netns if
 # this script made it.
 #
-# Needs root, ip, tcpdump, python3, openssl, stunnel4, mariadb-server and
-# mariadb-client (mariadb-install-db, mariadbd, mariadb).
+# Needs root, ip, tcpdump, python3, openssl, stunnel4, proftpd-core,
+# mariadb-server and mariadb-client (mariadb-install-db, mariadbd,
+# mariadb).
 set -euo pipefail
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
 mkdir -p "$out"
@@ -44,6 +50,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 made_netns_dir=
 [[ -d /etc/netns ]] || made_netns_dir=1
 extra_cleanup() {
+  [[ -f $work/proftpd.pid ]] && kill "$(cat "$work/proftpd.pid")" 2>/dev/null || true
   if [[ -f $work/mariadb.pid ]]; then
     kill "$(cat "$work/mariadb.pid")" 2>/dev/null || true
     for _ in $(seq 50); do [[ -e $work/mariadb.sock ]] || break; sleep 0.2; done
@@ -129,6 +136,46 @@ capture mariadb-stunnel python3 "$work/tls-client.py"
 kill "$stunnel_pid" 2>/dev/null || true
 wait "$stunnel_pid" 2>/dev/null || true
 stop
+
+# ProFTPD, anonymous sessions into $work/ftp, behind the same resolver.
+mkdir -p "$work/ftp"
+echo "hello over ftp" > "$work/ftp/hello.txt"
+cat > "$work/proftpd.conf" <<CONF
+ServerType standalone
+DefaultServer on
+Port 2121
+DefaultAddress 10.81.2.1
+User root
+Group root
+PidFile $work/proftpd.pid
+ScoreboardFile $work/proftpd.scoreboard
+DelayTable none
+WtmpLog off
+UseReverseDNS on
+RootLogin on
+UseFtpUsers off
+RequireValidShell off
+<Anonymous $work/ftp>
+  User root
+  Group root
+  UserAlias anonymous root
+</Anonymous>
+CONF
+ip netns exec $S proftpd -n -c "$work/proftpd.conf" > "$work/proftpd.log" 2>&1 &
+proftpd_pid=$!
+cat > "$work/ftp-client.py" <<'PY'
+import ftplib
+for _ in range(2):
+    f = ftplib.FTP()
+    f.connect("10.81.2.1", 2121, timeout=15)
+    f.login("anonymous", "rttdoc@example.com")
+    f.retrbinary("RETR hello.txt", lambda data: None)
+    f.quit()
+PY
+sleep 1
+capture proftpd-reverse-dns python3 "$work/ftp-client.py"
+kill "$proftpd_pid" 2>/dev/null || true
+wait "$proftpd_pid" 2>/dev/null || true
 start --skip-name-resolve
 capture mariadb-skip-name-resolve
 ls -l "$out"

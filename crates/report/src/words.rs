@@ -487,8 +487,8 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             .into(),
         Detail::ExchangeThinkTime { greeting_ms, .. } if *greeting_ms > 0.0 => {
             "Find what the server does on a new connection before it greets: a reverse-DNS or ident lookup of the client against a slow or \
-             unreachable resolver (MySQL/MariaDB skip_name_resolve; ProFTPD UseReverseDNS off and IdentLookups off; Exim rfc1413_query_timeout = 0s; \
-            ), an accept queue the application drains late (a busy or too small worker pool), or a greeting delayed on purpose \
+             unreachable resolver (MySQL/MariaDB skip_name_resolve; ProFTPD UseReverseDNS off and IdentLookups off; Exim rfc1413_query_timeout = 0s), \
+             an accept queue the application drains late (a busy or too small worker pool), or a greeting delayed on purpose \
              against spam (Postfix postscreen_greet_wait, Sendmail greet_pause)."
                 .into()
         }

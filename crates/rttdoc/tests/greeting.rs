@@ -127,3 +127,29 @@ fn inside_implicit_tls_the_greeting_is_timed_from_the_client_s_finished() {
         assert!(c["unexplained_ms"].as_f64().unwrap() < 5.0);
     }
 }
+
+#[test]
+fn an_ftp_server_s_greeting_waits_for_its_name_lookup_and_its_data_connections_have_none() {
+    // ProFTPD (UseReverseDNS on, its default), two anonymous sessions
+    // fetching a file over passive data connections.
+    let d = doc("proftpd-reverse-dns.pcap.gz");
+    let (control, data): (Vec<_>, Vec<_>) = d["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .partition(|c| c["server"]["port"] == 2121);
+    assert_eq!((control.len(), data.len()), (2, 2));
+    for c in control {
+        let (from, to, excess) = greeting_row(c).expect("a greeting row");
+        // The lookup's timeout (a second), the resolver retrying: more.
+        assert!((800.0..1600.0).contains(&excess), "{excess} ms");
+        let waits = think_waits(c);
+        assert_eq!((waits[0].0, waits[0].1), (from, to), "{waits:?}");
+    }
+    // The server sends the file on a data connection the moment the
+    // client connects: the client says nothing there, waits for nothing.
+    for c in data {
+        assert!(greeting_row(c).is_none(), "{}", c["ledger"]);
+        assert_eq!(c["findings"], serde_json::json!([]));
+    }
+}
