@@ -88,6 +88,8 @@ pub struct Exchanges {
     pub protocol: Option<crate::model::AppProtocol>,
     /// Whether each side (client, server) sent data yet.
     spoke: [bool; 2],
+    /// The client's first data was an OpenVPN hard reset.
+    openvpn_reset: bool,
     /// Server bytes that could not answer the open request (sent before it
     /// reached the server): TLS 1.3 session tickets, HTTP/2 settings ...
     pub unsolicited_bytes: u64,
@@ -160,7 +162,17 @@ impl Exchanges {
         if first_data && is_ssh_identification(head) {
             self.protocol = Some(crate::model::AppProtocol::Ssh);
         }
-        if first_data && dir == Direction::ClientToServer && is_openvpn_client_reset(head) {
+        if first_data && dir == Direction::ClientToServer {
+            self.openvpn_reset = is_openvpn_reset(head, &OPENVPN_CLIENT_RESETS);
+        }
+        // The server's hard reset answering the client's confirms it (a
+        // DNS query over TCP whose ID starts with the same byte is
+        // answered with that ID again).
+        if first_data
+            && dir == Direction::ServerToClient
+            && self.openvpn_reset
+            && is_openvpn_reset(head, &OPENVPN_SERVER_RESETS)
+        {
             // A tunnel: each side forwards the packets of flows inside it
             // the moment they come; neither answers the other.
             self.protocol = Some(crate::model::AppProtocol::OpenVpn);
@@ -467,19 +479,24 @@ fn is_ssh_identification(head: &[u8]) -> bool {
     head.starts_with(b"SSH-2.0-") || head.starts_with(b"SSH-1.99-")
 }
 
+/// OpenVPN's hard resets that open its TLS mode: the client's
+/// P_CONTROL_HARD_RESET_CLIENT_V2 (7) or V3 (10, tls-crypt-v2), the
+/// server's P_CONTROL_HARD_RESET_SERVER_V2 (8), each with key id 0.
+const OPENVPN_CLIENT_RESETS: [u8; 2] = [7 << 3, 10 << 3];
+const OPENVPN_SERVER_RESETS: [u8; 1] = [8 << 3];
+
 /// OpenVPN over TCP (its `openvpn.h` wire format): each packet behind a
 /// 16-bit length, the first byte an opcode (high 5 bits) and key id (low
-/// 3). A client's first packet is a hard reset, P_CONTROL_HARD_RESET_
-/// CLIENT_V2 (7) or V3 (10, tls-crypt-v2), with key id 0, followed by its
-/// 8-byte session id and at least a packet id: the tunnel's TLS
-/// handshake begins. (Static-key tunnels, deprecated, carry no opcode
-/// and are not told.)
-fn is_openvpn_client_reset(head: &[u8]) -> bool {
+/// 3), then the sender's 8-byte session id and at least a packet id. A
+/// tunnel begins with the client's hard reset and the server's (the
+/// tunnel's TLS handshake follows). (Static-key tunnels, deprecated,
+/// carry no opcode and are not told.)
+fn is_openvpn_reset(head: &[u8], opcodes: &[u8]) -> bool {
     let [a, b, op, ..] = *head else {
         return false;
     };
     let len = usize::from(u16::from_be_bytes([a, b]));
-    (op == 7 << 3 || op == 10 << 3) && (1 + 8 + 5..=1500).contains(&len)
+    opcodes.contains(&op) && (1 + 8 + 5..=1500).contains(&len)
 }
 
 pub(crate) const METHODS: [&str; 9] = [
@@ -975,13 +992,23 @@ mod tests {
         x.finish();
         assert_eq!(x.protocol, Some(crate::model::AppProtocol::OpenVpn));
         assert_eq!((x.total, x.kept.len()), (0, 0));
-        // DNS over TCP has the same length prefix and asks.
-        let mut dns = Exchanges::default();
-        let query = [0, 29, 0xab, 0xcd, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
-        dns.on_data(ClientToServer, at(4), at(4), 31, &query);
-        dns.on_data(ServerToClient, at(9), at(9), 60, &[0, 58, 0xab, 0xcd]);
-        dns.finish();
-        assert_eq!((dns.total, dns.protocol), (1, None));
+        // DNS over TCP has the same length prefix and asks, even when its
+        // query ID begins with a hard reset's opcode byte: its answer
+        // repeats the ID.
+        for id in [0xab, 0x38, 0x50] {
+            let mut dns = Exchanges::default();
+            let query = [0, 29, id, 0xcd, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+            dns.on_data(ClientToServer, at(4), at(4), 31, &query);
+            dns.on_data(
+                ServerToClient,
+                at(9),
+                at(9),
+                60,
+                &[0, 58, id, 0xcd, 0x81, 0x80],
+            );
+            dns.finish();
+            assert_eq!((dns.total, dns.protocol), (1, None), "{id:#x}");
+        }
     }
 
     #[test]

@@ -872,7 +872,8 @@ pub enum AppProtocol {
     /// (`SSH-2.0-...`, RFC 4253 4.2).
     Ssh,
     /// OpenVPN over TCP: the client's first packet is a hard reset of
-    /// its TLS mode (opcode 7 or 10 behind a 16-bit length). A tunnel:
+    /// its TLS mode (opcode 7 or 10 behind a 16-bit length), the server's
+    /// first its hard reset (8). A tunnel:
     /// no exchanges are made of it.
     OpenVpn,
 }
