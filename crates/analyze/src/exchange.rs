@@ -176,20 +176,11 @@ impl Exchanges {
             // A tunnel: each side forwards the packets of flows inside it
             // the moment they come; neither answers the other.
             self.protocol = Some(crate::model::AppProtocol::OpenVpn);
-            self.peer_to_peer = true;
-            self.greeting = None;
-            self.current = None;
-            self.kept.clear();
-            self.total = 0;
+            self.no_turns();
             return;
         }
         if is_bgp_message(head) {
-            // What looked like requests and responses so far were messages
-            // of peers: none is kept.
-            self.peer_to_peer = true;
-            self.current = None;
-            self.kept.clear();
-            self.total = 0;
+            self.no_turns();
             return;
         }
         if let Some(m) = self.openflow.read(dir, head, len) {
@@ -272,6 +263,17 @@ impl Exchanges {
             self.current = None;
             self.total -= 1;
         }
+    }
+
+    /// The connection's two sides send on their own (BGP's peers, a
+    /// tunnel's ends): what looked like requests, answers and a greeting
+    /// so far were not, and none is kept.
+    fn no_turns(&mut self) {
+        self.peer_to_peer = true;
+        self.greeting = None;
+        self.current = None;
+        self.kept.clear();
+        self.total = 0;
     }
 
     /// The server data that began in `frame` is no greeting, whatever it
