@@ -79,31 +79,22 @@ stop() {
 }
 # Three connections with the relay up and tcpdump on the client's
 # interface, into OUTDIR/$1.pcap.gz.
-# $1 name, then the command that makes the connections (default: three
-# `mariadb -e`).
+# The connections (relay_capture), kept gzipped: $1 name, then the
+# command that makes them.
 capture() {
-  local name=$1 p; shift
-  ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 25 & pids+=($!)
-  timeout 30 ip netns exec $C tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null & pids+=($!)
-  sleep 1
-  if [[ $# -gt 0 ]]; then
-    timeout 20 ip netns exec $C "$@" > /dev/null
-  else
-    for i in 1 2 3; do
-      timeout 10 ip netns exec $C mariadb --no-defaults --skip-ssl -h 10.81.2.1 -P 3307 -u rtt \
-        -e "select $i" > /dev/null
-    done
-  fi
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+  relay_capture "$@"
+  gzip -9 -n -c "$work/$1.pcap" > "$out/$1.pcap.gz"
 }
+# Three connections of the mariadb client, one query each.
+cat > "$work/three-queries.sh" <<'SH'
+for i in 1 2 3; do
+  timeout 6 mariadb --no-defaults --skip-ssl -h 10.81.2.1 -P 3307 -u rtt -e "select $i"
+done
+SH
 start
 mariadb --no-defaults -S "$work/mariadb.sock" -u root \
   -e "CREATE USER 'rtt'@'%'; GRANT ALL ON *.* TO 'rtt'@'%';"
-capture mariadb-name-resolve
+capture mariadb-name-resolve bash "$work/three-queries.sh"
 
 # Implicit TLS: stunnel on 3308 in front of the server.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
@@ -177,5 +168,5 @@ capture proftpd-reverse-dns python3 "$work/ftp-client.py"
 kill "$proftpd_pid" 2>/dev/null || true
 wait "$proftpd_pid" 2>/dev/null || true
 start --skip-name-resolve
-capture mariadb-skip-name-resolve
+capture mariadb-skip-name-resolve bash "$work/three-queries.sh"
 ls -l "$out"

@@ -52,19 +52,6 @@ http {
 CONF
 ip netns exec $S nginx -c "$work/nginx.conf"
 
-# One workload with the relay up and tcpdump on the client's interface:
-# $1 name, then the command run in the client's namespace.
-capture() {
-  local name=$1; shift
-  ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 25 & pids+=($!)
-  timeout 30 ip netns exec $C tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null & pids+=($!)
-  sleep 1
-  timeout 20 ip netns exec $C "$@" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-}
 
 # The client: a request's first lines, a pause, its end; then a second
 # request at once, on the same connection (python's socket: the kernel's
@@ -89,10 +76,10 @@ s.sendall(b"GET /index.html HTTP/1.1\r\nHost: rttdoc.test\r\n\r\n")
 answer()
 s.close()
 PY
-capture client-pause python3 "$work/pause.py"
+relay_capture client-pause python3 "$work/pause.py"
 gzip -9 -n -c "$work/client-pause.pcap" > "$out/client-pause.pcap.gz"
 
-capture answer-whole curl -s http://10.81.2.1:8080/file-64k.bin
+relay_capture answer-whole curl -s http://10.81.2.1:8080/file-64k.bin
 gzip -9 -n -c "$work/answer-whole.pcap" > "$out/answer-whole.pcap.gz"
 # The answer's first flight (its initial window, sent at once): the data
 # segments that left within 5 ms of its first; the client's ACKs stay.

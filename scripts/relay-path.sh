@@ -73,3 +73,25 @@ relay_lab_cleanup() {
   for n in "$C" "$S" "$M"; do ip netns del "$n" 2>/dev/null || true; done
   rm -rf "$work"
 }
+
+# Sourced too, by the capture scripts whose workloads are one command:
+#
+#   relay_capture NAME COMMAND...
+#
+# On relay_lab's path, with the relay up (20 ms each way, for at most
+# 25 s) and tcpdump on the client's interface writing $work/NAME.pcap,
+# runs COMMAND in the client's namespace (at most 20 s, its output
+# dropped), then stops the relay and tcpdump.
+relay_capture() {
+  local name=$1 p; shift
+  ip netns exec "$M" python3 "$(dirname "${BASH_SOURCE[0]}")/tun-delay.py" ta tb 20 25 &
+  pids+=($!)
+  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null &
+  pids+=($!)
+  sleep 1
+  timeout 20 ip netns exec "$C" "$@" > /dev/null
+  sleep 1
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait "${pids[@]}" 2>/dev/null || true
+  pids=()
+}

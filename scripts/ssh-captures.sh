@@ -48,19 +48,10 @@ head -c 262144 /dev/urandom > "$work/file.bin"
 ssh_options=(-i "$work/user_key" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
   -o LogLevel=ERROR -o BatchMode=yes)
 
-# One session with the relay up and tcpdump on the client's interface:
-# $1 name, then the command run in the client's namespace.
+# One session (relay_capture), kept gzipped: $1 name, then the command.
 capture() {
-  local name=$1 p; shift
-  ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 25 & pids+=($!)
-  timeout 30 ip netns exec $C tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null & pids+=($!)
-  sleep 1
-  timeout 20 ip netns exec $C "$@" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+  relay_capture "$@"
+  gzip -9 -n -c "$work/$1.pcap" > "$out/$1.pcap.gz"
 }
 capture scp-download scp -q "${ssh_options[@]}" -P 2222 root@10.81.2.1:"$work/file.bin" "$work/copy.bin"
 cmp "$work/file.bin" "$work/copy.bin"
