@@ -117,11 +117,11 @@ fn place_by_pure_acks(
 /// server whose banner came first) and a client that waited for it: the
 /// packet that opened the connection for the server's application (the
 /// handshake's ACK: it can greet once it has it) and the greeting's first
-/// segment. The client
-/// waited when its first data left after the greeting's arrival (on its
-/// clock: not before the greeting can have reached it) and within an
-/// ACK's longest delay of it, its answer to it (`EHLO`, `USER`, a login); a
-/// client that spoke much later, or never, was not waiting (a channel
+/// segment. The client waited when its first data left after the
+/// greeting's arrival (on its clock: not before the greeting can have
+/// reached it) and within an ACK's longest delay of it, its answer to it
+/// (`EHLO`, `USER`, a login); a client that spoke much later, or never,
+/// was not waiting (a channel
 /// whose server pushes when it has news is idle until then), and the
 /// time is nobody's; so is a greeting that was a tick of the server's own
 /// timer (`pushed_exchanges`) or a heartbeat's first ping (the client's
@@ -396,26 +396,24 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         .max(1);
     let greeting = greets_from.and_then(|(from, _)| waited_greeting(&c, from, shift_ns, jitter_ns));
     if let (Some((opened, greeted)), Some((_, in_tls))) = (greeting, greets_from) {
-        let (label, basis) = if in_tls {
-            (
-                "greeting: TLS handshake -> first byte",
-                "the server speaks first: the client's Finished out, its greeting back: \
-                 1 RTT (plus server think time)",
-            )
+        let (after, opened_by) = if in_tls {
+            ("TLS handshake", "the client's Finished")
         } else {
-            (
-                "greeting: connection -> first byte",
-                "the server speaks first: the handshake's ACK out, its greeting back: \
-                 1 RTT (plus server think time)",
-            )
+            ("connection", "the handshake's ACK")
         };
         ledger.push(clock.row(
             Phase::FirstByte,
-            label.into(),
+            format!("greeting: {after} -> first byte"),
             Some(0),
             (opened, false),
             (greeted, true),
-            (Some(1.0), basis.into()),
+            (
+                Some(1.0),
+                format!(
+                    "the server speaks first: {opened_by} out, its greeting back: \
+                     1 RTT (plus server think time)"
+                ),
+            ),
         ));
     }
     for (i, x) in c.exchanges.iter().enumerate() {

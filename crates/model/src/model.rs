@@ -865,16 +865,14 @@ pub struct LadderEntry {
 
 /// An application protocol told by a connection's first bytes, where it
 /// changes what a finding's fix can be (`Detail::Nagle`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppProtocol {
     /// SSH: a side's first bytes are its identification string
     /// (`SSH-2.0-...`, RFC 4253 4.2).
     Ssh,
     /// OpenVPN over TCP: the client's first packet is a hard reset of
     /// its TLS mode (opcode 7 or 10 behind a 16-bit length), the server's
-    /// first its hard reset (8). A tunnel:
-    /// no exchanges are made of it.
+    /// first its hard reset (8). A tunnel: no exchanges are made of it.
     OpenVpn,
 }
 

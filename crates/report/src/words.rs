@@ -174,8 +174,9 @@ pub fn explanation(x: &Finding) -> String {
             longest_exchange,
         } => {
             let greeting = format!(
-                "The server speaks first, and sent its greeting {greeting_ms:.0} ms after the connection opened (its time from the handshake's \
-                 ACK to the greeting, on the server's clock): time spent before it greeted, not network"
+                "The server speaks first, and sent its greeting {greeting_ms:.0} ms after the connection opened (its time from the packet \
+                 that let it greet, the handshake's ACK or inside TLS the client's Finished, to the greeting, on the server's clock): \
+                 time spent before it greeted, not network"
             );
             if *greeting_ms > 0.0 && *slow == 1 {
                 format!("{greeting}.")

@@ -53,8 +53,9 @@ pub struct Facts<'a> {
     /// Last frame of the TLS handshake phase, if any.
     pub tls_end_frame: Option<u64>,
     /// A server that spoke first, and the client waited for it: the
-    /// handshake's ACK that opened the connection and the greeting's
-    /// first segment (`ledger::waited_greeting`).
+    /// packet that let the application greet (the handshake's ACK, inside
+    /// TLS the client's Finished) and the greeting's first segment
+    /// (`ledger::waited_greeting`).
     pub greeting: Option<(Stamp, Stamp)>,
     /// The application protocol, when a side's first data told it.
     pub protocol: Option<crate::model::AppProtocol>,

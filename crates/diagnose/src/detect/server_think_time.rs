@@ -828,7 +828,7 @@ pub fn pushed_exchanges(f: &Facts<'_>) -> Vec<usize> {
         return Vec::new();
     };
     let threshold = threshold_of(rtt);
-    // A greeting is exchange 0, from the ACK that opened the connection.
+    // A greeting is exchange 0, from the packet that let the server greet.
     let greeting = f
         .greeting
         .map(|(opened, greeted)| (0, opened.ts_ns, greeted.ts_ns));
