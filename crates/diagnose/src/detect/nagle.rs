@@ -30,6 +30,13 @@
 //!   (cut and their IP length rewritten by a tool such as `tcprewrite
 //!   --mtu-trunc`).
 //!
+//! - a server segment outside every answer (a TLS 1.3 server's second
+//!   session ticket, written on its own), held while an exchange waited
+//!   for its answer, counts only when the answer was queued behind it
+//!   (leaving within the release's tolerance after it): then the hold
+//!   delayed the answer's first byte. An answer the server wrote later,
+//!   at its own pace, waited for nothing the hold kept back.
+//!
 //! Kinds: `nagle_delayed_ack` when the receiver held A back for 25 ms or
 //! more after the data it acknowledges reached it (a delayed-ACK timer);
 //! otherwise `write_write_read` when K continues a plain-text response
@@ -309,6 +316,24 @@ fn in_response(f: &Facts<'_>, frame: u64) -> Option<(usize, bool)> {
     })
 }
 
+/// For a server segment `held` outside every answer, sent while an
+/// exchange waited for its answer: whether that answer was queued behind
+/// it (its first byte left within the release's tolerance after `held`,
+/// the two released together), or came later at the server's own pace (or
+/// never), when nothing the client waited for was held (`Some(false)`).
+/// None when no exchange was waiting: the data is the server's own (a
+/// push), and its hold stalls it.
+fn answer_behind(f: &Facts<'_>, held: &SegmentRecord) -> Option<bool> {
+    let waiting = f.exchanges.iter().find(|x| {
+        x.request_first.frame < held.frame && x.response_first.is_none_or(|a| a.frame > held.frame)
+    })?;
+    let Some(answer) = waiting.response_first.and_then(|a| f.record(a.frame)) else {
+        return Some(false);
+    };
+    let tolerance = f.rtt_ns.map_or(0, |rtt| rtt / 20).max(1_000_000);
+    Some(answer.ts_ns - held.ts_ns <= tolerance)
+}
+
 /// For a bulk sender (seed case 3): the throughput it got and what it
 /// would have got without the stalls, over the span of its data.
 fn pacing(f: &Facts<'_>, sender: Direction, stalls_ns: i64) -> Option<Pacing> {
@@ -340,6 +365,16 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
         let response = (sender == Direction::ServerToClient)
             .then(|| in_response(f, h.held.frame))
             .flatten();
+        // Server data outside every answer, held while the client waited
+        // for one (the second session ticket of a TLS 1.3 server that
+        // writes them one at a time): it delayed that answer only if the
+        // answer was queued behind it, leaving at its release.
+        let behind = (sender == Direction::ServerToClient && response.is_none() && !in_tls)
+            .then(|| answer_behind(f, h.held))
+            .flatten();
+        if behind == Some(false) {
+            continue;
+        }
         let key = if in_tls && sender == Direction::ServerToClient {
             (
                 if delayed {
@@ -360,6 +395,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             let phase = match (sender, response) {
                 _ if f.exchanges.is_empty() => Phase::Transfer,
                 (Direction::ServerToClient, Some((_, true))) => Phase::FirstByte,
+                (Direction::ServerToClient, None) if behind == Some(true) => Phase::FirstByte,
                 (Direction::ServerToClient, _) => Phase::Transfer,
                 _ => Phase::FirstByte,
             };

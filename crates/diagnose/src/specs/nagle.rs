@@ -491,3 +491,54 @@ fn small_segments_back_to_back_after_a_hold_leave_the_hold_standing() {
         w.run().the(WriteWriteRead);
     }
 }
+
+/// A TLS 1.3 server that writes its two session tickets one at a time
+/// with Nagle on (OpenSSL's, without TCP_NODELAY: Python's `ssl`, many
+/// small servers): the second waits for the client's delayed ACK of the
+/// first, while the request sent right behind the client's Finished waits
+/// for its answer, written `think` ms after the request arrived (or, with
+/// `think` None, the moment the request arrived: queued behind the held
+/// ticket, it leaves with it).
+fn held_ticket(think: Option<f64>) -> (Wire, [Id; 4]) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let hs = tls13_handshake(&mut w, 40.1, 0.5, Offer::tls13());
+    let req = w.send(C, w.sent(hs.client_finished) + 0.1, leak(encrypted(100)));
+    let first = w.send(S, w.arrival(hs.client_finished) + 0.3, leak(encrypted(250)));
+    let ack = w.ack(C, w.arrival(first) + 40.0);
+    let second = w.send(S, w.arrival(ack) + KERNEL, leak(encrypted(250)));
+    w.ack(C, w.arrival(second));
+    let at = match think {
+        Some(think) => w.arrival(req) + think,
+        None => w.sent(second) + 0.01,
+    };
+    let answer = w.send(S, at, leak(encrypted(133)));
+    w.ack(C, w.arrival(answer));
+    (w, [first, ack, second, answer])
+}
+
+#[test]
+fn a_held_ticket_with_the_answer_written_later_delayed_nothing_the_client_waited_for() {
+    // The answer left 200 ms after the request arrived, long after the
+    // ticket's release: the client waited for the server's work, not for
+    // the ticket.
+    let (w, _) = held_ticket(Some(200.0));
+    let o = w.run();
+    o.has_no(NagleDelayedAck);
+    o.has_no(NagleHold);
+    o.the(FindingKind::ServerThinkTime);
+}
+
+#[test]
+fn an_answer_queued_behind_a_held_ticket_waited_for_its_first_byte() {
+    let (w, [first, ack, second, _]) = held_ticket(None);
+    let o = w.run();
+    let f = o.the(NagleDelayedAck);
+    assert_eq!(f.phase, Some(Phase::FirstByte));
+    let silence = RTT + 40.0 + KERNEL;
+    assert_waits(
+        &f.waits,
+        &[o.wait(first, second, Some(ack), silence)],
+        EXACT,
+    );
+}
