@@ -50,23 +50,7 @@ impl Clock {
         let t = |(s, server): (Stamp, bool)| s.ts_ns + if server { self.shift_ns } else { 0 };
         let duration_ns = (t(end) - t(start)).max(0);
         let duration_ms = duration_ns as f64 / 1e6;
-        let rtts = self
-            .rtt_ns
-            .filter(|r| *r > 0)
-            .map(|r| duration_ns as f64 / r as f64);
-        // Beyond the ideal counts only above an absolute floor: on a
-        // microsecond path, host work would otherwise read as many "extra
-        // round trips" (detect/causality.rs).
-        let floor_ms = crate::detect::causality::EXCESS_FLOOR_NS as f64 / 1e6;
-        let excess_rtts = match (rtts, ideal) {
-            (Some(r), Some(i)) => Some((r - i).max(0.0)),
-            _ => None,
-        };
-        let excess_ms = excess_rtts.and_then(|e| self.rtt_ns.map(|r| e * r as f64 / 1e6));
-        let (excess_rtts, excess_ms) = match excess_ms {
-            Some(ms) if ms < floor_ms => (excess_rtts.map(|_| 0.0), Some(0.0)),
-            _ => (excess_rtts, excess_ms),
-        };
+        let (rtts, excess_rtts, excess_ms) = excess_of(duration_ns, ideal, self.rtt_ns);
         LedgerRow {
             phase,
             label,
@@ -80,6 +64,31 @@ impl Clock {
             excess_ms,
             ideal_basis,
         }
+    }
+}
+
+/// A row's length in round trips and its excess beyond the `ideal`, in
+/// round trips and ms: `(rtts, excess_rtts, excess_ms)`.
+fn excess_of(
+    duration_ns: i64,
+    ideal: Option<f64>,
+    rtt_ns: Option<i64>,
+) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let rtts = rtt_ns
+        .filter(|r| *r > 0)
+        .map(|r| duration_ns as f64 / r as f64);
+    // Beyond the ideal counts only above an absolute floor: on a
+    // microsecond path, host work would otherwise read as many "extra
+    // round trips" (detect/causality.rs).
+    let floor_ms = crate::detect::causality::EXCESS_FLOOR_NS as f64 / 1e6;
+    let excess_rtts = match (rtts, ideal) {
+        (Some(r), Some(i)) => Some((r - i).max(0.0)),
+        _ => None,
+    };
+    let excess_ms = excess_rtts.and_then(|e| rtt_ns.map(|r| e * r as f64 / 1e6));
+    match excess_ms {
+        Some(ms) if ms < floor_ms => (rtts, excess_rtts.map(|_| 0.0), Some(0.0)),
+        _ => (rtts, excess_rtts, excess_ms),
     }
 }
 
@@ -550,7 +559,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // A client's reply to a message the server sent on its own (a ping)
     // asks nothing: the server's next data came at its own pace. (Both
     // read the exchanges, not the rows the first marks.)
-    let (mut idle, replies, pushed) = {
+    let (mut idle, replies, pushed, abandoned) = {
         let facts = facts_of!(&report, &[]);
         let mut idle = crate::detect::idle_exchanges(&facts);
         let replies = crate::detect::reply_exchanges(&facts);
@@ -564,7 +573,12 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         {
             idle.push(0);
         }
-        (idle, replies, crate::detect::pushed_exchanges(&facts))
+        (
+            idle,
+            replies,
+            crate::detect::pushed_exchanges(&facts),
+            crate::detect::abandoned_exchanges(&facts),
+        )
     };
     if !idle.is_empty() {
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);
@@ -584,6 +598,14 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         pushed,
         &[Phase::FirstByte, Phase::Transfer],
         SERVER_TIMER,
+    );
+    // An answer that came after the client closed waited for nobody.
+    mark_idle(
+        &mut report,
+        &mut idle,
+        abandoned,
+        &[Phase::FirstByte],
+        CLIENT_CLOSED,
     );
     // An answer that began in segments the capture missed left at a time
     // it cannot tell: its wait is no measure of anyone's.
@@ -611,6 +633,17 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             OTHER_SUBFLOWS,
         );
     }
+    // A request Nagle held whole (behind the client's TLS Finished, still
+    // unacknowledged) was written when the hold began: its wait starts
+    // there, where no other row's time is.
+    let held = crate::detect::held_requests(&facts_of!(&report, &idle));
+    if !held.is_empty() {
+        for (n, from) in held {
+            let request = c.exchanges[n - 1].request_first;
+            extend_back(&mut report.ledger, (n, request), from, rtt_ns, &idle);
+        }
+        (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
+    }
     let facts = facts_of!(&report, &idle);
     let mut findings = if c.detect {
         crate::detect::run(&facts)
@@ -634,6 +667,10 @@ const SERVER_TIMER: &str =
 /// Why a timer-paced exchange's ideal is what it took.
 const TIMER_PACED: &str =
     "paced by a server timer (a heartbeat, a long poll's hold): idle, not latency";
+/// Why the ideal of an exchange whose client closed before the answer
+/// came is what it took.
+const CLIENT_CLOSED: &str =
+    "the client closed (its FIN or RST) before the answer came: nobody waited for it, idle, not latency";
 /// Why the ideal of an exchange whose answer began in a capture hole is
 /// what it took.
 const ANSWER_MISSED: &str =
@@ -641,6 +678,46 @@ const ANSWER_MISSED: &str =
 /// Why an MPTCP subflow's turn's ideal is what it took.
 const OTHER_SUBFLOWS: &str =
     "MPTCP: the answer began on another subflow (not measured on this one)";
+
+/// Starts exchange `n`'s first-byte row (from its `request`) at `from` (a
+/// client packet before the request, as the request is), when no other
+/// row's time lies after it and the exchange is not idle; its ideal
+/// stays, so the time added is excess.
+fn extend_back(
+    ledger: &mut [LedgerRow],
+    (n, request): (usize, Stamp),
+    from: Stamp,
+    rtt_ns: Option<i64>,
+    idle: &[usize],
+) {
+    if idle.contains(&n) {
+        return;
+    }
+    let Some(i) = ledger
+        .iter()
+        .position(|r| r.phase == Phase::FirstByte && r.exchange == Some(n as u32))
+    else {
+        return;
+    };
+    let start = ledger[i].start_frame;
+    let overlaps = ledger
+        .iter()
+        .enumerate()
+        .any(|(j, r)| j != i && r.end_frame > from.frame && r.start_frame < start);
+    if overlaps || from.frame >= start {
+        return;
+    }
+    let row = &mut ledger[i];
+    let duration_ns = (row.duration_ms * 1e6).round() as i64 + (request.ts_ns - from.ts_ns);
+    row.duration_ms = duration_ns as f64 / 1e6;
+    row.start_frame = from.frame;
+    let (rtts, excess_rtts, excess_ms) = excess_of(duration_ns, row.ideal_rtts, rtt_ns);
+    (row.rtts, row.excess_rtts, row.excess_ms) = (rtts, excess_rtts, excess_ms);
+    row.ideal_basis = format!(
+        "{}; the request waited in the client's kernel (Nagle) from frame {}",
+        row.ideal_basis, from.frame
+    );
+}
 
 /// The numbers (1-based) of the exchanges `pick` chooses.
 fn turns_where(exchanges: &[Exchange], pick: impl Fn(&Exchange) -> bool) -> Vec<usize> {

@@ -124,7 +124,10 @@ fn inside_implicit_tls_the_greeting_is_timed_from_the_client_s_finished() {
         let waits = think_waits(c);
         assert_eq!(waits.len(), 1, "{waits:?}");
         assert_eq!((waits[0].0, waits[0].1), (from, to));
-        assert!(c["unexplained_ms"].as_f64().unwrap() < 5.0);
+        // Left unexplained: the hosts' few milliseconds in the TLS
+        // handshake and in the login's answer (3 ms on stream 0, through
+        // stunnel), under the think-time threshold.
+        assert!(c["unexplained_ms"].as_f64().unwrap() < 8.0);
     }
 }
 

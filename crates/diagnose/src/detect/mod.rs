@@ -28,7 +28,10 @@ pub mod window_stalls;
 mod zero_window;
 
 pub use early_data_unsafe::request_in;
-pub use server_think_time::{idle_exchanges, pushed_exchanges, replies_to_a_ping, reply_exchanges};
+pub use nagle::held_requests;
+pub use server_think_time::{
+    abandoned_exchanges, idle_exchanges, pushed_exchanges, replies_to_a_ping, reply_exchanges,
+};
 
 use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Phase, TlsMessage, Vantage};
 use rttdoc_analyze::{seq, SegmentRecord};

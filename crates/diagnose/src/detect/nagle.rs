@@ -52,7 +52,7 @@ use std::collections::VecDeque;
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Pacing, Phase, Wait};
 use rttdoc_analyze::seq;
-use rttdoc_analyze::SegmentRecord;
+use rttdoc_analyze::{SegmentRecord, Stamp};
 
 /// A receiver that waits this long before ACKing is running a delayed-ACK timer.
 const DELAYED_ACK_NS: i64 = 25_000_000;
@@ -74,6 +74,52 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let holds = find_holds(f, sender, rtt);
         report(f, sender, &holds, out);
     }
+}
+
+/// The client's requests that Nagle held whole (their first segment the
+/// held one): `(exchange number, the segment the silence ran from)`. The
+/// client wrote such a request no later than the segment before it left
+/// unacknowledged (its TLS Finished, written as the handshake ended), so
+/// its wait began there, before the ledger's row for it begins; the
+/// ledger starts the row there (the request and the ACK's timer in it).
+/// Looked for only where a request followed the server's pure ACK at once
+/// (what a release looks like).
+pub fn held_requests(f: &Facts<'_>) -> Vec<(usize, Stamp)> {
+    let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {
+        return Vec::new();
+    };
+    let client = Direction::ClientToServer;
+    let released = |x: &rttdoc_analyze::Exchange| {
+        let before = &f.timeline[..f
+            .timeline
+            .partition_point(|r| r.frame < x.request_first.frame)];
+        before.last().is_some_and(|r| {
+            r.dir != client
+                && r.len == 0
+                && !r
+                    .flags
+                    .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
+        })
+    };
+    if !f.exchanges.iter().any(released) {
+        return Vec::new();
+    }
+    find_holds(f, client, rtt)
+        .iter()
+        .filter_map(|h| {
+            let n = f
+                .exchanges
+                .iter()
+                .position(|x| x.request_first.frame == h.held.frame)?;
+            Some((
+                n + 1,
+                Stamp {
+                    frame: h.prev.frame,
+                    ts_ns: h.prev.ts_ns,
+                },
+            ))
+        })
+        .collect()
 }
 
 fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>> {

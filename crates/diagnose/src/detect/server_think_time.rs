@@ -64,8 +64,11 @@
 //! Nor is a server closing an idle connection an answer: a client's
 //! message that left the moment the server's data arrived (one segment: a
 //! protocol's acknowledgment such as HTTP/2's SETTINGS ACK or
-//! WINDOW_UPDATE), and the server's next data followed at once by its
-//! FIN, RST or TLS alert (a GOAWAY, then close_notify: its idle timeout).
+//! WINDOW_UPDATE), and the server's next data, a second or more later on
+//! its clock (an idle timer's), carrying or followed at once by its FIN,
+//! RST or TLS alert (a GOAWAY, then close_notify: its idle timeout). A
+//! shorter wait is an answer closed after it: SMTP's QUIT sent the moment
+//! the last reply came, HTTP/1.1's last request before the server closes.
 //!
 //! Nor does a client's reply to a message the server repeats on its own
 //! ask anything: a small client message sent the moment a small server
@@ -98,7 +101,7 @@
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
-use rttdoc_analyze::{seq, Exchange, Stamp};
+use rttdoc_analyze::{seq, Exchange, SegmentRecord, Stamp};
 use rttdoc_wire::TcpFlags;
 
 /// Below this, a host's normal turnaround (a signature, a scheduler tick).
@@ -486,21 +489,40 @@ fn slow_exchanges(
         if asks_nothing(f, x, first, threshold) {
             continue;
         }
-        // Nobody waits for an answer after closing: server data after the
-        // client's FIN or RST (captured before it) is the server's own
-        // message, not a response.
-        let client_closed = span.iter().any(|r| {
-            r.dir == Direction::ClientToServer && r.flags.intersects(TcpFlags::FIN | TcpFlags::RST)
-        });
         if think >= threshold
             && !held
-            && !client_closed
+            && !client_closed_before(span)
             && !server_ticks(f).is_some_and(|t| t.on_timer(first.ts_ns))
         {
             slow.push((i + 1, last_copy, first.frame, think));
         }
     }
     slow
+}
+
+/// Nobody waits for an answer after closing: server data after the
+/// client's FIN or RST (captured before it, in `span`, the records from
+/// the request to the answer) is the server's own message, not a
+/// response.
+fn client_closed_before(span: &[SegmentRecord]) -> bool {
+    span.iter().any(|r| {
+        r.dir == Direction::ClientToServer && r.flags.intersects(TcpFlags::FIN | TcpFlags::RST)
+    })
+}
+
+/// The exchanges whose client closed (its FIN or RST) before the answer
+/// came: nobody waited for it, and the ledger counts its wait as idle, as
+/// this detector names no cause for it.
+pub fn abandoned_exchanges(f: &Facts<'_>) -> Vec<usize> {
+    f.exchanges
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| {
+            x.response_first
+                .is_some_and(|a| client_closed_before(f.between(x.request_first.frame, a.frame)))
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
 }
 
 /// Whether exchange `x`'s "request" (answered at `first`) asked nothing:
@@ -518,11 +540,18 @@ fn asks_nothing(f: &Facts<'_>, x: &Exchange, first: Stamp, threshold: i64) -> bo
     // A server closing an idle connection: the client's message was a
     // reaction to the server's data the moment it came (a protocol's
     // acknowledgment, HTTP/2's SETTINGS ACK or WINDOW_UPDATE, not a
-    // request) and what the server sent next came with its close (a
+    // request) and what the server sent next, after a silence as long as
+    // an idle timer's (a second at least), came with its close (a
     // GOAWAY, then close_notify and FIN): its idle timer's, nobody's
-    // answer.
+    // answer. A shorter wait is an answer's, closed after it: a mail
+    // client's QUIT sent the moment the last reply came, answered and
+    // closed (Exim holds that answer 200 ms), HTTP/1.1's last request on a
+    // connection the server then closes.
     let one_segment = f.mss(Direction::ClientToServer) as u64;
-    if x.request_bytes <= one_segment && at_once() && server_closes_after(f, first.frame, threshold)
+    if x.request_bytes <= one_segment
+        && silent_for_a_timer(f, x, first)
+        && at_once()
+        && server_closes_after(f, first.frame, threshold)
     {
         return true;
     }
@@ -584,14 +613,29 @@ fn replies_to_the_server(f: &Facts<'_>, x: &Exchange) -> bool {
     }
 }
 
-/// Whether the server closed right after its data in `frame`: its FIN,
-/// RST or TLS alert within `within` of it on the capture clock, before the
-/// client sent anything more.
+/// Whether the server's data `first` began at least [`TIMER_MIN_NS`]
+/// after exchange `x`'s request reached it (on the server's clock): a
+/// silence as long as a timer's.
+fn silent_for_a_timer(f: &Facts<'_>, x: &Exchange, first: Stamp) -> bool {
+    let server = Direction::ServerToClient;
+    let (Some(request), Some(answer)) = (f.record(x.request_last.frame), f.record(first.frame))
+    else {
+        return false;
+    };
+    f.on_clock_of(server, answer) - f.on_clock_of(server, request) >= TIMER_MIN_NS
+}
+
+/// Whether the server closed with its data in `frame` or right after it:
+/// its FIN, RST or TLS alert within `within` of it on the capture clock,
+/// before the client sent anything more.
 fn server_closes_after(f: &Facts<'_>, frame: u64, within: i64) -> bool {
     let Some(data) = f.record(frame) else {
         return false;
     };
     let server = Direction::ServerToClient;
+    if data.flags.intersects(TcpFlags::FIN | TcpFlags::RST) {
+        return true;
+    }
     let after = f.timeline.partition_point(|r| r.frame <= frame);
     let until = f.timeline[after..]
         .iter()

@@ -306,6 +306,17 @@ impl Wire {
         self.push(dir, t, s, (seq, end))
     }
 
+    /// `payload` and the sender's FIN in one segment (a server that
+    /// closes as it writes its last answer).
+    pub fn send_fin(&mut self, dir: Direction, t: f64, payload: &'static [u8]) -> Id {
+        let seq = self.next[dir.index()];
+        let mut s = self.segment(dir, seq, FIN | PSH | ACK, payload);
+        s.ack = self.abs(dir.reverse(), self.received(dir, t));
+        let end = seq + payload.len() as u32;
+        self.next[dir.index()] = end + 1;
+        self.push(dir, t, s, (seq, end + 1))
+    }
+
     /// `n` filler bytes of new data.
     pub fn data(&mut self, dir: Direction, t: f64, n: u32) -> Id {
         self.send(dir, t, bytes(n))

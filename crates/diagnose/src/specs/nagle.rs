@@ -542,3 +542,78 @@ fn an_answer_queued_behind_a_held_ticket_waited_for_its_first_byte() {
         EXACT,
     );
 }
+
+/// A TLS 1.3 client that writes its first request right behind its
+/// Finished (a mail client's EHLO after STARTTLS): with Nagle on, the
+/// request waits for the server's ACK of the Finished, which a server with
+/// no session tickets to send delays `server_ack_delay` ms.
+fn request_behind_finished(server_ack_delay: f64) -> (Outcome, [Id; 4]) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let hs = tls13_handshake(&mut w, 40.1, 0.5, Offer::tls13());
+    let finished = hs.client_finished;
+    let ack = w.ack(S, w.arrival(finished) + server_ack_delay);
+    let req = w.send(C, w.arrival(ack) + KERNEL, leak(encrypted(31)));
+    let answer = w.send(S, w.arrival(req) + 0.5, leak(encrypted(169)));
+    w.ack(C, w.arrival(answer));
+    (w.run(), [finished, ack, req, answer])
+}
+
+#[test]
+fn a_request_held_behind_the_clients_finished_waits_from_the_finished() {
+    let (o, [finished, ack, req, answer]) = request_behind_finished(40.0);
+    let f = o.the(NagleDelayedAck);
+    assert_eq!(f.phase, Some(Phase::FirstByte));
+    let silence = RTT + 40.0 + KERNEL;
+    assert_waits(
+        &f.waits,
+        &[o.wait(finished, req, Some(ack), silence)],
+        EXACT,
+    );
+    // The request's row begins where the hold did (the time before the
+    // request left is its wait, no other row's), so the ledger shows the
+    // hold as excess and gives it to the finding: nothing unexplained.
+    let row = o
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.exchange == Some(1) && r.phase == Phase::FirstByte)
+        .expect("the request's row");
+    assert_eq!(row.start_frame, o.frame(finished), "{row:?}");
+    assert_eq!(row.end_frame, o.frame(answer), "{row:?}");
+    // Sent with the Finished, the request would have had its answer a
+    // round trip later: it lost the ACK's round trip and its timer.
+    let excess = row.excess_ms.unwrap();
+    assert!((excess - (silence + 0.5)).abs() < EXACT, "{row:?}");
+    assert!((f.attributed_ms - silence).abs() < EXACT, "{f:?}");
+    // What is left is the server's half millisecond.
+    assert!(
+        (o.report.unexplained_ms - 0.5).abs() < EXACT,
+        "{}",
+        o.report.unexplained_ms
+    );
+}
+
+#[test]
+fn a_request_sent_after_a_pause_of_the_clients_own_keeps_its_row() {
+    // The server's ACK came at once and the request a second later: the
+    // client's own pause, not Nagle's (nothing held it), and no row's.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let hs = tls13_handshake(&mut w, 40.1, 0.5, Offer::tls13());
+    w.ack(S, w.arrival(hs.client_finished));
+    let req = w.send(C, w.sent(hs.client_finished) + 1000.0, leak(encrypted(31)));
+    let answer = w.send(S, w.arrival(req) + 0.5, leak(encrypted(169)));
+    w.ack(C, w.arrival(answer));
+    let o = w.run();
+    o.has_no(NagleDelayedAck);
+    o.has_no(NagleHold);
+    let row = o
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.exchange == Some(1) && r.phase == Phase::FirstByte)
+        .expect("the request's row");
+    assert_eq!(row.start_frame, o.frame(req), "{row:?}");
+    assert_eq!(o.report.unexplained_ms, 0.0);
+}

@@ -275,7 +275,18 @@ fn server_data_after_the_client_closed_is_not_an_answer() {
     let fin = w.fin(C, 100.01);
     let bye = w.send(S, w.arrival(fin) + 30.0, b"221 Bye\r\n");
     w.fin(S, w.sent(bye) + 0.01);
-    w.run().has_no(ServerThinkTime);
+    let o = w.run();
+    o.has_no(ServerThinkTime);
+    // Nor does the ledger count the wait nobody had.
+    let row = o
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.exchange == Some(1) && r.phase == Phase::FirstByte)
+        .expect("QUIT's row");
+    assert_eq!(row.excess_ms, Some(0.0), "{row:?}");
+    assert!(row.ideal_basis.contains("client closed"), "{row:?}");
+    assert_eq!(o.report.unexplained_ms, 0.0);
 }
 
 /// An HTTP/2-like connection left idle: a request answered, the client's
@@ -1033,4 +1044,46 @@ fn a_lone_record_before_the_client_s_request_inside_tls_is_no_greeting() {
             o.report.ledger
         );
     }
+}
+
+/// A mail client's last command, sent the moment the server's last reply
+/// came (`QUIT` after the `250` that accepted the message), answered
+/// `think` ms after it arrived and closed with the answer: the
+/// answer's FIN in the same segment, or a TLS alert right behind it.
+fn quit(think: f64, fin_with_answer: bool) -> Outcome {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let data = w.send(C, 100.0, b"DATA\r\n");
+    let accepted = w.send(S, w.arrival(data) + 1.0, b"250 OK id=1xW1md\r\n");
+    let quit = w.send(C, w.arrival(accepted) + 0.2, b"QUIT\r\n");
+    let bye = b"221 closing connection\r\n";
+    let at = w.arrival(quit) + think;
+    if fin_with_answer {
+        w.send_fin(S, at, bye);
+    } else {
+        w.send(S, at, bye);
+        w.fin(S, at + 0.01);
+    }
+    w.run()
+}
+
+#[test]
+fn a_last_command_sent_at_once_and_answered_late_before_the_close_is_think_time() {
+    // Exim holds its answer to QUIT up to 200 ms (waiting for the client
+    // to close first): the client waited for it. Not an idle close, whose
+    // silence is an idle timer's, seconds long.
+    for fin_with_answer in [true, false] {
+        let o = quit(200.0, fin_with_answer);
+        let f = o.the(ServerThinkTime);
+        assert!((f.cost_ms - 200.0).abs() < 1.0, "{}", f.cost_ms);
+        let row = o
+            .report
+            .ledger
+            .iter()
+            .find(|r| r.exchange == Some(2) && r.phase == Phase::FirstByte)
+            .expect("QUIT's row");
+        assert!(row.excess_ms.unwrap() > 150.0, "{row:?}");
+    }
+    // Answered at once: nothing.
+    quit(1.0, true).has_no(ServerThinkTime);
 }

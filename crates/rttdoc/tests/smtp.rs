@@ -1,0 +1,148 @@
+//! Exim receiving mail from swaks (tests/data/smtp, made by
+//! scripts/smtp-captures.sh: Exim 4.96 and swaks, real Linux TCP, 20 ms
+//! each way, tcpdump at the client; two sessions per capture, each
+//! EHLO, MAIL, RCPT, DATA, the message and QUIT, the client waiting for
+//! every reply).
+//!
+//! - Exim answers QUIT only after it waited up to 200 ms for the client
+//!   to close first (its trace: TCP_CORK, then a 200 ms poll on the
+//!   socket, then the 221), so a client that waits for the 221 waits
+//!   those 200 ms: `server_think_time` on the QUIT, sent the moment the
+//!   last reply came and answered with the server's FIN (not an idle
+//!   close: no idle timer is that short).
+//! - After STARTTLS swaks writes its EHLO right behind its TLS Finished;
+//!   Nagle holds it until Exim's ACK of the Finished, which Exim's kernel
+//!   delays (no session tickets to send): `nagle_delayed_ack`, whose wait
+//!   is the first request's, from the Finished.
+//! - With ident lookups on (`rfc1413_hosts = *`) and the client's host
+//!   dropping port 113, each greeting waits for the lookup's timeout; the
+//!   capture shows the server's unanswered SYNs to the client's port 113.
+
+mod common;
+
+use common::*;
+
+fn doc(name: &str) -> serde_json::Value {
+    run_rttdoc_json(&data_dir().join("smtp").join(name))
+}
+
+/// The connection's first-byte rows: (exchange, start frame, end frame,
+/// excess ms, why that ideal).
+fn first_byte_rows(c: &serde_json::Value) -> Vec<(u64, u64, u64, f64, String)> {
+    c["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["phase"] == "first_byte")
+        .map(|r| {
+            (
+                r["exchange"].as_u64().unwrap(),
+                r["start_frame"].as_u64().unwrap(),
+                r["end_frame"].as_u64().unwrap(),
+                r["excess_ms"].as_f64().unwrap(),
+                r["ideal_basis"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Each session's QUIT (its last exchange, `exchanges` in all) waited
+/// 200 ms for Exim's 221, and nothing else was slow.
+fn assert_quit_held(name: &str, exchanges: u64) {
+    let d = doc(name);
+    for n in [0, 1] {
+        let c = connection(&d, n);
+        assert_eq!(c["exchanges"], exchanges, "{name} {n}");
+        assert_eq!(kinds(&c["findings"]), ["server_think_time"], "{name} {n}");
+        let rows = first_byte_rows(c);
+        let quit = rows.last().unwrap();
+        assert_eq!(quit.0, exchanges, "{name} {n}: {rows:?}");
+        let waits = think_waits(c);
+        assert_eq!(waits.len(), 1, "{name} {n}: {waits:?}");
+        let (from, to, ms) = waits[0];
+        assert_eq!((from, to), (quit.1, quit.2), "{name} {n}");
+        assert!((195.0..215.0).contains(&ms), "{name} {n}: {ms} ms");
+        // The ledger counts it: the QUIT's row holds the wait.
+        assert!((quit.3 - ms).abs() < 5.0, "{name} {n}: {quit:?}");
+        assert!(quit.4.starts_with("request out"), "{name} {n}: {quit:?}");
+    }
+}
+
+#[test]
+fn exim_holds_its_answer_to_quit_200_ms_and_the_client_waits_for_it() {
+    assert_quit_held("exim-plain.pcap.gz", 6);
+}
+
+#[test]
+fn with_pipelining_the_quit_still_waits() {
+    // MAIL, RCPT and DATA in one write: four exchanges.
+    assert_quit_held("exim-pipelining.pcap.gz", 4);
+}
+
+#[test]
+fn after_starttls_the_ehlo_waits_behind_the_finished_for_a_delayed_ack() {
+    let d = doc("exim-starttls.pcap.gz");
+    // The client's Finished, the server's ACK of it, the EHLO.
+    for (n, (finished, ack, ehlo)) in [(0, (14, 15, 16)), (1, (45, 46, 47))] {
+        let c = connection(&d, n);
+        assert_eq!(kinds(&c["findings"]), ["nagle_delayed_ack"], "stream {n}");
+        let f = &c["findings"][0];
+        assert_eq!(f["phase"], "first_byte");
+        let w = &f["waits"][0];
+        assert_eq!(
+            (&w["from_frame"], &w["to_frame"], &w["release_frame"]),
+            (&finished.into(), &ehlo.into(), &ack.into()),
+            "stream {n}"
+        );
+        let ms = w["ms"].as_f64().unwrap();
+        assert!((80.0..100.0).contains(&ms), "stream {n}: {ms} ms");
+        // The EHLO's row starts at the Finished: the ledger has the hold,
+        // and gives it to the finding.
+        let rows = first_byte_rows(c);
+        let ehlo_row = &rows[0];
+        assert_eq!(
+            (ehlo_row.0, ehlo_row.1),
+            (1, finished),
+            "stream {n}: {rows:?}"
+        );
+        assert!((ehlo_row.3 - ms).abs() < 2.0, "stream {n}: {ehlo_row:?}");
+        let attributed = f["attributed_ms"].as_f64().unwrap();
+        assert!((attributed - ms).abs() < 0.01, "stream {n}: {attributed}");
+        // Inside TLS Exim answers QUIT at once, and the QUIT (sent the
+        // moment the last reply came, answered, then closed) is a request
+        // like the others, not a reaction to an idle close.
+        let quit = rows.last().unwrap();
+        assert!(quit.4.starts_with("request out"), "stream {n}: {quit:?}");
+        assert!(quit.3 < 5.0, "stream {n}: {quit:?}");
+    }
+}
+
+#[test]
+fn an_ident_lookup_the_client_drops_holds_each_greeting_for_its_timeout() {
+    let d = doc("exim-ident.pcap.gz");
+    for (n, ident) in [(0, 1), (2, 3)] {
+        let c = connection(&d, n);
+        let waits = think_waits(c);
+        // The greeting (from the handshake's ACK), then the QUIT.
+        let (from, to, ms) = waits[0];
+        let rows = first_byte_rows(c);
+        assert_eq!(
+            (rows[0].0, rows[0].1, rows[0].2),
+            (0, from, to),
+            "{n}: {rows:?}"
+        );
+        assert!((1990.0..2100.0).contains(&ms), "{n}: {ms} ms");
+        let fix = c["findings"][0]["fix"].as_str().unwrap();
+        assert!(fix.contains("rfc1413_query_timeout"), "{fix}");
+        // The lookup itself: the server's connection to the client's port
+        // 113, its SYNs unanswered.
+        let lookup = connection(&d, ident);
+        assert_eq!(lookup["server"]["port"], 113);
+        assert_eq!(lookup["server"]["ip"], c["client"]["ip"]);
+        assert!(
+            kinds(&lookup["findings"]).contains(&"syn_retransmit"),
+            "{:?}",
+            lookup["findings"]
+        );
+    }
+}
