@@ -86,6 +86,9 @@ pub struct Exchanges {
     pub greeting: Option<Stamp>,
     /// The application protocol, when a side's first data told it.
     pub protocol: Option<crate::model::AppProtocol>,
+    /// The text protocol whose greeting the server sent: its commands
+    /// name the exchanges.
+    text: Option<crate::commands::TextProtocol>,
     /// Whether each side (client, server) sent data yet.
     spoke: [bool; 2],
     /// The client's first data was an OpenVPN hard reset.
@@ -210,6 +213,7 @@ impl Exchanges {
                             && self.total == 0
                         {
                             self.greeting = Some(first);
+                            self.text = crate::commands::TextProtocol::from_greeting(head);
                         }
                         self.server_first_bytes += len;
                     }
@@ -341,7 +345,14 @@ impl Exchanges {
             .as_ref()
             .filter(|c| paused && !answered && c.response_first.is_none())
             .and_then(|c| c.label.clone());
-        let label = http_request_line(head);
+        // (After SMTP's DATA, what the client sends is the message.)
+        let after_data = || {
+            let previous = self.current.as_ref()?.label.as_deref();
+            (self.text.is_some() && previous == Some("DATA")).then(|| "message".to_string())
+        };
+        let label = http_request_line(head)
+            .or_else(|| self.text?.command(head))
+            .or_else(after_data);
         let resumes = label.is_none() && begun.is_some();
         let label = label.or(begun);
         self.close();
@@ -939,6 +950,43 @@ mod tests {
         x.finish();
         assert_eq!((x.total, x.server_first_bytes), (0, 30));
         assert_eq!(x.greeting.map(|g| g.frame), Some(4));
+    }
+
+    #[test]
+    fn after_a_text_protocol_s_greeting_its_commands_name_the_exchanges() {
+        // SMTP: each command, then the message after DATA.
+        let mut x = Exchanges::default();
+        x.on_data(ServerToClient, at(4), at(4), 20, b"220 mail ESMTP\r\n");
+        let mut turn = |x: &mut Exchanges, frame: u64, ask: &'static [u8], reply: &'static [u8]| {
+            x.on_data(ClientToServer, at(frame), at(frame), ask.len() as u64, ask);
+            let answer = at(frame + 1);
+            x.on_data(ServerToClient, answer, answer, reply.len() as u64, reply);
+        };
+        turn(&mut x, 6, b"EHLO vm\r\n", b"250 ok\r\n");
+        turn(&mut x, 8, b"DATA\r\n", b"354 go ahead\r\n");
+        turn(
+            &mut x,
+            10,
+            b"Subject: hi\r\n\r\nhello\r\n.\r\n",
+            b"250 queued\r\n",
+        );
+        turn(&mut x, 12, b"QUIT\r\n", b"221 bye\r\n");
+        x.finish();
+        let labels: Vec<_> = x.kept.iter().map(|e| e.label.as_deref()).collect();
+        assert_eq!(
+            labels,
+            [Some("EHLO"), Some("DATA"), Some("message"), Some("QUIT")]
+        );
+        // Without a text greeting (a MySQL server's, none at all) the
+        // same bytes name nothing.
+        let mut y = Exchanges::default();
+        y.on_data(ServerToClient, at(4), at(4), 20, b"J\x00\x00\x00\x0a5.5.5");
+        turn(&mut y, 6, b"QUIT\r\n", b"\x07\x00\x00\x02");
+        let mut z = Exchanges::default();
+        turn(&mut z, 6, b"QUIT\r\n", b"221 bye\r\n");
+        for x in [y, z] {
+            assert_eq!(x.current.as_ref().and_then(|e| e.label.as_deref()), None);
+        }
     }
 
     #[test]

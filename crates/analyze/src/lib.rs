@@ -16,6 +16,7 @@
 //! so memory follows the number of open connections, not the capture size.
 //! The vocabulary (`rttdoc-model`) is re-exported as [`model`].
 
+mod commands;
 mod connection;
 mod exchange;
 mod facts;

@@ -654,6 +654,9 @@ pub enum Detail {
         longest_ms: f64,
         /// 1-based number of the slowest exchange (0: the greeting).
         longest_exchange: u32,
+        /// That exchange's request, when it was read (an HTTP request
+        /// line, a text protocol's command: `QUIT`).
+        longest_label: Option<String>,
     },
     /// A TCP Fast Open outcome.
     Tfo {

@@ -172,7 +172,12 @@ pub fn explanation(x: &Finding) -> String {
             threshold_ms,
             longest_ms,
             longest_exchange,
+            longest_label,
         } => {
+            let named = match longest_label {
+                Some(label) => format!("exchange {longest_exchange} ({label})"),
+                None => format!("exchange {longest_exchange}"),
+            };
             let greeting = format!(
                 "The server speaks first, and sent its greeting {greeting_ms:.0} ms after the connection opened (its time from the packet \
                  that let it greet, the handshake's ACK or inside TLS the client's Finished, to the greeting, on the server's clock): \
@@ -185,16 +190,17 @@ pub fn explanation(x: &Finding) -> String {
                 format!(
                     "{greeting}; and {rest} of {exchanges} exchanges waited on it too (the first byte of the response at least {threshold_ms:.0} ms \
                      after the request arrived): {cost:.0} ms in all, the longest {longest_ms:.0} ms ({}).",
-                    if *longest_exchange == 0 { "the greeting".to_string() } else { format!("exchange {longest_exchange}") }
+                    if *longest_exchange == 0 { "the greeting".to_string() } else { named }
                 )
             } else if *slow == 1 {
                 format!(
-                    "Exchange {longest_exchange}: the server sent the first byte of its response {cost:.0} ms after the request arrived: application time, not network."
+                    "{}: the server sent the first byte of its response {cost:.0} ms after the request arrived: application time, not network.",
+                    capitalized(&named)
                 )
             } else {
                 format!(
                     "{slow} of {exchanges} exchanges waited on the server: it sent the first byte of the response at least {threshold_ms:.0} ms after the request arrived, \
-                     {cost:.0} ms in all, the longest {longest_ms:.0} ms (exchange {longest_exchange}): application time, not network."
+                     {cost:.0} ms in all, the longest {longest_ms:.0} ms ({named}): application time, not network."
                 )
             }
         }
@@ -493,6 +499,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              against spam (Postfix postscreen_greet_wait, Sendmail greet_pause)."
                 .into()
         }
+        // A text protocol's QUIT, alone slow: the session's work was done
+        // (the message accepted, the file sent) before it.
+        Detail::ExchangeThinkTime { slow: 1, longest_label: Some(label), .. } if label == "QUIT" => {
+            "The server held its answer to QUIT after the session's work was done (Exim waits up to 200 ms for the client \
+             to close first): the message was accepted, the file sent, before it. A client that closes once its QUIT is sent, \
+             or pipelines QUIT behind its last command, does not wait for it."
+                .into()
+        }
         Detail::ExchangeThinkTime { .. } => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
         Detail::Tfo { outcome, .. } => match outcome {
             TfoOutcome::Rejected => "Enable TFO on the server: sysctl net.ipv4.tcp_fastopen=3 (bit 2: server), the listener option (nginx: listen 443 ssl fastopen=256; HAProxy: bind ... tfo), a stable net.ipv4.tcp_fastopen_key across the fleet; check no middlebox strips TCP option 34.".into(),
@@ -578,5 +592,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 None => "See the ladder (--conn) for what the server waited on.".to_string(),
             }
         }
+    }
+}
+
+/// `text` with its first letter a capital.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }

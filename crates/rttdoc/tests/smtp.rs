@@ -65,7 +65,37 @@ fn assert_quit_held(name: &str, exchanges: u64) {
         // The ledger counts it: the QUIT's row holds the wait.
         assert!((quit.3 - ms).abs() < 5.0, "{name} {n}: {quit:?}");
         assert!(quit.4.starts_with("request out"), "{name} {n}: {quit:?}");
+        // The commands name the rows, and the finding names the QUIT with
+        // a fix for a QUIT.
+        let labels = row_labels(c);
+        assert_eq!(
+            labels.first().map(String::as_str),
+            Some("EHLO: request -> first byte")
+        );
+        assert_eq!(
+            labels.last().map(String::as_str),
+            Some("QUIT: request -> first byte"),
+            "{labels:?}"
+        );
+        let f = &c["findings"][0];
+        let text = f["explanation"].as_str().unwrap();
+        assert!(
+            text.starts_with(&format!("Exchange {exchanges} (QUIT):")),
+            "{text}"
+        );
+        assert!(f["fix"].as_str().unwrap().contains("QUIT"), "{}", f["fix"]);
     }
+}
+
+/// The labels of the connection's first-byte rows after the greeting.
+fn row_labels(c: &serde_json::Value) -> Vec<String> {
+    c["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["phase"] == "first_byte" && r["exchange"] != 0)
+        .map(|r| r["label"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]

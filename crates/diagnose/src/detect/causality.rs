@@ -241,6 +241,7 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
             slow,
             longest_ms,
             longest_exchange,
+            longest_label,
             ..
         } => {
             *slow = n;
@@ -252,6 +253,7 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
                 .map_or(0.0, |w| w.ms);
             if let Some(i) = longest_exchange_of(f.exchanges, greeted, kept) {
                 *longest_exchange = i;
+                *longest_label = super::server_think_time::label_of(f.exchanges, i as usize);
             }
         }
         _ => {}

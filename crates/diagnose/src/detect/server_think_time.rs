@@ -253,6 +253,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         threshold_ms: threshold as f64 / 1e6,
         longest_ms: worst.3 as f64 / 1e6,
         longest_exchange: worst.0 as u32,
+        longest_label: label_of(f.exchanges, worst.0),
     };
     y.display_filter = f.filter_frames(&y.frames);
     out.push(y);
@@ -498,6 +499,12 @@ fn slow_exchanges(
         }
     }
     slow
+}
+
+/// The request of exchange `n` (1-based; 0, the greeting, has none), when
+/// it was read.
+pub(crate) fn label_of(exchanges: &[Exchange], n: usize) -> Option<String> {
+    exchanges.get(n.checked_sub(1)?)?.label.clone()
 }
 
 /// Nobody waits for an answer after closing: server data after the
