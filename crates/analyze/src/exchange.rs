@@ -957,7 +957,7 @@ mod tests {
         // SMTP: each command, then the message after DATA.
         let mut x = Exchanges::default();
         x.on_data(ServerToClient, at(4), at(4), 20, b"220 mail ESMTP\r\n");
-        let mut turn = |x: &mut Exchanges, frame: u64, ask: &'static [u8], reply: &'static [u8]| {
+        let turn = |x: &mut Exchanges, frame: u64, ask: &'static [u8], reply: &'static [u8]| {
             x.on_data(ClientToServer, at(frame), at(frame), ask.len() as u64, ask);
             let answer = at(frame + 1);
             x.on_data(ServerToClient, answer, answer, reply.len() as u64, reply);
