@@ -1145,6 +1145,13 @@ impl Connection {
         }
     }
 
+    /// Delivers whatever is still held, and what a preamble held while
+    /// it waited to know whether TLS would start (the connection ends).
+    pub(crate) fn release_held(&mut self) {
+        self.flush();
+        self.decide_preamble(true);
+    }
+
     /// Delivers whatever is still held (the holes were never filled).
     pub(crate) fn flush(&mut self) {
         let last = self.last;

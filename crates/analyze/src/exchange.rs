@@ -45,6 +45,9 @@ pub struct Exchange {
     /// The call to an upstream the server made while this request waited
     /// for its answer, when the capture shows it (upstream.rs).
     pub upstream: Option<Box<crate::upstream::UpstreamCall>>,
+    /// A connection the server opened back to the client's host while
+    /// this request waited (connect_back.rs: FTP's active data connection).
+    pub connect_back: Option<Box<crate::connect_back::ConnectBack>>,
     /// The longest this answer can have waited in the queue of the
     /// client's downlink, by what the client received just before it
     /// (`PathSamples::busy_before`); 0 when nothing shows a queue.
@@ -77,13 +80,16 @@ pub struct Exchanges {
     pub kept: Vec<Exchange>,
     /// All exchanges, including those not kept.
     pub total: u32,
-    current: Option<Exchange>,
+    pub(crate) current: Option<Exchange>,
     /// Bytes the server sent before the client's first data (banners).
     pub server_first_bytes: u64,
     /// The first segment of a server that spoke first (SMTP, FTP, POP3,
     /// IMAP, MySQL greet before the client says anything): its greeting,
     /// when the capture shows where it began (not in a hole).
     pub greeting: Option<Stamp>,
+    /// A connection the server opened back to the client's host before
+    /// it greeted (connect_back.rs: an ident lookup).
+    pub greeting_connect_back: Option<Box<crate::connect_back::ConnectBack>>,
     /// The application protocol, when a side's first data told it.
     pub protocol: Option<crate::model::AppProtocol>,
     /// The text protocol whose greeting the server sent: its commands
@@ -119,6 +125,9 @@ pub struct Exchanges {
     /// ([`OPENED`], [`ANSWERED`]): the host's other connections may want
     /// it (upstream.rs).
     pub(crate) events: u8,
+    /// How many of the kept exchanges were looked at for a connection
+    /// the server opened back to the client (track.rs).
+    pub(crate) connect_backs_noted: usize,
     /// The open request's [`crate::upstream::request_key`].
     pub(crate) current_key: u64,
     /// The highest ACK the client had sent (what it had of the server's
@@ -135,6 +144,8 @@ pub struct Exchanges {
 pub(crate) const OPENED: u8 = 1;
 /// [`Exchanges::events`]: the open request's answer began.
 pub(crate) const ANSWERED: u8 = 2;
+/// [`Exchanges::events`]: the server greeted.
+pub(crate) const GREETED: u8 = 4;
 
 impl Exchanges {
     /// The exchanges of a connection whose server is on `port` (the
@@ -214,6 +225,7 @@ impl Exchanges {
                         {
                             self.greeting = Some(first);
                             self.text = crate::commands::TextProtocol::from_greeting(head);
+                            self.events |= GREETED;
                         }
                         self.server_first_bytes += len;
                     }
@@ -275,6 +287,7 @@ impl Exchanges {
     fn no_turns(&mut self) {
         self.peer_to_peer = true;
         self.greeting = None;
+        self.greeting_connect_back = None;
         self.current = None;
         self.kept.clear();
         self.total = 0;
@@ -285,6 +298,7 @@ impl Exchanges {
     pub(crate) fn not_a_greeting(&mut self, frame: u64) {
         if self.greeting.is_some_and(|g| g.frame == frame) {
             self.greeting = None;
+            self.greeting_connect_back = None;
         }
     }
 
@@ -374,6 +388,7 @@ impl Exchanges {
             status: None,
             h2_control_sized: false,
             upstream: None,
+            connect_back: None,
             downlink_busy_ns: 0,
             response_in_hole: false,
         });

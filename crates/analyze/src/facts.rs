@@ -79,6 +79,9 @@ pub struct ConnectionFacts {
     /// A server's greeting: its first data, sent before any of the
     /// client's ([`crate::Exchanges::greeting`]).
     pub greeting: Option<Stamp>,
+    /// A connection the server opened back to the client's host before
+    /// it greeted ([`crate::Exchanges::greeting_connect_back`]).
+    pub greeting_connect_back: Option<Box<crate::ConnectBack>>,
     /// The application protocol, when a side's first data told it.
     pub protocol: Option<crate::model::AppProtocol>,
     /// The first segments (up to [`crate::TIMELINE_CAP`]).
@@ -198,6 +201,7 @@ impl Connection {
             exchanges: std::mem::take(&mut c.exchanges.kept),
             exchanges_total: c.exchanges.total,
             greeting: c.exchanges.greeting,
+            greeting_connect_back: c.exchanges.greeting_connect_back.take(),
             protocol: c.exchanges.protocol,
             timeline: std::mem::take(&mut c.timeline),
             ladder: c.ladder.take(),

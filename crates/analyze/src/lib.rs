@@ -17,6 +17,7 @@
 //! The vocabulary (`rttdoc-model`) is re-exported as [`model`].
 
 mod commands;
+mod connect_back;
 mod connection;
 mod exchange;
 mod facts;
@@ -38,6 +39,7 @@ mod track;
 mod twins;
 mod upstream;
 
+pub use connect_back::ConnectBack;
 pub use connection::{SegmentRecord, Stamp, TIMELINE_CAP};
 pub use exchange::Exchange;
 pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};

@@ -129,6 +129,7 @@ impl Embryo {
             exchanges: Vec::new(),
             exchanges_total: 0,
             greeting: None,
+            greeting_connect_back: None,
             protocol: None,
             timeline: vec![SegmentRecord {
                 frame: self.at.frame,

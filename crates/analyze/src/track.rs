@@ -371,6 +371,7 @@ impl<'s> Tracker<'s> {
                 }
                 let stream = self.next_stream;
                 self.next_stream += 1;
+                self.calls.dials.syn(stream, seg.src, destination(seg), at);
                 self.embryos.insert(
                     key,
                     Embryo {
@@ -403,10 +404,14 @@ impl<'s> Tracker<'s> {
         let next_stream = &mut self.next_stream;
         let options = &self.options;
         let finisher = &mut self.finisher;
+        let dials = &mut self.calls.dials;
         let conn = self.table.entry(key).or_insert_with(|| {
             let (client, server) = roles(seg);
             let stream = *next_stream;
             *next_stream += 1;
+            if is_syn {
+                dials.syn(stream, seg.src, destination(seg), at);
+            }
             new_connection(options, finisher.husk(), stream, client, server, at)
         });
         conn.settle_roles(src, seg);
@@ -672,6 +677,16 @@ impl<'s> Tracker<'s> {
         ending: Option<Ending>,
         tombstone: bool,
     ) {
+        // What a preamble held back (a text protocol's turns, while it
+        // could still start TLS) reaches the exchanges here at the latest,
+        // where the connections the server opened back to its client are
+        // still known.
+        if c.detect {
+            c.release_held();
+            if c.exchanges.total > 0 || c.exchanges.greeting.is_some() {
+                note_connect_backs(&mut c, &self.calls.dials);
+            }
+        }
         // Only answers are weighed against the path's queue.
         if c.detect && (c.exchanges.total > 0 || c.tls.is_some()) {
             // (Saturating: a broken clock may stand at the end of time.)
@@ -772,6 +787,9 @@ fn track_in(
     if seg.flags.syn() && seg.flags.ack() {
         // A clean handshake's SYN-ACK: how far the server was, then.
         note_handshake(conn, at, paths);
+        if conn.syn_ack_count == 1 {
+            calls.dials.accepted(conn.stream, at);
+        }
         same = twins.syn_ack(conn.stream, key, seg.seq, seg.ack, at.ts_ns);
     }
     conn.last_progress_ns = progress_ns;
@@ -800,6 +818,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     };
     let (stream, same_as) = (conn.stream, conn.same_as);
     let (client, server, syn) = (conn.client, conn.server, conn.first_syn);
+    if events & (crate::exchange::ANSWERED | crate::exchange::GREETED) != 0 {
+        note_connect_backs(conn, &calls.dials);
+    }
     let Some(x) = conn.exchanges.current_mut() else {
         return;
     };
@@ -823,6 +844,40 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
                 key,
             })
             .map(Box::new);
+    }
+}
+
+/// The exchanges answered since the last look learn the connection the
+/// server opened back to the client meanwhile, if it did (connect_back.rs).
+/// Several at once when their bytes were held back (a text protocol's
+/// turns, until preamble.rs knew whether TLS would start).
+fn note_connect_backs(conn: &mut Connection, dials: &crate::connect_back::Dials) {
+    let (stream, server, client) = (conn.stream, conn.server.ip, conn.client.ip);
+    let x = &mut conn.exchanges;
+    if let (Some(greeting), None) = (x.greeting, &x.greeting_connect_back) {
+        // (From the connection's SYN, or the capture's first sight of it:
+        // the server cannot dial before it.)
+        let from = conn.first_syn.unwrap_or(conn.first).ts_ns;
+        x.greeting_connect_back = dials
+            .during(stream, server, client, from, greeting.ts_ns)
+            .map(Box::new);
+    }
+    let from = x.connect_backs_noted.min(x.kept.len());
+    x.connect_backs_noted = x.kept.len();
+    for e in x.kept[from..].iter_mut().chain(x.current.as_mut()) {
+        if let (Some(answer), None) = (e.response_first, &e.connect_back) {
+            e.connect_back = dials
+                .during(stream, server, client, e.request_first.ts_ns, answer.ts_ns)
+                .map(Box::new);
+        }
+    }
+}
+
+/// Where a segment goes.
+fn destination(seg: &Segment<'_>) -> Endpoint {
+    Endpoint {
+        ip: seg.dst,
+        port: seg.dst_port,
     }
 }
 

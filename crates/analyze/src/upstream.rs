@@ -85,6 +85,9 @@ pub(crate) struct Asking {
 /// began (track.rs keeps one for the capture).
 #[derive(Default)]
 pub(crate) struct Calls {
+    /// The connections opened lately: those a server opened back to its
+    /// client's host (connect_back.rs).
+    pub dials: crate::connect_back::Dials,
     answered: VecDeque<Asking>,
     /// (stream, the request's first segment's time), in capture order.
     opened: VecDeque<(u64, i64)>,

@@ -541,6 +541,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 },
                 tls_end_frame,
                 greeting,
+                greeting_connect_back: c.greeting_connect_back.as_deref(),
                 protocol: c.protocol,
                 jitter_ns,
                 early_plaintext: c.early_plaintext.as_deref(),

@@ -163,6 +163,11 @@ finding_kinds! {
     /// it during the wait (its connection is in the capture).
     UpstreamWait = "upstream_wait" in "upstream_wait.rs", Waits,
         fix "the upstream's own findings; upstream keep-alive when it connects per request";
+    /// The server opened a connection back to the client's host while the
+    /// client waited (FTP's active data connection, an ident lookup): its
+    /// handshake, or its unanswered SYNs, were in the wait.
+    ConnectBack = "connect_back" in "connect_back.rs", Waits,
+        fix "ident lookups off (Exim `rfc1413_hosts =`, ProFTPD `IdentLookups off`) or a host that refuses port 113 at once; FTP: fewer, larger transfers, or a protocol that keeps one connection";
     /// Answers waited in the queue of the client's own downlink, which
     /// several of its connections kept saturated.
     DownlinkQueue = "downlink_queue" in "downlink_queue.rs", Waits,

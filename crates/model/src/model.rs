@@ -760,6 +760,25 @@ pub enum Detail {
         /// requests (ms): connecting.
         connect_ms: f64,
     },
+    /// Waits that held a connection the server opened back to the
+    /// client's host.
+    ConnectBack {
+        /// How many waits (the greeting's counted).
+        waits: u32,
+        /// The longest of them (ms).
+        longest_ms: f64,
+        /// Its connection (`tcp.stream`).
+        stream: u64,
+        /// The client's port it went to (113: ident).
+        port: u16,
+        /// The client's host accepted it (a SYN-ACK); otherwise the server
+        /// waited for SYNs nobody answered.
+        accepted: bool,
+        /// It held the greeting.
+        greeting: bool,
+        /// The request that waited, when it was read (`RETR`).
+        request: Option<String>,
+    },
     /// Answers that waited in the client's saturated downlink's queue.
     DownlinkQueue {
         /// How many answers waited.

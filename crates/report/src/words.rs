@@ -323,6 +323,40 @@ pub fn explanation(x: &Finding) -> String {
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full."
         ),
+        Detail::ConnectBack {
+            waits,
+            longest_ms,
+            stream,
+            port,
+            accepted,
+            greeting,
+            request,
+        } => {
+            let what = if *port == 113 {
+                format!("the client's ident port (113, RFC 1413: who the user is; stream {stream})")
+            } else {
+                format!("the client's port {port} (stream {stream})")
+            };
+            let waited = if *greeting {
+                "Before it greeted".to_string()
+            } else {
+                match request {
+                    Some(r) => format!("Before it answered {r}"),
+                    None => "Before it answered".to_string(),
+                }
+            };
+            let outcome = if *accepted {
+                "and answered once that connection's handshake was done: a round trip of the network's in the wait, not the server's work"
+            } else {
+                "and nothing answered it (the client's host dropped the SYNs): the server waited until it gave up"
+            };
+            let times = if *waits == 1 {
+                format!("{cost:.0} ms")
+            } else {
+                format!("{waits} waits, {cost:.0} ms in all, the longest {longest_ms:.0} ms")
+            };
+            format!("{waited}, the server opened a connection back to {what}, {outcome}: {times}.")
+        }
         Detail::UpstreamWait {
             answers,
             upstream,
@@ -487,6 +521,17 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             "Look at the upstream (its connection's findings: server_think_time there is the application's time), and keep upstream \
              connections alive instead of opening one per request: nginx `keepalive 16;` in the upstream block with `proxy_http_version 1.1;` \
              and `proxy_set_header Connection \"\";`, HAProxy `http-reuse safe` (its default), a pooled client in the application."
+                .into()
+        }
+        Detail::ConnectBack { port: 113, .. } => {
+            "Turn the server's ident lookups off (Exim: rfc1413_hosts empty, or rfc1413_query_timeout = 0s; ProFTPD: IdentLookups off; \
+             an IRC server's ident check), or have the client's host refuse port 113 at once (a RST, not a silent drop)."
+                .into()
+        }
+        Detail::ConnectBack { .. } => {
+            "FTP opens a connection for each file or listing: the server's, in the wait, in active mode (PORT/EPRT); the client's, \
+             before it asks, in passive mode (PASV/EPSV): a round trip either way. Fewer, larger transfers (an archive), or a protocol \
+             that keeps one connection (SFTP, HTTP with keep-alive), save it."
                 .into()
         }
         Detail::UpstreamWait { .. } => "Look at the upstream: its connection's findings say where the time went (server_think_time there is the \

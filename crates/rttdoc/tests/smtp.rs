@@ -16,7 +16,8 @@
 //!   is the first request's, from the Finished.
 //! - With ident lookups on (`rfc1413_hosts = *`) and the client's host
 //!   dropping port 113, each greeting waits for the lookup's timeout; the
-//!   capture shows the server's unanswered SYNs to the client's port 113.
+//!   capture shows the server's unanswered SYNs to the client's port 113:
+//!   `connect_back`, the lookup's time, not the server's work.
 
 mod common;
 
@@ -152,8 +153,11 @@ fn an_ident_lookup_the_client_drops_holds_each_greeting_for_its_timeout() {
     let d = doc("exim-ident.pcap.gz");
     for (n, ident) in [(0, 1), (2, 3)] {
         let c = connection(&d, n);
-        let waits = think_waits(c);
-        // The greeting (from the handshake's ACK), then the QUIT.
+        // The greeting (from the handshake's ACK) waited for the lookup:
+        // its connection's time, not the server's work; Exim's 200 ms QUIT
+        // hold stays the server's.
+        let waits = waits_of(c, "connect_back", "first_byte");
+        assert_eq!(waits.len(), 1, "{n}: {waits:?}");
         let (from, to, ms) = waits[0];
         let rows = first_byte_rows(c);
         assert_eq!(
@@ -162,8 +166,22 @@ fn an_ident_lookup_the_client_drops_holds_each_greeting_for_its_timeout() {
             "{n}: {rows:?}"
         );
         assert!((1990.0..2100.0).contains(&ms), "{n}: {ms} ms");
-        let fix = c["findings"][0]["fix"].as_str().unwrap();
+        let think = think_waits(c);
+        assert_eq!(think.len(), 1, "{n}: {think:?}");
+        assert_eq!(think[0].1, rows.last().unwrap().2, "the QUIT's");
+        let lookup_finding = c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "connect_back")
+            .unwrap();
+        let fix = lookup_finding["fix"].as_str().unwrap();
         assert!(fix.contains("rfc1413_query_timeout"), "{fix}");
+        let text = lookup_finding["explanation"].as_str().unwrap();
+        assert!(
+            text.contains("ident port (113") && text.contains(&format!("stream {ident}")),
+            "{text}"
+        );
         // The lookup itself: the server's connection to the client's port
         // 113, its SYNs unanswered.
         let lookup = connection(&d, ident);

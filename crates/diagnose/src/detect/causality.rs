@@ -284,6 +284,7 @@ mod tests {
             expects_continue: false,
             h2_control_sized: false,
             upstream: None,
+            connect_back: None,
             downlink_busy_ns: 0,
             response_in_hole: false,
         }

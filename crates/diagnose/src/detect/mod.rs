@@ -9,6 +9,7 @@
 
 pub mod causality;
 mod client_think_time;
+mod connect_back;
 mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
@@ -60,6 +61,9 @@ pub struct Facts<'a> {
     /// TLS the client's Finished) and the greeting's first segment
     /// (`ledger::waited_greeting`).
     pub greeting: Option<(Stamp, Stamp)>,
+    /// A connection the server opened back to the client's host before
+    /// it greeted (an ident lookup: connect_back.rs).
+    pub greeting_connect_back: Option<&'a rttdoc_analyze::ConnectBack>,
     /// The application protocol, when a side's first data told it.
     pub protocol: Option<crate::model::AppProtocol>,
     /// How far the path's round trip strayed from its fastest (handshake
@@ -622,7 +626,7 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 16] = [
+const DETECTORS: [Detector; 17] = [
     syn_retransmit::detect,
     tfo::detect,
     hello_retry_request::detect,
@@ -632,6 +636,7 @@ const DETECTORS: [Detector; 16] = [
     client_think_time::detect,
     downlink_queue::detect,
     upstream_wait::detect,
+    connect_back::detect,
     expect_continue::detect,
     nagle::detect,
     initcwnd::detect,

@@ -288,7 +288,13 @@ fn greeting_wait(f: &Facts<'_>, threshold: i64) -> Option<(usize, u64, u64, i64)
         .filter(|&(_, arrived)| arrived <= left)
         .last()
         .unwrap_or((opened.frame, opened.ts_ns + f.server_side_ns));
-    let think = left - from.1 - f.answer_queue_ns(greeted.ts_ns);
+    // A connection the server opened back to the client before it
+    // greeted (an ident lookup) is that connection's time
+    // (connect_back.rs), not the server's.
+    let back = f.greeting_connect_back.map_or(0, |b| {
+        super::connect_back::connect_back_ns(f, b, from.1, left)
+    });
+    let think = left - from.1 - f.answer_queue_ns(greeted.ts_ns) - back;
     (think >= threshold && !f.idle_exchanges.contains(&0)).then_some((
         0,
         from.0,
@@ -486,6 +492,12 @@ fn slow_exchanges(
         if less_upstream {
             // (At the proxy: its clock is the capture's.)
             think -= super::upstream_wait::upstream_ns(x, tq, ta, threshold);
+        }
+        // A connection the server opened back to the client meanwhile
+        // (FTP's active data connection) is that connection's handshake
+        // (connect_back.rs), not the server's work.
+        if let Some(back) = x.connect_back.as_deref() {
+            think -= super::connect_back::connect_back_ns(f, back, tq, ta);
         }
         if asks_nothing(f, x, first, threshold) {
             continue;

@@ -119,7 +119,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 }
 
 /// Frames of several streams: the proxy's connection and its calls.
-fn streams_filter(streams: &[u64], frames: &[u64]) -> String {
+pub(super) fn streams_filter(streams: &[u64], frames: &[u64]) -> String {
     let streams: Vec<String> = streams
         .iter()
         .map(|s| format!("tcp.stream eq {s}"))

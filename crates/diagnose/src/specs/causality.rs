@@ -90,6 +90,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         server_side_ns: RTT_NS,
         tls_end_frame: None,
         greeting: None,
+        greeting_connect_back: None,
         protocol: None,
         jitter_ns: 0,
         early_plaintext: None,

@@ -17,6 +17,7 @@
 
 mod causality;
 mod client_think_time;
+mod connect_back;
 mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
@@ -329,6 +330,39 @@ impl Wire {
     /// the capture, not in this connection's report.
     pub fn background(&mut self, flows: u16, from_ms: f64, to_ms: f64, gap_ms: f64, size: u32) {
         self.bursts(flows, from_ms, to_ms, gap_ms, 1, size);
+    }
+
+    /// A connection the server opens back to the client's host, to its
+    /// port `port` (FTP's active data connection, ident's 113), from port
+    /// 20: its SYN sent at `t`, and, when `accepted`, the client host's
+    /// SYN-ACK the moment the SYN arrives and the server's ACK the moment
+    /// that arrives. Its SYN and SYN-ACK (None when not accepted).
+    pub fn connect_back(&mut self, port: u16, t: f64, accepted: bool) -> (Id, Option<Id>) {
+        let (isn, peer_isn) = (7_000_000u32, 9_000_000u32);
+        let dial = |w: &mut Wire, at: f64, dir: Direction, flags: u16, seq: u32, ack: u32| {
+            let mut s = w.segment(dir, 0, flags, b"");
+            (s.src_port, s.dst_port) = if dir == S { (20, port) } else { (port, 20) };
+            (s.seq, s.ack) = (seq, ack);
+            s.options.mss = Some(MSS as u16);
+            w.pkts.push(Pkt {
+                sent_ms: at,
+                dir,
+                seg: s,
+                rel: (0, 0),
+                lost: false,
+                late_ms: 0.0,
+                at_host: false,
+            });
+            Id(w.pkts.len() - 1)
+        };
+        let syn = dial(self, t, S, SYN, isn, 0);
+        if !accepted {
+            return (syn, None);
+        }
+        let d = self.path.one_way_ms();
+        let syn_ack = dial(self, t + d, C, SYN | ACK, peer_isn, isn + 1);
+        dial(self, t + 2.0 * d, S, ACK, isn + 1, peer_isn + 1);
+        (syn, Some(syn_ack))
     }
 
     /// A call the server's host makes from its address `from` (port
