@@ -92,12 +92,7 @@ impl TextProtocol {
     /// in capitals (`UID FETCH` for IMAP's UID commands), or None when it
     /// begins with no command of the protocol.
     pub(crate) fn command(self, head: &[u8]) -> Option<String> {
-        let line_end = head
-            .iter()
-            .position(|&b| b == b'\r' || b == b'\n')
-            .unwrap_or(head.len());
-        let line = std::str::from_utf8(&head[..line_end]).ok()?;
-        let mut words = line.split(' ');
+        let mut words = crate::exchange::first_line(head)?.split(' ');
         if self == TextProtocol::Imap {
             // The tag: letters, digits and a few marks, never empty.
             let tag = words.next()?;

@@ -531,14 +531,19 @@ pub(crate) const METHODS: [&str; 9] = [
     "GET", "POST", "HEAD", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE",
 ];
 
-/// "GET /index.html" from an HTTP/1.x request head.
-pub fn http_request_line(head: &[u8]) -> Option<String> {
+/// The first line of `head` (up to its CR or LF, or all of it), when it
+/// is text.
+pub(crate) fn first_line(head: &[u8]) -> Option<&str> {
     let line_end = head
         .iter()
         .position(|&b| b == b'\r' || b == b'\n')
         .unwrap_or(head.len());
-    let line = std::str::from_utf8(&head[..line_end]).ok()?;
-    let mut parts = line.split(' ');
+    std::str::from_utf8(&head[..line_end]).ok()
+}
+
+/// "GET /index.html" from an HTTP/1.x request head.
+pub fn http_request_line(head: &[u8]) -> Option<String> {
+    let mut parts = first_line(head)?.split(' ');
     let method = parts.next()?;
     if !METHODS.contains(&method) {
         return None;

@@ -654,6 +654,15 @@ impl Outcome {
         ids.iter().map(|i| self.frame(*i)).collect()
     }
 
+    /// The ledger's first-byte row of exchange `n` (0: the greeting).
+    pub fn first_byte_row(&self, n: u32) -> &crate::model::LedgerRow {
+        self.report
+            .ledger
+            .iter()
+            .find(|r| r.exchange == Some(n) && r.phase == crate::model::Phase::FirstByte)
+            .unwrap_or_else(|| panic!("no first-byte row of exchange {n}"))
+    }
+
     pub fn kinds(&self) -> Vec<FindingKind> {
         self.report.findings.iter().map(|f| f.kind).collect()
     }

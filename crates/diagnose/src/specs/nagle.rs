@@ -573,12 +573,7 @@ fn a_request_held_behind_the_clients_finished_waits_from_the_finished() {
     // The request's row begins where the hold did (the time before the
     // request left is its wait, no other row's), so the ledger shows the
     // hold as excess and gives it to the finding: nothing unexplained.
-    let row = o
-        .report
-        .ledger
-        .iter()
-        .find(|r| r.exchange == Some(1) && r.phase == Phase::FirstByte)
-        .expect("the request's row");
+    let row = o.first_byte_row(1);
     assert_eq!(row.start_frame, o.frame(finished), "{row:?}");
     assert_eq!(row.end_frame, o.frame(answer), "{row:?}");
     // Sent with the Finished, the request would have had its answer a
@@ -608,12 +603,7 @@ fn a_request_sent_after_a_pause_of_the_clients_own_keeps_its_row() {
     let o = w.run();
     o.has_no(NagleDelayedAck);
     o.has_no(NagleHold);
-    let row = o
-        .report
-        .ledger
-        .iter()
-        .find(|r| r.exchange == Some(1) && r.phase == Phase::FirstByte)
-        .expect("the request's row");
+    let row = o.first_byte_row(1);
     assert_eq!(row.start_frame, o.frame(req), "{row:?}");
     assert_eq!(o.report.unexplained_ms, 0.0);
 }

@@ -278,12 +278,7 @@ fn server_data_after_the_client_closed_is_not_an_answer() {
     let o = w.run();
     o.has_no(ServerThinkTime);
     // Nor does the ledger count the wait nobody had.
-    let row = o
-        .report
-        .ledger
-        .iter()
-        .find(|r| r.exchange == Some(1) && r.phase == Phase::FirstByte)
-        .expect("QUIT's row");
+    let row = o.first_byte_row(1);
     assert_eq!(row.excess_ms, Some(0.0), "{row:?}");
     assert!(row.ideal_basis.contains("client closed"), "{row:?}");
     assert_eq!(o.report.unexplained_ms, 0.0);
@@ -941,12 +936,7 @@ fn a_greeting_that_left_long_after_the_connection_opened_is_think_time() {
         assert_ms(f.cost_ms, 300.0, EXACT, "greeting departure - ACK arrival");
         // The ledger's greeting row (exchange 0): one round trip is its
         // ideal, the server's 300 ms its excess, all of it explained.
-        let row = o
-            .report
-            .ledger
-            .iter()
-            .find(|r| r.exchange == Some(0))
-            .expect("a greeting row");
+        let row = o.first_byte_row(0);
         assert_eq!((row.start_frame, row.end_frame), (f.frames[0], f.frames[1]));
         assert_eq!(row.ideal_rtts, Some(1.0));
         assert_ms(
@@ -1076,12 +1066,7 @@ fn a_last_command_sent_at_once_and_answered_late_before_the_close_is_think_time(
         let o = quit(200.0, fin_with_answer);
         let f = o.the(ServerThinkTime);
         assert!((f.cost_ms - 200.0).abs() < 1.0, "{}", f.cost_ms);
-        let row = o
-            .report
-            .ledger
-            .iter()
-            .find(|r| r.exchange == Some(2) && r.phase == Phase::FirstByte)
-            .expect("QUIT's row");
+        let row = o.first_byte_row(2);
         assert!(row.excess_ms.unwrap() > 150.0, "{row:?}");
     }
     // Answered at once: nothing.
