@@ -8,12 +8,15 @@
 //!
 //! An answer (or a greeting) is paired with the first connection whose
 //! SYN the server's address sent to the client's address (another
-//! connection than this one) after the request began and before the
-//! answer came; the connection's first SYN-ACK, if any, says when its
+//! connection than this one; not when the two addresses are one, where
+//! every connection the host opens would qualify) after the request began
+//! and before the answer came; the connection's first SYN-ACK, if any, says when its
 //! handshake was done. Bounded: the newest [`KEPT`] SYNs and SYN-ACKs.
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
+
+use rustc_hash::FxHashMap;
 
 use crate::connection::Stamp;
 use crate::model::Endpoint;
@@ -41,6 +44,10 @@ pub struct ConnectBack {
 pub(crate) struct Dials {
     /// (stream, from address, to, first SYN), in capture order.
     syns: VecDeque<(u64, IpAddr, Endpoint, Stamp)>,
+    /// How many of `syns` went from one address to another: a wait whose
+    /// server dialed nothing to its client (nearly every one) is told by
+    /// one lookup, without a walk of the SYNs.
+    pairs: FxHashMap<(IpAddr, IpAddr), u32>,
     /// (stream, first SYN-ACK), in capture order.
     accepted: VecDeque<(u64, Stamp)>,
 }
@@ -49,9 +56,23 @@ impl Dials {
     /// A connection's first SYN, from `from` to `to`.
     pub fn syn(&mut self, stream: u64, from: IpAddr, to: Endpoint, at: Stamp) {
         if self.syns.len() == KEPT {
-            self.syns.pop_front();
+            if let Some((_, old_from, old_to, _)) = self.syns.pop_front() {
+                if let Some(n) = self.pairs.get_mut(&(old_from, old_to.ip)) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.pairs.remove(&(old_from, old_to.ip));
+                    }
+                }
+            }
         }
         self.syns.push_back((stream, from, to, at));
+        *self.pairs.entry((from, to.ip)).or_insert(0) += 1;
+    }
+
+    /// Whether `server` opened a connection to `client` lately (not when
+    /// they are one address: [`Dials::during`]).
+    pub fn dialed(&self, server: IpAddr, client: IpAddr) -> bool {
+        server != client && self.pairs.contains_key(&(server, client))
     }
 
     /// A connection's first SYN-ACK.
@@ -72,6 +93,12 @@ impl Dials {
         from_ns: i64,
         to_ns: i64,
     ) -> Option<ConnectBack> {
+        // A client on the server's own host (loopback, a host talking to
+        // itself): any connection the host opens is "to the client's
+        // host", a proxy's call to its upstream as much as any other.
+        if !self.dialed(server, client) {
+            return None;
+        }
         let (dial, _, to, syn) = self
             .syns
             .iter()
@@ -160,6 +187,21 @@ mod tests {
             None
         );
         assert_eq!(d.during(0, ip(SERVER), ip(CLIENT), 0, 119 * MS), None);
+        // A client on the server's own address: nothing can be told.
+        let mut same = Dials::default();
+        same.syn(
+            5,
+            ip(SERVER),
+            Endpoint {
+                ip: ip(SERVER),
+                port: 8080,
+            },
+            at(20, 120),
+        );
+        assert_eq!(
+            same.during(0, ip(SERVER), ip(SERVER), 110 * MS, 170 * MS),
+            None
+        );
         // Not another host's, nor the client's own connections.
         assert_eq!(d.during(0, ip(3), ip(CLIENT), 0, 170 * MS), None);
         assert_eq!(

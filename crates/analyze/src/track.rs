@@ -853,6 +853,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
 /// turns, until preamble.rs knew whether TLS would start).
 fn note_connect_backs(conn: &mut Connection, dials: &crate::connect_back::Dials) {
     let (stream, server, client) = (conn.stream, conn.server.ip, conn.client.ip);
+    if !dials.dialed(server, client) {
+        return;
+    }
     let x = &mut conn.exchanges;
     if let (Some(greeting), None) = (x.greeting, &x.greeting_connect_back) {
         // (From the connection's SYN, or the capture's first sight of it:

@@ -76,14 +76,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// The client's requests that Nagle held whole (their first segment the
-/// held one): `(exchange number, the segment the silence ran from)`. The
-/// client wrote such a request no later than the segment before it left
+/// The client's first request, when Nagle held it whole (its first
+/// segment the held one): `(1, the segment the silence ran from)`. The
+/// client wrote it no later than the segment before it left
 /// unacknowledged (its TLS Finished, written as the handshake ended), so
 /// its wait began there, before the ledger's row for it begins; the
 /// ledger starts the row there (the request and the ACK's timer in it).
-/// Looked for only where a request followed the server's pure ACK at once
-/// (what a release looks like).
+/// (A later request held behind the one before it waited inside that
+/// one's row.) Looked for only where the request followed the server's
+/// pure ACK at once (what a release looks like).
 pub fn held_requests(f: &Facts<'_>) -> Vec<(usize, Stamp)> {
     let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {
         return Vec::new();
@@ -101,23 +102,20 @@ pub fn held_requests(f: &Facts<'_>) -> Vec<(usize, Stamp)> {
                     .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
         })
     };
-    if !f.exchanges.iter().any(released) {
+    let Some(first) = f.exchanges.first().filter(|x| released(x)) else {
         return Vec::new();
-    }
+    };
     find_holds(f, client, rtt)
         .iter()
-        .filter_map(|h| {
-            let n = f
-                .exchanges
-                .iter()
-                .position(|x| x.request_first.frame == h.held.frame)?;
-            Some((
-                n + 1,
+        .filter(|h| h.held.frame == first.request_first.frame)
+        .map(|h| {
+            (
+                1,
                 Stamp {
                     frame: h.prev.frame,
                     ts_ns: h.prev.ts_ns,
                 },
-            ))
+            )
         })
         .collect()
 }
