@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::connection::Stamp;
 use crate::model::Endpoint;
@@ -50,11 +50,20 @@ pub(crate) struct Dials {
     pairs: FxHashMap<(IpAddr, IpAddr), u32>,
     /// (stream, first SYN-ACK), in capture order.
     accepted: VecDeque<(u64, Stamp)>,
+    /// The addresses that accepted a connection (sent a SYN-ACK): only
+    /// their SYNs can be a server's dialing back. A flood's SYNs, from
+    /// anywhere, cost one lookup each. (Forgotten all at once past
+    /// [`KEPT`] addresses: bounded.)
+    servers: FxHashSet<IpAddr>,
 }
 
 impl Dials {
-    /// A connection's first SYN, from `from` to `to`.
+    /// A connection's first SYN, from `from` to `to`: kept when `from`
+    /// has accepted connections (and is not `to`'s address).
     pub fn syn(&mut self, stream: u64, from: IpAddr, to: Endpoint, at: Stamp) {
+        if from == to.ip || !self.servers.contains(&from) {
+            return;
+        }
         if self.syns.len() == KEPT {
             if let Some((_, old_from, old_to, _)) = self.syns.pop_front() {
                 if let Some(n) = self.pairs.get_mut(&(old_from, old_to.ip)) {
@@ -75,8 +84,12 @@ impl Dials {
         server != client && self.pairs.contains_key(&(server, client))
     }
 
-    /// A connection's first SYN-ACK.
-    pub fn accepted(&mut self, stream: u64, at: Stamp) {
+    /// A connection's first SYN-ACK, sent by `server`.
+    pub fn accepted(&mut self, stream: u64, server: IpAddr, at: Stamp) {
+        if self.servers.len() == KEPT && !self.servers.contains(&server) {
+            self.servers.clear();
+        }
+        self.servers.insert(server);
         if self.accepted.len() == KEPT {
             self.accepted.pop_front();
         }
@@ -148,6 +161,10 @@ mod tests {
     #[test]
     fn a_connection_the_server_opened_to_its_client_during_the_wait_is_found() {
         let mut d = Dials::default();
+        // Both hosts serve: the server its control connection, the client
+        // the data connections.
+        d.accepted(0, ip(SERVER), at(2, 0));
+        d.accepted(7, ip(CLIENT), at(3, 0));
         // The control connection (0) itself, then the client's other
         // connection to the server (1), then the server's data connection
         // back to the client (2), accepted a round trip later.
@@ -174,8 +191,8 @@ mod tests {
             port: 40001,
         };
         d.syn(2, ip(SERVER), data, at(11, 120));
-        d.accepted(1, at(12, 130));
-        d.accepted(2, at(13, 160));
+        d.accepted(1, ip(SERVER), at(12, 130));
+        d.accepted(2, ip(CLIENT), at(13, 160));
         let back = d
             .during(0, ip(SERVER), ip(CLIENT), 110 * MS, 170 * MS)
             .expect("found");
@@ -215,6 +232,7 @@ mod tests {
     #[test]
     fn an_unanswered_connection_has_no_acceptance() {
         let mut d = Dials::default();
+        d.accepted(0, ip(SERVER), at(2, 0));
         let ident = Endpoint {
             ip: ip(CLIENT),
             port: 113,
@@ -224,5 +242,10 @@ mod tests {
             .during(0, ip(SERVER), ip(CLIENT), 40 * MS, 2050 * MS)
             .expect("found");
         assert_eq!((back.stream, back.to.port, back.accepted), (1, 113, None));
+        // A host that never accepted a connection dials nobody back: its
+        // SYNs (a flood's, a client's) are not kept.
+        let mut flood = Dials::default();
+        flood.syn(1, ip(9), ident, at(4, 50));
+        assert!(!flood.dialed(ip(9), ip(CLIENT)));
     }
 }

@@ -788,7 +788,7 @@ fn track_in(
         // A clean handshake's SYN-ACK: how far the server was, then.
         note_handshake(conn, at, paths);
         if conn.syn_ack_count == 1 {
-            calls.dials.accepted(conn.stream, at);
+            calls.dials.accepted(conn.stream, conn.server.ip, at);
         }
         same = twins.syn_ack(conn.stream, key, seg.seq, seg.ack, at.ts_ns);
     }
