@@ -33,10 +33,8 @@
 #                                   and answers it at once (a malformed
 #                                   login, answered with an error)
 #
-# The server's namespace gets its resolv.conf from /etc/netns/NAME/ (what
-# `ip netns exec` mounts over /etc/resolv.conf): a nameserver on its own
-# subnet that no host answers for. Removed on exit, with /etc/netns if
-# this script made it.
+# The server's namespace gets a resolver that never answers
+# (relay_dead_resolver in relay-path.sh: removed on exit).
 #
 # Needs root, ip, tcpdump, python3, openssl, stunnel4, proftpd-core,
 # mariadb-server and mariadb-client (mariadb-install-db, mariadbd,
@@ -47,20 +45,15 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=relay-path.sh
 . "$here/relay-path.sh"
-made_netns_dir=
-[[ -d /etc/netns ]] || made_netns_dir=1
 extra_cleanup() {
   [[ -f $work/proftpd.pid ]] && kill "$(cat "$work/proftpd.pid")" 2>/dev/null || true
   if [[ -f $work/mariadb.pid ]]; then
     kill "$(cat "$work/mariadb.pid")" 2>/dev/null || true
     for _ in $(seq 50); do [[ -e $work/mariadb.sock ]] || break; sleep 0.2; done
   fi
-  rm -rf "/etc/netns/$S"
-  if [[ -n $made_netns_dir ]]; then rmdir /etc/netns 2>/dev/null || true; fi
 }
 relay_lab rtgreet$$ /tmp/rttdoc-greeting
-mkdir -p "/etc/netns/$S"
-printf 'nameserver 10.81.2.53\noptions timeout:1 attempts:1\n' > "/etc/netns/$S/resolv.conf"
+relay_dead_resolver
 
 mariadb-install-db --no-defaults --datadir="$work/db" --user=root --skip-test-db \
   > "$work/install.log" 2>&1

@@ -70,6 +70,10 @@ relay_lab_cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   if declare -F extra_cleanup >/dev/null; then extra_cleanup; fi
   wait 2>/dev/null || true
+  if [[ -n ${relay_resolver:-} ]]; then
+    rm -rf "/etc/netns/$S"
+    if [[ -n ${relay_made_netns_dir:-} ]]; then rmdir /etc/netns 2>/dev/null || true; fi
+  fi
   for n in "$C" "$S" "$M"; do ip netns del "$n" 2>/dev/null || true; done
   rm -rf "$work"
 }
@@ -94,4 +98,20 @@ relay_capture() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" 2>/dev/null || true
   pids=()
+}
+
+# Sourced too, by the scripts whose servers look their clients up:
+#
+#   relay_dead_resolver
+#
+# After relay_lab: gives the server's namespace a resolver that never
+# answers (/etc/netns/$S/resolv.conf, which `ip netns exec` mounts over
+# /etc/resolv.conf: a nameserver on its own subnet that no host answers
+# for, one try of a second). relay_lab's cleanup removes it, and
+# /etc/netns when this made it.
+relay_dead_resolver() {
+  [[ -d /etc/netns ]] || relay_made_netns_dir=1
+  relay_resolver=1
+  mkdir -p "/etc/netns/$S"
+  printf 'nameserver 10.81.2.53\noptions timeout:1 attempts:1\n' > "/etc/netns/$S/resolv.conf"
 }

@@ -26,10 +26,9 @@
 #                         each greeting waits 2 s, and the capture shows
 #                         the server's unanswered SYNs to port 113
 #
-# The server's namespace gets its resolv.conf from /etc/netns/NAME/ (a
-# nameserver on its own subnet that no host answers for; Exim looks up
-# no names here: host_lookup is empty); removed on exit, with /etc/netns
-# if this script made it.
+# The server's namespace gets a resolver that never answers
+# (relay_dead_resolver; Exim looks up no names here: host_lookup is
+# empty).
 #
 # Needs root, ip, nft, tcpdump, openssl, exim4 (exim4-daemon-light) and
 # swaks.
@@ -39,15 +38,8 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=relay-path.sh
 . "$here/relay-path.sh"
-made_netns_dir=
-[[ -d /etc/netns ]] || made_netns_dir=1
-extra_cleanup() {
-  rm -rf "/etc/netns/$S"
-  if [[ -n $made_netns_dir ]]; then rmdir /etc/netns 2>/dev/null || true; fi
-}
 relay_lab rtsmtp$$ /tmp/rttdoc-smtp
-mkdir -p "/etc/netns/$S"
-printf 'nameserver 10.81.2.53\noptions timeout:1 attempts:1\n' > "/etc/netns/$S/resolv.conf"
+relay_dead_resolver
 # Exim drops to its own user (Debian-exim) for each connection: the work
 # directory, spool and log must be its to use.
 chmod 755 "$work"
