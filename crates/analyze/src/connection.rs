@@ -305,6 +305,10 @@ pub struct Connection {
     pub(crate) path_samples: Vec<crate::QueueSample>,
     /// Its client's saturated downlink around its life, set with them.
     pub(crate) path_busy: Vec<crate::BusyRun>,
+    /// The FINs of the other connections between the same two addresses
+    /// during this one's life: (sent by the server, capture time)
+    /// (closes.rs).
+    pub(crate) sibling_closes: Vec<(bool, i64)>,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
     /// This is the connection of that earlier stream, seen again with
@@ -361,6 +365,7 @@ impl Connection {
             detect: true,
             path_samples: Vec::new(),
             path_busy: Vec::new(),
+            sibling_closes: Vec::new(),
             closing_queued: false,
             same_as: None,
             roles_settled: false,

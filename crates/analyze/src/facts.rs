@@ -103,6 +103,9 @@ pub struct ConnectionFacts {
     /// When the client's downlink was saturated by several of its
     /// connections around this one's life (`path_samples.rs`).
     pub path_busy: Vec<crate::BusyRun>,
+    /// The FINs of the other connections between the same two addresses
+    /// during this one's life: (sent by the server, capture time).
+    pub sibling_closes: Vec<(bool, i64)>,
 }
 
 /// The RTT samples of a connection, reduced to what the ledger reads.
@@ -210,6 +213,7 @@ impl Connection {
             detect: c.detect,
             path_samples: std::mem::take(&mut c.path_samples),
             path_busy: std::mem::take(&mut c.path_busy),
+            sibling_closes: std::mem::take(&mut c.sibling_closes),
         }
     }
 

@@ -16,6 +16,7 @@
 //! so memory follows the number of open connections, not the capture size.
 //! The vocabulary (`rttdoc-model`) is re-exported as [`model`].
 
+mod closes;
 mod commands;
 mod connect_back;
 mod connection;

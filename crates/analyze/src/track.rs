@@ -686,6 +686,13 @@ impl<'s> Tracker<'s> {
             if c.exchanges.total > 0 || c.exchanges.greeting.is_some() {
                 note_connect_backs(&mut c, &self.calls.dials);
             }
+            c.sibling_closes = self.calls.closes.of_siblings(
+                c.stream,
+                c.server.ip,
+                c.client.ip,
+                c.first.ts_ns,
+                c.last.ts_ns,
+            );
         }
         // Only answers are weighed against the path's queue.
         if c.detect && (c.exchanges.total > 0 || c.tls.is_some()) {
@@ -784,6 +791,9 @@ fn track_in(
         paths.arrival(conn.client.ip, conn.stream, at.ts_ns, seg.payload_len);
     }
     let mut same = None;
+    if seg.flags.fin() {
+        calls.closes.fin(conn.stream, seg.src, seg.dst, at.ts_ns);
+    }
     if seg.flags.syn() && seg.flags.ack() {
         // A clean handshake's SYN-ACK: how far the server was, then.
         note_handshake(conn, at, paths);

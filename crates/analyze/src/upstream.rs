@@ -88,6 +88,8 @@ pub(crate) struct Calls {
     /// The connections opened lately: those a server opened back to its
     /// client's host (connect_back.rs).
     pub dials: crate::connect_back::Dials,
+    /// The FINs seen lately: a connection's siblings' closes (closes.rs).
+    pub closes: crate::closes::Closes,
     answered: VecDeque<Asking>,
     /// (stream, the request's first segment's time), in capture order.
     opened: VecDeque<(u64, i64)>,

@@ -523,6 +523,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 idle_exchanges: $idle,
                 path_samples: &c.path_samples,
                 path_busy: &c.path_busy,
+                sibling_closes: &c.sibling_closes,
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,
                 rtt_ns,

@@ -89,6 +89,10 @@ pub struct Facts<'a> {
     /// When the client's downlink was saturated by several of its
     /// connections (`ConnectionFacts::path_busy`).
     pub path_busy: &'a [rttdoc_analyze::BusyRun],
+    /// The FINs of the other connections between the same two addresses
+    /// during this one's life: (sent by the server, capture time)
+    /// (`ConnectionFacts::sibling_closes`).
+    pub sibling_closes: &'a [(bool, i64)],
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
     pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],

@@ -30,6 +30,12 @@
 //!   (cut and their IP length rewritten by a tool such as `tcprewrite
 //!   --mtu-trunc`).
 //!
+//! - no FIN of another connection between the same two hosts (a sibling)
+//!   reached or left the sender's host between the ACK's arrival and K,
+//!   within the release's tolerance of K: then the application wrote K
+//!   when that connection closed (an FTP server's `226` once its data
+//!   connection is closed), and the ACK released nothing (closes.rs in
+//!   rttdoc-analyze).
 //! - a server segment outside every answer (a TLS 1.3 server's second
 //!   session ticket, written on its own), held while an exchange waited
 //!   for its answer, counts only when the answer was queued behind it
@@ -232,7 +238,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
             // the ACK of the small segment returns: a round trip plus at
             // most the receiver's delayed-ACK timer. A longer silence is the
             // sender having nothing to send (a heartbeat, a person typing).
-            let causal = f.can_release(a, r);
+            let causal = f.can_release(a, r) && !woken_by_a_sibling(f, sender, ta, t);
             let bounded = silence <= rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
             if waited
                 && released
@@ -281,6 +287,30 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         holds.retain(|h| h.held.frame < from);
     }
     holds
+}
+
+/// Whether a FIN of another connection between the same two hosts (a
+/// sibling) reached or left `sender`'s host after the ACK's arrival `ta`
+/// and just before the segment left at `t` (both on the sender's clock,
+/// within the release's tolerance): the application wrote the segment
+/// when that connection closed (an FTP server's `226` once its data
+/// connection is closed), and the ACK a moment before released nothing.
+fn woken_by_a_sibling(f: &Facts<'_>, sender: Direction, ta: i64, t: i64) -> bool {
+    if f.sibling_closes.is_empty() {
+        return false;
+    }
+    let tolerance = f.rtt_ns.map_or(0, |rtt| rtt / 20).max(1_000_000);
+    // The peer's packets reach the sender's clock one side of the path
+    // later.
+    let shift = match sender {
+        Direction::ServerToClient => f.server_side_ns,
+        Direction::ClientToServer => f.client_side_ns,
+    };
+    f.sibling_closes.iter().any(|&(by_server, ts)| {
+        let by_sender = by_server == (sender == Direction::ServerToClient);
+        let at = if by_sender { ts } else { ts + shift };
+        ta < at && at <= t && t - at <= tolerance
+    })
 }
 
 /// The first of `sender`'s segments that shows it does not run Nagle

@@ -85,6 +85,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         idle_exchanges: &[],
         path_samples: &[],
         path_busy: &[],
+        sibling_closes: &[],
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,
         server_side_ns: RTT_NS,

@@ -365,6 +365,25 @@ impl Wire {
         (syn, Some(syn_ack))
     }
 
+    /// The client host's FIN, sent at `t`, on the connection
+    /// [`Wire::connect_back`] opened to its port `port` (the client closing
+    /// an FTP data connection).
+    pub fn connect_back_fin(&mut self, port: u16, t: f64) -> Id {
+        let mut s = self.segment(C, 0, FIN | ACK, b"");
+        (s.src_port, s.dst_port) = (port, 20);
+        (s.seq, s.ack) = (9_000_001, 7_000_001);
+        self.pkts.push(Pkt {
+            sent_ms: t,
+            dir: C,
+            seg: s,
+            rel: (0, 0),
+            lost: false,
+            late_ms: 0.0,
+            at_host: false,
+        });
+        Id(self.pkts.len() - 1)
+    }
+
     /// A call the server's host makes from its address `from` (port
     /// `port`) to an upstream 10.0.1.9:8080, 0.2 ms away: with `connect` a
     /// connection opened at `t` (the request 0.3 ms later), otherwise one

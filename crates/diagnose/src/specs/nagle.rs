@@ -607,3 +607,48 @@ fn a_request_sent_after_a_pause_of_the_clients_own_keeps_its_row() {
     assert_eq!(row.start_frame, o.frame(req), "{row:?}");
     assert_eq!(o.report.unexplained_ms, 0.0);
 }
+
+/// FTP's control connection with Nagle on: `RETR`, the server's `150`
+/// (small, unacknowledged until the client's ACK comes), the data
+/// connection the server opened back, and the server's `226` written
+/// when the client's FIN on that data connection reaches it, `fin_after`
+/// ms after the control ACK did (ProFTPD: the 226 follows the data
+/// connection's close).
+fn transfer_complete(fin_after: Option<f64>) -> (Outcome, Id) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let retr = w.send(C, 100.0, b"RETR hello.txt\r\n");
+    w.connect_back(40001, w.arrival(retr) + 0.2, true);
+    let opening = w.send(
+        S,
+        w.arrival(retr) + 1.0,
+        b"150 Opening BINARY mode data connection\r\n",
+    );
+    let ack = w.ack(C, w.arrival(opening));
+    let written = match fin_after {
+        Some(after) => {
+            // The client's FIN leaves so that it reaches the server
+            // `after` ms after the control ACK did.
+            let fin = w.connect_back_fin(40001, w.sent(ack) + after);
+            w.arrival(fin) + 0.1
+        }
+        None => w.arrival(ack) + KERNEL,
+    };
+    let complete = w.send(S, written, b"226 Transfer complete\r\n");
+    w.ack(C, w.arrival(complete));
+    (w.run(), complete)
+}
+
+#[test]
+fn a_segment_written_when_a_sibling_connection_closed_was_not_released_by_the_ack() {
+    // The FIN reached the server 1 ms after the control ACK; the 226 left
+    // 0.1 ms after the FIN: the data connection's close, not the ACK.
+    let (o, _) = transfer_complete(Some(1.0));
+    o.has_no(WriteWriteRead);
+    o.has_no(NagleHold);
+    o.has_no(NagleDelayedAck);
+    // Without the sibling's close, the same timing is Nagle's.
+    let (held, complete) = transfer_complete(None);
+    let f = held.the(WriteWriteRead);
+    assert_eq!(f.waits[0].to_frame, held.frame(complete));
+}
