@@ -346,16 +346,18 @@ pub fn explanation(x: &Finding) -> String {
                 }
             };
             let outcome = if *accepted {
-                "and answered once that connection's handshake was done: a round trip of the network's in the wait, not the server's work"
+                "and answered once its handshake was done, a round trip of the network's, not the server's work"
             } else {
-                "and nothing answered it (the client's host dropped the SYNs): the server waited until it gave up"
+                "and nothing answered it (the client's host dropped the SYNs), the server waiting until it gave up"
             };
-            let times = if *waits == 1 {
-                format!("{cost:.0} ms")
+            if *waits == 1 {
+                format!("{waited}, the server opened a connection back to {what} {outcome}: {cost:.0} ms of the wait.")
             } else {
-                format!("{waits} waits, {cost:.0} ms in all, the longest {longest_ms:.0} ms")
-            };
-            format!("{waited}, the server opened a connection back to {what}, {outcome}: {times}.")
+                format!(
+                    "{waited}, the server opened a connection back to the client each time ({waits} waits, {cost:.0} ms in all; \
+                     the longest, {longest_ms:.0} ms, on stream {stream} to port {port}) {outcome}."
+                )
+            }
         }
         Detail::UpstreamWait {
             answers,
