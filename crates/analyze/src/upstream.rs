@@ -82,7 +82,9 @@ pub(crate) struct Asking {
 }
 
 /// The host's recent exchanges: answered ones, and the times requests
-/// began (track.rs keeps one for the capture).
+/// began; beside them the connections opened and closed lately, which
+/// other waits are paired with (connect_back.rs, closes.rs). track.rs
+/// keeps one for the capture.
 #[derive(Default)]
 pub(crate) struct Calls {
     /// The connections opened lately: those a server opened back to its

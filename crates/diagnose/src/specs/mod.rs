@@ -136,6 +136,11 @@ struct Pkt {
     at_host: bool,
 }
 
+/// The initial sequence numbers of [`Wire::connect_back`]'s connection:
+/// the server's (it dials) and the client host's.
+const DIAL_ISN: u32 = 7_000_000;
+const DIALED_ISN: u32 = 9_000_000;
+
 /// The packets of a call the server's host made (`Wire::call`).
 pub struct Call {
     /// Its SYN, when it opened a connection.
@@ -338,30 +343,14 @@ impl Wire {
     /// SYN-ACK the moment the SYN arrives and the server's ACK the moment
     /// that arrives. Its SYN and SYN-ACK (None when not accepted).
     pub fn connect_back(&mut self, port: u16, t: f64, accepted: bool) -> (Id, Option<Id>) {
-        let (isn, peer_isn) = (7_000_000u32, 9_000_000u32);
-        let dial = |w: &mut Wire, at: f64, dir: Direction, flags: u16, seq: u32, ack: u32| {
-            let mut s = w.segment(dir, 0, flags, b"");
-            (s.src_port, s.dst_port) = if dir == S { (20, port) } else { (port, 20) };
-            (s.seq, s.ack) = (seq, ack);
-            s.options.mss = Some(MSS as u16);
-            w.pkts.push(Pkt {
-                sent_ms: at,
-                dir,
-                seg: s,
-                rel: (0, 0),
-                lost: false,
-                late_ms: 0.0,
-                at_host: false,
-            });
-            Id(w.pkts.len() - 1)
-        };
-        let syn = dial(self, t, S, SYN, isn, 0);
+        let (isn, peer_isn) = (DIAL_ISN, DIALED_ISN);
+        let syn = self.dial_back(port, t, S, SYN, isn, 0);
         if !accepted {
             return (syn, None);
         }
         let d = self.path.one_way_ms();
-        let syn_ack = dial(self, t + d, C, SYN | ACK, peer_isn, isn + 1);
-        dial(self, t + 2.0 * d, S, ACK, isn + 1, peer_isn + 1);
+        let syn_ack = self.dial_back(port, t + d, C, SYN | ACK, peer_isn, isn + 1);
+        self.dial_back(port, t + 2.0 * d, S, ACK, isn + 1, peer_isn + 1);
         (syn, Some(syn_ack))
     }
 
@@ -369,19 +358,27 @@ impl Wire {
     /// [`Wire::connect_back`] opened to its port `port` (the client closing
     /// an FTP data connection).
     pub fn connect_back_fin(&mut self, port: u16, t: f64) -> Id {
-        let mut s = self.segment(C, 0, FIN | ACK, b"");
-        (s.src_port, s.dst_port) = (port, 20);
-        (s.seq, s.ack) = (9_000_001, 7_000_001);
-        self.pkts.push(Pkt {
-            sent_ms: t,
-            dir: C,
-            seg: s,
-            rel: (0, 0),
-            lost: false,
-            late_ms: 0.0,
-            at_host: false,
-        });
-        Id(self.pkts.len() - 1)
+        self.dial_back(port, t, C, FIN | ACK, DIALED_ISN + 1, DIAL_ISN + 1)
+    }
+
+    /// A segment of [`Wire::connect_back`]'s connection (server port 20,
+    /// the client's `port`) from `dir`; SYNs carry the MSS option.
+    fn dial_back(
+        &mut self,
+        port: u16,
+        t: f64,
+        dir: Direction,
+        flags: u16,
+        seq: u32,
+        ack: u32,
+    ) -> Id {
+        let mut s = self.segment(dir, 0, flags, b"");
+        (s.src_port, s.dst_port) = if dir == S { (20, port) } else { (port, 20) };
+        (s.seq, s.ack) = (seq, ack);
+        if flags & SYN != 0 {
+            s.options.mss = Some(MSS as u16);
+        }
+        self.push(dir, t, s, (0, 0))
     }
 
     /// A call the server's host makes from its address `from` (port
