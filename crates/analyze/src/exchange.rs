@@ -57,6 +57,11 @@ pub struct Exchange {
     /// some time before `response_first`, the frame that showed the hole,
     /// so how long it took is unknown.
     pub response_in_hole: bool,
+    /// The request asked the server to hold its answer until another
+    /// client's write or a timeout (a Redis blocking command: `BLPOP`,
+    /// `XREAD BLOCK`, resp.rs): the wait is the client's asking, not the
+    /// server's work.
+    pub asks_to_wait: bool,
 }
 
 impl Exchange {
@@ -364,8 +369,11 @@ impl Exchanges {
             let previous = self.current.as_ref()?.label.as_deref();
             (self.text.is_some() && previous == Some("DATA")).then(|| "message".to_string())
         };
+        let resp = crate::resp::command(head);
+        let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks);
         let label = http_request_line(head)
             .or_else(|| self.text?.command(head))
+            .or_else(|| resp.map(|c| c.name))
             .or_else(after_data);
         let resumes = label.is_none() && begun.is_some();
         let label = label.or(begun);
@@ -391,6 +399,7 @@ impl Exchanges {
             connect_back: None,
             downlink_busy_ns: 0,
             response_in_hole: false,
+            asks_to_wait: !resumes && asks_to_wait,
         });
     }
 

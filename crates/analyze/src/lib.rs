@@ -31,6 +31,7 @@ mod openflow;
 mod path_samples;
 pub use path_samples::{BusyRun, QueueSample};
 pub mod preamble;
+mod resp;
 mod rtt;
 pub mod seq;
 #[deny(missing_docs)]

@@ -609,6 +609,17 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         &[Phase::FirstByte],
         CLIENT_CLOSED,
     );
+    // A request that asked the server to wait for an event (a Redis
+    // blocking pop, XREAD BLOCK) was answered when the event came or its
+    // timeout ended: the client's asking, not the server's work.
+    let waited = turns_where(&c.exchanges, |x| x.asks_to_wait);
+    mark_idle(
+        &mut report,
+        &mut idle,
+        waited,
+        &[Phase::FirstByte],
+        ASKED_TO_WAIT,
+    );
     // An answer that began in segments the capture missed left at a time
     // it cannot tell: its wait is no measure of anyone's.
     let missed = turns_where(&c.exchanges, |x| x.response_in_hole);
@@ -673,6 +684,10 @@ const TIMER_PACED: &str =
 /// came is what it took.
 const CLIENT_CLOSED: &str =
     "the client closed (its FIN or RST) before the answer came: nobody waited for it, idle, not latency";
+/// Why the ideal of an exchange whose request asked the server to wait
+/// is what it took.
+const ASKED_TO_WAIT: &str =
+    "the request asked the server to wait for an event or its timeout (a blocking pop, XREAD BLOCK): idle, not latency";
 /// Why the ideal of an exchange whose answer began in a capture hole is
 /// what it took.
 const ANSWER_MISSED: &str =

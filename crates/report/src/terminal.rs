@@ -66,14 +66,29 @@ pub fn headline(s: &crate::summary::Summary) -> String {
     line
 }
 
+/// The excess in a table cell. Every excess the totals count is shown, so
+/// the rows add up to the headline; only half an RTT or more is coloured
+/// (what the "spent 0.5 RTT or more" list counts).
 fn excess_cell(excess: Option<f64>, ms: Option<f64>) -> Cell {
     match excess {
-        Some(e) if e >= OVER_IDEAL_RTTS => {
-            let text = match ms {
-                Some(ms) => format!("+{} ({})", fmt_rtts(e), fmt_ms(ms)),
-                None => format!("+{}", fmt_rtts(e)),
+        Some(e) if e > 0.0 => {
+            let rtts = if e < 0.1 {
+                format!("+{e:.2} RTT")
+            } else {
+                format!("+{}", fmt_rtts(e))
             };
-            right(text).fg(if e >= 1.5 { Color::Red } else { Color::Yellow })
+            let text = match ms {
+                Some(ms) => format!("{rtts} ({})", fmt_ms(ms)),
+                None => rtts,
+            };
+            let cell = right(text);
+            if e >= 1.5 {
+                cell.fg(Color::Red)
+            } else if e >= OVER_IDEAL_RTTS {
+                cell.fg(Color::Yellow)
+            } else {
+                cell
+            }
         }
         Some(_) => right("-"),
         None => right("?"),

@@ -287,6 +287,7 @@ mod tests {
             connect_back: None,
             downlink_busy_ns: 0,
             response_in_hole: false,
+            asks_to_wait: false,
         }
     }
 

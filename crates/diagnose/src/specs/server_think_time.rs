@@ -1072,3 +1072,51 @@ fn a_last_command_sent_at_once_and_answered_late_before_the_close_is_think_time(
     // Answered at once: nothing.
     quit(1.0, true).has_no(ServerThinkTime);
 }
+
+/// A Redis client on a kept connection: a `GET`, then `command` (RESP),
+/// answered `wait` ms after it arrived, then another `GET`.
+fn redis(path: Path, command: &'static [u8], wait: f64) -> Outcome {
+    const GET: &[u8] = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let get = w.send(C, 100.0, GET);
+    let value = w.send(S, w.arrival(get) + 0.1, b"$1\r\nv\r\n");
+    let asked = w.send(C, w.arrival(value) + 1.0, command);
+    let answer = w.send(
+        S,
+        w.arrival(asked) + wait,
+        b"*2\r\n$4\r\njobs\r\n$2\r\nj1\r\n",
+    );
+    let again = w.send(C, w.arrival(answer) + 1.0, GET);
+    let value = w.send(S, w.arrival(again) + 0.1, b"$1\r\nv\r\n");
+    w.ack(C, w.arrival(value));
+    w.run()
+}
+
+#[test]
+fn a_blocking_pop_answered_when_its_event_came_is_no_think_time() {
+    // BLPOP jobs 5: Redis holds the answer until another client pushes
+    // to the list (here 1.5 s later) or 5 s pass. The client asked for
+    // the wait; the ledger counts it idle.
+    const BLPOP: &[u8] = b"*3\r\n$5\r\nBLPOP\r\n$4\r\njobs\r\n$1\r\n5\r\n";
+    const XREAD: &[u8] =
+        b"*6\r\n$5\r\nXREAD\r\n$5\r\nBLOCK\r\n$4\r\n2000\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n$\r\n";
+    for path in Path::all(40.0) {
+        for command in [BLPOP, XREAD] {
+            let o = redis(path, command, 1500.0);
+            o.has_no(ServerThinkTime);
+            let row = o.first_byte_row(2);
+            assert_eq!(row.excess_ms, Some(0.0), "{row:?}");
+            assert!(
+                row.ideal_basis.contains("asked the server to wait"),
+                "{row:?}"
+            );
+            assert_eq!(o.report.excess_ms, 0.0);
+        }
+    }
+    // The same wait for a command that answers at once is the server's.
+    const LPOP: &[u8] = b"*2\r\n$4\r\nLPOP\r\n$4\r\njobs\r\n";
+    let o = redis(Path::at_client(40.0), LPOP, 1500.0);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 1500.0, EXACT, "LPOP's wait");
+    assert_eq!(o.first_byte_row(2).label, "LPOP: request -> first byte");
+}
