@@ -70,6 +70,16 @@ pub fn headline(s: &crate::summary::Summary) -> String {
 /// the rows add up to the headline; only half an RTT or more is coloured
 /// (what the "spent 0.5 RTT or more" list counts).
 fn excess_cell(excess: Option<f64>, ms: Option<f64>) -> Cell {
+    let cell = right(excess_text(excess, ms));
+    match excess_color(excess) {
+        Some(c) => cell.fg(c),
+        None => cell,
+    }
+}
+
+/// An excess in RTTs (and ms) as a cell shows it: `-` for none, `?` for
+/// unknown.
+fn excess_text(excess: Option<f64>, ms: Option<f64>) -> String {
     match excess {
         Some(e) if e > 0.0 => {
             let rtts = if e < 0.1 {
@@ -77,21 +87,22 @@ fn excess_cell(excess: Option<f64>, ms: Option<f64>) -> Cell {
             } else {
                 format!("+{}", fmt_rtts(e))
             };
-            let text = match ms {
+            match ms {
                 Some(ms) => format!("{rtts} ({})", fmt_ms(ms)),
                 None => rtts,
-            };
-            let cell = right(text);
-            if e >= 1.5 {
-                cell.fg(Color::Red)
-            } else if e >= OVER_IDEAL_RTTS {
-                cell.fg(Color::Yellow)
-            } else {
-                cell
             }
         }
-        Some(_) => right("-"),
-        None => right("?"),
+        Some(_) => "-".into(),
+        None => "?".into(),
+    }
+}
+
+/// The colour of an excess: red from 1.5 RTT, yellow from half an RTT.
+fn excess_color(excess: Option<f64>) -> Option<Color> {
+    match excess? {
+        e if e >= 1.5 => Some(Color::Red),
+        e if e >= OVER_IDEAL_RTTS => Some(Color::Yellow),
+        _ => None,
     }
 }
 
@@ -790,4 +801,23 @@ fn mptcp_words(m: &rttdoc_model::MptcpReport) -> String {
         ),
     };
     format!("{kind}{others}{split}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_excess_the_totals_count_is_shown_and_only_half_an_rtt_is_coloured() {
+        // Under half an RTT: shown (the headline counts it), uncoloured.
+        assert_eq!(excess_text(Some(0.385), Some(15.48)), "+0.4 RTT (15.5 ms)");
+        assert_eq!(excess_color(Some(0.385)), None);
+        assert_eq!(excess_text(Some(0.05), Some(2.1)), "+0.05 RTT (2.10 ms)");
+        assert_eq!(excess_text(Some(0.2), None), "+0.2 RTT");
+        assert_eq!(excess_color(Some(0.6)), Some(Color::Yellow));
+        assert_eq!(excess_color(Some(2.0)), Some(Color::Red));
+        assert_eq!(excess_text(Some(0.0), Some(0.0)), "-");
+        assert_eq!(excess_text(None, None), "?");
+        assert_eq!(excess_color(None), None);
+    }
 }
