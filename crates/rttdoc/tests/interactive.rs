@@ -1,0 +1,157 @@
+//! Software that writes small messages without TCP_NODELAY
+//! (tests/data/interactive, made by scripts/interactive-captures.sh: real
+//! Linux TCP, 20 ms each way, tcpdump at the client). inetutils' telnetd
+//! echoes a command's Enter, then writes the command's output: the output
+//! waits behind the unacknowledged echo (Nagle, with Linux's Minshall
+//! rule) until the client's ACK reaches the server. Two BIRD routers: the
+//! announcing side's last UPDATE waits behind its earlier small one until
+//! the peer's delayed ACK. Each finding is checked against the frames
+//! (tshark): the held segment is the sender's data that left when the
+//! ACK reached it, a round trip after the ACK at the client's tap.
+
+mod common;
+
+use common::*;
+
+/// A packet as tshark reads it.
+struct Frame {
+    time: f64,
+    from_server: bool,
+    ack: u64,
+    len: u64,
+}
+
+/// Every frame of the capture, by frame number (index 0 unused).
+fn frames(capture: &std::path::Path, server_port: u16) -> Vec<Option<Frame>> {
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(capture)
+        .args(["-o", "tcp.relative_sequence_numbers:TRUE", "-T", "fields"])
+        .args(["-e", "frame.number", "-e", "frame.time_relative"])
+        .args(["-e", "tcp.srcport", "-e", "tcp.ack", "-e", "tcp.len"])
+        .output()
+        .unwrap();
+    let mut all = vec![None];
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f[0].parse::<usize>().unwrap(), all.len());
+        all.push(Some(Frame {
+            time: f[1].parse().unwrap(),
+            from_server: f[2].parse::<u16>().unwrap() == server_port,
+            ack: f[3].parse().unwrap_or(0),
+            len: f[4].parse().unwrap(),
+        }));
+    }
+    all
+}
+
+/// Checks each (held segment, releasing ACK) pair of a Nagle finding
+/// against the frames: the held segment is the server's data, the ACK the
+/// client's and new (it acknowledges server data no earlier ACK did), and
+/// the segment reached the tap a round trip after the ACK left it: it
+/// left the server when the ACK arrived.
+fn assert_held_until_the_ack(name: &str, server_port: u16, finding: &serde_json::Value, rtt: f64) {
+    let capture = data_dir().join("interactive").join(name);
+    let all = frames(&capture, server_port);
+    let cited: Vec<usize> = finding["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_u64().unwrap() as usize)
+        .collect();
+    assert!(!cited.is_empty() && cited.len() % 2 == 0, "{cited:?}");
+    for pair in cited.chunks(2) {
+        let (held, ack) = (
+            all[pair[0]].as_ref().unwrap(),
+            all[pair[1]].as_ref().unwrap(),
+        );
+        assert!(held.from_server && held.len > 0, "{name}: {pair:?}");
+        assert!(!ack.from_server, "{name}: {pair:?}");
+        let acked_before = all[..pair[1]]
+            .iter()
+            .flatten()
+            .filter(|f| !f.from_server)
+            .map(|f| f.ack)
+            .max()
+            .unwrap_or(0);
+        assert!(
+            ack.ack > acked_before,
+            "{name}: {pair:?} acknowledges nothing new"
+        );
+        let after = (held.time - ack.time) * 1000.0;
+        assert!(
+            (rtt * 0.9..rtt * 1.2).contains(&after),
+            "{name}: {pair:?} left {after:.1} ms after the ACK, RTT {rtt:.1} ms"
+        );
+    }
+}
+
+#[test]
+fn telnet_output_held_behind_its_echo_is_nagle_s() {
+    if !require(
+        "telnet_output_held_behind_its_echo_is_nagle_s",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let name = "telnet-inetutils.pcap.gz";
+    let d = run_rttdoc_json(&data_dir().join("interactive").join(name));
+    let c = connection(&d, 0);
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    let mut nagle = 0;
+    for f in c["findings"].as_array().unwrap() {
+        match f["kind"].as_str().unwrap() {
+            "write_write_read" | "nagle_delayed_ack" => {
+                assert_held_until_the_ack(name, 2323, f, rtt);
+                nagle += 1;
+            }
+            // telnetd's start under inetd (fork, exec, a pty) before it
+            // sends its option negotiation: the client waits for it.
+            "server_think_time" => {
+                let waits = think_waits(c);
+                assert_eq!(waits.len(), 1, "{waits:?}");
+                assert_eq!((waits[0].0, waits[0].1), (3, 4), "{waits:?}");
+            }
+            other => panic!("{other}: {f}"),
+        }
+    }
+    // The `ls` output's tail behind its Enter's echo, `exit`'s behind its
+    // own: at least one such hold in every run.
+    assert!(nagle >= 1, "{}", c["findings"]);
+    // The keys typed slowly are each echoed in a round trip: their turns
+    // are at their ideal.
+    let keys = c["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["phase"] == "first_byte" && r["exchange"].as_u64().unwrap_or(0) > 0)
+        .filter(|r| r["duration_ms"].as_f64().unwrap() < rtt * 1.1)
+        .count();
+    assert!(keys >= 20, "{keys} turns at a round trip");
+}
+
+#[test]
+fn a_bgp_update_held_until_the_peer_s_delayed_ack_is_nagle_s() {
+    if !require(
+        "a_bgp_update_held_until_the_peer_s_delayed_ack_is_nagle_s",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let name = "bgp-bird.pcap.gz";
+    let d = run_rttdoc_json(&data_dir().join("interactive").join(name));
+    let conns = d["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 1);
+    let c = &conns[0];
+    // Peers, not client and server: no turns (BGP's marker).
+    assert_eq!(c["exchanges"], 0);
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    let findings = c["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    for f in findings {
+        assert_eq!(f["kind"], "nagle_delayed_ack", "{f}");
+        assert_held_until_the_ack(name, 179, f, rtt);
+    }
+}
