@@ -59,7 +59,10 @@ fn assert_held_until_the_ack(name: &str, server_port: u16, finding: &serde_json:
         .iter()
         .map(|f| f.as_u64().unwrap() as usize)
         .collect();
-    assert!(!cited.is_empty() && cited.len() % 2 == 0, "{cited:?}");
+    assert!(
+        !cited.is_empty() && cited.len().is_multiple_of(2),
+        "{cited:?}"
+    );
     for pair in cited.chunks(2) {
         let (held, ack) = (
             all[pair[0]].as_ref().unwrap(),
