@@ -62,9 +62,25 @@ pub struct Exchange {
     /// `XREAD BLOCK`, resp.rs): the wait is the client's asking, not the
     /// server's work.
     pub asks_to_wait: bool,
+    /// HTTP/1.1 requests the client pipelined behind the first before
+    /// any answer came (RFC 9112 9.3.2): their answers are this
+    /// exchange's transfer, and its label says how many.
+    pub pipelined: u32,
 }
 
 impl Exchange {
+    /// `more` HTTP requests pipelined behind this one's.
+    fn pipeline(&mut self, more: u32) {
+        let Some(label) = self.label.as_mut() else {
+            return;
+        };
+        if let Some(cut) = label.find(" (+") {
+            label.truncate(cut);
+        }
+        self.pipelined += more;
+        *label = with_pipelined(std::mem::take(label), self.pipelined);
+    }
+
     /// Server data that answers this exchange: its first byte if none came
     /// before, its last so far.
     fn answered_by(&mut self, first: Stamp, last: Stamp, len: u64) -> u8 {
@@ -351,6 +367,10 @@ impl Exchanges {
             let c = self.current.as_mut().expect("checked");
             c.request_last = last;
             c.request_bytes += len;
+            // Another HTTP request before the first's answer: pipelined.
+            if c.label.is_some() && http_request_line(head).is_some() {
+                c.pipeline(1 + pipelined_after(head));
+            }
             // More than one record: not a lone control-sized one.
             c.h2_control_sized = false;
             return;
@@ -371,7 +391,9 @@ impl Exchanges {
         };
         let resp = crate::resp::command(head);
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks);
+        let pipelined = pipelined_after(head);
         let label = http_request_line(head)
+            .map(|line| with_pipelined(line, pipelined))
             .or_else(|| self.text?.command(head))
             .or_else(|| resp.map(|c| c.name))
             .or_else(after_data);
@@ -400,6 +422,7 @@ impl Exchanges {
             downlink_busy_ns: 0,
             response_in_hole: false,
             asks_to_wait: !resumes && asks_to_wait,
+            pipelined: if resumes { 0 } else { pipelined },
         });
     }
 
@@ -550,6 +573,42 @@ pub(crate) fn first_line(head: &[u8]) -> Option<&str> {
     std::str::from_utf8(&head[..line_end]).ok()
 }
 
+/// The HTTP/1.x requests that follow the first in `head` (a client's
+/// segment that begins with a request line): each a request line right
+/// after a head's blank line. (A body that holds a blank line and a
+/// method's name would count too: rare, and only a label.)
+fn pipelined_after(head: &[u8]) -> u32 {
+    let begins_request = |bytes: &[u8]| {
+        METHODS.iter().any(|m| {
+            bytes
+                .strip_prefix(m.as_bytes())
+                .is_some_and(|r| r.first() == Some(&b' '))
+        })
+    };
+    if !begins_request(head) {
+        return 0;
+    }
+    let mut count = 0;
+    let mut rest = head;
+    while let Some(end) = rest.windows(4).position(|w| w == b"\r\n\r\n") {
+        rest = &rest[end + 4..];
+        if begins_request(rest) {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// An exchange's HTTP label with the requests pipelined behind it:
+/// `GET /a (+3 pipelined)`.
+fn with_pipelined(line: String, pipelined: u32) -> String {
+    if pipelined == 0 {
+        line
+    } else {
+        format!("{line} (+{pipelined} pipelined)")
+    }
+}
+
 /// "GET /index.html" from an HTTP/1.x request head.
 pub fn http_request_line(head: &[u8]) -> Option<String> {
     let mut parts = first_line(head)?.split(' ');
@@ -682,6 +741,32 @@ mod tests {
             (9, 10, 580)
         );
         assert_eq!(b.status, Some(404));
+    }
+
+    #[test]
+    fn pipelined_requests_are_one_turn_whose_label_counts_them() {
+        // Three requests in one segment, a fourth in the next, before any
+        // answer: the server answers them in order, one transfer.
+        let mut x = Exchanges::default();
+        let three = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nHEAD /c HTTP/1.1\r\n\r\n";
+        x.on_data(ClientToServer, at(4), at(4), three.len() as u64, three);
+        x.on_data(ClientToServer, at(5), at(5), 30, b"GET /d HTTP/1.1\r\n\r\n");
+        x.on_data(ServerToClient, at(7), at(7), 900, b"HTTP/1.1 200 OK\r\n");
+        // Then a request of its own after the answers.
+        x.on_data(ClientToServer, at(9), at(9), 30, b"GET /e HTTP/1.1\r\n\r\n");
+        x.on_data(ServerToClient, at(11), at(11), 300, b"HTTP/1.1 200 OK\r\n");
+        x.finish();
+        let labels: Vec<_> = x.kept.iter().map(|e| e.label.as_deref()).collect();
+        assert_eq!(labels, [Some("GET /a (+3 pipelined)"), Some("GET /e")]);
+        assert_eq!((x.kept[0].pipelined, x.kept[1].pipelined), (3, 0));
+        // A body after a head is no request, whatever it holds; a blank
+        // line alone at the end neither.
+        assert_eq!(
+            pipelined_after(b"POST /f HTTP/1.1\r\n\r\nGETTING /x\r\n\r\n"),
+            0
+        );
+        assert_eq!(pipelined_after(b"GET /a HTTP/1.1\r\n\r\n"), 0);
+        assert_eq!(pipelined_after(b"body\r\n\r\nGET /a HTTP/1.1\r\n\r\n"), 0);
     }
 
     #[test]

@@ -288,6 +288,7 @@ mod tests {
             downlink_busy_ns: 0,
             response_in_hole: false,
             asks_to_wait: false,
+            pipelined: 0,
         }
     }
 
