@@ -69,18 +69,6 @@ pub struct Exchange {
 }
 
 impl Exchange {
-    /// `more` HTTP requests pipelined behind this one's.
-    fn pipeline(&mut self, more: u32) {
-        let Some(label) = self.label.as_mut() else {
-            return;
-        };
-        if let Some(cut) = label.find(" (+") {
-            label.truncate(cut);
-        }
-        self.pipelined += more;
-        *label = with_pipelined(std::mem::take(label), self.pipelined);
-    }
-
     /// Server data that answers this exchange: its first byte if none came
     /// before, its last so far.
     fn answered_by(&mut self, first: Stamp, last: Stamp, len: u64) -> u8 {
@@ -368,8 +356,8 @@ impl Exchanges {
             c.request_last = last;
             c.request_bytes += len;
             // Another HTTP request before the first's answer: pipelined.
-            if c.label.is_some() && http_request_line(head).is_some() {
-                c.pipeline(1 + pipelined_after(head));
+            if c.label.is_some() && begins_request(head) {
+                c.pipelined += 1 + pipelined_after(head);
             }
             // More than one record: not a lone control-sized one.
             c.h2_control_sized = false;
@@ -393,7 +381,6 @@ impl Exchanges {
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks);
         let pipelined = pipelined_after(head);
         let label = http_request_line(head)
-            .map(|line| with_pipelined(line, pipelined))
             .or_else(|| self.text?.command(head))
             .or_else(|| resp.map(|c| c.name))
             .or_else(after_data);
@@ -502,8 +489,15 @@ impl Exchanges {
     }
 
     fn close(&mut self) {
-        if let Some(c) = self.current.take() {
+        if let Some(mut c) = self.current.take() {
             if self.kept.len() < MAX_KEPT {
+                // The label says how many requests rode behind the first
+                // (counted as they came, worded once).
+                if c.pipelined > 0 {
+                    if let Some(label) = c.label.as_mut() {
+                        label.push_str(&format!(" (+{} pipelined)", c.pipelined));
+                    }
+                }
                 self.kept.push(c);
             }
         }
@@ -578,19 +572,15 @@ pub(crate) fn first_line(head: &[u8]) -> Option<&str> {
 /// after a head's blank line. (A body that holds a blank line and a
 /// method's name would count too: rare, and only a label.)
 fn pipelined_after(head: &[u8]) -> u32 {
-    let begins_request = |bytes: &[u8]| {
-        METHODS.iter().any(|m| {
-            bytes
-                .strip_prefix(m.as_bytes())
-                .is_some_and(|r| r.first() == Some(&b' '))
-        })
-    };
     if !begins_request(head) {
         return 0;
     }
     let mut count = 0;
     let mut rest = head;
-    while let Some(end) = rest.windows(4).position(|w| w == b"\r\n\r\n") {
+    // (memchr's search, built once: this runs on every request's head.)
+    static HEAD_END: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n\r\n"));
+    while let Some(end) = HEAD_END.find(rest) {
         rest = &rest[end + 4..];
         if begins_request(rest) {
             count += 1;
@@ -599,14 +589,14 @@ fn pipelined_after(head: &[u8]) -> u32 {
     count
 }
 
-/// An exchange's HTTP label with the requests pipelined behind it:
-/// `GET /a (+3 pipelined)`.
-fn with_pipelined(line: String, pipelined: u32) -> String {
-    if pipelined == 0 {
-        line
-    } else {
-        format!("{line} (+{pipelined} pipelined)")
-    }
+/// Whether `bytes` begin with an HTTP method and a space: a request
+/// line's start, told without reading the line.
+fn begins_request(bytes: &[u8]) -> bool {
+    METHODS.iter().any(|m| {
+        bytes
+            .strip_prefix(m.as_bytes())
+            .is_some_and(|r| r.first() == Some(&b' '))
+    })
 }
 
 /// "GET /index.html" from an HTTP/1.x request head.
