@@ -11,11 +11,7 @@ use common::*;
 
 /// The first-byte rows of a connection's ledger: (first frame, last frame).
 fn first_bytes(c: &serde_json::Value) -> Vec<(u64, u64)> {
-    c["ledger"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["phase"] == "first_byte")
+    first_byte_rows(c)
         .map(|r| {
             let frame = |k: &str| r[k].as_u64().unwrap();
             (frame("start_frame"), frame("end_frame"))

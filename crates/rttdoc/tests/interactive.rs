@@ -124,11 +124,8 @@ fn telnet_output_held_behind_its_echo_is_nagle_s() {
     assert!(nagle >= 1, "{}", c["findings"]);
     // The keys typed slowly are each echoed in a round trip: their turns
     // are at their ideal.
-    let keys = c["ledger"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["phase"] == "first_byte" && r["exchange"].as_u64().unwrap_or(0) > 0)
+    let keys = first_byte_rows(c)
+        .filter(|r| r["exchange"].as_u64().unwrap_or(0) > 0)
         .filter(|r| r["duration_ms"].as_f64().unwrap() < rtt * 1.1)
         .count();
     assert!(keys >= 20, "{keys} turns at a round trip");

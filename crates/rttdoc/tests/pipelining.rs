@@ -51,11 +51,7 @@ fn pipelined_requests_are_one_turn_labelled_with_their_count() {
     // curl's three requests, each after the previous answer.
     let kept = connection(&d, 1);
     assert_eq!(kept["exchanges"].as_u64(), Some(requests(1)));
-    let labels: Vec<&str> = kept["ledger"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["phase"] == "first_byte")
+    let labels: Vec<&str> = first_byte_rows(kept)
         .map(|r| r["label"].as_str().unwrap())
         .collect();
     assert_eq!(

@@ -17,11 +17,7 @@ fn doc(name: &str) -> serde_json::Value {
 /// Each first-byte row of a connection: (command, took ms, excess ms,
 /// why that ideal).
 fn turns(c: &serde_json::Value) -> Vec<(String, f64, f64, String)> {
-    c["ledger"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["phase"] == "first_byte")
+    first_byte_rows(c)
         .map(|r| {
             let label = r["label"].as_str().unwrap();
             (

@@ -29,12 +29,8 @@ fn doc(name: &str) -> serde_json::Value {
 
 /// The connection's first-byte rows: (exchange, start frame, end frame,
 /// excess ms, why that ideal).
-fn first_byte_rows(c: &serde_json::Value) -> Vec<(u64, u64, u64, f64, String)> {
-    c["ledger"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["phase"] == "first_byte")
+fn first_byte_turns(c: &serde_json::Value) -> Vec<(u64, u64, u64, f64, String)> {
+    first_byte_rows(c)
         .map(|r| {
             (
                 r["exchange"].as_u64().unwrap(),
@@ -55,7 +51,7 @@ fn assert_quit_held(name: &str, exchanges: u64) {
         let c = connection(&d, n);
         assert_eq!(c["exchanges"], exchanges, "{name} {n}");
         assert_eq!(kinds(&c["findings"]), ["server_think_time"], "{name} {n}");
-        let rows = first_byte_rows(c);
+        let rows = first_byte_turns(c);
         let quit = rows.last().unwrap();
         assert_eq!(quit.0, exchanges, "{name} {n}: {rows:?}");
         let waits = think_waits(c);
@@ -90,11 +86,8 @@ fn assert_quit_held(name: &str, exchanges: u64) {
 
 /// The labels of the connection's first-byte rows after the greeting.
 fn row_labels(c: &serde_json::Value) -> Vec<String> {
-    c["ledger"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["phase"] == "first_byte" && r["exchange"] != 0)
+    first_byte_rows(c)
+        .filter(|r| r["exchange"] != 0)
         .map(|r| r["label"].as_str().unwrap().to_string())
         .collect()
 }
@@ -129,7 +122,7 @@ fn after_starttls_the_ehlo_waits_behind_the_finished_for_a_delayed_ack() {
         assert!((80.0..100.0).contains(&ms), "stream {n}: {ms} ms");
         // The EHLO's row starts at the Finished: the ledger has the hold,
         // and gives it to the finding.
-        let rows = first_byte_rows(c);
+        let rows = first_byte_turns(c);
         let ehlo_row = &rows[0];
         assert_eq!(
             (ehlo_row.0, ehlo_row.1),
@@ -159,7 +152,7 @@ fn an_ident_lookup_the_client_drops_holds_each_greeting_for_its_timeout() {
         let waits = waits_of(c, "connect_back", "first_byte");
         assert_eq!(waits.len(), 1, "{n}: {waits:?}");
         let (from, to, ms) = waits[0];
-        let rows = first_byte_rows(c);
+        let rows = first_byte_turns(c);
         assert_eq!(
             (rows[0].0, rows[0].1, rows[0].2),
             (0, from, to),

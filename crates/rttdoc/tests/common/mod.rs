@@ -731,6 +731,16 @@ pub fn connection(doc: &serde_json::Value, stream: u64) -> &serde_json::Value {
         .unwrap_or_else(|| panic!("no stream {stream}"))
 }
 
+/// The first-byte rows of a connection's ledger (the greeting's, then
+/// each exchange's), in order.
+pub fn first_byte_rows(c: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    c["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["phase"] == "first_byte")
+}
+
 /// The waits of a connection's `server_think_time` for answers (the
 /// first-byte phase): (request frame, answer frame, ms).
 pub fn think_waits(c: &serde_json::Value) -> Vec<(u64, u64, f64)> {
