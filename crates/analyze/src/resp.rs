@@ -185,4 +185,25 @@ mod tests {
         assert_eq!(named(b"*"), None);
         assert_eq!(named(b""), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_are_read_without_panicking_and_a_name_is_a_word(
+            head in proptest::collection::vec(proptest::num::u8::ANY, 0..96),
+            array in proptest::collection::vec("[A-Za-z0-9 $*\\r\\n-]{0,12}", 0..5),
+        ) {
+            // Arbitrary bytes, and RESP-looking ones (a header, then
+            // bulk strings made of the characters that matter).
+            let mut resp = format!("*{}\r\n", array.len()).into_bytes();
+            for a in &array {
+                resp.extend(format!("${}\r\n{a}\r\n", a.len()).bytes());
+            }
+            for bytes in [&head[..], &resp[..]] {
+                if let Some(c) = command(bytes) {
+                    proptest::prop_assert!(c.name.len() <= LONGEST_NAME);
+                    proptest::prop_assert!(c.name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_' || b == b'-'));
+                }
+            }
+        }
+    }
 }
