@@ -356,7 +356,13 @@ impl Exchanges {
             c.request_last = last;
             c.request_bytes += len;
             // Another HTTP request before the first's answer: pipelined.
-            if c.label.is_some() && begins_request(head) {
+            // (An HTTP label begins with its method and a space; a Redis
+            // command's or a mail message's never does.)
+            let http = c
+                .label
+                .as_deref()
+                .is_some_and(|l| begins_request(l.as_bytes()));
+            if http && begins_request(head) {
                 c.pipelined += 1 + pipelined_after(head);
             }
             // More than one record: not a lone control-sized one.
@@ -379,8 +385,13 @@ impl Exchanges {
         };
         let resp = crate::resp::command(head);
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks);
-        let pipelined = pipelined_after(head);
-        let label = http_request_line(head)
+        let http = http_request_line(head);
+        let pipelined = if http.is_some() {
+            pipelined_after(head)
+        } else {
+            0
+        };
+        let label = http
             .or_else(|| self.text?.command(head))
             .or_else(|| resp.map(|c| c.name))
             .or_else(after_data);
@@ -757,6 +768,15 @@ mod tests {
         );
         assert_eq!(pipelined_after(b"GET /a HTTP/1.1\r\n\r\n"), 0);
         assert_eq!(pipelined_after(b"body\r\n\r\nGET /a HTTP/1.1\r\n\r\n"), 0);
+        // A Redis command answered late, then an inline `GET key` before
+        // the answer: more of the same turn, not a pipelined HTTP request.
+        let mut r = Exchanges::default();
+        let get = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+        r.on_data(ClientToServer, at(4), at(4), get.len() as u64, get);
+        r.on_data(ClientToServer, at(5), at(5), 10, b"GET k2\r\n");
+        r.on_data(ServerToClient, at(7), at(7), 10, b"$1\r\nv\r\n");
+        r.finish();
+        assert_eq!(r.kept[0].label.as_deref(), Some("GET"));
     }
 
     #[test]
