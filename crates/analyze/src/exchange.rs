@@ -419,8 +419,9 @@ impl Exchanges {
             connect_back: None,
             downlink_busy_ns: 0,
             response_in_hole: false,
-            asks_to_wait: !resumes && asks_to_wait,
-            pipelined: if resumes { 0 } else { pipelined },
+            // (Both need a request read: a resumed request has none.)
+            asks_to_wait,
+            pipelined,
         });
     }
 
