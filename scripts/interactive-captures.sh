@@ -31,16 +31,7 @@ relay_lab rtinter$$ /tmp/rttdoc-interactive
 chmod 755 "$work"
 # The servers are not in $pids (relay_capture stops those after each
 # capture): they go with the namespace.
-extra_cleanup() { ip netns pids "$S" | xargs -r kill 2>/dev/null || true; }
-# Waits until something in the server's namespace listens on port $1.
-listening() {
-  for _ in $(seq 600); do
-    ip netns exec "$S" ss -Hltn "sport = :$1" | grep -q . && return
-    sleep 0.2
-  done
-  echo "nothing listens on $1" >&2
-  exit 1
-}
+extra_cleanup() { relay_stop_servers; }
 # The capture ($1) of the workload script $2, kept gzipped.
 capture() {
   relay_capture "$1" bash "$2"
@@ -50,7 +41,7 @@ capture() {
 # telnet: telnetd runs bash for the connection (-E), no host banner (-h).
 echo "2323 stream tcp nowait root /usr/sbin/telnetd telnetd -h -E /bin/bash" > "$work/inetd.conf"
 ip netns exec "$S" /usr/sbin/inetutils-inetd -d "$work/inetd.conf" > "$work/inetd.log" 2>&1 &
-listening 2323
+relay_listening 2323
 cat > "$work/typist.py" <<'PY'
 # Types at the telnet client on a pty, key by key, reading what comes back.
 import os, pty, select, time
@@ -79,7 +70,7 @@ cat > "$work/telnet.sh" <<SH
 python3 $work/typist.py
 SH
 capture telnet-inetutils "$work/telnet.sh"
-extra_cleanup
+relay_stop_servers
 sleep 1
 
 # BGP: BIRD in both namespaces; the client's side connects.
@@ -103,7 +94,8 @@ protocol bgp peer { local 10.81.1.1 as 65001; neighbor 10.81.2.1 as 65002; multi
   hold time 9; keepalive time 3; connect delay time 1; ipv4 { import all; export none; }; }
 CONF
 ip netns exec "$S" bird -f -c "$work/bird-s.conf" -s "$work/bird-s.ctl" > "$work/bird-s.log" 2>&1 &
-listening 179
+# (BIRD listens only once its protocols start: up to two minutes here.)
+relay_listening 179 1200
 cat > "$work/bgp.sh" <<SH
 timeout 14 bird -f -c $work/bird-c.conf -s $work/bird-c.ctl || true
 SH

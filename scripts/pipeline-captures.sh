@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/relay-path.sh"
 relay_lab rtpipe$$ /tmp/rttdoc-pipeline
 chmod 755 "$work"
-extra_cleanup() { ip netns pids "$S" | xargs -r kill 2>/dev/null || true; }
+extra_cleanup() { relay_stop_servers; }
 mkdir -p "$work/www"
 head -c 20000 /dev/zero | tr '\0' p > "$work/www/a.txt"
 echo small > "$work/www/b.txt"
@@ -33,10 +33,7 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_timeout 5;
   server { listen 10.81.2.1:8080; root $work/www; } }
 CONF
 ip netns exec "$S" nginx -c "$work/nginx.conf" &
-for _ in $(seq 300); do
-  ip netns exec "$S" ss -Hltn "sport = :8080" | grep -q . && break
-  sleep 0.1
-done
+relay_listening 8080
 cat > "$work/pipe.py" <<'PY'
 import socket
 s = socket.create_connection(("10.81.2.1", 8080))

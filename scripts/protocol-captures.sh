@@ -29,15 +29,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/relay-path.sh"
 relay_lab rtproto$$ /tmp/rttdoc-protocols
 chmod 755 "$work"
-# Waits until something in the server's namespace listens on port $1.
-listening() {
-  for _ in $(seq 300); do
-    ip netns exec "$S" ss -Hltn "sport = :$1" | grep -q . && return
-    sleep 0.1
-  done
-  echo "nothing listens on $1" >&2
-  exit 1
-}
 # The capture ($1) of the workload script $2, kept gzipped.
 capture() {
   relay_capture "$1" bash "$2"
@@ -46,7 +37,7 @@ capture() {
 # Stops the servers started since the last capture (smbd signals its
 # whole process group when it stops: it runs in a session of its own).
 stop_servers() {
-  ip netns pids "$S" | xargs -r kill 2>/dev/null || true
+  relay_stop_servers
   sleep 1
 }
 
@@ -67,7 +58,7 @@ directory $work/ldap
 CONF
 ip netns exec "$S" slapd -d 0 -f "$work/slapd.conf" -h ldap://10.81.2.1:3389/ \
   > "$work/slapd.log" 2>&1 &
-listening 3389
+relay_listening 3389
 python3 - > "$work/people.ldif" <<'PY'
 print("dn: dc=rttdoc,dc=test\nobjectClass: dcObject\nobjectClass: organization\no: rttdoc\ndc: rttdoc\n")
 for i in range(200):
@@ -105,7 +96,7 @@ server:
   local-data: "c.rttdoc.test. TXT \"$(printf 'x%.0s' $(seq 200))\""
 CONF
 ip netns exec "$S" unbound -d -c "$work/unbound.conf" > "$work/unbound.log" 2>&1 &
-listening 5353
+relay_listening 5353
 cat > "$work/dns.sh" <<'SH'
 kdig +tcp @10.81.2.1 -p 5353 a.rttdoc.test
 kdig +tcp +keepopen @10.81.2.1 -p 5353 a.rttdoc.test b.rttdoc.test c.rttdoc.test TXT
@@ -142,7 +133,7 @@ cat > "$work/smb.conf" <<CONF
   read only = no
 CONF
 setsid ip netns exec "$S" smbd -F --no-process-group -s "$work/smb.conf" > "$work/smbd.out" 2>&1 &
-listening 445
+relay_listening 445
 cat > "$work/smb.sh" <<SH
 smbclient //10.81.2.1/share -N -s /dev/null -c 'ls; get small.txt /dev/null; get big.txt /dev/null'
 smbclient //10.81.2.1/share -N -s /dev/null -c 'put $work/share/small.txt stored.txt'

@@ -37,11 +37,8 @@ capture() {
 ip netns exec "$S" redis-server --bind 10.81.2.1 --port 6379 --save '' --appendonly no \
   --protected-mode no --enable-debug-command yes --daemonize no > "$work/redis.log" 2>&1 &
 # (Not in $pids: relay_capture stops those after each capture.)
-extra_cleanup() { ip netns pids "$S" | xargs -r kill 2>/dev/null || true; }
-for _ in $(seq 300); do
-  ip netns exec "$S" ss -Hltn "sport = :6379" | grep -q . && break
-  sleep 0.1
-done
+extra_cleanup() { relay_stop_servers; }
+relay_listening 6379
 
 head -c 300000 /dev/zero | tr '\0' b > "$work/big"
 cat > "$work/commands.sh" <<SH

@@ -115,3 +115,27 @@ relay_dead_resolver() {
   mkdir -p "/etc/netns/$S"
   printf 'nameserver 10.81.2.53\noptions timeout:1 attempts:1\n' > "/etc/netns/$S/resolv.conf"
 }
+
+# Sourced too, by the scripts that start servers in the server's namespace:
+#
+#   relay_listening PORT [TENTHS]
+#
+# Waits until something in $S listens on PORT, for at most TENTHS tenths
+# of a second (300 unless given); exits the script when nothing does.
+relay_listening() {
+  local tries=${2:-300}
+  for _ in $(seq "$tries"); do
+    ip netns exec "$S" ss -Hltn "sport = :$1" | grep -q . && return
+    sleep 0.1
+  done
+  echo "nothing listens on $1" >&2
+  exit 1
+}
+
+#   relay_stop_servers
+#
+# Stops every process in the server's namespace (servers a script started
+# outside $pids, which relay_capture stops after each capture).
+relay_stop_servers() {
+  ip netns pids "$S" | xargs -r kill 2>/dev/null || true
+}

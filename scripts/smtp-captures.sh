@@ -91,7 +91,7 @@ capture() {
   # The daemon runs in the background (-bd forks): stop it by its pid file
   # or by name in the server's namespace.
   kill "$exim" 2>/dev/null || true
-  ip netns pids "$S" | xargs -r kill 2>/dev/null || true
+  relay_stop_servers
   wait "$exim" 2>/dev/null || true
   gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 }
