@@ -37,8 +37,8 @@ pub(crate) struct Command {
     pub blocks: bool,
 }
 
-/// The longest command name read (Redis's longest is 20 characters,
-/// `CLIENT NO-EVICT`'s container aside).
+/// The longest command name read (Redis's longest, `GEORADIUSBYMEMBER_RO`,
+/// has 20 characters).
 const LONGEST_NAME: usize = 24;
 
 /// The RESP command that `head` (the start of a client's data) begins
