@@ -1,34 +1,85 @@
-//! The closes of a connection's siblings: the other connections between
-//! the same two addresses, and when their FINs went. An application that
-//! writes on one connection when another one closes (FTP's server sends
-//! `226 Transfer complete` once its data connection is closed) sends at a
-//! moment another connection's FIN explains; a Nagle "release" by an ACK
-//! of this connection that came a moment before is then a coincidence
-//! (detect/nagle.rs). Bounded: the newest [`KEPT`] FINs, and a
-//! connection learns at most [`PER_CONNECTION`] of them.
+//! The closes of a connection's siblings, the other connections between
+//! the same two addresses, and when their FINs went; and when their data
+//! went. An application that writes on one connection when another one
+//! closes (FTP's server sends `226 Transfer complete` once its data
+//! connection is closed), or when a message comes on another (an MQTT
+//! broker pushes to its subscribers the message a publisher just sent),
+//! sends at a moment the other connection explains; a Nagle "release" by
+//! an ACK of this connection that came a moment before is then a
+//! coincidence (detect/nagle.rs). Bounded: the newest [`KEPT`] FINs and
+//! as many runs of data (a connection's segments one after another in one
+//! direction are one run, at its last segment: when its message was
+//! whole), and a connection learns at most [`PER_CONNECTION`] FINs and
+//! [`DATA_PER_CONNECTION`] runs.
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
-/// FINs kept for the connections still open.
+/// FINs, and data segments, kept for the connections still open.
 const KEPT: usize = 4096;
 /// A connection's siblings' FINs, at most.
 const PER_CONNECTION: usize = 64;
+/// A connection's siblings' runs of data, at most: a subscriber's
+/// connection lives as long as its publishers send.
+const DATA_PER_CONNECTION: usize = 1024;
 
-/// The FINs seen lately (track.rs keeps one for the capture).
+/// What one kind of segment did lately: (stream, from address, to
+/// address, capture time), in capture order.
+type Sent = VecDeque<(u64, IpAddr, IpAddr, i64)>;
+
+/// The FINs and data segments seen lately (track.rs keeps one for the
+/// capture).
 #[derive(Default)]
 pub(crate) struct Closes {
-    /// (stream, from address, to address, capture time), in capture order.
-    fins: VecDeque<(u64, IpAddr, IpAddr, i64)>,
+    fins: Sent,
+    data: Sent,
+}
+
+/// Notes a segment in `sent`, forgetting the oldest beyond [`KEPT`].
+fn note(sent: &mut Sent, stream: u64, from: IpAddr, to: IpAddr, ts_ns: i64) {
+    if sent.len() == KEPT {
+        sent.pop_front();
+    }
+    sent.push_back((stream, from, to, ts_ns));
 }
 
 impl Closes {
     /// A FIN on `stream`, from `from` to `to`, captured at `ts_ns`.
     pub fn fin(&mut self, stream: u64, from: IpAddr, to: IpAddr, ts_ns: i64) {
-        if self.fins.len() == KEPT {
-            self.fins.pop_front();
+        note(&mut self.fins, stream, from, to, ts_ns);
+    }
+
+    /// A segment with data on `stream`, from `from` to `to`, captured at
+    /// `ts_ns`: it ends the run the last one began, if it continues it.
+    pub fn data(&mut self, stream: u64, from: IpAddr, to: IpAddr, ts_ns: i64) {
+        match self.data.back_mut() {
+            Some(run) if run.0 == stream && run.1 == from => run.3 = ts_ns,
+            _ => note(&mut self.data, stream, from, to, ts_ns),
         }
-        self.fins.push_back((stream, from, to, ts_ns));
+    }
+
+    /// The runs of data other connections between `server` and `client`
+    /// carried from `client` to `server`, captured from `from_ns` to
+    /// `to_ns`: when each ended.
+    pub fn data_to_server(
+        &self,
+        stream: u64,
+        server: IpAddr,
+        client: IpAddr,
+        from_ns: i64,
+        to_ns: i64,
+    ) -> Vec<i64> {
+        of_siblings(
+            &self.data,
+            stream,
+            server,
+            client,
+            (from_ns, to_ns),
+            false,
+            DATA_PER_CONNECTION,
+        )
+        .map(|(_, ts)| ts)
+        .collect()
     }
 
     /// The FINs of other connections between `server` and `client` (not on
@@ -42,25 +93,47 @@ impl Closes {
         from_ns: i64,
         to_ns: i64,
     ) -> Vec<(bool, i64)> {
-        if server == client {
-            return Vec::new();
-        }
-        let mut found: Vec<(bool, i64)> = self
-            .fins
-            .iter()
-            .rev()
-            .take_while(|f| f.3 >= from_ns)
-            .filter(|&&(s, a, b, ts)| {
-                s != stream
-                    && ts <= to_ns
-                    && ((a == server && b == client) || (a == client && b == server))
-            })
-            .take(PER_CONNECTION)
-            .map(|&(_, a, _, ts)| (a == server, ts))
-            .collect();
-        found.reverse();
-        found
+        of_siblings(
+            &self.fins,
+            stream,
+            server,
+            client,
+            (from_ns, to_ns),
+            true,
+            PER_CONNECTION,
+        )
+        .collect()
     }
+}
+
+/// The segments in `sent` of other connections between `server` and
+/// `client` (none on one address: every connection of the host would be a
+/// sibling) captured in `(from_ns, to_ns)`, sent by either (`both`) or by
+/// the client, the newest `at_most`, oldest first: (sent by the server,
+/// time).
+fn of_siblings(
+    sent: &Sent,
+    stream: u64,
+    server: IpAddr,
+    client: IpAddr,
+    (from_ns, to_ns): (i64, i64),
+    both: bool,
+    at_most: usize,
+) -> impl Iterator<Item = (bool, i64)> {
+    let mut found: Vec<(bool, i64)> = sent
+        .iter()
+        .rev()
+        .take_while(|f| server != client && f.3 >= from_ns)
+        .filter(|&&(s, a, b, ts)| {
+            s != stream
+                && ts <= to_ns
+                && ((both && a == server && b == client) || (a == client && b == server))
+        })
+        .take(at_most)
+        .map(|&(_, a, _, ts)| (a == server, ts))
+        .collect();
+    found.reverse();
+    found.into_iter()
 }
 
 #[cfg(test)]
@@ -89,5 +162,32 @@ mod tests {
         assert_eq!(c.of_siblings(0, ip(2), ip(1), 11, 30), [(false, 11)]);
         // On one address, nothing can be told.
         assert!(c.of_siblings(0, ip(2), ip(2), 0, 30).is_empty());
+    }
+
+    #[test]
+    fn a_connection_learns_the_data_its_siblings_brought_its_server() {
+        let mut c = Closes::default();
+        c.data(0, ip(1), ip(2), 5);
+        c.data(1, ip(1), ip(2), 10);
+        c.data(1, ip(2), ip(1), 11);
+        c.data(2, ip(3), ip(2), 12);
+        c.fin(1, ip(1), ip(2), 13);
+        c.data(1, ip(1), ip(2), 14);
+        // Stream 0 (client 1, server 2): stream 1's data from 1 to 2, not
+        // its answer, not stream 2's (another client), not the FIN.
+        assert_eq!(c.data_to_server(0, ip(2), ip(1), 0, 30), [10, 14]);
+        assert_eq!(c.data_to_server(0, ip(2), ip(1), 0, 12), [10]);
+        // A run of segments (a large message) is one, at its last.
+        for ts in 15..100 {
+            c.data(1, ip(1), ip(2), ts);
+        }
+        assert_eq!(c.data_to_server(0, ip(2), ip(1), 0, 300), [10, 99]);
+        // Bounded: the newest runs of busy siblings (two, taking turns).
+        for ts in 100..2200 {
+            c.data(1 + ts as u64 % 2, ip(1), ip(2), ts);
+        }
+        let learnt = c.data_to_server(0, ip(2), ip(1), 0, 3000);
+        assert_eq!(learnt.len(), DATA_PER_CONNECTION);
+        assert_eq!(learnt.last(), Some(&2199));
     }
 }

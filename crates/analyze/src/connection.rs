@@ -309,6 +309,10 @@ pub struct Connection {
     /// during this one's life: (sent by the server, capture time)
     /// (closes.rs).
     pub(crate) sibling_closes: Vec<(bool, i64)>,
+    /// When data of those siblings from the client's address to the
+    /// server's was captured (closes.rs), learnt where the server sent
+    /// data that answered nothing.
+    pub(crate) sibling_data: Vec<i64>,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
     /// This is the connection of that earlier stream, seen again with
@@ -366,6 +370,7 @@ impl Connection {
             path_samples: Vec::new(),
             path_busy: Vec::new(),
             sibling_closes: Vec::new(),
+            sibling_data: Vec::new(),
             closing_queued: false,
             same_as: None,
             roles_settled: false,
@@ -442,7 +447,7 @@ impl Connection {
         if let Some(m) = &mut self.mptcp {
             m.swap_directions();
         }
-        self.exchanges.openflow.port = crate::openflow::OpenFlow::is_port(self.server.port);
+        self.exchanges.set_server_port(self.server.port);
     }
 
     /// The direction of a segment sent by `src`.

@@ -130,6 +130,9 @@ pub struct Exchanges {
     /// OpenFlow's messages, if the connection carries them: only those
     /// that ask open a turn, only their answers answer (openflow.rs).
     pub(crate) openflow: crate::openflow::OpenFlow,
+    /// MQTT's messages, if the connection carries them: only the client's
+    /// questions open a turn, only their answers answer (mqtt.rs).
+    pub(crate) mqtt: crate::mqtt::Mqtt,
     /// What happened to the open exchange since the tracker last looked
     /// ([`OPENED`], [`ANSWERED`]): the host's other connections may want
     /// it (upstream.rs).
@@ -161,8 +164,15 @@ impl Exchanges {
     /// connection swaps it with the roles, if they change).
     pub(crate) fn for_server_port(port: u16) -> Exchanges {
         let mut x = Exchanges::default();
-        x.openflow.port = crate::openflow::OpenFlow::is_port(port);
+        x.set_server_port(port);
         x
+    }
+
+    /// The server's port, when the roles are known: the readers of
+    /// protocols told by it (OpenFlow, MQTT) need it.
+    pub(crate) fn set_server_port(&mut self, port: u16) {
+        self.openflow.port = crate::openflow::OpenFlow::is_port(port);
+        self.mqtt.port = crate::mqtt::Mqtt::is_port(port);
     }
 
     /// The causality check: a response leaves the server after the request
@@ -208,6 +218,11 @@ impl Exchanges {
         }
         if let Some(m) = self.openflow.read(dir, head, len) {
             self.on_openflow(dir, first, last, len, m);
+            return;
+        }
+        if let Some(m) = self.mqtt.read(dir, head, len) {
+            self.protocol = Some(crate::model::AppProtocol::Mqtt);
+            self.on_mqtt(dir, first, last, len, m);
             return;
         }
         match dir {
@@ -434,8 +449,12 @@ impl Exchanges {
     /// request could reach the server held nothing sent after it). The
     /// client's are part of its request.
     pub(crate) fn on_hole(&mut self, dir: Direction, at: Stamp, len: u64, end: u32) {
-        // (OpenFlow follows its own messages across holes.)
-        if dir == Direction::ClientToServer || self.peer_to_peer || self.openflow.port {
+        // (OpenFlow and MQTT follow their own messages across holes.)
+        if dir == Direction::ClientToServer
+            || self.peer_to_peer
+            || self.openflow.port
+            || self.mqtt.is()
+        {
             self.on_data(dir, at, at, len, &[]);
             return;
         }
@@ -493,6 +512,53 @@ impl Exchanges {
                 match self.current.as_mut() {
                     Some(c) if m.answers && answerable => {
                         self.events |= c.answered_by(first, last, len);
+                    }
+                    _ => self.unsolicited_bytes += len,
+                }
+            }
+        }
+    }
+
+    /// MQTT data (mqtt.rs): a client question opens a turn named by it
+    /// (or goes on with the one unanswered), other client messages ask
+    /// nothing (an answered turn ends with them); the broker's answer to a
+    /// question is the open turn's answer, a retained message right after
+    /// a SUBACK the rest of it, and its pushes are nobody's answer.
+    fn on_mqtt(
+        &mut self,
+        dir: Direction,
+        first: Stamp,
+        last: Stamp,
+        len: u64,
+        m: crate::mqtt::Messages,
+    ) {
+        match (dir, m.asks) {
+            (Direction::ClientToServer, Some(name)) => {
+                let total = self.total;
+                self.ask(first, last, len, &[]);
+                if let Some(c) = self.current.as_mut().filter(|_| self.total > total) {
+                    c.label = Some(name.to_string());
+                }
+            }
+            (Direction::ClientToServer, None) => match self.current.as_mut() {
+                Some(c) if c.response_first.is_some() => self.close(),
+                Some(c) if m.continues => {
+                    c.request_last = last;
+                    c.request_bytes += len;
+                }
+                _ => {}
+            },
+            (Direction::ServerToClient, _) => {
+                let answerable = self
+                    .current
+                    .as_ref()
+                    .is_some_and(|c| self.could_answer(c.request_first, first));
+                match self.current.as_mut() {
+                    Some(c) if m.answers && answerable => {
+                        self.events |= c.answered_by(first, last, len);
+                    }
+                    Some(c) if m.extends && c.response_first.is_some() => {
+                        c.answered_by(first, last, len);
                     }
                     _ => self.unsolicited_bytes += len,
                 }

@@ -106,6 +106,10 @@ pub struct ConnectionFacts {
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time).
     pub sibling_closes: Vec<(bool, i64)>,
+    /// When the data those siblings carried from the client's address to
+    /// the server's was captured, where the server sent data that
+    /// answered nothing (a push the data can explain); else empty.
+    pub sibling_data: Vec<i64>,
 }
 
 /// The RTT samples of a connection, reduced to what the ledger reads.
@@ -214,6 +218,7 @@ impl Connection {
             path_samples: std::mem::take(&mut c.path_samples),
             path_busy: std::mem::take(&mut c.path_busy),
             sibling_closes: std::mem::take(&mut c.sibling_closes),
+            sibling_data: std::mem::take(&mut c.sibling_data),
         }
     }
 

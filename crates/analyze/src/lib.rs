@@ -27,6 +27,7 @@ mod flow_map;
 pub mod keylog;
 mod lone_syn;
 mod mptcp;
+mod mqtt;
 mod openflow;
 mod path_samples;
 pub use path_samples::{BusyRun, QueueSample};

@@ -155,6 +155,7 @@ impl Embryo {
             path_samples: Vec::new(),
             path_busy: Vec::new(),
             sibling_closes: Vec::new(),
+            sibling_data: Vec::new(),
         }
     }
 }

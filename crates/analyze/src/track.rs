@@ -693,6 +693,17 @@ impl<'s> Tracker<'s> {
                 c.first.ts_ns,
                 c.last.ts_ns,
             );
+            // Server data that answered nothing may have been written when
+            // a sibling's data came (a broker's push).
+            if c.exchanges.unsolicited_bytes > 0 {
+                c.sibling_data = self.calls.closes.data_to_server(
+                    c.stream,
+                    c.server.ip,
+                    c.client.ip,
+                    c.first.ts_ns,
+                    c.last.ts_ns,
+                );
+            }
         }
         // Only answers are weighed against the path's queue.
         if c.detect && (c.exchanges.total > 0 || c.tls.is_some()) {
@@ -793,6 +804,9 @@ fn track_in(
     let mut same = None;
     if seg.flags.fin() {
         calls.closes.fin(conn.stream, seg.src, seg.dst, at.ts_ns);
+    }
+    if seg.payload_len > 0 {
+        calls.closes.data(conn.stream, seg.src, seg.dst, at.ts_ns);
     }
     if seg.flags.syn() && seg.flags.ack() {
         // A clean handshake's SYN-ACK: how far the server was, then.

@@ -524,6 +524,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 path_samples: &c.path_samples,
                 path_busy: &c.path_busy,
                 sibling_closes: &c.sibling_closes,
+                sibling_data: &c.sibling_data,
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,
                 rtt_ns,

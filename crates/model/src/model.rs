@@ -896,6 +896,9 @@ pub enum AppProtocol {
     /// its TLS mode (opcode 7 or 10 behind a 16-bit length), the server's
     /// first its hard reset (8). A tunnel: no exchanges are made of it.
     OpenVpn,
+    /// MQTT: the client's first message is a CONNECT naming the protocol,
+    /// or the broker listens on 1883 and both speak MQTT's headers.
+    Mqtt,
 }
 
 /// Everything rttdoc knows about one TCP connection.

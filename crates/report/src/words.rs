@@ -490,6 +490,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              tcp-nodelay in the server's configuration (it sets TCP_NODELAY there and pushes it to the clients), or socket-flags TCP_NODELAY \
              on each side; or carry the tunnel over UDP (proto udp), which also ends TCP-in-TCP stalls."
             .into(),
+        // A broker's writes are its answers and the messages it pushes.
+        Detail::Nagle {
+            protocol: Some(AppProtocol::Mqtt),
+            sender: Direction::ServerToClient,
+            ..
+        } => "The broker wrote one message while the last was unacknowledged, with Nagle's algorithm on: \
+             Mosquitto leaves it on unless told (set_tcp_nodelay true in mosquitto.conf); other brokers: set TCP_NODELAY on their client sockets."
+            .into(),
         Detail::Nagle { sender, .. } => match (x.kind, sender) {
             (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
             (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: tcp_nodelay on;, HAProxy: option http-no-delay), or write each message in one call.".into(),

@@ -36,6 +36,12 @@
 //!   when that connection closed (an FTP server's `226` once its data
 //!   connection is closed), and the ACK released nothing (closes.rs in
 //!   rttdoc-analyze).
+//! - a server's push (data outside every answer, while no answer is
+//!   waited for) counts only when no sibling's data from the client's
+//!   address reached the server during the silence less than the shortest
+//!   hold before K: the server may have written K when that data came (an
+//!   MQTT broker passing on a message another connection published), and
+//!   waited too little for the ACK to call it a hold.
 //! - a server segment outside every answer (a TLS 1.3 server's second
 //!   session ticket, written on its own), held while an exchange waited
 //!   for its answer, counts only when the answer was queued behind it
@@ -67,6 +73,8 @@ struct Hold<'a> {
     /// The sender's previous data segment: the silence runs from it.
     prev: &'a SegmentRecord,
     held: &'a SegmentRecord,
+    /// When `held` left, on the sender's clock.
+    held_ns: i64,
     ack: &'a SegmentRecord,
     silence_ns: i64,
     ack_delay_ns: i64,
@@ -222,7 +230,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         let candidate = release.or(if continues_record { parked } else { None });
         if let (Some((tp, p, in_flight)), Some((ta, a, small, bytes))) = (prev, candidate) {
             let silence = t - tp;
-            let waited = silence >= (rtt / 2).max(2_000_000);
+            let waited = silence >= shortest_hold(rtt);
             // The clock shift is only as good as the handshake's estimate of the
             // sender's side of the path: allow the tolerance both ways.
             // Later than that, by the path's jitter: the ACK's trip to the
@@ -268,6 +276,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 holds.push(Hold {
                     prev: p,
                     held: r,
+                    held_ns: t,
                     ack: a,
                     silence_ns: silence,
                     ack_delay_ns: ack_delay,
@@ -311,6 +320,31 @@ fn woken_by_a_sibling(f: &Facts<'_>, sender: Direction, ta: i64, t: i64) -> bool
         let at = if by_sender { ts } else { ts + shift };
         ta < at && at <= t && t - at <= tolerance
     })
+}
+
+/// Whether data of another connection from the client's address (a
+/// sibling's) reached the server's host during the silence before a push
+/// `h` of the server, too short a time before the push left for a hold:
+/// the server may have written the push when that data came (an MQTT
+/// broker passing on the message a publisher just sent), and then it
+/// waited less than a hold takes (the silence `find_holds` asks for) for
+/// whatever ACK came just before it left. Only data the capture shows can
+/// tell: a publisher on another host leaves such a push looking held.
+fn pushed_on_a_sibling_message(f: &Facts<'_>, h: &Hold<'_>) -> bool {
+    let Some(rtt) = f.rtt_ns else {
+        return false;
+    };
+    let (written, left) = (h.held_ns - h.silence_ns, h.held_ns);
+    f.sibling_data.iter().any(|&ts| {
+        let at = ts + f.server_side_ns;
+        written < at && at <= left && left - at < shortest_hold(rtt)
+    })
+}
+
+/// The shortest silence before a segment that can be a Nagle hold: half
+/// the round trip (an ACK's trip back at the least), and 2 ms.
+fn shortest_hold(rtt: i64) -> i64 {
+    (rtt / 2).max(2_000_000)
 }
 
 /// The first of `sender`'s segments that shows it does not run Nagle
@@ -447,6 +481,15 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             .then(|| answer_behind(f, h.held))
             .flatten();
         if behind == Some(false) {
+            continue;
+        }
+        // A push (server data outside every answer, no answer waited for)
+        // the server may have written when a sibling's message came.
+        if sender == Direction::ServerToClient
+            && response.is_none()
+            && behind.is_none()
+            && pushed_on_a_sibling_message(f, h)
+        {
             continue;
         }
         let key = if in_tls && sender == Direction::ServerToClient {

@@ -86,6 +86,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         path_samples: &[],
         path_busy: &[],
         sibling_closes: &[],
+        sibling_data: &[],
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,
         server_side_ns: RTT_NS,

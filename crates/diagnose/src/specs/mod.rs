@@ -141,6 +141,11 @@ struct Pkt {
 const DIAL_ISN: u32 = 7_000_000;
 const DIALED_ISN: u32 = 9_000_000;
 
+/// The initial sequence numbers of [`Wire::sibling_send`]'s connections:
+/// the client host's and the server's.
+const SIBLING_ISN: u32 = 3_000_000;
+const SIBLING_PEER_ISN: u32 = 5_000_000;
+
 /// The packets of a call the server's host made (`Wire::call`).
 pub struct Call {
     /// Its SYN, when it opened a connection.
@@ -352,6 +357,24 @@ impl Wire {
         let syn_ack = self.dial_back(port, t + d, C, SYN | ACK, peer_isn, isn + 1);
         self.dial_back(port, t + 2.0 * d, S, ACK, isn + 1, peer_isn + 1);
         (syn, Some(syn_ack))
+    }
+
+    /// Data the client's host sends at `t` to the server on another
+    /// connection between the two (a sibling, from the client's port
+    /// `port`, opened before the capture began): an MQTT publisher on the
+    /// subscriber's host. Each call goes on where the last on that port
+    /// ended.
+    pub fn sibling_send(&mut self, port: u16, t: f64, payload: &'static [u8]) -> Id {
+        let sent: u32 = self
+            .pkts
+            .iter()
+            .filter(|p| p.dir == C && p.seg.src_port == port)
+            .map(|p| p.seg.payload_len)
+            .sum();
+        let mut s = self.segment(C, 0, PSH | ACK, payload);
+        s.src_port = port;
+        (s.seq, s.ack) = (SIBLING_ISN.wrapping_add(sent), SIBLING_PEER_ISN);
+        self.push(C, t, s, (0, 0))
     }
 
     /// The client host's FIN, sent at `t`, on the connection
@@ -640,8 +663,9 @@ impl Wire {
             }
             t.finish();
         }
-        // The connection built here (the background's are others').
-        reports.retain(|r| r.server.port == 443);
+        // The connection built here (the background's and the siblings'
+        // are others').
+        reports.retain(|r| r.server.port == 443 && r.client.port == 40000);
         assert_eq!(reports.len(), 1, "one connection");
         Outcome {
             report: reports.pop().unwrap(),

@@ -1120,3 +1120,62 @@ fn a_blocking_pop_answered_when_its_event_came_is_no_think_time() {
     assert_ms(o.the(ServerThinkTime).cost_ms, 1500.0, EXACT, "LPOP's wait");
     assert_eq!(o.first_byte_row(2).label, "LPOP: request -> first byte");
 }
+
+/// An MQTT subscriber: CONNECT, SUBSCRIBE answered `suback_after` ms after
+/// it arrives, then a push (QoS 1) of a message another client published,
+/// the subscriber's PUBACK, and a second push a second later: what the
+/// broker sends when its publishers do.
+fn subscriber(path: Path, suback_after: f64) -> (Outcome, Id) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let connect = w.send(C, 50.0, b"\x10\x0f\x00\x04MQTT\x04\x02\x00\x3c\x00\x03sub");
+    let connack = w.send(S, w.arrival(connect) + 0.1, b"\x20\x02\x00\x00");
+    let subscribe = w.send(
+        C,
+        w.arrival(connack) + 0.1,
+        b"\x82\x0a\x00\x01\x00\x05feed/\x01",
+    );
+    let suback = w.send(
+        S,
+        w.arrival(subscribe) + suback_after,
+        b"\x90\x03\x00\x01\x01",
+    );
+    w.ack(C, w.arrival(suback));
+    let push = w.send(
+        S,
+        w.sent(suback) + 500.0,
+        b"\x32\x0c\x00\x06feed/a\x00\x07hi",
+    );
+    let puback = w.send(C, w.arrival(push) + 0.1, b"\x40\x02\x00\x07");
+    let later = w.send(
+        S,
+        w.arrival(puback) + 1000.0,
+        b"\x32\x0c\x00\x06feed/b\x00\x08hi",
+    );
+    w.send(C, w.arrival(later) + 0.1, b"\x40\x02\x00\x08");
+    (w.run(), subscribe)
+}
+
+#[test]
+fn an_mqtt_subscribers_acknowledgment_asks_for_nothing() {
+    // The PUBACK acknowledges a push; the next push comes when another
+    // client publishes, a second later: no turn of the subscriber's
+    // waited for it.
+    for path in Path::all(40.0) {
+        let (o, _) = subscriber(path, 0.1);
+        o.has_no(ServerThinkTime);
+        assert_eq!(o.report.exchanges, 2, "two questions");
+        assert_eq!(o.first_byte_row(1).label, "CONNECT: request -> first byte");
+        assert_eq!(
+            o.first_byte_row(2).label,
+            "SUBSCRIBE: request -> first byte"
+        );
+        assert_eq!(o.report.excess_ms, 0.0);
+    }
+    // A broker slow to answer the SUBSCRIBE (an authorization plugin, a
+    // loaded broker) is found.
+    let (o, subscribe) = subscriber(Path::at_client(40.0), 300.0);
+    let f = o.the(ServerThinkTime);
+    assert_ms(f.cost_ms, 300.0, EXACT, "the SUBACK's wait");
+    assert_eq!(f.frames[0], o.frame(subscribe));
+}

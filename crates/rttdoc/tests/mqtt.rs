@@ -1,0 +1,199 @@
+//! MQTT through a real broker (tests/data/mqtt, made by
+//! scripts/mqtt-captures.sh: Mosquitto, mosquitto_sub and mosquitto_pub,
+//! real Linux TCP, 20 ms each way, tcpdump at the clients' host). A
+//! subscriber's acknowledgments ask for nothing, and the broker pushes a
+//! message when another connection publishes it: no turn waits for a push,
+//! and a push after a PINGRESP is no second write of that answer. A
+//! retained message is the rest of a SUBSCRIBE's answer; with Nagle's
+//! algorithm on (Mosquitto's default) it waits for the ACK of the SUBACK.
+//! Each turn is checked against tshark's MQTT dissector: the request is
+//! the question its label names, its first byte that question's answer.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// MQTT's message types by number (tshark's `mqtt.msgtype`).
+const NAMES: [&str; 16] = [
+    "",
+    "CONNECT",
+    "CONNACK",
+    "PUBLISH",
+    "PUBACK",
+    "PUBREC",
+    "PUBREL",
+    "PUBCOMP",
+    "SUBSCRIBE",
+    "SUBACK",
+    "UNSUBSCRIBE",
+    "UNSUBACK",
+    "PINGREQ",
+    "PINGRESP",
+    "DISCONNECT",
+    "AUTH",
+];
+
+/// The answer each question of a client's waits for.
+fn answer_to(question: &str) -> &'static str {
+    match question {
+        "CONNECT" => "CONNACK",
+        "SUBSCRIBE" => "SUBACK",
+        "PINGREQ" => "PINGRESP",
+        "PUBREL" => "PUBCOMP",
+        // (mosquitto_pub publishes at QoS 1 and 2 here: PUBACK or PUBREC.)
+        "PUBLISH" => "PUBACK|PUBREC",
+        other => panic!("no question: {other}"),
+    }
+}
+
+/// Each frame's MQTT messages as tshark reads them, segment by segment
+/// (a message is shown where it begins): (type names, whether a PUBLISH
+/// among them has RETAIN set).
+fn messages(capture: &Path) -> BTreeMap<u64, (Vec<&'static str>, bool)> {
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(capture)
+        .args(["-o", "tcp.desegment_tcp_streams:FALSE"])
+        .args(["-Y", "mqtt", "-T", "fields", "-E", "aggregator=,"])
+        .args([
+            "-e",
+            "frame.number",
+            "-e",
+            "mqtt.msgtype",
+            "-e",
+            "mqtt.retain",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            let types = f[1]
+                .split(',')
+                .map(|t| NAMES[t.parse::<usize>().unwrap()])
+                .collect();
+            (
+                f[0].parse().unwrap(),
+                (types, f[2].split(',').any(|r| r == "1")),
+            )
+        })
+        .collect()
+}
+
+fn capture(name: &str) -> std::path::PathBuf {
+    data_dir().join("mqtt").join(name)
+}
+
+/// Checks every turn of every connection against tshark: the request's
+/// first frame holds the question the label names, the first byte's frame
+/// its answer. Returns how many turns there were.
+fn assert_turns_are_mqtts(name: &str, doc: &serde_json::Value) -> usize {
+    let all = messages(&capture(name));
+    let mut turns = 0;
+    for c in doc["connections"].as_array().unwrap() {
+        for row in first_byte_rows(c) {
+            let label = row["label"].as_str().unwrap();
+            let question = label.split(':').next().unwrap();
+            let (start, end) = (
+                row["start_frame"].as_u64().unwrap(),
+                row["end_frame"].as_u64().unwrap(),
+            );
+            let asked = &all
+                .get(&start)
+                .unwrap_or_else(|| panic!("{name}: {label} {start}"))
+                .0;
+            assert!(
+                asked.contains(&question),
+                "{name}: {label} at {start}: {asked:?}"
+            );
+            let answered = &all
+                .get(&end)
+                .unwrap_or_else(|| panic!("{name}: {label} {end}"))
+                .0;
+            assert!(
+                answer_to(question)
+                    .split('|')
+                    .any(|a| answered.contains(&a)),
+                "{name}: {label} answered at {end} by {answered:?}"
+            );
+            turns += 1;
+        }
+    }
+    turns
+}
+
+#[test]
+fn pushes_answer_no_turn_and_a_retained_message_answers_a_subscribe() {
+    if !require("mqtt pushes", &["tshark"], false) {
+        return;
+    }
+    let name = "mqtt-pubsub.pcap.gz";
+    let doc = run_rttdoc_json(&capture(name));
+    // CONNECT and SUBSCRIBE and the PINGREQ of the subscriber; CONNECT,
+    // PUBLISH (PUBREL) of five publishers; the second subscriber's two.
+    assert!(assert_turns_are_mqtts(name, &doc) >= 15);
+    // The subscriber (stream 0) waited for nothing its turns asked:
+    // pushes a second apart after its PUBACKs were think time, and a push
+    // after its PINGRESP that left when the subscriber's ACK came, 0.3 ms
+    // after the publisher's message reached the broker, a Nagle hold.
+    let subscriber = connection(&doc, 0);
+    assert_eq!(kinds(&subscriber["findings"]), Vec::<&str>::new());
+    for c in doc["connections"].as_array().unwrap() {
+        assert!(
+            !kinds(&c["findings"]).contains(&"server_think_time"),
+            "stream {}: {}",
+            c["stream"],
+            c["findings"]
+        );
+    }
+    // The one finding: the retained message, written right after the
+    // SUBACK, held until the client's ACK of it.
+    let all = messages(&capture(name));
+    let found: Vec<&serde_json::Value> = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap())
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = found[0];
+    assert_eq!(f["kind"], "write_write_read");
+    let held = f["frames"][0].as_u64().unwrap();
+    let (types, retained) = &all[&held];
+    assert!(types == &["PUBLISH"] && *retained, "{held}: {types:?}");
+    let c = connection(&doc, f["stream"].as_u64().unwrap());
+    let subscribe = first_byte_rows(c)
+        .find(|r| r["label"] == "SUBSCRIBE: request -> first byte")
+        .unwrap();
+    let suback = subscribe["end_frame"].as_u64().unwrap();
+    assert!(all[&suback].0.contains(&"SUBACK"));
+    assert!(
+        f["waits"][0]["from_frame"].as_u64().unwrap() == suback,
+        "{f}"
+    );
+    assert!(
+        f["fix"].as_str().unwrap().contains("set_tcp_nodelay true"),
+        "{f}"
+    );
+}
+
+#[test]
+fn the_same_workload_with_tcp_nodelay_is_found_clean() {
+    if !require("mqtt nodelay", &["tshark"], false) {
+        return;
+    }
+    let name = "mqtt-nodelay.pcap.gz";
+    let doc = run_rttdoc_json(&capture(name));
+    assert!(assert_turns_are_mqtts(name, &doc) >= 15);
+    for c in doc["connections"].as_array().unwrap() {
+        assert_eq!(
+            kinds(&c["findings"]),
+            Vec::<&str>::new(),
+            "stream {}",
+            c["stream"]
+        );
+    }
+}
