@@ -1,15 +1,15 @@
 //! The closes of a connection's siblings, the other connections between
-//! the same two addresses, and when their FINs went; and when their data
-//! went. An application that writes on one connection when another one
+//! the same two addresses, and when their FINs went; and when their
+//! clients' data went. An application that writes on one connection when another one
 //! closes (FTP's server sends `226 Transfer complete` once its data
 //! connection is closed), or when a message comes on another (an MQTT
 //! broker pushes to its subscribers the message a publisher just sent),
 //! sends at a moment the other connection explains; a Nagle "release" by
 //! an ACK of this connection that came a moment before is then a
 //! coincidence (detect/nagle.rs). Bounded: the newest [`KEPT`] FINs and
-//! as many runs of data (a connection's segments one after another in one
-//! direction are one run, at its last segment: when its message was
-//! whole), and a connection learns at most [`PER_CONNECTION`] FINs and
+//! as many runs of data (a connection's segments sent back to back in one
+//! direction, a write's, are one run: from its first to its last), and a
+//! connection learns at most [`PER_CONNECTION`] FINs and
 //! [`DATA_PER_CONNECTION`] runs.
 
 use std::collections::VecDeque;
@@ -23,9 +23,13 @@ const PER_CONNECTION: usize = 64;
 /// connection lives as long as its publishers send.
 const DATA_PER_CONNECTION: usize = 1024;
 
+/// Segments of a connection's that follow each other closer than this
+/// are one run: a write's, sent back to back.
+const BACK_TO_BACK_NS: i64 = 1_000_000;
+
 /// What one kind of segment did lately: (stream, from address, to
-/// address, capture time), in capture order.
-type Sent = VecDeque<(u64, IpAddr, IpAddr, i64)>;
+/// address, capture time of the run's first and last), in capture order.
+type Sent = VecDeque<(u64, IpAddr, IpAddr, i64, i64)>;
 
 /// The FINs and data segments seen lately (track.rs keeps one for the
 /// capture).
@@ -40,7 +44,7 @@ fn note(sent: &mut Sent, stream: u64, from: IpAddr, to: IpAddr, ts_ns: i64) {
     if sent.len() == KEPT {
         sent.pop_front();
     }
-    sent.push_back((stream, from, to, ts_ns));
+    sent.push_back((stream, from, to, ts_ns, ts_ns));
 }
 
 impl Closes {
@@ -49,18 +53,21 @@ impl Closes {
         note(&mut self.fins, stream, from, to, ts_ns);
     }
 
-    /// A segment with data on `stream`, from `from` to `to`, captured at
-    /// `ts_ns`: it ends the run the last one began, if it continues it.
+    /// A segment with data on `stream`, from `from` to `to` (a client's,
+    /// as track.rs notes them), captured at `ts_ns`: it goes on with the
+    /// last run when it follows it back to back.
     pub fn data(&mut self, stream: u64, from: IpAddr, to: IpAddr, ts_ns: i64) {
         match self.data.back_mut() {
-            Some(run) if run.0 == stream && run.1 == from => run.3 = ts_ns,
+            Some(run) if run.0 == stream && run.1 == from && ts_ns - run.4 <= BACK_TO_BACK_NS => {
+                run.4 = ts_ns
+            }
             _ => note(&mut self.data, stream, from, to, ts_ns),
         }
     }
 
     /// The runs of data other connections between `server` and `client`
     /// carried from `client` to `server`, captured from `from_ns` to
-    /// `to_ns`: when each ended.
+    /// `to_ns`: when each began and ended.
     pub fn data_to_server(
         &self,
         stream: u64,
@@ -68,7 +75,7 @@ impl Closes {
         client: IpAddr,
         from_ns: i64,
         to_ns: i64,
-    ) -> Vec<i64> {
+    ) -> Vec<(i64, i64)> {
         of_siblings(
             &self.data,
             stream,
@@ -78,7 +85,7 @@ impl Closes {
             false,
             DATA_PER_CONNECTION,
         )
-        .map(|(_, ts)| ts)
+        .map(|(_, first, last)| (first, last))
         .collect()
     }
 
@@ -102,6 +109,7 @@ impl Closes {
             true,
             PER_CONNECTION,
         )
+        .map(|(by_server, ts, _)| (by_server, ts))
         .collect()
     }
 }
@@ -110,7 +118,7 @@ impl Closes {
 /// `client` (none on one address: every connection of the host would be a
 /// sibling) captured in `(from_ns, to_ns)`, sent by either (`both`) or by
 /// the client, the newest `at_most`, oldest first: (sent by the server,
-/// time).
+/// the time of the run's first, of its last).
 fn of_siblings(
     sent: &Sent,
     stream: u64,
@@ -119,19 +127,21 @@ fn of_siblings(
     (from_ns, to_ns): (i64, i64),
     both: bool,
     at_most: usize,
-) -> impl Iterator<Item = (bool, i64)> {
-    let mut found: Vec<(bool, i64)> = sent
-        .iter()
-        .rev()
-        .take_while(|f| server != client && f.3 >= from_ns)
-        .filter(|&&(s, a, b, ts)| {
-            s != stream
-                && ts <= to_ns
-                && ((both && a == server && b == client) || (a == client && b == server))
-        })
-        .take(at_most)
-        .map(|&(_, a, _, ts)| (a == server, ts))
-        .collect();
+) -> impl Iterator<Item = (bool, i64, i64)> {
+    let mut found: Vec<(bool, i64, i64)> = Vec::new();
+    if server == client {
+        return found.into_iter();
+    }
+    // (A plain loop: every connection's close walks back through its life.)
+    for &(s, a, b, first, last) in sent.iter().rev() {
+        if last < from_ns || found.len() == at_most {
+            break;
+        }
+        let by_server = a == server && b == client;
+        if s != stream && first <= to_ns && ((both && by_server) || (a == client && b == server)) {
+            found.push((by_server, first, last));
+        }
+    }
     found.reverse();
     found.into_iter()
 }
@@ -174,20 +184,30 @@ mod tests {
         c.fin(1, ip(1), ip(2), 13);
         c.data(1, ip(1), ip(2), 14);
         // Stream 0 (client 1, server 2): stream 1's data from 1 to 2, not
-        // its answer, not stream 2's (another client), not the FIN.
-        assert_eq!(c.data_to_server(0, ip(2), ip(1), 0, 30), [10, 14]);
-        assert_eq!(c.data_to_server(0, ip(2), ip(1), 0, 12), [10]);
-        // A run of segments (a large message) is one, at its last.
-        for ts in 15..100 {
-            c.data(1, ip(1), ip(2), ts);
+        // its answer, not stream 2's (another client), not the FIN; 10 and
+        // 14 (nanoseconds) are two runs, others' segments between them.
+        assert_eq!(
+            c.data_to_server(0, ip(2), ip(1), 0, 30),
+            [(10, 10), (14, 14)]
+        );
+        assert_eq!(c.data_to_server(0, ip(2), ip(1), 0, 12), [(10, 10)]);
+        // A large message's segments back to back are one run; a message
+        // 40 ms later (an MQTT DISCONNECT after a PUBLISH) is another.
+        let ms = 1_000_000;
+        for ts in 1..100 {
+            c.data(1, ip(1), ip(2), ms + ts * 10_000);
         }
-        assert_eq!(c.data_to_server(0, ip(2), ip(1), 0, 300), [10, 99]);
+        c.data(1, ip(1), ip(2), 41 * ms);
+        assert_eq!(
+            c.data_to_server(0, ip(2), ip(1), ms, 50 * ms),
+            [(ms + 10_000, ms + 990_000), (41 * ms, 41 * ms)]
+        );
         // Bounded: the newest runs of busy siblings (two, taking turns).
         for ts in 100..2200 {
-            c.data(1 + ts as u64 % 2, ip(1), ip(2), ts);
+            c.data(1 + ts as u64 % 2, ip(1), ip(2), ts * ms);
         }
-        let learnt = c.data_to_server(0, ip(2), ip(1), 0, 3000);
+        let learnt = c.data_to_server(0, ip(2), ip(1), 0, 3000 * ms);
         assert_eq!(learnt.len(), DATA_PER_CONNECTION);
-        assert_eq!(learnt.last(), Some(&2199));
+        assert_eq!(learnt.last(), Some(&(2199 * ms, 2199 * ms)));
     }
 }

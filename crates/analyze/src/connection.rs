@@ -310,9 +310,9 @@ pub struct Connection {
     /// (closes.rs).
     pub(crate) sibling_closes: Vec<(bool, i64)>,
     /// When data of those siblings from the client's address to the
-    /// server's was captured (closes.rs), learnt where the server sent
-    /// data that answered nothing.
-    pub(crate) sibling_data: Vec<i64>,
+    /// server's was captured, run by run (closes.rs: first and last),
+    /// learnt where the server sent data that answered nothing.
+    pub(crate) sibling_data: Vec<(i64, i64)>,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
     /// This is the connection of that earlier stream, seen again with

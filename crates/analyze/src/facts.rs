@@ -107,9 +107,10 @@ pub struct ConnectionFacts {
     /// during this one's life: (sent by the server, capture time).
     pub sibling_closes: Vec<(bool, i64)>,
     /// When the data those siblings carried from the client's address to
-    /// the server's was captured, where the server sent data that
+    /// the server's was captured, run by run (a write's segments sent back
+    /// to back: its first and last), where the server sent data that
     /// answered nothing (a push the data can explain); else empty.
-    pub sibling_data: Vec<i64>,
+    pub sibling_data: Vec<(i64, i64)>,
 }
 
 /// The RTT samples of a connection, reduced to what the ledger reads.

@@ -81,11 +81,22 @@ pub struct Messages {
     pub extends: bool,
 }
 
-/// One connection's MQTT reading.
+/// One connection's MQTT reading: small until the connection is found to
+/// speak MQTT (every connection carries one).
 #[derive(Debug, Clone, Default)]
 pub struct Mqtt {
     /// Decided on the first data: MQTT or not.
     is: Option<bool>,
+    /// The server listens on MQTT's port (set with the roles, and again if
+    /// they are swapped before the first payload).
+    pub(crate) port: bool,
+    /// The messages followed, once the connection is MQTT.
+    state: Option<Box<State>>,
+}
+
+/// What an MQTT connection's reading keeps.
+#[derive(Debug, Clone, Default)]
+struct State {
     /// Per direction: bytes of the message under way still to come.
     rest: [u64; 2],
     /// The client's message under way asks.
@@ -100,9 +111,6 @@ pub struct Mqtt {
     /// The broker's last answer was a SUBACK and the client has sent
     /// nothing since: retained messages now are part of that answer.
     subscribed: bool,
-    /// The server listens on MQTT's port (set with the roles, and again if
-    /// they are swapped before the first payload).
-    pub(crate) port: bool,
 }
 
 impl Mqtt {
@@ -127,12 +135,18 @@ impl Mqtt {
         if self.is != Some(true) {
             return None;
         }
+        Some(self.state.get_or_insert_default().read(dir, head, len))
+    }
+}
+
+impl State {
+    fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Messages {
         let d = dir.index();
         if self.lost[d] {
             // Lost in a hole: a segment that is messages from its first
             // byte to its last (as a sender writes them) finds the way back.
             if !whole_chain(head, len) {
-                return Some(Messages::default());
+                return Messages::default();
             }
             self.lost[d] = false;
             self.rest[d] = 0;
@@ -150,7 +164,7 @@ impl Mqtt {
                 // A hole the capture left, a header it cut or one split
                 // across segments: nothing more is known of this segment.
                 self.lost[d] = true;
-                return Some(Messages::default());
+                return Messages::default();
             };
             let body = at as usize + header;
             let id = |from: usize| {
@@ -209,7 +223,7 @@ impl Mqtt {
             }
             at += length;
         }
-        Some(m)
+        m
     }
 }
 

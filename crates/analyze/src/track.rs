@@ -805,7 +805,9 @@ fn track_in(
     if seg.flags.fin() {
         calls.closes.fin(conn.stream, seg.src, seg.dst, at.ts_ns);
     }
-    if seg.payload_len > 0 {
+    // (Only the client's: a push is written when another client's
+    // message comes.)
+    if seg.payload_len > 0 && dir == Direction::ClientToServer {
         calls.closes.data(conn.stream, seg.src, seg.dst, at.ts_ns);
     }
     if seg.flags.syn() && seg.flags.ack() {

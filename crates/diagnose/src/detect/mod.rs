@@ -94,8 +94,8 @@ pub struct Facts<'a> {
     /// (`ConnectionFacts::sibling_closes`).
     pub sibling_closes: &'a [(bool, i64)],
     /// When the data those siblings carried to the server's address was
-    /// captured (`ConnectionFacts::sibling_data`).
-    pub sibling_data: &'a [i64],
+    /// captured, run by run: first and last (`ConnectionFacts::sibling_data`).
+    pub sibling_data: &'a [(i64, i64)],
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
     pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],

@@ -335,9 +335,12 @@ fn pushed_on_a_sibling_message(f: &Facts<'_>, h: &Hold<'_>) -> bool {
         return false;
     };
     let (written, left) = (h.held_ns - h.silence_ns, h.held_ns);
-    f.sibling_data.iter().any(|&ts| {
-        let at = ts + f.server_side_ns;
-        written < at && at <= left && left - at < shortest_hold(rtt)
+    f.sibling_data.iter().any(|&(first, last)| {
+        // The run's last segment that had reached the server when the
+        // push left.
+        let (first, last) = (first + f.server_side_ns, last + f.server_side_ns);
+        let at = last.min(left);
+        first <= left && written < at && left - at < shortest_hold(rtt)
     })
 }
 
