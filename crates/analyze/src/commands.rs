@@ -92,7 +92,12 @@ impl TextProtocol {
     /// in capitals (`UID FETCH` for IMAP's UID commands), or None when it
     /// begins with no command of the protocol.
     pub(crate) fn command(self, head: &[u8]) -> Option<String> {
-        let mut words = crate::exchange::first_line(head)?.split(' ');
+        let line = crate::exchange::first_line(head)?;
+        // The untagged line that ends IMAP's IDLE (RFC 2177).
+        if self == TextProtocol::Imap && line.eq_ignore_ascii_case("DONE") {
+            return Some("DONE".to_string());
+        }
+        let mut words = line.split(' ');
         if self == TextProtocol::Imap {
             // The tag: letters, digits and a few marks, never empty.
             let tag = words.next()?;
@@ -184,5 +189,9 @@ mod tests {
         assert_eq!(imap.command(b"LOGIN user pass\r\n"), None);
         assert_eq!(imap.command(b"* 1 FETCH\r\n"), None);
         assert_eq!(imap.command(b"a1 UID\r\n"), None);
+        // IDLE's end has no tag; a DONE inside a line is no command.
+        assert_eq!(imap.command(b"DONE\r\n").as_deref(), Some("DONE"));
+        assert_eq!(imap.command(b"a5 DONE\r\n"), None);
+        assert_eq!(smtp.command(b"DONE\r\n"), None);
     }
 }

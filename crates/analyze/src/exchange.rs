@@ -233,11 +233,21 @@ impl Exchanges {
                 }) {
                     Some(true) => self.unsolicited_bytes += len,
                     Some(false) => {
+                        let imap = self.text == Some(crate::commands::TextProtocol::Imap);
                         let c = self.current.as_mut().expect("matched");
-                        if c.response_first.is_none() {
-                            c.status = http_status(head);
+                        if imap && c.response_first.is_some() && c.label.as_deref() == Some("IDLE")
+                        {
+                            // IMAP's IDLE is answered by its continuation
+                            // (`+ idling`); what the server sends then
+                            // until the client's DONE are its pushes (new
+                            // mail: `* 3 EXISTS`), nobody's answer.
+                            self.unsolicited_bytes += len;
+                        } else {
+                            if c.response_first.is_none() {
+                                c.status = http_status(head);
+                            }
+                            self.events |= c.answered_by(first, last, len);
                         }
-                        self.events |= c.answered_by(first, last, len);
                     }
                     None => {
                         // (After an HTTP/2 server's preface, which answers
