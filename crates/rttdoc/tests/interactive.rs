@@ -5,9 +5,11 @@
 //! waits behind the unacknowledged echo (Nagle, with Linux's Minshall
 //! rule) until the client's ACK reaches the server. Two BIRD routers: the
 //! announcing side's last UPDATE waits behind its earlier small one until
-//! the peer's delayed ACK. Each finding is checked against the frames
-//! (tshark): the held segment is the sender's data that left when the
-//! ACK reached it, a round trip after the ACK at the client's tap.
+//! the peer's delayed ACK (and in some runs a router's KEEPALIVE behind
+//! its OPEN). Each finding is checked against the frames (tshark): the
+//! held segment is the sender's data that left when the ACK reached it,
+//! a round trip after the ACK at the client's tap for the far side's, at
+//! once for the client's own.
 
 mod common;
 
@@ -16,19 +18,24 @@ use common::*;
 /// A packet as tshark reads it.
 struct Frame {
     time: f64,
-    from_server: bool,
+    /// Sent by the capture's host (the relay lab's client namespace,
+    /// 10.81.1.1), not by its peer.
+    near: bool,
     ack: u64,
     len: u64,
 }
 
+/// The capture host's address in scripts/relay-path.sh's lab.
+const CAPTURE_HOST: &str = "10.81.1.1";
+
 /// Every frame of the capture, by frame number (index 0 unused).
-fn frames(capture: &std::path::Path, server_port: u16) -> Vec<Option<Frame>> {
+fn frames(capture: &std::path::Path) -> Vec<Option<Frame>> {
     let out = std::process::Command::new("tshark")
         .arg("-r")
         .arg(capture)
         .args(["-o", "tcp.relative_sequence_numbers:TRUE", "-T", "fields"])
         .args(["-e", "frame.number", "-e", "frame.time_relative"])
-        .args(["-e", "tcp.srcport", "-e", "tcp.ack", "-e", "tcp.len"])
+        .args(["-e", "ip.src", "-e", "tcp.ack", "-e", "tcp.len"])
         .output()
         .unwrap();
     let mut all = vec![None];
@@ -37,7 +44,7 @@ fn frames(capture: &std::path::Path, server_port: u16) -> Vec<Option<Frame>> {
         assert_eq!(f[0].parse::<usize>().unwrap(), all.len());
         all.push(Some(Frame {
             time: f[1].parse().unwrap(),
-            from_server: f[2].parse::<u16>().unwrap() == server_port,
+            near: f[2] == CAPTURE_HOST,
             ack: f[3].parse().unwrap_or(0),
             len: f[4].parse().unwrap(),
         }));
@@ -46,13 +53,14 @@ fn frames(capture: &std::path::Path, server_port: u16) -> Vec<Option<Frame>> {
 }
 
 /// Checks each (held segment, releasing ACK) pair of a Nagle finding
-/// against the frames: the held segment is the server's data, the ACK the
-/// client's and new (it acknowledges server data no earlier ACK did), and
-/// the segment reached the tap a round trip after the ACK left it: it
-/// left the server when the ACK arrived.
-fn assert_held_until_the_ack(name: &str, server_port: u16, finding: &serde_json::Value, rtt: f64) {
+/// against the frames: the held segment is data, the ACK the other side's
+/// and new (it acknowledges data of the holder no earlier ACK did), and
+/// the segment left its sender when the ACK arrived there: at the tap a
+/// round trip after the ACK for the far side's hold, at once for the
+/// capture host's own.
+fn assert_held_until_the_ack(name: &str, finding: &serde_json::Value, rtt: f64) {
     let capture = data_dir().join("interactive").join(name);
-    let all = frames(&capture, server_port);
+    let all = frames(&capture);
     let cited: Vec<usize> = finding["frames"]
         .as_array()
         .unwrap()
@@ -68,12 +76,12 @@ fn assert_held_until_the_ack(name: &str, server_port: u16, finding: &serde_json:
             all[pair[0]].as_ref().unwrap(),
             all[pair[1]].as_ref().unwrap(),
         );
-        assert!(held.from_server && held.len > 0, "{name}: {pair:?}");
-        assert!(!ack.from_server, "{name}: {pair:?}");
+        assert!(held.len > 0, "{name}: {pair:?}");
+        assert!(ack.near != held.near, "{name}: {pair:?}");
         let acked_before = all[..pair[1]]
             .iter()
             .flatten()
-            .filter(|f| !f.from_server)
+            .filter(|f| f.near == ack.near)
             .map(|f| f.ack)
             .max()
             .unwrap_or(0);
@@ -82,8 +90,13 @@ fn assert_held_until_the_ack(name: &str, server_port: u16, finding: &serde_json:
             "{name}: {pair:?} acknowledges nothing new"
         );
         let after = (held.time - ack.time) * 1000.0;
+        let expected = if held.near {
+            0.0..1.0
+        } else {
+            rtt * 0.9..rtt * 1.2
+        };
         assert!(
-            (rtt * 0.9..rtt * 1.2).contains(&after),
+            expected.contains(&after),
             "{name}: {pair:?} left {after:.1} ms after the ACK, RTT {rtt:.1} ms"
         );
     }
@@ -106,7 +119,7 @@ fn telnet_output_held_behind_its_echo_is_nagle_s() {
     for f in c["findings"].as_array().unwrap() {
         match f["kind"].as_str().unwrap() {
             "write_write_read" | "nagle_delayed_ack" => {
-                assert_held_until_the_ack(name, 2323, f, rtt);
+                assert_held_until_the_ack(name, f, rtt);
                 nagle += 1;
             }
             // telnetd's start under inetd (fork, exec, a pty) before it
@@ -148,10 +161,16 @@ fn a_bgp_update_held_until_the_peer_s_delayed_ack_is_nagle_s() {
     // Peers, not client and server: no turns (BGP's marker).
     assert_eq!(c["exchanges"], 0);
     let rtt = c["rtt_ms"].as_f64().unwrap();
+    // The announcing side's UPDATEs held behind its earlier small ones;
+    // in some runs, also a router's KEEPALIVE behind its OPEN: either
+    // side's, whichever the capture's host was.
     let findings = c["findings"].as_array().unwrap();
     assert!(!findings.is_empty());
     for f in findings {
-        assert_eq!(f["kind"], "nagle_delayed_ack", "{f}");
-        assert_held_until_the_ack(name, 179, f, rtt);
+        assert!(
+            f["kind"] == "nagle_delayed_ack" || f["kind"] == "nagle_hold",
+            "{f}"
+        );
+        assert_held_until_the_ack(name, f, rtt);
     }
 }
