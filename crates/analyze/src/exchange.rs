@@ -133,6 +133,9 @@ pub struct Exchanges {
     /// MQTT's messages, if the connection carries them: only the client's
     /// questions open a turn, only their answers answer (mqtt.rs).
     pub(crate) mqtt: crate::mqtt::Mqtt,
+    /// Once the client spoke RESP (Redis): the server's pushes, which
+    /// answer nothing (resp.rs).
+    resp_pushes: Option<crate::resp::Pushes>,
     /// What happened to the open exchange since the tracker last looked
     /// ([`OPENED`], [`ANSWERED`]): the host's other connections may want
     /// it (upstream.rs).
@@ -227,6 +230,16 @@ impl Exchanges {
         }
         match dir {
             Direction::ClientToServer => self.ask(first, last, len, head),
+            // A Redis server's push (a published message, an
+            // invalidation): nobody's answer.
+            Direction::ServerToClient
+                if self
+                    .resp_pushes
+                    .as_mut()
+                    .is_some_and(|p| p.only_pushes(head, len)) =>
+            {
+                self.unsolicited_bytes += len;
+            }
             Direction::ServerToClient => {
                 match self.current.as_ref().map(|c| {
                     c.response_first.is_none() && !self.could_answer(c.request_first, first)
@@ -409,6 +422,9 @@ impl Exchanges {
             (self.text.is_some() && previous == Some("DATA")).then(|| "message".to_string())
         };
         let resp = crate::resp::command(head);
+        if let Some(c) = &resp {
+            self.resp_pushes.get_or_insert_default().subscribed |= c.subscribes;
+        }
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks);
         let http = http_request_line(head);
         let pipelined = if http.is_some() {

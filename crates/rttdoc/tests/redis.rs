@@ -112,3 +112,51 @@ fn a_command_that_asks_the_server_to_wait_is_idle_not_think_time() {
     let total = d["summary"]["excess_ms_total"].as_f64().unwrap();
     assert!((299.0..335.0).contains(&total), "{total}");
 }
+
+#[test]
+fn messages_pushed_to_a_subscriber_answer_none_of_its_commands() {
+    if !require("redis pub/sub", &["tshark"], false) {
+        return;
+    }
+    // scripts/redis-pubsub-captures.sh: a subscriber (stream 0), and a
+    // publisher whose three messages Redis pushes to it 0.7 s apart, one
+    // of them between the subscriber's PING and its UNSUBSCRIBE.
+    let capture = data_dir().join("redis").join("redis-pubsub.pcap.gz");
+    let d = run_rttdoc_json(&capture);
+    let subscriber = connection(&d, 0);
+    assert_eq!(kinds(&subscriber["findings"]), Vec::<&str>::new());
+    let names: Vec<String> = turns(subscriber).into_iter().map(|t| t.0).collect();
+    assert_eq!(names, ["SUBSCRIBE", "PING", "UNSUBSCRIBE", "GET", "QUIT"]);
+    // The pushes, by tshark: the server's segments that begin with a
+    // `message` array. No row of the ledger holds one (each answer is
+    // its first segment alone: no transfer rows).
+    let out = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(&capture)
+        .args([
+            "-Y",
+            "tcp.stream == 0 && tcp.srcport == 6379 && tcp.len > 0",
+        ])
+        .args(["-T", "fields", "-e", "frame.number", "-e", "tcp.payload"])
+        .output()
+        .unwrap();
+    let message = "*3\r\n$7\r\nmessage\r\n"
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>();
+    let pushes: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .filter(|(_, payload)| payload.starts_with(&message))
+        .map(|(frame, _)| frame.parse().unwrap())
+        .collect();
+    assert_eq!(pushes.len(), 3, "{pushes:?}");
+    for r in subscriber["ledger"].as_array().unwrap() {
+        assert_ne!(r["phase"], "transfer", "{r}");
+        let (from, to) = (
+            r["start_frame"].as_u64().unwrap(),
+            r["end_frame"].as_u64().unwrap(),
+        );
+        assert!(pushes.iter().all(|p| !(from..=to).contains(p)), "{r}");
+    }
+}
