@@ -84,6 +84,28 @@ impl Exchange {
     }
 }
 
+/// What the messages starting in one segment mean for turns, told by a
+/// protocol's reader (mqtt.rs, websocket.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Turns {
+    /// The name of the segment's first client message that asks
+    /// (`CONNECT`, `SUBSCRIBE`, `WebSocket ping`...).
+    pub asks: Option<&'static str>,
+    /// The client's segment goes on with a question begun in an earlier
+    /// one (a large message's later segments): part of that request.
+    pub continues: bool,
+    /// A server message that answers one of the client's open questions.
+    pub answers: bool,
+    /// Server messages that are the rest of the answer begun (MQTT's
+    /// retained messages after a SUBACK, a WebSocket answer's later
+    /// frames).
+    pub extends: bool,
+    /// The client's segment ends the conversation (a WebSocket CLOSE):
+    /// what it asked before and was not answered never will be, and the
+    /// closing question is a turn of its own.
+    pub ends: bool,
+}
+
 #[derive(Debug, Default)]
 pub struct Exchanges {
     pub kept: Vec<Exchange>,
@@ -136,6 +158,11 @@ pub struct Exchanges {
     /// Once the client spoke RESP (Redis): the server's pushes, which
     /// answer nothing (resp.rs).
     resp_pushes: Option<crate::resp::Pushes>,
+    /// The open request asked to upgrade to WebSocket.
+    upgrade_asked: bool,
+    /// Once the server agreed (its `101`): the WebSocket frames, which say
+    /// which ask and which answer (websocket.rs).
+    websocket: Option<Box<crate::websocket::WebSocket>>,
     /// What happened to the open exchange since the tracker last looked
     /// ([`OPENED`], [`ANSWERED`]): the host's other connections may want
     /// it (upstream.rs).
@@ -225,7 +252,12 @@ impl Exchanges {
         }
         if let Some(m) = self.mqtt.read(dir, head, len) {
             self.protocol = Some(crate::model::AppProtocol::Mqtt);
-            self.on_mqtt(dir, first, last, len, m);
+            self.on_turns(dir, first, last, len, m);
+            return;
+        }
+        if let Some(w) = self.websocket.as_mut() {
+            let frames = w.read(dir, head, len);
+            self.on_turns(dir, first, last, len, frames);
             return;
         }
         match dir {
@@ -255,6 +287,26 @@ impl Exchanges {
                             // until the client's DONE are its pushes (new
                             // mail: `* 3 EXISTS`), nobody's answer.
                             self.unsolicited_bytes += len;
+                        } else if c.response_first.is_none()
+                            && self.upgrade_asked
+                            && http_status(head) == Some(101)
+                        {
+                            // The server agreed to speak WebSocket: its
+                            // `101` head answers the request, and frames
+                            // follow it.
+                            c.status = Some(101);
+                            let end = head_end(head).map_or(len, |e| e as u64);
+                            let end = end.min(len);
+                            self.events |= c.answered_by(first, last, end);
+                            let mut w = Box::<crate::websocket::WebSocket>::default();
+                            if end < len {
+                                let frames =
+                                    w.read(dir, &head[(end as usize).min(head.len())..], len - end);
+                                self.websocket = Some(w);
+                                self.on_turns(dir, first, last, len - end, frames);
+                            } else {
+                                self.websocket = Some(w);
+                            }
                         } else {
                             if c.response_first.is_none() {
                                 c.status = http_status(head);
@@ -427,6 +479,7 @@ impl Exchanges {
         }
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks);
         let http = http_request_line(head);
+        self.upgrade_asked = http.is_some() && crate::websocket::asks_to_upgrade(head);
         let pipelined = if http.is_some() {
             pipelined_after(head)
         } else {
@@ -545,21 +598,20 @@ impl Exchanges {
         }
     }
 
-    /// MQTT data (mqtt.rs): a client question opens a turn named by it
-    /// (or goes on with the one unanswered), other client messages ask
-    /// nothing (an answered turn ends with them); the broker's answer to a
-    /// question is the open turn's answer, a retained message right after
-    /// a SUBACK the rest of it, and its pushes are nobody's answer.
-    fn on_mqtt(
-        &mut self,
-        dir: Direction,
-        first: Stamp,
-        last: Stamp,
-        len: u64,
-        m: crate::mqtt::Messages,
-    ) {
+    /// Data a protocol's reader read (mqtt.rs, websocket.rs): a client
+    /// question opens a turn named by it (or goes on with the one
+    /// unanswered), the rest of a question is its request, other client
+    /// messages ask nothing (an answered turn ends with them); the server's
+    /// answer to a question is the open turn's answer, what the reader
+    /// says continues it (MQTT's retained messages after a SUBACK, the
+    /// answering WebSocket message's later frames) the rest of it, and the
+    /// server's other messages (pushes) are nobody's answer.
+    fn on_turns(&mut self, dir: Direction, first: Stamp, last: Stamp, len: u64, m: Turns) {
         match (dir, m.asks) {
             (Direction::ClientToServer, Some(name)) => {
+                if m.ends {
+                    self.close();
+                }
                 let total = self.total;
                 self.ask(first, last, len, &[]);
                 if let Some(c) = self.current.as_mut().filter(|_| self.total > total) {
@@ -681,16 +733,22 @@ fn pipelined_after(head: &[u8]) -> u32 {
     }
     let mut count = 0;
     let mut rest = head;
-    // (memchr's search, built once: this runs on every request's head.)
-    static HEAD_END: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n\r\n"));
-    while let Some(end) = HEAD_END.find(rest) {
-        rest = &rest[end + 4..];
+    while let Some(end) = head_end(rest) {
+        rest = &rest[end..];
         if begins_request(rest) {
             count += 1;
         }
     }
     count
+}
+
+/// Where the HTTP head `bytes` begin with ends (past its blank line), when
+/// the captured bytes show it.
+pub(crate) fn head_end(bytes: &[u8]) -> Option<usize> {
+    // (memchr's search, built once: this runs on every request's head.)
+    static HEAD_END: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n\r\n"));
+    HEAD_END.find(bytes).map(|i| i + 4)
 }
 
 /// Whether `bytes` begin with an HTTP method and a space: a request

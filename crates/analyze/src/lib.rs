@@ -41,6 +41,7 @@ mod tls;
 mod track;
 mod twins;
 mod upstream;
+mod websocket;
 
 pub use connect_back::ConnectBack;
 pub use connection::{SegmentRecord, Stamp, TIMELINE_CAP};

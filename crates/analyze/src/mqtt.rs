@@ -37,6 +37,7 @@
 //! that is a whole chain again (a segment read no further asks and answers
 //! nothing).
 
+use crate::exchange::Turns as Messages;
 use crate::Direction;
 
 /// MQTT's unencrypted port (IANA). 8883 carries it inside TLS, where the
@@ -64,22 +65,6 @@ const AUTH: u8 = 15;
 /// publishing at QoS 1 has at most its broker's receive maximum in flight,
 /// and an answer to one forgotten only leaves its turn unanswered.
 const MAX_AWAITED: usize = 32;
-
-/// What the messages starting in one segment mean for turns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Messages {
-    /// The name of the segment's first client message that asks
-    /// (`CONNECT`, `SUBSCRIBE`, `PUBLISH`, `PINGREQ`...).
-    pub asks: Option<&'static str>,
-    /// The client's segment goes on with a question begun in an earlier
-    /// one (a large PUBLISH's later segments): part of that request.
-    pub continues: bool,
-    /// A broker message that answers one of the client's open questions.
-    pub answers: bool,
-    /// Broker messages sent because the subscription just answered was
-    /// made (retained ones): the rest of that answer.
-    pub extends: bool,
-}
 
 /// One connection's MQTT reading: small until the connection is found to
 /// speak MQTT (every connection carries one).
