@@ -85,7 +85,7 @@ impl Exchange {
 }
 
 /// What the messages starting in one segment mean for turns, told by a
-/// protocol's reader (mqtt.rs, websocket.rs).
+/// protocol's reader (openflow.rs, mqtt.rs, websocket.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Turns {
     /// The name of the segment's first client message that asks
@@ -247,7 +247,7 @@ impl Exchanges {
             return;
         }
         if let Some(m) = self.openflow.read(dir, head, len) {
-            self.on_openflow(dir, first, last, len, m);
+            self.on_turns(dir, first, last, len, m);
             return;
         }
         if let Some(m) = self.mqtt.read(dir, head, len) {
@@ -560,46 +560,8 @@ impl Exchanges {
         }
     }
 
-    /// OpenFlow data (openflow.rs): a switch message that asks opens a
-    /// turn, others ask nothing (an answered turn ends with them); a
-    /// controller message that answers is the open turn's answer, others
-    /// are the controller's own (requests, timers), nobody's answer.
-    fn on_openflow(
-        &mut self,
-        dir: Direction,
-        first: Stamp,
-        last: Stamp,
-        len: u64,
-        m: crate::openflow::Messages,
-    ) {
-        match dir {
-            Direction::ClientToServer if m.asks => self.ask(first, last, len, &[]),
-            Direction::ClientToServer => {
-                if self
-                    .current
-                    .as_ref()
-                    .is_some_and(|c| c.response_first.is_some())
-                {
-                    self.close();
-                }
-            }
-            Direction::ServerToClient => {
-                let answerable = self
-                    .current
-                    .as_ref()
-                    .is_some_and(|c| self.could_answer(c.request_first, first));
-                match self.current.as_mut() {
-                    Some(c) if m.answers && answerable => {
-                        self.events |= c.answered_by(first, last, len);
-                    }
-                    _ => self.unsolicited_bytes += len,
-                }
-            }
-        }
-    }
-
-    /// Data a protocol's reader read (mqtt.rs, websocket.rs): a client
-    /// question opens a turn named by it (or goes on with the one
+    /// Data a protocol's reader read (openflow.rs, mqtt.rs, websocket.rs):
+    /// a client question opens a turn named by it (or goes on with the one
     /// unanswered), the rest of a question is its request, other client
     /// messages ask nothing (an answered turn ends with them); the server's
     /// answer to a question is the open turn's answer, what the reader
@@ -945,6 +907,31 @@ mod tests {
         x.finish();
         let marked: Vec<bool> = x.kept.iter().map(|e| e.h2_control_sized).collect();
         assert_eq!(marked, vec![false, true, false]);
+    }
+
+    #[test]
+    fn an_openflow_switchs_echo_request_is_a_turn_named_by_it() {
+        // HELLO both ways, the controller's FEATURES_REQUEST and the
+        // switch's reply (no turn), then the switch's ECHO_REQUEST and
+        // the controller's ECHO_REPLY of its transaction.
+        let of = |kind: u8, xid: u8| [4, kind, 0, 8, 0, 0, 0, xid];
+        let mut x = Exchanges::for_server_port(6653);
+        x.on_data(ClientToServer, at(4), at(4), 8, &of(0, 1));
+        x.on_data(ServerToClient, at(5), at(5), 8, &of(0, 1));
+        x.on_data(ServerToClient, at(6), at(6), 8, &of(5, 2));
+        x.on_data(ClientToServer, at(7), at(7), 8, &of(6, 2));
+        x.on_data(ClientToServer, at(9), at(9), 8, &of(2, 3));
+        x.on_data(ServerToClient, at(11), at(11), 8, &of(3, 3));
+        x.finish();
+        let turns: Vec<(u64, u64, Option<&str>)> = x
+            .kept
+            .iter()
+            .map(|e| {
+                let answer = e.response_first.map_or(0, |a| a.frame);
+                (e.request_first.frame, answer, e.label.as_deref())
+            })
+            .collect();
+        assert_eq!(turns, vec![(9, 11, Some("ECHO_REQUEST"))]);
     }
 
     #[test]

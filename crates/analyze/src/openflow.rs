@@ -25,6 +25,7 @@
 //! capture, from the next segment that starts with a header (a segment
 //! read no further asks and answers nothing).
 
+use crate::exchange::Turns as Messages;
 use crate::Direction;
 
 /// OpenFlow's ports: IANA's (6653) and the one used before it (6633).
@@ -40,16 +41,6 @@ const PACKET_OUT: u8 = 13;
 /// A PACKET_IN's buffer id when the switch kept no copy (the packet is
 /// in the message, and a PACKET_OUT carries it back: nothing to match).
 const NO_BUFFER: u32 = u32::MAX;
-
-/// What the messages starting in one segment mean for turns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Messages {
-    /// A switch message that asks (ECHO_REQUEST, PACKET_IN).
-    pub asks: bool,
-    /// A controller message that answers the open one (its ECHO_REPLY,
-    /// the PACKET_OUT of its buffer).
-    pub answers: bool,
-}
 
 /// One connection's OpenFlow reading.
 #[derive(Debug, Clone, Default)]
@@ -118,8 +109,14 @@ impl OpenFlow {
                 _ => None,
             };
             match (dir, h[1], key) {
-                (Direction::ClientToServer, ECHO_REQUEST | PACKET_IN, Some(k)) if !m.asks => {
-                    m.asks = true;
+                (Direction::ClientToServer, ECHO_REQUEST | PACKET_IN, Some(k))
+                    if m.asks.is_none() =>
+                {
+                    m.asks = Some(if h[1] == ECHO_REQUEST {
+                        "ECHO_REQUEST"
+                    } else {
+                        "PACKET_IN"
+                    });
                     self.open = Some((h[1], k));
                 }
                 // The answer repeats what its question named.
@@ -203,7 +200,10 @@ mod tests {
 
     /// The switch's segment asks.
     fn asks(o: &mut OpenFlow, bytes: &[u8]) -> bool {
-        read(o, ClientToServer, bytes).expect("OpenFlow").asks
+        read(o, ClientToServer, bytes)
+            .expect("OpenFlow")
+            .asks
+            .is_some()
     }
 
     /// The controller's segment answers what is open.
@@ -232,7 +232,7 @@ mod tests {
         assert_eq!(read(&mut o, ClientToServer, &msg(ECHO_REPLY, 0)), none);
         // The switch asks; the controller answers.
         let packet_in = read(&mut o, ClientToServer, &msg(PACKET_IN, 100)).unwrap();
-        assert!(packet_in.asks && !packet_in.answers);
+        assert!(packet_in.asks == Some("PACKET_IN") && !packet_in.answers);
         assert!(answers(&mut o, &msg(PACKET_OUT, 40)));
         assert!(asks(&mut o, &msg(ECHO_REQUEST, 0)));
         // The controller's own ECHO_REQUEST answers nothing; an ECHO_REPLY

@@ -13,18 +13,15 @@ use common::*;
 /// Each IMAP frame tshark reads: (frame, stream, the client's request
 /// line, the server's response line).
 fn lines(capture: &std::path::Path) -> Vec<(u64, u64, String, String)> {
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(capture)
-        .args(["-Y", "imap", "-T", "fields"])
-        .args(["-e", "frame.number", "-e", "tcp.stream"])
-        .args(["-e", "imap.request", "-e", "imap.response"])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|line| {
-            let f: Vec<&str> = line.split('\t').collect();
+    let fields = [
+        "frame.number",
+        "tcp.stream",
+        "imap.request",
+        "imap.response",
+    ];
+    tshark_fields(capture, &[], "imap", &fields)
+        .into_iter()
+        .map(|f| {
             (
                 f[0].parse().unwrap(),
                 f[1].parse().unwrap(),

@@ -30,17 +30,16 @@ const CAPTURE_HOST: &str = "10.81.1.1";
 
 /// Every frame of the capture, by frame number (index 0 unused).
 fn frames(capture: &std::path::Path) -> Vec<Option<Frame>> {
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(capture)
-        .args(["-o", "tcp.relative_sequence_numbers:TRUE", "-T", "fields"])
-        .args(["-e", "frame.number", "-e", "frame.time_relative"])
-        .args(["-e", "ip.src", "-e", "tcp.ack", "-e", "tcp.len"])
-        .output()
-        .unwrap();
+    let options = ["-o", "tcp.relative_sequence_numbers:TRUE"];
+    let fields = [
+        "frame.number",
+        "frame.time_relative",
+        "ip.src",
+        "tcp.ack",
+        "tcp.len",
+    ];
     let mut all = vec![None];
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let f: Vec<&str> = line.split('\t').collect();
+    for f in tshark_fields(capture, &options, "", &fields) {
         assert_eq!(f[0].parse::<usize>().unwrap(), all.len());
         all.push(Some(Frame {
             time: f[1].parse().unwrap(),

@@ -52,25 +52,11 @@ fn answer_to(question: &str) -> &'static str {
 /// (a message is shown where it begins): (type names, whether a PUBLISH
 /// among them has RETAIN set).
 fn messages(capture: &Path) -> BTreeMap<u64, (Vec<&'static str>, bool)> {
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(capture)
-        .args(["-o", "tcp.desegment_tcp_streams:FALSE"])
-        .args(["-Y", "mqtt", "-T", "fields", "-E", "aggregator=,"])
-        .args([
-            "-e",
-            "frame.number",
-            "-e",
-            "mqtt.msgtype",
-            "-e",
-            "mqtt.retain",
-        ])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|line| {
-            let f: Vec<&str> = line.split('\t').collect();
+    let options = ["-o", "tcp.desegment_tcp_streams:FALSE"];
+    let fields = ["frame.number", "mqtt.msgtype", "mqtt.retain"];
+    tshark_fields(capture, &options, "mqtt", &fields)
+        .into_iter()
+        .map(|f| {
             let types = f[1]
                 .split(',')
                 .map(|t| NAMES[t.parse::<usize>().unwrap()])

@@ -130,25 +130,15 @@ fn messages_pushed_to_a_subscriber_answer_none_of_its_commands() {
     // The pushes, by tshark: the server's segments that begin with a
     // `message` array. No row of the ledger holds one (each answer is
     // its first segment alone: no transfer rows).
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(&capture)
-        .args([
-            "-Y",
-            "tcp.stream == 0 && tcp.srcport == 6379 && tcp.len > 0",
-        ])
-        .args(["-T", "fields", "-e", "frame.number", "-e", "tcp.payload"])
-        .output()
-        .unwrap();
+    let served = "tcp.stream == 0 && tcp.srcport == 6379 && tcp.len > 0";
     let message = "*3\r\n$7\r\nmessage\r\n"
         .bytes()
         .map(|b| format!("{b:02x}"))
         .collect::<String>();
-    let pushes: Vec<u64> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_once('\t'))
-        .filter(|(_, payload)| payload.starts_with(&message))
-        .map(|(frame, _)| frame.parse().unwrap())
+    let pushes: Vec<u64> = tshark_fields(&capture, &[], served, &["frame.number", "tcp.payload"])
+        .into_iter()
+        .filter(|f| f[1].starts_with(&message))
+        .map(|f| f[0].parse().unwrap())
         .collect();
     assert_eq!(pushes.len(), 3, "{pushes:?}");
     for r in subscriber["ledger"].as_array().unwrap() {

@@ -14,24 +14,10 @@ use std::collections::BTreeMap;
 
 /// Each WebSocket frame tshark reads: frame -> (stream, opcodes).
 fn opcodes(capture: &std::path::Path) -> BTreeMap<u64, (u64, Vec<u8>)> {
-    let out = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(capture)
-        .args(["-Y", "websocket", "-T", "fields", "-E", "aggregator=,"])
-        .args([
-            "-e",
-            "frame.number",
-            "-e",
-            "tcp.stream",
-            "-e",
-            "websocket.opcode",
-        ])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|line| {
-            let f: Vec<&str> = line.split('\t').collect();
+    let fields = ["frame.number", "tcp.stream", "websocket.opcode"];
+    tshark_fields(capture, &[], "websocket", &fields)
+        .into_iter()
+        .map(|f| {
             let ops = f[2].split(',').map(|o| o.parse().unwrap()).collect();
             (f[0].parse().unwrap(), (f[1].parse().unwrap(), ops))
         })

@@ -721,6 +721,32 @@ pub fn public_doc(project: &str, name: &str) -> Option<serde_json::Value> {
     public_capture(project, name).map(|p| run_rttdoc_json(&p))
 }
 
+/// The `fields` tshark reads from each packet of `capture` that `filter`
+/// keeps (`-Y`; none when empty), after the preferences `options` (`-o`
+/// and its value): a row per packet, a field's occurrences joined by
+/// commas.
+pub fn tshark_fields(
+    capture: &Path,
+    options: &[&str],
+    filter: &str,
+    fields: &[&str],
+) -> Vec<Vec<String>> {
+    let mut tshark = std::process::Command::new("tshark");
+    tshark.arg("-r").arg(capture).args(options);
+    if !filter.is_empty() {
+        tshark.args(["-Y", filter]);
+    }
+    tshark.args(["-T", "fields", "-E", "aggregator=,"]);
+    for f in fields {
+        tshark.args(["-e", f]);
+    }
+    let out = tshark.output().expect("tshark runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').map(str::to_string).collect())
+        .collect()
+}
+
 /// Connection `stream` of an `analyze --json` document.
 pub fn connection(doc: &serde_json::Value, stream: u64) -> &serde_json::Value {
     doc["connections"]
