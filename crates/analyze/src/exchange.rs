@@ -528,14 +528,20 @@ impl Exchanges {
     /// request could reach the server held nothing sent after it). The
     /// client's are part of its request.
     pub(crate) fn on_hole(&mut self, dir: Direction, at: Stamp, len: u64, end: u32) {
-        // (OpenFlow and MQTT follow their own messages across holes.)
+        // (OpenFlow, MQTT and WebSocket follow their own messages across
+        // holes.)
         if dir == Direction::ClientToServer
             || self.peer_to_peer
             || self.openflow.port
             || self.mqtt.is()
+            || self.websocket.is_some()
         {
             self.on_data(dir, at, at, len, &[]);
             return;
+        }
+        // (A Redis push under way is lost in it.)
+        if let Some(p) = self.resp_pushes.as_mut() {
+            p.lost();
         }
         // Bytes the client had before it asked, or shown too soon after the
         // request for any of them to have left after it arrived, answer

@@ -65,6 +65,12 @@ pub(crate) struct Pushes {
 }
 
 impl Pushes {
+    /// The capture missed some of the server's bytes: a push under way
+    /// can no longer be followed.
+    pub(crate) fn lost(&mut self) {
+        self.rest = 0;
+    }
+
     /// Whether the server's segment (`head` captured, `len` in all) holds
     /// pushes and nothing else: the rest of one under way, then whole
     /// ones. A segment with anything else in it (an answer after a push)

@@ -334,13 +334,13 @@ fn pushed_on_a_sibling_message(f: &Facts<'_>, h: &Hold<'_>) -> bool {
     let Some(rtt) = f.rtt_ns else {
         return false;
     };
-    let (written, left) = (h.held_ns - h.silence_ns, h.held_ns);
+    let (silent_from, left) = (h.held_ns - h.silence_ns, h.held_ns);
     f.sibling_data.iter().any(|&(first, last)| {
         // The run's last segment that had reached the server when the
         // push left.
         let (first, last) = (first + f.server_side_ns, last + f.server_side_ns);
         let at = last.min(left);
-        first <= left && written < at && left - at < shortest_hold(rtt)
+        first <= left && silent_from < at && left - at < shortest_hold(rtt)
     })
 }
 
