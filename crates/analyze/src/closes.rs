@@ -1,8 +1,8 @@
 //! The closes of a connection's siblings, the other connections between
 //! the same two addresses, and when their FINs went; and when their
-//! clients' data went. An application that writes on one connection when another one
-//! closes (FTP's server sends `226 Transfer complete` once its data
-//! connection is closed), or when a message comes on another (an MQTT
+//! clients' data went. An application that writes on one connection when
+//! another one closes (FTP's server sends `226 Transfer complete` once its
+//! data connection is closed), or when a message comes on another (an MQTT
 //! broker pushes to its subscribers the message a publisher just sent),
 //! sends at a moment the other connection explains; a Nagle "release" by
 //! an ACK of this connection that came a moment before is then a

@@ -291,22 +291,7 @@ impl Exchanges {
                             && self.upgrade_asked
                             && http_status(head) == Some(101)
                         {
-                            // The server agreed to speak WebSocket: its
-                            // `101` head answers the request, and frames
-                            // follow it.
-                            c.status = Some(101);
-                            let end = head_end(head).map_or(len, |e| e as u64);
-                            let end = end.min(len);
-                            self.events |= c.answered_by(first, last, end);
-                            let mut w = Box::<crate::websocket::WebSocket>::default();
-                            if end < len {
-                                let frames =
-                                    w.read(dir, &head[(end as usize).min(head.len())..], len - end);
-                                self.websocket = Some(w);
-                                self.on_turns(dir, first, last, len - end, frames);
-                            } else {
-                                self.websocket = Some(w);
-                            }
+                            self.begin_websocket(first, last, len, head);
                         } else {
                             if c.response_first.is_none() {
                                 c.status = http_status(head);
@@ -480,11 +465,8 @@ impl Exchanges {
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks);
         let http = http_request_line(head);
         self.upgrade_asked = http.is_some() && crate::websocket::asks_to_upgrade(head);
-        let pipelined = if http.is_some() {
-            pipelined_after(head)
-        } else {
-            0
-        };
+        // (None but after an HTTP request line.)
+        let pipelined = pipelined_after(head);
         let label = http
             .or_else(|| self.text?.command(head))
             .or_else(|| resp.map(|c| c.name))
@@ -563,6 +545,25 @@ impl Exchanges {
             }
             Some(_) => self.unsolicited_bytes += len,
             None => self.server_first_bytes += len,
+        }
+    }
+
+    /// The server agreed to speak WebSocket: its `101` head answers the
+    /// open request, and the frames after it (in this segment too) are
+    /// read as such from then on.
+    fn begin_websocket(&mut self, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
+        let end = head_end(head).map_or(len, |e| e as u64).min(len);
+        let c = self.current.as_mut().expect("the upgrade's request");
+        c.status = Some(101);
+        self.events |= c.answered_by(first, last, end);
+        let mut w = Box::<crate::websocket::WebSocket>::default();
+        let frames = (end < len).then(|| {
+            let after = &head[(end as usize).min(head.len())..];
+            w.read(Direction::ServerToClient, after, len - end)
+        });
+        self.websocket = Some(w);
+        if let Some(frames) = frames {
+            self.on_turns(Direction::ServerToClient, first, last, len - end, frames);
         }
     }
 
