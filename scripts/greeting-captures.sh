@@ -24,6 +24,14 @@
 #                                   anonymous sessions fetching a file
 #                                   (passive data connections), each
 #                                   greeting held by the same lookup
+#   mariadb-ssl-name-resolve.pcap   the same lookups, the client asking
+#                                   for TLS (`mariadb --ssl`): the greeting
+#                                   opens MySQL's SSL preamble (the
+#                                   client's SSL request, then its
+#                                   ClientHello when its TLS library is
+#                                   ready)
+#   mariadb-ssl-skip-name-resolve.pcap  the same with --skip-name-resolve
+#                                   (the control: greetings at once)
 #   mariadb-stunnel.pcap            implicit TLS: stunnel in front of the
 #                                   server that looks names up (stunnel
 #                                   connects from the server's own
@@ -88,6 +96,16 @@ start
 mariadb --no-defaults -S "$work/mariadb.sock" -u root \
   -e "CREATE USER 'rtt'@'%'; GRANT ALL ON *.* TO 'rtt'@'%';"
 capture mariadb-name-resolve bash "$work/three-queries.sh"
+
+# MySQL's SSL preamble: the server with a certificate, the client asking
+# for TLS.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+  -keyout "$work/db.key" -out "$work/db.crt" -subj /CN=db.rttdoc.test 2>/dev/null
+ssl=(--ssl-cert="$work/db.crt" --ssl-key="$work/db.key")
+sed 's/--skip-ssl/--ssl/' "$work/three-queries.sh" > "$work/three-tls-queries.sh"
+stop
+start "${ssl[@]}"
+capture mariadb-ssl-name-resolve bash "$work/three-tls-queries.sh"
 
 # Implicit TLS: stunnel on 3308 in front of the server.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
@@ -162,4 +180,7 @@ kill "$proftpd_pid" 2>/dev/null || true
 wait "$proftpd_pid" 2>/dev/null || true
 start --skip-name-resolve
 capture mariadb-skip-name-resolve bash "$work/three-queries.sh"
+stop
+start --skip-name-resolve "${ssl[@]}"
+capture mariadb-ssl-skip-name-resolve bash "$work/three-tls-queries.sh"
 ls -l "$out"

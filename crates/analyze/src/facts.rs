@@ -328,7 +328,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         ideal_handshake_rtts: None,
         server_flight_bytes: tls.server_flight_bytes,
         messages,
-        started_after: tls.preamble.map(|(start, _)| start.kind.name()),
+        started_after: tls.preamble.map(|(start, _)| start.kind),
     });
     TlsFacts {
         report,

@@ -24,70 +24,8 @@ pub const MAX_PREAMBLE_SEGMENTS: usize = 64;
 /// Largest plaintext TLS record body (RFC 8446 5.1).
 const MAX_PLAINTEXT_RECORD: usize = 1 << 14;
 
-/// How TLS was reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    HttpConnect,
-    Socks4,
-    Socks4a,
-    Socks5,
-    SmtpStarttls,
-    FtpAuthTls,
-    Pop3Stls,
-    ImapStarttls,
-    XmppStarttls,
-    LdapStarttls,
-    PostgresSslRequest,
-    MysqlSslRequest,
-}
-
-impl Kind {
-    /// The name in the JSON report (`tls.started_after`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::HttpConnect => "http_connect",
-            Kind::Socks4 => "socks4",
-            Kind::Socks4a => "socks4a",
-            Kind::Socks5 => "socks5",
-            Kind::SmtpStarttls => "smtp_starttls",
-            Kind::FtpAuthTls => "ftp_auth_tls",
-            Kind::Pop3Stls => "pop3_stls",
-            Kind::ImapStarttls => "imap_starttls",
-            Kind::XmppStarttls => "xmpp_starttls",
-            Kind::LdapStarttls => "ldap_starttls",
-            Kind::PostgresSslRequest => "postgres_sslrequest",
-            Kind::MysqlSslRequest => "mysql_ssl_request",
-        }
-    }
-
-    /// The ledger phase: reaching the destination through a proxy, or
-    /// upgrading an application protocol's connection to TLS.
-    pub fn phase(self) -> crate::model::Phase {
-        use crate::model::Phase;
-        match self {
-            Kind::HttpConnect | Kind::Socks4 | Kind::Socks4a | Kind::Socks5 => Phase::ProxyConnect,
-            _ => Phase::Starttls,
-        }
-    }
-
-    /// For people, in the ledger.
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::HttpConnect => "HTTP CONNECT through a proxy",
-            Kind::Socks4 => "SOCKS4 connect",
-            Kind::Socks4a => "SOCKS4a connect",
-            Kind::Socks5 => "SOCKS5 connect",
-            Kind::SmtpStarttls => "SMTP STARTTLS",
-            Kind::FtpAuthTls => "FTP AUTH TLS",
-            Kind::Pop3Stls => "POP3 STLS",
-            Kind::ImapStarttls => "IMAP STARTTLS",
-            Kind::XmppStarttls => "XMPP starttls",
-            Kind::LdapStarttls => "LDAP StartTLS",
-            Kind::PostgresSslRequest => "PostgreSQL SSLRequest",
-            Kind::MysqlSslRequest => "MySQL SSL request",
-        }
-    }
-}
+/// How TLS was reached (the vocabulary's [`PreambleKind`]).
+pub use crate::model::PreambleKind as Kind;
 
 /// Where TLS starts in each direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

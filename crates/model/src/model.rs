@@ -512,7 +512,7 @@ pub struct TlsReport {
     /// The plaintext preamble TLS started after (`http_connect`, `socks5`,
     /// `smtp_starttls`, `postgres_sslrequest`, ...); null when the
     /// connection's first client bytes were the ClientHello.
-    pub started_after: Option<&'static str>,
+    pub started_after: Option<PreambleKind>,
 }
 
 /// How a connection ended (as far as the capture shows).
@@ -635,6 +635,22 @@ pub enum Detail {
     /// The client answered the server's handshake flight late.
     ClientThinkTime {
         /// Turns of the handshake it answered late.
+        turns: u32,
+        /// The longest wait.
+        longest_ms: f64,
+    },
+    /// Turns of a plaintext preamble before TLS (a proxy's CONNECT, a
+    /// STARTTLS dialog, a database's SSL request) waited on one side's
+    /// work: the server's (`server_think_time`: its greeting, its answers)
+    /// or the client's (`client_think_time`: its next message, the
+    /// ClientHello last).
+    PreambleThinkTime {
+        /// Which preamble.
+        preamble: PreambleKind,
+        /// The wait for the greeting of a server that speaks first (one of
+        /// `turns`), 0 when none.
+        greeting_ms: f64,
+        /// Turns that waited.
         turns: u32,
         /// The longest wait.
         longest_ms: f64,
@@ -883,6 +899,92 @@ pub struct LadderEntry {
     pub in_flight: u32,
     /// What rttdoc noticed about it.
     pub notes: Vec<String>,
+}
+
+/// The plaintext preamble TLS started after (preamble.rs in
+/// rttdoc-analyze tells them by their mechanism).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreambleKind {
+    /// An HTTP proxy's `CONNECT` and its `200`.
+    HttpConnect,
+    /// A SOCKS4 connect request and its grant.
+    Socks4,
+    /// A SOCKS4a connect request (the proxy resolves the name) and its grant.
+    Socks4a,
+    /// SOCKS5's method negotiation (and authentication) and connect request.
+    Socks5,
+    /// SMTP's greeting, `EHLO` and `STARTTLS`.
+    SmtpStarttls,
+    /// FTP's greeting and `AUTH TLS`.
+    FtpAuthTls,
+    /// POP3's greeting (and `CAPA`) and `STLS`.
+    Pop3Stls,
+    /// IMAP's greeting (and `CAPABILITY`) and `STARTTLS`.
+    ImapStarttls,
+    /// XMPP's stream headers, features and `<starttls/>`.
+    XmppStarttls,
+    /// LDAP's StartTLS extended operation.
+    LdapStarttls,
+    /// PostgreSQL's `SSLRequest` and its `S`.
+    PostgresSslRequest,
+    /// MySQL's greeting and the client's SSL request.
+    MysqlSslRequest,
+}
+
+impl PreambleKind {
+    /// The name in the JSON report (`tls.started_after`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PreambleKind::HttpConnect => "http_connect",
+            PreambleKind::Socks4 => "socks4",
+            PreambleKind::Socks4a => "socks4a",
+            PreambleKind::Socks5 => "socks5",
+            PreambleKind::SmtpStarttls => "smtp_starttls",
+            PreambleKind::FtpAuthTls => "ftp_auth_tls",
+            PreambleKind::Pop3Stls => "pop3_stls",
+            PreambleKind::ImapStarttls => "imap_starttls",
+            PreambleKind::XmppStarttls => "xmpp_starttls",
+            PreambleKind::LdapStarttls => "ldap_starttls",
+            PreambleKind::PostgresSslRequest => "postgres_sslrequest",
+            PreambleKind::MysqlSslRequest => "mysql_ssl_request",
+        }
+    }
+
+    /// The ledger phase: reaching the destination through a proxy, or
+    /// upgrading an application protocol's connection to TLS.
+    pub fn phase(self) -> Phase {
+        match self {
+            PreambleKind::HttpConnect
+            | PreambleKind::Socks4
+            | PreambleKind::Socks4a
+            | PreambleKind::Socks5 => Phase::ProxyConnect,
+            _ => Phase::Starttls,
+        }
+    }
+
+    /// For people, in the ledger.
+    pub fn label(self) -> &'static str {
+        match self {
+            PreambleKind::HttpConnect => "HTTP CONNECT through a proxy",
+            PreambleKind::Socks4 => "SOCKS4 connect",
+            PreambleKind::Socks4a => "SOCKS4a connect",
+            PreambleKind::Socks5 => "SOCKS5 connect",
+            PreambleKind::SmtpStarttls => "SMTP STARTTLS",
+            PreambleKind::FtpAuthTls => "FTP AUTH TLS",
+            PreambleKind::Pop3Stls => "POP3 STLS",
+            PreambleKind::ImapStarttls => "IMAP STARTTLS",
+            PreambleKind::XmppStarttls => "XMPP starttls",
+            PreambleKind::LdapStarttls => "LDAP StartTLS",
+            PreambleKind::PostgresSslRequest => "PostgreSQL SSLRequest",
+            PreambleKind::MysqlSslRequest => "MySQL SSL request",
+        }
+    }
+}
+
+impl Serialize for PreambleKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 /// An application protocol told by a connection's first bytes, where it

@@ -5,7 +5,7 @@
 //! sentences, not a million.
 
 use rttdoc_model::{
-    AppProtocol, ConnectionReport, Detail, Direction, Finding, FindingKind, TfoOutcome,
+    AppProtocol, ConnectionReport, Detail, Direction, Finding, FindingKind, Phase, TfoOutcome,
 };
 
 /// Fills `explanation` and `fix` of every finding of the connection.
@@ -163,6 +163,46 @@ pub fn explanation(x: &Finding) -> String {
                 "The client sent its next handshake flight {cost:.0} ms after the server's had reached it{times}: the client's own work, \
                  such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
                  a client certificate's signature, or a busy CPU or event loop. Not the network, not the server."
+            )
+        }
+        Detail::PreambleThinkTime {
+            preamble,
+            greeting_ms,
+            turns,
+            longest_ms,
+        } => {
+            let label = preamble.label();
+            let times = if *turns == 1 {
+                String::new()
+            } else {
+                format!(" ({turns} turns, {cost:.0} ms in all, the longest {longest_ms:.0} ms)")
+            };
+            if x.kind == FindingKind::ClientThinkTime {
+                return format!(
+                    "In the {label} before TLS, the client sent its next message {longest_ms:.0} ms after the server's answer had reached it{times}, \
+                     the ClientHello last: the client's own work, such as its TLS library's set-up (loading the trusted certificates, making a context) \
+                     or the application's. Not the network, not the server."
+                );
+            }
+            if preamble.phase() == Phase::ProxyConnect {
+                return format!(
+                    "The proxy answered the {label} {longest_ms:.0} ms after the request reached it{times}, beyond the path's round trip: \
+                     its own work before the tunnel opened, typically resolving the destination's name and connecting to it (the proxy's own round \
+                     trip to the destination), or checking credentials."
+                );
+            }
+            let what = if *greeting_ms > 0.0 && *turns == 1 {
+                format!("greeted {greeting_ms:.0} ms after the connection opened (from the handshake's ACK, on the server's clock)")
+            } else if *greeting_ms > 0.0 {
+                format!(
+                    "greeted {greeting_ms:.0} ms after the connection opened, and answered {} of the client's messages late",
+                    turns - 1
+                )
+            } else {
+                format!("answered the client's message {longest_ms:.0} ms after it arrived")
+            };
+            format!(
+                "In the {label} before TLS, the server {what}{times}: time on the server before it answered, not network."
             )
         }
         Detail::ExchangeThinkTime {
@@ -469,6 +509,12 @@ pub fn explanation(x: &Finding) -> String {
     }
 }
 
+/// What a server that greets late may be doing first.
+const GREETING_FIX: &str = "Find what the server does on a new connection before it greets: a reverse-DNS or ident lookup of the client against a slow or \
+     unreachable resolver (MySQL/MariaDB skip_name_resolve; ProFTPD UseReverseDNS off and IdentLookups off; Exim rfc1413_query_timeout = 0s), \
+     an accept queue the application drains late (a busy or too small worker pool), or a greeting delayed on purpose \
+     against spam (Postfix postscreen_greet_wait, Sendmail greet_pause).";
+
 /// The fix, in the terms of what this connection showed.
 pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
     match &x.detail {
@@ -547,13 +593,23 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::UpstreamWait { .. } => "Look at the upstream: its connection's findings say where the time went (server_think_time there is the \
              application's time: a slow handler, a database, its own upstream); cache at the proxy where answers allow it (nginx proxy_cache)."
             .into(),
-        Detail::ExchangeThinkTime { greeting_ms, .. } if *greeting_ms > 0.0 => {
-            "Find what the server does on a new connection before it greets: a reverse-DNS or ident lookup of the client against a slow or \
-             unreachable resolver (MySQL/MariaDB skip_name_resolve; ProFTPD UseReverseDNS off and IdentLookups off; Exim rfc1413_query_timeout = 0s), \
-             an accept queue the application drains late (a busy or too small worker pool), or a greeting delayed on purpose \
-             against spam (Postfix postscreen_greet_wait, Sendmail greet_pause)."
+        Detail::ExchangeThinkTime { greeting_ms, .. } if *greeting_ms > 0.0 => GREETING_FIX.into(),
+        Detail::PreambleThinkTime { .. } if x.kind == FindingKind::ClientThinkTime => {
+            "On the client: its TLS set-up before the ClientHello (load the trusted certificates and make the TLS context once per process, \
+             not per connection) or its own work between the server's answer and its next message."
                 .into()
         }
+        Detail::PreambleThinkTime { preamble, .. } if preamble.phase() == Phase::ProxyConnect => {
+            "Look at the proxy's own connection to the destination (its DNS resolver, its route there; the upstream connection's findings \
+             when the capture has it): a proxy near its destinations with a warm DNS cache answers in about one round trip; or reach \
+             destinations that need no proxy directly."
+                .into()
+        }
+        Detail::PreambleThinkTime { greeting_ms, .. } if *greeting_ms > 0.0 => GREETING_FIX.into(),
+        Detail::PreambleThinkTime { .. } => "Find what the server does before it answers the preamble's commands: DNS checks of the client \
+             (reverse DNS, a mail server's HELO and DNSBL lookups), its certificate and key loaded per connection; implicit TLS \
+             (SMTPS 465, IMAPS 993, POP3S 995, PostgreSQL 17's sslnegotiation=direct) skips the preamble's round trips altogether."
+            .into(),
         // A text protocol's QUIT, alone slow: the session's work was done
         // (the message accepted, the file sent) before it.
         Detail::ExchangeThinkTime { slow: 1, longest_label: Some(label), .. } if label == "QUIT" => {

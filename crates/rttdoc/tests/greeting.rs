@@ -6,7 +6,9 @@
 //! That wait is the server's, before the first byte of the connection:
 //! a ledger row of its own (exchange 0) and `server_think_time`, with the
 //! fix in the terms of the lookup. With `--skip-name-resolve` the same
-//! greetings leave at once and nothing is found.
+//! greetings leave at once and nothing is found. A client asking for TLS
+//! (`--ssl`) makes the greeting the first turn of MySQL's SSL preamble:
+//! the same wait, in that phase.
 
 mod common;
 
@@ -79,6 +81,117 @@ fn greetings_that_left_at_once_cost_nothing() {
         assert_eq!(c["findings"], serde_json::json!([]));
     }
     assert_eq!(d["summary"]["excess_ms_total"], 0.0);
+}
+
+/// Per connection of a MariaDB capture, from tshark's dissector: (stream,
+/// the handshake's ACK, the greeting, the ClientHello), each (frame,
+/// capture time in ms).
+type Frame = (u64, f64);
+fn tshark_ssl_preambles(capture: &std::path::Path) -> Vec<(u64, Frame, Frame, Frame)> {
+    let rows = tshark_fields(
+        capture,
+        &["-d", "tcp.port==3307,mysql"],
+        "mysql.protocol || tls.handshake.type == 1 || \
+         (tcp.flags.ack == 1 && tcp.flags.syn == 0 && tcp.len == 0 && tcp.seq == 1 && tcp.ack == 1)",
+        &[
+            "tcp.stream",
+            "frame.number",
+            "frame.time_relative",
+            "mysql.protocol",
+            "tls.handshake.type",
+        ],
+    );
+    let mut out: Vec<(u64, Frame, Frame, Frame)> = Vec::new();
+    for r in rows {
+        let stream: u64 = r[0].parse().unwrap();
+        let frame = (r[1].parse().unwrap(), r[2].parse::<f64>().unwrap() * 1e3);
+        if out.last().is_none_or(|c| c.0 != stream) {
+            out.push((stream, frame, (0, 0.0), (0, 0.0)));
+        } else if !r[3].is_empty() {
+            out.last_mut().unwrap().2 = frame;
+        } else if !r[4].is_empty() && out.last().unwrap().3 .0 == 0 {
+            out.last_mut().unwrap().3 = frame;
+        }
+    }
+    out
+}
+
+#[test]
+fn a_greeting_before_mysqls_ssl_request_waits_in_the_preamble_and_the_client_hello_on_the_client() {
+    // The client asked for TLS: the greeting opens MySQL's SSL preamble
+    // (its own ledger phase, before the TLS handshake), and the lookup's
+    // wait is the server's there, from the handshake's ACK. The client
+    // sends its SSL request at once and its ClientHello when its TLS
+    // library is ready: that time, from the greeting's arrival, is the
+    // client's.
+    if !require(
+        "a_greeting_before_mysqls_ssl_request_waits_in_the_preamble",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    for (name, lookups) in [
+        ("mariadb-ssl-name-resolve.pcap.gz", true),
+        ("mariadb-ssl-skip-name-resolve.pcap.gz", false),
+    ] {
+        let capture = data_dir().join("greeting").join(name);
+        let d = run_rttdoc_json(&capture);
+        let conns = d["connections"].as_array().unwrap();
+        let theirs = tshark_ssl_preambles(&capture);
+        assert_eq!(conns.len(), 3, "{name}");
+        assert_eq!(theirs.len(), 3, "{name}: {theirs:?}");
+        for (c, &(stream, ack, greeting, hello)) in conns.iter().zip(&theirs) {
+            assert_eq!(c["stream"], stream, "{name}");
+            assert_eq!(c["tls"]["started_after"], "mysql_ssl_request", "{name}");
+            let rtt = c["rtt_ms"].as_f64().unwrap();
+            let server = waits_of(c, "server_think_time", "starttls");
+            if lookups {
+                // At the client: the greeting left the server a round trip
+                // before it was captured, after the ACK had taken half of
+                // one to get there.
+                assert_eq!(server.len(), 1, "{name}: {server:?}");
+                let (from, to, ms) = server[0];
+                assert_eq!((from, to), (ack.0, greeting.0), "{name}");
+                let expected = greeting.1 - ack.1 - rtt;
+                assert!(
+                    (ms - expected).abs() < 1.0,
+                    "{name}: {ms} against {expected}"
+                );
+                assert!(ms > 400.0, "{name}: the lookup's wait, {ms} ms");
+                let f = c["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|f| f["kind"] == "server_think_time" && f["phase"] == "starttls")
+                    .unwrap();
+                assert!(
+                    f["fix"].as_str().unwrap().contains("skip_name_resolve"),
+                    "{f}"
+                );
+            } else {
+                assert_eq!(server, vec![], "{name}");
+            }
+            // The client's wait, on its own clock (the capture's): from
+            // the greeting, or the client's ACK of it a fraction of a
+            // millisecond later (when its kernel had it).
+            let client = waits_of(c, "client_think_time", "starttls");
+            assert_eq!(client.len(), 1, "{name}: {client:?}");
+            let (from, to, ms) = client[0];
+            assert_eq!((from, to), (greeting.0, hello.0), "{name}");
+            let span = hello.1 - greeting.1;
+            assert!(
+                ms <= span + 0.01 && ms > span - 1.0,
+                "{name}: {ms} of {span}"
+            );
+            assert!(ms > 20.0, "{name}: the client's TLS set-up, {ms} ms");
+            // Both explain the preamble's row: what is left is under the
+            // hosts' thresholds.
+            assert!(c["unexplained_ms"].as_f64().unwrap() < 10.0, "{name}: {c}");
+            // Not exchanges of the session: no greeting row of its own.
+            assert_eq!(greeting_row(c), None, "{name}");
+        }
+    }
 }
 
 #[test]

@@ -106,11 +106,28 @@ fn with_pipelining_the_quit_still_waits() {
 #[test]
 fn after_starttls_the_ehlo_waits_behind_the_finished_for_a_delayed_ack() {
     let d = doc("exim-starttls.pcap.gz");
-    // The client's Finished, the server's ACK of it, the EHLO.
-    for (n, (finished, ack, ehlo)) in [(0, (14, 15, 16)), (1, (45, 46, 47))] {
+    // The client's Finished, the server's ACK of it, the EHLO; and before
+    // TLS, Exim's `220 TLS go ahead` and swaks' ClientHello 21 ms later
+    // (its TLS set-up: the client's time in the STARTTLS preamble).
+    for (n, (finished, ack, ehlo), (ready, hello)) in
+        [(0, (14, 15, 16), (9, 10)), (1, (45, 46, 47), (40, 41))]
+    {
         let c = connection(&d, n);
-        assert_eq!(kinds(&c["findings"]), ["nagle_delayed_ack"], "stream {n}");
-        let f = &c["findings"][0];
+        assert_eq!(
+            kinds(&c["findings"]),
+            ["client_think_time", "nagle_delayed_ack"],
+            "stream {n}"
+        );
+        let client = waits_of(c, "client_think_time", "starttls");
+        assert_eq!(client.len(), 1, "stream {n}: {client:?}");
+        assert_eq!((client[0].0, client[0].1), (ready, hello), "stream {n}");
+        assert!((15.0..30.0).contains(&client[0].2), "stream {n}: {client:?}");
+        let f = c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "nagle_delayed_ack")
+            .unwrap();
         assert_eq!(f["phase"], "first_byte");
         let w = &f["waits"][0];
         assert_eq!(

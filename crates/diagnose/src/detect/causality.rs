@@ -235,6 +235,27 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
             *turns = n;
             *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);
         }
+        // The greeting is the preamble's first data, when the server's.
+        Detail::PreambleThinkTime {
+            greeting_ms,
+            turns,
+            longest_ms,
+            ..
+        } => {
+            *turns = n;
+            *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);
+            let greeted = f.preamble_row().and_then(|(_, row)| {
+                f.between(row.start_frame, row.end_frame)
+                    .iter()
+                    .find(|r| r.len > 0)
+                    .filter(|r| r.dir == Direction::ServerToClient)
+                    .map(|r| r.frame)
+            });
+            *greeting_ms = kept
+                .iter()
+                .find(|w| Some(w.to_frame) == greeted)
+                .map_or(0.0, |w| w.ms);
+        }
         // SYNs sent is a count of packets, not of waits: it stands.
         Detail::ExchangeThinkTime {
             greeting_ms,

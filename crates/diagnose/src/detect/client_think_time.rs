@@ -28,7 +28,7 @@
 //! sends its whole chain and staples OCSP spares them; CPU; resumption,
 //! which skips the verification).
 
-use super::server_think_time::threshold_of;
+use super::server_think_time::{preamble_finding, threshold_of};
 use super::{Facts, HandshakeTurn};
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Vantage, Wait};
 use rttdoc_analyze::seq;
@@ -54,6 +54,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             })
         })
         .collect();
+    preamble(f, threshold, out);
     if waits.is_empty() {
         return;
     }
@@ -70,6 +71,76 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);
     out.push(x);
+}
+
+/// The plaintext preamble before TLS ([`Facts::preamble_turns`]): the
+/// client's turns, from the server's answer (its last segment) to the
+/// client's next message, the ClientHello last, timed as the handshake's
+/// are ([`client_time`]); not a message that left the moment a server ACK
+/// came (Nagle held it: when it was written is unknown). One finding in
+/// the preamble's phase.
+fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
+    let Some((kind, _)) = f.preamble_row() else {
+        return;
+    };
+    let client = Direction::ClientToServer;
+    let waits: Vec<Wait> = f
+        .preamble_turns()
+        .iter()
+        .filter(|t| t.answerer == client)
+        .filter(|t| !released_by_an_ack(f, t))
+        .filter_map(|t| {
+            // A small answer in one segment arrives a one-way trip after
+            // it left, as the handshake's packets did: no flight's
+            // serialization to hide in the estimate.
+            let think = client_time(f, t).or_else(|| lone_small(f, t).then_some(t.wait_ns))?;
+            (think >= threshold).then(|| Wait {
+                from_frame: t.question_frame,
+                to_frame: t.answer_frame,
+                release_frame: None,
+                ms: think as f64 / 1e6,
+            })
+        })
+        .collect();
+    if let Some(x) = preamble_finding(f, FindingKind::ClientThinkTime, kind, 0.0, waits) {
+        out.push(x);
+    }
+}
+
+/// The largest server message whose arrival the handshake's round trip
+/// places (a preamble's answers are a line or two): a bigger one's last
+/// segment may have queued behind its first on a slow link.
+const SMALL_ANSWER_BYTES: u32 = 512;
+
+/// Whether the server's side of turn `t` was one segment of at most
+/// [`SMALL_ANSWER_BYTES`], complete.
+fn lone_small(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
+    let Some(q) = f.record(t.question_frame) else {
+        return false;
+    };
+    let before = &f.timeline[..f.timeline.partition_point(|r| r.frame < q.frame)];
+    let alone = before
+        .iter()
+        .rev()
+        .find(|r| r.len > 0 && !r.probe)
+        .is_none_or(|r| r.dir != q.dir);
+    t.complete && alone && q.len <= SMALL_ANSWER_BYTES
+}
+
+/// Whether the client's answer in turn `t` left the moment a pure ACK of
+/// the server's arrived (on the client's clock) that acknowledged client
+/// data: the ACK may have released it (Nagle), and the client's work may
+/// have ended long before.
+fn released_by_an_ack(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
+    let client = Direction::ClientToServer;
+    let Some(answer) = f.record(t.answer_frame) else {
+        return false;
+    };
+    let left = f.on_clock_of(client, answer);
+    f.between(t.question_frame + 1, t.answer_frame)
+        .iter()
+        .filter(|r| r.dir != client && r.len == 0 && r.ack_set)
+        .any(|r| f.released_by(client, left, f.on_clock_of(client, r)))
 }
 
 /// The client's own time in a turn it answered (module docs), or None

@@ -34,7 +34,10 @@ pub use server_think_time::{
     abandoned_exchanges, idle_exchanges, pushed_exchanges, replies_to_a_ping, reply_exchanges,
 };
 
-use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Phase, TlsMessage, Vantage};
+use crate::model::{
+    ConnectionReport, Direction, Finding, FindingKind, LedgerRow, Phase, PreambleKind, TlsMessage,
+    Vantage,
+};
 use rttdoc_analyze::{seq, SegmentRecord};
 use rttdoc_analyze::{Exchange, Stamp};
 use rttdoc_wire::TcpFlags;
@@ -320,13 +323,25 @@ impl<'a> Facts<'a> {
                 })
                 .map(|r| r.seq)
         };
-        let mut seen = [
+        let seen = [
             Captured::from(Some(hello.seq)),
             Captured::from(server_start),
         ];
+        self.turns_of(records, seen, None)
+    }
+
+    /// The turns of `records`: each run of one side's data segments
+    /// answered by the other side's next run (`seen` the bytes each side's
+    /// data starts at; `opening` a packet that asked before any data).
+    fn turns_of<'r>(
+        &self,
+        records: &'r [SegmentRecord],
+        mut seen: [Captured; 2],
+        opening: Option<&'r SegmentRecord>,
+    ) -> Vec<HandshakeTurn> {
         let mut turns = Vec::new();
         let mut answered = [false; 2];
-        let mut last: Option<&SegmentRecord> = None;
+        let mut last: Option<&SegmentRecord> = opening;
         for r in records.iter().filter(|r| r.len > 0 && !r.probe) {
             if let Some(q) = last.filter(|q| q.dir != r.dir) {
                 // On the answerer's clock; a server's wait from its ACK of
@@ -351,6 +366,67 @@ impl<'a> Facts<'a> {
             }
             seen[r.dir.index()].add(r.seq, r.end);
             last = Some(r);
+        }
+        turns
+    }
+
+    /// The ledger's row of the plaintext preamble TLS started after (a
+    /// proxy's CONNECT, a STARTTLS dialog, a database's SSL request), and
+    /// which preamble it was.
+    pub fn preamble_row(&self) -> Option<(PreambleKind, &LedgerRow)> {
+        let kind = self.report.tls.as_ref()?.started_after?;
+        let row = self
+            .report
+            .ledger
+            .iter()
+            .find(|r| r.phase == kind.phase())?;
+        Some((kind, row))
+    }
+
+    /// The plaintext preamble's turns, as the handshake's are
+    /// ([`Facts::handshake_turns`]): each run of one side's data answered
+    /// by the other side's next run, from the preamble row's first frame
+    /// (the handshake's ACK) to the ClientHello. A greeting (the server's
+    /// data first) answers the handshake's ACK, the packet that let the
+    /// server's application greet. The client's last run ends with the
+    /// ClientHello, which it could send once the server's last answer had
+    /// come: that turn's answer is the ClientHello, not the run's first
+    /// segment (MySQL's client sends its SSL request unanswered just
+    /// before it: the time from the greeting to the ClientHello is the
+    /// client's).
+    pub fn preamble_turns(&self) -> Vec<HandshakeTurn> {
+        let Some((_, row)) = self.preamble_row() else {
+            return Vec::new();
+        };
+        let records = self.between(row.start_frame, row.end_frame.saturating_add(1));
+        let Some(hello) = records.last().filter(|r| {
+            r.frame == row.end_frame && r.dir == Direction::ClientToServer && r.len > 0
+        }) else {
+            return Vec::new();
+        };
+        // Opened by the handshake's ACK: both sides' data start there.
+        let opening = records.first().filter(|r| {
+            r.dir == Direction::ClientToServer && r.len == 0 && r.ack_set && r.frame < hello.frame
+        });
+        let seen = [
+            Captured::from(opening.map(|o| o.seq)),
+            Captured::from(opening.map(|o| o.ack)),
+        ];
+        let mut turns = self.turns_of(records, seen, opening);
+        let last_server = records
+            .iter()
+            .rev()
+            .find(|r| r.dir == Direction::ServerToClient && r.len > 0 && !r.probe);
+        if let (Some(t), Some(s)) = (turns.last_mut(), last_server) {
+            if t.answerer == Direction::ClientToServer
+                && t.question_frame == s.frame
+                && t.answer_frame != hello.frame
+            {
+                let client = Direction::ClientToServer;
+                t.wait_ns = self.on_clock_of(client, hello) - self.on_clock_of(client, s);
+                t.answer_frame = hello.frame;
+                t.answer_ts_ns = hello.ts_ns;
+            }
         }
         turns
     }

@@ -100,7 +100,9 @@
 //! idle time, not think time.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
+use crate::model::{
+    Detail, Direction, Finding, FindingKind, Phase, PreambleKind, TlsMessage, Wait,
+};
 use rttdoc_analyze::{seq, Exchange, SegmentRecord, Stamp};
 use rttdoc_wire::TcpFlags;
 
@@ -214,6 +216,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         x.display_filter = f.filter_frames(&x.frames);
         out.push(x);
     }
+    preamble(f, threshold, out);
     // Request/response (plain, or records inside TLS): request arrival to
     // the first response byte, one finding for all of a connection's
     // exchanges.
@@ -259,6 +262,96 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     out.push(y);
 }
 
+/// The plaintext preamble before TLS (a proxy's CONNECT, a STARTTLS
+/// dialog, a database's SSL request; [`Facts::preamble_turns`]): the
+/// server's greeting, from the handshake's ACK as any greeting is
+/// ([`greeting_think`]), and each answer, from the client's message (its
+/// last copy) as the handshake's later flights are, less the path's queue;
+/// not an answer a client ACK released (Nagle or a window held it), nor
+/// one to bytes the capture did not show. One finding in the preamble's
+/// phase: a proxy's answer waits for its own connection to the
+/// destination, a mail server's for its checks of the client.
+fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
+    let Some((kind, row)) = f.preamble_row() else {
+        return;
+    };
+    let turns = f.preamble_turns();
+    let server = Direction::ServerToClient;
+    let mut held = None;
+    let mut waits = Vec::new();
+    let mut greeting_ms = 0.0;
+    for t in turns.iter().filter(|t| t.answerer == server && t.complete) {
+        let greets = t.question_frame == row.start_frame
+            && f.record(t.question_frame).is_some_and(|r| r.len == 0);
+        let (from_frame, think) = if greets {
+            let opened = Stamp {
+                frame: t.question_frame,
+                ts_ns: t.question_ts_ns,
+            };
+            let greeted = Stamp {
+                frame: t.answer_frame,
+                ts_ns: t.answer_ts_ns,
+            };
+            greeting_think(f, opened, greeted)
+        } else {
+            let held = held.get_or_insert_with(|| held_segments(f));
+            let asked = f.record(t.question_frame).map(|r| f.on_clock_of(server, r));
+            if held.contains(&t.answer_frame) && asked.is_some_and(|tq| unacked_at(f, tq)) {
+                continue;
+            }
+            (
+                t.question_frame,
+                t.wait_ns - f.answer_queue_ns(t.answer_ts_ns),
+            )
+        };
+        if think < threshold {
+            continue;
+        }
+        let ms = think as f64 / 1e6;
+        if greets {
+            greeting_ms = ms;
+        }
+        waits.push(Wait {
+            from_frame,
+            to_frame: t.answer_frame,
+            release_frame: None,
+            ms,
+        });
+    }
+    if let Some(x) = preamble_finding(f, FindingKind::ServerThinkTime, kind, greeting_ms, waits) {
+        out.push(x);
+    }
+}
+
+/// One finding of a side's slow turns in a preamble (`waits`), in its
+/// phase; none without a wait.
+pub(super) fn preamble_finding(
+    f: &Facts<'_>,
+    kind: FindingKind,
+    preamble: PreambleKind,
+    greeting_ms: f64,
+    waits: Vec<Wait>,
+) -> Option<Finding> {
+    if waits.is_empty() {
+        return None;
+    }
+    let mut x = f.finding(kind, Some(preamble.phase()));
+    for w in &waits {
+        x.frames.push(w.from_frame);
+        x.frames.push(w.to_frame);
+    }
+    x.cost_ms = waits.iter().map(|w| w.ms).sum();
+    x.detail = Detail::PreambleThinkTime {
+        preamble,
+        greeting_ms,
+        turns: waits.len() as u32,
+        longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
+    };
+    x.waits = waits;
+    x.display_filter = f.filter_frames(&x.frames);
+    Some(x)
+}
+
 /// The greeting of a server that spoke first, when the client waited for
 /// it (`Facts::greeting`), as a slow exchange numbered 0: from the
 /// packet that opened the connection to the application (the handshake's
@@ -270,6 +363,20 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// [`pushed_exchanges`]).
 fn greeting_wait(f: &Facts<'_>, threshold: i64) -> Option<(usize, u64, u64, i64)> {
     let (opened, greeted) = f.greeting?;
+    let (from, think) = greeting_think(f, opened, greeted);
+    (think >= threshold && !f.idle_exchanges.contains(&0)).then_some((
+        0,
+        from,
+        greeted.frame,
+        think,
+    ))
+}
+
+/// A greeting's wait on the server ([`greeting_wait`]): the frame it
+/// began at (the opening packet's last copy the server had before it
+/// greeted) and its length, on the server's clock, less the path's queue
+/// and a connection the server opened back to the client meanwhile.
+fn greeting_think(f: &Facts<'_>, opened: Stamp, greeted: Stamp) -> (u64, i64) {
     let server = Direction::ServerToClient;
     let left = f
         .record(greeted.frame)
@@ -294,13 +401,10 @@ fn greeting_wait(f: &Facts<'_>, threshold: i64) -> Option<(usize, u64, u64, i64)
     let back = f.greeting_connect_back.map_or(0, |b| {
         super::connect_back::connect_back_ns(f, b, from.1, left)
     });
-    let think = left - from.1 - f.answer_queue_ns(greeted.ts_ns) - back;
-    (think >= threshold && !f.idle_exchanges.contains(&0)).then_some((
-        0,
+    (
         from.0,
-        greeted.frame,
-        think,
-    ))
+        left - from.1 - f.answer_queue_ns(greeted.ts_ns) - back,
+    )
 }
 
 /// The client's data the capture showed before a frame, walked forward

@@ -145,3 +145,97 @@ fn a_large_flight_on_a_slow_link_beyond_a_server_side_tap_is_not_the_clients_tim
         "from the client's ACK to its Finished",
     );
 }
+
+// The plaintext preamble before TLS (docs/findings.md: "the client's turns
+// in a preamble before TLS, the ClientHello last, in that phase").
+
+#[test]
+fn a_client_hello_long_after_the_servers_ready_is_the_clients_time_in_the_preamble() {
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        let d = starttls_dialog(
+            &mut w,
+            Dialog {
+                client_hello: 60.0,
+                ..Dialog::default()
+            },
+        );
+        let o = w.run();
+        let f = o.the_in(ClientThinkTime, Phase::Starttls);
+        assert_eq!(
+            f.waits,
+            vec![o.wait(d.ready, d.tls.ch, None, f.cost_ms)],
+            "from the server's 220 to the ClientHello"
+        );
+        assert_ms(f.cost_ms, 60.0, 0.2, "the client's 60 ms, on its clock");
+        assert!(o.report.unexplained_ms < 1.0, "{}", o.report.unexplained_ms);
+        o.has_no(ServerThinkTime);
+        o.has_none_in(ClientThinkTime, Phase::TlsHandshake);
+    }
+}
+
+/// MySQL's greeting (protocol 10, CLIENT_SSL offered).
+fn mysql_greeting() -> Vec<u8> {
+    let mut p = vec![10];
+    p.extend_from_slice(b"10.11.19-MariaDB\0");
+    p.extend_from_slice(&[1, 0, 0, 0]);
+    p.extend_from_slice(b"abcdefgh\0");
+    p.extend_from_slice(&0xffffu16.to_le_bytes());
+    p.extend_from_slice(&[0xff, 2, 0, 0xff, 0xc7, 21]);
+    p.extend_from_slice(&[0; 10]);
+    p.extend_from_slice(b"ijklmnopqrst\0mysql_native_password\0");
+    let mut v = (p.len() as u32).to_le_bytes()[..3].to_vec();
+    v.push(0);
+    v.extend(p);
+    v
+}
+
+/// MySQL's SSL request (sequence 1, CLIENT_SSL set).
+fn mysql_ssl_request() -> Vec<u8> {
+    let mut v = vec![32, 0, 0, 1];
+    v.extend_from_slice(&0x000f_aa85u32.to_le_bytes());
+    v.extend_from_slice(&[0, 0, 0, 1, 0xff]);
+    v.extend_from_slice(&[0; 23]);
+    v
+}
+
+#[test]
+fn a_client_hello_long_after_its_own_ssl_request_is_the_clients_time_from_the_greeting() {
+    // MySQL's client answers the greeting with its SSL request at once and
+    // sends the ClientHello when its TLS library is ready, waiting for
+    // nothing in between: its time runs from the greeting's arrival.
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        let [_, _, ack] = w.handshake(0.0);
+        let greeting = w.send(S, w.arrival(ack) + 0.2, leak(mysql_greeting()));
+        let request = w.send(C, w.arrival(greeting) + 0.1, leak(mysql_ssl_request()));
+        w.ack(S, w.arrival(request));
+        let at = w.arrival(greeting) + 55.0;
+        let hs = tls13_handshake(&mut w, at, 0.2, Offer::tls13());
+        let last = *hs.flight.last().unwrap();
+        w.ack(C, w.arrival(last));
+        let o = w.run();
+        let f = o.the_in(ClientThinkTime, Phase::Starttls);
+        assert_eq!(f.waits, vec![o.wait(greeting, hs.ch, None, f.cost_ms)]);
+        assert_ms(f.cost_ms, 55.0, 0.2, "from the greeting to the ClientHello");
+    }
+}
+
+#[test]
+fn a_client_hello_released_by_an_ack_is_no_think_time() {
+    // Nagle on: the ClientHello waited for the server's ACK of the SSL
+    // request, delayed 45 ms; when the client wrote it is unknown, and
+    // the wait is the hold's.
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        let [_, _, ack] = w.handshake(0.0);
+        let greeting = w.send(S, w.arrival(ack) + 0.2, leak(mysql_greeting()));
+        let request = w.send(C, w.arrival(greeting) + 0.1, leak(mysql_ssl_request()));
+        let release = w.ack(S, w.arrival(request) + 45.0);
+        let at = w.arrival(release) + 0.05;
+        let hs = tls13_handshake(&mut w, at, 0.2, Offer::tls13());
+        let last = *hs.flight.last().unwrap();
+        w.ack(C, w.arrival(last));
+        w.run().has_none_in(ClientThinkTime, Phase::Starttls);
+    }
+}

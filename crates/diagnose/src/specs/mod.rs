@@ -734,6 +734,39 @@ impl Outcome {
         all[0]
     }
 
+    /// The one finding of `kind` in `phase` (fails when there is none or
+    /// several).
+    pub fn the_in(&self, kind: FindingKind, phase: crate::model::Phase) -> &Finding {
+        let all: Vec<&Finding> = self
+            .report
+            .findings
+            .iter()
+            .filter(|f| f.kind == kind && f.phase == Some(phase))
+            .collect();
+        assert_eq!(
+            all.len(),
+            1,
+            "expected one {kind} in {phase:?} at {:?}; findings: {:#?}",
+            self.path,
+            self.report.findings
+        );
+        all[0]
+    }
+
+    /// Asserts no finding of `kind` in `phase`.
+    pub fn has_none_in(&self, kind: FindingKind, phase: crate::model::Phase) {
+        assert!(
+            !self
+                .report
+                .findings
+                .iter()
+                .any(|f| f.kind == kind && f.phase == Some(phase)),
+            "no {kind} in {phase:?} expected at {:?}; findings: {:#?}",
+            self.path,
+            self.report.findings
+        );
+    }
+
     /// Asserts no finding of `kind`.
     pub fn has_no(&self, kind: FindingKind) {
         assert!(

@@ -1179,3 +1179,90 @@ fn an_mqtt_subscribers_acknowledgment_asks_for_nothing() {
     assert_ms(f.cost_ms, 300.0, EXACT, "the SUBACK's wait");
     assert_eq!(f.frames[0], o.frame(subscribe));
 }
+
+// The plaintext preamble before TLS (docs/findings.md: "the server's
+// greeting and its answers in a preamble before TLS, in that phase").
+
+#[test]
+fn a_greeting_late_in_a_starttls_dialog_is_the_servers_time_in_its_phase() {
+    for path in Path::all(40.0) {
+        let mut w = Wire::new(path);
+        let d = starttls_dialog(
+            &mut w,
+            Dialog {
+                greeting: 60.0,
+                ..Dialog::default()
+            },
+        );
+        let o = w.run();
+        let f = o.the_in(ServerThinkTime, Phase::Starttls);
+        // From the handshake's ACK, the packet that let it greet.
+        assert_waits(
+            &f.waits,
+            &[o.wait(d.handshake_ack, d.greeting, None, 60.0)],
+            EXACT,
+        );
+        assert_eq!(f.frames, o.frames(&[d.handshake_ack, d.greeting]));
+        let crate::model::Detail::PreambleThinkTime {
+            preamble,
+            greeting_ms,
+            turns,
+            ..
+        } = f.detail
+        else {
+            panic!("{:?}", f.detail);
+        };
+        assert_eq!(preamble, crate::model::PreambleKind::SmtpStarttls);
+        assert_ms(greeting_ms, 60.0, EXACT, "the greeting's wait");
+        assert_eq!(turns, 1);
+        // The preamble's row holds the excess, and the finding explains it.
+        assert!(o.report.unexplained_ms < 1.0, "{}", o.report.unexplained_ms);
+        assert_ms(f.attributed_ms, 60.0, 0.5, "all of it in the row");
+        // Not an exchange's: the dialog is no request of the session.
+        o.has_none_in(ServerThinkTime, Phase::FirstByte);
+    }
+}
+
+#[test]
+fn a_late_answer_in_a_starttls_dialog_is_the_servers_time() {
+    for path in Path::all(40.0) {
+        let mut w = Wire::new(path);
+        let d = starttls_dialog(
+            &mut w,
+            Dialog {
+                ehlo: 50.0,
+                ..Dialog::default()
+            },
+        );
+        let o = w.run();
+        let f = o.the_in(ServerThinkTime, Phase::Starttls);
+        assert_waits(
+            &f.waits,
+            &[o.wait(d.ehlo, d.ehlo_answer, None, 50.0)],
+            EXACT,
+        );
+        let crate::model::Detail::PreambleThinkTime { greeting_ms, .. } = f.detail else {
+            panic!("{:?}", f.detail);
+        };
+        assert_eq!(greeting_ms, 0.0, "the greeting came at once");
+    }
+}
+
+#[test]
+fn a_dialog_answered_within_the_hosts_turnaround_names_no_cause() {
+    // 15 ms each, under half the round trip: ordinary work.
+    for path in Path::all(40.0) {
+        let mut w = Wire::new(path);
+        starttls_dialog(
+            &mut w,
+            Dialog {
+                greeting: 15.0,
+                ehlo: 15.0,
+                client_hello: 15.0,
+            },
+        );
+        let o = w.run();
+        o.has_none_in(ServerThinkTime, Phase::Starttls);
+        o.has_none_in(FindingKind::ClientThinkTime, Phase::Starttls);
+    }
+}

@@ -283,3 +283,62 @@ pub fn tls12_handshake(
         server_finished,
     }
 }
+
+/// How long each host takes in an SMTP STARTTLS dialog (ms).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Dialog {
+    /// The server, from the handshake's ACK to its greeting.
+    pub greeting: f64,
+    /// The server, from the client's `EHLO` to its answer.
+    pub ehlo: f64,
+    /// The client, from the server's `220` to STARTTLS to its ClientHello.
+    pub client_hello: f64,
+}
+
+/// The packets of an SMTP STARTTLS dialog and the TLS 1.3 handshake
+/// after it.
+pub struct Starttls {
+    pub handshake_ack: Id,
+    pub greeting: Id,
+    pub ehlo: Id,
+    pub ehlo_answer: Id,
+    pub ready: Id,
+    pub tls: Tls13,
+}
+
+/// An SMTP STARTTLS dialog after the TCP handshake (started at 0), each
+/// host taking what `d` says, the other turns at once (each side's kernel
+/// acknowledging nothing on its own: every message answers the last),
+/// then a TLS 1.3 handshake answered at once.
+pub fn starttls_dialog(w: &mut Wire, d: Dialog) -> Starttls {
+    let [_, _, handshake_ack] = w.handshake(0.0);
+    let greeting = w.send(
+        S,
+        w.arrival(handshake_ack) + d.greeting,
+        b"220 mail.example ESMTP\r\n",
+    );
+    let ehlo = w.send(C, w.arrival(greeting) + 0.1, b"EHLO client.example\r\n");
+    let ehlo_answer = w.send(
+        S,
+        w.arrival(ehlo) + d.ehlo,
+        b"250-mail.example\r\n250 STARTTLS\r\n",
+    );
+    let starttls = w.send(C, w.arrival(ehlo_answer) + 0.1, b"STARTTLS\r\n");
+    let ready = w.send(
+        S,
+        w.arrival(starttls) + 0.1,
+        b"220 2.0.0 Ready to start TLS\r\n",
+    );
+    let at = w.arrival(ready) + d.client_hello;
+    let tls = tls13_handshake(w, at, 0.2, Offer::tls13());
+    let last = *tls.flight.last().unwrap();
+    w.ack(C, w.arrival(last));
+    Starttls {
+        handshake_ack,
+        greeting,
+        ehlo,
+        ehlo_answer,
+        ready,
+        tls,
+    }
+}
