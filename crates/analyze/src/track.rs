@@ -693,9 +693,12 @@ impl<'s> Tracker<'s> {
                 c.first.ts_ns,
                 c.last.ts_ns,
             );
-            // Server data that answered nothing may have been written when
-            // a sibling's data came (a broker's push).
-            if c.exchanges.unsolicited_bytes > 0 {
+            // Server data may have been written when a sibling's data came
+            // (a broker's push; iperf3's TEST_START once the test's data
+            // connection is in). (Only a server that sent data can have
+            // been held: a capture of clients' packets alone walks no ring.)
+            let server_sent = c.half[Direction::ServerToClient.index()].stats.bytes > 0;
+            if server_sent {
                 c.sibling_data = self.calls.closes.data_to_server(
                     c.stream,
                     c.server.ip,

@@ -121,7 +121,10 @@ fn after_starttls_the_ehlo_waits_behind_the_finished_for_a_delayed_ack() {
         let client = waits_of(c, "client_think_time", "starttls");
         assert_eq!(client.len(), 1, "stream {n}: {client:?}");
         assert_eq!((client[0].0, client[0].1), (ready, hello), "stream {n}");
-        assert!((15.0..30.0).contains(&client[0].2), "stream {n}: {client:?}");
+        assert!(
+            (15.0..30.0).contains(&client[0].2),
+            "stream {n}: {client:?}"
+        );
         let f = c["findings"]
             .as_array()
             .unwrap()

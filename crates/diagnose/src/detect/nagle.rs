@@ -304,22 +304,33 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
 /// within the release's tolerance): the application wrote the segment
 /// when that connection closed (an FTP server's `226` once its data
 /// connection is closed), and the ACK a moment before released nothing.
+/// So for a server's segment and a sibling's data from the client's
+/// address (a run's first or last segment) arriving there: iperf3's
+/// server writes TEST_START on its control connection when the test's
+/// data connection has sent its cookie, half a millisecond after the
+/// client's delayed ACK of the control connection's last message.
 fn woken_by_a_sibling(f: &Facts<'_>, sender: Direction, ta: i64, t: i64) -> bool {
-    if f.sibling_closes.is_empty() {
+    let server = sender == Direction::ServerToClient;
+    if f.sibling_closes.is_empty() && (!server || f.sibling_data.is_empty()) {
         return false;
     }
     let tolerance = f.rtt_ns.map_or(0, |rtt| rtt / 20).max(1_000_000);
+    let woken = |at: i64| ta < at && at <= t && t - at <= tolerance;
     // The peer's packets reach the sender's clock one side of the path
     // later.
     let shift = match sender {
         Direction::ServerToClient => f.server_side_ns,
         Direction::ClientToServer => f.client_side_ns,
     };
-    f.sibling_closes.iter().any(|&(by_server, ts)| {
-        let by_sender = by_server == (sender == Direction::ServerToClient);
-        let at = if by_sender { ts } else { ts + shift };
-        ta < at && at <= t && t - at <= tolerance
-    })
+    let closed = f.sibling_closes.iter().any(|&(by_server, ts)| {
+        let by_sender = by_server == server;
+        woken(if by_sender { ts } else { ts + shift })
+    });
+    closed
+        || (server
+            && f.sibling_data
+                .iter()
+                .any(|&(first, last)| woken(first + shift) || woken(last + shift)))
 }
 
 /// Whether data of another connection from the client's address (a

@@ -688,6 +688,51 @@ fn a_push_written_when_a_siblings_message_came_was_not_held() {
     early.the(NagleDelayedAck);
 }
 
+/// iperf3's control connection (its server's Nagle on): the client's
+/// parameters, the server's CREATE_STREAMS (one byte), the client's ACK of
+/// it 40 ms later (its delayed-ACK timer); with `cookie`, the test's data
+/// connection (a sibling) sends its cookie so that it reaches the server
+/// this many ms after the ACK did (before it, when negative), and the
+/// server writes TEST_START 0.7 ms after the cookie came; it leaves then,
+/// or once the ACK came when Nagle still held it.
+fn test_start(cookie: Option<f64>) -> (Outcome, Id) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let params = w.send(C, 100.0, bytes(140));
+    let create = w.send(S, w.arrival(params) + 0.2, b"\x0a");
+    let ack = w.ack(C, w.arrival(create) + 40.0);
+    let written = match cookie {
+        Some(after) => {
+            let cookie = w.sibling_send(5202, w.sent(ack) + after, bytes(37));
+            w.arrival(cookie) + 0.7
+        }
+        None => w.arrival(ack) + KERNEL,
+    };
+    let start = w.send(S, written.max(w.arrival(ack) + KERNEL), b"\x01");
+    w.ack(C, w.arrival(start));
+    (w.run(), start)
+}
+
+#[test]
+fn a_segment_written_when_a_siblings_data_came_after_the_ack_was_not_released_by_it() {
+    // The cookie reached the server 0.5 ms after the ACK and TEST_START
+    // left 0.7 ms after the cookie: written then, when nothing was
+    // unacknowledged, not held.
+    let (o, _) = test_start(Some(0.5));
+    o.has_no(WriteWriteRead);
+    o.has_no(NagleHold);
+    o.has_no(NagleDelayedAck);
+    // Without the sibling's data, the same timing is Nagle's.
+    let (held, start) = test_start(None);
+    let f = held.the(WriteWriteRead);
+    assert_eq!(f.waits[0].to_frame, held.frame(start));
+    // The cookie came 5 ms before the ACK: TEST_START, written then,
+    // waited for the ACK (Nagle's), and left with it.
+    let (early, start) = test_start(Some(-5.0));
+    let f = early.the(WriteWriteRead);
+    assert_eq!(f.waits[0].to_frame, early.frame(start));
+}
+
 #[test]
 fn a_segment_written_when_a_sibling_connection_closed_was_not_released_by_the_ack() {
     // The FIN reached the server 1 ms after the control ACK; the 226 left
