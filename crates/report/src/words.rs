@@ -5,7 +5,8 @@
 //! sentences, not a million.
 
 use rttdoc_model::{
-    AppProtocol, ConnectionReport, Detail, Direction, Finding, FindingKind, Phase, TfoOutcome,
+    AppProtocol, ConnectionReport, Detail, Direction, Finding, FindingKind, Phase, PreambleKind,
+    TfoOutcome,
 };
 
 /// Fills `explanation` and `fix` of every finding of the connection.
@@ -185,8 +186,12 @@ pub fn explanation(x: &Finding) -> String {
                 );
             }
             if preamble.phase() == Phase::ProxyConnect {
+                let asked = match preamble {
+                    PreambleKind::HttpConnect => "CONNECT",
+                    _ => "SOCKS request",
+                };
                 return format!(
-                    "The proxy answered the {label} {longest_ms:.0} ms after the request reached it{times}, beyond the path's round trip: \
+                    "The proxy answered the client's {asked} {longest_ms:.0} ms after it arrived{times}, beyond the path's round trip: \
                      its own work before the tunnel opened, typically resolving the destination's name and connecting to it (the proxy's own round \
                      trip to the destination), or checking credentials."
                 );
@@ -202,7 +207,7 @@ pub fn explanation(x: &Finding) -> String {
                 format!("answered the client's message {longest_ms:.0} ms after it arrived")
             };
             format!(
-                "In the {label} before TLS, the server {what}{times}: time on the server before it answered, not network."
+                "In the {label} before TLS, the server {what}{times}: the server's own time, not the network's."
             )
         }
         Detail::ExchangeThinkTime {
@@ -712,5 +717,82 @@ fn capitalized(text: &str) -> String {
     match chars.next() {
         Some(c) => c.to_uppercase().chain(chars).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A finding of `kind` in a preamble's phase, worded.
+    fn preamble(kind: FindingKind, preamble: PreambleKind, greeting_ms: f64, turns: u32) -> String {
+        let x = Finding {
+            kind,
+            stream: 0,
+            phase: Some(preamble.phase()),
+            frames: Vec::new(),
+            cost_ms: 60.0,
+            cost_rtts: None,
+            attributed_ms: 0.0,
+            confidence: 0.9,
+            detail: Detail::PreambleThinkTime {
+                preamble,
+                greeting_ms,
+                turns,
+                longest_ms: 60.0,
+            },
+            explanation: String::new(),
+            fix: String::new(),
+            display_filter: String::new(),
+            waits: Vec::new(),
+        };
+        explanation(&x)
+    }
+
+    #[test]
+    fn a_preambles_waits_are_worded_by_who_waited_and_which_preamble() {
+        let greeting = preamble(
+            FindingKind::ServerThinkTime,
+            PreambleKind::MysqlSslRequest,
+            60.0,
+            1,
+        );
+        assert!(
+            greeting.starts_with("In the MySQL SSL request before TLS, the server greeted 60 ms"),
+            "{greeting}"
+        );
+        let answer = preamble(
+            FindingKind::ServerThinkTime,
+            PreambleKind::SmtpStarttls,
+            0.0,
+            1,
+        );
+        assert!(
+            answer.contains("answered the client's message 60 ms after it arrived"),
+            "{answer}"
+        );
+        // A proxy's answer waits for its own connection onward.
+        let proxy = preamble(
+            FindingKind::ServerThinkTime,
+            PreambleKind::HttpConnect,
+            0.0,
+            1,
+        );
+        assert!(
+            proxy.starts_with("The proxy answered the client's CONNECT 60 ms"),
+            "{proxy}"
+        );
+        assert!(proxy.contains("connecting to it"), "{proxy}");
+        let client = preamble(
+            FindingKind::ClientThinkTime,
+            PreambleKind::PostgresSslRequest,
+            0.0,
+            2,
+        );
+        assert!(
+            client.contains("the client sent its next message"),
+            "{client}"
+        );
+        assert!(client.contains("(2 turns, 60 ms in all"), "{client}");
     }
 }

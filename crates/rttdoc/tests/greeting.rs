@@ -185,6 +185,13 @@ fn a_greeting_before_mysqls_ssl_request_waits_in_the_preamble_and_the_client_hel
                 "{name}: {ms} of {span}"
             );
             assert!(ms > 20.0, "{name}: the client's TLS set-up, {ms} ms");
+            let f = c["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["kind"] == "client_think_time")
+                .unwrap();
+            assert!(f["fix"].as_str().unwrap().contains("TLS set-up"), "{f}");
             // Both explain the preamble's row: what is left is under the
             // hosts' thresholds.
             assert!(c["unexplained_ms"].as_f64().unwrap() < 10.0, "{name}: {c}");

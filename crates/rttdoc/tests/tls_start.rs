@@ -339,3 +339,73 @@ fn fresh_tls_start_captures_match_tshark() {
         check(case, &dir.path(&format!("{}.pcap.gz", case.name)), true);
     }
 }
+
+#[test]
+fn a_proxy_slow_to_resolve_the_destination_keeps_the_connect_waiting() {
+    // scripts/proxy-dns-captures.sh: tinyproxy across a 20 ms path, its
+    // first resolver dead (a second's timeout), curl's CONNECT answered
+    // once the second resolver had answered. The wait is the proxy's, in
+    // the preamble's phase, from the CONNECT to the `200`, with the
+    // proxy's fix; tshark names both frames.
+    if !require(
+        "a_proxy_slow_to_resolve_the_destination_keeps_the_connect_waiting",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let path = fixture("http-connect-slow-dns");
+    let theirs = tshark_fields(
+        &path,
+        &["-d", "tcp.port==8888,http"],
+        "http.request.method == \"CONNECT\" || http.response.code == 200",
+        &["tcp.stream", "frame.number", "frame.time_relative"],
+    );
+    let d = run_rttdoc_json(&path);
+    let conns = d["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 2);
+    assert_eq!(theirs.len(), 4, "{theirs:?}");
+    for (c, pair) in conns.iter().zip(theirs.chunks(2)) {
+        assert_eq!(c["stream"].as_u64(), pair[0][0].parse().ok());
+        assert_eq!(c["tls"]["started_after"], "http_connect");
+        let frame = |r: &Vec<String>| r[1].parse::<u64>().unwrap();
+        let at = |r: &Vec<String>| r[2].parse::<f64>().unwrap() * 1e3;
+        let waits = waits_of(c, "server_think_time", "proxy_connect");
+        assert_eq!(waits.len(), 1, "{waits:?}");
+        let (from, to, ms) = waits[0];
+        assert_eq!((from, to), (frame(&pair[0]), frame(&pair[1])));
+        // At the client: the answer left the proxy a round trip before it
+        // was captured, less the time the request took to get there.
+        let rtt = c["rtt_ms"].as_f64().unwrap();
+        let expected = at(&pair[1]) - at(&pair[0]) - rtt;
+        assert!((ms - expected).abs() < 2.0, "{ms} against {expected}");
+        assert!(ms > 900.0, "the dead resolver's second: {ms} ms");
+        let f = c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "server_think_time" && f["phase"] == "proxy_connect")
+            .unwrap();
+        assert!(
+            f["explanation"]
+                .as_str()
+                .unwrap()
+                .starts_with("The proxy answered"),
+            "{f}"
+        );
+        assert!(f["fix"].as_str().unwrap().contains("DNS"), "{f}");
+        // The preamble's row is explained; the proxy's answer is no
+        // exchange of the session.
+        let row = c["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phase"] == "proxy_connect")
+            .unwrap();
+        assert!(
+            (row["excess_ms"].as_f64().unwrap() - f["attributed_ms"].as_f64().unwrap()).abs()
+                < 10.0,
+            "{row} {f}"
+        );
+    }
+}

@@ -40,20 +40,7 @@ const AT_CLIENT_NS: i64 = 1_000_000;
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns else { return };
     let threshold = threshold_of(rtt);
-    let waits: Vec<Wait> = f
-        .handshake_turns()
-        .iter()
-        .filter(|t| t.answerer == Direction::ClientToServer)
-        .filter_map(|t| {
-            let think = client_time(f, t)?;
-            (think >= threshold).then(|| Wait {
-                from_frame: t.question_frame,
-                to_frame: t.answer_frame,
-                release_frame: None,
-                ms: think as f64 / 1e6,
-            })
-        })
-        .collect();
+    let waits = slow_turns(f.handshake_turns(), threshold, |t| client_time(f, t));
     preamble(f, threshold, out);
     if waits.is_empty() {
         return;
@@ -83,17 +70,33 @@ fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
     let Some((kind, _)) = f.preamble_row() else {
         return;
     };
-    let client = Direction::ClientToServer;
-    let waits: Vec<Wait> = f
-        .preamble_turns()
+    let waits = slow_turns(&f.preamble_turns(), threshold, |t| {
+        if released_by_an_ack(f, t) {
+            return None;
+        }
+        // A small answer in one segment arrives a one-way trip after it
+        // left, as the handshake's packets did: no flight's serialization
+        // to hide in the estimate.
+        client_time(f, t).or_else(|| lone_small(f, t).then_some(t.wait_ns))
+    });
+    if let Some(x) = preamble_finding(f, FindingKind::ClientThinkTime, kind, 0.0, waits) {
+        out.push(x);
+    }
+}
+
+/// The client's turns among `turns` whose time (`think`, None when the
+/// capture cannot tell) reached `threshold`, as waits from the server's
+/// last segment to the client's answer, ended by the client's own work.
+fn slow_turns(
+    turns: &[HandshakeTurn],
+    threshold: i64,
+    think: impl Fn(&HandshakeTurn) -> Option<i64>,
+) -> Vec<Wait> {
+    turns
         .iter()
-        .filter(|t| t.answerer == client)
-        .filter(|t| !released_by_an_ack(f, t))
+        .filter(|t| t.answerer == Direction::ClientToServer)
         .filter_map(|t| {
-            // A small answer in one segment arrives a one-way trip after
-            // it left, as the handshake's packets did: no flight's
-            // serialization to hide in the estimate.
-            let think = client_time(f, t).or_else(|| lone_small(f, t).then_some(t.wait_ns))?;
+            let think = think(t)?;
             (think >= threshold).then(|| Wait {
                 from_frame: t.question_frame,
                 to_frame: t.answer_frame,
@@ -101,10 +104,7 @@ fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
                 ms: think as f64 / 1e6,
             })
         })
-        .collect();
-    if let Some(x) = preamble_finding(f, FindingKind::ClientThinkTime, kind, 0.0, waits) {
-        out.push(x);
-    }
+        .collect()
 }
 
 /// The largest server message whose arrival the handshake's round trip

@@ -115,6 +115,24 @@ pub struct Facts<'a> {
     pub(crate) server_ticks_view: std::cell::OnceCell<Option<server_think_time::Ticks>>,
 }
 
+impl HandshakeTurn {
+    /// The asking side's last segment: frame and capture time.
+    pub fn question(&self) -> Stamp {
+        Stamp {
+            frame: self.question_frame,
+            ts_ns: self.question_ts_ns,
+        }
+    }
+
+    /// The answering side's first segment: frame and capture time.
+    pub fn answer(&self) -> Stamp {
+        Stamp {
+            frame: self.answer_frame,
+            ts_ns: self.answer_ts_ns,
+        }
+    }
+}
+
 /// The shortest delayed-ACK timer of the common stacks (Linux's
 /// TCP_DELACK_MIN, 40 ms; Windows waits 200 ms, BSDs 100 ms): an ACK that
 /// left sooner after the data arrived was not delayed by one.

@@ -284,15 +284,7 @@ fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
         let greets = t.question_frame == row.start_frame
             && f.record(t.question_frame).is_some_and(|r| r.len == 0);
         let (from_frame, think) = if greets {
-            let opened = Stamp {
-                frame: t.question_frame,
-                ts_ns: t.question_ts_ns,
-            };
-            let greeted = Stamp {
-                frame: t.answer_frame,
-                ts_ns: t.answer_ts_ns,
-            };
-            greeting_think(f, opened, greeted)
+            greeting_think(f, t.question(), t.answer())
         } else {
             let held = held.get_or_insert_with(|| held_segments(f));
             let asked = f.record(t.question_frame).map(|r| f.on_clock_of(server, r));

@@ -152,15 +152,13 @@ fn a_large_flight_on_a_slow_link_beyond_a_server_side_tap_is_not_the_clients_tim
 #[test]
 fn a_client_hello_long_after_the_servers_ready_is_the_clients_time_in_the_preamble() {
     for path in Path::all(RTT) {
-        let mut w = Wire::new(path);
-        let d = starttls_dialog(
-            &mut w,
+        let (o, d) = run_starttls(
+            path,
             Dialog {
                 client_hello: 60.0,
                 ..Dialog::default()
             },
         );
-        let o = w.run();
         let f = o.the_in(ClientThinkTime, Phase::Starttls);
         assert_eq!(
             f.waits,
@@ -199,22 +197,34 @@ fn mysql_ssl_request() -> Vec<u8> {
     v
 }
 
+/// MySQL's SSL preamble after the TCP handshake (started at 0): the
+/// greeting, the client's SSL request at once, the server's ACK of it
+/// `ack_delay` ms after it arrived; the ClientHello `hello` ms after the
+/// greeting arrived, or, None, the moment that ACK arrived (what Nagle's
+/// release looks like); then a TLS 1.3 handshake answered at once.
+fn mysql_ssl(path: Path, ack_delay: f64, hello: Option<f64>) -> (Outcome, Id, Tls13) {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    let greeting = w.send(S, w.arrival(ack) + 0.2, leak(mysql_greeting()));
+    let request = w.send(C, w.arrival(greeting) + 0.1, leak(mysql_ssl_request()));
+    let release = w.ack(S, w.arrival(request) + ack_delay);
+    let at = match hello {
+        Some(after) => w.arrival(greeting) + after,
+        None => w.arrival(release) + 0.05,
+    };
+    let hs = tls13_handshake(&mut w, at, 0.2, Offer::tls13());
+    let last = *hs.flight.last().unwrap();
+    w.ack(C, w.arrival(last));
+    (w.run(), greeting, hs)
+}
+
 #[test]
 fn a_client_hello_long_after_its_own_ssl_request_is_the_clients_time_from_the_greeting() {
     // MySQL's client answers the greeting with its SSL request at once and
     // sends the ClientHello when its TLS library is ready, waiting for
     // nothing in between: its time runs from the greeting's arrival.
     for path in Path::all(RTT) {
-        let mut w = Wire::new(path);
-        let [_, _, ack] = w.handshake(0.0);
-        let greeting = w.send(S, w.arrival(ack) + 0.2, leak(mysql_greeting()));
-        let request = w.send(C, w.arrival(greeting) + 0.1, leak(mysql_ssl_request()));
-        w.ack(S, w.arrival(request));
-        let at = w.arrival(greeting) + 55.0;
-        let hs = tls13_handshake(&mut w, at, 0.2, Offer::tls13());
-        let last = *hs.flight.last().unwrap();
-        w.ack(C, w.arrival(last));
-        let o = w.run();
+        let (o, greeting, hs) = mysql_ssl(path, 0.0, Some(55.0));
         let f = o.the_in(ClientThinkTime, Phase::Starttls);
         assert_eq!(f.waits, vec![o.wait(greeting, hs.ch, None, f.cost_ms)]);
         assert_ms(f.cost_ms, 55.0, 0.2, "from the greeting to the ClientHello");
@@ -227,15 +237,7 @@ fn a_client_hello_released_by_an_ack_is_no_think_time() {
     // request, delayed 45 ms; when the client wrote it is unknown, and
     // the wait is the hold's.
     for path in Path::all(RTT) {
-        let mut w = Wire::new(path);
-        let [_, _, ack] = w.handshake(0.0);
-        let greeting = w.send(S, w.arrival(ack) + 0.2, leak(mysql_greeting()));
-        let request = w.send(C, w.arrival(greeting) + 0.1, leak(mysql_ssl_request()));
-        let release = w.ack(S, w.arrival(request) + 45.0);
-        let at = w.arrival(release) + 0.05;
-        let hs = tls13_handshake(&mut w, at, 0.2, Offer::tls13());
-        let last = *hs.flight.last().unwrap();
-        w.ack(C, w.arrival(last));
-        w.run().has_none_in(ClientThinkTime, Phase::Starttls);
+        let (o, _, _) = mysql_ssl(path, 45.0, None);
+        o.has_none_in(ClientThinkTime, Phase::Starttls);
     }
 }

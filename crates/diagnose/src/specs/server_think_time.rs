@@ -1186,15 +1186,13 @@ fn an_mqtt_subscribers_acknowledgment_asks_for_nothing() {
 #[test]
 fn a_greeting_late_in_a_starttls_dialog_is_the_servers_time_in_its_phase() {
     for path in Path::all(40.0) {
-        let mut w = Wire::new(path);
-        let d = starttls_dialog(
-            &mut w,
+        let (o, d) = run_starttls(
+            path,
             Dialog {
                 greeting: 60.0,
                 ..Dialog::default()
             },
         );
-        let o = w.run();
         let f = o.the_in(ServerThinkTime, Phase::Starttls);
         // From the handshake's ACK, the packet that let it greet.
         assert_waits(
@@ -1226,15 +1224,13 @@ fn a_greeting_late_in_a_starttls_dialog_is_the_servers_time_in_its_phase() {
 #[test]
 fn a_late_answer_in_a_starttls_dialog_is_the_servers_time() {
     for path in Path::all(40.0) {
-        let mut w = Wire::new(path);
-        let d = starttls_dialog(
-            &mut w,
+        let (o, d) = run_starttls(
+            path,
             Dialog {
                 ehlo: 50.0,
                 ..Dialog::default()
             },
         );
-        let o = w.run();
         let f = o.the_in(ServerThinkTime, Phase::Starttls);
         assert_waits(
             &f.waits,
@@ -1252,16 +1248,14 @@ fn a_late_answer_in_a_starttls_dialog_is_the_servers_time() {
 fn a_dialog_answered_within_the_hosts_turnaround_names_no_cause() {
     // 15 ms each, under half the round trip: ordinary work.
     for path in Path::all(40.0) {
-        let mut w = Wire::new(path);
-        starttls_dialog(
-            &mut w,
+        let (o, _) = run_starttls(
+            path,
             Dialog {
                 greeting: 15.0,
                 ehlo: 15.0,
                 client_hello: 15.0,
             },
         );
-        let o = w.run();
         o.has_none_in(ServerThinkTime, Phase::Starttls);
         o.has_none_in(FindingKind::ClientThinkTime, Phase::Starttls);
     }

@@ -306,6 +306,13 @@ pub struct Starttls {
     pub tls: Tls13,
 }
 
+/// [`starttls_dialog`] on a path, run.
+pub fn run_starttls(path: Path, d: Dialog) -> (Outcome, Starttls) {
+    let mut w = Wire::new(path);
+    let ids = starttls_dialog(&mut w, d);
+    (w.run(), ids)
+}
+
 /// An SMTP STARTTLS dialog after the TCP handshake (started at 0), each
 /// host taking what `d` says, the other turns at once (each side's kernel
 /// acknowledging nothing on its own: every message answers the last),
