@@ -19,9 +19,14 @@
 #   pgbench-select.pcap    pgbench's select-only load, two clients, simple
 #                          protocol (the control: the server answers at
 #                          once)
+#   pg-listen.pcap         a psycopg2 client LISTENs on a channel for 4.5 s
+#                          while psql sessions from the same host NOTIFY
+#                          it four times, 0.7 s apart: the server pushes
+#                          each notification to the listener, which then
+#                          runs one more query
 #
-# Needs root, ip, tcpdump, python3, postgresql (initdb, postgres, psql,
-# pgbench).
+# Needs root, ip, tcpdump, python3 (and python3-psycopg2 from Debian:
+# /usr/bin/python3), postgresql (initdb, postgres, psql, pgbench).
 set -euo pipefail
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
 mkdir -p "$out"
@@ -39,7 +44,7 @@ runuser -u nobody -- "$pg_bin/initdb" -A trust -U nobody -D "$work/pg/data" >/de
 echo "host all all 10.81.0.0/16 trust" >> "$work/pg/data/pg_hba.conf"
 ip netns exec $S runuser -u nobody -- "$pg_bin/postgres" -D "$work/pg/data" -k "$work/pg" \
   -h 10.81.2.1 -p 5433 > "$work/postgres.log" 2>&1 & pids+=($!)
-ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 25 & pids+=($!)
+ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 90 & pids+=($!)
 for _ in $(seq 50); do
   ip netns exec $C "$pg_bin/pg_isready" -q -h 10.81.2.1 -p 5433 && break
   sleep 0.2
@@ -74,4 +79,24 @@ ip netns exec $C runuser -u nobody -- "${pgbench[@]}" -i -s 1 -q postgres > /dev
 capture psql-sleep psql "$db" -c "select 1" -c "select pg_sleep(0.3)" -c "select 2"
 capture pgbench-pipeline "${pgbench[@]}" -f "$work/pipeline.sql" -T 3 -c 1 -M extended postgres
 capture pgbench-select "${pgbench[@]}" -S -T 3 -c 2 postgres
+cat > "$work/listen.py" <<'PY'
+import select, subprocess, sys, time
+import psycopg2
+db = sys.argv[1]
+c = psycopg2.connect(db)
+c.set_isolation_level(0)
+cur = c.cursor()
+cur.execute("LISTEN feed")
+notify = "for i in 1 2 3 4; do sleep 0.7; psql -q '%s' -c \"NOTIFY feed, 'n$i'\"; done" % db
+n = subprocess.Popen(["bash", "-c", notify])
+end = time.time() + 4.5
+while time.time() < end:
+    if select.select([c], [], [], 0.5)[0]:
+        c.poll()
+        c.notifies.clear()
+cur.execute("SELECT 1")
+n.wait()
+PY
+chmod 644 "$work/listen.py"
+capture pg-listen /usr/bin/python3 "$work/listen.py" "$db"
 ls -l "$out"

@@ -85,7 +85,7 @@ impl Exchange {
 }
 
 /// What the messages starting in one segment mean for turns, told by a
-/// protocol's reader (openflow.rs, mqtt.rs, websocket.rs).
+/// protocol's reader (openflow.rs, mqtt.rs, postgres.rs, websocket.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Turns {
     /// The name of the segment's first client message that asks
@@ -155,6 +155,9 @@ pub struct Exchanges {
     /// MQTT's messages, if the connection carries them: only the client's
     /// questions open a turn, only their answers answer (mqtt.rs).
     pub(crate) mqtt: crate::mqtt::Mqtt,
+    /// On a PostgreSQL connection, the server's messages answer only while
+    /// it owes the client a ReadyForQuery (postgres.rs).
+    postgres: crate::postgres::Postgres,
     /// Once the client spoke RESP (Redis): the server's pushes, which
     /// answer nothing (resp.rs).
     resp_pushes: Option<crate::resp::Pushes>,
@@ -252,6 +255,10 @@ impl Exchanges {
         }
         if let Some(m) = self.mqtt.read(dir, head, len) {
             self.protocol = Some(crate::model::AppProtocol::Mqtt);
+            self.on_turns(dir, first, last, len, m);
+            return;
+        }
+        if let Some(m) = self.postgres.read(dir, head, len) {
             self.on_turns(dir, first, last, len, m);
             return;
         }
@@ -510,12 +517,13 @@ impl Exchanges {
     /// request could reach the server held nothing sent after it). The
     /// client's are part of its request.
     pub(crate) fn on_hole(&mut self, dir: Direction, at: Stamp, len: u64, end: u32) {
-        // (OpenFlow, MQTT and WebSocket follow their own messages across
-        // holes.)
+        // (OpenFlow, MQTT, PostgreSQL and WebSocket follow their own
+        // messages across holes.)
         if dir == Direction::ClientToServer
             || self.peer_to_peer
             || self.openflow.port
             || self.mqtt.is()
+            || self.postgres.is()
             || self.websocket.is_some()
         {
             self.on_data(dir, at, at, len, &[]);
@@ -567,7 +575,8 @@ impl Exchanges {
         }
     }
 
-    /// Data a protocol's reader read (openflow.rs, mqtt.rs, websocket.rs):
+    /// Data a protocol's reader read (openflow.rs, mqtt.rs, postgres.rs,
+    /// websocket.rs):
     /// a client question opens a turn named by it (or goes on with the one
     /// unanswered), the rest of a question is its request, other client
     /// messages ask nothing (an answered turn ends with them); the server's

@@ -30,6 +30,7 @@ mod mptcp;
 mod mqtt;
 mod openflow;
 mod path_samples;
+mod postgres;
 pub use path_samples::{BusyRun, QueueSample};
 pub mod preamble;
 mod resp;

@@ -76,3 +76,68 @@ fn a_select_only_load_answered_at_once_costs_nothing() {
     let excess = d["summary"]["excess_ms_total"].as_f64().unwrap();
     assert!(excess < 20.0, "{excess} ms beyond the ideal");
 }
+
+#[test]
+fn notifications_pushed_to_a_listener_answer_nothing() {
+    // psycopg2 LISTENs while psql sessions from the same host NOTIFY it
+    // four times, 0.7 s apart: each notification (tshark's dissector
+    // names them) comes after the server's ReadyForQuery, owed nothing,
+    // and is no part of any turn; the LISTEN's answer ends at its own
+    // ReadyForQuery (it was a 3.6 s "response transfer").
+    if !require(
+        "notifications_pushed_to_a_listener_answer_nothing",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let path = data_dir().join("database").join("pg-listen.pcap.gz");
+    let notifications: Vec<(u64, u64)> = tshark_fields(
+        &path,
+        &["-d", "tcp.port==5433,pgsql"],
+        "pgsql.type == \"Notification\"",
+        &["tcp.stream", "frame.number"],
+    )
+    .iter()
+    .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap()))
+    .collect();
+    assert_eq!(notifications.len(), 4, "{notifications:?}");
+    let d = run_rttdoc_json(&path);
+    assert_eq!(kinds(&d), []);
+    let listener = notifications[0].0;
+    let c = connection(&d, listener);
+    let rows: Vec<(u64, u64, String)> = c["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["phase"] != "tcp_handshake")
+        .map(|r| {
+            (
+                r["start_frame"].as_u64().unwrap(),
+                r["end_frame"].as_u64().unwrap(),
+                r["label"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for &(_, frame) in &notifications {
+        assert!(
+            rows.iter().all(|&(from, to, _)| frame < from || frame > to),
+            "notification {frame} inside a turn: {rows:?}"
+        );
+    }
+    // The start-up, the LISTEN and the last query: each a turn, named.
+    let labels: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "startup: request -> first byte",
+            "Query: request -> first byte",
+            "Query: request -> first byte"
+        ]
+    );
+    assert!(
+        c["excess_ms"].as_f64().unwrap() < 20.0,
+        "{}",
+        c["excess_ms"]
+    );
+}

@@ -1,0 +1,405 @@
+//! PostgreSQL's frontend/backend protocol (version 3): which messages ask,
+//! and when the server's messages stop answering.
+//!
+//! Every query cycle ends with the server's ReadyForQuery (`Z`): one for
+//! the start-up (after authentication), one per simple Query (`Q`), per
+//! Sync (`S`) of the extended protocol and per FunctionCall (`F`). Until
+//! the `Z`s the client is owed have come, the server's messages answer it;
+//! after the last, the server owes nothing, and what it sends before the
+//! client's next message comes on its own (PostgreSQL protocol 55.2.7,
+//! "asynchronous operations"): a NotificationResponse (`A`) for a `LISTEN`
+//! when another session runs `NOTIFY`, a NoticeResponse, a ParameterStatus.
+//! Taken as turns, a listener's notifications a second apart became the
+//! rest of its `LISTEN`'s answer, a "response transfer" of seconds.
+//!
+//! A connection is PostgreSQL when the client's first data is a
+//! StartupMessage (its length, then protocol 3.0) or an SSLRequest or
+//! GSSENCRequest the server refused (`N`: the start-up follows in the
+//! clear). Messages are followed across segments by their lengths (a
+//! type byte, then a 32-bit length that counts itself); after a hole in
+//! the capture, from the next segment that is whole messages again.
+
+use crate::exchange::Turns;
+use crate::Direction;
+
+/// Protocol 3.0 in a StartupMessage.
+const PROTOCOL_3: u32 = 196_608;
+/// The SSLRequest and GSSENCRequest codes, in a StartupMessage's place.
+const SSL_REQUEST: u32 = 80_877_103;
+const GSSENC_REQUEST: u32 = 80_877_104;
+/// A start-up packet's most (the server refuses longer ones).
+const MAX_STARTUP: u32 = 10_000;
+/// A typed message's header: its type and its length.
+const HEADER: u64 = 5;
+
+/// One connection's PostgreSQL reading: small until the connection is
+/// found to speak it (every connection carries one).
+#[derive(Debug, Clone, Default)]
+pub struct Postgres {
+    /// Decided on the client's first data: PostgreSQL or not.
+    is: Option<bool>,
+    /// The messages followed, once the connection is PostgreSQL.
+    state: Option<Box<State>>,
+}
+
+/// What a PostgreSQL connection's reading keeps.
+#[derive(Debug, Clone, Default)]
+struct State {
+    /// Per direction: bytes of the message under way still to come.
+    rest: [u64; 2],
+    /// Per direction: the messages could not be followed (a hole, a
+    /// header split across segments) since the last whole segment.
+    lost: [bool; 2],
+    /// The client asked for TLS or GSS encryption: the server's next byte
+    /// is its one-byte answer, the client's next message a start-up.
+    encryption_asked: bool,
+    /// The client's next message is a start-up packet (no type byte).
+    startup_next: bool,
+    /// ReadyForQuery messages the server owes the client.
+    owed: u32,
+}
+
+impl Postgres {
+    /// Whether the connection was found to carry PostgreSQL.
+    pub(crate) fn is(&self) -> bool {
+        self.is == Some(true)
+    }
+
+    /// Reads a segment's stream bytes (`head` captured, `len` in all,
+    /// which includes bytes the capture missed); `None` when the
+    /// connection is not PostgreSQL.
+    pub(crate) fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
+        if self.is.is_none() {
+            if dir != Direction::ClientToServer {
+                return None;
+            }
+            self.is = Some(startup_code(head).is_some());
+        }
+        if self.is != Some(true) {
+            return None;
+        }
+        // The server took the request for encryption (`S`, `G`): what
+        // follows is TLS or GSSAPI, not messages to read.
+        let refused = |b: &[u8]| b.first() == Some(&b'N');
+        if dir == Direction::ServerToClient
+            && self.state.as_ref().is_some_and(|s| s.encryption_asked)
+            && !refused(head)
+        {
+            self.is = Some(false);
+            self.state = None;
+            return None;
+        }
+        let state = self.state.get_or_insert_with(|| {
+            Box::new(State {
+                startup_next: true,
+                ..State::default()
+            })
+        });
+        Some(state.read(dir, head, len))
+    }
+}
+
+/// The code of a start-up packet at the start of `head`: its protocol
+/// version or request code, when the length is one a start-up has.
+fn startup_code(head: &[u8]) -> Option<u32> {
+    let length = u32::from_be_bytes(head.get(..4)?.try_into().ok()?);
+    let code = u32::from_be_bytes(head.get(4..8)?.try_into().ok()?);
+    let fits = (8..=MAX_STARTUP).contains(&length);
+    match code {
+        SSL_REQUEST | GSSENC_REQUEST if length == 8 => Some(code),
+        PROTOCOL_3 if fits && length > 8 => Some(code),
+        _ => None,
+    }
+}
+
+impl State {
+    fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Turns {
+        let d = dir.index();
+        let mut m = Turns::default();
+        let client = dir == Direction::ClientToServer;
+        // The server's answer to an SSLRequest or GSSENCRequest is one
+        // byte (`N`: go on in the clear); the start-up follows.
+        if !client && self.encryption_asked {
+            self.encryption_asked = false;
+            m.answers = true;
+            return m;
+        }
+        if client && self.startup_next {
+            self.startup_next = false;
+            self.rest[d] = 0;
+            self.lost[d] = false;
+            match startup_code(head) {
+                Some(SSL_REQUEST | GSSENC_REQUEST) => {
+                    self.encryption_asked = true;
+                    self.startup_next = true;
+                    m.asks = Some("SSLRequest");
+                    return m;
+                }
+                Some(_) => {
+                    let length =
+                        u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
+                    self.owed += 1;
+                    m.asks = Some("startup");
+                    if length > len {
+                        self.rest[d] = length - len;
+                        return m;
+                    }
+                    return self.messages(dir, head, len, length, m);
+                }
+                None => {
+                    self.lost[d] = true;
+                    return m;
+                }
+            }
+        }
+        if self.lost[d] {
+            if !whole_messages(head, len) {
+                return m;
+            }
+            self.lost[d] = false;
+            self.rest[d] = 0;
+        }
+        let at = self.rest[d].min(len);
+        self.rest[d] -= at;
+        if client && at > 0 {
+            // The rest of a message under way (a long query, COPY data):
+            // the request it belongs to goes on.
+            m.continues = true;
+        }
+        if !client && at > 0 && self.owed > 0 {
+            m.answers = true;
+        }
+        self.messages(dir, head, len, at, m)
+    }
+
+    /// Reads the typed messages of a segment from `at` on.
+    fn messages(
+        &mut self,
+        dir: Direction,
+        head: &[u8],
+        len: u64,
+        mut at: u64,
+        mut m: Turns,
+    ) -> Turns {
+        let d = dir.index();
+        let client = dir == Direction::ClientToServer;
+        while at < len {
+            let Some((kind, length)) = header(head.get(at as usize..).unwrap_or(&[])) else {
+                // A hole the capture left, a header it cut or one split
+                // across segments: nothing more is known of this segment,
+                // but a server message begun while an answer is owed is
+                // part of it.
+                if !client && self.owed > 0 && (at as usize) < head.len() {
+                    m.answers = true;
+                }
+                self.lost[d] = true;
+                return m;
+            };
+            if client {
+                let asks = match kind {
+                    b'Q' => Some("Query"),
+                    b'S' => Some("Sync"),
+                    b'F' => Some("FunctionCall"),
+                    // Authentication's answers (a password, SASL's
+                    // messages) are answered by the server's next step.
+                    b'p' => Some("authentication"),
+                    _ => None,
+                };
+                if matches!(kind, b'Q' | b'S' | b'F') {
+                    self.owed += 1;
+                }
+                if let Some(name) = asks {
+                    m.asks.get_or_insert(name);
+                }
+            } else if self.owed > 0 {
+                // Owed a ReadyForQuery: the server's messages are the answer
+                // (a `Z` the last of it).
+                m.answers = true;
+                if kind == b'Z' {
+                    self.owed -= 1;
+                }
+            }
+            if at + length > len {
+                self.rest[d] = at + length - len;
+            }
+            at += length;
+        }
+        m
+    }
+}
+
+/// A typed message's header at the start of `bytes`: its type and its
+/// whole length; `None` when the type is no letter or digit (ParseComplete
+/// is `1`), the length less than its own four bytes, or the bytes end
+/// inside the header.
+fn header(bytes: &[u8]) -> Option<(u8, u64)> {
+    let kind = *bytes.first()?;
+    let length = u32::from_be_bytes(bytes.get(1..HEADER as usize)?.try_into().ok()?);
+    (kind.is_ascii_alphanumeric() && length >= 4).then_some((kind, 1 + u64::from(length)))
+}
+
+/// Whether a segment's bytes are typed messages from its first byte to
+/// its last (all captured).
+fn whole_messages(head: &[u8], len: u64) -> bool {
+    if head.len() as u64 != len || head.is_empty() {
+        return false;
+    }
+    let mut at = 0u64;
+    while at < len {
+        let Some((_, length)) = header(&head[at as usize..]) else {
+            return false;
+        };
+        at += length;
+    }
+    at == len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Direction::{ClientToServer as C, ServerToClient as S};
+
+    fn msg(kind: u8, body: &[u8]) -> Vec<u8> {
+        let mut v = vec![kind];
+        v.extend_from_slice(&(4 + body.len() as u32).to_be_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+
+    fn startup() -> Vec<u8> {
+        let body = b"user\0nobody\0database\0postgres\0\0";
+        let mut v = (8 + body.len() as u32).to_be_bytes().to_vec();
+        v.extend_from_slice(&PROTOCOL_3.to_be_bytes());
+        v.extend_from_slice(body);
+        v
+    }
+
+    fn ready() -> Vec<u8> {
+        msg(b'Z', b"I")
+    }
+
+    fn read(p: &mut Postgres, dir: Direction, bytes: &[u8]) -> Turns {
+        p.read(dir, bytes, bytes.len() as u64).expect("PostgreSQL")
+    }
+
+    #[test]
+    fn notifications_after_ready_for_query_answer_nothing() {
+        let mut p = Postgres::default();
+        assert_eq!(read(&mut p, C, &startup()).asks, Some("startup"));
+        let mut welcome = msg(b'R', &[0, 0, 0, 0]);
+        welcome.extend(msg(b'S', b"server_version\x0016\0"));
+        welcome.extend(msg(b'K', &[0; 8]));
+        welcome.extend(ready());
+        assert!(read(&mut p, S, &welcome).answers);
+        assert_eq!(
+            read(&mut p, C, &msg(b'Q', b"LISTEN feed\0")).asks,
+            Some("Query")
+        );
+        let mut listening = msg(b'C', b"LISTEN\0");
+        listening.extend(ready());
+        assert!(read(&mut p, S, &listening).answers);
+        // Another session's NOTIFY: the server owes nothing.
+        let notification = msg(b'A', b"\0\0\0\x07feed\0n1\0");
+        let pushed = read(&mut p, S, &notification);
+        assert!(!pushed.answers && !pushed.extends);
+        // The next query is answered again.
+        assert_eq!(
+            read(&mut p, C, &msg(b'Q', b"SELECT 1\0")).asks,
+            Some("Query")
+        );
+        assert!(read(&mut p, S, &msg(b'T', &[0, 0])).answers);
+    }
+
+    #[test]
+    fn a_pipeline_is_owed_one_ready_for_query_per_sync() {
+        let mut p = Postgres::default();
+        read(&mut p, C, &startup());
+        read(&mut p, S, &ready());
+        // Parse, Bind, Execute, Sync twice in one write: two answers owed.
+        let mut pipeline = Vec::new();
+        for _ in 0..2 {
+            pipeline.extend(msg(b'P', b"\0SELECT 1\0\0\0"));
+            pipeline.extend(msg(b'B', &[0; 8]));
+            pipeline.extend(msg(b'E', &[0; 5]));
+            pipeline.extend(msg(b'S', b""));
+        }
+        assert_eq!(read(&mut p, C, &pipeline).asks, Some("Sync"));
+        let mut first = msg(b'1', b"");
+        first.extend(msg(b'C', b"SELECT 1\0"));
+        first.extend(ready());
+        assert!(read(&mut p, S, &first).answers);
+        // The second pipeline's results, a segment later: still owed.
+        let mut second = msg(b'C', b"SELECT 1\0");
+        second.extend(ready());
+        assert!(read(&mut p, S, &second).answers);
+        assert!(!read(&mut p, S, &msg(b'N', b"Snotice\0\0")).answers);
+    }
+
+    #[test]
+    fn messages_are_followed_across_segments_and_a_refused_ssl_request() {
+        let mut p = Postgres::default();
+        let ssl = [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
+        assert_eq!(read(&mut p, C, &ssl).asks, Some("SSLRequest"));
+        assert!(read(&mut p, S, b"N").answers);
+        assert_eq!(read(&mut p, C, &startup()).asks, Some("startup"));
+        read(&mut p, S, &ready());
+        // A long query in two segments: the second goes on with it.
+        let query = msg(b'Q', &[b'x'; 3000]);
+        assert_eq!(read(&mut p, C, &query[..1400]).asks, Some("Query"));
+        let rest = read(&mut p, C, &query[1400..]);
+        assert!(rest.continues && rest.asks.is_none());
+        // Its answer cut after its first byte, then a hole: lost until a
+        // segment of whole messages.
+        let mut answer = msg(b'C', b"SELECT 1\0");
+        answer.extend(ready());
+        assert!(read(&mut p, S, &answer[..3]).answers);
+        assert!(!p.read(S, &[], 700).unwrap().answers);
+        // The next segment of whole messages is read again: its `Z` ends
+        // what was owed, and a notification after it answers nothing.
+        let mut tail = msg(b'C', b"SELECT 1\0");
+        tail.extend(ready());
+        assert!(read(&mut p, S, &tail).answers);
+        assert!(!read(&mut p, S, &msg(b'A', b"\0\0\0\x07feed\0n\0")).answers);
+    }
+
+    #[test]
+    fn an_accepted_ssl_request_leaves_the_connection_to_tls() {
+        let mut p = Postgres::default();
+        let ssl = [0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
+        assert_eq!(read(&mut p, C, &ssl).asks, Some("SSLRequest"));
+        // `S`: TLS follows; its records are no messages of this reader's.
+        assert!(p.read(S, b"S", 1).is_none());
+        assert!(p.read(C, b"\x16\x03\x01\x02\x00", 5).is_none());
+        assert!(!p.is());
+    }
+
+    #[test]
+    fn other_protocols_are_not_postgres() {
+        for first in [
+            &b"GET / HTTP/1.1\r\n\r\n"[..],
+            b"\x16\x03\x01\x02\x00\x01",
+            b"\0\0\0\x08",
+        ] {
+            let mut p = Postgres::default();
+            assert!(p.read(C, first, first.len() as u64).is_none());
+            assert!(!p.is());
+        }
+        // The server speaking first (MySQL's greeting) decides nothing.
+        let mut p = Postgres::default();
+        assert!(p.read(S, b"\x4a\0\0\0\x0a8.0", 9).is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_stream_bytes_are_read_without_panicking(
+            segments in proptest::collection::vec((proptest::bool::ANY, proptest::collection::vec(proptest::num::u8::ANY, 0..64), 0u64..128), 0..16)
+        ) {
+            let mut p = Postgres::default();
+            p.read(C, &startup(), startup().len() as u64);
+            for (client, bytes, extra) in segments {
+                let dir = if client { C } else { S };
+                let _ = p.read(dir, &bytes, bytes.len() as u64 + extra);
+            }
+        }
+    }
+}
