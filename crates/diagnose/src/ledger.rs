@@ -171,6 +171,87 @@ fn offers_http(alpn: &[String]) -> bool {
         .any(|p| p.starts_with("http/") || p.starts_with("spdy/") || p == "h2" || p == "h3")
 }
 
+/// The server's own pauses inside a response's transfer, from frame
+/// `first` to frame `last`: before each of its new-data segments that
+/// left when everything it had sent was acknowledged (on its clock, the
+/// client's packets arriving `server_side_ns` after they were captured),
+/// with room for a full segment (`mss`) in the client's last window (its
+/// scale `client_wscale`), and at least `release_ns` after the client's
+/// last packet came (the caller's: a round trip, as the path's varies). A sender with nothing in flight and room in the window is
+/// held by no Nagle, congestion or receive window, and what a packet of
+/// the client's released would have left when it came: the server had
+/// nothing to send from its previous segment on, and the pause (at least
+/// the excess floor) is its application's (a stream's next event, a
+/// notification, a slow producer), not the path's; not a segment that
+/// arrived inside a stretch of `busy` (the client's downlink saturated by
+/// its connections, where arrivals no longer tell departures). `(pauses,
+/// their sum in ns)`; records past the timeline's cap are not looked at.
+fn server_pauses(
+    timeline: &[rttdoc_analyze::SegmentRecord],
+    (first, last): (u64, u64),
+    server_side_ns: i64,
+    (release_ns, client_wscale, mss): (i64, u8, u64),
+    busy: &[rttdoc_analyze::BusyRun],
+) -> (u32, i64) {
+    use rttdoc_analyze::seq;
+    // A window with less room than a full segment may hold a sender on
+    // purpose (silly-window avoidance, RFC 1122 4.2.3.4), whatever it has.
+    let room = mss.max(1);
+    let lo = timeline.partition_point(|r| r.frame < first);
+    let hi = timeline.partition_point(|r| r.frame <= last).max(lo);
+    let floor = crate::detect::causality::EXCESS_FLOOR_NS;
+    let (mut pauses, mut paused) = (0u32, 0i64);
+    let mut sent_end: Option<u32> = None;
+    let mut acked: Option<u32> = None;
+    let mut previous: Option<i64> = None;
+    // The client's last packet: when it reached the server, its window.
+    let mut client_last: Option<(i64, u64)> = None;
+    for r in &timeline[lo..hi] {
+        if r.dir == crate::model::Direction::ServerToClient && r.len > 0 {
+            let idle = sent_end
+                .zip(acked)
+                .is_some_and(|(sent, acked)| seq::le(sent, acked));
+            if let (true, true, Some(prev), Some((came, window))) =
+                (idle, r.new_data && !r.retransmission, previous, client_last)
+            {
+                let pause = r.ts_ns - prev;
+                // Away from the server, a segment that arrived while the
+                // client's downlink was saturated may have left long before,
+                // released, and queued behind the other connections' data.
+                let queued = busy
+                    .iter()
+                    .any(|b| b.from_ns <= r.ts_ns && r.ts_ns <= b.to_ns);
+                if r.ts_ns - came >= release_ns && window >= room && pause >= floor && !queued {
+                    pauses += 1;
+                    paused += pause;
+                }
+            }
+            sent_end = Some(sent_end.map_or(r.end, |e| seq::max(e, r.end)));
+            previous = Some(r.ts_ns);
+        } else if r.dir == crate::model::Direction::ClientToServer && r.ack_set {
+            acked = Some(acked.map_or(r.ack, |a| seq::max(a, r.ack)));
+            let window = u64::from(r.window) << client_wscale.min(14);
+            client_last = Some((r.ts_ns + server_side_ns, window));
+        }
+    }
+    (pauses, paused)
+}
+
+/// The shortest time after the client's last packet a server's data can
+/// leave and be taken for its own pause (`server_pauses`): longer than a
+/// queue on the path commonly adds to a round trip.
+const SERVER_IDLE_MIN_NS: i64 = 500_000_000;
+
+/// A duration for a ledger row's basis: milliseconds, seconds from one.
+fn duration_words(ns: i64) -> String {
+    let ms = ns as f64 / 1e6;
+    if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1e3)
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
 /// The longest round trip taken for a path's (ten minutes).
 const MAX_RTT_NS: i64 = 600_000_000_000;
 
@@ -273,6 +354,24 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         _ => (Vantage::Unknown, 0),
     };
     let clock = Clock { shift_ns, rtt_ns };
+    // The client's packets reach the server's clock this much after they
+    // were captured (at an endpoint, that endpoint's side is zero).
+    let server_side_ns = match vantage {
+        Vantage::Server => 0,
+        Vantage::Client => rtt_ns.unwrap_or(0),
+        _ => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
+    };
+    // How late after an ACK a segment it released may be captured (the
+    // clock shift's error; detect's `released_by` away from the hosts).
+    let release_ns = rtt_ns
+        .map_or(0, |r| (r / 10).max(r.min(4_000_000) / 2))
+        .max(jitter_ns)
+        .max(crate::detect::causality::EXCESS_FLOOR_NS);
+    // The client's window scale, when both sides offered one (RFC 7323).
+    let client_wscale = match (handshake.client_wscale, handshake.server_wscale) {
+        (Some(c), Some(_)) => c,
+        _ => 0,
+    };
     let mut ledger = Vec::new();
 
     if let (Some(syn), Some(end)) = (
@@ -461,19 +560,47 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         let last = x.response_last.unwrap_or(first);
         if last.frame != first.frame {
             let rounds = slow_start_rounds(x.response_bytes, mss).saturating_sub(1);
+            let mut basis = format!(
+                "{} bytes in slow start from IW10: {rounds} more RTT",
+                x.response_bytes
+            );
+            // The server's own pauses are in the ideal: it had nothing to
+            // send, whatever the path.
+            // Long past the ACK's estimated arrival: the path's round trip
+            // varies (a page load's parallel connections fill a queue that
+            // the handshake never saw), and data an ACK clocked out comes
+            // one such round trip later; a stream's next event, a
+            // notification, comes when it comes.
+            let idle_after_ns = release_ns
+                .max(2 * rtt_ns.unwrap_or(0))
+                .max(SERVER_IDLE_MIN_NS);
+            let (pauses, paused_ns) = server_pauses(
+                &c.timeline,
+                (first.frame, last.frame),
+                server_side_ns,
+                (idle_after_ns, client_wscale, mss),
+                if vantage == Vantage::Server {
+                    &[]
+                } else {
+                    &c.path_busy
+                },
+            );
+            let mut ideal = rounds as f64;
+            if let Some(rtt) = rtt_ns.filter(|r| *r > 0 && pauses > 0) {
+                ideal += paused_ns as f64 / rtt as f64;
+                basis.push_str(&format!(
+                    ", plus {} the server had nothing to send ({pauses} pause(s) with all it \
+                     had sent acknowledged)",
+                    duration_words(paused_ns)
+                ));
+            }
             ledger.push(clock.row(
                 Phase::Transfer,
                 format!("{name}: response transfer ({} bytes)", x.response_bytes),
                 Some(n),
                 (first, true),
                 (last, true),
-                (
-                    Some(rounds as f64),
-                    format!(
-                        "{} bytes in slow start from IW10: {rounds} more RTT",
-                        x.response_bytes
-                    ),
-                ),
+                (Some(ideal), basis),
             ));
         }
     }
@@ -536,11 +663,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 } else {
                     shift_ns
                 },
-                server_side_ns: match vantage {
-                    Vantage::Server => 0,
-                    Vantage::Client => rtt_ns.unwrap_or(0),
-                    _ => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
-                },
+                server_side_ns,
                 tls_end_frame,
                 greeting,
                 greeting_connect_back: c.greeting_connect_back.as_deref(),

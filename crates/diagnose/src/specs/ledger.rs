@@ -85,3 +85,86 @@ fn without_the_syn_ack_the_syn_to_its_ack_outranks_one_sides_samples() {
         "RTT {rtt} ms, not the server's turnaround"
     );
 }
+
+/// A GET answered in two parts (a 200-byte head at once, a 300-byte event
+/// `pause` ms after the head left); the client ACKs the head `ack_after`
+/// ms after it arrives (40: its delayed-ACK timer), and the event when it
+/// comes.
+fn streamed(path: Path, pause: f64, ack_after: f64) -> Outcome {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let req = w.send(C, 50.0, b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
+    let head = w.data(S, w.arrival(req) + KERNEL, 200);
+    w.ack(C, w.arrival(head) + ack_after);
+    let event = w.data(S, w.sent(head) + pause, 300);
+    w.ack(C, w.arrival(event));
+    w.run()
+}
+
+fn transfer(o: &Outcome) -> &LedgerRow {
+    o.report
+        .ledger
+        .iter()
+        .find(|r| r.phase == Phase::Transfer)
+        .expect("a transfer row")
+}
+
+#[test]
+fn a_pause_with_everything_acknowledged_is_the_servers_not_the_transfers_excess() {
+    // The head was acknowledged 40 ms after it came; the event left a
+    // second after the head: the server had nothing to send for the rest
+    // of that second (nothing in flight holds a sender).
+    for path in Path::all(RTT) {
+        let o = streamed(path, 1000.0, 40.0);
+        let row = transfer(&o);
+        assert!((row.duration_ms - 1000.0).abs() < 1.0, "{row:?}");
+        assert_eq!(row.excess_ms, Some(0.0), "{row:?}");
+        assert!(
+            row.ideal_basis.contains("nothing to send (1 pause(s)"),
+            "{row:?}"
+        );
+        // All of the second: the event, not ready when the ACK came, was
+        // not ready before it either.
+        let paused = row.ideal_rtts.unwrap() * RTT;
+        assert!((paused - 1000.0).abs() < 1.0, "{paused} ms");
+    }
+}
+
+#[test]
+fn a_segment_that_left_when_the_ack_came_was_held_not_paused() {
+    // The event left the moment the head's delayed ACK came (Nagle held
+    // it behind the head): the wait was the hold's, and stays excess.
+    for path in Path::all(RTT) {
+        let o = streamed(path, RTT + 40.0 + KERNEL, 40.0);
+        let row = transfer(&o);
+        assert!(!row.ideal_basis.contains("nothing to send"), "{row:?}");
+        assert!(row.excess_ms.unwrap() > 70.0, "{row:?}");
+    }
+}
+
+#[test]
+fn a_pause_with_data_in_flight_stays_the_transfers() {
+    // The event left 30 ms after the head, before the head's ACK could be
+    // back: data was in flight all along, and the pause is no server idle
+    // time the ledger can prove.
+    for path in Path::all(RTT) {
+        let o = streamed(path, 30.0, 0.0);
+        let row = transfer(&o);
+        assert_eq!(row.ideal_rtts, Some(0.0), "{row:?}");
+        assert!(!row.ideal_basis.contains("nothing to send"), "{row:?}");
+        assert!(row.excess_ms.unwrap() > 25.0, "{row:?}");
+    }
+}
+
+#[test]
+fn a_shorter_pause_may_be_a_queue_and_stays_the_transfers() {
+    // 300 ms with everything acknowledged: a queue on the path can add
+    // that to a round trip (a page load's parallel downloads), so the
+    // ledger does not call it the server's.
+    for path in Path::all(RTT) {
+        let o = streamed(path, 300.0, 40.0);
+        let row = transfer(&o);
+        assert!(!row.ideal_basis.contains("nothing to send"), "{row:?}");
+        assert!(row.excess_ms.unwrap() > 250.0, "{row:?}");
+    }
+}
