@@ -14,6 +14,8 @@ pub mod metrics;
 pub mod render;
 mod summary;
 pub mod terminal;
+#[cfg(test)]
+mod test_support;
 pub mod words;
 
 pub use render::{renderer, ConnectionDetail, Format, RenderOptions, Renderer};

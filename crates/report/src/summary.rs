@@ -245,7 +245,11 @@ pub struct Cause {
     pub latency_ms: f64,
     /// Its transfer stalls (transfer-phase costs, summed).
     pub stall_ms: f64,
+    /// The fix of the kind's costliest finding so far (the first of equals).
     pub fix: String,
+    /// That finding's cost.
+    #[serde(skip)]
+    fix_cost_ms: f64,
 }
 
 /// Whether a finding's cost is a transfer stall (after the first byte),
@@ -355,13 +359,16 @@ impl Summary {
                 cause.stall_ms += x.cost_ms;
                 self.stall_ms_total += x.cost_ms;
             }
-            if cause.fix.is_empty() {
-                // Worded once per kind: the first finding's fix.
+            // The fix of the kind's costliest finding: a kind's findings can
+            // need different fixes (a proxy's slow CONNECT, a handler's slow
+            // answer), and the biggest loss's is the one to show.
+            if cause.fix.is_empty() || x.cost_ms > cause.fix_cost_ms {
                 cause.fix = if x.fix.is_empty() {
                     crate::words::fix(c, x)
                 } else {
                     x.fix.clone()
                 };
+                cause.fix_cost_ms = x.cost_ms;
             }
         }
         if c.excess_rtts >= OVER_IDEAL_RTTS {
@@ -432,6 +439,52 @@ fn row(c: &ConnectionReport) -> ConnectionRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kinds_fix_is_its_costliest_findings() {
+        use crate::test_support::{finding, report};
+        use rttdoc_model::{Detail, PreambleKind};
+        let think = |cost: f64, detail: Detail| {
+            let mut x = finding(FindingKind::ServerThinkTime, cost);
+            x.detail = detail;
+            x.fix = crate::words::fix(&report(443), &x);
+            x
+        };
+        let handler = think(
+            30.0,
+            Detail::ExchangeThinkTime {
+                greeting_ms: 0.0,
+                slow: 1,
+                exchanges: 1,
+                threshold_ms: 20.0,
+                longest_ms: 30.0,
+                longest_exchange: 1,
+                longest_label: None,
+            },
+        );
+        let proxy = think(
+            900.0,
+            Detail::PreambleThinkTime {
+                preamble: PreambleKind::HttpConnect,
+                greeting_ms: 0.0,
+                turns: 1,
+                longest_ms: 900.0,
+            },
+        );
+        let mut summary = Summary::default();
+        for (stream, x) in [(0, handler.clone()), (1, proxy.clone()), (2, handler)] {
+            let mut c = report(443);
+            c.stream = stream;
+            c.findings = vec![x];
+            summary.add(&c);
+        }
+        let cause = &summary.causes[&FindingKind::ServerThinkTime];
+        assert_eq!(cause.connections, 3);
+        assert_eq!(
+            cause.fix, proxy.fix,
+            "the proxy's 900 ms, not the first 30 ms"
+        );
+    }
 
     #[test]
     fn nearest_rank_percentiles() {
