@@ -73,7 +73,7 @@ impl Postgres {
             if dir != Direction::ClientToServer {
                 return None;
             }
-            self.is = Some(startup_code(head).is_some());
+            self.is = Some(startup(head).is_some());
         }
         if self.is != Some(true) {
             return None;
@@ -99,15 +99,15 @@ impl Postgres {
     }
 }
 
-/// The code of a start-up packet at the start of `head`: its protocol
-/// version or request code, when the length is one a start-up has.
-fn startup_code(head: &[u8]) -> Option<u32> {
+/// The start-up packet at the start of `head`: its protocol version or
+/// request code, and its length, when the length is one a start-up has.
+fn startup(head: &[u8]) -> Option<(u32, u64)> {
     let length = u32::from_be_bytes(head.get(..4)?.try_into().ok()?);
     let code = u32::from_be_bytes(head.get(4..8)?.try_into().ok()?);
     let fits = (8..=MAX_STARTUP).contains(&length);
     match code {
-        SSL_REQUEST | GSSENC_REQUEST if length == 8 => Some(code),
-        PROTOCOL_3 if fits && length > 8 => Some(code),
+        SSL_REQUEST | GSSENC_REQUEST if length == 8 => Some((code, 8)),
+        PROTOCOL_3 if fits && length > 8 => Some((code, u64::from(length))),
         _ => None,
     }
 }
@@ -128,16 +128,14 @@ impl State {
             self.startup_next = false;
             self.rest[d] = 0;
             self.lost[d] = false;
-            match startup_code(head) {
-                Some(SSL_REQUEST | GSSENC_REQUEST) => {
+            match startup(head) {
+                Some((SSL_REQUEST | GSSENC_REQUEST, _)) => {
                     self.encryption_asked = true;
                     self.startup_next = true;
                     m.asks = Some("SSLRequest");
                     return m;
                 }
-                Some(_) => {
-                    let length =
-                        u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
+                Some((_, length)) => {
                     self.owed += 1;
                     m.asks = Some("startup");
                     if length > len {

@@ -674,6 +674,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 new_data_views: Default::default(),
                 window_stall_views: Default::default(),
                 handshake_turns_view: Default::default(),
+                preamble_turns_view: Default::default(),
                 server_ticks_view: Default::default(),
             }
         };

@@ -726,25 +726,13 @@ mod tests {
 
     /// A finding of `kind` in a preamble's phase, worded.
     fn preamble(kind: FindingKind, preamble: PreambleKind, greeting_ms: f64, turns: u32) -> String {
-        let x = Finding {
-            kind,
-            stream: 0,
-            phase: Some(preamble.phase()),
-            frames: Vec::new(),
-            cost_ms: 60.0,
-            cost_rtts: None,
-            attributed_ms: 0.0,
-            confidence: 0.9,
-            detail: Detail::PreambleThinkTime {
-                preamble,
-                greeting_ms,
-                turns,
-                longest_ms: 60.0,
-            },
-            explanation: String::new(),
-            fix: String::new(),
-            display_filter: String::new(),
-            waits: Vec::new(),
+        let mut x = crate::test_support::finding(kind, 60.0);
+        x.phase = Some(preamble.phase());
+        x.detail = Detail::PreambleThinkTime {
+            preamble,
+            greeting_ms,
+            turns,
+            longest_ms: 60.0,
         };
         explanation(&x)
     }

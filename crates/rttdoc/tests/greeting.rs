@@ -159,12 +159,7 @@ fn a_greeting_before_mysqls_ssl_request_waits_in_the_preamble_and_the_client_hel
                     "{name}: {ms} against {expected}"
                 );
                 assert!(ms > 400.0, "{name}: the lookup's wait, {ms} ms");
-                let f = c["findings"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|f| f["kind"] == "server_think_time" && f["phase"] == "starttls")
-                    .unwrap();
+                let f = finding_in(c, "server_think_time", "starttls");
                 assert!(
                     f["fix"].as_str().unwrap().contains("skip_name_resolve"),
                     "{f}"
@@ -185,12 +180,7 @@ fn a_greeting_before_mysqls_ssl_request_waits_in_the_preamble_and_the_client_hel
                 "{name}: {ms} of {span}"
             );
             assert!(ms > 20.0, "{name}: the client's TLS set-up, {ms} ms");
-            let f = c["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| f["kind"] == "client_think_time")
-                .unwrap();
+            let f = finding_in(c, "client_think_time", "starttls");
             assert!(f["fix"].as_str().unwrap().contains("TLS set-up"), "{f}");
             // Both explain the preamble's row: what is left is under the
             // hosts' thresholds.

@@ -125,13 +125,7 @@ fn after_starttls_the_ehlo_waits_behind_the_finished_for_a_delayed_ack() {
             (15.0..30.0).contains(&client[0].2),
             "stream {n}: {client:?}"
         );
-        let f = c["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["kind"] == "nagle_delayed_ack")
-            .unwrap();
-        assert_eq!(f["phase"], "first_byte");
+        let f = finding_in(c, "nagle_delayed_ack", "first_byte");
         let w = &f["waits"][0];
         assert_eq!(
             (&w["from_frame"], &w["to_frame"], &w["release_frame"]),

@@ -380,12 +380,7 @@ fn a_proxy_slow_to_resolve_the_destination_keeps_the_connect_waiting() {
         let expected = at(&pair[1]) - at(&pair[0]) - rtt;
         assert!((ms - expected).abs() < 2.0, "{ms} against {expected}");
         assert!(ms > 900.0, "the dead resolver's second: {ms} ms");
-        let f = c["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["kind"] == "server_think_time" && f["phase"] == "proxy_connect")
-            .unwrap();
+        let f = finding_in(c, "server_think_time", "proxy_connect");
         assert!(
             f["explanation"]
                 .as_str()

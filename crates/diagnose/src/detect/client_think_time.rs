@@ -70,7 +70,7 @@ fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
     let Some((kind, _)) = f.preamble_row() else {
         return;
     };
-    let waits = slow_turns(&f.preamble_turns(), threshold, |t| {
+    let waits = slow_turns(f.preamble_turns(), threshold, |t| {
         if released_by_an_ack(f, t) {
             return None;
         }

@@ -109,6 +109,9 @@ pub struct Facts<'a> {
     /// The TLS handshake's turns ([`Facts::handshake_turns`]), made on
     /// first use and shared by the detectors that read them.
     pub handshake_turns_view: std::cell::OnceCell<Vec<HandshakeTurn>>,
+    /// The plaintext preamble's turns ([`Facts::preamble_turns`]), made
+    /// on first use and shared likewise.
+    pub preamble_turns_view: std::cell::OnceCell<Vec<HandshakeTurn>>,
     /// The server's own timer, if its messages keep one
     /// (`server_think_time::server_ticks`), found on first use and shared
     /// by the ledger's idle turns and the think-time search.
@@ -412,7 +415,12 @@ impl<'a> Facts<'a> {
     /// segment (MySQL's client sends its SSL request unanswered just
     /// before it: the time from the greeting to the ClientHello is the
     /// client's).
-    pub fn preamble_turns(&self) -> Vec<HandshakeTurn> {
+    pub fn preamble_turns(&self) -> &[HandshakeTurn] {
+        self.preamble_turns_view
+            .get_or_init(|| self.find_preamble_turns())
+    }
+
+    fn find_preamble_turns(&self) -> Vec<HandshakeTurn> {
         let Some((_, row)) = self.preamble_row() else {
             return Vec::new();
         };

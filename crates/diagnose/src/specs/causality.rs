@@ -100,6 +100,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         new_data_views: Default::default(),
         window_stall_views: Default::default(),
         handshake_turns_view: Default::default(),
+        preamble_turns_view: Default::default(),
         server_ticks_view: Default::default(),
     }
 }

@@ -773,6 +773,17 @@ pub fn think_waits(c: &serde_json::Value) -> Vec<(u64, u64, f64)> {
     waits_of(c, "server_think_time", "first_byte")
 }
 
+/// A connection's finding of `kind` in `phase` (the first, when several);
+/// fails when there is none.
+pub fn finding_in<'a>(c: &'a serde_json::Value, kind: &str, phase: &str) -> &'a serde_json::Value {
+    c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == kind && f["phase"] == phase)
+        .unwrap_or_else(|| panic!("no {kind} in {phase}: {}", c["findings"]))
+}
+
 /// The waits of a connection's findings of `kind` in `phase`: (from
 /// frame, to frame, ms).
 pub fn waits_of(c: &serde_json::Value, kind: &str, phase: &str) -> Vec<(u64, u64, f64)> {
