@@ -85,7 +85,7 @@ impl Exchange {
 }
 
 /// What the messages starting in one segment mean for turns, told by a
-/// protocol's reader (openflow.rs, mqtt.rs, postgres.rs, websocket.rs).
+/// protocol's reader (openflow.rs, mqtt.rs, postgres.rs, amqp.rs, websocket.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Turns {
     /// The name of the segment's first client message that asks
@@ -155,6 +155,10 @@ pub struct Exchanges {
     /// MQTT's messages, if the connection carries them: only the client's
     /// questions open a turn, only their answers answer (mqtt.rs).
     pub(crate) mqtt: crate::mqtt::Mqtt,
+    /// AMQP 0-9-1's methods, if the connection carries them: only the
+    /// client's synchronous requests open a turn, only their `-Ok`s
+    /// answer (amqp.rs).
+    pub(crate) amqp: crate::amqp::Amqp,
     /// On a PostgreSQL connection, the server's messages answer only while
     /// it owes the client a ReadyForQuery (postgres.rs).
     postgres: crate::postgres::Postgres,
@@ -202,10 +206,11 @@ impl Exchanges {
     }
 
     /// The server's port, when the roles are known: the readers of
-    /// protocols told by it (OpenFlow, MQTT) need it.
+    /// protocols told by it (OpenFlow, MQTT, AMQP) need it.
     pub(crate) fn set_server_port(&mut self, port: u16) {
         self.openflow.port = crate::openflow::OpenFlow::is_port(port);
         self.mqtt.port = crate::mqtt::Mqtt::is_port(port);
+        self.amqp.port = crate::amqp::Amqp::is_port(port);
     }
 
     /// The causality check: a response leaves the server after the request
@@ -259,6 +264,10 @@ impl Exchanges {
             return;
         }
         if let Some(m) = self.postgres.read(dir, head, len) {
+            self.on_turns(dir, first, last, len, m);
+            return;
+        }
+        if let Some(m) = self.amqp.read(dir, head, len) {
             self.on_turns(dir, first, last, len, m);
             return;
         }
@@ -517,13 +526,14 @@ impl Exchanges {
     /// request could reach the server held nothing sent after it). The
     /// client's are part of its request.
     pub(crate) fn on_hole(&mut self, dir: Direction, at: Stamp, len: u64, end: u32) {
-        // (OpenFlow, MQTT, PostgreSQL and WebSocket follow their own
+        // (OpenFlow, MQTT, PostgreSQL, AMQP and WebSocket follow their own
         // messages across holes.)
         if dir == Direction::ClientToServer
             || self.peer_to_peer
             || self.openflow.port
             || self.mqtt.is()
             || self.postgres.is()
+            || self.amqp.is()
             || self.websocket.is_some()
         {
             self.on_data(dir, at, at, len, &[]);
@@ -575,7 +585,7 @@ impl Exchanges {
         }
     }
 
-    /// Data a protocol's reader read (openflow.rs, mqtt.rs, postgres.rs,
+    /// Data a protocol's reader read (openflow.rs, mqtt.rs, postgres.rs, amqp.rs,
     /// websocket.rs):
     /// a client question opens a turn named by it (or goes on with the one
     /// unanswered), the rest of a question is its request, other client

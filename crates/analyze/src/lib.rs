@@ -16,6 +16,7 @@
 //! so memory follows the number of open connections, not the capture size.
 //! The vocabulary (`rttdoc-model`) is re-exported as [`model`].
 
+mod amqp;
 mod closes;
 mod commands;
 mod connect_back;
@@ -24,6 +25,7 @@ mod exchange;
 mod facts;
 mod finisher;
 mod flow_map;
+mod framing;
 pub mod keylog;
 mod lone_syn;
 mod mptcp;

@@ -38,6 +38,7 @@
 //! nothing).
 
 use crate::exchange::Turns as Messages;
+use crate::framing::{whole_messages, Follow, Walked};
 use crate::Direction;
 
 /// MQTT's unencrypted port (IANA). 8883 carries it inside TLS, where the
@@ -82,14 +83,10 @@ pub struct Mqtt {
 /// What an MQTT connection's reading keeps.
 #[derive(Debug, Clone, Default)]
 struct State {
-    /// Per direction: bytes of the message under way still to come.
-    rest: [u64; 2],
+    /// Per direction: where the messages are (crate::framing).
+    follow: [Follow; 2],
     /// The client's message under way asks.
     rest_asks: bool,
-    /// Per direction: the messages could not be followed (a hole in the
-    /// capture, a header split across segments) since the last segment
-    /// that was a whole chain.
-    lost: [bool; 2],
     /// The client's open questions: the answers' types (a bit each) and
     /// the packet id the answer repeats, when the question had one.
     awaited: Vec<(u16, Option<u16>)>,
@@ -126,31 +123,15 @@ impl Mqtt {
 
 impl State {
     fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Messages {
-        let d = dir.index();
-        if self.lost[d] {
-            // Lost in a hole: a segment that is messages from its first
-            // byte to its last (as a sender writes them) finds the way back.
-            if !whole_chain(head, len) {
-                return Messages::default();
-            }
-            self.lost[d] = false;
-            self.rest[d] = 0;
-        }
         let mut m = Messages::default();
+        // Whether the client's message under way (if the segment goes on
+        // with one) asks.
+        let asking = self.rest_asks;
         if dir == Direction::ClientToServer {
             self.subscribed = false;
-            m.continues = self.rest[d] > 0 && self.rest_asks;
         }
-        let mut at = self.rest[d].min(len);
-        self.rest[d] -= at;
-        while at < len {
-            let Some((kind, flags, header, length)) = head.get(at as usize..).and_then(header)
-            else {
-                // A hole the capture left, a header it cut or one split
-                // across segments: nothing more is known of this segment.
-                self.lost[d] = true;
-                return Messages::default();
-            };
+        let mut follow = self.follow[dir.index()];
+        let walked = follow.walk(head, len, message, |(kind, flags, header), at| {
             let body = at as usize + header;
             let id = |from: usize| {
                 head.get(from..from + 2)
@@ -203,12 +184,20 @@ impl State {
                     }
                 }
             }
-            if at + length > len {
-                self.rest[d] = at + length - len;
+        });
+        self.follow[dir.index()] = follow;
+        match walked {
+            // Lost in a hole, or a header the capture cut or split across
+            // segments: nothing more is known of this segment.
+            None
+            | Some(Walked {
+                cut_at: Some(_), ..
+            }) => Messages::default(),
+            Some(w) => {
+                m.continues = dir == Direction::ClientToServer && w.continued && asking;
+                m
             }
-            at += length;
         }
-        m
     }
 }
 
@@ -249,20 +238,16 @@ fn is_connect(head: &[u8]) -> bool {
     name.starts_with(b"\x00\x04MQTT") || name.starts_with(b"\x00\x06MQIsdp")
 }
 
+/// The message at the start of `bytes`, for crate::framing: its type,
+/// flags and header length, and its whole length.
+fn message(bytes: &[u8]) -> Option<((u8, u8, usize), u64)> {
+    header(bytes).map(|(kind, flags, header, length)| ((kind, flags, header), length))
+}
+
 /// Whether a segment's bytes are MQTT messages from its first byte to its
 /// last (all captured).
 fn whole_chain(head: &[u8], len: u64) -> bool {
-    if head.len() as u64 != len || head.is_empty() {
-        return false;
-    }
-    let mut at = 0;
-    while at < head.len() {
-        let Some((_, _, _, length)) = header(&head[at..]) else {
-            return false;
-        };
-        at += length as usize;
-    }
-    at == head.len()
+    whole_messages(head, len, message)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! the capture, from the next segment that is whole messages again.
 
 use crate::exchange::Turns;
+use crate::framing::Follow;
 use crate::Direction;
 
 /// Protocol 3.0 in a StartupMessage.
@@ -45,11 +46,8 @@ pub struct Postgres {
 /// What a PostgreSQL connection's reading keeps.
 #[derive(Debug, Clone, Default)]
 struct State {
-    /// Per direction: bytes of the message under way still to come.
-    rest: [u64; 2],
-    /// Per direction: the messages could not be followed (a hole, a
-    /// header split across segments) since the last whole segment.
-    lost: [bool; 2],
+    /// Per direction: where the messages are (crate::framing).
+    follow: [Follow; 2],
     /// The client asked for TLS or GSS encryption: the server's next byte
     /// is its one-byte answer, the client's next message a start-up.
     encryption_asked: bool,
@@ -114,7 +112,6 @@ fn startup(head: &[u8]) -> Option<(u32, u64)> {
 
 impl State {
     fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Turns {
-        let d = dir.index();
         let mut m = Turns::default();
         let client = dir == Direction::ClientToServer;
         // The server's answer to an SSLRequest or GSSENCRequest is one
@@ -124,75 +121,52 @@ impl State {
             m.answers = true;
             return m;
         }
+        let follow = &mut self.follow[dir.index()];
         if client && self.startup_next {
             self.startup_next = false;
-            self.rest[d] = 0;
-            self.lost[d] = false;
             match startup(head) {
                 Some((SSL_REQUEST | GSSENC_REQUEST, _)) => {
                     self.encryption_asked = true;
                     self.startup_next = true;
+                    follow.restart(0);
                     m.asks = Some("SSLRequest");
                     return m;
                 }
                 Some((_, length)) => {
+                    // A start-up has no type byte: it is skipped by its
+                    // length, and typed messages follow.
+                    follow.restart(length);
                     self.owed += 1;
                     m.asks = Some("startup");
-                    if length > len {
-                        self.rest[d] = length - len;
-                        return m;
-                    }
-                    return self.messages(dir, head, len, length, m);
+                    let (mut rest, _) = self.messages(dir, head, len);
+                    rest.asks = m.asks;
+                    return rest;
                 }
                 None => {
-                    self.lost[d] = true;
+                    follow.lose();
                     return m;
                 }
             }
         }
-        if self.lost[d] {
-            if !whole_messages(head, len) {
-                return m;
-            }
-            self.lost[d] = false;
-            self.rest[d] = 0;
+        let owed = self.owed;
+        let (mut m, continued) = self.messages(dir, head, len);
+        if continued {
+            // The rest of a message under way: a client's request goes on
+            // (a long query, COPY data), and a server's answer, if it owed
+            // one.
+            m.continues |= client;
+            m.answers |= !client && owed > 0;
         }
-        let at = self.rest[d].min(len);
-        self.rest[d] -= at;
-        if client && at > 0 {
-            // The rest of a message under way (a long query, COPY data):
-            // the request it belongs to goes on.
-            m.continues = true;
-        }
-        if !client && at > 0 && self.owed > 0 {
-            m.answers = true;
-        }
-        self.messages(dir, head, len, at, m)
+        m
     }
 
-    /// Reads the typed messages of a segment from `at` on.
-    fn messages(
-        &mut self,
-        dir: Direction,
-        head: &[u8],
-        len: u64,
-        mut at: u64,
-        mut m: Turns,
-    ) -> Turns {
-        let d = dir.index();
+    /// Reads the typed messages of a segment, and whether it began inside
+    /// one begun earlier.
+    fn messages(&mut self, dir: Direction, head: &[u8], len: u64) -> (Turns, bool) {
+        let mut m = Turns::default();
         let client = dir == Direction::ClientToServer;
-        while at < len {
-            let Some((kind, length)) = header(head.get(at as usize..).unwrap_or(&[])) else {
-                // A hole the capture left, a header it cut or one split
-                // across segments: nothing more is known of this segment,
-                // but a server message begun while an answer is owed is
-                // part of it.
-                if !client && self.owed > 0 && (at as usize) < head.len() {
-                    m.answers = true;
-                }
-                self.lost[d] = true;
-                return m;
-            };
+        let mut follow = self.follow[dir.index()];
+        let walked = follow.walk(head, len, header, |kind, _| {
             if client {
                 let asks = match kind {
                     b'Q' => Some("Query"),
@@ -217,12 +191,17 @@ impl State {
                     self.owed -= 1;
                 }
             }
-            if at + length > len {
-                self.rest[d] = at + length - len;
+        });
+        self.follow[dir.index()] = follow;
+        // A server message begun while an answer is owed, whose header the
+        // capture cut or a segment's end split, is part of the answer (one
+        // in a hole is not known to have begun).
+        if let Some(Some(at)) = walked.map(|w| w.cut_at) {
+            if !client && self.owed > 0 && (at as usize) < head.len() {
+                m.answers = true;
             }
-            at += length;
         }
-        m
+        (m, walked.is_some_and(|w| w.continued))
     }
 }
 
@@ -234,22 +213,6 @@ fn header(bytes: &[u8]) -> Option<(u8, u64)> {
     let kind = *bytes.first()?;
     let length = u32::from_be_bytes(bytes.get(1..HEADER as usize)?.try_into().ok()?);
     (kind.is_ascii_alphanumeric() && length >= 4).then_some((kind, 1 + u64::from(length)))
-}
-
-/// Whether a segment's bytes are typed messages from its first byte to
-/// its last (all captured).
-fn whole_messages(head: &[u8], len: u64) -> bool {
-    if head.len() as u64 != len || head.is_empty() {
-        return false;
-    }
-    let mut at = 0u64;
-    while at < len {
-        let Some((_, length)) = header(&head[at as usize..]) else {
-            return false;
-        };
-        at += length;
-    }
-    at == len
 }
 
 #[cfg(test)]
