@@ -129,6 +129,12 @@ impl Amqp {
         self.is == Some(true)
     }
 
+    /// Whether the connection was found not to carry AMQP (or no
+    /// longer: what follows is not read).
+    pub(crate) fn is_not(&self) -> bool {
+        self.is == Some(false)
+    }
+
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
     /// which includes bytes the capture missed); `None` when the
     /// connection is not AMQP.

@@ -159,6 +159,8 @@ pub struct Exchanges {
     /// client's synchronous requests open a turn, only their `-Ok`s
     /// answer (amqp.rs).
     pub(crate) amqp: crate::amqp::Amqp,
+    /// Every reader above found the connection is not its protocol.
+    readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
     /// it owes the client a ReadyForQuery (postgres.rs).
     postgres: crate::postgres::Postgres,
@@ -254,22 +256,11 @@ impl Exchanges {
             self.no_turns();
             return;
         }
-        if let Some(m) = self.openflow.read(dir, head, len) {
-            self.on_turns(dir, first, last, len, m);
-            return;
-        }
-        if let Some(m) = self.mqtt.read(dir, head, len) {
-            self.protocol = Some(crate::model::AppProtocol::Mqtt);
-            self.on_turns(dir, first, last, len, m);
-            return;
-        }
-        if let Some(m) = self.postgres.read(dir, head, len) {
-            self.on_turns(dir, first, last, len, m);
-            return;
-        }
-        if let Some(m) = self.amqp.read(dir, head, len) {
-            self.on_turns(dir, first, last, len, m);
-            return;
+        if !self.readers_refused {
+            if let Some(m) = self.read_messages(dir, head, len) {
+                self.on_turns(dir, first, last, len, m);
+                return;
+            }
         }
         if let Some(w) = self.websocket.as_mut() {
             let frames = w.read(dir, head, len);
@@ -515,6 +506,31 @@ impl Exchanges {
             asks_to_wait,
             pipelined,
         });
+    }
+
+    /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
+    /// postgres.rs, amqp.rs), when one found its protocol; once all have
+    /// found theirs is not there, they are asked no more (a segment of
+    /// an ordinary connection pays one test).
+    fn read_messages(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
+        if let Some(m) = self.openflow.read(dir, head, len) {
+            return Some(m);
+        }
+        if let Some(m) = self.mqtt.read(dir, head, len) {
+            self.protocol = Some(crate::model::AppProtocol::Mqtt);
+            return Some(m);
+        }
+        if let Some(m) = self.postgres.read(dir, head, len) {
+            return Some(m);
+        }
+        if let Some(m) = self.amqp.read(dir, head, len) {
+            return Some(m);
+        }
+        self.readers_refused = self.openflow.is_not()
+            && self.mqtt.is_not()
+            && self.postgres.is_not()
+            && self.amqp.is_not();
+        None
     }
 
     /// `len` bytes of `dir` the capture missed, up to sequence number
@@ -958,6 +974,45 @@ mod tests {
             })
             .collect();
         assert_eq!(turns, vec![(9, 11, Some("ECHO_REQUEST"))]);
+    }
+
+    #[test]
+    fn an_amqp_consumers_acks_ask_nothing_and_deliveries_answer_nothing() {
+        // RabbitMQ's frames: type, channel, size, payload, 0xCE.
+        let method =
+            |channel: u8, class: u8, id: u8| vec![1, 0, channel, 0, 0, 0, 4, 0, class, 0, id, 0xce];
+        let mut x = Exchanges::for_server_port(5672);
+        x.on_data(ClientToServer, at(4), at(4), 8, b"AMQP\x00\x00\x09\x01");
+        x.on_data(ServerToClient, at(6), at(6), 12, &method(0, 10, 10));
+        x.on_data(ClientToServer, at(8), at(8), 12, &method(1, 60, 20));
+        x.on_data(ServerToClient, at(10), at(10), 12, &method(1, 60, 21));
+        // A delivery, its Basic.Ack, a delivery a second later.
+        x.on_data(ServerToClient, at(12), at(12), 12, &method(1, 60, 60));
+        x.on_data(ClientToServer, at(13), at(13), 12, &method(1, 60, 80));
+        x.on_data(ServerToClient, at(1000), at(1000), 12, &method(1, 60, 60));
+        x.finish();
+        let turns: Vec<(u64, u64, Option<&str>)> = x
+            .kept
+            .iter()
+            .map(|e| {
+                let answer = e.response_first.map_or(0, |a| a.frame);
+                (e.request_first.frame, answer, e.label.as_deref())
+            })
+            .collect();
+        assert_eq!(
+            turns,
+            vec![
+                (4, 6, Some("protocol header")),
+                (8, 10, Some("Basic.Consume"))
+            ]
+        );
+        assert_eq!(x.unsolicited_bytes, 24);
+        assert!(!x.readers_refused);
+        // An HTTP connection: every reader has said no after its first
+        // data, and is asked no more.
+        let mut x = Exchanges::for_server_port(80);
+        x.on_data(ClientToServer, at(4), at(4), 16, b"GET / HTTP/1.1\r\n");
+        assert!(x.readers_refused);
     }
 
     #[test]

@@ -66,6 +66,11 @@ impl OpenFlow {
         PORTS.contains(&server_port)
     }
 
+    /// Whether the connection was found not to carry OpenFlow.
+    pub(crate) fn is_not(&self) -> bool {
+        self.is == Some(false)
+    }
+
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
     /// which includes bytes the capture missed); `None` when the
     /// connection is not OpenFlow.

@@ -63,15 +63,20 @@ impl Postgres {
         self.is == Some(true)
     }
 
+    /// Whether the connection was found not to carry PostgreSQL (or no
+    /// longer: what follows is not read).
+    pub(crate) fn is_not(&self) -> bool {
+        self.is == Some(false)
+    }
+
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
     /// which includes bytes the capture missed); `None` when the
     /// connection is not PostgreSQL.
     pub(crate) fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
         if self.is.is_none() {
-            if dir != Direction::ClientToServer {
-                return None;
-            }
-            self.is = Some(startup(head).is_some());
+            // (A PostgreSQL server says nothing before the client's
+            // start-up: a server that speaks first is another's.)
+            self.is = Some(dir == Direction::ClientToServer && startup(head).is_some());
         }
         if self.is != Some(true) {
             return None;
@@ -345,9 +350,12 @@ mod tests {
             assert!(p.read(C, first, first.len() as u64).is_none());
             assert!(!p.is());
         }
-        // The server speaking first (MySQL's greeting) decides nothing.
+        // A server that speaks first (MySQL's greeting) is another's: a
+        // PostgreSQL server waits for the start-up.
         let mut p = Postgres::default();
         assert!(p.read(S, b"\x4a\0\0\0\x0a8.0", 9).is_none());
+        assert!(p.is_not());
+        assert!(p.read(C, &startup(), startup().len() as u64).is_none());
     }
 
     proptest::proptest! {
