@@ -159,6 +159,10 @@ pub struct Exchanges {
     /// client's synchronous requests open a turn, only their `-Ok`s
     /// answer (amqp.rs).
     pub(crate) amqp: crate::amqp::Amqp,
+    /// IRC's lines, if the connection carries them: a client's messages
+    /// and PONGs ask nothing, the server's relays of others' talk answer
+    /// nothing (irc.rs).
+    irc: crate::irc::Irc,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -509,7 +513,7 @@ impl Exchanges {
     }
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
-    /// postgres.rs, amqp.rs), when one found its protocol; once all have
+    /// postgres.rs, amqp.rs, irc.rs), when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
     fn read_messages(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
@@ -526,10 +530,14 @@ impl Exchanges {
         if let Some(m) = self.amqp.read(dir, head, len) {
             return Some(m);
         }
+        if let Some(m) = self.irc.read(dir, head, len) {
+            return Some(m);
+        }
         self.readers_refused = self.openflow.is_not()
             && self.mqtt.is_not()
             && self.postgres.is_not()
-            && self.amqp.is_not();
+            && self.amqp.is_not()
+            && self.irc.is_not();
         None
     }
 
@@ -550,6 +558,7 @@ impl Exchanges {
             || self.mqtt.is()
             || self.postgres.is()
             || self.amqp.is()
+            || self.irc.is()
             || self.websocket.is_some()
         {
             self.on_data(dir, at, at, len, &[]);
