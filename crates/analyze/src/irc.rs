@@ -107,11 +107,18 @@ impl Irc {
 
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
     /// which includes bytes the capture missed); `None` when the
-    /// connection is not IRC. (A server that speaks first decides
-    /// nothing: IRC servers greet with notices.)
+    /// connection is not IRC. (A server that speaks first with a notice
+    /// decides nothing: IRC servers greet so while they look the client
+    /// up.)
     pub(crate) fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
         if self.is.is_none() {
             if dir != Direction::ClientToServer {
+                // A server's notice before the client registers leaves it
+                // open; anything else a server says first is no IRC's.
+                let notice = head.first() == Some(&b':') || head.starts_with(b"NOTICE ");
+                if !notice {
+                    self.is = Some(false);
+                }
                 return None;
             }
             self.is = Some(registers(head));
@@ -280,6 +287,14 @@ fn name(command: &[u8]) -> &'static str {
 /// Whether a client's first data registers an IRC connection (see the
 /// module's doc).
 fn registers(head: &[u8]) -> bool {
+    // (Most first data is no IRC: one byte says so, before any line is
+    // parsed.)
+    if !head
+        .first()
+        .is_some_and(|b| b"NUPCS".contains(&b.to_ascii_uppercase()))
+    {
+        return false;
+    }
     let mut lines = head
         .split(|&b| b == b'\n')
         .filter_map(parse)
@@ -415,16 +430,18 @@ mod tests {
             assert!(i.read(C, first, first.len() as u64).is_none(), "{first:?}");
             assert!(i.is_not());
         }
-        // A server that greets first decides nothing.
+        // A server that greets first with a notice decides nothing;
+        // another greeting (SMTP's, an HTTP response) is no IRC's.
         let mut i = Irc::default();
-        assert!(i
-            .read(
-                S,
-                b":irc.test NOTICE * :*** Looking up your hostname\r\n",
-                49
-            )
-            .is_none());
+        let notice = b":irc.test NOTICE * :*** Looking up your hostname\r\n";
+        assert!(i.read(S, notice, notice.len() as u64).is_none());
         assert!(!i.is_not());
+        assert!(read(&mut i, C, b"NICK al\r\nUSER al 0 * :Al\r\n")
+            .asks
+            .is_some());
+        let mut i = Irc::default();
+        assert!(i.read(S, b"220 mail ESMTP\r\n", 16).is_none());
+        assert!(i.is_not());
         // IRCv3: CAP LS is answered by CAP; CAP END asks nothing.
         let mut i = Irc::default();
         assert_eq!(
