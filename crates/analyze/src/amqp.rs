@@ -44,6 +44,7 @@
 
 use crate::exchange::Turns;
 use crate::framing::{whole_messages, Follow};
+use crate::reader::Reading;
 use crate::Direction;
 
 /// AMQP's unencrypted port (IANA). 5671 carries it inside TLS.
@@ -81,17 +82,8 @@ const MAX_AWAITED: usize = 32;
 /// Channels in confirm mode remembered, for the same reason.
 const MAX_CONFIRMING: usize = 32;
 
-/// One connection's AMQP reading: small until the connection is found to
-/// speak AMQP 0-9-1 (every connection carries one).
-#[derive(Debug, Clone, Default)]
-pub struct Amqp {
-    /// Decided on the first data: AMQP or not.
-    is: Option<bool>,
-    /// The server listens on AMQP's port (set with the roles).
-    pub(crate) port: bool,
-    /// The frames followed, once the connection is AMQP.
-    state: Option<Box<State>>,
-}
+/// One connection's AMQP reading (crate::reader).
+pub(crate) type Amqp = Reading<State>;
 
 /// A question open: the channel it was asked on, the class of its answer
 /// and the method ids that answer it.
@@ -104,7 +96,7 @@ struct Awaited {
 
 /// What an AMQP connection's reading keeps.
 #[derive(Debug, Clone, Default)]
-struct State {
+pub struct State {
     follow: [Follow; 2],
     /// The client's last method asked: its content frames (a confirmed
     /// publish's header and body) go on with the question.
@@ -124,40 +116,25 @@ impl Amqp {
         server_port == PORT
     }
 
-    /// Whether the connection was found to carry AMQP.
-    pub(crate) fn is(&self) -> bool {
-        self.is == Some(true)
-    }
-
-    /// Whether the connection was found not to carry AMQP (or no
-    /// longer: what follows is not read).
-    pub(crate) fn is_not(&self) -> bool {
-        self.is == Some(false)
-    }
-
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
     /// which includes bytes the capture missed); `None` when the
     /// connection is not AMQP.
     pub(crate) fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
-        if self.is.is_none() {
-            let greeting = dir == Direction::ClientToServer && is_protocol_header(head);
-            self.is = Some(greeting || (self.port && whole_messages(head, len, frame)));
-            if greeting {
-                let state = self.state.get_or_insert_default();
-                state.awaited.push(Awaited {
-                    channel: 0,
-                    class: CONNECTION,
-                    methods: &[10],
-                });
-                let mut m = state.read(dir, &head[8..], len - 8);
-                m.asks = Some("protocol header");
-                return Some(m);
-            }
+        let greeting =
+            self.undecided() && dir == Direction::ClientToServer && is_protocol_header(head);
+        let port = self.port;
+        let state = self.state(|| Some(greeting || (port && whole_messages(head, len, frame))))?;
+        if greeting {
+            state.awaited.push(Awaited {
+                channel: 0,
+                class: CONNECTION,
+                methods: &[10],
+            });
+            let mut m = state.read(dir, &head[8..], len - 8);
+            m.asks = Some("protocol header");
+            return Some(m);
         }
-        if self.is != Some(true) {
-            return None;
-        }
-        Some(self.state.get_or_insert_default().read(dir, head, len))
+        Some(state.read(dir, head, len))
     }
 }
 
@@ -518,17 +495,11 @@ mod tests {
         }
         // On AMQP's port, a capture that began later: whole frames are
         // AMQP, a frame without its end byte is not.
-        let mut a = Amqp {
-            port: true,
-            ..Amqp::default()
-        };
+        let mut a = Amqp::on_its_port();
         assert!(a.read(S, &heartbeat(), 8).is_some());
         let mut bad = heartbeat();
         bad[7] = 0;
-        let mut a = Amqp {
-            port: true,
-            ..Amqp::default()
-        };
+        let mut a = Amqp::on_its_port();
         assert_eq!(a.read(S, &bad, 8), None);
     }
 
@@ -540,7 +511,7 @@ mod tests {
                 1..12,
             )
         ) {
-            let mut a = Amqp { port: true, ..Amqp::default() };
+            let mut a = Amqp::on_its_port();
             for (client, bytes, missing) in chunks {
                 let dir = if client { C } else { S };
                 a.read(dir, &bytes, bytes.len() as u64 + missing);

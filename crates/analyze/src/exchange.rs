@@ -960,6 +960,18 @@ mod tests {
         assert_eq!(marked, vec![false, true, false]);
     }
 
+    /// The kept turns: the request's first frame, the answer's (0: none)
+    /// and the label.
+    fn turns(x: &Exchanges) -> Vec<(u64, u64, Option<&str>)> {
+        x.kept
+            .iter()
+            .map(|e| {
+                let answer = e.response_first.map_or(0, |a| a.frame);
+                (e.request_first.frame, answer, e.label.as_deref())
+            })
+            .collect()
+    }
+
     #[test]
     fn an_openflow_switchs_echo_request_is_a_turn_named_by_it() {
         // HELLO both ways, the controller's FEATURES_REQUEST and the
@@ -974,14 +986,7 @@ mod tests {
         x.on_data(ClientToServer, at(9), at(9), 8, &of(2, 3));
         x.on_data(ServerToClient, at(11), at(11), 8, &of(3, 3));
         x.finish();
-        let turns: Vec<(u64, u64, Option<&str>)> = x
-            .kept
-            .iter()
-            .map(|e| {
-                let answer = e.response_first.map_or(0, |a| a.frame);
-                (e.request_first.frame, answer, e.label.as_deref())
-            })
-            .collect();
+        let turns = turns(&x);
         assert_eq!(turns, vec![(9, 11, Some("ECHO_REQUEST"))]);
     }
 
@@ -1000,14 +1005,7 @@ mod tests {
         x.on_data(ClientToServer, at(13), at(13), 12, &method(1, 60, 80));
         x.on_data(ServerToClient, at(1000), at(1000), 12, &method(1, 60, 60));
         x.finish();
-        let turns: Vec<(u64, u64, Option<&str>)> = x
-            .kept
-            .iter()
-            .map(|e| {
-                let answer = e.response_first.map_or(0, |a| a.frame);
-                (e.request_first.frame, answer, e.label.as_deref())
-            })
-            .collect();
+        let turns = turns(&x);
         assert_eq!(
             turns,
             vec![

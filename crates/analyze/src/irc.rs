@@ -22,6 +22,7 @@
 //! hole in the capture keeps the meaning its beginning gave it.
 
 use crate::exchange::Turns;
+use crate::reader::Reading;
 use crate::Direction;
 
 /// Questions open at once are bounded: a client asks a few at a time
@@ -66,19 +67,12 @@ const COMMANDS: [&str; 32] = [
     "SERVICE",
 ];
 
-/// One connection's IRC reading: small until the connection is found to
-/// speak IRC (every connection carries one).
-#[derive(Debug, Clone, Default)]
-pub struct Irc {
-    /// Decided on the client's first data: IRC or not.
-    is: Option<bool>,
-    /// The lines followed, once the connection is IRC.
-    state: Option<Box<State>>,
-}
+/// One connection's IRC reading (crate::reader).
+pub(crate) type Irc = Reading<State>;
 
 /// What an IRC connection's reading keeps.
 #[derive(Debug, Clone, Default)]
-struct State {
+pub struct State {
     /// Per direction: the last segment ended inside a line (or in a hole,
     /// where where the line ended is unknown).
     mid_line: [bool; 2],
@@ -95,38 +89,20 @@ struct State {
 }
 
 impl Irc {
-    /// Whether the connection was found to carry IRC.
-    pub(crate) fn is(&self) -> bool {
-        self.is == Some(true)
-    }
-
-    /// Whether the connection was found not to carry IRC.
-    pub(crate) fn is_not(&self) -> bool {
-        self.is == Some(false)
-    }
-
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
     /// which includes bytes the capture missed); `None` when the
     /// connection is not IRC. (A server that speaks first with a notice
     /// decides nothing: IRC servers greet so while they look the client
-    /// up.)
+    /// up; anything else a server says first is no IRC server's.)
     pub(crate) fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
-        if self.is.is_none() {
-            if dir != Direction::ClientToServer {
-                // A server's notice before the client registers leaves it
-                // open; anything else a server says first is no IRC's.
+        let decide = || match dir {
+            Direction::ClientToServer => Some(registers(head)),
+            Direction::ServerToClient => {
                 let notice = head.first() == Some(&b':') || head.starts_with(b"NOTICE ");
-                if !notice {
-                    self.is = Some(false);
-                }
-                return None;
+                (!notice).then_some(false)
             }
-            self.is = Some(registers(head));
-        }
-        if self.is != Some(true) {
-            return None;
-        }
-        Some(self.state.get_or_insert_default().read(dir, head, len))
+        };
+        Some(self.state(decide)?.read(dir, head, len))
     }
 }
 

@@ -34,6 +34,7 @@ mod mqtt;
 mod openflow;
 mod path_samples;
 mod postgres;
+mod reader;
 pub use path_samples::{BusyRun, QueueSample};
 pub mod preamble;
 mod resp;

@@ -39,6 +39,7 @@
 
 use crate::exchange::Turns as Messages;
 use crate::framing::{whole_messages, Follow, Walked};
+use crate::reader::Reading;
 use crate::Direction;
 
 /// MQTT's unencrypted port (IANA). 8883 carries it inside TLS, where the
@@ -67,22 +68,12 @@ const AUTH: u8 = 15;
 /// and an answer to one forgotten only leaves its turn unanswered.
 const MAX_AWAITED: usize = 32;
 
-/// One connection's MQTT reading: small until the connection is found to
-/// speak MQTT (every connection carries one).
-#[derive(Debug, Clone, Default)]
-pub struct Mqtt {
-    /// Decided on the first data: MQTT or not.
-    is: Option<bool>,
-    /// The server listens on MQTT's port (set with the roles, and again if
-    /// they are swapped before the first payload).
-    pub(crate) port: bool,
-    /// The messages followed, once the connection is MQTT.
-    state: Option<Box<State>>,
-}
+/// One connection's MQTT reading (crate::reader).
+pub(crate) type Mqtt = Reading<State>;
 
 /// What an MQTT connection's reading keeps.
 #[derive(Debug, Clone, Default)]
-struct State {
+pub struct State {
     /// Per direction: where the messages are (crate::framing).
     follow: [Follow; 2],
     /// The client's message under way asks.
@@ -101,29 +92,16 @@ impl Mqtt {
         server_port == PORT
     }
 
-    /// Whether the connection was found to carry MQTT.
-    pub(crate) fn is(&self) -> bool {
-        self.is == Some(true)
-    }
-
-    /// Whether the connection was found not to carry MQTT (or no
-    /// longer: what follows is not read).
-    pub(crate) fn is_not(&self) -> bool {
-        self.is == Some(false)
-    }
-
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
     /// which includes bytes the capture missed); `None` when the
     /// connection is not MQTT.
     pub(crate) fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Messages> {
-        if self.is.is_none() {
+        let port = self.port;
+        let decide = || {
             let connect = dir == Direction::ClientToServer && is_connect(head);
-            self.is = Some(connect || (self.port && whole_chain(head, len)));
-        }
-        if self.is != Some(true) {
-            return None;
-        }
-        Some(self.state.get_or_insert_default().read(dir, head, len))
+            Some(connect || (port && whole_chain(head, len)))
+        };
+        Some(self.state(decide)?.read(dir, head, len))
     }
 }
 
@@ -476,15 +454,9 @@ mod tests {
         }
         // On MQTT's port, a capture that began after the CONNECT: a whole
         // chain of headers is MQTT, anything else is not.
-        let mut m = Mqtt {
-            port: true,
-            ..Mqtt::default()
-        };
+        let mut m = Mqtt::on_its_port();
         assert!(read(&mut m, ServerToClient, &publish(0, 0, false, b"x")).is_some());
-        let mut m = Mqtt {
-            port: true,
-            ..Mqtt::default()
-        };
+        let mut m = Mqtt::on_its_port();
         assert_eq!(read(&mut m, ClientToServer, b"hello there"), None);
         // 3.1's name; a header longer than four length bytes is none.
         let mut m = Mqtt::default();
@@ -501,7 +473,7 @@ mod tests {
                 1..12,
             )
         ) {
-            let mut m = Mqtt { port: true, ..Mqtt::default() };
+            let mut m = Mqtt::on_its_port();
             for (client, bytes, missing) in chunks {
                 let dir = if client { ClientToServer } else { ServerToClient };
                 m.read(dir, &bytes, bytes.len() as u64 + missing);

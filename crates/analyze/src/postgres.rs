@@ -21,6 +21,7 @@
 
 use crate::exchange::Turns;
 use crate::framing::Follow;
+use crate::reader::Reading;
 use crate::Direction;
 
 /// Protocol 3.0 in a StartupMessage.
@@ -33,19 +34,12 @@ const MAX_STARTUP: u32 = 10_000;
 /// A typed message's header: its type and its length.
 const HEADER: u64 = 5;
 
-/// One connection's PostgreSQL reading: small until the connection is
-/// found to speak it (every connection carries one).
-#[derive(Debug, Clone, Default)]
-pub struct Postgres {
-    /// Decided on the client's first data: PostgreSQL or not.
-    is: Option<bool>,
-    /// The messages followed, once the connection is PostgreSQL.
-    state: Option<Box<State>>,
-}
+/// One connection's PostgreSQL reading (crate::reader).
+pub(crate) type Postgres = Reading<State>;
 
 /// What a PostgreSQL connection's reading keeps.
-#[derive(Debug, Clone, Default)]
-struct State {
+#[derive(Debug, Clone)]
+pub struct State {
     /// Per direction: where the messages are (crate::framing).
     follow: [Follow; 2],
     /// The client asked for TLS or GSS encryption: the server's next byte
@@ -57,47 +51,34 @@ struct State {
     owed: u32,
 }
 
+/// A connection's reading begins with its start-up packet.
+impl Default for State {
+    fn default() -> State {
+        State {
+            follow: Default::default(),
+            encryption_asked: false,
+            startup_next: true,
+            owed: 0,
+        }
+    }
+}
+
 impl Postgres {
-    /// Whether the connection was found to carry PostgreSQL.
-    pub(crate) fn is(&self) -> bool {
-        self.is == Some(true)
-    }
-
-    /// Whether the connection was found not to carry PostgreSQL (or no
-    /// longer: what follows is not read).
-    pub(crate) fn is_not(&self) -> bool {
-        self.is == Some(false)
-    }
-
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
     /// which includes bytes the capture missed); `None` when the
     /// connection is not PostgreSQL.
     pub(crate) fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
-        if self.is.is_none() {
-            // (A PostgreSQL server says nothing before the client's
-            // start-up: a server that speaks first is another's.)
-            self.is = Some(dir == Direction::ClientToServer && startup(head).is_some());
-        }
-        if self.is != Some(true) {
-            return None;
-        }
+        // (A PostgreSQL server says nothing before the client's start-up:
+        // a server that speaks first is another's.)
+        let decide = || Some(dir == Direction::ClientToServer && startup(head).is_some());
+        let state = self.state(decide)?;
         // The server took the request for encryption (`S`, `G`): what
         // follows is TLS or GSSAPI, not messages to read.
-        let refused = |b: &[u8]| b.first() == Some(&b'N');
-        if dir == Direction::ServerToClient
-            && self.state.as_ref().is_some_and(|s| s.encryption_asked)
-            && !refused(head)
-        {
-            self.is = Some(false);
-            self.state = None;
+        let refused = head.first() == Some(&b'N');
+        if dir == Direction::ServerToClient && state.encryption_asked && !refused {
+            self.stop();
             return None;
         }
-        let state = self.state.get_or_insert_with(|| {
-            Box::new(State {
-                startup_next: true,
-                ..State::default()
-            })
-        });
         Some(state.read(dir, head, len))
     }
 }

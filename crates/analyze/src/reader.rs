@@ -1,0 +1,66 @@
+//! What the protocol readers (mqtt.rs, postgres.rs, amqp.rs, irc.rs)
+//! share: a decision on the connection's first data, and the reading's
+//! state only once the connection is found to speak the protocol (every
+//! connection carries one of each reader; most never speak any of them).
+
+/// One connection's reading of one protocol, whose state is `S`.
+#[derive(Debug, Clone, Default)]
+pub struct Reading<S> {
+    /// Decided: the protocol's or not (undecided while what came says
+    /// neither: a server's greeting before the client's first words).
+    is: Option<bool>,
+    /// The server listens on the protocol's port (for the readers that go
+    /// by it; set with the roles, and again if they are swapped before
+    /// the first payload).
+    pub(crate) port: bool,
+    /// The reading, once the connection is the protocol's.
+    state: Option<Box<S>>,
+}
+
+impl<S: Default> Reading<S> {
+    /// Whether the connection was found to carry the protocol.
+    pub(crate) fn is(&self) -> bool {
+        self.is == Some(true)
+    }
+
+    /// Whether the connection was found not to carry the protocol (or no
+    /// longer: what follows is not read).
+    pub(crate) fn is_not(&self) -> bool {
+        self.is == Some(false)
+    }
+
+    /// Whether nothing was decided yet.
+    pub(crate) fn undecided(&self) -> bool {
+        self.is.is_none()
+    }
+
+    /// The state to read a segment with: `decide` says, while nothing is
+    /// decided, whether the connection is the protocol's (`None`: not
+    /// known yet); `None` when it is not.
+    pub(crate) fn state(&mut self, decide: impl FnOnce() -> Option<bool>) -> Option<&mut S> {
+        if self.is.is_none() {
+            self.is = decide();
+        }
+        if self.is != Some(true) {
+            return None;
+        }
+        Some(self.state.get_or_insert_default())
+    }
+
+    /// A reading of a connection whose server listens on the protocol's
+    /// port.
+    #[cfg(test)]
+    pub(crate) fn on_its_port() -> Reading<S> {
+        Reading {
+            port: true,
+            ..Reading::default()
+        }
+    }
+
+    /// Stops reading: what follows is not the protocol's (TLS, once a
+    /// PostgreSQL server accepted the client's SSLRequest).
+    pub(crate) fn stop(&mut self) {
+        self.is = Some(false);
+        self.state = None;
+    }
+}
