@@ -163,6 +163,10 @@ pub struct Exchanges {
     /// and PONGs ask nothing, the server's relays of others' talk answer
     /// nothing (irc.rs).
     irc: crate::irc::Irc,
+    /// NATS's operations, if the connection carries them: a subscriber's
+    /// SUB and PONG ask nothing, the server's messages answer only a
+    /// request's reply subject (nats.rs).
+    nats: crate::nats::Nats,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -513,7 +517,7 @@ impl Exchanges {
     }
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
-    /// postgres.rs, amqp.rs, irc.rs), when one found its protocol; once all have
+    /// postgres.rs, amqp.rs, irc.rs, nats.rs), when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
     fn read_messages(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
@@ -533,11 +537,15 @@ impl Exchanges {
         if let Some(m) = self.irc.read(dir, head, len) {
             return Some(m);
         }
+        if let Some(m) = self.nats.read(dir, head, len) {
+            return Some(m);
+        }
         self.readers_refused = self.openflow.is_not()
             && self.mqtt.is_not()
             && self.postgres.is_not()
             && self.amqp.is_not()
-            && self.irc.is_not();
+            && self.irc.is_not()
+            && self.nats.is_not();
         None
     }
 
@@ -559,6 +567,7 @@ impl Exchanges {
             || self.postgres.is()
             || self.amqp.is()
             || self.irc.is()
+            || self.nats.is()
             || self.websocket.is_some()
         {
             self.on_data(dir, at, at, len, &[]);

@@ -31,6 +31,7 @@ pub mod keylog;
 mod lone_syn;
 mod mptcp;
 mod mqtt;
+mod nats;
 mod openflow;
 mod path_samples;
 mod postgres;

@@ -1,0 +1,139 @@
+//! NATS through a real server (tests/data/nats, made by
+//! scripts/nats-captures.sh: nats-server and the nats-py client, real Linux
+//! TCP, 20 ms each way, tcpdump at the clients' host). A subscriber's SUB
+//! and PONG ask nothing, and the server delivers a message when another
+//! connection publishes it: no turn waits for a delivery (before nats.rs,
+//! the subscriber's PONG "asked" for the next message, 472 ms of
+//! `server_think_time`). A request's answer, the message on its reply
+//! subject, is a turn: the responder's 100 ms are the one wait. tshark
+//! has no NATS dissector: the frames are read from its payload bytes.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+fn capture() -> PathBuf {
+    data_dir().join("nats").join("nats-pubsub.pcap.gz")
+}
+
+/// Each data frame's sender (the client's host: 10.81.1.1) and
+/// operations: the first two words of each line that begins with a
+/// capital letter or `+`/`-` (payloads here are lowercase words:
+/// `message 3`, `q`, `answer`).
+fn operations(capture: &std::path::Path) -> BTreeMap<u64, (bool, Vec<String>)> {
+    let fields = ["frame.number", "ip.src", "tcp.payload"];
+    tshark_fields(capture, &[], "tcp.len > 0", &fields)
+        .into_iter()
+        .map(|f| {
+            let bytes: Vec<u8> = (0..f[2].len() / 2)
+                .map(|i| u8::from_str_radix(&f[2][2 * i..2 * i + 2], 16).unwrap())
+                .collect();
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let ops = text
+                .split("\r\n")
+                .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase() || c == '+' || c == '-'))
+                .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
+                .collect();
+            (f[0].parse().unwrap(), (f[1] == "10.81.1.1", ops))
+        })
+        .collect()
+}
+
+#[test]
+fn deliveries_answer_no_turn_and_a_requests_reply_is_its_answer() {
+    if !require("nats deliveries", &["tshark"], false) {
+        return;
+    }
+    let doc = run_rttdoc_json(&capture());
+    let all = operations(&capture());
+    let has = |frame: u64, op: &str| all[&frame].1.iter().any(|o| o.starts_with(op));
+    let mut rows = Vec::new();
+    for c in doc["connections"].as_array().unwrap() {
+        for row in first_byte_rows(c) {
+            let label = row["label"].as_str().unwrap();
+            let (start, end) = (
+                row["start_frame"].as_u64().unwrap(),
+                row["end_frame"].as_u64().unwrap(),
+            );
+            match label.split(':').next().unwrap() {
+                "greeting" => assert!(has(end, "INFO"), "{label} {end}: {:?}", all[&end].1),
+                "PING" => {
+                    assert!(has(start, "PING"), "{label} {start}: {:?}", all[&start].1);
+                    assert!(has(end, "PONG"), "{label} {end}: {:?}", all[&end].1);
+                }
+                "request" => {
+                    assert!(
+                        has(start, "PUB svc"),
+                        "{label} {start}: {:?}",
+                        all[&start].1
+                    );
+                    assert!(has(end, "MSG _INBOX"), "{label} {end}: {:?}", all[&end].1);
+                }
+                other => panic!("a turn named {other}"),
+            }
+            rows.push((start, end));
+        }
+    }
+    // Every PING of the clients' is in a turn (the publisher's flush after
+    // each of its five messages among them); the deliveries, the server's
+    // PINGs and the clients' PONGs begin none, and a delivery ends none.
+    let client_pings: Vec<u64> = all
+        .iter()
+        .filter(|(f, (client, _))| *client && has(**f, "PING"))
+        .map(|(f, _)| *f)
+        .collect();
+    assert!(client_pings.len() >= 5, "{client_pings:?}");
+    for f in &client_pings {
+        // (Two PINGs before the first PONG are one turn's question.)
+        assert!(
+            rows.iter().any(|(s, e)| s <= f && f < e),
+            "PING {f} is in no turn"
+        );
+    }
+    for (frame, (client, ops)) in &all {
+        let quiet = ops
+            .iter()
+            .all(|o| o == "PONG" || o.starts_with("SUB") || o.starts_with("UNSUB"));
+        if (*client && quiet)
+            || ops.iter().any(|o| o == "MSG feed")
+            || (!*client && has(*frame, "PING"))
+        {
+            assert!(
+                rows.iter().all(|(s, _)| s != frame),
+                "{frame} begins a turn: {ops:?}"
+            );
+        }
+        if ops.iter().any(|o| o == "MSG feed") {
+            assert!(
+                rows.iter().all(|(_, e)| e != frame),
+                "{frame} answers a turn: {ops:?}"
+            );
+        }
+    }
+    // The one wait: the responder's 100 ms behind the server, between
+    // the request and its reply.
+    let found: Vec<&serde_json::Value> = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap())
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let f = found[0];
+    assert_eq!(f["kind"], "server_think_time");
+    let (from, to) = (
+        f["waits"][0]["from_frame"].as_u64().unwrap(),
+        f["waits"][0]["to_frame"].as_u64().unwrap(),
+    );
+    assert!(has(from, "PUB svc") && has(to, "MSG _INBOX"), "{f}");
+    let ms = f["cost_ms"].as_f64().unwrap();
+    let rtt = connection(&doc, f["stream"].as_u64().unwrap())["rtt_ms"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (100.0..100.0 + rtt / 2.0).contains(&ms),
+        "{ms} ms, RTT {rtt}"
+    );
+}
