@@ -1338,6 +1338,7 @@ impl Connection {
         let hole_end = self.half[dir.index()].deliver_next.filter(|_| hole);
         match (&mut self.tls, hole_end) {
             (Some(tls), _) => {
+                self.exchanges.inside_tls();
                 tls.keep_server_records = self.keylog.is_some();
                 if let Some(end) = hole_end.filter(|_| tls.server_data_phase(dir)) {
                     self.exchanges.on_hole(dir, at, missing as u64, end);

@@ -149,6 +149,10 @@ pub struct Exchanges {
     /// The peers speak on their own timers, neither answering the other
     /// (BGP): no exchanges are made.
     pub peer_to_peer: bool,
+    /// The server listens on the TLS port of a protocol whose server
+    /// pushes (MQTT's 8883, AMQP's 5671 ...): inside TLS, which record
+    /// answers which cannot be told ([`Exchanges::inside_tls`]).
+    push_port_tls: bool,
     /// OpenFlow's messages, if the connection carries them: only those
     /// that ask open a turn, only their answers answer (openflow.rs).
     pub(crate) openflow: crate::openflow::OpenFlow,
@@ -199,6 +203,11 @@ pub struct Exchanges {
     pub(crate) client_acked_unseen: bool,
 }
 
+/// TLS ports of protocols whose servers push: MQTT (8883, IANA's
+/// secure-mqtt), AMQP (5671, amqps), IRC (6697, ircs-u), XMPP's and
+/// Apple's push service's 5223, STOMP's 61614 (ActiveMQ's and Artemis's).
+const PUSH_TLS_PORTS: [u16; 5] = [8883, 5671, 6697, 5223, 61614];
+
 /// [`Exchanges::events`]: a request began.
 pub(crate) const OPENED: u8 = 1;
 /// [`Exchanges::events`]: the open request's answer began.
@@ -221,6 +230,8 @@ impl Exchanges {
         self.openflow.port = crate::openflow::OpenFlow::is_port(port);
         self.mqtt.port = crate::mqtt::Mqtt::is_port(port);
         self.amqp.port = crate::amqp::Amqp::is_port(port);
+        self.push_port_tls = PUSH_TLS_PORTS.contains(&port);
+        self.mqtt.port_tls = port == crate::mqtt::TLS_PORT;
     }
 
     /// The causality check: a response leaves the server after the request
@@ -390,6 +401,23 @@ impl Exchanges {
         self.current = None;
         self.kept.clear();
         self.total = 0;
+    }
+
+    /// The connection's data is inside TLS. On the TLS port of a protocol
+    /// whose server pushes, the server's records may answer the client's
+    /// or come on their own (a broker's deliveries, which the plaintext
+    /// readers tell apart: mqtt.rs, amqp.rs, irc.rs) and nothing in the
+    /// records' sizes and times says which: no turns are made of it, as of
+    /// a tunnel's, and the handshake is all that is timed.
+    /// (On MQTT's, the broker's writes are worded as a broker's: a
+    /// Mosquitto's Nagle is its `set_tcp_nodelay`.)
+    pub(crate) fn inside_tls(&mut self) {
+        if self.push_port_tls && !self.peer_to_peer {
+            self.no_turns();
+            if self.mqtt.port_tls {
+                self.protocol = Some(crate::model::AppProtocol::Mqtt);
+            }
+        }
     }
 
     /// The server data that began in `frame` is no greeting, whatever it
@@ -1029,6 +1057,22 @@ mod tests {
         let mut x = Exchanges::for_server_port(80);
         x.on_data(ClientToServer, at(4), at(4), 16, b"GET / HTTP/1.1\r\n");
         assert!(x.readers_refused);
+    }
+
+    #[test]
+    fn inside_tls_a_push_protocols_records_make_no_turns() {
+        // A subscriber's acknowledgment and the broker's next push, a
+        // second later: on MQTT's TLS port no turn; on HTTPS's, a turn.
+        for (port, turns) in [(8883, 0), (5671, 0), (443, 1)] {
+            let mut x = Exchanges::for_server_port(port);
+            x.inside_tls();
+            x.on_data(ClientToServer, at(4), at(4), 26, b"");
+            x.on_data(ServerToClient, at(1000), at(1000), 40, b"");
+            x.finish();
+            assert_eq!(x.kept.len(), turns, "port {port}");
+            let mqtt = x.protocol == Some(crate::model::AppProtocol::Mqtt);
+            assert_eq!(mqtt, port == 8883, "port {port}");
+        }
     }
 
     #[test]

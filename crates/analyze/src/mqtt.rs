@@ -45,6 +45,9 @@ use crate::Direction;
 /// MQTT's unencrypted port (IANA). 8883 carries it inside TLS, where the
 /// messages cannot be read.
 const PORT: u16 = 1883;
+/// MQTT inside TLS (IANA's secure-mqtt): the messages are not read
+/// there, but a broker's writes are worded as a broker's (exchange.rs).
+pub(crate) const TLS_PORT: u16 = 8883;
 /// The longest fixed header: a type byte and four bytes of length.
 const LONGEST_HEADER: usize = 5;
 

@@ -13,6 +13,9 @@ pub struct Reading<S> {
     /// by it; set with the roles, and again if they are swapped before
     /// the first payload).
     pub(crate) port: bool,
+    /// The server listens on the protocol's TLS port (for the readers
+    /// that have one).
+    pub(crate) port_tls: bool,
     /// The reading, once the connection is the protocol's.
     state: Option<Box<S>>,
 }

@@ -999,7 +999,8 @@ pub enum AppProtocol {
     /// first its hard reset (8). A tunnel: no exchanges are made of it.
     OpenVpn,
     /// MQTT: the client's first message is a CONNECT naming the protocol,
-    /// or the broker listens on 1883 and both speak MQTT's headers.
+    /// or the broker listens on 1883 and both speak MQTT's headers, or on
+    /// 8883 (MQTT's port inside TLS).
     Mqtt,
 }
 
