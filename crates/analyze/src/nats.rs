@@ -137,12 +137,18 @@ impl State {
                 }
                 break;
             };
-            let mut line = std::mem::take(&mut self.partial[d]);
-            line.extend_from_slice(&head[at..at + end]);
+            let rest = &head[at..at + end];
             at += end + 1;
-            self.operation(dir, &line, &mut m);
-            line.clear();
-            self.partial[d] = line;
+            if self.partial[d].is_empty() {
+                self.operation(dir, rest, &mut m);
+            } else {
+                // The line a segment's end cut, whole now.
+                let mut line = std::mem::take(&mut self.partial[d]);
+                line.extend_from_slice(rest);
+                self.operation(dir, &line, &mut m);
+                line.clear();
+                self.partial[d] = line;
+            }
         }
         m
     }
