@@ -171,6 +171,10 @@ pub struct Exchanges {
     /// SUB and PONG ask nothing, the server's messages answer only a
     /// request's reply subject (nats.rs).
     nats: crate::nats::Nats,
+    /// STOMP's frames, if the connection carries them: only a CONNECT and
+    /// frames asking for a receipt ask; a broker's MESSAGEs answer
+    /// nothing (stomp.rs).
+    stomp: crate::stomp::Stomp,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -545,7 +549,7 @@ impl Exchanges {
     }
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
-    /// postgres.rs, amqp.rs, irc.rs, nats.rs), when one found its protocol; once all have
+    /// postgres.rs, amqp.rs, irc.rs, nats.rs, stomp.rs), when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
     fn read_messages(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
@@ -568,12 +572,16 @@ impl Exchanges {
         if let Some(m) = self.nats.read(dir, head, len) {
             return Some(m);
         }
+        if let Some(m) = self.stomp.read(dir, head, len) {
+            return Some(m);
+        }
         self.readers_refused = self.openflow.is_not()
             && self.mqtt.is_not()
             && self.postgres.is_not()
             && self.amqp.is_not()
             && self.irc.is_not()
-            && self.nats.is_not();
+            && self.nats.is_not()
+            && self.stomp.is_not();
         None
     }
 
@@ -596,6 +604,7 @@ impl Exchanges {
             || self.amqp.is()
             || self.irc.is()
             || self.nats.is()
+            || self.stomp.is()
             || self.websocket.is_some()
         {
             self.on_data(dir, at, at, len, &[]);

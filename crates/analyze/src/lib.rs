@@ -43,6 +43,7 @@ mod rtt;
 pub mod seq;
 #[deny(missing_docs)]
 pub mod series;
+mod stomp;
 mod tls;
 mod track;
 mod twins;
