@@ -25,18 +25,7 @@ relay_lab rtamqp$$ /tmp/rttdoc-amqp
 chmod 755 "$work"
 extra_cleanup() { relay_stop_servers; }
 
-# A broker of its own: its node, database, logs and Erlang cookie in $work.
-rmq=$work/rabbitmq
-mkdir -p "$rmq"
-printf 'loopback_users = none\nlisteners.tcp.default = 5672\n' > "$rmq/rabbitmq.conf"
-echo '[].' > "$rmq/enabled_plugins"
-# (Debian's rabbitmq-server runs the broker as the rabbitmq user.)
-chown -R rabbitmq: "$rmq" 2>/dev/null || true
-ip netns exec "$S" env HOME="$rmq" RABBITMQ_NODENAME=rabbit@localhost \
-  RABBITMQ_MNESIA_BASE="$rmq/mnesia" RABBITMQ_LOG_BASE="$rmq/log" \
-  RABBITMQ_CONFIG_FILE="$rmq/rabbitmq" RABBITMQ_ENABLED_PLUGINS_FILE="$rmq/enabled_plugins" \
-  RABBITMQ_PID_FILE="$rmq/pid" rabbitmq-server > "$work/rabbitmq.log" 2>&1 &
-# (Not in $pids: relay_capture stops those after the capture.)
+relay_rabbitmq '[]' ''
 relay_listening 5672 900
 
 cat > "$work/workload.sh" <<'SH'

@@ -139,3 +139,25 @@ relay_listening() {
 relay_stop_servers() {
   ip netns pids "$S" | xargs -r kill 2>/dev/null || true
 }
+
+# Sourced too, by the scripts whose server is RabbitMQ:
+#
+#   relay_rabbitmq PLUGINS CONF
+#
+# Starts a broker of its own in the server's namespace (outside $pids:
+# relay_capture stops those after each capture; relay_stop_servers this):
+# its node, database, logs and Erlang cookie in $work/rabbitmq, the
+# plugins PLUGINS (an Erlang list: `[]`, `[rabbitmq_stomp]`) and the
+# lines CONF added to rabbitmq.conf (guest may log in from other hosts).
+# Debian's rabbitmq-server runs the broker as the rabbitmq user.
+relay_rabbitmq() {
+  local rmq=$work/rabbitmq
+  mkdir -p "$rmq"
+  printf 'loopback_users = none\nlisteners.tcp.default = 5672\n%s\n' "$2" > "$rmq/rabbitmq.conf"
+  echo "$1." > "$rmq/enabled_plugins"
+  chown -R rabbitmq: "$rmq" 2>/dev/null || true
+  ip netns exec "$S" env HOME="$rmq" RABBITMQ_NODENAME=rabbit@localhost \
+    RABBITMQ_MNESIA_BASE="$rmq/mnesia" RABBITMQ_LOG_BASE="$rmq/log" \
+    RABBITMQ_CONFIG_FILE="$rmq/rabbitmq" RABBITMQ_ENABLED_PLUGINS_FILE="$rmq/enabled_plugins" \
+    RABBITMQ_PID_FILE="$rmq/pid" rabbitmq-server > "$work/rabbitmq.log" 2>&1 &
+}

@@ -23,18 +23,7 @@ python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install -q stomp.py
 py=$work/venv/bin/python
 
-# A broker of its own: its node, database, logs and Erlang cookie in $work
-# (Debian's rabbitmq-server runs it as the rabbitmq user).
-rmq=$work/rabbitmq
-mkdir -p "$rmq"
-printf 'loopback_users = none\nlisteners.tcp.default = 5672\nstomp.listeners.tcp.1 = 61613\n' > "$rmq/rabbitmq.conf"
-echo '[rabbitmq_stomp].' > "$rmq/enabled_plugins"
-chown -R rabbitmq: "$rmq" 2>/dev/null || true
-ip netns exec "$S" env HOME="$rmq" RABBITMQ_NODENAME=rabbit@localhost \
-  RABBITMQ_MNESIA_BASE="$rmq/mnesia" RABBITMQ_LOG_BASE="$rmq/log" \
-  RABBITMQ_CONFIG_FILE="$rmq/rabbitmq" RABBITMQ_ENABLED_PLUGINS_FILE="$rmq/enabled_plugins" \
-  RABBITMQ_PID_FILE="$rmq/pid" rabbitmq-server > "$work/rabbitmq.log" 2>&1 &
-# (Not in $pids: relay_capture stops those after the capture.)
+relay_rabbitmq '[rabbitmq_stomp]' 'stomp.listeners.tcp.1 = 61613'
 relay_listening 61613 900
 
 cat > "$work/subscriber.py" <<'PY'

@@ -470,17 +470,11 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn any_stream_bytes_are_read_without_panicking(
-            chunks in proptest::collection::vec(
-                (proptest::bool::ANY, proptest::collection::vec(proptest::num::u8::ANY, 0..64), 0u64..200),
-                1..12,
-            )
-        ) {
+        fn any_stream_bytes_are_read_without_panicking(segments in crate::reader::any::segments()) {
             let mut m = Mqtt::on_its_port();
-            for (client, bytes, missing) in chunks {
-                let dir = if client { ClientToServer } else { ServerToClient };
-                m.read(dir, &bytes, bytes.len() as u64 + missing);
-            }
+            crate::reader::any::feed(segments, |dir, bytes, len| {
+                m.read(dir, bytes, len);
+            });
             let mut m = Mqtt::default();
             m.read(ClientToServer, &connect(), connect().len() as u64);
             proptest::prop_assert!(m.is());

@@ -354,18 +354,12 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn any_stream_bytes_are_read_without_panicking(
-            chunks in proptest::collection::vec(
-                (proptest::bool::ANY, proptest::collection::vec(proptest::num::u8::ANY, 0..64), 0u64..200),
-                1..12,
-            )
-        ) {
+        fn any_stream_bytes_are_read_without_panicking(segments in crate::reader::any::segments()) {
             let mut n = Nats::default();
             n.read(S, b"INFO {}\r\n", 9);
-            for (client, bytes, missing) in chunks {
-                let dir = if client { C } else { S };
-                n.read(dir, &bytes, bytes.len() as u64 + missing);
-            }
+            crate::reader::any::feed(segments, |dir, bytes, len| {
+                n.read(dir, bytes, len);
+            });
             proptest::prop_assert!(n.is());
         }
     }

@@ -67,3 +67,39 @@ impl<S: Default> Reading<S> {
         self.state = None;
     }
 }
+
+/// For the readers' property tests: any segments of either side.
+#[cfg(test)]
+pub(crate) mod any {
+    use crate::Direction;
+    use proptest::prelude::*;
+
+    /// Segments: which side sent each, its captured bytes, and how many
+    /// more the capture missed.
+    pub(crate) fn segments() -> impl Strategy<Value = Vec<(bool, Vec<u8>, u64)>> {
+        proptest::collection::vec(
+            (
+                any::<bool>(),
+                proptest::collection::vec(any::<u8>(), 0..64),
+                0u64..200,
+            ),
+            1..12,
+        )
+    }
+
+    /// Hands each segment to `read` as a connection would: its side, its
+    /// captured bytes, its length in all.
+    pub(crate) fn feed(
+        segments: Vec<(bool, Vec<u8>, u64)>,
+        mut read: impl FnMut(Direction, &[u8], u64),
+    ) {
+        for (client, bytes, missing) in segments {
+            let dir = if client {
+                Direction::ClientToServer
+            } else {
+                Direction::ServerToClient
+            };
+            read(dir, &bytes, bytes.len() as u64 + missing);
+        }
+    }
+}

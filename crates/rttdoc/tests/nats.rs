@@ -23,20 +23,16 @@ fn capture() -> PathBuf {
 /// capital letter or `+`/`-` (payloads here are lowercase words:
 /// `message 3`, `q`, `answer`).
 fn operations(capture: &std::path::Path) -> BTreeMap<u64, (bool, Vec<String>)> {
-    let fields = ["frame.number", "ip.src", "tcp.payload"];
-    tshark_fields(capture, &[], "tcp.len > 0", &fields)
+    tshark_payloads(capture)
         .into_iter()
-        .map(|f| {
-            let bytes: Vec<u8> = (0..f[2].len() / 2)
-                .map(|i| u8::from_str_radix(&f[2][2 * i..2 * i + 2], 16).unwrap())
-                .collect();
+        .map(|(frame, (src, bytes))| {
             let text = String::from_utf8_lossy(&bytes).into_owned();
             let ops = text
                 .split("\r\n")
                 .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase() || c == '+' || c == '-'))
                 .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
                 .collect();
-            (f[0].parse().unwrap(), (f[1] == "10.81.1.1", ops))
+            (frame, (src == "10.81.1.1", ops))
         })
         .collect()
 }

@@ -23,38 +23,30 @@ fn capture() -> PathBuf {
 /// `receipt-id`), split at the NULs that end frames (the bodies here are
 /// short text).
 fn frames(capture: &std::path::Path) -> BTreeMap<u64, Vec<(String, Option<String>)>> {
-    tshark_fields(
-        capture,
-        &[],
-        "tcp.len > 0",
-        &["frame.number", "tcp.payload"],
-    )
-    .into_iter()
-    .map(|f| {
-        let bytes: Vec<u8> = (0..f[1].len() / 2)
-            .map(|i| u8::from_str_radix(&f[1][2 * i..2 * i + 2], 16).unwrap())
-            .collect();
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let parsed = text
-            .split('\0')
-            .map(|frame| frame.trim_start_matches(['\n', '\r']))
-            .filter(|frame| !frame.is_empty())
-            .map(|frame| {
-                let mut lines = frame.lines();
-                let command = lines.next().unwrap_or_default().to_string();
-                let receipt = lines
-                    .take_while(|l| !l.is_empty())
-                    .find_map(|l| {
-                        l.strip_prefix("receipt:")
-                            .or_else(|| l.strip_prefix("receipt-id:"))
-                    })
-                    .map(str::to_string);
-                (command, receipt)
-            })
-            .collect();
-        (f[0].parse().unwrap(), parsed)
-    })
-    .collect()
+    tshark_payloads(capture)
+        .into_iter()
+        .map(|(frame, (_, bytes))| {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let parsed = text
+                .split('\0')
+                .map(|frame| frame.trim_start_matches(['\n', '\r']))
+                .filter(|frame| !frame.is_empty())
+                .map(|frame| {
+                    let mut lines = frame.lines();
+                    let command = lines.next().unwrap_or_default().to_string();
+                    let receipt = lines
+                        .take_while(|l| !l.is_empty())
+                        .find_map(|l| {
+                            l.strip_prefix("receipt:")
+                                .or_else(|| l.strip_prefix("receipt-id:"))
+                        })
+                        .map(str::to_string);
+                    (command, receipt)
+                })
+                .collect();
+            (frame, parsed)
+        })
+        .collect()
 }
 
 #[test]

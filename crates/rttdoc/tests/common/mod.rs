@@ -747,6 +747,22 @@ pub fn tshark_fields(
         .collect()
 }
 
+/// Each data-carrying frame of `capture`: its number, its sender's IP
+/// address and its TCP payload's bytes (for protocols tshark has no
+/// dissector for).
+pub fn tshark_payloads(capture: &Path) -> BTreeMap<u64, (String, Vec<u8>)> {
+    let fields = ["frame.number", "ip.src", "tcp.payload"];
+    tshark_fields(capture, &[], "tcp.len > 0", &fields)
+        .into_iter()
+        .map(|f| {
+            let bytes = (0..f[2].len() / 2)
+                .map(|i| u8::from_str_radix(&f[2][2 * i..2 * i + 2], 16).unwrap())
+                .collect();
+            (f[0].parse().unwrap(), (f[1].clone(), bytes))
+        })
+        .collect()
+}
+
 /// Connection `stream` of an `analyze --json` document.
 pub fn connection(doc: &serde_json::Value, stream: u64) -> &serde_json::Value {
     doc["connections"]
