@@ -166,10 +166,7 @@ impl State {
                         self.client_asking = question.is_some();
                         if let Some((name, awaited)) = question {
                             m.asks.get_or_insert(name);
-                            if self.awaited.len() == MAX_AWAITED {
-                                self.awaited.remove(0);
-                            }
-                            self.awaited.push(awaited);
+                            crate::reader::push_bounded(&mut self.awaited, awaited, MAX_AWAITED);
                         }
                     } else if kind == METHOD {
                         // A method frame whose ids the capture cut off.
@@ -233,10 +230,7 @@ impl State {
             (BASIC, 40) if self.confirming.contains(&channel) => ("Basic.Publish", &[80, 120]),
             (CONFIRM, 10) => {
                 if !self.confirming.contains(&channel) {
-                    if self.confirming.len() == MAX_CONFIRMING {
-                        self.confirming.remove(0);
-                    }
-                    self.confirming.push(channel);
+                    crate::reader::push_bounded(&mut self.confirming, channel, MAX_CONFIRMING);
                 }
                 ("Confirm.Select", &[11])
             }

@@ -149,10 +149,10 @@ pub struct Exchanges {
     /// The peers speak on their own timers, neither answering the other
     /// (BGP): no exchanges are made.
     pub peer_to_peer: bool,
-    /// The server listens on the TLS port of a protocol whose server
-    /// pushes (MQTT's 8883, AMQP's 5671 ...): inside TLS, which record
-    /// answers which cannot be told ([`Exchanges::inside_tls`]).
-    push_port_tls: bool,
+    /// The server's port, when it is the TLS port of a protocol whose
+    /// server pushes (MQTT's 8883, AMQP's 5671 ...): inside TLS, which
+    /// record answers which cannot be told ([`Exchanges::inside_tls`]).
+    push_port_tls: Option<u16>,
     /// OpenFlow's messages, if the connection carries them: only those
     /// that ask open a turn, only their answers answer (openflow.rs).
     pub(crate) openflow: crate::openflow::OpenFlow,
@@ -234,8 +234,7 @@ impl Exchanges {
         self.openflow.port = crate::openflow::OpenFlow::is_port(port);
         self.mqtt.port = crate::mqtt::Mqtt::is_port(port);
         self.amqp.port = crate::amqp::Amqp::is_port(port);
-        self.push_port_tls = PUSH_TLS_PORTS.contains(&port);
-        self.mqtt.port_tls = port == crate::mqtt::TLS_PORT;
+        self.push_port_tls = PUSH_TLS_PORTS.contains(&port).then_some(port);
     }
 
     /// The causality check: a response leaves the server after the request
@@ -416,9 +415,9 @@ impl Exchanges {
     /// (On MQTT's, the broker's writes are worded as a broker's: a
     /// Mosquitto's Nagle is its `set_tcp_nodelay`.)
     pub(crate) fn inside_tls(&mut self) {
-        if self.push_port_tls && !self.peer_to_peer {
+        if let Some(port) = self.push_port_tls.filter(|_| !self.peer_to_peer) {
             self.no_turns();
-            if self.mqtt.port_tls {
+            if port == crate::mqtt::TLS_PORT {
                 self.protocol = Some(crate::model::AppProtocol::Mqtt);
             }
         }

@@ -147,10 +147,11 @@ impl State {
                     self.rest_asks = question.is_some();
                     if let Some((name, answers, packet)) = question {
                         m.asks.get_or_insert(name);
-                        if self.awaited.len() == MAX_AWAITED {
-                            self.awaited.remove(0);
-                        }
-                        self.awaited.push((answers, packet));
+                        crate::reader::push_bounded(
+                            &mut self.awaited,
+                            (answers, packet),
+                            MAX_AWAITED,
+                        );
                     }
                 }
                 Direction::ServerToClient => {

@@ -207,10 +207,7 @@ impl State {
                     });
                 }
                 for a in asked {
-                    if self.awaited.len() == MAX_AWAITED {
-                        self.awaited.remove(0);
-                    }
-                    self.awaited.push(a);
+                    crate::reader::push_bounded(&mut self.awaited, a, MAX_AWAITED);
                 }
             }
             Direction::ServerToClient => {

@@ -13,9 +13,6 @@ pub struct Reading<S> {
     /// by it; set with the roles, and again if they are swapped before
     /// the first payload).
     pub(crate) port: bool,
-    /// The server listens on the protocol's TLS port (for the readers
-    /// that have one).
-    pub(crate) port_tls: bool,
     /// The reading, once the connection is the protocol's.
     state: Option<Box<S>>,
 }
@@ -66,6 +63,15 @@ impl<S: Default> Reading<S> {
         self.is = Some(false);
         self.state = None;
     }
+}
+
+/// Adds `item` to a reader's list of what it awaits, which keeps the
+/// newest `max`: a forgotten question only leaves its turn unanswered.
+pub(crate) fn push_bounded<T>(list: &mut Vec<T>, item: T, max: usize) {
+    if list.len() == max {
+        list.remove(0);
+    }
+    list.push(item);
 }
 
 /// For the readers' property tests: any segments of either side.

@@ -202,10 +202,7 @@ impl State {
                         .copied()
                         .unwrap_or("frame");
                     m.asks.get_or_insert(name);
-                    if self.awaited.len() == MAX_AWAITED {
-                        self.awaited.remove(0);
-                    }
-                    self.awaited.push(a);
+                    crate::reader::push_bounded(&mut self.awaited, a, MAX_AWAITED);
                 }
             }
             Direction::ServerToClient => {
