@@ -574,14 +574,22 @@ impl Exchanges {
         if let Some(m) = self.stomp.read(dir, head, len) {
             return Some(m);
         }
-        self.readers_refused = self.openflow.is_not()
-            && self.mqtt.is_not()
-            && self.postgres.is_not()
-            && self.amqp.is_not()
-            && self.irc.is_not()
-            && self.nats.is_not()
-            && self.stomp.is_not();
+        self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
         None
+    }
+
+    /// Each reader's decision: its protocol (`Some(true)`), not, or not
+    /// known yet.
+    fn reader_decisions(&self) -> [Option<bool>; 7] {
+        [
+            self.openflow.decided(),
+            self.mqtt.decided(),
+            self.postgres.decided(),
+            self.amqp.decided(),
+            self.irc.decided(),
+            self.nats.decided(),
+            self.stomp.decided(),
+        ]
     }
 
     /// `len` bytes of `dir` the capture missed, up to sequence number
@@ -593,17 +601,12 @@ impl Exchanges {
     /// request could reach the server held nothing sent after it). The
     /// client's are part of its request.
     pub(crate) fn on_hole(&mut self, dir: Direction, at: Stamp, len: u64, end: u32) {
-        // (OpenFlow, MQTT, PostgreSQL, AMQP and WebSocket follow their own
-        // messages across holes.)
+        // (The readers and WebSocket follow their own messages across
+        // holes.)
         if dir == Direction::ClientToServer
             || self.peer_to_peer
             || self.openflow.port
-            || self.mqtt.is()
-            || self.postgres.is()
-            || self.amqp.is()
-            || self.irc.is()
-            || self.nats.is()
-            || self.stomp.is()
+            || self.reader_decisions().contains(&Some(true))
             || self.websocket.is_some()
         {
             self.on_data(dir, at, at, len, &[]);

@@ -66,9 +66,9 @@ impl OpenFlow {
         PORTS.contains(&server_port)
     }
 
-    /// Whether the connection was found not to carry OpenFlow.
-    pub(crate) fn is_not(&self) -> bool {
-        self.is == Some(false)
+    /// Decided: OpenFlow (`Some(true)`), not, or not known yet.
+    pub(crate) fn decided(&self) -> Option<bool> {
+        self.is
     }
 
     /// Reads a segment's stream bytes (`head` captured, `len` in all,

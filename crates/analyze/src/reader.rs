@@ -18,13 +18,20 @@ pub struct Reading<S> {
 }
 
 impl<S: Default> Reading<S> {
+    /// Decided: the protocol's (`Some(true)`), not, or not known yet.
+    pub(crate) fn decided(&self) -> Option<bool> {
+        self.is
+    }
+
     /// Whether the connection was found to carry the protocol.
+    #[cfg(test)]
     pub(crate) fn is(&self) -> bool {
         self.is == Some(true)
     }
 
     /// Whether the connection was found not to carry the protocol (or no
     /// longer: what follows is not read).
+    #[cfg(test)]
     pub(crate) fn is_not(&self) -> bool {
         self.is == Some(false)
     }
