@@ -184,14 +184,18 @@ fn offers_http(alpn: &[String]) -> bool {
 /// the excess floor) is its application's (a stream's next event, a
 /// notification, a slow producer), not the path's; not a segment that
 /// arrived inside a stretch of `busy` (the client's downlink saturated by
-/// its connections, where arrivals no longer tell departures). `(pauses,
-/// their sum in ns)`; records past the timeline's cap are not looked at.
+/// its connections, where arrivals no longer tell departures). So is the
+/// pause before a segment in `as_written` (sorted frames: what the server
+/// sent the moment it wrote it, detect/server_pace.rs), whatever was in
+/// flight and however soon: nothing held it. `(pauses, their sum in
+/// ns)`; records past the timeline's cap are not looked at.
 fn server_pauses(
     timeline: &[rttdoc_analyze::SegmentRecord],
     (first, last): (u64, u64),
     server_side_ns: i64,
     (release_ns, client_wscale, mss): (i64, u8, u64),
     busy: &[rttdoc_analyze::BusyRun],
+    as_written: &[u64],
 ) -> (u32, i64) {
     use rttdoc_analyze::seq;
     // A window with less room than a full segment may hold a sender on
@@ -211,9 +215,7 @@ fn server_pauses(
             let idle = sent_end
                 .zip(acked)
                 .is_some_and(|(sent, acked)| seq::le(sent, acked));
-            if let (true, true, Some(prev), Some((came, window))) =
-                (idle, r.new_data && !r.retransmission, previous, client_last)
-            {
+            if let (true, Some(prev)) = (r.new_data && !r.retransmission, previous) {
                 let pause = r.ts_ns - prev;
                 // Away from the server, a segment that arrived while the
                 // client's downlink was saturated may have left long before,
@@ -221,7 +223,12 @@ fn server_pauses(
                 let queued = busy
                     .iter()
                     .any(|b| b.from_ns <= r.ts_ns && r.ts_ns <= b.to_ns);
-                if r.ts_ns - came >= release_ns && window >= room && pause >= floor && !queued {
+                let long_idle = idle
+                    && client_last.is_some_and(|(came, window)| {
+                        r.ts_ns - came >= release_ns && window >= room
+                    });
+                let written = as_written.binary_search(&r.frame).is_ok();
+                if (long_idle || written) && pause >= floor && !queued {
                     pauses += 1;
                     paused += pause;
                 }
@@ -373,6 +380,8 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         _ => 0,
     };
     let mut ledger = Vec::new();
+    // Each response transfer's row (its index) and first and last frames.
+    let mut transfers: Vec<(usize, u64, u64)> = Vec::new();
 
     if let (Some(syn), Some(end)) = (
         c.first_syn,
@@ -560,40 +569,16 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         let last = x.response_last.unwrap_or(first);
         if last.frame != first.frame {
             let rounds = slow_start_rounds(x.response_bytes, mss).saturating_sub(1);
-            let mut basis = format!(
-                "{} bytes in slow start from IW10: {rounds} more RTT",
-                x.response_bytes
+            // The server's own pauses join the ideal once the detectors'
+            // facts can tell which segments left as written (below).
+            transfers.push((ledger.len(), first.frame, last.frame));
+            let (ideal, basis) = (
+                rounds as f64,
+                format!(
+                    "{} bytes in slow start from IW10: {rounds} more RTT",
+                    x.response_bytes
+                ),
             );
-            // The server's own pauses are in the ideal: it had nothing to
-            // send, whatever the path.
-            // Long past the ACK's estimated arrival: the path's round trip
-            // varies (a page load's parallel connections fill a queue that
-            // the handshake never saw), and data an ACK clocked out comes
-            // one such round trip later; a stream's next event, a
-            // notification, comes when it comes.
-            let idle_after_ns = release_ns
-                .max(2 * rtt_ns.unwrap_or(0))
-                .max(SERVER_IDLE_MIN_NS);
-            let (pauses, paused_ns) = server_pauses(
-                &c.timeline,
-                (first.frame, last.frame),
-                server_side_ns,
-                (idle_after_ns, client_wscale, mss),
-                if vantage == Vantage::Server {
-                    &[]
-                } else {
-                    &c.path_busy
-                },
-            );
-            let mut ideal = rounds as f64;
-            if let Some(rtt) = rtt_ns.filter(|r| *r > 0 && pauses > 0) {
-                ideal += paused_ns as f64 / rtt as f64;
-                basis.push_str(&format!(
-                    ", plus {} the server had nothing to send ({pauses} pause(s) with all it \
-                     had sent acknowledged)",
-                    duration_words(paused_ns)
-                ));
-            }
             ledger.push(clock.row(
                 Phase::Transfer,
                 format!("{name}: response transfer ({} bytes)", x.response_bytes),
@@ -686,8 +671,48 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // A client's reply to a message the server sent on its own (a ping)
     // asks nothing: the server's next data came at its own pace. (Both
     // read the exchanges, not the rows the first marks.)
-    let (mut idle, replies, pushed, abandoned) = {
+    let (mut idle, replies, pushed, abandoned, paused) = {
         let facts = facts_of!(&report, &[]);
+        // The server's own pauses in each response transfer: after data
+        // it wrote as it had it (a stream's pieces: detect/server_pace.rs),
+        // or long after the client's last packet with nothing in flight.
+        // Looked for only in rows with time beyond their slow-start rounds.
+        let paused = {
+            let floor = crate::detect::causality::EXCESS_FLOOR_NS as f64 / 1e6;
+            let beyond = |i: usize| report.ledger[i].excess_ms.is_some_and(|e| e > floor);
+            let as_written = if transfers.iter().any(|&(i, _, _)| beyond(i)) {
+                crate::detect::sent_as_written(&facts)
+            } else {
+                Vec::new()
+            };
+            // Long past the ACK's estimated arrival: the path's round trip
+            // varies (a page load's parallel connections fill a queue that
+            // the handshake never saw), and data an ACK clocked out comes
+            // one such round trip later; a stream's next event, a
+            // notification, comes when it comes.
+            let idle_after_ns = release_ns
+                .max(2 * rtt_ns.unwrap_or(0))
+                .max(SERVER_IDLE_MIN_NS);
+            transfers
+                .iter()
+                .filter(|&&(i, _, _)| beyond(i))
+                .map(|&(i, first, last)| {
+                    let pauses = server_pauses(
+                        &c.timeline,
+                        (first, last),
+                        server_side_ns,
+                        (idle_after_ns, client_wscale, mss),
+                        if vantage == Vantage::Server {
+                            &[]
+                        } else {
+                            &c.path_busy
+                        },
+                        &as_written,
+                    );
+                    (i, pauses)
+                })
+                .collect::<Vec<_>>()
+        };
         let mut idle = crate::detect::idle_exchanges(&facts);
         let replies = crate::detect::reply_exchanges(&facts);
         // The client's answer to a greeting was a reply to a message the
@@ -705,8 +730,24 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             replies,
             crate::detect::pushed_exchanges(&facts),
             crate::detect::abandoned_exchanges(&facts),
+            paused,
         )
     };
+    if let Some(rtt) = rtt_ns.filter(|r| *r > 0) {
+        for (i, (pauses, paused_ns)) in paused.into_iter().filter(|(_, (n, _))| *n > 0) {
+            let row = &mut report.ledger[i];
+            let ideal = row.ideal_rtts.unwrap_or(0.0) + paused_ns as f64 / rtt as f64;
+            let duration_ns = (row.duration_ms * 1e6).round() as i64;
+            (row.rtts, row.excess_rtts, row.excess_ms) =
+                excess_of(duration_ns, Some(ideal), Some(rtt));
+            row.ideal_rtts = Some(ideal);
+            row.ideal_basis.push_str(&format!(
+                ", plus {} the server had nothing to send ({pauses} pause(s) before data \
+                 nothing held back)",
+                duration_words(paused_ns)
+            ));
+        }
+    }
     if !idle.is_empty() {
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);
     }

@@ -36,6 +36,11 @@
 //!   when that connection closed (an FTP server's `226` once its data
 //!   connection is closed), and the ACK released nothing (closes.rs in
 //!   rttdoc-analyze).
+//! - a server segment that began a tick of the server's own timer, one
+//!   that runs apart from the ACKs (most of its ticks left at no ACK's
+//!   arrival: server_pace.rs), left when the timer said: a stream's
+//!   writer that pauses two round trips between pieces is released by no
+//!   ACK, however close one came.
 //! - a server's push (data outside every answer, while no answer is
 //!   waited for) counts only when no sibling's data from the client's
 //!   address reached the server during the silence less than the shortest
@@ -172,6 +177,13 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 .collect()
         })
         .unwrap_or_default();
+    // The ticks of a server timer that runs apart from the ACKs left when
+    // the timer said (server_pace.rs): one that left as an ACK arrived was
+    // on time, not held.
+    let ticks = (sender == Direction::ServerToClient)
+        .then(|| super::server_pace::independent_ticks(f))
+        .flatten()
+        .unwrap_or(&[]);
     let mut holds = Vec::new();
     for &(t, r) in events {
         if r.dir == receiver {
@@ -256,6 +268,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 && r.len < mss
                 && causal
                 && bounded
+                && ticks.binary_search(&r.ts_ns).is_err()
             {
                 // On the receiver's clock: when the last data this ACK covers
                 // arrived versus when the ACK left.
@@ -368,7 +381,7 @@ fn shortest_hold(rtt: i64) -> i64 {
 /// (TCP_NODELAY), or segments larger than the capture shows (cut by a
 /// tool): no silence of its from then on is a Nagle hold. Looked for only
 /// where there is a hold to judge.
-fn nagle_off_from(
+pub(super) fn nagle_off_from(
     f: &Facts<'_>,
     sender: Direction,
     events: &[(i64, &SegmentRecord)],

@@ -601,7 +601,8 @@ fn slow_exchanges(
         if think >= threshold
             && !held
             && !client_closed_before(span)
-            && !server_ticks(f).is_some_and(|t| t.on_timer(first.ts_ns))
+            && !server_ticks(f)
+                .is_some_and(|t| t.answers_on_timer(x.request_first.ts_ns, first.ts_ns))
         {
             slow.push((i + 1, last_copy, first.frame, think));
         }
@@ -844,9 +845,17 @@ pub(crate) struct Ticks {
 }
 
 impl Ticks {
-    /// Whether the server's data at `t` began a tick.
-    fn on_timer(&self, t: i64) -> bool {
-        self.at.binary_search(&t).is_ok()
+    /// When each tick began, in order.
+    pub(super) fn at(&self) -> &[i64] {
+        &self.at
+    }
+
+    /// Whether the server's data at `answered` began a tick of a timer
+    /// already running when the question left at `asked` (a tick before
+    /// it): a timer that starts with the answer is the answer's pace, not
+    /// the reason it came when it did (module docs).
+    fn answers_on_timer(&self, asked: i64, answered: i64) -> bool {
+        self.at.first().is_some_and(|&t| t < asked) && self.at.binary_search(&answered).is_ok()
     }
 }
 
@@ -896,7 +905,7 @@ fn chain(
 /// The server's own timer, if its messages keep one ([`find_ticks`]):
 /// looked for once per connection, on first use (the ledger's idle turns
 /// and the think-time search both ask).
-fn server_ticks<'f>(f: &'f Facts<'_>) -> Option<&'f Ticks> {
+pub(super) fn server_ticks<'f>(f: &'f Facts<'_>) -> Option<&'f Ticks> {
     f.server_ticks_view
         .get_or_init(|| find_ticks(f, threshold_of(f.rtt_ns.unwrap_or(0))))
         .as_ref()
@@ -914,7 +923,10 @@ fn server_ticks<'f>(f: &'f Facts<'_>) -> Option<&'f Ticks> {
 /// and twice the threshold (shorter, a server's steady work looks the
 /// same). It is found among the intervals between the first 64 messages
 /// and the next three after each, as the one that, chained from its
-/// first message both ways, puts the most of them one period apart.
+/// first message both ways, puts the most of them one period apart; then
+/// a half, third or quarter of it that chains more of them, in more
+/// single steps, is the timer's beat (found at three round trips, the
+/// timer is no turn-taking, and its faster beat is its own).
 /// Message boundaries follow frame order, which only errs toward a
 /// prompt.
 fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
@@ -971,7 +983,24 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     let mut ticks = Vec::new();
     let ones = chain(&starts, seed, period, tolerance(period), Some(&mut ticks));
     let unprompted = ticks.iter().filter(|&&i| !starts[i].1).count();
-    (ones >= 4 && unprompted >= 2 && ticks.len() * 3 >= starts.len()).then(|| Ticks {
+    if ones < 4 || unprompted < 2 || ticks.len() * 3 < starts.len() {
+        return None;
+    }
+    // A timer found at three round trips or more may beat faster (a
+    // stream's pieces every two round trips): a fraction of its period
+    // that chains more messages from the same seed, in more steps of one
+    // (its own) period than the period had, is its beat.
+    for m in 2..=4 {
+        let beat = period / m;
+        let mut finer = Vec::new();
+        if chain(&starts, seed, beat, tolerance(beat), Some(&mut finer)) > ones
+            && finer.len() > ticks.len()
+        {
+            ticks = finer;
+            break;
+        }
+    }
+    Some(Ticks {
         at: ticks.iter().map(|&i| starts[i].0).collect(),
     })
 }
@@ -1001,7 +1030,6 @@ pub fn pushed_exchanges(f: &Facts<'_>) -> Vec<usize> {
             .into_iter()
             .chain(turns)
             .filter(move |&(_, asked, answered)| answered - asked >= threshold)
-            .map(|(n, _, answered)| (n, answered))
     };
     if late().next().is_none() {
         return Vec::new();
@@ -1009,9 +1037,17 @@ pub fn pushed_exchanges(f: &Facts<'_>) -> Vec<usize> {
     let Some(ticks) = server_ticks(f) else {
         return Vec::new();
     };
+    // A greeting has no question to come before: the server's first
+    // message on its timer is the greeting's tick.
     late()
-        .filter(|&(_, t)| ticks.on_timer(t))
-        .map(|(n, _)| n)
+        .filter(|&(n, asked, answered)| {
+            if n == 0 {
+                ticks.at.binary_search(&answered).is_ok()
+            } else {
+                ticks.answers_on_timer(asked, answered)
+            }
+        })
+        .map(|(n, _, _)| n)
         .collect()
 }
 

@@ -143,16 +143,69 @@ fn a_segment_that_left_when_the_ack_came_was_held_not_paused() {
 }
 
 #[test]
-fn a_pause_with_data_in_flight_stays_the_transfers() {
+fn a_small_piece_sent_behind_another_left_as_written_and_its_pause_is_the_servers() {
     // The event left 30 ms after the head, before the head's ACK could be
-    // back: data was in flight all along, and the pause is no server idle
-    // time the ledger can prove.
+    // back: a small segment sent while another was unacknowledged, which
+    // Nagle never does, and 200 bytes in flight hold no congestion or
+    // receive window. Nothing held the event: the server wrote it then.
     for path in Path::all(RTT) {
         let o = streamed(path, 30.0, 0.0);
         let row = transfer(&o);
-        assert_eq!(row.ideal_rtts, Some(0.0), "{row:?}");
+        assert!(
+            row.ideal_basis.contains("nothing to send (1 pause(s)"),
+            "{row:?}"
+        );
+        assert_eq!(row.excess_ms, Some(0.0), "{row:?}");
+    }
+}
+
+#[test]
+fn a_piece_behind_a_bulk_flight_may_have_waited_for_the_window() {
+    // The same event behind a 9-segment head: with that much in flight a
+    // congestion window may have held it, whenever the ACKs came, and
+    // its wait stays the transfer's.
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.send(C, 50.0, b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
+        let head = w.burst(S, w.arrival(req) + KERNEL, 9, 0.01);
+        w.data(S, w.arrival(req) + KERNEL + 0.2, 200);
+        let event = w.data(S, w.sent(head[0]) + 30.0, 300);
+        w.ack(C, w.arrival(event));
+        let o = w.run();
+        let row = transfer(&o);
         assert!(!row.ideal_basis.contains("nothing to send"), "{row:?}");
         assert!(row.excess_ms.unwrap() > 25.0, "{row:?}");
+    }
+}
+
+#[test]
+fn a_stream_on_its_writers_timer_is_no_transfer_excess() {
+    // Server-sent events every 80 ms (two round trips), Nagle on: each
+    // piece left with everything acknowledged, 40 ms after the ACK came,
+    // too soon for the ledger to rule out a queue had it been one piece.
+    // Twenty on one beat, leaving at no ACK's arrival, are the writer's.
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.send(C, 50.0, b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
+        let head = w.data(S, w.arrival(req) + 300.0, 150);
+        w.ack(C, w.arrival(head));
+        for k in 1..=20 {
+            let piece = w.data(S, w.sent(head) + 80.0 * k as f64, 32);
+            w.ack(C, w.arrival(piece));
+        }
+        let o = w.run();
+        let row = transfer(&o);
+        assert!(
+            row.ideal_basis.contains("nothing to send (20 pause(s)"),
+            "{row:?}"
+        );
+        assert_eq!(row.excess_ms, Some(0.0), "{row:?}");
+        // The head was the answer: the 300 ms before it is the server's
+        // work, not a tick of its timer.
+        let think = o.the(FindingKind::ServerThinkTime);
+        assert!((think.cost_ms - 300.0).abs() < 2.0, "{think:?}");
     }
 }
 

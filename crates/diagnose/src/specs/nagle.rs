@@ -153,6 +153,35 @@ fn the_second_write_of_a_plain_response_waiting_for_the_ack_of_the_first_is_writ
 }
 
 #[test]
+fn a_streams_piece_on_its_writers_beat_is_not_held_by_the_ack_it_follows() {
+    // Server-sent events every 80 ms (two round trips), Nagle on: the first
+    // piece, written with the head, waits for the head's ACK (held); the
+    // next is written 80 ms after the head, the moment the first piece's
+    // ACK arrives, and leaves then: on the writer's beat, which the
+    // later pieces keep with no ACK near them. It waited for nothing.
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.send(C, 100.0, b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
+        let head = w.data(S, w.arrival(req) + 0.5, 150);
+        let ack = w.ack(C, w.arrival(head));
+        let first = w.data(S, w.arrival(ack) + KERNEL, 32);
+        let first_ack = w.ack(C, w.arrival(first));
+        let second = w.data(S, w.arrival(first_ack) + KERNEL, 32);
+        w.ack(C, w.arrival(second));
+        for k in 2..=20 {
+            let piece = w.data(S, w.sent(head) + 80.0 * k as f64 + KERNEL, 32);
+            w.ack(C, w.arrival(piece));
+        }
+        let o = w.run();
+        let f = o.the(WriteWriteRead);
+        let silence = RTT + KERNEL;
+        assert_waits(&f.waits, &[o.wait(head, first, Some(ack), silence)], EXACT);
+        assert_ms(f.cost_ms, silence, EXACT, "the first piece's hold alone");
+    }
+}
+
+#[test]
 fn holds_on_one_connection_add_up_in_one_finding() {
     // Two POSTs on one keep-alive connection, each split and held.
     let mut w = Wire::new(Path::at_client(RTT));
