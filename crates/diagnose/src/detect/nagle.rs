@@ -36,11 +36,10 @@
 //!   when that connection closed (an FTP server's `226` once its data
 //!   connection is closed), and the ACK released nothing (closes.rs in
 //!   rttdoc-analyze).
-//! - a server segment that began a tick of the server's own timer, one
-//!   that runs apart from the ACKs (most of its ticks left at no ACK's
-//!   arrival: server_pace.rs), left when the timer said: a stream's
-//!   writer that pauses two round trips between pieces is released by no
-//!   ACK, however close one came.
+//! - a server segment that began a tick of the server's own timer (whose
+//!   ticks mostly leave at no ACK's arrival: server_think_time.rs) left
+//!   when the timer said: a stream's writer that pauses two round trips
+//!   between pieces is released by no ACK, however close one came.
 //! - a server's push (data outside every answer, while no answer is
 //!   waited for) counts only when no sibling's data from the client's
 //!   address reached the server during the silence less than the shortest
@@ -181,9 +180,9 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     // the timer said (server_pace.rs): one that left as an ACK arrived was
     // on time, not held.
     let ticks = (sender == Direction::ServerToClient)
-        .then(|| super::server_pace::independent_ticks(f))
+        .then(|| super::server_think_time::server_ticks(f))
         .flatten()
-        .unwrap_or(&[]);
+        .map_or(&[][..], |t| t.at());
     let mut holds = Vec::new();
     for &(t, r) in events {
         if r.dir == receiver {

@@ -926,7 +926,10 @@ pub(super) fn server_ticks<'f>(f: &'f Facts<'_>) -> Option<&'f Ticks> {
 /// first message both ways, puts the most of them one period apart; then
 /// a half, third or quarter of it that chains more of them, in more
 /// single steps, is the timer's beat (found at three round trips, the
-/// timer is no turn-taking, and its faster beat is its own).
+/// timer is no turn-taking, and its faster beat is its own). Ticks that
+/// mostly left the moment a client ACK arrived keep the ACKs' rhythm (a
+/// window-limited transfer's flights, Nagle behind delayed ACKs), not a
+/// timer's.
 /// Message boundaries follow frame order, which only errs toward a
 /// prompt.
 fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
@@ -1000,9 +1003,41 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
             break;
         }
     }
-    Some(Ticks {
-        at: ticks.iter().map(|&i| starts[i].0).collect(),
-    })
+    let at: Vec<i64> = ticks.iter().map(|&i| starts[i].0).collect();
+    (!ack_clocked(f, &at)).then_some(Ticks { at })
+}
+
+/// Whether half or more of the ticks at `at` (the server's clock) left
+/// the moment a client packet that acknowledged more or opened the window
+/// further arrived: the ACKs' rhythm (a window opening flight by flight,
+/// a slow reader's window updates, Nagle releasing behind delayed ACKs),
+/// however regular, and no timer of the server's.
+fn ack_clocked(f: &Facts<'_>, at: &[i64]) -> bool {
+    let server = Direction::ServerToClient;
+    let mut released = 0usize;
+    let (mut acked, mut edge): (Option<u32>, Option<u64>) = (None, None);
+    let mut last: Option<i64> = None;
+    for &(t, r) in f.new_data_view(server) {
+        if r.dir != server {
+            let more = r.ack_set && acked.is_none_or(|a| seq::lt(a, r.ack));
+            let wider = f.window_edge(r).filter(|&e| edge.is_none_or(|old| e > old));
+            if more {
+                acked = Some(r.ack);
+            }
+            if let Some(e) = wider {
+                edge = Some(e);
+            }
+            if more || wider.is_some() {
+                last = Some(t);
+            }
+            continue;
+        }
+        if at.binary_search(&r.ts_ns).is_ok() && last.is_some_and(|ta| f.released_by(server, t, ta))
+        {
+            released += 1;
+        }
+    }
+    released * 2 >= at.len()
 }
 
 /// The exchanges whose "answer" was a message of the server's own timer

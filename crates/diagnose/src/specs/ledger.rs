@@ -160,6 +160,30 @@ fn a_small_piece_sent_behind_another_left_as_written_and_its_pause_is_the_server
 }
 
 #[test]
+fn a_larger_pieces_gap_may_be_a_slow_links_and_stays_the_transfers() {
+    // The same, but the second piece is 1000 bytes: on a 1.6 Mbit/s link
+    // its own 5 ms on the wire spaces its arrival from the head's, however
+    // the server sent it, so the gap is no proof of the server's pace.
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.send(C, 50.0, b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
+        let head = w.data(S, w.arrival(req) + KERNEL, 200);
+        w.data(S, w.sent(head) + 5.0, 300);
+        let body = w.data(S, w.sent(head) + 10.0, 1000);
+        w.ack(C, w.arrival(body));
+        let o = w.run();
+        let row = transfer(&o);
+        // The 300-byte piece's 5 ms are the server's; the body's are not.
+        assert!(
+            row.ideal_basis.contains("nothing to send (1 pause(s)"),
+            "{row:?}"
+        );
+        assert!((row.excess_ms.unwrap() - 5.0).abs() < 0.5, "{row:?}");
+    }
+}
+
+#[test]
 fn a_piece_behind_a_bulk_flight_may_have_waited_for_the_window() {
     // The same event behind a 9-segment head: with that much in flight a
     // congestion window may have held it, whenever the ACKs came, and

@@ -182,6 +182,37 @@ fn a_streams_piece_on_its_writers_beat_is_not_held_by_the_ack_it_follows() {
 }
 
 #[test]
+fn pieces_held_behind_delayed_acks_at_a_steady_pace_are_still_holds() {
+    // A response written in 13 pieces at once, Nagle on, to a client that
+    // ACKs 100 ms after each arrives: every piece after the first leaves
+    // the moment the last one's ACK comes, one round trip and 100 ms
+    // apart, as regular as a timer. Each left as an ACK arrived: the
+    // ACKs' rhythm, every wait a hold.
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.send(C, 100.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        let mut piece = w.data(S, w.arrival(req) + 0.5, 100);
+        let mut expected = Vec::new();
+        for _ in 0..12 {
+            let ack = w.ack(C, w.arrival(piece) + 100.0);
+            let next = w.data(S, w.arrival(ack) + KERNEL, 100);
+            expected.push((piece, next, ack));
+            piece = next;
+        }
+        w.ack(C, w.arrival(piece));
+        let o = w.run();
+        let f = o.the(WriteWriteRead);
+        let silence = RTT + 100.0 + KERNEL;
+        let waits: Vec<_> = expected
+            .iter()
+            .map(|&(from, to, ack)| o.wait(from, to, Some(ack), silence))
+            .collect();
+        assert_waits(&f.waits, &waits, EXACT);
+    }
+}
+
+#[test]
 fn holds_on_one_connection_add_up_in_one_finding() {
     // Two POSTs on one keep-alive connection, each split and held.
     let mut w = Wire::new(Path::at_client(RTT));
