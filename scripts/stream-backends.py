@@ -11,6 +11,11 @@
         asyncio (TCP_NODELAY on, as asyncio sets it): each GET waits
         250 ms, then streams 120 events at irregular gaps of 12-60 ms (a
         language model's tokens; the gaps fixed by a seed).
+
+    stream-backends.py upload ADDRESS PORT
+        python's http.server taking a chunked PUT (answering its
+        `Expect: 100-continue` with a `100 Continue`), reading every chunk,
+        then answering how many bytes came: head and body in two writes.
 """
 import asyncio
 import http.server
@@ -44,6 +49,28 @@ class Sse(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
 
+class Upload(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_PUT(self):
+        got = 0
+        while True:
+            size = int(self.rfile.readline().split(b";")[0], 16)
+            if size == 0:
+                self.rfile.readline()
+                break
+            got += len(self.rfile.read(size))
+            self.rfile.readline()
+        body = b"got %d bytes\n" % got
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 class Threading(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -74,8 +101,9 @@ async def serve_tokens(address, port):
 
 def main():
     mode, address, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    if mode == "sse":
-        Threading((address, port), Sse).serve_forever()
+    if mode in ("sse", "upload"):
+        handler = Sse if mode == "sse" else Upload
+        Threading((address, port), handler).serve_forever()
     else:
         asyncio.run(serve_tokens(address, port))
 

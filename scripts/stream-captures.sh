@@ -14,6 +14,10 @@
 #   tokens-nginx.pcap  asyncio (Nagle off) behind nginx: 250 ms, then 120
 #                      events at irregular gaps of 12-60 ms
 #   tokens-tls.pcap    the same through nginx over TLS 1.3
+#   upload-curl.pcap   the other way: curl -T - uploads what a shell loop
+#                      writes to its pipe, 20 lines 100 ms apart, as a
+#                      chunked PUT to http.server (its `Expect:
+#                      100-continue` answered)
 #
 # Needs root, ip, tcpdump, python3, nginx, curl, openssl.
 set -euo pipefail
@@ -53,13 +57,19 @@ EOF
 ip netns exec "$S" python3 "$here/stream-backends.py" sse 127.0.0.1 8001 &
 ip netns exec "$S" python3 "$here/stream-backends.py" sse 10.81.2.1 8000 &
 ip netns exec "$S" python3 "$here/stream-backends.py" tokens 127.0.0.1 8002 &
+ip netns exec "$S" python3 "$here/stream-backends.py" upload 10.81.2.1 8003 &
 ip netns exec "$S" nginx -c "$work/nginx.conf"
-for port in 8000 8001 8002 80 443; do relay_listening "$port"; done
+for port in 8000 8001 8002 8003 80 443; do relay_listening "$port"; done
 relay_capture sse-python curl -sN http://10.81.2.1:8000/sse -o /dev/null
 relay_capture sse-nginx curl -sN http://10.81.2.1/sse -o /dev/null
 relay_capture tokens-nginx curl -sN http://10.81.2.1/tokens -o /dev/null
 relay_capture tokens-tls curl -skN https://10.81.2.1/tokens -o /dev/null
-for name in sse-python sse-nginx tokens-nginx tokens-tls; do
+cat > "$work/upload.sh" <<'EOF'
+for i in $(seq 20); do echo "line $i of a live upload"; sleep 0.1; done |
+  curl -s -T - -H 'Transfer-Encoding: chunked' http://10.81.2.1:8003/upload
+EOF
+relay_capture upload-curl bash "$work/upload.sh"
+for name in sse-python sse-nginx tokens-nginx tokens-tls upload-curl; do
   gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
 ls -l "$out"

@@ -10,7 +10,7 @@
 //! it is the whole RTT; in the middle, the client's share of it.
 
 use crate::model::{
-    ConnectionReport, CostRule, LedgerRow, MptcpSubflowKind, Phase, RttSource, Vantage,
+    ConnectionReport, CostRule, Direction, LedgerRow, MptcpSubflowKind, Phase, RttSource, Vantage,
 };
 use rttdoc_analyze::{vantage, ConnectionFacts, Exchange, Stamp};
 use rttdoc_wire::tls::{is_tls13, version_name};
@@ -171,29 +171,32 @@ fn offers_http(alpn: &[String]) -> bool {
         .any(|p| p.starts_with("http/") || p.starts_with("spdy/") || p == "h2" || p == "h3")
 }
 
-/// The server's own pauses inside a response's transfer, from frame
-/// `first` to frame `last`: before each of its new-data segments that
-/// left when everything it had sent was acknowledged (on its clock, the
-/// client's packets arriving `server_side_ns` after they were captured),
-/// with room for a full segment (`mss`) in the client's last window (its
-/// scale `client_wscale`), and at least `release_ns` after the client's
-/// last packet came (the caller's: a round trip, as the path's varies). A sender with nothing in flight and room in the window is
-/// held by no Nagle, congestion or receive window, and what a packet of
-/// the client's released would have left when it came: the server had
-/// nothing to send from its previous segment on, and the pause (at least
-/// the excess floor) is its application's (a stream's next event, a
-/// notification, a slow producer), not the path's; not a segment that
+/// A sender's own pauses inside what it sent, from frame `first` to frame
+/// `last` (a response's transfer, the server's; a request's upload, the
+/// client's): before each of its new-data segments that left when
+/// everything it had sent was acknowledged (on its clock, the peer's
+/// packets arriving `peer_side_ns` after they were captured), with room
+/// for a full segment (`mss`) in the peer's last window (its scale
+/// `peer_wscale`), and at least `release_ns` after the peer's last packet
+/// came (the caller's: a round trip, as the path's varies). A sender with
+/// nothing in flight and room in the window is held by no Nagle,
+/// congestion or receive window, and what a packet of the peer's released
+/// would have left when it came: the sender had nothing to send from its
+/// previous segment on, and the pause (at least the excess floor) is its
+/// application's (a stream's next event, a notification, a slow producer,
+/// an upload read from a pipe), not the path's; not a segment that
 /// arrived inside a stretch of `busy` (the client's downlink saturated by
 /// its connections, where arrivals no longer tell departures). So is the
-/// pause before a segment in `as_written` (sorted frames: what the server
-/// sent the moment it wrote it, detect/server_pace.rs), whatever was in
+/// pause before a segment in `as_written` (sorted frames: what the sender
+/// sent the moment it wrote it, detect/sender_pace.rs), whatever was in
 /// flight and however soon: nothing held it. `(pauses, their sum in
 /// ns)`; records past the timeline's cap are not looked at.
-fn server_pauses(
+fn sender_pauses(
     timeline: &[rttdoc_analyze::SegmentRecord],
+    sender: Direction,
     (first, last): (u64, u64),
-    server_side_ns: i64,
-    (release_ns, client_wscale, mss): (i64, u8, u64),
+    peer_side_ns: i64,
+    (release_ns, peer_wscale, mss): (i64, u8, u64),
     busy: &[rttdoc_analyze::BusyRun],
     as_written: &[u64],
 ) -> (u32, i64) {
@@ -208,10 +211,10 @@ fn server_pauses(
     let mut sent_end: Option<u32> = None;
     let mut acked: Option<u32> = None;
     let mut previous: Option<i64> = None;
-    // The client's last packet: when it reached the server, its window.
-    let mut client_last: Option<(i64, u64)> = None;
+    // The peer's last packet: when it reached the sender, its window.
+    let mut peer_last: Option<(i64, u64)> = None;
     for r in &timeline[lo..hi] {
-        if r.dir == crate::model::Direction::ServerToClient && r.len > 0 {
+        if r.dir == sender && r.len > 0 {
             let idle = sent_end
                 .zip(acked)
                 .is_some_and(|(sent, acked)| seq::le(sent, acked));
@@ -224,7 +227,7 @@ fn server_pauses(
                     .iter()
                     .any(|b| b.from_ns <= r.ts_ns && r.ts_ns <= b.to_ns);
                 let long_idle = idle
-                    && client_last.is_some_and(|(came, window)| {
+                    && peer_last.is_some_and(|(came, window)| {
                         r.ts_ns - came >= release_ns && window >= room
                     });
                 let written = as_written.binary_search(&r.frame).is_ok();
@@ -235,17 +238,17 @@ fn server_pauses(
             }
             sent_end = Some(sent_end.map_or(r.end, |e| seq::max(e, r.end)));
             previous = Some(r.ts_ns);
-        } else if r.dir == crate::model::Direction::ClientToServer && r.ack_set {
+        } else if r.dir != sender && r.ack_set {
             acked = Some(acked.map_or(r.ack, |a| seq::max(a, r.ack)));
-            let window = u64::from(r.window) << client_wscale.min(14);
-            client_last = Some((r.ts_ns + server_side_ns, window));
+            let window = u64::from(r.window) << peer_wscale.min(14);
+            peer_last = Some((r.ts_ns + peer_side_ns, window));
         }
     }
     (pauses, paused)
 }
 
 /// The shortest time after the client's last packet a server's data can
-/// leave and be taken for its own pause (`server_pauses`): longer than a
+/// leave and be taken for its own pause (`sender_pauses`): longer than a
 /// queue on the path commonly adds to a round trip.
 const SERVER_IDLE_MIN_NS: i64 = 500_000_000;
 
@@ -374,14 +377,18 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         .map_or(0, |r| (r / 10).max(r.min(4_000_000) / 2))
         .max(jitter_ns)
         .max(crate::detect::causality::EXCESS_FLOOR_NS);
-    // The client's window scale, when both sides offered one (RFC 7323).
-    let client_wscale = match (handshake.client_wscale, handshake.server_wscale) {
-        (Some(c), Some(_)) => c,
-        _ => 0,
+    // The client's and the server's window scales, when both sides
+    // offered one (RFC 7323).
+    let (client_wscale, server_wscale) = match (handshake.client_wscale, handshake.server_wscale) {
+        (Some(c), Some(s)) => (c, s),
+        _ => (0, 0),
     };
     let mut ledger = Vec::new();
-    // Each response transfer's row (its index) and first and last frames.
-    let mut transfers: Vec<(usize, u64, u64)> = Vec::new();
+    // The rows whose sender's own pauses belong in their ideal (found once
+    // the detectors' facts can tell which segments left as written): each
+    // response transfer's (the server's) and each multi-segment request's
+    // (the client's), with the row's index and the frames to look in.
+    let mut paced_rows: Vec<(usize, Direction, u64, u64)> = Vec::new();
 
     if let (Some(syn), Some(end)) = (
         c.first_syn,
@@ -558,6 +565,37 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         } else {
             "request out, response back: 1 RTT (plus server think time)".into()
         };
+        if x.request_last.frame != x.request_first.frame {
+            // A head sent with `Expect: 100-continue` held a body that was
+            // ready: the wait before the body is the expectation's
+            // (expect_continue.rs), and the client's own pace, if any,
+            // begins with the body.
+            let from = if x.expects_continue {
+                c.timeline
+                    .iter()
+                    .skip(
+                        c.timeline
+                            .partition_point(|r| r.frame <= x.request_first.frame),
+                    )
+                    .find(|r| r.dir == Direction::ClientToServer && r.len > 0)
+                    .map_or(x.request_first.frame, |r| r.frame)
+            } else {
+                x.request_first.frame
+            };
+            // Up to the client's last data that reached the server before
+            // the answer left (on the server's clock): what came later the
+            // answer waited for nothing of (a lumped request inside TLS
+            // whose last record follows the answer to an earlier one).
+            let last = c.timeline[c.timeline.partition_point(|r| r.frame < from)
+                ..c.timeline
+                    .partition_point(|r| r.frame <= x.request_last.frame.min(first.frame))]
+                .iter()
+                .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
+                .take_while(|r| r.ts_ns + server_side_ns <= first.ts_ns)
+                .last()
+                .map_or(from, |r| r.frame);
+            paced_rows.push((ledger.len(), Direction::ClientToServer, from, last));
+        }
         ledger.push(clock.row(
             Phase::FirstByte,
             format!("{name}: request -> first byte"),
@@ -571,7 +609,12 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             let rounds = slow_start_rounds(x.response_bytes, mss).saturating_sub(1);
             // The server's own pauses join the ideal once the detectors'
             // facts can tell which segments left as written (below).
-            transfers.push((ledger.len(), first.frame, last.frame));
+            paced_rows.push((
+                ledger.len(),
+                Direction::ServerToClient,
+                first.frame,
+                last.frame,
+            ));
             let (ideal, basis) = (
                 rounds as f64,
                 format!(
@@ -673,18 +716,28 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // read the exchanges, not the rows the first marks.)
     let (mut idle, replies, pushed, abandoned, paused) = {
         let facts = facts_of!(&report, &[]);
-        // The server's own pauses in each response transfer: after data
-        // it wrote as it had it (a stream's pieces: detect/server_pace.rs),
-        // or long after the client's last packet with nothing in flight.
-        // Looked for only in rows with time beyond their slow-start rounds.
+        // The senders' own pauses in each response transfer and upload:
+        // after data written as the sender had it (a stream's pieces:
+        // detect/sender_pace.rs), or long after the peer's last packet
+        // with nothing in flight. Looked for only in rows with time beyond
+        // their slow-start rounds.
         let paused = {
             let floor = crate::detect::causality::EXCESS_FLOOR_NS as f64 / 1e6;
             let beyond = |i: usize| report.ledger[i].excess_ms.is_some_and(|e| e > floor);
-            let as_written = if transfers.iter().any(|&(i, _, _)| beyond(i)) {
-                crate::detect::sent_as_written(&facts)
-            } else {
-                Vec::new()
+            let as_written = |sender: Direction| {
+                if paced_rows
+                    .iter()
+                    .any(|&(i, d, _, _)| d == sender && beyond(i))
+                {
+                    crate::detect::sent_as_written(&facts, sender)
+                } else {
+                    Vec::new()
+                }
             };
+            let written = [
+                as_written(Direction::ClientToServer),
+                as_written(Direction::ServerToClient),
+            ];
             // Long past the ACK's estimated arrival: the path's round trip
             // varies (a page load's parallel connections fill a queue that
             // the handshake never saw), and data an ACK clocked out comes
@@ -693,23 +746,44 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             let idle_after_ns = release_ns
                 .max(2 * rtt_ns.unwrap_or(0))
                 .max(SERVER_IDLE_MIN_NS);
-            transfers
+            paced_rows
                 .iter()
-                .filter(|&&(i, _, _)| beyond(i))
-                .map(|&(i, first, last)| {
-                    let pauses = server_pauses(
+                .filter(|&&(i, _, _, _)| beyond(i))
+                .map(|&(i, sender, first, last)| {
+                    // The server's data reaches the client this long after
+                    // its capture, the client's the server.
+                    let (peer_side_ns, peer_wscale, sender_mss, busy) = match sender {
+                        Direction::ServerToClient => (
+                            server_side_ns,
+                            client_wscale,
+                            mss,
+                            if vantage == Vantage::Server {
+                                &[][..]
+                            } else {
+                                &c.path_busy[..]
+                            },
+                        ),
+                        Direction::ClientToServer => (
+                            if vantage == Vantage::Client {
+                                0
+                            } else {
+                                shift_ns
+                            },
+                            server_wscale,
+                            request_mss,
+                            &[][..],
+                        ),
+                    };
+                    let pauses = sender_pauses(
                         &c.timeline,
+                        sender,
                         (first, last),
-                        server_side_ns,
-                        (idle_after_ns, client_wscale, mss),
-                        if vantage == Vantage::Server {
-                            &[]
-                        } else {
-                            &c.path_busy
-                        },
-                        &as_written,
+                        peer_side_ns,
+                        (idle_after_ns, peer_wscale, sender_mss),
+                        busy,
+                        &written[sender.index()],
                     );
-                    (i, pauses)
+                    (i, sender, pauses)
                 })
                 .collect::<Vec<_>>()
         };
@@ -734,7 +808,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         )
     };
     if let Some(rtt) = rtt_ns.filter(|r| *r > 0) {
-        for (i, (pauses, paused_ns)) in paused.into_iter().filter(|(_, (n, _))| *n > 0) {
+        for (i, sender, (pauses, paused_ns)) in paused.into_iter().filter(|(_, _, (n, _))| *n > 0) {
             let row = &mut report.ledger[i];
             let ideal = row.ideal_rtts.unwrap_or(0.0) + paused_ns as f64 / rtt as f64;
             let duration_ns = (row.duration_ms * 1e6).round() as i64;
@@ -742,11 +816,16 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 excess_of(duration_ns, Some(ideal), Some(rtt));
             row.ideal_rtts = Some(ideal);
             row.ideal_basis.push_str(&format!(
-                ", plus {} the server had nothing to send ({pauses} pause(s) before data \
+                ", plus {} the {} had nothing to send ({pauses} pause(s) before data \
                  nothing held back)",
-                duration_words(paused_ns)
+                duration_words(paused_ns),
+                match sender {
+                    Direction::ClientToServer => "client",
+                    Direction::ServerToClient => "server",
+                }
             ));
         }
+        (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
     }
     if !idle.is_empty() {
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);

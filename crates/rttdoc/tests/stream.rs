@@ -4,7 +4,7 @@
 //! tcpdump at the client). Server-sent events every 80 ms and a language
 //! model's tokens at irregular gaps, each after a first wait of 250-300 ms.
 //!
-//! Before server_pace.rs the steady events were taken for a server timer's
+//! Before sender_pace.rs the steady events were taken for a server timer's
 //! ticks, the first of them too: the 300 ms before the head were "idle" and
 //! no finding named them. And a stream's pieces, written as the server had
 //! them, were transfer excess (+107 RTT on the tokens).
@@ -160,4 +160,56 @@ fn the_event_written_behind_the_head_was_held_and_the_rest_were_not() {
         })
         .count();
     assert_eq!(later, 30, "{name}: every event in a segment of its own");
+}
+
+#[test]
+fn an_upload_the_client_wrote_as_its_pipe_gave_it_is_no_latency_excess() {
+    if !require("stream upload", &["tshark"], false) {
+        return;
+    }
+    // curl -T - sends what a shell loop writes to its pipe, a line every
+    // 100 ms, as a chunked PUT (its `Expect: 100-continue` answered by
+    // http.server first). The body's two seconds are the client's pace:
+    // before this session they were 1.95 s of "time lost", unexplained.
+    let name = "upload-curl";
+    let c = analysis(name);
+    let interim = frames(name, "http.response.code == 100")[0];
+    let body: Vec<(u64, f64)> = frames(name, "tcp.len > 0 && ip.src == 10.81.1.1")
+        .into_iter()
+        .filter(|(f, _)| *f > interim.0)
+        .collect();
+    assert!(body.len() >= 20, "{name}: the body's pieces: {body:?}");
+    let paced = body.windows(2).filter(|w| w[1].1 - w[0].1 > 0.08).count();
+    assert!(paced >= 18, "{name}: pieces 100 ms apart: {body:?}");
+    let row = first_byte_rows(&c)
+        .find(|r| r["start_frame"].as_u64().unwrap() >= body[0].0)
+        .expect("the body's turn");
+    assert!(
+        row["ideal_basis"]
+            .as_str()
+            .unwrap()
+            .contains("the client had nothing to send"),
+        "{name}: {row}"
+    );
+    assert!(row["excess_ms"].as_f64().unwrap() < 5.0, "{name}: {row}");
+    assert!(
+        c["excess_ms"].as_f64().unwrap() < 5.0,
+        "{name}: {}",
+        c["excess_ms"]
+    );
+    // http.server writes the answer's head and body apart, Nagle on: the
+    // body waits for the client's (delayed) ACK of the head.
+    let head = frames(name, "http.response.code == 200")[0];
+    let tail = *frames(name, "tcp.len > 0 && ip.src == 10.81.2.1")
+        .iter()
+        .find(|(f, _)| *f > head.0)
+        .expect("the answer's body");
+    let holds = waits_of(&c, "write_write_read", "transfer");
+    assert_eq!(holds.len(), 1, "{name}: {}", c["findings"]);
+    let (from, to, ms) = holds[0];
+    assert_eq!((from, to), (head.0, tail.0), "{name}");
+    assert!(
+        ((tail.1 - head.1) * 1e3 - ms).abs() < 0.5,
+        "{name}: {ms} ms"
+    );
 }

@@ -19,7 +19,7 @@ mod nagle;
 mod resumption;
 mod retransmission;
 mod rwnd_limited;
-mod server_pace;
+mod sender_pace;
 mod server_think_time;
 mod slow_start_after_idle;
 mod syn_retransmit;
@@ -31,7 +31,7 @@ mod zero_window;
 
 pub use early_data_unsafe::request_in;
 pub use nagle::held_requests;
-pub use server_pace::sent_as_written;
+pub use sender_pace::sent_as_written;
 pub use server_think_time::{
     abandoned_exchanges, idle_exchanges, pushed_exchanges, replies_to_a_ping, reply_exchanges,
 };

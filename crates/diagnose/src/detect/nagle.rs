@@ -177,7 +177,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         })
         .unwrap_or_default();
     // The ticks of a server timer that runs apart from the ACKs left when
-    // the timer said (server_pace.rs): one that left as an ACK arrived was
+    // the timer said (sender_pace.rs): one that left as an ACK arrived was
     // on time, not held.
     let ticks = (sender == Direction::ServerToClient)
         .then(|| super::server_think_time::server_ticks(f))

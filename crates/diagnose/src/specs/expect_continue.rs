@@ -49,6 +49,15 @@ fn a_body_held_for_a_100_continue_that_never_came_is_the_timers_wait() {
         // Both ends are the client's own packets: exact at any vantage.
         assert_ms(f.cost_ms, TIMER, EXACT, "the client's timer");
         assert_waits(&f.waits, &[o.wait(head, body, None, TIMER)], EXACT);
+        // The client held a body it had: its timer's second is latency
+        // beyond the ideal, not the client's own pace.
+        let row = o
+            .report
+            .ledger
+            .iter()
+            .find(|r| r.phase == Phase::FirstByte)
+            .expect("a first-byte row");
+        assert!(row.excess_ms.unwrap() > TIMER - 1.0, "{row:?}");
         assert!(
             matches!(&f.detail, Detail::ExpectContinueWait { exchange: 1, request: Some(r), .. } if r == "POST /upload"),
             "{:?}",

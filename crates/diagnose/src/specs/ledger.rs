@@ -163,8 +163,9 @@ fn a_small_piece_sent_behind_another_left_as_written_and_its_pause_is_the_server
 fn a_larger_pieces_gap_may_be_a_slow_links_and_stays_the_transfers() {
     // The same, but the second piece is 1000 bytes: on a 1.6 Mbit/s link
     // its own 5 ms on the wire spaces its arrival from the head's, however
-    // the server sent it, so the gap is no proof of the server's pace.
-    for path in Path::all(RTT) {
+    // the server sent it, so the gap is no proof of the server's pace
+    // away from the server (at the server there is no link between).
+    for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
         let mut w = Wire::new(path);
         w.handshake(0.0);
         let req = w.send(C, 50.0, b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -235,13 +236,112 @@ fn a_stream_on_its_writers_timer_is_no_transfer_excess() {
 
 #[test]
 fn a_shorter_pause_may_be_a_queue_and_stays_the_transfers() {
-    // 300 ms with everything acknowledged: a queue on the path can add
-    // that to a round trip (a page load's parallel downloads), so the
-    // ledger does not call it the server's.
-    for path in Path::all(RTT) {
+    // 300 ms with everything acknowledged: away from the server a queue
+    // on the path can add that to a round trip (a page load's parallel
+    // downloads), delaying the ACK that released the event, so the ledger
+    // does not call it the server's.
+    for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
         let o = streamed(path, 300.0, 40.0);
         let row = transfer(&o);
         assert!(!row.ideal_basis.contains("nothing to send"), "{row:?}");
         assert!(row.excess_ms.unwrap() > 250.0, "{row:?}");
+    }
+}
+
+#[test]
+fn at_the_server_a_pause_no_ack_ended_is_its_own() {
+    // The same, captured at the server: the head's ACK is seen arriving,
+    // and the event left 220 ms after it, with nothing else from the
+    // client: no packet released it, the server wrote it then.
+    let o = streamed(Path::at_server(RTT), 300.0, 40.0);
+    let row = transfer(&o);
+    assert!(
+        row.ideal_basis
+            .contains("the server had nothing to send (1 pause(s)"),
+        "{row:?}"
+    );
+    assert_eq!(row.excess_ms, Some(0.0), "{row:?}");
+}
+
+#[test]
+fn at_the_server_a_segment_that_left_as_the_ack_came_was_held() {
+    // Captured at the server, the event leaving the moment the head's
+    // ACK arrives (Nagle behind the client's delayed ACK): held, not the
+    // server's pause.
+    let o = streamed(Path::at_server(RTT), RTT + 40.0 + KERNEL, 40.0);
+    let row = transfer(&o);
+    assert!(!row.ideal_basis.contains("nothing to send"), "{row:?}");
+    assert!(row.excess_ms.unwrap() > 70.0, "{row:?}");
+}
+
+/// A PUT whose chunked body the client reads from a pipe: its head, then
+/// `pieces` pieces of 40 bytes `gap` ms apart (each the client's write,
+/// the server ACKing on arrival), answered 1 ms after the last arrives.
+fn trickled_upload(path: Path, pieces: usize, gap: f64) -> Outcome {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let head = w.send(
+        C,
+        50.0,
+        b"PUT /up HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+    );
+    w.ack(S, w.arrival(head) + KERNEL);
+    let mut last = head;
+    for k in 1..=pieces {
+        last = w.data(C, w.sent(head) + gap * k as f64, 40);
+        w.ack(S, w.arrival(last) + KERNEL);
+    }
+    w.data(S, w.arrival(last) + 1.0, 100);
+    w.run()
+}
+
+#[test]
+fn a_clients_data_that_came_after_the_answer_left_is_not_what_it_waited_for() {
+    // Opaque turns (records inside TLS, lumped into one request until the
+    // server speaks): a question, a second one 250 ms later answered 60 ms
+    // after it arrives, and a third piece sent 5 ms before that answer
+    // reached the client, long after it left the server. The second's
+    // 250 ms are the client's; the third's pause is no part of what the
+    // answer waited for, and the 60 ms stay excess. (Captured at the
+    // client, whose departures are exact; elsewhere a 250 ms pause with
+    // everything acknowledged might be a queue's.)
+    {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let first = w.data(C, 50.0, 300);
+        w.ack(S, w.arrival(first) + KERNEL);
+        let second = w.data(C, w.sent(first) + 250.0, 300);
+        w.ack(S, w.arrival(second) + KERNEL);
+        let answer_leaves = w.arrival(second) + 60.0;
+        w.data(C, answer_leaves + RTT / 2.0 - 5.0, 45);
+        w.data(S, answer_leaves, 200);
+        let o = w.run();
+        let row = first_byte(&o);
+        assert!(
+            row.ideal_basis
+                .contains("the client had nothing to send (1 pause(s)"),
+            "{row:?}"
+        );
+        assert!((row.excess_ms.unwrap() - 60.0).abs() < 2.0, "{row:?}");
+    }
+}
+
+#[test]
+fn an_upload_the_client_wrote_as_it_had_it_is_no_latency_excess() {
+    // Twenty pieces 30 ms apart: the client's pace (its pipe), not the
+    // path's and not the server's. Captured at the client each left with
+    // no ACK arriving; elsewhere each is a small piece from a client shown
+    // to run without Nagle (the first sent while the head was
+    // unacknowledged) with little in flight.
+    for path in Path::all(RTT) {
+        let o = trickled_upload(path, 20, 30.0);
+        let row = first_byte(&o);
+        assert!(
+            row.ideal_basis.contains("the client had nothing to send"),
+            "{row:?}"
+        );
+        assert!(row.excess_ms.unwrap() < 2.0, "{row:?}");
+        // The connection's excess is its rows' again.
+        assert!(o.report.excess_ms < 2.0, "{}", o.report.excess_ms);
     }
 }

@@ -1,31 +1,39 @@
-//! The server's own pace: which of its data segments left when it wrote
+//! A sender's own pace: which of its data segments left when it wrote
 //! them, not when the network let them go. A streamed response
 //! (server-sent events, a model's tokens, a feed's ticks) is paced by its
-//! writer: the ledger takes the pauses before such segments into the
-//! transfer's ideal (the server had nothing to send), and Nagle's
-//! detector takes none of them for a hold.
+//! writer, and so is an upload read from a pipe: the ledger takes the
+//! pauses before such segments into the transfer's or the request's
+//! ideal (the sender had nothing to send), and Nagle's detector takes no
+//! wait that ends at a server's tick for a hold.
 //!
 //! A segment left as written when nothing could have held it:
-//! - it begins a tick of the server's own timer (server_think_time.rs's
-//!   `Ticks`: messages a whole number of one period apart, most of them
-//!   leaving at no ACK's arrival): a tick that left as an ACK arrived was
-//!   on time, not held (its hold, from its writing to the ACK, was
-//!   nothing).
-//! - or the server runs without Nagle (nagle.rs: a small segment of its
+//! - (the server's) it begins a tick of the server's own timer
+//!   (server_think_time.rs's `Ticks`: messages a whole number of one
+//!   period apart, most of them leaving at no ACK's arrival): a tick that
+//!   left as an ACK arrived was on time, not held (its hold, from its
+//!   writing to the ACK, was nothing).
+//! - or the sender runs without Nagle (nagle.rs: a small segment of its
 //!   sent while an earlier small one was unacknowledged, which Nagle never
 //!   does), and all it sent in the round trip and half a second before
 //!   the segment (a queue as long as the ledger lets a path's round trip
 //!   grow, `ledger::SERVER_IDLE_MIN_NS`) was under 8 MSS, no congestion
 //!   window from an initial window of 10 down, and left a full segment
-//!   free in every window the client showed over that span: no ACK was
+//!   free in every window the peer showed over that span: no ACK was
 //!   awaited, whatever the ACKs' true arrival times. And the segment is
-//!   at most a quarter of one: away from the server, a larger one's
+//!   at most a quarter of one: away from the sender, a larger one's
 //!   arrival is spaced from the last by its own time on a slow link
 //!   (1098 bytes at 1.8 Mbit/s are 4.9 ms, a bulk flight's spacing in
 //!   PcapPlusPlus's `four_ipv6_http_streams.pcap`); a quarter segment's
 //!   stays under the 2 ms excess floor on any link of 1.5 Mbit/s or
 //!   more. Only from the segment that shows Nagle off on: before it the
 //!   sender may have run it.
+//! - or, captured at the sender itself, it left with no packet of the
+//!   peer's just before it (within the kernel's turnaround,
+//!   `Facts::released_by`): an ACK or a window update releases what it
+//!   releases as the kernel takes it in, so what left later was written
+//!   then, Nagle or not, and its time since the last is no link's (there
+//!   is none between the sender and the tap). The same bounds on what was
+//!   in flight and the windows keep a paced bulk sender out.
 //!
 //! Not a detector: it names nothing, it tells the others which waits were
 //! the writer's.
@@ -44,26 +52,37 @@ const WINDOW_FREE_MSS: u64 = 8;
 /// server's own pause.
 const QUEUE_NS: i64 = 500_000_000;
 
-/// The server's data segments (their frames, in order) that left when the
-/// server wrote them (module docs).
-pub fn sent_as_written(f: &Facts<'_>) -> Vec<u64> {
-    let server = Direction::ServerToClient;
+/// The data segments of `sender` (their frames, in order) that left when
+/// it wrote them (module docs).
+pub fn sent_as_written(f: &Facts<'_>, sender: Direction) -> Vec<u64> {
     let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {
         return Vec::new();
     };
     let mut frames = Vec::new();
-    if let Some(ticks) = super::server_think_time::server_ticks(f).map(|t| t.at()) {
-        frames.extend(
-            f.timeline
-                .iter()
-                .filter(|r| r.dir == server && r.len > 0 && r.new_data)
-                .filter(|r| ticks.binary_search(&r.ts_ns).is_ok())
-                .map(|r| r.frame),
-        );
+    if sender == Direction::ServerToClient {
+        if let Some(ticks) = super::server_think_time::server_ticks(f).map(|t| t.at()) {
+            frames.extend(
+                f.timeline
+                    .iter()
+                    .filter(|r| r.dir == sender && r.len > 0 && r.new_data)
+                    .filter(|r| ticks.binary_search(&r.ts_ns).is_ok())
+                    .map(|r| r.frame),
+            );
+        }
     }
-    let events = f.new_data_view(server);
-    let mss = f.mss(server);
-    if let Some(from) = super::nagle::nagle_off_from(f, server, events, mss) {
+    let events = f.new_data_view(sender);
+    let mss = f.mss(sender);
+    // Captured at the sender, what an ACK or a window released is seen
+    // leaving with it (within the kernel's turnaround): a segment that
+    // did not was written then, Nagle or not.
+    let own_host = f.captured_at(sender);
+    let from = if own_host {
+        Some(0)
+    } else {
+        super::nagle::nagle_off_from(f, sender, events, mss)
+    };
+    let mut peer_last: Option<i64> = None;
+    if let Some(from) = from {
         let span = rtt + QUEUE_NS;
         let bound = WINDOW_FREE_MSS * mss as u64;
         let mut recent: VecDeque<(i64, u64)> = VecDeque::new();
@@ -73,7 +92,8 @@ pub fn sent_as_written(f: &Facts<'_>) -> Vec<u64> {
         let mut windows: VecDeque<(i64, u64)> = VecDeque::new();
         let mut window: Option<u64> = None;
         for &(t, r) in events {
-            if r.dir != server {
+            if r.dir != sender {
+                peer_last = Some(t);
                 if let Some(edge) = f.window_edge(r) {
                     let w = edge.saturating_sub(r.ack as u64);
                     while windows.back().is_some_and(|&(_, b)| b >= w) {
@@ -100,8 +120,10 @@ pub fn sent_as_written(f: &Facts<'_>) -> Vec<u64> {
                 .into_iter()
                 .chain(window)
                 .min();
+            let released = own_host && peer_last.is_some_and(|ta| f.released_by(sender, t, ta));
             if r.frame >= from
-                && r.len as u64 * 4 <= mss as u64
+                && !released
+                && (own_host || r.len as u64 * 4 <= mss as u64)
                 && recent_bytes < bound
                 && smallest.is_some_and(|w| recent_bytes + mss as u64 <= w)
             {
