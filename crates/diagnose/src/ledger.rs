@@ -615,20 +615,19 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 first.frame,
                 last.frame,
             ));
-            let (ideal, basis) = (
-                rounds as f64,
-                format!(
-                    "{} bytes in slow start from IW10: {rounds} more RTT",
-                    x.response_bytes
-                ),
-            );
             ledger.push(clock.row(
                 Phase::Transfer,
                 format!("{name}: response transfer ({} bytes)", x.response_bytes),
                 Some(n),
                 (first, true),
                 (last, true),
-                (Some(ideal), basis),
+                (
+                    Some(rounds as f64),
+                    format!(
+                        "{} bytes in slow start from IW10: {rounds} more RTT",
+                        x.response_bytes
+                    ),
+                ),
             ));
         }
     }
@@ -750,8 +749,11 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 .iter()
                 .filter(|&&(i, _, _, _)| beyond(i))
                 .map(|&(i, sender, first, last)| {
-                    // The server's data reaches the client this long after
-                    // its capture, the client's the server.
+                    // How long after their capture the peer's packets reach
+                    // the sender, the peer's window scale, the sender's
+                    // segment size, and where arrivals at the client no
+                    // longer tell departures (its saturated downlink: the
+                    // server's data only).
                     let (peer_side_ns, peer_wscale, sender_mss, busy) = match sender {
                         Direction::ServerToClient => (
                             server_side_ns,
