@@ -14,10 +14,13 @@ use crate::rtt::RttSamples;
 use crate::seq;
 use crate::tls::TlsSession;
 
-/// Segments kept per connection for the detectors: the start of a
-/// connection (handshakes, first exchanges) is where round trips are lost
-/// most, and a bound keeps memory proportional to open connections.
-pub const TIMELINE_CAP: usize = 2048;
+/// Segments kept per connection for the detectors (the model's, whose
+/// words name it).
+pub use crate::model::TIMELINE_CAP;
+
+/// How many retransmissions past the timeline's cap a connection keeps
+/// the frames of (a finding cites at most 40 frames).
+pub const LATE_RETRANSMISSIONS_CITED: usize = 40;
 
 /// One segment, compactly, for the detectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,6 +308,10 @@ pub struct Connection {
     pub(crate) path_samples: Vec<crate::QueueSample>,
     /// Its client's saturated downlink around its life, set with them.
     pub(crate) path_busy: Vec<crate::BusyRun>,
+    /// Retransmissions past the timeline's cap (`TIMELINE_CAP`): their
+    /// senders and frames, the first [`LATE_RETRANSMISSIONS_CITED`], for a
+    /// finding to cite what the timeline no longer holds.
+    pub(crate) late_retransmissions: Vec<(Direction, u64)>,
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time)
     /// (closes.rs).
@@ -369,6 +376,7 @@ impl Connection {
             detect: true,
             path_samples: Vec::new(),
             path_busy: Vec::new(),
+            late_retransmissions: Vec::new(),
             sibling_closes: Vec::new(),
             sibling_data: Vec::new(),
             closing_queued: false,
@@ -930,6 +938,12 @@ impl Connection {
             self.closed_at_ns = Some(at.ts_ns);
         }
 
+        if retransmission
+            && self.timeline.len() >= TIMELINE_CAP
+            && self.late_retransmissions.len() < LATE_RETRANSMISSIONS_CITED
+        {
+            self.late_retransmissions.push((dir, at.frame));
+        }
         if self.timeline.len() < TIMELINE_CAP {
             let base = self.half[d].base_seq.unwrap_or(seg.seq);
             let peer_base = self.half[r].base_seq;

@@ -103,6 +103,9 @@ pub struct ConnectionFacts {
     /// When the client's downlink was saturated by several of its
     /// connections around this one's life (`path_samples.rs`).
     pub path_busy: Vec<crate::BusyRun>,
+    /// Retransmissions past the timeline's cap: their senders and frames
+    /// (the first [`crate::LATE_RETRANSMISSIONS_CITED`]).
+    pub late_retransmissions: Vec<(Direction, u64)>,
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time).
     pub sibling_closes: Vec<(bool, i64)>,
@@ -218,6 +221,7 @@ impl Connection {
             detect: c.detect,
             path_samples: std::mem::take(&mut c.path_samples),
             path_busy: std::mem::take(&mut c.path_busy),
+            late_retransmissions: std::mem::take(&mut c.late_retransmissions),
             sibling_closes: std::mem::take(&mut c.sibling_closes),
             sibling_data: std::mem::take(&mut c.sibling_data),
         }

@@ -51,7 +51,7 @@ mod upstream;
 mod websocket;
 
 pub use connect_back::ConnectBack;
-pub use connection::{SegmentRecord, Stamp, TIMELINE_CAP};
+pub use connection::{SegmentRecord, Stamp, LATE_RETRANSMISSIONS_CITED, TIMELINE_CAP};
 pub use exchange::Exchange;
 pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};
 pub use finisher::ReportSink;

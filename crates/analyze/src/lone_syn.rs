@@ -154,6 +154,7 @@ impl Embryo {
             // Nothing was answered: no delay to weigh against the path.
             path_samples: Vec::new(),
             path_busy: Vec::new(),
+            late_retransmissions: Vec::new(),
             sibling_closes: Vec::new(),
             sibling_data: Vec::new(),
         }

@@ -677,6 +677,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 idle_exchanges: $idle,
                 path_samples: &c.path_samples,
                 path_busy: &c.path_busy,
+                late_retransmissions: &c.late_retransmissions,
                 sibling_closes: &c.sibling_closes,
                 sibling_data: &c.sibling_data,
                 timeline: &c.timeline,

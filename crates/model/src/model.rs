@@ -292,6 +292,13 @@ pub struct DirectionStats {
     pub acked_unseen: u32,
 }
 
+/// Segments kept per connection for the detectors: the start of a
+/// connection (handshakes, first exchanges) is where round trips are lost
+/// most, and a bound keeps memory proportional to open connections. What
+/// comes later is counted, not analyzed (the words say so where it
+/// matters).
+pub const TIMELINE_CAP: usize = 2048;
+
 /// A TLS protocol version as it appears on the wire (0x0303 is TLS 1.2);
 /// shown and serialised as its name ("TLS 1.3", drafts as "0x7f1c").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -742,6 +749,10 @@ pub enum Detail {
         /// window while a hole held its left edge, until the repair was
         /// acknowledged.
         window_stalls: u32,
+        /// Of `segments`, re-sends past the segments the analysis keeps
+        /// of a connection (its first 2048): counted and cited (the first
+        /// 40), their waits not measured.
+        past_timeline: u32,
     },
     /// Retransmission timeouts.
     RtoStall {

@@ -44,6 +44,19 @@ fn held_by_loss(who: &str, peer: &str, stalls: u32) -> String {
     )
 }
 
+/// The re-sends past the segments kept of a connection: counted, cited
+/// after the others, their waits not measured.
+fn past_the_timeline(n: u32) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        " {n} of them came after the first {} segments the analysis keeps of a connection: \
+         counted and cited by the re-send alone, their waits not measured.",
+        rttdoc_model::TIMELINE_CAP
+    )
+}
+
 fn times(n: u32) -> String {
     if n == 1 {
         "once".to_string()
@@ -322,18 +335,21 @@ pub fn explanation(x: &Finding) -> String {
             segments,
             unconfirmed: 0,
             window_stalls,
+            past_timeline,
         } => {
             let (who, peer) = side(*sender);
             format!(
                 "The {who} retransmitted {segments} segment(s): packets were lost between it and its peer \
-                 (frames: each original, then its retransmission).{}",
-                held_by_loss(who, peer, *window_stalls)
+                 (frames: each original, then its retransmission).{}{}",
+                held_by_loss(who, peer, *window_stalls),
+                past_the_timeline(*past_timeline)
             )
         }
         Detail::Retransmission {
             sender,
             segments,
             unconfirmed,
+            past_timeline,
             ..
         } if unconfirmed >= segments => {
             let (who, peer) = side(*sender);
@@ -341,7 +357,8 @@ pub fn explanation(x: &Finding) -> String {
                 "The {who} sent {segments} segment(s) again (frames: each original, then its re-send), \
                  but the capture holds none of the {peer}'s acknowledgments around them (a capture of data packets only, \
                  as a `tcp.len > 0` filter makes): whether they were lost or re-sent needlessly cannot be told, \
-                 and no wait is counted."
+                 and no wait is counted.{}",
+                past_the_timeline(*past_timeline)
             )
         }
         Detail::Retransmission {
@@ -349,13 +366,15 @@ pub fn explanation(x: &Finding) -> String {
             segments,
             unconfirmed,
             window_stalls,
+            past_timeline,
         } => {
             let (who, peer) = side(*sender);
             format!(
                 "The {who} retransmitted {segments} segment(s): packets were lost between it and its peer \
                  (frames: each original, then its retransmission). For {unconfirmed} of them the capture holds \
-                 none of the {peer}'s acknowledgments, so their loss is not shown and no wait is counted.{}",
-                held_by_loss(who, peer, *window_stalls)
+                 none of the {peer}'s acknowledgments, so their loss is not shown and no wait is counted.{}{}",
+                held_by_loss(who, peer, *window_stalls),
+                past_the_timeline(*past_timeline)
             )
         }
         Detail::RtoStall { sender, stalls } => {

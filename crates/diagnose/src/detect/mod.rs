@@ -94,6 +94,9 @@ pub struct Facts<'a> {
     /// When the client's downlink was saturated by several of its
     /// connections (`ConnectionFacts::path_busy`).
     pub path_busy: &'a [rttdoc_analyze::BusyRun],
+    /// Retransmissions past the timeline's cap: senders and frames
+    /// (`ConnectionFacts::late_retransmissions`).
+    pub late_retransmissions: &'a [(Direction, u64)],
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time)
     /// (`ConnectionFacts::sibling_closes`).

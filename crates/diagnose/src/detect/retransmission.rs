@@ -273,8 +273,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         let count = retx.len() + beyond;
         pairs.dedup();
+        // Past the timeline, the re-sends the tracker kept the frames of
+        // (their originals and waits are not known).
+        let late = f
+            .late_retransmissions
+            .iter()
+            .filter(|(d, _)| *d == sender)
+            .map(|&(_, frame)| frame)
+            .take(beyond);
         let mut x = f.finding(FindingKind::Retransmission, Some(Phase::Transfer));
-        x.frames = pairs.iter().take(40).copied().collect();
+        x.frames = pairs.iter().copied().chain(late).take(40).collect();
         x.cost_ms = waits.iter().map(|w| w.ms).sum();
         x.waits = waits;
         // Re-sends none of which the capture shows were lost: as likely
@@ -289,6 +297,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             segments: count as u32,
             unconfirmed,
             window_stalls: window_held,
+            past_timeline: beyond as u32,
         };
         x.display_filter = if x.frames.is_empty() {
             format!(

@@ -85,6 +85,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         idle_exchanges: &[],
         path_samples: &[],
         path_busy: &[],
+        late_retransmissions: &[],
         sibling_closes: &[],
         sibling_data: &[],
         rtt_ns: Some(RTT_NS),
