@@ -176,13 +176,6 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 .collect()
         })
         .unwrap_or_default();
-    // The ticks of a server timer that runs apart from the ACKs left when
-    // the timer said (sender_pace.rs): one that left as an ACK arrived was
-    // on time, not held.
-    let ticks = (sender == Direction::ServerToClient)
-        .then(|| super::server_think_time::server_ticks(f))
-        .flatten()
-        .map_or(&[][..], |t| t.at());
     let mut holds = Vec::new();
     for &(t, r) in events {
         if r.dir == receiver {
@@ -267,7 +260,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 && r.len < mss
                 && causal
                 && bounded
-                && ticks.binary_search(&r.ts_ns).is_err()
+                && !on_the_servers_beat(f, r)
             {
                 // On the receiver's clock: when the last data this ACK covers
                 // arrived versus when the ACK left.
@@ -308,6 +301,17 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         holds.retain(|h| h.held.frame < from);
     }
     holds
+}
+
+/// Whether `r` began a tick of the server's own timer, which runs apart
+/// from the ACKs (server_think_time.rs): it left when the timer said, and
+/// an ACK that arrived just before released nothing. (Looked for only
+/// where a hold would be found: the timer is searched once, on first
+/// use.)
+fn on_the_servers_beat(f: &Facts<'_>, r: &SegmentRecord) -> bool {
+    r.dir == Direction::ServerToClient
+        && super::server_think_time::server_ticks(f)
+            .is_some_and(|t| t.at().binary_search(&r.ts_ns).is_ok())
 }
 
 /// Whether a FIN of another connection between the same two hosts (a

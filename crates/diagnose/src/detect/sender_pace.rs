@@ -42,6 +42,7 @@ use std::collections::VecDeque;
 
 use super::Facts;
 use crate::model::Direction;
+use rttdoc_analyze::SegmentRecord;
 
 /// The most a sender may have had out, over the span a queue could hide
 /// an ACK, and still be held by no congestion window: nagle.rs's bound.
@@ -70,70 +71,100 @@ pub fn sent_as_written(f: &Facts<'_>, sender: Direction) -> Vec<u64> {
             );
         }
     }
-    let events = f.new_data_view(sender);
     let mss = f.mss(sender);
     // Captured at the sender, what an ACK or a window released is seen
     // leaving with it (within the kernel's turnaround): a segment that
-    // did not was written then, Nagle or not.
-    let own_host = f.captured_at(sender);
-    let from = if own_host {
-        Some(0)
-    } else {
-        super::nagle::nagle_off_from(f, sender, events, mss)
-    };
-    let mut peer_last: Option<i64> = None;
-    if let Some(from) = from {
-        let span = rtt + QUEUE_NS;
-        let bound = WINDOW_FREE_MSS * mss as u64;
-        let mut recent: VecDeque<(i64, u64)> = VecDeque::new();
-        let mut recent_bytes = 0u64;
-        // The client's windows over the span, smallest first from each
-        // point on (a sliding minimum), and its last.
-        let mut windows: VecDeque<(i64, u64)> = VecDeque::new();
-        let mut window: Option<u64> = None;
-        for &(t, r) in events {
-            if r.dir != sender {
-                peer_last = Some(t);
-                if let Some(edge) = f.window_edge(r) {
-                    let w = edge.saturating_sub(r.ack as u64);
-                    while windows.back().is_some_and(|&(_, b)| b >= w) {
-                        windows.pop_back();
-                    }
-                    windows.push_back((t, w));
-                    window = Some(w);
+    // did not was written then, Nagle or not. There the capture's order is
+    // the sender's, and no view need be sorted.
+    if f.captured_at(sender) {
+        let events = f
+            .timeline
+            .iter()
+            .filter(|r| {
+                if r.dir == sender {
+                    r.len > 0 && r.new_data && !r.flags.syn()
+                } else {
+                    r.ack_set
                 }
-                continue;
-            }
-            while recent.front().is_some_and(|&(u, _)| t - u > span) {
-                recent_bytes -= recent.pop_front().map_or(0, |(_, len)| len);
-            }
-            while windows.front().is_some_and(|&(u, _)| t - u > span) {
-                windows.pop_front();
-            }
-            // The smallest window the client showed over the span, or the
-            // one in effect through it: a window that was ever short of a
-            // segment more may have held the sender, and released it when
-            // it opened, whenever that news came.
-            let smallest = windows
-                .front()
-                .map(|&(_, w)| w)
-                .into_iter()
-                .chain(window)
-                .min();
-            let released = own_host && peer_last.is_some_and(|ta| f.released_by(sender, t, ta));
-            if r.frame >= from
-                && !released
-                && (own_host || r.len as u64 * 4 <= mss as u64)
-                && recent_bytes < bound
-                && smallest.is_some_and(|w| recent_bytes + mss as u64 <= w)
-            {
-                frames.push(r.frame);
-            }
-            recent.push_back((t, r.len as u64));
-            recent_bytes += r.len as u64;
+            })
+            .map(|r| (f.on_clock_of(sender, r), r));
+        written(f, (sender, 0, true), (rtt, mss), events, &mut frames);
+    } else {
+        let events = f.new_data_view(sender);
+        if let Some(from) = super::nagle::nagle_off_from(f, sender, events, mss) {
+            written(
+                f,
+                (sender, from, false),
+                (rtt, mss),
+                events.iter().copied(),
+                &mut frames,
+            );
         }
     }
     frames.sort_unstable();
     frames.dedup();
     frames
+}
+
+/// The segments of `sender` from frame `from` on, among `events` (its new
+/// data and the peer's ACKs, on its clock, in its order), that nothing
+/// held (module docs), put in `frames`; `own_host` when captured at the
+/// sender (released by no peer packet, any size).
+fn written<'r>(
+    f: &Facts<'_>,
+    (sender, from, own_host): (Direction, u64, bool),
+    (rtt, mss): (i64, u32),
+    events: impl Iterator<Item = (i64, &'r SegmentRecord)>,
+    frames: &mut Vec<u64>,
+) {
+    let span = rtt + QUEUE_NS;
+    let bound = WINDOW_FREE_MSS * mss as u64;
+    let mut recent: VecDeque<(i64, u64)> = VecDeque::new();
+    let mut recent_bytes = 0u64;
+    // The peer's windows over the span, smallest first from each point on
+    // (a sliding minimum), and its last.
+    let mut windows: VecDeque<(i64, u64)> = VecDeque::new();
+    let mut window: Option<u64> = None;
+    let mut peer_last: Option<i64> = None;
+    for (t, r) in events {
+        if r.dir != sender {
+            peer_last = Some(t);
+            if let Some(edge) = f.window_edge(r) {
+                let w = edge.saturating_sub(r.ack as u64);
+                while windows.back().is_some_and(|&(_, b)| b >= w) {
+                    windows.pop_back();
+                }
+                windows.push_back((t, w));
+                window = Some(w);
+            }
+            continue;
+        }
+        while recent.front().is_some_and(|&(u, _)| t - u > span) {
+            recent_bytes -= recent.pop_front().map_or(0, |(_, len)| len);
+        }
+        while windows.front().is_some_and(|&(u, _)| t - u > span) {
+            windows.pop_front();
+        }
+        // The smallest window the peer showed over the span, or the one in
+        // effect through it: a window that was ever short of a segment
+        // more may have held the sender, and released it when it opened,
+        // whenever that news came.
+        let smallest = windows
+            .front()
+            .map(|&(_, w)| w)
+            .into_iter()
+            .chain(window)
+            .min();
+        let released = own_host && peer_last.is_some_and(|ta| f.released_by(sender, t, ta));
+        if r.frame >= from
+            && !released
+            && (own_host || r.len as u64 * 4 <= mss as u64)
+            && recent_bytes < bound
+            && smallest.is_some_and(|w| recent_bytes + mss as u64 <= w)
+        {
+            frames.push(r.frame);
+        }
+        recent.push_back((t, r.len as u64));
+        recent_bytes += r.len as u64;
+    }
 }

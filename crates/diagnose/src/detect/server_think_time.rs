@@ -992,14 +992,23 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     // A timer found at three round trips or more may beat faster (a
     // stream's pieces every two round trips): a fraction of its period
     // that chains more messages from the same seed, in more steps of one
-    // (its own) period than the period had, is its beat.
+    // (its own) period than the period had, is its beat (tried on the
+    // first messages, as the period was found; then chained through all).
+    let (head_ones, head_len) = {
+        let mut t = Vec::new();
+        (
+            chain(head, seed, period, tolerance(period), Some(&mut t)),
+            t.len(),
+        )
+    };
     for m in 2..=4 {
         let beat = period / m;
         let mut finer = Vec::new();
-        if chain(&starts, seed, beat, tolerance(beat), Some(&mut finer)) > ones
-            && finer.len() > ticks.len()
+        if chain(head, seed, beat, tolerance(beat), Some(&mut finer)) > head_ones
+            && finer.len() > head_len
         {
-            ticks = finer;
+            ticks.clear();
+            chain(&starts, seed, beat, tolerance(beat), Some(&mut ticks));
             break;
         }
     }
@@ -1014,12 +1023,25 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
 /// however regular, and no timer of the server's.
 fn ack_clocked(f: &Facts<'_>, at: &[i64]) -> bool {
     let server = Direction::ServerToClient;
-    let mut released = 0usize;
+    // The client's packets in capture order reach the server in that order
+    // too (one shift for all): merged with the ticks as the sender's view
+    // orders them (the peer's a skew earlier), with no view to sort.
+    let skew = if f.captured_at(server) {
+        0
+    } else {
+        f.peer_skew()
+    };
+    let mut client = f
+        .timeline
+        .iter()
+        .filter(|r| r.dir != server && r.ack_set)
+        .peekable();
     let (mut acked, mut edge): (Option<u32>, Option<u64>) = (None, None);
     let mut last: Option<i64> = None;
-    for &(t, r) in f.new_data_view(server) {
-        if r.dir != server {
-            let more = r.ack_set && acked.is_none_or(|a| seq::lt(a, r.ack));
+    let mut released = 0usize;
+    for &t in at {
+        while let Some(r) = client.next_if(|r| f.on_clock_of(server, r) - skew <= t) {
+            let more = acked.is_none_or(|a| seq::lt(a, r.ack));
             let wider = f.window_edge(r).filter(|&e| edge.is_none_or(|old| e > old));
             if more {
                 acked = Some(r.ack);
@@ -1028,12 +1050,10 @@ fn ack_clocked(f: &Facts<'_>, at: &[i64]) -> bool {
                 edge = Some(e);
             }
             if more || wider.is_some() {
-                last = Some(t);
+                last = Some(f.on_clock_of(server, r));
             }
-            continue;
         }
-        if at.binary_search(&r.ts_ns).is_ok() && last.is_some_and(|ta| f.released_by(server, t, ta))
-        {
+        if last.is_some_and(|ta| f.released_by(server, t, ta)) {
             released += 1;
         }
     }
