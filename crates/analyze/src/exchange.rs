@@ -104,6 +104,11 @@ pub struct Turns {
     /// what it asked before and was not answered never will be, and the
     /// closing question is a turn of its own.
     pub ends: bool,
+    /// The client's segment holds only messages beside the turns (HTTP/2's
+    /// WINDOW_UPDATE, SETTINGS and PING acknowledgments): it neither asks
+    /// nor ends the turn under way, answered or not (an answer streaming
+    /// in goes on after it).
+    pub aside: bool,
 }
 
 #[derive(Debug, Default)]
@@ -175,6 +180,11 @@ pub struct Exchanges {
     /// frames asking for a receipt ask; a broker's MESSAGEs answer
     /// nothing (stomp.rs).
     stomp: crate::stomp::Stomp,
+    /// HTTP/2's frames in cleartext (h2c: gRPC, sidecars), if the
+    /// connection carries them: only a request's HEADERS and a PING ask,
+    /// only their stream's HEADERS and the PING's acknowledgment answer;
+    /// flow control is beside the turns (h2c.rs).
+    h2c: crate::h2c::H2c,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -548,7 +558,7 @@ impl Exchanges {
     }
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
-    /// postgres.rs, amqp.rs, irc.rs, nats.rs, stomp.rs), when one found its protocol; once all have
+    /// postgres.rs, amqp.rs, irc.rs, nats.rs, stomp.rs, h2c.rs), when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
     fn read_messages(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
@@ -574,13 +584,16 @@ impl Exchanges {
         if let Some(m) = self.stomp.read(dir, head, len) {
             return Some(m);
         }
+        if let Some(m) = self.h2c.read(dir, head, len) {
+            return Some(m);
+        }
         self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
         None
     }
 
     /// Each reader's decision: its protocol (`Some(true)`), not, or not
     /// known yet.
-    fn reader_decisions(&self) -> [Option<bool>; 7] {
+    fn reader_decisions(&self) -> [Option<bool>; 8] {
         [
             self.openflow.decided(),
             self.mqtt.decided(),
@@ -589,6 +602,7 @@ impl Exchanges {
             self.irc.decided(),
             self.nats.decided(),
             self.stomp.decided(),
+            self.h2c.decided(),
         ]
     }
 
@@ -679,6 +693,7 @@ impl Exchanges {
                     c.label = Some(name.to_string());
                 }
             }
+            (Direction::ClientToServer, None) if m.aside => {}
             (Direction::ClientToServer, None) => match self.current.as_mut() {
                 Some(c) if c.response_first.is_some() => self.close(),
                 Some(c) if m.continues => {

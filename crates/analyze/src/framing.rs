@@ -89,6 +89,11 @@ impl Follow {
     pub(crate) fn lose(&mut self) {
         self.lost = true;
     }
+
+    /// Whether a message is under way: the last segment's end cut it.
+    pub(crate) fn inside(&self) -> bool {
+        !self.lost && self.rest > 0
+    }
 }
 
 /// Whether a segment's bytes are messages from its first byte to its last

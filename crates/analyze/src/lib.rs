@@ -26,6 +26,7 @@ mod facts;
 mod finisher;
 mod flow_map;
 mod framing;
+mod h2c;
 mod irc;
 pub mod keylog;
 mod lone_syn;

@@ -1,0 +1,553 @@
+//! HTTP/2 in cleartext (h2c with prior knowledge, RFC 9113 3.3: gRPC
+//! inside a cluster, Envoy and other sidecars, nginx `listen ... http2`
+//! without TLS): which frames ask, which answer, and which are neither.
+//!
+//! Read as bytes that take turns, an HTTP/2 connection's flow control
+//! and liveness frames are turns of their own: a gRPC client acknowledges
+//! data with a WINDOW_UPDATE and probes the path with a PING (its BDP
+//! estimator) while an answer streams in, and each message of a
+//! server-streaming call then "answered" the frame before it, the
+//! server's pause between messages measured as its think time; a large
+//! download's WINDOW_UPDATEs cut its transfer into pieces. The frames say
+//! what asks:
+//!
+//! | client sends                         | answered by                              |
+//! |--------------------------------------|------------------------------------------|
+//! | HEADERS opening a stream (a request) | the server's HEADERS on that stream, or its RST_STREAM |
+//!
+//! The rest of a request (its DATA, CONTINUATION and trailers) goes on
+//! with it; the client's other frames (the preface and SETTINGS,
+//! WINDOW_UPDATE, PING, SETTINGS and PING acknowledgments, PRIORITY,
+//! RST_STREAM, GOAWAY, a message on a stream already answered) neither
+//! ask nor end a turn: they are beside the turns. A PING is answered at
+//! once by the peer's HTTP/2 layer and nobody's work waits for it (grpc
+//! sends one with a request, whose answer then came first and hid the
+//! request's wait). An answer goes on with its stream's DATA,
+//! CONTINUATION and trailers; the server's other frames (its preface's
+//! SETTINGS, WINDOW_UPDATE, PINGs and their acknowledgments, GOAWAY,
+//! PUSH_PROMISE) answer nothing.
+//!
+//! Several requests sent before any answer are one turn, as pipelined
+//! HTTP/1.1 requests are (the exchanges' model has one turn open at a
+//! time): its first answer on any of their streams answers it, the
+//! others' answers go on with it while it is the turn under way, and an
+//! answer to an earlier turn's request after a new one began answers
+//! nothing (its wait is not measured, never taken for the new one's).
+//!
+//! A connection is h2c when the client's first bytes are the connection
+//! preface (`PRI * HTTP/2.0`), or the server's first data is a SETTINGS
+//! frame (a server may send its preface as it accepts, before the
+//! client's: grpc-go does). Frames are followed across segments by their
+//! lengths (crate::framing). An HTTP/1.1 `Upgrade: h2c` is not followed.
+
+use crate::exchange::Turns;
+use crate::framing::{whole_messages, Follow};
+use crate::reader::Reading;
+use crate::Direction;
+
+/// The client connection preface (RFC 9113 3.4).
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// A frame's header: a 24-bit length, its type, flags and stream.
+const HEADER: usize = 9;
+
+/// Frame types (RFC 9113 6).
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const PRIORITY: u8 = 0x2;
+const RST_STREAM: u8 = 0x3;
+const SETTINGS: u8 = 0x4;
+const PUSH_PROMISE: u8 = 0x5;
+const PING: u8 = 0x6;
+const GOAWAY: u8 = 0x7;
+const WINDOW_UPDATE: u8 = 0x8;
+const CONTINUATION: u8 = 0x9;
+/// Extension frames a server may send (RFC 7838 ALTSVC, RFC 8336 ORIGIN,
+/// RFC 9218 PRIORITY_UPDATE): read past, they mean nothing here.
+const EXTENSIONS: [u8; 3] = [0xa, 0xc, 0x10];
+
+/// DATA's and HEADERS' END_STREAM flag; SETTINGS' ACK.
+const END_STREAM: u8 = 0x1;
+const ACK: u8 = 0x1;
+
+/// Questions of one turn remembered: a client sends a few requests at
+/// once as a rule (a browser dozens); a forgotten one only leaves its
+/// answer out of the turn.
+const MAX_ASKED: usize = 64;
+
+/// One connection's HTTP/2 cleartext reading (crate::reader).
+pub(crate) type H2c = Reading<State>;
+
+/// A frame's header: type, flags, stream.
+type Frame = (u8, u8, u32);
+
+/// What an h2c connection's reading keeps.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    follow: [Follow; 2],
+    /// Per direction: whether the frame a segment's end cut, whose rest
+    /// begins the next segment, was part of a question (the client's) or
+    /// an answer (the server's); `None` when no frame is under way.
+    under_way: [Option<bool>; 2],
+    /// The client's connection preface was read.
+    preface_seen: bool,
+    /// The highest stream the client opened: a HEADERS on a stream at or
+    /// below it is a request's trailers, not a request.
+    last_stream: u32,
+    /// The requests (streams) of the turn under way.
+    asked: Vec<u32>,
+    /// Streams of the turn under way whose answers began and go on.
+    answering: Vec<u32>,
+    /// The turn under way was answered: the client's next question opens
+    /// another.
+    answered: bool,
+}
+
+impl H2c {
+    /// Reads a segment's stream bytes (`head` captured, `len` in all,
+    /// which includes bytes the capture missed); `None` when the
+    /// connection is not h2c.
+    pub(crate) fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
+        let client = dir == Direction::ClientToServer;
+        let preface = client && head.starts_with(PREFACE);
+        let state = self.state(|| {
+            Some(preface || (!client && is_settings(head) && whole_messages(head, len, frame)))
+        })?;
+        if preface && !state.preface_seen {
+            state.preface_seen = true;
+            let n = PREFACE.len() as u64;
+            return Some(state.read(dir, &head[PREFACE.len()..], len - n));
+        }
+        Some(state.read(dir, head, len))
+    }
+}
+
+impl State {
+    fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Turns {
+        let mut m = Turns::default();
+        let client = dir == Direction::ClientToServer;
+        if len == 0 {
+            m.aside = client;
+            return m;
+        }
+        let d = dir.index();
+        // The follow is taken out while its walk tells this state of the
+        // frames (and put back after).
+        let mut follow = self.follow[d];
+        let mut last: Option<bool> = None;
+        let walked = follow.walk(head, len, frame, |f, _| {
+            last = Some(if client {
+                self.client_frame(f, &mut m)
+            } else {
+                self.server_frame(f, &mut m)
+            });
+        });
+        self.follow[d] = follow;
+        let Some(walked) = walked else {
+            // Lost in a hole: what this is cannot be told.
+            self.under_way[d] = None;
+            m.aside = client;
+            return m;
+        };
+        if walked.continued && self.under_way[d] == Some(true) {
+            if client {
+                m.continues = !self.answered;
+            } else {
+                m.extends = true;
+            }
+        }
+        // The frame the segment's end cut goes on in the next.
+        self.under_way[d] = match walked.cut_at {
+            Some(_) => None,
+            None if follow.inside() => last.or(self.under_way[d]),
+            None => None,
+        };
+        if client && m.asks.is_none() && !m.continues {
+            m.aside = true;
+        }
+        // (The answer's own frames in the segment that began it are part
+        // of it.)
+        m.extends &= !m.answers;
+        m
+    }
+
+    /// Whether client frames on `stream` are part of a question of the
+    /// turn under way, not yet answered.
+    fn part_of_question(&self, stream: u32) -> bool {
+        !self.answered && self.asked.contains(&stream)
+    }
+
+    /// A new question: after an answer, it opens another turn.
+    fn ask(&mut self, stream: u32, m: &mut Turns) {
+        if self.answered {
+            self.asked.clear();
+            self.answering.clear();
+            self.answered = false;
+        }
+        crate::reader::push_bounded(&mut self.asked, stream, MAX_ASKED);
+        m.asks.get_or_insert("HEADERS");
+    }
+
+    /// A client frame: what it means for the segment's turns in `m`;
+    /// whether it is part of a question.
+    fn client_frame(&mut self, (kind, _, stream): Frame, m: &mut Turns) -> bool {
+        match kind {
+            HEADERS if stream % 2 == 1 && stream > self.last_stream => {
+                self.last_stream = stream;
+                self.ask(stream, m);
+                true
+            }
+            HEADERS | DATA | CONTINUATION => {
+                let part = self.part_of_question(stream);
+                m.continues |= part;
+                part
+            }
+            // A request withdrawn: nothing will answer it.
+            RST_STREAM => {
+                self.asked.retain(|&s| s != stream);
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// A server frame: what it means for the segment's turns in `m`;
+    /// whether it is part of an answer.
+    fn server_frame(&mut self, (kind, flags, stream): Frame, m: &mut Turns) -> bool {
+        let answer = self.answering.contains(&stream) || self.asked.contains(&stream);
+        match kind {
+            HEADERS | RST_STREAM if self.asked.contains(&stream) => {
+                self.asked.retain(|&s| s != stream);
+                m.answers = true;
+                self.answered = true;
+                if kind == HEADERS && flags & END_STREAM == 0 {
+                    crate::reader::push_bounded(&mut self.answering, stream, MAX_ASKED);
+                }
+            }
+            HEADERS | DATA | CONTINUATION if self.answering.contains(&stream) => {
+                m.extends = true;
+                if kind != CONTINUATION && flags & END_STREAM != 0 {
+                    self.answering.retain(|&s| s != stream);
+                }
+            }
+            RST_STREAM => {
+                self.answering.retain(|&s| s != stream);
+                return false;
+            }
+            _ => return false,
+        }
+        answer && matches!(kind, HEADERS | DATA | CONTINUATION)
+    }
+}
+
+/// The frame at the start of `bytes`: its type, flags and stream, and its
+/// whole length; `None` when it is none of HTTP/2's (an unknown type, a
+/// stream where the type allows none or none where it needs one, a fixed
+/// size not kept, the reserved bit set) or the bytes end inside its
+/// header.
+fn frame(bytes: &[u8]) -> Option<(Frame, u64)> {
+    let h = bytes.get(..HEADER)?;
+    let length = u32::from_be_bytes([0, h[0], h[1], h[2]]);
+    let (kind, flags) = (h[3], h[4]);
+    let raw = u32::from_be_bytes([h[5], h[6], h[7], h[8]]);
+    let stream = raw & 0x7fff_ffff;
+    let valid = raw & 0x8000_0000 == 0
+        && match kind {
+            DATA | HEADERS | CONTINUATION | PUSH_PROMISE => stream != 0,
+            PRIORITY => stream != 0 && length == 5,
+            RST_STREAM => stream != 0 && length == 4,
+            SETTINGS => {
+                stream == 0 && length.is_multiple_of(6) && (flags & ACK == 0 || length == 0)
+            }
+            PING => stream == 0 && length == 8,
+            GOAWAY => stream == 0 && length >= 8,
+            WINDOW_UPDATE => length == 4,
+            k => EXTENSIONS.contains(&k),
+        };
+    valid.then_some(((kind, flags, stream), HEADER as u64 + u64::from(length)))
+}
+
+/// A SETTINGS frame (not an acknowledgment) at the start of `head`: a
+/// server's connection preface.
+fn is_settings(head: &[u8]) -> bool {
+    matches!(frame(head), Some(((SETTINGS, 0, 0), _)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Direction::{ClientToServer as C, ServerToClient as S};
+
+    fn frame_of(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        f.extend([kind, flags]);
+        f.extend(stream.to_be_bytes());
+        f.extend(payload);
+        f
+    }
+
+    fn headers(stream: u32, end: bool) -> Vec<u8> {
+        frame_of(HEADERS, 0x4 | end as u8, stream, &[0x82, 0x86, 0x84])
+    }
+
+    fn data(stream: u32, n: usize, end: bool) -> Vec<u8> {
+        frame_of(DATA, end as u8, stream, &vec![0u8; n])
+    }
+
+    fn settings() -> Vec<u8> {
+        frame_of(SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 100])
+    }
+
+    fn settings_ack() -> Vec<u8> {
+        frame_of(SETTINGS, ACK, 0, &[])
+    }
+
+    fn window_update(stream: u32) -> Vec<u8> {
+        frame_of(WINDOW_UPDATE, 0, stream, &[0, 1, 0, 0])
+    }
+
+    fn ping(ack: bool, opaque: u8) -> Vec<u8> {
+        frame_of(PING, ack as u8, 0, &[opaque; 8])
+    }
+
+    fn preface_and(rest: &[Vec<u8>]) -> Vec<u8> {
+        let mut v = PREFACE.to_vec();
+        rest.iter().for_each(|f| v.extend(f));
+        v
+    }
+
+    fn read(h: &mut H2c, dir: Direction, bytes: &[u8]) -> Turns {
+        h.read(dir, bytes, bytes.len() as u64).expect("h2c")
+    }
+
+    fn cat(frames: &[Vec<u8>]) -> Vec<u8> {
+        frames.concat()
+    }
+
+    fn asks(name: &'static str) -> Turns {
+        Turns {
+            asks: Some(name),
+            ..Turns::default()
+        }
+    }
+
+    fn aside() -> Turns {
+        Turns {
+            aside: true,
+            ..Turns::default()
+        }
+    }
+
+    fn answers() -> Turns {
+        Turns {
+            answers: true,
+            ..Turns::default()
+        }
+    }
+
+    fn extends() -> Turns {
+        Turns {
+            extends: true,
+            ..Turns::default()
+        }
+    }
+
+    #[test]
+    fn the_preface_decides_and_a_request_in_it_asks() {
+        let mut h = H2c::default();
+        let first = preface_and(&[settings(), window_update(0), headers(1, true)]);
+        assert_eq!(read(&mut h, C, &first), asks("HEADERS"));
+        assert!(h.is());
+        // The server's preface and acknowledgment answer nothing; its
+        // HEADERS on stream 1 does, its DATA goes on with it.
+        assert_eq!(
+            read(&mut h, S, &cat(&[settings(), settings_ack()])),
+            Turns::default()
+        );
+        assert_eq!(
+            read(&mut h, S, &cat(&[headers(1, false), data(1, 10, false)])),
+            answers()
+        );
+        assert_eq!(read(&mut h, S, &data(1, 10, true)), extends());
+        // Ended: more DATA on it is nobody's.
+        assert_eq!(read(&mut h, S, &data(1, 10, false)), Turns::default());
+    }
+
+    #[test]
+    fn the_preface_alone_asks_nothing() {
+        let mut h = H2c::default();
+        assert_eq!(read(&mut h, C, &preface_and(&[settings()])), aside());
+        assert_eq!(read(&mut h, C, &headers(1, true)), asks("HEADERS"));
+    }
+
+    #[test]
+    fn flow_control_and_acknowledgments_are_beside_the_turns() {
+        let mut h = H2c::default();
+        read(&mut h, C, &preface_and(&[settings(), headers(1, true)]));
+        assert_eq!(read(&mut h, S, &headers(1, false)), answers());
+        // The client acknowledging data while the answer streams in: no
+        // question, no end of the turn; the next message goes on with
+        // the answer.
+        assert_eq!(
+            read(&mut h, C, &cat(&[window_update(0), window_update(1)])),
+            aside()
+        );
+        assert_eq!(read(&mut h, C, &settings_ack()), aside());
+        assert_eq!(read(&mut h, S, &data(1, 100, false)), extends());
+        // The server's own PING answers nothing; the client's
+        // acknowledgment asks nothing.
+        assert_eq!(read(&mut h, S, &ping(false, 7)), Turns::default());
+        assert_eq!(read(&mut h, C, &ping(true, 7)), aside());
+        assert_eq!(read(&mut h, S, &data(1, 100, true)), extends());
+    }
+
+    #[test]
+    fn a_ping_and_its_acknowledgment_are_beside_the_turns() {
+        let mut h = H2c::default();
+        read(&mut h, C, &preface_and(&[settings()]));
+        // grpc's PING just before a request: the request's turn, which the
+        // PING's acknowledgment does not answer.
+        assert_eq!(read(&mut h, C, &ping(false, 1)), aside());
+        assert_eq!(read(&mut h, C, &headers(3, true)), asks("HEADERS"));
+        assert_eq!(
+            read(&mut h, S, &cat(&[ping(true, 1), window_update(0)])),
+            Turns::default()
+        );
+        assert_eq!(read(&mut h, S, &ping(false, 2)), Turns::default());
+        assert_eq!(read(&mut h, S, &headers(3, true)), answers());
+    }
+
+    #[test]
+    fn a_request_body_goes_on_with_its_request_and_its_window_updates_answer_nothing() {
+        let mut h = H2c::default();
+        read(&mut h, C, &preface_and(&[settings()]));
+        assert_eq!(
+            read(&mut h, C, &cat(&[headers(1, false), data(1, 100, false)])),
+            Turns {
+                asks: Some("HEADERS"),
+                continues: true,
+                ..Turns::default()
+            }
+        );
+        assert_eq!(read(&mut h, S, &window_update(1)), Turns::default());
+        assert_eq!(
+            read(&mut h, C, &data(1, 100, true)),
+            Turns {
+                continues: true,
+                ..Turns::default()
+            }
+        );
+        assert_eq!(read(&mut h, S, &headers(1, true)), answers());
+    }
+
+    #[test]
+    fn a_frame_across_segments_goes_on_with_what_it_began() {
+        let mut h = H2c::default();
+        read(&mut h, C, &preface_and(&[settings(), headers(1, true)]));
+        // A 3000-byte DATA frame of the answer, cut after 1000 bytes.
+        let answer = cat(&[headers(1, false), data(1, 3000, true)]);
+        let (a, b) = answer.split_at(1000);
+        assert_eq!(read(&mut h, S, a), answers());
+        assert_eq!(read(&mut h, S, b), extends());
+        // A request's DATA cut likewise.
+        let request = cat(&[headers(3, false), data(3, 3000, true)]);
+        let (a, b) = request.split_at(1000);
+        assert_eq!(read(&mut h, C, a).asks, Some("HEADERS"));
+        assert_eq!(
+            read(&mut h, C, b),
+            Turns {
+                continues: true,
+                ..Turns::default()
+            }
+        );
+    }
+
+    #[test]
+    fn requests_sent_together_are_one_turn_and_a_late_answer_of_an_earlier_turn_answers_nothing() {
+        let mut h = H2c::default();
+        read(&mut h, C, &preface_and(&[settings()]));
+        assert_eq!(read(&mut h, C, &headers(1, true)), asks("HEADERS"));
+        assert_eq!(read(&mut h, C, &headers(3, true)), asks("HEADERS"));
+        // Stream 3's answer comes first and answers the turn; stream 1's
+        // goes on with it.
+        assert_eq!(read(&mut h, S, &headers(3, true)), answers());
+        assert_eq!(read(&mut h, S, &headers(1, false)), answers());
+        assert_eq!(read(&mut h, S, &data(1, 10, true)), extends());
+        // A new turn; stream 5's answer still awaited when stream 7 asks.
+        assert_eq!(read(&mut h, C, &headers(5, true)), asks("HEADERS"));
+        assert_eq!(read(&mut h, S, &headers(5, false)), answers());
+        assert_eq!(read(&mut h, C, &headers(7, true)), asks("HEADERS"));
+        // Stream 5's DATA belongs to the turn before: nobody's now.
+        assert_eq!(read(&mut h, S, &data(5, 10, true)), Turns::default());
+        assert_eq!(read(&mut h, S, &headers(7, true)), answers());
+    }
+
+    #[test]
+    fn a_refused_or_withdrawn_request() {
+        let mut h = H2c::default();
+        read(&mut h, C, &preface_and(&[settings(), headers(1, true)]));
+        // The server refuses it (REFUSED_STREAM): an answer.
+        let refused = frame_of(RST_STREAM, 0, 1, &[0, 0, 0, 7]);
+        assert_eq!(read(&mut h, S, &refused), answers());
+        // The client cancels stream 3: its late HEADERS answers nothing.
+        assert_eq!(read(&mut h, C, &headers(3, true)), asks("HEADERS"));
+        let cancel = frame_of(RST_STREAM, 0, 3, &[0, 0, 0, 8]);
+        assert_eq!(read(&mut h, C, &cancel), aside());
+        assert_eq!(read(&mut h, S, &headers(3, true)), Turns::default());
+    }
+
+    #[test]
+    fn a_server_that_sends_its_settings_first_decides_too() {
+        let mut h = H2c::default();
+        assert_eq!(read(&mut h, S, &settings()), Turns::default());
+        assert!(h.is());
+        assert_eq!(
+            read(&mut h, C, &preface_and(&[settings(), headers(1, true)])),
+            asks("HEADERS")
+        );
+    }
+
+    #[test]
+    fn other_first_data_is_not_h2c() {
+        for (dir, first) in [
+            (C, b"GET / HTTP/1.1\r\nHost: a\r\n\r\n".to_vec()),
+            (C, b"PRI * HTTP/1.1\r\n".to_vec()),
+            (S, b"220 mail.example ESMTP\r\n".to_vec()),
+            // A SETTINGS acknowledgment is no preface; a SETTINGS frame
+            // on a stream is none of HTTP/2's.
+            (S, settings_ack()),
+            (S, frame_of(SETTINGS, 0, 1, &[0, 3, 0, 0, 0, 100])),
+        ] {
+            let mut h = H2c::default();
+            assert_eq!(h.read(dir, &first, first.len() as u64), None);
+            assert!(h.is_not());
+        }
+    }
+
+    #[test]
+    fn a_hole_loses_the_frames_until_a_segment_is_whole_frames() {
+        let mut h = H2c::default();
+        read(&mut h, C, &preface_and(&[settings(), headers(1, true)]));
+        // 500 bytes the capture missed.
+        assert_eq!(h.read(S, &[], 500), Some(Turns::default()));
+        // Bytes that do not start a frame: lost still.
+        assert_eq!(read(&mut h, S, &[0xff; 20]), Turns::default());
+        // Whole frames again: the answer.
+        assert_eq!(read(&mut h, S, &headers(1, true)), answers());
+    }
+
+    proptest::proptest! {
+        /// Whatever bytes either side sends, the reading never panics
+        /// and never both asks and answers in one segment of one side.
+        #[test]
+        fn any_bytes_are_read_without_panic(segments in crate::reader::any::segments()) {
+            let mut h = H2c::default();
+            let first = preface_and(&[settings()]);
+            h.read(C, &first, first.len() as u64);
+            crate::reader::any::feed(segments, |dir, bytes, len| {
+                if let Some(m) = h.read(dir, bytes, len) {
+                    assert!(!(m.asks.is_some() && m.answers));
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! HTTP/2 in cleartext (h2c, prior knowledge) through real peers
+//! (tests/data/grpc, made by scripts/grpc-captures.sh: Python grpcio on
+//! both ends, and nginx `listen ... http2` with curl; real Linux TCP,
+//! 20 ms each way, tcpdump at the client's host). A client's
+//! WINDOW_UPDATEs, PINGs and acknowledgments ask for nothing and end no
+//! turn: each turn is a request's HEADERS and its stream's answer, a
+//! server-streaming call's messages go on with its answer, and the one
+//! request whose handler worked 100 ms is the one finding. (Before
+//! h2c.rs, grpc's PING sent with the slow request was answered at once
+//! by the server's PING acknowledgment, which hid the 100 ms.) Each
+//! turn is checked against tshark's HTTP/2 dissector.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn capture(name: &str) -> PathBuf {
+    data_dir().join("grpc").join(name)
+}
+
+/// One frame's HTTP/2 frames as tshark reads them: (type, stream,
+/// flags) each, its sender's port and the header values it carries.
+#[derive(Debug, Default)]
+struct Http2Frames {
+    port: u16,
+    frames: Vec<(u8, u32, u8)>,
+    values: String,
+}
+
+fn http2_frames(capture: &Path, port: u16) -> BTreeMap<u64, Http2Frames> {
+    let decode = format!("tcp.port=={port},http2");
+    let fields = [
+        "frame.number",
+        "tcp.srcport",
+        "http2.type",
+        "http2.streamid",
+        "http2.flags",
+        "http2.header.value",
+    ];
+    tshark_fields(capture, &["-d", &decode], "http2", &fields)
+        .into_iter()
+        .map(|f| {
+            let list = |s: &str| -> Vec<u64> {
+                s.split(',')
+                    .filter(|x| !x.is_empty())
+                    .map(|x| match x.strip_prefix("0x") {
+                        Some(hex) => u64::from_str_radix(hex, 16).unwrap(),
+                        None => x.parse().unwrap(),
+                    })
+                    .collect()
+            };
+            let (kinds, streams, flags) = (list(&f[2]), list(&f[3]), list(&f[4]));
+            let frames = (0..kinds.len())
+                .map(|i| (kinds[i] as u8, streams[i] as u32, flags[i] as u8))
+                .collect();
+            let h = Http2Frames {
+                port: f[1].parse().unwrap(),
+                frames,
+                values: f[5].clone(),
+            };
+            (f[0].parse().unwrap(), h)
+        })
+        .collect()
+}
+
+const HEADERS: u8 = 1;
+const END_STREAM: u8 = 1;
+
+/// Checks every first-byte row of the connections: the request is a
+/// client frame whose HEADERS opens a stream, the answer a server frame
+/// with a HEADERS on a stream opened in the turn; every stream the
+/// client opened begins a turn or rides in one; frames of flow control,
+/// PINGs and acknowledgments alone begin or end none. Returns the turns:
+/// (request frame, answer frame, streams the request frame opened).
+fn check_turns(
+    doc: &serde_json::Value,
+    all: &BTreeMap<u64, Http2Frames>,
+    server_port: u16,
+) -> Vec<(u64, u64)> {
+    let mut turns = Vec::new();
+    let opening: Vec<u64> = all
+        .iter()
+        .filter(|(_, h)| h.port != server_port && h.frames.iter().any(|f| f.0 == HEADERS))
+        .map(|(n, _)| *n)
+        .collect();
+    for c in doc["connections"].as_array().unwrap() {
+        for row in first_byte_rows(c) {
+            let (start, end) = (
+                row["start_frame"].as_u64().unwrap(),
+                row["end_frame"].as_u64().unwrap(),
+            );
+            assert_eq!(
+                row["label"].as_str().unwrap().split(':').next(),
+                Some("HEADERS")
+            );
+            assert!(
+                opening.contains(&start),
+                "turn at {start}: {:?}",
+                all.get(&start)
+            );
+            let asked: Vec<u32> = all
+                .range(start..end)
+                .filter(|(_, h)| h.port != server_port)
+                .flat_map(|(_, h)| h.frames.iter().filter(|f| f.0 == HEADERS).map(|f| f.1))
+                .collect();
+            let answer = &all[&end];
+            assert_eq!(answer.port, server_port);
+            assert!(
+                answer
+                    .frames
+                    .iter()
+                    .any(|f| f.0 == HEADERS && asked.contains(&f.1)),
+                "turn {start} answered at {end} by {answer:?}, asked {asked:?}"
+            );
+            turns.push((start, end));
+        }
+    }
+    // Every request's frame begins a turn or was sent before the answer
+    // of the turn it rides in.
+    for f in &opening {
+        assert!(
+            turns.iter().any(|(s, e)| s <= f && f < e),
+            "request frame {f} in no turn: {turns:?}"
+        );
+    }
+    turns
+}
+
+#[test]
+fn grpc_turns_are_requests_and_their_answers_and_the_slow_handler_is_found() {
+    if !require("h2c: grpc", &["tshark"], false) {
+        return;
+    }
+    let cap = capture("grpc-h2c.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let all = http2_frames(&cap, 50051);
+    let turns = check_turns(&doc, &all, 50051);
+    // Five calls, one after another: five turns.
+    assert_eq!(turns.len(), 5, "{turns:?}");
+    let c = connection(&doc, 0);
+    // The one finding: the Slow call's handler, 100 ms of sleep.
+    let slow = *all
+        .iter()
+        .find(|(_, h)| h.values.contains("/rttdoc.Lab/Slow"))
+        .unwrap()
+        .0;
+    assert_eq!(kinds(&c["findings"]), ["server_think_time"]);
+    let waits = think_waits(c);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let (from, to, ms) = waits[0];
+    assert_eq!(from, slow);
+    assert!(turns.contains(&(from, to)));
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    assert!(
+        (100.0..100.0 + rtt / 2.0).contains(&ms),
+        "{ms} ms, RTT {rtt} ms"
+    );
+    // The streamed call's answer runs from its first message to its
+    // trailers (END_STREAM), the pauses between messages the server's
+    // own: no excess.
+    let feed = *all
+        .iter()
+        .find(|(_, h)| h.values.contains("/rttdoc.Lab/Feed"))
+        .unwrap()
+        .0;
+    let feed_stream = all[&feed].frames.iter().find(|f| f.0 == HEADERS).unwrap().1;
+    let trailers = *all
+        .iter()
+        .find(|(_, h)| {
+            h.frames
+                .iter()
+                .any(|f| f.0 == HEADERS && f.1 == feed_stream && f.2 & END_STREAM != 0)
+        })
+        .unwrap()
+        .0;
+    let transfer = c["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["phase"] == "transfer" && r["end_frame"] == trailers)
+        .unwrap_or_else(|| panic!("no transfer row ending at {trailers}: {}", c["ledger"]));
+    assert_eq!(transfer["excess_ms"].as_f64(), Some(0.0), "{transfer}");
+}
+
+#[test]
+fn nginx_h2c_turns_and_its_slow_backend() {
+    if !require("h2c: nginx", &["tshark"], false) {
+        return;
+    }
+    let cap = capture("nginx-h2c.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let all = http2_frames(&cap, 8080);
+    let turns = check_turns(&doc, &all, 8080);
+    // curl's four requests one after another, then three at once (one
+    // turn: its first answer is the small file's).
+    assert_eq!(turns.len(), 5, "{turns:?}");
+    let sequential = connection(&doc, 0);
+    let parallel = connection(&doc, 1);
+    // Each request for /slow/ on the first connection waited for the
+    // backend's 100 ms, and nothing else did.
+    let slow: Vec<u64> = all
+        .iter()
+        .filter(|(n, h)| {
+            **n < parallel["first_frame"].as_u64().unwrap()
+                && h.port != 8080
+                && h.values.contains("/slow/")
+        })
+        .map(|(n, _)| *n)
+        .collect();
+    assert_eq!(slow.len(), 2, "{slow:?}");
+    let waits = think_waits(sequential);
+    assert_eq!(
+        waits.iter().map(|w| w.0).collect::<Vec<_>>(),
+        slow,
+        "{waits:?}"
+    );
+    let rtt = sequential["rtt_ms"].as_f64().unwrap();
+    for (_, _, ms) in &waits {
+        assert!(
+            (100.0..100.0 + rtt / 2.0).contains(ms),
+            "{ms} ms, RTT {rtt} ms"
+        );
+    }
+    assert_eq!(kinds(&sequential["findings"]), ["server_think_time"]);
+    // The parallel requests' turn was answered at once (the small file):
+    // nothing claimed for it.
+    assert_eq!(kinds(&parallel["findings"]), Vec::<&str>::new());
+}
