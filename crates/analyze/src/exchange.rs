@@ -689,8 +689,10 @@ impl Exchanges {
                 }
                 let total = self.total;
                 self.ask(first, last, len, &[]);
+                // (An h2c request is named by its method and path.)
+                let named = self.h2c.take_name();
                 if let Some(c) = self.current.as_mut().filter(|_| self.total > total) {
-                    c.label = Some(name.to_string());
+                    c.label = Some(named.unwrap_or_else(|| name.to_string()));
                 }
             }
             (Direction::ClientToServer, None) if m.aside => {}
@@ -844,12 +846,17 @@ pub fn http_request_line(head: &[u8]) -> Option<String> {
     if !METHODS.contains(&method) {
         return None;
     }
-    let full = parts.next()?;
+    Some(request_label(method, parts.next()?))
+}
+
+/// A request's name: its method and target, the target's first 48
+/// characters.
+pub(crate) fn request_label(method: &str, full: &str) -> String {
     let mut target: String = full.chars().take(48).collect();
     if full.chars().count() > 48 {
         target.push('…');
     }
-    Some(format!("{method} {target}"))
+    format!("{method} {target}")
 }
 
 /// Whether `head`, the start of a request ([`http_request_line`] read

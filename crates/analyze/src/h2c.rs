@@ -77,11 +77,111 @@ const MAX_ASKED: usize = 64;
 /// One connection's HTTP/2 cleartext reading (crate::reader).
 pub(crate) type H2c = Reading<State>;
 
-/// A frame's header: type, flags, stream.
-type Frame = (u8, u8, u32);
+/// A frame's header: type, flags, stream, payload length.
+type Frame = (u8, u8, u32, u32);
+
+/// HEADERS' END_HEADERS, PADDED and PRIORITY flags.
+const END_HEADERS: u8 = 0x4;
+const PADDED: u8 = 0x8;
+const PRIORITY_FLAG: u8 = 0x20;
+/// The largest HPACK table a client may use here (the server's
+/// SETTINGS_HEADER_TABLE_SIZE; 4 KB by default, 64 KB and more seen):
+/// the names' decoder follows the client's table up to this.
+const MAX_TABLE: usize = 1 << 16;
+/// A header block gathered from a HEADERS frame and its CONTINUATIONs is
+/// at most this large; a larger one ends the naming.
+const MAX_BLOCK: usize = 64 << 10;
+
+/// The client's header blocks decoded, every one in order (HPACK's
+/// dynamic table kept in step with the client's), to name its requests
+/// by method and path as HTTP/1.x requests are named.
+struct Names {
+    decoder: loona_hpack::Decoder<'static>,
+    /// The block under way (a HEADERS frame's fragment, then its
+    /// CONTINUATIONs'), and whether it opened the first request of its
+    /// segment (whose turn its name names).
+    block: Vec<u8>,
+    names_turn: bool,
+    /// The name of the request the segment's first question opened.
+    pending: Option<String>,
+}
+
+impl std::fmt::Debug for Names {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Names")
+            .field("block", &self.block.len())
+            .field("pending", &self.pending)
+            .finish()
+    }
+}
+
+impl Default for Names {
+    fn default() -> Names {
+        let mut decoder = loona_hpack::Decoder::new();
+        decoder.set_max_allowed_table_size(MAX_TABLE);
+        Names {
+            decoder,
+            block: Vec::new(),
+            names_turn: false,
+            pending: None,
+        }
+    }
+}
+
+impl Names {
+    /// A header block fragment of the client's (`payload` as captured,
+    /// `length` the frame's); a HEADERS frame begins a block, which
+    /// `names_turn` when it opens its segment's first request: its name is
+    /// then [`Names::pending`] once the block ends. `Err` when the block
+    /// cannot be had whole or does not decode (the table is out of step
+    /// from then on).
+    fn fragment(
+        &mut self,
+        (kind, flags, length): (u8, u8, u32),
+        payload: &[u8],
+        names_turn: bool,
+    ) -> Result<(), ()> {
+        let payload = payload.get(..length as usize).ok_or(())?;
+        let fragment = if kind == HEADERS {
+            self.block.clear();
+            self.names_turn = names_turn;
+            let pad = if flags & PADDED != 0 {
+                *payload.first().ok_or(())? as usize
+            } else {
+                0
+            };
+            let from = (flags & PADDED != 0) as usize + 5 * (flags & PRIORITY_FLAG != 0) as usize;
+            payload
+                .get(from..payload.len().checked_sub(pad).ok_or(())?)
+                .ok_or(())?
+        } else {
+            payload
+        };
+        if self.block.len() + fragment.len() > MAX_BLOCK {
+            return Err(());
+        }
+        self.block.extend_from_slice(fragment);
+        if flags & END_HEADERS == 0 {
+            return Ok(());
+        }
+        let (mut method, mut path) = (None, None);
+        self.decoder
+            .decode_with_cb(&self.block, |name, value| match &*name {
+                b":method" => method = Some(String::from_utf8_lossy(&value).into_owned()),
+                b":path" => path = Some(String::from_utf8_lossy(&value).into_owned()),
+                _ => {}
+            })
+            .map_err(|_| ())?;
+        self.block.clear();
+        if let (true, Some(m), Some(p)) = (self.names_turn, method, path) {
+            self.pending = Some(crate::exchange::request_label(&m, &p));
+        }
+        Ok(())
+    }
+}
 
 /// What an h2c connection's reading keeps.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct State {
     follow: [Follow; 2],
     /// Per direction: whether the frame a segment's end cut, whose rest
@@ -90,6 +190,12 @@ pub struct State {
     under_way: [Option<bool>; 2],
     /// The client's connection preface was read.
     preface_seen: bool,
+    /// The client's header blocks, for the requests' names; `None` once
+    /// one was lost (a hole, a block cut by the capture, one that does not
+    /// decode): the requests are named `HEADERS` from then on.
+    names: Option<Names>,
+    /// Whether the names were given up.
+    unnamed: bool,
     /// The highest stream the client opened: a HEADERS on a stream at or
     /// below it is a request's trailers, not a request.
     last_stream: u32,
@@ -121,6 +227,14 @@ impl H2c {
     }
 }
 
+impl H2c {
+    /// The name (method and path) of the request that opened the last
+    /// segment's turn, when its header block could be decoded.
+    pub(crate) fn take_name(&mut self) -> Option<String> {
+        self.state(|| None)?.names.as_mut()?.pending.take()
+    }
+}
+
 impl State {
     fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Turns {
         let mut m = Turns::default();
@@ -130,13 +244,18 @@ impl State {
             return m;
         }
         let d = dir.index();
+        if let Some(names) = self.names.as_mut().filter(|_| client) {
+            // A name is for the turn its segment opened, no later one.
+            names.pending = None;
+        }
         // The follow is taken out while its walk tells this state of the
         // frames (and put back after).
         let mut follow = self.follow[d];
         let mut last: Option<bool> = None;
-        let walked = follow.walk(head, len, frame, |f, _| {
+        let walked = follow.walk(head, len, frame, |f, at| {
+            let payload = head.get(at as usize + HEADER..).unwrap_or(&[]);
             last = Some(if client {
-                self.client_frame(f, &mut m)
+                self.client_frame(f, payload, &mut m)
             } else {
                 self.server_frame(f, &mut m)
             });
@@ -145,6 +264,9 @@ impl State {
         let Some(walked) = walked else {
             // Lost in a hole: what this is cannot be told.
             self.under_way[d] = None;
+            if client {
+                self.give_up_names();
+            }
             m.aside = client;
             return m;
         };
@@ -154,6 +276,10 @@ impl State {
             } else {
                 m.extends = true;
             }
+        }
+        if client && walked.cut_at.is_some() {
+            // A frame the capture lost or cut: perhaps a header block.
+            self.give_up_names();
         }
         // The frame the segment's end cut goes on in the next.
         self.under_way[d] = match walked.cut_at {
@@ -168,6 +294,13 @@ impl State {
         // of it.)
         m.extends &= !m.answers;
         m
+    }
+
+    /// The requests are named `HEADERS` from now on: a header block was
+    /// lost, and HPACK's table with it.
+    fn give_up_names(&mut self) {
+        self.unnamed = true;
+        self.names = None;
     }
 
     /// Whether client frames on `stream` are part of a question of the
@@ -189,9 +322,25 @@ impl State {
 
     /// A client frame: what it means for the segment's turns in `m`;
     /// whether it is part of a question.
-    fn client_frame(&mut self, (kind, _, stream): Frame, m: &mut Turns) -> bool {
+    fn client_frame(
+        &mut self,
+        (kind, flags, stream, length): Frame,
+        payload: &[u8],
+        m: &mut Turns,
+    ) -> bool {
+        let opens = kind == HEADERS && stream % 2 == 1 && stream > self.last_stream;
+        if matches!(kind, HEADERS | CONTINUATION) && !self.unnamed {
+            let names = self.names.get_or_insert_default();
+            let names_turn = opens && m.asks.is_none();
+            if names
+                .fragment((kind, flags, length), payload, names_turn)
+                .is_err()
+            {
+                self.give_up_names();
+            }
+        }
         match kind {
-            HEADERS if stream % 2 == 1 && stream > self.last_stream => {
+            HEADERS if opens => {
                 self.last_stream = stream;
                 self.ask(stream, m);
                 true
@@ -212,7 +361,7 @@ impl State {
 
     /// A server frame: what it means for the segment's turns in `m`;
     /// whether it is part of an answer.
-    fn server_frame(&mut self, (kind, flags, stream): Frame, m: &mut Turns) -> bool {
+    fn server_frame(&mut self, (kind, flags, stream, _): Frame, m: &mut Turns) -> bool {
         let answer = self.answering.contains(&stream) || self.asked.contains(&stream);
         match kind {
             HEADERS | RST_STREAM if self.asked.contains(&stream) => {
@@ -263,13 +412,16 @@ fn frame(bytes: &[u8]) -> Option<(Frame, u64)> {
             WINDOW_UPDATE => length == 4,
             k => EXTENSIONS.contains(&k),
         };
-    valid.then_some(((kind, flags, stream), HEADER as u64 + u64::from(length)))
+    valid.then_some((
+        (kind, flags, stream, length),
+        HEADER as u64 + u64::from(length),
+    ))
 }
 
 /// A SETTINGS frame (not an acknowledgment) at the start of `head`: a
 /// server's connection preface.
 fn is_settings(head: &[u8]) -> bool {
-    matches!(frame(head), Some(((SETTINGS, 0, 0), _)))
+    matches!(frame(head), Some(((SETTINGS, 0, 0, _), _)))
 }
 
 #[cfg(test)]
@@ -370,6 +522,37 @@ mod tests {
         assert_eq!(read(&mut h, S, &data(1, 10, true)), extends());
         // Ended: more DATA on it is nobody's.
         assert_eq!(read(&mut h, S, &data(1, 10, false)), Turns::default());
+    }
+
+    #[test]
+    fn requests_are_named_by_method_and_path_with_hpacks_table_in_step() {
+        let mut h = H2c::default();
+        // GET (static 2), http (6), :path / (static 4).
+        read(&mut h, C, &preface_and(&[settings(), headers(1, true)]));
+        assert_eq!(h.take_name().as_deref(), Some("GET /"));
+        // POST (3), a literal :path (name 4) added to the dynamic table.
+        let mut literal = vec![0x83, 0x86, 0x44, 4];
+        literal.extend(b"/a/b");
+        let block = frame_of(HEADERS, 0x5, 3, &literal);
+        assert_eq!(read(&mut h, C, &block), asks("HEADERS"));
+        assert_eq!(h.take_name().as_deref(), Some("POST /a/b"));
+        // The name is the turn's once: taken, it is gone.
+        assert_eq!(h.take_name(), None);
+        // Index 62: the newest entry of the dynamic table.
+        let again = frame_of(HEADERS, 0x5, 5, &[0x82, 0x86, 0xbe]);
+        read(&mut h, C, &again);
+        assert_eq!(h.take_name().as_deref(), Some("GET /a/b"));
+        // A header block split across a HEADERS and a CONTINUATION frame.
+        let first = frame_of(HEADERS, 0x1, 7, &[0x82, 0x86]);
+        let rest = frame_of(CONTINUATION, 0x4, 7, &[0xbe]);
+        assert_eq!(read(&mut h, C, &cat(&[first, rest])).asks, Some("HEADERS"));
+        assert_eq!(h.take_name().as_deref(), Some("GET /a/b"));
+        // A block the capture lost: the table is out of step, no names
+        // from then on; the requests still ask.
+        assert_eq!(h.read(C, &[], 40), Some(aside()));
+        read(&mut h, C, &headers(11, true));
+        assert_eq!(read(&mut h, C, &headers(13, true)), asks("HEADERS"));
+        assert_eq!(h.take_name(), None);
     }
 
     #[test]

@@ -21,12 +21,15 @@ fn capture(name: &str) -> PathBuf {
 }
 
 /// One frame's HTTP/2 frames as tshark reads them: (type, stream,
-/// flags) each, its sender's port and the header values it carries.
+/// flags) each, its sender's port, the header values it carries and its
+/// requests' methods and paths.
 #[derive(Debug, Default)]
 struct Http2Frames {
     port: u16,
     frames: Vec<(u8, u32, u8)>,
     values: String,
+    methods: Vec<String>,
+    paths: Vec<String>,
 }
 
 fn http2_frames(capture: &Path, port: u16) -> BTreeMap<u64, Http2Frames> {
@@ -38,6 +41,8 @@ fn http2_frames(capture: &Path, port: u16) -> BTreeMap<u64, Http2Frames> {
         "http2.streamid",
         "http2.flags",
         "http2.header.value",
+        "http2.headers.method",
+        "http2.headers.path",
     ];
     tshark_fields(capture, &["-d", &decode], "http2", &fields)
         .into_iter()
@@ -55,10 +60,13 @@ fn http2_frames(capture: &Path, port: u16) -> BTreeMap<u64, Http2Frames> {
             let frames = (0..kinds.len())
                 .map(|i| (kinds[i] as u8, streams[i] as u32, flags[i] as u8))
                 .collect();
+            let words = |s: &str| s.split(',').map(str::to_string).collect::<Vec<_>>();
             let h = Http2Frames {
                 port: f[1].parse().unwrap(),
                 frames,
                 values: f[5].clone(),
+                methods: words(&f[6]),
+                paths: words(&f[7]),
             };
             (f[0].parse().unwrap(), h)
         })
@@ -69,7 +77,8 @@ const HEADERS: u8 = 1;
 const END_STREAM: u8 = 1;
 
 /// Checks every first-byte row of the connections: the request is a
-/// client frame whose HEADERS opens a stream, the answer a server frame
+/// client frame whose HEADERS opens a stream, named by its method and
+/// path (HPACK decoded as tshark decodes it), the answer a server frame
 /// with a HEADERS on a stream opened in the turn; every stream the
 /// client opened begins a turn or rides in one; frames of flow control,
 /// PINGs and acknowledgments alone begin or end none. Returns the turns:
@@ -91,9 +100,11 @@ fn check_turns(
                 row["start_frame"].as_u64().unwrap(),
                 row["end_frame"].as_u64().unwrap(),
             );
+            let request = &all[&start];
+            let name = format!("{} {}", request.methods[0], request.paths[0]);
             assert_eq!(
-                row["label"].as_str().unwrap().split(':').next(),
-                Some("HEADERS")
+                row["label"].as_str().unwrap(),
+                format!("{name}: request -> first byte")
             );
             assert!(
                 opening.contains(&start),
