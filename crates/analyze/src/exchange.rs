@@ -195,6 +195,8 @@ pub struct Exchanges {
     resp_pushes: Option<crate::resp::Pushes>,
     /// The open request asked to upgrade to WebSocket.
     upgrade_asked: bool,
+    /// The open request asked to upgrade to HTTP/2 (`Upgrade: h2c`).
+    h2c_upgrade_asked: bool,
     /// Once the server agreed (its `101`): the WebSocket frames, which say
     /// which ask and which answer (websocket.rs).
     websocket: Option<Box<crate::websocket::WebSocket>>,
@@ -326,6 +328,11 @@ impl Exchanges {
                             // until the client's DONE are its pushes (new
                             // mail: `* 3 EXISTS`), nobody's answer.
                             self.unsolicited_bytes += len;
+                        } else if c.response_first.is_none()
+                            && self.h2c_upgrade_asked
+                            && http_status(head) == Some(101)
+                        {
+                            self.begin_h2c(first, last, len, head);
                         } else if c.response_first.is_none()
                             && self.upgrade_asked
                             && http_status(head) == Some(101)
@@ -521,6 +528,7 @@ impl Exchanges {
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks);
         let http = http_request_line(head);
         self.upgrade_asked = http.is_some() && crate::websocket::asks_to_upgrade(head);
+        self.h2c_upgrade_asked = http.is_some() && crate::h2c::asks_to_upgrade(head);
         // (None but after an HTTP request line.)
         let pipelined = pipelined_after(head);
         let label = http
@@ -669,6 +677,24 @@ impl Exchanges {
         self.websocket = Some(w);
         if let Some(frames) = frames {
             self.on_turns(Direction::ServerToClient, first, last, len - end, frames);
+        }
+    }
+
+    /// The server agreed to speak HTTP/2 (its `101` to an `Upgrade: h2c`):
+    /// the request goes on as stream 1, answered by that stream's HEADERS,
+    /// not by the `101`, which leaves before the server's work on it (and
+    /// answers nothing); what follows the head (in this segment too) is
+    /// read as frames (h2c.rs).
+    fn begin_h2c(&mut self, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
+        let end = head_end(head).map_or(len, |e| e as u64).min(len);
+        self.unsolicited_bytes += end;
+        self.h2c.upgraded();
+        self.readers_refused = false;
+        if end < len {
+            let after = &head[(end as usize).min(head.len())..];
+            if let Some(m) = self.h2c.read(Direction::ServerToClient, after, len - end) {
+                self.on_turns(Direction::ServerToClient, first, last, len - end, m);
+            }
         }
     }
 
@@ -934,6 +960,111 @@ mod tests {
         // A header line after the head's end is body, not head.
         assert!(!asks_to_continue(
             b"POST /up HTTP/1.1\r\nHost: x\r\n\r\nExpect: 100-continue\r\n\r\n"
+        ));
+    }
+
+    /// An HTTP/2 frame: its header and payload.
+    fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        f.extend([kind, flags]);
+        f.extend(stream.to_be_bytes());
+        f.extend(payload);
+        f
+    }
+
+    #[test]
+    fn an_upgrade_to_h2c_is_answered_by_stream_1s_headers_not_the_101() {
+        let mut x = Exchanges::default();
+        let request = b"GET /slow HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n";
+        x.on_data(
+            ClientToServer,
+            ms(4, 0),
+            ms(4, 0),
+            request.len() as u64,
+            request,
+        );
+        // The 101 at once, with the server's SETTINGS behind it.
+        let mut switching =
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"
+                .to_vec();
+        switching.extend(h2_frame(4, 0, 0, &[0, 3, 0, 0, 0, 100]));
+        x.on_data(
+            ServerToClient,
+            ms(6, 40),
+            ms(6, 40),
+            switching.len() as u64,
+            &switching,
+        );
+        // The client's preface, its SETTINGS and its acknowledgment of the
+        // server's: beside the turn.
+        let mut preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        preface.extend(h2_frame(4, 0, 0, &[]));
+        preface.extend(h2_frame(4, 1, 0, &[]));
+        x.on_data(
+            ClientToServer,
+            ms(7, 41),
+            ms(7, 41),
+            preface.len() as u64,
+            &preface,
+        );
+        x.on_data(
+            ServerToClient,
+            ms(8, 80),
+            ms(8, 80),
+            9,
+            &h2_frame(4, 1, 0, &[]),
+        );
+        // The answer on stream 1, after the server's 100 ms of work, then
+        // a second request on stream 3 and its answer.
+        let answer = [h2_frame(1, 4, 1, &[0x88]), h2_frame(0, 1, 1, b"done")].concat();
+        x.on_data(
+            ServerToClient,
+            ms(9, 140),
+            ms(9, 140),
+            answer.len() as u64,
+            &answer,
+        );
+        let next = h2_frame(1, 5, 3, &[0x82, 0x86, 0x84]);
+        x.on_data(
+            ClientToServer,
+            ms(10, 150),
+            ms(10, 150),
+            next.len() as u64,
+            &next,
+        );
+        let answer = h2_frame(1, 5, 3, &[0x88]);
+        x.on_data(
+            ServerToClient,
+            ms(11, 190),
+            ms(11, 190),
+            answer.len() as u64,
+            &answer,
+        );
+        x.finish();
+        let turns: Vec<_> = x
+            .kept
+            .iter()
+            .map(|e| {
+                (
+                    e.label.as_deref(),
+                    e.request_first.frame,
+                    e.response_first.map(|r| r.frame),
+                )
+            })
+            .collect();
+        assert_eq!(
+            turns,
+            [
+                (Some("GET /slow"), 4, Some(9)),
+                (Some("GET /"), 10, Some(11))
+            ]
+        );
+        // Without the Upgrade header, the 101 is no switch to HTTP/2.
+        assert!(!crate::h2c::asks_to_upgrade(
+            b"GET / HTTP/1.1\r\nHost: h2c\r\n\r\n"
+        ));
+        assert!(crate::h2c::asks_to_upgrade(
+            b"GET / HTTP/1.1\r\nupgrade: H2C\r\n\r\n"
         ));
     }
 

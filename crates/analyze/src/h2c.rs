@@ -37,8 +37,12 @@
 //! A connection is h2c when the client's first bytes are the connection
 //! preface (`PRI * HTTP/2.0`), or the server's first data is a SETTINGS
 //! frame (a server may send its preface as it accepts, before the
-//! client's: grpc-go does). Frames are followed across segments by their
-//! lengths (crate::framing). An HTTP/1.1 `Upgrade: h2c` is not followed.
+//! client's: grpc-go does), or an HTTP/1.1 request asked to upgrade to
+//! it (`Upgrade: h2c`, curl's `--http2` on an `http://` URL) and the
+//! server's `101` agreed: the request goes on as stream 1, answered by
+//! that stream's HEADERS (the `101` leaves before the server's work on
+//! it). Frames are followed across segments by their lengths
+//! (crate::framing).
 
 use crate::exchange::Turns;
 use crate::framing::{whole_messages, Follow};
@@ -228,6 +232,14 @@ impl H2c {
 }
 
 impl H2c {
+    /// The server agreed to an HTTP/1.1 request's `Upgrade: h2c`: frames
+    /// from here on, the request stream 1's, still to be answered.
+    pub(crate) fn upgraded(&mut self) {
+        let s = self.begin();
+        s.last_stream = 1;
+        s.asked.push(1);
+    }
+
     /// The name (method and path) of the request that opened the last
     /// segment's turn, when its header block could be decoded.
     pub(crate) fn take_name(&mut self) -> Option<String> {
@@ -416,6 +428,17 @@ fn frame(bytes: &[u8]) -> Option<(Frame, u64)> {
         (kind, flags, stream, length),
         HEADER as u64 + u64::from(length),
     ))
+}
+
+/// Whether an HTTP/1.1 request's head asks to upgrade to h2c.
+pub(crate) fn asks_to_upgrade(head: &[u8]) -> bool {
+    // (Every request's head is asked: most never name h2c.)
+    static H2C: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"2c"));
+    static UPPER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"2C"));
+    (H2C.find(head).is_some() || UPPER.find(head).is_some())
+        && crate::websocket::upgrade_offers(head, b"h2c")
 }
 
 /// A SETTINGS frame (not an acknowledgment) at the start of `head`: a

@@ -64,6 +64,13 @@ impl<S: Default> Reading<S> {
         }
     }
 
+    /// Starts reading the protocol from here on, whatever was decided
+    /// (an HTTP/1.1 connection upgraded to it): its state, fresh.
+    pub(crate) fn begin(&mut self) -> &mut S {
+        self.is = Some(true);
+        self.state.insert(Box::default())
+    }
+
     /// Stops reading: what follows is not the protocol's (TLS, once a
     /// PostgreSQL server accepted the client's SSLRequest).
     pub(crate) fn stop(&mut self) {

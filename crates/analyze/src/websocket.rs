@@ -230,6 +230,13 @@ pub(crate) fn asks_to_upgrade(head: &[u8]) -> bool {
     if LOWER.find(head).is_none() && UPPER.find(head).is_none() {
         return false;
     }
+    upgrade_offers(head, b"websocket")
+}
+
+/// Whether a request's head (its first line, then its header lines) has
+/// an `Upgrade` header offering `protocol` (names and values compared
+/// without case).
+pub(crate) fn upgrade_offers(head: &[u8], protocol: &[u8]) -> bool {
     head.split(|&b| b == b'\n')
         .skip(1)
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
@@ -241,7 +248,7 @@ pub(crate) fn asks_to_upgrade(head: &[u8]) -> bool {
             l[..colon].eq_ignore_ascii_case(b"upgrade")
                 && l[colon + 1..]
                     .split(|&b| b == b',')
-                    .any(|v| v.trim_ascii().eq_ignore_ascii_case(b"websocket"))
+                    .any(|v| v.trim_ascii().eq_ignore_ascii_case(protocol))
         })
 }
 
