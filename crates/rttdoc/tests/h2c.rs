@@ -239,3 +239,67 @@ fn nginx_h2c_turns_and_its_slow_backend() {
     // nothing claimed for it.
     assert_eq!(kinds(&parallel["findings"]), Vec::<&str>::new());
 }
+
+#[test]
+fn an_upgrade_to_h2c_is_answered_by_stream_1_not_the_101() {
+    if !require("h2c: upgrade", &["tshark"], false) {
+        return;
+    }
+    // Apache httpd (`Protocols h2c http/1.1`) and curl --http2 on
+    // http:// URLs (scripts/h2c-upgrade-captures.sh): each connection's
+    // first request asks to upgrade, Apache's 101 leaves at once, the
+    // answer comes as HEADERS on stream 1 (after a CGI's 100 ms for
+    // /cgi-bin/slow). tshark follows the upgrade itself (no -d).
+    let cap = capture("apache-h2c-upgrade.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let fields = [
+        "frame.number",
+        "tcp.stream",
+        "http.request.uri",
+        "http.response.code",
+        "http2.type",
+        "http2.streamid",
+    ];
+    let frames = tshark_fields(&cap, &[], "http || http2", &fields);
+    let connections = doc["connections"].as_array().unwrap();
+    assert_eq!(connections.len(), 2);
+    for c in connections {
+        let stream = c["stream"].as_u64().unwrap().to_string();
+        let mine: Vec<&Vec<String>> = frames.iter().filter(|f| f[1] == stream).collect();
+        let request = mine.iter().find(|f| !f[2].is_empty()).unwrap();
+        let switching = mine.iter().find(|f| f[3] == "101").unwrap();
+        // The first HEADERS on stream 1, in frames tshark read as HTTP/2.
+        let answer = mine
+            .iter()
+            .find(|f| {
+                let kinds: Vec<&str> = f[4].split(',').collect();
+                let streams: Vec<&str> = f[5].split(',').collect();
+                kinds
+                    .iter()
+                    .zip(&streams)
+                    .any(|(k, s)| *k == "1" && *s == "1")
+            })
+            .unwrap();
+        let rows: Vec<&serde_json::Value> = first_byte_rows(c).collect();
+        assert_eq!(rows.len(), 1, "{}", c["ledger"]);
+        let row = rows[0];
+        assert_eq!(
+            row["label"].as_str().unwrap(),
+            format!("GET {}: request -> first byte", request[2])
+        );
+        assert_eq!(row["start_frame"].as_u64().unwrap().to_string(), request[0]);
+        assert_eq!(row["end_frame"].as_u64().unwrap().to_string(), answer[0]);
+        assert_ne!(switching[0], answer[0]);
+        let waits = think_waits(c);
+        if request[2] == "/cgi-bin/slow" {
+            let rtt = c["rtt_ms"].as_f64().unwrap();
+            assert_eq!(waits.len(), 1, "{waits:?}");
+            assert!(
+                (100.0..100.0 + rtt / 2.0).contains(&waits[0].2),
+                "{waits:?}"
+            );
+        } else {
+            assert_eq!(kinds(&c["findings"]), Vec::<&str>::new());
+        }
+    }
+}
