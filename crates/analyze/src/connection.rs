@@ -177,7 +177,10 @@ fn speaker(payload: &[u8]) -> Option<bool> {
         .unwrap_or(payload.len());
     let line = &payload[..line_end];
     let http = line.windows(7).any(|w| w == b" HTTP/1");
-    (http && crate::exchange::http_request_line(line).is_some()).then_some(true)
+    if http && crate::exchange::http_request_line(line).is_some() {
+        return Some(true);
+    }
+    crate::h2c::speaker(payload)
 }
 
 /// State of one direction (one sender) of the connection.
@@ -1360,7 +1363,12 @@ impl Connection {
                 tls.feed(at, dir, bytes, missing, &mut self.exchanges)
             }
             (None, Some(end)) => self.exchanges.on_hole(dir, at, len as u64, end),
-            (None, None) => self.exchanges.on_data(dir, at, at, len as u64, bytes),
+            (None, None) => {
+                // (A reader may join a connection the capture began in
+                // the middle of, where no first message tells it.)
+                self.exchanges.mid_stream = self.first_syn.is_none() && self.syn_ack.is_none();
+                self.exchanges.on_data(dir, at, at, len as u64, bytes)
+            }
         }
     }
 

@@ -197,6 +197,9 @@ pub struct Exchanges {
     upgrade_asked: bool,
     /// The open request asked to upgrade to HTTP/2 (`Upgrade: h2c`).
     h2c_upgrade_asked: bool,
+    /// The capture began after the connection's handshake (kept current
+    /// by the connection): its first data is no first message.
+    pub(crate) mid_stream: bool,
     /// Once the server agreed (its `101`): the WebSocket frames, which say
     /// which ask and which answer (websocket.rs).
     websocket: Option<Box<crate::websocket::WebSocket>>,
@@ -592,7 +595,7 @@ impl Exchanges {
         if let Some(m) = self.stomp.read(dir, head, len) {
             return Some(m);
         }
-        if let Some(m) = self.h2c.read(dir, head, len) {
+        if let Some(m) = self.h2c.read(dir, head, len, self.mid_stream) {
             return Some(m);
         }
         self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
@@ -692,7 +695,10 @@ impl Exchanges {
         self.readers_refused = false;
         if end < len {
             let after = &head[(end as usize).min(head.len())..];
-            if let Some(m) = self.h2c.read(Direction::ServerToClient, after, len - end) {
+            if let Some(m) = self
+                .h2c
+                .read(Direction::ServerToClient, after, len - end, false)
+            {
                 self.on_turns(Direction::ServerToClient, first, last, len - end, m);
             }
         }

@@ -37,7 +37,12 @@
 //! A connection is h2c when the client's first bytes are the connection
 //! preface (`PRI * HTTP/2.0`), or the server's first data is a SETTINGS
 //! frame (a server may send its preface as it accepts, before the
-//! client's: grpc-go does), or an HTTP/1.1 request asked to upgrade to
+//! client's: grpc-go does), or, in a capture begun after the connection's
+//! handshake (a long-lived gRPC channel), a segment of either side is
+//! two or more whole frames from its first byte to its last (the chance
+//! that other bytes chain so is about one in four billion; the requests
+//! are not named there: HPACK's table began before the capture), or an
+//! HTTP/1.1 request asked to upgrade to
 //! it (`Upgrade: h2c`, curl's `--http2` on an `http://` URL) and the
 //! server's `101` agreed: the request goes on as stream 1, answered by
 //! that stream's HEADERS (the `101` leaves before the server's work on
@@ -216,12 +221,30 @@ impl H2c {
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
     /// which includes bytes the capture missed); `None` when the
     /// connection is not h2c.
-    pub(crate) fn read(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
+    pub(crate) fn read(
+        &mut self,
+        dir: Direction,
+        head: &[u8],
+        len: u64,
+        mid_stream: bool,
+    ) -> Option<Turns> {
         let client = dir == Direction::ClientToServer;
         let preface = client && head.starts_with(PREFACE);
+        let mut joined = false;
         let state = self.state(|| {
-            Some(preface || (!client && is_settings(head) && whole_messages(head, len, frame)))
+            let settings = !client && is_settings(head) && whole_messages(head, len, frame);
+            if preface || settings || !mid_stream {
+                return Some(preface || settings);
+            }
+            // Joined in the middle: one frame alone may be anything's
+            // (told by the next segment), two or more chained are HTTP/2.
+            let frames = frames_from_start(head, len);
+            joined = frames == Some(true);
+            frames
         })?;
+        if joined {
+            state.give_up_names();
+        }
         if preface && !state.preface_seen {
             state.preface_seen = true;
             let n = PREFACE.len() as u64;
@@ -430,6 +453,61 @@ fn frame(bytes: &[u8]) -> Option<(Frame, u64)> {
     ))
 }
 
+/// Who sent `payload` (the client: `Some(true)`), when it is HTTP/2:
+/// the client's preface, or frames from its first byte whose first
+/// HEADERS block (whole in the payload) begins with a request's
+/// pseudo-header (`:authority`, `:method`, `:path`, `:scheme`: HPACK's
+/// static entries 1-7, indexed or as a literal's name) or with
+/// `:status` (8-14, the server's answer). For a capture begun after the
+/// handshake, whose roles the ports only guessed.
+pub(crate) fn speaker(payload: &[u8]) -> Option<bool> {
+    if payload.starts_with(PREFACE) {
+        return Some(true);
+    }
+    let mut at = 0usize;
+    loop {
+        let ((kind, flags, _, length), total) = frame(payload.get(at..)?)?;
+        if kind == HEADERS {
+            let fragment = payload.get(at + HEADER..at + HEADER + length as usize)?;
+            let skip = (flags & PADDED != 0) as usize + 5 * (flags & PRIORITY_FLAG != 0) as usize;
+            let mut block = fragment.get(skip..)?;
+            // Dynamic table size updates (001xxxxx, a 5-bit prefix and
+            // its continuation bytes) may come first.
+            while block.first().is_some_and(|&b| b & 0xe0 == 0x20) {
+                let more = block[0] & 0x1f == 0x1f;
+                block = &block[1..];
+                if more {
+                    let n = block.iter().position(|&b| b & 0x80 == 0)?;
+                    block = &block[n + 1..];
+                }
+            }
+            let first = *block.first()?;
+            let index = match first {
+                b if b & 0x80 != 0 => b & 0x7f,
+                b if b & 0x40 != 0 => b & 0x3f,
+                b => b & 0x0f,
+            };
+            return match index {
+                1..=7 => Some(true),
+                8..=14 => Some(false),
+                _ => None,
+            };
+        }
+        at += total as usize;
+    }
+}
+
+/// Whether `head` is two or more whole frames from its first byte to its
+/// last (`len`, all captured): HTTP/2 joined in the middle; `None` for
+/// one whole frame (not known yet).
+fn frames_from_start(head: &[u8], len: u64) -> Option<bool> {
+    let whole = whole_messages(head, len, frame);
+    match frame(head) {
+        Some((_, first)) if whole && first == len => None,
+        _ => Some(whole),
+    }
+}
+
 /// Whether an HTTP/1.1 request's head asks to upgrade to h2c.
 pub(crate) fn asks_to_upgrade(head: &[u8]) -> bool {
     // (Every request's head is asked: most never name h2c.)
@@ -491,7 +569,7 @@ mod tests {
     }
 
     fn read(h: &mut H2c, dir: Direction, bytes: &[u8]) -> Turns {
-        h.read(dir, bytes, bytes.len() as u64).expect("h2c")
+        h.read(dir, bytes, bytes.len() as u64, false).expect("h2c")
     }
 
     fn cat(frames: &[Vec<u8>]) -> Vec<u8> {
@@ -572,7 +650,7 @@ mod tests {
         assert_eq!(h.take_name().as_deref(), Some("GET /a/b"));
         // A block the capture lost: the table is out of step, no names
         // from then on; the requests still ask.
-        assert_eq!(h.read(C, &[], 40), Some(aside()));
+        assert_eq!(h.read(C, &[], 40, false), Some(aside()));
         read(&mut h, C, &headers(11, true));
         assert_eq!(read(&mut h, C, &headers(13, true)), asks("HEADERS"));
         assert_eq!(h.take_name(), None);
@@ -713,6 +791,63 @@ mod tests {
     }
 
     #[test]
+    fn a_capture_begun_mid_connection_joins_on_whole_frames() {
+        // The server's answer to a request the capture missed, then a
+        // request and its answer: joined, unnamed.
+        let mut h = H2c::default();
+        let answer = cat(&[headers(1, false), data(1, 10, true)]);
+        assert_eq!(
+            h.read(S, &answer, answer.len() as u64, true),
+            Some(Turns::default())
+        );
+        assert!(h.is());
+        assert_eq!(read(&mut h, C, &headers(3, true)), asks("HEADERS"));
+        assert_eq!(h.take_name(), None);
+        assert_eq!(read(&mut h, S, &headers(3, true)), answers());
+        // One frame alone tells nothing yet; the next segment does.
+        let mut h = H2c::default();
+        let lone = window_update(0);
+        assert_eq!(h.read(C, &lone, lone.len() as u64, true), None);
+        assert!(h.undecided());
+        let two = cat(&[window_update(0), ping(false, 1)]);
+        assert_eq!(h.read(C, &two, two.len() as u64, true), Some(aside()));
+        assert!(h.is());
+        // Bytes that are no frames: not joined; nor whole frames when the
+        // capture saw the handshake.
+        for (first, mid_stream) in [
+            (b"GET / HTTP/1.1\r\n\r\n".to_vec(), true),
+            (cat(&[window_update(0), ping(false, 1)]), false),
+        ] {
+            let mut h = H2c::default();
+            assert_eq!(h.read(C, &first, first.len() as u64, mid_stream), None);
+            assert!(h.is_not());
+        }
+    }
+
+    #[test]
+    fn the_speaker_of_a_request_or_an_answer() {
+        let request = cat(&[window_update(0), headers(3, true)]);
+        assert_eq!(speaker(&request), Some(true));
+        assert_eq!(speaker(&preface_and(&[])), Some(true));
+        // :status 200 (static 8) after a table size update, or as a
+        // literal's name.
+        assert_eq!(
+            speaker(&frame_of(HEADERS, 4, 1, &[0x3f, 0xe1, 0x1f, 0x88])),
+            Some(false)
+        );
+        assert_eq!(
+            speaker(&frame_of(HEADERS, 4, 1, &[0x08, 3, b'2', b'0', b'4'])),
+            Some(false)
+        );
+        // Trailers (grpc-status, a literal name), no HEADERS, a HEADERS the
+        // payload cut, bytes that are no frames: not told.
+        assert_eq!(speaker(&frame_of(HEADERS, 5, 1, &[0x40, 11])), None);
+        assert_eq!(speaker(&window_update(0)), None);
+        assert_eq!(speaker(&headers(1, true)[..10]), None);
+        assert_eq!(speaker(b"SSH-2.0-OpenSSH_9.2\r\n"), None);
+    }
+
+    #[test]
     fn other_first_data_is_not_h2c() {
         for (dir, first) in [
             (C, b"GET / HTTP/1.1\r\nHost: a\r\n\r\n".to_vec()),
@@ -724,7 +859,7 @@ mod tests {
             (S, frame_of(SETTINGS, 0, 1, &[0, 3, 0, 0, 0, 100])),
         ] {
             let mut h = H2c::default();
-            assert_eq!(h.read(dir, &first, first.len() as u64), None);
+            assert_eq!(h.read(dir, &first, first.len() as u64, false), None);
             assert!(h.is_not());
         }
     }
@@ -734,7 +869,7 @@ mod tests {
         let mut h = H2c::default();
         read(&mut h, C, &preface_and(&[settings(), headers(1, true)]));
         // 500 bytes the capture missed.
-        assert_eq!(h.read(S, &[], 500), Some(Turns::default()));
+        assert_eq!(h.read(S, &[], 500, false), Some(Turns::default()));
         // Bytes that do not start a frame: lost still.
         assert_eq!(read(&mut h, S, &[0xff; 20]), Turns::default());
         // Whole frames again: the answer.
@@ -748,9 +883,9 @@ mod tests {
         fn any_bytes_are_read_without_panic(segments in crate::reader::any::segments()) {
             let mut h = H2c::default();
             let first = preface_and(&[settings()]);
-            h.read(C, &first, first.len() as u64);
+            h.read(C, &first, first.len() as u64, false);
             crate::reader::any::feed(segments, |dir, bytes, len| {
-                if let Some(m) = h.read(dir, bytes, len) {
+                if let Some(m) = h.read(dir, bytes, len, false) {
                     assert!(!(m.asks.is_some() && m.answers));
                 }
             });

@@ -972,10 +972,15 @@ fn idle_quarter_cutoff(
 /// Registered ports (IANA) of TCP services above 1023 that clients reach
 /// from ports of their own, sometimes lower ones (older Windows and BSD
 /// chose ephemeral ports from 1024-5000): proxies, databases, brokers,
-/// OpenFlow, HTTP's alternates.
-const SERVICE_PORTS: [u16; 30] = [
-    1080, 1433, 1521, 1883, 2049, 2181, 3128, 3306, 3389, 4222, 5222, 5269, 5432, 5672, 5900, 6379,
-    6443, 6633, 6653, 8000, 8008, 8080, 8443, 8883, 8888, 9092, 9200, 9418, 11211, 27017,
+/// OpenFlow, HTTP's alternates; and the ports gRPC services use by
+/// convention, inside the ephemeral range (50051, the gRPC examples';
+/// OpenTelemetry's collector, 4317 and 4318; etcd's 2379; Prometheus's
+/// 9090 and Alertmanager's 9093), where a capture begun on a long-lived
+/// channel would otherwise take the client's lower port for the server's.
+const SERVICE_PORTS: [u16; 36] = [
+    1080, 1433, 1521, 1883, 2049, 2181, 2379, 3128, 3306, 3389, 4222, 4317, 4318, 5222, 5269, 5432,
+    5672, 5900, 6379, 6443, 6633, 6653, 8000, 8008, 8080, 8443, 8883, 8888, 9090, 9092, 9093, 9200,
+    9418, 11211, 27017, 50051,
 ];
 
 /// Client and server of a new connection: from the SYN if this is one,

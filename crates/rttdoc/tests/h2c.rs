@@ -303,3 +303,66 @@ fn an_upgrade_to_h2c_is_answered_by_stream_1_not_the_101() {
         }
     }
 }
+
+#[test]
+fn a_grpc_channel_joined_mid_connection_still_finds_the_slow_call() {
+    if !require("h2c: mid-connection", &["tshark", "editcap"], false) {
+        return;
+    }
+    // The grpcio capture as a capture started later would hold it: from
+    // the Slow call's request on (no handshake, no preface; the client on
+    // a port below the server's 50051, HPACK's table begun before).
+    let full = capture("grpc-h2c.pcap.gz");
+    let all = http2_frames(&full, 50051);
+    let slow = *all
+        .iter()
+        .find(|(_, h)| h.values.contains("/rttdoc.Lab/Slow"))
+        .unwrap()
+        .0;
+    let dir = tempfile_dir("h2c-mid");
+    let cut = dir.join("mid.pcap");
+    let last = all.keys().max().unwrap() + 10;
+    let status = std::process::Command::new("editcap")
+        .args(["-r"])
+        .arg(&full)
+        .arg(&cut)
+        .arg(format!("{slow}-{last}"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let doc = run_rttdoc_json(&cut);
+    let c = connection(&doc, 0);
+    assert_eq!(c["client"]["port"], 40322, "{}", c["client"]);
+    // Frame numbers start again at 1: the Slow request is frame 1.
+    let rows: Vec<(u64, u64)> = first_byte_rows(c)
+        .map(|r| {
+            assert_eq!(
+                r["label"].as_str().unwrap(),
+                "HEADERS: request -> first byte"
+            );
+            (
+                r["start_frame"].as_u64().unwrap(),
+                r["end_frame"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Slow, Feed, Upload, Download.
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows[0].0, 1);
+    let waits = think_waits(c);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!((waits[0].0, waits[0].1), rows[0]);
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    assert!(
+        (100.0..100.0 + rtt / 2.0).contains(&waits[0].2),
+        "{waits:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A fresh directory under the system's temporary one.
+fn tempfile_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rttdoc-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
