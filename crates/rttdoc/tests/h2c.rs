@@ -366,3 +366,36 @@ fn tempfile_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+#[test]
+fn grpc_go_turns_and_its_slow_handler() {
+    if !require("h2c: grpc-go", &["tshark"], false) {
+        return;
+    }
+    // grpc-go on both ends (scripts/grpc-go-captures.sh): its client
+    // sends a WINDOW_UPDATE and a PING after every answer and
+    // acknowledges the server's PINGs; three calls at once end the
+    // capture (one turn, answered by the call that slept 0 ms).
+    let cap = capture("grpc-go-h2c.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let all = http2_frames(&cap, 50051);
+    let turns = check_turns(&doc, &all, 50051);
+    assert_eq!(turns.len(), 4, "{turns:?}");
+    let c = connection(&doc, 0);
+    let slow = *all
+        .iter()
+        .find(|(_, h)| h.values.contains("/rttdoc.Lab/Slow"))
+        .unwrap()
+        .0;
+    // Only the Slow handler's 100 ms, from its request (not from a PING
+    // acknowledgment the client sent after it, as before h2c.rs).
+    assert_eq!(kinds(&c["findings"]), ["server_think_time"]);
+    let waits = think_waits(c);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!(waits[0].0, slow);
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    assert!(
+        (100.0..100.0 + rtt / 2.0).contains(&waits[0].2),
+        "{waits:?}"
+    );
+}
