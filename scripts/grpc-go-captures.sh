@@ -59,7 +59,7 @@ extra_cleanup() {
 capture() { # NAME COMMAND...
   local name=$1 p; shift
   ip netns exec "$M" python3 "$here/tun-delay.py" ta tb 20 30 & pids+=($!)
-  timeout 35 ip netns exec "$C" tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp \
+  timeout 35 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode -w "$work/$name.pcap" tcp \
     2> "$work/$name.tcpdump" & pids+=($!)
   sleep 1
   timeout 25 ip netns exec "$C" "$@" > /dev/null

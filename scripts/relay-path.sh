@@ -90,7 +90,7 @@ relay_capture() {
   local name=$1 p; shift
   ip netns exec "$M" python3 "$(dirname "${BASH_SOURCE[0]}")/tun-delay.py" ta tb 20 25 &
   pids+=($!)
-  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null &
+  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode -w "$work/$name.pcap" tcp 2>/dev/null &
   pids+=($!)
   sleep 1
   timeout 20 ip netns exec "$C" "$@" > /dev/null

@@ -399,3 +399,36 @@ fn grpc_go_turns_and_its_slow_handler() {
         "{waits:?}"
     );
 }
+
+#[test]
+fn grpc_over_tls_claims_no_wait_its_control_frames_made() {
+    if !require("h2 over TLS: grpc-go", &["tshark"], false) {
+        return;
+    }
+    // The grpc-go calls over TLS 1.3 (scripts/grpc-go-tls-captures.sh),
+    // read without the key log: records known by size only. The client's
+    // PING acknowledgments and WINDOW_UPDATE + PING records, each sent
+    // the moment the server's data came, ask nothing (the Slow call's
+    // 100 ms is not found either: a size alone cannot tell the server's
+    // PING acknowledgment, which comes first, from an answer).
+    let cap = capture("grpc-go-tls.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let c = connection(&doc, 0);
+    assert_eq!(c["tls"]["version"], "TLS 1.3");
+    assert_eq!(kinds(&c["findings"]), Vec::<&str>::new());
+    // tshark, given the key log, reads the same connection as HTTP/2.
+    let keylog = format!(
+        "tls.keylog_file:{}",
+        data_dir().join("grpc").join("grpc-go-tls.keylog").display()
+    );
+    let paths = tshark_fields(
+        &cap,
+        &["-o", &keylog],
+        "http2.headers.path",
+        &["http2.headers.path"],
+    );
+    assert!(
+        paths.iter().any(|p| p[0].contains("/rttdoc.Lab/Slow")),
+        "{paths:?}"
+    );
+}
