@@ -1357,6 +1357,9 @@ impl Connection {
             (Some(tls), _) => {
                 self.exchanges.inside_tls();
                 tls.keep_server_records = self.keylog.is_some();
+                if let Some(log) = &self.keylog {
+                    tls.look_up_keys(log);
+                }
                 if let Some(end) = hole_end.filter(|_| tls.server_data_phase(dir)) {
                     self.exchanges.on_hole(dir, at, missing as u64, end);
                 }

@@ -521,7 +521,7 @@ pub(crate) fn asks_to_upgrade(head: &[u8]) -> bool {
 
 /// A SETTINGS frame (not an acknowledgment) at the start of `head`: a
 /// server's connection preface.
-fn is_settings(head: &[u8]) -> bool {
+pub(crate) fn is_settings(head: &[u8]) -> bool {
     matches!(frame(head), Some(((SETTINGS, 0, 0, _), _)))
 }
 

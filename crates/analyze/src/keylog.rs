@@ -1,7 +1,9 @@
 //! TLS key logs (the NSS `SSLKEYLOGFILE` format that browsers, curl,
 //! OpenSSL and rustls write, and Wireshark reads) and what rttdoc does with
 //! them: decrypt TLS 1.3 0-RTT early data, to see which request rode in
-//! it (`early_data_unsafe`). Nothing else is decrypted.
+//! it (`early_data_unsafe`), type a server's records after its handshake
+//! (tickets or data), and read an HTTP/2 connection's frames (tls.rs):
+//! its application data, both ways. Nothing else is decrypted.
 //!
 //! Early data is protected with keys from `CLIENT_EARLY_TRAFFIC_SECRET`
 //! (RFC 8446 7.3): key = HKDF-Expand-Label(secret, "key", "", key_len),
@@ -23,6 +25,30 @@ pub struct KeyLog {
     /// secret, to tell its post-handshake messages (session tickets) from
     /// its first response bytes.
     server_app: HashMap<[u8; 32], Vec<u8>>,
+    /// CLIENT_TRAFFIC_SECRET_0: the client's, with the server's to read
+    /// an HTTP/2 connection's frames (tls.rs).
+    client_app: HashMap<[u8; 32], Vec<u8>>,
+}
+
+/// Both sides' first application traffic keys of a TLS 1.3 session:
+/// their records opened in order, from the first that opens as number 0.
+pub struct AppKeys {
+    keys: [TrafficKeys; 2],
+}
+
+impl std::fmt::Debug for AppKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AppKeys")
+    }
+}
+
+impl AppKeys {
+    /// Record `n` of the side `dir_index` (0: the client's) under these
+    /// keys: its content and inner content type, or None when it does
+    /// not authenticate (another key's record, damage).
+    pub fn open(&self, dir_index: usize, n: u64, body: &[u8]) -> Option<(Vec<u8>, u8)> {
+        self.keys.get(dir_index)?.open(n, body)
+    }
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
@@ -53,6 +79,7 @@ impl KeyLog {
         let map = match f.next() {
             Some("CLIENT_EARLY_TRAFFIC_SECRET") => &mut self.early,
             Some("SERVER_TRAFFIC_SECRET_0") => &mut self.server_app,
+            Some("CLIENT_TRAFFIC_SECRET_0") => &mut self.client_app,
             _ => return,
         };
         let (Some(random), Some(secret)) = (f.next().and_then(unhex), f.next().and_then(unhex))
@@ -92,12 +119,22 @@ impl KeyLog {
         Some((first, types))
     }
 
+    /// Both sides' application traffic keys of the session, when the log
+    /// has both secrets and `suite` is TLS 1.3's.
+    pub fn app_keys(&self, client_random: &[u8; 32], suite: u16) -> Option<AppKeys> {
+        let client = TrafficKeys::derive(suite, self.client_app.get(client_random)?)?;
+        let server = TrafficKeys::derive(suite, self.server_app.get(client_random)?)?;
+        Some(AppKeys {
+            keys: [client, server],
+        })
+    }
+
     pub fn len(&self) -> usize {
-        self.early.len() + self.server_app.len()
+        self.early.len() + self.server_app.len() + self.client_app.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.early.is_empty() && self.server_app.is_empty()
+        self.early.is_empty() && self.server_app.is_empty() && self.client_app.is_empty()
     }
 
     /// The plaintext of a session's early-data records (ciphertexts in
@@ -284,6 +321,37 @@ mod tests {
         assert!(log_with(random, &[3; 32])
             .decrypt_early(&random, None, &two)
             .is_none());
+    }
+
+    #[test]
+    fn both_sides_application_keys_open_their_own_records_only() {
+        let random = [5u8; 32];
+        let (client, server) = ([1u8; 32], [2u8; 32]);
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let mut log = KeyLog::default();
+        // One secret is not enough: both sides' are needed.
+        log.add_line(&format!(
+            "SERVER_TRAFFIC_SECRET_0 {} {}",
+            hex(&random),
+            hex(&server)
+        ));
+        assert!(log.app_keys(&random, 0x1301).is_none());
+        log.add_line(&format!(
+            "CLIENT_TRAFFIC_SECRET_0 {} {}",
+            hex(&random),
+            hex(&client)
+        ));
+        let keys = log.app_keys(&random, 0x1302).expect("both secrets");
+        let preface = seal(0x1302, &client, 0, b"PRI * HTTP/2.0");
+        assert_eq!(
+            keys.open(0, 0, &preface),
+            Some((b"PRI * HTTP/2.0".to_vec(), 0x17))
+        );
+        // Not the server's, not under another number, not TLS 1.2's suites.
+        assert_eq!(keys.open(1, 0, &preface), None);
+        assert_eq!(keys.open(0, 1, &preface), None);
+        assert!(log.app_keys(&random, 0xc02f).is_none());
+        assert!(log.app_keys(&[6u8; 32], 0x1302).is_none());
     }
 
     #[test]

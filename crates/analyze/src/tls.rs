@@ -110,8 +110,25 @@ enum Http2Record {
     ControlSized,
 }
 
+/// An HTTP/2 connection read through its TLS 1.3 application keys
+/// (`--keylog`): each side's next record number, and whether the
+/// connection speaks HTTP/2 (the client's first data its preface, or the
+/// server's a SETTINGS frame); other protocols are left to the records'
+/// sizes, as without the keys.
+#[derive(Debug)]
+pub(crate) struct Decrypting {
+    keys: crate::keylog::AppKeys,
+    next: [Option<u64>; 2],
+    h2: Option<bool>,
+}
+
 #[derive(Debug, Default)]
 pub struct TlsSession {
+    /// With a key log naming the session: its application records opened
+    /// (`Decrypting`).
+    pub(crate) decrypting: Option<Box<Decrypting>>,
+    /// The key log was looked in for the session's keys.
+    keys_looked_up: bool,
     records: [RecordStream<Stamp>; 2],
     handshake: [HandshakeReader; 2],
     pub client_hello: Option<ClientHello>,
@@ -287,16 +304,17 @@ impl TlsSession {
         // not in place before taking it: a byte stored into the stream
         // just before it is loaded whole stalls the load, a tenth of this
         // method's time on short TLS connections.)
-        records.keep_application_data = match dir {
-            Direction::ClientToServer => {
-                self.before_server_flight() && self.early_data.len() < MAX_EARLY_RECORDS
-            }
-            Direction::ServerToClient => {
-                self.keep_server_records
-                    && self.server_hello.is_some()
-                    && self.server_records.len() < MAX_SERVER_RECORDS
-            }
-        };
+        records.keep_application_data = self.decrypting.is_some()
+            || match dir {
+                Direction::ClientToServer => {
+                    self.before_server_flight() && self.early_data.len() < MAX_EARLY_RECORDS
+                }
+                Direction::ServerToClient => {
+                    self.keep_server_records
+                        && self.server_hello.is_some()
+                        && self.server_records.len() < MAX_SERVER_RECORDS
+                }
+            };
         let mut on_record = |r: Record<'_, Stamp>| self.on_record(at, dir, r, exchanges);
         let mut unframed = 0;
         if !bytes.is_empty() {
@@ -516,6 +534,7 @@ impl TlsSession {
                     }
                 }
             }
+            ct::APPLICATION_DATA if self.opened(r.started, end, dir, &r, exchanges) => {}
             ct::APPLICATION_DATA => {
                 if dir == Direction::ServerToClient
                     && self.keep_server_records
@@ -541,6 +560,92 @@ impl TlsSession {
                 len,
             ),
         }
+    }
+
+    /// Looks up the session's application keys in `log` once both hellos
+    /// are known (TLS 1.3 only).
+    pub(crate) fn look_up_keys(&mut self, log: &crate::keylog::KeyLog) {
+        if self.keys_looked_up {
+            return;
+        }
+        let (Some(ch), Some(sh)) = (&self.client_hello, &self.server_hello) else {
+            return;
+        };
+        self.keys_looked_up = true;
+        if !self.is_tls13() {
+            return;
+        }
+        self.decrypting = log.app_keys(&ch.random, sh.cipher).map(|keys| {
+            Box::new(Decrypting {
+                keys,
+                next: [None, None],
+                h2: None,
+            })
+        });
+    }
+
+    /// An application record after the handshake, opened with the
+    /// session's keys on an HTTP/2 connection: its frames handed to the
+    /// exchanges as they are (h2c.rs reads them), a ticket noted as one.
+    /// False when it is not (no keys, a record of the handshake's keys,
+    /// another protocol): the records' sizes speak for it then.
+    fn opened(
+        &mut self,
+        started: Stamp,
+        end: Stamp,
+        dir: Direction,
+        r: &Record<'_, Stamp>,
+        exchanges: &mut Exchanges,
+    ) -> bool {
+        // (The handshake's records, early data and 0.5-RTT data before
+        // the keys begin are under other keys: they do not open.)
+        let (Some(d), Some(body)) = (self.decrypting.as_deref_mut(), r.body) else {
+            return false;
+        };
+        let side = dir.index();
+        // Numbers start at 0 under these keys: the first record that
+        // opens as 0 is where they begin.
+        let n = d.next[side].unwrap_or(0);
+        let Some((plain, inner)) = d.keys.open(side, n, body) else {
+            if d.next[side].is_some() {
+                // A key update, or a record damaged or lost: the sizes
+                // from here on.
+                self.decrypting = None;
+            }
+            return false;
+        };
+        d.next[side] = Some(n + 1);
+        if d.h2.is_none() && inner == ct::APPLICATION_DATA {
+            d.h2 = match dir {
+                Direction::ClientToServer => Some(plain.starts_with(b"PRI * HTTP/2.0")),
+                Direction::ServerToClient => crate::h2c::is_settings(&plain).then_some(true),
+            };
+        }
+        // Until the connection shows HTTP/2, its records are only counted
+        // (the sizes speak for them, tickets and all, as without keys).
+        if d.h2 != Some(true) {
+            if d.h2 == Some(false) {
+                self.decrypting = None;
+            }
+            return false;
+        }
+        let len = r.length as u32;
+        match inner {
+            ct::APPLICATION_DATA => {
+                exchanges.on_data(dir, started, end, plain.len() as u64, &plain);
+            }
+            ct::HANDSHAKE if dir == Direction::ServerToClient => {
+                self.ticket(started, end, len, false)
+            }
+            ct::ALERT => self.note(started, end, dir, TlsMessage::AlertEncrypted, len),
+            _ => {}
+        }
+        true
+    }
+
+    /// Whether the session's HTTP/2 frames were read through its keys.
+    pub(crate) fn read_through_keys(&self) -> bool {
+        self.decrypting.as_ref().is_some_and(|d| d.h2 == Some(true))
     }
 
     /// A handshake record whose body a snap length cut: the hellos are

@@ -79,7 +79,9 @@ pub struct AnalyzeOptions {
     /// `threads - 1` workers while this one reads and tracks; the output
     /// is the same (finisher.rs).
     pub threads: usize,
-    /// TLS key log (`--keylog`): decrypts 0-RTT early data only.
+    /// TLS key log (`--keylog`): decrypts TLS 1.3 0-RTT early data, types
+    /// a server's records after its handshake, and opens an HTTP/2
+    /// connection's application records (tls.rs).
     pub keylog: Option<std::sync::Arc<crate::keylog::KeyLog>>,
     /// Run the detectors (`--no-findings` turns them off: ledger only).
     pub findings: bool,

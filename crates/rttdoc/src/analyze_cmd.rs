@@ -96,7 +96,9 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     no_progress: bool,
     /// TLS key log (SSLKEYLOGFILE format, as Wireshark's tls.keylog_file):
-    /// used only to read 0-RTT early data (early_data_unsafe). Key logs
+    /// used to read TLS 1.3 0-RTT early data (early_data_unsafe), to tell a
+    /// server's session tickets from its first answer, and to read an
+    /// HTTP/2 connection's frames (gRPC's calls named and timed). Key logs
     /// embedded in a pcapng (Decryption Secrets Blocks) are added to it.
     #[arg(long, value_name = "FILE")]
     keylog: Option<std::path::PathBuf>,

@@ -32,8 +32,14 @@ struct Http2Frames {
     paths: Vec<String>,
 }
 
+/// The frames of a capture whose HTTP/2 server listens on `port`.
 fn http2_frames(capture: &Path, port: u16) -> BTreeMap<u64, Http2Frames> {
     let decode = format!("tcp.port=={port},http2");
+    http2_frames_with(capture, &["-d", &decode])
+}
+
+/// The frames tshark reads in a capture, after the preferences `options`.
+fn http2_frames_with(capture: &Path, options: &[&str]) -> BTreeMap<u64, Http2Frames> {
     let fields = [
         "frame.number",
         "tcp.srcport",
@@ -44,7 +50,7 @@ fn http2_frames(capture: &Path, port: u16) -> BTreeMap<u64, Http2Frames> {
         "http2.headers.method",
         "http2.headers.path",
     ];
-    tshark_fields(capture, &["-d", &decode], "http2", &fields)
+    tshark_fields(capture, options, "http2", &fields)
         .into_iter()
         .map(|f| {
             let list = |s: &str| -> Vec<u64> {
@@ -430,5 +436,37 @@ fn grpc_over_tls_claims_no_wait_its_control_frames_made() {
     assert!(
         paths.iter().any(|p| p[0].contains("/rttdoc.Lab/Slow")),
         "{paths:?}"
+    );
+}
+
+#[test]
+fn grpc_over_tls_with_its_key_log_is_read_frame_by_frame() {
+    if !require("h2 over TLS with a key log: grpc-go", &["tshark"], false) {
+        return;
+    }
+    // The same capture with the client's key log (`--keylog`): both
+    // sides' application records opened, the frames read as in h2c, the
+    // calls named, the Slow handler's 100 ms found from its request.
+    let cap = capture("grpc-go-tls.pcap.gz");
+    let keylog_path = data_dir().join("grpc").join("grpc-go-tls.keylog");
+    let doc = run_rttdoc_json_with(&cap, &["--keylog", &keylog_path.to_string_lossy()]);
+    let keylog = format!("tls.keylog_file:{}", keylog_path.display());
+    let all = http2_frames_with(&cap, &["-o", &keylog]);
+    let turns = check_turns(&doc, &all, 50051);
+    assert_eq!(turns.len(), 4, "{turns:?}");
+    let c = connection(&doc, 0);
+    let slow = *all
+        .iter()
+        .find(|(_, h)| h.values.contains("/rttdoc.Lab/Slow"))
+        .unwrap()
+        .0;
+    assert_eq!(kinds(&c["findings"]), ["server_think_time"]);
+    let waits = think_waits(c);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!(waits[0].0, slow);
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    assert!(
+        (100.0..100.0 + rtt / 2.0).contains(&waits[0].2),
+        "{waits:?}"
     );
 }
