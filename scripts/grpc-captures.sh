@@ -61,26 +61,6 @@ python3 -m venv "$work/venv"
 py=$work/venv/bin/python
 
 # Like relay_capture, but keeps tcpdump's report (packets captured and
-# dropped), shows it, and fails when tcpdump dropped any packet.
-capture() { # NAME COMMAND...
-  local name=$1 p; shift
-  ip netns exec "$M" python3 "$here/tun-delay.py" ta tb 20 30 & pids+=($!)
-  timeout 35 ip netns exec "$C" tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp \
-    2> "$work/$name.tcpdump" & pids+=($!)
-  sleep 1
-  timeout 25 ip netns exec "$C" "$@" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  echo "$name:" >&2
-  grep -E 'captured|dropped' "$work/$name.tcpdump" >&2
-  if ! grep -q '^0 packets dropped by kernel' "$work/$name.tcpdump"; then
-    echo "tcpdump dropped packets in $name" >&2
-    exit 1
-  fi
-  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
-}
 
 # --- grpc-h2c ---------------------------------------------------------
 cat > "$work/grpc_server.py" <<'PY'
@@ -142,7 +122,7 @@ PY
 # stops them.
 ip netns exec "$S" "$py" "$work/grpc_server.py" > "$work/grpc_server.log" 2>&1 &
 relay_listening 50051
-capture grpc-h2c "$py" "$work/grpc_client.py"
+relay_capture_checked grpc-h2c "$py" "$work/grpc_client.py"
 relay_stop_servers
 sleep 0.5
 
@@ -246,7 +226,7 @@ u=http://10.81.2.1:8080
 sleep 1
 "$py" "$work/h2c_client.py" parallel \$u/slow/c \$u/slow/d \$u/small.txt
 SH
-capture nginx-h2c bash "$work/curl.sh"
+relay_capture_checked nginx-h2c bash "$work/curl.sh"
 relay_stop_servers
 sleep 0.5
 ls -l "$out"

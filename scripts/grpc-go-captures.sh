@@ -55,26 +55,6 @@ extra_cleanup() {
 }
 
 # Like relay_capture, but keeps tcpdump's report (packets captured and
-# dropped), shows it, and fails when tcpdump dropped any packet.
-capture() { # NAME COMMAND...
-  local name=$1 p; shift
-  ip netns exec "$M" python3 "$here/tun-delay.py" ta tb 20 30 & pids+=($!)
-  timeout 35 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode -w "$work/$name.pcap" tcp \
-    2> "$work/$name.tcpdump" & pids+=($!)
-  sleep 1
-  timeout 25 ip netns exec "$C" "$@" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  echo "$name:" >&2
-  grep -E 'captured|dropped' "$work/$name.tcpdump" >&2
-  if ! grep -q '^0 packets dropped by kernel' "$work/$name.tcpdump"; then
-    echo "tcpdump dropped packets in $name" >&2
-    exit 1
-  fi
-  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
-}
 
 # --- the peers: one Go program, `lab server` and `lab client` ----------
 mkdir "$work/lab"
@@ -286,7 +266,7 @@ lab=$work/lab/lab
 # stops it.
 ip netns exec "$S" "$lab" server > "$work/grpc_server.log" 2>&1 &
 relay_listening 50051
-capture grpc-go-h2c "$lab" client
+relay_capture_checked grpc-go-h2c "$lab" client
 relay_stop_servers
 sleep 0.5
 ls -l "$out"

@@ -76,27 +76,6 @@ extra_cleanup() {
 # runs in immediate mode: otherwise what arrives in the last second (the
 # server's close_notify and FIN, 40 ms after the client's) may still sit
 # in the kernel's capture buffer when tcpdump is stopped, lost without
-# being counted as dropped.
-capture() { # NAME COMMAND...
-  local name=$1 p; shift
-  ip netns exec "$M" python3 "$here/tun-delay.py" ta tb 20 30 & pids+=($!)
-  timeout 35 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode \
-    -w "$work/$name.pcap" tcp \
-    2> "$work/$name.tcpdump" & pids+=($!)
-  sleep 1
-  timeout 25 ip netns exec "$C" "$@" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  echo "$name:" >&2
-  grep -E 'captured|dropped' "$work/$name.tcpdump" >&2
-  if ! grep -q '^0 packets dropped by kernel' "$work/$name.tcpdump"; then
-    echo "tcpdump dropped packets in $name" >&2
-    exit 1
-  fi
-  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
-}
 
 # --- the server's certificate: self-signed, ECDSA P-256 ----------------
 mkdir "$work/lab"
@@ -345,7 +324,7 @@ lab=$work/lab/lab
 cd "$work/lab"
 ip netns exec "$S" "$lab" server > "$work/grpc_server.log" 2>&1 &
 relay_listening 50051
-capture grpc-go-tls "$lab" client "$work/grpc-go-tls.keylog"
+relay_capture_checked grpc-go-tls "$lab" client "$work/grpc-go-tls.keylog"
 relay_stop_servers
 sleep 0.5
 cp "$work/grpc-go-tls.keylog" "$out/grpc-go-tls.keylog"

@@ -49,26 +49,6 @@ extra_cleanup() {
 }
 
 # Like relay_capture, but keeps tcpdump's report (packets captured and
-# dropped), shows it, and fails when tcpdump dropped any packet.
-capture() { # NAME COMMAND...
-  local name=$1 p; shift
-  ip netns exec "$M" python3 "$here/tun-delay.py" ta tb 20 30 & pids+=($!)
-  timeout 35 ip netns exec "$C" tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp \
-    2> "$work/$name.tcpdump" & pids+=($!)
-  sleep 1
-  timeout 25 ip netns exec "$C" "$@" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  echo "$name:" >&2
-  grep -E 'captured|dropped' "$work/$name.tcpdump" >&2
-  if ! grep -q '^0 packets dropped by kernel' "$work/$name.tcpdump"; then
-    echo "tcpdump dropped packets in $name" >&2
-    exit 1
-  fi
-  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
-}
 
 # --- apache-h2c-upgrade -----------------------------------------------
 mkdir -p "$work/htdocs" "$work/cgi-bin" "$work/logs"
@@ -144,7 +124,7 @@ curl -sS --noproxy '*' --http2 -o /dev/null -w "\$w" \$u/cgi-bin/slow >> "$work/
 sleep 1
 curl -sS --noproxy '*' --http2 -o /dev/null -w "\$w" \$u/small.txt >> "$work/curl.out"
 SH
-capture apache-h2c-upgrade bash "$work/curl.sh"
+relay_capture_checked apache-h2c-upgrade bash "$work/curl.sh"
 relay_stop_servers
 sleep 0.5
 cat "$work/curl.out" >&2

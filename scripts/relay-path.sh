@@ -161,3 +161,28 @@ relay_rabbitmq() {
     RABBITMQ_CONFIG_FILE="$rmq/rabbitmq" RABBITMQ_ENABLED_PLUGINS_FILE="$rmq/enabled_plugins" \
     RABBITMQ_PID_FILE="$rmq/pid" rabbitmq-server > "$work/rabbitmq.log" 2>&1 &
 }
+
+# Like relay_capture, but keeps tcpdump's report (packets captured and
+# dropped), shows it, fails when tcpdump dropped any packet, and writes
+# $out/NAME.pcap.gz (gzip -n: the same bytes for the same capture).
+# tcpdump runs in immediate mode: otherwise what arrives in its last
+# second is lost when it is stopped, and not counted as dropped.
+relay_capture_checked() { # NAME COMMAND...
+  local name=$1 p; shift
+  ip netns exec "$M" python3 "$(dirname "${BASH_SOURCE[0]}")/tun-delay.py" ta tb 20 30 & pids+=($!)
+  timeout 35 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode -w "$work/$name.pcap" tcp \
+    2> "$work/$name.tcpdump" & pids+=($!)
+  sleep 1
+  timeout 25 ip netns exec "$C" "$@" > /dev/null
+  sleep 1
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait "${pids[@]}" 2>/dev/null || true
+  pids=()
+  echo "$name:" >&2
+  grep -E 'captured|dropped' "$work/$name.tcpdump" >&2
+  if ! grep -q '^0 packets dropped by kernel' "$work/$name.tcpdump"; then
+    echo "tcpdump dropped packets in $name" >&2
+    exit 1
+  fi
+  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+}

@@ -145,6 +145,32 @@ fn check_turns(
     turns
 }
 
+/// The one finding of a gRPC capture's connection: the Slow call's
+/// handler, 100 ms of sleep, timed from that call's request frame (the
+/// frame tshark shows with its `:path`), within the path's half round
+/// trip of 100 ms. Returns the wait (request frame, answer frame).
+fn the_slow_handler_is_the_one_finding(
+    c: &serde_json::Value,
+    all: &BTreeMap<u64, Http2Frames>,
+) -> (u64, u64) {
+    let slow = *all
+        .iter()
+        .find(|(_, h)| h.values.contains("/rttdoc.Lab/Slow"))
+        .unwrap()
+        .0;
+    assert_eq!(kinds(&c["findings"]), ["server_think_time"]);
+    let waits = think_waits(c);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let (from, to, ms) = waits[0];
+    assert_eq!(from, slow);
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    assert!(
+        (100.0..100.0 + rtt / 2.0).contains(&ms),
+        "{ms} ms, RTT {rtt} ms"
+    );
+    (from, to)
+}
+
 #[test]
 fn grpc_turns_are_requests_and_their_answers_and_the_slow_handler_is_found() {
     if !require("h2c: grpc", &["tshark"], false) {
@@ -157,23 +183,8 @@ fn grpc_turns_are_requests_and_their_answers_and_the_slow_handler_is_found() {
     // Five calls, one after another: five turns.
     assert_eq!(turns.len(), 5, "{turns:?}");
     let c = connection(&doc, 0);
-    // The one finding: the Slow call's handler, 100 ms of sleep.
-    let slow = *all
-        .iter()
-        .find(|(_, h)| h.values.contains("/rttdoc.Lab/Slow"))
-        .unwrap()
-        .0;
-    assert_eq!(kinds(&c["findings"]), ["server_think_time"]);
-    let waits = think_waits(c);
-    assert_eq!(waits.len(), 1, "{waits:?}");
-    let (from, to, ms) = waits[0];
-    assert_eq!(from, slow);
+    let (from, to) = the_slow_handler_is_the_one_finding(c, &all);
     assert!(turns.contains(&(from, to)));
-    let rtt = c["rtt_ms"].as_f64().unwrap();
-    assert!(
-        (100.0..100.0 + rtt / 2.0).contains(&ms),
-        "{ms} ms, RTT {rtt} ms"
-    );
     // The streamed call's answer runs from its first message to its
     // trailers (END_STREAM), the pauses between messages the server's
     // own: no excess.
@@ -387,23 +398,9 @@ fn grpc_go_turns_and_its_slow_handler() {
     let all = http2_frames(&cap, 50051);
     let turns = check_turns(&doc, &all, 50051);
     assert_eq!(turns.len(), 4, "{turns:?}");
-    let c = connection(&doc, 0);
-    let slow = *all
-        .iter()
-        .find(|(_, h)| h.values.contains("/rttdoc.Lab/Slow"))
-        .unwrap()
-        .0;
     // Only the Slow handler's 100 ms, from its request (not from a PING
     // acknowledgment the client sent after it, as before h2c.rs).
-    assert_eq!(kinds(&c["findings"]), ["server_think_time"]);
-    let waits = think_waits(c);
-    assert_eq!(waits.len(), 1, "{waits:?}");
-    assert_eq!(waits[0].0, slow);
-    let rtt = c["rtt_ms"].as_f64().unwrap();
-    assert!(
-        (100.0..100.0 + rtt / 2.0).contains(&waits[0].2),
-        "{waits:?}"
-    );
+    the_slow_handler_is_the_one_finding(connection(&doc, 0), &all);
 }
 
 #[test]
@@ -454,19 +451,5 @@ fn grpc_over_tls_with_its_key_log_is_read_frame_by_frame() {
     let all = http2_frames_with(&cap, &["-o", &keylog]);
     let turns = check_turns(&doc, &all, 50051);
     assert_eq!(turns.len(), 4, "{turns:?}");
-    let c = connection(&doc, 0);
-    let slow = *all
-        .iter()
-        .find(|(_, h)| h.values.contains("/rttdoc.Lab/Slow"))
-        .unwrap()
-        .0;
-    assert_eq!(kinds(&c["findings"]), ["server_think_time"]);
-    let waits = think_waits(c);
-    assert_eq!(waits.len(), 1, "{waits:?}");
-    assert_eq!(waits[0].0, slow);
-    let rtt = c["rtt_ms"].as_f64().unwrap();
-    assert!(
-        (100.0..100.0 + rtt / 2.0).contains(&waits[0].2),
-        "{waits:?}"
-    );
+    the_slow_handler_is_the_one_finding(connection(&doc, 0), &all);
 }
