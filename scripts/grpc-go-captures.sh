@@ -1,46 +1,52 @@
 #!/usr/bin/env bash
-# Makes the capture behind tests/data/grpc/grpc-go-h2c.pcap.gz: gRPC over
-# HTTP/2 in cleartext with prior knowledge (h2c), grpc-go at both ends,
-# real Linux TCP, tcpdump in the client's namespace, across a path of
-# 20 ms each way (scripts/relay-path.sh):
+# Makes the captures behind tests/data/grpc/grpc-go-h2c.pcap.gz and
+# grpc-go-tls.pcap.gz (with the client's key log, grpc-go-tls.keylog):
+# gRPC between grpc-go peers, first over HTTP/2 in cleartext with prior
+# knowledge (h2c), then the same calls over TLS; real Linux TCP, tcpdump
+# in the client's namespace, across a path of 20 ms each way
+# (scripts/relay-path.sh):
 #
 #   client ns --veth-- router ns --veth-- server ns
 #                         |
 #          TUN <-> scripts/tun-delay.py <-> TUN   (20 ms)
 #
-#   grpc-go-h2c.pcap  Go's google.golang.org/grpc (built in the work
-#                     directory from a go.mod written here), client and
-#                     server, the service rttdoc.Lab registered by hand
-#                     (a grpc.ServiceDesc, raw bytes through a codec of
-#                     its own: no protoc). The server (grpc.NewServer,
-#                     plaintext, 10.81.2.1:50051) sends its SETTINGS as
-#                     soon as it accepts the connection, before it has
-#                     read the client's preface `PRI * HTTP/2.0` (grpcio
-#                     in grpc-h2c.pcap answers the preface). The client
-#                     (grpc.NewClient with insecure credentials: one TCP
-#                     connection) keeps grpc-go's defaults (its BDP PINGs
-#                     and WINDOW_UPDATEs), one step after the other:
-#                       Fast      unary, answered at once (a reply of 50
-#                                 bytes): one round trip of the path
-#                       Slow      unary, the handler sleeps 100 ms before
-#                                 answering: the server's think time
-#                       Feed      server streaming: five messages of 100
-#                                 bytes, the first at once, then 0.6, 0.9,
-#                                 0.7 and 1.1 s apart, and the trailers
-#                                 (END_STREAM) straight after the last:
-#                                 pushes the client did not ask for one
-#                                 by one
-#                       Parallel  three unary calls started at once from
-#                                 three goroutines on the one connection,
-#                                 the handler sleeping 100, 300 and 0 ms
-#                                 (the request's number): streams
-#                                 multiplexed, answered out of order
-#                     then 1 s idle with the connection open, and the
-#                     connection closed (GOAWAY, FIN).
+# One Go program (google.golang.org/grpc, built in the work directory
+# from a go.mod written here) is both peers: `lab server [tls]` on
+# 10.81.2.1:50051 and `lab client [KEYLOG]`, one TCP connection each
+# run; the service rttdoc.Lab registered by hand (a grpc.ServiceDesc, raw
+# bytes through a codec of its own: no protoc); grpc-go's defaults kept
+# otherwise (its BDP PINGs and WINDOW_UPDATEs; over TLS, ALPN h2 and TLS
+# 1.3, Go's key exchange). grpc-go's server sends its SETTINGS as it
+# accepts, before the client's preface has arrived.
 #
-# Needs root, ip, tcpdump, python3 and Go (with access to the Go module
-# proxy, or google.golang.org/grpc in the module cache: the default
-# GOMODCACHE and GOCACHE are used, nothing is written into the repository).
+#   grpc-go-h2c.pcap  plaintext (insecure credentials).
+#   grpc-go-tls.pcap  TLS: the server presents a self-signed ECDSA P-256
+#                     certificate made here with openssl (CN and SAN
+#                     rttdoc.test, SAN 10.81.2.1), the client trusts it
+#                     alone and writes its secrets in the SSLKEYLOGFILE
+#                     format to grpc-go-tls.keylog, with which tshark
+#                     decrypts the capture:
+#                       tshark -r grpc-go-tls.pcap.gz \
+#                         -o tls.keylog_file:grpc-go-tls.keylog \
+#                         -d tcp.port==50051,tls
+#
+# The calls, one after the other:
+#   Fast      unary, answered at once (a reply of 50 bytes): one round
+#             trip of the path
+#   Slow      unary, the handler sleeps 100 ms before answering: the
+#             server's think time
+#   Feed      server streaming: five messages of 100 bytes, the first at
+#             once, then 0.6, 0.9, 0.7 and 1.1 s apart, and the trailers
+#             (END_STREAM) straight after the last: pushes the client did
+#             not ask for one by one
+#   Parallel  three unary calls started at once from three goroutines on
+#             the one connection, the handler sleeping 100, 300 and 0 ms
+#             (the request's number): streams multiplexed, answered out
+#             of order
+# then 1 s idle, and the connection closed.
+#
+# Needs root, ip, tcpdump, openssl, python3 and Go (with access to the Go
+# module proxy for google.golang.org/grpc).
 set -euo pipefail
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
 mkdir -p "$out"
@@ -55,9 +61,19 @@ extra_cleanup() {
 }
 
 # Like relay_capture, but keeps tcpdump's report (packets captured and
+# dropped), shows it, and fails when tcpdump dropped any packet. tcpdump
+# runs in immediate mode: otherwise what arrives in the last second (the
+# server's close_notify and FIN, 40 ms after the client's) may still sit
+# in the kernel's capture buffer when tcpdump is stopped, lost without
 
-# --- the peers: one Go program, `lab server` and `lab client` ----------
+# --- the server's certificate: self-signed, ECDSA P-256 ----------------
 mkdir "$work/lab"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+  -keyout "$work/lab/key.pem" -out "$work/lab/cert.pem" -days 3650 \
+  -subj /CN=rttdoc.test \
+  -addext subjectAltName=DNS:rttdoc.test,IP:10.81.2.1 2>/dev/null
+
+# --- the peers: one Go program, `lab server` and `lab client KEYLOG` ---
 cat > "$work/lab/go.mod" <<'MOD'
 module rttdoc.example/grpclab
 
@@ -71,6 +87,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log"
@@ -81,11 +99,16 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 )
 
 const addr = "10.81.2.1:50051"
+
+// The server's certificate and key (made by the script with openssl), in
+// the working directory; the client trusts that certificate alone.
+const certFile, keyFile = "cert.pem", "key.pem"
 
 // raw passes messages through as bytes: no protobuf, no protoc.
 type raw struct{}
@@ -162,19 +185,62 @@ var lab = grpc.ServiceDesc{
 	Streams: []grpc.StreamDesc{{StreamName: "Feed", Handler: feed, ServerStreams: true}},
 }
 
-func server() {
+// server serves plaintext HTTP/2 (h2c) or, with tls, TLS.
+func server(tls_ bool) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		log.Fatal(err)
 	}
-	s := grpc.NewServer(grpc.ForceServerCodec(raw{}))
+	opts := []grpc.ServerOption{grpc.ForceServerCodec(raw{})}
+	if tls_ {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		// grpc-go's defaults otherwise: ALPN h2, TLS 1.2 at least, 1.3 at most.
+		creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}})
+		opts = append(opts, grpc.Creds(creds))
+	}
+	s := grpc.NewServer(opts...)
 	s.RegisterService(&lab, struct{}{})
 	log.Fatal(s.Serve(lis))
 }
 
-func client() {
+// client calls in plaintext (h2c) or, with a key log's path, over TLS,
+// writing its secrets there.
+func client(keylog string) {
+	creds := insecure.NewCredentials()
+	if keylog != "" {
+		creds = tlsCredentials(keylog)
+	}
+	run(creds)
+}
+
+func tlsCredentials(keylog string) credentials.TransportCredentials {
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		log.Fatal("no certificate in " + certFile)
+	}
+	// (Left open until the process ends: written as each secret is.)
+	kl, err := os.Create(keylog)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return credentials.NewTLS(&tls.Config{
+		RootCAs:      pool,
+		ServerName:   "rttdoc.test",
+		KeyLogWriter: kl, // SSLKEYLOGFILE format
+	})
+}
+
+// run makes the calls, one after the other, on one connection.
+func run(creds credentials.TransportCredentials) {
 	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithNoProxy(),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(raw{})))
 	if err != nil {
@@ -244,12 +310,17 @@ func client() {
 }
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == "server" {
-		server()
-	} else if len(os.Args) == 2 && os.Args[1] == "client" {
-		client()
-	} else {
-		log.Fatal("usage: lab server|client")
+	switch {
+	case len(os.Args) == 2 && os.Args[1] == "server":
+		server(false)
+	case len(os.Args) == 3 && os.Args[1] == "server" && os.Args[2] == "tls":
+		server(true)
+	case len(os.Args) == 2 && os.Args[1] == "client":
+		client("")
+	case len(os.Args) == 3 && os.Args[1] == "client":
+		client(os.Args[2])
+	default:
+		log.Fatal("usage: lab server [tls] | lab client [KEYLOG]")
 	}
 }
 GO
@@ -262,11 +333,20 @@ GO
 lab=$work/lab/lab
 
 # --- grpc-go-h2c ------------------------------------------------------
-# The server runs outside $pids (capture stops those); relay_stop_servers
-# stops it.
+# The peers run in $work/lab (the certificate and key). The server runs
+# outside $pids (capture stops those); relay_stop_servers stops it.
+cd "$work/lab"
 ip netns exec "$S" "$lab" server > "$work/grpc_server.log" 2>&1 &
 relay_listening 50051
 relay_capture_checked grpc-go-h2c "$lab" client
 relay_stop_servers
 sleep 0.5
-ls -l "$out"
+
+# --- grpc-go-tls ------------------------------------------------------
+ip netns exec "$S" "$lab" server tls > "$work/grpc_server_tls.log" 2>&1 &
+relay_listening 50051
+relay_capture_checked grpc-go-tls "$lab" client "$work/grpc-go-tls.keylog"
+relay_stop_servers
+sleep 0.5
+cp "$work/grpc-go-tls.keylog" "$out/grpc-go-tls.keylog"
+ls -l "$out/grpc-go-h2c.pcap.gz" "$out/grpc-go-tls.pcap.gz" "$out/grpc-go-tls.keylog"

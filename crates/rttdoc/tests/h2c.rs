@@ -408,7 +408,7 @@ fn grpc_over_tls_claims_no_wait_its_control_frames_made() {
     if !require("h2 over TLS: grpc-go", &["tshark"], false) {
         return;
     }
-    // The grpc-go calls over TLS 1.3 (scripts/grpc-go-tls-captures.sh),
+    // The grpc-go calls over TLS 1.3 (scripts/grpc-go-captures.sh),
     // read without the key log: records known by size only. The client's
     // PING acknowledgments and WINDOW_UPDATE + PING records, each sent
     // the moment the server's data came, ask nothing (the Slow call's
