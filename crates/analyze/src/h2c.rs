@@ -54,29 +54,15 @@ use crate::framing::{whole_messages, Follow};
 use crate::reader::Reading;
 use crate::Direction;
 
-/// The client connection preface (RFC 9113 3.4).
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-/// A frame's header: a 24-bit length, its type, flags and stream.
-const HEADER: usize = 9;
+use rttdoc_wire::http2::{
+    ACK, CONTINUATION, DATA, END_HEADERS, END_STREAM, FRAME_HEADER as HEADER, GOAWAY, HEADERS,
+    PADDED, PING, PREFACE, PRIORITY, PRIORITY_FLAG, PUSH_PROMISE, RST_STREAM, SETTINGS,
+    WINDOW_UPDATE,
+};
 
-/// Frame types (RFC 9113 6).
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const PRIORITY: u8 = 0x2;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PUSH_PROMISE: u8 = 0x5;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const WINDOW_UPDATE: u8 = 0x8;
-const CONTINUATION: u8 = 0x9;
 /// Extension frames a server may send (RFC 7838 ALTSVC, RFC 8336 ORIGIN,
 /// RFC 9218 PRIORITY_UPDATE): read past, they mean nothing here.
 const EXTENSIONS: [u8; 3] = [0xa, 0xc, 0x10];
-
-/// DATA's and HEADERS' END_STREAM flag; SETTINGS' ACK.
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
 
 /// Questions of one turn remembered: a client sends a few requests at
 /// once as a rule (a browser dozens); a forgotten one only leaves its
@@ -89,10 +75,6 @@ pub(crate) type H2c = Reading<State>;
 /// A frame's header: type, flags, stream, payload length.
 type Frame = (u8, u8, u32, u32);
 
-/// HEADERS' END_HEADERS, PADDED and PRIORITY flags.
-const END_HEADERS: u8 = 0x4;
-const PADDED: u8 = 0x8;
-const PRIORITY_FLAG: u8 = 0x20;
 /// The largest HPACK table a client may use here (the server's
 /// SETTINGS_HEADER_TABLE_SIZE; 4 KB by default, 64 KB and more seen):
 /// the names' decoder follows the client's table up to this.

@@ -10,8 +10,11 @@
 
 use std::time::Instant;
 
-/// The client connection preface (RFC 9113 section 3.4).
-pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+pub use rttdoc_wire::http2::PREFACE;
+use rttdoc_wire::http2::{
+    ACK, CONTINUATION, DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS, PADDED, PING, PRIORITY_FLAG,
+    PUSH_PROMISE, RST_STREAM, SETTINGS, WINDOW_UPDATE,
+};
 
 /// Our receive window, stream and connection: large enough that a
 /// server's first flights of a body are never held by flow control
@@ -22,22 +25,6 @@ const DEFAULT_WINDOW: u32 = 65_535;
 /// SETTINGS_MAX_FRAME_SIZE we leave at its default: larger frames from
 /// the server are a protocol error.
 pub const MAX_FRAME: usize = 16_384;
-
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PUSH_PROMISE: u8 = 0x5;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const WINDOW_UPDATE: u8 = 0x8;
-const CONTINUATION: u8 = 0x9;
-
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-const PADDED: u8 = 0x8;
-const PRIORITY: u8 = 0x20;
 
 /// The one stream the probe opens.
 const STREAM: u32 = 1;
@@ -291,7 +278,7 @@ impl Response {
             HEADERS if stream == STREAM => {
                 self.headers_at.get_or_insert(start);
                 let mut fragment = unpad(flags, payload)?;
-                if flags & PRIORITY != 0 {
+                if flags & PRIORITY_FLAG != 0 {
                     fragment = fragment
                         .get(5..)
                         .ok_or("a HEADERS frame too short for its priority")?;

@@ -40,6 +40,7 @@ pub mod erspan;
 pub mod geneve;
 pub mod gre;
 pub mod gtp;
+pub mod http2;
 pub mod link;
 pub mod mpls;
 pub mod ppp;

@@ -34,7 +34,7 @@ fn http1_request(data: &[u8]) -> Option<(String, String)> {
 /// The :method of the first HEADERS frame after the HTTP/2 preface, from
 /// the first header field when it is the static-table :method.
 fn http2_method(data: &[u8]) -> Option<String> {
-    let mut rest = data.strip_prefix(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".as_slice())?;
+    let mut rest = data.strip_prefix(rttdoc_wire::http2::PREFACE)?;
     while rest.len() >= 9 {
         let len = u32::from_be_bytes([0, rest[0], rest[1], rest[2]]) as usize;
         let (kind, flags) = (rest[3], rest[4]);
