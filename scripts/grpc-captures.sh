@@ -129,21 +129,6 @@ sleep 0.5
 # --- nginx-h2c --------------------------------------------------------
 echo "small and at once" > "$work/small.txt"
 head -c 300000 /dev/zero | tr '\0' 'b' > "$work/big.bin"
-cat > "$work/slow.py" <<'PY'
-import http.server, sys, time
-class Slow(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        time.sleep(0.1)
-        body = b"s" * 2000
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Slow).serve_forever()
-PY
 backend=18381
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
@@ -162,7 +147,7 @@ http {
   }
 }
 CONF
-ip netns exec "$S" python3 "$work/slow.py" $backend > "$work/slow.log" 2>&1 &
+ip netns exec "$S" python3 "$here/slow-backend.py" $backend > "$work/slow.log" 2>&1 &
 relay_listening $backend
 ip netns exec "$S" nginx -e "$work/error.log" -c "$work/nginx.conf"
 relay_listening 8080

@@ -17,6 +17,7 @@
 set -euo pipefail
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
 mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/rttdoc-h2.XXXXXX)
 pids=()
 cleanup() {
@@ -30,23 +31,8 @@ trap cleanup EXIT
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" \
   -out "$work/cert.pem" -days 2 -subj /CN=rttdoc.test >/dev/null 2>&1
 echo "small and at once" > "$work/small.txt"
-cat > "$work/slow.py" <<'PY'
-import http.server, sys, time
-class Slow(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        time.sleep(0.1)
-        body = b"s" * 2000
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Slow).serve_forever()
-PY
 backend=18381
-python3 "$work/slow.py" $backend &
+python3 "$here/slow-backend.py" $backend &
 pids+=($!)
 
 capture() { # NAME PROTOCOL PORT
