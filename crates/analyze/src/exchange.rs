@@ -109,6 +109,11 @@ pub struct Turns {
     /// nor ends the turn under way, answered or not (an answer streaming
     /// in goes on after it).
     pub aside: bool,
+    /// The client's question asks the server to hold its answer until an
+    /// event or a timeout (Kafka's Fetch with a wait, JoinGroup), or
+    /// waits behind one that does: its wait is the client's asking, not
+    /// the server's work ([`Exchange::asks_to_wait`]).
+    pub waits: bool,
 }
 
 #[derive(Debug, Default)]
@@ -185,6 +190,11 @@ pub struct Exchanges {
     /// only their stream's HEADERS and the PING's acknowledgment answer;
     /// flow control is beside the turns (h2c.rs).
     h2c: crate::h2c::H2c,
+    /// Kafka's requests and responses, if the connection carries them:
+    /// a response answers the request of its correlation id, a Produce
+    /// without acks asks nothing, a Fetch asks the broker to wait
+    /// (kafka.rs).
+    kafka: crate::kafka::Kafka,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -249,6 +259,7 @@ impl Exchanges {
         self.openflow.port = crate::openflow::OpenFlow::is_port(port);
         self.mqtt.port = crate::mqtt::Mqtt::is_port(port);
         self.amqp.port = crate::amqp::Amqp::is_port(port);
+        self.kafka.port = crate::kafka::Kafka::is_port(port);
         self.push_port_tls = PUSH_TLS_PORTS.contains(&port).then_some(port);
     }
 
@@ -569,7 +580,8 @@ impl Exchanges {
     }
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
-    /// postgres.rs, amqp.rs, irc.rs, nats.rs, stomp.rs, h2c.rs), when one found its protocol; once all have
+    /// postgres.rs, amqp.rs, irc.rs, nats.rs, stomp.rs, h2c.rs, kafka.rs),
+    /// when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
     fn read_messages(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
@@ -598,13 +610,16 @@ impl Exchanges {
         if let Some(m) = self.h2c.read(dir, head, len, self.mid_stream) {
             return Some(m);
         }
+        if let Some(m) = self.kafka.read(dir, head, len, self.mid_stream) {
+            return Some(m);
+        }
         self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
         None
     }
 
     /// Each reader's decision: its protocol (`Some(true)`), not, or not
     /// known yet.
-    fn reader_decisions(&self) -> [Option<bool>; 8] {
+    fn reader_decisions(&self) -> [Option<bool>; 9] {
         [
             self.openflow.decided(),
             self.mqtt.decided(),
@@ -614,6 +629,7 @@ impl Exchanges {
             self.nats.decided(),
             self.stomp.decided(),
             self.h2c.decided(),
+            self.kafka.decided(),
         ]
     }
 
@@ -725,6 +741,11 @@ impl Exchanges {
                 let named = self.h2c.take_name();
                 if let Some(c) = self.current.as_mut().filter(|_| self.total > total) {
                     c.label = Some(named.unwrap_or_else(|| name.to_string()));
+                }
+                // (A question sent with one the server holds, or behind
+                // it, waits with it.)
+                if let Some(c) = self.current.as_mut() {
+                    c.asks_to_wait |= m.waits;
                 }
             }
             (Direction::ClientToServer, None) if m.aside => {}

@@ -28,6 +28,7 @@ mod flow_map;
 mod framing;
 mod h2c;
 mod irc;
+mod kafka;
 pub mod keylog;
 mod lone_syn;
 mod mptcp;
