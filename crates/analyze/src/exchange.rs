@@ -1656,6 +1656,48 @@ mod tests {
     }
 
     #[test]
+    fn a_kafka_fetch_held_for_records_is_the_clients_wait_a_slow_metadata_the_brokers() {
+        use crate::kafka::build::{fetch, request, response};
+        let metadata = |correlation| request(3, 12, correlation, true, &[0; 8]);
+        let mut x = Exchanges::for_server_port(9092);
+        let mut send = |dir, frame, t, bytes: Vec<u8>| {
+            x.on_data(dir, ms(frame, t), ms(frame, t), bytes.len() as u64, &bytes)
+        };
+        send(ClientToServer, 4, 0, request(18, 4, 1, true, &[0; 3]));
+        send(ServerToClient, 5, 40, response(1, 300));
+        // A Fetch the broker holds 500 ms for records that never come; a
+        // Metadata sent meanwhile is answered behind it.
+        send(ClientToServer, 6, 41, fetch(2, 500, 1));
+        send(ClientToServer, 7, 300, metadata(3));
+        send(ServerToClient, 8, 581, response(2, 13));
+        send(ServerToClient, 9, 582, response(3, 80));
+        // A Metadata alone, answered 300 ms later: the broker's time.
+        send(ClientToServer, 10, 600, metadata(4));
+        send(ServerToClient, 11, 940, response(4, 80));
+        x.finish();
+        let turns: Vec<_> = x
+            .kept
+            .iter()
+            .map(|c| {
+                (
+                    c.label.as_deref().unwrap(),
+                    c.request_first.frame,
+                    c.response_first.map(|r| r.frame),
+                    c.asks_to_wait,
+                )
+            })
+            .collect();
+        assert_eq!(
+            turns,
+            [
+                ("ApiVersions", 4, Some(5), false),
+                ("Fetch", 6, Some(8), true),
+                ("Metadata", 10, Some(11), false),
+            ]
+        );
+    }
+
+    #[test]
     fn request_lines_are_recognised_and_others_are_not() {
         assert_eq!(
             http_request_line(b"OPTIONS * HTTP/1.1\r\n").as_deref(),

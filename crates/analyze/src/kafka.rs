@@ -223,9 +223,9 @@ impl Kafka {
                 return (!mid_stream).then_some(false);
             }
             let whole = whole_messages(head, len, request_size);
-            let opening = request(head)
+            let opening = parse_request(head)
                 .is_some_and(|r| matches!(r.api, API_VERSIONS | METADATA | SASL_HANDSHAKE));
-            let known = request(head).is_some();
+            let known = parse_request(head).is_some();
             Some(whole && (opening || (known && (port || mid_stream))))
         })?;
         Some(state.read(dir, head, len))
@@ -267,7 +267,7 @@ impl State {
 
     /// A request that begins at the start of `bytes` (as far as captured).
     fn request(&mut self, bytes: &[u8], m: &mut Turns) {
-        let Some(r) = request(bytes) else {
+        let Some(r) = parse_request(bytes) else {
             // A header the capture cut: something was asked, but what
             // cannot be told.
             self.asking = false;
@@ -370,7 +370,7 @@ impl Request {
 /// reads as one (a known API, a version in range, a client id that fits
 /// the message); what of the body was captured is read as far as it
 /// goes.
-fn request(bytes: &[u8]) -> Option<Request> {
+fn parse_request(bytes: &[u8]) -> Option<Request> {
     let (_, length) = request_size(bytes)?;
     let message = bytes.get(4..length.min(bytes.len() as u64) as usize)?;
     let header = message.get(..REQUEST_HEADER)?;
@@ -530,15 +530,22 @@ impl Cursor<'_> {
     }
 }
 
+/// Kafka's messages as clients and brokers write them, for the tests
+/// here and exchange.rs's.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use Direction::{ClientToServer as C, ServerToClient as S};
+pub(crate) mod build {
+    use super::{FETCH, PRODUCE};
 
     /// A request as the Java client writes it: size, API key, version,
     /// correlation id, client id, then `body`; flexible versions with an
     /// empty tagged field section after the client id.
-    fn request(api: i16, version: i16, correlation: i32, flexible: bool, body: &[u8]) -> Vec<u8> {
+    pub(crate) fn request(
+        api: i16,
+        version: i16,
+        correlation: i32,
+        flexible: bool,
+        body: &[u8],
+    ) -> Vec<u8> {
         let mut m = Vec::new();
         m.extend_from_slice(&api.to_be_bytes());
         m.extend_from_slice(&version.to_be_bytes());
@@ -555,7 +562,7 @@ mod tests {
         framed
     }
 
-    fn response(correlation: i32, body_len: usize) -> Vec<u8> {
+    pub(crate) fn response(correlation: i32, body_len: usize) -> Vec<u8> {
         let mut m = ((4 + body_len) as u32).to_be_bytes().to_vec();
         m.extend_from_slice(&correlation.to_be_bytes());
         m.resize(m.len() + body_len, 0);
@@ -563,7 +570,7 @@ mod tests {
     }
 
     /// A Fetch v17's body as far as it is read: max_wait_ms, min_bytes.
-    fn fetch(correlation: i32, max_wait_ms: i32, min_bytes: i32) -> Vec<u8> {
+    pub(crate) fn fetch(correlation: i32, max_wait_ms: i32, min_bytes: i32) -> Vec<u8> {
         let mut body = max_wait_ms.to_be_bytes().to_vec();
         body.extend_from_slice(&min_bytes.to_be_bytes());
         body.extend_from_slice(&[0; 20]);
@@ -571,13 +578,20 @@ mod tests {
     }
 
     /// A Produce v11's: no transactional id, acks, timeout.
-    fn produce(correlation: i32, acks: i16) -> Vec<u8> {
+    pub(crate) fn produce(correlation: i32, acks: i16) -> Vec<u8> {
         let mut body = vec![0];
         body.extend_from_slice(&acks.to_be_bytes());
         body.extend_from_slice(&30_000i32.to_be_bytes());
         body.extend_from_slice(&[0; 40]);
         request(PRODUCE, 11, correlation, true, &body)
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::build::*;
+    use super::*;
+    use Direction::{ClientToServer as C, ServerToClient as S};
 
     fn read(k: &mut Kafka, dir: Direction, bytes: &[u8]) -> Turns {
         k.read(dir, bytes, bytes.len() as u64, false)

@@ -858,8 +858,9 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         CLIENT_CLOSED,
     );
     // A request that asked the server to wait for an event (a Redis
-    // blocking pop, XREAD BLOCK) was answered when the event came or its
-    // timeout ended: the client's asking, not the server's work.
+    // blocking pop, XREAD BLOCK; a Kafka Fetch for records, a group's
+    // join) was answered when the event came or its timeout ended: the
+    // client's asking, not the server's work.
     let waited = turns_where(&c.exchanges, |x| x.asks_to_wait);
     mark_idle(
         &mut report,
@@ -935,7 +936,7 @@ const CLIENT_CLOSED: &str =
 /// Why the ideal of an exchange whose request asked the server to wait
 /// is what it took.
 const ASKED_TO_WAIT: &str =
-    "the request asked the server to wait for an event or its timeout (a blocking pop, XREAD BLOCK): idle, not latency";
+    "the request asked the server to wait for an event or its timeout (a blocking pop, XREAD BLOCK, a Kafka Fetch or group join): idle, not latency";
 /// Why the ideal of an exchange whose answer began in a capture hole is
 /// what it took.
 const ANSWER_MISSED: &str =

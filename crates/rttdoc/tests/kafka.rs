@@ -1,0 +1,247 @@
+//! Apache Kafka through a real broker and real clients (tests/data/kafka,
+//! made by scripts/kafka-captures.sh: Kafka 4.1.1 in KRaft mode, the Java
+//! client and librdkafka; real Linux TCP, 20 ms each way, tcpdump at the
+//! clients' host). A consumer's Fetch asks the broker to hold its answer
+//! until records come or `max_wait_ms` (500 ms) passes, and a group's
+//! JoinGroup waits out the group's rebalance delay (3 s): before
+//! kafka.rs, an idle consumer's Fetches were 6 s of `server_think_time`.
+//! Each turn is checked against tshark's Kafka dissector: it begins with
+//! a request and ends with the response of that request's correlation
+//! id, named by the request's API.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn capture(name: &str) -> PathBuf {
+    data_dir().join("kafka").join(name)
+}
+
+const PORT: u16 = 9092;
+/// The APIs whose requests ask the broker to hold its answer.
+const FETCH: u16 = 1;
+const JOIN_GROUP: u16 = 11;
+
+/// A request as tshark reads it: its API's key and name (from the Info
+/// column: "Kafka Fetch v18 Request"), its correlation id, and the frame
+/// of the broker's response with that id, when one came.
+#[derive(Debug, Clone)]
+struct Request {
+    key: u16,
+    name: String,
+    response: Option<u64>,
+}
+
+/// Each connection's requests by the frame they begin in. tshark reads
+/// each segment alone (no reassembly), so a message's header is found in
+/// the frame it begins in, where rttdoc's turns begin and end.
+fn requests(capture: &Path) -> BTreeMap<u64, Request> {
+    let options = [
+        "-o",
+        "tcp.desegment_tcp_streams:FALSE",
+        "-d",
+        "tcp.port==9092,kafka",
+    ];
+    let fields = [
+        "frame.number",
+        "tcp.stream",
+        "tcp.srcport",
+        "kafka.request_key",
+        "kafka.correlation_id",
+        "_ws.col.Info",
+    ];
+    let rows = tshark_fields(capture, &options, "kafka", &fields);
+    // (stream, correlation id) -> request frame
+    let mut asked: BTreeMap<(u64, i64), u64> = BTreeMap::new();
+    let mut all = BTreeMap::new();
+    for f in rows {
+        let frame: u64 = f[0].parse().unwrap();
+        let stream: u64 = f[1].parse().unwrap();
+        let ids: Vec<i64> = f[4].split(',').filter_map(|x| x.parse().ok()).collect();
+        if f[2] == PORT.to_string() {
+            for id in ids {
+                if let Some(r) = asked.remove(&(stream, id)) {
+                    all.get_mut(&r)
+                        .map(|q: &mut Request| q.response.get_or_insert(frame));
+                }
+            }
+            continue;
+        }
+        let Some(key) = f[3].split(',').next().and_then(|k| k.parse().ok()) else {
+            continue;
+        };
+        // "Kafka Fetch v18 Request [...]": tshark's name of the first
+        // request (its ListOffsets is "Offsets").
+        let name = f[5]
+            .strip_prefix("Kafka ")
+            .and_then(|s| s.split(' ').next())
+            .map(|n| if n == "Offsets" { "ListOffsets" } else { n })
+            .unwrap()
+            .to_string();
+        all.insert(
+            frame,
+            Request {
+                key,
+                name,
+                response: None,
+            },
+        );
+        for id in ids {
+            asked.insert((stream, id), frame);
+        }
+    }
+    all
+}
+
+/// Checks every first-byte row of every connection against tshark: it
+/// begins with a request's first segment, is named by that request's API,
+/// and ends with the response of the request's correlation id (the
+/// broker answers a connection's requests in order: a turn of several
+/// requests is answered first by its first). A Fetch held more than the
+/// round trip's share and a JoinGroup held for the group are idle, the
+/// other requests' time the broker's. Every answered request begins a
+/// turn or rides in one. Returns the turns: (request frame, answer frame,
+/// API key, took ms, idle).
+fn check_turns(doc: &serde_json::Value, all: &BTreeMap<u64, Request>) -> Vec<Turn> {
+    let mut turns = Vec::new();
+    for c in doc["connections"].as_array().unwrap() {
+        let rtt = c["rtt_ms"].as_f64().unwrap();
+        for row in first_byte_rows(c) {
+            let (start, end) = (
+                row["start_frame"].as_u64().unwrap(),
+                row["end_frame"].as_u64().unwrap(),
+            );
+            let request = all
+                .get(&start)
+                .unwrap_or_else(|| panic!("turn at {start} begins with no request"));
+            assert_eq!(
+                row["label"].as_str().unwrap(),
+                format!("{}: request -> first byte", request.name),
+                "frame {start}"
+            );
+            assert_eq!(request.response, Some(end), "turn {start}: {request:?}");
+            let took = row["duration_ms"].as_f64().unwrap();
+            let idle = row["ideal_rtts"] == row["rtts"];
+            let held = took > rtt + 100.0;
+            match request.key {
+                FETCH if held => assert!(idle, "a held Fetch at {start}: {row}"),
+                JOIN_GROUP if held => assert!(idle, "a held JoinGroup at {start}: {row}"),
+                FETCH | JOIN_GROUP | 14 => {}
+                _ => assert_eq!(row["ideal_rtts"], 1.0, "the broker's time at {start}: {row}"),
+            }
+            turns.push(Turn {
+                start,
+                end,
+                key: request.key,
+                took,
+                idle,
+            });
+        }
+    }
+    for (f, r) in all.iter().filter(|(_, r)| r.response.is_some()) {
+        assert!(
+            turns.iter().any(|t| t.start <= *f && *f < t.end),
+            "request {f} ({}) in no turn",
+            r.name
+        );
+    }
+    turns
+}
+
+#[derive(Debug)]
+struct Turn {
+    start: u64,
+    end: u64,
+    key: u16,
+    took: f64,
+    idle: bool,
+}
+
+/// No connection of the capture has a finding of the broker's think time.
+fn no_think_time(doc: &serde_json::Value) {
+    for c in doc["connections"].as_array().unwrap() {
+        assert!(
+            !kinds(&c["findings"]).contains(&"server_think_time"),
+            "stream {}: {}",
+            c["stream"],
+            c["findings"]
+        );
+    }
+}
+
+#[test]
+fn an_idle_consumers_held_fetches_are_its_own_wait_not_the_brokers() {
+    if !require("kafka: consumer", &["tshark"], false) {
+        return;
+    }
+    for name in ["kafka-consumer-idle.pcap.gz", "kafka-librdkafka.pcap.gz"] {
+        let cap = capture(name);
+        let doc = run_rttdoc_json(&cap);
+        let all = requests(&cap);
+        let turns = check_turns(&doc, &all);
+        no_think_time(&doc);
+        // Twelve Fetches answered empty after the broker's 500 ms, each a
+        // turn of its own, idle.
+        let held: Vec<&Turn> = turns
+            .iter()
+            .filter(|t| t.key == FETCH && t.took > 500.0)
+            .collect();
+        assert!(held.len() >= 12, "{name}: {held:?}");
+        assert!(held.iter().all(|t| t.idle), "{name}");
+        // The Produce requests of the producer beside it are the broker's
+        // time, counted.
+        assert!(
+            turns.iter().any(|t| t.key == 0 && !t.idle),
+            "{name}: {turns:?}"
+        );
+    }
+}
+
+#[test]
+fn a_groups_join_held_for_the_rebalance_delay_is_no_think_time() {
+    if !require("kafka: group", &["tshark"], false) {
+        return;
+    }
+    let cap = capture("kafka-group.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let all = requests(&cap);
+    let turns = check_turns(&doc, &all);
+    no_think_time(&doc);
+    // The member's second JoinGroup waited out the 3 s delay.
+    let join: Vec<&Turn> = turns.iter().filter(|t| t.key == JOIN_GROUP).collect();
+    assert_eq!(join.len(), 2, "{join:?}");
+    assert!(join[1].took > 3000.0 && join[1].idle, "{join:?}");
+    // The coordinator's other answers (SyncGroup, OffsetFetch, Heartbeat,
+    // OffsetCommit, LeaveGroup) are turns of their own.
+    for key in [14, 9, 12, 8, 13] {
+        assert!(turns.iter().any(|t| t.key == key), "API {key}: {turns:?}");
+    }
+}
+
+#[test]
+fn a_producers_requests_in_flight_are_answered_in_order() {
+    if !require("kafka: producer", &["tshark"], false) {
+        return;
+    }
+    let cap = capture("kafka-producer.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let all = requests(&cap);
+    let turns = check_turns(&doc, &all);
+    no_think_time(&doc);
+    // 20 Produce requests one at a time and the burst: five in flight in
+    // one turn, then the last one's own turn (check_turns: each ends at
+    // its request's response, not at the answers to the five before it).
+    let produce: Vec<&Turn> = turns.iter().filter(|t| t.key == 0).collect();
+    assert_eq!(produce.len(), 22, "{produce:?}");
+    let burst = produce[20];
+    let in_flight = all
+        .range(burst.start..burst.end)
+        .filter(|(_, r)| r.key == 0)
+        .count();
+    assert_eq!(in_flight, 5, "{burst:?}");
+    // Every Produce was answered within the round trip and a few ms of
+    // the broker's: no turn idle.
+    assert!(produce.iter().all(|t| !t.idle && t.took < 100.0));
+}
