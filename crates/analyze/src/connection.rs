@@ -1363,7 +1363,17 @@ impl Connection {
                 if let Some(end) = hole_end.filter(|_| tls.server_data_phase(dir)) {
                     self.exchanges.on_hole(dir, at, missing as u64, end);
                 }
-                tls.feed(at, dir, bytes, missing, &mut self.exchanges)
+                tls.feed(at, dir, bytes, missing, &mut self.exchanges);
+                if self.exchanges.kafka_port_tls {
+                    // Once the ClientHello is read, or known missed (the
+                    // server never speaks before it).
+                    let http_offered = match &tls.client_hello {
+                        Some(hello) => Some(rttdoc_wire::tls::offers_http(&hello.alpn)),
+                        None if dir == Direction::ServerToClient => None,
+                        None => return,
+                    };
+                    self.exchanges.inside_tls_without_http(http_offered);
+                }
             }
             (None, Some(end)) => self.exchanges.on_hole(dir, at, len as u64, end),
             (None, None) => {

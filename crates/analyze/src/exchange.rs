@@ -159,6 +159,9 @@ pub struct Exchanges {
     /// The peers speak on their own timers, neither answering the other
     /// (BGP): no exchanges are made.
     pub peer_to_peer: bool,
+    /// The server listens on one of the ports Kafka is served on inside
+    /// TLS (kafka.rs `TLS_PORTS`).
+    pub(crate) kafka_port_tls: bool,
     /// The server's port, when it is the TLS port of a protocol whose
     /// server pushes (MQTT's 8883, AMQP's 5671 ...): inside TLS, which
     /// record answers which cannot be told ([`Exchanges::inside_tls`]).
@@ -261,6 +264,7 @@ impl Exchanges {
         self.amqp.port = crate::amqp::Amqp::is_port(port);
         self.kafka.port = crate::kafka::Kafka::is_port(port);
         self.push_port_tls = PUSH_TLS_PORTS.contains(&port).then_some(port);
+        self.kafka_port_tls = crate::kafka::TLS_PORTS.contains(&port);
     }
 
     /// The causality check: a response leaves the server after the request
@@ -451,6 +455,20 @@ impl Exchanges {
             if port == crate::mqtt::TLS_PORT {
                 self.protocol = Some(crate::model::AppProtocol::Mqtt);
             }
+        }
+    }
+
+    /// The connection's data is inside TLS whose client offered no HTTP in
+    /// ALPN (`http_offered` false; `None`: the capture missed the
+    /// ClientHello). On a port Kafka is served on inside TLS, a
+    /// consumer's Fetch asks the broker to hold its answer up to
+    /// `max_wait_ms` (kafka.rs), and in records nothing tells a held
+    /// Fetch from a Produce the broker was slow to answer: no turns are
+    /// made, as on a push protocol's port. (An HTTPS server on such a
+    /// port, Alertmanager's 9093, is known by its client's ALPN.)
+    pub(crate) fn inside_tls_without_http(&mut self, http_offered: Option<bool>) {
+        if self.kafka_port_tls && http_offered != Some(true) && !self.peer_to_peer {
+            self.no_turns();
         }
     }
 
@@ -1263,6 +1281,28 @@ mod tests {
             assert_eq!(x.kept.len(), turns, "port {port}");
             let mqtt = x.protocol == Some(crate::model::AppProtocol::Mqtt);
             assert_eq!(mqtt, port == 8883, "port {port}");
+        }
+    }
+
+    #[test]
+    fn inside_tls_on_kafkas_ports_records_make_no_turns_unless_http_was_offered() {
+        // A client record and the server's next, half a second later (a
+        // held Fetch, or a slow answer: records do not tell).
+        for (port, http_offered, turns) in [
+            (9093, Some(false), 0),
+            (9092, None, 0),
+            (9098, Some(false), 0),
+            (9093, Some(true), 1),
+            (443, Some(false), 1),
+            (8443, None, 1),
+        ] {
+            let mut x = Exchanges::for_server_port(port);
+            x.inside_tls();
+            x.inside_tls_without_http(http_offered);
+            x.on_data(ClientToServer, at(4), at(4), 70, b"");
+            x.on_data(ServerToClient, at(504), at(504), 40, b"");
+            x.finish();
+            assert_eq!(x.kept.len(), turns, "port {port}, HTTP {http_offered:?}");
         }
     }
 

@@ -45,6 +45,11 @@ use crate::Direction;
 
 /// Kafka's port (the brokers' default listener; IANA's).
 const PORT: u16 = 9092;
+/// The ports brokers serve Kafka on inside TLS: 9093 (the SSL listener
+/// of Apache's and Confluent's examples, Azure Event Hubs), 9094, 9096
+/// and 9098 (Amazon MSK's TLS, SASL/SCRAM and IAM listeners), and 9092
+/// itself (Confluent Cloud's SASL_SSL).
+pub(crate) const TLS_PORTS: [u16; 5] = [9092, 9093, 9094, 9096, 9098];
 /// A message larger than this is none of Kafka's (a broker's
 /// `socket.request.max.bytes` is 100 MiB; a fetch response is bounded by
 /// `fetch.max.bytes`, 50 MiB).

@@ -162,15 +162,6 @@ fn waited_greeting(
     (answer.frame > greeted.frame && waited.contains(&reacted_ns)).then_some((opened, greeted))
 }
 
-/// Whether a client's ALPN offer names an HTTP version (`http/1.1`, `h2`,
-/// Google's `spdy/3.1` ...): an HTTP server never speaks first, and its
-/// first data before a request (HTTP/2's or SPDY's SETTINGS) is no
-/// greeting anyone waited for.
-fn offers_http(alpn: &[String]) -> bool {
-    alpn.iter()
-        .any(|p| p.starts_with("http/") || p.starts_with("spdy/") || p == "h2" || p == "h3")
-}
-
 /// A sender's own pauses inside what it sent, from frame `first` to frame
 /// `last` (a response's transfer, the server's; a request's upload, the
 /// client's): before each of its new-data segments that left when
@@ -417,7 +408,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // times its greeting) the client's Finished.
     let greets_from = match &c.tls {
         None => Some((c.handshake_ack, false)),
-        Some(t) if t.preamble.is_none() && !offers_http(&t.report.alpn) => {
+        Some(t) if t.preamble.is_none() && !rttdoc_wire::tls::offers_http(&t.report.alpn) => {
             Some((t.client_finished, true))
         }
         Some(_) => None,

@@ -129,7 +129,10 @@ fn check_turns(doc: &serde_json::Value, all: &BTreeMap<u64, Request>) -> Vec<Tur
                 FETCH if held => assert!(idle, "a held Fetch at {start}: {row}"),
                 JOIN_GROUP if held => assert!(idle, "a held JoinGroup at {start}: {row}"),
                 FETCH | JOIN_GROUP | 14 => {}
-                _ => assert_eq!(row["ideal_rtts"], 1.0, "the broker's time at {start}: {row}"),
+                _ => assert_eq!(
+                    row["ideal_rtts"], 1.0,
+                    "the broker's time at {start}: {row}"
+                ),
             }
             turns.push(Turn {
                 start,

@@ -511,6 +511,16 @@ fn client_key_shares(data: &[u8]) -> Vec<u16> {
     out
 }
 
+/// Whether a client's ALPN offer names an HTTP version (`http/1.1`, `h2`,
+/// Google's `spdy/3.1` ...): an HTTP server never speaks first, and its
+/// first data before a request (HTTP/2's or SPDY's SETTINGS) is no
+/// greeting anyone waited for; a client of another protocol on a port
+/// HTTP shares (Kafka's 9093, Alertmanager's) offers none of them.
+pub fn offers_http(alpn: &[String]) -> bool {
+    alpn.iter()
+        .any(|p| p.starts_with("http/") || p.starts_with("spdy/") || p == "h2" || p == "h3")
+}
+
 /// GREASE values (RFC 8701) are 0x?a?a.
 pub fn is_grease(v: u16) -> bool {
     v & 0x0f0f == 0x0a0a && (v >> 8) == (v & 0xff)
