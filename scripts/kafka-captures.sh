@@ -10,11 +10,15 @@
 # One broker for all the captures: Apache Kafka 4.1.1 (kafka_2.13 and
 # its dependencies from Maven, run from their jars), KRaft, broker and
 # controller in one process (node 1; its controller listener on
-# 127.0.0.1:9093, not on the path), PLAINTEXT on 10.81.2.1:9092; the
+# 127.0.0.1:9193, not on the path), PLAINTEXT on 10.81.2.1:9092 and, for
+# kafka-tls, SSL on 10.81.2.1:9093 (a self-signed RSA 2048 certificate
+# made by keytool, CN rttdoc.test, SAN rttdoc.test and IP 10.81.2.1, in
+# a PKCS12 keystore; Kafka's and the JVM's TLS defaults otherwise); the
 # topic `lab` (one partition, replication 1) made before the captures,
 # with the group coordinator's __consumer_offsets and a first idempotent
-# producer (KafkaLab setup, in the server's namespace). The broker's
-# defaults otherwise: a Fetch waits at most the fetch.max.wait.ms its
+# producer, then an admin client's describeCluster over SSL, the broker's
+# first TLS handshakes (KafkaLab setup, in the server's namespace). The
+# broker's defaults otherwise: a Fetch waits at most the fetch.max.wait.ms its
 # client sends (500 ms, the clients' default) when there is nothing to
 # return, a new group's first join waits group.initial.rebalance.delay.ms
 # (3000 ms). The broker answers the requests of one connection one at a
@@ -78,17 +82,55 @@
 #     158.3 ms. At the close the consumer sends its FIN while Fetch #19 is
 #     held: the broker's answer comes 84 ms later and draws an RST. 3
 #     Produce (v10), 42.5-43.2 ms.
+#   kafka-tls.pcap  consume-idle over SSL (KafkaLab consume-idle-tls: both
+#     clients security.protocol=SSL, bootstrap 10.81.2.1:9093, a truststore
+#     of the broker's certificate, hostname verification on, by the SAN
+#     IP; the JVM's TLS defaults). The same 4 connections, TLS from their
+#     first byte (times below from tshark decoding port 9093 as TLS: the
+#     Kafka inside can't be read, so "record" is a TLS record): each a full
+#     TLS 1.3 handshake, TLS_AES_256_GCM_SHA384, x25519; the ClientHello
+#     offers no ALPN and no SNI (the address is an IP). The client's second
+#     connection to the address offers the first's session ticket (a
+#     1013-byte PSK identity: a 1511-byte ClientHello, two segments); the
+#     broker declines it (each of its 3 network threads builds an SSL
+#     channel builder of its own: its own SSLContext, it seems, and ticket
+#     keys). ClientHello
+#     47.7-53.6 ms after the SYN (204.4 ms on the JVM's first connection:
+#     its TLS setup); the broker's ServerHello 50.7-65.6 ms after it, then
+#     its ChangeCipherSpec and one record of 1148 bytes (EncryptedExtensions
+#     to Finished), each in a segment of its own; the client's Finished
+#     5.6-11.4 ms after that (50.3 ms on the first), 56.3-112.3 ms after its
+#     ClientHello, the first request 0.4-1.5 ms behind it (16.4 ms on the
+#     first); the broker's
+#     NewSessionTicket (1064 bytes) 42.2-49.4 ms after the Finished. Java
+#     17 pads each TLS 1.3 record with 16 zero bytes: a Kafka message of N
+#     bytes is a record of N + 33 (an empty Fetch 52 -> 85, its answer
+#     21 -> 54); a Produce is 3 records, 3 segments (91, 179 and 36 bytes:
+#     58 + 146 + 3, a record for each buffer of the request, its batch of
+#     records apart), a Fetch's answer with data likewise. 16 Fetch
+#     records on the consumer's node connection: 12 followed by the
+#     broker's next record after 543.1-550.6 ms (held 503-511 ms); 3 by
+#     the data after 454.9, 163.8 and 153.4 ms; the last (the close of the
+#     fetch session) sent while the one before was held, 76.0 ms. 3 Produce,
+#     the broker's answer 43.3-45.1 ms after the last record. At the close
+#     each connection's client sends its close_notify and its FIN at once;
+#     the broker's close_notify (42.3-44.6 ms later) and FIN draw RSTs
+#     (kafka-consumer-idle's connections close FIN for FIN).
 #
 # After each capture, tshark's reading (kafka_report.py, written below)
 # pairs requests and responses by connection and correlation id (tshark
 # 4.0 decodes the requests' header, not all of these newer API versions)
-# and checks what the capture must hold.
+# and checks what the capture must hold; for kafka-tls, whose Kafka it
+# can't read, tls_report.py lists the TLS handshakes and the client's
+# records with the time to the broker's next one and checks for 4 TLS 1.3
+# handshakes on 9093 and at least 10 records held 520-700 ms.
 #
-# Needs root, ip, tcpdump, python3, Java 17 and Maven (with access to
-# Maven Central for org.apache.kafka:kafka_2.13 and its dependencies; the
-# user's ~/.m2 is used as the cache); for kafka-librdkafka, python3's
-# venv and access to PyPI for confluent-kafka (that capture is skipped
-# when it can't be installed); tshark to check what the captures hold.
+# Needs root, ip, tcpdump, python3, Java 17 (and its keytool) and Maven
+# (with access to Maven Central for org.apache.kafka:kafka_2.13 and its
+# dependencies; the user's ~/.m2 is used as the cache); for
+# kafka-librdkafka, python3's venv and access to PyPI for confluent-kafka
+# (that capture is skipped when it can't be installed); tshark to check
+# what the captures hold.
 set -euo pipefail
 command -v tshark > /dev/null || { echo "needs tshark" >&2; exit 1; }
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
@@ -139,16 +181,33 @@ appender.err.layout.type = PatternLayout
 appender.err.layout.pattern = [%d] %p %m (%c)%n
 LOG
 
+# --- the broker's certificate (for kafka-tls) --------------------------
+# Self-signed, RSA 2048, CN and SAN rttdoc.test and the SAN IP 10.81.2.1
+# (the clients' default hostname verification checks the address they
+# dial against it); the broker's PKCS12 keystore and the clients'
+# truststore (that certificate alone).
+keytool -genkeypair -alias broker -keyalg RSA -keysize 2048 -validity 3650 \
+  -dname CN=rttdoc.test -ext SAN=dns:rttdoc.test,ip:10.81.2.1 \
+  -storetype PKCS12 -keystore "$work/broker.p12" -storepass rttdoc-lab 2> "$work/keytool.log"
+keytool -exportcert -alias broker -keystore "$work/broker.p12" -storepass rttdoc-lab \
+  -file "$work/broker.crt" 2>> "$work/keytool.log"
+keytool -importcert -noprompt -alias broker -file "$work/broker.crt" -storetype PKCS12 \
+  -keystore "$work/truststore.p12" -storepass rttdoc-lab 2>> "$work/keytool.log"
+
 # --- the broker: KRaft, broker and controller in one process -----------
 cat > "$work/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
-controller.quorum.bootstrap.servers=127.0.0.1:9093
-listeners=PLAINTEXT://10.81.2.1:9092,CONTROLLER://127.0.0.1:9093
-advertised.listeners=PLAINTEXT://10.81.2.1:9092,CONTROLLER://127.0.0.1:9093
+controller.quorum.bootstrap.servers=127.0.0.1:9193
+listeners=PLAINTEXT://10.81.2.1:9092,SSL://10.81.2.1:9093,CONTROLLER://127.0.0.1:9193
+advertised.listeners=PLAINTEXT://10.81.2.1:9092,SSL://10.81.2.1:9093,CONTROLLER://127.0.0.1:9193
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$work/broker.p12
+ssl.keystore.password=rttdoc-lab
+ssl.key.password=rttdoc-lab
 log.dirs=$work/kafka-logs
 num.partitions=1
 offsets.topic.replication.factor=1
@@ -165,6 +224,7 @@ ip netns exec "$S" "${java[@]}" -cp 'libs/*' kafka.tools.StorageTool \
 ip netns exec "$S" "${java[@]}" -Xmx1g -Dlab.log.level=INFO -cp 'libs/*' \
   kafka.Kafka server.properties > "$work/broker.log" 2>&1 &
 relay_listening 9092 600
+relay_listening 9093
 
 # --- the clients: one single-file Java program, KafkaLab.java ----------
 cat > "$work/KafkaLab.java" <<'JAVA'
@@ -174,8 +234,8 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -186,13 +246,32 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
-// The lab's clients: `KafkaLab setup | consume-idle | produce | group`.
+// The lab's clients: `KafkaLab setup | consume-idle | consume-idle-tls |
+// produce | group`.
 public class KafkaLab {
-  static final String BOOTSTRAP = "10.81.2.1:9092", TOPIC = "lab", GROUP = "lab-group";
+  static final String TOPIC = "lab", GROUP = "lab-group";
   static final long T0 = System.nanoTime();
+  // PLAINTEXT on 9092; SSL on 9093 (consume-idle-tls): security.protocol
+  // SSL, the truststore $work/truststore.p12 (the clients run in $work),
+  // the JVM's TLS defaults otherwise.
+  static boolean tls = false;
+
+  static Properties common(String clientId) {
+    Properties p = new Properties();
+    p.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, tls ? "10.81.2.1:9093" : "10.81.2.1:9092");
+    if (clientId != null) p.put(CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
+    if (tls) {
+      p.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SSL");
+      p.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PKCS12");
+      p.put(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, "truststore.p12");
+      p.put(SslConfigs.SSL_TRUSTSTORE_PASSWORD_CONFIG, "rttdoc-lab");
+    }
+    return p;
+  }
 
   static long ms() {
     return (System.nanoTime() - T0) / 1_000_000;
@@ -204,9 +283,7 @@ public class KafkaLab {
   }
 
   static Properties producerConfig(String clientId) {
-    Properties p = new Properties();
-    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
-    p.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
+    Properties p = common(clientId);
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.LINGER_MS_CONFIG, "0");
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
@@ -215,9 +292,7 @@ public class KafkaLab {
   }
 
   static Properties consumerConfig(String clientId) {
-    Properties p = new Properties();
-    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
-    p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
+    Properties p = common(clientId);
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     return p;
@@ -254,11 +329,11 @@ public class KafkaLab {
   // Before the captures, on the server's host: the topic, the group
   // coordinator's topic (__consumer_offsets, made at the first
   // FindCoordinator) and a first idempotent producer (the broker's first
-  // block of producer ids), so that the captures hold the clients' work.
+  // block of producer ids), so that the captures hold the clients' work;
+  // then an admin client's describeCluster over SSL, the broker's first
+  // TLS handshakes (nothing written).
   static void setup() throws Exception {
-    Properties a = new Properties();
-    a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BOOTSTRAP);
-    try (Admin admin = Admin.create(a)) {
+    try (Admin admin = Admin.create(common(null))) {
       admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(60, TimeUnit.SECONDS);
       admin.listConsumerGroupOffsets("lab-warm-up").partitionsToOffsetAndMetadata().get(60, TimeUnit.SECONDS);
     }
@@ -266,11 +341,15 @@ public class KafkaLab {
       p.send(new ProducerRecord<>(TOPIC, "warm-up")).get(60, TimeUnit.SECONDS);
     }
     say("topic " + TOPIC + " made");
+    tls = true;
+    try (Admin admin = Admin.create(common(null))) {
+      say("over SSL: " + admin.describeCluster().nodes().get(60, TimeUnit.SECONDS));
+    }
   }
 
   // assign() (no group), seekToEnd, ~4 s of polls with nothing to fetch,
   // then a producer thread's 3 messages 1.2 s apart; closes 1 s after the
-  // third arrives.
+  // third arrives. Over SSL (both clients) when `tls`.
   static void consumeIdle() throws Exception {
     try (KafkaConsumer<String, String> c = new KafkaConsumer<>(consumerConfig("lab-consumer"))) {
       TopicPartition tp = new TopicPartition(TOPIC, 0);
@@ -355,10 +434,14 @@ public class KafkaLab {
     switch (args.length == 1 ? args[0] : "") {
       case "setup" -> setup();
       case "consume-idle" -> consumeIdle();
+      case "consume-idle-tls" -> {
+        tls = true;
+        consumeIdle();
+      }
       case "produce" -> produce();
       case "group" -> group();
       default -> {
-        System.err.println("usage: KafkaLab setup | consume-idle | produce | group");
+        System.err.println("usage: KafkaLab setup | consume-idle | consume-idle-tls | produce | group");
         System.exit(2);
       }
     }
@@ -537,5 +620,114 @@ PY
 else
   echo "no confluent-kafka: kafka-librdkafka skipped" >&2
 fi
+
+# --- kafka-tls: consume-idle over SSL (9093) ---------------------------
+# kafka_report.py can't read Kafka inside TLS: tls_report.py reads the
+# TLS records instead (tshark, port 9093 decoded as TLS): each
+# connection's handshake, then each of the client's frames with encrypted
+# records (application data, from the client's Finished on) and the time
+# to the broker's next record on that connection.
+cat > "$work/tls_report.py" <<'PY'
+"""Reads the TLS records of a capture on port 9093 (tshark), prints each
+connection's handshake (SYN, ClientHello, ServerHello and the client's
+Finished, times from the SYN; the version and cipher suite the broker
+chose, the ALPN and SNI the client offered) and each of the client's
+frames with encrypted records with the time from it to the broker's next
+record on that connection; checks the capture:
+
+    tls_report.py PCAP CHECK...
+
+CHECK is handshakes>=N (connections with a ClientHello and the broker's
+ServerHello choosing TLS 1.3) or held@LO-HI>=N (at least N of the
+client's frames followed by the broker's next record LO ms or more and
+less than HI ms after they left).
+"""
+import re
+import subprocess
+import sys
+
+PORT = "9093"
+
+
+def fields(*names, filter):
+    out = subprocess.run(
+        ["tshark", "-r", sys.argv[1], "-d", f"tcp.port=={PORT},tls", "-Y", filter, "-T", "fields"]
+        + [x for n in names for x in ("-e", n)],
+        check=True, capture_output=True, text=True).stdout
+    return [row.split("\t") for row in out.splitlines()]
+
+
+conns = {}
+for t, stream, sport in fields("frame.time_relative", "tcp.stream", "tcp.srcport",
+                               filter=f"tcp.port=={PORT} && tcp.flags.syn==1 && tcp.flags.ack==0"):
+    conns[stream] = dict(syn=float(t) * 1000, port=sport, hello=None, server_hello=None,
+                         finished=None, version="-", cipher="-", alpn="", sni="")
+# A frame's records: tls.record.content_type for the plaintext ones
+# (ClientHello, ServerHello, ChangeCipherSpec), tls.record.opaque_type
+# (23) for the encrypted ones, which come after them: a frame's last
+# lengths are its encrypted records'.
+records = fields("frame.time_relative", "tcp.stream", "tcp.srcport", "tls.record.opaque_type",
+                 "tls.record.length", "tls.handshake.type", "tls.handshake.extensions.supported_version",
+                 "tls.handshake.ciphersuite", "tls.handshake.extensions_alpn_str",
+                 "tls.handshake.extensions_server_name", filter=f"tcp.port=={PORT} && tls.record")
+sent, waiting = [], {}
+for t, stream, sport, opaque, lens, hs, versions, suites, alpn, sni in records:
+    t, c = float(t) * 1000, conns.setdefault(stream, dict(syn=None, port="?", hello=None, server_hello=None,
+                                                          finished=None, version="-", cipher="-", alpn="", sni=""))
+    hs, encrypted = hs.split(","), [int(n) for n in lens.split(",")][len(lens.split(",")) - len(opaque.split(",")):] if opaque else []
+    if sport != PORT:
+        if "1" in hs and c["hello"] is None:
+            c["hello"], c["alpn"], c["sni"] = t, alpn, sni
+        if encrypted:
+            c["finished"] = c["finished"] or t
+            f = dict(stream=stream, t=t, records=encrypted, answered=None)
+            waiting.setdefault(stream, []).append(f)
+            sent.append(f)
+    else:
+        if "2" in hs and c["server_hello"] is None:
+            c["server_hello"], c["cipher"] = t, suites
+            c["version"] = versions or "(no supported_versions)"
+        for f in waiting.pop(stream, []):
+            f["answered"] = t - f["t"]
+
+
+def since(c, k):
+    return "-" if c[k] is None or c["syn"] is None else f"{c[k] - c['syn']:6.1f}"
+
+
+print("  conn  client port  SYN at   ClientHello  ServerHello  Finished (ms from the SYN)  version, cipher, ALPN, SNI")
+for stream, c in sorted(conns.items(), key=lambda kv: int(kv[0])):
+    syn = "-" if c["syn"] is None else f"{c['syn']:8.1f}"
+    print(f"  {stream:>4}  {c['port']:>11}  {syn}  {since(c, 'hello'):>11}  {since(c, 'server_hello'):>11}"
+          f"  {since(c, 'finished'):>8}  {c['version']}, {c['cipher']}, ALPN {c['alpn'] or 'none'},"
+          f" SNI {c['sni'] or 'none'}")
+for f in sent:
+    took = "no record after it" if f["answered"] is None else f"the broker's next record {f['answered']:6.1f} ms after"
+    sizes = "+".join(str(n) for n in f["records"])
+    print(f"  {f['t']:8.1f} ms  conn {f['stream']}  records of {sizes} bytes, {took}")
+failed = False
+for check in sys.argv[2:]:
+    m = re.fullmatch(r"(handshakes|held)(?:@(\d+)-(\d+))?>=(\d+)", check)
+    if m is None:
+        sys.exit(f"bad check {check}")
+    what, lo, hi, n = m.groups()
+    if what == "handshakes":
+        got = sum(1 for c in conns.values() if c["hello"] is not None and "0x0304" in c["version"])
+    else:
+        got = sum(1 for f in sent if f["answered"] is not None and int(lo) <= f["answered"] < int(hi))
+    print(f"  {check}: {got}")
+    if got < int(n):
+        print(f"check {check} failed: {got}", file=sys.stderr)
+        failed = True
+sys.exit(1 if failed else 0)
+PY
+lab kafka-tls consume-idle-tls
+if ! python3 "$work/tls_report.py" "$out/kafka-tls.pcap.gz" 'handshakes>=4' 'held@520-700>=10' \
+  > "$work/kafka-tls.report"; then
+  cat "$work/kafka-tls.report" >&2
+  echo "kafka-tls does not hold what it should" >&2
+  exit 1
+fi
+cat "$work/kafka-tls.report" >&2
 relay_stop_servers
 ls -l "$out"/kafka-*.pcap.gz

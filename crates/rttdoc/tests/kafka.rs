@@ -248,3 +248,48 @@ fn a_producers_requests_in_flight_are_answered_in_order() {
     // the broker's: no turn idle.
     assert!(produce.iter().all(|t| !t.idle && t.took < 100.0));
 }
+
+#[test]
+fn inside_tls_a_consumers_held_fetches_make_no_turns() {
+    // The same consumer over TLS 1.3 (the broker's SSL listener on 9093,
+    // the Java client offering no ALPN): its records' sizes and times
+    // cannot tell a held Fetch from a slow answer, so no turns are made
+    // of them; the handshakes are still timed. (Before: 6.23 s of
+    // `server_think_time` on the consumer's connection to its broker.)
+    if !require("kafka: TLS", &["tshark"], false) {
+        return;
+    }
+    let cap = capture("kafka-tls.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    no_think_time(&doc);
+    // tshark: every connection a TLS 1.3 handshake on 9093, and the
+    // consumer's many application records.
+    let hellos = tshark_fields(
+        &cap,
+        &["-d", "tcp.port==9093,tls"],
+        "tls.handshake.type == 1",
+        &["tcp.stream", "tls.handshake.extensions_alpn_str"],
+    );
+    let connections = doc["connections"].as_array().unwrap();
+    assert_eq!(hellos.len(), connections.len());
+    assert!(hellos.iter().all(|h| h[1].is_empty()), "no ALPN: {hellos:?}");
+    let records = tshark_fields(
+        &cap,
+        &["-d", "tcp.port==9093,tls"],
+        "tls.record.opaque_type == 23 && tcp.dstport == 9093",
+        &["frame.number"],
+    );
+    assert!(records.len() > 20, "{}", records.len());
+    for c in connections {
+        assert_eq!(c["exchanges"], 0, "stream {}", c["stream"]);
+        assert!(first_byte_rows(c).next().is_none());
+        assert_eq!(c["tls"]["version"], "TLS 1.3");
+        let phases: Vec<&str> = c["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["phase"].as_str().unwrap())
+            .collect();
+        assert_eq!(phases, ["tcp_handshake", "tls_handshake"]);
+    }
+}
