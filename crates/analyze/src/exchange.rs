@@ -176,6 +176,10 @@ pub struct Exchanges {
     /// client's synchronous requests open a turn, only their `-Ok`s
     /// answer (amqp.rs).
     pub(crate) amqp: crate::amqp::Amqp,
+    /// AMQP 1.0's performatives, if the connection carries them: only the
+    /// client's opening performatives and unsettled messages ask, only
+    /// their answers and dispositions answer (amqp10.rs).
+    amqp10: crate::amqp10::Amqp10,
     /// IRC's lines, if the connection carries them: a client's messages
     /// and PONGs ask nothing, the server's relays of others' talk answer
     /// nothing (irc.rs).
@@ -262,6 +266,7 @@ impl Exchanges {
         self.openflow.port = crate::openflow::OpenFlow::is_port(port);
         self.mqtt.port = crate::mqtt::Mqtt::is_port(port);
         self.amqp.port = crate::amqp::Amqp::is_port(port);
+        self.amqp10.port = crate::amqp10::Amqp10::is_port(port);
         self.kafka.port = crate::kafka::Kafka::is_port(port);
         self.push_port_tls = PUSH_TLS_PORTS.contains(&port).then_some(port);
         self.kafka_port_tls = crate::kafka::TLS_PORTS.contains(&port);
@@ -557,7 +562,8 @@ impl Exchanges {
         if let Some(c) = &resp {
             self.resp_pushes.get_or_insert_default().subscribed |= c.subscribes;
         }
-        let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks);
+        let reserve = crate::beanstalk::blocking_command(head);
+        let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks) || reserve.is_some();
         let http = http_request_line(head);
         self.upgrade_asked = http.is_some() && crate::websocket::asks_to_upgrade(head);
         self.h2c_upgrade_asked = http.is_some() && crate::h2c::asks_to_upgrade(head);
@@ -566,6 +572,7 @@ impl Exchanges {
         let label = http
             .or_else(|| self.text?.command(head))
             .or_else(|| resp.map(|c| c.name))
+            .or_else(|| reserve.map(str::to_string))
             .or_else(after_data);
         let resumes = label.is_none() && begun.is_some();
         let label = label.or(begun);
@@ -598,7 +605,8 @@ impl Exchanges {
     }
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
-    /// postgres.rs, amqp.rs, irc.rs, nats.rs, stomp.rs, h2c.rs, kafka.rs),
+    /// postgres.rs, amqp.rs, amqp10.rs, irc.rs, nats.rs, stomp.rs, h2c.rs,
+    /// kafka.rs),
     /// when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
@@ -614,6 +622,9 @@ impl Exchanges {
             return Some(m);
         }
         if let Some(m) = self.amqp.read(dir, head, len) {
+            return Some(m);
+        }
+        if let Some(m) = self.amqp10.read(dir, head, len, self.mid_stream) {
             return Some(m);
         }
         if let Some(m) = self.irc.read(dir, head, len) {
@@ -637,12 +648,13 @@ impl Exchanges {
 
     /// Each reader's decision: its protocol (`Some(true)`), not, or not
     /// known yet.
-    fn reader_decisions(&self) -> [Option<bool>; 9] {
+    fn reader_decisions(&self) -> [Option<bool>; 10] {
         [
             self.openflow.decided(),
             self.mqtt.decided(),
             self.postgres.decided(),
             self.amqp.decided(),
+            self.amqp10.decided(),
             self.irc.decided(),
             self.nats.decided(),
             self.stomp.decided(),

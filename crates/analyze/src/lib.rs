@@ -17,6 +17,8 @@
 //! The vocabulary (`rttdoc-model`) is re-exported as [`model`].
 
 mod amqp;
+mod amqp10;
+mod beanstalk;
 mod closes;
 mod commands;
 mod connect_back;

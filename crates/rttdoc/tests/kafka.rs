@@ -272,7 +272,10 @@ fn inside_tls_a_consumers_held_fetches_make_no_turns() {
     );
     let connections = doc["connections"].as_array().unwrap();
     assert_eq!(hellos.len(), connections.len());
-    assert!(hellos.iter().all(|h| h[1].is_empty()), "no ALPN: {hellos:?}");
+    assert!(
+        hellos.iter().all(|h| h[1].is_empty()),
+        "no ALPN: {hellos:?}"
+    );
     let records = tshark_fields(
         &cap,
         &["-d", "tcp.port==9093,tls"],
