@@ -202,6 +202,10 @@ pub struct Exchanges {
     /// without acks asks nothing, a Fetch asks the broker to wait
     /// (kafka.rs).
     kafka: crate::kafka::Kafka,
+    /// ZooKeeper's requests and replies, if the connection carries them:
+    /// a reply answers the request of its xid, a watch's notification
+    /// answers nothing (zookeeper.rs).
+    zookeeper: crate::zookeeper::ZooKeeper,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -268,6 +272,7 @@ impl Exchanges {
         self.amqp.port = crate::amqp::Amqp::is_port(port);
         self.amqp10.port = crate::amqp10::Amqp10::is_port(port);
         self.kafka.port = crate::kafka::Kafka::is_port(port);
+        self.zookeeper.port = crate::zookeeper::ZooKeeper::is_port(port);
         self.push_port_tls = PUSH_TLS_PORTS.contains(&port).then_some(port);
         self.kafka_port_tls = crate::kafka::TLS_PORTS.contains(&port);
     }
@@ -606,7 +611,7 @@ impl Exchanges {
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
     /// postgres.rs, amqp.rs, amqp10.rs, irc.rs, nats.rs, stomp.rs, h2c.rs,
-    /// kafka.rs),
+    /// kafka.rs, zookeeper.rs),
     /// when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
@@ -642,13 +647,16 @@ impl Exchanges {
         if let Some(m) = self.kafka.read(dir, head, len, self.mid_stream) {
             return Some(m);
         }
+        if let Some(m) = self.zookeeper.read(dir, head, len, self.mid_stream) {
+            return Some(m);
+        }
         self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
         None
     }
 
     /// Each reader's decision: its protocol (`Some(true)`), not, or not
     /// known yet.
-    fn reader_decisions(&self) -> [Option<bool>; 10] {
+    fn reader_decisions(&self) -> [Option<bool>; 11] {
         [
             self.openflow.decided(),
             self.mqtt.decided(),
@@ -660,6 +668,7 @@ impl Exchanges {
             self.stomp.decided(),
             self.h2c.decided(),
             self.kafka.decided(),
+            self.zookeeper.decided(),
         ]
     }
 

@@ -53,6 +53,7 @@ mod track;
 mod twins;
 mod upstream;
 mod websocket;
+mod zookeeper;
 
 pub use connect_back::ConnectBack;
 pub use connection::{SegmentRecord, Stamp, LATE_RETRANSMISSIONS_CITED, TIMELINE_CAP};
