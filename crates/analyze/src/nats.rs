@@ -21,6 +21,15 @@
 //! Everything else asks nothing (SUB, UNSUB, a PUB without a reply
 //! subject, PONG); the server's other messages, PINGs and INFOs answer
 //! nothing. A request's answer is the responder's, behind the server.
+//! A message answers a request when it comes on the reply subject, or on
+//! the subscription (its sid) whose subject the reply subject matches:
+//! a JetStream pull consumer's delivery keeps its stream subject
+//! (`MSG lab.jobs 2 $JS.ACK...`) and comes on the inbox's subscription.
+//! A JetStream fetch (a request to `$JS.API.CONSUMER.MSG.NEXT.<stream>.
+//! <consumer>`, nats.py's `fetch`, nats.go's `Fetch`) asks the server to
+//! hold its answer until a message is there or its `expires` passes (a
+//! `408 Request Timeout`): the wait is the client's asking
+//! ([`Turns::waits`]), as a Redis blocking pop's is.
 //!
 //! A connection is NATS when the server's first data is its `INFO {`
 //! (read as the greeting it is). Operations are lines; a message's
@@ -33,6 +42,13 @@ use crate::Direction;
 /// Questions open at once are bounded: a client pings and requests a few
 /// at a time; a forgotten one only leaves its turn unanswered.
 const MAX_AWAITED: usize = 32;
+/// Subscriptions remembered (for the sids that answer requests): a
+/// client's inbox subscriptions are few; a forgotten one only leaves a
+/// delivery unmatched.
+const MAX_SUBSCRIPTIONS: usize = 64;
+/// The subject a JetStream pull consumer's fetch is sent to (then the
+/// stream's and the consumer's names).
+const JETSTREAM_FETCH: &[u8] = b"$JS.API.CONSUMER.MSG.NEXT.";
 /// An operation's line longer than this is not followed across segments
 /// (a subject is at most a few hundred bytes; CONNECT's JSON below 1 KB).
 const MAX_LINE: usize = 4096;
@@ -65,8 +81,20 @@ pub struct State {
     answering: bool,
     /// The client asked for `+OK` after every operation.
     verbose: bool,
-    /// The client's open questions.
-    awaited: Vec<Awaited>,
+    /// The client's open questions, oldest first, each with its place
+    /// among the client's questions.
+    awaited: Vec<(Awaited, u64)>,
+    /// Questions the client asked so far (numbering them).
+    questions: u64,
+    /// The number of the question that began the client's latest turn:
+    /// an answer to an older one (a fetch's expiry that came after the
+    /// client asked again on the same inbox) is the turn before's.
+    turn_began: u64,
+    /// An answer came since the client last asked: its next question
+    /// begins a turn.
+    answered_since_asked: bool,
+    /// The client's subscriptions: (subject, sid).
+    subscriptions: Vec<(Box<[u8]>, Box<[u8]>)>,
 }
 
 impl Nats {
@@ -179,6 +207,16 @@ impl State {
         }
         match dir {
             Direction::ClientToServer => {
+                // SUB subject [queue] sid; UNSUB sid [max].
+                if is(b"SUB") && args.len() >= 2 {
+                    let sub = (args[0].into(), args[args.len() - 1].into());
+                    crate::reader::push_bounded(&mut self.subscriptions, sub, MAX_SUBSCRIPTIONS);
+                }
+                if is(b"UNSUB") {
+                    if let Some(sid) = args.first() {
+                        self.subscriptions.retain(|(_, s)| **s != **sid);
+                    }
+                }
                 if is(b"CONNECT") {
                     let compact: Vec<u8> = line.iter().copied().filter(|b| *b != b' ').collect();
                     self.verbose = compact.windows(14).any(|w| w == b"\"verbose\":true");
@@ -191,14 +229,28 @@ impl State {
                 let request = (is(b"PUB") && args.len() == 3) || (is(b"HPUB") && args.len() == 4);
                 if request {
                     asked.push(Awaited::Reply(args[1].into()));
+                    m.waits |= args[0].starts_with(JETSTREAM_FETCH);
                 }
                 if self.verbose && !is(b"PONG") {
                     asked.push(Awaited::Ok);
                 }
                 self.asking = !asked.is_empty();
+                // A request on a reply subject already awaited: the client
+                // gave up the older (nats.py's fetch after its timeout),
+                // whose late answer is not this one's.
+                let retried = asked.iter().any(|a| {
+                    matches!(a, Awaited::Reply(_)) && self.awaited.iter().any(|w| w.0 == *a)
+                });
+                if !asked.is_empty()
+                    && (self.answered_since_asked || self.awaited.is_empty() || retried)
+                {
+                    self.turn_began = self.questions + 1;
+                    self.answered_since_asked = false;
+                }
                 if let Some(first) = asked.first() {
                     m.asks.get_or_insert(match first {
                         Awaited::Pong => "PING",
+                        Awaited::Reply(_) if m.waits => "JetStream fetch",
                         Awaited::Reply(_) => "request",
                         Awaited::Ok if is(b"CONNECT") => "CONNECT",
                         Awaited::Ok if is(b"SUB") => "SUB",
@@ -207,29 +259,67 @@ impl State {
                     });
                 }
                 for a in asked {
-                    crate::reader::push_bounded(&mut self.awaited, a, MAX_AWAITED);
+                    self.questions += 1;
+                    let numbered = (a, self.questions);
+                    crate::reader::push_bounded(&mut self.awaited, numbered, MAX_AWAITED);
                 }
             }
             Direction::ServerToClient => {
-                let answer = if is(b"PONG") {
-                    Some(Awaited::Pong)
+                let i = if is(b"PONG") {
+                    self.awaited.iter().position(|w| w.0 == Awaited::Pong)
                 } else if is(b"+OK") || is(b"-ERR") {
-                    Some(Awaited::Ok)
-                } else if is(b"MSG") || is(b"HMSG") {
-                    args.first()
-                        .map(|subject| Awaited::Reply((*subject).into()))
+                    self.awaited.iter().position(|w| w.0 == Awaited::Ok)
+                } else if carries && args.len() >= 2 {
+                    // MSG subject sid [reply] size: on the reply subject,
+                    // or on the subscription that serves it.
+                    let (subject, sid) = (args[0], args[1]);
+                    self.awaited.iter().position(|w| match &w.0 {
+                        Awaited::Reply(reply) => {
+                            **reply == *subject
+                                || self.subscriptions.iter().any(|(pattern, s)| {
+                                    **s == *sid && subject_matches(pattern, reply)
+                                })
+                        }
+                        _ => false,
+                    })
                 } else {
                     None
                 };
-                let i = answer.and_then(|a| self.awaited.iter().position(|w| *w == a));
-                self.answering = carries && i.is_some();
-                if let Some(i) = i {
-                    self.awaited.remove(i);
-                    m.answers = true;
+                let number = i.map(|i| self.awaited.remove(i).1);
+                self.answered_since_asked |= number.is_some();
+                match number {
+                    // (A +OK or PONG answers the oldest asked, the client's
+                    // sole question of its kind as a rule.)
+                    Some(n) if n >= self.turn_began || !carries => {
+                        m.answers = true;
+                        self.answering = carries;
+                    }
+                    // The turn before's (its request's answer came after
+                    // the client asked again).
+                    Some(_) => {
+                        m.extends = true;
+                        self.answering = false;
+                    }
+                    None => self.answering = false,
                 }
             }
         }
     }
+}
+
+/// Whether a subscription's subject `pattern` (its tokens, `*` one of
+/// any, `>` all the rest) matches the subject `subject`.
+fn subject_matches(pattern: &[u8], subject: &[u8]) -> bool {
+    let mut subject = subject.split(|&b| b == b'.');
+    for token in pattern.split(|&b| b == b'.') {
+        match (token, subject.next()) {
+            (b">", Some(_)) => return true,
+            (b"*", Some(_)) => {}
+            (t, Some(s)) if t == s => {}
+            _ => return false,
+        }
+    }
+    subject.next().is_none()
 }
 
 #[cfg(test)]
@@ -312,6 +402,69 @@ mod tests {
             "the answer's payload"
         );
         assert!(!read(&mut n, S, b"MSG feed 1 1\r\nm\r\n").extends);
+    }
+
+    #[test]
+    fn a_jetstream_fetch_waits_and_its_delivery_on_the_inbox_subscription_answers() {
+        let mut n = connected(false);
+        assert_eq!(read(&mut n, C, b"SUB _INBOX.a.*  2\r\n"), Turns::default());
+        let fetch =
+            b"PUB $JS.API.CONSUMER.MSG.NEXT.LAB.worker _INBOX.a.b 35\r\n{\"batch\": 1, \"expires\": 1999900000}\r\n";
+        let asked = read(&mut n, C, fetch);
+        assert_eq!((asked.asks, asked.waits), (Some("JetStream fetch"), true));
+        // Another subscription's message answers nothing; the delivery,
+        // with the stream's subject, on the inbox's sid answers.
+        assert!(
+            !read(
+                &mut n,
+                S,
+                b"MSG lab.jobs 9 $JS.ACK.LAB.worker.1 5\r\njob 0\r\n"
+            )
+            .answers
+        );
+        assert!(
+            read(
+                &mut n,
+                S,
+                b"MSG lab.jobs 2 $JS.ACK.LAB.worker.1 5\r\njob 0\r\n"
+            )
+            .answers
+        );
+        // Its expiry: a 408 status on the reply subject.
+        assert!(read(&mut n, C, fetch).waits);
+        assert!(
+            read(
+                &mut n,
+                S,
+                b"HMSG _INBOX.a.b 2 28 28\r\nNATS/1.0 408 Request Timeout\r\n\r\n\r\n"
+            )
+            .answers
+        );
+        // A fetch given up and asked again on the same inbox: the first's
+        // expiry is the turn before's, the second's answers.
+        assert!(read(&mut n, C, fetch).waits);
+        assert!(read(&mut n, C, fetch).waits);
+        let expiry = b"HMSG _INBOX.a.b 2 28 28\r\nNATS/1.0 408 Request Timeout\r\n\r\n\r\n";
+        let late = read(&mut n, S, expiry);
+        assert!(late.extends && !late.answers);
+        assert!(read(&mut n, S, expiry).answers);
+        // A request to a service is no fetch: the responder's time.
+        let asked = read(&mut n, C, b"PUB svc.slow _INBOX.a.c 1\r\nq\r\n");
+        assert_eq!((asked.asks, asked.waits), (Some("request"), false));
+        // Unsubscribed: its sid serves no request any more.
+        read(&mut n, C, b"UNSUB 2\r\n");
+        assert!(!read(&mut n, S, b"MSG other 2 1\r\nx\r\n").answers);
+    }
+
+    #[test]
+    fn subjects_match_their_subscriptions_wildcards() {
+        assert!(subject_matches(b"_INBOX.a.*", b"_INBOX.a.b"));
+        assert!(subject_matches(b"_INBOX.>", b"_INBOX.a.b"));
+        assert!(subject_matches(b"_INBOX.a.b", b"_INBOX.a.b"));
+        assert!(!subject_matches(b"_INBOX.a.*", b"_INBOX.a.b.c"));
+        assert!(!subject_matches(b"_INBOX.a.*", b"_INBOX.a"));
+        assert!(!subject_matches(b"_INBOX.>", b"_INBOX"));
+        assert!(!subject_matches(b"feed", b"_INBOX.a.b"));
     }
 
     #[test]

@@ -927,7 +927,7 @@ const CLIENT_CLOSED: &str =
 /// Why the ideal of an exchange whose request asked the server to wait
 /// is what it took.
 const ASKED_TO_WAIT: &str =
-    "the request asked the server to wait for an event or its timeout (a blocking pop, XREAD BLOCK, a Kafka Fetch or group join): idle, not latency";
+    "the request asked the server to wait for an event or its timeout (a blocking pop, a Kafka or JetStream fetch, a group join, a job queue's reserve): idle, not latency";
 /// Why the ideal of an exchange whose answer began in a capture hole is
 /// what it took.
 const ANSWER_MISSED: &str =

@@ -133,3 +133,75 @@ fn deliveries_answer_no_turn_and_a_requests_reply_is_its_answer() {
         "{ms} ms, RTT {rtt}"
     );
 }
+
+/// JetStream's pull consumer (tests/data/nats/jetstream-pull.pcap.gz,
+/// scripts/jetstream-captures.sh: nats-server with JetStream, nats-py's
+/// `fetch(1, timeout=2)`, a publisher 1.5 s apart on its own connection):
+/// each fetch asks the server to hold its answer until a message is
+/// there (a delivery on the inbox's subscription, with the stream's
+/// subject) or its `expires` passes (a `408 Request Timeout` on the
+/// inbox). The holds are the worker's asking, idle; the one request to a
+/// responder that sleeps 150 ms is the one finding.
+#[test]
+fn a_jetstream_fetch_is_held_for_a_message_not_the_servers_time() {
+    if !require("nats: JetStream", &["tshark"], false) {
+        return;
+    }
+    let cap = data_dir().join("nats").join("jetstream-pull.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let ops = operations(&cap);
+    let first = |frame: u64| ops[&frame].1.first().cloned().unwrap_or_default();
+    let worker = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| first_byte_rows(c).any(|r| r["label"].as_str().unwrap().starts_with("JetStream")))
+        .expect("the worker's connection");
+    let mut fetches = 0;
+    for row in first_byte_rows(worker) {
+        let (start, end) = (
+            row["start_frame"].as_u64().unwrap(),
+            row["end_frame"].as_u64().unwrap(),
+        );
+        if row["label"] != "JetStream fetch: request -> first byte" {
+            continue;
+        }
+        fetches += 1;
+        // (The first fetch goes with nats.py's SUB of its inbox.)
+        assert!(
+            ops[&start]
+                .1
+                .contains(&"PUB $JS.API.CONSUMER.MSG.NEXT.LAB.worker".to_string()),
+            "{start}: {:?}",
+            ops[&start]
+        );
+        let answer = first(end);
+        // A delivery keeps the stream's subject; an expiry is a status on
+        // the inbox.
+        assert!(
+            answer == "MSG lab.jobs" || answer.starts_with("HMSG _INBOX."),
+            "{start} -> {end}: {answer}"
+        );
+        // Held as asked: idle, and never quicker than the round trip (an
+        // older fetch's late expiry answers nothing of this one's).
+        assert_eq!(row["ideal_rtts"], row["rtts"], "{row}");
+        assert!(row["duration_ms"].as_f64().unwrap() > worker["rtt_ms"].as_f64().unwrap());
+    }
+    assert!(fetches >= 4, "{fetches}");
+    // The responder's 150 ms: the one finding of the capture.
+    let all: Vec<&str> = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| kinds(&c["findings"]))
+        .collect();
+    assert_eq!(all, ["server_think_time"]);
+    let waits = think_waits(worker);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!(first(waits[0].0), "PUB svc.slow");
+    let rtt = worker["rtt_ms"].as_f64().unwrap();
+    assert!(
+        (150.0..150.0 + rtt / 2.0).contains(&waits[0].2),
+        "{waits:?}"
+    );
+}
