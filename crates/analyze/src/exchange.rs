@@ -206,6 +206,10 @@ pub struct Exchanges {
     /// a reply answers the request of its xid, a watch's notification
     /// answers nothing (zookeeper.rs).
     zookeeper: crate::zookeeper::ZooKeeper,
+    /// Gearman's packets, if the connection carries them: a sleeping
+    /// worker's PRE_SLEEP asks nothing and the server's NOOP that wakes
+    /// it answers nothing (gearman.rs).
+    gearman: crate::gearman::Gearman,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -245,8 +249,11 @@ pub struct Exchanges {
 
 /// TLS ports of protocols whose servers push: MQTT (8883, IANA's
 /// secure-mqtt), AMQP (5671, amqps), IRC (6697, ircs-u), XMPP's and
-/// Apple's push service's 5223, STOMP's 61614 (ActiveMQ's and Artemis's).
-const PUSH_TLS_PORTS: [u16; 5] = [8883, 5671, 6697, 5223, 61614];
+/// Apple's push service's 5223, STOMP's 61614 (ActiveMQ's and Artemis's),
+/// and XMPP's own ports, TLS after STARTTLS (5222, a client's stream:
+/// chat messages and presence pushed as others send them; 5269, servers'
+/// streams to each other, each side sending on its own).
+const PUSH_TLS_PORTS: [u16; 7] = [8883, 5671, 6697, 5223, 61614, 5222, 5269];
 
 /// [`Exchanges::events`]: a request began.
 pub(crate) const OPENED: u8 = 1;
@@ -611,7 +618,7 @@ impl Exchanges {
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
     /// postgres.rs, amqp.rs, amqp10.rs, irc.rs, nats.rs, stomp.rs, h2c.rs,
-    /// kafka.rs, zookeeper.rs),
+    /// kafka.rs, zookeeper.rs, gearman.rs),
     /// when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
@@ -650,13 +657,16 @@ impl Exchanges {
         if let Some(m) = self.zookeeper.read(dir, head, len, self.mid_stream) {
             return Some(m);
         }
+        if let Some(m) = self.gearman.read(dir, head, len) {
+            return Some(m);
+        }
         self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
         None
     }
 
     /// Each reader's decision: its protocol (`Some(true)`), not, or not
     /// known yet.
-    fn reader_decisions(&self) -> [Option<bool>; 11] {
+    fn reader_decisions(&self) -> [Option<bool>; 12] {
         [
             self.openflow.decided(),
             self.mqtt.decided(),
@@ -669,6 +679,7 @@ impl Exchanges {
             self.h2c.decided(),
             self.kafka.decided(),
             self.zookeeper.decided(),
+            self.gearman.decided(),
         ]
     }
 
@@ -1293,7 +1304,7 @@ mod tests {
     fn inside_tls_a_push_protocols_records_make_no_turns() {
         // A subscriber's acknowledgment and the broker's next push, a
         // second later: on MQTT's TLS port no turn; on HTTPS's, a turn.
-        for (port, turns) in [(8883, 0), (5671, 0), (443, 1)] {
+        for (port, turns) in [(8883, 0), (5671, 0), (5222, 0), (443, 1)] {
             let mut x = Exchanges::for_server_port(port);
             x.inside_tls();
             x.on_data(ClientToServer, at(4), at(4), 26, b"");

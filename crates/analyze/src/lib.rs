@@ -28,6 +28,7 @@ mod facts;
 mod finisher;
 mod flow_map;
 mod framing;
+mod gearman;
 mod h2c;
 mod irc;
 mod kafka;

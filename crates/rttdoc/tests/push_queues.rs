@@ -1,0 +1,127 @@
+//! A job server and a chat server through real peers
+//! (tests/data/push-queues, made by scripts/push-queue-captures.sh:
+//! gearmand with hand-written clients of its binary protocol, prosody with
+//! slixmpp; real Linux TCP, 20 ms each way, tcpdump at the clients' host).
+//! A sleeping Gearman worker is woken by the server's NOOP when a client
+//! submits a job: its PRE_SLEEP asked nothing (before gearman.rs, jobs
+//! 1.9, 0.7 and 1.3 s apart were 3.3 s of `server_think_time`). Inside
+//! XMPP's TLS (after STARTTLS on 5222) chat messages are pushed as others
+//! send them and records cannot tell which answers which: no turns.
+
+mod common;
+
+use common::*;
+use std::path::PathBuf;
+
+fn capture(name: &str) -> PathBuf {
+    data_dir().join("push-queues").join(name)
+}
+
+fn no_think_time(doc: &serde_json::Value) {
+    for c in doc["connections"].as_array().unwrap() {
+        assert!(
+            !kinds(&c["findings"]).contains(&"server_think_time"),
+            "stream {}: {}",
+            c["stream"],
+            c["findings"]
+        );
+    }
+}
+
+#[test]
+fn a_sleeping_gearman_workers_wake_up_answers_nothing() {
+    if !require("push-queues: Gearman", &["tshark"], false) {
+        return;
+    }
+    let cap = capture("gearman.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    no_think_time(&doc);
+    // Each frame's Gearman packet types, from the payloads (a 12-byte
+    // header: magic, type, size).
+    let payloads = tshark_payloads(&cap);
+    let kinds_in = |frame: u64| -> Vec<u32> {
+        let b = &payloads[&frame].1;
+        let mut at = 0;
+        let mut out = Vec::new();
+        while at + 12 <= b.len() {
+            out.push(u32::from_be_bytes([
+                b[at + 4],
+                b[at + 5],
+                b[at + 6],
+                b[at + 7],
+            ]));
+            let size = u32::from_be_bytes([b[at + 8], b[at + 9], b[at + 10], b[at + 11]]);
+            at += 12 + size as usize;
+        }
+        out
+    };
+    // What asks and what answers (gearman.org's PROTOCOL): GRAB_JOB (9)
+    // -> NO_JOB (10) or JOB_ASSIGN (11); SUBMIT_JOB (7) -> JOB_CREATED
+    // (8); ECHO_REQ (16) -> ECHO_RES (17).
+    let answers = |asked: u32| -> Vec<u32> {
+        match asked {
+            9 => vec![10, 11],
+            7 => vec![8],
+            16 => vec![17],
+            other => panic!("type {other} asks nothing"),
+        }
+    };
+    let (pre_sleep, noop) = (4, 6);
+    let mut turns = 0;
+    for c in doc["connections"].as_array().unwrap() {
+        for row in first_byte_rows(c) {
+            let (start, end) = (
+                row["start_frame"].as_u64().unwrap(),
+                row["end_frame"].as_u64().unwrap(),
+            );
+            let asked: Vec<u32> = kinds_in(start)
+                .into_iter()
+                .filter(|k| [9, 7, 16].contains(k))
+                .collect();
+            assert!(!asked.is_empty(), "turn at {start}: {:?}", kinds_in(start));
+            assert!(!kinds_in(start).contains(&pre_sleep) || asked.len() == 1);
+            assert!(
+                answers(asked[0]).iter().any(|a| kinds_in(end).contains(a)),
+                "{start} -> {end}: {:?}",
+                kinds_in(end)
+            );
+            assert!(!kinds_in(end).contains(&noop), "a NOOP at {end}");
+            turns += 1;
+        }
+    }
+    // The worker's seven grabs, the client's echo and three submits.
+    assert_eq!(turns, 11);
+    // The worker slept three times, each woken by a NOOP.
+    let noops = payloads.keys().filter(|f| kinds_in(**f) == [noop]).count();
+    assert_eq!(noops, 3);
+}
+
+#[test]
+fn inside_xmpps_tls_no_turns_are_made() {
+    // alice and bob chat through prosody after STARTTLS (TLS 1.3): the
+    // preamble (stream headers, starttls, proceed) is timed, the stanzas
+    // inside TLS are not turns; what the set-up itself lost is found:
+    // prosody's stream features held by Nagle behind its first session
+    // ticket until the client's delayed ACK.
+    let doc = run_rttdoc_json(&capture("xmpp-starttls.pcap.gz"));
+    no_think_time(&doc);
+    let connections = doc["connections"].as_array().unwrap();
+    assert_eq!(connections.len(), 2);
+    for c in connections {
+        assert_eq!(c["exchanges"], 0, "stream {}", c["stream"]);
+        assert!(first_byte_rows(c).next().is_none());
+        assert!(
+            kinds(&c["findings"]).contains(&"nagle_delayed_ack"),
+            "stream {}: {}",
+            c["stream"],
+            c["findings"]
+        );
+        let phases: Vec<&str> = c["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["phase"].as_str().unwrap())
+            .collect();
+        assert!(phases.contains(&"starttls"), "{phases:?}");
+    }
+}
