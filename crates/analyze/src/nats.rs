@@ -65,6 +65,9 @@ enum Awaited {
     Reply(Box<[u8]>),
 }
 
+/// A subscription: its subject (a pattern) and its sid.
+type Subscription = (Box<[u8]>, Box<[u8]>);
+
 /// What a NATS connection's reading keeps.
 #[derive(Debug, Clone, Default)]
 pub struct State {
@@ -93,8 +96,8 @@ pub struct State {
     /// An answer came since the client last asked: its next question
     /// begins a turn.
     answered_since_asked: bool,
-    /// The client's subscriptions: (subject, sid).
-    subscriptions: Vec<(Box<[u8]>, Box<[u8]>)>,
+    /// The client's subscriptions.
+    subscriptions: Vec<Subscription>,
 }
 
 impl Nats {
