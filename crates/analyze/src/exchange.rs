@@ -210,6 +210,10 @@ pub struct Exchanges {
     /// worker's PRE_SLEEP asks nothing and the server's NOOP that wakes
     /// it answers nothing (gearman.rs).
     gearman: crate::gearman::Gearman,
+    /// XMPP's stanzas in the clear, if the connection carries them: only
+    /// the stream's set-up, IQ requests and the close ask; messages and
+    /// presence are pushes (xmpp.rs).
+    xmpp: crate::xmpp::Xmpp,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -618,7 +622,7 @@ impl Exchanges {
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
     /// postgres.rs, amqp.rs, amqp10.rs, irc.rs, nats.rs, stomp.rs, h2c.rs,
-    /// kafka.rs, zookeeper.rs, gearman.rs),
+    /// kafka.rs, zookeeper.rs, gearman.rs, xmpp.rs),
     /// when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
@@ -660,13 +664,16 @@ impl Exchanges {
         if let Some(m) = self.gearman.read(dir, head, len) {
             return Some(m);
         }
+        if let Some(m) = self.xmpp.read(dir, head, len) {
+            return Some(m);
+        }
         self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
         None
     }
 
     /// Each reader's decision: its protocol (`Some(true)`), not, or not
     /// known yet.
-    fn reader_decisions(&self) -> [Option<bool>; 12] {
+    fn reader_decisions(&self) -> [Option<bool>; 13] {
         [
             self.openflow.decided(),
             self.mqtt.decided(),
@@ -680,6 +687,7 @@ impl Exchanges {
             self.kafka.decided(),
             self.zookeeper.decided(),
             self.gearman.decided(),
+            self.xmpp.decided(),
         ]
     }
 

@@ -54,6 +54,7 @@ mod track;
 mod twins;
 mod upstream;
 mod websocket;
+mod xmpp;
 mod zookeeper;
 
 pub use connect_back::ConnectBack;

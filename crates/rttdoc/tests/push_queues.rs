@@ -125,3 +125,54 @@ fn inside_xmpps_tls_no_turns_are_made() {
         assert!(phases.contains(&"starttls"), "{phases:?}");
     }
 }
+
+#[test]
+fn xmpp_chat_messages_ask_nothing_and_answer_nothing() {
+    // alice replies at once to each of bob's three messages, 1.2 s apart,
+    // in the clear: before xmpp.rs her replies were "answered" by bob's
+    // next message (2.3 s of `server_think_time`) and bob's messages by
+    // her replies (131 ms: her time to reply, not the server's). Now the
+    // turns are the stream's set-up, the IQs and the close, each answered
+    // by its counterpart (checked in the payloads); no message begins or
+    // ends one.
+    if !require("push-queues: XMPP", &["tshark"], false) {
+        return;
+    }
+    let cap = capture("xmpp.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let payloads = tshark_payloads(&cap);
+    let text = |frame: u64| String::from_utf8_lossy(&payloads[&frame].1).into_owned();
+    let mut turns = 0;
+    for c in doc["connections"].as_array().unwrap() {
+        assert!(kinds(&c["findings"]).is_empty(), "{}", c["findings"]);
+        for row in first_byte_rows(c) {
+            let (start, end) = (
+                row["start_frame"].as_u64().unwrap(),
+                row["end_frame"].as_u64().unwrap(),
+            );
+            let (asked, answer) = (text(start), text(end));
+            let answered = if asked.starts_with("<stream:stream") {
+                answer.contains("<stream:stream")
+            } else if asked.starts_with("<auth") {
+                answer.starts_with("<success")
+            } else if asked.starts_with("</stream:stream") {
+                answer.contains("</stream:stream")
+            } else if asked.starts_with("<iq") {
+                let id = asked
+                    .split("id=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap();
+                answer.starts_with("<iq") && answer.contains(&format!("id='{id}'"))
+            } else {
+                panic!("turn at {start} begins with {asked}");
+            };
+            assert!(answered, "{start} -> {end}: {asked} -> {answer}");
+            assert!(!answer.starts_with("<message"), "{answer}");
+            turns += 1;
+        }
+    }
+    assert_eq!(turns, 13);
+}
