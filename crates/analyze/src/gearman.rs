@@ -8,7 +8,7 @@
 //! Read as turns, the worker's `PRE_SLEEP` "asked" and the `NOOP` sent
 //! when the next job was submitted "answered": the clients' pauses between
 //! jobs were the server's think time (gearmand with jobs 1.9, 0.7 and 1.3 s
-//! apart: 3.3 s of `server_think_time`). The packets say what asks
+//! apart: 3.6 s of `server_think_time`). The packets say what asks
 //! (gearman.org's protocol document):
 //!
 //! | client or worker sends                      | answered by              |

@@ -4,7 +4,7 @@
 //! slixmpp; real Linux TCP, 20 ms each way, tcpdump at the clients' host).
 //! A sleeping Gearman worker is woken by the server's NOOP when a client
 //! submits a job: its PRE_SLEEP asked nothing (before gearman.rs, jobs
-//! 1.9, 0.7 and 1.3 s apart were 3.3 s of `server_think_time`). Inside
+//! 1.9, 0.7 and 1.3 s apart were 3.6 s of `server_think_time`). Inside
 //! XMPP's TLS (after STARTTLS on 5222) chat messages are pushed as others
 //! send them and records cannot tell which answers which: no turns.
 
