@@ -191,12 +191,8 @@ impl State {
             }
         });
         self.follow[dir.index()] = follow;
-        match walked {
-            Some(w) if w.continued => match dir {
-                Direction::ClientToServer => m.continues |= self.client_asking,
-                Direction::ServerToClient => m.extends |= self.server_answering,
-            },
-            _ => {}
+        if walked.is_some_and(|w| w.continued) {
+            m.go_on(dir, self.client_asking, self.server_answering);
         }
         m
     }

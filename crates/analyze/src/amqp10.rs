@@ -144,8 +144,10 @@ impl State {
         });
         self.follow[dir.index()] = follow;
         if let Some(w) = walked {
-            if w.continued && client {
-                m.continues |= self.asking;
+            if w.continued {
+                // (A broker's message is no answer's rest: deliveries and
+                // answers are a frame each.)
+                m.go_on(dir, self.asking, false);
             }
             if w.cut_at.is_some() {
                 self.asking = false;

@@ -116,6 +116,19 @@ pub struct Turns {
     pub waits: bool,
 }
 
+impl Turns {
+    /// A segment that began inside a message begun in an earlier one
+    /// (framing.rs's `Walked::continued`): the client's goes on with its
+    /// question when that message asked, the server's with its answer when
+    /// that message answered.
+    pub(crate) fn go_on(&mut self, dir: Direction, asking: bool, answering: bool) {
+        match dir {
+            Direction::ClientToServer => self.continues |= asking,
+            Direction::ServerToClient => self.extends |= answering,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Exchanges {
     pub kept: Vec<Exchange>,

@@ -254,11 +254,7 @@ impl State {
         self.follow[dir.index()] = follow;
         if let Some(w) = walked {
             if w.continued {
-                if client {
-                    m.continues |= self.asking;
-                } else {
-                    m.extends |= self.answering;
-                }
+                m.go_on(dir, self.asking, self.answering);
             }
             if w.cut_at.is_some() {
                 // What the count lost may have asked or answered: the

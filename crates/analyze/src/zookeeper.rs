@@ -141,14 +141,8 @@ impl State {
             }
         });
         self.follow[dir.index()] = follow;
-        if let Some(w) = walked {
-            if w.continued {
-                if client {
-                    m.continues |= self.asking;
-                } else {
-                    m.extends |= self.answering;
-                }
-            }
+        if walked.is_some_and(|w| w.continued) {
+            m.go_on(dir, self.asking, self.answering);
         }
         m
     }

@@ -17,15 +17,9 @@ fn capture(name: &str) -> PathBuf {
     data_dir().join("push-queues").join(name)
 }
 
+/// No connection of the capture has a finding of the server's think time.
 fn no_think_time(doc: &serde_json::Value) {
-    for c in doc["connections"].as_array().unwrap() {
-        assert!(
-            !kinds(&c["findings"]).contains(&"server_think_time"),
-            "stream {}: {}",
-            c["stream"],
-            c["findings"]
-        );
-    }
+    assert_no_finding(doc, "server_think_time");
 }
 
 #[test]

@@ -763,6 +763,19 @@ pub fn tshark_payloads(capture: &Path) -> BTreeMap<u64, (String, Vec<u8>)> {
         .collect()
 }
 
+/// Fails when any connection of an `analyze --json` document has a
+/// finding of `kind`.
+pub fn assert_no_finding(doc: &serde_json::Value, kind: &str) {
+    for c in doc["connections"].as_array().unwrap() {
+        assert!(
+            !kinds(&c["findings"]).contains(&kind),
+            "stream {}: {}",
+            c["stream"],
+            c["findings"]
+        );
+    }
+}
+
 /// Connection `stream` of an `analyze --json` document.
 pub fn connection(doc: &serde_json::Value, stream: u64) -> &serde_json::Value {
     doc["connections"]
