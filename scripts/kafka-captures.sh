@@ -116,11 +116,41 @@
 #     each connection's client sends its close_notify and its FIN at once;
 #     the broker's close_notify (42.3-44.6 ms later) and FIN draw RSTs
 #     (kafka-consumer-idle's connections close FIN for FIN).
+#   kafka-python.pcap  kafka-python 3.0.12 (pure Python; one program,
+#     kpython_lab.py; idempotence off, so no InitProducerId): a producer
+#     with acks=0 sends 5 messages 0.3 s apart and flushes, one with
+#     acks=1 sends 3, each awaited (send().get()); then a consumer,
+#     assign()ed to lab's partition 0 and seek_to_end (no group), polls
+#     ~3 s with nothing to fetch, and a second acks=1 producer (a thread)
+#     sends 3 messages 1.2 s apart, each awaited; the consumer closes 1 s
+#     after the third. Each of the 4 clients opens a bootstrap connection
+#     (ApiVersions, a Metadata of no topic), closes it 0.8-2.9 ms after
+#     the Metadata answer, and 101-103 ms later opens its connection to
+#     node 1 (ApiVersions, Metadata of lab, then the work): 8 connections,
+#     176 frames. The versions kafka-python picks from the broker's
+#     (Produce 0-13, Fetch 4-18): ApiVersions v4, Metadata v13, Produce v9
+#     and Fetch v12 (its caps: no topic ids), ListOffsets v10, all
+#     flexible. The 5 acks=0 Produce (#3-#7, frames 22-30, 193 bytes,
+#     300.5 ms apart) get no answer, only the broker's ACKs; the client's
+#     FIN 0.1 ms after the last (frame 31). The acks=1 Produce (#3-#5,
+#     frames 56-60) answered after 42.2-42.7 ms (50 bytes). ListOffsets
+#     42.0 ms. 14 Fetch (max_wait 500 ms, min_bytes 1, a fetch session:
+#     98-byte requests when a partition's offset changed, 59 bytes
+#     otherwise): 11 answered empty after 542.3-544.2 ms (held ~502 ms;
+#     the first, #4, with the session's id, 60 bytes, the others 17); 3
+#     by the data (207 bytes, 3 segments) after 418.0 (#9, frames
+#     103->128), 152.6 (#12, 139->144) and 154.4 ms (#15, 154->157),
+#     within 1.3 ms of the trickle's Produce answers (43.5, 42.6, 45.3
+#     ms). No fetch-session close: the consumer sends its FIN (frame 171)
+#     while Fetch #17 (frame 169) is held; the broker's empty answer 85 ms
+#     later (frame 173) and its FIN draw RSTs.
 #
 # After each capture, tshark's reading (kafka_report.py, written below)
 # pairs requests and responses by connection and correlation id (tshark
-# 4.0 decodes the requests' header, not all of these newer API versions)
-# and checks what the capture must hold; for kafka-tls, whose Kafka it
+# 4.0 decodes the requests' header, not all of these newer API versions;
+# a Produce with acks=0, by its kafka.required_acks, awaits no answer:
+# kafka-python's are checked for having none) and checks what the
+# capture must hold; for kafka-tls, whose Kafka it
 # can't read, tls_report.py lists the TLS handshakes and the client's
 # records with the time to the broker's next one and checks for 4 TLS 1.3
 # handshakes on 9093 and at least 10 records held 520-700 ms.
@@ -128,9 +158,9 @@
 # Needs root, ip, tcpdump, python3, Java 17 (and its keytool) and Maven
 # (with access to Maven Central for org.apache.kafka:kafka_2.13 and its
 # dependencies; the user's ~/.m2 is used as the cache); for
-# kafka-librdkafka, python3's venv and access to PyPI for confluent-kafka
-# (that capture is skipped when it can't be installed); tshark to check
-# what the captures hold.
+# kafka-librdkafka and kafka-python, python3's venv and access to PyPI
+# for confluent-kafka and kafka-python (each capture is skipped when its
+# client can't be installed); tshark to check what the captures hold.
 set -euo pipefail
 command -v tshark > /dev/null || { echo "needs tshark" >&2; exit 1; }
 out=$(realpath -m "${1:?usage: $0 OUTDIR}")
@@ -462,8 +492,10 @@ capture:
 
 CHECK is KEY>=N (at least N requests of API key KEY), KEY@LO-HI>=N (at
 least N of them answered LO ms or more and less than HI ms after they
-left) or inflight>=N (at some moment N requests awaited their answers
-on one connection).
+left), KEY@none>=N (at least N of them never answered) or inflight>=N
+(at some moment N requests awaited their answers on one connection). A
+Produce with acks=0 (kafka.required_acks) awaits no answer: it is never
+counted in flight.
 """
 import re
 import statistics
@@ -477,18 +509,23 @@ NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCo
 rows = subprocess.run(
     ["tshark", "-r", sys.argv[1], "-d", "tcp.port==9092,kafka", "-Y", "kafka", "-T", "fields",
      "-e", "frame.time_relative", "-e", "tcp.stream", "-e", "tcp.srcport", "-e", "kafka.len",
-     "-e", "kafka.request_key", "-e", "kafka.api_version", "-e", "kafka.correlation_id"],
+     "-e", "kafka.request_key", "-e", "kafka.api_version", "-e", "kafka.correlation_id",
+     "-e", "kafka.required_acks"],
     check=True, capture_output=True, text=True).stdout.splitlines()
 pending, pairs, most_inflight = {}, [], 0
 for row in rows:
-    t, stream, sport, lens, keys, versions, corrs = row.split("\t")
+    t, stream, sport, lens, keys, versions, corrs, acks = row.split("\t")
     t, corrs = float(t) * 1000, [int(c) for c in corrs.split(",")]
-    lens = lens.split(",")
+    lens, acks = lens.split(","), iter(acks.split(",") if acks else [])
     if sport != "9092":
         for key, version, corr, n in zip(keys.split(","), versions.split(","), corrs, lens):
             ahead = sum(1 for s, _ in pending if s == stream)
-            pending[stream, corr] = dict(t=t, key=int(key), version=int(version), stream=int(stream),
-                                         corr=corr, len=int(n), ahead=ahead, answered=None)
+            req = dict(t=t, key=int(key), version=int(version), stream=int(stream), corr=corr,
+                       len=int(n), ahead=ahead, answered=None, acks=next(acks, None) if key == "0" else None)
+            if req["acks"] == "0":
+                pairs.append(req)
+                continue
+            pending[stream, corr] = req
             most_inflight = max(most_inflight, ahead + 1)
     else:
         for corr, n in zip(corrs, lens):
@@ -500,7 +537,8 @@ pairs.sort(key=lambda r: r["t"])
 for r in pairs:
     took = "no answer" if r["answered"] is None else f"answer after {r['answered']:6.1f} ms, {r['answer_len']} bytes"
     ahead = f"  ({r['ahead']} ahead of it)" if r["ahead"] else ""
-    print(f"  {r['t']:8.1f} ms  conn {r['stream']}  {NAMES.get(r['key'], r['key'])} v{r['version']}"
+    acks = " acks=0" if r["acks"] == "0" else ""
+    print(f"  {r['t']:8.1f} ms  conn {r['stream']}  {NAMES.get(r['key'], r['key'])}{acks} v{r['version']}"
           f" #{r['corr']} {r['len']} bytes, {took}{ahead}")
 by_key = {}
 for r in pairs:
@@ -513,12 +551,14 @@ for key, took in sorted(by_key.items()):
 print(f"  at most {most_inflight} requests awaiting their answers on one connection")
 failed = False
 for check in sys.argv[2:]:
-    m = re.fullmatch(r"(inflight|\d+)(?:@(\d+)-(\d+))?>=(\d+)", check)
+    m = re.fullmatch(r"(inflight|\d+)(?:@(\d+)-(\d+)|@(none))?>=(\d+)", check)
     if m is None:
         sys.exit(f"bad check {check}")
-    what, lo, hi, n = m.groups()
+    what, lo, hi, none, n = m.groups()
     if what == "inflight":
         got = most_inflight
+    elif none:
+        got = sum(1 for x in by_key.get(int(what), []) if x is None)
     else:
         took = by_key.get(int(what), [])
         got = len(took) if lo is None else sum(1 for x in took if x is not None and int(lo) <= x < int(hi))
@@ -729,5 +769,101 @@ if ! python3 "$work/tls_report.py" "$out/kafka-tls.pcap.gz" 'handshakes>=4' 'hel
   exit 1
 fi
 cat "$work/kafka-tls.report" >&2
+
+# --- kafka-python (pure Python): acks=0, acks=1 and an idle consumer ---
+# kafka-python 3.0.12 in the work dir's venv (made above for
+# confluent-kafka, or here); skipped, and said so, when it can't be had.
+if { [[ -x $work/venv/bin/python ]] || python3 -m venv "$work/venv"; } \
+  && "$work/venv/bin/pip" install -q kafka-python==3.0.12; then
+  cat > "$work/kpython_lab.py" <<'PY'
+"""kafka-python, one program: a producer with acks=0 sends 5 messages
+0.3 s apart (the broker answers none of these Produce) and flushes; a
+producer with acks=1 sends 3, each awaited; then a consumer assign()ed to
+lab's partition 0, from its end (seek_to_end: ListOffsets), polls ~3 s
+with nothing to fetch (each Fetch held fetch_max_wait_ms, 500 ms), then a
+second acks=1 producer (a thread) sends 3 messages 1.2 s apart, each
+awaited; the consumer closes 1 s after the third arrives. Idempotence
+off (acks=0 and acks=1 can't have it): no InitProducerId."""
+import sys
+import threading
+import time
+
+import kafka
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+BOOTSTRAP, TOPIC = "10.81.2.1:9092", "lab"
+T0 = time.monotonic()
+SAYING = threading.Lock()
+
+
+def say(what):
+    with SAYING:
+        print(f"{(time.monotonic() - T0) * 1000:6.0f} ms  {what}", flush=True)
+
+
+def value(what, i):
+    return f"{what} {i:03d} {'x' * 64}".encode()
+
+
+def producer(client_id, acks):
+    return KafkaProducer(bootstrap_servers=BOOTSTRAP, client_id=client_id, acks=acks,
+                         enable_idempotence=False, linger_ms=0)
+
+
+def trickle():
+    p = producer("lab-python-trickle", 1)
+    for i in range(3):
+        if i:
+            time.sleep(1.2)
+        m = p.send(TOPIC, value("trickle", i)).get(timeout=10)
+        say(f"trickle: produced offset {m.offset}")
+    p.close()
+
+
+say(f"kafka-python {kafka.__version__}")
+p = producer("lab-python-acks0", 0)
+for i in range(5):
+    if i:
+        time.sleep(0.3)
+    p.send(TOPIC, value("acks0", i))
+p.flush()
+say("acks=0: 5 sent, flushed")
+p.close()
+p = producer("lab-python-acks1", 1)
+for i in range(3):
+    m = p.send(TOPIC, value("acks1", i)).get(timeout=10)
+    say(f"acks=1: produced offset {m.offset}")
+p.close()
+say("producers closed")
+c = KafkaConsumer(bootstrap_servers=BOOTSTRAP, client_id="lab-python-consumer",
+                  group_id=None, enable_auto_commit=False)
+tp = TopicPartition(TOPIC, 0)
+c.assign([tp])
+c.seek_to_end(tp)
+thread = threading.Thread(target=trickle)
+start, done_at, got = time.monotonic(), None, 0
+say("polling")
+while done_at is None or time.monotonic() < done_at + 1:
+    if time.monotonic() - start > 15:
+        sys.exit(f"only {got} records in 15 s")
+    if thread.ident is None and time.monotonic() - start >= 3:
+        say("starting the producer")
+        thread.start()
+    for records in c.poll(timeout_ms=100).values():
+        for r in records:
+            say(f"record partition {r.partition} offset {r.offset} timestamp {r.timestamp}: {r.value[:11].decode()}")
+            got += 1
+            if got == 3:
+                done_at = time.monotonic()
+thread.join(10)
+say("closing")
+c.close()
+PY
+  relay_capture_checked kafka-python sh -c "exec '$work/venv/bin/python' kpython_lab.py > kpython.out"
+  sed "s/^/  kafka-python: /" "$work/kpython.out" >&2
+  report kafka-python '0>=11' '0@none>=5' '1>=6' '1@520-700>=3' '1@41-500>=2'
+else
+  echo "no kafka-python: kafka-python skipped" >&2
+fi
 relay_stop_servers
 ls -l "$out"/kafka-*.pcap.gz
