@@ -289,3 +289,52 @@ fn inside_tls_a_consumers_held_fetches_make_no_turns() {
         assert_eq!(phases, ["tcp_handshake", "tls_handshake"]);
     }
 }
+
+#[test]
+fn a_produce_without_acks_asks_nothing() {
+    // kafka-python 3.0.12 (Produce v9, Fetch v12, flexible headers): five
+    // Produce requests with acks=0, which the broker never answers, then
+    // three with acks=1 and a consumer's held Fetches. The unanswered
+    // ones begin no turn and ride in none; every other turn checks out
+    // against tshark.
+    if !require("kafka: kafka-python", &["tshark"], false) {
+        return;
+    }
+    let cap = capture("kafka-python.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let all = requests(&cap);
+    let turns = check_turns(&doc, &all);
+    no_think_time(&doc);
+    let unanswered: Vec<u64> = all
+        .iter()
+        .filter(|(_, r)| r.key == 0 && r.response.is_none())
+        .map(|(f, _)| *f)
+        .collect();
+    assert_eq!(unanswered.len(), 5, "{unanswered:?}");
+    for f in &unanswered {
+        assert!(
+            !turns.iter().any(|t| t.start <= *f && *f < t.end),
+            "acks=0 Produce {f} in a turn: {turns:?}"
+        );
+    }
+    // Its connection's turns are its ApiVersions and Metadata, both
+    // answered: the five asked nothing, not an unanswered turn of their
+    // own.
+    let producer = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            let (first, last) = (c["first_frame"].as_u64(), c["last_frame"].as_u64());
+            first <= Some(unanswered[0]) && Some(unanswered[0]) <= last
+        })
+        .unwrap();
+    assert_eq!(producer["exchanges"], first_byte_rows(producer).count());
+    let answered_produce = turns.iter().filter(|t| t.key == 0).count();
+    assert_eq!(answered_produce, 6);
+    let held = turns
+        .iter()
+        .filter(|t| t.key == FETCH && t.took > 500.0)
+        .count();
+    assert!(held >= 11, "{turns:?}");
+}
