@@ -235,6 +235,9 @@ pub struct Exchanges {
     /// Once the client spoke RESP (Redis): the server's pushes, which
     /// answer nothing (resp.rs).
     resp_pushes: Option<crate::resp::Pushes>,
+    /// The client asked for a MySQL binlog dump (binlog.rs): its
+    /// semi-synchronous acknowledgments ask nothing.
+    binlog_dump: bool,
     /// The open request asked to upgrade to WebSocket.
     upgrade_asked: bool,
     /// The open request asked to upgrade to HTTP/2 (`Upgrade: h2c`).
@@ -354,6 +357,9 @@ impl Exchanges {
             return;
         }
         match dir {
+            // A replica's acknowledgment of a transaction (binlog.rs).
+            Direction::ClientToServer
+                if self.binlog_dump && crate::binlog::is_semisync_ack(head, len) => {}
             Direction::ClientToServer => self.ask(first, last, len, head),
             // A Redis server's push (a published message, an
             // invalidation): nobody's answer.
@@ -592,6 +598,8 @@ impl Exchanges {
             self.resp_pushes.get_or_insert_default().subscribed |= c.subscribes;
         }
         let reserve = crate::beanstalk::blocking_command(head);
+        let dump = crate::binlog::dump_command(head, len);
+        self.binlog_dump |= dump.is_some();
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks) || reserve.is_some();
         let http = http_request_line(head);
         self.upgrade_asked = http.is_some() && crate::websocket::asks_to_upgrade(head);
@@ -602,6 +610,7 @@ impl Exchanges {
             .or_else(|| self.text?.command(head))
             .or_else(|| resp.map(|c| c.name))
             .or_else(|| reserve.map(str::to_string))
+            .or_else(|| dump.map(str::to_string))
             .or_else(after_data);
         let resumes = label.is_none() && begun.is_some();
         let label = label.or(begun);

@@ -19,6 +19,7 @@
 mod amqp;
 mod amqp10;
 mod beanstalk;
+mod binlog;
 mod closes;
 mod commands;
 mod connect_back;
