@@ -14,7 +14,14 @@
 # what the replica sends after that (PostgreSQL's standby status
 # updates, MariaDB's semi-sync acknowledgments) reports progress and asks
 # nothing. Each transaction here is written on the primary over its own
-# Unix socket (not captured), 1.2 s apart.
+# Unix socket (not captured): 4 INSERTs at 0, 0.8, 2.6 and 3.5 s from the
+# first, gaps of 0.8, 1.8 and 0.9 s. The gaps are irregular on purpose:
+# with commits evenly spaced, a reading that took a replica's
+# acknowledgment for a request "answered" by the next transaction's data
+# would find the same wait every time, which looks like a server's
+# periodic timer (a heartbeat, a flush interval) and hides the misreading;
+# irregular gaps, which are what production has (transactions commit when
+# their clients do), make such "answers" take times no timer explains.
 #
 # Versions: PostgreSQL 15.18 and MariaDB 10.11.19 (Debian 12's), tshark
 # 4.0.17. Every replication connection opens (its SYN) and closes (its
@@ -34,26 +41,31 @@
 #     database=replication replication=true, f4), SCRAM in two round
 #     trips (f8/f9, f10/f11: AuthenticationSASLFinal, AuthenticationOk,
 #     13 ParameterStatus, BackendKeyData, ReadyForQuery), IDENTIFY_SYSTEM
-#     (f12, answered by f13 after 40.6 ms), START_REPLICATION 0/3000000
-#     TIMELINE 1 (f14, 212.0 ms), answered by CopyBothResponse (f15, 40.6
+#     (f12, answered by f13 after 40.7 ms), START_REPLICATION 0/3000000
+#     TIMELINE 1 (f14, 215.0 ms), answered by CopyBothResponse (f15, 42.1
 #     ms) and no ReadyForQuery: from there both sides send CopyData (`d`)
 #     on their own. The replica's first status update 'r' and its hot
-#     standby feedback 'h' (f17, f18, 353.0 ms). The primary sends
+#     standby feedback 'h' (f17, f18, 357.5 ms). The primary sends
 #     XLogData 'w' when a transaction commits: 4 INSERTs (psql over the
-#     primary's socket) 1.2 s apart; the WAL left the primary within
-#     0.4-2.2 ms of psql's return (asynchronous replication: the commit
-#     waits for no one): f20 (1325.4 ms, 8384 bytes of WAL, a full-page
-#     image, in 6 segments f20-f29), f38 (2529.4 ms), f47 (3731.4 ms),
-#     f56 (4929.5 ms; 184 bytes each). Each 'w' came 187.4-193.3 ms after
-#     the replica's last status update (f36, f45, f54; f20 972.3 ms after
-#     the 'h'), answering none of them. The replica sends three 'r' 0.1-
-#     10.8 ms after each 'w' (write, then flush, then apply positions at
-#     its end: f31-f33, f39-f41, f48-f50, f57-f59) and one more every
-#     1.0 s with nothing new (f36, f45, f54, f63, f65); the primary sends
-#     no keepalive 'k' (it would after wal_sender_timeout/2, 30 s, without
-#     a reply). 2 s after the 4th commit the replica has the 4 rows and
-#     is stopped (fast): Terminate (f66, 6958.7 ms), its FIN (f67); the
-#     primary's FIN f70.
+#     primary's socket) at 0, 0.8, 2.6 and 3.5 s; the WAL left the primary
+#     (its frame's time less the relay's 20 ms) 1.5-3.8 ms before psql
+#     returned (asynchronous replication: the commit waits for no one):
+#     f21 (1427.9 ms, 8384 bytes of WAL, a full-page image, in 6 segments
+#     f21-f31), f38 (2221.0 ms), f47 (4019.7 ms), f54 (4935.3 ms; 184
+#     bytes each), 793.1, 1798.7 and 915.6 ms apart. Each 'w' came 67.5,
+#     760.0, 789.9 and 910.4 ms after the replica's last status update
+#     (f20, f35, f45, f50), answering none of them. The replica
+#     sends three 'r' after each 'w' (write, then flush, then apply
+#     positions at its end): f33-f35 19.0-33.1 ms after the first (8 kB),
+#     f39-f41 and f48-f50 0.1-5.2 ms after theirs; after the 4th, write
+#     (f55, 0.1 ms), then flush and apply together (f56, 0.6 ms), then one
+#     with nothing moved (f57). With nothing new it sends one more 1.0 s
+#     after its last (f20, f45, f61, f63: 1002.1-1005.3 ms after it; none
+#     between the 1st and 2nd commits or the 3rd and 4th, less than 1 s
+#     apart); the primary sends no keepalive 'k' (it would after
+#     wal_sender_timeout/2, 30 s, without a reply). 2 s after the 4th
+#     commit the replica has the 4 rows and is stopped (fast): Terminate
+#     (f64, 6982.0 ms), its FIN (f65); the primary's FIN f68.
 #   mariadb-semisync.pcap  semi-synchronous replication. The primary
 #     (mariadb-install-db; server-id 1, log-bin, binlog_format MIXED,
 #     binlog_checksum CRC32, rpl_semi_sync_master_enabled=1 with its
@@ -64,38 +76,42 @@
 #     and the primary's gtid_binlog_pos (0-1-4) as its gtid_slave_pos;
 #     CHANGE MASTER ... MASTER_USE_GTID=slave_pos before the capture,
 #     START SLAVE inside it. Its IO thread: the server's greeting (f4,
-#     81.2 ms: 1 RTT after the handshake's ACK), login (f6/f8), 10
+#     81.5 ms: 1 RTT after the handshake's ACK), login (f6/f8), 10
 #     queries of its own (f9-f28: SELECT UNIX_TIMESTAMP(), SHOW VARIABLES
 #     LIKE 'SERVER_ID', SET @master_heartbeat_period= 30000001024 (30 s:
 #     no heartbeat in the capture), @master_binlog_checksum,
 #     @mariadb_slave_capability=4, @slave_connect_state='0-1-4', ...),
 #     COM_REGISTER_SLAVE (f29/f30), SHOW VARIABLES LIKE
 #     'rpl_semi_sync_master_enabled' and SET @rpl_semi_sync_slave= 1
-#     (f31-f34), each answered after 40.5-47.5 ms, one at a time; then
-#     COM_BINLOG_DUMP (f35, 667.2 ms), answered 43.0 ms later by the fake
+#     (f31-f34), each answered after 40.5-41.1 ms, one at a time; then
+#     COM_BINLOG_DUMP (f35, 653.1 ms), answered 40.8 ms later by the fake
 #     ROTATE, FORMAT_DESCRIPTION, GTID_LIST, BINLOG_CHECKPOINT and
-#     GTID_LIST events in one segment (f36). From there the primary sends each event behind two bytes
-#     (0xef, then 1 when the replica must acknowledge it): per INSERT
-#     (the mariadb client over the primary's socket, 1.2 s apart) GTID,
-#     INTVAR, QUERY and XID (ack requested on the XID) in one segment,
-#     f38 (1750.5 ms), f42 (2946.0 ms), f45 (4149.7 ms), f48 (5349.5
-#     ms), each 1195.2-1203.5 ms after the replica's last packet (its ack
-#     of the transaction before; f38 1083.2 ms after the dump request);
-#     the replica's semi-sync ack (0xef, the XID's end position 1254,
-#     1467, 1680, 1893, the file name) leaves 0.1-0.4 ms after each (f40,
-#     f43, f46, f49), and asks for nothing. The primary's semi-sync was
-#     OFF until the first ack came (Rpl_semi_sync_master_status OFF with
-#     one client, before the first INSERT): the first INSERT committed
-#     without waiting (16 ms in the client), the other three waited for
-#     their ack, which reached the primary 40.1 ms after their events left
+#     GTID_LIST events in one segment (f36). From there the primary sends
+#     each event behind two bytes (0xef, then 1 when the replica must
+#     acknowledge it): per INSERT (the mariadb client over the primary's
+#     socket, at 0, 0.8, 2.6 and 3.5 s) GTID, INTVAR, QUERY and XID (ack
+#     requested on the XID) in one segment, f38 (1761.3 ms), f42 (2560.6
+#     ms), f45 (4364.0 ms), f48 (5260.8 ms), 799.3, 1803.4 and 896.8 ms
+#     apart; f42, f45 and f48 came 799.1, 1803.3 and 896.7 ms after the
+#     replica's last packet (its ack of the transaction before), f38
+#     1108.2 ms after the dump request. The replica's semi-sync ack (0xef,
+#     the XID's end position 1254, 1467, 1680, 1893, the file name) leaves
+#     0.1-0.2 ms after each (f40, f43, f46, f49), and asks for nothing.
+#     The primary's semi-sync was OFF until the first ack came
+#     (Rpl_semi_sync_master_status OFF with one client, before the first
+#     INSERT): the first INSERT committed without waiting (14.4 ms in the
+#     client), the other three waited for their ack (55.2-59.3 ms in the
+#     client), which reached the primary a round trip of the path (40.4
+#     ms from the KILL connection's SYN f52 to its SYN-ACK f53) and the
+#     replica's 0.1-0.2 ms after their events left
 #     (Rpl_semi_sync_master_yes_tx 3, no_tx 5 counting the 4 setup
-#     transactions, tx_avg_wait_time 40838 us). 2 s after the 4th commit
+#     transactions, tx_avg_wait_time 42217 us). 2 s after the 4th commit
 #     the replica has the 4 rows; STOP SLAVE: the replica's FIN (f51,
-#     7400.8 ms) and, the semi-sync replica's way of ending its dump
+#     7324.7 ms) and, the semi-sync replica's way of ending its dump
 #     thread, a second connection (SYN f52) that logs in and sends `KILL
-#     8` (f61; the primary's dump thread) and COM_QUIT; the primary's
-#     FIN on the replication connection comes only then (f62, 163.5 ms
-#     after the replica's).
+#     8` (f61; the primary's dump thread) and COM_QUIT (f65); the
+#     primary's FIN on the replication connection comes only then (f62,
+#     163.0 ms after the replica's).
 #
 # tshark's dissectors: pgsql reads every message (CopyData as `d`, its
 # contents undissected); mysql reads the dump's first events as binlog
