@@ -11,6 +11,11 @@
 //! when another session runs `NOTIFY`, a NoticeResponse, a ParameterStatus.
 //! Taken as turns, a listener's notifications a second apart became the
 //! rest of its `LISTEN`'s answer, a "response transfer" of seconds.
+//! A replication command (`START_REPLICATION`) is answered by a
+//! CopyBothResponse (`W`), after which both sides stream CopyData on
+//! their own (the primary's WAL as transactions commit, the replica's
+//! status updates) and no ReadyForQuery comes while it lasts: the `W` is
+//! the whole answer, and what follows answers nothing.
 //!
 //! A connection is PostgreSQL when the client's first data is a
 //! StartupMessage (its length, then protocol 3.0) or an SSLRequest or
@@ -173,7 +178,9 @@ impl State {
                 // Owed a ReadyForQuery: the server's messages are the answer
                 // (a `Z` the last of it).
                 m.answers = true;
-                if kind == b'Z' {
+                // (A CopyBothResponse begins replication's streams: the
+                // query is answered, nothing more is owed for it.)
+                if kind == b'Z' || kind == b'W' {
                     self.owed -= 1;
                 }
             }
@@ -307,6 +314,21 @@ mod tests {
         tail.extend(ready());
         assert!(read(&mut p, S, &tail).answers);
         assert!(!read(&mut p, S, &msg(b'A', b"\0\0\0\x07feed\0n\0")).answers);
+    }
+
+    #[test]
+    fn a_replication_streams_copy_data_answers_nothing() {
+        let mut p = Postgres::default();
+        read(&mut p, C, &startup());
+        assert!(read(&mut p, S, &ready()).answers);
+        let command = msg(b'Q', b"START_REPLICATION 0/3000000 TIMELINE 1\0");
+        assert_eq!(read(&mut p, C, &command).asks, Some("Query"));
+        assert!(read(&mut p, S, &msg(b'W', b"\0\0\0")).answers);
+        // The primary's WAL, sent as transactions commit, before and after
+        // the replica's status updates: no answers, no questions.
+        assert!(!read(&mut p, S, &msg(b'd', b"w0000")).answers);
+        assert_eq!(read(&mut p, C, &msg(b'd', b"r0000")), Turns::default());
+        assert!(!read(&mut p, S, &msg(b'd', b"w0001")).answers);
     }
 
     #[test]
