@@ -215,6 +215,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import tcp_streams  # scripts/tcp_streams.py (PYTHONPATH)
+
 proto, pcap = sys.argv[1], sys.argv[2]
 keylog = sys.argv[3] if len(sys.argv) > 3 else None
 tls_opts = ["-o", f"tls.keylog_file:{keylog}"] if keylog else []
@@ -227,33 +229,7 @@ def tshark(*args):
                           check=True, capture_output=True, text=True).stdout.splitlines()
 
 
-rows = tshark("-o", "tcp.desegment_tcp_streams:FALSE", "-T", "fields",
-              "-e", "frame.number", "-e", "frame.time_relative", "-e", "tcp.stream", "-e", "tcp.srcport",
-              "-e", "tcp.seq", "-e", "tcp.len", "-e", "tcp.flags.syn", "-e", "tcp.flags.fin",
-              "-e", "tcp.flags.reset", "-e", "tcp.payload")
-
-conns = {}
-for row in rows:
-    frame, t, stream, sport, seq, n, syn, fin, rst, payload = (row.split("\t") + [""] * 10)[:10]
-    c = conns.setdefault(int(stream), {"c": [], "s": [], "next": {}, "syn": None, "fins": [], "rsts": []})
-    side = "s" if int(sport) == port else "c"
-    t, frame = float(t) * 1000, int(frame)
-    if syn in ("1", "True") and side == "c":
-        c["syn"] = (frame, t)
-    if fin in ("1", "True"):
-        c["fins"].append((side, frame, t))
-    if rst in ("1", "True"):
-        c["rsts"].append((side, frame, t))
-    if not payload:
-        continue
-    seq, data = int(seq), bytes.fromhex(payload.replace(":", ""))
-    start = c["next"].get(side, seq)
-    if seq + len(data) <= start:
-        continue  # a retransmission of what was had
-    data = data[start - seq:]
-    c["next"][side] = seq + len(data) + (start - seq)
-    for b in data:
-        c[side].append((b, frame, t))
+conns = tcp_streams.read(pcap, port, tls_opts)
 
 
 def cut(buf, parse):
@@ -586,7 +562,7 @@ for what in failed:
 sys.exit(1 if failed else 0)
 PY
 report() { # PROTO NAME [KEYLOG]
-  if ! "$py" "$work/push_report.py" "$1" "$out/$2.pcap.gz" ${3:+"$3"} > "$work/$2.report"; then
+  if ! PYTHONPATH="$here" "$py" "$work/push_report.py" "$1" "$out/$2.pcap.gz" ${3:+"$3"} > "$work/$2.report"; then
     cat "$work/$2.report" >&2
     echo "$2 does not hold what it should" >&2
     exit 1

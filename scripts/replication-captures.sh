@@ -193,6 +193,8 @@ import struct
 import subprocess
 import sys
 
+import tcp_streams  # scripts/tcp_streams.py (PYTHONPATH)
+
 proto, pcap = sys.argv[1], sys.argv[2]
 port = {"postgres": 5432, "mariadb": 3306}[proto]
 
@@ -202,10 +204,6 @@ def tshark(*args):
                           text=True).stdout.splitlines()
 
 
-rows = tshark("-o", "tcp.desegment_tcp_streams:FALSE", "-T", "fields",
-              "-e", "frame.number", "-e", "frame.time_relative", "-e", "tcp.stream",
-              "-e", "tcp.srcport", "-e", "tcp.seq", "-e", "tcp.len", "-e", "tcp.flags.syn",
-              "-e", "tcp.flags.fin", "-e", "tcp.flags.reset", "-e", "tcp.payload")
 # The dissector's reading (reassembling messages across segments, as it
 # does by default): its Info column for each frame.
 info = {}
@@ -214,29 +212,7 @@ for row in tshark("-d", f"tcp.port=={port},{'pgsql' if proto == 'postgres' else 
     f, _, text = row.partition("\t")
     info[int(f)] = text
 
-conns = {}
-for row in rows:
-    frame, t, stream, sport, seq, n, syn, fin, rst, payload = (row.split("\t") + [""] * 10)[:10]
-    c = conns.setdefault(int(stream), {"c": [], "s": [], "next": {}, "syn": None, "fins": [],
-                                       "rsts": []})
-    side = "s" if int(sport) == port else "c"
-    t, frame = float(t) * 1000, int(frame)
-    if syn in ("1", "True") and side == "c":
-        c["syn"] = (frame, t)
-    if fin in ("1", "True"):
-        c["fins"].append((side, frame, t))
-    if rst in ("1", "True"):
-        c["rsts"].append((side, frame, t))
-    if not payload:
-        continue
-    seq, data = int(seq), bytes.fromhex(payload.replace(":", ""))
-    start = c["next"].get(side, seq)
-    if seq + len(data) <= start:
-        continue  # a retransmission of what was had
-    data = data[start - seq:]
-    c["next"][side] = max(start, seq) + len(data)
-    for b in data:
-        c[side].append((b, frame, t))
+conns = tcp_streams.read(pcap, port)
 
 
 NUL = b"\0"
@@ -545,7 +521,7 @@ for what in failed:
 sys.exit(1 if failed else 0)
 PY
 report() { # PROTO NAME
-  if ! python3 "$work/repl_report.py" "$1" "$out/$2.pcap.gz" > "$work/$2.report"; then
+  if ! PYTHONPATH="$here" python3 "$work/repl_report.py" "$1" "$out/$2.pcap.gz" > "$work/$2.report"; then
     cat "$work/$2.report" >&2
     echo "$2 does not hold what it should" >&2
     exit 1
