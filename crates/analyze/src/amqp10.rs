@@ -109,13 +109,10 @@ impl Amqp10 {
         mid_stream: bool,
     ) -> Option<Turns> {
         let port = self.port;
-        let state = self.state(|| {
-            if dir == Direction::ServerToClient {
-                return (!mid_stream).then_some(false);
-            }
+        let state = self.client_first(dir, mid_stream, || {
             let header = is_protocol_header(head);
             let joined = port && mid_stream && whole_messages(head, len, performative_unit);
-            Some(header || joined)
+            header || joined
         })?;
         Some(state.read(dir, head, len))
     }

@@ -187,14 +187,9 @@ pub struct State {
     follow: [Follow; 2],
     /// The client's requests in flight, oldest first.
     awaited: Vec<Awaited>,
-    /// Requests the client sent so far (numbering them).
-    requests: u64,
-    /// The number of the request that began the client's latest turn:
+    /// The requests' numbers, and which began the client's latest turn:
     /// answers to older ones are the rest of the turn before.
-    turn_began: u64,
-    /// A response came since the client last asked: its next request
-    /// begins a turn.
-    answered_since_asked: bool,
+    turns: crate::reader::TurnNumbers,
     /// The client's message under way asks (a large Produce's later
     /// segments go on with it).
     asking: bool,
@@ -221,17 +216,14 @@ impl Kafka {
         mid_stream: bool,
     ) -> Option<Turns> {
         let port = self.port;
-        let state = self.state(|| {
-            if dir == Direction::ServerToClient {
-                // A broker never speaks first; a capture begun on the
-                // connection waits for the client's next request.
-                return (!mid_stream).then_some(false);
-            }
+        // (A broker never speaks first.)
+        let state = self.client_first(dir, mid_stream, || {
             let whole = whole_messages(head, len, request_size);
-            let opening = parse_request(head)
-                .is_some_and(|r| matches!(r.api, API_VERSIONS | METADATA | SASL_HANDSHAKE));
-            let known = parse_request(head).is_some();
-            Some(whole && (opening || (known && (port || mid_stream))))
+            whole
+                && parse_request(head).is_some_and(|r| {
+                    let opening = matches!(r.api, API_VERSIONS | METADATA | SASL_HANDSHAKE);
+                    opening || port || mid_stream
+                })
         })?;
         Some(state.read(dir, head, len))
     }
@@ -278,18 +270,14 @@ impl State {
             self.asking = false;
             return;
         }
-        self.requests += 1;
+        let number = self.turns.ask(self.awaited.is_empty());
         let behind_a_wait = self.awaited.iter().any(|a| a.waits);
-        if self.answered_since_asked || self.awaited.is_empty() {
-            self.turn_began = self.requests;
-        }
-        self.answered_since_asked = false;
         let waits = r.waits();
         crate::reader::push_bounded(
             &mut self.awaited,
             Awaited {
                 correlation: r.correlation,
-                number: self.requests,
+                number,
                 waits,
             },
             MAX_AWAITED,
@@ -313,8 +301,7 @@ impl State {
         };
         let number = self.awaited[i].number;
         self.awaited.drain(..=i);
-        self.answered_since_asked = true;
-        if number >= self.turn_began {
+        if self.turns.answer(number) {
             m.answers = true;
             self.answering = true;
         } else {

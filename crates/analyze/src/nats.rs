@@ -87,15 +87,10 @@ pub struct State {
     /// The client's open questions, oldest first, each with its place
     /// among the client's questions.
     awaited: Vec<(Awaited, u64)>,
-    /// Questions the client asked so far (numbering them).
-    questions: u64,
-    /// The number of the question that began the client's latest turn:
+    /// The questions' numbers, and which began the client's latest turn:
     /// an answer to an older one (a fetch's expiry that came after the
     /// client asked again on the same inbox) is the turn before's.
-    turn_began: u64,
-    /// An answer came since the client last asked: its next question
-    /// begins a turn.
-    answered_since_asked: bool,
+    turns: crate::reader::TurnNumbers,
     /// The client's subscriptions.
     subscriptions: Vec<Subscription>,
 }
@@ -244,12 +239,7 @@ impl State {
                 let retried = asked.iter().any(|a| {
                     matches!(a, Awaited::Reply(_)) && self.awaited.iter().any(|w| w.0 == *a)
                 });
-                if !asked.is_empty()
-                    && (self.answered_since_asked || self.awaited.is_empty() || retried)
-                {
-                    self.turn_began = self.questions + 1;
-                    self.answered_since_asked = false;
-                }
+                let mut begins = self.awaited.is_empty() || retried;
                 if let Some(first) = asked.first() {
                     m.asks.get_or_insert(match first {
                         Awaited::Pong => "PING",
@@ -262,8 +252,7 @@ impl State {
                     });
                 }
                 for a in asked {
-                    self.questions += 1;
-                    let numbered = (a, self.questions);
+                    let numbered = (a, self.turns.ask(std::mem::take(&mut begins)));
                     crate::reader::push_bounded(&mut self.awaited, numbered, MAX_AWAITED);
                 }
             }
@@ -289,11 +278,10 @@ impl State {
                     None
                 };
                 let number = i.map(|i| self.awaited.remove(i).1);
-                self.answered_since_asked |= number.is_some();
-                match number {
+                match number.map(|n| self.turns.answer(n)) {
                     // (A +OK or PONG answers the oldest asked, the client's
                     // sole question of its kind as a rule.)
-                    Some(n) if n >= self.turn_began || !carries => {
+                    Some(of_turn) if of_turn || !carries => {
                         m.answers = true;
                         self.answering = carries;
                     }

@@ -54,6 +54,24 @@ impl<S: Default> Reading<S> {
         Some(self.state.get_or_insert_default())
     }
 
+    /// The state to read a segment with, for a protocol whose client
+    /// speaks first: server data before any of the client's says the
+    /// connection is not the protocol's, unless the capture began on it
+    /// (`mid_stream`: then the client's next data decides); the client's
+    /// data is decided by `client_decides`. `None` when it is not the
+    /// protocol's.
+    pub(crate) fn client_first(
+        &mut self,
+        dir: crate::Direction,
+        mid_stream: bool,
+        client_decides: impl FnOnce() -> bool,
+    ) -> Option<&mut S> {
+        self.state(|| match dir {
+            crate::Direction::ServerToClient => (!mid_stream).then_some(false),
+            crate::Direction::ClientToServer => Some(client_decides()),
+        })
+    }
+
     /// A reading of a connection whose server listens on the protocol's
     /// port.
     #[cfg(test)]
@@ -76,6 +94,41 @@ impl<S: Default> Reading<S> {
     pub(crate) fn stop(&mut self) {
         self.is = Some(false);
         self.state = None;
+    }
+}
+
+/// Which of the client's numbered questions began its latest turn, as
+/// exchange.rs makes turns (the client's next question after an answer
+/// begins one): an answer to an older question (a producer's requests in
+/// flight, a fetch's expiry after the client asked again) is the rest of
+/// the turn before, not this one's answer (kafka.rs, nats.rs).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TurnNumbers {
+    /// Questions asked so far.
+    asked: u64,
+    /// The number of the question that began the latest turn.
+    turn_began: u64,
+    /// An answer came since the client last asked.
+    answered_since_asked: bool,
+}
+
+impl TurnNumbers {
+    /// Numbers the client's next question; `begins`: it begins a turn
+    /// whatever came before (nothing was awaited, the client gave an
+    /// older question up).
+    pub(crate) fn ask(&mut self, begins: bool) -> u64 {
+        self.asked += 1;
+        if begins || self.answered_since_asked {
+            self.turn_began = self.asked;
+            self.answered_since_asked = false;
+        }
+        self.asked
+    }
+
+    /// An answer to question `number`: whether it is of the latest turn.
+    pub(crate) fn answer(&mut self, number: u64) -> bool {
+        self.answered_since_asked = true;
+        number >= self.turn_began
     }
 }
 

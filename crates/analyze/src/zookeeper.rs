@@ -82,13 +82,10 @@ impl ZooKeeper {
     ) -> Option<Turns> {
         let port = self.port;
         let mut connect = false;
-        let state = self.state(|| {
-            if dir == Direction::ServerToClient {
-                return (!mid_stream).then_some(false);
-            }
+        let state = self.client_first(dir, mid_stream, || {
             connect = is_connect_request(head, len);
             let joined = port && mid_stream && whole_messages(head, len, request_size);
-            Some(connect || joined)
+            connect || joined
         })?;
         if connect {
             state.connecting = true;
