@@ -568,6 +568,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                         c.timeline
                             .partition_point(|r| r.frame <= x.request_first.frame),
                     )
+                    .take_while(|r| r.frame < first.frame)
                     .find(|r| r.dir == Direction::ClientToServer && r.len > 0)
                     .map_or(x.request_first.frame, |r| r.frame)
             } else {
@@ -577,9 +578,13 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             // the answer left (on the server's clock): what came later the
             // answer waited for nothing of (a lumped request inside TLS
             // whose last record follows the answer to an earlier one).
-            let last = c.timeline[c.timeline.partition_point(|r| r.frame < from)
-                ..c.timeline
-                    .partition_point(|r| r.frame <= x.request_last.frame.min(first.frame))]
+            let begin = c.timeline.partition_point(|r| r.frame < from);
+            let end = c
+                .timeline
+                .partition_point(|r| r.frame <= x.request_last.frame.min(first.frame));
+            // A request whose first segment follows the answer's first byte
+            // (an answer that did not wait for it) has nothing in range.
+            let last = c.timeline[begin..end.max(begin)]
                 .iter()
                 .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
                 .take_while(|r| r.ts_ns + server_side_ns <= first.ts_ns)

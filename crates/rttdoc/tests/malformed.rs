@@ -149,6 +149,17 @@ const CORPUS: &[Expect] = &[
         error: None,
         counts: Some((323, 0, 4)),
     },
+    // Stream 3 of nDPI's tests/pcap/fuzz-2006-06-26-2594.pcap (a fuzzed
+    // FTP session, nDPI's test data, LGPL-3.0; cut out by tshark): a
+    // client segment of older bytes (frame 21, a hole's filler) begins a
+    // request whose newest bytes were captured long before it (frame 3),
+    // and the ledger sliced the timeline backwards (a panic).
+    Expect {
+        file: "fuzz-ndpi-request-behind-its-end.pcap",
+        exit: 0,
+        error: None,
+        counts: Some((25, 0, 1)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,
