@@ -183,6 +183,39 @@ fn public_tunnel_and_link_layer_captures_agree_with_tshark() {
     }
 }
 
+#[test]
+fn other_projects_tunnels_and_link_layers_agree_with_tshark() {
+    if !require(
+        "other_projects_tunnels_and_link_layers_agree_with_tshark",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    // tests/data/tunnels/other-projects/README.md says where each is from.
+    for (file, min) in [
+        // PPPoE, and L2TPv2 (UDP 1701) carrying PPP with IPv6 inside it:
+        // one connection over each, and one more on the bare link.
+        ("dpkt-nb6-http.pcap", 3),
+        // 802.1Q frames, some inside a Cisco FabricPath header.
+        ("ndpi-ajp.pcap", 2),
+        // Cisco HDLC frames under the PPP link type.
+        ("ndpi-BGP_Cisco_hdlc_slarp.pcap", 1),
+    ] {
+        let capture = committed("other-projects").join(file);
+        agrees(&capture, min);
+        let doc = run_rttdoc_json(&capture);
+        // Every frame in which tshark finds TCP is a segment here.
+        let tcp_frames = tshark_fields(&capture, &[], "tcp", &["frame.number"]).len();
+        assert_eq!(
+            doc["capture"]["tcp_segments"].as_u64(),
+            Some(tcp_frames as u64),
+            "{file}: {}",
+            doc["capture"]
+        );
+    }
+}
+
 /// An outer IPv4 header (192.0.2.1 -> 192.0.2.2) around `payload`.
 fn outer_ipv4(protocol: u8, payload: &[u8]) -> Vec<u8> {
     let total = 20 + payload.len();
@@ -241,6 +274,7 @@ fn damaged_tunnel_headers_are_counted_and_skipped_between_good_packets() {
         outer_ipv4(17, &udp(6081, 6081, &[0x3f, 0, 0x65, 0x58, 0, 0, 1, 0])), // Geneve options missing
         outer_ipv4(47, &[0, 0, 0x88, 0x47, 0, 1, 0, 64, 0, 2, 0, 64]), // MPLS stack without bottom
         outer_ipv4(47, &[0x10, 0, 0x22, 0xeb, 0, 0, 0, 1, 0x20, 0]),   // ERSPAN III cut
+        outer_ipv4(17, &udp(1701, 1701, &[0x40, 0x02, 0])),            // L2TP length cut
         deep,                                                          // nested beyond the bound
     ];
     let mut packets = vec![pkt(0, in_vxlan(&syn))];

@@ -2,7 +2,7 @@ use std::net::IpAddr;
 
 use crate::link::{self, Network};
 use crate::tcp::{TcpFlags, TcpOptions};
-use crate::{arcnet, erspan, geneve, gre, gtp, mpls, ppp, vxlan};
+use crate::{arcnet, erspan, geneve, gre, gtp, l2tp, mpls, ppp, vxlan};
 
 /// Encapsulation layers opened at most (tunnel in tunnel ...), so that a
 /// crafted packet cannot make the decoder recurse without end. Real stacks
@@ -183,6 +183,13 @@ fn ether_type(mut t: u16, mut bytes: &[u8], depth: u8) -> Decoded<'_> {
             None => too_deep(),
         },
         link::ether_type::MPLS_UNICAST | link::ether_type::MPLS_MULTICAST => mpls(bytes, depth),
+        // Cisco FabricPath: the outer header's EtherType, then the
+        // forwarding tag and TTL (2 bytes), then the frame it carries.
+        link::ether_type::FABRICPATH => match (deeper(depth), bytes.get(2..)) {
+            (Some(d), Some(inner)) => ethernet(inner, d),
+            (None, _) => too_deep(),
+            (_, None) => Decoded::Damaged("FabricPath header cut short"),
+        },
         ppp::PPPOE_SESSION => match deeper(depth) {
             Some(d) => match ppp::pppoe_session(bytes) {
                 Ok(frame) => ppp_frame(frame, d),
@@ -393,7 +400,7 @@ fn udp(bytes: &[u8], depth: u8) -> Decoded<'_> {
 fn udp_tunnel(port: u16, payload: &[u8], depth: u8) -> Option<Decoded<'_>> {
     if !matches!(
         port,
-        vxlan::PORT | vxlan::GPE_PORT | geneve::PORT | gtp::PORT
+        vxlan::PORT | vxlan::GPE_PORT | geneve::PORT | gtp::PORT | l2tp::PORT
     ) {
         return None;
     }
@@ -417,6 +424,11 @@ fn udp_tunnel(port: u16, payload: &[u8], depth: u8) -> Option<Decoded<'_>> {
         },
         geneve::PORT => match geneve::Geneve::new_checked(payload) {
             Ok(g) => ether_type(g.protocol(), g.payload(), d),
+            Err(why) => Decoded::Damaged(why),
+        },
+        l2tp::PORT => match l2tp::ppp_payload(payload) {
+            Ok(Some(frame)) => ppp_frame(frame, d),
+            Ok(None) => Decoded::Skipped(Skip::NotTcp),
             Err(why) => Decoded::Damaged(why),
         },
         _ => match gtp::user_packet(payload) {

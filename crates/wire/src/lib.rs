@@ -41,6 +41,7 @@ pub mod geneve;
 pub mod gre;
 pub mod gtp;
 pub mod http2;
+pub mod l2tp;
 pub mod link;
 pub mod mpls;
 pub mod ppp;

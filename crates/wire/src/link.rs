@@ -33,6 +33,9 @@ pub mod ether_type {
     pub const TRANSPARENT_ETHERNET: u16 = 0x6558;
     pub const MPLS_UNICAST: u16 = 0x8847;
     pub const MPLS_MULTICAST: u16 = 0x8848;
+    /// Cisco FabricPath (the outer header of a frame between spine and
+    /// leaf switches).
+    pub const FABRICPATH: u16 = 0x8903;
     /// ERSPAN types I and II (GRE protocol), told apart by the GRE S bit.
     pub const ERSPAN_2: u16 = 0x88be;
     pub const ERSPAN_3: u16 = 0x22eb;
@@ -82,8 +85,13 @@ pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
         // ARCnet: BSD (7) and Linux (129) header layouts.
         7 => Network::Arcnet { linux: false },
         129 => Network::Arcnet { linux: true },
-        // PPP (9) and PPP in HDLC-like framing (50).
-        9 | 50 => Network::Ppp(data),
+        // PPP (9) and PPP in HDLC-like framing (50); routers write Cisco
+        // HDLC frames under these too (address 0x0f or 0x8f, control 0,
+        // where PPP has 0xff 0x03), and Wireshark reads them as such.
+        9 | 50 => match data {
+            [0x0f | 0x8f, 0x00, ..] => sll(data, 4, 2),
+            _ => Network::Ppp(data),
+        },
         // Cisco HDLC: address, control, then an EtherType.
         104 => sll(data, 4, 2),
         242 => sll(data, IPOIB_HEADER_LEN, IPOIB_TYPE_AT),
