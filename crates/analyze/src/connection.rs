@@ -60,6 +60,17 @@ pub struct Stamp {
 
 /// Segments arriving ahead of a hole are kept this long at most, per
 /// direction, before the hole is skipped (bounded memory under heavy loss).
+/// Linux's least retransmission timeout (`TCP_RTO_MIN`): a peer sends
+/// again no sooner than this.
+const MIN_RTO_NS: i64 = 200_000_000;
+/// How long a refused connection is held for its client's next SYN
+/// (Windows tries again 0.5 s after the RST; the same stream in tshark).
+const REFUSED_RETRY_NS: i64 = 1_000_000_000;
+/// The longest a finished connection is held for its trailing packets,
+/// whatever its round trip says: a satellite path's 600 ms twice and the
+/// least timeout; a later packet still keeps its stream (the tombstone).
+const TRAILING_CAP_NS: i64 = 1_500_000_000;
+
 const MAX_PENDING_SEGMENTS: usize = 64;
 const MAX_PENDING_BYTES: usize = 512 * 1024;
 
@@ -491,6 +502,29 @@ impl Connection {
         self.closed_at_ns.is_some()
     }
 
+    /// How long after it is done a packet of this connection may still
+    /// come: what the peer had in flight when the last packet left, and
+    /// the RSTs answering our own last data, come within a round trip
+    /// (two, to allow the capture's place and the path's jitter); a peer
+    /// whose last data or FIN the RST cut off sends it again after its
+    /// retransmission timeout, at least Linux's 200 ms. (Seen on phones'
+    /// captures: the server's RST one round trip after the client's, 57 to
+    /// 290 ms later.) Bounded by `TRAILING_CAP_NS`.
+    pub fn trailing_ns(&self) -> i64 {
+        if self.syn_refused {
+            // Windows sends a refused SYN again after 0.5 s, twice.
+            return REFUSED_RETRY_NS;
+        }
+        let rtt = self
+            .initial_rtt_ns
+            .or(self.rtt.best_ns())
+            .unwrap_or(0)
+            .max(0);
+        rtt.saturating_mul(2)
+            .saturating_add(MIN_RTO_NS)
+            .min(TRAILING_CAP_NS)
+    }
+
     /// True when nothing more is due on the connection: a RST was sent, or
     /// both FINs were sent and each was acknowledged. A FIN still
     /// unacknowledged will be sent again, and a peer waiting for that ACK
@@ -642,6 +676,11 @@ impl Connection {
                     // first SYN got its answer, nothing was lost.
                     self.syn_retries_after_rst += 1;
                     self.syn_refused = false;
+                    // The refusal is behind it: the connection is open
+                    // again (not done, not closed) until this SYN's own
+                    // answer.
+                    self.half[Direction::ServerToClient.index()].stats.rst_frame = None;
+                    self.closed_at_ns = None;
                 }
                 self.syn_count += 1;
                 self.first_syn.get_or_insert(at);

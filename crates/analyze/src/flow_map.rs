@@ -7,7 +7,7 @@ use rttdoc_wire::Segment;
 use rustc_hash::FxHashMap;
 
 /// The two endpoints, lower one first, so both directions find one entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct FlowKey {
     pub(crate) lo: (IpAddr, u16),
     pub(crate) hi: (IpAddr, u16),

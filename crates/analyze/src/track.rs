@@ -26,7 +26,8 @@
 //!   past that, the longest-idle ones are finished early (a SYN flood, a
 //!   scan), counted in `CaptureStats::evicted_flows`, and leave tombstones.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use rttdoc_capture::{Capture, Frame};
 use rttdoc_wire::defrag::Defragmenter;
@@ -104,10 +105,13 @@ impl Default for AnalyzeOptions {
     }
 }
 
-/// Default of [`AnalyzeOptions::linger_ms`]: what follows a finished
-/// exchange of FINs or a RST comes within a round trip or two (a RST for
-/// data still arriving, a duplicate of the last ACK); a later packet keeps
-/// its stream through the tombstone.
+/// Default of [`AnalyzeOptions::linger_ms`], the least a finished
+/// connection is held: on a path of a round trip near zero (a loopback, a
+/// data centre), what follows a finished exchange of FINs or a RST (a RST
+/// for data still arriving, a duplicate of the last ACK) comes within it.
+/// A connection on a longer path is held longer
+/// (`Connection::trailing_ns`); a later packet keeps its stream through
+/// the tombstone.
 pub const DONE_LINGER_MS: u64 = 50;
 
 /// 2100-01-01 in nanoseconds since the epoch. A pcapng timestamp (64 bits
@@ -169,7 +173,7 @@ pub struct Tracker<'s> {
     embryos: LoneSyns,
     /// Connections with nothing more due, in the order they got there, with
     /// the progress clock then: finished once quiet for the linger.
-    closing: VecDeque<(FlowKey, i64)>,
+    closing: Closing,
     /// Room reused by every choice of what to evict (one entry per flow).
     ages: Vec<(i64, u64)>,
     next_stream: u64,
@@ -206,7 +210,7 @@ impl<'s> Tracker<'s> {
             twins: Twins::default(),
             calls: Calls::default(),
             embryos: LoneSyns::default(),
-            closing: Default::default(),
+            closing: Closing::new(options.linger_ms),
             ages: Vec::new(),
             next_stream: 0,
             options,
@@ -491,25 +495,25 @@ impl<'s> Tracker<'s> {
         true
     }
 
-    /// Finishes the connections at the front of the closing queue that
-    /// have been quiet for the linger; one that heard more since is looked
-    /// at again a linger after its last packet.
+    /// Finishes the closing connections whose linger has passed since
+    /// their last packet; one that heard more since is looked at again a
+    /// linger after that packet, one that is no longer done (a refused
+    /// SYN sent again) leaves the queue until it is done again.
     fn finish_closed(&mut self, now_ns: i64) {
-        let linger = self.options.linger_ms as i64 * 1_000_000;
-        while let Some(&(key, since)) = self.closing.front() {
-            if now_ns - since <= linger {
-                break;
-            }
-            self.closing.pop_front();
+        while let Some((key, stream)) = self.closing.due(now_ns) {
             let Some(c) = self.table.get_mut(&key) else {
                 continue;
             };
-            if !c.closing_queued {
+            if c.stream != stream || !c.closing_queued {
                 continue;
             }
-            if now_ns - c.last_progress_ns <= linger {
+            if !c.is_done() {
+                c.closing_queued = false;
+                continue;
+            }
+            if now_ns - c.last_progress_ns <= self.closing.linger_ns(c) {
                 let again = c.last_progress_ns;
-                self.closing.push_back((key, again));
+                self.closing.queue(c, key, again);
                 continue;
             }
             let c = self.table.remove(&key).expect("present");
@@ -575,7 +579,7 @@ impl<'s> Tracker<'s> {
                     linger.max(LONG_LINGER_NS)
                 } else {
                     // (normally finished by the closing queue first)
-                    linger
+                    self.closing.linger_ns(c)
                 };
                 (c.is_closed() && quiet > linger) || quiet > idle
             })
@@ -790,7 +794,7 @@ fn track_in(
     key: FlowKey,
     progress_ns: i64,
     stats: &mut CaptureStats,
-    closing: &mut VecDeque<(FlowKey, i64)>,
+    closing: &mut Closing,
     paths: &mut PathSamples,
     twins: &mut Twins,
     calls: &mut Calls,
@@ -826,7 +830,7 @@ fn track_in(
     conn.last_progress_ns = progress_ns;
     if !conn.closing_queued && conn.is_done() {
         conn.closing_queued = true;
-        closing.push_back((key, progress_ns));
+        closing.queue(conn, key, progress_ns);
     }
     same
 }
@@ -1050,6 +1054,45 @@ pub fn track_capture(
     stats.frames = capture.frames();
     stats.error = error;
     stats
+}
+
+/// The connections with nothing more due, each finished once quiet for
+/// its own linger (`Connection::trailing_ns`, at least the options'
+/// `linger_ms`): a heap by the time each may be finished, so one on a
+/// long path holds none of the short ones closed after it.
+struct Closing {
+    floor_ns: i64,
+    due: BinaryHeap<Reverse<(i64, u64, FlowKey)>>,
+}
+
+impl Closing {
+    fn new(linger_ms: u64) -> Closing {
+        Closing {
+            floor_ns: (linger_ms as i64).saturating_mul(1_000_000),
+            due: BinaryHeap::new(),
+        }
+    }
+
+    fn linger_ns(&self, c: &Connection) -> i64 {
+        self.floor_ns.max(c.trailing_ns())
+    }
+
+    /// Queues `c`, quiet since `since_ns`.
+    fn queue(&mut self, c: &Connection, key: FlowKey, since_ns: i64) {
+        let at = since_ns.saturating_add(self.linger_ns(c));
+        self.due.push(Reverse((at, c.stream, key)));
+    }
+
+    /// The next connection whose time has come by `now_ns`.
+    fn due(&mut self, now_ns: i64) -> Option<(FlowKey, u64)> {
+        match self.due.peek() {
+            Some(Reverse((at, ..))) if *at < now_ns => {
+                let Reverse((_, stream, key)) = self.due.pop().expect("peeked");
+                Some((key, stream))
+            }
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -572,6 +572,66 @@ fn syns_resent_after_an_rst_are_a_refused_connection_not_loss() {
 }
 
 #[test]
+fn a_refused_syn_sent_again_and_accepted_is_one_connection_on_its_stream() {
+    // Windows tries a refused SYN again 0.5 s later (the same ISN: the
+    // same stream in tshark); this time the server listens.
+    let rst = seg(false, 0, 101, TcpFlags::RST.bits() | ACK, b"");
+    let mut s = vec![(0, seg(true, 100, 0, SYN, b"")), (1, rst)];
+    s.extend(handshake(500, 100, 900));
+    s.push((
+        600,
+        seg(true, 101, 901, PSH | ACK, b"GET / HTTP/1.1\r\n\r\n"),
+    ));
+    s.push((
+        630,
+        seg(false, 901, 119, PSH | ACK, b"HTTP/1.1 204 x\r\n\r\n"),
+    ));
+    s.push((700, seg(true, 119, 918, FIN | ACK, b"")));
+    s.push((730, seg(false, 918, 120, FIN | ACK, b"")));
+    s.push((760, seg(true, 120, 919, ACK, b"")));
+    let (r, _) = run_swept(&s, AnalyzeOptions::default());
+    assert_eq!(r.reports.len(), 1, "one stream, as tshark numbers it");
+    assert_eq!(r.stats.late_packets, 0, "the retry is analysed");
+    let c = &r.reports[0];
+    assert_eq!((c.first_frame, c.last_frame), (1, s.len() as u64));
+    assert_eq!(c.ending, Ending::Fin);
+    assert_eq!(c.exchanges, 1);
+}
+
+#[test]
+fn a_refused_syn_not_sent_again_is_finished_within_a_second() {
+    let rst = seg(false, 0, 101, TcpFlags::RST.bits() | ACK, b"");
+    let mut later = seg(true, 1, 0, SYN, b"");
+    later.src_port = 6000;
+    let s = vec![(0, seg(true, 100, 0, SYN, b"")), (1, rst), (1_500, later)];
+    let (r, most_open) = run_swept(&s, AnalyzeOptions::default());
+    assert_eq!(r.reports[0].ending, Ending::Refused);
+    assert_eq!(most_open, 1, "the refused one was finished before 1.5 s");
+}
+
+#[test]
+fn a_peers_rst_one_round_trip_after_the_close_is_on_the_report() {
+    // A 170 ms path, seen at the client: the client sends its last data
+    // and resets; the server, closed by then, answers that data with a
+    // RST of its own, a round trip later.
+    let mut s = vec![
+        (0, seg(true, 100, 0, SYN, b"")),
+        (170, seg(false, 900, 101, SYN | ACK, b"")),
+        (171, seg(true, 101, 901, ACK, b"")),
+        (200, seg(true, 101, 901, PSH | ACK, b"bye")),
+        (201, seg(true, 104, 901, TcpFlags::RST.bits() | ACK, b"")),
+    ];
+    s.push((372, seg(false, 901, 0, TcpFlags::RST.bits(), b"")));
+    let mut other = seg(true, 1, 0, SYN, b"");
+    other.src_port = 6000;
+    s.push((5_000, other));
+    let (r, _) = run_swept(&s, AnalyzeOptions::default());
+    assert_eq!(r.reports.len(), 2);
+    assert_eq!(r.stats.late_packets, 0);
+    assert_eq!(r.reports[0].last_frame, 6, "the server's RST is the last");
+}
+
+#[test]
 fn bytes_acked_but_never_captured_are_a_capture_drop_not_loss() {
     let mut s = handshake(0, 100, 900);
     s.push((100, seg(false, 901, 101, ACK, b"0123456789")));
