@@ -9,7 +9,17 @@
 //! silence before each retransmission is its cost; a silence of at least
 //! max(200 ms, 1.5 RTT) (Linux's minimum RTO is 200 ms) is an `rto_stall`:
 //! the sender waited for its retransmission timer, typically because too
-//! few packets followed the loss to trigger fast retransmit (a tail loss).
+//! few packets followed the loss to trigger fast retransmit (a tail loss),
+//! unless the re-send left the moment a receiver's ACK arrived (the timer
+//! restarts on every ACK of new data and ignores duplicates: loss
+//! recovery sending the next hole, RFC 6582's partial ACK, released by
+//! that ACK after its slow round trip) or was spurious (below).
+//! Spurious re-sends, neither cited nor counted as waits: bytes the
+//! receiver acknowledged in a packet captured before the re-send,
+//! reported twice with a D-SACK after it, or first acknowledged sooner
+//! after the re-send than half the fastest round trip the sender's data
+//! showed (less the clock shift's error) on the sender's clock: that ACK
+//! was the original's.
 //! Not retransmissions (the tracker tells them apart, see connection.rs):
 //! keep-alive and zero-window probes (sent on purpose at the edge of what
 //! the peer acknowledged), a second copy of a packet in the capture, SYNs
@@ -92,9 +102,12 @@ fn loss_shown(f: &Facts<'_>, r: &SegmentRecord, receiver_pure_acks: bool) -> boo
 /// the timer fired), or reported them as received twice with a D-SACK
 /// after it. Nothing was lost and nobody waited: a delayed ACK racing the
 /// sender's RTO, or a tail-loss probe.
-pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
+pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord, round_trip_ns: Option<i64>) -> bool {
     // Captured on the receiving host, a captured original was received.
     if f.captured_at(r.dir.reverse()) && r.len > 0 && original(f.timeline, r).is_some() {
+        return true;
+    }
+    if acked_too_soon(f, r, round_trip_ns) {
         return true;
     }
     f.timeline.iter().any(|p| {
@@ -104,6 +117,99 @@ pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
                     && p.dsack
                         .is_some_and(|(l, h)| seq::le(l, r.seq) && seq::le(r.end, h))))
     })
+}
+
+/// The receiver's first acknowledgment of the re-send `r`'s bytes came
+/// back to the sender sooner than a round trip could bring the re-send's
+/// own (under half of `round_trip_ns`, less the clock shift's error): it
+/// acknowledged the original, which was not lost; the timer fired while
+/// the ACK was on its way (a slow receiver or a queue). Half, because a
+/// path's round trip varies within a connection (a phone's: a re-send's
+/// ACK seen back in 0.63 of the handshake's round trip, the re-send
+/// needed: every earlier copy was lost); without TCP timestamps in the
+/// records (RFC 3522's test) only a return that fast proves the original
+/// arrived.
+fn acked_too_soon(f: &Facts<'_>, r: &SegmentRecord, round_trip_ns: Option<i64>) -> bool {
+    let Some(rtt) = round_trip_ns.filter(|&rtt| rtt > 0) else {
+        return false;
+    };
+    let sent = f.on_clock_of(r.dir, r);
+    let after = f.timeline.partition_point(|p| p.frame <= r.frame);
+    let Some(ack) = f.timeline[after..]
+        .iter()
+        .find(|p| p.dir != r.dir && p.ack_set && seq::le(r.end, p.ack))
+    else {
+        return false;
+    };
+    let back = f.on_clock_of(r.dir, ack) - sent;
+    back < rtt / 2 - f.shift_error_ns(r.dir)
+}
+
+/// The shortest round trip `sender`'s data showed: the connection's RTT,
+/// or less, the fastest time from a segment sent once to the receiver's
+/// first ACK covering it, on the sender's clock (Karn's rule: bytes sent
+/// twice time nothing). Either can only overstate the path's round trip
+/// (a slow SYN-ACK, a delayed ACK), so the smaller is the closer.
+pub(super) fn fastest_round_trip(f: &Facts<'_>, sender: Direction) -> Option<i64> {
+    /// Re-sent ranges looked at most; a connection with more keeps its RTT.
+    const MAX_RESENT: usize = 64;
+    let resent: Vec<(u32, u32)> = f
+        .timeline
+        .iter()
+        .filter(|r| r.dir == sender && r.retransmission && r.len > 0)
+        .take(MAX_RESENT + 1)
+        .map(|r| (r.seq, r.end))
+        .collect();
+    if resent.len() > MAX_RESENT {
+        return f.rtt_ns;
+    }
+    let sent_twice = |a: u32, b: u32| resent.iter().any(|&(l, h)| seq::lt(a, h) && seq::lt(l, b));
+    let mut pending = std::collections::VecDeque::new();
+    let mut best = f.rtt_ns;
+    for p in f.timeline {
+        if p.dir == sender {
+            if p.len > 0 && p.new_data && !p.retransmission {
+                pending.push_back((p.seq, p.end, f.on_clock_of(sender, p)));
+            }
+        } else if p.ack_set {
+            let at = f.on_clock_of(sender, p);
+            let mut newest = None;
+            while let Some(&(a, b, t)) = pending.front() {
+                if !seq::le(b, p.ack) {
+                    break;
+                }
+                pending.pop_front();
+                if !sent_twice(a, b) {
+                    newest = Some(t);
+                }
+            }
+            if let Some(t) = newest.filter(|&t| at > t) {
+                best = Some(best.map_or(at - t, |b| b.min(at - t)));
+            }
+        }
+    }
+    best
+}
+
+/// The receiver's ACK that released the re-send `r` (at `t` on the
+/// sender's clock): the last one captured between the sender's previous
+/// segment `prev` and `r` that `r` left right after. A retransmission
+/// timer is reset by every ACK of new data and ignores duplicate ones, so
+/// a re-send that left the moment an ACK arrived was that ACK's doing
+/// (loss recovery taking the next hole: RFC 6582's partial ACK, RFC
+/// 6675's SACK), not a timeout's, however long its silence was.
+fn releasing_ack<'a>(
+    f: &'a Facts<'_>,
+    prev: &SegmentRecord,
+    r: &SegmentRecord,
+    t: i64,
+) -> Option<&'a SegmentRecord> {
+    let a = f
+        .between(prev.frame + 1, r.frame)
+        .iter()
+        .rev()
+        .find(|a| a.dir != r.dir && a.ack_set && a.len == 0)?;
+    (f.released_by(r.dir, t, f.on_clock_of(r.dir, a)) && f.can_release(a, r)).then_some(a)
 }
 
 /// The receiver's duplicate ACK (or SACK) that released the fast
@@ -171,12 +277,20 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut stalls = Vec::new();
         let mut waits = Vec::new();
         let mut unconfirmed = 0u32;
+        let round_trip = std::cell::OnceCell::new();
         for w in data.windows(2) {
             let ((tp, p), (t, r)) = (w[0], w[1]);
             // A FIN re-sent after the data was delivered delays no one
             // (the application has finished), and the peer that does not
             // answer it may simply be gone: not evidence of loss.
-            if !r.retransmission || r.len == 0 || spurious(f, r) {
+            if !r.retransmission
+                || r.len == 0
+                || spurious(
+                    f,
+                    r,
+                    *round_trip.get_or_init(|| fastest_round_trip(f, sender)),
+                )
+            {
                 continue;
             }
             let first = original(f.timeline, r);
@@ -216,7 +330,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if silence > RTO_MAX_NS {
                 // A clock jump or a collage of captures is not a timer.
             } else if silence >= rto_floor {
-                stalls.push(wait);
+                match releasing_ack(f, p, r, t) {
+                    // Recovery clocked by the receiver's ACKs: the wait
+                    // was for that ACK, not for a timer.
+                    Some(a) => waits.push(Wait {
+                        release_frame: Some(a.frame),
+                        ..wait
+                    }),
+                    None => stalls.push(wait),
+                }
             } else if silence >= rtt / 2 {
                 waits.push(Wait {
                     release_frame: duplicate_ack(f, p, r, t).map(|a| a.frame),

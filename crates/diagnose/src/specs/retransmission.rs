@@ -11,8 +11,11 @@
 //! > retransmission (`frame.number in {...}`).
 //!
 //! From the code's own comments: a re-send of bytes the receiver had
-//! already acknowledged (captured before the re-send) or reported twice
-//! with a D-SACK is spurious.
+//! already acknowledged (captured before the re-send), reported twice
+//! with a D-SACK, or acknowledged sooner after the re-send than a round
+//! trip could bring the re-send's own ACK, is spurious; a re-send that
+//! left the moment a receiver's ACK arrived was that ACK's (loss
+//! recovery), not a timer's, however long the silence before it.
 //!
 //! > Loss shown: [...] The capture shows loss only with the receiver's
 //! > acknowledgments in it: pure ACKs of the receiver in the connection
@@ -141,9 +144,60 @@ fn a_resend_of_bytes_already_acknowledged_in_the_capture_is_spurious() {
     assert_eq!(o.report.client_to_server.retransmissions, 1);
     o.has_no(Retransmission);
     o.has_no(RtoStall);
-    // At the client the re-send left before the ACK came: as far as the
-    // capture can tell, a timeout.
-    late_ack(Path::at_client(RTT)).the(RtoStall);
+    // At the client the re-send left 15 ms before the ACK came, sooner
+    // than the re-send's own ACK could come back (40 ms; half of it is
+    // what a round trip's variation allows): the ACK was the original's,
+    // which was not lost.
+    let o = late_ack(Path::at_client(RTT));
+    o.has_no(Retransmission);
+    o.has_no(RtoStall);
+}
+
+#[test]
+fn a_resend_acknowledged_a_round_trip_after_it_may_have_been_needed() {
+    // The same late ACK, but arriving 25 ms after the re-send, over half
+    // a round trip (the server's ACK 225 ms late): it may be the
+    // re-send's on a path grown faster; a timeout as far as the capture
+    // can tell.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.ack(S, w.arrival(req) + 225.0);
+    let again = w.resend(100.0 + RTO, req);
+    let o = w.run();
+    assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
+}
+
+#[test]
+fn a_resend_that_left_as_an_ack_arrived_was_recovery_not_a_timer() {
+    // Three segments; the first two lost past the capture point. The
+    // timer re-sends the first; the server's ACK of it comes back 300 ms
+    // late (a slow receiver), and the second hole leaves the moment it
+    // arrives (RFC 6582's partial ACK): that silence was the ACK's round
+    // trip, not a second timeout.
+    for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let segs = w.burst(C, 100.0, 3, 0.01);
+        w.lose(segs[0]);
+        w.lose(segs[1]);
+        // The third segment's arrival draws a duplicate ACK.
+        w.ack(S, w.arrival(segs[2]));
+        let first = w.resend(100.0 + RTO, segs[0]);
+        let partial = w.ack_upto(S, w.arrival(first) + 300.0, w.span(segs[0]).1);
+        let second = w.resend(w.arrival(partial) + 0.05, segs[1]);
+        w.ack(S, w.arrival(second));
+        let o = w.run();
+        let stall = o.the(RtoStall);
+        assert_eq!(stall.frames, o.frames(&[first]), "only the timer's");
+        let r = o.the(Retransmission);
+        let released = r
+            .waits
+            .iter()
+            .find(|x| x.to_frame == o.frame(second))
+            .expect("the second re-send's silence is a wait");
+        assert_eq!(released.release_frame, Some(o.frame(partial)));
+    }
 }
 
 #[test]
