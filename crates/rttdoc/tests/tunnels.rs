@@ -183,39 +183,6 @@ fn public_tunnel_and_link_layer_captures_agree_with_tshark() {
     }
 }
 
-#[test]
-fn other_projects_tunnels_and_link_layers_agree_with_tshark() {
-    if !require(
-        "other_projects_tunnels_and_link_layers_agree_with_tshark",
-        &["tshark"],
-        false,
-    ) {
-        return;
-    }
-    // tests/data/tunnels/other-projects/README.md says where each is from.
-    for (file, min) in [
-        // PPPoE, and L2TPv2 (UDP 1701) carrying PPP with IPv6 inside it:
-        // one connection over each, and one more on the bare link.
-        ("dpkt-nb6-http.pcap", 3),
-        // 802.1Q frames, some inside a Cisco FabricPath header.
-        ("ndpi-ajp.pcap", 2),
-        // Cisco HDLC frames under the PPP link type.
-        ("ndpi-BGP_Cisco_hdlc_slarp.pcap", 1),
-    ] {
-        let capture = committed("other-projects").join(file);
-        agrees(&capture, min);
-        let doc = run_rttdoc_json(&capture);
-        // Every frame in which tshark finds TCP is a segment here.
-        let tcp_frames = tshark_fields(&capture, &[], "tcp", &["frame.number"]).len();
-        assert_eq!(
-            doc["capture"]["tcp_segments"].as_u64(),
-            Some(tcp_frames as u64),
-            "{file}: {}",
-            doc["capture"]
-        );
-    }
-}
-
 /// An outer IPv4 header (192.0.2.1 -> 192.0.2.2) around `payload`.
 fn outer_ipv4(protocol: u8, payload: &[u8]) -> Vec<u8> {
     let total = 20 + payload.len();
