@@ -9,10 +9,18 @@
 //! initial window is 10, older stacks 2-4) while an earlier response on
 //! the connection went out in bursts at least half again as large and
 //! two segments larger, and the response needs more than that first
-//! burst. Every silence inside the response must be ACK-clocked: no
+//! burst. The first burst must have ended for want of window, not of
+//! data: its last segment full-sized (the connection's largest; a
+//! response's head may go out alone before it, a packet of the window
+//! like any other), and
+//! the burst after it no more than slow start can grow a window in one
+//! round trip (twice the first, plus 2 for ACKs counted in bytes): a short
+//! segment or a larger second burst is a server that had no more written
+//! yet. Every silence inside the response must be ACK-clocked: no
 //! longer than 2 RTT (slow start waits one round trip for ACKs; a longer
 //! silence is the application pacing its output, and then slow start is
-//! not what paced it) and ended by an ACK from the client.
+//! not what paced it) and ended by an ACK from the client, the segment
+//! after it leaving the moment that ACK reached the server.
 //! Cost: those silences (the round trips slow start took again), each a
 //! wait from the segment before it to the one after, released by the ACK.
 //! Fix: `sysctl net.ipv4.tcp_slow_start_after_idle=0` on the server (BBR
@@ -30,6 +38,10 @@ const MAX_RESTART_BURST: usize = 12;
 #[derive(Default)]
 struct Shape<'a> {
     first_burst: usize,
+    /// The first burst's last segment full-sized.
+    first_burst_full: bool,
+    /// The burst after the first silence.
+    second_burst: Option<usize>,
     largest_burst: usize,
     segments: usize,
     /// Silences of RTT/2 or more: (segment before, segment after, ns).
@@ -47,6 +59,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .filter(|r| r.dir == sender && r.len > 0 && r.new_data)
         .map(|r| (f.on_clock_of(sender, r), r))
         .collect();
+    // A full-sized segment: the largest the server sent.
+    let full = data.iter().map(|(_, r)| r.len).max().unwrap_or(0);
     let shapes: Vec<Shape<'_>> = f
         .exchanges
         .iter()
@@ -67,6 +81,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             for w in segs.windows(2) {
                 let gap = w[1].0 - w[0].0;
                 if gap >= rtt / 2 {
+                    if first_burst.is_some() && shape.second_burst.is_none() {
+                        shape.second_burst = Some(run);
+                    }
                     first_burst.get_or_insert(run);
                     shape.largest_burst = shape.largest_burst.max(run);
                     run = 1;
@@ -75,8 +92,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                     run += 1;
                 }
             }
+            if first_burst.is_some() && shape.second_burst.is_none() {
+                shape.second_burst = Some(run);
+            }
             shape.largest_burst = shape.largest_burst.max(run);
             shape.first_burst = first_burst.unwrap_or(segs.len());
+            shape.first_burst_full = segs
+                .get(shape.first_burst.saturating_sub(1))
+                .is_some_and(|(_, r)| r.len >= full);
             shape
         })
         .collect();
@@ -100,7 +123,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // earlier response had the window clearly wider open.
         let restarted = (2..=MAX_RESTART_BURST).contains(&burst)
             && shape.segments > burst
-            && earlier_max >= (burst * 3 / 2).max(burst + 2);
+            && earlier_max >= (burst * 3 / 2).max(burst + 2)
+            // Held by the window, not waiting for the application's data.
+            && shape.first_burst_full
+            && shape.second_burst.is_some_and(|n| n <= 2 * burst + 2);
         if !restarted || shape.silences.is_empty() {
             continue;
         }
@@ -119,7 +145,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                             .flags
                             .intersects(TcpFlags::FIN | TcpFlags::SYN | TcpFlags::RST)
                 });
-            let Some(release) = release.filter(|a| f.can_release(a, after)) else {
+            let Some(release) = release.filter(|a| {
+                f.can_release(a, after)
+                    && f.released_by(
+                        sender,
+                        f.on_clock_of(sender, after),
+                        f.on_clock_of(sender, a),
+                    )
+            }) else {
                 break;
             };
             if *gap > ack_clock {

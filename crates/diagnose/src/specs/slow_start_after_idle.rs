@@ -121,3 +121,39 @@ fn a_pause_longer_than_two_round_trips_is_the_application_not_slow_start() {
     let (w, ..) = keep_alive(Path::at_client(RTT), &[10, 20], 1000.0, &[10, 20], 50.0);
     w.run().has_no(SlowStartAfterIdle);
 }
+
+#[test]
+fn a_second_burst_beyond_what_slow_start_grows_was_not_held_by_the_window() {
+    // After 4 segments the next round trip brings 20: slow start grows a
+    // window of 4 to 8 (10 with ACKs counted in bytes), so the 4 were all
+    // the server had written then, not a restart window.
+    let (w, ..) = keep_alive(Path::at_client(RTT), &[10, 30], 1000.0, &[4, 20], KERNEL);
+    w.run().has_no(SlowStartAfterIdle);
+}
+
+#[test]
+fn a_first_burst_ending_in_a_short_segment_was_all_the_server_had() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let a = response(&mut w, 100.0, &[10, 20], KERNEL);
+    let request = w.send(
+        C,
+        w.arrival(*a.segs.last().unwrap()) + 1000.0,
+        b"GET /page HTTP/1.1\r\n\r\n",
+    );
+    let mut first = w.burst(S, w.arrival(request), 3, 0.01);
+    let tail = w.send(S, w.sent(*first.last().unwrap()) + 0.01, bytes(300));
+    first.push(tail);
+    let ack = w.ack(C, w.arrival(tail));
+    w.burst(S, w.arrival(ack) + KERNEL, 8, 0.01);
+    w.run().has_no(SlowStartAfterIdle);
+}
+
+#[test]
+fn a_pause_ended_well_after_the_ack_reached_the_server_was_not_its_release() {
+    // The server went on 15 ms after each ACK arrived (within two round
+    // trips, but no ACK-clocked sender waits that long): its application
+    // wrote the rest then.
+    let (w, ..) = keep_alive(Path::at_client(RTT), &[10, 20], 1000.0, &[10, 20], 15.0);
+    w.run().has_no(SlowStartAfterIdle);
+}
