@@ -3,7 +3,9 @@
 //!
 //! Signature: ServerHello random = SHA-256("HelloRetryRequest"); the client
 //! sends a second ClientHello with a key share for the group the server
-//! named. Cost: one extra round trip (counted in the handshake's ideal).
+//! named. Cost: one extra round trip (counted in the handshake's ideal),
+//! paid only when that second ClientHello was sent: a client that closed
+//! instead (a FIN, a RST) paid nothing, and nothing is claimed.
 //! Fix: let the server accept the group clients send a share for first
 //! (nginx `ssl_ecdh_curve X25519:prime256v1:secp384r1;`), or have clients
 //! offer a share for the server's preferred group.
@@ -14,6 +16,18 @@ use crate::model::{Detail, Finding, FindingKind, Phase, TlsMessage};
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
     if !tls.hello_retry_request {
+        return;
+    }
+    let retry = tls
+        .messages
+        .iter()
+        .find(|m| m.message == TlsMessage::HelloRetryRequest);
+    let again = retry.is_some_and(|r| {
+        tls.messages
+            .iter()
+            .any(|m| m.message == TlsMessage::ClientHello && m.frame > r.frame)
+    });
+    if !again {
         return;
     }
     let mut frames: Vec<u64> = tls

@@ -3,7 +3,7 @@
 //! > Signature: ServerHello random = SHA-256("HelloRetryRequest"); the
 //! > client sends a second ClientHello with a key share for the group the
 //! > server named. Cost: one extra round trip (counted in the handshake's
-//! > ideal).
+//! > ideal), paid only when that second ClientHello was sent [...].
 
 use super::tls::*;
 use super::*;
@@ -66,4 +66,23 @@ fn a_server_hello_with_any_other_random_is_not_a_retry() {
             .0
             .has_no(HelloRetryRequest);
     }
+}
+
+#[test]
+fn a_retry_the_client_closed_on_instead_of_answering_cost_nothing() {
+    // The client had already given up (its FIN left before the retry
+    // arrived) and resets: no second ClientHello, no round trip paid.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
+    w.fin(C, 60.0);
+    let hrr = w.send(
+        S,
+        w.arrival(ch) + 0.5,
+        leak(handshake_record(&[server_hello(
+            true, HRR_RANDOM, SECP256R1, false,
+        )])),
+    );
+    w.rst(C, w.arrival(hrr) + 0.1);
+    w.run().has_no(HelloRetryRequest);
 }
