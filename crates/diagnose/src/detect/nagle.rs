@@ -58,7 +58,11 @@
 //! otherwise `write_write_read` when K continues a plain-text response
 //! whose first part went out at once (a second write waiting for the ACK
 //! of the first), else `nagle_hold` (e.g. the end of a TLS server flight).
-//! Cost: the silence before K, summed per connection and kind.
+//! Cost: the silence before K, summed per connection and kind; when K
+//! begins the answer to the peer's turn (a client's next request after an
+//! answer, a server's answer to a request) and acknowledges it, K was
+//! written no earlier than that turn arrived: the silence runs from there
+//! if it came after the sender's previous segment.
 //! Fix: TCP_NODELAY on the sender (nginx `tcp_nodelay on;`), or one write
 //! per message (writev, a single buffer).
 
@@ -74,7 +78,8 @@ use rttdoc_analyze::{SegmentRecord, Stamp};
 const DELAYED_ACK_NS: i64 = 25_000_000;
 
 struct Hold<'a> {
-    /// The sender's previous data segment: the silence runs from it.
+    /// Where the silence runs from: the sender's previous data segment,
+    /// or the peer's turn `held` answers when that came later.
     prev: &'a SegmentRecord,
     held: &'a SegmentRecord,
     /// When `held` left, on the sender's clock.
@@ -233,6 +238,13 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         });
         let candidate = release.or(if continues_record { parked } else { None });
         if let (Some((tp, p, in_flight)), Some((ta, a, small, bytes))) = (prev, candidate) {
+            // A segment that begins an answer to the peer's turn was
+            // written no earlier than that turn arrived: the hold runs
+            // from there when it came after the previous segment.
+            let (from, tp) = match answered_turn(f, r) {
+                Some((d, td)) if td > tp && !continues_record => (d, td),
+                _ => (p, tp),
+            };
             let silence = t - tp;
             let waited = silence >= shortest_hold(rtt);
             // The clock shift is only as good as the handshake's estimate of the
@@ -279,7 +291,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 let arrived = covered;
                 let ack_delay = f.on_clock_of(receiver, a) - arrived;
                 holds.push(Hold {
-                    prev: p,
+                    prev: from,
                     held: r,
                     held_ns: t,
                     ack: a,
@@ -301,6 +313,36 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         holds.retain(|h| h.held.frame < from);
     }
     holds
+}
+
+/// The peer's turn that `r` begins the answer to, and when it reached
+/// `r`'s sender (on its clock), if `r` acknowledges it: for a client, the last segment of the
+/// answer before the request `r` begins (the next question is asked once
+/// the last answer is in); for a server, the last segment of the request
+/// whose answer `r` begins. (Nagle holds what was written; what answers
+/// a turn was written when that turn came, not before: a Skype client's
+/// reply to a server message, an IRC client's JOIN after the MOTD's end.)
+fn answered_turn<'a>(f: &'a Facts<'_>, r: &SegmentRecord) -> Option<(&'a SegmentRecord, i64)> {
+    let i = match r.dir {
+        Direction::ClientToServer => f
+            .exchanges
+            .iter()
+            .position(|x| x.request_first.frame == r.frame)?,
+        Direction::ServerToClient => f
+            .exchanges
+            .iter()
+            .position(|x| x.response_first.is_some_and(|s| s.frame == r.frame))?,
+    };
+    let turn = match r.dir {
+        Direction::ClientToServer => f.exchanges[..i].last()?.response_last?,
+        Direction::ServerToClient => f.exchanges[i].request_last,
+    };
+    // Only a turn `r` acknowledges had reached its sender when it left
+    // (its ACK field is filled in then).
+    let d = f
+        .record(turn.frame)
+        .filter(|d| d.dir != r.dir && d.frame < r.frame && r.ack_set && seq::le(d.end, r.ack))?;
+    Some((d, f.on_clock_of(r.dir, d)))
 }
 
 /// Whether `r` began a tick of the server's own timer, which runs apart

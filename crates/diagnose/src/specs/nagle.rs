@@ -806,3 +806,26 @@ fn a_segment_written_when_a_sibling_connection_closed_was_not_released_by_the_ac
     let f = held.the(WriteWriteRead);
     assert_eq!(f.waits[0].to_frame, held.frame(complete));
 }
+
+#[test]
+fn a_request_held_behind_the_previous_small_segment_waits_from_the_answer_before_it() {
+    // The client asks Q1 (acknowledged at once), then writes a small
+    // notice P; the answer R1, sent before P reached the server, comes,
+    // and the client writes its next question K; Nagle holds K until the
+    // server's delayed ACK of P. K was not written before R1 came (the
+    // next question follows the answer): the hold began there, not at P.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let q1 = w.send(C, 40.1, b"GET /one HTTP/1.1\r\n\r\n");
+    let q1_ack = w.ack(S, w.arrival(q1));
+    let p = w.send(C, w.arrival(q1_ack) + 5.0, b"X");
+    let r1 = w.send(S, w.arrival(p) - 5.0, b"HTTP/1.1 204 No Content\r\n\r\n");
+    let ack = w.ack(S, w.arrival(p) + 40.0);
+    let k = w.send(C, w.arrival(ack) + KERNEL, b"GET /two HTTP/1.1\r\n\r\n");
+    // Captured at the client: R1's arrival there, K's departure.
+    let held = w.sent(k) - w.arrival(r1);
+    let o = w.run();
+    let f = o.the(NagleDelayedAck);
+    assert_waits(&f.waits, &[o.wait(r1, k, Some(ack), held)], EXACT);
+    assert_ms(f.cost_ms, held, EXACT, "from the answer K follows");
+}
