@@ -31,7 +31,7 @@ use std::collections::BinaryHeap;
 
 use rttdoc_capture::{Capture, Frame};
 use rttdoc_wire::defrag::Defragmenter;
-use rttdoc_wire::{decode, Decoded, Segment, Skip};
+use rttdoc_wire::{decode, Decoded, QuotedTcp, Segment, Skip};
 use rustc_hash::FxHashMap;
 
 use crate::connection::{Connection, Stamp, REPLAY_NS};
@@ -303,11 +303,63 @@ impl<'s> Tracker<'s> {
                     self.decoded(at, datagram.decode());
                 }
             }
+            Decoded::Quoted(q) => {
+                self.stats.non_tcp += 1;
+                self.quoted(at, &q);
+            }
             Decoded::Skipped(Skip::NotIp) => self.stats.non_ip += 1,
             Decoded::Skipped(Skip::NotTcp) => self.stats.non_tcp += 1,
             Decoded::Skipped(Skip::Fragment) => self.stats.ip_fragments += 1,
             Decoded::Damaged(_) => self.stats.damaged += 1,
         }
+    }
+
+    /// A TCP header an ICMP error quotes (Wireshark's rule): the frame is
+    /// its 4-tuple's stream's (its last frame, when latest), and opens one
+    /// when none is known, which that 4-tuple's later packets join;
+    /// nothing in it is analysed (an error about a packet is not one).
+    fn quoted(&mut self, at: Stamp, q: &QuotedTcp) {
+        let seg = Segment {
+            src: q.src,
+            dst: q.dst,
+            src_port: q.src_port,
+            dst_port: q.dst_port,
+            seq: q.seq,
+            ack: 0,
+            flags: q.flags,
+            window: 0,
+            options: Default::default(),
+            payload_len: 0,
+            payload: &[],
+            ip_id: None,
+        };
+        let key = FlowKey::of(&seg);
+        if self.embryos.contains(&key) {
+            self.grow(key);
+        }
+        if let Some(c) = self.table.get_mut(&key) {
+            c.last.frame = c.last.frame.max(at.frame);
+            return;
+        }
+        if self.tombstones.get_mut(&key).is_some() {
+            return;
+        }
+        if self.table.len() >= self.flow_cap() {
+            self.evict_idle();
+        }
+        let (client, server) = roles(&seg);
+        let stream = self.next_stream;
+        self.next_stream += 1;
+        let mut c = new_connection(
+            &self.options,
+            self.finisher.husk(),
+            stream,
+            client,
+            server,
+            at,
+        );
+        c.last_progress_ns = self.progress_ns;
+        self.table.insert(key, c);
     }
 
     fn segment(&mut self, at: Stamp, seg: &Segment<'_>) {

@@ -70,9 +70,28 @@ pub struct Fragment<'a> {
     pub depth: u8,
 }
 
+/// The TCP header an ICMP or ICMPv6 error quotes from the packet it
+/// reports on (destination unreachable, packet too big, time exceeded,
+/// parameter problem, source quench, redirect): what Wireshark gives a
+/// `tcp.stream` (opening one for a 4-tuple it has not seen) without
+/// analysing it. Read when at least the window field was quoted, as
+/// Wireshark reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotedTcp {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub seq: u32,
+    pub flags: TcpFlags,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub enum Decoded<'a> {
     Tcp(Segment<'a>),
+    /// An ICMP error quoting a TCP header: not a segment, but Wireshark
+    /// numbers its stream.
+    Quoted(QuotedTcp),
     /// An IP fragment: hand it to a [`crate::defrag::Defragmenter`], then
     /// decode the datagram it completes with [`decode_datagram`].
     Fragment(Fragment<'a>),
@@ -355,6 +374,8 @@ fn ip_payload<'a>(
     match protocol {
         6 => tcp(src, dst, ip, bytes, declared),
         17 => udp(bytes, depth),
+        1 => icmp_error(bytes, false),
+        58 => icmp_error(bytes, true),
         // IPv4 in IP (4in4, 4in6), IPv6 in IP (6in4/SIT, 6in6), GRE
         4 | 41 | 47 => {
             let Some(d) = deeper(depth) else {
@@ -437,6 +458,62 @@ fn udp_tunnel(port: u16, payload: &[u8], depth: u8) -> Option<Decoded<'_>> {
             Err(why) => Decoded::Damaged(why),
         },
     })
+}
+
+/// The TCP header an ICMP (`v6` false) or ICMPv6 error message quotes
+/// after its 8-byte header: the types Wireshark decodes the quoted packet
+/// of (RFC 792 / 4443: unreachable, source quench, redirect, time
+/// exceeded, parameter problem; ICMPv6 1-4), a quoted IP header without
+/// extension headers and not a later fragment, and at least 16 bytes of
+/// its TCP header. Anything else is ICMP, not TCP (never damage: the
+/// quote is the message's business).
+fn icmp_error(bytes: &[u8], v6: bool) -> Decoded<'_> {
+    let not_tcp = Decoded::Skipped(Skip::NotTcp);
+    let Some(&kind) = bytes.first() else {
+        return not_tcp;
+    };
+    let error = if v6 {
+        (1..=4).contains(&kind)
+    } else {
+        matches!(kind, 3 | 4 | 5 | 11 | 12)
+    };
+    let Some(quoted) = bytes.get(8..).filter(|_| error) else {
+        return not_tcp;
+    };
+    let (src, dst, tcp) = match quoted.first().map(|b| b >> 4) {
+        Some(4) if !v6 && quoted.len() >= 20 => {
+            let header_len = ((quoted[0] & 0x0f) as usize) * 4;
+            let later_fragment = be16(quoted, 6) & 0x1fff != 0;
+            if quoted[9] != 6 || header_len < 20 || later_fragment {
+                return not_tcp;
+            }
+            let src = IpAddr::from([quoted[12], quoted[13], quoted[14], quoted[15]]);
+            let dst = IpAddr::from([quoted[16], quoted[17], quoted[18], quoted[19]]);
+            (src, dst, quoted.get(header_len..))
+        }
+        Some(6) if v6 && quoted.len() >= 40 => {
+            if quoted[6] != 6 {
+                return not_tcp;
+            }
+            let addr = |at: usize| {
+                let b: [u8; 16] = quoted[at..at + 16].try_into().expect("16 bytes");
+                IpAddr::from(b)
+            };
+            (addr(8), addr(24), quoted.get(40..))
+        }
+        _ => return not_tcp,
+    };
+    match tcp {
+        Some(t) if t.len() >= 16 => Decoded::Quoted(QuotedTcp {
+            src,
+            dst,
+            src_port: be16(t, 0),
+            dst_port: be16(t, 2),
+            seq: u32::from_be_bytes([t[4], t[5], t[6], t[7]]),
+            flags: TcpFlags::from_header_bits(be16(t, 12)),
+        }),
+        _ => not_tcp,
+    }
 }
 
 /// GRE and what it carries (`depth` already counts the GRE layer).
@@ -576,6 +653,86 @@ mod tests {
         assert_eq!(s.payload, b"hello");
         assert_eq!(s.options.timestamps, Some((5, 6)));
         assert_eq!(s.ip_id, Some(1));
+    }
+
+    /// An ICMP message of `kind` quoting `quoted`, in an IPv4 packet from
+    /// a router (192.0.2.9) to 10.0.0.1.
+    fn icmp(kind: u8, quoted: &[u8]) -> Vec<u8> {
+        let total = 20 + 8 + quoted.len();
+        let mut p = vec![
+            0x45,
+            0,
+            (total >> 8) as u8,
+            total as u8,
+            0,
+            2,
+            0,
+            0,
+            64,
+            1,
+            0,
+            0,
+        ];
+        p.extend_from_slice(&[192, 0, 2, 9, 10, 0, 0, 1]);
+        p.extend_from_slice(&[kind, 0, 0, 0, 0, 0, 0, 0]);
+        p.extend_from_slice(quoted);
+        p
+    }
+
+    #[test]
+    fn an_icmp_error_gives_the_tcp_header_it_quotes() {
+        let original = ipv4_tcp(b"hello", &[]);
+        // Destination unreachable (3) and time exceeded (11).
+        for kind in [3, 11] {
+            let Decoded::Quoted(q) = decode(101, &icmp(kind, &original)) else {
+                panic!("type {kind}: the quoted header is not read");
+            };
+            assert_eq!(
+                (q.src.to_string(), q.dst.to_string()),
+                ("10.0.0.1".into(), "10.0.0.2".into())
+            );
+            assert_eq!((q.src_port, q.dst_port, q.seq), (40000, 443, 1000));
+            assert!(q.flags.psh() && q.flags.ack());
+        }
+        // Enough of the header for its window (16 bytes), as Wireshark reads.
+        assert!(matches!(
+            decode(101, &icmp(3, &original[..36])),
+            Decoded::Quoted(_)
+        ));
+        // RFC 792's minimum, 8 bytes of TCP: ports and sequence only.
+        assert!(matches!(
+            decode(101, &icmp(3, &original[..28])),
+            Decoded::Skipped(Skip::NotTcp)
+        ));
+        // An echo request (8) quotes nothing.
+        assert!(matches!(
+            decode(101, &icmp(8, &original)),
+            Decoded::Skipped(Skip::NotTcp)
+        ));
+        // A later fragment of the original holds no TCP header.
+        let mut fragment = original.clone();
+        fragment[6..8].copy_from_slice(&[0x00, 0x10]);
+        assert!(matches!(
+            decode(101, &icmp(3, &fragment)),
+            Decoded::Skipped(Skip::NotTcp)
+        ));
+    }
+
+    #[test]
+    fn an_icmpv6_packet_too_big_gives_the_tcp_header_it_quotes() {
+        let mut original = vec![0x60, 0, 0, 0, 0, 20, 6, 64];
+        original.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8].repeat(4));
+        original.extend_from_slice(&[0xfd, 0, 0, 0].repeat(4));
+        original.extend_from_slice(&ipv4_tcp(b"", &[])[20..]);
+        let mut p = vec![0x60, 0, 0, 0, 0, (8 + original.len()) as u8, 58, 64];
+        p.extend_from_slice(&[0xfe, 0x80, 0, 0].repeat(8));
+        p.extend_from_slice(&[2, 0, 0, 0, 0, 0, 0x05, 0x00]);
+        p.extend_from_slice(&original);
+        let Decoded::Quoted(q) = decode(101, &p) else {
+            panic!("the quoted header is not read");
+        };
+        assert_eq!((q.src_port, q.dst_port), (40000, 443));
+        assert!(q.src.is_ipv6() && q.dst.is_ipv6());
     }
 
     #[test]

@@ -52,6 +52,6 @@ pub mod vxlan;
 mod decode;
 
 pub use decode::{
-    decode, decode_datagram, Decoded, Fragment, FragmentKey, Segment, Skip, MAX_DEPTH,
+    decode, decode_datagram, Decoded, Fragment, FragmentKey, QuotedTcp, Segment, Skip, MAX_DEPTH,
 };
 pub use tcp::{Mptcp, MptcpSubflow, TcpFlags, TcpOptions, Tfo};
