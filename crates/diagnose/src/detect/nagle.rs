@@ -22,6 +22,8 @@
 //!   SYN, its window is the one its SYN or SYN-ACK announced (unscaled,
 //!   RFC 7323 2.2).
 //!
+//! - K begins where the sender's previous captured segment ended: bytes
+//!   between them went unseen, sent during the "silence" (capture loss),
 //! - the sender was not seen, earlier, sending a sub-MSS segment while an
 //!   earlier sub-MSS segment of its own was unacknowledged (its ACK
 //!   arriving later than the clock shift's error allows; a FIN goes
@@ -264,7 +266,12 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
             // sender having nothing to send (a heartbeat, a person typing).
             let causal = f.can_release(a, r) && !woken_by_a_sibling(f, sender, ta, t);
             let bounded = silence <= rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
+            // K continues the previous segment: bytes between them the
+            // capture missed were sent in the "silence" (a capture's
+            // loss, not a sender holding anything).
+            let contiguous = seq::le(r.seq, p.end);
             if waited
+                && contiguous
                 && released
                 && small
                 && window_free

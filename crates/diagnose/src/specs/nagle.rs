@@ -829,3 +829,19 @@ fn a_request_held_behind_the_previous_small_segment_waits_from_the_answer_before
     assert_waits(&f.waits, &[o.wait(r1, k, Some(ack), held)], EXACT);
     assert_ms(f.cost_ms, held, EXACT, "from the answer K follows");
 }
+
+#[test]
+fn a_segment_after_bytes_the_capture_missed_was_not_held() {
+    // The server's response: a small first piece, then three full
+    // segments the capture missed (the client's ACK acknowledges them),
+    // then the small tail right after that ACK: the "silence" before the
+    // tail was full of segments.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.send(C, 40.1, b"GET / HTTP/1.1\r\n\r\n");
+    w.send(S, w.arrival(req) + KERNEL, b"HTTP/1.1 200 OK\r\n");
+    let unseen = w.burst(S, w.arrival(req) + 30.0, 3, 0.01);
+    let ack = w.ack(C, w.arrival(*unseen.last().unwrap()));
+    w.send(S, w.arrival(ack) + KERNEL, bytes(300));
+    no_nagle(&w.run_missing(&unseen));
+}
