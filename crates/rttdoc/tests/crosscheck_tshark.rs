@@ -269,6 +269,12 @@ fn bundled_captures_agree_with_tshark() {
             if path.parent().is_some_and(|d| d.ends_with("openvpn")) {
                 args.extend(["--disable-protocol", "openvpn"]);
             }
+            // Other projects' captures hold segments captured out of
+            // order; tshark 4.0 reads a TLS message begun in one only when
+            // asked to reassemble them (rttdoc always does).
+            if path.parent().is_some_and(|d| d.ends_with("other-projects")) {
+                args.extend(["-o", "tcp.reassemble_out_of_order:TRUE"]);
+            }
             assert_agrees_with_tshark(&path, &args);
             checked += 1;
         }

@@ -14,7 +14,10 @@
 //! stretch had lasted when the answer came (the most it can have queued),
 //! of at least a quarter of the round trip and 2 ms, is a wait from the
 //! request to the answer's first segment, released by no packet (the
-//! queue drained). Cost: the waits' sum; `server_think_time` takes the
+//! queue drained); not for an answer whose first bytes the capture missed
+//! (its first captured segment lies beyond what the client had
+//! acknowledged: when the answer began is unknown). Cost: the waits' sum;
+//! `server_think_time` takes the
 //! same time off its own.
 //! Fix: active queue management on the bottleneck (fq_codel, cake: a
 //! short queue shared fairly), fewer parallel downloads (one HTTP/2
@@ -36,6 +39,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let Some(first) = x.response_first else {
             continue;
         };
+        // The answer began in segments the capture missed: when its
+        // first byte arrived is unknown (server_think_time's rule).
+        if x.response_in_hole {
+            continue;
+        }
         let (Some(request), Some(answer)) = (f.record(x.request_last.frame), f.record(first.frame))
         else {
             continue;

@@ -118,3 +118,20 @@ fn an_answer_within_a_round_trip_waited_for_nothing() {
     o.has_no(DownlinkQueue);
     o.has_no(ServerThinkTime);
 }
+
+#[test]
+fn an_answer_whose_first_bytes_the_capture_missed_is_timed_by_nobody() {
+    // As in the first case, but the answer's first segment is not in the
+    // capture: its first captured segment lies beyond what the client
+    // had acknowledged, and when the answer began is unknown.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    w.background(3, 0.0, 400.0, 1.5, 1448);
+    let req = w.send(C, 100.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let missed = w.send(S, w.arrival(req) + 200.0, bytes(1448));
+    let rest = w.send(S, w.sent(missed) + 0.01, bytes(500));
+    w.ack(C, w.arrival(rest));
+    let o = w.run_missing(&[missed]);
+    o.has_no(DownlinkQueue);
+    o.has_no(ServerThinkTime);
+}
