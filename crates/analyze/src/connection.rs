@@ -663,7 +663,20 @@ impl Connection {
         // (a middlebox's SYN-ACK next to the server's) starts the sequence
         // space afresh instead of looking like a jump or a retransmission.
         let new_isn = flags.syn() && self.half[d].isn.is_some_and(|isn| isn != seg.seq);
-        if flags.syn() {
+        // A SYN-ACK with another ISN after the client acknowledged one (a
+        // second server or a middlebox answering the SYN late): the
+        // client's kernel, established, answers it with an ACK of the
+        // first and keeps that sequence space (RFC 9293 3.10.7.4); so does
+        // the analysis (nDPI's KakaoTalk_chat.pcap: every later server
+        // segment had read as a re-send).
+        let stray_syn_ack = new_isn
+            && flags.ack()
+            && dir == Direction::ServerToClient
+            && self.handshake_ack.is_some();
+        let new_isn = new_isn && !stray_syn_ack;
+        // It takes no sequence number of this connection's.
+        let seg_len = if stray_syn_ack { 0 } else { seg_len };
+        if flags.syn() && !stray_syn_ack {
             let h = &mut self.half[d];
             h.isn = Some(seg.seq);
             h.mss = seg.options.mss.or(h.mss);

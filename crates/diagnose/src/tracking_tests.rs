@@ -632,6 +632,26 @@ fn a_peers_rst_one_round_trip_after_the_close_is_on_the_report() {
 }
 
 #[test]
+fn a_syn_ack_with_another_isn_after_the_handshake_leaves_the_sequence_space_alone() {
+    // A second SYN-ACK (another server, a middlebox answering the SYN
+    // late) arrives once the connection is up; the client answers it with
+    // an ACK of the first and goes on: so does the analysis. (nDPI's
+    // KakaoTalk_chat.pcap: every later server segment read as a re-send.)
+    let mut s = handshake(0, 100, 900);
+    s.push((40, seg(true, 101, 901, PSH | ACK, b"request")));
+    s.push((45, seg(false, 50_000_000, 101, SYN | ACK, b"")));
+    s.push((46, seg(true, 108, 901, ACK, b"")));
+    s.push((70, seg(false, 901, 108, PSH | ACK, b"response")));
+    s.push((80, seg(false, 909, 108, PSH | ACK, b"more")));
+    s.push((81, seg(true, 108, 913, ACK, b"")));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.server_to_client.retransmissions, 0);
+    assert_eq!(c.server_to_client.bytes, 12);
+    assert_eq!(c.handshake.syn_ack_retransmits, 0);
+    assert!(!kinds(c).contains(&"retransmission"), "{:?}", kinds(c));
+}
+
+#[test]
 fn bytes_acked_but_never_captured_are_a_capture_drop_not_loss() {
     let mut s = handshake(0, 100, 900);
     s.push((100, seg(false, 901, 101, ACK, b"0123456789")));

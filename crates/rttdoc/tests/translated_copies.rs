@@ -238,6 +238,10 @@ fn captures_at_one_point_have_no_translated_copies() {
             walk(&p, &mut files);
         }
     }
+    // nDPI's ajp.pcap holds its AJP session twice, the copy's server port
+    // rewritten (8009 -> 8010, same sequence numbers and times): a
+    // translated copy by construction, rightly reported as one.
+    files.retain(|f| !f.ends_with("other-projects/ndpi-ajp.pcap"));
     files.sort();
     assert!(files.len() > 500, "{} captures", files.len());
     for f in files {

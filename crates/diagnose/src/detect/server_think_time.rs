@@ -134,6 +134,17 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             })
             .map(|m| m.frame);
         if let (Some(ch), Some(sh)) = (ch, sh) {
+            // The ClientHello reached the server with its last
+            // transmission before the answer (a lost one arrives with its
+            // re-send, a timeout later: rto_stall's wait, not the
+            // server's), as a request does (below).
+            let ch = f
+                .between(ch + 1, sh)
+                .iter()
+                .filter(|r| r.dir == Direction::ClientToServer && r.retransmission && r.len > 0)
+                .map(|r| r.frame)
+                .next_back()
+                .unwrap_or(ch);
             if let (Some(tq), Some(ta)) = (on_server(ch), on_server(sh)) {
                 // The ServerHello record may end in a later segment than the
                 // one that started it: take the first server data after the ClientHello.
