@@ -33,6 +33,9 @@ pub(crate) struct Embryo {
     pub(crate) from_lo: bool,
     pub(crate) options_malformed: bool,
     pub(crate) timestamps: Option<(u32, u32)>,
+    /// Frames from the SYN to the last ICMP error quoting it (0: none):
+    /// Wireshark counts that frame its stream's (its last).
+    pub(crate) quoted_after: u32,
 }
 
 impl Embryo {
@@ -42,6 +45,15 @@ impl Embryo {
             (key.lo, key.hi)
         } else {
             (key.hi, key.lo)
+        }
+    }
+
+    /// The stream's last frame: the SYN's, or an ICMP error's quoting it
+    /// (at the SYN's time: nothing of the connection came later).
+    pub(crate) fn last(&self) -> Stamp {
+        Stamp {
+            frame: self.at.frame.saturating_add(self.quoted_after as u64),
+            ts_ns: self.at.ts_ns,
         }
     }
 
@@ -100,7 +112,7 @@ impl Embryo {
             first: self.at,
             same_as: None,
             mptcp: None,
-            last: self.at,
+            last: self.last(),
             ending,
             handshake: HandshakeReport {
                 syn_frame: Some(self.at.frame),
@@ -250,6 +262,21 @@ impl LoneSyns {
         Some(embryo)
     }
 
+    /// Notes an ICMP error quoting this flow's lone SYN in `frame`; false
+    /// when no lone SYN of the flow is held.
+    pub(crate) fn note_quoted(&mut self, key: &FlowKey, frame: u64) -> bool {
+        let Some(&mut stream) = self.index.get_mut(key) else {
+            return false;
+        };
+        let at = self
+            .queue
+            .binary_search_by_key(&stream, |q| q.embryo.stream)
+            .expect("an indexed lone SYN is queued");
+        let e = &mut self.queue[at].embryo;
+        e.quoted_after = u32::try_from(frame.saturating_sub(e.at.frame)).unwrap_or(u32::MAX);
+        true
+    }
+
     /// Takes the longest-idle lone SYN if `take` says so.
     pub(crate) fn pop_oldest_if(
         &mut self,
@@ -316,6 +343,7 @@ mod tests {
             from_lo: true,
             options_malformed: false,
             timestamps: None,
+            quoted_after: 0,
         }
     }
 
@@ -362,6 +390,17 @@ mod tests {
     /// A SYN never answered stays at the front while thousands of later
     /// ones grow into connections: the queue keeps what it holds, not
     /// what passed through it.
+    #[test]
+    fn a_lone_syn_record_stays_72_bytes() {
+        // What a SYN flood holds per SYN (docs/benchmarks.md): the ICMP
+        // quote's frame count fits in what was padding.
+        assert!(
+            std::mem::size_of::<Embryo>() <= 72,
+            "{}",
+            std::mem::size_of::<Embryo>()
+        );
+    }
+
     #[test]
     fn the_queue_stays_the_size_of_what_is_held() {
         let mut held = LoneSyns::default();

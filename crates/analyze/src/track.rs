@@ -334,8 +334,8 @@ impl<'s> Tracker<'s> {
             ip_id: None,
         };
         let key = FlowKey::of(&seg);
-        if self.embryos.contains(&key) {
-            self.grow(key);
+        if self.embryos.note_quoted(&key, at.frame) {
+            return;
         }
         if let Some(c) = self.table.get_mut(&key) {
             c.last.frame = c.last.frame.max(at.frame);
@@ -446,6 +446,7 @@ impl<'s> Tracker<'s> {
                         from_lo: key.lo == (seg.src, seg.src_port),
                         options_malformed: seg.options.malformed,
                         timestamps: seg.options.timestamps,
+                        quoted_after: 0,
                     },
                 );
                 return;
@@ -523,6 +524,8 @@ impl<'s> Tracker<'s> {
         if !c.capture_copy(e.at, dir, &syn) {
             c.observe(e.at, dir, &syn);
         }
+        // An ICMP error that quoted the SYN: the stream's frame too.
+        c.last.frame = c.last.frame.max(e.last().frame);
         c.last_progress_ns = e.last_progress_ns;
         c
     }
@@ -1174,6 +1177,7 @@ mod tests {
             from_lo: true,
             options_malformed: false,
             timestamps: Some((123, 0)),
+            quoted_after: 0,
         };
         let key = FlowKey {
             lo: (v4(1), 40000),
