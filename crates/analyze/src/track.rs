@@ -341,7 +341,7 @@ impl<'s> Tracker<'s> {
             c.last.frame = c.last.frame.max(at.frame);
             return;
         }
-        if self.tombstones.get_mut(&key).is_some() {
+        if self.tombstones.contains_key(&key) {
             return;
         }
         if self.table.len() >= self.flow_cap() {

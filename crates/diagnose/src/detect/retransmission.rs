@@ -191,44 +191,27 @@ pub(super) fn fastest_round_trip(f: &Facts<'_>, sender: Direction) -> Option<i64
     best
 }
 
-/// The receiver's ACK that released the re-send `r` (at `t` on the
+/// The receiver's pure ACK that released the re-send `r` (at `t` on the
 /// sender's clock): the last one captured between the sender's previous
-/// segment `prev` and `r` that `r` left right after. A retransmission
-/// timer is reset by every ACK of new data and ignores duplicate ones, so
-/// a re-send that left the moment an ACK arrived was that ACK's doing
-/// (loss recovery taking the next hole: RFC 6582's partial ACK, RFC
-/// 6675's SACK), not a timeout's, however long its silence was.
+/// segment `prev` and `r` (and, with `duplicate`, one that did not move
+/// past `r`'s bytes) that `r` left right after.
+///
+/// A fast retransmission leaves the moment the third duplicate ACK, or
+/// enough SACK, arrives (RFC 5681 3.2, RFC 6675). And a retransmission
+/// timer is reset by every ACK of new data and ignores duplicate ones,
+/// so any re-send that left the moment an ACK arrived was that ACK's
+/// doing (loss recovery taking the next hole: RFC 6582's partial ACK),
+/// not a timeout's, however long its silence was.
 fn releasing_ack<'a>(
     f: &'a Facts<'_>,
     prev: &SegmentRecord,
     r: &SegmentRecord,
     t: i64,
+    duplicate: bool,
 ) -> Option<&'a SegmentRecord> {
-    let a = f
-        .between(prev.frame + 1, r.frame)
-        .iter()
-        .rev()
-        .find(|a| a.dir != r.dir && a.ack_set && a.len == 0)?;
-    (f.released_by(r.dir, t, f.on_clock_of(r.dir, a)) && f.can_release(a, r)).then_some(a)
-}
-
-/// The receiver's duplicate ACK (or SACK) that released the fast
-/// retransmission `r` (at `t` on the sender's clock): the last ACK captured
-/// between the sender's previous segment `prev` and `r` that did not move
-/// past `r`'s bytes and that `r` left right after (RFC 5681 3.2, RFC 6675:
-/// the sender re-sends the moment the third duplicate ACK, or enough SACK,
-/// arrives).
-fn duplicate_ack<'a>(
-    f: &'a Facts<'_>,
-    prev: &SegmentRecord,
-    r: &SegmentRecord,
-    t: i64,
-) -> Option<&'a SegmentRecord> {
-    let a = f
-        .between(prev.frame + 1, r.frame)
-        .iter()
-        .rev()
-        .find(|a| a.dir != r.dir && a.ack_set && a.len == 0 && seq::le(a.ack, r.seq))?;
+    let a = f.between(prev.frame + 1, r.frame).iter().rev().find(|a| {
+        a.dir != r.dir && a.ack_set && a.len == 0 && (!duplicate || seq::le(a.ack, r.seq))
+    })?;
     (f.released_by(r.dir, t, f.on_clock_of(r.dir, a)) && f.can_release(a, r)).then_some(a)
 }
 
@@ -330,7 +313,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if silence > RTO_MAX_NS {
                 // A clock jump or a collage of captures is not a timer.
             } else if silence >= rto_floor {
-                match releasing_ack(f, p, r, t) {
+                match releasing_ack(f, p, r, t, false) {
                     // Recovery clocked by the receiver's ACKs: the wait
                     // was for that ACK, not for a timer.
                     Some(a) => waits.push(Wait {
@@ -341,7 +324,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 }
             } else if silence >= rtt / 2 {
                 waits.push(Wait {
-                    release_frame: duplicate_ack(f, p, r, t).map(|a| a.frame),
+                    release_frame: releasing_ack(f, p, r, t, true).map(|a| a.frame),
                     ..wait
                 });
             }
