@@ -160,6 +160,16 @@ const CORPUS: &[Expect] = &[
         error: None,
         counts: Some((25, 0, 1)),
     },
+    // Found by the analyze_pipeline fuzz target (seeded with small nDPI
+    // and tcpdump test captures): exchanges whose delays differ by
+    // centuries, compared for a server's timer; the comparison overflowed
+    // (a panic in a debug build).
+    Expect {
+        file: "fuzz-timer-median-overflow.pcap",
+        exit: 2,
+        error: Some("byte 2143: a record declares 1355999954 bytes"),
+        counts: Some((26, 0, 3)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,

@@ -468,7 +468,8 @@ fn timer_paced(f: &Facts<'_>, slow: &[(usize, u64, u64, i64)]) -> Vec<usize> {
     }
     delays.sort_unstable();
     let median = delays[delays.len() / 2];
-    let same = |d: i64| (d - median).abs() * 20 <= median;
+    // (Saturating: a capture's clock can jump by centuries.)
+    let same = |d: i64| d.saturating_sub(median).saturating_abs().saturating_mul(20) <= median;
     if median < TIMER_MIN_NS || !delays.iter().all(|d| same(*d)) {
         return Vec::new();
     }
