@@ -240,47 +240,49 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         });
         let candidate = release.or(if continues_record { parked } else { None });
         if let (Some((tp, p, in_flight)), Some((ta, a, small, bytes))) = (prev, candidate) {
-            // A segment that begins an answer to the peer's turn was
-            // written no earlier than that turn arrived: the hold runs
-            // from there when it came after the previous segment.
-            let (from, tp) = match answered_turn(f, r) {
-                Some((d, td)) if td > tp && !continues_record => (d, td),
-                _ => (p, tp),
-            };
-            let silence = t - tp;
-            let waited = silence >= shortest_hold(rtt);
             // The clock shift is only as good as the handshake's estimate of the
             // sender's side of the path: allow the tolerance both ways.
             // Later than that, by the path's jitter: the ACK's trip to the
             // sender was slower than the handshake's, which the shift
             // cannot know (a millisecond of queueing is a fifth of a 5 ms RTT).
-            let released = f.released_by(sender, t, ta);
+            let released = || f.released_by(sender, t, ta);
             // The congestion window holds segments too: a sender that had
             // most of an initial window (10 MSS) out when it fell silent was
             // waiting for the window, whatever Nagle would have done.
             let window_free = bytes.max(in_flight) < 8 * mss as u64;
-            // Nagle only holds a sub-MSS segment, the release must have
-            // been able to cause it (causality.rs), and the hold ends when
-            // the ACK of the small segment returns: a round trip plus at
-            // most the receiver's delayed-ACK timer. A longer silence is the
-            // sender having nothing to send (a heartbeat, a person typing).
-            let causal = f.can_release(a, r) && !woken_by_a_sibling(f, sender, ta, t);
-            let bounded = silence <= rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
+            // Nagle only holds a sub-MSS segment, and the release must have
+            // been able to cause it (causality.rs).
+            let causal = || f.can_release(a, r) && !woken_by_a_sibling(f, sender, ta, t);
             // K continues the previous segment: bytes between them the
             // capture missed were sent in the "silence" (a capture's
             // loss, not a sender holding anything).
             let contiguous = seq::le(r.seq, p.end);
-            if waited
-                && contiguous
-                && released
+            // What does not depend on when the hold began, first (the
+            // answered turn below is looked up only for a segment that
+            // passes).
+            let held = contiguous
                 && small
                 && window_free
                 && !window_full
                 && r.len < mss
-                && causal
-                && bounded
-                && !on_the_servers_beat(f, r)
-            {
+                && released()
+                && causal()
+                && !on_the_servers_beat(f, r);
+            // A segment that begins an answer to the peer's turn was
+            // written no earlier than that turn arrived: the hold runs
+            // from there when it came after the previous segment.
+            let (from, tp) = match held.then(|| answered_turn(f, r)).flatten() {
+                Some((d, td)) if td > tp && !continues_record => (d, td),
+                _ => (p, tp),
+            };
+            let silence = t - tp;
+            let waited = silence >= shortest_hold(rtt);
+            // The hold ends when the ACK of the small segment returns: a
+            // round trip plus at most the receiver's delayed-ACK timer. A
+            // longer silence is the sender having nothing to send (a
+            // heartbeat, a person typing).
+            let bounded = silence <= rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
+            if held && waited && bounded {
                 // On the receiver's clock: when the last data this ACK covers
                 // arrived versus when the ACK left.
                 let covered = f
