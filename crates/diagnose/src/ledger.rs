@@ -700,6 +700,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 handshake_turns_view: Default::default(),
                 preamble_turns_view: Default::default(),
                 server_ticks_view: Default::default(),
+                fastest_round_trip_views: Default::default(),
             }
         };
     }

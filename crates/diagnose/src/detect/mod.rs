@@ -121,6 +121,10 @@ pub struct Facts<'a> {
     /// (`server_think_time::server_ticks`), found on first use and shared
     /// by the ledger's idle turns and the think-time search.
     pub(crate) server_ticks_view: std::cell::OnceCell<Option<server_think_time::Ticks>>,
+    /// Per sender, the shortest round trip its data showed
+    /// (`retransmission::fastest_round_trip`), found on first use and
+    /// shared by `retransmission` and the window stalls' loss test.
+    pub(crate) fastest_round_trip_views: [std::cell::OnceCell<Option<i64>>; 2],
 }
 
 impl HandshakeTurn {

@@ -102,12 +102,12 @@ fn loss_shown(f: &Facts<'_>, r: &SegmentRecord, receiver_pure_acks: bool) -> boo
 /// the timer fired), or reported them as received twice with a D-SACK
 /// after it. Nothing was lost and nobody waited: a delayed ACK racing the
 /// sender's RTO, or a tail-loss probe.
-pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord, round_trip_ns: Option<i64>) -> bool {
+pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     // Captured on the receiving host, a captured original was received.
     if f.captured_at(r.dir.reverse()) && r.len > 0 && original(f.timeline, r).is_some() {
         return true;
     }
-    if acked_too_soon(f, r, round_trip_ns) {
+    if acked_too_soon(f, r, fastest_round_trip(f, r.dir)) {
         return true;
     }
     f.timeline.iter().any(|p| {
@@ -150,7 +150,11 @@ fn acked_too_soon(f: &Facts<'_>, r: &SegmentRecord, round_trip_ns: Option<i64>) 
 /// first ACK covering it, on the sender's clock (Karn's rule: bytes sent
 /// twice time nothing). Either can only overstate the path's round trip
 /// (a slow SYN-ACK, a delayed ACK), so the smaller is the closer.
-pub(super) fn fastest_round_trip(f: &Facts<'_>, sender: Direction) -> Option<i64> {
+fn fastest_round_trip(f: &Facts<'_>, sender: Direction) -> Option<i64> {
+    *f.fastest_round_trip_views[sender.index()].get_or_init(|| find_fastest_round_trip(f, sender))
+}
+
+fn find_fastest_round_trip(f: &Facts<'_>, sender: Direction) -> Option<i64> {
     /// Re-sent ranges looked at most; a connection with more keeps its RTT.
     const MAX_RESENT: usize = 64;
     let resent: Vec<(u32, u32)> = f
@@ -260,20 +264,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut stalls = Vec::new();
         let mut waits = Vec::new();
         let mut unconfirmed = 0u32;
-        let round_trip = std::cell::OnceCell::new();
         for w in data.windows(2) {
             let ((tp, p), (t, r)) = (w[0], w[1]);
             // A FIN re-sent after the data was delivered delays no one
             // (the application has finished), and the peer that does not
             // answer it may simply be gone: not evidence of loss.
-            if !r.retransmission
-                || r.len == 0
-                || spurious(
-                    f,
-                    r,
-                    *round_trip.get_or_init(|| fastest_round_trip(f, sender)),
-                )
-            {
+            if !r.retransmission || r.len == 0 || spurious(f, r) {
                 continue;
             }
             let first = original(f.timeline, r);

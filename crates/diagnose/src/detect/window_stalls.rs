@@ -64,7 +64,6 @@ fn find(f: &Facts<'_>, sender: Direction) -> Option<Vec<WindowStall>> {
     // connections have none) and only when its stats count re-sends.
     let counted = f.sent_by(sender).retransmissions > 0;
     let mut resent: Option<Vec<&SegmentRecord>> = None;
-    let round_trip = std::cell::OnceCell::new();
     // The right edge the sender knows, and the last ACK that moved it.
     let mut edge: Option<u64> = None;
     let mut opened: Option<(i64, &SegmentRecord)> = None;
@@ -118,13 +117,7 @@ fn find(f: &Facts<'_>, sender: Direction) -> Option<Vec<WindowStall>> {
                             && seq::lt(edge_at_p, x.end)
                             && x.frame < a.frame
                             && seq::lt(x.seq, a.ack)
-                            && !super::retransmission::spurious(
-                                f,
-                                x,
-                                *round_trip.get_or_init(|| {
-                                    super::retransmission::fastest_round_trip(f, sender)
-                                }),
-                            )
+                            && !super::retransmission::spurious(f, x)
                     })
                 });
                 stalls.push(WindowStall {

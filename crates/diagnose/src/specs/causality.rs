@@ -103,6 +103,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         handshake_turns_view: Default::default(),
         preamble_turns_view: Default::default(),
         server_ticks_view: Default::default(),
+        fastest_round_trip_views: Default::default(),
     }
 }
 
