@@ -4,6 +4,7 @@
 //! its own file, and one line in [`Format`]; the command line only picks
 //! one.
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use rttdoc_model::{CaptureStats, ConnectionReport, SCHEMA_VERSION};
@@ -179,14 +180,17 @@ impl<'w> JsonLines<'w> {
 
 impl Renderer for JsonLines<'_> {
     fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
+        // The same bytes as `Line { kind: "connection", body: c }`, whose
+        // `flatten` would buffer the whole report as serde values first
+        // (twice the time of `--json` on many connections): the `type`
+        // key, then the report's own fields.
+        const KEY: &[u8] = br#"{"type":"connection""#;
         self.buf.clear();
-        crate::json_ser::to_vec(
-            &mut self.buf,
-            &Line {
-                kind: "connection",
-                body: c,
-            },
-        )?;
+        self.buf.extend_from_slice(KEY);
+        crate::json_ser::to_vec(&mut self.buf, c)?;
+        // A report always has fields, so its brace becomes their comma.
+        debug_assert_eq!(self.buf[KEY.len()], b'{');
+        self.buf[KEY.len()] = b',';
         self.buf.push(b'\n');
         self.out.write_all(&self.buf)
     }
@@ -216,6 +220,9 @@ impl Renderer for JsonLines<'_> {
 /// One row per connection; the columns are [`CSV_COLUMNS`].
 struct Csv<'w> {
     out: csv::Writer<Box<dyn Write + 'w>>,
+    /// One field's text, reused: a row is 22 fields, and a capture of a
+    /// SYN flood is hundreds of thousands of rows.
+    field: String,
 }
 
 /// The CSV header, in column order (docs/json-schema.md explains each:
@@ -249,23 +256,40 @@ impl<'w> Csv<'w> {
     fn begin(out: Box<dyn Write + 'w>) -> io::Result<Self> {
         let mut out = csv::Writer::from_writer(out);
         out.write_record(CSV_COLUMNS)?;
-        Ok(Csv { out })
+        Ok(Csv {
+            out,
+            field: String::with_capacity(64),
+        })
+    }
+
+    /// Writes the next field as `fill` words it into the reused buffer.
+    fn field(&mut self, fill: impl FnOnce(&mut String)) -> io::Result<()> {
+        self.field.clear();
+        fill(&mut self.field);
+        self.out.write_field(&self.field)?;
+        Ok(())
     }
 }
 
 /// A number for CSV: at most 3 decimals (microseconds, for ms), no "-0".
-fn num(v: f64) -> String {
-    let s = format!("{:.3}", v + 0.0);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".into()
-    } else {
-        s.to_string()
+fn num(out: &mut String, v: f64) {
+    let from = out.len();
+    let _ = write!(out, "{:.3}", v + 0.0);
+    let kept = out[from..]
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+        .len();
+    out.truncate(from + kept);
+    if &out[from..] == "-0" {
+        out.truncate(from);
+        out.push('0');
     }
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map(num).unwrap_or_default()
+fn opt(out: &mut String, v: Option<f64>) {
+    if let Some(v) = v {
+        num(out, v);
+    }
 }
 
 impl Renderer for Csv<'_> {
@@ -275,37 +299,64 @@ impl Renderer for Csv<'_> {
 
     fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
         let tls = c.tls.as_ref();
-        let mut kinds: Vec<&str> = c.findings.iter().map(|x| x.kind.name()).collect();
-        kinds.dedup();
-        let row: [String; 22] = [
-            c.stream.to_string(),
-            c.client.to_string(),
-            c.server.to_string(),
-            format!("{:.6}", c.start_time),
-            format!("{:.6}", c.start_offset_s),
-            num(c.duration_ms),
-            c.vantage.as_str().to_string(),
-            c.partial.to_string(),
-            c.ending.name().to_string(),
-            opt(c.rtt_ms),
-            opt(c.tcp_handshake_ms),
-            tls.and_then(|t| t.version)
-                .map(|v| v.to_string())
-                .unwrap_or_default(),
-            opt(tls.and_then(|t| t.handshake_rtts)),
-            opt(tls.and_then(|t| t.ideal_handshake_rtts)),
-            opt(first_byte_ms(c)),
-            c.exchanges.to_string(),
-            num(c.excess_rtts),
-            num(c.excess_ms),
-            num(c.unexplained_ms),
-            num(stall_ms(c)),
-            kinds.join(" "),
-            c.same_connection_as
-                .map(|s| s.to_string())
-                .unwrap_or_default(),
-        ];
-        self.out.write_record(&row)?;
+        self.field(|f| {
+            let _ = write!(f, "{}", c.stream);
+        })?;
+        self.field(|f| {
+            let _ = write!(f, "{}", c.client);
+        })?;
+        self.field(|f| {
+            let _ = write!(f, "{}", c.server);
+        })?;
+        self.field(|f| {
+            let _ = write!(f, "{:.6}", c.start_time);
+        })?;
+        self.field(|f| {
+            let _ = write!(f, "{:.6}", c.start_offset_s);
+        })?;
+        self.field(|f| num(f, c.duration_ms))?;
+        self.field(|f| f.push_str(c.vantage.as_str()))?;
+        self.field(|f| {
+            let _ = write!(f, "{}", c.partial);
+        })?;
+        self.field(|f| f.push_str(c.ending.name()))?;
+        self.field(|f| opt(f, c.rtt_ms))?;
+        self.field(|f| opt(f, c.tcp_handshake_ms))?;
+        self.field(|f| {
+            if let Some(v) = tls.and_then(|t| t.version) {
+                let _ = write!(f, "{v}");
+            }
+        })?;
+        self.field(|f| opt(f, tls.and_then(|t| t.handshake_rtts)))?;
+        self.field(|f| opt(f, tls.and_then(|t| t.ideal_handshake_rtts)))?;
+        self.field(|f| opt(f, first_byte_ms(c)))?;
+        self.field(|f| {
+            let _ = write!(f, "{}", c.exchanges);
+        })?;
+        self.field(|f| num(f, c.excess_rtts))?;
+        self.field(|f| num(f, c.excess_ms))?;
+        self.field(|f| num(f, c.unexplained_ms))?;
+        self.field(|f| num(f, stall_ms(c)))?;
+        self.field(|f| {
+            // Each kind once, in the order found (a repeat only follows
+            // its own kind).
+            let mut last = None;
+            for kind in c.findings.iter().map(|x| x.kind.name()) {
+                if last != Some(kind) {
+                    if last.is_some() {
+                        f.push(' ');
+                    }
+                    f.push_str(kind);
+                    last = Some(kind);
+                }
+            }
+        })?;
+        self.field(|f| {
+            if let Some(s) = c.same_connection_as {
+                let _ = write!(f, "{s}");
+            }
+        })?;
+        self.out.write_record(None::<&[u8]>)?;
         Ok(())
     }
 
