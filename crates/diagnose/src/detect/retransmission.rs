@@ -44,6 +44,9 @@
 //! segment to the re-send, unless the receiver had closed (its FIN or RST
 //! captured before the original): what a sender re-sends after that (its
 //! own closing message, a TLS close_notify) is cited, but nobody waited.
+//! Nor did anyone wait for what a client re-sent after its own FIN once
+//! it closed for good, proven by its RST of the server's later data
+//! (`client_closed_for_good`): its application had let go.
 //! A fast retransmission is released by the receiver's duplicate ACK (or
 //! SACK) that triggered it, when the re-send left right after it
 //! (`Facts::released_by`); a timeout's re-send has no releasing packet
@@ -219,6 +222,43 @@ fn releasing_ack<'a>(
     (f.released_by(r.dir, t, f.on_clock_of(r.dir, a)) && f.can_release(a, r)).then_some(a)
 }
 
+/// The client's FIN, when `sender` is the client and its socket was
+/// closed for good then: after that FIN it answered the server's new
+/// data with an RST. Linux resets data that reaches a socket in FIN-WAIT
+/// whose application can no longer read (close(), not shutdown() of the
+/// write side alone, which keeps reading: `TCPAbortOnData`), so the
+/// client's application had let the connection go when it sent its FIN,
+/// and waited for nothing after it: what it re-sent then (its last
+/// message and FIN, again and again into a dead path) cost no one, and an
+/// answer it drew was reset unread. The server's re-sends after its own
+/// close are left counted: its response is what a client still waits for.
+fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option<u64> {
+    if sender != Direction::ClientToServer || f.sent_by(sender).rst_frame.is_none() {
+        return None;
+    }
+    let mut fin = None;
+    // The client's highest acknowledgment: the server's data beyond it is
+    // new to the client (the capture may have missed its first copy).
+    let mut acked = None;
+    let mut answered_data = false;
+    for p in f.timeline {
+        if p.dir == sender {
+            if fin.is_none() && p.flags.fin() {
+                fin = Some(p.frame);
+            }
+            if answered_data && p.flags.rst() {
+                return fin;
+            }
+            if p.ack_set && acked.is_none_or(|a| seq::lt(a, p.ack)) {
+                acked = Some(p.ack);
+            }
+        } else if fin.is_some() && p.len > 0 && acked.is_none_or(|a| seq::lt(a, p.end)) {
+            answered_data = true;
+        }
+    }
+    None
+}
+
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let rtt = f.rtt_ns.unwrap_or(0);
     let rto_floor = 200_000_000i64.max(rtt * 3 / 2);
@@ -259,6 +299,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .iter()
             .find(|p| p.dir != sender && p.flags.intersects(TcpFlags::FIN | TcpFlags::RST))
             .map(|p| p.frame);
+        let client_gone_at = client_closed_for_good(f, sender);
         let mut retx = Vec::new();
         let mut pairs = Vec::new();
         let mut stalls = Vec::new();
@@ -297,7 +338,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 unconfirmed += 1;
                 continue;
             }
-            if receiver_closed {
+            // The silence began after the client had closed for good:
+            // nobody read an answer after it.
+            if receiver_closed || client_gone_at.is_some_and(|c| p.frame >= c) {
                 continue;
             }
             let wait = Wait {

@@ -664,3 +664,102 @@ fn a_closing_message_lost_after_the_receiver_closed_costs_no_wait() {
         "the server's silence after its FIN",
     );
 }
+
+/// How a black-holed connection ends (skype.pcap stream 87): the path
+/// drops everything from 1 s; the `closer` writes 8 bytes at 1 s, its
+/// timer re-sends them at 1.24 s, its application closes at 2 s (FIN),
+/// and the timer re-sends the bytes again at 2.5 s and 3.5 s. The path
+/// heals; the peer's own data (if `peer_data`) reaches the closer at
+/// 4 s, and the closer answers it with an RST (if `reset`).
+fn black_hole_close(closer: Direction, peer_data: bool, reset: bool) -> (Outcome, [Id; 4]) {
+    // Captured on the closer's host: its lost packets are in the capture.
+    let mut w = Wire::new(if closer == C {
+        Path::at_client(RTT)
+    } else {
+        Path::at_server(RTT)
+    });
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.ack(S, w.arrival(req));
+    let answer = w.data(S, w.arrival(req) + 1.0, 50);
+    w.ack(C, w.arrival(answer));
+    let last = w.data(closer, 1_000.0, 8);
+    w.lose(last);
+    let again = w.resend(1_000.0 + RTO, last);
+    w.lose(again);
+    let fin = w.fin(closer, 2_000.0);
+    w.lose(fin);
+    let after_close = w.resend(2_500.0, last);
+    w.lose(after_close);
+    let late = w.resend(3_500.0, last);
+    w.lose(late);
+    if peer_data {
+        let peer = w.data(closer.reverse(), 4_000.0 - RTT / 2.0, 55);
+        if reset {
+            w.rst(closer, w.arrival(peer));
+        }
+    } else if reset {
+        w.rst(closer, 4_000.0);
+    }
+    (w.run(), [last, again, fin, after_close])
+}
+
+#[test]
+fn a_client_that_closed_for_good_waited_for_nothing_it_resent_after_its_fin() {
+    // It answered the server's new data with an RST: Linux resets data
+    // for a socket whose application closed, so nobody read anything
+    // after that FIN. The re-sends after it are cited, not counted.
+    let (o, [last, again, fin, after_close]) = black_hole_close(C, true, true);
+    let r = o.the(Retransmission);
+    assert!(
+        r.frames.contains(&o.frame(after_close)),
+        "cited: {:?}",
+        r.frames
+    );
+    let s = o.the(RtoStall);
+    assert_waits(&s.waits, &[o.wait(last, again, None, RTO)], EXACT);
+    assert_cost_is_its_waits(s);
+    assert!(!s.frames.contains(&o.frame(after_close)), "{:?}", s.frames);
+    let _ = fin;
+}
+
+#[test]
+fn without_the_reset_of_new_data_a_close_is_no_proof_nobody_waited() {
+    // No RST: the FIN may be shutdown() of the write side, the
+    // application still reading (`nc -N`, a half-closing client). An RST
+    // with no data before it: an abort, not a socket that could no
+    // longer read. Either way the waits after the FIN stay counted.
+    for (peer_data, reset) in [(true, false), (false, true), (false, false)] {
+        let (o, [last, again, fin, after_close]) = black_hole_close(C, peer_data, reset);
+        let s = o.the(RtoStall);
+        assert_waits(
+            &s.waits,
+            &[
+                o.wait(last, again, None, RTO),
+                o.wait(fin, after_close, None, 500.0),
+            ]
+            .into_iter()
+            .chain(s.waits.get(2).copied())
+            .collect::<Vec<_>>(),
+            EXACT,
+        );
+        assert_eq!(s.waits.len(), 3, "peer data {peer_data}, reset {reset}");
+    }
+}
+
+#[test]
+fn a_server_that_closed_for_good_still_owes_the_client_its_resent_response() {
+    // The server's last bytes and FIN are what a client waits for; its
+    // RST of the client's later data does not make that wait nobody's.
+    let (o, [last, again, fin, after_close]) = black_hole_close(S, true, true);
+    let s = o.the(RtoStall);
+    assert_eq!(s.waits.len(), 3, "{:?}", s.waits);
+    assert_waits(
+        &s.waits[..2],
+        &[
+            o.wait(last, again, None, RTO),
+            o.wait(fin, after_close, None, 500.0),
+        ],
+        EXACT,
+    );
+}
