@@ -7,8 +7,8 @@
 //! the path heals answers the server's data with an RST, as it does for a
 //! socket whose application let go) or shutdown()s its write side and
 //! goes on reading (halfclosed.pcap: the same re-sends, then it reads the
-//! server's data). Committed under tests/data/close, re-made live when
-//! root.
+//! server's data, so it waited for the answer: the stalls are its first
+//! byte's). Committed under tests/data/close, re-made live when root.
 
 mod common;
 
@@ -114,6 +114,22 @@ fn check(dir: &Path, suffix: &str) {
         .collect();
     let expected: Vec<u64> = resends.iter().copied().filter(|&r| r > fin).collect();
     assert_eq!(after, expected, "every timer re-send after the FIN waited");
+    // The request's re-sends stalled its answer: the first byte's
+    // latency, which the client (still reading) had.
+    assert_eq!(stalls[0]["phase"], "first_byte", "{}", stalls[0]);
+    let row = first_byte_rows(c).next().expect("a first-byte row");
+    assert!(
+        !row["ideal_basis"]
+            .as_str()
+            .unwrap()
+            .contains("client closed"),
+        "{row}"
+    );
+    assert!(
+        stalls[0]["attributed_ms"].as_f64().unwrap() > 0.0,
+        "{}",
+        stalls[0]
+    );
 }
 
 #[test]

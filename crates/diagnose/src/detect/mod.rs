@@ -288,6 +288,33 @@ impl<'a> Facts<'a> {
         self.timeline.get(i)
     }
 
+    /// Whether `side` went on reading after its own FIN: it acknowledged
+    /// the peer's data that came after that FIN. A FIN may be shutdown()
+    /// of the write side alone (`nc -N`, a client that sends its request
+    /// and half-closes), whose application still waits for the answer;
+    /// a socket closed for good cannot acknowledge new data (Linux and
+    /// the BSDs reset it), so an ACK of such data proves the former.
+    pub fn reads_after_fin(&self, side: Direction) -> bool {
+        let mut at_fin = None;
+        let mut data_after = false;
+        for r in self.timeline {
+            if r.dir != side {
+                if let Some(a) = at_fin {
+                    data_after |= r.len > 0 && seq::lt(a, r.end);
+                }
+                continue;
+            }
+            match at_fin {
+                None if r.flags.fin() && r.ack_set => at_fin = Some(r.ack),
+                Some(a) if data_after && r.ack_set && !r.flags.rst() && seq::lt(a, r.ack) => {
+                    return true
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// The timeline's records from frame `from` (included) to frame `to`
     /// (excluded); the timeline is in frame order.
     pub fn between(&self, from: u64, to: u64) -> &[SegmentRecord] {

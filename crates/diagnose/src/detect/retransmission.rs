@@ -42,7 +42,8 @@
 //!
 //! Waits: each counted silence is a wait from the sender's previous data
 //! segment to the re-send, unless the receiver had closed (its FIN or RST
-//! captured before the original): what a sender re-sends after that (its
+//! captured before the original; not a FIN after which it went on
+//! reading, `Facts::reads_after_fin`): what a sender re-sends after that (its
 //! own closing message, a TLS close_notify) is cited, but nobody waited.
 //! Nor did anyone wait for what a client re-sent after its own FIN once
 //! it closed for good, proven by its RST of the server's later data
@@ -61,13 +62,15 @@
 //! such stall is a wait from the segment that filled the window to the
 //! next new data, released by that acknowledgment; a re-send's silence
 //! inside it is part of it (counted once), a timer inside it the
-//! `rto_stall`'s. Each finding's cost is its waits' sum.
+//! `rto_stall`'s. Each finding's cost is its waits' sum; an
+//! `rto_stall` is one finding per ledger phase its re-sends fall in (a
+//! lost ClientHello's the TLS handshake's, a lost request's its first
+//! byte's), as its cost is that phase's latency.
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
-use rttdoc_wire::TcpFlags;
 
 /// The first segment of the same sender before `r` that carried the
 /// sequence number `r` re-sends: the original transmission.
@@ -259,6 +262,23 @@ fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option<u64> {
     None
 }
 
+/// The latency phase of the ledger row the re-send `frame` falls in (a
+/// TLS handshake, a request's wait for its first byte, a preamble), or
+/// the transfer's. SYNs re-sent are `syn_retransmit`'s, so never the TCP
+/// handshake's.
+fn phase_of(f: &Facts<'_>, frame: u64) -> Phase {
+    f.report
+        .ledger
+        .iter()
+        .find(|r| {
+            r.phase.is_latency()
+                && r.phase != Phase::TcpHandshake
+                && r.start_frame <= frame
+                && frame <= r.end_frame
+        })
+        .map_or(Phase::Transfer, |r| r.phase)
+}
+
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let rtt = f.rtt_ns.unwrap_or(0);
     let rto_floor = 200_000_000i64.max(rtt * 3 / 2);
@@ -293,11 +313,19 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 && !p.flags.fin()
                 && !p.flags.rst()
         });
-        // The receiver's first FIN or RST.
+        // The receiver's first FIN or RST; not a FIN after which it went
+        // on reading (a shutdown() of its write side: it still waits).
+        let receiver_reads = std::cell::OnceCell::new();
         let receiver_closed_at = f
             .timeline
             .iter()
-            .find(|p| p.dir != sender && p.flags.intersects(TcpFlags::FIN | TcpFlags::RST))
+            .find(|p| {
+                p.dir != sender
+                    && (p.flags.rst()
+                        || (p.flags.fin()
+                            && !*receiver_reads
+                                .get_or_init(|| f.reads_after_fin(sender.reverse()))))
+            })
             .map(|p| p.frame);
         let client_gone_at = client_closed_for_good(f, sender);
         let mut retx = Vec::new();
@@ -452,17 +480,28 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             f.filter_frames(&x.frames)
         };
         out.push(x);
-        if !stalls.is_empty() {
-            let mut y = f.finding(FindingKind::RtoStall, Some(Phase::Transfer));
-            y.frames = stalls.iter().take(20).map(|s| s.to_frame).collect();
-            y.cost_ms = stalls.iter().map(|s| s.ms).sum();
+        // One rto_stall per phase its timers stalled: a lost ClientHello
+        // or request is the handshake's or the first byte's latency, not
+        // the transfer's throughput.
+        for phase in Phase::ALL {
+            let here: Vec<Wait> = stalls
+                .iter()
+                .filter(|w| phase_of(f, w.to_frame) == phase)
+                .copied()
+                .collect();
+            if here.is_empty() {
+                continue;
+            }
+            let mut y = f.finding(FindingKind::RtoStall, Some(phase));
+            y.frames = here.iter().take(20).map(|s| s.to_frame).collect();
+            y.cost_ms = here.iter().map(|s| s.ms).sum();
             y.confidence = 0.9;
             y.detail = Detail::RtoStall {
                 sender,
-                stalls: stalls.len() as u32,
+                stalls: here.len() as u32,
             };
             y.display_filter = f.filter_frames(&y.frames);
-            y.waits = stalls;
+            y.waits = here;
             out.push(y);
         }
     }

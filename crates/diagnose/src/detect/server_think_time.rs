@@ -612,7 +612,7 @@ fn slow_exchanges(
         }
         if think >= threshold
             && !held
-            && !client_closed_before(span)
+            && !client_closed_before(f, span)
             && !server_ticks(f)
                 .is_some_and(|t| t.answers_on_timer(x.request_first.ts_ns, first.ts_ns))
         {
@@ -631,11 +631,17 @@ pub(crate) fn label_of(exchanges: &[Exchange], n: usize) -> Option<String> {
 /// Nobody waits for an answer after closing: server data after the
 /// client's FIN or RST (captured before it, in `span`, the records from
 /// the request to the answer) is the server's own message, not a
-/// response.
-fn client_closed_before(span: &[SegmentRecord]) -> bool {
-    span.iter().any(|r| {
-        r.dir == Direction::ClientToServer && r.flags.intersects(TcpFlags::FIN | TcpFlags::RST)
-    })
+/// response; unless the FIN only shut down the client's write side and
+/// it went on reading ([`Facts::reads_after_fin`]).
+fn client_closed_before(f: &Facts<'_>, span: &[SegmentRecord]) -> bool {
+    let mut fin = false;
+    for r in span.iter().filter(|r| r.dir == Direction::ClientToServer) {
+        if r.flags.rst() {
+            return true;
+        }
+        fin |= r.flags.fin();
+    }
+    fin && !f.reads_after_fin(Direction::ClientToServer)
 }
 
 /// The exchanges whose client closed (its FIN or RST) before the answer
@@ -647,7 +653,7 @@ pub fn abandoned_exchanges(f: &Facts<'_>) -> Vec<usize> {
         .enumerate()
         .filter(|(_, x)| {
             x.response_first
-                .is_some_and(|a| client_closed_before(f.between(x.request_first.frame, a.frame)))
+                .is_some_and(|a| client_closed_before(f, f.between(x.request_first.frame, a.frame)))
         })
         .map(|(i, _)| i + 1)
         .collect()

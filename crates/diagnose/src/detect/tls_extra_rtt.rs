@@ -5,7 +5,7 @@
 //! Signature: the ledger's `tls_handshake` row is at least 0.5 RTT over its
 //! ideal. The finding names the causes other detectors found in the
 //! handshake (`nagle_hold`, `nagle_delayed_ack`, `initcwnd_limited`,
-//! `server_think_time`, `client_think_time`, `retransmission`), the hosts'
+//! `server_think_time`, `client_think_time`, `rto_stall`), the hosts'
 //! own turnarounds too short to be a cause (each side's time between the
 //! other's flight arriving and its own next flight leaving:
 //! [`Facts::handshake_turns`]), how much the path's round trip had grown

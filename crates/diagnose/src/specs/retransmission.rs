@@ -763,3 +763,58 @@ fn a_server_that_closed_for_good_still_owes_the_client_its_resent_response() {
         EXACT,
     );
 }
+
+/// The stall lies in the latency phase its re-send falls in: a request
+/// lost and re-sent by the client's timer is its wait for the first
+/// byte, and the ledger's excess there is the stall's, not unexplained.
+#[test]
+fn a_lost_request_is_its_first_bytes_rto_stall_and_the_ledger_adds_up() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.lose(req);
+    let again = w.resend(100.0 + RTO, req);
+    w.ack(S, w.arrival(again));
+    let answer = w.data(S, w.arrival(again) + 0.5, 200);
+    w.ack(C, w.arrival(answer));
+    let o = w.run();
+    let s = o.the(RtoStall);
+    assert_eq!(s.phase, Some(Phase::FirstByte));
+    assert_waits(&s.waits, &[o.wait(req, again, None, RTO)], EXACT);
+    assert_ms(s.attributed_ms, RTO, EXACT, "the first byte's excess");
+    assert!(
+        o.report.unexplained_ms < 2.0,
+        "unexplained {} ms",
+        o.report.unexplained_ms
+    );
+}
+
+/// A ClientHello lost and re-sent is the TLS handshake's stall, and the
+/// handshake's extra round trips name it as their cause.
+#[test]
+fn a_lost_client_hello_is_the_tls_handshakes_rto_stall() {
+    use super::tls::*;
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, 100.0, leak(client_hello(Offer::tls13())));
+    w.lose(ch);
+    let again = w.resend(100.0 + RTO, ch);
+    let go = w.arrival(again);
+    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
+        .collect();
+    let last = *flight.last().unwrap();
+    let finished = w.send(C, w.arrival(last), leak(encrypted(FINISHED_LEN)));
+    w.ack(S, w.arrival(finished));
+    let o = w.run();
+    let s = o.the(RtoStall);
+    assert_eq!(s.phase, Some(Phase::TlsHandshake));
+    assert_waits(&s.waits, &[o.wait(ch, again, None, RTO)], EXACT);
+    let t = o.the(FindingKind::TlsExtraRtt);
+    let Detail::TlsExtraRtt { causes, .. } = &t.detail else {
+        panic!("{:?}", t.detail)
+    };
+    assert_eq!(causes.first().map(|c| c.0), Some(RtoStall), "{causes:?}");
+}
