@@ -274,6 +274,9 @@ pub struct Connection {
     /// Most recent SYN (Wireshark's ts_mru_syn).
     last_syn_ts: Option<i64>,
     pub(crate) syn_count: u32,
+    /// An ICMP error quoted the client's SYN (unreachable, prohibited, TTL
+    /// exceeded): with no answer from the server, the connect failed.
+    pub(crate) syn_quoted: bool,
     pub(crate) syn_ack: Option<Stamp>,
     pub(crate) syn_ack_count: u32,
     /// Initial sequence numbers of the SYN-ACKs seen (up to 8): a middlebox
@@ -364,6 +367,7 @@ impl Connection {
             first_syn: None,
             last_syn_ts: None,
             syn_count: 0,
+            syn_quoted: false,
             syn_ack: None,
             syn_ack_count: 0,
             synack_isns: Vec::new(),

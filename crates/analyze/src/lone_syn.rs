@@ -113,7 +113,12 @@ impl Embryo {
             same_as: None,
             mptcp: None,
             last: self.last(),
-            ending,
+            // An ICMP error answered the SYN: what emit() decides for a
+            // connection whose SYN was quoted and never answered.
+            ending: match ending {
+                Ending::Open if self.quoted_after > 0 => Ending::Unreachable,
+                e => e,
+            },
             handshake: HandshakeReport {
                 syn_frame: Some(self.at.frame),
                 client_mss: self.mss,

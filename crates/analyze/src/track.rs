@@ -257,7 +257,11 @@ impl<'s> Tracker<'s> {
             self.sweep(self.progress_ns);
         }
         self.finish_closed(self.progress_ns);
-        self.decoded(at, decode(frame.link_type, frame.data));
+        let decoded = decode(frame.link_type, frame.data);
+        if matches!(decoded, Decoded::Damaged(_)) && frame.orig_len as usize > frame.data.len() {
+            self.stats.snap_cut += 1;
+        }
+        self.decoded(at, decoded);
         self.finisher.poll_sometimes(&mut *self.sink);
     }
 
@@ -339,6 +343,7 @@ impl<'s> Tracker<'s> {
         }
         if let Some(c) = self.table.get_mut(&key) {
             c.last.frame = c.last.frame.max(at.frame);
+            c.syn_quoted |= q.flags.syn() && !q.flags.ack();
             return;
         }
         if self.tombstones.contains_key(&key) {
@@ -526,6 +531,7 @@ impl<'s> Tracker<'s> {
         }
         // An ICMP error that quoted the SYN: the stream's frame too.
         c.last.frame = c.last.frame.max(e.last().frame);
+        c.syn_quoted = e.quoted_after > 0;
         c.last_progress_ns = e.last_progress_ns;
         c
     }
@@ -804,6 +810,8 @@ impl<'s> Tracker<'s> {
                 Ending::Reset
             } else if a.fin_frame.is_some() && b.fin_frame.is_some() {
                 Ending::Fin
+            } else if c.syn_quoted && c.syn_ack.is_none() && b.packets == 0 {
+                Ending::Unreachable
             } else {
                 Ending::Open
             }

@@ -52,6 +52,7 @@ impl Ending {
             Ending::Open => "open",
             Ending::Idle => "idle",
             Ending::Refused => "refused",
+            Ending::Unreachable => "unreachable",
         }
     }
 }
@@ -537,6 +538,10 @@ pub enum Ending {
     /// The server answered the SYN with RST (port closed, or refused by a
     /// firewall): no handshake, and nothing was lost.
     Refused,
+    /// An ICMP error answered the SYN (host or port unreachable,
+    /// administratively prohibited, TTL exceeded) and the server nothing:
+    /// the connect failed on the way (Linux aborts it on the error).
+    Unreachable,
 }
 
 /// A cause found by a detector (see docs/findings.md for every kind).
@@ -1111,6 +1116,10 @@ pub struct CaptureStats {
     pub ip_reassembled: u64,
     /// Packets whose headers were broken or cut: counted and skipped.
     pub damaged: u64,
+    /// Of the damaged packets, those the capture's snap length cut
+    /// (captured shorter than they were on the wire) before their
+    /// headers ended: a capture setting, not damage on the network.
+    pub snap_cut: u64,
     /// TCP connections (`tcp.stream` numbers given).
     pub connections: u64,
     /// First and last capture timestamps, seconds since the epoch.

@@ -117,6 +117,7 @@ fn detail(out: &mut String, s: &Sample) {
             let h = &c.handshake;
             let seen = match c.ending {
                 rttdoc_analyze::Ending::Refused => "the server answered the SYN with a RST (nothing listens, or a firewall refuses)".to_string(),
+                rttdoc_analyze::Ending::Unreachable => "an ICMP error answered the SYN on the way (unreachable, prohibited, or its TTL ran out)".to_string(),
                 _ if h.syn_ack_frame.is_none() => format!(
                     "the SYN went out {} time(s) and nothing answered",
                     h.syn_retransmits + 1

@@ -181,6 +181,9 @@ pub fn render_summary(
         stats.ip_reassembled,
     ))?;
     // Properties of the capture, not of the network: said once, here.
+    if stats.snap_cut > 0 {
+        say(out, opts, snap_cut_note(stats))?;
+    }
     if stats.capture_duplicates > 0 {
         say(
             out,
@@ -453,6 +456,15 @@ pub fn render_summary(
     Ok(())
 }
 
+/// Frames the snap length cut inside their headers: the capture's
+/// setting, with the way to a capture that can be read.
+fn snap_cut_note(stats: &CaptureStats) -> String {
+    format!(
+        "NOTE: {} of the {} damaged frames were cut by the capture's snap length before their headers ended (TCP needs 54 bytes on Ethernet, more with options, VLANs or tunnels): nothing in them can be read. Capture whole packets (tcpdump -s 0, the default), or at least 128 bytes of each for headers alone.",
+        stats.snap_cut, stats.damaged
+    )
+}
+
 /// What a capture without a TCP connection held instead: rttdoc reads
 /// TCP (and TLS over it), and says so rather than drawing empty tables.
 fn no_connection(stats: &CaptureStats) -> String {
@@ -540,6 +552,8 @@ pub fn render_connection(
                 Ending::Open => "still open when the capture ended",
                 Ending::Idle => "silent past the idle timeout",
                 Ending::Refused => "refused: the SYN was answered with RST",
+                Ending::Unreachable =>
+                    "unreachable: an ICMP error answered the SYN (its last frame)",
             },
             if c.partial {
                 ", started before the capture (partial)"

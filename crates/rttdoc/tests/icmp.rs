@@ -37,6 +37,13 @@ fn check(dir: &Path, suffix: &str) {
     let c = connection(&doc, stream);
     assert_eq!(c["last_frame"].as_u64(), Some(frame), "{c}");
     assert_eq!(c["client_to_server"]["packets"].as_u64(), Some(1));
+    // The connect failed on the way: not a connection left open. Both
+    // ways a lone SYN is reported (its facts alone, or as a connection
+    // when its packets are graphed) say so.
+    assert_eq!(c["ending"], "unreachable", "{c}");
+    let graphed = run_rttdoc_json_with(&client, &["--series"]);
+    assert_eq!(connection(&graphed, stream)["ending"], "unreachable");
+    assert_eq!(connection(&doc, stream + 1)["ending"], "fin");
     // The server's segments drew "fragmentation needed": those frames are
     // the connection's, not segments, and no stream of their own.
     let needed = tshark_fields(

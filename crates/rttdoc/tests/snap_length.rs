@@ -219,3 +219,45 @@ fn tls_after_a_preamble_is_found_under_a_snap_length() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A snap length shorter than the headers (tcpflow's simson.pcap: 40
+/// bytes of Ethernet frames, the TCP header cut after its ports): every
+/// frame is damaged, and the capture's setting is named as the cause,
+/// with what to capture instead; a length that keeps the headers cuts
+/// nothing of them.
+#[test]
+fn a_snap_length_inside_the_headers_is_named() {
+    if !require("snap_length_headers", &["editcap"], false) {
+        return;
+    }
+    let dir = TempDir::new("snap-length-headers");
+    let whole = data_dir().join("lab/small-chain-nginx/client.pcapng.gz");
+    let frames = run_rttdoc_json(&whole)["capture"]["frames"]
+        .as_u64()
+        .unwrap();
+    // 30 bytes: inside the TCP header behind a bare IPv4 one (the lab's
+    // captures are raw IP), inside IP behind Ethernet.
+    let cut = dir.path("cut-30.pcapng");
+    editcap(&whole, 30, &cut);
+    let doc = run_rttdoc_json(&cut);
+    let stats = &doc["capture"];
+    assert_eq!(stats["damaged"].as_u64(), Some(frames), "{stats}");
+    assert_eq!(stats["snap_cut"].as_u64(), Some(frames), "{stats}");
+    assert_eq!(stats["connections"].as_u64(), Some(0), "{stats}");
+    let text = Command::new(rttdoc_bin())
+        .args(["analyze", "--no-progress"])
+        .arg(&cut)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("cut by the capture's snap length") && text.contains("-s 0"),
+        "{text}"
+    );
+    // 96 bytes keep every header: nothing is damaged.
+    let kept = dir.path("cut-96.pcapng");
+    editcap(&whole, 96, &kept);
+    let stats = &run_rttdoc_json(&kept)["capture"];
+    assert_eq!(stats["damaged"].as_u64(), Some(0), "{stats}");
+    assert_eq!(stats["snap_cut"].as_u64(), Some(0), "{stats}");
+}
