@@ -327,6 +327,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
         early_data_offered: ch.is_some_and(|c| c.early_data),
         early_data_accepted: tls.early_data_accepted,
+        early_data_preface_only: tls.early_data_preface_only(),
         hello_retry_request: tls.hello_retry.is_some(),
         false_start: tls.false_start,
         handshake_ms: None,

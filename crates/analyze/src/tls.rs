@@ -59,6 +59,13 @@ fn client_preface_sized(n: u32) -> bool {
     settings(n) || (n >= 22 && settings(n - 13))
 }
 
+/// Whether `n` bytes of HTTP/2 frames can be a client's preface after its
+/// magic with PRIORITY frames behind it (14 bytes each, up to 8: Firefox
+/// built its dependency tree with five or six of them).
+fn client_preface_sized_with_priorities(n: u32) -> bool {
+    (0..=8).any(|k| n >= 14 * k && client_preface_sized(n - 14 * k))
+}
+
 /// TLS 1.3 servers send NewSessionTicket messages in application-data
 /// records right after the handshake, before any answer; they are not
 /// the first byte of a response. OpenSSL and BoringSSL send two (or
@@ -170,6 +177,9 @@ pub struct TlsSession {
     /// flight, captured or not.
     client_handshake_records: u8,
     pub early_data_records: u32,
+    /// The early-data records' lengths together (their bodies: plaintext,
+    /// inner content type and tag), when every one was whole.
+    early_data_bytes: Option<u32>,
     /// The first early-data records' ciphertexts (bodies), for a key log
     /// to decrypt (`early_data_unsafe`).
     pub early_data: Vec<Vec<u8>>,
@@ -387,6 +397,8 @@ impl TlsSession {
             && n > CHANGE_CIPHER_SPEC_RECORD_LEN
         {
             self.early_data_records += 1;
+            // Cut by the snap length: its size says nothing of what it held.
+            self.early_data_bytes = None;
             self.note_maybe_cut(at, at, dir, TlsMessage::EarlyData, n as u32, true);
             exchanges.on_data(dir, at, at, n as u64, &[]);
             return;
@@ -821,7 +833,7 @@ impl TlsSession {
                     return;
                 }
                 Direction::ClientToServer => {
-                    self.early_data_records += 1;
+                    self.early_data(len);
                     self.note(started, end, dir, TlsMessage::EarlyData, len);
                 }
             }
@@ -834,7 +846,7 @@ impl TlsSession {
         } else if self.before_server_flight() && dir == Direction::ClientToServer {
             // Encrypted data before the server's first flight: 0-RTT early
             // data.
-            self.early_data_records += 1;
+            self.early_data(len);
             self.note(started, end, dir, TlsMessage::EarlyData, len);
         } else if self.is_tls13() {
             // One ticket, then the server's HTTP/2 preface: the held record
@@ -922,7 +934,8 @@ impl TlsSession {
             // The client's preface: 24 bytes of magic, then SETTINGS and
             // perhaps a WINDOW_UPDATE (it has no server SETTINGS to
             // acknowledge yet), sent as one record by browsers and curl.
-            let preface_alone = offered && plain >= 24 && client_preface_sized(plain - 24);
+            let preface_alone =
+                offered && plain >= 24 && client_preface_sized_with_priorities(plain - 24);
             self.http2_maybe = chosen || preface_alone || (offered && self.is_tls13());
             // Taken for a request until the server's preface shows the
             // connection speaks HTTP/2 (an HTTP/1.1 request can be that
@@ -1039,6 +1052,37 @@ impl TlsSession {
     }
 
     /// AEAD tag bytes of the negotiated TLS 1.3 suite (CCM_8: 8, else 16).
+    /// One whole early-data record of `len` body bytes.
+    fn early_data(&mut self, len: u32) {
+        if self.early_data_records == 0 {
+            self.early_data_bytes = Some(0);
+        }
+        self.early_data_records += 1;
+        self.early_data_bytes = self.early_data_bytes.map(|b| b.saturating_add(len));
+    }
+
+    /// The client's 0-RTT early data held HTTP/2's connection preface and
+    /// nothing else: it offered `h2`, and the records' plaintext together
+    /// has the preface's size (24 bytes of magic, SETTINGS, perhaps a
+    /// WINDOW_UPDATE and PRIORITY frames: Firefox sends the preface as
+    /// soon as the handshake starts, before it has a request). No request
+    /// rode in it, so it saved no round trip.
+    pub fn early_data_preface_only(&self) -> bool {
+        let offered_h2 = self
+            .client_hello
+            .as_ref()
+            .is_some_and(|c| c.alpn.iter().any(|p| p == "h2"));
+        let overhead = (1 + self.aead_tag_len()) * self.early_data_records;
+        offered_h2
+            && self.early_data_records > 0
+            && self
+                .early_data_bytes
+                .and_then(|b| b.checked_sub(overhead))
+                .is_some_and(|plain| {
+                    plain >= 24 && client_preface_sized_with_priorities(plain - 24)
+                })
+    }
+
     fn aead_tag_len(&self) -> u32 {
         match self.server_hello.as_ref().map(|s| s.cipher) {
             Some(0x1305) => 8,

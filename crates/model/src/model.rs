@@ -500,6 +500,9 @@ pub struct TlsReport {
     /// (false), inferred from the client's EndOfEarlyData; null when no
     /// early data was sent or the second flight was not seen.
     pub early_data_accepted: Option<bool>,
+    /// The early data was HTTP/2's connection preface alone, by its size
+    /// (no request rode in it).
+    pub early_data_preface_only: bool,
     /// The server answered with a HelloRetryRequest.
     pub hello_retry_request: bool,
     /// TLS False Start (RFC 7918): in a full TLS 1.2 (or older) handshake
@@ -705,6 +708,9 @@ pub enum Detail {
     EarlyData {
         /// Whether the server took it (None: not seen).
         accepted: Option<bool>,
+        /// It was HTTP/2's connection preface alone (by its size): no
+        /// request rode in it, so taking it saved nothing.
+        preface_only: bool,
     },
     /// A non-idempotent request in 0-RTT early data.
     EarlyDataUnsafe {

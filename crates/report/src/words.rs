@@ -280,7 +280,14 @@ pub fn explanation(x: &Finding) -> String {
             (_, true) => "The session was resumed: an abbreviated TLS 1.2 handshake, one round trip shorter.".into(),
             (_, false) => "The session was resumed with a PSK: no certificate, no signature.".into(),
         },
-        Detail::EarlyData { accepted } => match accepted {
+        Detail::EarlyData {
+            accepted: Some(true),
+            preface_only: true,
+        } => "The server accepted the client's 0-RTT early data, but all it held was HTTP/2's connection preface (its size: \
+              the magic, SETTINGS, WINDOW_UPDATE, PRIORITY frames): no request rode in it, so nothing was answered sooner; \
+              the requests left after the handshake, as without 0-RTT."
+            .into(),
+        Detail::EarlyData { accepted, .. } => match accepted {
             Some(true) => "The request rode in 0-RTT early data with the ClientHello and the server accepted it (the client \
                            sent EndOfEarlyData): the answer could leave with the server's first flight, a round trip sooner."
                 .into(),
@@ -654,7 +661,13 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 .into(),
             _ => "Working as intended.".into(),
         },
-        Detail::EarlyData { accepted } => match accepted {
+        Detail::EarlyData {
+            accepted: Some(true),
+            preface_only: true,
+        } => "Nothing to change on the server: the client had no request ready when it sent its early data (a connection \
+              opened ahead of need). A client that has its request when it connects sends it in the early data, a round trip sooner."
+            .into(),
+        Detail::EarlyData { accepted, .. } => match accepted {
             Some(true) => "Working as intended for idempotent requests; answer non-idempotent early requests (POST) with 425 Too Early \
                  (nginx: pass $ssl_early_data to the application, e.g. proxy_set_header Early-Data $ssl_early_data)."
                 .into(),

@@ -94,3 +94,55 @@ fn trailing_packets_and_retried_syns_keep_tsharks_streams_and_frames() {
         doc["capture"]
     );
 }
+
+/// Firefox resuming with 0-RTT (nDPI's no_sni.pcap, its stream 1 as tshark
+/// wrote it out): the server took the early data (the client's
+/// EndOfEarlyData), but its one record held 148 bytes of plaintext, exactly
+/// Firefox's HTTP/2 preface (magic, SETTINGS, WINDOW_UPDATE, six PRIORITY
+/// frames); the requests left after the handshake. No round trip saved.
+#[test]
+fn early_data_that_was_firefoxs_http2_preface_saved_nothing() {
+    if !require(
+        "early_data_that_was_firefoxs_http2_preface_saved_nothing",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-no_sni-firefox-0rtt.pcap.gz", 1);
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 0);
+    assert_eq!(c["tls"]["early_data_accepted"], true, "{}", c["tls"]);
+    assert_eq!(c["tls"]["early_data_preface_only"], true, "{}", c["tls"]);
+    let early: Vec<&serde_json::Value> = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "early_data")
+        .collect();
+    assert_eq!(early.len(), 1, "{c}");
+    assert_eq!(early[0]["cost_ms"].as_f64(), Some(0.0), "{}", early[0]);
+    // The early-data record, as tshark reads it: 165 bytes (148 of
+    // plaintext, its inner type and a 16-byte tag), cited by the finding.
+    let records = tshark_fields(
+        &capture,
+        &[],
+        "tls.record.length == 165 && !tls.handshake.type",
+        &["frame.number"],
+    );
+    // The first such record, before the ServerHello (later ones are data
+    // after the handshake).
+    let frame: u64 = records[0][0].parse().unwrap();
+    let server_hello = tshark_fields(&capture, &[], "tls.handshake.type == 2", &["frame.number"]);
+    assert!(
+        frame < server_hello[0][0].parse::<u64>().unwrap(),
+        "{records:?}"
+    );
+    let cited: Vec<u64> = early[0]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_u64().unwrap())
+        .collect();
+    assert!(cited.contains(&frame), "{frame} in {cited:?}");
+}

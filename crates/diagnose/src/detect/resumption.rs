@@ -12,7 +12,9 @@
 //!   with it). Acceptance is encrypted but shows in the client's second
 //!   flight: with early data accepted the client sends EndOfEarlyData (a
 //!   record of exactly 4 + 1 + tag bytes) before its Finished. Accepted:
-//!   saved 1 RTT (negative cost); rejected: the request is re-sent after
+//!   saved 1 RTT (negative cost), unless all it held was HTTP/2's
+//!   connection preface (its size, `h2` offered: Firefox sends it before
+//!   it has a request), which asks nothing and saved nothing; rejected: the request is re-sent after
 //!   the handshake, 1 RTT later than promised (time to first byte). The
 //!   wait: from the early data to the client's first new data after its
 //!   Finished (the request sent again), released by the server's last
@@ -87,8 +89,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         x.display_filter = f.filter_frames(&x.frames);
         x.detail = Detail::EarlyData {
             accepted: tls.early_data_accepted,
+            preface_only: tls.early_data_preface_only,
         };
         match tls.early_data_accepted {
+            // Taken, but it asked nothing: the requests left after the
+            // handshake, as without 0-RTT.
+            Some(true) if tls.early_data_preface_only => {
+                x.cost_ms = 0.0;
+                x.confidence = 0.9;
+            }
             Some(true) => {
                 x.cost_ms = -rtt_ms;
                 x.confidence = 0.9;

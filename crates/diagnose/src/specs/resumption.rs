@@ -257,3 +257,53 @@ fn a_missed_resumption_under_false_start_costs_no_round_trip() {
     let missed = o.the(ResumptionMissed);
     assert_eq!(missed.cost_ms, 0.0);
 }
+
+/// Accepted 0-RTT early data of `body` bytes (one record: plaintext,
+/// inner content type, 16-byte tag) from a client that offered `h2` when
+/// `h2`.
+fn accepted_early(h2: bool, body: usize) -> Outcome {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let offer = Offer {
+        psk: true,
+        early_data: true,
+        alpn_h2: h2,
+        ..Offer::tls13()
+    };
+    w.send(C, 40.1, leak(client_hello(offer)));
+    let data = w.send(C, 40.11, leak(encrypted(body)));
+    let flight: Vec<Id> = segments(&tls13_server_flight(0, true))
+        .into_iter()
+        .map(|s| w.send(S, w.arrival(data) + 0.5, s))
+        .collect();
+    let back = w.arrival(*flight.last().unwrap());
+    w.send(C, back, leak(encrypted(END_OF_EARLY_DATA_LEN)));
+    w.send(C, back + 0.01, leak(encrypted(FINISHED_LEN)));
+    w.run()
+}
+
+/// Firefox's HTTP/2 connection preface: the magic (24), SETTINGS with
+/// three settings (27), a WINDOW_UPDATE (13), six PRIORITY frames (84).
+const FIREFOX_PREFACE: usize = 24 + 27 + 13 + 6 * 14;
+
+#[test]
+fn early_data_that_was_only_the_http2_preface_saved_nothing() {
+    // nDPI's no_sni.pcap: a 165-byte early-data record, 148 bytes of
+    // plaintext, exactly Firefox's preface; the requests left after the
+    // handshake. Taken, but it asked nothing.
+    let o = accepted_early(true, FIREFOX_PREFACE + 17);
+    let f = o.the(EarlyData);
+    assert_ms(f.cost_ms, 0.0, 1e-9, "no request rode in it");
+    assert!(o.report.tls.as_ref().unwrap().early_data_preface_only);
+    // The same preface with a HEADERS frame behind it: a request rode.
+    let o = accepted_early(true, FIREFOX_PREFACE + 60 + 17);
+    assert_ms(
+        o.the(EarlyData).cost_ms,
+        -RTT,
+        1e-6,
+        "the request rode in it",
+    );
+    // Without h2 offered, bytes of that size may be an HTTP/1.1 request.
+    let o = accepted_early(false, FIREFOX_PREFACE + 17);
+    assert_ms(o.the(EarlyData).cost_ms, -RTT, 1e-6, "not HTTP/2's");
+}

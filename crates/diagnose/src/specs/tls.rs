@@ -64,6 +64,8 @@ pub struct Offer {
     pub early_data: bool,
     /// A TLS 1.2 session ticket to resume.
     pub ticket: bool,
+    /// ALPN offering `h2`.
+    pub alpn_h2: bool,
     pub random: [u8; 32],
 }
 
@@ -101,6 +103,9 @@ pub fn client_hello(o: Offer) -> Vec<u8> {
     }
     if o.early_data {
         ext(&mut exts, 42, &[]);
+    }
+    if o.alpn_h2 {
+        ext(&mut exts, 16, &[0, 3, 2, b'h', b'2']);
     }
     if o.psk {
         // Last, as RFC 8446 4.2.11 requires (contents opaque here).
