@@ -258,6 +258,14 @@ impl<'s> Tracker<'s> {
         }
         self.finish_closed(self.progress_ns);
         let decoded = decode(frame.link_type, frame.data);
+        if !rttdoc_wire::link::reads(frame.link_type) {
+            self.stats.unread_link_frames += 1;
+            let t = frame.link_type & 0xffff;
+            if self.stats.unread_link_types.len() < 8 && !self.stats.unread_link_types.contains(&t)
+            {
+                self.stats.unread_link_types.push(t);
+            }
+        }
         if matches!(decoded, Decoded::Damaged(_)) && frame.orig_len as usize > frame.data.len() {
             self.stats.snap_cut += 1;
         }

@@ -1113,6 +1113,12 @@ pub struct CaptureStats {
     pub tcp_segments: u64,
     /// Frames that carried no IP.
     pub non_ip: u64,
+    /// Of the `non_ip` frames, those of a link-layer type rttdoc does not
+    /// read (Wi-Fi monitor mode's radiotap ...).
+    pub unread_link_frames: u64,
+    /// Which link types those were (the first 8 seen, `LINKTYPE_*`
+    /// values).
+    pub unread_link_types: Vec<u32>,
     /// IP packets that carried no TCP.
     pub non_tcp: u64,
     /// IP fragments seen.

@@ -184,6 +184,9 @@ pub fn render_summary(
     if stats.snap_cut > 0 {
         say(out, opts, snap_cut_note(stats))?;
     }
+    if stats.unread_link_frames > 0 {
+        say(out, opts, unread_link_note(stats))?;
+    }
     if stats.capture_duplicates > 0 {
         say(
             out,
@@ -465,6 +468,45 @@ fn snap_cut_note(stats: &CaptureStats) -> String {
     )
 }
 
+/// A link type's name, for the ones a capture of TCP may come in that
+/// rttdoc does not read (Wi-Fi monitor mode, old WAN links, capture
+/// cards' own formats).
+fn unread_link_name(link_type: u32) -> Option<&'static str> {
+    Some(match link_type & 0xffff {
+        6 => "Token Ring",
+        8 => "SLIP",
+        10 => "FDDI",
+        105 => "IEEE 802.11 (Wi-Fi, no radio header)",
+        107 => "Frame Relay",
+        119 => "IEEE 802.11 with a Prism header (Wi-Fi monitor mode)",
+        127 => "IEEE 802.11 with radiotap (Wi-Fi monitor mode)",
+        163 => "IEEE 802.11 with an AVS header (Wi-Fi monitor mode)",
+        192 => "PPI (Wi-Fi monitor mode)",
+        143 => "DOCSIS",
+        197 => "Endace ERF",
+        252 => "Wireshark's exported PDUs",
+        147..=162 => "a user-defined link type (DLT_USER)",
+        _ => return None,
+    })
+}
+
+/// Frames of a link layer rttdoc does not read: which, and what to do.
+fn unread_link_note(stats: &CaptureStats) -> String {
+    let types: Vec<String> = stats
+        .unread_link_types
+        .iter()
+        .map(|&t| match unread_link_name(t) {
+            Some(name) => format!("{name}, LINKTYPE {t}"),
+            None => format!("LINKTYPE {t}"),
+        })
+        .collect();
+    format!(
+        "NOTE: {} frames have a link-layer type rttdoc does not read ({}): they are skipped (counted as non-IP). Capture on an interface that hands the host's packets over as Ethernet or Linux cooked frames (tcpdump -i any), or on the host itself rather than from the air.",
+        stats.unread_link_frames,
+        types.join("; ")
+    )
+}
+
 /// What a capture without a TCP connection held instead: rttdoc reads
 /// TCP (and TLS over it), and says so rather than drawing empty tables.
 fn no_connection(stats: &CaptureStats) -> String {
@@ -475,8 +517,15 @@ fn no_connection(stats: &CaptureStats) -> String {
             stats.non_tcp
         ));
     }
-    if stats.non_ip > 0 {
-        what.push(format!("{} not IP (ARP, link protocols)", stats.non_ip));
+    let unread = stats.unread_link_frames.min(stats.non_ip);
+    if stats.non_ip > unread {
+        what.push(format!(
+            "{} not IP (ARP, link protocols)",
+            stats.non_ip - unread
+        ));
+    }
+    if unread > 0 {
+        what.push(format!("{unread} of a link layer rttdoc does not read"));
     }
     if stats.damaged > 0 {
         what.push(format!("{} damaged", stats.damaged));

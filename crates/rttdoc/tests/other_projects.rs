@@ -146,3 +146,52 @@ fn early_data_that_was_firefoxs_http2_preface_saved_nothing() {
         .collect();
     assert!(cited.contains(&frame), "{frame} in {cited:?}");
 }
+
+/// Link layers of routers and other systems: a Juniper router's capture
+/// (its header, TLVs, then Ethernet) and Solaris IPNET are read as tshark
+/// reads them; Wi-Fi monitor mode (radiotap), which rttdoc does not read,
+/// is counted and named rather than called "not IP".
+#[test]
+fn router_and_solaris_link_layers_are_read_and_wifi_is_named() {
+    if !require(
+        "router_and_solaris_link_layers_are_read_and_wifi_is_named",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let juniper = agrees("tcpdump-bgp-aigp.pcap", 1);
+    let doc = run_rttdoc_json(&juniper);
+    assert_eq!(
+        doc["capture"]["tcp_segments"].as_u64(),
+        Some(1),
+        "{}",
+        doc["capture"]
+    );
+    assert_eq!(doc["capture"]["unread_link_frames"].as_u64(), Some(0));
+    // IPNET: all 20 frames IP, none of them TCP (tshark: ICMP).
+    let ipnet = data_dir().join("other-projects/tcpdump-e1000g.pcap");
+    let icmp = tshark_fields(&ipnet, &[], "icmp", &["frame.number"]).len() as u64;
+    let stats = &run_rttdoc_json(&ipnet)["capture"];
+    assert_eq!(stats["non_tcp"].as_u64(), Some(icmp), "{stats}");
+    assert_eq!(stats["non_ip"].as_u64(), Some(0), "{stats}");
+    // Radiotap: every frame counted as of an unread link layer, by type.
+    let wifi = data_dir().join("other-projects/tcpdump-ieee802.11_exthdr.pcap");
+    let stats = &run_rttdoc_json(&wifi)["capture"];
+    assert_eq!(stats["unread_link_frames"], stats["frames"], "{stats}");
+    assert_eq!(
+        stats["unread_link_types"],
+        serde_json::json!([127]),
+        "{stats}"
+    );
+    let text = std::process::Command::new(rttdoc_bin())
+        .args(["analyze", "--no-progress"])
+        .arg(&wifi)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("radiotap") && text.contains("LINKTYPE 127"),
+        "{text}"
+    );
+}

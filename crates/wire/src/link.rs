@@ -51,6 +51,35 @@ const IPOIB_HEADER_LEN: usize = 44;
 const AF_INET: u32 = 2;
 const AF_INET6: [u32; 4] = [10, 24, 28, 30];
 
+/// Whether rttdoc reads frames of `link_type` (a `LINKTYPE_*` value):
+/// every type [`unwrap`] knows. Frames of another are counted apart, so
+/// a capture of an unread link layer says so instead of "not IP".
+pub fn reads(link_type: u32) -> bool {
+    matches!(
+        link_type & 0xffff,
+        0 | 1
+            | 7
+            | 9
+            | 12
+            | 14
+            | 50
+            | 101
+            | 104
+            | 108
+            | 113
+            | 129
+            | 149
+            | 178
+            | 226
+            | 228
+            | 229
+            | 239
+            | 242
+            | 258
+            | 276
+    )
+}
+
 /// Strips the link-layer header of `link_type` (a `LINKTYPE_*` value).
 pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
     // The link type is the low 16 bits; a pcap header's upper bits may
@@ -105,7 +134,53 @@ pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
         // under which OS X 10.9 wrote it.
         258 => pktap(data, true),
         149 => pktap(data, false),
+        // Juniper's Ethernet captures (Junos `monitor traffic ... write-file`).
+        178 => juniper_ether(data),
+        // Solaris IPNET (`snoop`/tcpdump on an ipnet device).
+        226 => ipnet(data),
         _ => Network::Other,
+    }
+}
+
+/// Juniper's capture header (LINKTYPE_JUNIPER_ETHER; tcpdump's
+/// print-juniper.c, Wireshark's packet-juniper.c): the magic "MGC", a
+/// flags byte, with the extensions flag a 2-byte length of TLVs to skip,
+/// then the Ethernet frame; with the no-L2 flag a 4-byte cookie and the
+/// IP packet instead.
+fn juniper_ether(data: &[u8]) -> Network<'_> {
+    const EXTENSIONS: u8 = 0x80;
+    const NO_L2: u8 = 0x02;
+    if data.len() < 4 {
+        return Network::Short;
+    }
+    if &data[..3] != b"MGC" {
+        return Network::Malformed("Juniper header without its magic (MGC)");
+    }
+    let flags = data[3];
+    let mut at = 4;
+    if flags & EXTENSIONS != 0 {
+        let Some(len) = data.get(4..6) else {
+            return Network::Short;
+        };
+        at = 6 + u16::from_be_bytes([len[0], len[1]]) as usize;
+    }
+    if flags & NO_L2 != 0 {
+        at += 4;
+    }
+    match data.get(at..) {
+        None => Network::Short,
+        Some(rest) if flags & NO_L2 != 0 => Network::Ip(rest),
+        Some(rest) => Network::Ethernet(rest),
+    }
+}
+
+/// Solaris IPNET (LINKTYPE_IPNET): a 24-byte header whose second byte is
+/// the address family (Solaris's: 2 IPv4, 26 IPv6), then the IP packet.
+fn ipnet(data: &[u8]) -> Network<'_> {
+    match (data.get(1), data.get(24..)) {
+        (Some(2 | 26), Some(packet)) => Network::Ip(packet),
+        (Some(_), Some(_)) => Network::Other,
+        _ => Network::Short,
     }
 }
 
@@ -211,6 +286,65 @@ fn sll(data: &[u8], header_len: usize, proto_at: usize) -> Network<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `reads` names exactly the link types `unwrap` decodes: every other
+    /// type is `Other` whatever the frame holds, and every read one
+    /// yields something else for some frame.
+    #[test]
+    fn reads_names_the_link_types_unwrap_decodes() {
+        let mut frames: Vec<Vec<u8>> = Vec::new();
+        let mut ip = vec![0x45u8, 0, 0, 20];
+        ip.resize(64, 0);
+        frames.push(ip.clone());
+        for family in [2u32.to_le_bytes(), 2u32.to_be_bytes()] {
+            let mut f = family.to_vec();
+            f.extend_from_slice(&ip);
+            frames.push(f);
+        }
+        let mut ipnet = vec![1u8, 2];
+        ipnet.resize(24, 0);
+        ipnet.extend_from_slice(&ip);
+        frames.push(ipnet);
+        frames.push(pktap(108, 1, 101, &ip));
+        frames.push(vec![0u8; 3]);
+        for t in 0..=300u32 {
+            let decoded = frames.iter().any(|f| unwrap(t, f) != Network::Other);
+            assert_eq!(reads(t), decoded, "LINKTYPE {t}");
+        }
+    }
+
+    #[test]
+    fn juniper_and_ipnet_headers_are_skipped_to_their_packets() {
+        let eth = [0u8; 14];
+        // No extensions: magic, flags, the frame.
+        let mut plain = b"MGC\x00".to_vec();
+        plain.extend_from_slice(&eth);
+        assert_eq!(unwrap(178, &plain), Network::Ethernet(&eth));
+        // Extensions (tcpdump's bgp-aigp.pcap: 16 bytes of TLVs).
+        let mut ext = b"MGC\x80\x00\x03".to_vec();
+        ext.extend_from_slice(&[3, 1, 1]);
+        ext.extend_from_slice(&eth);
+        assert_eq!(unwrap(178, &ext), Network::Ethernet(&eth));
+        // No layer 2: a 4-byte cookie, then IP.
+        let ip = [0x45u8, 0, 0, 20];
+        let mut no_l2 = b"MGC\x02\x00\x00\x00\x02".to_vec();
+        no_l2.extend_from_slice(&ip);
+        assert_eq!(unwrap(178, &no_l2), Network::Ip(&ip));
+        assert!(matches!(unwrap(178, b"XYZ\x00abcd"), Network::Malformed(_)));
+        assert_eq!(unwrap(178, b"MGC\x80\x00\x40"), Network::Short);
+        // IPNET: family 2 and 26 are IP, others are not.
+        for (family, expected) in [
+            (2u8, Network::Ip(&ip[..])),
+            (26, Network::Ip(&ip[..])),
+            (7, Network::Other),
+        ] {
+            let mut h = vec![1u8, family];
+            h.resize(24, 0);
+            h.extend_from_slice(&ip);
+            assert_eq!(unwrap(226, &h), expected);
+        }
+        assert_eq!(unwrap(226, &[1, 2, 0]), Network::Short);
+    }
 
     #[test]
     fn null_loopback_accepts_both_byte_orders_and_all_bsd_inet6_values() {
