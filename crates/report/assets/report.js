@@ -157,6 +157,9 @@
       card('0-RTT early data', o.early_data_sent ? pct(o.early_data_accepted, o.early_data_sent) + ' accepted' : 'not sent', o.early_data_accepted + ' of ' + o.early_data_sent + ' sent'),
       card('Frames', String(o.frames), o.tcp_segments + ' TCP' + (o.damaged ? ', ' + o.damaged + ' damaged' : ''))
     ]));
+    (o.notes || []).forEach(function (n) {
+      root.appendChild(el('p', { class: 'note', 'data-section': 'capture-note', text: n }));
+    });
     if (o.error) root.appendChild(el('p', { class: 'note', text: 'Reading stopped early: ' + o.error }));
 
     root.appendChild(el('h2', { text: 'Causes, by time lost' }));

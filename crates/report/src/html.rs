@@ -348,6 +348,7 @@ fn overview(
         "frames": stats.frames,
         "tcp_segments": stats.tcp_segments,
         "damaged": stats.damaged,
+        "notes": crate::words::capture_notes(stats, s),
         "error": stats.error,
         "first_time": stats.first_time,
         "last_time": stats.last_time,

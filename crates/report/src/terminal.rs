@@ -181,59 +181,8 @@ pub fn render_summary(
         stats.ip_reassembled,
     ))?;
     // Properties of the capture, not of the network: said once, here.
-    if stats.snap_cut > 0 {
-        say(out, opts, snap_cut_note(stats))?;
-    }
-    if stats.unread_link_frames > 0 {
-        say(out, opts, unread_link_note(stats))?;
-    }
-    if stats.capture_duplicates > 0 {
-        say(
-            out,
-            opts,
-            format!("NOTE: {} TCP packets are in the capture more than once (a span port, `-i any`, merged files): the copies are counted, not analysed.",
-            stats.capture_duplicates
-        ))?;
-    }
-    if s.translated_copies > 0 {
-        say(
-            out,
-            opts,
-            format!("NOTE: {} connection(s) are an earlier stream's seen again with translated addresses (NAT; `-i any` on a container host): the same sequence numbers both ways. Marked \"same as\", their waits are counted once, under the earlier stream.",
-            s.translated_copies
-        ))?;
-    }
-    if s.mptcp_split_subflows > 0 {
-        say(
-            out,
-            opts,
-            format!("NOTE: {} connection(s) are Multipath TCP subflows where a request's answer began on another subflow: those turns are not measured.",
-            s.mptcp_split_subflows
-        ))?;
-    }
-    if stats.capture_restarts > 0 {
-        say(
-            out,
-            opts,
-            format!("NOTE: the capture clock went back {} time(s) (a trace appended to itself?): replayed packets count as copies.",
-            stats.capture_restarts
-        ))?;
-    }
-    if stats.evicted_flows > 0 {
-        say(
-            out,
-            opts,
-            format!("NOTE: more connections were open at once than --max-flows allows: {} were finished early (longest idle first); raise --max-flows to follow them to their end.",
-            stats.evicted_flows
-        ))?;
-    }
-    if stats.late_packets > 0 {
-        say(
-            out,
-            opts,
-            format!("NOTE: {} packets arrived for connections already reported (after their close, or evicted): counted on their stream, not analysed.",
-            stats.late_packets
-        ))?;
+    for note in crate::words::capture_notes(stats, s) {
+        say(out, opts, format!("NOTE: {note}"))?;
     }
     if let Some(e) = &stats.error {
         say(out, opts, format!("WARNING: reading stopped early: {e}"))?;
@@ -457,54 +406,6 @@ pub fn render_summary(
         ),
     )?;
     Ok(())
-}
-
-/// Frames the snap length cut inside their headers: the capture's
-/// setting, with the way to a capture that can be read.
-fn snap_cut_note(stats: &CaptureStats) -> String {
-    format!(
-        "NOTE: {} of the {} damaged frames were cut by the capture's snap length before their headers ended (TCP needs 54 bytes on Ethernet, more with options, VLANs or tunnels): nothing in them can be read. Capture whole packets (tcpdump -s 0, the default), or at least 128 bytes of each for headers alone.",
-        stats.snap_cut, stats.damaged
-    )
-}
-
-/// A link type's name, for the ones a capture of TCP may come in that
-/// rttdoc does not read (Wi-Fi monitor mode, old WAN links, capture
-/// cards' own formats).
-fn unread_link_name(link_type: u32) -> Option<&'static str> {
-    Some(match link_type & 0xffff {
-        6 => "Token Ring",
-        8 => "SLIP",
-        10 => "FDDI",
-        105 => "IEEE 802.11 (Wi-Fi, no radio header)",
-        107 => "Frame Relay",
-        119 => "IEEE 802.11 with a Prism header (Wi-Fi monitor mode)",
-        127 => "IEEE 802.11 with radiotap (Wi-Fi monitor mode)",
-        163 => "IEEE 802.11 with an AVS header (Wi-Fi monitor mode)",
-        192 => "PPI (Wi-Fi monitor mode)",
-        143 => "DOCSIS",
-        197 => "Endace ERF",
-        252 => "Wireshark's exported PDUs",
-        147..=162 => "a user-defined link type (DLT_USER)",
-        _ => return None,
-    })
-}
-
-/// Frames of a link layer rttdoc does not read: which, and what to do.
-fn unread_link_note(stats: &CaptureStats) -> String {
-    let types: Vec<String> = stats
-        .unread_link_types
-        .iter()
-        .map(|&t| match unread_link_name(t) {
-            Some(name) => format!("{name}, LINKTYPE {t}"),
-            None => format!("LINKTYPE {t}"),
-        })
-        .collect();
-    format!(
-        "NOTE: {} frames have a link-layer type rttdoc does not read ({}): they are skipped (counted as non-IP). Capture on an interface that hands the host's packets over as Ethernet or Linux cooked frames (tcpdump -i any), or on the host itself rather than from the air.",
-        stats.unread_link_frames,
-        types.join("; ")
-    )
 }
 
 /// What a capture without a TCP connection held instead: rttdoc reads

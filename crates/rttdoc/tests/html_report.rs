@@ -752,3 +752,33 @@ fn html_report_of_ten_thousand_connections_opens_without_freezing_chromium() {
         .filter(|e| e.tag == "tr" && e.attr("data-stream").is_some());
     assert_eq!(rows.count(), 200, "the table draws one page of rows");
 }
+
+/// What the capture itself says reaches the report's page as the
+/// terminal's NOTE lines word it (one wording, `words::capture_notes`):
+/// here Wi-Fi frames of a link layer rttdoc does not read.
+#[test]
+fn html_report_carries_the_capture_notes() {
+    let tmp = TempDir::new("html-notes");
+    let capture = common::data_dir().join("other-projects/tcpdump-ieee802.11_exthdr.pcap");
+    let html = tmp.path("notes.html");
+    rttdoc(&[
+        "analyze",
+        "--no-progress",
+        "--html",
+        &html.to_string_lossy(),
+        &capture.to_string_lossy(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let (text, _) = rttdoc(&["analyze", "--no-progress", &capture.to_string_lossy()]);
+    let note = text
+        .lines()
+        .find_map(|l| l.strip_prefix("NOTE: "))
+        .expect("a NOTE in the terminal's summary");
+    assert!(note.contains("LINKTYPE 127"), "{note}");
+    // The page embeds its data as JSON: the note, JSON-escaped.
+    let escaped = serde_json::to_string(note).unwrap();
+    assert!(
+        page.contains(escaped.trim_matches('"')),
+        "the page carries {note}"
+    );
+}
