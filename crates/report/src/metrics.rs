@@ -127,6 +127,8 @@ pub struct CaptureCounts {
     pub frames: u64,
     /// Packets the analysis skipped as damaged.
     pub damaged: u64,
+    /// Of those, the ones the snap length cut inside their headers.
+    pub snap_cut: u64,
     /// Connections finished early over `--max-flows`.
     pub evicted_flows: u64,
     /// Packets the kernel dropped before rttdoc read them (live only).
@@ -142,6 +144,7 @@ impl CaptureCounts {
         CaptureCounts {
             frames: stats.frames,
             damaged: stats.damaged,
+            snap_cut: stats.snap_cut,
             evicted_flows: stats.evicted_flows,
             dropped: 0,
             open_flows: 0,
@@ -173,6 +176,7 @@ pub struct Metrics {
     syn_retransmits: Family<ServerLabels, Counter>,
     frames: Counter,
     damaged: Counter,
+    snap_cut: Counter,
     dropped: Counter,
     evicted: Counter,
     open_flows: Gauge,
@@ -207,6 +211,7 @@ impl Metrics {
             syn_retransmits: Family::default(),
             frames: Counter::default(),
             damaged: Counter::default(),
+            snap_cut: Counter::default(),
             dropped: Counter::default(),
             evicted: Counter::default(),
             open_flows: Gauge::default(),
@@ -315,6 +320,11 @@ impl Metrics {
             "capture_damaged_packets",
             "Packets skipped because their headers were broken or cut",
             m.damaged.clone(),
+        );
+        r.register(
+            "capture_snap_cut_packets",
+            "Damaged packets the capture's snap length cut before their headers ended (a capture setting: capture whole packets)",
+            m.snap_cut.clone(),
         );
         r.register(
             "capture_dropped_packets",
@@ -486,6 +496,7 @@ impl Metrics {
         for (counter, total) in [
             (&self.frames, counts.frames),
             (&self.damaged, counts.damaged),
+            (&self.snap_cut, counts.snap_cut),
             (&self.evicted, counts.evicted_flows),
             (&self.dropped, counts.dropped),
         ] {
@@ -865,12 +876,17 @@ mod tests {
         });
         m.set_capture(CaptureCounts {
             frames: 25,
+            damaged: 4,
+            snap_cut: 3,
             dropped: 2,
             evicted_flows: 1,
             open_flows: 3,
-            ..Default::default()
         });
         let t = m.prometheus_text();
+        assert_eq!(
+            sample(&t, "rttdoc_capture_snap_cut_packets_total"),
+            Some(3.0)
+        );
         assert_eq!(sample(&t, "rttdoc_capture_packets_total"), Some(25.0));
         assert_eq!(
             sample(&t, "rttdoc_capture_dropped_packets_total"),

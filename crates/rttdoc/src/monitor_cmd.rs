@@ -181,6 +181,7 @@ fn counts(tracker: &Tracker<'_>, dropped: u64) -> CaptureCounts {
     CaptureCounts {
         frames: tracker.stats.frames,
         damaged: tracker.stats.damaged,
+        snap_cut: tracker.stats.snap_cut,
         evicted_flows: tracker.stats.evicted_flows,
         dropped,
         open_flows: tracker.open_connections() as u64,
@@ -266,6 +267,7 @@ fn replay(
     metrics.set_capture(CaptureCounts {
         frames: stats.frames,
         damaged: stats.damaged,
+        snap_cut: stats.snap_cut,
         evicted_flows: stats.evicted_flows,
         dropped: 0,
         open_flows: 0,
