@@ -12,8 +12,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use common::*;
 
@@ -154,17 +153,6 @@ fn live_resends_after_a_close_for_good_cost_no_one() {
         return;
     }
     let dir = TempDir::new("close");
-    let script: PathBuf =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/close-captures.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(&dir.0)
-        .output()
-        .expect("script runs");
-    assert!(
-        out.status.success(),
-        "close-captures.sh failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_capture_script("close-captures.sh", &[dir.0.as_os_str()]);
     check(&dir.0, "");
 }

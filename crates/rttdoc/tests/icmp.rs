@@ -11,8 +11,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use common::*;
 
@@ -90,17 +89,6 @@ fn live_icmp_errors_quoting_tcp_keep_tsharks_streams() {
         return;
     }
     let dir = TempDir::new("icmp");
-    let script: PathBuf =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/icmp-captures.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(&dir.0)
-        .output()
-        .expect("script runs");
-    assert!(
-        out.status.success(),
-        "icmp-captures.sh failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_capture_script("icmp-captures.sh", &[dir.0.as_os_str()]);
     check(&dir.0, "");
 }

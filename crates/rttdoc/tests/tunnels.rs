@@ -11,7 +11,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
 
@@ -82,18 +81,7 @@ fn live_kernel_tunnels_agree_with_tshark() {
         return;
     }
     let dir = TempDir::new("tunnels");
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/make-tunnel-captures.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(&dir.0)
-        .output()
-        .expect("script runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "make-tunnel-captures.sh failed: {stderr}"
-    );
+    let stderr = run_capture_script("make-tunnel-captures.sh", &[dir.0.as_os_str()]);
     // Kinds the kernel lacks are skipped by the script (it says which);
     // VXLAN is in every kernel the tests run on.
     eprint!("{stderr}");

@@ -284,34 +284,37 @@ fn server_data_after_the_client_closed_is_not_an_answer() {
     assert_eq!(o.report.unexplained_ms, 0.0);
 }
 
-#[test]
-fn a_client_that_half_closed_and_read_on_waited_for_the_answer() {
-    // `nc -N`, a client that sends its request and shuts down its write
-    // side: its FIN follows the request, and it acknowledges the answer
-    // (a socket closed for good would reset it). It waited: the answer
-    // 30 ms after the request arrived is think time, and the ledger's.
+/// `nc -N`, a client that sends its request and shuts down its write
+/// side: its FIN follows the request, and the server's answer comes 30 ms
+/// after the request arrived; the client acknowledges it, or (`reset`)
+/// resets it, as a socket closed for good does.
+fn half_close(reset: bool) -> Outcome {
     let mut w = Wire::new(Path::at_client(40.0));
     w.handshake(0.0);
     let req = w.send(C, 100.0, b"GET / HTTP/1.0\r\n\r\n");
     let fin = w.fin(C, 100.01);
     w.ack(S, w.arrival(fin));
     let answer = w.send(S, w.arrival(req) + 30.0, b"HTTP/1.0 200 OK\r\n\r\n");
-    w.ack(C, w.arrival(answer));
-    let o = w.run();
+    if reset {
+        w.rst(C, w.arrival(answer));
+    } else {
+        w.ack(C, w.arrival(answer));
+    }
+    w.run()
+}
+
+#[test]
+fn a_client_that_half_closed_and_read_on_waited_for_the_answer() {
+    // It acknowledged the answer (a socket closed for good would reset
+    // it): it waited, and the 30 ms are think time, and the ledger's.
+    let o = half_close(false);
     let think = o.the(ServerThinkTime);
     assert_ms(think.cost_ms, 30.0, 0.5, "the server's time");
     let row = o.first_byte_row(1);
     assert!(!row.ideal_basis.contains("client closed"), "{row:?}");
     assert!(row.excess_ms.unwrap() > 29.0, "{row:?}");
     // The same client resetting the answer had closed for good.
-    let mut w = Wire::new(Path::at_client(40.0));
-    w.handshake(0.0);
-    let req = w.send(C, 100.0, b"GET / HTTP/1.0\r\n\r\n");
-    let fin = w.fin(C, 100.01);
-    w.ack(S, w.arrival(fin));
-    let answer = w.send(S, w.arrival(req) + 30.0, b"HTTP/1.0 200 OK\r\n\r\n");
-    w.rst(C, w.arrival(answer));
-    let o = w.run();
+    let o = half_close(true);
     o.has_no(ServerThinkTime);
     assert!(o.first_byte_row(1).ideal_basis.contains("client closed"));
 }

@@ -90,6 +90,23 @@ impl Drop for TempDir {
 }
 
 /// The workspace's tests/data directory.
+/// Runs `scripts/<name>` (a capture script: root, namespaces) with
+/// `args`; fails the test with the script's error output if it fails,
+/// else returns that output (what the script skipped, say).
+pub fn run_capture_script(name: &str, args: &[&std::ffi::OsStr]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scripts")
+        .join(name);
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(args)
+        .output()
+        .expect("script runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{name} failed: {stderr}");
+    stderr
+}
+
 pub fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
 }
