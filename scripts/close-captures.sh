@@ -24,6 +24,7 @@
 # Needs root, ip, tcpdump, python3. Everything it creates is removed on
 # exit, also on failure; every wait is bounded.
 set -euo pipefail
+. "$(dirname "$0")/relay-path.sh"
 
 OUT=${1:-$(dirname "$0")/../tests/data/close}
 mkdir -p "$OUT"
@@ -40,21 +41,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 for ns in "$C" "$R" "$S"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
-ip link add ${TAG}a type veth peer name ${TAG}b
-ip link add ${TAG}d type veth peer name ${TAG}e
-ip link set ${TAG}a netns "$C"; ip link set ${TAG}b netns "$R"
-ip link set ${TAG}d netns "$R"; ip link set ${TAG}e netns "$S"
-ip -n "$C" addr add 10.67.1.1/24 dev ${TAG}a; ip -n "$C" link set ${TAG}a up
-ip -n "$R" addr add 10.67.1.254/24 dev ${TAG}b; ip -n "$R" link set ${TAG}b up
-ip -n "$R" addr add 10.67.2.254/24 dev ${TAG}d; ip -n "$R" link set ${TAG}d up
-ip -n "$S" addr add 10.67.2.2/24 dev ${TAG}e; ip -n "$S" link set ${TAG}e up
-ip -n "$C" route add default via 10.67.1.254
-ip -n "$S" route add default via 10.67.2.254
-ip netns exec "$R" sysctl -qw net.ipv4.ip_forward=1
-for pair in "$C ${TAG}a" "$R ${TAG}b" "$R ${TAG}d" "$S ${TAG}e"; do
-    set -- $pair
-    ip netns exec "$1" ethtool -K "$2" tso off gso off gro off >/dev/null 2>&1 || true
-done
+routed_path "$TAG" "$C" "$R" "$S" 10.67.1.1 10.67.1.254 10.67.2.254 10.67.2.2
 
 cat > "$WORK/server.py" <<'EOF'
 import os, socket, sys, time

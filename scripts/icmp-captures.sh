@@ -20,6 +20,7 @@
 # Needs root, ip, tcpdump, curl, python3. Everything it creates is removed
 # on exit, also on failure; every wait is bounded.
 set -euo pipefail
+. "$(dirname "$0")/relay-path.sh"
 
 OUT=${1:-$(dirname "$0")/../tests/data/icmp}
 mkdir -p "$OUT"
@@ -36,26 +37,11 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 for ns in "$C" "$R" "$S"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
-ip link add ${TAG}a type veth peer name ${TAG}b
-ip link add ${TAG}d type veth peer name ${TAG}e
-ip link set ${TAG}a netns "$C"; ip link set ${TAG}b netns "$R"
-ip link set ${TAG}d netns "$R"; ip link set ${TAG}e netns "$S"
-ip -n "$C" addr add 10.65.1.2/24 dev ${TAG}a; ip -n "$C" link set ${TAG}a up
-ip -n "$R" addr add 10.65.1.1/24 dev ${TAG}b; ip -n "$R" link set ${TAG}b up
-ip -n "$R" addr add 10.65.2.1/24 dev ${TAG}d; ip -n "$R" link set ${TAG}d up
-ip -n "$S" addr add 10.65.2.2/24 dev ${TAG}e; ip -n "$S" link set ${TAG}e up
-ip -n "$C" route add default via 10.65.1.1
-ip -n "$S" route add default via 10.65.2.1
-ip netns exec "$R" sysctl -qw net.ipv4.ip_forward=1
+routed_path "$TAG" "$C" "$R" "$S" 10.65.1.2 10.65.1.1 10.65.2.1 10.65.2.2
 ip -n "$R" route add prohibit 10.66.0.0/16
 # The client's link narrower than the server's: the server's full-size
 # segments need "fragmentation needed" (its DF set) at the router.
 ip -n "$R" link set ${TAG}b mtu 1280
-# Offloads off: wire-sized packets, as a NIC's capture shows them.
-for pair in "$C ${TAG}a" "$R ${TAG}b" "$R ${TAG}d" "$S ${TAG}e"; do
-    set -- $pair
-    ip netns exec "$1" ethtool -K "$2" tso off gso off gro off >/dev/null 2>&1 || true
-done
 
 head -c 20000 /dev/zero | tr '\0' 'x' > "$WORK/body.txt"
 (cd "$WORK" && exec ip netns exec "$S" python3 -m http.server 80 --bind 10.65.2.2 >/dev/null 2>&1) &

@@ -1,5 +1,6 @@
 # Sourced by the capture scripts (offload-, nat-, pageload-captures.sh):
-# the path they share.
+# the path they share; `routed_path` below is the same path without the
+# relay (icmp-, close-captures.sh).
 #
 #   relay_path NET CLIENT_NS SERVER_NS ROUTER_NS CLIENT_IF
 #
@@ -185,4 +186,35 @@ relay_capture_checked() { # NAME COMMAND...
     exit 1
   fi
   gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+}
+
+# Sourced too, by the scripts whose router only forwards (and may refuse
+# or black-hole what it forwards):
+#
+#   routed_path TAG CLIENT_NS ROUTER_NS SERVER_NS CLIENT ROUTER_C ROUTER_S SERVER
+#
+# Joins the client namespace (TAGa, address CLIENT/24) to the router's
+# TAGb (ROUTER_C/24), and the router's TAGd (ROUTER_S/24) to the server's
+# TAGe (SERVER/24); each end routes by default through the router, which
+# forwards; TSO, GSO and GRO off everywhere (wire-sized packets, as a
+# NIC's capture shows them). The namespaces must exist; they are the
+# caller's to delete.
+routed_path() {
+  local t=$1 c=$2 r=$3 s=$4
+  ip link add "${t}a" type veth peer name "${t}b"
+  ip link add "${t}d" type veth peer name "${t}e"
+  ip link set "${t}a" netns "$c"; ip link set "${t}b" netns "$r"
+  ip link set "${t}d" netns "$r"; ip link set "${t}e" netns "$s"
+  ip -n "$c" addr add "$5/24" dev "${t}a"; ip -n "$c" link set "${t}a" up
+  ip -n "$r" addr add "$6/24" dev "${t}b"; ip -n "$r" link set "${t}b" up
+  ip -n "$r" addr add "$7/24" dev "${t}d"; ip -n "$r" link set "${t}d" up
+  ip -n "$s" addr add "$8/24" dev "${t}e"; ip -n "$s" link set "${t}e" up
+  ip -n "$c" route add default via "$6"
+  ip -n "$s" route add default via "$7"
+  ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
+  local pair
+  for pair in "$c ${t}a" "$r ${t}b" "$r ${t}d" "$s ${t}e"; do
+    set -- $pair
+    ip netns exec "$1" ethtool -K "$2" tso off gso off gro off >/dev/null 2>&1 || true
+  done
 }

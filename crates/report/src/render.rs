@@ -269,6 +269,13 @@ impl<'w> Csv<'w> {
         self.out.write_field(&self.field)?;
         Ok(())
     }
+
+    /// Writes the next field as `value` displays.
+    fn shown(&mut self, value: impl std::fmt::Display) -> io::Result<()> {
+        self.field(|f| {
+            let _ = write!(f, "{value}");
+        })
+    }
 }
 
 /// A number for CSV: at most 3 decimals (microseconds, for ms), no "-0".
@@ -299,26 +306,14 @@ impl Renderer for Csv<'_> {
 
     fn connection(&mut self, c: &ConnectionReport) -> io::Result<()> {
         let tls = c.tls.as_ref();
-        self.field(|f| {
-            let _ = write!(f, "{}", c.stream);
-        })?;
-        self.field(|f| {
-            let _ = write!(f, "{}", c.client);
-        })?;
-        self.field(|f| {
-            let _ = write!(f, "{}", c.server);
-        })?;
-        self.field(|f| {
-            let _ = write!(f, "{:.6}", c.start_time);
-        })?;
-        self.field(|f| {
-            let _ = write!(f, "{:.6}", c.start_offset_s);
-        })?;
+        self.shown(c.stream)?;
+        self.shown(c.client)?;
+        self.shown(c.server)?;
+        self.shown(format_args!("{:.6}", c.start_time))?;
+        self.shown(format_args!("{:.6}", c.start_offset_s))?;
         self.field(|f| num(f, c.duration_ms))?;
         self.field(|f| f.push_str(c.vantage.as_str()))?;
-        self.field(|f| {
-            let _ = write!(f, "{}", c.partial);
-        })?;
+        self.shown(c.partial)?;
         self.field(|f| f.push_str(c.ending.name()))?;
         self.field(|f| opt(f, c.rtt_ms))?;
         self.field(|f| opt(f, c.tcp_handshake_ms))?;
@@ -330,9 +325,7 @@ impl Renderer for Csv<'_> {
         self.field(|f| opt(f, tls.and_then(|t| t.handshake_rtts)))?;
         self.field(|f| opt(f, tls.and_then(|t| t.ideal_handshake_rtts)))?;
         self.field(|f| opt(f, first_byte_ms(c)))?;
-        self.field(|f| {
-            let _ = write!(f, "{}", c.exchanges);
-        })?;
+        self.shown(c.exchanges)?;
         self.field(|f| num(f, c.excess_rtts))?;
         self.field(|f| num(f, c.excess_ms))?;
         self.field(|f| num(f, c.unexplained_ms))?;
