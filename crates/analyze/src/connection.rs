@@ -51,6 +51,27 @@ pub struct SegmentRecord {
     pub dsack: Option<(u32, u32)>,
 }
 
+/// An ICMP error saying one of the connection's segments was too big for
+/// a hop of its path ("fragmentation needed", ICMPv6 "packet too big"):
+/// path MTU discovery's message to the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooBig {
+    /// The ICMP error's frame.
+    pub frame: u64,
+    pub ts_ns: i64,
+    /// Who sent the segment it quotes.
+    pub sender: Direction,
+    /// The quoted segment's sequence number, relative to its sender's
+    /// first (as [`SegmentRecord::seq`]).
+    pub seq: u32,
+    /// The hop's MTU it names (0: an old router that names none).
+    pub mtu: u32,
+}
+
+/// How many "too big" errors a connection keeps (a burst of full-size
+/// segments draws one each; the first few say all there is).
+pub const TOO_BIG_KEPT: usize = 8;
+
 /// A frame's identity on the capture clock.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stamp {
@@ -337,6 +358,9 @@ pub struct Connection {
     /// server's was captured, run by run (closes.rs: first and last),
     /// learnt where the server sent data that answered nothing.
     pub(crate) sibling_data: Vec<(i64, i64)>,
+    /// ICMP errors that said one of its segments was too big for a hop
+    /// (the first [`TOO_BIG_KEPT`]).
+    pub(crate) too_big: Vec<TooBig>,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
     /// This is the connection of that earlier stream, seen again with
@@ -397,6 +421,7 @@ impl Connection {
             late_retransmissions: Vec::new(),
             sibling_closes: Vec::new(),
             sibling_data: Vec::new(),
+            too_big: Vec::new(),
             closing_queued: false,
             same_as: None,
             roles_settled: false,
@@ -483,6 +508,27 @@ impl Connection {
         } else {
             Direction::ServerToClient
         }
+    }
+
+    /// Keeps an ICMP "too big" error quoting one of this connection's
+    /// segments (its sender's sequence numbers made relative, as the
+    /// timeline's).
+    pub(crate) fn note_too_big(&mut self, at: Stamp, q: &rttdoc_wire::QuotedTcp, mtu: u32) {
+        if self.too_big.len() >= TOO_BIG_KEPT {
+            return;
+        }
+        let sender = self.direction_from(Endpoint {
+            ip: q.src,
+            port: q.src_port,
+        });
+        let base = self.half[sender.index()].base_seq.unwrap_or(q.seq);
+        self.too_big.push(TooBig {
+            frame: at.frame,
+            ts_ns: at.ts_ns,
+            sender,
+            seq: q.seq.wrapping_sub(base),
+            mtu,
+        });
     }
 
     /// Whether `seg`, sent by `src`, opens a new connection on this one's

@@ -114,6 +114,9 @@ pub struct ConnectionFacts {
     /// to back: its first and last), where the server sent data that
     /// answered nothing (a push the data can explain); else empty.
     pub sibling_data: Vec<(i64, i64)>,
+    /// ICMP errors that said one of its segments was too big for a hop
+    /// of its path (the first [`crate::TOO_BIG_KEPT`]).
+    pub too_big: Vec<crate::TooBig>,
 }
 
 /// The RTT samples of a connection, reduced to what the ledger reads.
@@ -224,6 +227,7 @@ impl Connection {
             late_retransmissions: std::mem::take(&mut c.late_retransmissions),
             sibling_closes: std::mem::take(&mut c.sibling_closes),
             sibling_data: std::mem::take(&mut c.sibling_data),
+            too_big: std::mem::take(&mut c.too_big),
         }
     }
 

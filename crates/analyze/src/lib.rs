@@ -59,7 +59,9 @@ mod xmpp;
 mod zookeeper;
 
 pub use connect_back::ConnectBack;
-pub use connection::{SegmentRecord, Stamp, LATE_RETRANSMISSIONS_CITED, TIMELINE_CAP};
+pub use connection::{
+    SegmentRecord, Stamp, TooBig, LATE_RETRANSMISSIONS_CITED, TIMELINE_CAP, TOO_BIG_KEPT,
+};
 pub use exchange::Exchange;
 pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};
 pub use finisher::ReportSink;

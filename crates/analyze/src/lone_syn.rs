@@ -174,6 +174,7 @@ impl Embryo {
             late_retransmissions: Vec::new(),
             sibling_closes: Vec::new(),
             sibling_data: Vec::new(),
+            too_big: Vec::new(),
         }
     }
 }

@@ -352,6 +352,9 @@ impl<'s> Tracker<'s> {
         if let Some(c) = self.table.get_mut(&key) {
             c.last.frame = c.last.frame.max(at.frame);
             c.syn_quoted |= q.flags.syn() && !q.flags.ack();
+            if let Some(mtu) = q.too_big {
+                c.note_too_big(at, q, mtu);
+            }
             return;
         }
         if self.tombstones.contains_key(&key) {
@@ -630,6 +633,14 @@ impl<'s> Tracker<'s> {
     pub fn track_segment(&mut self, at: Stamp, seg: &Segment<'_>) {
         self.advance_clock(at.ts_ns);
         self.segment(at, seg);
+    }
+
+    /// Tracks the TCP header an ICMP error quotes as if a frame carried
+    /// it: for synthetic timelines.
+    pub fn track_quoted(&mut self, at: Stamp, q: &QuotedTcp) {
+        self.advance_clock(at.ts_ns);
+        self.stats.non_tcp += 1;
+        self.quoted(at, q);
     }
 
     fn sweep(&mut self, now_ns: i64) {

@@ -676,6 +676,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 late_retransmissions: &c.late_retransmissions,
                 sibling_closes: &c.sibling_closes,
                 sibling_data: &c.sibling_data,
+                too_big: &c.too_big,
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,
                 rtt_ns,
@@ -701,6 +702,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 preamble_turns_view: Default::default(),
                 server_ticks_view: Default::default(),
                 fastest_round_trip_views: Default::default(),
+                path_mtu_views: Default::default(),
             }
         };
     }

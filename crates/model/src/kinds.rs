@@ -213,6 +213,10 @@ finding_kinds! {
     /// Data sent again.
     Retransmission = "retransmission" in "retransmission.rs", Waits,
         fix "find the loss";
+    /// Full-size segments too big for a hop of the path, sent again
+    /// smaller (path MTU discovery) or into a black hole.
+    PathMtu = "path_mtu" in "path_mtu.rs", Waits,
+        fix "clamp the MSS to the path MTU; let ICMP \"fragmentation needed\" through";
     /// A retransmission after a retransmission timeout's silence.
     RtoStall = "rto_stall" in "retransmission.rs", Waits,
         fix "find the loss; tail-loss probes";

@@ -765,6 +765,23 @@ pub enum Detail {
         /// 40), their waits not measured.
         past_timeline: u32,
     },
+    /// Full-size segments a narrow hop could not carry.
+    PathMtu {
+        /// Whose segments.
+        sender: Direction,
+        /// Bytes of data in the first segment that could not pass.
+        full_size: u32,
+        /// Copies of it sent at that size (before a smaller one).
+        copies: u32,
+        /// Bytes of data in the first smaller copy, when the sender sent
+        /// one.
+        smaller: Option<u32>,
+        /// The hop's MTU its ICMP error named.
+        hop_mtu: Option<u32>,
+        /// An ICMP "fragmentation needed" or "packet too big" quoting the
+        /// sender's segments is in the capture.
+        icmp: bool,
+    },
     /// Retransmission timeouts.
     RtoStall {
         /// Who waited for its timer.

@@ -385,6 +385,39 @@ pub fn explanation(x: &Finding) -> String {
                 past_the_timeline(*past_timeline)
             )
         }
+        Detail::PathMtu {
+            sender,
+            full_size,
+            copies,
+            smaller,
+            hop_mtu,
+            icmp,
+        } => {
+            let (who, _) = side(*sender);
+            let mtu = hop_mtu.map_or(String::new(), |m| format!(" (its MTU: {m} bytes)"));
+            let sent = format!("sent {} at that size", times(*copies));
+            match (smaller, icmp) {
+                (Some(small), true) => format!(
+                    "The {who}'s full-size segments ({full_size} bytes of data) were too big for a hop of the path: \
+                     its router answered with ICMP \"fragmentation needed\"{mtu}, and the {who} sent the bytes again \
+                     in smaller segments ({small} bytes): path MTU discovery at work, {cost:.1} ms of it in this phase."
+                ),
+                (Some(small), false) => format!(
+                    "The {who}'s full-size segments ({full_size} bytes of data) never got through: it {sent}, \
+                     none was acknowledged, and the bytes passed as soon as it sent them in a smaller segment \
+                     ({small} bytes). A hop's MTU is below the path's and its ICMP \"fragmentation needed\" never \
+                     reached the {who} (a path MTU black hole: a firewall dropping ICMP, or a link that drops what \
+                     it cannot carry): only its retransmission timer, firing again and again, made it try smaller. \
+                     {cost:.1} ms of it in this phase."
+                ),
+                (None, _) => format!(
+                    "A router said the {who}'s full-size segments ({full_size} bytes of data) were too big for \
+                     its link (ICMP \"fragmentation needed\"{mtu}), and the {who} {sent}: the ICMP did not reach \
+                     it (a firewall on its host or before it) or it ignored it; {cost:.1} ms of re-sends that could \
+                     not pass in this phase."
+                ),
+            }
+        }
         Detail::RtoStall { sender, stalls } => {
             let (who, _) = side(*sender);
             format!(
@@ -707,6 +740,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } if unconfirmed >= segments => "Capture with the pure ACKs (no `tcp.len > 0` filter) to see whether \
              these were lost; if they were, find the loss: a lossy or congested link, a policer, an overflowing queue.".into(),
         Detail::Retransmission { .. } => "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into(),
+        Detail::PathMtu {
+            icmp: true,
+            smaller: Some(_),
+            ..
+        } => "Make full-size segments fit the narrow hop so no connection pays this: clamp the MSS where the path \
+             narrows (iptables -t mangle -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu; \
+             nftables: tcp option maxseg size set rt mtu), or give the ends' interfaces the path's MTU."
+            .into(),
+        Detail::PathMtu { .. } => "Let ICMP \"fragmentation needed\" (type 3 code 4) and ICMPv6 \"packet too big\" (type 2) \
+             through every firewall on the path and on the hosts; clamp the MSS where the path narrows (iptables -t mangle \
+             -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu) or give the interfaces the path's MTU; \
+             on Linux senders, net.ipv4.tcp_mtu_probing=1 finds the smaller size by itself after a few timeouts."
+            .into(),
         Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
@@ -727,9 +773,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             unexplained_ms,
             ..
         } => {
-            // The first cause's fix, worded for that finding.
+            // The costliest cause's fix, worded for that finding.
             let first = causes
-                .first()
+                .iter()
+                .max_by(|a, b| a.1.total_cmp(&b.1))
                 .and_then(|(kind, _)| c.findings.iter().find(|y| y.kind == *kind))
                 .map(|y| fix(c, y));
             match first {

@@ -84,6 +84,11 @@ pub struct QuotedTcp {
     pub dst_port: u16,
     pub seq: u32,
     pub flags: TcpFlags,
+    /// The error says the packet was too big for a hop (ICMP
+    /// "fragmentation needed", type 3 code 4; ICMPv6 "packet too big",
+    /// type 2): the hop's MTU it names (0 when an old router left it
+    /// out, RFC 1191).
+    pub too_big: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -503,6 +508,11 @@ fn icmp_error(bytes: &[u8], v6: bool) -> Decoded<'_> {
         }
         _ => return not_tcp,
     };
+    let too_big = match (v6, kind, bytes.get(1), bytes.get(4..8)) {
+        (false, 3, Some(4), Some(m)) => Some(u16::from_be_bytes([m[2], m[3]]) as u32),
+        (true, 2, _, Some(m)) => Some(u32::from_be_bytes([m[0], m[1], m[2], m[3]])),
+        _ => None,
+    };
     match tcp {
         Some(t) if t.len() >= 16 => Decoded::Quoted(QuotedTcp {
             src,
@@ -511,6 +521,7 @@ fn icmp_error(bytes: &[u8], v6: bool) -> Decoded<'_> {
             dst_port: be16(t, 2),
             seq: u32::from_be_bytes([t[4], t[5], t[6], t[7]]),
             flags: TcpFlags::from_header_bits(be16(t, 12)),
+            too_big,
         }),
         _ => not_tcp,
     }
@@ -693,7 +704,23 @@ mod tests {
             );
             assert_eq!((q.src_port, q.dst_port, q.seq), (40000, 443, 1000));
             assert!(q.flags.psh() && q.flags.ack());
+            // Code 0 (network unreachable) is no "too big".
+            assert_eq!(q.too_big, None);
         }
+        // Fragmentation needed (code 4) names the hop's MTU (RFC 1191).
+        let mut needed = icmp(3, &original);
+        needed[21] = 4;
+        needed[26..28].copy_from_slice(&1280u16.to_be_bytes());
+        let Decoded::Quoted(q) = decode(101, &needed) else {
+            panic!("fragmentation needed: the quoted header is not read");
+        };
+        assert_eq!(q.too_big, Some(1280));
+        // Time exceeded with the same bytes is no "too big".
+        needed[20] = 11;
+        let Decoded::Quoted(q) = decode(101, &needed) else {
+            panic!("time exceeded: the quoted header is not read");
+        };
+        assert_eq!(q.too_big, None);
         // Enough of the header for its window (16 bytes), as Wireshark reads.
         assert!(matches!(
             decode(101, &icmp(3, &original[..36])),
@@ -733,6 +760,7 @@ mod tests {
         };
         assert_eq!((q.src_port, q.dst_port), (40000, 443));
         assert!(q.src.is_ipv6() && q.dst.is_ipv6());
+        assert_eq!(q.too_big, Some(0x500), "the MTU ICMPv6 names");
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod expect_continue;
 mod hello_retry_request;
 mod initcwnd;
 mod nagle;
+mod path_mtu;
 mod resumption;
 mod retransmission;
 mod rwnd_limited;
@@ -104,6 +105,9 @@ pub struct Facts<'a> {
     /// When the data those siblings carried to the server's address was
     /// captured, run by run: first and last (`ConnectionFacts::sibling_data`).
     pub sibling_data: &'a [(i64, i64)],
+    /// ICMP errors that said one of the connection's segments was too
+    /// big for a hop (`ConnectionFacts::too_big`).
+    pub too_big: &'a [rttdoc_analyze::TooBig],
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
     pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],
@@ -125,6 +129,10 @@ pub struct Facts<'a> {
     /// (`retransmission::fastest_round_trip`), found on first use and
     /// shared by `retransmission` and the window stalls' loss test.
     pub(crate) fastest_round_trip_views: [std::cell::OnceCell<Option<i64>>; 2],
+    /// Per sender, what its full-size segments went through on a narrow
+    /// path (`path_mtu::find`), found on first use and shared by
+    /// `path_mtu` and `retransmission` (which leaves those re-sends to it).
+    pub(crate) path_mtu_views: [std::cell::OnceCell<Option<path_mtu::PathMtu>>; 2],
 }
 
 impl HandshakeTurn {
@@ -313,6 +321,23 @@ impl<'a> Facts<'a> {
             }
         }
         false
+    }
+
+    /// The first frame by which the peer of `sender` closed: its RST, or
+    /// its FIN unless it went on reading after it
+    /// ([`reads_after_fin`](Self::reads_after_fin)): what `sender` sent
+    /// again after that, nobody waited for.
+    pub fn receiver_closed_at(&self, sender: Direction) -> Option<u64> {
+        let reads = std::cell::OnceCell::new();
+        self.timeline
+            .iter()
+            .find(|p| {
+                p.dir != sender
+                    && (p.flags.rst()
+                        || (p.flags.fin()
+                            && !*reads.get_or_init(|| self.reads_after_fin(sender.reverse()))))
+            })
+            .map(|p| p.frame)
     }
 
     /// The timeline's records from frame `from` (included) to frame `to`
@@ -771,7 +796,7 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 17] = [
+const DETECTORS: [Detector; 18] = [
     syn_retransmit::detect,
     tfo::detect,
     hello_retry_request::detect,
@@ -787,6 +812,7 @@ const DETECTORS: [Detector; 17] = [
     initcwnd::detect,
     zero_window::detect,
     rwnd_limited::detect,
+    path_mtu::detect,
     retransmission::detect,
     slow_start_after_idle::detect,
 ];

@@ -74,7 +74,10 @@ use rttdoc_analyze::SegmentRecord;
 
 /// The first segment of the same sender before `r` that carried the
 /// sequence number `r` re-sends: the original transmission.
-fn original<'a>(timeline: &'a [SegmentRecord], r: &SegmentRecord) -> Option<&'a SegmentRecord> {
+pub(super) fn original<'a>(
+    timeline: &'a [SegmentRecord],
+    r: &SegmentRecord,
+) -> Option<&'a SegmentRecord> {
     timeline
         .iter()
         .take_while(|o| o.frame < r.frame)
@@ -235,7 +238,7 @@ fn releasing_ack<'a>(
 /// message and FIN, again and again into a dead path) cost no one, and an
 /// answer it drew was reset unread. The server's re-sends after its own
 /// close are left counted: its response is what a client still waits for.
-fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option<u64> {
+pub(super) fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option<u64> {
     if sender != Direction::ClientToServer || f.sent_by(sender).rst_frame.is_none() {
         return None;
     }
@@ -266,7 +269,7 @@ fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option<u64> {
 /// TLS handshake, a request's wait for its first byte, a preamble), or
 /// the transfer's. SYNs re-sent are `syn_retransmit`'s, so never the TCP
 /// handshake's.
-fn phase_of(f: &Facts<'_>, frame: u64) -> Phase {
+pub(super) fn phase_of(f: &Facts<'_>, frame: u64) -> Phase {
     f.report
         .ledger
         .iter()
@@ -315,18 +318,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         });
         // The receiver's first FIN or RST; not a FIN after which it went
         // on reading (a shutdown() of its write side: it still waits).
-        let receiver_reads = std::cell::OnceCell::new();
-        let receiver_closed_at = f
-            .timeline
-            .iter()
-            .find(|p| {
-                p.dir != sender
-                    && (p.flags.rst()
-                        || (p.flags.fin()
-                            && !*receiver_reads
-                                .get_or_init(|| f.reads_after_fin(sender.reverse()))))
-            })
-            .map(|p| p.frame);
+        let receiver_closed_at = f.receiver_closed_at(sender);
+        // Full-size segments a narrow hop could not carry: their re-sends
+        // are path_mtu's.
+        let narrow_path = super::path_mtu::of(f, sender);
+        let (mtu_resends, mtu_waits) =
+            narrow_path.map_or((&[][..], &[][..]), |p| (&p.resends[..], &p.waits[..]));
         let client_gone_at = client_closed_for_good(f, sender);
         let mut retx = Vec::new();
         let mut pairs = Vec::new();
@@ -338,7 +335,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // A FIN re-sent after the data was delivered delays no one
             // (the application has finished), and the peer that does not
             // answer it may simply be gone: not evidence of loss.
-            if !r.retransmission || r.len == 0 || spurious(f, r) {
+            if !r.retransmission || r.len == 0 || spurious(f, r) || mtu_resends.contains(&r.frame) {
                 continue;
             }
             let first = original(f.timeline, r);
@@ -434,7 +431,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if let Some(all) = window_stalls(f, sender) {
             for w in all.iter().filter(|s| s.held_by_loss).map(|s| s.wait) {
                 let overlaps = |x: &Wait| x.from_frame < w.to_frame && w.from_frame < x.to_frame;
-                if stalls.iter().any(overlaps) {
+                if stalls.iter().chain(mtu_waits).any(overlaps) {
                     continue;
                 }
                 waits.retain(|x| !overlaps(x));

@@ -88,6 +88,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         late_retransmissions: &[],
         sibling_closes: &[],
         sibling_data: &[],
+        too_big: &[],
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,
         server_side_ns: RTT_NS,
@@ -104,6 +105,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         preamble_turns_view: Default::default(),
         server_ticks_view: Default::default(),
         fastest_round_trip_views: Default::default(),
+        path_mtu_views: Default::default(),
     }
 }
 

@@ -25,6 +25,7 @@ mod hello_retry_request;
 mod initcwnd;
 mod ledger;
 mod nagle;
+mod path_mtu;
 mod resumption;
 mod retransmission;
 mod rwnd_limited;
@@ -134,6 +135,9 @@ struct Pkt {
     /// Captured when sent, wherever the path's capture point is (another
     /// connection of the capture host's: `Wire::call`).
     at_host: bool,
+    /// An ICMP "too big" error quoting this segment, naming this MTU: fed
+    /// as the quote it is, never delivered to either host.
+    too_big: Option<u32>,
 }
 
 /// The initial sequence numbers of [`Wire::connect_back`]'s connection:
@@ -201,7 +205,12 @@ impl Wire {
         let mut have: Vec<(u32, u32)> = self
             .pkts
             .iter()
-            .filter(|p| p.dir == peer && !p.lost && p.sent_ms + one_way + p.late_ms <= at_ms + 1e-9)
+            .filter(|p| {
+                p.dir == peer
+                    && !p.lost
+                    && p.too_big.is_none()
+                    && p.sent_ms + one_way + p.late_ms <= at_ms + 1e-9
+            })
             .map(|p| p.rel)
             .collect();
         have.sort();
@@ -227,6 +236,7 @@ impl Wire {
             lost: false,
             late_ms: 0.0,
             at_host: false,
+            too_big: None,
         });
         Id(self.pkts.len() - 1)
     }
@@ -445,6 +455,7 @@ impl Wire {
                 lost: false,
                 late_ms: 0.0,
                 at_host: true,
+                too_big: None,
             });
             Id(w.pkts.len() - 1)
         };
@@ -508,6 +519,7 @@ impl Wire {
                     lost: false,
                     late_ms: 0.0,
                     at_host: false,
+                    too_big: None,
                 });
                 i += 1;
             }
@@ -562,6 +574,18 @@ impl Wire {
         let mut s = self.segment(dir, seq, RST | ACK, b"");
         s.ack = self.abs(dir.reverse(), self.received(dir, t));
         self.push(dir, t, s, (seq, seq))
+    }
+
+    /// An ICMP "fragmentation needed" quoting `id`, naming the hop's
+    /// `mtu`, captured at `captured_ms` (a router's answer on its way
+    /// back to the sender).
+    pub fn too_big(&mut self, captured_ms: f64, id: Id, mtu: u32) -> Id {
+        let p = &self.pkts[id.0];
+        let (dir, seg, rel) = (p.dir, p.seg, p.rel);
+        let at = self.push(dir, captured_ms, seg, rel);
+        self.pkts[at.0].at_host = true;
+        self.pkts[at.0].too_big = Some(mtu);
+        at
     }
 
     /// The packet is lost beyond the capture point: captured, never
@@ -653,13 +677,26 @@ impl Wire {
             for (k, (at, i)) in order.iter().enumerate() {
                 let frame = k as u64 + 1;
                 frame_of[*i] = frame;
-                t.track_segment(
-                    Stamp {
-                        frame,
-                        ts_ns: ns(*at),
-                    },
-                    &self.pkts[*i].seg,
-                );
+                let stamp = Stamp {
+                    frame,
+                    ts_ns: ns(*at),
+                };
+                let p = &self.pkts[*i];
+                match p.too_big {
+                    Some(mtu) => t.track_quoted(
+                        stamp,
+                        &rttdoc_wire::QuotedTcp {
+                            src: p.seg.src,
+                            dst: p.seg.dst,
+                            src_port: p.seg.src_port,
+                            dst_port: p.seg.dst_port,
+                            seq: p.seg.seq,
+                            flags: p.seg.flags,
+                            too_big: Some(mtu),
+                        },
+                    ),
+                    None => t.track_segment(stamp, &p.seg),
+                }
             }
             t.finish();
         }

@@ -1,0 +1,307 @@
+//! `path_mtu` — a hop narrower than both ends: the sender's full-size
+//! segments cannot pass it.
+//!
+//! Mechanism: each end announces an MSS from its own link's MTU, so a hop
+//! between them with a smaller MTU (a tunnel, PPPoE, a VPN, a mismatched
+//! link) cannot forward the sender's full-size segments: TCP over IPv4
+//! sets DF (Linux, Windows and the BSDs do path MTU discovery) and IPv6
+//! routers never fragment. The hop's router answers each with an ICMP
+//! "fragmentation needed" (ICMPv6 "packet too big") naming its MTU; the
+//! sender lowers its path MTU and sends the lost bytes again at once in
+//! smaller segments (Linux: `tcp_v4_mtu_reduced` -> `tcp_simple_retransmit`).
+//! When that ICMP never reaches the sender (a firewall dropping it, a link
+//! layer that drops what it cannot carry and tells no one) the path is a
+//! black hole: the sender's timer sends the same full-size segment again,
+//! backing off, until it gives up on the size (Linux with
+//! `net.ipv4.tcp_mtu_probing=1` after `tcp_retries1` timeouts, macOS and
+//! Windows black-hole detection) or on the connection (Linux's default,
+//! `tcp_mtu_probing=0`). Smaller segments pass all along.
+//!
+//! Signature, at a vantage that sees the sender's copies (before the
+//! narrow hop), the peer's MSS option known from the handshake: a data
+//! segment of the sender's full size (the peer's MSS less 12 bytes of
+//! timestamps, less at most 40 bytes of other options; larger is an
+//! offload's super-segment, no packet on the wire) sent again, and
+//! - an ICMP "too big" error quoting one of the sender's segments, captured
+//!   before a re-send of a full-size segment (the router said so); or
+//! - a re-send starting at the full-size segment's first byte in a
+//!   segment more than 40 bytes smaller (more options could not explain
+//!   it) after at least two full-size copies of it, none of which was
+//!   acknowledged, the smaller copy acknowledged after it; not where the
+//!   receiver's window ended before the original's end (a sender re-sends
+//!   what the window lets it); and the connection never carried a segment
+//!   that large: no segment of the sender at least the original's size,
+//!   never sent again, was acknowledged.
+//!
+//! The re-sends of full-size segments sent before the first smaller copy
+//! (at the size the path could not carry), full-size and smaller alike,
+//! and after it those of a segment larger than that copy sent again
+//! smaller (a probe for a larger path MTU, Linux's `tcp_mtu_probe`, lost
+//! on the same hop), are this finding's, not `retransmission`'s nor
+//! `rto_stall`'s: each
+//! waited from the sender's previous data segment (on its clock), with no
+//! releasing packet (the ICMP, or the sender's own timer, ended it); not
+//! after the receiver closed (its RST, or its FIN unless it read on) or
+//! after the client closed for good. One finding per ledger phase the
+//! re-sends fall in (a server's first flight of a TLS handshake is the
+//! handshake's latency).
+//!
+//! Fix: make full-size segments fit: clamp the MSS where the path narrows
+//! (`iptables -t mangle -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j
+//! TCPMSS --clamp-mss-to-pmtu`), or give the interfaces the path's MTU;
+//! let ICMP "fragmentation needed" (type 3 code 4) and ICMPv6 "packet too
+//! big" (type 2) through every firewall; `net.ipv4.tcp_mtu_probing=1` lets
+//! a Linux sender find its way out of a black hole itself, after timeouts.
+
+use super::retransmission::{client_closed_for_good, original, phase_of};
+use super::Facts;
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use rttdoc_analyze::seq;
+use rttdoc_analyze::SegmentRecord;
+
+/// The most TCP options a segment carries (its data offset's limit): a
+/// re-send smaller than its original by no more may just carry more of
+/// them (SACK blocks), at the same packet size.
+const OPTIONS_MAX: u32 = 40;
+
+/// What one sender's full-size segments went through on a narrow path.
+#[derive(Debug, Clone)]
+pub struct PathMtu {
+    /// The re-sends that are this finding's (frames, in order): those of
+    /// full-size segments the path could not carry.
+    pub resends: Vec<u64>,
+    /// Each re-send's silence, from the sender's previous data segment.
+    pub waits: Vec<Wait>,
+    /// The first full-size segment the path did not carry.
+    pub first: u64,
+    /// Its bytes.
+    pub full_size: u32,
+    /// Copies of it sent at that size before a smaller one (or in all).
+    pub copies: u32,
+    /// The first smaller copy: frame and bytes.
+    pub smaller: Option<(u64, u32)>,
+    /// The ICMP error that said so: frame and the hop's MTU (0: unnamed).
+    pub icmp: Option<(u64, u32)>,
+}
+
+/// The sender's full segment size from the peer's MSS option (less the
+/// timestamps' 12 bytes): the size before any path MTU lowered it.
+fn announced_full_size(f: &Facts<'_>, sender: Direction) -> Option<u32> {
+    let h = &f.report.handshake;
+    let peer = match sender {
+        Direction::ClientToServer => h.server_mss,
+        Direction::ServerToClient => h.client_mss,
+    }?;
+    Some((peer as u32).saturating_sub(if h.timestamps { 12 } else { 0 }))
+}
+
+/// Finds what [`PathMtu`] describes for `sender` (see the module doc).
+pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
+    if f.sent_by(sender).retransmissions == 0 || f.sent_by(sender.reverse()).packets == 0 {
+        return None;
+    }
+    let full = announced_full_size(f, sender)?;
+    let full_sized = |r: &SegmentRecord| r.len <= full && r.len + OPTIONS_MAX > full;
+    let data: Vec<&SegmentRecord> = f
+        .timeline
+        .iter()
+        .filter(|r| r.dir == sender && r.len > 0 && !r.flags.syn() && !r.probe)
+        .collect();
+    let icmp_before = |frame: u64| {
+        f.too_big
+            .iter()
+            .find(|t| t.sender == sender && t.frame < frame)
+    };
+    // The receiver's first acknowledgment of `end` after `frame`.
+    let acked_after = |end: u32, frame: u64| {
+        f.timeline
+            .iter()
+            .any(|p| p.frame > frame && p.dir != sender && p.ack_set && seq::le(end, p.ack))
+    };
+    // The first re-send of a full-size segment's first byte in a smaller
+    // segment, with what proves the path's MTU made it.
+    let mut shrink = None;
+    for r in data.iter().filter(|r| r.retransmission) {
+        let Some(o) = original(f.timeline, r) else {
+            continue;
+        };
+        if o.seq != r.seq || r.len >= o.len || !full_sized(o) || window_limited(f, r, o) {
+            continue;
+        }
+        if let Some(t) = icmp_before(r.frame) {
+            shrink = Some((*o, **r, Some((t.frame, t.mtu))));
+            break;
+        }
+        let copies = data
+            .iter()
+            .filter(|c| c.frame < r.frame && c.seq == o.seq && c.len == o.len)
+            .count();
+        let acked_before = f
+            .between(o.frame + 1, r.frame)
+            .iter()
+            .any(|p| p.dir != sender && p.ack_set && seq::lt(o.seq, p.ack));
+        if o.len - r.len > OPTIONS_MAX
+            && copies >= 2
+            && !acked_before
+            && acked_after(r.end, r.frame)
+            && !carried(f, &data, o.len)
+        {
+            shrink = Some((*o, **r, None));
+            break;
+        }
+    }
+    let (first, smaller, icmp) = match shrink {
+        Some((o, r, icmp)) => (o, Some(r), icmp),
+        None => {
+            // The router said so, and the sender kept sending that size.
+            let t = f.too_big.iter().find(|t| t.sender == sender)?;
+            let r = data.iter().find(|r| {
+                r.retransmission
+                    && r.frame > t.frame
+                    && full_sized(r)
+                    && original(f.timeline, r).is_some_and(|o| o.seq == r.seq && o.len == r.len)
+            })?;
+            (*original(f.timeline, r)?, None, Some((t.frame, t.mtu)))
+        }
+    };
+    let before = smaller.map_or(u64::MAX, |s| s.frame);
+    let copies = data
+        .iter()
+        .filter(|c| c.frame < before && c.seq == first.seq && c.len == first.len)
+        .count() as u32;
+    // The re-sends of what was sent at the size the path could not carry,
+    // and, once the sender went smaller, of a probe for a larger size
+    // (Linux's `tcp_mtu_probe`, between the two) sent again smaller.
+    let carried_len = smaller.map_or(0, |s| s.len);
+    let ours = |r: &SegmentRecord| {
+        r.retransmission
+            && original(f.timeline, r).is_some_and(|o| {
+                (o.frame < before && full_sized(o))
+                    || (carried_len > 0 && o.frame > before && o.len > carried_len && r.len < o.len)
+            })
+    };
+    let closed_at = f.receiver_closed_at(sender);
+    let client_gone_at = client_closed_for_good(f, sender);
+    let mut resends = Vec::new();
+    let mut waits = Vec::new();
+    for w in data.windows(2) {
+        let (p, r) = (w[0], w[1]);
+        if r.frame < first.frame || !ours(r) {
+            continue;
+        }
+        resends.push(r.frame);
+        let silence = f.on_clock_of(sender, r) - f.on_clock_of(sender, p);
+        let gone =
+            closed_at.is_some_and(|c| c < p.frame) || client_gone_at.is_some_and(|c| p.frame >= c);
+        if silence > 0 && !gone {
+            waits.push(Wait {
+                from_frame: p.frame,
+                to_frame: r.frame,
+                release_frame: None,
+                ms: silence as f64 / 1e6,
+            });
+        }
+    }
+    Some(PathMtu {
+        resends,
+        waits,
+        first: first.frame,
+        full_size: first.len,
+        copies,
+        smaller: smaller.map(|s| (s.frame, s.len)),
+        icmp,
+    })
+}
+
+/// Whether the receiver's window ended before the original's end when
+/// `r` left: the sender re-sent what the window let it.
+fn window_limited(f: &Facts<'_>, r: &SegmentRecord, o: &SegmentRecord) -> bool {
+    f.between(0, r.frame)
+        .iter()
+        .rev()
+        .find(|p| p.dir != r.dir && p.ack_set)
+        .and_then(|p| f.window_edge(p))
+        .is_some_and(|edge| edge < o.end as u64)
+}
+
+/// Whether the path carried a segment of the sender's of at least `len`
+/// bytes: one never sent again whose bytes were acknowledged.
+fn carried(f: &Facts<'_>, data: &[&SegmentRecord], len: u32) -> bool {
+    data.iter().any(|s| {
+        s.len >= len
+            && !s.retransmission
+            && !data.iter().any(|r| {
+                r.frame > s.frame
+                    && r.retransmission
+                    && seq::le(s.seq, r.seq)
+                    && seq::lt(r.seq, s.end)
+            })
+            && f.timeline
+                .iter()
+                .any(|p| p.frame > s.frame && p.dir != s.dir && p.ack_set && seq::le(s.end, p.ack))
+    })
+}
+
+/// What `sender`'s full-size segments went through on a narrow path, if
+/// anything: found once per connection (`Facts::path_mtu_views`).
+pub fn of<'f>(f: &'f Facts<'_>, sender: Direction) -> Option<&'f PathMtu> {
+    f.path_mtu_views[sender.index()]
+        .get_or_init(|| find(f, sender))
+        .as_ref()
+}
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    for sender in [Direction::ClientToServer, Direction::ServerToClient] {
+        let Some(p) = of(f, sender) else {
+            continue;
+        };
+        // The evidence: the first segment that could not pass, the ICMP
+        // that said so, the first smaller copy.
+        let evidence: Vec<u64> = [Some(p.first), p.icmp.map(|i| i.0), p.smaller.map(|s| s.0)]
+            .into_iter()
+            .flatten()
+            .collect();
+        // One finding per phase its re-sends fall in; the first holds the
+        // evidence when none of the waits counts (nobody waited).
+        let mut phases: Vec<Phase> = p.waits.iter().map(|w| phase_of(f, w.to_frame)).collect();
+        if phases.is_empty() {
+            phases.push(phase_of(f, p.resends.first().copied().unwrap_or(p.first)));
+        }
+        phases.sort();
+        phases.dedup();
+        for phase in phases {
+            let here: Vec<Wait> = p
+                .waits
+                .iter()
+                .filter(|w| phase_of(f, w.to_frame) == phase)
+                .copied()
+                .collect();
+            let mut x = f.finding(FindingKind::PathMtu, Some(phase));
+            let mut frames: Vec<u64> = evidence
+                .iter()
+                .copied()
+                .chain(here.iter().map(|w| w.to_frame))
+                .collect();
+            if here.is_empty() {
+                frames.extend(p.resends.iter().copied());
+            }
+            frames.sort_unstable();
+            frames.dedup();
+            frames.truncate(20);
+            x.frames = frames;
+            x.cost_ms = here.iter().map(|w| w.ms).sum();
+            x.confidence = if p.icmp.is_some() { 1.0 } else { 0.9 };
+            x.detail = Detail::PathMtu {
+                sender,
+                full_size: p.full_size,
+                copies: p.copies,
+                smaller: p.smaller.map(|(_, len)| len),
+                hop_mtu: p.icmp.map(|(_, mtu)| mtu).filter(|m| *m > 0),
+                icmp: p.icmp.is_some(),
+            };
+            x.display_filter = f.filter_frames(&x.frames);
+            x.waits = here;
+            out.push(x);
+        }
+    }
+}

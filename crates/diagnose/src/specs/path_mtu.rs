@@ -1,0 +1,263 @@
+//! `path_mtu` (detect/path_mtu.rs).
+//!
+//! > Signature, at a vantage that sees the sender's copies (before the
+//! > narrow hop), the peer's MSS option known from the handshake: a data
+//! > segment of the sender's full size [...] sent again, and
+//! > - an ICMP "too big" error quoting one of the sender's segments,
+//! >   captured before a re-send of a full-size segment (the router said
+//! >   so); or
+//! > - a re-send starting at the full-size segment's first byte in a
+//! >   segment more than 40 bytes smaller [...] after at least two
+//! >   full-size copies of it, none of which was acknowledged, the smaller
+//! >   copy acknowledged after it; not where the receiver's window ended
+//! >   before the original's end [...]; and the connection never carried a
+//! >   segment that large [...].
+//! >
+//! > The re-sends of full-size segments sent before the first smaller copy
+//! > [...] are this finding's, not `retransmission`'s nor `rto_stall`'s:
+//! > each waited from the sender's previous data segment (on its clock),
+//! > with no releasing packet [...].
+
+use super::*;
+use crate::model::Detail;
+use FindingKind::{PathMtu, Retransmission, RtoStall};
+
+const RTT: f64 = 40.0;
+const EXACT: f64 = 1e-3;
+
+/// A request, and the start of its answer: two full-size segments from
+/// the server (sent at 100 ms, the request's arrival plus 40 ms of work).
+fn answer_of_two_full_segments(path: Path) -> (Wire, [Id; 2]) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    w.data(C, 40.0, 100);
+    let a = w.data(S, 100.0, MSS);
+    let b = w.data(S, 100.0, MSS);
+    (w, [a, b])
+}
+
+/// `n` bytes at `id`'s first byte, sent again at `t`.
+fn smaller_copy(w: &mut Wire, t: f64, id: Id, n: u32) -> Id {
+    let at = w.span(id).0;
+    w.send_at(S, t, at, bytes(n))
+}
+
+#[test]
+fn a_router_saying_too_big_and_smaller_resends_are_path_mtu_discovery() {
+    // The router 5 ms from the server answers each full-size segment with
+    // "fragmentation needed" (MTU 1280); the server sends each again at
+    // once in two pieces of the new size.
+    let (mut w, [a, b]) = answer_of_two_full_segments(Path::at_server(RTT));
+    w.lose(a);
+    w.lose(b);
+    let icmp_a = w.too_big(110.0, a, 1280);
+    w.too_big(110.0, b, 1280);
+    let a1 = smaller_copy(&mut w, 110.1, a, 1240);
+    let a2 = w.send_at(S, 110.1, w.span(a).0 + 1240, bytes(MSS - 1240));
+    let b1 = smaller_copy(&mut w, 110.1, b, 1240);
+    let b2 = w.send_at(S, 110.1, w.span(b).0 + 1240, bytes(MSS - 1240));
+    w.ack(C, w.arrival(b2));
+    w.fin(S, 200.0);
+    w.fin(C, 230.0);
+    let o = w.run();
+    let x = o.the(PathMtu);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::PathMtu {
+                sender: S,
+                full_size: MSS,
+                copies: 1,
+                smaller: Some(1240),
+                hop_mtu: Some(1280),
+                icmp: true,
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+    // The first segment that could not pass, the router's word, the
+    // first smaller copy: the evidence.
+    for id in [a, icmp_a, a1] {
+        assert!(x.frames.contains(&o.frame(id)), "{:?}", x.frames);
+    }
+    // One wait: the silence before the first smaller copy (from the
+    // server's last full-size segment); its other pieces left with it.
+    assert_waits(&x.waits, &[o.wait(b, a1, None, 10.1)], EXACT);
+    assert_cost_is_its_waits(x);
+    // Those re-sends are not "find the loss".
+    o.has_no(Retransmission);
+    o.has_no(RtoStall);
+    let _ = (a2, b1);
+}
+
+/// An answer of a full-size segment and a smaller one (sent at 100 ms).
+fn answer_of_a_full_segment_and_its_tail(path: Path) -> (Wire, [Id; 2]) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    w.data(C, 40.0, 100);
+    let a = w.data(S, 100.0, MSS);
+    let b = w.data(S, 100.0, 600);
+    (w, [a, b])
+}
+
+/// The server's first full-size segment lost at a black-holed hop, sent
+/// again by its timer `timeouts` times at full size (after 200, 400, 800
+/// ms ...), then once in `smaller` bytes, which the client acknowledges.
+fn black_hole(timeouts: u32, smaller: u32) -> (Outcome, Vec<Id>, Id) {
+    let (mut w, [a, b]) = answer_of_a_full_segment_and_its_tail(Path::at_server(RTT));
+    w.lose(a);
+    // The smaller tail passes: the client's duplicate ACK says so.
+    w.ack(C, w.arrival(b));
+    let mut copies = vec![a];
+    let mut t = 100.0;
+    let mut rto = 200.0;
+    for _ in 0..timeouts {
+        t += rto;
+        rto *= 2.0;
+        let again = w.resend(t, a);
+        w.lose(again);
+        copies.push(again);
+    }
+    t += rto;
+    let small = smaller_copy(&mut w, t, a, smaller);
+    w.ack(C, w.arrival(small));
+    let rest = w.send_at(S, t + 0.01, w.span(a).0 + smaller, bytes(MSS - smaller));
+    w.ack(C, w.arrival(rest));
+    (w.run(), copies, small)
+}
+
+#[test]
+fn full_size_copies_lost_until_a_smaller_one_passes_are_a_black_hole() {
+    // Linux with tcp_mtu_probing=1: after tcp_retries1 timeouts it sends
+    // the base MSS (1024 bytes).
+    let (o, copies, small) = black_hole(3, 1024);
+    let x = o.the(PathMtu);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::PathMtu {
+                sender: S,
+                full_size: MSS,
+                copies: 4,
+                smaller: Some(1024),
+                hop_mtu: None,
+                icmp: false,
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+    // Each copy waited for the server's timer: 200, 400, 800 and 1600 ms
+    // (the first from the second segment, sent with the first).
+    let waits = [
+        o.wait(copies[1], copies[2], None, 400.0),
+        o.wait(copies[2], copies[3], None, 800.0),
+        o.wait(copies[3], small, None, 1600.0),
+    ];
+    // Then the rest of the segment, right behind the smaller copy.
+    assert_eq!(x.waits.len(), 5, "{:?}", x.waits);
+    assert_waits(&x.waits[1..4], &waits, EXACT);
+    assert_ms(x.waits[0].ms, 200.0, EXACT, "the first timeout");
+    assert_ms(x.waits[4].ms, 0.01, EXACT, "the rest of the segment");
+    assert_ms(x.cost_ms, 3000.01, EXACT, "the hole lasted three seconds");
+    assert_cost_is_its_waits(x);
+    o.has_no(RtoStall);
+    o.has_no(Retransmission);
+}
+
+#[test]
+fn a_smaller_copy_after_one_lost_copy_is_a_loss_not_a_black_hole() {
+    // No timer fired at full size: a sender never goes smaller after one
+    // loss on its own, and one loss is anything.
+    let (o, _, _) = black_hole(0, 1024);
+    o.has_no(PathMtu);
+    o.the(Retransmission);
+}
+
+#[test]
+fn a_copy_smaller_by_no_more_than_options_can_take_is_no_narrower_path() {
+    // 36 bytes less: room for SACK blocks in the same packet size.
+    let (o, _, _) = black_hole(3, MSS - 36);
+    o.has_no(PathMtu);
+    o.the(RtoStall);
+}
+
+#[test]
+fn a_path_that_carried_a_full_size_segment_before_has_no_black_hole() {
+    // The same loss after a full-size segment got through whole.
+    let mut w = Wire::new(Path::at_server(RTT));
+    w.handshake(0.0);
+    w.data(C, 40.0, 100);
+    let whole = w.data(S, 100.0, MSS);
+    w.ack(C, w.arrival(whole));
+    w.data(C, 200.0, 100);
+    let a = w.data(S, 260.0, MSS);
+    let b = w.data(S, 260.0, MSS);
+    w.lose(a);
+    w.ack(C, w.arrival(b));
+    let mut t = 260.0;
+    for rto in [200.0, 400.0, 800.0] {
+        t += rto;
+        let again = w.resend(t, a);
+        w.lose(again);
+    }
+    let small = smaller_copy(&mut w, t + 1600.0, a, 1024);
+    w.ack(C, w.arrival(small));
+    let o = w.run();
+    o.has_no(PathMtu);
+    o.the(RtoStall);
+}
+
+#[test]
+fn a_smaller_copy_nobody_acknowledged_proves_nothing() {
+    let (mut w, [a, b]) = answer_of_a_full_segment_and_its_tail(Path::at_server(RTT));
+    w.lose(a);
+    w.ack(C, w.arrival(b));
+    let mut t = 100.0;
+    for rto in [200.0, 400.0, 800.0] {
+        t += rto;
+        let again = w.resend(t, a);
+        w.lose(again);
+    }
+    let small = smaller_copy(&mut w, t + 1600.0, a, 1024);
+    w.lose(small);
+    let o = w.run();
+    o.has_no(PathMtu);
+}
+
+#[test]
+fn a_router_saying_too_big_to_a_sender_that_keeps_the_size_is_still_the_path() {
+    // The ICMP reaches the capture point but not the sender's TCP (a
+    // firewall on its host): it keeps re-sending full size, in vain.
+    let (mut w, [a, b]) = answer_of_two_full_segments(Path::at_server(RTT));
+    w.lose(a);
+    let icmp = w.too_big(100.5, a, 1400);
+    w.ack(C, w.arrival(b));
+    let mut t = 100.0;
+    let mut copies = vec![];
+    for rto in [200.0, 400.0] {
+        t += rto;
+        let again = w.resend(t, a);
+        w.lose(again);
+        copies.push(again);
+    }
+    let o = w.run();
+    let x = o.the(PathMtu);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::PathMtu {
+                smaller: None,
+                hop_mtu: Some(1400),
+                icmp: true,
+                ..
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+    assert!(x.frames.contains(&o.frame(icmp)));
+    assert_ms(x.cost_ms, 600.0, EXACT, "both timeouts");
+    o.has_no(RtoStall);
+}
