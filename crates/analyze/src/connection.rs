@@ -1233,7 +1233,21 @@ impl Connection {
             self.advance(dir, hole as u32);
             self.on_stream_bytes(at, dir, &[], hole, true);
         }
+        // A fill of a hole the server's later segments wait behind: they
+        // arrived first (exchange.rs, `Exchange::response_seen`).
+        let held = (dir == Direction::ServerToClient)
+            .then(|| {
+                self.half[d]
+                    .pending
+                    .values()
+                    .map(|(s, _, _)| *s)
+                    .min_by_key(|s| s.ts_ns)
+            })
+            .flatten();
         self.deliver_at(at, dir, start, seg.payload, seg.payload_len);
+        if let Some(held) = held {
+            self.exchanges.answer_held(at, held);
+        }
         self.drain(dir, at, false);
     }
 

@@ -57,6 +57,13 @@ pub struct Exchange {
     /// some time before `response_first`, the frame that showed the hole,
     /// so how long it took is unknown.
     pub response_in_hole: bool,
+    /// The first capture of the answer's bytes, when earlier than
+    /// `response_first`: at a vantage past a loss, segments of the answer
+    /// held behind the hole it left arrived before the re-send that filled
+    /// it and delivered the answer's first byte. The server had answered
+    /// by the time they left; the client could read nothing until the
+    /// fill.
+    pub response_seen: Option<Stamp>,
     /// The request asked the server to hold its answer until another
     /// client's write or a timeout (a Redis blocking command: `BLPOP`,
     /// `XREAD BLOCK`, resp.rs): the wait is the client's asking, not the
@@ -636,6 +643,7 @@ impl Exchanges {
             connect_back: None,
             downlink_busy_ns: 0,
             response_in_hole: false,
+            response_seen: None,
             // (Both need a request read: a resumed request has none.)
             asks_to_wait,
             pipelined,
@@ -711,6 +719,17 @@ impl Exchanges {
             self.gearman.decided(),
             self.xmpp.decided(),
         ]
+    }
+
+    /// The server's segments held behind a hole since `held` arrived
+    /// before the re-send in `fill` that filled it: when that fill began
+    /// the current answer, the answer was seen at `held`.
+    pub(crate) fn answer_held(&mut self, fill: Stamp, held: Stamp) {
+        if let Some(c) = self.current.as_mut() {
+            if c.response_first == Some(fill) && held.ts_ns < fill.ts_ns {
+                c.response_seen.get_or_insert(held);
+            }
+        }
     }
 
     /// `len` bytes of `dir` the capture missed, up to sequence number

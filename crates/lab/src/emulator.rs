@@ -38,6 +38,11 @@ pub struct PathConfig {
     pub rate_bps: Option<u64>,
     /// Drop-tail queue limit at the bottleneck, in bytes.
     pub queue_bytes: usize,
+    /// A hop narrower than the hosts' links: IP packets longer than this
+    /// are dropped and no one is told (its ICMP "fragmentation needed"
+    /// never reaches the sender: a path MTU black hole). None: the hosts'
+    /// MTU all along.
+    pub hop_mtu: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -91,6 +96,8 @@ pub enum DropCause {
     Random,
     Scripted,
     QueueFull,
+    /// Longer than the narrow hop carries (`PathConfig::hop_mtu`).
+    TooBig,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -264,6 +271,10 @@ fn relay_in(
         count += 1;
         if path.drop.contains(&count) {
             report.dropped.push((count, DropCause::Scripted));
+            continue;
+        }
+        if path.hop_mtu.is_some_and(|mtu| n > mtu) {
+            report.dropped.push((count, DropCause::TooBig));
             continue;
         }
         if path.loss > 0.0 && rng.next_f64() < path.loss {

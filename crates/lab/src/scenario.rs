@@ -642,6 +642,33 @@ fn initcwnd(ctx: &Ctx, big: bool) -> Plan {
     p
 }
 
+/// A hop between the hosts carries 1280 bytes, both hosts' links 1500:
+/// the server's full-size segments (its first TLS flight's, over 4 KB)
+/// are dropped and no ICMP tells it (a black hole). With
+/// net.ipv4.tcp_mtu_probing=1 its kernel re-sends at full size on its
+/// timer until it takes the path for a black hole (after tcp_retries1,
+/// 3, timeouts) and goes smaller: seconds into the handshake. The
+/// control is the fix: the client's route announces an MSS that fits the
+/// hop (`advmss 1240`, what MSS clamping at the hop does).
+fn path_mtu(ctx: &Ctx, clamped: bool) -> Plan {
+    let mut p = base(
+        ctx,
+        tls(Chain::RsaChain, "TLSv1.3", true),
+        curl(&["--tlsv1.3", &url(true, "/")]),
+    );
+    p.wan.server_to_client.hop_mtu = Some(1280);
+    p.server_sysctls
+        .push(("net.ipv4.tcp_mtu_probing".into(), "1".into()));
+    if clamped {
+        p.client_route
+            .extend(["advmss".to_string(), "1240".to_string()]);
+    } else {
+        p.pathologies = json!([{ "kind": "path_mtu", "direction": "server_to_client", "phase": "tls_handshake", "streams": ctx.all_streams() }]);
+    }
+    p.knobs = json!({ "hop_mtu_server_to_client": 1280, "host_mtu": 1500, "server_tcp_mtu_probing": 1, "client_advmss": if clamped { json!(1240) } else { json!(null) }, "certificate_chain": "RSA-4096 root and intermediate, P-256 leaf" });
+    p
+}
+
 fn hrr(ctx: &Ctx, forced: bool) -> Plan {
     let mut n = tls(Chain::SmallEc, "TLSv1.3", true);
     if forced {
@@ -942,6 +969,8 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "fast-reader-nginx", summary: "control: the same reader at full speed", control_of: Some("zero-window-nginx"), needs: NGINX_CURL, plan: |c| zero_window(c, false) },
     Scenario { name: "random-loss-nginx", summary: "3% random loss server -> client on a 200 KB download: retransmissions", control_of: None, needs: NGINX_CURL, plan: |c| random_loss(c, true) },
     Scenario { name: "no-loss-nginx", summary: "control: no loss", control_of: Some("random-loss-nginx"), needs: NGINX_CURL, plan: |c| random_loss(c, false) },
+    Scenario { name: "pmtu-blackhole-nginx", summary: "a hop carries 1280 bytes and tells no one: the server's full-size TLS flight is re-sent on its timer until it goes smaller (tcp_mtu_probing=1)", control_of: None, needs: NGINX_CURL, plan: |c| path_mtu(c, false) },
+    Scenario { name: "pmtu-clamped-nginx", summary: "control: the client's route announces MSS 1240, which fits the hop", control_of: Some("pmtu-blackhole-nginx"), needs: NGINX_CURL, plan: |c| path_mtu(c, true) },
     Scenario { name: "syn-loss", summary: "the client's first SYN is lost: the kernel resends it after its 1 s SYN timeout", control_of: None, needs: NGINX_CURL, plan: |c| syn_loss(c, true) },
     Scenario { name: "syn-loss-control", summary: "control: no loss", control_of: Some("syn-loss"), needs: NGINX_CURL, plan: |c| syn_loss(c, false) },
     Scenario { name: "ssai-nginx", summary: "keep-alive with 2 s idle between two 200 KB responses, tcp_slow_start_after_idle=1: the second restarts from the initial window", control_of: None, needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, true) },

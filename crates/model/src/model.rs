@@ -781,6 +781,9 @@ pub enum Detail {
         /// An ICMP "fragmentation needed" or "packet too big" quoting the
         /// sender's segments is in the capture.
         icmp: bool,
+        /// Captured past the narrow hop (the copies it dropped never
+        /// reached the capture): the bytes of the hole they left.
+        hole: Option<u32>,
     },
     /// Retransmission timeouts.
     RtoStall {
@@ -788,6 +791,11 @@ pub enum Detail {
         sender: Direction,
         /// How many times.
         stalls: u32,
+        /// The timer re-sent the same bytes three times or more: copy
+        /// after copy went unanswered (a path, or a peer, dropping
+        /// everything for a while), not a tail loss too short to trigger
+        /// fast retransmit.
+        unanswered: bool,
     },
     /// The SYN sent again.
     SynRetransmit {

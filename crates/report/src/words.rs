@@ -392,14 +392,25 @@ pub fn explanation(x: &Finding) -> String {
             smaller,
             hop_mtu,
             icmp,
+            hole,
         } => {
-            let (who, _) = side(*sender);
+            let (who, peer) = side(*sender);
             let mtu = hop_mtu.map_or(String::new(), |m| format!(" (its MTU: {m} bytes)"));
             let sent = format!("sent {} at that size", times(*copies));
+            if let (Some(hole), Some(small)) = (hole, smaller) {
+                return format!(
+                    "None of the {who}'s full-size segments ({full_size} bytes of data) reached the {peer}: \
+                     {hole} bytes of its data (a whole number of full segments) were missing until it sent them again \
+                     in smaller segments ({small} bytes), and not one full-size segment of its arrived in this \
+                     connection. A hop's MTU is below the path's: the {who} went smaller when an ICMP \"fragmentation \
+                     needed\" reached it, or, if none could (a path MTU black hole), only after its retransmission \
+                     timer fired again and again. {cost:.1} ms of it in this phase."
+                );
+            }
             match (smaller, icmp) {
                 (Some(small), true) => format!(
                     "The {who}'s full-size segments ({full_size} bytes of data) were too big for a hop of the path: \
-                     its router answered with ICMP \"fragmentation needed\"{mtu}, and the {who} sent the bytes again \
+                     its router answered with ICMP \"fragmentation needed\" (IPv6: \"packet too big\"){mtu}, and the {who} sent the bytes again \
                      in smaller segments ({small} bytes): path MTU discovery at work, {cost:.1} ms of it in this phase."
                 ),
                 (Some(small), false) => format!(
@@ -412,13 +423,26 @@ pub fn explanation(x: &Finding) -> String {
                 ),
                 (None, _) => format!(
                     "A router said the {who}'s full-size segments ({full_size} bytes of data) were too big for \
-                     its link (ICMP \"fragmentation needed\"{mtu}), and the {who} {sent}: the ICMP did not reach \
+                     its link (ICMP \"fragmentation needed\", IPv6 \"packet too big\"{mtu}), and the {who} {sent}: the ICMP did not reach \
                      it (a firewall on its host or before it) or it ignored it; {cost:.1} ms of re-sends that could \
                      not pass in this phase."
                 ),
             }
         }
-        Detail::RtoStall { sender, stalls } => {
+        Detail::RtoStall {
+            sender,
+            stalls,
+            unanswered: true,
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "The {who} sat idle for its retransmission timer {stalls} times, {cost:.0} ms in all, sending the same \
+                 data again and again as the timer backed off: copy after copy went unanswered, so the path (or the \
+                 {peer}) was dropping everything the {who} sent for that long, a black hole, not a loss too short to \
+                 trigger fast retransmit."
+            )
+        }
+        Detail::RtoStall { sender, stalls, .. } => {
             let (who, _) = side(*sender);
             format!(
                 "The {who} sat idle for its retransmission timer {stalls} time(s), {cost:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit."
@@ -752,6 +776,13 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              through every firewall on the path and on the hosts; clamp the MSS where the path narrows (iptables -t mangle \
              -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu) or give the interfaces the path's MTU; \
              on Linux senders, net.ipv4.tcp_mtu_probing=1 finds the smaller size by itself after a few timeouts."
+            .into(),
+        Detail::RtoStall {
+            unanswered: true,
+            ..
+        } => "Find where the path dropped everything: a firewall's or NAT's idle timeout or lost state, a route or VPN \
+             change, a peer that went away; keep-alives shorter than the middleboxes' timeouts keep idle connections' state. \
+             When only full-size packets vanish (smaller ones pass), a hop's MTU is below the path's: see path_mtu."
             .into(),
         Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \

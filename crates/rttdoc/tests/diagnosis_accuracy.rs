@@ -25,6 +25,7 @@ const VERIFIED: &[&str] = &[
     "msg_more_hold",
     "nagle_delayed_ack",
     "nagle_hold",
+    "path_mtu",
     "resumption",
     "retransmission",
     "rwnd_limited",

@@ -397,6 +397,29 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
         }
     }
 
+    // A hop narrower than both hosts that tells no one: the server's
+    // full-size flight waits for its timer until it goes smaller, seconds
+    // (path_mtu from every vantage); with an MSS that fits the hop (the
+    // control: what MSS clamping does), one round trip.
+    for (name, black_hole) in [
+        ("pmtu-blackhole-nginx", true),
+        ("pmtu-clamped-nginx", false),
+    ] {
+        let (labels, views) = run(&dir, name);
+        for t in timings(&labels) {
+            let tls = f(&t["tls_ms"]);
+            assert_eq!(tls > 1000.0, black_hole, "{name}: curl's TLS took {tls} ms");
+        }
+        for c in views.iter().flatten() {
+            let found = kinds(&c["findings"]).contains(&"path_mtu");
+            assert_eq!(
+                found, black_hole,
+                "{name} stream {}: {}",
+                c["stream"], c["findings"]
+            );
+        }
+    }
+
     // A lost SYN costs the 1 s SYN timeout.
     for (name, lost) in [("syn-loss", true), ("syn-loss-control", false)] {
         let (labels, views) = run(&dir, name);

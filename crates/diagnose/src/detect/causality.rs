@@ -308,6 +308,7 @@ mod tests {
             connect_back: None,
             downlink_busy_ns: 0,
             response_in_hole: false,
+            response_seen: None,
             asks_to_wait: false,
             pipelined: 0,
         }

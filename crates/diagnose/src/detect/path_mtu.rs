@@ -33,6 +33,16 @@
 //!   that large: no segment of the sender at least the original's size,
 //!   never sent again, was acknowledged.
 //!
+//! Past the hop (the capture never saw the copies it dropped): a hole in
+//! the sender's bytes whose length is a whole number of its full segments
+//! (what was lost was full-size), filled late by segments each more than
+//! 40 bytes smaller than a full one and acknowledged, not where the
+//! receiver's window ended before the hole's end, on a connection in
+//! which not one segment of the sender's that arrived was full-size: the
+//! sender went smaller (an ICMP it got, or its black-hole detection), and
+//! only then got through. The late fills from the first on are the
+//! finding's.
+//!
 //! The re-sends of full-size segments sent before the first smaller copy
 //! (at the size the path could not carry), full-size and smaller alike,
 //! and after it those of a segment larger than that copy sent again
@@ -82,6 +92,9 @@ pub struct PathMtu {
     pub smaller: Option<(u64, u32)>,
     /// The ICMP error that said so: frame and the hop's MTU (0: unnamed).
     pub icmp: Option<(u64, u32)>,
+    /// Past the hop (the capture never saw the copies it dropped): the
+    /// hole they left in the sender's bytes.
+    pub hole: Option<u32>,
 }
 
 /// The sender's full segment size from the peer's MSS option (less the
@@ -101,22 +114,33 @@ pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
         return None;
     }
     let full = announced_full_size(f, sender)?;
-    let full_sized = |r: &SegmentRecord| r.len <= full && r.len + OPTIONS_MAX > full;
     let data: Vec<&SegmentRecord> = f
         .timeline
         .iter()
         .filter(|r| r.dir == sender && r.len > 0 && !r.flags.syn() && !r.probe)
         .collect();
+    at_the_sender(f, sender, full, &data).or_else(|| past_the_hop(f, sender, full, &data))
+}
+
+/// The first byte the receiver acknowledged of `end` after `frame`.
+fn acked_after(f: &Facts<'_>, sender: Direction, end: u32, frame: u64) -> bool {
+    f.timeline
+        .iter()
+        .any(|p| p.frame > frame && p.dir != sender && p.ack_set && seq::le(end, p.ack))
+}
+
+/// The capture shows the sender's copies (see the module doc).
+fn at_the_sender(
+    f: &Facts<'_>,
+    sender: Direction,
+    full: u32,
+    data: &[&SegmentRecord],
+) -> Option<PathMtu> {
+    let full_sized = |r: &SegmentRecord| r.len <= full && r.len + OPTIONS_MAX > full;
     let icmp_before = |frame: u64| {
         f.too_big
             .iter()
             .find(|t| t.sender == sender && t.frame < frame)
-    };
-    // The receiver's first acknowledgment of `end` after `frame`.
-    let acked_after = |end: u32, frame: u64| {
-        f.timeline
-            .iter()
-            .any(|p| p.frame > frame && p.dir != sender && p.ack_set && seq::le(end, p.ack))
     };
     // The first re-send of a full-size segment's first byte in a smaller
     // segment, with what proves the path's MTU made it.
@@ -125,7 +149,7 @@ pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
         let Some(o) = original(f.timeline, r) else {
             continue;
         };
-        if o.seq != r.seq || r.len >= o.len || !full_sized(o) || window_limited(f, r, o) {
+        if o.seq != r.seq || r.len >= o.len || !full_sized(o) || window_limited(f, r, o.end) {
             continue;
         }
         if let Some(t) = icmp_before(r.frame) {
@@ -143,8 +167,8 @@ pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
         if o.len - r.len > OPTIONS_MAX
             && copies >= 2
             && !acked_before
-            && acked_after(r.end, r.frame)
-            && !carried(f, &data, o.len)
+            && acked_after(f, sender, r.end, r.frame)
+            && !carried(f, data, o.len)
         {
             shrink = Some((*o, **r, None));
             break;
@@ -180,13 +204,94 @@ pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
                     || (carried_len > 0 && o.frame > before && o.len > carried_len && r.len < o.len)
             })
     };
+    let (resends, waits) = resends_and_waits(f, sender, data, first.frame, ours);
+    Some(PathMtu {
+        resends,
+        waits,
+        first: first.frame,
+        full_size: first.len,
+        copies,
+        smaller: smaller.map(|s| (s.frame, s.len)),
+        icmp,
+        hole: None,
+    })
+}
+
+/// The capture is past the narrow hop: the copies it dropped never
+/// reached it. What it shows of them is a hole in the sender's bytes
+/// whose length is a whole number of the sender's full segments (what
+/// was lost was full-size), filled late by segments each more than 40
+/// bytes smaller than a full one, not where the receiver's window ended
+/// before the hole's end, on a connection in which not one full-size
+/// segment of the sender's arrived: the sender went smaller (an ICMP it
+/// got, or its black-hole detection) and only then got through.
+fn past_the_hop(
+    f: &Facts<'_>,
+    sender: Direction,
+    full: u32,
+    data: &[&SegmentRecord],
+) -> Option<PathMtu> {
+    let smaller = |r: &SegmentRecord| r.len + OPTIONS_MAX < full;
+    if data.iter().any(|r| !smaller(r)) {
+        return None;
+    }
+    // The first late fill of a hole whose first copies were never seen.
+    let (fill, next_seen) = data.iter().enumerate().find_map(|(i, r)| {
+        if !r.retransmission || original(f.timeline, r).is_some() {
+            return None;
+        }
+        // The hole ends at the lowest byte seen beyond its start.
+        let next_seen = data[..i]
+            .iter()
+            .filter(|c| seq::lt(r.seq, c.seq))
+            .map(|c| c.seq)
+            .min_by(|a, b| {
+                if seq::lt(*a, *b) {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                }
+            })?;
+        let hole = next_seen.wrapping_sub(r.seq);
+        (hole % full == 0 && !window_limited(f, r, next_seen)).then_some((*r, next_seen))
+    })?;
+    // The fill's pieces, each smaller, acknowledged.
+    if !acked_after(f, sender, next_seen, fill.frame) {
+        return None;
+    }
+    let ours = |r: &SegmentRecord| {
+        r.retransmission && r.frame >= fill.frame && original(f.timeline, r).is_none()
+    };
+    let (resends, waits) = resends_and_waits(f, sender, data, fill.frame, ours);
+    Some(PathMtu {
+        resends,
+        waits,
+        first: fill.frame,
+        full_size: full,
+        copies: 0,
+        smaller: Some((fill.frame, fill.len)),
+        icmp: None,
+        hole: Some(next_seen.wrapping_sub(fill.seq)),
+    })
+}
+
+/// The re-sends `ours` picks from `first` on, and each one's silence from
+/// the sender's previous data segment on its clock: none after the
+/// receiver closed or the client closed for good.
+fn resends_and_waits(
+    f: &Facts<'_>,
+    sender: Direction,
+    data: &[&SegmentRecord],
+    first: u64,
+    ours: impl Fn(&SegmentRecord) -> bool,
+) -> (Vec<u64>, Vec<Wait>) {
     let closed_at = f.receiver_closed_at(sender);
     let client_gone_at = client_closed_for_good(f, sender);
     let mut resends = Vec::new();
     let mut waits = Vec::new();
     for w in data.windows(2) {
         let (p, r) = (w[0], w[1]);
-        if r.frame < first.frame || !ours(r) {
+        if r.frame < first || !ours(r) {
             continue;
         }
         resends.push(r.frame);
@@ -202,26 +307,18 @@ pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
             });
         }
     }
-    Some(PathMtu {
-        resends,
-        waits,
-        first: first.frame,
-        full_size: first.len,
-        copies,
-        smaller: smaller.map(|s| (s.frame, s.len)),
-        icmp,
-    })
+    (resends, waits)
 }
 
-/// Whether the receiver's window ended before the original's end when
-/// `r` left: the sender re-sent what the window let it.
-fn window_limited(f: &Facts<'_>, r: &SegmentRecord, o: &SegmentRecord) -> bool {
+/// Whether the receiver's window ended before `end` when `r` left: the
+/// sender re-sent what the window let it.
+fn window_limited(f: &Facts<'_>, r: &SegmentRecord, end: u32) -> bool {
     f.between(0, r.frame)
         .iter()
         .rev()
         .find(|p| p.dir != r.dir && p.ack_set)
         .and_then(|p| f.window_edge(p))
-        .is_some_and(|edge| edge < o.end as u64)
+        .is_some_and(|edge| edge < end as u64)
 }
 
 /// Whether the path carried a segment of the sender's of at least `len`
@@ -298,6 +395,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 smaller: p.smaller.map(|(_, len)| len),
                 hop_mtu: p.icmp.map(|(_, mtu)| mtu).filter(|m| *m > 0),
                 icmp: p.icmp.is_some(),
+                hole: p.hole,
             };
             x.display_filter = f.filter_frames(&x.frames);
             x.waits = here;

@@ -23,8 +23,11 @@
 //! Not retransmissions (the tracker tells them apart, see connection.rs):
 //! keep-alive and zero-window probes (sent on purpose at the edge of what
 //! the peer acknowledged), a second copy of a packet in the capture, SYNs
-//! (`syn_retransmit`'s). The finding cites each original and its
-//! retransmission (`frame.number in {...}`).
+//! (`syn_retransmit`'s). Nor the re-sends of full-size segments a hop
+//! narrower than both ends could not carry (path_mtu.rs: a router's ICMP
+//! "too big", or smaller copies after a black hole's timeouts): they and
+//! a window stall overlapping their waits are `path_mtu`'s. The finding
+//! cites each original and its retransmission (`frame.number in {...}`).
 //! Loss shown: a re-send proves the sender decided to send again, not that
 //! anything was lost. The capture shows loss only with the receiver's
 //! acknowledgments in it: pure ACKs of the receiver in the connection (its
@@ -74,6 +77,11 @@ use rttdoc_analyze::SegmentRecord;
 
 /// The first segment of the same sender before `r` that carried the
 /// sequence number `r` re-sends: the original transmission.
+/// Timer re-sends of the same bytes in a row that make a black hole, not
+/// a loss: with independent losses at a few percent, three in a row is a
+/// one-in-tens-of-thousands event.
+const BLACK_HOLE_COPIES: usize = 3;
+
 pub(super) fn original<'a>(
     timeline: &'a [SegmentRecord],
     r: &SegmentRecord,
@@ -493,9 +501,20 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             y.frames = here.iter().take(20).map(|s| s.to_frame).collect();
             y.cost_ms = here.iter().map(|s| s.ms).sum();
             y.confidence = 0.9;
+            // A backoff series: the timer re-sent the same bytes three
+            // times or more, every copy but perhaps the last unanswered.
+            let mut firsts: Vec<u32> = here
+                .iter()
+                .filter_map(|w| f.record(w.to_frame).map(|r| r.seq))
+                .collect();
+            firsts.sort_unstable();
+            let unanswered = firsts
+                .chunk_by(|a, b| a == b)
+                .any(|same| same.len() >= BLACK_HOLE_COPIES);
             y.detail = Detail::RtoStall {
                 sender,
                 stalls: here.len() as u32,
+                unanswered,
             };
             y.display_filter = f.filter_frames(&y.frames);
             y.waits = here;

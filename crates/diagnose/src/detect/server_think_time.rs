@@ -528,7 +528,10 @@ fn slow_exchanges(
         check: f.report.client_to_server.acked_unseen > 0,
     };
     for (i, x) in f.exchanges.iter().enumerate() {
-        let Some(first) = x.response_first else {
+        // The answer's first capture: past a loss, its later segments may
+        // have arrived before the re-send that delivered its first byte,
+        // and the server had answered when they left.
+        let Some(first) = x.response_seen.or(x.response_first) else {
             continue;
         };
         // The answer began in segments the capture missed: when the

@@ -19,7 +19,7 @@
 //! > with no releasing packet [...].
 
 use super::*;
-use crate::model::Detail;
+use crate::model::{Detail, Phase};
 use FindingKind::{PathMtu, Retransmission, RtoStall};
 
 const RTT: f64 = 40.0;
@@ -71,6 +71,7 @@ fn a_router_saying_too_big_and_smaller_resends_are_path_mtu_discovery() {
                 smaller: Some(1240),
                 hop_mtu: Some(1280),
                 icmp: true,
+                hole: None,
             }
         ),
         "{:?}",
@@ -143,6 +144,7 @@ fn full_size_copies_lost_until_a_smaller_one_passes_are_a_black_hole() {
                 smaller: Some(1024),
                 hop_mtu: None,
                 icmp: false,
+                hole: None,
             }
         ),
         "{:?}",
@@ -260,4 +262,83 @@ fn a_router_saying_too_big_to_a_sender_that_keeps_the_size_is_still_the_path() {
     assert!(x.frames.contains(&o.frame(icmp)));
     assert_ms(x.cost_ms, 600.0, EXACT, "both timeouts");
     o.has_no(RtoStall);
+}
+
+#[test]
+fn past_the_hop_a_full_segment_missing_until_smaller_pieces_came_is_the_path() {
+    // The same black hole, captured at the client: the full-size copies
+    // never reach the capture, the smaller one fills the hole.
+    let (mut w, [a, b]) = answer_of_a_full_segment_and_its_tail(Path::at_client(RTT));
+    w.lose(a);
+    w.ack(C, w.arrival(b));
+    let mut lost = vec![a];
+    let mut t = 100.0;
+    for rto in [200.0, 400.0, 800.0] {
+        t += rto;
+        let again = w.resend(t, a);
+        w.lose(again);
+        lost.push(again);
+    }
+    t += 1600.0;
+    let small = smaller_copy(&mut w, t, a, 1024);
+    w.ack(C, w.arrival(small));
+    let rest = w.send_at(S, t + 0.01, w.span(a).0 + 1024, bytes(MSS - 1024));
+    w.ack(C, w.arrival(rest));
+    let o = w.run_lost(&lost);
+    // The answer's first byte waited for the hole: that phase's.
+    let x = o.the_in(PathMtu, Phase::FirstByte);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::PathMtu {
+                sender: S,
+                full_size: MSS,
+                smaller: Some(1024),
+                hole: Some(MSS),
+                icmp: false,
+                ..
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+    // From the tail (the last the client had of the server) to the first
+    // smaller piece: the hole's three seconds, on the server's clock.
+    assert_waits(&x.waits[..1], &[o.wait(b, small, None, 3000.0)], EXACT);
+    assert_cost_is_its_waits(x);
+    o.has_no(RtoStall);
+    o.has_no(Retransmission);
+}
+
+#[test]
+fn past_the_hop_a_hole_filled_at_full_size_is_a_loss() {
+    // The first copy was lost on the way, the timer's copy (full size)
+    // passed: nothing was too big.
+    let (mut w, [a, b]) = answer_of_a_full_segment_and_its_tail(Path::at_client(RTT));
+    w.lose(a);
+    w.ack(C, w.arrival(b));
+    let again = w.resend(300.0, a);
+    w.ack(C, w.arrival(again));
+    let o = w.run_lost(&[a]);
+    o.has_no(PathMtu);
+    o.the(RtoStall);
+}
+
+#[test]
+fn past_the_hop_a_hole_that_is_no_whole_number_of_full_segments_is_a_loss() {
+    // 600 bytes missing (the tail), refilled smaller: the sender had sent
+    // no full-size segment there, so its size proves nothing.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    w.data(C, 40.0, 100);
+    let a = w.data(S, 100.0, 600);
+    let b = w.data(S, 100.0, 600);
+    w.lose(a);
+    w.ack(C, w.arrival(b));
+    let small = smaller_copy(&mut w, 300.0, a, 300);
+    let rest = w.send_at(S, 300.01, w.span(a).0 + 300, bytes(300));
+    w.ack(C, w.arrival(rest));
+    let o = w.run_lost(&[a]);
+    o.has_no(PathMtu);
+    let _ = small;
 }

@@ -818,3 +818,60 @@ fn a_lost_client_hello_is_the_tls_handshakes_rto_stall() {
     };
     assert_eq!(causes.first().map(|c| c.0), Some(RtoStall), "{causes:?}");
 }
+
+/// A request re-sent by the client's timer `copies` times (backing off:
+/// 240, 480, 960 ms ...), the last copy acknowledged.
+fn backoff_series(copies: u32) -> Outcome {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.lose(req);
+    let mut t = 100.0;
+    let mut rto = RTO;
+    for i in 0..copies {
+        t += rto;
+        rto *= 2.0;
+        let again = w.resend(t, req);
+        if i + 1 < copies {
+            w.lose(again);
+        } else {
+            w.ack(S, w.arrival(again));
+        }
+    }
+    w.run()
+}
+
+#[test]
+fn three_timer_resends_of_the_same_bytes_are_a_black_hole_not_a_tail_loss() {
+    // Copy after copy unanswered: the path dropped everything for a
+    // while (it healed before the third re-send).
+    let o = backoff_series(3);
+    let x = o.the(RtoStall);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::RtoStall {
+                stalls: 3,
+                unanswered: true,
+                ..
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+    // Two in a row happen to a lossy path: a loss.
+    let o = backoff_series(2);
+    let x = o.the(RtoStall);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::RtoStall {
+                stalls: 2,
+                unanswered: false,
+                ..
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+}

@@ -224,6 +224,32 @@ fn a_response_leaving_20_ms_after_its_request_arrived_is_think_time_to_first_byt
 }
 
 #[test]
+fn past_a_loss_the_answers_later_segments_end_its_think_time() {
+    // The answer's first segment is lost past the server, its second
+    // arrives and waits behind the hole until the timer's re-send: the
+    // client reads the first byte only then, but the server had answered
+    // 25 ms after the request arrived (the second segment shows it). The
+    // wait for the re-send is rto_stall's, not the server's.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let req = w.send(C, 100.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let first = w.data(S, w.arrival(req) + 25.0, MSS);
+    let second = w.data(S, w.arrival(req) + 25.0, 600);
+    w.lose(first);
+    w.ack(C, w.arrival(second));
+    let again = w.resend(w.arrival(req) + 25.0 + 300.0, first);
+    w.ack(C, w.arrival(again));
+    let o = w.run_lost(&[first]);
+    let f = o.the(ServerThinkTime);
+    assert_eq!(f.frames, o.frames(&[req, second]));
+    assert_ms(f.cost_ms, 25.0, EXACT, "request arrival -> the answer left");
+    // The first byte came with the re-send: the client's wait is there.
+    assert_eq!(o.first_byte_row(1).end_frame, o.frame(again));
+    let stall = o.the_in(FindingKind::RtoStall, Phase::FirstByte);
+    assert_ms(stall.cost_ms, 300.0, EXACT, "the timer's silence");
+}
+
+#[test]
 fn slow_exchanges_of_one_connection_are_one_finding_with_their_sum() {
     let (w, pairs) = exchanges(Path::at_client(40.0), &[25.0, 1.0, 60.0]);
     let o = w.run();

@@ -1,0 +1,248 @@
+//! A hop narrower than both ends: `path_mtu`, not "find the loss".
+//!
+//! Producer: the Linux kernel (scripts/pmtu-captures.sh): curl fetches
+//! 20 KB over TLS 1.3 from nginx (a 4096-bit RSA certificate, so the
+//! server's first flight is more than a full segment) through a router
+//! whose link to the client carries at most 1280 bytes, both ends at MTU
+//! 1500. `icmp`: the router's "fragmentation needed" reaches the server,
+//! which sends again at once, smaller. `probing`: the narrow link drops
+//! what it cannot carry and tells no one (a black hole); the server
+//! (tcp_mtu_probing=1) re-sends full size on its timer until it takes
+//! the path for a black hole and goes smaller, seconds later.
+//! `blackhole`: the same with tcp_mtu_probing=0 (never smaller; curl
+//! gives up). Each captured on the router's server link (`-server`, the
+//! sender's copies) and on the client (`-client`, past the hop: what got
+//! through).
+//! Committed under tests/data/pmtu, re-made live when root.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn with_kind<'a>(c: &'a serde_json::Value, kind: &str) -> Vec<&'a serde_json::Value> {
+    c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == kind)
+        .collect()
+}
+
+fn frames(f: &serde_json::Value) -> Vec<u64> {
+    f["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+/// The server's data segments that tshark calls retransmissions: (frame,
+/// time, bytes).
+fn server_resends(capture: &Path) -> Vec<(u64, f64, u32)> {
+    tshark_fields(
+        capture,
+        &[],
+        "tcp.srcport == 443 && tcp.len > 0 && tcp.analysis.retransmission",
+        &["frame.number", "frame.time_relative", "tcp.len"],
+    )
+    .iter()
+    .map(|r| {
+        (
+            r[0].parse().unwrap(),
+            r[1].parse().unwrap(),
+            r[2].parse().unwrap(),
+        )
+    })
+    .collect()
+}
+
+fn check(dir: &Path, suffix: &str) {
+    let capture = |name: &str| dir.join(format!("{name}.pcap{suffix}"));
+    for name in [
+        "icmp-server",
+        "icmp-client",
+        "probing-server",
+        "probing-client",
+        "blackhole-server",
+        "blackhole-client",
+    ] {
+        // Past the hop the first flight's first segment arrives after its
+        // tail, which tshark reassembles only when told to.
+        assert_agrees_with_tshark(&capture(name), &["-o", "tcp.reassemble_out_of_order:TRUE"]);
+        let doc = run_rttdoc_json(&capture(name));
+        assert!(
+            display_filter_problems(&capture(name), &doc).is_empty(),
+            "{name}: {:?}",
+            display_filter_problems(&capture(name), &doc)
+        );
+    }
+
+    // Path MTU discovery working: the router's ICMP, then smaller copies.
+    let icmp = capture("icmp-server");
+    let errors: Vec<u64> = tshark_fields(
+        &icmp,
+        &[],
+        "icmp.type == 3 && icmp.code == 4",
+        &["frame.number"],
+    )
+    .iter()
+    .map(|r| r[0].parse().unwrap())
+    .collect();
+    assert!(
+        !errors.is_empty(),
+        "no fragmentation needed in {}",
+        icmp.display()
+    );
+    let doc = run_rttdoc_json(&icmp);
+    let c = connection(&doc, 0);
+    let x = finding_in(c, "path_mtu", "tls_handshake");
+    assert!(
+        frames(x).contains(&errors[0]),
+        "the router's word is cited: {x}"
+    );
+    let text = x["explanation"].as_str().unwrap();
+    assert!(
+        text.contains("1280 bytes") && text.contains("1448 bytes"),
+        "{text}"
+    );
+    assert!(
+        x["fix"].as_str().unwrap().contains("clamp-mss-to-pmtu"),
+        "{x}"
+    );
+    // Every re-send of the server's is the narrow hop's.
+    assert!(with_kind(c, "retransmission").is_empty(), "{c}");
+    assert!(with_kind(c, "rto_stall").is_empty(), "{c}");
+
+    // A black hole the server's timer found its way out of.
+    let probing = capture("probing-server");
+    let resends = server_resends(&probing);
+    let smaller = resends
+        .iter()
+        .find(|r| r.2 + 40 < 1448)
+        .expect("the server went smaller");
+    let full: Vec<_> = resends.iter().filter(|r| r.2 == 1448).collect();
+    assert!(full.len() >= 3, "timer re-sends at full size: {resends:?}");
+    let doc = run_rttdoc_json(&probing);
+    let c = connection(&doc, 0);
+    let x = finding_in(c, "path_mtu", "tls_handshake");
+    let cited = frames(x);
+    for r in full.iter().map(|r| r.0).chain([smaller.0]) {
+        assert!(cited.contains(&r), "{r} cited in {cited:?}");
+    }
+    // The cost is the handshake's hole: the silences before each re-send
+    // up to the smaller copy, from the flight's tail (sent with the first
+    // full-size copy, which tshark does not call a retransmission).
+    let tail: f64 = tshark_fields(
+        &probing,
+        &[],
+        &format!(
+            "tcp.srcport == 443 && tcp.len > 0 && frame.number < {}",
+            full[0].0
+        ),
+        &["frame.time_relative"],
+    )
+    .last()
+    .unwrap()[0]
+        .parse()
+        .unwrap();
+    let hole_ms = (smaller.1 - tail) * 1e3;
+    let cost = x["cost_ms"].as_f64().unwrap();
+    assert!(
+        (cost - hole_ms).abs() < 1.0,
+        "cost {cost} ms against the hole's {hole_ms} ms"
+    );
+    assert!(
+        x["explanation"].as_str().unwrap().contains("black hole"),
+        "{x}"
+    );
+    assert!(
+        x["fix"].as_str().unwrap().contains("tcp_mtu_probing"),
+        "{x}"
+    );
+    assert!(with_kind(c, "rto_stall").is_empty(), "{c}");
+    // The handshake's excess is explained, by the narrow hop.
+    let extra = finding_in(c, "tls_extra_rtt", "tls_handshake");
+    assert!(
+        extra["explanation"].as_str().unwrap().contains("path_mtu"),
+        "{extra}"
+    );
+    assert_eq!(extra["fix"], x["fix"], "the costliest cause's fix");
+
+    // Past the hop: a hole of one full segment, filled by smaller pieces,
+    // and not one full-size segment of the server's arrived.
+    for (name, hole_ms_at_least) in [("icmp-client", 0.0), ("probing-client", 2_000.0)] {
+        let doc = run_rttdoc_json(&capture(name));
+        let c = connection(&doc, 0);
+        let x = finding_in(c, "path_mtu", "tls_handshake");
+        let fills = server_resends(&capture(name));
+        assert!(!fills.is_empty(), "{name}: late fills");
+        assert!(fills.iter().all(|r| r.2 + 40 < 1448), "{name}: {fills:?}");
+        assert!(frames(x).contains(&fills[0].0), "{name}: {x}");
+        assert!(
+            x["cost_ms"].as_f64().unwrap() >= hole_ms_at_least,
+            "{name}: {x}"
+        );
+        assert!(with_kind(c, "rto_stall").is_empty(), "{name}: {c}");
+        assert!(with_kind(c, "retransmission").is_empty(), "{name}: {c}");
+    }
+
+    // Never smaller: from the server's link a black hole cannot be told
+    // from a path that died after the flight's tail (nothing shows a
+    // small packet passing after the full-size ones stopped): a timer's
+    // stall, not path_mtu; past the hop, a hole never filled is not
+    // claimed either.
+    let doc = run_rttdoc_json(&capture("blackhole-server"));
+    assert_no_finding(&doc, "path_mtu");
+    assert!(!with_kind(connection(&doc, 0), "rto_stall").is_empty());
+    assert_no_finding(&run_rttdoc_json(&capture("blackhole-client")), "path_mtu");
+}
+
+#[test]
+fn committed_full_size_segments_a_narrow_hop_drops_are_path_mtu() {
+    if !require(
+        "committed_full_size_segments_a_narrow_hop_drops_are_path_mtu",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    check(&data_dir().join("pmtu"), ".gz");
+}
+
+#[test]
+fn live_full_size_segments_a_narrow_hop_drops_are_path_mtu() {
+    if !require(
+        "live_full_size_segments_a_narrow_hop_drops_are_path_mtu",
+        &["tshark", "ip", "tcpdump", "nginx", "curl", "openssl"],
+        true,
+    ) {
+        return;
+    }
+    let dir = TempDir::new("pmtu");
+    run_capture_script("pmtu-captures.sh", &[dir.0.as_os_str()]);
+    check(&dir.0, ".gz");
+}
+
+/// The lab's and the other projects' captures with losses and re-sends
+/// that no narrow hop made: none is a path MTU's.
+#[test]
+fn losses_on_paths_of_one_mtu_are_no_path_mtu() {
+    for capture in [
+        data_dir().join("lab/random-loss-nginx/client.pcapng.gz"),
+        data_dir().join("lab/random-loss-nginx/server.pcapng.gz"),
+        data_dir().join("close/closed.pcap.gz"),
+        data_dir().join("close/halfclosed.pcap.gz"),
+    ] {
+        let doc = run_rttdoc_json(&capture);
+        let resent = doc["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| !with_kind(c, "retransmission").is_empty());
+        assert!(resent, "{}: a control with re-sends", capture.display());
+        assert_no_finding(&doc, "path_mtu");
+    }
+}
