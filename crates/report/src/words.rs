@@ -421,7 +421,15 @@ pub fn explanation(x: &Finding) -> String {
                      it cannot carry): only its retransmission timer, firing again and again, made it try smaller. \
                      {cost:.1} ms of it in this phase."
                 ),
-                (None, _) => format!(
+                (None, false) => format!(
+                    "The {who}'s full-size segments ({full_size} bytes of data) never got through: it {sent} \
+                     on its timer and none was acknowledged, while a smaller segment it sent right after the first \
+                     arrived (the {peer}'s duplicate ACK says so). Likely a hop whose MTU is below the path's, its ICMP \
+                     \"fragmentation needed\" never reaching the {who} (a path MTU black hole), and a {who} that never \
+                     tries smaller (Linux's default, net.ipv4.tcp_mtu_probing=0); a path that died just after that \
+                     small segment would look the same. {cost:.0} ms of re-sends in this phase."
+                ),
+                (None, true) => format!(
                     "A router said the {who}'s full-size segments ({full_size} bytes of data) were too big for \
                      its link (ICMP \"fragmentation needed\", IPv6 \"packet too big\"{mtu}), and the {who} {sent}: the ICMP did not reach \
                      it (a firewall on its host or before it) or it ignored it; {cost:.1} ms of re-sends that could \

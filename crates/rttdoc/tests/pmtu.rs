@@ -10,7 +10,7 @@
 //! (tcp_mtu_probing=1) re-sends full size on its timer until it takes
 //! the path for a black hole and goes smaller, seconds later.
 //! `blackhole`: the same with tcp_mtu_probing=0 (never smaller; curl
-//! gives up). Each captured on the router's server link (`-server`, the
+//! gives up): from the server's link a black hole with less confidence. Each captured on the router's server link (`-server`, the
 //! sender's copies) and on the client (`-client`, past the hop: what got
 //! through).
 //! Committed under tests/data/pmtu, re-made live when root.
@@ -189,14 +189,28 @@ fn check(dir: &Path, suffix: &str) {
         assert!(with_kind(c, "retransmission").is_empty(), "{name}: {c}");
     }
 
-    // Never smaller: from the server's link a black hole cannot be told
-    // from a path that died after the flight's tail (nothing shows a
-    // small packet passing after the full-size ones stopped): a timer's
-    // stall, not path_mtu; past the hop, a hole never filled is not
-    // claimed either.
-    let doc = run_rttdoc_json(&capture("blackhole-server"));
-    assert_no_finding(&doc, "path_mtu");
-    assert!(!with_kind(connection(&doc, 0), "rto_stall").is_empty());
+    // Never smaller (tcp_mtu_probing=0): from the server's link, every
+    // full-size copy unanswered while the flight's smaller tail passed
+    // (the client's duplicate ACK): a black hole, said with less
+    // confidence, as a path that died just after the tail looks the same.
+    let blackhole = capture("blackhole-server");
+    let full: Vec<u64> = server_resends(&blackhole)
+        .iter()
+        .filter(|r| r.2 == 1448)
+        .map(|r| r.0)
+        .collect();
+    assert!(full.len() >= 3, "timer re-sends at full size: {full:?}");
+    let doc = run_rttdoc_json(&blackhole);
+    let c = connection(&doc, 0);
+    let x = &with_kind(c, "path_mtu")[0];
+    assert_eq!(x["confidence"], 0.7, "{x}");
+    let cited = frames(x);
+    for r in &full {
+        assert!(cited.contains(r), "{r} cited in {cited:?}");
+    }
+    assert!(x["explanation"].as_str().unwrap().contains("tcp_mtu_probing=0"), "{x}");
+    assert!(with_kind(c, "rto_stall").is_empty(), "{c}");
+    // Past the hop, a hole never filled is not claimed.
     assert_no_finding(&run_rttdoc_json(&capture("blackhole-client")), "path_mtu");
 }
 

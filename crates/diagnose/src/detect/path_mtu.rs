@@ -31,7 +31,16 @@
 //!   receiver's window ended before the original's end (a sender re-sends
 //!   what the window lets it); and the connection never carried a segment
 //!   that large: no segment of the sender at least the original's size,
-//!   never sent again, was acknowledged.
+//!   never sent again, was acknowledged; or
+//! - (a black hole the sender never got out of: Linux's default,
+//!   `tcp_mtu_probing=0`) the timer re-sent it at full size three times or
+//!   more, nothing acknowledged any copy, and a segment smaller than full
+//!   sent after the first copy arrived: the receiver's duplicate ACK (a
+//!   pure ACK of the same point and window, which a receiver sends when a
+//!   segment beyond a hole arrives) came before the first re-send, when
+//!   every segment of the sender's beyond the hole was smaller than full;
+//!   the connection never carried a segment that large. Confidence 0.7: a
+//!   path that died just after that small segment looks the same.
 //!
 //! Past the hop (the capture never saw the copies it dropped): a hole in
 //! the sender's bytes whose length is a whole number of its full segments
@@ -176,17 +185,20 @@ fn at_the_sender(
     }
     let (first, smaller, icmp) = match shrink {
         Some((o, r, icmp)) => (o, Some(r), icmp),
-        None => {
+        None => match f.too_big.iter().find(|t| t.sender == sender) {
             // The router said so, and the sender kept sending that size.
-            let t = f.too_big.iter().find(|t| t.sender == sender)?;
-            let r = data.iter().find(|r| {
-                r.retransmission
-                    && r.frame > t.frame
-                    && full_sized(r)
-                    && original(f.timeline, r).is_some_and(|o| o.seq == r.seq && o.len == r.len)
-            })?;
-            (*original(f.timeline, r)?, None, Some((t.frame, t.mtu)))
-        }
+            Some(t) => {
+                let r = data.iter().find(|r| {
+                    r.retransmission
+                        && r.frame > t.frame
+                        && full_sized(r)
+                        && original(f.timeline, r)
+                            .is_some_and(|o| o.seq == r.seq && o.len == r.len)
+                })?;
+                (*original(f.timeline, r)?, None, Some((t.frame, t.mtu)))
+            }
+            None => (never_smaller(f, sender, full, data)?, None, None),
+        },
     };
     let before = smaller.map_or(u64::MAX, |s| s.frame);
     let copies = data
@@ -215,6 +227,70 @@ fn at_the_sender(
         icmp,
         hole: None,
     })
+}
+
+/// A black hole the sender never got out of (Linux's default,
+/// `tcp_mtu_probing=0`): its first full-size segment whose bytes it sent
+/// again, when the timer re-sent it at that size three times or more and
+/// nothing acknowledged any copy, while a segment smaller than full that
+/// it sent after the first copy arrived: the receiver's duplicate ACK (a
+/// pure ACK of the same point and window, which a receiver sends when a
+/// segment beyond a hole arrives, RFC 5681 4.2) came after it, and every
+/// segment of the sender's beyond the hole by then was smaller than full.
+/// The path carried small packets and not the large; the connection never
+/// carried a segment that large.
+fn never_smaller(
+    f: &Facts<'_>,
+    sender: Direction,
+    full: u32,
+    data: &[&SegmentRecord],
+) -> Option<SegmentRecord> {
+    let full_sized = |r: &SegmentRecord| r.len <= full && r.len + OPTIONS_MAX > full;
+    let o = data.iter().find(|o| {
+        full_sized(o)
+            && !o.retransmission
+            && data.iter().any(|r| r.frame > o.frame && r.retransmission && r.seq == o.seq)
+    })?;
+    let copies: Vec<&&SegmentRecord> = data
+        .iter()
+        .filter(|r| r.frame > o.frame && r.retransmission && r.seq == o.seq && r.len == o.len)
+        .collect();
+    // Never smaller: a smaller copy that did not pass either says the
+    // path's limit is lower still, or that nothing passed.
+    let went_smaller = data
+        .iter()
+        .any(|r| r.frame > o.frame && r.retransmission && r.seq == o.seq && r.len < o.len);
+    if copies.len() < super::retransmission::BLACK_HOLE_COPIES || went_smaller {
+        return None;
+    }
+    let receiver = |p: &&SegmentRecord| p.dir != sender;
+    if f.timeline
+        .iter()
+        .any(|p| p.frame > o.frame && receiver(&p) && p.ack_set && seq::lt(o.seq, p.ack))
+    {
+        return None;
+    }
+    // The receiver's duplicate ACK before the first re-send, and what the
+    // sender had sent beyond the hole by then.
+    let first_copy = copies[0].frame;
+    let mut previous: Option<&SegmentRecord> = None;
+    let mut duplicate = false;
+    for p in f.timeline.iter().filter(|p| receiver(p) && p.frame < first_copy) {
+        let pure = p.len == 0 && p.ack_set && !p.flags.syn() && !p.flags.fin() && !p.flags.rst();
+        if p.frame > o.frame
+            && pure
+            && p.ack == o.seq
+            && previous.is_some_and(|q| q.ack == p.ack && q.window == p.window)
+        {
+            let beyond: Vec<&&SegmentRecord> = data
+                .iter()
+                .filter(|s| s.frame > o.frame && s.frame < p.frame && seq::lt(o.seq, s.seq))
+                .collect();
+            duplicate |= !beyond.is_empty() && beyond.iter().all(|s| s.len + OPTIONS_MAX < full);
+        }
+        previous = Some(p);
+    }
+    (duplicate && !carried(f, data, o.len)).then_some(**o)
 }
 
 /// The capture is past the narrow hop: the copies it dropped never
@@ -387,7 +463,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             frames.truncate(20);
             x.frames = frames;
             x.cost_ms = here.iter().map(|w| w.ms).sum();
-            x.confidence = if p.icmp.is_some() { 1.0 } else { 0.9 };
+            // Without the router's word or a smaller copy that passed, a
+            // path that died just after a small segment looks the same.
+            x.confidence = match (p.icmp, p.smaller) {
+                (Some(_), _) => 1.0,
+                (None, Some(_)) => 0.9,
+                (None, None) => 0.7,
+            };
             x.detail = Detail::PathMtu {
                 sender,
                 full_size: p.full_size,

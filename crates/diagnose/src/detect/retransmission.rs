@@ -80,7 +80,7 @@ use rttdoc_analyze::SegmentRecord;
 /// Timer re-sends of the same bytes in a row that make a black hole, not
 /// a loss: with independent losses at a few percent, three in a row is a
 /// one-in-tens-of-thousands event.
-const BLACK_HOLE_COPIES: usize = 3;
+pub(super) const BLACK_HOLE_COPIES: usize = 3;
 
 pub(super) fn original<'a>(
     timeline: &'a [SegmentRecord],

@@ -342,3 +342,65 @@ fn past_the_hop_a_hole_that_is_no_whole_number_of_full_segments_is_a_loss() {
     o.has_no(PathMtu);
     let _ = small;
 }
+
+/// The black hole with a sender that never goes smaller: the full-size
+/// segment re-sent on the timer `timeouts` times, none acknowledged;
+/// `tail` bytes sent right behind the first copy, which pass (or, when as
+/// large as a full segment, are lost too).
+fn never_smaller(timeouts: u32, tail: u32) -> Outcome {
+    let mut w = Wire::new(Path::at_server(RTT));
+    w.handshake(0.0);
+    w.data(C, 40.0, 100);
+    let a = w.data(S, 100.0, MSS);
+    let b = w.data(S, 100.0, tail);
+    w.lose(a);
+    if tail == MSS {
+        w.lose(b);
+    } else {
+        // The tail passes: the client's duplicate ACK says so.
+        w.ack(C, w.arrival(b));
+    }
+    let mut t = 100.0;
+    let mut rto = 200.0;
+    for _ in 0..timeouts {
+        t += rto;
+        rto *= 2.0;
+        let again = w.resend(t, a);
+        w.lose(again);
+    }
+    w.run()
+}
+
+#[test]
+fn full_size_copies_lost_again_and_again_while_a_smaller_one_passed_are_a_black_hole() {
+    let o = never_smaller(4, 600);
+    let x = o.the(PathMtu);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::PathMtu {
+                smaller: None,
+                icmp: false,
+                copies: 5,
+                ..
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+    assert_eq!(x.confidence, 0.7, "a path that died would look the same");
+    assert_ms(x.cost_ms, 200.0 + 400.0 + 800.0 + 1600.0, EXACT, "the timer's silences");
+    o.has_no(RtoStall);
+}
+
+#[test]
+fn without_a_smaller_segment_passing_full_size_copies_lost_are_a_dead_path() {
+    // Both segments full-size and lost: nothing shows size mattered.
+    let o = never_smaller(4, MSS);
+    o.has_no(PathMtu);
+    o.the(RtoStall);
+    // Two timer copies: a loss, not yet a black hole.
+    let o = never_smaller(2, 600);
+    o.has_no(PathMtu);
+    o.the(RtoStall);
+}
