@@ -208,7 +208,13 @@ fn check(dir: &Path, suffix: &str) {
     for r in &full {
         assert!(cited.contains(r), "{r} cited in {cited:?}");
     }
-    assert!(x["explanation"].as_str().unwrap().contains("tcp_mtu_probing=0"), "{x}");
+    assert!(
+        x["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("tcp_mtu_probing=0"),
+        "{x}"
+    );
     assert!(with_kind(c, "rto_stall").is_empty(), "{c}");
     // Past the hop, a hole never filled is not claimed.
     assert_no_finding(&run_rttdoc_json(&capture("blackhole-client")), "path_mtu");

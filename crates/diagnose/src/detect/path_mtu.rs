@@ -192,8 +192,7 @@ fn at_the_sender(
                     r.retransmission
                         && r.frame > t.frame
                         && full_sized(r)
-                        && original(f.timeline, r)
-                            .is_some_and(|o| o.seq == r.seq && o.len == r.len)
+                        && original(f.timeline, r).is_some_and(|o| o.seq == r.seq && o.len == r.len)
                 })?;
                 (*original(f.timeline, r)?, None, Some((t.frame, t.mtu)))
             }
@@ -249,7 +248,9 @@ fn never_smaller(
     let o = data.iter().find(|o| {
         full_sized(o)
             && !o.retransmission
-            && data.iter().any(|r| r.frame > o.frame && r.retransmission && r.seq == o.seq)
+            && data
+                .iter()
+                .any(|r| r.frame > o.frame && r.retransmission && r.seq == o.seq)
     })?;
     let copies: Vec<&&SegmentRecord> = data
         .iter()
@@ -275,7 +276,11 @@ fn never_smaller(
     let first_copy = copies[0].frame;
     let mut previous: Option<&SegmentRecord> = None;
     let mut duplicate = false;
-    for p in f.timeline.iter().filter(|p| receiver(p) && p.frame < first_copy) {
+    for p in f
+        .timeline
+        .iter()
+        .filter(|p| receiver(p) && p.frame < first_copy)
+    {
         let pure = p.len == 0 && p.ack_set && !p.flags.syn() && !p.flags.fin() && !p.flags.rst();
         if p.frame > o.frame
             && pure

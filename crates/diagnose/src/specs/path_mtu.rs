@@ -389,7 +389,12 @@ fn full_size_copies_lost_again_and_again_while_a_smaller_one_passed_are_a_black_
         x.detail
     );
     assert_eq!(x.confidence, 0.7, "a path that died would look the same");
-    assert_ms(x.cost_ms, 200.0 + 400.0 + 800.0 + 1600.0, EXACT, "the timer's silences");
+    assert_ms(
+        x.cost_ms,
+        200.0 + 400.0 + 800.0 + 1600.0,
+        EXACT,
+        "the timer's silences",
+    );
     o.has_no(RtoStall);
 }
 
