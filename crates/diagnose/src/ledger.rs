@@ -67,6 +67,57 @@ impl Clock {
     }
 }
 
+/// How a TLS handshake that never completed ended, when the connection
+/// did: its first FIN or RST after the ClientHello (`hello_frames`), and
+/// whether the server sent it. Only a handshake stalled under way, which
+/// the client gave up on: its FIN or RST came while server data sent to
+/// it was still unacknowledged (part of the server's answer had not
+/// reached it: the client was waiting for the rest). Not a server that
+/// never answered (no turn of the ledger, as a request never answered is
+/// none), nor a client that had all the server sent and closed (its own
+/// decision: a certificate it refused). None when the client sent data
+/// after its ClientHello beyond one alert's worth (a handshake the
+/// analysis could not follow, not one that stopped) or the capture ended
+/// first.
+fn given_up(
+    timeline: &[rttdoc_analyze::SegmentRecord],
+    hello_frames: &[u64],
+) -> Option<(Stamp, bool)> {
+    /// An alert record: 7 bytes in the clear, up to ~40 encrypted.
+    const ALERT_BYTES: u32 = 64;
+    let hello_end = *hello_frames.last()?;
+    let mut client_bytes = 0u32;
+    // The end of the server's data so far.
+    let mut server_sent: Option<u32> = None;
+    for r in timeline.iter().filter(|r| r.frame > hello_end) {
+        if r.dir == Direction::ClientToServer && !r.retransmission {
+            client_bytes = client_bytes.saturating_add(r.len);
+        }
+        if r.dir == Direction::ServerToClient
+            && r.len > 0
+            && server_sent.is_none_or(|e| rttdoc_analyze::seq::lt(e, r.end))
+        {
+            server_sent = Some(r.end);
+        }
+        if client_bytes > ALERT_BYTES {
+            return None;
+        }
+        if r.flags.fin() || r.flags.rst() {
+            let waiting = r.dir == Direction::ClientToServer
+                && server_sent.is_some_and(|e| !r.ack_set || rttdoc_analyze::seq::lt(r.ack, e));
+            if !waiting {
+                return None;
+            }
+            let stop = Stamp {
+                frame: r.frame,
+                ts_ns: r.ts_ns,
+            };
+            return Some((stop, r.dir == Direction::ServerToClient));
+        }
+    }
+    None
+}
+
 /// A row's length in round trips and its excess beyond the `ideal`, in
 /// round trips and ms: `(rtts, excess_rtts, excess_ms)`.
 fn excess_of(
@@ -472,6 +523,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
             }
             _ => None,
         };
+        let completed = end.is_some();
         let row = match (tls.client_hello_start, end) {
             (Some(ch_start), Some(end)) => Some(clock.row(
                 Phase::TlsHandshake,
@@ -481,11 +533,31 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 end,
                 (Some(ideal), basis),
             )),
+            // Begun, never completed, and given up: the client waited
+            // from its ClientHello until the connection ended.
+            // (Not when the capture lost some of it: a peer acknowledged
+            // bytes it never showed.)
+            (Some(ch_start), None) if c.stats.iter().all(|d| d.acked_unseen == 0) => {
+                given_up(&c.timeline, &tls.report.client_hello_frames).map(|(stop, by_server)| {
+                    let who = if by_server { "server" } else { "client" };
+                    clock.row(
+                        Phase::TlsHandshake,
+                        "TLS handshake (never completed)".into(),
+                        None,
+                        (ch_start, false),
+                        (stop, by_server),
+                        (
+                            Some(ideal),
+                            format!("{basis}; it never completed: the {who} ended the connection"),
+                        ),
+                    )
+                })
+            }
             _ => None,
         };
         let mut report = tls.report;
-        report.handshake_ms = row.as_ref().map(|r| r.duration_ms);
-        report.handshake_rtts = row.as_ref().and_then(|r| r.rtts);
+        report.handshake_ms = row.as_ref().filter(|_| completed).map(|r| r.duration_ms);
+        report.handshake_rtts = row.as_ref().filter(|_| completed).and_then(|r| r.rtts);
         report.ideal_handshake_rtts = Some(ideal);
         (report, preamble_row, row)
     });

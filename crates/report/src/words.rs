@@ -397,6 +397,18 @@ pub fn explanation(x: &Finding) -> String {
             let (who, peer) = side(*sender);
             let mtu = hop_mtu.map_or(String::new(), |m| format!(" (its MTU: {m} bytes)"));
             let sent = format!("sent {} at that size", times(*copies));
+            if let (Some(hole), None) = (hole, smaller) {
+                return format!(
+                    "None of the {who}'s full-size segments ({full_size} bytes of data) reached the {peer}: {hole} \
+                     bytes of its data (a whole number of full segments) went missing while the smaller segment behind \
+                     them arrived, and for {:.1} s, until the {peer} gave up, nothing filled the hole, though a sender's \
+                     timer re-sends into it several times in that long. Likely a hop whose MTU is below the path's, \
+                     its ICMP \"fragmentation needed\" never reaching the {who} (a path MTU black hole), and a {who} \
+                     that never tries smaller (Linux's default, net.ipv4.tcp_mtu_probing=0); a path that died just \
+                     after that small segment would look the same.",
+                    cost / 1e3
+                );
+            }
             if let (Some(hole), Some(small)) = (hole, smaller) {
                 return format!(
                     "None of the {who}'s full-size segments ({full_size} bytes of data) reached the {peer}: \

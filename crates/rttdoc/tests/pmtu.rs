@@ -216,8 +216,28 @@ fn check(dir: &Path, suffix: &str) {
         "{x}"
     );
     assert!(with_kind(c, "rto_stall").is_empty(), "{c}");
-    // Past the hop, a hole never filled is not claimed.
-    assert_no_finding(&run_rttdoc_json(&capture("blackhole-client")), "path_mtu");
+    // The handshake never completed: its ledger row runs from the
+    // ClientHello to the client's giving up (curl -m 6), and the black
+    // hole is its cause.
+    let row = c["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["phase"] == "tls_handshake")
+        .expect("a TLS handshake row");
+    assert_eq!(row["label"], "TLS handshake (never completed)", "{row}");
+    assert!(row["excess_ms"].as_f64().unwrap() > 5_000.0, "{row}");
+    assert_eq!(x["phase"], "tls_handshake", "{x}");
+
+    // Past the hop: a hole of one full segment the client waited 6 s for,
+    // nothing filling it, while the flight's smaller tail had arrived: the
+    // same black hole, with the same caveat, the handshake's whole excess.
+    let doc = run_rttdoc_json(&capture("blackhole-client"));
+    let c = connection(&doc, 0);
+    let x = finding_in(c, "path_mtu", "tls_handshake");
+    assert_eq!(x["confidence"], 0.7, "{x}");
+    assert!(x["cost_ms"].as_f64().unwrap() > 5_000.0, "{x}");
+    assert!(c["unexplained_ms"].as_f64().unwrap() < 50.0, "{c}");
 }
 
 #[test]

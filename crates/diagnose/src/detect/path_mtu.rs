@@ -119,7 +119,8 @@ fn announced_full_size(f: &Facts<'_>, sender: Direction) -> Option<u32> {
 
 /// Finds what [`PathMtu`] describes for `sender` (see the module doc).
 pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
-    if f.sent_by(sender).retransmissions == 0 || f.sent_by(sender.reverse()).packets == 0 {
+    let stats = f.sent_by(sender);
+    if (stats.retransmissions == 0 && stats.gaps == 0) || f.sent_by(sender.reverse()).packets == 0 {
         return None;
     }
     let full = announced_full_size(f, sender)?;
@@ -317,7 +318,7 @@ fn past_the_hop(
         return None;
     }
     // The first late fill of a hole whose first copies were never seen.
-    let (fill, next_seen) = data.iter().enumerate().find_map(|(i, r)| {
+    let filled = data.iter().enumerate().find_map(|(i, r)| {
         if !r.retransmission || original(f.timeline, r).is_some() {
             return None;
         }
@@ -335,7 +336,10 @@ fn past_the_hop(
             })?;
         let hole = next_seen.wrapping_sub(r.seq);
         (hole % full == 0 && !window_limited(f, r, next_seen)).then_some((*r, next_seen))
-    })?;
+    });
+    let Some((fill, next_seen)) = filled else {
+        return never_filled(f, sender, full, data);
+    };
     // The fill's pieces, each smaller, acknowledged.
     if !acked_after(f, sender, next_seen, fill.frame) {
         return None;
@@ -353,6 +357,82 @@ fn past_the_hop(
         smaller: Some((fill.frame, fill.len)),
         icmp: None,
         hole: Some(next_seen.wrapping_sub(fill.seq)),
+    })
+}
+
+/// How long a hole must stay open for a sender's timer to have re-sent
+/// into it three times or more: Linux's minimum RTO, 200 ms, doubled
+/// each time (0.2 + 0.4 + 0.8 + 1.6 s).
+const NEVER_FILLED_NS: i64 = 3_000_000_000;
+
+/// Past the hop, a black hole the sender never got out of: the first of
+/// its segments that arrived beyond a hole of a whole number of its full
+/// segments (the first of the connection's, after the handshake, or of
+/// the in-order ones), itself smaller than full, when nothing ever filled
+/// the hole or acknowledged its first byte, and the receiver waited for
+/// it [`NEVER_FILLED_NS`] or more (it ended the connection that much
+/// later): a sender's timer re-sends into a hole within that, so copy
+/// after copy of the full-size segments went missing while the small one
+/// passed. Its one wait is the receiver's, from the small segment's
+/// arrival to its giving up. A path that died just after the small
+/// segment looks the same (confidence 0.7).
+fn never_filled(
+    f: &Facts<'_>,
+    sender: Direction,
+    full: u32,
+    data: &[&SegmentRecord],
+) -> Option<PathMtu> {
+    let h = &f.report.handshake;
+    let opened = match sender {
+        Direction::ClientToServer => h.syn_frame,
+        Direction::ServerToClient => h.syn_ack_frame,
+    };
+    // Sequence numbers count from the sender's SYN: data begins at 1.
+    opened?;
+    let mut next = 1u32;
+    let mut beyond = None;
+    for s in data {
+        if seq::lt(next, s.seq) {
+            beyond = Some(*s);
+            break;
+        }
+        if seq::lt(next, s.end) {
+            next = s.end;
+        }
+    }
+    let s = beyond?;
+    let hole = s.seq.wrapping_sub(next);
+    let filled = data
+        .iter()
+        .any(|r| r.frame > s.frame && seq::le(r.seq, next) && seq::lt(next, r.end));
+    let acked = f
+        .timeline
+        .iter()
+        .any(|p| p.dir != sender && p.ack_set && seq::lt(next, p.ack));
+    if hole % full != 0 || s.len + OPTIONS_MAX >= full || filled || acked {
+        return None;
+    }
+    let gave_up = f
+        .timeline
+        .iter()
+        .find(|p| p.frame > s.frame && p.dir != sender && (p.flags.fin() || p.flags.rst()))?;
+    if gave_up.ts_ns - s.ts_ns < NEVER_FILLED_NS {
+        return None;
+    }
+    Some(PathMtu {
+        resends: Vec::new(),
+        waits: vec![Wait {
+            from_frame: s.frame,
+            to_frame: gave_up.frame,
+            release_frame: None,
+            ms: (gave_up.ts_ns - s.ts_ns) as f64 / 1e6,
+        }],
+        first: s.frame,
+        full_size: full,
+        copies: 0,
+        smaller: None,
+        icmp: None,
+        hole: Some(hole),
     })
 }
 

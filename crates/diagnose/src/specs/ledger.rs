@@ -345,3 +345,76 @@ fn an_upload_the_client_wrote_as_it_had_it_is_no_latency_excess() {
         assert!(o.report.excess_ms < 2.0, "{}", o.report.excess_ms);
     }
 }
+
+/// A TLS 1.3 ClientHello at 50 ms; the server's answer as `answer` makes
+/// it; the client's FIN 5 s later, without a Finished.
+fn handshake_given_up(answer: impl FnOnce(&mut Wire, Id)) -> Outcome {
+    use super::tls::*;
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, 50.0, leak(client_hello(Offer::tls13())));
+    answer(&mut w, ch);
+    w.fin(C, 5050.0);
+    w.run()
+}
+
+fn tls_rows(o: &Outcome) -> Vec<&LedgerRow> {
+    o.report
+        .ledger
+        .iter()
+        .filter(|r| r.phase == Phase::TlsHandshake)
+        .collect()
+}
+
+#[test]
+fn a_handshake_stalled_with_the_servers_answer_half_there_is_a_row_to_the_clients_giving_up() {
+    use super::tls::*;
+    let o = handshake_given_up(|w, ch| {
+        let flight = segments(&tls13_server_flight(2000, false));
+        let go = w.arrival(ch) + 1.0;
+        let first = w.send(S, go, flight[0]);
+        w.lose(first);
+        for s in &flight[1..] {
+            w.send(S, go + 0.01, s);
+        }
+    });
+    let rows = tls_rows(&o);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].label, "TLS handshake (never completed)");
+    assert_ms(
+        rows[0].duration_ms,
+        5000.0,
+        1e-3,
+        "ClientHello -> the client's FIN",
+    );
+    assert!(
+        rows[0].excess_ms.is_some_and(|e| e > 4900.0),
+        "{:?}",
+        rows[0]
+    );
+    // A handshake that never completed has no duration of its own.
+    let tls = o.report.tls.as_ref().unwrap();
+    assert_eq!(tls.handshake_ms, None);
+}
+
+#[test]
+fn a_handshake_the_server_never_answered_or_the_client_refused_is_no_row() {
+    use super::tls::*;
+    // Only the server's ACK: no answer began (as a request never
+    // answered is no turn).
+    let o = handshake_given_up(|w, ch| {
+        w.ack(S, w.arrival(ch));
+    });
+    assert!(tls_rows(&o).is_empty(), "{:?}", tls_rows(&o));
+    // The whole flight arrived and was acknowledged: the client closed on
+    // its own account (a certificate it refused), not waiting.
+    let o = handshake_given_up(|w, ch| {
+        let go = w.arrival(ch) + 1.0;
+        let mut last = None;
+        for s in segments(&tls13_server_flight(2000, false)) {
+            last = Some(w.send(S, go, s));
+        }
+        w.ack(C, w.arrival(last.unwrap()));
+    });
+    assert!(tls_rows(&o).is_empty(), "{:?}", tls_rows(&o));
+}

@@ -409,3 +409,73 @@ fn without_a_smaller_segment_passing_full_size_copies_lost_are_a_dead_path() {
     o.has_no(PathMtu);
     o.the(RtoStall);
 }
+
+/// A TLS 1.3 handshake whose server flight's first (full-size) segment a
+/// narrow hop drops, copy after copy; the rest of the flight passes; the
+/// client gives up `patience` ms after the ClientHello. Captured at the
+/// client: past the hop.
+fn handshake_into_a_black_hole(patience: f64) -> (Outcome, Id, Id, Id) {
+    use super::tls::*;
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let (ch, flight) = tls13_hello_and_flight(&mut w, 50.0, 1.0, Offer::tls13());
+    assert!(flight.len() >= 2 && w.span(flight[0]).1 - w.span(flight[0]).0 == MSS);
+    let mut lost = vec![flight[0]];
+    let mut t = w.sent(flight[0]);
+    let mut rto = 200.0;
+    while t + rto < 50.0 + patience {
+        t += rto;
+        rto *= 2.0;
+        let again = w.resend(t, flight[0]);
+        w.lose(again);
+        lost.push(again);
+    }
+    w.lose(flight[0]);
+    // The client's duplicate ACKs for the rest, then its FIN.
+    let tail = *flight.last().unwrap();
+    w.ack(C, w.arrival(tail));
+    let fin = w.fin(C, 50.0 + patience);
+    (w.run_lost(&lost), ch, tail, fin)
+}
+
+#[test]
+fn past_the_hop_a_hole_nothing_filled_while_the_client_waited_is_a_black_hole() {
+    let (o, ch, tail, fin) = handshake_into_a_black_hole(5000.0);
+    // The handshake never completed: the client waited from its
+    // ClientHello until it gave up, the ledger's row says.
+    let row = o.row(Phase::TlsHandshake);
+    assert_eq!(row.label, "TLS handshake (never completed)");
+    assert_eq!(
+        (row.start_frame, row.end_frame),
+        (o.frame(ch), o.frame(fin))
+    );
+    let x = o.the_in(PathMtu, Phase::TlsHandshake);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::PathMtu {
+                smaller: None,
+                hole: Some(MSS),
+                icmp: false,
+                ..
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+    assert_eq!(x.confidence, 0.7);
+    // From the tail's arrival to the client's giving up.
+    let waited = o.wait(tail, fin, None, 0.0);
+    assert_eq!(
+        (x.waits[0].from_frame, x.waits[0].to_frame),
+        (waited.from_frame, waited.to_frame)
+    );
+    assert_cost_is_its_waits(x);
+}
+
+#[test]
+fn past_the_hop_a_hole_given_up_on_sooner_than_three_timer_copies_proves_nothing() {
+    // One second: a sender's timer has re-sent two copies at most.
+    let (o, ..) = handshake_into_a_black_hole(1000.0);
+    o.has_no(PathMtu);
+}
