@@ -147,6 +147,70 @@ fn early_data_that_was_firefoxs_http2_preface_saved_nothing() {
     assert!(cited.contains(&frame), "{frame} in {cited:?}");
 }
 
+/// nDPI's 6in4 tunnel capture (an IPv6 client behind a tunnel broker, IPv6
+/// in IPv4 on the wire): the client's full-size segment draws an ICMPv6
+/// "packet too big" and is sent again smaller at once, path MTU discovery
+/// over the tunnel (docs/real-world.md, session 29), not a loss.
+#[test]
+fn a_packet_too_big_over_a_6in4_tunnel_is_path_mtu_discovery() {
+    if !require(
+        "a_packet_too_big_over_a_6in4_tunnel_is_path_mtu_discovery",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-6in4tunnel.pcap", 6);
+    let too_big = tshark_fields(
+        &capture,
+        &[],
+        "icmpv6.type == 2",
+        &["frame.number", "icmpv6.mtu", "tcp.stream"],
+    );
+    assert_eq!(too_big.len(), 1, "{too_big:?}");
+    let (frame, mtu, stream): (u64, u32, u64) = (
+        too_big[0][0].parse().unwrap(),
+        too_big[0][1].parse().unwrap(),
+        too_big[0][2].parse().unwrap(),
+    );
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, stream);
+    let x = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "path_mtu")
+        .unwrap_or_else(|| panic!("no path_mtu: {}", c["findings"]));
+    let cited: Vec<u64> = x["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_u64().unwrap())
+        .collect();
+    assert!(
+        cited.contains(&frame),
+        "the ICMPv6 error {frame} in {cited:?}"
+    );
+    assert!(
+        x["explanation"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{mtu} bytes")),
+        "{x}"
+    );
+    assert_eq!(x["confidence"], 1.0);
+    // Its re-sends are not "find the loss".
+    assert!(
+        !c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "retransmission"),
+        "{}",
+        c["findings"]
+    );
+}
+
 /// Link layers of routers and other systems: a Juniper router's capture
 /// (its header, TLVs, then Ethernet) and Solaris IPNET are read as tshark
 /// reads them; Wi-Fi monitor mode (radiotap), which rttdoc does not read,

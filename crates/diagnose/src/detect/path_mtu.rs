@@ -59,9 +59,10 @@
 //! on the same hop), are this finding's, not `retransmission`'s nor
 //! `rto_stall`'s: each
 //! waited from the sender's previous data segment (on its clock), with no
-//! releasing packet (the ICMP, or the sender's own timer, ended it); not
-//! after the receiver closed (its RST, or its FIN unless it read on) or
-//! after the client closed for good. One finding per ledger phase the
+//! releasing packet (the ICMP, or the sender's own timer, ended it), or
+//! until the receiver gave up when it did during the silence (its RST,
+//! or its FIN unless it read on); none after that, nor after the client
+//! closed for good. One finding per ledger phase the
 //! re-sends fall in (a server's first flight of a TLS handshake is the
 //! handshake's latency).
 //!
@@ -317,9 +318,15 @@ fn past_the_hop(
     if data.iter().any(|r| !smaller(r)) {
         return None;
     }
+    // A late fill: bytes first seen after bytes beyond them arrived (a
+    // re-send, or one so quick the tracker calls it reordering), whose
+    // earlier copies the capture never saw.
+    let late_fill = |i: usize, r: &SegmentRecord| {
+        data[..i].iter().any(|c| seq::lt(r.seq, c.seq)) && original(f.timeline, r).is_none()
+    };
     // The first late fill of a hole whose first copies were never seen.
     let filled = data.iter().enumerate().find_map(|(i, r)| {
-        if !r.retransmission || original(f.timeline, r).is_some() {
+        if !late_fill(i, r) {
             return None;
         }
         // The hole ends at the lowest byte seen beyond its start.
@@ -344,9 +351,13 @@ fn past_the_hop(
     if !acked_after(f, sender, next_seen, fill.frame) {
         return None;
     }
-    let ours = |r: &SegmentRecord| {
-        r.retransmission && r.frame >= fill.frame && original(f.timeline, r).is_none()
-    };
+    let fills: Vec<u64> = data
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| r.frame >= fill.frame && late_fill(*i, r))
+        .map(|(_, r)| r.frame)
+        .collect();
+    let ours = |r: &SegmentRecord| fills.contains(&r.frame);
     let (resends, waits) = resends_and_waits(f, sender, data, fill.frame, ours);
     Some(PathMtu {
         resends,
@@ -456,13 +467,19 @@ fn resends_and_waits(
             continue;
         }
         resends.push(r.frame);
-        let silence = f.on_clock_of(sender, r) - f.on_clock_of(sender, p);
         let gone =
             closed_at.is_some_and(|c| c < p.frame) || client_gone_at.is_some_and(|c| p.frame >= c);
+        // A receiver that gave up during the silence waited until then:
+        // the wait ends at its FIN or RST, not at a re-send nobody read.
+        let end = closed_at
+            .filter(|c| *c < r.frame)
+            .and_then(|c| f.record(c))
+            .unwrap_or(r);
+        let silence = f.on_clock_of(sender, end) - f.on_clock_of(sender, p);
         if silence > 0 && !gone {
             waits.push(Wait {
                 from_frame: p.frame,
-                to_frame: r.frame,
+                to_frame: end.frame,
                 release_frame: None,
                 ms: silence as f64 / 1e6,
             });
