@@ -44,7 +44,8 @@
 //! the stall.
 //!
 //! Waits: each counted silence is a wait from the sender's previous data
-//! segment to the re-send, unless the receiver had closed (its FIN or RST
+//! segment to the re-send (to the receiver's FIN or RST when it gave up
+//! during the silence: nobody read the re-send), unless the receiver had closed (its FIN or RST
 //! captured before the original; not a FIN after which it went on
 //! reading, `Facts::reads_after_fin`): what a sender re-sends after that (its
 //! own closing message, a TLS close_notify) is cited, but nobody waited.
@@ -376,11 +377,25 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if receiver_closed || client_gone_at.is_some_and(|c| p.frame >= c) {
                 continue;
             }
-            let wait = Wait {
-                from_frame: p.frame,
-                to_frame: r.frame,
-                release_frame: None,
-                ms: silence as f64 / 1e6,
+            // A receiver that gave up during the silence (its RST, or a
+            // FIN after which it read nothing) waited until then: the wait
+            // ends at its FIN or RST, not at a re-send nobody read.
+            let wait = match receiver_closed_at
+                .filter(|c| p.frame < *c && *c < r.frame)
+                .and_then(|c| f.record(c))
+            {
+                Some(close) => Wait {
+                    from_frame: p.frame,
+                    to_frame: close.frame,
+                    release_frame: None,
+                    ms: (f.on_clock_of(sender, close) - tp).max(0) as f64 / 1e6,
+                },
+                None => Wait {
+                    from_frame: p.frame,
+                    to_frame: r.frame,
+                    release_frame: None,
+                    ms: silence as f64 / 1e6,
+                },
             };
             if silence > RTO_MAX_NS {
                 // A clock jump or a collage of captures is not a timer.

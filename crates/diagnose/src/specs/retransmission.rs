@@ -875,3 +875,33 @@ fn three_timer_resends_of_the_same_bytes_are_a_black_hole_not_a_tail_loss() {
         x.detail
     );
 }
+
+#[test]
+fn a_receiver_that_gave_up_during_a_timer_silence_waited_until_its_reset() {
+    // The request's first re-send is lost too; the server resets the
+    // connection 300 ms into the next silence (its timeout); the timer's
+    // second re-send comes after that and nobody reads it.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    // (A pure ACK of the server's: its ACKs are in the capture.)
+    w.ack(S, 50.0);
+    let req = w.data(C, 100.0, 100);
+    w.lose(req);
+    let again = w.resend(100.0 + RTO, req);
+    w.lose(again);
+    let rst = w.rst(S, 100.0 + RTO + 300.0);
+    w.resend(100.0 + 3.0 * RTO, req);
+    let o = w.run();
+    let x = o.the(RtoStall);
+    assert_eq!(x.waits.len(), 2, "{:?}", x.waits);
+    assert_eq!(x.waits[0].to_frame, o.frame(again));
+    // The second wait ends where the server's RST reached the client.
+    assert_eq!(x.waits[1].from_frame, o.frame(again));
+    assert_eq!(x.waits[1].to_frame, o.frame(rst));
+    assert_ms(
+        x.waits[1].ms,
+        300.0 + RTT / 2.0,
+        EXACT,
+        "until the RST arrived",
+    );
+}
