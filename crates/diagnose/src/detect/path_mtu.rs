@@ -124,7 +124,9 @@ pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
     if (stats.retransmissions == 0 && stats.gaps == 0) || f.sent_by(sender.reverse()).packets == 0 {
         return None;
     }
-    let full = announced_full_size(f, sender)?;
+    // (A damaged or fuzzed MSS option below the timestamps' 12 bytes
+    // announces no size to reason about.)
+    let full = announced_full_size(f, sender).filter(|full| *full > 0)?;
     let data: Vec<&SegmentRecord> = f
         .timeline
         .iter()

@@ -479,3 +479,21 @@ fn past_the_hop_a_hole_given_up_on_sooner_than_three_timer_copies_proves_nothing
     let (o, ..) = handshake_into_a_black_hole(1000.0);
     o.has_no(PathMtu);
 }
+
+#[test]
+fn an_mss_option_too_small_for_any_data_is_no_size_to_reason_about() {
+    // MSS 0 and 8 (under the timestamps' 12 bytes): a damaged or fuzzed
+    // option. The same black hole past the hop must not divide by it.
+    for mss in [0u16, 8] {
+        let (mut w, [a, b]) = answer_of_a_full_segment_and_its_tail(Path::at_client(RTT));
+        w.edit(Id(0), |s| s.options.mss = Some(mss));
+        w.edit(Id(1), |s| s.options.mss = Some(mss));
+        w.lose(a);
+        w.ack(C, w.arrival(b));
+        let small = smaller_copy(&mut w, 3100.0, a, 1024);
+        w.ack(C, w.arrival(small));
+        w.fin(C, 9000.0);
+        let o = w.run_lost(&[a]);
+        o.has_no(PathMtu);
+    }
+}
