@@ -104,9 +104,17 @@ fn answer_of_a_full_segment_and_its_tail(path: Path) -> (Wire, [Id; 2]) {
 
 /// The server's first full-size segment lost at a black-holed hop, sent
 /// again by its timer `timeouts` times at full size (after 200, 400, 800
-/// ms ...), then once in `smaller` bytes, which the client acknowledges.
+/// ms ...), then once in `smaller` bytes, which the client acknowledges;
+/// captured at the server (the lost copies in the capture).
 fn black_hole(timeouts: u32, smaller: u32) -> (Outcome, Vec<Id>, Id) {
-    let (mut w, [a, b]) = answer_of_a_full_segment_and_its_tail(Path::at_server(RTT));
+    let (o, copies, small, _) = black_hole_at(Path::at_server(RTT), timeouts, smaller);
+    (o, copies, small)
+}
+
+/// [`black_hole`] captured on `path` (past the hop, the lost copies are
+/// not in the capture); also the flight's tail.
+fn black_hole_at(path: Path, timeouts: u32, smaller: u32) -> (Outcome, Vec<Id>, Id, Id) {
+    let (mut w, [a, b]) = answer_of_a_full_segment_and_its_tail(path);
     w.lose(a);
     // The smaller tail passes: the client's duplicate ACK says so.
     w.ack(C, w.arrival(b));
@@ -125,7 +133,7 @@ fn black_hole(timeouts: u32, smaller: u32) -> (Outcome, Vec<Id>, Id) {
     w.ack(C, w.arrival(small));
     let rest = w.send_at(S, t + 0.01, w.span(a).0 + smaller, bytes(MSS - smaller));
     w.ack(C, w.arrival(rest));
-    (w.run(), copies, small)
+    (w.run_lost(&copies), copies, small, b)
 }
 
 #[test]
@@ -268,23 +276,7 @@ fn a_router_saying_too_big_to_a_sender_that_keeps_the_size_is_still_the_path() {
 fn past_the_hop_a_full_segment_missing_until_smaller_pieces_came_is_the_path() {
     // The same black hole, captured at the client: the full-size copies
     // never reach the capture, the smaller one fills the hole.
-    let (mut w, [a, b]) = answer_of_a_full_segment_and_its_tail(Path::at_client(RTT));
-    w.lose(a);
-    w.ack(C, w.arrival(b));
-    let mut lost = vec![a];
-    let mut t = 100.0;
-    for rto in [200.0, 400.0, 800.0] {
-        t += rto;
-        let again = w.resend(t, a);
-        w.lose(again);
-        lost.push(again);
-    }
-    t += 1600.0;
-    let small = smaller_copy(&mut w, t, a, 1024);
-    w.ack(C, w.arrival(small));
-    let rest = w.send_at(S, t + 0.01, w.span(a).0 + 1024, bytes(MSS - 1024));
-    w.ack(C, w.arrival(rest));
-    let o = w.run_lost(&lost);
+    let (o, _, small, b) = black_hole_at(Path::at_client(RTT), 3, 1024);
     // The answer's first byte waited for the hole: that phase's.
     let x = o.the_in(PathMtu, Phase::FirstByte);
     assert!(
