@@ -407,7 +407,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                         release_frame: Some(a.frame),
                         ..wait
                     }),
-                    None => stalls.push(wait),
+                    // (With the re-send: a wait may end at the
+                    // receiver's giving up instead.)
+                    None => stalls.push((wait, r)),
                 }
             } else if silence >= rtt / 2 {
                 waits.push(Wait {
@@ -454,7 +456,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         if let Some(all) = window_stalls(f, sender) {
             for w in all.iter().filter(|s| s.held_by_loss).map(|s| s.wait) {
                 let overlaps = |x: &Wait| x.from_frame < w.to_frame && w.from_frame < x.to_frame;
-                if stalls.iter().chain(mtu_waits).any(overlaps) {
+                if stalls.iter().map(|(s, _)| s).chain(mtu_waits).any(overlaps) {
                     continue;
                 }
                 waits.retain(|x| !overlaps(x));
@@ -504,24 +506,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // or request is the handshake's or the first byte's latency, not
         // the transfer's throughput.
         for phase in Phase::ALL {
-            let here: Vec<Wait> = stalls
+            let here: Vec<&(Wait, &SegmentRecord)> = stalls
                 .iter()
-                .filter(|w| phase_of(f, w.to_frame) == phase)
-                .copied()
+                .filter(|(w, _)| phase_of(f, w.to_frame) == phase)
                 .collect();
             if here.is_empty() {
                 continue;
             }
             let mut y = f.finding(FindingKind::RtoStall, Some(phase));
-            y.frames = here.iter().take(20).map(|s| s.to_frame).collect();
-            y.cost_ms = here.iter().map(|s| s.ms).sum();
+            // The timer's re-sends, whatever their waits end at.
+            y.frames = here.iter().take(20).map(|(_, r)| r.frame).collect();
+            y.cost_ms = here.iter().map(|(w, _)| w.ms).sum();
             y.confidence = 0.9;
             // A backoff series: the timer re-sent the same bytes three
             // times or more, every copy but perhaps the last unanswered.
-            let mut firsts: Vec<u32> = here
-                .iter()
-                .filter_map(|w| f.record(w.to_frame).map(|r| r.seq))
-                .collect();
+            let mut firsts: Vec<u32> = here.iter().map(|(_, r)| r.seq).collect();
             firsts.sort_unstable();
             let unanswered = firsts
                 .chunk_by(|a, b| a == b)
@@ -532,7 +531,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 unanswered,
             };
             y.display_filter = f.filter_frames(&y.frames);
-            y.waits = here;
+            y.waits = here.iter().map(|(w, _)| *w).collect();
             out.push(y);
         }
     }

@@ -890,9 +890,11 @@ fn a_receiver_that_gave_up_during_a_timer_silence_waited_until_its_reset() {
     let again = w.resend(100.0 + RTO, req);
     w.lose(again);
     let rst = w.rst(S, 100.0 + RTO + 300.0);
-    w.resend(100.0 + 3.0 * RTO, req);
+    let last = w.resend(100.0 + 3.0 * RTO, req);
     let o = w.run();
     let x = o.the(RtoStall);
+    // The finding cites the timer's re-sends, whatever its waits end at.
+    assert_eq!(x.frames, o.frames(&[again, last]));
     assert_eq!(x.waits.len(), 2, "{:?}", x.waits);
     assert_eq!(x.waits[0].to_frame, o.frame(again));
     // The second wait ends where the server's RST reached the client.
