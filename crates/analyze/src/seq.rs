@@ -26,6 +26,15 @@ pub fn max(a: u32, b: u32) -> u32 {
     }
 }
 
+/// The earlier of two sequence numbers.
+pub fn min(a: u32, b: u32) -> u32 {
+    if lt(a, b) {
+        a
+    } else {
+        b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,6 +45,7 @@ mod tests {
         assert!(lt(u32::MAX - 10, 5));
         assert_eq!(diff(5, u32::MAX - 10), 16);
         assert_eq!(max(u32::MAX, 3), 3);
+        assert_eq!(min(u32::MAX, 3), u32::MAX);
     }
 
     proptest! {

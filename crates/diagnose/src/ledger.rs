@@ -93,11 +93,8 @@ fn given_up(
         if r.dir == Direction::ClientToServer && !r.retransmission {
             client_bytes = client_bytes.saturating_add(r.len);
         }
-        if r.dir == Direction::ServerToClient
-            && r.len > 0
-            && server_sent.is_none_or(|e| rttdoc_analyze::seq::lt(e, r.end))
-        {
-            server_sent = Some(r.end);
+        if r.dir == Direction::ServerToClient && r.len > 0 {
+            server_sent = Some(server_sent.map_or(r.end, |e| rttdoc_analyze::seq::max(e, r.end)));
         }
         if client_bytes > ALERT_BYTES {
             return None;

@@ -153,6 +153,11 @@ impl HandshakeTurn {
     }
 }
 
+/// A pure ACK: no data, and no SYN, FIN or RST.
+pub fn pure_ack(r: &SegmentRecord) -> bool {
+    r.ack_set && r.len == 0 && !r.flags.syn() && !r.flags.fin() && !r.flags.rst()
+}
+
 /// The shortest delayed-ACK timer of the common stacks (Linux's
 /// TCP_DELACK_MIN, 40 ms; Windows waits 200 ms, BSDs 100 ms): an ACK that
 /// left sooner after the data arrived was not delayed by one.
@@ -621,17 +626,30 @@ impl<'a> Facts<'a> {
     /// option's (a tunnel, PPPoE, MSS clamping, PMTU discovery) makes
     /// that the full size, which Linux's `tcp_current_mss` uses for Nagle.
     pub fn mss(&self, dir: Direction) -> u32 {
-        let h = &self.report.handshake;
-        let peer = match dir {
-            Direction::ClientToServer => h.server_mss,
-            Direction::ServerToClient => h.client_mss,
+        let timestamps = if self.report.handshake.timestamps {
+            12
+        } else {
+            0
         };
-        let option =
-            (peer.unwrap_or(1460) as u32).saturating_sub(if h.timestamps { 12 } else { 0 });
+        let option = self
+            .announced_mss(dir)
+            .unwrap_or(1460u32.saturating_sub(timestamps));
         match self.burst_segment[dir.index()] {
             len if (MIN_PATH_MSS..option).contains(&len) => len,
             _ => option.max(1),
         }
+    }
+
+    /// Bytes per full segment the peer's MSS option allows the sender in
+    /// `dir`, less the 12 bytes of timestamps when they are on: the size
+    /// before any path MTU lowered it; None without the option.
+    pub fn announced_mss(&self, dir: Direction) -> Option<u32> {
+        let h = &self.report.handshake;
+        let peer = match dir {
+            Direction::ClientToServer => h.server_mss,
+            Direction::ServerToClient => h.client_mss,
+        }?;
+        Some((peer as u32).saturating_sub(if h.timestamps { 12 } else { 0 }))
     }
 
     /// How much earlier than their shifted time the peer's packets sort in

@@ -73,9 +73,9 @@
 //! big" (type 2) through every firewall; `net.ipv4.tcp_mtu_probing=1` lets
 //! a Linux sender find its way out of a black hole itself, after timeouts.
 
-use super::retransmission::{client_closed_for_good, original, phase_of};
-use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use super::retransmission::{by_phase, client_closed_for_good, original, phase_of, resend_wait};
+use super::{pure_ack, Facts};
+use crate::model::{Detail, Direction, Finding, FindingKind, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
 
@@ -107,15 +107,20 @@ pub struct PathMtu {
     pub hole: Option<u32>,
 }
 
-/// The sender's full segment size from the peer's MSS option (less the
-/// timestamps' 12 bytes): the size before any path MTU lowered it.
-fn announced_full_size(f: &Facts<'_>, sender: Direction) -> Option<u32> {
-    let h = &f.report.handshake;
-    let peer = match sender {
-        Direction::ClientToServer => h.server_mss,
-        Direction::ServerToClient => h.client_mss,
-    }?;
-    Some((peer as u32).saturating_sub(if h.timestamps { 12 } else { 0 }))
+/// A segment of the sender's full size (`full`, `Facts::announced_mss`),
+/// or less by no more than options can take; not larger (an offload's
+/// super-segment is no packet on the wire).
+fn full_sized(r: &SegmentRecord, full: u32) -> bool {
+    r.len <= full && r.len + OPTIONS_MAX > full
+}
+
+/// The sender's copies of `o`'s bytes at `o`'s size (`o` among them).
+fn same_copies<'a>(
+    data: &'a [&'a SegmentRecord],
+    o: &'a SegmentRecord,
+) -> impl Iterator<Item = &'a &'a SegmentRecord> {
+    data.iter()
+        .filter(move |c| c.seq == o.seq && c.len == o.len)
 }
 
 /// Finds what [`PathMtu`] describes for `sender` (see the module doc).
@@ -126,7 +131,7 @@ pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
     }
     // (A damaged or fuzzed MSS option below the timestamps' 12 bytes
     // announces no size to reason about.)
-    let full = announced_full_size(f, sender).filter(|full| *full > 0)?;
+    let full = f.announced_mss(sender).filter(|full| *full > 0)?;
     let data: Vec<&SegmentRecord> = f
         .timeline
         .iter()
@@ -135,7 +140,8 @@ pub fn find(f: &Facts<'_>, sender: Direction) -> Option<PathMtu> {
     at_the_sender(f, sender, full, &data).or_else(|| past_the_hop(f, sender, full, &data))
 }
 
-/// The first byte the receiver acknowledged of `end` after `frame`.
+/// Whether a packet of the receiver's after `frame` acknowledged the
+/// sender's bytes up to `end`.
 fn acked_after(f: &Facts<'_>, sender: Direction, end: u32, frame: u64) -> bool {
     f.timeline
         .iter()
@@ -149,7 +155,6 @@ fn at_the_sender(
     full: u32,
     data: &[&SegmentRecord],
 ) -> Option<PathMtu> {
-    let full_sized = |r: &SegmentRecord| r.len <= full && r.len + OPTIONS_MAX > full;
     let icmp_before = |frame: u64| {
         f.too_big
             .iter()
@@ -162,17 +167,14 @@ fn at_the_sender(
         let Some(o) = original(f.timeline, r) else {
             continue;
         };
-        if o.seq != r.seq || r.len >= o.len || !full_sized(o) || window_limited(f, r, o.end) {
+        if o.seq != r.seq || r.len >= o.len || !full_sized(o, full) || window_limited(f, r, o.end) {
             continue;
         }
         if let Some(t) = icmp_before(r.frame) {
             shrink = Some((*o, **r, Some((t.frame, t.mtu))));
             break;
         }
-        let copies = data
-            .iter()
-            .filter(|c| c.frame < r.frame && c.seq == o.seq && c.len == o.len)
-            .count();
+        let copies = same_copies(data, o).filter(|c| c.frame < r.frame).count();
         let acked_before = f
             .between(o.frame + 1, r.frame)
             .iter()
@@ -195,7 +197,7 @@ fn at_the_sender(
                 let r = data.iter().find(|r| {
                     r.retransmission
                         && r.frame > t.frame
-                        && full_sized(r)
+                        && full_sized(r, full)
                         && original(f.timeline, r).is_some_and(|o| o.seq == r.seq && o.len == r.len)
                 })?;
                 (*original(f.timeline, r)?, None, Some((t.frame, t.mtu)))
@@ -204,9 +206,8 @@ fn at_the_sender(
         },
     };
     let before = smaller.map_or(u64::MAX, |s| s.frame);
-    let copies = data
-        .iter()
-        .filter(|c| c.frame < before && c.seq == first.seq && c.len == first.len)
+    let copies = same_copies(data, &first)
+        .filter(|c| c.frame < before)
         .count() as u32;
     // The re-sends of what was sent at the size the path could not carry,
     // and, once the sender went smaller, of a probe for a larger size
@@ -215,7 +216,7 @@ fn at_the_sender(
     let ours = |r: &SegmentRecord| {
         r.retransmission
             && original(f.timeline, r).is_some_and(|o| {
-                (o.frame < before && full_sized(o))
+                (o.frame < before && full_sized(o, full))
                     || (carried_len > 0 && o.frame > before && o.len > carried_len && r.len < o.len)
             })
     };
@@ -248,17 +249,15 @@ fn never_smaller(
     full: u32,
     data: &[&SegmentRecord],
 ) -> Option<SegmentRecord> {
-    let full_sized = |r: &SegmentRecord| r.len <= full && r.len + OPTIONS_MAX > full;
     let o = data.iter().find(|o| {
-        full_sized(o)
+        full_sized(o, full)
             && !o.retransmission
             && data
                 .iter()
                 .any(|r| r.frame > o.frame && r.retransmission && r.seq == o.seq)
     })?;
-    let copies: Vec<&&SegmentRecord> = data
-        .iter()
-        .filter(|r| r.frame > o.frame && r.retransmission && r.seq == o.seq && r.len == o.len)
+    let copies: Vec<&&SegmentRecord> = same_copies(data, o)
+        .filter(|r| r.frame > o.frame && r.retransmission)
         .collect();
     // Never smaller: a smaller copy that did not pass either says the
     // path's limit is lower still, or that nothing passed.
@@ -268,11 +267,7 @@ fn never_smaller(
     if copies.len() < super::retransmission::BLACK_HOLE_COPIES || went_smaller {
         return None;
     }
-    let receiver = |p: &&SegmentRecord| p.dir != sender;
-    if f.timeline
-        .iter()
-        .any(|p| p.frame > o.frame && receiver(&p) && p.ack_set && seq::lt(o.seq, p.ack))
-    {
+    if acked_after(f, sender, o.seq.wrapping_add(1), o.frame) {
         return None;
     }
     // The receiver's duplicate ACK before the first re-send, and what the
@@ -283,11 +278,10 @@ fn never_smaller(
     for p in f
         .timeline
         .iter()
-        .filter(|p| receiver(p) && p.frame < first_copy)
+        .filter(|p| p.dir != sender && p.frame < first_copy)
     {
-        let pure = p.len == 0 && p.ack_set && !p.flags.syn() && !p.flags.fin() && !p.flags.rst();
         if p.frame > o.frame
-            && pure
+            && pure_ack(p)
             && p.ack == o.seq
             && previous.is_some_and(|q| q.ack == p.ack && q.window == p.window)
         {
@@ -336,13 +330,7 @@ fn past_the_hop(
             .iter()
             .filter(|c| seq::lt(r.seq, c.seq))
             .map(|c| c.seq)
-            .min_by(|a, b| {
-                if seq::lt(*a, *b) {
-                    std::cmp::Ordering::Less
-                } else {
-                    std::cmp::Ordering::Greater
-                }
-            })?;
+            .reduce(seq::min)?;
         let hole = next_seen.wrapping_sub(r.seq);
         (hole % full == 0 && !window_limited(f, r, next_seen)).then_some((*r, next_seen))
     });
@@ -409,19 +397,14 @@ fn never_filled(
             beyond = Some(*s);
             break;
         }
-        if seq::lt(next, s.end) {
-            next = s.end;
-        }
+        next = seq::max(next, s.end);
     }
     let s = beyond?;
     let hole = s.seq.wrapping_sub(next);
     let filled = data
         .iter()
         .any(|r| r.frame > s.frame && seq::le(r.seq, next) && seq::lt(next, r.end));
-    let acked = f
-        .timeline
-        .iter()
-        .any(|p| p.dir != sender && p.ack_set && seq::lt(next, p.ack));
+    let acked = acked_after(f, sender, next.wrapping_add(1), 0);
     if hole % full != 0 || s.len + OPTIONS_MAX >= full || filled || acked {
         return None;
     }
@@ -471,20 +454,9 @@ fn resends_and_waits(
         resends.push(r.frame);
         let gone =
             closed_at.is_some_and(|c| c < p.frame) || client_gone_at.is_some_and(|c| p.frame >= c);
-        // A receiver that gave up during the silence waited until then:
-        // the wait ends at its FIN or RST, not at a re-send nobody read.
-        let end = closed_at
-            .filter(|c| *c < r.frame)
-            .and_then(|c| f.record(c))
-            .unwrap_or(r);
-        let silence = f.on_clock_of(sender, end) - f.on_clock_of(sender, p);
-        if silence > 0 && !gone {
-            waits.push(Wait {
-                from_frame: p.frame,
-                to_frame: end.frame,
-                release_frame: None,
-                ms: silence as f64 / 1e6,
-            });
+        let wait = resend_wait(f, sender, p, r, closed_at);
+        if wait.ms > 0.0 && !gone {
+            waits.push(wait);
         }
     }
     (resends, waits)
@@ -540,19 +512,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .collect();
         // One finding per phase its re-sends fall in; the first holds the
         // evidence when none of the waits counts (nobody waited).
-        let mut phases: Vec<Phase> = p.waits.iter().map(|w| phase_of(f, w.to_frame)).collect();
+        let mut phases = by_phase(f, &p.waits, |w| w.to_frame);
         if phases.is_empty() {
-            phases.push(phase_of(f, p.resends.first().copied().unwrap_or(p.first)));
+            let at = p.resends.first().copied().unwrap_or(p.first);
+            phases.push((phase_of(f, at), Vec::new()));
         }
-        phases.sort();
-        phases.dedup();
-        for phase in phases {
-            let here: Vec<Wait> = p
-                .waits
-                .iter()
-                .filter(|w| phase_of(f, w.to_frame) == phase)
-                .copied()
-                .collect();
+        for (phase, here) in phases {
             let mut x = f.finding(FindingKind::PathMtu, Some(phase));
             let mut frames: Vec<u64> = evidence
                 .iter()
@@ -584,7 +549,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 hole: p.hole,
             };
             x.display_filter = f.filter_frames(&x.frames);
-            x.waits = here;
+            x.waits = here.into_iter().copied().collect();
             out.push(x);
         }
     }

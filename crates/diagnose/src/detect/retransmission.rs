@@ -71,7 +71,7 @@
 //! lost ClientHello's the TLS handshake's, a lost request's its first
 //! byte's), as its cost is that phase's latency.
 
-use super::Facts;
+use super::{pure_ack, Facts};
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
@@ -274,6 +274,30 @@ pub(super) fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option
     None
 }
 
+/// The wait before the re-send `r`, on the sender's clock, from its
+/// previous data segment `p`: to `r`, or to the receiver's RST or FIN
+/// (`closed_at`: `Facts::receiver_closed_at`) when it gave up during the
+/// silence: it waited until then, and nobody read the re-send.
+pub(super) fn resend_wait(
+    f: &Facts<'_>,
+    sender: Direction,
+    p: &SegmentRecord,
+    r: &SegmentRecord,
+    closed_at: Option<u64>,
+) -> Wait {
+    let end = closed_at
+        .filter(|c| p.frame < *c && *c < r.frame)
+        .and_then(|c| f.record(c))
+        .unwrap_or(r);
+    let ms = (f.on_clock_of(sender, end) - f.on_clock_of(sender, p)).max(0) as f64 / 1e6;
+    Wait {
+        from_frame: p.frame,
+        to_frame: end.frame,
+        release_frame: None,
+        ms,
+    }
+}
+
 /// The latency phase of the ledger row the re-send `frame` falls in (a
 /// TLS handshake, a request's wait for its first byte, a preamble), or
 /// the transfer's. SYNs re-sent are `syn_retransmit`'s, so never the TCP
@@ -289,6 +313,25 @@ pub(super) fn phase_of(f: &Facts<'_>, frame: u64) -> Phase {
                 && frame <= r.end_frame
         })
         .map_or(Phase::Transfer, |r| r.phase)
+}
+
+/// `items` by the ledger phase ([`phase_of`]) of the frame `at` gives
+/// each, in ledger order; phases with none are left out.
+pub(super) fn by_phase<'t, T>(
+    f: &Facts<'_>,
+    items: &'t [T],
+    at: impl Fn(&T) -> u64,
+) -> Vec<(Phase, Vec<&'t T>)> {
+    Phase::ALL
+        .iter()
+        .filter_map(|&phase| {
+            let here: Vec<&T> = items
+                .iter()
+                .filter(|x| phase_of(f, at(x)) == phase)
+                .collect();
+            (!here.is_empty()).then_some((phase, here))
+        })
+        .collect()
 }
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -317,14 +360,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .filter(|r| r.dir == sender && r.end != r.seq && !r.flags.syn() && !r.probe)
             .map(|r| (f.on_clock_of(sender, r), r))
             .collect();
-        let receiver_pure_acks = f.timeline.iter().any(|p| {
-            p.dir != sender
-                && p.ack_set
-                && p.len == 0
-                && !p.flags.syn()
-                && !p.flags.fin()
-                && !p.flags.rst()
-        });
+        let receiver_pure_acks = f.timeline.iter().any(|p| p.dir != sender && pure_ack(p));
         // The receiver's first FIN or RST; not a FIN after which it went
         // on reading (a shutdown() of its write side: it still waits).
         let receiver_closed_at = f.receiver_closed_at(sender);
@@ -377,26 +413,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if receiver_closed || client_gone_at.is_some_and(|c| p.frame >= c) {
                 continue;
             }
-            // A receiver that gave up during the silence (its RST, or a
-            // FIN after which it read nothing) waited until then: the wait
-            // ends at its FIN or RST, not at a re-send nobody read.
-            let wait = match receiver_closed_at
-                .filter(|c| p.frame < *c && *c < r.frame)
-                .and_then(|c| f.record(c))
-            {
-                Some(close) => Wait {
-                    from_frame: p.frame,
-                    to_frame: close.frame,
-                    release_frame: None,
-                    ms: (f.on_clock_of(sender, close) - tp).max(0) as f64 / 1e6,
-                },
-                None => Wait {
-                    from_frame: p.frame,
-                    to_frame: r.frame,
-                    release_frame: None,
-                    ms: silence as f64 / 1e6,
-                },
-            };
+            let wait = resend_wait(f, sender, p, r, receiver_closed_at);
             if silence > RTO_MAX_NS {
                 // A clock jump or a collage of captures is not a timer.
             } else if silence >= rto_floor {
@@ -505,14 +522,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // One rto_stall per phase its timers stalled: a lost ClientHello
         // or request is the handshake's or the first byte's latency, not
         // the transfer's throughput.
-        for phase in Phase::ALL {
-            let here: Vec<&(Wait, &SegmentRecord)> = stalls
-                .iter()
-                .filter(|(w, _)| phase_of(f, w.to_frame) == phase)
-                .collect();
-            if here.is_empty() {
-                continue;
-            }
+        for (phase, here) in by_phase(f, &stalls, |(w, _)| w.to_frame) {
             let mut y = f.finding(FindingKind::RtoStall, Some(phase));
             // The timer's re-sends, whatever their waits end at.
             y.frames = here.iter().take(20).map(|(_, r)| r.frame).collect();
