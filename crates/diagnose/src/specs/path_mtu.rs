@@ -25,15 +25,21 @@ use FindingKind::{PathMtu, Retransmission, RtoStall};
 const RTT: f64 = 40.0;
 const EXACT: f64 = 1e-3;
 
-/// A request, and the start of its answer: two full-size segments from
-/// the server (sent at 100 ms, the request's arrival plus 40 ms of work).
-fn answer_of_two_full_segments(path: Path) -> (Wire, [Id; 2]) {
+/// A request, and the start of its answer: two segments of `first` and
+/// `second` bytes from the server (sent at 100 ms, the request's arrival
+/// plus 40 ms of work).
+fn answer_in_two(path: Path, first: u32, second: u32) -> (Wire, [Id; 2]) {
     let mut w = Wire::new(path);
     w.handshake(0.0);
     w.data(C, 40.0, 100);
-    let a = w.data(S, 100.0, MSS);
-    let b = w.data(S, 100.0, MSS);
+    let a = w.data(S, 100.0, first);
+    let b = w.data(S, 100.0, second);
     (w, [a, b])
+}
+
+/// [`answer_in_two`] of two full-size segments.
+fn answer_of_two_full_segments(path: Path) -> (Wire, [Id; 2]) {
+    answer_in_two(path, MSS, MSS)
 }
 
 /// `n` bytes at `id`'s first byte, sent again at `t`.
@@ -92,14 +98,9 @@ fn a_router_saying_too_big_and_smaller_resends_are_path_mtu_discovery() {
     let _ = (a2, b1);
 }
 
-/// An answer of a full-size segment and a smaller one (sent at 100 ms).
+/// [`answer_in_two`] of a full-size segment and a smaller one.
 fn answer_of_a_full_segment_and_its_tail(path: Path) -> (Wire, [Id; 2]) {
-    let mut w = Wire::new(path);
-    w.handshake(0.0);
-    w.data(C, 40.0, 100);
-    let a = w.data(S, 100.0, MSS);
-    let b = w.data(S, 100.0, 600);
-    (w, [a, b])
+    answer_in_two(path, MSS, 600)
 }
 
 /// The server's first full-size segment lost at a black-holed hop, sent
@@ -320,11 +321,7 @@ fn past_the_hop_a_hole_filled_at_full_size_is_a_loss() {
 fn past_the_hop_a_hole_that_is_no_whole_number_of_full_segments_is_a_loss() {
     // 600 bytes missing (the tail), refilled smaller: the sender had sent
     // no full-size segment there, so its size proves nothing.
-    let mut w = Wire::new(Path::at_client(RTT));
-    w.handshake(0.0);
-    w.data(C, 40.0, 100);
-    let a = w.data(S, 100.0, 600);
-    let b = w.data(S, 100.0, 600);
+    let (mut w, [a, b]) = answer_in_two(Path::at_client(RTT), 600, 600);
     w.lose(a);
     w.ack(C, w.arrival(b));
     let small = smaller_copy(&mut w, 300.0, a, 300);
@@ -340,11 +337,7 @@ fn past_the_hop_a_hole_that_is_no_whole_number_of_full_segments_is_a_loss() {
 /// `tail` bytes sent right behind the first copy, which pass (or, when as
 /// large as a full segment, are lost too).
 fn never_smaller(timeouts: u32, tail: u32) -> Outcome {
-    let mut w = Wire::new(Path::at_server(RTT));
-    w.handshake(0.0);
-    w.data(C, 40.0, 100);
-    let a = w.data(S, 100.0, MSS);
-    let b = w.data(S, 100.0, tail);
+    let (mut w, [a, b]) = answer_in_two(Path::at_server(RTT), MSS, tail);
     w.lose(a);
     if tail == MSS {
         w.lose(b);
