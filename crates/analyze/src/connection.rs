@@ -363,6 +363,13 @@ pub struct Connection {
     pub(crate) too_big: Vec<TooBig>,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
+    /// Its first FIN or RST was noted among the capture's ends (reuse.rs).
+    pub(crate) end_noted: bool,
+    /// The earlier connection of its client to its server it could have
+    /// been instead, looked up at its first request (reuse.rs).
+    pub(crate) previous: Option<Box<crate::reuse::EndedConnection>>,
+    /// That look was made.
+    pub(crate) previous_looked_up: bool,
     /// This is the connection of that earlier stream, seen again with
     /// its addresses translated (twins.rs).
     pub(crate) same_as: Option<u64>,
@@ -423,6 +430,9 @@ impl Connection {
             sibling_data: Vec::new(),
             too_big: Vec::new(),
             closing_queued: false,
+            end_noted: false,
+            previous: None,
+            previous_looked_up: false,
             same_as: None,
             roles_settled: false,
         }
@@ -545,6 +555,18 @@ impl Connection {
     /// Base sequence number of the sender in `dir`, if it has sent anything.
     pub fn base_seq(&self, dir: Direction) -> Option<u32> {
         self.half[dir.index()].base_seq
+    }
+
+    /// The hash of the TLS server name its ClientHello asked for (0: no
+    /// TLS, no name): connections for different names are not each
+    /// other's to reuse (reuse.rs).
+    pub(crate) fn server_name_hash(&self) -> u64 {
+        crate::reuse::name_hash(
+            self.tls
+                .as_ref()
+                .and_then(|t| t.client_hello.as_ref())
+                .and_then(|c| c.sni.as_deref()),
+        )
     }
 
     /// True when both sides have sent FIN, or either sent RST.

@@ -895,6 +895,11 @@ impl Exchanges {
         self.current.as_mut()
     }
 
+    /// The newest exchange: the open one, else the last kept.
+    pub(crate) fn last(&self) -> Option<&Exchange> {
+        self.current.as_ref().or(self.kept.last())
+    }
+
     /// Ends the last exchange (end of connection).
     pub fn finish(&mut self) {
         self.close();

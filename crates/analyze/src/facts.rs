@@ -117,6 +117,10 @@ pub struct ConnectionFacts {
     /// ICMP errors that said one of its segments was too big for a hop
     /// of its path (the first [`crate::TOO_BIG_KEPT`]).
     pub too_big: Vec<crate::TooBig>,
+    /// The earlier connection of this client to this server (and TLS
+    /// name) that ended shortly before this one's SYN, its last request
+    /// answered: what this one could have been instead (reuse.rs).
+    pub previous: Option<Box<crate::EndedConnection>>,
 }
 
 /// The RTT samples of a connection, reduced to what the ledger reads.
@@ -228,6 +232,11 @@ impl Connection {
             sibling_closes: std::mem::take(&mut c.sibling_closes),
             sibling_data: std::mem::take(&mut c.sibling_data),
             too_big: std::mem::take(&mut c.too_big),
+            // (Another TLS name is another site's connection.)
+            previous: c
+                .previous
+                .take()
+                .filter(|p| p.server_name == c.server_name_hash()),
         }
     }
 

@@ -45,6 +45,7 @@ mod reader;
 pub use path_samples::{BusyRun, QueueSample};
 pub mod preamble;
 mod resp;
+mod reuse;
 mod rtt;
 pub mod seq;
 #[deny(missing_docs)]
@@ -65,6 +66,7 @@ pub use connection::{
 pub use exchange::Exchange;
 pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};
 pub use finisher::ReportSink;
+pub use reuse::EndedConnection;
 pub use rtt::vantage;
 pub use rttdoc_model as model;
 pub use rttdoc_model::kinds;

@@ -175,6 +175,7 @@ impl Embryo {
             sibling_closes: Vec::new(),
             sibling_data: Vec::new(),
             too_big: Vec::new(),
+            previous: None,
         }
     }
 }

@@ -886,6 +886,9 @@ fn track_in(
         return None;
     }
     conn.observe(at, dir, seg);
+    if !conn.previous_looked_up && conn.first_syn.is_some() {
+        take_previous(conn, &mut calls.ends);
+    }
     if conn.exchanges.events != 0 {
         note_exchange(conn, calls, paths);
     }
@@ -895,6 +898,9 @@ fn track_in(
     let mut same = None;
     if seg.flags.fin() {
         calls.closes.fin(conn.stream, seg.src, seg.dst, at.ts_ns);
+    }
+    if (seg.flags.fin() || seg.flags.rst()) && !conn.end_noted {
+        note_end(conn, calls, at, dir, seg.flags.rst());
     }
     // (Only the client's: a push is written when another client's
     // message comes.)
@@ -960,6 +966,43 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
                 answer,
                 key,
             })
+            .map(Box::new);
+    }
+}
+
+/// A connection's first FIN or RST (`reset`), from `dir`'s sender:
+/// noted among the capture's ends, with its last request and answer
+/// (reuse.rs). Once per connection.
+#[inline(never)]
+fn note_end(conn: &mut Connection, calls: &mut Calls, at: Stamp, dir: Direction, reset: bool) {
+    conn.end_noted = true;
+    let last = conn
+        .exchanges
+        .last()
+        .map(|x| (x.request_first, x.response_last));
+    calls.ends.ended(
+        conn.stream,
+        conn.client.ip,
+        conn.server,
+        conn.server_name_hash(),
+        last,
+        conn.exchanges.total,
+        at,
+        dir == Direction::ServerToClient,
+        reset,
+    );
+}
+
+/// A connection opened by a SYN the capture saw takes, once it is seen
+/// open (its SYN-ACK, or its first packet after a SYN with data), the
+/// earlier connection of its client to its server that ended shortly
+/// before its SYN (reuse.rs). Once per connection.
+#[inline(never)]
+fn take_previous(conn: &mut Connection, ends: &mut crate::reuse::Ends) {
+    conn.previous_looked_up = true;
+    if let Some(syn) = conn.first_syn {
+        conn.previous = ends
+            .take_before(conn.stream, conn.client.ip, conn.server, syn)
             .map(Box::new);
     }
 }

@@ -92,6 +92,9 @@ pub(crate) struct Calls {
     pub dials: crate::connect_back::Dials,
     /// The FINs seen lately: a connection's siblings' closes (closes.rs).
     pub closes: crate::closes::Closes,
+    /// The connections ended lately, per route: what a new connection
+    /// could have reused (reuse.rs).
+    pub ends: crate::reuse::Ends,
     answered: VecDeque<Asking>,
     /// (stream, the request's first segment's time), in capture order.
     opened: VecDeque<(u64, i64)>,

@@ -746,6 +746,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 sibling_closes: &c.sibling_closes,
                 sibling_data: &c.sibling_data,
                 too_big: &c.too_big,
+                previous: c.previous.as_deref(),
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,
                 rtt_ns,

@@ -220,6 +220,11 @@ finding_kinds! {
     /// A retransmission after a retransmission timeout's silence.
     RtoStall = "rto_stall" in "retransmission.rs", Waits,
         fix "find the loss; tail-loss probes";
+    /// A new connection's set-up (TCP and TLS handshakes) waited where
+    /// an earlier connection to the same server, ended moments before,
+    /// could have carried the request.
+    ConnectionNotReused = "connection_not_reused" in "connection_not_reused.rs", PricedIntoIdeal,
+        fix "HTTP keep-alive on both ends (no `Connection: close`), idle timeouts longer than the client's pauses";
     /// The SYN was sent again.
     SynRetransmit = "syn_retransmit" in "syn_retransmit.rs", Waits,
         fix "SYN queue, backlog, the path";

@@ -785,6 +785,29 @@ pub enum Detail {
         /// reached the capture): the bytes of the hole they left.
         hole: Option<u32>,
     },
+    /// A new connection set up where an earlier one to the same server,
+    /// ended shortly before, could have carried the request.
+    ConnectionNotReused {
+        /// The earlier connection (`tcp.stream`).
+        previous_stream: u64,
+        /// Its first FIN or RST.
+        close_frame: u64,
+        /// The server sent that FIN or RST (else the client did).
+        closed_by_server: bool,
+        /// It was a RST.
+        reset: bool,
+        /// Requests the earlier connection carried.
+        previous_requests: u32,
+        /// From its last answer to its close, on the closer's clock.
+        idle_before_close_ms: f64,
+        /// From its last answer to this connection's SYN: how long the
+        /// client went without asking.
+        pause_ms: f64,
+        /// This connection's set-up carried a TLS handshake.
+        tls: bool,
+        /// That TLS handshake resumed a session.
+        resumed: bool,
+    },
     /// Retransmission timeouts.
     RtoStall {
         /// Who waited for its timer.

@@ -75,6 +75,11 @@ fn rate(bytes: u64, ms: f64) -> String {
     }
 }
 
+/// An earlier connection closed within this of its last answer was
+/// closed because of it (`Connection: close`, a request limit, a client
+/// done with it); later, by an idle timer (`connection_not_reused`).
+const IDLE_CLOSE_MS: f64 = 200.0;
+
 /// What the finding means on this connection, for people.
 pub fn explanation(x: &Finding) -> String {
     let cost = x.cost_ms;
@@ -468,6 +473,39 @@ pub fn explanation(x: &Finding) -> String {
                 "The {who} sat idle for its retransmission timer {stalls} time(s), {cost:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit."
             )
         }
+        Detail::ConnectionNotReused {
+            previous_stream,
+            close_frame,
+            closed_by_server,
+            reset,
+            previous_requests,
+            idle_before_close_ms,
+            pause_ms,
+            tls,
+            resumed,
+        } => {
+            let setup = match (tls, resumed) {
+                (true, true) => "TCP and resumed TLS handshakes",
+                (true, false) => "TCP and TLS handshakes",
+                _ => "TCP handshake",
+            };
+            let closer = if *closed_by_server { "server" } else { "client" };
+            let how = if *reset { "reset" } else { "closed" };
+            let when = if *idle_before_close_ms <= IDLE_CLOSE_MS {
+                "right after its last answer".to_string()
+            } else {
+                format!("after {} idle", crate::fmt_ms(*idle_before_close_ms))
+            };
+            format!(
+                "This connection's {setup} took {} before its first request could leave. The client's previous connection \
+                 to this server, stream {previous_stream} ({} {}), had been {how} by the {closer} {when} (frame {close_frame}); \
+                 the client asked again {} after that answer. Kept open, that connection would have carried this request at once.",
+                crate::fmt_ms(cost),
+                previous_requests,
+                if *previous_requests == 1 { "request" } else { "requests" },
+                crate::fmt_ms(*pause_ms),
+            )
+        }
         Detail::SynRetransmit { syns } => format!(
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full."
@@ -805,6 +843,39 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              When only full-size packets vanish (smaller ones pass), a hop's MTU is below the path's: see path_mtu."
             .into(),
         Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
+        Detail::ConnectionNotReused {
+            closed_by_server,
+            idle_before_close_ms,
+            pause_ms,
+            ..
+        } => {
+            let pause = crate::fmt_ms(*pause_ms);
+            let idle = crate::fmt_ms(*idle_before_close_ms);
+            match (*closed_by_server, *idle_before_close_ms <= IDLE_CLOSE_MS) {
+                (true, true) => "Keep connections alive after an answer: the server closed this client's connection as soon as it had \
+                     answered (its answer or the client's request said `Connection: close`, or an HTTP/1.0 client). Clients: don't \
+                     send `Connection: close` (wrk -H, ab without -k). Servers: keep-alive on (nginx keepalive_timeout above 0 and \
+                     keepalive_requests high enough, 1000 by default; Apache KeepAlive On and MaxKeepAliveRequests; HAProxy \
+                     option http-keep-alive); a proxy's upstreams: nginx `keepalive N;` with proxy_http_version 1.1 and \
+                     proxy_set_header Connection \"\"."
+                    .to_string(),
+                (true, false) => format!(
+                    "The server's keep-alive timeout ({idle}) is shorter than this client's pause between requests ({pause}): \
+                     raise it above the pause (nginx keepalive_timeout, Apache KeepAliveTimeout, HAProxy timeout http-keep-alive, \
+                     Node server.keepAliveTimeout), or let the client keep the connection warm (HTTP/2 PING)."
+                ),
+                (false, true) => "Reuse connections in the client: it closed its connection as soon as it had the answer and opened \
+                     a new one for the next request. One connection for many requests: curl with several URLs (or --next) in one \
+                     command instead of one process per request, a requests.Session in Python, one shared http.Client in Go \
+                     (reading each body to the end before closing it), ab -k; no `Connection: close` in the requests."
+                    .to_string(),
+                (false, false) => format!(
+                    "The client's connection pool closed the idle connection after {idle} and needed one {pause} after the last \
+                     answer: raise the pool's idle timeout above that (Go Transport.IdleConnTimeout, OkHttp ConnectionPool's \
+                     keep-alive, Apache HttpClient evictIdleConnections, libcurl CURLOPT_MAXAGE_CONN)."
+                ),
+            }
+        }
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."

@@ -10,6 +10,7 @@
 pub mod causality;
 mod client_think_time;
 mod connect_back;
+mod connection_not_reused;
 mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
@@ -108,6 +109,9 @@ pub struct Facts<'a> {
     /// ICMP errors that said one of the connection's segments was too
     /// big for a hop (`ConnectionFacts::too_big`).
     pub too_big: &'a [rttdoc_analyze::TooBig],
+    /// The earlier connection of this client to this server that ended
+    /// shortly before this one's SYN (`ConnectionFacts::previous`).
+    pub previous: Option<&'a rttdoc_analyze::EndedConnection>,
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
     pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],
@@ -814,8 +818,9 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 18] = [
+const DETECTORS: [Detector; 19] = [
     syn_retransmit::detect,
+    connection_not_reused::detect,
     tfo::detect,
     hello_retry_request::detect,
     resumption::detect,

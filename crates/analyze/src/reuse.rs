@@ -1,0 +1,285 @@
+//! The connections a client ended lately, per server: what a new
+//! connection of the same client to the same server could have been
+//! instead (`connection_not_reused` in rttdoc-diagnose).
+//!
+//! A client that asks a server again soon after a connection to it ended
+//! pays a new TCP handshake (and TLS handshake) before its request can
+//! leave: the old connection, kept alive, would have carried the request
+//! at once. The tracker notes every connection's end (its first FIN or
+//! RST, from either side) when the connection had answered a request and
+//! the answer was in before the end (a connection closed while its
+//! request waited, or never asked anything, could not have been reused),
+//! keyed by the route a reuse needs (the client's address, the server's
+//! address and port). When a new connection of that route is seen open
+//! (its SYN, then the SYN-ACK or its first packet after the SYN), it takes
+//! the newest end not yet taken whose close was captured before its SYN
+//! and whose last answer came at most [`WINDOW_NS`] before that SYN: one
+//! ended connection stands for one new one (a client with twenty
+//! connections that each close and reopen replaces each once). Its facts
+//! keep it only when both asked for the same TLS server name, or neither
+//! did (an HTTP/1.1 connection serves one name).
+//!
+//! Bounded: per route the newest [`PER_ROUTE`] ends, over all routes the
+//! ends of the last [`WINDOW_NS`] of capture time and at most [`KEPT`].
+
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
+
+use crate::connection::Stamp;
+use crate::model::Endpoint;
+
+/// How long before a new connection's SYN the previous connection's last
+/// answer may have come for a kept-alive connection to have been the
+/// alternative: the idle time common clients and servers keep a
+/// connection open by default (Go's IdleConnTimeout 90 s, curl's 118 s,
+/// nginx's keepalive_timeout 75 s), rounded down. A client that came back
+/// later than that would find most connections closed however they were
+/// configured.
+pub const WINDOW_NS: i64 = 60_000_000_000;
+
+/// Ends kept, over all routes: a server's capture with more distinct
+/// clients ending connections within [`WINDOW_NS`] forgets the oldest.
+const KEPT: usize = 16_384;
+
+/// Ends kept per route: a client with several connections to one server
+/// (a browser's six, a load generator's hundreds) ends them close
+/// together.
+const PER_ROUTE: usize = 256;
+
+/// What a new connection could have reused: an earlier connection of the
+/// same client to the same server (and name), and how it ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndedConnection {
+    /// Its `tcp.stream`.
+    pub stream: u64,
+    /// Its first FIN or RST, from either side.
+    pub close: Stamp,
+    /// The server sent it.
+    pub closed_by_server: bool,
+    /// It was a RST.
+    pub reset: bool,
+    /// Its last request's first segment.
+    pub last_request: Stamp,
+    /// Its last answer's last segment (captured before `close`, or it).
+    pub last_answer: Stamp,
+    /// Requests it carried.
+    pub exchanges: u32,
+    /// The TLS server name's hash (0: no TLS, or no name).
+    pub(crate) server_name: u64,
+}
+
+/// The route a reuse needs: client address, server address and port.
+type Route = (IpAddr, IpAddr, u16);
+
+/// The connections ended lately (track.rs keeps one for the capture).
+#[derive(Default)]
+pub(crate) struct Ends {
+    by_route: HashMap<Route, VecDeque<EndedConnection>>,
+    /// (route, close time) of every end kept, oldest first.
+    order: VecDeque<(Route, i64)>,
+}
+
+/// A TLS server name's hash (FNV-1a; 0 for none): equal names, equal hashes.
+pub(crate) fn name_hash(name: Option<&str>) -> u64 {
+    name.map_or(0, |n| {
+        n.bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3)
+            })
+            .max(1)
+    })
+}
+
+impl Ends {
+    /// A connection ended (its first FIN or RST, `close`): kept when its
+    /// last request had its answer by then.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ended(
+        &mut self,
+        stream: u64,
+        client: IpAddr,
+        server: Endpoint,
+        server_name: u64,
+        last: Option<(Stamp, Option<Stamp>)>,
+        exchanges: u32,
+        close: Stamp,
+        closed_by_server: bool,
+        reset: bool,
+    ) {
+        let Some((last_request, Some(last_answer))) = last else {
+            return;
+        };
+        if exchanges == 0 || last_answer.ts_ns > close.ts_ns {
+            return;
+        }
+        let route = (client, server.ip, server.port);
+        let end = EndedConnection {
+            stream,
+            close,
+            closed_by_server,
+            reset,
+            last_request,
+            last_answer,
+            exchanges,
+            server_name,
+        };
+        let kept = self.by_route.entry(route).or_default();
+        if kept.len() == PER_ROUTE {
+            kept.pop_front();
+        }
+        kept.push_back(end);
+        self.order.push_back((route, close.ts_ns));
+        self.expire(close.ts_ns);
+    }
+
+    /// Forgets ends older than [`WINDOW_NS`] before `now_ns`, and the
+    /// oldest beyond [`KEPT`].
+    fn expire(&mut self, now_ns: i64) {
+        while let Some(&(route, ts)) = self.order.front() {
+            if self.order.len() <= KEPT && ts >= now_ns.saturating_sub(WINDOW_NS) {
+                break;
+            }
+            self.order.pop_front();
+            if let Some(kept) = self.by_route.get_mut(&route) {
+                kept.retain(|e| e.close.ts_ns > ts);
+                if kept.is_empty() {
+                    self.by_route.remove(&route);
+                }
+            }
+        }
+    }
+
+    /// The connection a new one (`stream`, its first SYN at `syn`) of
+    /// `client` to `server` could have reused, taken: the newest kept end
+    /// of the route before the SYN, whose last answer came within
+    /// [`WINDOW_NS`] before it.
+    pub fn take_before(
+        &mut self,
+        stream: u64,
+        client: IpAddr,
+        server: Endpoint,
+        syn: Stamp,
+    ) -> Option<EndedConnection> {
+        let kept = self.by_route.get_mut(&(client, server.ip, server.port))?;
+        // (In close order: the newest before the SYN is the last such.)
+        let at = kept.iter().rposition(|e| {
+            e.stream != stream
+                && e.close.ts_ns <= syn.ts_ns
+                && syn.ts_ns - e.last_answer.ts_ns <= WINDOW_NS
+        })?;
+        kept.remove(at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: i64) -> Stamp {
+        Stamp {
+            frame: ms as u64,
+            ts_ns: ms * 1_000_000,
+        }
+    }
+
+    const CLIENT: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+    const SERVER: Endpoint = Endpoint {
+        ip: IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2)),
+        port: 443,
+    };
+
+    fn end(e: &mut Ends, stream: u64, answer_ms: i64, close_ms: i64) {
+        e.ended(
+            stream,
+            CLIENT,
+            SERVER,
+            7,
+            Some((at(answer_ms - 1), Some(at(answer_ms)))),
+            1,
+            at(close_ms),
+            true,
+            false,
+        );
+    }
+
+    #[test]
+    fn a_new_connection_takes_the_newest_end_before_its_syn_once() {
+        let mut e = Ends::default();
+        end(&mut e, 1, 10, 11);
+        end(&mut e, 2, 20, 21);
+        end(&mut e, 3, 40, 41);
+        // Another port or client: nothing.
+        let other = Endpoint { port: 80, ..SERVER };
+        assert_eq!(e.take_before(9, CLIENT, other, at(30)), None);
+        assert_eq!(e.take_before(9, SERVER.ip, SERVER, at(30)), None);
+        let found = e.take_before(9, CLIENT, SERVER, at(30)).unwrap();
+        assert_eq!((found.stream, found.server_name), (2, 7));
+        // Taken: the next new connection gets the one before.
+        assert_eq!(e.take_before(10, CLIENT, SERVER, at(30)).unwrap().stream, 1);
+        assert_eq!(e.take_before(11, CLIENT, SERVER, at(30)), None);
+        assert_eq!(e.take_before(11, CLIENT, SERVER, at(50)).unwrap().stream, 3);
+    }
+
+    #[test]
+    fn an_end_without_an_answer_in_before_it_is_not_kept() {
+        let mut e = Ends::default();
+        // The answer came after the close began; or never came.
+        end(&mut e, 1, 50, 40);
+        e.ended(
+            1,
+            CLIENT,
+            SERVER,
+            0,
+            Some((at(5), None)),
+            1,
+            at(10),
+            true,
+            false,
+        );
+        e.ended(1, CLIENT, SERVER, 0, None, 0, at(10), true, false);
+        assert_eq!(e.take_before(9, CLIENT, SERVER, at(100)), None);
+    }
+
+    #[test]
+    fn ends_older_than_the_window_are_forgotten() {
+        let mut e = Ends::default();
+        end(&mut e, 1, 10, 11);
+        let late = at(10 + WINDOW_NS / 1_000_000 + 1);
+        assert_eq!(e.take_before(9, CLIENT, SERVER, late), None);
+        // Another client's end a window later expires the first.
+        let later = at(11 + WINDOW_NS / 1_000_000 + 1);
+        e.ended(
+            2,
+            SERVER.ip,
+            SERVER,
+            0,
+            Some((later, Some(later))),
+            1,
+            later,
+            true,
+            false,
+        );
+        assert!(!e.by_route.contains_key(&(CLIENT, SERVER.ip, 443)));
+        assert_eq!(e.order.len(), 1);
+    }
+
+    #[test]
+    fn a_route_keeps_its_newest_ends() {
+        let mut e = Ends::default();
+        let n = PER_ROUTE as u64 + 10;
+        for s in 0..n {
+            end(&mut e, s, s as i64 * 10, s as i64 * 10 + 1);
+        }
+        let kept = &e.by_route[&(CLIENT, SERVER.ip, 443)];
+        assert_eq!(kept.len(), PER_ROUTE);
+        assert_eq!(kept.front().unwrap().stream, 10);
+    }
+
+    #[test]
+    fn names_hash_apart_and_case_blind() {
+        assert_eq!(name_hash(None), 0);
+        assert_ne!(name_hash(Some("a.example")), 0);
+        assert_eq!(name_hash(Some("A.example")), name_hash(Some("a.example")));
+        assert_ne!(name_hash(Some("a.example")), name_hash(Some("b.example")));
+    }
+}

@@ -1,0 +1,116 @@
+//! `connection_not_reused` — a new connection's set-up waited where an
+//! earlier connection to the same server could have carried the request.
+//!
+//! Signature: the connection's SYN is in the capture, and before it an
+//! earlier connection from the same client address to the same server
+//! address and port (for TLS, asking for the same server name) ended: its
+//! first FIN or RST, from either side, was captured before this SYN, after
+//! its last request's answer had come (reuse.rs in rttdoc-analyze), that
+//! answer no more than 60 s before this SYN (the idle time common clients
+//! and servers keep a connection for). This connection's first request is
+//! not in its SYN (TCP Fast Open's data) and left as soon as the set-up let
+//! it: within 20 ms, on the client's clock, of the server's last set-up
+//! packet before it (its SYN-ACK, or its last TLS handshake flight). A
+//! request sent later was not waiting for the connection (a preconnect),
+//! and nothing is reported.
+//!
+//! The earlier connection, kept open, would have carried the request the
+//! moment the client had it. Instead the client waited for the SYN-ACK
+//! (and the TLS handshake's round trips and both hosts' key exchange):
+//! the cost is one wait, from this SYN to the request's first segment
+//! (both the client's packets: its own clock at any vantage), released by
+//! the server's last set-up packet. The ledger's ideal already counts the
+//! handshakes' round trips, so none of it is attributed to the excess: it
+//! is a cost against keeping connections alive.
+//!
+//! Who ended the earlier connection, and when, names the fix: the server
+//! right after its answer (it, or the client's request, said `Connection:
+//! close`; keep-alive off; its per-connection request limit), the server
+//! after idling (its keep-alive timeout shorter than the client's pause),
+//! the client right after the answer (a client that opens a connection per
+//! request: a new process per request, no session or pool) or after idling
+//! (its pool's idle timeout). At a server's vantage, clients behind one
+//! NAT address share it: two users' connections look like one client's.
+
+use super::Facts;
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+
+/// How long after the server's last set-up packet reached it a client
+/// that was waiting for the connection sends its request: its
+/// application's turnaround when connect() (or the TLS handshake)
+/// returns. Later, it was doing something else: the connection was made
+/// ahead of need (a browser's preconnect).
+const READY_NS: i64 = 20_000_000;
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let Some(previous) = f.previous else { return };
+    let client = Direction::ClientToServer;
+    let Some(syn) = f
+        .timeline
+        .iter()
+        .find(|r| r.dir == client && r.flags.syn() && !r.flags.ack())
+    else {
+        return;
+    };
+    let Some(request) = f.exchanges.first().map(|x| x.request_first) else {
+        return;
+    };
+    if request.ts_ns <= syn.ts_ns || request.frame == syn.frame {
+        return;
+    }
+    // The server's last set-up packet before the request: what let the
+    // client send it.
+    let Some(release) = f
+        .timeline
+        .iter()
+        .take_while(|r| r.frame < request.frame)
+        .filter(|r| r.dir == Direction::ServerToClient && (r.flags.syn() || r.len > 0))
+        .last()
+    else {
+        return;
+    };
+    if request.ts_ns - (release.ts_ns + f.client_side_ns) > READY_NS {
+        return;
+    }
+    let wait_ns = request.ts_ns - syn.ts_ns;
+    let tls = f.report.tls.as_ref();
+    let (closer_clock, answer_ns) = if previous.closed_by_server {
+        (previous.close.ts_ns, previous.last_answer.ts_ns)
+    } else {
+        (
+            previous.close.ts_ns,
+            previous.last_answer.ts_ns + f.client_side_ns,
+        )
+    };
+    let mut x = f.finding(FindingKind::ConnectionNotReused, Some(Phase::TcpHandshake));
+    x.frames = vec![syn.frame, release.frame, request.frame];
+    x.waits = vec![Wait {
+        from_frame: syn.frame,
+        to_frame: request.frame,
+        release_frame: Some(release.frame),
+        ms: wait_ns as f64 / 1e6,
+    }];
+    x.cost_ms = wait_ns as f64 / 1e6;
+    x.confidence = 0.9;
+    x.display_filter = format!(
+        "tcp.stream in {{{}, {}}}",
+        previous.stream.min(f.report.stream),
+        previous.stream.max(f.report.stream)
+    );
+    x.detail = Detail::ConnectionNotReused {
+        previous_stream: previous.stream,
+        close_frame: previous.close.frame,
+        closed_by_server: previous.closed_by_server,
+        reset: previous.reset,
+        previous_requests: previous.exchanges,
+        idle_before_close_ms: (closer_clock - answer_ns).max(0) as f64 / 1e6,
+        pause_ms: (syn.ts_ns - previous.last_answer.ts_ns).max(0) as f64 / 1e6,
+        tls: tls.is_some_and(|t| {
+            t.client_hello_frames
+                .first()
+                .is_some_and(|&ch| ch < request.frame)
+        }),
+        resumed: tls.is_some_and(|t| t.resumed == Some(true)),
+    };
+    out.push(x);
+}
