@@ -52,20 +52,40 @@ const PER_ROUTE: usize = 256;
 pub struct EndedConnection {
     /// Its `tcp.stream`.
     pub stream: u64,
-    /// Its first FIN or RST, from either side.
+    /// The close that ended it: its first FIN or RST, or the server's FIN
+    /// after the client's when the server had not had the client's (it
+    /// closed on its own: a `Connection: close` both ends act on, seen
+    /// from the client's side of the path).
     pub close: Stamp,
-    /// The server sent it.
+    /// The server sent that close (else the client did).
     pub closed_by_server: bool,
-    /// It was a RST.
+    /// The close was a RST.
     pub reset: bool,
     /// Its last request's first segment.
     pub last_request: Stamp,
-    /// Its last answer's last segment (captured before `close`, or it).
+    /// Its last answer's last segment (captured before its first close).
     pub last_answer: Stamp,
     /// Requests it carried.
     pub exchanges: u32,
+    /// When its first FIN or RST was captured.
+    first_close_ns: i64,
     /// The TLS server name's hash (0: no TLS, or no name).
     pub(crate) server_name: u64,
+}
+
+/// A connection's first FIN or RST, as track.rs hands it over.
+pub(crate) struct End {
+    pub stream: u64,
+    pub client: IpAddr,
+    pub server: Endpoint,
+    /// [`name_hash`] of its TLS server name.
+    pub server_name: u64,
+    /// Its last request's first segment, and its answer's last, if any.
+    pub last: Option<(Stamp, Option<Stamp>)>,
+    pub exchanges: u32,
+    pub close: Stamp,
+    pub by_server: bool,
+    pub reset: bool,
 }
 
 /// The route a reuse needs: client address, server address and port.
@@ -75,7 +95,7 @@ type Route = (IpAddr, IpAddr, u16);
 #[derive(Default)]
 pub(crate) struct Ends {
     by_route: HashMap<Route, VecDeque<EndedConnection>>,
-    /// (route, close time) of every end kept, oldest first.
+    /// (route, first close time) of every end kept, oldest first.
     order: VecDeque<(Route, i64)>,
 }
 
@@ -91,45 +111,56 @@ pub(crate) fn name_hash(name: Option<&str>) -> u64 {
 }
 
 impl Ends {
-    /// A connection ended (its first FIN or RST, `close`): kept when its
-    /// last request had its answer by then.
-    #[allow(clippy::too_many_arguments)]
-    pub fn ended(
-        &mut self,
-        stream: u64,
-        client: IpAddr,
-        server: Endpoint,
-        server_name: u64,
-        last: Option<(Stamp, Option<Stamp>)>,
-        exchanges: u32,
-        close: Stamp,
-        closed_by_server: bool,
-        reset: bool,
-    ) {
-        let Some((last_request, Some(last_answer))) = last else {
+    /// A connection's first FIN or RST: kept when its last request had
+    /// its answer by then.
+    pub fn ended(&mut self, end: End) {
+        let Some((last_request, Some(last_answer))) = end.last else {
             return;
         };
-        if exchanges == 0 || last_answer.ts_ns > close.ts_ns {
+        if end.exchanges == 0 || last_answer.ts_ns > end.close.ts_ns {
             return;
         }
-        let route = (client, server.ip, server.port);
-        let end = EndedConnection {
-            stream,
-            close,
-            closed_by_server,
-            reset,
-            last_request,
-            last_answer,
-            exchanges,
-            server_name,
-        };
+        let route = (end.client, end.server.ip, end.server.port);
         let kept = self.by_route.entry(route).or_default();
         if kept.len() == PER_ROUTE {
             kept.pop_front();
         }
-        kept.push_back(end);
-        self.order.push_back((route, close.ts_ns));
-        self.expire(close.ts_ns);
+        kept.push_back(EndedConnection {
+            stream: end.stream,
+            close: end.close,
+            closed_by_server: end.by_server,
+            reset: end.reset,
+            last_request,
+            last_answer,
+            exchanges: end.exchanges,
+            first_close_ns: end.close.ts_ns,
+            server_name: end.server_name,
+        });
+        self.order.push_back((route, end.close.ts_ns));
+        self.expire(end.close.ts_ns);
+    }
+
+    /// The other side of `stream` closed too, at `close`, without having
+    /// had the first FIN: on its own. A server that did closed the
+    /// connection whoever's FIN the capture shows first.
+    pub fn closed_too(
+        &mut self,
+        stream: u64,
+        client: IpAddr,
+        server: Endpoint,
+        close: Stamp,
+        by_server: bool,
+    ) {
+        if !by_server {
+            return;
+        }
+        let Some(kept) = self.by_route.get_mut(&(client, server.ip, server.port)) else {
+            return;
+        };
+        if let Some(e) = kept.iter_mut().rev().find(|e| e.stream == stream) {
+            e.close = close;
+            e.closed_by_server = true;
+        }
     }
 
     /// Forgets ends older than [`WINDOW_NS`] before `now_ns`, and the
@@ -141,7 +172,7 @@ impl Ends {
             }
             self.order.pop_front();
             if let Some(kept) = self.by_route.get_mut(&route) {
-                kept.retain(|e| e.close.ts_ns > ts);
+                kept.retain(|e| e.first_close_ns > ts);
                 if kept.is_empty() {
                     self.by_route.remove(&route);
                 }
@@ -151,8 +182,8 @@ impl Ends {
 
     /// The connection a new one (`stream`, its first SYN at `syn`) of
     /// `client` to `server` could have reused, taken: the newest kept end
-    /// of the route before the SYN, whose last answer came within
-    /// [`WINDOW_NS`] before it.
+    /// of the route whose first FIN or RST came before the SYN and whose
+    /// last answer came within [`WINDOW_NS`] before it.
     pub fn take_before(
         &mut self,
         stream: u64,
@@ -164,7 +195,7 @@ impl Ends {
         // (In close order: the newest before the SYN is the last such.)
         let at = kept.iter().rposition(|e| {
             e.stream != stream
-                && e.close.ts_ns <= syn.ts_ns
+                && e.first_close_ns <= syn.ts_ns
                 && syn.ts_ns - e.last_answer.ts_ns <= WINDOW_NS
         })?;
         kept.remove(at)
@@ -188,18 +219,28 @@ mod tests {
         port: 443,
     };
 
-    fn end(e: &mut Ends, stream: u64, answer_ms: i64, close_ms: i64) {
-        e.ended(
+    fn closing(
+        stream: u64,
+        client: IpAddr,
+        last: Option<(Stamp, Option<Stamp>)>,
+        close: Stamp,
+    ) -> End {
+        End {
             stream,
-            CLIENT,
-            SERVER,
-            7,
-            Some((at(answer_ms - 1), Some(at(answer_ms)))),
-            1,
-            at(close_ms),
-            true,
-            false,
-        );
+            client,
+            server: SERVER,
+            server_name: 7,
+            last,
+            exchanges: u32::from(last.is_some()),
+            close,
+            by_server: false,
+            reset: false,
+        }
+    }
+
+    fn end(e: &mut Ends, stream: u64, answer_ms: i64, close_ms: i64) {
+        let last = Some((at(answer_ms - 1), Some(at(answer_ms))));
+        e.ended(closing(stream, CLIENT, last, at(close_ms)));
     }
 
     #[test]
@@ -218,6 +259,22 @@ mod tests {
         assert_eq!(e.take_before(10, CLIENT, SERVER, at(30)).unwrap().stream, 1);
         assert_eq!(e.take_before(11, CLIENT, SERVER, at(30)), None);
         assert_eq!(e.take_before(11, CLIENT, SERVER, at(50)).unwrap().stream, 3);
+    }
+
+    #[test]
+    fn a_server_that_closed_on_its_own_closed_the_connection() {
+        let mut e = Ends::default();
+        end(&mut e, 1, 10, 11);
+        // The client's FIN first (at 11), the server's (not acknowledging
+        // it) at 12: the server closed it. The first close still orders.
+        e.closed_too(1, CLIENT, SERVER, at(12), true);
+        let found = e.take_before(9, CLIENT, SERVER, at(11)).unwrap();
+        assert_eq!((found.close, found.closed_by_server), (at(12), true));
+        // A client that closed on its own after the server changes nothing.
+        end(&mut e, 2, 20, 21);
+        e.closed_too(2, CLIENT, SERVER, at(22), false);
+        let found = e.take_before(9, CLIENT, SERVER, at(30)).unwrap();
+        assert_eq!((found.close, found.closed_by_server), (at(21), false));
     }
 
     #[test]

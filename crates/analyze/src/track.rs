@@ -772,6 +772,10 @@ impl<'s> Tracker<'s> {
             if c.exchanges.total > 0 || c.exchanges.greeting.is_some() {
                 note_connect_backs(&mut c, &self.calls.dials);
             }
+            // (Exchanges a preamble held back open here.)
+            if c.exchanges.total > 0 && !c.previous_looked_up {
+                take_previous(&mut c, &mut self.calls.ends);
+            }
             c.sibling_closes = self.calls.closes.of_siblings(
                 c.stream,
                 c.server.ip,
@@ -886,9 +890,6 @@ fn track_in(
         return None;
     }
     conn.observe(at, dir, seg);
-    if !conn.previous_looked_up && conn.first_syn.is_some() {
-        take_previous(conn, &mut calls.ends);
-    }
     if conn.exchanges.events != 0 {
         note_exchange(conn, calls, paths);
     }
@@ -900,7 +901,9 @@ fn track_in(
         calls.closes.fin(conn.stream, seg.src, seg.dst, at.ts_ns);
     }
     if (seg.flags.fin() || seg.flags.rst()) && !conn.end_noted {
-        note_end(conn, calls, at, dir, seg.flags.rst());
+        note_end(conn, calls, at, dir, seg);
+    } else if seg.flags.fin() && conn.first_fin.is_some_and(|(d, _)| d != dir) {
+        note_second_fin(conn, calls, at, dir, seg);
     }
     // (Only the client's: a push is written when another client's
     // message comes.)
@@ -944,6 +947,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     if events & (crate::exchange::ANSWERED | crate::exchange::GREETED) != 0 {
         note_connect_backs(conn, &calls.dials);
     }
+    if events & crate::exchange::OPENED != 0 && !conn.previous_looked_up {
+        take_previous(conn, &mut calls.ends);
+    }
     let Some(x) = conn.exchanges.current_mut() else {
         return;
     };
@@ -970,34 +976,68 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     }
 }
 
-/// A connection's first FIN or RST (`reset`), from `dir`'s sender:
-/// noted among the capture's ends, with its last request and answer
-/// (reuse.rs). Once per connection.
+/// A connection's first FIN or RST, from `dir`'s sender: noted among
+/// the capture's ends, with its last request and answer (reuse.rs).
+/// Once per connection.
 #[inline(never)]
-fn note_end(conn: &mut Connection, calls: &mut Calls, at: Stamp, dir: Direction, reset: bool) {
+fn note_end(
+    conn: &mut Connection,
+    calls: &mut Calls,
+    at: Stamp,
+    dir: Direction,
+    seg: &Segment<'_>,
+) {
     conn.end_noted = true;
+    if seg.flags.fin() && !seg.flags.rst() {
+        let end = seg.seq.wrapping_add(seg.payload_len).wrapping_add(1);
+        conn.first_fin = Some((dir, end));
+    }
     let last = conn
         .exchanges
         .last()
         .map(|x| (x.request_first, x.response_last));
-    calls.ends.ended(
-        conn.stream,
-        conn.client.ip,
-        conn.server,
-        conn.server_name_hash(),
+    calls.ends.ended(crate::reuse::End {
+        stream: conn.stream,
+        client: conn.client.ip,
+        server: conn.server,
+        server_name: conn.server_name_hash(),
         last,
-        conn.exchanges.total,
-        at,
-        dir == Direction::ServerToClient,
-        reset,
-    );
+        exchanges: conn.exchanges.total,
+        close: at,
+        by_server: dir == Direction::ServerToClient,
+        reset: seg.flags.rst(),
+    });
 }
 
-/// A connection opened by a SYN the capture saw takes, once it is seen
-/// open (its SYN-ACK, or its first packet after a SYN with data), the
-/// earlier connection of its client to its server that ended shortly
-/// before its SYN (reuse.rs). Once per connection.
+/// The other side's FIN after a connection's first: when it does not
+/// acknowledge the first FIN, its sender had not had that FIN when it
+/// closed, and closed on its own (reuse.rs). Once per connection.
 #[inline(never)]
+fn note_second_fin(
+    conn: &mut Connection,
+    calls: &mut Calls,
+    at: Stamp,
+    dir: Direction,
+    seg: &Segment<'_>,
+) {
+    let Some((_, first_end)) = conn.first_fin.take() else {
+        return;
+    };
+    let had_it = seg.flags.ack() && crate::seq::le(first_end, seg.ack);
+    if !had_it {
+        calls.ends.closed_too(
+            conn.stream,
+            conn.client.ip,
+            conn.server,
+            at,
+            dir == Direction::ServerToClient,
+        );
+    }
+}
+
+/// A connection opened by a SYN the capture saw takes, at its first
+/// request, the earlier connection of its client to its server that
+/// ended shortly before its SYN (reuse.rs). Once per connection.
 fn take_previous(conn: &mut Connection, ends: &mut crate::reuse::Ends) {
     conn.previous_looked_up = true;
     if let Some(syn) = conn.first_syn {

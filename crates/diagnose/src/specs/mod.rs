@@ -18,6 +18,7 @@
 mod causality;
 mod client_think_time;
 mod connect_back;
+mod connection_not_reused;
 mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
@@ -385,6 +386,33 @@ impl Wire {
         s.src_port = port;
         (s.seq, s.ack) = (SIBLING_ISN.wrapping_add(sent), SIBLING_PEER_ISN);
         self.push(C, t, s, (0, 0))
+    }
+
+    /// Another connection of the same client host to the same server,
+    /// from the client's port `port` (and the server's port
+    /// `server_port`), built on its own [`Wire`] on this one's path: its
+    /// packets join this capture, with sequence numbers of their own (not
+    /// this connection's seen again, twins.rs). What it returns maps the
+    /// other wire's packets to this one's.
+    pub fn join(&mut self, other: Wire, port: u16, server_port: u16) -> impl Fn(Id) -> Id {
+        const OTHER_ISN: [u32; 2] = [0x0100_0000, 0x0200_0000];
+        let base = self.pkts.len();
+        for mut p in other.pkts {
+            let (own, peer) = (p.dir.index(), p.dir.reverse().index());
+            p.seg.seq = p.seg.seq.wrapping_add(OTHER_ISN[own]);
+            if p.seg.flags.ack() {
+                p.seg.ack = p.seg.ack.wrapping_add(OTHER_ISN[peer]);
+            }
+            if p.dir == C {
+                (p.seg.src_port, p.seg.dst_port) = (port, server_port);
+            } else {
+                (p.seg.src_port, p.seg.dst_port) = (server_port, port);
+            }
+            // (Not this connection's bytes: its ACKs do not count them.)
+            p.rel = (0, 0);
+            self.pkts.push(p);
+        }
+        move |id: Id| Id(base + id.0)
     }
 
     /// The client host's FIN, sent at `t`, on the connection

@@ -1,0 +1,279 @@
+//! `connection_not_reused` (detect/connection_not_reused.rs).
+//!
+//! > Signature: the connection's SYN is in the capture, and before it an
+//! > earlier connection from the same client address to the same server
+//! > address and port (for TLS, asking for the same server name) ended: its
+//! > first FIN or RST, from either side, was captured before this SYN, after
+//! > its last request's answer had come, that answer no more than 60 s
+//! > before this SYN. This connection's first request is not in its SYN and
+//! > left as soon as the set-up let it: within 20 ms, on the client's clock,
+//! > of the server's last set-up packet before it. [...] The cost is one
+//! > wait, from this SYN to the request's first segment, released by the
+//! > server's last set-up packet; none of it is attributed to the excess.
+
+use super::tls::{tls13_handshake, Offer};
+use super::*;
+use crate::model::{Detail, Phase};
+use FindingKind::ConnectionNotReused;
+
+const RTT: f64 = 40.0;
+const EXACT: f64 = 1e-3;
+
+/// The client's port of the earlier connection.
+const EARLIER: u16 = 39_000;
+
+/// How the earlier connection ended.
+#[derive(Clone, Copy)]
+struct Close {
+    /// Who sent the first FIN (or RST).
+    by: Direction,
+    /// How long after the answer reached the client (client) or left
+    /// (server) the closer closed, ms.
+    idle_ms: f64,
+    rst: bool,
+}
+
+const SERVER_AFTER_ANSWER: Close = Close {
+    by: S,
+    idle_ms: 0.0,
+    rst: false,
+};
+
+/// An earlier connection on `path`: handshake at 0, a request right
+/// after it, the answer 1 ms after the request arrives (with `answered`),
+/// then closed as `close` says. Returns the wire and its closing packet.
+fn earlier(path: Path, close: Close, answered: bool) -> (Wire, Id) {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    let request = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let answer_at = w.arrival(request) + 1.0;
+    let answer = if answered {
+        Some(w.send(
+            S,
+            answer_at,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        ))
+    } else {
+        None
+    };
+    let close_at = match (close.by, answer) {
+        (S, _) => answer_at + close.idle_ms,
+        (_, Some(a)) => w.arrival(a) + close.idle_ms,
+        (_, None) => answer_at + close.idle_ms,
+    };
+    let first = if close.rst {
+        w.rst(close.by, close_at)
+    } else {
+        w.fin(close.by, close_at)
+    };
+    if !close.rst {
+        let back = w.fin(close.by.reverse(), w.arrival(first));
+        w.ack(close.by, w.arrival(back));
+    }
+    (w, first)
+}
+
+/// This connection: its SYN at `t`, its request `request_after` ms after
+/// the SYN-ACK reached the client. Returns SYN, SYN-ACK and request.
+fn new_connection(w: &mut Wire, t: f64, request_after: f64) -> [Id; 3] {
+    let [syn, syn_ack, ack] = w.handshake(t);
+    let request = w.send(
+        C,
+        w.sent(ack) + request_after,
+        b"GET /next HTTP/1.1\r\nHost: a\r\n\r\n",
+    );
+    let answer = w.send(S, w.arrival(request) + 1.0, bytes(300));
+    w.ack(C, w.arrival(answer));
+    [syn, syn_ack, request]
+}
+
+/// The earlier connection closed as `close` says, this one's SYN `gap`
+/// ms after its closing packet was sent.
+fn after(path: Path, close: Close, gap: f64, request_after: f64) -> (Outcome, [Id; 3], Id) {
+    let (old, closing) = earlier(path, close, true);
+    let close_sent = old.sent(closing);
+    let mut w = Wire::new(path);
+    let map = w.join(old, EARLIER, 443);
+    let ids = new_connection(&mut w, close_sent + gap, request_after);
+    let closing = map(closing);
+    (w.run(), ids, closing)
+}
+
+#[test]
+fn a_connection_opened_after_the_server_closed_the_last_is_one_not_reused() {
+    for path in Path::all(RTT) {
+        let (o, [syn, syn_ack, request], closing) = after(path, SERVER_AFTER_ANSWER, 1.0, 0.0);
+        let f = o.the(ConnectionNotReused);
+        assert_eq!(f.phase, Some(Phase::TcpHandshake));
+        assert_eq!(f.frames, o.frames(&[syn, syn_ack, request]));
+        // SYN and request are both the client's: one round trip exactly,
+        // at every vantage.
+        assert_waits(&f.waits, &[o.wait(syn, request, Some(syn_ack), RTT)], EXACT);
+        assert_cost_is_its_waits(f);
+        assert_eq!(f.attributed_ms, 0.0, "the ideal counts the handshake");
+        assert_eq!(f.display_filter, "tcp.stream in {0, 1}");
+        let Detail::ConnectionNotReused {
+            previous_stream,
+            close_frame,
+            closed_by_server,
+            reset,
+            previous_requests,
+            idle_before_close_ms,
+            tls,
+            ..
+        } = f.detail
+        else {
+            panic!("{:?}", f.detail)
+        };
+        assert_eq!(
+            (previous_stream, close_frame, closed_by_server, reset),
+            (0, o.frame(closing), true, false)
+        );
+        assert_eq!((previous_requests, tls), (1, false));
+        assert_ms(idle_before_close_ms, 0.0, EXACT, "closed with the answer");
+    }
+}
+
+#[test]
+fn who_closed_and_after_how_long_idle_is_told() {
+    for path in Path::all(RTT) {
+        let idle = Close {
+            by: C,
+            idle_ms: 2000.0,
+            rst: true,
+        };
+        let (o, _, _) = after(path, idle, 5000.0, 0.0);
+        let Detail::ConnectionNotReused {
+            closed_by_server,
+            reset,
+            idle_before_close_ms,
+            pause_ms,
+            ..
+        } = o.the(ConnectionNotReused).detail
+        else {
+            panic!()
+        };
+        assert!(!closed_by_server && reset);
+        // On the client's clock: from the answer's arrival. The vantage's
+        // clock shift is estimated from the handshake: a round trip's
+        // error at most.
+        assert_ms(idle_before_close_ms, 2000.0, RTT, "the client's idle");
+        // From the last answer to the SYN (capture clock): idle + gap,
+        // give or take the answer's way to the client.
+        assert_ms(pause_ms, 7000.0, RTT, "the client's pause");
+    }
+}
+
+#[test]
+fn a_tls_connection_not_reused_waits_for_both_handshakes() {
+    for path in Path::all(RTT) {
+        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
+        let t = old.sent(closing) + 1.0;
+        let mut w = Wire::new(path);
+        w.join(old, EARLIER, 443);
+        let [syn, ..] = w.handshake(t);
+        let hs = tls13_handshake(&mut w, t + RTT, 0.0, Offer::tls13());
+        let request = w.send(C, w.sent(hs.client_finished), bytes(100));
+        let answer = w.send(S, w.arrival(request) + 1.0, bytes(300));
+        w.ack(C, w.arrival(answer));
+        let o = w.run();
+        let f = o.the(ConnectionNotReused);
+        let last_flight = *hs.flight.last().unwrap();
+        // (The segments of a flight leave 0.01 ms apart.)
+        let ms = w_rtts(2.0) + 0.01 * (hs.flight.len() - 1) as f64;
+        assert_waits(
+            &f.waits,
+            &[o.wait(syn, request, Some(last_flight), ms)],
+            EXACT,
+        );
+        assert!(matches!(
+            f.detail,
+            Detail::ConnectionNotReused { tls: true, .. }
+        ));
+    }
+}
+
+fn w_rtts(n: f64) -> f64 {
+    n * RTT
+}
+
+// Near-misses: each breaks one condition of the signature.
+
+#[test]
+fn a_first_connection_is_no_connection_not_reused() {
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        new_connection(&mut w, 0.0, 0.0);
+        w.run().has_no(ConnectionNotReused);
+    }
+}
+
+#[test]
+fn a_connection_made_ahead_of_its_request_is_not_one() {
+    // A preconnect: the request left 100 ms after the connection was up.
+    for path in Path::all(RTT) {
+        let (o, ..) = after(path, SERVER_AFTER_ANSWER, 1.0, 100.0);
+        o.has_no(ConnectionNotReused);
+    }
+}
+
+#[test]
+fn an_earlier_connection_still_open_at_the_syn_is_not_the_alternative() {
+    // It closed after this one's SYN: (a client using two at once).
+    for path in Path::all(RTT) {
+        let (o, ..) = after(path, SERVER_AFTER_ANSWER, -1.0, 0.0);
+        o.has_no(ConnectionNotReused);
+    }
+}
+
+#[test]
+fn an_earlier_connection_closed_before_its_answer_could_not_be_reused() {
+    for path in Path::all(RTT) {
+        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, false);
+        let t = old.sent(closing) + 1.0;
+        let mut w = Wire::new(path);
+        w.join(old, EARLIER, 443);
+        new_connection(&mut w, t, 0.0);
+        w.run().has_no(ConnectionNotReused);
+    }
+}
+
+#[test]
+fn a_client_back_after_more_than_a_minute_is_not_one() {
+    for path in Path::all(RTT) {
+        let (o, ..) = after(path, SERVER_AFTER_ANSWER, 61_000.0, 0.0);
+        o.has_no(ConnectionNotReused);
+    }
+}
+
+#[test]
+fn a_connection_to_another_port_is_not_the_alternative() {
+    for path in Path::all(RTT) {
+        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
+        let t = old.sent(closing) + 1.0;
+        let mut w = Wire::new(path);
+        w.join(old, EARLIER, 8443);
+        new_connection(&mut w, t, 0.0);
+        w.run().has_no(ConnectionNotReused);
+    }
+}
+
+#[test]
+fn request_data_in_the_syn_waited_for_no_set_up() {
+    for path in Path::all(RTT) {
+        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
+        let t = old.sent(closing) + 1.0;
+        let mut w = Wire::new(path);
+        w.join(old, EARLIER, 443);
+        let syn = w.syn_data(
+            t,
+            rttdoc_wire::Tfo::Cookie { len: 8 },
+            b"GET /next HTTP/1.1\r\n\r\n",
+        );
+        let sa = w.syn_ack(w.arrival(syn));
+        w.ack(C, w.arrival(sa));
+        let answer = w.send(S, w.arrival(sa) + 1.0, bytes(300));
+        w.ack(C, w.arrival(answer));
+        w.run().has_no(ConnectionNotReused);
+    }
+}
