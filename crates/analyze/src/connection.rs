@@ -365,9 +365,9 @@ pub struct Connection {
     pub(crate) closing_queued: bool,
     /// Its first FIN or RST was noted among the capture's ends (reuse.rs).
     pub(crate) end_noted: bool,
-    /// The first FIN's sender and the sequence number just past it, until
-    /// the other side's FIN showed whether it had that FIN (reuse.rs).
-    pub(crate) first_fin: Option<(Direction, u32)>,
+    /// The first FIN's or RST's sender and, for a FIN, the sequence
+    /// number just past it, until the other side closed too (reuse.rs).
+    pub(crate) first_close: Option<(Direction, Option<u32>)>,
     /// The earlier connection of its client to its server it could have
     /// been instead, looked up at its first request (reuse.rs).
     pub(crate) previous: Option<Box<crate::reuse::EndedConnection>>,
@@ -434,7 +434,7 @@ impl Connection {
             too_big: Vec::new(),
             closing_queued: false,
             end_noted: false,
-            first_fin: None,
+            first_close: None,
             previous: None,
             previous_looked_up: false,
             same_as: None,

@@ -69,6 +69,8 @@ pub struct Exchange {
     /// `XREAD BLOCK`, resp.rs): the wait is the client's asking, not the
     /// server's work.
     pub asks_to_wait: bool,
+    /// The request began with an HTTP/1.x request line.
+    pub http: bool,
     /// HTTP/1.1 requests the client pipelined behind the first before
     /// any answer came (RFC 9112 9.3.2): their answers are this
     /// exchange's transfer, and its label says how many.
@@ -609,6 +611,7 @@ impl Exchanges {
         self.binlog_dump |= dump.is_some();
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks) || reserve.is_some();
         let http = http_request_line(head);
+        let is_http = http.is_some();
         self.upgrade_asked = http.is_some() && crate::websocket::asks_to_upgrade(head);
         self.h2c_upgrade_asked = http.is_some() && crate::h2c::asks_to_upgrade(head);
         // (None but after an HTTP request line.)
@@ -646,6 +649,7 @@ impl Exchanges {
             response_seen: None,
             // (Both need a request read: a resumed request has none.)
             asks_to_wait,
+            http: is_http,
             pipelined,
         });
     }

@@ -67,6 +67,11 @@ pub struct EndedConnection {
     pub last_answer: Stamp,
     /// Requests it carried.
     pub exchanges: u32,
+    /// When the client's first FIN or RST was captured, if it sent one
+    /// before the new connection's first request.
+    pub client_close_ns: Option<i64>,
+    /// When the server's was, likewise.
+    pub server_close_ns: Option<i64>,
     /// When its first FIN or RST was captured.
     first_close_ns: i64,
     /// The TLS server name's hash (0: no TLS, or no name).
@@ -133,6 +138,8 @@ impl Ends {
             last_request,
             last_answer,
             exchanges: end.exchanges,
+            client_close_ns: (!end.by_server).then_some(end.close.ts_ns),
+            server_close_ns: end.by_server.then_some(end.close.ts_ns),
             first_close_ns: end.close.ts_ns,
             server_name: end.server_name,
         });
@@ -140,9 +147,10 @@ impl Ends {
         self.expire(end.close.ts_ns);
     }
 
-    /// The other side of `stream` closed too, at `close`, without having
-    /// had the first FIN: on its own. A server that did closed the
-    /// connection whoever's FIN the capture shows first.
+    /// The other side of `stream` closed too, at `close`: its FIN or RST
+    /// after the first. `on_its_own` when it had not had the first FIN
+    /// (its ACK did not cover it): a server that closed on its own closed
+    /// the connection whoever's FIN the capture shows first.
     pub fn closed_too(
         &mut self,
         stream: u64,
@@ -150,16 +158,22 @@ impl Ends {
         server: Endpoint,
         close: Stamp,
         by_server: bool,
+        on_its_own: bool,
     ) {
-        if !by_server {
-            return;
-        }
         let Some(kept) = self.by_route.get_mut(&(client, server.ip, server.port)) else {
             return;
         };
-        if let Some(e) = kept.iter_mut().rev().find(|e| e.stream == stream) {
-            e.close = close;
-            e.closed_by_server = true;
+        let Some(e) = kept.iter_mut().rev().find(|e| e.stream == stream) else {
+            return;
+        };
+        if by_server {
+            e.server_close_ns.get_or_insert(close.ts_ns);
+            if on_its_own {
+                e.close = close;
+                e.closed_by_server = true;
+            }
+        } else {
+            e.client_close_ns.get_or_insert(close.ts_ns);
         }
     }
 
@@ -267,14 +281,18 @@ mod tests {
         end(&mut e, 1, 10, 11);
         // The client's FIN first (at 11), the server's (not acknowledging
         // it) at 12: the server closed it. The first close still orders.
-        e.closed_too(1, CLIENT, SERVER, at(12), true);
+        e.closed_too(1, CLIENT, SERVER, at(12), true, true);
         let found = e.take_before(9, CLIENT, SERVER, at(11)).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(12), true));
-        // A client that closed on its own after the server changes nothing.
+        let both = (found.client_close_ns, found.server_close_ns);
+        assert_eq!(both, (Some(at(11).ts_ns), Some(at(12).ts_ns)));
+        // A server that answered the client's FIN with its own changes
+        // nothing but when it closed.
         end(&mut e, 2, 20, 21);
-        e.closed_too(2, CLIENT, SERVER, at(22), false);
+        e.closed_too(2, CLIENT, SERVER, at(22), true, false);
         let found = e.take_before(9, CLIENT, SERVER, at(30)).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(21), false));
+        assert_eq!(found.server_close_ns, Some(at(22).ts_ns));
     }
 
     #[test]
@@ -282,18 +300,8 @@ mod tests {
         let mut e = Ends::default();
         // The answer came after the close began; or never came.
         end(&mut e, 1, 50, 40);
-        e.ended(
-            1,
-            CLIENT,
-            SERVER,
-            0,
-            Some((at(5), None)),
-            1,
-            at(10),
-            true,
-            false,
-        );
-        e.ended(1, CLIENT, SERVER, 0, None, 0, at(10), true, false);
+        e.ended(closing(1, CLIENT, Some((at(5), None)), at(10)));
+        e.ended(closing(1, CLIENT, None, at(10)));
         assert_eq!(e.take_before(9, CLIENT, SERVER, at(100)), None);
     }
 
@@ -305,17 +313,7 @@ mod tests {
         assert_eq!(e.take_before(9, CLIENT, SERVER, late), None);
         // Another client's end a window later expires the first.
         let later = at(11 + WINDOW_NS / 1_000_000 + 1);
-        e.ended(
-            2,
-            SERVER.ip,
-            SERVER,
-            0,
-            Some((later, Some(later))),
-            1,
-            later,
-            true,
-            false,
-        );
+        e.ended(closing(2, SERVER.ip, Some((later, Some(later))), later));
         assert!(!e.by_route.contains_key(&(CLIENT, SERVER.ip, 443)));
         assert_eq!(e.order.len(), 1);
     }

@@ -902,8 +902,10 @@ fn track_in(
     }
     if (seg.flags.fin() || seg.flags.rst()) && !conn.end_noted {
         note_end(conn, calls, at, dir, seg);
-    } else if seg.flags.fin() && conn.first_fin.is_some_and(|(d, _)| d != dir) {
-        note_second_fin(conn, calls, at, dir, seg);
+    } else if (seg.flags.fin() || seg.flags.rst())
+        && conn.first_close.is_some_and(|(d, _)| d != dir)
+    {
+        note_second_close(conn, calls, at, dir, seg);
     }
     // (Only the client's: a push is written when another client's
     // message comes.)
@@ -988,10 +990,9 @@ fn note_end(
     seg: &Segment<'_>,
 ) {
     conn.end_noted = true;
-    if seg.flags.fin() && !seg.flags.rst() {
-        let end = seg.seq.wrapping_add(seg.payload_len).wrapping_add(1);
-        conn.first_fin = Some((dir, end));
-    }
+    // (After a RST the other side's FIN has no first FIN to cover.)
+    let end = seg.seq.wrapping_add(seg.payload_len).wrapping_add(1);
+    conn.first_close = Some((dir, (!seg.flags.rst()).then_some(end)));
     let last = conn
         .exchanges
         .last()
@@ -1009,30 +1010,30 @@ fn note_end(
     });
 }
 
-/// The other side's FIN after a connection's first: when it does not
-/// acknowledge the first FIN, its sender had not had that FIN when it
-/// closed, and closed on its own (reuse.rs). Once per connection.
+/// The other side's FIN or RST after a connection's first close: when a
+/// FIN does not acknowledge the first FIN, its sender had not had that FIN
+/// when it closed, and closed on its own (reuse.rs). Once per connection.
 #[inline(never)]
-fn note_second_fin(
+fn note_second_close(
     conn: &mut Connection,
     calls: &mut Calls,
     at: Stamp,
     dir: Direction,
     seg: &Segment<'_>,
 ) {
-    let Some((_, first_end)) = conn.first_fin.take() else {
+    let Some((_, first_end)) = conn.first_close.take() else {
         return;
     };
-    let had_it = seg.flags.ack() && crate::seq::le(first_end, seg.ack);
-    if !had_it {
-        calls.ends.closed_too(
-            conn.stream,
-            conn.client.ip,
-            conn.server,
-            at,
-            dir == Direction::ServerToClient,
-        );
-    }
+    let on_its_own = seg.flags.fin()
+        && first_end.is_some_and(|end| !(seg.flags.ack() && crate::seq::le(end, seg.ack)));
+    calls.ends.closed_too(
+        conn.stream,
+        conn.client.ip,
+        conn.server,
+        at,
+        dir == Direction::ServerToClient,
+        on_its_own,
+    );
 }
 
 /// A connection opened by a SYN the capture saw takes, at its first

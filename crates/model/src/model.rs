@@ -807,6 +807,10 @@ pub enum Detail {
         tls: bool,
         /// That TLS handshake resumed a session.
         resumed: bool,
+        /// The connection carried HTTP (an HTTP/1.x request line, or
+        /// TLS offering `h2` or `http/1.1`): the fix names HTTP's
+        /// keep-alive settings.
+        http: bool,
     },
     /// Retransmission timeouts.
     RtoStall {

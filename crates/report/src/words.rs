@@ -483,6 +483,7 @@ pub fn explanation(x: &Finding) -> String {
             pause_ms,
             tls,
             resumed,
+            ..
         } => {
             let setup = match (tls, resumed) {
                 (true, true) => "TCP and resumed TLS handshakes",
@@ -847,32 +848,49 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             closed_by_server,
             idle_before_close_ms,
             pause_ms,
+            http,
             ..
         } => {
             let pause = crate::fmt_ms(*pause_ms);
             let idle = crate::fmt_ms(*idle_before_close_ms);
-            match (*closed_by_server, *idle_before_close_ms <= IDLE_CLOSE_MS) {
-                (true, true) => "Keep connections alive after an answer: the server closed this client's connection as soon as it had \
+            match (*closed_by_server, *idle_before_close_ms <= IDLE_CLOSE_MS, *http) {
+                (true, true, true) => "Keep connections alive after an answer: the server closed this client's connection as soon as it had \
                      answered (its answer or the client's request said `Connection: close`, or an HTTP/1.0 client). Clients: don't \
                      send `Connection: close` (wrk -H, ab without -k). Servers: keep-alive on (nginx keepalive_timeout above 0 and \
                      keepalive_requests high enough, 1000 by default; Apache KeepAlive On and MaxKeepAliveRequests; HAProxy \
                      option http-keep-alive); a proxy's upstreams: nginx `keepalive N;` with proxy_http_version 1.1 and \
                      proxy_set_header Connection \"\"."
                     .to_string(),
-                (true, false) => format!(
+                (true, true, false) => "Let the server keep the connection open after it answers (its keep-alive or \
+                     session setting, or what the client asked for at the end of its request), so that the client's next request \
+                     rides on it; or have the client keep one connection for all its requests."
+                    .to_string(),
+                (true, false, true) => format!(
                     "The server's keep-alive timeout ({idle}) is shorter than this client's pause between requests ({pause}): \
                      raise it above the pause (nginx keepalive_timeout, Apache KeepAliveTimeout, HAProxy timeout http-keep-alive, \
                      Node server.keepAliveTimeout), or let the client keep the connection warm (HTTP/2 PING)."
                 ),
-                (false, true) => "Reuse connections in the client: it closed its connection as soon as it had the answer and opened \
+                (true, false, false) => format!(
+                    "The server closes connections idle for {idle}, shorter than this client's pause between requests ({pause}): \
+                     raise its idle timeout above the pause, or let the client keep the connection warm (its protocol's heartbeat)."
+                ),
+                (false, true, true) => "Reuse connections in the client: it closed its connection as soon as it had the answer and opened \
                      a new one for the next request. One connection for many requests: curl with several URLs (or --next) in one \
                      command instead of one process per request, a requests.Session in Python, one shared http.Client in Go \
                      (reading each body to the end before closing it), ab -k; no `Connection: close` in the requests."
                     .to_string(),
-                (false, false) => format!(
+                (false, true, false) => "Reuse connections in the client: it closed its connection as soon as it had the answer and \
+                     opened a new one for the next request, paying the set-up again. Keep one open for successive requests (a \
+                     connection pool, a long-lived session, SSH's ControlMaster) instead of connecting per request or per process."
+                    .to_string(),
+                (false, false, true) => format!(
                     "The client's connection pool closed the idle connection after {idle} and needed one {pause} after the last \
                      answer: raise the pool's idle timeout above that (Go Transport.IdleConnTimeout, OkHttp ConnectionPool's \
                      keep-alive, Apache HttpClient evictIdleConnections, libcurl CURLOPT_MAXAGE_CONN)."
+                ),
+                (false, false, false) => format!(
+                    "The client closed its idle connection after {idle} and needed one {pause} after the last answer: keep \
+                     connections in its pool longer than its pauses between requests."
                 ),
             }
         }

@@ -310,6 +310,7 @@ mod tests {
             response_in_hole: false,
             response_seen: None,
             asks_to_wait: false,
+            http: false,
             pipelined: 0,
         }
     }

@@ -7,7 +7,12 @@
 //! first FIN or RST, from either side, was captured before this SYN, after
 //! its last request's answer had come (reuse.rs in rttdoc-analyze), that
 //! answer no more than 60 s before this SYN (the idle time common clients
-//! and servers keep a connection for). This connection's first request is
+//! and servers keep a connection for); and the client knew it was ending
+//! when it sent this SYN: its own FIN or RST had left, or the server's had
+//! reached it (on the client's clock: the server's packets shifted by the
+//! client's side of the path, within the shift's error). A client that
+//! opened this one while the earlier was open, from where it stood, was
+//! kept from that one by something else. This connection's first request is
 //! not in its SYN (TCP Fast Open's data) and left as soon as the set-up let
 //! it: within 20 ms, on the client's clock, of the server's last set-up
 //! packet before it (its SYN-ACK, or its last TLS handshake flight). A
@@ -56,6 +61,17 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     };
     if request.ts_ns <= syn.ts_ns || request.frame == syn.frame {
+        return;
+    }
+    // The client knew the earlier connection was ending when it sent this
+    // SYN: its own FIN or RST had left, or the server's had reached it
+    // (its clock: the server's packets shifted by the client's side of
+    // the path). Otherwise it opened this one while that one was open.
+    let knew = previous.client_close_ns.is_some_and(|t| t <= syn.ts_ns)
+        || previous
+            .server_close_ns
+            .is_some_and(|t| t + f.client_side_ns <= syn.ts_ns + f.jitter_ns);
+    if !knew {
         return;
     }
     // The server's last set-up packet before the request: what let the
@@ -111,6 +127,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .is_some_and(|&ch| ch < request.frame)
         }),
         resumed: tls.is_some_and(|t| t.resumed == Some(true)),
+        http: f.exchanges.iter().any(|x| x.http)
+            || tls.is_some_and(|t| t.alpn.iter().any(|p| p == "h2" || p.starts_with("http/1"))),
     };
     out.push(x);
 }

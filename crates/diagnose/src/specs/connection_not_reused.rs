@@ -11,7 +11,7 @@
 //! > wait, from this SYN to the request's first segment, released by the
 //! > server's last set-up packet; none of it is attributed to the excess.
 
-use super::tls::{tls13_handshake, Offer};
+use super::tls::{encrypted, tls13_handshake, Offer};
 use super::*;
 use crate::model::{Detail, Phase};
 use FindingKind::ConnectionNotReused;
@@ -87,15 +87,25 @@ fn new_connection(w: &mut Wire, t: f64, request_after: f64) -> [Id; 3] {
     [syn, syn_ack, request]
 }
 
+/// When the client knew the earlier connection was closing: its own
+/// FIN or RST left, or the server's reached it.
+fn known(old: &Wire, closing: Id, close: Close) -> f64 {
+    if close.by == S {
+        old.arrival(closing)
+    } else {
+        old.sent(closing)
+    }
+}
+
 /// The earlier connection closed as `close` says, this one's SYN `gap`
-/// ms after its closing packet was sent.
+/// ms after the client knew it.
 fn after(path: Path, close: Close, gap: f64, request_after: f64) -> (Outcome, [Id; 3], Id) {
     let (old, closing) = earlier(path, close, true);
-    let close_sent = old.sent(closing);
+    let t = known(&old, closing, close) + gap;
     let mut w = Wire::new(path);
-    let map = w.join(old, EARLIER, 443);
-    let ids = new_connection(&mut w, close_sent + gap, request_after);
-    let closing = map(closing);
+    let joined = w.join(old, EARLIER, 443);
+    let ids = new_connection(&mut w, t, request_after);
+    let closing = joined.id(closing);
     (w.run(), ids, closing)
 }
 
@@ -168,13 +178,13 @@ fn who_closed_and_after_how_long_idle_is_told() {
 fn a_tls_connection_not_reused_waits_for_both_handshakes() {
     for path in Path::all(RTT) {
         let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
-        let t = old.sent(closing) + 1.0;
+        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
         let mut w = Wire::new(path);
         w.join(old, EARLIER, 443);
         let [syn, ..] = w.handshake(t);
         let hs = tls13_handshake(&mut w, t + RTT, 0.0, Offer::tls13());
-        let request = w.send(C, w.sent(hs.client_finished), bytes(100));
-        let answer = w.send(S, w.arrival(request) + 1.0, bytes(300));
+        let request = w.send(C, w.sent(hs.client_finished), leak(encrypted(100)));
+        let answer = w.send(S, w.arrival(request) + 1.0, leak(encrypted(300)));
         w.ack(C, w.arrival(answer));
         let o = w.run();
         let f = o.the(ConnectionNotReused);
@@ -218,8 +228,9 @@ fn a_connection_made_ahead_of_its_request_is_not_one() {
 }
 
 #[test]
-fn an_earlier_connection_still_open_at_the_syn_is_not_the_alternative() {
-    // It closed after this one's SYN: (a client using two at once).
+fn a_connection_opened_before_the_servers_close_reached_the_client_is_not_one() {
+    // The client opened it while the earlier one was open (from where it
+    // stood): whatever kept it from that one, not the close.
     for path in Path::all(RTT) {
         let (o, ..) = after(path, SERVER_AFTER_ANSWER, -1.0, 0.0);
         o.has_no(ConnectionNotReused);
@@ -230,7 +241,7 @@ fn an_earlier_connection_still_open_at_the_syn_is_not_the_alternative() {
 fn an_earlier_connection_closed_before_its_answer_could_not_be_reused() {
     for path in Path::all(RTT) {
         let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, false);
-        let t = old.sent(closing) + 1.0;
+        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
         let mut w = Wire::new(path);
         w.join(old, EARLIER, 443);
         new_connection(&mut w, t, 0.0);
@@ -250,7 +261,7 @@ fn a_client_back_after_more_than_a_minute_is_not_one() {
 fn a_connection_to_another_port_is_not_the_alternative() {
     for path in Path::all(RTT) {
         let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
-        let t = old.sent(closing) + 1.0;
+        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
         let mut w = Wire::new(path);
         w.join(old, EARLIER, 8443);
         new_connection(&mut w, t, 0.0);
@@ -262,7 +273,7 @@ fn a_connection_to_another_port_is_not_the_alternative() {
 fn request_data_in_the_syn_waited_for_no_set_up() {
     for path in Path::all(RTT) {
         let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
-        let t = old.sent(closing) + 1.0;
+        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
         let mut w = Wire::new(path);
         w.join(old, EARLIER, 443);
         let syn = w.syn_data(

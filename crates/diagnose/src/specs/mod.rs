@@ -159,6 +159,18 @@ pub struct Call {
     pub answer: Id,
 }
 
+/// Another wire's packets joined to this one ([`Wire::join`]).
+pub struct Joined {
+    base: usize,
+}
+
+impl Joined {
+    /// The other wire's packet `id`, in this one.
+    pub fn id(&self, id: Id) -> Id {
+        Id(self.base + id.0)
+    }
+}
+
 /// Two hosts' packets, written as each host sends them.
 pub struct Wire {
     pub path: Path,
@@ -394,7 +406,7 @@ impl Wire {
     /// packets join this capture, with sequence numbers of their own (not
     /// this connection's seen again, twins.rs). What it returns maps the
     /// other wire's packets to this one's.
-    pub fn join(&mut self, other: Wire, port: u16, server_port: u16) -> impl Fn(Id) -> Id {
+    pub fn join(&mut self, other: Wire, port: u16, server_port: u16) -> Joined {
         const OTHER_ISN: [u32; 2] = [0x0100_0000, 0x0200_0000];
         let base = self.pkts.len();
         for mut p in other.pkts {
@@ -412,7 +424,7 @@ impl Wire {
             p.rel = (0, 0);
             self.pkts.push(p);
         }
-        move |id: Id| Id(base + id.0)
+        Joined { base }
     }
 
     /// The client host's FIN, sent at `t`, on the connection
