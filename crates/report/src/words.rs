@@ -884,13 +884,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                      connection pool, a long-lived session, SSH's ControlMaster) instead of connecting per request or per process."
                     .to_string(),
                 (false, false, true) => format!(
-                    "The client's connection pool closed the idle connection after {idle} and needed one {pause} after the last \
-                     answer: raise the pool's idle timeout above that (Go Transport.IdleConnTimeout, OkHttp ConnectionPool's \
-                     keep-alive, Apache HttpClient evictIdleConnections, libcurl CURLOPT_MAXAGE_CONN)."
+                    "The client closed the idle connection after {idle} (its connection pool's idle timeout, or the application \
+                     closing its connections) and needed one {pause} after the last answer: keep connections longer than the pauses \
+                     between requests (Go Transport.IdleConnTimeout, OkHttp ConnectionPool's keep-alive, Apache HttpClient \
+                     evictIdleConnections, libcurl CURLOPT_MAXAGE_CONN)."
                 ),
                 (false, false, false) => format!(
-                    "The client closed its idle connection after {idle} and needed one {pause} after the last answer: keep \
-                     connections in its pool longer than its pauses between requests."
+                    "The client closed the idle connection after {idle} (its connection pool's idle timeout, or the application \
+                     closing its connections) and needed one {pause} after the last answer: keep connections longer than the pauses \
+                     between requests."
                 ),
             }
         }

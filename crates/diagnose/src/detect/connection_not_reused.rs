@@ -19,6 +19,11 @@
 //! request sent later was not waiting for the connection (a preconnect),
 //! and nothing is reported.
 //!
+//! Nor when the server refused a SYN of this connection (its RST before
+//! the SYN-ACK: it was not accepting connections, and a client that tries
+//! again has nothing kept to count on). A set-up shorter than 2 ms (loopback, a LAN: the ledger's floor for
+//! an excess) is not reported: there was nothing to win.
+//!
 //! The earlier connection, kept open, would have carried the request the
 //! moment the client had it. Instead the client waited for the SYN-ACK
 //! (and the TLS handshake's round trips and both hosts' key exchange):
@@ -74,6 +79,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     if !knew {
         return;
     }
+    // A server that refused a SYN (its RST before the SYN-ACK) was not
+    // accepting connections then: no kept connection to count on.
+    if f.timeline
+        .iter()
+        .take_while(|r| r.frame < request.frame)
+        .any(|r| r.dir == Direction::ServerToClient && r.flags.rst())
+    {
+        return;
+    }
     // The server's last set-up packet before the request: what let the
     // client send it.
     let Some(release) = f
@@ -89,6 +103,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let wait_ns = request.ts_ns - syn.ts_ns;
+    // On loopback or a LAN a set-up costs microseconds: nothing to win.
+    if wait_ns < super::causality::EXCESS_FLOOR_NS {
+        return;
+    }
     let tls = f.report.tls.as_ref();
     let (closer_clock, answer_ns) = if previous.closed_by_server {
         (previous.close.ts_ns, previous.last_answer.ts_ns)

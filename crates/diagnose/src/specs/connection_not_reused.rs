@@ -288,3 +288,31 @@ fn request_data_in_the_syn_waited_for_no_set_up() {
         w.run().has_no(ConnectionNotReused);
     }
 }
+
+#[test]
+fn a_set_up_of_microseconds_is_nothing_to_win() {
+    // Loopback: the handshake takes 0.1 ms, under the ledger's 2 ms floor.
+    for path in Path::all(0.1) {
+        let (o, ..) = after(path, SERVER_AFTER_ANSWER, 1.0, 0.0);
+        o.has_no(ConnectionNotReused);
+    }
+}
+
+#[test]
+fn a_server_that_refused_the_syn_was_not_there_to_keep_a_connection() {
+    for path in Path::all(RTT) {
+        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
+        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
+        let mut w = Wire::new(path);
+        w.join(old, EARLIER, 443);
+        let syn = w.syn(t);
+        w.rst(S, w.arrival(syn));
+        // (Windows tries again half a second later.)
+        let again = w.syn(t + 500.0);
+        let sa = w.syn_ack(w.arrival(again));
+        let request = w.send(C, w.arrival(sa), b"GET /next HTTP/1.1\r\nHost: a\r\n\r\n");
+        let answer = w.send(S, w.arrival(request) + 1.0, bytes(300));
+        w.ack(C, w.arrival(answer));
+        w.run().has_no(ConnectionNotReused);
+    }
+}
