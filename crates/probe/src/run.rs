@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rttdoc_analyze::{ConnectionReport, Finding};
+use rttdoc_analyze::{ConnectionReport, Finding, FindingKind};
 use serde::Serialize;
 
 use crate::diagnose::{self, Round};
@@ -387,10 +387,7 @@ fn sample(
         Some(c) if !c.ledger.is_empty() => (diagnose::captured_rounds(c), "capture"),
         _ => (diagnose::estimated_rounds(&m, rtt_ms), "estimate"),
     };
-    let findings = connection
-        .as_ref()
-        .map(|c| c.findings.clone())
-        .unwrap_or_default();
+    let findings = measured_findings(connection.as_ref());
     let server_ms = diagnose::server_ms(&ledger, rtt_ms, &findings);
     let tfo = if let Some(t) = connection.as_ref().and_then(|c| c.handshake.tfo.as_ref()) {
         Some(TfoSeen {
@@ -426,13 +423,25 @@ fn sample(
         ledger,
         ledger_source,
         tfo,
-        findings: connection
-            .as_ref()
-            .map(|c| c.findings.clone())
-            .unwrap_or_default(),
+        findings,
         connection,
         measured: m,
     }
+}
+
+/// A request's findings: the capture's, but for `connection_not_reused`,
+/// which the probe causes itself (it opens a connection per request, on
+/// purpose: the set-up is what it measures).
+fn measured_findings(connection: Option<&ConnectionReport>) -> Vec<Finding> {
+    connection
+        .map(|c| {
+            c.findings
+                .iter()
+                .filter(|f| f.kind != FindingKind::ConnectionNotReused)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn variant_report(i: usize, v: &Variant, samples: &[Sample]) -> VariantReport {

@@ -375,6 +375,21 @@ pub fn render_summary(
             ),
         )?;
     }
+    if let Some(c) = s.causes.get(&FindingKind::ConnectionNotReused) {
+        // A cost against keeping connections alive: outside the time
+        // lost above (the ideal counts a new connection's handshakes).
+        say(
+            out,
+            opts,
+            format!(
+                "Connections a kept-alive one would have spared (connection_not_reused): {} of {}, \
+                 {} of set-up waited before their first request",
+                c.connections,
+                s.connections,
+                fmt_ms(c.cost_ms)
+            ),
+        )?;
+    }
     if s.tfo_attempts > 0 {
         say(
             out,

@@ -111,7 +111,7 @@ fn deliveries_answer_no_turn_and_each_turn_is_a_method_and_its_answer() {
     // within a few ms.
     for c in doc["connections"].as_array().unwrap() {
         assert_eq!(
-            kinds(&c["findings"]),
+            kinds_within(&c["findings"]),
             Vec::<&str>::new(),
             "stream {}",
             c["stream"]

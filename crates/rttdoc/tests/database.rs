@@ -13,19 +13,18 @@ fn doc(name: &str) -> serde_json::Value {
     run_rttdoc_json(&data_dir().join("database").join(name))
 }
 
-/// Every finding of a capture: (stream, kind).
+/// Every finding of a capture about what a connection's own packets
+/// waited for: (stream, kind) (`kinds_within`: pgbench and the scripts'
+/// clients connect one after another).
 fn kinds(doc: &serde_json::Value) -> Vec<(u64, String)> {
     doc["connections"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|c| {
-            c["findings"].as_array().unwrap().iter().map(|f| {
-                (
-                    c["stream"].as_u64().unwrap(),
-                    f["kind"].as_str().unwrap().to_string(),
-                )
-            })
+            kinds_within(&c["findings"])
+                .into_iter()
+                .map(|k| (c["stream"].as_u64().unwrap(), k.to_string()))
         })
         .collect()
 }

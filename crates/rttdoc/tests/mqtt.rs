@@ -143,6 +143,8 @@ fn pushes_answer_no_turn_and_a_retained_message_answers_a_subscribe() {
         .unwrap()
         .iter()
         .flat_map(|c| c["findings"].as_array().unwrap())
+        // (The clients connect one after another: tests/reuse.rs.)
+        .filter(|f| f["kind"] != "connection_not_reused")
         .collect();
     assert_eq!(found.len(), 1, "{found:?}");
     let f = found[0];
@@ -176,7 +178,7 @@ fn the_same_workload_with_tcp_nodelay_is_found_clean() {
     assert!(assert_turns_are_mqtts(name, &doc) >= 15);
     for c in doc["connections"].as_array().unwrap() {
         assert_eq!(
-            kinds(&c["findings"]),
+            kinds_within(&c["findings"]),
             Vec::<&str>::new(),
             "stream {}",
             c["stream"]

@@ -64,7 +64,7 @@ fn pipelined_requests_are_one_turn_labelled_with_their_count() {
     );
     for c in d["connections"].as_array().unwrap() {
         assert_eq!(
-            kinds(&c["findings"]),
+            kinds_within(&c["findings"]),
             Vec::<&str>::new(),
             "{}",
             c["findings"]

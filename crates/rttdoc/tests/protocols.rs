@@ -19,7 +19,7 @@ fn assert_nothing_found(d: &serde_json::Value, host_ms: f64) {
     for c in d["connections"].as_array().unwrap() {
         let stream = &c["stream"];
         assert!(
-            kinds(&c["findings"]).is_empty(),
+            kinds_within(&c["findings"]).is_empty(),
             "stream {stream}: {:?}",
             c["findings"]
         );

@@ -126,10 +126,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     }];
     x.cost_ms = wait_ns as f64 / 1e6;
     x.confidence = 0.9;
+    // This connection, and how the earlier one ended.
     x.display_filter = format!(
-        "tcp.stream in {{{}, {}}}",
-        previous.stream.min(f.report.stream),
-        previous.stream.max(f.report.stream)
+        "tcp.stream eq {} || (tcp.stream eq {} && (tcp.flags.fin == 1 || tcp.flags.reset == 1))",
+        f.report.stream, previous.stream
     );
     x.detail = Detail::ConnectionNotReused {
         previous_stream: previous.stream,

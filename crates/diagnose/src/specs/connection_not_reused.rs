@@ -121,7 +121,10 @@ fn a_connection_opened_after_the_server_closed_the_last_is_one_not_reused() {
         assert_waits(&f.waits, &[o.wait(syn, request, Some(syn_ack), RTT)], EXACT);
         assert_cost_is_its_waits(f);
         assert_eq!(f.attributed_ms, 0.0, "the ideal counts the handshake");
-        assert_eq!(f.display_filter, "tcp.stream in {0, 1}");
+        assert_eq!(
+            f.display_filter,
+            "tcp.stream eq 1 || (tcp.stream eq 0 && (tcp.flags.fin == 1 || tcp.flags.reset == 1))"
+        );
         let Detail::ConnectionNotReused {
             previous_stream,
             close_frame,

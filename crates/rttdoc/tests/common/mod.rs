@@ -459,6 +459,18 @@ impl StreamFacts {
     }
 }
 
+/// The kinds of the findings about what a connection's own packets
+/// waited for: all but `connection_not_reused`, which is about the
+/// connection before it, not this one's packets (the capture scripts run
+/// their clients one after another; tests/reuse.rs judges those).
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn kinds_within(list: &serde_json::Value) -> Vec<&str> {
+    kinds(list)
+        .into_iter()
+        .filter(|k| *k != "connection_not_reused")
+        .collect()
+}
+
 /// The `kind` of every object in a JSON array (findings, pathologies).
 pub fn kinds(list: &serde_json::Value) -> Vec<&str> {
     list.as_array()
