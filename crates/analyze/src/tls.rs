@@ -158,6 +158,10 @@ pub struct TlsSession {
     framing_lost_to_hole: [bool; 2],
     /// HelloRetryRequest: when, and the group the server asked for.
     pub hello_retry: Option<(Stamp, Option<u16>)>,
+    /// Each side's (client, server) latest alert record (a close_notify
+    /// at a connection's end): who closed it, when its FIN came after the
+    /// peer's (reuse.rs).
+    pub(crate) last_alert: [Option<Stamp>; 2],
     pub change_cipher_spec: [Option<Stamp>; 2],
     pub client_finished: Option<Stamp>,
     /// TLS 1.2: the server's Finished; TLS 1.3: the last record of the
@@ -474,6 +478,12 @@ impl TlsSession {
         bytes: u32,
         cut: bool,
     ) {
+        if matches!(
+            message,
+            TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
+        ) {
+            self.last_alert[dir.index()] = Some(end);
+        }
         if self.messages.len() < MAX_MESSAGES {
             if self.messages.capacity() == 0 {
                 // A handshake's messages in one allocation.
@@ -1044,6 +1054,16 @@ impl TlsSession {
             self.application_record(s0, e0, Direction::ServerToClient, l0, exchanges);
         }
         self.ticket_run = TicketRun::Done;
+    }
+
+    /// The server's record held back as a possible ticket, if one is:
+    /// where it began and ended (the answer a connection's end found still
+    /// undecided, reuse.rs).
+    pub(crate) fn held_record(&self) -> Option<(Stamp, Stamp)> {
+        match self.ticket_run {
+            TicketRun::Held(s0, e0, _) => Some((s0, e0)),
+            _ => None,
+        }
     }
 
     /// The connection ended: release what is still held back.

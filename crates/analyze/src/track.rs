@@ -993,10 +993,30 @@ fn note_end(
     // (After a RST the other side's FIN has no first FIN to cover.)
     let end = seg.seq.wrapping_add(seg.payload_len).wrapping_add(1);
     conn.first_close = Some((dir, (!seg.flags.rst()).then_some(end)));
-    let last = conn
-        .exchanges
-        .last()
-        .map(|x| (x.request_first, x.response_last));
+    // (A record TLS holds back as a possible ticket, when it came after
+    // the request, is the answer the connection's end will deliver.)
+    let held = conn.tls.as_ref().and_then(|t| t.held_record());
+    let last = conn.exchanges.last().map(|x| {
+        let held_answer = held
+            .filter(|(start, _)| start.ts_ns >= x.request_first.ts_ns)
+            .map(|(_, end)| end);
+        (x.request_first, x.response_last.or(held_answer))
+    });
+    // Inside TLS the peer's close_notify after the last answer, before
+    // this FIN, closed the connection: this FIN answers it.
+    let peer = dir.reverse();
+    let peer_alert = conn
+        .tls
+        .as_ref()
+        .and_then(|t| t.last_alert[peer.index()])
+        .filter(|alert| {
+            let answered = last.and_then(|(_, answer)| answer);
+            answered.is_some_and(|a| a.ts_ns <= alert.ts_ns) && alert.ts_ns <= at.ts_ns
+        });
+    let (close, closer) = match peer_alert {
+        Some(alert) => (alert, peer),
+        None => (at, dir),
+    };
     calls.ends.ended(crate::reuse::End {
         stream: conn.stream,
         client: conn.client.ip,
@@ -1004,9 +1024,9 @@ fn note_end(
         server_name: conn.server_name_hash(),
         last,
         exchanges: conn.exchanges.total,
-        close: at,
-        by_server: dir == Direction::ServerToClient,
-        reset: seg.flags.rst(),
+        close,
+        by_server: closer == Direction::ServerToClient,
+        reset: seg.flags.rst() && peer_alert.is_none(),
     });
 }
 

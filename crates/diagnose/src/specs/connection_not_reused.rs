@@ -319,3 +319,46 @@ fn a_server_that_refused_the_syn_was_not_there_to_keep_a_connection() {
         w.run().has_no(ConnectionNotReused);
     }
 }
+
+#[test]
+fn a_client_that_said_close_notify_closed_the_connection_whoever_fins_first() {
+    // TLS 1.3: after 2 s idle the client sends its close_notify (an alert
+    // hidden in a 19-byte application-data record); the server answers
+    // with its FIN before the client's own.
+    for path in Path::all(RTT) {
+        let mut old = Wire::new(path);
+        old.handshake(0.0);
+        let hs = tls13_handshake(&mut old, RTT, 0.0, Offer::tls13());
+        let request = old.send(C, old.sent(hs.client_finished) + 0.01, leak(encrypted(100)));
+        let answer = old.send(S, old.arrival(request) + 30.0, leak(encrypted(700)));
+        let alert = old.send(C, old.arrival(answer) + 2000.0, leak(encrypted(19)));
+        let server_fin = old.fin(S, old.arrival(alert));
+        let client_fin = old.fin(C, old.arrival(server_fin));
+        old.ack(S, old.arrival(client_fin));
+        let t = old.sent(client_fin) + 1.0;
+        let mut w = Wire::new(path);
+        let joined = w.join(old, EARLIER, 443);
+        let [syn, ..] = w.handshake(t);
+        let hs = tls13_handshake(&mut w, t + RTT, 0.0, Offer::tls13());
+        let request = w.send(C, w.sent(hs.client_finished), leak(encrypted(100)));
+        let answer = w.send(S, w.arrival(request) + 1.0, leak(encrypted(300)));
+        w.ack(C, w.arrival(answer));
+        let o = w.run();
+        let f = o.the(ConnectionNotReused);
+        let Detail::ConnectionNotReused {
+            close_frame,
+            closed_by_server,
+            idle_before_close_ms,
+            ..
+        } = f.detail
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (close_frame, closed_by_server),
+            (o.frame(joined.id(alert)), false)
+        );
+        assert_ms(idle_before_close_ms, 2000.0, RTT, "the client's idle");
+        assert_eq!(f.frames[0], o.frame(syn));
+    }
+}
