@@ -22,7 +22,9 @@
 //! Bounded: per route the newest [`PER_ROUTE`] ends, over all routes the
 //! ends of the last [`WINDOW_NS`] of capture time and at most [`KEPT`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 use std::net::IpAddr;
 
 use crate::connection::Stamp;
@@ -99,7 +101,7 @@ type Route = (IpAddr, IpAddr, u16);
 /// The connections ended lately (track.rs keeps one for the capture).
 #[derive(Default)]
 pub(crate) struct Ends {
-    by_route: HashMap<Route, VecDeque<EndedConnection>>,
+    by_route: FxHashMap<Route, VecDeque<EndedConnection>>,
     /// (route, first close time) of every end kept, oldest first.
     order: VecDeque<(Route, i64)>,
 }

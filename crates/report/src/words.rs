@@ -498,9 +498,9 @@ pub fn explanation(x: &Finding) -> String {
                 format!("after {} idle", crate::fmt_ms(*idle_before_close_ms))
             };
             format!(
-                "This connection's {setup} took {} before its first request could leave. The client's previous connection \
-                 to this server, stream {previous_stream} ({} {}), had been {how} by the {closer} {when} (frame {close_frame}); \
-                 the client asked again {} after that answer. Kept open, that connection would have carried this request at once.",
+                "This connection's {setup} took {} before its first request could leave: the client's previous connection \
+                 to this server, stream {previous_stream} ({} {}), had been {how} by the {closer} {when} (frame {close_frame}), \
+                 and the client asked again {} after that answer. Kept open, it would have carried this request at once.",
                 crate::fmt_ms(cost),
                 previous_requests,
                 if *previous_requests == 1 { "request" } else { "requests" },
@@ -854,12 +854,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             let pause = crate::fmt_ms(*pause_ms);
             let idle = crate::fmt_ms(*idle_before_close_ms);
             match (*closed_by_server, *idle_before_close_ms <= IDLE_CLOSE_MS, *http) {
-                (true, true, true) => "Keep connections alive after an answer: the server closed this client's connection as soon as it had \
-                     answered (its answer or the client's request said `Connection: close`, or an HTTP/1.0 client). Clients: don't \
-                     send `Connection: close` (wrk -H, ab without -k). Servers: keep-alive on (nginx keepalive_timeout above 0 and \
-                     keepalive_requests high enough, 1000 by default; Apache KeepAlive On and MaxKeepAliveRequests; HAProxy \
-                     option http-keep-alive); a proxy's upstreams: nginx `keepalive N;` with proxy_http_version 1.1 and \
-                     proxy_set_header Connection \"\"."
+                (true, true, true) => "Keep connections alive after an answer (the answer, or the client's request, said \
+                     `Connection: close`): no `Connection: close` from the client (wrk -H, ab without -k); on the server nginx \
+                     keepalive_timeout above 0 and keepalive_requests high enough, Apache KeepAlive On, HAProxy option \
+                     http-keep-alive; a proxy's upstreams: nginx `keepalive N;` with proxy_http_version 1.1."
                     .to_string(),
                 (true, true, false) => "Let the server keep the connection open after it answers (its keep-alive or \
                      session setting, or what the client asked for at the end of its request), so that the client's next request \
