@@ -212,7 +212,7 @@ impl Ends {
         let at = kept.iter().rposition(|e| {
             e.stream != stream
                 && e.first_close_ns <= syn.ts_ns
-                && syn.ts_ns - e.last_answer.ts_ns <= WINDOW_NS
+                && syn.ts_ns.saturating_sub(e.last_answer.ts_ns) <= WINDOW_NS
         })?;
         kept.remove(at)
     }

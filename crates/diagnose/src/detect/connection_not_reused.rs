@@ -73,9 +73,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // (its clock: the server's packets shifted by the client's side of
     // the path). Otherwise it opened this one while that one was open.
     let knew = previous.client_close_ns.is_some_and(|t| t <= syn.ts_ns)
-        || previous
-            .server_close_ns
-            .is_some_and(|t| t + f.client_side_ns <= syn.ts_ns + f.jitter_ns);
+        || previous.server_close_ns.is_some_and(|t| {
+            t.saturating_add(f.client_side_ns) <= syn.ts_ns.saturating_add(f.jitter_ns)
+        });
     if !knew {
         return;
     }
@@ -99,10 +99,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     else {
         return;
     };
-    if request.ts_ns - (release.ts_ns + f.client_side_ns) > READY_NS {
+    // (Saturating: a broken clock may stand at the end of time.)
+    if request
+        .ts_ns
+        .saturating_sub(release.ts_ns.saturating_add(f.client_side_ns))
+        > READY_NS
+    {
         return;
     }
-    let wait_ns = request.ts_ns - syn.ts_ns;
+    let wait_ns = request.ts_ns.saturating_sub(syn.ts_ns);
     // On loopback or a LAN a set-up costs microseconds: nothing to win.
     if wait_ns < super::causality::EXCESS_FLOOR_NS {
         return;
@@ -113,7 +118,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     } else {
         (
             previous.close.ts_ns,
-            previous.last_answer.ts_ns + f.client_side_ns,
+            previous.last_answer.ts_ns.saturating_add(f.client_side_ns),
         )
     };
     let mut x = f.finding(FindingKind::ConnectionNotReused, Some(Phase::TcpHandshake));
@@ -137,8 +142,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         closed_by_server: previous.closed_by_server,
         reset: previous.reset,
         previous_requests: previous.exchanges,
-        idle_before_close_ms: (closer_clock - answer_ns).max(0) as f64 / 1e6,
-        pause_ms: (syn.ts_ns - previous.last_answer.ts_ns).max(0) as f64 / 1e6,
+        idle_before_close_ms: closer_clock.saturating_sub(answer_ns).max(0) as f64 / 1e6,
+        pause_ms: syn.ts_ns.saturating_sub(previous.last_answer.ts_ns).max(0) as f64 / 1e6,
         tls: tls.is_some_and(|t| {
             t.client_hello_frames
                 .first()
