@@ -901,6 +901,63 @@ impl Nginx {
             });
         }
 
+        // Keep-alive off: every request after a client's first waits for a
+        // new connection's handshakes.
+        for s in &servers {
+            let timeout_off = find(&s.chain, "keepalive_timeout")
+                .filter(|d| d.arg(0).and_then(parse_seconds) == Some(0));
+            let one_request = find(&s.chain, "keepalive_requests").filter(|d| {
+                d.arg(0)
+                    .and_then(|a| a.parse::<u64>().ok())
+                    .is_some_and(|n| n <= 1)
+            });
+            let Some(d) = timeout_off.or(one_request) else {
+                continue;
+            };
+            let at = self.loc(d);
+            if let Some(f) = findings
+                .iter_mut()
+                .find(|g| g.check == "keepalive_off" && g.location.at == at.at)
+            {
+                for p in s.ports() {
+                    if !f.ports.contains(&p) {
+                        f.ports.push(p);
+                    }
+                }
+                continue;
+            }
+            let tls = s.tls();
+            findings.push(Finding {
+                check: "keepalive_off",
+                severity: Severity::Medium,
+                confidence: Confidence::High,
+                title: format!(
+                    "server {} closes every connection after {}",
+                    s.name(),
+                    if timeout_off.is_some() { "its answer (keepalive_timeout 0)" } else { "one request (keepalive_requests)" }
+                ),
+                location: at,
+                related: vec![],
+                cost: Cost {
+                    rtts: Some(if tls { 2.0 } else { 1.0 }),
+                    ms: None,
+                    per: "returning_request",
+                    text: format!(
+                        "per request after a client's first (a page's other resources, an API client's next call): the TCP handshake's round trip before it can leave{}",
+                        if tls { ", and the TLS handshake's (1 RTT for TLS 1.3 or a resumed session, 2 for a full TLS 1.2 one)" } else { "" }
+                    ),
+                },
+                why: "nginx answers `Connection: close` and closes the connection when keepalive_timeout is 0, or once a connection has served keepalive_requests requests: the client's next request needs a new connection, and waits for its handshakes.".into(),
+                fix: Fix {
+                    syntax: "nginx",
+                    text: "keepalive_timeout 75s; keepalive_requests 1000;   # the defaults".into(),
+                },
+                confirms: crate::vocabulary::confirms("keepalive_off").to_vec(),
+                evidence: None,
+                ports: s.ports(),
+            });
+        }
+
         // Proxied requests that open a connection to their upstream each.
         for s in &servers {
             for (_, chain) in &s.locations {

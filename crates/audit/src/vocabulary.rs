@@ -30,6 +30,9 @@ pub fn confirms(check: &str) -> &'static [FindingKind] {
         "haproxy_msg_more" => &[FindingKind::NagleHold],
         // A connection per proxied request: its handshake in the wait.
         "upstream_per_request" => &[FindingKind::UpstreamWait],
+        // The server closing after each answer: the client's next request
+        // waits for a new connection.
+        "keepalive_off" => &[FindingKind::ConnectionNotReused],
         _ => &[],
     }
 }
@@ -62,4 +65,5 @@ pub const CONFIG_EXPLAINABLE: &[FindingKind] = &[
     FindingKind::SynRetransmit,
     FindingKind::ServerThinkTime,
     FindingKind::UpstreamWait,
+    FindingKind::ConnectionNotReused,
 ];

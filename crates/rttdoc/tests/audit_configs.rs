@@ -233,6 +233,59 @@ fn a_proxy_pass_connecting_per_request_is_confirmed_by_the_proxys_capture() {
     assert!(explained, "{}", doc["capture"]);
 }
 
+/// The server of scripts/reuse-captures.sh: keep-alive off on 8080 (and
+/// one request per connection on 8083) costs every returning request a
+/// new connection, which the capture of curl against 8080 confirms
+/// (`connection_not_reused` on that port); an idle timeout of 1 s, or the
+/// defaults, are no finding.
+#[test]
+fn keepalive_off_is_found_where_set_and_confirmed_by_the_capture_of_its_port() {
+    let (doc, code) = audit(&[
+        "--nginx",
+        "nginx/keepalive/nginx.conf",
+        "--capture",
+        "../reuse/server-close.pcap.gz",
+    ]);
+    assert_eq!(code, 0);
+    let mut at = ats(&doc, "keepalive_off");
+    at.sort();
+    assert_eq!(
+        at,
+        [
+            "nginx/keepalive/nginx.conf:10",
+            "nginx/keepalive/nginx.conf:7"
+        ]
+    );
+    let mut f = found(&doc, "keepalive_off");
+    f.sort_by_key(|f| ports(f));
+    assert_eq!(ports(f[0]), [8080]);
+    assert_eq!(ports(f[1]), [8083]);
+    assert_eq!(
+        f[0]["confirms"],
+        serde_json::json!(["connection_not_reused"])
+    );
+    assert_eq!(
+        f[0]["evidence"]["status"], "confirmed",
+        "{}",
+        f[0]["evidence"]
+    );
+    assert_ne!(
+        f[1]["evidence"]["status"], "confirmed",
+        "{}",
+        f[1]["evidence"]
+    );
+    // The capture's findings are explained by the setting.
+    let explained = doc["capture"]["kinds"].as_array().unwrap().iter().any(|k| {
+        k["kind"] == "connection_not_reused"
+            && k["explained_by"].as_array().unwrap().iter().any(|x| {
+                x.as_str()
+                    .unwrap()
+                    .ends_with("nginx/keepalive/nginx.conf:7")
+            })
+    });
+    assert!(explained, "{}", doc["capture"]);
+}
+
 #[test]
 fn tcp_nodelay_off_holds_the_handshake_only_where_the_default_server_inherits_it_and_the_flight_is_over_4096_bytes(
 ) {
