@@ -575,6 +575,49 @@ impl Haproxy {
                 ports,
             });
         }
+        // Client connections closed after each response: `option
+        // httpclose` on the frontend or listen (itself or its defaults)
+        // answers `Connection: close` and closes the client's side too.
+        for s in self.http_proxies() {
+            if !self.option(s, "httpclose") {
+                continue;
+            }
+            let tls = s.lines.iter().any(|l| {
+                l.words.first().is_some_and(|w| w == "bind") && l.words.iter().any(|w| w == "ssl")
+            });
+            findings.push(Finding {
+                check: "keepalive_off",
+                severity: Severity::Medium,
+                confidence: Confidence::High,
+                title: format!(
+                    "{} {}: every client connection closes after its response (option httpclose)",
+                    s.kind, s.name
+                ),
+                location: Location {
+                    source: "haproxy",
+                    at: format!("{}:{}", self.file.display(), s.line),
+                    text: format!("{} {} (option httpclose)", s.kind, s.name),
+                },
+                related: vec![],
+                cost: Cost {
+                    rtts: Some(if tls { 2.0 } else { 1.0 }),
+                    ms: None,
+                    per: "returning_request",
+                    text: format!(
+                        "per request after a client's first: the TCP handshake's round trip before it can leave{}",
+                        if tls { ", and the TLS handshake's (1 RTT for TLS 1.3 or a resumed session, 2 for a full TLS 1.2 one)" } else { "" }
+                    ),
+                },
+                why: "With option httpclose HAProxy closes the client's connection once the response is complete (configuration.txt): the client's next request needs a new connection, and waits for its handshakes.".into(),
+                fix: Fix {
+                    syntax: "haproxy",
+                    text: "no option httpclose   # keep-alive (the default), with timeout http-keep-alive above the clients' pauses".into(),
+                },
+                confirms: crate::vocabulary::confirms("keepalive_off").to_vec(),
+                evidence: None,
+                ports: bind_ports(s),
+            });
+        }
         // Each bind's findings apply to its port.
         for (line, _) in self.binds() {
             let at = self.loc(line).at;
@@ -763,6 +806,36 @@ mod tests {
             "defaults\n  mode tcp\n  option http-server-close\nfrontend f\n  bind :80\n"
         )
         .is_empty());
+    }
+
+    #[test]
+    fn client_connections_closed_after_each_response_are_keepalive_off() {
+        let checks = |text: &str| -> Vec<Finding> {
+            let h = Haproxy::parse(text, Path::new("/x/h.cfg")).unwrap();
+            h.check(&Kernel::default(), &mut Vec::new(), &mut Vec::new())
+                .into_iter()
+                .filter(|f| f.check == "keepalive_off")
+                .collect()
+        };
+        // On the frontend, or inherited from its defaults.
+        let f = checks("defaults\n  mode http\nfrontend f\n  bind :80\n  option httpclose\n  default_backend b\nbackend b\n  server s 10.0.0.5:8080\n");
+        assert_eq!(f.len(), 1);
+        assert_eq!((f[0].ports.clone(), f[0].cost.rtts), (vec![80], Some(1.0)));
+        assert_eq!(f[0].location.at, "/x/h.cfg:3");
+        let f = checks("defaults\n  mode http\n  option httpclose\nlisten l\n  bind :443 ssl crt a.pem\n  server s 10.0.0.5:8080\n");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].cost.rtts, Some(2.0), "TLS: its handshake too");
+        // In the backend only (the server side), http-server-close (the
+        // client side stays alive), turned off again, TCP mode: none.
+        assert!(checks("defaults\n  mode http\nfrontend f\n  bind :80\n  default_backend b\nbackend b\n  option httpclose\n  server s 10.0.0.5:8080\n").is_empty());
+        assert!(checks(
+            "defaults\n  mode http\n  option http-server-close\nfrontend f\n  bind :80\n"
+        )
+        .is_empty());
+        assert!(checks("defaults\n  mode http\n  option httpclose\nfrontend f\n  bind :80\n  no option httpclose\n").is_empty());
+        assert!(
+            checks("defaults\n  mode tcp\n  option httpclose\nfrontend f\n  bind :80\n").is_empty()
+        );
     }
 
     #[test]
