@@ -363,11 +363,9 @@ pub struct Connection {
     pub(crate) too_big: Vec<TooBig>,
     /// In the tracker's closing queue (see track.rs).
     pub(crate) closing_queued: bool,
-    /// Its first FIN or RST was noted among the capture's ends (reuse.rs).
-    pub(crate) end_noted: bool,
-    /// The first FIN's or RST's sender and, for a FIN, the sequence
-    /// number just past it, until the other side closed too (reuse.rs).
-    pub(crate) first_close: Option<(Direction, Option<u32>)>,
+    /// How far its close has been noted among the capture's ends
+    /// (reuse.rs).
+    pub(crate) close_seen: crate::reuse::CloseSeen,
     /// The earlier connection of its client to its server it could have
     /// been instead, looked up at its first request (reuse.rs).
     pub(crate) previous: Option<Box<crate::reuse::EndedConnection>>,
@@ -433,8 +431,7 @@ impl Connection {
             sibling_data: Vec::new(),
             too_big: Vec::new(),
             closing_queued: false,
-            end_noted: false,
-            first_close: None,
+            close_seen: crate::reuse::CloseSeen::Open,
             previous: None,
             previous_looked_up: false,
             same_as: None,

@@ -80,6 +80,22 @@ pub struct EndedConnection {
     pub(crate) server_name: u64,
 }
 
+/// How far a connection's close has been noted (track.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CloseSeen {
+    /// No FIN or RST yet.
+    Open,
+    /// One side's FIN or RST: its sender and, for a FIN, the sequence
+    /// number just past it (what the other side's FIN acknowledges when
+    /// it had it).
+    First {
+        by: crate::model::Direction,
+        fin_end: Option<u32>,
+    },
+    /// The other side's too.
+    Both,
+}
+
 /// A connection's first FIN or RST, as track.rs hands it over.
 pub(crate) struct End {
     pub stream: u64,

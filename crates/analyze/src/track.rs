@@ -41,6 +41,7 @@ use crate::flow_map::{FlowKey, FlowMap};
 use crate::lone_syn::{Embryo, LoneSyn, LoneSyns};
 use crate::model::{CaptureStats, Direction, Ending, Endpoint};
 use crate::path_samples::PathSamples;
+use crate::reuse::CloseSeen;
 use crate::twins::{SameAs, Twins};
 use crate::upstream::{Asking, Calls, Place};
 
@@ -900,12 +901,14 @@ fn track_in(
     if seg.flags.fin() {
         calls.closes.fin(conn.stream, seg.src, seg.dst, at.ts_ns);
     }
-    if (seg.flags.fin() || seg.flags.rst()) && !conn.end_noted {
-        note_end(conn, calls, at, dir, seg);
-    } else if (seg.flags.fin() || seg.flags.rst())
-        && conn.first_close.is_some_and(|(d, _)| d != dir)
-    {
-        note_second_close(conn, calls, at, dir, seg);
+    if seg.flags.fin() || seg.flags.rst() {
+        match conn.close_seen {
+            CloseSeen::Open => note_end(conn, calls, at, dir, seg),
+            CloseSeen::First { by, fin_end } if by != dir => {
+                note_second_close(conn, calls, at, dir, seg, fin_end)
+            }
+            _ => {}
+        }
     }
     // (Only the client's: a push is written when another client's
     // message comes.)
@@ -989,10 +992,12 @@ fn note_end(
     dir: Direction,
     seg: &Segment<'_>,
 ) {
-    conn.end_noted = true;
     // (After a RST the other side's FIN has no first FIN to cover.)
     let end = seg.seq.wrapping_add(seg.payload_len).wrapping_add(1);
-    conn.first_close = Some((dir, (!seg.flags.rst()).then_some(end)));
+    conn.close_seen = CloseSeen::First {
+        by: dir,
+        fin_end: (!seg.flags.rst()).then_some(end),
+    };
     // (A record TLS holds back as a possible ticket, when it came after
     // the request, is the answer the connection's end will deliver.)
     let held = conn.tls.as_ref().and_then(|t| t.held_record());
@@ -1040,10 +1045,9 @@ fn note_second_close(
     at: Stamp,
     dir: Direction,
     seg: &Segment<'_>,
+    first_end: Option<u32>,
 ) {
-    let Some((_, first_end)) = conn.first_close.take() else {
-        return;
-    };
+    conn.close_seen = CloseSeen::Both;
     let on_its_own = seg.flags.fin()
         && first_end.is_some_and(|end| !(seg.flags.ack() && crate::seq::le(end, seg.ack)));
     calls.ends.closed_too(

@@ -599,15 +599,7 @@ impl Haproxy {
                     text: format!("{} {} (option httpclose)", s.kind, s.name),
                 },
                 related: vec![],
-                cost: Cost {
-                    rtts: Some(if tls { 2.0 } else { 1.0 }),
-                    ms: None,
-                    per: "returning_request",
-                    text: format!(
-                        "per request after a client's first: the TCP handshake's round trip before it can leave{}",
-                        if tls { ", and the TLS handshake's (1 RTT for TLS 1.3 or a resumed session, 2 for a full TLS 1.2 one)" } else { "" }
-                    ),
-                },
+                cost: Cost::new_connection_per_request(tls),
                 why: "With option httpclose HAProxy closes the client's connection once the response is complete (configuration.txt): the client's next request needs a new connection, and waits for its handshakes.".into(),
                 fix: Fix {
                     syntax: "haproxy",

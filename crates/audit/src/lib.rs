@@ -101,6 +101,23 @@ pub struct Cost {
     pub text: String,
 }
 
+impl Cost {
+    /// `keepalive_off`'s, nginx's and HAProxy's alike: every request after
+    /// a client's first waits for a new connection's handshakes (TLS's
+    /// too on a `tls` listener).
+    pub(crate) fn new_connection_per_request(tls: bool) -> Cost {
+        Cost {
+            rtts: Some(if tls { 2.0 } else { 1.0 }),
+            ms: None,
+            per: "returning_request",
+            text: format!(
+                "per request after a client's first (a page's other resources, an API client's next call): the TCP handshake's round trip before it can leave{}",
+                if tls { ", and the TLS handshake's (1 RTT for TLS 1.3 or a resumed session, 2 for a full TLS 1.2 one)" } else { "" }
+            ),
+        }
+    }
+}
+
 /// A fix in the syntax of the file (or command) it goes in.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Fix {

@@ -938,15 +938,7 @@ impl Nginx {
                 ),
                 location: at,
                 related: vec![],
-                cost: Cost {
-                    rtts: Some(if tls { 2.0 } else { 1.0 }),
-                    ms: None,
-                    per: "returning_request",
-                    text: format!(
-                        "per request after a client's first (a page's other resources, an API client's next call): the TCP handshake's round trip before it can leave{}",
-                        if tls { ", and the TLS handshake's (1 RTT for TLS 1.3 or a resumed session, 2 for a full TLS 1.2 one)" } else { "" }
-                    ),
-                },
+                cost: Cost::new_connection_per_request(tls),
                 why: "nginx answers `Connection: close` and closes the connection when keepalive_timeout is 0, or once a connection has served keepalive_requests requests: the client's next request needs a new connection, and waits for its handshakes.".into(),
                 fix: Fix {
                     syntax: "nginx",

@@ -254,11 +254,7 @@ fn probe_names_nagle_hold_with_frames_against_nginx_nodelay_off_and_none_in_its_
             // (The probe leaves out `connection_not_reused`: it opens a
             // connection per request on purpose.)
             let frames = |v: &Value| -> Vec<(String, Value)> {
-                v["findings"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|f| f["kind"] != "connection_not_reused")
+                findings_within(&v["findings"])
                     .map(|f| (f["kind"].as_str().unwrap().to_string(), f["frames"].clone()))
                     .collect()
             };

@@ -79,24 +79,25 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     if !knew {
         return;
     }
-    // A server that refused a SYN (its RST before the SYN-ACK) was not
-    // accepting connections then: no kept connection to count on.
-    if f.timeline
-        .iter()
-        .take_while(|r| r.frame < request.frame)
-        .any(|r| r.dir == Direction::ServerToClient && r.flags.rst())
-    {
-        return;
-    }
-    // The server's last set-up packet before the request: what let the
-    // client send it.
-    let Some(release) = f
+    // The server's last set-up packet before the request (its SYN-ACK or
+    // last TLS flight): what let the client send it. A server that refused
+    // a SYN (its RST before the SYN-ACK) was not accepting connections
+    // then: no kept connection to count on.
+    let mut release = None;
+    for r in f
         .timeline
         .iter()
         .take_while(|r| r.frame < request.frame)
-        .filter(|r| r.dir == Direction::ServerToClient && (r.flags.syn() || r.len > 0))
-        .last()
-    else {
+        .filter(|r| r.dir == Direction::ServerToClient)
+    {
+        if r.flags.rst() {
+            return;
+        }
+        if r.flags.syn() || r.len > 0 {
+            release = Some(r);
+        }
+    }
+    let Some(release) = release else {
         return;
     };
     // (Saturating: a broken clock may stand at the end of time.)
@@ -113,23 +114,24 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let tls = f.report.tls.as_ref();
-    let (closer_clock, answer_ns) = if previous.closed_by_server {
-        (previous.close.ts_ns, previous.last_answer.ts_ns)
+    // The last answer on the closer's clock: a client closes after the
+    // answer reached it.
+    let shift = if previous.closed_by_server {
+        0
     } else {
-        (
-            previous.close.ts_ns,
-            previous.last_answer.ts_ns.saturating_add(f.client_side_ns),
-        )
+        f.client_side_ns
     };
+    let answer_ns = previous.last_answer.ts_ns.saturating_add(shift);
+    let wait_ms = wait_ns as f64 / 1e6;
     let mut x = f.finding(FindingKind::ConnectionNotReused, Some(Phase::TcpHandshake));
     x.frames = vec![syn.frame, release.frame, request.frame];
     x.waits = vec![Wait {
         from_frame: syn.frame,
         to_frame: request.frame,
         release_frame: Some(release.frame),
-        ms: wait_ns as f64 / 1e6,
+        ms: wait_ms,
     }];
-    x.cost_ms = wait_ns as f64 / 1e6;
+    x.cost_ms = wait_ms;
     x.confidence = 0.9;
     // This connection, and how the earlier one ended.
     x.display_filter = format!(
@@ -142,7 +144,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         closed_by_server: previous.closed_by_server,
         reset: previous.reset,
         previous_requests: previous.exchanges,
-        idle_before_close_ms: closer_clock.saturating_sub(answer_ns).max(0) as f64 / 1e6,
+        idle_before_close_ms: previous.close.ts_ns.saturating_sub(answer_ns).max(0) as f64 / 1e6,
         pause_ms: syn.ts_ns.saturating_sub(previous.last_answer.ts_ns).max(0) as f64 / 1e6,
         tls: tls.is_some_and(|t| {
             t.client_hello_frames

@@ -97,6 +97,18 @@ fn known(old: &Wire, closing: Id, close: Close) -> f64 {
     }
 }
 
+/// A capture holding the earlier connection (closed by the server right
+/// after its answer, `answered` or not) to the server's `server_port`, and
+/// when this connection's SYN goes: 1 ms after the client knew the earlier
+/// one was closing.
+fn after_server_close(path: Path, answered: bool, server_port: u16) -> (Wire, f64) {
+    let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, answered);
+    let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
+    let mut w = Wire::new(path);
+    w.join(old, EARLIER, server_port);
+    (w, t)
+}
+
 /// The earlier connection closed as `close` says, this one's SYN `gap`
 /// ms after the client knew it.
 fn after(path: Path, close: Close, gap: f64, request_after: f64) -> (Outcome, [Id; 3], Id) {
@@ -180,10 +192,7 @@ fn who_closed_and_after_how_long_idle_is_told() {
 #[test]
 fn a_tls_connection_not_reused_waits_for_both_handshakes() {
     for path in Path::all(RTT) {
-        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
-        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
-        let mut w = Wire::new(path);
-        w.join(old, EARLIER, 443);
+        let (mut w, t) = after_server_close(path, true, 443);
         let [syn, ..] = w.handshake(t);
         let hs = tls13_handshake(&mut w, t + RTT, 0.0, Offer::tls13());
         let request = w.send(C, w.sent(hs.client_finished), leak(encrypted(100)));
@@ -193,7 +202,7 @@ fn a_tls_connection_not_reused_waits_for_both_handshakes() {
         let f = o.the(ConnectionNotReused);
         let last_flight = *hs.flight.last().unwrap();
         // (The segments of a flight leave 0.01 ms apart.)
-        let ms = w_rtts(2.0) + 0.01 * (hs.flight.len() - 1) as f64;
+        let ms = 2.0 * RTT + 0.01 * (hs.flight.len() - 1) as f64;
         assert_waits(
             &f.waits,
             &[o.wait(syn, request, Some(last_flight), ms)],
@@ -204,10 +213,6 @@ fn a_tls_connection_not_reused_waits_for_both_handshakes() {
             Detail::ConnectionNotReused { tls: true, .. }
         ));
     }
-}
-
-fn w_rtts(n: f64) -> f64 {
-    n * RTT
 }
 
 // Near-misses: each breaks one condition of the signature.
@@ -243,10 +248,7 @@ fn a_connection_opened_before_the_servers_close_reached_the_client_is_not_one() 
 #[test]
 fn an_earlier_connection_closed_before_its_answer_could_not_be_reused() {
     for path in Path::all(RTT) {
-        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, false);
-        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
-        let mut w = Wire::new(path);
-        w.join(old, EARLIER, 443);
+        let (mut w, t) = after_server_close(path, false, 443);
         new_connection(&mut w, t, 0.0);
         w.run().has_no(ConnectionNotReused);
     }
@@ -263,10 +265,7 @@ fn a_client_back_after_more_than_a_minute_is_not_one() {
 #[test]
 fn a_connection_to_another_port_is_not_the_alternative() {
     for path in Path::all(RTT) {
-        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
-        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
-        let mut w = Wire::new(path);
-        w.join(old, EARLIER, 8443);
+        let (mut w, t) = after_server_close(path, true, 8443);
         new_connection(&mut w, t, 0.0);
         w.run().has_no(ConnectionNotReused);
     }
@@ -275,10 +274,7 @@ fn a_connection_to_another_port_is_not_the_alternative() {
 #[test]
 fn request_data_in_the_syn_waited_for_no_set_up() {
     for path in Path::all(RTT) {
-        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
-        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
-        let mut w = Wire::new(path);
-        w.join(old, EARLIER, 443);
+        let (mut w, t) = after_server_close(path, true, 443);
         let syn = w.syn_data(
             t,
             rttdoc_wire::Tfo::Cookie { len: 8 },
@@ -304,10 +300,7 @@ fn a_set_up_of_microseconds_is_nothing_to_win() {
 #[test]
 fn a_server_that_refused_the_syn_was_not_there_to_keep_a_connection() {
     for path in Path::all(RTT) {
-        let (old, closing) = earlier(path, SERVER_AFTER_ANSWER, true);
-        let t = known(&old, closing, SERVER_AFTER_ANSWER) + 1.0;
-        let mut w = Wire::new(path);
-        w.join(old, EARLIER, 443);
+        let (mut w, t) = after_server_close(path, true, 443);
         let syn = w.syn(t);
         w.rst(S, w.arrival(syn));
         // (Windows tries again half a second later.)

@@ -459,15 +459,23 @@ impl StreamFacts {
     }
 }
 
-/// The kinds of the findings about what a connection's own packets
-/// waited for: all but `connection_not_reused`, which is about the
-/// connection before it, not this one's packets (the capture scripts run
-/// their clients one after another; tests/reuse.rs judges those).
+/// The findings about what a connection's own packets waited for: all
+/// but `connection_not_reused`, which is about the connection before it,
+/// not this one's packets (the capture scripts run their clients one
+/// after another; tests/reuse.rs judges those).
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn findings_within(list: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter(|x| x["kind"] != "connection_not_reused")
+}
+
+/// The kinds of [`findings_within`].
 #[allow(dead_code)] // not every test binary uses every helper
 pub fn kinds_within(list: &serde_json::Value) -> Vec<&str> {
-    kinds(list)
-        .into_iter()
-        .filter(|k| *k != "connection_not_reused")
+    findings_within(list)
+        .filter_map(|x| x["kind"].as_str())
         .collect()
 }
 
