@@ -72,7 +72,7 @@ relay_lab_cleanup() {
   if declare -F extra_cleanup >/dev/null; then extra_cleanup; fi
   wait 2>/dev/null || true
   if [[ -n ${relay_resolver:-} ]]; then
-    rm -rf "/etc/netns/$S"
+    rm -rf "/etc/netns/$S" "/etc/netns/$C"
     if [[ -n ${relay_made_netns_dir:-} ]]; then rmdir /etc/netns 2>/dev/null || true; fi
   fi
   for n in "$C" "$S" "$M"; do ip netns del "$n" 2>/dev/null || true; done
@@ -86,12 +86,14 @@ relay_lab_cleanup() {
 # On relay_lab's path, with the relay up (20 ms each way, for at most
 # 25 s) and tcpdump on the client's interface writing $work/NAME.pcap,
 # runs COMMAND in the client's namespace (at most 20 s, its output
-# dropped), then stops the relay and tcpdump.
+# dropped), then stops the relay and tcpdump. tcpdump's filter is
+# $relay_filter when set (`tcp or udp port 53`), else `tcp`.
 relay_capture() {
   local name=$1 p; shift
   ip netns exec "$M" python3 "$(dirname "${BASH_SOURCE[0]}")/tun-delay.py" ta tb 20 25 &
   pids+=($!)
-  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode -w "$work/$name.pcap" tcp 2>/dev/null &
+  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode -w "$work/$name.pcap" \
+    "${relay_filter:-tcp}" 2>/dev/null &
   pids+=($!)
   sleep 1
   timeout 20 ip netns exec "$C" "$@" > /dev/null

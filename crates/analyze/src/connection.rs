@@ -371,6 +371,10 @@ pub struct Connection {
     pub(crate) previous: Option<Box<crate::reuse::EndedConnection>>,
     /// That look was made.
     pub(crate) previous_looked_up: bool,
+    /// The name lookup its client made for its server just before its
+    /// SYN (dns.rs).
+    pub(crate) lookup: Option<Box<crate::dns::NameLookup>>,
+    pub(crate) lookup_looked_up: bool,
     /// This is the connection of that earlier stream, seen again with
     /// its addresses translated (twins.rs).
     pub(crate) same_as: Option<u64>,
@@ -434,6 +438,8 @@ impl Connection {
             close_seen: crate::reuse::CloseSeen::Open,
             previous: None,
             previous_looked_up: false,
+            lookup: None,
+            lookup_looked_up: false,
             same_as: None,
             roles_settled: false,
         }

@@ -121,6 +121,9 @@ pub struct ConnectionFacts {
     /// name) that ended shortly before this one's SYN, its last request
     /// answered: what this one could have been instead (reuse.rs).
     pub previous: Option<Box<crate::EndedConnection>>,
+    /// The name lookup (DNS over UDP) its client made for its server just
+    /// before its SYN, if the capture has it (dns.rs).
+    pub lookup: Option<Box<crate::NameLookup>>,
 }
 
 /// The RTT samples of a connection, reduced to what the ledger reads.
@@ -237,6 +240,7 @@ impl Connection {
                 .previous
                 .take()
                 .filter(|p| p.server_name == c.server_name_hash()),
+            lookup: c.lookup.take(),
         }
     }
 

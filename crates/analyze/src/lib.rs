@@ -24,6 +24,7 @@ mod closes;
 mod commands;
 mod connect_back;
 mod connection;
+mod dns;
 mod exchange;
 mod facts;
 mod finisher;
@@ -63,6 +64,7 @@ pub use connect_back::ConnectBack;
 pub use connection::{
     SegmentRecord, Stamp, TooBig, LATE_RETRANSMISSIONS_CITED, TIMELINE_CAP, TOO_BIG_KEPT,
 };
+pub use dns::{LookupAnswer, LookupQuery, NameLookup};
 pub use exchange::Exchange;
 pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};
 pub use finisher::ReportSink;

@@ -176,6 +176,7 @@ impl Embryo {
             sibling_data: Vec::new(),
             too_big: Vec::new(),
             previous: None,
+            lookup: None,
         }
     }
 }

@@ -320,6 +320,10 @@ impl<'s> Tracker<'s> {
                 self.stats.non_tcp += 1;
                 self.quoted(at, &q);
             }
+            Decoded::Dns(datagram) => {
+                self.stats.non_tcp += 1;
+                self.calls.lookups.datagram(at, &datagram);
+            }
             Decoded::Skipped(Skip::NotIp) => self.stats.non_ip += 1,
             Decoded::Skipped(Skip::NotTcp) => self.stats.non_tcp += 1,
             Decoded::Skipped(Skip::Fragment) => self.stats.ip_fragments += 1,
@@ -777,6 +781,7 @@ impl<'s> Tracker<'s> {
             if c.exchanges.total > 0 && !c.previous_looked_up {
                 take_previous(&mut c, &mut self.calls.ends);
             }
+            take_lookup(&mut c, &mut self.calls.lookups);
             c.sibling_closes = self.calls.closes.of_siblings(
                 c.stream,
                 c.server.ip,
@@ -920,6 +925,7 @@ fn track_in(
         note_handshake(conn, at, paths);
         if conn.syn_ack_count == 1 {
             calls.dials.accepted(conn.stream, conn.server.ip, at);
+            take_lookup(conn, &mut calls.lookups);
         }
         same = twins.syn_ack(conn.stream, key, seg.seq, seg.ack, at.ts_ns);
     }
@@ -1068,6 +1074,21 @@ fn take_previous(conn: &mut Connection, ends: &mut crate::reuse::Ends) {
     if let Some(syn) = conn.first_syn {
         conn.previous = ends
             .take_before(conn.stream, conn.client.ip, conn.server, syn)
+            .map(Box::new);
+    }
+}
+
+/// A connection opened by a SYN the capture saw takes the name lookup its
+/// client made for its server just before that SYN (dns.rs): when the
+/// SYN is answered, or when it is handed on. Once per connection.
+fn take_lookup(conn: &mut Connection, lookups: &mut crate::dns::Lookups) {
+    if conn.lookup_looked_up {
+        return;
+    }
+    conn.lookup_looked_up = true;
+    if let Some(syn) = conn.first_syn {
+        conn.lookup = lookups
+            .take(conn.client.ip, conn.server.ip, syn)
             .map(Box::new);
     }
 }

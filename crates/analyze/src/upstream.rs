@@ -95,6 +95,9 @@ pub(crate) struct Calls {
     /// The connections ended lately, per route: what a new connection
     /// could have reused (reuse.rs).
     pub ends: crate::reuse::Ends,
+    /// The name lookups clients made lately: what a new connection's
+    /// client waited for before its SYN (dns.rs).
+    pub lookups: crate::dns::Lookups,
     answered: VecDeque<Asking>,
     /// (stream, the request's first segment's time), in capture order.
     opened: VecDeque<(u64, i64)>,

@@ -10,7 +10,8 @@
 //! it is the whole RTT; in the middle, the client's share of it.
 
 use crate::model::{
-    ConnectionReport, CostRule, Direction, LedgerRow, MptcpSubflowKind, Phase, RttSource, Vantage,
+    ConnectionReport, CostRule, Direction, LedgerRow, MptcpSubflowKind, NameLookupReport, Phase,
+    RttSource, Vantage,
 };
 use rttdoc_analyze::{vantage, ConnectionFacts, Exchange, Stamp};
 use rttdoc_wire::tls::{is_tls13, version_name};
@@ -720,6 +721,11 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         rtt_source,
         tcp_handshake_ms: c.initial_rtt_ns.map(|r| r as f64 / 1e6),
         handshake,
+        name_lookup: c
+            .lookup
+            .as_deref()
+            .zip(c.first_syn)
+            .map(|(l, syn)| Box::new(lookup_report(l, syn))),
         client_to_server: c.stats[0].clone(),
         server_to_client: c.stats[1].clone(),
         tls,
@@ -730,7 +736,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         findings: Vec::new(),
         unexplained_ms: 0.0,
         ladder: c.ladder.map(Vec::into_boxed_slice),
-        series: c.series,
+        series: c.series.map(Box::new),
     };
     let burst_segment = crate::detect::burst_segment_sizes(&c.timeline, rtt_ns);
     // What the detectors know, made twice when idle rows change the
@@ -747,6 +753,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 sibling_data: &c.sibling_data,
                 too_big: &c.too_big,
                 previous: c.previous.as_deref(),
+                lookup: c.lookup.as_deref(),
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,
                 rtt_ns,
@@ -1131,6 +1138,50 @@ fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f6
         left[p as usize] -= share;
     }
     left.iter().sum()
+}
+
+/// The connection's name lookup for people and programs: its span on the
+/// client's clock (its queries and the SYN are the client's) and the
+/// names tried before the one that resolved.
+fn lookup_report(l: &rttdoc_analyze::NameLookup, syn: rttdoc_analyze::Stamp) -> NameLookupReport {
+    let first = l.first_sent();
+    let done = l
+        .queries
+        .iter()
+        .filter_map(|q| q.answer)
+        .filter(|a| a.at.frame < syn.frame)
+        .map(|a| a.at)
+        .max_by_key(|a| (a.ts_ns, a.frame))
+        .unwrap_or(l.answer);
+    let mut names_tried: Vec<String> = Vec::new();
+    for q in l.queries.iter().filter(|q| q.sent.frame < l.answer.frame) {
+        let failed = *q.name != *l.name;
+        if failed && names_tried.len() < 8 && !names_tried.iter().any(|n| **n == *q.name) {
+            names_tried.push(q.name.to_string());
+        }
+    }
+    NameLookupReport {
+        name: l.name.to_string(),
+        resolver: l
+            .queries
+            .iter()
+            .find(|q| q.answer.is_some_and(|a| a.at == l.answer))
+            .map_or(first_resolver(l), |q| q.resolver),
+        first_frame: first.frame,
+        answer_frame: l.answer.frame,
+        last_frame: done.frame,
+        ms: (done.ts_ns - first.ts_ns).max(0) as f64 / 1e6,
+        syn_after_ms: (syn.ts_ns - done.ts_ns).max(0) as f64 / 1e6,
+        queries: l.queries.len() as u32,
+        unanswered: l.queries.iter().filter(|q| q.answer.is_none()).count() as u32,
+        names_tried,
+    }
+}
+
+fn first_resolver(l: &rttdoc_analyze::NameLookup) -> std::net::IpAddr {
+    l.queries
+        .first()
+        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |q| q.resolver)
 }
 
 #[cfg(test)]

@@ -225,6 +225,14 @@ finding_kinds! {
     /// could have carried the request.
     ConnectionNotReused = "connection_not_reused" in "connection_not_reused.rs", PricedIntoIdeal,
         fix "HTTP keep-alive on both ends (no `Connection: close`), idle timeouts longer than the client's pauses";
+    /// A query of the name lookup before the SYN went unanswered until
+    /// the client's resolver sent it again (its timeout).
+    DnsQueryLost = "dns_query_lost" in "dns_query_lost.rs", Waits,
+        fix "find the loss between resolver and client (conntrack's race on glibc's paired A/AAAA: `options single-request-reopen`); `options timeout:1`; a node-local cache";
+    /// The name lookup before the SYN asked names from a search list that
+    /// did not exist before the one that did.
+    DnsSearchList = "dns_search_list" in "dns_search_list.rs", Waits,
+        fix "ask for the fully qualified name with a trailing dot, or a lower `ndots` (Kubernetes pods: 5)";
     /// The SYN was sent again.
     SynRetransmit = "syn_retransmit" in "syn_retransmit.rs", Waits,
         fix "SYN queue, backlog, the path";
@@ -234,6 +242,12 @@ finding_kinds! {
 }
 
 impl FindingKind {
+    /// About the name lookup before the connection: its waits cite DNS
+    /// packets, not the connection's.
+    pub fn is_lookup(self) -> bool {
+        matches!(self, FindingKind::DnsQueryLost | FindingKind::DnsSearchList)
+    }
+
     /// The Nagle family: a hold released by the peer's ACK.
     pub fn is_nagle(self) -> bool {
         matches!(

@@ -812,6 +812,39 @@ pub enum Detail {
         /// keep-alive settings.
         http: bool,
     },
+    /// A name lookup's query went unanswered until the client's resolver
+    /// sent it again.
+    DnsQueryLost {
+        /// The name asked.
+        name: Box<str>,
+        /// The record type of the first lost query (1: A, 28: AAAA ...).
+        qtype: u16,
+        /// The resolver it went to.
+        resolver: IpAddr,
+        /// Queries that went unanswered and were sent again.
+        lost: u32,
+        /// The first lost query was one of two the resolver sent together
+        /// from one socket (glibc's A and AAAA), and the other was answered.
+        paired: bool,
+        /// The first lost query's wait, from its send to its resend: the
+        /// resolver's timeout.
+        timeout_ms: f64,
+    },
+    /// A name lookup asked names that did not resolve before the one that
+    /// did (a search list).
+    DnsSearchList {
+        /// The name that resolved.
+        name: Box<str>,
+        /// The names asked before it, in order (the first 8).
+        tried: Vec<Box<str>>,
+        /// All of them; `tried` may hold fewer.
+        names: u32,
+        /// They were the name with search domains appended (a name with
+        /// fewer dots than the resolver's `ndots`); else they were shorter:
+        /// the name as written, asked before the search domain that made it
+        /// resolve.
+        appended: bool,
+    },
     /// Retransmission timeouts.
     RtoStall {
         /// Who waited for its timer.
@@ -948,6 +981,36 @@ pub struct Wait {
     pub release_frame: Option<u64>,
     /// Length of the wait on the clock of the host that waited.
     pub ms: f64,
+}
+
+/// The name lookup (DNS over UDP) a connection's client made for its
+/// server just before the SYN: what it waited for before it could
+/// connect. Not in the ledger, which starts at the SYN.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NameLookupReport {
+    /// The name whose answer held the server's address.
+    pub name: String,
+    /// The resolver that gave that answer.
+    pub resolver: IpAddr,
+    /// The lookup's first query.
+    pub first_frame: u64,
+    /// The answer that held the server's address.
+    pub answer_frame: u64,
+    /// The lookup's last answer before the SYN (an AAAA's after the A's,
+    /// a resend's).
+    pub last_frame: u64,
+    /// From the first query to the lookup's last answer before the SYN,
+    /// on the client's clock.
+    pub ms: f64,
+    /// From that last answer to the SYN.
+    pub syn_after_ms: f64,
+    /// Queries sent (A and AAAA, each name tried, each resend).
+    pub queries: u32,
+    /// Of those, the ones no answer came for.
+    pub unanswered: u32,
+    /// The names asked before `name` that did not resolve (a search
+    /// list's), in order; at most 8.
+    pub names_tried: Vec<String>,
 }
 
 /// One frame of a connection, for the ladder view (`--conn N`).
@@ -1126,6 +1189,10 @@ pub struct ConnectionReport {
     pub tcp_handshake_ms: Option<f64>,
     /// The TCP handshake.
     pub handshake: HandshakeReport,
+    /// The name lookup (DNS over UDP) the client made for this server
+    /// just before its SYN, when the capture has it; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_lookup: Option<Box<NameLookupReport>>,
     /// What the client sent.
     pub client_to_server: DirectionStats,
     /// What the server sent.
@@ -1151,7 +1218,7 @@ pub struct ConnectionReport {
     pub ladder: Option<Box<[LadderEntry]>>,
     /// Per-packet graph data (`--series`, `--html`): see series.rs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub series: Option<crate::series::Series>,
+    pub series: Option<Box<crate::series::Series>>,
 }
 
 /// Counters for the capture as a whole.

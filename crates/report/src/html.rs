@@ -492,7 +492,7 @@ fn detail(c: &ConnectionReport) -> Value {
         "findings": findings,
         "tls": tls,
         "tfo": h.tfo.as_ref().map(|t| t.outcome.name()),
-        "packets": c.series.as_ref().map(packets),
+        "packets": c.series.as_deref().map(packets),
         "dropped": c.series.as_ref().map_or(0, |s| s.dropped),
     })
 }

@@ -43,9 +43,18 @@ pub(crate) struct SummaryJson<'a> {
     early_data_accepted: u64,
     partial_connections: u64,
     mptcp_split_subflows: u64,
+    /// Connections whose name lookup the capture holds (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    name_lookups: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name_lookup_ms: Option<f64>,
     handshake_rtts_by_version: std::collections::BTreeMap<String, VersionStats>,
     worst_streams: Vec<u64>,
     causes: &'a std::collections::BTreeMap<rttdoc_model::FindingKind, crate::summary::Cause>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl<'a> SummaryJson<'a> {
@@ -66,6 +75,8 @@ impl<'a> SummaryJson<'a> {
             early_data_accepted: s.early_data_accepted,
             partial_connections: s.partial,
             mptcp_split_subflows: s.mptcp_split_subflows,
+            name_lookups: s.name_lookups,
+            name_lookup_ms: (s.name_lookups > 0).then_some(s.name_lookup_ms),
             handshake_rtts_by_version: s
                 .handshake_rtts
                 .iter()

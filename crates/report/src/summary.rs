@@ -223,6 +223,11 @@ pub struct Summary {
     pub early_data_sent: u64,
     pub early_data_accepted: u64,
     pub partial: u64,
+    /// Connections whose name lookup (DNS over UDP, before the SYN) the
+    /// capture holds, and those lookups' time from first query to last
+    /// answer: outside every ledger.
+    pub name_lookups: u64,
+    pub name_lookup_ms: f64,
     /// TLS handshake durations in RTTs, by version name.
     pub handshake_rtts: BTreeMap<TlsVersion, Quantiles>,
     /// The connection table's rows: the most excess first.
@@ -283,6 +288,8 @@ impl Summary {
             early_data_sent: 0,
             early_data_accepted: 0,
             partial: 0,
+            name_lookups: 0,
+            name_lookup_ms: 0.0,
             handshake_rtts: BTreeMap::new(),
             rows: TopK::new(rows),
             worst: TopK::new(WORST_KEPT),
@@ -308,6 +315,10 @@ impl Summary {
         }
         if c.partial {
             self.partial += 1;
+        }
+        if let Some(l) = &c.name_lookup {
+            self.name_lookups += 1;
+            self.name_lookup_ms += l.ms;
         }
         if c.mptcp.as_ref().is_some_and(|m| !m.split_turns.is_empty()) {
             self.mptcp_split_subflows += 1;

@@ -41,8 +41,22 @@ fn right(s: impl ToString) -> Cell {
 /// The capture's time lost in one sentence whose numbers add up:
 /// latency excess = explained + unexplained; transfer stalls apart.
 pub fn headline(s: &crate::summary::Summary) -> String {
+    // Waits before the SYNs are in no ledger: said apart, never summed in.
+    let lookups: f64 = [FindingKind::DnsQueryLost, FindingKind::DnsSearchList]
+        .iter()
+        .filter_map(|k| s.causes.get(k))
+        .map(|c| c.cost_ms)
+        .sum();
+    let before = if lookups > 0.0 {
+        format!(
+            " Before connecting, {} more went to name lookups (below).",
+            fmt_ms(lookups)
+        )
+    } else {
+        String::new()
+    };
     if s.excess_ms_total <= 0.0 && s.stall_ms_total <= 0.0 {
-        return "No time lost beyond the ideal: no latency phase over its ideal by more than the floor (2 ms), no transfer stalls found.".into();
+        return format!("No time lost beyond the ideal: no latency phase over its ideal by more than the floor (2 ms), no transfer stalls found.{before}");
     }
     let mut line = format!(
         "Time lost: {} of latency beyond the ideal ({} explained by the causes below + {} unexplained), and {} in transfer stalls.",
@@ -63,6 +77,7 @@ pub fn headline(s: &crate::summary::Summary) -> String {
             fmt_ms(upstream.latency_ms)
         ));
     }
+    line.push_str(&before);
     line
 }
 
@@ -390,6 +405,34 @@ pub fn render_summary(
             ),
         )?;
     }
+    if s.name_lookups > 0 {
+        // Before the SYNs: outside every ledger and the time lost above.
+        let mut line = format!(
+            "Name lookups before connecting (DNS): {} of {} connections, {} from first query to answer",
+            s.name_lookups,
+            s.connections,
+            fmt_ms(s.name_lookup_ms)
+        );
+        let lost = s.causes.get(&FindingKind::DnsQueryLost);
+        let tried = s.causes.get(&FindingKind::DnsSearchList);
+        let mut parts = Vec::new();
+        if let Some(c) = lost {
+            parts.push(format!(
+                "{} waiting for lost queries (dns_query_lost)",
+                fmt_ms(c.cost_ms)
+            ));
+        }
+        if let Some(c) = tried {
+            parts.push(format!(
+                "{} asking names that did not resolve (dns_search_list)",
+                fmt_ms(c.cost_ms)
+            ));
+        }
+        if !parts.is_empty() {
+            line.push_str(&format!("; of that, {}", parts.join(" and ")));
+        }
+        say(out, opts, line)?;
+    }
     if s.tfo_attempts > 0 {
         say(
             out,
@@ -540,6 +583,28 @@ pub fn render_connection(
             opt_ms(c.tcp_handshake_ms)
         ),
     )?;
+    if let Some(l) = &c.name_lookup {
+        let tried = if l.names_tried.is_empty() {
+            String::new()
+        } else {
+            format!("; asked first: {}", l.names_tried.join(", "))
+        };
+        say(
+            out,
+            opts,
+            format!(
+                "  name lookup: {} via {}, {} (frames {}-{}: {} queries, {} unanswered{tried}), SYN {} after its last answer",
+                l.name,
+                l.resolver,
+                fmt_ms(l.ms),
+                l.first_frame,
+                l.last_frame,
+                l.queries,
+                l.unanswered,
+                fmt_ms(l.syn_after_ms)
+            ),
+        )?;
+    }
     let h = &c.handshake;
     say(
         out,

@@ -31,6 +31,7 @@ pub(crate) fn report(server_port: u16) -> ConnectionReport {
         rtt_ms: Some(20.0),
         rtt_source: None,
         tcp_handshake_ms: Some(20.0),
+        name_lookup: None,
         handshake: HandshakeReport::default(),
         client_to_server: DirectionStats::default(),
         server_to_client: DirectionStats::default(),

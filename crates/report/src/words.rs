@@ -80,6 +80,41 @@ fn rate(bytes: u64, ms: f64) -> String {
 /// done with it); later, by an idle timer (`connection_not_reused`).
 const IDLE_CLOSE_MS: f64 = 200.0;
 
+/// A DNS record type's name (RFC 1035, RFC 3596).
+fn record_type(qtype: u16) -> String {
+    match qtype {
+        1 => "A".into(),
+        28 => "AAAA".into(),
+        5 => "CNAME".into(),
+        65 => "HTTPS".into(),
+        33 => "SRV".into(),
+        t => format!("type {t}"),
+    }
+}
+
+/// The address type asked beside `qtype` (A beside AAAA and back).
+fn other_type(qtype: u16) -> u16 {
+    if qtype == 28 {
+        1
+    } else {
+        28
+    }
+}
+
+/// Names in backquotes, joined, with how many more were left out.
+fn quoted_names(names: &[Box<str>], all: u32) -> String {
+    let mut out = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = all as usize - names.len().min(all as usize);
+    if more > 0 {
+        out.push_str(&format!(" and {more} more"));
+    }
+    out
+}
+
 /// What the finding means on this connection, for people.
 pub fn explanation(x: &Finding) -> String {
     let cost = x.cost_ms;
@@ -507,6 +542,62 @@ pub fn explanation(x: &Finding) -> String {
                 crate::fmt_ms(*pause_ms),
             )
         }
+        Detail::DnsQueryLost {
+            name,
+            qtype,
+            resolver,
+            lost,
+            paired,
+            timeout_ms,
+        } => {
+            let others = if *lost > 1 {
+                format!(" ({lost} queries of the lookup were lost and sent again)")
+            } else {
+                String::new()
+            };
+            let pair = if *paired {
+                format!(
+                    " The lost query had left together with the {} query for the same name, from the same socket (glibc \
+                     asks for A and AAAA at once), and that one was answered: one of a pair lost while its twin passed is what \
+                     a stateful NAT or firewall's connection-tracking race does to two packets of one UDP flow (Linux before \
+                     5.0, Kubernetes Services), or a loss.",
+                    record_type(other_type(*qtype))
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "Before connecting, the client looked up {name}: its {} query to the resolver {resolver} got no answer; the \
+                 client's resolver asked again when its timer ran out, {} later{others}. The SYN left {} later than the lookup \
+                 could have let it.{pair}",
+                record_type(*qtype),
+                crate::fmt_ms(*timeout_ms),
+                crate::fmt_ms(cost),
+            )
+        }
+        Detail::DnsSearchList {
+            name,
+            tried,
+            names,
+            appended,
+        } => {
+            let list = quoted_names(tried, *names);
+            if *appended {
+                format!(
+                    "Before connecting, the client's resolver asked for {names} {} that do not resolve ({list}) before \
+                     {name} itself: the name has fewer dots than the resolver's `ndots`, so every search domain was tried \
+                     first, one round trip to the resolver each, {} before the query that resolved.",
+                    if *names == 1 { "name" } else { "names" },
+                    crate::fmt_ms(cost),
+                )
+            } else {
+                format!(
+                    "Before connecting, the client's resolver asked for {list} as written and got no address before it tried \
+                     the search domain that made {name}: {} of lookups that could not succeed.",
+                    crate::fmt_ms(cost),
+                )
+            }
+        }
         Detail::SynRetransmit { syns } => format!(
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full."
@@ -894,6 +985,30 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 ),
             }
         }
+        Detail::DnsQueryLost {
+            paired: true, ..
+        } => "Have the resolver send the pair one at a time, each from a fresh socket (`options single-request-reopen` \
+             in /etc/resolv.conf; in a Kubernetes pod, its dnsConfig options), or answer names on the host (NodeLocal \
+             DNSCache, nscd, systemd-resolved); shorten each wait with `options timeout:1 attempts:3` (glibc waits 5 s by \
+             default)."
+            .into(),
+        Detail::DnsQueryLost { resolver, .. } => format!(
+            "Find where queries to {resolver} or their answers are lost (the resolver's load or rate limits, a firewall, \
+             the path); shorten each wait with `options timeout:1 attempts:3` in /etc/resolv.conf (glibc waits 5 s by \
+             default), list a second nameserver (with `options rotate`), or answer names on the host (a local cache)."
+        ),
+        Detail::DnsSearchList {
+            name,
+            appended: true,
+            ..
+        } => format!(
+            "Ask for the fully qualified name with a trailing dot (`{name}.`), which the resolver tries as written; or \
+             lower `ndots` (`options ndots:1` in /etc/resolv.conf; a Kubernetes pod's dnsConfig: options: [{{name: ndots, \
+             value: \"1\"}}]) or shorten the search list."
+        ),
+        Detail::DnsSearchList { name, .. } => format!(
+            "Ask for the full name (`{name}.`) instead of the short one, so that no lookup fails first."
+        ),
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."

@@ -2,7 +2,7 @@ use std::net::IpAddr;
 
 use crate::link::{self, Network};
 use crate::tcp::{TcpFlags, TcpOptions};
-use crate::{arcnet, erspan, geneve, gre, gtp, l2tp, mpls, ppp, vxlan};
+use crate::{arcnet, dns, erspan, geneve, gre, gtp, l2tp, mpls, ppp, vxlan};
 
 /// Encapsulation layers opened at most (tunnel in tunnel ...), so that a
 /// crafted packet cannot make the decoder recurse without end. Real stacks
@@ -91,9 +91,24 @@ pub struct QuotedTcp {
     pub too_big: Option<u32>,
 }
 
+/// A UDP datagram to or from port 53: a DNS query or response (its
+/// message read by [`dns::Message`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DnsDatagram<'a> {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// The UDP payload as captured.
+    pub payload: &'a [u8],
+}
+
 #[derive(Debug, Clone, Copy)]
 pub enum Decoded<'a> {
     Tcp(Segment<'a>),
+    /// DNS over UDP: not TCP, but a name lookup a connection may have
+    /// waited for.
+    Dns(DnsDatagram<'a>),
     /// An ICMP error quoting a TCP header: not a segment, but Wireshark
     /// numbers its stream.
     Quoted(QuotedTcp),
@@ -378,7 +393,7 @@ fn ip_payload<'a>(
 ) -> Decoded<'a> {
     match protocol {
         6 => tcp(src, dst, ip, bytes, declared),
-        17 => udp(bytes, depth),
+        17 => udp(src, dst, bytes, depth),
         1 => icmp_error(bytes, false),
         58 => icmp_error(bytes, true),
         // IPv4 in IP (4in4, 4in6), IPv6 in IP (6in4/SIT, 6in6), GRE
@@ -398,10 +413,11 @@ fn ip_payload<'a>(
     }
 }
 
-/// UDP: only the tunnels Wireshark opens by default, tried on the lower
-/// port first and then the higher, as Wireshark tries them (a port it knows
-/// for something else comes first there; rttdoc knows only tunnels).
-fn udp(bytes: &[u8], depth: u8) -> Decoded<'_> {
+/// UDP: the tunnels Wireshark opens by default, tried on the lower port
+/// first and then the higher, as Wireshark tries them (a port it knows for
+/// something else comes first there; rttdoc knows only tunnels and DNS);
+/// then DNS on port 53, either side.
+fn udp(src: IpAddr, dst: IpAddr, bytes: &[u8], depth: u8) -> Decoded<'_> {
     if bytes.len() < 8 {
         return Decoded::Damaged("UDP header cut short");
     }
@@ -419,6 +435,15 @@ fn udp(bytes: &[u8], depth: u8) -> Decoded<'_> {
         if let Some(decoded) = udp_tunnel(port, payload, depth) {
             return decoded;
         }
+    }
+    if src_port == dns::PORT || dst_port == dns::PORT {
+        return Decoded::Dns(DnsDatagram {
+            src,
+            dst,
+            src_port,
+            dst_port,
+            payload,
+        });
     }
     Decoded::Skipped(Skip::NotTcp)
 }

@@ -36,6 +36,7 @@
 
 pub mod arcnet;
 pub mod defrag;
+pub mod dns;
 pub mod erspan;
 pub mod geneve;
 pub mod gre;
@@ -52,6 +53,7 @@ pub mod vxlan;
 mod decode;
 
 pub use decode::{
-    decode, decode_datagram, Decoded, Fragment, FragmentKey, QuotedTcp, Segment, Skip, MAX_DEPTH,
+    decode, decode_datagram, Decoded, DnsDatagram, Fragment, FragmentKey, QuotedTcp, Segment, Skip,
+    MAX_DEPTH,
 };
 pub use tcp::{Mptcp, MptcpSubflow, TcpFlags, TcpOptions, Tfo};

@@ -86,10 +86,15 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
             return true;
         }
         let nagle = x.kind.is_nagle();
+        let lookup = x.kind.is_lookup();
         // What the rules drop (allocated only when something is).
         let mut dropped: Vec<Wait> = Vec::new();
         x.waits.retain(|w| {
-            let ok = obeys(f, w, nagle, shift_error_ns);
+            let ok = if lookup {
+                lookup_obeys(f, w)
+            } else {
+                obeys(f, w, nagle, shift_error_ns)
+            };
             if !ok {
                 dropped.push(*w);
             }
@@ -158,6 +163,44 @@ fn obeys(f: &Facts<'_>, w: &Wait, nagle: bool, shift_error_ns: i64) -> bool {
         return false;
     }
     !(nagle && to.len >= f.mss(to.dir))
+}
+
+/// Rules 1, 3 and 4 for a wait of the name lookup before the connection
+/// (its frames are DNS packets, rttdoc-analyze's dns.rs): both ends are
+/// the client's queries (one clock), the release an answer captured
+/// between them, and the wait no longer than the capture shows.
+fn lookup_obeys(f: &Facts<'_>, w: &Wait) -> bool {
+    let Some(lookup) = f.lookup else {
+        return false;
+    };
+    let sent = |frame: u64| {
+        lookup
+            .queries
+            .iter()
+            .find(|q| q.sent.frame == frame)
+            .map(|q| q.sent)
+    };
+    let (Some(from), Some(to)) = (sent(w.from_frame), sent(w.to_frame)) else {
+        return false;
+    };
+    if from.frame >= to.frame || w.ms < 0.0 {
+        return false;
+    }
+    if let Some(rel) = w.release_frame {
+        let answered = lookup
+            .queries
+            .iter()
+            .filter_map(|q| q.answer)
+            .find(|a| a.at.frame == rel);
+        let Some(rel) = answered else {
+            return false;
+        };
+        let between = from.frame < rel.at.frame && rel.at.frame < to.frame;
+        if !between || rel.at.ts_ns < from.ts_ns || rel.at.ts_ns > to.ts_ns {
+            return false;
+        }
+    }
+    (w.ms * 1e6) as i64 <= to.ts_ns - from.ts_ns + 1_000
 }
 
 /// Whether the wait that began with `from` had begun when its release

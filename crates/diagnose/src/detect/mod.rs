@@ -11,6 +11,8 @@ pub mod causality;
 mod client_think_time;
 mod connect_back;
 mod connection_not_reused;
+pub mod dns_query_lost;
+mod dns_search_list;
 mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
@@ -112,6 +114,9 @@ pub struct Facts<'a> {
     /// The earlier connection of this client to this server that ended
     /// shortly before this one's SYN (`ConnectionFacts::previous`).
     pub previous: Option<&'a rttdoc_analyze::EndedConnection>,
+    /// The name lookup the client made for the server just before the
+    /// SYN (`ConnectionFacts::lookup`).
+    pub lookup: Option<&'a rttdoc_analyze::NameLookup>,
     /// Per sender, its new-data view ([`Facts::new_data_view`]), made on
     /// first use and shared by the detectors that read it.
     pub new_data_views: [std::cell::OnceCell<Vec<(i64, &'a SegmentRecord)>>; 2],
@@ -795,6 +800,38 @@ impl<'a> Facts<'a> {
         }
     }
 
+    /// The client's first SYN's frame, when the timeline has it.
+    pub fn syn_frame(&self) -> Option<u64> {
+        self.timeline
+            .iter()
+            .find(|r| r.dir == Direction::ClientToServer && r.flags.syn() && !r.flags.ack())
+            .map(|r| r.frame)
+    }
+
+    /// The display filter of a finding about the connection's name
+    /// lookup: the client's DNS packets from the lookup's first query to
+    /// its answer, and the connection.
+    pub fn lookup_filter(&self, lookup: &rttdoc_analyze::NameLookup) -> String {
+        let ip = if self.report.client.ip.is_ipv4() {
+            "ip"
+        } else {
+            "ipv6"
+        };
+        let last = lookup
+            .queries
+            .iter()
+            .filter_map(|q| q.answer.map(|a| a.at.frame).or(Some(q.sent.frame)))
+            .max()
+            .unwrap_or(lookup.answer.frame);
+        format!(
+            "(dns && {ip}.addr == {} && frame.number >= {} && frame.number <= {}) || tcp.stream eq {}",
+            self.report.client.ip,
+            lookup.first_sent().frame,
+            last,
+            self.report.stream
+        )
+    }
+
     /// `tcp.stream eq N && frame.number in {a, b, c}`.
     pub fn filter_frames(&self, frames: &[u64]) -> String {
         frames_filter(self.report.stream, frames)
@@ -818,7 +855,9 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 19] = [
+const DETECTORS: [Detector; 21] = [
+    dns_query_lost::detect,
+    dns_search_list::detect,
     syn_retransmit::detect,
     connection_not_reused::detect,
     tfo::detect,

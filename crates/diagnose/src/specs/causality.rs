@@ -90,6 +90,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         sibling_data: &[],
         too_big: &[],
         previous: None,
+        lookup: None,
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,
         server_side_ns: RTT_NS,

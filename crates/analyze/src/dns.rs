@@ -1,0 +1,600 @@
+//! The name lookups (DNS over UDP) clients made lately: what a new
+//! connection's client waited for before it could send its SYN
+//! (`dns_query_lost` and `dns_search_list` in rttdoc-diagnose).
+//!
+//! A client resolves a server's name before it connects: its resolver
+//! (glibc's, musl's, a stub like systemd-resolved's forwarding upstream)
+//! sends a query per name and address type (A and AAAA, often together
+//! from one socket), waits for the answers, and `getaddrinfo` returns when
+//! the last one is in; `connect` follows at once. Two mechanisms make that
+//! wait longer than one round trip to the resolver:
+//!
+//! - a query or its answer lost: the resolver waits its timeout (glibc's
+//!   `options timeout:`, 5 s by default) and sends the query again;
+//! - a search list: a name with fewer dots than `ndots` (1 by default,
+//!   5 in a Kubernetes pod) is tried with each search domain appended
+//!   first, each answered "no such name" (NXDOMAIN) or "no such record"
+//!   before the name itself is asked; a name with more is asked first and
+//!   the search domains after it.
+//!
+//! The tracker notes every query and matches its answer by client
+//! address and port, resolver address and message ID (a resolver's
+//! resend reuses the ID: the answer is the newest query's). When a new
+//! connection's SYN is seen answered (its SYN-ACK) or the connection is
+//! handed on, it takes the lookup whose answer named its server's address,
+//! from the same client, its last answer at most [`LINK_NS`] before the
+//! SYN: the answering query and, back from it, the queries for the same name or
+//! one of its search-list forms (one name the other plus more labels),
+//! each sent within [`CHAIN_GAP_NS`] of the next one taken. One lookup
+//! stands for one connection (a browser's six parallel connections after
+//! one lookup: the first to be answered takes it).
+//!
+//! Bounded: per client the newest [`PER_CLIENT`] queries, over all
+//! clients at most [`KEPT`], each forgotten [`WINDOW_NS`] after it was
+//! sent.
+
+use std::collections::VecDeque;
+use std::net::IpAddr;
+
+use rttdoc_wire::dns;
+use rttdoc_wire::DnsDatagram;
+use rustc_hash::FxHashMap;
+
+use crate::connection::Stamp;
+
+/// How long after its lookup's last answer a client's SYN may leave for
+/// the lookup to be the one the connection waited for: `getaddrinfo`
+/// returns and `connect` follows at once; a Happy Eyeballs client that tried
+/// IPv6 first starts IPv4 250 ms later (RFC 8305's Connection Attempt
+/// Delay), and a busy client may take a while. Later, the answer came
+/// from a cache the capture does not show.
+pub const LINK_NS: i64 = 1_000_000_000;
+
+/// The longest gap between two queries of one lookup: the resolver's
+/// whole wait before it tries the next name or server (glibc: `timeout`
+/// 5 s, doubled on each of `attempts` 2 rounds per server; musl: 5 s in
+/// all). A query sent longer before the next one taken belonged to an
+/// earlier lookup.
+pub const CHAIN_GAP_NS: i64 = 30_000_000_000;
+
+/// Queries are forgotten this long after they were sent.
+pub const WINDOW_NS: i64 = 60_000_000_000;
+
+/// Queries kept per client: a lookup with a long search list sends two
+/// per name (A and AAAA), up to six names, again on a timeout.
+const PER_CLIENT: usize = 64;
+
+/// Queries kept over all clients (a resolver's own capture has many).
+const KEPT: usize = 16_384;
+
+/// Addresses kept per answer.
+const ADDRESSES_KEPT: usize = 16;
+
+/// Queries kept per lookup (the newest).
+pub const LOOKUP_QUERIES_KEPT: usize = 32;
+
+/// One query a lookup sent, and its answer if one came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupQuery {
+    /// The name asked, lower case, without the trailing dot.
+    pub name: Box<str>,
+    /// The record type asked (A: 1, AAAA: 28 ...).
+    pub qtype: u16,
+    /// The resolver it went to.
+    pub resolver: IpAddr,
+    /// The client's UDP port (one socket for A and AAAA: the same port).
+    pub port: u16,
+    /// The message ID.
+    pub id: u16,
+    /// Its frame.
+    pub sent: Stamp,
+    /// Its answer, if the capture has one.
+    pub answer: Option<LookupAnswer>,
+}
+
+/// A query's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LookupAnswer {
+    /// Its frame.
+    pub at: Stamp,
+    /// RCODE (0: no error, 3: no such name).
+    pub rcode: u8,
+    /// The A and AAAA records it held (none: the name has no record of
+    /// that type, or does not exist).
+    pub addresses: u16,
+    /// The answer did not fit (TC): the client asks again over TCP.
+    pub truncated: bool,
+}
+
+/// The lookup a connection's client made for its server's name just
+/// before the SYN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameLookup {
+    /// The name whose answer held the server's address.
+    pub name: Box<str>,
+    /// The answer that held it (the lookup's last answer came at most
+    /// [`LINK_NS`] before the SYN).
+    pub answer: Stamp,
+    /// The lookup's queries in the order they were sent (the newest
+    /// [`LOOKUP_QUERIES_KEPT`]), the answering one among them.
+    pub queries: Vec<LookupQuery>,
+}
+
+impl NameLookup {
+    /// The first query's frame: when the client began to wait.
+    pub fn first_sent(&self) -> Stamp {
+        self.queries.first().map_or(self.answer, |q| q.sent)
+    }
+}
+
+#[derive(Debug)]
+struct Query {
+    kept: LookupQuery,
+    /// The server addresses its answer held.
+    addresses: Vec<IpAddr>,
+    taken: bool,
+}
+
+/// The queries seen lately, per client (module docs).
+#[derive(Debug, Default)]
+pub struct Lookups {
+    by_client: FxHashMap<IpAddr, VecDeque<Query>>,
+    kept: usize,
+    /// When the clients were last swept of old queries (capture time).
+    swept_ns: i64,
+    name: String,
+}
+
+impl Lookups {
+    /// A DNS datagram: a query is noted, an answer finds its query.
+    pub fn datagram(&mut self, at: Stamp, d: &DnsDatagram<'_>) {
+        let Ok(m) = dns::Message::new_checked(d.payload) else {
+            return;
+        };
+        if m.opcode() != 0 {
+            return;
+        }
+        let Some(question) = m.question() else {
+            return;
+        };
+        if m.is_response() {
+            if d.src_port == dns::PORT {
+                self.answered(at, d, &m, question.qtype);
+            }
+        } else if d.dst_port == dns::PORT {
+            self.name.clear();
+            if question.name().write_lowercase(&mut self.name).is_none() {
+                return;
+            }
+            self.asked(at, d, m.id(), question.qtype);
+        }
+    }
+
+    fn asked(&mut self, at: Stamp, d: &DnsDatagram<'_>, id: u16, qtype: u16) {
+        if self.kept >= KEPT {
+            self.sweep(at.ts_ns);
+            if self.kept >= KEPT {
+                return;
+            }
+        }
+        let queries = self.by_client.entry(d.src).or_default();
+        while queries
+            .front()
+            .is_some_and(|q| at.ts_ns.saturating_sub(q.kept.sent.ts_ns) > WINDOW_NS)
+            || queries.len() >= PER_CLIENT
+        {
+            queries.pop_front();
+            self.kept -= 1;
+        }
+        queries.push_back(Query {
+            kept: LookupQuery {
+                name: self.name.as_str().into(),
+                qtype,
+                resolver: d.dst,
+                port: d.src_port,
+                id,
+                sent: at,
+                answer: None,
+            },
+            addresses: Vec::new(),
+            taken: false,
+        });
+        self.kept += 1;
+    }
+
+    fn answered(&mut self, at: Stamp, d: &DnsDatagram<'_>, m: &dns::Message<'_>, qtype: u16) {
+        let Some(queries) = self.by_client.get_mut(&d.dst) else {
+            return;
+        };
+        let id = m.id();
+        let Some(q) = queries.iter_mut().rev().find(|q| {
+            q.kept.port == d.dst_port
+                && q.kept.resolver == d.src
+                && q.kept.id == id
+                && q.kept.qtype == qtype
+                && q.kept.sent.frame < at.frame
+        }) else {
+            return;
+        };
+        if q.kept.answer.is_some() {
+            // A second answer (a resend's, or the capture's copy): the
+            // first ended the wait.
+            return;
+        }
+        let mut count = 0u16;
+        for address in m.addresses() {
+            count = count.saturating_add(1);
+            if q.addresses.len() < ADDRESSES_KEPT {
+                q.addresses.push(address);
+            }
+        }
+        q.kept.answer = Some(LookupAnswer {
+            at,
+            rcode: m.rcode(),
+            addresses: count,
+            truncated: m.truncated(),
+        });
+    }
+
+    /// Forgets the queries sent more than [`WINDOW_NS`] before `now_ns`,
+    /// at most once a second of capture time.
+    fn sweep(&mut self, now_ns: i64) {
+        if now_ns.saturating_sub(self.swept_ns) < 1_000_000_000 {
+            return;
+        }
+        self.swept_ns = now_ns;
+        let mut kept = 0;
+        self.by_client.retain(|_, queries| {
+            queries.retain(|q| now_ns.saturating_sub(q.kept.sent.ts_ns) <= WINDOW_NS);
+            kept += queries.len();
+            !queries.is_empty()
+        });
+        self.kept = kept;
+    }
+
+    /// The lookup `client` made for `server`'s name before the SYN at
+    /// `syn`, if the capture has it (module docs); its queries are not
+    /// given to another connection.
+    pub fn take(&mut self, client: IpAddr, server: IpAddr, syn: Stamp) -> Option<NameLookup> {
+        if self.by_client.is_empty() {
+            return None;
+        }
+        let queries = self.by_client.get_mut(&client)?;
+        let hit = queries.iter().rposition(|q| {
+            !q.taken
+                && q.kept.answer.is_some_and(|a| {
+                    a.at.frame < syn.frame
+                        && a.at.ts_ns <= syn.ts_ns
+                        && syn.ts_ns.saturating_sub(a.at.ts_ns) <= CHAIN_GAP_NS
+                })
+                && q.addresses.contains(&server)
+        })?;
+        let name = queries[hit].kept.name.clone();
+        let answer = queries[hit].kept.answer.expect("an answered query").at;
+        let mut picked: Vec<usize> = Vec::new();
+        let mut earliest = queries[hit].kept.sent.ts_ns;
+        for i in (0..queries.len()).rev() {
+            let q = &queries[i];
+            if q.taken || q.kept.sent.frame > syn.frame || !related(&q.kept.name, &name) {
+                continue;
+            }
+            if i > hit {
+                // The same question answered again after the answer that
+                // named the server, without it: a later lookup's.
+                let later = q.kept.name == name
+                    && q.kept.qtype == queries[hit].kept.qtype
+                    && q.kept.answer.is_some_and(|a| a.addresses > 0);
+                if later {
+                    continue;
+                }
+            }
+            if i < hit {
+                if earliest.saturating_sub(q.kept.sent.ts_ns) > CHAIN_GAP_NS {
+                    break;
+                }
+                // The same name answered before this lookup began: an
+                // earlier lookup's.
+                let done_before = q.kept.name == name
+                    && q.kept
+                        .answer
+                        .is_some_and(|a| a.addresses > 0 && a.at.ts_ns < earliest);
+                if done_before {
+                    break;
+                }
+            }
+            picked.push(i);
+            earliest = earliest.min(q.kept.sent.ts_ns);
+        }
+        picked.reverse();
+        // `getaddrinfo` returns when the last of its answers is in (an
+        // AAAA sent again may come seconds after the A that named the
+        // server): the SYN follows that one.
+        let done = picked
+            .iter()
+            .filter_map(|&i| queries[i].kept.answer)
+            .filter(|a| a.at.frame < syn.frame)
+            .map(|a| a.at.ts_ns)
+            .max()
+            .unwrap_or(answer.ts_ns);
+        if syn.ts_ns.saturating_sub(done) > LINK_NS {
+            return None;
+        }
+        let skip = picked.len().saturating_sub(LOOKUP_QUERIES_KEPT);
+        let mut lookup = NameLookup {
+            name,
+            answer,
+            queries: Vec::with_capacity(picked.len() - skip),
+        };
+        for (n, &i) in picked.iter().enumerate() {
+            queries[i].taken = true;
+            if n >= skip {
+                lookup.queries.push(queries[i].kept.clone());
+            }
+        }
+        lookup.queries.sort_by_key(|q| q.sent.frame);
+        Some(lookup)
+    }
+}
+
+/// Whether two names are one lookup's: the same, or one of them the
+/// other with labels appended (a search domain).
+pub fn related(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    long.starts_with(short) && (long.len() == short.len() || long.as_bytes()[short.len()] == b'.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(frame: u64, ms: i64) -> Stamp {
+        Stamp {
+            frame,
+            ts_ns: ms * 1_000_000,
+        }
+    }
+
+    fn name_bytes(name: &str) -> Vec<u8> {
+        let mut v = Vec::new();
+        for l in name.split('.') {
+            v.push(l.len() as u8);
+            v.extend_from_slice(l.as_bytes());
+        }
+        v.push(0);
+        v
+    }
+
+    fn message(
+        id: u16,
+        response: bool,
+        rcode: u8,
+        name: &str,
+        qtype: u16,
+        answer: &[[u8; 4]],
+    ) -> Vec<u8> {
+        let flags: u16 = if response {
+            0x8180 | rcode as u16
+        } else {
+            0x0100
+        };
+        let mut m = Vec::new();
+        m.extend(id.to_be_bytes());
+        m.extend(flags.to_be_bytes());
+        m.extend([0, 1, 0, answer.len() as u8, 0, 0, 0, 0]);
+        m.extend(name_bytes(name));
+        m.extend(qtype.to_be_bytes());
+        m.extend([0, 1]);
+        for a in answer {
+            m.extend([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 30, 0, 4]);
+            m.extend(a);
+        }
+        m
+    }
+
+    const CLIENT: &str = "10.0.0.5";
+    const RESOLVER: &str = "10.0.0.53";
+    const SERVER: [u8; 4] = [192, 0, 2, 80];
+
+    fn query(l: &mut Lookups, at: Stamp, port: u16, id: u16, name: &str, qtype: u16) {
+        let bytes = message(id, false, 0, name, qtype, &[]);
+        l.datagram(
+            at,
+            &DnsDatagram {
+                src: CLIENT.parse().unwrap(),
+                dst: RESOLVER.parse().unwrap(),
+                src_port: port,
+                dst_port: 53,
+                payload: &bytes,
+            },
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn reply(
+        l: &mut Lookups,
+        at: Stamp,
+        port: u16,
+        id: u16,
+        rcode: u8,
+        name: &str,
+        qtype: u16,
+        answer: &[[u8; 4]],
+    ) {
+        let bytes = message(id, true, rcode, name, qtype, answer);
+        l.datagram(
+            at,
+            &DnsDatagram {
+                src: RESOLVER.parse().unwrap(),
+                dst: CLIENT.parse().unwrap(),
+                src_port: 53,
+                dst_port: port,
+                payload: &bytes,
+            },
+        );
+    }
+
+    fn take(l: &mut Lookups, syn: Stamp) -> Option<NameLookup> {
+        l.take(CLIENT.parse().unwrap(), IpAddr::from(SERVER), syn)
+    }
+
+    #[test]
+    fn a_search_list_and_a_resend_are_one_lookup() {
+        let mut l = Lookups::default();
+        // An earlier lookup of the same name, long done.
+        query(&mut l, stamp(1, 0), 4000, 1, "api.example.com", 1);
+        reply(
+            &mut l,
+            stamp(2, 1),
+            4000,
+            1,
+            0,
+            "api.example.com",
+            1,
+            &[SERVER],
+        );
+        // ndots:5: the search domains first, then the name; its AAAA
+        // lost and sent again 5 s later.
+        query(
+            &mut l,
+            stamp(10, 10_000),
+            4001,
+            2,
+            "api.example.com.default.svc.cluster.local",
+            1,
+        );
+        query(
+            &mut l,
+            stamp(11, 10_000),
+            4001,
+            3,
+            "api.example.com.default.svc.cluster.local",
+            28,
+        );
+        reply(
+            &mut l,
+            stamp(12, 10_001),
+            4001,
+            2,
+            3,
+            "api.example.com.default.svc.cluster.local",
+            1,
+            &[],
+        );
+        reply(
+            &mut l,
+            stamp(13, 10_001),
+            4001,
+            3,
+            3,
+            "api.example.com.default.svc.cluster.local",
+            28,
+            &[],
+        );
+        // Someone else's name in between.
+        query(&mut l, stamp(14, 10_002), 4002, 9, "other.example.net", 1);
+        query(&mut l, stamp(15, 10_002), 4003, 4, "api.example.com", 1);
+        query(&mut l, stamp(16, 10_002), 4003, 5, "api.example.com", 28);
+        reply(
+            &mut l,
+            stamp(17, 10_003),
+            4003,
+            4,
+            0,
+            "api.example.com",
+            1,
+            &[SERVER],
+        );
+        query(&mut l, stamp(18, 15_002), 4003, 5, "api.example.com", 28);
+        reply(
+            &mut l,
+            stamp(19, 15_003),
+            4003,
+            5,
+            0,
+            "api.example.com",
+            28,
+            &[],
+        );
+        let lookup = take(&mut l, stamp(20, 15_004)).expect("the lookup");
+        assert_eq!(&*lookup.name, "api.example.com");
+        assert_eq!(lookup.answer.frame, 17);
+        let frames: Vec<u64> = lookup.queries.iter().map(|q| q.sent.frame).collect();
+        assert_eq!(frames, vec![10, 11, 15, 16, 18]);
+        // The resend got the answer (the newest query of that ID).
+        assert_eq!(lookup.queries[3].answer, None);
+        assert_eq!(lookup.queries[4].answer.map(|a| a.at.frame), Some(19));
+        // Taken once.
+        assert_eq!(take(&mut l, stamp(21, 15_005)), None);
+    }
+
+    #[test]
+    fn an_answer_long_before_the_syn_or_for_another_address_is_no_lookup() {
+        let mut l = Lookups::default();
+        query(&mut l, stamp(1, 0), 4000, 1, "api.example.com", 1);
+        reply(
+            &mut l,
+            stamp(2, 1),
+            4000,
+            1,
+            0,
+            "api.example.com",
+            1,
+            &[SERVER],
+        );
+        assert_eq!(take(&mut l, stamp(3, 1_500)), None);
+        query(&mut l, stamp(4, 2_000), 4000, 2, "api.example.com", 1);
+        reply(
+            &mut l,
+            stamp(5, 2_001),
+            4000,
+            2,
+            0,
+            "api.example.com",
+            1,
+            &[[192, 0, 2, 81]],
+        );
+        assert_eq!(take(&mut l, stamp(6, 2_002)), None);
+        // An answer after the SYN.
+        query(&mut l, stamp(7, 3_000), 4000, 3, "api.example.com", 1);
+        assert_eq!(take(&mut l, stamp(8, 3_001)), None);
+        reply(
+            &mut l,
+            stamp(9, 3_002),
+            4000,
+            3,
+            0,
+            "api.example.com",
+            1,
+            &[SERVER],
+        );
+        assert_eq!(take(&mut l, stamp(8, 3_001)), None);
+    }
+
+    #[test]
+    fn names_are_related_by_whole_labels() {
+        assert!(related(
+            "api.example.com",
+            "api.example.com.svc.cluster.local"
+        ));
+        assert!(related("api.example.com.svc", "api.example.com"));
+        assert!(related("a.b", "a.b"));
+        assert!(!related("api.example.com", "api.example.community"));
+        assert!(!related("api.example.com", "www.example.com"));
+    }
+
+    #[test]
+    fn memory_stays_bounded_per_client() {
+        let mut l = Lookups::default();
+        for i in 0..1000u64 {
+            query(
+                &mut l,
+                stamp(i + 1, i as i64),
+                4000,
+                i as u16,
+                "x.example",
+                1,
+            );
+        }
+        assert_eq!(l.kept, PER_CLIENT);
+    }
+}
