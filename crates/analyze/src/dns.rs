@@ -57,6 +57,11 @@ pub const LINK_NS: i64 = 1_000_000_000;
 /// earlier lookup.
 pub const CHAIN_GAP_NS: i64 = 30_000_000_000;
 
+/// A query seen again this soon with the same port, ID, resolver, name
+/// and type is the capture's copy (resolvers' timers start at 200 ms and
+/// more).
+const COPY_NS: i64 = 5_000_000;
+
 /// Queries are forgotten this long after they were sent.
 pub const WINDOW_NS: i64 = 60_000_000_000;
 
@@ -178,6 +183,20 @@ impl Lookups {
             }
         }
         let queries = self.by_client.entry(d.src).or_default();
+        // The capture's second copy of a query (a tap on both of a
+        // router's interfaces, a driver's echo): no resolver resends
+        // that soon.
+        let copy = queries.back().is_some_and(|q| {
+            q.kept.port == d.src_port
+                && q.kept.id == id
+                && q.kept.resolver == d.dst
+                && q.kept.qtype == qtype
+                && at.ts_ns.saturating_sub(q.kept.sent.ts_ns) < COPY_NS
+                && *q.kept.name == *self.name
+        });
+        if copy {
+            return;
+        }
         while queries
             .front()
             .is_some_and(|q| at.ts_ns.saturating_sub(q.kept.sent.ts_ns) > WINDOW_NS)

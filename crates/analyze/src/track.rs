@@ -640,6 +640,14 @@ impl<'s> Tracker<'s> {
         self.segment(at, seg);
     }
 
+    /// Tracks a DNS datagram as if a frame carried it: for synthetic
+    /// timelines.
+    pub fn track_dns(&mut self, at: Stamp, d: &rttdoc_wire::DnsDatagram<'_>) {
+        self.advance_clock(at.ts_ns);
+        self.stats.non_tcp += 1;
+        self.calls.lookups.datagram(at, d);
+    }
+
     /// Tracks the TCP header an ICMP error quotes as if a frame carried
     /// it: for synthetic timelines.
     pub fn track_quoted(&mut self, at: Stamp, q: &QuotedTcp) {

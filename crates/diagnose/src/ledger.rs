@@ -1173,7 +1173,11 @@ fn lookup_report(l: &rttdoc_analyze::NameLookup, syn: rttdoc_analyze::Stamp) -> 
         ms: (done.ts_ns - first.ts_ns).max(0) as f64 / 1e6,
         syn_after_ms: (syn.ts_ns - done.ts_ns).max(0) as f64 / 1e6,
         queries: l.queries.len() as u32,
-        unanswered: l.queries.iter().filter(|q| q.answer.is_none()).count() as u32,
+        unanswered: l
+            .queries
+            .iter()
+            .filter(|q| q.answer.is_none_or(|a| a.at.frame > syn.frame))
+            .count() as u32,
         names_tried,
     }
 }

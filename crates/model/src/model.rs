@@ -821,6 +821,12 @@ pub enum Detail {
         qtype: u16,
         /// The resolver it went to.
         resolver: IpAddr,
+        /// The resolver the resend went to, when another (the next
+        /// `nameserver`).
+        resent_to: Option<IpAddr>,
+        /// Its answer came after all, after the resend left: this long
+        /// after the query (the resolver was slow, not deaf).
+        late_ms: Option<f64>,
         /// Queries that went unanswered and were sent again.
         lost: u32,
         /// The first lost query was one of two the resolver sent together
@@ -1006,7 +1012,7 @@ pub struct NameLookupReport {
     pub syn_after_ms: f64,
     /// Queries sent (A and AAAA, each name tried, each resend).
     pub queries: u32,
-    /// Of those, the ones no answer came for.
+    /// Of those, the ones no answer came for before the SYN.
     pub unanswered: u32,
     /// The names asked before `name` that did not resolve (a search
     /// list's), in order; at most 8.

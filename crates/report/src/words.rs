@@ -546,6 +546,8 @@ pub fn explanation(x: &Finding) -> String {
             name,
             qtype,
             resolver,
+            resent_to,
+            late_ms,
             lost,
             paired,
             timeout_ms,
@@ -567,10 +569,14 @@ pub fn explanation(x: &Finding) -> String {
                 String::new()
             };
             format!(
-                "Before connecting, the client looked up {name}: its {} query to the resolver {resolver} got no answer; the \
-                 client's resolver asked again when its timer ran out, {} later{others}. The SYN left {} later than the lookup \
+                "Before connecting, the client looked up {name}: its {} query to the resolver {resolver} got no answer{}; the \
+                 client's resolver asked again{} when its timer ran out, {} later{others}. The SYN left {} later than the lookup \
                  could have let it.{pair}",
                 record_type(*qtype),
+                late_ms
+                    .map(|ms| format!(" in time (it came {} after the query, after the resend)", crate::fmt_ms(ms)))
+                    .unwrap_or_default(),
+                resent_to.map(|r| format!(", of {r},")).unwrap_or_default(),
                 crate::fmt_ms(*timeout_ms),
                 crate::fmt_ms(cost),
             )
@@ -992,6 +998,16 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              DNSCache, nscd, systemd-resolved); shorten each wait with `options timeout:1 attempts:3` (glibc waits 5 s by \
              default)."
             .into(),
+        Detail::DnsQueryLost {
+            resolver,
+            late_ms: Some(late),
+            ..
+        } => format!(
+            "{resolver} answered, but only {} after the query, later than the client's timer: find why it is slow (its \
+             load, its own upstream lookups, the path), or point the client at a nearer resolver or a local cache; with a \
+             second nameserver, `options rotate` spreads the queries.",
+            crate::fmt_ms(*late)
+        ),
         Detail::DnsQueryLost { resolver, .. } => format!(
             "Find where queries to {resolver} or their answers are lost (the resolver's load or rate limits, a firewall, \
              the path); shorten each wait with `options timeout:1 attempts:3` in /etc/resolv.conf (glibc waits 5 s by \

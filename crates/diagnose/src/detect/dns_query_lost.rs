@@ -3,11 +3,13 @@
 //!
 //! Signature: the connection's lookup (the queries its client sent for
 //! the server's name just before the SYN, rttdoc-analyze's dns.rs) holds
-//! a query with no answer, followed by a query for the same name and
+//! a query with no answer before the next one, followed by a query for the same name and
 //! record type at least [`MIN_TIMEOUT_NS`] later: the resolver's timer
 //! (glibc's `options timeout:`, 5 s by default; musl, Go and
-//! systemd-resolved keep timers of their own) ran out and it asked
-//! again. A resend sooner than that is not a timeout (two callers asking
+//! systemd-resolved keep timers of their own; Windows' first is 1 s)
+//! ran out and it asked again, of the same resolver or the next. An
+//! answer that came after the resend left came too late: the query
+//! counts as lost. A resend sooner than that is not a timeout (two callers asking
 //! the same name at once).
 //!
 //! The client waited from the lost query to its resend: that is the cost,
@@ -55,9 +57,6 @@ pub fn lost_waits(lookup: &NameLookup) -> Vec<LostWait<'_>> {
     let mut out: Vec<LostWait<'_>> = Vec::new();
     let mut covered_to = i64::MIN;
     for (i, q) in queries.iter().enumerate() {
-        if q.answer.is_some() {
-            continue;
-        }
         let Some(resend) = queries[i + 1..].iter().find(|r| {
             r.name == q.name
                 && r.qtype == q.qtype
@@ -65,6 +64,10 @@ pub fn lost_waits(lookup: &NameLookup) -> Vec<LostWait<'_>> {
         }) else {
             continue;
         };
+        // An answer that came after the resend left came too late.
+        if q.answer.is_some_and(|a| a.at.frame < resend.sent.frame) {
+            continue;
+        }
         let from_ns = q.sent.ts_ns.max(covered_to);
         if from_ns >= resend.sent.ts_ns {
             continue;
@@ -121,6 +124,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         name: first.lost.name.clone(),
         qtype: first.lost.qtype,
         resolver: first.lost.resolver,
+        resent_to: (first.resend.resolver != first.lost.resolver).then_some(first.resend.resolver),
+        late_ms: first
+            .lost
+            .answer
+            .map(|a| (a.at.ts_ns - first.lost.sent.ts_ns) as f64 / 1e6),
         lost: lost.len() as u32,
         paired,
         timeout_ms: timer_ns(lookup, first.lost) as f64 / 1e6,

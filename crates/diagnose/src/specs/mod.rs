@@ -19,6 +19,8 @@ mod causality;
 mod client_think_time;
 mod connect_back;
 mod connection_not_reused;
+mod dns_query_lost;
+mod dns_search_list;
 mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
@@ -139,7 +141,13 @@ struct Pkt {
     /// An ICMP "too big" error quoting this segment, naming this MTU: fed
     /// as the quote it is, never delivered to either host.
     too_big: Option<u32>,
+    /// A DNS datagram between the client and its resolver (`Wire::dns`),
+    /// captured at the client: not a segment of the connection.
+    dns: Option<rttdoc_wire::DnsDatagram<'static>>,
 }
+
+/// The client's resolver in synthetic timelines.
+pub const RESOLVER: &str = "10.0.0.53";
 
 /// The initial sequence numbers of [`Wire::connect_back`]'s connection:
 /// the server's (it dials) and the client host's.
@@ -250,6 +258,7 @@ impl Wire {
             late_ms: 0.0,
             at_host: false,
             too_big: None,
+            dns: None,
         });
         Id(self.pkts.len() - 1)
     }
@@ -309,6 +318,66 @@ impl Wire {
         let end = rel + payload.len() as u32;
         self.next[dir.index()] = self.next[dir.index()].max(end);
         self.push(dir, t, s, (rel, end))
+    }
+
+    /// A DNS message between the client (UDP `port`) and [`RESOLVER`],
+    /// captured at the client at `t` (a query when it leaves, an answer
+    /// when it arrives): a query (`answer` None) or an answer with
+    /// `rcode` and the server's address `answer` times (A records).
+    pub fn dns(
+        &mut self,
+        t: f64,
+        port: u16,
+        id: u16,
+        name: &str,
+        qtype: u16,
+        answer: Option<(u8, usize)>,
+    ) -> Id {
+        let mut m = Vec::new();
+        m.extend(id.to_be_bytes());
+        let flags: u16 = match answer {
+            Some((rcode, _)) => 0x8180 | rcode as u16,
+            None => 0x0100,
+        };
+        m.extend(flags.to_be_bytes());
+        let records = answer.map_or(0, |(_, n)| n) as u16;
+        m.extend([0, 1]);
+        m.extend(records.to_be_bytes());
+        m.extend([0, 0, 0, 0]);
+        for label in name.split('.') {
+            m.push(label.len() as u8);
+            m.extend(label.as_bytes());
+        }
+        m.push(0);
+        m.extend(qtype.to_be_bytes());
+        m.extend([0, 1]);
+        for _ in 0..records {
+            m.extend([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 30, 0, 4, 10, 0, 0, 2]);
+        }
+        let ip = |s: &str| -> IpAddr { s.parse().unwrap() };
+        let (client, resolver) = (ip("10.0.0.1"), ip(RESOLVER));
+        let datagram = match answer {
+            None => rttdoc_wire::DnsDatagram {
+                src: client,
+                dst: resolver,
+                src_port: port,
+                dst_port: 53,
+                payload: leak(m),
+            },
+            Some(_) => rttdoc_wire::DnsDatagram {
+                src: resolver,
+                dst: client,
+                src_port: 53,
+                dst_port: port,
+                payload: leak(m),
+            },
+        };
+        let id = self.push(C, t, self.segment(C, 0, ACK, b""), (0, 0));
+        let p = &mut self.pkts[id.0];
+        p.at_host = true;
+        p.lost = true;
+        p.dns = Some(datagram);
+        id
     }
 
     /// The server's SYN-ACK.
@@ -496,6 +565,7 @@ impl Wire {
                 late_ms: 0.0,
                 at_host: true,
                 too_big: None,
+                dns: None,
             });
             Id(w.pkts.len() - 1)
         };
@@ -560,6 +630,7 @@ impl Wire {
                     late_ms: 0.0,
                     at_host: false,
                     too_big: None,
+                    dns: None,
                 });
                 i += 1;
             }
@@ -722,6 +793,10 @@ impl Wire {
                     ts_ns: ns(*at),
                 };
                 let p = &self.pkts[*i];
+                if let Some(d) = &p.dns {
+                    t.track_dns(stamp, d);
+                    continue;
+                }
                 match p.too_big {
                     Some(mtu) => t.track_quoted(
                         stamp,
