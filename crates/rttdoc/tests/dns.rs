@@ -102,7 +102,7 @@ fn check(dir: &Path) {
         let l = &c["name_lookup"];
         assert_eq!(l["name"], "api.rttdoc.test", "{name}: {c}");
         assert_eq!(l["first_frame"], queries[0].frame, "{name}");
-        let last = answers.iter().filter(|a| a.frame < syn).last().unwrap();
+        let last = answers.iter().rfind(|a| a.frame < syn).unwrap();
         assert_eq!(l["last_frame"], last.frame, "{name}");
         close(
             l["ms"].as_f64().unwrap(),
@@ -118,8 +118,7 @@ fn check(dir: &Path) {
         // The newest answer naming the server before the SYN.
         let answer = answers
             .iter()
-            .filter(|a| a.has_a && a.name == "api.rttdoc.test" && a.frame < syn)
-            .last()
+            .rfind(|a| a.has_a && a.name == "api.rttdoc.test" && a.frame < syn)
             .unwrap();
         assert_eq!(l["answer_frame"], answer.frame, "{name}");
         // Names asked before the name that resolved.
