@@ -241,12 +241,20 @@ impl Lookups {
             return;
         }
         let mut count = 0u16;
-        for address in m.addresses() {
+        let mut addresses = m.addresses();
+        let mut kept: Vec<IpAddr> = Vec::new();
+        for address in addresses.by_ref() {
             count = count.saturating_add(1);
-            if q.addresses.len() < ADDRESSES_KEPT {
-                q.addresses.push(address);
+            if kept.len() < ADDRESSES_KEPT {
+                kept.push(address);
             }
         }
+        if addresses.broken() && !d.cut {
+            // A damaged answer (not one the snap length cut): no resolver
+            // takes it, and the wait goes on.
+            return;
+        }
+        q.addresses = kept;
         q.kept.answer = Some(LookupAnswer {
             at,
             rcode: m.rcode(),
@@ -424,6 +432,7 @@ mod tests {
                 src_port: port,
                 dst_port: 53,
                 payload: &bytes,
+                cut: false,
             },
         );
     }
@@ -448,6 +457,7 @@ mod tests {
                 src_port: 53,
                 dst_port: port,
                 payload: &bytes,
+                cut: false,
             },
         );
     }

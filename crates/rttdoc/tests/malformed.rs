@@ -170,6 +170,16 @@ const CORPUS: &[Expect] = &[
         error: Some("byte 2143: a record declares 1355999954 bytes"),
         counts: Some((26, 0, 3)),
     },
+    // A name lookup's DNS messages damaged (a name pointing at itself, an
+    // extended label type, a header cut short, an answer whose data runs
+    // past the message, one cut in its fixed part), then a good answer and
+    // the connection: nothing is damaged at the IP and UDP layers.
+    Expect {
+        file: "dns-damaged.pcap",
+        exit: 0,
+        error: None,
+        counts: Some((15, 0, 1)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,
@@ -442,4 +452,21 @@ fn a_capture_without_tcp_says_what_it_holds_instead_of_empty_tables() {
         assert!(!text.contains("Connections (most excess first)"), "{text}");
         assert!(!text.contains("--conn STREAM"), "{text}");
     }
+}
+
+#[test]
+fn damaged_dns_messages_leave_the_good_answer_to_the_connection() {
+    let path = data_dir().join("malformed/dns-damaged.pcap");
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let lookup = &doc["connections"][0]["name_lookup"];
+    // The damaged answers were no answers: the good one (frame 7) is.
+    assert_eq!(lookup["name"], "api.example.com", "{lookup}");
+    assert_eq!(lookup["answer_frame"], 7, "{lookup}");
+    assert_eq!(lookup["queries"], 1, "{lookup}");
 }

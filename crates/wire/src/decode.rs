@@ -101,6 +101,9 @@ pub struct DnsDatagram<'a> {
     pub dst_port: u16,
     /// The UDP payload as captured.
     pub payload: &'a [u8],
+    /// The capture holds less of the payload than the UDP header declares
+    /// (a snap length).
+    pub cut: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -443,6 +446,7 @@ fn udp(src: IpAddr, dst: IpAddr, bytes: &[u8], depth: u8) -> Decoded<'_> {
             src_port,
             dst_port,
             payload,
+            cut: len > bytes.len(),
         });
     }
     Decoded::Skipped(Skip::NotTcp)

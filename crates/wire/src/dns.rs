@@ -141,6 +141,7 @@ impl<'a> Message<'a> {
             bytes: self.bytes,
             at: start,
             left: self.count(field::ANCOUNT),
+            broken: false,
         }
     }
 }
@@ -238,6 +239,16 @@ pub struct Addresses<'a> {
     bytes: &'a [u8],
     at: usize,
     left: u16,
+    broken: bool,
+}
+
+impl Addresses<'_> {
+    /// Whether reading stopped at a record that was cut short or broken
+    /// (a snap length's cut, or a damaged message) before the count the
+    /// header declares.
+    pub fn broken(&self) -> bool {
+        self.broken
+    }
 }
 
 impl Iterator for Addresses<'_> {
@@ -248,11 +259,13 @@ impl Iterator for Addresses<'_> {
             self.left -= 1;
             let Some(after) = skip_name(self.bytes, self.at) else {
                 self.left = 0;
+                self.broken = true;
                 return None;
             };
             // TYPE (2), CLASS (2), TTL (4), RDLENGTH (2), RDATA.
             let Some(fixed) = self.bytes.get(after..after + 10) else {
                 self.left = 0;
+                self.broken = true;
                 return None;
             };
             let rtype = u16::from_be_bytes([fixed[0], fixed[1]]);
@@ -260,6 +273,7 @@ impl Iterator for Addresses<'_> {
             let data_at = after + 10;
             let Some(data) = self.bytes.get(data_at..data_at + rdlength) else {
                 self.left = 0;
+                self.broken = true;
                 return None;
             };
             self.at = data_at + rdlength;

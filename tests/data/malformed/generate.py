@@ -75,6 +75,34 @@ bad_tcp_off = bytearray(GOOD[3]); bad_tcp_off[14 + 20 + 12] = 0x20
 short_ip = GOOD[3][:14 + 12]
 short_total = bytearray(GOOD[3]); short_total[14 + 2:14 + 4] = struct.pack(">H", 30)
 write("damaged-headers.pcap", pcap(GOOD[:3] + [bytes(bad_ihl), bytes(bad_tcp_off), short_ip, bytes(short_total)] + GOOD[3:]))
+# A name lookup before the connection, its DNS messages damaged in the
+# ways a decoder can go wrong, then a good query and answer (the server's
+# address) and the good connection.
+def udp_ip(src, dst, sport, dport, payload):
+    udp = struct.pack(">HHHH", sport, dport, 8 + len(payload), 0) + payload
+    return struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 2, 0x4000, 64, 17, 0, bytes(src), bytes(dst)) + udp
+
+R = [10, 0, 0, 53]
+def dns(qid, flags, qname, answers=b"", ancount=0):
+    return struct.pack(">HHHHHH", qid, flags, 1, ancount, 0, 0) + qname + b"\0\x01\0\x01" + answers
+API = b"\x03api\x07example\x03com\0"
+A_RECORD = b"\xc0\x0c\0\x01\0\x01\0\0\0\x1e\0\x04" + bytes(S)
+lookup = [
+    # A question whose name points at itself.
+    eth(udp_ip(C, R, 5000, 53, struct.pack(">HHHHHH", 1, 0x0100, 1, 0, 0, 0) + b"\xc0\x0c\0\x01\0\x01")),
+    # A name with an extended label type (0x40).
+    eth(udp_ip(C, R, 5000, 53, struct.pack(">HHHHHH", 2, 0x0100, 1, 0, 0, 0) + b"\x41abc\0\0\x01\0\x01")),
+    # A header alone, cut short.
+    eth(udp_ip(C, R, 5000, 53, b"\0\x03\x01")),
+    eth(udp_ip(C, R, 5001, 53, dns(4, 0x0100, API))),
+    # Answers: one whose data runs past the message, one cut in its
+    # fixed part, then the good one.
+    eth(udp_ip(R, C, 53, 5001, dns(4, 0x8180, API, b"\xc0\x0c\0\x01\0\x01\0\0\0\x1e\xff\xff\x0a", 1))),
+    eth(udp_ip(R, C, 53, 5001, dns(4, 0x8180, API, b"\xc0\x0c\0\x01\0", 1))),
+    eth(udp_ip(R, C, 53, 5001, dns(4, 0x8180, API, A_RECORD, 1))),
+]
+write("dns-damaged.pcap", pcap(lookup + GOOD))
+
 ng = pcapng(GOOD)
 mid = len(pcapng(GOOD[:4]))
 write("garbage-middle.pcapng", ng[:mid] + bytes(range(256)) * 2 + ng[mid:])

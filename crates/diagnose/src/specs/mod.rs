@@ -363,6 +363,7 @@ impl Wire {
                 src_port: port,
                 dst_port: 53,
                 payload: leak(m),
+                cut: false,
             },
             Some(_) => rttdoc_wire::DnsDatagram {
                 src: resolver,
@@ -370,6 +371,7 @@ impl Wire {
                 src_port: 53,
                 dst_port: port,
                 payload: leak(m),
+                cut: false,
             },
         };
         let id = self.push(C, t, self.segment(C, 0, ACK, b""), (0, 0));
