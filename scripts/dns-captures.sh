@@ -13,8 +13,9 @@
 # the names under test. and local. (no upstream: other names there do not
 # exist), with api.rttdoc.test -> 10.81.2.1 (no IPv6 address: its AAAA is
 # answered empty), and nginx on 10.81.2.1:8082 serving a1.txt (600
-# bytes). The client has an IPv6 address too (fd81::1), so that glibc asks
-# for AAAA beside A (AI_ADDRCONFIG), both from one socket, at once. Its
+# bytes), on IPv4 and IPv6. The client has an IPv6 address too
+# (2001:db8:81:1::1), so that glibc asks for AAAA beside A (AI_ADDRCONFIG),
+# both from one socket, at once. Its
 # resolver is /etc/netns/<client ns>/resolv.conf (which `ip netns exec`
 # mounts over /etc/resolv.conf):
 #
@@ -32,6 +33,15 @@
 #   search-hit.pcap    control: the same search list, curl asks for
 #                      api (no dot): the first name tried,
 #                      api.rttdoc.test via `search rttdoc.test`, answers
+#   v6-blackhole.pcap  dual.rttdoc.test has an A and an AAAA record; the
+#                      router drops TCP to the server's IPv6 address:
+#                      curl tries IPv6 first (RFC 6724: a global IPv6
+#                      address), Happy Eyeballs starts IPv4 200 ms later
+#   dead-address.pcap  two.rttdoc.test has two A records, the first
+#                      (10.81.2.9) dropped by the router: curl
+#                      (--connect-timeout 4) gives it half and moves on
+#   v6-works.pcap      control: dual.rttdoc.test with IPv6 passing (the
+#                      router forwards it without the relay's delay)
 #
 # Needs root, ip, tcpdump, python3, dnsmasq, nft, nginx, curl. Everything
 # it creates is removed on exit, also on failure; every wait is bounded.
@@ -50,7 +60,15 @@ extra_cleanup() {
 [[ -d /etc/netns ]] || relay_made_netns_dir=1
 relay_resolver=1
 mkdir -p "/etc/netns/$C"
-ip -n "$C" addr add fd81::1/64 dev c0 nodad
+# IPv6 beside IPv4, not through the relay: the router forwards it at
+# once (or drops it, for the captures that need a dead address).
+ip -n "$C" addr add 2001:db8:81:1::1/64 dev c0 nodad
+ip -n "$C" -6 route add default via 2001:db8:81:1::2
+ip -n "$M" addr add 2001:db8:81:1::2/64 dev mc nodad
+ip -n "$M" addr add 2001:db8:81:2::2/64 dev ms nodad
+ip -n "$S" addr add 2001:db8:81:2::1/64 dev s0 nodad
+ip -n "$S" -6 route add default via 2001:db8:81:2::2
+ip netns exec "$M" sysctl -qw net.ipv6.conf.all.forwarding=1
 
 head -c 600 /dev/zero | tr '\0' 1 > "$work/a1.txt"
 cat > "$work/nginx.conf" <<CONF
@@ -61,14 +79,16 @@ events { worker_connections 64; }
 http {
   access_log off;
   root $work;
-  server { listen 10.81.2.1:8082; }
+  server { listen 10.81.2.1:8082; listen [2001:db8:81:2::1]:8082; }
 }
 CONF
 ip netns exec "$S" nginx -c "$work/nginx.conf"
 ip netns exec "$S" dnsmasq --keep-in-foreground --no-resolv --no-hosts --no-poll \
   --listen-address=10.81.2.1 --bind-interfaces --port 53 --user=root \
   --pid-file="$work/dnsmasq.pid" --local=/test/ --local=/local/ \
-  --host-record=api.rttdoc.test,10.81.2.1 --log-facility="$work/dnsmasq.log" &
+  --host-record=api.rttdoc.test,10.81.2.1 --host-record=dual.rttdoc.test,10.81.2.1,2001:db8:81:2::1 \
+  --host-record=two.rttdoc.test,10.81.2.9 --host-record=two.rttdoc.test,10.81.2.1 \
+  --log-facility="$work/dnsmasq.log" &
 pids_dnsmasq=$!
 relay_listening 8082
 for _ in $(seq 100); do
@@ -101,8 +121,25 @@ relay_capture plain curl -s "$url"
 resolver 'nameserver 10.81.2.1' 'search rttdoc.test' 'options ndots:5'
 relay_capture search-hit curl -s http://api:8082/a1.txt
 
+# The router drops what goes to the name's other address: IPv6 to the
+# server, or the A record no host owns.
+resolver 'nameserver 10.81.2.1'
+ip netns exec "$M" nft -f - <<'NFT'
+table inet rttdoc_dead {
+  chain forward {
+    type filter hook forward priority 0;
+    ip6 daddr 2001:db8:81:2::1 tcp dport 8082 drop
+    ip daddr 10.81.2.9 drop
+  }
+}
+NFT
+relay_capture v6-blackhole curl -s "http://dual.rttdoc.test:8082/a1.txt"
+relay_capture dead-address curl -s --connect-timeout 4 "http://two.rttdoc.test:8082/a1.txt"
+ip netns exec "$M" nft delete table inet rttdoc_dead
+relay_capture v6-works curl -s "http://dual.rttdoc.test:8082/a1.txt"
+
 kill "$pids_dnsmasq" 2>/dev/null || true
-for name in search-list lost-query plain search-hit; do
+for name in search-list lost-query plain search-hit v6-blackhole dead-address v6-works; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: search-list lost-query plain search-hit"
+echo "made $out: search-list lost-query plain search-hit v6-blackhole dead-address v6-works"

@@ -23,11 +23,17 @@
 //! connection's SYN is seen answered (its SYN-ACK) or the connection is
 //! handed on, it takes the lookup whose answer named its server's address,
 //! from the same client, its last answer at most [`LINK_NS`] before the
-//! SYN: the answering query and, back from it, the queries for the same name or
+//! client began to connect (this SYN, or the first SYN it sent to another
+//! of the answer's addresses on the same port and gave up on, at most
+//! [`WINDOW_NS`] before this one): the answering query and, back from it, the queries for the same name or
 //! one of its search-list forms (one name the other plus more labels),
 //! each sent within [`CHAIN_GAP_NS`] of the next one taken. One lookup
 //! stands for one connection (a browser's six parallel connections after
-//! one lookup: the first to be answered takes it).
+//! one lookup: the first to be answered takes it). A dual-stack host asks
+//! over one family and connects over the other: a connection with no
+//! lookup from its own address takes one from the capture's only address
+//! of the other family that asked (a capture of one host; with several,
+//! nothing is guessed).
 //!
 //! Bounded: per client the newest [`PER_CLIENT`] queries, over all
 //! clients at most [`KEPT`], each forgotten [`WINDOW_NS`] after it was
@@ -78,6 +84,12 @@ const ADDRESSES_KEPT: usize = 16;
 /// Queries kept per lookup (the newest).
 pub const LOOKUP_QUERIES_KEPT: usize = 32;
 
+/// Connection attempts kept (the newest), while any query is kept.
+const ATTEMPTS: usize = 1024;
+
+/// Failed attempts kept per lookup.
+pub const ATTEMPTS_KEPT: usize = 8;
+
 /// One query a lookup sent, and its answer if one came.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LookupQuery {
@@ -123,6 +135,36 @@ pub struct NameLookup {
     /// The lookup's queries in the order they were sent (the newest
     /// [`LOOKUP_QUERIES_KEPT`]), the answering one among them.
     pub queries: Vec<LookupQuery>,
+    /// Connections to other addresses the lookup answered, on the same
+    /// port, opened after its first answer and before this one's SYN and
+    /// not accepted (no SYN-ACK) before it: addresses the client tried
+    /// first and gave up on (the first [`ATTEMPTS_KEPT`]).
+    pub failed_attempts: Vec<FailedAttempt>,
+}
+
+/// A connection the client opened to another address of the server's
+/// name before this one, not accepted before this one's SYN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailedAttempt {
+    /// Its `tcp.stream`.
+    pub stream: u64,
+    /// Where it went.
+    pub to: crate::model::Endpoint,
+    /// Its first SYN.
+    pub syn: Stamp,
+    /// It was accepted after all, after this connection's SYN (Happy
+    /// Eyeballs' race, lost).
+    pub accepted_later: bool,
+}
+
+/// A connection attempt seen while lookups were being kept.
+#[derive(Debug, Clone, Copy)]
+struct Attempt {
+    stream: u64,
+    to: crate::model::Endpoint,
+    syn: Stamp,
+    /// Its first SYN-ACK's frame.
+    accepted: Option<u64>,
 }
 
 impl NameLookup {
@@ -144,6 +186,10 @@ struct Query {
 #[derive(Debug, Default)]
 pub struct Lookups {
     by_client: FxHashMap<IpAddr, VecDeque<Query>>,
+    /// First SYNs seen while queries were kept, in capture order: the
+    /// addresses a client tried (only then: a capture without DNS keeps
+    /// none, a SYN flood's cost nothing).
+    attempts: VecDeque<Attempt>,
     kept: usize,
     /// When the clients were last swept of old queries (capture time).
     swept_ns: i64,
@@ -263,6 +309,33 @@ impl Lookups {
         });
     }
 
+    /// A connection's first SYN, from the client to `to`: kept while
+    /// lookups are.
+    pub fn syn(&mut self, stream: u64, to: crate::model::Endpoint, at: Stamp) {
+        if self.kept == 0 {
+            return;
+        }
+        if self.attempts.len() == ATTEMPTS {
+            self.attempts.pop_front();
+        }
+        self.attempts.push_back(Attempt {
+            stream,
+            to,
+            syn: at,
+            accepted: None,
+        });
+    }
+
+    /// A connection's first SYN-ACK.
+    pub fn accepted(&mut self, stream: u64, at: Stamp) {
+        if self.attempts.is_empty() {
+            return;
+        }
+        if let Some(a) = self.attempts.iter_mut().rev().find(|a| a.stream == stream) {
+            a.accepted.get_or_insert(at.frame);
+        }
+    }
+
     /// Forgets the queries sent more than [`WINDOW_NS`] before `now_ns`,
     /// at most once a second of capture time.
     fn sweep(&mut self, now_ns: i64) {
@@ -282,17 +355,50 @@ impl Lookups {
     /// The lookup `client` made for `server`'s name before the SYN at
     /// `syn`, if the capture has it (module docs); its queries are not
     /// given to another connection.
-    pub fn take(&mut self, client: IpAddr, server: IpAddr, syn: Stamp) -> Option<NameLookup> {
+    pub fn take(
+        &mut self,
+        stream: u64,
+        client: IpAddr,
+        server: crate::model::Endpoint,
+        syn: Stamp,
+    ) -> Option<NameLookup> {
         if self.by_client.is_empty() {
             return None;
         }
+        if let Some(lookup) = self.take_from(client, stream, server, syn) {
+            return Some(lookup);
+        }
+        // A dual-stack host asks its resolver over one family and
+        // connects over the other (DNS over IPv4, the connection over
+        // IPv6): when the capture's queries of that other family all come
+        // from one address, they are this host's (a capture of many
+        // hosts, a gateway's, has several and is not guessed at).
+        let mut others = self
+            .by_client
+            .keys()
+            .filter(|a| a.is_ipv4() != client.is_ipv4());
+        let (Some(&other), None) = (others.next(), others.next()) else {
+            return None;
+        };
+        self.take_from(other, stream, server, syn)
+    }
+
+    fn take_from(
+        &mut self,
+        client: IpAddr,
+        stream: u64,
+        server: crate::model::Endpoint,
+        syn: Stamp,
+    ) -> Option<NameLookup> {
+        let server_port = server.port;
+        let server = server.ip;
         let queries = self.by_client.get_mut(&client)?;
         let hit = queries.iter().rposition(|q| {
             !q.taken
                 && q.kept.answer.is_some_and(|a| {
                     a.at.frame < syn.frame
                         && a.at.ts_ns <= syn.ts_ns
-                        && syn.ts_ns.saturating_sub(a.at.ts_ns) <= CHAIN_GAP_NS
+                        && syn.ts_ns.saturating_sub(a.at.ts_ns) <= WINDOW_NS
                 })
                 && q.addresses.contains(&server)
         })?;
@@ -343,14 +449,51 @@ impl Lookups {
             .map(|a| a.at.ts_ns)
             .max()
             .unwrap_or(answer.ts_ns);
-        if syn.ts_ns.saturating_sub(done) > LINK_NS {
+        let skip = picked.len().saturating_sub(LOOKUP_QUERIES_KEPT);
+        // The addresses the lookup answered, and when the first answer
+        // came: attempts to the others before this SYN.
+        let first_answer = picked
+            .iter()
+            .filter_map(|&i| queries[i].kept.answer)
+            .filter(|a| a.addresses > 0)
+            .map(|a| a.at.ts_ns)
+            .min()
+            .unwrap_or(answer.ts_ns);
+        let mut failed_attempts: Vec<FailedAttempt> = self
+            .attempts
+            .iter()
+            .filter(|a| {
+                a.stream != stream
+                    && a.to.port == server_port
+                    && a.to.ip != server
+                    && a.syn.ts_ns >= first_answer
+                    && a.syn.frame < syn.frame
+                    && a.accepted.is_none_or(|f| f > syn.frame)
+                    && picked
+                        .iter()
+                        .any(|&i| queries[i].addresses.contains(&a.to.ip))
+            })
+            .take(ATTEMPTS_KEPT)
+            .map(|a| FailedAttempt {
+                stream: a.stream,
+                to: a.to,
+                syn: a.syn,
+                accepted_later: a.accepted.is_some(),
+            })
+            .collect();
+        failed_attempts.sort_by_key(|a| a.syn.frame);
+        // The client began to connect when its first attempt left: that
+        // follows the lookup at once; the attempts before this SYN are
+        // the connect timeouts that followed it.
+        let connecting = failed_attempts.first().map_or(syn.ts_ns, |a| a.syn.ts_ns);
+        if connecting.saturating_sub(done) > LINK_NS || syn.ts_ns.saturating_sub(done) > WINDOW_NS {
             return None;
         }
-        let skip = picked.len().saturating_sub(LOOKUP_QUERIES_KEPT);
         let mut lookup = NameLookup {
             name,
             answer,
             queries: Vec::with_capacity(picked.len() - skip),
+            failed_attempts,
         };
         for (n, &i) in picked.iter().enumerate() {
             queries[i].taken = true;
@@ -463,7 +606,11 @@ mod tests {
     }
 
     fn take(l: &mut Lookups, syn: Stamp) -> Option<NameLookup> {
-        l.take(CLIENT.parse().unwrap(), IpAddr::from(SERVER), syn)
+        let server = crate::model::Endpoint {
+            ip: IpAddr::from(SERVER),
+            port: 443,
+        };
+        l.take(99, CLIENT.parse().unwrap(), server, syn)
     }
 
     #[test]
@@ -597,6 +744,54 @@ mod tests {
             &[SERVER],
         );
         assert_eq!(take(&mut l, stamp(8, 3_001)), None);
+    }
+
+    #[test]
+    fn a_dual_stack_hosts_lookup_over_ipv4_serves_its_ipv6_connection() {
+        let mut l = Lookups::default();
+        query(&mut l, stamp(1, 0), 4000, 1, "api.example.com", 1);
+        reply(
+            &mut l,
+            stamp(2, 1),
+            4000,
+            1,
+            0,
+            "api.example.com",
+            1,
+            &[SERVER],
+        );
+        let v6: IpAddr = "2001:db8::5".parse().unwrap();
+        let server = crate::model::Endpoint {
+            ip: IpAddr::from(SERVER),
+            port: 443,
+        };
+        assert!(l.take(7, v6, server, stamp(3, 2)).is_some());
+        // Two IPv4 addresses asked: a capture of several hosts, no guess.
+        let mut l = Lookups::default();
+        query(&mut l, stamp(1, 0), 4000, 1, "api.example.com", 1);
+        reply(
+            &mut l,
+            stamp(2, 1),
+            4000,
+            1,
+            0,
+            "api.example.com",
+            1,
+            &[SERVER],
+        );
+        let other = message(5, false, 0, "x.example", 1, &[]);
+        l.datagram(
+            stamp(3, 1),
+            &DnsDatagram {
+                src: "10.0.0.6".parse().unwrap(),
+                dst: RESOLVER.parse().unwrap(),
+                src_port: 4001,
+                dst_port: 53,
+                payload: &other,
+                cut: false,
+            },
+        );
+        assert_eq!(l.take(7, v6, server, stamp(4, 2)), None);
     }
 
     #[test]

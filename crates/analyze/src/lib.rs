@@ -64,7 +64,7 @@ pub use connect_back::ConnectBack;
 pub use connection::{
     SegmentRecord, Stamp, TooBig, LATE_RETRANSMISSIONS_CITED, TIMELINE_CAP, TOO_BIG_KEPT,
 };
-pub use dns::{LookupAnswer, LookupQuery, NameLookup};
+pub use dns::{FailedAttempt, LookupAnswer, LookupQuery, NameLookup};
 pub use exchange::Exchange;
 pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};
 pub use finisher::ReportSink;

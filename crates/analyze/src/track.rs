@@ -451,6 +451,7 @@ impl<'s> Tracker<'s> {
                 let stream = self.next_stream;
                 self.next_stream += 1;
                 self.calls.dials.syn(stream, seg.src, destination(seg), at);
+                self.calls.lookups.syn(stream, destination(seg), at);
                 self.embryos.insert(
                     key,
                     Embryo {
@@ -484,13 +485,14 @@ impl<'s> Tracker<'s> {
         let next_stream = &mut self.next_stream;
         let options = &self.options;
         let finisher = &mut self.finisher;
-        let dials = &mut self.calls.dials;
+        let calls = &mut self.calls;
         let conn = self.table.entry(key).or_insert_with(|| {
             let (client, server) = roles(seg);
             let stream = *next_stream;
             *next_stream += 1;
             if is_syn {
-                dials.syn(stream, seg.src, destination(seg), at);
+                calls.dials.syn(stream, seg.src, destination(seg), at);
+                calls.lookups.syn(stream, destination(seg), at);
             }
             new_connection(options, finisher.husk(), stream, client, server, at)
         });
@@ -933,6 +935,7 @@ fn track_in(
         note_handshake(conn, at, paths);
         if conn.syn_ack_count == 1 {
             calls.dials.accepted(conn.stream, conn.server.ip, at);
+            calls.lookups.accepted(conn.stream, at);
             take_lookup(conn, &mut calls.lookups);
         }
         same = twins.syn_ack(conn.stream, key, seg.seq, seg.ack, at.ts_ns);
@@ -1096,7 +1099,7 @@ fn take_lookup(conn: &mut Connection, lookups: &mut crate::dns::Lookups) {
     conn.lookup_looked_up = true;
     if let Some(syn) = conn.first_syn {
         conn.lookup = lookups
-            .take(conn.client.ip, conn.server.ip, syn)
+            .take(conn.stream, conn.client.ip, conn.server, syn)
             .map(Box::new);
     }
 }

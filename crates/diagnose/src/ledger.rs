@@ -10,8 +10,8 @@
 //! it is the whole RTT; in the middle, the client's share of it.
 
 use crate::model::{
-    ConnectionReport, CostRule, Direction, LedgerRow, MptcpSubflowKind, NameLookupReport, Phase,
-    RttSource, Vantage,
+    AttemptReport, ConnectionReport, CostRule, Direction, LedgerRow, MptcpSubflowKind,
+    NameLookupReport, Phase, RttSource, Vantage,
 };
 use rttdoc_analyze::{vantage, ConnectionFacts, Exchange, Stamp};
 use rttdoc_wire::tls::{is_tls13, version_name};
@@ -1179,6 +1179,15 @@ fn lookup_report(l: &rttdoc_analyze::NameLookup, syn: rttdoc_analyze::Stamp) -> 
             .filter(|q| q.answer.is_none_or(|a| a.at.frame > syn.frame))
             .count() as u32,
         names_tried,
+        failed_attempts: l
+            .failed_attempts
+            .iter()
+            .map(|a| AttemptReport {
+                stream: a.stream,
+                address: a.to.ip,
+                syn_frame: a.syn.frame,
+            })
+            .collect(),
     }
 }
 

@@ -233,6 +233,10 @@ finding_kinds! {
     /// did not exist before the one that did.
     DnsSearchList = "dns_search_list" in "dns_search_list.rs", Waits,
         fix "ask for the fully qualified name with a trailing dot, or a lower `ndots` (Kubernetes pods: 5)";
+    /// Before its SYN the client tried another address of the server's
+    /// name (IPv6 before IPv4, another A record) that did not answer.
+    AddressFallback = "address_fallback" in "address_fallback.rs", Waits,
+        fix "make every published address answer (IPv6 routes and firewalls, `listen [::]:443`), or publish only those that do";
     /// The SYN was sent again.
     SynRetransmit = "syn_retransmit" in "syn_retransmit.rs", Waits,
         fix "SYN queue, backlog, the path";
@@ -243,9 +247,12 @@ finding_kinds! {
 
 impl FindingKind {
     /// About the name lookup before the connection: its waits cite DNS
-    /// packets, not the connection's.
+    /// packets or other connections' SYNs, not this connection's alone.
     pub fn is_lookup(self) -> bool {
-        matches!(self, FindingKind::DnsQueryLost | FindingKind::DnsSearchList)
+        matches!(
+            self,
+            FindingKind::DnsQueryLost | FindingKind::DnsSearchList | FindingKind::AddressFallback
+        )
     }
 
     /// The Nagle family: a hold released by the peer's ACK.

@@ -836,6 +836,21 @@ pub enum Detail {
         /// resolver's timeout.
         timeout_ms: f64,
     },
+    /// The client connected to this address after trying another address
+    /// of the same name that did not answer.
+    AddressFallback {
+        /// The address tried first (its first failed attempt).
+        first: IpAddr,
+        /// This connection's server address, tried next.
+        to: IpAddr,
+        /// Its connection (`tcp.stream`).
+        first_stream: u64,
+        /// Failed attempts in all.
+        attempts: u32,
+        /// The first was accepted after all, after this SYN (a Happy
+        /// Eyeballs race lost).
+        accepted_later: bool,
+    },
     /// A name lookup asked names that did not resolve before the one that
     /// did (a search list).
     DnsSearchList {
@@ -1017,6 +1032,21 @@ pub struct NameLookupReport {
     /// The names asked before `name` that did not resolve (a search
     /// list's), in order; at most 8.
     pub names_tried: Vec<String>,
+    /// Connections the client opened to other addresses of the answer
+    /// (same port) after it came and before this one's SYN, not accepted
+    /// before that SYN: addresses tried first and given up on; at most 8.
+    pub failed_attempts: Vec<AttemptReport>,
+}
+
+/// A connection to another of the name's addresses, given up on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttemptReport {
+    /// Its `tcp.stream`.
+    pub stream: u64,
+    /// The address it went to.
+    pub address: IpAddr,
+    /// Its first SYN.
+    pub syn_frame: u64,
 }
 
 /// One frame of a connection, for the ladder view (`--conn N`).

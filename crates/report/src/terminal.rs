@@ -42,18 +42,30 @@ fn right(s: impl ToString) -> Cell {
 /// latency excess = explained + unexplained; transfer stalls apart.
 pub fn headline(s: &crate::summary::Summary) -> String {
     // Waits before the SYNs are in no ledger: said apart, never summed in.
-    let lookups: f64 = [FindingKind::DnsQueryLost, FindingKind::DnsSearchList]
-        .iter()
-        .filter_map(|k| s.causes.get(k))
-        .map(|c| c.cost_ms)
-        .sum();
-    let before = if lookups > 0.0 {
-        format!(
+    let cost = |kinds: &[FindingKind]| -> f64 {
+        kinds
+            .iter()
+            .filter_map(|k| s.causes.get(k))
+            .map(|c| c.cost_ms)
+            .sum()
+    };
+    let lookups = cost(&[FindingKind::DnsQueryLost, FindingKind::DnsSearchList]);
+    let fallbacks = cost(&[FindingKind::AddressFallback]);
+    let before = match (lookups > 0.0, fallbacks > 0.0) {
+        (true, true) => format!(
+            " Before connecting, {} more went to name lookups and {} to addresses that did not answer (below).",
+            fmt_ms(lookups),
+            fmt_ms(fallbacks)
+        ),
+        (true, false) => format!(
             " Before connecting, {} more went to name lookups (below).",
             fmt_ms(lookups)
-        )
-    } else {
-        String::new()
+        ),
+        (false, true) => format!(
+            " Before connecting, {} more went to addresses that did not answer (address_fallback).",
+            fmt_ms(fallbacks)
+        ),
+        (false, false) => String::new(),
     };
     if s.excess_ms_total <= 0.0 && s.stall_ms_total <= 0.0 {
         return format!("No time lost beyond the ideal: no latency phase over its ideal by more than the floor (2 ms), no transfer stalls found.{before}");
@@ -415,6 +427,7 @@ pub fn render_summary(
         );
         let lost = s.causes.get(&FindingKind::DnsQueryLost);
         let tried = s.causes.get(&FindingKind::DnsSearchList);
+        let fallback = s.causes.get(&FindingKind::AddressFallback);
         let mut parts = Vec::new();
         if let Some(c) = lost {
             parts.push(format!(
@@ -430,6 +443,15 @@ pub fn render_summary(
         }
         if !parts.is_empty() {
             line.push_str(&format!("; of that, {}", parts.join(" and ")));
+        }
+        if let Some(c) = fallback {
+            // After the lookups, before the SYNs that connected.
+            line.push_str(&format!(
+                "; then {} trying addresses that never answered (address_fallback, {} connection{})",
+                fmt_ms(c.cost_ms),
+                c.connections,
+                if c.connections == 1 { "" } else { "s" }
+            ));
         }
         say(out, opts, line)?;
     }

@@ -581,6 +581,37 @@ pub fn explanation(x: &Finding) -> String {
                 crate::fmt_ms(cost),
             )
         }
+        Detail::AddressFallback {
+            first,
+            to,
+            first_stream,
+            attempts,
+            accepted_later,
+        } => {
+            let more = if *attempts > 1 {
+                format!(" ({attempts} connections to addresses that did not answer)")
+            } else {
+                String::new()
+            };
+            let family = if first.is_ipv6() && to.is_ipv4() {
+                " The name has an IPv6 address (AAAA) the client tried first, as RFC 6724 has it prefer a global IPv6 \
+                 address, and IPv6 did not get through: with Happy Eyeballs (RFC 8305) a client waits about 250 ms before it \
+                 tries IPv4, without it a whole connect timeout."
+            } else {
+                " The name's answer holds an address that does not answer: every client that tries it first waits like \
+                 this."
+            };
+            let race = if *accepted_later {
+                " (it was accepted later, after this connection had begun: a race it lost)"
+            } else {
+                ""
+            };
+            format!(
+                "Before this connection the client tried {first} for the same name (stream {first_stream}){more}: no \
+                 SYN-ACK came{race}, and {} after that SYN the client connected to {to} instead.{family}",
+                crate::fmt_ms(cost),
+            )
+        }
         Detail::DnsSearchList {
             name,
             tried,
@@ -1012,6 +1043,17 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             "Find where queries to {resolver} or their answers are lost (the resolver's load or rate limits, a firewall, \
              the path); shorten each wait with `options timeout:1 attempts:3` in /etc/resolv.conf (glibc waits 5 s by \
              default), list a second nameserver (with `options rotate`), or answer names on the host (a local cache)."
+        ),
+        Detail::AddressFallback { first, to, .. } if first.is_ipv6() && to.is_ipv4() => format!(
+            "Make IPv6 work end to end or stop publishing it: a route and firewall that pass TCP over IPv6 to {first}, a \
+             server that listens on it (nginx `listen [::]:443`); or remove the AAAA record until it does. Clients: Happy \
+             Eyeballs keeps the wait near 250 ms (curl and browsers have it; Java, Python's socket.create_connection \
+             before 3.12 and many others do not)."
+        ),
+        Detail::AddressFallback { first, .. } => format!(
+            "Take {first} out of the name's answer, or have something take it out when it stops answering (a health-checked \
+             DNS record, a load balancer's address in its place); clients that try the next address at once (Happy Eyeballs' \
+             250 ms, a short connect timeout) lose less."
         ),
         Detail::DnsSearchList {
             name,

@@ -9,7 +9,10 @@
 //! `lost-query`: the server's namespace drops the second query (the
 //! AAAA), glibc asks again after its 2 s timer. Controls: `plain` (one
 //! A, one AAAA, answered at once) and `search-hit` (the first search
-//! domain resolves). Committed under tests/data/dns, re-made live when
+//! domain resolves). `address_fallback`: `v6-blackhole` (the router drops
+//! TCP over IPv6, curl's Happy Eyeballs tries IPv4 200 ms later),
+//! `dead-address` (the first of two A records dropped), control
+//! `v6-works`. Committed under tests/data/dns, re-made live when
 //! root. Every expectation is read from the capture by tshark.
 
 mod common;
@@ -84,7 +87,127 @@ fn close(a: f64, b: f64, what: &str) {
     assert!((a - b).abs() < 0.01, "{what}: {a} vs {b}");
 }
 
+/// The TCP connections' first SYNs as tshark reads them: (stream, frame,
+/// time, destination address, SYN-ACK seen).
+fn connections(capture: &Path) -> Vec<(u64, u64, f64, String, bool)> {
+    let syns = tshark_fields(
+        capture,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0",
+        &[
+            "tcp.stream",
+            "frame.number",
+            "frame.time_relative",
+            "ip.dst",
+            "ipv6.dst",
+        ],
+    );
+    let accepted: Vec<String> = tshark_fields(
+        capture,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 1",
+        &["tcp.stream"],
+    )
+    .into_iter()
+    .map(|r| r[0].clone())
+    .collect();
+    let mut out: Vec<(u64, u64, f64, String, bool)> = Vec::new();
+    for r in syns {
+        let stream: u64 = r[0].parse().unwrap();
+        if out.iter().any(|c| c.0 == stream) {
+            continue;
+        }
+        let to = if r[3].is_empty() {
+            r[4].clone()
+        } else {
+            r[3].clone()
+        };
+        out.push((
+            stream,
+            r[1].parse().unwrap(),
+            r[2].parse().unwrap(),
+            to,
+            accepted.contains(&r[0]),
+        ));
+    }
+    out
+}
+
+/// Addresses tried first: a connection to another of the name's
+/// addresses, never accepted, then the one that was.
+fn check_fallback(dir: &Path) {
+    for (name, falls_back) in [
+        ("v6-blackhole", true),
+        ("dead-address", true),
+        ("v6-works", false),
+    ] {
+        let capture = dir.join(format!("{name}.pcap.gz"));
+        assert_agrees_with_tshark(&capture, &[]);
+        let doc = run_rttdoc_json(&capture);
+        let problems = display_filter_problems(&capture, &doc);
+        assert!(problems.is_empty(), "{name}: {problems:?}");
+        let conns = connections(&capture);
+        let won = conns.iter().find(|c| c.4).expect("a connection accepted");
+        let report = doc["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["stream"] == won.0)
+            .unwrap();
+        assert_eq!(
+            report["name_lookup"]["name"],
+            name_of(name),
+            "{name}: {report}"
+        );
+        let x = finding(report, "address_fallback");
+        if !falls_back {
+            assert_eq!(conns.len(), 1, "{name}: IPv6 answered at once");
+            assert!(x.is_none(), "{name}: {x:?}");
+            continue;
+        }
+        let lost: Vec<_> = conns.iter().filter(|c| !c.4).collect();
+        assert_eq!(lost.len(), 1, "{name}: {conns:?}");
+        let lost = lost[0];
+        assert!(lost.1 < won.1);
+        let x = x.unwrap_or_else(|| panic!("{name}: {report}"));
+        let frames: Vec<u64> = x["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_u64().unwrap())
+            .collect();
+        assert_eq!(frames, vec![lost.1, won.1], "{name}");
+        close(
+            x["cost_ms"].as_f64().unwrap(),
+            (won.2 - lost.2) * 1e3,
+            "the first SYN to the one that connected",
+        );
+        assert_eq!(x["phase"], serde_json::Value::Null);
+        let tried = &report["name_lookup"]["failed_attempts"][0];
+        assert_eq!(tried["stream"], lost.0);
+        assert_eq!(tried["address"], lost.3.as_str());
+        let fix = x["fix"].as_str().unwrap();
+        if name == "v6-blackhole" {
+            // curl's Happy Eyeballs timer: 200 ms.
+            let cost = x["cost_ms"].as_f64().unwrap();
+            assert!((195.0..260.0).contains(&cost), "{cost}");
+            assert!(lost.3.contains(':'), "IPv6 first: {lost:?}");
+            assert!(fix.contains("AAAA"), "{fix}");
+        } else {
+            assert!(fix.contains(&format!("Take {}", lost.3)), "{fix}");
+        }
+    }
+}
+
+fn name_of(capture: &str) -> &'static str {
+    match capture {
+        "dead-address" => "two.rttdoc.test",
+        _ => "dual.rttdoc.test",
+    }
+}
+
 fn check(dir: &Path) {
+    check_fallback(dir);
     for name in ["search-list", "lost-query", "plain", "search-hit"] {
         let capture = dir.join(format!("{name}.pcap.gz"));
         assert_agrees_with_tshark(&capture, &[]);

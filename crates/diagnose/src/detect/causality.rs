@@ -165,20 +165,31 @@ fn obeys(f: &Facts<'_>, w: &Wait, nagle: bool, shift_error_ns: i64) -> bool {
     !(nagle && to.len >= f.mss(to.dir))
 }
 
-/// Rules 1, 3 and 4 for a wait of the name lookup before the connection
-/// (its frames are DNS packets, rttdoc-analyze's dns.rs): both ends are
-/// the client's queries (one clock), the release an answer captured
-/// between them, and the wait no longer than the capture shows.
+/// Rules 1, 3 and 4 for a wait before the connection's SYN (its frames
+/// are DNS packets and the client's SYNs, rttdoc-analyze's dns.rs): both
+/// ends are the client's packets (one clock), the release an answer
+/// captured between them, and the wait no longer than the capture shows.
 fn lookup_obeys(f: &Facts<'_>, w: &Wait) -> bool {
     let Some(lookup) = f.lookup else {
         return false;
     };
+    // The client's packets: its queries, its SYNs to the addresses it
+    // tried first, this connection's SYN.
     let sent = |frame: u64| {
         lookup
             .queries
             .iter()
-            .find(|q| q.sent.frame == frame)
             .map(|q| q.sent)
+            .chain(lookup.failed_attempts.iter().map(|a| a.syn))
+            .find(|s| s.frame == frame)
+            .or_else(|| {
+                f.record(frame)
+                    .filter(|r| r.dir == Direction::ClientToServer)
+                    .map(|r| rttdoc_analyze::Stamp {
+                        frame: r.frame,
+                        ts_ns: r.ts_ns,
+                    })
+            })
     };
     let (Some(from), Some(to)) = (sent(w.from_frame), sent(w.to_frame)) else {
         return false;

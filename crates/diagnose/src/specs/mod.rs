@@ -15,6 +15,7 @@
 //! the capture is taken (at the client, at the server, or in between), so
 //! one mechanism can be replayed at every vantage.
 
+mod address_fallback;
 mod causality;
 mod client_think_time;
 mod connect_back;
@@ -333,6 +334,21 @@ impl Wire {
         qtype: u16,
         answer: Option<(u8, usize)>,
     ) -> Id {
+        self.dns_with(t, port, id, name, qtype, answer, None)
+    }
+
+    /// [`Wire::dns`] with one more address in the answer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn dns_with(
+        &mut self,
+        t: f64,
+        port: u16,
+        id: u16,
+        name: &str,
+        qtype: u16,
+        answer: Option<(u8, usize)>,
+        extra: Option<IpAddr>,
+    ) -> Id {
         let mut m = Vec::new();
         m.extend(id.to_be_bytes());
         let flags: u16 = match answer {
@@ -353,6 +369,21 @@ impl Wire {
         m.extend([0, 1]);
         for _ in 0..records {
             m.extend([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 30, 0, 4, 10, 0, 0, 2]);
+        }
+        if let Some(extra) = extra {
+            // One more record: another address of the name.
+            let n = u16::from_be_bytes([m[6], m[7]]) + 1;
+            m[6..8].copy_from_slice(&n.to_be_bytes());
+            match extra {
+                IpAddr::V4(a) => {
+                    m.extend([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 30, 0, 4]);
+                    m.extend(a.octets());
+                }
+                IpAddr::V6(a) => {
+                    m.extend([0xc0, 12, 0, 28, 0, 1, 0, 0, 0, 30, 0, 16]);
+                    m.extend(a.octets());
+                }
+            }
         }
         let ip = |s: &str| -> IpAddr { s.parse().unwrap() };
         let (client, resolver) = (ip("10.0.0.1"), ip(RESOLVER));
@@ -469,6 +500,25 @@ impl Wire {
         s.src_port = port;
         (s.seq, s.ack) = (SIBLING_ISN.wrapping_add(sent), SIBLING_PEER_ISN);
         self.push(C, t, s, (0, 0))
+    }
+
+    /// A SYN of another connection of the client's, from its port `port`
+    /// to `to` (another address of the server's name) on the server's
+    /// port, captured at the client at `t`; never delivered.
+    pub fn syn_to(&mut self, t: f64, port: u16, to: &str) -> Id {
+        let mut s = self.segment(C, 0, SYN, b"");
+        s.src_port = port;
+        s.dst = to.parse().unwrap();
+        if s.dst.is_ipv6() {
+            s.src = "2001:db8::1".parse().unwrap();
+        }
+        s.seq = SIBLING_ISN.wrapping_add(port as u32);
+        s.options.mss = Some(MSS as u16);
+        let id = self.push(C, t, s, (0, 0));
+        let p = &mut self.pkts[id.0];
+        p.at_host = true;
+        p.lost = true;
+        id
     }
 
     /// Another connection of the same client host to the same server,
