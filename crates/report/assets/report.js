@@ -346,7 +346,9 @@
     var facts = [
       'RTT ' + fmtMs(c.rtt_ms), 'vantage: ' + c.vantage, 'duration ' + fmtMs(c.duration_ms), 'ended: ' + c.ending,
       tls && tls.version ? tls.version + (tls.resumed ? ' resumed' : '') + (tls.sni ? ' · ' + tls.sni : '') : 'no TLS',
-      c.tfo ? 'TFO: ' + c.tfo : null, 'time lost ' + fmtMs(c.lost_ms) + ' (latency ' + fmtMs(c.excess_ms) + ', stalls ' + fmtMs(c.stall_ms) + ')'
+      c.tfo ? 'TFO: ' + c.tfo : null,
+      c.lookup ? 'name lookup ' + c.lookup.name + ' ' + fmtMs(c.lookup.ms) + ' (' + c.lookup.queries + ' queries, before the SYN)' : null,
+      'time lost ' + fmtMs(c.lost_ms) + ' (latency ' + fmtMs(c.excess_ms) + ', stalls ' + fmtMs(c.stall_ms) + ')'
     ].filter(Boolean);
     root.appendChild(el('p', { class: 'muted', text: facts.join(' · ') + (c.partial ? ' · the capture missed its SYN' : '') }));
 

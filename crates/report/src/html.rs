@@ -492,6 +492,11 @@ fn detail(c: &ConnectionReport) -> Value {
         "findings": findings,
         "tls": tls,
         "tfo": h.tfo.as_ref().map(|t| t.outcome.name()),
+        "lookup": c.name_lookup.as_ref().map(|l| json!({
+            "name": l.name,
+            "ms": round3(l.ms),
+            "queries": l.queries,
+        })),
         "packets": c.series.as_deref().map(packets),
         "dropped": c.series.as_ref().map_or(0, |s| s.dropped),
     })
