@@ -84,6 +84,14 @@ const ADDRESSES_KEPT: usize = 16;
 /// Queries kept per lookup (the newest).
 pub const LOOKUP_QUERIES_KEPT: usize = 32;
 
+/// How long a client waits on an address before it tries the next: RFC
+/// 8305's recommended least Connection Attempt Delay (Happy Eyeballs:
+/// 250 ms by default, curl 200 ms; a connect timeout is seconds). A
+/// connection opened sooner beside another was opened in parallel (a
+/// browser's connections to a CDN pool the names share), not after
+/// giving up on it.
+pub const GIVE_UP_NS: i64 = 100_000_000;
+
 /// Connection attempts kept (the newest), while any query is kept.
 const ATTEMPTS: usize = 1024;
 
@@ -468,6 +476,7 @@ impl Lookups {
                     && a.to.ip != server
                     && a.syn.ts_ns >= first_answer
                     && a.syn.frame < syn.frame
+                    && syn.ts_ns.saturating_sub(a.syn.ts_ns) >= GIVE_UP_NS
                     && a.accepted.is_none_or(|f| f > syn.frame)
                     && picked
                         .iter()

@@ -5,21 +5,22 @@
 //! several addresses for the server's name, and after its first answer
 //! and before this connection's SYN the capture has connections to
 //! another of those addresses, on the same port, that were not accepted
-//! (no SYN-ACK) before this SYN: the client tried that address first
+//! (no SYN-ACK) before this SYN and left at least 100 ms before it: the client tried that address first
 //! (IPv6 before IPv4: RFC 6724 prefers a global IPv6 address; or the
 //! answer's first A record) and moved on when its timer ran out (Happy
 //! Eyeballs' 250 ms, RFC 8305; curl's 200 ms), or when the refusal came
 //! (a RST, an ICMP unreachable), or, without Happy Eyeballs, when its
 //! connect timeout did (a SYN retried for tens of seconds).
 //!
-//! Under the ledger's 2 ms floor (both tried at once) nothing is
-//! reported. The cost is one wait, from the first failed attempt's SYN to this
+//! An attempt less than 100 ms before this SYN was not given up on (RFC
+//! 8305's least attempt delay): the client opened both side by side (a
+//! browser's parallel connections to a CDN's pool of addresses that
+//! several names share), and nothing is reported. The cost is one wait, from the first failed attempt's SYN to this
 //! connection's SYN (both the client's packets: its clock), released by
 //! no packet of this connection. An attempt accepted after this SYN lost
 //! a race it started first: the wait stands, the words say so. Before
 //! the SYN: outside the ledger (phase none).
 
-use super::causality::EXCESS_FLOOR_NS;
 use super::Facts;
 use crate::model::{Detail, Finding, FindingKind, Wait};
 
@@ -33,9 +34,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     }) else {
         return;
     };
-    // Under the ledger's floor (a client that starts both families at
-    // once) there was nothing to win.
-    if syn.ts_ns - first.syn.ts_ns < EXCESS_FLOOR_NS {
+    if syn.ts_ns < first.syn.ts_ns {
         return;
     }
     let ms = (syn.ts_ns - first.syn.ts_ns) as f64 / 1e6;
