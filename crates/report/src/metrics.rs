@@ -160,6 +160,7 @@ pub struct Metrics {
     connections: Family<ConnectionLabels, Counter>,
     translated_copies: Counter,
     tcp_handshake: HistogramFamily<ConnectionLabels>,
+    name_lookup: HistogramFamily<ConnectionLabels>,
     tls_handshake: HistogramFamily<ConnectionLabels>,
     tls_round_trips: HistogramFamily<ConnectionLabels>,
     first_byte: HistogramFamily<ConnectionLabels>,
@@ -195,6 +196,7 @@ impl Metrics {
             connections: Family::default(),
             translated_copies: Counter::default(),
             tcp_handshake: hist(seconds_histogram),
+            name_lookup: hist(seconds_histogram),
             tls_handshake: hist(seconds_histogram),
             tls_round_trips: hist(round_trip_histogram),
             first_byte: hist(seconds_histogram),
@@ -236,6 +238,12 @@ impl Metrics {
             "SYN to the handshake's ACK (Wireshark's tcp.analysis.initial_rtt)",
             Unit::Seconds,
             m.tcp_handshake.clone(),
+        );
+        r.register_with_unit(
+            "name_lookup",
+            "The client's DNS lookup of the server's name before its SYN (first query to last answer), when the capture holds it",
+            Unit::Seconds,
+            m.name_lookup.clone(),
         );
         r.register_with_unit(
             "tls_handshake",
@@ -382,6 +390,9 @@ impl Metrics {
         self.connections.get_or_create(&labels).inc();
         if let Some(ms) = c.tcp_handshake_ms {
             self.tcp_handshake.get_or_create(&labels).observe(ms / 1e3);
+        }
+        if let Some(l) = &c.name_lookup {
+            self.name_lookup.get_or_create(&labels).observe(l.ms / 1e3);
         }
         if let Some(t) = &c.tls {
             if let Some(ms) = t.handshake_ms {
@@ -723,6 +734,42 @@ mod tests {
         assert_eq!(
             sample(&t, &format!("rttdoc_excess_round_trips_sum{l}")),
             Some(1.0)
+        );
+    }
+
+    #[test]
+    fn a_connections_name_lookup_is_observed_when_the_capture_has_it() {
+        let m = Metrics::new(&[]);
+        let mut c = report(80);
+        m.observe(&c);
+        c.name_lookup = Some(Box::new(rttdoc_model::NameLookupReport {
+            name: "api.example.com".into(),
+            resolver: "10.0.0.53".parse().unwrap(),
+            first_frame: 1,
+            answer_frame: 2,
+            last_frame: 2,
+            ms: 123.0,
+            syn_after_ms: 0.5,
+            queries: 2,
+            unanswered: 0,
+            names_tried: vec![],
+            failed_attempts: vec![],
+        }));
+        m.observe(&c);
+        let t = m.prometheus_text();
+        let l = r#"{vantage="client",tls_version="none",server="other"}"#;
+        assert_eq!(
+            sample(&t, &format!("rttdoc_connections_total{l}")),
+            Some(2.0)
+        );
+        // One of the two had its lookup in the capture.
+        assert_eq!(
+            sample(&t, &format!("rttdoc_name_lookup_seconds_count{l}")),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&t, &format!("rttdoc_name_lookup_seconds_sum{l}")),
+            Some(0.123)
         );
     }
 
