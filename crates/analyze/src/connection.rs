@@ -445,6 +445,12 @@ impl Connection {
         }
     }
 
+    /// Whether its SYN was answered by a RST or quoted by an ICMP error,
+    /// and never by a SYN-ACK: the connection was refused.
+    pub(crate) fn refused_at_syn(&self) -> bool {
+        self.syn_ack_count == 0 && (self.syn_refused || self.syn_quoted)
+    }
+
     /// Makes this finished connection (a husk: frozen, its facts taken)
     /// a new one, [`Connection::new`] in all but the room of its buffers,
     /// which is kept, emptied: a churn of short connections otherwise

@@ -791,7 +791,11 @@ impl<'s> Tracker<'s> {
             if c.exchanges.total > 0 && !c.previous_looked_up {
                 take_previous(&mut c, &mut self.calls.ends);
             }
-            take_lookup(&mut c, &mut self.calls.lookups);
+            // (A connection refused at its SYN, by a RST or an ICMP
+            // error, did not use the lookup: the address tried next did.)
+            if !c.refused_at_syn() {
+                take_lookup(&mut c, &mut self.calls.lookups);
+            }
             c.sibling_closes = self.calls.closes.of_siblings(
                 c.stream,
                 c.server.ip,
