@@ -61,7 +61,14 @@ struct FrameFacts {
     stream: Option<u64>,
     src_port: u16,
     tcp_len: u32,
+    /// A DNS message over UDP (a name lookup's query or answer).
+    dns: bool,
 }
+
+/// The kinds about the time before a connection's SYN: their frames are
+/// the client's DNS queries, its resolver's answers and the client's SYNs
+/// (this connection's, and those to the addresses it tried first).
+const BEFORE_SYN_KINDS: [&str; 3] = ["dns_query_lost", "dns_search_list", "address_fallback"];
 
 /// tshark's view of a file: per stream facts and per frame facts; None
 /// when tshark cannot read the file.
@@ -80,15 +87,23 @@ fn tshark_view(capture: &Path) -> Option<TsharkView> {
     let out = Command::new("tshark")
         .args(["-n", "-r"])
         .arg(capture)
-        .args(["-Y", "tcp", "-T", "fields", "-E", "separator=|"])
+        .args([
+            "-Y",
+            "tcp || (dns && udp)",
+            "-T",
+            "fields",
+            "-E",
+            "separator=|",
+        ])
         .args(["-e", "frame.number", "-e", "frame.time_epoch"])
         .args(["-e", "tcp.stream", "-e", "tcp.srcport", "-e", "tcp.len"])
+        .args(["-e", "udp.srcport", "-e", "dns.id"])
         .output()
         .expect("tshark runs");
     let mut frames = HashMap::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let f: Vec<&str> = line.split('|').collect();
-        if f.len() < 5 {
+        if f.len() < 7 {
             continue;
         }
         let Ok(number) = f[0].parse::<u64>() else {
@@ -97,13 +112,19 @@ fn tshark_view(capture: &Path) -> Option<TsharkView> {
         let time_ns = parse_epoch_ns(f[1]);
         // Tunnels: the inner (last) TCP header is the connection's.
         let last = |s: &str| s.rsplit(',').next().unwrap_or("").to_string();
+        let dns = f[2].is_empty() && !f[6].is_empty();
         frames.insert(
             number,
             FrameFacts {
                 time_ns,
                 stream: last(f[2]).parse().ok(),
-                src_port: last(f[3]).parse().unwrap_or(0),
+                src_port: if dns {
+                    last(f[5]).parse().unwrap_or(0)
+                } else {
+                    last(f[3]).parse().unwrap_or(0)
+                },
                 tcp_len: last(f[4]).parse().unwrap_or(0),
+                dns,
             },
         );
     }
@@ -210,9 +231,17 @@ fn check_file(path: &Path, doc: &serde_json::Value, view: &TsharkView) -> Vec<St
             if share < -1e-9 || share > cost.max(0.0) + 1e-6 {
                 problems.push(format!("{at}: attributed {share} ms of a {cost} ms cost"));
             }
+            let before_syn = BEFORE_SYN_KINDS.contains(&kind.as_str());
             for f in x["frames"].as_array().cloned().unwrap_or_default() {
                 let f = f.as_u64().unwrap();
-                if frames.get(&f).and_then(|ff| ff.stream) != Some(stream) {
+                let ff = frames.get(&f);
+                if before_syn {
+                    // A DNS message, or a SYN of this or another stream
+                    // (an address tried first).
+                    if !ff.is_some_and(|ff| ff.dns || ff.stream.is_some()) {
+                        problems.push(format!("{at}: cites frame {f}, neither DNS nor TCP"));
+                    }
+                } else if ff.and_then(|ff| ff.stream) != Some(stream) {
                     problems.push(format!("{at}: cites frame {f}, not in the stream"));
                 }
             }
