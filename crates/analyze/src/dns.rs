@@ -574,19 +574,30 @@ mod tests {
     const RESOLVER: &str = "10.0.0.53";
     const SERVER: [u8; 4] = [192, 0, 2, 80];
 
-    fn query(l: &mut Lookups, at: Stamp, port: u16, id: u16, name: &str, qtype: u16) {
-        let bytes = message(id, false, 0, name, qtype, &[]);
+    /// A message between CLIENT's `port` and RESOLVER: a query from the
+    /// client, or (`to_client`) an answer to it.
+    fn feed(l: &mut Lookups, at: Stamp, to_client: bool, port: u16, bytes: &[u8]) {
+        let (client, resolver) = (CLIENT.parse().unwrap(), RESOLVER.parse().unwrap());
+        let ((src, src_port), (dst, dst_port)) = if to_client {
+            ((resolver, 53), (client, port))
+        } else {
+            ((client, port), (resolver, 53))
+        };
         l.datagram(
             at,
             &DnsDatagram {
-                src: CLIENT.parse().unwrap(),
-                dst: RESOLVER.parse().unwrap(),
-                src_port: port,
-                dst_port: 53,
-                payload: &bytes,
+                src,
+                dst,
+                src_port,
+                dst_port,
+                payload: bytes,
                 cut: false,
             },
         );
+    }
+
+    fn query(l: &mut Lookups, at: Stamp, port: u16, id: u16, name: &str, qtype: u16) {
+        feed(l, at, false, port, &message(id, false, 0, name, qtype, &[]));
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -600,18 +611,24 @@ mod tests {
         qtype: u16,
         answer: &[[u8; 4]],
     ) {
-        let bytes = message(id, true, rcode, name, qtype, answer);
-        l.datagram(
+        feed(
+            l,
             at,
-            &DnsDatagram {
-                src: RESOLVER.parse().unwrap(),
-                dst: CLIENT.parse().unwrap(),
-                src_port: 53,
-                dst_port: port,
-                payload: &bytes,
-                cut: false,
-            },
+            true,
+            port,
+            &message(id, true, rcode, name, qtype, answer),
         );
+    }
+
+    /// `A? api.example.com` from port 4000 at `at`, answered `answer`
+    /// 1 ms (and one frame) later.
+    fn resolved(l: &mut Lookups, at: Stamp, id: u16, answer: [u8; 4]) {
+        query(l, at, 4000, id, "api.example.com", 1);
+        let then = Stamp {
+            frame: at.frame + 1,
+            ts_ns: at.ts_ns + 1_000_000,
+        };
+        reply(l, then, 4000, id, 0, "api.example.com", 1, &[answer]);
     }
 
     fn take(l: &mut Lookups, syn: Stamp) -> Option<NameLookup> {
@@ -626,17 +643,7 @@ mod tests {
     fn a_search_list_and_a_resend_are_one_lookup() {
         let mut l = Lookups::default();
         // An earlier lookup of the same name, long done.
-        query(&mut l, stamp(1, 0), 4000, 1, "api.example.com", 1);
-        reply(
-            &mut l,
-            stamp(2, 1),
-            4000,
-            1,
-            0,
-            "api.example.com",
-            1,
-            &[SERVER],
-        );
+        resolved(&mut l, stamp(1, 0), 1, SERVER);
         // ndots:5: the search domains first, then the name; its AAAA
         // lost and sent again 5 s later.
         query(
@@ -715,29 +722,9 @@ mod tests {
     #[test]
     fn an_answer_long_before_the_syn_or_for_another_address_is_no_lookup() {
         let mut l = Lookups::default();
-        query(&mut l, stamp(1, 0), 4000, 1, "api.example.com", 1);
-        reply(
-            &mut l,
-            stamp(2, 1),
-            4000,
-            1,
-            0,
-            "api.example.com",
-            1,
-            &[SERVER],
-        );
+        resolved(&mut l, stamp(1, 0), 1, SERVER);
         assert_eq!(take(&mut l, stamp(3, 1_500)), None);
-        query(&mut l, stamp(4, 2_000), 4000, 2, "api.example.com", 1);
-        reply(
-            &mut l,
-            stamp(5, 2_001),
-            4000,
-            2,
-            0,
-            "api.example.com",
-            1,
-            &[[192, 0, 2, 81]],
-        );
+        resolved(&mut l, stamp(4, 2_000), 2, [192, 0, 2, 81]);
         assert_eq!(take(&mut l, stamp(6, 2_002)), None);
         // An answer after the SYN.
         query(&mut l, stamp(7, 3_000), 4000, 3, "api.example.com", 1);
@@ -758,17 +745,7 @@ mod tests {
     #[test]
     fn a_dual_stack_hosts_lookup_over_ipv4_serves_its_ipv6_connection() {
         let mut l = Lookups::default();
-        query(&mut l, stamp(1, 0), 4000, 1, "api.example.com", 1);
-        reply(
-            &mut l,
-            stamp(2, 1),
-            4000,
-            1,
-            0,
-            "api.example.com",
-            1,
-            &[SERVER],
-        );
+        resolved(&mut l, stamp(1, 0), 1, SERVER);
         let v6: IpAddr = "2001:db8::5".parse().unwrap();
         let server = crate::model::Endpoint {
             ip: IpAddr::from(SERVER),
@@ -777,17 +754,7 @@ mod tests {
         assert!(l.take(7, v6, server, stamp(3, 2)).is_some());
         // Two IPv4 addresses asked: a capture of several hosts, no guess.
         let mut l = Lookups::default();
-        query(&mut l, stamp(1, 0), 4000, 1, "api.example.com", 1);
-        reply(
-            &mut l,
-            stamp(2, 1),
-            4000,
-            1,
-            0,
-            "api.example.com",
-            1,
-            &[SERVER],
-        );
+        resolved(&mut l, stamp(1, 0), 1, SERVER);
         let other = message(5, false, 0, "x.example", 1, &[]);
         l.datagram(
             stamp(3, 1),

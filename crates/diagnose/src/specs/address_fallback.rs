@@ -31,25 +31,13 @@ fn lookup(w: &mut Wire, extra_a: Option<&str>, aaaa: Option<&str>) {
     w.dns_with(DNS_RTT + 0.02, 5000, 2, NAME, AAAA, Some((0, 0)), ip(aaaa));
 }
 
-/// This connection, its SYN at `t`.
-fn connect(w: &mut Wire, t: f64) -> Id {
-    let [syn, _, ack] = w.handshake(t);
-    let request = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
-    w.send(
-        S,
-        w.arrival(request) + 1.0,
-        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-    );
-    syn
-}
-
 #[test]
 fn ipv6_tried_first_and_unanswered_is_happy_eyeballs_wait() {
     let mut w = Wire::new(Path::at_client(RTT));
     lookup(&mut w, None, Some(V6));
     let v6 = w.syn_to(DNS_RTT + 0.3, 41000, V6);
     // RFC 8305: IPv4 250 ms later.
-    let syn = connect(&mut w, DNS_RTT + 250.3);
+    let syn = w.ask_at(DNS_RTT + 250.3);
     let o = w.run();
     let f = o.the(AddressFallback);
     assert_eq!(f.phase, None);
@@ -77,7 +65,7 @@ fn a_dead_a_record_tried_first_costs_the_connect_timeout() {
     lookup(&mut w, Some("10.0.0.9"), None);
     let dead = w.syn_to(DNS_RTT + 0.3, 41000, "10.0.0.9");
     w.syn_to(DNS_RTT + 1000.3, 41000, "10.0.0.9");
-    let syn = connect(&mut w, DNS_RTT + 3000.3);
+    let syn = w.ask_at(DNS_RTT + 3000.3);
     let o = w.run();
     let f = o.the(AddressFallback);
     assert_eq!(f.frames, o.frames(&[dead, syn]));
@@ -94,7 +82,7 @@ fn both_families_tried_at_once_is_no_fallback() {
     let mut w = Wire::new(Path::at_client(RTT));
     lookup(&mut w, None, Some(V6));
     w.syn_to(DNS_RTT + 0.3, 41000, V6);
-    connect(&mut w, DNS_RTT + 0.8);
+    w.ask_at(DNS_RTT + 0.8);
     w.run().has_no(AddressFallback);
 }
 
@@ -105,7 +93,7 @@ fn a_parallel_connection_to_another_address_of_a_shared_pool_is_no_fallback() {
     let mut w = Wire::new(Path::at_client(RTT));
     lookup(&mut w, Some("10.0.0.9"), None);
     w.syn_to(DNS_RTT + 0.3, 41000, "10.0.0.9");
-    connect(&mut w, DNS_RTT + 6.9);
+    w.ask_at(DNS_RTT + 6.9);
     w.run().has_no(AddressFallback);
 }
 
@@ -114,7 +102,7 @@ fn an_address_the_lookup_did_not_answer_is_no_fallback() {
     let mut w = Wire::new(Path::at_client(RTT));
     lookup(&mut w, None, None);
     w.syn_to(DNS_RTT + 0.3, 41000, "10.0.0.7");
-    connect(&mut w, DNS_RTT + 250.3);
+    w.ask_at(DNS_RTT + 250.3);
     let o = w.run();
     o.has_no(AddressFallback);
     assert!(o
@@ -131,7 +119,7 @@ fn an_attempt_before_the_answer_came_is_not_this_lookups() {
     let mut w = Wire::new(Path::at_client(RTT));
     w.syn_to(1.0, 41000, V6);
     lookup(&mut w, None, Some(V6));
-    connect(&mut w, DNS_RTT + 250.3);
+    w.ask_at(DNS_RTT + 250.3);
     w.run().has_no(AddressFallback);
 }
 
@@ -140,7 +128,7 @@ fn without_the_lookup_a_syn_elsewhere_proves_nothing() {
     // The addresses' link is the answer: no DNS, no finding.
     let mut w = Wire::new(Path::at_client(RTT));
     w.syn_to(0.3, 41000, V6);
-    connect(&mut w, 250.3);
+    w.ask_at(250.3);
     let o = w.run();
     o.has_no(AddressFallback);
     assert_eq!(o.report.name_lookup, None);

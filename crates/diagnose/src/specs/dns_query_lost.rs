@@ -21,18 +21,6 @@ const NAME: &str = "api.example.com";
 /// The resolver's round trip.
 const DNS_RTT: f64 = 4.0;
 
-/// The connection, its SYN at `t`: handshake, a request, its answer.
-fn connect(w: &mut Wire, t: f64) -> Id {
-    let [syn, _, ack] = w.handshake(t);
-    let request = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
-    w.send(
-        S,
-        w.arrival(request) + 1.0,
-        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-    );
-    syn
-}
-
 /// glibc's lookup of NAME with its AAAA query lost: A and AAAA together
 /// from one socket, the A answered, the AAAA sent again when the timer
 /// (`timeout_ms`) ran out and answered empty; the SYN right after.
@@ -45,7 +33,7 @@ fn lost_aaaa(path: Path, timeout_ms: f64) -> (Wire, [Id; 4]) {
     w.dns(DNS_RTT, 5000, 1, NAME, A, Some((0, 1)));
     let resend = w.dns(timeout_ms, 5000, 2, NAME, AAAA, None);
     let answer = w.dns(timeout_ms + DNS_RTT, 5000, 2, NAME, AAAA, Some((0, 0)));
-    let syn = connect(&mut w, timeout_ms + DNS_RTT + 0.2);
+    let syn = w.ask_at(timeout_ms + DNS_RTT + 0.2);
     (w, [lost, resend, answer, syn])
 }
 
@@ -88,7 +76,7 @@ fn a_lone_query_lost_is_not_one_of_a_pair() {
     w.dns(0.0, 5000, 1, NAME, A, None);
     w.dns(1000.0, 5000, 1, NAME, A, None);
     w.dns(1000.0 + DNS_RTT, 5000, 1, NAME, A, Some((0, 1)));
-    connect(&mut w, 1000.0 + DNS_RTT + 0.2);
+    w.ask_at(1000.0 + DNS_RTT + 0.2);
     let o = w.run();
     let f = o.the(DnsQueryLost);
     assert!(matches!(
@@ -107,7 +95,7 @@ fn a_and_aaaa_lost_together_cost_one_wait() {
     w.dns(2000.02, 5000, 2, NAME, AAAA, None);
     w.dns(2000.0 + DNS_RTT, 5000, 1, NAME, A, Some((0, 1)));
     w.dns(2000.02 + DNS_RTT, 5000, 2, NAME, AAAA, Some((0, 0)));
-    connect(&mut w, 2000.02 + DNS_RTT + 0.2);
+    w.ask_at(2000.02 + DNS_RTT + 0.2);
     let o = w.run();
     let f = o.the(DnsQueryLost);
     // Not 4 s: the second wait starts where the first ended.
@@ -129,7 +117,7 @@ fn a_second_query_sooner_than_any_timer_is_another_callers() {
     w.dns(0.0, 5000, 1, NAME, A, None);
     w.dns(50.0, 5001, 7, NAME, A, None);
     w.dns(50.0 + DNS_RTT, 5001, 7, NAME, A, Some((0, 1)));
-    connect(&mut w, 50.0 + DNS_RTT + 0.2);
+    w.ask_at(50.0 + DNS_RTT + 0.2);
     let o = w.run();
     o.has_no(DnsQueryLost);
     assert!(o.report.name_lookup.is_some());
@@ -145,7 +133,7 @@ fn a_lookup_answered_long_before_the_syn_is_not_the_connections() {
         w.dns(1000.0 + DNS_RTT, 5000, 1, NAME, A, Some((0, 1)));
         (w, ())
     };
-    connect(&mut w, 1000.0 + DNS_RTT + 3000.0);
+    w.ask_at(1000.0 + DNS_RTT + 3000.0);
     let o = w.run();
     o.has_no(DnsQueryLost);
     assert_eq!(o.report.name_lookup, None);
@@ -166,7 +154,7 @@ fn another_names_lost_query_is_not_this_lookups() {
     );
     w.dns(1010.0, 5002, 3, NAME, A, None);
     w.dns(1010.0 + DNS_RTT, 5002, 3, NAME, A, Some((0, 1)));
-    connect(&mut w, 1010.0 + DNS_RTT + 0.2);
+    w.ask_at(1010.0 + DNS_RTT + 0.2);
     let o = w.run();
     o.has_no(DnsQueryLost);
     let l = o.report.name_lookup.as_ref().expect("the lookup");
@@ -180,7 +168,7 @@ fn an_answer_for_another_address_is_not_the_connections_lookup() {
     w.dns(1000.0, 5000, 1, NAME, A, None);
     // No A record: the server's address was never in an answer.
     w.dns(1000.0 + DNS_RTT, 5000, 1, NAME, A, Some((3, 0)));
-    connect(&mut w, 1000.0 + DNS_RTT + 0.2);
+    w.ask_at(1000.0 + DNS_RTT + 0.2);
     let o = w.run();
     o.has_no(DnsQueryLost);
     assert_eq!(o.report.name_lookup, None);

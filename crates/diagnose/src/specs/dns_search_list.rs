@@ -42,13 +42,7 @@ fn lookup(path: Path, names: &[&str], dns_rtt: f64) -> (Wire, Vec<Id>, Vec<Id>) 
         answered.push(w.dns(t + dns_rtt + 0.02, port, id + 1, name, AAAA, aaaa));
         t += dns_rtt + 0.1;
     }
-    let [_, _, ack] = w.handshake(t);
-    let request = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
-    w.send(
-        S,
-        w.arrival(request) + 1.0,
-        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-    );
+    w.ask_at(t);
     (w, asked, answered)
 }
 
@@ -150,13 +144,7 @@ fn a_name_tried_first_that_resolved_was_not_given_up() {
     w.dns(4.0, 5000, 1, "api.example.com.corp", A, Some((0, 1)));
     w.dns(4.1, 5001, 2, "api.example.com", A, None);
     w.dns(8.1, 5001, 2, "api.example.com", A, Some((0, 1)));
-    let [_, _, ack] = w.handshake(8.3);
-    let request = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
-    w.send(
-        S,
-        w.arrival(request) + 1.0,
-        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-    );
+    w.ask_at(8.3);
     w.run().has_no(DnsSearchList);
 }
 
@@ -183,13 +171,7 @@ fn a_lost_query_inside_a_round_is_counted_once() {
     );
     let name = w.dns(1004.1, 5001, 2, "api.example.com", A, None);
     w.dns(1008.1, 5001, 2, "api.example.com", A, Some((0, 1)));
-    let [_, _, ack] = w.handshake(1008.3);
-    let request = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
-    w.send(
-        S,
-        w.arrival(request) + 1.0,
-        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
-    );
+    w.ask_at(1008.3);
     let o = w.run();
     let lost = o.the(DnsQueryLost);
     let search = o.the(DnsSearchList);

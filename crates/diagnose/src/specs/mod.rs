@@ -387,23 +387,18 @@ impl Wire {
         }
         let ip = |s: &str| -> IpAddr { s.parse().unwrap() };
         let (client, resolver) = (ip("10.0.0.1"), ip(RESOLVER));
-        let datagram = match answer {
-            None => rttdoc_wire::DnsDatagram {
-                src: client,
-                dst: resolver,
-                src_port: port,
-                dst_port: 53,
-                payload: leak(m),
-                cut: false,
-            },
-            Some(_) => rttdoc_wire::DnsDatagram {
-                src: resolver,
-                dst: client,
-                src_port: 53,
-                dst_port: port,
-                payload: leak(m),
-                cut: false,
-            },
+        // A query leaves the client's port for 53; an answer comes back.
+        let ((src, src_port), (dst, dst_port)) = match answer {
+            None => ((client, port), (resolver, 53)),
+            Some(_) => ((resolver, 53), (client, port)),
+        };
+        let datagram = rttdoc_wire::DnsDatagram {
+            src,
+            dst,
+            src_port,
+            dst_port,
+            payload: leak(m),
+            cut: false,
         };
         let id = self.push(C, t, self.segment(C, 0, ACK, b""), (0, 0));
         let p = &mut self.pkts[id.0];
@@ -411,6 +406,20 @@ impl Wire {
         p.lost = true;
         p.dns = Some(datagram);
         id
+    }
+
+    /// A connection that asks at once: its handshake from `t`, a request
+    /// the moment it is up, the answer 1 ms after the request arrives.
+    /// Returns the SYN.
+    pub fn ask_at(&mut self, t: f64) -> Id {
+        let [syn, _, ack] = self.handshake(t);
+        let request = self.send(C, self.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+        self.send(
+            S,
+            self.arrival(request) + 1.0,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        );
+        syn
     }
 
     /// The server's SYN-ACK.
