@@ -57,9 +57,11 @@ pub struct AnalyzeArgs {
     /// Show one connection in detail: ledger, TLS messages and the frame ladder.
     #[arg(long, value_name = "STREAM")]
     conn: Option<u64>,
-    /// Only connections with this address at either end (repeatable).
-    #[arg(long, value_name = "IP")]
-    host: Vec<IpAddr>,
+    /// Only connections with this address at either end, or to this server
+    /// name: its TLS SNI, or the name the client looked up just before it
+    /// (DNS in the capture) (repeatable).
+    #[arg(long, value_name = "IP|NAME")]
+    host: Vec<Host>,
     /// Only connections with this port at either end (repeatable).
     #[arg(long, value_name = "PORT")]
     port: Vec<u16>,
@@ -134,11 +136,56 @@ enum FormatArg {
     Prometheus,
 }
 
+/// A `--host`: an address, or a server name (lower case, without the
+/// root's trailing dot).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Host {
+    Address(IpAddr),
+    Name(String),
+}
+
+impl std::str::FromStr for Host {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Host, String> {
+        if let Ok(ip) = s.parse::<IpAddr>() {
+            return Ok(Host::Address(ip));
+        }
+        let name = s.trim_end_matches('.').to_ascii_lowercase();
+        let label_ok = |l: &str| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        };
+        if name.is_empty() || name.len() > 253 || !name.split('.').all(label_ok) {
+            return Err(format!("{s:?} is neither an IP address nor a host name"));
+        }
+        Ok(Host::Name(name))
+    }
+}
+
+impl Host {
+    fn matches(&self, c: &ConnectionReport) -> bool {
+        match self {
+            Host::Address(ip) => c.client.ip == *ip || c.server.ip == *ip,
+            Host::Name(name) => {
+                let sni = c.tls.as_ref().and_then(|t| t.sni.as_deref());
+                let looked_up = c.name_lookup.as_ref().map(|l| l.name.as_str());
+                [sni, looked_up]
+                    .into_iter()
+                    .flatten()
+                    .any(|n| n.trim_end_matches('.').eq_ignore_ascii_case(name))
+            }
+        }
+    }
+}
+
 /// Which connections the output shows (`--host`, `--port`, `--stream`,
 /// `--from`, `--to`); the summary covers the same ones.
 #[derive(Debug, Default)]
 pub struct ConnectionFilter {
-    hosts: Vec<IpAddr>,
+    hosts: Vec<Host>,
     ports: Vec<u16>,
     streams: Vec<u64>,
     from_s: Option<f64>,
@@ -148,7 +195,7 @@ pub struct ConnectionFilter {
 impl ConnectionFilter {
     pub fn matches(&self, c: &ConnectionReport) -> bool {
         let ends = [c.client, c.server];
-        (self.hosts.is_empty() || ends.iter().any(|e| self.hosts.contains(&e.ip)))
+        (self.hosts.is_empty() || self.hosts.iter().any(|h| h.matches(c)))
             && (self.ports.is_empty() || ends.iter().any(|e| self.ports.contains(&e.port)))
             && (self.streams.is_empty() || self.streams.contains(&c.stream))
             && self

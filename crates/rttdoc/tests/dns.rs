@@ -368,3 +368,56 @@ fn live_name_lookups_before_the_syn() {
     run_capture_script("dns-captures.sh", &[dir.0.as_os_str()]);
     check(&dir.0);
 }
+
+/// The streams `analyze --json` shows with these options.
+fn streams_shown(capture: &Path, options: &[&str]) -> Vec<u64> {
+    let doc = run_rttdoc_json_with(capture, options);
+    doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["stream"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn host_takes_a_name_looked_up_or_asked_for_in_tls() {
+    let blackhole = data_dir().join("dns/v6-blackhole.pcap.gz");
+    // The IPv4 connection is the one the lookup led to; the IPv6 attempt
+    // (stream 0) has no name of its own.
+    assert_eq!(
+        streams_shown(&blackhole, &["--host", "dual.rttdoc.test"]),
+        vec![1]
+    );
+    assert_eq!(
+        streams_shown(&blackhole, &["--host", "DUAL.rttdoc.test."]),
+        vec![1]
+    );
+    assert_eq!(
+        streams_shown(&blackhole, &["--host", "2001:db8:81:2::1"]),
+        vec![0]
+    );
+    assert_eq!(
+        streams_shown(
+            &blackhole,
+            &["--host", "dual.rttdoc.test", "--host", "2001:db8:81:2::1"]
+        ),
+        vec![0, 1]
+    );
+    assert!(streams_shown(&blackhole, &["--host", "nowhere.rttdoc.test"]).is_empty());
+    // TLS's server name.
+    let grpc = data_dir().join("grpc/grpc-go-tls.pcap.gz");
+    assert_eq!(streams_shown(&grpc, &["--host", "rttdoc.test"]), vec![0]);
+    // Neither an address nor a name: refused, and said why.
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--host", "not a name"])
+        .arg(&grpc)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("neither an IP address nor a host name"),
+        "{stderr}"
+    );
+}
