@@ -53,6 +53,9 @@ quantiles("rttdoc_tcp_handshake_seconds", "vantage", "{{vantage}}", "s",
           "TCP handshake time, P50/P95", "SYN to the handshake's ACK: the path's round trip plus SYN retransmission timeouts.")
 quantiles("rttdoc_time_to_first_byte_seconds", "tls_version", "{{tls_version}}", "s",
           "Time to first byte, P50/P95", "The connection's first request to its response's first byte.")
+quantiles("rttdoc_name_lookup_seconds", "vantage", "{{vantage}}", "s",
+          "Name lookup before connecting, P50/P95",
+          "The client's DNS lookup of the server's name before its SYN, where the capture sees it (lost queries, search lists: see the causes).")
 add("Time lost by cause", [
     q(f'sum by (kind) (rate(rttdoc_time_lost_seconds_total{{{SEL}}}[$__rate_interval]))', "{{kind}}"),
 ], unit="s", stack=True, desc="Seconds of waiting per second of traffic, by the finding that explains it.")
