@@ -593,7 +593,11 @@ pub fn explanation(x: &Finding) -> String {
             } else {
                 String::new()
             };
-            let family = if first.is_ipv6() && to.is_ipv4() {
+            let family = if first.is_ipv6() && to.is_ipv4() && *accepted_later {
+                " The name has an IPv6 address (AAAA) the client tried first, as RFC 6724 has it prefer a global IPv6 \
+                 address; IPv6 answered, but later than the client would wait before it tried IPv4 (Happy Eyeballs, \
+                 RFC 8305): the IPv6 path is that much slower."
+            } else if first.is_ipv6() && to.is_ipv4() {
                 " The name has an IPv6 address (AAAA) the client tried first, as RFC 6724 has it prefer a global IPv6 \
                  address, and IPv6 did not get through: with Happy Eyeballs (RFC 8305) a client waits about 250 ms before it \
                  tries IPv4, without it a whole connect timeout."
