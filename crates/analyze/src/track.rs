@@ -322,6 +322,7 @@ impl<'s> Tracker<'s> {
             }
             Decoded::Dns(datagram) => {
                 self.stats.non_tcp += 1;
+                self.stats.dns_messages += 1;
                 self.calls.lookups.datagram(at, &datagram);
             }
             Decoded::Skipped(Skip::NotIp) => self.stats.non_ip += 1,

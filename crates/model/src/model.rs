@@ -1257,6 +1257,10 @@ pub struct ConnectionReport {
     pub series: Option<Box<crate::series::Series>>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Counters for the capture as a whole.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CaptureStats {
@@ -1276,6 +1280,10 @@ pub struct CaptureStats {
     pub unread_link_types: Vec<u32>,
     /// IP packets that carried no TCP.
     pub non_tcp: u64,
+    /// Of those, UDP datagrams to or from port 53: DNS, read for the name
+    /// lookups before the connections (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub dns_messages: u64,
     /// IP fragments seen.
     pub ip_fragments: u64,
     /// Datagrams rebuilt from those fragments (their segments count in

@@ -195,7 +195,7 @@ pub fn render_summary(
     say(
         out,
         opts,
-        format!("{}: {} frames, {} TCP connection{} ({} TCP segments; skipped: {} non-IP, {} non-TCP, {} damaged; {} IP fragments, {} datagrams reassembled)",
+        format!("{}: {} frames, {} TCP connection{} ({} TCP segments; skipped: {} non-IP, {} non-TCP{}, {} damaged; {} IP fragments, {} datagrams reassembled)",
         stats.file,
         stats.frames,
         s.connections,
@@ -203,6 +203,11 @@ pub fn render_summary(
         stats.tcp_segments,
         stats.non_ip,
         stats.non_tcp,
+        if stats.dns_messages > 0 {
+            format!(" ({} DNS, read for name lookups)", stats.dns_messages)
+        } else {
+            String::new()
+        },
         stats.damaged,
         stats.ip_fragments,
         stats.ip_reassembled,
@@ -494,8 +499,14 @@ fn no_connection(stats: &CaptureStats) -> String {
     let mut what = Vec::new();
     if stats.non_tcp > 0 {
         what.push(format!(
-            "{} IP packets of other protocols (UDP, such as DNS or QUIC, which rttdoc does not analyse yet; ICMP)",
-            stats.non_tcp
+            "{} IP packets of other protocols (UDP, such as QUIC, which rttdoc does not analyse yet; ICMP; DNS{}, read only for \
+             the name lookups before TCP connections)",
+            stats.non_tcp,
+            if stats.dns_messages > 0 {
+                format!(": {} of them", stats.dns_messages)
+            } else {
+                String::new()
+            }
         ));
     }
     let unread = stats.unread_link_frames.min(stats.non_ip);

@@ -222,6 +222,8 @@ fn check(dir: &Path) {
         assert_eq!(conns.len(), 1, "{name}");
         let c = &conns[0];
         let dns = messages(&capture);
+        // Every DNS datagram counted (the capture's only UDP).
+        assert_eq!(doc["capture"]["dns_messages"], dns.len(), "{name}");
         let (syn, syn_time) = syn_frame(&capture);
         let queries: Vec<&Dns> = dns.iter().filter(|m| !m.response).collect();
         let answers: Vec<&Dns> = dns.iter().filter(|m| m.response).collect();
