@@ -137,9 +137,14 @@ pub struct LookupAnswer {
 pub struct NameLookup {
     /// The name whose answer held the server's address.
     pub name: Box<str>,
-    /// The answer that held it (the lookup's last answer came at most
-    /// [`LINK_NS`] before the SYN).
+    /// The answer that held it.
     pub answer: Stamp,
+    /// The resolver that gave that answer.
+    pub resolver: IpAddr,
+    /// The lookup's last answer before the SYN (an AAAA's after the A's,
+    /// a resend's): `getaddrinfo` returned then, at most [`LINK_NS`]
+    /// before the client began to connect.
+    pub last_answer: Stamp,
     /// The lookup's queries in the order they were sent (the newest
     /// [`LOOKUP_QUERIES_KEPT`]), the answering one among them.
     pub queries: Vec<LookupQuery>,
@@ -179,6 +184,20 @@ impl NameLookup {
     /// The first query's frame: when the client began to wait.
     pub fn first_sent(&self) -> Stamp {
         self.queries.first().map_or(self.answer, |q| q.sent)
+    }
+
+    /// The position of the first query for [`NameLookup::name`], and the
+    /// other names asked before it (a search list's), each once, in the
+    /// order first asked.
+    pub fn names_before(&self) -> (Option<usize>, Vec<&str>) {
+        let at = self.queries.iter().position(|q| q.name == self.name);
+        let mut names: Vec<&str> = Vec::new();
+        for q in &self.queries[..at.unwrap_or(0)] {
+            if !names.contains(&&*q.name) {
+                names.push(&q.name);
+            }
+        }
+        (at, names)
     }
 }
 
@@ -450,13 +469,14 @@ impl Lookups {
         // `getaddrinfo` returns when the last of its answers is in (an
         // AAAA sent again may come seconds after the A that named the
         // server): the SYN follows that one.
-        let done = picked
+        let last_answer = picked
             .iter()
             .filter_map(|&i| queries[i].kept.answer)
             .filter(|a| a.at.frame < syn.frame)
-            .map(|a| a.at.ts_ns)
-            .max()
-            .unwrap_or(answer.ts_ns);
+            .map(|a| a.at)
+            .max_by_key(|a| (a.ts_ns, a.frame))
+            .unwrap_or(answer);
+        let done = last_answer.ts_ns;
         let skip = picked.len().saturating_sub(LOOKUP_QUERIES_KEPT);
         // The addresses the lookup answered, and when the first answer
         // came: attempts to the others before this SYN.
@@ -501,6 +521,8 @@ impl Lookups {
         let mut lookup = NameLookup {
             name,
             answer,
+            resolver: queries[hit].kept.resolver,
+            last_answer,
             queries: Vec::with_capacity(picked.len() - skip),
             failed_attempts,
         };

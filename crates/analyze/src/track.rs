@@ -320,11 +320,7 @@ impl<'s> Tracker<'s> {
                 self.stats.non_tcp += 1;
                 self.quoted(at, &q);
             }
-            Decoded::Dns(datagram) => {
-                self.stats.non_tcp += 1;
-                self.stats.dns_messages += 1;
-                self.calls.lookups.datagram(at, &datagram);
-            }
+            Decoded::Dns(datagram) => self.dns(at, &datagram),
             Decoded::Skipped(Skip::NotIp) => self.stats.non_ip += 1,
             Decoded::Skipped(Skip::NotTcp) => self.stats.non_tcp += 1,
             Decoded::Skipped(Skip::Fragment) => self.stats.ip_fragments += 1,
@@ -647,7 +643,14 @@ impl<'s> Tracker<'s> {
     /// timelines.
     pub fn track_dns(&mut self, at: Stamp, d: &rttdoc_wire::DnsDatagram<'_>) {
         self.advance_clock(at.ts_ns);
+        self.dns(at, d);
+    }
+
+    /// A DNS datagram: not TCP, counted, and read for the name lookups
+    /// (dns.rs).
+    fn dns(&mut self, at: Stamp, d: &rttdoc_wire::DnsDatagram<'_>) {
         self.stats.non_tcp += 1;
+        self.stats.dns_messages += 1;
         self.calls.lookups.datagram(at, d);
     }
 

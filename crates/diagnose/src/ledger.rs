@@ -1144,29 +1144,11 @@ fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f6
 /// client's clock (its queries and the SYN are the client's) and the
 /// names tried before the one that resolved.
 fn lookup_report(l: &rttdoc_analyze::NameLookup, syn: rttdoc_analyze::Stamp) -> NameLookupReport {
-    let first = l.first_sent();
-    let done = l
-        .queries
-        .iter()
-        .filter_map(|q| q.answer)
-        .filter(|a| a.at.frame < syn.frame)
-        .map(|a| a.at)
-        .max_by_key(|a| (a.ts_ns, a.frame))
-        .unwrap_or(l.answer);
-    let mut names_tried: Vec<String> = Vec::new();
-    for q in l.queries.iter().filter(|q| q.sent.frame < l.answer.frame) {
-        let failed = *q.name != *l.name;
-        if failed && names_tried.len() < 8 && !names_tried.iter().any(|n| **n == *q.name) {
-            names_tried.push(q.name.to_string());
-        }
-    }
+    let (first, done) = (l.first_sent(), l.last_answer);
+    let (_, names_tried) = l.names_before();
     NameLookupReport {
         name: l.name.to_string(),
-        resolver: l
-            .queries
-            .iter()
-            .find(|q| q.answer.is_some_and(|a| a.at == l.answer))
-            .map_or(first_resolver(l), |q| q.resolver),
+        resolver: l.resolver,
         first_frame: first.frame,
         answer_frame: l.answer.frame,
         last_frame: done.frame,
@@ -1178,7 +1160,7 @@ fn lookup_report(l: &rttdoc_analyze::NameLookup, syn: rttdoc_analyze::Stamp) -> 
             .iter()
             .filter(|q| q.answer.is_none_or(|a| a.at.frame > syn.frame))
             .count() as u32,
-        names_tried,
+        names_tried: names_tried.iter().take(8).map(|n| n.to_string()).collect(),
         failed_attempts: l
             .failed_attempts
             .iter()
@@ -1189,12 +1171,6 @@ fn lookup_report(l: &rttdoc_analyze::NameLookup, syn: rttdoc_analyze::Stamp) -> 
             })
             .collect(),
     }
-}
-
-fn first_resolver(l: &rttdoc_analyze::NameLookup) -> std::net::IpAddr {
-    l.queries
-        .first()
-        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |q| q.resolver)
 }
 
 #[cfg(test)]

@@ -29,9 +29,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(first) = lookup.failed_attempts.first() else {
         return;
     };
-    let Some(syn) = f.timeline.iter().find(|r| {
-        r.dir == crate::model::Direction::ClientToServer && r.flags.syn() && !r.flags.ack()
-    }) else {
+    let Some(syn) = f.client_syn() else {
         return;
     };
     if syn.ts_ns < first.syn.ts_ns {

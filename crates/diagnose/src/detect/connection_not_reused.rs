@@ -54,12 +54,7 @@ const READY_NS: i64 = 20_000_000;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(previous) = f.previous else { return };
-    let client = Direction::ClientToServer;
-    let Some(syn) = f
-        .timeline
-        .iter()
-        .find(|r| r.dir == client && r.flags.syn() && !r.flags.ack())
-    else {
+    let Some(syn) = f.client_syn() else {
         return;
     };
     let Some(request) = f.exchanges.first().map(|x| x.request_first) else {

@@ -113,7 +113,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             frames.push(a.at.frame);
         }
     }
-    frames.extend(f.syn_frame());
+    frames.extend(f.client_syn().map(|r| r.frame));
     frames.sort_unstable();
     frames.dedup();
     let mut x = f.finding(FindingKind::DnsQueryLost, None);

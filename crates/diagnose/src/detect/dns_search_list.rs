@@ -33,22 +33,16 @@ const NAMES_KEPT: usize = 8;
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(lookup) = f.lookup else { return };
     let queries = &lookup.queries;
-    let Some(resolved_at) = queries.iter().position(|q| q.name == lookup.name) else {
+    // The names tried first, in the order first asked.
+    let (Some(resolved_at), names) = lookup.names_before() else {
         return;
     };
     let resolved = &queries[resolved_at];
-    // The names tried first, in the order first asked.
-    let mut names: Vec<&str> = Vec::new();
-    for q in &queries[..resolved_at] {
-        if q.answer.is_some_and(|a| a.addresses > 0) {
-            // A name that resolved was not given up for the next one.
-            return;
-        }
-        if !names.contains(&&*q.name) {
-            names.push(&q.name);
-        }
-    }
-    if names.is_empty() {
+    // A name that resolved was not given up for the next one.
+    let gave_up = !queries[..resolved_at]
+        .iter()
+        .any(|q| q.answer.is_some_and(|a| a.addresses > 0));
+    if names.is_empty() || !gave_up {
         return;
     }
     let lost: Vec<(i64, i64)> = lost_waits(lookup)
@@ -103,7 +97,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .collect();
     frames.push(resolved.sent.frame);
     frames.push(lookup.answer.frame);
-    frames.extend(f.syn_frame());
+    frames.extend(f.client_syn().map(|r| r.frame));
     frames.sort_unstable();
     frames.dedup();
     let mut x = f.finding(FindingKind::DnsSearchList, None);

@@ -801,12 +801,11 @@ impl<'a> Facts<'a> {
         }
     }
 
-    /// The client's first SYN's frame, when the timeline has it.
-    pub fn syn_frame(&self) -> Option<u64> {
+    /// The client's first SYN, when the timeline has it.
+    pub fn client_syn(&self) -> Option<&'a SegmentRecord> {
         self.timeline
             .iter()
             .find(|r| r.dir == Direction::ClientToServer && r.flags.syn() && !r.flags.ack())
-            .map(|r| r.frame)
     }
 
     /// The display filter of a finding about the connection's name
