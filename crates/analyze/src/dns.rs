@@ -43,7 +43,7 @@ use std::collections::VecDeque;
 use std::net::IpAddr;
 
 use rttdoc_wire::dns;
-use rttdoc_wire::DnsDatagram;
+use rttdoc_wire::UdpDatagram;
 use rustc_hash::FxHashMap;
 
 use crate::connection::Stamp;
@@ -225,7 +225,7 @@ pub struct Lookups {
 
 impl Lookups {
     /// A DNS datagram: a query is noted, an answer finds its query.
-    pub fn datagram(&mut self, at: Stamp, d: &DnsDatagram<'_>) {
+    pub fn datagram(&mut self, at: Stamp, d: &UdpDatagram<'_>) {
         let Ok(m) = dns::Message::new_checked(d.payload) else {
             return;
         };
@@ -248,7 +248,7 @@ impl Lookups {
         }
     }
 
-    fn asked(&mut self, at: Stamp, d: &DnsDatagram<'_>, id: u16, qtype: u16) {
+    fn asked(&mut self, at: Stamp, d: &UdpDatagram<'_>, id: u16, qtype: u16) {
         if self.kept >= KEPT {
             self.sweep(at.ts_ns);
             if self.kept >= KEPT {
@@ -294,7 +294,7 @@ impl Lookups {
         self.kept += 1;
     }
 
-    fn answered(&mut self, at: Stamp, d: &DnsDatagram<'_>, m: &dns::Message<'_>, qtype: u16) {
+    fn answered(&mut self, at: Stamp, d: &UdpDatagram<'_>, m: &dns::Message<'_>, qtype: u16) {
         let Some(queries) = self.by_client.get_mut(&d.dst) else {
             return;
         };
@@ -607,13 +607,14 @@ mod tests {
         };
         l.datagram(
             at,
-            &DnsDatagram {
+            &UdpDatagram {
                 src,
                 dst,
                 src_port,
                 dst_port,
                 payload: bytes,
                 cut: false,
+                declared_len: bytes.len(),
             },
         );
     }
@@ -780,13 +781,14 @@ mod tests {
         let other = message(5, false, 0, "x.example", 1, &[]);
         l.datagram(
             stamp(3, 1),
-            &DnsDatagram {
+            &UdpDatagram {
                 src: "10.0.0.6".parse().unwrap(),
                 dst: RESOLVER.parse().unwrap(),
                 src_port: 4001,
                 dst_port: 53,
                 payload: &other,
                 cut: false,
+                declared_len: other.len(),
             },
         );
         assert_eq!(l.take(7, v6, server, stamp(4, 2)), None);

@@ -42,6 +42,7 @@ mod nats;
 mod openflow;
 mod path_samples;
 mod postgres;
+pub mod quic;
 mod reader;
 pub use path_samples::{BusyRun, QueueSample};
 pub mod preamble;

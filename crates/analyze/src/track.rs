@@ -31,7 +31,7 @@ use std::collections::BinaryHeap;
 
 use rttdoc_capture::{Capture, Frame};
 use rttdoc_wire::defrag::Defragmenter;
-use rttdoc_wire::{decode, Decoded, QuotedTcp, Segment, Skip};
+use rttdoc_wire::{decode, Decoded, QuotedTcp, Segment, Skip, UdpDatagram};
 use rustc_hash::FxHashMap;
 
 use crate::connection::{Connection, Stamp, REPLAY_NS};
@@ -39,8 +39,9 @@ use crate::facts::Diagnose;
 use crate::finisher::{Finisher, ReportSink};
 use crate::flow_map::{FlowKey, FlowMap};
 use crate::lone_syn::{Embryo, LoneSyn, LoneSyns};
-use crate::model::{CaptureStats, Direction, Ending, Endpoint};
+use crate::model::{CaptureStats, Direction, Ending, Endpoint, QuicSection};
 use crate::path_samples::PathSamples;
+use crate::quic::{QuicConnections, QuicDiagnose};
 use crate::reuse::CloseSeen;
 use crate::twins::{SameAs, Twins};
 use crate::upstream::{Asking, Calls, Place};
@@ -189,6 +190,8 @@ pub struct Tracker<'s> {
     /// a connection on time).
     progress_ns: i64,
     prev_ts_ns: Option<i64>,
+    /// The capture's first frame's time.
+    capture_start_ns: Option<i64>,
     /// Latest capture time seen, and whether the clock is now behind it
     /// (a second pass of the same trace).
     latest_ns: Option<i64>,
@@ -197,6 +200,12 @@ pub struct Tracker<'s> {
     defrag: Defragmenter,
     /// Makes reports, here or on worker threads, and keeps their order.
     finisher: Finisher,
+    /// QUIC connections (UDP), followed when a diagnosis for them is
+    /// given ([`Tracker::with_quic`]); their reports, made here (a
+    /// handshake's few datagrams take less than a hand-over).
+    quic: QuicConnections,
+    quic_diagnose: Option<QuicDiagnose>,
+    quic_reports: QuicSection,
     sink: &'s mut dyn ReportSink,
 }
 
@@ -219,12 +228,23 @@ impl<'s> Tracker<'s> {
             last_sweep_ns: None,
             progress_ns: 0,
             prev_ts_ns: None,
+            capture_start_ns: None,
             latest_ns: None,
             rewound: false,
             defrag: Defragmenter::default(),
             finisher,
+            quic: QuicConnections::default(),
+            quic_diagnose: None,
+            quic_reports: QuicSection::default(),
             sink,
         }
+    }
+
+    /// Follows QUIC connections too, each finished one through `diagnose`
+    /// into the capture's [`QuicSection`] (`CaptureStats::quic`).
+    pub fn with_quic(mut self, diagnose: QuicDiagnose) -> Self {
+        self.quic_diagnose = Some(diagnose);
+        self
     }
 
     /// Most connections held at once (`--max-flows`, at least one).
@@ -244,6 +264,7 @@ impl<'s> Tracker<'s> {
         self.stats.first_time.get_or_insert(t);
         self.stats.last_time = Some(t);
         let ts_ns = frame.ts_ns.clamp(-MAX_TS_NS, MAX_TS_NS);
+        self.capture_start_ns.get_or_insert(ts_ns);
         let at = Stamp {
             frame: frame.number,
             ts_ns,
@@ -271,7 +292,39 @@ impl<'s> Tracker<'s> {
             self.stats.snap_cut += 1;
         }
         self.decoded(at, decoded);
+        if !self.quic.is_empty() {
+            self.quic.sweep(ts_ns);
+            self.report_quic();
+        }
         self.finisher.poll_sometimes(&mut *self.sink);
+    }
+
+    /// Diagnoses the QUIC connections finished since the last call.
+    fn report_quic(&mut self) {
+        let Some(diagnose) = self.quic_diagnose else {
+            return;
+        };
+        for facts in self.quic.take_done() {
+            self.quic_reports.add(diagnose(facts));
+        }
+    }
+
+    /// A UDP datagram that can be QUIC: a QUIC connection's, or not.
+    fn quic_datagram(&mut self, at: Stamp, d: &UdpDatagram<'_>) {
+        self.stats.non_tcp += 1;
+        if self.quic_diagnose.is_none() {
+            return;
+        }
+        let start = self.capture_start_ns.unwrap_or(at.ts_ns);
+        self.quic.datagram(at, start, d);
+    }
+
+    /// Tracks a UDP datagram as if a frame carried it: for synthetic
+    /// timelines.
+    pub fn track_udp(&mut self, at: Stamp, d: &UdpDatagram<'_>) {
+        self.advance_clock(at.ts_ns);
+        self.capture_start_ns.get_or_insert(at.ts_ns);
+        self.quic_datagram(at, d);
     }
 
     /// Moves the clock to `now_ns` without a frame (same epoch as frame
@@ -321,6 +374,7 @@ impl<'s> Tracker<'s> {
                 self.quoted(at, &q);
             }
             Decoded::Dns(datagram) => self.dns(at, &datagram),
+            Decoded::Quic(datagram) => self.quic_datagram(at, &datagram),
             Decoded::Skipped(Skip::NotIp) => self.stats.non_ip += 1,
             Decoded::Skipped(Skip::NotTcp) => self.stats.non_tcp += 1,
             Decoded::Skipped(Skip::Fragment) => self.stats.ip_fragments += 1,
@@ -641,14 +695,14 @@ impl<'s> Tracker<'s> {
 
     /// Tracks a DNS datagram as if a frame carried it: for synthetic
     /// timelines.
-    pub fn track_dns(&mut self, at: Stamp, d: &rttdoc_wire::DnsDatagram<'_>) {
+    pub fn track_dns(&mut self, at: Stamp, d: &rttdoc_wire::UdpDatagram<'_>) {
         self.advance_clock(at.ts_ns);
         self.dns(at, d);
     }
 
     /// A DNS datagram: not TCP, counted, and read for the name lookups
     /// (dns.rs).
-    fn dns(&mut self, at: Stamp, d: &rttdoc_wire::DnsDatagram<'_>) {
+    fn dns(&mut self, at: Stamp, d: &rttdoc_wire::UdpDatagram<'_>) {
         self.stats.non_tcp += 1;
         self.stats.dns_messages += 1;
         self.calls.lookups.datagram(at, d);
@@ -887,6 +941,14 @@ impl<'s> Tracker<'s> {
             }
         }
         self.finisher.drain(&mut *self.sink);
+        if let Some(diagnose) = self.quic_diagnose {
+            for facts in self.quic.end() {
+                self.quic_reports.add(diagnose(facts));
+            }
+            if self.quic_reports.connections > 0 {
+                self.stats.quic = Some(Box::new(std::mem::take(&mut self.quic_reports)));
+            }
+        }
         self.stats
     }
 }
@@ -1254,15 +1316,20 @@ fn roles(seg: &Segment<'_>) -> (Endpoint, Endpoint) {
 }
 
 /// Runs the whole pass over a capture, each finished connection through
-/// `diagnose` to `sink`. Reading stops at the first damaged record;
+/// `diagnose` to `sink` (and each QUIC connection through `quic`, into
+/// the stats). Reading stops at the first damaged record;
 /// everything before it is analysed and the error is in the stats.
 pub fn track_capture(
     capture: &mut Capture,
     options: AnalyzeOptions,
     diagnose: Diagnose,
+    quic: Option<QuicDiagnose>,
     sink: &mut dyn ReportSink,
 ) -> CaptureStats {
     let mut tracker = Tracker::new(options, diagnose, sink);
+    if let Some(quic) = quic {
+        tracker = tracker.with_quic(quic);
+    }
     let secrets = capture.secrets();
     let error = loop {
         match capture.next_frame() {

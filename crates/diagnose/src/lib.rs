@@ -17,6 +17,7 @@
 
 pub mod detect;
 mod ledger;
+mod quic_diagnosis;
 
 #[cfg(test)]
 mod specs;
@@ -36,9 +37,16 @@ pub fn diagnose(facts: ConnectionFacts) -> ConnectionReport {
     ledger::report(facts)
 }
 
-/// A tracker whose finished connections are diagnosed and handed to `sink`.
+/// A tracker whose finished connections are diagnosed and handed to `sink`
+/// (and whose QUIC connections are diagnosed into its stats).
 pub fn tracker<'s>(options: AnalyzeOptions, sink: &'s mut dyn ReportSink) -> Tracker<'s> {
-    Tracker::new(options, diagnose, sink)
+    Tracker::new(options, diagnose, sink).with_quic(diagnose_quic)
+}
+
+/// Diagnoses one QUIC connection: its handshake's ledger row and what the
+/// QUIC detectors find (quic.rs).
+pub fn diagnose_quic(facts: rttdoc_analyze::quic::QuicFacts) -> QuicConnectionReport {
+    quic_diagnosis::report(facts)
 }
 
 /// The whole pass over a capture: track, diagnose, and hand each finished
@@ -49,5 +57,5 @@ pub fn analyze_capture(
     options: AnalyzeOptions,
     sink: &mut dyn ReportSink,
 ) -> CaptureStats {
-    rttdoc_analyze::track_capture(capture, options, diagnose, sink)
+    rttdoc_analyze::track_capture(capture, options, diagnose, Some(diagnose_quic), sink)
 }

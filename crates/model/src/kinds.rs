@@ -20,6 +20,9 @@ pub enum Phase {
     Starttls,
     /// ClientHello to the client's Finished.
     TlsHandshake,
+    /// A QUIC connection's first Initial to the client's Handshake packet
+    /// (its Finished): QUIC's transport and TLS handshakes in one.
+    QuicHandshake,
     /// A request to its response's first byte.
     FirstByte,
     /// The rest of a response: its stalls are not latency but throughput.
@@ -28,11 +31,12 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in ledger order.
-    pub const ALL: [Phase; 6] = [
+    pub const ALL: [Phase; 7] = [
         Phase::TcpHandshake,
         Phase::ProxyConnect,
         Phase::Starttls,
         Phase::TlsHandshake,
+        Phase::QuicHandshake,
         Phase::FirstByte,
         Phase::Transfer,
     ];
@@ -44,6 +48,7 @@ impl Phase {
             Phase::ProxyConnect => "proxy_connect",
             Phase::Starttls => "starttls",
             Phase::TlsHandshake => "tls_handshake",
+            Phase::QuicHandshake => "quic_handshake",
             Phase::FirstByte => "first_byte",
             Phase::Transfer => "transfer",
         }
@@ -237,6 +242,22 @@ finding_kinds! {
     /// name (IPv6 before IPv4, another A record) that did not answer.
     AddressFallback = "address_fallback" in "address_fallback.rs", Waits,
         fix "make every published address answer (IPv6 routes and firewalls, `listen [::]:443`), or publish only those that do";
+    /// A QUIC server answered the client's Initial with a Version
+    /// Negotiation packet: the client began again in another version.
+    QuicVersionNegotiation = "quic_version_negotiation" in "quic_version_negotiation.rs", Waits,
+        fix "start in a version the server speaks (the client's QUIC versions, or the server's: version 1 on both)";
+    /// A QUIC server answered the client's Initial with a Retry: the
+    /// client proved its address with the token a round trip later.
+    QuicRetry = "quic_retry" in "quic_retry.rs", Waits,
+        fix "Retry only under attack (nginx `quic_retry off;`, quic-go's `VerifySourceAddress` for unknown addresses only), NEW_TOKEN for returning clients";
+    /// A QUIC client's Initial went unanswered until its probe timeout
+    /// sent it again.
+    QuicInitialLost = "quic_initial_lost" in "quic_initial_lost.rs", Waits,
+        fix "find the loss (UDP to the server's port filtered or rate-limited, a busy server dropping Initials)";
+    /// A QUIC server's first flight stopped at three times the bytes the
+    /// client had sent (RFC 9000 8.1) until the client's next datagram.
+    QuicAmplificationLimit = "quic_amplification_limit" in "quic_amplification_limit.rs", Waits,
+        fix "a smaller certificate chain (ECDSA, no needless intermediates, certificate compression RFC 8879), or clients that send a bigger first flight";
     /// The SYN was sent again.
     SynRetransmit = "syn_retransmit" in "syn_retransmit.rs", Waits,
         fix "SYN queue, backlog, the path";
@@ -252,6 +273,18 @@ impl FindingKind {
         matches!(
             self,
             FindingKind::DnsQueryLost | FindingKind::DnsSearchList | FindingKind::AddressFallback
+        )
+    }
+
+    /// About a QUIC connection: its frames are UDP datagrams, its
+    /// `stream` is the QUIC connection's number.
+    pub fn is_quic(self) -> bool {
+        matches!(
+            self,
+            FindingKind::QuicVersionNegotiation
+                | FindingKind::QuicRetry
+                | FindingKind::QuicInitialLost
+                | FindingKind::QuicAmplificationLimit
         )
     }
 

@@ -11,7 +11,9 @@
 
 pub mod kinds;
 mod model;
+pub mod quic;
 pub mod series;
 
 pub use model::*;
+pub use quic::{QuicCause, QuicConnectionReport, QuicSection, QuicVersion, QUIC_LISTED};
 pub use series::{Series, SeriesPacket};

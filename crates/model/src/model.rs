@@ -836,6 +836,41 @@ pub enum Detail {
         /// resolver's timeout.
         timeout_ms: f64,
     },
+    /// A QUIC server did not speak the client's first version.
+    QuicVersionNegotiation {
+        /// The version the client began in.
+        offered: u32,
+        /// The versions the server listed (at most 8).
+        supported: Vec<u32>,
+        /// The version the client began again in, when it did.
+        chosen: Option<u32>,
+    },
+    /// A QUIC server asked the client to prove its address.
+    QuicRetry {
+        /// The Retry's token, in bytes.
+        token_len: u32,
+    },
+    /// A QUIC client's Initial went unanswered until it sent it again.
+    QuicInitialLost {
+        /// Initials sent unanswered before one was answered (or before
+        /// the capture, or the client, gave up).
+        unanswered: u32,
+        /// Whether any was answered at all.
+        answered: bool,
+        /// The first resend's wait: the client's probe timeout.
+        first_timeout_ms: f64,
+    },
+    /// A QUIC server's first flight stopped at its anti-amplification
+    /// limit.
+    QuicAmplificationLimit {
+        /// UDP payload bytes the client had sent when the server stopped.
+        client_bytes: u64,
+        /// What the server had sent by then.
+        server_bytes: u64,
+        /// What the server sent after the client's next datagram, before
+        /// the client's Handshake packet: the rest of its flight.
+        rest_bytes: u64,
+    },
     /// The client connected to this address after trying another address
     /// of the same name that did not answer.
     AddressFallback {
@@ -1320,6 +1355,10 @@ pub struct CaptureStats {
     /// Connections finished early because more than `--max-flows` were
     /// open at once (longest idle first).
     pub evicted_flows: u64,
+    /// The QUIC connections (UDP), when the capture has any: written
+    /// beside `capture` as the document's `quic`, not inside it.
+    #[serde(skip)]
+    pub quic: Option<Box<crate::QuicSection>>,
 }
 
 #[cfg(test)]

@@ -127,10 +127,24 @@ impl<W: Write> JsonWriter<W> {
         let summary = SummaryJson::of(s);
         self.out.write_all(b"\n],\"capture\":")?;
         serde_json::to_writer(&mut self.out, stats)?;
+        if let Some(quic) = worded_quic(stats) {
+            self.out.write_all(b",\"quic\":")?;
+            serde_json::to_writer(&mut self.out, &quic)?;
+        }
         self.out.write_all(b",\"summary\":")?;
         serde_json::to_writer(&mut self.out, &summary)?;
         self.out.write_all(b"}\n")?;
         self.out.flush()?;
         Ok(self.out)
     }
+}
+
+/// The capture's QUIC connections with their findings worded, when it
+/// has any (the document's `quic`, beside `capture`).
+pub fn worded_quic(stats: &CaptureStats) -> Option<rttdoc_model::QuicSection> {
+    let mut quic = stats.quic.as_deref()?.clone();
+    for c in &mut quic.listed {
+        crate::words::word_quic(c);
+    }
+    Some(quic)
 }

@@ -23,6 +23,20 @@ pub use summary::{ConnectionRow, Summary, DEFAULT_ROWS_KEPT};
 
 use rttdoc_model::ConnectionReport;
 
+/// Formats a byte count for people: "900 bytes", "3.6 KB", "1.2 MB"
+/// (decimal units, as the terminal's other sizes).
+pub fn fmt_bytes(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1} MB", n as f64 / 1e6)
+    } else if n >= 10_000 {
+        format!("{:.0} KB", n as f64 / 1e3)
+    } else if n >= 1_000 {
+        format!("{:.1} KB", n as f64 / 1e3)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 /// Formats milliseconds for people: "36.1 ms", "1.20 s", "0.05 ms",
 /// "12 µs" (loopback and LAN round trips).
 pub fn fmt_ms(ms: f64) -> String {

@@ -201,6 +201,43 @@ impl Renderer for JsonLines<'_> {
             capture: &'a CaptureStats,
             summary: crate::json::SummaryJson<'a>,
         }
+        if let Some(quic) = crate::json::worded_quic(stats) {
+            // One line per QUIC connection, then their totals.
+            for c in &quic.listed {
+                serde_json::to_writer(
+                    &mut self.out,
+                    &Line {
+                        kind: "quic_connection",
+                        body: c,
+                    },
+                )?;
+                self.out.write_all(b"\n")?;
+            }
+            #[derive(Serialize)]
+            struct QuicTotals<'a> {
+                connections: u64,
+                datagrams: u64,
+                handshakes: u64,
+                excess_ms: f64,
+                causes: &'a [rttdoc_model::QuicCause],
+                not_listed: u64,
+            }
+            serde_json::to_writer(
+                &mut self.out,
+                &Line {
+                    kind: "quic",
+                    body: &QuicTotals {
+                        connections: quic.connections,
+                        datagrams: quic.datagrams,
+                        handshakes: quic.handshakes,
+                        excess_ms: quic.excess_ms,
+                        causes: &quic.causes,
+                        not_listed: quic.not_listed,
+                    },
+                },
+            )?;
+            self.out.write_all(b"\n")?;
+        }
         let end = End {
             capture: stats,
             summary: crate::json::SummaryJson::of(summary),

@@ -203,10 +203,11 @@ pub fn render_summary(
         stats.tcp_segments,
         stats.non_ip,
         stats.non_tcp,
-        if stats.dns_messages > 0 {
-            format!(" ({} DNS, read for name lookups)", stats.dns_messages)
-        } else {
-            String::new()
+        match (stats.dns_messages, stats.quic.as_ref().map_or(0, |q| q.datagrams)) {
+            (0, 0) => String::new(),
+            (dns, 0) => format!(" ({dns} DNS, read for name lookups)"),
+            (0, quic) => format!(" ({quic} QUIC, below)"),
+            (dns, quic) => format!(" ({dns} DNS, read for name lookups; {quic} QUIC, below)"),
         },
         stats.damaged,
         stats.ip_fragments,
@@ -227,6 +228,9 @@ pub fn render_summary(
     writeln!(out)?;
 
     if s.connections == 0 {
+        if let Some(quic) = &stats.quic {
+            return render_quic(out, quic, opts);
+        }
         return say(out, opts, no_connection(stats));
     }
     say(out, opts, headline(s))?;
@@ -490,6 +494,116 @@ pub fn render_summary(
             stats.file
         ),
     )?;
+    if let Some(quic) = &stats.quic {
+        writeln!(out)?;
+        render_quic(out, quic, opts)?;
+    }
+    Ok(())
+}
+
+/// QUIC connections shown at most, most excess first.
+const QUIC_ROWS: usize = 25;
+
+/// The capture's QUIC connections: their handshakes, what cost them round
+/// trips, the worst of them.
+fn render_quic(
+    out: &mut dyn Write,
+    quic: &rttdoc_model::QuicSection,
+    opts: RenderOptions,
+) -> io::Result<()> {
+    say(
+        out,
+        opts,
+        format!(
+            "QUIC: {} connection{} over UDP, {} handshake{} finished in the capture, {} beyond their ideal (1 RTT each)",
+            quic.connections,
+            if quic.connections == 1 { "" } else { "s" },
+            quic.handshakes,
+            if quic.handshakes == 1 { "" } else { "s" },
+            fmt_ms(quic.excess_ms),
+        ),
+    )?;
+    let causes: Vec<_> = quic.causes.iter().filter(|c| c.cost_ms > 0.05).collect();
+    if !causes.is_empty() {
+        let mut t = table(opts);
+        t.set_header(vec!["cause", "connections", "time", "fix"]);
+        for c in &causes {
+            t.add_row(vec![
+                Cell::new(c.kind).fg(Color::Cyan),
+                right(c.connections),
+                right(fmt_ms(c.cost_ms)),
+                Cell::new(wrap(
+                    c.kind.fix(),
+                    if opts.width.is_some() { 200 } else { 80 },
+                )),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    let mut rows: Vec<&rttdoc_model::QuicConnectionReport> = quic.listed.iter().collect();
+    rows.sort_by(|a, b| {
+        b.excess_ms
+            .total_cmp(&a.excess_ms)
+            .then(a.number.cmp(&b.number))
+    });
+    let narrow = is_narrow(opts);
+    let mut t = table(opts);
+    if narrow {
+        t.set_header(vec!["#", "server", "handshake", "excess", "causes"]);
+    } else {
+        t.set_header(vec![
+            "#",
+            "client",
+            "server",
+            "version",
+            "vantage",
+            "RTT",
+            "handshake",
+            "excess",
+            "causes",
+        ]);
+    }
+    for c in rows.iter().take(QUIC_ROWS) {
+        let mut names: Vec<&str> = c.findings.iter().map(|f| f.kind.name()).collect();
+        if c.zero_rtt {
+            names.push("(0-RTT)");
+        }
+        let handshake = match c.handshake_ms {
+            Some(ms) => fmt_ms(ms),
+            None => "unfinished".to_string(),
+        };
+        if narrow {
+            t.add_row(vec![
+                right(c.number),
+                Cell::new(c.server),
+                right(handshake),
+                excess_cell(Some(c.excess_rtts), None),
+                Cell::new(names.join("\n")),
+            ]);
+            continue;
+        }
+        t.add_row(vec![
+            right(c.number),
+            Cell::new(c.client),
+            Cell::new(c.server),
+            Cell::new(c.version.name()),
+            Cell::new(c.vantage.as_str()),
+            right(opt_ms(c.rtt_ms)),
+            right(handshake),
+            excess_cell(Some(c.excess_rtts), None),
+            Cell::new(names.join(", ")),
+        ]);
+    }
+    say(
+        out,
+        opts,
+        "QUIC connections (most excess first):".to_string(),
+    )?;
+    writeln!(out, "{t}")?;
+    let hidden = quic.connections as usize - rows.len().min(QUIC_ROWS);
+    if hidden > 0 {
+        writeln!(out, "... and {hidden} more (use --json for all)")?;
+    }
     Ok(())
 }
 
@@ -499,8 +613,8 @@ fn no_connection(stats: &CaptureStats) -> String {
     let mut what = Vec::new();
     if stats.non_tcp > 0 {
         what.push(format!(
-            "{} IP packets of other protocols (UDP, such as QUIC, which rttdoc does not analyse yet; ICMP; DNS{}, read only for \
-             the name lookups before TCP connections)",
+            "{} IP packets of other protocols (UDP other than QUIC; ICMP; DNS{}, read only for the name lookups before TCP \
+             connections)",
             stats.non_tcp,
             if stats.dns_messages > 0 {
                 format!(": {} of them", stats.dns_messages)

@@ -7,7 +7,7 @@
 
 use rttdoc_model::{
     AppProtocol, CaptureStats, ConnectionReport, Detail, Direction, Finding, FindingKind, Phase,
-    PreambleKind, TfoOutcome,
+    PreambleKind, QuicConnectionReport, QuicVersion, TfoOutcome,
 };
 
 /// Fills `explanation` and `fix` of every finding of the connection.
@@ -21,6 +21,69 @@ pub fn word(c: &mut ConnectionReport) {
             c.findings[i].explanation = explanation;
             c.findings[i].fix = fix;
         }
+    }
+}
+
+/// Words a QUIC connection's findings.
+pub fn word_quic(c: &mut QuicConnectionReport) {
+    for i in 0..c.findings.len() {
+        if c.findings[i].explanation.is_empty() {
+            let (explanation, fix) = {
+                let x = &c.findings[i];
+                (explanation(x), quic_fix(c, x))
+            };
+            c.findings[i].explanation = explanation;
+            c.findings[i].fix = fix;
+        }
+    }
+}
+
+/// A QUIC version as people read it: `version 1`, `draft-29`.
+fn quic_version(v: u32) -> String {
+    let name = QuicVersion(v).name();
+    if name.len() == 1 {
+        format!("version {name}")
+    } else {
+        name
+    }
+}
+
+/// The fix of a QUIC finding, in the terms of its connection.
+fn quic_fix(c: &QuicConnectionReport, x: &Finding) -> String {
+    match &x.detail {
+        Detail::QuicVersionNegotiation { offered, chosen, .. } => format!(
+            "Have the client start in a version {} speaks ({}): a client learns them from the server's Alt-Svc or HTTPS \
+             record, or from its own configuration (quic-go's `Config.Versions`, curl/ngtcp2's first version); or have the \
+             server accept {} too.",
+            c.server,
+            chosen.map(quic_version).unwrap_or_else(|| "its list".into()),
+            quic_version(*offered),
+        ),
+        Detail::QuicRetry { .. } => format!(
+            "Send Retry only when {} is under a flood of Initials from spoofed addresses (nginx `quic_retry off;`, the \
+             default; quic-go's `Transport.VerifySourceAddress` returning true only under load), and give clients a \
+             NEW_TOKEN so that their next connection's address is proven without the round trip.",
+            c.server
+        ),
+        Detail::QuicInitialLost { answered: false, .. } => format!(
+            "Nothing came back from {}: check that UDP to port {} reaches it (firewalls and networks that pass only TCP \
+             block QUIC; clients then fall back to TCP after their own wait), and that it listens for QUIC there.",
+            c.server, c.server.port
+        ),
+        Detail::QuicInitialLost { .. } => format!(
+            "Find where UDP between {} and {} loses packets (a rate limit on UDP, a busy server dropping Initials, the \
+             path); a client's first probe timeout, before it has measured the path, is long.",
+            c.client, c.server
+        ),
+        Detail::QuicAmplificationLimit { server_bytes, rest_bytes, .. } => format!(
+            "Make the server's first flight fit in three times the client's first datagram: {} sent {} before it had to \
+             wait and {} after; a smaller certificate chain does it (an ECDSA certificate, no intermediates the clients \
+             already have, certificate compression, RFC 8879).",
+            c.server,
+            crate::fmt_bytes(*server_bytes),
+            crate::fmt_bytes(*rest_bytes),
+        ),
+        _ => x.kind.fix().to_string(),
     }
 }
 
@@ -639,6 +702,77 @@ pub fn explanation(x: &Finding) -> String {
                 )
             }
         }
+        Detail::QuicVersionNegotiation {
+            offered,
+            supported,
+            chosen,
+        } => {
+            // Versions 0x?a?a?a?a are reserved for greasing (RFC 9000
+            // 15): listed to keep clients honest, spoken by nobody.
+            let listed: Vec<String> = supported
+                .iter()
+                .filter(|v| *v & 0x0f0f_0f0f != 0x0a0a_0a0a)
+                .map(|v| quic_version(*v))
+                .collect();
+            format!(
+                "The client began in QUIC {}, which the server does not speak: it answered with a Version Negotiation \
+                 packet{}, and the client began again{}, {} after its first Initial: a round trip that carried nothing but \
+                 the list.",
+                quic_version(*offered),
+                if listed.is_empty() {
+                    String::new()
+                } else {
+                    format!(" listing {}", listed.join(", "))
+                },
+                chosen.map(|v| format!(" in {}", quic_version(v))).unwrap_or_default(),
+                crate::fmt_ms(cost),
+            )
+        }
+        Detail::QuicRetry { token_len } => format!(
+            "The server answered the client's Initial with a Retry ({token_len}-byte token) instead of its handshake: the \
+             client had to send its Initial again with the token to prove its address, and the handshake began {} later than \
+             it could have.",
+            crate::fmt_ms(cost),
+        ),
+        Detail::QuicInitialLost {
+            unanswered,
+            answered,
+            first_timeout_ms,
+        } => {
+            let times = if *unanswered > 1 {
+                format!(" {unanswered} times")
+            } else {
+                String::new()
+            };
+            let end = if *answered {
+                format!("; the handshake began {} late", crate::fmt_ms(cost))
+            } else {
+                format!(
+                    ", and no answer came at all in the capture ({} of waiting): UDP to the server's port does not get \
+                     through, or nothing listens for QUIC there",
+                    crate::fmt_ms(cost)
+                )
+            };
+            format!(
+                "The client's Initial got no answer: it, or the server's answer, was lost. The client sent it again{times} \
+                 when its probe timeout fired, the first time {} after{end}.",
+                crate::fmt_ms(*first_timeout_ms),
+            )
+        }
+        Detail::QuicAmplificationLimit {
+            client_bytes,
+            server_bytes,
+            rest_bytes,
+        } => format!(
+            "The server's first flight stopped after {} ({:.1}x the {} the client had sent): before a client's address is \
+             proven, a QUIC server sends it at most three times what it received (RFC 9000 8.1). The other {} of the flight, \
+             the rest of its certificate chain, waited {} for the client's next datagram to raise the limit.",
+            crate::fmt_bytes(*server_bytes),
+            *server_bytes as f64 / (*client_bytes).max(1) as f64,
+            crate::fmt_bytes(*client_bytes),
+            crate::fmt_bytes(*rest_bytes),
+            crate::fmt_ms(cost),
+        ),
         Detail::SynRetransmit { syns } => format!(
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full."
@@ -798,7 +932,11 @@ const GREETING_FIX: &str = "Find what the server does on a new connection before
 /// The fix, in the terms of what this connection showed.
 pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
     match &x.detail {
-        Detail::None => x.kind.fix().to_string(),
+        Detail::None
+        | Detail::QuicVersionNegotiation { .. }
+        | Detail::QuicRetry { .. }
+        | Detail::QuicInitialLost { .. }
+        | Detail::QuicAmplificationLimit { .. } => x.kind.fix().to_string(),
         // OpenSSH: its set-up (key exchange, authentication) writes in
         // pairs with Nagle on; nothing to set, but set-ups to share.
         Detail::Nagle {

@@ -2,7 +2,7 @@ use std::net::IpAddr;
 
 use crate::link::{self, Network};
 use crate::tcp::{TcpFlags, TcpOptions};
-use crate::{arcnet, dns, erspan, geneve, gre, gtp, l2tp, mpls, ppp, vxlan};
+use crate::{arcnet, dns, erspan, geneve, gre, gtp, l2tp, mpls, ppp, quic, vxlan};
 
 /// Encapsulation layers opened at most (tunnel in tunnel ...), so that a
 /// crafted packet cannot make the decoder recurse without end. Real stacks
@@ -91,10 +91,12 @@ pub struct QuotedTcp {
     pub too_big: Option<u32>,
 }
 
-/// A UDP datagram to or from port 53: a DNS query or response (its
-/// message read by [`dns::Message`]).
+/// A UDP datagram rttdoc reads: to or from port 53, a DNS query or
+/// response (its message read by [`dns::Message`]); otherwise one that
+/// can be QUIC ([`quic::could_be_quic`]; its packets read by
+/// [`quic::packets`]).
 #[derive(Debug, Clone, Copy)]
-pub struct DnsDatagram<'a> {
+pub struct UdpDatagram<'a> {
     pub src: IpAddr,
     pub dst: IpAddr,
     pub src_port: u16,
@@ -104,6 +106,9 @@ pub struct DnsDatagram<'a> {
     /// The capture holds less of the payload than the UDP header declares
     /// (a snap length).
     pub cut: bool,
+    /// The payload's length as the UDP header declares it (the IP
+    /// header's, when the UDP length is 0 or short: GSO, jumbograms).
+    pub declared_len: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -111,7 +116,11 @@ pub enum Decoded<'a> {
     Tcp(Segment<'a>),
     /// DNS over UDP: not TCP, but a name lookup a connection may have
     /// waited for.
-    Dns(DnsDatagram<'a>),
+    Dns(UdpDatagram<'a>),
+    /// A UDP datagram whose payload can be QUIC: a long header of a
+    /// version read, or a short header, which only a QUIC connection the
+    /// tracker knows can claim.
+    Quic(UdpDatagram<'a>),
     /// An ICMP error quoting a TCP header: not a segment, but Wireshark
     /// numbers its stream.
     Quoted(QuotedTcp),
@@ -419,7 +428,7 @@ fn ip_payload<'a>(
 /// UDP: the tunnels Wireshark opens by default, tried on the lower port
 /// first and then the higher, as Wireshark tries them (a port it knows for
 /// something else comes first there; rttdoc knows only tunnels and DNS);
-/// then DNS on port 53, either side.
+/// then DNS on port 53, either side; then what can be QUIC, on any port.
 fn udp(src: IpAddr, dst: IpAddr, bytes: &[u8], depth: u8) -> Decoded<'_> {
     if bytes.len() < 8 {
         return Decoded::Damaged("UDP header cut short");
@@ -440,13 +449,25 @@ fn udp(src: IpAddr, dst: IpAddr, bytes: &[u8], depth: u8) -> Decoded<'_> {
         }
     }
     if src_port == dns::PORT || dst_port == dns::PORT {
-        return Decoded::Dns(DnsDatagram {
+        return Decoded::Dns(UdpDatagram {
             src,
             dst,
             src_port,
             dst_port,
             payload,
             cut: len > bytes.len(),
+            declared_len: if len >= 8 { len - 8 } else { payload.len() },
+        });
+    }
+    if quic::could_be_quic(payload) {
+        return Decoded::Quic(UdpDatagram {
+            src,
+            dst,
+            src_port,
+            dst_port,
+            payload,
+            cut: len > bytes.len(),
+            declared_len: if len >= 8 { len - 8 } else { payload.len() },
         });
     }
     Decoded::Skipped(Skip::NotTcp)

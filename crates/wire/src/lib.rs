@@ -46,6 +46,7 @@ pub mod l2tp;
 pub mod link;
 pub mod mpls;
 pub mod ppp;
+pub mod quic;
 pub mod tcp;
 pub mod tls;
 pub mod vxlan;
@@ -53,7 +54,7 @@ pub mod vxlan;
 mod decode;
 
 pub use decode::{
-    decode, decode_datagram, Decoded, DnsDatagram, Fragment, FragmentKey, QuotedTcp, Segment, Skip,
+    decode, decode_datagram, Decoded, Fragment, FragmentKey, QuotedTcp, Segment, Skip, UdpDatagram,
     MAX_DEPTH,
 };
 pub use tcp::{Mptcp, MptcpSubflow, TcpFlags, TcpOptions, Tfo};

@@ -144,7 +144,7 @@ struct Pkt {
     too_big: Option<u32>,
     /// A DNS datagram between the client and its resolver (`Wire::dns`),
     /// captured at the client: not a segment of the connection.
-    dns: Option<rttdoc_wire::DnsDatagram<'static>>,
+    dns: Option<rttdoc_wire::UdpDatagram<'static>>,
 }
 
 /// The client's resolver in synthetic timelines.
@@ -392,11 +392,12 @@ impl Wire {
             None => ((client, port), (resolver, 53)),
             Some(_) => ((resolver, 53), (client, port)),
         };
-        let datagram = rttdoc_wire::DnsDatagram {
+        let datagram = rttdoc_wire::UdpDatagram {
             src,
             dst,
             src_port,
             dst_port,
+            declared_len: m.len(),
             payload: leak(m),
             cut: false,
         };

@@ -1,0 +1,81 @@
+//! `quic_initial_lost` — the client's Initial went unanswered, and the
+//! client sent it again when its probe timeout fired (RFC 9002 6.2.4).
+//!
+//! Signature: two client datagrams with Initial packets, at least
+//! [`MIN_PTO_NS`] apart, with nothing of the server's between them and
+//! nothing else of the client's (no Handshake packet: it had nothing
+//! from the server to answer), in the same attempt (no Retry or Version
+//! Negotiation before the second). A client sends its ClientHello once;
+//! it sends it again only when its timer says the first, or the server's
+//! answer, was lost. Before any round trip is measured that timer is long
+//! (RFC 9002's first PTO is about 1 s; Chromium and quic-go start from a
+//! 100 ms RTT, about 300 ms): the whole wait is the loss's cost. A
+//! ClientHello too big for one datagram is sent as two at once, far
+//! under the floor.
+//!
+//! Each wait runs from an unanswered Initial to the next one, released by
+//! nothing (a timer). At the server's side of the path the lost Initial
+//! is not in the capture and nothing is claimed; at the client's, a lost
+//! answer looks the same as a lost Initial, and the words say either.
+
+use crate::model::{Detail, Finding, FindingKind, Wait};
+use crate::quic_diagnosis::{ms, QuicView};
+use rttdoc_wire::quic::PacketType;
+
+/// The least gap taken for a probe timeout: under it, two Initials are
+/// one ClientHello in two datagrams (or a client pacing its first
+/// flight).
+pub const MIN_PTO_NS: i64 = 100_000_000;
+
+pub fn detect(v: &QuicView<'_>, out: &mut Vec<Finding>) {
+    let d = v.d;
+    let mut waits = Vec::new();
+    let mut frames = Vec::new();
+    let mut first_timeout_ms = 0.0;
+    // The client's last Initial with nothing after it yet, in the attempt.
+    let mut pending: Option<usize> = None;
+    let mut answered = false;
+    for (i, x) in d.iter().enumerate() {
+        if !x.from_client {
+            if x.types.has(PacketType::Retry) || x.types.has(PacketType::VersionNegotiation) {
+                pending = None;
+                continue;
+            }
+            answered = true;
+            break;
+        }
+        let only_initial = x.types.has(PacketType::Initial) && !x.types.has(PacketType::Handshake);
+        if !only_initial {
+            pending = None;
+            continue;
+        }
+        if let Some(p) = pending {
+            let gap = x.ts_ns - d[p].ts_ns;
+            if gap >= MIN_PTO_NS {
+                if waits.is_empty() {
+                    first_timeout_ms = ms(gap);
+                    frames.push(d[p].frame);
+                }
+                frames.push(x.frame);
+                waits.push(Wait {
+                    from_frame: d[p].frame,
+                    to_frame: x.frame,
+                    release_frame: None,
+                    ms: ms(gap),
+                });
+            }
+        }
+        pending = Some(i);
+    }
+    if waits.is_empty() {
+        return;
+    }
+    let unanswered = waits.len() as u32;
+    let mut f = v.finding(FindingKind::QuicInitialLost, frames, waits);
+    f.detail = Detail::QuicInitialLost {
+        unanswered,
+        answered,
+        first_timeout_ms,
+    };
+    out.push(f);
+}
