@@ -120,8 +120,16 @@ pub struct QuicFacts {
     /// The versions the server's first Version Negotiation listed (at
     /// most [`VERSIONS_KEPT`]).
     pub server_versions: Vec<u32>,
-    /// The token length of the server's first Retry; 0 for none.
-    pub retry_token_len: u32,
+    /// The length of the first token a client Initial carried (a
+    /// Retry's, or a NEW_TOKEN's); 0 for none. Read from the Initial's
+    /// Token Length, which every version has (a Retry's own layout
+    /// changed across the drafts).
+    pub token_len: u32,
+    /// The capture held packets both ways by the time this connection
+    /// ended (a server's QUIC datagram, a SYN-ACK): a connection nobody
+    /// answered was not answered, rather than answered out of a one-way
+    /// capture's sight.
+    pub two_way_capture: bool,
 }
 
 /// Versions kept of a Version Negotiation's list.
@@ -148,6 +156,8 @@ pub struct QuicConnections {
     /// Frozen connections not yet taken by the tracker.
     done: Vec<QuicFacts>,
     last_sweep_ns: i64,
+    /// A server's datagram was seen: the capture holds QUIC both ways.
+    answered_any: bool,
 }
 
 /// What one datagram was to the QUIC connections.
@@ -185,7 +195,7 @@ impl QuicConnections {
             types,
             token,
             version,
-            retry_token,
+            initial_token,
         } = read(d.payload);
         let declared = declared_len(d);
         let key = if self.open.contains_key(&forward) {
@@ -201,7 +211,8 @@ impl QuicConnections {
             && types.has(PacketType::Initial)
             && self.open.get(&forward).is_some_and(|o| o.past_handshake)
         {
-            if let Some(old) = self.open.remove(&forward) {
+            if let Some(mut old) = self.open.remove(&forward) {
+                old.facts.two_way_capture = self.answered_any;
                 self.done.push(old.facts);
             }
         }
@@ -238,7 +249,8 @@ impl QuicConnections {
                             capture_start_ns,
                             open_at_end: false,
                             server_versions: Vec::new(),
-                            retry_token_len: 0,
+                            token_len: 0,
+                            two_way_capture: false,
                         },
                         past_handshake: false,
                     },
@@ -253,13 +265,14 @@ impl QuicConnections {
         if from_client && (types.has(PacketType::Handshake) || types.has(PacketType::Short)) {
             open.past_handshake = true;
         }
+        self.answered_any |= !from_client;
         let f = &mut open.facts;
         if !from_client && types.has(PacketType::VersionNegotiation) && f.server_versions.is_empty()
         {
             f.server_versions = listed_versions(d.payload);
         }
-        if !from_client && retry_token > 0 && f.retry_token_len == 0 {
-            f.retry_token_len = retry_token.min(u32::MAX as usize) as u32;
+        if from_client && initial_token > 0 && f.token_len == 0 {
+            f.token_len = initial_token.min(u32::MAX as usize) as u32;
         }
         let side = usize::from(!from_client);
         f.counts[side] += 1;
@@ -308,11 +321,13 @@ impl QuicConnections {
     }
 
     fn finish(&mut self, keys: Vec<Key>, at_end: bool) {
+        let two_way = self.answered_any;
         let mut finished: Vec<QuicFacts> = keys
             .into_iter()
             .filter_map(|k| self.open.remove(&k))
             .map(|mut o| {
                 o.facts.open_at_end = at_end;
+                o.facts.two_way_capture = two_way;
                 o.facts
             })
             .collect();
@@ -364,8 +379,8 @@ struct Read {
     token: bool,
     /// Its first long header's version.
     version: u32,
-    /// A Retry's token length.
-    retry_token: usize,
+    /// An Initial's token length.
+    initial_token: usize,
 }
 
 fn read(payload: &[u8]) -> Read {
@@ -373,7 +388,7 @@ fn read(payload: &[u8]) -> Read {
         types: Types::default(),
         token: false,
         version: 0,
-        retry_token: 0,
+        initial_token: 0,
     };
     for p in quic::packets(payload, 0) {
         let Ok(p) = p else { break };
@@ -381,8 +396,10 @@ fn read(payload: &[u8]) -> Read {
             r.version = p.version;
         }
         match p.ty {
-            PacketType::Initial if p.token_len > 0 => r.token = true,
-            PacketType::Retry => r.retry_token = p.token_len,
+            PacketType::Initial if p.token_len > 0 => {
+                r.token = true;
+                r.initial_token = r.initial_token.max(p.token_len);
+            }
             _ => {}
         }
         r.types.add(p.ty);

@@ -304,7 +304,9 @@ impl<'s> Tracker<'s> {
         let Some(diagnose) = self.quic_diagnose else {
             return;
         };
-        for facts in self.quic.take_done() {
+        let two_way = self.calls.syn_ack_seen;
+        for mut facts in self.quic.take_done() {
+            facts.two_way_capture |= two_way;
             self.quic_reports.add(diagnose(facts));
         }
     }
@@ -942,7 +944,9 @@ impl<'s> Tracker<'s> {
         }
         self.finisher.drain(&mut *self.sink);
         if let Some(diagnose) = self.quic_diagnose {
-            for facts in self.quic.end() {
+            let two_way = self.calls.syn_ack_seen;
+            for mut facts in self.quic.end() {
+                facts.two_way_capture |= two_way;
                 self.quic_reports.add(diagnose(facts));
             }
             if self.quic_reports.connections > 0 {
@@ -1003,6 +1007,7 @@ fn track_in(
     if seg.flags.syn() && seg.flags.ack() {
         // A clean handshake's SYN-ACK: how far the server was, then.
         note_handshake(conn, at, paths);
+        calls.syn_ack_seen = true;
         if conn.syn_ack_count == 1 {
             calls.dials.accepted(conn.stream, conn.server.ip, at);
             calls.lookups.accepted(conn.stream, at);

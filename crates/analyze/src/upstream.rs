@@ -98,6 +98,10 @@ pub(crate) struct Calls {
     /// The name lookups clients made lately: what a new connection's
     /// client waited for before its SYN (dns.rs).
     pub lookups: crate::dns::Lookups,
+    /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC
+    /// connection never answered is then a path's silence, not a
+    /// one-way capture's).
+    pub syn_ack_seen: bool,
     answered: VecDeque<Asking>,
     /// (stream, the request's first segment's time), in capture order.
     opened: VecDeque<(u64, i64)>,

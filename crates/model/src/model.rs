@@ -847,7 +847,8 @@ pub enum Detail {
     },
     /// A QUIC server asked the client to prove its address.
     QuicRetry {
-        /// The Retry's token, in bytes.
+        /// The token the client's Initial carried after the Retry, in
+        /// bytes.
         token_len: u32,
     },
     /// A QUIC client's Initial went unanswered until it sent it again.

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use clap::ValueEnum;
 use rttdoc_analyze::series::SERIES_CAP;
-use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, ReportSink, SeriesRequest};
+use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, QuicSection, ReportSink, SeriesRequest};
 use rttdoc_capture::Capture;
 use rttdoc_diagnose::analyze_capture;
 use rttdoc_report::{ConnectionDetail, Format, RenderOptions, Renderer, Summary};
@@ -205,6 +205,45 @@ impl ConnectionFilter {
     }
 }
 
+impl ConnectionFilter {
+    fn is_empty(&self) -> bool {
+        self.hosts.is_empty()
+            && self.ports.is_empty()
+            && self.streams.is_empty()
+            && self.from_s.is_none()
+            && self.to_s.is_none()
+    }
+
+    /// The QUIC connections the same selection keeps: by address, port
+    /// and time (a name matches none: their ClientHello is encrypted; a
+    /// `--stream` is a TCP stream, so none either), their totals made
+    /// again from those kept.
+    fn quic(&self, section: QuicSection) -> Option<QuicSection> {
+        if self.is_empty() {
+            return Some(section);
+        }
+        let mut kept = QuicSection::default();
+        for c in section.listed {
+            let ends = [c.client, c.server];
+            let host = |h: &Host| match h {
+                Host::Address(ip) => ends.iter().any(|e| e.ip == *ip),
+                Host::Name(_) => false,
+            };
+            let keep = self.streams.is_empty()
+                && (self.hosts.is_empty() || self.hosts.iter().any(host))
+                && (self.ports.is_empty() || ends.iter().any(|e| self.ports.contains(&e.port)))
+                && self
+                    .from_s
+                    .is_none_or(|from| c.start_offset_s + c.duration_ms / 1e3 >= from)
+                && self.to_s.is_none_or(|to| c.start_offset_s <= to);
+            if keep {
+                kept.add(c);
+            }
+        }
+        (kept.connections > 0).then_some(kept)
+    }
+}
+
 /// Columns to fit tables into: the terminal's, or $COLUMNS; none for a pipe.
 fn terminal_width() -> Option<u16> {
     if let Some(w) = std::env::var("COLUMNS").ok().and_then(|v| v.parse().ok()) {
@@ -334,7 +373,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
             }
         }
     };
-    let stats = if options.threads > 1 {
+    let mut stats = if options.threads > 1 {
         track_beside_output(&mut capture, options.clone(), &mut output)
     } else {
         analyze_capture(
@@ -343,6 +382,11 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
             &mut |mut r: ConnectionReport| output(&mut r),
         )
     };
+    stats.quic = stats
+        .quic
+        .take()
+        .and_then(|q| filter.quic(*q))
+        .map(Box::new);
     if let Some((bar, handle)) = bar {
         bar.finish_and_clear();
         let _ = handle.join();

@@ -67,7 +67,10 @@ pub fn detect(v: &QuicView<'_>, out: &mut Vec<Finding>) {
         }
         pending = Some(i);
     }
-    if waits.is_empty() {
+    // Never answered, in a capture that holds nothing of any server's:
+    // a capture of one direction (or of Initials only) cannot tell a
+    // path that dropped them from answers it did not keep.
+    if waits.is_empty() || (!answered && !v.facts.two_way_capture) {
         return;
     }
     let unanswered = waits.len() as u32;

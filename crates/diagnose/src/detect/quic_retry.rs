@@ -49,7 +49,7 @@ pub fn detect(v: &QuicView<'_>, out: &mut Vec<Finding>) {
         vec![wait],
     );
     x.detail = Detail::QuicRetry {
-        token_len: v.facts.retry_token_len,
+        token_len: v.facts.token_len,
     };
     out.push(x);
 }

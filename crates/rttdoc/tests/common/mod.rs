@@ -498,7 +498,13 @@ pub fn display_filter_problems(capture: &Path, doc: &serde_json::Value) -> Vec<S
     let mut framed = Vec::new();
     let mut cited = std::collections::BTreeSet::new();
     let mut other = std::collections::BTreeSet::new();
-    for c in doc["connections"].as_array().into_iter().flatten() {
+    let quic = doc["quic"]["listed"].as_array().into_iter().flatten();
+    for c in doc["connections"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(quic)
+    {
         for x in c["findings"].as_array().into_iter().flatten() {
             let filter = x["display_filter"].as_str().unwrap_or_default().to_string();
             if filter.contains("frame.number in") {

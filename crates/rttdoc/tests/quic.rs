@@ -1,0 +1,363 @@
+//! QUIC handshakes: the `quic` section, its `quic_handshake` ledger row
+//! and the four QUIC findings, on captures real QUIC stacks made.
+//!
+//! Producer: scripts/quic-captures.sh: quic-go client and server (kernel
+//! UDP) across a path of 20 ms each way, captured on the client's
+//! interface. `retry`: the server sends every client a Retry.
+//! `version-negotiation`: the client starts in QUIC v2, the server speaks
+//! v1 only. `lost-initial`: the server's namespace drops each flow's
+//! first two datagrams (the whole ClientHello), quic-go resends after its
+//! 200 ms probe timeout. `amplification`: an RSA-4096 chain of three
+//! certificates, over three times the client's one-datagram ClientHello.
+//! Controls: `plain` and `zero-rtt` (a second connection resuming with a
+//! request in 0-RTT). Committed under tests/data/quic. Every expectation
+//! is read from the capture by tshark.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+/// One datagram as tshark reads it.
+#[derive(Debug, Clone)]
+struct Datagram {
+    frame: u64,
+    time: f64,
+    from_client: bool,
+    /// UDP payload bytes.
+    bytes: u64,
+    /// Long-header packet types (v1 numbering: 0 Initial, 1 0-RTT,
+    /// 2 Handshake, 3 Retry), in the datagram's order.
+    long: Vec<u8>,
+    /// A short-header packet among them.
+    short: bool,
+    versions: Vec<String>,
+    token: bool,
+}
+
+fn capture(name: &str) -> PathBuf {
+    data_dir().join("quic").join(format!("{name}.pcap.gz"))
+}
+
+fn datagrams(capture: &Path) -> Vec<Datagram> {
+    let rows = tshark_fields(
+        capture,
+        &[],
+        "udp",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "udp.dstport",
+            "udp.length",
+            "quic.long.packet_type",
+            "quic.header_form",
+            "quic.version",
+            "quic.token_length",
+        ],
+    );
+    rows.iter()
+        .map(|r| Datagram {
+            frame: r[0].parse().unwrap(),
+            time: r[1].parse().unwrap(),
+            from_client: r[2] == "443",
+            bytes: r[3].parse::<u64>().unwrap() - 8,
+            long: r[4]
+                .split(',')
+                .filter(|t| !t.is_empty())
+                .map(|t| t.parse().unwrap())
+                .collect(),
+            short: r[5].split(',').any(|f| f == "0"),
+            versions: r[6].split(',').map(str::to_string).collect(),
+            token: r[7].split(',').any(|n| !n.is_empty() && n != "0"),
+        })
+        .collect()
+}
+
+fn quic_connections(doc: &serde_json::Value) -> &Vec<serde_json::Value> {
+    doc["quic"]["listed"].as_array().expect("a quic section")
+}
+
+fn the<'a>(c: &'a serde_json::Value, kind: &str) -> &'a serde_json::Value {
+    let found: Vec<_> = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == kind)
+        .collect();
+    assert_eq!(found.len(), 1, "one {kind}: {c}");
+    found[0]
+}
+
+fn frames_of(x: &serde_json::Value) -> Vec<u64> {
+    x["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_u64().unwrap())
+        .collect()
+}
+
+fn close(a: f64, b: f64, what: &str) {
+    assert!((a - b).abs() < 0.01, "{what}: {a} vs {b}");
+}
+
+fn kinds(c: &serde_json::Value) -> Vec<String> {
+    c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The capture as rttdoc reads it, its display filters checked by tshark.
+fn analyse(name: &str) -> (PathBuf, serde_json::Value, Vec<Datagram>) {
+    let path = capture(name);
+    let doc = run_rttdoc_json(&path);
+    let problems = display_filter_problems(&path, &doc);
+    assert!(problems.is_empty(), "{name}: {problems:?}");
+    let d = datagrams(&path);
+    // Each connection's filter shows exactly its datagrams.
+    for c in quic_connections(&doc) {
+        let filter = c["display_filter"].as_str().unwrap();
+        let shown = tshark_fields(&path, &[], filter, &["frame.number"]).len() as u64;
+        let counted =
+            c["client_datagrams"].as_u64().unwrap() + c["server_datagrams"].as_u64().unwrap();
+        assert_eq!(shown, counted, "{name}: {filter}");
+    }
+    (path, doc, d)
+}
+
+/// The handshake row ends at the client's first short-header packet.
+fn check_handshake_row(c: &serde_json::Value, d: &[Datagram]) {
+    let first = d.iter().find(|x| x.from_client).unwrap();
+    let done = d
+        .iter()
+        .find(|x| x.from_client && x.short && x.frame >= c["first_frame"].as_u64().unwrap())
+        .unwrap();
+    let row = &c["ledger"][0];
+    assert_eq!(row["phase"], "quic_handshake");
+    if c["number"] == 0 {
+        assert_eq!(row["start_frame"], first.frame);
+    }
+    assert_eq!(row["end_frame"], done.frame);
+}
+
+#[test]
+fn a_retry_costs_the_round_trip_to_the_initial_with_its_token() {
+    if !require(
+        "a_retry_costs_the_round_trip_to_the_initial_with_its_token",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let (_, doc, d) = analyse("retry");
+    let c = &quic_connections(&doc)[0];
+    check_handshake_row(c, &d);
+    let retry = d
+        .iter()
+        .find(|x| !x.from_client && x.long.contains(&3))
+        .unwrap();
+    let asked = d
+        .iter()
+        .filter(|x| x.from_client && x.frame < retry.frame && x.long.contains(&0))
+        .last()
+        .unwrap();
+    let again = d
+        .iter()
+        .find(|x| x.from_client && x.frame > retry.frame && x.token)
+        .unwrap();
+    let x = the(c, "quic_retry");
+    assert_eq!(frames_of(x), vec![asked.frame, retry.frame, again.frame]);
+    close(
+        x["cost_ms"].as_f64().unwrap(),
+        (again.time - asked.time) * 1e3,
+        "cost",
+    );
+    // A round trip of the 40 ms path.
+    let cost = x["cost_ms"].as_f64().unwrap();
+    assert!((40.0..50.0).contains(&cost), "{cost}");
+    assert_eq!(kinds(c), vec!["quic_retry"]);
+    assert_eq!(c["retry"], true);
+}
+
+#[test]
+fn a_version_the_server_does_not_speak_costs_a_round_trip() {
+    if !require(
+        "a_version_the_server_does_not_speak_costs_a_round_trip",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let (_, doc, d) = analyse("version-negotiation");
+    let c = &quic_connections(&doc)[0];
+    check_handshake_row(c, &d);
+    let vn = d
+        .iter()
+        .find(|x| !x.from_client && x.versions[0] == "0x00000000")
+        .unwrap();
+    let first = d.iter().find(|x| x.from_client).unwrap();
+    assert_eq!(first.versions[0], "0x6b3343cf", "the client begins in v2");
+    let again = d
+        .iter()
+        .find(|x| x.from_client && x.frame > vn.frame && x.versions[0] == "0x00000001")
+        .unwrap();
+    let x = the(c, "quic_version_negotiation");
+    assert_eq!(frames_of(x), vec![first.frame, vn.frame, again.frame]);
+    close(
+        x["cost_ms"].as_f64().unwrap(),
+        (again.time - first.time) * 1e3,
+        "cost",
+    );
+    assert_eq!(c["version"], "1");
+    assert!(x["explanation"].as_str().unwrap().contains("version 2"));
+    assert_eq!(kinds(c), vec!["quic_version_negotiation"]);
+}
+
+#[test]
+fn a_lost_client_hello_costs_the_probe_timeout() {
+    if !require(
+        "a_lost_client_hello_costs_the_probe_timeout",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let (_, doc, d) = analyse("lost-initial");
+    let c = &quic_connections(&doc)[0];
+    check_handshake_row(c, &d);
+    let answer = d.iter().find(|x| !x.from_client).unwrap();
+    let sent: Vec<&Datagram> = d
+        .iter()
+        .filter(|x| x.from_client && x.frame < answer.frame)
+        .collect();
+    // The last of the first flight, and the first of the resent one.
+    let gap = sent
+        .windows(2)
+        .find(|w| w[1].time - w[0].time >= 0.1)
+        .expect("a resend after the probe timeout");
+    let x = the(c, "quic_initial_lost");
+    assert_eq!(frames_of(x), vec![gap[0].frame, gap[1].frame]);
+    close(
+        x["cost_ms"].as_f64().unwrap(),
+        (gap[1].time - gap[0].time) * 1e3,
+        "cost",
+    );
+    // quic-go's first probe timeout: twice its 100 ms initial RTT.
+    let cost = x["cost_ms"].as_f64().unwrap();
+    assert!((190.0..260.0).contains(&cost), "{cost}");
+    assert_eq!(x["waits"][0].get("release_frame"), None, "a timer's wait");
+}
+
+#[test]
+fn a_chain_over_three_times_the_client_hello_waits_for_the_clients_ack() {
+    if !require(
+        "a_chain_over_three_times_the_client_hello_waits_for_the_clients_ack",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let (_, doc, d) = analyse("amplification");
+    let c = &quic_connections(&doc)[0];
+    check_handshake_row(c, &d);
+    let server_first = d
+        .iter()
+        .position(|x| !x.from_client && x.long.contains(&0))
+        .unwrap();
+    let client_bytes: u64 = d[..server_first]
+        .iter()
+        .filter(|x| x.from_client)
+        .map(|x| x.bytes)
+        .sum();
+    let ack = server_first
+        + d[server_first..]
+            .iter()
+            .position(|x| x.from_client)
+            .unwrap();
+    let sent: u64 = d[server_first..ack].iter().map(|x| x.bytes).sum();
+    assert!(sent <= 3 * client_bytes && sent + d[ack + 1].bytes > 3 * client_bytes);
+    let x = the(c, "quic_amplification_limit");
+    assert_eq!(
+        frames_of(x),
+        vec![
+            d[server_first].frame,
+            d[ack - 1].frame,
+            d[ack].frame,
+            d[ack + 1].frame
+        ]
+    );
+    close(
+        x["cost_ms"].as_f64().unwrap(),
+        (d[ack + 1].time - d[ack - 1].time) * 1e3,
+        "the pause",
+    );
+    assert_eq!(kinds(c), vec!["quic_amplification_limit"]);
+    let fix = x["fix"].as_str().unwrap();
+    assert!(fix.contains("certificate"), "{fix}");
+}
+
+#[test]
+fn clean_handshakes_have_no_quic_finding() {
+    if !require("clean_handshakes_have_no_quic_finding", &["tshark"], false) {
+        return;
+    }
+    for name in ["plain", "zero-rtt"] {
+        let (_, doc, d) = analyse(name);
+        let conns = quic_connections(&doc);
+        let expected = if name == "plain" { 1 } else { 2 };
+        assert_eq!(conns.len(), expected, "{name}");
+        for c in conns {
+            assert!(kinds(c).is_empty(), "{name}: {c}");
+            check_handshake_row(c, &d);
+            // One round trip of the 40 ms path, the hosts' work beside it.
+            let rtts = c["ledger"][0]["rtts"].as_f64().unwrap();
+            assert!((0.9..1.2).contains(&rtts), "{name}: {rtts}");
+        }
+        if name == "zero-rtt" {
+            assert_eq!(conns[0]["zero_rtt"], false);
+            assert_eq!(
+                conns[1]["zero_rtt"], true,
+                "the resumed connection's request in 0-RTT"
+            );
+            let early = d
+                .iter()
+                .find(|x| x.long.contains(&1))
+                .expect("a 0-RTT packet");
+            assert!(early.frame >= conns[1]["first_frame"].as_u64().unwrap());
+        }
+    }
+}
+
+#[test]
+fn the_terminal_names_quic_connections_and_their_causes() {
+    let out = std::process::Command::new(rttdoc_bin())
+        .args(["analyze"])
+        .arg(capture("retry"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("QUIC: 1 connection over UDP"), "{text}");
+    assert!(text.contains("quic_retry"), "{text}");
+    // JSON Lines: one line per QUIC connection, then their totals.
+    let out = std::process::Command::new(rttdoc_bin())
+        .args(["analyze", "--format", "jsonl"])
+        .arg(capture("zero-rtt"))
+        .output()
+        .unwrap();
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let quic: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "quic_connection")
+        .collect();
+    assert_eq!(quic.len(), 2);
+    let totals = lines.iter().find(|l| l["type"] == "quic").unwrap();
+    assert_eq!(totals["connections"], 2);
+}
