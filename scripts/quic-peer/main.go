@@ -40,6 +40,7 @@ func main() {
 	versions := flag.String("versions", "1", "QUIC versions (1, 2): the server's accepted, the client's offered in order")
 	zeroRTT := flag.Bool("0rtt", false, "server: accept 0-RTT; client: send the request in 0-RTT when resuming")
 	n := flag.Int("n", 1, "client: connections in sequence, sharing a TLS session cache")
+	name := flag.String("name", "quic.rttdoc.test", "client: the server name its ClientHello sends (SNI)")
 	flag.Parse()
 	conf := &quic.Config{Versions: parseVersions(*versions), Allow0RTT: *zeroRTT}
 	switch {
@@ -48,7 +49,7 @@ func main() {
 	case *client != "":
 		// One cache across the connections: the second resumes the first's
 		// session (and may send 0-RTT with its ticket).
-		tlsConf := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{alpn},
+		tlsConf := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{alpn}, ServerName: *name,
 			ClientSessionCache: tls.NewLRUClientSessionCache(4)}
 		for i := 0; i < *n; i++ {
 			if err := fetch(*client, tlsConf, conf, *zeroRTT); err != nil {

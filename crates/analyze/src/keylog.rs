@@ -167,7 +167,12 @@ impl hkdf::KeyType for Len {
 }
 
 /// HKDF-Expand-Label (RFC 8446 7.1) with an empty context.
-fn expand_label(hash: hkdf::Algorithm, secret: &[u8], label: &str, len: usize) -> Option<Vec<u8>> {
+pub(crate) fn expand_label(
+    hash: hkdf::Algorithm,
+    secret: &[u8],
+    label: &str,
+    len: usize,
+) -> Option<Vec<u8>> {
     let prk = hkdf::Prk::new_less_safe(hash, secret);
     let full = format!("tls13 {label}");
     let info = [

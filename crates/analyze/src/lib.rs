@@ -43,6 +43,7 @@ mod openflow;
 mod path_samples;
 mod postgres;
 pub mod quic;
+mod quic_initial;
 mod reader;
 pub use path_samples::{BusyRun, QueueSample};
 pub mod preamble;

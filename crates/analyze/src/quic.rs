@@ -130,6 +130,10 @@ pub struct QuicFacts {
     /// answered was not answered, rather than answered out of a one-way
     /// capture's sight.
     pub two_way_capture: bool,
+    /// The server name and the ALPN protocols of the client's
+    /// ClientHello, read out of its Initials (quic_initial.rs).
+    pub sni: Option<String>,
+    pub alpn: Vec<String>,
 }
 
 /// Versions kept of a Version Negotiation's list.
@@ -143,6 +147,8 @@ struct Key {
 
 struct Open {
     facts: QuicFacts,
+    /// Its client's ClientHello, read out of the Initials.
+    hello: crate::quic_initial::InitialReader,
     /// The client sent a Handshake packet or short headers: its handshake
     /// is done, so another Initial is another connection.
     past_handshake: bool,
@@ -251,8 +257,11 @@ impl QuicConnections {
                             server_versions: Vec::new(),
                             token_len: 0,
                             two_way_capture: false,
+                            sni: None,
+                            alpn: Vec::new(),
                         },
                         past_handshake: false,
+                        hello: Default::default(),
                     },
                 );
                 forward
@@ -266,6 +275,12 @@ impl QuicConnections {
             open.past_handshake = true;
         }
         self.answered_any |= !from_client;
+        if from_client && types.has(PacketType::Initial) {
+            if let Some(names) = open.hello.client_datagram(d.payload) {
+                open.facts.sni = names.sni;
+                open.facts.alpn = names.alpn;
+            }
+        }
         let f = &mut open.facts;
         if !from_client && types.has(PacketType::VersionNegotiation) && f.server_versions.is_empty()
         {

@@ -228,6 +228,8 @@ pub(crate) fn report(facts: QuicFacts) -> QuicConnectionReport {
         number: facts.number,
         client: facts.client,
         server: facts.server,
+        server_name: facts.sni.clone(),
+        alpn: facts.alpn.clone(),
         version: QuicVersion(version),
         first_frame: first.map_or(facts.last_frame, |f| f.frame),
         last_frame: facts.last_frame,

@@ -43,6 +43,13 @@ pub struct QuicConnectionReport {
     pub client: Endpoint,
     /// The other side.
     pub server: Endpoint,
+    /// The server name (SNI) of the client's ClientHello, read out of its
+    /// Initial packets (their keys are public: RFC 9001 5.2); null when
+    /// it had none, or its Initials were not read.
+    pub server_name: Option<String>,
+    /// The application protocols its ClientHello offered (ALPN: `h3`
+    /// ...), in its order.
+    pub alpn: Vec<String>,
     /// The version the handshake finished in (the client's last Initial's).
     pub version: QuicVersion,
     /// Its first frame (the client's first Initial).

@@ -572,10 +572,14 @@ fn render_quic(
             Some(ms) => fmt_ms(ms),
             None => "unfinished".to_string(),
         };
+        let server = match &c.server_name {
+            Some(name) => format!("{name} ({})", c.server),
+            None => c.server.to_string(),
+        };
         if narrow {
             t.add_row(vec![
                 right(c.number),
-                Cell::new(c.server),
+                Cell::new(&server),
                 right(handshake),
                 excess_cell(Some(c.excess_rtts), None),
                 Cell::new(names.join("\n")),
@@ -585,7 +589,7 @@ fn render_quic(
         t.add_row(vec![
             right(c.number),
             Cell::new(c.client),
-            Cell::new(c.server),
+            Cell::new(server),
             Cell::new(c.version.name()),
             Cell::new(c.vantage.as_str()),
             right(opt_ms(c.rtt_ms)),

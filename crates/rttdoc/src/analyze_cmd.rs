@@ -214,10 +214,9 @@ impl ConnectionFilter {
             && self.to_s.is_none()
     }
 
-    /// The QUIC connections the same selection keeps: by address, port
-    /// and time (a name matches none: their ClientHello is encrypted; a
-    /// `--stream` is a TCP stream, so none either), their totals made
-    /// again from those kept.
+    /// The QUIC connections the same selection keeps: by address or
+    /// server name (their ClientHello's), port and time (a `--stream` is
+    /// a TCP stream: none), their totals made again from those kept.
     fn quic(&self, section: QuicSection) -> Option<QuicSection> {
         if self.is_empty() {
             return Some(section);
@@ -227,7 +226,10 @@ impl ConnectionFilter {
             let ends = [c.client, c.server];
             let host = |h: &Host| match h {
                 Host::Address(ip) => ends.iter().any(|e| e.ip == *ip),
-                Host::Name(_) => false,
+                Host::Name(name) => c
+                    .server_name
+                    .as_deref()
+                    .is_some_and(|n| n.trim_end_matches('.').eq_ignore_ascii_case(name)),
             };
             let keep = self.streams.is_empty()
                 && (self.hosts.is_empty() || self.hosts.iter().any(host))

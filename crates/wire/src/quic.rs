@@ -101,6 +101,11 @@ pub struct Packet<'a> {
     pub token_len: usize,
     /// Bytes of the datagram this packet takes, header included.
     pub len: usize,
+    /// Where its (protected) packet number starts: after the Length
+    /// field of an Initial, 0-RTT or Handshake packet, after the
+    /// connection ID of a short header; the packet's length for a Retry
+    /// or Version Negotiation (they have none).
+    pub pn_offset: usize,
 }
 
 /// The packets of one datagram, first to last. A packet whose header is
@@ -191,6 +196,7 @@ fn read_packet(bytes: &[u8], short_dcid_len: usize) -> Result<Packet<'_>, &'stat
             scid: &[],
             token_len: 0,
             len: bytes.len(),
+            pn_offset: 1 + short_dcid_len,
         });
     }
     if bytes.len() < 7 {
@@ -208,6 +214,7 @@ fn read_packet(bytes: &[u8], short_dcid_len: usize) -> Result<Packet<'_>, &'stat
             scid,
             token_len: 0,
             len: bytes.len(),
+            pn_offset: bytes.len(),
         });
     }
     let types = long_types(version).ok_or("QUIC version not read")?;
@@ -226,6 +233,7 @@ fn read_packet(bytes: &[u8], short_dcid_len: usize) -> Result<Packet<'_>, &'stat
                 scid,
                 token_len: bytes.len().saturating_sub(at + 16),
                 len: bytes.len(),
+                pn_offset: bytes.len(),
             });
         }
         PacketType::Initial => {
@@ -256,6 +264,7 @@ fn read_packet(bytes: &[u8], short_dcid_len: usize) -> Result<Packet<'_>, &'stat
         scid,
         token_len,
         len: end,
+        pn_offset: at,
     })
 }
 
@@ -269,8 +278,8 @@ fn cid<'a>(bytes: &'a [u8], at: &mut usize) -> Result<&'a [u8], &'static str> {
     Ok(id)
 }
 
-/// A variable-length integer (RFC 9000 16).
-fn varint(bytes: &[u8], at: &mut usize) -> Result<u64, &'static str> {
+/// A variable-length integer (RFC 9000 16) at `*at`, which moves past it.
+pub fn varint(bytes: &[u8], at: &mut usize) -> Result<u64, &'static str> {
     let first = *bytes.get(*at).ok_or("QUIC integer cut short")?;
     let len = 1usize << (first >> 6);
     let raw = bytes.get(*at..*at + len).ok_or("QUIC integer cut short")?;

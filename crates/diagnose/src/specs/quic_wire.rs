@@ -91,11 +91,6 @@ impl QuicWire {
         Id(self.datagrams.len() - 1)
     }
 
-    /// When a datagram the client sends at `t` reaches the server.
-    pub fn at_server(&self, t: f64) -> f64 {
-        t + self.path.one_way_ms()
-    }
-
     /// The client's Initial (ClientHello), padded to 1200 bytes.
     pub fn initial(&mut self, t: f64) -> Id {
         self.initial_in(t, VERSION_1)
@@ -194,7 +189,7 @@ impl QuicWire {
     /// Another client of the capture host (port 50001) connects to the
     /// server and is answered: the capture holds packets both ways.
     pub fn another_answered(&mut self, t: f64) {
-        let mut i = long(0, VERSION_1, &[0xdd; 8], &[0xc2; 8], &[], 1200);
+        let i = long(0, VERSION_1, &[0xdd; 8], &[0xc2; 8], &[], 1200);
         self.other.push((t, C, i));
         let s = long(0, VERSION_1, &[0xc2; 8], &[0x5f; 8], &[], 300);
         self.other.push((t + self.path.rtt_ms, S, s));
@@ -203,20 +198,6 @@ impl QuicWire {
     /// The datagram is lost half-way along the path.
     pub fn lose(&mut self, id: Id) {
         self.datagrams[id.0].lost = true;
-    }
-
-    /// A whole handshake from `t0` with no trouble: Initial, the server's
-    /// flight, the client's ACK and Finished, a request and its answer.
-    pub fn clean_handshake(&mut self, t0: f64) -> [Id; 4] {
-        let ow = self.path.one_way_ms();
-        let i = self.initial(t0);
-        let s = self.server_initial(t0 + ow + 1.0, 1200);
-        let h = self.server_handshake(t0 + ow + 1.0, 900);
-        let f = self.client_finished(t0 + 2.0 * ow + 1.5);
-        self.short(C, t0 + 2.0 * ow + 1.5, 60);
-        self.short(S, t0 + 3.0 * ow + 2.0, 1000);
-        let _ = h;
-        [i, s, h, f]
     }
 
     pub fn run(self) -> QuicOutcome {
