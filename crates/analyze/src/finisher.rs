@@ -119,6 +119,10 @@ struct Done {
 pub trait ReportSink {
     fn report(&mut self, r: ConnectionReport);
 
+    /// A QUIC connection's report, as it finishes (before it joins the
+    /// capture's `quic` section): for outputs that follow a live capture.
+    fn quic(&mut self, _r: &rttdoc_model::QuicConnectionReport) {}
+
     /// Reports numbered one after the other, the first one's turn come.
     fn reports(&mut self, rs: Vec<(u64, ConnectionReport)>) {
         for (_, r) in rs {

@@ -307,7 +307,9 @@ impl<'s> Tracker<'s> {
         let two_way = self.calls.syn_ack_seen;
         for mut facts in self.quic.take_done() {
             facts.two_way_capture |= two_way;
-            self.quic_reports.add(diagnose(facts));
+            let report = diagnose(facts);
+            self.sink.quic(&report);
+            self.quic_reports.add(report);
         }
     }
 
@@ -947,7 +949,9 @@ impl<'s> Tracker<'s> {
             let two_way = self.calls.syn_ack_seen;
             for mut facts in self.quic.end() {
                 facts.two_way_capture |= two_way;
-                self.quic_reports.add(diagnose(facts));
+                let report = diagnose(facts);
+                self.sink.quic(&report);
+                self.quic_reports.add(report);
             }
             if self.quic_reports.connections > 0 {
                 self.stats.quic = Some(Box::new(std::mem::take(&mut self.quic_reports)));

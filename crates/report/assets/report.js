@@ -184,6 +184,41 @@
 
     root.appendChild(el('h2', { text: 'Connections, by time lost' }));
     root.appendChild(connectionTable());
+    if (o.quic) renderQuic(root, o.quic);
+  }
+
+  /* QUIC connections: their handshakes and what cost them round trips. */
+  function renderQuic(root, q) {
+    root.appendChild(el('h2', { text: 'QUIC connections' }));
+    root.appendChild(el('p', { class: 'muted', text: q.connections + ' connection' + (q.connections === 1 ? '' : 's') + ' over UDP, ' + q.handshakes + ' handshake' + (q.handshakes === 1 ? '' : 's') + ' finished in the capture, ' + fmtMs(q.excess_ms) + ' beyond their ideal (1 RTT each)' }));
+    if (q.causes.length) {
+      var c = el('table', { 'data-section': 'quic-causes' }, el('tr', null, [el('th', { text: 'Cause' }), el('th', { class: 'num', text: 'Connections' }), el('th', { class: 'num', text: 'Cost' }), el('th', { text: 'Fix' })]));
+      q.causes.forEach(function (x) {
+        c.appendChild(el('tr', null, [el('td', null, [el('span', { class: 'kind', text: x.kind }), el('div', { class: 'muted', text: x.doc })]), el('td', { class: 'num', text: String(x.connections) }), el('td', { class: 'num', text: fmtMs(x.cost_ms) }), el('td', { text: x.fix })]));
+      });
+      root.appendChild(c);
+    }
+    var t = el('table', { 'data-section': 'quic' }, el('tr', null, ['#', 'Client', 'Server', 'Version', 'RTT', 'Handshake', 'Excess', 'Findings'].map(function (h, i) {
+      return el('th', { class: i >= 4 && i <= 6 ? 'num' : null, text: h });
+    })));
+    q.rows.forEach(function (r) {
+      var findings = r.findings.map(function (f) {
+        return el('div', null, [el('span', { class: 'kind', text: f.kind }), el('span', { text: ' ' + fmtMs(f.cost_ms) + ' (frames ' + f.frames.join(', ') + '): ' + f.explanation }), el('div', { class: 'muted', text: 'Fix: ' + f.fix })]);
+      });
+      if (r.zero_rtt) findings.push(el('span', { class: 'muted', text: '0-RTT' }));
+      t.appendChild(el('tr', null, [
+        el('td', { class: 'num', text: String(r.number) }),
+        el('td', { text: r.client }),
+        el('td', { text: r.server_name ? r.server_name + ' (' + r.server + ')' : r.server }),
+        el('td', { text: r.version }),
+        el('td', { class: 'num', text: r.rtt_ms == null ? '-' : fmtMs(r.rtt_ms) }),
+        el('td', { class: 'num', text: r.handshake_ms == null ? 'unfinished' : fmtMs(r.handshake_ms) }),
+        el('td', { class: 'num', text: fmtMs(r.excess_ms) }),
+        el('td', null, findings)
+      ]));
+    });
+    root.appendChild(t);
+    if (q.connections > q.rows.length) root.appendChild(el('p', { class: 'muted', text: '... and ' + (q.connections - q.rows.length) + ' more (rttdoc analyze --json for all)' }));
   }
 
   function histogram(h, binw) {

@@ -47,6 +47,18 @@ impl Annotations {
         }
     }
 
+    /// A QUIC connection's findings, one comment per evidence frame.
+    pub fn add_quic(&mut self, c: &rttdoc_model::QuicConnectionReport) {
+        for x in &c.findings {
+            let mut frames = x.frames.clone();
+            frames.sort_unstable();
+            frames.dedup();
+            for f in frames {
+                self.add(f, comment(c.number, x, f));
+            }
+        }
+    }
+
     /// One comment on a frame (after those it has).
     pub fn add(&mut self, frame: u64, comment: String) {
         self.comments.entry(frame).or_default().push(comment);
@@ -126,8 +138,13 @@ pub fn comment(stream: u64, x: &Finding, frame: u64) -> String {
     }
     roles.dedup();
     let mut s = format!(
-        "rttdoc: {} stream {}: {}",
+        "rttdoc: {} {} {}: {}",
         x.kind.name(),
+        if x.kind.is_quic() {
+            "QUIC connection"
+        } else {
+            "stream"
+        },
         x.stream,
         roles.join("; ")
     );

@@ -369,6 +369,62 @@ fn overview(
         "causes": causes,
         "handshake_bin_rtts": HANDSHAKE_BIN_RTTS,
         "handshakes": handshakes,
+        "quic": quic_overview(stats),
+    })
+}
+
+/// QUIC connections drawn in the report's table at most, most excess
+/// first.
+const QUIC_ROWS: usize = 200;
+
+/// The capture's QUIC connections for the report: totals, causes and the
+/// worst connections with their findings worded; null without QUIC.
+fn quic_overview(stats: &CaptureStats) -> Value {
+    let Some(quic) = crate::json::worded_quic(stats) else {
+        return Value::Null;
+    };
+    let mut rows: Vec<&rttdoc_model::QuicConnectionReport> = quic.listed.iter().collect();
+    rows.sort_by(|a, b| {
+        b.excess_ms
+            .total_cmp(&a.excess_ms)
+            .then(a.number.cmp(&b.number))
+    });
+    let rows: Vec<Value> = rows
+        .into_iter()
+        .take(QUIC_ROWS)
+        .map(|c| {
+            json!({
+                "number": c.number,
+                "client": c.client.to_string(),
+                "server": c.server.to_string(),
+                "server_name": c.server_name,
+                "version": c.version.name(),
+                "rtt_ms": c.rtt_ms.map(round3),
+                "handshake_ms": c.handshake_ms.map(round3),
+                "excess_ms": round3(c.excess_ms),
+                "zero_rtt": c.zero_rtt,
+                "findings": c.findings.iter().map(|f| json!({
+                    "kind": f.kind.name(),
+                    "cost_ms": round3(f.cost_ms),
+                    "frames": f.frames,
+                    "explanation": f.explanation,
+                    "fix": f.fix,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "connections": quic.connections,
+        "handshakes": quic.handshakes,
+        "excess_ms": round3(quic.excess_ms),
+        "causes": quic.causes.iter().map(|c| json!({
+            "kind": c.kind.name(),
+            "doc": c.kind.doc(),
+            "connections": c.connections,
+            "cost_ms": round3(c.cost_ms),
+            "fix": c.kind.fix(),
+        })).collect::<Vec<_>>(),
+        "rows": rows,
     })
 }
 

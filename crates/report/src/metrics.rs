@@ -22,7 +22,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
-use rttdoc_model::{CaptureStats, ConnectionReport, CostRule, FindingKind, Phase, TfoOutcome};
+use rttdoc_model::{
+    CaptureStats, ConnectionReport, CostRule, FindingKind, Phase, QuicConnectionReport, TfoOutcome,
+};
 
 use crate::render::Renderer;
 use crate::summary::{first_byte_ms, Summary};
@@ -88,6 +90,17 @@ pub struct FindingLabels {
     pub kind: String,
     /// `client`, `server`, `middle` or `unknown`.
     pub vantage: String,
+    /// A listed server, or `other`.
+    pub server: String,
+}
+
+/// Labels of QUIC connections' series.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct QuicLabels {
+    /// `client`, `server`, `middle` or `unknown`.
+    pub vantage: String,
+    /// `1`, `2`, `draft-29` ... (a handful).
+    pub quic_version: String,
     /// A listed server, or `other`.
     pub server: String,
 }
@@ -166,6 +179,9 @@ pub struct Metrics {
     first_byte: HistogramFamily<ConnectionLabels>,
     think_time: HistogramFamily<ConnectionLabels>,
     excess: HistogramFamily<ConnectionLabels>,
+    quic_connections: Family<QuicLabels, Counter>,
+    quic_handshake: HistogramFamily<QuicLabels>,
+    quic_round_trips: HistogramFamily<QuicLabels>,
     findings: Family<FindingLabels, Counter>,
     lost: Family<FindingLabels, SecondsCounter>,
     tfo: Family<OutcomeLabels, Counter>,
@@ -202,6 +218,9 @@ impl Metrics {
             first_byte: hist(seconds_histogram),
             think_time: hist(seconds_histogram),
             excess: hist(excess_histogram),
+            quic_connections: Family::default(),
+            quic_handshake: HistogramFamily::new_with_constructor(seconds_histogram),
+            quic_round_trips: HistogramFamily::new_with_constructor(round_trip_histogram),
             findings: Family::default(),
             lost: Family::default(),
             tfo: Family::default(),
@@ -274,8 +293,24 @@ impl Metrics {
             m.excess.clone(),
         );
         r.register(
+            "quic_connections",
+            "QUIC connections (a client's Initial on a UDP 4-tuple), counted as each finishes",
+            m.quic_connections.clone(),
+        );
+        r.register_with_unit(
+            "quic_handshake",
+            "A QUIC connection's first Initial to the client's first 1-RTT packet",
+            Unit::Seconds,
+            m.quic_handshake.clone(),
+        );
+        r.register(
+            "quic_handshake_round_trips",
+            "QUIC handshake duration in path round trips (ideal: 1)",
+            m.quic_round_trips.clone(),
+        );
+        r.register(
             "findings",
-            "Findings (docs/findings.md), one per kind per connection that had it",
+            "Findings (docs/findings.md), one per kind per connection that had it (TCP and QUIC)",
             m.findings.clone(),
         );
         r.register_with_unit(
@@ -364,6 +399,46 @@ impl Metrics {
             .find(|s| **s == endpoint || sni.is_some_and(|n| n.eq_ignore_ascii_case(s)))
             .cloned()
             .unwrap_or_else(|| OTHER_SERVER.into())
+    }
+
+    /// Counts one finished QUIC connection.
+    pub fn observe_quic(&self, c: &QuicConnectionReport) {
+        let endpoint = c.server.to_string();
+        let sni = c.server_name.as_deref();
+        let server = self
+            .servers
+            .iter()
+            .find(|s| **s == endpoint || sni.is_some_and(|n| n.eq_ignore_ascii_case(s)))
+            .cloned()
+            .unwrap_or_else(|| OTHER_SERVER.into());
+        let vantage = c.vantage.as_str().to_string();
+        let labels = QuicLabels {
+            vantage: vantage.clone(),
+            quic_version: c.version.name(),
+            server: server.clone(),
+        };
+        self.quic_connections.get_or_create(&labels).inc();
+        if let Some(ms) = c.handshake_ms {
+            self.quic_handshake.get_or_create(&labels).observe(ms / 1e3);
+        }
+        if let Some(rtts) = c.ledger.first().and_then(|r| r.rtts) {
+            self.quic_round_trips.get_or_create(&labels).observe(rtts);
+        }
+        let mut kinds_seen: Vec<FindingKind> = Vec::with_capacity(c.findings.len());
+        for f in &c.findings {
+            let fl = FindingLabels {
+                kind: f.kind.name().to_string(),
+                vantage: vantage.clone(),
+                server: server.clone(),
+            };
+            if !kinds_seen.contains(&f.kind) {
+                kinds_seen.push(f.kind);
+                self.findings.get_or_create(&fl).inc();
+            }
+            if f.cost_ms > 0.0 {
+                self.lost.get_or_create(&fl).inc_by(f.cost_ms / 1e3);
+            }
+        }
     }
 
     /// Counts one finished connection.
@@ -606,6 +681,9 @@ impl Renderer for PrometheusRenderer<'_> {
     }
 
     fn finish(mut self: Box<Self>, stats: &CaptureStats, _: &Summary) -> io::Result<()> {
+        for c in stats.quic.iter().flat_map(|q| &q.listed) {
+            self.metrics.observe_quic(c);
+        }
         self.metrics.set_capture(CaptureCounts::of_file(stats));
         self.out
             .write_all(self.metrics.prometheus_text().as_bytes())?;

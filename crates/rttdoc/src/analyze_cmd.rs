@@ -411,6 +411,11 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     }
+    if let (Some(a), Some(quic)) = (&mut annotations, &stats.quic) {
+        for c in &quic.listed {
+            a.add_quic(c);
+        }
+    }
     if let (Some(a), Some(path)) = (&annotations, &args.annotate) {
         if let Err(e) = write_annotated(a, &args.capture, path) {
             eprintln!("rttdoc: error: --annotate {}: {e}", path.display());

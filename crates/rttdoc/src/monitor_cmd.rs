@@ -159,8 +159,7 @@ fn run(args: MonitorArgs) -> Result<(), String> {
         threads: 1,
         ..Default::default()
     };
-    let observer = metrics.clone();
-    let mut sink = move |report: rttdoc_analyze::ConnectionReport| observer.observe(&report);
+    let mut sink = Observer(metrics.clone());
     let mut tracker = rttdoc_diagnose::tracker(options, &mut sink);
     match &mut source {
         Source::Live(capture) => live_loop(capture, &mut tracker, &metrics),
@@ -343,4 +342,17 @@ fn answer(stream: TcpStream, metrics: &Metrics) -> io::Result<()> {
         out.write_all(body.as_bytes())?;
     }
     out.flush()
+}
+
+/// Hands every finished connection, TCP or QUIC, to the metrics.
+struct Observer(std::sync::Arc<Metrics>);
+
+impl rttdoc_analyze::ReportSink for Observer {
+    fn report(&mut self, r: rttdoc_analyze::ConnectionReport) {
+        self.0.observe(&r);
+    }
+
+    fn quic(&mut self, r: &rttdoc_analyze::QuicConnectionReport) {
+        self.0.observe_quic(r);
+    }
 }

@@ -468,10 +468,12 @@ fn tshark_fields(file: &Path, filter: Option<&str>, fields: &[&str]) -> Vec<Stri
 }
 
 fn evidence_frames(json: &Value) -> BTreeSet<u64> {
+    let quic = json["quic"]["listed"].as_array().into_iter().flatten();
     json["connections"]
         .as_array()
         .unwrap()
         .iter()
+        .chain(quic)
         .flat_map(|c| c["findings"].as_array().unwrap().iter())
         .flat_map(|x| x["frames"].as_array().unwrap().iter())
         .map(|f| f.as_u64().unwrap())
@@ -577,6 +579,19 @@ fn annotated_pcapng_keeps_every_frame_and_comments_exactly_the_evidence_frames_i
         "the held segment's comment says what released it and the fix: {held:?}"
     );
     annotate_and_check(&lab("sftp-nagle-builtin"), &tmp, "lab-sftp");
+    // QUIC: a Retry's evidence, named by its QUIC connection.
+    let out = annotate_and_check(&data_dir().join("quic/retry.pcap.gz"), &tmp, "quic-retry");
+    let retry = tshark_fields(
+        &out,
+        Some("frame.comment contains \"quic_retry\""),
+        &["frame.comment"],
+    );
+    assert!(
+        retry
+            .iter()
+            .any(|c| c.contains("QUIC connection 0") && c.contains("fix:")),
+        "{retry:?}"
+    );
     // pcap from tcpdump (microseconds), gzip-compressed.
     annotate_and_check(
         &data_dir().join("loopback-nginx-curl.pcap.gz"),
@@ -781,4 +796,36 @@ fn html_report_carries_the_capture_notes() {
         page.contains(escaped.trim_matches('"')),
         "the page carries {note}"
     );
+}
+
+/// A capture's QUIC connections get their table, their findings worded,
+/// in the page Chromium draws.
+#[test]
+fn html_report_draws_the_quic_connections_and_their_findings() {
+    if !require(
+        "html_report_draws_the_quic_connections_and_their_findings",
+        &["chromium"],
+        false,
+    ) {
+        return;
+    }
+    let tmp = TempDir::new("html-quic");
+    let page = tmp.path("quic.html");
+    let capture = data_dir().join("quic/amplification.pcap.gz");
+    rttdoc(&[
+        "analyze",
+        capture.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let browser = Browser::new();
+    let (dom, _) = browser.run(&["--dump-dom".into()], &url(&page, ""));
+    assert!(
+        dom.contains("data-rendered=\"true\""),
+        "the script finished"
+    );
+    assert!(dom.contains("data-section=\"quic\""), "a QUIC table");
+    assert!(dom.contains("quic_amplification_limit"), "its finding");
+    assert!(dom.contains("quic.rttdoc.test"), "its server's name");
+    assert!(dom.contains("three times"), "the finding's words");
 }

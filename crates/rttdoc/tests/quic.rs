@@ -81,7 +81,10 @@ fn datagrams(capture: &Path) -> Vec<Datagram> {
 /// the bytes after the long packets' lengths begin with a short header's
 /// form and fixed bits.
 fn short_after_long(lengths: &str, payload_hex: &str) -> bool {
-    let taken: usize = lengths.split(',').filter_map(|n| n.parse::<usize>().ok()).sum();
+    let taken: usize = lengths
+        .split(',')
+        .filter_map(|n| n.parse::<usize>().ok())
+        .sum();
     if taken == 0 {
         return false;
     }
@@ -460,4 +463,46 @@ fn other_stacks_quic_reads_as_tshark_reads_it() {
             None => assert!(all.is_empty(), "{file}: {all:?}"),
         }
     }
+}
+
+/// The Prometheus text counts QUIC connections and their findings.
+#[test]
+fn prometheus_text_counts_quic_connections_and_findings() {
+    let out = std::process::Command::new(rttdoc_bin())
+        .args(["analyze", "--format", "prometheus"])
+        .arg(capture("amplification"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = |prefix: &str| -> f64 {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in {text}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        value(r#"rttdoc_quic_connections_total{vantage="client",quic_version="1",server="other"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(
+            r#"rttdoc_findings_total{kind="quic_amplification_limit",vantage="client",server="other"}"#
+        ),
+        1.0
+    );
+    let lost = value(
+        r#"rttdoc_time_lost_seconds_total{kind="quic_amplification_limit",vantage="client",server="other"}"#,
+    );
+    assert!((0.035..0.05).contains(&lost), "{lost}");
+    assert_eq!(
+        value(
+            r#"rttdoc_quic_handshake_round_trips_count{vantage="client",quic_version="1",server="other"}"#
+        ),
+        1.0
+    );
 }
