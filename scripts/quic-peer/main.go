@@ -1,14 +1,22 @@
 // quicpeer is the QUIC client and server behind scripts/quic-captures.sh:
 // quic-go on kernel UDP, so the captures show what a real QUIC stack does
 // (Retry, Version Negotiation, the anti-amplification limit, Initial
-// probes, 0-RTT) across the script's delayed path.
+// probes, 0-RTT) across the script's delayed path; with -h3, the HTTP/3
+// server (quic-go/http3) that a browser loads a page from in
+// scripts/quic-browser-captures.sh.
 //
-//	quicpeer -server 10.81.2.1:443 -cert chain.pem -key key.pem [-answer N] [-retry] [-versions 1,2] [-0rtt]
+//	quicpeer -server 10.81.2.1:443 -cert chain.pem -key key.pem [-answer N] [-retry] [-versions 1,2] [-0rtt] [-h3]
 //	quicpeer -client 10.81.2.1:443 [-versions 2,1] [-n 2] [-0rtt]
 //
 // Each stream carries one request line ("GET /\n"), answered with N bytes
 // and the stream's end; the client then closes the connection with an
 // application close (code 0), so every capture ends the same way.
+//
+// With -h3 the server speaks HTTP/3 instead (ALPN "h3"): GET / answers a
+// small HTML page showing three images, /a.png, /b.png and /c.png, each a
+// PNG of about 20 KB (noise, which does not compress, from a fixed seed:
+// the same bytes every run), so a browser makes four requests on the
+// connection. It logs each request on stderr.
 package main
 
 import (
@@ -18,14 +26,20 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"log"
+	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
 )
 
 const alpn = "rttdoc"
@@ -41,11 +55,12 @@ func main() {
 	zeroRTT := flag.Bool("0rtt", false, "server: accept 0-RTT; client: send the request in 0-RTT when resuming")
 	n := flag.Int("n", 1, "client: connections in sequence, sharing a TLS session cache")
 	name := flag.String("name", "quic.rttdoc.test", "client: the server name its ClientHello sends (SNI)")
+	h3 := flag.Bool("h3", false, "server: serve HTTP/3 (a page and three images) instead of request lines")
 	flag.Parse()
 	conf := &quic.Config{Versions: parseVersions(*versions), Allow0RTT: *zeroRTT}
 	switch {
 	case *server != "":
-		serve(*server, *cert, *key, *answer, *retry, conf)
+		serve(*server, *cert, *key, *answer, *retry, *h3, conf)
 	case *client != "":
 		// One cache across the connections: the second resumes the first's
 		// session (and may send 0-RTT with its ticket).
@@ -76,7 +91,7 @@ func parseVersions(s string) []quic.Version {
 	return vs
 }
 
-func serve(addr, certFile, keyFile string, answer int, retry bool, conf *quic.Config) {
+func serve(addr, certFile, keyFile string, answer int, retry, h3 bool, conf *quic.Config) {
 	// LoadX509KeyPair keeps every certificate of the file: the whole chain
 	// goes into the server's first flight.
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
@@ -84,6 +99,9 @@ func serve(addr, certFile, keyFile string, answer int, retry bool, conf *quic.Co
 		log.Fatal(err)
 	}
 	tlsConf := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{alpn}}
+	if h3 {
+		tlsConf = http3.ConfigureTLSConfig(tlsConf) // ALPN "h3"
+	}
 	udp, err := net.ListenPacket("udp", addr)
 	if err != nil {
 		log.Fatal(err)
@@ -96,23 +114,22 @@ func serve(addr, certFile, keyFile string, answer int, retry bool, conf *quic.Co
 		tr.VerifySourceAddress = func(net.Addr) bool { return true }
 	}
 	// Only an early listener hands out connections that may carry 0-RTT.
-	var accept func(context.Context) (*quic.Conn, error)
+	var ln http3.QUICListener
 	if conf.Allow0RTT {
-		ln, err := tr.ListenEarly(tlsConf, conf)
-		if err != nil {
-			log.Fatal(err)
-		}
-		accept = ln.Accept
+		ln, err = tr.ListenEarly(tlsConf, conf)
 	} else {
-		ln, err := tr.Listen(tlsConf, conf)
-		if err != nil {
-			log.Fatal(err)
-		}
-		accept = ln.Accept
+		ln, err = tr.Listen(tlsConf, conf)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	if h3 {
+		srv := &http3.Server{Handler: pageHandler(), QUICConfig: conf}
+		log.Fatal(srv.ServeListener(ln))
 	}
 	body := bytes.Repeat([]byte("x"), answer)
 	for {
-		conn, err := accept(context.Background())
+		conn, err := ln.Accept(context.Background())
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -133,6 +150,48 @@ func serve(addr, certFile, keyFile string, answer int, retry bool, conf *quic.Co
 			}
 		}()
 	}
+}
+
+// pageHandler serves -h3's page: GET / and its three images.
+func pageHandler() http.Handler {
+	const page = `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>rttdoc QUIC</title><link rel="icon" href="data:,"></head>
+<body><p>Three images over HTTP/3:</p>
+<img src="/a.png" width="72" height="72"> <img src="/b.png" width="72" height="72"> <img src="/c.png" width="72" height="72">
+</body></html>
+`
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, page)
+	})
+	for i, name := range []string{"a", "b", "c"} {
+		img := noisePNG(uint64(i + 1))
+		mux.HandleFunc("GET /"+name+".png", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "image/png")
+			w.Header().Set("Content-Length", strconv.Itoa(len(img)))
+			w.Write(img)
+		})
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.Printf("%s %s %s from %s", r.Proto, r.Method, r.URL.Path, r.RemoteAddr)
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// noisePNG is a 72 x 72 RGBA PNG of noise from SEED: about 20 KB, as
+// noise does not compress.
+func noisePNG(seed uint64) []byte {
+	rng := rand.New(rand.NewPCG(seed, 0x72747464))
+	img := image.NewNRGBA(image.Rect(0, 0, 72, 72))
+	for i := range img.Pix {
+		img.Pix[i] = byte(rng.Uint32())
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		log.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 func fetch(addr string, tlsConf *tls.Config, conf *quic.Config, early bool) error {

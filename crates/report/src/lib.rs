@@ -18,7 +18,7 @@ pub mod terminal;
 mod test_support;
 pub mod words;
 
-pub use render::{renderer, ConnectionDetail, Format, RenderOptions, Renderer};
+pub use render::{renderer, ConnectionDetail, Format, QuicDetail, RenderOptions, Renderer};
 pub use summary::{ConnectionRow, Summary, DEFAULT_ROWS_KEPT};
 
 use rttdoc_model::ConnectionReport;

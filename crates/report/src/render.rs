@@ -137,6 +137,60 @@ impl Renderer for ConnectionDetail<'_> {
     }
 }
 
+/// One QUIC connection in detail (`--quic N`), as text or JSON.
+pub struct QuicDetail<'w> {
+    out: Box<dyn Write + 'w>,
+    number: u64,
+    json: bool,
+    options: RenderOptions,
+}
+
+impl<'w> QuicDetail<'w> {
+    pub fn new(out: Box<dyn Write + 'w>, number: u64, json: bool, options: RenderOptions) -> Self {
+        QuicDetail {
+            out,
+            number,
+            json,
+            options,
+        }
+    }
+}
+
+impl Renderer for QuicDetail<'_> {
+    fn connection(&mut self, _: &ConnectionReport) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn shows_words(&self) -> bool {
+        false
+    }
+
+    fn finish(mut self: Box<Self>, stats: &CaptureStats, _: &Summary) -> io::Result<()> {
+        let quic = crate::json::worded_quic(stats);
+        let found = quic
+            .as_ref()
+            .and_then(|q| q.listed.iter().find(|c| c.number == self.number));
+        let Some(c) = found else {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{}: no QUIC connection {} (the capture has {} listed, numbered from 0)",
+                    stats.file,
+                    self.number,
+                    quic.as_ref().map_or(0, |q| q.listed.len())
+                ),
+            ));
+        };
+        if self.json {
+            serde_json::to_writer_pretty(&mut self.out, c).map_err(io::Error::other)?;
+            writeln!(self.out)?;
+        } else {
+            terminal::render_quic_connection(&mut self.out, c, self.options)?;
+        }
+        self.out.flush()
+    }
+}
+
 struct JsonDocument<'w>(JsonWriter<Box<dyn Write + 'w>>);
 
 impl Renderer for JsonDocument<'_> {

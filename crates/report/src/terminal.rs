@@ -501,6 +501,139 @@ pub fn render_summary(
     Ok(())
 }
 
+/// One QUIC connection in detail (`--quic N`): who, its handshake's row,
+/// its findings worded, the filters that show them in Wireshark.
+pub fn render_quic_connection(
+    out: &mut dyn Write,
+    c: &rttdoc_model::QuicConnectionReport,
+    opts: RenderOptions,
+) -> io::Result<()> {
+    let server = match &c.server_name {
+        Some(name) => format!("{name} ({})", c.server),
+        None => c.server.to_string(),
+    };
+    say(
+        out,
+        opts,
+        format!(
+            "QUIC connection {}: {} -> {server}, version {}{}",
+            c.number,
+            c.client,
+            c.version.name(),
+            if c.alpn.is_empty() {
+                String::new()
+            } else {
+                format!(", ALPN {}", c.alpn.join(", "))
+            }
+        ),
+    )?;
+    let mut notes = Vec::new();
+    if c.retry {
+        notes.push("a Retry");
+    }
+    if c.version_negotiation {
+        notes.push("a Version Negotiation");
+    }
+    if c.zero_rtt {
+        notes.push("0-RTT data");
+    }
+    say(
+        out,
+        opts,
+        format!(
+            "  frames {}-{}, {} long ({}), vantage {}, RTT {}; client {} datagrams ({} bytes), server {} ({} bytes){}",
+            c.first_frame,
+            c.last_frame,
+            fmt_ms(c.duration_ms),
+            if c.ending == "open" {
+                "open when the capture ended"
+            } else {
+                "then silent for 30 s"
+            },
+            c.vantage.as_str(),
+            opt_ms(c.rtt_ms),
+            c.client_datagrams,
+            c.client_bytes,
+            c.server_datagrams,
+            c.server_bytes,
+            if notes.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", notes.join(", "))
+            }
+        ),
+    )?;
+    say(out, opts, format!("  Wireshark: {}", c.display_filter))?;
+    writeln!(out)?;
+    match c.ledger.first() {
+        None => say(
+            out,
+            opts,
+            "The handshake did not finish in the capture (no client Finished after the server's Initial).".to_string(),
+        )?,
+        Some(r) => {
+            let mut t = table(opts);
+            t.set_header(vec!["phase", "frames", "took", "RTTs", "ideal", "excess"]);
+            t.add_row(vec![
+                Cell::new(&r.label),
+                Cell::new(format!("{}-{}", r.start_frame, r.end_frame)),
+                right(fmt_ms(r.duration_ms)),
+                right(r.rtts.map(fmt_rtts).unwrap_or_default()),
+                right(r.ideal_rtts.map(fmt_rtts).unwrap_or_default()),
+                excess_cell(r.excess_rtts, r.excess_ms),
+            ]);
+            writeln!(out, "{t}")?;
+            say(out, opts, format!("  ({})", r.ideal_basis))?;
+        }
+    }
+    writeln!(out)?;
+    if c.findings.is_empty() {
+        return say(out, opts, "No finding.".to_string());
+    }
+    say(out, opts, "Findings:".to_string())?;
+    for f in &c.findings {
+        let frames: Vec<String> = f.frames.iter().map(|n| n.to_string()).collect();
+        say(
+            out,
+            opts,
+            format!(
+                "  {} {}{}, frames {}",
+                f.kind,
+                fmt_ms(f.cost_ms),
+                f.cost_rtts
+                    .map(|r| format!(" ({})", fmt_rtts(r)))
+                    .unwrap_or_default(),
+                frames.join(", ")
+            ),
+        )?;
+        let width = opts
+            .width
+            .map_or(100, |w| usize::from(w).saturating_sub(4).max(40));
+        for line in wrap(&f.explanation, width).lines() {
+            say(out, opts, format!("    {line}"))?;
+        }
+        for (i, line) in wrap(&f.fix, width.saturating_sub(5)).lines().enumerate() {
+            say(
+                out,
+                opts,
+                format!("    {}{line}", if i == 0 { "Fix: " } else { "     " }),
+            )?;
+        }
+        say(out, opts, format!("    Wireshark: {}", f.display_filter))?;
+    }
+    if c.unexplained_ms >= 2.0 {
+        say(
+            out,
+            opts,
+            format!(
+                "  {} of the handshake's excess is unexplained (the hosts' own work: the server's on the ClientHello, the client's on the certificate)",
+                fmt_ms(c.unexplained_ms)
+            ),
+        )?;
+    }
+    Ok(())
+}
+
 /// QUIC connections shown at most, most excess first.
 const QUIC_ROWS: usize = 25;
 
@@ -608,6 +741,11 @@ fn render_quic(
     if hidden > 0 {
         writeln!(out, "... and {hidden} more (use --json for all)")?;
     }
+    say(
+        out,
+        opts,
+        "Details of one QUIC connection: rttdoc analyze FILE --quic NUMBER".to_string(),
+    )?;
     Ok(())
 }
 

@@ -50,12 +50,17 @@ fn quic_version(v: u32) -> String {
 
 /// The fix of a QUIC finding, in the terms of its connection.
 fn quic_fix(c: &QuicConnectionReport, x: &Finding) -> String {
+    // The server as its users know it: its name, else its address.
+    let server = match &c.server_name {
+        Some(name) => format!("{name} ({})", c.server),
+        None => c.server.to_string(),
+    };
     match &x.detail {
         Detail::QuicVersionNegotiation { offered, chosen, .. } => format!(
             "Have the client start in a version {} speaks ({}): a client learns them from the server's Alt-Svc or HTTPS \
              record, or from its own configuration (quic-go's `Config.Versions`, curl/ngtcp2's first version); or have the \
              server accept {} too.",
-            c.server,
+            server,
             chosen.map(quic_version).unwrap_or_else(|| "its list".into()),
             quic_version(*offered),
         ),
@@ -63,23 +68,23 @@ fn quic_fix(c: &QuicConnectionReport, x: &Finding) -> String {
             "Send Retry only when {} is under a flood of Initials from spoofed addresses (nginx `quic_retry off;`, the \
              default; quic-go's `Transport.VerifySourceAddress` returning true only under load), and give clients a \
              NEW_TOKEN so that their next connection's address is proven without the round trip.",
-            c.server
+            server
         ),
         Detail::QuicInitialLost { answered: false, .. } => format!(
             "Nothing came back from {}: check that UDP to port {} reaches it (firewalls and networks that pass only TCP \
              block QUIC; clients then fall back to TCP after their own wait), and that it listens for QUIC there.",
-            c.server, c.server.port
+            server, c.server.port
         ),
         Detail::QuicInitialLost { .. } => format!(
             "Find where UDP between {} and {} loses packets (a rate limit on UDP, a busy server dropping Initials, the \
              path); a client's first probe timeout, before it has measured the path, is long.",
-            c.client, c.server
+            c.client, server
         ),
         Detail::QuicAmplificationLimit { server_bytes, rest_bytes, .. } => format!(
             "Make the server's first flight fit in three times the client's first datagram: {} sent {} before it had to \
              wait and {} after; a smaller certificate chain does it (an ECDSA certificate, no intermediates the clients \
              already have, certificate compression, RFC 8879).",
-            c.server,
+            server,
             crate::fmt_bytes(*server_bytes),
             crate::fmt_bytes(*rest_bytes),
         ),

@@ -57,6 +57,10 @@ pub struct AnalyzeArgs {
     /// Show one connection in detail: ledger, TLS messages and the frame ladder.
     #[arg(long, value_name = "STREAM")]
     conn: Option<u64>,
+    /// Show one QUIC connection in detail (its number in the QUIC table):
+    /// its handshake, findings and filters.
+    #[arg(long, value_name = "NUMBER", conflicts_with = "conn")]
+    quic: Option<u64>,
     /// Only connections with this address at either end, or to this server
     /// name: its TLS SNI, or the name the client looked up just before it
     /// (DNS in the capture) (repeatable).
@@ -337,6 +341,12 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     let stdout = io::stdout();
     let out: Box<dyn Write> = Box::new(io::BufWriter::new(stdout.lock()));
     let renderer: io::Result<Box<dyn Renderer>> = match args.conn {
+        None if args.quic.is_some() => Ok(Box::new(rttdoc_report::QuicDetail::new(
+            out,
+            args.quic.unwrap_or_default(),
+            format == Format::Json,
+            render_options,
+        ))),
         Some(n) => Ok(Box::new(ConnectionDetail::new(
             out,
             n,

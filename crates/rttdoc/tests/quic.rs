@@ -506,3 +506,36 @@ fn prometheus_text_counts_quic_connections_and_findings() {
         1.0
     );
 }
+
+/// `--quic N` shows one QUIC connection: its row, its findings worded
+/// with their Wireshark filters; as JSON, the connection's object.
+#[test]
+fn one_quic_connection_in_detail() {
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(rttdoc_bin())
+            .arg("analyze")
+            .arg(capture("version-negotiation"))
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, text, _) = run(&["--quic", "0"]);
+    assert_eq!(code, Some(0));
+    assert!(text.contains("QUIC connection 0:"), "{text}");
+    assert!(text.contains("quic.rttdoc.test"), "{text}");
+    assert!(text.contains("quic_version_negotiation"), "{text}");
+    assert!(text.contains("Wireshark: frame.number in {"), "{text}");
+    let (_, json, _) = run(&["--quic", "0", "--json"]);
+    let c: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(c["number"], 0);
+    assert_eq!(c["findings"][0]["kind"], "quic_version_negotiation");
+    assert!(!c["findings"][0]["explanation"].as_str().unwrap().is_empty());
+    let (code, _, err) = run(&["--quic", "7"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no QUIC connection 7"), "{err}");
+}
