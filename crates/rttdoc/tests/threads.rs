@@ -30,7 +30,7 @@ fn output(capture: &Path, threads: usize, format: &str) -> Vec<u8> {
 
 fn captures() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = Vec::new();
-    for dir in ["lab", "semantics", "proxy"] {
+    for dir in ["lab", "semantics", "proxy", "quic"] {
         let Ok(entries) = std::fs::read_dir(data_dir().join(dir)) else {
             continue;
         };
