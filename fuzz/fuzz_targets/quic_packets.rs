@@ -10,7 +10,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = could_be_quic(payload);
     let mut taken = 0usize;
-    for p in packets(payload, usize::from(short % 21)).take(payload.len() + 1) {
+    let declared = payload.len() + usize::from(short) * 7;
+    for p in packets(payload, usize::from(short % 21))
+        .declared(declared)
+        .take(payload.len() + 1)
+    {
         let Ok(p) = p else { break };
         assert!(p.len > 0, "a packet takes bytes");
         taken += p.len;

@@ -202,7 +202,7 @@ impl QuicConnections {
             token,
             version,
             initial_token,
-        } = read(d.payload);
+        } = read(d.payload, declared_len(d));
         let declared = declared_len(d);
         let key = if self.open.contains_key(&forward) {
             Some(forward)
@@ -398,14 +398,14 @@ struct Read {
     initial_token: usize,
 }
 
-fn read(payload: &[u8]) -> Read {
+fn read(payload: &[u8], declared: usize) -> Read {
     let mut r = Read {
         types: Types::default(),
         token: false,
         version: 0,
         initial_token: 0,
     };
-    for p in quic::packets(payload, 0) {
+    for p in quic::packets(payload, 0).declared(declared) {
         let Ok(p) = p else { break };
         if r.version == 0 && p.ty != PacketType::Short {
             r.version = p.version;

@@ -860,6 +860,9 @@ pub enum Detail {
         answered: bool,
         /// The first resend's wait: the client's probe timeout.
         first_timeout_ms: f64,
+        /// The probe carried only part of the ClientHello, the rest sent
+        /// when the server's ACK of it came: that round trip.
+        rest_after_ack_ms: Option<f64>,
     },
     /// A QUIC server's first flight stopped at its anti-amplification
     /// limit.

@@ -743,6 +743,7 @@ pub fn explanation(x: &Finding) -> String {
             unanswered,
             answered,
             first_timeout_ms,
+            rest_after_ack_ms,
         } => {
             let times = if *unanswered > 1 {
                 format!(" {unanswered} times")
@@ -758,9 +759,18 @@ pub fn explanation(x: &Finding) -> String {
                     crate::fmt_ms(cost)
                 )
             };
+            let rest = rest_after_ack_ms
+                .map(|ms| {
+                    format!(
+                        " Its probe carried only part of the ClientHello (a probe is one or two datagrams); the rest left \
+                         {} later, when the server's ACK of the probe came: a round trip more.",
+                        crate::fmt_ms(ms)
+                    )
+                })
+                .unwrap_or_default();
             format!(
                 "The client's Initial got no answer: it, or the server's answer, was lost. The client sent it again{times} \
-                 when its probe timeout fired, the first time {} after{end}.",
+                 when its probe timeout fired, the first time {} after{end}.{rest}",
                 crate::fmt_ms(*first_timeout_ms),
             )
         }

@@ -116,6 +116,8 @@ pub struct Packet<'a> {
 pub struct Packets<'a> {
     rest: &'a [u8],
     short_dcid_len: usize,
+    /// Bytes of the datagram the capture did not keep (a snap length).
+    missing: usize,
     done: bool,
 }
 
@@ -126,7 +128,19 @@ pub fn packets(datagram: &[u8], short_dcid_len: usize) -> Packets<'_> {
     Packets {
         rest: datagram,
         short_dcid_len,
+        missing: 0,
         done: false,
+    }
+}
+
+impl<'a> Packets<'a> {
+    /// The datagram was `declared` bytes long on the wire, of which the
+    /// capture kept what was given (a snap length): a packet that ends in
+    /// the bytes not kept is still read, as the last (its `len` what is
+    /// left).
+    pub fn declared(mut self, declared: usize) -> Self {
+        self.missing = declared.saturating_sub(self.rest.len());
+        self
     }
 }
 
@@ -137,7 +151,7 @@ impl<'a> Iterator for Packets<'a> {
         if self.done || self.rest.is_empty() {
             return None;
         }
-        let read = read_packet(self.rest, self.short_dcid_len);
+        let read = read_packet(self.rest, self.short_dcid_len, self.missing);
         match read {
             Ok(p) => {
                 self.rest = &self.rest[p.len..];
@@ -183,7 +197,11 @@ pub fn could_be_quic(payload: &[u8]) -> bool {
     long_types(version).is_some()
 }
 
-fn read_packet(bytes: &[u8], short_dcid_len: usize) -> Result<Packet<'_>, &'static str> {
+fn read_packet(
+    bytes: &[u8],
+    short_dcid_len: usize,
+    missing: usize,
+) -> Result<Packet<'_>, &'static str> {
     let first = bytes[0];
     if first & FORM_LONG == 0 {
         if bytes.len() < 1 + short_dcid_len {
@@ -223,6 +241,17 @@ fn read_packet(bytes: &[u8], short_dcid_len: usize) -> Result<Packet<'_>, &'stat
     }
     let ty = types[usize::from((first >> 4) & 0x03)];
     let mut token_len = 0;
+    // What is known of a packet the capture cut inside its header: its
+    // type, IDs and token length; the rest of the datagram is its.
+    let cut = |token_len: usize| Packet {
+        ty,
+        version,
+        dcid,
+        scid,
+        token_len,
+        len: bytes.len(),
+        pn_offset: bytes.len(),
+    };
     match ty {
         PacketType::Retry => {
             // A token, then a 16-byte integrity tag: the rest.
@@ -237,16 +266,31 @@ fn read_packet(bytes: &[u8], short_dcid_len: usize) -> Result<Packet<'_>, &'stat
             });
         }
         PacketType::Initial => {
-            let n = varint(bytes, &mut at)?;
+            let n = match varint(bytes, &mut at) {
+                Ok(n) => n,
+                Err(_) if missing > 0 => return Ok(cut(0)),
+                Err(e) => return Err(e),
+            };
             token_len = usize::try_from(n).map_err(|_| "QUIC token length too large")?;
-            at = at
+            let end = at
                 .checked_add(token_len)
-                .filter(|&end| end <= bytes.len())
-                .ok_or("QUIC Initial token cut short")?;
+                .ok_or("QUIC token length too large")?;
+            if end > bytes.len() {
+                return if end <= bytes.len() + missing {
+                    Ok(cut(token_len))
+                } else {
+                    Err("QUIC Initial token cut short")
+                };
+            }
+            at = end;
         }
         _ => {}
     }
-    let length = varint(bytes, &mut at)?;
+    let length = match varint(bytes, &mut at) {
+        Ok(n) => n,
+        Err(_) if missing > 0 => return Ok(cut(token_len)),
+        Err(e) => return Err(e),
+    };
     // The Length covers the packet number and the payload; a packet cut by
     // the capture's snap length still ends where it says, which is past
     // the bytes held: the datagram's last packet then takes the rest.
@@ -254,9 +298,11 @@ fn read_packet(bytes: &[u8], short_dcid_len: usize) -> Result<Packet<'_>, &'stat
         .ok()
         .and_then(|n| at.checked_add(n))
         .ok_or("QUIC packet length too large")?;
-    if end > bytes.len() {
+    if end > bytes.len() + missing {
         return Err("QUIC packet longer than its datagram");
     }
+    // Cut by the capture: the rest of what was kept.
+    let end = end.min(bytes.len());
     Ok(Packet {
         ty,
         version,
@@ -396,6 +442,31 @@ mod tests {
         assert!(could_be_quic(&d));
         let p = packets(&d, 0).next().unwrap().unwrap();
         assert_eq!(p.ty, PacketType::VersionNegotiation);
+    }
+
+    #[test]
+    fn a_packet_a_snap_length_cut_is_read_as_the_last() {
+        // Length 0x40ff (255) past the 5 bytes kept, of a 270-byte datagram.
+        let d = long(0xc0, VERSION_1, &[1], &[2], &[0x00, 0x40, 0xff, 1, 2]);
+        let read: Vec<_> = packets(&d, 0).declared(270).collect();
+        assert_eq!(read.len(), 1);
+        let p = read[0].unwrap();
+        assert_eq!((p.ty, p.len), (PacketType::Initial, d.len()));
+        // Longer than even the declared datagram: broken.
+        let read: Vec<_> = packets(&d, 0).declared(40).collect();
+        assert_eq!(read, vec![Err("QUIC packet longer than its datagram")]);
+        // Cut inside its token: an Initial with a token all the same.
+        let mut t = long(0xc0, VERSION_1, &[1], &[2], &[0x20]);
+        t.extend_from_slice(&[9; 10]);
+        let p = packets(&t, 0).declared(1200).next().unwrap().unwrap();
+        assert_eq!(
+            (p.ty, p.token_len, p.len),
+            (PacketType::Initial, 32, t.len())
+        );
+        assert_eq!(
+            packets(&t, 0).next().unwrap(),
+            Err("QUIC Initial token cut short")
+        );
     }
 
     #[test]

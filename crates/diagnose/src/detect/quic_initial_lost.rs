@@ -20,6 +20,7 @@
 
 use crate::model::{Detail, Finding, FindingKind, Wait};
 use crate::quic_diagnosis::{ms, QuicView};
+use rttdoc_analyze::quic::QuicDatagram;
 use rttdoc_wire::quic::PacketType;
 
 /// The least gap taken for a probe timeout: under it, two Initials are
@@ -34,14 +35,14 @@ pub fn detect(v: &QuicView<'_>, out: &mut Vec<Finding>) {
     let mut first_timeout_ms = 0.0;
     // The client's last Initial with nothing after it yet, in the attempt.
     let mut pending: Option<usize> = None;
-    let mut answered = false;
+    let mut answered = None;
     for (i, x) in d.iter().enumerate() {
         if !x.from_client {
             if x.types.has(PacketType::Retry) || x.types.has(PacketType::VersionNegotiation) {
                 pending = None;
                 continue;
             }
-            answered = true;
+            answered = Some(i);
             break;
         }
         let only_initial = x.types.has(PacketType::Initial) && !x.types.has(PacketType::Handshake);
@@ -70,15 +71,46 @@ pub fn detect(v: &QuicView<'_>, out: &mut Vec<Finding>) {
     // Never answered, in a capture that holds nothing of any server's:
     // a capture of one direction (or of Initials only) cannot tell a
     // path that dropped them from answers it did not keep.
-    if waits.is_empty() || (!answered && !v.facts.two_way_capture) {
+    if waits.is_empty() || (answered.is_none() && !v.facts.two_way_capture) {
         return;
     }
-    let unanswered = waits.len() as u32;
+    // A probe carries one or two datagrams (RFC 9002 6.2.4): a
+    // ClientHello of more goes on only when the server's ACK of the
+    // probe opens the way. Then the server's first answer is Initial
+    // only (its ACK: without the whole ClientHello it has no flight to
+    // send), and the client's next datagram is Initial only, before any
+    // Handshake packet of the server's: the rest of the ClientHello,
+    // which waited a round trip more.
+    let mut rest_after_ack_ms = None;
+    if let (Some(a), Some(p)) = (answered, pending) {
+        let ack_only = |x: &QuicDatagram| {
+            x.types.has(PacketType::Initial) && !x.types.has(PacketType::Handshake)
+        };
+        let rest = d[a + 1..]
+            .iter()
+            .position(|x| x.from_client)
+            .map(|k| a + 1 + k);
+        if let Some(n) = rest {
+            let flight_before = d[a..n].iter().any(|x| x.types.has(PacketType::Handshake));
+            if ack_only(&d[a]) && ack_only(&d[n]) && !flight_before {
+                frames.push(d[n].frame);
+                rest_after_ack_ms = Some(ms(d[n].ts_ns - d[p].ts_ns));
+                waits.push(Wait {
+                    from_frame: d[p].frame,
+                    to_frame: d[n].frame,
+                    release_frame: Some(d[a].frame),
+                    ms: ms(d[n].ts_ns - d[p].ts_ns),
+                });
+            }
+        }
+    }
+    let unanswered = waits.iter().filter(|w| w.release_frame.is_none()).count() as u32;
     let mut f = v.finding(FindingKind::QuicInitialLost, frames, waits);
     f.detail = Detail::QuicInitialLost {
         unanswered,
-        answered,
+        answered: answered.is_some(),
         first_timeout_ms,
+        rest_after_ack_ms,
     };
     out.push(f);
 }

@@ -29,7 +29,8 @@ fn a_lost_initial_costs_the_clients_probe_timeout() {
             Detail::QuicInitialLost {
                 unanswered: 1,
                 answered: true,
-                first_timeout_ms: 200.0
+                first_timeout_ms: 200.0,
+                rest_after_ack_ms: None,
             }
         );
         assert_ms(
@@ -112,4 +113,61 @@ fn initials_never_answered_in_a_one_way_capture_are_not_claimed() {
     w.initial(600.0);
     let o = w.run();
     o.has_no(FindingKind::QuicInitialLost);
+}
+
+#[test]
+fn a_probe_with_part_of_the_client_hello_waits_a_round_trip_for_the_rest() {
+    // Chromium's ClientHello takes two datagrams, both lost; its probe
+    // resends the first only, the server ACKs it (an Initial without a
+    // flight: it has half a ClientHello) and the second follows the ACK.
+    for path in [Path::at_client(40.0), Path::mid(40.0, 0.5)] {
+        let mut w = QuicWire::new(path);
+        let ow = path.one_way_ms();
+        let a = w.initial(0.0);
+        let b = w.initial(0.1);
+        w.lose(a);
+        w.lose(b);
+        let probe = w.initial(300.1);
+        let ack = w.server_ack(300.1 + ow + 0.2);
+        let rest = w.initial(300.1 + 2.0 * ow + 0.4);
+        w.server_initial(300.1 + 3.0 * ow + 1.0, 1200);
+        w.server_handshake(300.1 + 3.0 * ow + 1.0, 900);
+        w.client_finished(300.1 + 4.0 * ow + 1.5);
+        let o = w.run();
+        let f = o.the(FindingKind::QuicInitialLost);
+        assert_eq!(f.frames, o.frames(&[b, probe, rest]));
+        assert_eq!(
+            f.waits,
+            vec![
+                o.wait(b, probe, None, 300.0),
+                o.wait(probe, rest, Some(ack), 40.4),
+            ]
+        );
+        assert!(matches!(
+            f.detail,
+            Detail::QuicInitialLost {
+                unanswered: 1,
+                rest_after_ack_ms: Some(_),
+                ..
+            }
+        ));
+        assert!(o.report.unexplained_ms < 2.0, "{}", o.report.unexplained_ms);
+    }
+}
+
+#[test]
+fn a_server_ack_before_its_flight_is_no_partial_probe() {
+    // quic-go sometimes ACKs the ClientHello before its flight; the
+    // client's next datagram is its ACK with a Handshake packet.
+    let mut w = QuicWire::new(Path::at_client(40.0));
+    let lost = w.initial(0.0);
+    w.lose(lost);
+    w.initial(200.0);
+    w.server_ack(220.5);
+    w.server_initial(221.0, 1200);
+    w.server_handshake(221.0, 900);
+    w.client_finished(241.5);
+    let o = w.run();
+    let f = o.the(FindingKind::QuicInitialLost);
+    assert_eq!(f.waits.len(), 1, "{:?}", f.waits);
 }

@@ -147,6 +147,12 @@ impl QuicWire {
         self.push(S, t, b)
     }
 
+    /// The server's Initial with an ACK alone (no flight yet).
+    pub fn server_ack(&mut self, t: f64) -> Id {
+        let b = long(0, VERSION_1, &CLIENT_CID, &SERVER_CID, &[], 45);
+        self.push(S, t, b)
+    }
+
     /// A server datagram of Handshake packets (certificate, Finished).
     pub fn server_handshake(&mut self, t: f64, size: usize) -> Id {
         let b = long(2, VERSION_1, &CLIENT_CID, &SERVER_CID, &[], size);
