@@ -584,3 +584,46 @@ fn chromiums_lost_client_hello_costs_its_probe_timeout_and_a_round_trip() {
     // The two waits explain the handshake's excess.
     assert!(c["unexplained_ms"].as_f64().unwrap() < 5.0, "{c}");
 }
+
+/// A capture cut at 100 bytes a frame (tcpdump -s 100) keeps each
+/// datagram's first packet header: the same findings, on the same
+/// frames, as the whole capture's.
+#[test]
+fn a_snap_length_cut_keeps_the_findings() {
+    if !require("a_snap_length_cut_keeps_the_findings", &["editcap"], false) {
+        return;
+    }
+    let tmp = TempDir::new("quic-snaplen");
+    for name in [
+        "retry",
+        "version-negotiation",
+        "lost-initial",
+        "amplification",
+        "chromium-lost-initial",
+    ] {
+        let cut = tmp.path(&format!("{name}.pcap"));
+        let st = std::process::Command::new("editcap")
+            .args(["-s", "100"])
+            .arg(capture(name))
+            .arg(&cut)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let whole = run_rttdoc_json(&capture(name));
+        let part = run_rttdoc_json(&cut);
+        let findings = |doc: &serde_json::Value| -> Vec<(String, Vec<u64>)> {
+            quic_connections(doc)
+                .iter()
+                .flat_map(|c| c["findings"].as_array().unwrap().iter())
+                .map(|f| (f["kind"].as_str().unwrap().to_string(), frames_of(f)))
+                .collect()
+        };
+        assert!(!findings(&whole).is_empty(), "{name}");
+        assert_eq!(findings(&part), findings(&whole), "{name}");
+        assert_eq!(
+            quic_connections(&part)[0]["server_name"],
+            serde_json::Value::Null,
+            "{name}: the ClientHello was cut"
+        );
+    }
+}
