@@ -470,3 +470,34 @@ fn damaged_dns_messages_leave_the_good_answer_to_the_connection() {
     assert_eq!(lookup["answer_frame"], 7, "{lookup}");
     assert_eq!(lookup["queries"], 1, "{lookup}");
 }
+
+#[test]
+fn damaged_quic_datagrams_leave_the_real_connection_whole() {
+    let path = data_dir().join("malformed/quic-damaged.pcap");
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = doc["quic"]["listed"].as_array().unwrap();
+    // A connection ID over 20 bytes, a Length or a token past the
+    // datagram, a Version Negotiation without a list, a lone short
+    // header: none is a connection. A well-formed Initial whose payload
+    // is noise is one, its ClientHello unread.
+    let ports: Vec<u64> = listed
+        .iter()
+        .map(|c| c["client"]["port"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ports.len(), 2, "{ports:?}");
+    let noise = listed.iter().find(|c| c["client"]["port"] == 6006).unwrap();
+    assert_eq!(noise["server_name"], serde_json::Value::Null);
+    assert_eq!(noise["findings"].as_array().unwrap().len(), 0);
+    // quic-go's connection after them, read as if they were not there.
+    let real = listed.iter().find(|c| c["client"]["port"] != 6006).unwrap();
+    assert_eq!(real["server_name"], "quic.rttdoc.test");
+    assert_eq!(real["alpn"], serde_json::json!(["rttdoc"]));
+    assert!(real["handshake_ms"].as_f64().is_some());
+    assert_eq!(doc["capture"]["frames"], 25);
+}

@@ -150,3 +150,40 @@ write("dsb-absurd-length.pcapng", section(GOOD[:4], shb) + struct.pack("<IIII", 
 second = section(GOOD[:5], long_shb())
 cut = len(section(GOOD[:2], long_shb())) + 30
 write("second-section-cut.pcapng", section(GOOD[:4], shb) + second[:cut])
+
+# QUIC datagrams damaged in the ways a header reader can go wrong, then a
+# real QUIC connection (tests/data/quic/plain.pcap.gz, quic-go's, its
+# frames as tcpdump wrote them).
+def real_frames(path):
+    data = gzip.open(path).read()
+    at, out = 24, []
+    while at + 16 <= len(data):
+        caplen = struct.unpack("<I", data[at + 8:at + 12])[0]
+        out.append(data[at + 16:at + 16 + caplen])
+        at += 16 + caplen
+    return out
+
+def quic_long(first, version, dcid, scid, rest):
+    return bytes([first]) + struct.pack(">I", version) + bytes([len(dcid)]) + dcid + bytes([len(scid)]) + scid + rest
+
+def padded(b, n=1200):
+    return b + b"\0" * (n - len(b))
+
+Q = [10, 81, 2, 1]
+Q_CLIENT = [10, 81, 1, 1]
+quic_bad = [
+    # A 21-byte connection ID.
+    eth(udp_ip(Q_CLIENT, Q, 6001, 443, padded(quic_long(0xc0, 1, b"\x01" * 21, b"", b"\0\x44\x00")))),
+    # An Initial whose Length runs past its (whole) datagram.
+    eth(udp_ip(Q_CLIENT, Q, 6002, 443, padded(quic_long(0xc0, 1, b"\x01" * 8, b"", b"\0\x7f\xff")))),
+    # A token length of 2^62 - 1.
+    eth(udp_ip(Q_CLIENT, Q, 6003, 443, padded(quic_long(0xc0, 1, b"\x01" * 8, b"", b"\xff" * 8)))),
+    # A Version Negotiation whose list is not 4-byte versions.
+    eth(udp_ip(Q, Q_CLIENT, 443, 6004, quic_long(0x80, 0, b"\x02" * 8, b"\x03" * 8, b"\0\0\x01"))),
+    # A short header of one byte, to a port no connection has.
+    eth(udp_ip(Q, Q_CLIENT, 443, 6005, b"\x40")),
+    # A well-formed Initial whose protected payload is noise: a
+    # connection, its ClientHello unreadable.
+    eth(udp_ip(Q_CLIENT, Q, 6006, 443, quic_long(0xc0, 1, b"\x01" * 8, b"", b"\0\x44\x9e" + (bytes(range(256)) * 5)[:1182]))),
+]
+write("quic-damaged.pcap", pcap(quic_bad + real_frames(os.path.join(HERE, "../quic/plain.pcap.gz"))))
