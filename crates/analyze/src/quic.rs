@@ -225,7 +225,14 @@ impl QuicConnections {
         let key = match key {
             Some(k) if self.open.contains_key(&k) => k,
             _ => {
-                if !(types.has(PacketType::Initial) && declared >= quic::MIN_INITIAL_DATAGRAM) {
+                // A client's first Initial has its fixed bit set (it may
+                // clear it only for a server that said it takes that,
+                // RFC 9287, which a first contact has not heard).
+                let fixed = d.payload.first().is_some_and(|b| b & 0x40 != 0);
+                if !(fixed
+                    && types.has(PacketType::Initial)
+                    && declared >= quic::MIN_INITIAL_DATAGRAM)
+                {
                     return Outcome::Other;
                 }
                 if self.open.len() >= MAX_OPEN {
@@ -420,4 +427,118 @@ fn read(payload: &[u8], declared: usize) -> Read {
         r.types.add(p.ty);
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn datagram(payload: &[u8], from_client: bool) -> UdpDatagram<'_> {
+        let (c, s) = (
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)),
+        );
+        let (src, dst, sp, dp) = if from_client {
+            (c, s, 5000, 443)
+        } else {
+            (s, c, 443, 5000)
+        };
+        UdpDatagram {
+            src,
+            dst,
+            src_port: sp,
+            dst_port: dp,
+            payload,
+            cut: false,
+            declared_len: payload.len(),
+        }
+    }
+
+    /// A version 1 Initial of `size` bytes with first byte `first`.
+    fn initial(first: u8, size: usize) -> Vec<u8> {
+        let mut b = vec![first, 0, 0, 0, 1, 8, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0];
+        let rest = size - b.len() - 2;
+        b.extend_from_slice(&(0x4000 | rest as u16).to_be_bytes());
+        b.resize(size, 0xaa);
+        b
+    }
+
+    fn stamp(frame: u64) -> Stamp {
+        Stamp {
+            frame,
+            ts_ns: frame as i64 * 1_000_000,
+        }
+    }
+
+    #[test]
+    fn a_connection_starts_at_a_clients_padded_initial() {
+        let mut q = QuicConnections::default();
+        let short = initial(0xc0, 600);
+        assert_eq!(
+            q.datagram(stamp(1), 0, &datagram(&short, true)),
+            Outcome::Other,
+            "under 1200 bytes"
+        );
+        // RTP's version-2 byte (the form bit, no fixed bit), a version 1
+        // after it by chance: not a client's first Initial.
+        let rtp = initial(0x80, 1200);
+        assert_eq!(
+            q.datagram(stamp(2), 0, &datagram(&rtp, true)),
+            Outcome::Other
+        );
+        let good = initial(0xc0, 1200);
+        assert_eq!(
+            q.datagram(stamp(3), 0, &datagram(&good, true)),
+            Outcome::Quic
+        );
+        // The server's answer and a short header join it.
+        let answer = initial(0xc0, 300);
+        assert_eq!(
+            q.datagram(stamp(4), 0, &datagram(&answer, false)),
+            Outcome::Quic
+        );
+        assert_eq!(
+            q.datagram(stamp(5), 0, &datagram(&[0x41, 1, 2, 3], true)),
+            Outcome::Quic
+        );
+        let done = q.end();
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].counts, [2, 1]);
+        assert!(done[0].two_way_capture);
+        assert!(done[0].open_at_end);
+    }
+
+    #[test]
+    fn an_initial_after_the_handshake_is_another_connection() {
+        let mut q = QuicConnections::default();
+        let first = initial(0xc0, 1200);
+        q.datagram(stamp(1), 0, &datagram(&first, true));
+        q.datagram(stamp(2), 0, &datagram(&initial(0xc0, 300), false));
+        // The client's Handshake packet: its handshake is done.
+        let mut hs = initial(0xe0, 100);
+        hs[0] = 0xe0;
+        q.datagram(stamp(3), 0, &datagram(&hs, true));
+        q.datagram(stamp(4), 0, &datagram(&first, true));
+        let done = q.end();
+        assert_eq!(
+            done.iter().map(|f| f.number).collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+        assert_eq!(done[0].last_frame, 3);
+        assert_eq!(done[1].datagrams[0].frame, 4);
+    }
+
+    #[test]
+    fn silent_connections_end_after_the_idle_timeout() {
+        let mut q = QuicConnections::default();
+        q.datagram(stamp(1), 0, &datagram(&initial(0xc0, 1200), true));
+        q.sweep(IDLE_NS - 1_000_000_000);
+        assert!(q.take_done().is_empty());
+        q.sweep(IDLE_NS + 2_000_000_000);
+        let done = q.take_done();
+        assert_eq!(done.len(), 1);
+        assert!(!done[0].open_at_end);
+        assert!(q.is_empty());
+    }
 }
