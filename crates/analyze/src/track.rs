@@ -345,6 +345,10 @@ impl<'s> Tracker<'s> {
         // Ticks are rare (a live source's timer): sweep on every one.
         self.sweep(self.progress_ns);
         self.finish_closed(self.progress_ns);
+        if !self.quic.is_empty() {
+            self.quic.sweep(now_ns);
+            self.report_quic();
+        }
         self.finisher.poll(&mut *self.sink);
     }
 

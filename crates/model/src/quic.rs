@@ -111,6 +111,10 @@ pub struct QuicCause {
     pub connections: u64,
     /// Its cost summed.
     pub cost_ms: f64,
+    /// The part of the handshakes' excess it accounts for (its findings'
+    /// `attributed_ms`, summed): these and `unexplained_ms` add up to
+    /// the section's `excess_ms`.
+    pub attributed_ms: f64,
 }
 
 /// The capture's QUIC connections.
@@ -124,6 +128,8 @@ pub struct QuicSection {
     pub handshakes: u64,
     /// Their handshakes' excess over the ideal, summed (ms).
     pub excess_ms: f64,
+    /// Of it, what no finding accounts for.
+    pub unexplained_ms: f64,
     /// The findings' kinds, most costly first.
     pub causes: Vec<QuicCause>,
     /// The first [`QUIC_LISTED`] connections, in the order they ended.
@@ -142,16 +148,19 @@ impl QuicSection {
             self.handshakes += 1;
         }
         self.excess_ms += c.excess_ms;
+        self.unexplained_ms += c.unexplained_ms;
         for f in &c.findings {
             match self.causes.iter_mut().find(|x| x.kind == f.kind) {
                 Some(x) => {
                     x.connections += 1;
                     x.cost_ms += f.cost_ms;
+                    x.attributed_ms += f.attributed_ms;
                 }
                 None => self.causes.push(QuicCause {
                     kind: f.kind,
                     connections: 1,
                     cost_ms: f.cost_ms,
+                    attributed_ms: f.attributed_ms,
                 }),
             }
         }

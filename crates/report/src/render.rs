@@ -273,6 +273,7 @@ impl Renderer for JsonLines<'_> {
                 datagrams: u64,
                 handshakes: u64,
                 excess_ms: f64,
+                unexplained_ms: f64,
                 causes: &'a [rttdoc_model::QuicCause],
                 not_listed: u64,
             }
@@ -285,6 +286,7 @@ impl Renderer for JsonLines<'_> {
                         datagrams: quic.datagrams,
                         handshakes: quic.handshakes,
                         excess_ms: quic.excess_ms,
+                        unexplained_ms: quic.unexplained_ms,
                         causes: &quic.causes,
                         not_listed: quic.not_listed,
                     },

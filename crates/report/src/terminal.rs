@@ -648,23 +648,26 @@ fn render_quic(
         out,
         opts,
         format!(
-            "QUIC: {} connection{} over UDP, {} handshake{} finished in the capture, {} beyond their ideal (1 RTT each)",
+            "QUIC: {} connection{} over UDP, {} handshake{} finished in the capture, {} beyond their ideal (1 RTT each): {} explained by the causes below, {} unexplained",
             quic.connections,
             if quic.connections == 1 { "" } else { "s" },
             quic.handshakes,
             if quic.handshakes == 1 { "" } else { "s" },
             fmt_ms(quic.excess_ms),
+            fmt_ms(quic.excess_ms - quic.unexplained_ms),
+            fmt_ms(quic.unexplained_ms),
         ),
     )?;
     let causes: Vec<_> = quic.causes.iter().filter(|c| c.cost_ms > 0.05).collect();
     if !causes.is_empty() {
         let mut t = table(opts);
-        t.set_header(vec!["cause", "connections", "time", "fix"]);
+        t.set_header(vec!["cause", "connections", "cost", "of the excess", "fix"]);
         for c in &causes {
             t.add_row(vec![
                 Cell::new(c.kind).fg(Color::Cyan),
                 right(c.connections),
                 right(fmt_ms(c.cost_ms)),
+                right(fmt_ms(c.attributed_ms)),
                 Cell::new(wrap(
                     c.kind.fix(),
                     if opts.width.is_some() { 200 } else { 80 },

@@ -180,6 +180,15 @@ const CORPUS: &[Expect] = &[
         error: None,
         counts: Some((15, 0, 1)),
     },
+    // QUIC datagrams broken in their headers, then a real QUIC
+    // connection: nothing damaged at the IP and UDP layers, no TCP
+    // connection (its QUIC connections: damaged_quic_datagrams_...).
+    Expect {
+        file: "quic-damaged.pcap",
+        exit: 0,
+        error: None,
+        counts: Some((25, 0, 0)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,

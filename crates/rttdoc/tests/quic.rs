@@ -138,6 +138,28 @@ fn analyse(name: &str) -> (PathBuf, serde_json::Value, Vec<Datagram>) {
     let problems = display_filter_problems(&path, &doc);
     assert!(problems.is_empty(), "{name}: {problems:?}");
     let d = datagrams(&path);
+    // The numbers add up: per connection, and for the section.
+    let q = &doc["quic"];
+    let sum = |v: &serde_json::Value, key: &str| -> f64 {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x[key].as_f64().unwrap())
+            .sum()
+    };
+    for c in quic_connections(&doc) {
+        let explained = sum(&c["findings"], "attributed_ms");
+        close(
+            c["excess_ms"].as_f64().unwrap(),
+            explained + c["unexplained_ms"].as_f64().unwrap(),
+            "a connection's excess",
+        );
+    }
+    close(
+        q["excess_ms"].as_f64().unwrap(),
+        sum(&q["causes"], "attributed_ms") + q["unexplained_ms"].as_f64().unwrap(),
+        "the section's excess",
+    );
     // Each connection's filter shows exactly its datagrams.
     for c in quic_connections(&doc) {
         let filter = c["display_filter"].as_str().unwrap();
@@ -626,4 +648,62 @@ fn a_snap_length_cut_keeps_the_findings() {
             "{name}: the ClientHello was cut"
         );
     }
+}
+
+/// `rttdoc monitor` counts QUIC connections as they finish: on a replay,
+/// /metrics shows the connection and its finding.
+#[test]
+fn monitor_counts_quic_connections_on_a_replay() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _child = Kill(
+        std::process::Command::new(rttdoc_bin())
+            .args([
+                "monitor",
+                "--speed",
+                "0",
+                "--listen",
+                &addr.to_string(),
+                "--replay",
+            ])
+            .arg(capture("retry"))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let get = || -> Option<String> {
+        let mut s = std::net::TcpStream::connect(addr).ok()?;
+        write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").ok()?;
+        let mut resp = String::new();
+        s.read_to_string(&mut resp).ok()?;
+        Some(resp)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let text = loop {
+        if let Some(t) = get() {
+            if t.contains(r#"rttdoc_quic_connections_total{vantage="client",quic_version="1",server="other"} 1"#) {
+                break t;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "monitor never counted the QUIC connection"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(
+        text.contains(
+            r#"rttdoc_findings_total{kind="quic_retry",vantage="client",server="other"} 1"#
+        ),
+        "{text}"
+    );
 }
