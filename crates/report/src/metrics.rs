@@ -23,7 +23,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
 use rttdoc_model::{
-    CaptureStats, ConnectionReport, CostRule, FindingKind, Phase, QuicConnectionReport, TfoOutcome,
+    CaptureStats, ConnectionReport, CostRule, Finding, FindingKind, Phase, QuicConnectionReport,
+    TfoOutcome,
 };
 
 use crate::render::Renderer;
@@ -424,18 +425,30 @@ impl Metrics {
         if let Some(rtts) = c.ledger.first().and_then(|r| r.rtts) {
             self.quic_round_trips.get_or_create(&labels).observe(rtts);
         }
-        let mut kinds_seen: Vec<FindingKind> = Vec::with_capacity(c.findings.len());
-        for f in &c.findings {
+        self.count_findings(&c.findings, &vantage, &server);
+    }
+
+    /// A connection's findings: one per kind in `findings`, their costs
+    /// in `time_lost` (waits and round trips the ideal prices in; no
+    /// savings, summaries or risks, so a sum over kinds counts no time
+    /// twice).
+    fn count_findings(&self, findings: &[Finding], vantage: &str, server: &str) {
+        let mut kinds_seen: Vec<FindingKind> = Vec::with_capacity(findings.len());
+        for f in findings {
             let fl = FindingLabels {
                 kind: f.kind.name().to_string(),
-                vantage: vantage.clone(),
-                server: server.clone(),
+                vantage: vantage.to_string(),
+                server: server.to_string(),
             };
             if !kinds_seen.contains(&f.kind) {
                 kinds_seen.push(f.kind);
                 self.findings.get_or_create(&fl).inc();
             }
-            if f.cost_ms > 0.0 {
+            let counts = matches!(
+                f.kind.cost_rule(),
+                CostRule::Waits | CostRule::PricedIntoIdeal
+            );
+            if counts && f.cost_ms > 0.0 {
                 self.lost.get_or_create(&fl).inc_by(f.cost_ms / 1e3);
             }
         }
@@ -491,25 +504,7 @@ impl Metrics {
             self.excess.get_or_create(&labels).observe(c.excess_rtts);
         }
 
-        let mut kinds_seen: Vec<FindingKind> = Vec::with_capacity(c.findings.len());
-        for f in &c.findings {
-            let fl = FindingLabels {
-                kind: f.kind.name().to_string(),
-                vantage: vantage.clone(),
-                server: server.clone(),
-            };
-            if !kinds_seen.contains(&f.kind) {
-                kinds_seen.push(f.kind);
-                self.findings.get_or_create(&fl).inc();
-            }
-            let counts = matches!(
-                f.kind.cost_rule(),
-                CostRule::Waits | CostRule::PricedIntoIdeal
-            );
-            if counts && f.cost_ms > 0.0 {
-                self.lost.get_or_create(&fl).inc_by(f.cost_ms / 1e3);
-            }
-        }
+        self.count_findings(&c.findings, &vantage, &server);
 
         let outcome = |family: &Family<OutcomeLabels, Counter>, what: &str| {
             family
@@ -550,10 +545,11 @@ impl Metrics {
                 self.hello_retry.get_or_create(&by_server).inc();
             }
         }
-        if kinds_seen.contains(&FindingKind::EarlyDataUnsafe) {
+        let has = |k: FindingKind| c.findings.iter().any(|f| f.kind == k);
+        if has(FindingKind::EarlyDataUnsafe) {
             outcome(&self.early_data, "unsafe");
         }
-        if kinds_seen.contains(&FindingKind::ResumptionMissed) {
+        if has(FindingKind::ResumptionMissed) {
             outcome(&self.resumption, "missed");
         }
         for (direction, stats) in [

@@ -196,6 +196,17 @@ fn analyse(name: &str) -> (PathBuf, serde_json::Value, Vec<Datagram>) {
     (path, doc, d)
 }
 
+/// A test's capture read (tshark present), its first QUIC connection's
+/// handshake row checked; None when tshark is missing (the test skips).
+fn first_connection(test: &str, name: &str) -> Option<(serde_json::Value, Vec<Datagram>)> {
+    if !require(test, &["tshark"], false) {
+        return None;
+    }
+    let (_, doc, d) = analyse(name);
+    check_handshake_row(&quic_connections(&doc)[0], &d);
+    Some((doc, d))
+}
+
 /// The handshake row ends at the client's first short-header packet.
 fn check_handshake_row(c: &serde_json::Value, d: &[Datagram]) {
     let first = d.iter().find(|x| x.from_client).unwrap();
@@ -213,16 +224,13 @@ fn check_handshake_row(c: &serde_json::Value, d: &[Datagram]) {
 
 #[test]
 fn a_retry_costs_the_round_trip_to_the_initial_with_its_token() {
-    if !require(
+    let Some((doc, d)) = first_connection(
         "a_retry_costs_the_round_trip_to_the_initial_with_its_token",
-        &["tshark"],
-        false,
-    ) {
+        "retry",
+    ) else {
         return;
-    }
-    let (_, doc, d) = analyse("retry");
+    };
     let c = &quic_connections(&doc)[0];
-    check_handshake_row(c, &d);
     let retry = d
         .iter()
         .find(|x| !x.from_client && x.long.contains(&3))
@@ -251,16 +259,13 @@ fn a_retry_costs_the_round_trip_to_the_initial_with_its_token() {
 
 #[test]
 fn a_version_the_server_does_not_speak_costs_a_round_trip() {
-    if !require(
+    let Some((doc, d)) = first_connection(
         "a_version_the_server_does_not_speak_costs_a_round_trip",
-        &["tshark"],
-        false,
-    ) {
+        "version-negotiation",
+    ) else {
         return;
-    }
-    let (_, doc, d) = analyse("version-negotiation");
+    };
     let c = &quic_connections(&doc)[0];
-    check_handshake_row(c, &d);
     let vn = d
         .iter()
         .find(|x| !x.from_client && x.versions[0] == "0x00000000")
@@ -285,16 +290,13 @@ fn a_version_the_server_does_not_speak_costs_a_round_trip() {
 
 #[test]
 fn a_lost_client_hello_costs_the_probe_timeout() {
-    if !require(
+    let Some((doc, d)) = first_connection(
         "a_lost_client_hello_costs_the_probe_timeout",
-        &["tshark"],
-        false,
-    ) {
+        "lost-initial",
+    ) else {
         return;
-    }
-    let (_, doc, d) = analyse("lost-initial");
+    };
     let c = &quic_connections(&doc)[0];
-    check_handshake_row(c, &d);
     let answer = d.iter().find(|x| !x.from_client).unwrap();
     let sent: Vec<&Datagram> = d
         .iter()
@@ -320,16 +322,13 @@ fn a_lost_client_hello_costs_the_probe_timeout() {
 
 #[test]
 fn a_chain_over_three_times_the_client_hello_waits_for_the_clients_ack() {
-    if !require(
+    let Some((doc, d)) = first_connection(
         "a_chain_over_three_times_the_client_hello_waits_for_the_clients_ack",
-        &["tshark"],
-        false,
-    ) {
+        "amplification",
+    ) else {
         return;
-    }
-    let (_, doc, d) = analyse("amplification");
+    };
     let c = &quic_connections(&doc)[0];
-    check_handshake_row(c, &d);
     let server_first = d
         .iter()
         .position(|x| !x.from_client && x.long.contains(&0))
@@ -574,16 +573,13 @@ fn one_quic_connection_in_detail() {
 /// ACKs it, and the second follows the ACK, a round trip later.
 #[test]
 fn chromiums_lost_client_hello_costs_its_probe_timeout_and_a_round_trip() {
-    if !require(
+    let Some((doc, d)) = first_connection(
         "chromiums_lost_client_hello_costs_its_probe_timeout_and_a_round_trip",
-        &["tshark"],
-        false,
-    ) {
+        "chromium-lost-initial",
+    ) else {
         return;
-    }
-    let (_, doc, d) = analyse("chromium-lost-initial");
+    };
     let c = &quic_connections(&doc)[0];
-    check_handshake_row(c, &d);
     let a = d.iter().position(|x| !x.from_client).unwrap();
     let before: Vec<&Datagram> = d[..a].iter().collect();
     let gap = before

@@ -448,29 +448,22 @@ fn udp(src: IpAddr, dst: IpAddr, bytes: &[u8], depth: u8) -> Decoded<'_> {
             return decoded;
         }
     }
+    let datagram = UdpDatagram {
+        src,
+        dst,
+        src_port,
+        dst_port,
+        payload,
+        cut: len > bytes.len(),
+        declared_len: if len >= 8 { len - 8 } else { payload.len() },
+    };
     if src_port == dns::PORT || dst_port == dns::PORT {
-        return Decoded::Dns(UdpDatagram {
-            src,
-            dst,
-            src_port,
-            dst_port,
-            payload,
-            cut: len > bytes.len(),
-            declared_len: if len >= 8 { len - 8 } else { payload.len() },
-        });
+        Decoded::Dns(datagram)
+    } else if quic::could_be_quic(payload) {
+        Decoded::Quic(datagram)
+    } else {
+        Decoded::Skipped(Skip::NotTcp)
     }
-    if quic::could_be_quic(payload) {
-        return Decoded::Quic(UdpDatagram {
-            src,
-            dst,
-            src_port,
-            dst_port,
-            payload,
-            cut: len > bytes.len(),
-            declared_len: if len >= 8 { len - 8 } else { payload.len() },
-        });
-    }
-    Decoded::Skipped(Skip::NotTcp)
 }
 
 fn udp_tunnel(port: u16, payload: &[u8], depth: u8) -> Option<Decoded<'_>> {
