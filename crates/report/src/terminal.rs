@@ -229,11 +229,25 @@ pub fn render_summary(
 
     if s.connections == 0 {
         if let Some(quic) = &stats.quic {
-            return render_quic(out, quic, opts);
+            return render_quic(out, quic, &stats.file, opts);
         }
         return say(out, opts, no_connection(stats));
     }
     say(out, opts, headline(s))?;
+    if let Some(q) = stats.quic.as_ref().filter(|q| q.excess_ms > 0.0) {
+        // QUIC's handshakes are not in the TCP totals above: said apart,
+        // so that neither hides the other.
+        say(
+            out,
+            opts,
+            format!(
+                "QUIC: {} more beyond the ideal in {} QUIC handshake{} (below).",
+                fmt_ms(q.excess_ms),
+                q.handshakes,
+                if q.handshakes == 1 { "" } else { "s" }
+            ),
+        )?;
+    }
     if !s.worst.is_empty() {
         say(
             out,
@@ -496,7 +510,7 @@ pub fn render_summary(
     )?;
     if let Some(quic) = &stats.quic {
         writeln!(out)?;
-        render_quic(out, quic, opts)?;
+        render_quic(out, quic, &stats.file, opts)?;
     }
     Ok(())
 }
@@ -642,6 +656,7 @@ const QUIC_ROWS: usize = 25;
 fn render_quic(
     out: &mut dyn Write,
     quic: &rttdoc_model::QuicSection,
+    file: &str,
     opts: RenderOptions,
 ) -> io::Result<()> {
     say(
@@ -747,7 +762,7 @@ fn render_quic(
     say(
         out,
         opts,
-        "Details of one QUIC connection: rttdoc analyze FILE --quic NUMBER".to_string(),
+        format!("Details of one QUIC connection: rttdoc analyze {file} --quic NUMBER"),
     )?;
     Ok(())
 }
