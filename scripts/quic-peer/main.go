@@ -17,6 +17,12 @@
 // PNG of about 20 KB (noise, which does not compress, from a fixed seed:
 // the same bytes every run), so a browser makes four requests on the
 // connection. It logs each request on stderr.
+//
+// With -h3 -tcp the server also serves the same page over TLS on TCP at
+// the same address and port (net/http: HTTP/2, or HTTP/1.1 for a client
+// that does not offer h2), each response announcing HTTP/3 on that port
+// (Alt-Svc: h3=":443"; ma=86400), as a server does that a browser first
+// reaches over TCP and then over QUIC.
 package main
 
 import (
@@ -56,11 +62,15 @@ func main() {
 	n := flag.Int("n", 1, "client: connections in sequence, sharing a TLS session cache")
 	name := flag.String("name", "quic.rttdoc.test", "client: the server name its ClientHello sends (SNI)")
 	h3 := flag.Bool("h3", false, "server: serve HTTP/3 (a page and three images) instead of request lines")
+	overTCP := flag.Bool("tcp", false, "server, with -h3: serve the page over TLS on TCP too (HTTP/2, HTTP/1.1), with Alt-Svc")
 	flag.Parse()
+	if *overTCP && !*h3 {
+		log.Fatal("-tcp needs -h3")
+	}
 	conf := &quic.Config{Versions: parseVersions(*versions), Allow0RTT: *zeroRTT}
 	switch {
 	case *server != "":
-		serve(*server, *cert, *key, *answer, *retry, *h3, conf)
+		serve(*server, *cert, *key, *answer, *retry, *h3, *overTCP, conf)
 	case *client != "":
 		// One cache across the connections: the second resumes the first's
 		// session (and may send 0-RTT with its ticket).
@@ -91,7 +101,7 @@ func parseVersions(s string) []quic.Version {
 	return vs
 }
 
-func serve(addr, certFile, keyFile string, answer int, retry, h3 bool, conf *quic.Config) {
+func serve(addr, certFile, keyFile string, answer int, retry, h3, overTCP bool, conf *quic.Config) {
 	// LoadX509KeyPair keeps every certificate of the file: the whole chain
 	// goes into the server's first flight.
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
@@ -124,6 +134,9 @@ func serve(addr, certFile, keyFile string, answer int, retry, h3 bool, conf *qui
 		log.Fatal(err)
 	}
 	if h3 {
+		if overTCP {
+			go serveTCP(addr, cert)
+		}
 		srv := &http3.Server{Handler: pageHandler(), QUICConfig: conf}
 		log.Fatal(srv.ServeListener(ln))
 	}
@@ -177,6 +190,31 @@ func pageHandler() http.Handler {
 		log.Printf("%s %s %s from %s", r.Proto, r.Method, r.URL.Path, r.RemoteAddr)
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// serveTCP serves -h3's page over TLS on TCP at ADDR (-tcp): HTTP/2 or
+// HTTP/1.1 (net/http offers both in ALPN), every response with an Alt-Svc
+// header announcing HTTP/3 on ADDR's port for a day, so that a browser
+// uses QUIC for its next connection to the origin.
+func serveTCP(addr string, cert tls.Certificate) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	altSvc := fmt.Sprintf(`%s=":%s"; ma=86400`, http3.NextProtoH3, port)
+	page := pageHandler()
+	srv := &http.Server{
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}},
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Alt-Svc", altSvc)
+			page.ServeHTTP(w, r)
+		}),
+	}
+	log.Fatal(srv.ServeTLS(ln, "", ""))
 }
 
 // noisePNG is a 72 x 72 RGBA PNG of noise from SEED: about 20 KB, as

@@ -134,6 +134,21 @@ pub struct QuicFacts {
     /// ClientHello, read out of its Initials (quic_initial.rs).
     pub sni: Option<String>,
     pub alpn: Vec<String>,
+    /// The first TCP connection the client opened to the same server
+    /// address and port while this connection had no answer from the
+    /// server: where a browser went when QUIC did not get through (its
+    /// stream and first SYN).
+    pub tcp_instead: Option<TcpInstead>,
+}
+
+/// A TCP connection opened to a QUIC connection's server while the QUIC
+/// connection waited for its first answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpInstead {
+    /// Its `tcp.stream`.
+    pub stream: u64,
+    /// Its first SYN.
+    pub syn: Stamp,
 }
 
 /// Versions kept of a Version Negotiation's list.
@@ -164,6 +179,11 @@ pub struct QuicConnections {
     last_sweep_ns: i64,
     /// A server's datagram was seen: the capture holds QUIC both ways.
     answered_any: bool,
+    /// The connections with no answer from their server yet, by client
+    /// address and server address and port: what a TCP SYN to the same
+    /// place is looked up in (few: a connection leaves at its first
+    /// answer).
+    waiting: FxHashMap<(IpAddr, Endpoint), Vec<Key>>,
 }
 
 /// What one datagram was to the QUIC connections.
@@ -217,6 +237,7 @@ impl QuicConnections {
             && types.has(PacketType::Initial)
             && self.open.get(&forward).is_some_and(|o| o.past_handshake)
         {
+            unwait(&mut self.waiting, &forward);
             if let Some(mut old) = self.open.remove(&forward) {
                 old.facts.two_way_capture = self.answered_any;
                 self.done.push(old.facts);
@@ -266,11 +287,22 @@ impl QuicConnections {
                             two_way_capture: false,
                             sni: None,
                             alpn: Vec::new(),
+                            tcp_instead: None,
                         },
                         past_handshake: false,
                         hello: Default::default(),
                     },
                 );
+                self.waiting
+                    .entry((
+                        d.src,
+                        Endpoint {
+                            ip: d.dst,
+                            port: d.dst_port,
+                        },
+                    ))
+                    .or_default()
+                    .push(forward);
                 forward
             }
         };
@@ -282,6 +314,9 @@ impl QuicConnections {
             open.past_handshake = true;
         }
         self.answered_any |= !from_client;
+        if !from_client && open.facts.counts[1] == 0 {
+            unwait(&mut self.waiting, &key);
+        }
         if from_client && types.has(PacketType::Initial) {
             if let Some(names) = open.hello.client_datagram(d.payload) {
                 open.facts.sni = names.sni;
@@ -315,6 +350,25 @@ impl QuicConnections {
         Outcome::Quic
     }
 
+    /// A TCP connection's first SYN (`stream`), from `client` to `to`:
+    /// the QUIC connections of that client to that place still without
+    /// an answer note it as where the client went instead.
+    pub fn tcp_syn(&mut self, client: IpAddr, to: Endpoint, stream: u64, at: Stamp) {
+        if self.waiting.is_empty() {
+            return;
+        }
+        let Some(keys) = self.waiting.get(&(client, to)) else {
+            return;
+        };
+        for k in keys {
+            if let Some(o) = self.open.get_mut(k) {
+                o.facts
+                    .tcp_instead
+                    .get_or_insert(TcpInstead { stream, syn: at });
+            }
+        }
+    }
+
     /// Finishes the connections silent for [`IDLE_NS`] by `now_ns`.
     pub fn sweep(&mut self, now_ns: i64) {
         if now_ns - self.last_sweep_ns < 1_000_000_000 || self.open.is_empty() {
@@ -343,6 +397,9 @@ impl QuicConnections {
     }
 
     fn finish(&mut self, keys: Vec<Key>, at_end: bool) {
+        for k in &keys {
+            unwait(&mut self.waiting, k);
+        }
         let two_way = self.answered_any;
         let mut finished: Vec<QuicFacts> = keys
             .into_iter()
@@ -369,6 +426,23 @@ impl QuicConnections {
         let keys: Vec<Key> = self.open.keys().copied().collect();
         self.finish(keys, true);
         self.take_done()
+    }
+}
+
+/// Takes a connection out of the waiting index.
+fn unwait(waiting: &mut FxHashMap<(IpAddr, Endpoint), Vec<Key>>, key: &Key) {
+    let place = (
+        key.client.0,
+        Endpoint {
+            ip: key.server.0,
+            port: key.server.1,
+        },
+    );
+    if let Some(keys) = waiting.get_mut(&place) {
+        keys.retain(|k| k != key);
+        if keys.is_empty() {
+            waiting.remove(&place);
+        }
     }
 }
 

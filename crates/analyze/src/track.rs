@@ -511,6 +511,7 @@ impl<'s> Tracker<'s> {
                 self.next_stream += 1;
                 self.calls.dials.syn(stream, seg.src, destination(seg), at);
                 self.calls.lookups.syn(stream, destination(seg), at);
+                self.quic.tcp_syn(seg.src, destination(seg), stream, at);
                 self.embryos.insert(
                     key,
                     Embryo {
@@ -545,6 +546,7 @@ impl<'s> Tracker<'s> {
         let options = &self.options;
         let finisher = &mut self.finisher;
         let calls = &mut self.calls;
+        let quic = &mut self.quic;
         let conn = self.table.entry(key).or_insert_with(|| {
             let (client, server) = roles(seg);
             let stream = *next_stream;
@@ -552,6 +554,7 @@ impl<'s> Tracker<'s> {
             if is_syn {
                 calls.dials.syn(stream, seg.src, destination(seg), at);
                 calls.lookups.syn(stream, destination(seg), at);
+                quic.tcp_syn(seg.src, destination(seg), stream, at);
             }
             new_connection(options, finisher.husk(), stream, client, server, at)
         });

@@ -863,6 +863,10 @@ pub enum Detail {
         /// The probe carried only part of the ClientHello, the rest sent
         /// when the server's ACK of it came: that round trip.
         rest_after_ack_ms: Option<f64>,
+        /// Never answered, the client opened this TCP connection
+        /// (`tcp.stream`) to the same server instead: the wait ended at
+        /// its SYN.
+        tcp_instead: Option<u64>,
     },
     /// A QUIC server's first flight stopped at its anti-amplification
     /// limit.

@@ -70,6 +70,16 @@ fn quic_fix(c: &QuicConnectionReport, x: &Finding) -> String {
              NEW_TOKEN so that their next connection's address is proven without the round trip.",
             server
         ),
+        Detail::QuicInitialLost {
+            answered: false,
+            tcp_instead: Some(_),
+            ..
+        } => format!(
+            "Let UDP to port {} of {} through (a firewall or network that passes only TCP blocks QUIC), or stop \
+             advertising HTTP/3 for it (the Alt-Svc header, the HTTPS DNS record) where it cannot get through: clients \
+             then start on TCP at once.",
+            c.server.port, server
+        ),
         Detail::QuicInitialLost { answered: false, .. } => format!(
             "Nothing came back from {}: check that UDP to port {} reaches it (firewalls and networks that pass only TCP \
              block QUIC; clients then fall back to TCP after their own wait), and that it listens for QUIC there.",
@@ -744,20 +754,32 @@ pub fn explanation(x: &Finding) -> String {
             answered,
             first_timeout_ms,
             rest_after_ack_ms,
+            tcp_instead,
         } => {
-            let times = if *unanswered > 1 {
-                format!(" {unanswered} times")
-            } else {
-                String::new()
+            let resent = match unanswered {
+                0 => String::new(),
+                1 => format!(
+                    " The client sent it again when its probe timeout fired, {} after.",
+                    crate::fmt_ms(*first_timeout_ms)
+                ),
+                n => format!(
+                    " The client sent it again {n} times as its probe timer fired, the first time {} after.",
+                    crate::fmt_ms(*first_timeout_ms)
+                ),
             };
-            let end = if *answered {
-                format!("; the handshake began {} late", crate::fmt_ms(cost))
-            } else {
-                format!(
-                    ", and no answer came at all in the capture ({} of waiting): UDP to the server's port does not get \
-                     through, or nothing listens for QUIC there",
+            let end = match (answered, tcp_instead) {
+                (true, _) => format!(" The handshake began {} late.", crate::fmt_ms(cost)),
+                (false, Some(stream)) => format!(
+                    " No answer came; {} after its first Initial the client opened TCP to the same server (stream \
+                     {stream}) and went on there: QUIC does not get through to it (UDP to its port dropped on the way), \
+                     and every new connection waits like this before TCP.",
                     crate::fmt_ms(cost)
-                )
+                ),
+                (false, None) => format!(
+                    " No answer came at all in the capture ({} of waiting): UDP to the server's port does not get \
+                     through, or nothing listens for QUIC there.",
+                    crate::fmt_ms(cost)
+                ),
             };
             let rest = rest_after_ack_ms
                 .map(|ms| {
@@ -769,9 +791,7 @@ pub fn explanation(x: &Finding) -> String {
                 })
                 .unwrap_or_default();
             format!(
-                "The client's Initial got no answer: it, or the server's answer, was lost. The client sent it again{times} \
-                 when its probe timeout fired, the first time {} after{end}.{rest}",
-                crate::fmt_ms(*first_timeout_ms),
+                "The client's Initial got no answer: it, or the server's answer, was lost.{resent}{end}{rest}"
             )
         }
         Detail::QuicAmplificationLimit {

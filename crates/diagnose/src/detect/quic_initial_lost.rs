@@ -68,6 +68,31 @@ pub fn detect(v: &QuicView<'_>, out: &mut Vec<Finding>) {
         }
         pending = Some(i);
     }
+    // Never answered, and the client opened TCP to the same place
+    // meanwhile (a browser whose QUIC did not get through): its wait for
+    // QUIC ended at that SYN. The resends after it were no one's wait.
+    let mut tcp_instead = None;
+    if let (None, Some(t)) = (answered, v.facts.tcp_instead) {
+        let before = |frame: u64| d.iter().any(|x| x.frame == frame && x.ts_ns <= t.syn.ts_ns);
+        waits.retain(|w| before(w.to_frame));
+        frames.retain(|f| before(*f));
+        let last = d
+            .iter()
+            .rfind(|x| x.from_client && x.ts_ns <= t.syn.ts_ns && x.types.has(PacketType::Initial));
+        if let Some(last) = last.filter(|x| x.frame < t.syn.frame) {
+            if frames.is_empty() {
+                frames.push(last.frame);
+            }
+            frames.push(t.syn.frame);
+            waits.push(Wait {
+                from_frame: last.frame,
+                to_frame: t.syn.frame,
+                release_frame: None,
+                ms: ms(t.syn.ts_ns - last.ts_ns),
+            });
+            tcp_instead = Some(t.stream);
+        }
+    }
     // Never answered, in a capture that holds nothing of any server's:
     // a capture of one direction (or of Initials only) cannot tell a
     // path that dropped them from answers it did not keep.
@@ -104,13 +129,17 @@ pub fn detect(v: &QuicView<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
-    let unanswered = waits.iter().filter(|w| w.release_frame.is_none()).count() as u32;
+    // Resends (timer waits ending at an Initial): not the wait that ended
+    // at a TCP SYN.
+    let unanswered = waits.iter().filter(|w| w.release_frame.is_none()).count() as u32
+        - u32::from(tcp_instead.is_some());
     let mut f = v.finding(FindingKind::QuicInitialLost, frames, waits);
     f.detail = Detail::QuicInitialLost {
         unanswered,
         answered: answered.is_some(),
         first_timeout_ms,
         rest_after_ack_ms,
+        tcp_instead,
     };
     out.push(f);
 }

@@ -31,6 +31,7 @@ fn a_lost_initial_costs_the_clients_probe_timeout() {
                 answered: true,
                 first_timeout_ms: 200.0,
                 rest_after_ack_ms: None,
+                tcp_instead: None,
             }
         );
         assert_ms(
@@ -170,4 +171,53 @@ fn a_server_ack_before_its_flight_is_no_partial_probe() {
     let o = w.run();
     let f = o.the(FindingKind::QuicInitialLost);
     assert_eq!(f.waits.len(), 1, "{:?}", f.waits);
+}
+
+#[test]
+fn a_client_that_went_to_tcp_waited_for_quic_until_its_syn() {
+    // UDP to the server dropped: Chromium's Initials (two datagrams),
+    // its probe 300 ms later, and TCP to the same server 250 ms after
+    // that; QUIC's later resends were nobody's wait.
+    let mut w = QuicWire::new(Path::at_client(40.0));
+    w.another_answered(1.0);
+    let a = w.initial(0.0);
+    let b = w.initial(0.1);
+    let probe = w.initial(300.1);
+    let syn = w.tcp_syn(550.0);
+    w.initial(900.1);
+    w.initial(2100.1);
+    let o = w.run();
+    let f = o.the(FindingKind::QuicInitialLost);
+    let _ = a;
+    assert_eq!(f.frames, o.frames(&[b, probe, syn]));
+    assert_eq!(
+        f.waits,
+        vec![
+            o.wait(b, probe, None, 300.0),
+            o.wait(probe, syn, None, 249.9)
+        ]
+    );
+    assert_ms(f.cost_ms, 549.9, 0.01, "until the SYN");
+    assert!(matches!(
+        f.detail,
+        Detail::QuicInitialLost {
+            unanswered: 1,
+            answered: false,
+            tcp_instead: Some(_),
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_client_that_went_to_tcp_before_any_resend_waited_its_fallback_timer() {
+    let mut w = QuicWire::new(Path::at_client(40.0));
+    w.another_answered(1.0);
+    let a = w.initial(0.0);
+    let syn = w.tcp_syn(250.0);
+    w.initial(300.0);
+    let o = w.run();
+    let f = o.the(FindingKind::QuicInitialLost);
+    assert_eq!(f.frames, o.frames(&[a, syn]));
+    assert_eq!(f.waits, vec![o.wait(a, syn, None, 250.0)]);
 }

@@ -64,12 +64,17 @@ pub struct QuicWire {
     /// Another connection's datagrams (port 50001): sent time, sender,
     /// bytes; frames of their own, not the connection under test's.
     other: Vec<(f64, Direction, Vec<u8>)>,
+    /// The client's TCP SYNs to the server's port 443 (from port 50100):
+    /// their times.
+    syns: Vec<f64>,
 }
 
 /// What the analysis said about the QUIC connection.
 pub struct QuicOutcome {
     pub report: QuicConnectionReport,
     frame_of: Vec<u64>,
+    /// Where the SYNs' frames start in `frame_of`.
+    syn_base: usize,
 }
 
 impl QuicWire {
@@ -78,6 +83,7 @@ impl QuicWire {
             path,
             datagrams: Vec::new(),
             other: Vec::new(),
+            syns: Vec::new(),
         }
     }
 
@@ -201,6 +207,13 @@ impl QuicWire {
         self.other.push((t + self.path.rtt_ms, S, s));
     }
 
+    /// The client opens a TCP connection to the server's port 443 (its
+    /// SYN), from another port; its id counts after every datagram's.
+    pub fn tcp_syn(&mut self, t: f64) -> Id {
+        self.syns.push(t);
+        Id(usize::MAX - (self.syns.len() - 1))
+    }
+
     /// The datagram is lost half-way along the path.
     pub fn lose(&mut self, id: Id) {
         self.datagrams[id.0].lost = true;
@@ -229,7 +242,8 @@ impl QuicWire {
             })
             .map(|(i, d)| (path.captured_ms(d.dir, d.sent_ms), i))
             .collect();
-        // The other connection's datagrams, numbered past this one's.
+        // The other connection's datagrams, numbered past this one's,
+        // then the SYNs.
         let base = self.datagrams.len();
         order.extend(
             self.other
@@ -237,13 +251,45 @@ impl QuicWire {
                 .enumerate()
                 .map(|(k, (t, dir, _))| (path.captured_ms(*dir, *t), base + k)),
         );
+        let syn_base = base + self.other.len();
+        order.extend(
+            self.syns
+                .iter()
+                .enumerate()
+                .map(|(k, t)| (path.captured_ms(C, *t), syn_base + k)),
+        );
         order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut frame_of = vec![0u64; self.datagrams.len() + self.other.len()];
-        let mut none = |_: crate::model::ConnectionReport| panic!("no TCP here");
+        let mut frame_of = vec![0u64; self.datagrams.len() + self.other.len() + self.syns.len()];
+        // The lone SYNs' reports: not what the specs read.
+        let mut none = |_: crate::model::ConnectionReport| {};
         let mut t = crate::tracker(Default::default(), &mut none);
         for (k, (at, i)) in order.iter().enumerate() {
             let frame = k as u64 + 1;
             frame_of[*i] = frame;
+            let stamp = Stamp {
+                frame,
+                ts_ns: ns(*at),
+            };
+            if *i >= syn_base {
+                t.track_segment(
+                    stamp,
+                    &rttdoc_wire::Segment {
+                        src: CLIENT.parse().unwrap(),
+                        dst: SERVER.parse().unwrap(),
+                        src_port: 50100,
+                        dst_port: SERVER_PORT,
+                        seq: 1,
+                        ack: 0,
+                        flags: rttdoc_wire::TcpFlags::SYN,
+                        window: 64240,
+                        options: rttdoc_wire::TcpOptions::default(),
+                        payload_len: 0,
+                        payload: &[],
+                        ip_id: None,
+                    },
+                );
+                continue;
+            }
             let (dir, bytes, port) = match self.datagrams.get(*i) {
                 Some(d) => (d.dir, &d.bytes, CLIENT_PORT),
                 None => {
@@ -257,10 +303,7 @@ impl QuicWire {
                 (SERVER, CLIENT, SERVER_PORT, port)
             };
             t.track_udp(
-                Stamp {
-                    frame,
-                    ts_ns: ns(*at),
-                },
+                stamp,
                 &rttdoc_wire::UdpDatagram {
                     src: src.parse().unwrap(),
                     dst: dst.parse().unwrap(),
@@ -283,13 +326,20 @@ impl QuicWire {
         QuicOutcome {
             report: mine.into_iter().next().unwrap(),
             frame_of,
+            syn_base,
         }
     }
 }
 
 impl QuicOutcome {
     pub fn frame(&self, id: Id) -> u64 {
-        let f = self.frame_of[id.0];
+        // A SYN's id counts down from the top (`QuicWire::tcp_syn`).
+        let at = if id.0 > usize::MAX / 2 {
+            self.syn_base + (usize::MAX - id.0)
+        } else {
+            id.0
+        };
+        let f = self.frame_of[at];
         assert!(f > 0, "datagram {id:?} is not in the capture");
         f
     }
