@@ -5,7 +5,7 @@
 // server (quic-go/http3) that a browser loads a page from in
 // scripts/quic-browser-captures.sh.
 //
-//	quicpeer -server 10.81.2.1:443 -cert chain.pem -key key.pem [-answer N] [-retry] [-versions 1,2] [-0rtt] [-h3]
+//	quicpeer -server 10.81.2.1:443 -cert chain.pem -key key.pem [-answer N] [-retry] [-versions 1,2] [-0rtt] [-h3 [-tcp]]
 //	quicpeer -client 10.81.2.1:443 [-versions 2,1] [-n 2] [-0rtt]
 //
 // Each stream carries one request line ("GET /\n"), answered with N bytes
@@ -16,9 +16,10 @@
 // small HTML page showing three images, /a.png, /b.png and /c.png, each a
 // PNG of about 20 KB (noise, which does not compress, from a fixed seed:
 // the same bytes every run), so a browser makes four requests on the
-// connection. It logs each request on stderr.
+// connection; GET /text.html answers a page of text only (nothing else to
+// load: one request). It logs each request on stderr.
 //
-// With -h3 -tcp the server also serves the same page over TLS on TCP at
+// With -h3 -tcp the server also serves the same pages over TLS on TCP at
 // the same address and port (net/http: HTTP/2, or HTTP/1.1 for a client
 // that does not offer h2), each response announcing HTTP/3 on that port
 // (Alt-Svc: h3=":443"; ma=86400), as a server does that a browser first
@@ -165,7 +166,8 @@ func serve(addr, certFile, keyFile string, answer int, retry, h3, overTCP bool, 
 	}
 }
 
-// pageHandler serves -h3's page: GET / and its three images.
+// pageHandler serves -h3's page: GET / and its three images; and GET
+// /text.html, a page of text only.
 func pageHandler() http.Handler {
 	const page = `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>rttdoc QUIC</title><link rel="icon" href="data:,"></head>
@@ -173,10 +175,19 @@ func pageHandler() http.Handler {
 <img src="/a.png" width="72" height="72"> <img src="/b.png" width="72" height="72"> <img src="/c.png" width="72" height="72">
 </body></html>
 `
+	// A page with nothing else to load (no images, no favicon): one request.
+	const text = `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>rttdoc text</title><link rel="icon" href="data:,"></head>
+<body><p>Only text.</p></body></html>
+`
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, page)
+	})
+	mux.HandleFunc("GET /text.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, text)
 	})
 	for i, name := range []string{"a", "b", "c"} {
 		img := noisePNG(uint64(i + 1))

@@ -207,6 +207,19 @@ fn first_connection(test: &str, name: &str) -> Option<(serde_json::Value, Vec<Da
     Some((doc, d))
 }
 
+/// A test's capture read (tshark present), its QUIC connections' names
+/// checked, for a capture whose handshake does not finish.
+fn first_connection_unfinished(
+    test: &str,
+    name: &str,
+) -> Option<(serde_json::Value, Vec<Datagram>)> {
+    if !require(test, &["tshark"], false) {
+        return None;
+    }
+    let (_, doc, d) = analyse(name);
+    Some((doc, d))
+}
+
 /// The handshake row ends at the client's first short-header packet.
 fn check_handshake_row(c: &serde_json::Value, d: &[Datagram]) {
     let first = d.iter().find(|x| x.from_client).unwrap();
@@ -702,4 +715,49 @@ fn monitor_counts_quic_connections_on_a_replay() {
         ),
         "{text}"
     );
+}
+
+/// Chromium with HTTP/3 learnt from Alt-Svc, UDP to the server dropped:
+/// its QUIC Initials go unanswered and it loads the page over TCP, whose
+/// SYN ends the wait for QUIC (the probes after it were nobody's wait).
+/// Control: the same with UDP through, answered in one round trip.
+#[test]
+fn a_browser_that_fell_back_to_tcp_waited_for_quic_until_its_syn() {
+    let Some((doc, d)) = first_connection_unfinished(
+        "a_browser_that_fell_back_to_tcp_waited_for_quic_until_its_syn",
+        "chromium-udp-blocked",
+    ) else {
+        return;
+    };
+    let path = capture("chromium-udp-blocked");
+    let syn = &tshark_fields(
+        &path,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0",
+        &["frame.number", "frame.time_relative", "tcp.stream"],
+    )[0];
+    let (syn_frame, syn_time): (u64, f64) = (syn[0].parse().unwrap(), syn[1].parse().unwrap());
+    assert!(d.iter().all(|x| x.from_client), "the server sent no UDP");
+    let last = d
+        .iter()
+        .rfind(|x| x.frame < syn_frame)
+        .expect("an Initial before the SYN");
+    let c = &quic_connections(&doc)[0];
+    let x = the(c, "quic_initial_lost");
+    assert_eq!(frames_of(x), vec![last.frame, syn_frame]);
+    close(
+        x["cost_ms"].as_f64().unwrap(),
+        (syn_time - last.time) * 1e3,
+        "until the SYN",
+    );
+    assert!(x["explanation"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("stream {}", syn[2])));
+    // Control: UDP through, QUIC answered, nothing found.
+    let doc = run_rttdoc_json(&capture("chromium-alt-svc"));
+    let c = &quic_connections(&doc)[0];
+    assert!(kinds(c).is_empty(), "{c}");
+    let rtts = c["ledger"][0]["rtts"].as_f64().unwrap();
+    assert!((0.9..1.2).contains(&rtts), "{rtts}");
 }
