@@ -61,14 +61,14 @@ impl<'a> QuicView<'a> {
                 .position(|x| x.from_client)
                 .map(|i| s + 1 + i)
         });
-        let client_done = d
+        let first_short = d
             .iter()
-            .position(|x| x.from_client && x.types.has(PacketType::Short))
-            .or_else(|| {
-                d.iter()
-                    .rposition(|x| x.from_client && x.types.has(PacketType::Handshake))
-            })
-            .filter(|&i| server_initial.is_some_and(|s| i > s));
+            .position(|x| x.from_client && x.types.has(PacketType::Short));
+        let last_handshake = |before: usize| {
+            d[..before]
+                .iter()
+                .rposition(|x| x.from_client && x.types.has(PacketType::Handshake))
+        };
         let (mut rtt_ns, mut vantage) = (None, Vantage::Unknown);
         if let (Some(a), Some(s), Some(n)) = (answered, server_initial, client_next) {
             let out = d[s].ts_ns - d[a].ts_ns;
@@ -85,6 +85,21 @@ impl<'a> QuicView<'a> {
                 };
             }
         }
+        // The client's handshake ends with its Finished, in a Handshake
+        // packet; a client with something to send sends its first 1-RTT
+        // packet with it (the row's end), but one with nothing to send
+        // (a DNS-over-QUIC client before its query) may send none for a
+        // while: a first 1-RTT packet more than a round trip after its
+        // last Handshake packet was written later, and the handshake
+        // ended at that Handshake packet (idle time is nobody's wait).
+        let client_done = match first_short {
+            Some(sh) => match (last_handshake(sh), rtt_ns) {
+                (Some(h), Some(rtt)) if d[sh].ts_ns - d[h].ts_ns > rtt => Some(h),
+                _ => Some(sh),
+            },
+            None => last_handshake(d.len()),
+        }
+        .filter(|&i| server_initial.is_some_and(|s| i > s));
         QuicView {
             facts,
             d,

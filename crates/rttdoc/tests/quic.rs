@@ -58,11 +58,14 @@ fn datagrams(capture: &Path) -> Vec<Datagram> {
             "udp.payload",
         ],
     );
+    // The server's port: where the first datagram (a client's Initial)
+    // went.
+    let server_port = rows.first().map(|r| r[2].clone()).unwrap_or_default();
     rows.iter()
         .map(|r| Datagram {
             frame: r[0].parse().unwrap(),
             time: r[1].parse().unwrap(),
-            from_client: r[2] == "443",
+            from_client: r[2] == server_port,
             bytes: r[3].parse::<u64>().unwrap() - 8,
             long: r[4]
                 .split(',')
@@ -463,6 +466,7 @@ fn other_stacks_quic_reads_as_tshark_reads_it() {
         ),
         ("ndpi-quic-scattered-hellos.pcapng", None),
         ("ndpi-quic-hello-in-two-packets.pcapng", None),
+        ("ndpi-doq-adguard.pcapng", Some("quic_retry")),
     ] {
         let path = dir.join(file);
         let doc = run_rttdoc_json(&path);
@@ -760,4 +764,31 @@ fn a_browser_that_fell_back_to_tcp_waited_for_quic_until_its_syn() {
     assert!(kinds(c).is_empty(), "{c}");
     let rtts = c["ledger"][0]["rtts"].as_f64().unwrap();
     assert!((0.9..1.2).contains(&rtts), "{rtts}");
+}
+
+/// A DNS-over-QUIC client sends no 1-RTT packet until it asks, 0.4 s
+/// after its Handshake packets: the handshake ended at its last Handshake
+/// packet, not at its query.
+#[test]
+fn a_client_with_nothing_to_send_ends_its_handshake_at_its_finished() {
+    if !require(
+        "a_client_with_nothing_to_send_ends_its_handshake_at_its_finished",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let path = data_dir().join("other-projects/ndpi-doq-adguard.pcapng");
+    let d = datagrams(&path);
+    let doc = run_rttdoc_json(&path);
+    let c = &quic_connections(&doc)[0];
+    let short = d.iter().find(|x| x.from_client && x.short).unwrap();
+    let handshake = d
+        .iter()
+        .rfind(|x| x.from_client && x.frame < short.frame && x.long.contains(&2))
+        .unwrap();
+    assert!(short.time - handshake.time > 0.2, "the client was idle");
+    assert_eq!(c["ledger"][0]["end_frame"], handshake.frame);
+    // The Retry's round trip is most of what is beyond the ideal.
+    assert!(c["unexplained_ms"].as_f64().unwrap() < 10.0, "{c}");
 }

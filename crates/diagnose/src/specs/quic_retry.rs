@@ -72,3 +72,21 @@ fn a_token_from_an_earlier_connection_is_no_retry() {
     o.has_no(FindingKind::QuicRetry);
     assert!(o.report.findings.is_empty(), "{:#?}", o.report.findings);
 }
+
+#[test]
+fn a_client_idle_after_its_finished_ends_its_handshake_there() {
+    // A DNS-over-QUIC client: its Finished, then its first 1-RTT packet
+    // (its query) half a second later. The handshake is two round trips
+    // (the Retry's and its own), not the wait for the query.
+    let mut w = QuicWire::new(Path::at_client(40.0));
+    w.initial(0.0);
+    w.retry(20.5);
+    w.initial_with_token(40.6);
+    w.server_initial(61.0, 1200);
+    w.server_handshake(61.0, 900);
+    let finished = w.client_ack(81.5, 100);
+    w.short(super::C, 600.0, 60);
+    let o = w.run();
+    assert_eq!(o.report.ledger[0].end_frame, o.frame(finished));
+    assert!(o.report.unexplained_ms < 2.0, "{}", o.report.unexplained_ms);
+}
