@@ -9,8 +9,9 @@
 //! One round trip at best, as TLS 1.3 over TCP is after the TCP
 //! handshake. The row runs from the first Initial to the client's
 //! first short-header packet (its 1-RTT keys exist only once the server's
-//! Finished arrived), or, with none in the capture, to its last Handshake
-//! packet.
+//! Finished arrived), or to its last Handshake packet before it when
+//! that came more than a round trip later (the client had nothing to
+//! send) or never.
 //!
 //! The round trip: the client's Initial that the server answered, to the
 //! client's first datagram after the server's first Initial (its ACK):
