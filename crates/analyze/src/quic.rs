@@ -66,19 +66,6 @@ impl Types {
     pub fn has(self, t: PacketType) -> bool {
         self.0 & Types::bit(t) != 0
     }
-
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
-    /// Built from a list, for tests and synthetic timelines.
-    pub fn of(types: &[PacketType]) -> Types {
-        let mut set = Types::default();
-        for t in types {
-            set.add(*t);
-        }
-        set
-    }
 }
 
 /// One datagram of a QUIC connection.
@@ -196,11 +183,6 @@ pub enum Outcome {
 }
 
 impl QuicConnections {
-    /// Connections open now.
-    pub fn len(&self) -> usize {
-        self.open.len()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.open.is_empty()
     }
@@ -421,11 +403,11 @@ impl QuicConnections {
         std::mem::take(&mut self.done)
     }
 
-    /// The capture ended: every open connection is finished.
-    pub fn end(&mut self) -> Vec<QuicFacts> {
+    /// The capture ended: every open connection is finished (taken with
+    /// [`QuicConnections::take_done`]).
+    pub fn end(&mut self) {
         let keys: Vec<Key> = self.open.keys().copied().collect();
         self.finish(keys, true);
-        self.take_done()
     }
 }
 
@@ -576,7 +558,8 @@ mod tests {
             q.datagram(stamp(5), 0, &datagram(&[0x41, 1, 2, 3], true)),
             Outcome::Quic
         );
-        let done = q.end();
+        q.end();
+        let done = q.take_done();
         assert_eq!(done.len(), 1);
         assert_eq!(done[0].counts, [2, 1]);
         assert!(done[0].two_way_capture);
@@ -594,7 +577,8 @@ mod tests {
         hs[0] = 0xe0;
         q.datagram(stamp(3), 0, &datagram(&hs, true));
         q.datagram(stamp(4), 0, &datagram(&first, true));
-        let done = q.end();
+        q.end();
+        let done = q.take_done();
         assert_eq!(
             done.iter().map(|f| f.number).collect::<Vec<_>>(),
             vec![0, 1]

@@ -952,17 +952,10 @@ impl<'s> Tracker<'s> {
             }
         }
         self.finisher.drain(&mut *self.sink);
-        if let Some(diagnose) = self.quic_diagnose {
-            let two_way = self.calls.syn_ack_seen;
-            for mut facts in self.quic.end() {
-                facts.two_way_capture |= two_way;
-                let report = diagnose(facts);
-                self.sink.quic(&report);
-                self.quic_reports.add(report);
-            }
-            if self.quic_reports.connections > 0 {
-                self.stats.quic = Some(Box::new(std::mem::take(&mut self.quic_reports)));
-            }
+        self.quic.end();
+        self.report_quic();
+        if self.quic_reports.connections > 0 {
+            self.stats.quic = Some(Box::new(std::mem::take(&mut self.quic_reports)));
         }
         self.stats
     }

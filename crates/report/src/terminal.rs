@@ -522,10 +522,7 @@ pub fn render_quic_connection(
     c: &rttdoc_model::QuicConnectionReport,
     opts: RenderOptions,
 ) -> io::Result<()> {
-    let server = match &c.server_name {
-        Some(name) => format!("{name} ({})", c.server),
-        None => c.server.to_string(),
-    };
+    let server = crate::words::quic_server(c);
     say(
         out,
         opts,
@@ -723,10 +720,7 @@ fn render_quic(
             Some(ms) => fmt_ms(ms),
             None => "unfinished".to_string(),
         };
-        let server = match &c.server_name {
-            Some(name) => format!("{name} ({})", c.server),
-            None => c.server.to_string(),
-        };
+        let server = crate::words::quic_server(c);
         if narrow {
             t.add_row(vec![
                 right(c.number),

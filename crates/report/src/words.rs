@@ -38,6 +38,15 @@ pub fn word_quic(c: &mut QuicConnectionReport) {
     }
 }
 
+/// A QUIC connection's server as its users know it: its name (the
+/// ClientHello's SNI) with its address, else its address.
+pub fn quic_server(c: &QuicConnectionReport) -> String {
+    match &c.server_name {
+        Some(name) => format!("{name} ({})", c.server),
+        None => c.server.to_string(),
+    }
+}
+
 /// A QUIC version as people read it: `version 1`, `draft-29`.
 fn quic_version(v: u32) -> String {
     let name = QuicVersion(v).name();
@@ -50,11 +59,7 @@ fn quic_version(v: u32) -> String {
 
 /// The fix of a QUIC finding, in the terms of its connection.
 fn quic_fix(c: &QuicConnectionReport, x: &Finding) -> String {
-    // The server as its users know it: its name, else its address.
-    let server = match &c.server_name {
-        Some(name) => format!("{name} ({})", c.server),
-        None => c.server.to_string(),
-    };
+    let server = quic_server(c);
     match &x.detail {
         Detail::QuicVersionNegotiation { offered, chosen, .. } => format!(
             "Have the client start in a version {} speaks ({}): a client learns them from the server's Alt-Svc or HTTPS \

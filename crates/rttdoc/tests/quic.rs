@@ -172,8 +172,18 @@ fn analyse(name: &str) -> (PathBuf, serde_json::Value, Vec<Datagram>) {
         assert_eq!(shown, counted, "{name}: {filter}");
     }
     // The server names read out of the Initials are tshark's.
+    for c in quic_connections(&doc) {
+        assert!(c["server_name"].is_string(), "{name}: a server name: {c}");
+    }
+    assert_hellos_are_tsharks(&path, &doc);
+    (path, doc, d)
+}
+
+/// Each QUIC connection's server name and ALPN list, read out of its
+/// Initials, are those of a ClientHello tshark reads in the capture.
+fn assert_hellos_are_tsharks(path: &Path, doc: &serde_json::Value) {
     let hellos = tshark_fields(
-        &path,
+        path,
         &[],
         "tls.handshake.type == 1",
         &[
@@ -181,8 +191,8 @@ fn analyse(name: &str) -> (PathBuf, serde_json::Value, Vec<Datagram>) {
             "tls.handshake.extensions_alpn_str",
         ],
     );
-    for c in quic_connections(&doc) {
-        let name = c["server_name"].as_str().expect("a server name");
+    for c in quic_connections(doc) {
+        let name = c["server_name"].as_str().unwrap_or_default();
         let alpn: Vec<&str> = c["alpn"]
             .as_array()
             .unwrap()
@@ -193,10 +203,10 @@ fn analyse(name: &str) -> (PathBuf, serde_json::Value, Vec<Datagram>) {
             hellos
                 .iter()
                 .any(|h| h[0] == name && h[1] == alpn.join(",")),
-            "{name} {alpn:?}: tshark reads {hellos:?}"
+            "{}: {name} {alpn:?} not among tshark's {hellos:?}",
+            path.display()
         );
     }
-    (path, doc, d)
 }
 
 /// A test's capture read (tshark present), its first QUIC connection's
@@ -472,32 +482,9 @@ fn other_stacks_quic_reads_as_tshark_reads_it() {
         let doc = run_rttdoc_json(&path);
         let problems = display_filter_problems(&path, &doc);
         assert!(problems.is_empty(), "{file}: {problems:?}");
-        let hellos = tshark_fields(
-            &path,
-            &[],
-            "tls.handshake.type == 1",
-            &[
-                "tls.handshake.extensions_server_name",
-                "tls.handshake.extensions_alpn_str",
-            ],
-        );
         let conns = quic_connections(&doc);
         assert!(!conns.is_empty(), "{file}");
-        for c in conns {
-            let name = c["server_name"].as_str().unwrap_or_default();
-            let alpn: Vec<&str> = c["alpn"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|a| a.as_str().unwrap())
-                .collect();
-            assert!(
-                hellos
-                    .iter()
-                    .any(|h| h[0] == name && h[1] == alpn.join(",")),
-                "{file}: {name} {alpn:?} not among tshark's {hellos:?}"
-            );
-        }
+        assert_hellos_are_tsharks(&path, &doc);
         let all: Vec<String> = conns.iter().flat_map(kinds).collect();
         match kind {
             Some(k) => {
