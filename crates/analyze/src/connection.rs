@@ -382,6 +382,11 @@ pub struct Connection {
     /// of a connection whose capture began after its handshake
     /// ([`Connection::settle_roles`]).
     roles_settled: bool,
+    /// A long connection's segments past its timeline, gathered for the
+    /// next window's diagnosis (window.rs).
+    pub(crate) window: Option<Box<crate::window::LaterWindow>>,
+    /// What the windows diagnosed so far found (window.rs).
+    pub(crate) earlier: Option<Box<crate::model::LaterWindows>>,
 }
 
 impl Connection {
@@ -442,6 +447,8 @@ impl Connection {
             lookup_looked_up: false,
             same_as: None,
             roles_settled: false,
+            window: None,
+            earlier: None,
         }
     }
 
@@ -1080,11 +1087,15 @@ impl Connection {
 
         if retransmission
             && self.timeline.len() >= TIMELINE_CAP
+            && self.window.is_none()
             && self.late_retransmissions.len() < LATE_RETRANSMISSIONS_CITED
         {
             self.late_retransmissions.push((dir, at.frame));
         }
-        if self.timeline.len() < TIMELINE_CAP {
+        // Past the timeline's cap, a long connection's segments go to its
+        // window, when the tracker diagnoses windows (window.rs).
+        let first_window = self.timeline.len() < TIMELINE_CAP;
+        if first_window || self.window.is_some() {
             let base = self.half[d].base_seq.unwrap_or(seg.seq);
             let peer_base = self.half[r].base_seq;
             let seq_rel = seg.seq.wrapping_sub(base);
@@ -1092,7 +1103,7 @@ impl Connection {
                 // A short connection's segments in one allocation.
                 self.timeline.reserve_exact(24);
             }
-            self.timeline.push(SegmentRecord {
+            let record = SegmentRecord {
                 frame: at.frame,
                 ts_ns: at.ts_ns,
                 dir,
@@ -1116,7 +1127,11 @@ impl Connection {
                     (below_ack || inside_second)
                         .then(|| (first.0.wrapping_sub(b), first.1.wrapping_sub(b)))
                 }),
-            });
+            };
+            match &mut self.window {
+                Some(w) if !first_window => w.timeline.push(record),
+                _ => self.timeline.push(record),
+            }
         }
 
         if let Some(ladder) = &mut self.ladder {

@@ -141,6 +141,10 @@ impl Turns {
 #[derive(Debug, Default)]
 pub struct Exchanges {
     pub kept: Vec<Exchange>,
+    /// Once a long connection's timeline is full (window.rs): the
+    /// exchanges closed since its last window, for the next one's
+    /// diagnosis, instead of `kept`.
+    pub(crate) spill: Option<Vec<Exchange>>,
     /// All exchanges, including those not kept.
     pub total: u32,
     pub(crate) current: Option<Exchange>,
@@ -880,16 +884,19 @@ impl Exchanges {
 
     fn close(&mut self) {
         if let Some(mut c) = self.current.take() {
-            if self.kept.len() < MAX_KEPT {
-                // The label says how many requests rode behind the first
-                // (counted as they came, worded once).
-                if c.pipelined > 0 {
-                    if let Some(label) = c.label.as_mut() {
-                        label.push_str(&format!(" (+{} pipelined)", c.pipelined));
-                    }
+            let closed = match &mut self.spill {
+                Some(spill) => spill,
+                None if self.kept.len() < MAX_KEPT => &mut self.kept,
+                None => return,
+            };
+            // The label says how many requests rode behind the first
+            // (counted as they came, worded once).
+            if c.pipelined > 0 {
+                if let Some(label) = c.label.as_mut() {
+                    label.push_str(&format!(" (+{} pipelined)", c.pipelined));
                 }
-                self.kept.push(c);
             }
+            closed.push(c);
         }
     }
 
@@ -901,7 +908,8 @@ impl Exchanges {
 
     /// The newest exchange: the open one, else the last kept.
     pub(crate) fn last(&self) -> Option<&Exchange> {
-        self.current.as_ref().or(self.kept.last())
+        let closed = self.spill.as_ref().unwrap_or(&self.kept);
+        self.current.as_ref().or(closed.last())
     }
 
     /// Ends the last exchange (end of connection).

@@ -124,6 +124,15 @@ pub struct ConnectionFacts {
     /// The name lookup (DNS over UDP) its client made for its server just
     /// before its SYN, if the capture has it (dns.rs).
     pub lookup: Option<Box<crate::NameLookup>>,
+    /// Set on the facts of a long connection's later window (window.rs):
+    /// which one it is.
+    pub window: Option<crate::WindowFacts>,
+    /// What a long connection's windows found before its end, folded into
+    /// one report (window.rs): the diagnosis adds it to the connection's.
+    pub earlier: Option<Box<crate::model::LaterWindows>>,
+    /// A long connection's last window (its segments since the one
+    /// before), to be diagnosed with it.
+    pub last_window: Option<Box<ConnectionFacts>>,
 }
 
 /// The RTT samples of a connection, reduced to what the ledger reads.
@@ -186,6 +195,7 @@ impl Connection {
         self.exact_first_byte();
         let handshake = self.handshake_report();
         let early_plaintext = self.early_plaintext();
+        let last_window = self.take_window(ending).map(Box::new);
         // Fields are taken out of the box, not the whole connection moved
         // out of it: a lone SYN's report made that copy the largest cost.
         let c = self;
@@ -241,6 +251,9 @@ impl Connection {
                 .take()
                 .filter(|p| p.server_name == c.server_name_hash()),
             lookup: c.lookup.take(),
+            window: None,
+            earlier: c.earlier.take(),
+            last_window,
         }
     }
 

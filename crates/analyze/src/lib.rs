@@ -59,6 +59,7 @@ mod track;
 mod twins;
 mod upstream;
 mod websocket;
+mod window;
 mod xmpp;
 mod zookeeper;
 
@@ -78,3 +79,4 @@ pub use rttdoc_model::*;
 pub use series::SeriesRequest;
 pub use track::{track_capture, AnalyzeOptions, Tracker, DEFAULT_MAX_FLOWS};
 pub use upstream::UpstreamCall;
+pub use window::{DiagnoseWindow, WindowFacts};

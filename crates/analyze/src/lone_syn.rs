@@ -177,6 +177,9 @@ impl Embryo {
             too_big: Vec::new(),
             previous: None,
             lookup: None,
+            window: None,
+            earlier: None,
+            last_window: None,
         }
     }
 }

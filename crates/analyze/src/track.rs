@@ -205,6 +205,9 @@ pub struct Tracker<'s> {
     /// handshake's few datagrams take less than a hand-over).
     quic: QuicConnections,
     quic_diagnose: Option<QuicDiagnose>,
+    /// Diagnoses a long connection's later windows (window.rs); without
+    /// it, a connection's segments past its timeline are not read.
+    window_diagnose: Option<crate::DiagnoseWindow>,
     quic_reports: QuicSection,
     sink: &'s mut dyn ReportSink,
 }
@@ -235,6 +238,7 @@ impl<'s> Tracker<'s> {
             finisher,
             quic: QuicConnections::default(),
             quic_diagnose: None,
+            window_diagnose: None,
             quic_reports: QuicSection::default(),
             sink,
         }
@@ -244,6 +248,13 @@ impl<'s> Tracker<'s> {
     /// into the capture's [`QuicSection`] (`CaptureStats::quic`).
     pub fn with_quic(mut self, diagnose: QuicDiagnose) -> Self {
         self.quic_diagnose = Some(diagnose);
+        self
+    }
+
+    /// Diagnoses long connections a window at a time (window.rs) with
+    /// `diagnose`.
+    pub fn with_windows(mut self, diagnose: crate::DiagnoseWindow) -> Self {
+        self.window_diagnose = Some(diagnose);
         self
     }
 
@@ -469,6 +480,7 @@ impl<'s> Tracker<'s> {
                     &mut self.paths,
                     &mut self.twins,
                     &mut self.calls,
+                    self.window_diagnose,
                 );
                 self.mark_same_as(same);
                 return;
@@ -572,6 +584,7 @@ impl<'s> Tracker<'s> {
             &mut self.paths,
             &mut self.twins,
             &mut self.calls,
+            self.window_diagnose,
         );
         self.mark_same_as(same);
     }
@@ -978,12 +991,16 @@ fn track_in(
     paths: &mut PathSamples,
     twins: &mut Twins,
     calls: &mut Calls,
+    windows: Option<crate::DiagnoseWindow>,
 ) -> Option<SameAs> {
     if conn.capture_copy(at, dir, seg) {
         stats.capture_duplicates += 1;
         return None;
     }
     conn.observe(at, dir, seg);
+    if let Some(diagnose) = windows {
+        conn.window_step(diagnose);
+    }
     if conn.exchanges.events != 0 {
         note_exchange(conn, calls, paths);
     }
@@ -1201,9 +1218,11 @@ fn note_connect_backs(conn: &mut Connection, dials: &crate::connect_back::Dials)
             .during(stream, server, client, from, greeting.ts_ns)
             .map(Box::new);
     }
-    let from = x.connect_backs_noted.min(x.kept.len());
-    x.connect_backs_noted = x.kept.len();
-    for e in x.kept[from..].iter_mut().chain(x.current.as_mut()) {
+    // (A long connection's exchanges closed since its last window.)
+    let closed = x.spill.as_mut().unwrap_or(&mut x.kept);
+    let from = x.connect_backs_noted.min(closed.len());
+    x.connect_backs_noted = closed.len();
+    for e in closed[from..].iter_mut().chain(x.current.as_mut()) {
         if let (Some(answer), None) = (e.response_first, &e.connect_back) {
             e.connect_back = dials
                 .during(stream, server, client, e.request_first.ts_ns, answer.ts_ns)
@@ -1333,11 +1352,15 @@ pub fn track_capture(
     options: AnalyzeOptions,
     diagnose: Diagnose,
     quic: Option<QuicDiagnose>,
+    windows: Option<crate::DiagnoseWindow>,
     sink: &mut dyn ReportSink,
 ) -> CaptureStats {
     let mut tracker = Tracker::new(options, diagnose, sink);
     if let Some(quic) = quic {
         tracker = tracker.with_quic(quic);
+    }
+    if let Some(windows) = windows {
+        tracker = tracker.with_windows(windows);
     }
     let secrets = capture.secrets();
     let error = loop {

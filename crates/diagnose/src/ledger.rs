@@ -64,6 +64,7 @@ impl Clock {
             excess_rtts,
             excess_ms,
             ideal_basis,
+            summed: 0,
         }
     }
 }
@@ -305,7 +306,24 @@ fn duration_words(ns: i64) -> String {
 /// The longest round trip taken for a path's (ten minutes).
 const MAX_RTT_NS: i64 = 600_000_000_000;
 
+/// Diagnoses a later window of a long connection (its facts say which)
+/// and folds what it found into what the windows before it found
+/// (window.rs).
+pub(crate) fn fold_window(c: ConnectionFacts, later: &mut Option<Box<crate::model::LaterWindows>>) {
+    if let Some(window) = c.window {
+        crate::window::fold(window, report(c), later);
+    }
+}
+
 pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
+    // A later window of a long connection: its exchanges' rows and the
+    // detectors of what recurs, nothing of the connection's beginning.
+    let window = c.window;
+    // What a long connection's windows found, its last one's too.
+    let mut later = c.earlier.take();
+    if let Some(last) = c.last_window.take() {
+        fold_window(*last, &mut later);
+    }
     let handshake = c.handshake.clone();
 
     // Path RTT: a clean handshake (one SYN, one SYN-ACK) times one full
@@ -430,7 +448,8 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // (the client's), with the row's index and the frames to look in.
     let mut paced_rows: Vec<(usize, Direction, u64, u64)> = Vec::new();
 
-    if let (Some(syn), Some(end)) = (
+    if let (None, Some(syn), Some(end)) = (
+        window,
         c.first_syn,
         c.handshake_ack
             .map(|a| (a, false))
@@ -579,7 +598,9 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     let request_mss = (handshake.server_mss.unwrap_or(1460) as u64)
         .saturating_sub(options)
         .max(1);
-    let greeting = greets_from.and_then(|(from, _)| waited_greeting(&c, from, shift_ns, jitter_ns));
+    let greeting = greets_from
+        .filter(|_| window.is_none())
+        .and_then(|(from, _)| waited_greeting(&c, from, shift_ns, jitter_ns));
     if let (Some((opened, greeted)), Some((_, in_tls))) = (greeting, greets_from) {
         let (after, opened_by) = if in_tls {
             ("TLS handshake", "the client's Finished")
@@ -735,6 +756,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         excess_ms,
         findings: Vec::new(),
         unexplained_ms: 0.0,
+        later_windows: None,
         ladder: c.ladder.map(Vec::into_boxed_slice),
         series: c.series.map(Box::new),
     };
@@ -974,7 +996,10 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     // A request Nagle held whole (behind the client's TLS Finished, still
     // unacknowledged) was written when the hold began: its wait starts
     // there, where no other row's time is.
-    let held = crate::detect::held_requests(&facts_of!(&report, &idle));
+    let held = match window {
+        None => crate::detect::held_requests(&facts_of!(&report, &idle)),
+        Some(_) => Vec::new(),
+    };
     if !held.is_empty() {
         for (n, from) in held {
             let request = c.exchanges[n - 1].request_first;
@@ -983,11 +1008,15 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
     }
     let facts = facts_of!(&report, &idle);
-    let mut findings = if c.detect {
-        crate::detect::run(&facts)
-    } else {
-        Vec::new()
+    let mut findings = match (c.detect, window) {
+        (false, _) => Vec::new(),
+        (true, None) => crate::detect::run(&facts),
+        (true, Some(_)) => crate::detect::run_window(&facts),
     };
+    if let Some(later) = later {
+        crate::window::join(&mut report, &mut findings, later);
+        (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
+    }
     report.unexplained_ms = attribute(&report.ledger, &mut findings);
     report.findings = findings;
     report

@@ -18,6 +18,7 @@
 pub mod detect;
 mod ledger;
 mod quic_diagnosis;
+mod window;
 
 #[cfg(test)]
 mod specs;
@@ -37,10 +38,18 @@ pub fn diagnose(facts: ConnectionFacts) -> ConnectionReport {
     ledger::report(facts)
 }
 
+/// Diagnoses one later window of a long connection and folds what it
+/// found into what its earlier windows found (window.rs).
+pub fn diagnose_window(facts: ConnectionFacts, earlier: &mut Option<Box<LaterWindows>>) {
+    ledger::fold_window(facts, earlier);
+}
+
 /// A tracker whose finished connections are diagnosed and handed to `sink`
 /// (and whose QUIC connections are diagnosed into its stats).
 pub fn tracker<'s>(options: AnalyzeOptions, sink: &'s mut dyn ReportSink) -> Tracker<'s> {
-    Tracker::new(options, diagnose, sink).with_quic(diagnose_quic)
+    Tracker::new(options, diagnose, sink)
+        .with_quic(diagnose_quic)
+        .with_windows(diagnose_window)
 }
 
 /// Diagnoses one QUIC connection: its handshake's ledger row and what the
@@ -57,5 +66,12 @@ pub fn analyze_capture(
     options: AnalyzeOptions,
     sink: &mut dyn ReportSink,
 ) -> CaptureStats {
-    rttdoc_analyze::track_capture(capture, options, diagnose, Some(diagnose_quic), sink)
+    rttdoc_analyze::track_capture(
+        capture,
+        options,
+        diagnose,
+        Some(diagnose_quic),
+        Some(diagnose_window),
+        sink,
+    )
 }

@@ -134,6 +134,7 @@ impl<'a> QuicView<'a> {
             explanation: String::new(),
             fix: String::new(),
             waits,
+            unlisted_waits: None,
         }
     }
 }
@@ -208,6 +209,7 @@ pub(crate) fn report(facts: QuicFacts) -> QuicConnectionReport {
             } else {
                 "QUIC handshake: 1 RTT".to_string()
             },
+            summed: 0,
         });
     }
     let mut findings = Vec::new();

@@ -115,6 +115,43 @@ impl Direction {
     }
 }
 
+/// What a long connection's later windows held, and, while the
+/// connection is tracked, what their diagnosis found (folded window by
+/// window: one ledger row per phase, one finding per kind and side).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaterWindows {
+    /// Windows diagnosed (each up to [`TIMELINE_CAP`] segments).
+    pub windows: u32,
+    /// The first window's first frame.
+    pub first_frame: u64,
+    /// The last window's last frame.
+    pub last_frame: u64,
+    /// Exchanges closed in them.
+    pub exchanges: u32,
+    /// The number of the first of them (1-based, as in the ledger), 0
+    /// when none.
+    pub first_exchange: u32,
+    /// Their ledger rows summed per phase.
+    #[serde(skip)]
+    pub rows: Vec<LedgerRow>,
+    /// Their findings, one per kind and side.
+    #[serde(skip)]
+    pub findings: Vec<Finding>,
+}
+
+/// The waits of a finding past the ones it lists ([`MAX_WAITS_LISTED`]):
+/// a long connection's hundredth thousand stall is counted, not cited.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct UnlistedWaits {
+    /// How many.
+    pub count: u32,
+    /// Their sum (ms): `cost_ms` is the listed waits' sum plus this.
+    pub ms: f64,
+}
+
+/// The waits a finding lists at most (the rest are [`UnlistedWaits`]).
+pub const MAX_WAITS_LISTED: usize = 1024;
+
 /// One phase of a connection's round-trip ledger.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LedgerRow {
@@ -143,6 +180,14 @@ pub struct LedgerRow {
     pub excess_ms: Option<f64>,
     /// Why the ideal is what it is ("TLS 1.3 full handshake: 1 RTT").
     pub ideal_basis: String,
+    /// How many rows of a long connection's later windows this one sums
+    /// (`ConnectionReport::later_windows`); 0 for a row of its own.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub summed: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// TCP handshake details.
@@ -588,6 +633,10 @@ pub struct Finding {
     /// hold for every one of them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub waits: Vec<Wait>,
+    /// Waits past the [`MAX_WAITS_LISTED`] in `waits` (a long connection's),
+    /// counted and summed: then `cost_ms` is `waits`' sum plus their `ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlisted_waits: Option<UnlistedWaits>,
 }
 
 /// What a finding found, as data: the numbers and names its explanation
@@ -1291,6 +1340,13 @@ pub struct ConnectionReport {
     pub findings: Vec<Finding>,
     /// Latency-phase excess no finding accounts for (ms, >= 0).
     pub unexplained_ms: f64,
+    /// A long connection's segments past the first [`TIMELINE_CAP`],
+    /// diagnosed a window at a time: which frames and exchanges they
+    /// hold. Their ledger rows are summed per phase (one row each, after
+    /// the itemized ones) and their findings are in `findings`, so the
+    /// totals above cover the whole connection. Absent on the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub later_windows: Option<Box<LaterWindows>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     /// Every frame, with `--conn N` for this stream (a boxed slice: one
     /// report in thousands has it, and every report is moved).

@@ -258,6 +258,7 @@ mod tests {
             fix: String::new(),
             display_filter: String::new(),
             waits: vec![],
+            unlisted_waits: None,
         }
     }
 

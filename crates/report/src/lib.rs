@@ -65,7 +65,7 @@ pub fn fmt_rtts(rtts: f64) -> String {
 pub fn worst_row(c: &ConnectionReport) -> Option<&rttdoc_model::LedgerRow> {
     c.ledger
         .iter()
-        .filter(|r| r.phase.is_latency())
+        .filter(|r| r.phase.is_latency() && r.summed == 0)
         .filter(|r| r.excess_rtts.unwrap_or(0.0) > 0.0)
         .max_by(|a, b| {
             a.excess_rtts

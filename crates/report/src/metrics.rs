@@ -494,7 +494,13 @@ impl Metrics {
             self.first_byte.get_or_create(&labels).observe(ms / 1e3);
         }
         if let Some(rtt) = c.rtt_ms {
-            for row in c.ledger.iter().filter(|r| r.phase == Phase::FirstByte) {
+            // (A row summing a long connection's later exchanges is no
+            // one answer's wait.)
+            for row in c
+                .ledger
+                .iter()
+                .filter(|r| r.phase == Phase::FirstByte && r.summed == 0)
+            {
                 let think = (row.duration_ms - rtt).max(0.0);
                 self.think_time.get_or_create(&labels).observe(think / 1e3);
             }
@@ -706,6 +712,7 @@ mod tests {
             excess_rtts: None,
             excess_ms: None,
             ideal_basis: String::new(),
+            summed: 0,
         }
     }
 

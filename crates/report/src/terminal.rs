@@ -1069,7 +1069,9 @@ pub fn render_connection(
                 });
             }
         }
-        for r in &c.ledger {
+        // (A row summing a long connection's later exchanges spans them
+        // all: no one place in the ladder.)
+        for r in c.ledger.iter().filter(|r| r.summed == 0) {
             notes
                 .entry(r.start_frame)
                 .or_default()

@@ -42,6 +42,7 @@ pub(crate) fn report(server_port: u16) -> ConnectionReport {
         excess_ms: 0.0,
         findings: vec![],
         unexplained_ms: 0.0,
+        later_windows: None,
         ladder: None,
         series: None,
     }
@@ -63,5 +64,6 @@ pub(crate) fn finding(kind: FindingKind, cost_ms: f64) -> Finding {
         fix: String::new(),
         display_filter: String::new(),
         waits: vec![],
+        unlisted_waits: None,
     }
 }

@@ -141,6 +141,12 @@ fn past_the_timeline(n: u32) -> String {
     )
 }
 
+/// A finding's waits: those it lists and those past them (a long
+/// connection's, `unlisted_waits`).
+fn listed_and_not(x: &Finding) -> u32 {
+    x.waits.len() as u32 + x.unlisted_waits.map_or(0, |u| u.count)
+}
+
 fn times(n: u32) -> String {
     if n == 1 {
         "once".to_string()
@@ -219,7 +225,7 @@ pub fn explanation(x: &Finding) -> String {
             let times = times(if x.waits.is_empty() {
                 *holds
             } else {
-                x.waits.len() as u32
+                listed_and_not(x)
             });
             match x.kind {
                 FindingKind::NagleDelayedAck => {
@@ -921,7 +927,7 @@ pub fn explanation(x: &Finding) -> String {
         } => format!(
             "Exchange {exchange}: after {idle_s:.1} s idle the server sent only {burst_segments} segments before waiting for ACKs (an earlier response went out in bursts of {earlier_burst_segments}): \
              it restarted slow start from its initial window, {} ACK-clocked pauses, {cost:.0} ms of extra round trips.",
-            x.waits.len(),
+            listed_and_not(x),
         ),
         Detail::TlsExtraRtt {
             rtts,

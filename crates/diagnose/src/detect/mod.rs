@@ -802,6 +802,7 @@ impl<'a> Facts<'a> {
             fix: String::new(),
             display_filter: format!("tcp.stream eq {}", self.report.stream),
             waits: Vec::new(),
+            unlisted_waits: None,
         }
     }
 
@@ -892,19 +893,51 @@ type Summary = fn(&Facts<'_>, &[Finding]) -> Option<Finding>;
 /// rules have kept only the possible ones.
 const SUMMARIES: [Summary; 1] = [tls_extra_rtt::summarize];
 
+/// The detectors of what recurs over a connection's life, run on each
+/// later window of a long connection (rttdoc-analyze's window.rs): Nagle
+/// and delayed ACKs, the server's and the path's waits per exchange,
+/// windows, losses, restarts after idle. Not those of its beginning (the
+/// lookup, the handshakes, the first flight, reuse), which its first
+/// window (its own timeline) had.
+const WINDOW_DETECTORS: [Detector; 10] = [
+    server_think_time::detect,
+    downlink_queue::detect,
+    upstream_wait::detect,
+    connect_back::detect,
+    expect_continue::detect,
+    nagle::detect,
+    zero_window::detect,
+    rwnd_limited::detect,
+    retransmission::detect,
+    slow_start_after_idle::detect,
+];
+
 /// Runs every detector on one connection: the detectors, the causality
 /// rules over what they found, then the summaries.
 pub fn run(f: &Facts<'_>) -> Vec<Finding> {
+    run_these(f, &DETECTORS, true)
+}
+
+/// Runs the detectors of what recurs ([`WINDOW_DETECTORS`]) on a later
+/// window of a long connection, and the causality rules over what they
+/// found; no summaries (they restate the handshake's findings).
+pub fn run_window(f: &Facts<'_>) -> Vec<Finding> {
+    run_these(f, &WINDOW_DETECTORS, false)
+}
+
+fn run_these(f: &Facts<'_>, detectors: &[Detector], summaries: bool) -> Vec<Finding> {
     let mut out = Vec::new();
-    for detect in DETECTORS {
+    for detect in detectors {
         detect(f, &mut out);
     }
     causality::enforce(f, &mut out);
-    let summaries: Vec<Finding> = SUMMARIES
-        .iter()
-        .filter_map(|summarize| summarize(f, &out))
-        .collect();
-    out.extend(summaries);
+    if summaries {
+        let summaries: Vec<Finding> = SUMMARIES
+            .iter()
+            .filter_map(|summarize| summarize(f, &out))
+            .collect();
+        out.extend(summaries);
+    }
     for finding in &mut out {
         // A cost summed from no waits is -0.0 (an empty f64 sum): + 0.0
         // makes it the 0 people expect ("cost_ms": -0.0 in the JSON).

@@ -1,0 +1,157 @@
+//! A long connection diagnosed a window at a time.
+//!
+//! The detectors read a connection's segments, and a connection keeps at
+//! most [`TIMELINE_CAP`] of them: its first. A long one (an SFTP backup, a
+//! benchmark's keep-alive connection, a database client's pool) goes on
+//! stalling the same way for minutes after that, and a diagnosis of its
+//! first segments alone counts a fraction of its stalls and says nothing
+//! of the rest. So, when the tracker is given a [`DiagnoseWindow`], the
+//! segments past the timeline are gathered in a window of the same size;
+//! a full window is frozen into facts of its own (its segments, the
+//! exchanges closed in it, the connection's handshake and round trip as
+//! known by then) and diagnosed on the spot, and what it found is folded
+//! into what the connection carries (`earlier`, a [`LaterWindows`]). The last window,
+//! however short, is frozen with the connection and diagnosed with it.
+//! Memory stays that of one timeline and one window per connection, and
+//! the folded report, whose waits are bounded (the diagnosis's).
+//!
+//! The first window is the connection's own timeline: the handshake, the
+//! TLS session and the exchanges begun in it are diagnosed as before;
+//! the exchanges closed later go to the windows they closed in.
+
+use crate::connection::{Connection, SegmentRecord, Stamp, TIMELINE_CAP};
+use crate::facts::{ConnectionFacts, RttFacts};
+use crate::model::{Direction, Ending, LaterWindows};
+
+/// Diagnoses one window's facts and folds what it found into what the
+/// connection's earlier windows found (`rttdoc_diagnose::diagnose_window`).
+/// A plain function, as [`crate::Diagnose`].
+pub type DiagnoseWindow = fn(ConnectionFacts, &mut Option<Box<LaterWindows>>);
+
+/// The segments of a long connection since its last window.
+#[derive(Debug, Default)]
+pub(crate) struct LaterWindow {
+    pub(crate) timeline: Vec<SegmentRecord>,
+    /// Windows taken so far (the timeline not counted).
+    taken: u32,
+    /// Exchanges the connection closed before this window's.
+    exchanges_before: u32,
+}
+
+/// What marks a connection's facts as one of its later windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowFacts {
+    /// Its place: 1 for the first window after the timeline.
+    pub index: u32,
+    /// Exchanges closed before this window's (its exchanges are numbered
+    /// from there).
+    pub exchanges_before: u32,
+}
+
+impl Connection {
+    /// After each segment, with windows diagnosed: opens the window once
+    /// the timeline is full, and diagnoses it once it is full in turn.
+    #[inline]
+    pub(crate) fn window_step(&mut self, diagnose: DiagnoseWindow) {
+        if self.timeline.len() < TIMELINE_CAP {
+            return;
+        }
+        match &self.window {
+            None => {
+                // The exchanges closed from here on are the windows'.
+                let open = self.exchanges.current.is_some() as u32;
+                self.window = Some(Box::new(LaterWindow {
+                    timeline: Vec::with_capacity(TIMELINE_CAP),
+                    taken: 0,
+                    exchanges_before: self.exchanges.total.saturating_sub(open),
+                }));
+                self.exchanges.spill = Some(Vec::new());
+                self.exchanges.connect_backs_noted = 0;
+            }
+            Some(w) if w.timeline.len() >= TIMELINE_CAP => {
+                if let Some(facts) = self.take_window(Ending::Open) {
+                    diagnose(facts, &mut self.earlier);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The window's segments and the exchanges closed in it, frozen into
+    /// facts of their own (None when no window is open or it is empty).
+    /// The connection's handshake, round-trip samples and counts so far
+    /// come along: the window's clock and sizes are the connection's.
+    pub(crate) fn take_window(&mut self, ending: Ending) -> Option<ConnectionFacts> {
+        let w = self.window.as_mut()?;
+        let (first, last) = match (w.timeline.first(), w.timeline.last()) {
+            (Some(a), Some(b)) => (stamp(a), stamp(b)),
+            _ => return None,
+        };
+        let timeline = std::mem::replace(&mut w.timeline, Vec::with_capacity(TIMELINE_CAP));
+        w.taken += 1;
+        let window = crate::WindowFacts {
+            index: w.taken,
+            exchanges_before: w.exchanges_before,
+        };
+        let exchanges = std::mem::take(self.exchanges.spill.get_or_insert_with(Vec::new));
+        w.exchanges_before += exchanges.len() as u32;
+        self.exchanges.connect_backs_noted = 0;
+        let c = &*self;
+        Some(ConnectionFacts {
+            stream: c.stream,
+            client: c.client,
+            server: c.server,
+            first,
+            same_as: None,
+            mptcp: None,
+            last,
+            ending,
+            handshake: c.handshake_report(),
+            first_syn: c.first_syn,
+            last_syn: c.last_syn,
+            syn_count: c.syn_count,
+            syn_ack: c.syn_ack,
+            syn_ack_count: c.syn_ack_count,
+            syn_acks: c.syn_acks.clone(),
+            handshake_ack: c.handshake_ack,
+            handshake_ack_tsecr: c.handshake_ack_tsecr,
+            initial_rtt_ns: c.initial_rtt_ns,
+            rtt: RttFacts {
+                two_sided_estimate: c.rtt.two_sided_estimate(),
+                estimate: c.rtt.estimate(),
+                min_client_side: c.rtt.min_for(Direction::ServerToClient),
+                pure_ack_sides: c.rtt.pure_ack_sides(),
+            },
+            stats: [c.half[0].stats.clone(), c.half[1].stats.clone()],
+            tls: None,
+            exchanges_total: exchanges.len() as u32,
+            exchanges,
+            greeting: None,
+            greeting_connect_back: None,
+            protocol: c.exchanges.protocol,
+            timeline,
+            ladder: None,
+            series: None,
+            early_plaintext: None,
+            detect: c.detect,
+            path_samples: Vec::new(),
+            path_busy: Vec::new(),
+            late_retransmissions: Vec::new(),
+            sibling_closes: c.sibling_closes.clone(),
+            sibling_data: c.sibling_data.clone(),
+            too_big: Vec::new(),
+            previous: None,
+            lookup: None,
+            window: Some(window),
+            earlier: None,
+            last_window: None,
+        })
+    }
+}
+
+fn stamp(r: &SegmentRecord) -> Stamp {
+    Stamp {
+        frame: r.frame,
+        ts_ns: r.ts_ns,
+    }
+}
