@@ -962,3 +962,112 @@ fn a_window_scale_above_fourteen_is_used_as_fourteen() {
     // The window of 1000 scaled by 2^14.
     assert!(ladder.iter().any(|e| e.window == 1000 << 14), "{ladder:?}");
 }
+
+/// A client-side capture (RTT 30 ms) of `n` exchanges, each a request in
+/// two small writes with Nagle on: the second (20 bytes) leaves the
+/// moment the server's ACK of the first (10 bytes) arrives, one round trip
+/// later; then the 5-byte answer. Four segments an exchange, ending with
+/// the client's FIN and the server's.
+fn nagle_exchanges(n: u32) -> Vec<(i64, Segment<'static>)> {
+    let mut s = vec![
+        (0, seg(true, 100, 0, SYN, b"")),
+        (30, seg(false, 900, 101, SYN | ACK, b"")),
+        (30, seg(true, 101, 901, ACK, b"")),
+    ];
+    let (mut c, mut srv, mut t) = (101u32, 901u32, 100i64);
+    for _ in 0..n {
+        s.push((t, seg(true, c, srv, PSH | ACK, b"0123456789")));
+        s.push((t + 30, seg(false, srv, c + 10, ACK, b"")));
+        s.push((
+            t + 30,
+            seg(true, c + 10, srv, PSH | ACK, b"01234567890123456789"),
+        ));
+        s.push((t + 60, seg(false, srv, c + 30, PSH | ACK, b"done!")));
+        (c, srv, t) = (c + 30, srv + 5, t + 70);
+    }
+    s.push((t, seg(true, c, srv, FIN | ACK, b"")));
+    s.push((t + 30, seg(false, srv, c + 1, FIN | ACK, b"")));
+    s.push((t + 30, seg(true, c + 1, srv + 1, ACK, b"")));
+    // Windows wide open: only Nagle holds anything.
+    for (_, x) in &mut s {
+        x.window = 65535;
+    }
+    s
+}
+
+/// The holds one Nagle finding counts: the waits it lists and those past them.
+fn holds(f: &crate::model::Finding) -> usize {
+    f.waits.len() + f.unlisted_waits.map_or(0, |u| u.count as usize)
+}
+
+#[test]
+fn a_long_connection_is_diagnosed_to_its_end_a_window_at_a_time() {
+    // 1500 exchanges: 6003 segments, three times the timeline's 2048.
+    let n = 1500;
+    let r = run(nagle_exchanges(n), AnalyzeOptions::default());
+    let c = &r.reports[0];
+    assert_eq!(c.exchanges, n);
+    let later = c.later_windows.as_deref().expect("later windows");
+    // The timeline, one window diagnosed while tracking, the last at the end.
+    assert_eq!(later.windows, 2);
+    // Every exchange is in the ledger: itemized, or in the later windows'
+    // row (one per phase) that sums them.
+    let itemized = c
+        .ledger
+        .iter()
+        .filter(|r| r.phase == crate::model::Phase::FirstByte && r.summed == 0)
+        .count() as u32;
+    let summed: Vec<_> = c.ledger.iter().filter(|r| r.summed > 0).collect();
+    assert_eq!(summed.len(), 1, "{summed:?}");
+    assert_eq!(itemized + summed[0].summed, n);
+    assert_eq!(later.first_exchange, itemized + 1);
+    assert_eq!(later.exchanges, summed[0].summed);
+    // One finding for the client's holds, all of them but the few whose
+    // silence began in the window before theirs.
+    let nagle: Vec<_> = c
+        .findings
+        .iter()
+        .filter(|f| f.kind == crate::model::FindingKind::NagleHold)
+        .collect();
+    assert_eq!(nagle.len(), 1, "{:?}", kinds(c));
+    let f = nagle[0];
+    assert!(
+        holds(f) + 3 >= n as usize && holds(f) <= n as usize,
+        "{}",
+        holds(f)
+    );
+    assert_eq!(f.waits.len(), crate::model::MAX_WAITS_LISTED);
+    let unlisted = f.unlisted_waits.expect("waits past the listed");
+    let listed_ms: f64 = f.waits.iter().map(|w| w.ms).sum();
+    assert!((listed_ms + unlisted.ms - f.cost_ms).abs() < 1e-6);
+    // Each hold is a round trip.
+    assert!(
+        (f.cost_ms / holds(f) as f64 - 30.0).abs() < 0.5,
+        "{}",
+        f.cost_ms
+    );
+    assert!(f.waits.iter().all(|w| w.release_frame.is_some()));
+    // The numbers add up over the whole connection.
+    let attributed: f64 = c.findings.iter().map(|f| f.attributed_ms).sum();
+    assert!((attributed + c.unexplained_ms - c.excess_ms).abs() < 1e-3);
+    assert!(
+        c.unexplained_ms < 0.01 * c.excess_ms,
+        "{}",
+        c.unexplained_ms
+    );
+}
+
+#[test]
+fn a_connection_within_its_timeline_has_no_later_windows() {
+    // 500 exchanges: 2003 segments, inside the timeline.
+    let r = run(nagle_exchanges(500), AnalyzeOptions::default());
+    let c = &r.reports[0];
+    assert!(c.later_windows.is_none());
+    assert!(c.ledger.iter().all(|r| r.summed == 0));
+    let f = c
+        .findings
+        .iter()
+        .find(|f| f.kind == crate::model::FindingKind::NagleHold)
+        .unwrap();
+    assert_eq!((holds(f), f.unlisted_waits), (500, None));
+}

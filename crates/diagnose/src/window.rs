@@ -328,3 +328,153 @@ fn merge_detail(d: &mut Detail, later: Detail) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Direction, FindingKind, Wait};
+
+    fn nagle(sender: Direction, holds: u32, waits: usize) -> Finding {
+        let waits: Vec<Wait> = (0..waits as u64)
+            .map(|i| Wait {
+                from_frame: 10 * i,
+                to_frame: 10 * i + 2,
+                release_frame: Some(10 * i + 1),
+                ms: 40.0,
+            })
+            .collect();
+        Finding {
+            kind: FindingKind::NagleDelayedAck,
+            stream: 0,
+            phase: Some(Phase::FirstByte),
+            frames: vec![2, 1],
+            cost_ms: 40.0 * waits.len() as f64,
+            cost_rtts: None,
+            attributed_ms: 0.0,
+            confidence: 0.9,
+            detail: Detail::Nagle {
+                sender,
+                held_frame: 2,
+                ack_frame: 1,
+                first_silence_ms: 40.0,
+                ack_delay_ms: 38.0,
+                holds,
+                protocol: None,
+                paced: Some(crate::model::Pacing {
+                    bytes: 1000,
+                    span_ms: 100.0,
+                }),
+            },
+            explanation: String::new(),
+            fix: String::new(),
+            display_filter: String::new(),
+            waits,
+            unlisted_waits: None,
+        }
+    }
+
+    #[test]
+    fn the_same_hold_in_a_later_window_is_one_finding_with_the_sums() {
+        let mut found = vec![nagle(Direction::ClientToServer, 3, 3)];
+        let at = absorb(&mut found, nagle(Direction::ClientToServer, 2, 2));
+        assert_eq!(at, Some(0));
+        let f = &found[0];
+        assert_eq!((found.len(), f.waits.len(), f.cost_ms), (1, 5, 200.0));
+        let Detail::Nagle { holds, paced, .. } = f.detail else {
+            panic!("{:?}", f.detail)
+        };
+        assert_eq!(holds, 5);
+        assert_eq!(paced.map(|p| (p.bytes, p.span_ms)), Some((2000, 200.0)));
+        // The first window's evidence stays the finding's.
+        assert_eq!(f.frames, vec![2, 1]);
+    }
+
+    #[test]
+    fn a_hold_of_the_other_side_is_another_finding() {
+        let mut found = vec![nagle(Direction::ClientToServer, 1, 1)];
+        absorb(&mut found, nagle(Direction::ServerToClient, 1, 1));
+        assert_eq!(found.len(), 2);
+    }
+
+    #[test]
+    fn waits_past_the_listed_are_counted_and_summed_not_listed() {
+        let mut found = vec![nagle(Direction::ClientToServer, 1000, 1000)];
+        absorb(&mut found, nagle(Direction::ClientToServer, 100, 100));
+        let f = &found[0];
+        assert_eq!(f.waits.len(), MAX_WAITS_LISTED);
+        let u = f.unlisted_waits.unwrap();
+        assert_eq!(u.count as usize, 1100 - MAX_WAITS_LISTED);
+        let listed: f64 = f.waits.iter().map(|w| w.ms).sum();
+        assert_eq!(listed + u.ms, f.cost_ms);
+    }
+
+    #[test]
+    fn a_window_not_paced_by_its_stalls_drops_the_throughput_claim() {
+        let mut found = vec![nagle(Direction::ClientToServer, 1, 1)];
+        let mut later = nagle(Direction::ClientToServer, 1, 1);
+        if let Detail::Nagle { paced, .. } = &mut later.detail {
+            *paced = None;
+        }
+        absorb(&mut found, later);
+        assert!(matches!(found[0].detail, Detail::Nagle { paced: None, .. }));
+    }
+
+    #[test]
+    fn a_wait_for_one_exchange_stays_its_own_finding_up_to_a_bound() {
+        let expect = |exchange| Finding {
+            kind: FindingKind::ExpectContinueWait,
+            detail: Detail::ExpectContinueWait {
+                exchange,
+                request: None,
+                head_frame: 1,
+                body_frame: 2,
+            },
+            ..nagle(Direction::ClientToServer, 1, 1)
+        };
+        let mut found = Vec::new();
+        for n in 0..SEPARATE_KEPT as u32 + 5 {
+            let mut d = expect(n + 1).detail;
+            renumber(&mut d, 400);
+            absorb(
+                &mut found,
+                Finding {
+                    detail: d,
+                    ..expect(0)
+                },
+            );
+        }
+        assert_eq!(found.len(), SEPARATE_KEPT);
+        assert!(matches!(
+            found[0].detail,
+            Detail::ExpectContinueWait { exchange: 401, .. }
+        ));
+    }
+
+    #[test]
+    fn later_rows_are_summed_per_phase() {
+        let row = |phase, start, ms: f64| LedgerRow {
+            phase,
+            label: String::new(),
+            exchange: Some(1),
+            start_frame: start,
+            end_frame: start + 3,
+            duration_ms: ms,
+            rtts: Some(ms / 10.0),
+            ideal_rtts: Some(1.0),
+            excess_rtts: Some(ms / 10.0 - 1.0),
+            excess_ms: Some(ms - 10.0),
+            ideal_basis: String::new(),
+            summed: 0,
+        };
+        let mut rows = Vec::new();
+        add_row(&mut rows, row(Phase::FirstByte, 100, 50.0));
+        add_row(&mut rows, row(Phase::Transfer, 102, 20.0));
+        add_row(&mut rows, row(Phase::FirstByte, 200, 30.0));
+        assert_eq!(rows.len(), 2);
+        let fb = &rows[0];
+        assert_eq!((fb.summed, fb.exchange), (2, None));
+        assert_eq!((fb.start_frame, fb.end_frame), (100, 203));
+        assert_eq!((fb.duration_ms, fb.excess_ms), (80.0, Some(60.0)));
+        assert_eq!(fb.ideal_rtts, Some(2.0));
+    }
+}
