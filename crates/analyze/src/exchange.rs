@@ -142,9 +142,15 @@ impl Turns {
 pub struct Exchanges {
     pub kept: Vec<Exchange>,
     /// Once a long connection's timeline is full (window.rs): the
-    /// exchanges closed since its last window, for the next one's
-    /// diagnosis, instead of `kept`.
+    /// exchanges begun after it (after frame `spill_after`) and closed
+    /// since its last window, for the next one's diagnosis, instead of
+    /// `kept` (which keeps those begun in the timeline, however long they
+    /// last: a download's one exchange is its first window's).
     pub(crate) spill: Option<Vec<Exchange>>,
+    pub(crate) spill_after: u64,
+    /// How many of `spill` were paired with the connections the server
+    /// opened back (as `connect_backs_noted` for `kept`).
+    pub(crate) spill_noted: usize,
     /// All exchanges, including those not kept.
     pub total: u32,
     pub(crate) current: Option<Exchange>,
@@ -885,9 +891,9 @@ impl Exchanges {
     fn close(&mut self) {
         if let Some(mut c) = self.current.take() {
             let closed = match &mut self.spill {
-                Some(spill) => spill,
-                None if self.kept.len() < MAX_KEPT => &mut self.kept,
-                None => return,
+                Some(spill) if c.request_first.frame > self.spill_after => spill,
+                _ if self.kept.len() < MAX_KEPT => &mut self.kept,
+                _ => return,
             };
             // The label says how many requests rode behind the first
             // (counted as they came, worded once).
@@ -908,8 +914,8 @@ impl Exchanges {
 
     /// The newest exchange: the open one, else the last kept.
     pub(crate) fn last(&self) -> Option<&Exchange> {
-        let closed = self.spill.as_ref().unwrap_or(&self.kept);
-        self.current.as_ref().or(closed.last())
+        let spilled = self.spill.as_ref().and_then(|s| s.last());
+        self.current.as_ref().or(spilled).or(self.kept.last())
     }
 
     /// Ends the last exchange (end of connection).

@@ -1218,11 +1218,18 @@ fn note_connect_backs(conn: &mut Connection, dials: &crate::connect_back::Dials)
             .during(stream, server, client, from, greeting.ts_ns)
             .map(Box::new);
     }
-    // (A long connection's exchanges closed since its last window.)
-    let closed = x.spill.as_mut().unwrap_or(&mut x.kept);
-    let from = x.connect_backs_noted.min(closed.len());
-    x.connect_backs_noted = closed.len();
-    for e in closed[from..].iter_mut().chain(x.current.as_mut()) {
+    let from = x.connect_backs_noted.min(x.kept.len());
+    x.connect_backs_noted = x.kept.len();
+    // (A long connection's exchanges begun past its timeline and closed
+    // since its last window.)
+    let spilled = x.spill.as_deref_mut().unwrap_or_default();
+    let spilled_from = x.spill_noted.min(spilled.len());
+    x.spill_noted = spilled.len();
+    for e in x.kept[from..]
+        .iter_mut()
+        .chain(spilled[spilled_from..].iter_mut())
+        .chain(x.current.as_mut())
+    {
         if let (Some(answer), None) = (e.response_first, &e.connect_back) {
             e.connect_back = dials
                 .during(stream, server, client, e.request_first.ts_ns, answer.ts_ns)

@@ -16,8 +16,9 @@
 //! the folded report, whose waits are bounded (the diagnosis's).
 //!
 //! The first window is the connection's own timeline: the handshake, the
-//! TLS session and the exchanges begun in it are diagnosed as before;
-//! the exchanges closed later go to the windows they closed in.
+//! TLS session and the exchanges begun in it, however long they last (a
+//! download's one exchange), are diagnosed as before; an exchange begun
+//! later goes to the window it closed in.
 
 use crate::connection::{Connection, SegmentRecord, Stamp, TIMELINE_CAP};
 use crate::facts::{ConnectionFacts, RttFacts};
@@ -58,15 +59,16 @@ impl Connection {
         }
         match &self.window {
             None => {
-                // The exchanges closed from here on are the windows'.
-                let open = self.exchanges.current.is_some() as u32;
+                // The exchanges begun from here on are the windows'; those
+                // begun so far (the open one too) stay the timeline's.
                 self.window = Some(Box::new(LaterWindow {
                     timeline: Vec::with_capacity(TIMELINE_CAP),
                     taken: 0,
-                    exchanges_before: self.exchanges.total.saturating_sub(open),
+                    exchanges_before: self.exchanges.total,
                 }));
                 self.exchanges.spill = Some(Vec::new());
-                self.exchanges.connect_backs_noted = 0;
+                self.exchanges.spill_after = self.timeline.last().map_or(0, |r| r.frame);
+                self.exchanges.spill_noted = 0;
             }
             Some(w) if w.timeline.len() >= TIMELINE_CAP => {
                 if let Some(facts) = self.take_window(Ending::Open) {
@@ -95,7 +97,7 @@ impl Connection {
         };
         let exchanges = std::mem::take(self.exchanges.spill.get_or_insert_with(Vec::new));
         w.exchanges_before += exchanges.len() as u32;
-        self.exchanges.connect_backs_noted = 0;
+        self.exchanges.spill_noted = 0;
         let c = &*self;
         Some(ConnectionFacts {
             stream: c.stream,

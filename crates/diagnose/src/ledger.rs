@@ -324,6 +324,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
     if let Some(last) = c.last_window.take() {
         fold_window(*last, &mut later);
     }
+    let windowed = window.is_some() || later.is_some();
     let handshake = c.handshake.clone();
 
     // Path RTT: a clean handshake (one SYN, one SYN-ACK) times one full
@@ -771,6 +772,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 path_samples: &c.path_samples,
                 path_busy: &c.path_busy,
                 late_retransmissions: &c.late_retransmissions,
+                windowed,
                 sibling_closes: &c.sibling_closes,
                 sibling_data: &c.sibling_data,
                 too_big: &c.too_big,

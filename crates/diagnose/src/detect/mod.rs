@@ -106,6 +106,10 @@ pub struct Facts<'a> {
     /// Retransmissions past the timeline's cap: senders and frames
     /// (`ConnectionFacts::late_retransmissions`).
     pub late_retransmissions: &'a [(Direction, u64)],
+    /// The segments past the timeline are diagnosed in windows of their
+    /// own (this is one, or the connection has them: window.rs), so none
+    /// past it is counted here.
+    pub windowed: bool,
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time)
     /// (`ConnectionFacts::sibling_closes`).

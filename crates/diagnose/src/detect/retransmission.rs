@@ -456,7 +456,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .filter(|r| r.dir == sender && r.retransmission)
             .count();
         let beyond = (stats.retransmissions as usize).saturating_sub(in_timeline);
-        let beyond = if f.timeline.len() >= rttdoc_analyze::TIMELINE_CAP {
+        // (In windows, each window counts its own.)
+        let beyond = if f.timeline.len() >= rttdoc_analyze::TIMELINE_CAP && !f.windowed {
             beyond
         } else {
             0

@@ -86,6 +86,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         path_samples: &[],
         path_busy: &[],
         late_retransmissions: &[],
+        windowed: false,
         sibling_closes: &[],
         sibling_data: &[],
         too_big: &[],
