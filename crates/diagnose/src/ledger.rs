@@ -311,11 +311,24 @@ const MAX_RTT_NS: i64 = 600_000_000_000;
 /// (window.rs).
 pub(crate) fn fold_window(c: ConnectionFacts, later: &mut Option<Box<crate::model::LaterWindows>>) {
     if let Some(window) = c.window {
-        crate::window::fold(window, report(c), later);
+        let before = later.as_ref().map_or([false; 2], |l| l.nagle_off);
+        let (report, nagle_off) = report_with(c, before);
+        crate::window::fold(window, report, nagle_off, later);
     }
 }
 
-pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
+pub fn report(c: ConnectionFacts) -> ConnectionReport {
+    report_with(c, [false; 2]).0
+}
+
+/// The report of a connection (or of a long connection's later window,
+/// told which senders an earlier window showed without Nagle), and per
+/// sender whether these facts show it without Nagle (or an earlier
+/// window did): what the next window is told.
+fn report_with(
+    mut c: ConnectionFacts,
+    nagle_off_before: [bool; 2],
+) -> (ConnectionReport, [bool; 2]) {
     // A later window of a long connection: its exchanges' rows and the
     // detectors of what recurs, nothing of the connection's beginning.
     let window = c.window;
@@ -797,6 +810,7 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
                 jitter_ns,
                 early_plaintext: c.early_plaintext.as_deref(),
                 burst_segment,
+                nagle_off_before,
                 new_data_views: Default::default(),
                 window_stall_views: Default::default(),
                 handshake_turns_view: Default::default(),
@@ -1015,13 +1029,20 @@ pub fn report(mut c: ConnectionFacts) -> ConnectionReport {
         (true, None) => crate::detect::run(&facts),
         (true, Some(_)) => crate::detect::run_window(&facts),
     };
+    // (Asked only where there are later windows to tell.)
+    let nagle_off = if window.is_some() || later.is_some() {
+        [Direction::ClientToServer, Direction::ServerToClient]
+            .map(|d| nagle_off_before[d.index()] || crate::detect::shows_nagle_off(&facts, d))
+    } else {
+        nagle_off_before
+    };
     if let Some(later) = later {
-        crate::window::join(&mut report, &mut findings, later);
+        crate::window::join(&mut report, &mut findings, later, nagle_off);
         (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
     }
     report.unexplained_ms = attribute(&report.ledger, &mut findings);
     report.findings = findings;
-    report
+    (report, nagle_off)
 }
 
 /// Why the ideal of an exchange whose "request" asked nothing (a reply to

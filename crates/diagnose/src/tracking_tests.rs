@@ -1071,3 +1071,48 @@ fn a_connection_within_its_timeline_has_no_later_windows() {
         .unwrap();
     assert_eq!((holds(f), f.unlisted_waits), (500, None));
 }
+
+#[test]
+fn a_sender_shown_without_nagle_has_no_holds_in_later_windows() {
+    // The first `off` exchanges' client writes its two small pieces back
+    // to back (the second leaves before the first is acknowledged: no
+    // Nagle); the rest's second piece leaves as the server's ACK arrives:
+    // a hold's look, but the sender showed it runs without Nagle. Shown
+    // in the timeline only (400: its first 512 exchanges), or in the
+    // first later window too (600): each later window is told.
+    for off in [400, 600] {
+        let mut s = nagle_exchanges(1500);
+        for i in 0..off {
+            let (first, ack, second) = (3 + 4 * i, 3 + 4 * i + 1, 3 + 4 * i + 2);
+            assert_eq!(s[second].1.seq, s[first].1.seq + 10);
+            s[second].0 = s[first].0;
+            s.swap(ack, second);
+        }
+        let c = &run(s, AnalyzeOptions::default()).reports[0];
+        assert!(c.later_windows.is_some());
+        assert!(
+            !c.findings.iter().any(|f| f.kind.is_nagle()),
+            "{off}: {:?}",
+            kinds(c)
+        );
+    }
+}
+
+#[test]
+fn holds_before_a_later_window_shows_the_sender_without_nagle_stand_and_none_after() {
+    // Holds in exchanges 1-600 (the timeline's 512 and the first later
+    // window's first 88), the second piece sent back to back in 601-700,
+    // and a hold's look again in 701-1500 (later windows that must be
+    // told what the first one showed).
+    let mut s = nagle_exchanges(1500);
+    for i in 600..700 {
+        let (first, ack, second) = (3 + 4 * i, 3 + 4 * i + 1, 3 + 4 * i + 2);
+        s[second].0 = s[first].0;
+        s.swap(ack, second);
+    }
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    let nagle: Vec<_> = c.findings.iter().filter(|f| f.kind.is_nagle()).collect();
+    assert_eq!(nagle.len(), 1, "{:?}", kinds(c));
+    let n = holds(nagle[0]);
+    assert!((595..=600).contains(&n), "{n} holds");
+}

@@ -29,10 +29,13 @@ use rttdoc_analyze::WindowFacts;
 /// Findings about one exchange each kept from the later windows, at most.
 const SEPARATE_KEPT: usize = 64;
 
-/// Folds one window's report into what the windows before it found.
+/// Folds one window's report into what the windows before it found;
+/// `nagle_off` says, per sender, whether it or a window before it showed
+/// the sender without Nagle (the next window is told).
 pub(crate) fn fold(
     window: WindowFacts,
     report: ConnectionReport,
+    nagle_off: [bool; 2],
     earlier: &mut Option<Box<LaterWindows>>,
 ) {
     let later = earlier.get_or_insert_with(|| {
@@ -44,9 +47,11 @@ pub(crate) fn fold(
             first_exchange: 0,
             rows: Vec::new(),
             findings: Vec::new(),
+            nagle_off: [false; 2],
         })
     });
     later.windows += 1;
+    later.nagle_off = nagle_off;
     later.last_frame = report.last_frame;
     if report.exchanges > 0 {
         if later.first_exchange == 0 {
@@ -65,11 +70,15 @@ pub(crate) fn fold(
 
 /// Adds the later windows' rows and findings to the connection's report
 /// (its own: the first window's) and keeps their extent in
-/// `later_windows`. The caller sums the excess again and attributes it.
+/// `later_windows`. A sender its own timeline showed without Nagle
+/// (`nagle_off`, per sender) had it off in every later window too: their
+/// Nagle holds, found before a window showed it, were not holds. The
+/// caller sums the excess again and attributes it.
 pub(crate) fn join(
     report: &mut ConnectionReport,
     findings: &mut Vec<Finding>,
     mut later: Box<LaterWindows>,
+    nagle_off: [bool; 2],
 ) {
     let (first, last) = (
         later.first_exchange,
@@ -92,7 +101,12 @@ pub(crate) fn join(
         report.ledger.push(row);
     }
     let rtt_ms = report.rtt_ms.filter(|r| *r > 0.0);
+    let not_held =
+        |f: &Finding| matches!(f.detail, Detail::Nagle { sender, .. } if nagle_off[sender.index()]);
     for f in std::mem::take(&mut later.findings) {
+        if not_held(&f) {
+            continue;
+        }
         // (Summed over windows, the cost is in RTTs of the connection's.)
         if let Some(at) = absorb(findings, f) {
             let x = &mut findings[at];

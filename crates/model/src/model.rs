@@ -137,6 +137,11 @@ pub struct LaterWindows {
     /// Their findings, one per kind and side.
     #[serde(skip)]
     pub findings: Vec<Finding>,
+    /// Per sender (client, server): a window showed it sending a small
+    /// segment behind an unacknowledged one, so it runs without Nagle from
+    /// then on, and the later windows' silences are not Nagle holds.
+    #[serde(skip)]
+    pub nagle_off: [bool; 2],
 }
 
 /// The waits of a finding past the ones it lists ([`MAX_WAITS_LISTED`]):

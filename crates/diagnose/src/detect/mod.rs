@@ -20,6 +20,7 @@ mod expect_continue;
 mod hello_retry_request;
 mod initcwnd;
 mod nagle;
+pub(crate) use nagle::shows_nagle_off;
 mod path_mtu;
 pub(crate) mod quic_amplification_limit;
 pub(crate) mod quic_initial_lost;
@@ -89,6 +90,10 @@ pub struct Facts<'a> {
     /// Per direction, the largest size of back-to-back segments (see
     /// [`burst_segment_sizes`] and [`Facts::mss`]).
     pub burst_segment: [u32; 2],
+    /// Per sender (client, server): an earlier window of the connection
+    /// showed it without Nagle (window.rs): none of its silences here is a
+    /// Nagle hold.
+    pub nagle_off_before: [bool; 2],
     /// Exchanges the ledger counts idle, by number: those a server's timer
     /// paced ([`idle_exchanges`]), a client's messages that asked nothing
     /// ([`reply_exchanges`]), answers that began in a capture hole

@@ -422,6 +422,12 @@ fn pushed_on_a_sibling_message(f: &Facts<'_>, h: &Hold<'_>) -> bool {
     })
 }
 
+/// Whether the facts show `sender` without Nagle ([`nagle_off_from`]):
+/// what a long connection's next window is told (window.rs).
+pub fn shows_nagle_off(f: &Facts<'_>, sender: Direction) -> bool {
+    nagle_off_from(f, sender, f.new_data_view(sender), f.mss(sender)).is_some()
+}
+
 /// The shortest silence before a segment that can be a Nagle hold: half
 /// the round trip (an ACK's trip back at the least), and 2 ms.
 fn shortest_hold(rtt: i64) -> i64 {
@@ -441,6 +447,10 @@ pub(super) fn nagle_off_from(
     events: &[(i64, &SegmentRecord)],
     mss: u32,
 ) -> Option<u64> {
+    // Shown in an earlier window of the connection: from its start.
+    if f.nagle_off_before[sender.index()] {
+        return f.timeline.first().map(|r| r.frame);
+    }
     let tolerance = f.shift_error_ns(sender);
     // Each sub-MSS segment still unacknowledged: its end.
     let mut small: VecDeque<u32> = VecDeque::new();

@@ -102,6 +102,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         jitter_ns: 0,
         early_plaintext: None,
         burst_segment: [0, 0],
+        nagle_off_before: [false, false],
         new_data_views: Default::default(),
         window_stall_views: Default::default(),
         handshake_turns_view: Default::default(),
