@@ -20,6 +20,8 @@
 //! up: the ledger's excess is what the findings account for plus what is
 //! unexplained, over the whole connection.
 
+use crate::detect::frames_filter;
+use crate::model::FindingKind;
 use crate::model::{
     ConnectionReport, Detail, Finding, LaterWindows, LedgerRow, Phase, MAX_WAITS_LISTED,
     TIMELINE_CAP,
@@ -188,6 +190,27 @@ fn absorb(findings: &mut Vec<Finding>, later: Finding) -> Option<usize> {
     let f = &mut findings[i];
     f.cost_ms += later.cost_ms;
     f.confidence = f.confidence.min(later.confidence);
+    // The evidence: the first instances' frames; a retransmission cites
+    // its re-sends, whatever they cost, up to as many as it cites alone.
+    let cited = if f.kind == FindingKind::Retransmission {
+        40
+    } else {
+        16
+    };
+    if f.frames.len() < cited {
+        let framed = f.display_filter == frames_filter(f.stream, &f.frames);
+        let more: Vec<u64> = later
+            .frames
+            .iter()
+            .copied()
+            .filter(|fr| !f.frames.contains(fr))
+            .take(cited - f.frames.len())
+            .collect();
+        f.frames.extend(more);
+        if framed {
+            f.display_filter = frames_filter(f.stream, &f.frames);
+        }
+    }
     merge_detail(&mut f.detail, later.detail);
     let mut unlisted = f.unlisted_waits.unwrap_or_default();
     for w in later.waits {
