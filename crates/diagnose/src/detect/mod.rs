@@ -591,13 +591,6 @@ impl<'a> Facts<'a> {
         data: impl Fn(&SegmentRecord) -> bool,
         peer_skew: i64,
     ) -> Vec<(i64, &'a SegmentRecord)> {
-        let mut events: Vec<(i64, &'a SegmentRecord)> = self
-            .timeline
-            .iter()
-            .filter(|r| r.frame <= up_to_frame)
-            .filter(|r| if r.dir == sender { data(r) } else { r.ack_set })
-            .map(|r| (self.on_clock_of(sender, r), r))
-            .collect();
         // Captured at the sender there is no shift to be wrong about: the
         // capture's order is the order the sender saw things in.
         let peer_skew = if self.captured_at(sender) {
@@ -605,8 +598,40 @@ impl<'a> Facts<'a> {
         } else {
             peer_skew
         };
-        events.sort_by_key(|(t, r)| (if r.dir == sender { *t } else { *t - peer_skew }, r.frame));
-        events
+        let key = |&(t, r): &(i64, &SegmentRecord)| {
+            (if r.dir == sender { t } else { t - peer_skew }, r.frame)
+        };
+        let (own, peer): (Vec<(i64, &'a SegmentRecord)>, Vec<_>) = self
+            .timeline
+            .iter()
+            .filter(|r| r.frame <= up_to_frame)
+            .filter(|r| if r.dir == sender { data(r) } else { r.ack_set })
+            .map(|r| (self.on_clock_of(sender, r), r))
+            .partition(|(_, r)| r.dir == sender);
+        // Each side's packets in capture order are in time order (the
+        // peer's all shifted alike): merged, they are sorted as a sort
+        // would (by time, then frame) in one pass. A capture whose clock
+        // steps back is sorted.
+        if !own.is_sorted_by_key(key) || !peer.is_sorted_by_key(key) {
+            let mut events = own;
+            events.extend(peer);
+            events.sort_by_key(key);
+            return events;
+        }
+        let mut events = Vec::with_capacity(own.len() + peer.len());
+        let (mut a, mut b) = (own.into_iter().peekable(), peer.into_iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if key(x) <= key(y) => a.next(),
+                (Some(_), Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, _) => b.next(),
+            };
+            match next {
+                Some(e) => events.push(e),
+                None => return events,
+            }
+        }
     }
 
     /// The sender's new data segments (no SYN) and the peer's ACKs, on

@@ -249,12 +249,17 @@ fn never_smaller(
     full: u32,
     data: &[&SegmentRecord],
 ) -> Option<SegmentRecord> {
+    // The latest re-send of each first byte: one pass, not one per
+    // segment (a bulk sender's window holds thousands).
+    let mut resent: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
+    for r in data.iter().filter(|r| r.retransmission) {
+        let latest = resent.entry(r.seq).or_insert(r.frame);
+        *latest = (*latest).max(r.frame);
+    }
     let o = data.iter().find(|o| {
         full_sized(o, full)
             && !o.retransmission
-            && data
-                .iter()
-                .any(|r| r.frame > o.frame && r.retransmission && r.seq == o.seq)
+            && resent.get(&o.seq).is_some_and(|&latest| latest > o.frame)
     })?;
     let copies: Vec<&&SegmentRecord> = same_copies(data, o)
         .filter(|r| r.frame > o.frame && r.retransmission)
