@@ -184,6 +184,16 @@ pub struct PreambleFacts {
 }
 
 impl Connection {
+    /// Its RTT samples so far, reduced to what the ledger reads.
+    pub(crate) fn rtt_facts(&self) -> RttFacts {
+        RttFacts {
+            two_sided_estimate: self.rtt.two_sided_estimate(),
+            estimate: self.rtt.estimate(),
+            min_client_side: self.rtt.min_for(Direction::ServerToClient),
+            pure_ack_sides: self.rtt.pure_ack_sides(),
+        }
+    }
+
     /// Ends tracking: flushes what is held, settles the TLS session and
     /// the exchanges, and takes out the facts, leaving the connection's
     /// emptied state behind (a husk) for the thread that allocated it to
@@ -218,12 +228,7 @@ impl Connection {
             handshake_ack: c.handshake_ack,
             handshake_ack_tsecr: c.handshake_ack_tsecr,
             initial_rtt_ns: c.initial_rtt_ns,
-            rtt: RttFacts {
-                two_sided_estimate: c.rtt.two_sided_estimate(),
-                estimate: c.rtt.estimate(),
-                min_client_side: c.rtt.min_for(Direction::ServerToClient),
-                pure_ack_sides: c.rtt.pure_ack_sides(),
-            },
+            rtt: c.rtt_facts(),
             stats: [
                 std::mem::take(&mut c.half[0].stats),
                 std::mem::take(&mut c.half[1].stats),

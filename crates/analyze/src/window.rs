@@ -21,8 +21,8 @@
 //! later goes to the window it closed in.
 
 use crate::connection::{Connection, SegmentRecord, Stamp, TIMELINE_CAP};
-use crate::facts::{ConnectionFacts, RttFacts};
-use crate::model::{Direction, Ending, LaterWindows};
+use crate::facts::ConnectionFacts;
+use crate::model::{Ending, LaterWindows};
 
 /// Diagnoses one window's facts and folds what it found into what the
 /// connection's earlier windows found (`rttdoc_diagnose::diagnose_window`).
@@ -118,12 +118,7 @@ impl Connection {
             handshake_ack: c.handshake_ack,
             handshake_ack_tsecr: c.handshake_ack_tsecr,
             initial_rtt_ns: c.initial_rtt_ns,
-            rtt: RttFacts {
-                two_sided_estimate: c.rtt.two_sided_estimate(),
-                estimate: c.rtt.estimate(),
-                min_client_side: c.rtt.min_for(Direction::ServerToClient),
-                pure_ack_sides: c.rtt.pure_ack_sides(),
-            },
+            rtt: c.rtt_facts(),
             stats: [c.half[0].stats.clone(), c.half[1].stats.clone()],
             tls: None,
             exchanges_total: exchanges.len() as u32,
