@@ -337,6 +337,13 @@
     var pad = Math.max((hi - lo) * 0.25, c.rtt_ms || 0, 0.5);
     return [Math.max(0, lo - pad), Math.min(c.duration_ms, hi + pad)];
   }
+  /* A long connection's finding lists its first 1024 waits and counts
+   * the rest (unlisted_waits). */
+  function waitCount(f) {
+    var all = f.waits.length + (f.unlisted_waits || 0);
+    return all > f.waits.length ? all + ' waits (the first ' + f.waits.length + ' drawn)' : f.waits.length + ' wait(s)';
+  }
+
   /* The finding the page opens on: a cause before a summary of causes
    * (tls_extra_rtt), one with waits (a held segment to show) before one
    * without, then the costliest; only findings with evidence frames. */
@@ -405,7 +412,7 @@
         el('p', { text: f.explanation || f.doc }),
         el('p', null, [el('b', { text: 'Fix: ' }), f.fix || f.short_fix]),
         el('p', null, [el('b', { text: 'Wireshark: ' }), el('code', { text: f.filter })]),
-        el('p', { class: 'muted', text: 'Evidence frames: ' + (f.frames.join(', ') || 'none') + (f.waits.length ? ' · ' + f.waits.length + ' wait(s)' : '') })
+        el('p', { class: 'muted', text: 'Evidence frames: ' + (f.frames.join(', ') || 'none') + (f.waits.length ? ' · ' + waitCount(f) : '') })
       ]);
       root.appendChild(box);
     });

@@ -490,6 +490,8 @@ fn detail(c: &ConnectionReport) -> Value {
                     "release": w.release_frame,
                     "ms": round3(w.ms),
                 })).collect::<Vec<_>>(),
+                // A long connection's waits past those listed: counted.
+                "unlisted_waits": x.unlisted_waits.map_or(0, |u| u.count),
             })
         })
         .collect();
