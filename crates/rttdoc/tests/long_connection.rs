@@ -7,7 +7,8 @@
 //! 5000 segments, 1000 Nagle holds, past the timeline and a window
 //! diagnosed while tracking and the last one at the end. The control sets
 //! TCP_NODELAY on the uploader. The evidence of the holds past the
-//! timeline is read back with tshark.
+//! timeline is read back with tshark, and the report is the same with one
+//! thread or two.
 //!
 //! Needs root, ip and tshark: skips with the reason otherwise (fails under
 //! CI=true).
@@ -89,6 +90,13 @@ fn an_uploads_nagle_holds_are_counted_to_its_end_and_its_control_has_none() {
     for side in ["client", "server"] {
         let capture = nagle.join(format!("{side}.pcapng"));
         let c = the_connection(&capture);
+        // The windows are diagnosed as the tracker meets them: one thread
+        // or several, the same report.
+        assert_eq!(
+            run_rttdoc_json_with(&capture, &["--threads", "1"]),
+            run_rttdoc_json_with(&capture, &["--threads", "2"]),
+            "{side}"
+        );
         assert_eq!(c["exchanges"].as_u64(), Some(BLOCKS), "{side}");
         // Past the timeline: a window diagnosed while tracking, the last
         // at the end; every block in the ledger, itemized or summed.
