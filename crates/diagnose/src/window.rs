@@ -20,7 +20,7 @@
 //! up: the ledger's excess is what the findings account for plus what is
 //! unexplained, over the whole connection.
 
-use crate::detect::frames_filter;
+use crate::detect::{frames_filter, FRAMES_CITED, RESENDS_CITED};
 use crate::model::FindingKind;
 use crate::model::{
     ConnectionReport, Detail, Finding, LaterWindows, LedgerRow, Phase, MAX_WAITS_LISTED,
@@ -193,9 +193,9 @@ fn absorb(findings: &mut Vec<Finding>, later: Finding) -> Option<usize> {
     // The evidence: the first instances' frames; a retransmission cites
     // its re-sends, whatever they cost, up to as many as it cites alone.
     let cited = if f.kind == FindingKind::Retransmission {
-        40
+        RESENDS_CITED
     } else {
-        16
+        FRAMES_CITED
     };
     if f.frames.len() < cited {
         let framed = f.display_filter == frames_filter(f.stream, &f.frames);

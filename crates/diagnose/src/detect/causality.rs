@@ -257,7 +257,7 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
     x.frames
         .retain(|fr| !dropped.iter().any(|w| cites(w, *fr)) || kept.iter().any(|w| cites(w, *fr)));
     for w in kept.iter().take(8) {
-        if x.frames.len() >= 16 {
+        if x.frames.len() >= super::FRAMES_CITED {
             break;
         }
         for fr in [Some(w.to_frame), w.release_frame].into_iter().flatten() {

@@ -28,6 +28,7 @@ pub(crate) mod quic_retry;
 pub(crate) mod quic_version_negotiation;
 mod resumption;
 mod retransmission;
+pub(crate) use retransmission::RESENDS_CITED;
 mod rwnd_limited;
 mod sender_pace;
 mod server_think_time;
@@ -888,6 +889,12 @@ pub fn frames_filter(stream: u64, frames: &[u64]) -> String {
         list.join(", ")
     )
 }
+
+/// How many frames a finding's evidence grows to at most where frames of
+/// its waits are added to it (the causality rules' recital of the waits
+/// kept, a long connection's windows joined); a retransmission cites up
+/// to [`RESENDS_CITED`].
+pub(crate) const FRAMES_CITED: usize = 16;
 
 /// A detector of one mechanism: reads the facts, adds what it finds.
 type Detector = fn(&Facts<'_>, &mut Vec<Finding>);

@@ -237,6 +237,10 @@ fn releasing_ack<'a>(
     (f.released_by(r.dir, t, f.on_clock_of(r.dir, a)) && f.can_release(a, r)).then_some(a)
 }
 
+/// Frames a retransmission finding cites at most: its originals and
+/// re-sends, whatever they cost (a long connection's windows joined too).
+pub(crate) const RESENDS_CITED: usize = 40;
+
 /// The client's FIN, when `sender` is the client and its socket was
 /// closed for good then: after that FIN it answered the server's new
 /// data with an RST. Linux resets data that reaches a socket in FIN-WAIT
@@ -494,7 +498,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .map(|&(_, frame)| frame)
             .take(beyond);
         let mut x = f.finding(FindingKind::Retransmission, Some(Phase::Transfer));
-        x.frames = pairs.iter().copied().chain(late).take(40).collect();
+        x.frames = pairs
+            .iter()
+            .copied()
+            .chain(late)
+            .take(RESENDS_CITED)
+            .collect();
         x.cost_ms = waits.iter().map(|w| w.ms).sum();
         x.waits = waits;
         // Re-sends none of which the capture shows were lost: as likely
