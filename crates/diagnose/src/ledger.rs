@@ -1030,7 +1030,7 @@ fn report_with(
         (true, Some(_)) => crate::detect::run_window(&facts),
     };
     // (Asked only where there are later windows to tell.)
-    let nagle_off = if window.is_some() || later.is_some() {
+    let nagle_off = if windowed {
         [Direction::ClientToServer, Direction::ServerToClient]
             .map(|d| nagle_off_before[d.index()] || crate::detect::shows_nagle_off(&facts, d))
     } else {
