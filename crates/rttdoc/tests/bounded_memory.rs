@@ -27,10 +27,12 @@ const LONE_SYNS: usize = 5000;
 /// Peak RSS of the 4N run may exceed the N run's by this factor ...
 const RSS_RATIO: f64 = 1.2;
 /// ... plus this much, so that noise does not decide the test: the debug
-/// binary's pages, and the connections a live capture happens to hold open
-/// at once, moved the smaller run's peak between 17 and 25 MB on this
-/// machine with the larger's at 25 (4 MB failed one run in three); a
-/// release build stays at 13 MB on 25k connections (docs/benchmarks.md).
+/// binary's pages and the allocator's timing (it returns freed pages after
+/// 5 ms) move a peak by a few MB. With the churn paced, the runs measured
+/// 19.2-19.6 MB for N and 20.9-21.5 MB for 4N, three runs of each (the
+/// 4N run keeps 4x the tombstones, 30 s of them); unpaced, the N run had
+/// been anywhere from 17 to 35 MB. A release build stays at 13 MB on 25k
+/// connections (docs/benchmarks.md).
 const RSS_SLACK_KB: i64 = 8 * 1024;
 
 /// Runs `f` on a thread of its own inside a fresh network namespace with its
@@ -137,8 +139,21 @@ impl Drop for Tcpdump {
     }
 }
 
+/// New connections a second in the churn captures, at most: the client
+/// opens them on this schedule. Memory follows the connections open at
+/// once, which a churn keeps for its linger (`DONE_LINGER_MS`, 50 ms of
+/// capture time) after each closes: so their number is the rate times the
+/// linger. Unpaced, the rate was whatever the two shared cores allowed at
+/// the moment: one CI run made the smaller capture at a third of the
+/// larger's rate (the other test's capture ran beside it), and the larger
+/// run then held 1.7x the connections at once, which this test must not
+/// mistake for memory growing with the capture. Paced, both hold at most
+/// ~100 at once; a slower machine holds fewer.
+const CHURN_PER_SECOND: u32 = 2000;
+
 /// `connections` short request/response connections between a client and a
-/// server of this thread's namespace, on its loopback, captured to `out`.
+/// server of this thread's namespace, on its loopback, captured to `out`,
+/// opened at most [`CHURN_PER_SECOND`] a second.
 /// The server answers each request with 3000 bytes and closes, as an
 /// HTTP/1.0 server does.
 fn capture_churn(out: &Path, connections: usize) {
@@ -154,7 +169,16 @@ fn capture_churn(out: &Path, connections: usize) {
             stream.write_all(&response).unwrap();
         }
     });
+    let start = Instant::now();
+    let interval = Duration::from_secs(1) / CHURN_PER_SECOND;
     for i in 0..connections {
+        // On a schedule, not after a fixed pause: a late connection does
+        // not push the rest later, so the capture's rate is the schedule's
+        // whenever the machine keeps up.
+        let due = start + interval * i as u32;
+        if let Some(ahead) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(ahead);
+        }
         let mut c = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connection {i}: {e}"));
         c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         c.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
