@@ -581,12 +581,15 @@ impl Connection {
     /// TLS, no name): connections for different names are not each
     /// other's to reuse (reuse.rs).
     pub(crate) fn server_name_hash(&self) -> u64 {
-        crate::reuse::name_hash(
-            self.tls
-                .as_ref()
-                .and_then(|t| t.client_hello.as_ref())
-                .and_then(|c| c.sni.as_deref()),
-        )
+        crate::reuse::name_hash(self.server_name())
+    }
+
+    /// The server name its TLS ClientHello asked for.
+    pub(crate) fn server_name(&self) -> Option<&str> {
+        self.tls
+            .as_ref()
+            .and_then(|t| t.client_hello.as_ref())
+            .and_then(|c| c.sni.as_deref())
     }
 
     /// True when both sides have sent FIN, or either sent RST.

@@ -481,6 +481,7 @@ impl<'s> Tracker<'s> {
                     &mut self.twins,
                     &mut self.calls,
                     self.window_diagnose,
+                    &mut *self.sink,
                 );
                 self.mark_same_as(same);
                 return;
@@ -585,6 +586,7 @@ impl<'s> Tracker<'s> {
             &mut self.twins,
             &mut self.calls,
             self.window_diagnose,
+            &mut *self.sink,
         );
         self.mark_same_as(same);
     }
@@ -992,6 +994,7 @@ fn track_in(
     twins: &mut Twins,
     calls: &mut Calls,
     windows: Option<crate::DiagnoseWindow>,
+    sink: &mut dyn ReportSink,
 ) -> Option<SameAs> {
     if conn.capture_copy(at, dir, seg) {
         stats.capture_duplicates += 1;
@@ -999,7 +1002,14 @@ fn track_in(
     }
     conn.observe(at, dir, seg);
     if let Some(diagnose) = windows {
-        conn.window_step(diagnose);
+        // (A connection seen again under translated addresses is its
+        // earlier stream's: its waits are counted there.)
+        if let Some(report) = conn
+            .window_step(diagnose)
+            .filter(|_| conn.same_as.is_none())
+        {
+            sink.window(&report, conn.server_name());
+        }
     }
     if conn.exchanges.events != 0 {
         note_exchange(conn, calls, paths);

@@ -25,9 +25,15 @@ use crate::facts::ConnectionFacts;
 use crate::model::{Ending, LaterWindows};
 
 /// Diagnoses one window's facts and folds what it found into what the
-/// connection's earlier windows found (`rttdoc_diagnose::diagnose_window`).
-/// A plain function, as [`crate::Diagnose`].
-pub type DiagnoseWindow = fn(ConnectionFacts, &mut Option<Box<LaterWindows>>);
+/// connection's earlier windows found (`rttdoc_diagnose::diagnose_window`),
+/// returning the window's own report: the findings folded (the exchanges
+/// numbered as the connection's; its rows are summed), for outputs that
+/// follow a live capture ([`crate::ReportSink::window`]). Given the
+/// timeline itself (`WindowFacts::index` 0, once, when the first window
+/// opens), it keeps only what every later window must be told of it and
+/// returns None. A plain function, as [`crate::Diagnose`].
+pub type DiagnoseWindow =
+    fn(ConnectionFacts, &mut Option<Box<LaterWindows>>) -> Option<crate::model::ConnectionReport>;
 
 /// The segments of a long connection since its last window.
 #[derive(Debug, Default)]
@@ -42,7 +48,9 @@ pub(crate) struct LaterWindow {
 /// What marks a connection's facts as one of its later windows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowFacts {
-    /// Its place: 1 for the first window after the timeline.
+    /// Its place: 1 for the first window after the timeline; 0 for the
+    /// timeline, shown to the diagnosis once it is full (what it shows of
+    /// the senders is what the later windows are told).
     pub index: u32,
     /// Exchanges closed before this window's (its exchanges are numbered
     /// from there).
@@ -51,14 +59,28 @@ pub struct WindowFacts {
 
 impl Connection {
     /// After each segment, with windows diagnosed: opens the window once
-    /// the timeline is full, and diagnoses it once it is full in turn.
+    /// the timeline is full, and diagnoses it once it is full in turn,
+    /// returning the window's report.
     #[inline]
-    pub(crate) fn window_step(&mut self, diagnose: DiagnoseWindow) {
+    pub(crate) fn window_step(
+        &mut self,
+        diagnose: DiagnoseWindow,
+    ) -> Option<crate::model::ConnectionReport> {
         if self.timeline.len() < TIMELINE_CAP {
-            return;
+            return None;
         }
         match &self.window {
             None => {
+                // The timeline is whole: what it shows of the senders (one
+                // running without Nagle) is what every window is told, the
+                // first one diagnosed while the connection is open too.
+                let timeline = WindowFacts {
+                    index: 0,
+                    exchanges_before: 0,
+                };
+                let facts =
+                    self.window_facts(self.timeline.clone(), Vec::new(), timeline, Ending::Open);
+                diagnose(facts, &mut self.earlier);
                 // The exchanges begun from here on are the windows'; those
                 // begun so far (the open one too) stay the timeline's.
                 self.window = Some(Box::new(LaterWindow {
@@ -71,12 +93,12 @@ impl Connection {
                 self.exchanges.spill_noted = 0;
             }
             Some(w) if w.timeline.len() >= TIMELINE_CAP => {
-                if let Some(facts) = self.take_window(Ending::Open) {
-                    diagnose(facts, &mut self.earlier);
-                }
+                let facts = self.take_window(Ending::Open)?;
+                return diagnose(facts, &mut self.earlier);
             }
             Some(_) => {}
         }
+        None
     }
 
     /// The window's segments and the exchanges closed in it, frozen into
@@ -85,10 +107,9 @@ impl Connection {
     /// come along: the window's clock and sizes are the connection's.
     pub(crate) fn take_window(&mut self, ending: Ending) -> Option<ConnectionFacts> {
         let w = self.window.as_mut()?;
-        let (first, last) = match (w.timeline.first(), w.timeline.last()) {
-            (Some(a), Some(b)) => (stamp(a), stamp(b)),
-            _ => return None,
-        };
+        if w.timeline.is_empty() {
+            return None;
+        }
         let timeline = std::mem::replace(&mut w.timeline, Vec::with_capacity(TIMELINE_CAP));
         w.taken += 1;
         let window = crate::WindowFacts {
@@ -98,8 +119,24 @@ impl Connection {
         let exchanges = std::mem::take(self.exchanges.spill.get_or_insert_with(Vec::new));
         w.exchanges_before += exchanges.len() as u32;
         self.exchanges.spill_noted = 0;
-        let c = &*self;
-        Some(ConnectionFacts {
+        Some(self.window_facts(timeline, exchanges, window, ending))
+    }
+
+    /// Facts of these segments and exchanges of the connection's, marked
+    /// as `window`: the connection's handshake, round-trip samples and
+    /// counts so far come along (the window's clock and sizes are the
+    /// connection's). `timeline` is not empty.
+    fn window_facts(
+        &self,
+        timeline: Vec<SegmentRecord>,
+        exchanges: Vec<crate::exchange::Exchange>,
+        window: WindowFacts,
+        ending: Ending,
+    ) -> ConnectionFacts {
+        let first = timeline.first().map(stamp).unwrap_or_default();
+        let last = timeline.last().map(stamp).unwrap_or_default();
+        let c = self;
+        ConnectionFacts {
             stream: c.stream,
             client: c.client,
             server: c.server,
@@ -142,7 +179,7 @@ impl Connection {
             window: Some(window),
             earlier: None,
             last_window: None,
-        })
+        }
     }
 }
 

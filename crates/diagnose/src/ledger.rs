@@ -308,13 +308,24 @@ const MAX_RTT_NS: i64 = 600_000_000_000;
 
 /// Diagnoses a later window of a long connection (its facts say which)
 /// and folds what it found into what the windows before it found
-/// (window.rs).
-pub(crate) fn fold_window(c: ConnectionFacts, later: &mut Option<Box<crate::model::LaterWindows>>) {
-    if let Some(window) = c.window {
-        let before = later.as_ref().map_or([false; 2], |l| l.nagle_off);
-        let (report, nagle_off) = report_with(c, before);
-        crate::window::fold(window, report, nagle_off, later);
+/// (window.rs); returns the window's report, its findings those folded.
+/// Given the timeline (window 0), keeps only which senders it shows
+/// without Nagle, for the windows to be told.
+pub(crate) fn fold_window(
+    mut c: ConnectionFacts,
+    later: &mut Option<Box<crate::model::LaterWindows>>,
+) -> Option<ConnectionReport> {
+    let window = c.window?;
+    let before = later.as_ref().map_or([false; 2], |l| l.nagle_off);
+    if window.index == 0 {
+        // Its findings are the connection's own, made when it ends.
+        c.detect = false;
+        let (_, nagle_off) = report_with(c, before);
+        later.get_or_insert_with(Default::default).nagle_off = nagle_off;
+        return None;
     }
+    let (report, nagle_off) = report_with(c, before);
+    Some(crate::window::fold(window, report, nagle_off, later))
 }
 
 pub fn report(c: ConnectionFacts) -> ConnectionReport {
@@ -337,6 +348,8 @@ fn report_with(
     if let Some(last) = c.last_window.take() {
         fold_window(*last, &mut later);
     }
+    // (Only the timeline's verdict, no window diagnosed: none to join.)
+    let later = later.filter(|l| l.windows > 0);
     let windowed = window.is_some() || later.is_some();
     let handshake = c.handshake.clone();
 

@@ -39,9 +39,13 @@ pub fn diagnose(facts: ConnectionFacts) -> ConnectionReport {
 }
 
 /// Diagnoses one later window of a long connection and folds what it
-/// found into what its earlier windows found (window.rs).
-pub fn diagnose_window(facts: ConnectionFacts, earlier: &mut Option<Box<LaterWindows>>) {
-    ledger::fold_window(facts, earlier);
+/// found into what its earlier windows found (window.rs); returns the
+/// window's report (`rttdoc_analyze::DiagnoseWindow` says what it holds).
+pub fn diagnose_window(
+    facts: ConnectionFacts,
+    earlier: &mut Option<Box<LaterWindows>>,
+) -> Option<ConnectionReport> {
+    ledger::fold_window(facts, earlier)
 }
 
 /// A tracker whose finished connections are diagnosed and handed to `sink`

@@ -74,6 +74,40 @@ fn run(segments: Vec<(i64, Segment<'static>)>, options: AnalyzeOptions) -> Run {
     Run { reports, stats }
 }
 
+/// What a sink that follows a live capture is handed, in order.
+#[derive(Debug)]
+enum Handed {
+    /// A long connection's window, diagnosed while it was open.
+    Window(ConnectionReport),
+    Report(ConnectionReport),
+}
+
+/// As [`run`], keeping the windows handed over as they were diagnosed.
+fn run_live(segments: Vec<(i64, Segment<'static>)>) -> Vec<Handed> {
+    struct Live(Vec<Handed>);
+    impl rttdoc_analyze::ReportSink for Live {
+        fn report(&mut self, r: ConnectionReport) {
+            self.0.push(Handed::Report(r));
+        }
+        fn window(&mut self, r: &ConnectionReport, _server_name: Option<&str>) {
+            self.0.push(Handed::Window(r.clone()));
+        }
+    }
+    let mut sink = Live(Vec::new());
+    {
+        let mut t = crate::tracker(AnalyzeOptions::default(), &mut sink);
+        for (i, (ms, s)) in segments.iter().enumerate() {
+            let at = Stamp {
+                frame: i as u64 + 1,
+                ts_ns: ms * MS,
+            };
+            t.track_segment(at, s);
+        }
+        t.finish();
+    }
+    sink.0
+}
+
 fn handshake(t0: i64, c_isn: u32, s_isn: u32) -> Vec<(i64, Segment<'static>)> {
     vec![
         (t0, seg(true, c_isn, 0, SYN, b"")),
@@ -1096,6 +1130,84 @@ fn a_sender_shown_without_nagle_has_no_holds_in_later_windows() {
             kinds(c)
         );
     }
+}
+
+#[test]
+fn a_window_diagnosed_while_the_connection_is_open_is_handed_on_before_its_report() {
+    // 3000 exchanges: 12003 segments, the timeline and four windows
+    // diagnosed while tracking (the fifth, the last, with the report).
+    let n = 3000;
+    let handed = run_live(nagle_exchanges(n));
+    let windows: Vec<&ConnectionReport> = handed
+        .iter()
+        .filter_map(|h| match h {
+            Handed::Window(w) => Some(w),
+            Handed::Report(_) => None,
+        })
+        .collect();
+    assert_eq!(windows.len(), 4, "{}", handed.len());
+    let Some(Handed::Report(c)) = handed.last() else {
+        panic!("the report comes last: {handed:?}");
+    };
+    assert_eq!(c.later_windows.as_deref().map(|l| l.windows), Some(5));
+    // Each window: its own segments (in order, past the timeline), its
+    // client's holds, a round trip each.
+    let mut last = 0;
+    for w in &windows {
+        assert!(w.first_frame > last && w.last_frame > w.first_frame);
+        last = w.last_frame;
+        assert!(w.ledger.is_empty(), "rows are summed, not handed on");
+        let nagle: Vec<_> = w.findings.iter().filter(|f| f.kind.is_nagle()).collect();
+        assert_eq!(nagle.len(), 1, "{:?}", kinds(w));
+        let held = holds(nagle[0]);
+        assert!((505..=512).contains(&held), "{held} holds in a window");
+        assert!((nagle[0].cost_ms - 30.0 * held as f64).abs() < 0.5 * held as f64);
+    }
+    assert!(last < c.last_frame);
+    // What they found is in the report again, joined: the windows handed
+    // on hold part of its holds and cost, the rest is the timeline's and
+    // the last window's.
+    let f = c.findings.iter().find(|f| f.kind.is_nagle()).unwrap();
+    let handed_on: usize = windows
+        .iter()
+        .flat_map(|w| w.findings.iter().filter(|f| f.kind.is_nagle()))
+        .map(holds)
+        .sum();
+    let handed_ms: f64 = windows
+        .iter()
+        .flat_map(|w| w.findings.iter().filter(|f| f.kind.is_nagle()))
+        .map(|f| f.cost_ms)
+        .sum();
+    assert!(holds(f) > handed_on + 512 && holds(f) <= n as usize);
+    assert!(f.cost_ms > handed_ms + 30.0 * 512.0);
+}
+
+#[test]
+fn a_window_diagnosed_while_open_is_told_what_the_timeline_showed() {
+    // The client's first 400 exchanges send the second piece back to
+    // back: the timeline shows it without Nagle; the rest have a hold's
+    // look, which no window, the ones handed on while the connection is
+    // open included, may call a hold.
+    let mut s = nagle_exchanges(1500);
+    for i in 0..400 {
+        let (first, ack, second) = (3 + 4 * i, 3 + 4 * i + 1, 3 + 4 * i + 2);
+        s[second].0 = s[first].0;
+        s.swap(ack, second);
+    }
+    let handed = run_live(s);
+    let windows: Vec<&ConnectionReport> = handed
+        .iter()
+        .filter_map(|h| match h {
+            Handed::Window(w) => Some(w),
+            Handed::Report(_) => None,
+        })
+        .collect();
+    assert_eq!(windows.len(), 1);
+    assert!(
+        !windows[0].findings.iter().any(|f| f.kind.is_nagle()),
+        "{:?}",
+        kinds(windows[0])
+    );
 }
 
 #[test]

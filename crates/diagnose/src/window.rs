@@ -32,26 +32,21 @@ use rttdoc_analyze::WindowFacts;
 const SEPARATE_KEPT: usize = 64;
 
 /// Folds one window's report into what the windows before it found;
-/// `nagle_off` says, per sender, whether it or a window before it showed
-/// the sender without Nagle (the next window is told).
+/// `nagle_off` says, per sender, whether it, the timeline or a window
+/// before it showed the sender without Nagle (the next window is told).
+/// Returns the report without its rows (summed here), its findings those
+/// folded (a finding about one exchange past [`SEPARATE_KEPT`] is not),
+/// numbered as the connection's.
 pub(crate) fn fold(
     window: WindowFacts,
-    report: ConnectionReport,
+    mut report: ConnectionReport,
     nagle_off: [bool; 2],
     earlier: &mut Option<Box<LaterWindows>>,
-) {
-    let later = earlier.get_or_insert_with(|| {
-        Box::new(LaterWindows {
-            windows: 0,
-            first_frame: report.first_frame,
-            last_frame: report.last_frame,
-            exchanges: 0,
-            first_exchange: 0,
-            rows: Vec::new(),
-            findings: Vec::new(),
-            nagle_off: [false; 2],
-        })
-    });
+) -> ConnectionReport {
+    let later = earlier.get_or_insert_with(Default::default);
+    if later.windows == 0 {
+        later.first_frame = report.first_frame;
+    }
     later.windows += 1;
     later.nagle_off = nagle_off;
     later.last_frame = report.last_frame;
@@ -61,13 +56,17 @@ pub(crate) fn fold(
         }
         later.exchanges += report.exchanges;
     }
-    for row in report.ledger {
+    for row in std::mem::take(&mut report.ledger) {
         add_row(&mut later.rows, row);
     }
-    for mut f in report.findings {
+    let found = std::mem::take(&mut report.findings);
+    for mut f in found {
         renumber(&mut f.detail, window.exchanges_before);
-        absorb(&mut later.findings, f);
+        if absorb(&mut later.findings, f.clone()).is_some() {
+            report.findings.push(f);
+        }
     }
+    report
 }
 
 /// Adds the later windows' rows and findings to the connection's report

@@ -118,7 +118,7 @@ impl Direction {
 /// What a long connection's later windows held, and, while the
 /// connection is tracked, what their diagnosis found (folded window by
 /// window: one ledger row per phase, one finding per kind and side).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LaterWindows {
     /// Windows diagnosed (each up to [`TIMELINE_CAP`] segments).
     pub windows: u32,
@@ -137,9 +137,10 @@ pub struct LaterWindows {
     /// Their findings, one per kind and side.
     #[serde(skip)]
     pub findings: Vec<Finding>,
-    /// Per sender (client, server): a window showed it sending a small
-    /// segment behind an unacknowledged one, so it runs without Nagle from
-    /// then on, and the later windows' silences are not Nagle holds.
+    /// Per sender (client, server): the timeline or a window showed it
+    /// sending a small segment behind an unacknowledged one, so it runs
+    /// without Nagle from then on, and the later windows' silences are
+    /// not Nagle holds.
     #[serde(skip)]
     pub nagle_off: [bool; 2],
 }

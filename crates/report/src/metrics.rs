@@ -12,8 +12,10 @@
 //! one the user listed (`--label-server`), so a scan or a busy proxy
 //! cannot grow the series without bound.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::atomic::AtomicU64;
+use std::sync::Mutex;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -70,6 +72,16 @@ fn round_trip_histogram() -> Histogram {
 
 fn excess_histogram() -> Histogram {
     Histogram::new(EXCESS_BUCKETS.into_iter())
+}
+
+/// Whether a finding's cost is time lost (`rttdoc_time_lost_seconds_total`):
+/// waits and round trips the ideal prices in; no savings, summaries or
+/// risks, so a sum over kinds counts no time twice.
+fn counts_as_lost(f: &Finding) -> bool {
+    matches!(
+        f.kind.cost_rule(),
+        CostRule::Waits | CostRule::PricedIntoIdeal
+    ) && f.cost_ms > 0.0
 }
 
 /// Labels of per-connection series.
@@ -198,6 +210,11 @@ pub struct Metrics {
     dropped: Counter,
     evicted: Counter,
     open_flows: Gauge,
+    /// What the later windows of long connections still open were counted
+    /// as ([`Metrics::observe_window`]): per stream, per finding kind, the
+    /// milliseconds lost counted so far. The connection's report, when it
+    /// finishes, counts the rest; the entry goes with it.
+    live: Mutex<HashMap<u64, Vec<(FindingKind, f64)>>>,
 }
 
 impl Metrics {
@@ -237,6 +254,7 @@ impl Metrics {
             dropped: Counter::default(),
             evicted: Counter::default(),
             open_flows: Gauge::default(),
+            live: Mutex::default(),
         };
         r.register(
             "build",
@@ -390,11 +408,16 @@ impl Metrics {
 
     /// The `server` label for a connection.
     fn server_label(&self, c: &ConnectionReport) -> String {
+        let sni = c.tls.as_ref().and_then(|t| t.sni.as_deref());
+        self.server_label_of(c, sni)
+    }
+
+    /// The `server` label for a connection whose TLS server name is `sni`.
+    fn server_label_of(&self, c: &ConnectionReport, sni: Option<&str>) -> String {
         if self.servers.is_empty() {
             return OTHER_SERVER.into();
         }
         let endpoint = c.server.to_string();
-        let sni = c.tls.as_ref().and_then(|t| t.sni.as_deref());
         self.servers
             .iter()
             .find(|s| **s == endpoint || sni.is_some_and(|n| n.eq_ignore_ascii_case(s)))
@@ -425,37 +448,94 @@ impl Metrics {
         if let Some(rtts) = c.ledger.first().and_then(|r| r.rtts) {
             self.quic_round_trips.get_or_create(&labels).observe(rtts);
         }
-        self.count_findings(&c.findings, &vantage, &server);
+        self.count_findings(&c.findings, &vantage, &server, Vec::new());
     }
 
     /// A connection's findings: one per kind in `findings`, their costs
     /// in `time_lost` (waits and round trips the ideal prices in; no
     /// savings, summaries or risks, so a sum over kinds counts no time
-    /// twice).
-    fn count_findings(&self, findings: &[Finding], vantage: &str, server: &str) {
-        let mut kinds_seen: Vec<FindingKind> = Vec::with_capacity(findings.len());
+    /// twice). `counted` is what was counted of the connection already,
+    /// per kind (its later windows, while it was open): a kind in it is
+    /// not counted again, and only the cost beyond it is added.
+    fn count_findings(
+        &self,
+        findings: &[Finding],
+        vantage: &str,
+        server: &str,
+        mut counted: Vec<(FindingKind, f64)>,
+    ) {
         for f in findings {
             let fl = FindingLabels {
                 kind: f.kind.name().to_string(),
                 vantage: vantage.to_string(),
                 server: server.to_string(),
             };
-            if !kinds_seen.contains(&f.kind) {
-                kinds_seen.push(f.kind);
-                self.findings.get_or_create(&fl).inc();
-            }
-            let counts = matches!(
-                f.kind.cost_rule(),
-                CostRule::Waits | CostRule::PricedIntoIdeal
-            );
-            if counts && f.cost_ms > 0.0 {
-                self.lost.get_or_create(&fl).inc_by(f.cost_ms / 1e3);
+            let before = match counted.iter_mut().position(|(k, _)| *k == f.kind) {
+                Some(i) => &mut counted[i].1,
+                None => {
+                    self.findings.get_or_create(&fl).inc();
+                    counted.push((f.kind, 0.0));
+                    &mut counted.last_mut().expect("just pushed").1
+                }
+            };
+            if counts_as_lost(f) {
+                // (A kind's findings share what was counted before.)
+                let already = before.min(f.cost_ms);
+                *before -= already;
+                if f.cost_ms > already {
+                    self.lost
+                        .get_or_create(&fl)
+                        .inc_by((f.cost_ms - already) / 1e3);
+                }
             }
         }
     }
 
+    /// Counts what a later window of a long connection found while the
+    /// connection is still open (`rttdoc_analyze::ReportSink::window`),
+    /// under the labels its report will have (`server_name`: its TLS
+    /// SNI): a finding kind the connection had not shown yet in
+    /// `rttdoc_findings_total`, its cost in `rttdoc_time_lost_seconds_total`.
+    /// Its report, when the connection finishes, counts only the rest.
+    pub fn observe_window(&self, w: &ConnectionReport, server_name: Option<&str>) {
+        let server = self.server_label_of(w, server_name);
+        let vantage = w.vantage.as_str();
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        let counted = live.entry(w.stream).or_default();
+        for f in &w.findings {
+            let fl = FindingLabels {
+                kind: f.kind.name().to_string(),
+                vantage: vantage.to_string(),
+                server: server.clone(),
+            };
+            let at = match counted.iter().position(|(k, _)| *k == f.kind) {
+                Some(i) => i,
+                None => {
+                    self.findings.get_or_create(&fl).inc();
+                    counted.push((f.kind, 0.0));
+                    counted.len() - 1
+                }
+            };
+            if counts_as_lost(f) {
+                self.lost.get_or_create(&fl).inc_by(f.cost_ms / 1e3);
+                counted[at].1 += f.cost_ms;
+            }
+        }
+    }
+
+    /// What was counted of a connection while it was open (its later
+    /// windows), taken as it finishes.
+    fn counted_live(&self, stream: u64) -> Vec<(FindingKind, f64)> {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if live.is_empty() {
+            return Vec::new();
+        }
+        live.remove(&stream).unwrap_or_default()
+    }
+
     /// Counts one finished connection.
     pub fn observe(&self, c: &ConnectionReport) {
+        let counted = self.counted_live(c.stream);
         if c.same_connection_as.is_some() {
             // Its waits are the earlier connection's, already counted.
             self.translated_copies.inc();
@@ -510,7 +590,7 @@ impl Metrics {
             self.excess.get_or_create(&labels).observe(c.excess_rtts);
         }
 
-        self.count_findings(&c.findings, &vantage, &server);
+        self.count_findings(&c.findings, &vantage, &server, counted);
 
         let outcome = |family: &Family<OutcomeLabels, Counter>, what: &str| {
             family
@@ -746,6 +826,68 @@ mod tests {
         assert_eq!(
             sample(&t, &format!("rttdoc_time_lost_seconds_total{nagle}")),
             Some(0.02)
+        );
+    }
+
+    #[test]
+    fn a_long_connections_windows_count_while_it_is_open_and_its_report_only_the_rest() {
+        let m = Metrics::new(&["api.example".to_string()]);
+        let nagle = r#"{kind="nagle_hold",vantage="client",server="api.example"}"#;
+        let rto = r#"{kind="rto_stall",vantage="client",server="api.example"}"#;
+        let lost = |t: &str, l: &str| sample(t, &format!("rttdoc_time_lost_seconds_total{l}"));
+        let found = |t: &str, l: &str| sample(t, &format!("rttdoc_findings_total{l}"));
+        // Two windows of stream 7 while it is open (its TLS name told
+        // alongside, as a window's report has no TLS of its own).
+        let mut w = report(443);
+        w.stream = 7;
+        w.findings = vec![finding(FindingKind::NagleHold, 300.0)];
+        m.observe_window(&w, Some("api.example"));
+        let t = m.prometheus_text();
+        assert_eq!(found(&t, nagle), Some(1.0), "{t}");
+        assert_eq!(lost(&t, nagle), Some(0.3));
+        assert_eq!(
+            sample(
+                &t,
+                r#"rttdoc_connections_total{vantage="client",tls_version="none",server="api.example"}"#
+            ),
+            None,
+            "not finished: not a connection yet"
+        );
+        w.findings = vec![
+            finding(FindingKind::NagleHold, 200.0),
+            finding(FindingKind::RtoStall, 1000.0),
+        ];
+        m.observe_window(&w, Some("api.example"));
+        // Another connection's report is its own.
+        let mut other = report(443);
+        other.stream = 8;
+        other.tls = Some(Box::new(TlsReport {
+            sni: Some("api.example".into()),
+            ..Default::default()
+        }));
+        other.findings = vec![finding(FindingKind::NagleHold, 50.0)];
+        m.observe(&other);
+        // Stream 7 ends: its report holds the windows' findings joined
+        // with its own (timeline and last window: 40 ms more of Nagle,
+        // no more RTO), split here between the two senders' findings.
+        let mut c = report(443);
+        c.stream = 7;
+        c.tls = other.tls.clone();
+        c.findings = vec![
+            finding(FindingKind::NagleHold, 440.0),
+            finding(FindingKind::NagleHold, 100.0),
+            finding(FindingKind::RtoStall, 1000.0),
+        ];
+        m.observe(&c);
+        let t = m.prometheus_text();
+        // Each connection counts once per kind; the time is the reports'.
+        assert_eq!(found(&t, nagle), Some(2.0), "{t}");
+        assert_eq!(found(&t, rto), Some(1.0));
+        assert!((lost(&t, nagle).unwrap() - 0.59).abs() < 1e-9, "{t}");
+        assert!((lost(&t, rto).unwrap() - 1.0).abs() < 1e-9);
+        assert!(
+            m.live.lock().unwrap().is_empty(),
+            "the stream's entry went with it"
         );
     }
 

@@ -344,7 +344,8 @@ fn answer(stream: TcpStream, metrics: &Metrics) -> io::Result<()> {
     out.flush()
 }
 
-/// Hands every finished connection, TCP or QUIC, to the metrics.
+/// Hands every finished connection, TCP or QUIC, and every window of a
+/// long connection diagnosed while it is open, to the metrics.
 struct Observer(std::sync::Arc<Metrics>);
 
 impl rttdoc_analyze::ReportSink for Observer {
@@ -354,5 +355,10 @@ impl rttdoc_analyze::ReportSink for Observer {
 
     fn quic(&mut self, r: &rttdoc_analyze::QuicConnectionReport) {
         self.0.observe_quic(r);
+    }
+
+    /// A long connection's window: counted while the connection is open.
+    fn window(&mut self, r: &rttdoc_analyze::ConnectionReport, server_name: Option<&str>) {
+        self.0.observe_window(r, server_name);
     }
 }
