@@ -33,7 +33,8 @@ pub struct MonitorArgs {
     /// BPF filter, tcpdump's syntax (compiled by libpcap, loaded at run time).
     #[arg(long, value_name = "BPF")]
     filter: Option<String>,
-    /// Address to serve /metrics on.
+    /// Address to serve /metrics on (port 0: one the kernel picks, said
+    /// on stderr).
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9464")]
     listen: SocketAddr,
     /// Feed this capture file instead of an interface, at its recorded
@@ -127,6 +128,8 @@ fn run(args: MonitorArgs) -> Result<(), String> {
     };
     let listener =
         TcpListener::bind(args.listen).map_err(|e| format!("listen on {}: {e}", args.listen))?;
+    // The address bound: port 0 asks the kernel for a free one.
+    let listening = listener.local_addr().unwrap_or(args.listen);
     let metrics = Arc::new(Metrics::new(&args.label_server));
     {
         let metrics = metrics.clone();
@@ -143,13 +146,13 @@ fn run(args: MonitorArgs) -> Result<(), String> {
                 .as_deref()
                 .map(|f| format!(" ({f})"))
                 .unwrap_or_default(),
-            args.listen
+            listening
         ),
         Source::Replay(c) => eprintln!(
             "rttdoc monitor: replaying {} at {}x, serving http://{}/metrics",
             c.name(),
             args.speed,
-            args.listen
+            listening
         ),
     }
     let options = AnalyzeOptions {

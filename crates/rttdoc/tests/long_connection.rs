@@ -10,6 +10,11 @@
 //! timeline is read back with tshark, and the report is the same with one
 //! thread or two.
 //!
+//! `rttdoc monitor`, fed the upload's capture at its recorded pace, counts
+//! the holds of the window diagnosed while the connection is open before
+//! the connection ends, and when it ends has counted what `rttdoc analyze
+//! --format prometheus` counts of the same capture: no hold twice.
+//!
 //! Needs root, ip and tshark: skips with the reason otherwise (fails under
 //! CI=true).
 
@@ -17,8 +22,10 @@ mod common;
 
 use common::*;
 use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Lab runs time packets on a 2-core machine: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -201,4 +208,129 @@ fn an_uploads_nagle_holds_are_counted_to_its_end_and_its_control_has_none() {
         let excess = c["excess_ms"].as_f64().unwrap();
         assert!(excess < 0.25 * pathology_excess, "{side}: {excess} ms");
     }
+}
+
+/// The sum of a metric's samples whose series contains `labels` (all, for
+/// ""), from Prometheus text: None when there is none.
+fn metric_sum(text: &str, name: &str, labels: &str) -> Option<f64> {
+    let values: Vec<f64> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter(|(series, _)| series.split('{').next() == Some(name) && series.contains(labels))
+        .map(|(_, v)| v.parse().unwrap())
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum())
+}
+
+/// GET /metrics from the monitor (on this host's loopback).
+fn scrape(addr: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_string()
+}
+
+/// Kills the monitor (and waits for it) when dropped, panics included.
+struct Monitor(std::process::Child);
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn monitor_counts_a_long_connections_holds_while_it_is_open_and_none_twice() {
+    if !require(
+        "monitor_counts_a_long_connections_holds_while_it_is_open_and_none_twice",
+        &["ip"],
+        true,
+    ) {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("long-connection-monitor");
+    let capture = upload(&dir, false).join("client.pcapng");
+    let mut child = Command::new(rttdoc_bin())
+        .args(["monitor", "--listen", "127.0.0.1:0", "--replay"])
+        .arg(&capture)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let monitor = Monitor(child);
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|a| a.split('/').next())
+        .unwrap_or_else(|| panic!("monitor said: {line}"))
+        .to_string();
+    // The rest of stderr: its "replay done" line says the capture is in.
+    let (done_tx, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if line.contains("replay done") {
+                let _ = done_tx.send(());
+            }
+        }
+    });
+    let nagle = r#"kind="nagle_hold""#;
+    // Scrape while the capture plays (its recorded ~5 s, bounded here).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut while_open: Option<f64> = None;
+    loop {
+        assert!(Instant::now() < deadline, "the replay did not end");
+        let finished = done.try_recv().is_ok();
+        let t = scrape(&addr);
+        let connections = metric_sum(&t, "rttdoc_connections_total", "").unwrap_or(0.0);
+        let lost = metric_sum(&t, "rttdoc_time_lost_seconds_total", nagle).unwrap_or(0.0);
+        if connections == 0.0 && lost > 0.0 {
+            while_open = Some(lost);
+        }
+        if finished {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let live = scrape(&addr);
+    drop(monitor);
+    // Counted before the connection ended: the window's holds (about a
+    // thousand blocks' 2048 segments, a few hundred holds of 4 ms).
+    let while_open = while_open.expect("no hold counted while the connection was open");
+    assert!(while_open > 0.5, "{while_open} s");
+    // At the end: what the capture's analysis counts, no more.
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--format", "prometheus"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let offline = String::from_utf8(out.stdout).unwrap();
+    for (name, labels) in [
+        ("rttdoc_connections_total", ""),
+        ("rttdoc_findings_total", nagle),
+        ("rttdoc_time_lost_seconds_total", nagle),
+        ("rttdoc_time_lost_seconds_total", ""),
+    ] {
+        let (a, b) = (
+            metric_sum(&live, name, labels),
+            metric_sum(&offline, name, labels),
+        );
+        assert!(
+            a.zip(b)
+                .is_some_and(|(a, b)| (a - b).abs() < 1e-6 * b.max(1.0)),
+            "{name}{{{labels}}}: monitor {a:?}, analyze {b:?}"
+        );
+    }
+    let total = metric_sum(&live, "rttdoc_time_lost_seconds_total", nagle).unwrap();
+    assert!(while_open < total, "{while_open} of {total} s");
 }
