@@ -18,7 +18,9 @@
 //! The first window is the connection's own timeline: the handshake, the
 //! TLS session and the exchanges begun in it, however long they last (a
 //! download's one exchange), are diagnosed as before; an exchange begun
-//! later goes to the window it closed in.
+//! later goes to the window it closed in, and one under way when its
+//! window fills goes on in the next window with its segments (up to half
+//! a window of them), so that a wait inside it is not cut in two.
 
 use crate::connection::{Connection, SegmentRecord, Stamp, TIMELINE_CAP};
 use crate::facts::ConnectionFacts;
@@ -110,7 +112,27 @@ impl Connection {
         if w.timeline.is_empty() {
             return None;
         }
-        let timeline = std::mem::replace(&mut w.timeline, Vec::with_capacity(TIMELINE_CAP));
+        // The exchange under way, begun in this window, goes on in the
+        // next one with its segments: a wait inside it (the second write
+        // Nagle holds for the ACK of the first) is seen whole there, not
+        // cut in two. Not one that fills more than half a window (a
+        // download's answer): it is cut where the window is full.
+        let under_way = match ending {
+            Ending::Open => self
+                .exchanges
+                .current
+                .as_ref()
+                .map(|x| x.request_first.frame),
+            _ => None,
+        };
+        let carried = under_way
+            .map(|from| w.timeline.partition_point(|r| r.frame < from))
+            .filter(|&at| at > 0 && w.timeline.len() - at <= TIMELINE_CAP / 2);
+        let mut next = Vec::with_capacity(TIMELINE_CAP);
+        if let Some(at) = carried {
+            next.extend(w.timeline.drain(at..));
+        }
+        let timeline = std::mem::replace(&mut w.timeline, next);
         w.taken += 1;
         let window = crate::WindowFacts {
             index: w.taken,

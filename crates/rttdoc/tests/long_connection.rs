@@ -118,11 +118,12 @@ fn an_uploads_nagle_holds_are_counted_to_its_end_and_its_control_has_none() {
         assert_eq!(itemized + summed, BLOCKS, "{side}");
         assert_eq!(later["exchanges"].as_u64(), Some(summed), "{side}");
         // One finding holds the client's holds: at the client nearly
-        // every block's (a hold whose silence began in the window before
-        // it is not seen); at the server, whose view of the client's
-        // clock the emulator's jitter blurs on a busy machine, most
-        // (830 to 958 of 1000 in runs here). The timeline alone holds
-        // 409 blocks.
+        // every block's (1000 of 1000 on a quiet machine: the block under
+        // way when a window fills goes on in the next; the one under way
+        // when the timeline fills can lose its hold); at the server, whose
+        // view of the client's clock the emulator's jitter blurs on a busy
+        // machine, most (830 to 1000 of 1000 in runs here). The timeline
+        // alone holds 409 blocks.
         let nagle: Vec<&Value> = findings_within(&c["findings"])
             .filter(|f| f["kind"] == "nagle_hold")
             .collect();
