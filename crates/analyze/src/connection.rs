@@ -385,6 +385,10 @@ pub struct Connection {
     /// A long connection's segments past its timeline, gathered for the
     /// next window's diagnosis (window.rs).
     pub(crate) window: Option<Box<crate::window::LaterWindow>>,
+    /// When (the tracker's progress clock) the timeline, or the window
+    /// filling now, began: windows of a time (`AnalyzeOptions::
+    /// window_every_ns`) are counted from there.
+    pub(crate) window_from_ns: Option<i64>,
     /// What the windows diagnosed so far found (window.rs).
     pub(crate) earlier: Option<Box<crate::model::LaterWindows>>,
 }
@@ -448,6 +452,7 @@ impl Connection {
             same_as: None,
             roles_settled: false,
             window: None,
+            window_from_ns: None,
             earlier: None,
         }
     }
@@ -1097,7 +1102,7 @@ impl Connection {
         }
         // Past the timeline's cap, a long connection's segments go to its
         // window, when the tracker diagnoses windows (window.rs).
-        let first_window = self.timeline.len() < TIMELINE_CAP;
+        let first_window = self.window.is_none() && self.timeline.len() < TIMELINE_CAP;
         if first_window || self.window.is_some() {
             let base = self.half[d].base_seq.unwrap_or(seg.seq);
             let peer_base = self.half[r].base_seq;

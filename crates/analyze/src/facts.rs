@@ -205,7 +205,7 @@ impl Connection {
         self.exact_first_byte();
         let handshake = self.handshake_report();
         let early_plaintext = self.early_plaintext();
-        let last_window = self.take_window(ending).map(Box::new);
+        let last_window = self.take_last_window(ending).map(Box::new);
         // Fields are taken out of the box, not the whole connection moved
         // out of it: a lone SYN's report made that copy the largest cost.
         let c = self;

@@ -62,76 +62,124 @@ pub struct WindowFacts {
 impl Connection {
     /// After each segment, with windows diagnosed: opens the window once
     /// the timeline is full, and diagnoses it once it is full in turn,
-    /// returning the window's report.
+    /// returning the window's report. With `every_ns` (capture time, on
+    /// the tracker's progress clock `now_ns`), also once the timeline or
+    /// window has lasted that long, where an exchange begins or the
+    /// connection is settled ([`Connection::window_due`]). The tracker's
+    /// sweep asks the same of a connection that has gone quiet.
     #[inline]
     pub(crate) fn window_step(
         &mut self,
         diagnose: DiagnoseWindow,
+        now_ns: i64,
+        every_ns: Option<i64>,
     ) -> Option<crate::model::ConnectionReport> {
-        if self.timeline.len() < TIMELINE_CAP {
+        let filling = self.window.as_ref().map_or(&self.timeline, |w| &w.timeline);
+        if filling.len() >= TIMELINE_CAP {
+            return self.cut_window(diagnose, now_ns, true);
+        }
+        let every = every_ns?;
+        let from = *self.window_from_ns.get_or_insert(now_ns);
+        if now_ns - from < every {
             return None;
         }
-        match &self.window {
-            None => {
-                // The timeline is whole: what it shows of the senders (one
-                // running without Nagle) is what every window is told, the
-                // first one diagnosed while the connection is open too.
-                let timeline = WindowFacts {
-                    index: 0,
-                    exchanges_before: 0,
-                };
-                let facts =
-                    self.window_facts(self.timeline.clone(), Vec::new(), timeline, Ending::Open);
-                diagnose(facts, &mut self.earlier);
-                // The exchanges begun from here on are the windows'; those
-                // begun so far (the open one too) stay the timeline's.
-                self.window = Some(Box::new(LaterWindow {
-                    timeline: Vec::with_capacity(TIMELINE_CAP),
-                    taken: 0,
-                    exchanges_before: self.exchanges.total,
-                }));
-                self.exchanges.spill = Some(Vec::new());
-                self.exchanges.spill_after = self.timeline.last().map_or(0, |r| r.frame);
-                self.exchanges.spill_noted = 0;
-            }
-            Some(w) if w.timeline.len() >= TIMELINE_CAP => {
-                let facts = self.take_window(Ending::Open)?;
-                return diagnose(facts, &mut self.earlier);
-            }
-            Some(_) => {}
+        self.cut_window(diagnose, now_ns, false)
+    }
+
+    /// Where the filling timeline or window can end: before the exchange
+    /// under way, which goes on in the next window with its segments (a
+    /// wait inside it, the second write Nagle holds for the ACK of the
+    /// first, is seen whole there, not cut in two), if it began in it and
+    /// fills at most half a window (a download's answer is cut where the
+    /// window is full); at its end, with no exchange under way, if the
+    /// connection is settled (every byte sent acknowledged). None: not
+    /// here (only a full window is cut anyway, at its end).
+    fn window_end(&self) -> Option<usize> {
+        let filling = self.window.as_ref().map_or(&self.timeline, |w| &w.timeline);
+        match &self.exchanges.current {
+            Some(x) => Some(filling.partition_point(|r| r.frame < x.request_first.frame))
+                .filter(|&at| at > 0 && filling.len() - at <= TIMELINE_CAP / 2),
+            None => self.settled().then_some(filling.len()),
         }
+    }
+
+    /// Every byte either side sent was acknowledged.
+    fn settled(&self) -> bool {
+        let [a, b] = &self.half;
+        let acked = |h: &crate::connection::Half, peer: &crate::connection::Half| match (
+            h.max_end, peer.acked,
+        ) {
+            (None, _) => true,
+            (Some(end), Some(ack)) => crate::seq::le(end, ack),
+            (Some(_), None) => false,
+        };
+        acked(a, b) && acked(b, a)
+    }
+
+    /// Ends the filling timeline or window where [`Connection::window_end`]
+    /// says (`full`: at its end if nowhere else): the timeline is then
+    /// shown to the diagnosis for what its senders show, a window is
+    /// diagnosed and its report returned.
+    fn cut_window(
+        &mut self,
+        diagnose: DiagnoseWindow,
+        now_ns: i64,
+        full: bool,
+    ) -> Option<crate::model::ConnectionReport> {
+        let end = match self.window_end() {
+            Some(at) => at,
+            None if full => self
+                .window
+                .as_ref()
+                .map_or(&self.timeline, |w| &w.timeline)
+                .len(),
+            None => return None,
+        };
+        self.window_from_ns = Some(now_ns);
+        if self.window.is_some() {
+            let facts = self.take_window(end)?;
+            return diagnose(facts, &mut self.earlier);
+        }
+        // The timeline ends: the segments of the exchange under way go on
+        // in the first window, and so does the exchange (it closes there).
+        let carried: Vec<SegmentRecord> = self.timeline.drain(end..).collect();
+        let under_way = u32::from(!carried.is_empty() && self.exchanges.current.is_some());
+        // What the timeline shows of the senders (one running without
+        // Nagle) is what every window is told, those diagnosed while the
+        // connection is open too.
+        let timeline = WindowFacts {
+            index: 0,
+            exchanges_before: 0,
+        };
+        let facts = self.window_facts(self.timeline.clone(), Vec::new(), timeline, Ending::Open);
+        diagnose(facts, &mut self.earlier);
+        let mut next = Vec::with_capacity(TIMELINE_CAP);
+        next.extend(carried);
+        self.window = Some(Box::new(LaterWindow {
+            timeline: next,
+            taken: 0,
+            exchanges_before: self.exchanges.total - under_way,
+        }));
+        // The exchanges begun from here on are the windows'; those begun
+        // in the timeline (a download's under way too) stay its own.
+        self.exchanges.spill = Some(Vec::new());
+        self.exchanges.spill_after = self.timeline.last().map_or(0, |r| r.frame);
+        self.exchanges.spill_noted = 0;
         None
     }
 
-    /// The window's segments and the exchanges closed in it, frozen into
-    /// facts of their own (None when no window is open or it is empty).
-    /// The connection's handshake, round-trip samples and counts so far
-    /// come along: the window's clock and sizes are the connection's.
-    pub(crate) fn take_window(&mut self, ending: Ending) -> Option<ConnectionFacts> {
+    /// The window's segments before `end` and the exchanges closed in it,
+    /// frozen into facts of their own (None when no window is open or it
+    /// is empty); the segments from `end` on begin the next window. The
+    /// connection's handshake, round-trip samples and counts so far come
+    /// along: the window's clock and sizes are the connection's.
+    pub(crate) fn take_window(&mut self, end: usize) -> Option<ConnectionFacts> {
         let w = self.window.as_mut()?;
-        if w.timeline.is_empty() {
+        if end == 0 {
             return None;
         }
-        // The exchange under way, begun in this window, goes on in the
-        // next one with its segments: a wait inside it (the second write
-        // Nagle holds for the ACK of the first) is seen whole there, not
-        // cut in two. Not one that fills more than half a window (a
-        // download's answer): it is cut where the window is full.
-        let under_way = match ending {
-            Ending::Open => self
-                .exchanges
-                .current
-                .as_ref()
-                .map(|x| x.request_first.frame),
-            _ => None,
-        };
-        let carried = under_way
-            .map(|from| w.timeline.partition_point(|r| r.frame < from))
-            .filter(|&at| at > 0 && w.timeline.len() - at <= TIMELINE_CAP / 2);
         let mut next = Vec::with_capacity(TIMELINE_CAP);
-        if let Some(at) = carried {
-            next.extend(w.timeline.drain(at..));
-        }
+        next.extend(w.timeline.drain(end..));
         let timeline = std::mem::replace(&mut w.timeline, next);
         w.taken += 1;
         let window = crate::WindowFacts {
@@ -141,7 +189,16 @@ impl Connection {
         let exchanges = std::mem::take(self.exchanges.spill.get_or_insert_with(Vec::new));
         w.exchanges_before += exchanges.len() as u32;
         self.exchanges.spill_noted = 0;
-        Some(self.window_facts(timeline, exchanges, window, ending))
+        Some(self.window_facts(timeline, exchanges, window, Ending::Open))
+    }
+
+    /// The last window, whatever it holds, frozen with the connection
+    /// (`ending`) into facts of its own (None when empty).
+    pub(crate) fn take_last_window(&mut self, ending: Ending) -> Option<ConnectionFacts> {
+        let end = self.window.as_ref()?.timeline.len();
+        let mut facts = self.take_window(end)?;
+        facts.ending = ending;
+        Some(facts)
     }
 
     /// Facts of these segments and exchanges of the connection's, marked

@@ -35,6 +35,11 @@ const BLOCKS: u64 = 1000;
 /// Runs the upload; returns the run's directory.
 fn upload(dir: &TempDir, nodelay: bool) -> std::path::PathBuf {
     let out = dir.path(if nodelay { "nodelay" } else { "nagle" });
+    upload_to(&out, BLOCKS, if nodelay { " --nodelay" } else { "" })
+}
+
+/// Runs an upload of `blocks` (the client's `flags` added) into `out`.
+fn upload_to(out: &Path, blocks: u64, flags: &str) -> std::path::PathBuf {
     let bin = rttdoc_bin();
     // The server ACKs each segment at once: its every route quickack.
     let server = format!(
@@ -43,9 +48,8 @@ fn upload(dir: &TempDir, nodelay: bool) -> std::path::PathBuf {
         bin.display()
     );
     let client = format!(
-        "exec {} lab peer rpc-client --connect $RTTDOC_SERVER_IP:8080 --blocks {BLOCKS}{}",
+        "exec {} lab peer rpc-client --connect $RTTDOC_SERVER_IP:8080 --blocks {blocks}{flags}",
         bin.display(),
-        if nodelay { " --nodelay" } else { "" }
     );
     let run = Command::new(&bin)
         .args([
@@ -57,7 +61,7 @@ fn upload(dir: &TempDir, nodelay: bool) -> std::path::PathBuf {
             &client,
         ])
         .args(["--rtt", "4ms", "--runs", "1", "--out"])
-        .arg(&out)
+        .arg(out)
         .output()
         .unwrap();
     assert!(
@@ -65,7 +69,7 @@ fn upload(dir: &TempDir, nodelay: bool) -> std::path::PathBuf {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    out
+    out.to_path_buf()
 }
 
 /// The waits a finding counts: those it lists and those past them.
@@ -258,9 +262,67 @@ fn monitor_counts_a_long_connections_holds_while_it_is_open_and_none_twice() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("long-connection-monitor");
     let capture = upload(&dir, false).join("client.pcapng");
+    let (while_open, live) = monitor_replay(&capture, &[]);
+
+    // Counted before the connection ended: the window's holds (about a
+    // thousand blocks' 2048 segments, a few hundred holds of 4 ms).
+    let while_open = *while_open
+        .last()
+        .expect("no hold counted while the connection was open");
+    assert!(while_open > 0.5, "{while_open} s");
+    // At the end: what the capture's analysis counts, no more.
+    assert_counts_agree(&live, &prometheus_of(&capture, &[]));
+    let total = metric_sum(&live, "rttdoc_time_lost_seconds_total", NAGLE).unwrap();
+    assert!(while_open < total, "{while_open} of {total} s");
+}
+
+/// The series of Nagle's holds.
+const NAGLE: &str = r#"kind="nagle_hold""#;
+
+/// The monitor's metrics once its replay is done (`live`) count what
+/// `rttdoc analyze --format prometheus` does (`offline`): the connection,
+/// its Nagle finding, the time lost to it and to everything.
+fn assert_counts_agree(live: &str, offline: &str) {
+    for (name, labels) in [
+        ("rttdoc_connections_total", ""),
+        ("rttdoc_findings_total", NAGLE),
+        ("rttdoc_time_lost_seconds_total", NAGLE),
+        ("rttdoc_time_lost_seconds_total", ""),
+    ] {
+        let (a, b) = (
+            metric_sum(live, name, labels),
+            metric_sum(offline, name, labels),
+        );
+        assert!(
+            a.zip(b)
+                .is_some_and(|(a, b)| (a - b).abs() < 1e-6 * b.max(1.0)),
+            "{name}{{{labels}}}: monitor {a:?}, analyze {b:?}"
+        );
+    }
+}
+
+/// `rttdoc analyze --format prometheus` of `capture`, with `options`.
+fn prometheus_of(capture: &Path, options: &[&str]) -> String {
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--format", "prometheus"])
+        .args(options)
+        .arg(capture)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `rttdoc monitor` (with `options`) fed `capture` at its recorded pace,
+/// scraped every 50 ms: the Nagle time lost counted while no connection
+/// had finished, each new value once, and the metrics once the replay
+/// is done.
+fn monitor_replay(capture: &Path, options: &[&str]) -> (Vec<f64>, String) {
     let mut child = Command::new(rttdoc_bin())
-        .args(["monitor", "--listen", "127.0.0.1:0", "--replay"])
-        .arg(&capture)
+        .args(["monitor", "--listen", "127.0.0.1:0"])
+        .args(options)
+        .arg("--replay")
+        .arg(capture)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -284,18 +346,17 @@ fn monitor_counts_a_long_connections_holds_while_it_is_open_and_none_twice() {
             }
         }
     });
-    let nagle = r#"kind="nagle_hold""#;
     // Scrape while the capture plays (its recorded ~5 s, bounded here).
     let deadline = Instant::now() + Duration::from_secs(120);
-    let mut while_open: Option<f64> = None;
+    let mut while_open: Vec<f64> = Vec::new();
     loop {
         assert!(Instant::now() < deadline, "the replay did not end");
         let finished = done.try_recv().is_ok();
         let t = scrape(&addr);
         let connections = metric_sum(&t, "rttdoc_connections_total", "").unwrap_or(0.0);
-        let lost = metric_sum(&t, "rttdoc_time_lost_seconds_total", nagle).unwrap_or(0.0);
-        if connections == 0.0 && lost > 0.0 {
-            while_open = Some(lost);
+        let lost = metric_sum(&t, "rttdoc_time_lost_seconds_total", NAGLE).unwrap_or(0.0);
+        if connections == 0.0 && lost > 0.0 && while_open.last() != Some(&lost) {
+            while_open.push(lost);
         }
         if finished {
             break;
@@ -304,34 +365,52 @@ fn monitor_counts_a_long_connections_holds_while_it_is_open_and_none_twice() {
     }
     let live = scrape(&addr);
     drop(monitor);
-    // Counted before the connection ended: the window's holds (about a
-    // thousand blocks' 2048 segments, a few hundred holds of 4 ms).
-    let while_open = while_open.expect("no hold counted while the connection was open");
-    assert!(while_open > 0.5, "{while_open} s");
-    // At the end: what the capture's analysis counts, no more.
-    let out = Command::new(rttdoc_bin())
-        .args(["analyze", "--format", "prometheus"])
-        .arg(&capture)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let offline = String::from_utf8(out.stdout).unwrap();
-    for (name, labels) in [
-        ("rttdoc_connections_total", ""),
-        ("rttdoc_findings_total", nagle),
-        ("rttdoc_time_lost_seconds_total", nagle),
-        ("rttdoc_time_lost_seconds_total", ""),
-    ] {
-        let (a, b) = (
-            metric_sum(&live, name, labels),
-            metric_sum(&offline, name, labels),
-        );
-        assert!(
-            a.zip(b)
-                .is_some_and(|(a, b)| (a - b).abs() < 1e-6 * b.max(1.0)),
-            "{name}{{{labels}}}: monitor {a:?}, analyze {b:?}"
-        );
+    (while_open, live)
+}
+
+#[test]
+fn monitor_counts_a_quiet_long_connections_holds_a_window_of_time_at_a_time() {
+    if !require(
+        "monitor_counts_a_quiet_long_connections_holds_a_window_of_time_at_a_time",
+        &["ip"],
+        true,
+    ) {
+        return;
     }
-    let total = metric_sum(&live, "rttdoc_time_lost_seconds_total", nagle).unwrap();
-    assert!(while_open < total, "{while_open} of {total} s");
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("long-connection-quiet");
+    // 120 blocks 50 ms apart: ~7 s, 600 segments, no 2048 filled; the
+    // monitor's windows of a second end a few times while it is open.
+    let blocks = 120;
+    let capture = upload_to(&dir.path("quiet"), blocks, " --pause-ms 50").join("client.pcapng");
+    let (while_open, live) = monitor_replay(&capture, &["--window-seconds", "1"]);
+    assert!(
+        while_open.len() >= 3,
+        "counted {} times while open: {while_open:?}",
+        while_open.len()
+    );
+    // At the end, what `analyze` counts with the same windows; and those
+    // windows lose no hold (each ends where a block begins): every block's.
+    let windowed = ["--window-seconds", "1"];
+    assert_counts_agree(&live, &prometheus_of(&capture, &windowed));
+    let c = &run_rttdoc_json_with(&capture, &windowed)["connections"][0];
+    assert!(
+        c["later_windows"]["windows"].as_u64() >= Some(4),
+        "{}",
+        c["later_windows"]
+    );
+    let f: Vec<&Value> = findings_within(&c["findings"])
+        .filter(|f| f["kind"] == "nagle_hold")
+        .collect();
+    assert_eq!(f.len(), 1);
+    assert!(holds(f[0]) >= blocks * 9 / 10, "{} holds", holds(f[0]));
+    let plain = &run_rttdoc_json(&capture)["connections"][0];
+    let g: Vec<&Value> = findings_within(&plain["findings"])
+        .filter(|f| f["kind"] == "nagle_hold")
+        .collect();
+    assert_eq!(
+        holds(f[0]),
+        holds(g[0]),
+        "the same holds as in one timeline"
+    );
 }
