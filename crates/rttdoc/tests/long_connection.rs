@@ -393,6 +393,12 @@ fn monitor_counts_a_quiet_long_connections_holds_a_window_of_time_at_a_time() {
     // windows lose no hold (each ends where a block begins): every block's.
     let windowed = ["--window-seconds", "1"];
     assert_counts_agree(&live, &prometheus_of(&capture, &windowed));
+    // Windows of a time end on the capture's clock: one thread or two,
+    // the same report.
+    assert_eq!(
+        run_rttdoc_json_with(&capture, &["--window-seconds", "1", "--threads", "1"]),
+        run_rttdoc_json_with(&capture, &["--window-seconds", "1", "--threads", "2"])
+    );
     let c = &run_rttdoc_json_with(&capture, &windowed)["connections"][0];
     assert!(
         c["later_windows"]["windows"].as_u64() >= Some(4),
