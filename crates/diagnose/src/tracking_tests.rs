@@ -1053,6 +1053,18 @@ fn nagle_exchanges(n: u32) -> Vec<(i64, Segment<'static>)> {
     s
 }
 
+/// In [`nagle_exchanges`]' exchanges `range`, the client sends its second
+/// piece right behind the first, before the first is acknowledged: a
+/// sender without Nagle.
+fn back_to_back(s: &mut [(i64, Segment<'static>)], range: std::ops::Range<usize>) {
+    for i in range {
+        let (first, ack, second) = (3 + 4 * i, 3 + 4 * i + 1, 3 + 4 * i + 2);
+        assert_eq!(s[second].1.seq, s[first].1.seq + 10);
+        s[second].0 = s[first].0;
+        s.swap(ack, second);
+    }
+}
+
 /// The holds one Nagle finding counts: the waits it lists and those past them.
 fn holds(f: &crate::model::Finding) -> usize {
     f.waits.len() + f.unlisted_waits.map_or(0, |u| u.count as usize)
@@ -1137,12 +1149,7 @@ fn a_sender_shown_without_nagle_has_no_holds_in_later_windows() {
     // first later window too (600): each later window is told.
     for off in [400, 600] {
         let mut s = nagle_exchanges(1500);
-        for i in 0..off {
-            let (first, ack, second) = (3 + 4 * i, 3 + 4 * i + 1, 3 + 4 * i + 2);
-            assert_eq!(s[second].1.seq, s[first].1.seq + 10);
-            s[second].0 = s[first].0;
-            s.swap(ack, second);
-        }
+        back_to_back(&mut s, 0..off);
         let c = &run(s, AnalyzeOptions::default()).reports[0];
         assert!(c.later_windows.is_some());
         assert!(
@@ -1159,13 +1166,7 @@ fn a_window_diagnosed_while_the_connection_is_open_is_handed_on_before_its_repor
     // diagnosed while tracking (the fifth, the last, with the report).
     let n = 3000;
     let handed = run_live(nagle_exchanges(n));
-    let windows: Vec<&ConnectionReport> = handed
-        .iter()
-        .filter_map(|h| match h {
-            Handed::Window(w) => Some(w),
-            Handed::Report(_) => None,
-        })
-        .collect();
+    let windows = windows_of(&handed);
     assert_eq!(windows.len(), 4, "{}", handed.len());
     let Some(Handed::Report(c)) = handed.last() else {
         panic!("the report comes last: {handed:?}");
@@ -1210,19 +1211,9 @@ fn a_window_diagnosed_while_open_is_told_what_the_timeline_showed() {
     // look, which no window, the ones handed on while the connection is
     // open included, may call a hold.
     let mut s = nagle_exchanges(1500);
-    for i in 0..400 {
-        let (first, ack, second) = (3 + 4 * i, 3 + 4 * i + 1, 3 + 4 * i + 2);
-        s[second].0 = s[first].0;
-        s.swap(ack, second);
-    }
+    back_to_back(&mut s, 0..400);
     let handed = run_live(s);
-    let windows: Vec<&ConnectionReport> = handed
-        .iter()
-        .filter_map(|h| match h {
-            Handed::Window(w) => Some(w),
-            Handed::Report(_) => None,
-        })
-        .collect();
+    let windows = windows_of(&handed);
     assert_eq!(windows.len(), 1);
     assert!(
         !windows[0].findings.iter().any(|f| f.kind.is_nagle()),
@@ -1329,11 +1320,7 @@ fn holds_before_a_later_window_shows_the_sender_without_nagle_stand_and_none_aft
     // and a hold's look again in 701-1500 (later windows that must be
     // told what the first one showed).
     let mut s = nagle_exchanges(1500);
-    for i in 600..700 {
-        let (first, ack, second) = (3 + 4 * i, 3 + 4 * i + 1, 3 + 4 * i + 2);
-        s[second].0 = s[first].0;
-        s.swap(ack, second);
-    }
+    back_to_back(&mut s, 600..700);
     let c = &run(s, AnalyzeOptions::default()).reports[0];
     let nagle: Vec<_> = c.findings.iter().filter(|f| f.kind.is_nagle()).collect();
     assert_eq!(nagle.len(), 1, "{:?}", kinds(c));
