@@ -589,6 +589,17 @@ impl Connection {
         crate::reuse::name_hash(self.server_name())
     }
 
+    /// What a window's report says of its connection's TLS: the version
+    /// and the server name (the labels a live output counts it under).
+    pub(crate) fn tls_identity(&self) -> Option<Box<crate::model::TlsReport>> {
+        let tls = self.tls.as_ref()?;
+        Some(Box::new(crate::model::TlsReport {
+            version: tls.version().map(crate::model::TlsVersion),
+            sni: self.server_name().map(str::to_string),
+            ..Default::default()
+        }))
+    }
+
     /// The server name its TLS ClientHello asked for.
     pub(crate) fn server_name(&self) -> Option<&str> {
         self.tls

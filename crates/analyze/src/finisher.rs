@@ -124,13 +124,14 @@ pub trait ReportSink {
     fn quic(&mut self, _r: &rttdoc_model::QuicConnectionReport) {}
 
     /// A long connection's later window, diagnosed while the connection
-    /// is still open (window.rs): what it found, the exchanges numbered
-    /// as the connection's, and the server name its TLS ClientHello asked
-    /// for. The connection's report, when it finishes, holds this window's
-    /// findings again, joined: for outputs that follow a live capture and
-    /// count as they go (monitor's metrics), which must not count them twice.
-    /// Windows come in the connection's order, before its report.
-    fn window(&mut self, _report: &ConnectionReport, _server_name: Option<&str>) {}
+    /// is still open (window.rs): its exchanges' ledger rows and what it
+    /// found (the exchanges numbered as the connection's), its `tls` only
+    /// the connection's version and server name. The connection's report,
+    /// when it finishes, holds this window's findings again, joined, and
+    /// its rows summed: for outputs that count as they go (the metrics),
+    /// which must not count them twice. Windows come in the connection's
+    /// order, before its report.
+    fn window(&mut self, _report: &ConnectionReport) {}
 
     /// Reports numbered one after the other, the first one's turn come.
     fn reports(&mut self, rs: Vec<(u64, ConnectionReport)>) {

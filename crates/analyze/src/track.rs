@@ -761,7 +761,7 @@ impl<'s> Tracker<'s> {
             for c in self.table.values_mut() {
                 if now_ns - c.last_progress_ns > 0 {
                     if let Some(report) = c.window_step(diagnose, now_ns, Some(every)) {
-                        hand_window(c, &report, &mut *self.sink);
+                        hand_window(c, report, &mut *self.sink);
                     }
                 }
             }
@@ -998,17 +998,20 @@ impl<'s> Tracker<'s> {
     }
 }
 
-/// Hands a window diagnosed while its connection is open to the sink
-/// (a connection seen again under translated addresses is its earlier
-/// stream's: its waits are counted there).
+/// Hands a window diagnosed while its connection is open to the sink,
+/// with the connection's TLS version and server name, which its report
+/// will have (a connection seen again under translated addresses is its
+/// earlier stream's: its waits are counted there).
 fn hand_window(
     conn: &Connection,
-    report: &crate::model::ConnectionReport,
+    mut report: crate::model::ConnectionReport,
     sink: &mut dyn ReportSink,
 ) {
-    if conn.same_as.is_none() {
-        sink.window(report, conn.server_name());
+    if conn.same_as.is_some() {
+        return;
     }
+    report.tls = conn.tls_identity();
+    sink.window(&report);
 }
 
 /// Tracks one segment of a connection in the table: a capture's copy is
@@ -1038,7 +1041,7 @@ fn track_in(
     conn.observe(at, dir, seg);
     if let Some((diagnose, every)) = windows {
         if let Some(report) = conn.window_step(diagnose, progress_ns, every) {
-            hand_window(conn, &report, sink);
+            hand_window(conn, report, sink);
         }
     }
     if conn.exchanges.events != 0 {

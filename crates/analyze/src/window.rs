@@ -28,8 +28,8 @@ use crate::model::{Ending, LaterWindows};
 
 /// Diagnoses one window's facts and folds what it found into what the
 /// connection's earlier windows found (`rttdoc_diagnose::diagnose_window`),
-/// returning the window's own report: the findings folded (the exchanges
-/// numbered as the connection's; its rows are summed), for outputs that
+/// returning the window's own report: its rows, and the findings folded
+/// (the exchanges numbered as the connection's), for outputs that
 /// follow a live capture ([`crate::ReportSink::window`]). Given the
 /// timeline itself (`WindowFacts::index` 0, once, when the first window
 /// opens), it keeps only what every later window must be told of it and

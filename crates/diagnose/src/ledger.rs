@@ -346,7 +346,10 @@ fn report_with(
     // What a long connection's windows found, its last one's too.
     let mut later = c.earlier.take();
     if let Some(last) = c.last_window.take() {
-        fold_window(*last, &mut later);
+        let rows = fold_window(*last, &mut later).map(|r| r.ledger);
+        if let (Some(l), Some(rows)) = (later.as_mut(), rows) {
+            l.last_rows = rows;
+        }
     }
     // (Only the timeline's verdict, no window diagnosed: none to join.)
     let later = later.filter(|l| l.windows > 0);

@@ -34,9 +34,9 @@ const SEPARATE_KEPT: usize = 64;
 /// Folds one window's report into what the windows before it found;
 /// `nagle_off` says, per sender, whether it, the timeline or a window
 /// before it showed the sender without Nagle (the next window is told).
-/// Returns the report without its rows (summed here), its findings those
-/// folded (a finding about one exchange past [`SEPARATE_KEPT`] is not),
-/// numbered as the connection's.
+/// Returns the report, its rows as they were (summed here), its findings
+/// those folded (a finding about one exchange past [`SEPARATE_KEPT`] is
+/// not), numbered as the connection's.
 pub(crate) fn fold(
     window: WindowFacts,
     mut report: ConnectionReport,
@@ -56,8 +56,8 @@ pub(crate) fn fold(
         }
         later.exchanges += report.exchanges;
     }
-    for row in std::mem::take(&mut report.ledger) {
-        add_row(&mut later.rows, row);
+    for row in &report.ledger {
+        add_row(&mut later.rows, row.clone());
     }
     let found = std::mem::take(&mut report.findings);
     for mut f in found {

@@ -137,6 +137,12 @@ pub struct LaterWindows {
     /// Their findings, one per kind and side.
     #[serde(skip)]
     pub findings: Vec<Finding>,
+    /// The last window's own rows (it is diagnosed when the connection
+    /// ends, never handed on as the others are): for the outputs that
+    /// count each request (the metrics' think times), which saw the
+    /// others' as they came.
+    #[serde(skip)]
+    pub last_rows: Vec<LedgerRow>,
     /// Per sender (client, server): the timeline or a window showed it
     /// sending a small segment behind an unacknowledged one, so it runs
     /// without Nagle from then on, and the later windows' silences are

@@ -406,17 +406,49 @@ impl Metrics {
         Metrics { registry: r, ..m }
     }
 
-    /// The `server` label for a connection.
-    fn server_label(&self, c: &ConnectionReport) -> String {
-        let sni = c.tls.as_ref().and_then(|t| t.sni.as_deref());
-        self.server_label_of(c, sni)
+    /// A connection's labels.
+    fn connection_labels(&self, c: &ConnectionReport) -> ConnectionLabels {
+        let tls_version = match &c.tls {
+            None => "none".to_string(),
+            Some(t) => t
+                .version
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "unknown".into()),
+        };
+        ConnectionLabels {
+            vantage: c.vantage.as_str().to_string(),
+            tls_version,
+            server: self.server_label(c),
+        }
     }
 
-    /// The `server` label for a connection whose TLS server name is `sni`.
-    fn server_label_of(&self, c: &ConnectionReport, sni: Option<&str>) -> String {
+    /// Each request's server think time, from the ledger's first-byte
+    /// rows, where the round trip is known. (A row summing a long
+    /// connection's later exchanges is no one answer's wait: its windows'
+    /// own rows were observed as they came, `observe_window`, and the last
+    /// window's come with the report, `LaterWindows::last_rows`.)
+    fn observe_think_times(&self, c: &ConnectionReport, labels: &ConnectionLabels) {
+        let Some(rtt) = c.rtt_ms else { return };
+        // (The last window's rows, summed in the report, were never
+        // handed on: they come with it.)
+        let last = c.later_windows.iter().flat_map(|l| &l.last_rows);
+        for row in c
+            .ledger
+            .iter()
+            .chain(last)
+            .filter(|r| r.phase == Phase::FirstByte && r.summed == 0)
+        {
+            let think = (row.duration_ms - rtt).max(0.0);
+            self.think_time.get_or_create(labels).observe(think / 1e3);
+        }
+    }
+
+    /// The `server` label for a connection.
+    fn server_label(&self, c: &ConnectionReport) -> String {
         if self.servers.is_empty() {
             return OTHER_SERVER.into();
         }
+        let sni = c.tls.as_ref().and_then(|t| t.sni.as_deref());
         let endpoint = c.server.to_string();
         self.servers
             .iter()
@@ -492,13 +524,17 @@ impl Metrics {
     }
 
     /// Counts what a later window of a long connection found while the
-    /// connection is still open (`rttdoc_analyze::ReportSink::window`),
-    /// under the labels its report will have (`server_name`: its TLS
-    /// SNI): a finding kind the connection had not shown yet in
+    /// connection is still open (`rttdoc_analyze::ReportSink::window`;
+    /// its `tls` says the connection's version and server name, the
+    /// labels its report will have): its requests' server think times, a
+    /// finding kind the connection had not shown yet in
     /// `rttdoc_findings_total`, its cost in `rttdoc_time_lost_seconds_total`.
-    /// Its report, when the connection finishes, counts only the rest.
-    pub fn observe_window(&self, w: &ConnectionReport, server_name: Option<&str>) {
-        let server = self.server_label_of(w, server_name);
+    /// Its report, when the connection finishes, counts only the rest (its
+    /// rows summing the windows' are no request's).
+    pub fn observe_window(&self, w: &ConnectionReport) {
+        let labels = self.connection_labels(w);
+        self.observe_think_times(w, &labels);
+        let server = labels.server;
         let vantage = w.vantage.as_str();
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         let counted = live.entry(w.stream).or_default();
@@ -541,20 +577,8 @@ impl Metrics {
             self.translated_copies.inc();
             return;
         }
-        let server = self.server_label(c);
-        let vantage = c.vantage.as_str().to_string();
-        let tls_version = match &c.tls {
-            None => "none".to_string(),
-            Some(t) => t
-                .version
-                .map(|v| v.to_string())
-                .unwrap_or_else(|| "unknown".into()),
-        };
-        let labels = ConnectionLabels {
-            vantage: vantage.clone(),
-            tls_version,
-            server: server.clone(),
-        };
+        let labels = self.connection_labels(c);
+        let (vantage, server) = (labels.vantage.clone(), labels.server.clone());
         self.connections.get_or_create(&labels).inc();
         if let Some(ms) = c.tcp_handshake_ms {
             self.tcp_handshake.get_or_create(&labels).observe(ms / 1e3);
@@ -573,18 +597,7 @@ impl Metrics {
         if let Some(ms) = first_byte_ms(c) {
             self.first_byte.get_or_create(&labels).observe(ms / 1e3);
         }
-        if let Some(rtt) = c.rtt_ms {
-            // (A row summing a long connection's later exchanges is no
-            // one answer's wait.)
-            for row in c
-                .ledger
-                .iter()
-                .filter(|r| r.phase == Phase::FirstByte && r.summed == 0)
-            {
-                let think = (row.duration_ms - rtt).max(0.0);
-                self.think_time.get_or_create(&labels).observe(think / 1e3);
-            }
-        }
+        self.observe_think_times(c, &labels);
         // Only connections whose ledger could be priced (an RTT is known).
         if c.rtt_ms.is_some() {
             self.excess.get_or_create(&labels).observe(c.excess_rtts);
@@ -758,6 +771,14 @@ impl Renderer for PrometheusRenderer<'_> {
         Ok(())
     }
 
+    /// Counted as `rttdoc monitor` counts it, so that a capture's totals
+    /// are the monitor's of the same traffic (each window's requests'
+    /// think times too, which the report sums).
+    fn window(&mut self, w: &ConnectionReport) -> io::Result<()> {
+        self.metrics.observe_window(w);
+        Ok(())
+    }
+
     fn shows_words(&self) -> bool {
         false
     }
@@ -836,13 +857,33 @@ mod tests {
         let rto = r#"{kind="rto_stall",vantage="client",server="api.example"}"#;
         let lost = |t: &str, l: &str| sample(t, &format!("rttdoc_time_lost_seconds_total{l}"));
         let found = |t: &str, l: &str| sample(t, &format!("rttdoc_findings_total{l}"));
-        // Two windows of stream 7 while it is open (its TLS name told
-        // alongside, as a window's report has no TLS of its own).
+        // Two windows of stream 7 while it is open (its TLS only its
+        // connection's version and name, as the tracker hands it on), the
+        // first with two requests' rows on a 10 ms path.
         let mut w = report(443);
         w.stream = 7;
+        w.tls = Some(Box::new(TlsReport {
+            version: Some(TlsVersion::TLS13),
+            sni: Some("api.example".into()),
+            ..Default::default()
+        }));
+        w.rtt_ms = Some(10.0);
+        w.ledger = vec![first_byte_row(12.0), first_byte_row(40.0)];
         w.findings = vec![finding(FindingKind::NagleHold, 300.0)];
-        m.observe_window(&w, Some("api.example"));
+        m.observe_window(&w);
+        w.ledger.clear();
         let t = m.prometheus_text();
+        let l = r#"{vantage="client",tls_version="TLS 1.3",server="api.example"}"#;
+        assert_eq!(
+            sample(&t, &format!("rttdoc_server_think_time_seconds_count{l}")),
+            Some(2.0),
+            "{t}"
+        );
+        assert!(
+            (sample(&t, &format!("rttdoc_server_think_time_seconds_sum{l}")).unwrap() - 0.032)
+                .abs()
+                < 1e-9
+        );
         assert_eq!(found(&t, nagle), Some(1.0), "{t}");
         assert_eq!(lost(&t, nagle), Some(0.3));
         assert_eq!(
@@ -857,7 +898,7 @@ mod tests {
             finding(FindingKind::NagleHold, 200.0),
             finding(FindingKind::RtoStall, 1000.0),
         ];
-        m.observe_window(&w, Some("api.example"));
+        m.observe_window(&w);
         // Another connection's report is its own.
         let mut other = report(443);
         other.stream = 8;
@@ -872,7 +913,13 @@ mod tests {
         // no more RTO), split here between the two senders' findings.
         let mut c = report(443);
         c.stream = 7;
-        c.tls = other.tls.clone();
+        c.tls = w.tls.clone();
+        // Its rows: one of its timeline's requests, and the windows'
+        // summed (observed already, one by one).
+        c.rtt_ms = Some(10.0);
+        let mut summed = first_byte_row(5000.0);
+        summed.summed = 400;
+        c.ledger = vec![first_byte_row(15.0), summed];
         c.findings = vec![
             finding(FindingKind::NagleHold, 440.0),
             finding(FindingKind::NagleHold, 100.0),
@@ -888,6 +935,11 @@ mod tests {
         assert!(
             m.live.lock().unwrap().is_empty(),
             "the stream's entry went with it"
+        );
+        assert_eq!(
+            sample(&t, &format!("rttdoc_server_think_time_seconds_count{l}")),
+            Some(3.0),
+            "{t}"
         );
     }
 

@@ -18,6 +18,13 @@ use crate::terminal;
 pub trait Renderer {
     /// One finished connection (after filtering), in the order they finish.
     fn connection(&mut self, c: &ConnectionReport) -> io::Result<()>;
+    /// A long connection's window, diagnosed before the connection
+    /// finished (`rttdoc_analyze::ReportSink::window`): for an output that
+    /// counts as it goes, whose connection report then counts only the
+    /// rest (the metrics). Others ignore it: their report is whole.
+    fn window(&mut self, _w: &ConnectionReport) -> io::Result<()> {
+        Ok(())
+    }
     /// The end: capture counters and the summary of the connections shown.
     fn finish(self: Box<Self>, stats: &CaptureStats, summary: &Summary) -> io::Result<()>;
     /// Whether it shows findings' explanations and fixes, which the caller

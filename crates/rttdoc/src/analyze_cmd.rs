@@ -371,7 +371,18 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     let mut summary = Summary::new(if args.all { usize::MAX } else { args.top });
     let mut write_error: Option<io::Error> = None;
     let words = renderer.shows_words() || html.is_some();
-    let mut output = |report: &mut ConnectionReport| {
+    let mut output = |piece: Piece<'_>| {
+        let report = match piece {
+            Piece::Connection(r) => r,
+            Piece::Window(w) => {
+                if write_error.is_none() && filter.matches(w) {
+                    if let Err(e) = renderer.window(w) {
+                        write_error = Some(e);
+                    }
+                }
+                return;
+            }
+        };
         if !filter.matches(report) {
             return;
         }
@@ -392,13 +403,11 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         }
     };
     let mut stats = if options.threads > 1 {
-        track_beside_output(&mut capture, options.clone(), &mut output)
+        // (Only the metrics count windows: others are not sent them.)
+        let windows = format == Format::Prometheus;
+        track_beside_output(&mut capture, options.clone(), windows, &mut output)
     } else {
-        analyze_capture(
-            &mut capture,
-            options.clone(),
-            &mut |mut r: ConnectionReport| output(&mut r),
-        )
+        analyze_capture(&mut capture, options.clone(), &mut DirectSink(&mut output))
     };
     stats.quic = stats
         .quic
@@ -561,7 +570,8 @@ const OUTPUT_BATCH: usize = 64;
 fn track_beside_output(
     capture: &mut Capture,
     options: AnalyzeOptions,
-    output: &mut dyn FnMut(&mut ConnectionReport),
+    windows: bool,
+    output: &mut dyn FnMut(Piece<'_>),
 ) -> rttdoc_analyze::CaptureStats {
     std::thread::scope(|scope| {
         // Bounded: the pass waits for the output, never the reverse.
@@ -572,6 +582,7 @@ fn track_beside_output(
                 let mut sink = HandoverSink {
                     tx,
                     batch: Vec::with_capacity(OUTPUT_BATCH),
+                    windows,
                 };
                 let stats = analyze_capture(capture, options, &mut sink);
                 sink.flush();
@@ -581,10 +592,15 @@ fn track_beside_output(
         // Lent, not moved: a report is 552 bytes.
         for handover in rx {
             match handover {
-                Handover::Reports(mut batch) => batch.iter_mut().for_each(&mut *output),
-                Handover::Numbered(mut batch) => {
-                    batch.iter_mut().for_each(|(_, r)| output(r));
+                Handover::Reports(mut batch) => {
+                    batch.iter_mut().for_each(|r| output(Piece::Connection(r)));
                 }
+                Handover::Numbered(mut batch) => {
+                    batch
+                        .iter_mut()
+                        .for_each(|(_, r)| output(Piece::Connection(r)));
+                }
+                Handover::Window(w) => output(Piece::Window(&w)),
             }
         }
         tracking
@@ -599,12 +615,36 @@ enum Handover {
     Reports(Vec<ConnectionReport>),
     /// A worker's batch, passed on whole.
     Numbered(Vec<(u64, ConnectionReport)>),
+    /// A long connection's window, diagnosed while it was open.
+    Window(Box<ConnectionReport>),
+}
+
+/// What the pass hands the output: a finished connection, or a window of
+/// a long one still open (`ReportSink::window`).
+enum Piece<'a> {
+    Connection(&'a mut ConnectionReport),
+    Window(&'a ConnectionReport),
+}
+
+/// The output on the tracking thread (`--threads 1`).
+struct DirectSink<'o, F: FnMut(Piece<'_>)>(&'o mut F);
+
+impl<F: FnMut(Piece<'_>)> ReportSink for DirectSink<'_, F> {
+    fn report(&mut self, mut r: ConnectionReport) {
+        (self.0)(Piece::Connection(&mut r));
+    }
+
+    fn window(&mut self, w: &ConnectionReport) {
+        (self.0)(Piece::Window(w));
+    }
 }
 
 /// The tracking thread's end of the hand-over.
 struct HandoverSink {
     tx: std::sync::mpsc::SyncSender<Handover>,
     batch: Vec<ConnectionReport>,
+    /// Long connections' windows are passed on (the output counts them).
+    windows: bool,
 }
 
 impl HandoverSink {
@@ -629,6 +669,14 @@ impl ReportSink for HandoverSink {
         // Those made one by one before them go first.
         self.flush();
         let _ = self.tx.send(Handover::Numbered(rs));
+    }
+
+    fn window(&mut self, w: &ConnectionReport) {
+        if !self.windows {
+            return;
+        }
+        self.flush();
+        let _ = self.tx.send(Handover::Window(Box::new(w.clone())));
     }
 }
 

@@ -369,7 +369,7 @@ impl rttdoc_analyze::ReportSink for Observer {
     }
 
     /// A long connection's window: counted while the connection is open.
-    fn window(&mut self, r: &rttdoc_analyze::ConnectionReport, server_name: Option<&str>) {
-        self.0.observe_window(r, server_name);
+    fn window(&mut self, r: &rttdoc_analyze::ConnectionReport) {
+        self.0.observe_window(r);
     }
 }

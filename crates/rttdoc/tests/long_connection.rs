@@ -271,7 +271,14 @@ fn monitor_counts_a_long_connections_holds_while_it_is_open_and_none_twice() {
         .expect("no hold counted while the connection was open");
     assert!(while_open > 0.5, "{while_open} s");
     // At the end: what the capture's analysis counts, no more.
-    assert_counts_agree(&live, &prometheus_of(&capture, &[]));
+    let offline = prometheus_of(&capture, &[]);
+    assert_counts_agree(&live, &offline);
+    // Every block's request observed in the think-time histogram: the
+    // windows' as they came, the timeline's with the report.
+    assert_eq!(
+        metric_sum(&offline, "rttdoc_server_think_time_seconds_count", ""),
+        Some(BLOCKS as f64)
+    );
     let total = metric_sum(&live, "rttdoc_time_lost_seconds_total", NAGLE).unwrap();
     assert!(while_open < total, "{while_open} of {total} s");
 }
@@ -288,6 +295,7 @@ fn assert_counts_agree(live: &str, offline: &str) {
         ("rttdoc_findings_total", NAGLE),
         ("rttdoc_time_lost_seconds_total", NAGLE),
         ("rttdoc_time_lost_seconds_total", ""),
+        ("rttdoc_server_think_time_seconds_count", ""),
     ] {
         let (a, b) = (
             metric_sum(live, name, labels),
