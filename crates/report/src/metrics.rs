@@ -695,7 +695,7 @@ impl Metrics {
         let mut s = String::with_capacity(16 * 1024);
         prometheus_client::encoding::text::encode(&mut s, &self.registry)
             .expect("writing to a String");
-        s
+        series_in_order(&s)
     }
 
     /// The Prometheus text format 0.0.4 (`text/plain; version=0.0.4`), as
@@ -704,6 +704,65 @@ impl Metrics {
     pub fn prometheus_text(&self) -> String {
         openmetrics_to_prometheus_text(&self.openmetrics())
     }
+}
+
+/// The exposition with each family's series in the order of their labels:
+/// a family keeps its series in a hash map, whose order changes from one
+/// run to the next, and the same counts should read the same (a textfile
+/// diffed from one day to the next, `--threads 1` against `--threads N`).
+/// A histogram's lines stay together in the order written (its `le`
+/// is not part of the order).
+fn series_in_order(exposition: &str) -> String {
+    let mut out = String::with_capacity(exposition.len());
+    let mut samples: Vec<&str> = Vec::new();
+    let flush = |samples: &mut Vec<&str>, out: &mut String| {
+        // (A stable sort: a series' own lines keep their order.)
+        samples.sort_by_cached_key(|l| series_labels(l));
+        for l in samples.drain(..) {
+            out.push_str(l);
+            out.push('\n');
+        }
+    };
+    for line in exposition.lines() {
+        if line.starts_with('#') {
+            flush(&mut samples, &mut out);
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            samples.push(line);
+        }
+    }
+    flush(&mut samples, &mut out);
+    out
+}
+
+/// A sample line's labels but `le`, as written (quoted values may hold
+/// commas and braces).
+fn series_labels(line: &str) -> Vec<&str> {
+    let Some(open) = line.find('{') else {
+        return Vec::new();
+    };
+    let mut labels = Vec::new();
+    let (mut start, mut quoted, mut escaped) = (open + 1, false, false);
+    for (i, ch) in line.char_indices().skip_while(|(i, _)| *i <= open) {
+        match ch {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            ',' | '}' if !quoted => {
+                let label = &line[start..i];
+                if !label.is_empty() && !label.starts_with("le=") {
+                    labels.push(label);
+                }
+                start = i + 1;
+                if ch == '}' {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    labels
 }
 
 /// Rewrites an OpenMetrics exposition in the Prometheus text format 0.0.4:
@@ -824,6 +883,53 @@ mod tests {
             let (series, value) = l.rsplit_once(' ')?;
             (series == name_and_labels).then(|| value.parse().unwrap())
         })
+    }
+
+    #[test]
+    fn the_same_counts_read_the_same_every_time() {
+        let servers = ["a.example".to_string(), "10.0.0.9:443".to_string()];
+        let connections: Vec<ConnectionReport> = (0..40u16)
+            .map(|i| {
+                let mut c = report(400 + i);
+                c.stream = i as u64;
+                c.rtt_ms = Some(1.0 + i as f64);
+                c.ledger = vec![first_byte_row(5.0 * i as f64)];
+                c.tls = (i % 3 == 0).then(|| {
+                    Box::new(TlsReport {
+                        version: Some(TlsVersion::TLS13),
+                        sni: Some(if i % 2 == 0 { "a.example" } else { "b.example" }.into()),
+                        ..Default::default()
+                    })
+                });
+                c.findings = vec![finding(
+                    [FindingKind::NagleHold, FindingKind::RtoStall][i as usize % 2],
+                    i as f64,
+                )];
+                c
+            })
+            .collect();
+        let text = |order: &mut dyn Iterator<Item = &ConnectionReport>| {
+            let m = Metrics::new(&servers);
+            order.for_each(|c| m.observe(c));
+            (m.prometheus_text(), m.openmetrics())
+        };
+        // Each family keeps its series in a hash map seeded anew for each
+        // registry: the same counts, made again, come out in another order
+        // but for the sort.
+        let forward = text(&mut connections.iter());
+        for _ in 0..8 {
+            assert_eq!(forward, text(&mut connections.iter()));
+        }
+        // A histogram's buckets stay in order, under their series.
+        let buckets: Vec<&str> = forward
+            .0
+            .lines()
+            .filter(|l| l.starts_with("rttdoc_server_think_time_seconds_bucket{le=\"0.0005\""))
+            .collect();
+        assert!(buckets.len() >= 2, "{}", forward.0);
+        assert!(buckets
+            .windows(2)
+            .all(|w| series_labels(w[0]) < series_labels(w[1])));
     }
 
     #[test]
