@@ -385,10 +385,6 @@ pub struct Connection {
     /// A long connection's segments past its timeline, gathered for the
     /// next window's diagnosis (window.rs).
     pub(crate) window: Option<Box<crate::window::LaterWindow>>,
-    /// When (the tracker's progress clock) the timeline, or the window
-    /// filling now, began: windows of a time (`AnalyzeOptions::
-    /// window_every_ns`) are counted from there.
-    pub(crate) window_from_ns: Option<i64>,
     /// What the windows diagnosed so far found (window.rs).
     pub(crate) earlier: Option<Box<crate::model::LaterWindows>>,
 }
@@ -452,7 +448,6 @@ impl Connection {
             same_as: None,
             roles_settled: false,
             window: None,
-            window_from_ns: None,
             earlier: None,
         }
     }

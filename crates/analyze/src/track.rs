@@ -90,13 +90,6 @@ pub struct AnalyzeOptions {
     pub findings: bool,
     /// Which connections carry per-packet graph data (series.rs).
     pub series: crate::series::SeriesRequest,
-    /// A long connection's timeline, and each later window, also ends
-    /// once it has lasted this long (capture time), where an exchange
-    /// begins or the connection is settled, not only at 2048 segments
-    /// (window.rs): `rttdoc monitor` counts what a connection's windows
-    /// find while it is open, and a quiet one (a database pool's) fills
-    /// no 2048 segments in hours (`--window-seconds`). None: by size only.
-    pub window_every_ns: Option<i64>,
 }
 
 impl Default for AnalyzeOptions {
@@ -110,7 +103,6 @@ impl Default for AnalyzeOptions {
             keylog: None,
             findings: true,
             series: Default::default(),
-            window_every_ns: None,
         }
     }
 }
@@ -488,8 +480,7 @@ impl<'s> Tracker<'s> {
                     &mut self.paths,
                     &mut self.twins,
                     &mut self.calls,
-                    self.window_diagnose
-                        .map(|d| (d, self.options.window_every_ns)),
+                    self.window_diagnose,
                     &mut *self.sink,
                 );
                 self.mark_same_as(same);
@@ -594,8 +585,7 @@ impl<'s> Tracker<'s> {
             &mut self.paths,
             &mut self.twins,
             &mut self.calls,
-            self.window_diagnose
-                .map(|d| (d, self.options.window_every_ns)),
+            self.window_diagnose,
             &mut *self.sink,
         );
         self.mark_same_as(same);
@@ -754,18 +744,6 @@ impl<'s> Tracker<'s> {
 
     fn sweep(&mut self, now_ns: i64) {
         self.last_sweep_ns = Some(now_ns);
-        // A long connection gone quiet: its window ends when its time has
-        // come, though no segment comes to end it.
-        if let (Some(diagnose), Some(every)) = (self.window_diagnose, self.options.window_every_ns)
-        {
-            for c in self.table.values_mut() {
-                if now_ns - c.last_progress_ns > 0 {
-                    if let Some(report) = c.window_step(diagnose, now_ns, Some(every)) {
-                        hand_window(c, report, &mut *self.sink);
-                    }
-                }
-            }
-        }
         let linger = self.options.linger_ms as i64 * 1_000_000;
         let idle = self.options.idle_timeout_s as i64 * 1_000_000_000;
         let done: Vec<FlowKey> = self
@@ -1031,7 +1009,7 @@ fn track_in(
     paths: &mut PathSamples,
     twins: &mut Twins,
     calls: &mut Calls,
-    windows: Option<(crate::DiagnoseWindow, Option<i64>)>,
+    windows: Option<crate::DiagnoseWindow>,
     sink: &mut dyn ReportSink,
 ) -> Option<SameAs> {
     if conn.capture_copy(at, dir, seg) {
@@ -1039,8 +1017,8 @@ fn track_in(
         return None;
     }
     conn.observe(at, dir, seg);
-    if let Some((diagnose, every)) = windows {
-        if let Some(report) = conn.window_step(diagnose, progress_ns, every) {
+    if let Some(diagnose) = windows {
+        if let Some(report) = conn.window_step(diagnose) {
             hand_window(conn, report, sink);
         }
     }

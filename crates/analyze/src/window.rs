@@ -62,80 +62,40 @@ pub struct WindowFacts {
 impl Connection {
     /// After each segment, with windows diagnosed: opens the window once
     /// the timeline is full, and diagnoses it once it is full in turn,
-    /// returning the window's report. With `every_ns` (capture time, on
-    /// the tracker's progress clock `now_ns`), also once the timeline or
-    /// window has lasted that long, where an exchange begins or the
-    /// connection is settled ([`Connection::window_due`]). The tracker's
-    /// sweep asks the same of a connection that has gone quiet.
+    /// returning the window's report.
     #[inline]
     pub(crate) fn window_step(
         &mut self,
         diagnose: DiagnoseWindow,
-        now_ns: i64,
-        every_ns: Option<i64>,
     ) -> Option<crate::model::ConnectionReport> {
         let filling = self.window.as_ref().map_or(&self.timeline, |w| &w.timeline);
-        if filling.len() >= TIMELINE_CAP {
-            return self.cut_window(diagnose, now_ns, true);
-        }
-        let every = every_ns?;
-        let from = *self.window_from_ns.get_or_insert(now_ns);
-        if now_ns - from < every {
+        if filling.len() < TIMELINE_CAP {
             return None;
         }
-        self.cut_window(diagnose, now_ns, false)
+        self.cut_window(diagnose)
     }
 
-    /// Where the filling timeline or window can end: before the exchange
-    /// under way, which goes on in the next window with its segments (a
-    /// wait inside it, the second write Nagle holds for the ACK of the
-    /// first, is seen whole there, not cut in two), if it began in it and
-    /// fills at most half a window (a download's answer is cut where the
-    /// window is full); at its end, with no exchange under way, if the
-    /// connection is settled (every byte sent acknowledged). None: not
-    /// here (only a full window is cut anyway, at its end).
-    fn window_end(&self) -> Option<usize> {
+    /// Where the full timeline or window ends: before the exchange under
+    /// way, which goes on in the next window with its segments (a wait
+    /// inside it, the second write Nagle holds for the ACK of the first,
+    /// is seen whole there, not cut in two), if it began in it and fills
+    /// at most half a window; else at its end (a download's answer is cut
+    /// where the window is full).
+    fn window_end(&self) -> usize {
         let filling = self.window.as_ref().map_or(&self.timeline, |w| &w.timeline);
-        match &self.exchanges.current {
-            Some(x) => Some(filling.partition_point(|r| r.frame < x.request_first.frame))
-                .filter(|&at| at > 0 && filling.len() - at <= TIMELINE_CAP / 2),
-            None => self.settled().then_some(filling.len()),
-        }
+        self.exchanges
+            .current
+            .as_ref()
+            .map(|x| filling.partition_point(|r| r.frame < x.request_first.frame))
+            .filter(|&at| at > 0 && filling.len() - at <= TIMELINE_CAP / 2)
+            .unwrap_or(filling.len())
     }
 
-    /// Every byte either side sent was acknowledged.
-    fn settled(&self) -> bool {
-        let [a, b] = &self.half;
-        let acked = |h: &crate::connection::Half, peer: &crate::connection::Half| match (
-            h.max_end, peer.acked,
-        ) {
-            (None, _) => true,
-            (Some(end), Some(ack)) => crate::seq::le(end, ack),
-            (Some(_), None) => false,
-        };
-        acked(a, b) && acked(b, a)
-    }
-
-    /// Ends the filling timeline or window where [`Connection::window_end`]
-    /// says (`full`: at its end if nowhere else): the timeline is then
-    /// shown to the diagnosis for what its senders show, a window is
-    /// diagnosed and its report returned.
-    fn cut_window(
-        &mut self,
-        diagnose: DiagnoseWindow,
-        now_ns: i64,
-        full: bool,
-    ) -> Option<crate::model::ConnectionReport> {
-        let end = match self.window_end() {
-            Some(at) => at,
-            None if full => self
-                .window
-                .as_ref()
-                .map_or(&self.timeline, |w| &w.timeline)
-                .len(),
-            None => return None,
-        };
-        self.window_from_ns = Some(now_ns);
+    /// Ends the full timeline or window where [`Connection::window_end`]
+    /// says: the timeline is then shown to the diagnosis for what its
+    /// senders show, a window is diagnosed and its report returned.
+    fn cut_window(&mut self, diagnose: DiagnoseWindow) -> Option<crate::model::ConnectionReport> {
+        let end = self.window_end();
         if self.window.is_some() {
             let facts = self.take_window(end)?;
             return diagnose(facts, &mut self.earlier);

@@ -84,16 +84,6 @@ enum Handed {
 
 /// As [`run`], keeping the windows handed over as they were diagnosed.
 fn run_live(segments: Vec<(i64, Segment<'static>)>) -> Vec<Handed> {
-    run_live_with(segments, AnalyzeOptions::default(), None)
-}
-
-/// As [`run_live`], with these options, the tracker's clock moved to
-/// `tick_ms` (as a live capture's timer does) after the segments.
-fn run_live_with(
-    segments: Vec<(i64, Segment<'static>)>,
-    options: AnalyzeOptions,
-    tick_ms: Option<i64>,
-) -> Vec<Handed> {
     struct Live(Vec<Handed>);
     impl rttdoc_analyze::ReportSink for Live {
         fn report(&mut self, r: ConnectionReport) {
@@ -105,16 +95,13 @@ fn run_live_with(
     }
     let mut sink = Live(Vec::new());
     {
-        let mut t = crate::tracker(options, &mut sink);
+        let mut t = crate::tracker(AnalyzeOptions::default(), &mut sink);
         for (i, (ms, s)) in segments.iter().enumerate() {
             let at = Stamp {
                 frame: i as u64 + 1,
                 ts_ns: ms * MS,
             };
             t.track_segment(at, s);
-        }
-        if let Some(ms) = tick_ms {
-            t.tick(ms * MS);
         }
         t.finish();
     }
@@ -1225,97 +1212,6 @@ fn a_window_diagnosed_while_open_is_told_what_the_timeline_showed() {
         "{:?}",
         kinds(windows[0])
     );
-}
-
-/// `nagle_exchanges(n)` (70 ms an exchange), `gap_ms` more between one
-/// exchange and the next (their segments as they were; the FINs after
-/// the last).
-fn spaced(n: u32, gap_ms: i64) -> Vec<(i64, Segment<'static>)> {
-    let mut s = nagle_exchanges(n);
-    let exchanges = 4 * n as usize;
-    for (i, (t, _)) in s.iter_mut().enumerate().skip(3) {
-        let k = ((i - 3).min(exchanges - 1) / 4) as i64;
-        *t += k * gap_ms;
-    }
-    s
-}
-
-#[test]
-fn with_windows_of_a_time_a_quiet_long_connection_is_handed_on_a_window_a_minute() {
-    // 200 exchanges a second apart: 803 segments, none of the timeline's
-    // 2048 filled, over 200 s. Windows of 60 s: the timeline ends at the
-    // first exchange begun past 60 s, the first window at the first past
-    // 120 s, the second past 180 s: two handed on while the connection is
-    // open, the last with its report.
-    let n = 200;
-    let options = AnalyzeOptions {
-        window_every_ns: Some(60_000 * MS),
-        ..AnalyzeOptions::default()
-    };
-    let handed = run_live_with(spaced(n, 930), options, None);
-    let windows = windows_of(&handed);
-    assert_eq!(windows.len(), 2, "{}", handed.len());
-    for w in &windows {
-        let nagle: Vec<_> = w.findings.iter().filter(|f| f.kind.is_nagle()).collect();
-        assert_eq!(nagle.len(), 1, "{:?}", kinds(w));
-        // Each window's minute: 60 exchanges, each one hold, none cut.
-        assert_eq!(holds(nagle[0]), 60);
-    }
-    let Some(Handed::Report(c)) = handed.last() else {
-        panic!("the report comes last");
-    };
-    assert_eq!(c.later_windows.as_deref().map(|l| l.windows), Some(3));
-    // The same holds as without windows: every one, a round trip each.
-    let plain = &run(spaced(n, 930), AnalyzeOptions::default()).reports[0];
-    assert!(plain.later_windows.is_none());
-    let held = |c: &ConnectionReport| {
-        let f: Vec<_> = c.findings.iter().filter(|f| f.kind.is_nagle()).collect();
-        assert_eq!(f.len(), 1, "{:?}", kinds(c));
-        (holds(f[0]), (f[0].cost_ms * 10.0).round())
-    };
-    assert_eq!(held(c), held(plain));
-    assert_eq!(held(c).0, n as usize);
-    assert_eq!(c.exchanges, n);
-}
-
-#[test]
-fn a_window_whose_time_has_come_ends_on_the_clock_when_no_segment_comes() {
-    // 20 exchanges in the first 10 s, 20 more from 70 s, then silence.
-    // The timeline ends where exchange 21 begins (past 60 s); the window
-    // from there has had its minute by 130 s, but nothing comes to end
-    // it: the tracker's clock (a live capture's timer, at 200 s) ends it,
-    // before the exchange still under way (its answer could go on).
-    let mut s = spaced(40, 500);
-    for (t, _) in s.iter_mut().skip(3 + 4 * 20) {
-        *t += 60_000;
-    }
-    let options = AnalyzeOptions {
-        window_every_ns: Some(60_000 * MS),
-        idle_timeout_s: 3600,
-        ..AnalyzeOptions::default()
-    };
-    let fins = s.split_off(s.len() - 3);
-    let handed = run_live_with(s.clone(), options.clone(), Some(200_000));
-    let windows = windows_of(&handed);
-    assert_eq!(windows.len(), 1, "{handed:?}");
-    let f: Vec<_> = windows[0]
-        .findings
-        .iter()
-        .filter(|f| f.kind.is_nagle())
-        .collect();
-    assert_eq!(holds(f[0]), 19);
-    // Without the clock, the window waits for its connection's end.
-    let waiting = run_live_with(s.clone(), options, None);
-    assert!(windows_of(&waiting).is_empty());
-    // The connection, ended, counts every hold once.
-    s.extend(fins);
-    let whole = &run(s, AnalyzeOptions::default()).reports[0];
-    let f: Vec<_> = whole
-        .findings
-        .iter()
-        .filter(|f| f.kind.is_nagle())
-        .collect();
-    assert_eq!(holds(f[0]), 40);
 }
 
 #[test]

@@ -88,11 +88,6 @@ pub struct AnalyzeArgs {
     /// finished early (counted in the output).
     #[arg(long, value_name = "N", default_value_t = rttdoc_analyze::DEFAULT_MAX_FLOWS)]
     max_flows: usize,
-    /// Diagnose a long connection in windows of this much capture time
-    /// too, not only of 2048 segments, as `rttdoc monitor` does (its
-    /// totals are then this command's with `--format prometheus`).
-    #[arg(long, value_name = "SECONDS", value_parser = window_seconds)]
-    window_seconds: Option<u64>,
     /// Threads: one tracks, the others diagnose finished connections
     /// (the file is read on a thread of its own either way). The output
     /// does not depend on it. Default: the CPUs this process may use, at
@@ -325,7 +320,6 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         keylog,
         findings: !args.no_findings,
         max_flows: args.max_flows,
-        window_every_ns: args.window_seconds.map(|s| s as i64 * 1_000_000_000),
         threads: args
             .threads
             .unwrap_or_else(|| {
@@ -677,14 +671,5 @@ impl ReportSink for HandoverSink {
         }
         self.flush();
         let _ = self.tx.send(Handover::Window(Box::new(w.clone())));
-    }
-}
-
-/// `--window-seconds`: at least one second (a window is diagnosed as a
-/// connection is), at most a day.
-pub fn window_seconds(s: &str) -> Result<u64, String> {
-    match s.parse::<u64>() {
-        Ok(n) if (1..=86_400).contains(&n) => Ok(n),
-        _ => Err(format!("{s:?} is not a number of seconds from 1 to 86400")),
     }
 }

@@ -61,13 +61,6 @@ pub struct MonitorArgs {
     /// finished early (rttdoc_flows_evicted_total).
     #[arg(long, value_name = "N", default_value_t = rttdoc_analyze::DEFAULT_MAX_FLOWS)]
     max_flows: usize,
-    /// A long connection is diagnosed, and what it found counted, in
-    /// windows of this many seconds while it is open (and of 2048
-    /// segments, whichever comes first), each ending where an exchange
-    /// begins or the connection is settled; its first window, and its
-    /// last, are counted when it finishes (docs/metrics.md).
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = crate::analyze_cmd::window_seconds)]
-    window_seconds: u64,
     /// A connection with no packet for this long is finished and counted.
     #[arg(long, value_name = "SECONDS", default_value_t = 900)]
     idle_timeout: u64,
@@ -166,7 +159,6 @@ fn run(args: MonitorArgs) -> Result<(), String> {
         keylog,
         max_flows: args.max_flows,
         idle_timeout_s: args.idle_timeout,
-        window_every_ns: Some(args.window_seconds as i64 * 1_000_000_000),
         threads: 1,
         ..Default::default()
     };
