@@ -131,7 +131,7 @@ pub trait ReportSink {
     /// its rows summed: for outputs that count as they go (the metrics),
     /// which must not count them twice. Windows come in the connection's
     /// order, before its report.
-    fn window(&mut self, _report: &ConnectionReport) {}
+    fn window(&mut self, _report: ConnectionReport) {}
 
     /// Reports numbered one after the other, the first one's turn come.
     fn reports(&mut self, rs: Vec<(u64, ConnectionReport)>) {

@@ -989,7 +989,7 @@ fn hand_window(
         return;
     }
     report.tls = conn.tls_identity();
-    sink.window(&report);
+    sink.window(report);
 }
 
 /// Tracks one segment of a connection in the table: a capture's copy is

@@ -68,11 +68,16 @@ impl Connection {
         &mut self,
         diagnose: DiagnoseWindow,
     ) -> Option<crate::model::ConnectionReport> {
-        let filling = self.window.as_ref().map_or(&self.timeline, |w| &w.timeline);
-        if filling.len() < TIMELINE_CAP {
+        if self.filling().len() < TIMELINE_CAP {
             return None;
         }
         self.cut_window(diagnose)
+    }
+
+    /// The segments gathered since the last cut: the timeline's until it
+    /// is full, then the window's.
+    fn filling(&self) -> &[SegmentRecord] {
+        self.window.as_ref().map_or(&self.timeline, |w| &w.timeline)
     }
 
     /// Where the full timeline or window ends: before the exchange under
@@ -82,7 +87,7 @@ impl Connection {
     /// at most half a window; else at its end (a download's answer is cut
     /// where the window is full).
     fn window_end(&self) -> usize {
-        let filling = self.window.as_ref().map_or(&self.timeline, |w| &w.timeline);
+        let filling = self.filling();
         self.exchanges
             .current
             .as_ref()
@@ -102,8 +107,8 @@ impl Connection {
         }
         // The timeline ends: the segments of the exchange under way go on
         // in the first window, and so does the exchange (it closes there).
-        let carried: Vec<SegmentRecord> = self.timeline.drain(end..).collect();
-        let under_way = u32::from(!carried.is_empty() && self.exchanges.current.is_some());
+        let next = from_on(&mut self.timeline, end);
+        let under_way = u32::from(!next.is_empty() && self.exchanges.current.is_some());
         // What the timeline shows of the senders (one running without
         // Nagle) is what every window is told, those diagnosed while the
         // connection is open too.
@@ -111,10 +116,8 @@ impl Connection {
             index: 0,
             exchanges_before: 0,
         };
-        let facts = self.window_facts(self.timeline.clone(), Vec::new(), timeline, Ending::Open);
+        let facts = self.window_facts(self.timeline.clone(), Vec::new(), timeline);
         diagnose(facts, &mut self.earlier);
-        let mut next = Vec::with_capacity(TIMELINE_CAP);
-        next.extend(carried);
         self.window = Some(Box::new(LaterWindow {
             timeline: next,
             taken: 0,
@@ -138,8 +141,7 @@ impl Connection {
         if end == 0 {
             return None;
         }
-        let mut next = Vec::with_capacity(TIMELINE_CAP);
-        next.extend(w.timeline.drain(end..));
+        let next = from_on(&mut w.timeline, end);
         let timeline = std::mem::replace(&mut w.timeline, next);
         w.taken += 1;
         let window = crate::WindowFacts {
@@ -149,7 +151,7 @@ impl Connection {
         let exchanges = std::mem::take(self.exchanges.spill.get_or_insert_with(Vec::new));
         w.exchanges_before += exchanges.len() as u32;
         self.exchanges.spill_noted = 0;
-        Some(self.window_facts(timeline, exchanges, window, Ending::Open))
+        Some(self.window_facts(timeline, exchanges, window))
     }
 
     /// The last window, whatever it holds, frozen with the connection
@@ -161,16 +163,15 @@ impl Connection {
         Some(facts)
     }
 
-    /// Facts of these segments and exchanges of the connection's, marked
-    /// as `window`: the connection's handshake, round-trip samples and
-    /// counts so far come along (the window's clock and sizes are the
+    /// Facts of these segments and exchanges of the open connection's,
+    /// marked as `window`: the connection's handshake, round-trip samples
+    /// and counts so far come along (the window's clock and sizes are the
     /// connection's). `timeline` is not empty.
     fn window_facts(
         &self,
         timeline: Vec<SegmentRecord>,
         exchanges: Vec<crate::exchange::Exchange>,
         window: WindowFacts,
-        ending: Ending,
     ) -> ConnectionFacts {
         let first = timeline.first().map(stamp).unwrap_or_default();
         let last = timeline.last().map(stamp).unwrap_or_default();
@@ -183,7 +184,7 @@ impl Connection {
             same_as: None,
             mptcp: None,
             last,
-            ending,
+            ending: Ending::Open,
             handshake: c.handshake_report(),
             first_syn: c.first_syn,
             last_syn: c.last_syn,
@@ -220,6 +221,14 @@ impl Connection {
             last_window: None,
         }
     }
+}
+
+/// The segments of `v` from `end` on, taken out into a vector with room
+/// for a window: the next window's beginning.
+fn from_on(v: &mut Vec<SegmentRecord>, end: usize) -> Vec<SegmentRecord> {
+    let mut next = Vec::with_capacity(TIMELINE_CAP);
+    next.extend(v.drain(end..));
+    next
 }
 
 fn stamp(r: &SegmentRecord) -> Stamp {

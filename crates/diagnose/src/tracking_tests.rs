@@ -89,8 +89,8 @@ fn run_live(segments: Vec<(i64, Segment<'static>)>) -> Vec<Handed> {
         fn report(&mut self, r: ConnectionReport) {
             self.0.push(Handed::Report(r));
         }
-        fn window(&mut self, r: &ConnectionReport) {
-            self.0.push(Handed::Window(r.clone()));
+        fn window(&mut self, r: ConnectionReport) {
+            self.0.push(Handed::Window(r));
         }
     }
     let mut sink = Live(Vec::new());

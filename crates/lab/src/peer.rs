@@ -12,7 +12,7 @@
 //! - `rpc-server` / `rpc-client`: an SFTP-like upload: each block is a
 //!   96-byte header write and a 656-byte body write, then the client waits
 //!   for a 4-byte status (seed case 3: Nagle on the writer, delayed ACK on the
-//!   reader, one stall per block); `--pause-ms` between blocks.
+//!   reader, one stall per block).
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -372,17 +372,12 @@ fn rpc_client(args: &PeerArgs) -> io::Result<()> {
     let body = [b'b'; RPC_BODY];
     let mut status = [0u8; 4];
     let mut first = None;
-    for i in 0..args.blocks {
+    for _ in 0..args.blocks {
         // Two writes per block, then wait for the status: the SFTP pattern.
         s.write_all(&header)?;
         s.write_all(&body)?;
         s.read_exact(&mut status)?;
         first.get_or_insert_with(|| start.elapsed());
-        // (`--pause-ms`: a connection that stays open between its turns,
-        // as a database pool's.)
-        if args.pause_ms > 0 && i + 1 < args.blocks {
-            std::thread::sleep(Duration::from_millis(args.pause_ms));
-        }
     }
     print_timing(connected, first.unwrap_or_default(), start.elapsed());
     Ok(())

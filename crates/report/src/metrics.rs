@@ -84,6 +84,15 @@ fn counts_as_lost(f: &Finding) -> bool {
     ) && f.cost_ms > 0.0
 }
 
+/// A finding's labels on a connection of these labels.
+fn finding_labels(f: &Finding, vantage: &str, server: &str) -> FindingLabels {
+    FindingLabels {
+        kind: f.kind.name().to_string(),
+        vantage: vantage.to_string(),
+        server: server.to_string(),
+    }
+}
+
 /// Labels of per-connection series.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ConnectionLabels {
@@ -448,8 +457,8 @@ impl Metrics {
         if self.servers.is_empty() {
             return OTHER_SERVER.into();
         }
-        let sni = c.tls.as_ref().and_then(|t| t.sni.as_deref());
         let endpoint = c.server.to_string();
+        let sni = c.tls.as_ref().and_then(|t| t.sni.as_deref());
         self.servers
             .iter()
             .find(|s| **s == endpoint || sni.is_some_and(|n| n.eq_ignore_ascii_case(s)))
@@ -497,19 +506,8 @@ impl Metrics {
         mut counted: Vec<(FindingKind, f64)>,
     ) {
         for f in findings {
-            let fl = FindingLabels {
-                kind: f.kind.name().to_string(),
-                vantage: vantage.to_string(),
-                server: server.to_string(),
-            };
-            let before = match counted.iter_mut().position(|(k, _)| *k == f.kind) {
-                Some(i) => &mut counted[i].1,
-                None => {
-                    self.findings.get_or_create(&fl).inc();
-                    counted.push((f.kind, 0.0));
-                    &mut counted.last_mut().expect("just pushed").1
-                }
-            };
+            let fl = finding_labels(f, vantage, server);
+            let before = self.count_kind(f, &fl, &mut counted);
             if counts_as_lost(f) {
                 // (A kind's findings share what was counted before.)
                 let already = before.min(f.cost_ms);
@@ -534,38 +532,43 @@ impl Metrics {
     pub fn observe_window(&self, w: &ConnectionReport) {
         let labels = self.connection_labels(w);
         self.observe_think_times(w, &labels);
-        let server = labels.server;
-        let vantage = w.vantage.as_str();
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
         let counted = live.entry(w.stream).or_default();
         for f in &w.findings {
-            let fl = FindingLabels {
-                kind: f.kind.name().to_string(),
-                vantage: vantage.to_string(),
-                server: server.clone(),
-            };
-            let at = match counted.iter().position(|(k, _)| *k == f.kind) {
-                Some(i) => i,
-                None => {
-                    self.findings.get_or_create(&fl).inc();
-                    counted.push((f.kind, 0.0));
-                    counted.len() - 1
-                }
-            };
+            let fl = finding_labels(f, &labels.vantage, &labels.server);
+            let ms = self.count_kind(f, &fl, counted);
             if counts_as_lost(f) {
                 self.lost.get_or_create(&fl).inc_by(f.cost_ms / 1e3);
-                counted[at].1 += f.cost_ms;
+                *ms += f.cost_ms;
             }
         }
+    }
+
+    /// Counts `f`'s kind in `rttdoc_findings_total` unless the connection
+    /// showed it already (`counted`: its kinds so far, each with the
+    /// milliseconds of it counted while it was open); returns the kind's
+    /// milliseconds.
+    fn count_kind<'c>(
+        &self,
+        f: &Finding,
+        fl: &FindingLabels,
+        counted: &'c mut Vec<(FindingKind, f64)>,
+    ) -> &'c mut f64 {
+        let at = match counted.iter().position(|(k, _)| *k == f.kind) {
+            Some(i) => i,
+            None => {
+                self.findings.get_or_create(fl).inc();
+                counted.push((f.kind, 0.0));
+                counted.len() - 1
+            }
+        };
+        &mut counted[at].1
     }
 
     /// What was counted of a connection while it was open (its later
     /// windows), taken as it finishes.
     fn counted_live(&self, stream: u64) -> Vec<(FindingKind, f64)> {
         let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
-        if live.is_empty() {
-            return Vec::new();
-        }
         live.remove(&stream).unwrap_or_default()
     }
 

@@ -628,8 +628,8 @@ impl<F: FnMut(Piece<'_>)> ReportSink for DirectSink<'_, F> {
         (self.0)(Piece::Connection(&mut r));
     }
 
-    fn window(&mut self, w: &ConnectionReport) {
-        (self.0)(Piece::Window(w));
+    fn window(&mut self, w: ConnectionReport) {
+        (self.0)(Piece::Window(&w));
     }
 }
 
@@ -665,11 +665,11 @@ impl ReportSink for HandoverSink {
         let _ = self.tx.send(Handover::Numbered(rs));
     }
 
-    fn window(&mut self, w: &ConnectionReport) {
+    fn window(&mut self, w: ConnectionReport) {
         if !self.windows {
             return;
         }
         self.flush();
-        let _ = self.tx.send(Handover::Window(Box::new(w.clone())));
+        let _ = self.tx.send(Handover::Window(Box::new(w)));
     }
 }

@@ -361,7 +361,7 @@ impl rttdoc_analyze::ReportSink for Observer {
     }
 
     /// A long connection's window: counted while the connection is open.
-    fn window(&mut self, r: &rttdoc_analyze::ConnectionReport) {
-        self.0.observe_window(r);
+    fn window(&mut self, r: rttdoc_analyze::ConnectionReport) {
+        self.0.observe_window(&r);
     }
 }

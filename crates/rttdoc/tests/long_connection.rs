@@ -35,11 +35,6 @@ const BLOCKS: u64 = 1000;
 /// Runs the upload; returns the run's directory.
 fn upload(dir: &TempDir, nodelay: bool) -> std::path::PathBuf {
     let out = dir.path(if nodelay { "nodelay" } else { "nagle" });
-    upload_to(&out, BLOCKS, if nodelay { " --nodelay" } else { "" })
-}
-
-/// Runs an upload of `blocks` (the client's `flags` added) into `out`.
-fn upload_to(out: &Path, blocks: u64, flags: &str) -> std::path::PathBuf {
     let bin = rttdoc_bin();
     // The server ACKs each segment at once: its every route quickack.
     let server = format!(
@@ -48,8 +43,9 @@ fn upload_to(out: &Path, blocks: u64, flags: &str) -> std::path::PathBuf {
         bin.display()
     );
     let client = format!(
-        "exec {} lab peer rpc-client --connect $RTTDOC_SERVER_IP:8080 --blocks {blocks}{flags}",
+        "exec {} lab peer rpc-client --connect $RTTDOC_SERVER_IP:8080 --blocks {BLOCKS}{}",
         bin.display(),
+        if nodelay { " --nodelay" } else { "" }
     );
     let run = Command::new(&bin)
         .args([
@@ -61,7 +57,7 @@ fn upload_to(out: &Path, blocks: u64, flags: &str) -> std::path::PathBuf {
             &client,
         ])
         .args(["--rtt", "4ms", "--runs", "1", "--out"])
-        .arg(out)
+        .arg(&out)
         .output()
         .unwrap();
     assert!(
@@ -69,7 +65,7 @@ fn upload_to(out: &Path, blocks: u64, flags: &str) -> std::path::PathBuf {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    out.to_path_buf()
+    out
 }
 
 /// The waits a finding counts: those it lists and those past them.
@@ -262,16 +258,14 @@ fn monitor_counts_a_long_connections_holds_while_it_is_open_and_none_twice() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("long-connection-monitor");
     let capture = upload(&dir, false).join("client.pcapng");
-    let (while_open, live) = monitor_replay(&capture, &[]);
+    let (while_open, live) = monitor_replay(&capture);
 
     // Counted before the connection ended: the window's holds (about a
     // thousand blocks' 2048 segments, a few hundred holds of 4 ms).
-    let while_open = *while_open
-        .last()
-        .expect("no hold counted while the connection was open");
+    let while_open = while_open.expect("no hold counted while the connection was open");
     assert!(while_open > 0.5, "{while_open} s");
     // At the end: what the capture's analysis counts, no more.
-    let offline = prometheus_of(&capture, &[]);
+    let offline = prometheus_of(&capture);
     assert_counts_agree(&live, &offline);
     // Every block's request observed in the think-time histogram: the
     // windows' as they came, the timeline's with the report.
@@ -309,11 +303,10 @@ fn assert_counts_agree(live: &str, offline: &str) {
     }
 }
 
-/// `rttdoc analyze --format prometheus` of `capture`, with `options`.
-fn prometheus_of(capture: &Path, options: &[&str]) -> String {
+/// `rttdoc analyze --format prometheus` of `capture`.
+fn prometheus_of(capture: &Path) -> String {
     let out = Command::new(rttdoc_bin())
         .args(["analyze", "--format", "prometheus"])
-        .args(options)
         .arg(capture)
         .output()
         .unwrap();
@@ -321,15 +314,12 @@ fn prometheus_of(capture: &Path, options: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// `rttdoc monitor` (with `options`) fed `capture` at its recorded pace,
-/// scraped every 50 ms: the Nagle time lost counted while no connection
-/// had finished, each new value once, and the metrics once the replay
-/// is done.
-fn monitor_replay(capture: &Path, options: &[&str]) -> (Vec<f64>, String) {
+/// `rttdoc monitor` fed `capture` at its recorded pace, scraped every
+/// 50 ms: the Nagle time lost last counted while no connection had
+/// finished, and the metrics once the replay is done.
+fn monitor_replay(capture: &Path) -> (Option<f64>, String) {
     let mut child = Command::new(rttdoc_bin())
-        .args(["monitor", "--listen", "127.0.0.1:0"])
-        .args(options)
-        .arg("--replay")
+        .args(["monitor", "--listen", "127.0.0.1:0", "--replay"])
         .arg(capture)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -356,15 +346,15 @@ fn monitor_replay(capture: &Path, options: &[&str]) -> (Vec<f64>, String) {
     });
     // Scrape while the capture plays (its recorded ~5 s, bounded here).
     let deadline = Instant::now() + Duration::from_secs(120);
-    let mut while_open: Vec<f64> = Vec::new();
+    let mut while_open: Option<f64> = None;
     loop {
         assert!(Instant::now() < deadline, "the replay did not end");
         let finished = done.try_recv().is_ok();
         let t = scrape(&addr);
         let connections = metric_sum(&t, "rttdoc_connections_total", "").unwrap_or(0.0);
         let lost = metric_sum(&t, "rttdoc_time_lost_seconds_total", NAGLE).unwrap_or(0.0);
-        if connections == 0.0 && lost > 0.0 && while_open.last() != Some(&lost) {
-            while_open.push(lost);
+        if connections == 0.0 && lost > 0.0 {
+            while_open = Some(lost);
         }
         if finished {
             break;
