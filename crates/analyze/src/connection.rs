@@ -1,6 +1,7 @@
 //! One TCP connection: per-direction sequence tracking, the handshake, RTT
 //! samples, in-order delivery of payload to the TLS and exchange observers.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use rttdoc_wire::{Segment, TcpFlags, Tfo};
@@ -11,6 +12,7 @@ use crate::model::{
 };
 use crate::preamble::Verdict;
 use crate::rtt::RttSamples;
+use crate::send_order::{SendOrder, SentMark};
 use crate::seq;
 use crate::tls::TlsSession;
 
@@ -257,6 +259,8 @@ pub(crate) struct Half {
     /// which is not a retransmission of lost data.
     probe_byte: Option<u32>,
     pub stats: DirectionStats,
+    /// Its IPv4 identifications: the order its segments left it in.
+    send_order: SendOrder,
     /// Recent segments (a ring) to recognise capture copies.
     recent: Vec<RecentSegment>,
     recent_next: usize,
@@ -941,6 +945,13 @@ impl Connection {
         let mut retransmission = false;
         if seg_len > 0 {
             let h = &mut self.half[d];
+            // The sender's clocks (its datagrams' numbers, its timestamps)
+            // say whether a hole's filler left before the segment that
+            // jumped the hole.
+            let mark = SentMark {
+                id: seg.ip_id,
+                tsval: seg.options.timestamps.map(|(tsval, _)| tsval),
+            };
             let end = seg.seq.wrapping_add(seg_len);
             match h.max_end {
                 Some(_) if new_isn => {
@@ -982,7 +993,15 @@ impl Connection {
                         // endpoint: near zero at the receiver).
                         let rtt = self.initial_rtt_ns.or(self.rtt.best_ns());
                         let threshold = OUT_OF_ORDER_NS.min(rtt.unwrap_or(i64::MAX));
-                        if at.ts_ns - h.max_end_ts < threshold && !fast_retransmit {
+                        let fill = h.send_order.fill(seg.seq, end, mark);
+                        let overtaken = match fill.and_then(|f| f.sent) {
+                            Some(order) => order == Ordering::Less,
+                            None => at.ts_ns - h.max_end_ts < threshold && !fast_retransmit,
+                        };
+                        if overtaken {
+                            // A late original after its re-send brings
+                            // nothing the receiver lacked.
+                            new_data &= !fill.is_some_and(|f| f.seen_before);
                             // Filling a hole the capture saw open: new bytes.
                             h.stats.out_of_order += 1;
                         } else {
@@ -998,6 +1017,7 @@ impl Connection {
                     } else {
                         if seq::lt(max_end, seg.seq) && !flags.syn() {
                             h.stats.gaps += 1;
+                            h.send_order.hole(max_end, seg.seq, mark);
                         }
                         h.max_end = Some(end);
                         h.max_end_ts = at.ts_ns;
@@ -1005,6 +1025,7 @@ impl Connection {
                 }
             }
         }
+        self.half[d].send_order.observe(seg.ip_id);
         if new_data {
             self.half[d].stats.bytes += seg.payload_len as u64;
         }

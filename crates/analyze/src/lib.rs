@@ -50,6 +50,7 @@ pub mod preamble;
 mod resp;
 mod reuse;
 mod rtt;
+mod send_order;
 pub mod seq;
 #[deny(missing_docs)]
 pub mod series;

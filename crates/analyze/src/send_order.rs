@@ -1,0 +1,321 @@
+//! The sender's clocks: in what order a direction's segments left their
+//! sender, whatever order they passed the capture point in.
+//!
+//! Most stacks number a connection's IPv4 datagrams in the order they send
+//! them, and every transmission takes the next number, a re-send included:
+//! Linux a per-socket counter for its DF packets (`inet_id`, stepped by
+//! the segment count of a TSO send in `ip_select_ident_segs`), Windows one
+//! counter for the host. TCP sends new data in sequence order, so of a
+//! hole the capture saw open (a segment beyond the bytes seen so far: the
+//! hole's *jumper*), a segment that fills it and left *before* the jumper
+//! is the original (delayed on the path: reordering), and one that left
+//! *after* it a re-send, however soon it followed.
+//!
+//! The identification only says this where the sender counts: a direction
+//! whose identifications have stepped forward by small amounts
+//! [`MIN_RUN`] times in a row, or once when the two are [`NEAR`]. Stacks
+//! that pick it at random (OpenBSD, macOS, pf's `scrub random-id`, some
+//! NATs) fail that test within a few packets (a step of at most
+//! [`MAX_STEP`] is 1 in 32 at random), as do senders that leave it 0 or
+//! fixed. Without it (those, and IPv6) the TCP timestamp is the clock:
+//! never decreasing (RFC 7323), a tick apart tells the order, the same
+//! tick nothing. With neither, the tracker decides by timing as Wireshark
+//! does.
+
+use std::cmp::Ordering;
+
+use crate::seq;
+
+/// Forward steps in a row before the identification is trusted as a
+/// counter (random identifications pass with odds of 1 in 32^4).
+const MIN_RUN: u8 = 4;
+
+/// The largest step one packet may make and still count as the next
+/// number: Windows' counter is shared by all the host's traffic, so a busy
+/// host skips hundreds between one connection's packets.
+const MAX_STEP: u16 = 2048;
+
+/// How far apart two packets' identifications may be and still be
+/// compared as numbers of one count (a segment held behind the packets
+/// sent after it), not a restart of the count.
+const MAX_APART: u16 = 8192;
+
+/// A short connection shows few steps; two identifications this close
+/// together after one forward step are a counter's all the same (random
+/// ones fall this close with odds of 1 in 32 * 2048).
+const NEAR: u16 = 16;
+
+/// The holes remembered at once: each is what a loss or a reordering
+/// leaves open until its bytes come; a burst of losses leaves a few.
+const HOLES: usize = 4;
+
+/// What a segment carries of its sender's clocks: its IPv4 identification
+/// and its TCP timestamp value (RFC 7323: never decreasing, in the
+/// sender's own ticks, a millisecond on Linux).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SentMark {
+    pub id: Option<u16>,
+    pub tsval: Option<u32>,
+}
+
+/// A hole the capture saw open: the bytes `from..to` were skipped by the
+/// segment marked `jumper`; those below `filled` have come since.
+#[derive(Debug, Default, Clone, Copy)]
+struct Hole {
+    from: u32,
+    to: u32,
+    filled: u32,
+    jumper: SentMark,
+    used: bool,
+}
+
+/// A segment that falls in a hole the capture saw open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HoleFill {
+    /// When it left against the hole's jumper: `Less` before (the
+    /// original, overtaken), `Greater` after (a re-send); `None` when the
+    /// sender's clocks do not tell.
+    pub sent: Option<Ordering>,
+    /// All its bytes had come already (a re-send passed it on the way).
+    pub seen_before: bool,
+}
+
+/// One direction's identifications and the holes it left, as far as they
+/// show its send order.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SendOrder {
+    /// The highest identification seen (wrapping), if any.
+    highest: Option<u16>,
+    /// Forward steps in a row, saturating.
+    run: u8,
+    /// The latest holes, the oldest overwritten first.
+    holes: [Hole; HOLES],
+    next_hole: u8,
+}
+
+impl SendOrder {
+    /// Takes one packet of the direction (a capture's copy excluded) and
+    /// its identification; `None` and 0 (IPv6, or a stack that leaves it
+    /// unset) tell nothing.
+    pub fn observe(&mut self, id: Option<u16>) {
+        let Some(id) = id.filter(|&id| id != 0) else {
+            return;
+        };
+        let Some(highest) = self.highest else {
+            self.highest = Some(id);
+            return;
+        };
+        let ahead = id.wrapping_sub(highest);
+        if (1..=MAX_STEP).contains(&ahead) {
+            self.run = self.run.saturating_add(1);
+            self.highest = Some(id);
+        } else if ahead == 0 || highest.wrapping_sub(id) <= MAX_APART {
+            // The same number again (a fixed-ID TSO burst) or an earlier
+            // one (a packet overtaken): neither a step nor a break.
+        } else {
+            self.run = 0;
+            self.highest = Some(id);
+        }
+    }
+
+    /// Remembers that the segment marked `jumper` skipped the bytes
+    /// `from..to`, which the capture has not seen.
+    pub fn hole(&mut self, from: u32, to: u32, jumper: SentMark) {
+        self.holes[self.next_hole as usize] = Hole {
+            from,
+            to,
+            filled: from,
+            jumper,
+            used: true,
+        };
+        self.next_hole = (self.next_hole + 1) % HOLES as u8;
+    }
+
+    /// Takes a segment `seq..end` below the highest byte seen, marked
+    /// `mark`: if it falls in a hole the capture saw open, when it left
+    /// against the hole's jumper. `None`: no hole remembered there.
+    pub fn fill(&mut self, seq: u32, end: u32, mark: SentMark) -> Option<HoleFill> {
+        let counter = self.run;
+        let hole = self
+            .holes
+            .iter_mut()
+            .rev()
+            .find(|h| h.used && seq::le(h.from, seq) && seq::lt(seq, h.to))?;
+        let seen_before = seq::le(end, hole.filled);
+        if seq::le(seq, hole.filled) && seq::lt(hole.filled, end) {
+            hole.filled = seq::min(end, hole.to);
+        }
+        let sent = by_id(counter, mark.id, hole.jumper.id).or_else(|| {
+            let (tsval, jumper) = (mark.tsval?, hole.jumper.tsval?);
+            match seq::diff(tsval, jumper) {
+                0 => None,
+                d if d < 0 => Some(Ordering::Less),
+                _ => Some(Ordering::Greater),
+            }
+        });
+        Some(HoleFill { sent, seen_before })
+    }
+}
+
+/// When a packet with identification `id` left against the jumper's, if
+/// the identifications are a counter's (`run` forward steps seen).
+fn by_id(run: u8, id: Option<u16>, jumper: Option<u16>) -> Option<Ordering> {
+    let id = id.filter(|&id| id != 0)?;
+    let jumper = jumper.filter(|&id| id != 0)?;
+    let (order, apart) = match id.wrapping_sub(jumper) {
+        0 => return None,
+        after if after <= u16::MAX / 2 => (Ordering::Greater, after),
+        _ => (Ordering::Less, jumper.wrapping_sub(id)),
+    };
+    let counter = (run >= MIN_RUN && apart <= MAX_APART) || (run >= 1 && apart <= NEAR);
+    counter.then_some(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counted(ids: &[u16]) -> SendOrder {
+        let mut order = SendOrder::default();
+        for &id in ids {
+            order.observe(Some(id));
+        }
+        order
+    }
+
+    fn id(id: u16) -> SentMark {
+        SentMark {
+            id: Some(id),
+            tsval: None,
+        }
+    }
+
+    fn sent(order: &mut SendOrder, seq: u32, mark: SentMark) -> Option<Ordering> {
+        order.fill(seq, seq + 1000, mark).and_then(|f| f.sent)
+    }
+
+    #[test]
+    fn a_segment_sent_before_the_jumper_is_the_original() {
+        // 100..=105 sent in order, 1000 bytes each from seq 0; 103 (3000..)
+        // passed first and jumped 2000..3000, which 102 then filled.
+        let mut order = counted(&[100, 101, 103]);
+        order.hole(2000, 3000, id(103));
+        assert_eq!(sent(&mut order, 2000, id(102)), Some(Ordering::Less));
+        // Far apart, two steps are not enough.
+        assert_eq!(sent(&mut order, 2000, id(103 + 17)), None);
+        let mut order = counted(&[103]);
+        order.hole(2000, 3000, id(103));
+        assert_eq!(sent(&mut order, 2000, id(102)), None, "no step");
+        let mut order = counted(&[100, 101, 102, 104, 105]);
+        order.hole(3000, 4000, id(104));
+        assert_eq!(sent(&mut order, 3000, id(103)), Some(Ordering::Less));
+        // The bytes re-sent after the jumper left: a retransmission.
+        assert_eq!(sent(&mut order, 3000, id(106)), Some(Ordering::Greater));
+        // Bytes outside any hole the capture saw: not for this rule.
+        assert_eq!(order.fill(4000, 5000, id(103)), None);
+        assert_eq!(order.fill(2999, 3999, id(103)), None);
+    }
+
+    #[test]
+    fn each_hole_is_compared_with_its_own_jumper() {
+        // 1 lost (jumped by 2), 5 lost (jumped by 6); 1's re-send (8) left
+        // after 2 but before 6: a re-send all the same.
+        let mut order = counted(&[10, 12, 13, 14, 16, 17]);
+        order.hole(1000, 2000, id(12));
+        order.hole(5000, 6000, id(16));
+        assert_eq!(sent(&mut order, 1000, id(15)), Some(Ordering::Greater));
+        assert_eq!(sent(&mut order, 5000, id(15)), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn a_late_original_after_its_re_send_brings_nothing_new() {
+        let mut order = counted(&[1, 2, 3, 5, 6]);
+        order.hole(2000, 3000, id(4));
+        let resend = order.fill(2000, 3000, id(7)).unwrap();
+        assert_eq!(resend.sent, Some(Ordering::Greater));
+        assert!(!resend.seen_before);
+        let original = order.fill(2000, 3000, id(3)).unwrap();
+        assert_eq!(original.sent, Some(Ordering::Less));
+        assert!(original.seen_before);
+        // A hole filled out of order: each part new once.
+        let mut order = counted(&[1, 2, 3, 4]);
+        order.hole(0, 3000, id(5));
+        assert!(!order.fill(1000, 2000, id(2)).unwrap().seen_before);
+        assert!(!order.fill(0, 1000, id(1)).unwrap().seen_before);
+        assert!(order.fill(0, 1000, id(6)).unwrap().seen_before);
+    }
+
+    #[test]
+    fn the_count_wraps() {
+        let mut order = counted(&[65533, 65534, 65535, 1, 3]);
+        order.hole(0, 1000, id(3));
+        assert_eq!(sent(&mut order, 0, id(65535)), Some(Ordering::Less));
+        assert_eq!(sent(&mut order, 0, id(2)), Some(Ordering::Less));
+        assert_eq!(sent(&mut order, 0, id(4)), Some(Ordering::Greater));
+        // Sequence numbers wrap too.
+        order.hole(u32::MAX - 500, 500, id(3));
+        assert_eq!(sent(&mut order, 10, id(2)), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn random_identifications_tell_nothing() {
+        let mut order = counted(&[100, 101, 102, 103, 40_000, 7, 52_000]);
+        order.hole(0, 1000, id(52_000));
+        assert_eq!(sent(&mut order, 0, id(51_999)), None);
+        assert_eq!(sent(&mut order, 0, id(50_000)), None);
+        // A run broken late is trusted again as it is rebuilt: close
+        // numbers after one step, far ones after four.
+        order.observe(Some(52_001));
+        assert_eq!(sent(&mut order, 0, id(51_999)), Some(Ordering::Less));
+        for id in 52_002..=52_003 {
+            order.observe(Some(id));
+        }
+        assert_eq!(sent(&mut order, 0, id(50_000)), None);
+        order.observe(Some(52_004));
+        assert_eq!(sent(&mut order, 0, id(50_000)), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn overtaken_packets_and_repeats_keep_the_run() {
+        let mut order = counted(&[10, 11, 13, 12, 14, 14, 15, 16]);
+        order.hole(0, 1000, id(16));
+        assert_eq!(sent(&mut order, 0, id(15)), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn timestamps_tell_when_identifications_do_not() {
+        let ts = |id: Option<u16>, tsval: u32| SentMark {
+            id,
+            tsval: Some(tsval),
+        };
+        // IPv6: no identification at all.
+        let mut order = SendOrder::default();
+        order.hole(0, 1000, ts(None, 5000));
+        assert_eq!(sent(&mut order, 0, ts(None, 4999)), Some(Ordering::Less));
+        assert_eq!(sent(&mut order, 0, ts(None, 5001)), Some(Ordering::Greater));
+        // The same tick: sent within the same millisecond, either way.
+        assert_eq!(sent(&mut order, 0, ts(None, 5000)), None);
+        // The timestamp wraps like a sequence number.
+        order.hole(0, 1000, ts(None, 2));
+        assert_eq!(
+            sent(&mut order, 0, ts(None, u32::MAX)),
+            Some(Ordering::Less)
+        );
+        // A counter's identifications come first.
+        let mut order = counted(&[1, 2, 3, 4, 5]);
+        order.hole(0, 1000, ts(Some(5), 100));
+        assert_eq!(sent(&mut order, 0, ts(Some(4), 101)), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn no_identification_tells_nothing() {
+        let mut order = counted(&[0, 0, 0, 0, 0, 0]);
+        order.hole(0, 1000, id(0));
+        assert_eq!(sent(&mut order, 0, id(0)), None);
+        let mut order = counted(&[1, 2, 3, 4, 5, 6]);
+        order.hole(0, 1000, SentMark::default());
+        assert_eq!(sent(&mut order, 0, id(5)), None);
+        order.hole(0, 1000, id(6));
+        assert_eq!(sent(&mut order, 0, SentMark::default()), None);
+    }
+}
