@@ -943,6 +943,8 @@ impl Connection {
         };
         let mut new_data = seg.payload_len > 0;
         let mut retransmission = false;
+        // Bytes a hole's fill brought, when its hole tells them apart.
+        let mut hole_bytes = None;
         if seg_len > 0 {
             let h = &mut self.half[d];
             // The sender's clocks (its datagrams' numbers, its timestamps)
@@ -999,16 +1001,23 @@ impl Connection {
                             None => at.ts_ns - h.max_end_ts < threshold && !fast_retransmit,
                         };
                         if overtaken {
-                            // A late original after its re-send brings
-                            // nothing the receiver lacked.
-                            new_data &= !fill.is_some_and(|f| f.seen_before);
-                            // Filling a hole the capture saw open: new bytes.
+                            // Filling a hole the capture saw open: new bytes
+                            // (none when its re-send passed it on the way).
+                            if let Some(f) = fill {
+                                new_data = f.new_bytes > 0;
+                                hole_bytes = Some(f.new_bytes);
+                            }
                             h.stats.out_of_order += 1;
                         } else {
                             h.stats.retransmissions += 1;
                             retransmission = true;
                             self.rtt.on_retransmission(dir);
                             new_data = seq::lt(max_end, end) && seg.payload_len > 0;
+                            // A re-send of bytes the capture never saw (the
+                            // original lost before it) still brings them.
+                            if !new_data {
+                                hole_bytes = fill.map(|f| f.new_bytes);
+                            }
                         }
                         if seq::lt(max_end, end) {
                             h.max_end = Some(end);
@@ -1026,8 +1035,10 @@ impl Connection {
             }
         }
         self.half[d].send_order.observe(seg.ip_id);
-        if new_data {
-            self.half[d].stats.bytes += seg.payload_len as u64;
+        match hole_bytes {
+            Some(bytes) => self.half[d].stats.bytes += bytes as u64,
+            None if new_data => self.half[d].stats.bytes += seg.payload_len as u64,
+            None => {}
         }
 
         // Bytes in flight: sent by this side beyond what the peer has ACKed.

@@ -46,8 +46,11 @@ const MAX_APART: u16 = 8192;
 const NEAR: u16 = 16;
 
 /// The holes remembered at once: each is what a loss or a reordering
-/// leaves open until its bytes come; a burst of losses leaves a few.
-const HOLES: usize = 4;
+/// leaves open until its bytes come, and is kept after for the late
+/// original that may follow its re-send. A bulk sender on a path that
+/// holds a packet back for a round trip opens a hole every few dozen
+/// packets meanwhile; most connections open none, and allocate nothing.
+const HOLES: usize = 16;
 
 /// What a segment carries of its sender's clocks: its IPv4 identification
 /// and its TCP timestamp value (RFC 7323: never decreasing, in the
@@ -66,7 +69,6 @@ struct Hole {
     to: u32,
     filled: u32,
     jumper: SentMark,
-    used: bool,
 }
 
 /// A segment that falls in a hole the capture saw open.
@@ -76,8 +78,9 @@ pub(crate) struct HoleFill {
     /// original, overtaken), `Greater` after (a re-send); `None` when the
     /// sender's clocks do not tell.
     pub sent: Option<Ordering>,
-    /// All its bytes had come already (a re-send passed it on the way).
-    pub seen_before: bool,
+    /// Its bytes of the hole the capture had not seen before: none for a
+    /// late original whose re-send passed it on the way.
+    pub new_bytes: u32,
 }
 
 /// One direction's identifications and the holes it left, as far as they
@@ -89,7 +92,7 @@ pub(crate) struct SendOrder {
     /// Forward steps in a row, saturating.
     run: u8,
     /// The latest holes, the oldest overwritten first.
-    holes: [Hole; HOLES],
+    holes: Vec<Hole>,
     next_hole: u8,
 }
 
@@ -121,14 +124,18 @@ impl SendOrder {
     /// Remembers that the segment marked `jumper` skipped the bytes
     /// `from..to`, which the capture has not seen.
     pub fn hole(&mut self, from: u32, to: u32, jumper: SentMark) {
-        self.holes[self.next_hole as usize] = Hole {
+        let hole = Hole {
             from,
             to,
             filled: from,
             jumper,
-            used: true,
         };
-        self.next_hole = (self.next_hole + 1) % HOLES as u8;
+        if self.holes.len() < HOLES {
+            self.holes.push(hole);
+        } else {
+            self.holes[self.next_hole as usize] = hole;
+            self.next_hole = (self.next_hole + 1) % HOLES as u8;
+        }
     }
 
     /// Takes a segment `seq..end` below the highest byte seen, marked
@@ -139,9 +146,11 @@ impl SendOrder {
         let hole = self
             .holes
             .iter_mut()
-            .rev()
-            .find(|h| h.used && seq::le(h.from, seq) && seq::lt(seq, h.to))?;
-        let seen_before = seq::le(end, hole.filled);
+            .find(|h| seq::le(h.from, seq) && seq::lt(seq, h.to))?;
+        // Bytes above the filled edge are new; a hole filled out of order
+        // moves the edge only when the fill reaches it.
+        let new_from = seq::max(seq, hole.filled);
+        let new_bytes = seq::diff(seq::min(end, hole.to), new_from).max(0) as u32;
         if seq::le(seq, hole.filled) && seq::lt(hole.filled, end) {
             hole.filled = seq::min(end, hole.to);
         }
@@ -153,7 +162,7 @@ impl SendOrder {
                 _ => Some(Ordering::Greater),
             }
         });
-        Some(HoleFill { sent, seen_before })
+        Some(HoleFill { sent, new_bytes })
     }
 }
 
@@ -228,21 +237,39 @@ mod tests {
     }
 
     #[test]
+    fn a_hole_is_remembered_while_the_next_fifteen_open() {
+        let mut order = counted(&[1, 2, 3, 4]);
+        for n in 0..HOLES as u32 {
+            order.hole(n * 10_000, n * 10_000 + 1000, id(10 + n as u16));
+        }
+        assert_eq!(sent(&mut order, 0, id(9)), Some(Ordering::Less));
+        order.hole(HOLES as u32 * 10_000, HOLES as u32 * 10_000 + 1000, id(40));
+        assert_eq!(order.fill(0, 1000, id(9)), None, "the oldest forgotten");
+        assert_eq!(sent(&mut order, 10_000, id(10)), Some(Ordering::Less));
+    }
+
+    #[test]
     fn a_late_original_after_its_re_send_brings_nothing_new() {
         let mut order = counted(&[1, 2, 3, 5, 6]);
         order.hole(2000, 3000, id(4));
         let resend = order.fill(2000, 3000, id(7)).unwrap();
         assert_eq!(resend.sent, Some(Ordering::Greater));
-        assert!(!resend.seen_before);
+        assert_eq!(resend.new_bytes, 1000);
         let original = order.fill(2000, 3000, id(3)).unwrap();
         assert_eq!(original.sent, Some(Ordering::Less));
-        assert!(original.seen_before);
+        assert_eq!(original.new_bytes, 0);
         // A hole filled out of order: each part new once.
         let mut order = counted(&[1, 2, 3, 4]);
         order.hole(0, 3000, id(5));
-        assert!(!order.fill(1000, 2000, id(2)).unwrap().seen_before);
-        assert!(!order.fill(0, 1000, id(1)).unwrap().seen_before);
-        assert!(order.fill(0, 1000, id(6)).unwrap().seen_before);
+        assert_eq!(order.fill(1000, 2000, id(2)).unwrap().new_bytes, 1000);
+        assert_eq!(order.fill(0, 1000, id(1)).unwrap().new_bytes, 1000);
+        assert_eq!(order.fill(0, 1000, id(6)).unwrap().new_bytes, 0);
+        // A re-send cut differently: only what the hole still lacked
+        // above the edge filled from its start.
+        let mut order = counted(&[1, 2, 3, 4]);
+        order.hole(0, 3000, id(5));
+        assert_eq!(order.fill(0, 1000, id(6)).unwrap().new_bytes, 1000);
+        assert_eq!(order.fill(500, 3500, id(7)).unwrap().new_bytes, 2000);
     }
 
     #[test]

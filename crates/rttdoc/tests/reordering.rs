@@ -1,0 +1,247 @@
+//! Segments overtaken on the path are not re-sends.
+//!
+//! A segment that fills a hole below the highest byte seen is either the
+//! original, held back on the path while the segments sent after it
+//! passed, or a re-send. Wireshark tells them apart by timing (within the
+//! handshake's round trip of the highest segment: out-of-order), which
+//! calls an original held longer than a round trip a retransmission, and
+//! a quick re-send out-of-order. rttdoc reads the sender's clocks first:
+//! its IPv4 identification, where it counts (Linux's per-socket counter,
+//! Windows' per-host one), and its TCP timestamp (send_order.rs).
+//!
+//! tests/data/reorder/ (scripts/reorder-captures.sh): real Linux TCP
+//! across a relay that held every 40th data packet of a download back by
+//! 12 or 70 ms, in turn; `sent.txt.gz` is the relay's record of what the
+//! server sent, in its order, and which of it was sent again. tests/data/other-projects/ndpi-google_ssl.pcap and
+//! tcpflow-jpegs-post.pcap: two real captures where it happened.
+
+mod common;
+
+use common::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::Path;
+
+/// One data packet of the server as the relay of
+/// scripts/reorder-captures.sh recorded it, in the order it was sent.
+struct Sent {
+    id: u16,
+    seq: u32,
+    held: bool,
+    resend: bool,
+}
+
+fn sent_packets(record: &Path) -> Vec<Sent> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(record).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Sent {
+                id: f[0].parse().unwrap(),
+                seq: f[1].parse().unwrap(),
+                held: f[2] != "0",
+                resend: match f[3] {
+                    "original" => false,
+                    "resend" => true,
+                    other => panic!("sent.txt: {other}"),
+                },
+            }
+        })
+        .collect()
+}
+
+/// Whether rttdoc's per-packet series calls each frame a re-send.
+fn resends_by_frame(c: &serde_json::Value) -> BTreeMap<u64, bool> {
+    c["series"]["packets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["frame"].as_u64().unwrap(),
+                p["retransmission"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Reads a capture of the reordering path back to the relay's record:
+/// every frame of the server's data is a re-send in rttdoc's series
+/// exactly when the relay saw the server send those bytes before; the
+/// held originals that came after a later segment are the out-of-order
+/// ones. Returns how many originals were held and how many re-sends the
+/// server made.
+fn check_reordered_download(capture: &Path, record: &Path) -> (usize, usize) {
+    let sent = sent_packets(record);
+    let by_packet: BTreeMap<(u16, u32), &Sent> = sent.iter().map(|p| ((p.id, p.seq), p)).collect();
+    assert_eq!(by_packet.len(), sent.len(), "identifications unique");
+    let held_originals = sent.iter().filter(|p| p.held && !p.resend).count();
+    let resends = sent.iter().filter(|p| p.resend).count();
+    assert!(held_originals >= 10, "the relay held originals");
+    // The server's data segments as the client's capture has them.
+    let segments: Vec<(u64, u16, u32)> = tshark_fields(
+        capture,
+        &[],
+        "tcp.srcport == 80 && tcp.len > 0",
+        &["frame.number", "ip.id", "tcp.seq_raw"],
+    )
+    .iter()
+    .map(|r| {
+        (
+            r[0].parse().unwrap(),
+            u16::from_str_radix(r[1].trim_start_matches("0x"), 16).unwrap(),
+            r[2].parse().unwrap(),
+        )
+    })
+    .collect();
+    assert_eq!(segments.len(), sent.len(), "every packet captured");
+    let doc = run_rttdoc_json_with(capture, &["--series", "--all"]);
+    let c = connection(&doc, 0);
+    let resend = resends_by_frame(c);
+    let mut overtaken = 0;
+    for (i, &(frame, id, seq)) in segments.iter().enumerate() {
+        let truth = by_packet[&(id, seq)];
+        assert_eq!(
+            resend[&frame],
+            truth.resend,
+            "frame {frame} (id {id:#06x}, held: {}): the server sent it {}",
+            truth.held,
+            if truth.resend { "again" } else { "once" }
+        );
+        // An original passed by a segment that carries later bytes.
+        overtaken += (!truth.resend
+            && segments[..i]
+                .iter()
+                .any(|&(_, _, s)| (s.wrapping_sub(seq) as i32) > 0)) as usize;
+    }
+    let stats = &c["server_to_client"];
+    assert_eq!(stats["retransmissions"].as_u64().unwrap(), resends as u64);
+    assert_eq!(stats["out_of_order"].as_u64().unwrap(), overtaken as u64);
+    // Every byte counted once: a late original after its re-send adds
+    // nothing, a re-send of a hole's bytes nothing the original did not.
+    let next_seq: u64 = tshark_fields(capture, &[], "tcp.srcport == 80", &["tcp.nxtseq"])
+        .iter()
+        .filter_map(|r| r[0].parse().ok())
+        .max()
+        .unwrap();
+    let fin = c["server_to_client"]["fin_frame"].is_u64() as u64;
+    assert_eq!(stats["bytes"].as_u64().unwrap(), next_seq - 1 - fin);
+    // Loss findings cite re-sends and their originals only. (Most
+    // re-sends here were needless, their originals came; now and then
+    // the client's kernel drops an original from its out-of-order queue
+    // under memory pressure, and the re-send was the repair.)
+    let resent_seqs: BTreeSet<u32> = sent.iter().filter(|p| p.resend).map(|p| p.seq).collect();
+    for f in c["findings"].as_array().unwrap() {
+        if f["kind"] != "retransmission" && f["kind"] != "rto_stall" {
+            continue;
+        }
+        for frame in f["frames"].as_array().unwrap() {
+            let frame = frame.as_u64().unwrap();
+            let &(_, id, seq) = segments.iter().find(|s| s.0 == frame).unwrap();
+            assert!(
+                by_packet[&(id, seq)].resend || resent_seqs.contains(&seq),
+                "frame {frame} cited as loss, sent once: {f}"
+            );
+        }
+    }
+    (held_originals, resends)
+}
+
+#[test]
+fn held_originals_are_out_of_order_and_the_kernels_re_sends_are_re_sends() {
+    if !require("reordering", &["tshark"], false) {
+        return;
+    }
+    let dir = data_dir().join("reorder");
+    let (originals, resent) =
+        check_reordered_download(&dir.join("reorder.pcap.gz"), &dir.join("sent.txt.gz"));
+    // The 70 ms holds outlast the 40 ms round trip: the client's duplicate
+    // ACKs made the server send those bytes again.
+    assert!(
+        resent >= 5,
+        "{resent} re-sends of {originals} held originals"
+    );
+}
+
+#[test]
+fn a_reordering_path_made_now() {
+    if !require(
+        "reordering (live)",
+        &["ip", "tcpdump", "nginx", "curl", "python3", "tshark"],
+        true,
+    ) {
+        return;
+    }
+    let dir = TempDir::new("reorder");
+    run_capture_script("reorder-captures.sh", &[dir.0.as_os_str()]);
+    check_reordered_download(&dir.path("reorder.pcap.gz"), &dir.path("sent.txt.gz"));
+}
+
+/// nDPI's google_ssl.pcap: a TLS 1.2 handshake whose server flight (three
+/// segments, identifications 0x797e, 0x797f, 0x7980) passed the capture
+/// point last segment first: frame 6 (0x7980) at 413 ms, frame 8
+/// (0x797e) at 736 ms, frame 10 (0x797f) at 1731 ms. Frames 8 and 10 are
+/// the originals, held on the path; the server's own re-sends came later
+/// under its next numbers (frames 12, 13, 15: 0x7bd5, 0x7cd9, 0x7cda,
+/// after timeouts of 2.3, 3.2 and 4.4 s). Wireshark calls 8 and 10
+/// retransmissions, and rttdoc used to call their waits the server's
+/// retransmission timer (rto_stall, 323 and 995 ms): no timer ran out
+/// before them.
+#[test]
+fn a_server_flight_held_on_the_path_is_not_its_timer() {
+    if !require("google_ssl", &["tshark"], false) {
+        return;
+    }
+    let capture = data_dir()
+        .join("other-projects")
+        .join("ndpi-google_ssl.pcap");
+    let wireshark: BTreeSet<u64> = tshark_fields(
+        &capture,
+        &[],
+        "tcp.analysis.retransmission",
+        &["frame.number"],
+    )
+    .iter()
+    .map(|r| r[0].parse().unwrap())
+    .collect();
+    assert!(wireshark.is_superset(&BTreeSet::from([8, 10])));
+    let doc = run_rttdoc_json_with(&capture, &["--series", "--all"]);
+    let c = connection(&doc, 0);
+    let resend = resends_by_frame(c);
+    for frame in [8, 10] {
+        assert!(!resend[&frame], "frame {frame} is an original");
+    }
+    for frame in [12, 13, 15] {
+        assert!(resend[&frame], "frame {frame} is the server's re-send");
+    }
+    assert_eq!(c["server_to_client"]["out_of_order"], 2);
+    assert_no_finding(&doc, "rto_stall");
+}
+
+/// tcpflow's jpegs.cap, its POST's connection: the server's answer left
+/// as identifications 0xf6c5 (a datagram of which the capture holds only
+/// the second fragment), 0xf6c6 (bytes 1461-2680) and 0xf6c7 (the last 5
+/// bytes and the FIN). 0xf6c7 passed first; 0xf6c6 came 23 ms later: the
+/// original, overtaken, not a loss (a re-send would have taken a number
+/// after 0xf6c7).
+#[test]
+fn a_windows_server_s_overtaken_segment_is_not_a_loss() {
+    if !require("jpegs", &["tshark"], false) {
+        return;
+    }
+    let capture = data_dir()
+        .join("other-projects")
+        .join("tcpflow-jpegs-post.pcap");
+    let frame: u64 = tshark_fields(&capture, &[], "ip.id == 0xf6c6", &["frame.number"])[0][0]
+        .parse()
+        .unwrap();
+    let doc = run_rttdoc_json_with(&capture, &["--series", "--all"]);
+    let c = connection(&doc, 0);
+    assert!(!resends_by_frame(c)[&frame]);
+    assert_eq!(c["server_to_client"]["retransmissions"], 0);
+    assert_eq!(c["server_to_client"]["out_of_order"], 1);
+    assert_no_finding(&doc, "retransmission");
+}
