@@ -47,6 +47,10 @@ pub struct SegmentRecord {
     /// A keep-alive or zero-window probe: sent on purpose at the edge of
     /// what the peer has acknowledged, never a retransmission.
     pub probe: bool,
+    /// Fills a hole the capture saw open, and the sender's clocks say it
+    /// left before the segment that jumped the hole (send_order.rs): the
+    /// original, held on the path while later segments passed.
+    pub overtaken: bool,
     /// A D-SACK (RFC 2883): the first SACK block reports bytes received
     /// twice (below the cumulative ACK, or inside the second block);
     /// relative to the peer's first sequence number.
@@ -943,6 +947,7 @@ impl Connection {
         };
         let mut new_data = seg.payload_len > 0;
         let mut retransmission = false;
+        let mut overtaken = false;
         // Bytes a hole's fill brought, when its hole tells them apart.
         let mut hole_bytes = None;
         if seg_len > 0 {
@@ -996,11 +1001,13 @@ impl Connection {
                         let rtt = self.initial_rtt_ns.or(self.rtt.best_ns());
                         let threshold = OUT_OF_ORDER_NS.min(rtt.unwrap_or(i64::MAX));
                         let fill = h.send_order.fill(seg.seq, end, mark);
-                        let overtaken = match fill.and_then(|f| f.sent) {
+                        let sent = fill.and_then(|f| f.sent);
+                        overtaken = sent == Some(Ordering::Less);
+                        let reordered = match sent {
                             Some(order) => order == Ordering::Less,
                             None => at.ts_ns - h.max_end_ts < threshold && !fast_retransmit,
                         };
-                        if overtaken {
+                        if reordered {
                             // Filling a hole the capture saw open: new bytes
                             // (none when its re-send passed it on the way).
                             if let Some(f) = fill {
@@ -1163,6 +1170,7 @@ impl Connection {
                 new_data,
                 retransmission,
                 probe,
+                overtaken,
                 dsack: peer_base.and_then(|b| {
                     let blocks = seg.options.sack_blocks();
                     let first = *blocks.first()?;
@@ -1483,6 +1491,10 @@ impl Connection {
                 tls.preamble = held.first.map(|first| (start, first));
                 self.tls = Some(Box::new(tls));
                 [start.client_offset, start.server_offset]
+            }
+            Verdict::TlsFromStart => {
+                self.tls = Some(Box::default());
+                [0, 0]
             }
             _ => [0, 0],
         };

@@ -161,6 +161,7 @@ impl Embryo {
                 window: self.window,
                 new_data: false,
                 retransmission: false,
+                overtaken: false,
                 probe: false,
                 dsack: None,
             }],

@@ -46,6 +46,10 @@ pub enum Verdict {
     /// Could still go either way: more bytes needed.
     Undecided,
     Tls(Start),
+    /// TLS from the first byte, in a form only the server's answer could
+    /// confirm (an SSL 2.0-format ClientHello, which Skype's own protocol
+    /// imitates): no preamble.
+    TlsFromStart,
     Plain,
 }
 
@@ -83,6 +87,15 @@ fn at_end_verdict(client: &[u8], server: &[u8], server_first: bool) -> Verdict {
 fn judge_open(client: &[u8], server: &[u8], server_first: bool) -> Verdict {
     if client.len() + server.len() > MAX_PREAMBLE_BYTES {
         return Verdict::Plain;
+    }
+    if !server_first && rttdoc_wire::tls::sslv2_client_hello(client).is_some() {
+        // TLS offered in SSL 2.0's hello format: TLS if the server answers
+        // with a TLS record (its ServerHello, or an alert).
+        return match server {
+            [21 | 22, 3, minor, ..] if *minor <= 4 => Verdict::TlsFromStart,
+            [_, _, _, ..] => Verdict::Plain,
+            _ => Verdict::Undecided,
+        };
     }
     let (kind, c, s, rt) = match recognise(client, server, server_first) {
         None => return Verdict::Plain,

@@ -218,6 +218,9 @@ finding_kinds! {
     /// Data sent again.
     Retransmission = "retransmission" in "retransmission.rs", Waits,
         fix "find the loss";
+    /// Segments the path delivered after segments sent after them.
+    Reordering = "reordering" in "reordering.rs", Waits,
+        fix "find what reorders the path: per-packet load balancing, a bonded or multipath link";
     /// Full-size segments too big for a hop of the path, sent again
     /// smaller (path MTU discovery) or into a black hole.
     PathMtu = "path_mtu" in "path_mtu.rs", Waits,

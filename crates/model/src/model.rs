@@ -826,6 +826,21 @@ pub enum Detail {
         /// 40), their waits not measured.
         past_timeline: u32,
     },
+    /// Segments the path delivered after segments their sender sent
+    /// after them.
+    Reordering {
+        /// Whose segments.
+        sender: Direction,
+        /// Segments overtaken (the sender's clocks show each left before
+        /// the segment that passed the capture point ahead of it).
+        segments: u32,
+        /// The longest any of them came after the segment that jumped its
+        /// hole, in milliseconds.
+        longest_ms: f64,
+        /// The sender's re-sends of bytes whose originals came late:
+        /// needless (its duplicate ACKs or timer took the hole for a loss).
+        needless_resends: u32,
+    },
     /// Full-size segments a narrow hop could not carry.
     PathMtu {
         /// Whose segments.

@@ -514,6 +514,30 @@ pub fn explanation(x: &Finding) -> String {
                 past_the_timeline(*past_timeline)
             )
         }
+        Detail::Reordering {
+            sender,
+            segments,
+            longest_ms,
+            needless_resends,
+        } => {
+            let (who, peer) = side(*sender);
+            let waited = if cost > 0.0 {
+                format!(
+                    " The {peer} could use nothing past a hole until its segment came: {cost:.0} ms of waiting where a phase ended on one."
+                )
+            } else {
+                format!(" No phase ended waiting for one: the {peer} had what it needed in time.")
+            };
+            let resent = match needless_resends {
+                0 => String::new(),
+                n => format!(
+                    " The {who} sent {n} of them again needlessly: the {peer}'s duplicate ACKs (or its timer) took the holes for losses."
+                ),
+            };
+            format!(
+                "The path delivered {segments} of the {who}'s segment(s) after segments the {who} sent after them,                  up to {longest_ms:.0} ms behind (its IPv4 identifications or TCP timestamps give the order it sent them in;                  frames: each segment that passed first, then the one it overtook): reordering, not loss.{waited}{resent}"
+            )
+        }
         Detail::PathMtu {
             sender,
             full_size,
@@ -1139,6 +1163,9 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } if unconfirmed >= segments => "Capture with the pure ACKs (no `tcp.len > 0` filter) to see whether \
              these were lost; if they were, find the loss: a lossy or congested link, a policer, an overflowing queue.".into(),
         Detail::Retransmission { .. } => "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into(),
+        Detail::Reordering { .. } => "Find what reorders packets on the path: per-packet load balancing (ECMP or a LAG hashing per packet, \
+             Linux bonding in balance-rr), a multipath VPN or SD-WAN spreading one flow over links of unequal delay, a wireless link's retries. \
+             Hash per flow instead; the hosts' TCP tolerates what remains (RACK: net.ipv4.tcp_recovery=1).".into(),
         Detail::PathMtu {
             icmp: true,
             smaller: Some(_),

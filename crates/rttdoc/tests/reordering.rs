@@ -219,6 +219,44 @@ fn a_server_flight_held_on_the_path_is_not_its_timer() {
     }
     assert_eq!(c["server_to_client"]["out_of_order"], 2);
     assert_no_finding(&doc, "rto_stall");
+    // The client's SSL 2.0-format ClientHello offered TLS 1.0, and the
+    // flight it needed was whole only when frame 10 came: the reordering
+    // cost the handshake 6 -> 8 and 8 -> 10.
+    assert_eq!(c["tls"]["version"], "TLS 1.0");
+    let f = finding_in(c, "reordering", "tls_handshake");
+    let waits: Vec<(u64, u64)> = f["waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["from_frame"].as_u64().unwrap(),
+                w["to_frame"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(waits, [(6, 8), (8, 10)]);
+    let gap = |a: usize, b: usize| {
+        let t: Vec<f64> = tshark_fields(
+            &capture,
+            &[],
+            "frame.number in {6, 8, 10}",
+            &["frame.time_epoch"],
+        )
+        .iter()
+        .map(|r| r[0].parse().unwrap())
+        .collect();
+        (t[b] - t[a]) * 1e3
+    };
+    let cost = f["cost_ms"].as_f64().unwrap();
+    assert!((cost - gap(0, 2)).abs() < 0.01, "{cost} ms");
+    // The server's timer re-sent what the client had acknowledged
+    // (frame 15 re-sends bytes frame 11 acknowledged): the client's
+    // messages had not reached it, so its wait for the client's key
+    // exchange (14) is counted from that re-send, not from 14.
+    for w in waits_of(c, "server_think_time", "tls_handshake") {
+        assert_ne!(w.0, 14, "{w:?}");
+    }
 }
 
 /// tcpflow's jpegs.cap, its POST's connection: the server's answer left
@@ -244,4 +282,9 @@ fn a_windows_server_s_overtaken_segment_is_not_a_loss() {
     assert_eq!(c["server_to_client"]["retransmissions"], 0);
     assert_eq!(c["server_to_client"]["out_of_order"], 1);
     assert_no_finding(&doc, "retransmission");
+    // Named, at no cost: the answer began in a datagram whose first
+    // fragment the capture lacks, so its first byte did not wait for it.
+    let f = finding_in(c, "reordering", "transfer");
+    assert_eq!(f["cost_ms"], 0.0);
+    assert_eq!(f["frames"][1], frame);
 }

@@ -123,6 +123,22 @@ impl<T: Copy + Default> RecordStream<T> {
         if self.lost_sync {
             return bytes.len();
         }
+        if self.records == 0 && self.header_have == 0 && !self.in_body {
+            if let Some((len, hello)) = sslv2_client_hello(bytes) {
+                // A client that still speaks SSL 2.0's hello format to offer
+                // TLS: read as the ClientHello it stands for (RFC 5246 E.2).
+                self.records += 1;
+                on_record(Record {
+                    started: tag,
+                    content_type: content_type::HANDSHAKE,
+                    version: u16::from_be_bytes([hello[4], hello[5]]),
+                    length: hello.len() as u16,
+                    body: Some(&hello),
+                    cut_body: &[],
+                });
+                bytes = &bytes[len..];
+            }
+        }
         while !bytes.is_empty() && !self.broken {
             if !self.in_body {
                 if self.header_have == 0 {
@@ -572,6 +588,54 @@ pub fn is_tls13(version: u16) -> bool {
 
 /// A TLS record header: a known content type, version 3.0-3.4 and a
 /// length a record may have.
+/// An SSL 2.0-format ClientHello offering SSL 3.0 or TLS (RFC 5246
+/// appendix E.2; old OpenSSL, Java and Windows clients sent it for
+/// compatibility), when `bytes` begin with a whole one: its length on the
+/// wire, and the TLS ClientHello handshake message it stands for (its
+/// challenge right-aligned in the random, its SSL 2.0-only cipher kinds
+/// left out, no compression, no extensions).
+pub fn sslv2_client_hello(bytes: &[u8]) -> Option<(usize, Vec<u8>)> {
+    let be16 = |at: usize| -> Option<usize> {
+        Some(u16::from_be_bytes([*bytes.get(at)?, *bytes.get(at + 1)?]) as usize)
+    };
+    // A two-byte header (its top bit set), then the message: type 1, the
+    // version 3.x, the three lengths.
+    let (&[b0, _, msg_type, major, minor], _) = bytes.split_first_chunk::<5>()?;
+    if b0 & 0x80 == 0 || msg_type != handshake_type::CLIENT_HELLO || major != 3 || minor > 3 {
+        return None;
+    }
+    let len = be16(0)? & 0x7fff;
+    let (specs, session, challenge) = (be16(5)?, be16(7)?, be16(9)?);
+    if len != 9 + specs + session + challenge
+        || specs % 3 != 0
+        || session > 32
+        || !(16..=32).contains(&challenge)
+        || bytes.len() < 2 + len
+    {
+        return None;
+    }
+    let specs_at = 11;
+    let session_at = specs_at + specs;
+    let challenge_at = session_at + session;
+    let suites: Vec<u8> = bytes[specs_at..session_at]
+        .chunks_exact(3)
+        .filter(|spec| spec[0] == 0)
+        .flat_map(|spec| [spec[1], spec[2]])
+        .collect();
+    let mut body = vec![major, minor];
+    body.extend(std::iter::repeat_n(0, 32 - challenge));
+    body.extend_from_slice(&bytes[challenge_at..challenge_at + challenge]);
+    body.push(session as u8);
+    body.extend_from_slice(&bytes[session_at..challenge_at]);
+    body.extend_from_slice(&(suites.len() as u16).to_be_bytes());
+    body.extend_from_slice(&suites);
+    body.extend_from_slice(&[1, 0]);
+    let mut message = vec![handshake_type::CLIENT_HELLO];
+    message.extend_from_slice(&(body.len() as u32).to_be_bytes()[1..]);
+    message.extend_from_slice(&body);
+    Some((2 + len, message))
+}
+
 fn plausible_header(h: &[u8]) -> bool {
     let version = u16::from_be_bytes([h[1], h[2]]);
     let length = u16::from_be_bytes([h[3], h[4]]) as usize;
@@ -583,6 +647,60 @@ fn plausible_header(h: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The SSL 2.0-format ClientHello of Wireshark's rsasnakeoil2.pcap
+    /// (frame 4): SSL 3.0 offered, 26 cipher kinds (3 of them SSL 2.0's
+    /// own), no session id, a 16-byte challenge.
+    const SSLV2_HELLO: &str = "8067010300004e000000100100800300800700c006004002008004008000003900003800003500003300003200000400000500002f00001600001300feff00000a00001500001200fefe000009000064000062000003000006a8b893bb90e92aa24d6dcc1ce72a8021";
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn an_sslv2_format_hello_is_the_client_hello_it_stands_for() {
+        let mut bytes = hex(SSLV2_HELLO);
+        let (len, message) = sslv2_client_hello(&bytes).unwrap();
+        assert_eq!(len, bytes.len());
+        let hello = ClientHello::parse(&message).unwrap();
+        assert_eq!(hello.max_version(), 0x0300);
+        // The challenge right-aligned in the random, zeros before it.
+        assert_eq!(&message[6..22], &[0; 16]);
+        assert_eq!(&message[22..38], &bytes[len - 16..]);
+        // Framed as the stream's first record, the rest after it read on.
+        let mut next = record(content_type::HANDSHAKE, &[1, 0, 0, 0]);
+        bytes.append(&mut next);
+        let mut stream = RecordStream::<u32>::default();
+        let mut seen = Vec::new();
+        stream.feed(&bytes, 4, |r| {
+            seen.push((r.content_type, r.version, r.body.map(<[u8]>::to_vec)))
+        });
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0], (content_type::HANDSHAKE, 0x0300, Some(message)));
+        assert!(!stream.is_broken());
+    }
+
+    #[test]
+    fn not_an_sslv2_hello() {
+        let bytes = hex(SSLV2_HELLO);
+        // Cut short, or a length that does not add up, or SSL 2.0 itself.
+        assert!(sslv2_client_hello(&bytes[..bytes.len() - 1]).is_none());
+        let mut wrong = bytes.clone();
+        wrong[1] += 1;
+        assert!(sslv2_client_hello(&wrong).is_none());
+        let mut v2 = bytes.clone();
+        (v2[3], v2[4]) = (0, 2);
+        assert!(sslv2_client_hello(&v2).is_none());
+        // A TLS record, and anything after the stream's first record.
+        assert!(sslv2_client_hello(&record(content_type::HANDSHAKE, &[1, 0, 0, 0])).is_none());
+        let mut stream = RecordStream::<u32>::default();
+        stream.feed(&record(content_type::HANDSHAKE, &[1, 0, 0, 0]), 1, |_| {});
+        stream.feed(&bytes, 2, |_| {});
+        assert!(stream.is_broken());
+    }
 
     fn record(content_type: u8, body: &[u8]) -> Vec<u8> {
         let mut r = vec![

@@ -26,6 +26,7 @@ pub(crate) mod quic_amplification_limit;
 pub(crate) mod quic_initial_lost;
 pub(crate) mod quic_retry;
 pub(crate) mod quic_version_negotiation;
+mod reordering;
 mod resumption;
 mod retransmission;
 pub(crate) use retransmission::RESENDS_CITED;
@@ -214,6 +215,11 @@ pub struct HandshakeTurn {
     /// ([`Facts::acked_on_arrival`]): its time on the server's clock, and
     /// its frame. None for the client's turns.
     pub acked: Option<(i64, u64)>,
+    /// A re-send of the answerer's, after the question, of bytes the
+    /// asker had acknowledged before it: the answerer had not received
+    /// that acknowledgment when it sent it, so not the question behind it
+    /// either (a FIFO path). `wait_ns` runs from it.
+    pub stale_resend: Option<u64>,
 }
 
 /// The byte ranges of one direction a capture showed, from a starting
@@ -256,6 +262,16 @@ impl Captured {
             }
         }
         self.ranges = merged;
+    }
+
+    /// Whether the bytes `seq..end` were all seen already.
+    fn holds(&self, seq: u32, end: u32) -> bool {
+        let Some(start) = self.start else {
+            return false;
+        };
+        let from = seq.wrapping_sub(start) as u64;
+        let to = from + end.wrapping_sub(seq) as u64;
+        from < 1 << 31 && self.ranges.iter().any(|&(a, b)| a <= from && to <= b)
     }
 
     /// Whether every byte before `ack` from the start was seen.
@@ -453,13 +469,45 @@ impl<'a> Facts<'a> {
         let mut turns = Vec::new();
         let mut answered = [false; 2];
         let mut last: Option<&SegmentRecord> = opening;
-        for r in records.iter().filter(|r| r.len > 0 && !r.probe) {
+        // Per side: the highest acknowledgment it sent, and the frame that
+        // first carried it; its peer's latest re-send of bytes it had
+        // acknowledged, and the frame of that acknowledgment.
+        let mut acked: [Option<(u32, u64)>; 2] = [None, None];
+        let mut stale: [Option<(&SegmentRecord, u64)>; 2] = [None, None];
+        for r in records.iter() {
+            if r.ack_set && acked[r.dir.index()].is_none_or(|(a, _)| seq::lt(a, r.ack)) {
+                acked[r.dir.index()] = Some((r.ack, r.frame));
+            }
+            if r.len == 0 || r.probe {
+                continue;
+            }
+            // A re-send of bytes the peer had acknowledged says nothing
+            // new: neither a question nor an answer (a timer's copy of a
+            // flight the peer had is no reply to what the peer said
+            // since), and shows the acknowledgment had not arrived.
+            if r.retransmission && seen[r.dir.index()].holds(r.seq, r.end) {
+                if let Some((ack, frame)) = acked[r.dir.reverse().index()] {
+                    if seq::le(r.end, ack) {
+                        stale[r.dir.index()] = Some((r, frame));
+                        continue;
+                    }
+                }
+            }
             if let Some(q) = last.filter(|q| q.dir != r.dir) {
                 // On the answerer's clock; a server's wait from its ACK of
                 // the question when that ACK left on arrival, whatever the
-                // path's round trip had grown to.
-                let (asked, answer_at) = (self.on_clock_of(r.dir, q), self.on_clock_of(r.dir, r));
-                let acked = (r.dir == Direction::ServerToClient)
+                // path's round trip had grown to; from its re-send that
+                // shows the question could not have arrived yet.
+                let (mut asked, answer_at) =
+                    (self.on_clock_of(r.dir, q), self.on_clock_of(r.dir, r));
+                let stale_resend = stale[r.dir.index()]
+                    .filter(|&(s, ack_frame)| ack_frame <= q.frame && s.frame > q.frame)
+                    .map(|(s, _)| (self.on_clock_of(r.dir, s), s.frame))
+                    .filter(|&(t, _)| t > asked);
+                if let Some((t, _)) = stale_resend {
+                    asked = t;
+                }
+                let acked_at = (r.dir == Direction::ServerToClient)
                     .then(|| self.acked_on_arrival(r.dir, q.frame, r.frame, asked))
                     .flatten();
                 turns.push(HandshakeTurn {
@@ -470,8 +518,9 @@ impl<'a> Facts<'a> {
                     answer_frame: r.frame,
                     answer_ts_ns: r.ts_ns,
                     question_ts_ns: q.ts_ns,
-                    wait_ns: answer_at - acked.map_or(asked, |(k, _)| k.max(asked)),
-                    acked,
+                    wait_ns: answer_at - acked_at.map_or(asked, |(k, _)| k.max(asked)),
+                    acked: acked_at,
+                    stale_resend: stale_resend.map(|(_, frame)| frame),
                 });
                 answered[r.dir.index()] = true;
             }
@@ -901,7 +950,7 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 22] = [
+const DETECTORS: [Detector; 23] = [
     dns_query_lost::detect,
     address_fallback::detect,
     dns_search_list::detect,
@@ -923,6 +972,7 @@ const DETECTORS: [Detector; 22] = [
     rwnd_limited::detect,
     path_mtu::detect,
     retransmission::detect,
+    reordering::detect,
     slow_start_after_idle::detect,
 ];
 
@@ -940,7 +990,7 @@ const SUMMARIES: [Summary; 1] = [tls_extra_rtt::summarize];
 /// windows, losses, restarts after idle. Not those of its beginning (the
 /// lookup, the handshakes, the first flight, reuse), which its first
 /// window (its own timeline) had.
-const WINDOW_DETECTORS: [Detector; 10] = [
+const WINDOW_DETECTORS: [Detector; 11] = [
     server_think_time::detect,
     downlink_queue::detect,
     upstream_wait::detect,
@@ -950,6 +1000,7 @@ const WINDOW_DETECTORS: [Detector; 10] = [
     zero_window::detect,
     rwnd_limited::detect,
     retransmission::detect,
+    reordering::detect,
     slow_start_after_idle::detect,
 ];
 

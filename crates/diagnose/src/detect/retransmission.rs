@@ -5,7 +5,12 @@
 //! the byte the peer's duplicate ACKs asked for or a hole its SACK blocks
 //! reported, a round trip or more after the loss was first reported: a
 //! fast retransmission, see connection.rs), or at a vantage past
-//! the loss a late segment filling a hole. On the sender's clock, the
+//! the loss a late segment filling a hole. Where the sender's clocks tell
+//! (its IPv4 identification, when it counts, or its TCP timestamp:
+//! send_order.rs), they decide before timing does: a hole's filler that
+//! left after the segment that jumped the hole is a re-send however soon
+//! it came, one that left before it is the original, overtaken on the
+//! path, however late. On the sender's clock, the
 //! silence before each retransmission is its cost; a silence of at least
 //! max(200 ms, 1.5 RTT) (Linux's minimum RTO is 200 ms) is an `rto_stall`:
 //! the sender waited for its retransmission timer, typically because too

@@ -192,7 +192,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             let ms = think as f64 / 1e6;
             later_ms += ms;
             handshake.push(Wait {
-                from_frame: turn.question_frame,
+                from_frame: turn.stale_resend.unwrap_or(turn.question_frame),
                 to_frame: turn.answer_frame,
                 release_frame: None,
                 ms,

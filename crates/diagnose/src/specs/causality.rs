@@ -49,6 +49,7 @@ fn rec(frame: u64, ms: f64, dir: Direction, seq: u32, len: u32, ack: Option<u32>
         window: 65535,
         new_data: len > 0,
         retransmission: false,
+        overtaken: false,
         probe: false,
         dsack: None,
     }

@@ -35,6 +35,7 @@ mod quic_initial_lost;
 mod quic_retry;
 mod quic_version_negotiation;
 mod quic_wire;
+mod reordering;
 mod resumption;
 mod retransmission;
 mod rwnd_limited;
@@ -710,6 +711,17 @@ impl Wire {
         (0..count)
             .map(|i| self.data(dir, t + i as f64 * gap_ms, MSS))
             .collect()
+    }
+
+    /// Numbers `dir`'s datagrams in the order they were written here (its
+    /// send order, whatever `delay` did on the way): their IPv4
+    /// identifications from `first`, as Linux's per-socket counter does.
+    pub fn count_datagrams(&mut self, dir: Direction, first: u16) {
+        let mut next = first;
+        for p in self.pkts.iter_mut().filter(|p| p.dir == dir) {
+            p.seg.ip_id = Some(next);
+            next = next.wrapping_add(1);
+        }
     }
 
     /// The same bytes as `id` sent again (a retransmission).

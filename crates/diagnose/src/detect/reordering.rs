@@ -1,0 +1,190 @@
+//! `reordering` — the path delivered a sender's segment after segments it
+//! sent after it.
+//!
+//! Signature: a segment that fills a hole below the highest byte seen and,
+//! by its sender's clocks, left before the segment that jumped the hole
+//! (`SegmentRecord::overtaken`: its IPv4 identification where the sender
+//! numbers its datagrams, else its TCP timestamp; rttdoc-analyze's
+//! send_order.rs): the original, held on the path while the segments sent
+//! after it passed (per-packet load balancing over links of unequal delay,
+//! a bonded or multipath link, a wireless link's retries). Nothing was
+//! lost; the sender's re-sends of bytes whose originals came late were
+//! needless (its peer's duplicate ACKs or its timer took the hole for a
+//! loss), and are counted. A hold shorter than [`MIN_HOLD_NS`] with no
+//! needless re-send is the ordinary spread of a busy path (or of a
+//! multi-queue capture) and is not reported.
+//! Waits: the receiver can use nothing past a hole until its segment
+//! comes, so a phase of the ledger that ended on an overtaken segment (an
+//! answer's first byte, the end of a response) waited for it; not the
+//! first byte of an answer that began in a hole of the capture (its first
+//! byte came before, only the capture lacked it). Had it not
+//! been held, it would have arrived no later than the segment that jumped
+//! its hole (sent after it on the same path): an answer's first byte
+//! waited from that segment's arrival; a phase that needed the segments
+//! before it too waited from the last of them. So did a handshake (TLS,
+//! a proxy's, a STARTTLS dialog) whose flight the segment was part of,
+//! when the receiver's next message belongs to it: TLS reads a flight in
+//! order, so that message could not leave before the flight was whole.
+//! No releasing packet: the path, not the peer, held it. A wait is
+//! counted only from [`MIN_HOLD_NS`].
+//! Cost: those waits, in the phase each ended (a response's end is a
+//! transfer stall). Reordering no phase waited on is reported at 0 ms
+//! with its count and the needless re-sends.
+//! Fix: hash per flow, not per packet (ECMP, LAG, bonding balance-rr), or
+//! keep a flow on one link of a multipath VPN; RACK (tcp_recovery) makes
+//! the hosts tolerate what remains.
+
+use super::{Facts, FRAMES_CITED};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use rttdoc_analyze::{seq, SegmentRecord};
+
+/// The shortest hold counted or reported without a needless re-send: a
+/// millisecond is more than a capture's own reordering of packets that
+/// arrived together (its queues' spread) and less than any wait a person
+/// notices.
+pub const MIN_HOLD_NS: i64 = 1_000_000;
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    for sender in [Direction::ClientToServer, Direction::ServerToClient] {
+        // An overtaken segment is counted out-of-order: none, none here.
+        if f.sent_by(sender).out_of_order == 0 {
+            continue;
+        }
+        detect_from(f, sender, out);
+    }
+}
+
+fn detect_from(f: &Facts<'_>, sender: Direction, out: &mut Vec<Finding>) {
+    let receiver = sender.reverse();
+    let mut segments = 0u32;
+    let mut longest_ns = 0i64;
+    let mut pairs: Vec<(u64, u64)> = Vec::new();
+    let mut spans: Vec<(u32, u32)> = Vec::new();
+    let mut waits: Vec<(Phase, (u64, u64), Wait)> = Vec::new();
+    for (i, s) in f.timeline.iter().enumerate() {
+        if s.dir != sender || !s.overtaken {
+            continue;
+        }
+        let before = &f.timeline[..i];
+        let data = |r: &&SegmentRecord| r.dir == sender && r.len > 0;
+        // The first segment captured beyond its bytes: the jumper.
+        let Some(jumper) = before.iter().filter(data).find(|r| seq::lt(s.seq, r.seq)) else {
+            continue;
+        };
+        let held = s.ts_ns - jumper.ts_ns;
+        if held <= 0 {
+            continue;
+        }
+        segments += 1;
+        longest_ns = longest_ns.max(held);
+        pairs.push((jumper.frame, s.frame));
+        spans.push((s.seq, s.end));
+        // The sender's last segment before it: what a phase needing it
+        // too had by then.
+        let last = before.iter().rev().find(data).unwrap_or(jumper);
+        for (phase, from) in phases_ended(f, s, receiver) {
+            let from = if from { jumper } else { last };
+            let ns = s.ts_ns - from.ts_ns;
+            if ns >= MIN_HOLD_NS {
+                let wait = Wait {
+                    from_frame: from.frame,
+                    to_frame: s.frame,
+                    release_frame: None,
+                    ms: ns as f64 / 1e6,
+                };
+                waits.push((phase, (jumper.frame, s.frame), wait));
+            }
+        }
+    }
+    let needless_resends = f
+        .timeline
+        .iter()
+        .filter(|r| r.dir == sender && r.retransmission && r.len > 0)
+        .filter(|r| {
+            spans
+                .iter()
+                .any(|&(a, b)| seq::le(a, r.seq) && seq::lt(r.seq, b))
+        })
+        .count() as u32;
+    if segments == 0 || (longest_ns < MIN_HOLD_NS && needless_resends == 0) {
+        return;
+    }
+    let detail = Detail::Reordering {
+        sender,
+        segments,
+        longest_ms: longest_ns as f64 / 1e6,
+        needless_resends,
+    };
+    let finding = |phase: Phase, cited: &[(u64, u64)], waits: Vec<Wait>| {
+        let mut x = f.finding(FindingKind::Reordering, Some(phase));
+        x.frames = cited
+            .iter()
+            .take(FRAMES_CITED / 2)
+            .flat_map(|&(a, b)| [a, b])
+            .collect();
+        x.display_filter = f.filter_frames(&x.frames);
+        x.cost_ms = waits.iter().map(|w| w.ms).sum();
+        x.confidence = 0.9;
+        x.detail = detail.clone();
+        x.waits = waits;
+        x
+    };
+    if waits.is_empty() {
+        out.push(finding(Phase::Transfer, &pairs, Vec::new()));
+        return;
+    }
+    for phase in Phase::ALL {
+        let (cited, phase_waits): (Vec<(u64, u64)>, Vec<Wait>) = waits
+            .iter()
+            .filter(|(p, _, _)| *p == phase)
+            .map(|(_, pair, w)| (*pair, *w))
+            .unzip();
+        if !phase_waits.is_empty() {
+            out.push(finding(phase, &cited, phase_waits));
+        }
+    }
+}
+
+/// The ledger's phases that ended waiting on the overtaken segment `s`,
+/// each with whether it waited from the jumper's arrival (an answer's
+/// first byte, which needed nothing before it) rather than from the
+/// sender's last segment before `s`.
+fn phases_ended(f: &Facts<'_>, s: &SegmentRecord, receiver: Direction) -> Vec<(Phase, bool)> {
+    // An answer that began in a hole of the capture had its first byte
+    // before this segment: only the capture lacked it.
+    let began_in_hole = f
+        .exchanges
+        .iter()
+        .any(|x| x.response_in_hole && x.response_first.is_some_and(|r| r.frame == s.frame));
+    let mut phases: Vec<(Phase, bool)> = f
+        .report
+        .ledger
+        .iter()
+        .filter(|row| row.end_frame == s.frame)
+        .filter(|row| row.phase != Phase::FirstByte || !began_in_hole)
+        .map(|row| (row.phase, row.phase == Phase::FirstByte))
+        .collect();
+    // A handshake's flight: the receiver's next message, inside the
+    // handshake, needed all of it (TLS reads a flight in order), so it
+    // could not have left before the flight was whole.
+    let next = f
+        .timeline
+        .iter()
+        .skip_while(|r| r.frame <= s.frame)
+        .find(|r| r.dir == receiver && (r.len > 0 || r.flags.fin()));
+    let handshake = next.and_then(|next| {
+        f.report.ledger.iter().find(|row| {
+            matches!(
+                row.phase,
+                Phase::TlsHandshake | Phase::ProxyConnect | Phase::Starttls
+            ) && row.start_frame <= s.frame
+                && next.frame <= row.end_frame
+        })
+    });
+    if let Some(row) = handshake {
+        if phases.iter().all(|(p, _)| *p != row.phase) {
+            phases.push((row.phase, false));
+        }
+    }
+    phases
+}

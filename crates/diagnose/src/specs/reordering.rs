@@ -1,0 +1,124 @@
+//! `reordering` (detect/reordering.rs).
+//!
+//! > Signature: a segment that fills a hole below the highest byte seen
+//! > and, by its sender's clocks, left before the segment that jumped the
+//! > hole: the original, held on the path while the segments sent after
+//! > it passed. [...] A phase of the ledger that ended on an overtaken
+//! > segment (an answer's first byte, the end of a response) waited for
+//! > it. Had it not been held, it would have arrived no later than the
+//! > segment that jumped its hole.
+
+use super::*;
+use crate::model::Phase;
+use FindingKind::{Reordering, Retransmission};
+
+const RTT: f64 = 40.0;
+const EXACT: f64 = 1e-3;
+
+/// The vantages past the hold (at the server the capture would show the
+/// segments in the order they left).
+fn past_the_hold() -> [Path; 2] {
+    [Path::at_client(RTT), Path::mid(RTT, 0.5)]
+}
+
+/// A request answered by three full segments 0.01 ms apart, the first
+/// (the answer's first byte) `hold` ms late on the path; the client ACKs
+/// once all three are in.
+fn answer_with_first_held(w: &mut Wire, hold: f64) -> [Id; 3] {
+    w.handshake(0.0);
+    let req = w.send(C, 50.0, b"GET / HTTP/1.1\r\n\r\n");
+    let segs = w.burst(S, w.arrival(req) + 1.0, 3, 0.01);
+    w.delay(segs[0], hold);
+    w.ack(C, w.arrival(segs[0]).max(w.arrival(segs[2])));
+    [segs[0], segs[1], segs[2]]
+}
+
+#[test]
+fn an_answer_whose_first_segment_the_path_held_waited_for_it() {
+    for path in past_the_hold() {
+        let mut w = Wire::new(path);
+        let segs = answer_with_first_held(&mut w, 30.0);
+        w.count_datagrams(S, 1000);
+        let o = w.run();
+        let f = o.the(Reordering);
+        assert_eq!(f.phase, Some(Phase::FirstByte));
+        // The first segment that passed ahead of it, then it.
+        assert_eq!(f.frames, o.frames(&[segs[1], segs[0]]));
+        assert_waits(
+            &f.waits,
+            &[o.wait(segs[1], segs[0], None, 30.0 - 0.01)],
+            EXACT,
+        );
+        assert_eq!(o.report.server_to_client.out_of_order, 1);
+        assert_eq!(o.report.server_to_client.retransmissions, 0);
+        o.has_no(Retransmission);
+    }
+}
+
+#[test]
+fn a_segment_re_sent_after_the_ones_behind_it_is_a_loss_not_reordering() {
+    // The same answer with its first segment lost and sent again after a
+    // round trip: the copy left after the segments that passed (a higher
+    // number), however it arrives.
+    for path in past_the_hold() {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.send(C, 50.0, b"GET / HTTP/1.1\r\n\r\n");
+        let segs = w.burst(S, w.arrival(req) + 1.0, 3, 0.01);
+        w.lose(segs[0]);
+        w.ack(C, w.arrival(segs[1]));
+        w.ack(C, w.arrival(segs[2]));
+        let again = w.resend(w.arrival(segs[2]) + RTT, segs[0]);
+        w.ack(C, w.arrival(again));
+        w.count_datagrams(S, 1000);
+        let o = w.run_lost(&[segs[0]]);
+        o.has_no(Reordering);
+        assert_eq!(o.report.server_to_client.out_of_order, 0);
+        assert_eq!(o.report.server_to_client.retransmissions, 1);
+    }
+}
+
+#[test]
+fn without_the_senders_clocks_there_is_no_claim() {
+    // The same hold, no identifications (IPv6, or a stack that leaves
+    // them 0) and no timestamps: when the segment left is unknown.
+    for path in past_the_hold() {
+        let mut w = Wire::new(path);
+        answer_with_first_held(&mut w, 30.0);
+        w.run().has_no(Reordering);
+    }
+}
+
+#[test]
+fn a_hold_under_a_millisecond_is_the_path_s_spread() {
+    for path in past_the_hold() {
+        let mut w = Wire::new(path);
+        answer_with_first_held(&mut w, 0.5);
+        w.count_datagrams(S, 1000);
+        let o = w.run();
+        assert_eq!(o.report.server_to_client.out_of_order, 1);
+        o.has_no(Reordering);
+    }
+}
+
+#[test]
+fn a_held_segment_no_phase_ended_on_costs_nothing_and_is_named() {
+    // The middle segment held: the first byte came on time, and the
+    // transfer ended with the third segment's arrival after it.
+    for path in past_the_hold() {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.send(C, 50.0, b"GET / HTTP/1.1\r\n\r\n");
+        let segs = w.burst(S, w.arrival(req) + 1.0, 4, 0.01);
+        w.delay(segs[1], 5.0);
+        w.delay(segs[3], 10.0);
+        w.ack(C, w.arrival(segs[3]));
+        w.count_datagrams(S, 1000);
+        let o = w.run();
+        let f = o.the(Reordering);
+        assert_eq!(f.phase, Some(Phase::Transfer));
+        assert_eq!(f.cost_ms, 0.0);
+        assert!(f.waits.is_empty());
+        assert_eq!(f.frames, o.frames(&[segs[2], segs[1]]));
+    }
+}
