@@ -535,7 +535,9 @@ pub fn explanation(x: &Finding) -> String {
                 ),
             };
             format!(
-                "The path delivered {segments} of the {who}'s segment(s) after segments the {who} sent after them,                  up to {longest_ms:.0} ms behind (its IPv4 identifications or TCP timestamps give the order it sent them in;                  frames: each segment that passed first, then the one it overtook): reordering, not loss.{waited}{resent}"
+                "The path delivered {segments} of the {who}'s segment(s) after segments the {who} sent after them, \
+                 up to {longest_ms:.0} ms behind (its IPv4 identifications or TCP timestamps give the order it sent them in; \
+                 frames: each segment that passed first, then the one it overtook): reordering, not loss.{waited}{resent}"
             )
         }
         Detail::PathMtu {

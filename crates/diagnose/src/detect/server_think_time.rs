@@ -133,15 +133,43 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 m.message == TlsMessage::ServerHello || m.message == TlsMessage::HelloRetryRequest
             })
             .map(|m| m.frame);
-        if let (Some(ch), Some(sh)) = (ch, sh) {
+        // The server's first packet after the ClientHello with data or its
+        // FIN: when it re-sends bytes the capture missed, or is a FIN
+        // behind them, the answer first left at a time the capture does
+        // not show (its first copy lost on the way), and its wait is
+        // unknown, as for an answer that began in a hole (the ledger's).
+        // So is it when the client had sent more than the answer
+        // acknowledges: the server may have been waiting for that.
+        let answer_missed = ch.is_some_and(|hello| {
+            let Some(answer) = f.timeline.iter().find(|r| {
+                r.dir == Direction::ServerToClient
+                    && r.frame > hello
+                    && (r.len > 0 || r.flags.fin())
+            }) else {
+                return false;
+            };
+            let client_sent = f
+                .timeline
+                .iter()
+                .take_while(|r| r.frame < answer.frame)
+                .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
+                .map(|r| r.end)
+                .reduce(seq::max);
+            answer.retransmission
+                || answer.len == 0
+                || (answer.ack_set && client_sent.is_some_and(|end| seq::lt(answer.ack, end)))
+        });
+        if let (Some(ch), Some(sh), false) = (ch, sh, answer_missed) {
             // The ClientHello reached the server with its last
             // transmission before the answer (a lost one arrives with its
             // re-send, a timeout later: rto_stall's wait, not the
             // server's), as a request does (below).
+            let hello = f.record(ch).map(|r| (r.seq, r.end));
             let ch = f
                 .between(ch + 1, sh)
                 .iter()
                 .filter(|r| r.dir == Direction::ClientToServer && r.retransmission && r.len > 0)
+                .filter(|r| hello.is_some_and(|(a, b)| seq::le(a, r.seq) && seq::lt(r.seq, b)))
                 .map(|r| r.frame)
                 .next_back()
                 .unwrap_or(ch);
