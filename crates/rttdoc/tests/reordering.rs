@@ -180,7 +180,7 @@ fn a_reordering_path_made_now() {
     check_reordered_download(&dir.path("reorder.pcap.gz"), &dir.path("sent.txt.gz"));
 }
 
-/// nDPI's google_ssl.pcap: a TLS 1.2 handshake whose server flight (three
+/// nDPI's google_ssl.pcap: a TLS 1.0 handshake whose server flight (three
 /// segments, identifications 0x797e, 0x797f, 0x7980) passed the capture
 /// point last segment first: frame 6 (0x7980) at 413 ms, frame 8
 /// (0x797e) at 736 ms, frame 10 (0x797f) at 1731 ms. Frames 8 and 10 are
