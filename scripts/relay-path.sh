@@ -220,3 +220,48 @@ routed_path() {
     ip netns exec "$1" ethtool -K "$2" tso off gso off gro off >/dev/null 2>&1 || true
   done
 }
+
+# Sourced too, by the scripts whose capture is one download from nginx
+# (late-loss-, reorder-captures.sh):
+#
+#   relay_download BYTES NAME [RELAY_ARGS...]
+#
+# After relay_lab: nginx (one worker) in the server's namespace serving
+# BYTES of zeros (a file that compresses), the relay (tun-delay.py ta tb
+# 20 25 RELAY_ARGS...: 20 ms each way; the caller's environment passes
+# through to it), tcpdump on the client's interface writing
+# $work/NAME.pcap, and one curl of the file; then the relay and tcpdump
+# are stopped and the servers with them (extra_cleanup need not).
+relay_download() {
+  local bytes=$1 name=$2 p; shift 2
+  chmod 755 "$work"
+  mkdir -p "$work/www"
+  head -c "$bytes" /dev/zero > "$work/www/zeros.bin"
+  chmod -R a+rX "$work/www"
+  cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  server {
+    listen 10.81.2.1:80;
+    root $work/www;
+  }
+}
+CONF
+  ip netns exec "$S" nginx -c "$work/nginx.conf"
+  relay_listening 80
+  ip netns exec "$M" python3 "$(dirname "${BASH_SOURCE[0]}")/tun-delay.py" ta tb 20 25 "$@" &
+  pids+=($!)
+  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null &
+  pids+=($!)
+  sleep 1
+  timeout 20 ip netns exec "$C" curl -s -o /dev/null http://10.81.2.1/zeros.bin
+  sleep 1
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait "${pids[@]}" 2>/dev/null || true
+  pids=()
+  relay_stop_servers
+}
