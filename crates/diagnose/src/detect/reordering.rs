@@ -21,7 +21,9 @@
 //! been held, it would have arrived no later than the segment that jumped
 //! its hole (sent after it on the same path): an answer's first byte
 //! waited from that segment's arrival; a phase that needed the segments
-//! before it too waited from the last of them. So did a handshake (TLS,
+//! before it too waited from the last of them, as did the answer to a
+//! request the overtaken segment completed (at a vantage past the hold:
+//! the server's), from the request's segment before it. So did a handshake (TLS,
 //! a proxy's, a STARTTLS dialog) whose flight the segment was part of,
 //! when the receiver's next message belongs to it: TLS reads a flight in
 //! order, so that message could not leave before the flight was whole.
@@ -164,6 +166,27 @@ fn phases_ended(f: &Facts<'_>, s: &SegmentRecord, receiver: Direction) -> Vec<(P
         .filter(|row| row.phase != Phase::FirstByte || !began_in_hole)
         .map(|row| (row.phase, row.phase == Phase::FirstByte))
         .collect();
+    // A request the overtaken segment completed: the server could answer
+    // only once all of it was in (its last segment to arrive is the
+    // exchange's `request_last`), so the answer's wait ran until then.
+    for row in f
+        .report
+        .ledger
+        .iter()
+        .filter(|r| r.phase == Phase::FirstByte)
+    {
+        let completed = row
+            .exchange
+            .and_then(|n| f.exchanges.get((n as usize).checked_sub(1)?))
+            .is_some_and(|x| {
+                s.dir == Direction::ClientToServer
+                    && x.request_last.frame == s.frame
+                    && x.response_first.is_some_and(|r| r.frame > s.frame)
+            });
+        if completed && phases.iter().all(|(p, _)| *p != Phase::FirstByte) {
+            phases.push((Phase::FirstByte, false));
+        }
+    }
     // A handshake's flight: the receiver's next message, inside the
     // handshake, needed all of it (TLS reads a flight in order), so it
     // could not have left before the flight was whole.

@@ -122,3 +122,26 @@ fn a_held_segment_no_phase_ended_on_costs_nothing_and_is_named() {
         assert_eq!(f.frames, o.frames(&[segs[2], segs[1]]));
     }
 }
+
+#[test]
+fn a_request_whose_first_segment_the_path_held_kept_the_answer_waiting() {
+    // At the server: a three-segment upload whose first segment came
+    // 20 ms after the others; the server answers the moment all of it
+    // is in. The answer's wait for the request was the path's.
+    let mut w = Wire::new(Path::at_server(RTT));
+    w.handshake(0.0);
+    let segs = w.burst(C, 50.0, 3, 0.01);
+    w.delay(segs[0], 20.0);
+    let answer = w.send(S, w.arrival(segs[0]) + 0.1, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(answer));
+    w.count_datagrams(C, 500);
+    let o = w.run();
+    let f = o.the_in(Reordering, Phase::FirstByte);
+    assert_waits(
+        &f.waits,
+        &[o.wait(segs[2], segs[0], None, 20.0 - 0.02)],
+        EXACT,
+    );
+    assert_eq!(o.report.client_to_server.out_of_order, 1);
+    o.has_no(Retransmission);
+}
