@@ -53,6 +53,16 @@ pub mod vxlan;
 
 mod decode;
 
+/// Bytes written as hex, as tshark prints a field (`tcp.payload`,
+/// `tcp.options`): the tests' way to quote a real capture's bytes.
+#[cfg(test)]
+pub(crate) fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 pub use decode::{
     decode, decode_datagram, Decoded, Fragment, FragmentKey, QuotedTcp, Segment, Skip, UdpDatagram,
     MAX_DEPTH,

@@ -248,6 +248,7 @@ impl TcpOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hex;
 
     #[test]
     fn linux_syn_options_are_all_read() {
@@ -286,15 +287,6 @@ mod tests {
         }
         let o = TcpOptions::parse(&opts);
         assert_eq!(o.sack_blocks(), &[(10, 20), (30, 40)]);
-    }
-
-    /// Option bytes as tcpdump's MPTCP test captures hold them (tshark's
-    /// `tcp.options`, the values its MPTCP dissector reads in them).
-    fn hex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
     }
 
     #[test]

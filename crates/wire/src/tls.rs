@@ -647,18 +647,12 @@ fn plausible_header(h: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hex;
 
     /// The SSL 2.0-format ClientHello of Wireshark's rsasnakeoil2.pcap
     /// (frame 4): SSL 3.0 offered, 26 cipher kinds (3 of them SSL 2.0's
     /// own), no session id, a 16-byte challenge.
     const SSLV2_HELLO: &str = "8067010300004e000000100100800300800700c006004002008004008000003900003800003500003300003200000400000500002f00001600001300feff00000a00001500001200fefe000009000064000062000003000006a8b893bb90e92aa24d6dcc1ce72a8021";
-
-    fn hex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
 
     #[test]
     fn an_sslv2_format_hello_is_the_client_hello_it_stands_for() {
