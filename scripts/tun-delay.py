@@ -56,7 +56,7 @@ def server_data(packet, port):
     return sport == port and total - ihl - doff > 0
 
 
-def held_segment(packet):
+def data_segment(packet):
     """(identification, raw sequence number, end, flow) of an IPv4 TCP
     packet with data."""
     ihl = (packet[0] & 0xF) * 4
@@ -123,7 +123,7 @@ def main():
                 backlog.append((depart, len(packet)))
             extra = 0.0
             if hold_every and server_data(packet, hold_port):
-                ident, seq, end, flow = held_segment(packet)
+                ident, seq, end, flow = data_segment(packet)
                 before = sent_end.get(flow)
                 fresh = before is None or seq_after(end, before)
                 if fresh:

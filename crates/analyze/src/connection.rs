@@ -263,7 +263,8 @@ pub(crate) struct Half {
     /// which is not a retransmission of lost data.
     probe_byte: Option<u32>,
     pub stats: DirectionStats,
-    /// Its IPv4 identifications: the order its segments left it in.
+    /// Its sender's clocks and the holes it left: the order its segments
+    /// left it in (send_order.rs).
     send_order: SendOrder,
     /// Recent segments (a ring) to recognise capture copies.
     recent: Vec<RecentSegment>,
@@ -1004,7 +1005,7 @@ impl Connection {
                         let sent = fill.and_then(|f| f.sent);
                         overtaken = sent == Some(Ordering::Less);
                         let reordered = match sent {
-                            Some(order) => order == Ordering::Less,
+                            Some(_) => overtaken,
                             None => at.ts_ns - h.max_end_ts < threshold && !fast_retransmit,
                         };
                         if reordered {

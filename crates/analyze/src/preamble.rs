@@ -91,10 +91,10 @@ fn judge_open(client: &[u8], server: &[u8], server_first: bool) -> Verdict {
     if !server_first && rttdoc_wire::tls::sslv2_client_hello(client).is_some() {
         // TLS offered in SSL 2.0's hello format: TLS if the server answers
         // with a TLS record (its ServerHello, or an alert).
-        return match server {
-            [21 | 22, 3, minor, ..] if *minor <= 4 => Verdict::TlsFromStart,
-            [_, _, _, ..] => Verdict::Plain,
-            _ => Verdict::Undecided,
+        return match answers_tls(server) {
+            Some(true) => Verdict::TlsFromStart,
+            Some(false) => Verdict::Plain,
+            None => Verdict::Undecided,
         };
     }
     let (kind, c, s, rt) = match recognise(client, server, server_first) {
@@ -109,20 +109,27 @@ fn judge_open(client: &[u8], server: &[u8], server_first: bool) -> Verdict {
     }
     // The server answers the ClientHello with a handshake record (its
     // ServerHello) or an alert; wait for its first three bytes.
-    match server.get(s..) {
-        Some(rest) if rest.len() >= 3 => {
-            if matches!(rest[0], 21 | 22) && rest[1] == 3 && rest[2] <= 4 {
-                Verdict::Tls(Start {
-                    kind,
-                    client_offset: c,
-                    server_offset: s,
-                    round_trips: rt,
-                })
-            } else {
-                Verdict::Plain
-            }
+    match server.get(s..).and_then(answers_tls) {
+        Some(true) => Verdict::Tls(Start {
+            kind,
+            client_offset: c,
+            server_offset: s,
+            round_trips: rt,
+        }),
+        Some(false) => Verdict::Plain,
+        None => Verdict::Undecided,
+    }
+}
+
+/// Whether a server's bytes begin with a TLS record a ClientHello draws
+/// (a handshake record, its ServerHello, or an alert): None until its
+/// first three bytes are there.
+fn answers_tls(server: &[u8]) -> Option<bool> {
+    match server {
+        [content_type, major, minor, ..] => {
+            Some(matches!(content_type, 21 | 22) && *major == 3 && *minor <= 4)
         }
-        _ => Verdict::Undecided,
+        _ => None,
     }
 }
 

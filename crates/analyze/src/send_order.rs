@@ -156,10 +156,9 @@ impl SendOrder {
         }
         let sent = by_id(counter, mark.id, hole.jumper.id).or_else(|| {
             let (tsval, jumper) = (mark.tsval?, hole.jumper.tsval?);
-            match seq::diff(tsval, jumper) {
-                0 => None,
-                d if d < 0 => Some(Ordering::Less),
-                _ => Some(Ordering::Greater),
+            match seq::diff(tsval, jumper).cmp(&0) {
+                Ordering::Equal => None,
+                order => Some(order),
             }
         });
         Some(HoleFill { sent, new_bytes })

@@ -166,34 +166,34 @@ fn phases_ended(f: &Facts<'_>, s: &SegmentRecord, receiver: Direction) -> Vec<(P
         .filter(|row| row.phase != Phase::FirstByte || !began_in_hole)
         .map(|row| (row.phase, row.phase == Phase::FirstByte))
         .collect();
+    // The phases below wait from the sender's last segment, each once.
+    let mut add = |phase: Phase| {
+        if phases.iter().all(|(p, _)| *p != phase) {
+            phases.push((phase, false));
+        }
+    };
     // A request the overtaken segment completed: the server could answer
     // only once all of it was in (its last segment to arrive is the
     // exchange's `request_last`), so the answer's wait ran until then.
-    for row in f
-        .report
-        .ledger
-        .iter()
-        .filter(|r| r.phase == Phase::FirstByte)
-    {
-        let completed = row
-            .exchange
-            .and_then(|n| f.exchanges.get((n as usize).checked_sub(1)?))
-            .is_some_and(|x| {
-                s.dir == Direction::ClientToServer
-                    && x.request_last.frame == s.frame
+    let completed = s.dir == Direction::ClientToServer
+        && f.report
+            .ledger
+            .iter()
+            .filter(|row| row.phase == Phase::FirstByte)
+            .filter_map(|row| f.exchanges.get((row.exchange? as usize).checked_sub(1)?))
+            .any(|x| {
+                x.request_last.frame == s.frame
                     && x.response_first.is_some_and(|r| r.frame > s.frame)
             });
-        if completed && phases.iter().all(|(p, _)| *p != Phase::FirstByte) {
-            phases.push((Phase::FirstByte, false));
-        }
+    if completed {
+        add(Phase::FirstByte);
     }
     // A handshake's flight: the receiver's next message, inside the
     // handshake, needed all of it (TLS reads a flight in order), so it
     // could not have left before the flight was whole.
     let next = f
-        .timeline
+        .between(s.frame + 1, u64::MAX)
         .iter()
-        .skip_while(|r| r.frame <= s.frame)
         .find(|r| r.dir == receiver && (r.len > 0 || r.flags.fin()));
     let handshake = next.and_then(|next| {
         f.report.ledger.iter().find(|row| {
@@ -205,9 +205,7 @@ fn phases_ended(f: &Facts<'_>, s: &SegmentRecord, receiver: Direction) -> Vec<(P
         })
     });
     if let Some(row) = handshake {
-        if phases.iter().all(|(p, _)| *p != row.phase) {
-            phases.push((row.phase, false));
-        }
+        add(row.phase);
     }
     phases
 }

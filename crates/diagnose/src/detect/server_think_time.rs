@@ -141,17 +141,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // So is it when the client had sent more than the answer
         // acknowledges: the server may have been waiting for that.
         let answer_missed = ch.is_some_and(|hello| {
-            let Some(answer) = f.timeline.iter().find(|r| {
-                r.dir == Direction::ServerToClient
-                    && r.frame > hello
-                    && (r.len > 0 || r.flags.fin())
-            }) else {
+            let Some(answer) = f
+                .between(hello + 1, u64::MAX)
+                .iter()
+                .find(|r| r.dir == Direction::ServerToClient && (r.len > 0 || r.flags.fin()))
+            else {
                 return false;
             };
             let client_sent = f
-                .timeline
+                .between(0, answer.frame)
                 .iter()
-                .take_while(|r| r.frame < answer.frame)
                 .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
                 .map(|r| r.end)
                 .reduce(seq::max);
