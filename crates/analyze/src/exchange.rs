@@ -75,6 +75,9 @@ pub struct Exchange {
     /// any answer came (RFC 9112 9.3.2): their answers are this
     /// exchange's transfer, and its label says how many.
     pub pipelined: u32,
+    /// The 3xx answer this request followed, when the capture shows it
+    /// (redirect.rs).
+    pub redirected: Option<Box<crate::redirect::FollowedRedirect>>,
 }
 
 impl Exchange {
@@ -276,6 +279,19 @@ pub struct Exchanges {
     pub(crate) connect_backs_noted: usize,
     /// The open request's [`crate::upstream::request_key`].
     pub(crate) current_key: u64,
+    /// The URL the open request asked for, when its head named it
+    /// (redirect.rs): what a redirect's `Location` is resolved against,
+    /// and what a kept redirect may be followed by.
+    pub(crate) current_asked: Option<crate::redirect::Asked>,
+    /// The open request's answer was a redirect: its `Location`, for the
+    /// tracker to keep until a request follows it (taken at once).
+    pub(crate) redirect: Option<crate::redirect::Location>,
+    /// The connection's data is inside TLS: its URLs are `https`.
+    pub(crate) https: bool,
+    /// The connection's SYN, when its first request left as soon as the
+    /// set-up let it: the connection was opened for that request
+    /// (track.rs).
+    pub(crate) opened_for_first: Option<Stamp>,
     /// The highest ACK the client had sent (what it had of the server's
     /// stream), kept current by the connection.
     pub(crate) client_acked: Option<u32>,
@@ -418,6 +434,13 @@ impl Exchanges {
                         } else {
                             if c.response_first.is_none() {
                                 c.status = http_status(head);
+                                if let (Some(status), Some(asked)) = (c.status, &self.current_asked)
+                                {
+                                    if crate::redirect::is_redirect_status(status) {
+                                        self.redirect =
+                                            crate::redirect::Location::of_response(head, asked);
+                                    }
+                                }
                             }
                             self.events |= c.answered_by(first, last, len);
                         }
@@ -509,6 +532,7 @@ impl Exchanges {
     /// (On MQTT's, the broker's writes are worded as a broker's: a
     /// Mosquitto's Nagle is its `set_tcp_nodelay`.)
     pub(crate) fn inside_tls(&mut self) {
+        self.https = true;
         if let Some(port) = self.push_port_tls.filter(|_| !self.peer_to_peer) {
             self.no_turns();
             if port == crate::mqtt::TLS_PORT {
@@ -639,6 +663,12 @@ impl Exchanges {
         self.events |= OPENED;
         if !resumes {
             self.current_key = crate::upstream::request_key(head);
+            self.redirect = None;
+            self.current_asked = if is_http {
+                crate::redirect::Asked::of_request(head, self.https)
+            } else {
+                None
+            };
         }
         self.current_acked = self.client_acked;
         self.current = Some(Exchange {
@@ -661,6 +691,7 @@ impl Exchanges {
             asks_to_wait,
             http: is_http,
             pipelined,
+            redirected: None,
         });
     }
 

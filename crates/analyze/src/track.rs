@@ -1089,6 +1089,12 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     if events & crate::exchange::OPENED != 0 && !conn.previous_looked_up {
         take_previous(conn, &mut calls.ends);
     }
+    if events & crate::exchange::OPENED != 0 {
+        note_request_opened(conn, &mut calls.redirects);
+    }
+    if answered && conn.exchanges.redirect.is_some() {
+        note_redirect(conn, &mut calls.redirects);
+    }
     let Some(x) = conn.exchanges.current_mut() else {
         return;
     };
@@ -1113,6 +1119,107 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
             })
             .map(Box::new);
     }
+}
+
+/// How long after the server's last set-up packet reached it a client
+/// that opened a connection for a request sends it (its turnaround when
+/// connect() returns); later, the connection was opened ahead of need (a
+/// browser's preconnect). As detect/connection_not_reused.rs's.
+const READY_NS: i64 = 20_000_000;
+
+/// A request began: the connection's first notes whether it was opened
+/// for it, and any request may follow a redirect answered lately
+/// (redirect.rs). Once per request.
+#[inline(never)]
+fn note_request_opened(conn: &mut Connection, redirects: &mut crate::redirect::Redirects) {
+    use crate::redirect::{Asked, Asking};
+    let first = conn.exchanges.total == 1;
+    let Some(request) = conn.exchanges.current.as_ref().map(|x| x.request_first) else {
+        return;
+    };
+    if first {
+        // Sent as soon as the set-up let it: within READY_NS of the
+        // server's last packet (its SYN-ACK or its last TLS flight), on the
+        // client's clock.
+        let client_side = conn.sender_side_ns(Direction::ClientToServer).unwrap_or(0);
+        conn.exchanges.opened_for_first = conn.first_syn.filter(|_| {
+            conn.exchanges.server_last_ns.is_some_and(|last| {
+                request
+                    .ts_ns
+                    .saturating_sub(last.saturating_add(client_side))
+                    <= READY_NS
+            })
+        });
+    }
+    if redirects.is_empty() {
+        return;
+    }
+    // When it opened its connection, the client began following where it
+    // looked the name up, or at the SYN; a connection's later request
+    // began when it was sent.
+    let opened = conn.first_syn.filter(|_| first);
+    let lookup = opened.and_then(|syn| {
+        let query = conn.lookup.as_ref()?.queries.first()?.sent;
+        (query.ts_ns <= syn.ts_ns).then_some(query)
+    });
+    let starts: Vec<Stamp> = lookup.into_iter().chain(opened).collect();
+    let followed = match conn.exchanges.current_asked {
+        Some(asked) => {
+            let mut starts = starts;
+            starts.push(request);
+            redirects.follow(conn.client.ip, Asking::Url(asked.url()), &starts)
+        }
+        // (A TLS connection's requests unread: its first is known by the
+        // name its ClientHello asked for, if it opened the connection
+        // after the answer.)
+        None => match (opened, conn.server_name()) {
+            (Some(_), Some(name)) => redirects.follow(
+                conn.client.ip,
+                Asking::Origin(Asked::origin_of_server_name(name, conn.server.port)),
+                &starts,
+            ),
+            _ => None,
+        },
+    };
+    if let (Some(f), Some(x)) = (followed, conn.exchanges.current_mut()) {
+        x.redirected = Some(Box::new(f));
+    }
+}
+
+/// The open request's answer was a redirect: kept for the request that
+/// follows it (redirect.rs). Once per redirect.
+#[inline(never)]
+fn note_redirect(conn: &mut Connection, redirects: &mut crate::redirect::Redirects) {
+    let Some(location) = conn.exchanges.redirect.take() else {
+        return;
+    };
+    let opened_for_it = conn
+        .exchanges
+        .opened_for_first
+        .filter(|_| conn.exchanges.total == 1);
+    let Some(x) = conn.exchanges.current.as_ref() else {
+        return;
+    };
+    let (Some(answer), Some(status)) = (x.response_first, x.status) else {
+        return;
+    };
+    redirects.answered(
+        conn.client.ip,
+        location,
+        crate::redirect::FollowedRedirect {
+            stream: conn.stream,
+            request: x.request_first,
+            opened_for_it,
+            answer,
+            status,
+            request_label: x.label.clone(),
+            location: "".into(),
+            same_origin: false,
+            to_https: false,
+            began: answer,
+            by_url: false,
+        },
+    );
 }
 
 /// A connection's first FIN or RST, from `dir`'s sender: noted among

@@ -98,6 +98,9 @@ pub(crate) struct Calls {
     /// The name lookups clients made lately: what a new connection's
     /// client waited for before its SYN (dns.rs).
     pub lookups: crate::dns::Lookups,
+    /// The redirects answered lately that no request has followed yet
+    /// (redirect.rs).
+    pub redirects: crate::redirect::Redirects,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC
     /// connection never answered is then a path's silence, not a
     /// one-way capture's).

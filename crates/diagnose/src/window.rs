@@ -150,7 +150,8 @@ fn renumber(detail: &mut Detail, before: u32) {
             longest_exchange, ..
         } if *longest_exchange > 0 => *longest_exchange += before,
         Detail::ExpectContinueWait { exchange, .. }
-        | Detail::SlowStartAfterIdle { exchange, .. } => *exchange += before,
+        | Detail::SlowStartAfterIdle { exchange, .. }
+        | Detail::HttpRedirect { exchange, .. } => *exchange += before,
         _ => {}
     }
 }
@@ -169,7 +170,9 @@ fn same_cause(f: &Finding, later: &Finding) -> bool {
         | (Detail::ZeroWindow { receiver: a, .. }, Detail::ZeroWindow { receiver: b, .. }) => {
             a == b
         }
-        (Detail::ExpectContinueWait { .. }, _) | (Detail::SlowStartAfterIdle { .. }, _) => false,
+        (Detail::ExpectContinueWait { .. }, _)
+        | (Detail::SlowStartAfterIdle { .. }, _)
+        | (Detail::HttpRedirect { .. }, _) => false,
         (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
     }
 }

@@ -233,6 +233,11 @@ finding_kinds! {
     /// could have carried the request.
     ConnectionNotReused = "connection_not_reused" in "connection_not_reused.rs", PricedIntoIdeal,
         fix "HTTP keep-alive on both ends (no `Connection: close`), idle timeouts longer than the client's pauses";
+    /// A request waited for a redirect: the server answered an earlier
+    /// request with a 3xx and a `Location`, and the client asked again
+    /// there.
+    HttpRedirect = "http_redirect" in "http_redirect.rs", PricedIntoIdeal,
+        fix "link to the final URL; HSTS (preloaded) instead of http:// -> https:// redirects; links with the directory's trailing slash";
     /// A query of the name lookup before the SYN went unanswered until
     /// the client's resolver sent it again (its timeout).
     DnsQueryLost = "dns_query_lost" in "dns_query_lost.rs", Waits,

@@ -888,6 +888,38 @@ pub enum Detail {
         /// keep-alive settings.
         http: bool,
     },
+    /// A request waited for the redirect that sent its client to it.
+    HttpRedirect {
+        /// The request that followed it (1-based, on this connection).
+        exchange: u32,
+        /// The `tcp.stream` that carried the redirect (this one's own when
+        /// the follow-up came on the same connection).
+        redirect_stream: u64,
+        /// The redirected request's name ("GET /docs").
+        redirected_request: Option<String>,
+        /// The redirect's status (301, 302, 303, 307, 308).
+        status: u16,
+        /// Its `Location`, as the server wrote it (its first 200
+        /// characters).
+        location: Box<str>,
+        /// The `Location` named the redirected request's own origin
+        /// (scheme, host and port): a path's redirect.
+        same_origin: bool,
+        /// It sent a request made in the clear to `https://`.
+        to_https: bool,
+        /// The follow-up opened a connection of its own after the
+        /// redirect came (its name lookup or SYN began the follow-up).
+        new_connection: bool,
+        /// The follow-up was known by its whole URL (false: by the server
+        /// name its TLS ClientHello asked for, its request encrypted).
+        by_url: bool,
+        /// From the redirected request to the redirect's arrival (its
+        /// round trip and the server's time).
+        answer_ms: f64,
+        /// From the redirect's arrival to the follow-up's start, on the
+        /// capture's clock: the client's turnaround.
+        turnaround_ms: f64,
+    },
     /// A name lookup's query went unanswered until the client's resolver
     /// sent it again.
     DnsQueryLost {

@@ -440,6 +440,23 @@ pub fn render_summary(
             ),
         )?;
     }
+    if let Some(c) = s.causes.get(&FindingKind::HttpRedirect) {
+        // A cost against the links that asked for the redirected URLs:
+        // outside the time lost above (the ideal counts every request's
+        // round trip, the redirected one's too).
+        say(
+            out,
+            opts,
+            format!(
+                "Requests that waited for a redirect (http_redirect): on {} of {} connections, {} from the redirected \
+                 requests to the ones they were sent on to. Fix: {}",
+                c.connections,
+                s.connections,
+                fmt_ms(c.cost_ms),
+                c.fix
+            ),
+        )?;
+    }
     if s.name_lookups > 0 {
         // Before the SYNs: outside every ledger and the time lost above.
         let mut line = format!(

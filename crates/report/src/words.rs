@@ -623,6 +623,56 @@ pub fn explanation(x: &Finding) -> String {
                 "The {who} sat idle for its retransmission timer {stalls} time(s), {cost:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit."
             )
         }
+        Detail::HttpRedirect {
+            exchange,
+            redirect_stream,
+            redirected_request,
+            status,
+            location,
+            same_origin,
+            new_connection,
+            by_url,
+            answer_ms,
+            turnaround_ms,
+            ..
+        } => {
+            let asked = redirected_request
+                .as_deref()
+                .map(|r| format!("`{r}`"))
+                .unwrap_or_else(|| "a request".into());
+            let whose = if *redirect_stream == x.stream {
+                "on this connection".to_string()
+            } else {
+                format!("on stream {redirect_stream}")
+            };
+            let at = x
+                .waits
+                .first()
+                .and_then(|w| w.release_frame)
+                .map(|f| format!(" (frame {f})"))
+                .unwrap_or_default();
+            let follow = if *by_url {
+                format!("request {exchange} here asks for it")
+            } else {
+                "this connection's ClientHello asks for its host (the request itself is encrypted)".to_string()
+            };
+            let then = match (*same_origin, *new_connection) {
+                (true, _) => "the page was on the same server: asked for directly, it would have come that much sooner",
+                (false, true) => {
+                    "another origin needs a connection of its own, and this one was opened only when the redirect had \
+                     come: the redirected request's round trip, and any connection opened for it, bought nothing but the redirect"
+                }
+                (false, false) => "asked for directly, the request would have left that much sooner",
+            };
+            format!(
+                "The server answered {asked} {whose} with `{status}` and `Location: {}`{at} {} after it was asked, \
+                 and {follow}: the client began {} after the redirect came. The redirect cost {}; {then}.",
+                shortened(location, 100),
+                crate::fmt_ms(*answer_ms),
+                crate::fmt_ms(*turnaround_ms),
+                crate::fmt_ms(cost),
+            )
+        }
         Detail::ConnectionNotReused {
             previous_stream,
             close_frame,
@@ -1189,6 +1239,54 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              When only full-size packets vanish (smaller ones pass), a hop's MTU is below the path's: see path_mtu."
             .into(),
         Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
+        Detail::HttpRedirect {
+            redirected_request,
+            status,
+            location,
+            same_origin,
+            to_https,
+            ..
+        } => {
+            let (method, target) = redirected_request
+                .as_deref()
+                .and_then(|r| r.split_once(' '))
+                .unwrap_or(("", ""));
+            // (A request's label keeps its target's first 48 characters.)
+            let slash = !target.is_empty()
+                && !target.ends_with('/')
+                && !target.ends_with('…')
+                && location.ends_with(&format!("{target}/"));
+            let location = shortened(location, 100);
+            if *to_https {
+                "Send users to https:// directly: link and bookmark https:// URLs, and have the HTTPS site send \
+                 `Strict-Transport-Security: max-age=31536000; includeSubDomains` (and submit the domain to the HSTS \
+                 preload list), so that browsers rewrite http:// themselves instead of asking over plain HTTP first."
+                    .to_string()
+            } else if method == "POST" && matches!(status, 302 | 303) {
+                "This is Post/Redirect/Get: a form's answer redirects by design (a reload does not submit it again), at a \
+                 round trip per submission. Where submitting twice is harmless, answer the POST with the page itself, or \
+                 submit with fetch() and show the answer without leaving the page."
+                    .to_string()
+            } else if slash {
+                format!(
+                    "Link to `{location}` with its trailing slash: servers redirect a directory's URL without it (nginx \
+                     and Apache do, for a directory on disk). Or serve the page at both URLs (nginx: `try_files $uri \
+                     $uri/index.html`)."
+                )
+            } else if *same_origin {
+                format!(
+                    "Link to `{location}` itself instead of the URL that redirects to it (a moved page: update its links \
+                     and sitemaps). A redirect that must stay should be cacheable: browsers keep a `301` or `308`, and ask \
+                     again for a `302` or `307` every time."
+                )
+            } else {
+                format!(
+                    "Link to `{location}` itself: each hop costs a round trip, and another host a connection of its own \
+                     (name lookup, TCP and TLS handshakes). A bare domain sent to `www.` (or back) can be served where it \
+                     is asked; a tracker's or a link shortener's hop costs this on every click."
+                )
+            }
+        }
         Detail::ConnectionNotReused {
             closed_by_server,
             idle_before_close_ms,
@@ -1414,6 +1512,15 @@ fn unread_link_note(stats: &CaptureStats) -> String {
         stats.unread_link_frames,
         types.join("; ")
     )
+}
+
+/// `text`'s first `chars` characters, and `…` when it had more.
+fn shortened(text: &str, chars: usize) -> String {
+    let mut out: String = text.chars().take(chars).collect();
+    if text.chars().nth(chars).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]

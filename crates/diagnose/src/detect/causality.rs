@@ -92,6 +92,8 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
         x.waits.retain(|w| {
             let ok = if lookup {
                 lookup_obeys(f, w)
+            } else if x.kind == FindingKind::HttpRedirect {
+                redirect_obeys(f, w)
             } else {
                 obeys(f, w, nagle, shift_error_ns)
             };
@@ -212,6 +214,38 @@ fn lookup_obeys(f: &Facts<'_>, w: &Wait) -> bool {
         }
     }
     (w.ms * 1e6) as i64 <= to.ts_ns - from.ts_ns + 1_000
+}
+
+/// Rules 1, 3 and 4 for a redirect's wait (detect/http_redirect.rs),
+/// whose ends may be on another connection (the redirected request, its
+/// connection's SYN) or before this one's SYN (its name lookup): both ends
+/// are the client's packets (one clock), the release the server's 3xx
+/// answer captured between them, and the wait no longer than the capture
+/// shows.
+fn redirect_obeys(f: &Facts<'_>, w: &Wait) -> bool {
+    f.exchanges
+        .iter()
+        .filter_map(|x| Some((x, x.redirected.as_deref()?)))
+        .any(|(x, r)| {
+            let starts = [Some(r.request), r.opened_for_it];
+            let ends = [r.began, x.request_first];
+            let from = starts
+                .into_iter()
+                .flatten()
+                .find(|s| s.frame == w.from_frame);
+            let to = ends.into_iter().find(|s| s.frame == w.to_frame);
+            let (Some(from), Some(to)) = (from, to) else {
+                return false;
+            };
+            let rel = r.answer;
+            w.release_frame == Some(rel.frame)
+                && from.frame < rel.frame
+                && rel.frame < to.frame
+                && from.ts_ns <= rel.ts_ns
+                && rel.ts_ns <= to.ts_ns
+                && w.ms >= 0.0
+                && (w.ms * 1e6) as i64 <= to.ts_ns - from.ts_ns + 1_000
+        })
 }
 
 /// Whether the wait that began with `from` had begun when its release
@@ -366,6 +400,7 @@ mod tests {
             asks_to_wait: false,
             http: false,
             pipelined: 0,
+            redirected: None,
         }
     }
 

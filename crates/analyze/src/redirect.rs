@@ -1,0 +1,622 @@
+//! HTTP redirects a client followed: the request a 3xx answer sent it on
+//! to (`http_redirect` in rttdoc-diagnose).
+//!
+//! A server that answers `301`, `302`, `303`, `307` or `308` with a
+//! `Location` (RFC 9110 15.4) has not answered: the client reads the
+//! status line, and only then asks again, where the `Location` says. The
+//! round trip (and, for another origin, a new connection's set-up) is the
+//! redirect's price: `http://` to `https://`, a missing trailing slash,
+//! a bare domain to `www.`, a tracker's hop.
+//!
+//! The tracker notes each such answer, of HTTP/1.x in the clear or read
+//! with a key log, when its request's head named what it asked for (its
+//! `Host` header, or an absolute target): the `Location` resolved against
+//! that URL, kept as hashes of its origin (scheme, host in lower case,
+//! port) and of the whole URL without its fragment, under the client's
+//! address. A later request of the same client (on any connection) for
+//! exactly that URL follows it; so does a TLS connection whose
+//! ClientHello asks for the `Location`'s host on its port, opened after
+//! the answer (what its request asks is encrypted: the origin is all
+//! there is). The first to come takes it, if it came within
+//! [`FOLLOW_NS`] of the answer: a client follows a redirect the moment it
+//! has read the status line (a browser, curl `-L`, every HTTP library);
+//! a request for the same URL later is somebody's next visit.
+//!
+//! Bounded: the answers of the last [`WINDOW_NS`] of capture time, at
+//! most [`KEPT`]; nothing is allocated for a request that asks while none
+//! is kept. Comparing hashes needs no copy of a request's URL; a
+//! `Location` is kept as text (its first [`LOCATION_CHARS`] characters)
+//! only to be shown.
+
+use std::collections::VecDeque;
+use std::net::IpAddr;
+
+use crate::connection::Stamp;
+
+/// How long after the 3xx answer a request for its `Location` may begin
+/// (the follow-up connection's name lookup or SYN, or the request on a
+/// connection already open) to be following it: a client's turnaround
+/// when it has read a status line is milliseconds; a name lookup that
+/// lost a query resends it after 1 s (glibc's first timeout is 5 s, but
+/// then the user has waited for the resolver, which dns_query_lost
+/// names).
+pub const FOLLOW_NS: i64 = 2_000_000_000;
+
+/// How long an answer is kept for its follow-up: [`FOLLOW_NS`] and the
+/// longest a capture shows the follow-up after it (a proxy's vantage).
+const WINDOW_NS: i64 = 10_000_000_000;
+
+/// Answers kept at most, over all clients.
+const KEPT: usize = 1024;
+
+/// Characters of a `Location` kept to be shown.
+const LOCATION_CHARS: usize = 200;
+
+/// The 3xx statuses that send a client elsewhere with a `Location`: 304
+/// (Not Modified) answers, 305 and 306 are retired, 300's choice is the
+/// user's.
+pub fn is_redirect_status(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// 64-bit FNV-1a, fed piecewise: the state after a URL's origin or
+/// directory goes on with a `Location`'s path without the text of either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct UrlHash(u64);
+
+impl UrlHash {
+    const START: UrlHash = UrlHash(0xcbf2_9ce4_8422_2325);
+
+    fn feed(self, bytes: &[u8]) -> UrlHash {
+        let mut h = self.0;
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        UrlHash(h)
+    }
+
+    fn feed_lower(self, bytes: &[u8]) -> UrlHash {
+        let mut h = self;
+        for &b in bytes {
+            h = h.feed(&[b.to_ascii_lowercase()]);
+        }
+        h
+    }
+
+    /// The origin's hash: scheme, host (lower case), port (always
+    /// written: `http://a` and `http://a:80` are one origin).
+    fn origin(https: bool, host: &[u8], port: u16) -> UrlHash {
+        let scheme: &[u8] = if https { b"https://" } else { b"http://" };
+        UrlHash::START
+            .feed(scheme)
+            .feed_lower(host)
+            .feed(b":")
+            .feed(port.to_string().as_bytes())
+    }
+}
+
+/// What an HTTP/1.x request asked for, hashed: its origin, its URL, and
+/// the directory a relative `Location` is resolved in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Asked {
+    https: bool,
+    origin: UrlHash,
+    url: UrlHash,
+    /// The origin and the path up to its last `/`.
+    directory: UrlHash,
+}
+
+impl Asked {
+    /// The URL an HTTP/1.x request head asks for, on a connection inside
+    /// TLS (`https`) or not: its target in absolute form (a forward
+    /// proxy's request), or in origin form with its `Host` header. `None`
+    /// without a request line, or a host, in `head`.
+    pub fn of_request(head: &[u8], https: bool) -> Option<Asked> {
+        let line_end = head.iter().position(|&b| b == b'\r' || b == b'\n')?;
+        let mut parts = head[..line_end].split(|&b| b == b' ');
+        let method = parts.next()?;
+        if !crate::exchange::METHODS
+            .iter()
+            .any(|m| m.as_bytes() == method)
+            || method == b"CONNECT"
+        {
+            return None;
+        }
+        let target = parts.next()?;
+        if let Some(absolute) = Absolute::parse(target) {
+            return Some(absolute.asked());
+        }
+        if !target.starts_with(b"/") {
+            return None;
+        }
+        let host = header(&head[line_end..], b"host")?;
+        let (host, port) = split_port(host, https)?;
+        Some(Asked::at(https, UrlHash::origin(https, host, port), target))
+    }
+
+    fn at(https: bool, origin: UrlHash, path: &[u8]) -> Asked {
+        let path = without_fragment(path);
+        let query = path.iter().position(|&b| b == b'?').unwrap_or(path.len());
+        let dir_end = path[..query]
+            .iter()
+            .rposition(|&b| b == b'/')
+            .map_or(0, |i| i + 1);
+        Asked {
+            https,
+            origin,
+            url: origin.feed(path),
+            directory: origin.feed(&path[..dir_end]),
+        }
+    }
+
+    /// The hash of the origin a TLS connection asked for by its server
+    /// name, on `port`: all a connection whose requests are encrypted
+    /// shows of its first request.
+    pub fn origin_of_server_name(name: &str, port: u16) -> u64 {
+        UrlHash::origin(true, name.as_bytes(), port).0
+    }
+
+    pub fn url(&self) -> u64 {
+        self.url.0
+    }
+}
+
+/// A `Location` resolved against the URL its request asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// As the server wrote it (its first [`LOCATION_CHARS`] characters).
+    pub text: Box<str>,
+    origin: u64,
+    url: u64,
+    /// It names the request's own origin (a path's redirect: a trailing
+    /// slash, a moved page), which the connection already open serves.
+    pub same_origin: bool,
+    /// It sends a request made in the clear to `https://`.
+    pub to_https: bool,
+}
+
+impl Location {
+    /// The `Location` of a response head (`head`: its first captured
+    /// bytes), resolved against `asked` (RFC 3986 5.2: absolute,
+    /// scheme-relative, absolute-path and relative-path references; one
+    /// with dot segments or only a query is not resolved, and gives
+    /// `None`, as does a scheme other than HTTP's).
+    pub fn of_response(head: &[u8], asked: &Asked) -> Option<Location> {
+        let line_end = head.iter().position(|&b| b == b'\r' || b == b'\n')?;
+        let value = header(&head[line_end..], b"location")?;
+        let value = without_fragment(value);
+        if value.is_empty() || value.starts_with(b"?") || has_dot_segment(value) {
+            return None;
+        }
+        let (origin, url, https) = if has_scheme(value) {
+            let a = Absolute::parse(value)?.asked();
+            (a.origin, a.url, a.https)
+        } else if let Some(rest) = value.strip_prefix(b"//") {
+            let scheme: &[u8] = if asked.https { b"https://" } else { b"http://" };
+            let mut full = scheme.to_vec();
+            full.extend_from_slice(rest);
+            let a = Absolute::parse(&full)?.asked();
+            (a.origin, a.url, a.https)
+        } else if value.starts_with(b"/") {
+            (asked.origin, asked.origin.feed(value), asked.https)
+        } else {
+            (asked.origin, asked.directory.feed(value), asked.https)
+        };
+        let text = String::from_utf8_lossy(value);
+        Some(Location {
+            text: text.chars().take(LOCATION_CHARS).collect::<String>().into(),
+            origin: origin.0,
+            url: url.0,
+            same_origin: origin == asked.origin,
+            to_https: https && !asked.https,
+        })
+    }
+}
+
+/// A URL in absolute form: `http://host[:port]/path?query`.
+struct Absolute<'a> {
+    https: bool,
+    host: &'a [u8],
+    port: u16,
+    path: &'a [u8],
+}
+
+impl<'a> Absolute<'a> {
+    fn parse(url: &'a [u8]) -> Option<Absolute<'a>> {
+        let colon = url.iter().position(|&b| b == b':')?;
+        let https = match url[..colon].to_ascii_lowercase().as_slice() {
+            b"http" => false,
+            b"https" => true,
+            _ => return None,
+        };
+        let rest = url[colon..].strip_prefix(b"://")?;
+        let authority_end = rest
+            .iter()
+            .position(|&b| b == b'/' || b == b'?')
+            .unwrap_or(rest.len());
+        let authority = &rest[..authority_end];
+        // (Credentials before an `@` are no part of the origin.)
+        let authority = match authority.iter().rposition(|&b| b == b'@') {
+            Some(at) => &authority[at + 1..],
+            None => authority,
+        };
+        let (host, port) = split_port(authority, https)?;
+        Some(Absolute {
+            https,
+            host,
+            port,
+            path: &rest[authority_end..],
+        })
+    }
+
+    fn asked(&self) -> Asked {
+        let origin = UrlHash::origin(self.https, self.host, self.port);
+        // (`http://a` and `http://a?q` ask for the root.)
+        if self.path.starts_with(b"/") {
+            Asked::at(self.https, origin, self.path)
+        } else {
+            let mut path = b"/".to_vec();
+            path.extend_from_slice(self.path);
+            Asked::at(self.https, origin, &path)
+        }
+    }
+}
+
+/// A host and its port (the scheme's when none is written); a bracketed
+/// IPv6 literal keeps its brackets.
+fn split_port(authority: &[u8], https: bool) -> Option<(&[u8], u16)> {
+    let default = if https { 443 } else { 80 };
+    let port_colon = match authority.iter().rposition(|&b| b == b':') {
+        // (The colons of `[::1]` are inside its brackets.)
+        Some(i) if !authority[i..].contains(&b']') => Some(i),
+        _ => None,
+    };
+    let (host, port) = match port_colon {
+        Some(i) if i + 1 == authority.len() => (&authority[..i], default),
+        Some(i) => (
+            &authority[..i],
+            std::str::from_utf8(&authority[i + 1..])
+                .ok()?
+                .parse()
+                .ok()?,
+        ),
+        None => (authority, default),
+    };
+    // (A DNS name's trailing dot names the same host.)
+    let host = host.strip_suffix(b".").unwrap_or(host);
+    (!host.is_empty()).then_some((host, port))
+}
+
+/// A reference that starts with a scheme (RFC 3986 3.1: a letter, then
+/// letters, digits, `+`, `-` or `.`, then `:`): absolute, whatever the
+/// scheme.
+fn has_scheme(reference: &[u8]) -> bool {
+    let Some(colon) = reference.iter().position(|&b| b == b':') else {
+        return false;
+    };
+    let scheme = &reference[..colon];
+    scheme.first().is_some_and(u8::is_ascii_alphabetic)
+        && scheme
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.')
+}
+
+fn without_fragment(s: &[u8]) -> &[u8] {
+    match s.iter().position(|&b| b == b'#') {
+        Some(i) => &s[..i],
+        None => s,
+    }
+}
+
+/// `.` or `..` as a segment of a reference's path: resolving it needs
+/// RFC 3986's dot removal, which servers do not make clients do.
+fn has_dot_segment(reference: &[u8]) -> bool {
+    let path_end = reference
+        .iter()
+        .position(|&b| b == b'?')
+        .unwrap_or(reference.len());
+    reference[..path_end]
+        .split(|&b| b == b'/')
+        .any(|s| s == b"." || s == b"..")
+}
+
+/// The value of header `name` (lower case) in a head's lines after its
+/// first (`lines` starts with the first line's end), trimmed; `None` when
+/// the head ends before it, or the captured bytes end inside it (a value
+/// cut short is not the value).
+fn header<'a>(lines: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let lines = lines
+        .strip_prefix(b"\r\n")
+        .or_else(|| lines.strip_prefix(b"\n"))?;
+    for line in lines.split_inclusive(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\n")?;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            return None;
+        }
+        if let Some(colon) = line.iter().position(|&b| b == b':') {
+            if line[..colon].eq_ignore_ascii_case(name) {
+                return Some(line[colon + 1..].trim_ascii());
+            }
+        }
+    }
+    None
+}
+
+/// A 3xx answer that sent its client elsewhere: what a request that
+/// follows it learns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowedRedirect {
+    /// The `tcp.stream` that carried the redirect.
+    pub stream: u64,
+    /// Its request's first segment.
+    pub request: Stamp,
+    /// Its connection's SYN, when the request was the first its
+    /// connection carried and left as soon as the set-up let it: the
+    /// connection was opened for it (a preconnected one was not).
+    pub opened_for_it: Option<Stamp>,
+    /// The 3xx answer's first segment.
+    pub answer: Stamp,
+    /// Its status.
+    pub status: u16,
+    /// Its request's name ("GET /docs").
+    pub request_label: Option<String>,
+    /// The `Location` as the server wrote it.
+    pub location: Box<str>,
+    /// The `Location` named the request's own origin.
+    pub same_origin: bool,
+    /// It sent a request made in the clear to `https://`.
+    pub to_https: bool,
+    /// When the follow-up began: its connection's name lookup or SYN,
+    /// when it opened one after the answer; else its request's first
+    /// segment.
+    pub began: Stamp,
+    /// The follow-up was known by its whole URL; else by the origin its
+    /// TLS ClientHello asked for (its request encrypted).
+    pub by_url: bool,
+}
+
+struct Kept {
+    client: IpAddr,
+    origin: u64,
+    url: u64,
+    redirect: FollowedRedirect,
+}
+
+/// The 3xx answers seen lately that no request has followed yet.
+#[derive(Default)]
+pub(crate) struct Redirects {
+    kept: VecDeque<Kept>,
+}
+
+/// What a request that may follow a redirect asked for.
+pub(crate) enum Asking {
+    /// Its URL, from its head.
+    Url(u64),
+    /// Only its origin: the first request of a TLS connection whose
+    /// requests the capture cannot read.
+    Origin(u64),
+}
+
+impl Redirects {
+    /// A 3xx answer with a resolved `Location` reached `client`.
+    pub fn answered(&mut self, client: IpAddr, location: Location, redirect: FollowedRedirect) {
+        let now = redirect.answer.ts_ns;
+        while self.kept.len() >= KEPT
+            || self
+                .kept
+                .front()
+                .is_some_and(|k| now.saturating_sub(k.redirect.answer.ts_ns) > WINDOW_NS)
+        {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(Kept {
+            client,
+            origin: location.origin,
+            url: location.url,
+            redirect: FollowedRedirect {
+                location: location.text,
+                same_origin: location.same_origin,
+                to_https: location.to_https,
+                ..redirect
+            },
+        });
+    }
+
+    /// Whether any answer waits for its follow-up (a request need not be
+    /// looked at otherwise).
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// The redirect that `client`'s request, asking for `asking`, follows,
+    /// if one does: the newest answer for it that came before the request
+    /// began, and at most [`FOLLOW_NS`] before. `starts` are the times it
+    /// may have begun, in order (its connection's name lookup and SYN, its
+    /// request): it began at the first after the answer. It is followed
+    /// once.
+    pub fn follow(
+        &mut self,
+        client: IpAddr,
+        asking: Asking,
+        starts: &[Stamp],
+    ) -> Option<FollowedRedirect> {
+        let began = |answer: i64| starts.iter().find(|s| s.ts_ns >= answer).copied();
+        let at = self.kept.iter().rposition(|k| {
+            let answer = k.redirect.answer.ts_ns;
+            k.client == client
+                && match asking {
+                    Asking::Url(url) => k.url == url,
+                    Asking::Origin(origin) => k.origin == origin,
+                }
+                && began(answer).is_some_and(|b| b.ts_ns - answer <= FOLLOW_NS)
+        })?;
+        let mut followed = self.kept.remove(at)?.redirect;
+        followed.began = began(followed.answer.ts_ns)?;
+        followed.by_url = matches!(asking, Asking::Url(_));
+        Some(followed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(head: &str, https: bool) -> Asked {
+        Asked::of_request(head.as_bytes(), https).expect("asks")
+    }
+
+    fn location(value: &str, base: &Asked) -> Option<Location> {
+        let head =
+            format!("HTTP/1.1 301 Moved Permanently\r\nServer: x\r\nLocation: {value}\r\n\r\n");
+        Location::of_response(head.as_bytes(), base)
+    }
+
+    fn follows(value: &str, from: &Asked, next: &Asked) -> bool {
+        location(value, from).is_some_and(|l| l.url == next.url())
+    }
+
+    #[test]
+    fn a_request_names_its_url_by_its_host_header_or_its_absolute_target() {
+        let a = asked("GET /a/b?x=1 HTTP/1.1\r\nHost: Example.COM\r\n\r\n", false);
+        let b = asked(
+            "GET http://example.com:80/a/b?x=1 HTTP/1.1\r\nHost: x\r\n\r\n",
+            false,
+        );
+        assert_eq!(a, b, "origin form with Host = absolute form");
+        let https = asked("GET /a/b?x=1 HTTP/1.1\r\nHost: example.com\r\n\r\n", true);
+        assert_ne!(a.url(), https.url(), "the scheme is part of the URL");
+        let port = asked(
+            "GET /a/b?x=1 HTTP/1.1\r\nHost: example.com:8080\r\n\r\n",
+            false,
+        );
+        assert_ne!(a.url(), port.url());
+        assert!(
+            Asked::of_request(b"GET /a HTTP/1.1\r\n\r\n", false).is_none(),
+            "no host"
+        );
+        assert!(Asked::of_request(b"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", false).is_none());
+        assert!(Asked::of_request(b"HTTP/1.1 200 OK\r\n\r\n", false).is_none());
+        // (A head cut before its Host header, or inside it, says nothing.)
+        assert!(Asked::of_request(b"GET /a HTTP/1.1\r\nUser-Agent: x", false).is_none());
+        assert!(Asked::of_request(b"GET /a HTTP/1.1\r\nHost: exam", false).is_none());
+        // (A body's lines are no headers.)
+        assert!(Asked::of_request(b"POST /a HTTP/1.1\r\nX: y\r\n\r\nHost: a\r\n", false).is_none());
+    }
+
+    #[test]
+    fn locations_resolve_against_the_url_asked() {
+        let from = asked("GET /docs HTTP/1.1\r\nHost: example.com\r\n\r\n", false);
+        let slash = asked("GET /docs/ HTTP/1.1\r\nHost: example.com\r\n\r\n", false);
+        let https = asked("GET /docs HTTP/1.1\r\nHost: example.com\r\n\r\n", true);
+        let www = asked("GET /docs HTTP/1.1\r\nHost: www.example.com\r\n\r\n", true);
+        assert!(follows("/docs/", &from, &slash));
+        assert!(follows("docs/", &from, &slash), "relative to the directory");
+        assert!(follows("http://example.com/docs/", &from, &slash));
+        assert!(follows("HTTP://EXAMPLE.com:80/docs/#top", &from, &slash));
+        assert!(follows("https://example.com/docs", &from, &https));
+        assert!(follows("https://example.com:443/docs", &from, &https));
+        assert!(follows("https://www.example.com/docs", &from, &www));
+        assert!(
+            follows("//example.com/docs/", &from, &slash),
+            "scheme-relative"
+        );
+        assert!(!follows("/docs/", &from, &https), "another scheme");
+        assert!(
+            !follows("/Docs/", &from, &slash),
+            "paths are case-sensitive"
+        );
+        assert!(
+            location("../docs/", &from).is_none(),
+            "dot segments are not resolved"
+        );
+        assert!(location("ftp://example.com/", &from).is_none());
+        assert!(location("mailto:a@example.com", &from).is_none());
+        assert!(location("a:b/", &from).is_none(), "a scheme of its own");
+        assert!(location("?page=2", &from).is_none());
+        let root = asked("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", true);
+        assert!(
+            follows("https://example.com", &from, &root),
+            "an empty path is the root"
+        );
+        assert!(location("/docs/", &from).expect("resolves").same_origin);
+        let upgrade = location("https://example.com/docs", &from).expect("resolves");
+        assert!(!upgrade.same_origin && upgrade.to_https);
+        assert!(
+            !location("/docs/", &https).expect("resolves").to_https,
+            "already https"
+        );
+        let v6 = asked("GET / HTTP/1.1\r\nHost: [2001:db8::1]:8443\r\n\r\n", true);
+        assert!(follows("https://[2001:db8::1]:8443/", &from, &v6));
+    }
+
+    #[test]
+    fn a_tls_connection_is_known_by_its_server_name_and_port() {
+        let from = asked("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", false);
+        let l = location("https://Example.com/", &from).expect("resolves");
+        assert_eq!(l.origin, Asked::origin_of_server_name("example.com", 443));
+        assert_ne!(l.origin, Asked::origin_of_server_name("example.com", 8443));
+        assert_ne!(
+            l.origin,
+            Asked::origin_of_server_name("www.example.com", 443)
+        );
+    }
+
+    fn at(frame: u64, ms: i64) -> Stamp {
+        Stamp {
+            frame,
+            ts_ns: ms * 1_000_000,
+        }
+    }
+
+    fn redirect(answer: Stamp) -> FollowedRedirect {
+        FollowedRedirect {
+            stream: 0,
+            request: at(1, 0),
+            opened_for_it: None,
+            answer,
+            status: 301,
+            request_label: None,
+            location: "".into(),
+            same_origin: false,
+            to_https: false,
+            began: answer,
+            by_url: false,
+        }
+    }
+
+    #[test]
+    fn a_redirect_is_followed_once_by_its_client_soon_after_the_answer() {
+        let from = asked("GET / HTTP/1.1\r\nHost: a\r\n\r\n", false);
+        let to = asked("GET /b HTTP/1.1\r\nHost: a\r\n\r\n", false);
+        let client: IpAddr = "10.0.0.1".parse().unwrap();
+        let other: IpAddr = "10.0.0.2".parse().unwrap();
+        let mut r = Redirects::default();
+        r.answered(client, location("/b", &from).unwrap(), redirect(at(2, 100)));
+        let url = || Asking::Url(to.url());
+        assert!(
+            r.follow(other, url(), &[at(3, 150)]).is_none(),
+            "another client"
+        );
+        assert!(
+            r.follow(client, url(), &[at(3, 90)]).is_none(),
+            "before the answer"
+        );
+        assert!(
+            r.follow(client, Asking::Url(from.url()), &[at(3, 150)])
+                .is_none(),
+            "another URL"
+        );
+        let late = 100 + FOLLOW_NS / 1_000_000 + 1;
+        assert!(r.follow(client, url(), &[at(3, late)]).is_none());
+        // (A connection opened before the answer: its request began it.)
+        let f = r
+            .follow(client, url(), &[at(3, 50), at(4, 150)])
+            .expect("follows");
+        assert!(f.by_url && f.same_origin);
+        assert_eq!(f.began, at(4, 150));
+        assert!(r.follow(client, url(), &[at(5, 160)]).is_none(), "once");
+        assert!(r.is_empty());
+    }
+}

@@ -1,0 +1,97 @@
+//! `http_redirect` — a request waited for the redirect that sent its
+//! client to it.
+//!
+//! Signature: an earlier request of the same client (on this connection
+//! or another) was answered `301`, `302`, `303`, `307` or `308` with a
+//! `Location`, and this request asks for that `Location` (its URL from its
+//! head: HTTP/1.x in the clear, or read with a key log), or, its request
+//! encrypted, this connection was opened after the answer by a
+//! ClientHello asking for the `Location`'s host on its port. It began (its
+//! request, or the name lookup or SYN of a connection it opened) after
+//! the answer was captured and within 2 s of it (rttdoc-analyze's
+//! redirect.rs: a client follows a redirect the moment it has read the
+//! status line; later, it is somebody's next visit).
+//!
+//! The client would have begun on the final URL when it began on the
+//! first: everything from there to the follow-up's start was the
+//! redirect's. For a path's redirect (the same origin: a trailing slash,
+//! a moved page) the wait runs from the redirected request to this
+//! request, whatever connection carries it (the one open would have
+//! served it). For another origin (`http://` to `https://`, a bare domain
+//! to `www.`, a tracker's hop) the final URL needed a connection of its
+//! own anyway: the wait runs to the follow-up connection's start (its
+//! name lookup or SYN, when it opened one after the answer; else its
+//! request), and from the redirected request's connection's SYN when that
+//! connection was opened for it (its first request, sent as soon as the
+//! set-up let it: its set-up bought nothing but the redirect). One wait,
+//! released by the 3xx answer; nothing under the ledger's 2 ms floor.
+//!
+//! The ledger prices the redirected request's round trip in (an exchange
+//! like any other, one round trip at best): the cost is never attributed
+//! to the excess. It is a cost against the link that asked for the
+//! redirected URL.
+
+use super::Facts;
+use crate::model::{Detail, Finding, FindingKind, Phase, Wait};
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    for (i, x) in f.exchanges.iter().enumerate() {
+        let Some(r) = x.redirected.as_deref() else {
+            continue;
+        };
+        let here = r.stream == f.report.stream;
+        let from = match r.opened_for_it {
+            Some(syn) if !r.same_origin && !here => syn,
+            _ => r.request,
+        };
+        let to = if r.same_origin {
+            x.request_first
+        } else {
+            r.began
+        };
+        // (redirect.rs: the follow-up began after the answer, which came
+        // after its request.)
+        let wait_ns = to.ts_ns.saturating_sub(from.ts_ns);
+        if wait_ns < super::causality::EXCESS_FLOOR_NS || to.ts_ns < r.answer.ts_ns {
+            continue;
+        }
+        let new_connection = r.began.frame != x.request_first.frame;
+        let wait_ms = wait_ns as f64 / 1e6;
+        let mut finding = f.finding(FindingKind::HttpRedirect, Some(Phase::FirstByte));
+        let mut frames = vec![
+            from.frame,
+            r.request.frame,
+            r.answer.frame,
+            to.frame,
+            x.request_first.frame,
+        ];
+        frames.sort_unstable();
+        frames.dedup();
+        finding.frames = frames;
+        finding.waits = vec![Wait {
+            from_frame: from.frame,
+            to_frame: to.frame,
+            release_frame: Some(r.answer.frame),
+            ms: wait_ms,
+        }];
+        finding.cost_ms = wait_ms;
+        finding.confidence = if r.by_url { 0.9 } else { 0.7 };
+        if !here {
+            finding.display_filter = format!("tcp.stream in {{{} {}}}", r.stream, f.report.stream);
+        }
+        finding.detail = Detail::HttpRedirect {
+            exchange: i as u32 + 1,
+            redirect_stream: r.stream,
+            redirected_request: r.request_label.clone(),
+            status: r.status,
+            location: r.location.clone(),
+            same_origin: r.same_origin,
+            to_https: r.to_https,
+            new_connection,
+            by_url: r.by_url,
+            answer_ms: r.answer.ts_ns.saturating_sub(r.request.ts_ns).max(0) as f64 / 1e6,
+            turnaround_ms: r.began.ts_ns.saturating_sub(r.answer.ts_ns).max(0) as f64 / 1e6,
+        };
+        out.push(finding);
+    }
+}
