@@ -77,7 +77,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         finding.cost_ms = wait_ms;
         finding.confidence = if r.by_url { 0.9 } else { 0.7 };
         if !here {
-            finding.display_filter = format!("tcp.stream in {{{} {}}}", r.stream, f.report.stream);
+            // (Not a set, `in {A B}`: Wireshark 4 wants commas there,
+            // older versions spaces.)
+            finding.display_filter = format!(
+                "tcp.stream eq {} || tcp.stream eq {}",
+                r.stream, f.report.stream
+            );
         }
         finding.detail = Detail::HttpRedirect {
             exchange: i as u32 + 1,

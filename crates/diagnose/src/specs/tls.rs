@@ -66,6 +66,8 @@ pub struct Offer {
     pub ticket: bool,
     /// ALPN offering `h2`.
     pub alpn_h2: bool,
+    /// The server name asked for (server_name, RFC 6066 3).
+    pub sni: Option<&'static str>,
     pub random: [u8; 32],
 }
 
@@ -89,6 +91,15 @@ impl Offer {
 /// A ClientHello record.
 pub fn client_hello(o: Offer) -> Vec<u8> {
     let mut exts = Vec::new();
+    if let Some(name) = o.sni {
+        let name = name.as_bytes();
+        let mut list = vec![0];
+        list.extend_from_slice(&(name.len() as u16).to_be_bytes());
+        list.extend_from_slice(name);
+        let mut sni = (list.len() as u16).to_be_bytes().to_vec();
+        sni.extend(list);
+        ext(&mut exts, 0, &sni);
+    }
     if o.tls13 {
         ext(&mut exts, 43, &[2, 0x03, 0x04]);
         let mut share = o.group.to_be_bytes().to_vec();

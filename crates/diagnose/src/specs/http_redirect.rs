@@ -1,0 +1,278 @@
+//! `http_redirect` (detect/http_redirect.rs).
+//!
+//! > Signature: an earlier request of the same client (on this connection
+//! > or another) was answered `301`, `302`, `303`, `307` or `308` with a
+//! > `Location`, and this request asks for that `Location` [...], or, its
+//! > request encrypted, this connection was opened after the answer by a
+//! > ClientHello asking for the `Location`'s host on its port. It began
+//! > after the answer was captured and within 2 s of it. [...] For a
+//! > path's redirect the wait runs from the redirected request to this
+//! > request; for another origin to the follow-up connection's start, and
+//! > from the redirected request's connection's SYN when that connection
+//! > was opened for it. One wait, released by the 3xx answer; never
+//! > attributed to the excess.
+
+use super::tls::{encrypted, tls13_handshake, Offer};
+use super::*;
+use crate::model::{Detail, Phase};
+use FindingKind::HttpRedirect;
+
+const RTT: f64 = 40.0;
+const EXACT: f64 = 1e-3;
+
+/// The client's port of the connection that carried the redirect, when
+/// it is not this one.
+const EARLIER: u16 = 39_000;
+
+const DOCS: &[u8] = b"GET /docs HTTP/1.1\r\nHost: example.com\r\n\r\n";
+const DOCS_SLASH: &[u8] = b"GET /docs/ HTTP/1.1\r\nHost: example.com\r\n\r\n";
+const MOVED_SLASH: &[u8] =
+    b"HTTP/1.1 301 Moved Permanently\r\nLocation: /docs/\r\nContent-Length: 0\r\n\r\n";
+
+/// One keep-alive connection: `GET /docs` answered with `answer`, then,
+/// `turnaround` ms after the answer reached the client, `next`. Returns
+/// the first request, the answer and `next`.
+fn on_one_connection(
+    path: Path,
+    answer: &'static [u8],
+    turnaround: f64,
+    next: &'static [u8],
+) -> (Outcome, [Id; 3]) {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    let first = w.send(C, w.sent(ack), DOCS);
+    let moved = w.send(S, w.arrival(first) + 1.0, answer);
+    let follow = w.send(C, w.arrival(moved) + turnaround, next);
+    let page = w.send(S, w.arrival(follow) + 1.0, bytes(300));
+    w.ack(C, w.arrival(page));
+    (w.run(), [first, moved, follow])
+}
+
+#[test]
+fn a_missing_trailing_slash_costs_the_redirect_s_round_trip_on_the_same_connection() {
+    for path in Path::all(RTT) {
+        let (o, [first, moved, follow]) = on_one_connection(path, MOVED_SLASH, 0.0, DOCS_SLASH);
+        let f = o.the(HttpRedirect);
+        assert_eq!(f.phase, Some(Phase::FirstByte));
+        assert_eq!(f.frames, o.frames(&[first, moved, follow]));
+        // Both ends are the client's packets: exact at every vantage.
+        assert_waits(
+            &f.waits,
+            &[o.wait(first, follow, Some(moved), RTT + 1.0)],
+            EXACT,
+        );
+        assert_cost_is_its_waits(f);
+        assert_eq!(f.attributed_ms, 0.0, "the ideal counts every request");
+        assert_eq!(f.display_filter, "tcp.stream eq 0");
+        let Detail::HttpRedirect {
+            exchange,
+            redirect_stream,
+            ref redirected_request,
+            status,
+            ref location,
+            same_origin,
+            to_https,
+            new_connection,
+            by_url,
+            turnaround_ms,
+            ..
+        } = f.detail
+        else {
+            panic!("{:?}", f.detail)
+        };
+        assert_eq!((exchange, redirect_stream, status), (2, 0, 301));
+        assert_eq!(redirected_request.as_deref(), Some("GET /docs"));
+        assert_eq!(&**location, "/docs/");
+        assert!(same_origin && !to_https && !new_connection && by_url);
+        assert_ms(turnaround_ms, 0.0, RTT, "followed at once");
+    }
+}
+
+#[test]
+fn near_misses_are_no_redirect_followed() {
+    let path = Path::at_client(RTT);
+    // Another URL asked next.
+    let other = b"GET /other HTTP/1.1\r\nHost: example.com\r\n\r\n";
+    on_one_connection(path, MOVED_SLASH, 0.0, other)
+        .0
+        .has_no(HttpRedirect);
+    // The same URL on another host.
+    let elsewhere = b"GET /docs/ HTTP/1.1\r\nHost: www.example.com\r\n\r\n";
+    on_one_connection(path, MOVED_SLASH, 0.0, elsewhere)
+        .0
+        .has_no(HttpRedirect);
+    // Asked for 2.5 s after the answer: somebody's next visit.
+    on_one_connection(path, MOVED_SLASH, 2500.0, DOCS_SLASH)
+        .0
+        .has_no(HttpRedirect);
+    // A 304 is an answer, whatever it carries; a 3xx without a Location
+    // sends nobody anywhere.
+    let not_modified = b"HTTP/1.1 304 Not Modified\r\nLocation: /docs/\r\n\r\n";
+    on_one_connection(path, not_modified, 0.0, DOCS_SLASH)
+        .0
+        .has_no(HttpRedirect);
+    let nowhere = b"HTTP/1.1 302 Found\r\nContent-Length: 0\r\n\r\n";
+    on_one_connection(path, nowhere, 0.0, DOCS_SLASH)
+        .0
+        .has_no(HttpRedirect);
+    // On loopback the round trip is nothing to win.
+    on_one_connection(Path::at_client(0.2), MOVED_SLASH, 0.0, DOCS_SLASH)
+        .0
+        .has_no(HttpRedirect);
+}
+
+/// The connection that carried the redirect: its SYN at 0, `GET /` for
+/// `a.example` `request_after` ms after the set-up, answered `answer`.
+/// Returns it, its SYN, request and answer.
+fn redirecting(path: Path, request_after: f64, answer: &'static [u8]) -> (Wire, [Id; 3]) {
+    let mut old = Wire::new(path);
+    let [syn, _, ack] = old.handshake(0.0);
+    let first = old.send(
+        C,
+        old.sent(ack) + request_after,
+        b"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n",
+    );
+    let moved = old.send(S, old.arrival(first) + 1.0, answer);
+    old.ack(C, old.arrival(moved));
+    (old, [syn, first, moved])
+}
+
+const TO_B: &[u8] =
+    b"HTTP/1.1 302 Found\r\nLocation: http://B.example/\r\nContent-Length: 0\r\n\r\n";
+
+/// The redirect on its own connection, then this one opened for the
+/// follow-up (its SYN `gap` ms after the answer reached the client),
+/// asking `next`. Returns the outcome, the redirect's SYN, request and
+/// answer (this capture's ids), this SYN and request.
+fn to_another_host(
+    path: Path,
+    request_after: f64,
+    gap: f64,
+    next: &'static [u8],
+) -> (Outcome, [Id; 5]) {
+    let (old, [old_syn, first, moved]) = redirecting(path, request_after, TO_B);
+    let t = old.arrival(moved) + gap;
+    let mut w = Wire::new(path);
+    let joined = w.join(old, EARLIER, 443);
+    let [syn, _, ack] = w.handshake(t);
+    let follow = w.send(C, w.sent(ack), next);
+    let page = w.send(S, w.arrival(follow) + 1.0, bytes(300));
+    w.ack(C, w.arrival(page));
+    let ids = [
+        joined.id(old_syn),
+        joined.id(first),
+        joined.id(moved),
+        syn,
+        follow,
+    ];
+    (w.run(), ids)
+}
+
+#[test]
+fn another_host_s_redirect_costs_from_the_connection_opened_for_it_to_the_new_one() {
+    let next = b"GET / HTTP/1.1\r\nHost: b.example\r\n\r\n";
+    for path in Path::all(RTT) {
+        let (o, [old_syn, first, moved, syn, follow]) = to_another_host(path, 0.0, 1.0, next);
+        let f = o.the(HttpRedirect);
+        // The redirect's connection was opened for it: its set-up, the
+        // request's round trip and the client's 1 ms, to this SYN.
+        assert_waits(
+            &f.waits,
+            &[o.wait(old_syn, syn, Some(moved), 2.0 * RTT + 2.0)],
+            EXACT,
+        );
+        assert_eq!(f.frames, o.frames(&[old_syn, first, moved, syn, follow]));
+        assert_eq!(f.display_filter, "tcp.stream eq 0 || tcp.stream eq 1");
+        assert_eq!(f.attributed_ms, 0.0);
+        let Detail::HttpRedirect {
+            exchange,
+            redirect_stream,
+            status,
+            same_origin,
+            to_https,
+            new_connection,
+            by_url,
+            turnaround_ms,
+            ..
+        } = f.detail
+        else {
+            panic!("{:?}", f.detail)
+        };
+        assert_eq!((exchange, redirect_stream, status), (1, 0, 302));
+        assert!(!same_origin && !to_https && new_connection && by_url);
+        assert_ms(turnaround_ms, 1.0, RTT, "the SYN 1 ms after the answer");
+    }
+}
+
+#[test]
+fn a_connection_made_ahead_of_the_redirected_request_is_not_its_cost() {
+    // The redirected request left 500 ms after its connection was up (a
+    // preconnect): the wait starts at that request.
+    let next = b"GET / HTTP/1.1\r\nHost: b.example\r\n\r\n";
+    for path in Path::all(RTT) {
+        let (o, [_, first, moved, syn, _]) = to_another_host(path, 500.0, 1.0, next);
+        assert_waits(
+            &o.the(HttpRedirect).waits,
+            &[o.wait(first, syn, Some(moved), RTT + 2.0)],
+            EXACT,
+        );
+    }
+}
+
+#[test]
+fn an_https_follow_up_is_known_by_its_server_name_when_its_connection_came_after() {
+    let to_https: &[u8] = b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://a.example/\r\n\r\n";
+    for path in Path::all(RTT) {
+        let (old, [old_syn, _, moved]) = redirecting(path, 0.0, to_https);
+        let t = old.arrival(moved) + 1.0;
+        let mut w = Wire::new(path);
+        let joined = w.join(old, EARLIER, 80);
+        let [syn, _, _] = w.handshake(t);
+        let offer = Offer {
+            sni: Some("a.example"),
+            ..Offer::tls13()
+        };
+        let hs = tls13_handshake(&mut w, t + RTT, 0.0, offer);
+        let request = w.send(C, w.sent(hs.client_finished), leak(encrypted(100)));
+        let page = w.send(S, w.arrival(request) + 1.0, leak(encrypted(300)));
+        w.ack(C, w.arrival(page));
+        let o = w.run();
+        let f = o.the(HttpRedirect);
+        let (old_syn, moved) = (joined.id(old_syn), joined.id(moved));
+        assert_waits(
+            &f.waits,
+            &[o.wait(old_syn, syn, Some(moved), 2.0 * RTT + 2.0)],
+            EXACT,
+        );
+        assert!(f.confidence < 0.9, "known by its origin only");
+        let Detail::HttpRedirect {
+            to_https, by_url, ..
+        } = f.detail
+        else {
+            panic!("{:?}", f.detail)
+        };
+        assert!(to_https && !by_url);
+    }
+}
+
+#[test]
+fn a_tls_connection_opened_before_the_redirect_came_is_not_its_follow_up() {
+    // The client had a connection to the host already (its SYN before the
+    // answer): what its encrypted requests ask is unknown.
+    let to_https: &[u8] = b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://a.example/\r\n\r\n";
+    let path = Path::at_client(RTT);
+    let (old, [_, _, moved]) = redirecting(path, 0.0, to_https);
+    let t = old.arrival(moved) + 1.0;
+    let mut w = Wire::new(path);
+    w.join(old, EARLIER, 80);
+    let [_, _, _] = w.handshake(1.0);
+    let offer = Offer {
+        sni: Some("a.example"),
+        ..Offer::tls13()
+    };
+    let hs = tls13_handshake(&mut w, 1.0 + RTT, 0.0, offer);
+    let request = w.send(C, t.max(w.sent(hs.client_finished)), leak(encrypted(100)));
+    let page = w.send(S, w.arrival(request) + 1.0, leak(encrypted(300)));
+    w.ack(C, w.arrival(page));
+    w.run().has_no(HttpRedirect);
+}

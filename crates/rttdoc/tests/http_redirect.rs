@@ -1,0 +1,482 @@
+//! Requests that waited for an HTTP redirect: `http_redirect`.
+//!
+//! Producer: scripts/redirect-captures.sh: curl and nginx over real Linux
+//! TCP, 20 ms each way, captured on the client's interface. `slash`:
+//! nginx's own 301 from a directory's URL to the URL with its slash,
+//! followed on the same connection. `https`: a 302 to `https://`, followed
+//! on a new TLS connection. Controls: `direct` (the final URLs asked for
+//! directly) and `not-followed` (the 301 comes, curl without `-L` stops).
+//! Committed under tests/data/redirect, re-made live when root.
+//!
+//! And public captures nobody here made (PcapPlusPlus's, browsers'
+//! traffic): a redirect chain across hosts, a relative `Location`, a
+//! tracker's hops, a 302 to `https://` followed by a TLS connection.
+//!
+//! The oracle is tshark's reading of the same capture, not rttdoc's: each
+//! 3xx response with a `Location` (resolved against the URL tshark says
+//! it answered), the client's first request for that URL within 2 s
+//! after it (from its connection's SYN when the request opened one), or
+//! the first TLS connection it opened after it to that host and port.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+/// How long after the redirect its follow-up may begin (redirect.rs).
+const FOLLOW_S: f64 = 2.0;
+
+/// `scheme://host[:port]/path?query` with the scheme and host in lower
+/// case, the scheme's default port dropped, the fragment dropped.
+fn normalized(url: &str) -> Option<String> {
+    let url = url.split('#').next()?;
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
+    let authority = authority.to_ascii_lowercase();
+    let default = if scheme == "https" { ":443" } else { ":80" };
+    let authority = authority.strip_suffix(default).unwrap_or(&authority);
+    Some(format!("{scheme}://{authority}{path}"))
+}
+
+/// `location` resolved against `base` (an absolute URL): absolute,
+/// scheme-relative, absolute-path and relative-path references.
+fn resolve(location: &str, base: &str) -> Option<String> {
+    if location.contains("://") {
+        return normalized(location);
+    }
+    let (scheme, rest) = base.split_once("://")?;
+    if let Some(r) = location.strip_prefix("//") {
+        return normalized(&format!("{scheme}://{r}"));
+    }
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let origin = format!("{scheme}://{}", &rest[..authority_end]);
+    if location.starts_with('/') {
+        return normalized(&format!("{origin}{location}"));
+    }
+    let path = rest[authority_end..].split('?').next().unwrap_or("/");
+    let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+    normalized(&format!("{origin}{dir}{location}"))
+}
+
+/// (scheme, host, port) of an absolute URL.
+fn origin(url: &str) -> Option<(String, String, u16)> {
+    let url = normalized(url)?;
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !p.contains(']') => (h.to_string(), p.parse().ok()?),
+        _ => (
+            authority.to_string(),
+            if scheme == "https" { 443 } else { 80 },
+        ),
+    };
+    Some((scheme.to_string(), host, port))
+}
+
+/// A redirect tshark reads, and the stream that followed it (by the
+/// oracle in the module doc), with the frames a finding's wait may run
+/// from and to.
+#[derive(Debug)]
+struct Followed {
+    /// The 3xx answer's frames (its head may span several segments:
+    /// tshark names it by its last, rttdoc by its first).
+    answer: BTreeSet<u64>,
+    follow_stream: u64,
+    /// The redirected request, and its connection's SYN.
+    from: BTreeSet<u64>,
+    /// The follow-up request, and its connection's SYN.
+    to: BTreeSet<u64>,
+}
+
+fn ip(r: &[String], v4: usize) -> String {
+    if r[v4].is_empty() {
+        r[v4 + 1].clone()
+    } else {
+        r[v4].clone()
+    }
+}
+
+/// tshark reads each segment alone: an HTTP head is named by the segment
+/// it starts in, as rttdoc names it (reassembled, it is named by its last
+/// segment, and a head whose segments the capture got out of order, or
+/// missed, is no HTTP at all).
+const ONE_SEGMENT_AT_A_TIME: &[&str] = &["-o", "tcp.desegment_tcp_streams:FALSE"];
+
+/// Each frame's time (tshark's `frame.time_epoch`).
+fn frame_times(capture: &Path) -> BTreeMap<u64, f64> {
+    tshark_fields(capture, &[], "", &["frame.number", "frame.time_epoch"])
+        .iter()
+        .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap()))
+        .collect()
+}
+
+fn tshark_time(times: &BTreeMap<u64, f64>, frame: u64) -> Option<f64> {
+    times.get(&frame).copied()
+}
+
+fn followed_redirects(capture: &Path) -> Vec<Followed> {
+    let times = frame_times(capture);
+    let f = |s: &str| -> f64 { s.parse().unwrap() };
+    let n = |s: &str| -> u64 { s.parse().unwrap() };
+    // Each stream's first SYN: (frame, time).
+    let mut syns: BTreeMap<u64, (u64, f64)> = BTreeMap::new();
+    for r in tshark_fields(
+        capture,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0",
+        &["frame.number", "frame.time_epoch", "tcp.stream"],
+    ) {
+        syns.entry(n(&r[2])).or_insert((n(&r[0]), f(&r[1])));
+    }
+    // Requests: (frame, time, client, stream, URL, first of its stream),
+    // and each one's segments (a head in two: tshark names the request
+    // by its last, rttdoc by its first).
+    let mut seen_streams = BTreeSet::new();
+    let mut segments: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    let requests: Vec<(u64, f64, String, u64, Option<String>, bool)> = tshark_fields(
+        capture,
+        ONE_SEGMENT_AT_A_TIME,
+        // (Not HTTP over UDP: SSDP's.)
+        "http.request && tcp",
+        &[
+            "frame.number",
+            "frame.time_epoch",
+            "ip.src",
+            "ipv6.src",
+            "tcp.stream",
+            "http.request.full_uri",
+            "tcp.segment",
+        ],
+    )
+    .iter()
+    .map(|r| {
+        let stream = n(&r[4]);
+        let first = seen_streams.insert(stream);
+        let mut own: Vec<u64> = r[6].split(',').filter_map(|s| s.parse().ok()).collect();
+        own.push(n(&r[0]));
+        segments.insert(n(&r[0]), own);
+        (
+            n(&r[0]),
+            f(&r[1]),
+            ip(r, 2),
+            stream,
+            normalized(&r[5]),
+            first,
+        )
+    })
+    .collect();
+    // TLS ClientHellos: (client, stream, server name, port).
+    let hellos: Vec<(String, u64, String, u16)> = tshark_fields(
+        capture,
+        &[],
+        "tls.handshake.type == 1 && tcp",
+        &[
+            "ip.src",
+            "ipv6.src",
+            "tcp.stream",
+            "tls.handshake.extensions_server_name",
+            "tcp.dstport",
+        ],
+    )
+    .iter()
+    .map(|r| {
+        (
+            ip(r, 0),
+            n(&r[2]),
+            r[3].to_ascii_lowercase(),
+            r[4].parse().unwrap(),
+        )
+    })
+    .collect();
+    let mut taken = BTreeSet::new();
+    let mut out = Vec::new();
+    for r in tshark_fields(
+        capture,
+        ONE_SEGMENT_AT_A_TIME,
+        "http.response.code && http.location && tcp",
+        &[
+            "http.response.code",
+            "frame.number",
+            "frame.time_epoch",
+            "ip.dst",
+            "ipv6.dst",
+            "tcp.stream",
+            "http.location",
+            "http.response_for.uri",
+            "http.request_in",
+            "tcp.segment",
+        ],
+    ) {
+        if !["301", "302", "303", "307", "308"].contains(&r[0].as_str()) {
+            continue;
+        }
+        let r = &r[1..];
+        let (answer, at, client, stream) = (n(&r[0]), f(&r[1]), ip(r, 2), n(&r[4]));
+        let mut answer_frames: BTreeSet<u64> =
+            r[8].split(',').filter_map(|s| s.parse().ok()).collect();
+        answer_frames.insert(answer);
+        // (It reached the client with its first segment.)
+        let at = tshark_time(&times, *answer_frames.first().unwrap()).unwrap_or(at);
+        let Some(target) = resolve(&r[5], &r[6]) else {
+            continue;
+        };
+        let Ok(request_in) = r[7].parse::<u64>() else {
+            continue;
+        };
+        let mut from: BTreeSet<u64> = segments
+            .get(&request_in)
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        from.insert(request_in);
+        from.extend(syns.get(&stream).map(|s| s.0));
+        // When a request opened its connection after the answer, it began
+        // at that connection's SYN.
+        let began = |stream: u64, request_time: f64, first: bool| match syns.get(&stream) {
+            Some(&(_, syn)) if first && syn >= at => syn,
+            _ => request_time,
+        };
+        let by_url = requests.iter().find(|q| {
+            q.0 > answer
+                && q.2 == client
+                && q.4.as_deref() == Some(target.as_str())
+                && !taken.contains(&q.0)
+                && (at..=at + FOLLOW_S).contains(&began(q.3, q.1, q.5))
+        });
+        if let Some(q) = by_url {
+            taken.insert(q.0);
+            let mut to: BTreeSet<u64> = segments[&q.0].iter().copied().collect();
+            to.extend(syns.get(&q.3).map(|s| s.0));
+            out.push(Followed {
+                answer: answer_frames,
+                follow_stream: q.3,
+                from,
+                to,
+            });
+            continue;
+        }
+        let Some((scheme, host, port)) = origin(&target) else {
+            continue;
+        };
+        let by_name = hellos.iter().find(|h| {
+            scheme == "https"
+                && h.0 == client
+                && h.2 == host
+                && h.3 == port
+                && !taken.contains(&(h.1 | 1 << 63))
+                && syns
+                    .get(&h.1)
+                    .is_some_and(|&(_, syn)| (at..=at + FOLLOW_S).contains(&syn))
+        });
+        if let Some(h) = by_name {
+            taken.insert(h.1 | 1 << 63);
+            out.push(Followed {
+                answer: answer_frames,
+                follow_stream: h.1,
+                from,
+                to: syns.get(&h.1).map(|s| s.0).into_iter().collect(),
+            });
+        }
+    }
+    out
+}
+
+/// Every redirect the oracle finds followed is an `http_redirect` on the
+/// stream that followed it, released by the 3xx answer, its wait from
+/// the redirected request (or its connection's SYN) to the follow-up (or
+/// its connection's SYN), the time tshark shows between them; and rttdoc
+/// finds no other. Returns how many.
+fn check(capture: &Path) -> usize {
+    let doc = run_rttdoc_json(capture);
+    let expected = followed_redirects(capture);
+    let times = frame_times(capture);
+    let mut found = Vec::new();
+    for c in doc["connections"].as_array().unwrap() {
+        for x in c["findings"].as_array().unwrap() {
+            if x["kind"] == "http_redirect" {
+                found.push((c["stream"].as_u64().unwrap(), x));
+            }
+        }
+    }
+    let name = capture.display();
+    for e in &expected {
+        let hit = found.iter().find(|(stream, x)| {
+            *stream == e.follow_stream
+                && x["waits"][0]["release_frame"]
+                    .as_u64()
+                    .is_some_and(|r| e.answer.contains(&r))
+        });
+        let Some((_, x)) = hit else {
+            panic!(
+                "{name}: the redirect in frames {:?} followed on stream {}: no finding",
+                e.answer, e.follow_stream
+            );
+        };
+        let w = &x["waits"][0];
+        let (from, to) = (
+            w["from_frame"].as_u64().unwrap(),
+            w["to_frame"].as_u64().unwrap(),
+        );
+        assert!(
+            e.from.contains(&from),
+            "{name}: {x}: from {from}, expected one of {:?}",
+            e.from
+        );
+        // (Or the name lookup before the follow-up's SYN.)
+        assert!(
+            e.to.contains(&to) || to < *e.to.iter().next().unwrap(),
+            "{name}: {x}: to {to}, expected one of {:?}",
+            e.to
+        );
+        let span_ms = (times[&to] - times[&from]) * 1e3;
+        let ms = w["ms"].as_f64().unwrap();
+        assert!(
+            (ms - span_ms).abs() < 0.01,
+            "{name}: {x}: {ms} ms, tshark {span_ms} ms"
+        );
+        assert!((x["cost_ms"].as_f64().unwrap() - ms).abs() < 1e-6);
+        assert_eq!(x["attributed_ms"], 0.0, "{name}: priced into the ideal");
+        assert_eq!(x["phase"], "first_byte");
+    }
+    for (stream, x) in &found {
+        let release = x["waits"][0]["release_frame"].as_u64();
+        assert!(
+            expected
+                .iter()
+                .any(|e| release.is_some_and(|r| e.answer.contains(&r))
+                    && e.follow_stream == *stream),
+            "{name}: stream {stream}: {x}: no redirect tshark shows followed there"
+        );
+    }
+    let problems = display_filter_problems(capture, &doc);
+    assert!(problems.is_empty(), "{name}: {problems:?}");
+    expected.len()
+}
+
+fn redirect_data(name: &str) -> std::path::PathBuf {
+    data_dir().join("redirect").join(format!("{name}.pcap.gz"))
+}
+
+fn finding<'a>(doc: &'a Value, kind: &str) -> Vec<(u64, &'a Value)> {
+    doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| {
+            c["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|x| x["kind"] == kind)
+                .map(|x| (c["stream"].as_u64().unwrap(), x))
+        })
+        .collect()
+}
+
+/// The four captures of scripts/redirect-captures.sh in `dir`.
+fn check_made(dir: &Path) {
+    let at = |name: &str| dir.join(format!("{name}.pcap.gz"));
+    if !require("http_redirect oracle", &["tshark"], false) {
+        return;
+    }
+    // nginx's directory redirect on the same connection: one round trip
+    // (40 ms), from the first GET to the second.
+    assert_eq!(check(&at("slash")), 1);
+    let doc = run_rttdoc_json(&at("slash"));
+    let [(0, x)] = finding(&doc, "http_redirect")[..] else {
+        panic!("{doc}")
+    };
+    let rtts = x["cost_rtts"].as_f64().unwrap();
+    assert!((0.9..1.2).contains(&rtts), "{rtts} RTT");
+    assert!(x["fix"].as_str().unwrap().contains("trailing slash"), "{x}");
+    // To https://: the port-8080 connection was opened for the request
+    // that got the 302, and the TLS connection only when it came: two
+    // round trips, from the first SYN to the second.
+    assert_eq!(check(&at("https")), 1);
+    let doc = run_rttdoc_json(&at("https"));
+    let [(1, x)] = finding(&doc, "http_redirect")[..] else {
+        panic!("{doc}")
+    };
+    let rtts = x["cost_rtts"].as_f64().unwrap();
+    assert!((1.9..2.3).contains(&rtts), "{rtts} RTT");
+    assert_eq!(x["waits"][0]["from_frame"], 1, "the first SYN");
+    assert!(
+        x["fix"]
+            .as_str()
+            .unwrap()
+            .contains("Strict-Transport-Security"),
+        "{x}"
+    );
+    // Controls: the same URLs asked for directly; a redirect nobody
+    // followed.
+    for control in ["direct", "not-followed"] {
+        assert_eq!(check(&at(control)), 0);
+        assert_no_finding(&run_rttdoc_json(&at(control)), "http_redirect");
+    }
+}
+
+#[test]
+fn committed_redirects_cost_what_the_client_waited() {
+    let dir = redirect_data("slash");
+    check_made(dir.parent().unwrap());
+}
+
+#[test]
+fn live_redirects_cost_what_the_client_waited() {
+    if !require(
+        "live_redirects_cost_what_the_client_waited",
+        &[
+            "tshark", "ip", "tcpdump", "nginx", "curl", "openssl", "python3",
+        ],
+        true,
+    ) {
+        return;
+    }
+    let dir = TempDir::new("redirect");
+    run_capture_script("redirect-captures.sh", &[dir.0.as_os_str()]);
+    check_made(&dir.0);
+}
+
+/// Browsers' traffic from PcapPlusPlus's test data: every redirect tshark
+/// shows followed is found, and nothing else.
+#[test]
+fn public_captures_redirects_agree_with_tshark() {
+    if !require(
+        "public_captures_redirects_agree_with_tshark",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let project = "seladb-PcapPlusPlus";
+    // (Capture, redirects followed: a chain across wix.com's hosts and a
+    // page that sends the browser round it again; ynet's relative
+    // Location on the same connection and a tracker's hop; trackers'
+    // chains and google.com -> google.co.il -> https://.)
+    for (name, followed) in [
+        ("ExamplesTest__pcap_examples__http-packets2.pcap", 27),
+        ("Pcap++Test__PcapExamples__example.pcap", 2),
+        ("ExamplesTest__pcap_examples__many-protocols.pcap", 9),
+        ("Pcap++Test__PcapExamples__650HttpResponses.pcap", 0),
+    ] {
+        let Some(capture) = public_capture(project, name) else {
+            return;
+        };
+        let n = check(&capture);
+        eprintln!("{name}: {n} redirects followed");
+        assert_eq!(n, followed, "{name}: redirects followed");
+    }
+}

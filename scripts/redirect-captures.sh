@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Makes tests/data/redirect/: a client that follows HTTP redirects, with
+# the kernel, nginx and curl as producers, real Linux TCP, tcpdump in the
+# client's namespace, across a path of 20 ms each way:
+#
+#   client ns --veth-- router ns --veth-- server ns
+#                         |
+#          TUN <-> scripts/tun-delay.py <-> TUN   (20 ms)
+#
+# nginx (one worker) on 10.81.2.1, named rttdoc.test (curl --resolve):
+# on 8080 in the clear, a directory docs/ (nginx answers /docs with its
+# own `301` to /docs/) and /old (`return 302` to
+# https://rttdoc.test:8443/a.txt); on 8443 TLS 1.3 serving a.txt.
+#
+#   slash.pcap          curl -L /docs: nginx's 301 to /docs/, followed on
+#                       the same connection
+#   https.pcap          curl -L /old: a 302 to https://, followed on a new
+#                       TLS connection (its ClientHello names rttdoc.test)
+#   direct.pcap         control: curl asks /docs/ and then the https URL
+#                       itself, no redirect
+#   not-followed.pcap   control: curl without -L asks /docs: the 301 comes,
+#                       nobody follows it
+#
+# Needs root, ip, tcpdump, python3, nginx, curl, openssl. Everything it
+# creates is removed on exit, also on failure; every wait is bounded.
+set -euo pipefail
+out=$(realpath -m "${1:-$(dirname "$0")/../tests/data/redirect}")
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=relay-path.sh
+. "$here/relay-path.sh"
+relay_lab rtredir$$ /tmp/rttdoc-redirect
+chmod 755 "$work"
+extra_cleanup() {
+  [[ -f $work/nginx.pid ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  relay_stop_servers
+}
+
+mkdir -p "$work/www/docs"
+head -c 600 /dev/zero | tr '\0' d > "$work/www/docs/index.html"
+head -c 600 /dev/zero | tr '\0' a > "$work/www/a.txt"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+  -keyout "$work/key.pem" -out "$work/cert.pem" -days 2 -subj /CN=rttdoc.test >/dev/null 2>&1
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  root $work/www;
+  server {
+    listen 10.81.2.1:8080;
+    location = /old { return 302 https://rttdoc.test:8443/a.txt; }
+  }
+  server {
+    listen 10.81.2.1:8443 ssl;
+    ssl_certificate $work/cert.pem;
+    ssl_certificate_key $work/key.pem;
+    ssl_protocols TLSv1.3;
+  }
+}
+CONF
+ip netns exec "$S" nginx -c "$work/nginx.conf"
+relay_listening 8443
+
+r="--resolve rttdoc.test:8080:10.81.2.1 --resolve rttdoc.test:8443:10.81.2.1"
+u=http://rttdoc.test:8080
+# shellcheck disable=SC2086
+{
+  relay_capture slash curl -sL $r "$u/docs"
+  relay_capture https curl -sLk $r "$u/old"
+  relay_capture direct curl -sk $r "$u/docs/" https://rttdoc.test:8443/a.txt
+  relay_capture not-followed curl -s $r "$u/docs"
+}
+
+for name in slash https direct not-followed; do
+  gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+done
+echo "made $out: slash https direct not-followed"
