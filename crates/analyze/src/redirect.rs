@@ -88,11 +88,23 @@ impl UrlHash {
     /// written: `http://a` and `http://a:80` are one origin).
     fn origin(https: bool, host: &[u8], port: u16) -> UrlHash {
         let scheme: &[u8] = if https { b"https://" } else { b"http://" };
+        // (The port's digits, without a String per request.)
+        let mut digits = [0u8; 5];
+        let mut at = digits.len();
+        let mut rest = port;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
         UrlHash::START
             .feed(scheme)
             .feed_lower(host)
             .feed(b":")
-            .feed(port.to_string().as_bytes())
+            .feed(&digits[at..])
     }
 }
 
@@ -549,6 +561,15 @@ mod tests {
         );
         let v6 = asked("GET / HTTP/1.1\r\nHost: [2001:db8::1]:8443\r\n\r\n", true);
         assert!(follows("https://[2001:db8::1]:8443/", &from, &v6));
+    }
+
+    #[test]
+    fn ports_are_written_as_digits() {
+        let digits = |port: u16| UrlHash::origin(false, b"a", port);
+        for port in [0, 7, 80, 443, 8080, 65535] {
+            let written = UrlHash::START.feed(format!("http://a:{port}").as_bytes());
+            assert_eq!(digits(port), written, "{port}");
+        }
     }
 
     #[test]

@@ -232,10 +232,26 @@ fn check_file(path: &Path, doc: &serde_json::Value, view: &TsharkView) -> Vec<St
                 problems.push(format!("{at}: attributed {share} ms of a {cost} ms cost"));
             }
             let before_syn = BEFORE_SYN_KINDS.contains(&kind.as_str());
+            // (A redirect's frames are on the connection that carried it,
+            // which its display filter names, and a follow-up's lookup.)
+            let named: Vec<u64> = x["display_filter"]
+                .as_str()
+                .unwrap_or_default()
+                .split("tcp.stream eq ")
+                .skip(1)
+                .filter_map(|r| r.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+                .collect();
             for f in x["frames"].as_array().cloned().unwrap_or_default() {
                 let f = f.as_u64().unwrap();
                 let ff = frames.get(&f);
-                if before_syn {
+                if kind == "http_redirect" {
+                    if !ff.is_some_and(|ff| ff.dns || ff.stream.is_some_and(|s| named.contains(&s)))
+                    {
+                        problems.push(format!(
+                            "{at}: cites frame {f}, neither DNS nor in the streams {named:?}"
+                        ));
+                    }
+                } else if before_syn {
                     // A DNS message, or a SYN of this or another stream
                     // (an address tried first).
                     if !ff.is_some_and(|ff| ff.dns || ff.stream.is_some()) {
