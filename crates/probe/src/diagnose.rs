@@ -191,6 +191,7 @@ mod tests {
             timings: t,
             status: Some(200),
             http_version: None,
+            redirect_url: None,
             body_bytes: 0,
             tls,
             tfo_requested: false,

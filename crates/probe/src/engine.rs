@@ -82,6 +82,12 @@ pub struct Measured {
     pub timings: CurlTimings,
     pub status: Option<u16>,
     pub http_version: Option<String>,
+    /// curl's `%{redirect_url}`: where a redirect (301, 302, 303, 307,
+    /// 308 with a `Location`) sends the client, as an absolute URL. Not
+    /// followed (curl without `-L`): following it costs the round trip
+    /// this answer took again, and another host a new connection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redirect_url: Option<String>,
     pub body_bytes: u64,
     pub tls: Option<TlsSeen>,
     /// TCP Fast Open was asked of the kernel for this connection.
@@ -302,6 +308,7 @@ pub fn run(v: &Variant, session: &Session, capture: bool) -> Measured {
         timings: CurlTimings::default(),
         status: None,
         http_version: None,
+        redirect_url: None,
         body_bytes: 0,
         tls: None,
         tfo_requested: v.tfo,
@@ -570,17 +577,24 @@ fn exchange(
     if let Ok(l) = sock.local_addr() {
         m.local = Some(l);
     }
-    match &h2_response {
+    let location = match &h2_response {
         Some(r) => {
             m.status = r.status;
             m.http_version = Some("HTTP/2".into());
             m.body_bytes = r.body_bytes;
+            r.location.as_deref()
         }
         None => {
             m.status = response.status;
             m.http_version = response.version.clone();
             m.body_bytes = response.body_bytes;
+            response.location.as_deref()
         }
+    };
+    if m.status
+        .is_some_and(|s| matches!(s, 301 | 302 | 303 | 307 | 308))
+    {
+        m.redirect_url = location.and_then(|l| v.url.join(l));
     }
     if session.tls.is_none() {
         close_gracefully(&sock, m.tcp_info.as_ref(), None);

@@ -179,6 +179,8 @@ pub struct Response {
     pub headers_at: Option<Instant>,
     /// The final (non-1xx) status.
     pub status: Option<u16>,
+    /// The final response's `location` field.
+    pub location: Option<String>,
     pub body_bytes: u64,
     /// END_STREAM seen on stream 1.
     pub complete: bool,
@@ -201,6 +203,7 @@ impl Response {
             block: None,
             headers_at: None,
             status: None,
+            location: None,
             body_bytes: 0,
             complete: false,
             unacked: 0,
@@ -362,7 +365,13 @@ impl Response {
         match (self.status, status) {
             // An interim response (103 Early Hints, 100 Continue).
             (None, Some(s)) if (100..200).contains(&s) => {}
-            (None, Some(s)) => self.status = Some(s),
+            (None, Some(s)) => {
+                self.status = Some(s);
+                self.location = fields
+                    .iter()
+                    .find(|(k, _)| k == b"location")
+                    .map(|(_, v)| String::from_utf8_lossy(v).trim().to_string());
+            }
             (None, None) => return Err("a response without :status".into()),
             // Trailers.
             (Some(_), _) => {}

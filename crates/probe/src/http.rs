@@ -11,6 +11,8 @@ pub struct Response {
     head_done: bool,
     pub status: Option<u16>,
     pub version: Option<String>,
+    /// The `Location` header's value, as the server wrote it.
+    pub location: Option<String>,
     framing: Framing,
     chunk: Chunk,
     /// A chunk-size or trailer line being read.
@@ -107,6 +109,9 @@ impl Response {
                 let Some((k, v)) = line.split_once(':') else {
                     continue;
                 };
+                if k.trim().eq_ignore_ascii_case("location") {
+                    self.location = Some(v.trim().to_string());
+                }
                 let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_ascii_lowercase());
                 if k == "content-length" {
                     length = v.parse::<u64>().ok();
@@ -218,6 +223,21 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redirect_s_location_is_kept_as_written() {
+        let mut r = Response::new("GET");
+        assert!(r.push(
+            b"HTTP/1.1 301 Moved Permanently\r\nLOCATION:  /Docs/ \r\nContent-Length: 0\r\n\r\n"
+        ));
+        assert_eq!(
+            (r.status, r.location.as_deref()),
+            (Some(301), Some("/Docs/"))
+        );
+        let mut plain = Response::new("GET");
+        assert!(plain.push(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"));
+        assert_eq!(plain.location, None);
+    }
 
     #[test]
     fn content_length_response_completes_at_its_last_byte_in_any_split() {

@@ -135,6 +135,17 @@ fn detail(out: &mut String, s: &Sample) {
             m.body_bytes
         );
     }
+    if let Some(to) = &m.redirect_url {
+        wrap(
+            out,
+            2,
+            &format!(
+                "redirect_url: {to}, not followed (as curl without -L). A client that follows it pays this \
+                 answer's round trip again, and for another host a new connection: probe the final URL, and \
+                 link to it (http_redirect in docs/findings.md)."
+            ),
+        );
+    }
     if let Some(t) = tls_line(s) {
         wrap(out, 2, &t);
     }
@@ -474,9 +485,10 @@ pub fn curl(r: &Report) -> String {
         .filter(|s| !s.warmup)
         .map(|s| {
             format!(
-                "{}http_version: {}\n",
+                "{}http_version: {}\nredirect_url: {}\n",
                 s.measured.timings.curl_lines(),
-                curl_http_version(s.measured.http_version.as_deref())
+                curl_http_version(s.measured.http_version.as_deref()),
+                s.measured.redirect_url.as_deref().unwrap_or_default()
             )
         })
         .collect::<Vec<_>>()

@@ -86,6 +86,54 @@ impl Url {
     }
 }
 
+impl Url {
+    /// The URL written out: `https://host[:port]/path` (the port only
+    /// when it is not the scheme's).
+    pub fn text(&self) -> String {
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}{}", self.host_header(), self.path)
+    }
+
+    /// A `Location` resolved against this URL (RFC 3986 5.2's absolute,
+    /// scheme-relative, absolute-path and relative-path references), as
+    /// curl's `%{redirect_url}` gives it (an absolute one as written);
+    /// `None` for a scheme other than HTTP's.
+    pub fn join(&self, location: &str) -> Option<String> {
+        let location = location.trim();
+        let scheme = if self.https { "https:" } else { "http:" };
+        let has_scheme = location.split_once(':').is_some_and(|(s, _)| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        });
+        let absolute = if has_scheme {
+            location.to_string()
+        } else if location.starts_with("//") {
+            format!("{scheme}{location}")
+        } else {
+            let origin = Url {
+                path: String::new(),
+                ..self.clone()
+            }
+            .text();
+            if location.starts_with('/') {
+                format!("{origin}{location}")
+            } else if location.starts_with('?') {
+                let path = self.path.split('?').next().unwrap_or("/");
+                format!("{origin}{path}{location}")
+            } else {
+                let path = self.path.split('?').next().unwrap_or("/");
+                let dir = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+                format!("{origin}{dir}{location}")
+            }
+        };
+        // (Written as the server wrote it, as curl's: only a URL probe
+        // could ask for.)
+        Url::parse(&absolute).ok()?;
+        Some(absolute)
+    }
+}
+
 fn parse_port(p: &str, url: &str) -> Result<u16, String> {
     p.parse()
         .map_err(|_| format!("{url}: {p:?} is not a port number"))
@@ -254,6 +302,37 @@ pub fn destination(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_location_resolves_against_the_url_asked_as_curl_s_redirect_url() {
+        let u = Url::parse("http://example.com/docs?x=1").unwrap();
+        let join = |l: &str| u.join(l);
+        assert_eq!(join("/docs/").as_deref(), Some("http://example.com/docs/"));
+        assert_eq!(join("docs/").as_deref(), Some("http://example.com/docs/"));
+        assert_eq!(
+            join("?page=2").as_deref(),
+            Some("http://example.com/docs?page=2")
+        );
+        assert_eq!(
+            join("https://Example.com:443/docs").as_deref(),
+            Some("https://Example.com:443/docs"),
+            "an absolute Location as written"
+        );
+        assert_eq!(
+            join("//cdn.example/a").as_deref(),
+            Some("http://cdn.example/a")
+        );
+        assert_eq!(
+            join("http://[2001:db8::1]:8080/").as_deref(),
+            Some("http://[2001:db8::1]:8080/")
+        );
+        assert_eq!(join("ftp://example.com/"), None);
+        let deep = Url::parse("https://example.com:8443/a/b/c").unwrap();
+        assert_eq!(
+            deep.join("d").as_deref(),
+            Some("https://example.com:8443/a/b/d")
+        );
+    }
 
     #[test]
     fn urls_parse_like_curl_reads_them() {
