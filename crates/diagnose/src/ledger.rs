@@ -1002,6 +1002,16 @@ fn report_with(
     // An answer that began in segments the capture missed left at a time
     // it cannot tell: its wait is no measure of anyone's.
     let missed = turns_where(&c.exchanges, |x| x.response_in_hole);
+    let ideals: Vec<(u32, f64)> = report
+        .ledger
+        .iter()
+        .filter(|r| r.phase == Phase::FirstByte)
+        .filter_map(|r| {
+            let n = r.exchange?;
+            let fresh = missed.contains(&(n as usize)) && !idle.contains(&(n as usize));
+            Some((n, r.ideal_rtts?)).filter(|_| fresh)
+        })
+        .collect();
     mark_idle(
         &mut report,
         &mut idle,
@@ -1009,6 +1019,7 @@ fn report_with(
         &[Phase::FirstByte],
         ANSWER_MISSED,
     );
+
     // A Multipath TCP subflow whose turn's answer began on another
     // subflow: what came here after the request is no measure of the
     // server's time (analyze's mptcp.rs).
@@ -1052,6 +1063,9 @@ fn report_with(
     } else {
         nagle_off_before
     };
+    // What the request itself waited before it was all out is known,
+    // though, where a finding proves it (a POST's body Nagle held).
+    request_waits_before_a_hole(&mut report, &c.exchanges, &ideals, &findings);
     if let Some(later) = later {
         crate::window::join(&mut report, &mut findings, later, nagle_off);
         (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
@@ -1152,6 +1166,63 @@ fn mark_idle(
     if !fresh.is_empty() {
         idle_rows(report, &fresh, phases, basis);
         idle.extend(fresh);
+    }
+}
+
+/// The first-byte rows of exchanges whose answers began in a capture
+/// hole (marked idle with [`ANSWER_MISSED`]; `ideals`: each one's
+/// exchange and its ideal before that). When the answer left is unknown,
+/// and so is the row's excess; but a wait a finding proves inside the
+/// request, before all of it was out (a POST's body Nagle held for the
+/// ACK of its head), is excess whenever the answer came: the row keeps
+/// those waits as its excess, never more than it had beyond its ideal.
+/// (Not the request's whole span: with its answer in a hole, what the
+/// client sent after the answer's unseen start reads as the request's.)
+fn request_waits_before_a_hole(
+    report: &mut ConnectionReport,
+    exchanges: &[Exchange],
+    ideals: &[(u32, f64)],
+    findings: &[crate::model::Finding],
+) {
+    let floor_ms = crate::detect::causality::EXCESS_FLOOR_NS as f64 / 1e6;
+    let Some(rtt_ms) = report.rtt_ms.filter(|r| *r > 0.0) else {
+        return;
+    };
+    let mut changed = false;
+    for r in report
+        .ledger
+        .iter_mut()
+        .filter(|r| r.phase == Phase::FirstByte)
+    {
+        let Some(&(n, ideal)) = ideals.iter().find(|(n, _)| Some(*n) == r.exchange) else {
+            continue;
+        };
+        let (Some(x), Some(rtts)) = (exchanges.get(n as usize - 1), r.rtts) else {
+            continue;
+        };
+        let (first, last) = (x.request_first.frame, x.request_last.frame);
+        let waited_ms: f64 = findings
+            .iter()
+            .filter(|f| f.phase == Some(Phase::FirstByte) && f.kind.cost_rule() == CostRule::Waits)
+            .flat_map(|f| &f.waits)
+            .filter(|w| w.from_frame >= first && w.to_frame <= last)
+            .map(|w| w.ms)
+            .sum();
+        let excess_rtts = (waited_ms / rtt_ms).min(rtts - ideal);
+        let excess_ms = excess_rtts * rtt_ms;
+        if excess_ms < floor_ms {
+            continue;
+        }
+        r.ideal_rtts = Some(rtts - excess_rtts);
+        r.excess_rtts = Some(excess_rtts);
+        r.excess_ms = Some(excess_ms);
+        r.ideal_basis = format!(
+            "{ANSWER_MISSED}; the request's own waits before it was all out are excess whenever the answer came"
+        );
+        changed = true;
+    }
+    if changed {
+        (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
     }
 }
 

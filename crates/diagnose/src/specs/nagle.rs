@@ -845,3 +845,60 @@ fn a_segment_after_bytes_the_capture_missed_was_not_held() {
     w.send(S, w.arrival(ack) + KERNEL, bytes(300));
     no_nagle(&w.run_missing(&unseen));
 }
+
+#[test]
+fn a_request_s_hold_is_excess_when_the_capture_missed_the_answer_s_start() {
+    // A POST whose body Nagle held for the server's delayed ACK of its
+    // head; the capture missed the answer's first segment, so when the
+    // answer left is unknown. The hold, before the request was all out,
+    // is known: the first-byte row counts from a round trip after the
+    // body (the answer's earliest), and the hold is its excess.
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        let [_, _, ack] = w.handshake(0.0);
+        let head = w.send(
+            C,
+            w.sent(ack),
+            b"POST /form HTTP/1.1\r\nHost: a\r\nContent-Length: 300\r\n\r\n",
+        );
+        let delayed = w.ack(S, w.arrival(head) + 40.0);
+        let body = w.send(C, w.arrival(delayed) + KERNEL, bytes(300));
+        let answer = w.send(
+            S,
+            w.arrival(body) + 1.0,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 1100\r\n\r\n",
+        );
+        let rest = w.send(S, w.sent(answer) + 0.1, bytes(1100));
+        w.ack(C, w.arrival(rest));
+        // (Both the client's packets: its own clock at any vantage.)
+        let hold = w.sent(body) - w.sent(head);
+        let o = w.run_missing(&[answer]);
+        let f = o.the(NagleDelayedAck);
+        assert_ms(f.cost_ms, hold, EXACT, "the hold");
+        assert_ms(
+            f.attributed_ms,
+            f.cost_ms,
+            EXACT,
+            "all of it beyond the ideal",
+        );
+        let row = o.first_byte_row(1);
+        assert!(row.ideal_basis.contains("capture missed"), "{row:?}");
+        assert_ms(
+            row.excess_ms.unwrap(),
+            hold,
+            EXACT,
+            "the row's excess is the hold",
+        );
+        assert_ms(
+            o.report.excess_ms,
+            o.report
+                .findings
+                .iter()
+                .map(|x| x.attributed_ms)
+                .sum::<f64>()
+                + o.report.unexplained_ms,
+            EXACT,
+            "the excess adds up",
+        );
+    }
+}
