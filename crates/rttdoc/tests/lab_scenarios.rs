@@ -217,9 +217,12 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
     for (name, held) in [("expect-builtin", true), ("expect-nginx", false)] {
         let (labels, views) = run(&dir, name);
         for t in timings(&labels) {
+            // (curl's 1 s timer starts when its head leaves, a moment
+            // after connect; its clocks round: 999.976 ms was seen. The
+            // control's answer takes a few ms.)
             let wait = f(&t["first_byte_ms"]) - f(&t["connect_ms"]);
             assert_eq!(
-                wait >= 1000.0,
+                wait >= 990.0,
                 held,
                 "{name}: curl's first byte {wait} ms after connect"
             );
