@@ -15,9 +15,10 @@
 //! port) and of the whole URL without its fragment, under the client's
 //! address. A later request of the same client (on any connection) for
 //! exactly that URL follows it; so does a TLS connection whose
-//! ClientHello asks for the `Location`'s host on its port, opened after
-//! the answer (what its request asks is encrypted: the origin is all
-//! there is). The first to come takes it, if it came within
+//! ClientHello asks for the `Location`'s host on its port (or, asking no
+//! name, that connects to the address the `Location` names), opened
+//! after the answer (what its request asks is encrypted: the origin is
+//! all there is). The first to come takes it, if it came within
 //! [`FOLLOW_NS`] of the answer: a client follows a redirect the moment it
 //! has read the status line (a browser, curl `-L`, every HTTP library);
 //! a request for the same URL later is somebody's next visit.

@@ -1171,15 +1171,21 @@ fn note_request_opened(conn: &mut Connection, redirects: &mut crate::redirect::R
         }
         // (A TLS connection's requests unread: its first is known by the
         // name its ClientHello asked for, if it opened the connection
-        // after the answer.)
-        None => match (opened, conn.server_name()) {
-            (Some(_), Some(name)) => redirects.follow(
+        // after the answer; without one (a client asks no name of an
+        // address, RFC 6066 3), by the address it connected to.)
+        None if opened.is_some() && conn.tls.is_some() => {
+            let host = match (conn.server_name(), conn.server.ip) {
+                (Some(name), _) => name.to_string(),
+                (None, std::net::IpAddr::V4(a)) => a.to_string(),
+                (None, std::net::IpAddr::V6(a)) => format!("[{a}]"),
+            };
+            redirects.follow(
                 conn.client.ip,
-                Asking::Origin(Asked::origin_of_server_name(name, conn.server.port)),
+                Asking::Origin(Asked::origin_of_server_name(&host, conn.server.port)),
                 &starts,
-            ),
-            _ => None,
-        },
+            )
+        }
+        None => None,
     };
     if let (Some(f), Some(x)) = (followed, conn.exchanges.current_mut()) {
         x.redirected = Some(Box::new(f));

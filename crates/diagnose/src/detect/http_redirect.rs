@@ -6,7 +6,8 @@
 //! `Location`, and this request asks for that `Location` (its URL from its
 //! head: HTTP/1.x in the clear, or read with a key log), or, its request
 //! encrypted, this connection was opened after the answer by a
-//! ClientHello asking for the `Location`'s host on its port. It began (its
+//! ClientHello asking for the `Location`'s host on its port (asking no
+//! name: to the address the `Location` names). It began (its
 //! request, or the name lookup or SYN of a connection it opened) after
 //! the answer was captured and within 2 s of it (rttdoc-analyze's
 //! redirect.rs: a client follows a redirect the moment it has read the

@@ -276,3 +276,31 @@ fn a_tls_connection_opened_before_the_redirect_came_is_not_its_follow_up() {
     w.ack(C, w.arrival(page));
     w.run().has_no(HttpRedirect);
 }
+
+#[test]
+fn an_https_follow_up_to_an_address_is_known_by_the_address_it_connected_to() {
+    // A Location naming the server by its address: the ClientHello asks
+    // no name (RFC 6066 3), the connection's address is the origin.
+    let to_address: &[u8] =
+        b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://10.0.0.2/\r\n\r\n";
+    let to_elsewhere: &[u8] =
+        b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://10.0.0.9/\r\n\r\n";
+    for (answer, followed) in [(to_address, true), (to_elsewhere, false)] {
+        let path = Path::at_client(RTT);
+        let (old, [_, _, moved]) = redirecting(path, 0.0, answer);
+        let t = old.arrival(moved) + 1.0;
+        let mut w = Wire::new(path);
+        w.join(old, EARLIER, 80);
+        w.handshake(t);
+        let hs = tls13_handshake(&mut w, t + RTT, 0.0, Offer::tls13());
+        let request = w.send(C, w.sent(hs.client_finished), leak(encrypted(100)));
+        let page = w.send(S, w.arrival(request) + 1.0, leak(encrypted(300)));
+        w.ack(C, w.arrival(page));
+        let o = w.run();
+        if followed {
+            o.the(HttpRedirect);
+        } else {
+            o.has_no(HttpRedirect);
+        }
+    }
+}
