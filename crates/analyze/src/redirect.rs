@@ -137,11 +137,9 @@ impl Asked {
             return None;
         }
         let target = parts.next()?;
-        if let Some(absolute) = Absolute::parse(target) {
-            return Some(absolute.asked());
-        }
         if !target.starts_with(b"/") {
-            return None;
+            // (A forward proxy's request names the whole URL.)
+            return Absolute::parse(target).map(|a| a.asked());
         }
         let host = header(&head[line_end..], b"host")?;
         let (host, port) = split_port(host, https)?;
@@ -155,11 +153,13 @@ impl Asked {
             .iter()
             .rposition(|&b| b == b'/')
             .map_or(0, |i| i + 1);
+        // (The URL's hash goes on from the directory's.)
+        let directory = origin.feed(&path[..dir_end]);
         Asked {
             https,
             origin,
-            url: origin.feed(path),
-            directory: origin.feed(&path[..dir_end]),
+            url: directory.feed(&path[dir_end..]),
+            directory,
         }
     }
 
