@@ -77,14 +77,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }];
         finding.cost_ms = wait_ms;
         finding.confidence = if r.by_url { 0.9 } else { 0.7 };
-        if !here {
-            // (Not a set, `in {A B}`: Wireshark 4 wants commas there,
-            // older versions spaces.)
-            finding.display_filter = format!(
-                "tcp.stream eq {} || tcp.stream eq {}",
-                r.stream, f.report.stream
-            );
-        }
+        // The evidence frames, on both connections (and the follow-up's
+        // name lookup's query).
+        let lookup = f
+            .lookup
+            .is_some_and(|l| l.queries.iter().any(|q| q.sent.frame == to.frame));
+        finding.display_filter = if here {
+            f.filter_frames(&finding.frames)
+        } else {
+            let filter =
+                super::upstream_wait::streams_filter(&[r.stream, f.report.stream], &finding.frames);
+            match lookup {
+                true => filter.replacen(") &&", " || dns) &&", 1),
+                false => filter,
+            }
+        };
         finding.detail = Detail::HttpRedirect {
             exchange: i as u32 + 1,
             redirect_stream: r.stream,

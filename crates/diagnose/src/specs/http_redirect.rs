@@ -63,7 +63,15 @@ fn a_missing_trailing_slash_costs_the_redirect_s_round_trip_on_the_same_connecti
         );
         assert_cost_is_its_waits(f);
         assert_eq!(f.attributed_ms, 0.0, "the ideal counts every request");
-        assert_eq!(f.display_filter, "tcp.stream eq 0");
+        assert_eq!(
+            f.display_filter,
+            format!(
+                "tcp.stream eq 0 && frame.number in {{{}, {}, {}}}",
+                o.frame(first),
+                o.frame(moved),
+                o.frame(follow)
+            )
+        );
         let Detail::HttpRedirect {
             exchange,
             redirect_stream,
@@ -182,7 +190,14 @@ fn another_host_s_redirect_costs_from_the_connection_opened_for_it_to_the_new_on
             EXACT,
         );
         assert_eq!(f.frames, o.frames(&[old_syn, first, moved, syn, follow]));
-        assert_eq!(f.display_filter, "tcp.stream eq 0 || tcp.stream eq 1");
+        let frames: Vec<String> = f.frames.iter().map(|n| n.to_string()).collect();
+        assert_eq!(
+            f.display_filter,
+            format!(
+                "(tcp.stream eq 0 || tcp.stream eq 1) && frame.number in {{{}}}",
+                frames.join(", ")
+            )
+        );
         assert_eq!(f.attributed_ms, 0.0);
         let Detail::HttpRedirect {
             exchange,
