@@ -29,6 +29,51 @@ const DOCS_SLASH: &[u8] = b"GET /docs/ HTTP/1.1\r\nHost: example.com\r\n\r\n";
 const MOVED_SLASH: &[u8] =
     b"HTTP/1.1 301 Moved Permanently\r\nLocation: /docs/\r\nContent-Length: 0\r\n\r\n";
 
+/// What a redirect finding told, by name.
+struct Told {
+    exchange: u32,
+    redirect_stream: u64,
+    redirected_request: Option<String>,
+    status: u16,
+    location: Box<str>,
+    same_origin: bool,
+    to_https: bool,
+    new_connection: bool,
+    by_url: bool,
+    turnaround_ms: f64,
+}
+
+fn told(f: &Finding) -> Told {
+    let Detail::HttpRedirect {
+        exchange,
+        redirect_stream,
+        ref redirected_request,
+        status,
+        ref location,
+        same_origin,
+        to_https,
+        new_connection,
+        by_url,
+        turnaround_ms,
+        ..
+    } = f.detail
+    else {
+        panic!("{:?}", f.detail)
+    };
+    Told {
+        exchange,
+        redirect_stream,
+        redirected_request: redirected_request.clone(),
+        status,
+        location: location.clone(),
+        same_origin,
+        to_https,
+        new_connection,
+        by_url,
+        turnaround_ms,
+    }
+}
+
 /// One keep-alive connection: `GET /docs` answered with `answer`, then,
 /// `turnaround` ms after the answer reached the client, `next`. Returns
 /// the first request, the answer and `next`.
@@ -72,27 +117,12 @@ fn a_missing_trailing_slash_costs_the_redirect_s_round_trip_on_the_same_connecti
                 o.frame(follow)
             )
         );
-        let Detail::HttpRedirect {
-            exchange,
-            redirect_stream,
-            ref redirected_request,
-            status,
-            ref location,
-            same_origin,
-            to_https,
-            new_connection,
-            by_url,
-            turnaround_ms,
-            ..
-        } = f.detail
-        else {
-            panic!("{:?}", f.detail)
-        };
-        assert_eq!((exchange, redirect_stream, status), (2, 0, 301));
-        assert_eq!(redirected_request.as_deref(), Some("GET /docs"));
-        assert_eq!(&**location, "/docs/");
-        assert!(same_origin && !to_https && !new_connection && by_url);
-        assert_ms(turnaround_ms, 0.0, RTT, "followed at once");
+        let d = told(f);
+        assert_eq!((d.exchange, d.redirect_stream, d.status), (2, 0, 301));
+        assert_eq!(d.redirected_request.as_deref(), Some("GET /docs"));
+        assert_eq!(&*d.location, "/docs/");
+        assert!(d.same_origin && !d.to_https && !d.new_connection && d.by_url);
+        assert_ms(d.turnaround_ms, 0.0, RTT, "followed at once");
     }
 }
 
@@ -199,23 +229,10 @@ fn another_host_s_redirect_costs_from_the_connection_opened_for_it_to_the_new_on
             )
         );
         assert_eq!(f.attributed_ms, 0.0);
-        let Detail::HttpRedirect {
-            exchange,
-            redirect_stream,
-            status,
-            same_origin,
-            to_https,
-            new_connection,
-            by_url,
-            turnaround_ms,
-            ..
-        } = f.detail
-        else {
-            panic!("{:?}", f.detail)
-        };
-        assert_eq!((exchange, redirect_stream, status), (1, 0, 302));
-        assert!(!same_origin && !to_https && new_connection && by_url);
-        assert_ms(turnaround_ms, 1.0, RTT, "the SYN 1 ms after the answer");
+        let d = told(f);
+        assert_eq!((d.exchange, d.redirect_stream, d.status), (1, 0, 302));
+        assert!(!d.same_origin && !d.to_https && d.new_connection && d.by_url);
+        assert_ms(d.turnaround_ms, 1.0, RTT, "the SYN 1 ms after the answer");
     }
 }
 
@@ -234,39 +251,53 @@ fn a_connection_made_ahead_of_the_redirected_request_is_not_its_cost() {
     }
 }
 
+/// A redirect of `answer` on its own connection (port 80), then this
+/// TLS connection, its ClientHello naming `sni`: opened 1 ms after the
+/// answer reached the client, or (`before`) at 1 ms, its request sent
+/// only after the answer. Returns the outcome, the redirect's SYN and
+/// answer (this capture's ids) and this SYN.
+fn https_follow_up(
+    path: Path,
+    answer: &'static [u8],
+    sni: Option<&'static str>,
+    before: bool,
+) -> (Outcome, [Id; 3]) {
+    let (old, [old_syn, _, moved]) = redirecting(path, 0.0, answer);
+    let after = old.arrival(moved) + 1.0;
+    let t = if before { 1.0 } else { after };
+    let mut w = Wire::new(path);
+    let joined = w.join(old, EARLIER, 80);
+    let [syn, _, _] = w.handshake(t);
+    let offer = Offer {
+        sni,
+        ..Offer::tls13()
+    };
+    let hs = tls13_handshake(&mut w, t + RTT, 0.0, offer);
+    let request = w.send(
+        C,
+        after.max(w.sent(hs.client_finished)),
+        leak(encrypted(100)),
+    );
+    let page = w.send(S, w.arrival(request) + 1.0, leak(encrypted(300)));
+    w.ack(C, w.arrival(page));
+    (w.run(), [joined.id(old_syn), joined.id(moved), syn])
+}
+
+const TO_HTTPS: &[u8] = b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://a.example/\r\n\r\n";
+
 #[test]
 fn an_https_follow_up_is_known_by_its_server_name_when_its_connection_came_after() {
-    let to_https: &[u8] = b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://a.example/\r\n\r\n";
     for path in Path::all(RTT) {
-        let (old, [old_syn, _, moved]) = redirecting(path, 0.0, to_https);
-        let t = old.arrival(moved) + 1.0;
-        let mut w = Wire::new(path);
-        let joined = w.join(old, EARLIER, 80);
-        let [syn, _, _] = w.handshake(t);
-        let offer = Offer {
-            sni: Some("a.example"),
-            ..Offer::tls13()
-        };
-        let hs = tls13_handshake(&mut w, t + RTT, 0.0, offer);
-        let request = w.send(C, w.sent(hs.client_finished), leak(encrypted(100)));
-        let page = w.send(S, w.arrival(request) + 1.0, leak(encrypted(300)));
-        w.ack(C, w.arrival(page));
-        let o = w.run();
+        let (o, [old_syn, moved, syn]) = https_follow_up(path, TO_HTTPS, Some("a.example"), false);
         let f = o.the(HttpRedirect);
-        let (old_syn, moved) = (joined.id(old_syn), joined.id(moved));
         assert_waits(
             &f.waits,
             &[o.wait(old_syn, syn, Some(moved), 2.0 * RTT + 2.0)],
             EXACT,
         );
         assert!(f.confidence < 0.9, "known by its origin only");
-        let Detail::HttpRedirect {
-            to_https, by_url, ..
-        } = f.detail
-        else {
-            panic!("{:?}", f.detail)
-        };
-        assert!(to_https && !by_url);
+        let d = told(f);
+        assert!(d.to_https && !d.by_url);
     }
 }
 
@@ -274,22 +305,8 @@ fn an_https_follow_up_is_known_by_its_server_name_when_its_connection_came_after
 fn a_tls_connection_opened_before_the_redirect_came_is_not_its_follow_up() {
     // The client had a connection to the host already (its SYN before the
     // answer): what its encrypted requests ask is unknown.
-    let to_https: &[u8] = b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://a.example/\r\n\r\n";
-    let path = Path::at_client(RTT);
-    let (old, [_, _, moved]) = redirecting(path, 0.0, to_https);
-    let t = old.arrival(moved) + 1.0;
-    let mut w = Wire::new(path);
-    w.join(old, EARLIER, 80);
-    let [_, _, _] = w.handshake(1.0);
-    let offer = Offer {
-        sni: Some("a.example"),
-        ..Offer::tls13()
-    };
-    let hs = tls13_handshake(&mut w, 1.0 + RTT, 0.0, offer);
-    let request = w.send(C, t.max(w.sent(hs.client_finished)), leak(encrypted(100)));
-    let page = w.send(S, w.arrival(request) + 1.0, leak(encrypted(300)));
-    w.ack(C, w.arrival(page));
-    w.run().has_no(HttpRedirect);
+    let (o, _) = https_follow_up(Path::at_client(RTT), TO_HTTPS, Some("a.example"), true);
+    o.has_no(HttpRedirect);
 }
 
 #[test]
@@ -301,17 +318,7 @@ fn an_https_follow_up_to_an_address_is_known_by_the_address_it_connected_to() {
     let to_elsewhere: &[u8] =
         b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://10.0.0.9/\r\n\r\n";
     for (answer, followed) in [(to_address, true), (to_elsewhere, false)] {
-        let path = Path::at_client(RTT);
-        let (old, [_, _, moved]) = redirecting(path, 0.0, answer);
-        let t = old.arrival(moved) + 1.0;
-        let mut w = Wire::new(path);
-        w.join(old, EARLIER, 80);
-        w.handshake(t);
-        let hs = tls13_handshake(&mut w, t + RTT, 0.0, Offer::tls13());
-        let request = w.send(C, w.sent(hs.client_finished), leak(encrypted(100)));
-        let page = w.send(S, w.arrival(request) + 1.0, leak(encrypted(300)));
-        w.ack(C, w.arrival(page));
-        let o = w.run();
+        let (o, _) = https_follow_up(Path::at_client(RTT), answer, None, false);
         if followed {
             o.the(HttpRedirect);
         } else {
