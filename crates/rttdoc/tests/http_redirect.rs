@@ -24,7 +24,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::*;
-use serde_json::Value;
 
 /// How long after the redirect its follow-up may begin (redirect.rs).
 const FOLLOW_S: f64 = 2.0;
@@ -370,22 +369,6 @@ fn redirect_data(name: &str) -> std::path::PathBuf {
     data_dir().join("redirect").join(format!("{name}.pcap.gz"))
 }
 
-fn finding<'a>(doc: &'a Value, kind: &str) -> Vec<(u64, &'a Value)> {
-    doc["connections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|c| {
-            c["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|x| x["kind"] == kind)
-                .map(|x| (c["stream"].as_u64().unwrap(), x))
-        })
-        .collect()
-}
-
 /// The four captures of scripts/redirect-captures.sh in `dir`.
 fn check_made(dir: &Path) {
     let at = |name: &str| dir.join(format!("{name}.pcap.gz"));
@@ -396,7 +379,7 @@ fn check_made(dir: &Path) {
     // (40 ms), from the first GET to the second.
     assert_eq!(check(&at("slash")), 1);
     let doc = run_rttdoc_json(&at("slash"));
-    let [(0, x)] = finding(&doc, "http_redirect")[..] else {
+    let [(0, x)] = findings_of(&doc, "http_redirect")[..] else {
         panic!("{doc}")
     };
     let rtts = x["cost_rtts"].as_f64().unwrap();
@@ -407,7 +390,7 @@ fn check_made(dir: &Path) {
     // round trips, from the first SYN to the second.
     assert_eq!(check(&at("https")), 1);
     let doc = run_rttdoc_json(&at("https"));
-    let [(1, x)] = finding(&doc, "http_redirect")[..] else {
+    let [(1, x)] = findings_of(&doc, "http_redirect")[..] else {
         panic!("{doc}")
     };
     let rtts = x["cost_rtts"].as_f64().unwrap();

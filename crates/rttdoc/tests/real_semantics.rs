@@ -499,17 +499,7 @@ fn the_overview_names_capture_copies_once() {
 
 /// Every `retransmission` finding of a document, with its stream.
 fn retransmissions(doc: &Value) -> Vec<(u64, &Value)> {
-    conns(doc)
-        .iter()
-        .flat_map(|c| {
-            c["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|f| f["kind"] == "retransmission")
-                .map(move |f| (c["stream"].as_u64().unwrap(), f))
-        })
-        .collect()
+    findings_of(doc, "retransmission")
 }
 
 /// A re-send cited as one whose loss the capture cannot show: no wait, no

@@ -94,35 +94,52 @@ fn a_missing_trailing_slash_costs_the_redirect_s_round_trip_on_the_same_connecti
 
 #[test]
 fn near_misses_are_no_redirect_followed() {
-    let path = Path::at_client(RTT);
-    // Another URL asked next.
-    let other = b"GET /other HTTP/1.1\r\nHost: example.com\r\n\r\n";
-    on_one_connection(path, MOVED_SLASH, 0.0, other)
-        .0
-        .has_no(HttpRedirect);
-    // The same URL on another host.
-    let elsewhere = b"GET /docs/ HTTP/1.1\r\nHost: www.example.com\r\n\r\n";
-    on_one_connection(path, MOVED_SLASH, 0.0, elsewhere)
-        .0
-        .has_no(HttpRedirect);
-    // Asked for 2.5 s after the answer: somebody's next visit.
-    on_one_connection(path, MOVED_SLASH, 2500.0, DOCS_SLASH)
-        .0
-        .has_no(HttpRedirect);
-    // A 304 is an answer, whatever it carries; a 3xx without a Location
-    // sends nobody anywhere.
-    let not_modified = b"HTTP/1.1 304 Not Modified\r\nLocation: /docs/\r\n\r\n";
-    on_one_connection(path, not_modified, 0.0, DOCS_SLASH)
-        .0
-        .has_no(HttpRedirect);
-    let nowhere = b"HTTP/1.1 302 Found\r\nContent-Length: 0\r\n\r\n";
-    on_one_connection(path, nowhere, 0.0, DOCS_SLASH)
-        .0
-        .has_no(HttpRedirect);
-    // On loopback the round trip is nothing to win.
-    on_one_connection(Path::at_client(0.2), MOVED_SLASH, 0.0, DOCS_SLASH)
-        .0
-        .has_no(HttpRedirect);
+    let at = Path::at_client(RTT);
+    let other: &[u8] = b"GET /other HTTP/1.1\r\nHost: example.com\r\n\r\n";
+    let elsewhere: &[u8] = b"GET /docs/ HTTP/1.1\r\nHost: www.example.com\r\n\r\n";
+    let not_modified: &[u8] = b"HTTP/1.1 304 Not Modified\r\nLocation: /docs/\r\n\r\n";
+    let nowhere: &[u8] = b"HTTP/1.1 302 Found\r\nContent-Length: 0\r\n\r\n";
+    for (why, path, answer, turnaround, next) in [
+        ("another URL asked next", at, MOVED_SLASH, 0.0, other),
+        (
+            "the same path on another host",
+            at,
+            MOVED_SLASH,
+            0.0,
+            elsewhere,
+        ),
+        (
+            "2.5 s later: somebody's next visit",
+            at,
+            MOVED_SLASH,
+            2500.0,
+            DOCS_SLASH,
+        ),
+        (
+            "a 304 is an answer, whatever it carries",
+            at,
+            not_modified,
+            0.0,
+            DOCS_SLASH,
+        ),
+        (
+            "a 3xx without a Location sends nobody anywhere",
+            at,
+            nowhere,
+            0.0,
+            DOCS_SLASH,
+        ),
+        (
+            "on loopback the round trip is nothing to win",
+            Path::at_client(0.2),
+            MOVED_SLASH,
+            0.0,
+            DOCS_SLASH,
+        ),
+    ] {
+        let (o, _) = on_one_connection(path, answer, turnaround, next);
+        assert!(!o.kinds().contains(&HttpRedirect), "{why}");
+    }
 }
 
 /// The connection that carried the redirect: its SYN at 0, `GET /` for

@@ -758,6 +758,26 @@ pub fn public_capture(project: &str, name: &str) -> Option<PathBuf> {
     None
 }
 
+/// Every finding of `kind` in a document, with its connection's stream.
+pub fn findings_of<'a>(
+    doc: &'a serde_json::Value,
+    kind: &str,
+) -> Vec<(u64, &'a serde_json::Value)> {
+    doc["connections"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| {
+            c["findings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(move |x| x["kind"] == kind)
+                .map(move |x| (c["stream"].as_u64().unwrap(), x))
+        })
+        .collect()
+}
+
 /// `analyze --json` of a public capture ([`public_capture`]), or None
 /// with the reason printed.
 pub fn public_doc(project: &str, name: &str) -> Option<serde_json::Value> {
