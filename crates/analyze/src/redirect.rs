@@ -24,13 +24,16 @@
 //! a request for the same URL later is somebody's next visit.
 //!
 //! Bounded: the answers of the last [`WINDOW_NS`] of capture time, at
-//! most [`KEPT`]; nothing is allocated for a request that asks while none
-//! is kept. Comparing hashes needs no copy of a request's URL; a
+//! most [`PER_CLIENT`] per client and [`KEPT`] in all; a request is
+//! compared with its own client's only, and not at all while none is
+//! kept. Comparing hashes needs no copy of a request's URL; a
 //! `Location` is kept as text (its first [`LOCATION_CHARS`] characters)
 //! only to be shown.
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
+
+use rustc_hash::FxHashMap;
 
 use crate::connection::Stamp;
 
@@ -47,8 +50,12 @@ pub const FOLLOW_NS: i64 = 2_000_000_000;
 /// longest a capture shows the follow-up after it (a proxy's vantage).
 const WINDOW_NS: i64 = 10_000_000_000;
 
-/// Answers kept at most, over all clients.
-const KEPT: usize = 1024;
+/// Answers kept at most, over all clients: a busy redirector's capture
+/// (thousands of clients a second) keeps its last seconds.
+const KEPT: usize = 16_384;
+
+/// Answers kept per client: a page's few redirects, a loop's.
+const PER_CLIENT: usize = 16;
 
 /// Characters of a `Location` kept to be shown.
 const LOCATION_CHARS: usize = 200;
@@ -391,16 +398,24 @@ pub struct FollowedRedirect {
 }
 
 struct Kept {
-    client: IpAddr,
     origin: u64,
     url: u64,
     redirect: FollowedRedirect,
 }
 
-/// The 3xx answers seen lately that no request has followed yet.
+/// The 3xx answers seen lately that no request has followed yet, per
+/// client (a busy redirector's capture answers thousands of clients a
+/// second: each client's follow-up is looked for among its own).
 #[derive(Default)]
 pub(crate) struct Redirects {
-    kept: VecDeque<Kept>,
+    /// Per client, its answers in the order they came, at most
+    /// [`PER_CLIENT`].
+    by_client: FxHashMap<IpAddr, VecDeque<Kept>>,
+    /// (answer time, client) of each answer kept, in the order they
+    /// came: what leaves first, by age or past [`KEPT`]. (One whose
+    /// answer was followed, or pushed out by its client's newer ones,
+    /// finds nothing when its turn comes.)
+    order: VecDeque<(i64, IpAddr)>,
 }
 
 /// What a request that may follow a redirect asked for.
@@ -416,16 +431,18 @@ impl Redirects {
     /// A 3xx answer with a resolved `Location` reached `client`.
     pub fn answered(&mut self, client: IpAddr, location: Location, redirect: FollowedRedirect) {
         let now = redirect.answer.ts_ns;
-        while self.kept.len() >= KEPT
-            || self
-                .kept
-                .front()
-                .is_some_and(|k| now.saturating_sub(k.redirect.answer.ts_ns) > WINDOW_NS)
-        {
-            self.kept.pop_front();
+        while let Some(&(at, whose)) = self.order.front() {
+            if now.saturating_sub(at) <= WINDOW_NS && self.order.len() < KEPT {
+                break;
+            }
+            self.order.pop_front();
+            self.forget_until(whose, at);
         }
-        self.kept.push_back(Kept {
-            client,
+        let list = self.by_client.entry(client).or_default();
+        if list.len() == PER_CLIENT {
+            list.pop_front();
+        }
+        list.push_back(Kept {
             origin: location.origin,
             url: location.url,
             redirect: FollowedRedirect {
@@ -435,12 +452,25 @@ impl Redirects {
                 ..redirect
             },
         });
+        self.order.push_back((now, client));
+    }
+
+    /// Drops `client`'s answers that came at `at` or before.
+    fn forget_until(&mut self, client: IpAddr, at: i64) {
+        if let Some(list) = self.by_client.get_mut(&client) {
+            while list.front().is_some_and(|k| k.redirect.answer.ts_ns <= at) {
+                list.pop_front();
+            }
+            if list.is_empty() {
+                self.by_client.remove(&client);
+            }
+        }
     }
 
     /// Whether any answer waits for its follow-up (a request need not be
     /// looked at otherwise).
     pub fn is_empty(&self) -> bool {
-        self.kept.is_empty()
+        self.by_client.is_empty()
     }
 
     /// The redirect that `client`'s request, asking for `asking`, follows,
@@ -456,16 +486,19 @@ impl Redirects {
         starts: &[Stamp],
     ) -> Option<FollowedRedirect> {
         let began = |answer: i64| starts.iter().find(|s| s.ts_ns >= answer).copied();
-        let at = self.kept.iter().rposition(|k| {
+        let list = self.by_client.get_mut(&client)?;
+        let at = list.iter().rposition(|k| {
             let answer = k.redirect.answer.ts_ns;
-            k.client == client
-                && match asking {
-                    Asking::Url(url) => k.url == url,
-                    Asking::Origin(origin) => k.origin == origin,
-                }
-                && began(answer).is_some_and(|b| b.ts_ns - answer <= FOLLOW_NS)
+            let wanted = match asking {
+                Asking::Url(url) => k.url == url,
+                Asking::Origin(origin) => k.origin == origin,
+            };
+            wanted && began(answer).is_some_and(|b| b.ts_ns - answer <= FOLLOW_NS)
         })?;
-        let mut followed = self.kept.remove(at)?.redirect;
+        let mut followed = list.remove(at)?.redirect;
+        if list.is_empty() {
+            self.by_client.remove(&client);
+        }
         followed.began = began(followed.answer.ts_ns)?;
         followed.by_url = matches!(asking, Asking::Url(_));
         Some(followed)
@@ -640,5 +673,53 @@ mod tests {
         assert_eq!(f.began, at(4, 150));
         assert!(r.follow(client, url(), &[at(5, 160)]).is_none(), "once");
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn a_busy_redirector_keeps_each_client_s_answers_for_its_follow_up() {
+        // 20,000 clients redirected within 2 s (a redirector's capture):
+        // the newest KEPT wait, each client's found among its own.
+        let from = asked("GET / HTTP/1.1\r\nHost: a\r\n\r\n", false);
+        let to = asked("GET /b HTTP/1.1\r\nHost: a\r\n\r\n", false);
+        let mut r = Redirects::default();
+        let client = |n: u32| IpAddr::from(std::net::Ipv4Addr::from(0x0a00_0000 + n));
+        for n in 0..20_000u32 {
+            let answer = Stamp {
+                frame: n as u64 + 1,
+                ts_ns: n as i64 * 100_000,
+            };
+            r.answered(client(n), location("/b", &from).unwrap(), redirect(answer));
+        }
+        let late = |n: u32| {
+            [Stamp {
+                frame: 99_999,
+                ts_ns: n as i64 * 100_000 + 50_000_000,
+            }]
+        };
+        assert!(r
+            .follow(client(19_999), Asking::Url(to.url()), &late(19_999))
+            .is_some());
+        assert!(r
+            .follow(
+                client(20_000 - KEPT as u32),
+                Asking::Url(to.url()),
+                &late(20_000 - KEPT as u32)
+            )
+            .is_some());
+        assert!(
+            r.follow(client(0), Asking::Url(to.url()), &late(0))
+                .is_none(),
+            "past KEPT"
+        );
+        // One client's loop keeps its newest PER_CLIENT.
+        let mut loop_ = Redirects::default();
+        for n in 0..40u32 {
+            let answer = Stamp {
+                frame: n as u64 + 1,
+                ts_ns: n as i64 * 1_000_000,
+            };
+            loop_.answered(client(1), location("/b", &from).unwrap(), redirect(answer));
+        }
+        assert_eq!(loop_.by_client[&client(1)].len(), PER_CLIENT);
     }
 }
