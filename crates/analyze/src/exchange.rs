@@ -1035,6 +1035,25 @@ pub(crate) fn head_end(bytes: &[u8]) -> Option<usize> {
     HEAD_END.find(bytes).map(|i| i + 4)
 }
 
+/// The header fields of an HTTP/1.x head (`head` starts with its first
+/// line), up to the blank line that ends the head: each field's name,
+/// its value trimmed, and whether its line ended within the bytes (a
+/// value the captured bytes cut short is not the value).
+pub(crate) fn header_fields(head: &[u8]) -> impl Iterator<Item = (&[u8], &[u8], bool)> {
+    head.split_inclusive(|&b| b == b'\n')
+        .skip(1)
+        .map(|line| {
+            let ended = line.ends_with(b"\n");
+            let line = line.strip_suffix(b"\n").unwrap_or(line);
+            (line.strip_suffix(b"\r").unwrap_or(line), ended)
+        })
+        .take_while(|(line, _)| !line.is_empty())
+        .filter_map(|(line, ended)| {
+            let colon = line.iter().position(|&b| b == b':')?;
+            Some((&line[..colon], line[colon + 1..].trim_ascii(), ended))
+        })
+}
+
 /// Whether `bytes` begin with an HTTP method and a space: a request
 /// line's start, told without reading the line.
 fn begins_request(bytes: &[u8]) -> bool {

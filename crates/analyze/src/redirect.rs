@@ -148,7 +148,7 @@ impl Asked {
             // (A forward proxy's request names the whole URL.)
             return Absolute::parse(target).map(|a| a.asked());
         }
-        let host = header(&head[line_end..], b"host")?;
+        let host = header(head, b"host")?;
         let (host, port) = split_port(host, https)?;
         Some(Asked::at(https, UrlHash::origin(https, host, port), target))
     }
@@ -203,8 +203,7 @@ impl Location {
     /// with dot segments or only a query is not resolved, and gives
     /// `None`, as does a scheme other than HTTP's).
     pub fn of_response(head: &[u8], asked: &Asked) -> Option<Location> {
-        let line_end = head.iter().position(|&b| b == b'\r' || b == b'\n')?;
-        let value = header(&head[line_end..], b"location")?;
+        let value = header(head, b"location")?;
         let value = without_fragment(value);
         if value.is_empty() || value.starts_with(b"?") || has_dot_segment(value) {
             return None;
@@ -341,27 +340,14 @@ fn has_dot_segment(reference: &[u8]) -> bool {
         .any(|s| s == b"." || s == b"..")
 }
 
-/// The value of header `name` (lower case) in a head's lines after its
-/// first (`lines` starts with the first line's end), trimmed; `None` when
-/// the head ends before it, or the captured bytes end inside it (a value
-/// cut short is not the value).
-fn header<'a>(lines: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    let lines = lines
-        .strip_prefix(b"\r\n")
-        .or_else(|| lines.strip_prefix(b"\n"))?;
-    for line in lines.split_inclusive(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\n")?;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            return None;
-        }
-        if let Some(colon) = line.iter().position(|&b| b == b':') {
-            if line[..colon].eq_ignore_ascii_case(name) {
-                return Some(line[colon + 1..].trim_ascii());
-            }
-        }
-    }
-    None
+/// The value of header `name` in a head (`head` starts with its first
+/// line); `None` when the head ends before it, or the captured bytes end
+/// inside it (a value cut short is not the value).
+fn header<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    crate::exchange::header_fields(head)
+        .find(|(field, _, _)| field.eq_ignore_ascii_case(name))
+        .filter(|(_, _, ended)| *ended)
+        .map(|(_, value, _)| value)
 }
 
 /// A 3xx answer that sent its client elsewhere: what a request that
@@ -397,10 +383,21 @@ pub struct FollowedRedirect {
     pub by_url: bool,
 }
 
+/// A 3xx answer as its own connection saw it (track.rs): what a request
+/// that follows it learns, with its `Location`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Answered {
+    pub stream: u64,
+    pub request: Stamp,
+    pub opened_for_it: Option<Stamp>,
+    pub answer: Stamp,
+    pub status: u16,
+    pub request_label: Option<String>,
+}
+
 struct Kept {
-    origin: u64,
-    url: u64,
-    redirect: FollowedRedirect,
+    location: Location,
+    answered: Answered,
 }
 
 /// The 3xx answers seen lately that no request has followed yet, per
@@ -429,8 +426,8 @@ pub(crate) enum Asking {
 
 impl Redirects {
     /// A 3xx answer with a resolved `Location` reached `client`.
-    pub fn answered(&mut self, client: IpAddr, location: Location, redirect: FollowedRedirect) {
-        let now = redirect.answer.ts_ns;
+    pub fn answered(&mut self, client: IpAddr, location: Location, answered: Answered) {
+        let now = answered.answer.ts_ns;
         while let Some(&(at, whose)) = self.order.front() {
             if now.saturating_sub(at) <= WINDOW_NS && self.order.len() < KEPT {
                 break;
@@ -442,23 +439,14 @@ impl Redirects {
         if list.len() == PER_CLIENT {
             list.pop_front();
         }
-        list.push_back(Kept {
-            origin: location.origin,
-            url: location.url,
-            redirect: FollowedRedirect {
-                location: location.text,
-                same_origin: location.same_origin,
-                to_https: location.to_https,
-                ..redirect
-            },
-        });
+        list.push_back(Kept { location, answered });
         self.order.push_back((now, client));
     }
 
     /// Drops `client`'s answers that came at `at` or before.
     fn forget_until(&mut self, client: IpAddr, at: i64) {
         if let Some(list) = self.by_client.get_mut(&client) {
-            while list.front().is_some_and(|k| k.redirect.answer.ts_ns <= at) {
+            while list.front().is_some_and(|k| k.answered.answer.ts_ns <= at) {
                 list.pop_front();
             }
             if list.is_empty() {
@@ -488,20 +476,30 @@ impl Redirects {
         let began = |answer: i64| starts.iter().find(|s| s.ts_ns >= answer).copied();
         let list = self.by_client.get_mut(&client)?;
         let at = list.iter().rposition(|k| {
-            let answer = k.redirect.answer.ts_ns;
+            let answer = k.answered.answer.ts_ns;
             let wanted = match asking {
-                Asking::Url(url) => k.url == url,
-                Asking::Origin(origin) => k.origin == origin,
+                Asking::Url(url) => k.location.url == url,
+                Asking::Origin(origin) => k.location.origin == origin,
             };
             wanted && began(answer).is_some_and(|b| b.ts_ns - answer <= FOLLOW_NS)
         })?;
-        let mut followed = list.remove(at)?.redirect;
+        let Kept { location, answered } = list.remove(at)?;
         if list.is_empty() {
             self.by_client.remove(&client);
         }
-        followed.began = began(followed.answer.ts_ns)?;
-        followed.by_url = matches!(asking, Asking::Url(_));
-        Some(followed)
+        Some(FollowedRedirect {
+            began: began(answered.answer.ts_ns)?,
+            stream: answered.stream,
+            request: answered.request,
+            opened_for_it: answered.opened_for_it,
+            answer: answered.answer,
+            status: answered.status,
+            request_label: answered.request_label,
+            location: location.text,
+            same_origin: location.same_origin,
+            to_https: location.to_https,
+            by_url: matches!(asking, Asking::Url(_)),
+        })
     }
 }
 
@@ -625,19 +623,14 @@ mod tests {
         }
     }
 
-    fn redirect(answer: Stamp) -> FollowedRedirect {
-        FollowedRedirect {
+    fn redirect(answer: Stamp) -> Answered {
+        Answered {
             stream: 0,
             request: at(1, 0),
             opened_for_it: None,
             answer,
             status: 301,
             request_label: None,
-            location: "".into(),
-            same_origin: false,
-            to_https: false,
-            began: answer,
-            by_url: false,
         }
     }
 

@@ -39,6 +39,15 @@ use crate::model::Endpoint;
 /// configured.
 pub const WINDOW_NS: i64 = 60_000_000_000;
 
+/// How long after the server's last set-up packet reached it a client
+/// that was waiting for the connection sends its request: its
+/// application's turnaround when connect() (or the TLS handshake)
+/// returns. Later, it was doing something else: the connection was made
+/// ahead of need (a browser's preconnect). (`connection_not_reused`
+/// asks it of a new connection's request, redirect.rs of a redirected
+/// request's.)
+pub const READY_NS: i64 = 20_000_000;
+
 /// Ends kept, over all routes: a server's capture with more distinct
 /// clients ending connections within [`WINDOW_NS`] forgets the oldest.
 const KEPT: usize = 16_384;

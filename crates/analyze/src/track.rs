@@ -1121,12 +1121,6 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     }
 }
 
-/// How long after the server's last set-up packet reached it a client
-/// that opened a connection for a request sends it (its turnaround when
-/// connect() returns); later, the connection was opened ahead of need (a
-/// browser's preconnect). As detect/connection_not_reused.rs's.
-const READY_NS: i64 = 20_000_000;
-
 /// A request began: the connection's first notes whether it was opened
 /// for it, and any request may follow a redirect answered lately
 /// (redirect.rs). Once per request.
@@ -1138,7 +1132,7 @@ fn note_request_opened(conn: &mut Connection, redirects: &mut crate::redirect::R
         return;
     };
     if first {
-        // Sent as soon as the set-up let it: within READY_NS of the
+        // Sent as soon as the set-up let it: within reuse.rs's READY_NS of the
         // server's last packet (its SYN-ACK or its last TLS flight), on the
         // client's clock.
         let client_side = conn.sender_side_ns(Direction::ClientToServer).unwrap_or(0);
@@ -1147,7 +1141,7 @@ fn note_request_opened(conn: &mut Connection, redirects: &mut crate::redirect::R
                 request
                     .ts_ns
                     .saturating_sub(last.saturating_add(client_side))
-                    <= READY_NS
+                    <= crate::reuse::READY_NS
             })
         });
     }
@@ -1212,18 +1206,13 @@ fn note_redirect(conn: &mut Connection, redirects: &mut crate::redirect::Redirec
     redirects.answered(
         conn.client.ip,
         location,
-        crate::redirect::FollowedRedirect {
+        crate::redirect::Answered {
             stream: conn.stream,
             request: x.request_first,
             opened_for_it,
             answer,
             status,
             request_label: x.label.clone(),
-            location: "".into(),
-            same_origin: false,
-            to_https: false,
-            began: answer,
-            by_url: false,
         },
     );
 }

@@ -237,19 +237,12 @@ pub(crate) fn asks_to_upgrade(head: &[u8]) -> bool {
 /// an `Upgrade` header offering `protocol` (names and values compared
 /// without case).
 pub(crate) fn upgrade_offers(head: &[u8], protocol: &[u8]) -> bool {
-    head.split(|&b| b == b'\n')
-        .skip(1)
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .take_while(|l| !l.is_empty())
-        .any(|l| {
-            let Some(colon) = l.iter().position(|&b| b == b':') else {
-                return false;
-            };
-            l[..colon].eq_ignore_ascii_case(b"upgrade")
-                && l[colon + 1..]
-                    .split(|&b| b == b',')
-                    .any(|v| v.trim_ascii().eq_ignore_ascii_case(protocol))
-        })
+    crate::exchange::header_fields(head).any(|(name, value, _)| {
+        name.eq_ignore_ascii_case(b"upgrade")
+            && value
+                .split(|&b| b == b',')
+                .any(|v| v.trim_ascii().eq_ignore_ascii_case(protocol))
+    })
 }
 
 #[cfg(test)]

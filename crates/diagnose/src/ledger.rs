@@ -1019,7 +1019,6 @@ fn report_with(
         &[Phase::FirstByte],
         ANSWER_MISSED,
     );
-
     // A Multipath TCP subflow whose turn's answer began on another
     // subflow: what came here after the request is no measure of the
     // server's time (analyze's mptcp.rs).

@@ -591,9 +591,7 @@ fn exchange(
             response.location.as_deref()
         }
     };
-    if m.status
-        .is_some_and(|s| matches!(s, 301 | 302 | 303 | 307 | 308))
-    {
+    if m.status.is_some_and(rttdoc_analyze::is_redirect_status) {
         m.redirect_url = location.and_then(|l| v.url.join(l));
     }
     if session.tls.is_none() {

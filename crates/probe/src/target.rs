@@ -84,14 +84,12 @@ impl Url {
             format!("{host}:{}", self.port)
         }
     }
-}
 
-impl Url {
-    /// The URL written out: `https://host[:port]/path` (the port only
-    /// when it is not the scheme's).
-    pub fn text(&self) -> String {
+    /// The origin written out: `https://host[:port]` (the port only when
+    /// it is not the scheme's).
+    fn origin(&self) -> String {
         let scheme = if self.https { "https" } else { "http" };
-        format!("{scheme}://{}{}", self.host_header(), self.path)
+        format!("{scheme}://{}", self.host_header())
     }
 
     /// A `Location` resolved against this URL (RFC 3986 5.2's absolute,
@@ -111,11 +109,7 @@ impl Url {
         } else if location.starts_with("//") {
             format!("{scheme}{location}")
         } else {
-            let origin = Url {
-                path: String::new(),
-                ..self.clone()
-            }
-            .text();
+            let origin = self.origin();
             if location.starts_with('/') {
                 format!("{origin}{location}")
             } else if location.starts_with('?') {

@@ -44,13 +44,7 @@
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
-
-/// How long after the server's last set-up packet reached it a client
-/// that was waiting for the connection sends its request: its
-/// application's turnaround when connect() (or the TLS handshake)
-/// returns. Later, it was doing something else: the connection was made
-/// ahead of need (a browser's preconnect).
-const READY_NS: i64 = 20_000_000;
+use rttdoc_analyze::READY_NS;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(previous) = f.previous else { return };
