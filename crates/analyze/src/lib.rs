@@ -29,6 +29,7 @@ mod exchange;
 mod facts;
 mod finisher;
 mod flow_map;
+mod follow_ups;
 mod framing;
 mod gearman;
 mod h2c;

@@ -23,39 +23,16 @@
 //! has read the status line (a browser, curl `-L`, every HTTP library);
 //! a request for the same URL later is somebody's next visit.
 //!
-//! Bounded: the answers of the last [`WINDOW_NS`] of capture time, at
-//! most [`PER_CLIENT`] per client and [`KEPT`] in all; a request is
-//! compared with its own client's only, and not at all while none is
-//! kept. Comparing hashes needs no copy of a request's URL; a
-//! `Location` is kept as text (its first [`LOCATION_CHARS`] characters)
-//! only to be shown.
+//! Kept as follow_ups.rs keeps answers (per client, for [`FOLLOW_NS`]).
+//! Comparing hashes needs no copy of a request's URL; a `Location` is kept
+//! as text (its first [`LOCATION_CHARS`] characters) only to be shown.
 
-use std::collections::VecDeque;
 use std::net::IpAddr;
-
-use rustc_hash::FxHashMap;
 
 use crate::connection::Stamp;
 
-/// How long after the 3xx answer a request for its `Location` may begin
-/// (the follow-up connection's name lookup or SYN, or the request on a
-/// connection already open) to be following it: a client's turnaround
-/// when it has read a status line is milliseconds; a name lookup that
-/// lost a query resends it after 1 s (glibc's first timeout is 5 s, but
-/// then the user has waited for the resolver, which dns_query_lost
-/// names).
-pub const FOLLOW_NS: i64 = 2_000_000_000;
-
-/// How long an answer is kept for its follow-up: [`FOLLOW_NS`] and the
-/// longest a capture shows the follow-up after it (a proxy's vantage).
-const WINDOW_NS: i64 = 10_000_000_000;
-
-/// Answers kept at most, over all clients: a busy redirector's capture
-/// (thousands of clients a second) keeps its last seconds.
-const KEPT: usize = 16_384;
-
-/// Answers kept per client: a page's few redirects, a loop's.
-const PER_CLIENT: usize = 16;
+use crate::follow_ups::FOLLOW_NS;
+use crate::follow_ups::{Answer, FollowUps};
 
 /// Characters of a `Location` kept to be shown.
 const LOCATION_CHARS: usize = 200;
@@ -395,25 +372,20 @@ pub(crate) struct Answered {
     pub request_label: Option<String>,
 }
 
-struct Kept {
+pub(crate) struct Kept {
     location: Location,
     answered: Answered,
 }
 
-/// The 3xx answers seen lately that no request has followed yet, per
-/// client (a busy redirector's capture answers thousands of clients a
-/// second: each client's follow-up is looked for among its own).
-#[derive(Default)]
-pub(crate) struct Redirects {
-    /// Per client, its answers in the order they came, at most
-    /// [`PER_CLIENT`].
-    by_client: FxHashMap<IpAddr, VecDeque<Kept>>,
-    /// (answer time, client) of each answer kept, in the order they
-    /// came: what leaves first, by age or past [`KEPT`]. (One whose
-    /// answer was followed, or pushed out by its client's newer ones,
-    /// finds nothing when its turn comes.)
-    order: VecDeque<(i64, IpAddr)>,
+impl Answer for Kept {
+    fn answered_ns(&self) -> i64 {
+        self.answered.answer.ts_ns
+    }
 }
+
+/// The 3xx answers seen lately that no request has followed yet, per
+/// client (follow_ups.rs).
+pub(crate) type Redirects = FollowUps<Kept>;
 
 /// What a request that may follow a redirect asked for.
 pub(crate) enum Asking {
@@ -424,41 +396,10 @@ pub(crate) enum Asking {
     Origin(u64),
 }
 
-impl Redirects {
+impl FollowUps<Kept> {
     /// A 3xx answer with a resolved `Location` reached `client`.
     pub fn answered(&mut self, client: IpAddr, location: Location, answered: Answered) {
-        let now = answered.answer.ts_ns;
-        while let Some(&(at, whose)) = self.order.front() {
-            if now.saturating_sub(at) <= WINDOW_NS && self.order.len() < KEPT {
-                break;
-            }
-            self.order.pop_front();
-            self.forget_until(whose, at);
-        }
-        let list = self.by_client.entry(client).or_default();
-        if list.len() == PER_CLIENT {
-            list.pop_front();
-        }
-        list.push_back(Kept { location, answered });
-        self.order.push_back((now, client));
-    }
-
-    /// Drops `client`'s answers that came at `at` or before.
-    fn forget_until(&mut self, client: IpAddr, at: i64) {
-        if let Some(list) = self.by_client.get_mut(&client) {
-            while list.front().is_some_and(|k| k.answered.answer.ts_ns <= at) {
-                list.pop_front();
-            }
-            if list.is_empty() {
-                self.by_client.remove(&client);
-            }
-        }
-    }
-
-    /// Whether any answer waits for its follow-up (a request need not be
-    /// looked at otherwise).
-    pub fn is_empty(&self) -> bool {
-        self.by_client.is_empty()
+        self.keep(client, Kept { location, answered });
     }
 
     /// The redirect that `client`'s request, asking for `asking`, follows,
@@ -474,8 +415,7 @@ impl Redirects {
         starts: &[Stamp],
     ) -> Option<FollowedRedirect> {
         let began = |answer: i64| starts.iter().find(|s| s.ts_ns >= answer).copied();
-        let list = self.by_client.get_mut(&client)?;
-        let at = list.iter().rposition(|k| {
+        let Kept { location, answered } = self.take_newest(client, |k| {
             let answer = k.answered.answer.ts_ns;
             let wanted = match asking {
                 Asking::Url(url) => k.location.url == url,
@@ -483,10 +423,6 @@ impl Redirects {
             };
             wanted && began(answer).is_some_and(|b| b.ts_ns - answer <= FOLLOW_NS)
         })?;
-        let Kept { location, answered } = list.remove(at)?;
-        if list.is_empty() {
-            self.by_client.remove(&client);
-        }
         Some(FollowedRedirect {
             began: began(answered.answer.ts_ns)?,
             stream: answered.stream,
@@ -506,6 +442,7 @@ impl Redirects {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::follow_ups::{KEPT, PER_CLIENT};
 
     fn asked(head: &str, https: bool) -> Asked {
         Asked::of_request(head.as_bytes(), https).expect("asks")
@@ -713,6 +650,6 @@ mod tests {
             };
             loop_.answered(client(1), location("/b", &from).unwrap(), redirect(answer));
         }
-        assert_eq!(loop_.by_client[&client(1)].len(), PER_CLIENT);
+        assert_eq!(loop_.kept_for(client(1)), PER_CLIENT);
     }
 }
