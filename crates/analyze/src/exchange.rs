@@ -78,6 +78,9 @@ pub struct Exchange {
     /// The 3xx answer this request followed, when the capture shows it
     /// (redirect.rs).
     pub redirected: Option<Box<crate::redirect::FollowedRedirect>>,
+    /// The authentication challenges this request answered with
+    /// credentials, when the capture shows them (challenge.rs).
+    pub challenged: Option<Box<crate::challenge::FollowedChallenge>>,
 }
 
 impl Exchange {
@@ -286,6 +289,13 @@ pub struct Exchanges {
     /// The open request's answer was a redirect: its `Location`, for the
     /// tracker to keep until a request follows it (taken at once).
     pub(crate) redirect: Option<crate::redirect::Location>,
+    /// What the open request asked and the credentials it carried, when
+    /// its head said (challenge.rs): what a challenge is kept under, and
+    /// what may answer a kept one.
+    pub(crate) current_retry: Option<crate::challenge::Retry>,
+    /// The open request's answer was an authentication challenge, for
+    /// the tracker to keep until a request answers it (taken at once).
+    pub(crate) challenge: Option<crate::challenge::Challenge>,
     /// The connection's data is inside TLS: its URLs are `https`.
     pub(crate) https: bool,
     /// The connection's SYN, when its first request left as soon as the
@@ -439,6 +449,12 @@ impl Exchanges {
                                     if crate::redirect::is_redirect_status(status) {
                                         self.redirect =
                                             crate::redirect::Location::of_response(head, asked);
+                                    }
+                                }
+                                if let (Some(status), Some(_)) = (c.status, &self.current_retry) {
+                                    if crate::challenge::is_challenge_status(status) {
+                                        self.challenge =
+                                            crate::challenge::Challenge::of_response(head, status);
                                     }
                                 }
                             }
@@ -664,10 +680,13 @@ impl Exchanges {
         if !resumes {
             self.current_key = crate::upstream::request_key(head);
             self.redirect = None;
-            self.current_asked = if is_http {
-                crate::redirect::Asked::of_request(head, self.https)
+            self.challenge = None;
+            (self.current_asked, self.current_retry) = if is_http {
+                let asked = crate::redirect::Asked::of_request(head, self.https);
+                let retry = crate::challenge::Retry::of_request(head, asked.as_ref());
+                (asked, retry)
             } else {
-                None
+                (None, None)
             };
         }
         self.current_acked = self.client_acked;
@@ -692,6 +711,7 @@ impl Exchanges {
             http: is_http,
             pipelined,
             redirected: None,
+            challenged: None,
         });
     }
 

@@ -20,6 +20,7 @@ mod amqp;
 mod amqp10;
 mod beanstalk;
 mod binlog;
+mod challenge;
 mod closes;
 mod commands;
 mod connect_back;

@@ -1091,9 +1091,15 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     }
     if events & crate::exchange::OPENED != 0 {
         note_request_opened(conn, &mut calls.redirects);
+        if !calls.challenges.is_empty() {
+            note_challenge_answered(conn, &mut calls.challenges);
+        }
     }
     if answered && conn.exchanges.redirect.is_some() {
         note_redirect(conn, &mut calls.redirects);
+    }
+    if answered && conn.exchanges.challenge.is_some() {
+        note_challenge(conn, &mut calls.challenges);
     }
     let Some(x) = conn.exchanges.current_mut() else {
         return;
@@ -1215,6 +1221,45 @@ fn note_redirect(conn: &mut Connection, redirects: &mut crate::redirect::Redirec
             request_label: x.label.clone(),
         },
     );
+}
+
+/// A request began that may answer an authentication challenge answered
+/// lately (challenge.rs). Once per request.
+#[inline(never)]
+fn note_challenge_answered(conn: &mut Connection, challenges: &mut crate::challenge::Challenges) {
+    let client = conn.client.ip;
+    let retry = conn.exchanges.current_retry;
+    let Some((x, retry)) = conn.exchanges.current_mut().zip(retry) else {
+        return;
+    };
+    x.challenged = challenges
+        .follow(client, &retry, x.request_first)
+        .map(Box::new);
+}
+
+/// The open request's answer was an authentication challenge: kept for
+/// the request that answers it, with the challenges the request itself
+/// answered (challenge.rs). Once per challenge.
+#[inline(never)]
+fn note_challenge(conn: &mut Connection, challenges: &mut crate::challenge::Challenges) {
+    let (client, stream) = (conn.client.ip, conn.stream);
+    let challenge = conn.exchanges.challenge.take();
+    let retry = conn.exchanges.current_retry;
+    let (Some(challenge), Some(retry), Some(x)) = (challenge, retry, conn.exchanges.current_mut())
+    else {
+        return;
+    };
+    let (Some(answer), Some(status)) = (x.response_first, x.status) else {
+        return;
+    };
+    let leg = crate::challenge::Leg {
+        stream,
+        request: x.request_first,
+        answer,
+        status,
+    };
+    let before = x.challenged.take().map(|b| *b);
+    challenges.challenged(client, &retry, challenge, leg, x.label.clone(), before);
 }
 
 /// A connection's first FIN or RST, from `dir`'s sender: noted among

@@ -101,6 +101,9 @@ pub(crate) struct Calls {
     /// The redirects answered lately that no request has followed yet
     /// (redirect.rs).
     pub redirects: crate::redirect::Redirects,
+    /// The authentication challenges answered lately that no request has
+    /// answered yet (challenge.rs).
+    pub challenges: crate::challenge::Challenges,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC
     /// connection never answered is then a path's silence, not a
     /// one-way capture's).

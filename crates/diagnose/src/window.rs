@@ -151,7 +151,8 @@ fn renumber(detail: &mut Detail, before: u32) {
         } if *longest_exchange > 0 => *longest_exchange += before,
         Detail::ExpectContinueWait { exchange, .. }
         | Detail::SlowStartAfterIdle { exchange, .. }
-        | Detail::HttpRedirect { exchange, .. } => *exchange += before,
+        | Detail::HttpRedirect { exchange, .. }
+        | Detail::HttpAuthChallenge { exchange, .. } => *exchange += before,
         _ => {}
     }
 }
@@ -172,7 +173,8 @@ fn same_cause(f: &Finding, later: &Finding) -> bool {
         }
         (Detail::ExpectContinueWait { .. }, _)
         | (Detail::SlowStartAfterIdle { .. }, _)
-        | (Detail::HttpRedirect { .. }, _) => false,
+        | (Detail::HttpRedirect { .. }, _)
+        | (Detail::HttpAuthChallenge { .. }, _) => false,
         (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
     }
 }

@@ -238,6 +238,12 @@ finding_kinds! {
     /// there.
     HttpRedirect = "http_redirect" in "http_redirect.rs", PricedIntoIdeal,
         fix "link to the final URL; HSTS (preloaded) instead of http:// -> https:// redirects; links with the directory's trailing slash";
+    /// A request waited for the authentication challenges it answered:
+    /// the server (a proxy) answered the same request without the
+    /// credentials it wanted with a 401 (407), and the client sent it
+    /// again with them.
+    HttpAuthChallenge = "http_auth_challenge" in "http_auth_challenge.rs", PricedIntoIdeal,
+        fix "send the credentials with the first request (preemptive Basic, a fresh token); reuse Digest nonces; keep NTLM connections open or use Kerberos";
     /// A query of the name lookup before the SYN went unanswered until
     /// the client's resolver sent it again (its timeout).
     DnsQueryLost = "dns_query_lost" in "dns_query_lost.rs", Waits,

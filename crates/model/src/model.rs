@@ -920,6 +920,35 @@ pub enum Detail {
         /// capture's clock: the client's turnaround.
         turnaround_ms: f64,
     },
+    /// A request waited for the authentication challenges it answered.
+    HttpAuthChallenge {
+        /// The request that answered them (1-based, on this connection).
+        exchange: u32,
+        /// The `tcp.stream` of the first challenged request (this one's
+        /// own when the client answered on the same connection).
+        challenged_stream: u64,
+        /// The first challenged request's name ("GET /report").
+        challenged_request: Option<String>,
+        /// How many challenges came before the request was sent as it
+        /// was served: 1, or 2 for NTLM's handshake.
+        challenges: u32,
+        /// The challenges' status: 401 (the server's) or 407 (a proxy's).
+        status: u16,
+        /// The scheme the last challenge offered first.
+        offered: AuthScheme,
+        /// The scheme of the credentials this request sent.
+        answered_with: Option<AuthScheme>,
+        /// A challenged request's connection was not the one that
+        /// answered: the client opened another (the server closed the
+        /// one it challenged, or the client would not reuse it).
+        new_connection: bool,
+        /// From each challenged request to its challenge's arrival,
+        /// summed: the round trips and the server's (the proxy's) time.
+        answer_ms: f64,
+        /// From the last challenge's arrival to this request, on the
+        /// capture's clock: the client's turnaround.
+        turnaround_ms: f64,
+    },
     /// A name lookup's query went unanswered until the client's resolver
     /// sent it again.
     DnsQueryLost {
@@ -1308,6 +1337,67 @@ impl PreambleKind {
 impl Serialize for PreambleKind {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
+    }
+}
+
+/// An HTTP authentication scheme (RFC 9110 11.1): the first token of a
+/// challenge (`WWW-Authenticate`, `Proxy-Authenticate`) or of the
+/// credentials that answer it (`Authorization`, `Proxy-Authorization`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthScheme {
+    /// `Basic` (RFC 7617): a user name and password, sent as they are.
+    Basic,
+    /// `Digest` (RFC 7616): a hash over the server's nonce.
+    Digest,
+    /// `NTLM`: a handshake of three messages bound to the connection.
+    Ntlm,
+    /// `Negotiate` (RFC 4559): SPNEGO, Kerberos or NTLM inside.
+    Negotiate,
+    /// `Bearer` (RFC 6750): an OAuth token.
+    Bearer,
+    /// Any other scheme.
+    Other,
+}
+
+impl AuthScheme {
+    /// The scheme a challenge or credentials (`value`: a header's value)
+    /// begin with; `None` when it is empty.
+    pub fn of_value(value: &[u8]) -> Option<AuthScheme> {
+        let end = value
+            .iter()
+            .position(|&b| b == b' ' || b == b',' || b == b'\t')
+            .unwrap_or(value.len());
+        let token = &value[..end];
+        if token.is_empty() {
+            return None;
+        }
+        let is = |name: &str| token.eq_ignore_ascii_case(name.as_bytes());
+        Some(if is("Basic") {
+            AuthScheme::Basic
+        } else if is("Digest") {
+            AuthScheme::Digest
+        } else if is("NTLM") {
+            AuthScheme::Ntlm
+        } else if is("Negotiate") {
+            AuthScheme::Negotiate
+        } else if is("Bearer") {
+            AuthScheme::Bearer
+        } else {
+            AuthScheme::Other
+        })
+    }
+
+    /// The scheme as HTTP writes it (`NTLM`).
+    pub fn name(self) -> &'static str {
+        match self {
+            AuthScheme::Basic => "Basic",
+            AuthScheme::Digest => "Digest",
+            AuthScheme::Ntlm => "NTLM",
+            AuthScheme::Negotiate => "Negotiate",
+            AuthScheme::Bearer => "Bearer",
+            AuthScheme::Other => "another scheme",
+        }
     }
 }
 

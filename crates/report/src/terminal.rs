@@ -457,6 +457,23 @@ pub fn render_summary(
             ),
         )?;
     }
+    if let Some(c) = s.causes.get(&FindingKind::HttpAuthChallenge) {
+        // A cost against the clients' way of authenticating: outside the
+        // time lost above (the ideal counts the challenged requests'
+        // round trips).
+        say(
+            out,
+            opts,
+            format!(
+                "Requests that waited for an authentication challenge (http_auth_challenge): on {} of {} connections, \
+                 {} from the challenged requests to the ones sent with credentials. Fix: {}",
+                c.connections,
+                s.connections,
+                fmt_ms(c.cost_ms),
+                c.fix
+            ),
+        )?;
+    }
     if s.name_lookups > 0 {
         // Before the SYNs: outside every ledger and the time lost above.
         let mut line = format!(

@@ -6,7 +6,7 @@
 //! ([`capture_notes`]), worded once for every renderer that shows it.
 
 use rttdoc_model::{
-    AppProtocol, CaptureStats, ConnectionReport, Detail, Direction, Finding, FindingKind, Phase,
+    AppProtocol, AuthScheme, CaptureStats, ConnectionReport, Detail, Direction, Finding, FindingKind, Phase,
     PreambleKind, QuicConnectionReport, QuicVersion, TfoOutcome,
 };
 
@@ -673,6 +673,77 @@ pub fn explanation(x: &Finding) -> String {
                 crate::fmt_ms(cost),
             )
         }
+        Detail::HttpAuthChallenge {
+            exchange,
+            challenged_stream,
+            challenged_request,
+            challenges,
+            status,
+            offered,
+            answered_with,
+            new_connection,
+            answer_ms,
+            turnaround_ms,
+        } => {
+            let proxy = *status == 407;
+            let (who, asks, carries) = if proxy {
+                ("The proxy", "Proxy-Authenticate", "Proxy-Authorization")
+            } else {
+                ("The server", "WWW-Authenticate", "Authorization")
+            };
+            let asked = challenged_request
+                .as_deref()
+                .map(|r| format!("`{r}`"))
+                .unwrap_or_else(|| "a request".into());
+            let whose = if *challenged_stream == x.stream {
+                "on this connection".to_string()
+            } else {
+                format!("on stream {challenged_stream}")
+            };
+            let released: Vec<String> = x
+                .waits
+                .iter()
+                .filter_map(|w| w.release_frame)
+                .map(|f| f.to_string())
+                .collect();
+            let at = match released.len() {
+                0 => String::new(),
+                1 => format!(" (frame {})", released[0]),
+                _ => format!(" (frames {})", released.join(", ")),
+            };
+            let challenged = if *challenges == 1 {
+                format!("answered {asked} {whose} with `{status}` and a `{asks}: {}` challenge{at}", offered.name())
+            } else {
+                format!(
+                    "challenged {asked} {whose} {challenges} times, with `{status}` and `{asks}: {}`{at}, the client \
+                     sending it again with credentials after each",
+                    offered.name()
+                )
+            };
+            let with = answered_with
+                .map(|s| format!("`{carries}: {}`", s.name()))
+                .unwrap_or_else(|| format!("`{carries}`"));
+            let elsewhere = if *new_connection {
+                " (on another connection: the challenged one was not reused)"
+            } else {
+                ""
+            };
+            let legs = if *challenges == 1 {
+                "the challenged request's round trip"
+            } else {
+                "the challenged requests' round trips"
+            };
+            format!(
+                "{who} {challenged}; request {exchange} here, the same request with {with}, was sent {} after the last \
+                 challenge came{elsewhere}. Waiting to be challenged cost {}, before the request that was served could \
+                 leave: {} of it {legs} (the {} time to answer included), the rest the client's turnaround{}.",
+                crate::fmt_ms(*turnaround_ms),
+                crate::fmt_ms(cost),
+                crate::fmt_ms(*answer_ms),
+                if proxy { "proxy's" } else { "server's" },
+                if *new_connection { " and the new connection's set-up" } else { "" },
+            )
+        }
         Detail::ConnectionNotReused {
             previous_stream,
             close_frame,
@@ -1285,6 +1356,49 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                      (name lookup, TCP and TLS handshakes). A bare domain sent to `www.` (or back) can be served where it \
                      is asked; a tracker's or a link shortener's hop costs this on every click."
                 )
+            }
+        }
+        Detail::HttpAuthChallenge {
+            status,
+            offered,
+            answered_with,
+            ..
+        } => {
+            let proxy = *status == 407;
+            let scheme = answered_with.unwrap_or(*offered);
+            let how = if proxy {
+                "curl `--proxy-user user:pass` (Basic, without `--proxy-anyauth`), or the credentials in the proxy's URL \
+                 (`http://user:pass@proxy:3128`: curl, Python requests, `http_proxy`), or the `Proxy-Authorization` header \
+                 set"
+            } else {
+                "curl `-u user:pass` (Basic, without `--anyauth`); Python requests `auth=(user, pass)`; .NET \
+                 `PreAuthenticate = true`, or the `Authorization` header set"
+            };
+            let header = if proxy { "Proxy-Authorization" } else { "Authorization" };
+            match scheme {
+                AuthScheme::Ntlm | AuthScheme::Negotiate => format!(
+                    "NTLM authenticates a connection, not a request: a connection's first request is challenged once \
+                     (when it carries NTLM's first message) or twice (when it carries nothing), and every new connection \
+                     pays that again. Keep connections open end to end (HTTP keep-alive on the client, the {} and any proxy between), or use \
+                     Kerberos (Negotiate with a Kerberos ticket is answered in one leg: the client needs the `HTTP/` service \
+                     principal of the host name it asks for).",
+                    if proxy { "proxy" } else { "server" }
+                ),
+                AuthScheme::Digest => "Digest needs the server's nonce, so a client's first request is challenged; the next \
+                     requests can reuse it (counting `nc`) if the same client makes them: keep one client (a curl handle, a \
+                     `requests.Session`, one `HttpClient`) for all requests instead of one per request, and give nonces a \
+                     lifetime longer than the client's pauses (a nonce marked `stale` is challenged again). Over TLS, Basic \
+                     or a token sent with the first request costs no challenge."
+                    .to_string(),
+                AuthScheme::Bearer => format!(
+                    "The request went without a valid token: fetch or refresh the token before it expires and send it \
+                     (`{header}: Bearer ...`) with the first request."
+                ),
+                _ => format!(
+                    "The client had the credentials and waited to be asked for them: send them with the first request \
+                     (preemptive authentication): {how}; Java's `Authenticator` always waits for the challenge: set the \
+                     header yourself. Basic only over TLS."
+                ),
             }
         }
         Detail::ConnectionNotReused {

@@ -30,7 +30,7 @@
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Wait};
 use rttdoc_analyze::seq;
-use rttdoc_analyze::{Exchange, SegmentRecord};
+use rttdoc_analyze::{Exchange, SegmentRecord, Stamp};
 
 /// Time beyond the ideal counts as excess only above this, whatever the
 /// RTT: below it, host scheduling, interrupt coalescing and timestamping
@@ -94,6 +94,8 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 lookup_obeys(f, w)
             } else if x.kind == FindingKind::HttpRedirect {
                 redirect_obeys(f, w)
+            } else if x.kind == FindingKind::HttpAuthChallenge {
+                challenge_obeys(f, w)
             } else {
                 obeys(f, w, nagle, shift_error_ns)
             };
@@ -229,23 +231,43 @@ fn redirect_obeys(f: &Facts<'_>, w: &Wait) -> bool {
         .any(|(x, r)| {
             let starts = [Some(r.request), r.opened_for_it];
             let ends = [r.began, x.request_first];
-            let from = starts
-                .into_iter()
-                .flatten()
-                .find(|s| s.frame == w.from_frame);
-            let to = ends.into_iter().find(|s| s.frame == w.to_frame);
-            let (Some(from), Some(to)) = (from, to) else {
-                return false;
-            };
-            let rel = r.answer;
-            w.release_frame == Some(rel.frame)
-                && from.frame < rel.frame
-                && rel.frame < to.frame
-                && from.ts_ns <= rel.ts_ns
-                && rel.ts_ns <= to.ts_ns
-                && w.ms >= 0.0
-                && (w.ms * 1e6) as i64 <= to.ts_ns - from.ts_ns + 1_000
+            starts.into_iter().flatten().any(|from| {
+                ends.into_iter()
+                    .any(|to| released_between(w, from, r.answer, to))
+            })
         })
+}
+
+/// Whether `w` is a wait of an authentication challenge's chain: from a
+/// challenged request, released by its challenge, to the request sent in
+/// answer (the next leg's, or the one finally served). Its ends may be
+/// on another connection, as a redirect's.
+fn challenge_obeys(f: &Facts<'_>, w: &Wait) -> bool {
+    f.exchanges
+        .iter()
+        .filter_map(|x| Some((x, x.challenged.as_deref()?)))
+        .any(|(x, c)| {
+            let nexts = c.legs.iter().skip(1).map(|l| l.request);
+            c.legs
+                .iter()
+                .zip(nexts.chain([x.request_first]))
+                .any(|(leg, next)| released_between(w, leg.request, leg.answer, next))
+        })
+}
+
+/// Whether `w` runs from `from` to `to` and was released by `rel`
+/// between them, in the capture's order and on its clock, and measures
+/// no more than that.
+fn released_between(w: &Wait, from: Stamp, rel: Stamp, to: Stamp) -> bool {
+    from.frame == w.from_frame
+        && to.frame == w.to_frame
+        && w.release_frame == Some(rel.frame)
+        && from.frame < rel.frame
+        && rel.frame < to.frame
+        && from.ts_ns <= rel.ts_ns
+        && rel.ts_ns <= to.ts_ns
+        && w.ms >= 0.0
+        && (w.ms * 1e6) as i64 <= to.ts_ns - from.ts_ns + 1_000
 }
 
 /// Whether the wait that began with `from` had begun when its release

@@ -18,6 +18,7 @@ mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
 mod hello_retry_request;
+mod http_auth_challenge;
 mod http_redirect;
 mod initcwnd;
 mod nagle;
@@ -951,13 +952,14 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 24] = [
+const DETECTORS: [Detector; 25] = [
     dns_query_lost::detect,
     address_fallback::detect,
     dns_search_list::detect,
     syn_retransmit::detect,
     connection_not_reused::detect,
     http_redirect::detect,
+    http_auth_challenge::detect,
     tfo::detect,
     hello_retry_request::detect,
     resumption::detect,
@@ -992,8 +994,9 @@ const SUMMARIES: [Summary; 1] = [tls_extra_rtt::summarize];
 /// windows, losses, restarts after idle. Not those of its beginning (the
 /// lookup, the handshakes, the first flight, reuse), which its first
 /// window (its own timeline) had.
-const WINDOW_DETECTORS: [Detector; 12] = [
+const WINDOW_DETECTORS: [Detector; 13] = [
     http_redirect::detect,
+    http_auth_challenge::detect,
     server_think_time::detect,
     downlink_queue::detect,
     upstream_wait::detect,

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Makes tests/data/auth/: clients answering HTTP authentication
+# challenges, with the kernel, nginx, tinyproxy and curl as producers, real
+# Linux TCP, tcpdump in the client's namespace, across a path of 20 ms
+# each way:
+#
+#   client ns --veth-- router ns --veth-- server ns
+#                         |
+#          TUN <-> scripts/tun-delay.py <-> TUN   (20 ms)
+#
+# In the server's namespace (10.81.2.1): nginx on 8080 with `auth_basic`
+# on /private/ (user u, password p); a Python HTTP/1.1 server on 8081
+# that asks for NTLM (it checks nothing: it answers an NTLM negotiate
+# message with a challenge message, and serves the request that carries
+# the authenticate message, all on one connection); tinyproxy on 8888
+# with `BasicAuth u p`, in front of nginx.
+#
+#   basic-anyauth.pcap   curl --anyauth: asks without credentials, is
+#                        challenged (401 Basic), asks again with them
+#   ntlm-anyauth.pcap    curl --anyauth against NTLM: 401 NTLM, then the
+#                        negotiate message and a second 401, then the
+#                        authenticate message, served
+#   ntlm.pcap            curl --ntlm: the negotiate message with the first
+#                        request, one 401, served
+#   proxy-anyauth.pcap   curl --proxy-anyauth through tinyproxy: 407
+#                        Basic, then the request with Proxy-Authorization
+#   basic-preemptive.pcap  control: curl -u sends Basic with the first
+#                        request: never challenged
+#   basic-rejected.pcap  control: curl --anyauth with a wrong password: 401,
+#                        the request again, 401 again: nothing served
+#   basic-later.pcap     control: a 401, and the same request with
+#                        credentials 3 s later (a person typing)
+#
+# Needs root, ip, tcpdump, python3, nginx, tinyproxy, curl. Everything it
+# creates is removed on exit, also on failure; every wait is bounded.
+set -euo pipefail
+out=$(realpath -m "${1:-$(dirname "$0")/../tests/data/auth}")
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=relay-path.sh
+. "$here/relay-path.sh"
+relay_lab rtauth$$ /tmp/rttdoc-auth
+chmod 755 "$work"
+extra_cleanup() {
+  [[ -f $work/nginx.pid ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  relay_stop_servers
+}
+
+mkdir -p "$work/www/private"
+head -c 600 /dev/zero | tr '\0' a > "$work/www/a.txt"
+head -c 600 /dev/zero | tr '\0' p > "$work/www/private/report.txt"
+printf 'u:{PLAIN}p\n' > "$work/htpasswd"
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  root $work/www;
+  server {
+    listen 10.81.2.1:8080;
+    location /private/ {
+      auth_basic "rttdoc";
+      auth_basic_user_file $work/htpasswd;
+    }
+  }
+}
+CONF
+ip netns exec "$S" nginx -c "$work/nginx.conf"
+
+cat > "$work/ntlm.py" <<'PY'
+import base64, http.server, struct
+
+# An NTLM challenge message (type 2): signature, type, an empty target
+# name at offset 32, flags (Unicode, NTLM, NTLM2 key), the server's
+# challenge, a reserved context.
+CHALLENGE = (b"NTLMSSP\0" + struct.pack("<I", 2) + struct.pack("<HHI", 0, 0, 32)
+             + struct.pack("<I", 0x00088201) + b"\x01\x23\x45\x67\x89\xab\xcd\xef" + b"\0" * 8)
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, header=None, body=b""):
+        self.send_response(status)
+        if header:
+            self.send_header("WWW-Authenticate", header)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        auth = self.headers.get("Authorization", "")
+        if not auth.startswith("NTLM "):
+            return self.answer(401, "NTLM")
+        message = base64.b64decode(auth[5:])
+        kind = struct.unpack("<I", message[8:12])[0]
+        if kind == 1:
+            return self.answer(401, "NTLM " + base64.b64encode(CHALLENGE).decode())
+        self.answer(200, body=b"n" * 600)
+
+http.server.HTTPServer(("10.81.2.1", 8081), Handler).serve_forever()
+PY
+ip netns exec "$S" python3 "$work/ntlm.py" &
+
+cat > "$work/tinyproxy.conf" <<CONF
+Port 8888
+Listen 10.81.2.1
+Timeout 30
+MaxClients 10
+BasicAuth u p
+CONF
+ip netns exec "$S" tinyproxy -d -c "$work/tinyproxy.conf" > "$work/tinyproxy.log" 2>&1 &
+relay_listening 8080
+relay_listening 8081
+relay_listening 8888
+
+r="--resolve rttdoc.test:8080:10.81.2.1 --resolve rttdoc.test:8081:10.81.2.1"
+u=http://rttdoc.test:8080/private/report.txt
+cat > "$work/later.sh" <<SH
+curl -s $r "$u" -o /dev/null
+sleep 3
+curl -s $r -u u:p "$u" -o /dev/null
+SH
+# shellcheck disable=SC2086
+{
+  relay_capture basic-anyauth curl -s $r --anyauth -u u:p "$u"
+  relay_capture ntlm-anyauth curl -s $r --anyauth -u u:p http://rttdoc.test:8081/report
+  relay_capture ntlm curl -s $r --ntlm -u u:p http://rttdoc.test:8081/report
+  relay_capture proxy-anyauth curl -s $r -x http://10.81.2.1:8888 --proxy-anyauth -U u:p \
+    http://10.81.2.1:8080/a.txt
+  relay_capture basic-preemptive curl -s $r -u u:p "$u"
+  relay_capture basic-rejected curl -s $r --anyauth -u u:wrong "$u"
+  relay_capture basic-later bash "$work/later.sh"
+}
+
+names="basic-anyauth ntlm-anyauth ntlm proxy-anyauth basic-preemptive basic-rejected basic-later"
+for name in $names; do
+  gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+done
+echo "made $out: $names"
