@@ -275,7 +275,9 @@ mod tests {
         assert_ne!(bare.key, post.key, "the method is part of the request");
         let other = retry("GET /b HTTP/1.1\r\nHost: example.com\r\n\r\n");
         assert_ne!(bare.key, other.key);
-        let tunnel = retry("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nProxy-Authorization: NTLM TlRM\r\n\r\n");
+        let tunnel = retry(
+            "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nProxy-Authorization: NTLM TlRM\r\n\r\n",
+        );
         assert_eq!(tunnel.proxy_authorization, Some(AuthScheme::Ntlm));
         assert_eq!(tunnel.authorization, None);
         assert_ne!(tunnel.key, retry("CONNECT b:443 HTTP/1.1\r\n\r\n").key);
@@ -297,17 +299,26 @@ mod tests {
             Some(Challenge { proxy: true, offered: AuthScheme::Basic })
         );
         assert_eq!(
-            of("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n", 401),
+            of(
+                "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n",
+                401
+            ),
             None,
             "nothing to answer"
         );
         assert_eq!(
-            of("HTTP/1.1 407 Proxy Authentication Required\r\nWWW-Authenticate: Basic\r\n\r\n", 407),
+            of(
+                "HTTP/1.1 407 Proxy Authentication Required\r\nWWW-Authenticate: Basic\r\n\r\n",
+                407
+            ),
             None,
             "a proxy challenges with its own header"
         );
         assert_eq!(
-            of("HTTP/1.1 403 Forbidden\r\nWWW-Authenticate: Basic\r\n\r\n", 403),
+            of(
+                "HTTP/1.1 403 Forbidden\r\nWWW-Authenticate: Basic\r\n\r\n",
+                403
+            ),
             None
         );
     }
@@ -317,13 +328,23 @@ mod tests {
         let client: IpAddr = "10.0.0.1".parse().unwrap();
         let bare = retry("GET /a HTTP/1.1\r\nHost: h\r\n\r\n");
         let with = retry("GET /a HTTP/1.1\r\nHost: h\r\nAuthorization: Basic dTpw\r\n\r\n");
-        let proxied = retry("GET /a HTTP/1.1\r\nHost: h\r\nProxy-Authorization: Basic dTpw\r\n\r\n");
+        let proxied =
+            retry("GET /a HTTP/1.1\r\nHost: h\r\nProxy-Authorization: Basic dTpw\r\n\r\n");
         let mut c = Challenges::default();
         c.challenged(client, &bare, BASIC, leg(at(1, 0), at(2, 100)), None, None);
         let other: IpAddr = "10.0.0.2".parse().unwrap();
-        assert!(c.follow(other, &with, at(3, 110)).is_none(), "another client");
-        assert!(c.follow(client, &bare, at(3, 110)).is_none(), "no credentials");
-        assert!(c.follow(client, &proxied, at(3, 110)).is_none(), "a proxy's credentials");
+        assert!(
+            c.follow(other, &with, at(3, 110)).is_none(),
+            "another client"
+        );
+        assert!(
+            c.follow(client, &bare, at(3, 110)).is_none(),
+            "no credentials"
+        );
+        assert!(
+            c.follow(client, &proxied, at(3, 110)).is_none(),
+            "a proxy's credentials"
+        );
         assert!(c.follow(client, &with, at(3, 2_101)).is_none(), "too late");
         let f = c.follow(client, &with, at(3, 110)).expect("follows");
         assert_eq!(f.legs, vec![leg(at(1, 0), at(2, 100))]);
@@ -342,14 +363,32 @@ mod tests {
         let bare = retry("GET /a HTTP/1.1\r\nHost: h\r\n\r\n");
         let with = retry("GET /a HTTP/1.1\r\nHost: h\r\nAuthorization: NTLM TlRM\r\n\r\n");
         let mut c = Challenges::default();
-        c.challenged(client, &bare, ntlm, leg(at(1, 0), at(2, 100)), Some("GET /a".into()), None);
+        c.challenged(
+            client,
+            &bare,
+            ntlm,
+            leg(at(1, 0), at(2, 100)),
+            Some("GET /a".into()),
+            None,
+        );
         let first = c.follow(client, &with, at(3, 101)).expect("leg 1");
-        c.challenged(client, &with, ntlm, leg(at(3, 101), at(4, 201)), None, Some(first));
+        c.challenged(
+            client,
+            &with,
+            ntlm,
+            leg(at(3, 101), at(4, 201)),
+            None,
+            Some(first),
+        );
         let last = c.follow(client, &with, at(5, 202)).expect("leg 2");
         assert_eq!(last.legs.len(), 2);
         assert_eq!(last.legs[0].request, at(1, 0));
         assert_eq!(last.legs[1].answer, at(4, 201));
-        assert_eq!(last.request_label.as_deref(), Some("GET /a"), "the first request's");
+        assert_eq!(
+            last.request_label.as_deref(),
+            Some("GET /a"),
+            "the first request's"
+        );
         assert_eq!(last.answered_with, Some(AuthScheme::Ntlm));
     }
 }

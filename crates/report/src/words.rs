@@ -6,8 +6,8 @@
 //! ([`capture_notes`]), worded once for every renderer that shows it.
 
 use rttdoc_model::{
-    AppProtocol, AuthScheme, CaptureStats, ConnectionReport, Detail, Direction, Finding, FindingKind, Phase,
-    PreambleKind, QuicConnectionReport, QuicVersion, TfoOutcome,
+    AppProtocol, AuthScheme, CaptureStats, ConnectionReport, Detail, Direction, Finding,
+    FindingKind, Phase, PreambleKind, QuicConnectionReport, QuicVersion, TfoOutcome,
 };
 
 /// Fills `explanation` and `fix` of every finding of the connection.

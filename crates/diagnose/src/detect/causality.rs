@@ -423,6 +423,7 @@ mod tests {
             http: false,
             pipelined: 0,
             redirected: None,
+            challenged: None,
         }
     }
 

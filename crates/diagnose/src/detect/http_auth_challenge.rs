@@ -96,7 +96,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .iter()
                 .map(|l| l.answer.ts_ns.saturating_sub(l.request.ts_ns).max(0) as f64 / 1e6)
                 .sum(),
-            turnaround_ms: x.request_first.ts_ns.saturating_sub(last.answer.ts_ns).max(0) as f64
+            turnaround_ms: x
+                .request_first
+                .ts_ns
+                .saturating_sub(last.answer.ts_ns)
+                .max(0) as f64
                 / 1e6,
         };
         out.push(finding);

@@ -26,6 +26,7 @@ mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
 mod hello_retry_request;
+mod http_auth_challenge;
 mod http_redirect;
 mod initcwnd;
 mod ledger;
