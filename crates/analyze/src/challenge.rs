@@ -59,7 +59,7 @@ impl Retry {
     /// without the URL it asks for (a target in origin form needs a
     /// `Host`; a `CONNECT` asks for its authority).
     pub fn of_request(head: &[u8], asked: Option<&crate::redirect::Asked>) -> Option<Retry> {
-        let line_end = head.iter().position(|&b| b == b'\r' || b == b'\n')?;
+        let line_end = memchr::memchr2(b'\r', b'\n', head)?;
         let mut parts = head[..line_end].split(|&b| b == b' ');
         let method = parts.next()?;
         let mut hasher = rustc_hash::FxHasher::default();
@@ -70,22 +70,12 @@ impl Retry {
         } else {
             asked?.url().hash(&mut hasher);
         }
-        let mut retry = Retry {
+        let (authorization, proxy_authorization) = credentials(head);
+        Some(Retry {
             key: hasher.finish(),
-            authorization: None,
-            proxy_authorization: None,
-        };
-        for (name, value, ended) in crate::exchange::header_fields(head) {
-            if !ended {
-                continue;
-            }
-            if name.eq_ignore_ascii_case(b"authorization") {
-                retry.authorization = AuthScheme::of_value(value);
-            } else if name.eq_ignore_ascii_case(b"proxy-authorization") {
-                retry.proxy_authorization = AuthScheme::of_value(value);
-            }
-        }
-        Some(retry)
+            authorization,
+            proxy_authorization,
+        })
     }
 
     /// The credentials it carries for a challenge from a proxy (`proxy`)
@@ -96,6 +86,61 @@ impl Retry {
             false => self.authorization,
         }
     }
+}
+
+/// The schemes of a request head's `Authorization` and
+/// `Proxy-Authorization` fields (`head` starts with its request line),
+/// when their lines end within the captured bytes (a value cut short is
+/// not the value). Found by a search for their names' common tail, not by
+/// walking the head's lines: every request's head is read for them,
+/// whether or not a challenge is kept.
+fn credentials(head: &[u8]) -> (Option<AuthScheme>, Option<AuthScheme>) {
+    use std::sync::LazyLock;
+    // (Built once: a searcher's set-up costs more than a head's search.)
+    static NAME_TAILS: LazyLock<[memchr::memmem::Finder<'static>; 2]> = LazyLock::new(|| {
+        [
+            memchr::memmem::Finder::new(b"uthorization:"),
+            memchr::memmem::Finder::new(b"UTHORIZATION:"),
+        ]
+    });
+    let mut found = (None, None);
+    // (The fields end at the blank line, looked for only when a name was
+    // found: most heads carry none.)
+    let mut fields_end = None;
+    for finder in NAME_TAILS.iter() {
+        for at in finder.find_iter(head) {
+            if at == 0 || !head[at - 1].eq_ignore_ascii_case(&b'a') {
+                continue;
+            }
+            let name = at - 1;
+            let proxy = name >= 6 && head[name - 6..name].eq_ignore_ascii_case(b"proxy-");
+            let line = if proxy { name - 6 } else { name };
+            // (Its name begins a line, and not the request line.)
+            if line == 0 || head[line - 1] != b'\n' {
+                continue;
+            }
+            let end = *fields_end.get_or_insert_with(|| {
+                [&b"\n\r\n"[..], b"\n\n"]
+                    .iter()
+                    .filter_map(|blank| memchr::memmem::find(head, blank))
+                    .min()
+                    .unwrap_or(head.len())
+            });
+            if line > end {
+                continue;
+            }
+            let value = &head[at + finder.needle().len()..];
+            let Some(value_end) = memchr::memchr(b'\n', value) else {
+                continue;
+            };
+            let scheme = AuthScheme::of_value(value[..value_end].trim_ascii());
+            match proxy {
+                true => found.1 = scheme,
+                false => found.0 = scheme,
+            }
+        }
+    }
+    found
 }
 
 /// A challenge a response head made.
@@ -285,6 +330,44 @@ mod tests {
         let cut = retry("GET /a HTTP/1.1\r\nHost: example.com\r\nAuthorization: Basic dT");
         assert_eq!(cut.authorization, None);
         assert!(Retry::of_request(b"GET /a HTTP/1.1\r\n\r\n", None).is_none());
+    }
+
+    #[test]
+    fn credentials_are_fields_of_the_head_whatever_their_names_case() {
+        let of = |head: &str| credentials(head.as_bytes());
+        use AuthScheme::*;
+        assert_eq!(
+            of("GET / HTTP/1.1\r\nHost: h\r\nauthorization: Bearer t\r\n\r\n"),
+            (Some(Bearer), None)
+        );
+        assert_eq!(
+            of("GET / HTTP/1.1\r\nPROXY-AUTHORIZATION: Basic x\r\nAuthorization:NTLM y\r\n\r\n"),
+            (Some(Ntlm), Some(Basic))
+        );
+        assert_eq!(
+            of("GET / HTTP/1.1\nHost: h\nAuthorization: Digest u\n\n"),
+            (Some(Digest), None),
+            "bare line feeds"
+        );
+        for (head, why) in [
+            (
+                "GET / HTTP/1.1\r\nX-Authorization: Basic x\r\n\r\n",
+                "another field",
+            ),
+            (
+                "GET / HTTP/1.1\r\nX-Proxy-Authorization: Basic x\r\n\r\n",
+                "another field",
+            ),
+            (
+                "POST / HTTP/1.1\r\nHost: h\r\n\r\nAuthorization: Basic x\r\n",
+                "the body",
+            ),
+            ("GET /?Authorization: HTTP/1.1\r\n\r\n", "the request line"),
+            ("GET / HTTP/1.1\r\nAuthorization: Basic x", "cut short"),
+            ("GET / HTTP/1.1\r\nAuthorization: \r\n\r\n", "no scheme"),
+        ] {
+            assert_eq!(of(head), (None, None), "{why}");
+        }
     }
 
     #[test]
