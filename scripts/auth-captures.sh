@@ -41,23 +41,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/relay-path.sh"
 relay_lab rtauth$$ /tmp/rttdoc-auth
 chmod 755 "$work"
-extra_cleanup() {
-  [[ -f $work/nginx.pid ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-  relay_stop_servers
-}
-
 mkdir -p "$work/www/private"
 head -c 600 /dev/zero | tr '\0' a > "$work/www/a.txt"
 head -c 600 /dev/zero | tr '\0' p > "$work/www/private/report.txt"
 printf 'u:{PLAIN}p\n' > "$work/htpasswd"
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  root $work/www;
+relay_nginx "$(cat <<CONF
   server {
     listen 10.81.2.1:8080;
     location /private/ {
@@ -65,9 +53,8 @@ http {
       auth_basic_user_file $work/htpasswd;
     }
   }
-}
 CONF
-ip netns exec "$S" nginx -c "$work/nginx.conf"
+)"
 
 cat > "$work/ntlm.py" <<'PY'
 import base64, http.server, struct

@@ -31,24 +31,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/relay-path.sh"
 relay_lab rtredir$$ /tmp/rttdoc-redirect
 chmod 755 "$work"
-extra_cleanup() {
-  [[ -f $work/nginx.pid ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-  relay_stop_servers
-}
-
 mkdir -p "$work/www/docs"
 head -c 600 /dev/zero | tr '\0' d > "$work/www/docs/index.html"
 head -c 600 /dev/zero | tr '\0' a > "$work/www/a.txt"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
   -keyout "$work/key.pem" -out "$work/cert.pem" -days 2 -subj /CN=rttdoc.test >/dev/null 2>&1
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 64; }
-http {
-  access_log off;
-  root $work/www;
+relay_nginx "$(cat <<CONF
   server {
     listen 10.81.2.1:8080;
     location = /old { return 302 https://rttdoc.test:8443/a.txt; }
@@ -59,9 +47,8 @@ http {
     ssl_certificate_key $work/key.pem;
     ssl_protocols TLSv1.3;
   }
-}
 CONF
-ip netns exec "$S" nginx -c "$work/nginx.conf"
+)"
 relay_listening 8443
 
 r="--resolve rttdoc.test:8080:10.81.2.1 --resolve rttdoc.test:8443:10.81.2.1"

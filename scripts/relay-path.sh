@@ -70,6 +70,8 @@ relay_lab_cleanup() {
   local p n
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   if declare -F extra_cleanup >/dev/null; then extra_cleanup; fi
+  # (A namespace deleted with processes in it lives on with them.)
+  relay_stop_servers
   wait 2>/dev/null || true
   if [[ -n ${relay_resolver:-} ]]; then
     rm -rf "/etc/netns/$S" "/etc/netns/$C"
@@ -140,7 +142,31 @@ relay_listening() {
 # Stops every process in the server's namespace (servers a script started
 # outside $pids, which relay_capture stops after each capture).
 relay_stop_servers() {
-  ip netns pids "$S" | xargs -r kill 2>/dev/null || true
+  ip netns pids "$S" 2>/dev/null | xargs -r kill 2>/dev/null || true
+}
+
+# Sourced too, by the scripts whose server is nginx:
+#
+#   relay_nginx HTTP_BLOCK
+#
+# After relay_lab: writes $work/nginx.conf (one worker, its pid and error
+# log in $work, no access log, root $work/www) with HTTP_BLOCK (server
+# blocks) inside its `http {}`, and starts nginx in the server's namespace
+# (outside $pids: relay_lab's cleanup stops it with the namespace's other
+# servers).
+relay_nginx() {
+  cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 64; }
+http {
+  access_log off;
+  root $work/www;
+$1
+}
+CONF
+  ip netns exec "$S" nginx -c "$work/nginx.conf"
 }
 
 # Sourced too, by the scripts whose server is RabbitMQ:

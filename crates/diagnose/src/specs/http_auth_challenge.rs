@@ -13,7 +13,7 @@
 //! > attributed to the excess.
 
 use super::*;
-use crate::model::{AuthScheme, Detail, Phase};
+use crate::model::{AuthScheme, Detail};
 use FindingKind::HttpAuthChallenge;
 
 const RTT: f64 = 40.0;
@@ -28,52 +28,11 @@ const REPORT_BASIC: &[u8] =
     b"GET /report HTTP/1.1\r\nHost: example.com\r\nAuthorization: Basic dTpw\r\n\r\n";
 const CHALLENGE_BASIC: &[u8] = b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"r\"\r\nContent-Length: 0\r\n\r\n";
 
-/// One keep-alive connection: `first` answered (1 ms after it arrived)
-/// by `challenge`, then, `turnaround` ms after the challenge reached the
-/// client, `next`, answered by a page. Returns the request, the
-/// challenge and `next`.
-fn on_one_connection(
-    path: Path,
-    first: &'static [u8],
-    challenge: &'static [u8],
-    turnaround: f64,
-    next: &'static [u8],
-) -> (Outcome, [Id; 3]) {
-    let mut w = Wire::new(path);
-    let [_, _, ack] = w.handshake(0.0);
-    let asked = w.send(C, w.sent(ack), first);
-    let challenged = w.send(S, w.arrival(asked) + 1.0, challenge);
-    let again = w.send(C, w.arrival(challenged) + turnaround, next);
-    let page = w.send(S, w.arrival(again) + 1.0, bytes(300));
-    w.ack(C, w.arrival(page));
-    (w.run(), [asked, challenged, again])
-}
-
 #[test]
 fn a_basic_challenge_costs_the_challenged_request_s_round_trip() {
     for path in Path::all(RTT) {
-        let (o, [asked, challenged, again]) =
-            on_one_connection(path, REPORT, CHALLENGE_BASIC, 0.5, REPORT_BASIC);
-        let f = o.the(HttpAuthChallenge);
-        assert_eq!(f.phase, Some(Phase::FirstByte));
-        assert_eq!(f.frames, o.frames(&[asked, challenged, again]));
-        // Both ends are the client's packets: exact at every vantage.
-        assert_waits(
-            &f.waits,
-            &[o.wait(asked, again, Some(challenged), RTT + 1.5)],
-            EXACT,
-        );
-        assert_cost_is_its_waits(f);
-        assert_eq!(f.attributed_ms, 0.0, "the ideal counts every request");
-        assert_eq!(
-            f.display_filter,
-            format!(
-                "tcp.stream eq 0 && frame.number in {{{}, {}, {}}}",
-                o.frame(asked),
-                o.frame(challenged),
-                o.frame(again)
-            )
-        );
+        let (o, ids) = asked_again(path, REPORT, CHALLENGE_BASIC, 0.5, REPORT_BASIC);
+        let f = the_wait_to_ask_again(&o, HttpAuthChallenge, ids, RTT + 1.5);
         match &f.detail {
             Detail::HttpAuthChallenge {
                 exchange: 2,
@@ -266,7 +225,7 @@ fn near_misses_are_no_challenge_answered() {
             REPORT_BASIC,
         ),
     ] {
-        let (o, _) = on_one_connection(path, REPORT, challenge, turnaround, next);
+        let (o, _) = asked_again(path, REPORT, challenge, turnaround, next);
         assert!(!o.kinds().contains(&HttpAuthChallenge), "{why}");
     }
 }

@@ -14,7 +14,7 @@
 
 use super::tls::{encrypted, tls13_handshake, Offer};
 use super::*;
-use crate::model::{Detail, Phase};
+use crate::model::Detail;
 use FindingKind::HttpRedirect;
 
 const RTT: f64 = 40.0;
@@ -37,49 +37,21 @@ fn told(f: &Finding) -> (f64, &Detail) {
     }
 }
 
-/// One keep-alive connection: `GET /docs` answered with `answer`, then,
-/// `turnaround` ms after the answer reached the client, `next`. Returns
-/// the first request, the answer and `next`.
+/// `GET /docs` answered with `answer`, then `next` (specs::asked_again).
 fn on_one_connection(
     path: Path,
     answer: &'static [u8],
     turnaround: f64,
     next: &'static [u8],
 ) -> (Outcome, [Id; 3]) {
-    let mut w = Wire::new(path);
-    let [_, _, ack] = w.handshake(0.0);
-    let first = w.send(C, w.sent(ack), DOCS);
-    let moved = w.send(S, w.arrival(first) + 1.0, answer);
-    let follow = w.send(C, w.arrival(moved) + turnaround, next);
-    let page = w.send(S, w.arrival(follow) + 1.0, bytes(300));
-    w.ack(C, w.arrival(page));
-    (w.run(), [first, moved, follow])
+    asked_again(path, DOCS, answer, turnaround, next)
 }
 
 #[test]
 fn a_missing_trailing_slash_costs_the_redirect_s_round_trip_on_the_same_connection() {
     for path in Path::all(RTT) {
-        let (o, [first, moved, follow]) = on_one_connection(path, MOVED_SLASH, 0.0, DOCS_SLASH);
-        let f = o.the(HttpRedirect);
-        assert_eq!(f.phase, Some(Phase::FirstByte));
-        assert_eq!(f.frames, o.frames(&[first, moved, follow]));
-        // Both ends are the client's packets: exact at every vantage.
-        assert_waits(
-            &f.waits,
-            &[o.wait(first, follow, Some(moved), RTT + 1.0)],
-            EXACT,
-        );
-        assert_cost_is_its_waits(f);
-        assert_eq!(f.attributed_ms, 0.0, "the ideal counts every request");
-        assert_eq!(
-            f.display_filter,
-            format!(
-                "tcp.stream eq 0 && frame.number in {{{}, {}, {}}}",
-                o.frame(first),
-                o.frame(moved),
-                o.frame(follow)
-            )
-        );
+        let (o, ids) = on_one_connection(path, MOVED_SLASH, 0.0, DOCS_SLASH);
+        let f = the_wait_to_ask_again(&o, HttpRedirect, ids, RTT + 1.0);
         let (turnaround_ms, d) = told(f);
         assert!(
             matches!(d, Detail::HttpRedirect {

@@ -1021,6 +1021,53 @@ impl Outcome {
     }
 }
 
+/// One keep-alive connection, its set-up at 0: `first` answered (1 ms
+/// after it arrived) by `answer`, then, `turnaround` ms after the answer
+/// reached the client, `next`, answered by a page (a redirect followed, a
+/// challenge answered, or a near miss of either). Returns `first`, the
+/// answer and `next`.
+pub fn asked_again(
+    path: Path,
+    first: &'static [u8],
+    answer: &'static [u8],
+    turnaround: f64,
+    next: &'static [u8],
+) -> (Outcome, [Id; 3]) {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    let asked = w.send(C, w.sent(ack), first);
+    let answered = w.send(S, w.arrival(asked) + 1.0, answer);
+    let again = w.send(C, w.arrival(answered) + turnaround, next);
+    let page = w.send(S, w.arrival(again) + 1.0, bytes(300));
+    w.ack(C, w.arrival(page));
+    (w.run(), [asked, answered, again])
+}
+
+/// The one finding of `kind` on [`asked_again`]'s connection (`ids`:
+/// what it returned), checked for what every such finding is: one wait
+/// of `ms` from the first request to the next, released by the answer
+/// between them (both ends the client's packets: exact at every vantage),
+/// the three frames cited and shown, priced into the ideal.
+pub fn the_wait_to_ask_again(o: &Outcome, kind: FindingKind, ids: [Id; 3], ms: f64) -> &Finding {
+    let [asked, answered, again] = ids;
+    let f = o.the(kind);
+    assert_eq!(f.phase, Some(crate::model::Phase::FirstByte));
+    assert_eq!(f.frames, o.frames(&ids));
+    assert_waits(&f.waits, &[o.wait(asked, again, Some(answered), ms)], 1e-3);
+    assert_cost_is_its_waits(f);
+    assert_eq!(f.attributed_ms, 0.0, "the ideal counts every request");
+    assert_eq!(
+        f.display_filter,
+        format!(
+            "tcp.stream eq 0 && frame.number in {{{}, {}, {}}}",
+            o.frame(asked),
+            o.frame(answered),
+            o.frame(again)
+        )
+    );
+    f
+}
+
 /// `actual` is `expected` within `tol` (all ms); `why` says where the
 /// tolerance comes from.
 #[track_caller]
