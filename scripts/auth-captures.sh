@@ -24,6 +24,11 @@
 #                        request, one 401, served
 #   proxy-anyauth.pcap   curl --proxy-anyauth through tinyproxy: 407
 #                        Basic, then the request with Proxy-Authorization
+#   basic-anyauth-tls.pcapng  the same as basic-anyauth over TLS 1.3
+#                        (nginx on 8443, curl --http1.1), curl's key log
+#                        (SSLKEYLOGFILE) in the file's Decryption Secrets
+#                        Block (editcap --inject-secrets), as Wireshark users
+#                        keep it
 #   basic-preemptive.pcap  control: curl -u sends Basic with the first
 #                        request: never challenged
 #   basic-rejected.pcap  control: curl --anyauth with a wrong password: 401,
@@ -31,7 +36,8 @@
 #   basic-later.pcap     control: a 401, and the same request with
 #                        credentials 3 s later (a person typing)
 #
-# Needs root, ip, tcpdump, python3, nginx, tinyproxy, curl. Everything it
+# Needs root, ip, tcpdump, python3, nginx, tinyproxy, curl, openssl,
+# editcap. Everything it
 # creates is removed on exit, also on failure; every wait is bounded.
 set -euo pipefail
 out=$(realpath -m "${1:-$(dirname "$0")/../tests/data/auth}")
@@ -45,9 +51,15 @@ mkdir -p "$work/www/private"
 head -c 600 /dev/zero | tr '\0' a > "$work/www/a.txt"
 head -c 600 /dev/zero | tr '\0' p > "$work/www/private/report.txt"
 printf 'u:{PLAIN}p\n' > "$work/htpasswd"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+  -keyout "$work/key.pem" -out "$work/cert.pem" -days 2 -subj /CN=rttdoc.test >/dev/null 2>&1
 relay_nginx "$(cat <<CONF
   server {
     listen 10.81.2.1:8080;
+    listen 10.81.2.1:8443 ssl;
+    ssl_certificate $work/cert.pem;
+    ssl_certificate_key $work/key.pem;
+    ssl_protocols TLSv1.3;
     location /private/ {
       auth_basic "rttdoc";
       auth_basic_user_file $work/htpasswd;
@@ -102,10 +114,12 @@ BasicAuth u p
 CONF
 ip netns exec "$S" tinyproxy -d -c "$work/tinyproxy.conf" > "$work/tinyproxy.log" 2>&1 &
 relay_listening 8080
+relay_listening 8443
 relay_listening 8081
 relay_listening 8888
 
 r="--resolve rttdoc.test:8080:10.81.2.1 --resolve rttdoc.test:8081:10.81.2.1"
+r="$r --resolve rttdoc.test:8443:10.81.2.1"
 u=http://rttdoc.test:8080/private/report.txt
 cat > "$work/later.sh" <<SH
 curl -s $r "$u" -o /dev/null
@@ -119,13 +133,18 @@ SH
   relay_capture ntlm curl -s $r --ntlm -u u:p http://rttdoc.test:8081/report
   relay_capture proxy-anyauth curl -s $r -x http://10.81.2.1:8888 --proxy-anyauth -U u:p \
     http://10.81.2.1:8080/a.txt
+  SSLKEYLOGFILE=$work/keys relay_capture basic-anyauth-tls curl -sk $r --http1.1 --anyauth -u u:p \
+    https://rttdoc.test:8443/private/report.txt
   relay_capture basic-preemptive curl -s $r -u u:p "$u"
   relay_capture basic-rejected curl -s $r --anyauth -u u:wrong "$u"
   relay_capture basic-later bash "$work/later.sh"
 }
 
+editcap --inject-secrets "tls,$work/keys" "$work/basic-anyauth-tls.pcap" \
+  "$work/basic-anyauth-tls.pcapng"
+gzip -9n -c "$work/basic-anyauth-tls.pcapng" > "$out/basic-anyauth-tls.pcapng.gz"
 names="basic-anyauth ntlm-anyauth ntlm proxy-anyauth basic-preemptive basic-rejected basic-later"
 for name in $names; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: $names"
+echo "made $out: $names basic-anyauth-tls"

@@ -16,12 +16,16 @@
 #                       the same connection
 #   https.pcap          curl -L /old: a 302 to https://, followed on a new
 #                       TLS connection (its ClientHello names rttdoc.test)
+#   slash-tls.pcapng    curl -L --http1.1 https://.../docs: the same 301
+#                       inside TLS 1.3, curl's key log (SSLKEYLOGFILE) in the
+#                       file's Decryption Secrets Block (editcap
+#                       --inject-secrets)
 #   direct.pcap         control: curl asks /docs/ and then the https URL
 #                       itself, no redirect
 #   not-followed.pcap   control: curl without -L asks /docs: the 301 comes,
 #                       nobody follows it
 #
-# Needs root, ip, tcpdump, python3, nginx, curl, openssl. Everything it
+# Needs root, ip, tcpdump, python3, nginx, curl, openssl, editcap. Everything it
 # creates is removed on exit, also on failure; every wait is bounded.
 set -euo pipefail
 out=$(realpath -m "${1:-$(dirname "$0")/../tests/data/redirect}")
@@ -57,11 +61,14 @@ u=http://rttdoc.test:8080
 {
   relay_capture slash curl -sL $r "$u/docs"
   relay_capture https curl -sLk $r "$u/old"
+  SSLKEYLOGFILE=$work/keys relay_capture slash-tls curl -sLk --http1.1 $r https://rttdoc.test:8443/docs
   relay_capture direct curl -sk $r "$u/docs/" https://rttdoc.test:8443/a.txt
   relay_capture not-followed curl -s $r "$u/docs"
 }
 
+editcap --inject-secrets "tls,$work/keys" "$work/slash-tls.pcap" "$work/slash-tls.pcapng"
+gzip -9n -c "$work/slash-tls.pcapng" > "$out/slash-tls.pcapng.gz"
 for name in slash https direct not-followed; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: slash https direct not-followed"
+echo "made $out: slash slash-tls https direct not-followed"

@@ -1076,7 +1076,7 @@ pub(crate) fn header_fields(head: &[u8]) -> impl Iterator<Item = (&[u8], &[u8], 
 
 /// Whether `bytes` begin with an HTTP method and a space: a request
 /// line's start, told without reading the line.
-fn begins_request(bytes: &[u8]) -> bool {
+pub(crate) fn begins_request(bytes: &[u8]) -> bool {
     METHODS.iter().any(|m| {
         bytes
             .strip_prefix(m.as_bytes())

@@ -117,16 +117,28 @@ enum Http2Record {
     ControlSized,
 }
 
-/// An HTTP/2 connection read through its TLS 1.3 application keys
-/// (`--keylog`): each side's next record number, and whether the
-/// connection speaks HTTP/2 (the client's first data its preface, or the
-/// server's a SETTINGS frame); other protocols are left to the records'
-/// sizes, as without the keys.
+/// An HTTP connection read through its TLS 1.3 application keys
+/// (`--keylog`, or the secrets a pcapng carries): each side's next record
+/// number, and what the connection speaks, once its first data says.
+/// HTTP/2 (the client's first data its preface, or the server's a
+/// SETTINGS frame) and HTTP/1.x (the client's first data a request line)
+/// are read as in the clear: their requests named, their answers' status
+/// lines and headers read (a redirect, an authentication challenge).
+/// Other protocols are left to the records' sizes, as without the keys.
 #[derive(Debug)]
 pub(crate) struct Decrypting {
     keys: crate::keylog::AppKeys,
     next: [Option<u64>; 2],
-    h2: Option<bool>,
+    speaks: Option<Speaks>,
+}
+
+/// What a connection read through its keys speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Speaks {
+    Http2,
+    Http1,
+    /// Another protocol: left to the records' sizes.
+    Other,
 }
 
 #[derive(Debug, Default)]
@@ -601,7 +613,7 @@ impl TlsSession {
             Box::new(Decrypting {
                 keys,
                 next: [None, None],
-                h2: None,
+                speaks: None,
             })
         });
     }
@@ -637,37 +649,58 @@ impl TlsSession {
             return false;
         };
         d.next[side] = Some(n + 1);
-        if d.h2.is_none() && inner == ct::APPLICATION_DATA {
-            d.h2 = match dir {
-                Direction::ClientToServer => Some(plain.starts_with(b"PRI * HTTP/2.0")),
-                Direction::ServerToClient => crate::h2c::is_settings(&plain).then_some(true),
+        if d.speaks.is_none() && inner == ct::APPLICATION_DATA {
+            d.speaks = match dir {
+                Direction::ClientToServer if plain.starts_with(b"PRI * HTTP/2.0") => {
+                    Some(Speaks::Http2)
+                }
+                Direction::ClientToServer if crate::exchange::begins_request(&plain) => {
+                    Some(Speaks::Http1)
+                }
+                Direction::ClientToServer => Some(Speaks::Other),
+                // (A server that speaks first: HTTP/2's preface, or
+                // another protocol's greeting, which the client's first
+                // data will tell.)
+                Direction::ServerToClient => {
+                    crate::h2c::is_settings(&plain).then_some(Speaks::Http2)
+                }
             };
         }
-        // Until the connection shows HTTP/2, its records are only counted
-        // (the sizes speak for them, tickets and all, as without keys).
-        if d.h2 != Some(true) {
-            if d.h2 == Some(false) {
+        let http = match d.speaks {
+            Some(Speaks::Http2 | Speaks::Http1) => true,
+            Some(Speaks::Other) => {
                 self.decrypting = None;
+                return false;
             }
-            return false;
-        }
+            None => false,
+        };
         let len = r.length as u32;
         match inner {
-            ct::APPLICATION_DATA => {
+            ct::APPLICATION_DATA if http => {
                 exchanges.on_data(dir, started, end, plain.len() as u64, &plain);
             }
+            // Until the connection shows HTTP, its data is only counted
+            // (the sizes speak for it, as without keys).
+            ct::APPLICATION_DATA => return false,
+            // (Opened, a ticket is a ticket, whatever the connection turns
+            // out to speak: a server sends its tickets when the client's
+            // Finished comes, before the request at a server's vantage.)
             ct::HANDSHAKE if dir == Direction::ServerToClient => {
                 self.ticket(started, end, len, false)
             }
             ct::ALERT => self.note(started, end, dir, TlsMessage::AlertEncrypted, len),
-            _ => {}
+            _ if http => {}
+            _ => return false,
         }
         true
     }
 
-    /// Whether the session's HTTP/2 frames were read through its keys.
+    /// Whether the session's HTTP (its HTTP/2 frames, its HTTP/1.x
+    /// requests and answers) was read through its keys.
     pub(crate) fn read_through_keys(&self) -> bool {
-        self.decrypting.as_ref().is_some_and(|d| d.h2 == Some(true))
+        self.decrypting
+            .as_ref()
+            .is_some_and(|d| matches!(d.speaks, Some(Speaks::Http2 | Speaks::Http1)))
     }
 
     /// A handshake record whose body a snap length cut: the hellos are

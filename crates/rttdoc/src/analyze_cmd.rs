@@ -103,9 +103,11 @@ pub struct AnalyzeArgs {
     no_progress: bool,
     /// TLS key log (SSLKEYLOGFILE format, as Wireshark's tls.keylog_file):
     /// used to read TLS 1.3 0-RTT early data (early_data_unsafe), to tell a
-    /// server's session tickets from its first answer, and to read an
-    /// HTTP/2 connection's frames (gRPC's calls named and timed). Key logs
-    /// embedded in a pcapng (Decryption Secrets Blocks) are added to it.
+    /// server's session tickets from its first answer, and to read a TLS
+    /// 1.3 connection's HTTP as in the clear: HTTP/2's frames (gRPC's calls
+    /// named and timed), HTTP/1.x's requests and answers (redirects,
+    /// authentication challenges). Key logs embedded in a pcapng
+    /// (Decryption Secrets Blocks) are added to it.
     #[arg(long, value_name = "FILE")]
     keylog: Option<std::path::PathBuf>,
     /// Ledger only: skip the diagnosis (no findings, all excess unexplained).

@@ -12,6 +12,8 @@
 //! one. Controls: `basic-preemptive` (curl `-u` sends Basic at once),
 //! `basic-rejected` (a wrong password: challenged twice, nothing served),
 //! `basic-later` (the same request with credentials 3 s after the 401).
+//! `basic-anyauth-tls`: `basic-anyauth` over TLS 1.3 (curl `--http1.1`),
+//! curl's key log carried in the pcapng (editcap `--inject-secrets`).
 //! Committed under tests/data/auth, re-made live when root.
 //!
 //! The oracle is tshark's reading of the same capture, not rttdoc's: each
@@ -217,6 +219,13 @@ fn check_made(dir: &Path) {
     let rtts = x["cost_rtts"].as_f64().unwrap();
     assert!((0.9..1.2).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("preemptive"), "{x}");
+    // The same over TLS 1.3, its key log in the pcapng (editcap
+    // --inject-secrets): read through the keys as tshark reads it.
+    let tls = dir.join("basic-anyauth-tls.pcapng.gz");
+    assert_eq!(check(&tls), [1]);
+    let x = the_finding(&tls, 0);
+    let rtts = x["cost_rtts"].as_f64().unwrap();
+    assert!((0.9..1.2).contains(&rtts), "{rtts} RTT");
     // NTLM asked for with nothing: two challenges, two round trips.
     assert_eq!(check(&at("ntlm-anyauth")), [2]);
     let x = the_finding(&at("ntlm-anyauth"), 0);
@@ -262,6 +271,8 @@ fn live_challenges_cost_what_the_client_waited() {
             "tinyproxy",
             "curl",
             "python3",
+            "openssl",
+            "editcap",
         ],
         true,
     ) {

@@ -3,7 +3,8 @@
 //! Producer: scripts/redirect-captures.sh: curl and nginx over real Linux
 //! TCP, 20 ms each way, captured on the client's interface. `slash`:
 //! nginx's own 301 from a directory's URL to the URL with its slash,
-//! followed on the same connection. `https`: a 302 to `https://`, followed
+//! followed on the same connection (and `slash-tls`, the same inside TLS
+//! 1.3 with curl's key log in the pcapng). `https`: a 302 to `https://`, followed
 //! on a new TLS connection. Controls: `direct` (the final URLs asked for
 //! directly) and `not-followed` (the 301 comes, curl without `-L` stops).
 //! Committed under tests/data/redirect, re-made live when root.
@@ -385,6 +386,15 @@ fn check_made(dir: &Path) {
     let rtts = x["cost_rtts"].as_f64().unwrap();
     assert!((0.9..1.2).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("trailing slash"), "{x}");
+    // The same inside TLS 1.3, read through curl's key log in the pcapng
+    // (editcap --inject-secrets), as tshark reads it.
+    let tls = dir.join("slash-tls.pcapng.gz");
+    assert_eq!(check(&tls), 1);
+    let doc = run_rttdoc_json(&tls);
+    let [(0, x)] = findings_of(&doc, "http_redirect")[..] else {
+        panic!("{doc}")
+    };
+    assert!(x["fix"].as_str().unwrap().contains("trailing slash"), "{x}");
     // To https://: the port-8080 connection was opened for the request
     // that got the 302, and the TLS connection only when it came: two
     // round trips, from the first SYN to the second.
@@ -422,7 +432,7 @@ fn live_redirects_cost_what_the_client_waited() {
     if !require(
         "live_redirects_cost_what_the_client_waited",
         &[
-            "tshark", "ip", "tcpdump", "nginx", "curl", "openssl", "python3",
+            "tshark", "ip", "tcpdump", "nginx", "curl", "openssl", "python3", "editcap",
         ],
         true,
     ) {
