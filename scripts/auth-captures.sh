@@ -29,6 +29,11 @@
 #                        (SSLKEYLOGFILE) in the file's Decryption Secrets
 #                        Block (editcap --inject-secrets), as Wireshark users
 #                        keep it
+#   basic-anyauth-tls12.pcapng  the same over TLS 1.2 (curl --tls-max 1.2:
+#                        ECDHE-ECDSA-AES256-GCM-SHA384), its key log's
+#                        CLIENT_RANDOM line injected
+#   basic-anyauth-tls12-chacha.pcapng  the same with
+#                        ECDHE-ECDSA-CHACHA20-POLY1305
 #   basic-preemptive.pcap  control: curl -u sends Basic with the first
 #                        request: never challenged
 #   basic-rejected.pcap  control: curl --anyauth with a wrong password: 401,
@@ -59,7 +64,7 @@ relay_nginx "$(cat <<CONF
     listen 10.81.2.1:8443 ssl;
     ssl_certificate $work/cert.pem;
     ssl_certificate_key $work/key.pem;
-    ssl_protocols TLSv1.3;
+    ssl_protocols TLSv1.2 TLSv1.3;
     location /private/ {
       auth_basic "rttdoc";
       auth_basic_user_file $work/htpasswd;
@@ -135,16 +140,23 @@ SH
     http://10.81.2.1:8080/a.txt
   SSLKEYLOGFILE=$work/keys relay_capture basic-anyauth-tls curl -sk $r --http1.1 --anyauth -u u:p \
     https://rttdoc.test:8443/private/report.txt
+  SSLKEYLOGFILE=$work/keys12 relay_capture basic-anyauth-tls12 curl -sk $r --http1.1 --tls-max 1.2 \
+    --anyauth -u u:p https://rttdoc.test:8443/private/report.txt
+  SSLKEYLOGFILE=$work/keys12c relay_capture basic-anyauth-tls12-chacha curl -sk $r --http1.1 \
+    --tls-max 1.2 --ciphers ECDHE-ECDSA-CHACHA20-POLY1305 --anyauth -u u:p \
+    https://rttdoc.test:8443/private/report.txt
   relay_capture basic-preemptive curl -s $r -u u:p "$u"
   relay_capture basic-rejected curl -s $r --anyauth -u u:wrong "$u"
   relay_capture basic-later bash "$work/later.sh"
 }
 
-editcap --inject-secrets "tls,$work/keys" "$work/basic-anyauth-tls.pcap" \
-  "$work/basic-anyauth-tls.pcapng"
-gzip -9n -c "$work/basic-anyauth-tls.pcapng" > "$out/basic-anyauth-tls.pcapng.gz"
+for tls in tls:keys tls12:keys12 tls12-chacha:keys12c; do
+  name=basic-anyauth-${tls%%:*}
+  editcap --inject-secrets "tls,$work/${tls##*:}" "$work/$name.pcap" "$work/$name.pcapng"
+  gzip -9n -c "$work/$name.pcapng" > "$out/$name.pcapng.gz"
+done
 names="basic-anyauth ntlm-anyauth ntlm proxy-anyauth basic-preemptive basic-rejected basic-later"
 for name in $names; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: $names basic-anyauth-tls"
+echo "made $out: $names basic-anyauth-tls basic-anyauth-tls12 basic-anyauth-tls12-chacha"

@@ -2,8 +2,10 @@
 //! OpenSSL and rustls write, and Wireshark reads) and what rttdoc does with
 //! them: decrypt TLS 1.3 0-RTT early data, to see which request rode in
 //! it (`early_data_unsafe`), type a server's records after its handshake
-//! (tickets or data), and read an HTTP/2 connection's frames (tls.rs):
-//! its application data, both ways. Nothing else is decrypted.
+//! (tickets or data), and read an HTTP connection's application data,
+//! both ways (tls.rs): TLS 1.3's from its traffic secrets, TLS 1.2's
+//! (AEAD suites: AES-GCM, ChaCha20-Poly1305) from its master secret
+//! (`CLIENT_RANDOM` lines). Nothing else is decrypted.
 //!
 //! Early data is protected with keys from `CLIENT_EARLY_TRAFFIC_SECRET`
 //! (RFC 8446 7.3): key = HKDF-Expand-Label(secret, "key", "", key_len),
@@ -15,7 +17,7 @@ use std::collections::HashMap;
 use std::io::{self, BufRead};
 use std::path::Path;
 
-use ring::{aead, hkdf};
+use ring::{aead, hkdf, hmac};
 
 /// The early traffic secrets of a key log, by ClientHello random.
 #[derive(Debug, Default, Clone)]
@@ -26,14 +28,35 @@ pub struct KeyLog {
     /// its first response bytes.
     server_app: HashMap<[u8; 32], Vec<u8>>,
     /// CLIENT_TRAFFIC_SECRET_0: the client's, with the server's to read
-    /// an HTTP/2 connection's frames (tls.rs).
+    /// an HTTP connection's data (tls.rs).
     client_app: HashMap<[u8; 32], Vec<u8>>,
+    /// CLIENT_RANDOM: a TLS 1.2 session's master secret, both sides' record
+    /// keys derived from it with the hellos' randoms.
+    master: HashMap<[u8; 32], Vec<u8>>,
 }
 
-/// Both sides' first application traffic keys of a TLS 1.3 session:
-/// their records opened in order, from the first that opens as number 0.
+/// Both sides' application record keys of a session (TLS 1.3's first
+/// traffic keys, or TLS 1.2's): their records opened in order.
 pub struct AppKeys {
-    keys: [TrafficKeys; 2],
+    keys: [RecordKeys; 2],
+    /// The number of each side's first application data record: 0 under
+    /// TLS 1.3's traffic keys, 1 under TLS 1.2's (its Finished was 0).
+    pub first: u64,
+}
+
+/// One side's record protection.
+enum RecordKeys {
+    Tls13(TrafficKeys),
+    Tls12(Tls12Keys),
+}
+
+impl RecordKeys {
+    fn open(&self, n: u64, body: &[u8]) -> Option<(Vec<u8>, u8)> {
+        match self {
+            RecordKeys::Tls13(k) => k.open(n, body),
+            RecordKeys::Tls12(k) => k.open(n, body).map(|plain| (plain, 0x17)),
+        }
+    }
 }
 
 impl std::fmt::Debug for AppKeys {
@@ -73,13 +96,14 @@ impl KeyLog {
         Ok(log)
     }
 
-    /// One key log line; anything but an early traffic secret is ignored.
+    /// One key log line; anything but the secrets above is ignored.
     pub fn add_line(&mut self, line: &str) {
         let mut f = line.split_whitespace();
         let map = match f.next() {
             Some("CLIENT_EARLY_TRAFFIC_SECRET") => &mut self.early,
             Some("SERVER_TRAFFIC_SECRET_0") => &mut self.server_app,
             Some("CLIENT_TRAFFIC_SECRET_0") => &mut self.client_app,
+            Some("CLIENT_RANDOM") => &mut self.master,
             _ => return,
         };
         let (Some(random), Some(secret)) = (f.next().and_then(unhex), f.next().and_then(unhex))
@@ -125,16 +149,33 @@ impl KeyLog {
         let client = TrafficKeys::derive(suite, self.client_app.get(client_random)?)?;
         let server = TrafficKeys::derive(suite, self.server_app.get(client_random)?)?;
         Some(AppKeys {
-            keys: [client, server],
+            keys: [RecordKeys::Tls13(client), RecordKeys::Tls13(server)],
+            first: 0,
+        })
+    }
+
+    /// Both sides' record keys of a TLS 1.2 session, when the log has its
+    /// master secret and `suite` is one of the AEAD suites.
+    pub fn tls12_keys(
+        &self,
+        client_random: &[u8; 32],
+        server_random: &[u8; 32],
+        suite: u16,
+    ) -> Option<AppKeys> {
+        let master = self.master.get(client_random)?;
+        let [client, server] = Tls12Keys::derive(suite, master, client_random, server_random)?;
+        Some(AppKeys {
+            keys: [RecordKeys::Tls12(client), RecordKeys::Tls12(server)],
+            first: 1,
         })
     }
 
     pub fn len(&self) -> usize {
-        self.early.len() + self.server_app.len() + self.client_app.len()
+        self.early.len() + self.server_app.len() + self.client_app.len() + self.master.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.early.is_empty() && self.server_app.is_empty() && self.client_app.is_empty()
+        self.len() == 0
     }
 
     /// The plaintext of a session's early-data records (ciphertexts in
@@ -233,6 +274,111 @@ impl TrafficKeys {
     }
 }
 
+/// A TLS 1.2 AEAD suite's record protection (RFC 5246 6.3, RFC 5288,
+/// RFC 7905): the key and the IV from the key block the master secret
+/// expands to.
+struct Tls12Keys {
+    key: aead::LessSafeKey,
+    /// GCM: the 4-byte salt the record's 8-byte explicit nonce follows;
+    /// ChaCha20-Poly1305: the 12-byte IV the sequence number is XORed
+    /// into.
+    iv: Vec<u8>,
+}
+
+impl Tls12Keys {
+    /// The client's and the server's keys.
+    fn derive(
+        suite: u16,
+        master: &[u8],
+        client_random: &[u8; 32],
+        server_random: &[u8; 32],
+    ) -> Option<[Tls12Keys; 2]> {
+        let (alg, prf, iv_len) = match suite {
+            // ECDHE-ECDSA, ECDHE-RSA, RSA and DHE-RSA with AES-128-GCM.
+            0xc02b | 0xc02f | 0x009c | 0x009e => (&aead::AES_128_GCM, hmac::HMAC_SHA256, 4),
+            // The same with AES-256-GCM (SHA-384's PRF).
+            0xc02c | 0xc030 | 0x009d | 0x009f => (&aead::AES_256_GCM, hmac::HMAC_SHA384, 4),
+            // ECDHE-RSA, ECDHE-ECDSA and DHE-RSA with ChaCha20-Poly1305.
+            0xcca8 | 0xcca9 | 0xccaa => (&aead::CHACHA20_POLY1305, hmac::HMAC_SHA256, 12),
+            _ => return None,
+        };
+        let key_len = alg.key_len();
+        let mut seed = server_random.to_vec();
+        seed.extend_from_slice(client_random);
+        let block = prf_tls12(prf, master, b"key expansion", &seed, 2 * (key_len + iv_len));
+        let (keys, ivs) = block.split_at(2 * key_len);
+        let side = |i: usize| -> Option<Tls12Keys> {
+            Some(Tls12Keys {
+                key: aead::LessSafeKey::new(
+                    aead::UnboundKey::new(alg, &keys[i * key_len..(i + 1) * key_len]).ok()?,
+                ),
+                iv: ivs[i * iv_len..(i + 1) * iv_len].to_vec(),
+            })
+        };
+        Some([side(0)?, side(1)?])
+    }
+
+    /// The application data record with sequence number `n` (its body,
+    /// without the header): its content.
+    fn open(&self, n: u64, body: &[u8]) -> Option<Vec<u8>> {
+        let tag = aead::MAX_TAG_LEN;
+        let (nonce, sealed) = if self.iv.len() == 4 {
+            let (explicit, sealed) = body.split_at_checked(8)?;
+            let mut nonce = [0u8; aead::NONCE_LEN];
+            nonce[..4].copy_from_slice(&self.iv);
+            nonce[4..].copy_from_slice(explicit);
+            (nonce, sealed)
+        } else {
+            let mut nonce: [u8; aead::NONCE_LEN] = self.iv.as_slice().try_into().ok()?;
+            for (b, s) in nonce[4..].iter_mut().zip(n.to_be_bytes()) {
+                *b ^= s;
+            }
+            (nonce, body)
+        };
+        let len = u16::try_from(sealed.len().checked_sub(tag)?)
+            .ok()?
+            .to_be_bytes();
+        let mut aad = [0u8; 13];
+        aad[..8].copy_from_slice(&n.to_be_bytes());
+        aad[8..].copy_from_slice(&[0x17, 0x03, 0x03, len[0], len[1]]);
+        let mut buf = sealed.to_vec();
+        let plain = self
+            .key
+            .open_in_place(
+                aead::Nonce::assume_unique_for_key(nonce),
+                aead::Aad::from(aad),
+                &mut buf,
+            )
+            .ok()?;
+        Some(plain.to_vec())
+    }
+}
+
+/// TLS 1.2's PRF (RFC 5246 5): P_hash(secret, label + seed), `len` bytes.
+fn prf_tls12(
+    alg: hmac::Algorithm,
+    secret: &[u8],
+    label: &[u8],
+    seed: &[u8],
+    len: usize,
+) -> Vec<u8> {
+    let key = hmac::Key::new(alg, secret);
+    let mut label_seed = label.to_vec();
+    label_seed.extend_from_slice(seed);
+    let mut out = Vec::with_capacity(len);
+    // A(1) = HMAC(secret, label + seed); A(i) = HMAC(secret, A(i - 1)).
+    let mut a = hmac::sign(&key, &label_seed);
+    while out.len() < len {
+        let mut ctx = hmac::Context::with_key(&key);
+        ctx.update(a.as_ref());
+        ctx.update(&label_seed);
+        out.extend_from_slice(ctx.sign().as_ref());
+        a = hmac::sign(&key, a.as_ref());
+    }
+    out.truncate(len);
+    out
+}
+
 fn decrypt_with(suite: u16, secret: &[u8], records: &[Vec<u8>]) -> Option<Vec<u8>> {
     let keys = TrafficKeys::derive(suite, secret)?;
     let mut plain = Vec::new();
@@ -297,7 +443,7 @@ mod tests {
         let random = [7u8; 32];
         for (suite, secret) in [(0x1301, vec![3u8; 32]), (0x1302, vec![5u8; 48])] {
             let log = log_with(random, &secret);
-            assert_eq!(log.len(), 1);
+            assert_eq!(log.len(), 2, "the early secret and a TLS 1.2 master secret");
             let records = vec![
                 seal(suite, &secret, 0, b"POST /transfer HTTP/1.1\r\n"),
                 seal(suite, &secret, 1, b"Host: x\r\n\r\n"),
@@ -384,5 +530,73 @@ mod tests {
         );
         // Another session, or no secret: nothing is claimed.
         assert_eq!(log.server_inner_types(&[8u8; 32], 0x1301, &records), None);
+    }
+
+    #[test]
+    fn tls12_prf_expands_as_rfc_5246_says() {
+        // The SHA-256 PRF's vector the TLS working group passed around
+        // (Python's hmac gives the same bytes).
+        let unhex = |s: &str| super::unhex(s).unwrap();
+        let out = prf_tls12(
+            hmac::HMAC_SHA256,
+            &unhex("9bbe436ba940f017b17652849a71db35"),
+            b"test label",
+            &unhex("a0ba9f936cda311827a6f796ffd5198c"),
+            100,
+        );
+        assert_eq!(
+            out,
+            unhex(
+                "e3f229ba727be17b8d122620557cd453c2aab21d07c3d495329b52d4e61edb5a6b301791e90d35c9\
+                 c9a46b4e14baf9af0fa022f7077def17abfd3797c0564bab4fbc91666e9def9b97fce34f796789baa4\
+                 8082d122ee42c5a72e5a5110fff70187347b66"
+            )
+        );
+    }
+
+    #[test]
+    fn tls12_records_open_under_the_keys_their_master_secret_gives() {
+        // A record sealed as a TLS 1.2 sender seals it (AES-128-GCM: the
+        // 4-byte salt and an explicit nonce; the sequence number in the
+        // additional data), with keys from the key block the PRF gives.
+        let (master, cr, sr) = ([7u8; 48], [1u8; 32], [2u8; 32]);
+        let mut seed = sr.to_vec();
+        seed.extend_from_slice(&cr);
+        let block = prf_tls12(hmac::HMAC_SHA256, &master, b"key expansion", &seed, 40);
+        let (server_key, server_salt) = (&block[16..32], &block[36..40]);
+        let key =
+            aead::LessSafeKey::new(aead::UnboundKey::new(&aead::AES_128_GCM, server_key).unwrap());
+        let explicit = [0, 0, 0, 0, 0, 0, 0, 9];
+        let mut nonce = [0u8; 12];
+        nonce[..4].copy_from_slice(server_salt);
+        nonce[4..].copy_from_slice(&explicit);
+        let content = b"HTTP/1.1 401 Unauthorized\r\n\r\n";
+        let mut aad = 1u64.to_be_bytes().to_vec();
+        aad.extend_from_slice(&[0x17, 3, 3, 0, content.len() as u8]);
+        let mut sealed = content.to_vec();
+        key.seal_in_place_append_tag(
+            aead::Nonce::assume_unique_for_key(nonce),
+            aead::Aad::from(aad),
+            &mut sealed,
+        )
+        .unwrap();
+        let mut body = explicit.to_vec();
+        body.extend_from_slice(&sealed);
+        let mut log = KeyLog::default();
+        log.add_line(&format!("CLIENT_RANDOM {} {}", hex(&cr), hex(&master)));
+        let keys = log.tls12_keys(&cr, &sr, 0xc02f).expect("keys");
+        assert_eq!(keys.first, 1);
+        assert_eq!(keys.open(1, 1, &body), Some((content.to_vec(), 0x17)));
+        assert_eq!(keys.open(1, 2, &body), None, "another sequence number");
+        assert_eq!(keys.open(0, 1, &body), None, "the client's keys");
+        assert!(log.tls12_keys(&cr, &sr, 0x002f).is_none(), "CBC: not read");
+        assert!(
+            log.tls12_keys(&sr, &sr, 0xc02f).is_none(),
+            "another session"
+        );
+    }
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
     }
 }

@@ -117,8 +117,9 @@ enum Http2Record {
     ControlSized,
 }
 
-/// An HTTP connection read through its TLS 1.3 application keys
-/// (`--keylog`, or the secrets a pcapng carries): each side's next record
+/// An HTTP connection read through its application keys (TLS 1.3's, or
+/// TLS 1.2's with an AEAD suite; `--keylog`, or the secrets a pcapng
+/// carries): each side's next record
 /// number, and what the connection speaks, once its first data says.
 /// HTTP/2 (the client's first data its preface, or the server's a
 /// SETTINGS frame) and HTTP/1.x (the client's first data a request line)
@@ -606,10 +607,14 @@ impl TlsSession {
             return;
         };
         self.keys_looked_up = true;
-        if !self.is_tls13() {
-            return;
-        }
-        self.decrypting = log.app_keys(&ch.random, sh.cipher).map(|keys| {
+        let keys = if self.is_tls13() {
+            log.app_keys(&ch.random, sh.cipher)
+        } else if sh.version == 0x0303 {
+            log.tls12_keys(&ch.random, &sh.random, sh.cipher)
+        } else {
+            None
+        };
+        self.decrypting = keys.map(|keys| {
             Box::new(Decrypting {
                 keys,
                 next: [None, None],
@@ -637,9 +642,10 @@ impl TlsSession {
             return false;
         };
         let side = dir.index();
-        // Numbers start at 0 under these keys: the first record that
-        // opens as 0 is where they begin.
-        let n = d.next[side].unwrap_or(0);
+        // Numbers start at 0 under TLS 1.3's traffic keys: the first
+        // record that opens as 0 is where they begin (TLS 1.2's at 1, its
+        // Finished 0).
+        let n = d.next[side].unwrap_or(d.keys.first);
         let Some((plain, inner)) = d.keys.open(side, n, body) else {
             if d.next[side].is_some() {
                 // A key update, or a record damaged or lost: the sizes

@@ -104,7 +104,8 @@ pub struct AnalyzeArgs {
     /// TLS key log (SSLKEYLOGFILE format, as Wireshark's tls.keylog_file):
     /// used to read TLS 1.3 0-RTT early data (early_data_unsafe), to tell a
     /// server's session tickets from its first answer, and to read a TLS
-    /// 1.3 connection's HTTP as in the clear: HTTP/2's frames (gRPC's calls
+    /// 1.3 connection's HTTP as in the clear (TLS 1.2's too, with an AEAD
+    /// suite and the session's CLIENT_RANDOM line): HTTP/2's frames (gRPC's calls
     /// named and timed), HTTP/1.x's requests and answers (redirects,
     /// authentication challenges). Key logs embedded in a pcapng
     /// (Decryption Secrets Blocks) are added to it.

@@ -13,7 +13,9 @@
 //! `basic-rejected` (a wrong password: challenged twice, nothing served),
 //! `basic-later` (the same request with credentials 3 s after the 401).
 //! `basic-anyauth-tls`: `basic-anyauth` over TLS 1.3 (curl `--http1.1`),
-//! curl's key log carried in the pcapng (editcap `--inject-secrets`).
+//! curl's key log carried in the pcapng (editcap `--inject-secrets`);
+//! `basic-anyauth-tls12` and `-tls12-chacha`: over TLS 1.2 (AES-256-GCM,
+//! ChaCha20-Poly1305), the key log's `CLIENT_RANDOM` line carried.
 //! Committed under tests/data/auth, re-made live when root.
 //!
 //! The oracle is tshark's reading of the same capture, not rttdoc's: each
@@ -221,11 +223,15 @@ fn check_made(dir: &Path) {
     assert!(x["fix"].as_str().unwrap().contains("preemptive"), "{x}");
     // The same over TLS 1.3, its key log in the pcapng (editcap
     // --inject-secrets): read through the keys as tshark reads it.
-    let tls = dir.join("basic-anyauth-tls.pcapng.gz");
-    assert_eq!(check(&tls), [1]);
-    let x = the_finding(&tls, 0);
-    let rtts = x["cost_rtts"].as_f64().unwrap();
-    assert!((0.9..1.2).contains(&rtts), "{rtts} RTT");
+    // And over TLS 1.2 (AES-256-GCM, ChaCha20-Poly1305), from the
+    // master secret its CLIENT_RANDOM line gives.
+    for name in ["tls", "tls12", "tls12-chacha"] {
+        let tls = dir.join(format!("basic-anyauth-{name}.pcapng.gz"));
+        assert_eq!(check(&tls), [1], "{name}");
+        let x = the_finding(&tls, 0);
+        let rtts = x["cost_rtts"].as_f64().unwrap();
+        assert!((0.9..1.2).contains(&rtts), "{name}: {rtts} RTT");
+    }
     // NTLM asked for with nothing: two challenges, two round trips.
     assert_eq!(check(&at("ntlm-anyauth")), [2]);
     let x = the_finding(&at("ntlm-anyauth"), 0);

@@ -443,6 +443,9 @@ pub struct ServerHello {
     /// The server chose HTTP/2 (ALPN `h2`; a TLS 1.3 server says it in
     /// EncryptedExtensions, which the capture cannot read).
     pub alpn_h2: bool,
+    /// Its random: with the client's, what TLS 1.2 derives its record
+    /// keys from.
+    pub random: [u8; 32],
 }
 
 impl ServerHello {
@@ -458,6 +461,7 @@ impl ServerHello {
             version: sh.version.0,
             cipher: sh.cipher.0,
             hello_retry_request: sh.random == HRR_RANDOM,
+            random: sh.random.try_into().unwrap_or([0; 32]),
             session_id: sh.session_id.unwrap_or(&[]).to_vec(),
             ..Default::default()
         };
