@@ -947,6 +947,11 @@ impl Connection {
                 })
         };
         let mut new_data = seg.payload_len > 0;
+        // The peer had acknowledged every byte of this segment before it
+        // passed: the receiver had them.
+        let acked_before = self.half[r]
+            .acked
+            .is_some_and(|a| seq::le(seg.seq.wrapping_add(seg_len), a));
         let mut retransmission = false;
         let mut overtaken = false;
         // Bytes a hole's fill brought, when its hole tells them apart.
@@ -1006,7 +1011,16 @@ impl Connection {
                         overtaken = sent == Some(Ordering::Less);
                         let reordered = match sent {
                             Some(_) => overtaken,
-                            None => at.ts_ns - h.max_end_ts < threshold && !fast_retransmit,
+                            // (Without the sender's clocks: a copy of bytes
+                            // the receiver had acknowledged is a re-send,
+                            // however soon after the highest it comes, its
+                            // original delivered; a hole forgotten among
+                            // many does not make it reordering.)
+                            None => {
+                                !acked_before
+                                    && at.ts_ns - h.max_end_ts < threshold
+                                    && !fast_retransmit
+                            }
                         };
                         if reordered {
                             // Filling a hole the capture saw open: new bytes

@@ -299,7 +299,7 @@ impl Tls12Keys {
             // The same with AES-256-GCM (SHA-384's PRF).
             0xc02c | 0xc030 | 0x009d | 0x009f => (&aead::AES_256_GCM, hmac::HMAC_SHA384, 4),
             // ECDHE-RSA, ECDHE-ECDSA and DHE-RSA with ChaCha20-Poly1305.
-            0xcca8 | 0xcca9 | 0xccaa => (&aead::CHACHA20_POLY1305, hmac::HMAC_SHA256, 12),
+            0xcca8..=0xccaa => (&aead::CHACHA20_POLY1305, hmac::HMAC_SHA256, 12),
             _ => return None,
         };
         let key_len = alg.key_len();

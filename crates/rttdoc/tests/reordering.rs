@@ -175,9 +175,25 @@ fn a_reordering_path_made_now() {
     ) {
         return;
     }
-    let dir = TempDir::new("reorder");
-    run_capture_script("reorder-captures.sh", &[dir.0.as_os_str()]);
-    check_reordered_download(&dir.path("reorder.pcap.gz"), &dir.path("sent.txt.gz"));
+    // (tcpdump on a veth drops a packet now and then under a burst; such
+    // a capture is no record of the path to judge against: made again.)
+    for attempt in 1..=3 {
+        let dir = TempDir::new("reorder");
+        run_capture_script("reorder-captures.sh", &[dir.0.as_os_str()]);
+        let (capture, record) = (dir.path("reorder.pcap.gz"), dir.path("sent.txt.gz"));
+        let captured = tshark_fields(
+            &capture,
+            &[],
+            "tcp.srcport == 80 && tcp.len > 0",
+            &["frame.number"],
+        );
+        if captured.len() != sent_packets(&record).len() && attempt < 3 {
+            eprintln!("the capture missed packets the relay passed: made again");
+            continue;
+        }
+        check_reordered_download(&capture, &record);
+        return;
+    }
 }
 
 /// nDPI's google_ssl.pcap: a TLS 1.0 handshake whose server flight (three

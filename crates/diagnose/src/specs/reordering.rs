@@ -90,6 +90,30 @@ fn without_the_senders_clocks_there_is_no_claim() {
 }
 
 #[test]
+fn a_copy_of_bytes_the_receiver_had_acknowledged_is_a_re_send_without_the_senders_clocks() {
+    // No identifications and no timestamps: a hole's filler is judged by
+    // timing. The answer's first segment held 0.5 ms (reordering), the
+    // client's ACK of all three, then, as that ACK reaches the server, a
+    // new segment and 0.1 ms after it the first again (a re-send the
+    // sender had timed before the ACK came): its bytes were delivered,
+    // whatever its timing says.
+    for path in past_the_hold() {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.send(C, 50.0, b"GET / HTTP/1.1\r\n\r\n");
+        let segs = w.burst(S, w.arrival(req) + 1.0, 3, 0.01);
+        w.delay(segs[0], 0.5);
+        let ack = w.ack(C, w.arrival(segs[0]).max(w.arrival(segs[2])));
+        let more = w.data(S, w.arrival(ack), 1000);
+        let again = w.resend(w.sent(more) + 0.1, segs[0]);
+        w.ack(C, w.arrival(again).max(w.arrival(more)));
+        let o = w.run();
+        assert_eq!(o.report.server_to_client.out_of_order, 1, "the held one");
+        assert_eq!(o.report.server_to_client.retransmissions, 1, "the copy");
+    }
+}
+
+#[test]
 fn a_hold_under_a_millisecond_is_the_path_s_spread() {
     for path in past_the_hold() {
         let mut w = Wire::new(path);

@@ -84,7 +84,13 @@ impl TempDir {
 }
 
 impl Drop for TempDir {
+    /// Removes the directory, unless `RTTDOC_KEEP_TEMP` is set: a live
+    /// capture a test failed on is then there to be read.
     fn drop(&mut self) {
+        if std::env::var_os("RTTDOC_KEEP_TEMP").is_some() {
+            eprintln!("kept {}", self.0.display());
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
