@@ -281,9 +281,24 @@ fn live_full_size_segments_a_narrow_hop_drops_are_path_mtu() {
     ) {
         return;
     }
-    let dir = TempDir::new("pmtu");
-    run_capture_script("pmtu-captures.sh", &[dir.0.as_os_str()]);
-    check(&dir.0, ".gz");
+    // (On a path of a few microseconds the kernel may re-send the smaller
+    // copies within the path's round trip of the segment after the one
+    // dropped: a capture at the server then shows two copies of the same
+    // bytes that timing cannot tell from reordering (tshark marks the
+    // re-send out of order), and the sender's numbers leave too few steps
+    // to be trusted yet. Such a capture is made again.)
+    for attempt in 1..=5 {
+        let dir = TempDir::new("pmtu");
+        run_capture_script("pmtu-captures.sh", &[dir.0.as_os_str()]);
+        let icmp = dir.path("icmp-server.pcap.gz");
+        let ambiguous = resend_within_a_round_trip(&icmp);
+        if ambiguous && attempt < 5 {
+            eprintln!("the re-send came within the path's round trip: made again");
+            continue;
+        }
+        check(&dir.0, ".gz");
+        return;
+    }
 }
 
 /// The lab's and the other projects' captures with losses and re-sends
@@ -305,4 +320,36 @@ fn losses_on_paths_of_one_mtu_are_no_path_mtu() {
         assert!(resent, "{}: a control with re-sends", capture.display());
         assert_no_finding(&doc, "path_mtu");
     }
+}
+
+/// Whether the server's first copy of bytes it had sent came within the
+/// handshake's round trip (SYN to ACK: Wireshark's initial RTT) of its
+/// data segment before: timing cannot tell it from a late original.
+fn resend_within_a_round_trip(capture: &Path) -> bool {
+    let time = |r: &Vec<String>| r[0].parse::<f64>().unwrap();
+    let handshake = tshark_fields(
+        capture,
+        &[],
+        "tcp.stream == 0 && tcp.len == 0 && tcp.seq == 0 || tcp.stream == 0 && tcp.seq == 1 && tcp.ack == 1 && tcp.len == 0",
+        &["frame.time_epoch"],
+    );
+    let (Some(syn), Some(ack)) = (handshake.first(), handshake.get(2)) else {
+        return false;
+    };
+    let rtt = time(ack) - time(syn);
+    let data = tshark_fields(
+        capture,
+        &[],
+        "tcp.stream == 0 && tcp.srcport == 443 && tcp.len > 0",
+        &["frame.time_epoch", "tcp.seq", "tcp.nxtseq"],
+    );
+    let mut highest = 0u64;
+    for (i, r) in data.iter().enumerate() {
+        let (seq, next): (u64, u64) = (r[1].parse().unwrap(), r[2].parse().unwrap());
+        if seq < highest {
+            return i > 0 && time(r) - time(&data[i - 1]) < rtt;
+        }
+        highest = highest.max(next);
+    }
+    false
 }
