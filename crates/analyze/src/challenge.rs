@@ -162,10 +162,7 @@ impl Challenge {
             407 => (true, b"proxy-authenticate"),
             _ => return None,
         };
-        let offered = crate::exchange::header_fields(head)
-            .filter(|(_, _, ended)| *ended)
-            .find(|(name, _, _)| name.eq_ignore_ascii_case(field))
-            .and_then(|(_, value, _)| AuthScheme::of_value(value))?;
+        let offered = AuthScheme::of_value(crate::exchange::header_value(head, field)?)?;
         Some(Challenge { proxy, offered })
     }
 }

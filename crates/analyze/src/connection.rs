@@ -947,16 +947,16 @@ impl Connection {
                 })
         };
         let mut new_data = seg.payload_len > 0;
-        // The peer had acknowledged every byte of this segment before it
-        // passed: the receiver had them.
-        let acked_before = self.half[r]
-            .acked
-            .is_some_and(|a| seq::le(seg.seq.wrapping_add(seg_len), a));
         let mut retransmission = false;
         let mut overtaken = false;
         // Bytes a hole's fill brought, when its hole tells them apart.
         let mut hole_bytes = None;
         if seg_len > 0 {
+            // The peer had acknowledged every byte of this segment before
+            // it passed: the receiver had them.
+            let acked_before = self.half[r]
+                .acked
+                .is_some_and(|a| seq::le(seg.seq.wrapping_add(seg_len), a));
             let h = &mut self.half[d];
             // The sender's clocks (its datagrams' numbers, its timestamps)
             // say whether a hole's filler left before the segment that

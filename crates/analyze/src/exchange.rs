@@ -1074,6 +1074,16 @@ pub(crate) fn header_fields(head: &[u8]) -> impl Iterator<Item = (&[u8], &[u8], 
         })
 }
 
+/// The value of header `name` in a head (`head` starts with its first
+/// line); `None` when the head ends before it, or the captured bytes end
+/// inside it (a value cut short is not the value).
+pub(crate) fn header_value<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    header_fields(head)
+        .find(|(field, _, _)| field.eq_ignore_ascii_case(name))
+        .filter(|(_, _, ended)| *ended)
+        .map(|(_, value, _)| value)
+}
+
 /// Whether `bytes` begin with an HTTP method and a space: a request
 /// line's start, told without reading the line.
 pub(crate) fn begins_request(bytes: &[u8]) -> bool {

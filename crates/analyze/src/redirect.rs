@@ -125,7 +125,7 @@ impl Asked {
             // (A forward proxy's request names the whole URL.)
             return Absolute::parse(target).map(|a| a.asked());
         }
-        let host = header(head, b"host")?;
+        let host = crate::exchange::header_value(head, b"host")?;
         let (host, port) = split_port(host, https)?;
         Some(Asked::at(https, UrlHash::origin(https, host, port), target))
     }
@@ -180,7 +180,7 @@ impl Location {
     /// with dot segments or only a query is not resolved, and gives
     /// `None`, as does a scheme other than HTTP's).
     pub fn of_response(head: &[u8], asked: &Asked) -> Option<Location> {
-        let value = header(head, b"location")?;
+        let value = crate::exchange::header_value(head, b"location")?;
         let value = without_fragment(value);
         if value.is_empty() || value.starts_with(b"?") || has_dot_segment(value) {
             return None;
@@ -315,16 +315,6 @@ fn has_dot_segment(reference: &[u8]) -> bool {
     reference[..path_end]
         .split(|&b| b == b'/')
         .any(|s| s == b"." || s == b"..")
-}
-
-/// The value of header `name` in a head (`head` starts with its first
-/// line); `None` when the head ends before it, or the captured bytes end
-/// inside it (a value cut short is not the value).
-fn header<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    crate::exchange::header_fields(head)
-        .find(|(field, _, _)| field.eq_ignore_ascii_case(name))
-        .filter(|(_, _, ended)| *ended)
-        .map(|(_, value, _)| value)
 }
 
 /// A 3xx answer that sent its client elsewhere: what a request that
