@@ -968,6 +968,7 @@ impl Connection {
             let end = seg.seq.wrapping_add(seg_len);
             match h.max_end {
                 Some(_) if new_isn => {
+                    h.send_order.restart();
                     h.max_end = Some(end);
                     h.max_end_ts = at.ts_ns;
                 }
@@ -1006,18 +1007,23 @@ impl Connection {
                         // endpoint: near zero at the receiver).
                         let rtt = self.initial_rtt_ns.or(self.rtt.best_ns());
                         let threshold = OUT_OF_ORDER_NS.min(rtt.unwrap_or(i64::MAX));
+                        // (Asked before the fill takes its bytes.)
+                        let passed = h.send_order.passed(seg.seq);
                         let fill = h.send_order.fill(seg.seq, end, mark);
                         let sent = fill.and_then(|f| f.sent);
                         overtaken = sent == Some(Ordering::Less);
                         let reordered = match sent {
                             Some(_) => overtaken,
-                            // (Without the sender's clocks: a copy of bytes
-                            // the receiver had acknowledged is a re-send,
-                            // however soon after the highest it comes, its
-                            // original delivered; a hole forgotten among
-                            // many does not make it reordering.)
+                            // Without the sender's clocks, timing decides
+                            // only for bytes the capture has not seen: a
+                            // copy of bytes that had passed the capture
+                            // point (their original left no hole) or that
+                            // the receiver had acknowledged (a hole
+                            // forgotten among many) is a re-send, however
+                            // soon after the highest it comes.
                             None => {
                                 !acked_before
+                                    && !passed
                                     && at.ts_ns - h.max_end_ts < threshold
                                     && !fast_retransmit
                             }
@@ -1055,6 +1061,7 @@ impl Connection {
                     }
                 }
             }
+            h.send_order.passed_by(seg.seq, end);
         }
         self.half[d].send_order.observe(seg.ip_id);
         match hole_bytes {

@@ -94,6 +94,12 @@ pub(crate) struct SendOrder {
     /// The latest holes, the oldest overwritten first.
     holes: Vec<Hole>,
     next_hole: u8,
+    /// The first byte the capture saw of the direction: of the bytes from
+    /// it to the highest seen, all but the holes' have passed.
+    start: Option<u32>,
+    /// A hole was overwritten while still open: the bytes below the
+    /// highest can no longer be told passed.
+    forgot: bool,
 }
 
 impl SendOrder {
@@ -133,9 +139,57 @@ impl SendOrder {
         if self.holes.len() < HOLES {
             self.holes.push(hole);
         } else {
+            let old = &self.holes[self.next_hole as usize];
+            self.forgot |= seq::lt(old.filled, old.to);
             self.holes[self.next_hole as usize] = hole;
             self.next_hole = (self.next_hole + 1) % HOLES as u8;
         }
+    }
+
+    /// Forgets the bytes and holes seen: a SYN started the count again (a
+    /// new connection on the same ports). The identifications go on.
+    pub fn restart(&mut self) {
+        self.holes.clear();
+        self.next_hole = 0;
+        self.forgot = false;
+        self.start = None;
+    }
+
+    /// Takes the bytes `seq..end` of a segment that passed (a capture's
+    /// copy excluded).
+    pub fn passed_by(&mut self, seq: u32, end: u32) {
+        let start = match self.start {
+            None => seq,
+            // Bytes just below the first seen, ending at or past it: the
+            // passed bytes begin earlier.
+            Some(start) if seq::lt(seq, start) && seq::le(start, end) => seq,
+            Some(start) => start,
+        };
+        // Sequence numbers compare within half their space: a long
+        // transfer keeps its start a gigabyte behind.
+        self.start = Some(if seq::diff(end, start) > 1 << 30 {
+            end.wrapping_sub(1 << 30)
+        } else {
+            start
+        });
+    }
+
+    /// Whether the byte `seq` had passed the capture point already: at or
+    /// after the first byte seen, in no hole still open, and no open hole
+    /// forgotten. A segment that begins with such a byte cannot be an
+    /// original delayed on the path (that would have left a hole where it
+    /// belongs, and a sender's originals never overlap): it carries bytes
+    /// sent again, however soon after the highest it comes.
+    pub fn passed(&self, seq: u32) -> bool {
+        let Some(start) = self.start else {
+            return false;
+        };
+        !self.forgot
+            && seq::le(start, seq)
+            && !self
+                .holes
+                .iter()
+                .any(|h| seq::le(h.filled, seq) && seq::lt(seq, h.to))
     }
 
     /// Takes a segment `seq..end` below the highest byte seen, marked
@@ -269,6 +323,63 @@ mod tests {
         order.hole(0, 3000, id(5));
         assert_eq!(order.fill(0, 1000, id(6)).unwrap().new_bytes, 1000);
         assert_eq!(order.fill(500, 3500, id(7)).unwrap().new_bytes, 2000);
+    }
+
+    #[test]
+    fn bytes_passed_are_those_from_the_first_seen_less_the_open_holes() {
+        let mut order = SendOrder::default();
+        assert!(!order.passed(0), "nothing seen");
+        order.passed_by(1000, 2000);
+        assert!(order.passed(1000) && order.passed(1999));
+        assert!(!order.passed(999), "before the first byte seen");
+        // A hole 2000..3000, jumped by 3000..4000.
+        order.hole(2000, 3000, id(5));
+        order.passed_by(3000, 4000);
+        assert!(order.passed(1500) && order.passed(3500));
+        assert!(!order.passed(2000) && !order.passed(2999), "in the hole");
+        // Its front filled: those bytes passed, the rest not yet.
+        order.fill(2000, 2500, id(4));
+        order.passed_by(2000, 2500);
+        assert!(order.passed(2000) && !order.passed(2500));
+        // Bytes just below the first seen, reaching it, move it back.
+        order.passed_by(500, 1000);
+        assert!(order.passed(500) && !order.passed(499));
+        order.passed_by(0, 100);
+        assert!(!order.passed(0), "a gap below: not known to have passed");
+        // A new connection on the same ports forgets the old one.
+        order.restart();
+        order.passed_by(90_000, 90_001);
+        assert!(order.passed(90_000) && !order.passed(2000));
+    }
+
+    #[test]
+    fn an_open_hole_forgotten_leaves_nothing_known_to_have_passed() {
+        let mut order = counted(&[1, 2, 3, 4]);
+        order.passed_by(0, 1000);
+        for n in 0..HOLES as u32 {
+            order.hole(n * 2000 + 1000, n * 2000 + 2000, id(10));
+        }
+        assert!(order.passed(500));
+        // The oldest, filled, may go.
+        order.fill(1000, 2000, id(9));
+        order.hole(40_000, 41_000, id(11));
+        assert!(order.passed(500) && order.passed(1500));
+        // The next, still open, may not.
+        order.hole(42_000, 43_000, id(12));
+        assert!(!order.passed(500));
+    }
+
+    #[test]
+    fn a_long_transfer_keeps_its_start_within_half_the_sequence_space() {
+        let mut order = SendOrder::default();
+        order.passed_by(0, 1000);
+        let mut at = 1000u32;
+        while at < 0xC000_0000 {
+            order.passed_by(at, at + 0x1000_0000);
+            at += 0x1000_0000;
+        }
+        assert!(order.passed(at - 1000) && order.passed(at - (1 << 30)));
+        assert!(!order.passed(at - (1 << 30) - 1));
     }
 
     #[test]

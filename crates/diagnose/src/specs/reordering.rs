@@ -113,6 +113,45 @@ fn a_copy_of_bytes_the_receiver_had_acknowledged_is_a_re_send_without_the_sender
     }
 }
 
+/// The answer's first segment passes the capture point (when the path
+/// passes it before the loss) and is lost beyond it; the sender sends it
+/// again 0.05 ms after the last, as the kernel does at once when a router
+/// says it was too big: well inside the time a late original might take.
+fn answer_with_first_lost_and_sent_again_at_once(path: Path, counted: bool) -> Outcome {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let req = w.send(C, 50.0, b"GET / HTTP/1.1\r\n\r\n");
+    let segs = w.burst(S, w.arrival(req) + 1.0, 3, 0.01);
+    w.lose(segs[0]);
+    let again = w.resend(w.sent(segs[2]) + 0.05, segs[0]);
+    w.ack(C, w.arrival(again).max(w.arrival(segs[2])));
+    if counted {
+        w.count_datagrams(S, 1000);
+    }
+    w.run_lost(&[segs[0]])
+}
+
+#[test]
+fn a_copy_of_bytes_that_had_passed_in_order_is_a_re_send_however_soon() {
+    // No timestamps. The capture saw the lost segment's bytes pass in
+    // order, no hole open for an original to fill: the copy is a re-send.
+    // (Its new identification tells it from a capture's second copy; no
+    // hole is there for it to order.)
+    for path in [Path::at_server(RTT), Path::mid(RTT, 0.5)] {
+        let o = answer_with_first_lost_and_sent_again_at_once(path, true);
+        assert_eq!(o.report.server_to_client.out_of_order, 0);
+        assert_eq!(o.report.server_to_client.retransmissions, 1);
+        o.has_no(Reordering);
+    }
+    // At the client the lost original never passed: the copy fills a
+    // hole the capture saw open, and without the sender's clocks timing
+    // alone cannot tell it from a late original (Wireshark's
+    // out-of-order).
+    let o = answer_with_first_lost_and_sent_again_at_once(Path::at_client(RTT), false);
+    assert_eq!(o.report.server_to_client.out_of_order, 1);
+    assert_eq!(o.report.server_to_client.retransmissions, 0);
+}
+
 #[test]
 fn a_hold_under_a_millisecond_is_the_path_s_spread() {
     for path in past_the_hold() {
