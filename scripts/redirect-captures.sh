@@ -10,7 +10,12 @@
 # nginx (one worker) on 10.81.2.1, named rttdoc.test (curl --resolve):
 # on 8080 in the clear, a directory docs/ (nginx answers /docs with its
 # own `301` to /docs/) and /old (`return 302` to
-# https://rttdoc.test:8443/a.txt); on 8443 TLS 1.3 serving a.txt.
+# https://rttdoc.test:8443/a.txt); on 8443 TLS 1.3 (HTTP/1.1 and
+# HTTP/2) serving a.txt, and /away (`return 302` to
+# https://www.rttdoc.test:8443/a.txt: another host, the same server).
+# (No capture of HTTP/2 in the clear: curl 7.88's `-L` over an h2c
+# connection with prior knowledge fails as it reuses the connection,
+# "Error in the HTTP2 framing layer", before it sends the follow-up.)
 #
 #   slash.pcap          curl -L /docs: nginx's 301 to /docs/, followed on
 #                       the same connection
@@ -20,8 +25,16 @@
 #                       inside TLS 1.3, curl's key log (SSLKEYLOGFILE) in the
 #                       file's Decryption Secrets Block (editcap
 #                       --inject-secrets)
+#   slash-h2.pcapng     curl -L --http2 https://.../docs: the 301 in
+#                       HTTP/2, followed on the same connection (stream 3),
+#                       curl's key log in the file
+#   away-h2.pcapng      curl -L --http2 https://.../away: a 302 to another
+#                       host, followed on a new TLS connection whose HTTP/2
+#                       request the key log reads
 #   direct.pcap         control: curl asks /docs/ and then the https URL
 #                       itself, no redirect
+#   direct-h2.pcapng    control: the same in HTTP/2 (/docs/, then a.txt on
+#                       the same connection)
 #   not-followed.pcap   control: curl without -L asks /docs: the 301 comes,
 #                       nobody follows it
 #
@@ -46,29 +59,40 @@ relay_nginx "$(cat <<CONF
     location = /old { return 302 https://rttdoc.test:8443/a.txt; }
   }
   server {
-    listen 10.81.2.1:8443 ssl;
+    listen 10.81.2.1:8443 ssl http2;
     ssl_certificate $work/cert.pem;
     ssl_certificate_key $work/key.pem;
     ssl_protocols TLSv1.3;
+    location = /away { return 302 https://www.rttdoc.test:8443/a.txt; }
   }
+
 CONF
 )"
 relay_listening 8443
 
 r="--resolve rttdoc.test:8080:10.81.2.1 --resolve rttdoc.test:8443:10.81.2.1"
+r="$r --resolve www.rttdoc.test:8443:10.81.2.1"
 u=http://rttdoc.test:8080
 # shellcheck disable=SC2086
 {
   relay_capture slash curl -sL $r "$u/docs"
   relay_capture https curl -sLk $r "$u/old"
   SSLKEYLOGFILE=$work/keys relay_capture slash-tls curl -sLk --http1.1 $r https://rttdoc.test:8443/docs
+  SSLKEYLOGFILE=$work/keys-slash-h2 relay_capture slash-h2 curl -sLk --http2 $r https://rttdoc.test:8443/docs
+  SSLKEYLOGFILE=$work/keys-away-h2 relay_capture away-h2 curl -sLk --http2 $r https://rttdoc.test:8443/away
   relay_capture direct curl -sk $r "$u/docs/" https://rttdoc.test:8443/a.txt
+  SSLKEYLOGFILE=$work/keys-direct-h2 relay_capture direct-h2 curl -sk --http2 $r \
+    https://rttdoc.test:8443/docs/ https://rttdoc.test:8443/a.txt
   relay_capture not-followed curl -s $r "$u/docs"
 }
 
 editcap --inject-secrets "tls,$work/keys" "$work/slash-tls.pcap" "$work/slash-tls.pcapng"
 gzip -9n -c "$work/slash-tls.pcapng" > "$out/slash-tls.pcapng.gz"
+for name in slash-h2 away-h2 direct-h2; do
+  editcap --inject-secrets "tls,$work/keys-$name" "$work/$name.pcap" "$work/$name.pcapng"
+  gzip -9n -c "$work/$name.pcapng" > "$out/$name.pcapng.gz"
+done
 for name in slash https direct not-followed; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: slash slash-tls https direct not-followed"
+echo "made $out: slash slash-tls https direct not-followed slash-h2 away-h2 direct-h2"

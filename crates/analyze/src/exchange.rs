@@ -326,6 +326,9 @@ pub(crate) const OPENED: u8 = 1;
 pub(crate) const ANSWERED: u8 = 2;
 /// [`Exchanges::events`]: the server greeted.
 pub(crate) const GREETED: u8 = 4;
+/// [`Exchanges::events`]: HTTP/2's reader noted requests that may follow
+/// a redirect, or redirects (h2c.rs `RedirectNote`).
+pub(crate) const REDIRECT_NOTES: u8 = 8;
 
 impl Exchanges {
     /// The exchanges of a connection whose server is on `port` (the
@@ -391,7 +394,7 @@ impl Exchanges {
             return;
         }
         if !self.readers_refused {
-            if let Some(m) = self.read_messages(dir, head, len) {
+            if let Some(m) = self.read_messages(dir, head, len, first) {
                 self.on_turns(dir, first, last, len, m);
                 return;
             }
@@ -478,6 +481,11 @@ impl Exchanges {
                 }
             }
         }
+    }
+
+    /// What HTTP/2's reader noted of redirects since last asked (h2c.rs).
+    pub(crate) fn take_redirect_notes(&mut self) -> Vec<crate::h2c::RedirectNote> {
+        self.h2c.take_redirect_notes()
     }
 
     /// An HTTP/2 empty frame (tls.rs): it never begins an answer (answers
@@ -721,7 +729,13 @@ impl Exchanges {
     /// when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
-    fn read_messages(&mut self, dir: Direction, head: &[u8], len: u64) -> Option<Turns> {
+    fn read_messages(
+        &mut self,
+        dir: Direction,
+        head: &[u8],
+        len: u64,
+        first: Stamp,
+    ) -> Option<Turns> {
         if let Some(m) = self.openflow.read(dir, head, len) {
             return Some(m);
         }
@@ -747,7 +761,10 @@ impl Exchanges {
         if let Some(m) = self.stomp.read(dir, head, len) {
             return Some(m);
         }
-        if let Some(m) = self.h2c.read(dir, head, len, self.mid_stream) {
+        if let Some(m) = self.h2c.read(dir, head, len, self.mid_stream, first) {
+            if self.h2c.has_redirect_notes() {
+                self.events |= REDIRECT_NOTES;
+            }
             return Some(m);
         }
         if let Some(m) = self.kafka.read(dir, head, len, self.mid_stream) {
@@ -871,13 +888,17 @@ impl Exchanges {
     fn begin_h2c(&mut self, first: Stamp, last: Stamp, len: u64, head: &[u8]) {
         let end = head_end(head).map_or(len, |e| e as u64).min(len);
         self.unsolicited_bytes += end;
-        self.h2c.upgraded();
+        let upgraded = self
+            .current
+            .as_ref()
+            .and_then(|c| Some((self.current_asked?, c.request_first, c.label.clone())));
+        self.h2c.upgraded(upgraded);
         self.readers_refused = false;
         if end < len {
             let after = &head[(end as usize).min(head.len())..];
-            if let Some(m) = self
-                .h2c
-                .read(Direction::ServerToClient, after, len - end, false)
+            if let Some(m) =
+                self.h2c
+                    .read(Direction::ServerToClient, after, len - end, false, first)
             {
                 self.on_turns(Direction::ServerToClient, first, last, len - end, m);
             }

@@ -49,6 +49,7 @@
 //! it). Frames are followed across segments by their lengths
 //! (crate::framing).
 
+use crate::connection::Stamp;
 use crate::exchange::Turns;
 use crate::framing::{whole_messages, Follow};
 use crate::reader::Reading;
@@ -78,72 +79,74 @@ type Frame = (u8, u8, u32, u32);
 /// The largest HPACK table a client may use here (the server's
 /// SETTINGS_HEADER_TABLE_SIZE; 4 KB by default, 64 KB and more seen):
 /// the names' decoder follows the client's table up to this.
-const MAX_TABLE: usize = 1 << 16;
+const MAX_TABLE: u32 = 1 << 16;
 /// A header block gathered from a HEADERS frame and its CONTINUATIONs is
 /// at most this large; a larger one ends the naming.
 const MAX_BLOCK: usize = 64 << 10;
 
-/// The client's header blocks decoded, every one in order (HPACK's
-/// dynamic table kept in step with the client's), to name its requests
-/// by method and path as HTTP/1.x requests are named.
-struct Names {
-    decoder: loona_hpack::Decoder<'static>,
-    /// The block under way (a HEADERS frame's fragment, then its
-    /// CONTINUATIONs'), and whether it opened the first request of its
-    /// segment (whose turn its name names).
+/// One side's header blocks, decoded in order (HPACK's dynamic table
+/// kept in step with the sender's): a HEADERS or PUSH_PROMISE frame's
+/// fragment, then its CONTINUATIONs'.
+struct HeaderBlocks {
+    decoder: httlib_hpack::Decoder<'static>,
+    /// The block under way.
     block: Vec<u8>,
-    names_turn: bool,
-    /// The name of the request the segment's first question opened.
-    pending: Option<String>,
+    /// The fields of the block last decoded (kept for their room).
+    fields: Vec<(Vec<u8>, Vec<u8>, u8)>,
+    /// The stream the block under way is on.
+    stream: u32,
 }
 
-impl std::fmt::Debug for Names {
+impl std::fmt::Debug for HeaderBlocks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Names")
+        f.debug_struct("HeaderBlocks")
             .field("block", &self.block.len())
-            .field("pending", &self.pending)
+            .field("stream", &self.stream)
             .finish()
     }
 }
 
-impl Default for Names {
-    fn default() -> Names {
-        let mut decoder = loona_hpack::Decoder::new();
-        decoder.set_max_allowed_table_size(MAX_TABLE);
-        Names {
-            decoder,
+impl Default for HeaderBlocks {
+    fn default() -> HeaderBlocks {
+        HeaderBlocks {
+            decoder: httlib_hpack::Decoder::with_dynamic_size(MAX_TABLE),
             block: Vec::new(),
-            names_turn: false,
-            pending: None,
+            fields: Vec::new(),
+            stream: 0,
         }
     }
 }
 
-impl Names {
-    /// A header block fragment of the client's (`payload` as captured,
-    /// `length` the frame's); a HEADERS frame begins a block, which
-    /// `names_turn` when it opens its segment's first request: its name is
-    /// then [`Names::pending`] once the block ends. `Err` when the block
-    /// cannot be had whole or does not decode (the table is out of step
-    /// from then on).
+impl HeaderBlocks {
+    /// A header block fragment (`payload` as captured, `length` the
+    /// frame's): when it ends the block, the block's fields go to `field`
+    /// and its stream is returned. `Err` when the block cannot be had
+    /// whole or does not decode (the table is out of step from then on).
     fn fragment(
         &mut self,
-        (kind, flags, length): (u8, u8, u32),
+        (kind, flags, stream, length): Frame,
         payload: &[u8],
-        names_turn: bool,
-    ) -> Result<(), ()> {
+        mut field: impl FnMut(&[u8], &[u8]),
+    ) -> Result<Option<u32>, ()> {
         let payload = payload.get(..length as usize).ok_or(())?;
-        let fragment = if kind == HEADERS {
+        let fragment = if matches!(kind, HEADERS | PUSH_PROMISE) {
             self.block.clear();
-            self.names_turn = names_turn;
-            let pad = if flags & PADDED != 0 {
+            self.stream = stream;
+            let padded = flags & PADDED != 0;
+            let pad = if padded {
                 *payload.first().ok_or(())? as usize
             } else {
                 0
             };
-            let from = (flags & PADDED != 0) as usize + 5 * (flags & PRIORITY_FLAG != 0) as usize;
+            // (A HEADERS frame's priority fields, a PUSH_PROMISE's
+            // promised stream.)
+            let fields = if kind == HEADERS {
+                5 * (flags & PRIORITY_FLAG != 0) as usize
+            } else {
+                4
+            };
             payload
-                .get(from..payload.len().checked_sub(pad).ok_or(())?)
+                .get(padded as usize + fields..payload.len().checked_sub(pad).ok_or(())?)
                 .ok_or(())?
         } else {
             payload
@@ -153,22 +156,90 @@ impl Names {
         }
         self.block.extend_from_slice(fragment);
         if flags & END_HEADERS == 0 {
-            return Ok(());
+            return Ok(None);
         }
-        let (mut method, mut path) = (None, None);
+        self.fields.clear();
+        // (The decoder consumes the block as it decodes it.)
         self.decoder
-            .decode_with_cb(&self.block, |name, value| match &*name {
-                b":method" => method = Some(String::from_utf8_lossy(&value).into_owned()),
-                b":path" => path = Some(String::from_utf8_lossy(&value).into_owned()),
-                _ => {}
-            })
+            .decode(&mut self.block, &mut self.fields)
             .map_err(|_| ())?;
         self.block.clear();
-        if let (true, Some(m), Some(p)) = (self.names_turn, method, path) {
-            self.pending = Some(crate::exchange::request_label(&m, &p));
+        for (name, value, _) in &self.fields {
+            field(name, value);
         }
-        Ok(())
+        Ok(Some(self.stream))
     }
+}
+
+/// A request's header block's fields that name it and say what it asked
+/// for.
+#[derive(Default)]
+struct RequestFields {
+    method: Option<String>,
+    path: Option<String>,
+    https: bool,
+    authority: Option<Vec<u8>>,
+    host: Option<Vec<u8>>,
+}
+
+impl RequestFields {
+    fn field(&mut self, name: &[u8], value: &[u8]) {
+        let text = || String::from_utf8_lossy(value).into_owned();
+        match name {
+            b":method" => self.method = Some(text()),
+            b":path" => self.path = Some(text()),
+            b":scheme" => self.https = value == b"https",
+            b":authority" => self.authority = Some(value.to_vec()),
+            b"host" => self.host = Some(value.to_vec()),
+            _ => {}
+        }
+    }
+
+    /// The URL it asked for (redirect.rs), when it names one.
+    fn asked(&self) -> Option<crate::redirect::Asked> {
+        if self.method.as_deref() == Some("CONNECT") {
+            return None;
+        }
+        let authority = self.authority.as_ref().or(self.host.as_ref())?;
+        crate::redirect::Asked::of_h2(self.https, authority, self.path.as_ref()?.as_bytes())
+    }
+}
+
+/// A request whose answer may send its client elsewhere: what a redirect
+/// is resolved against, until its final answer comes.
+#[derive(Debug)]
+struct Requested {
+    stream: u32,
+    /// The segment its HEADERS began in.
+    at: Stamp,
+    asked: crate::redirect::Asked,
+    label: Option<String>,
+    /// It was the connection's first request.
+    first: bool,
+}
+
+/// What a segment told of redirects (redirect.rs; track.rs takes them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RedirectNote {
+    /// A request opened, asking for `asked` (it may follow a redirect).
+    Asked {
+        asked: crate::redirect::Asked,
+        at: Stamp,
+        /// The connection's first request.
+        first: bool,
+    },
+    /// A request's final answer was a redirect.
+    Redirected {
+        location: crate::redirect::Location,
+        status: u16,
+        /// The redirected request's first segment.
+        request: Stamp,
+        request_label: Option<String>,
+        /// The redirected request was the connection's first.
+        first: bool,
+        /// The segment the answer's HEADERS began in.
+        answer: Stamp,
+    },
 }
 
 /// What an h2c connection's reading keeps.
@@ -184,9 +255,29 @@ pub struct State {
     /// The client's header blocks, for the requests' names; `None` once
     /// one was lost (a hole, a block cut by the capture, one that does not
     /// decode): the requests are named `HEADERS` from then on.
-    names: Option<Names>,
+    names: Option<HeaderBlocks>,
     /// Whether the names were given up.
     unnamed: bool,
+    /// The client's block under way opened a request, its segment's
+    /// first (whose turn its name names), in the segment at `block_at`.
+    block_opens: bool,
+    names_turn: bool,
+    block_at: Stamp,
+    /// The name of the request the segment's first question opened.
+    pending: Option<String>,
+    /// The server's header blocks, for its answers' status and
+    /// `location` (redirect.rs); `None` once one was lost.
+    answers: Option<HeaderBlocks>,
+    answers_lost: bool,
+    /// Requests whose final answer has not come, newest last (at most
+    /// [`MAX_ASKED`]).
+    requests: Vec<Requested>,
+    /// The stream of the connection's first request.
+    first_request: Option<u32>,
+    /// What the segment told of redirects (track.rs takes them).
+    notes: Vec<RedirectNote>,
+    /// The segment being read.
+    at: Stamp,
     /// The highest stream the client opened: a HEADERS on a stream at or
     /// below it is a request's trailers, not a request.
     last_stream: u32,
@@ -209,6 +300,7 @@ impl H2c {
         head: &[u8],
         len: u64,
         mid_stream: bool,
+        at: Stamp,
     ) -> Option<Turns> {
         let client = dir == Direction::ClientToServer;
         let preface = client && head.starts_with(PREFACE);
@@ -226,7 +318,9 @@ impl H2c {
         })?;
         if joined {
             state.give_up_names();
+            state.give_up_answers();
         }
+        state.at = at;
         if preface && !state.preface_seen {
             state.preface_seen = true;
             let n = PREFACE.len() as u64;
@@ -239,16 +333,43 @@ impl H2c {
 impl H2c {
     /// The server agreed to an HTTP/1.1 request's `Upgrade: h2c`: frames
     /// from here on, the request stream 1's, still to be answered.
-    pub(crate) fn upgraded(&mut self) {
+    /// `request` is what the HTTP/1.1 request asked for, its first
+    /// segment and its name, when its head named a URL.
+    pub(crate) fn upgraded(
+        &mut self,
+        request: Option<(crate::redirect::Asked, Stamp, Option<String>)>,
+    ) {
         let s = self.begin();
         s.last_stream = 1;
         s.asked.push(1);
+        s.first_request = Some(1);
+        if let Some((asked, at, label)) = request {
+            s.requests.push(Requested {
+                stream: 1,
+                at,
+                asked,
+                label,
+                first: true,
+            });
+        }
     }
 
     /// The name (method and path) of the request that opened the last
     /// segment's turn, when its header block could be decoded.
     pub(crate) fn take_name(&mut self) -> Option<String> {
-        self.state(|| None)?.names.as_mut()?.pending.take()
+        self.state(|| None)?.pending.take()
+    }
+
+    /// What the last segments told of redirects, taken (track.rs).
+    pub(crate) fn take_redirect_notes(&mut self) -> Vec<RedirectNote> {
+        self.state(|| None)
+            .map(|s| std::mem::take(&mut s.notes))
+            .unwrap_or_default()
+    }
+
+    /// Whether segments told of redirects that are not taken yet.
+    pub(crate) fn has_redirect_notes(&mut self) -> bool {
+        self.state(|| None).is_some_and(|s| !s.notes.is_empty())
     }
 }
 
@@ -261,9 +382,9 @@ impl State {
             return m;
         }
         let d = dir.index();
-        if let Some(names) = self.names.as_mut().filter(|_| client) {
+        if client {
             // A name is for the turn its segment opened, no later one.
-            names.pending = None;
+            self.pending = None;
         }
         // The follow is taken out while its walk tells this state of the
         // frames (and put back after).
@@ -274,7 +395,7 @@ impl State {
             last = Some(if client {
                 self.client_frame(f, payload, &mut m)
             } else {
-                self.server_frame(f, &mut m)
+                self.server_frame(f, payload, &mut m)
             });
         });
         self.follow[d] = follow;
@@ -283,6 +404,8 @@ impl State {
             self.under_way[d] = None;
             if client {
                 self.give_up_names();
+            } else {
+                self.give_up_answers();
             }
             m.aside = client;
             return m;
@@ -294,9 +417,13 @@ impl State {
                 m.extends = true;
             }
         }
-        if client && walked.cut_at.is_some() {
+        if walked.cut_at.is_some() {
             // A frame the capture lost or cut: perhaps a header block.
-            self.give_up_names();
+            if client {
+                self.give_up_names();
+            } else {
+                self.give_up_answers();
+            }
         }
         // The frame the segment's end cut goes on in the next.
         self.under_way[d] = match walked.cut_at {
@@ -318,6 +445,73 @@ impl State {
     fn give_up_names(&mut self) {
         self.unnamed = true;
         self.names = None;
+        self.requests.clear();
+    }
+
+    /// The answers' status and `location` are not read from now on: a
+    /// header block of the server's was lost, and HPACK's table with it.
+    fn give_up_answers(&mut self) {
+        self.answers_lost = true;
+        self.answers = None;
+        self.requests.clear();
+    }
+
+    /// The client's header block on `stream` ended, its fields `f`.
+    fn request_block(&mut self, stream: u32, f: RequestFields) {
+        if let (true, Some(m), Some(p)) = (self.names_turn, &f.method, &f.path) {
+            self.pending = Some(crate::exchange::request_label(m, p));
+        }
+        if !self.block_opens || self.answers_lost {
+            return;
+        }
+        let first = self.first_request == Some(stream);
+        if let Some(asked) = f.asked() {
+            let at = self.block_at;
+            self.notes.push(RedirectNote::Asked { asked, at, first });
+            let label = f
+                .method
+                .as_deref()
+                .zip(f.path.as_deref())
+                .map(|(m, p)| crate::exchange::request_label(m, p));
+            let requested = Requested {
+                stream,
+                at,
+                asked,
+                label,
+                first,
+            };
+            crate::reader::push_bounded(&mut self.requests, requested, MAX_ASKED);
+        }
+    }
+
+    /// The server's header block on `stream` ended, with `status` and
+    /// `location`: a final answer settles its request, and a redirect's
+    /// is noted.
+    fn answer_block(&mut self, stream: u32, status: Option<u16>, location: Option<Vec<u8>>) {
+        // (1xx answers are interim; trailers have no status.)
+        let Some(status) = status.filter(|&s| s >= 200) else {
+            return;
+        };
+        let Some(i) = self.requests.iter().position(|r| r.stream == stream) else {
+            return;
+        };
+        let r = self.requests.remove(i);
+        if !crate::redirect::is_redirect_status(status) {
+            return;
+        }
+        let Some(location) =
+            location.and_then(|l| crate::redirect::Location::of_value(&l, &r.asked))
+        else {
+            return;
+        };
+        self.notes.push(RedirectNote::Redirected {
+            location,
+            status,
+            request: r.at,
+            request_label: r.label,
+            first: r.first,
+            answer: self.at,
+        });
     }
 
     /// Whether client frames on `stream` are part of a question of the
@@ -346,14 +540,23 @@ impl State {
         m: &mut Turns,
     ) -> bool {
         let opens = kind == HEADERS && stream % 2 == 1 && stream > self.last_stream;
+        if opens && self.last_stream == 0 {
+            self.first_request = Some(stream);
+        }
         if matches!(kind, HEADERS | CONTINUATION) && !self.unnamed {
+            if kind == HEADERS {
+                self.block_opens = opens;
+                self.names_turn = opens && m.asks.is_none();
+                self.block_at = self.at;
+            }
+            let mut fields = RequestFields::default();
             let names = self.names.get_or_insert_default();
-            let names_turn = opens && m.asks.is_none();
-            if names
-                .fragment((kind, flags, length), payload, names_turn)
-                .is_err()
-            {
-                self.give_up_names();
+            match names.fragment((kind, flags, stream, length), payload, |n, v| {
+                fields.field(n, v)
+            }) {
+                Ok(Some(stream)) => self.request_block(stream, fields),
+                Ok(None) => {}
+                Err(()) => self.give_up_names(),
             }
         }
         match kind {
@@ -378,7 +581,30 @@ impl State {
 
     /// A server frame: what it means for the segment's turns in `m`;
     /// whether it is part of an answer.
-    fn server_frame(&mut self, (kind, flags, stream, _): Frame, m: &mut Turns) -> bool {
+    fn server_frame(
+        &mut self,
+        (kind, flags, stream, length): Frame,
+        payload: &[u8],
+        m: &mut Turns,
+    ) -> bool {
+        if matches!(kind, HEADERS | CONTINUATION | PUSH_PROMISE)
+            && !self.answers_lost
+            && !self.unnamed
+        {
+            let (mut status, mut location) = (None, None);
+            let answers = self.answers.get_or_insert_default();
+            let ended = answers.fragment((kind, flags, stream, length), payload, |n, v| match n {
+                b":status" => status = std::str::from_utf8(v).ok().and_then(|v| v.parse().ok()),
+                b"location" => location = Some(v.to_vec()),
+                _ => {}
+            });
+            match ended {
+                // (A PUSH_PROMISE's block is a promised request's: no status.)
+                Ok(Some(stream)) => self.answer_block(stream, status, location),
+                Ok(None) => {}
+                Err(()) => self.give_up_answers(),
+            }
+        }
         let answer = self.answering.contains(&stream) || self.asked.contains(&stream);
         match kind {
             HEADERS | RST_STREAM if self.asked.contains(&stream) => {
@@ -551,7 +777,8 @@ mod tests {
     }
 
     fn read(h: &mut H2c, dir: Direction, bytes: &[u8]) -> Turns {
-        h.read(dir, bytes, bytes.len() as u64, false).expect("h2c")
+        h.read(dir, bytes, bytes.len() as u64, false, Stamp::default())
+            .expect("h2c")
     }
 
     fn cat(frames: &[Vec<u8>]) -> Vec<u8> {
@@ -607,6 +834,160 @@ mod tests {
         assert_eq!(read(&mut h, S, &data(1, 10, false)), Turns::default());
     }
 
+    fn stamp(frame: u64) -> Stamp {
+        Stamp {
+            frame,
+            ts_ns: frame as i64 * 1_000_000,
+        }
+    }
+
+    /// Fields as a browser's or a server's encoder writes them: Huffman
+    /// coded, added to the table, and indexed once there.
+    fn block(enc: &mut httlib_hpack::Encoder<'_>, fields: &[(&str, &str)]) -> Vec<u8> {
+        use httlib_hpack::Encoder;
+        let flags = Encoder::HUFFMAN_NAME
+            | Encoder::HUFFMAN_VALUE
+            | Encoder::WITH_INDEXING
+            | Encoder::BEST_FORMAT;
+        let mut out = Vec::new();
+        for (k, v) in fields {
+            let field = (k.as_bytes().to_vec(), v.as_bytes().to_vec(), flags);
+            enc.encode(field, &mut out).expect("encodes");
+        }
+        out
+    }
+
+    fn get(enc: &mut httlib_hpack::Encoder<'_>, stream: u32, path: &str) -> Vec<u8> {
+        let fields = [
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":authority", "example.com"),
+            (":path", path),
+        ];
+        frame_of(HEADERS, 0x5, stream, &block(enc, &fields))
+    }
+
+    fn answer_of(
+        enc: &mut httlib_hpack::Encoder<'_>,
+        stream: u32,
+        fields: &[(&str, &str)],
+    ) -> Vec<u8> {
+        frame_of(HEADERS, 0x4, stream, &block(enc, fields))
+    }
+
+    fn asked_for(path: &str) -> crate::redirect::Asked {
+        crate::redirect::Asked::of_h2(true, b"example.com", path.as_bytes()).expect("a URL")
+    }
+
+    #[test]
+    fn a_redirect_is_noted_with_its_request_and_each_request_with_its_url() {
+        let (mut client, mut server) = (
+            httlib_hpack::Encoder::default(),
+            httlib_hpack::Encoder::default(),
+        );
+        let mut h = H2c::default();
+        let first = preface_and(&[settings(), get(&mut client, 1, "/docs")]);
+        h.read(C, &first, first.len() as u64, false, stamp(4));
+        let asked = |at, first| RedirectNote::Asked {
+            asked: asked_for(if first { "/docs" } else { "/docs/" }),
+            at: stamp(at),
+            first,
+        };
+        assert_eq!(h.take_redirect_notes(), [asked(4, true)]);
+        // The server's preface; a 103's hints, then the 301 (its fields in
+        // the server's table: the names of the second block are indexed).
+        read(&mut h, S, &settings());
+        let hints = [(":status", "103"), ("link", "</s.css>; rel=preload")];
+        let moved = [
+            (":status", "301"),
+            ("location", "https://example.com/docs/"),
+        ];
+        let answers = cat(&[
+            answer_of(&mut server, 1, &hints),
+            answer_of(&mut server, 1, &moved),
+        ]);
+        assert!(!h.has_redirect_notes());
+        h.read(S, &answers, answers.len() as u64, false, stamp(6));
+        let [RedirectNote::Redirected {
+            location,
+            status: 301,
+            request,
+            request_label,
+            first: true,
+            answer,
+        }] = &h.take_redirect_notes()[..]
+        else {
+            panic!("one redirect noted")
+        };
+        assert_eq!(&*location.text, "https://example.com/docs/");
+        assert!(location.same_origin && !location.to_https);
+        assert_eq!((*request, *answer), (stamp(4), stamp(6)));
+        assert_eq!(request_label.as_deref(), Some("GET /docs"));
+        // The follow-up, with the client's table in step; its answer (a
+        // 200, and a redirect's again with a relative Location) after a
+        // PUSH_PROMISE whose fields went into the server's table.
+        let follow = get(&mut client, 3, "/docs/");
+        h.read(C, &follow, follow.len() as u64, false, stamp(8));
+        assert_eq!(h.take_redirect_notes(), [asked(8, false)]);
+        // (GET, :path /, and `location: c` added to the table: literal
+        // with incremental indexing, name 46.)
+        let mut promise = vec![0, 0, 0, 2, 0x82, 0x84, 0x6e, 1];
+        promise.push(b'c');
+        let pushed = frame_of(PUSH_PROMISE, 0x4, 3, &promise);
+        let ok = answer_of(&mut server, 3, &[(":status", "200")]);
+        let pushed_and_ok = cat(&[pushed, ok]);
+        h.read(
+            S,
+            &pushed_and_ok,
+            pushed_and_ok.len() as u64,
+            false,
+            stamp(9),
+        );
+        let both = cat(&[get(&mut client, 5, "/a"), get(&mut client, 7, "/b")]);
+        h.read(C, &both, both.len() as u64, false, stamp(10));
+        assert_eq!(h.take_redirect_notes().len(), 2, "each request of a turn");
+        // `:status 302` (a literal, name 8), then index 62: the
+        // promise's `location`.
+        let found = frame_of(HEADERS, 0x4, 7, &[0x08, 3, b'3', b'0', b'2', 0xbe]);
+        h.read(S, &found, found.len() as u64, false, stamp(11));
+        let notes = h.take_redirect_notes();
+        let [RedirectNote::Redirected {
+            location, request, ..
+        }] = &notes[..]
+        else {
+            panic!("{notes:?}")
+        };
+        assert_eq!((&*location.text, *request), ("c", stamp(10)));
+        // A 200 settles its request: nothing noted.
+        let fine = answer_of(&mut server, 5, &[(":status", "200")]);
+        h.read(S, &fine, fine.len() as u64, false, stamp(12));
+        assert!(!h.has_redirect_notes());
+    }
+
+    #[test]
+    fn a_lost_header_block_of_the_servers_ends_the_redirects_reading() {
+        let (mut client, mut server) = (
+            httlib_hpack::Encoder::default(),
+            httlib_hpack::Encoder::default(),
+        );
+        let mut h = H2c::default();
+        let first = preface_and(&[settings(), get(&mut client, 1, "/docs")]);
+        h.read(C, &first, first.len() as u64, false, stamp(1));
+        // The server's first block lost: its table is out of step.
+        let lost = answer_of(&mut server, 1, &[(":status", "200"), ("x-a", "1")]);
+        h.read(S, &[], lost.len() as u64, false, stamp(2));
+        h.take_redirect_notes();
+        let next = get(&mut client, 3, "/docs");
+        h.read(C, &next, next.len() as u64, false, stamp(3));
+        let moved = answer_of(
+            &mut server,
+            3,
+            &[(":status", "301"), ("location", "/docs/")],
+        );
+        h.read(S, &moved, moved.len() as u64, false, stamp(4));
+        assert!(!h.has_redirect_notes(), "no request noted, no redirect");
+    }
+
     #[test]
     fn requests_are_named_by_method_and_path_with_hpacks_table_in_step() {
         let mut h = H2c::default();
@@ -632,7 +1013,7 @@ mod tests {
         assert_eq!(h.take_name().as_deref(), Some("GET /a/b"));
         // A block the capture lost: the table is out of step, no names
         // from then on; the requests still ask.
-        assert_eq!(h.read(C, &[], 40, false), Some(aside()));
+        assert_eq!(h.read(C, &[], 40, false, Stamp::default()), Some(aside()));
         read(&mut h, C, &headers(11, true));
         assert_eq!(read(&mut h, C, &headers(13, true)), asks("HEADERS"));
         assert_eq!(h.take_name(), None);
@@ -779,7 +1160,7 @@ mod tests {
         let mut h = H2c::default();
         let answer = cat(&[headers(1, false), data(1, 10, true)]);
         assert_eq!(
-            h.read(S, &answer, answer.len() as u64, true),
+            h.read(S, &answer, answer.len() as u64, true, Stamp::default()),
             Some(Turns::default())
         );
         assert!(h.is());
@@ -789,10 +1170,16 @@ mod tests {
         // One frame alone tells nothing yet; the next segment does.
         let mut h = H2c::default();
         let lone = window_update(0);
-        assert_eq!(h.read(C, &lone, lone.len() as u64, true), None);
+        assert_eq!(
+            h.read(C, &lone, lone.len() as u64, true, Stamp::default()),
+            None
+        );
         assert!(h.undecided());
         let two = cat(&[window_update(0), ping(false, 1)]);
-        assert_eq!(h.read(C, &two, two.len() as u64, true), Some(aside()));
+        assert_eq!(
+            h.read(C, &two, two.len() as u64, true, Stamp::default()),
+            Some(aside())
+        );
         assert!(h.is());
         // Bytes that are no frames: not joined; nor whole frames when the
         // capture saw the handshake.
@@ -801,7 +1188,10 @@ mod tests {
             (cat(&[window_update(0), ping(false, 1)]), false),
         ] {
             let mut h = H2c::default();
-            assert_eq!(h.read(C, &first, first.len() as u64, mid_stream), None);
+            assert_eq!(
+                h.read(C, &first, first.len() as u64, mid_stream, Stamp::default()),
+                None
+            );
             assert!(h.is_not());
         }
     }
@@ -841,7 +1231,10 @@ mod tests {
             (S, frame_of(SETTINGS, 0, 1, &[0, 3, 0, 0, 0, 100])),
         ] {
             let mut h = H2c::default();
-            assert_eq!(h.read(dir, &first, first.len() as u64, false), None);
+            assert_eq!(
+                h.read(dir, &first, first.len() as u64, false, Stamp::default()),
+                None
+            );
             assert!(h.is_not());
         }
     }
@@ -851,7 +1244,10 @@ mod tests {
         let mut h = H2c::default();
         read(&mut h, C, &preface_and(&[settings(), headers(1, true)]));
         // 500 bytes the capture missed.
-        assert_eq!(h.read(S, &[], 500, false), Some(Turns::default()));
+        assert_eq!(
+            h.read(S, &[], 500, false, Stamp::default()),
+            Some(Turns::default())
+        );
         // Bytes that do not start a frame: lost still.
         assert_eq!(read(&mut h, S, &[0xff; 20]), Turns::default());
         // Whole frames again: the answer.
@@ -865,9 +1261,9 @@ mod tests {
         fn any_bytes_are_read_without_panic(segments in crate::reader::any::segments()) {
             let mut h = H2c::default();
             let first = preface_and(&[settings()]);
-            h.read(C, &first, first.len() as u64, false);
+            h.read(C, &first, first.len() as u64, false, Stamp::default());
             crate::reader::any::feed(segments, |dir, bytes, len| {
-                if let Some(m) = h.read(dir, bytes, len, false) {
+                if let Some(m) = h.read(dir, bytes, len, false, Stamp::default()) {
                     assert!(!(m.asks.is_some() && m.answers));
                 }
             });

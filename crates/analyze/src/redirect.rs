@@ -130,6 +130,17 @@ impl Asked {
         Some(Asked::at(https, UrlHash::origin(https, host, port), target))
     }
 
+    /// The URL an HTTP/2 request asks for, from its header block's
+    /// `:authority` (or `Host`) and `:path` (RFC 9113 8.3.1), its scheme
+    /// from `:scheme`. `None` for a path not in origin form (`*`).
+    pub fn of_h2(https: bool, authority: &[u8], path: &[u8]) -> Option<Asked> {
+        if !path.starts_with(b"/") {
+            return None;
+        }
+        let (host, port) = split_port(authority, https)?;
+        Some(Asked::at(https, UrlHash::origin(https, host, port), path))
+    }
+
     fn at(https: bool, origin: UrlHash, path: &[u8]) -> Asked {
         let path = without_fragment(path);
         let query = path.iter().position(|&b| b == b'?').unwrap_or(path.len());
@@ -180,7 +191,13 @@ impl Location {
     /// with dot segments or only a query is not resolved, and gives
     /// `None`, as does a scheme other than HTTP's).
     pub fn of_response(head: &[u8], asked: &Asked) -> Option<Location> {
-        let value = crate::exchange::header_value(head, b"location")?;
+        Location::of_value(crate::exchange::header_value(head, b"location")?, asked)
+    }
+
+    /// A `Location` field's value (an HTTP/1.x head's, an HTTP/2 header
+    /// block's `location`) resolved against `asked`, as
+    /// [`Location::of_response`].
+    pub fn of_value(value: &[u8], asked: &Asked) -> Option<Location> {
         let value = without_fragment(value);
         if value.is_empty() || value.starts_with(b"?") || has_dot_segment(value) {
             return None;
@@ -348,6 +365,10 @@ pub struct FollowedRedirect {
     /// The follow-up was known by its whole URL; else by the origin its
     /// TLS ClientHello asked for (its request encrypted).
     pub by_url: bool,
+    /// The follow-up request's first segment (an HTTP/2 request's, which
+    /// need not have opened its turn: the exchange's first request may be
+    /// another stream's).
+    pub follow_up: Stamp,
 }
 
 /// A 3xx answer as its own connection saw it (track.rs): what a request
@@ -397,12 +418,13 @@ impl FollowUps<Kept> {
     /// began, and at most [`FOLLOW_NS`] before. `starts` are the times it
     /// may have begun, in order (its connection's name lookup and SYN, its
     /// request): it began at the first after the answer. It is followed
-    /// once.
+    /// once. `request` is the follow-up request's first segment.
     pub fn follow(
         &mut self,
         client: IpAddr,
         asking: Asking,
         starts: &[Stamp],
+        request: Stamp,
     ) -> Option<FollowedRedirect> {
         let began = |answer: i64| starts.iter().find(|s| s.ts_ns >= answer).copied();
         let Kept { location, answered } = self.take_newest(client, |k| {
@@ -425,6 +447,7 @@ impl FollowUps<Kept> {
             same_origin: location.same_origin,
             to_https: location.to_https,
             by_url: matches!(asking, Asking::Url(_)),
+            follow_up: request,
         })
     }
 }
@@ -446,6 +469,26 @@ mod tests {
 
     fn follows(value: &str, from: &Asked, next: &Asked) -> bool {
         location(value, from).is_some_and(|l| l.url == next.url())
+    }
+
+    #[test]
+    fn an_http2_request_names_its_url_as_an_http1_head_does() {
+        let h1 = asked("GET /a/b?x=1 HTTP/1.1\r\nHost: Example.COM\r\n\r\n", true);
+        let h2 = Asked::of_h2(true, b"example.com", b"/a/b?x=1").expect("asks");
+        assert_eq!(h1, h2);
+        let port = Asked::of_h2(true, b"example.com:443", b"/a/b?x=1").expect("asks");
+        assert_eq!(h1, port, "the scheme's port written or not");
+        assert!(
+            Asked::of_h2(true, b"example.com", b"*").is_none(),
+            "OPTIONS *"
+        );
+        assert!(Asked::of_h2(true, b"", b"/").is_none(), "no host");
+        let l = Location::of_value(b"/a/c", &h2).expect("resolved");
+        assert!(l.same_origin && !l.to_https);
+        assert_eq!(
+            l.url,
+            Asked::of_h2(true, b"example.com", b"/a/c").unwrap().url()
+        );
     }
 
     #[test]
@@ -571,27 +614,32 @@ mod tests {
         r.answered(client, location("/b", &from).unwrap(), redirect(at(2, 100)));
         let url = || Asking::Url(to.url());
         assert!(
-            r.follow(other, url(), &[at(3, 150)]).is_none(),
+            r.follow(other, url(), &[at(3, 150)], at(3, 150)).is_none(),
             "another client"
         );
         assert!(
-            r.follow(client, url(), &[at(3, 90)]).is_none(),
+            r.follow(client, url(), &[at(3, 90)], at(3, 90)).is_none(),
             "before the answer"
         );
         assert!(
-            r.follow(client, Asking::Url(from.url()), &[at(3, 150)])
+            r.follow(client, Asking::Url(from.url()), &[at(3, 150)], at(3, 150))
                 .is_none(),
             "another URL"
         );
         let late = 100 + FOLLOW_NS / 1_000_000 + 1;
-        assert!(r.follow(client, url(), &[at(3, late)]).is_none());
+        assert!(r
+            .follow(client, url(), &[at(3, late)], at(3, late))
+            .is_none());
         // (A connection opened before the answer: its request began it.)
         let f = r
-            .follow(client, url(), &[at(3, 50), at(4, 150)])
+            .follow(client, url(), &[at(3, 50), at(4, 150)], at(4, 150))
             .expect("follows");
         assert!(f.by_url && f.same_origin);
         assert_eq!(f.began, at(4, 150));
-        assert!(r.follow(client, url(), &[at(5, 160)]).is_none(), "once");
+        assert!(
+            r.follow(client, url(), &[at(5, 160)], at(5, 160)).is_none(),
+            "once"
+        );
         assert!(r.is_empty());
     }
 
@@ -617,17 +665,23 @@ mod tests {
             }]
         };
         assert!(r
-            .follow(client(19_999), Asking::Url(to.url()), &late(19_999))
+            .follow(
+                client(19_999),
+                Asking::Url(to.url()),
+                &late(19_999),
+                late(19_999)[0]
+            )
             .is_some());
         assert!(r
             .follow(
                 client(20_000 - KEPT as u32),
                 Asking::Url(to.url()),
-                &late(20_000 - KEPT as u32)
+                &late(20_000 - KEPT as u32),
+                late(20_000 - KEPT as u32)[0],
             )
             .is_some());
         assert!(
-            r.follow(client(0), Asking::Url(to.url()), &late(0))
+            r.follow(client(0), Asking::Url(to.url()), &late(0), late(0)[0])
                 .is_none(),
             "past KEPT"
         );

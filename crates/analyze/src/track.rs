@@ -1089,14 +1089,27 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     if events & crate::exchange::OPENED != 0 && !conn.previous_looked_up {
         take_previous(conn, &mut calls.ends);
     }
+    let notes = if events & crate::exchange::REDIRECT_NOTES != 0 {
+        conn.exchanges.take_redirect_notes()
+    } else {
+        Vec::new()
+    };
     if events & crate::exchange::OPENED != 0 {
-        note_request_opened(conn, &mut calls.redirects);
+        // (HTTP/2's requests read, none follows a redirect by its origin
+        // alone: their URLs are known.)
+        let urls_read = notes
+            .iter()
+            .any(|n| matches!(n, crate::h2c::RedirectNote::Asked { .. }));
+        note_request_opened(conn, &mut calls.redirects, urls_read);
         if !calls.challenges.is_empty() {
             note_challenge_answered(conn, &mut calls.challenges);
         }
     }
     if answered && conn.exchanges.redirect.is_some() {
         note_redirect(conn, &mut calls.redirects);
+    }
+    if !notes.is_empty() {
+        note_http2_redirects(conn, &mut calls.redirects, notes);
     }
     if answered && conn.exchanges.challenge.is_some() {
         note_challenge(conn, &mut calls.challenges);
@@ -1131,7 +1144,11 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
 /// for it, and any request may follow a redirect answered lately
 /// (redirect.rs). Once per request.
 #[inline(never)]
-fn note_request_opened(conn: &mut Connection, redirects: &mut crate::redirect::Redirects) {
+fn note_request_opened(
+    conn: &mut Connection,
+    redirects: &mut crate::redirect::Redirects,
+    urls_read: bool,
+) {
     use crate::redirect::{Asked, Asking};
     let first = conn.exchanges.total == 1;
     let Some(request) = conn.exchanges.current.as_ref().map(|x| x.request_first) else {
@@ -1154,26 +1171,19 @@ fn note_request_opened(conn: &mut Connection, redirects: &mut crate::redirect::R
     if redirects.is_empty() {
         return;
     }
-    // When it opened its connection, the client began following where it
-    // looked the name up, or at the SYN; a connection's later request
-    // began when it was sent.
     let opened = conn.first_syn.filter(|_| first);
-    let lookup = opened.and_then(|syn| {
-        let query = conn.lookup.as_ref()?.queries.first()?.sent;
-        (query.ts_ns <= syn.ts_ns).then_some(query)
-    });
-    let starts: Vec<Stamp> = lookup.into_iter().chain(opened).collect();
+    let starts = follow_up_starts(conn, first);
     let followed = match conn.exchanges.current_asked {
         Some(asked) => {
             let mut starts = starts;
             starts.push(request);
-            redirects.follow(conn.client.ip, Asking::Url(asked.url()), &starts)
+            redirects.follow(conn.client.ip, Asking::Url(asked.url()), &starts, request)
         }
         // (A TLS connection's requests unread: its first is known by the
         // name its ClientHello asked for, if it opened the connection
         // after the answer; without one (a client asks no name of an
         // address, RFC 6066 3), by the address it connected to.)
-        None if opened.is_some() && conn.tls.is_some() => {
+        None if opened.is_some() && conn.tls.is_some() && !urls_read => {
             let host = match (conn.server_name(), conn.server.ip) {
                 (Some(name), _) => name.to_string(),
                 (None, std::net::IpAddr::V4(a)) => a.to_string(),
@@ -1183,12 +1193,76 @@ fn note_request_opened(conn: &mut Connection, redirects: &mut crate::redirect::R
                 conn.client.ip,
                 Asking::Origin(Asked::origin_of_server_name(&host, conn.server.port)),
                 &starts,
+                request,
             )
         }
         None => None,
     };
     if let (Some(f), Some(x)) = (followed, conn.exchanges.current_mut()) {
         x.redirected = Some(Box::new(f));
+    }
+}
+
+/// When a request that follows a redirect may have begun, in order, its
+/// own sending aside: when it was the connection's `first`, the client
+/// began following where it looked the name up, or at the SYN; a
+/// connection's later request began when it was sent.
+fn follow_up_starts(conn: &Connection, first: bool) -> Vec<Stamp> {
+    let opened = conn.first_syn.filter(|_| first);
+    let lookup = opened.and_then(|syn| {
+        let query = conn.lookup.as_ref()?.queries.first()?.sent;
+        (query.ts_ns <= syn.ts_ns).then_some(query)
+    });
+    lookup.into_iter().chain(opened).collect()
+}
+
+/// What HTTP/2's reader noted (h2c.rs): each request opened may follow a
+/// redirect (the exchange it went into learns which), and each redirect
+/// answered is kept for the request that follows it. An HTTP/2 turn may
+/// hold several requests: each is known by its own first segment.
+#[inline(never)]
+fn note_http2_redirects(
+    conn: &mut Connection,
+    redirects: &mut crate::redirect::Redirects,
+    notes: Vec<crate::h2c::RedirectNote>,
+) {
+    use crate::h2c::RedirectNote;
+    use crate::redirect::Asking;
+    for note in notes {
+        match note {
+            RedirectNote::Asked { asked, at, first } => {
+                if redirects.is_empty() {
+                    continue;
+                }
+                let mut starts = follow_up_starts(conn, first);
+                starts.push(at);
+                let client = conn.client.ip;
+                let followed = redirects.follow(client, Asking::Url(asked.url()), &starts, at);
+                // (An exchange holds one: a turn of two follow-ups is rare.)
+                if let (Some(f), Some(x)) = (followed, conn.exchanges.current_mut()) {
+                    x.redirected.get_or_insert(Box::new(f));
+                }
+            }
+            RedirectNote::Redirected {
+                location,
+                status,
+                request,
+                request_label,
+                first,
+                answer,
+            } => {
+                let opened_for_it = conn.exchanges.opened_for_first.filter(|_| first);
+                let answered = crate::redirect::Answered {
+                    stream: conn.stream,
+                    request,
+                    opened_for_it,
+                    answer,
+                    status,
+                    request_label,
+                };
+                redirects.answered(conn.client.ip, location, answered);
+            }
+        }
     }
 }
 

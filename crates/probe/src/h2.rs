@@ -3,7 +3,7 @@
 //! one HEADERS (+ DATA) request on stream 1, and the response read frame
 //! by frame until END_STREAM, answering what the server asks for on the
 //! way (SETTINGS ACK, PING ACK) and opening the receive windows as the
-//! body is consumed. Header blocks are decoded with `loona-hpack` (every
+//! body is consumed. Header blocks are decoded with `httlib-hpack` (every
 //! block must be decoded, in order, to keep HPACK's dynamic table in
 //! step with the server's); the request's header block is written as
 //! HPACK literals without indexing, so it never touches a dynamic table.
@@ -170,7 +170,7 @@ pub struct Response {
     buf: Vec<u8>,
     /// When the first byte of `buf` arrived.
     partial_at: Option<Instant>,
-    decoder: loona_hpack::Decoder<'static>,
+    decoder: httlib_hpack::Decoder<'static>,
     /// A header block waiting for its CONTINUATION frames, and whether
     /// its HEADERS frame ended the stream.
     block: Option<(Vec<u8>, bool)>,
@@ -199,7 +199,7 @@ impl Response {
         Response {
             buf: Vec::new(),
             partial_at: None,
-            decoder: loona_hpack::Decoder::new(),
+            decoder: httlib_hpack::Decoder::default(),
             block: None,
             headers_at: None,
             status: None,
@@ -353,15 +353,15 @@ impl Response {
         Ok(())
     }
 
-    fn header_block(&mut self, (block, end_stream): (Vec<u8>, bool)) -> Result<(), String> {
-        let fields = self
-            .decoder
-            .decode(&block)
+    fn header_block(&mut self, (mut block, end_stream): (Vec<u8>, bool)) -> Result<(), String> {
+        let mut fields = Vec::new();
+        self.decoder
+            .decode(&mut block, &mut fields)
             .map_err(|e| format!("the server's header block does not decode (HPACK): {e:?}"))?;
         let status = fields
             .iter()
-            .find(|(k, _)| k == b":status")
-            .and_then(|(_, v)| std::str::from_utf8(v).ok()?.parse::<u16>().ok());
+            .find(|(k, _, _)| k == b":status")
+            .and_then(|(_, v, _)| std::str::from_utf8(v).ok()?.parse::<u16>().ok());
         match (self.status, status) {
             // An interim response (103 Early Hints, 100 Continue).
             (None, Some(s)) if (100..200).contains(&s) => {}
@@ -369,8 +369,8 @@ impl Response {
                 self.status = Some(s);
                 self.location = fields
                     .iter()
-                    .find(|(k, _)| k == b"location")
-                    .map(|(_, v)| String::from_utf8_lossy(v).trim().to_string());
+                    .find(|(k, _, _)| k == b"location")
+                    .map(|(_, v, _)| String::from_utf8_lossy(v).trim().to_string());
             }
             (None, None) => return Err("a response without :status".into()),
             // Trailers.
@@ -433,9 +433,25 @@ mod tests {
         v
     }
 
+    /// A header block's fields, as a server's decoder reads them.
+    fn decode(mut block: Vec<u8>) -> Vec<(Vec<u8>, Vec<u8>, u8)> {
+        let mut fields = Vec::new();
+        httlib_hpack::Decoder::default()
+            .decode(&mut block, &mut fields)
+            .unwrap();
+        fields
+    }
+
+    /// A server's header block: Huffman coded, added to its table.
     fn headers_frame(fields: &[(&str, &str)], flags: u8) -> Vec<u8> {
-        let mut enc = loona_hpack::Encoder::new();
-        let block = enc.encode(fields.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())));
+        use httlib_hpack::Encoder;
+        let mut enc = Encoder::default();
+        let mut block = Vec::new();
+        for (k, v) in fields {
+            let how = Encoder::HUFFMAN_NAME | Encoder::HUFFMAN_VALUE | Encoder::WITH_INDEXING;
+            let field = (k.as_bytes().to_vec(), v.as_bytes().to_vec(), how);
+            enc.encode(field, &mut block).unwrap();
+        }
         let mut out = Vec::new();
         frame(&mut out, HEADERS, flags | END_HEADERS, STREAM, &block);
         out
@@ -465,12 +481,12 @@ mod tests {
         .unwrap();
         let f = frames(&r);
         assert_eq!((f[0].0, f[0].1, f[0].2), (HEADERS, END_HEADERS, 1));
-        let fields = loona_hpack::Decoder::new().decode(&f[0].3).unwrap();
+        let fields = decode(f[0].3.clone());
         let get = |k: &str| {
             fields
                 .iter()
-                .find(|(n, _)| n == k.as_bytes())
-                .map(|(_, v)| String::from_utf8(v.clone()).unwrap())
+                .find(|(n, _, _)| n == k.as_bytes())
+                .map(|(_, v, _)| String::from_utf8(v.clone()).unwrap())
         };
         assert_eq!(get(":method").as_deref(), Some("POST"));
         assert_eq!(get(":authority").as_deref(), Some("h.example:8443"));
@@ -499,10 +515,10 @@ mod tests {
             ]
         );
         let block: Vec<u8> = f.iter().flat_map(|x| x.3.clone()).collect();
-        let fields = loona_hpack::Decoder::new().decode(&block).unwrap();
+        let fields = decode(block);
         assert!(fields
             .iter()
-            .any(|(k, v)| k == b"x-big" && v.len() == 40_000));
+            .any(|(k, v, _)| k == b"x-big" && v.len() == 40_000));
     }
 
     #[test]

@@ -4,8 +4,11 @@
 //! TCP, 20 ms each way, captured on the client's interface. `slash`:
 //! nginx's own 301 from a directory's URL to the URL with its slash,
 //! followed on the same connection (and `slash-tls`, the same inside TLS
-//! 1.3 with curl's key log in the pcapng). `https`: a 302 to `https://`, followed
-//! on a new TLS connection. Controls: `direct` (the final URLs asked for
+//! 1.3 with curl's key log in the pcapng, and `slash-h2`, in HTTP/2:
+//! stream 1's 301, stream 3 its follow-up). `https`: a 302 to `https://`,
+//! followed on a new TLS connection; `away-h2`: an HTTP/2 302 to another
+//! host, followed on a new TLS connection whose HTTP/2 request the key log
+//! reads. Controls: `direct` and `direct-h2` (the final URLs asked for
 //! directly) and `not-followed` (the 301 comes, curl without `-L` stops).
 //! Committed under tests/data/redirect, re-made live when root.
 //!
@@ -114,6 +117,98 @@ fn ip(r: &[String], v4: usize) -> String {
 /// missed, is no HTTP at all).
 const ONE_SEGMENT_AT_A_TIME: &[&str] = &["-o", "tcp.desegment_tcp_streams:FALSE"];
 
+/// An HTTP/2 header block as tshark reads it (through the key log the
+/// pcapng carries): a request's URL, or an answer's status and
+/// `Location`.
+#[derive(Debug)]
+struct Http2Block {
+    frame: u64,
+    time: f64,
+    src: String,
+    dst: String,
+    tcp_stream: u64,
+    h2_stream: u64,
+    url: Option<String>,
+    status: Option<u16>,
+    location: Option<String>,
+}
+
+/// Every HTTP/2 request and every answer with a `Location` in `capture`,
+/// from tshark's JSON (each HTTP/2 frame an object with its stream id and
+/// the header fields it decoded).
+fn http2_blocks(capture: &Path) -> Vec<Http2Block> {
+    use serde_json::Value;
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(capture)
+        .args([
+            "-Y",
+            "http2.request.full_uri || http2.headers.location",
+            "-T",
+            "json",
+            "--no-duplicate-keys",
+            "-J",
+            "frame ip ipv6 tcp http2",
+        ])
+        .output()
+        .expect("tshark runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let packets: Value = serde_json::from_slice(&out.stdout).expect("tshark's JSON");
+    // (A field tshark saw more than once is an array of its values.)
+    fn first(v: Option<&Value>) -> Option<&str> {
+        match v? {
+            Value::String(s) => Some(s),
+            Value::Array(a) => first(a.first()),
+            _ => None,
+        }
+    }
+    fn find<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+        match v {
+            Value::Object(o) => first(o.get(key)).or_else(|| o.values().find_map(|v| find(v, key))),
+            Value::Array(a) => a.iter().find_map(|v| find(v, key)),
+            _ => None,
+        }
+    }
+    fn frames<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
+        match v {
+            Value::Object(o) if o.contains_key("http2.streamid") => out.push(v),
+            Value::Object(o) => o.values().for_each(|v| frames(v, out)),
+            Value::Array(a) => a.iter().for_each(|v| frames(v, out)),
+            _ => {}
+        }
+    }
+    let mut blocks = Vec::new();
+    for p in packets.as_array().expect("packets") {
+        let l = &p["_source"]["layers"];
+        let field = |layer: &str, key: &str| find(&l[layer], key).map(str::to_string);
+        let addr =
+            |key: &str| field("ip", &format!("ip.{key}")).or(field("ipv6", &format!("ipv6.{key}")));
+        let mut h2 = Vec::new();
+        frames(&l["http2"], &mut h2);
+        for f in h2 {
+            let block = Http2Block {
+                frame: field("frame", "frame.number").unwrap().parse().unwrap(),
+                time: field("frame", "frame.time_epoch").unwrap().parse().unwrap(),
+                src: addr("src").unwrap_or_default(),
+                dst: addr("dst").unwrap_or_default(),
+                tcp_stream: field("tcp", "tcp.stream").unwrap().parse().unwrap(),
+                h2_stream: find(f, "http2.streamid").unwrap().parse().unwrap(),
+                url: find(f, "http2.request.full_uri").map(str::to_string),
+                status: find(f, "http2.headers.status").and_then(|s| s.parse().ok()),
+                location: find(f, "http2.headers.location").map(str::to_string),
+            };
+            if block.url.is_some() || block.location.is_some() {
+                blocks.push(block);
+            }
+        }
+    }
+    blocks
+}
+
 /// Each frame's time (tshark's `frame.time_epoch`).
 fn frame_times(capture: &Path) -> BTreeMap<u64, f64> {
     tshark_fields(capture, &[], "", &["frame.number", "frame.time_epoch"])
@@ -143,9 +238,9 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
     // Requests: (frame, time, client, stream, URL, first of its stream),
     // and each one's segments (a head in two: tshark names the request
     // by its last, rttdoc by its first).
-    let mut seen_streams = BTreeSet::new();
     let mut segments: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    let requests: Vec<(u64, f64, String, u64, Option<String>, bool)> = tshark_fields(
+    let h2 = http2_blocks(capture);
+    let mut requests: Vec<(u64, f64, String, u64, Option<String>, bool)> = tshark_fields(
         capture,
         ONE_SEGMENT_AT_A_TIME,
         // (Not HTTP over UDP: SSDP's.)
@@ -162,8 +257,6 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
     )
     .iter()
     .map(|r| {
-        let stream = n(&r[4]);
-        let first = seen_streams.insert(stream);
         let mut own: Vec<u64> = r[6].split(',').filter_map(|s| s.parse().ok()).collect();
         own.push(n(&r[0]));
         segments.insert(n(&r[0]), own);
@@ -171,12 +264,22 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
             n(&r[0]),
             f(&r[1]),
             ip(r, 2),
-            stream,
+            n(&r[4]),
             normalized(&r[5]),
-            first,
+            false,
         )
     })
     .collect();
+    for b in h2.iter().filter(|b| b.url.is_some()) {
+        segments.insert(b.frame, vec![b.frame]);
+        let url = b.url.as_deref().and_then(normalized);
+        requests.push((b.frame, b.time, b.src.clone(), b.tcp_stream, url, false));
+    }
+    requests.sort_by_key(|q| q.0);
+    let mut seen_streams = BTreeSet::new();
+    for q in &mut requests {
+        q.5 = seen_streams.insert(q.3);
+    }
     // TLS ClientHellos: (client, stream, server name, port).
     let hellos: Vec<(String, u64, String, u16)> = tshark_fields(
         capture,
@@ -200,8 +303,9 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
         )
     })
     .collect();
-    let mut taken = BTreeSet::new();
-    let mut out = Vec::new();
+    // Redirects: (answer's frames, its time, client, stream, resolved
+    // target, the redirected request's frame).
+    let mut redirects: Vec<(BTreeSet<u64>, f64, String, u64, String, u64)> = Vec::new();
     for r in tshark_fields(
         capture,
         ONE_SEGMENT_AT_A_TIME,
@@ -235,6 +339,41 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
         let Ok(request_in) = r[7].parse::<u64>() else {
             continue;
         };
+        redirects.push((answer_frames, at, client, stream, target, request_in));
+    }
+    // HTTP/2's: the request is its stream's on the same connection.
+    for b in &h2 {
+        let (Some(status), Some(location)) = (b.status, &b.location) else {
+            continue;
+        };
+        if ![301, 302, 303, 307, 308].contains(&status) {
+            continue;
+        }
+        let request = h2.iter().rev().find(|q| {
+            q.frame < b.frame && q.tcp_stream == b.tcp_stream && q.h2_stream == b.h2_stream
+        });
+        let Some((url, request_in)) = request.and_then(|q| Some((q.url.as_deref()?, q.frame)))
+        else {
+            continue;
+        };
+        let Some(target) = resolve(location, url) else {
+            continue;
+        };
+        let answer_frames = BTreeSet::from([b.frame]);
+        redirects.push((
+            answer_frames,
+            b.time,
+            b.dst.clone(),
+            b.tcp_stream,
+            target,
+            request_in,
+        ));
+    }
+    redirects.sort_by_key(|r| *r.0.first().unwrap());
+    let mut taken = BTreeSet::new();
+    let mut out = Vec::new();
+    for (answer_frames, at, client, stream, target, request_in) in redirects {
+        let answer = *answer_frames.last().unwrap();
         let mut from: BTreeSet<u64> = segments
             .get(&request_in)
             .into_iter()
@@ -413,12 +552,43 @@ fn check_made(dir: &Path) {
             .contains("Strict-Transport-Security"),
         "{x}"
     );
+    // HTTP/2 (its header blocks decoded with HPACK's tables, each
+    // request known by its stream): the 301 on stream 1, stream 3 asks
+    // for its Location on the same connection, one round trip later.
+    let h2 = |name: &str| dir.join(format!("{name}.pcapng.gz"));
+    assert_eq!(check(&h2("slash-h2")), 1);
+    let doc = run_rttdoc_json(&h2("slash-h2"));
+    let [(0, x)] = findings_of(&doc, "http_redirect")[..] else {
+        panic!("{doc}")
+    };
+    let rtts = x["cost_rtts"].as_f64().unwrap();
+    assert!((0.9..1.2).contains(&rtts), "{rtts} RTT");
+    assert!(x["fix"].as_str().unwrap().contains("trailing slash"), "{x}");
+    // To another host: its connection opened after the 302 and its
+    // request known by its URL, not by its ClientHello's name alone.
+    assert_eq!(check(&h2("away-h2")), 1);
+    let doc = run_rttdoc_json(&h2("away-h2"));
+    let [(1, x)] = findings_of(&doc, "http_redirect")[..] else {
+        panic!("{doc}")
+    };
+    // (By its URL: the surer reading.)
+    assert_eq!(x["confidence"], 0.9, "{x}");
+    assert!(
+        x["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("another origin"),
+        "{x}"
+    );
+    assert_eq!(x["waits"][0]["from_frame"], 1, "the first SYN");
     // Controls: the same URLs asked for directly; a redirect nobody
     // followed.
     for control in ["direct", "not-followed"] {
         assert_eq!(check(&at(control)), 0);
         assert_no_finding(&run_rttdoc_json(&at(control)), "http_redirect");
     }
+    assert_eq!(check(&h2("direct-h2")), 0);
+    assert_no_finding(&run_rttdoc_json(&h2("direct-h2")), "http_redirect");
 }
 
 #[test]

@@ -227,10 +227,10 @@ fn lookup_obeys(f: &Facts<'_>, w: &Wait) -> bool {
 fn redirect_obeys(f: &Facts<'_>, w: &Wait) -> bool {
     f.exchanges
         .iter()
-        .filter_map(|x| Some((x, x.redirected.as_deref()?)))
-        .any(|(x, r)| {
+        .filter_map(|x| x.redirected.as_deref())
+        .any(|r| {
             let starts = [Some(r.request), r.opened_for_it];
-            let ends = [r.began, x.request_first];
+            let ends = [r.began, r.follow_up];
             starts.into_iter().flatten().any(|from| {
                 ends.into_iter()
                     .any(|to| released_between(w, from, r.answer, to))

@@ -45,18 +45,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             Some(syn) if !r.same_origin && !here => syn,
             _ => r.request,
         };
-        let to = if r.same_origin {
-            x.request_first
-        } else {
-            r.began
-        };
+        let to = if r.same_origin { r.follow_up } else { r.began };
         // (redirect.rs: the follow-up began after the answer, which came
         // after its request.)
         let wait_ns = to.ts_ns.saturating_sub(from.ts_ns);
         if wait_ns < super::causality::EXCESS_FLOOR_NS || to.ts_ns < r.answer.ts_ns {
             continue;
         }
-        let new_connection = r.began.frame != x.request_first.frame;
+        let new_connection = r.began.frame != r.follow_up.frame;
         let wait_ms = wait_ns as f64 / 1e6;
         let mut finding = f.finding(FindingKind::HttpRedirect, Some(Phase::FirstByte));
         let mut frames = vec![
@@ -64,7 +60,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             r.request.frame,
             r.answer.frame,
             to.frame,
-            x.request_first.frame,
+            r.follow_up.frame,
         ];
         frames.sort_unstable();
         frames.dedup();
