@@ -34,6 +34,11 @@
 #                        CLIENT_RANDOM line injected
 #   basic-anyauth-tls12-chacha.pcapng  the same with
 #                        ECDHE-ECDSA-CHACHA20-POLY1305
+#   basic-anyauth-h2.pcapng  the same as basic-anyauth-tls in HTTP/2
+#                        (curl --http2): the 401 on stream 1, the request
+#                        again with credentials on stream 3
+#   basic-rejected-h2.pcapng  control: the same with a wrong password: 401
+#                        on both streams, nothing served
 #   basic-preemptive.pcap  control: curl -u sends Basic with the first
 #                        request: never challenged
 #   basic-rejected.pcap  control: curl --anyauth with a wrong password: 401,
@@ -61,7 +66,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
 relay_nginx "$(cat <<CONF
   server {
     listen 10.81.2.1:8080;
-    listen 10.81.2.1:8443 ssl;
+    listen 10.81.2.1:8443 ssl http2;
     ssl_certificate $work/cert.pem;
     ssl_certificate_key $work/key.pem;
     ssl_protocols TLSv1.2 TLSv1.3;
@@ -145,13 +150,18 @@ SH
   SSLKEYLOGFILE=$work/keys12c relay_capture basic-anyauth-tls12-chacha curl -sk $r --http1.1 \
     --tls-max 1.2 --ciphers ECDHE-ECDSA-CHACHA20-POLY1305 --anyauth -u u:p \
     https://rttdoc.test:8443/private/report.txt
+  SSLKEYLOGFILE=$work/keysh2 relay_capture basic-anyauth-h2 curl -sk $r --http2 --anyauth -u u:p \
+    https://rttdoc.test:8443/private/report.txt
+  SSLKEYLOGFILE=$work/keysh2r relay_capture basic-rejected-h2 curl -sk $r --http2 --anyauth \
+    -u u:wrong https://rttdoc.test:8443/private/report.txt
   relay_capture basic-preemptive curl -s $r -u u:p "$u"
   relay_capture basic-rejected curl -s $r --anyauth -u u:wrong "$u"
   relay_capture basic-later bash "$work/later.sh"
 }
 
-for tls in tls:keys tls12:keys12 tls12-chacha:keys12c; do
-  name=basic-anyauth-${tls%%:*}
+for tls in anyauth-tls:keys anyauth-tls12:keys12 anyauth-tls12-chacha:keys12c \
+  anyauth-h2:keysh2 rejected-h2:keysh2r; do
+  name=basic-${tls%%:*}
   editcap --inject-secrets "tls,$work/${tls##*:}" "$work/$name.pcap" "$work/$name.pcapng"
   gzip -9n -c "$work/$name.pcapng" > "$out/$name.pcapng.gz"
 done
@@ -159,4 +169,5 @@ names="basic-anyauth ntlm-anyauth ntlm proxy-anyauth basic-preemptive basic-reje
 for name in $names; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: $names basic-anyauth-tls basic-anyauth-tls12 basic-anyauth-tls12-chacha"
+echo "made $out: $names basic-anyauth-tls basic-anyauth-tls12 basic-anyauth-tls12-chacha" \
+  "basic-anyauth-h2 basic-rejected-h2"

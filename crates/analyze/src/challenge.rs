@@ -78,6 +78,27 @@ impl Retry {
         })
     }
 
+    /// What an HTTP/2 request asks (its `:method`, and the URL its
+    /// `:scheme`, `:authority` and `:path` name) and the credentials its
+    /// `authorization` and `proxy-authorization` fields carry: known as
+    /// the same request in HTTP/1.x is.
+    pub fn of_h2(
+        method: &[u8],
+        asked: &crate::redirect::Asked,
+        authorization: Option<&[u8]>,
+        proxy_authorization: Option<&[u8]>,
+    ) -> Retry {
+        let mut hasher = rustc_hash::FxHasher::default();
+        method.hash(&mut hasher);
+        asked.url().hash(&mut hasher);
+        Retry {
+            key: hasher.finish(),
+            authorization: authorization.and_then(|v| AuthScheme::of_value(v.trim_ascii())),
+            proxy_authorization: proxy_authorization
+                .and_then(|v| AuthScheme::of_value(v.trim_ascii())),
+        }
+    }
+
     /// The credentials it carries for a challenge from a proxy (`proxy`)
     /// or from the server.
     fn credentials(&self, proxy: bool) -> Option<AuthScheme> {
@@ -157,12 +178,23 @@ impl Challenge {
     /// captured bytes): `None` for another status, or without its
     /// challenge header (a 401 that asks for nothing cannot be answered).
     pub fn of_response(head: &[u8], status: u16) -> Option<Challenge> {
-        let (proxy, field): (bool, &[u8]) = match status {
-            401 => (false, b"www-authenticate"),
-            407 => (true, b"proxy-authenticate"),
+        let field: &[u8] = match status {
+            401 => b"www-authenticate",
+            407 => b"proxy-authenticate",
             _ => return None,
         };
-        let offered = AuthScheme::of_value(crate::exchange::header_value(head, field)?)?;
+        Challenge::of_value(status, crate::exchange::header_value(head, field)?)
+    }
+
+    /// The challenge a `401`'s `WWW-Authenticate` (a `407`'s
+    /// `Proxy-Authenticate`) field `value` makes.
+    pub fn of_value(status: u16, value: &[u8]) -> Option<Challenge> {
+        let proxy = match status {
+            401 => false,
+            407 => true,
+            _ => return None,
+        };
+        let offered = AuthScheme::of_value(value)?;
         Some(Challenge { proxy, offered })
     }
 }
@@ -195,6 +227,9 @@ pub struct FollowedChallenge {
     pub answered_with: Option<AuthScheme>,
     /// The challenges were a proxy's (`407`).
     pub proxy: bool,
+    /// The request that followed them: its first segment (an HTTP/2
+    /// request's, which need not have opened its turn).
+    pub follow_up: Stamp,
 }
 
 /// A challenge kept for the request that answers it.
@@ -270,6 +305,7 @@ impl FollowUps<Kept> {
             request_label: kept.request_label,
             offered: kept.challenge.offered,
             proxy: kept.challenge.proxy,
+            follow_up: request,
         })
     }
 }
@@ -327,6 +363,11 @@ mod tests {
         let cut = retry("GET /a HTTP/1.1\r\nHost: example.com\r\nAuthorization: Basic dT");
         assert_eq!(cut.authorization, None);
         assert!(Retry::of_request(b"GET /a HTTP/1.1\r\n\r\n", None).is_none());
+        // HTTP/2's request for the same URL is the same request.
+        let asked = crate::redirect::Asked::of_h2(false, b"example.com", b"/a").unwrap();
+        let h2 = Retry::of_h2(b"GET", &asked, Some(b"Basic dTpw"), None);
+        assert_eq!((h2.key, h2.authorization), (again.key, again.authorization));
+        assert_ne!(Retry::of_h2(b"POST", &asked, None, None).key, bare.key);
     }
 
     #[test]

@@ -327,8 +327,8 @@ pub(crate) const ANSWERED: u8 = 2;
 /// [`Exchanges::events`]: the server greeted.
 pub(crate) const GREETED: u8 = 4;
 /// [`Exchanges::events`]: HTTP/2's reader noted requests that may follow
-/// a redirect, or redirects (h2c.rs `RedirectNote`).
-pub(crate) const REDIRECT_NOTES: u8 = 8;
+/// a redirect, or redirects (h2c.rs `FollowUpNote`).
+pub(crate) const FOLLOW_UP_NOTES: u8 = 8;
 
 impl Exchanges {
     /// The exchanges of a connection whose server is on `port` (the
@@ -484,8 +484,8 @@ impl Exchanges {
     }
 
     /// What HTTP/2's reader noted of redirects since last asked (h2c.rs).
-    pub(crate) fn take_redirect_notes(&mut self) -> Vec<crate::h2c::RedirectNote> {
-        self.h2c.take_redirect_notes()
+    pub(crate) fn take_follow_up_notes(&mut self) -> Vec<crate::h2c::FollowUpNote> {
+        self.h2c.take_follow_up_notes()
     }
 
     /// An HTTP/2 empty frame (tls.rs): it never begins an answer (answers
@@ -762,8 +762,8 @@ impl Exchanges {
             return Some(m);
         }
         if let Some(m) = self.h2c.read(dir, head, len, self.mid_stream, first) {
-            if self.h2c.has_redirect_notes() {
-                self.events |= REDIRECT_NOTES;
+            if self.h2c.has_follow_up_notes() {
+                self.events |= FOLLOW_UP_NOTES;
             }
             return Some(m);
         }
@@ -982,6 +982,27 @@ impl Exchanges {
     /// other connections: upstream.rs).
     pub(crate) fn current_mut(&mut self) -> Option<&mut Exchange> {
         self.current.as_mut()
+    }
+
+    /// The challenges the request whose first segment is `request`
+    /// followed, taken: it is challenged again (an HTTP/2 request's, in
+    /// the open exchange or the last closed one).
+    pub(crate) fn take_challenged_of(
+        &mut self,
+        request: Stamp,
+    ) -> Option<crate::challenge::FollowedChallenge> {
+        let spilled = self.spill.as_mut().and_then(|s| s.last_mut());
+        let closed = spilled.or(self.kept.last_mut());
+        [self.current.as_mut(), closed]
+            .into_iter()
+            .flatten()
+            .find(|x| {
+                x.challenged
+                    .as_ref()
+                    .is_some_and(|c| c.follow_up == request)
+            })
+            .and_then(|x| x.challenged.take())
+            .map(|c| *c)
     }
 
     /// The newest exchange: the open one, else the last kept.

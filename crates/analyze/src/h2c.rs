@@ -180,6 +180,8 @@ struct RequestFields {
     https: bool,
     authority: Option<Vec<u8>>,
     host: Option<Vec<u8>>,
+    authorization: Option<Vec<u8>>,
+    proxy_authorization: Option<Vec<u8>>,
 }
 
 impl RequestFields {
@@ -191,8 +193,20 @@ impl RequestFields {
             b":scheme" => self.https = value == b"https",
             b":authority" => self.authority = Some(value.to_vec()),
             b"host" => self.host = Some(value.to_vec()),
+            b"authorization" => self.authorization = Some(value.to_vec()),
+            b"proxy-authorization" => self.proxy_authorization = Some(value.to_vec()),
             _ => {}
         }
+    }
+
+    /// What it asks and the credentials it carries (challenge.rs).
+    fn retry(&self, asked: &crate::redirect::Asked) -> Option<crate::challenge::Retry> {
+        Some(crate::challenge::Retry::of_h2(
+            self.method.as_ref()?.as_bytes(),
+            asked,
+            self.authorization.as_deref(),
+            self.proxy_authorization.as_deref(),
+        ))
     }
 
     /// The URL it asked for (redirect.rs), when it names one.
@@ -205,25 +219,56 @@ impl RequestFields {
     }
 }
 
-/// A request whose answer may send its client elsewhere: what a redirect
-/// is resolved against, until its final answer comes.
+/// An answer's header block's fields that say where it sends its client
+/// or what it asks of it.
+#[derive(Default)]
+struct AnswerFields {
+    status: Option<u16>,
+    location: Option<Vec<u8>>,
+    /// A `www-authenticate` or `proxy-authenticate` field's value (its
+    /// first: the scheme a client tries first).
+    challenge: Option<Vec<u8>>,
+}
+
+impl AnswerFields {
+    fn field(&mut self, name: &[u8], value: &[u8]) {
+        match name {
+            b":status" => {
+                self.status = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok())
+            }
+            b"location" => self.location = Some(value.to_vec()),
+            b"www-authenticate" | b"proxy-authenticate" if self.challenge.is_none() => {
+                self.challenge = Some(value.to_vec())
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A request whose answer may send its client elsewhere or challenge it:
+/// what a redirect is resolved against and a challenge kept under, until
+/// its final answer comes.
 #[derive(Debug)]
 struct Requested {
     stream: u32,
     /// The segment its HEADERS began in.
     at: Stamp,
     asked: crate::redirect::Asked,
+    retry: Option<crate::challenge::Retry>,
     label: Option<String>,
     /// It was the connection's first request.
     first: bool,
 }
 
-/// What a segment told of redirects (redirect.rs; track.rs takes them).
+/// What a segment told of redirects and authentication challenges
+/// (redirect.rs, challenge.rs; track.rs takes them).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RedirectNote {
-    /// A request opened, asking for `asked` (it may follow a redirect).
-    Asked {
+pub(crate) enum FollowUpNote {
+    /// A request opened, asking for `asked` with the credentials `retry`
+    /// names (it may follow a redirect or answer a challenge).
+    Opened {
         asked: crate::redirect::Asked,
+        retry: Option<crate::challenge::Retry>,
         at: Stamp,
         /// The connection's first request.
         first: bool,
@@ -238,6 +283,15 @@ pub(crate) enum RedirectNote {
         /// The redirected request was the connection's first.
         first: bool,
         /// The segment the answer's HEADERS began in.
+        answer: Stamp,
+    },
+    /// A request's final answer was an authentication challenge.
+    Challenged {
+        challenge: crate::challenge::Challenge,
+        retry: crate::challenge::Retry,
+        status: u16,
+        request: Stamp,
+        request_label: Option<String>,
         answer: Stamp,
     },
 }
@@ -275,7 +329,7 @@ pub struct State {
     /// The stream of the connection's first request.
     first_request: Option<u32>,
     /// What the segment told of redirects (track.rs takes them).
-    notes: Vec<RedirectNote>,
+    notes: Vec<FollowUpNote>,
     /// The segment being read.
     at: Stamp,
     /// The highest stream the client opened: a HEADERS on a stream at or
@@ -348,6 +402,8 @@ impl H2c {
                 stream: 1,
                 at,
                 asked,
+                // (Its credentials were in its HTTP/1.1 head.)
+                retry: None,
                 label,
                 first: true,
             });
@@ -361,14 +417,14 @@ impl H2c {
     }
 
     /// What the last segments told of redirects, taken (track.rs).
-    pub(crate) fn take_redirect_notes(&mut self) -> Vec<RedirectNote> {
+    pub(crate) fn take_follow_up_notes(&mut self) -> Vec<FollowUpNote> {
         self.state(|| None)
             .map(|s| std::mem::take(&mut s.notes))
             .unwrap_or_default()
     }
 
     /// Whether segments told of redirects that are not taken yet.
-    pub(crate) fn has_redirect_notes(&mut self) -> bool {
+    pub(crate) fn has_follow_up_notes(&mut self) -> bool {
         self.state(|| None).is_some_and(|s| !s.notes.is_empty())
     }
 }
@@ -467,7 +523,13 @@ impl State {
         let first = self.first_request == Some(stream);
         if let Some(asked) = f.asked() {
             let at = self.block_at;
-            self.notes.push(RedirectNote::Asked { asked, at, first });
+            let retry = f.retry(&asked);
+            self.notes.push(FollowUpNote::Opened {
+                asked,
+                retry,
+                at,
+                first,
+            });
             let label = f
                 .method
                 .as_deref()
@@ -477,6 +539,7 @@ impl State {
                 stream,
                 at,
                 asked,
+                retry,
                 label,
                 first,
             };
@@ -484,27 +547,44 @@ impl State {
         }
     }
 
-    /// The server's header block on `stream` ended, with `status` and
-    /// `location`: a final answer settles its request, and a redirect's
+    /// The server's header block on `stream` ended, with `a`'s fields: a
+    /// final answer settles its request, and a redirect or a challenge
     /// is noted.
-    fn answer_block(&mut self, stream: u32, status: Option<u16>, location: Option<Vec<u8>>) {
+    fn answer_block(&mut self, stream: u32, a: AnswerFields) {
         // (1xx answers are interim; trailers have no status.)
-        let Some(status) = status.filter(|&s| s >= 200) else {
+        let Some(status) = a.status.filter(|&s| s >= 200) else {
             return;
         };
         let Some(i) = self.requests.iter().position(|r| r.stream == stream) else {
             return;
         };
         let r = self.requests.remove(i);
+        if crate::challenge::is_challenge_status(status) {
+            let challenge = a
+                .challenge
+                .and_then(|v| crate::challenge::Challenge::of_value(status, &v));
+            if let (Some(challenge), Some(retry)) = (challenge, r.retry) {
+                self.notes.push(FollowUpNote::Challenged {
+                    challenge,
+                    retry,
+                    status,
+                    request: r.at,
+                    request_label: r.label,
+                    answer: self.at,
+                });
+            }
+            return;
+        }
         if !crate::redirect::is_redirect_status(status) {
             return;
         }
-        let Some(location) =
-            location.and_then(|l| crate::redirect::Location::of_value(&l, &r.asked))
+        let Some(location) = a
+            .location
+            .and_then(|l| crate::redirect::Location::of_value(&l, &r.asked))
         else {
             return;
         };
-        self.notes.push(RedirectNote::Redirected {
+        self.notes.push(FollowUpNote::Redirected {
             location,
             status,
             request: r.at,
@@ -591,16 +671,14 @@ impl State {
             && !self.answers_lost
             && !self.unnamed
         {
-            let (mut status, mut location) = (None, None);
+            let mut fields = AnswerFields::default();
             let answers = self.answers.get_or_insert_default();
-            let ended = answers.fragment((kind, flags, stream, length), payload, |n, v| match n {
-                b":status" => status = std::str::from_utf8(v).ok().and_then(|v| v.parse().ok()),
-                b"location" => location = Some(v.to_vec()),
-                _ => {}
+            let ended = answers.fragment((kind, flags, stream, length), payload, |n, v| {
+                fields.field(n, v)
             });
             match ended {
                 // (A PUSH_PROMISE's block is a promised request's: no status.)
-                Ok(Some(stream)) => self.answer_block(stream, status, location),
+                Ok(Some(stream)) => self.answer_block(stream, fields),
                 Ok(None) => {}
                 Err(()) => self.give_up_answers(),
             }
@@ -879,6 +957,64 @@ mod tests {
         crate::redirect::Asked::of_h2(true, b"example.com", path.as_bytes()).expect("a URL")
     }
 
+    fn retry_for(path: &str, authorization: Option<&str>) -> crate::challenge::Retry {
+        let asked = asked_for(path);
+        crate::challenge::Retry::of_h2(b"GET", &asked, authorization.map(str::as_bytes), None)
+    }
+
+    #[test]
+    fn a_challenge_is_noted_with_what_its_request_asked_and_the_answer_with_its_credentials() {
+        let (mut client, mut server) = (
+            httlib_hpack::Encoder::default(),
+            httlib_hpack::Encoder::default(),
+        );
+        let mut h = H2c::default();
+        let first = preface_and(&[settings(), get(&mut client, 1, "/private")]);
+        h.read(C, &first, first.len() as u64, false, stamp(4));
+        h.take_follow_up_notes();
+        let challenge = [
+            (":status", "401"),
+            ("www-authenticate", "Basic realm=\"r\""),
+        ];
+        let answer = answer_of(&mut server, 1, &challenge);
+        h.read(S, &answer, answer.len() as u64, false, stamp(6));
+        let notes = h.take_follow_up_notes();
+        let [FollowUpNote::Challenged {
+            challenge,
+            retry,
+            status: 401,
+            request,
+            answer,
+            ..
+        }] = &notes[..]
+        else {
+            panic!("{notes:?}")
+        };
+        assert_eq!(challenge.offered, rttdoc_model::AuthScheme::Basic);
+        assert!(!challenge.proxy);
+        assert_eq!(*retry, retry_for("/private", None));
+        assert_eq!((*request, *answer), (stamp(4), stamp(6)));
+        // Asked again with credentials: the same request, carrying them.
+        let fields = [
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":authority", "example.com"),
+            (":path", "/private"),
+            ("authorization", "Basic dTpw"),
+        ];
+        let again = frame_of(HEADERS, 0x5, 3, &block(&mut client, &fields));
+        h.read(C, &again, again.len() as u64, false, stamp(8));
+        let notes = h.take_follow_up_notes();
+        let [FollowUpNote::Opened { retry: Some(r), .. }] = &notes[..] else {
+            panic!("{notes:?}")
+        };
+        assert_eq!(*r, retry_for("/private", Some("Basic dTpw")));
+        // A 401 without a challenge asks for nothing a client can answer.
+        let bare = answer_of(&mut server, 3, &[(":status", "401")]);
+        h.read(S, &bare, bare.len() as u64, false, stamp(9));
+        assert!(!h.has_follow_up_notes());
+    }
+
     #[test]
     fn a_redirect_is_noted_with_its_request_and_each_request_with_its_url() {
         let (mut client, mut server) = (
@@ -888,12 +1024,13 @@ mod tests {
         let mut h = H2c::default();
         let first = preface_and(&[settings(), get(&mut client, 1, "/docs")]);
         h.read(C, &first, first.len() as u64, false, stamp(4));
-        let asked = |at, first| RedirectNote::Asked {
+        let asked = |at, first| FollowUpNote::Opened {
             asked: asked_for(if first { "/docs" } else { "/docs/" }),
+            retry: Some(retry_for(if first { "/docs" } else { "/docs/" }, None)),
             at: stamp(at),
             first,
         };
-        assert_eq!(h.take_redirect_notes(), [asked(4, true)]);
+        assert_eq!(h.take_follow_up_notes(), [asked(4, true)]);
         // The server's preface; a 103's hints, then the 301 (its fields in
         // the server's table: the names of the second block are indexed).
         read(&mut h, S, &settings());
@@ -906,16 +1043,16 @@ mod tests {
             answer_of(&mut server, 1, &hints),
             answer_of(&mut server, 1, &moved),
         ]);
-        assert!(!h.has_redirect_notes());
+        assert!(!h.has_follow_up_notes());
         h.read(S, &answers, answers.len() as u64, false, stamp(6));
-        let [RedirectNote::Redirected {
+        let [FollowUpNote::Redirected {
             location,
             status: 301,
             request,
             request_label,
             first: true,
             answer,
-        }] = &h.take_redirect_notes()[..]
+        }] = &h.take_follow_up_notes()[..]
         else {
             panic!("one redirect noted")
         };
@@ -928,7 +1065,7 @@ mod tests {
         // PUSH_PROMISE whose fields went into the server's table.
         let follow = get(&mut client, 3, "/docs/");
         h.read(C, &follow, follow.len() as u64, false, stamp(8));
-        assert_eq!(h.take_redirect_notes(), [asked(8, false)]);
+        assert_eq!(h.take_follow_up_notes(), [asked(8, false)]);
         // (GET, :path /, and `location: c` added to the table: literal
         // with incremental indexing, name 46.)
         let mut promise = vec![0, 0, 0, 2, 0x82, 0x84, 0x6e, 1];
@@ -945,13 +1082,13 @@ mod tests {
         );
         let both = cat(&[get(&mut client, 5, "/a"), get(&mut client, 7, "/b")]);
         h.read(C, &both, both.len() as u64, false, stamp(10));
-        assert_eq!(h.take_redirect_notes().len(), 2, "each request of a turn");
+        assert_eq!(h.take_follow_up_notes().len(), 2, "each request of a turn");
         // `:status 302` (a literal, name 8), then index 62: the
         // promise's `location`.
         let found = frame_of(HEADERS, 0x4, 7, &[0x08, 3, b'3', b'0', b'2', 0xbe]);
         h.read(S, &found, found.len() as u64, false, stamp(11));
-        let notes = h.take_redirect_notes();
-        let [RedirectNote::Redirected {
+        let notes = h.take_follow_up_notes();
+        let [FollowUpNote::Redirected {
             location, request, ..
         }] = &notes[..]
         else {
@@ -961,7 +1098,7 @@ mod tests {
         // A 200 settles its request: nothing noted.
         let fine = answer_of(&mut server, 5, &[(":status", "200")]);
         h.read(S, &fine, fine.len() as u64, false, stamp(12));
-        assert!(!h.has_redirect_notes());
+        assert!(!h.has_follow_up_notes());
     }
 
     #[test]
@@ -976,7 +1113,7 @@ mod tests {
         // The server's first block lost: its table is out of step.
         let lost = answer_of(&mut server, 1, &[(":status", "200"), ("x-a", "1")]);
         h.read(S, &[], lost.len() as u64, false, stamp(2));
-        h.take_redirect_notes();
+        h.take_follow_up_notes();
         let next = get(&mut client, 3, "/docs");
         h.read(C, &next, next.len() as u64, false, stamp(3));
         let moved = answer_of(
@@ -985,7 +1122,7 @@ mod tests {
             &[(":status", "301"), ("location", "/docs/")],
         );
         h.read(S, &moved, moved.len() as u64, false, stamp(4));
-        assert!(!h.has_redirect_notes(), "no request noted, no redirect");
+        assert!(!h.has_follow_up_notes(), "no request noted, no redirect");
     }
 
     #[test]

@@ -1089,8 +1089,8 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     if events & crate::exchange::OPENED != 0 && !conn.previous_looked_up {
         take_previous(conn, &mut calls.ends);
     }
-    let notes = if events & crate::exchange::REDIRECT_NOTES != 0 {
-        conn.exchanges.take_redirect_notes()
+    let notes = if events & crate::exchange::FOLLOW_UP_NOTES != 0 {
+        conn.exchanges.take_follow_up_notes()
     } else {
         Vec::new()
     };
@@ -1099,7 +1099,7 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
         // alone: their URLs are known.)
         let urls_read = notes
             .iter()
-            .any(|n| matches!(n, crate::h2c::RedirectNote::Asked { .. }));
+            .any(|n| matches!(n, crate::h2c::FollowUpNote::Opened { .. }));
         note_request_opened(conn, &mut calls.redirects, urls_read);
         if !calls.challenges.is_empty() {
             note_challenge_answered(conn, &mut calls.challenges);
@@ -1109,7 +1109,7 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
         note_redirect(conn, &mut calls.redirects);
     }
     if !notes.is_empty() {
-        note_http2_redirects(conn, &mut calls.redirects, notes);
+        note_http2_follow_ups(conn, calls, notes);
     }
     if answered && conn.exchanges.challenge.is_some() {
         note_challenge(conn, &mut calls.challenges);
@@ -1217,33 +1217,49 @@ fn follow_up_starts(conn: &Connection, first: bool) -> Vec<Stamp> {
 }
 
 /// What HTTP/2's reader noted (h2c.rs): each request opened may follow a
-/// redirect (the exchange it went into learns which), and each redirect
-/// answered is kept for the request that follows it. An HTTP/2 turn may
-/// hold several requests: each is known by its own first segment.
+/// redirect or answer a challenge (the exchange it went into learns
+/// which), and each redirect or challenge answered is kept for the
+/// request that follows it. An HTTP/2 turn may hold several requests:
+/// each is known by its own first segment.
 #[inline(never)]
-fn note_http2_redirects(
+fn note_http2_follow_ups(
     conn: &mut Connection,
-    redirects: &mut crate::redirect::Redirects,
-    notes: Vec<crate::h2c::RedirectNote>,
+    calls: &mut Calls,
+    notes: Vec<crate::h2c::FollowUpNote>,
 ) {
-    use crate::h2c::RedirectNote;
+    use crate::h2c::FollowUpNote;
     use crate::redirect::Asking;
+    let client = conn.client.ip;
     for note in notes {
         match note {
-            RedirectNote::Asked { asked, at, first } => {
-                if redirects.is_empty() {
-                    continue;
-                }
-                let mut starts = follow_up_starts(conn, first);
-                starts.push(at);
-                let client = conn.client.ip;
-                let followed = redirects.follow(client, Asking::Url(asked.url()), &starts, at);
-                // (An exchange holds one: a turn of two follow-ups is rare.)
-                if let (Some(f), Some(x)) = (followed, conn.exchanges.current_mut()) {
-                    x.redirected.get_or_insert(Box::new(f));
+            FollowUpNote::Opened {
+                asked,
+                retry,
+                at,
+                first,
+            } => {
+                let redirected = (!calls.redirects.is_empty()).then(|| {
+                    let mut starts = follow_up_starts(conn, first);
+                    starts.push(at);
+                    calls
+                        .redirects
+                        .follow(client, Asking::Url(asked.url()), &starts, at)
+                });
+                let challenged = retry
+                    .filter(|_| !calls.challenges.is_empty())
+                    .and_then(|retry| calls.challenges.follow(client, &retry, at));
+                // (An exchange holds one of each: a turn of two follow-ups
+                // is rare.)
+                if let Some(x) = conn.exchanges.current_mut() {
+                    if let Some(f) = redirected.flatten() {
+                        x.redirected.get_or_insert(Box::new(f));
+                    }
+                    if let Some(c) = challenged {
+                        x.challenged.get_or_insert(Box::new(c));
+                    }
                 }
             }
-            RedirectNote::Redirected {
+            FollowUpNote::Redirected {
                 location,
                 status,
                 request,
@@ -1260,7 +1276,28 @@ fn note_http2_redirects(
                     status,
                     request_label,
                 };
-                redirects.answered(conn.client.ip, location, answered);
+                calls.redirects.answered(client, location, answered);
+            }
+            FollowUpNote::Challenged {
+                challenge,
+                retry,
+                status,
+                request,
+                request_label,
+                answer,
+            } => {
+                let leg = crate::challenge::Leg {
+                    stream: conn.stream,
+                    request,
+                    answer,
+                    status,
+                };
+                // (A request that answered a challenge and is challenged
+                // again hands its legs on.)
+                let before = conn.exchanges.take_challenged_of(request);
+                calls
+                    .challenges
+                    .challenged(client, &retry, challenge, leg, request_label, before);
             }
         }
     }

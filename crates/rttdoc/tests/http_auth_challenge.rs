@@ -15,7 +15,10 @@
 //! `basic-anyauth-tls`: `basic-anyauth` over TLS 1.3 (curl `--http1.1`),
 //! curl's key log carried in the pcapng (editcap `--inject-secrets`);
 //! `basic-anyauth-tls12` and `-tls12-chacha`: over TLS 1.2 (AES-256-GCM,
-//! ChaCha20-Poly1305), the key log's `CLIENT_RANDOM` line carried.
+//! ChaCha20-Poly1305), the key log's `CLIENT_RANDOM` line carried;
+//! `basic-anyauth-h2`: the same in HTTP/2 (the 401 on stream 1, the
+//! credentials on stream 3), and its control `basic-rejected-h2` (a
+//! wrong password).
 //! Committed under tests/data/auth, re-made live when root.
 //!
 //! The oracle is tshark's reading of the same capture, not rttdoc's: each
@@ -62,7 +65,7 @@ struct Chain {
 
 fn chains(capture: &Path) -> Vec<Chain> {
     let n = |s: &str| -> u64 { s.parse().unwrap() };
-    let requests: Vec<Request> = tshark_fields(
+    let mut requests: Vec<Request> = tshark_fields(
         capture,
         ONE_SEGMENT_AT_A_TIME,
         "http.request && tcp",
@@ -93,8 +96,39 @@ fn chains(capture: &Path) -> Vec<Chain> {
         proxy_authorization: !r[8].is_empty(),
     })
     .collect();
+    // HTTP/2's (through the key log in the pcapng), each request known
+    // by its stream.
+    let h2 = http2_blocks(capture);
+    for b in &h2 {
+        let (Some(method), Some(url)) = (&b.method, &b.url) else {
+            continue;
+        };
+        requests.push(Request {
+            frame: b.frame,
+            time: b.time,
+            client: b.src.clone(),
+            stream: b.tcp_stream,
+            asks: format!("{method} {url}"),
+            authorization: b.authorization,
+            proxy_authorization: b.proxy_authorization,
+        });
+    }
+    requests.sort_by_key(|r| r.frame);
     // Challenges: the request each answered -> (its frame, time, proxy).
     let mut challenged: BTreeMap<u64, (u64, f64, bool)> = BTreeMap::new();
+    for b in &h2 {
+        let Some(status @ (401 | 407)) = b.status.filter(|_| b.challenge) else {
+            continue;
+        };
+        let request = h2.iter().rev().find(|q| {
+            q.url.is_some()
+                && q.frame < b.frame
+                && (q.tcp_stream, q.h2_stream) == (b.tcp_stream, b.h2_stream)
+        });
+        if let Some(q) = request {
+            challenged.insert(q.frame, (b.frame, b.time, status == 407));
+        }
+    }
     for r in tshark_fields(
         capture,
         ONE_SEGMENT_AT_A_TIME,
@@ -232,6 +266,16 @@ fn check_made(dir: &Path) {
         let rtts = x["cost_rtts"].as_f64().unwrap();
         assert!((0.9..1.2).contains(&rtts), "{name}: {rtts} RTT");
     }
+    // In HTTP/2: the 401 on stream 1, the credentials on stream 3 of the
+    // same connection, one round trip; a wrong password, none.
+    let h2 = dir.join("basic-anyauth-h2.pcapng.gz");
+    assert_eq!(check(&h2), [1]);
+    let x = the_finding(&h2, 0);
+    let rtts = x["cost_rtts"].as_f64().unwrap();
+    assert!((0.9..1.2).contains(&rtts), "{rtts} RTT");
+    let rejected = dir.join("basic-rejected-h2.pcapng.gz");
+    assert_eq!(check(&rejected), Vec::<usize>::new());
+    assert_no_finding(&run_rttdoc_json(&rejected), "http_auth_challenge");
     // NTLM asked for with nothing: two challenges, two round trips.
     assert_eq!(check(&at("ntlm-anyauth")), [2]);
     let x = the_finding(&at("ntlm-anyauth"), 0);

@@ -245,12 +245,12 @@ fn redirect_obeys(f: &Facts<'_>, w: &Wait) -> bool {
 fn challenge_obeys(f: &Facts<'_>, w: &Wait) -> bool {
     f.exchanges
         .iter()
-        .filter_map(|x| Some((x, x.challenged.as_deref()?)))
-        .any(|(x, c)| {
+        .filter_map(|x| x.challenged.as_deref())
+        .any(|c| {
             let nexts = c.legs.iter().skip(1).map(|l| l.request);
             c.legs
                 .iter()
-                .zip(nexts.chain([x.request_first]))
+                .zip(nexts.chain([c.follow_up]))
                 .any(|(leg, next)| released_between(w, leg.request, leg.answer, next))
         })
 }

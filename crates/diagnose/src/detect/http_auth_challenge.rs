@@ -42,7 +42,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .iter()
             .skip(1)
             .map(|l| l.request)
-            .chain([x.request_first]);
+            .chain([c.follow_up]);
         // (challenge.rs: each request of the chain began after the
         // challenge before it, which came after its request.)
         let waits: Vec<Wait> = c
@@ -65,7 +65,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .legs
             .iter()
             .flat_map(|l| [l.request.frame, l.answer.frame])
-            .chain([x.request_first.frame])
+            .chain([c.follow_up.frame])
             .collect();
         frames.sort_unstable();
         frames.dedup();

@@ -901,3 +901,106 @@ pub fn waits_of(c: &serde_json::Value, kind: &str, phase: &str) -> Vec<(u64, u64
         })
         .collect()
 }
+
+/// An HTTP/2 header block as tshark reads it (through the key log the
+/// pcapng carries): a request's URL, or an answer's status and
+/// `Location`.
+#[derive(Debug)]
+pub struct Http2Block {
+    pub frame: u64,
+    pub time: f64,
+    pub src: String,
+    pub dst: String,
+    pub tcp_stream: u64,
+    pub h2_stream: u64,
+    pub method: Option<String>,
+    pub url: Option<String>,
+    pub authorization: bool,
+    pub proxy_authorization: bool,
+    pub status: Option<u16>,
+    pub location: Option<String>,
+    /// A `www-authenticate` or `proxy-authenticate` field.
+    pub challenge: bool,
+}
+
+/// Every HTTP/2 request and every answer with a status in `capture`,
+/// from tshark's JSON (each HTTP/2 frame an object with its stream id and
+/// the header fields it decoded): the oracle's reading of HTTP/2
+/// redirects and challenges.
+pub fn http2_blocks(capture: &Path) -> Vec<Http2Block> {
+    use serde_json::Value;
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(capture)
+        .args([
+            "-Y",
+            "http2.request.full_uri || http2.headers.status",
+            "-T",
+            "json",
+            "--no-duplicate-keys",
+            "-J",
+            "frame ip ipv6 tcp http2",
+        ])
+        .output()
+        .expect("tshark runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let packets: Value = serde_json::from_slice(&out.stdout).expect("tshark's JSON");
+    // (A field tshark saw more than once is an array of its values.)
+    fn first(v: Option<&Value>) -> Option<&str> {
+        match v? {
+            Value::String(s) => Some(s),
+            Value::Array(a) => first(a.first()),
+            _ => None,
+        }
+    }
+    fn find<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+        match v {
+            Value::Object(o) => first(o.get(key)).or_else(|| o.values().find_map(|v| find(v, key))),
+            Value::Array(a) => a.iter().find_map(|v| find(v, key)),
+            _ => None,
+        }
+    }
+    fn frames<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
+        match v {
+            Value::Object(o) if o.contains_key("http2.streamid") => out.push(v),
+            Value::Object(o) => o.values().for_each(|v| frames(v, out)),
+            Value::Array(a) => a.iter().for_each(|v| frames(v, out)),
+            _ => {}
+        }
+    }
+    let mut blocks = Vec::new();
+    for p in packets.as_array().expect("packets") {
+        let l = &p["_source"]["layers"];
+        let field = |layer: &str, key: &str| find(&l[layer], key).map(str::to_string);
+        let addr =
+            |key: &str| field("ip", &format!("ip.{key}")).or(field("ipv6", &format!("ipv6.{key}")));
+        let mut h2 = Vec::new();
+        frames(&l["http2"], &mut h2);
+        for f in h2 {
+            let block = Http2Block {
+                frame: field("frame", "frame.number").unwrap().parse().unwrap(),
+                time: field("frame", "frame.time_epoch").unwrap().parse().unwrap(),
+                src: addr("src").unwrap_or_default(),
+                dst: addr("dst").unwrap_or_default(),
+                tcp_stream: field("tcp", "tcp.stream").unwrap().parse().unwrap(),
+                h2_stream: find(f, "http2.streamid").unwrap().parse().unwrap(),
+                method: find(f, "http2.headers.method").map(str::to_string),
+                url: find(f, "http2.request.full_uri").map(str::to_string),
+                authorization: find(f, "http2.headers.authorization").is_some(),
+                proxy_authorization: find(f, "http2.headers.proxy_authorization").is_some(),
+                status: find(f, "http2.headers.status").and_then(|s| s.parse().ok()),
+                location: find(f, "http2.headers.location").map(str::to_string),
+                challenge: find(f, "http2.headers.www_authenticate").is_some()
+                    || find(f, "http2.headers.proxy_authenticate").is_some(),
+            };
+            if block.url.is_some() || block.status.is_some() {
+                blocks.push(block);
+            }
+        }
+    }
+    blocks
+}
