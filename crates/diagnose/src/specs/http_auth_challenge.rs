@@ -56,6 +56,59 @@ fn a_basic_challenge_costs_the_challenged_request_s_round_trip() {
     }
 }
 
+/// In HTTP/2 (h2c): `GET /report` on stream 1 challenged with `answer`,
+/// then `GET /report` on stream 3 with `credentials` half a millisecond
+/// after the challenge came. Returns the first request, its answer and
+/// stream 3's.
+fn in_http2(
+    path: Path,
+    answer: &[(&str, &str)],
+    credentials: &[(&str, &str)],
+) -> (Outcome, [Id; 3]) {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    let first = [h2::preface(), h2::get(1, "/report", &[])].concat();
+    let asked = w.send(C, w.sent(ack), leak(first));
+    let answer = [h2::settings(), h2::headers(1, answer)].concat();
+    let answered = w.send(S, w.arrival(asked) + 1.0, leak(answer));
+    let again = h2::get(3, "/report", credentials);
+    let again = w.send(C, w.arrival(answered) + 0.5, leak(again));
+    let page = w.send(
+        S,
+        w.arrival(again) + 1.0,
+        leak(h2::headers(3, &[(":status", "200")])),
+    );
+    w.ack(C, w.arrival(page));
+    (w.run(), [asked, answered, again])
+}
+
+#[test]
+fn in_http2_a_challenge_is_answered_on_another_stream() {
+    let challenge = [
+        (":status", "401"),
+        ("www-authenticate", "Basic realm=\"r\""),
+    ];
+    let basic = [("authorization", "Basic dTpw")];
+    for path in Path::all(RTT) {
+        let (o, ids) = in_http2(path, &challenge, &basic);
+        let f = the_wait_to_ask_again(&o, HttpAuthChallenge, ids, RTT + 1.5);
+        assert!(
+            matches!(&f.detail, Detail::HttpAuthChallenge {
+                challenged_request: Some(r), status: 401, offered: AuthScheme::Basic,
+                answered_with: Some(AuthScheme::Basic), new_connection: false, ..
+            } if r == "GET /report"),
+            "{:?}",
+            f.detail
+        );
+        // Near misses: asked again without credentials; a 401 that asks
+        // for none.
+        in_http2(path, &challenge, &[]).0.has_no(HttpAuthChallenge);
+        in_http2(path, &[(":status", "401")], &basic)
+            .0
+            .has_no(HttpAuthChallenge);
+    }
+}
+
 #[test]
 fn ntlm_s_two_challenges_are_two_waits_of_the_request_finally_served() {
     let negotiate: &[u8] =

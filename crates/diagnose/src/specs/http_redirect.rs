@@ -64,6 +64,59 @@ fn a_missing_trailing_slash_costs_the_redirect_s_round_trip_on_the_same_connecti
     }
 }
 
+/// In HTTP/2 (h2c): `GET /docs` on stream 1 answered `answer`, then
+/// two requests before any answer (one turn): `/a` on stream 3 and,
+/// half a millisecond later, `next` on stream 5. Returns the first
+/// request, its answer and stream 5's.
+fn in_http2(path: Path, answer: &[(&str, &str)], next: &str) -> (Outcome, [Id; 3]) {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    let first = [h2::preface(), h2::get(1, "/docs", &[])].concat();
+    let asked = w.send(C, w.sent(ack), leak(first));
+    let answer = [h2::settings(), h2::headers(1, answer)].concat();
+    let answered = w.send(S, w.arrival(asked) + 1.0, leak(answer));
+    w.send(C, w.arrival(answered), leak(h2::get(3, "/a", &[])));
+    let again = w.send(C, w.arrival(answered) + 0.5, leak(h2::get(5, next, &[])));
+    let ok = [(":status", "200")];
+    let pages = [h2::headers(3, &ok), h2::headers(5, &ok)].concat();
+    let page = w.send(S, w.arrival(again) + 1.0, leak(pages));
+    w.ack(C, w.arrival(page));
+    (w.run(), [asked, answered, again])
+}
+
+#[test]
+fn in_http2_the_follow_up_is_the_stream_that_asks_for_the_location_whichever_of_its_turn() {
+    let moved = [(":status", "301"), ("location", "/docs/")];
+    for path in Path::all(RTT) {
+        let (o, [asked, answered, again]) = in_http2(path, &moved, "/docs/");
+        let f = o.the(HttpRedirect);
+        // (From stream 1's request to stream 5's, not to its turn's first,
+        // stream 3's.)
+        assert_waits(
+            &f.waits,
+            &[o.wait(asked, again, Some(answered), RTT + 1.5)],
+            EXACT,
+        );
+        assert_cost_is_its_waits(f);
+        let (_, d) = told(f);
+        assert!(
+            matches!(d, Detail::HttpRedirect {
+                status: 301, redirected_request: Some(r), same_origin: true, by_url: true, ..
+            } if r == "GET /docs"),
+            "{d:?}"
+        );
+        // Near misses: no request for the Location; a 200 that names one.
+        let (o, _) = in_http2(path, &moved, "/b");
+        o.has_no(HttpRedirect);
+        let (o, _) = in_http2(
+            path,
+            &[(":status", "200"), ("location", "/docs/")],
+            "/docs/",
+        );
+        o.has_no(HttpRedirect);
+    }
+}
+
 #[test]
 fn near_misses_are_no_redirect_followed() {
     let at = Path::at_client(RTT);

@@ -86,6 +86,60 @@ pub fn leak(v: Vec<u8>) -> &'static [u8] {
     Box::leak(v.into_boxed_slice())
 }
 
+/// HTTP/2 in the clear (h2c with prior knowledge), as the specs write
+/// it: frames, and header blocks of HPACK literals without indexing (RFC
+/// 7541 6.2.2: no dynamic table to keep in step), fields as written.
+pub mod h2 {
+    /// A frame: its 9-byte header and `payload`.
+    pub fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        f.extend([kind, flags]);
+        f.extend(stream.to_be_bytes());
+        f.extend(payload);
+        f
+    }
+
+    /// An empty SETTINGS frame.
+    pub fn settings() -> Vec<u8> {
+        frame(0x4, 0, 0, &[])
+    }
+
+    /// The client's connection preface and its SETTINGS.
+    pub fn preface() -> Vec<u8> {
+        let mut p = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        p.extend(settings());
+        p
+    }
+
+    /// A HEADERS frame with its whole block (END_HEADERS), ending its
+    /// stream; each field a literal with a new name (fields under 127
+    /// bytes).
+    pub fn headers(stream: u32, fields: &[(&str, &str)]) -> Vec<u8> {
+        let mut block = Vec::new();
+        for (name, value) in fields {
+            block.push(0);
+            for s in [name, value] {
+                block.push(s.len() as u8);
+                block.extend(s.as_bytes());
+            }
+        }
+        frame(0x1, 0x4 | 0x1, stream, &block)
+    }
+
+    /// A GET of `path` from `example.com` on `stream`, with `more`
+    /// fields.
+    pub fn get(stream: u32, path: &str, more: &[(&str, &str)]) -> Vec<u8> {
+        let mut fields = vec![
+            (":method", "GET"),
+            (":scheme", "http"),
+            (":authority", "example.com"),
+            (":path", path),
+        ];
+        fields.extend_from_slice(more);
+        headers(stream, &fields)
+    }
+}
+
 fn ns(ms: f64) -> i64 {
     (ms * 1e6).round() as i64
 }
