@@ -13,9 +13,10 @@
 //! scheme, the second answers the client's first message, and only the
 //! third request, on the same connection, is served.
 //!
-//! The tracker notes each such answer, of HTTP/1.x in the clear or read
-//! with a key log, when its request's head named what it asked for (its
-//! method and URL, a `CONNECT`'s authority), under the client's address
+//! The tracker notes each such answer, of HTTP/1.x or HTTP/2 in the clear
+//! or read with a key log, when its request named what it asked for (its
+//! method and URL, a `CONNECT`'s authority; HTTP/2's on its stream,
+//! h2c.rs), under the client's address
 //! (follow_ups.rs). A later request of the same client, on any
 //! connection, for the same method and URL that carries the credentials
 //! the challenge asked for follows it, if it began within [`FOLLOW_NS`]

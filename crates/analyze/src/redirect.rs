@@ -8,10 +8,11 @@
 //! redirect's price: `http://` to `https://`, a missing trailing slash,
 //! a bare domain to `www.`, a tracker's hop.
 //!
-//! The tracker notes each such answer, of HTTP/1.x in the clear or read
-//! with a key log, when its request's head named what it asked for (its
-//! `Host` header, or an absolute target): the `Location` resolved against
-//! that URL, kept as hashes of its origin (scheme, host in lower case,
+//! The tracker notes each such answer, of HTTP/1.x or HTTP/2 in the clear
+//! or read with a key log, when its request named what it asked for (an
+//! HTTP/1.x head its `Host` header or an absolute target; HTTP/2 its
+//! stream's `:scheme`, `:authority` and `:path`, h2c.rs): the `Location`
+//! resolved against that URL, kept as hashes of its origin (scheme, host in lower case,
 //! port) and of the whole URL without its fragment, under the client's
 //! address. A later request of the same client (on any connection) for
 //! exactly that URL follows it; so does a TLS connection whose

@@ -10,7 +10,8 @@
 //! within 2 s of it (rttdoc-analyze's challenge.rs: a client that has
 //! the credentials answers the moment it reads the challenge; a person
 //! typing a password takes longer, and that is not a round trip's cost).
-//! HTTP/1.x in the clear, or read with a key log. A follow-up challenged
+//! HTTP/1.x or HTTP/2 (each request on its stream, whichever of its turn
+//! it is), in the clear or read with a key log. A follow-up challenged
 //! again (NTLM's second leg, a stale Digest nonce) is one more leg of the
 //! request that is finally sent and not challenged: it holds them all; a
 //! request rejected at the end (a wrong password) holds none.

@@ -4,7 +4,9 @@
 //! Signature: an earlier request of the same client (on this connection
 //! or another) was answered `301`, `302`, `303`, `307` or `308` with a
 //! `Location`, and this request asks for that `Location` (its URL from its
-//! head: HTTP/1.x in the clear, or read with a key log), or, its request
+//! head, or an HTTP/2 stream's header block: in the clear, or read with a
+//! key log; an HTTP/2 request whichever of its turn's streams it is), or,
+//! its request
 //! encrypted, this connection was opened after the answer by a
 //! ClientHello asking for the `Location`'s host on its port (asking no
 //! name: to the address the `Location` names). It began (its
