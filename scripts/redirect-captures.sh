@@ -12,10 +12,8 @@
 # own `301` to /docs/) and /old (`return 302` to
 # https://rttdoc.test:8443/a.txt); on 8443 TLS 1.3 (HTTP/1.1 and
 # HTTP/2) serving a.txt, and /away (`return 302` to
-# https://www.rttdoc.test:8443/a.txt: another host, the same server).
-# (No capture of HTTP/2 in the clear: curl 7.88's `-L` over an h2c
-# connection with prior knowledge fails as it reuses the connection,
-# "Error in the HTTP2 framing layer", before it sends the follow-up.)
+# https://www.rttdoc.test:8443/a.txt: another host, the same server); on
+# 8081 HTTP/2 in the clear (h2c with prior knowledge).
 #
 #   slash.pcap          curl -L /docs: nginx's 301 to /docs/, followed on
 #                       the same connection
@@ -31,6 +29,13 @@
 #   away-h2.pcapng      curl -L --http2 https://.../away: a 302 to another
 #                       host, followed on a new TLS connection whose HTTP/2
 #                       request the key log reads
+#   slash-h2c.pcap      Go's net/http client (h2c with prior knowledge,
+#                       Protocols.SetUnencryptedHTTP2; built here from the
+#                       standard library) GETs /docs on 8081 and follows
+#                       the 301 on the same connection (curl 7.88's `-L`
+#                       over h2c fails as it reuses the connection, "Error
+#                       in the HTTP2 framing layer"). Made when `go` (1.24
+#                       or later) is there, skipped with a note otherwise.
 #   direct.pcap         control: curl asks /docs/ and then the https URL
 #                       itself, no redirect
 #   direct-h2.pcapng    control: the same in HTTP/2 (/docs/, then a.txt on
@@ -38,7 +43,8 @@
 #   not-followed.pcap   control: curl without -L asks /docs: the 301 comes,
 #                       nobody follows it
 #
-# Needs root, ip, tcpdump, python3, nginx, curl, openssl, editcap. Everything it
+# Needs root, ip, tcpdump, python3, nginx, curl, openssl, editcap; go for
+# slash-h2c. Everything it
 # creates is removed on exit, also on failure; every wait is bounded.
 set -euo pipefail
 out=$(realpath -m "${1:-$(dirname "$0")/../tests/data/redirect}")
@@ -65,10 +71,58 @@ relay_nginx "$(cat <<CONF
     ssl_protocols TLSv1.3;
     location = /away { return 302 https://www.rttdoc.test:8443/a.txt; }
   }
+  server {
+    listen 10.81.2.1:8081 http2;
+  }
 
 CONF
 )"
 relay_listening 8443
+relay_listening 8081
+h2c_client=
+if command -v go >/dev/null; then
+  mkdir "$work/h2c"
+  cat > "$work/h2c/main.go" <<'GO'
+// h2c-get ADDR URL: GETs URL over HTTP/2 in the clear with prior
+// knowledge (Go's net/http), following redirects on the same connection
+// as Go's client does; every host name dials ADDR.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+)
+
+func main() {
+	addr, url := os.Args[1], os.Args[2]
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	dialer := &net.Dialer{}
+	transport := &http.Transport{
+		Protocols: &protocols,
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, addr)
+		},
+	}
+	resp, err := (&http.Client{Transport: transport}).Get(url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	transport.CloseIdleConnections()
+}
+GO
+  (cd "$work/h2c" && go build -o h2c-get main.go)
+  h2c_client=$work/h2c/h2c-get
+else
+  echo "SKIPPED slash-h2c: no Go toolchain" >&2
+fi
 
 r="--resolve rttdoc.test:8080:10.81.2.1 --resolve rttdoc.test:8443:10.81.2.1"
 r="$r --resolve www.rttdoc.test:8443:10.81.2.1"
@@ -80,6 +134,9 @@ u=http://rttdoc.test:8080
   SSLKEYLOGFILE=$work/keys relay_capture slash-tls curl -sLk --http1.1 $r https://rttdoc.test:8443/docs
   SSLKEYLOGFILE=$work/keys-slash-h2 relay_capture slash-h2 curl -sLk --http2 $r https://rttdoc.test:8443/docs
   SSLKEYLOGFILE=$work/keys-away-h2 relay_capture away-h2 curl -sLk --http2 $r https://rttdoc.test:8443/away
+  if [[ -n $h2c_client ]]; then
+    relay_capture slash-h2c "$h2c_client" 10.81.2.1:8081 http://rttdoc.test:8081/docs
+  fi
   relay_capture direct curl -sk $r "$u/docs/" https://rttdoc.test:8443/a.txt
   SSLKEYLOGFILE=$work/keys-direct-h2 relay_capture direct-h2 curl -sk --http2 $r \
     https://rttdoc.test:8443/docs/ https://rttdoc.test:8443/a.txt
@@ -92,7 +149,7 @@ for name in slash-h2 away-h2 direct-h2; do
   editcap --inject-secrets "tls,$work/keys-$name" "$work/$name.pcap" "$work/$name.pcapng"
   gzip -9n -c "$work/$name.pcapng" > "$out/$name.pcapng.gz"
 done
-for name in slash https direct not-followed; do
+for name in slash https direct not-followed ${h2c_client:+slash-h2c}; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: slash slash-tls https direct not-followed slash-h2 away-h2 direct-h2"
+echo "made $out: slash slash-tls https direct not-followed slash-h2 away-h2 direct-h2 ${h2c_client:+slash-h2c}"

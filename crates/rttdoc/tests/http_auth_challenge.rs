@@ -98,7 +98,7 @@ fn chains(capture: &Path) -> Vec<Chain> {
     .collect();
     // HTTP/2's (through the key log in the pcapng), each request known
     // by its stream.
-    let h2 = http2_blocks(capture);
+    let h2 = http2_blocks(capture, &[]);
     for b in &h2 {
         let (Some(method), Some(url)) = (&b.method, &b.url) else {
             continue;

@@ -8,7 +8,9 @@
 //! stream 1's 301, stream 3 its follow-up). `https`: a 302 to `https://`,
 //! followed on a new TLS connection; `away-h2`: an HTTP/2 302 to another
 //! host, followed on a new TLS connection whose HTTP/2 request the key log
-//! reads. Controls: `direct` and `direct-h2` (the final URLs asked for
+//! reads; `slash-h2c`: the 301 in HTTP/2 in the clear, Go's client
+//! following it on the same connection. Controls: `direct` and
+//! `direct-h2` (the final URLs asked for
 //! directly) and `not-followed` (the 301 comes, curl without `-L` stops).
 //! Committed under tests/data/redirect, re-made live when root.
 //!
@@ -117,6 +119,11 @@ fn ip(r: &[String], v4: usize) -> String {
 /// missed, is no HTTP at all).
 const ONE_SEGMENT_AT_A_TIME: &[&str] = &["-o", "tcp.desegment_tcp_streams:FALSE"];
 
+/// scripts/redirect-captures.sh serves HTTP/2 in the clear on port 8081,
+/// which tshark does not take for HTTP by itself (no other capture read
+/// here has that port).
+const H2C: &[&str] = &["-d", "tcp.port==8081,http2"];
+
 /// Each frame's time (tshark's `frame.time_epoch`).
 fn frame_times(capture: &Path) -> BTreeMap<u64, f64> {
     tshark_fields(capture, &[], "", &["frame.number", "frame.time_epoch"])
@@ -147,7 +154,7 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
     // and each one's segments (a head in two: tshark names the request
     // by its last, rttdoc by its first).
     let mut segments: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    let h2 = http2_blocks(capture);
+    let h2 = http2_blocks(capture, H2C);
     let mut requests: Vec<(u64, f64, String, u64, Option<String>, bool)> = tshark_fields(
         capture,
         ONE_SEGMENT_AT_A_TIME,
@@ -495,6 +502,15 @@ fn check_made(dir: &Path) {
         assert_eq!(check(&at(control)), 0);
         assert_no_finding(&run_rttdoc_json(&at(control)), "http_redirect");
     }
+    // In the clear (h2c with prior knowledge: Go's client), the same 301
+    // on the same connection.
+    assert_eq!(check(&at("slash-h2c")), 1);
+    let doc = run_rttdoc_json(&at("slash-h2c"));
+    let [(0, x)] = findings_of(&doc, "http_redirect")[..] else {
+        panic!("{doc}")
+    };
+    let rtts = x["cost_rtts"].as_f64().unwrap();
+    assert!((0.9..1.2).contains(&rtts), "{rtts} RTT");
     assert_eq!(check(&h2("direct-h2")), 0);
     assert_no_finding(&run_rttdoc_json(&h2("direct-h2")), "http_redirect");
 }
@@ -511,6 +527,8 @@ fn live_redirects_cost_what_the_client_waited() {
         "live_redirects_cost_what_the_client_waited",
         &[
             "tshark", "ip", "tcpdump", "nginx", "curl", "openssl", "python3", "editcap",
+            // (Go 1.24 or later, for the h2c client: the machine's own.)
+            "go",
         ],
         true,
     ) {

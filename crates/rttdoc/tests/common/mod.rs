@@ -926,12 +926,14 @@ pub struct Http2Block {
 /// Every HTTP/2 request and every answer with a status in `capture`,
 /// from tshark's JSON (each HTTP/2 frame an object with its stream id and
 /// the header fields it decoded): the oracle's reading of HTTP/2
-/// redirects and challenges.
-pub fn http2_blocks(capture: &Path) -> Vec<Http2Block> {
+/// redirects and challenges. `extra`: tshark's options (`-d` for h2c on
+/// a port it does not take for HTTP).
+pub fn http2_blocks(capture: &Path, extra: &[&str]) -> Vec<Http2Block> {
     use serde_json::Value;
     let out = std::process::Command::new("tshark")
         .args(["-n", "-r"])
         .arg(capture)
+        .args(extra)
         .args([
             "-Y",
             "http2.request.full_uri || http2.headers.status",
