@@ -55,19 +55,24 @@ pub struct Retry {
 }
 
 impl Retry {
-    /// What request `head` asks (`asked`: the URL it names, redirect.rs),
-    /// and with what credentials: `None` without a request line, or
-    /// without the URL it asks for (a target in origin form needs a
-    /// `Host`; a `CONNECT` asks for its authority).
-    pub fn of_request(head: &[u8], asked: Option<&crate::redirect::Asked>) -> Option<Retry> {
-        let line_end = memchr::memchr2(b'\r', b'\n', head)?;
-        let mut parts = head[..line_end].split(|&b| b == b' ');
-        let method = parts.next()?;
+    /// What the request head `head` (its request line `line`) asks
+    /// (`asked`: the URL it names, redirect.rs), and with what
+    /// credentials: `None` for a line not captured whole, or without the
+    /// URL it asks for (a target in origin form needs a `Host`; a
+    /// `CONNECT` asks for its authority).
+    pub fn of_request(
+        line: &crate::exchange::RequestLine<'_>,
+        head: &[u8],
+        asked: Option<&crate::redirect::Asked>,
+    ) -> Option<Retry> {
+        if !line.ended {
+            return None;
+        }
         let mut hasher = rustc_hash::FxHasher::default();
-        method.hash(&mut hasher);
-        if method == b"CONNECT" {
+        line.method.hash(&mut hasher);
+        if line.method == b"CONNECT" {
             // (A tunnel asks for its authority, the same every time.)
-            parts.next()?.hash(&mut hasher);
+            line.target?.hash(&mut hasher);
         } else {
             asked?.url().hash(&mut hasher);
         }
@@ -316,8 +321,10 @@ mod tests {
     use super::*;
 
     fn retry(head: &str) -> Retry {
-        let asked = crate::redirect::Asked::of_request(head.as_bytes(), false);
-        Retry::of_request(head.as_bytes(), asked.as_ref()).expect("a request")
+        let head = head.as_bytes();
+        let line = crate::exchange::RequestLine::of(head).expect("a request line");
+        let asked = crate::redirect::Asked::of_request(&line, head, false);
+        Retry::of_request(&line, head, asked.as_ref()).expect("a request")
     }
 
     fn at(frame: u64, ms: i64) -> Stamp {
@@ -363,7 +370,8 @@ mod tests {
         // (A header cut short by the capture carries nothing.)
         let cut = retry("GET /a HTTP/1.1\r\nHost: example.com\r\nAuthorization: Basic dT");
         assert_eq!(cut.authorization, None);
-        assert!(Retry::of_request(b"GET /a HTTP/1.1\r\n\r\n", None).is_none());
+        let line = crate::exchange::RequestLine::of(b"GET /a HTTP/1.1\r\n\r\n").unwrap();
+        assert!(Retry::of_request(&line, b"GET /a HTTP/1.1\r\n\r\n", None).is_none());
         // HTTP/2's request for the same URL is the same request.
         let asked = crate::redirect::Asked::of_h2(false, b"example.com", b"/a").unwrap();
         let h2 = Retry::of_h2(b"GET", &asked, Some(b"Basic dTpw"), None);

@@ -668,7 +668,8 @@ impl Exchanges {
         let dump = crate::binlog::dump_command(head, len);
         self.binlog_dump |= dump.is_some();
         let asks_to_wait = resp.as_ref().is_some_and(|c| c.blocks) || reserve.is_some();
-        let http = http_request_line(head);
+        let line = RequestLine::of(head);
+        let http = line.as_ref().and_then(RequestLine::label);
         let is_http = http.is_some();
         self.upgrade_asked = http.is_some() && crate::websocket::asks_to_upgrade(head);
         self.h2c_upgrade_asked = http.is_some() && crate::h2c::asks_to_upgrade(head);
@@ -686,15 +687,16 @@ impl Exchanges {
         self.total += 1;
         self.events |= OPENED;
         if !resumes {
-            self.current_key = crate::upstream::request_key(head);
+            self.current_key = line.as_ref().map_or(0, crate::upstream::request_key);
             self.redirect = None;
             self.challenge = None;
-            (self.current_asked, self.current_retry) = if is_http {
-                let asked = crate::redirect::Asked::of_request(head, self.https);
-                let retry = crate::challenge::Retry::of_request(head, asked.as_ref());
-                (asked, retry)
-            } else {
-                (None, None)
+            (self.current_asked, self.current_retry) = match line.filter(|_| is_http) {
+                Some(line) => {
+                    let asked = crate::redirect::Asked::of_request(&line, head, self.https);
+                    let retry = crate::challenge::Retry::of_request(&line, head, asked.as_ref());
+                    (asked, retry)
+                }
+                None => (None, None),
             };
         }
         self.current_acked = self.client_acked;
@@ -1136,14 +1138,52 @@ pub(crate) fn begins_request(bytes: &[u8]) -> bool {
     })
 }
 
+/// An HTTP/1.x request line at the start of a head: its method (one of
+/// [`METHODS`]) and its target, read once for all that asks (the
+/// request's name, the URL a redirect or a challenge is kept under, the
+/// key a proxy's call is known by).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RequestLine<'a> {
+    pub method: &'a [u8],
+    /// `None` when the captured bytes end (or the line does) after the
+    /// method: a head cut short.
+    pub target: Option<&'a [u8]>,
+    /// The line without its end: up to its CR or LF, or all of `head`.
+    pub line: &'a [u8],
+    /// The line's end was captured.
+    pub ended: bool,
+}
+
+impl<'a> RequestLine<'a> {
+    /// The request line `head` starts with: `None` without a method of
+    /// HTTP's.
+    pub fn of(head: &'a [u8]) -> Option<RequestLine<'a>> {
+        let end = memchr::memchr2(b'\r', b'\n', head);
+        let line = &head[..end.unwrap_or(head.len())];
+        let mut parts = line.split(|&b| b == b' ');
+        let method = parts.next()?;
+        if !METHODS.iter().any(|m| m.as_bytes() == method) {
+            return None;
+        }
+        Some(RequestLine {
+            method,
+            target: parts.next(),
+            line,
+            ended: end.is_some(),
+        })
+    }
+
+    /// "GET /index.html": the request's name (its line in UTF-8).
+    pub fn label(&self) -> Option<String> {
+        std::str::from_utf8(self.line).ok()?;
+        let text = |b| std::str::from_utf8(b).ok();
+        Some(request_label(text(self.method)?, text(self.target?)?))
+    }
+}
+
 /// "GET /index.html" from an HTTP/1.x request head.
 pub fn http_request_line(head: &[u8]) -> Option<String> {
-    let mut parts = first_line(head)?.split(' ');
-    let method = parts.next()?;
-    if !METHODS.contains(&method) {
-        return None;
-    }
-    Some(request_label(method, parts.next()?))
+    RequestLine::of(head)?.label()
 }
 
 /// A request's name: its method and target, the target's first 48

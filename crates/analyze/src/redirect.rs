@@ -106,22 +106,20 @@ pub struct Asked {
 }
 
 impl Asked {
-    /// The URL an HTTP/1.x request head asks for, on a connection inside
-    /// TLS (`https`) or not: its target in absolute form (a forward
-    /// proxy's request), or in origin form with its `Host` header. `None`
-    /// without a request line, or a host, in `head`.
-    pub fn of_request(head: &[u8], https: bool) -> Option<Asked> {
-        let line_end = head.iter().position(|&b| b == b'\r' || b == b'\n')?;
-        let mut parts = head[..line_end].split(|&b| b == b' ');
-        let method = parts.next()?;
-        if !crate::exchange::METHODS
-            .iter()
-            .any(|m| m.as_bytes() == method)
-            || method == b"CONNECT"
-        {
+    /// The URL the HTTP/1.x request head `head` (its request line
+    /// `line`) asks for, on a connection inside TLS (`https`) or not: its
+    /// target in absolute form (a forward proxy's request), or in origin
+    /// form with its `Host` header. `None` for a line not captured whole,
+    /// a `CONNECT`, or a head without a host.
+    pub fn of_request(
+        line: &crate::exchange::RequestLine<'_>,
+        head: &[u8],
+        https: bool,
+    ) -> Option<Asked> {
+        if !line.ended || line.method == b"CONNECT" {
             return None;
         }
-        let target = parts.next()?;
+        let target = line.target?;
         if !target.starts_with(b"/") {
             // (A forward proxy's request names the whole URL.)
             return Absolute::parse(target).map(|a| a.asked());
@@ -456,10 +454,16 @@ impl FollowUps<Kept> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the request head `head` asks for, its line read first.
+    fn of_head(head: &[u8], https: bool) -> Option<Asked> {
+        let line = crate::exchange::RequestLine::of(head)?;
+        Asked::of_request(&line, head, https)
+    }
     use crate::follow_ups::{KEPT, PER_CLIENT};
 
     fn asked(head: &str, https: bool) -> Asked {
-        Asked::of_request(head.as_bytes(), https).expect("asks")
+        of_head(head.as_bytes(), https).expect("asks")
     }
 
     fn location(value: &str, base: &Asked) -> Option<Location> {
@@ -508,16 +512,16 @@ mod tests {
         );
         assert_ne!(a.url(), port.url());
         assert!(
-            Asked::of_request(b"GET /a HTTP/1.1\r\n\r\n", false).is_none(),
+            of_head(b"GET /a HTTP/1.1\r\n\r\n", false).is_none(),
             "no host"
         );
-        assert!(Asked::of_request(b"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", false).is_none());
-        assert!(Asked::of_request(b"HTTP/1.1 200 OK\r\n\r\n", false).is_none());
+        assert!(of_head(b"CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", false).is_none());
+        assert!(of_head(b"HTTP/1.1 200 OK\r\n\r\n", false).is_none());
         // (A head cut before its Host header, or inside it, says nothing.)
-        assert!(Asked::of_request(b"GET /a HTTP/1.1\r\nUser-Agent: x", false).is_none());
-        assert!(Asked::of_request(b"GET /a HTTP/1.1\r\nHost: exam", false).is_none());
+        assert!(of_head(b"GET /a HTTP/1.1\r\nUser-Agent: x", false).is_none());
+        assert!(of_head(b"GET /a HTTP/1.1\r\nHost: exam", false).is_none());
         // (A body's lines are no headers.)
-        assert!(Asked::of_request(b"POST /a HTTP/1.1\r\nX: y\r\n\r\nHost: a\r\n", false).is_none());
+        assert!(of_head(b"POST /a HTTP/1.1\r\nX: y\r\n\r\nHost: a\r\n", false).is_none());
     }
 
     #[test]

@@ -210,25 +210,9 @@ fn is_the_hosts_call(x: &Asking, a: &Asking) -> bool {
 /// A key for an HTTP/1.x request that a proxy keeps when it forwards it:
 /// the method and the path's last segment with its query (a proxy may
 /// rewrite the prefix: `location /api/ { proxy_pass http://app/; }`).
-/// 0 when `head` does not start with a request line.
-pub(crate) fn request_key(head: &[u8]) -> u64 {
-    let line_end = head
-        .iter()
-        .position(|&b| b == b'\r' || b == b'\n' || b == b' ')
-        .unwrap_or(head.len());
-    let method = &head[..line_end];
-    if !crate::exchange::METHODS
-        .iter()
-        .any(|m| m.as_bytes() == method)
-    {
-        return 0;
-    }
-    let rest = &head[(line_end + 1).min(head.len())..];
-    let target_end = rest
-        .iter()
-        .position(|&b| b == b' ' || b == b'\r' || b == b'\n')
-        .unwrap_or(rest.len());
-    let target = &rest[..target_end];
+/// Never 0 (0 stands for no request).
+pub(crate) fn request_key(line: &crate::exchange::RequestLine<'_>) -> u64 {
+    let (method, target) = (line.method, line.target.unwrap_or_default());
     // An absolute form (a forward proxy's request) ends the same way.
     let resource = match target.iter().rposition(|&b| b == b'/') {
         Some(i) => &target[i..],
@@ -333,7 +317,7 @@ mod tests {
     }
 
     fn key(line: &str) -> u64 {
-        request_key(line.as_bytes())
+        crate::exchange::RequestLine::of(line.as_bytes()).map_or(0, |l| request_key(&l))
     }
 
     #[test]
