@@ -13,7 +13,8 @@
 # that asks for NTLM (it checks nothing: it answers an NTLM negotiate
 # message with a challenge message, and serves the request that carries
 # the authenticate message, all on one connection); tinyproxy on 8888
-# with `BasicAuth u p`, in front of nginx.
+# with `BasicAuth u p`, in front of nginx; Apache httpd on 8082 with
+# `AuthType Digest` on /private/ (mod_auth_digest: MD5, qop=auth).
 #
 #   basic-anyauth.pcap   curl --anyauth: asks without credentials, is
 #                        challenged (401 Basic), asks again with them
@@ -34,6 +35,9 @@
 #                        CLIENT_RANDOM line injected
 #   basic-anyauth-tls12-chacha.pcapng  the same with
 #                        ECDHE-ECDSA-CHACHA20-POLY1305
+#   digest.pcap          curl --digest against Apache: asks without
+#                        credentials (curl has no nonce yet), is challenged
+#                        (401 Digest with a nonce), asks again answering it
 #   basic-anyauth-h2.pcapng  the same as basic-anyauth-tls in HTTP/2
 #                        (curl --http2): the 401 on stream 1, the request
 #                        again with credentials on stream 3
@@ -46,8 +50,8 @@
 #   basic-later.pcap     control: a 401, and the same request with
 #                        credentials 3 s later (a person typing)
 #
-# Needs root, ip, tcpdump, python3, nginx, tinyproxy, curl, openssl,
-# editcap. Everything it
+# Needs root, ip, tcpdump, python3, nginx, tinyproxy, apache2, curl,
+# openssl, editcap. Everything it
 # creates is removed on exit, also on failure; every wait is bounded.
 set -euo pipefail
 out=$(realpath -m "${1:-$(dirname "$0")/../tests/data/auth}")
@@ -123,12 +127,48 @@ MaxClients 10
 BasicAuth u p
 CONF
 ip netns exec "$S" tinyproxy -d -c "$work/tinyproxy.conf" > "$work/tinyproxy.log" 2>&1 &
+
+# Apache httpd with Digest authentication (its own configuration: only
+# the modules it needs; `htdigest`'s line written here: user:realm:MD5).
+printf 'u:rttdoc:%s\n' "$(printf 'u:rttdoc:p' | md5sum | cut -d' ' -f1)" > "$work/htdigest"
+mods=/usr/lib/apache2/modules
+cat > "$work/apache.conf" <<CONF
+ServerName rttdoc.test
+ServerRoot $work
+Listen 10.81.2.1:8082
+PidFile $work/apache.pid
+ErrorLog $work/apache-error.log
+Mutex file:$work default
+LoadModule mpm_event_module $mods/mod_mpm_event.so
+LoadModule authn_core_module $mods/mod_authn_core.so
+LoadModule authn_file_module $mods/mod_authn_file.so
+LoadModule authz_core_module $mods/mod_authz_core.so
+LoadModule authz_user_module $mods/mod_authz_user.so
+LoadModule auth_digest_module $mods/mod_auth_digest.so
+User nobody
+Group nogroup
+DocumentRoot $work/www
+<Directory $work/www>
+  Require all granted
+</Directory>
+<Location /private/>
+  AuthType Digest
+  AuthName "rttdoc"
+  AuthDigestProvider file
+  AuthUserFile $work/htdigest
+  Require valid-user
+</Location>
+CONF
+chmod 644 "$work/htdigest"
+ip netns exec "$S" apache2 -f "$work/apache.conf" -k start
 relay_listening 8080
 relay_listening 8443
 relay_listening 8081
 relay_listening 8888
+relay_listening 8082
 
 r="--resolve rttdoc.test:8080:10.81.2.1 --resolve rttdoc.test:8081:10.81.2.1"
+r="$r --resolve rttdoc.test:8082:10.81.2.1"
 r="$r --resolve rttdoc.test:8443:10.81.2.1"
 u=http://rttdoc.test:8080/private/report.txt
 cat > "$work/later.sh" <<SH
@@ -154,6 +194,7 @@ SH
     https://rttdoc.test:8443/private/report.txt
   SSLKEYLOGFILE=$work/keysh2r relay_capture basic-rejected-h2 curl -sk $r --http2 --anyauth \
     -u u:wrong https://rttdoc.test:8443/private/report.txt
+  relay_capture digest curl -s $r --digest -u u:p http://rttdoc.test:8082/private/report.txt
   relay_capture basic-preemptive curl -s $r -u u:p "$u"
   relay_capture basic-rejected curl -s $r --anyauth -u u:wrong "$u"
   relay_capture basic-later bash "$work/later.sh"
@@ -165,7 +206,8 @@ for tls in anyauth-tls:keys anyauth-tls12:keys12 anyauth-tls12-chacha:keys12c \
   editcap --inject-secrets "tls,$work/${tls##*:}" "$work/$name.pcap" "$work/$name.pcapng"
   gzip -9n -c "$work/$name.pcapng" > "$out/$name.pcapng.gz"
 done
-names="basic-anyauth ntlm-anyauth ntlm proxy-anyauth basic-preemptive basic-rejected basic-later"
+names="basic-anyauth ntlm-anyauth ntlm proxy-anyauth digest basic-preemptive basic-rejected"
+names="$names basic-later"
 for name in $names; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done

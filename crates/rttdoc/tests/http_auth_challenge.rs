@@ -2,14 +2,17 @@
 //! `http_auth_challenge`.
 //!
 //! Producer: scripts/auth-captures.sh: curl, nginx (`auth_basic`),
-//! tinyproxy (`BasicAuth`) and a server that asks for NTLM, over real
-//! Linux TCP, 20 ms each way, captured on the client's interface.
+//! Apache httpd (`AuthType Digest`), tinyproxy (`BasicAuth`) and a server
+//! that asks for NTLM, over real Linux TCP, 20 ms each way, captured on
+//! the client's interface.
 //! `basic-anyauth`: curl `--anyauth` asks without credentials, gets
 //! nginx's 401 and asks again with Basic. `ntlm-anyauth`: the same against
 //! NTLM, two challenges on one connection. `ntlm`: curl `--ntlm` sends
 //! NTLM's first message at once, one challenge. `proxy-anyauth`:
 //! tinyproxy's 407, which closes the connection: curl asks again on a new
-//! one. Controls: `basic-preemptive` (curl `-u` sends Basic at once),
+//! one. `digest`: curl `--digest` against Apache httpd's
+//! `mod_auth_digest`, challenged for its first request (no nonce yet).
+//! Controls: `basic-preemptive` (curl `-u` sends Basic at once),
 //! `basic-rejected` (a wrong password: challenged twice, nothing served),
 //! `basic-later` (the same request with credentials 3 s after the 401).
 //! `basic-anyauth-tls`: `basic-anyauth` over TLS 1.3 (curl `--http1.1`),
@@ -276,6 +279,14 @@ fn check_made(dir: &Path) {
     let rejected = dir.join("basic-rejected-h2.pcapng.gz");
     assert_eq!(check(&rejected), Vec::<usize>::new());
     assert_no_finding(&run_rttdoc_json(&rejected), "http_auth_challenge");
+    // Apache's Digest: curl has no nonce before the first challenge, one
+    // round trip (and the server's time to answer).
+    assert_eq!(check(&at("digest")), [1]);
+    let x = the_finding(&at("digest"), 0);
+    let rtts = x["cost_rtts"].as_f64().unwrap();
+    assert!((0.9..1.3).contains(&rtts), "{rtts} RTT");
+    assert!(x["fix"].as_str().unwrap().contains("nonce"), "{x}");
+    assert!(x["explanation"].as_str().unwrap().contains("Digest"), "{x}");
     // NTLM asked for with nothing: two challenges, two round trips.
     assert_eq!(check(&at("ntlm-anyauth")), [2]);
     let x = the_finding(&at("ntlm-anyauth"), 0);
@@ -319,6 +330,7 @@ fn live_challenges_cost_what_the_client_waited() {
             "tcpdump",
             "nginx",
             "tinyproxy",
+            "apache2",
             "curl",
             "python3",
             "openssl",
