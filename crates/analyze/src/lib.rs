@@ -75,7 +75,7 @@ pub use dns::{FailedAttempt, LookupAnswer, LookupQuery, NameLookup};
 pub use exchange::Exchange;
 pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};
 pub use finisher::ReportSink;
-pub use redirect::{is_redirect_status, FollowedRedirect};
+pub use redirect::{is_redirect_status, Answered as RedirectAnswered, FollowedRedirect};
 pub use reuse::{EndedConnection, READY_NS};
 pub use rtt::vantage;
 pub use rttdoc_model as model;

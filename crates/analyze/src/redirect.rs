@@ -337,20 +337,8 @@ fn has_dot_segment(reference: &[u8]) -> bool {
 /// follows it learns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FollowedRedirect {
-    /// The `tcp.stream` that carried the redirect.
-    pub stream: u64,
-    /// Its request's first segment.
-    pub request: Stamp,
-    /// Its connection's SYN, when the request was the first its
-    /// connection carried and left as soon as the set-up let it: the
-    /// connection was opened for it (a preconnected one was not).
-    pub opened_for_it: Option<Stamp>,
-    /// The 3xx answer's first segment.
-    pub answer: Stamp,
-    /// Its status.
-    pub status: u16,
-    /// Its request's name ("GET /docs").
-    pub request_label: Option<String>,
+    /// The redirect, as its own connection saw it.
+    pub answered: Answered,
     /// The `Location` as the server wrote it.
     pub location: Box<str>,
     /// The `Location` named the request's own origin.
@@ -373,12 +361,20 @@ pub struct FollowedRedirect {
 /// A 3xx answer as its own connection saw it (track.rs): what a request
 /// that follows it learns, with its `Location`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Answered {
+pub struct Answered {
+    /// The `tcp.stream` that carried the redirect.
     pub stream: u64,
+    /// Its request's first segment.
     pub request: Stamp,
+    /// Its connection's SYN, when the request was the first its
+    /// connection carried and left as soon as the set-up let it: the
+    /// connection was opened for it (a preconnected one was not).
     pub opened_for_it: Option<Stamp>,
+    /// The 3xx answer's first segment.
     pub answer: Stamp,
+    /// Its status.
     pub status: u16,
+    /// Its request's name ("GET /docs").
     pub request_label: Option<String>,
 }
 
@@ -436,12 +432,7 @@ impl FollowUps<Kept> {
         })?;
         Some(FollowedRedirect {
             began: began(answered.answer.ts_ns)?,
-            stream: answered.stream,
-            request: answered.request,
-            opened_for_it: answered.opened_for_it,
-            answer: answered.answer,
-            status: answered.status,
-            request_label: answered.request_label,
+            answered,
             location: location.text,
             same_origin: location.same_origin,
             to_https: location.to_https,

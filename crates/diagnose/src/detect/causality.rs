@@ -229,11 +229,12 @@ fn redirect_obeys(f: &Facts<'_>, w: &Wait) -> bool {
         .iter()
         .filter_map(|x| x.redirected.as_deref())
         .any(|r| {
-            let starts = [Some(r.request), r.opened_for_it];
+            let a = &r.answered;
+            let starts = [Some(a.request), a.opened_for_it];
             let ends = [r.began, r.follow_up];
             starts.into_iter().flatten().any(|from| {
                 ends.into_iter()
-                    .any(|to| released_between(w, from, r.answer, to))
+                    .any(|to| released_between(w, from, a.answer, to))
             })
         })
 }

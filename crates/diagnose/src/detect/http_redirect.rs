@@ -42,16 +42,17 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let Some(r) = x.redirected.as_deref() else {
             continue;
         };
-        let here = r.stream == f.report.stream;
-        let from = match r.opened_for_it {
+        let a = &r.answered;
+        let here = a.stream == f.report.stream;
+        let from = match a.opened_for_it {
             Some(syn) if !r.same_origin && !here => syn,
-            _ => r.request,
+            _ => a.request,
         };
         let to = if r.same_origin { r.follow_up } else { r.began };
         // (redirect.rs: the follow-up began after the answer, which came
         // after its request.)
         let wait_ns = to.ts_ns.saturating_sub(from.ts_ns);
-        if wait_ns < super::causality::EXCESS_FLOOR_NS || to.ts_ns < r.answer.ts_ns {
+        if wait_ns < super::causality::EXCESS_FLOOR_NS || to.ts_ns < a.answer.ts_ns {
             continue;
         }
         let new_connection = r.began.frame != r.follow_up.frame;
@@ -59,8 +60,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut finding = f.finding(FindingKind::HttpRedirect, Some(Phase::FirstByte));
         let mut frames = vec![
             from.frame,
-            r.request.frame,
-            r.answer.frame,
+            a.request.frame,
+            a.answer.frame,
             to.frame,
             r.follow_up.frame,
         ];
@@ -70,7 +71,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         finding.waits = vec![Wait {
             from_frame: from.frame,
             to_frame: to.frame,
-            release_frame: Some(r.answer.frame),
+            release_frame: Some(a.answer.frame),
             ms: wait_ms,
         }];
         finding.cost_ms = wait_ms;
@@ -84,7 +85,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             f.filter_frames(&finding.frames)
         } else {
             let filter =
-                super::upstream_wait::streams_filter(&[r.stream, f.report.stream], &finding.frames);
+                super::upstream_wait::streams_filter(&[a.stream, f.report.stream], &finding.frames);
             match lookup {
                 true => filter.replacen(") &&", " || dns) &&", 1),
                 false => filter,
@@ -92,16 +93,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         };
         finding.detail = Detail::HttpRedirect {
             exchange: i as u32 + 1,
-            redirect_stream: r.stream,
-            redirected_request: r.request_label.clone(),
-            status: r.status,
+            redirect_stream: a.stream,
+            redirected_request: a.request_label.clone(),
+            status: a.status,
             location: r.location.clone(),
             same_origin: r.same_origin,
             to_https: r.to_https,
             new_connection,
             by_url: r.by_url,
-            answer_ms: r.answer.ts_ns.saturating_sub(r.request.ts_ns).max(0) as f64 / 1e6,
-            turnaround_ms: r.began.ts_ns.saturating_sub(r.answer.ts_ns).max(0) as f64 / 1e6,
+            answer_ms: a.answer.ts_ns.saturating_sub(a.request.ts_ns).max(0) as f64 / 1e6,
+            turnaround_ms: r.began.ts_ns.saturating_sub(a.answer.ts_ns).max(0) as f64 / 1e6,
         };
         out.push(finding);
     }
