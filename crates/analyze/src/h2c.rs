@@ -88,11 +88,11 @@ const MAX_BLOCK: usize = 64 << 10;
 /// kept in step with the sender's): a HEADERS or PUSH_PROMISE frame's
 /// fragment, then its CONTINUATIONs'.
 struct HeaderBlocks {
-    decoder: httlib_hpack::Decoder<'static>,
+    decoder: rttdoc_wire::hpack::Decoder,
     /// The block under way.
     block: Vec<u8>,
     /// The fields of the block last decoded (kept for their room).
-    fields: Vec<(Vec<u8>, Vec<u8>, u8)>,
+    fields: Vec<rttdoc_wire::hpack::Field>,
     /// The stream the block under way is on.
     stream: u32,
 }
@@ -109,7 +109,7 @@ impl std::fmt::Debug for HeaderBlocks {
 impl Default for HeaderBlocks {
     fn default() -> HeaderBlocks {
         HeaderBlocks {
-            decoder: httlib_hpack::Decoder::with_dynamic_size(MAX_TABLE),
+            decoder: rttdoc_wire::hpack::Decoder::new(MAX_TABLE),
             block: Vec::new(),
             fields: Vec::new(),
             stream: 0,
@@ -158,7 +158,6 @@ impl HeaderBlocks {
         if flags & END_HEADERS == 0 {
             return Ok(None);
         }
-        self.fields.clear();
         // (The decoder consumes the block as it decodes it.)
         self.decoder
             .decode(&mut self.block, &mut self.fields)

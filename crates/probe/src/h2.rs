@@ -3,7 +3,7 @@
 //! one HEADERS (+ DATA) request on stream 1, and the response read frame
 //! by frame until END_STREAM, answering what the server asks for on the
 //! way (SETTINGS ACK, PING ACK) and opening the receive windows as the
-//! body is consumed. Header blocks are decoded with `httlib-hpack` (every
+//! body is consumed. Header blocks are decoded with `httlib-hpack` (rttdoc_wire::hpack; every
 //! block must be decoded, in order, to keep HPACK's dynamic table in
 //! step with the server's); the request's header block is written as
 //! HPACK literals without indexing, so it never touches a dynamic table.
@@ -170,7 +170,7 @@ pub struct Response {
     buf: Vec<u8>,
     /// When the first byte of `buf` arrived.
     partial_at: Option<Instant>,
-    decoder: httlib_hpack::Decoder<'static>,
+    decoder: rttdoc_wire::hpack::Decoder,
     /// A header block waiting for its CONTINUATION frames, and whether
     /// its HEADERS frame ended the stream.
     block: Option<(Vec<u8>, bool)>,
@@ -199,7 +199,7 @@ impl Response {
         Response {
             buf: Vec::new(),
             partial_at: None,
-            decoder: httlib_hpack::Decoder::default(),
+            decoder: rttdoc_wire::hpack::Decoder::new(4096),
             block: None,
             headers_at: None,
             status: None,
@@ -357,7 +357,7 @@ impl Response {
         let mut fields = Vec::new();
         self.decoder
             .decode(&mut block, &mut fields)
-            .map_err(|e| format!("the server's header block does not decode (HPACK): {e:?}"))?;
+            .map_err(|_| "the server's header block does not decode (HPACK)".to_string())?;
         let status = fields
             .iter()
             .find(|(k, _, _)| k == b":status")

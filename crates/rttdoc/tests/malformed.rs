@@ -189,6 +189,15 @@ const CORPUS: &[Expect] = &[
         error: None,
         counts: Some((25, 0, 0)),
     },
+    // HTTP/2 in the clear whose header blocks end inside a
+    // representation, then a real h2c connection: no packet damaged, the
+    // blocks refused (damaged_hpack_blocks_...).
+    Expect {
+        file: "h2c-damaged.pcap",
+        exit: 0,
+        error: None,
+        counts: Some((27, 0, 2)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,
@@ -509,4 +518,52 @@ fn damaged_quic_datagrams_leave_the_real_connection_whole() {
     assert_eq!(real["alpn"], serde_json::json!(["rttdoc"]));
     assert!(real["handshake_ms"].as_f64().is_some());
     assert_eq!(doc["capture"]["frames"], 25);
+}
+
+#[test]
+fn damaged_hpack_blocks_are_refused_and_the_next_connection_read_whole() {
+    let path = data_dir().join("malformed/h2c-damaged.pcap");
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--json", "--all"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["capture"]["frames"], 27);
+    // The server's block cut inside an index, the client's second a
+    // literal without its strings: nothing read from them, the first
+    // request still named (its block was whole), the second not.
+    let damaged = &doc["connections"][0];
+    assert_eq!(damaged["client"]["port"], 40100);
+    assert_eq!(damaged["findings"].as_array().unwrap().len(), 0);
+    let labels: Vec<&str> = damaged["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|row| row["label"].as_str())
+        .collect();
+    assert!(
+        labels.contains(&"GET /docs: request -> first byte"),
+        "{labels:?}"
+    );
+    assert!(
+        labels.contains(&"HEADERS: request -> first byte"),
+        "{labels:?}"
+    );
+    // Go's client following nginx's 301 after it: read as if the damage
+    // were not there (the file's times are the generator's).
+    let real = &doc["connections"][1];
+    assert!(
+        real["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "http_redirect"),
+        "{real}"
+    );
 }

@@ -41,6 +41,7 @@ pub mod erspan;
 pub mod geneve;
 pub mod gre;
 pub mod gtp;
+pub mod hpack;
 pub mod http2;
 pub mod l2tp;
 pub mod link;

@@ -187,3 +187,31 @@ quic_bad = [
     eth(udp_ip(Q_CLIENT, Q, 6006, 443, quic_long(0xc0, 1, b"\x01" * 8, b"", b"\0\x44\x9e" + (bytes(range(256)) * 5)[:1182]))),
 ]
 write("quic-damaged.pcap", pcap(quic_bad + real_frames(os.path.join(HERE, "../quic/plain.pcap.gz"))))
+
+# HTTP/2 in the clear whose header blocks end inside a representation
+# (an index's continuation byte missing, a literal without its strings):
+# HPACK's decoder must refuse them, not read past them. Then Go's client
+# following nginx's 301 (tests/data/redirect/slash-h2c), untouched.
+def h2_frame(kind, flags, stream, payload):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(4, 0, 0, b"")
+GET_DOCS = b"\x82\x86\x41\x0bexample.com\x44\x05/docs"
+H2C_C, H2C_S = [10, 0, 0, 3], [10, 0, 0, 4]
+def h2c(src, dst, sport, dport, seq, ack, flags, payload=b""):
+    return eth(tcp_ip(src, dst, sport, dport, seq, ack, flags, payload))
+c_first = H2_PREFACE + h2_frame(1, 0x5, 1, GET_DOCS)
+s_first = h2_frame(4, 0, 0, b"") + h2_frame(1, 0x4, 1, b"\xff")
+c_next = h2_frame(1, 0x5, 3, b"\x40")
+s_next = h2_frame(1, 0x5, 3, b"\x88")
+c0, s0 = 1000, 5000
+h2c_bad = [
+    h2c(H2C_C, H2C_S, 40100, 8081, c0, 0, 0x02),
+    h2c(H2C_S, H2C_C, 8081, 40100, s0, c0 + 1, 0x12),
+    h2c(H2C_C, H2C_S, 40100, 8081, c0 + 1, s0 + 1, 0x10),
+    h2c(H2C_C, H2C_S, 40100, 8081, c0 + 1, s0 + 1, 0x18, c_first),
+    h2c(H2C_S, H2C_C, 8081, 40100, s0 + 1, c0 + 1 + len(c_first), 0x18, s_first),
+    h2c(H2C_C, H2C_S, 40100, 8081, c0 + 1 + len(c_first), s0 + 1 + len(s_first), 0x18, c_next),
+    h2c(H2C_S, H2C_C, 8081, 40100, s0 + 1 + len(s_first), c0 + 1 + len(c_first) + len(c_next), 0x18, s_next),
+]
+write("h2c-damaged.pcap", pcap(h2c_bad + real_frames(os.path.join(HERE, "../redirect/slash-h2c.pcap.gz"))))
