@@ -184,10 +184,10 @@ impl Challenge {
     /// captured bytes): `None` for another status, or without its
     /// challenge header (a 401 that asks for nothing cannot be answered).
     pub fn of_response(head: &[u8], status: u16) -> Option<Challenge> {
+        // (of_value refuses other statuses.)
         let field: &[u8] = match status {
-            401 => b"www-authenticate",
             407 => b"proxy-authenticate",
-            _ => return None,
+            _ => b"www-authenticate",
         };
         Challenge::of_value(status, crate::exchange::header_value(head, field)?)
     }

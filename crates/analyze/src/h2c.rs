@@ -78,7 +78,7 @@ type Frame = (u8, u8, u32, u32);
 
 /// The largest HPACK table a client may use here (the server's
 /// SETTINGS_HEADER_TABLE_SIZE; 4 KB by default, 64 KB and more seen):
-/// the names' decoder follows the client's table up to this.
+/// each side's decoder follows that side's table up to this.
 const MAX_TABLE: u32 = 1 << 16;
 /// A header block gathered from a HEADERS frame and its CONTINUATIONs is
 /// at most this large; a larger one ends the naming.
@@ -457,11 +457,7 @@ impl State {
         let Some(walked) = walked else {
             // Lost in a hole: what this is cannot be told.
             self.under_way[d] = None;
-            if client {
-                self.give_up_names();
-            } else {
-                self.give_up_answers();
-            }
+            self.give_up_blocks(client);
             m.aside = client;
             return m;
         };
@@ -474,11 +470,7 @@ impl State {
         }
         if walked.cut_at.is_some() {
             // A frame the capture lost or cut: perhaps a header block.
-            if client {
-                self.give_up_names();
-            } else {
-                self.give_up_answers();
-            }
+            self.give_up_blocks(client);
         }
         // The frame the segment's end cut goes on in the next.
         self.under_way[d] = match walked.cut_at {
@@ -503,6 +495,16 @@ impl State {
         self.requests.clear();
     }
 
+    /// A header block of the client's (`client`) or the server's may
+    /// have been lost: that side's blocks are read no more.
+    fn give_up_blocks(&mut self, client: bool) {
+        if client {
+            self.give_up_names();
+        } else {
+            self.give_up_answers();
+        }
+    }
+
     /// The answers' status and `location` are not read from now on: a
     /// header block of the server's was lost, and HPACK's table with it.
     fn give_up_answers(&mut self) {
@@ -513,8 +515,13 @@ impl State {
 
     /// The client's header block on `stream` ended, its fields `f`.
     fn request_block(&mut self, stream: u32, f: RequestFields) {
-        if let (true, Some(m), Some(p)) = (self.names_turn, &f.method, &f.path) {
-            self.pending = Some(crate::exchange::request_label(m, p));
+        let label = f
+            .method
+            .as_deref()
+            .zip(f.path.as_deref())
+            .map(|(m, p)| crate::exchange::request_label(m, p));
+        if self.names_turn {
+            self.pending.clone_from(&label);
         }
         if !self.block_opens {
             return;
@@ -534,11 +541,6 @@ impl State {
             if self.answers_lost {
                 return;
             }
-            let label = f
-                .method
-                .as_deref()
-                .zip(f.path.as_deref())
-                .map(|(m, p)| crate::exchange::request_label(m, p));
             let requested = Requested {
                 stream,
                 at,

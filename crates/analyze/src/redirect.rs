@@ -12,14 +12,14 @@
 //! or read with a key log, when its request named what it asked for (an
 //! HTTP/1.x head its `Host` header or an absolute target; HTTP/2 its
 //! stream's `:scheme`, `:authority` and `:path`, h2c.rs): the `Location`
-//! resolved against that URL, kept as hashes of its origin (scheme, host in lower case,
-//! port) and of the whole URL without its fragment, under the client's
-//! address. A later request of the same client (on any connection) for
-//! exactly that URL follows it; so does a TLS connection whose
-//! ClientHello asks for the `Location`'s host on its port (or, asking no
-//! name, that connects to the address the `Location` names), opened
-//! after the answer (what its request asks is encrypted: the origin is
-//! all there is). The first to come takes it, if it came within
+//! resolved against that URL, kept as hashes of its origin (scheme, host
+//! in lower case, port) and of the whole URL without its fragment, under
+//! the client's address. A later request of the same client (on any
+//! connection) for exactly that URL follows it; so does a TLS connection
+//! whose ClientHello asks for the `Location`'s host on its port (or,
+//! asking no name, that connects to the address the `Location` names),
+//! opened after the answer (what its request asks is encrypted: the
+//! origin is all there is). The first to come takes it, if it came within
 //! [`FOLLOW_NS`] of the answer: a client follows a redirect the moment it
 //! has read the status line (a browser, curl `-L`, every HTTP library);
 //! a request for the same URL later is somebody's next visit.

@@ -3,10 +3,11 @@
 //! one HEADERS (+ DATA) request on stream 1, and the response read frame
 //! by frame until END_STREAM, answering what the server asks for on the
 //! way (SETTINGS ACK, PING ACK) and opening the receive windows as the
-//! body is consumed. Header blocks are decoded with `httlib-hpack` (rttdoc_wire::hpack; every
-//! block must be decoded, in order, to keep HPACK's dynamic table in
-//! step with the server's); the request's header block is written as
-//! HPACK literals without indexing, so it never touches a dynamic table.
+//! body is consumed. Header blocks are decoded with `httlib-hpack`
+//! (rttdoc_wire::hpack; every block must be decoded, in order, to keep
+//! HPACK's dynamic table in step with the server's); the request's header
+//! block is written as HPACK literals without indexing, so it never
+//! touches a dynamic table.
 
 use std::time::Instant;
 

@@ -123,12 +123,7 @@ fn chains(capture: &Path) -> Vec<Chain> {
         let Some(status @ (401 | 407)) = b.status.filter(|_| b.challenge) else {
             continue;
         };
-        let request = h2.iter().rev().find(|q| {
-            q.url.is_some()
-                && q.frame < b.frame
-                && (q.tcp_stream, q.h2_stream) == (b.tcp_stream, b.h2_stream)
-        });
-        if let Some(q) = request {
+        if let Some(q) = http2_request_of(&h2, b) {
             challenged.insert(q.frame, (b.frame, b.time, status == 407));
         }
     }

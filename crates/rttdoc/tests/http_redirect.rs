@@ -264,9 +264,7 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
         if ![301, 302, 303, 307, 308].contains(&status) {
             continue;
         }
-        let request = h2.iter().rev().find(|q| {
-            q.frame < b.frame && q.tcp_stream == b.tcp_stream && q.h2_stream == b.h2_stream
-        });
+        let request = http2_request_of(&h2, b);
         let Some((url, request_in)) = request.and_then(|q| Some((q.url.as_deref()?, q.frame)))
         else {
             continue;

@@ -1006,3 +1006,16 @@ pub fn http2_blocks(capture: &Path, extra: &[&str]) -> Vec<Http2Block> {
     }
     blocks
 }
+
+/// The request an HTTP/2 answer's block answers: the last request before
+/// it on its connection and stream.
+pub fn http2_request_of<'a>(
+    blocks: &'a [Http2Block],
+    answer: &Http2Block,
+) -> Option<&'a Http2Block> {
+    blocks.iter().rev().find(|q| {
+        q.url.is_some()
+            && q.frame < answer.frame
+            && (q.tcp_stream, q.h2_stream) == (answer.tcp_stream, answer.h2_stream)
+    })
+}
