@@ -282,11 +282,13 @@ fn check_made(dir: &Path) {
     assert!((0.9..1.3).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("nonce"), "{x}");
     assert!(x["explanation"].as_str().unwrap().contains("Digest"), "{x}");
-    // NTLM asked for with nothing: two challenges, two round trips.
+    // NTLM asked for with nothing: two challenges, two round trips, and
+    // the Python server's two answers (check() holds the cost to the
+    // legs tshark reads; a loaded machine once made them 0.3 RTT).
     assert_eq!(check(&at("ntlm-anyauth")), [2]);
     let x = the_finding(&at("ntlm-anyauth"), 0);
     let rtts = x["cost_rtts"].as_f64().unwrap();
-    assert!((1.9..2.3).contains(&rtts), "{rtts} RTT");
+    assert!((1.9..2.6).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("NTLM"), "{x}");
     // NTLM's first message with the first request: one.
     assert_eq!(check(&at("ntlm")), [1]);
