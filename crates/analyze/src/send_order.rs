@@ -50,6 +50,11 @@ const NEAR: u16 = 16;
 /// original that may follow its re-send. A bulk sender on a path that
 /// holds a packet back for a round trip opens a hole every few dozen
 /// packets meanwhile; most connections open none, and allocate nothing.
+/// A new hole takes the place of the oldest filled one, and of the
+/// oldest open one only when none is filled: an original held while
+/// hundreds of later packets passed, opening and filling more holes
+/// than this meanwhile, is still compared with its own hole's jumper
+/// (tests/data/reorder-miss).
 const HOLES: usize = 16;
 
 /// What a segment carries of its sender's clocks: its IPv4 identification
@@ -91,9 +96,8 @@ pub(crate) struct SendOrder {
     highest: Option<u16>,
     /// Forward steps in a row, saturating.
     run: u8,
-    /// The latest holes, the oldest overwritten first.
+    /// The latest holes, oldest first.
     holes: Vec<Hole>,
-    next_hole: u8,
     /// The first byte the capture saw of the direction: of the bytes from
     /// it to the highest seen, all but the holes' have passed.
     start: Option<u32>,
@@ -136,21 +140,25 @@ impl SendOrder {
             filled: from,
             jumper,
         };
-        if self.holes.len() < HOLES {
-            self.holes.push(hole);
-        } else {
-            let old = &self.holes[self.next_hole as usize];
+        if self.holes.len() == HOLES {
+            // The oldest filled hole makes room: an open one's bytes are
+            // sure to come (the original or a re-send), a filled one's
+            // again only when a late original follows its re-send.
+            let gone = self
+                .holes
+                .iter()
+                .position(|h| h.filled == h.to)
+                .unwrap_or(0);
+            let old = self.holes.remove(gone);
             self.forgot |= seq::lt(old.filled, old.to);
-            self.holes[self.next_hole as usize] = hole;
-            self.next_hole = (self.next_hole + 1) % HOLES as u8;
         }
+        self.holes.push(hole);
     }
 
     /// Forgets the bytes and holes seen: a SYN started the count again (a
     /// new connection on the same ports). The identifications go on.
     pub fn restart(&mut self) {
         self.holes.clear();
-        self.next_hole = 0;
         self.forgot = false;
         self.start = None;
     }
@@ -299,6 +307,25 @@ mod tests {
         order.hole(HOLES as u32 * 10_000, HOLES as u32 * 10_000 + 1000, id(40));
         assert_eq!(order.fill(0, 1000, id(9)), None, "the oldest forgotten");
         assert_eq!(sent(&mut order, 10_000, id(10)), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn a_filled_hole_makes_room_before_an_open_one() {
+        // The first hole stays open while fifteen more open and are
+        // filled: the sixteenth new one takes the oldest filled one's
+        // place, and the open hole's original is still told apart.
+        let mut order = counted(&[1, 2, 3, 4]);
+        order.passed_by(0, 1000);
+        order.hole(1000, 2000, id(10));
+        for n in 1..HOLES as u32 {
+            order.hole(n * 10_000, n * 10_000 + 1000, id(10 + n as u16));
+            order.fill(n * 10_000, n * 10_000 + 1000, id(9 + n as u16));
+        }
+        order.hole(HOLES as u32 * 10_000, HOLES as u32 * 10_000 + 1000, id(40));
+        assert_eq!(order.fill(10_000, 11_000, id(41)), None, "filled, gone");
+        assert!(order.passed(500), "no open hole forgotten");
+        assert_eq!(sent(&mut order, 1000, id(9)), Some(Ordering::Less));
+        assert_eq!(sent(&mut order, 20_000, id(13)), Some(Ordering::Greater));
     }
 
     #[test]

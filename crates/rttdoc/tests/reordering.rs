@@ -166,6 +166,20 @@ fn held_originals_are_out_of_order_and_the_kernels_re_sends_are_re_sends() {
     );
 }
 
+/// tests/data/reorder-miss: a run of the same path where an original
+/// (frame 2014, id 0xeadc) was held while ~660 later packets passed and
+/// opened more holes than are remembered at once; it came at the
+/// acknowledgment point after the client's SACKs, like a fast
+/// retransmit, 12.6 ms before its real re-send.
+#[test]
+fn an_original_held_past_many_later_holes_is_still_the_original() {
+    if !require("reordering", &["tshark"], false) {
+        return;
+    }
+    let dir = data_dir().join("reorder-miss");
+    check_reordered_download(&dir.join("reorder.pcap.gz"), &dir.join("sent.txt.gz"));
+}
+
 #[test]
 fn a_reordering_path_made_now() {
     if !require(
