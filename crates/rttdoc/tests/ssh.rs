@@ -113,3 +113,40 @@ fn an_interactive_session_holds_nothing_once_it_has_a_terminal() {
     assert!(last_cited < 40, "a finding cites frame {last_cited}");
     assert!(c["last_frame"].as_u64().unwrap() > 100);
 }
+
+/// tcpdump's ssh.pcap (a client's capture of OpenSSH 7.8 to 7.4 across
+/// the Internet, 25 ms): the client's KEXINIT (8, 1392 bytes, under the
+/// MSS) crosses the server's (9); the client's ECDH init (12), which
+/// needs the server's KEXINIT and acknowledges it, waits for the
+/// server's delayed ACK of its own KEXINIT (11). It was written when 9
+/// came, not when 8 left: the hold is the 38 ms from 9 to 12, not the
+/// 58 ms from 8 (20 of them waiting for the server's KEXINIT, which no
+/// Nagle setting would have saved).
+#[test]
+fn a_reply_held_behind_the_clients_own_kexinit_is_held_from_the_servers() {
+    let Some(capture) = public_capture("the-tcpdump-group-tcpdump", "ssh.pcap") else {
+        return;
+    };
+    if !require("ssh.pcap's frame times", &["tshark"], false) {
+        return;
+    }
+    let at: Vec<f64> = tshark_fields(
+        &capture,
+        &[],
+        "frame.number <= 12",
+        &["frame.time_relative"],
+    )
+    .iter()
+    .map(|r| r[0].parse().unwrap())
+    .collect();
+    let found = nagle_waits(connection(&run_rttdoc_json(&capture), 0));
+    let (_, waits) = found
+        .iter()
+        .find(|(k, _)| k == "nagle_delayed_ack")
+        .unwrap_or_else(|| panic!("{found:?}"));
+    let (from, to, release, ms) = waits[0];
+    assert_eq!((from, to, release), (9, 12, 11));
+    // Both frames are at the client, whose clock the hold is on.
+    let held = (at[11] - at[8]) * 1e3;
+    assert!((ms - held).abs() < 0.01, "{ms} ms, frames say {held}");
+}

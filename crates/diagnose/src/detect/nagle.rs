@@ -63,8 +63,10 @@
 //! Cost: the silence before K, summed per connection and kind; when K
 //! begins the answer to the peer's turn (a client's next request after an
 //! answer, a server's answer to a request) and acknowledges it, K was
-//! written no earlier than that turn arrived: the silence runs from there
-//! if it came after the sender's previous segment.
+//! written no earlier than that turn arrived; when K acknowledges the
+//! peer's data, it may have been written as a reply when that data came:
+//! the silence runs from the later of them if it came after the sender's
+//! previous segment.
 //! Fix: TCP_NODELAY on the sender (nginx `tcp_nodelay on;`), or one write
 //! per message (writev, a single buffer).
 
@@ -171,6 +173,8 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     // continues a TLS record begun before the silence (its bytes were
     // written then, so it was held, not composed as a reply).
     let mut parked: Option<(i64, &SegmentRecord, bool, u64)> = None;
+    // The receiver's last data segment, when it reached the sender.
+    let mut peer_data: Option<(i64, &SegmentRecord)> = None;
     let record_spans: Vec<(u64, u64)> = f
         .report
         .tls
@@ -202,6 +206,9 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 || r.flags
                     .intersects(TcpFlags::FIN | TcpFlags::SYN | TcpFlags::RST)
             {
+                if r.len > 0 {
+                    peer_data = Some((t, r));
+                }
                 if release.is_some() {
                     parked = release;
                 }
@@ -269,9 +276,20 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 && causal()
                 && !on_the_servers_beat(f, r);
             // A segment that begins an answer to the peer's turn was
-            // written no earlier than that turn arrived: the hold runs
-            // from there when it came after the previous segment.
-            let (from, tp) = match held.then(|| answered_turn(f, r)).flatten() {
+            // written no earlier than that turn arrived, and one that
+            // acknowledges the peer's data may have been written when
+            // that data came (a reply, then held): the hold is certain
+            // only from the later of them, when it came after the
+            // previous segment.
+            let acknowledged = peer_data
+                .filter(|(_, d)| r.ack_set && seq::le(d.end, r.ack))
+                .map(|(td, d)| (d, td));
+            let (from, tp) = match held
+                .then(|| answered_turn(f, r).into_iter().chain(acknowledged))
+                .into_iter()
+                .flatten()
+                .max_by_key(|&(_, td)| td)
+            {
                 Some((d, td)) if td > tp && !continues_record => (d, td),
                 _ => (p, tp),
             };

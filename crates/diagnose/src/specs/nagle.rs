@@ -383,6 +383,34 @@ fn on_a_lan_a_round_trip_hold_is_below_the_2_ms_floor_but_a_delayed_ack_hold_is_
     }
 }
 
+#[test]
+fn a_reply_held_behind_the_senders_own_small_message_is_held_from_what_it_answers() {
+    // SSH's key exchange: the client's small message crosses the server's,
+    // and the client's reply to the server's (it acknowledges it) waits
+    // for the server's delayed ACK of its own. It was written no earlier
+    // than the server's message came: the hold runs from there, not from
+    // the client's first message.
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let mine = w.data(C, 100.0, 200);
+        let theirs = w.data(S, 105.0, 300);
+        let ack = w.ack(S, w.arrival(mine) + 40.0);
+        let reply = w.data(C, w.arrival(ack) + KERNEL, 100);
+        w.ack(S, w.arrival(reply));
+        let silence = w.arrival(ack) + KERNEL - w.arrival(theirs);
+        let o = w.run();
+        let f = o.the(NagleDelayedAck);
+        assert_eq!(f.frames, o.frames(&[reply, ack]));
+        assert_waits(
+            &f.waits,
+            &[o.wait(theirs, reply, Some(ack), silence)],
+            EXACT,
+        );
+        assert_ms(f.cost_ms, silence, EXACT, "from the message it answers");
+    }
+}
+
 /// A TLS 1.3 server writing its flight in two writes with Nagle on: the
 /// ServerHello record alone (small: it leaves), then the encrypted rest
 /// (small too: held until the client ACKs the first, `client_ack_delay`
