@@ -707,6 +707,8 @@ pub enum Detail {
         /// the RSA key exchange, whose secret the server decrypts with its
         /// private key before its Finished.
         rsa_key_exchange: bool,
+        /// The handshake resumed a session: no certificate was signed.
+        resumed: bool,
     },
     /// The client answered the server's handshake flight late.
     ClientThinkTime {

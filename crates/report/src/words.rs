@@ -272,6 +272,16 @@ pub fn explanation(x: &Finding) -> String {
             )
         }
         Detail::HandshakeThinkTime {
+            hello_ms,
+            later_ms,
+            resumed: true,
+            ..
+        } if *later_ms <= 0.0 => format!(
+            "The server answered the ClientHello {hello_ms:.0} ms after it arrived (beyond the path's round trip), though it resumed a session and signed no certificate: \
+             time spent before the ServerHello on finding the session (a shared session cache, a ticket key) or waiting for a busy CPU, \
+             or in a queue in front of the TLS terminator."
+        ),
+        Detail::HandshakeThinkTime {
             hello_ms, later_ms, ..
         } if *later_ms <= 0.0 => format!(
             "The server answered the ClientHello {hello_ms:.0} ms after it arrived (beyond the path's round trip): time spent computing before the ServerHello, \
@@ -281,6 +291,7 @@ pub fn explanation(x: &Finding) -> String {
             hello_ms,
             later_ms,
             rsa_key_exchange,
+            ..
         } => {
             let hello = if *hello_ms > 0.0 {
                 format!("answered the ClientHello {hello_ms:.0} ms after it arrived and ")
@@ -1171,6 +1182,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } if *later_ms > 0.0 => {
             "Prefer ECDHE cipher suites to the RSA key exchange this server chose (its private-key decryption delays its Finished), \
              use an ECDSA P-256 certificate, enable session resumption, give the TLS terminator CPU."
+                .into()
+        }
+        Detail::HandshakeThinkTime {
+            later_ms,
+            resumed: true,
+            ..
+        } if *later_ms <= 0.0 => {
+            "The session was resumed already: look at how the TLS terminator finds it (a session cache shared between servers and its lookup time, \
+             ticket keys fetched per handshake), at its CPU, and at the accept queue in front of it."
                 .into()
         }
         Detail::HandshakeThinkTime { .. } => "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096) and x25519, enable session resumption, \

@@ -57,6 +57,28 @@ fn a_server_hello_leaving_half_a_round_trip_after_the_client_hello_arrived_is_th
 }
 
 #[test]
+fn a_slow_server_hello_of_a_resumed_session_says_so() {
+    // A resumed session signs no certificate: what kept the server is
+    // worded apart (its session lookup, its CPU, a queue before it).
+    let resumed_of = |offer: Offer| {
+        let mut w = Wire::new(Path::at_client(40.0));
+        w.handshake(0.0);
+        tls13_handshake(&mut w, 40.1, 30.0, offer);
+        let o = w.run();
+        match o.the(ServerThinkTime).detail {
+            crate::model::Detail::HandshakeThinkTime { resumed, .. } => resumed,
+            ref other => panic!("{other:?}"),
+        }
+    };
+    let psk = Offer {
+        psk: true,
+        ..Offer::tls13()
+    };
+    assert!(resumed_of(psk));
+    assert!(!resumed_of(Offer::tls13()));
+}
+
+#[test]
 fn a_server_hello_faster_than_half_a_round_trip_is_not_think_time() {
     for path in Path::all(40.0) {
         slow_hello(path, 19.0).0.has_no(ServerThinkTime);
