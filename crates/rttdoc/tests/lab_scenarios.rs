@@ -228,12 +228,7 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
             );
         }
         for c in views.iter().flatten() {
-            let kinds: Vec<&str> = c["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|x| x["kind"].as_str())
-                .collect();
+            let kinds = kinds(&c["findings"]);
             assert_eq!(
                 kinds.contains(&"expect_continue_wait"),
                 held,

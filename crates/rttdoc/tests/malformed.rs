@@ -549,11 +549,7 @@ fn damaged_hpack_blocks_are_refused_and_the_next_connection_read_whole() {
     // were not there (the file's times are the generator's).
     let real = &doc["connections"][1];
     assert!(
-        real["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|f| f["kind"] == "http_redirect"),
+        kinds(&real["findings"]).contains(&"http_redirect"),
         "{real}"
     );
 }
