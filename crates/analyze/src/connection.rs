@@ -158,6 +158,9 @@ const RECENT_SEGMENTS_WITH_COPIES: usize = 2048;
 #[derive(Debug, Clone, Copy)]
 struct RecentSegment {
     fingerprint: u64,
+    /// Hash of the payload's first bytes, `None` when the capture kept
+    /// fewer of them than it carried (see [`payload_fingerprint`]).
+    payload: Option<u64>,
     ts_ns: i64,
     /// The packet carried a non-zero IPv4 identification.
     has_ip_id: bool,
@@ -166,10 +169,10 @@ struct RecentSegment {
     peer_packets: u32,
 }
 
-/// Hash of everything a copy of the same packet repeats: the IP
-/// identification, the TCP header fields and options that change between
-/// transmissions, and the payload's first bytes (the header already pins
-/// the rest: same sequence, same length).
+/// Hash of the header fields a copy of the same packet repeats: the IP
+/// identification, and the TCP header fields and options that change
+/// between transmissions (the payload is compared apart: see
+/// [`payload_fingerprint`]).
 fn fingerprint(seg: &Segment<'_>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = rustc_hash::FxHasher::default();
@@ -184,8 +187,27 @@ fn fingerprint(seg: &Segment<'_>) -> u64 {
         .hash(&mut h);
     seg.options.timestamps.hash(&mut h);
     seg.options.sack[..seg.options.sack_len.min(4) as usize].hash(&mut h);
-    seg.payload[..seg.payload.len().min(32)].hash(&mut h);
     h.finish()
+}
+
+/// Bytes of payload compared between a segment and its copy; the header
+/// already pins the rest (same sequence, same length).
+const COMPARED_PAYLOAD: usize = 32;
+
+/// Hash of the payload's first bytes, or `None` when the capture kept
+/// fewer than that of what the segment carried. A copy may be clipped
+/// where the original was whole: a capture point that recorded the
+/// header only (a snap length, a second tap, or a kernel that handed the
+/// capture a header-only clone: Wireshark's "IPv4 total length exceeds
+/// packet length"). Such a copy is matched on its header alone, which
+/// with an IPv4 identification already names one datagram.
+fn payload_fingerprint(seg: &Segment<'_>) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let compared = (seg.payload_len as usize).min(COMPARED_PAYLOAD);
+    let bytes = seg.payload.get(..compared)?;
+    let mut h = rustc_hash::FxHasher::default();
+    bytes.hash(&mut h);
+    Some(h.finish())
 }
 
 /// Whose speech this payload is: `Some(true)` the client's (an HTTP/1.x
@@ -680,6 +702,7 @@ impl Connection {
 
     fn is_copy(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) -> bool {
         let fp = fingerprint(seg);
+        let payload = payload_fingerprint(seg);
         let has_ip_id = seg.ip_id.is_some_and(|id| id != 0);
         let seg_len = seg.payload_len + seg.flags.syn() as u32 + seg.flags.fin() as u32;
         let peer_packets = self.half[dir.reverse().index()].stats.packets as u32;
@@ -711,6 +734,7 @@ impl Connection {
             && h.recent.iter().any(|r| {
                 let dt = at.ts_ns - r.ts_ns;
                 r.fingerprint == fp
+                    && (r.payload == payload || r.payload.is_none() || payload.is_none())
                     && dt >= 0
                     && if has_ip_id {
                         r.has_ip_id && dt <= SAME_DATAGRAM_NS
@@ -724,6 +748,7 @@ impl Connection {
         }
         let entry = RecentSegment {
             fingerprint: fp,
+            payload,
             ts_ns: at.ts_ns,
             has_ip_id,
             peer_packets,

@@ -467,6 +467,34 @@ fn a_second_copy_of_one_ipv4_datagram_is_a_capture_duplicate_not_a_retransmissio
 }
 
 #[test]
+fn a_copy_whose_payload_the_capture_clipped_is_still_a_copy() {
+    // termshark's telnet-cooked.pcap: each of three client segments is
+    // followed ~1.3 ms later by a 66-byte frame with its IPv4
+    // identification, checksum, sequence and timestamps, the IP header
+    // still claiming the payload, none of it recorded.
+    let mut s = handshake(0, 100, 900);
+    let data = with_id(seg(true, 101, 901, PSH | ACK, b"/sbin/ping"), 0x4653);
+    s.push((100, data));
+    let clipped = Segment {
+        payload: &[],
+        ..data
+    };
+    s.push((101, clipped));
+    // The sender's re-send on its timer: a new identification, whole.
+    s.push((470, with_id(data, 0x4654)));
+    let r = run(s.clone(), AnalyzeOptions::default());
+    let c = &r.reports[0];
+    assert_eq!(c.client_to_server.capture_duplicates, 1);
+    assert_eq!(c.client_to_server.retransmissions, 1);
+    assert_eq!(c.client_to_server.packets, 4);
+
+    // Whole in both copies, payloads that differ are two packets.
+    s[4].1 = with_id(seg(true, 101, 901, PSH | ACK, b"/sbin/pong"), 0x4653);
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.client_to_server.capture_duplicates, 0);
+}
+
+#[test]
 fn an_identical_segment_without_ip_id_is_a_copy_only_when_nothing_could_have_triggered_a_resend() {
     let mut s = handshake(0, 100, 900);
     let data = seg(true, 101, 901, PSH | ACK, b"request");

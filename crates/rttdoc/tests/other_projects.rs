@@ -259,3 +259,62 @@ fn router_and_solaris_link_layers_are_read_and_wifi_is_named() {
         "{text}"
     );
 }
+
+/// termshark's telnet session (a Linux client logging in to OpenBSD 2.6,
+/// 1999): five of the client's segments are followed ~1.3 ms later by a
+/// 66-byte frame with the same IPv4 identification, checksum, sequence
+/// and timestamps whose IP header still claims the payload (tshark:
+/// "IPv4 total length exceeds packet length"): the same datagram handed
+/// to the capture a second time, header only. Copies, not re-sends; the
+/// one real loss is the ping command (51), re-sent on the timer 371 ms
+/// later (53) with a new identification.
+#[test]
+fn header_only_copies_of_a_telnet_clients_segments_are_capture_copies() {
+    if !require(
+        "header_only_copies_of_a_telnet_clients_segments_are_capture_copies",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("termshark-telnet-cooked.pcap", 1);
+    let doc = run_rttdoc_json(&capture);
+    let frames = |filter: &str| -> Vec<u64> {
+        tshark_fields(&capture, &[], filter, &["frame.number"])
+            .iter()
+            .map(|r| r[0].parse().unwrap())
+            .collect()
+    };
+    // Ethernet: the IP packet begins 14 bytes into the frame.
+    let clipped = frames("tcp && ip.len + 14 > frame.len");
+    assert_eq!(clipped.len(), 5, "{clipped:?}");
+    let c = connection(&doc, 0);
+    assert_eq!(
+        c["client_to_server"]["capture_duplicates"].as_u64(),
+        Some(clipped.len() as u64),
+        "{}",
+        c["client_to_server"]
+    );
+    // tshark's one retransmission, cited with its original.
+    let resent = frames("tcp.analysis.retransmission");
+    assert_eq!(resent, [53]);
+    let retransmission = finding_in(c, "retransmission", "transfer");
+    assert_eq!(retransmission["frames"], serde_json::json!([51, 53]));
+    // The timer ran from the original, not from its clipped copy (52).
+    let times: Vec<f64> = tshark_fields(
+        &capture,
+        &[],
+        "frame.number == 51 || frame.number == 53",
+        &["frame.time_epoch"],
+    )
+    .iter()
+    .map(|r| r[0].parse().unwrap())
+    .collect();
+    let waits = waits_of(c, "rto_stall", "first_byte");
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!((waits[0].0, waits[0].1), (51, 53));
+    assert!(
+        (waits[0].2 - (times[1] - times[0]) * 1e3).abs() < 0.01,
+        "{waits:?} vs {times:?}"
+    );
+}
