@@ -154,6 +154,62 @@ const RECENT_SEGMENTS: usize = 32;
 /// its copy.
 const RECENT_SEGMENTS_WITH_COPIES: usize = 2048;
 
+/// Whether a connection's client stream began with a PROXY protocol
+/// header (proxy_protocol.rs in rttdoc-wire).
+#[derive(Debug)]
+pub(crate) enum ProxyHeaderState {
+    /// The client has sent nothing yet.
+    Unread,
+    /// The beginning of a header, held until the rest comes: when its
+    /// first bytes came, and the bytes.
+    Reading(Box<(Stamp, Vec<u8>)>),
+    /// A header, and the frame that completed it.
+    Read(Box<(rttdoc_wire::proxy_protocol::ProxyHeader, u64)>),
+    /// None.
+    Absent,
+}
+
+impl ProxyHeaderState {
+    fn is_open(&self) -> bool {
+        matches!(
+            self,
+            ProxyHeaderState::Unread | ProxyHeaderState::Reading(_)
+        )
+    }
+
+    /// The header read, for the report.
+    pub(crate) fn report(&self) -> Option<Box<crate::model::ProxyProtocolReport>> {
+        let ProxyHeaderState::Read(read) = self else {
+            return None;
+        };
+        let (h, frame) = **read;
+        let endpoint = |a: Option<std::net::SocketAddr>| {
+            a.map(|a| crate::model::Endpoint {
+                ip: a.ip(),
+                port: a.port(),
+            })
+        };
+        Some(Box::new(crate::model::ProxyProtocolReport {
+            version: h.version,
+            frame,
+            local: h.local,
+            client: endpoint(h.source),
+            destination: endpoint(h.destination),
+        }))
+    }
+}
+
+/// What the client's bytes did to a PROXY protocol header being read.
+enum ProxyStep {
+    /// Held: the header is not whole yet.
+    Held,
+    /// The header ended this many bytes into them.
+    After(usize),
+    /// No header: the bytes held while one seemed to begin, to deliver
+    /// before these.
+    NoHeader(Option<Box<(Stamp, Vec<u8>)>>),
+}
+
 /// What identifies one captured segment.
 #[derive(Debug, Clone, Copy)]
 struct RecentSegment {
@@ -360,6 +416,8 @@ pub struct Connection {
     protocol_decided: bool,
     /// Stream bytes held while a possible preamble is judged.
     preamble: Option<Box<crate::preamble::Held>>,
+    /// Whether the client's stream begins with a PROXY protocol header.
+    pub(crate) proxy_header: ProxyHeaderState,
     pub(crate) exchanges: Exchanges,
     pub(crate) ladder: Option<Vec<LadderEntry>>,
     /// Per-packet graph data, for the connections that will be drawn (series.rs).
@@ -456,6 +514,7 @@ impl Connection {
             tls: None,
             protocol_decided: false,
             preamble: None,
+            proxy_header: ProxyHeaderState::Unread,
             exchanges: Exchanges::for_server_port(server.port),
             ladder: ladder.then(Vec::new),
             series: None,
@@ -1443,6 +1502,15 @@ impl Connection {
     /// it waited to know whether TLS would start (the connection ends).
     pub(crate) fn release_held(&mut self) {
         self.flush();
+        // The start of a PROXY protocol header the connection never
+        // finished: the client's bytes after all.
+        if matches!(self.proxy_header, ProxyHeaderState::Reading(_)) {
+            if let ProxyHeaderState::Reading(held) =
+                std::mem::replace(&mut self.proxy_header, ProxyHeaderState::Absent)
+            {
+                self.on_payload_bytes(held.0, Direction::ClientToServer, &held.1, 0, false);
+            }
+        }
         self.decide_preamble(true);
     }
 
@@ -1458,6 +1526,95 @@ impl Connection {
     /// capture missed whole segments: they were sent at some time before
     /// `at`, the frame that showed the hole), not a snap length's cut.
     fn on_stream_bytes(
+        &mut self,
+        at: Stamp,
+        dir: Direction,
+        bytes: &[u8],
+        missing: usize,
+        hole: bool,
+    ) {
+        if dir == Direction::ClientToServer && self.proxy_header.is_open() {
+            match self.read_proxy_header(at, bytes, missing, hole) {
+                ProxyStep::Held => return,
+                ProxyStep::After(offset) => {
+                    // The client's own bytes begin after the header: what
+                    // they are is judged from there.
+                    let rest = &bytes[offset..];
+                    if !rest.is_empty() || missing > 0 {
+                        self.on_payload_bytes(at, dir, rest, missing, hole);
+                    }
+                    return;
+                }
+                ProxyStep::NoHeader(held) => {
+                    if let Some(held) = held {
+                        self.on_payload_bytes(held.0, dir, &held.1, 0, false);
+                    }
+                }
+            }
+        }
+        self.on_payload_bytes(at, dir, bytes, missing, hole);
+    }
+
+    /// Whose connections an earlier one of this could have been reused
+    /// for (reuse.rs): the client's address, or, behind a load balancer
+    /// that wrote a PROXY protocol header, the address of the client it
+    /// named (the balancer's connections to a server carry its clients'
+    /// connections one for one: only the same client's could be kept).
+    pub(crate) fn reuse_client(&self) -> std::net::IpAddr {
+        match &self.proxy_header {
+            ProxyHeaderState::Read(read) => read.0.source.map_or(self.client.ip, |a| a.ip()),
+            _ => self.client.ip,
+        }
+    }
+
+    /// Reads the PROXY protocol header the client's stream may begin with
+    /// (its first bytes, before the server said anything): held until it
+    /// is whole (a header split over segments), then recorded and skipped.
+    fn read_proxy_header(
+        &mut self,
+        at: Stamp,
+        bytes: &[u8],
+        missing: usize,
+        hole: bool,
+    ) -> ProxyStep {
+        use rttdoc_wire::proxy_protocol::{self as pp, Parsed};
+        let state = std::mem::replace(&mut self.proxy_header, ProxyHeaderState::Absent);
+        let held = match state {
+            ProxyHeaderState::Reading(held) => Some(held),
+            _ => None,
+        };
+        let server_spoke = self.half[Direction::ServerToClient.index()].stats.bytes > 0;
+        // The stream's true start (no hole before it, the handshake seen),
+        // and nothing from the server yet: only there can a balancer's
+        // header be.
+        let seen_open = self.first_syn.is_some() || self.syn_ack.is_some();
+        let at_start = seen_open && !hole && !server_spoke;
+        if held.is_none() && !(at_start && pp::may_start(bytes)) {
+            return ProxyStep::NoHeader(None);
+        }
+        let joined;
+        let (seen, before): (&[u8], usize) = match &held {
+            Some(h) => {
+                joined = [h.1.as_slice(), bytes].concat();
+                (&joined, h.1.len())
+            }
+            None => (bytes, 0),
+        };
+        match pp::parse(seen) {
+            Parsed::Header(header) if header.len > before => {
+                self.proxy_header = ProxyHeaderState::Read(Box::new((header, at.frame)));
+                ProxyStep::After(header.len - before)
+            }
+            Parsed::Incomplete if missing == 0 && seen.len() < pp::MAX_HEADER_BYTES => {
+                let first = held.as_ref().map_or(at, |h| h.0);
+                self.proxy_header = ProxyHeaderState::Reading(Box::new((first, seen.to_vec())));
+                ProxyStep::Held
+            }
+            _ => ProxyStep::NoHeader(held),
+        }
+    }
+
+    fn on_payload_bytes(
         &mut self,
         at: Stamp,
         dir: Direction,

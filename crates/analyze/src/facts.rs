@@ -42,6 +42,8 @@ pub struct ConnectionFacts {
     pub same_as: Option<u64>,
     /// The Multipath TCP subflow it is, if it is one (mptcp.rs).
     pub mptcp: Option<Box<crate::model::MptcpReport>>,
+    /// The PROXY protocol header the client's stream began with.
+    pub proxy_protocol: Option<Box<crate::model::ProxyProtocolReport>>,
     /// Its last frame.
     pub last: Stamp,
     /// How it ended.
@@ -216,6 +218,7 @@ impl Connection {
             first: c.first,
             same_as: c.same_as,
             mptcp: c.mptcp.as_deref().and_then(|m| m.report()),
+            proxy_protocol: c.proxy_header.report(),
             last: c.last,
             ending,
             handshake,

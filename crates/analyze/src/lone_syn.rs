@@ -112,6 +112,7 @@ impl Embryo {
             first: self.at,
             same_as: None,
             mptcp: None,
+            proxy_protocol: None,
             last: self.last(),
             // An ICMP error answered the SYN: what emit() decides for a
             // connection whose SYN was quoted and never answered.

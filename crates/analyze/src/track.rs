@@ -1416,7 +1416,7 @@ fn note_end(
     };
     calls.ends.ended(crate::reuse::End {
         stream: conn.stream,
-        client: conn.client.ip,
+        client: conn.reuse_client(),
         server: conn.server,
         server_name: conn.server_name_hash(),
         last,
@@ -1444,7 +1444,7 @@ fn note_second_close(
         && first_end.is_some_and(|end| !(seg.flags.ack() && crate::seq::le(end, seg.ack)));
     calls.ends.closed_too(
         conn.stream,
-        conn.client.ip,
+        conn.reuse_client(),
         conn.server,
         at,
         dir == Direction::ServerToClient,
@@ -1459,7 +1459,7 @@ fn take_previous(conn: &mut Connection, ends: &mut crate::reuse::Ends) {
     conn.previous_looked_up = true;
     if let Some(syn) = conn.first_syn {
         conn.previous = ends
-            .take_before(conn.stream, conn.client.ip, conn.server, syn)
+            .take_before(conn.stream, conn.reuse_client(), conn.server, syn)
             .map(Box::new);
     }
 }

@@ -183,6 +183,7 @@ impl Connection {
             first,
             same_as: None,
             mptcp: None,
+            proxy_protocol: None,
             last,
             ending: Ending::Open,
             handshake: c.handshake_report(),

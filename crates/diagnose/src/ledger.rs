@@ -758,6 +758,7 @@ fn report_with(
         stream: c.stream,
         same_connection_as: c.same_as.and_then(|s| u32::try_from(s).ok()),
         mptcp: c.mptcp,
+        proxy_protocol: c.proxy_protocol,
         client: c.client,
         server: c.server,
         first_frame: c.first.frame,
@@ -844,8 +845,9 @@ fn report_with(
     // A client's reply to a message the server sent on its own (a ping)
     // asks nothing: the server's next data came at its own pace. (Both
     // read the exchanges, not the rows the first marks.)
-    let (mut idle, replies, pushed, abandoned, paused) = {
+    let (mut idle, replies, pushed, abandoned, paused, balancer) = {
         let facts = facts_of!(&report, &[]);
+        let balancer = crate::detect::behind_balancer(&facts);
         // The senders' own pauses in each response transfer and upload:
         // after data written as the sender had it (a stream's pieces:
         // detect/sender_pace.rs), or long after the peer's last packet
@@ -938,6 +940,7 @@ fn report_with(
             crate::detect::pushed_exchanges(&facts),
             crate::detect::abandoned_exchanges(&facts),
             paused,
+            balancer,
         )
     };
     if let Some(rtt) = rtt_ns.filter(|r| *r > 0) {
@@ -957,6 +960,27 @@ fn report_with(
                     Direction::ServerToClient => "server",
                 }
             ));
+        }
+        // Behind a load balancer (a PROXY protocol header), each of the
+        // client's handshake answers waited for the balancer's own client:
+        // a path and a host beyond this connection, not its excess.
+        if let Some((turns, hidden_ns)) = balancer.filter(|(n, ns)| *n > 0 && *ns > 0) {
+            if let Some(row) = report
+                .ledger
+                .iter_mut()
+                .find(|r| r.phase == Phase::TlsHandshake)
+            {
+                let ideal = row.ideal_rtts.unwrap_or(0.0) + hidden_ns as f64 / rtt as f64;
+                let duration_ns = (row.duration_ms * 1e6).round() as i64;
+                (row.rtts, row.excess_rtts, row.excess_ms) =
+                    excess_of(duration_ns, Some(ideal), Some(rtt));
+                row.ideal_rtts = Some(ideal);
+                row.ideal_basis.push_str(&format!(
+                    ", plus {} the load balancer's client took ({turns} answer(s): the path \
+                     behind the balancer that sent the PROXY header, and that client's own time)",
+                    duration_words(hidden_ns),
+                ));
+            }
         }
         (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
     }

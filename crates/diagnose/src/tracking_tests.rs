@@ -1256,3 +1256,51 @@ fn holds_before_a_later_window_shows_the_sender_without_nagle_stand_and_none_aft
     let n = holds(nagle[0]);
     assert!((595..=600).contains(&n), "{n} holds");
 }
+
+#[test]
+fn a_proxy_protocol_header_split_over_two_segments_is_read_whole_and_is_no_request() {
+    let mut s = handshake(0, 100, 900);
+    let head: &[u8] = b"PROXY TCP4 198.51.100.7 20";
+    let tail: &[u8] = b"3.0.113.1 51234 443\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n";
+    s.push((61, seg(true, 101, 901, PSH | ACK, head)));
+    s.push((62, seg(true, 101 + head.len() as u32, 901, PSH | ACK, tail)));
+    let end = 101 + (head.len() + tail.len()) as u32;
+    s.push((
+        93,
+        seg(false, 901, end, PSH | ACK, b"HTTP/1.1 200 OK\r\n\r\n"),
+    ));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    let p = c.proxy_protocol.as_deref().expect("the header");
+    // Completed by the second segment (frame 5), which also began the
+    // request.
+    assert_eq!((p.version, p.frame), (1, 5));
+    assert_eq!(
+        p.client.map(|a| a.to_string()).as_deref(),
+        Some("198.51.100.7:51234")
+    );
+    let rows: Vec<(&str, u64)> = c
+        .ledger
+        .iter()
+        .map(|r| (r.label.as_str(), r.start_frame))
+        .collect();
+    assert!(
+        rows.contains(&("GET /: request -> first byte", 5)),
+        "{rows:?}"
+    );
+    assert_eq!(c.exchanges, 1);
+}
+
+#[test]
+fn bytes_that_only_begin_like_a_proxy_protocol_header_are_the_clients_own() {
+    let mut s = handshake(0, 100, 900);
+    let line: &[u8] = b"PROXY nothing a balancer writes\r\n";
+    s.push((61, seg(true, 101, 901, PSH | ACK, line)));
+    s.push((
+        93,
+        seg(false, 901, 101 + line.len() as u32, PSH | ACK, b"ok\r\n"),
+    ));
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert!(c.proxy_protocol.is_none());
+    assert_eq!(c.exchanges, 1);
+    assert_eq!(c.client_to_server.bytes, line.len() as u64);
+}

@@ -285,6 +285,25 @@ pub struct MptcpReport {
     pub split_turns: Vec<u64>,
 }
 
+/// The PROXY protocol header a load balancer or proxy wrote first on the
+/// connection (HAProxy `send-proxy`/`send-proxy-v2`, AWS Network Load
+/// Balancers, Envoy): the client it accepted, before that client's own
+/// bytes. Not part of any exchange: nothing answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProxyProtocolReport {
+    /// 1 (text) or 2 (binary).
+    pub version: u8,
+    /// The frame that completed the header.
+    pub frame: u64,
+    /// Version 2's LOCAL command: the balancer's own connection (a health
+    /// check), no client behind it.
+    pub local: bool,
+    /// The client the balancer accepted, when the header names one.
+    pub client: Option<Endpoint>,
+    /// The address that client connected to (the balancer's listener).
+    pub destination: Option<Endpoint>,
+}
+
 /// Which subflow of a Multipath TCP connection a `tcp.stream` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -1437,6 +1456,10 @@ pub struct ConnectionReport {
     /// on both SYNs, or a Data ACK on its packets); boxed, as TLS is: few
     /// connections are.
     pub mptcp: Option<Box<MptcpReport>>,
+    /// The PROXY protocol header the client's stream began with (the
+    /// client here is a load balancer; the header names the one behind
+    /// it); boxed: few connections have one.
+    pub proxy_protocol: Option<Box<ProxyProtocolReport>>,
     /// The side that sent the SYN (or, mid-stream, the HTTP request or
     /// ClientHello, else the side off a registered service port, else the
     /// higher port).

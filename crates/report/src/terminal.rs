@@ -961,6 +961,9 @@ pub fn render_connection(
     if let Some(m) = &c.mptcp {
         say(out, opts, format!("  MPTCP: {}", mptcp_words(m)))?;
     }
+    if let Some(p) = &c.proxy_protocol {
+        say(out, opts, format!("  PROXY protocol: {}", proxy_words(p)))?;
+    }
     for (name, d) in [
         ("client->server", &c.client_to_server),
         ("server->client", &c.server_to_client),
@@ -1153,6 +1156,21 @@ pub fn render_connection(
         writeln!(out, "{t}")?;
     }
     Ok(())
+}
+
+/// What the connection detail says of a PROXY protocol header: the
+/// client is a balancer, and whom it spoke for.
+fn proxy_words(p: &rttdoc_model::ProxyProtocolReport) -> String {
+    let whom = match (&p.client, &p.destination) {
+        _ if p.local => "its own connection (LOCAL: a health check)".to_string(),
+        (Some(c), Some(d)) => format!("for client {c} (which connected to {d})"),
+        (Some(c), None) => format!("for client {c}"),
+        _ => "naming no client address".to_string(),
+    };
+    format!(
+        "v{} header in frame {}: the client here is a load balancer or proxy, speaking {whom}",
+        p.version, p.frame
+    )
 }
 
 /// What the connection detail says of a Multipath TCP subflow.

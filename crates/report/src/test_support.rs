@@ -12,6 +12,7 @@ pub(crate) fn report(server_port: u16) -> ConnectionReport {
         stream: 0,
         same_connection_as: None,
         mptcp: None,
+        proxy_protocol: None,
         client: Endpoint {
             ip: "10.0.0.1".parse().unwrap(),
             port: 40000,

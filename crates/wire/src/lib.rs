@@ -47,6 +47,7 @@ pub mod l2tp;
 pub mod link;
 pub mod mpls;
 pub mod ppp;
+pub mod proxy_protocol;
 pub mod quic;
 pub mod tcp;
 pub mod tls;

@@ -24,6 +24,10 @@
 //! client's answer acknowledges server bytes the capture did not show (a
 //! segment it missed, a re-send it did not see): then the client may have
 //! been waiting for that segment, which is loss, not its work.
+//! Never behind a load balancer that wrote a PROXY protocol header: the
+//! client there is the balancer, whose answers wait for its own client
+//! (a round trip this capture does not see, and that client's work); the
+//! ledger adds that time to the handshake's ideal ([`behind_balancer`]).
 //! Fix: on the client (revocation and intermediate fetches: a server that
 //! sends its whole chain and staples OCSP spares them; CPU; resumption,
 //! which skips the verification).
@@ -39,6 +43,14 @@ const AT_CLIENT_NS: i64 = 1_000_000;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns else { return };
+    // Behind a balancer that wrote a PROXY protocol header, the client
+    // here is the balancer: its answers wait for its own client, whose
+    // path and work this capture cannot tell apart. The ledger gives that
+    // time to the handshake's ideal ([`behind_balancer`]); nothing here
+    // is the client-here's work.
+    if f.report.proxy_protocol.is_some() {
+        return;
+    }
     let threshold = threshold_of(rtt);
     let waits = slow_turns(f.handshake_turns(), threshold, |t| client_time(f, t));
     preamble(f, threshold, out);
@@ -58,6 +70,30 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);
     out.push(x);
+}
+
+/// Behind a load balancer that wrote a PROXY protocol header (the
+/// connection's client is the balancer, a host next to the server), each
+/// of the client's answers to the server's handshake flights waits for
+/// the balancer's own client: a round trip over a path this capture does
+/// not see, and that client's work. The time each of those answers took
+/// beyond this connection's round trip, timed as the client's time is
+/// ([`client_time`]; else the turn less one round trip): `(turns, ns)`;
+/// None without a header or a round trip.
+pub(crate) fn behind_balancer(f: &Facts<'_>) -> Option<(u32, i64)> {
+    f.report.proxy_protocol.as_ref()?;
+    let rtt = f.rtt_ns.filter(|r| *r > 0)?;
+    let (mut turns, mut hidden) = (0u32, 0i64);
+    for t in f
+        .handshake_turns()
+        .iter()
+        .filter(|t| t.answerer == Direction::ClientToServer && t.complete)
+    {
+        let beyond = client_time(f, t).unwrap_or(t.wait_ns - rtt).max(0);
+        turns += 1;
+        hidden += beyond;
+    }
+    Some((turns, hidden))
 }
 
 /// The plaintext preamble before TLS ([`Facts::preamble_turns`]): the

@@ -41,6 +41,10 @@
 //! request: a new process per request, no session or pool) or after idling
 //! (its pool's idle timeout). At a server's vantage, clients behind one
 //! NAT address share it: two users' connections look like one client's.
+//! Behind a load balancer that opens each connection with a PROXY
+//! protocol header, the client is the one the header names (reuse.rs is
+//! keyed so): the balancer carries its clients' connections one for one,
+//! and another client's could have carried nothing of this one's.
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};

@@ -31,6 +31,7 @@ pub(crate) mod quic_version_negotiation;
 mod reordering;
 mod resumption;
 mod retransmission;
+pub(crate) use client_think_time::behind_balancer;
 pub(crate) use retransmission::RESENDS_CITED;
 mod rwnd_limited;
 mod sender_pace;

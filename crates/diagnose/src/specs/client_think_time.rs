@@ -241,3 +241,70 @@ fn a_client_hello_released_by_an_ack_is_no_think_time() {
         o.has_none_in(ClientThinkTime, Phase::Starttls);
     }
 }
+
+/// HAProxy's `send-proxy` header: the client here is a load balancer
+/// that accepted 198.51.100.7:51234 on its 203.0.113.1:443.
+const PROXY_V1: &[u8] = b"PROXY TCP4 198.51.100.7 203.0.113.1 51234 443\r\n";
+
+/// A TLS 1.3 handshake behind a load balancer: its PROXY header right
+/// after the handshake, the ClientHello `hello_after` ms later (when its
+/// client sent one), the Finished `client` ms after the server's flight
+/// reached the balancer (a round trip to its client, and that client's
+/// work). The balancer's kernel acknowledges the flight at once.
+fn behind_balancer(path: Path, hello_after: f64, client: f64) -> (Wire, Tls13, Id) {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    let header = w.send(C, w.sent(ack) + 0.05, PROXY_V1);
+    let hello_at = w.sent(header) + hello_after;
+    let hs = tls13_handshake_with(&mut w, hello_at, 0.2, client, Offer::tls13());
+    let last = *hs.flight.last().unwrap();
+    w.ack(C, w.arrival(last));
+    (w, hs, header)
+}
+
+#[test]
+fn behind_a_load_balancer_the_clients_answer_waits_for_the_balancers_client_not_its_own_work() {
+    for path in Path::all(RTT) {
+        let (w, hs, header) = behind_balancer(path, 300.0, 60.0);
+        let o = w.run();
+        // The header names the balancer's client, and is no request.
+        let proxy = o.report.proxy_protocol.as_deref().expect("the header");
+        assert_eq!((proxy.version, proxy.frame), (1, o.frame(header)));
+        assert_eq!(
+            proxy.client.map(|c| c.to_string()).as_deref(),
+            Some("198.51.100.7:51234")
+        );
+        assert_eq!(o.report.exchanges, 0, "{:?}", o.report.ledger);
+        // TLS from the ClientHello, 300 ms after the header: the wait
+        // for the balancer's client to speak is in no phase.
+        let row = o.row(Phase::TlsHandshake);
+        assert_eq!(row.start_frame, o.frame(hs.ch));
+        // The Finished's 60 ms beyond the round trip are the balancer's
+        // client's: in the ideal, not the excess, and nobody's think time.
+        assert!(row.excess_ms.unwrap_or(0.0) < 0.5, "{row:?}");
+        assert!(
+            row.ideal_basis.contains("load balancer's client"),
+            "{row:?}"
+        );
+        let ideal_ms = row.ideal_rtts.unwrap() * RTT;
+        assert_ms(
+            ideal_ms,
+            RTT + 60.0,
+            0.5,
+            "one round trip, and its client's time",
+        );
+        o.has_no(ClientThinkTime);
+        o.has_no(TlsExtraRtt);
+    }
+}
+
+#[test]
+fn without_a_proxy_header_the_same_answer_is_client_think_time() {
+    // The control: the same handshake, no header before the ClientHello.
+    for path in Path::all(RTT) {
+        let (w, _) = tls13_with_client(path, 60.0);
+        let o = w.run();
+        assert!(o.report.proxy_protocol.is_none());
+        o.the(ClientThinkTime);
+    }
+}

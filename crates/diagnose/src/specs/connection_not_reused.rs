@@ -355,3 +355,64 @@ fn a_client_that_said_close_notify_closed_the_connection_whoever_fins_first() {
         assert_eq!(f.frames[0], o.frame(syn));
     }
 }
+
+/// Two connections from a load balancer, each opening with the PROXY
+/// header of the client it carries (`first`, then `second`): the server
+/// closes the first after its answer, the balancer opens the second 1 ms
+/// after that close reached it and forwards its client's request at once.
+fn through_balancer(path: Path, first: &'static [u8], second: &'static [u8]) -> Outcome {
+    let mut old = Wire::new(path);
+    let [_, _, ack] = old.handshake(0.0);
+    let header = old.send(C, old.sent(ack), first);
+    let request = old.send(
+        C,
+        old.sent(header) + 0.01,
+        b"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+    );
+    let answer_at = old.arrival(request) + 1.0;
+    old.send(
+        S,
+        answer_at,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+    );
+    let closing = old.fin(S, answer_at);
+    let back = old.fin(C, old.arrival(closing));
+    old.ack(S, old.arrival(back));
+    let t = old.arrival(closing) + 1.0;
+    let mut w = Wire::new(path);
+    w.join(old, EARLIER, 443);
+    let [_, _, ack] = w.handshake(t);
+    let header = w.send(C, w.sent(ack), second);
+    let request = w.send(
+        C,
+        w.sent(header) + 0.01,
+        b"GET /next HTTP/1.1\r\nHost: a\r\n\r\n",
+    );
+    let answer = w.send(S, w.arrival(request) + 1.0, bytes(300));
+    w.ack(C, w.arrival(answer));
+    w.run()
+}
+
+const FROM_ONE: &[u8] = b"PROXY TCP4 198.51.100.7 203.0.113.1 51234 443\r\n";
+const FROM_ONE_AGAIN: &[u8] = b"PROXY TCP4 198.51.100.7 203.0.113.1 51240 443\r\n";
+const FROM_ANOTHER: &[u8] = b"PROXY TCP4 198.51.100.9 203.0.113.1 40000 443\r\n";
+
+#[test]
+fn behind_a_load_balancer_only_the_same_clients_earlier_connection_could_have_been_kept() {
+    for path in Path::all(RTT) {
+        // The balancer carries its clients' connections one for one: a
+        // connection of another client could not have carried this one's
+        // request, whatever address the balancer shows both from.
+        through_balancer(path, FROM_ONE, FROM_ANOTHER).has_no(ConnectionNotReused);
+        // The same client (a new port of its own) opened a new one.
+        let o = through_balancer(path, FROM_ONE, FROM_ONE_AGAIN);
+        let f = o.the(ConnectionNotReused);
+        let Detail::ConnectionNotReused {
+            previous_stream, ..
+        } = f.detail
+        else {
+            panic!("{:?}", f.detail)
+        };
+        assert_eq!(previous_stream, 0);
+    }
+}
