@@ -1502,15 +1502,7 @@ impl Connection {
     /// it waited to know whether TLS would start (the connection ends).
     pub(crate) fn release_held(&mut self) {
         self.flush();
-        // The start of a PROXY protocol header the connection never
-        // finished: the client's bytes after all.
-        if matches!(self.proxy_header, ProxyHeaderState::Reading(_)) {
-            if let ProxyHeaderState::Reading(held) =
-                std::mem::replace(&mut self.proxy_header, ProxyHeaderState::Absent)
-            {
-                self.on_payload_bytes(held.0, Direction::ClientToServer, &held.1, 0, false);
-            }
-        }
+        self.release_unfinished_proxy_header();
         self.decide_preamble(true);
     }
 
@@ -1553,6 +1545,18 @@ impl Connection {
             }
         }
         self.on_payload_bytes(at, dir, bytes, missing, hole);
+    }
+
+    /// The start of a PROXY protocol header the connection never
+    /// finished: the client's own bytes after all, delivered.
+    fn release_unfinished_proxy_header(&mut self) {
+        if matches!(self.proxy_header, ProxyHeaderState::Reading(_)) {
+            if let ProxyHeaderState::Reading(held) =
+                std::mem::replace(&mut self.proxy_header, ProxyHeaderState::Absent)
+            {
+                self.on_payload_bytes(held.0, Direction::ClientToServer, &held.1, 0, false);
+            }
+        }
     }
 
     /// Whose connections an earlier one of this could have been reused
@@ -1817,6 +1821,7 @@ impl Connection {
     /// step before the connection's facts are frozen (facts.rs).
     pub(crate) fn settle(&mut self) {
         self.flush();
+        self.release_unfinished_proxy_header();
         self.decide_preamble(true);
         if let Some(tls) = &mut self.tls {
             tls.finish(&mut self.exchanges);
