@@ -88,9 +88,14 @@ pub fn parse(bytes: &[u8]) -> Parsed {
                 Parsed::NotProxy
             };
         };
+        // One line: no CR or LF inside it (ppp ends the header at the
+        // first CR, whatever follows it).
+        if within[..cr].iter().any(|b| matches!(b, b'\r' | b'\n')) {
+            return Parsed::NotProxy;
+        }
         return match ::ppp::v1::Header::try_from(&bytes[..cr + 2]) {
-            Ok(h) => Parsed::Header(v1(&h)),
-            Err(_) => Parsed::NotProxy,
+            Ok(h) if h.header.len() == cr + 2 => Parsed::Header(v1(&h)),
+            _ => Parsed::NotProxy,
         };
     }
     if bytes.len() < V2_SIGNATURE.len() {
@@ -230,6 +235,8 @@ mod tests {
             b"PROXY-Authorization",
             b"PROXY TCP4 not an address\r\n",
             b"\r\n\r\n\0\r\nQUIZ\n\x21\x11\0\x0c",
+            // (fuzzing found it: ppp's UNKNOWN line ends at the first CR)
+            b"PROXY UNKNOWN .5\n\r \r\nGET",
             b"",
         ] {
             assert_eq!(parse(s), Parsed::NotProxy, "{s:?}");
