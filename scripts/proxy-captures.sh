@@ -53,12 +53,7 @@ trap cleanup EXIT
 for n in $C $P $M $U; do ip netns add "$n"; done
 relay_path 10.78 $C $P $M c0
 # The upstream: behind the proxy, on a network of its own.
-ip link add p1 netns $P type veth peer name u0 netns $U
-ip -n $P addr add 10.78.3.1/24 dev p1
-ip -n $P link set p1 up
-ip -n $U addr add 10.78.3.2/24 dev u0
-ip -n $U link set u0 up
-ip -n $U link set lo up
+behind_server 10.78 $P $U u0
 
 cat > "$work/upstream.py" <<'PY'
 import http.server, sys, time

@@ -45,12 +45,7 @@ trap cleanup EXIT
 for n in $C $P $M $B; do ip netns add "$n"; done
 relay_path 10.79 $C $P $M c0
 # The backend: behind the balancer, on a network of its own.
-ip link add p1 netns $P type veth peer name b0 netns $B
-ip -n $P addr add 10.79.3.1/24 dev p1
-ip -n $P link set p1 up
-ip -n $B addr add 10.79.3.2/24 dev b0
-ip -n $B link set b0 up
-ip -n $B link set lo up
+behind_server 10.79 $P $B b0
 # Wire-sized segments, as a NIC's capture shows them.
 ip netns exec $B ethtool -K b0 tso off gso off gro off >/dev/null 2>&1 || true
 

@@ -291,3 +291,21 @@ CONF
   pids=()
   relay_stop_servers
 }
+
+# Sourced too, by the scripts with a host behind the server namespace (a
+# proxy's upstream, a balancer's backend: proxy-captures.sh,
+# proxy-protocol-captures.sh):
+#
+#   behind_server NET SERVER_NS BACK_NS BACK_IF
+#
+# A network of its own between them: SERVER_NS's p1 is NET.3.1/24,
+# BACK_NS's BACK_IF NET.3.2/24 (its loopback up too).
+behind_server() {
+  local net=$1 s=$2 b=$3 bif=$4
+  ip link add p1 netns "$s" type veth peer name "$bif" netns "$b"
+  ip -n "$s" addr add "$net.3.1/24" dev p1
+  ip -n "$s" link set p1 up
+  ip -n "$b" addr add "$net.3.2/24" dev "$bif"
+  ip -n "$b" link set "$bif" up
+  ip -n "$b" link set lo up
+}

@@ -212,6 +212,17 @@ fn waited_greeting(
     (answer.frame > greeted.frame && waited.contains(&reacted_ns)).then_some((opened, greeted))
 }
 
+/// Adds `extra_ns` that were nobody's round trips on this path (a
+/// sender's own pauses, a balancer's client) to a row's ideal, its excess
+/// measured again, `words` saying why in its basis.
+fn widen_ideal(row: &mut LedgerRow, extra_ns: i64, rtt_ns: i64, words: &str) {
+    let ideal = row.ideal_rtts.unwrap_or(0.0) + extra_ns as f64 / rtt_ns as f64;
+    let duration_ns = (row.duration_ms * 1e6).round() as i64;
+    (row.rtts, row.excess_rtts, row.excess_ms) = excess_of(duration_ns, Some(ideal), Some(rtt_ns));
+    row.ideal_rtts = Some(ideal);
+    row.ideal_basis.push_str(words);
+}
+
 /// A sender's own pauses inside what it sent, from frame `first` to frame
 /// `last` (a response's transfer, the server's; a request's upload, the
 /// client's): before each of its new-data segments that left when
@@ -945,13 +956,7 @@ fn report_with(
     };
     if let Some(rtt) = rtt_ns.filter(|r| *r > 0) {
         for (i, sender, (pauses, paused_ns)) in paused.into_iter().filter(|(_, _, (n, _))| *n > 0) {
-            let row = &mut report.ledger[i];
-            let ideal = row.ideal_rtts.unwrap_or(0.0) + paused_ns as f64 / rtt as f64;
-            let duration_ns = (row.duration_ms * 1e6).round() as i64;
-            (row.rtts, row.excess_rtts, row.excess_ms) =
-                excess_of(duration_ns, Some(ideal), Some(rtt));
-            row.ideal_rtts = Some(ideal);
-            row.ideal_basis.push_str(&format!(
+            let words = format!(
                 ", plus {} the {} had nothing to send ({pauses} pause(s) before data \
                  nothing held back)",
                 duration_words(paused_ns),
@@ -959,7 +964,8 @@ fn report_with(
                     Direction::ClientToServer => "client",
                     Direction::ServerToClient => "server",
                 }
-            ));
+            );
+            widen_ideal(&mut report.ledger[i], paused_ns, rtt, &words);
         }
         // Behind a load balancer (a PROXY protocol header), each of the
         // client's handshake answers waited for the balancer's own client:
@@ -970,16 +976,12 @@ fn report_with(
                 .iter_mut()
                 .find(|r| r.phase == Phase::TlsHandshake)
             {
-                let ideal = row.ideal_rtts.unwrap_or(0.0) + hidden_ns as f64 / rtt as f64;
-                let duration_ns = (row.duration_ms * 1e6).round() as i64;
-                (row.rtts, row.excess_rtts, row.excess_ms) =
-                    excess_of(duration_ns, Some(ideal), Some(rtt));
-                row.ideal_rtts = Some(ideal);
-                row.ideal_basis.push_str(&format!(
+                let words = format!(
                     ", plus {} the load balancer's client took ({turns} answer(s): the path \
                      behind the balancer that sent the PROXY header, and that client's own time)",
                     duration_words(hidden_ns),
-                ));
+                );
+                widen_ideal(row, hidden_ns, rtt, &words);
             }
         }
         (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);

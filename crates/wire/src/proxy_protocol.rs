@@ -109,22 +109,33 @@ pub fn parse(bytes: &[u8]) -> Parsed {
     }
 }
 
+/// A header's two named ends.
+fn ends(
+    source: IpAddr,
+    source_port: u16,
+    destination: IpAddr,
+    destination_port: u16,
+) -> (Option<SocketAddr>, Option<SocketAddr>) {
+    (
+        Some(SocketAddr::new(source, source_port)),
+        Some(SocketAddr::new(destination, destination_port)),
+    )
+}
+
 fn v1(h: &::ppp::v1::Header<'_>) -> ProxyHeader {
     use ::ppp::v1::Addresses;
     let (source, destination) = match h.addresses {
-        Addresses::Tcp4(a) => (
-            Some(SocketAddr::new(IpAddr::V4(a.source_address), a.source_port)),
-            Some(SocketAddr::new(
-                IpAddr::V4(a.destination_address),
-                a.destination_port,
-            )),
+        Addresses::Tcp4(a) => ends(
+            a.source_address.into(),
+            a.source_port,
+            a.destination_address.into(),
+            a.destination_port,
         ),
-        Addresses::Tcp6(a) => (
-            Some(SocketAddr::new(IpAddr::V6(a.source_address), a.source_port)),
-            Some(SocketAddr::new(
-                IpAddr::V6(a.destination_address),
-                a.destination_port,
-            )),
+        Addresses::Tcp6(a) => ends(
+            a.source_address.into(),
+            a.source_port,
+            a.destination_address.into(),
+            a.destination_port,
         ),
         Addresses::Unknown => (None, None),
     };
@@ -142,19 +153,17 @@ fn v2(h: &::ppp::v2::Header<'_>) -> ProxyHeader {
     let local = h.command == Command::Local;
     let (source, destination) = match h.addresses {
         _ if local => (None, None),
-        Addresses::IPv4(a) => (
-            Some(SocketAddr::new(IpAddr::V4(a.source_address), a.source_port)),
-            Some(SocketAddr::new(
-                IpAddr::V4(a.destination_address),
-                a.destination_port,
-            )),
+        Addresses::IPv4(a) => ends(
+            a.source_address.into(),
+            a.source_port,
+            a.destination_address.into(),
+            a.destination_port,
         ),
-        Addresses::IPv6(a) => (
-            Some(SocketAddr::new(IpAddr::V6(a.source_address), a.source_port)),
-            Some(SocketAddr::new(
-                IpAddr::V6(a.destination_address),
-                a.destination_port,
-            )),
+        Addresses::IPv6(a) => ends(
+            a.source_address.into(),
+            a.source_port,
+            a.destination_address.into(),
+            a.destination_port,
         ),
         Addresses::Unix(_) | Addresses::Unspecified => (None, None),
     };
