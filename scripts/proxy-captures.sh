@@ -125,30 +125,13 @@ backend upstream
 CONF
 timeout 300 ip netns exec $P haproxy -f "$work/haproxy.cfg" -db & servers+=($!)
 
-# Waits until a URL answers from the client's side (the relay must run).
-ready() {
-  local i
-  for i in $(seq 50); do
-    ip netns exec $C curl -sk --max-time 1 -o /dev/null "$1" && return 0
-    sleep 0.1
-  done
-  echo "$1 never answered" >&2
-  return 1
-}
-
 # One workload with the relay up and the proxy's host capturing on every
-# interface: $1 name, then the command run in the client's namespace.
+# interface (relay_capture): $1
+# name, then the command run in the client's namespace.
+relay_tap="$P any"
 capture() {
-  local name=$1; shift
-  ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 40 & pids+=($!)
-  timeout 40 ip netns exec $P tcpdump -i any -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null & pids+=($!)
-  sleep 1
-  timeout 30 ip netns exec $C "$@" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+  relay_capture "$@"
+  gzip -9 -n -c "$work/$1.pcap" > "$out/$1.pcap.gz"
 }
 
 three() { # SCHEME://HOST:PORT
@@ -156,9 +139,9 @@ three() { # SCHEME://HOST:PORT
 }
 # Warm up: nginx and HAProxy resolve and connect once before the captures.
 ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 10 & warm=$!
-ready http://10.78.2.1:8080/fast/w
-ready http://10.78.2.1:8082/fast/w
-ready http://10.78.2.1:8090/fast/w
+relay_ready http://10.78.2.1:8080/fast/w
+relay_ready http://10.78.2.1:8082/fast/w
+relay_ready http://10.78.2.1:8090/fast/w
 kill $warm 2>/dev/null || true
 wait $warm 2>/dev/null || true
 

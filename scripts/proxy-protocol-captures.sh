@@ -94,35 +94,18 @@ listen v1http
 CONF
 timeout 300 ip netns exec $P haproxy -f "$work/haproxy.cfg" -db & servers+=($!)
 
-# Waits until a URL answers from the client's side (the relay must run).
-ready() {
-  local i
-  for i in $(seq 50); do
-    ip netns exec $C curl -sk --max-time 1 -o /dev/null "$1" && return 0
-    sleep 0.1
-  done
-  echo "$1 never answered" >&2
-  return 1
-}
-
 # One workload with the relay up and the backend capturing on its link to
-# the balancer: $1 name, then the command run in the client's namespace.
+# the balancer (relay_capture): $1
+# name, then the command run in the client's namespace.
+relay_tap="$B b0"
 capture() {
-  local name=$1; shift
-  ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 40 & pids+=($!)
-  timeout 40 ip netns exec $B tcpdump -i b0 -s 0 -U -w "$work/$name.pcap" tcp 2>/dev/null & pids+=($!)
-  sleep 1
-  timeout 30 ip netns exec $C "$@" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  gzip -9 -n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
+  relay_capture "$@"
+  gzip -9 -n -c "$work/$1.pcap" > "$out/$1.pcap.gz"
 }
 
 ip netns exec $M python3 "$here/tun-delay.py" ta tb 20 10 & warm=$!
-ready https://10.79.2.1:9443/a
-ready http://10.79.2.1:9080/a
+relay_ready https://10.79.2.1:9443/a
+relay_ready http://10.79.2.1:9080/a
 kill $warm 2>/dev/null || true
 wait $warm 2>/dev/null || true
 

@@ -89,13 +89,16 @@ relay_lab_cleanup() {
 # 25 s) and tcpdump on the client's interface writing $work/NAME.pcap,
 # runs COMMAND in the client's namespace (at most 20 s, its output
 # dropped), then stops the relay and tcpdump. tcpdump's filter is
-# $relay_filter when set (`tcp or udp port 53`), else `tcp`.
+# $relay_filter when set (`tcp or udp port 53`), else `tcp`; it listens
+# where $relay_tap says (`NAMESPACE INTERFACE`: a proxy's host on `any`,
+# a backend on its link), else on the client's c0.
 relay_capture() {
-  local name=$1 p; shift
+  local name=$1 p tap_ns tap_if; shift
+  read -r tap_ns tap_if <<< "${relay_tap:-$C c0}"
   ip netns exec "$M" python3 "$(dirname "${BASH_SOURCE[0]}")/tun-delay.py" ta tb 20 25 &
   pids+=($!)
-  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode -w "$work/$name.pcap" \
-    "${relay_filter:-tcp}" 2>/dev/null &
+  timeout 30 ip netns exec "$tap_ns" tcpdump -i "$tap_if" -s 0 -U --immediate-mode \
+    -w "$work/$name.pcap" "${relay_filter:-tcp}" 2>/dev/null &
   pids+=($!)
   sleep 1
   timeout 20 ip netns exec "$C" "$@" > /dev/null
@@ -103,6 +106,24 @@ relay_capture() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" 2>/dev/null || true
   pids=()
+}
+
+# Sourced too, by the scripts that wait for their servers through the
+# relay:
+#
+#   relay_ready URL
+#
+# Waits until URL answers curl in the client's namespace ($C), trying
+# 50 times a tenth of a second apart; returns 1, saying so, if it never
+# does.
+relay_ready() {
+  local i
+  for i in $(seq 50); do
+    ip netns exec "$C" curl -sk --max-time 1 -o /dev/null "$1" && return 0
+    sleep 0.1
+  done
+  echo "$1 never answered" >&2
+  return 1
 }
 
 # Sourced too, by the scripts whose servers look their clients up:
