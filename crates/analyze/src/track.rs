@@ -299,8 +299,17 @@ impl<'s> Tracker<'s> {
                 self.stats.unread_link_types.push(t);
             }
         }
-        if matches!(decoded, Decoded::Damaged(_)) && frame.orig_len as usize > frame.data.len() {
-            self.stats.snap_cut += 1;
+        let cut = frame.orig_len as usize > frame.data.len();
+        match &decoded {
+            Decoded::Damaged(_) if cut => self.stats.snap_cut += 1,
+            Decoded::Tcp(seg) if (seg.payload.len() as u32) < seg.payload_len => {
+                if cut {
+                    self.stats.snap_cut_payloads += 1;
+                } else {
+                    self.stats.clipped_segments += 1;
+                }
+            }
+            _ => {}
         }
         self.decoded(at, decoded);
         if !self.quic.is_empty() {

@@ -1568,6 +1568,14 @@ pub struct CaptureStats {
     /// (captured shorter than they were on the wire) before their
     /// headers ended: a capture setting, not damage on the network.
     pub snap_cut: u64,
+    /// TCP segments whose headers were whole but whose payload the
+    /// capture's snap length cut: timed and tracked whole, their payload
+    /// read only as far as it was kept.
+    pub snap_cut_payloads: u64,
+    /// TCP segments whose frame holds fewer bytes than their IP header
+    /// says, though the capture records the frame as whole (a tool that
+    /// kept headers only without saying so, a copy recorded short).
+    pub clipped_segments: u64,
     /// TCP connections (`tcp.stream` numbers given).
     pub connections: u64,
     /// First and last capture timestamps, seconds since the epoch.

@@ -164,6 +164,8 @@ pub struct CaptureCounts {
     pub damaged: u64,
     /// Of those, the ones the snap length cut inside their headers.
     pub snap_cut: u64,
+    /// TCP segments whose payload (not headers) the snap length cut.
+    pub snap_cut_payloads: u64,
     /// Connections finished early over `--max-flows`.
     pub evicted_flows: u64,
     /// Packets the kernel dropped before rttdoc read them (live only).
@@ -180,6 +182,7 @@ impl CaptureCounts {
             frames: stats.frames,
             damaged: stats.damaged,
             snap_cut: stats.snap_cut,
+            snap_cut_payloads: stats.snap_cut_payloads,
             evicted_flows: stats.evicted_flows,
             dropped: 0,
             open_flows: 0,
@@ -216,6 +219,7 @@ pub struct Metrics {
     frames: Counter,
     damaged: Counter,
     snap_cut: Counter,
+    snap_cut_payloads: Counter,
     dropped: Counter,
     evicted: Counter,
     open_flows: Gauge,
@@ -260,6 +264,7 @@ impl Metrics {
             frames: Counter::default(),
             damaged: Counter::default(),
             snap_cut: Counter::default(),
+            snap_cut_payloads: Counter::default(),
             dropped: Counter::default(),
             evicted: Counter::default(),
             open_flows: Gauge::default(),
@@ -396,6 +401,11 @@ impl Metrics {
             "capture_snap_cut_packets",
             "Damaged packets the capture's snap length cut before their headers ended (a capture setting: capture whole packets)",
             m.snap_cut.clone(),
+        );
+        r.register(
+            "capture_snap_cut_payload_segments",
+            "TCP segments whose payload the capture's snap length cut after their headers (timed whole; TLS and HTTP read only as far as kept)",
+            m.snap_cut_payloads.clone(),
         );
         r.register(
             "capture_dropped_packets",
@@ -681,6 +691,7 @@ impl Metrics {
             (&self.frames, counts.frames),
             (&self.damaged, counts.damaged),
             (&self.snap_cut, counts.snap_cut),
+            (&self.snap_cut_payloads, counts.snap_cut_payloads),
             (&self.evicted, counts.evicted_flows),
             (&self.dropped, counts.dropped),
         ] {
@@ -1309,6 +1320,7 @@ mod tests {
             frames: 25,
             damaged: 4,
             snap_cut: 3,
+            snap_cut_payloads: 5,
             dropped: 2,
             evicted_flows: 1,
             open_flows: 3,
@@ -1317,6 +1329,10 @@ mod tests {
         assert_eq!(
             sample(&t, "rttdoc_capture_snap_cut_packets_total"),
             Some(3.0)
+        );
+        assert_eq!(
+            sample(&t, "rttdoc_capture_snap_cut_payload_segments_total"),
+            Some(5.0)
         );
         assert_eq!(sample(&t, "rttdoc_capture_packets_total"), Some(25.0));
         assert_eq!(

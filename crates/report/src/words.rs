@@ -1570,6 +1570,14 @@ pub fn capture_notes(stats: &CaptureStats, s: &crate::summary::Summary) -> Vec<S
     if stats.snap_cut > 0 {
         notes.push(snap_cut_note(stats));
     }
+    if stats.snap_cut_payloads > 0 {
+        notes.push(format!("{} TCP segments were cut by the capture's snap length after their headers: their timing and sequence numbers are whole, but what their payload said (TLS messages, HTTP heads) is read only as far as the capture kept it, and findings that need it may be missing. Capture whole packets (tcpdump -s 0, the default) to read everything.",
+            stats.snap_cut_payloads));
+    }
+    if stats.clipped_segments > 0 {
+        notes.push(format!("{} TCP segments hold fewer bytes than their IP headers say, though the capture records them as whole (a tool that kept headers only without saying so, a copy recorded short): their timing and sequence numbers are read, their payload as far as it goes.",
+            stats.clipped_segments));
+    }
     if stats.unread_link_frames > 0 {
         notes.push(unread_link_note(stats));
     }

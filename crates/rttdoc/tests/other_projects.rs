@@ -288,6 +288,12 @@ fn header_only_copies_of_a_telnet_clients_segments_are_capture_copies() {
     // Ethernet: the IP packet begins 14 bytes into the frame.
     let clipped = frames("tcp && ip.len + 14 > frame.len");
     assert_eq!(clipped.len(), 5, "{clipped:?}");
+    // Counted as frames the capture kept whole (no snap length cut them)
+    // that hold less than their IP length: noted, not damaged.
+    let stats = &doc["capture"];
+    assert_eq!(stats["clipped_segments"].as_u64(), Some(5), "{stats}");
+    assert_eq!(stats["snap_cut_payloads"].as_u64(), Some(0), "{stats}");
+    assert_eq!(stats["damaged"].as_u64(), Some(0), "{stats}");
     let c = connection(&doc, 0);
     assert_eq!(
         c["client_to_server"]["capture_duplicates"].as_u64(),
@@ -317,4 +323,67 @@ fn header_only_copies_of_a_telnet_clients_segments_are_capture_copies() {
         (waits[0].2 - (times[1] - times[0]) * 1e3).abs() < 0.01,
         "{waits:?} vs {times:?}"
     );
+}
+
+/// A Linux DSA switch's CPU port (an OpenWrt router's `tcpdump -i eth0`):
+/// libpcap names the switch's tagging in the link type, and rttdoc finds
+/// the IP behind Broadcom's and Marvell's tags in every frame where
+/// tcpdump does (tshark 4.0 reads none of these link types). The frames
+/// are pings, DHCP and ARP: no TCP, but the IP count proves the tag's
+/// length and place, which the TCP after it does not change.
+#[test]
+fn dsa_switch_tags_are_read_as_tcpdump_reads_them() {
+    if !require(
+        "dsa_switch_tags_are_read_as_tcpdump_reads_them",
+        &["tcpdump"],
+        false,
+    ) {
+        return;
+    }
+    for (file, link_type) in [
+        ("tcpdump-brcm-tag.pcap", "DSA_TAG_BRCM "),
+        ("tcpdump-brcm-tag-prepend.pcap", "DSA_TAG_BRCM_PREPEND"),
+        ("tcpdump-dsa.pcap", "DSA_TAG_DSA"),
+        ("tcpdump-dsa-high-vid.pcap", "DSA_TAG_DSA"),
+        ("tcpdump-edsa.pcap", "DSA_TAG_EDSA"),
+        ("tcpdump-edsa-high-vid.pcap", "DSA_TAG_EDSA"),
+    ] {
+        let capture = data_dir().join("other-projects").join(file);
+        let out = std::process::Command::new(which("tcpdump").unwrap())
+            .args(["-n", "-r"])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        let lines = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("link-type {link_type}")),
+            "{file}: {stderr}"
+        );
+        let ip = lines
+            .lines()
+            .filter(|l| l.contains(" IP ") || l.contains(" IP6 "))
+            .count() as u64;
+        let frames = lines.lines().count() as u64;
+        assert!(ip > 0, "{file}: {lines}");
+        let stats = &run_rttdoc_json(&capture)["capture"];
+        assert_eq!(stats["frames"].as_u64(), Some(frames), "{file}: {stats}");
+        assert_eq!(
+            stats["unread_link_frames"].as_u64(),
+            Some(0),
+            "{file}: {stats}"
+        );
+        assert_eq!(stats["damaged"].as_u64(), Some(0), "{file}: {stats}");
+        // Pings and DHCP are IP without TCP; ARP is not IP.
+        assert_eq!(
+            stats["non_tcp"].as_u64(),
+            Some(ip),
+            "{file} ({link_type}): {stats}"
+        );
+        assert_eq!(
+            stats["non_ip"].as_u64(),
+            Some(frames - ip),
+            "{file}: {stats}"
+        );
+    }
 }

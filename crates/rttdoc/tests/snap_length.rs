@@ -254,10 +254,44 @@ fn a_snap_length_inside_the_headers_is_named() {
         text.contains("cut by the capture's snap length") && text.contains("-s 0"),
         "{text}"
     );
-    // 96 bytes keep every header: nothing is damaged.
+    // 96 bytes keep every header: nothing is damaged, and the segments
+    // whose payload it cut (tshark: captured shorter than on the wire,
+    // TCP payload beyond the frame) are counted and named.
     let kept = dir.path("cut-96.pcapng");
     editcap(&whole, 96, &kept);
     let stats = &run_rttdoc_json(&kept)["capture"];
     assert_eq!(stats["damaged"].as_u64(), Some(0), "{stats}");
     assert_eq!(stats["snap_cut"].as_u64(), Some(0), "{stats}");
+    assert_eq!(stats["clipped_segments"].as_u64(), Some(0), "{stats}");
+    if require("snap_length_payloads", &["tshark"], false) {
+        // Raw IP: the IP packet starts the frame.
+        let cut_payloads = tshark_fields(
+            &kept,
+            &[],
+            "tcp && ip.len > frame.cap_len",
+            &["frame.number"],
+        )
+        .len();
+        assert!(cut_payloads > 0);
+        assert_eq!(
+            stats["snap_cut_payloads"].as_u64(),
+            Some(cut_payloads as u64),
+            "{stats}"
+        );
+        let text = Command::new(rttdoc_bin())
+            .args(["analyze", "--no-progress"])
+            .arg(&kept)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&text.stdout);
+        assert!(
+            text.contains(&format!(
+                "{cut_payloads} TCP segments were cut by the capture's snap length after their headers"
+            )),
+            "{text}"
+        );
+    }
+    // Whole, nothing is cut.
+    let stats = &run_rttdoc_json(&whole)["capture"];
+    assert_eq!(stats["snap_cut_payloads"].as_u64(), Some(0), "{stats}");
 }

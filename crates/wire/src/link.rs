@@ -77,6 +77,10 @@ pub fn reads(link_type: u32) -> bool {
             | 242
             | 258
             | 276
+            | 281
+            | 282
+            | 284
+            | 285
     )
 }
 
@@ -138,6 +142,18 @@ pub fn unwrap(link_type: u32, data: &[u8]) -> Network<'_> {
         178 => juniper_ether(data),
         // Solaris IPNET (`snoop`/tcpdump on an ipnet device).
         226 => ipnet(data),
+        // A Linux DSA switch's CPU port (libpcap picks these from
+        // /sys/class/net/DEV/dsa/tagging: `tcpdump -i eth0` on an OpenWrt
+        // router): Broadcom's 4-byte tag after the source address (281)
+        // or before the frame (282), Marvell's DSA (284, 4 bytes) and
+        // EDSA (285, 8 bytes) tags after the source address.
+        281 => switch_tag(data, 4),
+        282 => match data.get(4..) {
+            Some(frame) => Network::Ethernet(frame),
+            None => Network::Short,
+        },
+        284 => switch_tag(data, 4),
+        285 => switch_tag(data, 8),
         _ => Network::Other,
     }
 }
@@ -275,6 +291,16 @@ fn nflog_payload(mut attributes: &[u8], little_endian: bool) -> Option<Option<&[
     attributes.is_empty().then_some(None)
 }
 
+/// An Ethernet frame with a switch's tag of `tag_len` bytes between the
+/// source address and the EtherType (tcpdump's `ether_switch_tag_print`;
+/// Linux `net/dsa/tag_brcm.c`, `tag_dsa.c`): the EtherType after the tag
+/// is the frame's own (a Marvell tag replaces an 802.1Q tag the frame
+/// had, so none follows it).
+fn switch_tag(data: &[u8], tag_len: usize) -> Network<'_> {
+    const ADDRESSES: usize = 12;
+    sll(data, ADDRESSES + tag_len + 2, ADDRESSES + tag_len)
+}
+
 fn sll(data: &[u8], header_len: usize, proto_at: usize) -> Network<'_> {
     if data.len() < header_len {
         return Network::Short;
@@ -311,6 +337,39 @@ mod tests {
             let decoded = frames.iter().any(|f| unwrap(t, f) != Network::Other);
             assert_eq!(reads(t), decoded, "LINKTYPE {t}");
         }
+    }
+
+    /// A DSA switch's tag sits between the addresses and the EtherType
+    /// (Broadcom and Marvell DSA: 4 bytes, Marvell EDSA: 8), or in front
+    /// of the whole frame (Broadcom prepended); a frame too short for its
+    /// tag and EtherType is short, not another protocol.
+    #[test]
+    fn dsa_switch_tags_are_skipped_to_the_frames_ether_type() {
+        let ip = [0x45u8, 0, 0, 20];
+        let addresses = [0xaau8; 12];
+        for (link_type, tag_len) in [(281u32, 4usize), (284, 4), (285, 8)] {
+            let mut frame = addresses.to_vec();
+            frame.extend(std::iter::repeat_n(0xee, tag_len));
+            frame.extend_from_slice(&[0x08, 0x00]);
+            frame.extend_from_slice(&ip);
+            assert_eq!(
+                unwrap(link_type, &frame),
+                Network::EtherType(0x0800, &ip),
+                "LINKTYPE {link_type}"
+            );
+            assert_eq!(
+                unwrap(link_type, &frame[..12 + tag_len + 1]),
+                Network::Short,
+                "LINKTYPE {link_type}"
+            );
+        }
+        let mut prepended = vec![0x20u8, 0, 0, 0x05];
+        let mut ethernet = addresses.to_vec();
+        ethernet.extend_from_slice(&[0x08, 0x00]);
+        ethernet.extend_from_slice(&ip);
+        prepended.extend_from_slice(&ethernet);
+        assert_eq!(unwrap(282, &prepended), Network::Ethernet(&ethernet));
+        assert_eq!(unwrap(282, &prepended[..3]), Network::Short);
     }
 
     #[test]
