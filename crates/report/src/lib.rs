@@ -7,6 +7,7 @@
 //! a capture of millions of connections summarises in bounded memory.
 
 pub mod annotate;
+mod fixed;
 pub mod html;
 pub mod json;
 pub mod json_ser;
@@ -18,6 +19,7 @@ pub mod terminal;
 mod test_support;
 pub mod words;
 
+pub use fixed::Fixed;
 pub use render::{renderer, ConnectionDetail, Format, QuicDetail, RenderOptions, Renderer};
 pub use summary::{ConnectionRow, Summary, DEFAULT_ROWS_KEPT};
 
@@ -27,11 +29,11 @@ use rttdoc_model::ConnectionReport;
 /// (decimal units, as the terminal's other sizes).
 pub fn fmt_bytes(n: u64) -> String {
     if n >= 1_000_000 {
-        format!("{:.1} MB", n as f64 / 1e6)
+        format!("{:.1} MB", Fixed(n as f64 / 1e6))
     } else if n >= 10_000 {
-        format!("{:.0} KB", n as f64 / 1e3)
+        format!("{:.0} KB", Fixed(n as f64 / 1e3))
     } else if n >= 1_000 {
-        format!("{:.1} KB", n as f64 / 1e3)
+        format!("{:.1} KB", Fixed(n as f64 / 1e3))
     } else {
         format!("{n} bytes")
     }
@@ -41,13 +43,13 @@ pub fn fmt_bytes(n: u64) -> String {
 /// "12 µs" (loopback and LAN round trips).
 pub fn fmt_ms(ms: f64) -> String {
     if ms.abs() >= 1000.0 {
-        format!("{:.2} s", ms / 1000.0)
+        format!("{:.2} s", Fixed(ms / 1000.0))
     } else if ms.abs() >= 10.0 {
-        format!("{ms:.1} ms")
+        format!("{:.1} ms", Fixed(ms))
     } else if ms.abs() >= 0.1 || ms == 0.0 {
-        format!("{ms:.2} ms")
+        format!("{:.2} ms", Fixed(ms))
     } else {
-        format!("{:.0} µs", ms * 1000.0)
+        format!("{:.0} µs", Fixed(ms * 1000.0))
     }
 }
 
@@ -55,9 +57,9 @@ pub fn fmt_ms(ms: f64) -> String {
 /// they mean nothing).
 pub fn fmt_rtts(rtts: f64) -> String {
     if rtts.abs() >= 100.0 {
-        format!("{rtts:.0} RTT")
+        format!("{:.0} RTT", Fixed(rtts))
     } else {
-        format!("{rtts:.1} RTT")
+        format!("{:.1} RTT", Fixed(rtts))
     }
 }
 

@@ -5,6 +5,7 @@
 //! sentences, not a million. Also what the capture itself says
 //! ([`capture_notes`]), worded once for every renderer that shows it.
 
+use crate::fixed::fx;
 use rttdoc_model::{
     AppProtocol, AuthScheme, CaptureStats, ConnectionReport, Detail, Direction, Finding,
     FindingKind, Phase, PreambleKind, QuicConnectionReport, QuicVersion, TfoOutcome,
@@ -158,9 +159,9 @@ fn times(n: u32) -> String {
 fn rate(bytes: u64, ms: f64) -> String {
     let bps = bytes as f64 * 8.0 / (ms / 1e3);
     if bps >= 1e6 {
-        format!("{:.2} Mbit/s", bps / 1e6)
+        format!("{:.2} Mbit/s", fx(bps / 1e6))
     } else {
-        format!("{:.0} kbit/s", bps / 1e3)
+        format!("{:.0} kbit/s", fx(bps / 1e3))
     }
 }
 
@@ -233,10 +234,10 @@ pub fn explanation(x: &Finding) -> String {
                         .map(|p| {
                             format!(
                                 " The {who} sent {:.1} KB in {:.0} ms ({}); without the stalls it would have taken {:.0} ms ({}).",
-                                p.bytes as f64 / 1024.0,
-                                p.span_ms,
+                                fx(p.bytes as f64 / 1024.0),
+                                fx(p.span_ms),
                                 rate(p.bytes, p.span_ms),
-                                p.span_ms - cost,
+                                fx(p.span_ms - cost),
                                 rate(p.bytes, p.span_ms - cost),
                             )
                         })
@@ -244,16 +245,21 @@ pub fn explanation(x: &Finding) -> String {
                     format!(
                         "Nagle's algorithm held the {who}'s small segment (frame {held_frame}) until the {peer} acknowledged earlier small data, and the {peer} \
                          delayed that ACK (frame {ack_frame}) by {ack_delay_ms:.0} ms with its delayed-ACK timer: {times}, {cost:.0} ms in all. \
-                         Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{throughput}"
+                         Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{throughput}",
+                        ack_delay_ms = fx(ack_delay_ms),
+                        cost = fx(cost),
                     )
                 }
                 FindingKind::WriteWriteRead => format!(
                     "A response left in two writes: the first went out at once, the second (frame {held_frame}) waited for the {peer}'s ACK of the first (frame {ack_frame}) \
-                     because of Nagle's algorithm: {times}, {cost:.0} ms in all (write-write-read)."
+                     because of Nagle's algorithm: {times}, {cost:.0} ms in all (write-write-read).",
+                    cost = fx(cost),
                 ),
                 _ => format!(
                     "Nagle's algorithm held the {who}'s segment (frame {held_frame}) while earlier small data was unacknowledged; the {peer}'s ACK (frame {ack_frame}) \
-                     released it {first_silence_ms:.1} ms later: {times}, {cost:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it."
+                     released it {first_silence_ms:.1} ms later: {times}, {cost:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it.",
+                    first_silence_ms = fx(first_silence_ms),
+                    cost = fx(cost),
                 ),
             }
         }
@@ -268,7 +274,7 @@ pub fn explanation(x: &Finding) -> String {
             format!(
                 "The server's first flight ({flight_bytes} bytes) was larger than its initial congestion window (10 x {mss} = {iw} bytes, {} bytes over): \
                  it sent a full window, then waited {first_pause_ms:.0} ms for the client's ACK (frame {first_ack_frame}) before sending the rest.",
-                flight_bytes.saturating_sub(iw),
+                flight_bytes.saturating_sub(iw), first_pause_ms = fx(first_pause_ms),
             )
         }
         Detail::HandshakeThinkTime {
@@ -279,13 +285,15 @@ pub fn explanation(x: &Finding) -> String {
         } if *later_ms <= 0.0 => format!(
             "The server answered the ClientHello {hello_ms:.0} ms after it arrived (beyond the path's round trip), though it resumed a session and signed no certificate: \
              time spent before the ServerHello on finding the session (a shared session cache, a ticket key) or waiting for a busy CPU, \
-             or in a queue in front of the TLS terminator."
+             or in a queue in front of the TLS terminator.",
+            hello_ms = fx(hello_ms),
         ),
         Detail::HandshakeThinkTime {
             hello_ms, later_ms, ..
         } if *later_ms <= 0.0 => format!(
             "The server answered the ClientHello {hello_ms:.0} ms after it arrived (beyond the path's round trip): time spent computing before the ServerHello, \
-             typically the key exchange and the certificate signature (a large RSA key, a busy CPU) or a fetch the handshake waited for."
+             typically the key exchange and the certificate signature (a large RSA key, a busy CPU) or a fetch the handshake waited for.",
+            hello_ms = fx(hello_ms),
         ),
         Detail::HandshakeThinkTime {
             hello_ms,
@@ -294,7 +302,7 @@ pub fn explanation(x: &Finding) -> String {
             ..
         } => {
             let hello = if *hello_ms > 0.0 {
-                format!("answered the ClientHello {hello_ms:.0} ms after it arrived and ")
+                format!("answered the ClientHello {hello_ms:.0} ms after it arrived and ", hello_ms = fx(hello_ms))
             } else {
                 String::new()
             };
@@ -305,19 +313,22 @@ pub fn explanation(x: &Finding) -> String {
             };
             format!(
                 "The server {hello}sent its next handshake flight {later_ms:.0} ms after the client's arrived (beyond the path's round trips; {cost:.0} ms in all): \
-                 time spent computing before it, typically {work}."
+                 time spent computing before it, typically {work}.",
+                later_ms = fx(later_ms),
+                cost = fx(cost),
             )
         }
         Detail::ClientThinkTime { turns, longest_ms } => {
             let times = if *turns == 1 {
                 String::new()
             } else {
-                format!(" ({turns} times, the longest {longest_ms:.0} ms)")
+                format!(" ({turns} times, the longest {longest_ms:.0} ms)", longest_ms = fx(longest_ms))
             };
             format!(
                 "The client sent its next handshake flight {cost:.0} ms after the server's had reached it{times}: the client's own work, \
                  such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
-                 a client certificate's signature, or a busy CPU or event loop. Not the network, not the server."
+                 a client certificate's signature, or a busy CPU or event loop. Not the network, not the server.",
+                cost = fx(cost),
             )
         }
         Detail::PreambleThinkTime {
@@ -330,13 +341,14 @@ pub fn explanation(x: &Finding) -> String {
             let times = if *turns == 1 {
                 String::new()
             } else {
-                format!(" ({turns} turns, {cost:.0} ms in all, the longest {longest_ms:.0} ms)")
+                format!(" ({turns} turns, {cost:.0} ms in all, the longest {longest_ms:.0} ms)", cost = fx(cost), longest_ms = fx(longest_ms))
             };
             if x.kind == FindingKind::ClientThinkTime {
                 return format!(
                     "In the {label} before TLS, the client sent its next message {longest_ms:.0} ms after the server's answer had reached it{times}, \
                      the ClientHello last: the client's own work, such as its TLS library's set-up (loading the trusted certificates, making a context) \
-                     or the application's. Not the network, not the server."
+                     or the application's. Not the network, not the server.",
+                    longest_ms = fx(longest_ms),
                 );
             }
             if preamble.phase() == Phase::ProxyConnect {
@@ -347,18 +359,19 @@ pub fn explanation(x: &Finding) -> String {
                 return format!(
                     "The proxy answered the client's {asked} {longest_ms:.0} ms after it arrived{times}, beyond the path's round trip: \
                      its own work before the tunnel opened, typically resolving the destination's name and connecting to it (the proxy's own round \
-                     trip to the destination), or checking credentials."
+                     trip to the destination), or checking credentials.",
+                    longest_ms = fx(longest_ms),
                 );
             }
             let what = if *greeting_ms > 0.0 && *turns == 1 {
-                format!("greeted {greeting_ms:.0} ms after the connection opened (from the handshake's ACK, on the server's clock)")
+                format!("greeted {greeting_ms:.0} ms after the connection opened (from the handshake's ACK, on the server's clock)", greeting_ms = fx(greeting_ms))
             } else if *greeting_ms > 0.0 {
                 format!(
                     "greeted {greeting_ms:.0} ms after the connection opened, and answered {} of the client's messages late",
-                    turns - 1
+                    turns - 1, greeting_ms = fx(greeting_ms),
                 )
             } else {
-                format!("answered the client's message {longest_ms:.0} ms after it arrived")
+                format!("answered the client's message {longest_ms:.0} ms after it arrived", longest_ms = fx(longest_ms))
             };
             format!(
                 "In the {label} before TLS, the server {what}{times}: the server's own time, not the network's."
@@ -380,7 +393,8 @@ pub fn explanation(x: &Finding) -> String {
             let greeting = format!(
                 "The server speaks first, and sent its greeting {greeting_ms:.0} ms after the connection opened (its time from the packet \
                  that let it greet, the handshake's ACK or inside TLS the client's Finished, to the greeting, on the server's clock): \
-                 time spent before it greeted, not network"
+                 time spent before it greeted, not network",
+                greeting_ms = fx(greeting_ms),
             );
             if *greeting_ms > 0.0 && *slow == 1 {
                 format!("{greeting}.")
@@ -389,17 +403,20 @@ pub fn explanation(x: &Finding) -> String {
                 format!(
                     "{greeting}; and {rest} of {exchanges} exchanges waited on it too (the first byte of the response at least {threshold_ms:.0} ms \
                      after the request arrived): {cost:.0} ms in all, the longest {longest_ms:.0} ms ({}).",
-                    if *longest_exchange == 0 { "the greeting".to_string() } else { named }
+                    if *longest_exchange == 0 { "the greeting".to_string() } else { named }, threshold_ms = fx(threshold_ms), cost = fx(cost), longest_ms = fx(longest_ms),
                 )
             } else if *slow == 1 {
                 format!(
                     "{}: the server sent the first byte of its response {cost:.0} ms after the request arrived: application time, not network.",
-                    capitalized(&named)
+                    capitalized(&named), cost = fx(cost),
                 )
             } else {
                 format!(
                     "{slow} of {exchanges} exchanges waited on the server: it sent the first byte of the response at least {threshold_ms:.0} ms after the request arrived, \
-                     {cost:.0} ms in all, the longest {longest_ms:.0} ms ({named}): application time, not network."
+                     {cost:.0} ms in all, the longest {longest_ms:.0} ms ({named}): application time, not network.",
+                    threshold_ms = fx(threshold_ms),
+                    cost = fx(cost),
+                    longest_ms = fx(longest_ms),
                 )
             }
         }
@@ -462,7 +479,8 @@ pub fn explanation(x: &Finding) -> String {
             let (who, _) = side(*receiver);
             format!(
                 "The {who} advertised a zero receive window {episodes} time(s), {cost:.0} ms in all, while its peer had data waiting: its application was not reading fast enough, \
-                 its socket buffer filled and the sender had to wait."
+                 its socket buffer filled and the sender had to wait.",
+                cost = fx(cost),
             )
         }
         Detail::RwndLimited {
@@ -475,7 +493,8 @@ pub fn explanation(x: &Finding) -> String {
             format!(
                 "The {who} filled the {peer}'s advertised receive window (frame {first_full_frame}) and waited for it to open (frame {first_open_frame}): {stalls} times, {cost:.0} ms in all. \
                  The window never closed, it was just smaller than the path's bandwidth-delay product, so the {peer}'s receive buffer, \
-                 not the network, set the pace."
+                 not the network, set the pace.",
+                cost = fx(cost),
             )
         }
         Detail::Retransmission {
@@ -534,7 +553,8 @@ pub fn explanation(x: &Finding) -> String {
             let (who, peer) = side(*sender);
             let waited = if cost > 0.0 {
                 format!(
-                    " The {peer} could use nothing past a hole until its segment came: {cost:.0} ms of waiting where a phase ended on one."
+                    " The {peer} could use nothing past a hole until its segment came: {cost:.0} ms of waiting where a phase ended on one.",
+                    cost = fx(cost),
                 )
             } else {
                 format!(" No phase ended waiting for one: the {peer} had what it needed in time.")
@@ -548,7 +568,8 @@ pub fn explanation(x: &Finding) -> String {
             format!(
                 "The path delivered {segments} of the {who}'s segment(s) after segments the {who} sent after them, \
                  up to {longest_ms:.0} ms behind (its IPv4 identifications or TCP timestamps give the order it sent them in; \
-                 frames: each segment that passed first, then the one it overtook): reordering, not loss.{waited}{resent}"
+                 frames: each segment that passed first, then the one it overtook): reordering, not loss.{waited}{resent}",
+                longest_ms = fx(longest_ms),
             )
         }
         Detail::PathMtu {
@@ -572,7 +593,7 @@ pub fn explanation(x: &Finding) -> String {
                      its ICMP \"fragmentation needed\" never reaching the {who} (a path MTU black hole), and a {who} \
                      that never tries smaller (Linux's default, net.ipv4.tcp_mtu_probing=0); a path that died just \
                      after that small segment would look the same.",
-                    cost / 1e3
+                    fx(cost / 1e3)
                 );
             }
             if let (Some(hole), Some(small)) = (hole, smaller) {
@@ -582,14 +603,16 @@ pub fn explanation(x: &Finding) -> String {
                      in smaller segments ({small} bytes), and not one full-size segment of its arrived in this \
                      connection. A hop's MTU is below the path's: the {who} went smaller when an ICMP \"fragmentation \
                      needed\" reached it, or, if none could (a path MTU black hole), only after its retransmission \
-                     timer fired again and again. {cost:.1} ms of it in this phase."
+                     timer fired again and again. {cost:.1} ms of it in this phase.",
+                    cost = fx(cost),
                 );
             }
             match (smaller, icmp) {
                 (Some(small), true) => format!(
                     "The {who}'s full-size segments ({full_size} bytes of data) were too big for a hop of the path: \
                      its router answered with ICMP \"fragmentation needed\" (IPv6: \"packet too big\"){mtu}, and the {who} sent the bytes again \
-                     in smaller segments ({small} bytes): path MTU discovery at work, {cost:.1} ms of it in this phase."
+                     in smaller segments ({small} bytes): path MTU discovery at work, {cost:.1} ms of it in this phase.",
+                    cost = fx(cost),
                 ),
                 (Some(small), false) => format!(
                     "The {who}'s full-size segments ({full_size} bytes of data) never got through: it {sent}, \
@@ -597,7 +620,8 @@ pub fn explanation(x: &Finding) -> String {
                      ({small} bytes). A hop's MTU is below the path's and its ICMP \"fragmentation needed\" never \
                      reached the {who} (a path MTU black hole: a firewall dropping ICMP, or a link that drops what \
                      it cannot carry): only its retransmission timer, firing again and again, made it try smaller. \
-                     {cost:.1} ms of it in this phase."
+                     {cost:.1} ms of it in this phase.",
+                    cost = fx(cost),
                 ),
                 (None, false) => format!(
                     "The {who}'s full-size segments ({full_size} bytes of data) never got through: it {sent} \
@@ -605,13 +629,15 @@ pub fn explanation(x: &Finding) -> String {
                      arrived (the {peer}'s duplicate ACK says so). Likely a hop whose MTU is below the path's, its ICMP \
                      \"fragmentation needed\" never reaching the {who} (a path MTU black hole), and a {who} that never \
                      tries smaller (Linux's default, net.ipv4.tcp_mtu_probing=0); a path that died just after that \
-                     small segment would look the same. {cost:.0} ms of re-sends in this phase."
+                     small segment would look the same. {cost:.0} ms of re-sends in this phase.",
+                    cost = fx(cost),
                 ),
                 (None, true) => format!(
                     "A router said the {who}'s full-size segments ({full_size} bytes of data) were too big for \
                      its link (ICMP \"fragmentation needed\", IPv6 \"packet too big\"{mtu}), and the {who} {sent}: the ICMP did not reach \
                      it (a firewall on its host or before it) or it ignored it; {cost:.1} ms of re-sends that could \
-                     not pass in this phase."
+                     not pass in this phase.",
+                    cost = fx(cost),
                 ),
             }
         }
@@ -625,13 +651,15 @@ pub fn explanation(x: &Finding) -> String {
                 "The {who} sat idle for its retransmission timer {stalls} times, {cost:.0} ms in all, sending the same \
                  data again and again as the timer backed off: copy after copy went unanswered, so the path (or the \
                  {peer}) was dropping everything the {who} sent for that long, a black hole, not a loss too short to \
-                 trigger fast retransmit."
+                 trigger fast retransmit.",
+                cost = fx(cost),
             )
         }
         Detail::RtoStall { sender, stalls, .. } => {
             let (who, _) = side(*sender);
             format!(
-                "The {who} sat idle for its retransmission timer {stalls} time(s), {cost:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit."
+                "The {who} sat idle for its retransmission timer {stalls} time(s), {cost:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit.",
+                cost = fx(cost),
             )
         }
         Detail::HttpRedirect {
@@ -972,14 +1000,15 @@ pub fn explanation(x: &Finding) -> String {
              proven, a QUIC server sends it at most three times what it received (RFC 9000 8.1). The other {} of the flight, \
              the rest of its certificate chain, waited {} for the client's next datagram to raise the limit.",
             crate::fmt_bytes(*server_bytes),
-            *server_bytes as f64 / (*client_bytes).max(1) as f64,
+            fx(*server_bytes as f64 / (*client_bytes).max(1) as f64),
             crate::fmt_bytes(*client_bytes),
             crate::fmt_bytes(*rest_bytes),
             crate::fmt_ms(cost),
         ),
         Detail::SynRetransmit { syns } => format!(
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
-             The first SYN or its SYN-ACK was lost, or the server's SYN queue was full."
+             The first SYN or its SYN-ACK was lost, or the server's SYN queue was full.",
+            cost = fx(cost),
         ),
         Detail::ConnectBack {
             waits,
@@ -1009,11 +1038,13 @@ pub fn explanation(x: &Finding) -> String {
                 "and nothing answered it (the client's host dropped the SYNs), the server waiting until it gave up"
             };
             if *waits == 1 {
-                format!("{waited}, the server opened a connection back to {what} {outcome}: {cost:.0} ms of the wait.")
+                format!("{waited}, the server opened a connection back to {what} {outcome}: {cost:.0} ms of the wait.", cost = fx(cost))
             } else {
                 format!(
                     "{waited}, the server opened a connection back to the client each time ({waits} waits, {cost:.0} ms in all; \
-                     the longest, {longest_ms:.0} ms, on stream {stream} to port {port}) {outcome}."
+                     the longest, {longest_ms:.0} ms, on stream {stream} to port {port}) {outcome}.",
+                    cost = fx(cost),
+                    longest_ms = fx(longest_ms),
                 )
             }
         }
@@ -1029,12 +1060,13 @@ pub fn explanation(x: &Finding) -> String {
             let times = if *answers == 1 {
                 String::new()
             } else {
-                format!(" ({answers} answers, the longest {longest_ms:.0} ms)")
+                format!(" ({answers} answers, the longest {longest_ms:.0} ms)", longest_ms = fx(longest_ms))
             };
             let connect = match new_connections {
                 0 => String::new(),
                 n => format!(
-                    " It opened a new connection to {upstream} for {n} of them ({connect_ms:.1} ms connecting): a handshake on every request."
+                    " It opened a new connection to {upstream} for {n} of them ({connect_ms:.1} ms connecting): a handshake on every request.",
+                    connect_ms = fx(connect_ms),
                 ),
             };
             let call = if *forwarded {
@@ -1050,7 +1082,8 @@ pub fn explanation(x: &Finding) -> String {
             };
             format!(
                 "{call}: {cost:.0} ms of the wait were {upstream}'s{times}, not this server's own work.{connect} \
-                 That connection is in the capture; what the time went on is in its own findings."
+                 That connection is in the capture; what the time went on is in its own findings.",
+                cost = fx(cost),
             )
         }
         Detail::DownlinkQueue {
@@ -1060,7 +1093,9 @@ pub fn explanation(x: &Finding) -> String {
             "{answers} answer(s) reached the client later than a round trip after their requests ({cost:.0} ms in all, \
              the longest {longest_ms:.0} ms) while several of its connections kept its downlink saturated (bulk data \
              arriving back to back at the link's rate): each answer queued at the bottleneck behind the client's other \
-             downloads, however fast the server sent it."
+             downloads, however fast the server sent it.",
+            cost = fx(cost),
+            longest_ms = fx(longest_ms),
         ),
         Detail::ExpectContinueWait {
             exchange,
@@ -1074,7 +1109,8 @@ pub fn explanation(x: &Finding) -> String {
             format!(
                 "{what}: the client sent the request's head with `Expect: 100-continue` (frame {head_frame}) and held its body \
                  for the server's interim `100 Continue`, which never came; the body left {cost:.0} ms later (frame {body_frame}), \
-                 when the client's own timer gave up waiting (curl: 1 s), not when anything arrived."
+                 when the client's own timer gave up waiting (curl: 1 s), not when anything arrived.",
+                cost = fx(cost),
             )
         }
         Detail::SlowStartAfterIdle {
@@ -1085,7 +1121,7 @@ pub fn explanation(x: &Finding) -> String {
         } => format!(
             "Exchange {exchange}: after {idle_s:.1} s idle the server sent only {burst_segments} segments before waiting for ACKs (an earlier response went out in bursts of {earlier_burst_segments}): \
              it restarted slow start from its initial window, {} ACK-clocked pauses, {cost:.0} ms of extra round trips.",
-            listed_and_not(x),
+            listed_and_not(x), idle_s = fx(idle_s), cost = fx(cost),
         ),
         Detail::TlsExtraRtt {
             rtts,
@@ -1099,29 +1135,35 @@ pub fn explanation(x: &Finding) -> String {
         } => {
             let mut parts: Vec<String> = causes
                 .iter()
-                .map(|(k, ms)| format!("{k} ({ms:.0} ms)"))
+                .map(|(k, ms)| format!("{k} ({ms:.0} ms)", ms = fx(ms)))
                 .collect();
             if *path_ms >= 1.0 {
                 parts.push(format!(
                     "the path: its round trip was {path_ms:.0} ms longer than the TCP handshake's when the ClientHello was sent \
-                     (the server acknowledged it on arrival that much later: it queued on the way)"
+                     (the server acknowledged it on arrival that much later: it queued on the way)",
+                    path_ms = fx(path_ms),
                 ));
             }
             // Turnarounds under a millisecond in all are not worth a clause.
             if *host_ms >= 1.0 {
                 parts.push(format!(
-                    "the hosts' own turnarounds between flights, each too short to be a cause ({host_ms:.0} ms)"
+                    "the hosts' own turnarounds between flights, each too short to be a cause ({host_ms:.0} ms)",
+                    host_ms = fx(host_ms),
                 ));
             }
             let tail = if parts.is_empty() {
                 "No cause was found in the packets (unexplained).".to_string()
             } else if *unexplained_ms > cost * 0.25 {
-                format!("Causes: {}; {unexplained_ms:.0} ms unexplained.", parts.join(", "))
+                format!("Causes: {}; {unexplained_ms:.0} ms unexplained.", parts.join(", "), unexplained_ms = fx(unexplained_ms))
             } else {
                 format!("Causes: {}.", parts.join(", "))
             };
             format!(
-                "The TLS handshake took {rtts:.2} RTT against an ideal of {ideal_rtts:.0} ({ideal_basis}): {excess_rtts:.1} RTT ({cost:.0} ms) too many. {tail}"
+                "The TLS handshake took {rtts:.2} RTT against an ideal of {ideal_rtts:.0} ({ideal_basis}): {excess_rtts:.1} RTT ({cost:.0} ms) too many. {tail}",
+                rtts = fx(rtts),
+                ideal_rtts = fx(ideal_rtts),
+                excess_rtts = fx(excess_rtts),
+                cost = fx(cost),
             )
         }
     }
