@@ -108,10 +108,15 @@ mod tests {
     /// ties): without it the numbers would still read the same, slower.
     #[test]
     fn the_fast_path_decides_all_but_near_ties() {
-        let values: Vec<f64> = (0..100_000u32).map(|i| f64::from(i) * 0.123_456_789_1 + 0.011).collect();
+        let values: Vec<f64> = (0..100_000u32)
+            .map(|i| f64::from(i) * 0.123_456_789_1 + 0.011)
+            .collect();
         for p in 0..=3 {
             let decided = values.iter().filter(|x| rounded(**x, p).is_some()).count();
-            assert!(decided * 100 >= values.len() * 99, "precision {p}: {decided}");
+            assert!(
+                decided * 100 >= values.len() * 99,
+                "precision {p}: {decided}"
+            );
         }
         assert_eq!(rounded(2.5, 0), None);
         assert_eq!(rounded(0.125, 2), None);

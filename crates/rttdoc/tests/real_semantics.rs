@@ -89,6 +89,39 @@ fn bridge_any_capture_copies_are_counted_not_retransmissions() {
     );
 }
 
+/// `tcpdump -i any` on a Kubernetes-style node of a VXLAN overlay
+/// (scripts/overlay-captures.sh): each packet of a pod's downloads from a
+/// pod on another node is there four times, three times bare (the pod's
+/// veth, the bridge, the VXLAN device) and once inside a VXLAN datagram on
+/// the underlay. The copies across the encapsulation are copies too: every
+/// segment analysed once, nothing lost, the streams tshark's.
+#[test]
+fn overlay_node_copies_inside_and_outside_vxlan_are_one_packet() {
+    let capture = semantics("overlay-any.pcap.gz");
+    let doc = run_rttdoc_json(&capture);
+    assert_eq!(conns(&doc).len(), 3);
+    assert_no_loss(&doc, "overlay -i any");
+    let segments = doc["capture"]["tcp_segments"].as_u64().unwrap();
+    let dups = doc["capture"]["capture_duplicates"].as_u64().unwrap();
+    assert_eq!(dups * 4, segments * 3, "{dups} of {segments}");
+    assert_eq!(dups, both(&doc, "capture_duplicates"));
+    for c in conns(&doc) {
+        // The 200 KB file and the response head, once.
+        let bytes = c["server_to_client"]["bytes"].as_u64().unwrap();
+        assert!((200_000..200_400).contains(&bytes), "{bytes}");
+    }
+    if require(
+        "overlay_node_copies_inside_and_outside_vxlan_are_one_packet",
+        &["tshark"],
+        false,
+    ) {
+        assert_agrees_with_tshark(&capture, &[]);
+        // A quarter of tshark's TCP frames carry an outer UDP header.
+        let inside = tshark_fields(&capture, &[], "tcp && vxlan", &["frame.number"]).len() as u64;
+        assert_eq!(inside * 4, segments);
+    }
+}
+
 /// The client's and the server's own captures merged (mergecap): the same
 /// datagrams, same IP identification, interleaved by time.
 #[test]
