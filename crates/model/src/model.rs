@@ -881,6 +881,11 @@ pub enum Detail {
         /// Captured past the narrow hop (the copies it dropped never
         /// reached the capture): the bytes of the hole they left.
         hole: Option<u32>,
+        /// The capture was taken above the sender's segmentation offload
+        /// (its segments larger than the MSS are in it): the re-send
+        /// after the router's ICMP shows as the block TCP handed down, of
+        /// the same size, not as the smaller packets it left as.
+        offload: bool,
     },
     /// A new connection set up where an earlier one to the same server,
     /// ended shortly before, could have carried the request.

@@ -580,6 +580,7 @@ pub fn explanation(x: &Finding) -> String {
             hop_mtu,
             icmp,
             hole,
+            offload,
         } => {
             let (who, peer) = side(*sender);
             let mtu = hop_mtu.map_or(String::new(), |m| format!(" (its MTU: {m} bytes)"));
@@ -608,6 +609,14 @@ pub fn explanation(x: &Finding) -> String {
                 );
             }
             match (smaller, icmp) {
+                (Some(small), true) if *offload && small >= full_size => format!(
+                    "The {who}'s full-size segments ({full_size} bytes of data) were too big for a hop of the path: \
+                     its router answered with ICMP \"fragmentation needed\" (IPv6: \"packet too big\"){mtu}, and the {who} sent the bytes again \
+                     at once, acknowledged this time. This capture was taken above the {who}'s segmentation offload (its blocks larger than \
+                     the MSS are in it), so it shows the re-send as the {small}-byte block TCP handed down, not the smaller packets it left \
+                     as: path MTU discovery at work, {cost:.1} ms of it in this phase.",
+                    cost = fx(cost),
+                ),
                 (Some(small), true) => format!(
                     "The {who}'s full-size segments ({full_size} bytes of data) were too big for a hop of the path: \
                      its router answered with ICMP \"fragmentation needed\" (IPv6: \"packet too big\"){mtu}, and the {who} sent the bytes again \

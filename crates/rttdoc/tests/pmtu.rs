@@ -14,6 +14,10 @@
 //! sender's copies) and on the client (`-client`, past the hop: what got
 //! through).
 //! Committed under tests/data/pmtu, re-made live when root.
+//! `overlay-mtu-server`: a Kubernetes-style VXLAN overlay whose pods keep
+//! MTU 1500 over the VXLAN's 1450 (scripts/overlay-captures.sh), captured
+//! with `-i any` on the server pod's node, above the pod's segmentation
+//! offload.
 
 mod common;
 
@@ -363,4 +367,67 @@ fn resend_within_a_round_trip(capture: &Path) -> bool {
         highest = highest.max(next);
     }
     false
+}
+
+/// The pod MTU misconfiguration of an overlay, seen on the server's node
+/// (`-i any`, above the server pod's GSO): the node answers the pod's
+/// too-large blocks with ICMP "fragmentation needed" (MTU 1450), and the
+/// pod sends the bytes again at once, in blocks of the same length that
+/// leave as smaller packets and pass. `path_mtu` from the ICMP, every
+/// re-send after it the finding's (the blocks' too), and no claim that
+/// the sender ignored the ICMP: the re-send was acknowledged.
+#[test]
+fn committed_an_overlay_pods_mtu_above_the_offload_is_path_mtu_honoured() {
+    let capture = data_dir().join("pmtu/overlay-mtu-server.pcap.gz");
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 0);
+    let found = with_kind(c, "path_mtu");
+    assert_eq!(found.len(), 1, "{}", c["findings"]);
+    let f = found[0];
+    let text = f["explanation"].as_str().unwrap();
+    assert!(
+        text.contains("segmentation offload") && !text.contains("ignored"),
+        "{text}"
+    );
+    assert!(
+        with_kind(c, "retransmission").is_empty(),
+        "{}",
+        c["findings"]
+    );
+    // Its connection learned the path's MTU; the later two never hit it.
+    for s in [1, 2] {
+        assert!(with_kind(connection(&doc, s), "path_mtu").is_empty());
+    }
+    if !require(
+        "committed_an_overlay_pods_mtu_above_the_offload_is_path_mtu_honoured",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    // The first ICMP (tshark: its MTU 1450) is the evidence, and every
+    // block of the server's re-sent before its acknowledged 1448-byte
+    // re-send is cited: tshark's retransmissions of stream 0 up to it.
+    let icmp = tshark_fields(&capture, &[], "icmp.mtu == 1450", &["frame.number"]);
+    let first_icmp: u64 = icmp[0][0].parse().unwrap();
+    let cited = frames(f);
+    assert!(cited.contains(&first_icmp), "{cited:?} vs ICMP {icmp:?}");
+    let last = *cited.iter().max().unwrap();
+    let resent: Vec<u64> = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 0 && tcp.srcport == 8080 && tcp.len > 0 && tcp.analysis.retransmission && sll.ifindex == 5",
+        &["frame.number"],
+    )
+    .iter()
+    .map(|r| r[0].parse().unwrap())
+    .filter(|n| *n <= last)
+    .collect();
+    assert!(!resent.is_empty());
+    for n in &resent {
+        assert!(
+            cited.contains(n),
+            "tshark's re-send {n} not cited: {cited:?}"
+        );
+    }
 }

@@ -103,7 +103,14 @@ fn overlay_node_copies_inside_and_outside_vxlan_are_one_packet() {
     assert_no_loss(&doc, "overlay -i any");
     let segments = doc["capture"]["tcp_segments"].as_u64().unwrap();
     let dups = doc["capture"]["capture_duplicates"].as_u64().unwrap();
-    assert_eq!(dups * 4, segments * 3, "{dups} of {segments}");
+    // Three of every four, but for a last pure ACK's copies (IP ID 0,
+    // from a socket in TIME-WAIT: a copy cannot be told from a repeat;
+    // here once, the server's ACK of the client's FIN on the first
+    // connection).
+    assert!(
+        dups * 4 <= segments * 3 && (dups + 3) * 4 >= segments * 3,
+        "{dups} of {segments}"
+    );
     assert_eq!(dups, both(&doc, "capture_duplicates"));
     for c in conns(&doc) {
         // The 200 KB file and the response head, once.

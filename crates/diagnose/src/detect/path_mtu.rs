@@ -23,7 +23,13 @@
 //! timestamps, less at most 40 bytes of other options; larger is an
 //! offload's super-segment, no packet on the wire) sent again, and
 //! - an ICMP "too big" error quoting one of the sender's segments, captured
-//!   before a re-send of a full-size segment (the router said so); or
+//!   before a re-send of a full-size segment (the router said so). A
+//!   capture above the sender's segmentation offload (GSO/TSO: its blocks
+//!   larger than full are in it) shows what TCP handed down: after the
+//!   ICMP lowered the path MTU, a re-send keeps its block's length here
+//!   and leaves as smaller packets, so a same-length re-send acknowledged
+//!   after the ICMP is the sender going smaller, and a re-sent block
+//!   larger than full is the hop's as much as a full-size one; or
 //! - a re-send starting at the full-size segment's first byte in a
 //!   segment more than 40 bytes smaller (more options could not explain
 //!   it) after at least two full-size copies of it, none of which was
@@ -105,6 +111,9 @@ pub struct PathMtu {
     /// Past the hop (the capture never saw the copies it dropped): the
     /// hole they left in the sender's bytes.
     pub hole: Option<u32>,
+    /// The capture holds the sender's offload super-segments: `smaller`
+    /// may be the size TCP handed down, not the wire's.
+    pub offload: bool,
 }
 
 /// A segment of the sender's full size (`full`, `Facts::announced_mss`),
@@ -189,10 +198,15 @@ fn at_the_sender(
             break;
         }
     }
+    // A capture above the sender's segmentation offload (GSO/TSO: its
+    // segments larger than the MSS are in it) shows what TCP handed down:
+    // after the router's ICMP lowered the path MTU, a re-send of the
+    // same bytes keeps its length here and leaves in smaller packets.
+    let offload = data.iter().any(|r| r.len > full);
     let (first, smaller, icmp) = match shrink {
         Some((o, r, icmp)) => (o, Some(r), icmp),
         None => match f.too_big.iter().find(|t| t.sender == sender) {
-            // The router said so, and the sender kept sending that size.
+            // The router said so, and the sender sent that size again.
             Some(t) => {
                 let r = data.iter().find(|r| {
                     r.retransmission
@@ -200,7 +214,12 @@ fn at_the_sender(
                         && full_sized(r, full)
                         && original(f.timeline, r).is_some_and(|o| o.seq == r.seq && o.len == r.len)
                 })?;
-                (*original(f.timeline, r)?, None, Some((t.frame, t.mtu)))
+                let o = *original(f.timeline, r)?;
+                // Above the offload, a re-send that passed is the sender
+                // going smaller on the wire; below it (or unacknowledged)
+                // the sender kept the size the hop could not carry.
+                let honoured = offload && acked_after(f, sender, r.end, r.frame);
+                (o, honoured.then_some(**r), Some((t.frame, t.mtu)))
             }
             None => (never_smaller(f, sender, full, data)?, None, None),
         },
@@ -212,11 +231,14 @@ fn at_the_sender(
     // The re-sends of what was sent at the size the path could not carry,
     // and, once the sender went smaller, of a probe for a larger size
     // (Linux's `tcp_mtu_probe`, between the two) sent again smaller.
+    // (Above the offload, a block larger than full was segments of full
+    // size on the wire: its re-sends are as much the hop's.)
     let carried_len = smaller.map_or(0, |s| s.len);
+    let too_big_for_the_hop = |o: &SegmentRecord| full_sized(o, full) || (offload && o.len > full);
     let ours = |r: &SegmentRecord| {
         r.retransmission
             && original(f.timeline, r).is_some_and(|o| {
-                (o.frame < before && full_sized(o, full))
+                (o.frame < before && too_big_for_the_hop(o))
                     || (carried_len > 0 && o.frame > before && o.len > carried_len && r.len < o.len)
             })
     };
@@ -230,6 +252,7 @@ fn at_the_sender(
         smaller: smaller.map(|s| (s.frame, s.len)),
         icmp,
         hole: None,
+        offload,
     })
 }
 
@@ -363,6 +386,7 @@ fn past_the_hop(
         smaller: Some((fill.frame, fill.len)),
         icmp: None,
         hole: Some(next_seen.wrapping_sub(fill.seq)),
+        offload: false,
     })
 }
 
@@ -434,6 +458,7 @@ fn never_filled(
         smaller: None,
         icmp: None,
         hole: Some(hole),
+        offload: false,
     })
 }
 
@@ -552,6 +577,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 hop_mtu: p.icmp.map(|(_, mtu)| mtu).filter(|m| *m > 0),
                 icmp: p.icmp.is_some(),
                 hole: p.hole,
+                offload: p.offload,
             };
             x.display_filter = f.filter_frames(&x.frames);
             x.waits = here.into_iter().copied().collect();

@@ -78,6 +78,7 @@ fn a_router_saying_too_big_and_smaller_resends_are_path_mtu_discovery() {
                 hop_mtu: Some(1280),
                 icmp: true,
                 hole: None,
+                offload: false,
             }
         ),
         "{:?}",
@@ -154,6 +155,7 @@ fn full_size_copies_lost_until_a_smaller_one_passes_are_a_black_hole() {
                 hop_mtu: None,
                 icmp: false,
                 hole: None,
+                offload: false,
             }
         ),
         "{:?}",
@@ -271,6 +273,77 @@ fn a_router_saying_too_big_to_a_sender_that_keeps_the_size_is_still_the_path() {
     assert!(x.frames.contains(&o.frame(icmp)));
     assert_ms(x.cost_ms, 600.0, EXACT, "both timeouts");
     o.has_no(RtoStall);
+}
+
+/// A capture above the server's segmentation offload (GSO/TSO: its first
+/// block of two segments' data is in it whole): the router's ICMP lowers
+/// the path MTU, and the server's re-send of the lost segment's bytes
+/// shows at the same length, the block TCP handed down, though it left as
+/// smaller packets: it passed, the client acknowledged it. The sender
+/// honoured the ICMP; nothing says it ignored it.
+fn above_the_offload(acknowledged: bool) -> (Outcome, Id, Id, Id) {
+    let (mut w, [_, b]) = answer_in_two(Path::at_server(RTT), 2 * MSS, MSS);
+    w.lose(b);
+    let icmp = w.too_big(110.0, b, 1400);
+    let again = w.resend(110.1, b);
+    if acknowledged {
+        w.ack(C, w.arrival(again));
+    } else {
+        w.lose(again);
+    }
+    w.fin(S, 300.0);
+    w.fin(C, 330.0);
+    (w.run(), b, icmp, again)
+}
+
+#[test]
+fn above_the_offload_a_same_length_resend_that_passed_honoured_the_icmp() {
+    let (o, b, icmp, again) = above_the_offload(true);
+    let x = o.the(PathMtu);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::PathMtu {
+                sender: S,
+                full_size: MSS,
+                smaller: Some(MSS),
+                hop_mtu: Some(1400),
+                icmp: true,
+                offload: true,
+                hole: None,
+                ..
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+    for id in [b, icmp, again] {
+        assert!(x.frames.contains(&o.frame(id)), "{:?}", x.frames);
+    }
+    // The wait: from the server's last data (the lost segment) to its
+    // re-send.
+    assert_waits(&x.waits, &[o.wait(b, again, None, 10.1)], EXACT);
+    assert_cost_is_its_waits(x);
+    o.has_no(Retransmission);
+}
+
+#[test]
+fn above_the_offload_a_same_length_resend_lost_again_kept_the_size() {
+    let (o, ..) = above_the_offload(false);
+    let x = o.the(PathMtu);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::PathMtu {
+                smaller: None,
+                icmp: true,
+                offload: true,
+                ..
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
 }
 
 #[test]
