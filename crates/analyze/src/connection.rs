@@ -1032,6 +1032,9 @@ impl Connection {
         };
         let mut new_data = seg.payload_len > 0;
         let mut retransmission = false;
+        // A re-send of data the receiver had not acknowledged: what it
+        // belongs to reached the receiver whole no sooner.
+        let mut resent_unacked = false;
         let mut overtaken = false;
         // Bytes a hole's fill brought, when its hole tells them apart.
         let mut hole_bytes = None;
@@ -1123,6 +1126,7 @@ impl Connection {
                         } else {
                             h.stats.retransmissions += 1;
                             retransmission = true;
+                            resent_unacked = !acked_before && seg.payload_len > 0;
                             self.rtt.on_retransmission(dir);
                             new_data = seq::lt(max_end, end) && seg.payload_len > 0;
                             // A re-send of bytes the capture never saw (the
@@ -1148,6 +1152,9 @@ impl Connection {
             h.send_order.passed_by(seg.seq, end);
         }
         self.half[d].send_order.observe(seg.ip_id);
+        if resent_unacked && dir == Direction::ClientToServer {
+            self.exchanges.on_client_resend(at);
+        }
         match hole_bytes {
             Some(bytes) => self.half[d].stats.bytes += bytes as u64,
             None if new_data => self.half[d].stats.bytes += seg.payload_len as u64,

@@ -64,6 +64,11 @@ pub struct Exchange {
     /// by the time they left; the client could read nothing until the
     /// fill.
     pub response_seen: Option<Stamp>,
+    /// The client's last re-send of bytes the server had not acknowledged
+    /// while this request waited for its first answer: the server could
+    /// read the request whole only once that copy arrived (a loss in an
+    /// upload, its repair after the request's last new byte).
+    pub request_resent: Option<Stamp>,
     /// The request asked the server to hold its answer until another
     /// client's write or a timeout (a Redis blocking command: `BLPOP`,
     /// `XREAD BLOCK`, resp.rs): the wait is the client's asking, not the
@@ -716,6 +721,7 @@ impl Exchanges {
             downlink_busy_ns: 0,
             response_in_hole: false,
             response_seen: None,
+            request_resent: None,
             // (Both need a request read: a resumed request has none.)
             asks_to_wait,
             http: is_http,
@@ -813,6 +819,15 @@ impl Exchanges {
             if c.response_first == Some(fill) && held.ts_ns < fill.ts_ns {
                 c.response_seen.get_or_insert(held);
             }
+        }
+    }
+
+    /// The client sent again, at `at`, bytes the server had not
+    /// acknowledged: the open request, still unanswered, reached the
+    /// server whole no sooner than this copy.
+    pub(crate) fn on_client_resend(&mut self, at: Stamp) {
+        if let Some(c) = self.current.as_mut().filter(|c| c.response_first.is_none()) {
+            c.request_resent = Some(at);
         }
     }
 

@@ -420,6 +420,7 @@ mod tests {
             downlink_busy_ns: 0,
             response_in_hole: false,
             response_seen: None,
+            request_resent: None,
             asks_to_wait: false,
             http: false,
             pipelined: 0,

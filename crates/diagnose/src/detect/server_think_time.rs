@@ -4,8 +4,10 @@
 //! request and the first byte of its response.
 //!
 //! Signature, on the server's clock (client packets + the server side of
-//! the RTT): answer departure minus question arrival, at least half a
-//! round trip, clamped to 5..20 ms (above a kernel's or a TLS library's
+//! the RTT): answer departure minus question arrival (of its last copy:
+//! the last re-send of the client's unacknowledged bytes while it waited,
+//! since the server reads it whole no sooner, an upload's repair after
+//! its last new byte), at least half a round trip, clamped to 5..20 ms (above a kernel's or a TLS library's
 //! normal turnaround; 20 ms is worth knowing on any path). Each is a wait
 //! from the question (its last copy) to the answer's first segment, with
 //! no releasing packet (the server's own work ended it), of that time on
@@ -585,20 +587,31 @@ fn slow_exchanges(
         // answered no sooner than the client's Finished (what a server
         // holds it for). Other client data, an HTTP/2 SETTINGS
         // acknowledgment, is no part of the request.
+        // (Past the detectors' segment timeline, an upload's repairs:
+        // the exchange keeps the last re-send of the client's bytes the
+        // server had not acknowledged.)
         let span = f.between(x.request_first.frame, first.frame);
         let handshake_end = f.tls_end_frame.unwrap_or(0);
+        let resent = x.request_resent.filter(|r| r.frame < first.frame);
+        let last_request = resent.map_or(x.request_last, |r| {
+            if r.frame > x.request_last.frame {
+                r
+            } else {
+                x.request_last
+            }
+        });
         let last_copy = span
             .iter()
             .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
             .filter(|r| r.retransmission || r.frame <= x.request_last.frame.max(handshake_end))
             .map(|r| r.frame)
             .max()
-            .unwrap_or(x.request_last.frame)
-            .max(x.request_last.frame);
+            .unwrap_or(last_request.frame)
+            .max(last_request.frame);
         // Past the detectors' segment timeline (long connections) the
         // exchange's own stamps serve: the request is the client's, the
         // response the server's.
-        let tq = on_server(last_copy).unwrap_or(x.request_last.ts_ns + f.server_side_ns);
+        let tq = on_server(last_copy).unwrap_or(last_request.ts_ns + f.server_side_ns);
         // Held only if the server still had data in flight when the
         // request arrived (what Nagle waits on), and the response left
         // with the ACK for it.

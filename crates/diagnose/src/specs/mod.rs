@@ -962,6 +962,29 @@ impl Wire {
     }
 }
 
+/// An upload longer than the detectors' segment timeline (2,048
+/// segments), captured at the client: one of its early segments is lost
+/// and repaired after the request's last new byte. The server can read
+/// the request whole only when the repair arrives, and answers `think`
+/// ms after that.
+pub fn upload_repaired_late(think: f64) -> Outcome {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let segments = crate::model::TIMELINE_CAP as usize + 300;
+    let sent = w.burst(C, 40.0, segments, 0.01);
+    w.lose(sent[5]);
+    let last = *sent.last().unwrap();
+    // The server's duplicate ACKs stop at the hole; the repair leaves a
+    // round trip after the request's last new byte.
+    w.ack_upto(S, w.arrival(sent[6]), w.span(sent[5]).0);
+    let repair = w.resend(w.sent(last) + 40.0, sent[5]);
+    w.ack(S, w.arrival(repair));
+    w.data(S, w.arrival(repair) + think, 300);
+    w.fin(S, w.arrival(repair) + think + 1.0);
+    w.fin(C, w.arrival(repair) + think + 45.0);
+    w.run()
+}
+
 /// What the analysis said about one connection.
 pub struct Outcome {
     pub report: ConnectionReport,

@@ -907,3 +907,17 @@ fn a_receiver_that_gave_up_during_a_timer_silence_waited_until_its_reset() {
         "until the RST arrived",
     );
 }
+
+/// An upload longer than the detectors' timeline whose lost segment was
+/// repaired after its last new byte (`upload_repaired_late`): the repair's
+/// silence was found in a later window, which has no row for a request
+/// begun in the timeline; it is the request's loss, in its request ->
+/// first byte row, where it explains that row's excess, not a transfer
+/// stall beside it.
+#[test]
+fn an_upload_repaired_past_the_timeline_is_the_requests_loss() {
+    let o = upload_repaired_late(0.5);
+    let x = o.the_in(Retransmission, Phase::FirstByte);
+    assert_eq!(x.waits.len(), 1, "{:?}", x.waits);
+    o.has_none_in(Retransmission, Phase::Transfer);
+}

@@ -1343,3 +1343,19 @@ fn a_dialog_answered_within_the_hosts_turnaround_names_no_cause() {
         o.has_none_in(FindingKind::ClientThinkTime, Phase::Starttls);
     }
 }
+
+#[test]
+fn an_upload_repaired_after_its_last_byte_was_read_when_the_repair_came() {
+    // The answer left 0.5 ms after the repair arrived: no think time,
+    // though it came a round trip and more after the upload's last new
+    // segment.
+    upload_repaired_late(0.5).has_no(ServerThinkTime);
+}
+
+#[test]
+fn an_upload_repaired_late_and_answered_late_is_think_time_from_the_repair() {
+    let o = upload_repaired_late(30.0);
+    let x = o.the(ServerThinkTime);
+    assert_eq!(x.waits.len(), 1, "{:?}", x.waits);
+    assert_ms(x.waits[0].ms, 30.0, 0.5, "from the repair's arrival");
+}
