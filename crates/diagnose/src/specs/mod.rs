@@ -970,7 +970,7 @@ impl Wire {
 pub fn upload_repaired_late(think: f64) -> Outcome {
     let mut w = Wire::new(Path::at_client(40.0));
     w.handshake(0.0);
-    let segments = crate::model::TIMELINE_CAP as usize + 300;
+    let segments = crate::model::TIMELINE_CAP + 300;
     let sent = w.burst(C, 40.0, segments, 0.01);
     w.lose(sent[5]);
     let last = *sent.last().unwrap();
