@@ -224,6 +224,19 @@ fn handmade_edge_cases_agree_with_tshark() {
     }
 }
 
+/// A plain pcap file of a Linux DSA switch's link types (LINKTYPE_DSA_TAG_*:
+/// 281, 282, 284, 285), from its file header's link type.
+fn dsa_link_type(path: &std::path::Path) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    let pcap = bytes.len() >= 24 && bytes[..4] == [0xd4, 0xc3, 0xb2, 0xa1];
+    pcap && matches!(
+        u32::from_le_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]),
+        281 | 282 | 284 | 285
+    )
+}
+
 #[test]
 fn bundled_captures_agree_with_tshark() {
     if !require("bundled_captures_agree_with_tshark", &["tshark"], false) {
@@ -244,6 +257,11 @@ fn bundled_captures_agree_with_tshark() {
     }
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if dsa_link_type(&path) {
+            // tshark 4.0 reads no DSA switch tags: other_projects.rs checks
+            // those captures against tcpdump.
+            continue;
+        }
         if name.ends_with(".pcap") || name.ends_with(".pcapng") || name.ends_with(".pcap.gz") {
             // Lab and loopback fixtures use high ports: tell tshark which carry TLS
             // (tls-start: which carry the protocols TLS starts inside).
