@@ -81,12 +81,7 @@ fn a_client_fetching_a_crl_while_verifying_is_client_think_time() {
 fn the_same_client_without_the_fetch_is_not() {
     let doc = turns_capture("no-crl-download-tls13.pcap.gz");
     let c = connection(&doc, 0);
-    let kinds: Vec<&str> = c["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap())
-        .collect();
+    let kinds = kinds(&c["findings"]);
     assert!(kinds.is_empty(), "{kinds:?}");
 }
 

@@ -21,12 +21,7 @@ fn capture() -> std::path::PathBuf {
 fn an_uploads_late_repairs_are_its_loss_not_the_servers_time() {
     let doc = run_rttdoc_json(&capture());
     let c = connection(&doc, 0);
-    let kinds: Vec<&str> = c["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["kind"].as_str().unwrap())
-        .collect();
+    let kinds = kinds(&c["findings"]);
     assert!(!kinds.contains(&"server_think_time"), "{kinds:?}");
     // The repairs' waits fall in the upload, the request -> first byte
     // row (the only one after the handshake), where they explain part of
