@@ -33,6 +33,10 @@
 //! "too big", or smaller copies after a black hole's timeouts): they and
 //! a window stall overlapping their waits are `path_mtu`'s. The finding
 //! cites each original and its retransmission (`frame.number in {...}`).
+//! Its phase is the transfer's (stalls of a throughput), but when every
+//! wait ends inside one latency row, that row's: a request's repair (an
+//! upload's, a lost request segment's) delayed its arrival and so the
+//! first byte, and a repaired handshake flight the handshake.
 //! Loss shown: a re-send proves the sender decided to send again, not that
 //! anything was lost. The capture shows loss only with the receiver's
 //! acknowledgments in it: pure ACKs of the receiver in the connection (its
@@ -502,7 +506,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .filter(|(d, _)| *d == sender)
             .map(|&(_, frame)| frame)
             .take(beyond);
-        let mut x = f.finding(FindingKind::Retransmission, Some(Phase::Transfer));
+        // Stalls of a throughput, in the transfer; but when every wait is
+        // inside one latency row (an upload, which is its request's row;
+        // a repaired handshake flight), that row's excess is theirs.
+        let phase = match waits.first().map(|w| phase_of(f, w.to_frame)) {
+            Some(p) if waits.iter().all(|w| phase_of(f, w.to_frame) == p) => p,
+            _ => Phase::Transfer,
+        };
+        let mut x = f.finding(FindingKind::Retransmission, Some(phase));
         x.frames = pairs
             .iter()
             .copied()

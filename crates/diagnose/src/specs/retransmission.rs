@@ -101,6 +101,43 @@ fn a_fast_retransmission_costs_the_silence_before_it_and_is_no_rto_stall() {
     }
 }
 
+/// A request of five segments whose second was lost and fast
+/// retransmitted, then answered at once: the repair's silence delayed the
+/// request's arrival, so it is the request -> first byte row's excess
+/// (its phase), not a transfer stall beside it; an answer's repair, the
+/// control, stays in the transfer.
+#[test]
+fn a_requests_repair_is_its_first_bytes_wait() {
+    let (mut w, _, again) = fast_retransmit(Path::at_client(RTT));
+    let answer = w.data(S, w.arrival(again) + 0.2, 300);
+    w.fin(S, w.sent(answer) + 1.0);
+    w.fin(C, w.arrival(answer) + 5.0);
+    let o = w.run();
+    let r = o.the_in(Retransmission, Phase::FirstByte);
+    assert_eq!(r.waits.len(), 1, "{:?}", r.waits);
+    o.has_none_in(Retransmission, Phase::Transfer);
+    let row = o.row(Phase::FirstByte);
+    assert!(row.excess_ms.unwrap() >= r.cost_ms - EXACT, "{row:?}");
+
+    // The control: the request whole, the answer's second segment lost
+    // past the server (captured there) and fast retransmitted.
+    let mut w = Wire::new(Path::at_server(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    let start = w.arrival(req) + 0.2;
+    let segs = w.burst(S, start, 5, 0.01);
+    w.lose(segs[1]);
+    let acks: Vec<Id> = segs
+        .iter()
+        .filter(|s| **s != segs[1])
+        .map(|s| w.ack(C, w.arrival(*s)))
+        .collect();
+    w.resend(w.arrival(acks[3]) + 0.05, segs[1]);
+    let o = w.run();
+    o.the_in(Retransmission, Phase::Transfer);
+    o.has_none_in(Retransmission, Phase::FirstByte);
+}
+
 #[test]
 fn a_retransmissions_cost_is_made_of_waits() {
     let (w, _, _) = fast_retransmit(Path::at_client(RTT));
