@@ -20,7 +20,7 @@
 //! up: the ledger's excess is what the findings account for plus what is
 //! unexplained, over the whole connection.
 
-use crate::detect::{frames_filter, FRAMES_CITED, RESENDS_CITED};
+use crate::detect::{frames_filter, waits_phase, FRAMES_CITED, RESENDS_CITED};
 use crate::model::FindingKind;
 use crate::model::{
     ConnectionReport, Detail, Finding, LaterWindows, LedgerRow, Phase, MAX_WAITS_LISTED,
@@ -81,17 +81,8 @@ pub(crate) fn join(
     mut later: Box<LaterWindows>,
     nagle_off: [bool; 2],
 ) {
-    // The connection's own latency rows still under way when the later
-    // windows began (an upload longer than the timeline: its request ->
-    // first byte row spans them): a window, which has no row of its own
-    // for that exchange, put what it found there in the transfer.
-    let spanning: Vec<(Phase, u64, u64)> = report
-        .ledger
-        .iter()
-        .filter(|r| r.phase.is_latency() && r.phase != Phase::TcpHandshake && r.summed == 0)
-        .filter(|r| r.end_frame >= later.first_frame)
-        .map(|r| (r.phase, r.start_frame, r.end_frame))
-        .collect();
+    // The connection's own rows, before the windows' sums join them.
+    let own_rows = report.ledger.len();
     let (first, last) = (
         later.first_exchange,
         later.first_exchange + later.exchanges.saturating_sub(1),
@@ -119,7 +110,14 @@ pub(crate) fn join(
         if not_held(&f) {
             continue;
         }
-        rephase_inside(&mut f, &spanning);
+        // A window has no row for an exchange begun in the timeline (an
+        // upload longer than it: its request -> first byte row spans the
+        // windows) and put what it found there in the transfer; waits all
+        // inside the connection's own rows of one latency phase are that
+        // phase's.
+        if f.phase == Some(Phase::Transfer) && f.unlisted_waits.is_none() {
+            f.phase = Some(waits_phase(&report.ledger[..own_rows], &f.waits));
+        }
         // (Summed over windows, the cost is in RTTs of the connection's.)
         if let Some(at) = absorb(findings, f) {
             let x = &mut findings[at];
@@ -127,24 +125,6 @@ pub(crate) fn join(
         }
     }
     report.later_windows = Some(later);
-}
-
-/// A later window's finding put in the transfer for want of a row, whose
-/// every wait ended inside one of `spanning` (the connection's own
-/// latency rows that ran into the windows): that row's phase. A finding
-/// with waits outside it, or not all listed, stays where it was.
-fn rephase_inside(f: &mut Finding, spanning: &[(Phase, u64, u64)]) {
-    if f.phase != Some(Phase::Transfer) || f.waits.is_empty() || f.unlisted_waits.is_some() {
-        return;
-    }
-    let inside = spanning.iter().find(|(_, start, end)| {
-        f.waits
-            .iter()
-            .all(|w| *start <= w.to_frame && w.to_frame <= *end)
-    });
-    if let Some((phase, ..)) = inside {
-        f.phase = Some(*phase);
-    }
 }
 
 /// Sums `row` into the row of its phase (one per phase), or keeps it as

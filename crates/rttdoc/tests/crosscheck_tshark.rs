@@ -227,10 +227,10 @@ fn handmade_edge_cases_agree_with_tshark() {
 /// A plain pcap file of a Linux DSA switch's link types (LINKTYPE_DSA_TAG_*:
 /// 281, 282, 284, 285), from its file header's link type.
 fn dsa_link_type(path: &std::path::Path) -> bool {
-    let Ok(bytes) = std::fs::read(path) else {
-        return false;
-    };
-    let pcap = bytes.len() >= 24 && bytes[..4] == [0xd4, 0xc3, 0xb2, 0xa1];
+    use std::io::Read;
+    let mut bytes = [0u8; 24];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut bytes));
+    let pcap = read.is_ok() && bytes[..4] == [0xd4, 0xc3, 0xb2, 0xa1];
     pcap && matches!(
         u32::from_le_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]),
         281 | 282 | 284 | 285

@@ -46,6 +46,7 @@ mod zero_window;
 
 pub use early_data_unsafe::request_in;
 pub use nagle::held_requests;
+pub(crate) use retransmission::waits_phase;
 pub use sender_pace::sent_as_written;
 pub use server_think_time::{
     abandoned_exchanges, idle_exchanges, pushed_exchanges, replies_to_a_ping, reply_exchanges,

@@ -34,7 +34,8 @@
 //! a window stall overlapping their waits are `path_mtu`'s. The finding
 //! cites each original and its retransmission (`frame.number in {...}`).
 //! Its phase is the transfer's (stalls of a throughput), but when every
-//! wait ends inside one latency row, that row's: a request's repair (an
+//! wait ends inside latency rows of one phase, that phase (`waits_phase`,
+//! which window.rs applies to a later window's findings too): a request's repair (an
 //! upload's, a lost request segment's) delayed its arrival and so the
 //! first byte, and a repaired handshake flight the handshake.
 //! Loss shown: a re-send proves the sender decided to send again, not that
@@ -81,7 +82,7 @@
 //! byte's), as its cost is that phase's latency.
 
 use super::{pure_ack, Facts};
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use crate::model::{Detail, Direction, Finding, FindingKind, LedgerRow, Phase, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
 
@@ -316,8 +317,12 @@ pub(super) fn resend_wait(
 /// the transfer's. SYNs re-sent are `syn_retransmit`'s, so never the TCP
 /// handshake's.
 pub(super) fn phase_of(f: &Facts<'_>, frame: u64) -> Phase {
-    f.report
-        .ledger
+    phase_in(&f.report.ledger, frame)
+}
+
+/// [`phase_of`] in the rows `ledger`.
+fn phase_in(ledger: &[LedgerRow], frame: u64) -> Phase {
+    ledger
         .iter()
         .find(|r| {
             r.phase.is_latency()
@@ -326,6 +331,18 @@ pub(super) fn phase_of(f: &Facts<'_>, frame: u64) -> Phase {
                 && frame <= r.end_frame
         })
         .map_or(Phase::Transfer, |r| r.phase)
+}
+
+/// The phase every one of `waits` ends in, by the rows `ledger`
+/// ([`phase_of`]): the transfer's when they end in different phases (or
+/// there are none). Stalls of a throughput are the transfer's; waits all
+/// inside latency rows of one phase (an upload's repairs, which are its
+/// request's; a repaired handshake flight) are that phase's excess.
+pub(crate) fn waits_phase(ledger: &[LedgerRow], waits: &[Wait]) -> Phase {
+    match waits.first().map(|w| phase_in(ledger, w.to_frame)) {
+        Some(p) if waits.iter().all(|w| phase_in(ledger, w.to_frame) == p) => p,
+        _ => Phase::Transfer,
+    }
 }
 
 /// `items` by the ledger phase ([`phase_of`]) of the frame `at` gives
@@ -506,13 +523,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .filter(|(d, _)| *d == sender)
             .map(|&(_, frame)| frame)
             .take(beyond);
-        // Stalls of a throughput, in the transfer; but when every wait is
-        // inside one latency row (an upload, which is its request's row;
-        // a repaired handshake flight), that row's excess is theirs.
-        let phase = match waits.first().map(|w| phase_of(f, w.to_frame)) {
-            Some(p) if waits.iter().all(|w| phase_of(f, w.to_frame) == p) => p,
-            _ => Phase::Transfer,
-        };
+        let phase = waits_phase(&f.report.ledger, &waits);
         let mut x = f.finding(FindingKind::Retransmission, Some(phase));
         x.frames = pairs
             .iter()

@@ -592,14 +592,10 @@ fn slow_exchanges(
         // server had not acknowledged.)
         let span = f.between(x.request_first.frame, first.frame);
         let handshake_end = f.tls_end_frame.unwrap_or(0);
-        let resent = x.request_resent.filter(|r| r.frame < first.frame);
-        let last_request = resent.map_or(x.request_last, |r| {
-            if r.frame > x.request_last.frame {
-                r
-            } else {
-                x.request_last
-            }
-        });
+        let last_request = x
+            .request_resent
+            .filter(|r| r.frame > x.request_last.frame && r.frame < first.frame)
+            .unwrap_or(x.request_last);
         let last_copy = span
             .iter()
             .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
