@@ -73,16 +73,24 @@ fn a_resend_after_a_retransmission_timeout_is_a_retransmission_and_an_rto_stall(
 fn fast_retransmit(path: Path) -> (Wire, Vec<Id>, Id) {
     let mut w = Wire::new(path);
     w.handshake(0.0);
-    let segs = w.burst(C, 100.0, 5, 0.01);
+    let (segs, again) = second_of_five_resent(&mut w, C, 100.0);
+    w.ack(S, w.arrival(again));
+    (w, segs, again)
+}
+
+/// Five segments from `sender` at `t`, the second lost past the capture
+/// point, each other one ACKed on arrival, the second re-sent just after
+/// the third duplicate ACK arrives: the segments and the re-send.
+fn second_of_five_resent(w: &mut Wire, sender: Direction, t: f64) -> (Vec<Id>, Id) {
+    let segs = w.burst(sender, t, 5, 0.01);
     w.lose(segs[1]);
     let acks: Vec<Id> = segs
         .iter()
         .filter(|s| **s != segs[1])
-        .map(|s| w.ack(S, w.arrival(*s)))
+        .map(|s| w.ack(sender.reverse(), w.arrival(*s)))
         .collect();
     let again = w.resend(w.arrival(acks[3]) + 0.05, segs[1]);
-    w.ack(S, w.arrival(again));
-    (w, segs, again)
+    (segs, again)
 }
 
 #[test]
@@ -125,14 +133,7 @@ fn a_requests_repair_is_its_first_bytes_wait() {
     w.handshake(0.0);
     let req = w.data(C, 100.0, 100);
     let start = w.arrival(req) + 0.2;
-    let segs = w.burst(S, start, 5, 0.01);
-    w.lose(segs[1]);
-    let acks: Vec<Id> = segs
-        .iter()
-        .filter(|s| **s != segs[1])
-        .map(|s| w.ack(C, w.arrival(*s)))
-        .collect();
-    w.resend(w.arrival(acks[3]) + 0.05, segs[1]);
+    second_of_five_resent(&mut w, S, start);
     let o = w.run();
     o.the_in(Retransmission, Phase::Transfer);
     o.has_none_in(Retransmission, Phase::FirstByte);
