@@ -91,11 +91,15 @@ relay_lab_cleanup() {
 # dropped), then stops the relay and tcpdump. tcpdump's filter is
 # $relay_filter when set (`tcp or udp port 53`), else `tcp`; it listens
 # where $relay_tap says (`NAMESPACE INTERFACE`: a proxy's host on `any`,
-# a backend on its link), else on the client's c0.
+# a backend on its link), else on the client's c0. With $relay_loss
+# (`DROP_EVERY PORT`, tun-delay.py's) the relay drops every that-many-th
+# data packet from that source port.
 relay_capture() {
   local name=$1 p tap_ns tap_if; shift
   read -r tap_ns tap_if <<< "${relay_tap:-$C c0}"
-  ip netns exec "$M" python3 "$(dirname "${BASH_SOURCE[0]}")/tun-delay.py" ta tb 20 25 &
+  # (Word-split on purpose: two arguments, or none.)
+  # shellcheck disable=SC2086
+  ip netns exec "$M" python3 "$(dirname "${BASH_SOURCE[0]}")/tun-delay.py" ta tb 20 25 ${relay_loss:-} &
   pids+=($!)
   timeout 30 ip netns exec "$tap_ns" tcpdump -i "$tap_if" -s 0 -U --immediate-mode \
     -w "$work/$name.pcap" "${relay_filter:-tcp}" 2>/dev/null &
