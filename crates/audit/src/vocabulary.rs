@@ -24,7 +24,7 @@ pub fn confirms(check: &str) -> &'static [FindingKind] {
         "no_resumption" => &[FindingKind::ResumptionMissed],
         "hrr_curves" => &[FindingKind::HelloRetryRequest],
         "slow_start_after_idle" => &[FindingKind::SlowStartAfterIdle],
-        "backlog_mismatch" => &[FindingKind::SynRetransmit],
+        "backlog_mismatch" => &[FindingKind::SynRetransmit, FindingKind::AcceptQueueFull],
         "rsa_signing" => &[FindingKind::ServerThinkTime],
         // A held partial segment of a streamed response.
         "haproxy_msg_more" => &[FindingKind::NagleHold],
@@ -63,6 +63,7 @@ pub const CONFIG_EXPLAINABLE: &[FindingKind] = &[
     FindingKind::HelloRetryRequest,
     FindingKind::SlowStartAfterIdle,
     FindingKind::SynRetransmit,
+    FindingKind::AcceptQueueFull,
     FindingKind::ServerThinkTime,
     FindingKind::UpstreamWait,
     FindingKind::ConnectionNotReused,

@@ -275,6 +275,10 @@ finding_kinds! {
     /// The SYN was sent again.
     SynRetransmit = "syn_retransmit" in "syn_retransmit.rs", Waits,
         fix "SYN queue, backlog, the path";
+    /// The server's listener did not take the connection when the client
+    /// finished its handshake: its accept queue was full.
+    AcceptQueueFull = "accept_queue_full" in "accept_queue_full.rs", Waits,
+        fix "accept() sooner (more workers), a larger backlog and net.core.somaxconn";
     /// A response after idle restarted from a small congestion window.
     SlowStartAfterIdle = "slow_start_after_idle" in "slow_start_after_idle.rs", Waits,
         fix "`net.ipv4.tcp_slow_start_after_idle=0`";

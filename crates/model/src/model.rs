@@ -1083,11 +1083,27 @@ pub enum Detail {
         /// everything for a while), not a tail loss too short to trigger
         /// fast retransmit.
         unanswered: bool,
+        /// The client's re-sends of its first data, the server silent
+        /// since its SYN-ACK: the path may have dropped them, or the
+        /// server's listener not taken the connection yet (its accept
+        /// queue full, SYN cookies re-sending no SYN-ACK to show it).
+        unopened: bool,
     },
     /// The SYN sent again.
     SynRetransmit {
         /// SYNs sent.
         syns: u32,
+    },
+    /// The server's listener did not take the client's handshake ACK
+    /// (nor the data behind it) until a later copy.
+    AcceptQueueFull {
+        /// The server's SYN-ACKs re-sent after the client's ACK (its
+        /// timer's: it kept the connection half-open).
+        syn_acks_resent: u32,
+        /// The client's re-sends of data the server had not taken.
+        data_resent: u32,
+        /// Captured at the server: what the client sent reached its host.
+        at_server: bool,
     },
     /// Answers that waited for the server's upstream.
     UpstreamWait {

@@ -651,9 +651,32 @@ pub fn explanation(x: &Finding) -> String {
             }
         }
         Detail::RtoStall {
+            stalls,
+            unanswered,
+            unopened: true,
+            ..
+        } => {
+            let copies = if *unanswered {
+                "copy after copy went unanswered"
+            } else {
+                "it went unanswered"
+            };
+            format!(
+                "The client sat idle for its retransmission timer ({}, {cost:.0} ms in all) before sending its first \
+                 data again: {copies}, and the server had sent nothing since its SYN-ACK. \
+                 Either the path dropped what the client sent, or the server's listener had not taken the connection: \
+                 with its accept queue full, Linux drops the handshake's ACK and the data behind it, and after a SYN \
+                 cookie it keeps no state and re-sends no SYN-ACK that would show it (a capture at the server tells \
+                 the two apart: there the data arrives and goes unacknowledged).",
+                times(*stalls),
+                cost = fx(cost),
+            )
+        }
+        Detail::RtoStall {
             sender,
             stalls,
             unanswered: true,
+            ..
         } => {
             let (who, peer) = side(*sender);
             format!(
@@ -1014,6 +1037,46 @@ pub fn explanation(x: &Finding) -> String {
             crate::fmt_bytes(*rest_bytes),
             crate::fmt_ms(cost),
         ),
+        Detail::AcceptQueueFull {
+            syn_acks_resent,
+            data_resent,
+            at_server,
+        } => {
+            let shown = match (*syn_acks_resent, *data_resent) {
+                (0, n) => format!(
+                    "captured at the server, the client's data reached its host and got no acknowledgment until the \
+                     client sent it again ({}, on its retransmission timer): the server's stack had not taken the \
+                     connection",
+                    times(n)
+                ),
+                (k, 0) => format!(
+                    "the server sent its SYN-ACK again ({}) after the client's ACK of it: it still held the connection \
+                     half-open",
+                    times(k)
+                ),
+                (k, n) => format!(
+                    "the server sent its SYN-ACK again ({}) after the client's ACK of it, and the client sent its data \
+                     again ({}): the server held the connection half-open and took none of it",
+                    times(k),
+                    times(n)
+                ),
+            };
+            let why = match (*data_resent, *at_server) {
+                (0, true) => " Its listener's accept queue was full (the application calls accept() too slowly), or \
+                     TCP_DEFER_ACCEPT held a connection whose client sent nothing (a server that speaks first waits \
+                     until the deferral ends).",
+                (0, false) => " Its listener's accept queue was full (the application calls accept() too slowly), or \
+                     TCP_DEFER_ACCEPT held a connection whose client sent nothing (a server that speaks first waits \
+                     until the deferral ends); or that one ACK was lost on the way.",
+                _ => " Its listener's accept queue was full: the application calls accept() more slowly than \
+                     connections come, and Linux drops the handshake's ACK and the data behind it until there is room.",
+            };
+            format!(
+                "The server's listener did not take the connection when the client finished its handshake: {shown}.{why} \
+                 The client waited {} until the copy the server took.",
+                crate::fmt_ms(cost)
+            )
+        }
         Detail::SynRetransmit { syns } => format!(
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full.",
@@ -1373,6 +1436,11 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu) or give the interfaces the path's MTU; \
              on Linux senders, net.ipv4.tcp_mtu_probing=1 finds the smaller size by itself after a few timeouts."
             .into(),
+        Detail::RtoStall { unopened: true, .. } => "Where the server is yours, look at it first: `nstat -az \
+             TcpExtListenOverflows TcpExtListenDrops` counts listener drops (and `ss -lnt` shows a listener's accept queue, Recv-Q, against its backlog, Send-Q); if they \
+             grow, accept sooner (more workers) and raise the listen backlog and net.core.somaxconn. Else find where \
+             the path dropped the client's packets (a firewall, a policer, a lossy link)."
+            .into(),
         Detail::RtoStall {
             unanswered: true,
             ..
@@ -1567,6 +1635,16 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::DnsSearchList { name, .. } => format!(
             "Ask for the full name (`{name}.`) instead of the short one, so that no lookup fails first."
         ),
+        Detail::AcceptQueueFull { data_resent: 0, .. } => "On the server: accept sooner (more workers or threads, no \
+             blocking work in the accept loop) and give the listener a backlog that covers the bursts (nginx `listen ... \
+             backlog=N`, with net.core.somaxconn at least N); `nstat -az TcpExtListenOverflows` counts the drops. A server \
+             that speaks first (SMTP, MySQL, FTP, SSH) must not listen with TCP_DEFER_ACCEPT (nginx `deferred`, HAProxy \
+             `defer-accept`)."
+            .into(),
+        Detail::AcceptQueueFull { .. } => "On the server: accept sooner (more workers or threads, no blocking work in \
+             the accept loop) and give the listener a backlog that covers the bursts (nginx `listen ... backlog=N`, with \
+             net.core.somaxconn at least N); `nstat -az TcpExtListenOverflows TcpExtListenDrops` counts the drops."
+            .into(),
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."

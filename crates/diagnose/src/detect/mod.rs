@@ -7,6 +7,7 @@
 //! client's clock (server packets + b) or the server's (client packets + s),
 //! where b and s are the client-side and server-side parts of the RTT.
 
+mod accept_queue_full;
 mod address_fallback;
 pub mod causality;
 mod client_think_time;
@@ -954,11 +955,12 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 25] = [
+const DETECTORS: [Detector; 26] = [
     dns_query_lost::detect,
     address_fallback::detect,
     dns_search_list::detect,
     syn_retransmit::detect,
+    accept_queue_full::detect,
     connection_not_reused::detect,
     http_redirect::detect,
     http_auth_challenge::detect,

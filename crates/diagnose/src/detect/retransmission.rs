@@ -400,6 +400,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let (mtu_resends, mtu_waits) =
             narrow_path.map_or((&[][..], &[][..]), |p| (&p.resends[..], &p.waits[..]));
         let client_gone_at = client_closed_for_good(f, sender);
+        // The client's re-sends of what the server's listener had not
+        // taken are accept_queue_full's.
+        let not_taken = (sender == Direction::ClientToServer)
+            .then(|| super::accept_queue_full::not_taken(f))
+            .flatten()
+            .map(|n| n.first.frame..=n.taken.frame);
         let mut retx = Vec::new();
         let mut pairs = Vec::new();
         let mut stalls = Vec::new();
@@ -410,7 +416,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // A FIN re-sent after the data was delivered delays no one
             // (the application has finished), and the peer that does not
             // answer it may simply be gone: not evidence of loss.
-            if !r.retransmission || r.len == 0 || spurious(f, r) || mtu_resends.contains(&r.frame) {
+            if !r.retransmission
+                || r.len == 0
+                || spurious(f, r)
+                || mtu_resends.contains(&r.frame)
+                || not_taken.as_ref().is_some_and(|s| s.contains(&r.frame))
+            {
                 continue;
             }
             let first = original(f.timeline, r);
@@ -572,10 +583,23 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             let unanswered = firsts
                 .chunk_by(|a, b| a == b)
                 .any(|same| same.len() >= BLACK_HOLE_COPIES);
+            // The client's first data, the server silent since its
+            // SYN-ACK (accept_queue_full.rs: what a capture at the server
+            // or a SYN-ACK re-send would prove).
+            let unopened = sender == Direction::ClientToServer
+                && f.report.handshake.syn_ack_frame.is_some()
+                && f.report.handshake.tfo.is_none()
+                && here.iter().all(|(_, r)| {
+                    !f.timeline
+                        .iter()
+                        .take_while(|p| p.frame < r.frame)
+                        .any(|p| p.dir != sender && !p.flags.syn())
+                });
             y.detail = Detail::RtoStall {
                 sender,
                 stalls: here.len() as u32,
                 unanswered,
+                unopened,
             };
             y.display_filter = f.filter_frames(&y.frames);
             y.waits = here.iter().map(|(w, _)| *w).collect();

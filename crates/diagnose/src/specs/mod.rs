@@ -15,6 +15,7 @@
 //! the capture is taken (at the client, at the server, or in between), so
 //! one mechanism can be replayed at every vantage.
 
+mod accept_queue_full;
 mod address_fallback;
 mod causality;
 mod client_think_time;
