@@ -5,10 +5,14 @@
 //!
 //! - `http-server`: HTTP/1.1 keep-alive; writes the response header and body
 //!   with one write or two (`--split`), or streams the body in timed pieces
-//!   (`--chunks N --chunk-ms M`), Nagle on or off, optional TFO.
+//!   (`--chunks N --chunk-ms M`), Nagle on or off, optional TFO; a listen
+//!   backlog of its own (`--backlog N`), and one connection at a time with
+//!   `--serial-ms M` of work before each answer (a single worker, whose
+//!   accept queue fills when connections come faster).
 //! - `http-client`: N requests on one connection, optional pause between
 //!   them, optional TFO (request in the SYN), optional small receive buffer
-//!   and slow reading (a zero window).
+//!   and slow reading (a zero window); `--parallel N` connections at once
+//!   (0.3 ms apart).
 //! - `rpc-server` / `rpc-client`: an SFTP-like upload: each block is a
 //!   96-byte header write and a 656-byte body write, then the client waits
 //!   for a 4-byte status (seed case 3: Nagle on the writer, delayed ACK on the
@@ -90,6 +94,14 @@ pub struct PeerArgs {
     pub chunks: u32,
     /// ... this far apart (a backend producing its answer as it goes).
     pub chunk_ms: u64,
+    /// The server's listen backlog (Linux keeps this many plus one
+    /// finished connections waiting for accept()).
+    pub backlog: Option<i32>,
+    /// The server serves one connection at a time, working this long
+    /// before each answer.
+    pub serial_ms: u64,
+    /// The client opens this many connections, 0.3 ms apart.
+    pub parallel: u32,
 }
 
 impl PeerArgs {
@@ -117,6 +129,9 @@ impl PeerArgs {
                 "--read-delay-ms" => p.read_delay_ms = flags.num(a)?,
                 "--chunks" => p.chunks = flags.num(a)? as u32,
                 "--chunk-ms" => p.chunk_ms = flags.num(a)?,
+                "--backlog" => p.backlog = Some(flags.num(a)? as i32),
+                "--serial-ms" => p.serial_ms = flags.num(a)?,
+                "--parallel" => p.parallel = flags.num(a)? as u32,
                 other => return Err(format!("unknown peer option {other}")),
             }
         }
@@ -140,6 +155,13 @@ fn listener(args: &PeerArgs) -> io::Result<TcpListener> {
         .listen
         .ok_or_else(|| io::Error::other("--listen ADDR:PORT is required"))?;
     let l = TcpListener::bind(addr)?;
+    if let Some(backlog) = args.backlog {
+        // listen() again on a listening socket sets its backlog (Linux).
+        // SAFETY: listen on the listener's own descriptor.
+        if unsafe { libc::listen(l.as_raw_fd(), backlog) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
     if args.tfo {
         set_int_opt(l.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_FASTOPEN, 256)?;
     }
@@ -151,6 +173,11 @@ fn serve(args: &PeerArgs, handler: fn(TcpStream, &PeerArgs) -> io::Result<()>) -
     for conn in l.incoming() {
         let conn = conn?;
         conn.set_nodelay(args.nodelay)?;
+        if args.serial_ms > 0 {
+            // One worker: the next connection waits in the accept queue.
+            let _ = handler(conn, args);
+            continue;
+        }
         let a = args.clone();
         std::thread::spawn(move || {
             let _ = handler(conn, &a);
@@ -189,6 +216,7 @@ fn http_server(args: &PeerArgs) -> io::Result<()> {
                 &mut (&mut reader).take(body_len as u64),
                 &mut std::io::sink(),
             )?;
+            std::thread::sleep(Duration::from_millis(args.serial_ms));
             let head = response_head(body.len());
             if args.chunks > 1 {
                 // A streaming backend (server-sent events, tokens): the
@@ -286,6 +314,26 @@ fn print_timing(connect: Duration, first_byte: Duration, total: Duration) {
 }
 
 fn http_client(args: &PeerArgs) -> io::Result<()> {
+    if args.parallel > 1 {
+        let each = PeerArgs {
+            parallel: 1,
+            ..args.clone()
+        };
+        let clients: Vec<_> = (0..args.parallel)
+            .map(|i| {
+                let a = each.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_micros(300 * i as u64));
+                    http_client(&a)
+                })
+            })
+            .collect();
+        for c in clients {
+            c.join()
+                .map_err(|_| io::Error::other("a client thread panicked"))??;
+        }
+        return Ok(());
+    }
     let host = args.connect.map(|a| a.ip().to_string()).unwrap_or_default();
     let request = format!("GET / HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rttdoc-lab\r\n\r\n");
     let start = Instant::now();

@@ -579,6 +579,47 @@ fn syn_loss(ctx: &Ctx, lost: bool) -> Plan {
     p
 }
 
+/// Connections opened at once in each run of `accept_queue_builtin`.
+const ACCEPT_QUEUE_CONNECTIONS: u32 = 6;
+
+/// A single-worker server (500 ms per connection) and six connections
+/// opened 0.3 ms apart (all six SYNs reach the server before the first
+/// handshake ends, at the lab's RTTs of 5 ms and more): with backlog 1
+/// the listener keeps two finished connections waiting and the worker
+/// takes one, so the handshake ACKs and requests of the other three are
+/// dropped until there is room; with backlog 64 (the control) they all
+/// wait in the queue.
+fn accept_queue_builtin(ctx: &Ctx, full: bool) -> Plan {
+    let backlog = if full { "1" } else { "64" };
+    let mut p = builtin(
+        ctx,
+        peer_server("http-server", &["--backlog", backlog, "--serial-ms", "500"]),
+        peer_client(
+            "http-client",
+            &["--parallel", &ACCEPT_QUEUE_CONNECTIONS.to_string()],
+        ),
+    );
+    p.knobs = json!({ "listen_backlog": backlog, "server_workers": 1, "work_ms_per_connection": 500,
+        "connections_at_once": ACCEPT_QUEUE_CONNECTIONS, "connection_spacing_ms": 0.3 });
+    if full {
+        // One is accepted, two wait in the queue; the other three's ACKs
+        // and requests are dropped, their requests sent again on the
+        // client's timer until a copy gets in (at least twice: the first
+        // copy, a retransmission timeout after the request, comes before
+        // the first answer frees room). Which three depends on when the
+        // worker accepted the first (the ACKs come back within a fraction
+        // of a millisecond): `some_of`. Their SYNs came past the backlog
+        // of half-open connections, so they were SYN cookies: no SYN-ACK
+        // re-send shows the drop, only the server's capture (requests
+        // arriving unacknowledged).
+        let streams: Vec<u32> = (0..ctx.runs * ACCEPT_QUEUE_CONNECTIONS).collect();
+        p.pathologies = json!([{ "kind": "accept_queue_full", "phase": "first_byte", "streams": streams,
+            "some_of": 3 * ctx.runs, "visible_from": ["server"],
+            "why": "backlog 1 and one worker: three of each run's six connections have their handshake ACKs and requests dropped until the queue has room" }]);
+    }
+    p
+}
+
 fn write_write_read(ctx: &Ctx, nodelay: bool) -> Plan {
     // Three requests on one keep-alive connection; nginx sends the response
     // header and the (sendfile) body with two writes.
@@ -973,6 +1014,8 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "pmtu-clamped-nginx", summary: "control: the client's route announces MSS 1240, which fits the hop", control_of: Some("pmtu-blackhole-nginx"), needs: NGINX_CURL, plan: |c| path_mtu(c, true) },
     Scenario { name: "syn-loss", summary: "the client's first SYN is lost: the kernel resends it after its 1 s SYN timeout", control_of: None, needs: NGINX_CURL, plan: |c| syn_loss(c, true) },
     Scenario { name: "syn-loss-control", summary: "control: no loss", control_of: Some("syn-loss"), needs: NGINX_CURL, plan: |c| syn_loss(c, false) },
+    Scenario { name: "accept-queue-builtin", summary: "a single-worker server (500 ms each) with listen backlog 1, six connections at once: three's handshake ACKs and requests are dropped until the queue has room", control_of: None, needs: &[], plan: |c| accept_queue_builtin(c, true) },
+    Scenario { name: "accept-queue-roomy-builtin", summary: "control: backlog 64, the connections wait in the queue", control_of: Some("accept-queue-builtin"), needs: &[], plan: |c| accept_queue_builtin(c, false) },
     Scenario { name: "ssai-nginx", summary: "keep-alive with 2 s idle between two 200 KB responses, tcp_slow_start_after_idle=1: the second restarts from the initial window", control_of: None, needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, true) },
     Scenario { name: "no-ssai-nginx", summary: "control: tcp_slow_start_after_idle=0", control_of: Some("ssai-nginx"), needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, false) },
     Scenario { name: "tfo-haproxy", summary: "HAProxy `bind ... ssl crt ... tfo`: the first connection asks for a cookie, the next put the ClientHello in the SYN and save 1 RTT", control_of: None, needs: HAPROXY_CURL, plan: |c| tfo_haproxy(c, "accepted") },

@@ -436,6 +436,33 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
         }
     }
 
+    // A single worker behind backlog 1, six connections at once: three of
+    // each run's are held out of the full accept queue (one taken, two
+    // queued), which only the server's capture proves (SYN cookies: no
+    // SYN-ACK re-send); with backlog 64 they all wait inside it.
+    for (name, full) in [
+        ("accept-queue-builtin", true),
+        ("accept-queue-roomy-builtin", false),
+    ] {
+        let (_, [client, server]) = run(&dir, name);
+        let held = |view: &[Value]| -> Vec<u64> {
+            view.iter()
+                .filter(|c| kinds(&c["findings"]).contains(&"accept_queue_full"))
+                .map(|c| c["stream"].as_u64().unwrap())
+                .collect()
+        };
+        let at_server = held(&server);
+        for run in 0..2 {
+            let here = at_server.iter().filter(|s| **s / 6 == run).count();
+            assert_eq!(
+                here,
+                if full { 3 } else { 0 },
+                "{name} server: {at_server:?}"
+            );
+        }
+        assert!(held(&client).is_empty(), "{name} client");
+    }
+
     // Slow start after idle: the second response restarts from the initial window.
     for (name, restart) in [("ssai-nginx", true), ("no-ssai-nginx", false)] {
         let (_, views) = run(&dir, name);

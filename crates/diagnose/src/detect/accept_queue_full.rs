@@ -25,9 +25,12 @@
 //!   the same packets (the words say so);
 //! - captured at the server, the client's data after the handshake went
 //!   unacknowledged until the client sent it again: the server's host
-//!   received it and did not take it (a stack that holds the connection
-//!   acknowledges data within its delayed-ACK timer, long before the
-//!   client's retransmission timer of at least 200 ms runs out).
+//!   received it and did not take it. A stack that holds the connection
+//!   acknowledges data within its delayed-ACK timer (at most 500 ms) and
+//!   a copy of data it has at once (RFC 5681 4.2), so the server must
+//!   have ignored a copy too, or the original for longer than 500 ms: a
+//!   200 ms delayed ACK (Windows) that the client's first copy overtook
+//!   on a LAN (Linux's RTO: 200 ms and the round trip) is no drop.
 //!
 //! At a client's capture without a SYN-ACK re-send (SYN cookies), the
 //! client's re-sent data cannot be told from data lost on the path: it
@@ -111,8 +114,7 @@ pub(crate) fn not_taken<'a>(f: &Facts<'a>) -> Option<NotTaken<'a>> {
     // its first packet left.
     let taken = before
         .iter()
-        .filter(|r| r.dir == client && f.on_clock_of(server, r) <= left)
-        .next_back()?;
+        .rfind(|r| r.dir == client && f.on_clock_of(server, r) <= left)?;
     if taken.frame == ack.frame {
         return None;
     }
@@ -145,10 +147,14 @@ pub(crate) fn not_taken<'a>(f: &Facts<'a>) -> Option<NotTaken<'a>> {
         .filter(|r| r.dir == client && r.len > 0 && r.retransmission && r.frame <= taken.frame)
         .count() as u32;
     // Captured at the server: the client's data reached it, and it sent
-    // no ACK of it until a copy came.
+    // no ACK of it until a copy came; and not an ACK the stack was
+    // delaying that the client's first copy overtook (a 200 ms timer
+    // against a LAN's 200 ms RTO): it ignored a copy too, which a stack
+    // that has the connection acknowledges at once (RFC 5681 4.2), or
+    // the original longer than any delayed ACK.
     let ignored_data = at_server
         && first_data.is_some_and(|d| {
-            data_resent > 0
+            (data_resent >= 2 || taken.ts_ns - d.ts_ns > super::causality::MAX_ACK_DELAY_NS)
                 && opened.ack_set
                 && seq::le(d.end, opened.ack)
                 && before
@@ -162,8 +168,7 @@ pub(crate) fn not_taken<'a>(f: &Facts<'a>) -> Option<NotTaken<'a>> {
     let release = resent_syn_acks
         .iter()
         .copied()
-        .filter(|r| r.frame < taken.frame)
-        .next_back()
+        .rfind(|r| r.frame < taken.frame)
         .filter(|r| {
             f.between(r.frame + 1, taken.frame)
                 .iter()
