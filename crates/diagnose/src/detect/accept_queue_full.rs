@@ -18,8 +18,9 @@
 //! the server's, in one of two ways:
 //!
 //! - the server re-sent its SYN-ACK after the capture saw the client's
-//!   ACK of it, at least 500 ms after the client's last SYN (so that it
-//!   answers no SYN: the server's timer sent it): the server had not
+//!   ACK of it, at least 500 ms and a round trip after the client's last
+//!   SYN (so that it answers no SYN: the server's timer sent it; Linux's
+//!   first is 1 s after the SYN-ACK): the server had not
 //!   taken that ACK. Where the capture is not at the server and the
 //!   client sent nothing after that ACK, one ACK lost on the way explains
 //!   the same packets (the words say so);

@@ -585,9 +585,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .any(|same| same.len() >= BLACK_HOLE_COPIES);
             // The client's first data, the server silent since its
             // SYN-ACK (accept_queue_full.rs: what a capture at the server
-            // or a SYN-ACK re-send would prove).
+            // or a SYN-ACK re-send would prove); the SYN-ACK in this
+            // timeline (a long connection's later window starts past it).
             let unopened = sender == Direction::ClientToServer
-                && f.report.handshake.syn_ack_frame.is_some()
+                && f.report
+                    .handshake
+                    .syn_ack_frame
+                    .is_some_and(|sa| f.record(sa).is_some())
                 && f.report.handshake.tfo.is_none()
                 && here.iter().all(|(_, r)| {
                     !f.timeline
