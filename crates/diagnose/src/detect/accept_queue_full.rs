@@ -82,8 +82,13 @@ pub(crate) struct NotTaken<'a> {
 }
 
 /// The connection's span the server's listener did not take, when the
-/// capture shows one (the module's signature).
-pub(crate) fn not_taken<'a>(f: &Facts<'a>) -> Option<NotTaken<'a>> {
+/// capture shows one: found once per connection (`Facts::not_taken_view`).
+pub(crate) fn of<'f, 'a>(f: &'f Facts<'a>) -> Option<&'f NotTaken<'a>> {
+    f.not_taken_view.get_or_init(|| find(f)).as_ref()
+}
+
+/// The span [`of`] gives (the module's signature).
+fn find<'a>(f: &Facts<'a>) -> Option<NotTaken<'a>> {
     let hs = &f.report.handshake;
     let server = Direction::ServerToClient;
     let client = Direction::ClientToServer;
@@ -96,21 +101,15 @@ pub(crate) fn not_taken<'a>(f: &Facts<'a>) -> Option<NotTaken<'a>> {
     if hs.tfo.is_some() {
         return None;
     }
-    let timeline: &'a [SegmentRecord] = f.timeline;
-    let record = |frame: u64| {
-        let i = timeline.binary_search_by_key(&frame, |r| r.frame).ok()?;
-        timeline.get(i)
-    };
-    let (syn_ack, ack) = (record(hs.syn_ack_frame?)?, record(hs.ack_frame?)?);
-    let from = timeline.partition_point(|r| r.frame <= ack.frame);
+    let (syn_ack, ack) = (f.record(hs.syn_ack_frame?)?, f.record(hs.ack_frame?)?);
     // The server's first packet that is not a SYN-ACK: it had the
     // connection when it sent it.
-    let opened = timeline[from..]
+    let opened = f
+        .between(ack.frame + 1, u64::MAX)
         .iter()
         .find(|r| r.dir == server && !r.flags.syn())?;
     let left = f.on_clock_of(server, opened);
-    let before: &'a [SegmentRecord] =
-        &timeline[from - 1..timeline.partition_point(|r| r.frame < opened.frame)];
+    let before = f.between(ack.frame, opened.frame);
     // The copy it took: the client's last packet that reached it before
     // its first packet left.
     let taken = before
@@ -128,7 +127,8 @@ pub(crate) fn not_taken<'a>(f: &Facts<'a>) -> Option<NotTaken<'a>> {
         return None;
     }
     let first = first_data.unwrap_or(ack);
-    let last_syn = timeline
+    let last_syn = f
+        .timeline
         .iter()
         .take_while(|r| r.frame < ack.frame)
         .filter(|r| r.dir == client && r.flags.syn())
@@ -198,7 +198,7 @@ pub(crate) fn not_taken<'a>(f: &Facts<'a>) -> Option<NotTaken<'a>> {
 }
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
-    let Some(n) = not_taken(f) else {
+    let Some(n) = of(f) else {
         return;
     };
     let client = Direction::ClientToServer;
@@ -208,8 +208,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         release_frame: n.release.map(|r| r.frame),
         ms: (n.taken.ts_ns - n.first.ts_ns).max(0) as f64 / 1e6,
     };
-    let phase = n.phase;
-    let mut x = f.finding(FindingKind::AcceptQueueFull, Some(phase));
+    let mut x = f.finding(FindingKind::AcceptQueueFull, Some(n.phase));
     let mut frames = vec![n.first.frame];
     frames.extend(
         f.between(n.first.frame + 1, n.taken.frame + 1)

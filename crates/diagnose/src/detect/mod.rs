@@ -163,6 +163,10 @@ pub struct Facts<'a> {
     /// path (`path_mtu::find`), found on first use and shared by
     /// `path_mtu` and `retransmission` (which leaves those re-sends to it).
     pub(crate) path_mtu_views: [std::cell::OnceCell<Option<path_mtu::PathMtu>>; 2],
+    /// What the server's listener did not take (`accept_queue_full::of`),
+    /// found on first use and shared by `accept_queue_full` and
+    /// `retransmission` (which leaves those re-sends to it).
+    pub(crate) not_taken_view: std::cell::OnceCell<Option<accept_queue_full::NotTaken<'a>>>,
 }
 
 impl HandshakeTurn {
@@ -338,7 +342,7 @@ impl<'a> Facts<'a> {
     }
 
     /// The timeline record of a frame (the timeline is in frame order).
-    pub fn record(&self, frame: u64) -> Option<&SegmentRecord> {
+    pub fn record(&self, frame: u64) -> Option<&'a SegmentRecord> {
         let i = self
             .timeline
             .binary_search_by_key(&frame, |r| r.frame)
@@ -392,7 +396,7 @@ impl<'a> Facts<'a> {
 
     /// The timeline's records from frame `from` (included) to frame `to`
     /// (excluded); the timeline is in frame order.
-    pub fn between(&self, from: u64, to: u64) -> &[SegmentRecord] {
+    pub fn between(&self, from: u64, to: u64) -> &'a [SegmentRecord] {
         let lo = self.timeline.partition_point(|r| r.frame < from);
         let hi = self.timeline.partition_point(|r| r.frame < to).max(lo);
         &self.timeline[lo..hi]

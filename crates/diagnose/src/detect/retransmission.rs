@@ -403,7 +403,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // The client's re-sends of what the server's listener had not
         // taken are accept_queue_full's.
         let not_taken = (sender == Direction::ClientToServer)
-            .then(|| super::accept_queue_full::not_taken(f))
+            .then(|| super::accept_queue_full::of(f))
             .flatten()
             .map(|n| n.first.frame..=n.taken.frame);
         let mut retx = Vec::new();
@@ -587,18 +587,20 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // SYN-ACK (accept_queue_full.rs: what a capture at the server
             // or a SYN-ACK re-send would prove); the SYN-ACK in this
             // timeline (a long connection's later window starts past it).
+            let server_spoke = f
+                .timeline
+                .iter()
+                .find(|p| p.dir != sender && !p.flags.syn())
+                .map(|p| p.frame);
             let unopened = sender == Direction::ClientToServer
                 && f.report
                     .handshake
                     .syn_ack_frame
                     .is_some_and(|sa| f.record(sa).is_some())
                 && f.report.handshake.tfo.is_none()
-                && here.iter().all(|(_, r)| {
-                    !f.timeline
-                        .iter()
-                        .take_while(|p| p.frame < r.frame)
-                        .any(|p| p.dir != sender && !p.flags.syn())
-                });
+                && here
+                    .iter()
+                    .all(|(_, r)| server_spoke.is_none_or(|s| r.frame < s));
             y.detail = Detail::RtoStall {
                 sender,
                 stalls: here.len() as u32,
