@@ -248,12 +248,14 @@ fn check_made(dir: &Path) {
     }
     // curl --anyauth against nginx's auth_basic: one challenge, one round
     // trip (40 ms), on the same connection. (check() ties the cost to
-    // tshark's legs; the bound allows nginx's and curl's own turns on a
-    // machine busy with other test binaries: 1.20 RTT seen once.)
+    // tshark's legs; the bounds here tell N round trips from N+1, up to
+    // half a round trip over, for nginx's, curl's and the Python relay's
+    // own turns on a machine busy with other test binaries: 1.20 RTT
+    // seen once.)
     assert_eq!(check(&at("basic-anyauth")), [1]);
     let x = the_finding(&at("basic-anyauth"), 0);
     let rtts = x["cost_rtts"].as_f64().unwrap();
-    assert!((0.9..1.35).contains(&rtts), "{rtts} RTT");
+    assert!((0.9..1.5).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("preemptive"), "{x}");
     // The same over TLS 1.3, its key log in the pcapng (editcap
     // --inject-secrets): read through the keys as tshark reads it.
@@ -264,7 +266,7 @@ fn check_made(dir: &Path) {
         assert_eq!(check(&tls), [1], "{name}");
         let x = the_finding(&tls, 0);
         let rtts = x["cost_rtts"].as_f64().unwrap();
-        assert!((0.9..1.2).contains(&rtts), "{name}: {rtts} RTT");
+        assert!((0.9..1.5).contains(&rtts), "{name}: {rtts} RTT");
     }
     // In HTTP/2: the 401 on stream 1, the credentials on stream 3 of the
     // same connection, one round trip; a wrong password, none.
@@ -272,7 +274,7 @@ fn check_made(dir: &Path) {
     assert_eq!(check(&h2), [1]);
     let x = the_finding(&h2, 0);
     let rtts = x["cost_rtts"].as_f64().unwrap();
-    assert!((0.9..1.2).contains(&rtts), "{rtts} RTT");
+    assert!((0.9..1.5).contains(&rtts), "{rtts} RTT");
     let rejected = dir.join("basic-rejected-h2.pcapng.gz");
     assert_eq!(check(&rejected), Vec::<usize>::new());
     assert_no_finding(&run_rttdoc_json(&rejected), "http_auth_challenge");
@@ -281,7 +283,7 @@ fn check_made(dir: &Path) {
     assert_eq!(check(&at("digest")), [1]);
     let x = the_finding(&at("digest"), 0);
     let rtts = x["cost_rtts"].as_f64().unwrap();
-    assert!((0.9..1.3).contains(&rtts), "{rtts} RTT");
+    assert!((0.9..1.5).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("nonce"), "{x}");
     assert!(x["explanation"].as_str().unwrap().contains("Digest"), "{x}");
     // NTLM asked for with nothing: two challenges, two round trips, and
@@ -290,7 +292,7 @@ fn check_made(dir: &Path) {
     assert_eq!(check(&at("ntlm-anyauth")), [2]);
     let x = the_finding(&at("ntlm-anyauth"), 0);
     let rtts = x["cost_rtts"].as_f64().unwrap();
-    assert!((1.9..2.6).contains(&rtts), "{rtts} RTT");
+    assert!((1.9..2.5).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("NTLM"), "{x}");
     // NTLM's first message with the first request: one.
     assert_eq!(check(&at("ntlm")), [1]);
