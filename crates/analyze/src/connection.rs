@@ -877,6 +877,13 @@ impl Connection {
         let seg_len = if stray_syn_ack { 0 } else { seg_len };
         if flags.syn() && !stray_syn_ack {
             let h = &mut self.half[d];
+            // The first SYN of a side whose earlier packets had none (a
+            // server's ACK of another connection on the port pair, before
+            // its SYN-ACK): its sequence space starts here, as Wireshark's
+            // relative numbers do.
+            if h.isn.is_none() {
+                h.base_seq = Some(seg.seq);
+            }
             h.isn = Some(seg.seq);
             h.mss = seg.options.mss.or(h.mss);
             h.wscale = seg.options.window_scale;
@@ -1181,8 +1188,25 @@ impl Connection {
             s.first_zero_window_frame.get_or_insert(at.frame);
         }
 
+        // A pure ACK of the server's before any SYN-ACK that does not
+        // acknowledge the client's SYN belongs to another connection on
+        // the port pair (one the server still holds: a challenge ACK, a
+        // TIME-WAIT's): the client, in SYN-SENT, resets it (RFC 793 3.4),
+        // and it acknowledges nothing of this connection's.
+        // (The client still in SYN-SENT: it sent nothing beyond its SYN.
+        // A capture that missed the SYN-ACK shows the client's data and
+        // the server's ACKs of it.)
+        let foreign_ack = dir == Direction::ServerToClient
+            && seg_len == 0
+            && !flags.syn()
+            && !flags.rst()
+            && self.syn_ack.is_none()
+            && self.half[r].isn.is_some_and(|isn| {
+                let after_syn = isn.wrapping_add(1);
+                self.half[r].max_end == Some(after_syn) && seg.ack != after_syn
+            });
         // ACK: RTT samples for the data the peer sent.
-        if flags.ack() {
+        if flags.ack() && !foreign_ack {
             // Acknowledging bytes of the peer the capture never showed: the
             // capture missed them (the peer had sent them, or it could not
             // be ACKed), which is not loss on the path.

@@ -275,6 +275,11 @@ finding_kinds! {
     /// The SYN was sent again.
     SynRetransmit = "syn_retransmit" in "syn_retransmit.rs", Waits,
         fix "SYN queue, backlog, the path";
+    /// The server answered the SYN with an ACK of another connection on
+    /// the same port pair (one it still held, or its TIME-WAIT): the
+    /// client reset it and sent its SYN again.
+    SynAnsweredByAck = "syn_answered_by_ack" in "syn_answered_by_ack.rs", Waits,
+        fix "server: TCP keepalive and idle timeouts that drop connections whose client is gone; client: kernel-chosen source ports, TCP timestamps on";
     /// The server's listener did not take the connection when the client
     /// finished its handshake: its accept queue was full.
     AcceptQueueFull = "accept_queue_full" in "accept_queue_full.rs", Waits,

@@ -1094,6 +1094,17 @@ pub enum Detail {
         /// SYNs sent.
         syns: u32,
     },
+    /// The server answered the client's SYN with an ACK of another
+    /// connection on the same port pair.
+    SynAnsweredByAck {
+        /// SYNs so answered.
+        answers: u32,
+        /// The client reset each of those ACKs (RST captured).
+        reset: bool,
+        /// Each SYN re-send left the moment the ACK came (Linux re-arms
+        /// its SYN timer), none on the SYN timer.
+        quick_retry: bool,
+    },
     /// The server's listener did not take the client's handshake ACK
     /// (nor the data behind it) until a later copy.
     AcceptQueueFull {

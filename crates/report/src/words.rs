@@ -1077,6 +1077,30 @@ pub fn explanation(x: &Finding) -> String {
                 crate::fmt_ms(cost)
             )
         }
+        Detail::SynAnsweredByAck {
+            answers,
+            reset,
+            quick_retry,
+        } => {
+            let again = if *quick_retry {
+                "the moment the ACK came (Linux re-arms its SYN timer after such an ACK)"
+            } else {
+                "on its SYN timer"
+            };
+            let reset = if *reset { "reset it (RST) and " } else { "" };
+            format!(
+                "The server answered the client's SYN with an ACK that acknowledged none of it ({}): its host still \
+                 held a connection on the same addresses and ports. Either the client's earlier connection from this \
+                 port, which the server kept after the client forgot it (a client host restarted or crashed without \
+                 closing, a NAT gave an expired mapping's port to a new connection, a client bound to a fixed source \
+                 port), or that connection's TIME-WAIT, which takes a new SYN only when its sequence number or \
+                 timestamp is newer (TCP timestamps off, another host behind the same NAT); a DDoS mitigation's SYN \
+                 authentication answers a first SYN with a wrong ACK on purpose. The client {reset}sent its SYN \
+                 again {again}: the handshake waited {} for it.",
+                times(*answers),
+                crate::fmt_ms(cost),
+            )
+        }
         Detail::SynRetransmit { syns } => format!(
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full.",
@@ -1645,6 +1669,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              the accept loop) and give the listener a backlog that covers the bursts (nginx `listen ... backlog=N`, with \
              net.core.somaxconn at least N); `nstat -az TcpExtListenOverflows TcpExtListenDrops` counts the drops."
             .into(),
+        Detail::SynAnsweredByAck { quick_retry, .. } => format!(
+            "On the server, drop connections whose client is gone: TCP keepalive (nginx `listen ... \
+             so_keepalive=60s:10s:3`, HAProxy `option clitcpka`) and idle timeouts shorter than any NAT's on the way \
+             (nginx `keepalive_timeout`). On the client, let the kernel choose the source port (no fixed bind(), no \
+             `curl --local-port`) and keep TCP timestamps on (`net.ipv4.tcp_timestamps=1`): a TIME-WAIT takes a SYN \
+             with a newer timestamp. Behind a NAT, mappings that outlive the servers' idle timeouts, and a port pool \
+             that does not hand a port out again within TIME-WAIT's 60 s.{}",
+            if *quick_retry {
+                ""
+            } else {
+                " Clients that wait their SYN timer after the reset (1 s or more) lose the most."
+            }
+        ),
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."

@@ -38,6 +38,7 @@ mod rwnd_limited;
 mod sender_pace;
 mod server_think_time;
 mod slow_start_after_idle;
+mod syn_answered_by_ack;
 mod syn_retransmit;
 mod tfo;
 mod tls_extra_rtt;
@@ -959,11 +960,12 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 26] = [
+const DETECTORS: [Detector; 27] = [
     dns_query_lost::detect,
     address_fallback::detect,
     dns_search_list::detect,
     syn_retransmit::detect,
+    syn_answered_by_ack::detect,
     accept_queue_full::detect,
     connection_not_reused::detect,
     http_redirect::detect,

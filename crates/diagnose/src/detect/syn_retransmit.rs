@@ -37,9 +37,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     if syns.len() < 2 {
         return;
     }
+    // SYNs the server answered with an ACK of another connection were
+    // answered: the wait after each is syn_answered_by_ack's.
+    let answered: Vec<u64> = super::syn_answered_by_ack::rejections(f)
+        .iter()
+        .map(|r| r.syn.frame)
+        .collect();
     let waits: Vec<Wait> = syns
         .windows(2)
         .filter(|p| p[1].ts_ns - p[0].ts_ns <= super::causality::RTO_MAX_NS)
+        .filter(|p| !answered.contains(&p[0].frame))
         .map(|p| Wait {
             from_frame: p[0].frame,
             to_frame: p[1].frame,

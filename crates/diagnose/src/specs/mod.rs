@@ -44,6 +44,7 @@ mod retransmission;
 mod rwnd_limited;
 mod server_think_time;
 mod slow_start_after_idle;
+mod syn_answered_by_ack;
 mod syn_retransmit;
 mod tfo;
 mod tls;
