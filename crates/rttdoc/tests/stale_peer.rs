@@ -93,10 +93,8 @@ fn expected(capture: &Path) -> BTreeMap<u64, Vec<Answered>> {
                     }
                 }
             }
-            (true, false, _) if rst => {
-                if s.pending.is_some_and(|p| p.2 == seq) {
-                    s.reset = Some(frame);
-                }
+            (true, false, _) if rst && s.pending.is_some_and(|p| p.2 == seq) => {
+                s.reset = Some(frame);
             }
             _ => {}
         }
