@@ -12,7 +12,10 @@
 //! - `http-client`: N requests on one connection, optional pause between
 //!   them, optional TFO (request in the SYN), optional small receive buffer
 //!   and slow reading (a zero window); `--parallel N` connections at once
-//!   (0.3 ms apart).
+//!   (0.3 ms apart); from a fixed port (`--local-port P`), a second
+//!   connection from the same port after the first, which the client
+//!   closed or forgot (`--again close|forget`: a host that restarted
+//!   sends nothing, as a socket closed in TCP_REPAIR mode does).
 //! - `rpc-server` / `rpc-client`: an SFTP-like upload: each block is a
 //!   96-byte header write and a 656-byte body write, then the client waits
 //!   for a 4-byte status (seed case 3: Nagle on the writer, delayed ACK on the
@@ -102,6 +105,24 @@ pub struct PeerArgs {
     pub serial_ms: u64,
     /// The client opens this many connections, 0.3 ms apart.
     pub parallel: u32,
+    /// The client binds this local port (SO_REUSEADDR).
+    pub local_port: Option<u16>,
+    /// The client opens a second connection after the first, which it
+    /// ended as this says.
+    pub again: Option<Again>,
+}
+
+/// How the HTTP client ends its first connection before it opens the
+/// next from the same port (`--again`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Again {
+    /// Shuts down its side, reads to the server's FIN, closes: the server
+    /// keeps nothing of it.
+    Close,
+    /// Closes it in TCP_REPAIR mode: the kernel sends nothing, no FIN, no
+    /// RST (a host that restarted, a NAT that forgot its mapping); the
+    /// server still holds the connection.
+    Forget,
 }
 
 impl PeerArgs {
@@ -132,6 +153,14 @@ impl PeerArgs {
                 "--backlog" => p.backlog = Some(flags.num(a)? as i32),
                 "--serial-ms" => p.serial_ms = flags.num(a)?,
                 "--parallel" => p.parallel = flags.num(a)? as u32,
+                "--local-port" => p.local_port = Some(flags.num(a)? as u16),
+                "--again" => {
+                    p.again = Some(match flags.value(a)?.as_str() {
+                        "close" => Again::Close,
+                        "forget" => Again::Forget,
+                        v => return Err(format!("--again: close or forget, not {v}")),
+                    })
+                }
                 other => return Err(format!("unknown peer option {other}")),
             }
         }
@@ -274,6 +303,19 @@ fn connect(args: &PeerArgs, first: &[u8]) -> io::Result<(TcpStream, bool)> {
         sin_zero: [0; 8],
     };
     let len = std::mem::size_of::<libc::sockaddr_in>() as u32;
+    if let Some(port) = args.local_port {
+        set_int_opt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+        let local = libc::sockaddr_in {
+            sin_family: libc::AF_INET as u16,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr { s_addr: 0 },
+            sin_zero: [0; 8],
+        };
+        // SAFETY: bind with a valid address of `len` bytes.
+        if unsafe { libc::bind(fd, (&local as *const libc::sockaddr_in).cast(), len) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
     if args.tfo {
         // SAFETY: sendto with a valid buffer and address.
         let r = unsafe {
@@ -334,6 +376,38 @@ fn http_client(args: &PeerArgs) -> io::Result<()> {
         }
         return Ok(());
     }
+    if let Some(again) = args.again {
+        let first = http_connection(args)?;
+        match again {
+            Again::Close => close_and_wait(first)?,
+            // Closed in repair mode, the socket goes without a word.
+            Again::Forget => {
+                set_int_opt(first.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_REPAIR, 1)?
+            }
+        }
+    }
+    let last = http_connection(args)?;
+    if args.local_port.is_some() {
+        // The next run binds the same port: its 4-tuple must be free, not
+        // a socket still waiting for the server's FIN.
+        close_and_wait(last)?;
+    }
+    Ok(())
+}
+
+/// Shuts down the client's side and reads to the server's FIN: once
+/// closed, the server keeps nothing of the connection (and the client's
+/// TIME-WAIT only, where the host keeps one).
+fn close_and_wait(s: TcpStream) -> io::Result<()> {
+    s.shutdown(std::net::Shutdown::Write)?;
+    let mut rest = Vec::new();
+    (&s).read_to_end(&mut rest)?;
+    Ok(())
+}
+
+/// One connection of the HTTP client: `requests` requests, each timed;
+/// returns the connection, open.
+fn http_connection(args: &PeerArgs) -> io::Result<TcpStream> {
     let host = args.connect.map(|a| a.ip().to_string()).unwrap_or_default();
     let request = format!("GET / HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rttdoc-lab\r\n\r\n");
     let start = Instant::now();
@@ -387,7 +461,7 @@ fn http_client(args: &PeerArgs) -> io::Result<()> {
             std::thread::sleep(Duration::from_millis(args.pause_ms));
         }
     }
-    Ok(())
+    Ok(s)
 }
 
 const RPC_HEADER: usize = 96;

@@ -620,6 +620,42 @@ fn accept_queue_builtin(ctx: &Ctx, full: bool) -> Plan {
     p
 }
 
+/// The built-in client's port in `stale_peer_builtin`.
+const STALE_PEER_PORT: &str = "40100";
+
+/// Two connections per run from one client port: the first (one request,
+/// keep-alive) forgotten by the client (closed in TCP_REPAIR mode: no FIN,
+/// no RST, as a host that restarted), so the server still holds it when
+/// the second's SYN comes: it answers with a challenge ACK, the client
+/// resets it and sends its SYN again at once (Linux). The control closes
+/// the first connection (shutdown, the server's FIN read) before the
+/// second.
+fn stale_peer_builtin(ctx: &Ctx, forget: bool) -> Plan {
+    let again = if forget { "forget" } else { "close" };
+    let mut p = builtin(
+        ctx,
+        peer_server("http-server", &[]),
+        peer_client(
+            "http-client",
+            &["--local-port", STALE_PEER_PORT, "--again", again],
+        ),
+    );
+    // The client keeps no TIME-WAIT: each run binds the port again at once.
+    p.client_sysctls
+        .push(("net.ipv4.tcp_max_tw_buckets".into(), "0".into()));
+    p.knobs = json!({ "client_port": STALE_PEER_PORT, "connections_per_run": 2,
+        "first_connection": if forget { "forgotten by the client (closed in TCP_REPAIR mode: nothing sent)" } else { "closed by the client" } });
+    if forget {
+        // Each run's second connection: one round trip to the challenge
+        // ACK, then Linux's quick retry (2 jiffies).
+        let streams: Vec<u32> = (0..ctx.runs).map(|r| 2 * r + 1).collect();
+        p.pathologies = json!([{ "kind": "syn_answered_by_ack", "phase": "tcp_handshake", "streams": streams,
+            "extra_rtts_each": 1.0,
+            "why": "the server still held the client's first connection on the port pair: a challenge ACK, the client's RST, the SYN again" }]);
+    }
+    p
+}
+
 fn write_write_read(ctx: &Ctx, nodelay: bool) -> Plan {
     // Three requests on one keep-alive connection; nginx sends the response
     // header and the (sendfile) body with two writes.
@@ -1016,6 +1052,8 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "syn-loss-control", summary: "control: no loss", control_of: Some("syn-loss"), needs: NGINX_CURL, plan: |c| syn_loss(c, false) },
     Scenario { name: "accept-queue-builtin", summary: "a single-worker server (500 ms each) with listen backlog 1, six connections at once: three's handshake ACKs and requests are dropped until the queue has room", control_of: None, needs: &[], plan: |c| accept_queue_builtin(c, true) },
     Scenario { name: "accept-queue-roomy-builtin", summary: "control: backlog 64, the connections wait in the queue", control_of: Some("accept-queue-builtin"), needs: &[], plan: |c| accept_queue_builtin(c, false) },
+    Scenario { name: "stale-peer-builtin", summary: "two connections per run from one client port, the first forgotten by the client (no FIN, no RST): the server answers the second's SYN with a challenge ACK, the client resets it and sends its SYN again", control_of: None, needs: &[], plan: |c| stale_peer_builtin(c, true) },
+    Scenario { name: "stale-peer-closed-builtin", summary: "control: the first connection closed before the second", control_of: Some("stale-peer-builtin"), needs: &[], plan: |c| stale_peer_builtin(c, false) },
     Scenario { name: "ssai-nginx", summary: "keep-alive with 2 s idle between two 200 KB responses, tcp_slow_start_after_idle=1: the second restarts from the initial window", control_of: None, needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, true) },
     Scenario { name: "no-ssai-nginx", summary: "control: tcp_slow_start_after_idle=0", control_of: Some("ssai-nginx"), needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, false) },
     Scenario { name: "tfo-haproxy", summary: "HAProxy `bind ... ssl crt ... tfo`: the first connection asks for a cookie, the next put the ClientHello in the SYN and save 1 RTT", control_of: None, needs: HAPROXY_CURL, plan: |c| tfo_haproxy(c, "accepted") },

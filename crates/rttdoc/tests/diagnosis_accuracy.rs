@@ -32,6 +32,7 @@ const VERIFIED: &[&str] = &[
     "rwnd_limited",
     "server_think_time",
     "slow_start_after_idle",
+    "syn_answered_by_ack",
     "syn_retransmit",
     "tfo_accepted",
     "tfo_cookie_request",

@@ -463,6 +463,36 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
         assert!(held(&client).is_empty(), "{name} client");
     }
 
+    // Two connections per run from one port: the first forgotten by the
+    // client, the server answers the second's SYN with a challenge ACK,
+    // the client resets it and sends its SYN again at once (a round trip
+    // and Linux's 2 jiffies); the first closed (the control), the second
+    // opens at once.
+    for (name, forgotten) in [
+        ("stale-peer-builtin", true),
+        ("stale-peer-closed-builtin", false),
+    ] {
+        let (_, views) = run(&dir, name);
+        for (side, view) in ["client", "server"].iter().zip(&views) {
+            assert_eq!(view.len(), 4, "{name} {side}: two runs of two");
+            for c in view {
+                let second = c["stream"].as_u64().unwrap() % 2 == 1;
+                let found = c["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["kind"] == "syn_answered_by_ack");
+                assert_eq!(found.is_some(), forgotten && second, "{name} {side}: {c}");
+                assert!(!kinds(&c["findings"]).contains(&"syn_retransmit"), "{name}");
+                if let Some(x) = found {
+                    let cost = rtts(f(&x["cost_ms"]));
+                    assert!(within(cost, 0.95, 1.6), "{name} {side}: {cost:.2} RTT");
+                    assert_eq!(x["waits"][0]["release_frame"], x["frames"][1]);
+                }
+            }
+        }
+    }
+
     // Slow start after idle: the second response restarts from the initial window.
     for (name, restart) in [("ssai-nginx", true), ("no-ssai-nginx", false)] {
         let (_, views) = run(&dir, name);
