@@ -21,8 +21,9 @@
 //! authentication answers a first SYN with a wrong ACK on purpose, to
 //! make the client reset and try again.
 //!
-//! In the capture: a pure ACK of the server's (no SYN, no RST, no data)
-//! that acknowledges something other than the SYN (relative ACK not 1),
+//! In the capture: a pure ACK of the server's (no SYN, FIN or RST, no
+//! data) that acknowledges something other than the SYN (relative ACK
+//! not 1), while the client had sent nothing but SYNs (and its resets),
 //! sent after that SYN reached the server (on the server's clock, within
 //! the clock shift's error), before any SYN-ACK, and a SYN of the
 //! client's after it.
@@ -72,17 +73,26 @@ pub(crate) fn rejections<'a>(f: &Facts<'a>) -> Vec<Rejection<'a>> {
     // the timeline when none came.
     let before = f.between(0, hs.syn_ack_frame.unwrap_or(u64::MAX));
     let is_syn = |r: &SegmentRecord| r.dir == client && r.flags.syn() && !r.flags.ack();
+    // The client in SYN-SENT: it had sent nothing but SYNs (and its
+    // resets of such ACKs). Past that, a capture that missed the SYN-ACK
+    // shows the server's ACKs of the client's data.
+    let syn_sent = before
+        .iter()
+        .position(|r| r.dir == client && !r.flags.syn() && !r.flags.rst())
+        .unwrap_or(before.len());
     let mut out: Vec<Rejection<'a>> = Vec::new();
-    for (i, ack) in before.iter().enumerate() {
+    for (i, ack) in before[..syn_sent].iter().enumerate() {
         if ack.dir != server
             || !ack.ack_set
             || ack.flags.syn()
             || ack.flags.rst()
+            || ack.flags.fin()
             || ack.len > 0
             || ack.ack == 1
         {
             continue;
         }
+
         // The SYN it answered: the client's last SYN that reached the
         // server before the ACK left. An ACK sent earlier (the old
         // connection's, late on the path) answers nothing.
