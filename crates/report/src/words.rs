@@ -1661,7 +1661,8 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         ),
         Detail::AcceptQueueFull { data_resent: 0, .. } => "On the server: accept sooner (more workers or threads, no \
              blocking work in the accept loop) and give the listener a backlog that covers the bursts (nginx `listen ... \
-             backlog=N`, with net.core.somaxconn at least N); `nstat -az TcpExtListenOverflows` counts the drops. A server \
+             backlog=N`, with net.core.somaxconn at least N); `nstat -az TcpExtListenOverflows TcpExtListenDrops` counts the \
+             drops. A server \
              that speaks first (SMTP, MySQL, FTP, SSH) must not listen with TCP_DEFER_ACCEPT (nginx `deferred`, HAProxy \
              `defer-accept`)."
             .into(),
