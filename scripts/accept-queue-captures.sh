@@ -41,27 +41,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/relay-path.sh"
 relay_lab rttdoc-aq /tmp/rttdoc-aq
 
-# capture NAME SERVER_ARGS CLIENT_COMMAND: the relay, tcpdump on both
-# ends, the server, then the clients; writes NAME-client and NAME-server.
+# capture NAME SERVER_ARGS CLIENT_COMMAND: the server, then the relay,
+# tcpdump on both ends and the clients; writes NAME-client and
+# NAME-server.
+relay_filter='tcp port 8080'
 capture() {
-  local name=$1 server=$2 p; shift 2
-  ip netns exec "$M" python3 "$here/tun-delay.py" ta tb 20 25 & pids+=($!)
-  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode \
-    -w "$work/$name-client.pcap" 'tcp port 8080' 2>/dev/null & pids+=($!)
-  timeout 30 ip netns exec "$S" tcpdump -i s0 -s 0 -U --immediate-mode \
-    -w "$work/$name-server.pcap" 'tcp port 8080' 2>/dev/null & pids+=($!)
+  local name=$1 server=$2; shift 2
   # shellcheck disable=SC2086
   ip netns exec "$S" python3 "$here/accept-queue-peer.py" 10.81.2.1 8080 $server & pids+=($!)
   relay_listening 8080
-  sleep 1
-  timeout 20 ip netns exec "$C" bash -c "$1" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  for p in client server; do
-    [[ -f $work/$name-$p.pcap ]] && gzip -9 -n -c "$work/$name-$p.pcap" > "$out/$name-$p.pcap.gz"
-  done
+  relay_capture_both "$name" bash -c "$1"
 }
 
 greet='import socket,sys

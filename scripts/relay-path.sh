@@ -95,7 +95,7 @@ relay_lab_cleanup() {
 # (`DROP_EVERY PORT`, tun-delay.py's) the relay drops every that-many-th
 # data packet from that source port.
 relay_capture() {
-  local name=$1 p tap_ns tap_if; shift
+  local name=$1 tap_ns tap_if; shift
   read -r tap_ns tap_if <<< "${relay_tap:-$C c0}"
   # (Word-split on purpose: two arguments, or none.)
   # shellcheck disable=SC2086
@@ -104,6 +104,38 @@ relay_capture() {
   timeout 30 ip netns exec "$tap_ns" tcpdump -i "$tap_if" -s 0 -U --immediate-mode \
     -w "$work/$name.pcap" "${relay_filter:-tcp}" 2>/dev/null &
   pids+=($!)
+  relay_run_and_stop "$@"
+}
+
+# Sourced too, by the scripts that capture at both ends at once:
+#
+#   relay_capture_both NAME COMMAND...
+#
+# On relay_lab's path, with the relay up (20 ms each way, for at most
+# 25 s) and tcpdump on the client's c0 and on the server's s0 (filter
+# $relay_filter, else `tcp`), runs COMMAND in the client's namespace (at
+# most 20 s, its output dropped), then stops what $pids holds (the relay,
+# tcpdump, and what the caller started for this capture) and writes
+# $out/NAME-client.pcap.gz and $out/NAME-server.pcap.gz (gzip -n).
+relay_capture_both() {
+  local name=$1 p; shift
+  ip netns exec "$M" python3 "$(dirname "${BASH_SOURCE[0]}")/tun-delay.py" ta tb 20 25 & pids+=($!)
+  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode \
+    -w "$work/$name-client.pcap" "${relay_filter:-tcp}" 2>/dev/null & pids+=($!)
+  timeout 30 ip netns exec "$S" tcpdump -i s0 -s 0 -U --immediate-mode \
+    -w "$work/$name-server.pcap" "${relay_filter:-tcp}" 2>/dev/null & pids+=($!)
+  relay_run_and_stop "$@"
+  for p in client server; do
+    [[ -f $work/$name-$p.pcap ]] && gzip -9 -n -c "$work/$name-$p.pcap" > "$out/$name-$p.pcap.gz"
+  done
+  return 0
+}
+
+# What relay_capture and relay_capture_both end with: a second after
+# what $pids started, runs COMMAND in the client's namespace (at most 20
+# s, its output dropped), and a second later stops what $pids holds.
+relay_run_and_stop() { # COMMAND...
+  local p
   sleep 1
   timeout 20 ip netns exec "$C" "$@" > /dev/null
   sleep 1

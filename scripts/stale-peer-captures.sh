@@ -92,25 +92,6 @@ s.close()
 subprocess.run(["nft", "delete", "table", "inet", "rttdoc_vanish"], check=True)
 PY
 
-# capture NAME COMMAND: the relay up, tcpdump on the client's c0 and the
-# server's s0 (NAME-client.pcap, NAME-server.pcap), COMMAND in the
-# client's namespace (at most 20 s).
-capture() {
-  local name=$1 p; shift
-  ip netns exec "$M" python3 "$here/tun-delay.py" ta tb 20 25 & pids+=($!)
-  timeout 30 ip netns exec "$C" tcpdump -i c0 -s 0 -U --immediate-mode \
-    -w "$work/$name-client.pcap" tcp 2>/dev/null & pids+=($!)
-  timeout 30 ip netns exec "$S" tcpdump -i s0 -s 0 -U --immediate-mode \
-    -w "$work/$name-server.pcap" tcp 2>/dev/null & pids+=($!)
-  sleep 1
-  timeout 20 ip netns exec "$C" "$@" > /dev/null
-  sleep 1
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait "${pids[@]}" 2>/dev/null || true
-  pids=()
-  for p in client server; do gzip -9 -n -c "$work/$name-$p.pcap" > "$out/$name-$p.pcap.gz"; done
-}
-
 # Waits until the server holds no connection from port 40000 (nginx's
 # 75 s are not waited for: each run's stale connection is reset by the
 # run itself).
@@ -124,15 +105,15 @@ settled() {
 }
 
 curl_again="curl -s --local-port 40000 http://10.81.2.1:8080/a.txt"
-capture stale sh -c "python3 $work/vanish.py && sleep 0.3 && $curl_again"
+relay_capture_both stale sh -c "python3 $work/vanish.py && sleep 0.3 && $curl_again"
 settled
 # (The first connection before the capture: the relay runs outside it.)
 ip netns exec "$M" python3 "$here/tun-delay.py" ta tb 20 5 & relay=$!
 ip netns exec "$C" python3 "$work/vanish.py"
 kill "$relay"; wait "$relay" 2>/dev/null || true
-capture stale-unseen sh -c "$curl_again"
+relay_capture_both stale-unseen sh -c "$curl_again"
 settled
-capture reuse sh -c "$curl_again && sleep 0.3 && $curl_again"
+relay_capture_both reuse sh -c "$curl_again && sleep 0.3 && $curl_again"
 
 # The server's TIME-WAIT, on a LAN.
 ip netns add "$C2"

@@ -71,12 +71,7 @@ fn check(dir: &Path, suffix: &str) {
     // Cited: the data was sent again ...
     let retx = findings(c, "retransmission");
     assert_eq!(retx.len(), 1, "{c}");
-    let cited: Vec<u64> = retx[0]["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_u64().unwrap())
-        .collect();
+    let cited = frames_cited(retx[0]);
     for r in &after_fin {
         assert!(cited.contains(r), "{r} cited in {cited:?}");
     }

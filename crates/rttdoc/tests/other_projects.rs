@@ -138,12 +138,7 @@ fn early_data_that_was_firefoxs_http2_preface_saved_nothing() {
         frame < server_hello[0][0].parse::<u64>().unwrap(),
         "{records:?}"
     );
-    let cited: Vec<u64> = early[0]["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_u64().unwrap())
-        .collect();
+    let cited = frames_cited(early[0]);
     assert!(cited.contains(&frame), "{frame} in {cited:?}");
 }
 
@@ -181,12 +176,7 @@ fn a_packet_too_big_over_a_6in4_tunnel_is_path_mtu_discovery() {
         .iter()
         .find(|f| f["kind"] == "path_mtu")
         .unwrap_or_else(|| panic!("no path_mtu: {}", c["findings"]));
-    let cited: Vec<u64> = x["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_u64().unwrap())
-        .collect();
+    let cited = frames_cited(x);
     assert!(
         cited.contains(&frame),
         "the ICMPv6 error {frame} in {cited:?}"

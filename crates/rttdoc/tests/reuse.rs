@@ -144,12 +144,7 @@ fn check(dir: &Path) {
                     "{name}: the SYN-ACK let it go"
                 );
             }
-            let frames: Vec<u64> = x["frames"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| f.as_u64().unwrap())
-                .collect();
+            let frames = frames_cited(x);
             assert_eq!(
                 frames,
                 vec![syn.frame, release.frame, request.frame],

@@ -128,12 +128,7 @@ fn check(capture: &Path) -> usize {
     for (stream, x) in &found {
         let e = &expected[stream];
         let frames: Vec<u64> = e.iter().flat_map(|a| a.frames.clone()).collect();
-        let cited: Vec<u64> = x["frames"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_u64().unwrap())
-            .collect();
+        let cited = frames_cited(x);
         assert_eq!(cited, frames, "{name} stream {stream}: {x}");
         let waits = x["waits"].as_array().unwrap();
         assert_eq!(waits.len(), e.len(), "{name} stream {stream}: {x}");

@@ -70,12 +70,7 @@ fn assert_waited_for_the_upstream(name: &str) -> Value {
     let upstream: Vec<(u64, u64, f64)> = calls(&doc).into_iter().flat_map(think_waits).collect();
     assert_eq!(upstream.len(), 2, "{name}: the upstream's own think time");
     let uw = finding(front, "upstream_wait").unwrap();
-    let frames: Vec<u64> = uw["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_u64().unwrap())
-        .collect();
+    let frames = frames_cited(uw);
     for (i, (_, answer, think)) in upstream.iter().enumerate() {
         assert!(
             frames.contains(answer),
@@ -205,12 +200,7 @@ fn concurrent_requests_are_each_paired_with_their_own_call() {
     assert_eq!(fronts.len(), 4);
     for front in fronts {
         let uw = finding(front, "upstream_wait").expect("paired");
-        let cited: Vec<u64> = uw["frames"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_u64().unwrap())
-            .collect();
+        let cited = frames_cited(uw);
         let call = calls(&doc)
             .into_iter()
             .find(|c| think_waits(c).iter().any(|w| cited.contains(&w.1)))

@@ -1019,3 +1019,13 @@ pub fn http2_request_of<'a>(
             && (q.tcp_stream, q.h2_stream) == (answer.tcp_stream, answer.h2_stream)
     })
 }
+
+/// The frames a finding cites (its `frames`).
+pub fn frames_cited(x: &serde_json::Value) -> Vec<u64> {
+    x["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_u64().unwrap())
+        .collect()
+}
