@@ -83,15 +83,6 @@ fn finding<'a>(c: &'a serde_json::Value, kind: &str) -> Option<&'a serde_json::V
         .find(|f| f["kind"] == kind)
 }
 
-fn frames_of(x: &serde_json::Value) -> Vec<u64> {
-    x["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_u64().unwrap())
-        .collect()
-}
-
 fn close(a: f64, b: f64, what: &str) {
     assert!((a - b).abs() < 0.01, "{what}: {a} vs {b}");
 }
@@ -179,7 +170,7 @@ fn check_fallback(dir: &Path) {
         let lost = lost[0];
         assert!(lost.1 < won.1);
         let x = x.unwrap_or_else(|| panic!("{name}: {report}"));
-        let frames = frames_of(x);
+        let frames = frames_cited(x);
         assert_eq!(frames, vec![lost.1, won.1], "{name}");
         close(
             x["cost_ms"].as_f64().unwrap(),
@@ -322,7 +313,7 @@ fn check(dir: &Path) {
                 );
                 // glibc's timer: timeout:2.
                 assert!(x["cost_ms"].as_f64().unwrap() >= 2000.0, "{x}");
-                let frames = frames_of(x);
+                let frames = frames_cited(x);
                 assert!(frames.contains(&q.frame) && frames.contains(&resend.frame));
                 assert!(frames.contains(&syn), "{frames:?}");
                 assert_eq!(l["unanswered"], 1, "{name}");

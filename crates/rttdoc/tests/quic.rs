@@ -112,15 +112,6 @@ fn the<'a>(c: &'a serde_json::Value, kind: &str) -> &'a serde_json::Value {
     found[0]
 }
 
-fn frames_of(x: &serde_json::Value) -> Vec<u64> {
-    x["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_u64().unwrap())
-        .collect()
-}
-
 fn close(a: f64, b: f64, what: &str) {
     assert!((a - b).abs() < 0.01, "{what}: {a} vs {b}");
 }
@@ -270,7 +261,7 @@ fn a_retry_costs_the_round_trip_to_the_initial_with_its_token() {
         .find(|x| x.from_client && x.frame > retry.frame && x.token)
         .unwrap();
     let x = the(c, "quic_retry");
-    assert_eq!(frames_of(x), vec![asked.frame, retry.frame, again.frame]);
+    assert_eq!(frames_cited(x), vec![asked.frame, retry.frame, again.frame]);
     close(
         x["cost_ms"].as_f64().unwrap(),
         (again.time - asked.time) * 1e3,
@@ -303,7 +294,7 @@ fn a_version_the_server_does_not_speak_costs_a_round_trip() {
         .find(|x| x.from_client && x.frame > vn.frame && x.versions[0] == "0x00000001")
         .unwrap();
     let x = the(c, "quic_version_negotiation");
-    assert_eq!(frames_of(x), vec![first.frame, vn.frame, again.frame]);
+    assert_eq!(frames_cited(x), vec![first.frame, vn.frame, again.frame]);
     close(
         x["cost_ms"].as_f64().unwrap(),
         (again.time - first.time) * 1e3,
@@ -334,7 +325,7 @@ fn a_lost_client_hello_costs_the_probe_timeout() {
         .find(|w| w[1].time - w[0].time >= 0.1)
         .expect("a resend after the probe timeout");
     let x = the(c, "quic_initial_lost");
-    assert_eq!(frames_of(x), vec![gap[0].frame, gap[1].frame]);
+    assert_eq!(frames_cited(x), vec![gap[0].frame, gap[1].frame]);
     close(
         x["cost_ms"].as_f64().unwrap(),
         (gap[1].time - gap[0].time) * 1e3,
@@ -373,7 +364,7 @@ fn a_chain_over_three_times_the_client_hello_waits_for_the_clients_ack() {
     assert!(sent <= 3 * client_bytes && sent + d[ack + 1].bytes > 3 * client_bytes);
     let x = the(c, "quic_amplification_limit");
     assert_eq!(
-        frames_of(x),
+        frames_cited(x),
         vec![
             d[server_first].frame,
             d[ack - 1].frame,
@@ -490,7 +481,7 @@ fn other_stacks_quic_reads_as_tshark_reads_it() {
             Some(k) => {
                 assert_eq!(all, vec![k.to_string()], "{file}");
                 let x = the(&conns[0], k);
-                assert_eq!(frames_of(x), vec![1, 2, 3], "{file}");
+                assert_eq!(frames_cited(x), vec![1, 2, 3], "{file}");
             }
             None => assert!(all.is_empty(), "{file}: {all:?}"),
         }
@@ -593,7 +584,10 @@ fn chromiums_lost_client_hello_costs_its_probe_timeout_and_a_round_trip() {
     assert!(!d[a].long.contains(&2), "the server's first answer: an ACK");
     let rest = d[a..].iter().find(|x| x.from_client).unwrap();
     let x = the(c, "quic_initial_lost");
-    assert_eq!(frames_of(x), vec![gap[0].frame, gap[1].frame, rest.frame]);
+    assert_eq!(
+        frames_cited(x),
+        vec![gap[0].frame, gap[1].frame, rest.frame]
+    );
     assert_eq!(x["waits"][1]["release_frame"], d[a].frame);
     close(
         x["cost_ms"].as_f64().unwrap(),
@@ -637,7 +631,7 @@ fn a_snap_length_cut_keeps_the_findings() {
             quic_connections(doc)
                 .iter()
                 .flat_map(|c| c["findings"].as_array().unwrap().iter())
-                .map(|f| (f["kind"].as_str().unwrap().to_string(), frames_of(f)))
+                .map(|f| (f["kind"].as_str().unwrap().to_string(), frames_cited(f)))
                 .collect()
         };
         assert!(!findings(&whole).is_empty(), "{name}");
@@ -735,7 +729,7 @@ fn a_browser_that_fell_back_to_tcp_waited_for_quic_until_its_syn() {
         .expect("an Initial before the SYN");
     let c = &quic_connections(&doc)[0];
     let x = the(c, "quic_initial_lost");
-    assert_eq!(frames_of(x), vec![last.frame, syn_frame]);
+    assert_eq!(frames_cited(x), vec![last.frame, syn_frame]);
     close(
         x["cost_ms"].as_f64().unwrap(),
         (syn_time - last.time) * 1e3,
