@@ -27,13 +27,15 @@
 #   stale-unseen-{client,server}.pcap   the same, the capture begun after
 #       the first connection: only the second is in it
 #   tw-{client,server}.pcap   the server's TIME-WAIT: on a direct veth
-#       (no relay: a LAN), a client with TCP timestamps off uploads 4 MB
-#       (curl -T, no `Expect: 100-continue`) to a Python server on 10.82.0.1:8081 that answers and
-#       closes first (its side of the connection goes to TIME-WAIT), then
-#       curl --local-port 40001 asks again at once: the new SYN's sequence
-#       number (Linux's ISN clock runs 16 M a second) is below what
-#       TIME-WAIT expects after 4 MB, and without a timestamp TIME-WAIT
-#       cannot take it. Captured with a 128-byte snap length.
+#       (no relay: a LAN), a client with TCP timestamps off uploads 16 MB
+#       (curl -T, no `Expect: 100-continue`) to a Python server on
+#       10.82.0.1:8081 that answers and closes first (its side of the
+#       connection goes to TIME-WAIT), then curl --local-port 40001 asks
+#       again at once: the new SYN's sequence number (Linux's ISN clock
+#       runs 16 M a second) is below what TIME-WAIT expects after 16 MB (a
+#       second of that clock: time for a busy machine's curl to start),
+#       and without a timestamp TIME-WAIT cannot take it. Captured with a
+#       128-byte snap length.
 #   reuse-{client,server}.pcap   control: the first connection closed by
 #       the client (curl exits), then curl --local-port 40000 again: the
 #       client's TIME-WAIT is its own, the server's socket is gone, the SYN
@@ -155,7 +157,7 @@ for _ in range(2):
     c.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
     c.close()
 PY
-head -c 4000000 /dev/zero > "$work/upload.bin"
+head -c 16000000 /dev/zero > "$work/upload.bin"
 ip netns exec "$S2" python3 "$work/closer.py" & pids+=($!)
 for _ in $(seq 50); do
   ip netns exec "$S2" ss -Hltn "sport = :8081" | grep -q . && break

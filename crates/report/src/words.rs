@@ -1088,8 +1088,12 @@ pub fn explanation(x: &Finding) -> String {
                 "on its SYN timer"
             };
             let reset = if *reset { "reset it (RST) and " } else { "" };
+            let syns = match answers {
+                1 => "the client's SYN".to_string(),
+                n => format!("{n} of the client's SYNs"),
+            };
             format!(
-                "The server answered the client's SYN with an ACK that acknowledged none of it ({}): its host still \
+                "The server answered {syns} with an ACK that acknowledged none of it: its host still \
                  held a connection on the same addresses and ports. Either the client's earlier connection from this \
                  port, which the server kept after the client forgot it (a client host restarted or crashed without \
                  closing, a NAT gave an expired mapping's port to a new connection, a client bound to a fixed source \
@@ -1097,7 +1101,6 @@ pub fn explanation(x: &Finding) -> String {
                  timestamp is newer (TCP timestamps off, another host behind the same NAT); a DDoS mitigation's SYN \
                  authentication answers a first SYN with a wrong ACK on purpose. The client {reset}sent its SYN \
                  again {again}: the handshake waited {} for it.",
-                times(*answers),
                 crate::fmt_ms(cost),
             )
         }

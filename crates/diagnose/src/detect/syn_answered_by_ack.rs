@@ -24,9 +24,10 @@
 //! In the capture: a pure ACK of the server's (no SYN, FIN or RST, no
 //! data) that acknowledges something other than the SYN (relative ACK
 //! not 1), while the client had sent nothing but SYNs (and its resets),
-//! sent after that SYN reached the server (on the server's clock, within
-//! the clock shift's error), before any SYN-ACK, and a SYN of the
-//! client's after it.
+//! sent after that SYN reached the server (on the server's clock; away
+//! from the server within half a round trip and 1 ms, as the path's delay
+//! varies),
+//! before any SYN-ACK, and a SYN of the client's after it.
 //!
 //! Cost: a wait from each SYN so answered to the client's next SYN,
 //! released by the ACK when the SYN left within [`QUICK_RETRY_NS`] of the
@@ -47,6 +48,10 @@ use rttdoc_analyze::SegmentRecord;
 /// by HZ) after an ACK that does not acknowledge its SYN; every stack's
 /// own SYN timer waits 1 s or more.
 const QUICK_RETRY_NS: i64 = 50_000_000;
+
+/// The least slack, away from the server, on when the ACK left: on a LAN
+/// a busy host's round trip varies by more than the round trip itself.
+const LAN_SLACK_NS: i64 = 1_000_000;
 
 /// A SYN the server answered with an ACK of another connection.
 pub(crate) struct Rejection<'a> {
@@ -80,6 +85,21 @@ pub(crate) fn rejections<'a>(f: &Facts<'a>) -> Vec<Rejection<'a>> {
         .iter()
         .position(|r| r.dir == client && !r.flags.syn() && !r.flags.rst())
         .unwrap_or(before.len());
+    // Away from the server, when the ACK left is known by the one-way
+    // delay the connection's later handshake showed; the path's delay
+    // varies (a queue, a busy relay; on a LAN a busy host doubles a
+    // round trip of 0.1 ms), so up to half a round trip, and 1 ms. (An
+    // old ACK that crossed the SYN arrives well within the round trip;
+    // one that left just before the SYN arrived came from a connection
+    // the server still held, which would have answered the SYN the same
+    // way.)
+    let slack = if f.captured_at(server) {
+        0
+    } else {
+        f.shift_error_ns(server)
+            .max(f.rtt_ns.unwrap_or(0) / 2)
+            .max(LAN_SLACK_NS)
+    };
     let mut out: Vec<Rejection<'a>> = Vec::new();
     for (i, ack) in before[..syn_sent].iter().enumerate() {
         if ack.dir != server
@@ -96,7 +116,7 @@ pub(crate) fn rejections<'a>(f: &Facts<'a>) -> Vec<Rejection<'a>> {
         // The SYN it answered: the client's last SYN that reached the
         // server before the ACK left. An ACK sent earlier (the old
         // connection's, late on the path) answers nothing.
-        let left = f.on_clock_of(server, ack) + f.shift_error_ns(server);
+        let left = f.on_clock_of(server, ack) + slack;
         let Some(syn) = before[..i]
             .iter()
             .rfind(|r| is_syn(r) && f.on_clock_of(server, r) <= left)

@@ -122,6 +122,52 @@ fn a_linux_client_resets_the_old_connections_ack_and_sends_its_syn_again_at_once
 }
 
 #[test]
+fn an_answer_is_known_by_the_round_trip_though_the_later_handshake_took_longer() {
+    // The path's delay grew 10 ms after the ACK (a queue): the SYN-ACK's
+    // round trip, which sets where the ACK left, is a quarter longer.
+    for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
+        let mut w = Wire::new(path);
+        let syn = w.syn(0.0);
+        let (old, rst) = {
+            let t = w.arrival(syn);
+            old_ack_and_reset(&mut w, t, true)
+        };
+        let again = w.syn(w.arrival(old) + LINUX_QUICK_RETRY);
+        let sa = w.syn_ack(w.arrival(again));
+        w.delay(sa, 10.0);
+        let ack = w.ack(C, w.arrival(sa));
+        let get = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\n\r\n");
+        let ok = w.send(S, w.arrival(get), b"HTTP/1.1 204 No Content\r\n\r\n");
+        w.ack(C, w.arrival(ok));
+        let o = w.run();
+        let x = o.the(SynAnsweredByAck);
+        assert_eq!(x.frames, o.frames(&[syn, old, rst.unwrap(), again]));
+        o.has_no(SynRetransmit);
+    }
+}
+
+#[test]
+fn on_a_lan_an_answer_is_known_though_a_busy_host_tripled_the_round_trip() {
+    // 0.1 ms round trip; the later SYN-ACK 0.2 ms late (a busy host).
+    for path in [Path::at_client(0.1), Path::mid(0.1, 0.5)] {
+        let mut w = Wire::new(path);
+        let syn = w.syn(0.0);
+        let (old, rst) = {
+            let t = w.arrival(syn);
+            old_ack_and_reset(&mut w, t, true)
+        };
+        let again = w.syn(w.arrival(old) + LINUX_QUICK_RETRY);
+        let sa = w.syn_ack(w.arrival(again));
+        w.delay(sa, 0.2);
+        w.ack(C, w.arrival(sa));
+        let o = w.run();
+        let x = o.the(SynAnsweredByAck);
+        assert_eq!(x.frames, o.frames(&[syn, old, rst.unwrap(), again]));
+        o.has_no(SynRetransmit);
+    }
+}
+
+#[test]
 fn a_client_that_waits_its_syn_timer_after_the_reset_waited_for_no_packet() {
     // Windows, macOS: the SYN again when the SYN timer (1 s) runs out.
     for path in Path::all(RTT) {
