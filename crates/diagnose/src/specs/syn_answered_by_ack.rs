@@ -50,25 +50,30 @@ fn old_ack_and_reset(w: &mut Wire, t: f64, reset: bool) -> (Id, Option<Id>) {
     (old, rst)
 }
 
+/// [`old_ack_and_reset`] the moment `syn` reaches the server.
+fn answer(w: &mut Wire, syn: Id, reset: bool) -> (Id, Option<Id>) {
+    let t = w.arrival(syn);
+    old_ack_and_reset(w, t, reset)
+}
+
 /// A SYN answered by the old connection's ACK the moment it arrives, the
 /// client's RST, its SYN again `retry` ms after the ACK arrived, then the
-/// handshake and one request and answer. Returns the first SYN, the ACK,
-/// the RST, the SYN again.
-fn answered_by_ack(path: Path, retry: f64, reset: bool) -> (Wire, [Id; 3], Option<Id>) {
+/// handshake (its SYN-ACK `late` ms late) and one request and answer.
+/// Returns the first SYN, the ACK, the SYN again, and the RST.
+fn answered_by_ack(path: Path, retry: f64, reset: bool, late: f64) -> (Wire, [Id; 3], Option<Id>) {
     let mut w = Wire::new(path);
     let syn = w.syn(0.0);
-    let (old, rst) = {
-        let t = w.arrival(syn);
-        old_ack_and_reset(&mut w, t, reset)
-    };
+    let (old, rst) = answer(&mut w, syn, reset);
     let again = w.syn(w.arrival(old) + retry);
-    opened(&mut w, again);
+    opened(&mut w, again, late);
     (w, [syn, old, again], rst)
 }
 
-/// The SYN-ACK for `syn`, the client's ACK, a request and its answer.
-fn opened(w: &mut Wire, syn: Id) {
+/// The SYN-ACK for `syn` (`late` ms longer on its way than the path's
+/// delay), the client's ACK, a request and its answer.
+fn opened(w: &mut Wire, syn: Id, late: f64) {
     let sa = w.syn_ack(w.arrival(syn));
+    w.delay(sa, late);
     let ack = w.ack(C, w.arrival(sa));
     let get = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\n\r\n");
     let ok = w.send(
@@ -82,7 +87,7 @@ fn opened(w: &mut Wire, syn: Id) {
 #[test]
 fn a_linux_client_resets_the_old_connections_ack_and_sends_its_syn_again_at_once() {
     for path in Path::all(RTT) {
-        let (w, [syn, old, again], rst) = answered_by_ack(path, LINUX_QUICK_RETRY, true);
+        let (w, [syn, old, again], rst) = answered_by_ack(path, LINUX_QUICK_RETRY, true, 0.0);
         let held = w.sent(again) - w.sent(syn);
         let o = w.run();
         let x = o.the(SynAnsweredByAck);
@@ -126,19 +131,7 @@ fn an_answer_is_known_by_the_round_trip_though_the_later_handshake_took_longer()
     // The path's delay grew 10 ms after the ACK (a queue): the SYN-ACK's
     // round trip, which sets where the ACK left, is a quarter longer.
     for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
-        let mut w = Wire::new(path);
-        let syn = w.syn(0.0);
-        let (old, rst) = {
-            let t = w.arrival(syn);
-            old_ack_and_reset(&mut w, t, true)
-        };
-        let again = w.syn(w.arrival(old) + LINUX_QUICK_RETRY);
-        let sa = w.syn_ack(w.arrival(again));
-        w.delay(sa, 10.0);
-        let ack = w.ack(C, w.arrival(sa));
-        let get = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\n\r\n");
-        let ok = w.send(S, w.arrival(get), b"HTTP/1.1 204 No Content\r\n\r\n");
-        w.ack(C, w.arrival(ok));
+        let (w, [syn, old, again], rst) = answered_by_ack(path, LINUX_QUICK_RETRY, true, 10.0);
         let o = w.run();
         let x = o.the(SynAnsweredByAck);
         assert_eq!(x.frames, o.frames(&[syn, old, rst.unwrap(), again]));
@@ -150,16 +143,7 @@ fn an_answer_is_known_by_the_round_trip_though_the_later_handshake_took_longer()
 fn on_a_lan_an_answer_is_known_though_a_busy_host_tripled_the_round_trip() {
     // 0.1 ms round trip; the later SYN-ACK 0.2 ms late (a busy host).
     for path in [Path::at_client(0.1), Path::mid(0.1, 0.5)] {
-        let mut w = Wire::new(path);
-        let syn = w.syn(0.0);
-        let (old, rst) = {
-            let t = w.arrival(syn);
-            old_ack_and_reset(&mut w, t, true)
-        };
-        let again = w.syn(w.arrival(old) + LINUX_QUICK_RETRY);
-        let sa = w.syn_ack(w.arrival(again));
-        w.delay(sa, 0.2);
-        w.ack(C, w.arrival(sa));
+        let (w, [syn, old, again], rst) = answered_by_ack(path, LINUX_QUICK_RETRY, true, 0.2);
         let o = w.run();
         let x = o.the(SynAnsweredByAck);
         assert_eq!(x.frames, o.frames(&[syn, old, rst.unwrap(), again]));
@@ -173,12 +157,9 @@ fn a_client_that_waits_its_syn_timer_after_the_reset_waited_for_no_packet() {
     for path in Path::all(RTT) {
         let mut w = Wire::new(path);
         let syn = w.syn(0.0);
-        let (old, rst) = {
-            let t = w.arrival(syn);
-            old_ack_and_reset(&mut w, t, true)
-        };
+        let (old, rst) = answer(&mut w, syn, true);
         let again = w.syn(1000.0);
-        opened(&mut w, again);
+        opened(&mut w, again, 0.0);
         let o = w.run();
         let x = o.the(SynAnsweredByAck);
         assert_eq!(x.frames, o.frames(&[syn, old, rst.unwrap(), again]));
@@ -202,18 +183,12 @@ fn each_syn_answered_by_the_old_connection_is_a_wait_to_the_next() {
     let path = Path::at_client(RTT);
     let mut w = Wire::new(path);
     let first = w.syn(0.0);
-    let (old1, rst1) = {
-        let t = w.arrival(first);
-        old_ack_and_reset(&mut w, t, true)
-    };
+    let (old1, rst1) = answer(&mut w, first, true);
     w.lose(rst1.unwrap());
     let second = w.syn(w.arrival(old1) + LINUX_QUICK_RETRY);
-    let (old2, rst2) = {
-        let t = w.arrival(second);
-        old_ack_and_reset(&mut w, t, true)
-    };
+    let (old2, rst2) = answer(&mut w, second, true);
     let third = w.syn(1000.0);
-    opened(&mut w, third);
+    opened(&mut w, third, 0.0);
     // (The SYNs are the client's packets: their gaps are the same at the
     // capture point.)
     let (first_ms, second_ms) = (
@@ -257,7 +232,7 @@ fn each_syn_answered_by_the_old_connection_is_a_wait_to_the_next() {
 #[test]
 fn without_the_reset_in_the_capture_the_ack_still_answered_the_syn() {
     for path in Path::all(RTT) {
-        let (w, [syn, old, again], _) = answered_by_ack(path, LINUX_QUICK_RETRY, false);
+        let (w, [syn, old, again], _) = answered_by_ack(path, LINUX_QUICK_RETRY, false, 0.0);
         let o = w.run();
         let x = o.the(SynAnsweredByAck);
         assert_eq!(x.frames, o.frames(&[syn, old, again]));
@@ -273,7 +248,7 @@ fn the_connection_is_counted_from_its_syn_ack_not_from_the_old_connections_numbe
     // The old connection's ACK acknowledges nothing of this one: the
     // client's bytes in flight are its request's, and the server's
     // sequence numbers start at its SYN-ACK (Wireshark's relative ones).
-    let (mut w, _, _) = answered_by_ack(Path::at_client(RTT), LINUX_QUICK_RETRY, true);
+    let (mut w, _, _) = answered_by_ack(Path::at_client(RTT), LINUX_QUICK_RETRY, true, 0.0);
     w.options.ladder_stream = Some(0);
     let o = w.run();
     let request = b"GET / HTTP/1.1\r\n\r\n".len() as u32;
@@ -303,7 +278,7 @@ fn lost_syn(stray_ack_at: Option<f64>) {
         old_ack_and_reset(&mut w, t, false);
     }
     let again = w.syn(1000.0);
-    opened(&mut w, again);
+    opened(&mut w, again, 0.0);
     let o = w.run();
     o.has_no(SynAnsweredByAck);
     o.the(SynRetransmit);
@@ -328,9 +303,6 @@ fn a_syn_answered_by_an_ack_and_never_sent_again_waited_for_nothing_measured() {
     // Near miss: the capture ends after the client's RST.
     let mut w = Wire::new(Path::at_client(RTT));
     let syn = w.syn(0.0);
-    {
-        let t = w.arrival(syn);
-        old_ack_and_reset(&mut w, t, true)
-    };
+    answer(&mut w, syn, true);
     w.run().has_no(SynAnsweredByAck);
 }
