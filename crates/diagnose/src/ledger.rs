@@ -847,6 +847,7 @@ fn report_with(
                 fastest_round_trip_views: Default::default(),
                 path_mtu_views: Default::default(),
                 not_taken_view: Default::default(),
+                syn_answers_view: Default::default(),
             }
         };
     }

@@ -168,6 +168,11 @@ pub struct Facts<'a> {
     /// found on first use and shared by `accept_queue_full` and
     /// `retransmission` (which leaves those re-sends to it).
     pub(crate) not_taken_view: std::cell::OnceCell<Option<accept_queue_full::NotTaken<'a>>>,
+    /// The SYNs the server answered with another connection's ACK
+    /// (`syn_answered_by_ack::rejections`), found on first use and shared
+    /// by `syn_answered_by_ack` and `syn_retransmit`, which leaves their
+    /// waits to it.
+    pub(crate) syn_answers_view: std::cell::OnceCell<Vec<syn_answered_by_ack::Rejection<'a>>>,
 }
 
 impl HandshakeTurn {

@@ -66,8 +66,14 @@ pub(crate) struct Rejection<'a> {
 }
 
 /// The connection's SYNs the server answered with an ACK of another
-/// connection (the module's signature), in order.
-pub(crate) fn rejections<'a>(f: &Facts<'a>) -> Vec<Rejection<'a>> {
+/// connection, in order: found once per connection
+/// (`Facts::syn_answers_view`).
+pub(crate) fn rejections<'f, 'a>(f: &'f Facts<'a>) -> &'f [Rejection<'a>] {
+    f.syn_answers_view.get_or_init(|| find(f))
+}
+
+/// What [`rejections`] gives (the module's signature).
+fn find<'a>(f: &Facts<'a>) -> Vec<Rejection<'a>> {
     let hs = &f.report.handshake;
     // Most connections: one comparison.
     if hs.syn_retransmits == 0 {
@@ -167,7 +173,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     }
     let mut x = f.finding(FindingKind::SynAnsweredByAck, Some(Phase::TcpHandshake));
     let mut frames = Vec::new();
-    for r in &found {
+    for r in found {
         frames.extend([r.syn.frame, r.ack.frame]);
         frames.extend(r.reset.map(|s| s.frame));
         frames.push(r.next_syn.frame);

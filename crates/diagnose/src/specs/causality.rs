@@ -112,6 +112,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         fastest_round_trip_views: Default::default(),
         path_mtu_views: Default::default(),
         not_taken_view: Default::default(),
+        syn_answers_view: Default::default(),
     }
 }
 
