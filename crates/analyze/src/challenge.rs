@@ -68,17 +68,18 @@ impl Retry {
         if !line.ended {
             return None;
         }
-        let mut hasher = rustc_hash::FxHasher::default();
-        line.method.hash(&mut hasher);
-        if line.method == b"CONNECT" {
+        let key = if line.method == b"CONNECT" {
             // (A tunnel asks for its authority, the same every time.)
+            let mut hasher = rustc_hash::FxHasher::default();
+            line.method.hash(&mut hasher);
             line.target?.hash(&mut hasher);
+            hasher.finish()
         } else {
-            asked?.url().hash(&mut hasher);
-        }
+            request_key(line.method, asked?)
+        };
         let (authorization, proxy_authorization) = credentials(head);
         Some(Retry {
-            key: hasher.finish(),
+            key,
             authorization,
             proxy_authorization,
         })
@@ -94,15 +95,18 @@ impl Retry {
         authorization: Option<&[u8]>,
         proxy_authorization: Option<&[u8]>,
     ) -> Retry {
-        let mut hasher = rustc_hash::FxHasher::default();
-        method.hash(&mut hasher);
-        asked.url().hash(&mut hasher);
         Retry {
-            key: hasher.finish(),
+            key: request_key(method, asked),
             authorization: authorization.and_then(|v| AuthScheme::of_value(v.trim_ascii())),
             proxy_authorization: proxy_authorization
                 .and_then(|v| AuthScheme::of_value(v.trim_ascii())),
         }
+    }
+
+    /// What it asks, hashed: its method and URL (a `CONNECT`'s
+    /// authority).
+    pub fn key(&self) -> u64 {
+        self.key
     }
 
     /// The credentials it carries for a challenge from a proxy (`proxy`)
@@ -113,6 +117,15 @@ impl Retry {
             false => self.authorization,
         }
     }
+}
+
+/// A request's method and the URL it asks for (`asked`), hashed: what
+/// a challenge is kept under, and a CORS preflight (preflight.rs).
+pub(crate) fn request_key(method: &[u8], asked: &crate::redirect::Asked) -> u64 {
+    let mut hasher = rustc_hash::FxHasher::default();
+    method.hash(&mut hasher);
+    asked.url().hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The schemes of a request head's `Authorization` and

@@ -86,6 +86,9 @@ pub struct Exchange {
     /// The authentication challenges this request answered with
     /// credentials, when the capture shows them (challenge.rs).
     pub challenged: Option<Box<crate::challenge::FollowedChallenge>>,
+    /// The CORS preflight whose answer let this request go, when the
+    /// capture shows it (preflight.rs).
+    pub preflighted: Option<Box<crate::preflight::FollowedPreflight>>,
 }
 
 impl Exchange {
@@ -301,6 +304,13 @@ pub struct Exchanges {
     /// The open request's answer was an authentication challenge, for
     /// the tracker to keep until a request answers it (taken at once).
     pub(crate) challenge: Option<crate::challenge::Challenge>,
+    /// The open request was a CORS preflight (preflight.rs): what it
+    /// asked permission for.
+    pub(crate) current_preflight: Option<crate::preflight::Preflight>,
+    /// The open preflight's answer allowed its request, for the tracker
+    /// to keep until the request comes (taken at once): the answer's
+    /// `Access-Control-Max-Age`.
+    pub(crate) preflight_allowed: Option<Option<u32>>,
     /// The connection's data is inside TLS: its URLs are `https`.
     pub(crate) https: bool,
     /// The connection's SYN, when its first request left as soon as the
@@ -463,6 +473,18 @@ impl Exchanges {
                                     if crate::challenge::is_challenge_status(status) {
                                         self.challenge =
                                             crate::challenge::Challenge::of_response(head, status);
+                                    }
+                                }
+                                if let (Some(status), Some(_)) = (c.status, &self.current_preflight)
+                                {
+                                    if crate::preflight::allows(status) {
+                                        self.preflight_allowed =
+                                            Some(crate::preflight::max_age_of(
+                                                crate::exchange::header_value(
+                                                    head,
+                                                    b"access-control-max-age",
+                                                ),
+                                            ));
                                     }
                                 }
                             }
@@ -695,13 +717,20 @@ impl Exchanges {
             self.current_key = line.as_ref().map_or(0, crate::upstream::request_key);
             self.redirect = None;
             self.challenge = None;
-            (self.current_asked, self.current_retry) = match line.filter(|_| is_http) {
+            self.preflight_allowed = None;
+            (
+                self.current_asked,
+                self.current_retry,
+                self.current_preflight,
+            ) = match line.filter(|_| is_http) {
                 Some(line) => {
                     let asked = crate::redirect::Asked::of_request(&line, head, self.https);
                     let retry = crate::challenge::Retry::of_request(&line, head, asked.as_ref());
-                    (asked, retry)
+                    let preflight =
+                        crate::preflight::Preflight::of_request(&line, head, asked.as_ref());
+                    (asked, retry, preflight)
                 }
-                None => (None, None),
+                None => (None, None, None),
             };
         }
         self.current_acked = self.client_acked;
@@ -728,6 +757,7 @@ impl Exchanges {
             pipelined,
             redirected: None,
             challenged: None,
+            preflighted: None,
         });
     }
 

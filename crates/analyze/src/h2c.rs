@@ -181,6 +181,10 @@ struct RequestFields {
     host: Option<Vec<u8>>,
     authorization: Option<Vec<u8>>,
     proxy_authorization: Option<Vec<u8>>,
+    /// A CORS preflight's `access-control-request-method` and
+    /// `-headers` (preflight.rs).
+    request_method: Option<Vec<u8>>,
+    request_headers: Option<Vec<u8>>,
 }
 
 impl RequestFields {
@@ -194,8 +198,20 @@ impl RequestFields {
             b"host" => self.host = Some(value.to_vec()),
             b"authorization" => self.authorization = Some(value.to_vec()),
             b"proxy-authorization" => self.proxy_authorization = Some(value.to_vec()),
+            b"access-control-request-method" => self.request_method = Some(value.to_vec()),
+            b"access-control-request-headers" => self.request_headers = Some(value.to_vec()),
             _ => {}
         }
+    }
+
+    /// The CORS preflight it is, if it is one (preflight.rs).
+    fn preflight(&self, asked: &crate::redirect::Asked) -> Option<crate::preflight::Preflight> {
+        crate::preflight::Preflight::of_h2(
+            self.method.as_ref()?.as_bytes(),
+            self.request_method.as_deref(),
+            self.request_headers.as_deref(),
+            asked,
+        )
     }
 
     /// What it asks and the credentials it carries (challenge.rs).
@@ -227,6 +243,8 @@ struct AnswerFields {
     /// A `www-authenticate` or `proxy-authenticate` field's value (its
     /// first: the scheme a client tries first).
     challenge: Option<Vec<u8>>,
+    /// An `access-control-max-age` field's value (preflight.rs).
+    max_age: Option<Vec<u8>>,
 }
 
 impl AnswerFields {
@@ -239,6 +257,7 @@ impl AnswerFields {
             b"www-authenticate" | b"proxy-authenticate" if self.challenge.is_none() => {
                 self.challenge = Some(value.to_vec())
             }
+            b"access-control-max-age" => self.max_age = Some(value.to_vec()),
             _ => {}
         }
     }
@@ -254,6 +273,8 @@ struct Requested {
     at: Stamp,
     asked: crate::redirect::Asked,
     retry: Option<crate::challenge::Retry>,
+    /// It was a CORS preflight: what it asked permission for.
+    preflight: Option<crate::preflight::Preflight>,
     label: Option<String>,
     /// It was the connection's first request.
     first: bool,
@@ -289,6 +310,16 @@ pub(crate) enum FollowUpNote {
         challenge: crate::challenge::Challenge,
         retry: crate::challenge::Retry,
         status: u16,
+        request: Stamp,
+        request_label: Option<String>,
+        answer: Stamp,
+    },
+    /// A CORS preflight's final answer allowed its request.
+    Preflighted {
+        preflight: crate::preflight::Preflight,
+        status: u16,
+        /// The answer's `access-control-max-age`, in seconds.
+        max_age_s: Option<u32>,
         request: Stamp,
         request_label: Option<String>,
         answer: Stamp,
@@ -403,6 +434,7 @@ impl H2c {
                 asked,
                 // (Its credentials were in its HTTP/1.1 head.)
                 retry: None,
+                preflight: None,
                 label,
                 first: true,
             });
@@ -530,6 +562,7 @@ impl State {
         if let Some(asked) = f.asked() {
             let at = self.block_at;
             let retry = f.retry(&asked);
+            let preflight = f.preflight(&asked);
             self.notes.push(FollowUpNote::Opened {
                 asked,
                 retry,
@@ -546,6 +579,7 @@ impl State {
                 at,
                 asked,
                 retry,
+                preflight,
                 label,
                 first,
             };
@@ -565,6 +599,19 @@ impl State {
             return;
         };
         let r = self.requests.remove(i);
+        if let Some(preflight) = r.preflight {
+            if crate::preflight::allows(status) {
+                self.notes.push(FollowUpNote::Preflighted {
+                    preflight,
+                    status,
+                    max_age_s: crate::preflight::max_age_of(a.max_age.as_deref()),
+                    request: r.at,
+                    request_label: r.label,
+                    answer: self.at,
+                });
+            }
+            return;
+        }
         if crate::challenge::is_challenge_status(status) {
             let challenge = a
                 .challenge

@@ -44,6 +44,7 @@ mod nats;
 mod openflow;
 mod path_samples;
 mod postgres;
+mod preflight;
 pub mod quic;
 mod quic_initial;
 mod reader;

@@ -1113,6 +1113,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
         if !calls.challenges.is_empty() {
             note_challenge_answered(conn, &mut calls.challenges);
         }
+        if !calls.preflights.is_empty() {
+            note_preflight_followed(conn, &mut calls.preflights);
+        }
     }
     if answered && conn.exchanges.redirect.is_some() {
         note_redirect(conn, &mut calls.redirects);
@@ -1122,6 +1125,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     }
     if answered && conn.exchanges.challenge.is_some() {
         note_challenge(conn, &mut calls.challenges);
+    }
+    if answered && conn.exchanges.preflight_allowed.is_some() {
+        note_preflight(conn, &mut calls.preflights);
     }
     let Some(x) = conn.exchanges.current_mut() else {
         return;
@@ -1257,6 +1263,9 @@ fn note_http2_follow_ups(
                 let challenged = retry
                     .filter(|_| !calls.challenges.is_empty())
                     .and_then(|retry| calls.challenges.follow(client, &retry, at));
+                let preflighted = retry
+                    .filter(|_| !calls.preflights.is_empty())
+                    .and_then(|retry| calls.preflights.follow(client, retry.key(), at));
                 // (An exchange holds one of each: a turn of two follow-ups
                 // is rare.)
                 if let Some(x) = conn.exchanges.current_mut() {
@@ -1265,6 +1274,9 @@ fn note_http2_follow_ups(
                     }
                     if let Some(c) = challenged {
                         x.challenged.get_or_insert(Box::new(c));
+                    }
+                    if let Some(p) = preflighted {
+                        x.preflighted.get_or_insert(Box::new(p));
                     }
                 }
             }
@@ -1308,6 +1320,23 @@ fn note_http2_follow_ups(
                     .challenges
                     .challenged(client, &retry, challenge, leg, request_label, before);
             }
+            FollowUpNote::Preflighted {
+                preflight,
+                status,
+                max_age_s,
+                request,
+                request_label,
+                answer,
+            } => calls.preflights.allowed(
+                client,
+                preflight,
+                conn.stream,
+                request,
+                answer,
+                status,
+                max_age_s,
+                request_label,
+            ),
         }
     }
 }
@@ -1380,6 +1409,47 @@ fn note_challenge(conn: &mut Connection, challenges: &mut crate::challenge::Chal
     };
     let before = x.challenged.take().map(|b| *b);
     challenges.challenged(client, &retry, challenge, leg, x.label.clone(), before);
+}
+
+/// A request began that a CORS preflight answered lately may have let
+/// go (preflight.rs). Once per request.
+#[inline(never)]
+fn note_preflight_followed(conn: &mut Connection, preflights: &mut crate::preflight::Preflights) {
+    let client = conn.client.ip;
+    let retry = conn.exchanges.current_retry;
+    let Some((x, retry)) = conn.exchanges.current_mut().zip(retry) else {
+        return;
+    };
+    x.preflighted = preflights
+        .follow(client, retry.key(), x.request_first)
+        .map(Box::new);
+}
+
+/// The open request was a CORS preflight and its answer allowed the
+/// request: kept for that request (preflight.rs). Once per preflight.
+#[inline(never)]
+fn note_preflight(conn: &mut Connection, preflights: &mut crate::preflight::Preflights) {
+    let (client, stream) = (conn.client.ip, conn.stream);
+    let max_age_s = conn.exchanges.preflight_allowed.take();
+    let preflight = conn.exchanges.current_preflight.take();
+    let (Some(max_age_s), Some(preflight), Some(x)) =
+        (max_age_s, preflight, conn.exchanges.current_mut())
+    else {
+        return;
+    };
+    let (Some(answer), Some(status)) = (x.response_first, x.status) else {
+        return;
+    };
+    preflights.allowed(
+        client,
+        preflight,
+        stream,
+        x.request_first,
+        answer,
+        status,
+        max_age_s,
+        x.label.clone(),
+    );
 }
 
 /// A connection's first FIN or RST, from `dir`'s sender: noted among

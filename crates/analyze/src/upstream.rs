@@ -104,6 +104,9 @@ pub(crate) struct Calls {
     /// The authentication challenges answered lately that no request has
     /// answered yet (challenge.rs).
     pub challenges: crate::challenge::Challenges,
+    /// The CORS preflights answered lately whose requests have not come
+    /// yet (preflight.rs).
+    pub preflights: crate::preflight::Preflights,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC
     /// connection never answered is then a path's silence, not a
     /// one-way capture's).

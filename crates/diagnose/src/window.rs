@@ -162,7 +162,8 @@ fn renumber(detail: &mut Detail, before: u32) {
         Detail::ExpectContinueWait { exchange, .. }
         | Detail::SlowStartAfterIdle { exchange, .. }
         | Detail::HttpRedirect { exchange, .. }
-        | Detail::HttpAuthChallenge { exchange, .. } => *exchange += before,
+        | Detail::HttpAuthChallenge { exchange, .. }
+        | Detail::CorsPreflight { exchange, .. } => *exchange += before,
         _ => {}
     }
 }
@@ -184,7 +185,8 @@ fn same_cause(f: &Finding, later: &Finding) -> bool {
         (Detail::ExpectContinueWait { .. }, _)
         | (Detail::SlowStartAfterIdle { .. }, _)
         | (Detail::HttpRedirect { .. }, _)
-        | (Detail::HttpAuthChallenge { .. }, _) => false,
+        | (Detail::HttpAuthChallenge { .. }, _)
+        | (Detail::CorsPreflight { .. }, _) => false,
         (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
     }
 }

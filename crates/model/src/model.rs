@@ -975,6 +975,43 @@ pub enum Detail {
         /// capture's clock: the client's turnaround.
         turnaround_ms: f64,
     },
+    /// A browser's request waited for its CORS preflight.
+    CorsPreflight {
+        /// The request the preflight let go (1-based, on this connection).
+        exchange: u32,
+        /// The `tcp.stream` that carried the preflight (this one's own
+        /// when the request came on the same connection).
+        preflight_stream: u64,
+        /// The preflight's name ("OPTIONS /items/1").
+        preflight_request: Option<String>,
+        /// The method it asked permission for
+        /// (`Access-Control-Request-Method`).
+        method: Box<str>,
+        /// The headers it asked permission for
+        /// (`Access-Control-Request-Headers`, its first 120 characters):
+        /// what made the request need a preflight.
+        request_headers: Option<Box<str>>,
+        /// The preflight's answer's status (200-299).
+        status: u16,
+        /// The answer's `Access-Control-Max-Age`, in seconds: how long
+        /// the browser may skip the next preflight for this URL (none: 5
+        /// s).
+        max_age_s: Option<u32>,
+        /// The request came on another connection than its preflight
+        /// (Chromium sends a credentialed request's preflight without
+        /// credentials, on a connection of its own).
+        other_connection: bool,
+        /// The request's connection was opened after the preflight's
+        /// answer came: its set-up is in the wait.
+        new_connection: bool,
+        /// From the preflight to its answer's arrival: its round trip and
+        /// the server's time.
+        answer_ms: f64,
+        /// From the answer's arrival to the request, on the capture's
+        /// clock: the browser's turnaround (a new connection's set-up
+        /// included).
+        turnaround_ms: f64,
+    },
     /// A name lookup's query went unanswered until the client's resolver
     /// sent it again.
     DnsQueryLost {

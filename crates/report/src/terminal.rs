@@ -474,6 +474,22 @@ pub fn render_summary(
             ),
         )?;
     }
+    if let Some(c) = s.causes.get(&FindingKind::CorsPreflight) {
+        // A cost against the page's way of calling its API: outside the
+        // time lost above (the ideal counts the preflights' round trips).
+        say(
+            out,
+            opts,
+            format!(
+                "Requests that waited for a CORS preflight (cors_preflight): on {} of {} connections, {} from the \
+                 preflights to the requests they let go. Fix: {}",
+                c.connections,
+                s.connections,
+                fmt_ms(c.cost_ms),
+                c.fix
+            ),
+        )?;
+    }
     if s.name_lookups > 0 {
         // Before the SYNs: outside every ledger and the time lost above.
         let mut line = format!(

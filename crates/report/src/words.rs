@@ -815,6 +815,64 @@ pub fn explanation(x: &Finding) -> String {
                 if *new_connection { " and the new connection's set-up" } else { "" },
             )
         }
+        Detail::CorsPreflight {
+            exchange,
+            preflight_stream,
+            preflight_request,
+            method,
+            request_headers,
+            status,
+            max_age_s,
+            other_connection,
+            new_connection,
+            answer_ms,
+            turnaround_ms,
+        } => {
+            let preflight = preflight_request
+                .as_deref()
+                .map(|r| format!("`{r}`"))
+                .unwrap_or_else(|| "an `OPTIONS`".into());
+            let whose = if *preflight_stream == x.stream {
+                "on this connection".to_string()
+            } else {
+                format!("on stream {preflight_stream}")
+            };
+            let at = x
+                .waits
+                .first()
+                .and_then(|w| w.release_frame)
+                .map(|f| format!(" (frame {f})"))
+                .unwrap_or_default();
+            let asked = match request_headers {
+                Some(h) => format!("`{method}` with the headers `{}`", shortened(h, 80)),
+                None => format!("`{method}`"),
+            };
+            // (Chromium sends a credentialed request's preflight without
+            // credentials: on a connection of its own.)
+            let elsewhere = match (*other_connection, *new_connection) {
+                (true, true) => {
+                    " on a connection opened after it (a credentialed request's preflight goes without credentials, on a \
+                     connection of its own)"
+                }
+                (true, false) => " on another connection, open already",
+                _ => "",
+            };
+            let kept = match max_age_s {
+                Some(s) => format!("`Access-Control-Max-Age: {s}`"),
+                None => "no `Access-Control-Max-Age` (browsers keep it 5 s)".into(),
+            };
+            format!(
+                "The browser asked {preflight} {whose} first: a CORS preflight asking the other origin's permission for \
+                 {asked}. The `{status}` that allowed it came {} later{at}, with {kept}, and request {exchange} here was \
+                 sent {} after that{elsewhere}. The preflight cost {}, before the request could leave: {} of it the \
+                 preflight's round trip (the server's time included), the rest the browser's turnaround{}.",
+                crate::fmt_ms(*answer_ms),
+                crate::fmt_ms(*turnaround_ms),
+                crate::fmt_ms(cost),
+                crate::fmt_ms(*answer_ms),
+                if *new_connection { " and the new connection's set-up" } else { "" },
+            )
+        }
         Detail::ConnectionNotReused {
             previous_stream,
             close_frame,
@@ -1523,6 +1581,53 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                      is asked; a tracker's or a link shortener's hop costs this on every click."
                 )
             }
+        }
+        Detail::CorsPreflight {
+            method,
+            request_headers,
+            max_age_s,
+            ..
+        } => {
+            // (What made the request need a preflight, in the request's
+            // own terms: its method, its headers.)
+            let simple_method = matches!(&**method, "GET" | "HEAD" | "POST");
+            let headers: Vec<&str> = request_headers
+                .as_deref()
+                .map(|h| h.split(',').map(str::trim).filter(|h| !h.is_empty()).collect())
+                .unwrap_or_default();
+            let mut why = Vec::new();
+            if !simple_method {
+                why.push(format!("the method `{method}`"));
+            }
+            if !headers.is_empty() {
+                why.push(format!("the header{} `{}`", if headers.len() == 1 { "" } else { "s" }, headers.join("`, `")));
+            }
+            let why = if why.is_empty() {
+                "The request was not a simple one".to_string()
+            } else {
+                format!("The preflight was asked for by {}", why.join(" and "))
+            };
+            let simple = if simple_method {
+                "send only CORS-safelisted headers (no `Authorization` or `X-` headers: put a token in the body or a \
+                 cookie; `Content-Type` only `text/plain`, `application/x-www-form-urlencoded` or `multipart/form-data`)"
+            } else {
+                "use `GET` or `POST` with only CORS-safelisted headers (a `Content-Type` of `text/plain`, form data or \
+                 multipart; no `Authorization` or `X-` headers)"
+            };
+            let cache = match max_age_s {
+                None => "answer the preflight with `Access-Control-Max-Age: 7200` (Chromium keeps it at most 2 h, Firefox \
+                         24 h): without it browsers keep it 5 s and ask again for the same URL"
+                    .to_string(),
+                Some(s) if *s < 600 => format!(
+                    "a longer `Access-Control-Max-Age` than {s} s (Chromium keeps up to 7200, Firefox 86400)"
+                ),
+                Some(s) => format!("the answer's `Access-Control-Max-Age: {s}` keeps it already"),
+            };
+            format!(
+                "{why}. To lose the round trip: serve the API from the page's own origin (a path behind the same host \
+                 name, proxied to the API), or {simple}. Otherwise, {cache} (a browser keeps a preflight per URL, its \
+                 query included: each resource's URL is asked once)."
+            )
         }
         Detail::HttpAuthChallenge {
             status,

@@ -96,6 +96,8 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 redirect_obeys(f, w)
             } else if x.kind == FindingKind::HttpAuthChallenge {
                 challenge_obeys(f, w)
+            } else if x.kind == FindingKind::CorsPreflight {
+                preflight_obeys(f, w)
             } else {
                 obeys(f, w, nagle, shift_error_ns)
             };
@@ -254,6 +256,16 @@ fn challenge_obeys(f: &Facts<'_>, w: &Wait) -> bool {
                 .zip(nexts.chain([c.follow_up]))
                 .any(|(leg, next)| released_between(w, leg.request, leg.answer, next))
         })
+}
+
+/// Whether `w` is a CORS preflight's wait: from the preflight, released
+/// by its answer, to the request it let go. Its ends may be on another
+/// connection, as a redirect's.
+fn preflight_obeys(f: &Facts<'_>, w: &Wait) -> bool {
+    f.exchanges
+        .iter()
+        .filter_map(|x| x.preflighted.as_deref())
+        .any(|p| released_between(w, p.preflight.request, p.preflight.answer, p.follow_up))
 }
 
 /// Whether `w` runs from `from` to `to` and was released by `rel`

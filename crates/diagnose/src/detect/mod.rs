@@ -13,6 +13,7 @@ pub mod causality;
 mod client_think_time;
 mod connect_back;
 mod connection_not_reused;
+mod cors_preflight;
 pub mod dns_query_lost;
 mod dns_search_list;
 mod downlink_queue;
@@ -965,7 +966,7 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 27] = [
+const DETECTORS: [Detector; 28] = [
     dns_query_lost::detect,
     address_fallback::detect,
     dns_search_list::detect,
@@ -975,6 +976,7 @@ const DETECTORS: [Detector; 27] = [
     connection_not_reused::detect,
     http_redirect::detect,
     http_auth_challenge::detect,
+    cors_preflight::detect,
     tfo::detect,
     hello_retry_request::detect,
     resumption::detect,
@@ -1009,9 +1011,10 @@ const SUMMARIES: [Summary; 1] = [tls_extra_rtt::summarize];
 /// windows, losses, restarts after idle. Not those of its beginning (the
 /// lookup, the handshakes, the first flight, reuse), which its first
 /// window (its own timeline) had.
-const WINDOW_DETECTORS: [Detector; 13] = [
+const WINDOW_DETECTORS: [Detector; 14] = [
     http_redirect::detect,
     http_auth_challenge::detect,
+    cors_preflight::detect,
     server_think_time::detect,
     downlink_queue::detect,
     upstream_wait::detect,
