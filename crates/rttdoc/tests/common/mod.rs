@@ -921,6 +921,9 @@ pub struct Http2Block {
     pub location: Option<String>,
     /// A `www-authenticate` or `proxy-authenticate` field.
     pub challenge: bool,
+    /// An `access-control-request-method` field's value (a CORS
+    /// preflight's: tshark names it only as a header's name and value).
+    pub preflight_method: Option<String>,
 }
 
 /// Every HTTP/2 request and every answer with a status in `capture`,
@@ -966,6 +969,18 @@ pub fn http2_blocks(capture: &Path, extra: &[&str]) -> Vec<Http2Block> {
             _ => None,
         }
     }
+    // (A header tshark has no field of its own for: an object with its
+    // name and value.)
+    fn header<'a>(v: &'a Value, name: &str) -> Option<&'a str> {
+        match v {
+            Value::Object(o) if first(o.get("http2.header.name")) == Some(name) => {
+                first(o.get("http2.header.value"))
+            }
+            Value::Object(o) => o.values().find_map(|v| header(v, name)),
+            Value::Array(a) => a.iter().find_map(|v| header(v, name)),
+            _ => None,
+        }
+    }
     fn frames<'a>(v: &'a Value, out: &mut Vec<&'a Value>) {
         match v {
             Value::Object(o) if o.contains_key("http2.streamid") => out.push(v),
@@ -998,6 +1013,7 @@ pub fn http2_blocks(capture: &Path, extra: &[&str]) -> Vec<Http2Block> {
                 location: find(f, "http2.headers.location").map(str::to_string),
                 challenge: find(f, "http2.headers.www_authenticate").is_some()
                     || find(f, "http2.headers.proxy_authenticate").is_some(),
+                preflight_method: header(f, "access-control-request-method").map(str::to_string),
             };
             if block.url.is_some() || block.status.is_some() {
                 blocks.push(block);

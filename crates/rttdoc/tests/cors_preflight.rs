@@ -1,0 +1,320 @@
+//! A browser's requests that waited for their CORS preflights:
+//! `cors_preflight`.
+//!
+//! Producer: scripts/cors-captures.sh: headless Chromium loads a page from
+//! nginx whose script calls an API on another origin (another port), over
+//! real Linux TCP, 20 ms each way, captured on the client's interface.
+//! `preflight`: `PUT`s with `Content-Type: application/json` to
+//! /items/1, /items/2 and /items/2 again: Chromium asks `OPTIONS` before
+//! the first two (a preflight is kept per URL) and not before the third.
+//! `preflight-credentials`: credentialed `PUT`s (`withCredentials`):
+//! Chromium sends the preflight without credentials, on a connection of
+//! its own, and the first `PUT` opens another. `preflight-h2`:
+//! `preflight`'s page over HTTP/2 in TLS 1.3, Chromium's key log carried
+//! in the pcapng (editcap `--inject-secrets`). Controls: `simple` (a
+//! cross-origin GET and a text/plain POST, and a PUT to the page's own
+//! origin: none needs a preflight), `rejected` (the preflight answered
+//! 403: the PUT is never sent). Committed under tests/data/cors, re-made
+//! live when root.
+//!
+//! The oracle is tshark's reading of the same capture, not rttdoc's: each
+//! `OPTIONS` carrying `Access-Control-Request-Method` answered 200-299,
+//! and the same client's first later request with that method for the
+//! same URL within 2 s of the answer. Each is one finding on that
+//! request's stream: one wait, from the preflight to the request,
+//! released by the answer.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::*;
+
+/// How long after a preflight's answer its request may begin
+/// (follow_ups.rs).
+const FOLLOW_S: f64 = 2.0;
+
+/// tshark reads each segment alone: an HTTP head is named by the segment
+/// it starts in, as rttdoc names it.
+const ONE_SEGMENT_AT_A_TIME: &[&str] = &["-o", "tcp.desegment_tcp_streams:FALSE"];
+
+#[derive(Debug, Clone)]
+struct Request {
+    frame: u64,
+    time: f64,
+    client: String,
+    stream: u64,
+    method: String,
+    url: String,
+    /// A preflight's `Access-Control-Request-Method`.
+    preflight_method: Option<String>,
+}
+
+/// A preflight the oracle expects as one finding: the stream of the
+/// request it let go, and (preflight, answer, request) frames.
+#[derive(Debug, PartialEq, Eq)]
+struct Expected {
+    stream: u64,
+    preflight: u64,
+    answer: u64,
+    request: u64,
+}
+
+/// The value of the header `name` in the request head lines tshark
+/// gives (`http.request.line`, joined by commas).
+fn header_of(lines: &str, name: &str) -> Option<String> {
+    let lower = lines.to_ascii_lowercase();
+    let at = lower.find(&format!("{}:", name.to_ascii_lowercase()))?;
+    let value = &lines[at + name.len() + 1..];
+    let end = value
+        .find("\\r\\n")
+        .or_else(|| value.find('\r'))
+        .unwrap_or(value.len());
+    Some(value[..end].trim().to_string())
+}
+
+fn expected(capture: &Path) -> Vec<Expected> {
+    let n = |s: &str| -> u64 { s.parse().unwrap() };
+    let mut requests: Vec<Request> = tshark_fields(
+        capture,
+        ONE_SEGMENT_AT_A_TIME,
+        "http.request && tcp",
+        &[
+            "frame.number",
+            "frame.time_epoch",
+            "ip.src",
+            "ipv6.src",
+            "tcp.stream",
+            "http.request.method",
+            "http.request.full_uri",
+            "http.request.line",
+        ],
+    )
+    .iter()
+    .map(|r| Request {
+        frame: n(&r[0]),
+        time: r[1].parse().unwrap(),
+        client: if r[2].is_empty() {
+            r[3].clone()
+        } else {
+            r[2].clone()
+        },
+        stream: n(&r[4]),
+        method: r[5].clone(),
+        url: r[6].clone(),
+        preflight_method: header_of(&r[7], "Access-Control-Request-Method")
+            .filter(|_| r[5] == "OPTIONS"),
+    })
+    .collect();
+    // HTTP/2's (through the key log in the pcapng), each request known
+    // by its stream.
+    let h2 = http2_blocks(capture, &[]);
+    for b in &h2 {
+        let (Some(method), Some(url)) = (&b.method, &b.url) else {
+            continue;
+        };
+        requests.push(Request {
+            frame: b.frame,
+            time: b.time,
+            client: b.src.clone(),
+            stream: b.tcp_stream,
+            method: method.clone(),
+            url: url.clone(),
+            preflight_method: b.preflight_method.clone().filter(|_| method == "OPTIONS"),
+        });
+    }
+    requests.sort_by_key(|r| r.frame);
+    // Preflights allowed: the preflight's frame -> its answer's (frame,
+    // time).
+    let mut allowed: BTreeMap<u64, (u64, f64)> = BTreeMap::new();
+    for b in &h2 {
+        let Some(200..=299) = b.status else {
+            continue;
+        };
+        if let Some(q) = http2_request_of(&h2, b) {
+            allowed.insert(q.frame, (b.frame, b.time));
+        }
+    }
+    for r in tshark_fields(
+        capture,
+        ONE_SEGMENT_AT_A_TIME,
+        "http.response.code >= 200 && http.response.code <= 299",
+        &["frame.number", "frame.time_epoch", "http.request_in"],
+    ) {
+        if let Ok(request) = r[2].parse::<u64>() {
+            allowed.insert(request, (n(&r[0]), r[1].parse().unwrap()));
+        }
+    }
+    let mut out: Vec<Expected> = Vec::new();
+    for p in &requests {
+        let (Some(method), Some(&(answer, time))) = (&p.preflight_method, allowed.get(&p.frame))
+        else {
+            continue;
+        };
+        let next = requests.iter().find(|r| {
+            r.frame > answer
+                && r.time >= time
+                && r.time - time <= FOLLOW_S
+                && r.client == p.client
+                && &r.method == method
+                && r.url == p.url
+                && !out.iter().any(|e| e.request == r.frame)
+        });
+        if let Some(r) = next {
+            out.push(Expected {
+                stream: r.stream,
+                preflight: p.frame,
+                answer,
+                request: r.frame,
+            });
+        }
+    }
+    out
+}
+
+/// Every preflight the oracle finds is a `cors_preflight` on the stream of
+/// the request it let go, one wait (from the preflight to the request,
+/// released by the answer, the time tshark shows between them); and
+/// rttdoc finds no other. Returns the findings, in the oracle's order,
+/// each with its preflight's round trips: from the preflight to its
+/// answer, in tshark's times (the browser's own turnaround after it left
+/// out: a loaded machine's, not the network's).
+fn check(capture: &Path) -> Vec<(serde_json::Value, f64)> {
+    let doc = run_rttdoc_json(capture);
+    let expected = expected(capture);
+    let found = findings_of(&doc, "cors_preflight");
+    let times: BTreeMap<u64, f64> =
+        tshark_fields(capture, &[], "", &["frame.number", "frame.time_epoch"])
+            .iter()
+            .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap()))
+            .collect();
+    let name = capture.display();
+    assert_eq!(found.len(), expected.len(), "{name}: {expected:?}");
+    let mut out = Vec::new();
+    for e in &expected {
+        let Some((_, x)) = found.iter().find(|(stream, x)| {
+            *stream == e.stream && x["waits"][0]["from_frame"].as_u64() == Some(e.preflight)
+        }) else {
+            panic!("{name}: {e:?}: no finding");
+        };
+        let waits = x["waits"].as_array().unwrap();
+        assert_eq!(waits.len(), 1, "{name}: {x}");
+        let w = &waits[0];
+        assert_eq!(w["release_frame"], e.answer, "{name}: {x}");
+        assert_eq!(w["to_frame"], e.request, "{name}: {x}");
+        let span_ms = (times[&e.request] - times[&e.preflight]) * 1e3;
+        let ms = w["ms"].as_f64().unwrap();
+        assert!(
+            (ms - span_ms).abs() < 0.01,
+            "{name}: {x}: {ms} ms, tshark {span_ms} ms"
+        );
+        assert!((x["cost_ms"].as_f64().unwrap() - ms).abs() < 1e-6);
+        assert_eq!(x["attributed_ms"], 0.0, "{name}: priced into the ideal");
+        assert_eq!(x["phase"], "first_byte");
+        assert_eq!(
+            frames_cited(x),
+            [e.preflight, e.answer, e.request],
+            "{name}"
+        );
+        let rtt_ms = x["cost_ms"].as_f64().unwrap() / x["cost_rtts"].as_f64().unwrap();
+        let answer_ms = (times[&e.answer] - times[&e.preflight]) * 1e3;
+        out.push(((*x).clone(), answer_ms / rtt_ms));
+    }
+    let problems = display_filter_problems(capture, &doc);
+    assert!(problems.is_empty(), "{name}: {problems:?}");
+    out
+}
+
+/// The captures of scripts/cors-captures.sh in `dir`.
+fn check_made(dir: &Path) {
+    if !require("cors_preflight oracle", &["tshark"], false) {
+        return;
+    }
+    let at = |name: &str| dir.join(format!("{name}.pcap.gz"));
+    // Two preflights on the API's connection, one round trip each (a
+    // 204 from nginx at once); the third PUT's preflight was kept.
+    for capture in [at("preflight"), dir.join("preflight-h2.pcapng.gz")] {
+        let found = check(&capture);
+        assert_eq!(found.len(), 2, "{}", capture.display());
+        for (x, rtts) in &found {
+            assert!((0.9..1.5).contains(rtts), "{rtts} RTT: {x}");
+            let (why, fix) = (
+                x["explanation"].as_str().unwrap(),
+                x["fix"].as_str().unwrap(),
+            );
+            assert!(why.contains("on this connection first"), "{why}");
+            assert!(why.contains("no `Access-Control-Max-Age`"), "{why}");
+            assert!(
+                fix.contains("the method `PUT` and the header `content-type`"),
+                "{fix}"
+            );
+            assert!(fix.contains("Access-Control-Max-Age: 7200"), "{fix}");
+        }
+    }
+    // Credentialed: the first PUT on a connection opened after its
+    // preflight's answer (its handshake in the wait: two round trips at
+    // least), the second on that connection, open already.
+    let found = check(&at("preflight-credentials"));
+    let [(first, _), (second, rtts)] = &found[..] else {
+        panic!("{found:?}");
+    };
+    assert!(first["cost_rtts"].as_f64().unwrap() >= 1.9, "{first}");
+    let why = first["explanation"].as_str().unwrap();
+    assert!(why.contains("on a connection opened after it"), "{why}");
+    assert!(why.contains("the new connection's set-up"), "{why}");
+    let why = second["explanation"].as_str().unwrap();
+    assert!(why.contains("on another connection, open already"), "{why}");
+    assert!(why.contains("`Access-Control-Max-Age: 600`"), "{why}");
+    assert!((0.9..1.5).contains(rtts), "{rtts} RTT: {second}");
+    // Controls: simple requests and a same-origin PUT need none; a
+    // rejected preflight lets nothing go.
+    for control in ["simple", "rejected"] {
+        assert!(check(&at(control)).is_empty(), "{control}");
+        assert_no_finding(&run_rttdoc_json(&at(control)), "cors_preflight");
+    }
+}
+
+#[test]
+fn committed_preflights_cost_what_the_browser_waited() {
+    check_made(&data_dir().join("cors"));
+}
+
+#[test]
+fn live_preflights_cost_what_the_browser_waited() {
+    if !require(
+        "live_preflights_cost_what_the_browser_waited",
+        &[
+            "tshark", "ip", "tcpdump", "nginx", "chromium", "python3", "openssl", "editcap",
+        ],
+        true,
+    ) {
+        return;
+    }
+    let dir = TempDir::new("cors");
+    run_capture_script("cors-captures.sh", &[dir.0.as_os_str()]);
+    check_made(&dir.0);
+}
+
+/// Browsers' traffic from PcapPlusPlus's test data (no preflight among
+/// them): the oracle and rttdoc agree there is none.
+#[test]
+fn public_captures_preflights_agree_with_tshark() {
+    if !require(
+        "public_captures_preflights_agree_with_tshark",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    for name in [
+        "ExamplesTest__pcap_examples__http-packets2.pcap",
+        "ExamplesTest__pcap_examples__many-protocols.pcap",
+        "Pcap++Test__PcapExamples__650HttpResponses.pcap",
+    ] {
+        let Some(capture) = public_capture("seladb-PcapPlusPlus", name) else {
+            return;
+        };
+        assert!(check(&capture).is_empty(), "{name}");
+    }
+}
