@@ -324,7 +324,8 @@ mod tests {
     #[test]
     fn a_preflight_is_followed_once_by_its_request_soon_after_its_answer() {
         let client: IpAddr = "10.0.0.1".parse().unwrap();
-        let (p, put) = head_of(PREFLIGHT);
+        let (p, options) = head_of(PREFLIGHT);
+        let (_, put) = head_of("PUT /items/1 HTTP/1.1\r\nHost: api.example\r\n\r\n");
         let mut kept = Preflights::default();
         kept.allowed(
             client,
@@ -342,8 +343,8 @@ mod tests {
             "another client"
         );
         assert!(
-            kept.follow(client, put ^ 1, at(18, 44)).is_none(),
-            "another request"
+            kept.follow(client, options, at(18, 44)).is_none(),
+            "another request: the preflight's own"
         );
         assert!(
             kept.follow(client, put, at(15, 30)).is_none(),

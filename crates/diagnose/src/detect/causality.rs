@@ -438,6 +438,7 @@ mod tests {
             pipelined: 0,
             redirected: None,
             challenged: None,
+            preflighted: None,
         }
     }
 

@@ -21,6 +21,7 @@ mod causality;
 mod client_think_time;
 mod connect_back;
 mod connection_not_reused;
+mod cors_preflight;
 mod dns_query_lost;
 mod dns_search_list;
 mod downlink_queue;
