@@ -966,6 +966,24 @@ impl Nginx {
             }
         }
 
+        // CORS preflight answers a browser keeps for 5 s, or little more:
+        // the server level's, and each location's (and `if`'s).
+        for s in &servers {
+            let chains = std::iter::once(&s.chain).chain(s.locations.iter().map(|(_, c)| c));
+            for chain in chains {
+                let Some(mut f) = self.cors_preflight_uncached(chain) else {
+                    continue;
+                };
+                if !findings
+                    .iter()
+                    .any(|g| g.check == f.check && g.location.at == f.location.at)
+                {
+                    f.ports = s.ports();
+                    findings.push(f);
+                }
+            }
+        }
+
         // TFO and backlog: listen sockets against the kernel.
         let sysctls = kernel.sysctls.as_ref();
         let mut seen_sockets = BTreeSet::new();
@@ -1115,6 +1133,93 @@ impl Nginx {
                 ),
             },
             confirms: crate::vocabulary::confirms("upstream_per_request").to_vec(),
+            evidence: None,
+            ports: Vec::new(),
+        })
+    }
+
+    /// A block whose answers carry a CORS preflight's permissions
+    /// (`add_header Access-Control-Allow-Methods` or `-Headers`: fields
+    /// only a preflight's answer needs) without an `Access-Control-Max-Age`
+    /// of 10 minutes or more among the same `add_header`s. nginx inherits
+    /// `add_header`s only into a block that sets none: a max age set
+    /// around an `if ($request_method = OPTIONS)` that adds its own fields
+    /// is not in the `if`'s answers. A browser keeps a preflight's answer
+    /// for its max age, 5 s without a valid one (the Fetch standard), per
+    /// URL: a request that is not simple, to a URL not asked within that
+    /// time, waits a round trip for its preflight (`cors_preflight`). A
+    /// max age from a variable is not judged.
+    fn cors_preflight_uncached(&self, chain: &Chain) -> Option<Finding> {
+        const MAX_AGE: &str = "Access-Control-Max-Age";
+        let is = |d: &Directive, name: &str| d.arg(0).is_some_and(|h| h.eq_ignore_ascii_case(name));
+        let headers = find_all(chain, "add_header");
+        let named = |name: &str| headers.iter().copied().find(|d| is(d, name));
+        let allows = named("Access-Control-Allow-Methods")
+            .or_else(|| named("Access-Control-Allow-Headers"))?;
+        let max_age = named(MAX_AGE);
+        let written = max_age
+            .and_then(|d| d.arg(1))
+            .map(|v| v.trim_matches('"').trim());
+        if written.is_some_and(|v| v.contains('$')) {
+            return None;
+        }
+        let seconds = written.and_then(|v| v.parse::<u64>().ok());
+        if seconds.is_some_and(|s| s >= 600) {
+            return None;
+        }
+        // (A max age an enclosing block sets, hidden by this block's own
+        // add_headers.)
+        let hidden = match max_age {
+            Some(_) => None,
+            None => chain
+                .iter()
+                .flat_map(|level| level.iter())
+                .find(|d| d.name == "add_header" && is(d, MAX_AGE)),
+        };
+        let (kept, what) = match (written, seconds) {
+            (Some(_), Some(s)) => (
+                format!("{s} s"),
+                format!("its Access-Control-Max-Age is {s} s"),
+            ),
+            (Some(v), None) => (
+                "5 s".to_string(),
+                format!("its Access-Control-Max-Age `{v}` is not a number of seconds, which browsers ignore"),
+            ),
+            (None, _) => match hidden {
+                Some(h) => (
+                    "5 s".to_string(),
+                    format!(
+                        "the Access-Control-Max-Age at {} is not among them: nginx inherits add_header only into a block that sets none, and this one sets its own",
+                        self.config.at(h)
+                    ),
+                ),
+                None => ("5 s".to_string(), "they carry no Access-Control-Max-Age".to_string()),
+            },
+        };
+        Some(Finding {
+            check: "cors_preflight_uncached",
+            severity: if seconds.is_some() { Severity::Low } else { Severity::Medium },
+            confidence: Confidence::High,
+            title: format!("browsers keep this block's CORS preflight answers {kept} per URL ({})", allows.text()),
+            location: self.loc(max_age.unwrap_or(allows)),
+            related: hidden.map(|h| self.loc(h)).into_iter().collect(),
+            cost: Cost {
+                rtts: Some(1.0),
+                ms: None,
+                per: "preflighted_request",
+                text: format!(
+                    "1 RTT per cross-origin request that is not simple (a method other than GET, HEAD or POST; a JSON body; an Authorization or X- header) to a URL whose preflight is more than {kept} old: the browser sends an OPTIONS first and the request only when it is answered"
+                ),
+            },
+            why: format!(
+                "This block answers CORS preflights ({}), but {what}. A browser keeps a preflight's answer for its Access-Control-Max-Age, 5 s without one (the Fetch standard), and per URL, query included.",
+                allows.text()
+            ),
+            fix: Fix {
+                syntax: "nginx",
+                text: "add_header Access-Control-Max-Age 7200 always;   # beside Access-Control-Allow-Methods, in the same block (Chromium keeps at most 7200 s, Firefox 86400 s)".into(),
+            },
+            confirms: crate::vocabulary::confirms("cors_preflight_uncached").to_vec(),
             evidence: None,
             ports: Vec::new(),
         })
@@ -1364,6 +1469,111 @@ mod tests {
         let d = default_servers(&s);
         assert_eq!(d["*:443"], 1);
         assert_eq!(d["*:8443"], 2);
+    }
+
+    fn preflight_checks_of(text: &str) -> Vec<Finding> {
+        let n = Nginx {
+            config: parse_str(text, Path::new("/x")).unwrap(),
+        };
+        n.check(&Kernel::default(), &mut Vec::new(), &mut Vec::new())
+            .into_iter()
+            .filter(|f| f.check == "cors_preflight_uncached")
+            .collect()
+    }
+
+    #[test]
+    fn preflight_answers_without_a_max_age_are_kept_five_seconds() {
+        // The usual recipe: the preflight answered in an `if`, no max age.
+        let f = preflight_checks_of(
+            "http { server { listen 80;
+               location /api/ {
+                 add_header Access-Control-Allow-Origin $http_origin;
+                 if ($request_method = OPTIONS) {
+                   add_header Access-Control-Allow-Origin $http_origin;
+                   add_header Access-Control-Allow-Methods \"GET, PUT\";
+                   add_header Access-Control-Allow-Headers Content-Type;
+                   return 204;
+                 }
+                 proxy_pass http://127.0.0.1:9000;
+               } } }",
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Medium);
+        assert_eq!(
+            f[0].location.at, "/x/nginx.conf:6",
+            "the Allow-Methods line"
+        );
+        assert_eq!(f[0].cost.rtts, Some(1.0));
+        assert!(
+            f[0].why.contains("carry no Access-Control-Max-Age"),
+            "{}",
+            f[0].why
+        );
+        assert!(f[0].fix.text.contains("Access-Control-Max-Age 7200"));
+        assert_eq!(f[0].confirms, [rttdoc_model::FindingKind::CorsPreflight]);
+    }
+
+    #[test]
+    fn a_max_age_outside_the_block_that_adds_its_own_headers_is_not_sent() {
+        // nginx inherits add_header only into a block that sets none: the
+        // `if`'s answers carry its own three fields, not the max age.
+        let f = preflight_checks_of(
+            "http { server { listen 80;
+               location /api/ {
+                 add_header Access-Control-Max-Age 7200;
+                 if ($request_method = OPTIONS) {
+                   add_header Access-Control-Allow-Methods PUT;
+                   return 204;
+                 }
+               } } }",
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].why.contains("inherits add_header only"),
+            "{}",
+            f[0].why
+        );
+        assert_eq!(f[0].related.len(), 1);
+        assert_eq!(f[0].related[0].at, "/x/nginx.conf:3");
+    }
+
+    #[test]
+    fn a_long_max_age_or_no_preflight_fields_are_no_finding() {
+        for (config, why) in [
+            (
+                "location / { add_header Access-Control-Allow-Methods PUT; add_header Access-Control-Max-Age 7200; }",
+                "kept two hours",
+            ),
+            (
+                "location / { add_header access-control-allow-headers x-trace always; add_header ACCESS-CONTROL-MAX-AGE \"600\" always; }",
+                "names in any case, ten minutes",
+            ),
+            (
+                "location / { add_header Access-Control-Allow-Methods PUT; add_header Access-Control-Max-Age $cors_age; }",
+                "a variable's value is not known here",
+            ),
+            (
+                "location / { add_header Access-Control-Allow-Origin *; }",
+                "simple requests' CORS: no preflight answered",
+            ),
+        ] {
+            let f = preflight_checks_of(&format!("http {{ server {{ listen 80; {config} }} }}"));
+            assert!(f.is_empty(), "{why}: {f:?}");
+        }
+        // A short one: low, and named.
+        let f = preflight_checks_of(
+            "http { server { listen 80; location / { add_header Access-Control-Allow-Methods PUT; add_header Access-Control-Max-Age 60; } } }",
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Low);
+        assert!(f[0].title.contains("60 s"), "{}", f[0].title);
+        // Fields set once for a server are one finding, however many
+        // locations inherit them.
+        let f = preflight_checks_of(
+            "http { server { listen 80; add_header Access-Control-Allow-Methods PUT;
+               location /a/ { } location /b/ { } } }",
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
     }
 
     #[test]

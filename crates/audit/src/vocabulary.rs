@@ -33,6 +33,8 @@ pub fn confirms(check: &str) -> &'static [FindingKind] {
         // The server closing after each answer: the client's next request
         // waits for a new connection.
         "keepalive_off" => &[FindingKind::ConnectionNotReused],
+        // Preflight answers the browser keeps 5 s: it asks again.
+        "cors_preflight_uncached" => &[FindingKind::CorsPreflight],
         _ => &[],
     }
 }
@@ -67,4 +69,5 @@ pub const CONFIG_EXPLAINABLE: &[FindingKind] = &[
     FindingKind::ServerThinkTime,
     FindingKind::UpstreamWait,
     FindingKind::ConnectionNotReused,
+    FindingKind::CorsPreflight,
 ];

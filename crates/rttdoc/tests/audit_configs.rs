@@ -287,6 +287,45 @@ fn keepalive_off_is_found_where_set_and_confirmed_by_the_capture_of_its_port() {
 }
 
 #[test]
+fn preflight_answers_without_a_max_age_are_found_where_sent_and_confirmed_by_chromiums_capture() {
+    let (doc, code) = audit(&[
+        "--nginx",
+        "nginx/cors/nginx.conf",
+        "--capture",
+        "../cors/preflight.pcap.gz",
+    ]);
+    assert_eq!(code, 0);
+    let mut f = found(&doc, "cors_preflight_uncached");
+    f.sort_by_key(|f| ports(f));
+    // 8081: no max age; 8082: the max age outside the `if` that answers
+    // the preflight; 8083 sends one with its fields: none.
+    let at: Vec<&str> = f
+        .iter()
+        .map(|f| f["location"]["at"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        at,
+        ["nginx/cors/nginx.conf:13", "nginx/cors/nginx.conf:26"],
+        "{f:?}"
+    );
+    assert_eq!(ports(f[0]), [8081]);
+    assert_eq!(ports(f[1]), [8082]);
+    assert_eq!(f[1]["related"][0]["at"], "nginx/cors/nginx.conf:23");
+    assert_eq!(f[0]["confirms"], serde_json::json!(["cors_preflight"]));
+    // Chromium's capture of the API on 8081 shows the preflights.
+    assert_eq!(
+        f[0]["evidence"]["status"], "confirmed",
+        "{}",
+        f[0]["evidence"]
+    );
+    assert_ne!(
+        f[1]["evidence"]["status"], "confirmed",
+        "{}",
+        f[1]["evidence"]
+    );
+}
+
+#[test]
 fn tcp_nodelay_off_holds_the_handshake_only_where_the_default_server_inherits_it_and_the_flight_is_over_4096_bytes(
 ) {
     let (doc, _) = audit(&["--nginx", "nginx/nagle/nginx.conf"]);
