@@ -36,13 +36,19 @@
 #                         Decryption Secrets Block (editcap
 #                         --inject-secrets): preflight and PUT are streams of
 #                         one connection
+#   preflight-haproxy.pcap  preflight.pcap's first two PUTs to an API behind
+#                         HAProxy on 8091 (tests/data/audit/haproxy/cors.cfg),
+#                         which answers the preflights itself (`http-request
+#                         return`, no max age) and passes the PUTs to
+#                         nginx's API
 #   simple.pcap           control: a cross-origin GET and a POST with
 #                         `Content-Type: text/plain` (simple requests: no
 #                         preflight), and a PUT to the page's own origin
 #   rejected.pcap         control: the API answers the preflight 403:
 #                         Chromium never sends the PUT
 #
-# Needs root, ip, tcpdump, python3, nginx, chromium, openssl, editcap.
+# Needs root, ip, tcpdump, python3, nginx, haproxy, chromium, openssl,
+# editcap.
 # Everything it creates is removed on exit, also on failure; every wait is
 # bounded.
 set -euo pipefail
@@ -94,6 +100,9 @@ page preflight-h2 https://api.rttdoc.test:8444 '
 send("PUT", api + "/items/1", "application/json");
 send("PUT", api + "/items/2", "application/json");
 send("PUT", api + "/items/2", "application/json");'
+page preflight-haproxy http://api.rttdoc.test:8091 '
+send("PUT", api + "/items/1", "application/json");
+send("PUT", api + "/items/2", "application/json");'
 page simple "$http_api" '
 send("GET", api + "/items/1");
 send("POST", api + "/items/2", "text/plain");
@@ -141,7 +150,9 @@ relay_nginx "$(cat <<CONF
   }
 CONF
 )"
-for port in 8080 8081 8443 8444; do relay_listening "$port"; done
+ip netns exec "$S" haproxy -db -f "$here/../tests/data/audit/haproxy/cors.cfg" \
+  > "$work/haproxy.log" 2>&1 &
+for port in 8080 8081 8443 8444 8091; do relay_listening "$port"; done
 
 # browse NAME URL: headless Chromium loads URL in a fresh profile, for at
 # most 15 s; its DOM in $work/NAME.dom, its log in $work/NAME.chromium. A
@@ -167,17 +178,17 @@ browse() {
   done
   exit 1
 }
-for name in preflight preflight-credentials simple rejected; do
+for name in preflight preflight-credentials preflight-haproxy simple rejected; do
   browse "$name" "http://page.rttdoc.test:8080/$name.html"
 done
 SSLKEYLOGFILE=$work/keys browse preflight-h2 https://page.rttdoc.test:8443/preflight-h2.html
 editcap --inject-secrets "tls,$work/keys" "$work/preflight-h2.pcap" "$work/preflight-h2.pcapng"
 gzip -9n -c "$work/preflight-h2.pcapng" > "$out/preflight-h2.pcapng.gz"
-for name in preflight preflight-credentials simple rejected; do
+for name in preflight preflight-credentials preflight-haproxy simple rejected; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-for name in preflight preflight-credentials preflight-h2 simple rejected; do
+for name in preflight preflight-credentials preflight-h2 preflight-haproxy simple rejected; do
   echo "== $name"
   cat "$work/$name.dom" | grep ' [0-9]\+$' || true
 done
-echo "made $out: preflight preflight-credentials preflight-h2 simple rejected"
+echo "made $out: preflight preflight-credentials preflight-h2 preflight-haproxy simple rejected"

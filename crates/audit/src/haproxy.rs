@@ -610,6 +610,33 @@ impl Haproxy {
                 ports: bind_ports(s),
             });
         }
+        // CORS preflight answers a browser keeps for 5 s, or little more.
+        for s in self
+            .sections
+            .iter()
+            .filter(|s| matches!(s.kind.as_str(), "frontend" | "listen" | "backend"))
+        {
+            let Some(mut f) = self.preflight_uncached(s) else {
+                continue;
+            };
+            // (A backend's answers reach the clients of the frontends
+            // that use it.)
+            f.ports = match s.kind.as_str() {
+                "backend" => self
+                    .sections
+                    .iter()
+                    .filter(|x| {
+                        x.lines.iter().any(|l| {
+                            matches!(l.words[0].as_str(), "default_backend" | "use_backend")
+                                && l.words.get(1) == Some(&s.name)
+                        })
+                    })
+                    .flat_map(bind_ports)
+                    .collect(),
+                _ => bind_ports(s),
+            };
+            findings.push(f);
+        }
         // Each bind's findings apply to its port.
         for (line, _) in self.binds() {
             let at = self.loc(line).at;
@@ -653,6 +680,61 @@ impl Haproxy {
             }
         }
         findings
+    }
+}
+
+impl Haproxy {
+    /// A proxy section whose responses carry a CORS preflight's
+    /// permissions (`Access-Control-Allow-Methods` or `-Headers`, set by
+    /// `http-response` or `http-after-response` `set-header`/`add-header`,
+    /// or an `http-request return`'s `hdr`) without an
+    /// `Access-Control-Max-Age` of 10 minutes or more set the same way in
+    /// the section (nginx.rs's `preflight_uncached`).
+    fn preflight_uncached(&self, s: &Section) -> Option<Finding> {
+        // (Each line's header fields: name and value.)
+        let fields = |l: &'_ Line| -> Vec<(usize, usize)> {
+            let w = &l.words;
+            match (w.first().map(String::as_str), w.get(1).map(String::as_str)) {
+                (
+                    Some("http-response" | "http-after-response"),
+                    Some("set-header" | "add-header"),
+                ) => {
+                    vec![(2, 3)]
+                }
+                (Some("http-request"), Some("return")) => (2..w.len())
+                    .filter(|&i| w[i] == "hdr")
+                    .map(|i| (i + 1, i + 2))
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        let named = |name: &str| {
+            s.lines.iter().find_map(|l| {
+                fields(l).into_iter().find_map(|(n, v)| {
+                    l.words
+                        .get(n)
+                        .is_some_and(|h| h.eq_ignore_ascii_case(name))
+                        .then(|| (l, l.words.get(v).map_or("", String::as_str)))
+                })
+            })
+        };
+        let (allows, _) = named("Access-Control-Allow-Methods")
+            .or_else(|| named("Access-Control-Allow-Headers"))?;
+        let max_age = named("Access-Control-Max-Age");
+        crate::nginx::preflight_uncached(
+            self.loc(allows),
+            max_age.map(|(l, v)| (self.loc(l), v)),
+            None,
+            Fix {
+                syntax: "haproxy",
+                text: format!(
+                    "{} Access-Control-Max-Age 7200   # beside Access-Control-Allow-Methods, in {} {} (Chromium keeps at most 7200 s, Firefox 86400 s)",
+                    if allows.words[0] == "http-request" { "http-request return ... hdr" } else { "http-response set-header" },
+                    s.kind,
+                    s.name
+                ),
+            },
+        )
     }
 }
 
@@ -798,6 +880,38 @@ mod tests {
             "defaults\n  mode tcp\n  option http-server-close\nfrontend f\n  bind :80\n"
         )
         .is_empty());
+    }
+
+    #[test]
+    fn preflight_answers_without_a_max_age_in_their_section_are_kept_five_seconds() {
+        let checks = |text: &str| -> Vec<Finding> {
+            let h = Haproxy::parse(text, Path::new("/x/h.cfg")).unwrap();
+            h.check(&Kernel::default(), &mut Vec::new(), &mut Vec::new())
+                .into_iter()
+                .filter(|f| f.check == "cors_preflight_uncached")
+                .collect()
+        };
+        // HAProxy's own answer to the preflight (2.2's `http-request
+        // return`), no max age.
+        let f = checks("defaults\n  mode http\nfrontend api\n  bind :8081\n  http-request return status 204 hdr Access-Control-Allow-Origin \"*\" hdr Access-Control-Allow-Methods \"GET, PUT\" if METH_OPTIONS\n  default_backend app\nbackend app\n  server s 10.0.0.5:8080\n");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Medium);
+        assert_eq!(f[0].location.at, "/x/h.cfg:5");
+        assert_eq!(f[0].ports, vec![8081]);
+        assert!(
+            f[0].fix.text.contains("hdr Access-Control-Max-Age 7200"),
+            "{}",
+            f[0].fix.text
+        );
+        // Set on the backend's responses: the frontends that use it.
+        let f = checks("defaults\n  mode http\nfrontend api\n  bind :8081\n  use_backend app if { path_beg /api }\nbackend app\n  http-response set-header Access-Control-Allow-Headers content-type\n  http-response set-header Access-Control-Max-Age 60\n  server s 10.0.0.5:8080\n");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Low);
+        assert_eq!(f[0].location.at, "/x/h.cfg:8", "the max age's line");
+        assert_eq!(f[0].ports, vec![8081]);
+        // Kept long enough, or no preflight answered: none.
+        assert!(checks("frontend api\n  bind :8081\n  mode http\n  http-after-response set-header Access-Control-Allow-Methods PUT\n  http-after-response set-header access-control-max-age 7200\n").is_empty());
+        assert!(checks("frontend api\n  bind :8081\n  mode http\n  http-response set-header Access-Control-Allow-Origin *\n").is_empty());
     }
 
     #[test]

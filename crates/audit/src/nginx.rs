@@ -1150,23 +1150,12 @@ impl Nginx {
     /// time, waits a round trip for its preflight (`cors_preflight`). A
     /// max age from a variable is not judged.
     fn cors_preflight_uncached(&self, chain: &Chain) -> Option<Finding> {
-        const MAX_AGE: &str = "Access-Control-Max-Age";
         let is = |d: &Directive, name: &str| d.arg(0).is_some_and(|h| h.eq_ignore_ascii_case(name));
         let headers = find_all(chain, "add_header");
         let named = |name: &str| headers.iter().copied().find(|d| is(d, name));
         let allows = named("Access-Control-Allow-Methods")
             .or_else(|| named("Access-Control-Allow-Headers"))?;
-        let max_age = named(MAX_AGE);
-        let written = max_age
-            .and_then(|d| d.arg(1))
-            .map(|v| v.trim_matches('"').trim());
-        if written.is_some_and(|v| v.contains('$')) {
-            return None;
-        }
-        let seconds = written.and_then(|v| v.parse::<u64>().ok());
-        if seconds.is_some_and(|s| s >= 600) {
-            return None;
-        }
+        let max_age = named(PREFLIGHT_MAX_AGE);
         // (A max age an enclosing block sets, hidden by this block's own
         // add_headers.)
         let hidden = match max_age {
@@ -1174,55 +1163,17 @@ impl Nginx {
             None => chain
                 .iter()
                 .flat_map(|level| level.iter())
-                .find(|d| d.name == "add_header" && is(d, MAX_AGE)),
+                .find(|d| d.name == "add_header" && is(d, PREFLIGHT_MAX_AGE)),
         };
-        let (kept, what) = match (written, seconds) {
-            (Some(_), Some(s)) => (
-                format!("{s} s"),
-                format!("its Access-Control-Max-Age is {s} s"),
-            ),
-            (Some(v), None) => (
-                "5 s".to_string(),
-                format!("its Access-Control-Max-Age `{v}` is not a number of seconds, which browsers ignore"),
-            ),
-            (None, _) => match hidden {
-                Some(h) => (
-                    "5 s".to_string(),
-                    format!(
-                        "the Access-Control-Max-Age at {} is not among them: nginx inherits add_header only into a block that sets none, and this one sets its own",
-                        self.config.at(h)
-                    ),
-                ),
-                None => ("5 s".to_string(), "they carry no Access-Control-Max-Age".to_string()),
-            },
-        };
-        Some(Finding {
-            check: "cors_preflight_uncached",
-            severity: if seconds.is_some() { Severity::Low } else { Severity::Medium },
-            confidence: Confidence::High,
-            title: format!("browsers keep this block's CORS preflight answers {kept} per URL ({})", allows.text()),
-            location: self.loc(max_age.unwrap_or(allows)),
-            related: hidden.map(|h| self.loc(h)).into_iter().collect(),
-            cost: Cost {
-                rtts: Some(1.0),
-                ms: None,
-                per: "preflighted_request",
-                text: format!(
-                    "1 RTT per cross-origin request that is not simple (a method other than GET, HEAD or POST; a JSON body; an Authorization or X- header) to a URL whose preflight is more than {kept} old: the browser sends an OPTIONS first and the request only when it is answered"
-                ),
-            },
-            why: format!(
-                "This block answers CORS preflights ({}), but {what}. A browser keeps a preflight's answer for its Access-Control-Max-Age, 5 s without one (the Fetch standard), and per URL, query included.",
-                allows.text()
-            ),
-            fix: Fix {
+        preflight_uncached(
+            self.loc(allows),
+            max_age.map(|d| (self.loc(d), d.arg(1).unwrap_or(""))),
+            hidden.map(|h| (self.loc(h), "nginx inherits add_header only into a block that sets none, and this one sets its own")),
+            Fix {
                 syntax: "nginx",
                 text: "add_header Access-Control-Max-Age 7200 always;   # beside Access-Control-Allow-Methods, in the same block (Chromium keeps at most 7200 s, Firefox 86400 s)".into(),
             },
-            confirms: crate::vocabulary::confirms("cors_preflight_uncached").to_vec(),
-            evidence: None,
-            ports: Vec::new(),
-        })
+        )
     }
 
     fn default_or_loc(&self, s: &Server, d: Option<&Directive>, text: &str) -> Location {
@@ -1263,6 +1214,72 @@ fn guards_early_data(s: &Server) -> bool {
         .filter(|d| d.block.is_none() && d.name != "map")
         .any(|d| d.args.iter().any(|a| a.contains("ssl_early_data")));
     inherited || uses(s.directive.children(), &vars)
+}
+
+/// The preflight answers' max age field.
+const PREFLIGHT_MAX_AGE: &str = "Access-Control-Max-Age";
+
+/// `cors_preflight_uncached`, nginx's and HAProxy's alike: answers that
+/// carry a CORS preflight's permissions (`allows`: the setting that adds
+/// `Access-Control-Allow-Methods` or `-Headers`, fields only a
+/// preflight's answer needs) with `max_age` (the setting that adds
+/// `Access-Control-Max-Age` to the same answers, and its value as
+/// written) under 10 minutes or none; `hidden`, a max age set where the
+/// same answers do not carry it, and why. A browser keeps a preflight's
+/// answer for its max age, 5 s without a valid one (the Fetch standard),
+/// per URL: a request that is not simple, to a URL not asked within that
+/// time, waits a round trip for its preflight (`cors_preflight`). `None`
+/// for 10 minutes or more, or a max age from a variable (not known here).
+pub fn preflight_uncached(
+    allows: Location,
+    max_age: Option<(Location, &str)>,
+    hidden: Option<(Location, &str)>,
+    fix: Fix,
+) -> Option<Finding> {
+    let written = max_age.as_ref().map(|(_, v)| v.trim_matches('"').trim());
+    if written.is_some_and(|v| v.contains('$') || v.contains('%')) {
+        return None;
+    }
+    let seconds = written.and_then(|v| v.parse::<u64>().ok());
+    if seconds.is_some_and(|s| s >= 600) {
+        return None;
+    }
+    let (kept, what) = match (written, seconds, &hidden) {
+        (Some(_), Some(s), _) => (format!("{s} s"), format!("its Access-Control-Max-Age is {s} s")),
+        (Some(v), None, _) => (
+            "5 s".to_string(),
+            format!("its Access-Control-Max-Age `{v}` is not a number of seconds, which browsers ignore"),
+        ),
+        (None, _, Some((h, why))) => (
+            "5 s".to_string(),
+            format!("the Access-Control-Max-Age at {} is not among them: {why}", h.at),
+        ),
+        (None, _, None) => ("5 s".to_string(), "they carry no Access-Control-Max-Age".to_string()),
+    };
+    Some(Finding {
+        check: "cors_preflight_uncached",
+        severity: if seconds.is_some() { Severity::Low } else { Severity::Medium },
+        confidence: Confidence::High,
+        title: format!("browsers keep these CORS preflight answers {kept} per URL ({})", allows.text),
+        why: format!(
+            "These answers carry a CORS preflight's permissions ({}), but {what}. A browser keeps a preflight's answer for its Access-Control-Max-Age, 5 s without one (the Fetch standard), and per URL, query included.",
+            allows.text
+        ),
+        location: max_age.map_or(allows, |(l, _)| l),
+        related: hidden.map(|(h, _)| h).into_iter().collect(),
+        cost: Cost {
+            rtts: Some(1.0),
+            ms: None,
+            per: "preflighted_request",
+            text: format!(
+                "1 RTT per cross-origin request that is not simple (a method other than GET, HEAD or POST; a JSON body; an Authorization or X- header) to a URL whose preflight is more than {kept} old: the browser sends an OPTIONS first and the request only when it is answered"
+            ),
+        },
+        fix,
+        confirms: crate::vocabulary::confirms("cors_preflight_uncached").to_vec(),
+        evidence: None,
+        ports: Vec::new(),
+    })
 }
 
 pub fn tfo_listener_without_kernel(loc: Location, sysctl: u64, param: &str) -> Finding {

@@ -119,7 +119,7 @@ fn every_test_configuration_is_accepted_by_nginx_and_haproxy() {
     for conf in &confs {
         nginx_t(conf).unwrap_or_else(|e| panic!("nginx -t {}: {e}", conf.display()));
     }
-    for f in ["haproxy.cfg", "haproxy-tuned.cfg"] {
+    for f in ["haproxy.cfg", "haproxy-tuned.cfg", "cors.cfg"] {
         // HAProxy takes relative crt paths from its working directory.
         let out = Command::new("haproxy")
             .current_dir(audit_dir().join("haproxy"))
@@ -322,6 +322,27 @@ fn preflight_answers_without_a_max_age_are_found_where_sent_and_confirmed_by_chr
         f[1]["evidence"]["status"], "confirmed",
         "{}",
         f[1]["evidence"]
+    );
+}
+
+#[test]
+fn haproxy_answering_preflights_without_a_max_age_is_confirmed_by_chromiums_capture() {
+    // The configuration scripts/cors-captures.sh ran for the capture.
+    let (doc, code) = audit(&[
+        "--haproxy",
+        "haproxy/cors.cfg",
+        "--capture",
+        "../cors/preflight-haproxy.pcap.gz",
+    ]);
+    assert_eq!(code, 0);
+    let f = found(&doc, "cors_preflight_uncached");
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0]["location"]["at"], "haproxy/cors.cfg:13");
+    assert_eq!(ports(f[0]), [8091]);
+    assert_eq!(
+        f[0]["evidence"]["status"], "confirmed",
+        "{}",
+        f[0]["evidence"]
     );
 }
 

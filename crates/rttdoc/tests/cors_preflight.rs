@@ -9,7 +9,8 @@
 //! the first two (a preflight is kept per URL) and not before the third.
 //! `preflight-credentials`: credentialed `PUT`s (`withCredentials`):
 //! Chromium sends the preflight without credentials, on a connection of
-//! its own, and the first `PUT` opens another. `preflight-h2`:
+//! its own, and the first `PUT` opens another. `preflight-haproxy`: the
+//! API behind HAProxy, which answers the preflights itself. `preflight-h2`:
 //! `preflight`'s page over HTTP/2 in TLS 1.3, Chromium's key log carried
 //! in the pcapng (editcap `--inject-secrets`). Controls: `simple` (a
 //! cross-origin GET and a text/plain POST, and a PUT to the page's own
@@ -252,6 +253,15 @@ fn check_made(dir: &Path) {
             assert!(fix.contains("Access-Control-Max-Age: 7200"), "{fix}");
         }
     }
+    // HAProxy answering the preflights itself (`http-request return`, no
+    // max age), the PUTs passed on to nginx: the same two round trips.
+    let found = check(&at("preflight-haproxy"));
+    assert_eq!(found.len(), 2, "{found:?}");
+    for (x, rtts) in &found {
+        assert!((0.9..1.5).contains(rtts), "{rtts} RTT: {x}");
+        let why = x["explanation"].as_str().unwrap();
+        assert!(why.contains("no `Access-Control-Max-Age`"), "{why}");
+    }
     // Credentialed: the first PUT on a connection opened after its
     // preflight's answer (its handshake in the wait: two round trips at
     // least), the second on that connection, open already.
@@ -285,7 +295,8 @@ fn live_preflights_cost_what_the_browser_waited() {
     if !require(
         "live_preflights_cost_what_the_browser_waited",
         &[
-            "tshark", "ip", "tcpdump", "nginx", "chromium", "python3", "openssl", "editcap",
+            "tshark", "ip", "tcpdump", "nginx", "haproxy", "chromium", "python3", "openssl",
+            "editcap",
         ],
         true,
     ) {
