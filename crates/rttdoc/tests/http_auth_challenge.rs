@@ -42,22 +42,6 @@ use common::*;
 /// How long after a challenge its answer may begin (follow_ups.rs).
 const FOLLOW_S: f64 = 2.0;
 
-/// tshark reads each segment alone: an HTTP head is named by the segment
-/// it starts in, as rttdoc names it.
-const ONE_SEGMENT_AT_A_TIME: &[&str] = &["-o", "tcp.desegment_tcp_streams:FALSE"];
-
-#[derive(Debug, Clone)]
-struct Request {
-    frame: u64,
-    time: f64,
-    client: String,
-    stream: u64,
-    /// Method and URL.
-    asks: String,
-    authorization: bool,
-    proxy_authorization: bool,
-}
-
 /// A chain the oracle expects as one finding: the stream of the request
 /// finally sent, and each challenge's (request, challenge, next request).
 #[derive(Debug)]
@@ -68,55 +52,7 @@ struct Chain {
 
 fn chains(capture: &Path) -> Vec<Chain> {
     let n = |s: &str| -> u64 { s.parse().unwrap() };
-    let mut requests: Vec<Request> = tshark_fields(
-        capture,
-        ONE_SEGMENT_AT_A_TIME,
-        "http.request && tcp",
-        &[
-            "frame.number",
-            "frame.time_epoch",
-            "ip.src",
-            "ipv6.src",
-            "tcp.stream",
-            "http.request.method",
-            "http.request.full_uri",
-            "http.authorization",
-            "http.proxy_authorization",
-        ],
-    )
-    .iter()
-    .map(|r| Request {
-        frame: n(&r[0]),
-        time: r[1].parse().unwrap(),
-        client: if r[2].is_empty() {
-            r[3].clone()
-        } else {
-            r[2].clone()
-        },
-        stream: n(&r[4]),
-        asks: format!("{} {}", r[5], r[6]),
-        authorization: !r[7].is_empty(),
-        proxy_authorization: !r[8].is_empty(),
-    })
-    .collect();
-    // HTTP/2's (through the key log in the pcapng), each request known
-    // by its stream.
-    let h2 = http2_blocks(capture, &[]);
-    for b in &h2 {
-        let (Some(method), Some(url)) = (&b.method, &b.url) else {
-            continue;
-        };
-        requests.push(Request {
-            frame: b.frame,
-            time: b.time,
-            client: b.src.clone(),
-            stream: b.tcp_stream,
-            asks: format!("{method} {url}"),
-            authorization: b.authorization,
-            proxy_authorization: b.proxy_authorization,
-        });
-    }
-    requests.sort_by_key(|r| r.frame);
+    let (requests, h2) = http_requests(capture);
     // Challenges: the request each answered -> (its frame, time, proxy).
     let mut challenged: BTreeMap<u64, (u64, f64, bool)> = BTreeMap::new();
     for b in &h2 {
@@ -144,7 +80,7 @@ fn chains(capture: &Path) -> Vec<Chain> {
         }
     }
     // Each challenged request -> the request that answered it.
-    let mut answered_by: BTreeMap<u64, &Request> = BTreeMap::new();
+    let mut answered_by: BTreeMap<u64, &HttpRequest> = BTreeMap::new();
     for (&asked, &(frame, time, proxy)) in &challenged {
         let Some(first) = requests.iter().find(|r| r.frame == asked) else {
             continue;
@@ -154,7 +90,7 @@ fn chains(capture: &Path) -> Vec<Chain> {
                 && r.time >= time
                 && r.time - time <= FOLLOW_S
                 && r.client == first.client
-                && r.asks == first.asks
+                && (&r.method, &r.url) == (&first.method, &first.url)
                 && if proxy {
                     r.proxy_authorization
                 } else {
@@ -195,11 +131,7 @@ fn check(capture: &Path) -> Vec<usize> {
     let doc = run_rttdoc_json(capture);
     let expected = chains(capture);
     let found = findings_of(&doc, "http_auth_challenge");
-    let times: BTreeMap<u64, f64> =
-        tshark_fields(capture, &[], "", &["frame.number", "frame.time_epoch"])
-            .iter()
-            .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap()))
-            .collect();
+    let times = frame_times(capture);
     let name = capture.display();
     assert_eq!(found.len(), expected.len(), "{name}: {expected:?}");
     for e in &expected {
@@ -254,7 +186,7 @@ fn check_made(dir: &Path) {
     // seen once.)
     assert_eq!(check(&at("basic-anyauth")), [1]);
     let x = the_finding(&at("basic-anyauth"), 0);
-    let rtts = x["cost_rtts"].as_f64().unwrap();
+    let rtts = network_rtts(&at("basic-anyauth"), &x);
     assert!((0.9..1.5).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("preemptive"), "{x}");
     // The same over TLS 1.3, its key log in the pcapng (editcap
@@ -265,7 +197,7 @@ fn check_made(dir: &Path) {
         let tls = dir.join(format!("basic-anyauth-{name}.pcapng.gz"));
         assert_eq!(check(&tls), [1], "{name}");
         let x = the_finding(&tls, 0);
-        let rtts = x["cost_rtts"].as_f64().unwrap();
+        let rtts = network_rtts(&tls, &x);
         assert!((0.9..1.5).contains(&rtts), "{name}: {rtts} RTT");
     }
     // In HTTP/2: the 401 on stream 1, the credentials on stream 3 of the
@@ -273,7 +205,7 @@ fn check_made(dir: &Path) {
     let h2 = dir.join("basic-anyauth-h2.pcapng.gz");
     assert_eq!(check(&h2), [1]);
     let x = the_finding(&h2, 0);
-    let rtts = x["cost_rtts"].as_f64().unwrap();
+    let rtts = network_rtts(&h2, &x);
     assert!((0.9..1.5).contains(&rtts), "{rtts} RTT");
     let rejected = dir.join("basic-rejected-h2.pcapng.gz");
     assert_eq!(check(&rejected), Vec::<usize>::new());
@@ -282,7 +214,7 @@ fn check_made(dir: &Path) {
     // round trip (and the server's time to answer).
     assert_eq!(check(&at("digest")), [1]);
     let x = the_finding(&at("digest"), 0);
-    let rtts = x["cost_rtts"].as_f64().unwrap();
+    let rtts = network_rtts(&at("digest"), &x);
     assert!((0.9..1.5).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("nonce"), "{x}");
     assert!(x["explanation"].as_str().unwrap().contains("Digest"), "{x}");
@@ -291,7 +223,7 @@ fn check_made(dir: &Path) {
     // legs tshark reads; a loaded machine once made them 0.3 RTT).
     assert_eq!(check(&at("ntlm-anyauth")), [2]);
     let x = the_finding(&at("ntlm-anyauth"), 0);
-    let rtts = x["cost_rtts"].as_f64().unwrap();
+    let rtts = network_rtts(&at("ntlm-anyauth"), &x);
     assert!((1.9..2.5).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("NTLM"), "{x}");
     // NTLM's first message with the first request: one.
@@ -357,14 +289,12 @@ fn public_captures_challenges_agree_with_tshark() {
     ) {
         return;
     }
-    for name in [
-        "ExamplesTest__pcap_examples__http-packets2.pcap",
-        "ExamplesTest__pcap_examples__many-protocols.pcap",
-        "Pcap++Test__PcapExamples__650HttpResponses.pcap",
-    ] {
-        let Some(capture) = public_capture("seladb-PcapPlusPlus", name) else {
-            return;
-        };
-        assert_eq!(check(&capture), Vec::<usize>::new(), "{name}");
+    for capture in pcapplusplus_browsing(&[]) {
+        assert_eq!(
+            check(&capture),
+            Vec::<usize>::new(),
+            "{}",
+            capture.display()
+        );
     }
 }

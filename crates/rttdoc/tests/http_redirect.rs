@@ -125,13 +125,6 @@ const ONE_SEGMENT_AT_A_TIME: &[&str] = &["-o", "tcp.desegment_tcp_streams:FALSE"
 const H2C: &[&str] = &["-d", "tcp.port==8081,http2"];
 
 /// Each frame's time (tshark's `frame.time_epoch`).
-fn frame_times(capture: &Path) -> BTreeMap<u64, f64> {
-    tshark_fields(capture, &[], "", &["frame.number", "frame.time_epoch"])
-        .iter()
-        .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap()))
-        .collect()
-}
-
 fn tshark_time(times: &BTreeMap<u64, f64>, frame: u64) -> Option<f64> {
     times.get(&frame).copied()
 }
@@ -420,25 +413,6 @@ fn check(capture: &Path) -> usize {
 
 fn redirect_data(name: &str) -> std::path::PathBuf {
     data_dir().join("redirect").join(format!("{name}.pcap.gz"))
-}
-
-/// A finding's round trips on the network: its cost less the client's
-/// own time between the answer that released it (the redirect) and the
-/// packet that ended it (the follow-up's SYN or request), read with
-/// tshark. A live run on a loaded machine adds milliseconds of curl's
-/// own there, and the path (a Python relay, scripts/tun-delay.py) some
-/// of its own to a round trip: the bounds below tell N round trips from
-/// N+1 (up to half a round trip over), not a quiet machine from a busy
-/// one.
-fn network_rtts(capture: &Path, x: &serde_json::Value) -> f64 {
-    let times = frame_times(capture);
-    let w = &x["waits"][0];
-    let frame = |k: &str| w[k].as_u64().unwrap_or_else(|| panic!("{k}: {x}"));
-    let reaction_ms = (times[&frame("to_frame")] - times[&frame("release_frame")]) * 1e3;
-    let cost_ms = x["cost_ms"].as_f64().unwrap();
-    let rtt_ms = cost_ms / x["cost_rtts"].as_f64().unwrap();
-    assert!(reaction_ms >= 0.0 && reaction_ms < cost_ms, "{x}");
-    (cost_ms - reaction_ms) / rtt_ms
 }
 
 /// The four captures of scripts/redirect-captures.sh in `dir`.

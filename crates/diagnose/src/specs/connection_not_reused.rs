@@ -19,9 +19,6 @@ use FindingKind::ConnectionNotReused;
 const RTT: f64 = 40.0;
 const EXACT: f64 = 1e-3;
 
-/// The client's port of the earlier connection.
-const EARLIER: u16 = 39_000;
-
 /// How the earlier connection ended.
 #[derive(Clone, Copy)]
 struct Close {

@@ -16,10 +16,6 @@ use FindingKind::CorsPreflight;
 const RTT: f64 = 40.0;
 const EXACT: f64 = 1e-3;
 
-/// The client's port of the connection that carried the preflight, when
-/// it is not this one.
-const EARLIER: u16 = 39_000;
-
 const PREFLIGHT: &[u8] = b"OPTIONS /items/1 HTTP/1.1\r\nHost: api.example.com\r\n\
 Access-Control-Request-Method: PUT\r\nAccess-Control-Request-Headers: content-type\r\n\
 Origin: https://www.example.com\r\n\r\n";
@@ -146,20 +142,8 @@ fn a_request_on_a_connection_opened_after_the_answer_costs_its_set_up_too() {
     // credentials, on a connection of its own: the request opens
     // another once the answer has come.
     for path in Path::all(RTT) {
-        let mut old = Wire::new(path);
-        let [_, _, ack] = old.handshake(0.0);
-        let asked = old.send(C, old.sent(ack), PREFLIGHT);
-        let allowed = old.send(S, old.arrival(asked) + 1.0, ALLOWED);
-        old.ack(C, old.arrival(allowed));
-        let t = old.arrival(allowed) + 0.5;
-        let mut w = Wire::new(path);
-        let joined = w.join(old, EARLIER, 443);
-        let [syn, _, ack] = w.handshake(t);
-        let put = w.send(C, w.sent(ack), PUT);
-        let done = w.send(S, w.arrival(put) + 1.0, bytes(300));
-        w.ack(C, w.arrival(done));
-        let o = w.run();
-        let (asked, allowed) = (joined.id(asked), joined.id(allowed));
+        let (o, [asked, allowed, syn, put]) =
+            asked_again_on_a_new_connection(path, 443, (PREFLIGHT, ALLOWED, false), 0.5, PUT);
         let f = o.the(CorsPreflight);
         // The preflight's round trip, the browser's 0.5 ms and the new
         // connection's handshake.
@@ -169,14 +153,7 @@ fn a_request_on_a_connection_opened_after_the_answer_costs_its_set_up_too() {
             EXACT,
         );
         assert_eq!(f.frames, o.frames(&[asked, allowed, put]));
-        let frames: Vec<String> = f.frames.iter().map(|n| n.to_string()).collect();
-        assert_eq!(
-            f.display_filter,
-            format!(
-                "(tcp.stream eq 0 || tcp.stream eq 1) && frame.number in {{{}}}",
-                frames.join(", ")
-            )
-        );
+        assert_shown_on_both_streams(f);
         assert!(o.frame(allowed) < o.frame(syn));
         assert!(
             matches!(

@@ -19,10 +19,6 @@ use FindingKind::HttpAuthChallenge;
 const RTT: f64 = 40.0;
 const EXACT: f64 = 1e-3;
 
-/// The client's port of the connection that was challenged, when it is
-/// not this one.
-const EARLIER: u16 = 39_000;
-
 const REPORT: &[u8] = b"GET /report HTTP/1.1\r\nHost: example.com\r\n\r\n";
 const REPORT_BASIC: &[u8] =
     b"GET /report HTTP/1.1\r\nHost: example.com\r\nAuthorization: Basic dTpw\r\n\r\n";
@@ -170,20 +166,8 @@ fn a_proxy_that_closes_after_its_challenge_costs_the_new_connection_too() {
     let with: &[u8] = b"GET http://example.com/a HTTP/1.1\r\nHost: example.com\r\nProxy-Authorization: Basic dTpw\r\n\r\n";
     let required: &[u8] = b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"p\"\r\nConnection: close\r\n\r\n";
     for path in Path::all(RTT) {
-        let mut old = Wire::new(path);
-        let [_, _, ack] = old.handshake(0.0);
-        let asked = old.send(C, old.sent(ack), absolute);
-        let challenged = old.send_fin(S, old.arrival(asked) + 1.0, required);
-        old.ack(C, old.arrival(challenged));
-        let t = old.arrival(challenged) + 0.5;
-        let mut w = Wire::new(path);
-        let joined = w.join(old, EARLIER, 3128);
-        let [syn, _, ack] = w.handshake(t);
-        let again = w.send(C, w.sent(ack), with);
-        let page = w.send(S, w.arrival(again) + 1.0, bytes(300));
-        w.ack(C, w.arrival(page));
-        let o = w.run();
-        let (asked, challenged) = (joined.id(asked), joined.id(challenged));
+        let (o, [asked, challenged, syn, again]) =
+            asked_again_on_a_new_connection(path, 3128, (absolute, required, true), 0.5, with);
         let f = o.the(HttpAuthChallenge);
         // The request's round trip, the client's 0.5 ms and the new
         // connection's handshake.
@@ -193,14 +177,7 @@ fn a_proxy_that_closes_after_its_challenge_costs_the_new_connection_too() {
             EXACT,
         );
         assert_eq!(f.frames, o.frames(&[asked, challenged, again]));
-        let frames: Vec<String> = f.frames.iter().map(|n| n.to_string()).collect();
-        assert_eq!(
-            f.display_filter,
-            format!(
-                "(tcp.stream eq 0 || tcp.stream eq 1) && frame.number in {{{}}}",
-                frames.join(", ")
-            )
-        );
+        assert_shown_on_both_streams(f);
         assert!(o.frame(syn) < o.frame(again));
         assert!(
             matches!(

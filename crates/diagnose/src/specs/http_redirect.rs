@@ -20,10 +20,6 @@ use FindingKind::HttpRedirect;
 const RTT: f64 = 40.0;
 const EXACT: f64 = 1e-3;
 
-/// The client's port of the connection that carried the redirect, when
-/// it is not this one.
-const EARLIER: u16 = 39_000;
-
 const DOCS: &[u8] = b"GET /docs HTTP/1.1\r\nHost: example.com\r\n\r\n";
 const DOCS_SLASH: &[u8] = b"GET /docs/ HTTP/1.1\r\nHost: example.com\r\n\r\n";
 const MOVED_SLASH: &[u8] =
@@ -228,14 +224,7 @@ fn another_host_s_redirect_costs_from_the_connection_opened_for_it_to_the_new_on
             EXACT,
         );
         assert_eq!(f.frames, o.frames(&[old_syn, first, moved, syn, follow]));
-        let frames: Vec<String> = f.frames.iter().map(|n| n.to_string()).collect();
-        assert_eq!(
-            f.display_filter,
-            format!(
-                "(tcp.stream eq 0 || tcp.stream eq 1) && frame.number in {{{}}}",
-                frames.join(", ")
-            )
-        );
+        assert_shown_on_both_streams(f);
         assert_eq!(f.attributed_ms, 0.0);
         let (turnaround_ms, d) = told(f);
         assert!(

@@ -1123,6 +1123,57 @@ pub fn asked_again(
     (w.run(), [asked, answered, again])
 }
 
+/// The client's port of an earlier connection [`Wire::join`]ed before
+/// the one a spec is about (a redirect's, a challenge's, a preflight's, a
+/// connection that could have been reused).
+pub const EARLIER: u16 = 39_000;
+
+/// `first` on a connection of its own (client port [`EARLIER`], server
+/// port `server_port`) answered by `answer` 1 ms after it arrived (with
+/// the server's FIN when `closes`), then a connection opened `turnaround`
+/// ms after the answer reached the client, asking `next` at once.
+/// Returns the outcome and (first, answer: this capture's ids; the new
+/// connection's SYN, `next`).
+pub fn asked_again_on_a_new_connection(
+    path: Path,
+    server_port: u16,
+    (first, answer, closes): (&'static [u8], &'static [u8], bool),
+    turnaround: f64,
+    next: &'static [u8],
+) -> (Outcome, [Id; 4]) {
+    let mut old = Wire::new(path);
+    let [_, _, ack] = old.handshake(0.0);
+    let asked = old.send(C, old.sent(ack), first);
+    let answered = match closes {
+        true => old.send_fin(S, old.arrival(asked) + 1.0, answer),
+        false => old.send(S, old.arrival(asked) + 1.0, answer),
+    };
+    old.ack(C, old.arrival(answered));
+    let t = old.arrival(answered) + turnaround;
+    let mut w = Wire::new(path);
+    let joined = w.join(old, EARLIER, server_port);
+    let [syn, _, ack] = w.handshake(t);
+    let again = w.send(C, w.sent(ack), next);
+    let page = w.send(S, w.arrival(again) + 1.0, bytes(300));
+    w.ack(C, w.arrival(page));
+    let ids = [joined.id(asked), joined.id(answered), syn, again];
+    (w.run(), ids)
+}
+
+/// `f`'s display filter shows its frames on both connections of a
+/// [`Wire::join`]ed capture (streams 0 and 1).
+#[track_caller]
+pub fn assert_shown_on_both_streams(f: &Finding) {
+    let frames: Vec<String> = f.frames.iter().map(|n| n.to_string()).collect();
+    assert_eq!(
+        f.display_filter,
+        format!(
+            "(tcp.stream eq 0 || tcp.stream eq 1) && frame.number in {{{}}}",
+            frames.join(", ")
+        )
+    );
+}
+
 /// The one finding of `kind` on [`asked_again`]'s connection (`ids`:
 /// what it returned), checked for what every such finding is: one wait
 /// of `ms` from the first request to the next, released by the answer

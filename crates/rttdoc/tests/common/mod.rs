@@ -764,6 +764,25 @@ pub fn public_capture(project: &str, name: &str) -> Option<PathBuf> {
     None
 }
 
+/// Browsers' plain HTTP from PcapPlusPlus's test data (wix.com's pages,
+/// a mix of protocols, 650 responses), and `more` of its files: what the
+/// tests of HTTP's follow-ups (challenges, preflights) compare with
+/// tshark's reading. Empty when the corpus is not beside the checkout
+/// (public_capture: skipped, said; in CI a failure).
+pub fn pcapplusplus_browsing(more: &[&str]) -> Vec<PathBuf> {
+    let names = [
+        "ExamplesTest__pcap_examples__http-packets2.pcap",
+        "ExamplesTest__pcap_examples__many-protocols.pcap",
+        "Pcap++Test__PcapExamples__650HttpResponses.pcap",
+    ];
+    let found: Option<Vec<PathBuf>> = names
+        .iter()
+        .chain(more)
+        .map(|name| public_capture("seladb-PcapPlusPlus", name))
+        .collect();
+    found.unwrap_or_default()
+}
+
 /// Every finding of `kind` in a document, with its connection's stream.
 pub fn findings_of<'a>(
     doc: &'a serde_json::Value,
@@ -1021,6 +1040,127 @@ pub fn http2_blocks(capture: &Path, extra: &[&str]) -> Vec<Http2Block> {
         }
     }
     blocks
+}
+
+/// Each frame's capture time, in seconds, as tshark reads it.
+pub fn frame_times(capture: &Path) -> BTreeMap<u64, f64> {
+    tshark_fields(capture, &[], "", &["frame.number", "frame.time_epoch"])
+        .iter()
+        .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap()))
+        .collect()
+}
+
+/// A finding's round trips on the network: each wait from its start to
+/// the answer that released it (a redirect, a challenge, a preflight's
+/// answer), read with tshark, without the client's own time from that
+/// answer to the packet that ended the wait. A live run on a loaded
+/// machine adds milliseconds of the client's own there (curl's,
+/// Chromium's), and the path (a Python relay, scripts/tun-delay.py) some
+/// of its own to a round trip: bounds on this tell N round trips from
+/// N+1 (up to half a round trip over), not a quiet machine from a busy
+/// one.
+pub fn network_rtts(capture: &Path, x: &serde_json::Value) -> f64 {
+    let times = frame_times(capture);
+    let cost_ms = x["cost_ms"].as_f64().unwrap();
+    let rtt_ms = cost_ms / x["cost_rtts"].as_f64().unwrap();
+    let waits = x["waits"].as_array().unwrap_or_else(|| panic!("{x}"));
+    let network_ms: f64 = waits
+        .iter()
+        .map(|w| {
+            let frame = |k: &str| w[k].as_u64().unwrap_or_else(|| panic!("{k}: {x}"));
+            let ms = (times[&frame("release_frame")] - times[&frame("from_frame")]) * 1e3;
+            assert!(ms >= 0.0 && ms <= w["ms"].as_f64().unwrap() + 0.01, "{x}");
+            ms
+        })
+        .sum();
+    network_ms / rtt_ms
+}
+
+/// tshark's options to read each segment alone: an HTTP head is named by
+/// the segment it starts in, as rttdoc names it.
+pub const ONE_SEGMENT_AT_A_TIME: &[&str] = &["-o", "tcp.desegment_tcp_streams:FALSE"];
+
+/// An HTTP request as tshark reads it: the oracle's reading of what
+/// HTTP's follow-ups (a challenge's, a preflight's) are known by.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    pub frame: u64,
+    pub time: f64,
+    pub client: String,
+    pub stream: u64,
+    pub method: String,
+    /// The whole URL (`http.request.full_uri`, HTTP/2's).
+    pub url: String,
+    pub authorization: bool,
+    pub proxy_authorization: bool,
+    /// A CORS preflight's `Access-Control-Request-Method`.
+    pub preflight_method: Option<String>,
+}
+
+/// Every HTTP request of `capture`, in frame order: HTTP/1.x read one
+/// segment at a time, HTTP/2 from its header blocks (through the key
+/// log in a pcapng); and the HTTP/2 blocks themselves.
+pub fn http_requests(capture: &Path) -> (Vec<HttpRequest>, Vec<Http2Block>) {
+    let mut requests: Vec<HttpRequest> = tshark_fields(
+        capture,
+        ONE_SEGMENT_AT_A_TIME,
+        "http.request && tcp",
+        &[
+            "frame.number",
+            "frame.time_epoch",
+            "ip.src",
+            "ipv6.src",
+            "tcp.stream",
+            "http.request.method",
+            "http.request.full_uri",
+            "http.authorization",
+            "http.proxy_authorization",
+            "http.request.line",
+        ],
+    )
+    .iter()
+    .map(|r| HttpRequest {
+        frame: r[0].parse().unwrap(),
+        time: r[1].parse().unwrap(),
+        client: if r[2].is_empty() {
+            r[3].clone()
+        } else {
+            r[2].clone()
+        },
+        stream: r[4].parse().unwrap(),
+        method: r[5].clone(),
+        url: r[6].clone(),
+        authorization: !r[7].is_empty(),
+        proxy_authorization: !r[8].is_empty(),
+        // (tshark joins the head's lines, each ending in an escaped
+        // CRLF, with commas.)
+        preflight_method: r[9].split("\\r\\n").find_map(|line| {
+            let line = line.trim_start_matches(',');
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("Access-Control-Request-Method")
+                .then(|| value.trim().to_string())
+        }),
+    })
+    .collect();
+    let h2 = http2_blocks(capture, &[]);
+    for b in &h2 {
+        let (Some(method), Some(url)) = (&b.method, &b.url) else {
+            continue;
+        };
+        requests.push(HttpRequest {
+            frame: b.frame,
+            time: b.time,
+            client: b.src.clone(),
+            stream: b.tcp_stream,
+            method: method.clone(),
+            url: url.clone(),
+            authorization: b.authorization,
+            proxy_authorization: b.proxy_authorization,
+            preflight_method: b.preflight_method.clone(),
+        });
+    }
+    requests.sort_by_key(|r| r.frame);
+    (requests, h2)
 }
 
 /// The request an HTTP/2 answer's block answers: the last request before
