@@ -244,9 +244,9 @@ finding_kinds! {
     /// again with them.
     HttpAuthChallenge = "http_auth_challenge" in "http_auth_challenge.rs", PricedIntoIdeal,
         fix "send the credentials with the first request (preemptive Basic, a fresh token); reuse Digest nonces; keep NTLM connections open or use Kerberos";
-    /// A browser's request to another origin waited for its CORS
-    /// preflight: an `OPTIONS` for the same URL asking permission for its
-    /// method and headers, answered before the request was sent.
+    /// A browser's request waited for its CORS preflight:
+    /// an `OPTIONS` for the same URL asking another origin's permission
+    /// for its method and headers, answered before the request was sent.
     CorsPreflight = "cors_preflight" in "cors_preflight.rs", PricedIntoIdeal,
         fix "serve the API from the page's origin, or send simple requests (no custom headers, a form or text/plain body); `Access-Control-Max-Age` for the rest";
     /// A query of the name lookup before the SYN went unanswered until
