@@ -93,6 +93,11 @@ fn tls_row(c: &Value) -> &Value {
         .unwrap_or_else(|| panic!("no TLS handshake row: {}", c["ledger"]))
 }
 
+/// The most excess a connection behind the balancer may show when the
+/// balancer's client's time (40 ms away: a round trip per answer) is not
+/// counted: a quarter of one such round trip.
+const CLIENT_NOT_COUNTED_MS: f64 = 10.0;
+
 fn check(dir: &Path) {
     let at = |name: &str| dir.join(format!("{name}.pcap.gz"));
 
@@ -120,8 +125,12 @@ fn check(dir: &Path) {
                     .contains(&format!("({legs} answer(s)")),
                 "{name}: {row}"
             );
+            // (Counted, the balancer's client would be 40 ms of excess:
+            // a quarter of that tells the two apart, and leaves a loaded
+            // machine its few ms of HAProxy's and the backend's own turns,
+            // 2.09 ms in one CI rehearsal.)
             assert!(
-                row["excess_ms"].as_f64().unwrap_or(0.0) < 2.0,
+                row["excess_ms"].as_f64().unwrap_or(0.0) < CLIENT_NOT_COUNTED_MS,
                 "{name}: {row}"
             );
             let k = kinds_of(c);
@@ -150,7 +159,7 @@ fn check(dir: &Path) {
         );
     }
     assert!(
-        c["excess_ms"].as_f64().unwrap_or(0.0) < 2.0,
+        c["excess_ms"].as_f64().unwrap_or(0.0) < CLIENT_NOT_COUNTED_MS,
         "{}",
         c["ledger"]
     );
