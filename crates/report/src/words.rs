@@ -711,17 +711,8 @@ pub fn explanation(x: &Finding) -> String {
                 .as_deref()
                 .map(|r| format!("`{r}`"))
                 .unwrap_or_else(|| "a request".into());
-            let whose = if *redirect_stream == x.stream {
-                "on this connection".to_string()
-            } else {
-                format!("on stream {redirect_stream}")
-            };
-            let at = x
-                .waits
-                .first()
-                .and_then(|w| w.release_frame)
-                .map(|f| format!(" (frame {f})"))
-                .unwrap_or_default();
+            let whose = on_stream(x, *redirect_stream);
+            let at = first_release(x);
             let follow = if *by_url {
                 format!("request {exchange} here asks for it")
             } else {
@@ -766,11 +757,7 @@ pub fn explanation(x: &Finding) -> String {
                 .as_deref()
                 .map(|r| format!("`{r}`"))
                 .unwrap_or_else(|| "a request".into());
-            let whose = if *challenged_stream == x.stream {
-                "on this connection".to_string()
-            } else {
-                format!("on stream {challenged_stream}")
-            };
+            let whose = on_stream(x, *challenged_stream);
             let released: Vec<String> = x
                 .waits
                 .iter()
@@ -832,17 +819,8 @@ pub fn explanation(x: &Finding) -> String {
                 .as_deref()
                 .map(|r| format!("`{r}`"))
                 .unwrap_or_else(|| "an `OPTIONS`".into());
-            let whose = if *preflight_stream == x.stream {
-                "on this connection".to_string()
-            } else {
-                format!("on stream {preflight_stream}")
-            };
-            let at = x
-                .waits
-                .first()
-                .and_then(|w| w.release_frame)
-                .map(|f| format!(" (frame {f})"))
-                .unwrap_or_default();
+            let whose = on_stream(x, *preflight_stream);
+            let at = first_release(x);
             let asked = match request_headers {
                 Some(h) => format!("`{method}` with the headers `{}`", shortened(h, 80)),
                 None => format!("`{method}`"),
@@ -1929,6 +1907,26 @@ fn unread_link_note(stats: &CaptureStats) -> String {
         stats.unread_link_frames,
         types.join("; ")
     )
+}
+
+/// Where an earlier request of a follow-up's chain (a redirect's, a
+/// challenge's, a preflight's) was, said from finding `x`'s connection.
+fn on_stream(x: &Finding, stream: u64) -> String {
+    if stream == x.stream {
+        "on this connection".to_string()
+    } else {
+        format!("on stream {stream}")
+    }
+}
+
+/// The frame that released finding `x`'s first wait, as " (frame N)";
+/// empty when none did.
+fn first_release(x: &Finding) -> String {
+    x.waits
+        .first()
+        .and_then(|w| w.release_frame)
+        .map(|f| format!(" (frame {f})"))
+        .unwrap_or_default()
 }
 
 /// `text`'s first `chars` characters, and `…` when it had more.
