@@ -31,6 +31,17 @@
 #   defer-http-client.pcap         the control: TCP_DEFER_ACCEPT with 3
 #                                  HTTP clients one at a time (they send
 #                                  at once: nothing held)
+#   http-abort-{client,server}.pcap  as http-nocookies, with
+#                                  net.ipv4.tcp_abort_on_overflow=1: a
+#                                  handshake's ACK that finds the queue
+#                                  full is reset (RST without ACK), and
+#                                  the request behind it too
+#   restart-{client,server}.pcap   the peer's `restart` mode, a listener
+#                                  closed and opened again every 0.65 s,
+#                                  curl every 20 ms: handshakes whose ACK
+#                                  came after the close reset
+#
+# ONLY=NAME makes that capture alone (the others stay as committed).
 #
 # Needs root, ip, tcpdump, python3, curl.
 set -euo pipefail
@@ -47,6 +58,7 @@ relay_lab rttdoc-aq /tmp/rttdoc-aq
 relay_filter='tcp port 8080'
 capture() {
   local name=$1 server=$2; shift 2
+  [[ -z ${ONLY:-} || $ONLY == "$name" ]] || return 0
   # shellcheck disable=SC2086
   ip netns exec "$S" python3 "$here/accept-queue-peer.py" 10.81.2.1 8080 $server & pids+=($!)
   relay_listening 8080
@@ -73,10 +85,20 @@ capture greeting-nocookies "4 greeting 18" \
   "for i in \$(seq 5); do python3 -c '$greet' & done
    sleep 0.5
    for i in \$(seq 4); do python3 -c '$greet' & done; wait"
+# With tcp_abort_on_overflow=1 the listener resets a handshake's ACK
+# that finds its accept queue full instead of dropping it.
+ip netns exec "$S" sysctl -qw net.ipv4.tcp_abort_on_overflow=1
+capture http-abort "4 http 8" \
+  'for i in $(seq 5); do curl -s -o /dev/null --max-time 15 http://10.81.2.1:8080/ & done
+   sleep 0.5
+   for i in $(seq 4); do curl -s -o /dev/null --max-time 15 http://10.81.2.1:8080/ & done; wait'
+ip netns exec "$S" sysctl -qw net.ipv4.tcp_abort_on_overflow=0
 ip netns exec "$S" sysctl -qw net.ipv4.tcp_syncookies=1
+capture restart "16 restart 4" \
+  'for i in $(seq 60); do curl -s -o /dev/null --max-time 5 http://10.81.2.1:8080/ & sleep 0.02; done; wait'
 capture defer "1 greeting 18 2" \
   "for i in 1 2; do python3 -c '$greet'; sleep 0.5; done"
 capture defer-http "1 http 18 2" \
   'for i in 1 2 3; do curl -s -o /dev/null --max-time 15 http://10.81.2.1:8080/; sleep 0.2; done'
-rm -f "$out/defer-http-server.pcap.gz"
+[[ -n ${ONLY:-} ]] || rm -f "$out/defer-http-server.pcap.gz"
 ls -l "$out"

@@ -7,6 +7,7 @@
 #                     (flight > 4096 bytes: OpenSSL's first write, so Nagle can hold its tail)
 #   big-chain.pem     the same leaf with 600 names (flight > 10 x 1448 bytes)
 #   rsa4096.pem       one self-signed RSA-4096 certificate
+#   leaf-only.pem     mid-chain.pem's leaf alone (its intermediate missing: chain_incomplete)
 #   *.key             their keys; haproxy-*.pem: certificate chain + key in one file
 set -euo pipefail
 out=${1:-"$(dirname "$0")/../tests/data/audit/certs"}
@@ -38,5 +39,6 @@ leaf() { # name, number of DNS names
 }
 leaf mid-chain 40
 leaf big-chain 600
+awk '/BEGIN/{n++} n==1' mid-chain.pem > leaf-only.pem
 for c in small-ec mid-chain big-chain; do cat "$c.pem" "$c.key" >"haproxy-$c.pem"; done
 ls -l

@@ -145,10 +145,10 @@ impl State {
         // frames (and put back after).
         let mut follow = self.follow[dir.index()];
         let mut first = true;
-        let walked = follow.walk(head, len, frame, |(kind, channel), at| {
+        let walked = follow.walk(head, len, frame, |(kind, channel), bytes, _| {
             let method = (kind == METHOD)
                 .then(|| {
-                    let b = head.get(at as usize + HEADER..at as usize + HEADER + 4)?;
+                    let b = bytes.get(HEADER..HEADER + 4)?;
                     Some((
                         u16::from_be_bytes([b[0], b[1]]),
                         u16::from_be_bytes([b[2], b[3]]),

@@ -123,8 +123,7 @@ impl State {
         let mut m = Turns::default();
         let client = dir == Direction::ClientToServer;
         let mut follow = self.follow[dir.index()];
-        let walked = follow.walk(head, len, unit, |u, at| {
-            let bytes = head.get(at as usize..).unwrap_or_default();
+        let walked = follow.walk(head, len, unit, |u, bytes, _| {
             let code = match u {
                 Unit::Header => None,
                 Unit::Frame { body_at } => match performative(bytes.get(body_at..)) {

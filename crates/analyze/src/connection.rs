@@ -443,6 +443,9 @@ pub struct Connection {
     /// during this one's life: (sent by the server, capture time)
     /// (closes.rs).
     pub(crate) sibling_closes: Vec<(bool, i64)>,
+    /// The client's certificate fetches during this connection's life
+    /// ([`crate::ConnectionFacts::certificate_fetches`]).
+    pub(crate) certificate_fetches: Vec<crate::CertificateFetch>,
     /// When data of those siblings from the client's address to the
     /// server's was captured, run by run (closes.rs: first and last),
     /// learnt where the server sent data that answered nothing.
@@ -527,6 +530,7 @@ impl Connection {
             path_busy: Vec::new(),
             late_retransmissions: Vec::new(),
             sibling_closes: Vec::new(),
+            certificate_fetches: Vec::new(),
             sibling_data: Vec::new(),
             too_big: Vec::new(),
             closing_queued: false,
@@ -964,6 +968,7 @@ impl Connection {
                     self.syn_ack,
                 ) {
                     self.syn_gap_ns = Some(sa.ts_ns - syn.ts_ns);
+                    self.exchanges.path_sides = [at.ts_ns - sa.ts_ns, sa.ts_ns - syn.ts_ns];
                 }
             }
         }

@@ -273,6 +273,11 @@ pub struct Exchanges {
     binlog_dump: bool,
     /// The open request asked to upgrade to WebSocket.
     upgrade_asked: bool,
+    /// Each sender's side of the round trip from the capture point, from
+    /// a clean handshake (client: SYN-ACK to ACK; server: SYN to
+    /// SYN-ACK); zero unknown. What HTTP/2's credit reaches its sender
+    /// by (h2_credit.rs).
+    pub(crate) path_sides: [i64; 2],
     /// The open request asked to upgrade to HTTP/2 (`Upgrade: h2c`).
     h2c_upgrade_asked: bool,
     /// The capture began after the connection's handshake (kept current
@@ -311,6 +316,15 @@ pub struct Exchanges {
     /// to keep until the request comes (taken at once): the answer's
     /// `Access-Control-Max-Age`.
     pub(crate) preflight_allowed: Option<Option<u32>>,
+    /// The open request, in plain HTTP, a `GET` or `POST`: what it
+    /// fetched to check a certificate, and its URL for people, when its
+    /// head said (cert_fetch.rs). Its answer may say what it fetched
+    /// instead ([`Exchanges::certificate_fetch_answered`]).
+    pub(crate) current_fetch: Option<Option<(crate::model::CertificateCheck, Box<str>)>>,
+    /// The open request's answer carried, by its `Content-Type`, what a
+    /// client fetches to check a certificate, which the request's head
+    /// did not say (taken at once by the tracker).
+    pub(crate) certificate_fetch_answered: Option<crate::model::CertificateCheck>,
     /// The connection's data is inside TLS: its URLs are `https`.
     pub(crate) https: bool,
     /// The connection's SYN, when its first request left as soon as the
@@ -409,7 +423,7 @@ impl Exchanges {
             return;
         }
         if !self.readers_refused {
-            if let Some(m) = self.read_messages(dir, head, len, first) {
+            if let Some(m) = self.read_messages(dir, head, len, (first, last)) {
                 self.on_turns(dir, first, last, len, m);
                 return;
             }
@@ -475,6 +489,10 @@ impl Exchanges {
                                             crate::challenge::Challenge::of_response(head, status);
                                     }
                                 }
+                                if let Some(None) = &self.current_fetch {
+                                    self.certificate_fetch_answered =
+                                        crate::cert_fetch::of_response(head);
+                                }
                                 if let (Some(status), Some(_)) = (c.status, &self.current_preflight)
                                 {
                                     if crate::preflight::allows(status) {
@@ -508,6 +526,15 @@ impl Exchanges {
                 }
             }
         }
+    }
+
+    /// HTTP/2's stalls on flow-control credit whose sender went on in
+    /// the frames `frames`, taken out (h2_credit.rs).
+    pub(crate) fn take_h2_credit_stalls(
+        &mut self,
+        frames: std::ops::RangeInclusive<u64>,
+    ) -> Vec<crate::h2_credit::H2CreditStall> {
+        self.h2c.take_credit_stalls(frames)
     }
 
     /// What HTTP/2's reader noted of redirects since last asked (h2c.rs).
@@ -718,6 +745,16 @@ impl Exchanges {
             self.redirect = None;
             self.challenge = None;
             self.preflight_allowed = None;
+            self.certificate_fetch_answered = None;
+            // (Certificates are fetched in plain HTTP, with GET or POST:
+            // no other request pays for a URL kept.)
+            self.current_fetch = line
+                .filter(|l| is_http && !self.https && matches!(l.method, b"GET" | b"POST"))
+                .map(|l| {
+                    // (The URL only for a fetch: a page's is never shown.)
+                    crate::cert_fetch::of_request(&l, head)
+                        .map(|what| (what, crate::cert_fetch::url_of(&l, head)))
+                });
             (
                 self.current_asked,
                 self.current_retry,
@@ -772,7 +809,7 @@ impl Exchanges {
         dir: Direction,
         head: &[u8],
         len: u64,
-        first: Stamp,
+        (first, last): (Stamp, Stamp),
     ) -> Option<Turns> {
         if let Some(m) = self.openflow.read(dir, head, len) {
             return Some(m);
@@ -799,7 +836,14 @@ impl Exchanges {
         if let Some(m) = self.stomp.read(dir, head, len) {
             return Some(m);
         }
-        if let Some(m) = self.h2c.read(dir, head, len, self.mid_stream, first) {
+        if let Some(m) = self.h2c.read(
+            dir,
+            head,
+            len,
+            self.mid_stream,
+            (first, last),
+            self.path_sides,
+        ) {
             if self.h2c.has_follow_up_notes() {
                 self.events |= FOLLOW_UP_NOTES;
             }
@@ -943,10 +987,14 @@ impl Exchanges {
         self.readers_refused = false;
         if end < len {
             let after = &head[(end as usize).min(head.len())..];
-            if let Some(m) =
-                self.h2c
-                    .read(Direction::ServerToClient, after, len - end, false, first)
-            {
+            if let Some(m) = self.h2c.read(
+                Direction::ServerToClient,
+                after,
+                len - end,
+                false,
+                (first, last),
+                self.path_sides,
+            ) {
                 self.on_turns(Direction::ServerToClient, first, last, len - end, m);
             }
         }

@@ -111,6 +111,10 @@ pub struct ConnectionFacts {
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time).
     pub sibling_closes: Vec<(bool, i64)>,
+    /// The client's fetches to check a certificate (a missing
+    /// intermediate, an OCSP status, a CRL) on its other connections that
+    /// began during this one's life, when it carried TLS (cert_fetch.rs).
+    pub certificate_fetches: Vec<crate::CertificateFetch>,
     /// When the data those siblings carried from the client's address to
     /// the server's was captured, run by run (a write's segments sent back
     /// to back: its first and last), where the server sent data that
@@ -119,6 +123,9 @@ pub struct ConnectionFacts {
     /// ICMP errors that said one of its segments was too big for a hop
     /// of its path (the first [`crate::TOO_BIG_KEPT`]).
     pub too_big: Vec<crate::TooBig>,
+    /// HTTP/2 senders' stalls on their flow-control credit, the sender
+    /// going on in this timeline's frames (h2_credit.rs).
+    pub h2_credit_stalls: Vec<crate::H2CreditStall>,
     /// The earlier connection of this client to this server (and TLS
     /// name) that ended shortly before this one's SYN, its last request
     /// answered: what this one could have been instead (reuse.rs).
@@ -251,8 +258,11 @@ impl Connection {
             path_busy: std::mem::take(&mut c.path_busy),
             late_retransmissions: std::mem::take(&mut c.late_retransmissions),
             sibling_closes: std::mem::take(&mut c.sibling_closes),
+            certificate_fetches: std::mem::take(&mut c.certificate_fetches),
             sibling_data: std::mem::take(&mut c.sibling_data),
             too_big: std::mem::take(&mut c.too_big),
+            // (The windows took theirs.)
+            h2_credit_stalls: c.exchanges.take_h2_credit_stalls(0..=u64::MAX),
             // (Another TLS name is another site's connection.)
             previous: c
                 .previous

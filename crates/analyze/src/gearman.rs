@@ -108,7 +108,7 @@ impl State {
         let client = dir == Direction::ClientToServer;
         let header = if client { request } else { response };
         let mut follow = self.follow[dir.index()];
-        let walked = follow.walk(head, len, header, |kind, _| {
+        let walked = follow.walk(head, len, header, |kind, _, _| {
             if client {
                 self.ask(kind, &mut m);
             } else {

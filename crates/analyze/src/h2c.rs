@@ -372,19 +372,31 @@ pub struct State {
     /// The turn under way was answered: the client's next question opens
     /// another.
     answered: bool,
+    /// Each sender's flow-control credit, followed from the connection's
+    /// first bytes (h2_credit.rs); `None` in a capture begun later or
+    /// after an upgrade from HTTP/1.1 (whose first SETTINGS rode in a
+    /// header).
+    credit: Option<Box<crate::h2_credit::FlowCredit>>,
+    /// Whether the credit was started or ruled out.
+    credit_decided: bool,
+    /// The last packet of the segment (or record) being read.
+    last: Stamp,
 }
 
 impl H2c {
     /// Reads a segment's stream bytes (`head` captured, `len` in all,
-    /// which includes bytes the capture missed); `None` when the
-    /// connection is not h2c.
+    /// which includes bytes the capture missed; a TLS record's plaintext
+    /// from its first packet `at` to its last `last`); `None` when the
+    /// connection is not h2c. `sides`: each sender's side of the round
+    /// trip from the capture point (the handshake's; h2_credit.rs).
     pub(crate) fn read(
         &mut self,
         dir: Direction,
         head: &[u8],
         len: u64,
         mid_stream: bool,
-        at: Stamp,
+        (at, last): (Stamp, Stamp),
+        sides: [i64; 2],
     ) -> Option<Turns> {
         let client = dir == Direction::ClientToServer;
         let preface = client && head.starts_with(PREFACE);
@@ -404,7 +416,16 @@ impl H2c {
             state.give_up_names();
             state.give_up_answers();
         }
+        if !state.credit_decided {
+            state.credit_decided = true;
+            if !joined && !mid_stream {
+                let mut credit = Box::<crate::h2_credit::FlowCredit>::default();
+                credit.set_sides(sides);
+                state.credit = Some(credit);
+            }
+        }
         state.at = at;
+        state.last = last;
         if preface && !state.preface_seen {
             state.preface_seen = true;
             let n = PREFACE.len() as u64;
@@ -424,6 +445,7 @@ impl H2c {
         request: Option<(crate::redirect::Asked, Stamp, Option<String>)>,
     ) {
         let s = self.begin();
+        s.credit_decided = true;
         s.last_stream = 1;
         s.asked.push(1);
         s.first_request = Some(1);
@@ -454,6 +476,18 @@ impl H2c {
             .unwrap_or_default()
     }
 
+    /// The stalls on HTTP/2 credit found so far whose sender went on in
+    /// the frames `frames`, taken out (h2_credit.rs).
+    pub(crate) fn take_credit_stalls(
+        &mut self,
+        frames: std::ops::RangeInclusive<u64>,
+    ) -> Vec<crate::h2_credit::H2CreditStall> {
+        self.state(|| None)
+            .and_then(|s| s.credit.as_deref_mut())
+            .map(|c| c.take_stalls(frames))
+            .unwrap_or_default()
+    }
+
     /// Whether segments told of redirects that are not taken yet.
     pub(crate) fn has_follow_up_notes(&mut self) -> bool {
         self.state(|| None).is_some_and(|s| !s.notes.is_empty())
@@ -476,9 +510,20 @@ impl State {
         // The follow is taken out while its walk tells this state of the
         // frames (and put back after).
         let mut follow = self.follow[d];
+        if let Some(c) = self
+            .credit
+            .as_deref_mut()
+            .filter(|_| follow.ends_within(len))
+        {
+            c.frame_ended(dir, self.last);
+        }
         let mut last: Option<bool> = None;
-        let walked = follow.walk(head, len, frame, |f, at| {
-            let payload = head.get(at as usize + HEADER..).unwrap_or(&[]);
+        let walked = follow.walk(head, len, frame, |f, bytes, at| {
+            let payload = bytes.get(HEADER..).unwrap_or(&[]);
+            if let Some(c) = self.credit.as_deref_mut() {
+                let ends_here = at + (HEADER as i64) + i64::from(f.3) <= len as i64;
+                c.frame(dir, f, payload, self.at, ends_here.then_some(self.last));
+            }
             last = Some(if client {
                 self.client_frame(f, payload, &mut m)
             } else {
@@ -488,6 +533,7 @@ impl State {
         self.follow[d] = follow;
         let Some(walked) = walked else {
             // Lost in a hole: what this is cannot be told.
+            self.lose_credit();
             self.under_way[d] = None;
             self.give_up_blocks(client);
             m.aside = client;
@@ -503,6 +549,7 @@ impl State {
         if walked.cut_at.is_some() {
             // A frame the capture lost or cut: perhaps a header block.
             self.give_up_blocks(client);
+            self.lose_credit();
         }
         // The frame the segment's end cut goes on in the next.
         self.under_way[d] = match walked.cut_at {
@@ -517,6 +564,13 @@ impl State {
         // of it.)
         m.extends &= !m.answers;
         m
+    }
+
+    /// The flow-control credit is no longer known (a hole, a frame cut).
+    fn lose_credit(&mut self) {
+        if let Some(c) = self.credit.as_deref_mut() {
+            c.lose();
+        }
     }
 
     /// The requests are named `HEADERS` from now on: a header block was
@@ -867,6 +921,19 @@ pub(crate) fn is_settings(head: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `bytes` from `dir`, all captured, in the segment of frame `frame`
+    /// (a capture from the connection's start; the credit's sides zero).
+    fn read_at(h: &mut H2c, dir: Direction, bytes: &[u8], frame: u64) -> Option<Turns> {
+        h.read(
+            dir,
+            bytes,
+            bytes.len() as u64,
+            false,
+            (stamp(frame), stamp(frame)),
+            [0, 0],
+        )
+    }
     use Direction::{ClientToServer as C, ServerToClient as S};
 
     fn frame_of(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
@@ -908,8 +975,7 @@ mod tests {
     }
 
     fn read(h: &mut H2c, dir: Direction, bytes: &[u8]) -> Turns {
-        h.read(dir, bytes, bytes.len() as u64, false, Stamp::default())
-            .expect("h2c")
+        read_at(h, dir, bytes, 0).expect("h2c")
     }
 
     fn cat(frames: &[Vec<u8>]) -> Vec<u8> {
@@ -1023,14 +1089,14 @@ mod tests {
         );
         let mut h = H2c::default();
         let first = preface_and(&[settings(), get(&mut client, 1, "/private")]);
-        h.read(C, &first, first.len() as u64, false, stamp(4));
+        read_at(&mut h, C, &first, 4);
         h.take_follow_up_notes();
         let challenge = [
             (":status", "401"),
             ("www-authenticate", "Basic realm=\"r\""),
         ];
         let answer = answer_of(&mut server, 1, &challenge);
-        h.read(S, &answer, answer.len() as u64, false, stamp(6));
+        read_at(&mut h, S, &answer, 6);
         let notes = h.take_follow_up_notes();
         let [FollowUpNote::Challenged {
             challenge,
@@ -1056,7 +1122,7 @@ mod tests {
             ("authorization", "Basic dTpw"),
         ];
         let again = frame_of(HEADERS, 0x5, 3, &block(&mut client, &fields));
-        h.read(C, &again, again.len() as u64, false, stamp(8));
+        read_at(&mut h, C, &again, 8);
         let notes = h.take_follow_up_notes();
         let [FollowUpNote::Opened { retry: Some(r), .. }] = &notes[..] else {
             panic!("{notes:?}")
@@ -1064,7 +1130,7 @@ mod tests {
         assert_eq!(*r, retry_for("/private", Some("Basic dTpw")));
         // A 401 without a challenge asks for nothing a client can answer.
         let bare = answer_of(&mut server, 3, &[(":status", "401")]);
-        h.read(S, &bare, bare.len() as u64, false, stamp(9));
+        read_at(&mut h, S, &bare, 9);
         assert!(!h.has_follow_up_notes());
     }
 
@@ -1076,7 +1142,7 @@ mod tests {
         );
         let mut h = H2c::default();
         let first = preface_and(&[settings(), get(&mut client, 1, "/docs")]);
-        h.read(C, &first, first.len() as u64, false, stamp(4));
+        read_at(&mut h, C, &first, 4);
         let asked = |at, first| FollowUpNote::Opened {
             asked: asked_for(if first { "/docs" } else { "/docs/" }),
             retry: Some(retry_for(if first { "/docs" } else { "/docs/" }, None)),
@@ -1097,7 +1163,7 @@ mod tests {
             answer_of(&mut server, 1, &moved),
         ]);
         assert!(!h.has_follow_up_notes());
-        h.read(S, &answers, answers.len() as u64, false, stamp(6));
+        read_at(&mut h, S, &answers, 6);
         let [FollowUpNote::Redirected {
             location,
             status: 301,
@@ -1117,7 +1183,7 @@ mod tests {
         // 200, and a redirect's again with a relative Location) after a
         // PUSH_PROMISE whose fields went into the server's table.
         let follow = get(&mut client, 3, "/docs/");
-        h.read(C, &follow, follow.len() as u64, false, stamp(8));
+        read_at(&mut h, C, &follow, 8);
         assert_eq!(h.take_follow_up_notes(), [asked(8, false)]);
         // (GET, :path /, and `location: c` added to the table: literal
         // with incremental indexing, name 46.)
@@ -1126,20 +1192,14 @@ mod tests {
         let pushed = frame_of(PUSH_PROMISE, 0x4, 3, &promise);
         let ok = answer_of(&mut server, 3, &[(":status", "200")]);
         let pushed_and_ok = cat(&[pushed, ok]);
-        h.read(
-            S,
-            &pushed_and_ok,
-            pushed_and_ok.len() as u64,
-            false,
-            stamp(9),
-        );
+        read_at(&mut h, S, &pushed_and_ok, 9);
         let both = cat(&[get(&mut client, 5, "/a"), get(&mut client, 7, "/b")]);
-        h.read(C, &both, both.len() as u64, false, stamp(10));
+        read_at(&mut h, C, &both, 10);
         assert_eq!(h.take_follow_up_notes().len(), 2, "each request of a turn");
         // `:status 302` (a literal, name 8), then index 62: the
         // promise's `location`.
         let found = frame_of(HEADERS, 0x4, 7, &[0x08, 3, b'3', b'0', b'2', 0xbe]);
-        h.read(S, &found, found.len() as u64, false, stamp(11));
+        read_at(&mut h, S, &found, 11);
         let notes = h.take_follow_up_notes();
         let [FollowUpNote::Redirected {
             location, request, ..
@@ -1150,7 +1210,7 @@ mod tests {
         assert_eq!((&*location.text, *request), ("c", stamp(10)));
         // A 200 settles its request: nothing noted.
         let fine = answer_of(&mut server, 5, &[(":status", "200")]);
-        h.read(S, &fine, fine.len() as u64, false, stamp(12));
+        read_at(&mut h, S, &fine, 12);
         assert!(!h.has_follow_up_notes());
     }
 
@@ -1162,13 +1222,20 @@ mod tests {
         );
         let mut h = H2c::default();
         let first = preface_and(&[settings(), get(&mut client, 1, "/docs")]);
-        h.read(C, &first, first.len() as u64, false, stamp(1));
+        read_at(&mut h, C, &first, 1);
         // The server's first block lost: its table is out of step.
         let lost = answer_of(&mut server, 1, &[(":status", "200"), ("x-a", "1")]);
-        h.read(S, &[], lost.len() as u64, false, stamp(2));
+        h.read(
+            S,
+            &[],
+            lost.len() as u64,
+            false,
+            (stamp(2), stamp(2)),
+            [0, 0],
+        );
         h.take_follow_up_notes();
         let next = get(&mut client, 3, "/docs");
-        h.read(C, &next, next.len() as u64, false, stamp(3));
+        read_at(&mut h, C, &next, 3);
         // (The request may still follow another's redirect.)
         let notes = h.take_follow_up_notes();
         assert!(
@@ -1180,7 +1247,7 @@ mod tests {
             3,
             &[(":status", "301"), ("location", "/docs/")],
         );
-        h.read(S, &moved, moved.len() as u64, false, stamp(4));
+        read_at(&mut h, S, &moved, 4);
         assert!(!h.has_follow_up_notes(), "its answer unread: no redirect");
     }
 
@@ -1209,7 +1276,17 @@ mod tests {
         assert_eq!(h.take_name().as_deref(), Some("GET /a/b"));
         // A block the capture lost: the table is out of step, no names
         // from then on; the requests still ask.
-        assert_eq!(h.read(C, &[], 40, false, Stamp::default()), Some(aside()));
+        assert_eq!(
+            h.read(
+                C,
+                &[],
+                40,
+                false,
+                (Stamp::default(), Stamp::default()),
+                [0, 0]
+            ),
+            Some(aside())
+        );
         read(&mut h, C, &headers(11, true));
         assert_eq!(read(&mut h, C, &headers(13, true)), asks("HEADERS"));
         assert_eq!(h.take_name(), None);
@@ -1356,7 +1433,14 @@ mod tests {
         let mut h = H2c::default();
         let answer = cat(&[headers(1, false), data(1, 10, true)]);
         assert_eq!(
-            h.read(S, &answer, answer.len() as u64, true, Stamp::default()),
+            h.read(
+                S,
+                &answer,
+                answer.len() as u64,
+                true,
+                (Stamp::default(), Stamp::default()),
+                [0, 0]
+            ),
             Some(Turns::default())
         );
         assert!(h.is());
@@ -1367,13 +1451,27 @@ mod tests {
         let mut h = H2c::default();
         let lone = window_update(0);
         assert_eq!(
-            h.read(C, &lone, lone.len() as u64, true, Stamp::default()),
+            h.read(
+                C,
+                &lone,
+                lone.len() as u64,
+                true,
+                (Stamp::default(), Stamp::default()),
+                [0, 0]
+            ),
             None
         );
         assert!(h.undecided());
         let two = cat(&[window_update(0), ping(false, 1)]);
         assert_eq!(
-            h.read(C, &two, two.len() as u64, true, Stamp::default()),
+            h.read(
+                C,
+                &two,
+                two.len() as u64,
+                true,
+                (Stamp::default(), Stamp::default()),
+                [0, 0]
+            ),
             Some(aside())
         );
         assert!(h.is());
@@ -1385,7 +1483,14 @@ mod tests {
         ] {
             let mut h = H2c::default();
             assert_eq!(
-                h.read(C, &first, first.len() as u64, mid_stream, Stamp::default()),
+                h.read(
+                    C,
+                    &first,
+                    first.len() as u64,
+                    mid_stream,
+                    (Stamp::default(), Stamp::default()),
+                    [0, 0]
+                ),
                 None
             );
             assert!(h.is_not());
@@ -1428,7 +1533,14 @@ mod tests {
         ] {
             let mut h = H2c::default();
             assert_eq!(
-                h.read(dir, &first, first.len() as u64, false, Stamp::default()),
+                h.read(
+                    dir,
+                    &first,
+                    first.len() as u64,
+                    false,
+                    (Stamp::default(), Stamp::default()),
+                    [0, 0]
+                ),
                 None
             );
             assert!(h.is_not());
@@ -1441,7 +1553,14 @@ mod tests {
         read(&mut h, C, &preface_and(&[settings(), headers(1, true)]));
         // 500 bytes the capture missed.
         assert_eq!(
-            h.read(S, &[], 500, false, Stamp::default()),
+            h.read(
+                S,
+                &[],
+                500,
+                false,
+                (Stamp::default(), Stamp::default()),
+                [0, 0]
+            ),
             Some(Turns::default())
         );
         // Bytes that do not start a frame: lost still.
@@ -1457,9 +1576,9 @@ mod tests {
         fn any_bytes_are_read_without_panic(segments in crate::reader::any::segments()) {
             let mut h = H2c::default();
             let first = preface_and(&[settings()]);
-            h.read(C, &first, first.len() as u64, false, Stamp::default());
+            h.read(C, &first, first.len() as u64, false, (Stamp::default(), Stamp::default()), [0, 0]);
             crate::reader::any::feed(segments, |dir, bytes, len| {
-                if let Some(m) = h.read(dir, bytes, len, false, Stamp::default()) {
+                if let Some(m) = h.read(dir, bytes, len, false, (Stamp::default(), Stamp::default()), [0, 0]) {
                     assert!(!(m.asks.is_some() && m.answers));
                 }
             });

@@ -235,8 +235,7 @@ impl State {
         let client = dir == Direction::ClientToServer;
         let size = if client { request_size } else { response_size };
         let mut follow = self.follow[dir.index()];
-        let walked = follow.walk(head, len, size, |(), at| {
-            let bytes = head.get(at as usize..).unwrap_or_default();
+        let walked = follow.walk(head, len, size, |(), bytes, _| {
             if client {
                 self.request(bytes, &mut m);
             } else {

@@ -20,6 +20,7 @@ mod amqp;
 mod amqp10;
 mod beanstalk;
 mod binlog;
+mod cert_fetch;
 mod challenge;
 mod closes;
 mod commands;
@@ -33,6 +34,7 @@ mod flow_map;
 mod follow_ups;
 mod framing;
 mod gearman;
+mod h2_credit;
 mod h2c;
 mod irc;
 mod kafka;
@@ -68,6 +70,7 @@ mod window;
 mod xmpp;
 mod zookeeper;
 
+pub use cert_fetch::CertificateFetch;
 pub use connect_back::ConnectBack;
 pub use connection::{
     SegmentRecord, Stamp, TooBig, LATE_RETRANSMISSIONS_CITED, TIMELINE_CAP, TOO_BIG_KEPT,
@@ -76,6 +79,7 @@ pub use dns::{FailedAttempt, LookupAnswer, LookupQuery, NameLookup};
 pub use exchange::Exchange;
 pub use facts::{ConnectionFacts, Diagnose, PreambleFacts, RttFacts, TlsFacts};
 pub use finisher::ReportSink;
+pub use h2_credit::H2CreditStall;
 pub use redirect::{is_redirect_status, Answered as RedirectAnswered, FollowedRedirect};
 pub use reuse::{EndedConnection, READY_NS};
 pub use rtt::vantage;

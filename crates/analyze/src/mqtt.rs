@@ -118,10 +118,11 @@ impl State {
             self.subscribed = false;
         }
         let mut follow = self.follow[dir.index()];
-        let walked = follow.walk(head, len, message, |(kind, flags, header), at| {
-            let body = at as usize + header;
+        let walked = follow.walk(head, len, message, |(kind, flags, header), bytes, _| {
+            let body = header;
             let id = |from: usize| {
-                head.get(from..from + 2)
+                bytes
+                    .get(from..from + 2)
                     .map(|b| u16::from_be_bytes([b[0], b[1]]))
             };
             // A PUBLISH's packet id follows its topic (at QoS 1 and 2).

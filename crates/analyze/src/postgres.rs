@@ -157,7 +157,7 @@ impl State {
         let mut m = Turns::default();
         let client = dir == Direction::ClientToServer;
         let mut follow = self.follow[dir.index()];
-        let walked = follow.walk(head, len, header, |kind, _| {
+        let walked = follow.walk(head, len, header, |kind, _, _| {
             if client {
                 let asks = match kind {
                     b'Q' => Some("Query"),
@@ -189,7 +189,7 @@ impl State {
         // A server message begun while an answer is owed, whose header the
         // capture cut or a segment's end split, is part of the answer (one
         // in a hole is not known to have begun).
-        if let Some(Some(at)) = walked.map(|w| w.cut_at) {
+        if let Some(Some(at)) = walked.map(|w| w.cut_at.or(w.carried_at)) {
             if !client && self.owed > 0 && (at as usize) < head.len() {
                 m.answers = true;
             }

@@ -911,6 +911,16 @@ impl<'s> Tracker<'s> {
                 );
             }
         }
+        // A TLS connection's handshake may have waited for its client's
+        // certificate fetches (cert_fetch.rs).
+        if c.detect && c.tls.is_some() && !self.calls.certificate_fetches.is_empty() {
+            c.certificate_fetches = self.calls.certificate_fetches.during(
+                c.client.ip,
+                c.stream,
+                c.first.ts_ns,
+                c.last.ts_ns,
+            );
+        }
         // Only answers are weighed against the path's queue.
         if c.detect && (c.exchanges.total > 0 || c.tls.is_some()) {
             // (Saturating: a broken clock may stand at the end of time.)
@@ -1117,6 +1127,10 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
             note_preflight_followed(conn, &mut calls.preflights);
         }
     }
+    if conn.exchanges.current_fetch.is_some() {
+        let opened = events & crate::exchange::OPENED != 0;
+        note_certificate_fetch(conn, &mut calls.certificate_fetches, opened, answered);
+    }
     if answered && conn.exchanges.redirect.is_some() {
         note_redirect(conn, &mut calls.redirects);
     }
@@ -1216,6 +1230,58 @@ fn note_request_opened(
     if let (Some(f), Some(x)) = (followed, conn.exchanges.current_mut()) {
         x.redirected = Some(Box::new(f));
     }
+}
+
+/// A plain-HTTP request that fetched what its client needed to check a
+/// certificate (cert_fetch.rs), told by its head when it was `opened`,
+/// or by its answer's when it was `answered`: kept under the client from
+/// when it began (its connection's lookup or SYN when it was the first
+/// request), the answer's arrival noted. Once per request and answer.
+#[inline(never)]
+fn note_certificate_fetch(
+    conn: &mut Connection,
+    fetches: &mut crate::cert_fetch::CertificateFetches,
+    opened: bool,
+    answered: bool,
+) {
+    let x = &mut conn.exchanges;
+    let (Some(asked), Some(current)) = (&x.current_fetch, &x.current) else {
+        return;
+    };
+    let (request, answer) = (current.request_first, current.response_first);
+    let told_by_answer = x.certificate_fetch_answered.take().filter(|_| answered);
+    let (what, url) = match (asked, told_by_answer) {
+        (Some((what, url)), _) if opened => (*what, url.clone()),
+        (Some(_), _) => {
+            if let (true, Some(answer)) = (answered, answer) {
+                fetches.answered(conn.client.ip, conn.stream, request, answer);
+            }
+            return;
+        }
+        // Told by its answer alone: its URL from the request's label
+        // (`GET /`) and the server's address, the head read no more.
+        (None, Some(what)) => (
+            what,
+            crate::cert_fetch::url_of_label(current.label.as_deref(), conn.server),
+        ),
+        (None, None) => return,
+    };
+    let first = conn.exchanges.total == 1;
+    let began = follow_up_starts(conn, first)
+        .first()
+        .copied()
+        .unwrap_or(request);
+    fetches.keep(
+        conn.client.ip,
+        crate::CertificateFetch {
+            stream: conn.stream,
+            what,
+            url,
+            began,
+            request,
+            answer,
+        },
+    );
 }
 
 /// When a request that follows a redirect may have begun, in order, its

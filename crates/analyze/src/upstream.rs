@@ -107,6 +107,9 @@ pub(crate) struct Calls {
     /// The CORS preflights answered lately whose requests have not come
     /// yet (preflight.rs).
     pub preflights: crate::preflight::Preflights,
+    /// The fetches clients made lately to check a certificate
+    /// (cert_fetch.rs).
+    pub certificate_fetches: crate::cert_fetch::CertificateFetches,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC
     /// connection never answered is then a path's silence, not a
     /// one-way capture's).

@@ -151,7 +151,12 @@ impl Connection {
         let exchanges = std::mem::take(self.exchanges.spill.get_or_insert_with(Vec::new));
         w.exchanges_before += exchanges.len() as u32;
         self.exchanges.spill_noted = 0;
-        Some(self.window_facts(timeline, exchanges, window))
+        let frames =
+            timeline.first().map_or(0, |r| r.frame)..=timeline.last().map_or(0, |r| r.frame);
+        let h2_credit_stalls = self.exchanges.take_h2_credit_stalls(frames);
+        let mut facts = self.window_facts(timeline, exchanges, window);
+        facts.h2_credit_stalls = h2_credit_stalls;
+        Some(facts)
     }
 
     /// The last window, whatever it holds, frozen with the connection
@@ -213,8 +218,11 @@ impl Connection {
             path_busy: Vec::new(),
             late_retransmissions: Vec::new(),
             sibling_closes: c.sibling_closes.clone(),
+            // (A later window holds no handshake.)
+            certificate_fetches: Vec::new(),
             sibling_data: c.sibling_data.clone(),
             too_big: Vec::new(),
+            h2_credit_stalls: Vec::new(),
             previous: None,
             lookup: None,
             window: Some(window),

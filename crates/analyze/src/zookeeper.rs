@@ -105,8 +105,7 @@ impl State {
         let client = dir == Direction::ClientToServer;
         let size = if client { request_size } else { reply_size };
         let mut follow = self.follow[dir.index()];
-        let walked = follow.walk(head, len, size, |(), at| {
-            let bytes = head.get(at as usize..).unwrap_or_default();
+        let walked = follow.walk(head, len, size, |(), bytes, _| {
             let xid = bytes
                 .get(4..8)
                 .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));

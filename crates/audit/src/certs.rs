@@ -55,6 +55,24 @@ impl ChainSummary {
             .map(|c| c.der_bytes)
             .sum()
     }
+    /// The certificate whose issuer the file does not hold right after it,
+    /// when the chain stops short of what clients verify from their
+    /// roots: a lone certificate that is not self-signed (a leaf without
+    /// its intermediate: Let's Encrypt's cert.pem where fullchain.pem was
+    /// meant), or one followed by a certificate that is not its issuer
+    /// (an intermediate missing or out of order). None for a chain whose
+    /// certificates each come before their issuer, the last one's issuer
+    /// the root clients have (RFC 8446 4.4.2: roots may be left out).
+    pub fn missing_issuer(&self) -> Option<&CertInfo> {
+        match self.certificates.as_slice() {
+            [lone] => Some(lone).filter(|c| !c.self_signed && !c.subject.is_empty()),
+            certs => certs
+                .windows(2)
+                .find(|w| !w[0].self_signed && w[0].issuer != w[1].subject)
+                .map(|w| &w[0]),
+        }
+    }
+
     /// The leaf's signature size in bytes (CertificateVerify, ServerKeyExchange).
     fn signature_bytes(&self) -> u32 {
         match self.leaf().map(|l| l.key.as_str()) {
@@ -71,6 +89,61 @@ impl ChainSummary {
             _ => 72,
         }
     }
+}
+
+/// The audit finding for a chain file whose certificate's issuer is
+/// missing ([`ChainSummary::missing_issuer`]), read at `location` (the
+/// directive naming the file), or None for a complete chain.
+pub(crate) fn chain_incomplete(
+    chain: &ChainSummary,
+    location: crate::Location,
+    ports: Vec<u16>,
+) -> Option<crate::Finding> {
+    let cert = chain.missing_issuer()?;
+    Some(crate::Finding {
+        check: "chain_incomplete",
+        severity: crate::Severity::High,
+        confidence: crate::Confidence::High,
+        title: format!(
+            "{} does not hold the issuer of {}: clients must fetch it inside the handshake, or fail",
+            chain.file, cert.subject
+        ),
+        location,
+        related: vec![crate::Location {
+            source: "certificate",
+            at: chain.file.clone(),
+            text: format!(
+                "{} certificate(s); {} issued by {}, which the file does not hold next",
+                chain.certificates.len(),
+                cert.subject,
+                cert.issuer
+            ),
+        }],
+        cost: crate::Cost {
+            rtts: Some(2.0),
+            ms: None,
+            per: "first_handshake_per_client",
+            text: "a name lookup and 2 RTT to the CA's server on a client's first full handshake (Chromium, Windows: \
+                   they fetch the intermediate from the certificate's AIA URL before answering the server); curl, OpenSSL, \
+                   Go, Java and Firefox without the intermediate cached fail the handshake"
+                .into(),
+        },
+        why: "A client verifies the server's certificate up to a root it trusts; the server must send the certificates \
+              in between (RFC 8446 4.4.2). Without them a client that follows the certificate's Authority Information \
+              Access URL fetches the intermediate over HTTP while the handshake waits; one that does not fails it."
+            .into(),
+        fix: crate::Fix {
+            syntax: "shell",
+            text: format!(
+                "cat CERT INTERMEDIATE > {} (Let's Encrypt: fullchain.pem, not cert.pem); \
+                 `openssl s_client -connect HOST:443 -showcerts` shows what the server sends",
+                chain.file
+            ),
+        },
+        confirms: crate::vocabulary::confirms("chain_incomplete").to_vec(),
+        evidence: None,
+        ports,
+    })
 }
 
 /// Record overhead of a TLS 1.3 encrypted record (header, type, tag).
@@ -265,6 +338,55 @@ mod tests {
             .unwrap_err()
             .contains("no CERTIFICATE"));
         assert!(read_chain(&dir.join("missing.pem"), 0).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_chain_without_the_issuer_of_a_certificate_is_incomplete() {
+        let certs = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/audit/certs");
+        let text = std::fs::read_to_string(certs.join("mid-chain.pem")).unwrap();
+        // mid-chain.pem: the leaf, its intermediate, the root.
+        let blocks: Vec<String> = text
+            .split_inclusive("-----END CERTIFICATE-----\n")
+            .map(str::to_string)
+            .collect();
+        assert_eq!(blocks.len(), 3);
+        let dir = std::env::temp_dir().join(format!("rttdoc-audit-chain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, parts: &[usize]| {
+            let path = dir.join(name);
+            let pem: String = parts.iter().map(|i| blocks[*i].as_str()).collect();
+            std::fs::write(&path, pem).unwrap();
+            read_chain(&path, 0).unwrap()
+        };
+        let at = || crate::Location {
+            source: "nginx",
+            at: "x.conf:1".into(),
+            text: "ssl_certificate".into(),
+        };
+        // The leaf alone (cert.pem for fullchain.pem): its issuer missing.
+        let leaf = write("leaf.pem", &[0]);
+        let missing = leaf.missing_issuer().expect("the leaf's issuer is missing");
+        assert!(
+            missing.subject.contains("mid-chain.audit.test"),
+            "{missing:?}"
+        );
+        let f = chain_incomplete(&leaf, at(), vec![443]).expect("a finding");
+        assert_eq!(
+            f.confirms,
+            vec![rttdoc_model::FindingKind::CertificateFetch]
+        );
+        assert!(f.title.contains("leaf.pem"), "{}", f.title);
+        // The intermediate after the root: out of order.
+        assert!(write("order.pem", &[0, 2, 1]).missing_issuer().is_some());
+        // Leaf and intermediate (the root left to the clients), the whole
+        // chain with its root, a self-signed certificate: complete.
+        assert_eq!(write("full.pem", &[0, 1]).missing_issuer(), None);
+        assert_eq!(write("all.pem", &[0, 1, 2]).missing_issuer(), None);
+        assert!(chain_incomplete(&write("all.pem", &[0, 1, 2]), at(), vec![]).is_none());
+        let small = read_chain(&certs.join("small-ec.pem"), 0).unwrap();
+        assert_eq!(small.missing_issuer(), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -451,6 +451,11 @@ impl Haproxy {
                     let ocsp = certs::file_size(&PathBuf::from(format!("{}.ocsp", f.display())));
                     match certs::read_chain(&f, ocsp) {
                         Ok(chain) => {
+                            findings.extend(certs::chain_incomplete(
+                                &chain,
+                                self.loc(line),
+                                Vec::new(),
+                            ));
                             let flight = if b.tls13 {
                                 chain.flight_tls13
                             } else {
@@ -637,16 +642,20 @@ impl Haproxy {
             };
             findings.push(f);
         }
+        // HTTP/2 uploads paced by a small initial window.
+        if let Some(f) = self.h2_upload_window_small() {
+            findings.push(f);
+        }
         // Each bind's findings apply to its port.
         for (line, _) in self.binds() {
             let at = self.loc(line).at;
-            if let Some(port) = line
-                .words
-                .get(1)
-                .and_then(|a| a.rsplit(':').next())
-                .and_then(|p| p.parse::<u16>().ok())
-            {
-                for f in findings.iter_mut().filter(|f| f.location.at == at) {
+            if let Some(port) = bind_port(line) {
+                // (Unless a finding named its ports itself: one of
+                // several binds it is about.)
+                for f in findings
+                    .iter_mut()
+                    .filter(|f| f.location.at == at && f.ports.is_empty())
+                {
                     f.ports = vec![port];
                 }
             }
@@ -684,6 +693,74 @@ impl Haproxy {
 }
 
 impl Haproxy {
+    /// Binds that speak HTTP/2 to clients under a per-stream initial
+    /// window under [`H2_WINDOW_ENOUGH`]: `tune.h2.initial-window-size`
+    /// (3.0 and later: `tune.h2.fe.initial-window-size`), 65,535 bytes
+    /// unless set. HAProxy before 3.1 grants each stream that much and
+    /// gives it back as it forwards the data: a client's upload gets at
+    /// most one window a round trip (`h2_window_limited`). 3.1 and later
+    /// size the window from `tune.h2.fe.rxbuf` (1600k by default), so a
+    /// configuration that sets that is of those versions and passes.
+    fn h2_upload_window_small(&self) -> Option<Finding> {
+        let binds: Vec<&Line> = self
+            .binds()
+            .into_iter()
+            .filter(|(_, b)| b.h2)
+            .map(|(l, _)| l)
+            .collect();
+        let first = *binds.first()?;
+        if self.global_kw("tune.h2.fe.rxbuf").is_some() {
+            return None;
+        }
+        let set = self
+            .global_kw("tune.h2.fe.initial-window-size")
+            .or_else(|| self.global_kw("tune.h2.initial-window-size"));
+        let window = match set {
+            Some(l) => l.words.get(1)?.parse::<u64>().ok()?,
+            None => 65_535,
+        };
+        if window >= H2_WINDOW_ENOUGH {
+            return None;
+        }
+        let per_s = window as f64 / 0.040;
+        let ports = binds.iter().filter_map(|l| bind_port(l)).collect();
+        Some(Finding {
+            check: "h2_upload_window_small",
+            severity: if set.is_none() { Severity::Medium } else { Severity::Low },
+            // (The version decides: 3.1 and later size the window
+            // otherwise.)
+            confidence: Confidence::Medium,
+            title: format!(
+                "HTTP/2 clients may upload {window} bytes a stream per round trip ({})",
+                if set.is_some() { "tune.h2.initial-window-size" } else { "the default initial window" }
+            ),
+            location: match set {
+                Some(l) => self.loc(l),
+                None => self.loc(first),
+            },
+            related: binds.iter().skip(usize::from(set.is_none())).map(|l| self.loc(l)).collect(),
+            cost: Cost {
+                rtts: None,
+                ms: None,
+                per: "http2_upload",
+                text: format!(
+                    "an upload over HTTP/2 larger than {window} bytes waits a round trip for each WINDOW_UPDATE: at most {window} bytes a round trip, {:.1} MB/s at 40 ms, whatever the path carries",
+                    per_s / 1e6
+                ),
+            },
+            why: format!(
+                "HAProxy before 3.1 announces SETTINGS_INITIAL_WINDOW_SIZE {window} to its HTTP/2 clients and gives each stream's credit back as it forwards the data (configuration.txt: 65535 \"roughly allows up to 5 Mbps of upload bandwidth per client over a network showing a 100 ms ping time\"): a client spends the window, waits for the WINDOW_UPDATE, and uploads one window a round trip."
+            ),
+            fix: Fix {
+                syntax: "haproxy",
+                text: "tune.h2.initial-window-size 4194304   # global: at least bandwidth x RTT (3.0: tune.h2.fe.initial-window-size; 3.1 and later: tune.h2.fe.rxbuf)".into(),
+            },
+            confirms: crate::vocabulary::confirms("h2_upload_window_small").to_vec(),
+            evidence: None,
+            ports,
+        })
+    }
+
     /// A proxy section whose responses carry a CORS preflight's
     /// permissions (`Access-Control-Allow-Methods` or `-Headers`, set by
     /// `http-response` or `http-after-response` `set-header`/`add-header`,
@@ -753,6 +830,8 @@ pub struct Bind {
     pub backlog: Option<u64>,
     pub tls13: bool,
     pub tls12: bool,
+    /// It speaks HTTP/2 to clients: `proto h2`, or `h2` in its `alpn`.
+    pub h2: bool,
 }
 
 impl Bind {
@@ -804,6 +883,12 @@ impl Bind {
                         max_ver = next;
                         i += 1;
                     }
+                    "proto" | "alpn" => {
+                        b.h2 |= next
+                            .as_deref()
+                            .is_some_and(|v| v.split(',').any(|p| p == "h2"));
+                        i += 1;
+                    }
                     "force-tlsv12" => max_ver = Some("TLSv1.2".into()),
                     "force-tlsv13" => min_ver = Some("TLSv1.3".into()),
                     _ => {}
@@ -820,18 +905,67 @@ impl Bind {
     }
 }
 
+/// A per-stream HTTP/2 window at least this large leaves uploads to the
+/// path: 1 MB a round trip is 26 MB/s at 40 ms.
+const H2_WINDOW_ENOUGH: u64 = 1 << 20;
+
 /// The ports a proxy's `bind` lines listen on.
 fn bind_ports(s: &Section) -> Vec<u16> {
     s.lines
         .iter()
         .filter(|l| l.words[0] == "bind")
-        .filter_map(|l| l.words.get(1)?.rsplit(':').next()?.parse().ok())
+        .filter_map(bind_port)
         .collect()
+}
+
+/// The port a `bind` line listens on (`bind 10.0.0.1:443 ...`).
+fn bind_port(l: &Line) -> Option<u16> {
+    l.words.get(1)?.rsplit(':').next()?.parse().ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn h2_window_findings(text: &str) -> Vec<Finding> {
+        let h = Haproxy::parse(text, Path::new("h.cfg")).unwrap();
+        h.check(&Kernel::default(), &mut Vec::new(), &mut Vec::new())
+            .into_iter()
+            .filter(|f| f.check == "h2_upload_window_small")
+            .collect()
+    }
+
+    #[test]
+    fn http2_clients_under_the_default_initial_window_upload_a_window_a_round_trip() {
+        let front = "defaults\n  mode http\nfrontend f\n  bind :8443 ssl crt x.pem alpn h2,http/1.1\n  bind :8080\n  bind :8081 proto h2\n";
+        let f = h2_window_findings(front);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.at, "h.cfg:4");
+        assert_eq!(f[0].ports, [8443, 8081]);
+        assert_eq!(f[0].severity, Severity::Medium);
+        assert_eq!(f[0].confirms, [rttdoc_model::FindingKind::H2WindowLimited]);
+        // A small window set on purpose is still small; 1 MB is enough;
+        // tune.h2.fe.rxbuf is HAProxy 3.1's, which sizes it otherwise.
+        let set = format!("global\n  tune.h2.initial-window-size 262144\n{front}");
+        let f = h2_window_findings(&set);
+        assert_eq!(
+            (f[0].location.at.as_str(), f[0].severity),
+            ("h.cfg:2", Severity::Low)
+        );
+        for enough in [
+            "tune.h2.initial-window-size 1048576",
+            "tune.h2.fe.initial-window-size 4194304",
+            "tune.h2.fe.rxbuf 1600k",
+        ] {
+            assert!(
+                h2_window_findings(&format!("global\n  {enough}\n{front}")).is_empty(),
+                "{enough}"
+            );
+        }
+        // No bind speaks HTTP/2: nothing to upload on it.
+        let h1 = "defaults\n  mode http\nfrontend f\n  bind :8443 ssl crt x.pem alpn http/1.1\n";
+        assert!(h2_window_findings(h1).is_empty());
+    }
 
     #[test]
     fn words_follow_haproxy_quoting_and_comments() {

@@ -22,6 +22,7 @@ pub const SYSCTLS: &[&str] = &[
     "net.core.somaxconn",
     "net.ipv4.tcp_max_syn_backlog",
     "net.ipv4.tcp_syncookies",
+    "net.ipv4.tcp_abort_on_overflow",
     "net.ipv4.tcp_notsent_lowat",
     "net.core.default_qdisc",
 ];
@@ -207,6 +208,34 @@ pub fn check(kernel: &Kernel, keepalive_servers: bool) -> Vec<Finding> {
                 ports: Vec::new(),
             });
         }
+        if s.number("net.ipv4.tcp_abort_on_overflow") == Some(1) {
+            out.push(Finding {
+                check: "abort_on_overflow",
+                severity: Severity::Medium,
+                confidence: Confidence::High,
+                title: "a burst that fills a listener's accept queue fails instead of waiting".into(),
+                location: sysctl_loc("net.ipv4.tcp_abort_on_overflow", "1"),
+                related: s
+                    .get("net.core.somaxconn")
+                    .map(|v| sysctl_loc("net.core.somaxconn", v))
+                    .into_iter()
+                    .collect(),
+                cost: Cost {
+                    rtts: None,
+                    ms: None,
+                    per: "handshake_finding_the_queue_full",
+                    text: "a failed connection (the client's call gets ECONNRESET, \"Connection reset by peer\") where the default would have made it wait about a second for room: the client's retry, if it makes one, pays a whole new connection".into(),
+                },
+                why: "With tcp_abort_on_overflow=1 the kernel answers a handshake's ACK that finds the listener's accept queue full with a RST; with 0 (the default) it drops the ACK, keeps the connection half-open and takes it when the client's next packet (or its own SYN-ACK re-send) finds room.".into(),
+                fix: Fix {
+                    syntax: "sysctl",
+                    text: "sysctl -w net.ipv4.tcp_abort_on_overflow=0   # and in /etc/sysctl.d/90-rtt.conf: net.ipv4.tcp_abort_on_overflow = 0; then a backlog and net.core.somaxconn that cover the bursts".into(),
+                },
+                confirms: crate::vocabulary::confirms("abort_on_overflow").to_vec(),
+                evidence: None,
+                ports: Vec::new(),
+            });
+        }
     }
     for r in kernel.routes.iter().flatten() {
         if let Some(w) = r.initcwnd.filter(|&w| w < 10) {
@@ -304,6 +333,37 @@ mod tests {
         };
         assert!(check(&k, true).is_empty());
         let _ = std::fs::remove_dir_all(&off);
+    }
+
+    #[test]
+    fn abort_on_overflow_is_found_when_on_and_not_when_off() {
+        for (value, found) in [("1", true), ("0", false)] {
+            let dir = tree(&[
+                ("net.ipv4.tcp_abort_on_overflow", value),
+                ("net.core.somaxconn", "4096"),
+            ]);
+            let k = Kernel {
+                sysctls: Some(Sysctls::read(&dir).unwrap()),
+                routes: None,
+            };
+            let f = check(&k, true);
+            let _ = std::fs::remove_dir_all(&dir);
+            assert_eq!(
+                f.iter().map(|x| x.check).collect::<Vec<_>>(),
+                if found {
+                    vec!["abort_on_overflow"]
+                } else {
+                    vec![]
+                },
+                "{value}"
+            );
+            if found {
+                assert_eq!(
+                    f[0].confirms,
+                    vec![rttdoc_model::FindingKind::ListenerReset]
+                );
+            }
+        }
     }
 
     #[test]

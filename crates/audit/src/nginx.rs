@@ -369,6 +369,14 @@ impl Nginx {
                         .clone();
                     match r {
                         Ok(c) => {
+                            if let Some(x) = certs::chain_incomplete(&c, self.loc(d), s.ports()) {
+                                if !findings
+                                    .iter()
+                                    .any(|f| f.check == x.check && f.location.at == x.location.at)
+                                {
+                                    findings.push(x);
+                                }
+                            }
                             let flight = if s.tls13() {
                                 c.flight_tls13
                             } else {

@@ -17,6 +17,8 @@ pub fn confirms(check: &str) -> &'static [FindingKind] {
             FindingKind::NagleHold,
         ],
         "chain_over_initcwnd" | "route_initcwnd_small" => &[FindingKind::InitcwndLimited],
+        // A chain without its intermediate: clients fetch it (AIA).
+        "chain_incomplete" => &[FindingKind::CertificateFetch],
         "tfo_listener_without_kernel" => &[FindingKind::TfoRejected],
         "tfo_kernel_without_listener" => &[FindingKind::TfoCookieRequest],
         "early_data_no_replay_guard" => &[FindingKind::EarlyDataUnsafe, FindingKind::EarlyData],
@@ -25,6 +27,8 @@ pub fn confirms(check: &str) -> &'static [FindingKind] {
         "hrr_curves" => &[FindingKind::HelloRetryRequest],
         "slow_start_after_idle" => &[FindingKind::SlowStartAfterIdle],
         "backlog_mismatch" => &[FindingKind::SynRetransmit, FindingKind::AcceptQueueFull],
+        // A full accept queue resetting completing handshakes.
+        "abort_on_overflow" => &[FindingKind::ListenerReset],
         "rsa_signing" => &[FindingKind::ServerThinkTime],
         // A held partial segment of a streamed response.
         "haproxy_msg_more" => &[FindingKind::NagleHold],
@@ -35,6 +39,8 @@ pub fn confirms(check: &str) -> &'static [FindingKind] {
         "keepalive_off" => &[FindingKind::ConnectionNotReused],
         // Preflight answers the browser keeps 5 s: it asks again.
         "cors_preflight_uncached" => &[FindingKind::CorsPreflight],
+        // Uploads paced by the window HAProxy grants its HTTP/2 clients.
+        "h2_upload_window_small" => &[FindingKind::H2WindowLimited],
         _ => &[],
     }
 }
@@ -57,6 +63,7 @@ pub const CONFIG_EXPLAINABLE: &[FindingKind] = &[
     FindingKind::NagleDelayedAck,
     FindingKind::WriteWriteRead,
     FindingKind::InitcwndLimited,
+    FindingKind::CertificateFetch,
     FindingKind::TfoRejected,
     FindingKind::TfoCookieRequest,
     FindingKind::EarlyData,
@@ -66,8 +73,10 @@ pub const CONFIG_EXPLAINABLE: &[FindingKind] = &[
     FindingKind::SlowStartAfterIdle,
     FindingKind::SynRetransmit,
     FindingKind::AcceptQueueFull,
+    FindingKind::ListenerReset,
     FindingKind::ServerThinkTime,
     FindingKind::UpstreamWait,
     FindingKind::ConnectionNotReused,
     FindingKind::CorsPreflight,
+    FindingKind::H2WindowLimited,
 ];

@@ -177,6 +177,7 @@ fn same_cause(f: &Finding, later: &Finding) -> bool {
     match (&f.detail, &later.detail) {
         (Detail::Nagle { sender: a, .. }, Detail::Nagle { sender: b, .. })
         | (Detail::RwndLimited { sender: a, .. }, Detail::RwndLimited { sender: b, .. })
+        | (Detail::H2WindowLimited { sender: a, .. }, Detail::H2WindowLimited { sender: b, .. })
         | (Detail::Retransmission { sender: a, .. }, Detail::Retransmission { sender: b, .. })
         | (Detail::RtoStall { sender: a, .. }, Detail::RtoStall { sender: b, .. })
         | (Detail::ZeroWindow { receiver: a, .. }, Detail::ZeroWindow { receiver: b, .. }) => {
@@ -299,6 +300,21 @@ fn merge_detail(d: &mut Detail, later: Detail) {
         }
         (Detail::RwndLimited { stalls, .. }, Detail::RwndLimited { stalls: more, .. }) => {
             *stalls += more
+        }
+        (
+            Detail::H2WindowLimited {
+                stalls,
+                connection_stalls,
+                ..
+            },
+            Detail::H2WindowLimited {
+                stalls: more,
+                connection_stalls: more_on_the_connection,
+                ..
+            },
+        ) => {
+            *stalls += more;
+            *connection_stalls += more_on_the_connection;
         }
         (
             Detail::Retransmission {

@@ -8,14 +8,21 @@
 //!   (`--chunks N --chunk-ms M`), Nagle on or off, optional TFO; a listen
 //!   backlog of its own (`--backlog N`), and one connection at a time with
 //!   `--serial-ms M` of work before each answer (a single worker, whose
-//!   accept queue fills when connections come faster).
+//!   accept queue fills when connections come faster); with
+//!   `--restart-on-request` it closes its listener when a connection's
+//!   request comes and opens it again once that connection is done (a
+//!   server restarting: handshakes it had answered are left without a
+//!   listener).
 //! - `http-client`: N requests on one connection, optional pause between
 //!   them, optional TFO (request in the SYN), optional small receive buffer
 //!   and slow reading (a zero window); `--parallel N` connections at once
 //!   (0.3 ms apart); from a fixed port (`--local-port P`), a second
 //!   connection from the same port after the first, which the client
 //!   closed or forgot (`--again close|forget`: a host that restarted
-//!   sends nothing, as a socket closed in TCP_REPAIR mode does).
+//!   sends nothing, as a socket closed in TCP_REPAIR mode does); with
+//!   `--overlap`, a second connection's SYN sent before the first's
+//!   request, its own request once the first is answered (a reset of the
+//!   second is what the scenario waits for, not a failure).
 //! - `rpc-server` / `rpc-client`: an SFTP-like upload: each block is a
 //!   96-byte header write and a 656-byte body write, then the client waits
 //!   for a 4-byte status (seed case 3: Nagle on the writer, delayed ACK on the
@@ -110,6 +117,12 @@ pub struct PeerArgs {
     /// The client opens a second connection after the first, which it
     /// ended as this says.
     pub again: Option<Again>,
+    /// The server closes its listener when a connection's request comes
+    /// and opens it again when that connection is done.
+    pub restart_on_request: bool,
+    /// The client sends a second connection's SYN before its first
+    /// connection's request, and its request after the first's answer.
+    pub overlap: bool,
 }
 
 /// How the HTTP client ends its first connection before it opens the
@@ -154,6 +167,8 @@ impl PeerArgs {
                 "--serial-ms" => p.serial_ms = flags.num(a)?,
                 "--parallel" => p.parallel = flags.num(a)? as u32,
                 "--local-port" => p.local_port = Some(flags.num(a)? as u16),
+                "--restart-on-request" => p.restart_on_request = true,
+                "--overlap" => p.overlap = true,
                 "--again" => {
                     p.again = Some(match flags.value(a)?.as_str() {
                         "close" => Again::Close,
@@ -198,6 +213,9 @@ fn listener(args: &PeerArgs) -> io::Result<TcpListener> {
 }
 
 fn serve(args: &PeerArgs, handler: fn(TcpStream, &PeerArgs) -> io::Result<()>) -> io::Result<()> {
+    if args.restart_on_request {
+        return serve_restarting(args, handler);
+    }
     let l = listener(args)?;
     for conn in l.incoming() {
         let conn = conn?;
@@ -213,6 +231,28 @@ fn serve(args: &PeerArgs, handler: fn(TcpStream, &PeerArgs) -> io::Result<()>) -
         });
     }
     Ok(())
+}
+
+/// One connection at a time, the listener closed when the connection's
+/// request comes (a server restarting: the handshakes its listener
+/// answered and the clients have not finished yet are left without a
+/// socket, and their ACKs get a RST) and opened again once the
+/// connection is done.
+fn serve_restarting(
+    args: &PeerArgs,
+    handler: fn(TcpStream, &PeerArgs) -> io::Result<()>,
+) -> io::Result<()> {
+    loop {
+        let l = listener(args)?;
+        let (conn, _) = l.accept()?;
+        conn.set_nodelay(args.nodelay)?;
+        // Wait for the request's first byte, then close.
+        if conn.peek(&mut [0u8; 1])? == 0 {
+            continue;
+        }
+        drop(l);
+        let _ = handler(conn, args);
+    }
 }
 
 fn http_server(args: &PeerArgs) -> io::Result<()> {
@@ -278,6 +318,12 @@ fn http_server(args: &PeerArgs) -> io::Result<()> {
 /// Connects, sending `first` in the SYN when TFO is asked for (the kernel
 /// falls back to a normal handshake without a cookie).
 fn connect(args: &PeerArgs, first: &[u8]) -> io::Result<(TcpStream, bool)> {
+    connect_with(args, first, true)
+}
+
+/// Like [`connect`]; without `wait`, returns once the SYN is sent (a
+/// non-blocking connect: the socket stays non-blocking).
+fn connect_with(args: &PeerArgs, first: &[u8], wait: bool) -> io::Result<(TcpStream, bool)> {
     let addr = args
         .connect
         .ok_or_else(|| io::Error::other("--connect ADDR:PORT is required"))?;
@@ -337,9 +383,15 @@ fn connect(args: &PeerArgs, first: &[u8]) -> io::Result<(TcpStream, bool)> {
         }
         return Ok((s, true));
     }
+    if !wait {
+        stream.set_nonblocking(true)?;
+    }
     // SAFETY: connect with a valid address.
     if unsafe { libc::connect(fd, (&sin as *const libc::sockaddr_in).cast(), len) } < 0 {
-        return Err(io::Error::last_os_error());
+        let e = io::Error::last_os_error();
+        if wait || e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
     }
     Ok((stream, false))
 }
@@ -376,6 +428,9 @@ fn http_client(args: &PeerArgs) -> io::Result<()> {
         }
         return Ok(());
     }
+    if args.overlap {
+        return overlapping_connections(args);
+    }
     if let Some(again) = args.again {
         let first = http_connection(args)?;
         match again {
@@ -395,6 +450,110 @@ fn http_client(args: &PeerArgs) -> io::Result<()> {
     Ok(())
 }
 
+/// Two connections, the second's SYN sent (without waiting for its
+/// handshake) before the first's request, its request once the first is
+/// answered and closed. A server that restarts when the first request
+/// comes (`--restart-on-request`) resets the second: that ends it, as
+/// the scenario means it to, and is no failure of the client's.
+fn overlapping_connections(args: &PeerArgs) -> io::Result<()> {
+    let start = Instant::now();
+    let (first, _) = connect(args, &[])?;
+    let connected = start.elapsed();
+    let (second, _) = connect_with(args, &[], false)?;
+    // The second SYN on its way first.
+    std::thread::sleep(Duration::from_millis(1));
+    // The first connection's times, as curl -w prints them (the second's
+    // are not the scenario's: it waits on the first by design).
+    let (first_byte, total) = answered(first, args, start)?;
+    print_timing(connected, first_byte, total);
+    // Its handshake (a round trip from its SYN) is done by now: the
+    // first's answer took as long. Waited for at most 5 s.
+    let second_answered = move || -> io::Result<()> {
+        let mut pfd = libc::pollfd {
+            fd: second.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        // SAFETY: poll on one valid descriptor.
+        if unsafe { libc::poll(&mut pfd, 1, 5000) } <= 0 {
+            return Err(io::Error::other("the second connection did not open"));
+        }
+        second.set_nonblocking(false)?;
+        if let Some(e) = second.take_error()? {
+            return Err(e);
+        }
+        answered(second, args, Instant::now()).map(|_| ())
+    };
+    match second_answered() {
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe
+            ) =>
+        {
+            eprintln!("the second connection was reset: {e}");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// One request on the open connection `s` and its answer, read whole;
+/// returns when the answer's first byte came and when its last did,
+/// from `start`.
+fn answered(s: TcpStream, args: &PeerArgs, start: Instant) -> io::Result<(Duration, Duration)> {
+    let mut out = s.try_clone()?;
+    let mut reader = BufReader::new(s);
+    out.write_all(http_request(args).as_bytes())?;
+    let first = read_response(&mut reader, args, start)?;
+    Ok((first, start.elapsed()))
+}
+
+/// The built-in client's request: `GET /` of the server it connects to.
+fn http_request(args: &PeerArgs) -> String {
+    let host = args.connect.map(|a| a.ip().to_string()).unwrap_or_default();
+    format!("GET / HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rttdoc-lab\r\n\r\n")
+}
+
+/// Reads one response, its head then its Content-Length bytes (each
+/// read after `--read-delay-ms`); returns when its first byte came, from
+/// `t0`.
+fn read_response(
+    reader: &mut BufReader<TcpStream>,
+    args: &PeerArgs,
+    t0: Instant,
+) -> io::Result<Duration> {
+    let mut len = 0usize;
+    let mut line = String::new();
+    let mut first = None;
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(io::Error::other("connection closed mid-response"));
+        }
+        first.get_or_insert_with(|| t0.elapsed());
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut left = len;
+    let mut buf = vec![0u8; 4096];
+    while left > 0 {
+        if args.read_delay_ms > 0 {
+            std::thread::sleep(Duration::from_millis(args.read_delay_ms));
+        }
+        let n = reader.read(&mut buf[..left.min(4096)])?;
+        if n == 0 {
+            return Err(io::Error::other("connection closed mid-body"));
+        }
+        left -= n;
+    }
+    Ok(first.unwrap_or_default())
+}
+
 /// Shuts down the client's side and reads to the server's FIN: once
 /// closed, the server keeps nothing of the connection (and the client's
 /// TIME-WAIT only, where the host keeps one).
@@ -408,8 +567,7 @@ fn close_and_wait(s: TcpStream) -> io::Result<()> {
 /// One connection of the HTTP client: `requests` requests, each timed;
 /// returns the connection, open.
 fn http_connection(args: &PeerArgs) -> io::Result<TcpStream> {
-    let host = args.connect.map(|a| a.ip().to_string()).unwrap_or_default();
-    let request = format!("GET / HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rttdoc-lab\r\n\r\n");
+    let request = http_request(args);
     let start = Instant::now();
     let (mut s, sent) = connect(args, request.as_bytes())?;
     s.set_nodelay(!args.nagle)?;
@@ -422,38 +580,10 @@ fn http_connection(args: &PeerArgs) -> io::Result<TcpStream> {
         if i > 0 || !sent {
             s.write_all(request.as_bytes())?;
         }
-        // Response head, then Content-Length bytes.
-        let mut len = 0usize;
-        let mut line = String::new();
-        let mut first = None;
-        loop {
-            line.clear();
-            if reader.read_line(&mut line)? == 0 {
-                return Err(io::Error::other("connection closed mid-response"));
-            }
-            first.get_or_insert_with(|| t0.elapsed());
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                len = v.trim().parse().unwrap_or(0);
-            }
-            if line == "\r\n" {
-                break;
-            }
-        }
-        let mut left = len;
-        let mut buf = vec![0u8; 4096];
-        while left > 0 {
-            if args.read_delay_ms > 0 {
-                std::thread::sleep(Duration::from_millis(args.read_delay_ms));
-            }
-            let n = reader.read(&mut buf[..left.min(4096)])?;
-            if n == 0 {
-                return Err(io::Error::other("connection closed mid-body"));
-            }
-            left -= n;
-        }
+        let first = read_response(&mut reader, args, t0)?;
         let (c, f, t) = (
             if i == 0 { connected } else { Duration::ZERO },
-            first.unwrap_or_default(),
+            first,
             t0.elapsed(),
         );
         print_timing(c, f, t);

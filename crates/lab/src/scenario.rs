@@ -620,6 +620,34 @@ fn accept_queue_builtin(ctx: &Ctx, full: bool) -> Plan {
     p
 }
 
+/// Two connections per run, the second's SYN sent before the first's
+/// request: the server closes its listener when that request comes (a
+/// restart) and opens it again once the first connection is done, so the
+/// second's handshake ACK, one round trip after its SYN, finds no socket
+/// and is reset (RST without ACK), as is its request. The control's
+/// server keeps its listener: the second is answered.
+fn listener_restart_builtin(ctx: &Ctx, restart: bool) -> Plan {
+    let server_flags: &[&str] = if restart {
+        &["--restart-on-request"]
+    } else {
+        &[]
+    };
+    let mut p = builtin(
+        ctx,
+        peer_server("http-server", server_flags),
+        peer_client("http-client", &["--overlap"]),
+    );
+    p.knobs = json!({ "connections_per_run": 2,
+        "second_syn": "sent before the first connection's request",
+        "listener": if restart { "closed when the first request comes, opened again after its connection" } else { "kept open" } });
+    if restart {
+        let streams: Vec<u32> = (0..ctx.runs).map(|r| 2 * r + 1).collect();
+        p.pathologies = json!([{ "kind": "listener_reset", "phase": "tcp_handshake", "streams": streams,
+            "why": "the listener that answered the second connection's SYN closed before its handshake ACK came: the server's host reset the ACK and the request" }]);
+    }
+    p
+}
+
 /// The built-in client's port in `stale_peer_builtin`.
 const STALE_PEER_PORT: &str = "40100";
 
@@ -1054,6 +1082,8 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "accept-queue-roomy-builtin", summary: "control: backlog 64, the connections wait in the queue", control_of: Some("accept-queue-builtin"), needs: &[], plan: |c| accept_queue_builtin(c, false) },
     Scenario { name: "stale-peer-builtin", summary: "two connections per run from one client port, the first forgotten by the client (no FIN, no RST): the server answers the second's SYN with a challenge ACK, the client resets it and sends its SYN again", control_of: None, needs: &[], plan: |c| stale_peer_builtin(c, true) },
     Scenario { name: "stale-peer-closed-builtin", summary: "control: the first connection closed before the second", control_of: Some("stale-peer-builtin"), needs: &[], plan: |c| stale_peer_builtin(c, false) },
+    Scenario { name: "listener-restart-builtin", summary: "two connections per run, the second's SYN before the first's request, on which the server closes its listener (a restart) and opens it again: the second's handshake ACK and request are reset", control_of: None, needs: &[], plan: |c| listener_restart_builtin(c, true) },
+    Scenario { name: "listener-steady-builtin", summary: "control: the listener stays open, the second connection is answered", control_of: Some("listener-restart-builtin"), needs: &[], plan: |c| listener_restart_builtin(c, false) },
     Scenario { name: "ssai-nginx", summary: "keep-alive with 2 s idle between two 200 KB responses, tcp_slow_start_after_idle=1: the second restarts from the initial window", control_of: None, needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, true) },
     Scenario { name: "no-ssai-nginx", summary: "control: tcp_slow_start_after_idle=0", control_of: Some("ssai-nginx"), needs: NGINX_CURL, plan: |c| slow_start_after_idle(c, false) },
     Scenario { name: "tfo-haproxy", summary: "HAProxy `bind ... ssl crt ... tfo`: the first connection asks for a cookie, the next put the ClientHello in the SYN and save 1 RTT", control_of: None, needs: HAPROXY_CURL, plan: |c| tfo_haproxy(c, "accepted") },

@@ -164,6 +164,11 @@ finding_kinds! {
     /// The client took long to answer the server's TLS handshake flight.
     ClientThinkTime = "client_think_time" in "client_think_time.rs", Waits,
         fix "the client's certificate checks (a full chain, OCSP stapling), its CPU; resumption";
+    /// The client fetched what it needed to check the server's certificate
+    /// (a missing intermediate, an OCSP status, a CRL) while the TLS
+    /// handshake waited for it.
+    CertificateFetch = "certificate_fetch" in "certificate_fetch.rs", Waits,
+        fix "send the whole chain (nginx `ssl_certificate` with the full chain); staple OCSP (`ssl_stapling on;`)";
     /// A proxy's client waited for the proxy's upstream: the proxy called
     /// it during the wait (its connection is in the capture).
     UpstreamWait = "upstream_wait" in "upstream_wait.rs", Waits,
@@ -215,6 +220,10 @@ finding_kinds! {
     /// The sender waited at the edge of the receiver's window.
     RwndLimited = "rwnd_limited" in "rwnd_limited.rs", Waits,
         fix "receive buffer >= bandwidth x RTT: no fixed SO_RCVBUF, larger `tcp_rmem` max";
+    /// An HTTP/2 sender spent the flow-control credit its receiver granted
+    /// and waited for a WINDOW_UPDATE.
+    H2WindowLimited = "h2_window_limited" in "h2_window_limited.rs", Waits,
+        fix "HTTP/2 receive windows >= bandwidth x RTT: SETTINGS_INITIAL_WINDOW_SIZE and the connection's window (HAProxy `tune.h2.initial-window-size`, Node.js `initialWindowSize` + `setLocalWindowSize`, gRPC's window options)";
     /// Data sent again.
     Retransmission = "retransmission" in "retransmission.rs", Waits,
         fix "find the loss";
@@ -289,6 +298,11 @@ finding_kinds! {
     /// finished its handshake: its accept queue was full.
     AcceptQueueFull = "accept_queue_full" in "accept_queue_full.rs", Waits,
         fix "accept() sooner (more workers), a larger backlog and net.core.somaxconn";
+    /// The server's host reset the connection when the client finished
+    /// its handshake: its listener never took it (a full accept queue
+    /// with `tcp_abort_on_overflow`, a listener closed since its SYN-ACK).
+    ListenerReset = "listener_reset" in "listener_reset.rs", Outcome,
+        fix "a listener with room (accept sooner, a larger backlog and net.core.somaxconn), `net.ipv4.tcp_abort_on_overflow=0`, restarts that hand the listening socket over";
     /// A response after idle restarted from a small congestion window.
     SlowStartAfterIdle = "slow_start_after_idle" in "slow_start_after_idle.rs", Waits,
         fix "`net.ipv4.tcp_slow_start_after_idle=0`";

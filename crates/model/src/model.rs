@@ -231,6 +231,20 @@ pub struct HandshakeReport {
     pub tfo: Option<TfoReport>,
 }
 
+/// What a client fetched over HTTP to check a server's certificate
+/// during its TLS handshake (`certificate_fetch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CertificateCheck {
+    /// The intermediate that signed the certificate, which the server did
+    /// not send (the certificate's AIA "CA Issuers" URL).
+    Intermediate,
+    /// The certificate's revocation status from its CA's OCSP responder.
+    Ocsp,
+    /// The issuer's certificate revocation list.
+    Crl,
+}
+
 /// What became of a TCP Fast Open attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -828,6 +842,28 @@ pub enum Detail {
         /// How many times it happened.
         stalls: u32,
     },
+    /// An HTTP/2 sender waited for its receiver's flow-control credit.
+    H2WindowLimited {
+        /// Whose DATA frames waited.
+        sender: Direction,
+        /// The stream of the first stall.
+        stream: u32,
+        /// The first segment that ended a DATA frame which spent the
+        /// credit.
+        first_full_frame: u64,
+        /// The WINDOW_UPDATE (or SETTINGS) that gave enough back.
+        first_update_frame: u64,
+        /// The sender's next DATA frame's first segment.
+        first_resumed_frame: u64,
+        /// How many stalls.
+        stalls: u32,
+        /// The credit the receiver granted each stream (its
+        /// SETTINGS_INITIAL_WINDOW_SIZE; 65,535 when it sent none).
+        stream_window: u32,
+        /// Of the stalls, those on the connection's credit (the stream's
+        /// was larger).
+        connection_stalls: u32,
+    },
     /// Data sent again.
     Retransmission {
         /// Who sent again.
@@ -1153,6 +1189,23 @@ pub enum Detail {
         /// Captured at the server: what the client sent reached its host.
         at_server: bool,
     },
+    /// The server's host reset the connection when the client finished
+    /// its handshake, before sending anything: no socket of its took it.
+    ListenerReset {
+        /// The RST answered the client's handshake ACK, the server having
+        /// sent its SYN-ACK once: it came as the handshake completed.
+        answered_handshake_ack: bool,
+        /// The client had sent its request (data) before the RST reached it.
+        request_sent: bool,
+        /// The server's SYN-ACKs re-sent before the RST (it had held the
+        /// connection half-open).
+        syn_acks_resent: u32,
+        /// From the client's first packet after the SYN-ACK reaching the
+        /// server to the RST leaving it, on the server's clock (ms).
+        after_ms: f64,
+        /// Captured at the server: its own host sent the RST.
+        at_server: bool,
+    },
     /// Answers that waited for the server's upstream.
     UpstreamWait {
         /// How many answers waited.
@@ -1192,6 +1245,26 @@ pub enum Detail {
         greeting: bool,
         /// The request that waited, when it was read (`RETR`).
         request: Option<String>,
+    },
+    /// Client turns of the TLS handshake that waited for the client's
+    /// fetch of what it needed to check the server's certificate.
+    CertificateFetch {
+        /// How many of the client's turns waited for a fetch.
+        turns: u32,
+        /// What the longest wait's fetch got.
+        what: CertificateCheck,
+        /// Its URL (`http://` + host + path, cut short).
+        url: String,
+        /// Its connection (`tcp.stream`).
+        stream: u64,
+        /// An answer came before the client went on; otherwise the client
+        /// gave up waiting (its own time-out).
+        answered: bool,
+        /// The connection was opened for the fetch (its SYN, or its name
+        /// lookup, inside the wait).
+        connected: bool,
+        /// Fetches in the waits (an intermediate and a status: two).
+        fetches: u32,
     },
     /// Answers that waited in the client's saturated downlink's queue.
     DownlinkQueue {

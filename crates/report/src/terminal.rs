@@ -425,6 +425,22 @@ pub fn render_summary(
             ),
         )?;
     }
+    if let Some(c) = s.causes.get(&FindingKind::ListenerReset) {
+        // Failures, not lateness: outside the time lost above (the
+        // connections had no answer to be late).
+        say(
+            out,
+            opts,
+            format!(
+                "Connections the server's host reset as their handshake completed (listener_reset): {} of {}, \
+                 their clients' calls failed (ECONNRESET) {} after their SYNs on average. Fix: {}",
+                c.connections,
+                s.connections,
+                fmt_ms(c.cost_ms / c.connections.max(1) as f64),
+                c.fix
+            ),
+        )?;
+    }
     if let Some(c) = s.causes.get(&FindingKind::ConnectionNotReused) {
         // A cost against keeping connections alive: outside the time
         // lost above (the ideal counts a new connection's handshakes).

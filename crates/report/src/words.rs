@@ -7,8 +7,8 @@
 
 use crate::fixed::fx;
 use rttdoc_model::{
-    AppProtocol, AuthScheme, CaptureStats, ConnectionReport, Detail, Direction, Finding,
-    FindingKind, Phase, PreambleKind, QuicConnectionReport, QuicVersion, TfoOutcome,
+    AppProtocol, AuthScheme, CaptureStats, CertificateCheck, ConnectionReport, Detail, Direction,
+    Finding, FindingKind, Phase, PreambleKind, QuicConnectionReport, QuicVersion, TfoOutcome,
 };
 
 /// Fills `explanation` and `fix` of every finding of the connection.
@@ -146,6 +146,20 @@ fn past_the_timeline(n: u32) -> String {
 /// connection's, `unlisted_waits`).
 fn listed_and_not(x: &Finding) -> u32 {
     x.waits.len() as u32 + x.unlisted_waits.map_or(0, |u| u.count)
+}
+
+/// A count with thousands separators ("65,535"): byte counts people read
+/// beside the same numbers in their configuration's documentation.
+fn grouped(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 fn times(n: u32) -> String {
@@ -331,6 +345,36 @@ pub fn explanation(x: &Finding) -> String {
                 cost = fx(cost),
             )
         }
+        Detail::CertificateFetch {
+            turns,
+            what,
+            url,
+            stream,
+            answered,
+            connected,
+            fetches,
+        } => {
+            let fetched = match what {
+                CertificateCheck::Intermediate => "the intermediate certificate the server had not sent (its certificate's AIA URL)",
+                CertificateCheck::Ocsp => "the certificate's revocation status from its CA's OCSP responder",
+                CertificateCheck::Crl => "its CA's certificate revocation list",
+            };
+            let how = if *connected { "a connection of its own and a request" } else { "a request on a connection it had open" };
+            let outcome = if *answered {
+                "and went on once the answer was in"
+            } else {
+                "and no answer came before the client gave up waiting and went on"
+            };
+            let more = match (*turns, *fetches) {
+                (1, 1) => String::new(),
+                (1, n) => format!(" ({n} fetches)"),
+                (t, n) => format!(" ({t} of its turns, {n} fetches)"),
+            };
+            format!(
+                "In the TLS handshake, before it sent its next flight, the client fetched {fetched}: {url} (stream {stream}), {how} over the network{more}, {outcome}: {cost:.0} ms of the handshake waited for it. Not the server's work, not this connection's path.",
+                cost = fx(cost),
+            )
+        }
         Detail::PreambleThinkTime {
             preamble,
             greeting_ms,
@@ -494,6 +538,39 @@ pub fn explanation(x: &Finding) -> String {
                 "The {who} filled the {peer}'s advertised receive window (frame {first_full_frame}) and waited for it to open (frame {first_open_frame}): {stalls} times, {cost:.0} ms in all. \
                  The window never closed, it was just smaller than the path's bandwidth-delay product, so the {peer}'s receive buffer, \
                  not the network, set the pace.",
+                cost = fx(cost),
+            )
+        }
+        Detail::H2WindowLimited {
+            sender,
+            stream,
+            first_full_frame,
+            first_update_frame,
+            first_resumed_frame,
+            stalls,
+            stream_window,
+            connection_stalls,
+        } => {
+            let (who, peer) = side(*sender);
+            let what = match sender {
+                Direction::ClientToServer => "request body (an upload)",
+                Direction::ServerToClient => "answer",
+            };
+            let granted = grouped(*stream_window);
+            let window = if *connection_stalls > 0 {
+                format!(
+                    "{connection_stalls} of the stalls were on the connection's credit, which only a WINDOW_UPDATE on stream 0 raises \
+                     (65,535 bytes until one does), the others on the stream's: the {peer} grants {granted} bytes a stream"
+                )
+            } else {
+                format!("The {peer} grants {granted} bytes of credit a stream")
+            };
+            format!(
+                "The {who} sent its {what} on HTTP/2 stream {stream} as fast as the {peer}'s flow-control credit allowed, no faster: \
+                 a DATA frame spent the credit (frame {first_full_frame}), the {who} fell silent, and went on (frame {first_resumed_frame}) \
+                 only when the {peer}'s WINDOW_UPDATE came (frame {first_update_frame}): {stalls} times, {cost:.0} ms in all. \
+                 {window} (its SETTINGS_INITIAL_WINDOW_SIZE, 65,535 unless it says more), less than the path's bandwidth-delay product: \
+                 at most one window crossed the path a round trip, whatever TCP could have carried.",
                 cost = fx(cost),
             )
         }
@@ -1113,6 +1190,51 @@ pub fn explanation(x: &Finding) -> String {
                 crate::fmt_ms(cost)
             )
         }
+        Detail::ListenerReset {
+            answered_handshake_ack,
+            request_sent,
+            syn_acks_resent,
+            after_ms,
+            at_server,
+        } => {
+            let host = if *at_server {
+                "The server's host"
+            } else {
+                "The server's host (or a device on the path that speaks for it: a firewall, a load balancer that \
+                 dropped the connection)"
+            };
+            let when = match (*answered_handshake_ack, *syn_acks_resent) {
+                (true, _) if *at_server => format!(
+                    "{} after the client's handshake ACK reached it",
+                    crate::fmt_ms(*after_ms)
+                ),
+                (true, _) => "as the client's handshake ACK reached it".to_string(),
+                (false, 0) => "when the client's first packets after its SYN-ACK reached it".to_string(),
+                (false, k) => format!(
+                    "after holding it half-open (its SYN-ACK sent again {}: no room in its accept queue)",
+                    times(k)
+                ),
+            };
+            let why = if *syn_acks_resent > 0 {
+                "the half-open connection had expired (its SYN-ACK re-sends gave up) or its listener closed"
+            } else {
+                "a Linux listener whose accept queue is full resets a completing handshake when \
+                 net.ipv4.tcp_abort_on_overflow=1 (FreeBSD when it cannot make the socket), and a listener closed \
+                 since its SYN-ACK (the server stopping or restarting) does the same"
+            };
+            let what = if *request_sent {
+                "The client's request got a reset instead of an answer"
+            } else {
+                "The client, waiting for the server to speak first, got a reset"
+            };
+            format!(
+                "{host} reset the connection {when}, before sending anything: a RST without the ACK flag, its sequence \
+                 number the SYN-ACK's plus one, is what a host sends for a connection no socket of its holds. Its \
+                 listener never took the connection: {why}. {what} {} after its SYN: the call failed (ECONNRESET, \
+                 curl's \"Connection reset by peer\"), and a client that tries again pays a new connection.",
+                crate::fmt_ms(cost)
+            )
+        }
         Detail::SynAnsweredByAck {
             answers,
             reset,
@@ -1377,6 +1499,17 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once; \
              session resumption skips the verification."
             .into(),
+        Detail::CertificateFetch {
+            what: CertificateCheck::Intermediate,
+            ..
+        } => "Serve the whole chain, the intermediates after the certificate, so that no client fetches them: nginx `ssl_certificate` \
+             with the full chain file (Let's Encrypt's fullchain.pem, not cert.pem), Apache 2.4.8+ `SSLCertificateFile` with the chain \
+             appended, HAProxy's `crt` PEM with the intermediates in it; `openssl s_client -showcerts` shows what the server sends."
+            .into(),
+        Detail::CertificateFetch { .. } => "Staple OCSP on the server so that the status comes inside the handshake: nginx `ssl_stapling on; \
+             ssl_stapling_verify on;` (with a `resolver`), Apache `SSLUseStapling on`, HAProxy `ocsp-update on`; or, on the client, turn \
+             the online revocation check off or let it cache (GnuTLS without `--ocsp`, Firefox `security.OCSP.enabled`)."
+            .into(),
         Detail::UpstreamWait {
             new_connections,
             connect_ms,
@@ -1474,6 +1607,45 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             format!(
                 "Give the {peer} a receive buffer of at least bandwidth x RTT: don't set SO_RCVBUF (a fixed size turns autotuning off), \
                  raise net.ipv4.tcp_rmem's maximum (and net.core.rmem_max) on the {peer}; if its application reads slowly, make it drain faster."
+            )
+        }
+        Detail::H2WindowLimited {
+            sender,
+            stream_window,
+            connection_stalls,
+            ..
+        } => {
+            let (_, peer) = side(*sender);
+            let pace = c
+                .rtt_ms
+                .filter(|r| *r > 0.0)
+                .map(|rtt| {
+                    let per_s = f64::from(*stream_window) / (rtt / 1e3);
+                    format!(
+                        " ({} bytes a {rtt:.1} ms round trip is at most {:.1} MB/s, {:.0} Mbit/s)",
+                        grouped(*stream_window),
+                        per_s / 1e6,
+                        per_s * 8.0 / 1e6
+                    )
+                })
+                .unwrap_or_default();
+            let connection = if *connection_stalls > 0 {
+                ", and the connection's window with it (a WINDOW_UPDATE on stream 0 right after the preface)"
+            } else {
+                ""
+            };
+            let how = match sender {
+                // The server receives: an upload.
+                Direction::ClientToServer => "HAProxy: tune.h2.initial-window-size (3.0 and later: tune.h2.fe.initial-window-size); \
+                     Node.js: http2.createServer({ settings: { initialWindowSize } }) and session.setLocalWindowSize() for the connection; \
+                     Go: http2.Server's MaxUploadBufferPerStream and MaxUploadBufferPerConnection; nginx: http2_body_preread_size",
+                Direction::ServerToClient => "gRPC: leave grpc-go's WithInitialWindowSize and WithInitialConnWindowSize unset (a fixed window turns its \
+                     BDP estimator off) or raise them, grpc-java's flowControlWindow; Node.js: http2.connect(url, { settings: { initialWindowSize } }) \
+                     and session.setLocalWindowSize(); nghttp: -w and -W; HAProxy to its servers: tune.h2.initial-window-size \
+                     (3.0 and later: tune.h2.be.initial-window-size)",
+            };
+            format!(
+                "Give the {peer}'s HTTP/2 receive windows at least bandwidth x RTT{pace}: raise its SETTINGS_INITIAL_WINDOW_SIZE{connection}. {how}."
             )
         }
         Detail::Retransmission {
@@ -1756,6 +1928,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              the accept loop) and give the listener a backlog that covers the bursts (nginx `listen ... backlog=N`, with \
              net.core.somaxconn at least N); `nstat -az TcpExtListenOverflows TcpExtListenDrops` counts the drops."
             .into(),
+        Detail::ListenerReset { at_server, .. } => format!(
+            "On the server: `nstat -az TcpExtListenOverflows TcpExtListenDrops` counts the overflows and `ss -ltn` \
+             shows a listener's queue (Recv-Q) against its backlog (Send-Q). Accept sooner (more workers or threads, \
+             no blocking work in the accept loop) and give the listener a backlog that covers the bursts (nginx \
+             `listen ... backlog=N`, with net.core.somaxconn at least N); net.ipv4.tcp_abort_on_overflow=0 makes a \
+             burst wait for room instead of failing. A server that restarts should hand its listening socket to the \
+             new process (SO_REUSEPORT, systemd socket activation, nginx's binary upgrade) instead of closing it.{}",
+            if *at_server {
+                ""
+            } else {
+                " A firewall or load balancer in front: its connection table (size, timeouts)."
+            }
+        ),
         Detail::SynAnsweredByAck { quick_retry, .. } => format!(
             "On the server, drop connections whose client is gone: TCP keepalive (nginx `listen ... \
              so_keepalive=60s:10s:3`, HAProxy `option clitcpka`) and idle timeouts shorter than any NAT's on the way \
@@ -1941,6 +2126,14 @@ fn shortened(text: &str, chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(65_535), "65,535");
+        assert_eq!(grouped(1 << 20), "1,048,576");
+    }
 
     /// A finding of `kind` in a preamble's phase, worded.
     fn preamble(kind: FindingKind, preamble: PreambleKind, greeting_ms: f64, turns: u32) -> String {

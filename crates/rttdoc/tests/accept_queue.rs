@@ -11,6 +11,11 @@
 //! What rttdoc says is checked against the frames as tshark reads them:
 //! per connection, the server's first packet other than a SYN-ACK, the
 //! SYN-ACKs it re-sent before it, and the client's re-sends before it.
+//!
+//! With `net.ipv4.tcp_abort_on_overflow=1` the listener resets a
+//! handshake's ACK that finds the queue full, and a listener closed since
+//! its SYN-ACK (a server restarting) resets the ACKs that come after:
+//! `listener_reset`, checked against the RSTs tshark shows.
 
 mod common;
 
@@ -21,22 +26,21 @@ fn capture(name: &str) -> PathBuf {
     data_dir().join(format!("accept-queue/{name}.pcap.gz"))
 }
 
-/// The connections of `doc` with an `accept_queue_full` finding, by
-/// stream: the finding.
-fn held(doc: &serde_json::Value) -> std::collections::BTreeMap<u64, serde_json::Value> {
-    doc["connections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|c| {
-            c["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| f["kind"] == "accept_queue_full")
-                .map(|f| (c["stream"].as_u64().unwrap(), f.clone()))
-        })
+/// The connections of `doc` with a finding of `kind`, by stream: the
+/// finding.
+fn by_stream(
+    doc: &serde_json::Value,
+    kind: &str,
+) -> std::collections::BTreeMap<u64, serde_json::Value> {
+    findings_of(doc, kind)
+        .into_iter()
+        .map(|(stream, x)| (stream, x.clone()))
         .collect()
+}
+
+/// The connections of `doc` with an `accept_queue_full` finding.
+fn held(doc: &serde_json::Value) -> std::collections::BTreeMap<u64, serde_json::Value> {
+    by_stream(doc, "accept_queue_full")
 }
 
 /// One connection as tshark reads it, up to the server's first packet
@@ -54,8 +58,26 @@ struct BeforeOpen {
     data_again: u32,
 }
 
-fn before_open(capture: &std::path::Path) -> std::collections::BTreeMap<u64, BeforeOpen> {
-    let rows = tshark_fields(
+/// One TCP segment as tshark reads it.
+struct Seg {
+    stream: u64,
+    frame: u64,
+    t: f64,
+    from_client: bool,
+    syn: bool,
+    ack: bool,
+    rst: bool,
+    fin: bool,
+    /// Relative sequence number.
+    seq: u32,
+    len: u32,
+    /// tshark's `tcp.analysis.retransmission`.
+    again: bool,
+}
+
+/// The capture's TCP segments, in frame order (the server listens on 8080).
+fn segments(capture: &std::path::Path) -> Vec<Seg> {
+    tshark_fields(
         capture,
         &[],
         "",
@@ -66,19 +88,44 @@ fn before_open(capture: &std::path::Path) -> std::collections::BTreeMap<u64, Bef
             "tcp.dstport",
             "tcp.flags.syn",
             "tcp.flags.ack",
+            "tcp.flags.reset",
+            "tcp.flags.fin",
+            "tcp.seq",
             "tcp.len",
             "tcp.analysis.retransmission",
         ],
-    );
+    )
+    .into_iter()
+    .map(|r| Seg {
+        stream: r[0].parse().unwrap(),
+        frame: r[1].parse().unwrap(),
+        t: r[2].parse().unwrap(),
+        from_client: r[3] == "8080",
+        syn: r[4] == "1",
+        ack: r[5] == "1",
+        rst: r[6] == "1",
+        fin: r[7] == "1",
+        seq: r[8].parse().unwrap(),
+        len: r[9].parse().unwrap(),
+        again: !r[10].is_empty(),
+    })
+    .collect()
+}
+
+fn before_open(capture: &std::path::Path) -> std::collections::BTreeMap<u64, BeforeOpen> {
     let mut out: std::collections::BTreeMap<u64, (BeforeOpen, bool)> = Default::default();
-    for r in rows {
-        let stream: u64 = r[0].parse().unwrap();
-        let frame: u64 = r[1].parse().unwrap();
-        let t: f64 = r[2].parse().unwrap();
-        let from_client = r[3] == "8080";
-        let (syn, ack) = (r[4] == "1", r[5] == "1");
-        let len: u32 = r[6].parse().unwrap();
-        let again = !r[7].is_empty();
+    for g in segments(capture) {
+        let Seg {
+            stream,
+            frame,
+            t,
+            from_client,
+            syn,
+            ack,
+            len,
+            again,
+            ..
+        } = g;
         let (c, opened) = out.entry(stream).or_default();
         if *opened {
             continue;
@@ -244,5 +291,168 @@ fn controls_a_deferred_listener_whose_clients_send_at_once_and_idle_connections_
     for name in ["greeting-client", "greeting-server"] {
         let doc = run_rttdoc_json(&capture(name));
         assert!(held(&doc).is_empty(), "{name}");
+    }
+    // A listener that dropped (not reset) what it could not take reset
+    // nothing.
+    for name in [
+        "http-client",
+        "http-server",
+        "http-nocookies-client",
+        "http-nocookies-server",
+        "greeting-client",
+        "greeting-server",
+        "greeting-nocookies-client",
+        "greeting-nocookies-server",
+        "defer-client",
+        "defer-server",
+        "defer-http-client",
+    ] {
+        let doc = run_rttdoc_json(&capture(name));
+        assert!(resets(&doc).is_empty(), "{name}");
+    }
+}
+
+/// The connections of `doc` with a `listener_reset` finding.
+fn resets(doc: &serde_json::Value) -> std::collections::BTreeMap<u64, serde_json::Value> {
+    by_stream(doc, "listener_reset")
+}
+
+/// The connections tshark shows reset by a host with no socket for them:
+/// the server's first packet after its SYN-ACK, SYN-ACK re-sends aside,
+/// a RST without the ACK flag at relative sequence 1 with no data, after
+/// a client packet other than a SYN and before any FIN or RST of the
+/// client's. Each: the client's last SYN before the SYN-ACK, the RST
+/// (frame, time).
+fn expected_resets(capture: &std::path::Path) -> std::collections::BTreeMap<u64, (f64, u64, f64)> {
+    #[derive(Default)]
+    struct Seen {
+        syn: Option<f64>,
+        syn_ack: bool,
+        client_spoke: bool,
+        client_closed: bool,
+        verdict: Option<Option<(u64, f64)>>,
+    }
+    let mut out: std::collections::BTreeMap<u64, Seen> = Default::default();
+    for g in segments(capture) {
+        let Seg {
+            stream,
+            frame,
+            t,
+            from_client,
+            syn,
+            ack,
+            rst,
+            fin,
+            ..
+        } = g;
+        let c = out.entry(stream).or_default();
+        if c.verdict.is_some() {
+            continue;
+        }
+        if from_client {
+            if syn && !c.syn_ack {
+                c.syn = Some(t);
+            } else if !syn && c.syn_ack {
+                c.client_spoke = true;
+                c.client_closed |= fin || rst;
+            }
+        } else if syn && ack {
+            c.syn_ack = true;
+        } else if c.syn_ack {
+            let no_socket = rst && !ack && g.seq == 1 && g.len == 0;
+            c.verdict =
+                Some((no_socket && c.client_spoke && !c.client_closed).then_some((frame, t)));
+        }
+    }
+    out.into_iter()
+        .filter_map(|(s, c)| {
+            let (frame, t) = c.verdict.flatten()?;
+            Some((s, (c.syn?, frame, t)))
+        })
+        .collect()
+}
+
+#[test]
+fn a_listener_that_reset_completing_handshakes_is_named_where_tshark_shows_its_rsts() {
+    // The same runs seen from both ends: the cost, on the client's clock,
+    // by client port.
+    let mut costs: std::collections::BTreeMap<(String, u64), Vec<f64>> = Default::default();
+    for name in [
+        "http-abort-client",
+        "http-abort-server",
+        "restart-client",
+        "restart-server",
+    ] {
+        let doc = run_rttdoc_json(&capture(name));
+        let found = resets(&doc);
+        // Each run reset two handshakes or more.
+        assert!(found.len() >= 2, "{name}: {:?}", found.keys());
+        for (stream, x) in &found {
+            let c = connection(&doc, *stream);
+            assert_eq!(c["ending"], "reset", "{name} stream {stream}");
+            assert_eq!(x["phase"], "tcp_handshake");
+            // An outcome: no share of an excess the connection lacks.
+            assert_eq!(x["attributed_ms"].as_f64(), Some(0.0));
+            assert!(x.get("waits").is_none(), "{x}");
+            let words = x["explanation"].as_str().unwrap();
+            assert!(
+                words.contains("tcp_abort_on_overflow=1")
+                    && words.contains("closed since its SYN-ACK"),
+                "{words}"
+            );
+            // The half-open connection was never the full queue's drop.
+            let kinds = kinds(&c["findings"]);
+            assert!(
+                !kinds.contains(&"accept_queue_full"),
+                "{name} {stream}: {kinds:?}"
+            );
+            let port = c["client"]["port"].as_u64().unwrap();
+            let run = name.rsplit_once('-').unwrap().0.to_string();
+            costs
+                .entry((run, port))
+                .or_default()
+                .push(x["cost_ms"].as_f64().unwrap());
+        }
+        // The terminal counts them on a line of their own.
+        let text = run_rttdoc_text(&capture(name));
+        let line = format!("(listener_reset): {} of ", found.len());
+        assert!(text.contains(&line), "{name}: {text}");
+        if !require(&format!("accept_queue {name}"), &["tshark"], false) {
+            continue;
+        }
+        let expected = expected_resets(&capture(name));
+        assert_eq!(
+            found.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>(),
+            "{name}: the connections reset"
+        );
+        for (stream, x) in &found {
+            let (syn, rst_frame, rst) = expected[stream];
+            let frames = frames_cited(x);
+            assert!(frames.contains(&rst_frame), "{name} {stream}: {frames:?}");
+            if name.ends_with("client") {
+                // Both ends on the client's own clock: exact.
+                let ms = (rst - syn) * 1e3;
+                let cost = x["cost_ms"].as_f64().unwrap();
+                assert!(
+                    (cost - ms).abs() < 0.01,
+                    "{name} {stream}: {cost} against {ms} ms"
+                );
+            }
+        }
+        assert_agrees_with_tshark(&capture(name), &[]);
+        assert_eq!(
+            display_filter_problems(&capture(name), &doc),
+            Vec::<String>::new()
+        );
+    }
+    // At the server the client's clock is inferred: the same cost within
+    // the path's jitter.
+    for ((run, port), both) in costs {
+        assert_eq!(both.len(), 2, "{run} client port {port}: {both:?}");
+        assert!(
+            (both[0] - both[1]).abs() < 5.0,
+            "{run} client port {port}: {both:?}"
+        );
     }
 }

@@ -119,10 +119,18 @@ fn every_test_configuration_is_accepted_by_nginx_and_haproxy() {
     for conf in &confs {
         nginx_t(conf).unwrap_or_else(|e| panic!("nginx -t {}: {e}", conf.display()));
     }
-    for f in ["haproxy.cfg", "haproxy-tuned.cfg", "cors.cfg"] {
-        // HAProxy takes relative crt paths from its working directory.
+    for f in [
+        "haproxy.cfg",
+        "haproxy-tuned.cfg",
+        "cors.cfg",
+        "h2-upload.cfg",
+        "h2-upload-wide.cfg",
+    ] {
+        // HAProxy takes relative crt paths from its working directory
+        // (h2-upload.cfg's from the environment, as its script gives it).
         let out = Command::new("haproxy")
             .current_dir(audit_dir().join("haproxy"))
+            .env("RTTDOC_H2_PEM", "../certs/haproxy-small-ec.pem")
             .args(["-c", "-q", "-f", f])
             .output()
             .unwrap();
@@ -344,6 +352,36 @@ fn haproxy_answering_preflights_without_a_max_age_is_confirmed_by_chromiums_capt
         "{}",
         f[0]["evidence"]
     );
+}
+
+#[test]
+fn haproxy_s_default_http2_window_is_confirmed_by_the_uploads_it_paced() {
+    // The configuration scripts/h2-window-captures.sh ran for the
+    // captures: the default window, its uploads paced; the control's 8 MB
+    // window, no finding and an upload the path paced.
+    let (doc, code) = audit(&[
+        "--haproxy",
+        "haproxy/h2-upload.cfg",
+        "--capture",
+        "../h2-window/haproxy-upload-h2c.pcap.gz",
+    ]);
+    assert_eq!(code, 0);
+    let f = found(&doc, "h2_upload_window_small");
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0]["location"]["at"], "haproxy/h2-upload.cfg:13");
+    assert_eq!(ports(f[0]), [8090, 8453]);
+    assert_eq!(
+        f[0]["evidence"]["status"], "confirmed",
+        "{}",
+        f[0]["evidence"]
+    );
+    let (doc, _) = audit(&[
+        "--haproxy",
+        "haproxy/h2-upload-wide.cfg",
+        "--capture",
+        "../h2-window/haproxy-upload-wide.pcap.gz",
+    ]);
+    assert!(found(&doc, "h2_upload_window_small").is_empty());
 }
 
 #[test]
@@ -715,4 +753,81 @@ fn unreadable_or_broken_configurations_are_errors_that_name_the_file_and_line() 
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/nginx.conf"));
     let out = Command::new(rttdoc_bin()).arg("audit").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn abort_on_overflow_is_found_in_the_sysctls_and_confirmed_by_the_listeners_resets() {
+    let tmp = TempDir::new("audit-abort");
+    let on = sysctl_tree(
+        &tmp,
+        "on",
+        &[
+            ("net.ipv4.tcp_abort_on_overflow", "1"),
+            ("net.core.somaxconn", "4096"),
+        ],
+    );
+    // The capture of a server run with it on (scripts/accept-queue-
+    // captures.sh): handshakes that found the queue full, reset.
+    let (doc, _) = audit(&[
+        "--sysctl-root",
+        &on.to_string_lossy(),
+        "--capture",
+        "../accept-queue/http-abort-server.pcap.gz",
+    ]);
+    assert_eq!(
+        ats(&doc, "abort_on_overflow"),
+        vec!["net.ipv4.tcp_abort_on_overflow"]
+    );
+    let f = &found(&doc, "abort_on_overflow")[0];
+    assert_eq!(f["confirms"], serde_json::json!(["listener_reset"]));
+    assert_eq!(f["evidence"]["status"], "confirmed", "{}", f["evidence"]);
+    // A capture of the default (the queue dropped, not reset): not seen.
+    let (doc, _) = audit(&[
+        "--sysctl-root",
+        &on.to_string_lossy(),
+        "--capture",
+        "../accept-queue/http-nocookies-server.pcap.gz",
+    ]);
+    let f = &found(&doc, "abort_on_overflow")[0];
+    assert_eq!(f["evidence"]["status"], "not_seen", "{}", f["evidence"]);
+    // Off: nothing to say.
+    let off = sysctl_tree(
+        &tmp,
+        "off",
+        &[
+            ("net.ipv4.tcp_abort_on_overflow", "0"),
+            ("net.core.somaxconn", "4096"),
+        ],
+    );
+    let (doc, _) = audit(&["--sysctl-root", &off.to_string_lossy()]);
+    assert!(found(&doc, "abort_on_overflow").is_empty(), "{doc}");
+}
+
+#[test]
+fn a_chain_without_its_intermediate_is_found_and_confirmed_by_the_clients_fetches() {
+    // nginx/cert-fetch: the certificate alone on 8443, the chain on 9443.
+    let (doc, _) = audit(&[
+        "--nginx",
+        "nginx/cert-fetch/nginx.conf",
+        "--capture",
+        "../cert-fetch/aia.pcap.gz",
+    ]);
+    assert_eq!(
+        ats(&doc, "chain_incomplete"),
+        vec!["nginx/cert-fetch/nginx.conf:8"]
+    );
+    let f = &found(&doc, "chain_incomplete")[0];
+    assert_eq!(f["confirms"], serde_json::json!(["certificate_fetch"]));
+    assert_eq!(ports(f), vec![8443]);
+    // Chromium fetched the intermediate for both its connections to 8443.
+    assert_eq!(f["evidence"]["status"], "confirmed", "{}", f["evidence"]);
+    // The same server where nginx sent the chain: nothing fetched.
+    let (doc, _) = audit(&[
+        "--nginx",
+        "nginx/cert-fetch/nginx.conf",
+        "--capture",
+        "../cert-fetch/full-chain.pcap.gz",
+    ]);
+    let f = &found(&doc, "chain_incomplete")[0];
+    assert_eq!(f["evidence"]["status"], "not_seen", "{}", f["evidence"]);
 }

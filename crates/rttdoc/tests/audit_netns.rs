@@ -1,7 +1,7 @@
 //! `rttdoc audit --sysctl --routes` on live kernel settings: a network
 //! namespace the test creates, with its own per-namespace sysctls
 //! (tcp_fastopen, tcp_slow_start_after_idle, tcp_congestion_control,
-//! somaxconn, tcp_max_syn_backlog are all per netns) and a route with
+//! somaxconn, tcp_max_syn_backlog, tcp_abort_on_overflow are all per netns) and a route with
 //! initcwnd/quickack. The host's own settings are never touched.
 
 mod common;
@@ -110,6 +110,7 @@ fn live_sysctls_and_routes_of_a_namespace_are_what_the_audit_judges() {
         "net.core.somaxconn",
         "net.ipv4.tcp_fastopen",
         "net.ipv4.tcp_slow_start_after_idle",
+        "net.ipv4.tcp_abort_on_overflow",
     ]
     .iter()
     .map(|n| host(n))
@@ -120,6 +121,7 @@ fn live_sysctls_and_routes_of_a_namespace_are_what_the_audit_judges() {
     ns.sysctl("net.ipv4.tcp_slow_start_after_idle=1");
     ns.sysctl("net.ipv4.tcp_congestion_control=reno");
     ns.sysctl("net.core.somaxconn=128");
+    ns.sysctl("net.ipv4.tcp_abort_on_overflow=1");
     ns.ip(&[
         "route",
         "add",
@@ -147,6 +149,7 @@ fn live_sysctls_and_routes_of_a_namespace_are_what_the_audit_judges() {
     assert_eq!(
         checks(&doc),
         vec![
+            "abort_on_overflow",
             // backlog=8192 and backlog=1024 are both over somaxconn 128
             "backlog_mismatch",
             "backlog_mismatch",
@@ -168,6 +171,7 @@ fn live_sysctls_and_routes_of_a_namespace_are_what_the_audit_judges() {
     ns.sysctl("net.ipv4.tcp_fastopen=3");
     ns.sysctl("net.ipv4.tcp_slow_start_after_idle=0");
     ns.sysctl("net.core.somaxconn=65535");
+    ns.sysctl("net.ipv4.tcp_abort_on_overflow=0");
     ns.ip(&[
         "route",
         "change",
@@ -187,6 +191,7 @@ fn live_sysctls_and_routes_of_a_namespace_are_what_the_audit_judges() {
         "net.core.somaxconn",
         "net.ipv4.tcp_fastopen",
         "net.ipv4.tcp_slow_start_after_idle",
+        "net.ipv4.tcp_abort_on_overflow",
     ]
     .iter()
     .map(|n| host(n))

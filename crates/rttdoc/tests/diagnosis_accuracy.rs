@@ -21,6 +21,7 @@ const VERIFIED: &[&str] = &[
     "expect_continue_wait",
     "hello_retry_request",
     "initcwnd_limited",
+    "listener_reset",
     // No detector of its own (HAProxy's MSG_MORE hold, stream-haproxy):
     // found as the finding its label names in `seen_as`.
     "msg_more_hold",

@@ -322,12 +322,7 @@ fn check(dir: &Path) {
                     fix.contains("single-request-reopen"),
                     "a pair's loss: {fix}"
                 );
-                let text = Command::new(rttdoc_bin())
-                    .arg("analyze")
-                    .arg(&capture)
-                    .output()
-                    .unwrap();
-                let text = String::from_utf8_lossy(&text.stdout);
+                let text = run_rttdoc_text(&capture);
                 assert!(text.contains("went to name lookups"), "{text}");
             }
             _ => {

@@ -220,11 +220,14 @@ fn check_made(dir: &Path) {
     assert!(x["explanation"].as_str().unwrap().contains("Digest"), "{x}");
     // NTLM asked for with nothing: two challenges, two round trips, and
     // the Python server's two answers (check() holds the cost to the
-    // legs tshark reads; a loaded machine once made them 0.3 RTT).
+    // legs tshark reads; a loaded machine once made them 0.3 RTT, a CI
+    // rehearsal 0.6: two turns get the margin the one-challenge cases
+    // above get for one, under the third round trip the authorized
+    // request's own answer would add).
     assert_eq!(check(&at("ntlm-anyauth")), [2]);
     let x = the_finding(&at("ntlm-anyauth"), 0);
     let rtts = network_rtts(&at("ntlm-anyauth"), &x);
-    assert!((1.9..2.5).contains(&rtts), "{rtts} RTT");
+    assert!((1.9..2.9).contains(&rtts), "{rtts} RTT");
     assert!(x["fix"].as_str().unwrap().contains("NTLM"), "{x}");
     // NTLM's first message with the first request: one.
     assert_eq!(check(&at("ntlm")), [1]);

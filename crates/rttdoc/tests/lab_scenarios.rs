@@ -493,6 +493,36 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
         }
     }
 
+    // Two connections per run, the second's SYN before the first's
+    // request: a server that closes its listener on that request (a
+    // restart) resets the second's handshake ACK and request, as its SYN
+    // came; the control answers it. The cost: its SYN to the RST, two
+    // round trips.
+    for (name, restart) in [
+        ("listener-restart-builtin", true),
+        ("listener-steady-builtin", false),
+    ] {
+        let (_, views) = run(&dir, name);
+        for (side, view) in ["client", "server"].iter().zip(&views) {
+            assert_eq!(view.len(), 4, "{name} {side}: two runs of two");
+            for c in view {
+                let second = c["stream"].as_u64().unwrap() % 2 == 1;
+                let found = findings_within(&c["findings"]).find(|x| x["kind"] == "listener_reset");
+                assert_eq!(found.is_some(), restart && second, "{name} {side}: {c}");
+                assert_eq!(
+                    c["ending"],
+                    if restart && second { "reset" } else { "fin" },
+                    "{name} {side}"
+                );
+                if let Some(x) = found {
+                    let cost = rtts(f(&x["cost_ms"]));
+                    assert!(within(cost, 1.9, 2.5), "{name} {side}: {cost:.2} RTT");
+                    assert_eq!(x["phase"], "tcp_handshake");
+                }
+            }
+        }
+    }
+
     // Slow start after idle: the second response restarts from the initial window.
     for (name, restart) in [("ssai-nginx", true), ("no-ssai-nginx", false)] {
         let (_, views) = run(&dir, name);

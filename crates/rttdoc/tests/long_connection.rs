@@ -136,11 +136,15 @@ fn an_uploads_nagle_holds_are_counted_to_its_end_and_its_control_has_none() {
             BLOCKS * 6 / 10
         };
         assert!(n >= least && n <= BLOCKS, "{side}: {n} holds");
-        // Each a round trip of the 4 ms path.
+        // Each a round trip: no shorter than the emulated 4 ms path, and
+        // well short of a block's whole cycle (the held write's round
+        // trip, then the status's), which a busy machine stretches with
+        // the holds (8-13 ms a hold here under 3-4 spinning loops).
         let per_hold = f["cost_ms"].as_f64().unwrap() / n as f64;
+        let per_block = c["duration_ms"].as_f64().unwrap() / BLOCKS as f64;
         assert!(
-            (3.0..8.0).contains(&per_hold),
-            "{side}: {per_hold} ms a hold"
+            per_hold >= 3.0 && per_hold < 0.75 * per_block,
+            "{side}: {per_hold} ms a hold, {per_block} ms a block"
         );
         // The numbers add up over the whole connection.
         let attributed: f64 = findings_within(&c["findings"])
@@ -260,10 +264,44 @@ fn monitor_counts_a_long_connections_holds_while_it_is_open_and_none_twice() {
     let capture = upload(&dir, false).join("client.pcapng");
     let (while_open, live) = monitor_replay(&capture);
 
-    // Counted before the connection ended: the window's holds (about a
-    // thousand blocks' 2048 segments, a few hundred holds of 4 ms).
+    // Counted before the connection ended: the holds of the window
+    // diagnosed while tracking, exactly -- the offline report's holds past
+    // the timeline, in frame order, up to some hold short of the last.
+    // (How many, and how long each, is the run's: a busy machine writes
+    // the held block later and the hold is shorter.)
     let while_open = while_open.expect("no hold counted while the connection was open");
-    assert!(while_open > 0.5, "{while_open} s");
+    let c = the_connection(&capture);
+    let past_timeline = c["later_windows"]["first_frame"].as_u64().unwrap();
+    let nagle = findings_within(&c["findings"])
+        .find(|f| f["kind"] == "nagle_hold")
+        .expect("no nagle_hold offline");
+    assert!(nagle.get("unlisted_waits").is_none(), "{nagle}");
+    let mut later: Vec<(u64, f64)> = nagle["waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["to_frame"].as_u64().unwrap(), w["ms"].as_f64().unwrap()))
+        .filter(|(held, _)| *held >= past_timeline)
+        .collect();
+    later.sort_by_key(|(held, _)| *held);
+    let prefix_ms: Vec<f64> = later
+        .iter()
+        .scan(0.0, |sum, (_, ms)| {
+            *sum += ms;
+            Some(*sum)
+        })
+        .collect();
+    // The same waits the monitor summed, summed in another order: apart
+    // by float rounding at most.
+    let a_first_part = prefix_ms[..prefix_ms.len() - 1]
+        .iter()
+        .any(|ms| (ms - while_open * 1e3).abs() < 0.01 + 1e-3 * later.len() as f64);
+    assert!(
+        a_first_part,
+        "{while_open} s counted while open is no first part of the {} holds past the timeline ({:?} ms)",
+        later.len(),
+        prefix_ms
+    );
     // At the end: what the capture's analysis counts, no more.
     let offline = prometheus_of(&capture);
     assert_counts_agree(&live, &offline);

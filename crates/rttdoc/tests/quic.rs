@@ -416,13 +416,7 @@ fn clean_handshakes_have_no_quic_finding() {
 
 #[test]
 fn the_terminal_names_quic_connections_and_their_causes() {
-    let out = std::process::Command::new(rttdoc_bin())
-        .args(["analyze"])
-        .arg(capture("retry"))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = run_rttdoc_text(&capture("retry"));
     assert!(text.contains("QUIC: 1 connection over UDP"), "{text}");
     assert!(text.contains("quic_retry"), "{text}");
     // JSON Lines: one line per QUIC connection, then their totals.

@@ -108,6 +108,10 @@ fn find<'a>(f: &Facts<'a>) -> Option<NotTaken<'a>> {
         .between(ack.frame + 1, u64::MAX)
         .iter()
         .find(|r| r.dir == server && !r.flags.syn())?;
+    // A RST from no socket is no taking (`listener_reset`).
+    if opened.flags.rst() {
+        return None;
+    }
     let left = f.on_clock_of(server, opened);
     let before = f.between(ack.frame, opened.frame);
     // The copy it took: the client's last packet that reached it before

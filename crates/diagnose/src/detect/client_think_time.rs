@@ -52,7 +52,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let threshold = threshold_of(rtt);
-    let waits = slow_turns(f.handshake_turns(), threshold, |t| client_time(f, t));
+    // (The part of a turn the client's certificate fetches took is
+    // certificate_fetch's.)
+    let waits = slow_turns(f.handshake_turns(), threshold, |t| {
+        client_time(f, t).map(|own| own - super::certificate_fetch::fetched(f, t).ns)
+    });
     preamble(f, threshold, out);
     if waits.is_empty() {
         return;
@@ -179,6 +183,13 @@ fn released_by_an_ack(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
         .any(|r| f.released_by(client, left, f.on_clock_of(client, r)))
 }
 
+/// Whether the capture was taken at (or next to) the client: the
+/// client's packets leave, and the server's arrive, as captured.
+pub(super) fn at_client(f: &Facts<'_>) -> bool {
+    f.report.vantage == Vantage::Client
+        || (f.report.vantage == Vantage::Unknown && f.client_side_ns <= AT_CLIENT_NS)
+}
+
 /// The client's own time in a turn it answered (module docs), or None
 /// when the capture cannot tell: a flight it did not show whole, or,
 /// away from the client, no ACK of the client's for the flight's end.
@@ -192,8 +203,7 @@ pub(super) fn client_time(f: &Facts<'_>, t: &HandshakeTurn) -> Option<i64> {
     // the last), which would read as the client's time: there only the
     // client's own acknowledgment of the flight's last segment tells when
     // it had the flight (an ACK leaves when data arrives, at the latest).
-    let at_client = f.report.vantage == Vantage::Client
-        || (f.report.vantage == Vantage::Unknown && f.client_side_ns <= AT_CLIENT_NS);
+    let at_client = at_client(f);
     let last = f.record(t.question_frame)?;
     let since_ack = f
         .between(t.question_frame + 1, t.answer_frame)

@@ -10,6 +10,7 @@
 mod accept_queue_full;
 mod address_fallback;
 pub mod causality;
+mod certificate_fetch;
 mod client_think_time;
 mod connect_back;
 mod connection_not_reused;
@@ -23,6 +24,7 @@ mod hello_retry_request;
 mod http_auth_challenge;
 mod http_redirect;
 mod initcwnd;
+mod listener_reset;
 mod nagle;
 pub(crate) use nagle::shows_nagle_off;
 mod path_mtu;
@@ -35,6 +37,7 @@ mod resumption;
 mod retransmission;
 pub(crate) use client_think_time::behind_balancer;
 pub(crate) use retransmission::RESENDS_CITED;
+mod h2_window_limited;
 mod rwnd_limited;
 mod sender_pace;
 mod server_think_time;
@@ -131,9 +134,16 @@ pub struct Facts<'a> {
     /// When the data those siblings carried to the server's address was
     /// captured, run by run: first and last (`ConnectionFacts::sibling_data`).
     pub sibling_data: &'a [(i64, i64)],
+    /// The client's fetches to check a certificate on its other
+    /// connections during this one's life
+    /// (`ConnectionFacts::certificate_fetches`).
+    pub certificate_fetches: &'a [rttdoc_analyze::CertificateFetch],
     /// ICMP errors that said one of the connection's segments was too
     /// big for a hop (`ConnectionFacts::too_big`).
     pub too_big: &'a [rttdoc_analyze::TooBig],
+    /// HTTP/2 senders' stalls on their flow-control credit
+    /// (`ConnectionFacts::h2_credit_stalls`).
+    pub h2_credit_stalls: &'a [rttdoc_analyze::H2CreditStall],
     /// The earlier connection of this client to this server that ended
     /// shortly before this one's SYN (`ConnectionFacts::previous`).
     pub previous: Option<&'a rttdoc_analyze::EndedConnection>,
@@ -328,6 +338,10 @@ pub fn burst_segment_sizes(timeline: &[SegmentRecord], rtt_ns: Option<i64>) -> [
     }
     out
 }
+
+/// The least slack on when a packet left, away from its sender
+/// ([`Facts::departure_slack_ns`]).
+const DEPARTURE_SLACK_MIN_NS: i64 = 1_000_000;
 
 /// RFC 1122's default MSS: no path carries less per segment in practice,
 /// so a repeated largest segment at least this big is the path's limit.
@@ -809,6 +823,21 @@ impl<'a> Facts<'a> {
         (rtt / 20).max(rtt.min(2_000_000) / 2).max(self.jitter_ns)
     }
 
+    /// How much later than its shifted capture time a packet of
+    /// `sender` may have left, where the capture is away from it: when it
+    /// left is known as well as the one-way delay the handshake showed,
+    /// and the path's delay varies (a queue, a busy relay; on a LAN a busy
+    /// host doubles a round trip of 0.1 ms): half a round trip, the clock
+    /// shift's error, and 1 ms at least. None at the sender itself.
+    pub fn departure_slack_ns(&self, sender: Direction) -> i64 {
+        if self.captured_at(sender) {
+            return 0;
+        }
+        self.shift_error_ns(sender)
+            .max(self.rtt_ns.unwrap_or(0) / 2)
+            .max(DEPARTURE_SLACK_MIN_NS)
+    }
+
     /// What the tracker counted of the segments `sender` sent.
     pub fn sent_by(&self, sender: Direction) -> &'a crate::model::DirectionStats {
         match sender {
@@ -966,13 +995,14 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 28] = [
+const DETECTORS: [Detector; 31] = [
     dns_query_lost::detect,
     address_fallback::detect,
     dns_search_list::detect,
     syn_retransmit::detect,
     syn_answered_by_ack::detect,
     accept_queue_full::detect,
+    listener_reset::detect,
     connection_not_reused::detect,
     http_redirect::detect,
     http_auth_challenge::detect,
@@ -982,6 +1012,7 @@ const DETECTORS: [Detector; 28] = [
     resumption::detect,
     early_data_unsafe::detect,
     server_think_time::detect,
+    certificate_fetch::detect,
     client_think_time::detect,
     downlink_queue::detect,
     upstream_wait::detect,
@@ -991,6 +1022,7 @@ const DETECTORS: [Detector; 28] = [
     initcwnd::detect,
     zero_window::detect,
     rwnd_limited::detect,
+    h2_window_limited::detect,
     path_mtu::detect,
     retransmission::detect,
     reordering::detect,
@@ -1011,7 +1043,7 @@ const SUMMARIES: [Summary; 1] = [tls_extra_rtt::summarize];
 /// windows, losses, restarts after idle. Not those of its beginning (the
 /// lookup, the handshakes, the first flight, reuse), which its first
 /// window (its own timeline) had.
-const WINDOW_DETECTORS: [Detector; 14] = [
+const WINDOW_DETECTORS: [Detector; 15] = [
     http_redirect::detect,
     http_auth_challenge::detect,
     cors_preflight::detect,
@@ -1023,6 +1055,7 @@ const WINDOW_DETECTORS: [Detector; 14] = [
     nagle::detect,
     zero_window::detect,
     rwnd_limited::detect,
+    h2_window_limited::detect,
     retransmission::detect,
     reordering::detect,
     slow_start_after_idle::detect,

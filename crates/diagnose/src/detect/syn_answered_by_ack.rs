@@ -49,10 +49,6 @@ use rttdoc_analyze::SegmentRecord;
 /// own SYN timer waits 1 s or more.
 const QUICK_RETRY_NS: i64 = 50_000_000;
 
-/// The least slack, away from the server, on when the ACK left: on a LAN
-/// a busy host's round trip varies by more than the round trip itself.
-const LAN_SLACK_NS: i64 = 1_000_000;
-
 /// A SYN the server answered with an ACK of another connection.
 pub(crate) struct Rejection<'a> {
     /// The SYN the ACK answered.
@@ -99,13 +95,7 @@ fn find<'a>(f: &Facts<'a>) -> Vec<Rejection<'a>> {
     // one that left just before the SYN arrived came from a connection
     // the server still held, which would have answered the SYN the same
     // way.)
-    let slack = if f.captured_at(server) {
-        0
-    } else {
-        f.shift_error_ns(server)
-            .max(f.rtt_ns.unwrap_or(0) / 2)
-            .max(LAN_SLACK_NS)
-    };
+    let slack = f.departure_slack_ns(server);
     let mut out: Vec<Rejection<'a>> = Vec::new();
     for (i, ack) in before[..syn_sent].iter().enumerate() {
         if ack.dir != server

@@ -120,9 +120,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 
 /// Frames of several streams: the proxy's connection and its calls.
 pub(super) fn streams_filter(streams: &[u64], frames: &[u64]) -> String {
+    streams_and_filter(streams, &[], frames)
+}
+
+/// Frames of several streams and of packets of the protocols `also`
+/// names (a fetch's name lookup: `dns`).
+pub(super) fn streams_and_filter(streams: &[u64], also: &[&str], frames: &[u64]) -> String {
     let streams: Vec<String> = streams
         .iter()
         .map(|s| format!("tcp.stream eq {s}"))
+        .chain(also.iter().map(|p| p.to_string()))
         .collect();
     let frames: Vec<String> = frames.iter().map(|f| f.to_string()).collect();
     format!(

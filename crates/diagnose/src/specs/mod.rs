@@ -18,6 +18,7 @@
 mod accept_queue_full;
 mod address_fallback;
 mod causality;
+mod certificate_fetch;
 mod client_think_time;
 mod connect_back;
 mod connection_not_reused;
@@ -27,11 +28,13 @@ mod dns_search_list;
 mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
+mod h2_window_limited;
 mod hello_retry_request;
 mod http_auth_challenge;
 mod http_redirect;
 mod initcwnd;
 mod ledger;
+mod listener_reset;
 mod nagle;
 mod path_mtu;
 mod quic_amplification_limit;
@@ -57,7 +60,7 @@ use std::net::IpAddr;
 
 use rttdoc_wire::{Segment, TcpFlags, TcpOptions};
 
-use crate::model::{ConnectionReport, Direction, Finding, FindingKind, Wait};
+use crate::model::{ConnectionReport, Direction, Endpoint, Finding, FindingKind, Wait};
 use rttdoc_analyze::AnalyzeOptions;
 use rttdoc_analyze::Stamp;
 
@@ -214,6 +217,9 @@ struct Pkt {
 
 /// The client's resolver in synthetic timelines.
 pub const RESOLVER: &str = "10.0.0.53";
+
+/// The CA's HTTP server a client fetches from ([`Wire::fetch`]).
+pub const CA: &str = "10.0.3.3";
 
 /// The initial sequence numbers of [`Wire::connect_back`]'s connection:
 /// the server's (it dials) and the client host's.
@@ -665,8 +671,58 @@ impl Wire {
         work_ms: f64,
         connect: bool,
     ) -> Call {
+        let to = Endpoint {
+            ip: "10.0.1.9".parse().unwrap(),
+            port: 8080,
+        };
+        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        self.call_to(from, port, to, 0.2, t, request, answer, work_ms, connect)
+    }
+
+    /// A fetch the client's host makes from its port `port` to a CA's
+    /// HTTP server, 10.0.3.3:80, `rtt_ms` away (another path than this
+    /// connection's): with `connect` a connection opened at `t`,
+    /// otherwise one open before the capture (the request at `t`); the
+    /// server answers `answer` at once. Captured at the client's host,
+    /// as each packet leaves or arrives there.
+    pub fn fetch(
+        &mut self,
+        port: u16,
+        t: f64,
+        rtt_ms: f64,
+        request: &'static [u8],
+        answer: &'static [u8],
+        connect: bool,
+    ) -> Call {
+        let ca = Endpoint {
+            ip: CA.parse().unwrap(),
+            port: 80,
+        };
+        self.call_to(
+            "10.0.0.1", port, ca, rtt_ms, t, request, answer, 0.0, connect,
+        )
+    }
+
+    /// A call from the address `from` (port `port`) to `to`, `rtt_ms`
+    /// away: its handshake from `t` when it `connect`s (its request the
+    /// moment it is up, a tenth of a millisecond later), else its
+    /// request at `t`; `answer` `work_ms` after the request arrives.
+    /// Captured at `from`'s host.
+    #[allow(clippy::too_many_arguments)]
+    fn call_to(
+        &mut self,
+        from: &str,
+        port: u16,
+        to: Endpoint,
+        rtt_ms: f64,
+        t: f64,
+        request: &'static [u8],
+        answer_bytes: &'static [u8],
+        work_ms: f64,
+        connect: bool,
+    ) -> Call {
         let ip = |s: &str| -> IpAddr { s.parse().unwrap() };
-        let (host, upstream) = (ip(from), ip("10.0.1.9"));
+        let (host, upstream) = (ip(from), to.ip);
         let (isn, up_isn) = (3_000_000u32, 5_000_000u32);
         let push = |w: &mut Wire,
                     at: f64,
@@ -676,9 +732,9 @@ impl Wire {
                     flags: u16,
                     payload: &'static [u8]| {
             let (src, dst, sp, dp) = if out {
-                (host, upstream, port, 8080)
+                (host, upstream, port, to.port)
             } else {
-                (upstream, host, 8080, port)
+                (upstream, host, to.port, port)
             };
             let mut s = w.segment(C, 0, flags, payload);
             (s.src, s.dst, s.src_port, s.dst_port) = (src, dst, sp, dp);
@@ -696,18 +752,17 @@ impl Wire {
             });
             Id(w.pkts.len() - 1)
         };
-        let answer_bytes: &'static [u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
         let (syn, asked) = if connect {
             let syn = push(self, t, true, isn, 0, SYN, b"");
-            push(self, t + 0.2, false, up_isn, isn + 1, SYN | ACK, b"");
-            push(self, t + 0.2, true, isn + 1, up_isn + 1, ACK, b"");
-            (Some(syn), t + 0.3)
+            push(self, t + rtt_ms, false, up_isn, isn + 1, SYN | ACK, b"");
+            push(self, t + rtt_ms, true, isn + 1, up_isn + 1, ACK, b"");
+            (Some(syn), t + rtt_ms + 0.1)
         } else {
             (None, t)
         };
         let request_id = push(self, asked, true, isn + 1, up_isn + 1, PSH | ACK, request);
         let sent = isn + 1 + request.len() as u32;
-        let answered = asked + 0.2 + work_ms;
+        let answered = asked + rtt_ms + work_ms;
         let answer = push(
             self,
             answered,

@@ -578,6 +578,24 @@ pub fn run_fixture_json(dir: &Path, side: &str, labels: &serde_json::Value) -> s
     }
 }
 
+/// `rttdoc analyze CAPTURE`'s text for people (not a terminal: no
+/// colour, no progress bar); it must succeed.
+#[allow(dead_code)] // not every test binary uses every helper
+pub fn run_rttdoc_text(capture: &Path) -> String {
+    let out = Command::new(rttdoc_bin())
+        .arg("analyze")
+        .arg(capture)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        capture.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 pub fn run_rttdoc_json(capture: &Path) -> serde_json::Value {
     run_rttdoc_json_with(capture, &[])
 }
