@@ -59,6 +59,10 @@ relay_lab() {
   work=$(mktemp -d "$2.XXXXXX")
   pids=()
   trap relay_lab_cleanup EXIT
+  # A failing command ends the script (set -e) without a word when it
+  # is silent (curl -sf, timeout): name it, for the test that ran it.
+  set -E
+  trap 'echo "${BASH_SOURCE[0]##*/}:$LINENO: exit $? from: $BASH_COMMAND" >&2' ERR
   local n
   for n in "$C" "$S" "$M"; do ip netns add "$n"; done
   relay_path 10.81 "$C" "$S" "$M" c0
@@ -133,15 +137,18 @@ relay_capture_both() {
 
 # What relay_capture and relay_capture_both end with: a second after
 # what $pids started, runs COMMAND in the client's namespace (at most 20
-# s, its output dropped), and a second later stops what $pids holds.
+# s, its output dropped), and a second later stops what $pids holds;
+# returns COMMAND's status (saying so when it failed).
 relay_run_and_stop() { # COMMAND...
-  local p
+  local p rc=0
   sleep 1
-  timeout 20 ip netns exec "$C" "$@" > /dev/null
+  timeout 20 ip netns exec "$C" "$@" > /dev/null || rc=$?
+  if ((rc != 0)); then echo "exit $rc from: $*" >&2; fi
   sleep 1
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait "${pids[@]}" 2>/dev/null || true
   pids=()
+  return "$rc"
 }
 
 # Sourced too, by the scripts that wait for their servers through the

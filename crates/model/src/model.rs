@@ -245,6 +245,24 @@ pub enum CertificateCheck {
     Crl,
 }
 
+/// What a client's certificate fetch held (`certificate_fetch`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FetchHeld {
+    /// Turns of the TLS handshake: the client's next flight waited.
+    Handshake {
+        /// How many of the client's turns waited for a fetch.
+        turns: u32,
+    },
+    /// The first request, after the handshake: the client went on with
+    /// the handshake and checked the certificate beside it, sending
+    /// nothing until the check was done (outside the ledger's rows).
+    FirstRequest {
+        /// When the request left after the fetch's answer (ms): the
+        /// client's own turnaround.
+        after_ms: f64,
+    },
+}
+
 /// What became of a TCP Fast Open attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -1249,8 +1267,8 @@ pub enum Detail {
     /// Client turns of the TLS handshake that waited for the client's
     /// fetch of what it needed to check the server's certificate.
     CertificateFetch {
-        /// How many of the client's turns waited for a fetch.
-        turns: u32,
+        /// What waited: turns of the handshake, or the first request.
+        held: FetchHeld,
         /// What the longest wait's fetch got.
         what: CertificateCheck,
         /// Its URL (`http://` + host + path, cut short).

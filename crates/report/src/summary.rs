@@ -1,7 +1,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use rttdoc_model::{ConnectionReport, FindingKind, Phase, TfoOutcome, TlsVersion, Vantage};
+use rttdoc_model::{
+    kinds::CostRule, ConnectionReport, FindingKind, Phase, TfoOutcome, TlsVersion, Vantage,
+};
 
 use crate::worst_row;
 
@@ -250,6 +252,10 @@ pub struct Cause {
     pub latency_ms: f64,
     /// Its transfer stalls (transfer-phase costs, summed).
     pub stall_ms: f64,
+    /// Its waits outside the ledger's rows (findings of no phase: a name
+    /// lookup before the SYN, a first request held after the handshake),
+    /// summed: never part of the excess.
+    pub outside_ms: f64,
     /// The fix of the kind's costliest finding so far (the first of equals).
     pub fix: String,
     /// That finding's cost.
@@ -366,6 +372,9 @@ impl Summary {
             cause.cost_ms += x.cost_ms;
             cause.latency_ms += x.attributed_ms;
             self.explained_ms += x.attributed_ms;
+            if x.phase.is_none() && x.kind.cost_rule() == CostRule::Waits {
+                cause.outside_ms += x.cost_ms;
+            }
             if is_stall(x) {
                 cause.stall_ms += x.cost_ms;
                 self.stall_ms_total += x.cost_ms;

@@ -67,6 +67,19 @@ pub fn headline(s: &crate::summary::Summary) -> String {
         ),
         (false, false) => String::new(),
     };
+    // (In no ledger either: between a handshake and its first request.)
+    let held = s
+        .causes
+        .get(&FindingKind::CertificateFetch)
+        .map_or(0.0, |c| c.outside_ms);
+    let before = if held > 0.0 {
+        format!(
+            "{before} After their TLS handshakes, {} more went to first requests the clients held for their certificate checks (certificate_fetch).",
+            fmt_ms(held)
+        )
+    } else {
+        before
+    };
     if s.excess_ms_total <= 0.0 && s.stall_ms_total <= 0.0 {
         return format!("No time lost beyond the ideal: no latency phase over its ideal by more than the floor (2 ms), no transfer stalls found.{before}");
     }

@@ -8,7 +8,8 @@
 use crate::fixed::fx;
 use rttdoc_model::{
     AppProtocol, AuthScheme, CaptureStats, CertificateCheck, ConnectionReport, Detail, Direction,
-    Finding, FindingKind, Phase, PreambleKind, QuicConnectionReport, QuicVersion, TfoOutcome,
+    FetchHeld, Finding, FindingKind, Phase, PreambleKind, QuicConnectionReport, QuicVersion,
+    TfoOutcome,
 };
 
 /// Fills `explanation` and `fix` of every finding of the connection.
@@ -346,7 +347,7 @@ pub fn explanation(x: &Finding) -> String {
             )
         }
         Detail::CertificateFetch {
-            turns,
+            held,
             what,
             url,
             stream,
@@ -365,7 +366,25 @@ pub fn explanation(x: &Finding) -> String {
             } else {
                 "and no answer came before the client gave up waiting and went on"
             };
-            let more = match (*turns, *fetches) {
+            let turns = match held {
+                FetchHeld::Handshake { turns } => *turns,
+                FetchHeld::FirstRequest { after_ms } => {
+                    let until = if *answered {
+                        format!("until the answer was in: the request left {after:.1} ms after it", after = fx(after_ms))
+                    } else {
+                        "until no answer had come and the client gave up waiting".into()
+                    };
+                    let more = if *fetches > 1 { format!(" ({fetches} fetches)") } else { String::new() };
+                    return format!(
+                        "The client finished the TLS handshake and held its first request {cost:.0} ms for its check of the server's certificate: \
+                         it fetched {fetched}: {url} (stream {stream}), {how} over the network{more}, {until}. The handshake had not waited (the \
+                         client checked beside it); the request did. Outside the ledger's rows (between the handshake and the request): not \
+                         the server's work, not this connection's path.",
+                        cost = fx(cost),
+                    );
+                }
+            };
+            let more = match (turns, *fetches) {
                 (1, 1) => String::new(),
                 (1, n) => format!(" ({n} fetches)"),
                 (t, n) => format!(" ({t} of its turns, {n} fetches)"),

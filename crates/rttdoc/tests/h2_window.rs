@@ -57,7 +57,8 @@ struct Frame {
 }
 
 /// The HTTP/2 frames of a capture in the clear holding one connection
-/// with no loss, each side's in stream order.
+/// (bytes lost on the way read from the re-send that filled the hole),
+/// each side's in stream order.
 fn frames(capture: &Path) -> Vec<Frame> {
     let rows = tshark_fields(
         capture,
@@ -72,26 +73,39 @@ fn frames(capture: &Path) -> Vec<Frame> {
         ],
     );
     let client = rows[0][1].clone();
-    // Per side: its stream's bytes, and the segment each byte came in.
-    let mut bytes: [Vec<u8>; 2] = Default::default();
-    let mut segment: [Vec<u64>; 2] = Default::default();
+    // Per side: its segments (sequence number, frame, payload).
+    let mut segments: [Vec<(u64, u64, Vec<u8>)>; 2] = Default::default();
     let mut time: BTreeMap<u64, f64> = BTreeMap::new();
-    let mut next: [Option<u64>; 2] = [None, None];
     for r in &rows {
         let side = (r[1] != client) as usize;
-        let seq: u64 = r[2].parse().unwrap();
         let data: Vec<u8> = (0..r[3].len() / 2)
             .map(|i| u8::from_str_radix(&r[3][2 * i..2 * i + 2], 16).unwrap())
             .collect();
-        // (A re-send of bytes already read.)
-        if next[side].is_some_and(|n| seq < n) {
-            continue;
-        }
-        next[side] = Some(seq + data.len() as u64);
         let frame: u64 = r[0].parse().unwrap();
         time.insert(frame, r[4].parse().unwrap());
-        segment[side].extend(std::iter::repeat_n(frame, data.len()));
-        bytes[side].extend(data);
+        segments[side].push((r[2].parse().unwrap(), frame, data));
+    }
+    // Per side: its stream's bytes, and the segment each byte came in (a
+    // byte lost on the way: the re-send that filled the hole), up to a
+    // hole no segment filled.
+    let mut bytes: [Vec<u8>; 2] = Default::default();
+    let mut segment: [Vec<u64>; 2] = Default::default();
+    for side in 0..2 {
+        segments[side].sort_by_key(|(seq, frame, _)| (*seq, *frame));
+        let mut next = segments[side].first().map_or(0, |s| s.0);
+        for (seq, frame, data) in &segments[side] {
+            let end = seq + data.len() as u64;
+            if end <= next {
+                continue;
+            }
+            if *seq > next {
+                break;
+            }
+            let new = &data[(next - seq) as usize..];
+            segment[side].extend(std::iter::repeat_n(*frame, new.len()));
+            bytes[side].extend_from_slice(new);
+            next = end;
+        }
     }
     let mut out = Vec::new();
     for side in 0..2 {
@@ -274,11 +288,21 @@ fn check(capture: &Path, client_sends: bool, phase: &str) -> Option<serde_json::
     // The update reached the sender its side of the round trip after the
     // capture saw it; the sender went on right then.
     let late = |a: u64, k: u64| ms(a, k) - side * 1e3;
+    // A stall is well inside the bounds when the sender went on right
+    // then whichever round trip the path had: the handshake's, or the
+    // fastest rttdoc measured (a loaded path's relay adds milliseconds
+    // the handshake may or may not have shown).
+    let handshake = sender_side(capture, true) + sender_side(capture, false);
+    let fastest_side = side * (rtt / 1e3 / handshake).min(1.0);
+    let late_on_fastest = |a: u64, k: u64| ms(a, k) - fastest_side * 1e3;
     let clear: Vec<(u64, u64, u64)> = oracle
         .iter()
         .copied()
         .filter(|&(p, a, k)| {
-            ms(p, k) >= lower + 0.5 && ms(p, k) <= upper && late(a, k).abs() <= 1.0
+            ms(p, k) >= lower + 0.5
+                && ms(p, k) <= upper
+                && late(a, k).abs() <= 1.0
+                && late_on_fastest(a, k).abs() <= 1.0
         })
         .collect();
     let Some((_, x)) = found.first() else {
@@ -367,16 +391,17 @@ fn check_made(dir: &Path) -> Option<[Option<serde_json::Value>; 5]> {
         tls_upload(&at("haproxy-upload-h2.pcapng")),
     ];
     // Controls: credit enough (8 MB a stream; nginx's stream window
-    // raised at once; a download with 32 MB windows): the oracle finds no
-    // stall where it can read the frames, rttdoc no finding.
+    // raised at once; a download with 32 MB windows): rttdoc finds
+    // nothing, and where the oracle can read the frames its stalls are
+    // too few or too short for a finding. (Not none: HAProxy raises the
+    // connection's 65,535 bytes only once the first DATA arrives, and a
+    // client slow to read that update, on a loaded machine, spends the
+    // first 65,535 bytes and waits for it, once.)
     for control in ["haproxy-upload-wide.pcap", "curl-download-h2c.pcap"] {
         let capture = at(control);
-        let frames = frames(&capture);
         for client_sends in [true, false] {
-            let side = sender_side(&capture, client_sends);
-            assert!(stalls(&frames, client_sends, side).is_empty(), "{control}");
+            assert!(check(&capture, client_sends, "-").is_none(), "{control}");
         }
-        assert_no_finding(&run_rttdoc_json(&capture), "h2_window_limited");
     }
     assert_no_finding(
         &run_rttdoc_json(&at("nginx-upload-h2.pcapng")),

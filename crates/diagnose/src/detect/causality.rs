@@ -354,7 +354,10 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
             }
             *later_ms = kept.iter().map(|w| w.ms).sum::<f64>() - *hello_ms;
         }
-        Detail::CertificateFetch { turns, .. } => *turns = n,
+        Detail::CertificateFetch {
+            held: crate::model::FetchHeld::Handshake { turns },
+            ..
+        } => *turns = n,
         Detail::ClientThinkTime { turns, longest_ms } => {
             *turns = n;
             *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);

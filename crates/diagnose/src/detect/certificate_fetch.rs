@@ -29,11 +29,28 @@
 //! connection's (the fetch's answer, another connection's, is cited
 //! among the frames). Cost: the waits' sum. Fix: on the server: the whole
 //! chain for an intermediate, OCSP stapling for a revocation check.
+//!
+//! After the handshake: a client may answer the server's flight at once
+//! and check the certificate beside the handshake, sending no request
+//! until the check is done (Chrome with Windows' verifier: its key
+//! exchange left at once, its first request after the OCSP answer). The
+//! signature, at the client again: the connection's first request, the
+//! client's first data after its Finished, left within the think-time
+//! threshold (a host's turnaround) of the answer to a fetch of the same
+//! client begun after the server's ServerHello and before the request.
+//! The wait runs from when the client could have sent the request (the
+//! later of its own Finished and the server's last handshake record
+//! before the request: a TLS 1.2 server's Finished) to the request; its
+//! cost is the part of it the fetches covered (from their beginning, or
+//! the wait's, to their answers), at least the threshold. A server that
+//! speaks first (its greeting may be what the client waited for) is not
+//! read. The time is outside the ledger's rows (between the handshake
+//! and the first request): phase none, never part of the excess.
 
 use super::client_think_time::at_client;
 use super::server_think_time::threshold_of;
 use super::{Facts, HandshakeTurn};
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use crate::model::{Detail, Direction, FetchHeld, Finding, FindingKind, Phase, TlsMessage, Wait};
 use rttdoc_analyze::CertificateFetch;
 
 /// What a client turn's certificate fetches took of it (module docs).
@@ -98,6 +115,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let threshold = threshold_of(rtt);
+    if let Some(x) = held_request(f, threshold) {
+        out.push(x);
+    }
     // (The wait, the turn's longest fetch, how many began in it, when
     // the client answered.)
     let mut waits: Vec<(Wait, &CertificateFetch, u32, i64)> = Vec::new();
@@ -127,8 +147,31 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     };
     let mut x = f.finding(FindingKind::CertificateFetch, Some(Phase::TlsHandshake));
+    let cited: Vec<(&Wait, &CertificateFetch)> =
+        waits.iter().map(|(w, fetch, ..)| (w, *fetch)).collect();
+    cite(f, &mut x, &cited);
+    x.cost_ms = waits.iter().map(|(w, ..)| w.ms).sum();
+    x.detail = Detail::CertificateFetch {
+        held: FetchHeld::Handshake {
+            turns: waits.len() as u32,
+        },
+        what: fetch.what,
+        url: fetch.url.to_string(),
+        stream: fetch.stream,
+        answered: fetch.answer.is_some_and(|a| a.ts_ns <= client_answered),
+        connected: fetch.began != fetch.request,
+        fetches: waits.iter().map(|(_, _, n, _)| n).sum(),
+    };
+    x.waits = waits.into_iter().map(|(w, ..)| w).collect();
+    out.push(x);
+}
+
+/// The frames of `waits` and their fetches (each wait's ends around its
+/// fetch's beginning, request and answer), and the filter that shows
+/// them: this connection's stream, the fetches' and their lookups.
+fn cite(f: &Facts<'_>, x: &mut Finding, waits: &[(&Wait, &CertificateFetch)]) {
     let mut streams = vec![f.report.stream];
-    for (w, fetch, ..) in &waits {
+    for (w, fetch) in waits {
         x.frames.push(w.from_frame);
         for stamp in [Some(fetch.began), Some(fetch.request), fetch.answer]
             .into_iter()
@@ -143,18 +186,121 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             streams.push(fetch.stream);
         }
     }
+    // (A lookup begun before the wait comes before its first frame.)
+    x.frames.sort_unstable();
+    x.frames.dedup();
     // (A fetch's lookup is DNS, no stream's: its query is cited too.)
     x.display_filter = super::upstream_wait::streams_and_filter(&streams, &["dns"], &x.frames);
-    x.cost_ms = waits.iter().map(|(w, ..)| w.ms).sum();
+}
+
+/// The first request held after the handshake for the client's fetches
+/// (module docs, "After the handshake"), at least `threshold` of it.
+fn held_request(f: &Facts<'_>, threshold: i64) -> Option<Finding> {
+    if !at_client(f) || f.greeting.is_some() {
+        return None;
+    }
+    let tls = f.report.tls.as_ref()?;
+    let request = f.exchanges.first()?.request_first;
+    let client = Direction::ClientToServer;
+    // The client's Finished, the last before the request: the handshake
+    // was done on its side.
+    let finished = tls.messages.iter().rfind(|m| {
+        m.direction == client
+            && m.frame <= request.frame
+            && matches!(
+                m.message,
+                TlsMessage::FinishedEncrypted | TlsMessage::Finished
+            )
+    })?;
+    let finished = f.record(finished.frame)?;
+    // Nothing of the client's between its Finished and the request: it is
+    // the first thing the client sent after the handshake.
+    if f.between(finished.frame + 1, request.frame)
+        .iter()
+        .any(|r| r.dir == client && r.len > 0)
+    {
+        return None;
+    }
+    // The server's last handshake record before the request (a TLS 1.2
+    // server's Finished; a TLS 1.3 ticket comes after the handshake and
+    // is waited for by nobody).
+    let server_done = tls
+        .messages
+        .iter()
+        .rfind(|m| {
+            m.direction == Direction::ServerToClient
+                && m.frame < request.frame
+                && !matches!(
+                    m.message,
+                    TlsMessage::NewSessionTicketEncrypted
+                        | TlsMessage::EarlyData
+                        | TlsMessage::Alert { .. }
+                        | TlsMessage::AlertEncrypted
+                        | TlsMessage::OtherRecord(_)
+                )
+        })
+        .and_then(|m| f.record(m.frame));
+    let hello = tls
+        .messages
+        .iter()
+        .find(|m| m.direction == Direction::ServerToClient)
+        .and_then(|m| f.record(m.frame))?;
+    let ready = match server_done {
+        Some(s) if s.frame > finished.frame => s,
+        _ => finished,
+    };
+    if ready.ts_ns >= request.ts_ns {
+        return None;
+    }
+    // Each fetch's part of the wait, in the order they began.
+    let mut spans: Vec<(i64, i64, &CertificateFetch)> = f
+        .certificate_fetches
+        .iter()
+        .filter(|x| x.began.ts_ns > hello.ts_ns && x.began.ts_ns < request.ts_ns)
+        .filter_map(|x| {
+            let end = x
+                .answer
+                .map_or(request.ts_ns, |a| a.ts_ns.min(request.ts_ns));
+            (end > ready.ts_ns).then_some((x.began.ts_ns.max(ready.ts_ns), end, x))
+        })
+        .collect();
+    spans.sort_by_key(|(began, ..)| *began);
+    let (mut covered, mut reached) = (0i64, ready.ts_ns);
+    let mut last: Option<(i64, &CertificateFetch)> = None;
+    for &(began, ended, x) in &spans {
+        covered += (ended - began.max(reached)).max(0);
+        reached = reached.max(ended);
+        if last.is_none_or(|(end, _)| ended >= end) {
+            last = Some((ended, x));
+        }
+    }
+    let (released, fetch) = last?;
+    // The request left a turnaround after the last answer: that answer let
+    // it go (later, the client had other reasons to wait).
+    let after = request.ts_ns - released;
+    if covered < threshold || after > threshold {
+        return None;
+    }
+    let wait = Wait {
+        from_frame: ready.frame,
+        to_frame: request.frame,
+        release_frame: None,
+        ms: covered as f64 / 1e6,
+    };
+    let mut x = f.finding(FindingKind::CertificateFetch, None);
+    cite(f, &mut x, &[(&wait, fetch)]);
+    x.cost_ms = wait.ms;
     x.detail = Detail::CertificateFetch {
-        turns: waits.len() as u32,
+        held: FetchHeld::FirstRequest {
+            after_ms: after as f64 / 1e6,
+        },
         what: fetch.what,
         url: fetch.url.to_string(),
         stream: fetch.stream,
-        answered: fetch.answer.is_some_and(|a| a.ts_ns <= client_answered),
+        answered: fetch.answer.is_some_and(|a| a.ts_ns <= request.ts_ns),
         connected: fetch.began != fetch.request,
-        fetches: waits.iter().map(|(_, _, n, _)| n).sum(),
+        fetches: spans.len() as u32,
     };
-    x.waits = waits.into_iter().map(|(w, ..)| w).collect();
-    out.push(x);
+    x.waits = vec![wait];
+    Some(x)
 }

@@ -12,10 +12,19 @@
 //! > think-time threshold [...] A fetch that began before the flight
 //! > came [...] is not claimed: `client_think_time` keeps that time, as it
 //! > keeps the client's own time before and after the fetch.
+//!
+//! > After the handshake: [...] the connection's first request, the
+//! > client's first data after its Finished, left within the think-time
+//! > threshold [...] of the answer to a fetch of the same client begun
+//! > after the server's ServerHello and before the request. The wait runs
+//! > from when the client could have sent the request (the later of its
+//! > own Finished and the server's last handshake record before the
+//! > request [...]) to the request; its cost is the part of it the
+//! > fetches covered [...] outside the ledger's rows [...]: phase none.
 
 use super::tls::*;
 use super::*;
-use crate::model::{CertificateCheck, Detail, Phase};
+use crate::model::{CertificateCheck, Detail, FetchHeld, Phase};
 use FindingKind::{CertificateFetch, ClientThinkTime, TlsExtraRtt};
 
 const RTT: f64 = 40.0;
@@ -86,7 +95,7 @@ fn a_handshake_that_waited_for_its_clients_fetch_of_the_intermediate_is_that_fet
         f.display_filter
     );
     let Detail::CertificateFetch {
-        turns,
+        held: FetchHeld::Handshake { turns },
         what,
         url,
         answered,
@@ -283,4 +292,155 @@ fn near_misses_leave_the_time_to_client_think_time_or_to_nobody() {
         let (w, ..) = tls13_fetching(path, 2.0, AIA_GET, CERT_ANSWER, 1.5);
         w.run().has_no(CertificateFetch);
     }
+}
+
+/// The CA's round trip when the fetch outlasts the handshake.
+const FAR_CA_RTT: f64 = 150.0;
+
+/// A TLS 1.2 handshake captured on `path` whose client sends its key
+/// exchange 1 ms after the server's flight arrived and, `before` ms after
+/// that arrival, begins an OCSP fetch to a CA [`FAR_CA_RTT`] away on a
+/// connection of its own; its first request leaves `after` ms after the
+/// fetch's answer arrived (or, with `false_start`, right behind its
+/// Finished), answered a round trip later. The server's Finished, the
+/// fetch, and the request.
+fn tls12_checked_beside(
+    path: Path,
+    before: f64,
+    after: f64,
+    false_start: bool,
+) -> (Wire, Id, Call, Id) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let took = Turnarounds {
+        client: 1.0,
+        finished: 0.2,
+        ..Default::default()
+    };
+    let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, false_start);
+    let arrived = w.arrival(*hs.flight.last().unwrap());
+    let fetch = w.fetch(
+        50000,
+        arrived + before,
+        FAR_CA_RTT,
+        OCSP_POST,
+        OCSP_ANSWER,
+        true,
+    );
+    w.ack(C, w.arrival(hs.server_finished));
+    let request = match hs.early_request {
+        Some(r) => r,
+        None => w.send(C, w.sent(fetch.answer) + after, leak(record(23, &[7; 300]))),
+    };
+    let answer = w.send(S, w.arrival(request) + 0.5, leak(record(23, &[8; 900])));
+    w.ack(C, w.arrival(answer));
+    (w, hs.server_finished, fetch, request)
+}
+
+#[test]
+fn a_first_request_held_after_the_handshake_for_the_check_is_the_fetchs_time_outside_the_ledger() {
+    // Chrome with Windows' verifier (many-protocols.pcap, stream 2): the
+    // key exchange at once, the OCSP lookup beside it, the request after
+    // the answer.
+    let (w, server_finished, fetch, request) =
+        tls12_checked_beside(Path::at_client(RTT), 1.5, 2.0, false);
+    // (At the client: the server's packets as they arrive, the fetch's
+    // as they leave or arrive.)
+    let expected = w.sent(fetch.answer) - w.arrival(server_finished);
+    let o = w.run();
+    let f = o.the(CertificateFetch);
+    assert_eq!(
+        f.phase, None,
+        "between the handshake and the request: no row"
+    );
+    assert_eq!(f.attributed_ms, 0.0, "never part of the excess");
+    // From the server's Finished reaching the client to the OCSP answer:
+    // the fetch's two round trips less the handshake's rest (the key
+    // exchange's round trip to the server), which went on beside it.
+    assert!(expected > 200.0, "{expected}");
+    assert_ms(f.cost_ms, expected, 0.01, "Finished to the answer");
+    assert_eq!(
+        f.waits,
+        vec![o.wait(server_finished, request, None, f.cost_ms)]
+    );
+    for id in [
+        server_finished,
+        fetch.syn.unwrap(),
+        fetch.request,
+        fetch.answer,
+        request,
+    ] {
+        assert!(f.frames.contains(&o.frame(id)), "{id:?} in {:?}", f.frames);
+    }
+    let Detail::CertificateFetch {
+        held: FetchHeld::FirstRequest { after_ms },
+        what,
+        answered,
+        connected,
+        ..
+    } = &f.detail
+    else {
+        panic!("{:?}", f.detail);
+    };
+    assert_ms(
+        *after_ms,
+        2.0,
+        0.01,
+        "the client's turnaround after the answer",
+    );
+    assert_eq!(
+        (*what, *answered, *connected),
+        (CertificateCheck::Ocsp, true, true)
+    );
+    // The handshake did not wait: its client turn was 1 ms.
+    o.has_no(ClientThinkTime);
+    o.has_no(TlsExtraRtt);
+}
+
+#[test]
+fn a_request_the_check_did_not_hold_is_nobodys_wait() {
+    // The request left 300 ms after the answer: the client had other
+    // reasons (its user, its page) to wait.
+    let (w, ..) = tls12_checked_beside(Path::at_client(RTT), 1.5, 300.0, false);
+    w.run().has_no(CertificateFetch);
+    // False Start: the request left behind the client's Finished, long
+    // before the answer: nothing was held.
+    let (w, ..) = tls12_checked_beside(Path::at_client(RTT), 1.5, 0.0, true);
+    w.run().has_no(CertificateFetch);
+    // The fetch answered before the server's Finished came: the request
+    // waited for the handshake, not for the check.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let took = Turnarounds {
+        client: 1.0,
+        finished: 0.2,
+        ..Default::default()
+    };
+    let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, false);
+    let arrived = w.arrival(*hs.flight.last().unwrap());
+    w.fetch(50000, arrived + 1.5, 10.0, OCSP_POST, OCSP_ANSWER, true);
+    w.send(
+        C,
+        w.arrival(hs.server_finished) + 0.5,
+        leak(record(23, &[7; 300])),
+    );
+    w.run().has_no(CertificateFetch);
+    // Captured away from the client.
+    for path in [Path::at_server(RTT), Path::mid(RTT, 0.5)] {
+        let (w, ..) = tls12_checked_beside(path, 1.5, 2.0, false);
+        w.run().has_no(CertificateFetch);
+    }
+}
+
+#[test]
+fn a_check_in_the_handshakes_turn_is_not_counted_again_after_it() {
+    // TLS 1.3: the fetch held the client's Finished; the request left
+    // with it. One finding, in the handshake.
+    let (mut w, _, _, finished) =
+        tls13_fetching(Path::at_client(RTT), 2.0, AIA_GET, CERT_ANSWER, 1.5);
+    let request = w.send(C, w.sent(finished) + 0.05, leak(record(23, &[7; 300])));
+    let answer = w.send(S, w.arrival(request) + 0.5, leak(record(23, &[8; 900])));
+    w.ack(C, w.arrival(answer));
+    let o = w.run();
+    assert_eq!(o.the(CertificateFetch).phase, Some(Phase::TlsHandshake));
 }
