@@ -70,6 +70,10 @@ struct FrameFacts {
 /// (this connection's, and those to the addresses it tried first).
 const BEFORE_SYN_KINDS: [&str; 3] = ["dns_query_lost", "dns_search_list", "address_fallback"];
 
+/// Kinds whose evidence includes another connection's frames (the
+/// display filter names its stream) and name lookups.
+const OTHER_STREAM_KINDS: [&str; 2] = ["http_redirect", "certificate_fetch"];
+
 /// tshark's view of a file: per stream facts and per frame facts; None
 /// when tshark cannot read the file.
 type TsharkView = (BTreeMap<u64, StreamFacts>, HashMap<u64, FrameFacts>);
@@ -233,7 +237,8 @@ fn check_file(path: &Path, doc: &serde_json::Value, view: &TsharkView) -> Vec<St
             }
             let before_syn = BEFORE_SYN_KINDS.contains(&kind.as_str());
             // (A redirect's frames are on the connection that carried it,
-            // which its display filter names, and a follow-up's lookup.)
+            // which its display filter names, and a follow-up's lookup; a
+            // certificate fetch's on its own connection and its lookup.)
             let named: Vec<u64> = x["display_filter"]
                 .as_str()
                 .unwrap_or_default()
@@ -244,7 +249,7 @@ fn check_file(path: &Path, doc: &serde_json::Value, view: &TsharkView) -> Vec<St
             for f in x["frames"].as_array().cloned().unwrap_or_default() {
                 let f = f.as_u64().unwrap();
                 let ff = frames.get(&f);
-                if kind == "http_redirect" {
+                if OTHER_STREAM_KINDS.contains(&kind.as_str()) {
                     if !ff.is_some_and(|ff| ff.dns || ff.stream.is_some_and(|s| named.contains(&s)))
                     {
                         problems.push(format!(
