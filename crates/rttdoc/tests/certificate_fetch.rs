@@ -109,30 +109,24 @@ fn fetches(capture: &Path) -> Vec<Fetch> {
             .iter()
             .find(|q| q[1] == r[1])
             .is_some_and(|q| q[0] == r[0]);
-        if !first_on_stream {
-            out.push(Fetch {
-                stream,
-                began: num(&r[6]),
-                answered: num(&a[1]),
-                request_frame,
-                answer_frame: a[0].parse().unwrap(),
-            });
-            continue;
-        }
-        let syn = syns
-            .iter()
-            .find(|s| s[0] == r[1])
-            .map(|s| num(&s[1]))
-            .expect("the fetch's SYN in the capture");
-        let host = r[5].split(':').next().unwrap_or_default();
-        // The lookup's first query for the host, in the second before
-        // the SYN.
-        let began = queries
-            .iter()
-            .map(|q| (num(&q[0]), q[1].as_str()))
-            .filter(|(t, name)| *name == host && *t <= syn && syn - t < 1.0)
-            .map(|(t, _)| t)
-            .fold(syn, f64::min);
+        let began = if first_on_stream {
+            let syn = syns
+                .iter()
+                .find(|s| s[0] == r[1])
+                .map(|s| num(&s[1]))
+                .expect("the fetch's SYN in the capture");
+            let host = r[5].split(':').next().unwrap_or_default();
+            // The lookup's first query for the host, in the second before
+            // the SYN.
+            queries
+                .iter()
+                .map(|q| (num(&q[0]), q[1].as_str()))
+                .filter(|(t, name)| *name == host && *t <= syn && syn - t < 1.0)
+                .map(|(t, _)| t)
+                .fold(syn, f64::min)
+        } else {
+            num(&r[6])
+        };
         out.push(Fetch {
             stream,
             began,

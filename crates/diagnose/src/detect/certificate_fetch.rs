@@ -93,15 +93,25 @@ pub(super) fn fetched<'a>(f: &Facts<'a>, t: &HandshakeTurn) -> Fetched<'a> {
         .collect();
     spans.sort_by_key(|(began, ..)| *began);
     out.fetches = spans.len() as u32;
-    let (mut reached, mut longest_ns) = (from, 0);
-    for (began, ended, x) in spans {
-        out.ns += (ended - began.max(reached)).max(0);
-        reached = reached.max(ended);
-        if out.longest.is_none() || ended - began > longest_ns {
-            (out.longest, longest_ns) = (Some(x), ended - began);
-        }
-    }
+    out.ns = covered_ns(&spans, from);
+    // (The first of equals, as they began.)
+    out.longest = spans
+        .iter()
+        .rev()
+        .max_by_key(|(began, ended, _)| ended - began)
+        .map(|(.., x)| *x);
     out
+}
+
+/// How much of the time from `from` the spans (begun, ended), in the
+/// order they began, cover, counted once where they overlap.
+fn covered_ns(spans: &[(i64, i64, &CertificateFetch)], from: i64) -> i64 {
+    let (mut ns, mut reached) = (0, from);
+    for &(began, ended, _) in spans {
+        ns += (ended - began.max(reached)).max(0);
+        reached = reached.max(ended);
+    }
+    ns
 }
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -265,16 +275,9 @@ fn held_request(f: &Facts<'_>, threshold: i64) -> Option<Finding> {
         })
         .collect();
     spans.sort_by_key(|(began, ..)| *began);
-    let (mut covered, mut reached) = (0i64, ready.ts_ns);
-    let mut last: Option<(i64, &CertificateFetch)> = None;
-    for &(began, ended, x) in &spans {
-        covered += (ended - began.max(reached)).max(0);
-        reached = reached.max(ended);
-        if last.is_none_or(|(end, _)| ended >= end) {
-            last = Some((ended, x));
-        }
-    }
-    let (released, fetch) = last?;
+    let covered = covered_ns(&spans, ready.ts_ns);
+    // The fetch answered last (the last of equals, as they began).
+    let &(_, released, fetch) = spans.iter().max_by_key(|(_, ended, _)| *ended)?;
     // The request left a turnaround after the last answer: that answer let
     // it go (later, the client had other reasons to wait).
     let after = request.ts_ns - released;
