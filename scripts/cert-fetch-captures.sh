@@ -41,6 +41,14 @@
 #                        (ssl_stapling_file, fetched beforehand):
 #                        gnutls-cli reads the status from the handshake
 #                        and fetches nothing
+#   ocsp-tls13.pcap      ocsp.pcap with `ssl_protocols TLSv1.3`: whether
+#                        the server stapled is inside the encrypted
+#                        Certificate (it did not)
+#   ocsp-unasked.pcap    ocsp.pcap from a client that sends no TLS
+#                        extension (GnuTLS' %NO_EXTENSIONS), so no
+#                        status_request: TLS 1.2 with RSA key exchange,
+#                        an RSA certificate for the same name (no
+#                        signature_algorithms: OpenSSL's @SECLEVEL=0)
 #
 # Needs root, ip, tcpdump, python3, nginx, openssl, chromium, certutil
 # (libnss3-tools), gnutls-cli (gnutls-bin), dnsmasq.
@@ -82,12 +90,30 @@ EXT
 ) 2>/dev/null
 openssl x509 -in "$pki/int.pem" -outform der -out "$work/www/int.crt"
 cat "$pki/leaf.pem" "$pki/int.pem" > "$pki/chain.pem"
+# The RSA certificate for the same name (ocsp-unasked.pcap).
+openssl req -newkey rsa:2048 -nodes -keyout "$pki/rsa.key" -out "$pki/rsa.csr" \
+  -subj "/CN=www.rttdoc.test" 2>/dev/null
+openssl x509 -req -in "$pki/rsa.csr" -CA "$pki/int.pem" -CAkey "$pki/int.key" \
+  -CAcreateserial -days 2 -out "$pki/rsa.pem" -extfile <(cat <<EXT
+basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=DNS:www.rttdoc.test
+authorityKeyIdentifier=keyid
+authorityInfoAccess=OCSP;URI:http://ocsp.rttdoc.test:8088/
+EXT
+) 2>/dev/null
+cat "$pki/rsa.pem" "$pki/int.pem" > "$pki/rsa-chain.pem"
 chmod 644 "$pki"/*
 echo hello > "$work/www/index.html"
 
 # The responder: the certificate is good.
-serial=$(openssl x509 -in "$pki/leaf.pem" -noout -serial | cut -d= -f2)
-printf 'V\t301231000000Z\t\t%s\tunknown\t/CN=www.rttdoc.test\n' "$serial" > "$pki/index.txt"
+for cert in leaf rsa; do
+  serial=$(openssl x509 -in "$pki/$cert.pem" -noout -serial | cut -d= -f2)
+  printf 'V\t301231000000Z\t\t%s\tunknown\t/CN=www.rttdoc.test\n' "$serial"
+done > "$pki/index.txt"
+# (Two certificates for one name: the index must allow it.)
+echo 'unique_subject = no' > "$pki/index.txt.attr"
 (cd "$pki" && exec ip netns exec "$S" openssl ocsp -index index.txt -port 8088 \
   -rsigner int.pem -rkey int.key -CA int.pem -ignore_err > "$work/ocsp.log" 2>&1) &
 ip netns exec "$S" dnsmasq --keep-in-foreground --no-resolv --no-hosts --no-poll \
@@ -96,9 +122,10 @@ ip netns exec "$S" dnsmasq --keep-in-foreground --no-resolv --no-hosts --no-poll
   --host-record=www.rttdoc.test,10.81.2.1 --host-record=ca.rttdoc.test,10.81.2.1 \
   --host-record=ocsp.rttdoc.test,10.81.2.1 --log-facility="$work/dnsmasq.log" &
 
-# nginx NAME CERT EXTRA: (re)starts nginx with https on 8443 sending CERT
-# (the certificate alone, or the chain) and EXTRA in its server block,
-# and the intermediate on 8080.
+# nginx_with CERT EXTRA [KEY]: (re)starts nginx with https on 8443
+# sending CERT (the certificate alone, or the chain; its key KEY, the
+# ECDSA one by default) and EXTRA in its server block, and the
+# intermediate on 8080.
 nginx_with() {
   [[ -f $work/nginx.pid ]] && ip netns exec "$S" nginx -c "$work/nginx.conf" -s stop 2>/dev/null || true
   for _ in $(seq 50); do [[ -f $work/nginx.pid ]] || break; sleep 0.1; done
@@ -108,7 +135,7 @@ nginx_with() {
   server {
     listen 10.81.2.1:8443 ssl;
     ssl_certificate $1;
-    ssl_certificate_key $pki/leaf.key;
+    ssl_certificate_key ${3:-$pki/leaf.key};
     $2
   }
 CONF
@@ -149,12 +176,12 @@ browse() {
   exit 1
 }
 
-# gnutls NAME: gnutls-cli checks the certificate's status (--ocsp),
-# completes the handshake and closes; its verdict checked.
+# gnutls NAME [PRIORITY]: gnutls-cli checks the certificate's status
+# (--ocsp), completes the handshake and closes; its verdict checked.
 gnutls() {
   relay_filter='tcp or udp port 53' relay_capture "$1" bash -c \
-    'echo | timeout 10 gnutls-cli --ocsp --x509cafile "$1" -p 8443 www.rttdoc.test > "$2" 2>&1' \
-    _ "$pki/root.pem" "$work/$1.gnutls" || true
+    'echo | timeout 10 gnutls-cli --ocsp --priority "$3" --x509cafile "$1" -p 8443 www.rttdoc.test > "$2" 2>&1' \
+    _ "$pki/root.pem" "$work/$1.gnutls" "${2:-NORMAL}" || true
   if ! grep -q 'Handshake was completed' "$work/$1.gnutls"; then
     echo "$1: gnutls-cli did not complete its handshake" >&2
     tail -5 "$work/$1.gnutls" >&2
@@ -174,7 +201,13 @@ relay_resolver=1
 mkdir -p "/etc/netns/$C"
 printf 'nameserver 10.81.2.1\n' > "/etc/netns/$C/resolv.conf"
 gnutls ocsp
-grep -q 'OCSP: verified' "$work/ocsp.gnutls" || { echo "ocsp: no OCSP check" >&2; exit 1; }
+nginx_with "$pki/chain.pem" "ssl_protocols TLSv1.3;"
+gnutls ocsp-tls13
+nginx_with "$pki/rsa-chain.pem" "ssl_protocols TLSv1.2; ssl_ciphers DEFAULT:@SECLEVEL=0;" "$pki/rsa.key"
+gnutls ocsp-unasked 'NORMAL:%NO_EXTENSIONS'
+for name in ocsp ocsp-tls13 ocsp-unasked; do
+  grep -q 'OCSP: verified' "$work/$name.gnutls" || { echo "$name: no OCSP check" >&2; exit 1; }
+done
 # The staple: the responder's answer, fetched beforehand (from the
 # server's own namespace: the path's relay runs only while capturing).
 ip netns exec "$S" openssl ocsp -issuer "$pki/int.pem" -cert "$pki/leaf.pem" \
@@ -183,7 +216,8 @@ chmod 644 "$pki/staple.der"
 nginx_with "$pki/chain.pem" "ssl_stapling on; ssl_stapling_file $pki/staple.der;"
 gnutls ocsp-stapled
 
-for name in aia aia-tls13 full-chain ocsp ocsp-stapled; do
+names="aia aia-tls13 full-chain ocsp ocsp-stapled ocsp-tls13 ocsp-unasked"
+for name in $names; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: aia aia-tls13 full-chain ocsp ocsp-stapled"
+echo "made $out: $names"

@@ -15,7 +15,7 @@ use crate::connection::{Connection, SegmentRecord, Stamp};
 use crate::exchange::Exchange;
 use crate::model::{
     ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport, LadderEntry,
-    RttSource, TlsReport, TlsVersion,
+    RttSource, TlsMessage, TlsMessageRef, TlsReport, TlsVersion,
 };
 use crate::preamble;
 
@@ -332,6 +332,30 @@ impl Connection {
     }
 }
 
+/// Whether the server's TLS 1.2 (or older) flight stapled its
+/// certificate's status: a CertificateStatus, which comes right after the
+/// Certificate; its absence is known once a message that would follow it
+/// came (ServerKeyExchange, CertificateRequest, ServerHelloDone). TLS 1.3
+/// staples inside the encrypted Certificate: not seen.
+fn status_stapled(version: Option<u16>, messages: &[TlsMessageRef]) -> Option<bool> {
+    if version.is_none_or(|v| v >= 0x0304) {
+        return None;
+    }
+    let mut server = messages
+        .iter()
+        .filter(|m| m.direction == Direction::ServerToClient)
+        .map(|m| &m.message)
+        .skip_while(|m| **m != TlsMessage::Certificate)
+        .skip(1);
+    match server.next()? {
+        TlsMessage::CertificateStatus => Some(true),
+        TlsMessage::ServerKeyExchange
+        | TlsMessage::CertificateRequest
+        | TlsMessage::ServerHelloDone => Some(false),
+        _ => None,
+    }
+}
+
 fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
     let messages = std::mem::take(&mut tls.messages);
     let ch = tls.client_hello.as_ref();
@@ -373,6 +397,8 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         resumed: tls.resumed(),
         psk_offered: ch.is_some_and(|c| c.pre_shared_key),
         session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
+        status_request_offered: ch.is_some_and(|c| c.status_request),
+        status_stapled: status_stapled(tls.version(), &messages),
         early_data_offered: ch.is_some_and(|c| c.early_data),
         early_data_accepted: tls.early_data_accepted,
         early_data_preface_only: tls.early_data_preface_only(),

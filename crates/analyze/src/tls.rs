@@ -1224,6 +1224,7 @@ impl TlsSession {
             ht::ENCRYPTED_EXTENSIONS => TlsMessage::EncryptedExtensions,
             ht::END_OF_EARLY_DATA => TlsMessage::EndOfEarlyData,
             ht::FINISHED => TlsMessage::Finished,
+            ht::CERTIFICATE_STATUS => TlsMessage::CertificateStatus,
             other => TlsMessage::OtherHandshake(other),
         };
         self.note(started, end, dir, name, size);

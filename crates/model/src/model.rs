@@ -245,6 +245,43 @@ pub enum CertificateCheck {
     Crl,
 }
 
+/// What the held connection's TLS handshake said of a stapled
+/// certificate status (`certificate_fetch`): whether the server could
+/// have spared the client its revocation fetch. Frames are Wireshark's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusStaple {
+    /// The ClientHello was not seen.
+    Unknown,
+    /// The client did not ask for a stapled status (no status_request
+    /// in its ClientHello): a server's staple would not have reached it.
+    NotAsked {
+        /// The ClientHello's (first) frame.
+        client_hello: u64,
+    },
+    /// The client asked; the server's TLS 1.2 flight went on past its
+    /// Certificate without a CertificateStatus.
+    NotStapled {
+        /// The ClientHello's (first) frame.
+        client_hello: u64,
+        /// The frame of the server's message after its Certificate
+        /// (ServerKeyExchange, CertificateRequest or ServerHelloDone).
+        flight: u64,
+    },
+    /// The client asked and the server stapled, and the client fetched
+    /// a status all the same (another certificate's of the chain, or a
+    /// staple it did not take).
+    Stapled {
+        /// The CertificateStatus' frame.
+        status: u64,
+    },
+    /// The client asked; the capture cannot show whether the server
+    /// stapled (TLS 1.3 staples inside its encrypted Certificate).
+    Unseen {
+        /// The ClientHello's (first) frame.
+        client_hello: u64,
+    },
+}
+
 /// What a client's certificate fetch held (`certificate_fetch`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FetchHeld {
@@ -476,6 +513,9 @@ pub enum TlsMessage {
     EndOfEarlyData,
     /// Finished (plaintext: only in captures of unusual stacks).
     Finished,
+    /// CertificateStatus (TLS 1.2 and older): the server's stapled OCSP
+    /// status.
+    CertificateStatus,
     /// A plaintext handshake message of another type.
     OtherHandshake(u8),
     /// ChangeCipherSpec (TLS 1.2, and TLS 1.3's compatibility record).
@@ -525,6 +565,7 @@ impl std::fmt::Display for TlsMessage {
             EncryptedExtensions => "EncryptedExtensions",
             EndOfEarlyData => "EndOfEarlyData",
             Finished => "Finished",
+            CertificateStatus => "CertificateStatus",
             OtherHandshake(t) => return write!(f, "Handshake type {t}"),
             ChangeCipherSpec => "ChangeCipherSpec",
             Alert { level, description } => {
@@ -602,6 +643,15 @@ pub struct TlsReport {
     pub psk_offered: bool,
     /// The client offered a session ticket (TLS 1.2).
     pub session_ticket_offered: bool,
+    /// The client asked the server to staple its certificate's OCSP
+    /// status (status_request or status_request_v2).
+    pub status_request_offered: bool,
+    /// The server stapled a status (a CertificateStatus in its flight:
+    /// true) or its flight went on without one (false); null when the
+    /// capture cannot tell: TLS 1.3 (the status rides in the encrypted
+    /// Certificate), no certificate sent (resumed), or the server's
+    /// flight not seen through.
+    pub status_stapled: Option<bool>,
     /// The ClientHello offered 0-RTT early data.
     pub early_data_offered: bool,
     /// 0-RTT data was sent and the server accepted it (true) or not
@@ -1283,6 +1333,8 @@ pub enum Detail {
         connected: bool,
         /// Fetches in the waits (an intermediate and a status: two).
         fetches: u32,
+        /// Whether the client asked for a stapled status, and got one.
+        staple: StatusStaple,
     },
     /// Answers that waited in the client's saturated downlink's queue.
     DownlinkQueue {

@@ -9,7 +9,7 @@ use crate::fixed::fx;
 use rttdoc_model::{
     AppProtocol, AuthScheme, CaptureStats, CertificateCheck, ConnectionReport, Detail, Direction,
     FetchHeld, Finding, FindingKind, Phase, PreambleKind, QuicConnectionReport, QuicVersion,
-    TfoOutcome,
+    StatusStaple, TfoOutcome,
 };
 
 /// Fills `explanation` and `fix` of every finding of the connection.
@@ -221,6 +221,34 @@ fn quoted_names(names: &[Box<str>], all: u32) -> String {
 }
 
 /// What the finding means on this connection, for people.
+/// What a handshake said of a stapled status, as a sentence to follow a
+/// revocation fetch's explanation (empty when the ClientHello was not
+/// seen).
+fn staple_words(staple: &StatusStaple) -> String {
+    match *staple {
+        StatusStaple::Unknown => String::new(),
+        StatusStaple::NotAsked { client_hello } => format!(
+            " The client had not asked the server to staple the status (no status_request in its ClientHello, frame {client_hello}): \
+             a staple would not have reached it."
+        ),
+        StatusStaple::NotStapled {
+            client_hello,
+            flight,
+        } => format!(
+            " The client had asked the server to staple the status (status_request in its ClientHello, frame {client_hello}); \
+             the server's flight went on from its Certificate to its next message (frame {flight}) without a CertificateStatus."
+        ),
+        StatusStaple::Stapled { status } => format!(
+            " The server had stapled a status (CertificateStatus, frame {status}) and the client fetched one all the same: \
+             another certificate's of the chain (a staple covers the server's own), or a staple it did not take."
+        ),
+        StatusStaple::Unseen { client_hello } => format!(
+            " The client had asked the server to staple the status (status_request in its ClientHello, frame {client_hello}); \
+             whether the server did, the capture cannot show (TLS 1.3 staples inside its encrypted Certificate)."
+        ),
+    }
+}
+
 pub fn explanation(x: &Finding) -> String {
     let cost = x.cost_ms;
     match &x.detail {
@@ -354,7 +382,12 @@ pub fn explanation(x: &Finding) -> String {
             answered,
             connected,
             fetches,
+            staple,
         } => {
+            let staple = match what {
+                CertificateCheck::Intermediate => String::new(),
+                CertificateCheck::Ocsp | CertificateCheck::Crl => staple_words(staple),
+            };
             let fetched = match what {
                 CertificateCheck::Intermediate => "the intermediate certificate the server had not sent (its certificate's AIA URL)",
                 CertificateCheck::Ocsp => "the certificate's revocation status from its CA's OCSP responder",
@@ -379,7 +412,7 @@ pub fn explanation(x: &Finding) -> String {
                         "The client finished the TLS handshake and held its first request {cost:.0} ms for its check of the server's certificate: \
                          it fetched {fetched}: {url} (stream {stream}), {how} over the network{more}, {until}. The handshake had not waited (the \
                          client checked beside it); the request did. Outside the ledger's rows (between the handshake and the request): not \
-                         the server's work, not this connection's path.",
+                         the server's work, not this connection's path.{staple}",
                         cost = fx(cost),
                     );
                 }
@@ -390,7 +423,7 @@ pub fn explanation(x: &Finding) -> String {
                 (t, n) => format!(" ({t} of its turns, {n} fetches)"),
             };
             format!(
-                "In the TLS handshake, before it sent its next flight, the client fetched {fetched}: {url} (stream {stream}), {how} over the network{more}, {outcome}: {cost:.0} ms of the handshake waited for it. Not the server's work, not this connection's path.",
+                "In the TLS handshake, before it sent its next flight, the client fetched {fetched}: {url} (stream {stream}), {how} over the network{more}, {outcome}: {cost:.0} ms of the handshake waited for it. Not the server's work, not this connection's path.{staple}",
                 cost = fx(cost),
             )
         }
@@ -1525,6 +1558,21 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              with the full chain file (Let's Encrypt's fullchain.pem, not cert.pem), Apache 2.4.8+ `SSLCertificateFile` with the chain \
              appended, HAProxy's `crt` PEM with the intermediates in it; `openssl s_client -showcerts` shows what the server sends."
             .into(),
+        Detail::CertificateFetch {
+            staple: StatusStaple::NotAsked { .. },
+            ..
+        } => "Have the client ask for a stapled status (the status_request extension: OpenSSL's `SSL_set_tlsext_status_type`, \
+             curl `--cert-status`, Java `jdk.tls.client.enableStatusRequestExtension=true`) and staple OCSP on the server (nginx \
+             `ssl_stapling on; ssl_stapling_verify on;` with a `resolver`, Apache `SSLUseStapling on`, HAProxy `ocsp-update on`); or \
+             turn the client's online revocation check off or let it cache (GnuTLS without `--ocsp`, Firefox `security.OCSP.enabled`)."
+            .into(),
+        Detail::CertificateFetch {
+            staple: StatusStaple::Stapled { .. },
+            ..
+        } => "The server staples its own certificate's status already: look at which certificate the client checked (the fetch's URL: \
+             an intermediate's responder, which one staple does not cover) and whether the staple is fresh and valid \
+             (`openssl s_client -connect HOST:443 -status`); on the client, let the revocation check cache."
+            .into(),
         Detail::CertificateFetch { .. } => "Staple OCSP on the server so that the status comes inside the handshake: nginx `ssl_stapling on; \
              ssl_stapling_verify on;` (with a `resolver`), Apache `SSLUseStapling on`, HAProxy `ocsp-update on`; or, on the client, turn \
              the online revocation check off or let it cache (GnuTLS without `--ocsp`, Firefox `security.OCSP.enabled`)."
@@ -2152,6 +2200,72 @@ mod tests {
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(65_535), "65,535");
         assert_eq!(grouped(1 << 20), "1,048,576");
+    }
+
+    /// A revocation fetch's (or, with `intermediate`, an intermediate's)
+    /// finding with `staple`: its explanation and its fix.
+    fn fetch_words(staple: StatusStaple, intermediate: bool) -> (String, String) {
+        let mut x = crate::test_support::finding(FindingKind::CertificateFetch, 185.0);
+        x.detail = Detail::CertificateFetch {
+            held: FetchHeld::Handshake { turns: 1 },
+            what: if intermediate {
+                CertificateCheck::Intermediate
+            } else {
+                CertificateCheck::Ocsp
+            },
+            url: "http://ocsp.example/".into(),
+            stream: 1,
+            answered: true,
+            connected: true,
+            fetches: 1,
+            staple,
+        };
+        (explanation(&x), fix(&crate::test_support::report(443), &x))
+    }
+
+    #[test]
+    fn a_revocation_fetch_is_worded_by_what_the_handshake_said_of_a_staple() {
+        let (said, fix) = fetch_words(StatusStaple::NotAsked { client_hello: 4 }, false);
+        assert!(said.ends_with("(no status_request in its ClientHello, frame 4): a staple would not have reached it."), "{said}");
+        assert!(
+            fix.starts_with("Have the client ask for a stapled status"),
+            "{fix}"
+        );
+        let (said, fix) = fetch_words(
+            StatusStaple::NotStapled {
+                client_hello: 4,
+                flight: 9,
+            },
+            false,
+        );
+        assert!(said.contains("(status_request in its ClientHello, frame 4); the server's flight went on from its Certificate to its next message (frame 9) without a CertificateStatus."), "{said}");
+        assert!(fix.starts_with("Staple OCSP on the server"), "{fix}");
+        let (said, fix) = fetch_words(StatusStaple::Stapled { status: 9 }, false);
+        assert!(
+            said.contains("(CertificateStatus, frame 9) and the client fetched one all the same"),
+            "{said}"
+        );
+        assert!(
+            fix.starts_with("The server staples its own certificate's status already"),
+            "{fix}"
+        );
+        let (said, fix) = fetch_words(StatusStaple::Unseen { client_hello: 4 }, false);
+        assert!(
+            said.contains(
+                "the capture cannot show (TLS 1.3 staples inside its encrypted Certificate)"
+            ),
+            "{said}"
+        );
+        assert!(fix.starts_with("Staple OCSP on the server"), "{fix}");
+        // Nothing said of a staple where the ClientHello was not seen, or
+        // for an intermediate (a staple carries no certificate).
+        for (staple, intermediate) in [
+            (StatusStaple::Unknown, false),
+            (StatusStaple::NotAsked { client_hello: 4 }, true),
+        ] {
+            let (said, _) = fetch_words(staple, intermediate);
+            assert!(!said.contains("staple"), "{said}");
+        }
     }
 
     /// A finding of `kind` in a preamble's phase, worded.

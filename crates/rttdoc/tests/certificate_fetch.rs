@@ -7,7 +7,9 @@
 //! the intermediate (TLS 1.2; TLS 1.3): Chromium GETs the intermediate
 //! from the certificate's AIA URL before it answers the server's flight.
 //! `ocsp`: `gnutls-cli --ocsp` looks the responder's name up and POSTs an
-//! OCSP request before its key exchange. Controls: `full-chain` (nginx
+//! OCSP request before its key exchange; `ocsp-tls13` the same in TLS
+//! 1.3, `ocsp-unasked` from a client that asks for no stapled status.
+//! Controls: `full-chain` (nginx
 //! sends the chain: nothing to fetch), `ocsp-stapled` (nginx staples the
 //! status: gnutls-cli reads it from the handshake). Committed under
 //! tests/data/cert-fetch, re-made live when root.
@@ -145,7 +147,11 @@ fn client_turns(capture: &Path) -> Vec<(u64, u64, f64, u64, f64)> {
         capture,
         &[],
         "tls.handshake.type == 2",
-        &["tcp.stream", "frame.number"],
+        &[
+            "tcp.stream",
+            "frame.number",
+            "tls.handshake.extensions.supported_version",
+        ],
     );
     let data = tshark_fields(
         capture,
@@ -156,6 +162,8 @@ fn client_turns(capture: &Path) -> Vec<(u64, u64, f64, u64, f64)> {
             "frame.time_epoch",
             "tcp.stream",
             "tcp.srcport",
+            "tls.record.content_type",
+            "tcp.len",
         ],
     );
     let ports = tshark_fields(
@@ -168,12 +176,18 @@ fn client_turns(capture: &Path) -> Vec<(u64, u64, f64, u64, f64)> {
     for h in &hellos {
         let client_port = &ports.iter().find(|p| p[0] == h[0]).expect("a ClientHello")[1];
         let hello: u64 = h[1].parse().unwrap();
+        let tls13 = h[2] == "0x0304";
         let mut last_server = None;
         for d in data
             .iter()
             .filter(|d| d[2] == h[0] && d[0].parse::<u64>().unwrap() >= hello)
         {
             let (frame, t) = (d[0].parse::<u64>().unwrap(), d[1].parse::<f64>().unwrap());
+            // TLS 1.3's compatibility ChangeCipherSpec alone answers
+            // nothing (GnuTLS writes it before it checks the certificate).
+            if &d[3] == client_port && tls13 && d[4] == "20" && d[5] == "6" {
+                continue;
+            }
             if &d[3] == client_port {
                 let (q, qt) = last_server.expect("server data first");
                 out.push((h[0].parse().unwrap(), q, qt, frame, t));
@@ -382,10 +396,37 @@ fn check_made(dir: &Path) {
     assert!(matches!(check(&at("aia")), (1..=2, 0)));
     assert!(matches!(check(&at("aia-tls13")), (1..=2, 0)));
     assert_eq!(check(&at("ocsp")), (1, 0));
+    // The same in TLS 1.3, where gnutls-cli writes its compatibility
+    // ChangeCipherSpec as the server's flight comes and its Finished
+    // after the check; and from a client that asks for no staple.
+    assert_eq!(check(&at("ocsp-tls13")), (1, 0));
+    assert_eq!(check(&at("ocsp-unasked")), (1, 0));
     let ocsp = run_rttdoc_json(&at("ocsp"));
     let (_, x) = &findings_of(&ocsp, "certificate_fetch")[0];
     let said = x["explanation"].as_str().unwrap();
     assert!(said.contains("revocation status"), "{said}");
+    // What each handshake said of a staple, as tshark reads its
+    // ClientHello's extensions (status_request: 5) and its TLS 1.2
+    // server flight (no CertificateStatus, 22).
+    for (name, asked, words) in [
+        ("ocsp", true, "the server's flight went on from its Certificate to its next message (frame {flight}) without a CertificateStatus"),
+        ("ocsp-tls13", true, "whether the server did, the capture cannot show"),
+        ("ocsp-unasked", false, "a staple would not have reached it"),
+    ] {
+        let capture = at(name);
+        let hello = &tshark_fields(&capture, &[], "tls.handshake.type == 1", &["frame.number", "tls.handshake.extension.type"])[0];
+        assert_eq!(hello[1].split(',').any(|t| t == "5"), asked, "{name}: {hello:?}");
+        let flight = tshark_fields(&capture, &[], "tls.handshake.type == 14 || tls.handshake.type == 12 || tls.handshake.type == 22", &["frame.number", "tls.handshake.type"]);
+        let doc = run_rttdoc_json(&capture);
+        let (_, x) = &findings_of(&doc, "certificate_fetch")[0];
+        let said = x["explanation"].as_str().unwrap();
+        let words = words.replace("{flight}", flight.first().map_or("", |f| f[0].as_str()));
+        assert!(said.contains(&words), "{name}: {said}");
+        assert!(said.contains(&format!("ClientHello, frame {})", hello[0])), "{name}: {said}");
+        assert!(flight.iter().all(|f| !f[1].split(',').any(|t| t == "22")), "{name}: stapled");
+        let cited = x["frames"].as_array().unwrap();
+        assert!(cited.contains(&hello[0].parse::<u64>().unwrap().into()), "{name}: {cited:?}");
+    }
     // The lookup of the responder's name began the fetch.
     let lookup = tshark_fields(
         &at("ocsp"),

@@ -32,6 +32,8 @@ pub mod handshake_type {
     pub const CERTIFICATE_VERIFY: u8 = 15;
     pub const CLIENT_KEY_EXCHANGE: u8 = 16;
     pub const FINISHED: u8 = 20;
+    /// A stapled OCSP status (RFC 6066), TLS 1.2 and older.
+    pub const CERTIFICATE_STATUS: u8 = 22;
 }
 
 /// The largest record body TLS allows (2^14 plus expansion); anything
@@ -344,6 +346,8 @@ impl CutHandshake {
 
 mod ext {
     pub const SERVER_NAME: u16 = 0;
+    pub const STATUS_REQUEST: u16 = 5;
+    pub const STATUS_REQUEST_V2: u16 = 17;
     pub const ALPN: u16 = 16;
     pub const SESSION_TICKET: u16 = 35;
     pub const PRE_SHARED_KEY: u16 = 41;
@@ -371,6 +375,9 @@ pub struct ClientHello {
     /// A non-empty session_ticket extension (TLS 1.2 ticket resumption).
     pub session_ticket: bool,
     pub cipher_suites: usize,
+    /// The client asked the server to staple its certificate's OCSP
+    /// status (status_request, or RFC 6961's status_request_v2).
+    pub status_request: bool,
     /// Names the session in a key log (SSLKEYLOGFILE).
     pub random: [u8; 32],
 }
@@ -409,6 +416,7 @@ impl ClientHello {
                 ext::EARLY_DATA => out.early_data = true,
                 ext::PRE_SHARED_KEY => out.pre_shared_key = true,
                 ext::SESSION_TICKET => out.session_ticket = !data.is_empty(),
+                ext::STATUS_REQUEST | ext::STATUS_REQUEST_V2 => out.status_request = true,
                 _ => {}
             }
         }
@@ -679,6 +687,53 @@ mod tests {
         assert_eq!(seen.len(), 2);
         assert_eq!(seen[0], (content_type::HANDSHAKE, 0x0300, Some(message)));
         assert!(!stream.is_broken());
+    }
+
+    /// A TLS 1.2 ClientHello message (its 4-byte header first) with one
+    /// cipher suite and these extensions (type, data).
+    fn client_hello_with(extensions: &[(u16, &[u8])]) -> Vec<u8> {
+        let mut body = vec![3, 3];
+        body.extend([7; 32]);
+        body.extend([0, 0, 2, 0xc0, 0x2b, 1, 0]);
+        let mut exts = Vec::new();
+        for (kind, data) in extensions {
+            exts.extend(kind.to_be_bytes());
+            exts.extend((data.len() as u16).to_be_bytes());
+            exts.extend(*data);
+        }
+        body.extend((exts.len() as u16).to_be_bytes());
+        body.extend(exts);
+        let mut message = vec![handshake_type::CLIENT_HELLO, 0];
+        message.extend((body.len() as u16).to_be_bytes());
+        message.extend(body);
+        message
+    }
+
+    #[test]
+    fn a_client_asks_for_a_stapled_status_by_either_status_request() {
+        // status_request as OpenSSL and GnuTLS send it: OCSP, no
+        // responder ids, no request extensions.
+        let ocsp: &[u8] = &[1, 0, 0, 0, 0];
+        for kind in [ext::STATUS_REQUEST, ext::STATUS_REQUEST_V2] {
+            let hello = ClientHello::parse(&client_hello_with(&[
+                (0x000a, &[0, 2, 0, 0x1d]),
+                (kind, ocsp),
+            ]))
+            .unwrap();
+            assert!(hello.status_request, "{kind}");
+        }
+        // Near miss: other extensions, or none.
+        let hello = ClientHello::parse(&client_hello_with(&[
+            (0x000a, &[0, 2, 0, 0x1d]),
+            (0x0017, &[]),
+        ]))
+        .unwrap();
+        assert!(!hello.status_request);
+        assert!(
+            !ClientHello::parse(&client_hello_with(&[]))
+                .unwrap()
+                .status_request
+        );
     }
 
     #[test]

@@ -50,7 +50,10 @@
 use super::client_think_time::at_client;
 use super::server_think_time::threshold_of;
 use super::{Facts, HandshakeTurn};
-use crate::model::{Detail, Direction, FetchHeld, Finding, FindingKind, Phase, TlsMessage, Wait};
+use crate::model::{
+    CertificateCheck, Detail, Direction, FetchHeld, Finding, FindingKind, Phase, StatusStaple,
+    TlsMessage, TlsReport, Wait,
+};
 use rttdoc_analyze::CertificateFetch;
 
 /// What a client turn's certificate fetches took of it (module docs).
@@ -159,7 +162,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let mut x = f.finding(FindingKind::CertificateFetch, Some(Phase::TlsHandshake));
     let cited: Vec<(&Wait, &CertificateFetch)> =
         waits.iter().map(|(w, fetch, ..)| (w, *fetch)).collect();
-    cite(f, &mut x, &cited);
+    let staple = staple(f.report.tls.as_deref());
+    cite(f, &mut x, &cited, staple, fetch.what);
     x.cost_ms = waits.iter().map(|(w, ..)| w.ms).sum();
     x.detail = Detail::CertificateFetch {
         held: FetchHeld::Handshake {
@@ -171,6 +175,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         answered: fetch.answer.is_some_and(|a| a.ts_ns <= client_answered),
         connected: fetch.began != fetch.request,
         fetches: waits.iter().map(|(_, _, n, _)| n).sum(),
+        staple,
     };
     x.waits = waits.into_iter().map(|(w, ..)| w).collect();
     out.push(x);
@@ -179,8 +184,28 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// The frames of `waits` and their fetches (each wait's ends around its
 /// fetch's beginning, request and answer), and the filter that shows
 /// them: this connection's stream, the fetches' and their lookups.
-fn cite(f: &Facts<'_>, x: &mut Finding, waits: &[(&Wait, &CertificateFetch)]) {
+fn cite(
+    f: &Facts<'_>,
+    x: &mut Finding,
+    waits: &[(&Wait, &CertificateFetch)],
+    staple: StatusStaple,
+    what: CertificateCheck,
+) {
     let mut streams = vec![f.report.stream];
+    // (What the handshake said of a stapled status, where the words cite
+    // it: for a revocation check.)
+    match staple {
+        _ if what == CertificateCheck::Intermediate => {}
+        StatusStaple::Unknown => {}
+        StatusStaple::NotAsked { client_hello } | StatusStaple::Unseen { client_hello } => {
+            x.frames.push(client_hello)
+        }
+        StatusStaple::NotStapled {
+            client_hello,
+            flight,
+        } => x.frames.extend([client_hello, flight]),
+        StatusStaple::Stapled { status } => x.frames.push(status),
+    }
     for (w, fetch) in waits {
         x.frames.push(w.from_frame);
         for stamp in [Some(fetch.began), Some(fetch.request), fetch.answer]
@@ -209,7 +234,7 @@ fn held_request(f: &Facts<'_>, threshold: i64) -> Option<Finding> {
     if !at_client(f) || f.greeting.is_some() {
         return None;
     }
-    let tls = f.report.tls.as_ref()?;
+    let tls = f.report.tls.as_deref()?;
     let request = f.exchanges.first()?.request_first;
     let client = Direction::ClientToServer;
     // The client's Finished, the last before the request: the handshake
@@ -291,7 +316,8 @@ fn held_request(f: &Facts<'_>, threshold: i64) -> Option<Finding> {
         ms: covered as f64 / 1e6,
     };
     let mut x = f.finding(FindingKind::CertificateFetch, None);
-    cite(f, &mut x, &[(&wait, fetch)]);
+    let staple = staple(Some(tls));
+    cite(f, &mut x, &[(&wait, fetch)], staple, fetch.what);
     x.cost_ms = wait.ms;
     x.detail = Detail::CertificateFetch {
         held: FetchHeld::FirstRequest {
@@ -303,7 +329,38 @@ fn held_request(f: &Facts<'_>, threshold: i64) -> Option<Finding> {
         answered: fetch.answer.is_some_and(|a| a.ts_ns <= request.ts_ns),
         connected: fetch.began != fetch.request,
         fetches: spans.len() as u32,
+        staple,
     };
     x.waits = vec![wait];
     Some(x)
+}
+
+/// What the handshake said of a stapled status: the client's ask (its
+/// ClientHello's status_request) and, in TLS 1.2, the server's answer
+/// (a CertificateStatus right after its Certificate, or the next
+/// message of its flight instead).
+fn staple(tls: Option<&TlsReport>) -> StatusStaple {
+    let Some((tls, &client_hello)) = tls.and_then(|t| Some((t, t.client_hello_frames.first()?)))
+    else {
+        return StatusStaple::Unknown;
+    };
+    if !tls.status_request_offered {
+        return StatusStaple::NotAsked { client_hello };
+    }
+    let after_certificate = || {
+        tls.messages
+            .iter()
+            .filter(|m| m.direction == Direction::ServerToClient)
+            .skip_while(|m| m.message != TlsMessage::Certificate)
+            .nth(1)
+            .map(|m| m.frame)
+    };
+    match (tls.status_stapled, after_certificate()) {
+        (Some(true), Some(status)) => StatusStaple::Stapled { status },
+        (Some(false), Some(flight)) => StatusStaple::NotStapled {
+            client_hello,
+            flight,
+        },
+        _ => StatusStaple::Unseen { client_hello },
+    }
 }

@@ -202,18 +202,15 @@ pub(super) fn client_time(f: &Facts<'_>, t: &HandshakeTurn) -> Option<i64> {
     // what a slow link adds to a large flight (each segment queued behind
     // the last), which would read as the client's time: there only the
     // client's own acknowledgment of the flight's last segment tells when
-    // it had the flight (an ACK leaves when data arrives, at the latest).
+    // it had the flight (an ACK leaves when data arrives, at the latest;
+    // so does a segment that answers nothing, TLS 1.3's compatibility
+    // ChangeCipherSpec, which acknowledges what had come).
     let at_client = at_client(f);
     let last = f.record(t.question_frame)?;
     let since_ack = f
         .between(t.question_frame + 1, t.answer_frame)
         .iter()
-        .find(|r| {
-            r.dir == Direction::ClientToServer
-                && r.len == 0
-                && r.ack_set
-                && seq::le(last.end, r.ack)
-        })
+        .find(|r| r.dir == Direction::ClientToServer && r.ack_set && seq::le(last.end, r.ack))
         .map(|ack| t.answer_ts_ns - ack.ts_ns);
     match since_ack {
         Some(since_ack) if at_client => Some(since_ack.min(t.wait_ns)),

@@ -484,7 +484,26 @@ impl<'a> Facts<'a> {
             Captured::from(Some(hello.seq)),
             Captured::from(server_start),
         ];
-        self.turns_of(records, seen, None)
+        // TLS 1.3's compatibility ChangeCipherSpec (RFC 8446 D.4) answers
+        // nothing: a client may write it the moment the server's flight
+        // comes, before it checks the certificate (GnuTLS), and its answer
+        // is the Finished after the check. A segment of that record alone
+        // is neither a question nor an answer.
+        let compatibility: Vec<u64> = if tls.version == Some(crate::model::TlsVersion(0x0304)) {
+            tls.messages
+                .iter()
+                .filter(|m| {
+                    m.message == TlsMessage::ChangeCipherSpec
+                        && m.direction == Direction::ClientToServer
+                        && m.first_frame == m.frame
+                })
+                .map(|m| m.frame)
+                .filter(|&frame| self.record(frame).is_some_and(|r| r.len == 6))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        self.turns_of(records, seen, None, &compatibility)
     }
 
     /// The turns of `records`: each run of one side's data segments
@@ -495,6 +514,7 @@ impl<'a> Facts<'a> {
         records: &'r [SegmentRecord],
         mut seen: [Captured; 2],
         opening: Option<&'r SegmentRecord>,
+        no_turn: &[u64],
     ) -> Vec<HandshakeTurn> {
         let mut turns = Vec::new();
         let mut answered = [false; 2];
@@ -509,6 +529,10 @@ impl<'a> Facts<'a> {
                 acked[r.dir.index()] = Some((r.ack, r.frame));
             }
             if r.len == 0 || r.probe {
+                continue;
+            }
+            if no_turn.contains(&r.frame) {
+                seen[r.dir.index()].add(r.seq, r.end);
                 continue;
             }
             // A re-send of bytes the peer had acknowledged says nothing
@@ -607,7 +631,7 @@ impl<'a> Facts<'a> {
             Captured::from(opening.map(|o| o.seq)),
             Captured::from(opening.map(|o| o.ack)),
         ];
-        let mut turns = self.turns_of(records, seen, opening);
+        let mut turns = self.turns_of(records, seen, opening, &[]);
         let last_server = records
             .iter()
             .rev()

@@ -24,7 +24,7 @@
 
 use super::tls::*;
 use super::*;
-use crate::model::{CertificateCheck, Detail, FetchHeld, Phase};
+use crate::model::{CertificateCheck, Detail, FetchHeld, Phase, StatusStaple};
 use FindingKind::{CertificateFetch, ClientThinkTime, TlsExtraRtt};
 
 const RTT: f64 = 40.0;
@@ -51,9 +51,21 @@ fn tls13_fetching(
     answer: &'static [u8],
     after: f64,
 ) -> (Wire, Id, Call, Id) {
+    tls13_fetching_offering(path, before, request, answer, after, Offer::tls13())
+}
+
+/// [`tls13_fetching`] with the client's `offer`.
+fn tls13_fetching_offering(
+    path: Path,
+    before: f64,
+    request: &'static [u8],
+    answer: &'static [u8],
+    after: f64,
+    offer: Offer,
+) -> (Wire, Id, Call, Id) {
     let mut w = Wire::new(path);
     w.handshake(0.0);
-    let (_, flight) = tls13_hello_and_flight(&mut w, RTT + 0.1, 0.2, Offer::tls13());
+    let (_, flight) = tls13_hello_and_flight(&mut w, RTT + 0.1, 0.2, offer);
     let last = *flight.last().unwrap();
     let arrived = w.arrival(last);
     w.ack(C, arrived);
@@ -310,6 +322,21 @@ fn tls12_checked_beside(
     after: f64,
     false_start: bool,
 ) -> (Wire, Id, Call, Id) {
+    let (w, hs, fetch, request) =
+        tls12_checked_beside_offering(path, before, after, false_start, Offer::tls12(), false);
+    (w, hs.server_finished, fetch, request)
+}
+
+/// [`tls12_checked_beside`] with the client's `offer`, and a stapled
+/// status in the server's flight with `staple`; the handshake's packets.
+fn tls12_checked_beside_offering(
+    path: Path,
+    before: f64,
+    after: f64,
+    false_start: bool,
+    offer: Offer,
+    staple: bool,
+) -> (Wire, Tls12, Call, Id) {
     let mut w = Wire::new(path);
     w.handshake(0.0);
     let took = Turnarounds {
@@ -317,7 +344,7 @@ fn tls12_checked_beside(
         finished: 0.2,
         ..Default::default()
     };
-    let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, false_start);
+    let hs = tls12_handshake_offering(&mut w, RTT + 0.1, took, true, false_start, offer, staple);
     let arrived = w.arrival(*hs.flight.last().unwrap());
     let fetch = w.fetch(
         50000,
@@ -334,7 +361,7 @@ fn tls12_checked_beside(
     };
     let answer = w.send(S, w.arrival(request) + 0.5, leak(record(23, &[8; 900])));
     w.ack(C, w.arrival(answer));
-    (w, hs.server_finished, fetch, request)
+    (w, hs, fetch, request)
 }
 
 #[test]
@@ -443,4 +470,68 @@ fn a_check_in_the_handshakes_turn_is_not_counted_again_after_it() {
     w.ack(C, w.arrival(answer));
     let o = w.run();
     assert_eq!(o.the(CertificateFetch).phase, Some(Phase::TlsHandshake));
+}
+
+/// The staple a revocation fetch's finding reports, and the frames it
+/// cites for it.
+fn staple_of(o: &Outcome) -> (StatusStaple, Vec<u64>) {
+    let f = o.the(CertificateFetch);
+    let Detail::CertificateFetch { staple, .. } = &f.detail else {
+        panic!("{:?}", f.detail);
+    };
+    (*staple, f.frames.clone())
+}
+
+#[test]
+fn a_revocation_fetch_says_whether_the_client_asked_for_a_staple_and_the_server_sent_one() {
+    let asking = Offer {
+        status_request: true,
+        ..Offer::tls12()
+    };
+    // (The flight's last segment completes its ServerKeyExchange, and
+    // the CertificateStatus when there is one: each is after the 2.5 KB
+    // certificate.)
+    for (offer, stapled) in [(Offer::tls12(), false), (asking, false), (asking, true)] {
+        let (w, hs, ..) =
+            tls12_checked_beside_offering(Path::at_client(RTT), 1.5, 2.0, false, offer, stapled);
+        let o = w.run();
+        let (ch, last) = (o.frame(hs.ch), o.frame(*hs.flight.last().unwrap()));
+        let (staple, frames) = staple_of(&o);
+        let (want, cited) = match (offer.status_request, stapled) {
+            (false, _) => (StatusStaple::NotAsked { client_hello: ch }, vec![ch]),
+            (true, false) => (
+                StatusStaple::NotStapled {
+                    client_hello: ch,
+                    flight: last,
+                },
+                vec![ch, last],
+            ),
+            (true, true) => (StatusStaple::Stapled { status: last }, vec![last]),
+        };
+        assert_eq!(staple, want);
+        assert!(
+            cited.iter().all(|c| frames.contains(c)),
+            "{cited:?} in {frames:?}"
+        );
+    }
+    // TLS 1.3 staples inside the encrypted Certificate: asked, unseen.
+    let (w, ..) = tls13_fetching_offering(
+        Path::at_client(RTT),
+        2.0,
+        OCSP_POST,
+        OCSP_ANSWER,
+        1.5,
+        Offer {
+            status_request: true,
+            ..Offer::tls13()
+        },
+    );
+    let o = w.run();
+    let (staple, frames) = staple_of(&o);
+    let StatusStaple::Unseen { client_hello } = staple else {
+        panic!("{staple:?}");
+    };
+    assert!(frames.contains(&client_hello), "{frames:?}");
+    // An intermediate's fetch: no staple would have spared it; the
+    // ClientHello is not cited (the first spec's frames are exact).
 }

@@ -308,3 +308,59 @@ fn without_a_proxy_header_the_same_answer_is_client_think_time() {
         o.the(ClientThinkTime);
     }
 }
+
+/// TLS 1.3's compatibility ChangeCipherSpec (RFC 8446 D.4) answers
+/// nothing: GnuTLS and Java write it the moment the server's flight (or
+/// its ServerHello) comes, and their Finished after they checked the
+/// certificate (kafka-tls.pcap: 50 ms after; ocsp-tls13.pcap: after an
+/// OCSP fetch).
+#[test]
+fn a_compatibility_change_cipher_spec_written_on_arrival_is_not_the_clients_answer() {
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let (_, flight) = tls13_hello_and_flight(&mut w, RTT + 0.1, 0.2, Offer::tls13());
+        let last = *flight.last().unwrap();
+        let arrived = w.arrival(last);
+        let ccs = w.send(C, arrived + 0.3, leak(change_cipher_spec()));
+        let finished = w.send(C, arrived + 60.0, leak(encrypted(FINISHED_LEN)));
+        let o = w.run();
+        let f = o.the(ClientThinkTime);
+        assert_eq!(
+            f.frames,
+            o.frames(&[last, finished]),
+            "not {:?}",
+            o.frame(ccs)
+        );
+        // Counted from the record, whose ACK shows the client had the
+        // flight then (away from the client, the only sign of it).
+        assert_ms(f.cost_ms, 59.7, 0.01, "the record to the Finished");
+    }
+}
+
+/// Nor is the rest of the server's flight an answer to that
+/// ChangeCipherSpec: the lab's tls13-nagle-builtin, where rustls writes it
+/// on the ServerHello and the server's last segment waits for the
+/// client's delayed ACK (Nagle's, not the server's work).
+#[test]
+fn the_rest_of_a_servers_flight_after_the_clients_compatibility_record_is_not_server_think_time() {
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let flight = segments(&tls13_server_flight(3000, false));
+        let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
+        let go = w.arrival(ch) + 0.2;
+        let first: Vec<Id> = flight[..flight.len() - 1]
+            .iter()
+            .enumerate()
+            .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
+            .collect();
+        let arrived = w.arrival(*first.last().unwrap());
+        w.send(C, arrived + 0.1, leak(change_cipher_spec()));
+        // The client's delayed ACK, 40 ms on, lets the held rest go.
+        let ack = w.ack(C, arrived + 40.0);
+        let rest = w.send(S, w.arrival(ack), flight[flight.len() - 1]);
+        w.send(C, w.arrival(rest) + 1.0, leak(encrypted(FINISHED_LEN)));
+        w.run().has_no(ServerThinkTime);
+    }
+}

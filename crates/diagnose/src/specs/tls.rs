@@ -68,6 +68,8 @@ pub struct Offer {
     pub alpn_h2: bool,
     /// The server name asked for (server_name, RFC 6066 3).
     pub sni: Option<&'static str>,
+    /// A stapled OCSP status asked for (status_request, RFC 6066 8).
+    pub status_request: bool,
     pub random: [u8; 32],
 }
 
@@ -111,6 +113,10 @@ pub fn client_hello(o: Offer) -> Vec<u8> {
     }
     if o.ticket {
         ext(&mut exts, 35, &[0x77; 64]);
+    }
+    if o.status_request {
+        // OCSP, no responder ids, no request extensions.
+        ext(&mut exts, 5, &[1, 0, 0, 0, 0]);
     }
     if o.early_data {
         ext(&mut exts, 42, &[]);
@@ -260,11 +266,28 @@ pub fn tls12_handshake(
     ecdhe: bool,
     false_start: bool,
 ) -> Tls12 {
-    let ch = w.send(C, t, leak(client_hello(Offer::tls12())));
+    tls12_handshake_offering(w, t, took, ecdhe, false_start, Offer::tls12(), false)
+}
+
+/// [`tls12_handshake`] with the client's `offer`, and with `staple` a
+/// 500-byte CertificateStatus after the certificate.
+pub fn tls12_handshake_offering(
+    w: &mut Wire,
+    t: f64,
+    took: Turnarounds,
+    ecdhe: bool,
+    false_start: bool,
+    offer: Offer,
+    staple: bool,
+) -> Tls12 {
+    let ch = w.send(C, t, leak(client_hello(offer)));
     let mut messages = vec![
         server_hello(false, [0x33; 32], 0, false),
         message(11, &[0; 2500]),
     ];
+    if staple {
+        messages.push(message(22, &[0x16; 500]));
+    }
     if ecdhe {
         messages.push(message(12, &[0x12; 300]));
     }
