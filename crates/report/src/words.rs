@@ -1517,6 +1517,16 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } => "The broker wrote one message while the last was unacknowledged, with Nagle's algorithm on: \
              Mosquitto leaves it on unless told (set_tcp_nodelay true in mosquitto.conf); other brokers: set TCP_NODELAY on their client sockets."
             .into(),
+        // A client's handshake written in pieces: GnuTLS writes TLS 1.3's
+        // compatibility ChangeCipherSpec alone, then its Finished.
+        Detail::Nagle {
+            sender: Direction::ClientToServer,
+            ..
+        } if x.phase == Some(Phase::TlsHandshake) => "The client's TLS library wrote its handshake in pieces with Nagle's algorithm on \
+             (GnuTLS writes TLS 1.3's compatibility ChangeCipherSpec alone, then its Finished): set TCP_NODELAY on the client socket \
+             (curl sets it; wget and gnutls-cli do not), or have the library send no compatibility record (GnuTLS priority \
+             `%DISABLE_TLS13_COMPAT_MODE`)."
+            .into(),
         Detail::Nagle { sender, .. } => match (x.kind, sender) {
             (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
             (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: tcp_nodelay on;, HAProxy: option http-no-delay), or write each message in one call.".into(),

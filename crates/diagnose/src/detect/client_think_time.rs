@@ -55,6 +55,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // (The part of a turn the client's certificate fetches took is
     // certificate_fetch's.)
     let waits = slow_turns(f.handshake_turns(), threshold, |t| {
+        if held_behind_own_record(f, t) {
+            return None;
+        }
         client_time(f, t).map(|own| own - super::certificate_fetch::fetched(f, t).ns)
     });
     preamble(f, threshold, out);
@@ -180,6 +183,28 @@ fn released_by_an_ack(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
     f.between(t.question_frame + 1, t.answer_frame)
         .iter()
         .filter(|r| r.dir != client && r.len == 0 && r.ack_set)
+        .any(|r| f.released_by(client, left, f.on_clock_of(client, r)))
+}
+
+/// Whether the client's answer in handshake turn `t` left the moment a
+/// pure ACK of the server's arrived that acknowledged client data sent
+/// inside the turn (TLS 1.3's compatibility ChangeCipherSpec, which
+/// answers nothing): Nagle held the answer behind that small record
+/// (nagle.rs names the hold), and when the client had it ready is
+/// unknown.
+fn held_behind_own_record(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
+    let client = Direction::ClientToServer;
+    let inside = f.between(t.question_frame + 1, t.answer_frame);
+    let Some(first) = inside.iter().find(|r| r.dir == client && r.len > 0) else {
+        return false;
+    };
+    let Some(answer) = f.record(t.answer_frame) else {
+        return false;
+    };
+    let left = f.on_clock_of(client, answer);
+    inside
+        .iter()
+        .filter(|r| r.dir != client && r.len == 0 && r.ack_set && seq::lt(first.seq, r.ack))
         .any(|r| f.released_by(client, left, f.on_clock_of(client, r)))
 }
 

@@ -601,7 +601,11 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
         {
             continue;
         }
-        let key = if in_tls && sender == Direction::ServerToClient {
+        // Inside the TLS handshake a hold delays the handshake, whoever
+        // sent: the server's flight, or the client's Finished behind its
+        // own unacknowledged ChangeCipherSpec (GnuTLS writes TLS 1.3's
+        // compatibility record alone, the moment the flight comes).
+        let key = if in_tls {
             (
                 if delayed {
                     FindingKind::NagleDelayedAck

@@ -364,3 +364,35 @@ fn the_rest_of_a_servers_flight_after_the_clients_compatibility_record_is_not_se
         w.run().has_no(ServerThinkTime);
     }
 }
+
+/// GnuTLS 3.7 (gnutls-cli, wget): the compatibility record leaves alone
+/// on the flight's arrival; the Finished, written at once after it, waits
+/// under Nagle for the server's ACK of that record, which the server's
+/// delayed-ACK timer holds. The handshake waited for Nagle, not for the
+/// client's work.
+#[test]
+fn a_finished_held_by_nagle_behind_the_compatibility_record_is_nagles_not_the_clients() {
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let (_, flight) = tls13_hello_and_flight(&mut w, RTT + 0.1, 0.2, Offer::tls13());
+        let arrived = w.arrival(*flight.last().unwrap());
+        w.ack(C, arrived);
+        let ccs = w.send(C, arrived + 0.3, leak(change_cipher_spec()));
+        // The server's delayed ACK of the record, 45 ms after it came.
+        let ack = w.ack(S, w.arrival(ccs) + 45.0);
+        let finished = w.send(C, w.arrival(ack) + 0.04, leak(encrypted(FINISHED_LEN)));
+        let o = w.run();
+        o.has_no(ClientThinkTime);
+        let hold = o.the(FindingKind::NagleDelayedAck);
+        assert_eq!(hold.phase, Some(Phase::TlsHandshake), "the Finished's wait");
+        assert_eq!(hold.frames, o.frames(&[finished, ack]));
+        let Detail::TlsExtraRtt { causes, .. } = &o.the(TlsExtraRtt).detail else {
+            panic!("tls_extra_rtt without its detail");
+        };
+        assert_eq!(
+            causes.first().map(|c| c.0),
+            Some(FindingKind::NagleDelayedAck)
+        );
+    }
+}
