@@ -100,13 +100,12 @@ fn check(dir: &Path, held_at_least: usize) {
         };
         holds += 1;
         let doc = run_rttdoc_json(&capture);
-        let c = connection(&doc, 0);
-        let nagle = c["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["kind"] == "nagle_delayed_ack")
-            .unwrap_or_else(|| panic!("{name}: no nagle_delayed_ack: {}", c["findings"]));
+        let the = |kind: &str| {
+            let found = findings_of(&doc, kind);
+            assert_eq!(found.len(), 1, "{name}: {kind}: {found:?}");
+            found[0].1
+        };
+        let nagle = the("nagle_delayed_ack");
         assert_eq!(nagle["phase"], "tls_handshake", "{name}");
         let frames: Vec<u64> = nagle["frames"]
             .as_array()
@@ -131,12 +130,7 @@ fn check(dir: &Path, held_at_least: usize) {
         // The client's turn was the record's 0.3 ms, not its Finished's
         // wait; the handshake's excess is the hold.
         assert_no_finding(&doc, "client_think_time");
-        let extra = c["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["kind"] == "tls_extra_rtt")
-            .expect("tls_extra_rtt");
+        let extra = the("tls_extra_rtt");
         let said = extra["explanation"].as_str().unwrap();
         assert!(said.contains("Causes: nagle_delayed_ack"), "{name}: {said}");
     }
