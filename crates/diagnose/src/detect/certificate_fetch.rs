@@ -46,6 +46,13 @@
 //! speaks first (its greeting may be what the client waited for) is not
 //! read. The time is outside the ledger's rows (between the handshake
 //! and the first request): phase none, never part of the excess.
+//!
+//! For a revocation check, what the handshake said of a stapled status
+//! is part of the finding (and of its fix): whether the ClientHello asked
+//! for one (status_request), and in TLS 1.2 whether the server's flight
+//! carried a CertificateStatus after its Certificate (TLS 1.3 staples
+//! inside the encrypted Certificate: not seen). The ClientHello's frame
+//! and the server's message after its Certificate are cited.
 
 use super::client_think_time::at_client;
 use super::server_think_time::threshold_of;

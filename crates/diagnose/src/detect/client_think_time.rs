@@ -24,6 +24,14 @@
 //! client's answer acknowledges server bytes the capture did not show (a
 //! segment it missed, a re-send it did not see): then the client may have
 //! been waiting for that segment, which is loss, not its work.
+//! TLS 1.3's compatibility ChangeCipherSpec alone in a segment answers
+//! nothing (GnuTLS, Java and rustls write it the moment the flight or
+//! its ServerHello comes): the answer is the Finished after it
+//! ([`Facts::handshake_turns`]), and away from the client the record's
+//! ACK of the flight tells when the client had it. Not when that
+//! Finished left the moment the server's ACK of the record came: Nagle
+//! held it behind the record (nagle.rs), and when the client had it
+//! ready is unknown.
 //! Never behind a load balancer that wrote a PROXY protocol header: the
 //! client there is the balancer, whose answers wait for its own client
 //! (a round trip this capture does not see, and that client's work); the
@@ -175,15 +183,7 @@ fn lone_small(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
 /// data: the ACK may have released it (Nagle), and the client's work may
 /// have ended long before.
 fn released_by_an_ack(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
-    let client = Direction::ClientToServer;
-    let Some(answer) = f.record(t.answer_frame) else {
-        return false;
-    };
-    let left = f.on_clock_of(client, answer);
-    f.between(t.question_frame + 1, t.answer_frame)
-        .iter()
-        .filter(|r| r.dir != client && r.len == 0 && r.ack_set)
-        .any(|r| f.released_by(client, left, f.on_clock_of(client, r)))
+    released_by_an_ack_of(f, t, |_| true)
 }
 
 /// Whether the client's answer in handshake turn `t` left the moment a
@@ -193,18 +193,28 @@ fn released_by_an_ack(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
 /// (nagle.rs names the hold), and when the client had it ready is
 /// unknown.
 fn held_behind_own_record(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
-    let client = Direction::ClientToServer;
     let inside = f.between(t.question_frame + 1, t.answer_frame);
-    let Some(first) = inside.iter().find(|r| r.dir == client && r.len > 0) else {
+    let Some(first) = inside
+        .iter()
+        .find(|r| r.dir == Direction::ClientToServer && r.len > 0)
+    else {
         return false;
     };
+    released_by_an_ack_of(f, t, |ack| seq::lt(first.seq, ack))
+}
+
+/// Whether the client's answer in turn `t` left the moment a pure ACK of
+/// the server's, inside the turn and acknowledging what `acks` accepts
+/// (its acknowledgment number), arrived (on the client's clock).
+fn released_by_an_ack_of(f: &Facts<'_>, t: &HandshakeTurn, acks: impl Fn(u32) -> bool) -> bool {
+    let client = Direction::ClientToServer;
     let Some(answer) = f.record(t.answer_frame) else {
         return false;
     };
     let left = f.on_clock_of(client, answer);
-    inside
+    f.between(t.question_frame + 1, t.answer_frame)
         .iter()
-        .filter(|r| r.dir != client && r.len == 0 && r.ack_set && seq::lt(first.seq, r.ack))
+        .filter(|r| r.dir != client && r.len == 0 && r.ack_set && acks(r.ack))
         .any(|r| f.released_by(client, left, f.on_clock_of(client, r)))
 }
 

@@ -66,9 +66,14 @@
 //! written no earlier than that turn arrived; when K acknowledges the
 //! peer's data, it may have been written as a reply when that data came:
 //! the silence runs from the later of them if it came after the sender's
-//! previous segment.
+//! previous segment. Phase: a K inside the TLS handshake (up to its last
+//! record) delays the handshake, whoever sent it: a server's flight, or a
+//! client's Finished behind its own unacknowledged TLS 1.3 compatibility
+//! ChangeCipherSpec (GnuTLS writes that record alone); after it, a
+//! request's or an answer's first byte, or the transfer.
 //! Fix: TCP_NODELAY on the sender (nginx `tcp_nodelay on;`), or one write
-//! per message (writev, a single buffer).
+//! per message (writev, a single buffer); for GnuTLS' record, its
+//! priority `%DISABLE_TLS13_COMPAT_MODE`.
 
 use rttdoc_wire::TcpFlags;
 use std::collections::VecDeque;
