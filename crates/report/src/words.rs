@@ -271,6 +271,17 @@ pub fn explanation(x: &Finding) -> String {
             } else {
                 listed_and_not(x)
             });
+            // A client's record held inside the TLS handshake: the
+            // handshake itself waited (GnuTLS' Finished behind its
+            // compatibility ChangeCipherSpec).
+            let in_handshake = match (sender, x.phase, x.waits.first()) {
+                (Direction::ClientToServer, Some(Phase::TlsHandshake), Some(w)) => format!(
+                    " This was inside the TLS handshake: the client's record waited behind its own earlier small one (frame {}), \
+                     and the handshake ended that much later.",
+                    w.from_frame
+                ),
+                _ => String::new(),
+            };
             match x.kind {
                 FindingKind::NagleDelayedAck => {
                     let throughput = paced
@@ -288,7 +299,7 @@ pub fn explanation(x: &Finding) -> String {
                     format!(
                         "Nagle's algorithm held the {who}'s small segment (frame {held_frame}) until the {peer} acknowledged earlier small data, and the {peer} \
                          delayed that ACK (frame {ack_frame}) by {ack_delay_ms:.0} ms with its delayed-ACK timer: {times}, {cost:.0} ms in all. \
-                         Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{throughput}",
+                         Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{in_handshake}{throughput}",
                         ack_delay_ms = fx(ack_delay_ms),
                         cost = fx(cost),
                     )
@@ -300,7 +311,7 @@ pub fn explanation(x: &Finding) -> String {
                 ),
                 _ => format!(
                     "Nagle's algorithm held the {who}'s segment (frame {held_frame}) while earlier small data was unacknowledged; the {peer}'s ACK (frame {ack_frame}) \
-                     released it {first_silence_ms:.1} ms later: {times}, {cost:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it.",
+                     released it {first_silence_ms:.1} ms later: {times}, {cost:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it.{in_handshake}",
                     first_silence_ms = fx(first_silence_ms),
                     cost = fx(cost),
                 ),

@@ -119,6 +119,13 @@ fn check(dir: &Path, held_at_least: usize) {
             (cost - hold_ms).abs() < 1.0,
             "{name}: {cost} ms, the oracle {hold_ms:.1} ms"
         );
+        let said = nagle["explanation"].as_str().unwrap();
+        assert!(
+            said.contains(&format!(
+                "behind its own earlier small one (frame {record})"
+            )),
+            "{name}: {said}"
+        );
         assert!(
             nagle["fix"]
                 .as_str()
