@@ -15,7 +15,7 @@ use crate::connection::{Connection, SegmentRecord, Stamp};
 use crate::exchange::Exchange;
 use crate::model::{
     ConnectionReport, Direction, DirectionStats, Ending, Endpoint, HandshakeReport, LadderEntry,
-    RttSource, TlsMessage, TlsMessageRef, TlsReport, TlsVersion,
+    RttSource, TlsMessage, TlsReport, TlsVersion,
 };
 use crate::preamble;
 
@@ -337,17 +337,11 @@ impl Connection {
 /// Certificate; its absence is known once a message that would follow it
 /// came (ServerKeyExchange, CertificateRequest, ServerHelloDone). TLS 1.3
 /// staples inside the encrypted Certificate: not seen.
-fn status_stapled(version: Option<u16>, messages: &[TlsMessageRef]) -> Option<bool> {
+fn status_stapled(version: Option<u16>, report: &TlsReport) -> Option<bool> {
     if version.is_none_or(|v| v >= 0x0304) {
         return None;
     }
-    let mut server = messages
-        .iter()
-        .filter(|m| m.direction == Direction::ServerToClient)
-        .map(|m| &m.message)
-        .skip_while(|m| **m != TlsMessage::Certificate)
-        .skip(1);
-    match server.next()? {
+    match report.after_certificate()?.message {
         TlsMessage::CertificateStatus => Some(true),
         TlsMessage::ServerKeyExchange
         | TlsMessage::CertificateRequest
@@ -360,7 +354,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
     let messages = std::mem::take(&mut tls.messages);
     let ch = tls.client_hello.as_ref();
     let sh = tls.server_hello.as_ref();
-    let report = Box::new(TlsReport {
+    let mut report = Box::new(TlsReport {
         version: tls.version().map(TlsVersion),
         version_inferred: tls.version_inferred(),
         cipher: sh.map(|s| cipher_name(s.cipher)),
@@ -398,7 +392,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         psk_offered: ch.is_some_and(|c| c.pre_shared_key),
         session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
         status_request_offered: ch.is_some_and(|c| c.status_request),
-        status_stapled: status_stapled(tls.version(), &messages),
+        status_stapled: None,
         early_data_offered: ch.is_some_and(|c| c.early_data),
         early_data_accepted: tls.early_data_accepted,
         early_data_preface_only: tls.early_data_preface_only(),
@@ -411,6 +405,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         messages,
         started_after: tls.preamble.map(|(start, _)| start.kind),
     });
+    report.status_stapled = status_stapled(tls.version(), &report);
     TlsFacts {
         report,
         version: tls.version(),

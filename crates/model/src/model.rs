@@ -590,6 +590,21 @@ impl Serialize for TlsMessage {
     }
 }
 
+impl TlsReport {
+    /// The server's handshake message right after its Certificate: a
+    /// stapled CertificateStatus, or the next message of a TLS 1.2 flight
+    /// without one (ServerKeyExchange, CertificateRequest,
+    /// ServerHelloDone). None when no Certificate was seen, or nothing
+    /// after it.
+    pub fn after_certificate(&self) -> Option<&TlsMessageRef> {
+        self.messages
+            .iter()
+            .filter(|m| m.direction == Direction::ServerToClient)
+            .skip_while(|m| m.message != TlsMessage::Certificate)
+            .nth(1)
+    }
+}
+
 /// One TLS handshake message or record, and the frame that completed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TlsMessageRef {

@@ -220,7 +220,6 @@ fn quoted_names(names: &[Box<str>], all: u32) -> String {
     out
 }
 
-/// What the finding means on this connection, for people.
 /// What a handshake said of a stapled status, as a sentence to follow a
 /// revocation fetch's explanation (empty when the ClientHello was not
 /// seen).
@@ -249,6 +248,7 @@ fn staple_words(staple: &StatusStaple) -> String {
     }
 }
 
+/// What the finding means on this connection, for people.
 pub fn explanation(x: &Finding) -> String {
     let cost = x.cost_ms;
     match &x.detail {

@@ -354,15 +354,7 @@ fn staple(tls: Option<&TlsReport>) -> StatusStaple {
     if !tls.status_request_offered {
         return StatusStaple::NotAsked { client_hello };
     }
-    let after_certificate = || {
-        tls.messages
-            .iter()
-            .filter(|m| m.direction == Direction::ServerToClient)
-            .skip_while(|m| m.message != TlsMessage::Certificate)
-            .nth(1)
-            .map(|m| m.frame)
-    };
-    match (tls.status_stapled, after_certificate()) {
+    match (tls.status_stapled, tls.after_certificate().map(|m| m.frame)) {
         (Some(true), Some(status)) => StatusStaple::Stapled { status },
         (Some(false), Some(flight)) => StatusStaple::NotStapled {
             client_hello,
