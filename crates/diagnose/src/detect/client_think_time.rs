@@ -41,7 +41,7 @@
 //! which skips the verification).
 
 use super::server_think_time::{preamble_finding, threshold_of};
-use super::{Facts, HandshakeTurn};
+use super::{Facts, HandshakeTurn, TimedTurn};
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Vantage, Wait};
 use rttdoc_analyze::seq;
 
@@ -60,14 +60,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let threshold = threshold_of(rtt);
-    // (The part of a turn the client's certificate fetches took is
-    // certificate_fetch's.)
-    let waits = slow_turns(f.handshake_turns(), threshold, |t| {
-        if held_behind_own_record(f, t) {
-            return None;
-        }
-        client_time(f, t).map(|own| own - super::certificate_fetch::fetched(f, t).ns)
-    });
+    let waits = slow(handshake_client_turns(f), threshold);
     preamble(f, threshold, out);
     if waits.is_empty() {
         return;
@@ -121,7 +114,35 @@ fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
     let Some((kind, _)) = f.preamble_row() else {
         return;
     };
-    let waits = slow_turns(f.preamble_turns(), threshold, |t| {
+    let waits = slow(preamble_client_turns(f), threshold);
+    if let Some(x) = preamble_finding(f, FindingKind::ClientThinkTime, kind, 0.0, waits) {
+        out.push(x);
+    }
+}
+
+/// The client's turns in the TLS handshake, timed (module docs), whatever
+/// their length: not one whose answer waited behind the client's own
+/// record (Nagle's), nor the part its certificate fetches took
+/// (certificate_fetch's); none behind a balancer ([`behind_balancer`]).
+pub(super) fn handshake_client_turns(f: &Facts<'_>) -> Vec<TimedTurn> {
+    if f.report.proxy_protocol.is_some() {
+        return Vec::new();
+    }
+    timed(f.handshake_turns(), |t| {
+        if held_behind_own_record(f, t) {
+            return None;
+        }
+        client_time(f, t).map(|own| own - super::certificate_fetch::fetched(f, t).ns)
+    })
+}
+
+/// The client's turns in the plaintext preamble, timed as [`preamble`]
+/// says, whatever their length; none behind a balancer.
+pub(super) fn preamble_client_turns(f: &Facts<'_>) -> Vec<TimedTurn> {
+    if f.report.proxy_protocol.is_some() {
+        return Vec::new();
+    }
+    timed(f.preamble_turns(), |t| {
         if released_by_an_ack(f, t) {
             return None;
         }
@@ -129,32 +150,33 @@ fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
         // left, as the handshake's packets did: no flight's serialization
         // to hide in the estimate.
         client_time(f, t).or_else(|| lone_small(f, t).then_some(t.wait_ns))
-    });
-    if let Some(x) = preamble_finding(f, FindingKind::ClientThinkTime, kind, 0.0, waits) {
-        out.push(x);
-    }
+    })
 }
 
-/// The client's turns among `turns` whose time (`think`, None when the
-/// capture cannot tell) reached `threshold`, as waits from the server's
-/// last segment to the client's answer, ended by the client's own work.
-fn slow_turns(
-    turns: &[HandshakeTurn],
-    threshold: i64,
-    think: impl Fn(&HandshakeTurn) -> Option<i64>,
-) -> Vec<Wait> {
+/// The client's turns among `turns` that `think` can time (None when the
+/// capture cannot tell), from the server's last segment to the client's
+/// answer.
+fn timed(turns: &[HandshakeTurn], think: impl Fn(&HandshakeTurn) -> Option<i64>) -> Vec<TimedTurn> {
     turns
         .iter()
         .filter(|t| t.answerer == Direction::ClientToServer)
         .filter_map(|t| {
-            let think = think(t)?;
-            (think >= threshold).then(|| Wait {
+            Some(TimedTurn {
                 from_frame: t.question_frame,
                 to_frame: t.answer_frame,
-                release_frame: None,
-                ms: think as f64 / 1e6,
+                ns: think(t)?,
             })
         })
+        .collect()
+}
+
+/// Those of `turns` that reached `threshold`, as waits ended by the
+/// client's own work.
+fn slow(turns: Vec<TimedTurn>, threshold: i64) -> Vec<Wait> {
+    turns
+        .iter()
+        .filter(|t| t.ns >= threshold)
+        .map(TimedTurn::wait)
         .collect()
 }
 

@@ -167,6 +167,10 @@ pub struct Facts<'a> {
     /// (`server_think_time::server_ticks`), found on first use and shared
     /// by the ledger's idle turns and the think-time search.
     pub(crate) server_ticks_view: std::cell::OnceCell<Option<server_think_time::Ticks>>,
+    /// The server's turn on each exchange ([`Facts::server_turns`]),
+    /// found on first use and shared by server_think_time (the long ones)
+    /// and the hosts' short turnarounds (host_turnarounds.rs).
+    pub(crate) server_turns_view: std::cell::OnceCell<Vec<server_think_time::ServerTurn>>,
     /// Per sender, the shortest round trip its data showed
     /// (`retransmission::fastest_round_trip`), found on first use and
     /// shared by `retransmission` and the window stalls' loss test.
@@ -213,6 +217,30 @@ pub fn pure_ack(r: &SegmentRecord) -> bool {
 /// TCP_DELACK_MIN, 40 ms; Windows waits 200 ms, BSDs 100 ms): an ACK that
 /// left sooner after the data arrived was not delayed by one.
 pub const DELAYED_ACK_MIN_NS: i64 = 40_000_000;
+
+/// A host's turn as a think-time detector times it: from the question's
+/// frame (its last copy) to the answer's first, and the host's own time
+/// in it (ns, on its clock), whatever its length. The detectors report
+/// the turns of at least their threshold; the shorter ones are the hosts'
+/// normal turnarounds (host_turnarounds.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TimedTurn {
+    pub from_frame: u64,
+    pub to_frame: u64,
+    pub ns: i64,
+}
+
+impl TimedTurn {
+    /// The turn as a finding's wait, ended by the host's own work.
+    pub fn wait(&self) -> crate::model::Wait {
+        crate::model::Wait {
+            from_frame: self.from_frame,
+            to_frame: self.to_frame,
+            release_frame: None,
+            ms: self.ns as f64 / 1e6,
+        }
+    }
+}
 
 /// One turn of a TLS handshake ([`Facts::handshake_turns`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -439,6 +467,19 @@ impl<'a> Facts<'a> {
     pub fn handshake_turns(&self) -> &[HandshakeTurn] {
         self.handshake_turns_view
             .get_or_init(|| self.find_handshake_turns())
+    }
+
+    /// The server's turn on each exchange, as server_think_time times it
+    /// for this connection's threshold, upstream calls taken off
+    /// (`server_think_time::exchange_turns`), whatever its length; none
+    /// without a round trip.
+    pub(crate) fn server_turns(&self) -> &[server_think_time::ServerTurn] {
+        self.server_turns_view.get_or_init(|| match self.rtt_ns {
+            Some(rtt) => {
+                server_think_time::exchange_turns(self, server_think_time::threshold_of(rtt), true)
+            }
+            None => Vec::new(),
+        })
     }
 
     fn find_handshake_turns(&self) -> Vec<HandshakeTurn> {

@@ -101,7 +101,7 @@
 //! exchange of small messages and that delay (a chain's first poll):
 //! idle time, not think time.
 
-use super::Facts;
+use super::{Facts, TimedTurn};
 use crate::model::{
     Detail, Direction, Finding, FindingKind, Phase, PreambleKind, TlsMessage, Wait,
 };
@@ -116,117 +116,19 @@ const ALWAYS_NS: i64 = 20_000_000;
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns else { return };
     let threshold = threshold_of(rtt);
-    let on_server = |frame: u64| {
-        f.record(frame)
-            .map(|r| f.on_clock_of(Direction::ServerToClient, r))
-    };
     let mut handshake: Vec<Wait> = Vec::new();
     let mut hello_frames: Option<(u64, u64)> = None;
-    if let Some(tls) = &f.report.tls {
-        let ch = tls
-            .messages
-            .iter()
-            .find(|m| m.message == TlsMessage::ClientHello)
-            .map(|m| m.frame);
-        let sh = tls
-            .messages
-            .iter()
-            .find(|m| {
-                m.message == TlsMessage::ServerHello || m.message == TlsMessage::HelloRetryRequest
-            })
-            .map(|m| m.frame);
-        // The server's first packet after the ClientHello with data or its
-        // FIN: when it re-sends bytes the capture missed, or is a FIN
-        // behind them, the answer first left at a time the capture does
-        // not show (its first copy lost on the way), and its wait is
-        // unknown, as for an answer that began in a hole (the ledger's).
-        // So is it when the client had sent more than the answer
-        // acknowledges: the server may have been waiting for that.
-        let answer_missed = ch.is_some_and(|hello| {
-            let Some(answer) = f
-                .between(hello + 1, u64::MAX)
-                .iter()
-                .find(|r| r.dir == Direction::ServerToClient && (r.len > 0 || r.flags.fin()))
-            else {
-                return false;
-            };
-            let client_sent = f
-                .between(0, answer.frame)
-                .iter()
-                .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
-                .map(|r| r.end)
-                .reduce(seq::max);
-            answer.retransmission
-                || answer.len == 0
-                || (answer.ack_set && client_sent.is_some_and(|end| seq::lt(answer.ack, end)))
-        });
-        if let (Some(ch), Some(sh), false) = (ch, sh, answer_missed) {
-            // The ClientHello reached the server with its last
-            // transmission before the answer (a lost one arrives with its
-            // re-send, a timeout later: rto_stall's wait, not the
-            // server's), as a request does (below).
-            let hello = f.record(ch).map(|r| (r.seq, r.end));
-            let ch = f
-                .between(ch + 1, sh)
-                .iter()
-                .filter(|r| r.dir == Direction::ClientToServer && r.retransmission && r.len > 0)
-                .filter(|r| hello.is_some_and(|(a, b)| seq::le(a, r.seq) && seq::lt(r.seq, b)))
-                .map(|r| r.frame)
-                .next_back()
-                .unwrap_or(ch);
-            if let (Some(tq), Some(ta)) = (on_server(ch), on_server(sh)) {
-                // The ServerHello record may end in a later segment than the
-                // one that started it: take the first server data after the ClientHello.
-                let (first_frame, first) = f
-                    .timeline
-                    .iter()
-                    .filter(|r| r.dir == Direction::ServerToClient && r.len > 0 && r.frame > ch)
-                    .map(|r| (r.frame, f.on_clock_of(Direction::ServerToClient, r)))
-                    .next()
-                    .unwrap_or((sh, ta));
-                // When the answer was captured.
-                let queue = f
-                    .record(first_frame)
-                    .map_or(0, |r| f.answer_queue_ns(r.ts_ns));
-                let mut think = first - tq - queue;
-                // Acknowledged on arrival: the ClientHello was there by
-                // then (as for a request, below).
-                if let Some((k, _)) =
-                    f.acked_on_arrival(Direction::ServerToClient, ch, first_frame, tq)
-                {
-                    think = think.min(first - k);
-                }
-                if think >= threshold {
-                    hello_frames = Some((ch, sh));
-                    handshake.push(Wait {
-                        from_frame: ch,
-                        to_frame: first_frame,
-                        release_frame: None,
-                        ms: think as f64 / 1e6,
-                    });
-                }
-            }
-        }
+    if let Some((sh, t)) = hello_turn(f).filter(|(_, t)| t.ns >= threshold) {
+        hello_frames = Some((t.from_frame, sh));
+        handshake.push(t.wait());
     }
     // The server's later flights (a full TLS 1.2 handshake's Finished,
-    // the ServerHello after a HelloRetryRequest): from the client's flight
-    // (its last copy) to the server's answer, less the path's queue.
+    // the ServerHello after a HelloRetryRequest).
     let mut later_ms = 0.0;
-    for turn in f.handshake_turns().iter() {
-        if turn.answerer != Direction::ServerToClient || turn.first || !turn.complete {
-            continue;
-        }
-        let think = turn.wait_ns - f.answer_queue_ns(turn.answer_ts_ns);
-        if think >= threshold {
-            let ms = think as f64 / 1e6;
-            later_ms += ms;
-            handshake.push(Wait {
-                from_frame: turn.stale_resend.unwrap_or(turn.question_frame),
-                to_frame: turn.answer_frame,
-                release_frame: None,
-                ms,
-            });
-        }
+    for t in later_flight_turns(f).filter(|t| t.ns >= threshold) {
+        let w = t.wait();
+        later_ms += w.ms;
+        handshake.push(w);
     }
     if !handshake.is_empty() {
         let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
@@ -265,11 +167,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // Request/response (plain, or records inside TLS): request arrival to
     // the first response byte, one finding for all of a connection's
     // exchanges.
-    let mut slow = slow_exchanges(f, threshold, true);
+    let mut slow: Vec<ServerTurn> = f
+        .server_turns()
+        .iter()
+        .filter(|s| s.3 >= threshold)
+        .copied()
+        .collect();
     // What a server's timer paced (found once, for the ledger too).
     slow.retain(|s| !f.idle_exchanges.contains(&s.0));
     // A server that speaks first: its greeting, numbered 0.
-    if let Some(g) = greeting_wait(f, threshold) {
+    if let Some(g) = greeting_turn(f).filter(|g| g.3 >= threshold) {
         slow.insert(0, g);
     }
     let Some(worst) = slow.iter().max_by_key(|s| s.3) else {
@@ -307,6 +214,107 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     out.push(y);
 }
 
+/// The server's turn on the ClientHello (module docs), whatever its
+/// length: the ServerHello's frame, and the turn from the ClientHello's
+/// last copy to the server's first data after it, on the server's clock,
+/// less the path's queue; none when the capture cannot time it (no
+/// ServerHello, an answer that began where the capture missed it).
+fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
+    let server = Direction::ServerToClient;
+    let on_server = |frame: u64| f.record(frame).map(|r| f.on_clock_of(server, r));
+    let tls = f.report.tls.as_ref()?;
+    let ch = tls
+        .messages
+        .iter()
+        .find(|m| m.message == TlsMessage::ClientHello)?
+        .frame;
+    let sh = tls
+        .messages
+        .iter()
+        .find(|m| {
+            m.message == TlsMessage::ServerHello || m.message == TlsMessage::HelloRetryRequest
+        })?
+        .frame;
+    // The server's first packet after the ClientHello with data or its
+    // FIN: when it re-sends bytes the capture missed, or is a FIN
+    // behind them, the answer first left at a time the capture does
+    // not show (its first copy lost on the way), and its wait is
+    // unknown, as for an answer that began in a hole (the ledger's).
+    // So is it when the client had sent more than the answer
+    // acknowledges: the server may have been waiting for that.
+    if let Some(answer) = f
+        .between(ch + 1, u64::MAX)
+        .iter()
+        .find(|r| r.dir == server && (r.len > 0 || r.flags.fin()))
+    {
+        let client_sent = f
+            .between(0, answer.frame)
+            .iter()
+            .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
+            .map(|r| r.end)
+            .reduce(seq::max);
+        if answer.retransmission
+            || answer.len == 0
+            || (answer.ack_set && client_sent.is_some_and(|end| seq::lt(answer.ack, end)))
+        {
+            return None;
+        }
+    }
+    // The ClientHello reached the server with its last transmission
+    // before the answer (a lost one arrives with its re-send, a timeout
+    // later: rto_stall's wait, not the server's), as a request does.
+    let hello = f.record(ch).map(|r| (r.seq, r.end));
+    let ch = f
+        .between(ch + 1, sh)
+        .iter()
+        .filter(|r| r.dir == Direction::ClientToServer && r.retransmission && r.len > 0)
+        .filter(|r| hello.is_some_and(|(a, b)| seq::le(a, r.seq) && seq::lt(r.seq, b)))
+        .map(|r| r.frame)
+        .next_back()
+        .unwrap_or(ch);
+    let (tq, ta) = (on_server(ch)?, on_server(sh)?);
+    // The ServerHello record may end in a later segment than the one
+    // that started it: take the first server data after the ClientHello.
+    let (first_frame, first) = f
+        .timeline
+        .iter()
+        .filter(|r| r.dir == server && r.len > 0 && r.frame > ch)
+        .map(|r| (r.frame, f.on_clock_of(server, r)))
+        .next()
+        .unwrap_or((sh, ta));
+    // When the answer was captured.
+    let queue = f
+        .record(first_frame)
+        .map_or(0, |r| f.answer_queue_ns(r.ts_ns));
+    let mut think = first - tq - queue;
+    // Acknowledged on arrival: the ClientHello was there by then (as
+    // for a request, below).
+    if let Some((k, _)) = f.acked_on_arrival(server, ch, first_frame, tq) {
+        think = think.min(first - k);
+    }
+    let turn = TimedTurn {
+        from_frame: ch,
+        to_frame: first_frame,
+        ns: think,
+    };
+    Some((sh, turn))
+}
+
+/// The server's later flights (a full TLS 1.2 handshake's Finished,
+/// the ServerHello after a HelloRetryRequest): from the client's flight
+/// (its last copy) to the server's answer, less the path's queue,
+/// whatever their length.
+fn later_flight_turns<'f, 'a>(f: &'f Facts<'a>) -> impl Iterator<Item = TimedTurn> + use<'f, 'a> {
+    f.handshake_turns()
+        .iter()
+        .filter(|t| t.answerer == Direction::ServerToClient && !t.first && t.complete)
+        .map(|t| TimedTurn {
+            from_frame: t.stale_resend.unwrap_or(t.question_frame),
+            to_frame: t.answer_frame,
+            ns: t.wait_ns - f.answer_queue_ns(t.answer_ts_ns),
+        })
+}
+
 /// The plaintext preamble before TLS (a proxy's CONNECT, a STARTTLS
 /// dialog, a database's SSL request; [`Facts::preamble_turns`]): the
 /// server's greeting, from the handshake's ACK as any greeting is
@@ -317,15 +325,40 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// phase: a proxy's answer waits for its own connection to the
 /// destination, a mail server's for its checks of the client.
 fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
-    let Some((kind, row)) = f.preamble_row() else {
+    let Some((kind, _)) = f.preamble_row() else {
         return;
     };
-    let turns = f.preamble_turns();
+    let mut greeting_ms = 0.0;
+    let mut waits = Vec::new();
+    for (t, greets) in preamble_server_turns(f) {
+        if t.ns < threshold {
+            continue;
+        }
+        let w = t.wait();
+        if greets {
+            greeting_ms = w.ms;
+        }
+        waits.push(w);
+    }
+    if let Some(x) = preamble_finding(f, FindingKind::ServerThinkTime, kind, greeting_ms, waits) {
+        out.push(x);
+    }
+}
+
+/// The server's turns in the plaintext preamble, timed as [`preamble`]
+/// says, whatever their length, and whether each is its greeting.
+pub(super) fn preamble_server_turns(f: &Facts<'_>) -> Vec<(TimedTurn, bool)> {
+    let Some((_, row)) = f.preamble_row() else {
+        return Vec::new();
+    };
     let server = Direction::ServerToClient;
     let mut held = None;
-    let mut waits = Vec::new();
-    let mut greeting_ms = 0.0;
-    for t in turns.iter().filter(|t| t.answerer == server && t.complete) {
+    let mut turns = Vec::new();
+    for t in f
+        .preamble_turns()
+        .iter()
+        .filter(|t| t.answerer == server && t.complete)
+    {
         let greets = t.question_frame == row.start_frame
             && f.record(t.question_frame).is_some_and(|r| r.len == 0);
         let (from_frame, think) = if greets {
@@ -341,23 +374,14 @@ fn preamble(f: &Facts<'_>, threshold: i64, out: &mut Vec<Finding>) {
                 t.wait_ns - f.answer_queue_ns(t.answer_ts_ns),
             )
         };
-        if think < threshold {
-            continue;
-        }
-        let ms = think as f64 / 1e6;
-        if greets {
-            greeting_ms = ms;
-        }
-        waits.push(Wait {
+        let turn = TimedTurn {
             from_frame,
             to_frame: t.answer_frame,
-            release_frame: None,
-            ms,
-        });
+            ns: think,
+        };
+        turns.push((turn, greets));
     }
-    if let Some(x) = preamble_finding(f, FindingKind::ServerThinkTime, kind, greeting_ms, waits) {
-        out.push(x);
-    }
+    turns
 }
 
 /// One finding of a side's slow turns in a preamble (`waits`), in its
@@ -398,18 +422,13 @@ pub(super) fn preamble_finding(
 /// queue; none under the threshold, none when the greeting was a tick of
 /// the server's own timer (the ledger's idle exchange 0,
 /// [`pushed_exchanges`]).
-fn greeting_wait(f: &Facts<'_>, threshold: i64) -> Option<(usize, u64, u64, i64)> {
+pub(super) fn greeting_turn(f: &Facts<'_>) -> Option<ServerTurn> {
     let (opened, greeted) = f.greeting?;
     let (from, think) = greeting_think(f, opened, greeted);
-    (think >= threshold && !f.idle_exchanges.contains(&0)).then_some((
-        0,
-        from,
-        greeted.frame,
-        think,
-    ))
+    (!f.idle_exchanges.contains(&0)).then_some((0, from, greeted.frame, think))
 }
 
-/// A greeting's wait on the server ([`greeting_wait`]): the frame it
+/// A greeting's wait on the server ([`greeting_turn`]): the frame it
 /// began at (the opening packet's last copy the server had before it
 /// greeted) and its length, on the server's clock, less the path's queue
 /// and a connection the server opened back to the client meanwhile.
@@ -484,7 +503,7 @@ const TIMER_MIN_NS: i64 = 1_000_000_000;
 /// The slow exchanges (`(number, request frame, response frame, delay)`)
 /// that a server's timer paced, not its work (module docs): their
 /// numbers, or none.
-fn timer_paced(f: &Facts<'_>, slow: &[(usize, u64, u64, i64)]) -> Vec<usize> {
+fn timer_paced(f: &Facts<'_>, slow: &[ServerTurn]) -> Vec<usize> {
     let one_segment = f
         .mss(Direction::ServerToClient)
         .max(f.mss(Direction::ClientToServer)) as u64;
@@ -543,13 +562,28 @@ fn replied_at_once(f: &Facts<'_>, frame: u64) -> bool {
 /// request the capture missed): `(number, request frame, response frame,
 /// delay)`. With `less_upstream`, a proxy's wait for its upstream
 /// (upstream_wait.rs) is not its own.
-fn slow_exchanges(
+fn slow_exchanges(f: &Facts<'_>, threshold: i64, less_upstream: bool) -> Vec<ServerTurn> {
+    let mut slow = exchange_turns(f, threshold, less_upstream);
+    slow.retain(|s| s.3 >= threshold);
+    slow
+}
+
+/// A server's turn: `(exchange number, request frame, response frame,
+/// the server's time in ns)`; the greeting is exchange 0.
+pub(crate) type ServerTurn = (usize, u64, u64, i64);
+
+/// The server's turn on each exchange that the rules above leave the
+/// server's own work, whatever its length ([`Facts::server_turns`] keeps
+/// them for the connection's threshold, upstream calls taken off):
+/// server_think_time reports those of at least `threshold`; shorter ones
+/// are the server's normal turnaround (host_turnarounds.rs).
+pub(super) fn exchange_turns(
     f: &Facts<'_>,
     threshold: i64,
     less_upstream: bool,
-) -> Vec<(usize, u64, u64, i64)> {
+) -> Vec<ServerTurn> {
     let held = held_segments(f);
-    let mut slow: Vec<(usize, u64, u64, i64)> = Vec::new();
+    let mut slow: Vec<ServerTurn> = Vec::new();
     let on_server = |frame: u64| {
         f.record(frame)
             .map(|r| f.on_clock_of(Direction::ServerToClient, r))
@@ -654,8 +688,7 @@ fn slow_exchanges(
         if asks_nothing(f, x, first, threshold) {
             continue;
         }
-        if think >= threshold
-            && !held
+        if !held
             && !client_closed_before(f, span)
             && !server_ticks(f)
                 .is_some_and(|t| t.answers_on_timer(x.request_first.ts_ns, first.ts_ns))

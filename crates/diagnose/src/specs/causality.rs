@@ -111,6 +111,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         handshake_turns_view: Default::default(),
         preamble_turns_view: Default::default(),
         server_ticks_view: Default::default(),
+        server_turns_view: Default::default(),
         fastest_round_trip_views: Default::default(),
         path_mtu_views: Default::default(),
         not_taken_view: Default::default(),
