@@ -798,6 +798,8 @@ fn report_with(
         excess_ms,
         findings: Vec::new(),
         unexplained_ms: 0.0,
+        client_turnaround_ms: 0.0,
+        server_turnaround_ms: 0.0,
         later_windows: None,
         ladder: c.ladder.map(Vec::into_boxed_slice),
         series: c.series.map(Box::new),
@@ -1086,6 +1088,11 @@ fn report_with(
         (true, None) => crate::detect::run(&facts),
         (true, Some(_)) => crate::detect::run_window(&facts),
     };
+    // The hosts' own short turns, for what no finding will account for.
+    let turnarounds = match c.detect {
+        true => crate::detect::host_turnarounds(&facts, &findings),
+        false => Default::default(),
+    };
     // (Asked only where there are later windows to tell.)
     let nagle_off = if windowed {
         [Direction::ClientToServer, Direction::ServerToClient]
@@ -1096,11 +1103,22 @@ fn report_with(
     // What the request itself waited before it was all out is known,
     // though, where a finding proves it (a POST's body Nagle held).
     request_waits_before_a_hole(&mut report, &c.exchanges, &ideals, &findings);
+    let mut later_turnarounds = [0.0; 2];
     if let Some(later) = later {
+        later_turnarounds = later.turnaround_ms;
         crate::window::join(&mut report, &mut findings, later, nagle_off);
         (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
     }
-    report.unexplained_ms = attribute(&report.ledger, &mut findings);
+    let left = attribute(&report.ledger, &mut findings);
+    report.unexplained_ms = left.iter().sum();
+    // Each window's short turns within what it left unexplained, and all
+    // of them within what the whole connection did.
+    let mut host = turnarounds.within(&left);
+    for (h, l) in host.iter_mut().zip(later_turnarounds) {
+        *h += l;
+    }
+    let scale = (report.unexplained_ms / (host[0] + host[1]).max(f64::MIN_POSITIVE)).min(1.0);
+    [report.client_turnaround_ms, report.server_turnaround_ms] = host.map(|h| h * scale);
     report.findings = findings;
     (report, nagle_off)
 }
@@ -1282,9 +1300,13 @@ fn latency_excess(ledger: &[LedgerRow]) -> (f64, f64) {
 }
 
 /// Shares each latency phase's excess among the findings in that phase,
-/// largest cost first, none beyond its own cost; returns what is left
-/// (`unexplained_ms`). `tls_extra_rtt` restates the others and takes none.
-fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f64 {
+/// largest cost first, none beyond its own cost; returns what is left in
+/// each phase (indexed like [`Phase::ALL`]; summed, `unexplained_ms`).
+/// `tls_extra_rtt` restates the others and takes none.
+fn attribute(
+    ledger: &[LedgerRow],
+    findings: &mut [crate::model::Finding],
+) -> [f64; Phase::ALL.len()] {
     // Excess left per phase (indexed like Phase::ALL; transfer stays 0).
     let mut left = [0.0f64; Phase::ALL.len()];
     for r in ledger.iter().filter(|r| r.phase.is_latency()) {
@@ -1306,7 +1328,7 @@ fn attribute(ledger: &[LedgerRow], findings: &mut [crate::model::Finding]) -> f6
         x.attributed_ms = share;
         left[p as usize] -= share;
     }
-    left.iter().sum()
+    left
 }
 
 /// The connection's name lookup for people and programs: its span on the

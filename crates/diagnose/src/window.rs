@@ -15,10 +15,14 @@
 //!   `Expect: 100-continue` wait, a restart after idle) stays one finding
 //!   each, up to [`SEPARATE_KEPT`].
 //!
+//! - the hosts' short turnarounds it left unexplained (host_turnarounds.rs),
+//!   summed per host.
+//!
 //! When the connection ends, [`join`] adds the rows and findings to its
 //! report before the cost is attributed, so the numbers on one screen add
 //! up: the ledger's excess is what the findings account for plus what is
-//! unexplained, over the whole connection.
+//! unexplained (of which the hosts' short turnarounds), over the whole
+//! connection.
 
 use crate::detect::{frames_filter, waits_phase, FRAMES_CITED, RESENDS_CITED};
 use crate::model::FindingKind;
@@ -59,6 +63,8 @@ pub(crate) fn fold(
     for row in &report.ledger {
         add_row(&mut later.rows, row.clone());
     }
+    later.turnaround_ms[0] += report.client_turnaround_ms;
+    later.turnaround_ms[1] += report.server_turnaround_ms;
     let found = std::mem::take(&mut report.findings);
     for mut f in found {
         renumber(&mut f.detail, window.exchanges_before);

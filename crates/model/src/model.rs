@@ -149,6 +149,10 @@ pub struct LaterWindows {
     /// not Nagle holds.
     #[serde(skip)]
     pub nagle_off: [bool; 2],
+    /// The hosts' short turnarounds in them (ms; client, server), each
+    /// window's within what no finding of its own accounted for.
+    #[serde(skip)]
+    pub turnaround_ms: [f64; 2],
 }
 
 /// The waits of a finding past the ones it lists ([`MAX_WAITS_LISTED`]):
@@ -890,6 +894,11 @@ pub enum Detail {
         /// It was HTTP/2's connection preface alone (by its size): no
         /// request rode in it, so taking it saved nothing.
         preface_only: bool,
+        /// Taken, but the request's answer left only after the client's
+        /// Finished reached the server (this frame, the Finished): the
+        /// server held the request for the handshake, and nothing was
+        /// saved.
+        held_until: Option<u64>,
     },
     /// A non-idempotent request in 0-RTT early data.
     EarlyDataUnsafe {
@@ -1741,6 +1750,14 @@ pub struct ConnectionReport {
     pub findings: Vec<Finding>,
     /// Latency-phase excess no finding accounts for (ms, >= 0).
     pub unexplained_ms: f64,
+    /// Of `unexplained_ms`, the client's own turnarounds too short to be
+    /// a cause (below `client_think_time`'s threshold): its TLS
+    /// library's work on the server's flight, say (ms, >= 0).
+    pub client_turnaround_ms: f64,
+    /// Of `unexplained_ms`, the server's own turnarounds too short to be
+    /// a cause (below `server_think_time`'s threshold): its signing, a
+    /// handler's few milliseconds (ms, >= 0).
+    pub server_turnaround_ms: f64,
     /// A long connection's segments past the first [`TIMELINE_CAP`],
     /// diagnosed a window at a time: which frames and exchanges they
     /// hold. Their ledger rows are summed per phase (one row each, after
@@ -1845,6 +1862,6 @@ mod tests {
     #[test]
     fn a_report_stays_small_to_move() {
         let size = std::mem::size_of::<ConnectionReport>();
-        assert!(size <= 560, "ConnectionReport is {size} bytes");
+        assert!(size <= 576, "ConnectionReport is {size} bytes");
     }
 }

@@ -151,7 +151,7 @@
     root.appendChild(el('div', { class: 'cards', 'data-section': 'summary' }, [
       card('Connections', String(o.connections), o.over_ideal + ' over the ideal by ≥ 1 RTT'),
       card('Time lost', fmtMs(lost), 'latency ' + fmtMs(o.excess_ms_total) + ', transfer stalls ' + fmtMs(o.stall_ms_total)),
-      card('Latency explained', fmtMs(o.explained_ms), 'by the findings; unexplained ' + fmtMs(o.unexplained_ms)),
+      card('Latency explained', fmtMs(o.explained_ms), 'by the findings; ' + (o.turnaround_ms > 0 ? 'the hosts\' own short turnarounds ' + fmtMs(o.turnaround_ms) + ', ' : '') + 'unexplained ' + fmtMs(Math.max(0, o.unexplained_ms - (o.turnaround_ms || 0)))),
       card('TLS resumption', pct(o.resumed, o.tls_connections), o.resumed + ' of ' + o.tls_connections + ' TLS connections'),
       card('TCP Fast Open', o.tfo_attempts ? pct(o.tfo_accepted, o.tfo_attempts) + ' accepted' : 'not tried', o.tfo_accepted + ' of ' + o.tfo_attempts + ' SYNs with data'),
       card('0-RTT early data', o.early_data_sent ? pct(o.early_data_accepted, o.early_data_sent) + ' accepted' : 'not sent', o.early_data_accepted + ' of ' + o.early_data_sent + ' sent'),
@@ -398,7 +398,8 @@
     root.appendChild(ledgerBars(c));
 
     root.appendChild(el('h3', { text: 'Findings' }));
-    if (!c.findings.length) root.appendChild(el('p', { class: 'muted', text: 'None: ' + (c.excess_ms > 0 ? fmtMs(c.unexplained_ms) + ' beyond the ideal that no detector explains.' : 'the connection took the round trips it needed.') }));
+    var turnarounds = c.turnaround_ms > 0 ? ' (of it, ' + fmtMs(c.turnaround_ms) + ' the hosts\' own turnarounds, each too short to be a cause)' : '';
+    if (!c.findings.length) root.appendChild(el('p', { class: 'muted', text: 'None: ' + (c.excess_ms > 0 ? fmtMs(c.unexplained_ms) + ' beyond the ideal that no detector explains' + turnarounds + '.' : 'the connection took the round trips it needed.') }));
     c.findings.forEach(function (f, i) {
       var sel = i === state.finding;
       var box = el('div', { class: 'finding' + (sel ? ' selected' : ''), 'data-finding': f.kind, 'data-index': i }, [

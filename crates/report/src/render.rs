@@ -320,14 +320,14 @@ impl Renderer for JsonLines<'_> {
 /// One row per connection; the columns are [`CSV_COLUMNS`].
 struct Csv<'w> {
     out: csv::Writer<Box<dyn Write + 'w>>,
-    /// One field's text, reused: a row is 22 fields, and a capture of a
+    /// One field's text, reused: a row is 24 fields, and a capture of a
     /// SYN flood is hundreds of thousands of rows.
     field: String,
 }
 
 /// The CSV header, in column order (docs/json-schema.md explains each:
 /// they are the JSON fields of the same names).
-pub const CSV_COLUMNS: [&str; 22] = [
+pub const CSV_COLUMNS: [&str; 24] = [
     "stream",
     "client",
     "server",
@@ -350,6 +350,8 @@ pub const CSV_COLUMNS: [&str; 22] = [
     "stall_ms",
     "findings",
     "same_connection_as",
+    "client_turnaround_ms",
+    "server_turnaround_ms",
 ];
 
 impl<'w> Csv<'w> {
@@ -449,6 +451,8 @@ impl Renderer for Csv<'_> {
                 let _ = write!(f, "{s}");
             }
         })?;
+        self.field(|f| num(f, c.client_turnaround_ms))?;
+        self.field(|f| num(f, c.server_turnaround_ms))?;
         self.out.write_record(None::<&[u8]>)?;
         Ok(())
     }

@@ -212,6 +212,10 @@ pub struct Summary {
     pub explained_ms: f64,
     /// The part no finding accounts for.
     pub unexplained_ms: f64,
+    /// Of `unexplained_ms`, the hosts' own turnarounds too short to be a
+    /// cause (the connections' `client_turnaround_ms`, `server_turnaround_ms`).
+    pub client_turnaround_ms: f64,
+    pub server_turnaround_ms: f64,
     /// Time lost to stalls inside transfers (after the first byte): the
     /// costs of transfer-phase findings, which the latency ledger does
     /// not count.
@@ -286,6 +290,8 @@ impl Summary {
             excess_ms_total: 0.0,
             explained_ms: 0.0,
             unexplained_ms: 0.0,
+            client_turnaround_ms: 0.0,
+            server_turnaround_ms: 0.0,
             stall_ms_total: 0.0,
             tls_connections: 0,
             resumed: 0,
@@ -334,6 +340,8 @@ impl Summary {
         }
         self.excess_ms_total += c.excess_ms;
         self.unexplained_ms += c.unexplained_ms;
+        self.client_turnaround_ms += c.client_turnaround_ms;
+        self.server_turnaround_ms += c.server_turnaround_ms;
         if let Some(tls) = &c.tls {
             self.tls_connections += 1;
             if tls.resumed == Some(true) {

@@ -39,7 +39,8 @@ fn right(s: impl ToString) -> Cell {
 }
 
 /// The capture's time lost in one sentence whose numbers add up:
-/// latency excess = explained + unexplained; transfer stalls apart.
+/// latency excess = explained + the hosts' short turnarounds +
+/// unexplained; transfer stalls apart.
 pub fn headline(s: &crate::summary::Summary) -> String {
     // Waits before the SYNs are in no ledger: said apart, never summed in.
     let cost = |kinds: &[FindingKind]| -> f64 {
@@ -83,13 +84,26 @@ pub fn headline(s: &crate::summary::Summary) -> String {
     if s.excess_ms_total <= 0.0 && s.stall_ms_total <= 0.0 {
         return format!("No time lost beyond the ideal: no latency phase over its ideal by more than the floor (2 ms), no transfer stalls found.{before}");
     }
-    let mut line = format!(
-        "Time lost: {} of latency beyond the ideal ({} explained by the causes below + {} unexplained), and {} in transfer stalls.",
-        fmt_ms(s.excess_ms_total),
-        fmt_ms(s.explained_ms),
-        fmt_ms(s.unexplained_ms),
-        fmt_ms(s.stall_ms_total),
-    );
+    let turnarounds = s.client_turnaround_ms + s.server_turnaround_ms;
+    let mut line = if turnarounds >= 0.005 {
+        format!(
+            "Time lost: {} of latency beyond the ideal ({} explained by the causes below + {} the hosts' own turnarounds, each too short to be a cause + {} unexplained), and {} in transfer stalls. {}",
+            fmt_ms(s.excess_ms_total),
+            fmt_ms(s.explained_ms),
+            fmt_ms(turnarounds),
+            fmt_ms((s.unexplained_ms - turnarounds).max(0.0)),
+            fmt_ms(s.stall_ms_total),
+            turnaround_words(s.client_turnaround_ms, s.server_turnaround_ms),
+        )
+    } else {
+        format!(
+            "Time lost: {} of latency beyond the ideal ({} explained by the causes below + {} unexplained), and {} in transfer stalls.",
+            fmt_ms(s.excess_ms_total),
+            fmt_ms(s.explained_ms),
+            fmt_ms(s.unexplained_ms),
+            fmt_ms(s.stall_ms_total),
+        )
+    };
     // Each connection's loss is its own, so a proxy's client and its
     // upstream both count the upstream's time: say so, the sum stands.
     if let Some(upstream) = s
@@ -104,6 +118,16 @@ pub fn headline(s: &crate::summary::Summary) -> String {
     }
     line.push_str(&before);
     line
+}
+
+/// What the hosts' short turnarounds were (host_turnarounds.rs in the
+/// diagnosis): each side's share, and that it is their own work.
+fn turnaround_words(client_ms: f64, server_ms: f64) -> String {
+    format!(
+        "The turnarounds are each host's time from the other's message arriving to its own answer leaving, under the threshold of server_think_time and client_think_time: the servers' {} (signing for a ClientHello, a request's handler), the clients' {} (checking the server's certificate, writing the request); the hosts' CPU and scheduling, not the network.",
+        fmt_ms(server_ms),
+        fmt_ms(client_ms)
+    )
 }
 
 /// The excess in a table cell. Every excess the totals count is shown, so
@@ -1070,11 +1094,22 @@ pub fn render_connection(
     )?;
     writeln!(out, "{}", ledger_table(&c.ledger, opts))?;
     if c.excess_rtts > 0.0 {
+        let turnarounds = c.client_turnaround_ms + c.server_turnaround_ms;
+        let of_it = if turnarounds >= 0.005 {
+            format!(
+                "; of it, {} the hosts' own turnarounds, each too short to be a cause (the server's {}, the client's {})",
+                fmt_ms(turnarounds),
+                fmt_ms(c.server_turnaround_ms),
+                fmt_ms(c.client_turnaround_ms)
+            )
+        } else {
+            String::new()
+        };
         say(
             out,
             opts,
             format!(
-                "Latency phases spent {} beyond ideal ({}).",
+                "Latency phases spent {} beyond ideal ({}){of_it}.",
                 fmt_rtts(c.excess_rtts),
                 fmt_ms(c.excess_ms)
             ),
@@ -1123,13 +1158,14 @@ pub fn render_connection(
                 ),
             )?;
         }
-        if c.unexplained_ms > 0.5 {
+        let unexplained = c.unexplained_ms - c.client_turnaround_ms - c.server_turnaround_ms;
+        if unexplained > 0.5 {
             say(
                 out,
                 opts,
                 format!(
                     "  unexplained: {} of the latency phases' excess",
-                    fmt_ms(c.unexplained_ms)
+                    fmt_ms(unexplained)
                 ),
             )?;
         }

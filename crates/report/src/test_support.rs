@@ -43,6 +43,8 @@ pub(crate) fn report(server_port: u16) -> ConnectionReport {
         excess_ms: 0.0,
         findings: vec![],
         unexplained_ms: 0.0,
+        client_turnaround_ms: 0.0,
+        server_turnaround_ms: 0.0,
         later_windows: None,
         ladder: None,
         series: None,

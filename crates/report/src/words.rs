@@ -548,10 +548,21 @@ pub fn explanation(x: &Finding) -> String {
         Detail::EarlyData {
             accepted: Some(true),
             preface_only: true,
+            ..
         } => "The server accepted the client's 0-RTT early data, but all it held was HTTP/2's connection preface (its size: \
               the magic, SETTINGS, WINDOW_UPDATE, PRIORITY frames): no request rode in it, so nothing was answered sooner; \
               the requests left after the handshake, as without 0-RTT."
             .into(),
+        Detail::EarlyData {
+            accepted: Some(true),
+            held_until: Some(finished),
+            ..
+        } => format!(
+            "The request rode in 0-RTT early data with the ClientHello and the server accepted it (the client sent \
+             EndOfEarlyData), but did not answer it before the handshake ended: the answer left only after the client's \
+             Finished (frame {finished}) reached the server, {cost:.0} ms after the request had. 0-RTT saved no round trip here.",
+            cost = fx(cost)
+        ),
         Detail::EarlyData { accepted, .. } => match accepted {
             Some(true) => "The request rode in 0-RTT early data with the ClientHello and the server accepted it (the client \
                            sent EndOfEarlyData): the answer could leave with the server's first flight, a round trip sooner."
@@ -1662,8 +1673,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::EarlyData {
             accepted: Some(true),
             preface_only: true,
+            ..
         } => "Nothing to change on the server: the client had no request ready when it sent its early data (a connection \
               opened ahead of need). A client that has its request when it connects sends it in the early data, a round trip sooner."
+            .into(),
+        Detail::EarlyData {
+            accepted: Some(true),
+            held_until: Some(_),
+            ..
+        } => "Let the server (or the proxy terminating TLS) pass requests that arrive in early data on at once instead of \
+              holding them until the handshake completes: nginx with ssl_early_data on; hands them to the application with \
+              $ssl_early_data set (proxy_set_header Early-Data $ssl_early_data; lets the backend answer unsafe ones 425 Too Early); \
+              on HAProxy, only the requests a wait-for-handshake rule names should wait. Otherwise stop accepting 0-RTT here: \
+              it saves nothing and leaves the replay risk."
             .into(),
         Detail::EarlyData { accepted, .. } => match accepted {
             Some(true) => "Working as intended for idempotent requests; answer non-idempotent early requests (POST) with 425 Too Early \

@@ -214,7 +214,7 @@ fn released_by_an_ack(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
 /// answers nothing): Nagle held the answer behind that small record
 /// (nagle.rs names the hold), and when the client had it ready is
 /// unknown.
-fn held_behind_own_record(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
+pub(super) fn held_behind_own_record(f: &Facts<'_>, t: &HandshakeTurn) -> bool {
     let inside = f.between(t.question_frame + 1, t.answer_frame);
     let Some(first) = inside
         .iter()

@@ -21,6 +21,7 @@ mod downlink_queue;
 mod early_data_unsafe;
 mod expect_continue;
 mod hello_retry_request;
+mod host_turnarounds;
 mod http_auth_challenge;
 mod http_redirect;
 mod initcwnd;
@@ -51,6 +52,7 @@ pub mod window_stalls;
 mod zero_window;
 
 pub use early_data_unsafe::request_in;
+pub use host_turnarounds::{measure as host_turnarounds, HostTurnarounds};
 pub use nagle::held_requests;
 pub(crate) use retransmission::waits_phase;
 pub use sender_pace::sent_as_written;

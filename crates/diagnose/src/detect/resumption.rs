@@ -14,7 +14,13 @@
 //!   record of exactly 4 + 1 + tag bytes) before its Finished. Accepted:
 //!   saved 1 RTT (negative cost), unless all it held was HTTP/2's
 //!   connection preface (its size, `h2` offered: Firefox sends it before
-//!   it has a request), which asks nothing and saved nothing; rejected: the request is re-sent after
+//!   it has a request), which asks nothing and saved nothing, or the
+//!   server held the request until the handshake completed (HAProxy 2.6
+//!   with `allow-0rtt`: its first flight carries no answer): the answer
+//!   left after the client's Finished reached the server, so nothing was
+//!   saved and the request waited from its arrival to the Finished's
+//!   (the wait, released by the Finished; on the server's clock);
+//!   rejected: the request is re-sent after
 //!   the handshake, 1 RTT later than promised (time to first byte). The
 //!   wait: from the early data to the client's first new data after its
 //!   Finished (the request sent again), released by the server's last
@@ -87,15 +93,32 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut x = f.finding(FindingKind::EarlyData, Some(Phase::FirstByte));
         x.frames = frames;
         x.display_filter = f.filter_frames(&x.frames);
+        let held = match tls.early_data_accepted {
+            Some(true) if !tls.early_data_preface_only => held_for_handshake(f, &tls.messages),
+            _ => None,
+        };
         x.detail = Detail::EarlyData {
             accepted: tls.early_data_accepted,
             preface_only: tls.early_data_preface_only,
+            held_until: held.and_then(|w| w.release_frame),
         };
         match tls.early_data_accepted {
             // Taken, but it asked nothing: the requests left after the
             // handshake, as without 0-RTT.
             Some(true) if tls.early_data_preface_only => {
                 x.cost_ms = 0.0;
+                x.confidence = 0.9;
+            }
+            // Taken, and held for the handshake: the wait.
+            Some(true) if held.is_some() => {
+                x.waits = held.into_iter().collect();
+                x.cost_ms = x.waits.iter().map(|w| w.ms).sum();
+                x.frames
+                    .extend(x.waits.iter().flat_map(|w| w.release_frame));
+                x.frames.extend(x.waits.iter().map(|w| w.to_frame));
+                // (EndOfEarlyData and the Finished share a segment.)
+                x.frames.dedup();
+                x.display_filter = f.filter_frames(&x.frames);
                 x.confidence = 0.9;
             }
             Some(true) => {
@@ -118,6 +141,51 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         out.push(x);
     }
+}
+
+/// Accepted 0-RTT data the server answered only after the client's
+/// Finished reached it: a wait from the early data to the answer's first
+/// segment, released by the Finished, of the time from the early data's
+/// arrival to the Finished's, on the server's clock (what the server did
+/// after the Finished came is its turn on the request, as on any). The request rode in the early
+/// data (the first exchange's request began in its record); the answer
+/// left after the Finished arrived, less half a round trip for the
+/// clock shift's error (at a capture away from the server), where an
+/// answer the early data bought leaves with the server's first flight, a
+/// round trip before the Finished can arrive. None when the answer was not
+/// held, or the capture cannot tell.
+fn held_for_handshake(f: &Facts<'_>, messages: &[TlsMessageRef]) -> Option<Wait> {
+    let server = Direction::ServerToClient;
+    let early = messages
+        .iter()
+        .find(|m| m.message == TlsMessage::EarlyData)?
+        .first_frame;
+    let x = f
+        .exchanges
+        .first()
+        .filter(|x| x.request_first.frame == early)?;
+    let (early, finished, answer) = (
+        f.record(early)?,
+        f.record(f.tls_end_frame?)?,
+        f.record(x.response_first?.frame)?,
+    );
+    if finished.dir != Direction::ClientToServer || answer.frame < finished.frame {
+        return None;
+    }
+    let (arrived, released, left) = (
+        f.on_clock_of(server, early),
+        f.on_clock_of(server, finished),
+        f.on_clock_of(server, answer),
+    );
+    if left < released - f.rtt_ns? / 2 {
+        return None;
+    }
+    Some(Wait {
+        from_frame: early.frame,
+        to_frame: answer.frame,
+        release_frame: Some(finished.frame),
+        ms: (released - arrived).max(0) as f64 / 1e6,
+    })
 }
 
 /// Rejected 0-RTT data's wait: from the first early-data record to the

@@ -28,7 +28,8 @@
 //! Not retransmissions (the tracker tells them apart, see connection.rs):
 //! keep-alive and zero-window probes (sent on purpose at the edge of what
 //! the peer acknowledged), a second copy of a packet in the capture, SYNs
-//! (`syn_retransmit`'s). Nor the re-sends of full-size segments a hop
+//! (`syn_retransmit`'s), nor the re-send of data a SYN carried that its
+//! SYN-ACK refused (TCP Fast Open rejected: `tfo_rejected`'s). Nor the re-sends of full-size segments a hop
 //! narrower than both ends could not carry (path_mtu.rs: a router's ICMP
 //! "too big", or smaller copies after a black hole's timeouts): they and
 //! a window stall overlapping their waits are `path_mtu`'s. The finding
@@ -418,6 +419,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // answer it may simply be gone: not evidence of loss.
             if !r.retransmission
                 || r.len == 0
+                || refused_syn_data(f, r)
                 || spurious(f, r)
                 || mtu_resends.contains(&r.frame)
                 || not_taken.as_ref().is_some_and(|s| s.contains(&r.frame))
@@ -478,7 +480,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         if data
             .first()
-            .is_some_and(|(_, r)| r.retransmission && r.len > 0)
+            .is_some_and(|(_, r)| r.retransmission && r.len > 0 && !refused_syn_data(f, r))
         {
             // The first one seen is already a retransmission (the capture
             // started after the original): no silence to measure.
@@ -612,4 +614,23 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             out.push(y);
         }
     }
+}
+
+/// Whether `r` sends again data its SYN carried that the server's SYN-ACK
+/// did not acknowledge (TCP Fast Open rejected: tfo.rs). The kernel
+/// re-sends refused SYN data as soon as the SYN-ACK arrives: nothing was
+/// lost, and the wait is `tfo_rejected`'s.
+fn refused_syn_data(f: &Facts<'_>, r: &SegmentRecord) -> bool {
+    let handshake = &f.report.handshake;
+    if !handshake
+        .tfo
+        .as_ref()
+        .is_some_and(|t| t.outcome == crate::model::TfoOutcome::Rejected)
+    {
+        return false;
+    }
+    handshake
+        .syn_frame
+        .and_then(|s| f.record(s))
+        .is_some_and(|syn| syn.dir == r.dir && seq::le(syn.seq, r.seq) && seq::lt(r.seq, syn.end))
 }

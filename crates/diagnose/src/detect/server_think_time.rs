@@ -219,7 +219,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// last copy to the server's first data after it, on the server's clock,
 /// less the path's queue; none when the capture cannot time it (no
 /// ServerHello, an answer that began where the capture missed it).
-fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
+pub(super) fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
     let server = Direction::ServerToClient;
     let on_server = |frame: u64| f.record(frame).map(|r| f.on_clock_of(server, r));
     let tls = f.report.tls.as_ref()?;
@@ -304,7 +304,9 @@ fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
 /// the ServerHello after a HelloRetryRequest): from the client's flight
 /// (its last copy) to the server's answer, less the path's queue,
 /// whatever their length.
-fn later_flight_turns<'f, 'a>(f: &'f Facts<'a>) -> impl Iterator<Item = TimedTurn> + use<'f, 'a> {
+pub(super) fn later_flight_turns<'f, 'a>(
+    f: &'f Facts<'a>,
+) -> impl Iterator<Item = TimedTurn> + use<'f, 'a> {
     f.handshake_turns()
         .iter()
         .filter(|t| t.answerer == Direction::ServerToClient && !t.first && t.complete)

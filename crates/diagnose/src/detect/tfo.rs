@@ -11,7 +11,11 @@
 //!   re-sends the refused data as soon as the SYN-ACK arrives,
 //!   `tcp_rcv_fastopen_synack`); both are the client's packets, so the
 //!   wait is on its clock at any vantage. Without the re-send in the
-//!   capture there is no wait to cite, and no cost.
+//!   capture there is no wait to cite, and no cost. Its phase is where
+//!   the lost round trip shows: the first request's time to first byte
+//!   when the SYN carried the request, the TLS handshake when it carried
+//!   the ClientHello (that row starts at the SYN), else the TCP
+//!   handshake. The re-send is no loss (retransmission.rs).
 //!
 //! Fix for rejections: on the server `net.ipv4.tcp_fastopen` with bit 2
 //! (2 or 3) and the listener option (nginx `listen ... fastopen=256`,
@@ -19,7 +23,7 @@
 //! servers; check for middleboxes stripping option 34.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TfoOutcome, Wait};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TfoOutcome, TlsMessage, Wait};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tfo) = &f.report.handshake.tfo else {
@@ -37,13 +41,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         _ => return,
     };
     // The SYN's data was the first request: what TFO saves or loses shows
-    // in that request's time to first byte.
+    // in that request's time to first byte; or the ClientHello: in the
+    // TLS handshake's row, which starts at the SYN.
     let request_in_syn = f
         .exchanges
         .first()
         .is_some_and(|x| x.request_first.frame == syn);
+    let hello_in_syn = f.report.tls.as_ref().is_some_and(|t| {
+        t.messages
+            .iter()
+            .any(|m| m.message == TlsMessage::ClientHello && m.frame == syn)
+    });
     let phase = if request_in_syn {
         Phase::FirstByte
+    } else if hello_in_syn {
+        Phase::TlsHandshake
     } else {
         Phase::TcpHandshake
     };

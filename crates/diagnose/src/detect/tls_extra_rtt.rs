@@ -46,25 +46,9 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
     let explained: f64 = causes.iter().map(|c| c.cost_ms).sum();
     // The turns no cause claimed: each host's own work, below a cause's
     // threshold.
-    let host_ms: f64 = f
-        .handshake_turns()
-        .iter()
-        .filter(|t| {
-            !causes
-                .iter()
-                .any(|c| c.waits.iter().any(|w| w.to_frame == t.answer_frame))
-        })
-        .filter(|t| t.complete)
-        .map(|t| match t.answerer {
-            // The client's time as client_think_time measures it where it
-            // can (from its ACK of the flight), else the estimate.
-            Direction::ClientToServer => {
-                super::client_think_time::client_time(f, t).unwrap_or(t.wait_ns)
-            }
-            Direction::ServerToClient => t.wait_ns,
-        })
-        .map(|ns| ns.max(0) as f64 / 1e6)
-        .sum();
+    let host_ms = super::host_turnarounds::measure(f, causes_found).in_phase(Phase::TlsHandshake)
+        as f64
+        / 1e6;
     // What is left beyond the hosts' time must be worth a round trip's
     // half, and more than the ledger's floor (on loopback, microseconds).
     let floor_ms = (f.rtt_ns.unwrap_or(0) / 2).max(super::causality::EXCESS_FLOOR_NS) as f64 / 1e6;

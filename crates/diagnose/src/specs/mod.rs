@@ -30,6 +30,7 @@ mod early_data_unsafe;
 mod expect_continue;
 mod h2_window_limited;
 mod hello_retry_request;
+mod host_turnarounds;
 mod http_auth_challenge;
 mod http_redirect;
 mod initcwnd;

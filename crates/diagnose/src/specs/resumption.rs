@@ -9,9 +9,13 @@
 //! > - `early_data`: the ClientHello offered 0-RTT data [...]. with early
 //! >   data accepted the client sends EndOfEarlyData (a record of exactly
 //! >   4 + 1 + tag bytes) before its Finished. Accepted: saved 1 RTT
-//! >   (negative cost); rejected: the request is re-sent after the
-//! >   handshake, 1 RTT later than promised (cost 1 RTT, time to first
-//! >   byte).
+//! >   (negative cost), [...] or the server held the request until the
+//! >   handshake completed [...]: the answer left after the client's
+//! >   Finished reached the server, so nothing was saved and the request
+//! >   waited from its arrival to the Finished's (the wait, released by
+//! >   the Finished; on the server's clock); rejected: the request is
+//! >   re-sent after the handshake, 1 RTT later than promised (cost 1
+//! >   RTT, time to first byte).
 //!
 //! (The code's own comment: a TLS 1.2 resumption by session id that fails
 //! is not seen, since TLS 1.3 clients send a random legacy session id.)
@@ -306,4 +310,86 @@ fn early_data_that_was_only_the_http2_preface_saved_nothing() {
     // Without h2 offered, bytes of that size may be an HTTP/1.1 request.
     let o = accepted_early(false, FIREFOX_PREFACE + 17);
     assert_ms(o.the(EarlyData).cost_ms, -RTT, 1e-6, "not HTTP/2's");
+}
+
+/// Accepted 0-RTT early data carrying a request (an HTTP/1.1 GET, in the
+/// clear as far as the tracker is concerned: a record after the
+/// ClientHello), seen from `path`; the server answers with its first
+/// flight (`held` false: 0.5 ms after the early data arrived) or only
+/// once the client's Finished has arrived (`held`: 0.3 ms after it).
+/// Returns the outcome and the early data, the Finished and the answer.
+fn answered_early(path: Path, held: bool) -> (Outcome, Id, Id, Id) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let offer = Offer {
+        psk: true,
+        early_data: true,
+        ..Offer::tls13()
+    };
+    w.send(C, 40.1, leak(client_hello(offer)));
+    let data = w.send(C, 40.11, leak(encrypted(120)));
+    let flight: Vec<Id> = segments(&tls13_server_flight(0, true))
+        .into_iter()
+        .map(|s| w.send(S, w.arrival(data) + 0.5, s))
+        .collect();
+    let last = *flight.last().unwrap();
+    let answer_at = w.sent(last) + 0.01;
+    let back = w.arrival(last);
+    w.send(C, back, leak(encrypted(END_OF_EARLY_DATA_LEN)));
+    let fin = w.send(C, back + 0.01, leak(encrypted(FINISHED_LEN)));
+    let at = if held {
+        w.arrival(fin) + 0.3
+    } else {
+        answer_at
+    };
+    let answer = w.send(S, at, leak(encrypted(400)));
+    (w.run(), data, fin, answer)
+}
+
+#[test]
+fn early_data_answered_with_the_first_flight_saved_a_round_trip_at_every_vantage() {
+    for path in Path::all(RTT) {
+        let (o, ..) = answered_early(path, false);
+        let f = o.the(EarlyData);
+        assert_ms(f.cost_ms, -RTT, 1e-6, "the answer left with the flight");
+        assert!(f.waits.is_empty());
+    }
+}
+
+#[test]
+fn early_data_the_server_held_until_the_finished_saved_nothing_at_every_vantage() {
+    for path in Path::all(RTT) {
+        let (o, data, fin, answer) = answered_early(path, true);
+        let f = o.the(EarlyData);
+        assert_eq!(f.phase, Some(Phase::FirstByte));
+        // From the early data's arrival to the Finished's, on the
+        // server's clock: the server's 0.5 ms, the flight's round trip,
+        // the client's 0.01 ms between its EndOfEarlyData and Finished.
+        assert_waits(
+            &f.waits,
+            &[o.wait(data, answer, Some(fin), 0.5 + RTT + 0.01)],
+            1e-3,
+        );
+        assert_cost_is_its_waits(f);
+        assert!(f.frames.contains(&o.frame(fin)) && f.frames.contains(&o.frame(answer)));
+        // The server's 0.3 ms on the request after the Finished is its
+        // own short turnaround, and with the wait it is the first byte's
+        // whole excess.
+        let first_byte: f64 = o
+            .report
+            .ledger
+            .iter()
+            .filter(|r| r.phase == Phase::FirstByte)
+            .filter_map(|r| r.excess_ms)
+            .sum();
+        assert_ms(first_byte, f.cost_ms + 0.3, 0.02, "the first byte's excess");
+        // (Its 0.5 ms on the ClientHello is no excess of the handshake's:
+        // under the ledger's 2 ms floor.)
+        assert_ms(
+            o.report.server_turnaround_ms,
+            0.3,
+            0.02,
+            "the server's turns",
+        );
+    }
 }

@@ -10,12 +10,14 @@
 //! >   the RTT TFO would have saved is lost.
 //!
 //! docs/findings.md: cost 0, -1 RTT, +1 RTT (time to first byte when the
-//! SYN carried the request).
+//! SYN carried the request, the TLS handshake when it carried the
+//! ClientHello). The second sending is no retransmission: nothing was
+//! lost.
 
 use rttdoc_wire::Tfo;
 
 use super::*;
-use crate::model::Phase;
+use crate::model::{Detail, Phase};
 use FindingKind::{TfoAccepted, TfoCookieRequest, TfoRejected};
 
 const RTT: f64 = 40.0;
@@ -93,6 +95,54 @@ fn data_in_the_syn_the_syn_ack_does_not_acknowledge_is_tfo_rejected_losing_a_rou
         assert_waits(&f.waits, &[o.wait(syn, again, Some(sa), RTT)], 1e-6);
         assert_cost_is_its_waits(f);
         assert_eq!(all_tfo(&o), vec![TfoRejected]);
+        // The kernel sent the refused data again as the SYN-ACK came:
+        // refused, not lost.
+        o.has_no(FindingKind::Retransmission);
+    }
+}
+
+#[test]
+fn a_refused_client_hello_costs_the_tls_handshake_its_round_trip() {
+    // curl --tcp-fastopen over TLS: the ClientHello rides in the SYN, the
+    // server ignores it; the TLS handshake's row starts at the SYN, and
+    // its extra round trip is the rejection's.
+    use super::tls::*;
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        let syn = w.syn_data(
+            0.0,
+            Tfo::Cookie { len: 8 },
+            leak(client_hello(Offer::tls13())),
+        );
+        let sa = w.syn_ack(w.arrival(syn));
+        let one = w.abs_seq(C, 1);
+        w.edit(sa, |s| s.ack = one);
+        let again = w.send_at(C, w.arrival(sa), 1, leak(client_hello(Offer::tls13())));
+        let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+            .into_iter()
+            .map(|s| w.send(S, w.arrival(again) + 0.5, s))
+            .collect();
+        w.send(
+            C,
+            w.arrival(*flight.last().unwrap()),
+            leak(encrypted(FINISHED_LEN)),
+        );
+        let o = w.run();
+        let f = o.the(TfoRejected);
+        assert_eq!(f.phase, Some(Phase::TlsHandshake));
+        assert_waits(&f.waits, &[o.wait(syn, again, Some(sa), RTT)], 1e-6);
+        assert_ms(
+            f.attributed_ms,
+            RTT,
+            1e-6,
+            "the handshake's extra round trip",
+        );
+        o.has_no(FindingKind::Retransmission);
+        // What the handshake names as its cause.
+        let Detail::TlsExtraRtt { causes, .. } = &o.the(FindingKind::TlsExtraRtt).detail else {
+            panic!("tls_extra_rtt's detail")
+        };
+        assert_eq!(causes.first().map(|c| c.0), Some(TfoRejected));
     }
 }
 
