@@ -7,6 +7,8 @@
 #   scripts/loopback-capture.sh OUT.pcap churn N       # the benchmark's corpora:
 #   scripts/loopback-capture.sh OUT.pcap keepalive N   #   N packets each (tcpdump -c N;
 #   scripts/loopback-capture.sh OUT.pcap bulk N        #   wrk is stopped when N are in)
+#   scripts/loopback-capture.sh OUT.pcap curls N       # N curl processes, 8 at a time,
+#                                                      #   their TLS keys in OUT.pcap.keylog
 #
 # churn:     wrk -t1 -c20 -H "Connection: close": one TLS handshake per request
 #            of a 4 KB page (the shape of API traffic without connection reuse);
@@ -104,7 +106,17 @@ pids+=($!)
 for _ in $(seq 50); do [[ -s "$out" ]] && break; sleep 0.1; done
 sleep 0.5
 c="curl -s -o /dev/null"
-if [[ "$mode" == wrk ]]; then
+if [[ "$mode" == curls ]]; then
+  # One TLS connection per curl process (TLS 1.3, every third TLS 1.2),
+  # eight at once on the machine's cores: the hosts' turnarounds (nginx's
+  # one worker signing, each curl verifying) are what the connections
+  # take beyond their microsecond round trips.
+  export SSLKEYLOGFILE="$out.keylog"
+  seq "$secs" | xargs -P 8 -I{} sh -c 'case $(({} % 3)) in
+      0) curl -s -k -o /dev/null --tlsv1.2 --tls-max 1.2 https://127.0.0.1:18443/index.html ;;
+      *) curl -s -k -o /dev/null --tlsv1.3 https://127.0.0.1:18443/index.html ;;
+    esac'
+elif [[ "$mode" == wrk ]]; then
   wrk -t1 -c16 -d"${secs}s" https://127.0.0.1:18443/page.html >/dev/null
 else
   # keep-alive HTTP/1.1: two requests on one connection

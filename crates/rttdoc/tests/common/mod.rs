@@ -95,7 +95,6 @@ impl Drop for TempDir {
     }
 }
 
-/// The workspace's tests/data directory.
 /// Runs `scripts/<name>` (a capture script: root, namespaces) with
 /// `args`; fails the test with the script's error output if it fails,
 /// else returns that output (what the script skipped, say).
@@ -113,6 +112,7 @@ pub fn run_capture_script(name: &str, args: &[&std::ffi::OsStr]) -> String {
     stderr
 }
 
+/// The workspace's tests/data directory.
 pub fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data")
 }
