@@ -849,6 +849,8 @@ fn report_with(
                 preamble_turns_view: Default::default(),
                 server_ticks_view: Default::default(),
                 server_turns_view: Default::default(),
+                hello_turn_view: Default::default(),
+                short_turns_view: Default::default(),
                 fastest_round_trip_views: Default::default(),
                 path_mtu_views: Default::default(),
                 not_taken_view: Default::default(),

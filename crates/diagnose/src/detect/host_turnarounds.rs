@@ -36,7 +36,7 @@
 
 use super::client_think_time::{handshake_client_turns, preamble_client_turns};
 use super::server_think_time::{
-    greeting_turn, hello_turn, later_flight_turns, preamble_server_turns, threshold_of,
+    greeting_turn, later_flight_turns, preamble_server_turns, threshold_of,
 };
 use super::{Facts, TimedTurn};
 use crate::model::{Direction, Finding, Phase};
@@ -84,7 +84,7 @@ pub fn measure(f: &Facts<'_>, findings: &[Finding]) -> HostTurnarounds {
         return host;
     };
     let threshold = threshold_of(rtt);
-    let mut add = |phase: Phase, side: Direction, t: &TimedTurn| {
+    for &(phase, side, t) in f.short_turns() {
         let claimed = findings.iter().any(|x| {
             x.phase == Some(phase)
                 && x.waits
@@ -94,30 +94,37 @@ pub fn measure(f: &Facts<'_>, findings: &[Finding]) -> HostTurnarounds {
         if t.ns > 0 && t.ns < threshold && !claimed {
             host.ns[phase as usize][side.index()] += t.ns;
         }
-    };
+    }
+    host
+}
+
+/// Every turn of the connection's that the module docs name, timed, with
+/// its phase and the host that answered, whatever its length
+/// ([`Facts::short_turns`] keeps them for the calls that filter them).
+pub(super) fn timed_turns(f: &Facts<'_>) -> Vec<(Phase, Direction, TimedTurn)> {
+    let mut out = Vec::new();
     let (client, server) = (Direction::ClientToServer, Direction::ServerToClient);
-    let tls = Phase::TlsHandshake;
-    for t in handshake_turns(f) {
-        add(tls, t.0, &t.1);
+    for (side, t) in handshake_turns(f) {
+        out.push((Phase::TlsHandshake, side, t));
     }
     if let Some((kind, _)) = f.preamble_row() {
         for (t, _) in preamble_server_turns(f) {
-            add(kind.phase(), server, &t);
+            out.push((kind.phase(), server, t));
         }
         for t in preamble_client_turns(f) {
-            add(kind.phase(), client, &t);
+            out.push((kind.phase(), client, t));
         }
     }
     let first_byte = Phase::FirstByte;
     if let Some((_, from, to, ns)) = greeting_turn(f) {
-        add(first_byte, server, &turn(from, to, ns));
+        out.push((first_byte, server, turn(from, to, ns)));
     }
     for &(n, from, to, ns) in f.server_turns() {
         if !f.idle_exchanges.contains(&n) {
-            add(first_byte, server, &turn(from, to, ns));
+            out.push((first_byte, server, turn(from, to, ns)));
         }
     }
-    host
+    out
 }
 
 /// The TLS handshake's turns, each timed as its detector times it where
@@ -131,7 +138,7 @@ pub fn measure(f: &Facts<'_>, findings: &[Finding]) -> HostTurnarounds {
 /// of the flight; not a client answer Nagle held behind the client's own
 /// record (nagle.rs), nor turns the capture did not show whole.
 fn handshake_turns(f: &Facts<'_>) -> Vec<(Direction, TimedTurn)> {
-    let hello = hello_turn(f).map(|(_, t)| t);
+    let hello = f.hello_turn().map(|(_, t)| t);
     let later = later_flight_turns(f).collect::<Vec<_>>();
     let client = handshake_client_turns(f);
     let timed = |turns: &[TimedTurn], to: u64| turns.iter().find(|t| t.to_frame == to).copied();

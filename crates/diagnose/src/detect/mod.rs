@@ -173,6 +173,14 @@ pub struct Facts<'a> {
     /// found on first use and shared by server_think_time (the long ones)
     /// and the hosts' short turnarounds (host_turnarounds.rs).
     pub(crate) server_turns_view: std::cell::OnceCell<Vec<server_think_time::ServerTurn>>,
+    /// The server's turn on the ClientHello (`server_think_time::hello_turn`),
+    /// timed on first use and shared by server_think_time and the hosts'
+    /// turnarounds.
+    pub(crate) hello_turn_view: std::cell::OnceCell<Option<(u64, TimedTurn)>>,
+    /// The turns the hosts' turnarounds are made of
+    /// (`host_turnarounds::timed_turns`), timed on first use and shared by
+    /// `tls_extra_rtt` and the ledger.
+    pub(crate) short_turns_view: std::cell::OnceCell<Vec<(Phase, Direction, TimedTurn)>>,
     /// Per sender, the shortest round trip its data showed
     /// (`retransmission::fastest_round_trip`), found on first use and
     /// shared by `retransmission` and the window stalls' loss test.
@@ -482,6 +490,19 @@ impl<'a> Facts<'a> {
             }
             None => Vec::new(),
         })
+    }
+
+    /// The server's turn on the ClientHello ([`Facts::hello_turn_view`]).
+    pub(crate) fn hello_turn(&self) -> Option<(u64, TimedTurn)> {
+        *self
+            .hello_turn_view
+            .get_or_init(|| server_think_time::hello_turn(self))
+    }
+
+    /// The hosts' turns, timed ([`Facts::short_turns_view`]).
+    pub(crate) fn short_turns(&self) -> &[(Phase, Direction, TimedTurn)] {
+        self.short_turns_view
+            .get_or_init(|| host_turnarounds::timed_turns(self))
     }
 
     fn find_handshake_turns(&self) -> Vec<HandshakeTurn> {

@@ -118,7 +118,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let threshold = threshold_of(rtt);
     let mut handshake: Vec<Wait> = Vec::new();
     let mut hello_frames: Option<(u64, u64)> = None;
-    if let Some((sh, t)) = hello_turn(f).filter(|(_, t)| t.ns >= threshold) {
+    if let Some((sh, t)) = f.hello_turn().filter(|(_, t)| t.ns >= threshold) {
         hello_frames = Some((t.from_frame, sh));
         handshake.push(t.wait());
     }
