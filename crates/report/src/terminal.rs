@@ -124,7 +124,7 @@ pub fn headline(s: &crate::summary::Summary) -> String {
 /// diagnosis): each side's share, and that it is their own work.
 fn turnaround_words(client_ms: f64, server_ms: f64) -> String {
     format!(
-        "The turnarounds are each host's time from the other's message arriving to its own answer leaving, under the threshold of server_think_time and client_think_time: the servers' {} (signing for a ClientHello, a request's handler), the clients' {} (checking the server's certificate, writing the request); the hosts' CPU and scheduling, not the network.",
+        "The turnarounds are each host's time from the other's message arriving to its own answer leaving, under the threshold of server_think_time and client_think_time: the servers' {} (signing for a ClientHello, a request's handler), the clients' {} (checking the server's certificate, writing the request); the hosts' CPU and scheduling as the round trip places them, not lost round trips.",
         fmt_ms(server_ms),
         fmt_ms(client_ms)
     )

@@ -723,7 +723,10 @@ impl<'a> Facts<'a> {
     /// is new, Linux's quick-ACK mode, or when no delayed-ACK timer holds
     /// it), so the data had arrived by then; an arrival estimated too
     /// early, from a handshake a queue made slow, only makes the ACK look
-    /// later.
+    /// later. None at the answerer: there the arrival is seen, not
+    /// estimated, and an ACK after it left when the answerer's kernel got
+    /// to the data or its application read it (a busy worker's backlog),
+    /// which is the answerer's own time.
     pub fn acked_on_arrival(
         &self,
         answerer: Direction,
@@ -731,6 +734,9 @@ impl<'a> Facts<'a> {
         answer_frame: u64,
         arrival: i64,
     ) -> Option<(i64, u64)> {
+        if self.captured_at(answerer) {
+            return None;
+        }
         let end = self.record(question_frame)?.end;
         let ack = self
             .between(question_frame + 1, answer_frame)

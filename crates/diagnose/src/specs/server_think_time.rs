@@ -749,6 +749,26 @@ fn a_request_the_server_acknowledged_on_arrival_began_its_time_there() {
     assert_ms(o.the(ServerThinkTime).cost_ms, 60.0, EXACT, "ACK to answer");
 }
 
+/// At the server the request's arrival is seen, not estimated: an ACK
+/// the server's kernel sent 15 ms after it (when its worker read the
+/// request, or a BSD stack's ACK timer) bounds nothing, and the server's
+/// time runs from the arrival. Away from the server that ACK still marks
+/// the arrival the path may have delayed.
+#[test]
+fn at_the_server_a_later_ack_of_its_own_does_not_shorten_its_time() {
+    for (path, think) in [(Path::at_server(40.0), 35.0), (Path::at_client(40.0), 20.0)] {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        let req = w.send(C, 100.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        let arrived = w.arrival(req);
+        w.ack(S, arrived + 15.0);
+        let resp = w.send(S, arrived + 35.0, b"HTTP/1.1 200 OK\r\n\r\n");
+        w.ack(C, w.arrival(resp));
+        let o = w.run();
+        assert_ms(o.the(ServerThinkTime).cost_ms, think, EXACT, "the server's");
+    }
+}
+
 /// An ACK a delayed-ACK timer sent (40 ms or more after the request
 /// arrived) says nothing of when it arrived: the server's time is still
 /// measured from the handshake's round trip.
