@@ -1774,6 +1774,14 @@ pub struct ConnectionReport {
     pub series: Option<Box<crate::series::Series>>,
 }
 
+impl ConnectionReport {
+    /// Both hosts' short turnarounds (ms): the part of `unexplained_ms`
+    /// that was their own work.
+    pub fn turnaround_ms(&self) -> f64 {
+        self.client_turnaround_ms + self.server_turnaround_ms
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -280,6 +280,11 @@ impl Default for Summary {
 }
 
 impl Summary {
+    /// Both hosts' short turnarounds over every connection (ms).
+    pub fn turnaround_ms(&self) -> f64 {
+        self.client_turnaround_ms + self.server_turnaround_ms
+    }
+
     /// A summary whose connection table keeps `rows` rows.
     pub fn new(rows: usize) -> Self {
         Summary {

@@ -84,26 +84,27 @@ pub fn headline(s: &crate::summary::Summary) -> String {
     if s.excess_ms_total <= 0.0 && s.stall_ms_total <= 0.0 {
         return format!("No time lost beyond the ideal: no latency phase over its ideal by more than the floor (2 ms), no transfer stalls found.{before}");
     }
-    let turnarounds = s.client_turnaround_ms + s.server_turnaround_ms;
-    let mut line = if turnarounds >= 0.005 {
-        format!(
-            "Time lost: {} of latency beyond the ideal ({} explained by the causes below + {} the hosts' own turnarounds, each too short to be a cause + {} unexplained), and {} in transfer stalls. {}",
-            fmt_ms(s.excess_ms_total),
-            fmt_ms(s.explained_ms),
-            fmt_ms(turnarounds),
-            fmt_ms((s.unexplained_ms - turnarounds).max(0.0)),
-            fmt_ms(s.stall_ms_total),
-            turnaround_words(s.client_turnaround_ms, s.server_turnaround_ms),
-        )
-    } else {
-        format!(
-            "Time lost: {} of latency beyond the ideal ({} explained by the causes below + {} unexplained), and {} in transfer stalls.",
-            fmt_ms(s.excess_ms_total),
-            fmt_ms(s.explained_ms),
-            fmt_ms(s.unexplained_ms),
-            fmt_ms(s.stall_ms_total),
-        )
-    };
+    // The hosts' short turnarounds, when there are any to show, are said
+    // apart from what is unexplained, and then what they were.
+    let turnarounds = Some(s.turnaround_ms()).filter(|t| *t >= TURNAROUNDS_SHOWN_MS);
+    let mut line = format!(
+        "Time lost: {} of latency beyond the ideal ({} explained by the causes below{} + {} unexplained), and {} in transfer stalls.",
+        fmt_ms(s.excess_ms_total),
+        fmt_ms(s.explained_ms),
+        turnarounds.map_or(String::new(), |t| format!(
+            " + {} the hosts' own turnarounds, each too short to be a cause",
+            fmt_ms(t)
+        )),
+        fmt_ms((s.unexplained_ms - turnarounds.unwrap_or(0.0)).max(0.0)),
+        fmt_ms(s.stall_ms_total),
+    );
+    if turnarounds.is_some() {
+        line.push(' ');
+        line.push_str(&turnaround_words(
+            s.client_turnaround_ms,
+            s.server_turnaround_ms,
+        ));
+    }
     // Each connection's loss is its own, so a proxy's client and its
     // upstream both count the upstream's time: say so, the sum stands.
     if let Some(upstream) = s
@@ -119,6 +120,10 @@ pub fn headline(s: &crate::summary::Summary) -> String {
     line.push_str(&before);
     line
 }
+
+/// The hosts' short turnarounds are said from this much (ms): less
+/// prints as nothing.
+const TURNAROUNDS_SHOWN_MS: f64 = 0.005;
 
 /// What the hosts' short turnarounds were (host_turnarounds.rs in the
 /// diagnosis): each side's share, and that it is their own work.
@@ -1094,8 +1099,8 @@ pub fn render_connection(
     )?;
     writeln!(out, "{}", ledger_table(&c.ledger, opts))?;
     if c.excess_rtts > 0.0 {
-        let turnarounds = c.client_turnaround_ms + c.server_turnaround_ms;
-        let of_it = if turnarounds >= 0.005 {
+        let turnarounds = c.turnaround_ms();
+        let of_it = if turnarounds >= TURNAROUNDS_SHOWN_MS {
             format!(
                 "; of it, {} the hosts' own turnarounds, each too short to be a cause (the server's {}, the client's {})",
                 fmt_ms(turnarounds),
@@ -1158,7 +1163,7 @@ pub fn render_connection(
                 ),
             )?;
         }
-        let unexplained = c.unexplained_ms - c.client_turnaround_ms - c.server_turnaround_ms;
+        let unexplained = c.unexplained_ms - c.turnaround_ms();
         if unexplained > 0.5 {
             say(
                 out,
