@@ -1776,8 +1776,9 @@ fn roles(seg: &Segment<'_>) -> (Endpoint, Endpoint) {
 
 /// Runs the whole pass over a capture, each finished connection through
 /// `diagnose` to `sink` (and each QUIC connection through `quic`, into
-/// the stats). Reading stops at the first damaged record;
-/// everything before it is analysed and the error is in the stats.
+/// the stats). Reading a file stops at its first damaged record (of
+/// several merged, the others are read on); everything before it is
+/// analysed and the error is in the stats.
 pub fn track_capture(
     capture: &mut Capture,
     options: AnalyzeOptions,
@@ -1794,7 +1795,10 @@ pub fn track_capture(
         tracker = tracker.with_windows(windows);
     }
     let secrets = capture.secrets();
-    let error = loop {
+    // One file stops at its damage; of several, each damaged file's
+    // error comes after the others were read to their end.
+    let mut errors = Vec::new();
+    loop {
         match capture.next_frame() {
             Ok(Some(frame)) => {
                 // Key logs embedded in the capture (pcapng Decryption
@@ -1805,14 +1809,18 @@ pub fn track_capture(
                 }
                 tracker.frame(&frame)
             }
-            Ok(None) => break None,
-            Err(e) => break Some(e.to_string()),
+            Ok(None) => break,
+            Err(e) => errors.push(e.to_string()),
         }
-    };
+    }
     let mut stats = tracker.finish();
     stats.file = capture.name().to_string();
+    if let files @ [_, _, ..] = capture.files().as_slice() {
+        stats.merged_files = files.to_vec();
+        stats.merged_files_overlap = capture.files_overlap();
+    }
     stats.frames = capture.frames();
-    stats.error = error;
+    stats.error = (!errors.is_empty()).then(|| errors.join("; "));
     stats
 }
 

@@ -19,6 +19,10 @@
 //!   logs are collected ([`Capture::secrets`]); name resolution, statistics
 //!   and unknown blocks are skipped by their length.
 //!
+//! Several files are read as one with [`Capture::open_all`]: merged by
+//! time as `mergecap` merges them (merge.rs), opened one at a time as
+//! the merge reaches them, a damaged one stopping only itself.
+//!
 //! It yields [`Frame`]s one at a time, in file order, numbered from 1
 //! exactly as Wireshark numbers them (custom and systemd journal blocks take
 //! a number too, and yield no frame), with nanosecond timestamps (a Simple
@@ -35,6 +39,7 @@ mod compression;
 mod error;
 #[cfg(target_os = "linux")]
 pub mod live;
+mod merge;
 pub mod pcapng;
 mod reader;
 

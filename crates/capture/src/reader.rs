@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::compression::{Compression, Decompressed};
 use crate::error::{CaptureError, ErrorKind};
+use crate::merge::Merge;
 use crate::pcapng::{block, Endian};
 
 /// Wireshark refuses packets larger than this (WTAP_MAX_PACKET_SIZE_STANDARD,
@@ -54,7 +55,7 @@ pub struct Frame<'a> {
 /// underlying file (compressed bytes for gzip input) and the total if known.
 #[derive(Debug, Clone)]
 pub struct Progress {
-    read: Arc<AtomicU64>,
+    pub(crate) read: Arc<AtomicU64>,
     pub total: Option<u64>,
 }
 
@@ -354,10 +355,10 @@ enum Format {
 
 /// Position and metadata of the frame found by `advance`, so that the
 /// borrowed bytes can be handed out after the framing's borrow has ended.
-struct Located {
+pub(crate) struct Located {
     start: usize,
     len: usize,
-    ts_ns: i64,
+    pub(crate) ts_ns: i64,
     link_type: u32,
     orig_len: u32,
 }
@@ -371,8 +372,127 @@ enum Record {
     Other,
 }
 
-/// A streaming reader over one pcap or pcapng capture.
+/// A streaming reader over one capture file, or over several merged by
+/// time ([`Capture::open_all`]).
 pub struct Capture {
+    source: Source,
+}
+
+enum Source {
+    One(FileReader),
+    Set(Merge),
+}
+
+impl Capture {
+    /// Opens a capture file, or standard input when `path` is `-`.
+    /// Compressed input is detected by its magic bytes ([`Compression`]).
+    pub fn open(path: &str) -> Result<Capture, CaptureError> {
+        let one = FileReader::open(path, Arc::default(), Secrets::default())?;
+        Ok(Capture {
+            source: Source::One(one),
+        })
+    }
+
+    /// Opens several capture files as one, their packets merged by time
+    /// as `mergecap` merges them (see [`Merge`]); one path is [`open`].
+    /// A file that cannot be read, or stops being readable, is reported
+    /// once the others have been read to their end.
+    ///
+    /// [`open`]: Capture::open
+    pub fn open_all(paths: &[String]) -> Result<Capture, CaptureError> {
+        match paths {
+            [one] => Capture::open(one),
+            _ => Ok(Capture {
+                source: Source::Set(Merge::open(paths)),
+            }),
+        }
+    }
+
+    /// Reads a capture from any byte source; `name` is used in errors.
+    /// The file header (pcap) or first Section Header Block (pcapng) is
+    /// read here, so a file that is no capture fails before any frame.
+    pub fn from_reader(
+        name: &str,
+        raw: Box<dyn Read + Send>,
+        total: Option<u64>,
+    ) -> Result<Capture, CaptureError> {
+        let one = FileReader::from_reader(name, raw, total, Arc::default(), Secrets::default())?;
+        Ok(Capture {
+            source: Source::One(one),
+        })
+    }
+
+    /// The name used in errors and reports (the path, or `<stdin>`; of
+    /// several files, the first).
+    pub fn name(&self) -> &str {
+        match &self.source {
+            Source::One(f) => &f.name,
+            Source::Set(m) => &m.paths[0],
+        }
+    }
+
+    /// The files read, in the order given (one, unless several were
+    /// merged).
+    pub fn files(&self) -> Vec<String> {
+        match &self.source {
+            Source::One(f) => vec![f.name.clone()],
+            Source::Set(m) => m.paths.clone(),
+        }
+    }
+
+    /// Whether several files overlapped in time so far: a packet of one
+    /// came while another still had packets to come (captures of two
+    /// points or interfaces, not a ring's files, which follow one another).
+    pub fn files_overlap(&self) -> bool {
+        match &self.source {
+            Source::One(_) => false,
+            Source::Set(m) => m.overlap,
+        }
+    }
+
+    /// A handle that reports how many input bytes have been read so far.
+    pub fn progress(&self) -> Progress {
+        match &self.source {
+            Source::One(f) => f.progress.clone(),
+            Source::Set(m) => m.progress.clone(),
+        }
+    }
+
+    /// A handle on the decryption secrets read so far (pcapng Decryption
+    /// Secrets Blocks); they grow as reading passes more of them.
+    pub fn secrets(&self) -> Secrets {
+        match &self.source {
+            Source::One(f) => f.secrets.clone(),
+            Source::Set(m) => m.secrets.clone(),
+        }
+    }
+
+    /// Number of frames read so far, as Wireshark numbers them (in the
+    /// merged capture, for several files).
+    pub fn frames(&self) -> u64 {
+        match &self.source {
+            Source::One(f) => f.frames,
+            Source::Set(m) => m.frames,
+        }
+    }
+
+    /// Returns the next frame, `Ok(None)` at the end of the capture, or
+    /// an error: reading one file stops at its first damage (every later
+    /// call returns `Ok(None)`); of several, the others are read on and
+    /// each damaged file's error comes once they are done, one a call.
+    pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+        match &mut self.source {
+            Source::One(f) => match f.next_located()? {
+                Some(found) => Ok(Some(f.frame(&found, f.frames))),
+                None => Ok(None),
+            },
+            Source::Set(m) => m.next_frame(),
+        }
+    }
+}
+
+/// A streaming reader over one pcap or pcapng file.
+pub(crate) struct FileReader {
     name: String,
     input: Input,
     format: Format,
@@ -386,37 +506,39 @@ pub struct Capture {
     compression: Compression,
 }
 
-impl Capture {
-    /// Opens a capture file, or standard input when `path` is `-`.
-    /// Compressed input is detected by its magic bytes ([`Compression`]).
-    pub fn open(path: &str) -> Result<Capture, CaptureError> {
+impl FileReader {
+    /// Opens a capture file, or standard input when `path` is `-`;
+    /// `read` counts its bytes, `secrets` gathers its key logs.
+    pub(crate) fn open(
+        path: &str,
+        read: Arc<AtomicU64>,
+        secrets: Secrets,
+    ) -> Result<FileReader, CaptureError> {
         let io_err = |e: io::Error| CaptureError {
             file: path.to_string(),
             offset: 0,
             kind: ErrorKind::Io(e.to_string()),
         };
         if path == "-" {
-            return Capture::from_reader("<stdin>", Box::new(io::stdin()), None);
+            return FileReader::from_reader("<stdin>", Box::new(io::stdin()), None, read, secrets);
         }
         let file = File::open(path).map_err(io_err)?;
         let total = file.metadata().ok().map(|m| m.len());
-        Capture::from_reader(path, Box::new(file), total)
+        FileReader::from_reader(path, Box::new(file), total, read, secrets)
     }
 
-    /// Reads a capture from any byte source; `name` is used in errors.
-    /// The file header (pcap) or first Section Header Block (pcapng) is
-    /// read here, so a file that is no capture fails before any frame.
-    pub fn from_reader(
+    fn from_reader(
         name: &str,
         raw: Box<dyn Read + Send>,
         total: Option<u64>,
-    ) -> Result<Capture, CaptureError> {
+        read: Arc<AtomicU64>,
+        secrets: Secrets,
+    ) -> Result<FileReader, CaptureError> {
         let err = |offset, kind| CaptureError {
             file: name.to_string(),
             offset,
             kind,
         };
-        let read = Arc::new(AtomicU64::new(0));
         let counting = CountingReader {
             inner: raw,
             read: read.clone(),
@@ -434,7 +556,7 @@ impl Capture {
             Ok(decoder) => Box::new(decoder),
             Err(e) => return Err(err(0, ErrorKind::Io(e.to_string()))),
         };
-        let mut capture = Capture {
+        let mut capture = FileReader {
             name: name.to_string(),
             input: Input::new(source),
             format: Format::Ng(Section {
@@ -445,7 +567,7 @@ impl Capture {
             frames: 0,
             last_ts_ns: 0,
             progress: Progress { read, total },
-            secrets: Secrets::default(),
+            secrets,
             failed: false,
             compression,
         };
@@ -453,31 +575,9 @@ impl Capture {
         Ok(capture)
     }
 
-    /// The name used in errors (the path, or `<stdin>`).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// A handle that reports how many input bytes have been read so far.
-    pub fn progress(&self) -> Progress {
-        self.progress.clone()
-    }
-
-    /// A handle on the decryption secrets read so far (pcapng Decryption
-    /// Secrets Blocks); they grow as reading passes more of them.
-    pub fn secrets(&self) -> Secrets {
-        self.secrets.clone()
-    }
-
-    /// Number of frames read so far, as Wireshark numbers them.
-    pub fn frames(&self) -> u64 {
-        self.frames
-    }
-
-    /// Returns the next frame, `Ok(None)` at the end of the capture, or the
-    /// error that stops reading. After an error every later call returns
-    /// `Ok(None)`.
-    pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, CaptureError> {
+    /// The next packet's place in the read buffer, valid until the next
+    /// call; `Ok(None)` at the end, and after an error.
+    pub(crate) fn next_located(&mut self) -> Result<Option<Located>, CaptureError> {
         if self.failed {
             return Ok(None);
         }
@@ -485,20 +585,24 @@ impl Capture {
             Ok(Some(found)) => {
                 self.frames += 1;
                 self.last_ts_ns = found.ts_ns;
-                let data = &self.input.buf[found.start..found.start + found.len];
-                Ok(Some(Frame {
-                    number: self.frames,
-                    ts_ns: found.ts_ns,
-                    link_type: found.link_type,
-                    orig_len: found.orig_len,
-                    data,
-                }))
+                Ok(Some(found))
             }
             Ok(None) => Ok(None),
             Err(e) => {
                 self.failed = true;
                 Err(e)
             }
+        }
+    }
+
+    /// The bytes of a packet `next_located` returned last.
+    pub(crate) fn frame(&self, found: &Located, number: u64) -> Frame<'_> {
+        Frame {
+            number,
+            ts_ns: found.ts_ns,
+            link_type: found.link_type,
+            orig_len: found.orig_len,
+            data: &self.input.buf[found.start..found.start + found.len],
         }
     }
 

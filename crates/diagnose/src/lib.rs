@@ -63,7 +63,7 @@ pub fn diagnose_quic(facts: rttdoc_analyze::quic::QuicFacts) -> QuicConnectionRe
 }
 
 /// The whole pass over a capture: track, diagnose, and hand each finished
-/// connection's report to `sink`. Reading stops at the first damaged
+/// connection's report to `sink`. Reading a file stops at its first damaged
 /// record; everything before it is analysed and the error is in the stats.
 pub fn analyze_capture(
     capture: &mut Capture,

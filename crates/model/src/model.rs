@@ -1789,8 +1789,18 @@ fn is_zero(n: &u64) -> bool {
 /// Counters for the capture as a whole.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CaptureStats {
-    /// The capture file (`-` for stdin).
+    /// The capture file (`-` for stdin); of several merged, the first.
     pub file: String,
+    /// Several capture files read as one, merged by time as `mergecap`
+    /// merges them, in the order given (absent for one file): frame
+    /// numbers are those of the merged capture.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged_files: Vec<String>,
+    /// Of merged files, whether they overlapped in time (a packet of one
+    /// came while another had packets still to come): captures of two
+    /// points or interfaces, not a ring's files (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub merged_files_overlap: bool,
     /// Frames read.
     pub frames: u64,
     /// TCP segments among them.

@@ -209,7 +209,7 @@ impl HtmlReport {
              <title>rttdoc: {}</title><style>{STYLE}</style></head><body>\n\
              <div id=\"app\"><noscript>This report draws its tables and graphs with JavaScript.</noscript></div>\n",
             env!("CARGO_PKG_VERSION"),
-            escape_html(&stats.file)
+            escape_html(&crate::words::capture_label(stats))
         )?;
         write!(
             out,
@@ -344,7 +344,7 @@ fn overview(
     json!({
         "schema_version": SCHEMA_VERSION,
         "generator": concat!("rttdoc ", env!("CARGO_PKG_VERSION")),
-        "file": stats.file,
+        "file": crate::words::capture_label(stats),
         "frames": stats.frames,
         "tcp_segments": stats.tcp_segments,
         "damaged": stats.damaged,

@@ -238,7 +238,7 @@ pub fn render_summary(
         out,
         opts,
         format!("{}: {} frames, {} TCP connection{} ({} TCP segments; skipped: {} non-IP, {} non-TCP{}, {} damaged; {} IP fragments, {} datagrams reassembled)",
-        stats.file,
+        crate::words::capture_label(stats),
         stats.frames,
         s.connections,
         if s.connections == 1 { "" } else { "s" },
@@ -260,12 +260,26 @@ pub fn render_summary(
         say(out, opts, format!("NOTE: {note}"))?;
     }
     if let Some(e) = &stats.error {
-        say(out, opts, format!("WARNING: reading stopped early: {e}"))?;
-        say(
-            out,
-            opts,
-            "         (everything before that point is analysed below)".to_string(),
-        )?;
+        if stats.merged_files.is_empty() {
+            say(out, opts, format!("WARNING: reading stopped early: {e}"))?;
+            say(
+                out,
+                opts,
+                "         (everything before that point is analysed below)".to_string(),
+            )?;
+        } else {
+            say(
+                out,
+                opts,
+                format!("WARNING: not every capture could be read to its end: {e}"),
+            )?;
+            say(
+                out,
+                opts,
+                "         (each damaged file up to its damage, and the others whole, are analysed below)"
+                    .to_string(),
+            )?;
+        }
     }
     writeln!(out)?;
 
@@ -613,7 +627,7 @@ pub fn render_summary(
         opts,
         format!(
             "Details of one connection: rttdoc analyze {} --conn STREAM",
-            stats.file
+            crate::words::capture_args(stats)
         ),
     )?;
     if let Some(quic) = &stats.quic {

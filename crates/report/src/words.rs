@@ -2115,6 +2115,19 @@ fn capitalized(text: &str) -> String {
 /// terminal's NOTE lines, the HTML report's notes).
 pub fn capture_notes(stats: &CaptureStats, s: &crate::summary::Summary) -> Vec<String> {
     let mut notes = Vec::new();
+    if let [first, .., last] = stats.merged_files.as_slice() {
+        let n = stats.merged_files.len();
+        let files = if n <= MERGED_FILES_NAMED {
+            stats.merged_files.join(" ")
+        } else {
+            format!("{first} ... {last}")
+        };
+        notes.push(format!("the {n} captures were read as one, merged by time: frame numbers and tcp.stream are those of `mergecap -w merged.pcapng {files}` (the files in the order given here), which Wireshark opens with the same numbers."));
+        if stats.merged_files_overlap && stats.capture_duplicates > 0 {
+            notes.push(format!("the captures overlap in time and {} packets are in more than one of them: the same traffic seen at different points (a client's and a server's capture?). Merged, each packet is read where it was seen first, which is no one point's view: round trips and turns below mix their clocks. Analyze each capture alone for its own point's view.",
+                stats.capture_duplicates));
+        }
+    }
     if stats.snap_cut > 0 {
         notes.push(snap_cut_note(stats));
     }
@@ -2231,6 +2244,28 @@ fn shortened(text: &str, chars: usize) -> String {
         out.push('…');
     }
     out
+}
+
+/// Merged captures a note names one by one; more are named by their
+/// first and last.
+const MERGED_FILES_NAMED: usize = 4;
+
+/// What the capture is called on screen: its path, or for several
+/// merged, the first's and how many more.
+pub fn capture_label(stats: &CaptureStats) -> String {
+    match stats.merged_files.len() {
+        0 | 1 => stats.file.clone(),
+        n => format!("{} and {} more, merged by time", stats.file, n - 1),
+    }
+}
+
+/// The capture as `rttdoc analyze` is given it again: its path, or every
+/// merged path in order.
+pub fn capture_args(stats: &CaptureStats) -> String {
+    match stats.merged_files.len() {
+        0 | 1 => stats.file.clone(),
+        _ => stats.merged_files.join(" "),
+    }
 }
 
 #[cfg(test)]

@@ -45,7 +45,11 @@ fn progress_bar(
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
     /// Capture file (pcap or pcapng, plain or .gz), or - for stdin.
-    capture: String,
+    /// Several files (a ring buffer's, or two interfaces') are read as
+    /// one, merged by time as `mergecap -w merged.pcapng FILE...` merges
+    /// them: frame numbers and tcp.stream are that merged file's.
+    #[arg(required = true, num_args = 1..)]
+    capture: Vec<String>,
     /// Output format: tables for people, one JSON document, JSON Lines
     /// (one connection per line as it finishes), CSV, or Prometheus
     /// metrics for node_exporter's textfile collector (docs/metrics.md).
@@ -268,7 +272,22 @@ fn terminal_width() -> Option<u16> {
 }
 
 pub fn analyze(args: AnalyzeArgs) -> ExitCode {
-    let from_stdin = args.capture == "-";
+    let from_stdin = args.capture.iter().any(|c| c == "-");
+    if from_stdin && args.capture.len() > 1 {
+        eprintln!(
+            "rttdoc: error: standard input (-) can only be read alone, not with other captures"
+        );
+        return ExitCode::from(1);
+    }
+    if args.capture.len() > 1 && args.annotate.is_some() {
+        eprintln!(
+            "rttdoc: error: --annotate copies one capture file: merge them first (mergecap -w \
+             merged.pcapng {}), then rttdoc analyze merged.pcapng --annotate FILE gives the same \
+             frame numbers",
+            args.capture.join(" ")
+        );
+        return ExitCode::from(1);
+    }
     if from_stdin && args.annotate.is_some() {
         eprintln!(
             "rttdoc: error: --annotate copies the capture file again: it needs a file, not stdin"
@@ -287,7 +306,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let mut capture = match Capture::open(&args.capture) {
+    let mut capture = match Capture::open_all(&args.capture) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("rttdoc: error: {e}");
@@ -439,7 +458,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         }
     }
     if let (Some(a), Some(path)) = (&annotations, &args.annotate) {
-        if let Err(e) = write_annotated(a, &args.capture, path) {
+        if let Err(e) = write_annotated(a, &args.capture[0], path) {
             eprintln!("rttdoc: error: --annotate {}: {e}", path.display());
             return ExitCode::from(1);
         }
@@ -454,10 +473,17 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     }
     if let Some(e) = &stats.error {
         eprintln!("rttdoc: error: {e}");
-        eprintln!(
-            "rttdoc: the {} frames before the damage were analysed",
-            stats.frames
-        );
+        if stats.merged_files.is_empty() {
+            eprintln!(
+                "rttdoc: the {} frames before the damage were analysed",
+                stats.frames
+            );
+        } else {
+            eprintln!(
+                "rttdoc: {} frames were analysed: each damaged capture's up to its damage, the others' whole",
+                stats.frames
+            );
+        }
         return ExitCode::from(2);
     }
     ExitCode::SUCCESS
@@ -488,7 +514,7 @@ const STDIN_SERIES_CAP: usize = 4096;
 fn write_html(
     mut html: rttdoc_report::html::HtmlReport,
     path: &std::path::Path,
-    capture: &str,
+    capture: &[String],
     from_stdin: bool,
     options: &AnalyzeOptions,
     stats: &rttdoc_analyze::CaptureStats,
@@ -496,7 +522,7 @@ fn write_html(
 ) -> io::Result<()> {
     let streams = html.detail_streams();
     if !from_stdin && !streams.is_empty() && options.series.streams.is_none() {
-        let mut again = Capture::open(capture).map_err(io::Error::other)?;
+        let mut again = Capture::open_all(capture).map_err(io::Error::other)?;
         let second = AnalyzeOptions {
             series: SeriesRequest::only(streams.clone(), SERIES_CAP),
             ladder_stream: None,

@@ -1,0 +1,266 @@
+//! Several captures read as one (`rttdoc analyze A B C`): a ring
+//! buffer's files, or the captures of two vantage points, merged by time
+//! as `mergecap` merges them, so that every frame number and tcp.stream
+//! rttdoc gives is the one Wireshark shows in `mergecap -w merged.pcapng
+//! A B C`. The oracle is mergecap itself: rttdoc on the files must say
+//! exactly what it says on mergecap's merge of them.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn analyze(args: &[&Path], extra: &[&str]) -> Output {
+    let out = Command::new(rttdoc_bin())
+        .arg("analyze")
+        .args(extra)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    out
+}
+
+fn json(args: &[&Path]) -> Value {
+    let out = analyze(args, &["--json"]);
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// `mergecap -w OUT FILES` (its default: a merge by time, to pcapng).
+fn mergecap(files: &[&Path], out: &Path) {
+    let status = Command::new("mergecap")
+        .arg("-w")
+        .arg(out)
+        .args(files)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mergecap {files:?}");
+}
+
+/// A document's connections and counters, without what names the input.
+fn without_names(mut doc: Value) -> Value {
+    let capture = doc["capture"].as_object_mut().unwrap();
+    capture.remove("file");
+    capture.remove("merged_files");
+    capture.remove("merged_files_overlap");
+    doc
+}
+
+/// `capture` cut into pieces of `packets` frames by editcap (named in
+/// time order: `piece_00000_...`), newest first: the order a careless
+/// glob or a ring's wrapped names give.
+fn cut(capture: &Path, packets: u32, dir: &TempDir) -> Vec<PathBuf> {
+    let status = Command::new("editcap")
+        .args(["-c", &packets.to_string()])
+        .arg(capture)
+        .arg(dir.path("piece.pcapng"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut pieces: Vec<PathBuf> = std::fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("piece_"))
+        .collect();
+    pieces.sort();
+    pieces.reverse();
+    pieces
+}
+
+#[test]
+fn a_capture_cut_into_pieces_reads_as_the_capture_given_in_any_order() {
+    if !require("merged captures", &["editcap", "mergecap"], false) {
+        return;
+    }
+    let Some(whole) = public_capture(
+        "seladb-PcapPlusPlus",
+        "ExamplesTest__pcap_examples__many-protocols.pcap",
+    ) else {
+        return;
+    };
+    let dir = TempDir::new("merged-pieces");
+    let pieces = cut(&whole, 1500, &dir);
+    assert!(pieces.len() >= 3, "{pieces:?}");
+    let refs: Vec<&Path> = pieces.iter().map(PathBuf::as_path).collect();
+    let merged = json(&refs);
+    assert_eq!(
+        merged["capture"]["merged_files"],
+        serde_json::json!(pieces
+            .iter()
+            .map(|p| p.to_string_lossy())
+            .collect::<Vec<_>>())
+    );
+    assert_eq!(
+        merged["capture"]["file"],
+        pieces[0].to_string_lossy().as_ref()
+    );
+    // Pieces follow one another: no overlap to warn of.
+    assert!(merged["capture"].get("merged_files_overlap").is_none());
+    let original = json(&[&whole]);
+    assert!(original["capture"].get("merged_files").is_none());
+    assert!(
+        original["connections"].as_array().unwrap().len() > 20,
+        "a capture with connections across the cuts"
+    );
+    assert_eq!(without_names(merged.clone()), without_names(original));
+    // And mergecap numbers them the same way.
+    let by_mergecap = dir.path("merged.pcapng");
+    mergecap(&refs, &by_mergecap);
+    assert_eq!(without_names(merged), without_names(json(&[&by_mergecap])));
+    // People are told where the numbers come from.
+    let text = String::from_utf8(analyze(&refs, &[]).stdout).unwrap();
+    let first = pieces[0].to_string_lossy();
+    assert!(
+        text.starts_with(&format!(
+            "{first} and {} more, merged by time:",
+            pieces.len() - 1
+        )),
+        "{text}"
+    );
+    assert!(text.contains("mergecap -w merged.pcapng"), "{text}");
+}
+
+/// The lab's captures of one run at the client, in the middle and at the
+/// server overlap in time: each packet is in them two or three times, at
+/// different moments.
+#[test]
+fn vantage_points_merge_as_mergecap_merges_them() {
+    if !require("merged captures", &["mergecap"], false) {
+        return;
+    }
+    let dir = TempDir::new("merged-vantages");
+    for scenario in ["tls13-nagle-nginx", "hrr-builtin", "random-loss-nginx"] {
+        let run = data_dir().join("lab").join(scenario);
+        let files: Vec<PathBuf> = ["server", "middle", "client"]
+            .iter()
+            .map(|v| run.join(format!("{v}.pcapng.gz")))
+            .filter(|p| p.is_file())
+            .collect();
+        assert!(files.len() >= 2, "{scenario}");
+        let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        let merged = json(&refs);
+        assert_eq!(
+            merged["capture"]["merged_files_overlap"], true,
+            "{scenario}"
+        );
+        let text = String::from_utf8(analyze(&refs, &[]).stdout).unwrap();
+        assert!(
+            text.contains("the captures overlap in time and")
+                && text.contains("Analyze each capture alone"),
+            "{scenario}: {text}"
+        );
+        let by_mergecap = dir.path(&format!("{scenario}.pcapng"));
+        mergecap(&refs, &by_mergecap);
+        let oracle = json(&[&by_mergecap]);
+        assert!(
+            oracle["capture"]["capture_duplicates"].as_u64() > Some(0),
+            "{scenario}: the copies of each vantage point"
+        );
+        assert_eq!(without_names(merged), without_names(oracle), "{scenario}");
+    }
+}
+
+/// Packets with the same time in two files: mergecap takes the later
+/// file's first (wiretap's `is_earlier` keeps the last of equals), and
+/// so must the frame numbers.
+#[test]
+fn packets_at_the_same_time_come_in_mergecaps_order() {
+    if !require("merged captures", &["editcap", "mergecap"], false) {
+        return;
+    }
+    let Some(whole) = public_capture(
+        "seladb-PcapPlusPlus",
+        "ExamplesTest__pcap_examples__tls2.pcap",
+    ) else {
+        return;
+    };
+    let dir = TempDir::new("merged-ties");
+    // The same packets cut to their headers: every time ties, and which
+    // copy comes first decides what rttdoc reads (the copy is skipped).
+    let headers = dir.path("headers.pcap");
+    let status = Command::new("editcap")
+        .args(["-s", "64"])
+        .arg(&whole)
+        .arg(&headers)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for order in [[&whole, &headers], [&headers, &whole]] {
+        let refs: Vec<&Path> = order.iter().map(|p| p.as_path()).collect();
+        let merged = json(&refs);
+        let by_mergecap = dir.path("merged.pcapng");
+        mergecap(&refs, &by_mergecap);
+        let oracle = json(&[&by_mergecap]);
+        assert_eq!(
+            merged["capture"]["snap_cut_payloads"], oracle["capture"]["snap_cut_payloads"],
+            "{order:?}"
+        );
+        assert_eq!(without_names(merged), without_names(oracle), "{order:?}");
+    }
+}
+
+/// A damaged file (a ring's newest, cut while it was written) stops
+/// only itself: the others are read whole, and the exit code and the
+/// error say which file and where.
+#[test]
+fn a_damaged_file_stops_only_itself() {
+    if !require("merged captures", &["editcap", "tshark"], false) {
+        return;
+    }
+    let Some(whole) = public_capture(
+        "seladb-PcapPlusPlus",
+        "ExamplesTest__pcap_examples__many-protocols.pcap",
+    ) else {
+        return;
+    };
+    let dir = TempDir::new("merged-damaged");
+    let pieces = cut(&whole, 1500, &dir);
+    // The middle piece loses its end in the middle of a packet.
+    let damaged = &pieces[1];
+    let bytes = std::fs::read(damaged).unwrap();
+    std::fs::write(damaged, &bytes[..bytes.len() * 2 / 3 + 5]).unwrap();
+    let refs: Vec<&Path> = pieces.iter().map(PathBuf::as_path).collect();
+    let out = analyze(&refs, &["--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("rttdoc: error: {}", damaged.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the others' whole"), "{stderr}");
+    // Every frame tshark reads from each piece (the damaged one's up to
+    // its damage) is read.
+    let frames: usize = pieces
+        .iter()
+        .map(|p| tshark_fields(p, &[], "", &["frame.number"]).len())
+        .sum();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["capture"]["frames"].as_u64(), Some(frames as u64));
+    assert!(doc["capture"]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with(&damaged.display().to_string()));
+}
+
+#[test]
+fn standard_input_and_annotate_take_one_capture() {
+    let lab = data_dir().join("lab/tls13-nagle-nginx");
+    let (a, b) = (lab.join("client.pcapng.gz"), lab.join("server.pcapng.gz"));
+    let dash = Path::new("-");
+    let out = analyze(&[&a, dash], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("standard input (-) can only be read alone")
+    );
+    let dir = TempDir::new("merged-annotate");
+    let annotated = dir.path("out.pcapng");
+    let out = analyze(&[&a, &b], &["--annotate", annotated.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("mergecap -w merged.pcapng"), "{stderr}");
+    assert!(!annotated.exists());
+}
