@@ -480,21 +480,7 @@ fn copy_pcap<R: Read>(
     let snaplen = e.u32(&header, 12);
     let network = e.u32(&header, 16);
     let le = Endian { big: false };
-    let mut buf = Vec::new();
-    // Section header: little-endian, length unknown, who wrote it.
-    let mut shb = Vec::new();
-    le.put32(&mut shb, BYTE_ORDER_MAGIC);
-    le.put16(&mut shb, 1);
-    le.put16(&mut shb, 0);
-    shb.extend_from_slice(&[0xff; 8]);
-    put_option(
-        le,
-        &mut shb,
-        SHB_USERAPPL,
-        concat!("rttdoc ", env!("CARGO_PKG_VERSION"), " --annotate").as_bytes(),
-    );
-    put_option(le, &mut shb, OPT_END, &[]);
-    put_block(le, &mut buf, block::SECTION_HEADER, &shb);
+    let mut buf = section_header();
     // One interface: the file's link type (low 16 bits), snap length,
     // timestamp resolution, and the FCS length the upper bits may give.
     let mut idb = Vec::new();
@@ -529,25 +515,126 @@ fn copy_pcap<R: Read>(
         data.resize(caplen as usize, 0);
         input.fill(&mut data)?;
         stats.frames += 1;
-        let ts = sec * units + frac;
+        let packet = Packet {
+            interface: 0,
+            ts: sec * units + frac,
+            orig_len: orig,
+            data: &data,
+        };
+        packet.write(out, &mut buf, notes.comments(stats.frames), &mut stats)?;
+    }
+    Ok(stats)
+}
+
+/// A little-endian Section Header Block of unknown length that says who
+/// wrote it.
+fn section_header() -> Vec<u8> {
+    let le = Endian { big: false };
+    let mut shb = Vec::new();
+    le.put32(&mut shb, BYTE_ORDER_MAGIC);
+    le.put16(&mut shb, 1);
+    le.put16(&mut shb, 0);
+    shb.extend_from_slice(&[0xff; 8]);
+    put_option(
+        le,
+        &mut shb,
+        SHB_USERAPPL,
+        concat!("rttdoc ", env!("CARGO_PKG_VERSION"), " --annotate").as_bytes(),
+    );
+    put_option(le, &mut shb, OPT_END, &[]);
+    let mut buf = Vec::new();
+    put_block(le, &mut buf, block::SECTION_HEADER, &shb);
+    buf
+}
+
+/// One packet written as a little-endian Enhanced Packet Block.
+struct Packet<'a> {
+    interface: u32,
+    /// In the interface's timestamp units.
+    ts: u64,
+    orig_len: u32,
+    data: &'a [u8],
+}
+
+impl Packet<'_> {
+    /// Writes the block with `comments` (counted in `stats` when there
+    /// are any); `buf` is scratch space.
+    fn write(
+        &self,
+        out: &mut impl Write,
+        buf: &mut Vec<u8>,
+        comments: &[String],
+        stats: &mut AnnotateStats,
+    ) -> Result<(), AnnotateError> {
+        let le = Endian { big: false };
         buf.clear();
-        le.put32(&mut buf, 0);
-        le.put32(&mut buf, (ts >> 32) as u32);
-        le.put32(&mut buf, ts as u32);
-        le.put32(&mut buf, caplen);
-        le.put32(&mut buf, orig);
-        buf.extend_from_slice(&data);
-        buf.resize(buf.len() + pad4(data.len()) - data.len(), 0);
-        let comments = notes.comments(stats.frames);
+        le.put32(buf, self.interface);
+        le.put32(buf, (self.ts >> 32) as u32);
+        le.put32(buf, self.ts as u32);
+        le.put32(buf, self.data.len() as u32);
+        le.put32(buf, self.orig_len);
+        buf.extend_from_slice(self.data);
+        buf.resize(buf.len() + pad4(self.data.len()) - self.data.len(), 0);
         if !comments.is_empty() {
-            put_comments(le, &mut buf, comments);
-            put_option(le, &mut buf, OPT_END, &[]);
+            put_comments(le, buf, comments);
+            put_option(le, buf, OPT_END, &[]);
             stats.commented += 1;
         }
         let mut whole = Vec::with_capacity(buf.len() + 12);
-        put_block(le, &mut whole, block::ENHANCED_PACKET, &buf);
-        out.write_all(&whole).map_err(write_err)?;
+        put_block(le, &mut whole, block::ENHANCED_PACKET, buf);
+        out.write_all(&whole).map_err(write_err)
     }
+}
+
+/// Writes the frames of `capture` (several files merged, say) to `out`
+/// as pcapng with `notes`' comments on their frames: numbered as the
+/// capture numbers them, nanosecond times, an interface for each link
+/// type as it first appears (the files' own interface names, options and
+/// packet options are not carried over). A file the capture could not
+/// read on was said by the analysis; what it could read is written.
+pub fn annotate_frames(
+    capture: &mut rttdoc_capture::Capture,
+    out: impl Write,
+    notes: &Annotations,
+) -> Result<AnnotateStats, AnnotateError> {
+    let le = Endian { big: false };
+    let mut out = io::BufWriter::with_capacity(64 * 1024, out);
+    out.write_all(&section_header()).map_err(write_err)?;
+    let mut interfaces: Vec<u32> = Vec::new();
+    let mut stats = AnnotateStats::default();
+    let mut buf = Vec::new();
+    loop {
+        let frame = match capture.next_frame() {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break,
+            Err(_) => continue,
+        };
+        let interface = match interfaces.iter().position(|&l| l == frame.link_type) {
+            Some(i) => i,
+            None => {
+                let mut idb = Vec::new();
+                le.put16(&mut idb, (frame.link_type & 0xffff) as u16);
+                le.put16(&mut idb, 0);
+                le.put32(&mut idb, 0);
+                put_option(le, &mut idb, IF_TSRESOL, &[9]);
+                put_option(le, &mut idb, OPT_END, &[]);
+                buf.clear();
+                put_block(le, &mut buf, block::INTERFACE_DESCRIPTION, &idb);
+                out.write_all(&buf).map_err(write_err)?;
+                interfaces.push(frame.link_type);
+                interfaces.len() - 1
+            }
+        };
+        stats.frames += 1;
+        let packet = Packet {
+            interface: interface as u32,
+            ts: frame.ts_ns.max(0) as u64,
+            orig_len: frame.orig_len,
+            data: frame.data,
+        };
+        packet.write(&mut out, &mut buf, notes.comments(frame.number), &mut stats)?;
+    }
+    out.flush().map_err(write_err)?;
     Ok(stats)
 }
 

@@ -285,7 +285,7 @@ pub fn render_summary(
 
     if s.connections == 0 {
         if let Some(quic) = &stats.quic {
-            return render_quic(out, quic, &stats.file, opts);
+            return render_quic(out, quic, stats, opts);
         }
         return say(out, opts, no_connection(stats));
     }
@@ -626,13 +626,13 @@ pub fn render_summary(
         out,
         opts,
         format!(
-            "Details of one connection: rttdoc analyze {} --conn STREAM",
-            crate::words::capture_args(stats)
+            "Details of one connection: {}",
+            crate::words::detail_command(stats, "--conn STREAM")
         ),
     )?;
     if let Some(quic) = &stats.quic {
         writeln!(out)?;
-        render_quic(out, quic, &stats.file, opts)?;
+        render_quic(out, quic, stats, opts)?;
     }
     Ok(())
 }
@@ -775,7 +775,7 @@ const QUIC_ROWS: usize = 25;
 fn render_quic(
     out: &mut dyn Write,
     quic: &rttdoc_model::QuicSection,
-    file: &str,
+    stats: &CaptureStats,
     opts: RenderOptions,
 ) -> io::Result<()> {
     say(
@@ -878,7 +878,10 @@ fn render_quic(
     say(
         out,
         opts,
-        format!("Details of one QUIC connection: rttdoc analyze {file} --quic NUMBER"),
+        format!(
+            "Details of one QUIC connection: {}",
+            crate::words::detail_command(stats, "--quic NUMBER")
+        ),
     )?;
     Ok(())
 }

@@ -2259,12 +2259,14 @@ pub fn capture_label(stats: &CaptureStats) -> String {
     }
 }
 
-/// The capture as `rttdoc analyze` is given it again: its path, or every
-/// merged path in order.
-pub fn capture_args(stats: &CaptureStats) -> String {
+/// How to ask this capture again for `option` ("--conn STREAM").
+pub fn detail_command(stats: &CaptureStats, option: &str) -> String {
     match stats.merged_files.len() {
-        0 | 1 => stats.file.clone(),
-        _ => stats.merged_files.join(" "),
+        0 | 1 => format!("rttdoc analyze {} {option}", stats.file),
+        n if n <= MERGED_FILES_NAMED => {
+            format!("rttdoc analyze {} {option}", stats.merged_files.join(" "))
+        }
+        n => format!("rttdoc analyze FILE... {option} (the same {n} captures)"),
     }
 }
 

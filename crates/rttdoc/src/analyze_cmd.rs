@@ -124,7 +124,8 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE")]
     html: Option<std::path::PathBuf>,
     /// Also write the capture back as pcapng to FILE, with a packet comment
-    /// on every evidence frame (Wireshark: frame.comment contains "rttdoc").
+    /// on every evidence frame (Wireshark: frame.comment contains "rttdoc");
+    /// several captures are written merged, numbered as analysed.
     #[arg(long, value_name = "FILE")]
     annotate: Option<std::path::PathBuf>,
     /// Put each connection's per-packet graph data (`series`) in the JSON
@@ -276,15 +277,6 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     if from_stdin && args.capture.len() > 1 {
         eprintln!(
             "rttdoc: error: standard input (-) can only be read alone, not with other captures"
-        );
-        return ExitCode::from(1);
-    }
-    if args.capture.len() > 1 && args.annotate.is_some() {
-        eprintln!(
-            "rttdoc: error: --annotate copies one capture file: merge them first (mergecap -w \
-             merged.pcapng {}), then rttdoc analyze merged.pcapng --annotate FILE gives the same \
-             frame numbers",
-            args.capture.join(" ")
         );
         return ExitCode::from(1);
     }
@@ -458,7 +450,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         }
     }
     if let (Some(a), Some(path)) = (&annotations, &args.annotate) {
-        if let Err(e) = write_annotated(a, &args.capture[0], path) {
+        if let Err(e) = write_annotated(a, &args.capture, path) {
             eprintln!("rttdoc: error: --annotate {}: {e}", path.display());
             return ExitCode::from(1);
         }
@@ -545,16 +537,24 @@ fn write_html(
     Ok(())
 }
 
-/// `--annotate`: the capture copied as pcapng with the findings' comments.
+/// `--annotate`: the capture copied as pcapng with the findings'
+/// comments; several files, merged as the analysis merged them.
 fn write_annotated(
     notes: &rttdoc_report::annotate::Annotations,
-    capture: &str,
+    captures: &[String],
     path: &std::path::Path,
 ) -> io::Result<()> {
-    let input = std::fs::File::open(capture)?;
-    let out = std::fs::File::create(path)?;
-    let stats = rttdoc_report::annotate::annotate(input, out, notes)
-        .map_err(|e| io::Error::other(format!("{capture}: {e}")))?;
+    let stats = if let [capture] = captures {
+        let input = std::fs::File::open(capture)?;
+        let out = std::fs::File::create(path)?;
+        rttdoc_report::annotate::annotate(input, out, notes)
+            .map_err(|e| io::Error::other(format!("{capture}: {e}")))?
+    } else {
+        let mut merged = Capture::open_all(captures).map_err(io::Error::other)?;
+        let out = std::fs::File::create(path)?;
+        rttdoc_report::annotate::annotate_frames(&mut merged, out, notes)
+            .map_err(|e| io::Error::other(e.to_string()))?
+    };
     eprintln!(
         "rttdoc: wrote {} ({} frames, {} with a comment; Wireshark: frame.comment contains \"rttdoc\")",
         path.display(),

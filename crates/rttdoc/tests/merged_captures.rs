@@ -122,6 +122,17 @@ fn a_capture_cut_into_pieces_reads_as_the_capture_given_in_any_order() {
         "{text}"
     );
     assert!(text.contains("mergecap -w merged.pcapng"), "{text}");
+    // And how to ask for one connection again: the same files.
+    let again = if pieces.len() <= 4 {
+        let names: Vec<String> = pieces.iter().map(|p| p.display().to_string()).collect();
+        format!("rttdoc analyze {} --conn STREAM", names.join(" "))
+    } else {
+        format!(
+            "rttdoc analyze FILE... --conn STREAM (the same {} captures)",
+            pieces.len()
+        )
+    };
+    assert!(text.contains(&again), "{again}: {text}");
 }
 
 /// The lab's captures of one run at the client, in the middle and at the
@@ -247,20 +258,63 @@ fn a_damaged_file_stops_only_itself() {
 }
 
 #[test]
-fn standard_input_and_annotate_take_one_capture() {
+fn standard_input_is_read_alone() {
     let lab = data_dir().join("lab/tls13-nagle-nginx");
-    let (a, b) = (lab.join("client.pcapng.gz"), lab.join("server.pcapng.gz"));
-    let dash = Path::new("-");
-    let out = analyze(&[&a, dash], &[]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("standard input (-) can only be read alone")
-    );
-    let dir = TempDir::new("merged-annotate");
-    let annotated = dir.path("out.pcapng");
-    let out = analyze(&[&a, &b], &["--annotate", annotated.to_str().unwrap()]);
+    let out = analyze(&[&lab.join("client.pcapng.gz"), Path::new("-")], &[]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("mergecap -w merged.pcapng"), "{stderr}");
-    assert!(!annotated.exists());
+    assert!(
+        stderr.contains("standard input (-) can only be read alone"),
+        "{stderr}"
+    );
+}
+
+/// The frames tshark reads from a capture: (time, length, the comments
+/// rttdoc wrote), by frame number.
+fn frames_and_comments(capture: &Path) -> Vec<Vec<String>> {
+    tshark_fields(
+        capture,
+        &[],
+        "",
+        &["frame.time_epoch", "frame.len", "frame.comment"],
+    )
+}
+
+/// `--annotate` of several captures writes them merged: the frames of
+/// mergecap's merge, in its order, with the comments rttdoc writes on
+/// that merge.
+#[test]
+fn annotating_several_captures_writes_mergecaps_merge_with_the_comments() {
+    if !require("merged captures", &["editcap", "mergecap", "tshark"], false) {
+        return;
+    }
+    let lab = data_dir().join("lab/random-loss-nginx");
+    let dir = TempDir::new("merged-annotate");
+    let client = lab.join("client.pcapng.gz");
+    let pieces = cut(&client, 40, &dir);
+    let mut files: Vec<&Path> = pieces.iter().map(PathBuf::as_path).collect();
+    let server = lab.join("server.pcapng.gz");
+    files.push(&server);
+    let annotated = dir.path("annotated.pcapng");
+    let out = analyze(&files, &["--annotate", annotated.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let by_mergecap = dir.path("merged.pcapng");
+    mergecap(&files, &by_mergecap);
+    let oracle = dir.path("oracle.pcapng");
+    let out = analyze(&[&by_mergecap], &["--annotate", oracle.to_str().unwrap()]);
+    assert!(out.status.success());
+    let (got, want) = (
+        frames_and_comments(&annotated),
+        frames_and_comments(&oracle),
+    );
+    assert_eq!(got.len(), want.len());
+    assert!(
+        want.iter().filter(|f| f[2].contains("rttdoc")).count() >= 3,
+        "a run with findings: {want:?}"
+    );
+    assert_eq!(got, want);
 }
