@@ -41,6 +41,22 @@ fn mergecap(files: &[&Path], out: &Path) {
     assert!(status.success(), "mergecap {files:?}");
 }
 
+/// rttdoc on `files`, and on mergecap's merge of them (written to `out`).
+fn merged_and_oracle(files: &[&Path], out: &Path) -> (Value, Value) {
+    let merged = json(files);
+    mergecap(files, out);
+    (merged, json(&[out]))
+}
+
+/// One of PcapPlusPlus's public captures, when `tools` are here too (or
+/// None, said).
+fn sample(name: &str, tools: &[&str]) -> Option<PathBuf> {
+    if !require("merged captures", tools, false) {
+        return None;
+    }
+    public_capture("seladb-PcapPlusPlus", name)
+}
+
 /// A document's connections and counters, without what names the input.
 fn without_names(mut doc: Value) -> Value {
     let capture = doc["capture"].as_object_mut().unwrap();
@@ -73,12 +89,9 @@ fn cut(capture: &Path, packets: u32, dir: &TempDir) -> Vec<PathBuf> {
 
 #[test]
 fn a_capture_cut_into_pieces_reads_as_the_capture_given_in_any_order() {
-    if !require("merged captures", &["editcap", "mergecap"], false) {
-        return;
-    }
-    let Some(whole) = public_capture(
-        "seladb-PcapPlusPlus",
+    let Some(whole) = sample(
         "ExamplesTest__pcap_examples__many-protocols.pcap",
+        &["editcap", "mergecap"],
     ) else {
         return;
     };
@@ -164,9 +177,7 @@ fn vantage_points_merge_as_mergecap_merges_them() {
                 && text.contains("Analyze each capture alone"),
             "{scenario}: {text}"
         );
-        let by_mergecap = dir.path(&format!("{scenario}.pcapng"));
-        mergecap(&refs, &by_mergecap);
-        let oracle = json(&[&by_mergecap]);
+        let (_, oracle) = merged_and_oracle(&refs, &dir.path(&format!("{scenario}.pcapng")));
         assert!(
             oracle["capture"]["capture_duplicates"].as_u64() > Some(0),
             "{scenario}: the copies of each vantage point"
@@ -180,12 +191,9 @@ fn vantage_points_merge_as_mergecap_merges_them() {
 /// so must the frame numbers.
 #[test]
 fn packets_at_the_same_time_come_in_mergecaps_order() {
-    if !require("merged captures", &["editcap", "mergecap"], false) {
-        return;
-    }
-    let Some(whole) = public_capture(
-        "seladb-PcapPlusPlus",
+    let Some(whole) = sample(
         "ExamplesTest__pcap_examples__tls2.pcap",
+        &["editcap", "mergecap"],
     ) else {
         return;
     };
@@ -202,10 +210,7 @@ fn packets_at_the_same_time_come_in_mergecaps_order() {
     assert!(status.success());
     for order in [[&whole, &headers], [&headers, &whole]] {
         let refs: Vec<&Path> = order.iter().map(|p| p.as_path()).collect();
-        let merged = json(&refs);
-        let by_mergecap = dir.path("merged.pcapng");
-        mergecap(&refs, &by_mergecap);
-        let oracle = json(&[&by_mergecap]);
+        let (merged, oracle) = merged_and_oracle(&refs, &dir.path("merged.pcapng"));
         assert_eq!(
             merged["capture"]["snap_cut_payloads"], oracle["capture"]["snap_cut_payloads"],
             "{order:?}"
@@ -219,12 +224,9 @@ fn packets_at_the_same_time_come_in_mergecaps_order() {
 /// error say which file and where.
 #[test]
 fn a_damaged_file_stops_only_itself() {
-    if !require("merged captures", &["editcap", "tshark"], false) {
-        return;
-    }
-    let Some(whole) = public_capture(
-        "seladb-PcapPlusPlus",
+    let Some(whole) = sample(
         "ExamplesTest__pcap_examples__many-protocols.pcap",
+        &["editcap", "tshark"],
     ) else {
         return;
     };
