@@ -1818,6 +1818,16 @@ pub fn track_capture(
     if let files @ [_, _, ..] = capture.files().as_slice() {
         stats.merged_files = files.to_vec();
         stats.merged_files_overlap = capture.files_overlap();
+        let (runs, cut) = capture.merged_runs();
+        stats.merged_runs = runs
+            .iter()
+            .map(|r| rttdoc_model::MergedRun {
+                frame: r.frame,
+                file: r.file,
+                file_frame: r.file_frame,
+            })
+            .collect();
+        stats.merged_runs_cut = cut;
     }
     stats.frames = capture.frames();
     stats.error = (!errors.is_empty()).then(|| errors.join("; "));

@@ -47,6 +47,7 @@ pub use compression::{Compression, Decompressed, Unreadable};
 pub use error::{CaptureError, ErrorKind};
 #[cfg(target_os = "linux")]
 pub use live::{LiveCapture, LiveError, LiveStats, DEFAULT_BUFFER_BYTES};
+pub use merge::{MergedRun, MAX_RUNS};
 pub use reader::{Capture, Frame, Progress, Secrets};
 
 /// Link-layer header types (the `LINKTYPE_*` registry) rttdoc decodes.

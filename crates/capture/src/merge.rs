@@ -47,6 +47,30 @@ pub(crate) struct Merge {
     /// come before it ended: files that overlap in time (two interfaces',
     /// two hosts'), not a ring's that follow one another.
     pub(crate) overlap: bool,
+    /// Where the merged frames come from, a run of one file's
+    /// consecutive frames each (a ring's files: one run a file), at most
+    /// [`MAX_RUNS`]; `runs_cut` once more were not kept.
+    pub(crate) runs: Vec<MergedRun>,
+    pub(crate) runs_cut: bool,
+}
+
+/// Runs of merged frames kept (24 bytes each): files that follow one
+/// another need one a file; files that overlap in time (two vantage
+/// points) alternate, and past this their frames are not located.
+pub const MAX_RUNS: usize = 100_000;
+
+/// Where a run of merged frames comes from: the merged frame `frame`
+/// and those after it, up to the next run's, are frames `file_frame`,
+/// `file_frame + 1` ... of file number `file` (in the order given), as
+/// Wireshark numbers that file's frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergedRun {
+    /// The run's first frame in the merge.
+    pub frame: u64,
+    /// Its file's index in the order given.
+    pub file: usize,
+    /// That frame's number in its file.
+    pub file_frame: u64,
 }
 
 /// A packet's place in the merge: earlier time first; at the same time,
@@ -91,6 +115,8 @@ impl Merge {
             secrets: Secrets::default(),
             errors: VecDeque::new(),
             overlap: false,
+            runs: Vec::new(),
+            runs_cut: false,
         };
         let mut starts = Vec::new();
         for (file, path) in paths.iter().enumerate() {
@@ -147,6 +173,21 @@ impl Merge {
             self.overlap |= self.open.len() > 1;
             self.lent = Some(at);
             let open = &self.open[at];
+            let (file, file_frame) = (open.file, open.reader.frames());
+            let goes_on = self.runs.last().is_some_and(|r| {
+                r.file == file && r.file_frame + (self.frames - r.frame) == file_frame
+            });
+            if !goes_on && !self.runs_cut {
+                if self.runs.len() < MAX_RUNS {
+                    self.runs.push(MergedRun {
+                        frame: self.frames,
+                        file,
+                        file_frame,
+                    });
+                } else {
+                    self.runs_cut = true;
+                }
+            }
             return Ok(Some(open.reader.frame(&open.next, self.frames)));
         }
     }
@@ -252,6 +293,24 @@ mod tests {
             ]
         );
         assert_eq!(c.frames(), 5);
+        let run = |frame, file, file_frame| MergedRun {
+            frame,
+            file,
+            file_frame,
+        };
+        assert_eq!(
+            c.merged_runs(),
+            (
+                &[
+                    run(1, 1, 1),
+                    run(2, 2, 1),
+                    run(3, 0, 1),
+                    run(4, 1, 2),
+                    run(5, 0, 2)
+                ][..],
+                false
+            )
+        );
         assert!(c.files_overlap());
         assert_eq!(c.name(), paths[0]);
         assert_eq!(c.files(), paths);
@@ -287,6 +346,16 @@ mod tests {
         assert!(times.is_sorted());
         assert_eq!(most_open, 1);
         assert!(!merge.overlap);
+        // One run a file: the newest given first is the last run.
+        assert_eq!(merge.runs.len(), 40);
+        assert_eq!(
+            merge.runs[39],
+            MergedRun {
+                frame: 79,
+                file: 0,
+                file_frame: 1
+            }
+        );
     }
 
     #[test]

@@ -450,6 +450,16 @@ impl Capture {
         }
     }
 
+    /// Of several files merged, where the frames read so far come from
+    /// (a run of one file's consecutive frames each), and whether runs
+    /// past [`MAX_RUNS`](crate::MAX_RUNS) were not kept; none for one file.
+    pub fn merged_runs(&self) -> (&[crate::MergedRun], bool) {
+        match &self.source {
+            Source::One(_) => (&[], false),
+            Source::Set(m) => (&m.runs, m.runs_cut),
+        }
+    }
+
     /// A handle that reports how many input bytes have been read so far.
     pub fn progress(&self) -> Progress {
         match &self.source {
@@ -593,6 +603,11 @@ impl FileReader {
                 Err(e)
             }
         }
+    }
+
+    /// Frames read so far, as Wireshark numbers this file's.
+    pub(crate) fn frames(&self) -> u64 {
+        self.frames
     }
 
     /// The bytes of a packet `next_located` returned last.

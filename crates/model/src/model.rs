@@ -1786,6 +1786,67 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Where a run of merged frames comes from: the merged frame `frame` and
+/// those after it, up to the next run's, are frames `file_frame`,
+/// `file_frame + 1` ... of `merged_files[file]`, as Wireshark numbers
+/// that file's frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MergedRun {
+    /// The run's first frame in the merge.
+    pub frame: u64,
+    /// Its file's index in `merged_files`.
+    pub file: usize,
+    /// That frame's number in its file.
+    pub file_frame: u64,
+}
+
+impl CaptureStats {
+    /// Of merged captures, the file `frame` is in (its index in
+    /// `merged_files`) and its number there; None for one capture, or
+    /// past the runs kept.
+    pub fn frame_in_files(&self, frame: u64) -> Option<(usize, u64)> {
+        let after = self.merged_runs.partition_point(|r| r.frame <= frame);
+        let run = self.merged_runs.get(after.checked_sub(1)?)?;
+        if self.merged_runs_cut && after == self.merged_runs.len() {
+            return None; // (where the last run kept ends is not known)
+        }
+        Some((run.file, run.file_frame + (frame - run.frame)))
+    }
+
+    /// Of merged captures, the frames `first..=last` by file: each file's
+    /// index in `merged_files` with the first and last of its frames in
+    /// that span (its own numbers), in the order the files first appear.
+    pub fn span_in_files(&self, first: u64, last: u64) -> Vec<(usize, u64, u64)> {
+        let mut spans: Vec<(usize, u64, u64)> = Vec::new();
+        let start = self
+            .merged_runs
+            .partition_point(|r| r.frame <= first)
+            .saturating_sub(1);
+        for (i, run) in self.merged_runs.iter().enumerate().skip(start) {
+            if run.frame > last {
+                break;
+            }
+            let ends = self.merged_runs.get(i + 1).map_or(last, |n| n.frame - 1);
+            if self.merged_runs_cut && i + 1 == self.merged_runs.len() {
+                break;
+            }
+            let (from, to) = (first.max(run.frame), last.min(ends));
+            if from > to {
+                continue;
+            }
+            let (a, b) = (
+                run.file_frame + (from - run.frame),
+                run.file_frame + (to - run.frame),
+            );
+            match spans.iter_mut().find(|s| s.0 == run.file) {
+                Some(s) => (s.1, s.2) = (s.1.min(a), s.2.max(b)),
+                None => spans.push((run.file, a, b)),
+            }
+        }
+        spans
+    }
+}
+
 /// Counters for the capture as a whole.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CaptureStats {
@@ -1801,6 +1862,15 @@ pub struct CaptureStats {
     /// points or interfaces, not a ring's files (absent when not).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub merged_files_overlap: bool,
+    /// Of merged files, where the frames come from: a run of one file's
+    /// consecutive frames each (a ring's files, one run a file), at most
+    /// 100,000 (absent for one file).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged_runs: Vec<MergedRun>,
+    /// Whether runs past that bound were not kept: frames from the last
+    /// run's on are not located in their files (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub merged_runs_cut: bool,
     /// Frames read.
     pub frames: u64,
     /// TCP segments among them.
@@ -1881,5 +1951,40 @@ mod tests {
     fn a_report_stays_small_to_move() {
         let size = std::mem::size_of::<ConnectionReport>();
         assert!(size <= 576, "ConnectionReport is {size} bytes");
+    }
+
+    /// Two files: a's frames 1-3 are merged frames 1-3, b's 1-2 are 4-5,
+    /// a's 4-5 are 6-7.
+    fn merged(cut: bool) -> CaptureStats {
+        let run = |frame, file, file_frame| MergedRun {
+            frame,
+            file,
+            file_frame,
+        };
+        CaptureStats {
+            merged_files: vec!["a".into(), "b".into()],
+            merged_runs: vec![run(1, 0, 1), run(4, 1, 1), run(6, 0, 4)],
+            merged_runs_cut: cut,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn merged_frames_are_found_in_their_files() {
+        let s = merged(false);
+        assert_eq!(s.frame_in_files(1), Some((0, 1)));
+        assert_eq!(s.frame_in_files(5), Some((1, 2)));
+        assert_eq!(s.frame_in_files(7), Some((0, 5)));
+        assert_eq!(s.span_in_files(2, 7), [(0, 2, 5), (1, 1, 2)]);
+        assert_eq!(s.span_in_files(4, 4), [(1, 1, 1)]);
+        // Past the runs kept, nothing is located (the last run's end is
+        // not known).
+        let s = merged(true);
+        assert_eq!(s.frame_in_files(5), Some((1, 2)));
+        assert_eq!(s.frame_in_files(6), None);
+        assert_eq!(s.span_in_files(2, 7), [(0, 2, 3), (1, 1, 2)]);
+        // One capture: nowhere.
+        assert_eq!(CaptureStats::default().frame_in_files(1), None);
+        assert!(CaptureStats::default().span_in_files(1, 9).is_empty());
     }
 }

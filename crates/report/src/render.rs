@@ -138,7 +138,7 @@ impl Renderer for ConnectionDetail<'_> {
             serde_json::to_writer_pretty(&mut self.out, c).map_err(io::Error::other)?;
             writeln!(self.out)?;
         } else {
-            terminal::render_connection(&mut self.out, c, self.options)?;
+            terminal::render_connection(&mut self.out, c, stats, self.options)?;
         }
         self.out.flush()
     }

@@ -962,6 +962,7 @@ fn ledger_table(rows: &[LedgerRow], opts: RenderOptions) -> Table {
 pub fn render_connection(
     out: &mut dyn Write,
     c: &ConnectionReport,
+    stats: &CaptureStats,
     opts: RenderOptions,
 ) -> io::Result<()> {
     say(
@@ -996,6 +997,9 @@ pub fn render_connection(
             }
         ),
     )?;
+    if let Some(files) = crate::words::span_in_files(stats, c.first_frame, c.last_frame) {
+        say(out, opts, format!("  in the files: {files}"))?;
+    }
     say(
         out,
         opts,
@@ -1179,6 +1183,13 @@ pub fn render_connection(
                     x.frames, x.display_filter
                 ),
             )?;
+            for (file, frames) in crate::words::frames_in_files(stats, &x.frames) {
+                say(
+                    out,
+                    opts,
+                    format!("    in {file}: frame.number in {{{frames}}}"),
+                )?;
+            }
         }
         let unexplained = c.unexplained_ms - c.turnaround_ms();
         if unexplained > 0.5 {

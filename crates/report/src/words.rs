@@ -2124,7 +2124,7 @@ pub fn capture_notes(stats: &CaptureStats, s: &crate::summary::Summary) -> Vec<S
         };
         notes.push(format!("the {n} captures were read as one, merged by time: frame numbers and tcp.stream are those of `mergecap -w merged.pcapng {files}` (the files in the order given here), which Wireshark opens with the same numbers."));
         if stats.merged_files_overlap && stats.capture_duplicates > 0 {
-            notes.push(format!("the captures overlap in time and {} packets are in more than one of them: the same traffic seen at different points (a client's and a server's capture?). Merged, each packet is read where it was seen first, which is no one point's view: round trips and turns below mix their clocks. Analyze each capture alone for its own point's view.",
+            notes.push(format!("the captures overlap in time and {} packets are in more than one of them: the same traffic seen at different points (a client's and a server's capture?). Merged, each packet is read where it was seen first, and the times of different hosts' clocks are compared as if they were one clock, which they are only as far as the clocks agree (NTP keeps them within milliseconds, a LAN's round trip is less). Analyze each capture alone for its own point's view.",
                 stats.capture_duplicates));
         }
     }
@@ -2257,6 +2257,49 @@ pub fn capture_label(stats: &CaptureStats) -> String {
         0 | 1 => stats.file.clone(),
         n => format!("{} and {} more, merged by time", stats.file, n - 1),
     }
+}
+
+/// Of merged captures, where frames `first..=last` are, by file: "a.pcap
+/// frames 9001-9950; b.pcap frames 1-40" (None for one capture, or when
+/// the runs kept do not reach them).
+pub fn span_in_files(stats: &CaptureStats, first: u64, last: u64) -> Option<String> {
+    let spans = stats.span_in_files(first, last);
+    let named: Vec<String> = spans
+        .iter()
+        .map(|&(file, a, b)| {
+            let name = &stats.merged_files[file];
+            if a == b {
+                format!("{name} frame {a}")
+            } else {
+                format!("{name} frames {a}-{b}")
+            }
+        })
+        .collect();
+    (!named.is_empty()).then(|| named.join("; "))
+}
+
+/// Of merged captures, evidence frames by the file they are in, with
+/// their numbers there joined for a display filter ("12, 15"); the files
+/// in the order the frames first name them. Empty for one capture.
+pub fn frames_in_files<'s>(stats: &'s CaptureStats, frames: &[u64]) -> Vec<(&'s str, String)> {
+    let mut by_file: Vec<(usize, Vec<u64>)> = Vec::new();
+    for &frame in frames {
+        let Some((file, n)) = stats.frame_in_files(frame) else {
+            continue;
+        };
+        match by_file.iter_mut().find(|(f, _)| *f == file) {
+            Some((_, list)) if !list.contains(&n) => list.push(n),
+            Some(_) => {}
+            None => by_file.push((file, vec![n])),
+        }
+    }
+    by_file
+        .into_iter()
+        .map(|(file, list)| {
+            let list: Vec<String> = list.iter().map(u64::to_string).collect();
+            (stats.merged_files[file].as_str(), list.join(", "))
+        })
+        .collect()
 }
 
 /// How to ask this capture again for `option` ("--conn STREAM").

@@ -63,6 +63,8 @@ fn without_names(mut doc: Value) -> Value {
     capture.remove("file");
     capture.remove("merged_files");
     capture.remove("merged_files_overlap");
+    capture.remove("merged_runs");
+    capture.remove("merged_runs_cut");
     doc
 }
 
@@ -319,4 +321,104 @@ fn annotating_several_captures_writes_mergecaps_merge_with_the_comments() {
         "a run with findings: {want:?}"
     );
     assert_eq!(got, want);
+}
+
+/// Each frame's (time, length) as tshark reads them, by frame number.
+fn times_and_lengths(capture: &Path) -> Vec<(String, String)> {
+    tshark_fields(capture, &[], "", &["frame.time_epoch", "frame.len"])
+        .into_iter()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect()
+}
+
+/// Where each merged frame is in its own file (`merged_runs`), held
+/// against tshark: mergecap's merge of the lab's client capture cut in
+/// pieces and its server capture (which overlap: runs alternate), frame
+/// by frame, is the file's frame the runs name; and `--conn` names the
+/// files a connection and its findings' evidence are in.
+#[test]
+fn every_merged_frame_is_located_in_its_file() {
+    if !require("merged captures", &["editcap", "mergecap", "tshark"], false) {
+        return;
+    }
+    let lab = data_dir().join("lab/random-loss-nginx");
+    let dir = TempDir::new("merged-runs");
+    let client = lab.join("client.pcapng.gz");
+    let pieces = cut(&client, 300, &dir);
+    let mut files: Vec<&Path> = pieces.iter().map(PathBuf::as_path).collect();
+    let server = lab.join("server.pcapng.gz");
+    files.push(&server);
+    let (merged, _) = merged_and_oracle(&files, &dir.path("merged.pcapng"));
+    let runs = merged["capture"]["merged_runs"].as_array().unwrap();
+    assert!(runs.len() > files.len(), "overlapping files alternate");
+    assert!(merged["capture"].get("merged_runs_cut").is_none());
+    let whole = times_and_lengths(&dir.path("merged.pcapng"));
+    let each: Vec<Vec<(String, String)>> = files.iter().map(|f| times_and_lengths(f)).collect();
+    let field = |r: &Value, k: &str| r[k].as_u64().unwrap();
+    assert_eq!(field(&runs[0], "frame"), 1);
+    for (i, run) in runs.iter().enumerate() {
+        let next = runs
+            .get(i + 1)
+            .map_or(whole.len() as u64 + 1, |n| field(n, "frame"));
+        let (file, from) = (field(run, "file") as usize, field(run, "file_frame"));
+        for frame in field(run, "frame")..next {
+            let local = from + frame - field(run, "frame");
+            assert_eq!(
+                whole[frame as usize - 1],
+                each[file][local as usize - 1],
+                "merged frame {frame}: {} frame {local}",
+                files[file].display()
+            );
+        }
+    }
+    // The connection with the most findings, in detail.
+    let conns = merged["connections"].as_array().unwrap();
+    let c = conns
+        .iter()
+        .max_by_key(|c| c["findings"].as_array().unwrap().len())
+        .unwrap();
+    assert!(!c["findings"].as_array().unwrap().is_empty());
+    let stream = c["stream"].to_string();
+    let text = String::from_utf8(analyze(&files, &["--conn", &stream]).stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("  in the files: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    // Every file with the connection's packets is named (tshark: its
+    // client's port).
+    let port = c["client"]["port"].to_string();
+    for f in &files {
+        let has =
+            !tshark_fields(f, &[], &format!("tcp.port == {port}"), &["frame.number"]).is_empty();
+        assert_eq!(
+            line.contains(&format!("{} frame", f.display())),
+            has,
+            "{}: {line}",
+            f.display()
+        );
+    }
+    // Each finding's evidence, by file: packets tshark reads there as
+    // one of the finding's frames in the merge.
+    let cited: Vec<&(String, String)> = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|x| x["frames"].as_array().unwrap())
+        .map(|m| &whole[m.as_u64().unwrap() as usize - 1])
+        .collect();
+    let evidence: Vec<&str> = text.lines().filter(|l| l.starts_with("    in ")).collect();
+    assert!(!evidence.is_empty(), "{text}");
+    for l in evidence {
+        let (name, set) = l["    in ".len()..]
+            .split_once(": frame.number in {")
+            .unwrap();
+        let i = files
+            .iter()
+            .position(|f| f.display().to_string() == name)
+            .unwrap();
+        for n in set.trim_end_matches('}').split(", ") {
+            let packet = &each[i][n.parse::<usize>().unwrap() - 1];
+            assert!(cited.contains(&packet), "{l}: frame {n}");
+        }
+    }
 }
