@@ -280,6 +280,25 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         );
         return ExitCode::from(1);
     }
+    // A path that is no file is a mistake to say before any work, not
+    // damage found after it (a merge would read the others and warn).
+    for path in args.capture.iter().filter(|c| *c != "-") {
+        match std::fs::metadata(path) {
+            Err(e) => {
+                eprintln!("rttdoc: error: {path}: {e}");
+                return ExitCode::from(1);
+            }
+            Ok(m) if m.is_dir() => {
+                eprintln!(
+                    "rttdoc: error: {path} is a directory: give the captures in it \
+                     (rttdoc analyze {}/*), which are read as one, merged by time",
+                    path.trim_end_matches('/')
+                );
+                return ExitCode::from(1);
+            }
+            Ok(_) => {}
+        }
+    }
     if from_stdin && args.annotate.is_some() {
         eprintln!(
             "rttdoc: error: --annotate copies the capture file again: it needs a file, not stdin"

@@ -273,6 +273,32 @@ fn standard_input_is_read_alone() {
     );
 }
 
+/// A path that is no file stops everything before any work: a typo, or
+/// a directory (whose captures the message says how to give).
+#[test]
+fn a_path_that_is_no_file_is_refused_before_any_work() {
+    let lab = data_dir().join("lab/tls13-nagle-nginx");
+    let missing = lab.join("no-such.pcapng");
+    let out = analyze(&[&lab.join("client.pcapng.gz"), &missing], &["--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("rttdoc: error: {}: ", missing.display())),
+        "{stderr}"
+    );
+    let out = analyze(&[&lab], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "is a directory: give the captures in it (rttdoc analyze {}/*)",
+            lab.display()
+        )),
+        "{stderr}"
+    );
+}
+
 /// The frames tshark reads from a capture: (time, length, the comments
 /// rttdoc wrote), by frame number.
 fn frames_and_comments(capture: &Path) -> Vec<Vec<String>> {
