@@ -43,9 +43,9 @@ pub(crate) struct Merge {
     pub(crate) secrets: Secrets,
     /// Files that could not be read on, in the order they failed.
     errors: VecDeque<CaptureError>,
-    /// Whether a packet came while another file had packets still to
-    /// come before it ended: files that overlap in time (two interfaces',
-    /// two hosts'), not a ring's that follow one another.
+    /// Whether one file had packets both before and after a packet of
+    /// another: files that overlap in time (two interfaces', two hosts'),
+    /// not a ring's that follow one another.
     pub(crate) overlap: bool,
     /// Where the merged frames come from, a run of one file's
     /// consecutive frames each (a ring's files: one run a file), at most
@@ -94,6 +94,8 @@ struct Open {
     file: usize,
     reader: FileReader,
     next: Located,
+    /// When its first packet handed out was captured.
+    began_ns: Option<i64>,
 }
 
 impl Merge {
@@ -170,7 +172,16 @@ impl Merge {
                 };
             };
             self.frames += 1;
-            self.overlap |= self.open.len() > 1;
+            // Overlap: another file has packets both before this one's
+            // time and after it (a ring's next file starting at the very
+            // moment its predecessor ends, a tie, is no overlap).
+            let ts_ns = self.open[at].next.ts_ns;
+            self.overlap |= self.open.len() > 1
+                && self
+                    .open
+                    .iter()
+                    .any(|o| o.began_ns.is_some_and(|b| b < ts_ns) && o.next.ts_ns > ts_ns);
+            self.open[at].began_ns.get_or_insert(ts_ns);
             self.lent = Some(at);
             let open = &self.open[at];
             let (file, file_frame) = (open.file, open.reader.frames());
@@ -201,7 +212,12 @@ impl Merge {
         )
         .and_then(|mut reader| Ok(reader.next_located()?.map(|next| (reader, next))));
         match opened {
-            Ok(Some((reader, next))) => self.open.push(Open { file, reader, next }),
+            Ok(Some((reader, next))) => self.open.push(Open {
+                file,
+                reader,
+                next,
+                began_ns: None,
+            }),
             Ok(None) => {} // (it had a packet a moment ago: changed since)
             Err(e) => self.errors.push_back(e),
         }
@@ -326,6 +342,20 @@ mod tests {
         let (frames, _) = read(&mut Capture::open_all(&paths).unwrap());
         let tags: Vec<u8> = frames.iter().map(|f| f.2).collect();
         assert_eq!(tags, b"yxzyx");
+    }
+
+    #[test]
+    fn files_that_touch_do_not_overlap_and_interleaved_ones_do() {
+        // A ring's next file starting at the moment its predecessor ends.
+        let (_dir, paths) = Files::new(&[pcap(&[10, 20, 30], b'a'), pcap(&[30, 40], b'b')]);
+        let mut c = Capture::open_all(&paths).unwrap();
+        let (frames, _) = read(&mut c);
+        assert_eq!(frames.len(), 5);
+        assert!(!c.files_overlap());
+        let (_dir, paths) = Files::new(&[pcap(&[10, 30], b'a'), pcap(&[20, 40], b'b')]);
+        let mut c = Capture::open_all(&paths).unwrap();
+        read(&mut c);
+        assert!(c.files_overlap());
     }
 
     #[test]

@@ -440,9 +440,9 @@ impl Capture {
         }
     }
 
-    /// Whether several files overlapped in time so far: a packet of one
-    /// came while another still had packets to come (captures of two
-    /// points or interfaces, not a ring's files, which follow one another).
+    /// Whether several files overlapped in time so far: one had packets
+    /// both before and after a packet of another (captures of two points
+    /// or interfaces, not a ring's files, which follow one another).
     pub fn files_overlap(&self) -> bool {
         match &self.source {
             Source::One(_) => false,

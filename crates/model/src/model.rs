@@ -1857,9 +1857,9 @@ pub struct CaptureStats {
     /// numbers are those of the merged capture.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub merged_files: Vec<String>,
-    /// Of merged files, whether they overlapped in time (a packet of one
-    /// came while another had packets still to come): captures of two
-    /// points or interfaces, not a ring's files (absent when not).
+    /// Of merged files, whether they overlapped in time (one had packets
+    /// both before and after a packet of another): captures of two points
+    /// or interfaces, not a ring's files (absent when not).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub merged_files_overlap: bool,
     /// Of merged files, where the frames come from: a run of one file's
