@@ -148,6 +148,20 @@ fn a_capture_cut_into_pieces_reads_as_the_capture_given_in_any_order() {
         )
     };
     assert!(text.contains(&again), "{again}: {text}");
+    // The HTML report reads the pieces again for the connections it draws.
+    let html = dir.path("report.html");
+    let out = analyze(&refs, &["--html", html.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("merged by time"));
+    assert!(
+        page.contains("\"packets\":[["),
+        "the drawn connections' packets"
+    );
 }
 
 /// The lab's captures of one run at the client, in the middle and at the
@@ -446,5 +460,47 @@ fn every_merged_frame_is_located_in_its_file() {
             let packet = &each[i][n.parse::<usize>().unwrap() - 1];
             assert!(cited.contains(&packet), "{l}: frame {n}");
         }
+    }
+}
+
+/// The malformed corpus given at once: nothing panics, every file rttdoc
+/// refuses or stops in alone is named, and the merge reads as many
+/// frames as the files read one by one.
+#[test]
+fn the_malformed_corpus_merged_reads_what_each_file_gives_alone() {
+    let dir = data_dir().join("malformed");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20);
+    let (mut frames, mut damaged) = (0, Vec::new());
+    for f in &files {
+        let out = analyze(&[f], &["--json"]);
+        match serde_json::from_slice::<Value>(&out.stdout) {
+            Ok(doc) => {
+                frames += doc["capture"]["frames"].as_u64().unwrap();
+                if doc["capture"]["error"].is_string() {
+                    damaged.push(f);
+                }
+            }
+            // Refused before any frame (empty, no capture).
+            Err(_) => damaged.push(f),
+        }
+    }
+    assert!(damaged.len() >= 10, "{damaged:?}");
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let out = analyze(&refs, &["--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["capture"]["frames"].as_u64(), Some(frames));
+    let error = doc["capture"]["error"].as_str().unwrap();
+    for f in damaged {
+        assert!(
+            error.contains(&format!("{}: ", f.display())),
+            "{f:?}: {error}"
+        );
     }
 }
