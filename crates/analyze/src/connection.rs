@@ -381,6 +381,9 @@ pub struct Connection {
     pub(crate) first_syn: Option<Stamp>,
     /// Most recent SYN (Wireshark's ts_mru_syn).
     last_syn_ts: Option<i64>,
+    /// How long after the packet it copies the last capture copy came
+    /// (None for a replay): at a second capture point, the path between.
+    pub(crate) last_copy_gap_ns: Option<i64>,
     pub(crate) syn_count: u32,
     /// An ICMP error quoted the client's SYN (unreachable, prohibited, TTL
     /// exceeded): with no answer from the server, the connect failed.
@@ -499,6 +502,7 @@ impl Connection {
             half: Default::default(),
             first_syn: None,
             last_syn_ts: None,
+            last_copy_gap_ns: None,
             syn_count: 0,
             syn_quoted: false,
             syn_ack: None,
@@ -790,23 +794,28 @@ impl Connection {
             // new: the connection's packets are being replayed (tshark keeps
             // them on the same tcp.stream). New data or a higher ACK after a
             // clock jump is a clock glitch, and is analysed.
+            self.last_copy_gap_ns = None;
             return true;
         }
-        let copy = comparable
-            && repeats
-            && h.recent.iter().any(|r| {
+        let gap = if comparable && repeats {
+            h.recent.iter().find_map(|r| {
                 let dt = at.ts_ns - r.ts_ns;
-                r.fingerprint == fp
+                let same = r.fingerprint == fp
                     && (r.payload == payload || r.payload.is_none() || payload.is_none())
                     && dt >= 0
                     && if has_ip_id {
                         r.has_ip_id && dt <= SAME_DATAGRAM_NS
                     } else {
                         dt <= SAME_SEGMENT_NS && r.peer_packets == peer_packets
-                    }
-            });
-        if copy {
+                    };
+                same.then_some(dt)
+            })
+        } else {
+            None
+        };
+        if gap.is_some() {
             h.recent_cap = RECENT_SEGMENTS_WITH_COPIES;
+            self.last_copy_gap_ns = gap;
             return true;
         }
         let entry = RecentSegment {

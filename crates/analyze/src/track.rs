@@ -1033,6 +1033,10 @@ fn track_in(
 ) -> Option<SameAs> {
     if conn.capture_copy(at, dir, seg) {
         stats.capture_duplicates += 1;
+        if let Some(gap) = conn.last_copy_gap_ns {
+            let shortest = &mut stats.copy_gaps_ns[dir.index()];
+            *shortest = Some(shortest.map_or(gap, |s| s.min(gap)));
+        }
         return None;
     }
     conn.observe(at, dir, seg);

@@ -1871,6 +1871,12 @@ pub struct CaptureStats {
     /// run's on are not located in their files (absent when not).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub merged_runs_cut: bool,
+    /// The shortest time from a packet to its capture copy, of the
+    /// clients' packets and of the servers' (None: no copy): at a second
+    /// capture point, the path's one-way delay plus the difference of
+    /// the two points' clocks. Said in words, not in the JSON.
+    #[serde(skip)]
+    pub copy_gaps_ns: [Option<i64>; 2],
     /// Frames read.
     pub frames: u64,
     /// TCP segments among them.

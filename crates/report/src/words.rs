@@ -2124,8 +2124,8 @@ pub fn capture_notes(stats: &CaptureStats, s: &crate::summary::Summary) -> Vec<S
         };
         notes.push(format!("the {n} captures were read as one, merged by time: frame numbers and tcp.stream are those of `mergecap -w merged.pcapng {files}` (the files in the order given here), which Wireshark opens with the same numbers."));
         if stats.merged_files_overlap && stats.capture_duplicates > 0 {
-            notes.push(format!("the captures overlap in time and {} packets are in more than one of them: the same traffic seen at different points (a client's and a server's capture?). Merged, each packet is read where it was seen first, and the times of different hosts' clocks are compared as if they were one clock, which they are only as far as the clocks agree (NTP keeps them within milliseconds, a LAN's round trip is less). Analyze each capture alone for its own point's view.",
-                stats.capture_duplicates));
+            notes.push(format!("the captures overlap in time and {} packets are in more than one of them: the same traffic seen at different points (a client's and a server's capture?). Merged, each packet is read where it was seen first, and the times of different hosts' clocks are compared as if they were one clock. {}",
+                stats.capture_duplicates, two_clocks(stats)));
         }
     }
     if stats.snap_cut > 0 {
@@ -2244,6 +2244,36 @@ fn shortened(text: &str, chars: usize) -> String {
         out.push('…');
     }
     out
+}
+
+/// How far two capture points' clocks may differ and still be called one
+/// clock: half a millisecond, or 5% of the path between them.
+const CLOCKS_AGREE_MS: f64 = 0.5;
+
+/// What the packets two merged captures both hold say of their clocks:
+/// a client's packet reaches the point nearer the server one way's delay
+/// plus the clocks' difference after the point nearer the client saw it,
+/// a server's packet the other way's delay minus it; with a path as long
+/// each way (NTP's assumption), half the difference of the two is the
+/// clocks'.
+fn two_clocks(stats: &CaptureStats) -> String {
+    let [Some(clients), Some(servers)] = stats.copy_gaps_ns else {
+        return "They are one only as far as the clocks agree (NTP keeps them within milliseconds, a LAN's round trip is less): analyze each capture alone for its own point's view.".into();
+    };
+    let (clients, servers) = (clients as f64 / 1e6, servers as f64 / 1e6);
+    let ahead = (clients - servers) / 2.0;
+    let seen = format!(
+        "The clients' packets reached the second point {} after the first, the servers' {}",
+        crate::fmt_ms(clients),
+        crate::fmt_ms(servers)
+    );
+    if ahead.abs() <= CLOCKS_AGREE_MS.max(0.05 * (clients + servers)) {
+        format!("{seen}: if the path is as long each way, the clocks differ by only {}, and the merged view, each packet at its sender, holds.", crate::fmt_ms(ahead.abs()))
+    } else {
+        format!("{seen}: if the path is as long each way, the point nearer the {} runs about {} ahead of the other, and every turn measured across the two points is off by as much: analyze each capture alone for its own point's view.",
+            if ahead > 0.0 { "servers" } else { "clients" },
+            crate::fmt_ms(ahead.abs()))
+    }
 }
 
 /// Merged captures a note names one by one; more are named by their

@@ -187,10 +187,11 @@ fn vantage_points_merge_as_mergecap_merges_them() {
             merged["capture"]["merged_files_overlap"], true,
             "{scenario}"
         );
+        // One kernel's clock at every point: the copies say so.
         let text = String::from_utf8(analyze(&refs, &[]).stdout).unwrap();
         assert!(
             text.contains("the captures overlap in time and")
-                && text.contains("Analyze each capture alone"),
+                && text.contains("the merged view, each packet at its sender, holds"),
             "{scenario}: {text}"
         );
         let (_, oracle) = merged_and_oracle(&refs, &dir.path(&format!("{scenario}.pcapng")));
@@ -502,5 +503,40 @@ fn the_malformed_corpus_merged_reads_what_each_file_gives_alone() {
             error.contains(&format!("{}: ", f.display())),
             "{f:?}: {error}"
         );
+    }
+}
+
+/// A server's capture whose clock runs ahead or behind the client's
+/// (editcap -t shifts every time in it): the packets both captures hold
+/// measure the difference, which the note gives with the point ahead.
+#[test]
+fn two_points_clocks_apart_are_measured_by_the_packets_both_saw() {
+    if !require("merged captures", &["editcap"], false) {
+        return;
+    }
+    let lab = data_dir().join("lab/tls13-nagle-nginx");
+    let dir = TempDir::new("merged-clocks");
+    let client = lab.join("client.pcapng.gz");
+    for (shift, words) in [
+        (
+            "0.004",
+            "the point nearer the servers runs about 4.00 ms ahead",
+        ),
+        (
+            "-0.006",
+            "the point nearer the clients runs about 6.00 ms ahead",
+        ),
+    ] {
+        let server = dir.path(&format!("server{shift}.pcapng"));
+        let status = Command::new("editcap")
+            .args(["-t", shift])
+            .arg(lab.join("server.pcapng.gz"))
+            .arg(&server)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let text = String::from_utf8(analyze(&[&client, &server], &[]).stdout).unwrap();
+        assert!(text.contains(words), "{shift}: {text}");
+        assert!(text.contains("analyze each capture alone"), "{text}");
     }
 }
