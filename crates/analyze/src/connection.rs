@@ -144,6 +144,14 @@ const SAME_SEGMENT_NS: i64 = 2_000_000;
 /// timestamp and are out of step only by their clocks' offset.
 pub(crate) const REPLAY_NS: i64 = 1_000_000_000;
 
+/// A segment found to be a capture copy ([`Connection::capture_copy`]).
+#[derive(Debug, Clone, Copy)]
+pub struct CaptureCopy {
+    /// How long after the packet it copies it came (None for a replay):
+    /// at a second capture point, the path between the two.
+    pub gap_ns: Option<i64>,
+}
+
 /// Recent segments remembered per direction to recognise capture copies:
 /// enough for the copies a span port or `-i any` makes (microseconds
 /// apart, a few packets between them).
@@ -381,9 +389,6 @@ pub struct Connection {
     pub(crate) first_syn: Option<Stamp>,
     /// Most recent SYN (Wireshark's ts_mru_syn).
     last_syn_ts: Option<i64>,
-    /// How long after the packet it copies the last capture copy came
-    /// (None for a replay): at a second capture point, the path between.
-    pub(crate) last_copy_gap_ns: Option<i64>,
     pub(crate) syn_count: u32,
     /// An ICMP error quoted the client's SYN (unreachable, prohibited, TTL
     /// exceeded): with no answer from the server, the connect failed.
@@ -502,7 +507,6 @@ impl Connection {
             half: Default::default(),
             first_syn: None,
             last_syn_ts: None,
-            last_copy_gap_ns: None,
             syn_count: 0,
             syn_quoted: false,
             syn_ack: None,
@@ -750,9 +754,14 @@ impl Connection {
     /// holds (see [`SAME_DATAGRAM_NS`], [`SAME_SEGMENT_NS`], [`REPLAY_NS`]):
     /// if so it is counted and must not be analysed again. Otherwise it is
     /// remembered for the copies that may follow.
-    pub fn capture_copy(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) -> bool {
+    pub fn capture_copy(
+        &mut self,
+        at: Stamp,
+        dir: Direction,
+        seg: &Segment<'_>,
+    ) -> Option<CaptureCopy> {
         let copy = self.is_copy(at, dir, seg);
-        if copy {
+        if copy.is_some() {
             self.half[dir.index()].stats.capture_duplicates += 1;
             // Frame numbers stay Wireshark's: the connection's last frame
             // is the last one the capture holds for it, copies included.
@@ -767,7 +776,7 @@ impl Connection {
         copy
     }
 
-    fn is_copy(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) -> bool {
+    fn is_copy(&mut self, at: Stamp, dir: Direction, seg: &Segment<'_>) -> Option<CaptureCopy> {
         let fp = fingerprint(seg);
         let payload = payload_fingerprint(seg);
         let has_ip_id = seg.ip_id.is_some_and(|id| id != 0);
@@ -794,8 +803,7 @@ impl Connection {
             // new: the connection's packets are being replayed (tshark keeps
             // them on the same tcp.stream). New data or a higher ACK after a
             // clock jump is a clock glitch, and is analysed.
-            self.last_copy_gap_ns = None;
-            return true;
+            return Some(CaptureCopy { gap_ns: None });
         }
         let gap = if comparable && repeats {
             h.recent.iter().find_map(|r| {
@@ -815,8 +823,7 @@ impl Connection {
         };
         if gap.is_some() {
             h.recent_cap = RECENT_SEGMENTS_WITH_COPIES;
-            self.last_copy_gap_ns = gap;
-            return true;
+            return Some(CaptureCopy { gap_ns: gap });
         }
         let entry = RecentSegment {
             fingerprint: fp,
@@ -837,7 +844,7 @@ impl Connection {
             h.recent[h.recent_next] = entry;
             h.recent_next = (h.recent_next + 1) % cap;
         }
-        false
+        None
     }
 
     /// Tracks one segment of this connection.

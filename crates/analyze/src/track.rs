@@ -630,7 +630,7 @@ impl<'s> Tracker<'s> {
         let husk = self.finisher.husk();
         let mut c = new_connection(&self.options, husk, e.stream, client, server, e.at);
         let dir = Direction::ClientToServer;
-        if !c.capture_copy(e.at, dir, &syn) {
+        if c.capture_copy(e.at, dir, &syn).is_none() {
             c.observe(e.at, dir, &syn);
         }
         // An ICMP error that quoted the SYN: the stream's frame too.
@@ -1031,9 +1031,9 @@ fn track_in(
     windows: Option<crate::DiagnoseWindow>,
     sink: &mut dyn ReportSink,
 ) -> Option<SameAs> {
-    if conn.capture_copy(at, dir, seg) {
+    if let Some(copy) = conn.capture_copy(at, dir, seg) {
         stats.capture_duplicates += 1;
-        if let Some(gap) = conn.last_copy_gap_ns {
+        if let Some(gap) = copy.gap_ns {
             let shortest = &mut stats.copy_gaps_ns[dir.index()];
             *shortest = Some(shortest.map_or(gap, |s| s.min(gap)));
         }

@@ -155,17 +155,17 @@ impl Merge {
                 .open
                 .iter()
                 .enumerate()
-                .min_by_key(|(_, o)| Key::of(o.next.ts_ns, o.file))
-                .map(|(at, o)| (at, Key::of(o.next.ts_ns, o.file)));
+                .map(|(at, o)| (Key::of(o.next.ts_ns, o.file), at))
+                .min();
             // A file that starts before the earliest open packet opens now.
             if let Some(&(start, file)) = self.waiting.front() {
-                if earliest.is_none_or(|(_, key)| start < key) {
+                if earliest.is_none_or(|(key, _)| start < key) {
                     self.waiting.pop_front();
                     self.start(file);
                     continue;
                 }
             }
-            let Some((at, _)) = earliest else {
+            let Some((_, at)) = earliest else {
                 return match self.errors.pop_front() {
                     Some(e) => Err(e),
                     None => Ok(None),

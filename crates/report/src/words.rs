@@ -2117,11 +2117,7 @@ pub fn capture_notes(stats: &CaptureStats, s: &crate::summary::Summary) -> Vec<S
     let mut notes = Vec::new();
     if let [first, .., last] = stats.merged_files.as_slice() {
         let n = stats.merged_files.len();
-        let files = if n <= MERGED_FILES_NAMED {
-            stats.merged_files.join(" ")
-        } else {
-            format!("{first} ... {last}")
-        };
+        let files = merged_files_named(stats).unwrap_or_else(|| format!("{first} ... {last}"));
         notes.push(format!("the {n} captures were read as one, merged by time: frame numbers and tcp.stream are those of `mergecap -w merged.pcapng {files}` (the files in the order given here), which Wireshark opens with the same numbers."));
         if stats.merged_files_overlap && stats.capture_duplicates > 0 {
             notes.push(format!("the captures overlap in time and {} packets are in more than one of them: the same traffic seen at different points (a client's and a server's capture?). Merged, each packet is read where it was seen first, and the times of different hosts' clocks are compared as if they were one clock. {}",
@@ -2332,14 +2328,23 @@ pub fn frames_in_files<'s>(stats: &'s CaptureStats, frames: &[u64]) -> Vec<(&'s 
         .collect()
 }
 
+/// Merged captures' paths in order, for a command line, when they are
+/// few enough to name ([`MERGED_FILES_NAMED`]).
+fn merged_files_named(stats: &CaptureStats) -> Option<String> {
+    (stats.merged_files.len() <= MERGED_FILES_NAMED).then(|| stats.merged_files.join(" "))
+}
+
 /// How to ask this capture again for `option` ("--conn STREAM").
 pub fn detail_command(stats: &CaptureStats, option: &str) -> String {
-    match stats.merged_files.len() {
-        0 | 1 => format!("rttdoc analyze {} {option}", stats.file),
-        n if n <= MERGED_FILES_NAMED => {
-            format!("rttdoc analyze {} {option}", stats.merged_files.join(" "))
-        }
-        n => format!("rttdoc analyze FILE... {option} (the same {n} captures)"),
+    if stats.merged_files.is_empty() {
+        return format!("rttdoc analyze {} {option}", stats.file);
+    }
+    match merged_files_named(stats) {
+        Some(files) => format!("rttdoc analyze {files} {option}"),
+        None => format!(
+            "rttdoc analyze FILE... {option} (the same {} captures)",
+            stats.merged_files.len()
+        ),
     }
 }
 

@@ -41,6 +41,17 @@ fn mergecap(files: &[&Path], out: &Path) {
     assert!(status.success(), "mergecap {files:?}");
 }
 
+/// `editcap OPTIONS IN OUT`.
+fn editcap(options: &[&str], input: &Path, out: &Path) {
+    let status = Command::new("editcap")
+        .args(options)
+        .arg(input)
+        .arg(out)
+        .status()
+        .unwrap();
+    assert!(status.success(), "editcap {options:?} {}", input.display());
+}
+
 /// rttdoc on `files`, and on mergecap's merge of them (written to `out`).
 fn merged_and_oracle(files: &[&Path], out: &Path) -> (Value, Value) {
     let merged = json(files);
@@ -72,13 +83,11 @@ fn without_names(mut doc: Value) -> Value {
 /// time order: `piece_00000_...`), newest first: the order a careless
 /// glob or a ring's wrapped names give.
 fn cut(capture: &Path, packets: u32, dir: &TempDir) -> Vec<PathBuf> {
-    let status = Command::new("editcap")
-        .args(["-c", &packets.to_string()])
-        .arg(capture)
-        .arg(dir.path("piece.pcapng"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    editcap(
+        &["-c", &packets.to_string()],
+        capture,
+        &dir.path("piece.pcapng"),
+    );
     let mut pieces: Vec<PathBuf> = std::fs::read_dir(&dir.0)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -218,13 +227,7 @@ fn packets_at_the_same_time_come_in_mergecaps_order() {
     // The same packets cut to their headers: every time ties, and which
     // copy comes first decides what rttdoc reads (the copy is skipped).
     let headers = dir.path("headers.pcap");
-    let status = Command::new("editcap")
-        .args(["-s", "64"])
-        .arg(&whole)
-        .arg(&headers)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    editcap(&["-s", "64"], &whole, &headers);
     for order in [[&whole, &headers], [&headers, &whole]] {
         let refs: Vec<&Path> = order.iter().map(|p| p.as_path()).collect();
         let (merged, oracle) = merged_and_oracle(&refs, &dir.path("merged.pcapng"));
@@ -528,13 +531,7 @@ fn two_points_clocks_apart_are_measured_by_the_packets_both_saw() {
         ),
     ] {
         let server = dir.path(&format!("server{shift}.pcapng"));
-        let status = Command::new("editcap")
-            .args(["-t", shift])
-            .arg(lab.join("server.pcapng.gz"))
-            .arg(&server)
-            .status()
-            .unwrap();
-        assert!(status.success());
+        editcap(&["-t", shift], &lab.join("server.pcapng.gz"), &server);
         let text = String::from_utf8(analyze(&[&client, &server], &[]).stdout).unwrap();
         assert!(text.contains(words), "{shift}: {text}");
         assert!(text.contains("analyze each capture alone"), "{text}");
