@@ -443,6 +443,12 @@ pub struct Connection {
     pub(crate) path_samples: Vec<crate::QueueSample>,
     /// Its client's saturated downlink around its life, set with them.
     pub(crate) path_busy: Vec<crate::BusyRun>,
+    /// The answer (its first packet's frame) whose wait in the client's
+    /// downlink queue came out as none, and how many more of this
+    /// connection's server data packets it is asked again at: they show
+    /// whether the answer came in a bunch stamped late
+    /// (`PathSamples::busy_before`).
+    pub(crate) busy_asked_again: Option<(u64, u8)>,
     /// Retransmissions past the timeline's cap (`TIMELINE_CAP`): their
     /// senders and frames, the first [`LATE_RETRANSMISSIONS_CITED`], for a
     /// finding to cite what the timeline no longer holds.
@@ -536,6 +542,7 @@ impl Connection {
             detect: true,
             path_samples: Vec::new(),
             path_busy: Vec::new(),
+            busy_asked_again: None,
             late_retransmissions: Vec::new(),
             sibling_closes: Vec::new(),
             certificate_fetches: Vec::new(),

@@ -65,6 +65,12 @@ const BLOCK_PACKETS: u32 = 8;
 const SATURATED: f64 = 0.5;
 /// The link's rate within a stretch: the median of its last blocks'.
 const RATE_BLOCKS: usize = 4;
+/// A pause in a client's arrivals longer than this many packets' time on
+/// its downlink (after the packets stamped together behind it are placed
+/// when the link delivered them) is the link gone idle: an answer after
+/// it was not in the queue before it (`PathSamples::busy_before`).
+const IDLE_SPACINGS: i64 = 2;
+
 /// A block's packets came at the link's pace when no gap between them is
 /// longer than 2.5 times their mean gap (this many halves).
 const EVEN_GAP_HALVES: i64 = 5;
@@ -207,6 +213,8 @@ struct Client {
     /// Its newest arrivals of server data, over all its connections:
     /// (time, bytes), at most [`ARRIVALS_KEPT`].
     arrivals: VecDeque<(i64, u32)>,
+    /// Their bytes, together.
+    arrival_bytes: u64,
 }
 
 impl Client {
@@ -300,6 +308,26 @@ impl Client {
         self.peak_bps.max(going_on.unwrap_or(0.0))
     }
 
+    /// The rate an answer's wait in the downlink's queue is judged by: the
+    /// fastest the downlink has shown ([`Client::peak_bps`]), or, before
+    /// any stretch was long enough to measure that, the pace of the one
+    /// going on once it holds a block of bulk data: data arriving back to
+    /// back without an idle break is how a bottleneck delivers what it
+    /// queued, and nothing faster has been seen. (A page load's first
+    /// answers come within its first stretch: the other connections'
+    /// initial windows ahead of them in the queue are all there is to
+    /// measure. Stamps that bunch packets together make that pace faster,
+    /// which claims less.) 0 when neither is known.
+    fn queue_rate_bps(&self) -> f64 {
+        let peak = self.peak_bps();
+        if peak > 0.0 {
+            return peak;
+        }
+        self.run
+            .and_then(|r| r.rate_bps(BLOCK_PACKETS))
+            .unwrap_or(0.0)
+    }
+
     fn fastest_to(&self, server: IpAddr) -> Option<i64> {
         self.fastest
             .iter()
@@ -367,9 +395,12 @@ impl PathSamples {
         let switched = c.last_stream.is_some_and(|s| s != stream);
         c.last_stream = Some(stream);
         if c.arrivals.len() == ARRIVALS_KEPT {
-            c.arrivals.pop_front();
+            if let Some((_, gone)) = c.arrivals.pop_front() {
+                c.arrival_bytes -= gone as u64;
+            }
         }
         c.arrivals.push_back((ts_ns, bytes));
+        c.arrival_bytes += bytes as u64;
         let Some(run) = c
             .run
             .as_mut()
@@ -396,44 +427,75 @@ impl PathSamples {
     }
 
     /// The longest an answer reaching `client` at `at_ns` can have waited
-    /// in its downlink's queue, as the client's newest arrivals show: a
+    /// in its downlink's queue, as the client's arrivals show: a
     /// first-in-first-out bottleneck holds an answer only while it
-    /// delivers what is ahead of it, without a break, at its rate. So the
-    /// wait is at most the longest time before `at_ns` every later part
-    /// of which brought the client at least [`SATURATED`] of the fastest
-    /// rate its downlink has shown (its bottleneck's, or less): looking
-    /// back from the answer, until the client's arrivals fall behind that
-    /// (the link went idle there, and the queue with it). Arrivals stamped
-    /// alike (a poll's packets) are taken together. 0 when no rate is
-    /// known.
+    /// delivers what is ahead of it, without a break, at its rate
+    /// ([`Client::queue_rate_bps`]: its bottleneck's, or less). So,
+    /// looking back from the answer, the wait ends where the link went
+    /// idle and its queue with it:
+    ///
+    /// - at a pause between two arrivals longer than [`IDLE_SPACINGS`]
+    ///   packets' time at that rate (and [`GAP_MIN_NS`]), less the later
+    ///   packet's own time on the link;
+    /// - where the arrivals since fall behind [`SATURATED`] of that rate
+    ///   (a trickle with short pauses).
+    ///
+    /// A host that holds the link's deliveries and hands them over
+    /// together (a capture host's poll, an emulator or a VM short of CPU,
+    /// a Wi-Fi aggregate) stamps them late; the bunch shows by how much:
+    /// the link delivers one packet at a time, so each was delivered no
+    /// later than the next one's delivery less the next one's time on
+    /// the link. The pauses and rates are judged on those times, and a
+    /// pause a bunch catches up on is no idle link. Arrivals after the
+    /// answer (when the caller asks again once they came) correct the
+    /// answer's own time the same way; arrivals at `at_ns` are the
+    /// answer's and count as delivered before it. 0 when no rate is
+    /// known. The wait is counted between the stamps.
     pub(crate) fn busy_before(&self, client: IpAddr, at_ns: i64) -> i64 {
         let Some(c) = self.clients.get(&client) else {
             return 0;
         };
-        let rate = c.peak_bps() * SATURATED;
-        if rate <= 0.0 {
+        let link = c.queue_rate_bps();
+        if link <= 0.0 || c.arrivals.is_empty() {
             return 0;
         }
-        // (Whole bits: the sums a float would hold exactly, added as
-        // integers.)
+        let on_link = |bytes: u32| (bytes as f64 * 8e9 / link) as i64;
+        let mean_packet = (c.arrival_bytes / c.arrivals.len() as u64) as u32;
+        let idle = on_link(mean_packet)
+            .saturating_mul(IDLE_SPACINGS)
+            .max(GAP_MIN_NS);
+        let rate = link * SATURATED;
+        // Walking back: the latest the newer packet can have been
+        // delivered, and its time on the link; the bits delivered after
+        // the packet at hand up to the answer's (whole bits: the sums a
+        // float would hold exactly, added as integers).
+        let mut newer: Option<(i64, i64)> = None;
+        let mut answer_ns = at_ns;
         let mut bits: u64 = 0;
         let mut busy = 0;
-        let mut newest_first = c.arrivals.iter().rev().filter(|(ts, _)| *ts <= at_ns);
-        let mut next = newest_first.next();
-        while let Some(&(ts, bytes)) = next {
-            bits += bytes as u64 * 8;
-            next = newest_first.next();
-            if next.is_some_and(|&(older, _)| older == ts) {
+        for &(ts, bytes) in c.arrivals.iter().rev() {
+            let delivered = newer.map_or(ts, |(at, time)| ts.min(at.saturating_sub(time)));
+            if ts > at_ns {
+                newer = Some((delivered, on_link(bytes)));
                 continue;
             }
-            let window = at_ns - ts;
-            if window <= 0 {
+            if ts == at_ns {
+                answer_ns = answer_ns.min(delivered);
+                bits += bytes as u64 * 8;
+                newer = Some((delivered, on_link(bytes)));
                 continue;
             }
+            let (next_at, next_time) = newer.unwrap_or((answer_ns, 0));
+            if next_at.saturating_sub(next_time).saturating_sub(delivered) > idle {
+                break;
+            }
+            let window = answer_ns.saturating_sub(delivered).saturating_sub(idle);
             if (bits as f64) * 1e9 < rate * window as f64 {
                 break;
             }
-            busy = window;
+            busy = at_ns - ts;
+            bits += bytes as u64 * 8;
+            newer = Some((delivered, on_link(bytes)));
         }
         busy
     }
@@ -655,33 +717,125 @@ mod tests {
         assert!(p.clients.contains_key(&last));
     }
 
+    /// The answer's first packet reaches `client` at `at`: noted as the
+    /// tracker notes it, then its wait asked for.
+    fn answer(p: &mut PathSamples, client: IpAddr, at: i64) -> i64 {
+        p.arrival(client, 99, at, 1448);
+        p.busy_before(client, at)
+    }
+
     /// How long before an answer the client's downlink was kept busy:
     /// the longest its queue can have held the answer.
     #[test]
     fn an_answer_can_have_queued_only_as_long_as_the_downlink_was_busy_before_it() {
         let c = ip(1);
         // 1448 bytes every millisecond for 100 ms: 11.6 Mbit/s, the
-        // fastest this downlink shows.
+        // fastest this downlink shows; the answer right behind.
         let mut p = PathSamples::default();
         arrivals(&mut p, c, &[1, 2], 0, 100, MS);
-        assert_eq!(p.busy_before(c, 100 * MS), 100 * MS);
-        // Nothing known of a rate: nothing claimed.
+        assert_eq!(answer(&mut p, c, 100 * MS), 100 * MS);
+        // Nothing known of a rate: nothing claimed (fewer than a block
+        // of packets since the link was idle).
         let mut q = PathSamples::default();
-        arrivals(&mut q, c, &[1, 2], 0, 10, MS);
-        assert_eq!(q.busy_before(c, 10 * MS), 0);
+        arrivals(&mut q, c, &[1, 2], 0, BLOCK_PACKETS as i64 - 2, MS);
+        assert_eq!(answer(&mut q, c, (BLOCK_PACKETS as i64 - 2) * MS), 0);
         // 30 ms idle, then an answer: the queue had emptied.
-        assert_eq!(p.busy_before(c, 129 * MS), 0);
-        // Three packets stamped alike every 3 ms (a poll's): as busy.
+        assert_eq!(answer(&mut p, c, 130 * MS), 0);
+        // A pause of three packets' time is idle too, if nothing catches
+        // up on it.
+        arrivals(&mut p, c, &[1, 2], 200 * MS, 50, MS);
+        assert_eq!(answer(&mut p, c, 252 * MS), 0);
+        // Three packets stamped alike every 3 ms (a poll's), the answer
+        // among the next three: as busy as the link at its rate.
         for i in 0..20 {
             for s in 1..=3 {
-                p.arrival(c, s, 200 * MS + i * 3 * MS, 1448);
+                p.arrival(c, s, 300 * MS + i * 3 * MS, 1448);
             }
         }
-        assert_eq!(p.busy_before(c, 260 * MS), 60 * MS);
+        p.arrival(c, 1, 360 * MS, 1448);
+        p.arrival(c, 2, 360 * MS, 1448);
+        assert_eq!(answer(&mut p, c, 360 * MS), 60 * MS);
         // A trickle at a tenth of the rate keeps nothing busy.
         for i in 0..10 {
             p.arrival(c, 1, 400 * MS + i * 10 * MS, 1448);
         }
-        assert!(p.busy_before(c, 500 * MS) <= 10 * MS);
+        assert_eq!(answer(&mut p, c, 500 * MS), 0);
+        // Nor does one with short pauses, at a third of it.
+        for i in 0..30 {
+            p.arrival(c, 1, 600 * MS + i * 3 * MS, 1448);
+        }
+        assert!(answer(&mut p, c, 690 * MS) <= 3 * MS);
+    }
+
+    /// A page load's first answers arrive within the link's first busy
+    /// stretch, before any stretch was long enough to measure its rate:
+    /// the stretch's own pace stands in, bunched stamps and all (a capture
+    /// host or an emulator that stalls, then hands over several packets
+    /// at once); a stretch that slows to a trickle claims nothing.
+    #[test]
+    fn before_the_rate_is_known_the_first_stretchs_pace_bounds_the_queue() {
+        let c = ip(1);
+        let mut p = PathSamples::default();
+        // One connection's initial window through a ~4 Mbit/s bottleneck:
+        // a packet every 4 ms, twice several at once after a stall.
+        for t in [0, 4, 8, 8, 12, 20, 20, 20, 24, 28] {
+            p.arrival(c, 1, t * MS, 1448);
+        }
+        // The next connection's answer, right behind it: it can have
+        // waited the whole stretch.
+        let at = 28 * MS + 60 * US;
+        assert_eq!(answer(&mut p, c, at), at);
+        // The same stretch, then a trickle at a tenth of its pace.
+        for i in 1..=5 {
+            p.arrival(c, 1, at + i * 30 * MS, 1448);
+        }
+        assert_eq!(answer(&mut p, c, at + 180 * MS), 0);
+        // Small messages, however close together, measure no rate.
+        let mut q = PathSamples::default();
+        for i in 0..20 {
+            q.arrival(c, i % 2, i as i64 * MS, 120);
+        }
+        assert_eq!(q.busy_before(c, 20 * MS), 0);
+    }
+
+    /// A saturated link seen through a host that holds its deliveries and
+    /// hands them over together (an emulator or a VM short of CPU, a
+    /// Wi-Fi aggregate): pauses of a few packets' time, each followed by
+    /// the bunch that catches up. An answer after such a pause, alone, is
+    /// after an idle link; once its own bunch shows the catch-up, the
+    /// pause was the host's, and the answer can have waited since the
+    /// bunches began. A pause longer than any bunch catches up on ends it.
+    #[test]
+    fn a_link_that_hands_over_its_deliveries_in_bunches_stays_busy_through_its_pauses() {
+        let c = ip(1);
+        let mut p = PathSamples::default();
+        // The link's rate: 1448 bytes a millisecond (11.6 Mbit/s).
+        arrivals(&mut p, c, &[1, 2], 0, 100, MS);
+        // An idle break, then 80 ms of that rate in bunches: four packets
+        // 50 µs apart every 4 ms.
+        let start = 200 * MS;
+        let bunch = |p: &mut PathSamples, from: i64, streams: [u64; 4]| {
+            for (i, s) in streams.into_iter().enumerate() {
+                p.arrival(c, s, from + i as i64 * 50 * US, 1448);
+            }
+        };
+        for n in 0..20 {
+            bunch(&mut p, start + n * 4 * MS, [1, 2, 1, 2]);
+        }
+        // The answer first in the next bunch, 3.85 ms after the last one's
+        // last packet.
+        let at = start + 80 * MS;
+        assert_eq!(answer(&mut p, c, at), 0);
+        for i in 1..4 {
+            p.arrival(c, 3, at + i * 50 * US, 1448);
+        }
+        assert_eq!(p.busy_before(c, at), at - start);
+        // The bunches go on; an answer 30 ms after the last: the link had
+        // gone idle and its queue emptied.
+        for n in 21..30 {
+            bunch(&mut p, start + n * 4 * MS, [1, 2, 1, 2]);
+        }
+        let last = start + 29 * 4 * MS + 150 * US;
+        assert_eq!(answer(&mut p, c, last + 30 * MS), 0);
     }
 }

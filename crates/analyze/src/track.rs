@@ -1045,11 +1045,14 @@ fn track_in(
             hand_window(conn, report, sink);
         }
     }
-    if conn.exchanges.events != 0 {
-        note_exchange(conn, calls, paths);
-    }
     if dir == Direction::ServerToClient && seg.payload_len > 0 {
         paths.arrival(conn.client.ip, conn.stream, at.ts_ns, seg.payload_len);
+        if let Some(asked) = conn.busy_asked_again.filter(|&(f, _)| f != at.frame) {
+            ask_busy_again(conn, paths, asked);
+        }
+    }
+    if conn.exchanges.events != 0 {
+        note_exchange(conn, calls, paths);
     }
     let mut same = None;
     if seg.flags.fin() {
@@ -1086,6 +1089,31 @@ fn track_in(
         closing.queue(conn, key, progress_ns);
     }
     same
+}
+
+/// An answer's server data packets after its first that its wait in the
+/// client's downlink queue is asked again at, while it came out as none:
+/// a bunch stamped late is a few packets (the link's deliveries a host
+/// held for a few packets' time).
+const BUSY_ASKED_AGAIN: u8 = 4;
+
+/// The wait in the client's downlink queue of the answer whose first
+/// packet is frame `answer`, asked again with the arrivals since (a bunch
+/// the answer came in shows it stamped late), while its exchange is open.
+#[inline(never)]
+fn ask_busy_again(conn: &mut Connection, paths: &PathSamples, (answer, left): (u64, u8)) {
+    conn.busy_asked_again = None;
+    let client = conn.client.ip;
+    let Some(x) = conn.exchanges.current_mut() else {
+        return;
+    };
+    let Some(first) = x.response_first.filter(|a| a.frame == answer) else {
+        return;
+    };
+    x.downlink_busy_ns = paths.busy_before(client, first.ts_ns);
+    if x.downlink_busy_ns == 0 && left > 1 {
+        conn.busy_asked_again = Some((answer, left - 1));
+    }
 }
 
 /// A request began or got its answer: the host's calls hear of it, and an
@@ -1154,9 +1182,11 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
         calls.opened(stream, x.request_first.ts_ns);
     }
     if let (true, Some(answer)) = (answered, x.response_first) {
-        // (Before the answer's own bytes are counted: track_in notes its
-        // arrival after.)
+        // (The answer's own bytes counted: track_in noted its arrival.)
         x.downlink_busy_ns = paths.busy_before(client.ip, answer.ts_ns);
+        if x.downlink_busy_ns == 0 {
+            conn.busy_asked_again = Some((answer.frame, BUSY_ASKED_AGAIN));
+        }
         x.upstream = calls
             .answered(Asking {
                 stream,

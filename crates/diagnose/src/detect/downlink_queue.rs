@@ -9,9 +9,13 @@
 //! client's downlink was saturated with the data of more than one of its
 //! connections, the answer's own included (bulk data back to back at the
 //! link's rate: `Facts::downlink_queue_ns`, path_samples.rs; one other
-//! download is enough to hold an answer back), later than one round trip after its request on the
-//! client's clock. The wait beyond that round trip, up to how long the
-//! stretch had lasted when the answer came (the most it can have queued),
+//! download is enough to hold an answer back), later than one round trip
+//! after its request on the client's clock. The wait beyond that round
+//! trip, up to how long the stretch had lasted when the answer came (the
+//! most it can have queued; where a host handed the link's deliveries
+//! over in bunches, and the stretch shows saturated only in parts, as
+//! long as the link had been delivering without going idle:
+//! `Facts::queued_behind_ns`, server_think_time's bound),
 //! of at least a quarter of the round trip and 2 ms, is a wait from the
 //! request to the answer's first segment, released by no packet (the
 //! queue drained); not for an answer whose first bytes the capture missed
@@ -49,7 +53,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             continue;
         };
         let beyond = f.on_clock_of(client, answer) - f.on_clock_of(client, request) - rtt;
-        let queued = beyond.min(f.downlink_queue_ns(answer.ts_ns));
+        let queued = beyond.min(f.downlink_queue_ns(answer.ts_ns).max(f.queued_behind_ns(x)));
         if queued >= floor {
             waits.push(Wait {
                 from_frame: request.frame,

@@ -44,11 +44,15 @@
 //! queue.) Where the client's arrivals are too uneven to prove the link
 //! saturated block by block (a link that delivers in aggregates, a capture
 //! host that stamps a poll's packets alike), the queue is still bounded:
-//! a first-in-first-out bottleneck holds an answer only while it delivers
-//! what is ahead of it without a break, so the answer can have waited at
-//! most as long as every later part of the time before it brought the
-//! client at least half the fastest rate its downlink has shown, and that
-//! much is not the server's either.
+//! a bottleneck holds an answer only while it delivers what is ahead of
+//! it without a break (an idle link has an empty queue), so the answer
+//! can have waited at most since the client's arrivals last paused for
+//! more than two packets' time at the link's rate (its fastest shown, or
+//! the first stretch's own pace), once the packets a host handed over
+//! together are placed when the link can have delivered them (a bunch
+//! that catches up on a pause shows the pause was the host's), and while
+//! every later part brought at least half that rate; that much is not the
+//! server's either.
 //!
 //! A server's kernel acknowledges a request on arrival while the
 //! connection is new (Linux's quick-ACK mode) or when no delayed-ACK timer
