@@ -65,12 +65,6 @@ const BLOCK_PACKETS: u32 = 8;
 const SATURATED: f64 = 0.5;
 /// The link's rate within a stretch: the median of its last blocks'.
 const RATE_BLOCKS: usize = 4;
-/// A pause in a client's arrivals longer than this many packets' time on
-/// its downlink (after the packets stamped together behind it are placed
-/// when the link delivered them) is the link gone idle: an answer after
-/// it was not in the queue before it (`PathSamples::busy_before`).
-const IDLE_SPACINGS: i64 = 2;
-
 /// A block's packets came at the link's pace when no gap between them is
 /// longer than 2.5 times their mean gap (this many halves).
 const EVEN_GAP_HALVES: i64 = 5;
@@ -434,11 +428,11 @@ impl PathSamples {
     /// looking back from the answer, the wait ends where the link went
     /// idle and its queue with it:
     ///
-    /// - at a pause between two arrivals longer than [`IDLE_SPACINGS`]
-    ///   packets' time at that rate (and [`GAP_MIN_NS`]), less the later
-    ///   packet's own time on the link;
-    /// - where the arrivals since fall behind [`SATURATED`] of that rate
-    ///   (a trickle with short pauses).
+    /// - at a pause between two arrivals longer than [`GAP_SPACINGS`]
+    ///   packets' time at that rate (and [`GAP_MIN_NS`]: the break that
+    ///   ends a stretch), less the later packet's own time on the link;
+    /// - where the arrivals since fall behind [`SATURATED`] of that rate,
+    ///   give or take two packets (a trickle with short pauses).
     ///
     /// A host that holds the link's deliveries and hands them over
     /// together (a capture host's poll, an emulator or a VM short of CPU,
@@ -461,9 +455,8 @@ impl PathSamples {
         }
         let on_link = |bytes: u32| (bytes as f64 * 8e9 / link) as i64;
         let mean_packet = (c.arrival_bytes / c.arrivals.len() as u64) as u32;
-        let idle = on_link(mean_packet)
-            .saturating_mul(IDLE_SPACINGS)
-            .max(GAP_MIN_NS);
+        let packet = on_link(mean_packet);
+        let idle = packet.saturating_mul(GAP_SPACINGS).max(GAP_MIN_NS);
         let rate = link * SATURATED;
         // Walking back: the latest the newer packet can have been
         // delivered, and its time on the link; the bits delivered after
@@ -489,7 +482,11 @@ impl PathSamples {
             if next_at.saturating_sub(next_time).saturating_sub(delivered) > idle {
                 break;
             }
-            let window = answer_ns.saturating_sub(delivered).saturating_sub(idle);
+            // (Less two packets' time: the answer's first segment can be
+            // a small head behind a small tail, the link busy on both.)
+            let window = answer_ns
+                .saturating_sub(delivered)
+                .saturating_sub(packet.saturating_mul(2));
             if (bits as f64) * 1e9 < rate * window as f64 {
                 break;
             }
@@ -741,10 +738,12 @@ mod tests {
         assert_eq!(answer(&mut q, c, (BLOCK_PACKETS as i64 - 2) * MS), 0);
         // 30 ms idle, then an answer: the queue had emptied.
         assert_eq!(answer(&mut p, c, 130 * MS), 0);
-        // A pause of three packets' time is idle too, if nothing catches
-        // up on it.
+        // A pause of five packets' time is idle too, if nothing catches
+        // up on it; one of three is not.
         arrivals(&mut p, c, &[1, 2], 200 * MS, 50, MS);
-        assert_eq!(answer(&mut p, c, 252 * MS), 0);
+        assert_eq!(answer(&mut p, c, 255 * MS), 0);
+        arrivals(&mut p, c, &[1, 2], 256 * MS, 20, MS);
+        assert_eq!(answer(&mut p, c, 278 * MS), 23 * MS);
         // Three packets stamped alike every 3 ms (a poll's), the answer
         // among the next three: as busy as the link at its rate.
         for i in 0..20 {
@@ -811,31 +810,33 @@ mod tests {
         let mut p = PathSamples::default();
         // The link's rate: 1448 bytes a millisecond (11.6 Mbit/s).
         arrivals(&mut p, c, &[1, 2], 0, 100, MS);
-        // An idle break, then 80 ms of that rate in bunches: four packets
-        // 50 µs apart every 4 ms.
+        // An idle break, then 160 ms of that rate in bunches: eight
+        // packets 20 µs apart every 8 ms, pauses of nearly eight packets'
+        // time.
         let start = 200 * MS;
-        let bunch = |p: &mut PathSamples, from: i64, streams: [u64; 4]| {
-            for (i, s) in streams.into_iter().enumerate() {
-                p.arrival(c, s, from + i as i64 * 50 * US, 1448);
+        let bunch = |p: &mut PathSamples, from: i64| {
+            for i in 0..8 {
+                p.arrival(c, 1 + i as u64 % 2, from + i * 20 * US, 1448);
             }
         };
         for n in 0..20 {
-            bunch(&mut p, start + n * 4 * MS, [1, 2, 1, 2]);
+            bunch(&mut p, start + n * 8 * MS);
         }
-        // The answer first in the next bunch, 3.85 ms after the last one's
-        // last packet.
-        let at = start + 80 * MS;
+        // The answer first in the next bunch, 7.86 ms after the last one's
+        // last packet: alone, it came after an idle link.
+        let at = start + 160 * MS;
         assert_eq!(answer(&mut p, c, at), 0);
-        for i in 1..4 {
-            p.arrival(c, 3, at + i * 50 * US, 1448);
+        // Its bunch catches up on the pause.
+        for i in 1..8 {
+            p.arrival(c, 3, at + i * 20 * US, 1448);
         }
         assert_eq!(p.busy_before(c, at), at - start);
         // The bunches go on; an answer 30 ms after the last: the link had
         // gone idle and its queue emptied.
         for n in 21..30 {
-            bunch(&mut p, start + n * 4 * MS, [1, 2, 1, 2]);
+            bunch(&mut p, start + n * 8 * MS);
         }
-        let last = start + 29 * 4 * MS + 150 * US;
+        let last = start + 29 * 8 * MS + 140 * US;
         assert_eq!(answer(&mut p, c, last + 30 * MS), 0);
     }
 }
