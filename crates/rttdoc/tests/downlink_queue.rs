@@ -16,6 +16,37 @@ fn capture(name: &str, side: &str) -> PathBuf {
         .join(format!("{name}-{side}.pcap.gz"))
 }
 
+/// A page load's `connections`, seen at its client and at its server: no
+/// server think time at either; the wait real where the client sees it
+/// and absent at the server; at the client the queue's, `downlink_queue`
+/// on every connection explaining all but a few ms of the excess.
+fn the_queue_not_the_server(client: &Value, server: &Value, connections: u64, name: &str) {
+    for (doc, side) in [(client, "client"), (server, "server")] {
+        let conns = doc["connections"].as_array().unwrap();
+        assert_eq!(conns.len() as u64, connections, "{name} {side}");
+        assert!(conns.iter().all(|c| c["vantage"] == side), "{name} {side}");
+        assert_eq!(think_waits(doc), Vec::<f64>::new(), "{name} {side}");
+    }
+    let excess = |doc: &Value| doc["summary"]["excess_ms_total"].as_f64().unwrap();
+    assert!(excess(client) > 1000.0, "{name}: {}", excess(client));
+    assert!(excess(server) < 50.0, "{name}: {}", excess(server));
+    let queue = &client["summary"]["causes"]["downlink_queue"];
+    assert_eq!(
+        queue["connections"].as_u64(),
+        Some(connections),
+        "{name}: {queue}"
+    );
+    let unexplained = client["summary"]["unexplained_ms"].as_f64().unwrap();
+    assert!(
+        unexplained < 0.02 * excess(client),
+        "{name}: {unexplained} ms unexplained"
+    );
+    assert!(
+        server["summary"]["causes"]["downlink_queue"].is_null(),
+        "{name}"
+    );
+}
+
 fn think_waits(doc: &Value) -> Vec<f64> {
     doc["connections"]
         .as_array()
@@ -38,26 +69,7 @@ fn think_waits(doc: &Value) -> Vec<f64> {
 fn answers_queued_behind_a_page_loads_other_connections_are_not_server_time() {
     let client = run_rttdoc_json(&capture("pageload", "client"));
     let server = run_rttdoc_json(&capture("pageload", "server"));
-    for (doc, side) in [(&client, "client"), (&server, "server")] {
-        let conns = doc["connections"].as_array().unwrap();
-        assert_eq!(conns.len(), 6, "{side}");
-        assert!(conns.iter().all(|c| c["vantage"] == side), "{side}");
-        assert_eq!(think_waits(doc), Vec::<f64>::new(), "{side}");
-    }
-    // The wait is real where the client sees it, and absent at the server;
-    // at the client it is the queue's: `downlink_queue` on every
-    // connection, explaining all but a few ms of the excess.
-    let excess = |doc: &Value| doc["summary"]["excess_ms_total"].as_f64().unwrap();
-    assert!(excess(&client) > 1000.0, "{}", excess(&client));
-    assert!(excess(&server) < 50.0, "{}", excess(&server));
-    let queue = &client["summary"]["causes"]["downlink_queue"];
-    assert_eq!(queue["connections"].as_u64(), Some(6), "{queue}");
-    let unexplained = client["summary"]["unexplained_ms"].as_f64().unwrap();
-    assert!(
-        unexplained < 0.02 * excess(&client),
-        "{unexplained} ms unexplained"
-    );
-    assert!(server["summary"]["causes"]["downlink_queue"].is_null());
+    the_queue_not_the_server(&client, &server, 6, "pageload");
     for c in client["connections"].as_array().unwrap() {
         for x in c["findings"].as_array().unwrap() {
             assert_eq!(x["kind"], "downlink_queue", "{x}");
@@ -95,24 +107,7 @@ fn answers_queued_behind_a_stalled_links_bunched_deliveries_are_not_server_time(
     for n in [1, 2] {
         let client = run_rttdoc_json(&stalled(n, "client"));
         let server = run_rttdoc_json(&stalled(n, "server"));
-        for (doc, side) in [(&client, "client"), (&server, "server")] {
-            assert_eq!(
-                doc["connections"].as_array().unwrap().len(),
-                8,
-                "{n} {side}"
-            );
-            assert_eq!(think_waits(doc), Vec::<f64>::new(), "{n} {side}");
-        }
-        let excess = |doc: &Value| doc["summary"]["excess_ms_total"].as_f64().unwrap();
-        assert!(excess(&client) > 1000.0, "{n}: {}", excess(&client));
-        assert!(excess(&server) < 50.0, "{n}: {}", excess(&server));
-        let queue = &client["summary"]["causes"]["downlink_queue"];
-        assert_eq!(queue["connections"].as_u64(), Some(8), "{n}: {queue}");
-        let unexplained = client["summary"]["unexplained_ms"].as_f64().unwrap();
-        assert!(
-            unexplained < 0.02 * excess(&client),
-            "{n}: {unexplained} ms unexplained"
-        );
+        the_queue_not_the_server(&client, &server, 8, &format!("stalled-{n}"));
         if tshark {
             // The stamps are what the test is about: many full-size
             // packets less than 0.2 ms after the one before (a bunch), many
