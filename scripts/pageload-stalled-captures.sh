@@ -47,7 +47,7 @@ for try in $(seq 1 "$tries"); do
   late=$(python3 -c '
 import json, sys
 e = json.load(open(sys.argv[1]))["emulator"]["server_to_client"]
-print(e["lateness_us_p50_p99_max"][1] / 1000)' "$run/labels.json")
+print(round(e["lateness_us_p50_p99_max"][1] / 1000, 2))' "$run/labels.json")
   if python3 -c "import sys; sys.exit(0 if $late >= $min_p99 else 1)"; then
     kept=$((kept + 1))
     for side in client server; do
