@@ -50,7 +50,8 @@ pub struct Exchange {
     pub connect_back: Option<Box<crate::connect_back::ConnectBack>>,
     /// The longest this answer can have waited in the queue of the
     /// client's downlink, by what the client received just before it
-    /// (`PathSamples::busy_before`); 0 when nothing shows a queue.
+    /// (and, asked again, just after it: the bunch it came in;
+    /// `PathSamples::busy_before`); 0 when nothing shows a queue.
     pub downlink_busy_ns: i64,
     /// The answer began in a hole of the capture (server segments it
     /// missed, beyond what the client had when it asked): it left at

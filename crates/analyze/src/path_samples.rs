@@ -468,13 +468,13 @@ impl PathSamples {
         let mut busy = 0;
         for &(ts, bytes) in c.arrivals.iter().rev() {
             let delivered = newer.map_or(ts, |(at, time)| ts.min(at.saturating_sub(time)));
-            if ts > at_ns {
-                newer = Some((delivered, on_link(bytes)));
-                continue;
-            }
-            if ts == at_ns {
-                answer_ns = answer_ns.min(delivered);
-                bits += bytes as u64 * 8;
+            // Past the answer: they only place the packets before them.
+            // At it: the answer's own, delivered before its stamp.
+            if ts >= at_ns {
+                if ts == at_ns {
+                    answer_ns = answer_ns.min(delivered);
+                    bits += bytes as u64 * 8;
+                }
                 newer = Some((delivered, on_link(bytes)));
                 continue;
             }

@@ -112,17 +112,12 @@ fn answers_queued_behind_a_stalled_links_bunched_deliveries_are_not_server_time(
             // The stamps are what the test is about: many full-size
             // packets less than 0.2 ms after the one before (a bunch), many
             // pauses of 6-15 ms inside the transfers.
-            let out = std::process::Command::new("tshark")
-                .args(["-n", "-r"])
-                .arg(stalled(n, "client"))
-                .args(["-Y", "tcp.srcport == 80 && tcp.len > 1000"])
-                .args(["-T", "fields", "-e", "frame.time_epoch"])
-                .output()
-                .unwrap();
-            let stamps: Vec<f64> = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .map(|l| l.trim().parse().unwrap())
-                .collect();
+            let filter = "tcp.srcport == 80 && tcp.len > 1000";
+            let stamps: Vec<f64> =
+                tshark_fields(&stalled(n, "client"), &[], filter, &["frame.time_epoch"])
+                    .iter()
+                    .map(|row| row[0].trim().parse().unwrap())
+                    .collect();
             let gaps: Vec<f64> = stamps.windows(2).map(|w| (w[1] - w[0]) * 1e3).collect();
             let bunched = gaps.iter().filter(|&&g| g < 0.2).count();
             let paused = gaps.iter().filter(|&&g| (6.0..15.0).contains(&g)).count();

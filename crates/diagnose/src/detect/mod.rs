@@ -987,7 +987,7 @@ impl<'a> Facts<'a> {
     }
 
     /// The longest exchange `x`'s answer can have queued on the client's
-    /// downlink, by what the client received just before it
+    /// downlink, by what the client received around it
     /// (`Exchange::downlink_busy_ns`). Not at the server, where answers
     /// are seen leaving, before that queue.
     pub fn queued_behind_ns(&self, x: &Exchange) -> i64 {
