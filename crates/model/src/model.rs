@@ -883,9 +883,12 @@ pub enum Detail {
     },
     /// A resumption, or one missed.
     Resumption {
-        /// A TLS 1.2 session, where resuming saves a round trip (not when the
-        /// full handshake used False Start: it took one round trip too).
-        tls12: bool,
+        /// A session before TLS 1.3, where resuming saves a round trip (not
+        /// when the full handshake used False Start: it took one round trip
+        /// too).
+        round_trip: bool,
+        /// The version the server chose.
+        version: Option<TlsVersion>,
     },
     /// 0-RTT early data, and whether the server took it.
     EarlyData {

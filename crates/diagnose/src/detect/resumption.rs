@@ -1,13 +1,14 @@
 //! TLS session resumption, used or missed, and 0-RTT early data.
 //!
 //! - `resumption`: the server accepted the session (TLS 1.3: pre_shared_key
-//!   in the ServerHello; TLS 1.2: ChangeCipherSpec right after the
-//!   ServerHello, no Certificate). TLS 1.2 saves a round trip.
+//!   in the ServerHello; TLS 1.2 and older: ChangeCipherSpec right after
+//!   the ServerHello, no Certificate). Before TLS 1.3 it saves a round trip
+//!   (TLS 1.0, 1.1 and SSL 3.0 hand over the same messages as TLS 1.2).
 //! - `resumption_missed`: the client offered a session (TLS 1.3 PSK; TLS
-//!   1.2 session ticket or session id) and got a full handshake: a round trip
-//!   lost on TLS 1.2 (none when the client used False Start: its data left
-//!   with its Finished, after one round trip, as in a resumed handshake),
-//!   certificate and key-exchange CPU on both.
+//!   1.2 and older: a session ticket) and got a full handshake: a round
+//!   trip lost before TLS 1.3 (none when the client used False Start: its
+//!   data left with its Finished, after one round trip, as in a resumed
+//!   handshake), certificate and key-exchange CPU on both.
 //! - `early_data`: the ClientHello offered 0-RTT data (the request may ride
 //!   with it). Acceptance is encrypted but shows in the client's second
 //!   flight: with early data accepted the client sends EndOfEarlyData (a
@@ -34,13 +35,15 @@
 
 use super::Facts;
 use crate::model::{
-    Detail, Direction, Finding, FindingKind, Phase, TlsMessage, TlsMessageRef, TlsVersion, Wait,
+    Detail, Direction, Finding, FindingKind, Phase, TlsMessage, TlsMessageRef, Wait,
 };
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
     let rtt_ms = f.rtt_ns.map(|r| r as f64 / 1e6).unwrap_or(0.0);
-    let tls12 = tls.version == Some(TlsVersion::TLS12);
+    // Every version before TLS 1.3 takes two round trips for a full
+    // handshake and one for an abbreviated one, as the ledger's ideal.
+    let before_tls13 = tls.version.is_some_and(|v| !v.is_tls13());
     let hellos: Vec<u64> = tls
         .messages
         .iter()
@@ -54,9 +57,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         Some(true) => {
             let mut x = f.finding(FindingKind::Resumption, Some(Phase::TlsHandshake));
             x.frames = hellos;
-            x.cost_ms = if tls12 { -rtt_ms } else { 0.0 };
+            x.cost_ms = if before_tls13 { -rtt_ms } else { 0.0 };
             x.confidence = 1.0;
-            x.detail = Detail::Resumption { tls12 };
+            x.detail = Detail::Resumption {
+                round_trip: before_tls13,
+                version: tls.version,
+            };
             out.push(x);
         }
         Some(false) if offered => {
@@ -65,10 +71,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // With False Start the full handshake took the client one
             // round trip too, as a resumed one would: it cost the
             // certificate and the signature, no round trip.
-            let round_trip = tls12 && !tls.false_start;
+            let round_trip = before_tls13 && !tls.false_start;
             x.cost_ms = if round_trip { rtt_ms } else { 0.0 };
             x.confidence = 0.9;
-            x.detail = Detail::Resumption { tls12: round_trip };
+            x.detail = Detail::Resumption {
+                round_trip,
+                version: tls.version,
+            };
             out.push(x);
         }
         _ => {}

@@ -1,11 +1,14 @@
 //! `resumption`, `resumption_missed`, `early_data` (detect/resumption.rs).
 //!
 //! > - `resumption`: the server accepted the session (TLS 1.3:
-//! >   pre_shared_key in the ServerHello; TLS 1.2: ChangeCipherSpec right
-//! >   after the ServerHello, no Certificate). TLS 1.2 saves a round trip.
+//! >   pre_shared_key in the ServerHello; TLS 1.2 and older:
+//! >   ChangeCipherSpec right after the ServerHello, no Certificate).
+//! >   Before TLS 1.3 it saves a round trip (TLS 1.0, 1.1 and SSL 3.0 hand
+//! >   over the same messages as TLS 1.2).
 //! > - `resumption_missed`: the client offered a session (TLS 1.3 PSK; TLS
-//! >   1.2 session ticket or session id) and got a full handshake: a round
-//! >   trip lost on TLS 1.2, certificate and key-exchange CPU on both.
+//! >   1.2 and older: a session ticket) and got a full handshake: a round
+//! >   trip lost before TLS 1.3 [...], certificate and key-exchange CPU on
+//! >   both.
 //! > - `early_data`: the ClientHello offered 0-RTT data [...]. with early
 //! >   data accepted the client sends EndOfEarlyData (a record of exactly
 //! >   4 + 1 + tag bytes) before its Finished. Accepted: saved 1 RTT
@@ -88,6 +91,12 @@ fn a_full_handshake_nobody_offered_to_resume_is_neither() {
 /// Certificate, ServerHelloDone; the client's key exchange,
 /// ChangeCipherSpec and Finished; the server's).
 pub(super) fn tls12(ticket: bool, resume: bool) -> (Outcome, Id, Id) {
+    before_tls13(0x0303, ticket, resume)
+}
+
+/// [`tls12`] with the server choosing `version` (TLS 1.0 is 0x0301):
+/// every version before TLS 1.3 hands over the same messages.
+fn before_tls13(version: u16, ticket: bool, resume: bool) -> (Outcome, Id, Id) {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
     let offer = Offer {
@@ -95,7 +104,9 @@ pub(super) fn tls12(ticket: bool, resume: bool) -> (Outcome, Id, Id) {
         ..Offer::tls12()
     };
     let ch = w.send(C, 40.1, leak(client_hello(offer)));
-    let sh = server_hello(false, [0x33; 32], 0, false);
+    let mut sh = server_hello(false, [0x33; 32], 0, false);
+    // The ServerHello's version, behind the message's 4-byte header.
+    sh[4..6].copy_from_slice(&version.to_be_bytes());
     let at = w.arrival(ch) + 0.5;
     let first = if resume {
         let mut v = handshake_record(&[sh]);
@@ -137,6 +148,18 @@ fn a_tls12_ticket_offered_and_answered_with_a_full_handshake_loses_a_round_trip(
     assert_ms(f.cost_ms, RTT, 1e-6, "2 RTT instead of 1");
     // The ideal of a full handshake already counts that round trip.
     assert_eq!(f.attributed_ms, 0.0);
+}
+
+#[test]
+fn a_tls10_session_resumed_or_missed_saves_or_loses_a_round_trip_as_tls12() {
+    for version in [0x0301, 0x0302] {
+        let (o, ..) = before_tls13(version, true, true);
+        assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
+        let (o, ..) = before_tls13(version, true, false);
+        let f = o.the(ResumptionMissed);
+        assert_ms(f.cost_ms, RTT, 1e-6, "2 RTT instead of 1");
+        assert_eq!(f.attributed_ms, 0.0);
+    }
 }
 
 #[test]
