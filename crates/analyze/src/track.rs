@@ -1593,6 +1593,24 @@ fn note_end(
         Some(alert) => (alert, peer),
         None => (at, dir),
     };
+    // A server that closes without acknowledging bytes the client had sent
+    // before its last answer reached it cut that request off (a rejection,
+    // an abort): the connection ended mid-request, not after an answer,
+    // and nothing on it could have carried the next. (Bytes the client
+    // sent after the answer reached it, crossing an idle close, are a
+    // request the close lost: the connection had been kept, and is
+    // counted.) On the client's clock: the answer reached it the client's
+    // side of the path after its capture.
+    if closer == Direction::ServerToClient && seg.flags.ack() {
+        let client = &conn.half[Direction::ClientToServer.index()];
+        let answer = conn.exchanges.last().and_then(|x| x.response_first);
+        let client_side = conn.sender_side_ns(Direction::ClientToServer).unwrap_or(0);
+        let cut_off = client.max_end.is_some_and(|end| crate::seq::lt(seg.ack, end))
+            && answer.is_some_and(|a| client.max_end_ts < a.ts_ns.saturating_add(client_side));
+        if cut_off {
+            return;
+        }
+    }
     calls.ends.ended(crate::reuse::End {
         stream: conn.stream,
         client: conn.reuse_client(),

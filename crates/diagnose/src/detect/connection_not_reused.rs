@@ -21,8 +21,14 @@
 //!
 //! Nor when the server refused a SYN of this connection (its RST before
 //! the SYN-ACK: it was not accepting connections, and a client that tries
-//! again has nothing kept to count on). A set-up shorter than 2 ms (loopback, a LAN: the ledger's floor for
-//! an excess) is not reported: there was nothing to win.
+//! again has nothing kept to count on). A set-up shorter than 2 ms (the
+//! ledger's floor for an excess: loopback, a LAN) is not reported: there
+//! was nothing to win. The set-up is the TCP handshake's round trip, and
+//! a TLS handshake before the request (its round trips and both hosts'
+//! key exchange: the wait from the SYN to the request); not what else the
+//! wait held without TLS (a greeting a server that speaks first was slow
+//! to send is its own turn, timed as its think time; the client's own
+//! time before it asked).
 //!
 //! The earlier connection, kept open, would have carried the request the
 //! moment the client had it. Instead the client waited for the SYN-ACK
@@ -102,11 +108,25 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let wait_ns = request.ts_ns.saturating_sub(syn.ts_ns);
-    // On loopback or a LAN a set-up costs microseconds: nothing to win.
-    if wait_ns < super::causality::EXCESS_FLOOR_NS {
+    let tls = f.report.tls.as_ref();
+    // What a kept connection saves is the set-up: the TCP handshake's
+    // round trip, and a TLS handshake before the request (its round trips
+    // and both hosts' key exchange). On loopback or a LAN a TCP handshake
+    // costs microseconds: nothing to win, whatever else the wait held (a
+    // greeting a server was slow to send is its own turn, timed as its
+    // think time; the client's own time before it asked is its own).
+    let tls_before_request = tls.is_some_and(|t| {
+        t.client_hello_frames
+            .first()
+            .is_some_and(|&ch| ch < request.frame)
+    });
+    let set_up_ns = match f.rtt_ns {
+        Some(rtt) if !tls_before_request => rtt.min(wait_ns),
+        _ => wait_ns,
+    };
+    if set_up_ns < super::causality::EXCESS_FLOOR_NS {
         return;
     }
-    let tls = f.report.tls.as_ref();
     // The last answer on the closer's clock: a client closes after the
     // answer reached it.
     let shift = if previous.closed_by_server {
