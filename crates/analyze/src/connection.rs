@@ -321,6 +321,8 @@ pub(crate) struct Half {
     pub acked: Option<u32>,
     pub wscale: Option<u8>,
     pub mss: Option<u16>,
+    /// Its SYN (or SYN-ACK) carried no TCP option at all.
+    pub bare_syn: bool,
     pub sack_ok: bool,
     pub ts_ok: bool,
     /// Last window this side advertised (raw).
@@ -916,6 +918,13 @@ impl Connection {
             h.wscale = seg.options.window_scale;
             h.sack_ok = seg.options.sack_permitted;
             h.ts_ok = seg.options.timestamps.is_some();
+            let o = &seg.options;
+            h.bare_syn = o.mss.is_none()
+                && o.window_scale.is_none()
+                && !o.sack_permitted
+                && o.timestamps.is_none()
+                && o.tfo.is_none()
+                && o.mptcp.is_none();
             if !flags.ack() {
                 if self.syn_refused {
                     // Some stacks (Windows) try again after an RST: the
@@ -1902,6 +1911,7 @@ impl Connection {
             syn_ack_retransmits: self.syn_ack_count.saturating_sub(1),
             client_mss: c.mss,
             server_mss: s.mss,
+            relay: self.syn_ack.is_some() && c.mss.is_some() && s.bare_syn,
             client_wscale: c.wscale,
             server_wscale: s.wscale,
             sack_permitted: c.sack_ok && s.sack_ok,

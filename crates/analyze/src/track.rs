@@ -1605,7 +1605,9 @@ fn note_end(
         let client = &conn.half[Direction::ClientToServer.index()];
         let answer = conn.exchanges.last().and_then(|x| x.response_first);
         let client_side = conn.sender_side_ns(Direction::ClientToServer).unwrap_or(0);
-        let cut_off = client.max_end.is_some_and(|end| crate::seq::lt(seg.ack, end))
+        let cut_off = client
+            .max_end
+            .is_some_and(|end| crate::seq::lt(seg.ack, end))
             && answer.is_some_and(|a| client.max_end_ts < a.ts_ns.saturating_add(client_side));
         if cut_off {
             return;

@@ -412,11 +412,14 @@ fn report_with(
     // direction only come last: they time one side of the capture point,
     // at the near side a host's turnaround (microseconds), while the last
     // SYN to the ACK spans the whole round trip.
+    // Behind a relay that answered the SYN itself (a phone's VPN capture
+    // app) every sample times the relay, not the path to the server: the
+    // round trip is unknown (`HandshakeReport::relay`).
     let (rtt_ns, rtt_source) = match handshake_rtt
         .or(c.rtt.two_sided_estimate)
         .or(fallback)
         .or(c.rtt.estimate)
-        .filter(|(ns, _)| *ns <= MAX_RTT_NS)
+        .filter(|(ns, _)| *ns <= MAX_RTT_NS && !handshake.relay)
     {
         Some((ns, src)) => (Some(ns), Some(src)),
         None => (None, None),

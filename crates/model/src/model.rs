@@ -223,6 +223,19 @@ pub struct HandshakeReport {
     pub client_mss: Option<u16>,
     /// MSS option of the server's SYN-ACK.
     pub server_mss: Option<u16>,
+    /// The SYN-ACK carried no TCP option at all though the client's SYN
+    /// offered an MSS: no operating system's TCP answers so (Linux,
+    /// Windows, macOS and the BSDs always send their MSS; so do lwIP and
+    /// SYN proxies; a middlebox that strips an option leaves the others).
+    /// What answered is a relay's own TCP: a phone's VPN capture app
+    /// (tPacketCapture and its kind), which accepts the app's connection
+    /// at once and opens its own to the server. The capture shows the
+    /// relay's round trip, microseconds, not the path's to the server,
+    /// and the server's answers come after that unseen path: the
+    /// connection's RTT is unknown, and the server's time cannot be told
+    /// from it. (In the JSON only when true.)
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub relay: bool,
     /// Window scale of the client's SYN.
     pub client_wscale: Option<u8>,
     /// Window scale of the server's SYN-ACK.

@@ -44,6 +44,9 @@ pub(crate) struct SummaryJson<'a> {
     early_data_sent: u64,
     early_data_accepted: u64,
     partial_connections: u64,
+    /// Connections a relay answered (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    relayed_connections: u64,
     mptcp_split_subflows: u64,
     /// Connections whose name lookup the capture holds (absent when none).
     #[serde(skip_serializing_if = "is_zero")]
@@ -78,6 +81,7 @@ impl<'a> SummaryJson<'a> {
             early_data_sent: s.early_data_sent,
             early_data_accepted: s.early_data_accepted,
             partial_connections: s.partial,
+            relayed_connections: s.relayed,
             mptcp_split_subflows: s.mptcp_split_subflows,
             name_lookups: s.name_lookups,
             name_lookup_ms: (s.name_lookups > 0).then_some(s.name_lookup_ms),

@@ -229,6 +229,9 @@ pub struct Summary {
     pub early_data_sent: u64,
     pub early_data_accepted: u64,
     pub partial: u64,
+    /// Connections whose SYN a relay answered (`HandshakeReport::relay`):
+    /// their round trips to the server are not in the capture.
+    pub relayed: u64,
     /// Connections whose name lookup (DNS over UDP, before the SYN) the
     /// capture holds, and those lookups' time from first query to last
     /// answer: outside every ledger.
@@ -305,6 +308,7 @@ impl Summary {
             early_data_sent: 0,
             early_data_accepted: 0,
             partial: 0,
+            relayed: 0,
             name_lookups: 0,
             name_lookup_ms: 0.0,
             handshake_rtts: BTreeMap::new(),
@@ -332,6 +336,9 @@ impl Summary {
         }
         if c.partial {
             self.partial += 1;
+        }
+        if c.handshake.relay {
+            self.relayed += 1;
         }
         if let Some(l) = &c.name_lookup {
             self.name_lookups += 1;

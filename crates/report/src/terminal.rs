@@ -622,6 +622,18 @@ pub fn render_summary(
             ),
         )?;
     }
+    if s.relayed > 0 {
+        say(
+            out,
+            opts,
+            format!(
+                "{} connection(s) answered by a relay next to the client (a SYN-ACK with no TCP option, not even the MSS no \
+                 operating system leaves out: a phone's VPN capture app): the round trips to the server are not \
+                 in the capture, so their time is not counted in round trips nor laid on the server.",
+                s.relayed
+            ),
+        )?;
+    }
     say(
         out,
         opts,

@@ -377,3 +377,80 @@ fn dsa_switch_tags_are_read_as_tcpdump_reads_them() {
         );
     }
 }
+
+/// A phone's capture through a VPN capture app's relay (nDPI's
+/// snapchat.pcap): the relay answered each SYN itself, with a SYN-ACK
+/// with no TCP option though the SYN offered an MSS (no operating
+/// system's TCP leaves it out), and every ServerHello came 100-150 ms after its
+/// ClientHello over the relay's own, unseen connection to the server. The
+/// round trip the capture shows is the relay's (under 2 ms): counted in
+/// it, the handshake took 55-90 round trips and the server "thought"
+/// for 3 s. Nothing is laid on the server, and the round trip is unknown.
+#[test]
+fn a_vpn_capture_apps_relay_hides_the_path_and_the_servers_time() {
+    if !require(
+        "a_vpn_capture_apps_relay_hides_the_path_and_the_servers_time",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-snapchat.pcap", 3);
+    // What tshark reads of the SYN-ACKs: no option (a 20-byte header),
+    // while the SYNs had an MSS.
+    let syn_acks = tshark_fields(
+        &capture,
+        &[],
+        "tcp.flags.syn == 1",
+        &[
+            "tcp.stream",
+            "tcp.flags.ack",
+            "tcp.options.mss_val",
+            "tcp.hdr_len",
+        ],
+    );
+    let doc = run_rttdoc_json(&capture);
+    let connections = doc["connections"].as_array().unwrap();
+    assert_eq!(connections.len(), 3);
+    for c in connections {
+        let stream = c["stream"].as_u64().unwrap().to_string();
+        let of = |ack: &str| {
+            syn_acks
+                .iter()
+                .find(|r| r[0] == stream && r[1] == ack)
+                .unwrap_or_else(|| panic!("stream {stream}: {syn_acks:?}"))
+                .clone()
+        };
+        assert!(!of("0")[2].is_empty(), "{syn_acks:?}");
+        assert!(of("1")[2].is_empty() && of("1")[3] == "20", "{syn_acks:?}");
+        assert_eq!(c["handshake"]["relay"], true, "{}", c["handshake"]);
+        assert!(c["rtt_ms"].is_null(), "{}", c["rtt_ms"]);
+        for f in c["findings"].as_array().unwrap() {
+            let kind = f["kind"].as_str().unwrap();
+            assert!(
+                !["server_think_time", "client_think_time", "tls_extra_rtt"].contains(&kind),
+                "stream {stream}: {f}"
+            );
+        }
+        // The resumptions are still told (what the ServerHello says).
+        assert!(
+            c["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["kind"] == "resumption"),
+            "{}",
+            c["findings"]
+        );
+    }
+    assert_eq!(doc["summary"]["relayed_connections"], 3);
+    assert_eq!(doc["summary"]["excess_ms_total"], 0.0);
+    // The control: a phone's capture at its own interface (nDPI's
+    // viber.pcap), its SYN-ACKs the servers' own: no relay, round trips
+    // known.
+    let viber = run_rttdoc_json(&data_dir().join("other-projects").join("ndpi-viber.pcap"));
+    assert!(viber["summary"].get("relayed_connections").is_none());
+    for c in viber["connections"].as_array().unwrap() {
+        assert!(c["handshake"].get("relay").is_none(), "{}", c["handshake"]);
+    }
+}

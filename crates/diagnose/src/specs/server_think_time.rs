@@ -1385,3 +1385,42 @@ fn an_upload_repaired_late_and_answered_late_is_think_time_from_the_repair() {
     assert_eq!(x.waits.len(), 1, "{:?}", x.waits);
     assert_ms(x.waits[0].ms, 30.0, 0.5, "from the repair's arrival");
 }
+
+/// A connection whose SYN-ACK came with no TCP option though the
+/// client's SYN offered an MSS, `relay` (else with the MSS), on a 2 ms path: the request
+/// answered 150 ms after it arrived. Returns the outcome.
+fn answered_behind(relay: bool) -> Outcome {
+    let mut w = Wire::new(Path::at_client(2.0));
+    let [_, syn_ack, ack] = w.handshake(0.0);
+    if relay {
+        w.edit(syn_ack, |s| s.options.mss = None);
+    }
+    let request = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    w.ack(S, w.arrival(request));
+    let answer = w.send(S, w.arrival(request) + 150.0, bytes(300));
+    w.ack(C, w.arrival(answer));
+    w.run()
+}
+
+/// A relay that answered the SYN itself (a phone's VPN capture app: no
+/// operating system leaves every option, the MSS too, out of a SYN-ACK) opens its own
+/// connection to the server: the capture's round trip is the relay's,
+/// and the answer came after a path it does not show. Nothing is laid on
+/// the server, and the round trip is unknown.
+#[test]
+fn behind_a_relay_that_answered_the_syn_the_servers_time_is_not_told() {
+    let o = answered_behind(true);
+    assert!(o.report.handshake.relay);
+    assert_eq!(o.report.rtt_ms, None);
+    o.has_no(ServerThinkTime);
+    // The control: the same times from a server's own SYN-ACK.
+    let o = answered_behind(false);
+    assert!(!o.report.handshake.relay);
+    assert!(o.report.rtt_ms.is_some());
+    assert_ms(
+        o.the(ServerThinkTime).cost_ms,
+        150.0,
+        EXACT,
+        "request -> answer",
+    );
+}
