@@ -87,6 +87,9 @@ pub struct EndedConnection {
     first_close_ns: i64,
     /// The TLS server name's hash (0: no TLS, or no name).
     pub(crate) server_name: u64,
+    /// Its TLS server asked the client for a certificate
+    /// (CertificateRequest: readable before TLS 1.3).
+    pub certificate_requested: bool,
 }
 
 /// How far a connection's close has been noted (track.rs).
@@ -118,6 +121,8 @@ pub(crate) struct End {
     pub close: Stamp,
     pub by_server: bool,
     pub reset: bool,
+    /// Its TLS server asked for a client certificate.
+    pub certificate_requested: bool,
 }
 
 /// The route a reuse needs: client address, server address and port.
@@ -169,6 +174,7 @@ impl Ends {
             server_close_ns: end.by_server.then_some(end.close.ts_ns),
             first_close_ns: end.close.ts_ns,
             server_name: end.server_name,
+            certificate_requested: end.certificate_requested,
         });
         self.order.push_back((route, end.close.ts_ns));
         self.expire(end.close.ts_ns);
@@ -276,6 +282,7 @@ mod tests {
             close,
             by_server: false,
             reset: false,
+            certificate_requested: false,
         }
     }
 

@@ -1623,6 +1623,11 @@ fn note_end(
         close,
         by_server: closer == Direction::ServerToClient,
         reset: seg.flags.rst() && peer_alert.is_none(),
+        certificate_requested: conn.tls.as_ref().is_some_and(|t| {
+            t.messages
+                .iter()
+                .any(|m| m.message == crate::model::TlsMessage::CertificateRequest)
+        }),
     });
 }
 

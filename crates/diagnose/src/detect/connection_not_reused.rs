@@ -19,6 +19,12 @@
 //! request sent later was not waiting for the connection (a preconnect),
 //! and nothing is reported.
 //!
+//! Nor when the server asked this connection's client for a certificate
+//! (a CertificateRequest, readable before TLS 1.3) and not the earlier
+//! one's: the client came back to be authenticated, as a VPN client does
+//! whose gateway asks only on a fresh connection (openconnect's "try again
+//! on a fresh connection"), which a kept connection could not have done.
+//!
 //! Nor when the server refused a SYN of this connection (its RST before
 //! the SYN-ACK: it was not accepting connections, and a client that tries
 //! again has nothing kept to count on). A set-up shorter than 2 ms (the
@@ -53,7 +59,7 @@
 //! and another client's could have carried nothing of this one's.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
 use rttdoc_analyze::READY_NS;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -99,6 +105,18 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(release) = release else {
         return;
     };
+    // The server asked this connection's client for a certificate and
+    // not the earlier one's: the client came back to be authenticated (a
+    // VPN client whose gateway asks only on a fresh connection), which a
+    // kept connection could not have done.
+    let certificate_requested = f.report.tls.as_ref().is_some_and(|t| {
+        t.messages
+            .iter()
+            .any(|m| m.message == TlsMessage::CertificateRequest && m.frame < request.frame)
+    });
+    if certificate_requested && !previous.certificate_requested {
+        return;
+    }
     // (Saturating: a broken clock may stand at the end of time.)
     if request
         .ts_ns

@@ -644,6 +644,22 @@ pub(super) fn exchange_turns(
             .max()
             .unwrap_or(last_request.frame)
             .max(last_request.frame);
+        // The answer's ACK says what the server had of the client's bytes
+        // when it left: a request whose last copy it does not acknowledge
+        // reached the server after the answer left. Either the answer was
+        // to something before it (a second request written behind the
+        // first, taken as one turn: whether what it does acknowledge asked
+        // anything is not known; an answer acknowledging none of it
+        // answers something else), or the path held the client's bytes
+        // longer than the round trip says, and when any of them arrived is
+        // unknown: the turn is not timed.
+        if f.record(first.frame)
+            .filter(|answer| answer.ack_set)
+            .zip(f.record(last_copy))
+            .is_some_and(|(answer, request)| seq::lt(answer.ack, request.end))
+        {
+            continue;
+        }
         // Past the detectors' segment timeline (long connections) the
         // exchange's own stamps serve: the request is the client's, the
         // response the server's.

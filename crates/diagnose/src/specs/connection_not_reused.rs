@@ -11,7 +11,10 @@
 //! > wait, from this SYN to the request's first segment, released by the
 //! > server's last set-up packet; none of it is attributed to the excess.
 
-use super::tls::{encrypted, tls13_handshake, Offer};
+use super::tls::{
+    change_cipher_spec, client_hello, encrypted, handshake_record, message, record, server_hello,
+    tls13_handshake, Offer,
+};
 use super::*;
 use crate::model::{Detail, Phase};
 use FindingKind::ConnectionNotReused;
@@ -368,6 +371,44 @@ fn a_slow_greeting_on_loopback_is_no_set_up_to_win() {
             }
         }
     }
+}
+
+/// This connection a full TLS 1.2 handshake whose server asks for a
+/// client certificate when `ask`, after an earlier connection that asked
+/// for none: returns the outcome.
+fn after_a_certificate_request(ask: bool) -> Outcome {
+    let path = Path::at_client(RTT);
+    let (mut w, t) = after_server_close(path, true, 443);
+    let [_, _, ack] = w.handshake(t);
+    let ch = w.send(C, w.sent(ack), leak(client_hello(Offer::tls12())));
+    let mut flight = vec![
+        server_hello(false, [0x33; 32], 0, false),
+        message(11, &[0; 1200]),
+    ];
+    if ask {
+        // Certificate types (RSA), no signature algorithms, no names.
+        flight.push(message(13, &[1, 1, 0, 0, 0, 0]));
+    }
+    flight.push(message(14, &[]));
+    let sf = w.send(S, w.arrival(ch) + 0.5, leak(handshake_record(&flight)));
+    let mut answer = handshake_record(&[message(16, &[0x44; 66])]);
+    answer.extend(change_cipher_spec());
+    answer.extend(record(22, &[0x5a; 40]));
+    let cf = w.send(C, w.arrival(sf), leak(answer));
+    let mut fin = change_cipher_spec();
+    fin.extend(record(22, &[0x5a; 40]));
+    let done = w.send(S, w.arrival(cf) + 0.5, leak(fin));
+    let request = w.send(C, w.arrival(done), leak(encrypted(300)));
+    let reply = w.send(S, w.arrival(request) + 1.0, leak(encrypted(900)));
+    w.ack(C, w.arrival(reply));
+    w.run()
+}
+
+#[test]
+fn a_client_back_for_the_certificate_the_server_asked_of_it_could_not_have_kept_the_old_one() {
+    after_a_certificate_request(true).has_no(ConnectionNotReused);
+    // The control: the same handshake, no certificate asked for.
+    after_a_certificate_request(false).the(ConnectionNotReused);
 }
 
 #[test]

@@ -1424,3 +1424,41 @@ fn behind_a_relay_that_answered_the_syn_the_servers_time_is_not_told() {
         "request -> answer",
     );
 }
+
+/// A request in two segments 5 ms apart, answered 30 ms after the first
+/// arrived, the answer's ACK covering the first only when `partial`: the
+/// path held the second longer than the round trip says (it had not
+/// reached the server when the answer left, though the round trip places
+/// it there 25 ms before), so when anything of the turn arrived is
+/// unknown. Without `partial` the ACK covers both: the turn is timed from
+/// the second. Returns the outcome, the second segment and the answer.
+fn answered_before_the_turns_end(path: Path, partial: bool) -> (Outcome, Id, Id) {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(0.0);
+    let first = w.send(C, w.sent(ack), b"GET /a HTTP/1.1\r\nHost: a\r\n\r\n");
+    let second = w.send(
+        C,
+        w.sent(first) + 5.0,
+        b"GET /b HTTP/1.1\r\nHost: a\r\n\r\n",
+    );
+    let answer = w.send(S, w.arrival(first) + 30.0, bytes(300));
+    if partial {
+        let mut end = 0;
+        w.edit(first, |s| end = s.seq.wrapping_add(s.payload_len));
+        w.edit(answer, |s| s.ack = end);
+    }
+    let rest = w.send(S, w.arrival(answer) + 1.0, bytes(300));
+    w.ack(C, w.arrival(rest));
+    (w.run(), second, answer)
+}
+
+#[test]
+fn an_answer_that_does_not_acknowledge_the_turns_last_segment_is_not_timed() {
+    for path in Path::all(40.0) {
+        let (o, second, answer) = answered_before_the_turns_end(path, false);
+        let f = o.the(ServerThinkTime);
+        assert_waits(&f.waits, &[o.wait(second, answer, None, 25.0)], EXACT);
+        let (o, ..) = answered_before_the_turns_end(path, true);
+        o.has_no(ServerThinkTime);
+    }
+}
