@@ -1490,7 +1490,8 @@ pub fn explanation(x: &Finding) -> String {
             }
             let tail = if parts.is_empty() {
                 "No cause was found in the packets (unexplained).".to_string()
-            } else if *unexplained_ms > cost * 0.25 {
+            } else if *unexplained_ms >= 1.0 {
+                // Every part said, so the clauses add up to the cost.
                 format!("Causes: {}; {unexplained_ms:.0} ms unexplained.", parts.join(", "), unexplained_ms = fx(unexplained_ms))
             } else {
                 format!("Causes: {}.", parts.join(", "))
@@ -2357,6 +2358,34 @@ pub fn detail_command(stats: &CaptureStats, option: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The forticlient handshake's finding (nDPI forticlient.pcap): 166
+    /// ms beyond the ideal, 140 of them the server's, 16 the hosts'
+    /// turnarounds, 10 unexplained.
+    #[test]
+    fn a_handshakes_clauses_add_up_to_its_cost() {
+        let mut x = crate::test_support::finding(FindingKind::TlsExtraRtt, 166.0);
+        x.detail = Detail::TlsExtraRtt {
+            rtts: 3.0,
+            ideal_rtts: 2.0,
+            ideal_basis: "TLS 1.2 full handshake: 2 RTT".into(),
+            excess_rtts: 1.0,
+            causes: vec![(FindingKind::ServerThinkTime, 140.0)],
+            host_ms: 16.0,
+            path_ms: 0.0,
+            unexplained_ms: 10.0,
+        };
+        let said = explanation(&x);
+        assert!(
+            said.ends_with("server_think_time (140 ms), the hosts' own turnarounds between flights, each too short to be a cause (16 ms); 10 ms unexplained."),
+            "{said}"
+        );
+        // Under a millisecond left: not worth a clause.
+        if let Detail::TlsExtraRtt { unexplained_ms, .. } = &mut x.detail {
+            *unexplained_ms = 0.4;
+        }
+        assert!(explanation(&x).ends_with("(16 ms)."), "{}", explanation(&x));
+    }
 
     #[test]
     fn counts_are_grouped_by_thousands() {
