@@ -632,28 +632,13 @@ pub(super) fn exchange_turns(
         // server had not acknowledged.)
         let span = f.between(x.request_first.frame, first.frame);
         let handshake_end = f.tls_end_frame.unwrap_or(0);
-        // A re-send the server reported having received twice (a D-SACK
-        // before the answer, RFC 2883) was a duplicate: the request had
-        // arrived with an earlier copy, whatever the client's timer
-        // thought.
-        let duplicate = |r: &SegmentRecord| {
-            r.retransmission
-                && span.iter().any(|s| {
-                    s.dir == Direction::ServerToClient
-                        && s.frame > r.frame
-                        && s.dsack
-                            .is_some_and(|(low, high)| seq::le(low, r.seq) && seq::le(r.end, high))
-                })
-        };
         let last_request = x
             .request_resent
             .filter(|r| r.frame > x.request_last.frame && r.frame < first.frame)
-            .filter(|r| !f.record(r.frame).is_some_and(|r| duplicate(r)))
             .unwrap_or(x.request_last);
         let last_copy = span
             .iter()
             .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
-            .filter(|r| !duplicate(r))
             .filter(|r| r.retransmission || r.frame <= x.request_last.frame.max(handshake_end))
             .map(|r| r.frame)
             .max()
@@ -679,6 +664,17 @@ pub(super) fn exchange_turns(
         // exchange's own stamps serve: the request is the client's, the
         // response the server's.
         let tq = on_server(last_copy).unwrap_or(last_request.ts_ns + f.server_side_ns);
+        // The server had the request when it first acknowledged its end
+        // (its own packet, on its own clock): however the round trip
+        // places the last copy, the request had arrived by then (a copy
+        // the client's timer sent again after the original had arrived).
+        let tq = f.record(last_copy).map_or(tq, |request| {
+            span.iter()
+                .find(|s| {
+                    s.dir == Direction::ServerToClient && s.ack_set && seq::le(request.end, s.ack)
+                })
+                .map_or(tq, |acked| tq.min(acked.ts_ns))
+        });
         // Held only if the server still had data in flight when the
         // request arrived (what Nagle waits on), and the response left
         // with the ACK for it.
