@@ -668,11 +668,18 @@ pub(super) fn exchange_turns(
         // (its own packet, on its own clock): however the round trip
         // places the last copy, the request had arrived by then (a copy
         // the client's timer sent again after the original had arrived).
+        // Not an ACK that would have left before the request's first copy
+        // could arrive: something nearer the client acknowledged it (a
+        // NAT engine's own TCP, VirtualBox's slirp), not the server.
+        let first_copy = on_server(x.request_last.frame)
+            .unwrap_or(x.request_last.ts_ns + f.server_side_ns)
+            .saturating_sub(f.jitter_ns);
         let tq = f.record(last_copy).map_or(tq, |request| {
             span.iter()
                 .find(|s| {
                     s.dir == Direction::ServerToClient && s.ack_set && seq::le(request.end, s.ack)
                 })
+                .filter(|acked| acked.ts_ns >= first_copy)
                 .map_or(tq, |acked| tq.min(acked.ts_ns))
         });
         // Held only if the server still had data in flight when the

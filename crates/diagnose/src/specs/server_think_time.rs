@@ -1492,3 +1492,23 @@ fn a_request_the_server_acknowledged_before_its_re_send_arrived_was_there_by_tha
         }
     }
 }
+
+/// A NAT engine's own TCP between the client and the capture (VirtualBox's
+/// slirp) acknowledges the request at once, 0.2 ms after it, captured at
+/// the client; the server answers 30 ms after the request reached it.
+/// That ACK would have left the server before the request could arrive:
+/// it says nothing of when the server had it.
+#[test]
+fn an_ack_that_came_before_the_request_could_arrive_is_not_the_servers() {
+    const REQUEST: &[u8] = b"whois.example\r\n";
+    let mut w = Wire::new(Path::at_client(40.0));
+    let [_, _, ack] = w.handshake(0.0);
+    let request = w.send(C, w.sent(ack), REQUEST);
+    // Sent "by the server" so as to be captured 0.2 ms after the request.
+    w.ack_upto(S, w.sent(request) + 0.2 - 20.0, 1 + REQUEST.len() as u32);
+    let answer = w.send(S, w.arrival(request) + 30.0, bytes(300));
+    w.ack(C, w.arrival(answer));
+    let o = w.run();
+    let f = o.the(ServerThinkTime);
+    assert_waits(&f.waits, &[o.wait(request, answer, None, 30.0)], EXACT);
+}
