@@ -1025,6 +1025,16 @@ pub fn render_connection(
             opt_ms(c.tcp_handshake_ms)
         ),
     )?;
+    if c.handshake.relay {
+        say(
+            out,
+            opts,
+            "  relay: the SYN-ACK carried no TCP option, not even the MSS no operating system leaves out: a relay next \
+             to the client answered it (a phone's VPN capture app) and opened its own connection to the server, whose \
+             round trips the capture does not show (no RTT, nothing laid on either host)"
+                .to_string(),
+        )?;
+    }
     if let Some(l) = &c.name_lookup {
         let tried = if l.names_tried.is_empty() {
             String::new()

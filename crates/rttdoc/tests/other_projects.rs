@@ -444,6 +444,24 @@ fn a_vpn_capture_apps_relay_hides_the_path_and_the_servers_time() {
         );
     }
     assert_eq!(doc["summary"]["relayed_connections"], 3);
+    // The tables say why there is no round trip.
+    let out = std::process::Command::new(rttdoc_bin())
+        .arg("analyze")
+        .arg(&capture)
+        .args(["--conn", "2", "--color", "never"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("  relay: the SYN-ACK carried no TCP option"),
+        "{text}"
+    );
+    // And the summary under the tables.
+    let text = run_rttdoc_text(&capture);
+    assert!(
+        text.contains("3 connection(s) answered by a relay"),
+        "{text}"
+    );
     assert_eq!(doc["summary"]["excess_ms_total"], 0.0);
     // The control: a phone's capture at its own interface (nDPI's
     // viber.pcap), its SYN-ACKs the servers' own: no relay, round trips
