@@ -539,18 +539,19 @@ pub fn explanation(x: &Finding) -> String {
             TfoOutcome::Accepted => format!("The SYN carried {syn_data_bytes} bytes with a TFO cookie and the server accepted them: the request left with the SYN, saving one round trip."),
             _ => format!("The SYN carried {syn_data_bytes} bytes with a TFO cookie but the SYN-ACK acknowledged only the SYN: the server ignored the data and the client sent it again after the handshake."),
         },
-        Detail::Resumption { round_trip, version } => match (x.kind, round_trip) {
-            (FindingKind::ResumptionMissed, true) => format!(
-                "The client offered to resume a session but the server did a full {} handshake, one round trip more (2 instead of 1).",
-                version.map_or("TLS".to_string(), |v| v.to_string())
-            ),
-            (FindingKind::ResumptionMissed, false) => "The client offered to resume a session but the server did a full handshake (certificate and signature again).".into(),
-            (_, true) => format!(
-                "The session was resumed: an abbreviated {} handshake, one round trip shorter.",
-                version.map_or("TLS".to_string(), |v| v.to_string())
-            ),
-            (_, false) => "The session was resumed with a PSK: no certificate, no signature.".into(),
-        },
+        Detail::Resumption { round_trip, version } => {
+            let version = version.map_or("TLS".to_string(), |v| v.to_string());
+            match (x.kind, round_trip) {
+                (FindingKind::ResumptionMissed, true) => format!(
+                    "The client offered to resume a session but the server did a full {version} handshake, one round trip more (2 instead of 1)."
+                ),
+                (FindingKind::ResumptionMissed, false) => "The client offered to resume a session but the server did a full handshake (certificate and signature again).".into(),
+                (_, true) => format!(
+                    "The session was resumed: an abbreviated {version} handshake, one round trip shorter."
+                ),
+                (_, false) => "The session was resumed with a PSK: no certificate, no signature.".into(),
+            }
+        }
         Detail::EarlyData {
             accepted: Some(true),
             preface_only: true,

@@ -177,11 +177,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         previous_requests: previous.exchanges,
         idle_before_close_ms: previous.close.ts_ns.saturating_sub(answer_ns).max(0) as f64 / 1e6,
         pause_ms: syn.ts_ns.saturating_sub(previous.last_answer.ts_ns).max(0) as f64 / 1e6,
-        tls: tls.is_some_and(|t| {
-            t.client_hello_frames
-                .first()
-                .is_some_and(|&ch| ch < request.frame)
-        }),
+        tls: tls_before_request,
         resumed: tls.is_some_and(|t| t.resumed == Some(true)),
         http: f.exchanges.iter().any(|x| x.http)
             || tls.is_some_and(|t| t.alpn.iter().any(|p| p == "h2" || p.starts_with("http/1"))),

@@ -653,9 +653,10 @@ pub(super) fn exchange_turns(
         // answers something else), or the path held the client's bytes
         // longer than the round trip says, and when any of them arrived is
         // unknown: the turn is not timed.
+        let request = f.record(last_copy);
         if f.record(first.frame)
             .filter(|answer| answer.ack_set)
-            .zip(f.record(last_copy))
+            .zip(request)
             .is_some_and(|(answer, request)| seq::lt(answer.ack, request.end))
         {
             continue;
@@ -674,7 +675,7 @@ pub(super) fn exchange_turns(
         let first_copy = on_server(x.request_last.frame)
             .unwrap_or(x.request_last.ts_ns + f.server_side_ns)
             .saturating_sub(f.jitter_ns);
-        let tq = f.record(last_copy).map_or(tq, |request| {
+        let tq = request.map_or(tq, |request| {
             span.iter()
                 .find(|s| {
                     s.dir == Direction::ServerToClient && s.ack_set && seq::le(request.end, s.ack)

@@ -12,8 +12,7 @@
 //! > server's last set-up packet; none of it is attributed to the excess.
 
 use super::tls::{
-    change_cipher_spec, client_hello, encrypted, handshake_record, message, record, server_hello,
-    tls13_handshake, Offer,
+    encrypted, tls12_handshake_asking_certificate, tls13_handshake, Offer, Turnarounds,
 };
 use super::*;
 use crate::model::{Detail, Phase};
@@ -380,25 +379,14 @@ fn after_a_certificate_request(ask: bool) -> Outcome {
     let path = Path::at_client(RTT);
     let (mut w, t) = after_server_close(path, true, 443);
     let [_, _, ack] = w.handshake(t);
-    let ch = w.send(C, w.sent(ack), leak(client_hello(Offer::tls12())));
-    let mut flight = vec![
-        server_hello(false, [0x33; 32], 0, false),
-        message(11, &[0; 1200]),
-    ];
-    if ask {
-        // Certificate types (RSA), no signature algorithms, no names.
-        flight.push(message(13, &[1, 1, 0, 0, 0, 0]));
-    }
-    flight.push(message(14, &[]));
-    let sf = w.send(S, w.arrival(ch) + 0.5, leak(handshake_record(&flight)));
-    let mut answer = handshake_record(&[message(16, &[0x44; 66])]);
-    answer.extend(change_cipher_spec());
-    answer.extend(record(22, &[0x5a; 40]));
-    let cf = w.send(C, w.arrival(sf), leak(answer));
-    let mut fin = change_cipher_spec();
-    fin.extend(record(22, &[0x5a; 40]));
-    let done = w.send(S, w.arrival(cf) + 0.5, leak(fin));
-    let request = w.send(C, w.arrival(done), leak(encrypted(300)));
+    let took = Turnarounds {
+        hello: 0.5,
+        client: 0.0,
+        finished: 0.5,
+    };
+    let hello_at = w.sent(ack);
+    let hs = tls12_handshake_asking_certificate(&mut w, hello_at, took, ask);
+    let request = w.send(C, w.arrival(hs.server_finished), leak(encrypted(300)));
     let reply = w.send(S, w.arrival(request) + 1.0, leak(encrypted(900)));
     w.ack(C, w.arrival(reply));
     w.run()

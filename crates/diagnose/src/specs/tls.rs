@@ -280,6 +280,32 @@ pub fn tls12_handshake_offering(
     offer: Offer,
     staple: bool,
 ) -> Tls12 {
+    tls12_full(w, t, took, ecdhe, false_start, offer, staple, false)
+}
+
+/// [`tls12_handshake`] (RSA key exchange, no False Start) whose server
+/// asks the client for a certificate (a CertificateRequest before its
+/// ServerHelloDone) when `ask`.
+pub fn tls12_handshake_asking_certificate(
+    w: &mut Wire,
+    t: f64,
+    took: Turnarounds,
+    ask: bool,
+) -> Tls12 {
+    tls12_full(w, t, took, false, false, Offer::tls12(), false, ask)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tls12_full(
+    w: &mut Wire,
+    t: f64,
+    took: Turnarounds,
+    ecdhe: bool,
+    false_start: bool,
+    offer: Offer,
+    staple: bool,
+    ask_certificate: bool,
+) -> Tls12 {
     let ch = w.send(C, t, leak(client_hello(offer)));
     let mut messages = vec![
         server_hello(false, [0x33; 32], 0, false),
@@ -290,6 +316,10 @@ pub fn tls12_handshake_offering(
     }
     if ecdhe {
         messages.push(message(12, &[0x12; 300]));
+    }
+    if ask_certificate {
+        // Certificate types (RSA), no signature algorithms, no names.
+        messages.push(message(13, &[1, 1, 0, 0, 0, 0]));
     }
     messages.push(message(14, &[]));
     let go = w.arrival(ch) + took.hello;
