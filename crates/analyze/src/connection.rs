@@ -138,6 +138,15 @@ const SAME_DATAGRAM_NS: i64 = 1_000_000_000;
 /// millisecond clock ticked.
 const SAME_SEGMENT_NS: i64 = 2_000_000;
 
+/// A copy may be stamped this much before the packet it copies, later in
+/// the file: two capture points (or one host's two CPUs stamping its two
+/// copies under `-i any`) write in the order their buffers drain, not
+/// quite in the order they stamped (packetbeat's wsgi_drum.pcap: every
+/// second copy 1-7 µs earlier). A retransmission is always stamped after
+/// its original at one capture point, so a segment stamped before the
+/// one it repeats is never the sender's re-send.
+const COPY_STAMPED_BEFORE_NS: i64 = 2_000_000;
+
 /// A segment timestamped this long before the connection's latest one was
 /// not captured on the same clock in order: the capture restarted into the
 /// file (a trace appended to itself). Two merged captures interleave by
@@ -760,7 +769,8 @@ impl Connection {
     }
 
     /// Whether `seg` is another copy of a packet this connection already
-    /// holds (see [`SAME_DATAGRAM_NS`], [`SAME_SEGMENT_NS`], [`REPLAY_NS`]):
+    /// holds (see [`SAME_DATAGRAM_NS`], [`SAME_SEGMENT_NS`],
+    /// [`COPY_STAMPED_BEFORE_NS`], [`REPLAY_NS`]):
     /// if so it is counted and must not be analysed again. Otherwise it is
     /// remembered for the copies that may follow.
     pub fn capture_copy(
@@ -819,7 +829,7 @@ impl Connection {
                 let dt = at.ts_ns - r.ts_ns;
                 let same = r.fingerprint == fp
                     && (r.payload == payload || r.payload.is_none() || payload.is_none())
-                    && dt >= 0
+                    && dt >= -COPY_STAMPED_BEFORE_NS
                     && if has_ip_id {
                         r.has_ip_id && dt <= SAME_DATAGRAM_NS
                     } else {
@@ -830,9 +840,13 @@ impl Connection {
         } else {
             None
         };
-        if gap.is_some() {
+        if let Some(dt) = gap {
             h.recent_cap = RECENT_SEGMENTS_WITH_COPIES;
-            return Some(CaptureCopy { gap_ns: gap });
+            // A copy stamped first says nothing of the path between two
+            // capture points.
+            return Some(CaptureCopy {
+                gap_ns: (dt >= 0).then_some(dt),
+            });
         }
         let entry = RecentSegment {
             fingerprint: fp,

@@ -190,6 +190,11 @@ pub struct Tracker<'s> {
     /// a connection on time).
     progress_ns: i64,
     prev_ts_ns: Option<i64>,
+    /// The latest frame time the progress clock has seen, and in a
+    /// stretch of frames stamped more than [`REPLAY_NS`] before it, the
+    /// stretch's own latest: see [`Tracker::advance_clock`].
+    clock_high_ns: i64,
+    rewound_high_ns: Option<i64>,
     /// The capture's first frame's time.
     capture_start_ns: Option<i64>,
     /// Latest capture time seen, and whether the clock is now behind it
@@ -231,6 +236,8 @@ impl<'s> Tracker<'s> {
             last_sweep_ns: None,
             progress_ns: 0,
             prev_ts_ns: None,
+            clock_high_ns: i64::MIN,
+            rewound_high_ns: None,
             capture_start_ns: None,
             latest_ns: None,
             rewound: false,
@@ -372,10 +379,30 @@ impl<'s> Tracker<'s> {
         self.finisher.poll(&mut *self.sink);
     }
 
+    /// Moves the progress clock on by the frame's step forward. Frames
+    /// stamped well before the latest (a clock stepped back, a trace
+    /// appended to itself, old packets replayed among new ones) advance it
+    /// only by their own new highs, and the return to the present only
+    /// past the latest: a file that jumps back and forth (packetbeat's
+    /// wsgi_drum.pcap replays each finished connection's SYN and answer
+    /// after every new one) would otherwise count each jump forward again,
+    /// age finished connections' tombstones in seconds and open their
+    /// replays as new streams.
     fn advance_clock(&mut self, ts_ns: i64) {
         if let Some(prev) = self.prev_ts_ns {
-            self.progress_ns += ts_ns.saturating_sub(prev).clamp(0, MAX_CLOCK_STEP_NS);
+            let step = if ts_ns < self.clock_high_ns.saturating_sub(REPLAY_NS) {
+                let high = self.rewound_high_ns.get_or_insert(ts_ns);
+                let step = ts_ns.saturating_sub(*high);
+                *high = (*high).max(ts_ns);
+                step
+            } else if self.rewound_high_ns.take().is_some() {
+                ts_ns.saturating_sub(self.clock_high_ns)
+            } else {
+                ts_ns.saturating_sub(prev)
+            };
+            self.progress_ns += step.clamp(0, MAX_CLOCK_STEP_NS);
         }
+        self.clock_high_ns = self.clock_high_ns.max(ts_ns);
         self.prev_ts_ns = Some(ts_ns);
     }
 

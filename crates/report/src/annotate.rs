@@ -377,7 +377,20 @@ fn copy_pcapng<R: Read>(
             continue;
         }
         let kind = e.u32(&head, 0);
-        let total = e.u32(&head, 4);
+        let declared = e.u32(&head, 4);
+        // A packet block whose length leaves its padding out (as the
+        // capture reader accepts, after Wireshark) is copied with the
+        // padded length it has.
+        let total = if matches!(kind, block::ENHANCED_PACKET | block::PACKET) {
+            declared.next_multiple_of(4)
+        } else {
+            declared
+        };
+        if total != declared {
+            let mut length = Vec::with_capacity(4);
+            e.put32(&mut length, total);
+            head[4..8].copy_from_slice(&length);
+        }
         if !(12..=MAX_BLOCK).contains(&total) || !total.is_multiple_of(4) {
             return Err(AnnotateError {
                 offset: at,
@@ -386,6 +399,11 @@ fn copy_pcapng<R: Read>(
         }
         body.resize(total as usize - 8, 0);
         input.fill(&mut body)?;
+        if total != declared {
+            let trailer = body.len() - 4;
+            body.truncate(trailer);
+            e.put32(&mut body, total);
+        }
         let numbered = matches!(
             kind,
             block::ENHANCED_PACKET

@@ -196,6 +196,70 @@ fn pcapng_written_by_editcap_is_read_and_analysed_like_its_pcap() {
     assert_eq!(connections(&ng, &[]), connections(&sample(), &[]));
 }
 
+/// Early pcapng writers (the format drafts' example files, as
+/// python-pcapng's test006.ntar keeps one) left a packet block's padding
+/// out of its two length fields; Wireshark reads such blocks, rounding
+/// the length up. editcap's pcapng of the sample with every enhanced
+/// packet block's lengths so written: tshark's frames, the same analysis,
+/// and `--annotate` writes it back with the lengths padded.
+#[test]
+fn packet_blocks_whose_lengths_leave_their_padding_out_read_as_wireshark_reads_them() {
+    if !require("pcapng_unpadded_lengths", &["tshark", "editcap"], false) {
+        return;
+    }
+    let dir = TempDir::new("unpadded-ng");
+    let ng = dir.path("sample.pcapng");
+    run(Command::new("editcap")
+        .args(["-F", "pcapng"])
+        .arg(sample())
+        .arg(&ng));
+    let mut bytes = std::fs::read(&ng).unwrap();
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let (mut at, mut unpadded) = (0, 0);
+    while at + 12 <= bytes.len() {
+        let (kind, total) = (u32_at(&bytes, at), u32_at(&bytes, at + 4) as usize);
+        if kind == 6 {
+            let caplen = u32_at(&bytes, at + 20) as usize;
+            let short = (total - (caplen.next_multiple_of(4) - caplen)) as u32;
+            if short as usize != total {
+                bytes[at + 4..at + 8].copy_from_slice(&short.to_le_bytes());
+                bytes[at + total - 4..at + total].copy_from_slice(&short.to_le_bytes());
+                unpadded += 1;
+            }
+        }
+        at += total;
+    }
+    assert!(unpadded > 5, "{unpadded} blocks");
+    let edited = dir.path("unpadded.pcapng");
+    std::fs::write(&edited, &bytes).unwrap();
+    let frames = assert_reads_like_tshark(&edited);
+    assert_eq!(frames, read(&sample()).frames, "the sample's frames");
+    assert_eq!(connections(&edited, &[]), connections(&sample(), &[]));
+    let annotated = dir.path("annotated.pcapng");
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--json"])
+        .arg(&edited)
+        .arg("--annotate")
+        .arg(&annotated)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = std::fs::read(&annotated).unwrap();
+    let mut at = 0;
+    while at + 12 <= written.len() {
+        let total = u32_at(&written, at + 4) as usize;
+        assert!(total.is_multiple_of(4), "block at {at}: {total} bytes");
+        assert_eq!(u32_at(&written, at + total - 4) as usize, total);
+        at += total;
+    }
+    assert_eq!(at, written.len());
+    assert_eq!(assert_reads_like_tshark(&annotated), frames);
+}
+
 /// The pcap variants editcap writes (nanosecond, Kuznetzov's modified pcap
 /// with 24-byte record headers, SuSE 6.3's 28-byte ones, Red Hat 6.1's
 /// modified headers behind the standard magic, Nokia's 20-byte ones) and

@@ -472,3 +472,53 @@ fn a_vpn_capture_apps_relay_hides_the_path_and_the_servers_time() {
         assert!(c["handshake"].get("relay").is_none(), "{}", c["handshake"]);
     }
 }
+
+/// Packetbeat's wsgi_drum.pcap: 16 HTTP/1.0 connections to a WSGI server
+/// on loopback, every packet there twice (same IPv4 identification), the
+/// second copy stamped 1-7 µs *before* the first; and after each new
+/// connection, the SYN and first answer of finished ones replayed with
+/// their old stamps (the clock going back up to 30 s, 16 times). tshark
+/// keeps 16 streams and calls every second copy a retransmission.
+#[test]
+fn copies_stamped_before_their_originals_and_replays_are_no_new_traffic() {
+    if !require(
+        "copies_stamped_before_their_originals_and_replays_are_no_new_traffic",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("packetbeat-wsgi_drum.pcap.gz", 16);
+    // The copies tshark sees: same identification and bytes, a stamp at
+    // most a few µs before the frame just before.
+    let frames = tshark_fields(
+        &capture,
+        &[],
+        "tcp.len > 0",
+        &["frame.number", "frame.time_epoch", "ip.id", "tcp.seq_raw"],
+    );
+    let earlier_copies = frames
+        .windows(2)
+        .filter(|w| {
+            let t = |r: &Vec<String>| r[1].parse::<f64>().unwrap();
+            w[0][2] == w[1][2] && w[0][3] == w[1][3] && t(&w[1]) < t(&w[0])
+        })
+        .count();
+    assert!(earlier_copies >= 50, "{earlier_copies}");
+    let doc = run_rttdoc_json(&capture);
+    let connections = doc["connections"].as_array().unwrap();
+    // No replayed SYN opened a stream of its own.
+    assert_eq!(connections.len(), 16);
+    for c in connections {
+        for f in c["findings"].as_array().unwrap() {
+            assert!(
+                !["retransmission", "rto_stall", "syn_retransmit"]
+                    .contains(&f["kind"].as_str().unwrap()),
+                "stream {}: {f}",
+                c["stream"]
+            );
+        }
+    }
+    let copies = doc["capture"]["capture_duplicates"].as_u64().unwrap();
+    assert!(copies as usize >= earlier_copies, "{}", doc["capture"]);
+}
