@@ -286,6 +286,12 @@ pub(super) fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
         .map(|r| (r.frame, f.on_clock_of(server, r)))
         .next()
         .unwrap_or((sh, ta));
+    // Nobody waited for a ServerHello the client had closed before (its
+    // FIN, no reading after it, or its RST): a client that gave up (a
+    // scanner's, a timeout's), its handshake never finished.
+    if client_closed_before(f, f.between(ch, first_frame)) {
+        return None;
+    }
     // When the answer was captured.
     let queue = f
         .record(first_frame)

@@ -332,6 +332,43 @@ fn server_data_after_the_client_closed_is_not_an_answer() {
     assert_eq!(o.report.unexplained_ms, 0.0);
 }
 
+/// A client that sent its ClientHello and closed at once (a scanner's, a
+/// client's timeout: packetbeat's tls-sample1.pcap, its FIN 55 ms after
+/// the ClientHello on a 410 ms path), then reset every segment of the
+/// server's flight: nobody waited for the ServerHello, however late it
+/// came. A client that closes only after the ServerHello came waited for
+/// it.
+#[test]
+fn a_server_hello_after_the_client_closed_is_no_think_time() {
+    for close_before in [true, false] {
+        let mut w = Wire::new(Path::at_client(40.0));
+        w.handshake(0.0);
+        let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
+        let hello = w.arrival(ch) + 30.0;
+        let close_at = if close_before { 40.2 } else { hello + 40.0 };
+        let fin = w.fin(C, close_at);
+        let flight = w.send(
+            S,
+            hello,
+            leak(handshake_record(&[server_hello(
+                true, [0x33; 32], X25519, false,
+            )])),
+        );
+        w.rst(C, w.arrival(flight).max(w.sent(fin)) + 0.01);
+        let o = w.run();
+        if close_before {
+            o.has_no(ServerThinkTime);
+        } else {
+            assert_ms(
+                o.the(ServerThinkTime).cost_ms,
+                30.0,
+                EXACT,
+                "the ServerHello's wait",
+            );
+        }
+    }
+}
+
 /// `nc -N`, a client that sends its request and shuts down its write
 /// side: its FIN follows the request, and the server's answer comes 30 ms
 /// after the request arrived; the client acknowledges it, or (`reset`)
