@@ -55,6 +55,13 @@ pub struct SegmentRecord {
     /// twice (below the cumulative ACK, or inside the second block);
     /// relative to the peer's first sequence number.
     pub dsack: Option<(u32, u32)>,
+    /// The TCP timestamps option's TSval and TSecr (RFC 7323), when
+    /// `timestamped`: the sender's clock, and the newest TSval of the peer
+    /// it had received in order. A receiver's ACK that echoes an earlier
+    /// copy's TSval, not a re-send's, got the earlier copy (RFC 3522).
+    pub tsval: u32,
+    pub tsecr: u32,
+    pub timestamped: bool,
 }
 
 /// An ICMP error saying one of the connection's segments was too big for
@@ -1369,6 +1376,9 @@ impl Connection {
                     (below_ack || inside_second)
                         .then(|| (first.0.wrapping_sub(b), first.1.wrapping_sub(b)))
                 }),
+                tsval: seg.options.timestamps.map_or(0, |(v, _)| v),
+                tsecr: seg.options.timestamps.map_or(0, |(_, e)| e),
+                timestamped: seg.options.timestamps.is_some(),
             };
             match &mut self.window {
                 Some(w) if !first_window => w.timeline.push(record),

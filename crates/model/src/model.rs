@@ -1274,6 +1274,11 @@ pub enum Detail {
     SynRetransmit {
         /// SYNs sent.
         syns: u32,
+        /// The frame of the SYN-ACK that answered an earlier SYN before
+        /// the last one was captured, when the client's ACK of the
+        /// handshake echoes its TSval: it arrived, late, and nothing was
+        /// lost (the path held it past the client's SYN timer).
+        answered_late: Option<u64>,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

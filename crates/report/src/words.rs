@@ -1343,9 +1343,21 @@ pub fn explanation(x: &Finding) -> String {
                 crate::fmt_ms(cost),
             )
         }
-        Detail::SynRetransmit { syns } => format!(
+        Detail::SynRetransmit {
+            syns,
+            answered_late: None,
+        } => format!(
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full.",
+            cost = fx(cost),
+        ),
+        Detail::SynRetransmit {
+            syns,
+            answered_late: Some(syn_ack),
+        } => format!(
+            "The client sent its SYN {syns} times, {cost:.0} ms of its SYN retransmission timer, but nothing was lost: \
+             the server had answered (SYN-ACK, frame {syn_ack}) before the last SYN, and the client's ACK echoes that \
+             SYN-ACK's timestamp, so it arrived, late: the path held it past the client's timer.",
             cost = fx(cost),
         ),
         Detail::ConnectBack {
@@ -2072,6 +2084,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 " Clients that wait their SYN timer after the reset (1 s or more) lose the most."
             }
         ),
+        Detail::SynRetransmit {
+            answered_late: Some(_),
+            ..
+        } => "Nothing to tune on the server: find what held the path's packets for that long (a phone's or Wi-Fi radio \
+             asleep or handing over, a queue filled by other traffic: bufferbloat), by a capture nearer the client."
+            .into(),
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."

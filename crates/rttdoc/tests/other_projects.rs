@@ -522,3 +522,105 @@ fn copies_stamped_before_their_originals_and_replays_are_no_new_traffic() {
     let copies = doc["capture"]["capture_duplicates"].as_u64().unwrap();
     assert!(copies as usize >= earlier_copies, "{}", doc["capture"]);
 }
+
+/// Packetbeat's http_minitwit.pcap, captured on a proxy's host: the
+/// client's downlink held everything for 1.5 s. The proxy re-sent its
+/// answer (frame 35) 589 ms after the original (30); the client's first
+/// ACK covering it (46), when the downlink delivered again, echoes the
+/// original's TSval, the re-send's only the duplicate ACK after it (47):
+/// the original arrived, nothing was lost (RFC 3522), no loss and no
+/// timeout to report.
+#[test]
+fn a_resend_whose_ack_echoes_the_originals_timestamp_is_no_loss() {
+    if !require(
+        "a_resend_whose_ack_echoes_the_originals_timestamp_is_no_loss",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("packetbeat-http_minitwit.pcap", 5);
+    let fields = |filter: &str| {
+        tshark_fields(
+            &capture,
+            &[],
+            filter,
+            &[
+                "frame.number",
+                "tcp.options.timestamp.tsval",
+                "tcp.options.timestamp.tsecr",
+                "tcp.analysis.retransmission",
+            ],
+        )
+    };
+    let sent = fields("tcp.stream eq 0 && tcp.srcport == 80 && tcp.len > 0");
+    let (original, resend) = (&sent[0], &sent[1]);
+    assert_eq!(
+        resend[3], "1",
+        "tshark calls {} a retransmission",
+        resend[0]
+    );
+    assert_ne!(original[1], resend[1]);
+    let acks = fields("tcp.stream eq 0 && tcp.dstport == 80 && tcp.ack > 1 && tcp.len == 0");
+    let first_ack = acks
+        .iter()
+        .find(|a| a[0].parse::<u64>().unwrap() > resend[0].parse().unwrap())
+        .unwrap();
+    assert_eq!(first_ack[2], original[1], "{acks:?}");
+    let doc = run_rttdoc_json(&capture);
+    let stream0 = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["stream"] == 0)
+        .unwrap();
+    assert_eq!(
+        stream0["server_to_client"]["retransmissions"], 1,
+        "{}",
+        stream0["server_to_client"]
+    );
+    for f in stream0["findings"].as_array().unwrap() {
+        assert!(
+            !["retransmission", "rto_stall"].contains(&f["kind"].as_str().unwrap()),
+            "{f}"
+        );
+    }
+    // Streams 1 and 2: SYNs answered within 0.1 ms (4, 6), sent again
+    // after the client's 1 s timer (40, 38); the client's ACKs of the
+    // handshake (44, 45) echo the first SYN-ACKs' TSvals. The timer's
+    // wait is told, as the path's, not a drop.
+    for (stream, first_syn_ack) in [(1, 4), (2, 6)] {
+        let handshake = tshark_fields(
+            &capture,
+            &[],
+            &format!("tcp.stream eq {stream} && tcp.flags.syn == 1 && tcp.flags.ack == 1"),
+            &["frame.number", "tcp.options.timestamp.tsval"],
+        );
+        assert_eq!(handshake[0][0], first_syn_ack.to_string());
+        let acks = tshark_fields(
+            &capture,
+            &[],
+            &format!("tcp.stream eq {stream} && tcp.flags.syn == 0 && tcp.dstport == 80"),
+            &["tcp.options.timestamp.tsecr"],
+        );
+        assert_eq!(acks[0][0], handshake[0][1], "stream {stream}");
+        let c = doc["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["stream"] == stream)
+            .unwrap();
+        let syn = c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "syn_retransmit")
+            .unwrap_or_else(|| panic!("stream {stream}: {}", c["findings"]));
+        let words = syn["explanation"].as_str().unwrap();
+        assert!(
+            words.contains("nothing was lost") && words.contains(&format!("frame {first_syn_ack}")),
+            "{words}"
+        );
+        assert!(!syn["fix"].as_str().unwrap().contains("backlog"), "{syn}");
+    }
+}

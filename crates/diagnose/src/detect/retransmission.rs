@@ -21,10 +21,11 @@
 //! that ACK after its slow round trip) or was spurious (below).
 //! Spurious re-sends, neither cited nor counted as waits: bytes the
 //! receiver acknowledged in a packet captured before the re-send,
-//! reported twice with a D-SACK after it, or first acknowledged sooner
-//! after the re-send than half the fastest round trip the sender's data
-//! showed (less the clock shift's error) on the sender's clock: that ACK
-//! was the original's.
+//! reported twice with a D-SACK after it, first acknowledged by an ACK
+//! echoing an earlier copy's timestamp, not the re-send's (RFC 3522), or
+//! first acknowledged sooner after the re-send than half the fastest
+//! round trip the sender's data showed (less the clock shift's error) on
+//! the sender's clock: that ACK was the original's.
 //! Not retransmissions (the tracker tells them apart, see connection.rs):
 //! keep-alive and zero-window probes (sent on purpose at the edge of what
 //! the peer acknowledged), a second copy of a packet in the capture, SYNs
@@ -136,7 +137,7 @@ pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     if f.captured_at(r.dir.reverse()) && r.len > 0 && original(f.timeline, r).is_some() {
         return true;
     }
-    if acked_too_soon(f, r, fastest_round_trip(f, r.dir)) {
+    if acked_too_soon(f, r, fastest_round_trip(f, r.dir)) || echoes_earlier_copy(f, r) {
         return true;
     }
     f.timeline.iter().any(|p| {
@@ -148,6 +149,37 @@ pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     })
 }
 
+/// RFC 3522's test (Eifel): the receiver's first acknowledgment of the
+/// re-send `r`'s bytes echoes a TSval older than `r`'s, and no older than
+/// the original's. A receiver echoes the TSval of the segment that brought
+/// its data up to where it acknowledges (RFC 7323 4.3: a re-send that
+/// filled the hole updates what it echoes), so that ACK was drawn by
+/// copies sent before `r`: the original arrived, late (a path that held
+/// packets for a while, a phone's radio, a delay spike), and the timer
+/// fired while it or its ACK was on its way. Packetbeat's
+/// http_minitwit.pcap: the server's re-send 589 ms after its answer,
+/// whose first ACK, 1.5 s later, echoes the original's TSval, the re-send's
+/// only the duplicate ACK after it. Copies stamped with the same TSval
+/// (a coarse clock, a quick re-send) tell nothing.
+fn echoes_earlier_copy(f: &Facts<'_>, r: &SegmentRecord) -> bool {
+    if !r.timestamped || r.len == 0 {
+        return false;
+    }
+    let Some(first) = original(f.timeline, r).filter(|o| o.timestamped) else {
+        return false;
+    };
+    if !seq::lt(first.tsval, r.tsval) {
+        return false;
+    }
+    let after = f.timeline.partition_point(|p| p.frame <= r.frame);
+    f.timeline[after..]
+        .iter()
+        .find(|p| p.dir != r.dir && p.ack_set && seq::le(r.end, p.ack))
+        .is_some_and(|ack| {
+            ack.timestamped && seq::le(first.tsval, ack.tsecr) && seq::lt(ack.tsecr, r.tsval)
+        })
+}
+
 /// The receiver's first acknowledgment of the re-send `r`'s bytes came
 /// back to the sender sooner than a round trip could bring the re-send's
 /// own (under half of `round_trip_ns`, less the clock shift's error): it
@@ -155,8 +187,8 @@ pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
 /// the ACK was on its way (a slow receiver or a queue). Half, because a
 /// path's round trip varies within a connection (a phone's: a re-send's
 /// ACK seen back in 0.63 of the handshake's round trip, the re-send
-/// needed: every earlier copy was lost); without TCP timestamps in the
-/// records (RFC 3522's test) only a return that fast proves the original
+/// needed: every earlier copy was lost); without TCP timestamps
+/// ([`echoes_earlier_copy`]) only a return that fast proves the original
 /// arrived.
 fn acked_too_soon(f: &Facts<'_>, r: &SegmentRecord, round_trip_ns: Option<i64>) -> bool {
     let Some(rtt) = round_trip_ns.filter(|&rtt| rtt > 0) else {

@@ -52,6 +52,9 @@ fn rec(frame: u64, ms: f64, dir: Direction, seq: u32, len: u32, ack: Option<u32>
         overtaken: false,
         probe: false,
         dsack: None,
+        tsval: 0,
+        tsecr: 0,
+        timestamped: false,
     }
 }
 
@@ -226,12 +229,21 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
     let good = wait(4, 6, None, HOLD_MS);
     let too_long = wait(4, 6, None, 100.0);
     let mut x = finding(&f, SynRetransmit, vec![good, good, too_long]);
-    x.detail = crate::model::Detail::SynRetransmit { syns: 5 };
+    x.detail = crate::model::Detail::SynRetransmit {
+        syns: 5,
+        answered_late: None,
+    };
     let mut out = vec![x];
     causality::enforce(&f, &mut out);
     let kept = out.pop().expect("kept");
     assert_eq!(kept.waits, vec![good, good]);
-    assert_eq!(kept.detail, crate::model::Detail::SynRetransmit { syns: 5 });
+    assert_eq!(
+        kept.detail,
+        crate::model::Detail::SynRetransmit {
+            syns: 5,
+            answered_late: None,
+        }
+    );
 }
 
 #[test]

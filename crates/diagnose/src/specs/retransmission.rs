@@ -206,6 +206,38 @@ fn a_resend_acknowledged_a_round_trip_after_it_may_have_been_needed() {
     assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
 }
 
+/// The late ACK of `a_resend_acknowledged_a_round_trip_after_it_may_have_been_needed`,
+/// with TCP timestamps: the original's TSval 1000, the re-send's 1300,
+/// and the ACK echoing `echo`.
+fn late_ack_echoing(echo: u32) -> (Outcome, Id) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    let ack = w.ack(S, w.arrival(req) + 225.0);
+    let again = w.resend(100.0 + RTO, req);
+    w.edit(req, |s| s.options.timestamps = Some((1000, 7)));
+    w.edit(again, |s| s.options.timestamps = Some((1300, 7)));
+    w.edit(ack, |s| s.options.timestamps = Some((8, echo)));
+    (w.run(), again)
+}
+
+#[test]
+fn a_resend_whose_first_ack_echoes_the_originals_timestamp_was_spurious() {
+    // RFC 3522: the receiver echoes the TSval of the segment that brought
+    // its data to where it acknowledges; the original's, so the original
+    // arrived (late) and nothing was lost.
+    let (o, _) = late_ack_echoing(1000);
+    assert_eq!(o.report.client_to_server.retransmissions, 1);
+    o.has_no(Retransmission);
+    o.has_no(RtoStall);
+    // Echoing the re-send's, the re-send brought the bytes: a timeout.
+    let (o, again) = late_ack_echoing(1300);
+    assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
+    // An echo older than the original's says nothing of either copy.
+    let (o, again) = late_ack_echoing(900);
+    assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
+}
+
 #[test]
 fn a_resend_that_left_as_an_ack_arrived_was_recovery_not_a_timer() {
     // Three segments; the first two lost past the capture point. The

@@ -7,7 +7,7 @@
 //! > Cost: first SYN to the last one (the timeouts waited).
 
 use super::*;
-use crate::model::{Ending, Phase};
+use crate::model::{Detail, Ending, Phase};
 use FindingKind::SynRetransmit;
 
 const RTT: f64 = 40.0;
@@ -109,4 +109,89 @@ fn a_syn_repeated_after_longer_than_the_longest_timer_is_not_a_timeout() {
     // collage of captures, not a SYN timer.
     let (w, _) = syns(Path::at_client(RTT), &[0.0, 130_000.0]);
     w.run().has_no(SynRetransmit);
+}
+
+/// A SYN answered at once, its SYN-ACK held on the way back past the
+/// client's 1 s timer: the client sends its SYN again (answered again),
+/// and its ACK of the handshake echoes the first SYN-ACK's TSval
+/// (`echo_first`) or the second's. Captured at `path`.
+fn late_syn_ack(path: Path, echo_first: bool) -> (Outcome, Id) {
+    let mut w = Wire::new(path);
+    let first = w.syn(0.0);
+    let answer = w.syn_ack(w.arrival(first));
+    let again = w.syn(1000.0);
+    let answer_again = w.syn_ack(w.arrival(again));
+    let ack = w.ack(C, 1500.0);
+    w.edit(answer, |s| s.options.timestamps = Some((500, 1)));
+    w.edit(answer_again, |s| s.options.timestamps = Some((1500, 1)));
+    w.edit(ack, |s| {
+        s.options.timestamps = Some((2, if echo_first { 500 } else { 1500 }))
+    });
+    (w.run(), answer)
+}
+
+#[test]
+fn a_syn_sent_again_though_its_syn_ack_arrived_late_names_the_path_not_a_drop() {
+    // Seen before the second SYN at the server's side of the path (or in
+    // its middle), the first SYN-ACK answered the first SYN; the client's
+    // ACK echoing it says it arrived: nothing was lost.
+    for path in [Path::at_server(RTT), Path::mid(RTT, 0.5)] {
+        let (o, answer) = late_syn_ack(path, true);
+        let f = o.the(SynRetransmit);
+        assert_ms(
+            f.cost_ms,
+            1000.0,
+            EXACT,
+            "the client still waited its timer",
+        );
+        assert!(
+            matches!(f.detail, Detail::SynRetransmit { answered_late: Some(n), .. } if n == o.frame(answer)),
+            "{:?}",
+            f.detail
+        );
+        // Echoing the second SYN-ACK, the first may have been lost.
+        let (o, _) = late_syn_ack(path, false);
+        assert!(
+            matches!(
+                o.the(SynRetransmit).detail,
+                Detail::SynRetransmit {
+                    answered_late: None,
+                    ..
+                }
+            ),
+            "{:?}",
+            o.the(SynRetransmit).detail
+        );
+    }
+}
+
+#[test]
+fn a_syn_ack_the_servers_timer_sent_again_before_the_second_syn_is_no_late_answer() {
+    // The server's first SYN-ACK lost before the capture point; its timer
+    // sends it again a second later, just before the client's second SYN
+    // passes: the client's ACK echoes that re-send, and a SYN-ACK was
+    // lost after all.
+    let mut w = Wire::new(Path::mid(RTT, 0.5));
+    let first = w.syn(0.0);
+    let lost = w.syn_ack(w.arrival(first));
+    w.lose(lost);
+    let resent = w.syn_ack(w.arrival(first) + 1000.0);
+    let again = w.syn(1000.0 + RTT / 2.0);
+    let ack = w.ack(C, w.arrival(resent));
+    w.edit(lost, |s| s.options.timestamps = Some((500, 1)));
+    w.edit(resent, |s| s.options.timestamps = Some((1500, 1)));
+    w.edit(again, |s| s.options.timestamps = Some((1001, 0)));
+    w.edit(ack, |s| s.options.timestamps = Some((1002, 1500)));
+    let o = w.run();
+    assert!(
+        matches!(
+            o.the(SynRetransmit).detail,
+            Detail::SynRetransmit {
+                answered_late: None,
+                ..
+            }
+        ),
+        "{:?}",
+        o.the(SynRetransmit).detail
+    );
 }
