@@ -172,12 +172,31 @@ fn echoes_earlier_copy(f: &Facts<'_>, r: &SegmentRecord) -> bool {
         return false;
     }
     let after = f.timeline.partition_point(|p| p.frame <= r.frame);
-    f.timeline[after..]
+    let Some(ack) = f.timeline[after..]
         .iter()
         .find(|p| p.dir != r.dir && p.ack_set && seq::le(r.end, p.ack))
-        .is_some_and(|ack| {
-            ack.timestamped && seq::le(first.tsval, ack.tsecr) && seq::lt(ack.tsecr, r.tsval)
-        })
+        .filter(|a| a.timestamped && seq::le(first.tsval, a.tsecr) && seq::lt(a.tsecr, r.tsval))
+    else {
+        return false;
+    };
+    // A receiver updates what it echoes only from a segment that starts
+    // at or below its last ACK (RFC 7323 4.3), so a re-send that came
+    // while its ACK of the bytes before was still delayed left the echo
+    // at an earlier segment's TSval, which the original may share (one
+    // millisecond, one TSval). The echo proves the original only when no
+    // packet the sender sent before the re-sent bytes carried it, or the
+    // receiver had acknowledged up to them (its later data then updated
+    // the echo, whichever copy brought it).
+    let before_it = f.timeline[..after]
+        .iter()
+        .any(|p| p.dir == r.dir && p.timestamped && p.tsval == ack.tsecr && seq::le(p.end, r.seq));
+    let acked_up_to = || {
+        f.timeline
+            .iter()
+            .take_while(|p| p.frame < ack.frame)
+            .any(|p| p.dir != r.dir && p.ack_set && seq::le(r.seq, p.ack) && seq::lt(p.ack, r.end))
+    };
+    !before_it || acked_up_to()
 }
 
 /// The receiver's first acknowledgment of the re-send `r`'s bytes came

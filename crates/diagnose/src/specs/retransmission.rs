@@ -238,6 +238,51 @@ fn a_resend_whose_first_ack_echoes_the_originals_timestamp_was_spurious() {
     assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
 }
 
+/// Two segments sent in one millisecond (one TSval, 1000), the second
+/// lost; the receiver's ACK of the first delayed. Its re-send (TSval
+/// 1300) then starts above the receiver's last ACK, so its arrival does
+/// not update what the receiver echoes: the ACK of both echoes 1000, the
+/// first segment's, and the original shares it. Nothing proves the
+/// original arrived: a timeout. With the first segment acknowledged on
+/// its own before (`acked_first`), the re-send's arrival would have
+/// updated the echo: 1000 proves the original.
+fn shared_tsval(acked_first: bool) -> (Outcome, Id) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let segs = w.burst(C, 100.0, 2, 0.1);
+    let mut acks = Vec::new();
+    if acked_first {
+        acks.push(w.ack_upto(S, w.arrival(segs[0]), w.span(segs[0]).1));
+    } else {
+        w.lose(segs[1]);
+    }
+    let again = w.resend(100.0 + RTO, segs[1]);
+    let all = if acked_first {
+        // The original arrived; its ACK comes 65 ms after the re-send
+        // left, too late to be called the original's by its timing.
+        w.ack(S, w.arrival(segs[1]) + 225.0)
+    } else {
+        w.ack(S, w.arrival(again))
+    };
+    w.edit(segs[0], |s| s.options.timestamps = Some((1000, 7)));
+    w.edit(segs[1], |s| s.options.timestamps = Some((1000, 7)));
+    w.edit(again, |s| s.options.timestamps = Some((1300, 7)));
+    for a in acks {
+        w.edit(a, |s| s.options.timestamps = Some((8, 1000)));
+    }
+    w.edit(all, |s| s.options.timestamps = Some((9, 1000)));
+    (w.run(), again)
+}
+
+#[test]
+fn an_echo_the_original_shares_with_the_segment_before_it_proves_nothing() {
+    let (o, again) = shared_tsval(false);
+    assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
+    let (o, _) = shared_tsval(true);
+    o.has_no(RtoStall);
+    o.has_no(Retransmission);
+}
+
 #[test]
 fn a_resend_that_left_as_an_ack_arrived_was_recovery_not_a_timer() {
     // Three segments; the first two lost past the capture point. The
