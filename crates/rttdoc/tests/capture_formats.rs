@@ -173,6 +173,16 @@ fn connections(path: &Path, extra: &[&str]) -> serde_json::Value {
     run_rttdoc_json_with(path, extra)["connections"].clone()
 }
 
+/// The sample as editcap writes it in pcapng, in `dir`.
+fn sample_as_pcapng(dir: &TempDir) -> PathBuf {
+    let ng = dir.path("sample.pcapng");
+    run(Command::new("editcap")
+        .args(["-F", "pcapng"])
+        .arg(sample())
+        .arg(&ng));
+    ng
+}
+
 /// Wireshark, dumpcap and editcap write a Section Header Block with
 /// shb_hardware/shb_os/shb_userappl options, longer than any fixed first
 /// read: such a file is read, with the frames of the pcap it was made from,
@@ -183,11 +193,7 @@ fn pcapng_written_by_editcap_is_read_and_analysed_like_its_pcap() {
         return;
     }
     let dir = TempDir::new("editcap-ng");
-    let ng = dir.path("sample.pcapng");
-    run(Command::new("editcap")
-        .args(["-F", "pcapng"])
-        .arg(sample())
-        .arg(&ng));
+    let ng = sample_as_pcapng(&dir);
     let shb_len = u32::from_le_bytes(std::fs::read(&ng).unwrap()[4..8].try_into().unwrap());
     assert!(shb_len > 64, "editcap's SHB is {shb_len} bytes");
     let frames = assert_reads_like_tshark(&ng);
@@ -208,11 +214,7 @@ fn packet_blocks_whose_lengths_leave_their_padding_out_read_as_wireshark_reads_t
         return;
     }
     let dir = TempDir::new("unpadded-ng");
-    let ng = dir.path("sample.pcapng");
-    run(Command::new("editcap")
-        .args(["-F", "pcapng"])
-        .arg(sample())
-        .arg(&ng));
+    let ng = sample_as_pcapng(&dir);
     let mut bytes = std::fs::read(&ng).unwrap();
     let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
     let (mut at, mut unpadded) = (0, 0);

@@ -111,6 +111,14 @@ fn a_syn_repeated_after_longer_than_the_longest_timer_is_not_a_timeout() {
     w.run().has_no(SynRetransmit);
 }
 
+/// The SYN-ACK the finding says arrived late (its detail's frame).
+fn answered_late(o: &Outcome) -> Option<u64> {
+    match o.the(SynRetransmit).detail {
+        Detail::SynRetransmit { answered_late, .. } => answered_late,
+        ref other => panic!("{other:?}"),
+    }
+}
+
 /// A SYN answered at once, its SYN-ACK held on the way back past the
 /// client's 1 s timer: the client sends its SYN again (answered again),
 /// and its ACK of the handshake echoes the first SYN-ACK's TSval
@@ -144,24 +152,10 @@ fn a_syn_sent_again_though_its_syn_ack_arrived_late_names_the_path_not_a_drop() 
             EXACT,
             "the client still waited its timer",
         );
-        assert!(
-            matches!(f.detail, Detail::SynRetransmit { answered_late: Some(n), .. } if n == o.frame(answer)),
-            "{:?}",
-            f.detail
-        );
+        assert_eq!(answered_late(&o), Some(o.frame(answer)));
         // Echoing the second SYN-ACK, the first may have been lost.
         let (o, _) = late_syn_ack(path, false);
-        assert!(
-            matches!(
-                o.the(SynRetransmit).detail,
-                Detail::SynRetransmit {
-                    answered_late: None,
-                    ..
-                }
-            ),
-            "{:?}",
-            o.the(SynRetransmit).detail
-        );
+        assert_eq!(answered_late(&o), None);
     }
 }
 
@@ -182,16 +176,5 @@ fn a_syn_ack_the_servers_timer_sent_again_before_the_second_syn_is_no_late_answe
     w.edit(resent, |s| s.options.timestamps = Some((1500, 1)));
     w.edit(again, |s| s.options.timestamps = Some((1001, 0)));
     w.edit(ack, |s| s.options.timestamps = Some((1002, 1500)));
-    let o = w.run();
-    assert!(
-        matches!(
-            o.the(SynRetransmit).detail,
-            Detail::SynRetransmit {
-                answered_late: None,
-                ..
-            }
-        ),
-        "{:?}",
-        o.the(SynRetransmit).detail
-    );
+    assert_eq!(answered_late(&w.run()), None);
 }
