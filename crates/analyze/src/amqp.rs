@@ -162,7 +162,10 @@ impl State {
                         m.continues |= self.client_asking;
                     }
                     if let Some((class, id)) = method {
-                        let question = self.question(channel, class, id);
+                        let args = bytes.get(HEADER + 4..).unwrap_or_default();
+                        let question = self
+                            .question(channel, class, id)
+                            .filter(|_| !no_wait(class, id, args));
                         self.client_asking = question.is_some();
                         if let Some((name, awaited)) = question {
                             m.asks.get_or_insert(name);
@@ -274,6 +277,44 @@ impl State {
         self.awaited.remove(i);
         true
     }
+}
+
+/// Whether the client's method `class`.`id`, its arguments `args` (as
+/// far as the capture has them), sets its no-wait bit: the broker sends
+/// no `-Ok` and the method asks nothing (its turn would wait for the next
+/// method's answer under its name: a durable `Exchange.Declare` with
+/// no-wait before a `Queue.Declare`, packetbeat's amqp_channel_error).
+/// Each method's fields before its bits (AMQP 0-9-1's class tables, and
+/// RabbitMQ's Exchange.Bind and Unbind): shorts and short strings, then
+/// the bit's place in the octet.
+fn no_wait(class: u16, id: u16, args: &[u8]) -> bool {
+    /// A 2-byte short, a short string (a length octet and its bytes).
+    const SHORT: u8 = 0;
+    const SHORTSTR: u8 = 1;
+    let (fields, bit): (&[u8], u8) = match (class, id) {
+        (EXCHANGE, 10) => (&[SHORT, SHORTSTR, SHORTSTR], 4),
+        (EXCHANGE, 20) => (&[SHORT, SHORTSTR], 1),
+        (EXCHANGE, 30) | (EXCHANGE, 40) => (&[SHORT, SHORTSTR, SHORTSTR, SHORTSTR], 0),
+        (QUEUE, 10) => (&[SHORT, SHORTSTR], 4),
+        (QUEUE, 20) => (&[SHORT, SHORTSTR, SHORTSTR, SHORTSTR], 0),
+        (QUEUE, 30) => (&[SHORT, SHORTSTR], 0),
+        (QUEUE, 40) => (&[SHORT, SHORTSTR], 2),
+        (BASIC, 20) => (&[SHORT, SHORTSTR, SHORTSTR], 3),
+        (BASIC, 30) => (&[SHORTSTR], 0),
+        (CONFIRM, 10) => (&[], 0),
+        _ => return false,
+    };
+    let mut at = 0usize;
+    for &f in fields {
+        at += match f {
+            SHORT => 2,
+            _ => match args.get(at) {
+                Some(&n) => 1 + n as usize,
+                None => return false,
+            },
+        };
+    }
+    args.get(at).is_some_and(|bits| bits & (1 << bit) != 0)
 }
 
 /// The frame at the start of `bytes`: its type and channel, and its whole
@@ -405,6 +446,61 @@ mod tests {
         assert!(
             !answers(&mut a, &method(1, CHANNEL, 41, &[])),
             "answered once"
+        );
+    }
+
+    /// A short string's bytes: its length octet, then it.
+    fn shortstr(s: &str) -> Vec<u8> {
+        let mut v = vec![s.len() as u8];
+        v.extend(s.as_bytes());
+        v
+    }
+
+    #[test]
+    fn a_method_with_its_no_wait_bit_set_asks_nothing() {
+        let mut a = opened();
+        // Exchange.Declare: reserved short, exchange, type, then the bits
+        // (passive, durable, auto-delete, internal, no-wait), a table.
+        let declare = |bits: u8| {
+            let mut args = vec![0, 0];
+            args.extend(shortstr("logs"));
+            args.extend(shortstr("fanout"));
+            args.push(bits);
+            args.extend([0, 0, 0, 0]);
+            method(1, EXCHANGE, 10, &args)
+        };
+        // Durable, no-wait: no Declare-Ok comes, and the next question
+        // is its own turn's name.
+        assert_eq!(read(&mut a, C, &declare(0b1_0010)), Turns::default());
+        let mut queue = vec![0, 0];
+        queue.extend(shortstr("my_queue"));
+        queue.push(0b0_0010);
+        queue.extend([0, 0, 0, 0]);
+        assert_eq!(
+            asks(&mut a, &method(1, QUEUE, 10, &queue)),
+            Some("Queue.Declare")
+        );
+        assert!(answers(
+            &mut a,
+            &method(1, QUEUE, 11, &shortstr("my_queue"))
+        ));
+        // Without the bit, the Declare waits for its -Ok.
+        assert_eq!(asks(&mut a, &declare(0b0_0010)), Some("Exchange.Declare"));
+        assert!(answers(&mut a, &method(1, EXCHANGE, 11, &[])));
+        // Arguments the capture cut short ask as the method does.
+        assert_eq!(
+            asks(&mut a, &method(1, EXCHANGE, 10, &[0, 0, 4, b'l'])),
+            Some("Exchange.Declare")
+        );
+        // Confirm.Select with no-wait asks nothing but still puts the
+        // channel in confirm mode: its publishes ask.
+        assert_eq!(
+            read(&mut a, C, &method(2, CONFIRM, 10, &[1])),
+            Turns::default()
+        );
+        assert_eq!(
+            asks(&mut a, &method(2, BASIC, 40, &[0, 0])),
+            Some("Basic.Publish")
         );
     }
 
