@@ -32,9 +32,7 @@
 //! the `-Ok` of the broker's own Close or Cancel). The broker's
 //! `Channel.Close` or `Connection.Close` (an error) answers the question
 //! open on that channel, or on any. A method with the no-wait bit set is
-//! never answered; its question stays open until a later answer of its
-//! kind or the bound on questions pushes it out, which only leaves its
-//! turn unanswered.
+//! never answered, and asks nothing ([`no_wait`]).
 //!
 //! A connection is AMQP 0-9-1 when the client's first bytes are its
 //! protocol header (AMQP 1.0's, a different protocol, is not read), or,
