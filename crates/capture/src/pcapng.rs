@@ -21,6 +21,20 @@ pub mod block {
     pub const CUSTOM_DO_NOT_COPY: u32 = 0x4000_0BAD;
 }
 
+/// The bytes a block of type `kind` whose length field says `declared`
+/// takes in the file. Some early writers left a packet block's padding
+/// out of its length (the pcapng drafts' example files); Wireshark reads
+/// them rounding up ("the block total length of some example files don't
+/// contain the packet data padding bytes", wiretap/pcapng.c), and so do
+/// the reader and `--annotate`.
+pub fn block_length(kind: u32, declared: u64) -> u64 {
+    if matches!(kind, block::PACKET | block::ENHANCED_PACKET) {
+        declared.next_multiple_of(4)
+    } else {
+        declared
+    }
+}
+
 /// Integers in one byte order (a pcapng section's, a pcap file's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Endian {

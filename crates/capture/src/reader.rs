@@ -894,17 +894,7 @@ impl FileReader {
             section_endian
         };
         let declared = endian.u32(d, 4) as u64;
-        // Some early writers left a packet block's padding out of its
-        // length (the pcapng drafts' example files; Wireshark reads them,
-        // rounding up, as "block total length of some example files don't
-        // contain the packet data padding bytes").
-        let unpadded_packet =
-            matches!(kind, block::PACKET | block::ENHANCED_PACKET) && !declared.is_multiple_of(4);
-        let total = if unpadded_packet {
-            declared.next_multiple_of(4)
-        } else {
-            declared
-        };
+        let total = crate::pcapng::block_length(kind, declared);
         if total < 12 || !total.is_multiple_of(4) {
             return Err(self.error(ErrorKind::Malformed(format!(
                 "block of type 0x{kind:08x} declares a length of {total} bytes (at least 12, a multiple of 4)"

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
 
-use rttdoc_capture::pcapng::{block, Endian};
+use rttdoc_capture::pcapng::{block, block_length, Endian};
 use rttdoc_capture::{Compression, ErrorKind};
 use rttdoc_model::{ConnectionReport, CostRule, Detail, Finding};
 
@@ -378,20 +378,8 @@ fn copy_pcapng<R: Read>(
         }
         let kind = e.u32(&head, 0);
         let declared = e.u32(&head, 4);
-        // A packet block whose length leaves its padding out (as the
-        // capture reader accepts, after Wireshark) is copied with the
-        // padded length it has.
-        let total = if matches!(kind, block::ENHANCED_PACKET | block::PACKET) {
-            declared.next_multiple_of(4)
-        } else {
-            declared
-        };
-        if total != declared {
-            let mut length = Vec::with_capacity(4);
-            e.put32(&mut length, total);
-            head[4..8].copy_from_slice(&length);
-        }
-        if !(12..=MAX_BLOCK).contains(&total) || !total.is_multiple_of(4) {
+        let total = block_length(kind, declared.into());
+        if !(12..=MAX_BLOCK.into()).contains(&total) || !total.is_multiple_of(4) {
             return Err(AnnotateError {
                 offset: at,
                 message: format!("block of type 0x{kind:x} with length {total}"),
@@ -399,10 +387,15 @@ fn copy_pcapng<R: Read>(
         }
         body.resize(total as usize - 8, 0);
         input.fill(&mut body)?;
-        if total != declared {
+        if total != u64::from(declared) {
+            // A packet block whose length left its padding out is copied
+            // with the padded length it has, in both length fields (at
+            // most MAX_BLOCK, checked above).
+            let mut length = Vec::with_capacity(4);
+            e.put32(&mut length, total as u32);
+            head[4..8].copy_from_slice(&length);
             let trailer = body.len() - 4;
-            body.truncate(trailer);
-            e.put32(&mut body, total);
+            body[trailer..].copy_from_slice(&length);
         }
         let numbered = matches!(
             kind,

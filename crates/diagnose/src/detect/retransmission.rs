@@ -171,10 +171,7 @@ fn echoes_earlier_copy(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     if !seq::lt(first.tsval, r.tsval) {
         return false;
     }
-    let after = f.timeline.partition_point(|p| p.frame <= r.frame);
-    let Some(ack) = f.timeline[after..]
-        .iter()
-        .find(|p| p.dir != r.dir && p.ack_set && seq::le(r.end, p.ack))
+    let Some(ack) = first_ack_after(f, r)
         .filter(|a| a.timestamped && seq::le(first.tsval, a.tsecr) && seq::lt(a.tsecr, r.tsval))
     else {
         return false;
@@ -187,8 +184,10 @@ fn echoes_earlier_copy(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     // packet the sender sent before the re-sent bytes carried it, or the
     // receiver had acknowledged up to them (its later data then updated
     // the echo, whichever copy brought it).
-    let before_it = f.timeline[..after]
+    let before_it = f
+        .timeline
         .iter()
+        .take_while(|p| p.frame < r.frame)
         .any(|p| p.dir == r.dir && p.timestamped && p.tsval == ack.tsecr && seq::le(p.end, r.seq));
     let acked_up_to = || {
         f.timeline
@@ -197,6 +196,15 @@ fn echoes_earlier_copy(f: &Facts<'_>, r: &SegmentRecord) -> bool {
             .any(|p| p.dir != r.dir && p.ack_set && seq::le(r.seq, p.ack) && seq::lt(p.ack, r.end))
     };
     !before_it || acked_up_to()
+}
+
+/// The receiver's first packet captured after the re-send `r` that
+/// acknowledges all of `r`'s bytes.
+fn first_ack_after<'a>(f: &Facts<'a>, r: &SegmentRecord) -> Option<&'a SegmentRecord> {
+    let after = f.timeline.partition_point(|p| p.frame <= r.frame);
+    f.timeline[after..]
+        .iter()
+        .find(|p| p.dir != r.dir && p.ack_set && seq::le(r.end, p.ack))
 }
 
 /// The receiver's first acknowledgment of the re-send `r`'s bytes came
@@ -214,11 +222,7 @@ fn acked_too_soon(f: &Facts<'_>, r: &SegmentRecord, round_trip_ns: Option<i64>) 
         return false;
     };
     let sent = f.on_clock_of(r.dir, r);
-    let after = f.timeline.partition_point(|p| p.frame <= r.frame);
-    let Some(ack) = f.timeline[after..]
-        .iter()
-        .find(|p| p.dir != r.dir && p.ack_set && seq::le(r.end, p.ack))
-    else {
+    let Some(ack) = first_ack_after(f, r) else {
         return false;
     };
     let back = f.on_clock_of(r.dir, ack) - sent;
