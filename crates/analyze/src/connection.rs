@@ -884,6 +884,16 @@ impl Connection {
         let r = dir.reverse().index();
         let flags = seg.flags;
         let seg_len = seg.payload_len + flags.syn() as u32 + flags.fin() as u32;
+        // The TSval this segment echoes times a round trip only if the
+        // echoed segment prompted it (RFC 7323 4.1 takes samples from ACKs
+        // of new data): it acknowledges new data, or its sender still had
+        // data out that the peer's segment may have clocked. One that does
+        // neither was sent when its sender chose (a keep-alive five minutes
+        // on, a request after an idle spell), and the time since the echoed
+        // segment is idle time, not the path's.
+        let times_echo = self.half[d].acked.is_none_or(|a| seq::lt(a, seg.ack))
+            || matches!((self.half[d].max_end, self.half[r].acked),
+                    (Some(end), Some(ack)) if seq::lt(ack, end));
         if seg.options.mptcp.is_some() {
             // The ACK covers bytes of the peer the capture never showed.
             let acks_unseen = flags.ack()
@@ -1313,7 +1323,7 @@ impl Connection {
         }
         if let Some((tsval, tsecr)) = seg.options.timestamps {
             self.rtt
-                .on_timestamps(dir, tsval, tsecr, flags.ack(), at.ts_ns);
+                .on_timestamps(dir, (tsval, tsecr), flags.ack(), times_echo, at.ts_ns);
         }
 
         if flags.fin() {

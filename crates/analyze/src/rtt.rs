@@ -22,6 +22,13 @@ pub struct RttSamples {
     data_min: [Option<i64>; 2],
     tsvals: [VecDeque<(u32, i64)>; 2],
     ts_min: [Option<i64>; 2],
+    /// Like `ts_min`, from echoes the echoed segment did not prompt (see
+    /// `on_timestamps`): each still bounds the round trip from above (the
+    /// echo left after the echoed segment arrived), but may hold any
+    /// amount of idle time, so it only sharpens a direction that has a
+    /// prompted sample (a keep-alive's echo of an ACK five minutes old
+    /// is no round trip).
+    unprompted_min: [Option<i64>; 2],
     /// Like `data_min`, answered by pure ACKs only: a host's ACK carries
     /// no application think time (a request's answer does), so these place
     /// the capture when there was no handshake to place it by.
@@ -42,6 +49,7 @@ impl RttSamples {
         self.data_min.swap(0, 1);
         self.tsvals.swap(0, 1);
         self.ts_min.swap(0, 1);
+        self.unprompted_min.swap(0, 1);
         self.pure_ack_min.swap(0, 1);
     }
 
@@ -100,9 +108,19 @@ impl RttSamples {
         (client, server)
     }
 
-    /// TCP timestamps on a segment sent in `dir`.
+    /// TCP timestamps on a segment sent in `dir`; `ack`: its TSecr is
+    /// valid; `prompted`: the echoed segment prompted it, so the time
+    /// between the two is a sample of the round trip (see
+    /// `Connection::observe`); else only a bound (`unprompted_min`).
     #[inline]
-    pub fn on_timestamps(&mut self, dir: Direction, tsval: u32, tsecr: u32, ack: bool, ts_ns: i64) {
+    pub fn on_timestamps(
+        &mut self,
+        dir: Direction,
+        (tsval, tsecr): (u32, u32),
+        ack: bool,
+        prompted: bool,
+        ts_ns: i64,
+    ) {
         let d = dir.index();
         let q = &mut self.tsvals[d];
         if q.back().is_none_or(|&(v, _)| seq::lt(v, tsval)) && q.len() < MAX_OUTSTANDING {
@@ -122,9 +140,27 @@ impl RttSamples {
                 self.tsvals[r].pop_front();
             }
             if let Some(sent) = matched {
-                keep_min(&mut self.ts_min[r], ts_ns - sent);
+                let slot = if prompted {
+                    &mut self.ts_min[r]
+                } else {
+                    &mut self.unprompted_min[r]
+                };
+                keep_min(slot, ts_ns - sent);
             }
         }
+    }
+
+    /// Each direction's timestamp minimum: the prompted samples', lowered
+    /// by an unprompted one only where the direction has a prompted
+    /// sample of either kind (data or timestamp).
+    fn ts_mins(&self) -> [Option<i64>; 2] {
+        std::array::from_fn(|d| {
+            let timed = self.ts_min[d].or(self.data_min[d]).is_some();
+            match (self.ts_min[d], self.unprompted_min[d].filter(|_| timed)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        })
     }
 
     /// Smallest time seen from data (or a TSval) sent in `dir` to the other
@@ -132,7 +168,7 @@ impl RttSamples {
     /// capture point and the receiver, plus whatever the receiver waited.
     pub fn min_for(&self, dir: Direction) -> Option<i64> {
         let d = dir.index();
-        match (self.data_min[d], self.ts_min[d]) {
+        match (self.data_min[d], self.ts_mins()[d]) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -146,13 +182,13 @@ impl RttSamples {
             [Some(x), Some(y)] => combine(Some(x), Some(y)),
             _ => None,
         };
-        pick(both(self.data_min), both(self.ts_min))
+        pick(both(self.data_min), both(self.ts_mins()))
     }
 
     /// The smallest sample of any kind, for thresholds while tracking.
     pub fn best_ns(&self) -> Option<i64> {
         let both = |a: [Option<i64>; 2]| combine(a[0], a[1]);
-        match (both(self.data_min), both(self.ts_min)) {
+        match (both(self.data_min), both(self.ts_mins())) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -167,7 +203,7 @@ impl RttSamples {
         self.two_sided_estimate().or_else(|| {
             pick(
                 combine(self.data_min[0], self.data_min[1]),
-                combine(self.ts_min[0], self.ts_min[1]),
+                combine(self.ts_mins()[0], self.ts_mins()[1]),
             )
         })
     }
@@ -272,10 +308,44 @@ mod tests {
     #[test]
     fn timestamp_echo_gives_samples_from_pure_acks() {
         let mut r = RttSamples::default();
-        r.on_timestamps(ClientToServer, 1000, 0, false, 0);
-        r.on_timestamps(ServerToClient, 7000, 1000, true, 30 * MS);
-        r.on_timestamps(ClientToServer, 1001, 7000, true, 30 * MS + MS / 10);
+        r.on_timestamps(ClientToServer, (1000, 0), false, true, 0);
+        r.on_timestamps(ServerToClient, (7000, 1000), true, true, 30 * MS);
+        r.on_timestamps(ClientToServer, (1001, 7000), true, true, 30 * MS + MS / 10);
         assert_eq!(r.estimate(), Some((30 * MS, RttSource::Timestamps)));
+    }
+
+    #[test]
+    fn an_echo_the_echoed_segment_did_not_prompt_is_no_sample() {
+        let mut r = RttSamples::default();
+        // A server's keep-alive, ACKed by the client at once; the next
+        // keep-alive, five minutes on, echoes that ACK's TSval.
+        r.on_timestamps(ServerToClient, (7000, 1000), true, true, 0);
+        r.on_timestamps(ClientToServer, (1001, 7000), true, true, MS / 20);
+        r.on_timestamps(ServerToClient, (9000, 1001), true, false, 300_000 * MS);
+        assert_eq!(r.min_for(ClientToServer), None);
+        // The echo is used up: a later prompted echo of the same TSval
+        // (none should come) times nothing either.
+        r.on_timestamps(ServerToClient, (9001, 1001), true, true, 300_001 * MS);
+        assert_eq!(r.min_for(ClientToServer), None);
+        assert_eq!(r.min_for(ServerToClient), Some(MS / 20));
+    }
+
+    #[test]
+    fn an_unprompted_echo_sharpens_a_direction_with_a_prompted_sample() {
+        let mut r = RttSamples::default();
+        // The client's request, ACKed by the server 28 ms later (its
+        // delayed ACK is no part of the path: the bound below is tighter).
+        r.on_data(ClientToServer, 100, 0);
+        r.on_timestamps(ClientToServer, (1000, 7000), true, true, 0);
+        r.on_ack(ServerToClient, 100, 28 * MS, true);
+        r.on_timestamps(ServerToClient, (7001, 1000), true, true, 28 * MS);
+        assert_eq!(r.min_for(ClientToServer), Some(28 * MS));
+        // The client's next pure ACK, echoed 20 ms on by the server's
+        // next message (released by it, or written then: either way sent
+        // after it arrived).
+        r.on_timestamps(ClientToServer, (1005, 7001), true, true, 40 * MS);
+        r.on_timestamps(ServerToClient, (7020, 1005), true, false, 60 * MS);
+        assert_eq!(r.min_for(ClientToServer), Some(20 * MS));
     }
 
     #[test]
@@ -303,10 +373,10 @@ mod tests {
         // (the client's answer's timestamps were lost): that echo is the
         // client's turnaround, not the round trip.
         r.on_data(ClientToServer, 100, 0);
-        r.on_timestamps(ServerToClient, 7000, 0, true, 28 * MS);
+        r.on_timestamps(ServerToClient, (7000, 0), true, true, 28 * MS);
         r.on_ack(ServerToClient, 100, 28 * MS, false);
         r.on_data(ServerToClient, 500, 28 * MS);
-        r.on_timestamps(ClientToServer, 1001, 7000, true, 28 * MS + 24_000);
+        r.on_timestamps(ClientToServer, (1001, 7000), true, true, 28 * MS + 24_000);
         r.on_ack(ClientToServer, 500, 28 * MS + 24_000, true);
         assert_eq!(r.estimate(), Some((28 * MS, RttSource::DataAck)));
     }

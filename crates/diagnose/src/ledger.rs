@@ -855,6 +855,7 @@ fn report_with(
                 hello_turn_view: Default::default(),
                 short_turns_view: Default::default(),
                 fastest_round_trip_views: Default::default(),
+                sender_clock_views: Default::default(),
                 path_mtu_views: Default::default(),
                 not_taken_view: Default::default(),
                 syn_answers_view: Default::default(),

@@ -40,6 +40,7 @@ pub(crate) use client_think_time::behind_balancer;
 pub(crate) use retransmission::RESENDS_CITED;
 mod h2_window_limited;
 mod rwnd_limited;
+mod sender_clock;
 mod sender_pace;
 mod server_think_time;
 mod slow_start_after_idle;
@@ -72,6 +73,10 @@ use rttdoc_wire::TcpFlags;
 /// released segment is captured: one pass of the kernel's receive path
 /// (softirq) plus timestamping; 1 ms leaves room for a busy host.
 pub const OWN_HOST_RELEASE_NS: i64 = 1_000_000;
+
+/// The error of the clock shift between the two sides, on paths of a
+/// millisecond and more: see [`Facts::peer_skew`].
+const PEER_SKEW_NS: i64 = 300_000;
 
 /// What detectors know about one connection.
 pub struct Facts<'a> {
@@ -185,6 +190,9 @@ pub struct Facts<'a> {
     /// (`retransmission::fastest_round_trip`), found on first use and
     /// shared by `retransmission` and the window stalls' loss test.
     pub(crate) fastest_round_trip_views: [std::cell::OnceCell<Option<i64>>; 2],
+    /// Per sender, its clock from its TCP timestamps
+    /// (`sender_clock::SenderClock`), found on first use.
+    pub(crate) sender_clock_views: [std::cell::OnceCell<Option<sender_clock::SenderClock>>; 2],
     /// Per sender, what its full-size segments went through on a narrow
     /// path (`path_mtu::find`), found on first use and shared by
     /// `path_mtu` and `retransmission` (which leaves those re-sends to it).
@@ -877,14 +885,26 @@ impl<'a> Facts<'a> {
     /// How much earlier than their shifted time the peer's packets sort in
     /// a [`sender_view`](Self::sender_view): the shift is only as exact as
     /// the RTT estimate (a few hundred microseconds), and an ACK that
-    /// released a segment must not land just after it.
+    /// released a segment must not land just after it. A packet arrives
+    /// no earlier than it was captured, so the shift (at most the round
+    /// trip) overstates its arrival by at most the round trip: on a
+    /// shorter path that is the skew, and a wider one would sort the
+    /// peer's answer to a released segment before it (rtshark's
+    /// tcp_fragmentation.pcap, a 29 µs loopback: the server's answer
+    /// 220 µs after the client's Finished, which its delayed ACK had
+    /// released, read as what the Finished replied to). (No less: a
+    /// handshake's RTT can be twice the path's; nDPI's imap.pcap, 150 µs
+    /// in the handshake, released segments 59 µs after their ACKs.)
     pub fn peer_skew(&self) -> i64 {
-        (self.rtt_ns.unwrap_or(0) / 100).max(300_000)
+        match self.rtt_ns {
+            Some(rtt) if rtt > 0 => (rtt / 100).max(PEER_SKEW_NS.min(rtt)),
+            _ => PEER_SKEW_NS,
+        }
     }
 
     /// Whether a sender's segment at `t` left because a packet from its
     /// peer arrived at `ta` (both on the sender's clock): no earlier than
-    /// the shift's error allows (max(min(1 ms, RTT/2), RTT/20)), no later
+    /// the shift's error allows (max(min(1 ms, RTT), RTT/20)), no later
     /// than the path's jitter allows (max(min(2 ms, RTT/2), RTT/10)); both
     /// widened by the
     /// jitter this connection showed. Captured at the sender itself there
@@ -905,16 +925,19 @@ impl<'a> Facts<'a> {
 
     /// How much later than a sender's segment (both on the sender's
     /// clock) a peer's packet may sort and still have arrived before it:
-    /// the clock shift's error, max(min(1 ms, RTT/2), RTT/20), widened by
+    /// the clock shift's error, max(min(1 ms, RTT), RTT/20), widened by
     /// the jitter this connection showed; none when the capture is on the
-    /// sender itself (no shift).
+    /// sender itself (no shift). Under a millisecond the error is the
+    /// whole shift: a handshake's round trip can be twice the path's
+    /// (nDPI's imap.pcap: 150 µs, and the server's segments released
+    /// 59-72 µs after the client's ACKs were captured).
     #[inline]
     pub fn shift_error_ns(&self, sender: Direction) -> i64 {
         if self.captured_at(sender) {
             return 0;
         }
         let rtt = self.rtt_ns.unwrap_or(0);
-        (rtt / 20).max(rtt.min(2_000_000) / 2).max(self.jitter_ns)
+        (rtt / 20).max(rtt.min(1_000_000)).max(self.jitter_ns)
     }
 
     /// How much later than its shifted capture time a packet of

@@ -264,7 +264,13 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
             let window_free = bytes.max(in_flight) < 8 * mss as u64;
             // Nagle only holds a sub-MSS segment, and the release must have
             // been able to cause it (causality.rs).
-            let causal = || f.can_release(a, r) && !woken_by_a_sibling(f, sender, ta, t);
+            // (A client's segment that continues a request it had begun
+            // before the silence was written with it, or for it: no
+            // sibling's close prompted it.)
+            let causal = || {
+                f.can_release(a, r)
+                    && (continues_message(f, p, r) || !woken_by_a_sibling(f, sender, ta, t))
+            };
             // K continues the previous segment: bytes between them the
             // capture missed were sent in the "silence" (a capture's
             // loss, not a sender holding anything).
@@ -321,7 +327,9 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                     .max()
                     .unwrap_or_else(|| f.on_clock_of(receiver, p));
                 let arrived = covered;
-                let ack_delay = f.on_clock_of(receiver, a) - arrived;
+                // (Less what held the ACK on the path after it left, by
+                // the receiver's own clock: a late ACK is no timer's.)
+                let ack_delay = f.on_clock_of(receiver, a) - f.held_after_sending_ns(a) - arrived;
                 holds.push(Hold {
                     prev: from,
                     held: r,
@@ -530,6 +538,20 @@ fn handshake_edge(f: &Facts<'_>, receiver: Direction) -> Option<u64> {
 
 /// Which exchange's response (1-based) a server segment belongs to, and
 /// whether it is that response's first byte.
+/// Whether the client's `r` continues the request `p` began: both of one
+/// exchange's request, no answer to it begun between them. (Not said of
+/// a server's: an exchange's answer may hold messages written on other
+/// events, an FTP server's `226` when the data connection closed after
+/// its `150`, iperf3's TEST_START when the test's connection came.)
+fn continues_message(f: &Facts<'_>, p: &SegmentRecord, r: &SegmentRecord) -> bool {
+    r.dir == Direction::ClientToServer
+        && f.exchanges.iter().any(|x| {
+            x.request_first.frame <= p.frame
+                && r.frame <= x.request_last.frame
+                && x.response_first.is_none_or(|first| r.frame < first.frame)
+        })
+}
+
 fn in_response(f: &Facts<'_>, frame: u64) -> Option<(usize, bool)> {
     f.exchanges.iter().enumerate().find_map(|(i, x)| {
         let first = x.response_first?;

@@ -292,10 +292,11 @@ pub(super) fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
     if client_closed_before(f, f.between(ch, first_frame)) {
         return None;
     }
-    // When the answer was captured.
-    let queue = f
-        .record(first_frame)
-        .map_or(0, |r| f.answer_queue_ns(r.ts_ns));
+    // When the answer was captured, and what held it on the path after
+    // it left (the server's own clock: sender_clock.rs).
+    let queue = f.record(first_frame).map_or(0, |r| {
+        f.answer_queue_ns(r.ts_ns).max(f.held_after_sending_ns(r))
+    });
     let mut think = first - tq - queue;
     // Acknowledged on arrival: the ClientHello was there by then (as
     // for a request, below).
@@ -709,7 +710,17 @@ pub(super) fn exchange_turns(
         };
         // A queue on the path (the client's parallel connections filling
         // it) delays the answer as much as the server would.
-        let queue = f.answer_queue_ns(first.ts_ns).max(f.queued_behind_ns(x));
+        // So does the path holding the answer after it left, as the
+        // server's own clock shows (sender_clock.rs): a client's radio
+        // asleep after an idle spell, a downlink's buffer.
+        let held_after = f
+            .record(first.frame)
+            .filter(|_| ta == first.ts_ns)
+            .map_or(0, |r| f.held_after_sending_ns(r));
+        let queue = f
+            .answer_queue_ns(first.ts_ns)
+            .max(f.queued_behind_ns(x))
+            .max(held_after);
         let mut think = ta - tq - queue;
         // The server's kernel acknowledged the whole request before it
         // answered, sooner after the request's arrival (as far as the

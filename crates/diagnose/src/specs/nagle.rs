@@ -930,3 +930,102 @@ fn a_request_s_hold_is_excess_when_the_capture_missed_the_answer_s_start() {
         );
     }
 }
+
+/// NetBIOS session keep-alives (Wireshark's SMB sample in pcap-parser's
+/// test assets, frames 58-4804): the server's 4 bytes every six minutes,
+/// each ACKed at once by the client, with TCP timestamps, the capture
+/// begun after the handshake. Each keep-alive echoes the TSval of the
+/// client's ACK of the one before: what lies between is idle time, not a
+/// round trip, and the ACK released nothing.
+#[test]
+fn a_keep_alive_echoing_an_ack_minutes_old_was_not_released_by_it() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    let handshake = w.handshake(0.0);
+    for i in 0..5u32 {
+        let keep_alive = w.send(S, 1000.0 + 360_000.0 * i as f64, b"\x85\0\0\0");
+        let ack = w.ack(C, w.arrival(keep_alive) + KERNEL);
+        w.edit(keep_alive, |s| {
+            s.options.timestamps = Some((7000 + i, 1000 + i))
+        });
+        w.edit(ack, |s| s.options.timestamps = Some((1001 + i, 7000 + i)));
+    }
+    let o = w.run_missing(&handshake);
+    no_nagle(&o);
+    // The client's immediate ACKs are all the capture can time: a
+    // turnaround, nowhere near the minutes between keep-alives.
+    assert!(
+        o.report.rtt_ms.is_some_and(|ms| ms < 1.0),
+        "{:?}",
+        o.report.rtt_ms
+    );
+}
+
+/// On a loopback (a 29 µs round trip, captured between the two), the
+/// client's small head, the server's ACK of it held 40 ms by its timer,
+/// the body 12 µs after that ACK, and the server's answer 220 µs after
+/// the body (rtshark's tcp_fragmentation.pcap, where the head is TLS 1.3's
+/// compatibility ChangeCipherSpec and the body the Finished).
+#[test]
+fn on_a_loopback_an_answer_a_few_round_trips_after_a_released_segment_is_not_what_it_replied_to() {
+    let mut w = Wire::new(Path::mid(0.029, 0.5));
+    w.handshake(0.0);
+    let head = w.send(C, 1.0, POST_HEAD);
+    let ack = w.ack(S, w.arrival(head) + 40.0);
+    let body = w.data(C, w.arrival(ack) + 0.012, 300);
+    let resp = w.send(S, w.arrival(body) + 0.2, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(resp));
+    let o = w.run();
+    assert_eq!(o.the(NagleDelayedAck).frames, o.frames(&[body, ack]));
+}
+
+/// A handshake slower than the path (the server took 90 µs to answer the
+/// SYN on a 60 µs path, nDPI's imap.pcap's kind), captured at the client:
+/// the server's second write, released 70 µs after the client's delayed
+/// ACK was captured, left earlier than that handshake says the ACK can
+/// have reached it. The shift is at most the round trip, and so is its
+/// error.
+#[test]
+fn a_release_sooner_than_a_slow_handshakes_round_trip_is_still_a_release() {
+    let path = Path::at_client(0.06);
+    let mut w = Wire::new(path);
+    let syn = w.syn(0.0);
+    let syn_ack = w.syn_ack(w.arrival(syn) + 0.09);
+    w.ack(C, w.arrival(syn_ack));
+    let get = w.send(C, 1.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let head = w.send(
+        S,
+        w.arrival(get) + 0.1,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n",
+    );
+    let ack = w.ack(C, w.arrival(head) + 40.0);
+    let body = w.data(S, w.arrival(ack) + 0.01, 300);
+    w.ack(C, w.arrival(body));
+    let o = w.run();
+    assert_eq!(o.the(WriteWriteRead).frames, o.frames(&[body, ack]));
+}
+
+/// A client whose request leaves in two writes (BusyBox wget's `GET /`,
+/// then the rest: pdu's nb6-startup.pcap), the rest held by Nagle until
+/// the server's ACK of the first; another connection between the two
+/// hosts closes just before the rest leaves. The rest continues a
+/// message already begun: written with it, not prompted by that close.
+#[test]
+fn the_rest_of_a_request_begun_before_the_silence_was_held_whatever_closed_meanwhile() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    w.connect_back(40001, 20.0, true);
+    let head = w.send(C, 100.0, b"GET /");
+    let ack = w.ack(S, w.arrival(head));
+    // The other connection's FIN leaves the client between the ACK's
+    // arrival and the rest.
+    w.connect_back_fin(40001, w.arrival(ack) + KERNEL / 2.0);
+    let rest = w.send(
+        C,
+        w.arrival(ack) + KERNEL,
+        b"xml HTTP/1.1\r\nHost: x\r\n\r\n",
+    );
+    let resp = w.send(S, w.arrival(rest) + 1.0, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(resp));
+    let o = w.run();
+    assert_eq!(o.the(NagleHold).frames, o.frames(&[rest, ack]));
+}

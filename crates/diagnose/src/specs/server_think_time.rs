@@ -1549,3 +1549,68 @@ fn an_ack_that_came_before_the_request_could_arrive_is_not_the_servers() {
     let f = o.the(ServerThinkTime);
     assert_waits(&f.waits, &[o.wait(request, answer, None, 30.0)], EXACT);
 }
+
+/// Captured at an MQTT client whose pings go every 5 s (data only, no
+/// pure ACKs, pypacker's mqtt.pcap's kind): the broker answers each
+/// `think[i]` ms after it arrives, and the client's downlink holds the
+/// answer `held[i]` ms more (a radio asleep after the idle spell). The
+/// broker stamps TSvals at 250 Hz from when it sent each segment, when
+/// `stamped`.
+fn pings(think: &[f64], held: &[f64], stamped: bool) -> (Outcome, Vec<(Id, Id)>) {
+    let mut w = Wire::new(Path::at_client(40.0));
+    let [_, syn_ack, _] = w.handshake(0.0);
+    let mut server = vec![syn_ack];
+    let mut turns = Vec::new();
+    for (i, (&think, &held)) in think.iter().zip(held).enumerate() {
+        let ping = w.send(C, 100.0 + 5000.0 * i as f64, b"\xc0\x00");
+        let pong = w.send(S, w.arrival(ping) + think, b"\xd0\x00");
+        server.push(pong);
+        turns.push((ping, pong, held));
+    }
+    if stamped {
+        for id in server {
+            let ticks = 7_000 + (w.sent(id) / 4.0) as u32;
+            w.edit(id, |s| s.options.timestamps = Some((ticks, 1)));
+        }
+    }
+    for &(_, pong, held) in &turns {
+        w.delay(pong, held);
+    }
+    let turns = turns.into_iter().map(|(a, b, _)| (a, b)).collect();
+    (w.run(), turns)
+}
+
+#[test]
+fn an_answer_the_path_held_after_the_servers_clock_says_it_left_is_not_think_time() {
+    let held = [0.0, 150.0, 0.0, 60.0, 0.0, 190.0, 0.0, 100.0, 0.0];
+    let prompt = [0.1; 9];
+    // Without the server's clock the holds read as its time.
+    let (o, _) = pings(&prompt, &held, false);
+    let f = o.the(ServerThinkTime);
+    assert_ms(f.cost_ms, 500.0 - 0.4, 1.0, "the four holds");
+    // Its TSvals show each answer left within a tick of the ping.
+    let (o, _) = pings(&prompt, &held, true);
+    o.has_no(ServerThinkTime);
+}
+
+#[test]
+fn a_server_its_own_clock_shows_slow_is_still_thinking() {
+    // The broker's fourth answer took it 150 ms; the path held none.
+    let mut think = [0.1; 9];
+    think[3] = 150.0;
+    let (o, turns) = pings(&think, &[0.0; 9], true);
+    let f = o.the(ServerThinkTime);
+    assert_eq!(f.frames, o.frames(&[turns[3].0, turns[3].1]));
+    assert_ms(f.cost_ms, 150.0, EXACT, "the broker's own time");
+    // Held on the path as well: only the hold comes off, less the
+    // margin of a tick (4 ms) the TSvals leave.
+    let mut held = [0.0; 9];
+    held[3] = 50.0;
+    let (o, _) = pings(&think, &held, true);
+    let f = o.the(ServerThinkTime);
+    assert!(
+        (150.0..=154.5).contains(&f.cost_ms),
+        "the broker's time, give or take a tick: {}",
+        f.cost_ms
+    );
+}

@@ -1,0 +1,236 @@
+//! A sender's own clock, read from the TCP timestamps on its segments.
+//!
+//! A segment's TSval is the sender's tick count when its stack sent it
+//! (RFC 7323 5.4: a clock "at least approximately proportional to real
+//! time", ticking every 1 ms to 1 s): Linux since 4.13, the BSDs, macOS
+//! and Windows tick each millisecond; older Linux kernels at their HZ
+//! (100, 250, 300 or 1000). Where the capture shows one sender's segments
+//! over a second or more, the rate is the one of those under which the
+//! fastest deliveries early and late in the connection agree (a wrong
+//! rate drifts by its error times the time between them); then each
+//! segment's delivery, capture time less its TSval's time, beyond the
+//! fastest of that sender's, is how long the path (or the sender's own
+//! queue) held it after it left, less a tick (TSval is whole ticks) and
+//! the clocks' measured drift. That is what the capture times alone
+//! cannot tell from the sender taking long: a server whose answer a
+//! client's Wi-Fi held for 150 ms after a five-second idle spell (its
+//! radio asleep) answered at once by its own clock (pypacker's mqtt.pcap:
+//! four PINGRESPs 54-196 ms late, each within a tick of the PINGREQ's
+//! arrival as the broker's 250 Hz TSvals place it).
+//!
+//! No rate is taken when no candidate fits (a clock a middlebox
+//! rewrites, a sender behind a load balancer whose hosts differ, too
+//! short a span to tell the rates apart): then nothing is held.
+
+use super::Facts;
+use crate::model::Direction;
+use rttdoc_analyze::SegmentRecord;
+
+/// The tick rates stacks use, most common first (a tie goes to the first).
+const RATES_HZ: [i64; 7] = [1000, 250, 100, 300, 200, 500, 10];
+/// Time a sender's timestamped segments must span to tell rates apart.
+const MIN_SPAN_NS: i64 = 1_000_000_000;
+/// Ticks they must span under a rate for it to be judged.
+const MIN_TICKS: i64 = 50;
+/// Segments they must number.
+const MIN_SEGMENTS: usize = 8;
+/// Hosts' clocks run within this of real time (NTP-disciplined or not,
+/// crystals stay well inside 100 ppm).
+const DRIFT_PPM: i64 = 100;
+
+/// One sender's clock: its tick, and the fastest delivery its segments
+/// showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SenderClock {
+    tick_ns: i64,
+    /// The TSval the deliveries are counted from.
+    origin: u32,
+    /// The smallest capture time less TSval time over the sender's
+    /// segments: the fastest delivery (plus part of a tick).
+    fastest_ns: i64,
+    /// What a delivery may exceed the fastest by without having been
+    /// held: a tick (TSval is whole ticks) and the drift measured between
+    /// the connection's early and late fastest deliveries.
+    margin_ns: i64,
+}
+
+impl SenderClock {
+    /// The clock of the sender of `dir`'s segments in `timeline`, when its
+    /// TSvals show one (module docs).
+    pub fn find(timeline: &[SegmentRecord], dir: Direction) -> Option<SenderClock> {
+        let mut points = timeline.iter().filter(|r| r.dir == dir && r.timestamped);
+        let first = points.next()?;
+        let origin = first.tsval;
+        // Ticks since the first (a TSval a few ticks behind, a segment
+        // reordered before the capture point, counts as negative).
+        let samples: Vec<(i64, i64)> = std::iter::once(first)
+            .chain(points)
+            .map(|r| (r.ts_ns, r.tsval.wrapping_sub(origin) as i32 as i64))
+            .collect();
+        let (t0, t1) = (samples.first()?.0, samples.last()?.0);
+        let span = t1 - t0;
+        if samples.len() < MIN_SEGMENTS || span < MIN_SPAN_NS {
+            return None;
+        }
+        let ticks = samples.iter().map(|&(_, v)| v).max().unwrap_or(0);
+        // The fastest delivery in the first and the last third of the
+        // span, under each rate: the right one leaves them a tick and
+        // the clocks' drift apart at most.
+        let (early_end, late_start) = (t0 + span / 3, t1 - span / 3);
+        let mut best: Option<(i64, SenderClock)> = None;
+        for hz in RATES_HZ {
+            let tick_ns = 1_000_000_000 / hz;
+            if ticks * 1_000_000_000 / (span.max(1)) < hz / 2
+                || ticks * 1_000_000_000 / (span.max(1)) > hz * 2
+                || ticks < MIN_TICKS
+            {
+                continue;
+            }
+            let delivery = |(t, v): (i64, i64)| t - v * tick_ns;
+            let fastest_in = |from: i64, to: i64| {
+                samples
+                    .iter()
+                    .filter(|&&(t, _)| t >= from && t <= to)
+                    .map(|&s| delivery(s))
+                    .min()
+            };
+            let (Some(early), Some(late)) = (fastest_in(t0, early_end), fastest_in(late_start, t1))
+            else {
+                continue;
+            };
+            let drift = (late - early).abs();
+            if drift > tick_ns + span / 1_000_000 * DRIFT_PPM {
+                continue;
+            }
+            let Some(fastest_ns) = samples.iter().map(|&s| delivery(s)).min() else {
+                continue;
+            };
+            let clock = SenderClock {
+                tick_ns,
+                origin,
+                fastest_ns,
+                margin_ns: tick_ns + drift,
+            };
+            if best.is_none_or(|(d, _)| drift < d) {
+                best = Some((drift, clock));
+            }
+        }
+        best.map(|(_, clock)| clock)
+    }
+
+    /// How long after it left the path (or the sender's queue) held `r`,
+    /// a segment of this clock's sender, at least: its delivery beyond
+    /// the fastest, less the margin; 0 for one without timestamps.
+    pub fn held_ns(&self, r: &SegmentRecord) -> i64 {
+        if !r.timestamped {
+            return 0;
+        }
+        let ticks = r.tsval.wrapping_sub(self.origin) as i32 as i64;
+        let delivery = r.ts_ns - ticks * self.tick_ns;
+        (delivery - self.fastest_ns - self.margin_ns).max(0)
+    }
+}
+
+impl Facts<'_> {
+    /// How long the path held `r` after its sender sent it, by the
+    /// sender's own clock ([`SenderClock`]); 0 where no clock is known.
+    pub fn held_after_sending_ns(&self, r: &SegmentRecord) -> i64 {
+        self.sender_clock_views[r.dir.index()]
+            .get_or_init(|| SenderClock::find(self.timeline, r.dir))
+            .map_or(0, |clock| clock.held_ns(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Direction::ServerToClient as S;
+
+    /// A server segment sent at `sent_ms` by a clock of `hz` (TSval from
+    /// 5000), captured `transit_ms` later.
+    fn seg(frame: u64, sent_ms: f64, transit_ms: f64, hz: f64) -> SegmentRecord {
+        SegmentRecord {
+            frame,
+            ts_ns: ((sent_ms + transit_ms) * 1e6).round() as i64,
+            dir: S,
+            seq: 1,
+            end: 1,
+            ack: 1,
+            ack_set: true,
+            len: 0,
+            flags: rttdoc_wire::TcpFlags::ACK,
+            window: 65535,
+            new_data: false,
+            retransmission: false,
+            overtaken: false,
+            probe: false,
+            dsack: None,
+            tsval: 5000u32.wrapping_add((sent_ms * hz / 1000.0).floor() as u32),
+            tsecr: 1,
+            timestamped: true,
+        }
+    }
+
+    /// A segment every 300 ms for 6 s, each 20 ms on the path, the one
+    /// sent at 3 s held 150 ms more.
+    fn series(hz: f64) -> Vec<SegmentRecord> {
+        (0..20u64)
+            .map(|i| {
+                let held = if i == 10 { 150.0 } else { 0.0 };
+                seg(i + 1, 17.0 + 300.0 * i as f64, 20.0 + held, hz)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_common_tick_rate_is_told_apart_and_a_hold_after_sending_shows() {
+        for (hz, tick_ms) in [(1000.0, 1.0), (250.0, 4.0), (100.0, 10.0)] {
+            let timeline = series(hz);
+            let clock = SenderClock::find(&timeline, S).expect("a clock");
+            assert_eq!(clock.tick_ns, (tick_ms * 1e6) as i64, "{hz} Hz");
+            // The held segment: 150 ms, less at most a tick and a
+            // tick's worth of quantisation.
+            let held = clock.held_ns(&timeline[10]) as f64 / 1e6;
+            assert!(
+                (150.0 - 2.0 * tick_ms..=150.0).contains(&held),
+                "{hz} Hz: {held}"
+            );
+            // The others were not held.
+            for r in timeline.iter().filter(|r| r.frame != 11) {
+                assert_eq!(clock.held_ns(r), 0, "{hz} Hz, frame {}", r.frame);
+            }
+        }
+    }
+
+    #[test]
+    fn no_clock_from_too_short_a_span_or_tsvals_that_do_not_keep_time() {
+        // Half a second: rates a fifth apart cannot be told apart.
+        let short: Vec<_> = series(1000.0).into_iter().take(2).collect();
+        assert_eq!(SenderClock::find(&short, S), None);
+        // A TSval a middlebox sets at random keeps no time.
+        let mut scrambled = series(1000.0);
+        for (i, r) in scrambled.iter_mut().enumerate() {
+            r.tsval = 5000 + ((i as u32 * 7919) % 13) * 500;
+        }
+        assert_eq!(SenderClock::find(&scrambled, S), None);
+        // Nor does one that stands still.
+        let mut still = series(1000.0);
+        for r in still.iter_mut() {
+            r.tsval = 5000;
+        }
+        assert_eq!(SenderClock::find(&still, S), None);
+    }
+
+    #[test]
+    fn the_other_directions_segments_and_unstamped_ones_are_not_read() {
+        let timeline = series(250.0);
+        assert_eq!(
+            SenderClock::find(&timeline, Direction::ClientToServer),
+            None
+        );
+        let clock = SenderClock::find(&timeline, S).expect("a clock");
+        let mut unstamped = timeline[10];
+        unstamped.timestamped = false;
+        assert_eq!(clock.held_ns(&unstamped), 0);
+    }
+}
