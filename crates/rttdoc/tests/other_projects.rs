@@ -624,3 +624,168 @@ fn a_resend_whose_ack_echoes_the_originals_timestamp_is_no_loss() {
         assert!(!syn["fix"].as_str().unwrap().contains("backlog"), "{syn}");
     }
 }
+
+/// The findings of `stream` in rttdoc's JSON for `doc`.
+fn findings_of(doc: &serde_json::Value, stream: u64) -> Vec<serde_json::Value> {
+    doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["stream"] == stream)
+        .unwrap_or_else(|| panic!("no stream {stream}"))["findings"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn seconds(s: &str) -> f64 {
+    s.parse().unwrap()
+}
+
+#[test]
+fn a_keep_alive_echoing_an_ack_minutes_old_times_no_round_trip() {
+    if !require(
+        "a_keep_alive_echoing_an_ack_minutes_old_times_no_round_trip",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("pcapparser-smb-keepalives.pcapng", 1);
+    // The server's keep-alives, minutes apart, each echoing the TSval of
+    // the client's ACK of the one before.
+    let server = tshark_fields(
+        &capture,
+        &[],
+        "tcp.srcport == 139",
+        &["frame.time_relative", "tcp.options.timestamp.tsecr"],
+    );
+    let client = tshark_fields(
+        &capture,
+        &[],
+        "tcp.dstport == 139",
+        &["tcp.options.timestamp.tsval"],
+    );
+    assert_eq!(server.len(), 5);
+    for (k, pair) in server.windows(2).enumerate() {
+        assert!(
+            seconds(&pair[1][0]) - seconds(&pair[0][0]) > 290.0,
+            "{server:?}"
+        );
+        assert_eq!(pair[1][1], client[k][0], "{server:?} {client:?}");
+    }
+    let doc = run_rttdoc_json(&capture);
+    let c = &doc["connections"][0];
+    let rtt = c["rtt_ms"].as_f64().unwrap_or(0.0);
+    assert!(rtt < 1000.0, "RTT {rtt} ms");
+    assert!(findings_of(&doc, 0).is_empty(), "{}", c["findings"]);
+}
+
+#[test]
+fn a_loopbacks_finished_held_by_the_servers_delayed_ack_is_nagle_delayed_ack() {
+    if !require(
+        "a_loopbacks_finished_held_by_the_servers_delayed_ack_is_nagle_delayed_ack",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("rtshark-tcp_fragmentation.pcap", 1);
+    // The ChangeCipherSpec (12), the server's pure ACK of it 40 ms later
+    // (13), the Finished 12 µs after (14), the server's answer (16).
+    let t = |frame: u64| {
+        seconds(
+            &tshark_fields(
+                &capture,
+                &[],
+                &format!("frame.number == {frame}"),
+                &["frame.time_relative"],
+            )[0][0],
+        )
+    };
+    assert!(t(13) - t(12) > 0.040);
+    assert!(t(14) - t(13) < 0.0001);
+    assert!(t(16) - t(14) > 0.0002);
+    let doc = run_rttdoc_json(&capture);
+    let hold = findings_of(&doc, 0)
+        .into_iter()
+        .find(|f| f["kind"] == "nagle_delayed_ack")
+        .unwrap_or_else(|| panic!("{}", doc["connections"][0]["findings"]));
+    assert_eq!(hold["frames"], serde_json::json!([14, 13]));
+    assert_eq!(hold["phase"], "tls_handshake");
+}
+
+#[test]
+fn answers_a_clients_downlink_held_after_the_broker_sent_them_are_not_its_time() {
+    if !require(
+        "answers_a_clients_downlink_held_after_the_broker_sent_them_are_not_its_time",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("pypacker-mqtt.pcap", 1);
+    // By the capture's times the PINGRESP of frame 7 came 0.2 s after its
+    // PINGREQ (6), on a 0.24 s path; the broker's TSval on it is no more
+    // ticks after the one before than the time between the PINGREQs.
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "frame.number >= 5 && frame.number <= 7",
+        &["frame.time_relative", "tcp.options.timestamp.tsval"],
+    );
+    let (t5, t6, t7) = (
+        seconds(&rows[0][0]),
+        seconds(&rows[1][0]),
+        seconds(&rows[2][0]),
+    );
+    let ticks = rows[2][1].parse::<i64>().unwrap() - rows[0][1].parse::<i64>().unwrap();
+    // 4 ms ticks: the broker's time between sending 5 and 7.
+    let sent_apart = ticks as f64 * 0.004;
+    assert!(t7 - t6 > 0.4, "{rows:?}");
+    assert!(sent_apart < t6 - t5 + 0.25, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    for f in findings_of(&doc, 0) {
+        assert_ne!(f["kind"], "server_think_time", "{f}");
+    }
+}
+
+#[test]
+fn the_rest_of_a_request_wget_began_was_held_by_nagle() {
+    if !require(
+        "the_rest_of_a_request_wget_began_was_held_by_nagle",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("pdu-nb6-startup.pcap", 8);
+    let doc = run_rttdoc_json(&capture);
+    // Each stream's `GET /` alone, the server's ACK, the rest of the
+    // request at once; on streams 4 and 5 another connection's FIN came
+    // between the two.
+    for (stream, rest, ack) in [
+        (0, 83, 82),
+        (1, 131, 130),
+        (2, 135, 134),
+        (4, 172, 162),
+        (5, 173, 163),
+    ] {
+        let first = tshark_fields(
+            &capture,
+            &[],
+            &format!("tcp.stream eq {stream} && tcp.len > 0 && tcp.dstport == 80"),
+            &["frame.number", "tcp.len"],
+        );
+        assert_eq!(first[0][1], "5", "stream {stream}: {first:?}");
+        assert_eq!(first[1][0], rest.to_string(), "stream {stream}: {first:?}");
+        let found = findings_of(&doc, stream);
+        assert!(
+            found.iter().any(|f| {
+                ["nagle_hold", "nagle_delayed_ack"].contains(&f["kind"].as_str().unwrap())
+                    && f["frames"] == serde_json::json!([rest, ack])
+            }),
+            "stream {stream}: {found:?}"
+        );
+    }
+}
