@@ -1279,6 +1279,9 @@ pub enum Detail {
         /// handshake echoes its TSval: it arrived, late, and nothing was
         /// lost (the path held it past the client's SYN timer).
         answered_late: Option<u64>,
+        /// Nothing in the capture answered any of the SYNs (no SYN-ACK,
+        /// RST or ICMP error): the connection never opened here.
+        unanswered: bool,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

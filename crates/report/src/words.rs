@@ -1345,7 +1345,18 @@ pub fn explanation(x: &Finding) -> String {
         }
         Detail::SynRetransmit {
             syns,
+            unanswered: true,
+            ..
+        } => format!(
+            "The client sent its SYN {syns} times over {cost:.0} ms, and nothing in the capture answered (no SYN-ACK, \
+             RST or ICMP error): the connection never opened. If the capture went on after the last SYN, the SYNs \
+             were dropped on the way or the server is down.",
+            cost = fx(cost),
+        ),
+        Detail::SynRetransmit {
+            syns,
             answered_late: None,
+            ..
         } => format!(
             "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
              The first SYN or its SYN-ACK was lost, or the server's SYN queue was full.",
@@ -1354,6 +1365,7 @@ pub fn explanation(x: &Finding) -> String {
         Detail::SynRetransmit {
             syns,
             answered_late: Some(syn_ack),
+            ..
         } => format!(
             "The client sent its SYN {syns} times, {cost:.0} ms of its SYN retransmission timer, but nothing was lost: \
              the server had answered (SYN-ACK, frame {syn_ack}) before the last SYN, and the client's ACK echoes that \
@@ -2084,6 +2096,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 " Clients that wait their SYN timer after the reset (1 s or more) lose the most."
             }
         ),
+        Detail::SynRetransmit {
+            unanswered: true, ..
+        } => "Find where the SYNs die: a firewall or security group dropping them silently (one that rejects with a \
+             RST or an ICMP error lets clients fail at once), a route, a server that is down; where direct access is \
+             blocked, configure the client's proxy (HTTP_PROXY, HTTPS_PROXY)."
+            .into(),
         Detail::SynRetransmit {
             answered_late: Some(_),
             ..

@@ -23,9 +23,15 @@
 //! http_minitwit.pcap, a proxy's host: SYN-ACKs sent within 0.1 ms of
 //! their SYNs, the client's ACKs 1.5 s later echoing them). The wait is
 //! the same; the words and the fix name the path's delay, not a drop.
+//! And when nothing in the capture answered any SYN (no SYN-ACK, RST or
+//! ICMP error: the connection never opened), the words say so, and the
+//! fix names what drops SYNs silently (a firewall, a server down or
+//! unrouted, direct access blocked where a proxy is required), not a
+//! queue (pypacker's ether.pcap: a VirtualBox guest's wget, three SYNs,
+//! then the same fetch through the proxy).
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use crate::model::{Detail, Direction, Ending, Finding, FindingKind, Phase, Wait};
 use rttdoc_analyze::SegmentRecord;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -77,6 +83,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.detail = Detail::SynRetransmit {
         syns: syns.len() as u32,
         answered_late,
+        unanswered: f.report.handshake.syn_ack_frame.is_none()
+            && !f
+                .timeline
+                .iter()
+                .any(|r| r.dir == Direction::ServerToClient)
+            && !matches!(f.report.ending, Ending::Refused | Ending::Unreachable),
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);

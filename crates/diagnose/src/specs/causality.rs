@@ -233,6 +233,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
     x.detail = crate::model::Detail::SynRetransmit {
         syns: 5,
         answered_late: None,
+        unanswered: false,
     };
     let mut out = vec![x];
     causality::enforce(&f, &mut out);
@@ -243,6 +244,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         crate::model::Detail::SynRetransmit {
             syns: 5,
             answered_late: None,
+            unanswered: false,
         }
     );
 }

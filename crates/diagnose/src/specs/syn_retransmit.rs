@@ -178,3 +178,34 @@ fn a_syn_ack_the_servers_timer_sent_again_before_the_second_syn_is_no_late_answe
     w.edit(ack, |s| s.options.timestamps = Some((1002, 1500)));
     assert_eq!(answered_late(&w.run()), None);
 }
+
+/// Whether the finding says nothing answered any SYN.
+fn unanswered(o: &Outcome) -> bool {
+    match o.the(SynRetransmit).detail {
+        Detail::SynRetransmit { unanswered, .. } => unanswered,
+        ref d => panic!("{d:?}"),
+    }
+}
+
+#[test]
+fn syns_nothing_answered_are_a_connection_that_never_opened() {
+    // pypacker's ether.pcap: three SYNs, 1 s and 2 s apart, and no
+    // answer of any kind.
+    let mut w = Wire::new(Path::at_client(RTT));
+    for t in [0.0, 1000.0, 3000.0] {
+        let syn = w.syn(t);
+        w.lose(syn);
+    }
+    let o = w.run();
+    assert!(unanswered(&o));
+    assert_ms(
+        o.the(SynRetransmit).cost_ms,
+        3000.0,
+        EXACT,
+        "first to last SYN",
+    );
+    // Answered in the end: the SYN timer's wait, not a connection that
+    // never opened.
+    let (w, _) = syns(Path::at_client(RTT), &[0.0, 1000.0, 3000.0]);
+    assert!(!unanswered(&w.run()));
+}
