@@ -18,6 +18,17 @@
 //! four PINGRESPs 54-196 ms late, each within a tick of the PINGREQ's
 //! arrival as the broker's 250 Hz TSvals place it).
 //!
+//! A clock must also keep causality: a segment left after the peer's
+//! segment it acknowledges (or whose TSval it echoes) was captured (at
+//! any capture point the peer's segment passes the capture before it
+//! reaches the sender, or reaches it there), and before it was itself
+//! captured; its tick must hold such a moment. A rate under which some
+//! segment's tick ended before what it answers was seen, beyond the
+//! clocks' drift, is no clock of this sender's at that scale (tcpdump's
+//! mptcp-v0.pcap: an old MPTCP kernel's subflow whose TSval stood still
+//! for 67 ms, ACKs of data 20 ms after its SYN-ACK stamped in that
+//! SYN-ACK's 10 ms tick).
+//!
 //! No rate is taken when no candidate fits (a clock a middlebox
 //! rewrites, a sender behind a load balancer whose hosts differ, too
 //! short a span to tell the rates apart): then nothing is held.
@@ -25,6 +36,7 @@
 use super::Facts;
 use crate::model::Direction;
 use rttdoc_analyze::SegmentRecord;
+use rttdoc_wire::TcpFlags;
 
 /// The tick rates stacks use, most common first (a tie goes to the first).
 const RATES_HZ: [i64; 7] = [1000, 250, 100, 300, 200, 500, 10];
@@ -77,6 +89,12 @@ impl SenderClock {
         // span, under each rate: the right one leaves them a tick and
         // the clocks' drift apart at most.
         let (early_end, late_start) = (t0 + span / 3, t1 - span / 3);
+        // Each of the sender's segments with the earliest moment it can
+        // have left: when the peer's segment it acknowledges or echoes was
+        // first captured.
+        let prompted = prompts(timeline, dir, origin);
+        // Capture times are exact to the microsecond; the clocks drift.
+        let slack = 500_000 + span / 1_000_000 * DRIFT_PPM;
         let mut best: Option<(i64, SenderClock)> = None;
         for hz in RATES_HZ {
             let tick_ns = 1_000_000_000 / hz;
@@ -105,6 +123,14 @@ impl SenderClock {
             let Some(fastest_ns) = samples.iter().map(|&s| delivery(s)).min() else {
                 continue;
             };
+            // Every tick's end (in the fastest delivery's terms) after
+            // what its segment answers was seen.
+            if prompted
+                .iter()
+                .any(|&(v, seen)| seen - (v + 1) * tick_ns > fastest_ns + slack)
+            {
+                continue;
+            }
             let clock = SenderClock {
                 tick_ns,
                 origin,
@@ -129,6 +155,39 @@ impl SenderClock {
         let delivery = r.ts_ns - ticks * self.tick_ns;
         (delivery - self.fastest_ns - self.margin_ns).max(0)
     }
+}
+
+/// The `dir` sender's segments that answer one of the peer's: their
+/// ticks since `origin`, and when the peer's segment they acknowledge
+/// (its data, SYN or FIN ending at the ACK) or echo (its TSval) was first
+/// captured, the later of the two. (A copy that arrived was captured no
+/// earlier than the first: the bound holds whichever copy it was.)
+fn prompts(timeline: &[SegmentRecord], dir: Direction, origin: u32) -> Vec<(i64, i64)> {
+    use std::collections::HashMap;
+    let mut ends: HashMap<u32, i64> = HashMap::new();
+    let mut tsvals: HashMap<u32, i64> = HashMap::new();
+    let mut out = Vec::new();
+    for r in timeline {
+        if r.dir != dir {
+            let carries = r.len > 0 || r.flags.intersects(TcpFlags::SYN | TcpFlags::FIN);
+            if carries {
+                ends.entry(r.end).or_insert(r.ts_ns);
+            }
+            if r.timestamped {
+                tsvals.entry(r.tsval).or_insert(r.ts_ns);
+            }
+            continue;
+        }
+        if !r.timestamped {
+            continue;
+        }
+        let by_ack = r.ack_set.then(|| ends.get(&r.ack)).flatten();
+        let by_echo = tsvals.get(&r.tsecr).filter(|_| r.tsecr != 0);
+        if let Some(&seen) = by_ack.into_iter().chain(by_echo).max() {
+            out.push((r.tsval.wrapping_sub(origin) as i32 as i64, seen));
+        }
+    }
+    out
 }
 
 impl Facts<'_> {
@@ -219,6 +278,28 @@ mod tests {
             r.tsval = 5000;
         }
         assert_eq!(SenderClock::find(&still, S), None);
+    }
+
+    #[test]
+    fn a_tick_that_ended_before_what_its_segment_acknowledges_was_seen_is_no_clock() {
+        // 100 Hz; then the peer's 24 bytes captured at 3.1 s, and the
+        // sender's ACK of them captured at once but stamped with the
+        // tick of 3.0 s (a TSval that stood still): it left before the
+        // bytes it acknowledges were seen.
+        let mut timeline = series(100.0);
+        let mut data = seg(100, 3100.0, 0.0, 100.0);
+        data.dir = Direction::ClientToServer;
+        (data.seq, data.end, data.len) = (1, 25, 24);
+        let mut ack = seg(101, 3100.5, 0.0, 100.0);
+        ack.ack = 25;
+        ack.tsval = 5000 + 300;
+        let at = timeline.iter().position(|r| r.ts_ns > data.ts_ns).unwrap();
+        timeline.insert(at, ack);
+        timeline.insert(at, data);
+        assert_eq!(SenderClock::find(&timeline, S), None);
+        // Stamped in its own tick, it is the clock it was.
+        timeline[at + 1].tsval = 5000 + 310;
+        assert!(SenderClock::find(&timeline, S).is_some());
     }
 
     #[test]
