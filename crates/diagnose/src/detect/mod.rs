@@ -758,7 +758,9 @@ impl<'a> Facts<'a> {
                         .flags
                         .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
             })?;
-        let k = self.on_clock_of(answerer, ack);
+        // (Less what held the ACK on the path after it left, by the
+        // answerer's own clock: sender_clock.rs.)
+        let k = self.on_clock_of(answerer, ack) - self.held_after_sending_ns(ack);
         (k - arrival < DELAYED_ACK_MIN_NS).then_some((k, ack.frame))
     }
 

@@ -10,8 +10,8 @@
 //! rate drifts by its error times the time between them); then each
 //! segment's delivery, capture time less its TSval's time, beyond the
 //! fastest of that sender's, is how long the path (or the sender's own
-//! queue) held it after it left, less a tick (TSval is whole ticks) and
-//! the clocks' measured drift. That is what the capture times alone
+//! queue) held it after it left, give or take a tick (TSval is whole
+//! ticks) and the clocks' drift (100 ppm). That is what the capture times alone
 //! cannot tell from the sender taking long: a server whose answer a
 //! client's Wi-Fi held for 150 ms after a five-second idle spell (its
 //! radio asleep) answered at once by its own clock (pypacker's mqtt.pcap:
@@ -61,8 +61,10 @@ pub struct SenderClock {
     /// segments: the fastest delivery (plus part of a tick).
     fastest_ns: i64,
     /// What a delivery may exceed the fastest by without having been
-    /// held: a tick (TSval is whole ticks) and the drift measured between
-    /// the connection's early and late fastest deliveries.
+    /// held: a tick (TSval is whole ticks) and what the clocks can drift
+    /// apart over the connection. (Not the drift measured between its
+    /// early and late fastest deliveries: that is mostly where in their
+    /// ticks they were stamped, a tick at most, which the tick covers.)
     margin_ns: i64,
 }
 
@@ -135,7 +137,7 @@ impl SenderClock {
                 tick_ns,
                 origin,
                 fastest_ns,
-                margin_ns: tick_ns + drift,
+                margin_ns: tick_ns + span / 1_000_000 * DRIFT_PPM,
             };
             if best.is_none_or(|(d, _)| drift < d) {
                 best = Some((drift, clock));
@@ -148,12 +150,22 @@ impl SenderClock {
     /// a segment of this clock's sender, at least: its delivery beyond
     /// the fastest, less the margin; 0 for one without timestamps.
     pub fn held_ns(&self, r: &SegmentRecord) -> i64 {
-        if !r.timestamped {
-            return 0;
-        }
-        let ticks = r.tsval.wrapping_sub(self.origin) as i32 as i64;
-        let delivery = r.ts_ns - ticks * self.tick_ns;
-        (delivery - self.fastest_ns - self.margin_ns).max(0)
+        self.beyond_fastest(r)
+            .map_or(0, |d| (d - self.margin_ns).max(0))
+    }
+
+    /// How long the path held `r` at most: its delivery beyond the
+    /// fastest, plus the margin (the fastest delivery itself may have
+    /// been stamped late in its tick); None without timestamps.
+    pub fn held_at_most_ns(&self, r: &SegmentRecord) -> Option<i64> {
+        self.beyond_fastest(r).map(|d| (d + self.margin_ns).max(0))
+    }
+
+    fn beyond_fastest(&self, r: &SegmentRecord) -> Option<i64> {
+        r.timestamped.then(|| {
+            let ticks = r.tsval.wrapping_sub(self.origin) as i32 as i64;
+            r.ts_ns - ticks * self.tick_ns - self.fastest_ns
+        })
     }
 }
 
@@ -194,9 +206,17 @@ impl Facts<'_> {
     /// How long the path held `r` after its sender sent it, by the
     /// sender's own clock ([`SenderClock`]); 0 where no clock is known.
     pub fn held_after_sending_ns(&self, r: &SegmentRecord) -> i64 {
-        self.sender_clock_views[r.dir.index()]
-            .get_or_init(|| SenderClock::find(self.timeline, r.dir))
-            .map_or(0, |clock| clock.held_ns(r))
+        self.sender_clock(r.dir).map_or(0, |clock| clock.held_ns(r))
+    }
+
+    /// The most the path can have held `r` after its sender sent it, by
+    /// the sender's own clock; None where no clock is known.
+    pub fn held_after_sending_at_most_ns(&self, r: &SegmentRecord) -> Option<i64> {
+        self.sender_clock(r.dir)?.held_at_most_ns(r)
+    }
+
+    fn sender_clock(&self, dir: Direction) -> Option<SenderClock> {
+        *self.sender_clock_views[dir.index()].get_or_init(|| SenderClock::find(self.timeline, dir))
     }
 }
 

@@ -295,7 +295,9 @@ pub(super) fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
     // When the answer was captured, and what held it on the path after
     // it left (the server's own clock: sender_clock.rs).
     let queue = f.record(first_frame).map_or(0, |r| {
-        f.answer_queue_ns(r.ts_ns).max(f.held_after_sending_ns(r))
+        f.answer_queue_ns(r.ts_ns)
+            .min(f.held_after_sending_at_most_ns(r).unwrap_or(i64::MAX))
+            .max(f.held_after_sending_ns(r))
     });
     let mut think = first - tq - queue;
     // Acknowledged on arrival: the ClientHello was there by then (as
@@ -682,13 +684,18 @@ pub(super) fn exchange_turns(
         let first_copy = on_server(x.request_last.frame)
             .unwrap_or(x.request_last.ts_ns + f.server_side_ns)
             .saturating_sub(f.jitter_ns);
+        let tq_copy = tq;
         let tq = request.map_or(tq, |request| {
             span.iter()
                 .find(|s| {
                     s.dir == Direction::ServerToClient && s.ack_set && seq::le(request.end, s.ack)
                 })
                 .filter(|acked| acked.ts_ns >= first_copy)
-                .map_or(tq, |acked| tq.min(acked.ts_ns))
+                // (Less what held that ACK on the path, by the server's
+                // clock, but never before the request can have arrived.)
+                .map_or(tq, |acked| {
+                    tq.min((acked.ts_ns - f.held_after_sending_ns(acked)).max(first_copy))
+                })
         });
         // Held only if the server still had data in flight when the
         // request arrived (what Nagle waits on), and the response left
@@ -717,9 +724,15 @@ pub(super) fn exchange_turns(
             .record(first.frame)
             .filter(|_| ta == first.ts_ns)
             .map_or(0, |r| f.held_after_sending_ns(r));
+        // (And no more than that clock allows.)
         let queue = f
             .answer_queue_ns(first.ts_ns)
             .max(f.queued_behind_ns(x))
+            .min(
+                f.record(first.frame)
+                    .and_then(|r| f.held_after_sending_at_most_ns(r))
+                    .unwrap_or(i64::MAX),
+            )
             .max(held_after);
         let mut think = ta - tq - queue;
         // The server's kernel acknowledged the whole request before it
@@ -728,10 +741,14 @@ pub(super) fn exchange_turns(
         // left on arrival, however much the path's round trip had grown
         // since the handshake timed it, and the server's time began no
         // earlier (both its own packets).
+        let mut acked_first = None;
         if let Some((k, _)) =
             f.acked_on_arrival(Direction::ServerToClient, last_copy, first.frame, tq)
         {
-            think = think.min(ta - k);
+            if ta - held_after - k < think {
+                acked_first = Some(k);
+            }
+            think = think.min(ta - held_after - k);
         }
         if less_upstream {
             // (At the proxy: its clock is the capture's.)
@@ -751,7 +768,18 @@ pub(super) fn exchange_turns(
             && !server_ticks(f)
                 .is_some_and(|t| t.answers_on_timer(x.request_first.ts_ns, first.ts_ns))
         {
-            slow.push((i + 1, last_copy, first.frame, think));
+            // Timed from the server's ACK of the request, the wait began
+            // with the copy that ACK answers (the first: a later one the
+            // client's timer sent was not waited on), not the last.
+            // (Only an ACK before the last copy can have arrived,
+            // as the round trip places it, answered an earlier one.)
+            let before_last = tq_copy - f.jitter_ns;
+            let from = if tq < before_last || acked_first.is_some_and(|k| k < before_last) {
+                x.request_last.frame.min(last_copy)
+            } else {
+                last_copy
+            };
+            slow.push((i + 1, from, first.frame, think));
         }
     }
     slow
