@@ -35,7 +35,7 @@
 
 use super::Facts;
 use crate::model::Direction;
-use rttdoc_analyze::SegmentRecord;
+use rttdoc_analyze::{seq, SegmentRecord};
 use rttdoc_wire::TcpFlags;
 
 /// The tick rates stacks use, most common first (a tie goes to the first).
@@ -171,31 +171,47 @@ impl SenderClock {
 
 /// The `dir` sender's segments that answer one of the peer's: their
 /// ticks since `origin`, and when the peer's segment they acknowledge
-/// (its data, SYN or FIN ending at the ACK) or echo (its TSval) was first
-/// captured, the later of the two. (A copy that arrived was captured no
-/// earlier than the first: the bound holds whichever copy it was.)
+/// (the first whose data, SYN or FIN reached the ACK) or echo (the first
+/// with that TSval) was captured, the later of the two.
+/// (A copy that arrived was captured no earlier than the first: the bound
+/// holds whichever copy it was.) The peer's highest end and TSval so far
+/// only grow in capture order, so each lookup is a binary search.
 fn prompts(timeline: &[SegmentRecord], dir: Direction, origin: u32) -> Vec<(i64, i64)> {
-    use std::collections::HashMap;
-    let mut ends: HashMap<u32, i64> = HashMap::new();
-    let mut tsvals: HashMap<u32, i64> = HashMap::new();
+    // The peer's segments so far: capture time, highest end and highest
+    // TSval up to then, and where the segment began.
+    type Seen = (i64, Option<u32>, Option<u32>, u32, Option<u32>);
+    let mut peer: Vec<Seen> = Vec::new();
     let mut out = Vec::new();
     for r in timeline {
         if r.dir != dir {
-            let carries = r.len > 0 || r.flags.intersects(TcpFlags::SYN | TcpFlags::FIN);
-            if carries {
-                ends.entry(r.end).or_insert(r.ts_ns);
+            let (mut end, mut tsval) = peer.last().map_or((None, None), |p| (p.1, p.2));
+            if r.len > 0 || r.flags.intersects(TcpFlags::SYN | TcpFlags::FIN) {
+                end = Some(end.map_or(r.end, |e| seq::max(e, r.end)));
             }
             if r.timestamped {
-                tsvals.entry(r.tsval).or_insert(r.ts_ns);
+                tsval = Some(tsval.map_or(r.tsval, |v| seq::max(v, r.tsval)));
             }
+            peer.push((r.ts_ns, end, tsval, r.seq, r.timestamped.then_some(r.tsval)));
             continue;
         }
         if !r.timestamped {
             continue;
         }
-        let by_ack = r.ack_set.then(|| ends.get(&r.ack)).flatten();
-        let by_echo = tsvals.get(&r.tsecr).filter(|_| r.tsecr != 0);
-        if let Some(&seen) = by_ack.into_iter().chain(by_echo).max() {
+        let first_reaching = |below: &dyn Fn(&Seen) -> bool| peer.get(peer.partition_point(below));
+        // (The first segment to reach the ACK must carry bytes below it:
+        // an ACK of where the peer began acknowledges none of them.)
+        let by_ack = r
+            .ack_set
+            .then(|| first_reaching(&|p| p.1.is_none_or(|e| seq::lt(e, r.ack))))
+            .flatten()
+            .filter(|p| seq::lt(p.3, r.ack))
+            .map(|p| p.0);
+        let by_echo = (r.tsecr != 0)
+            .then(|| first_reaching(&|p| p.2.is_none_or(|v| seq::lt(v, r.tsecr))))
+            .flatten()
+            .filter(|p| p.4 == Some(r.tsecr))
+            .map(|p| p.0);
+        if let Some(seen) = by_ack.into_iter().chain(by_echo).max() {
             out.push((r.tsval.wrapping_sub(origin) as i32 as i64, seen));
         }
     }
