@@ -262,12 +262,7 @@ fn inside_tls_a_consumers_held_fetches_make_no_turns() {
         for f in c["findings"].as_array().unwrap() {
             if f["kind"] == "server_think_time" {
                 assert_eq!(f["phase"], "tls_handshake", "{f}");
-                let frames: Vec<u64> = f["frames"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_u64().unwrap())
-                    .collect();
+                let frames = frames_of(f);
                 let server = tshark_fields(
                     &cap,
                     &[],

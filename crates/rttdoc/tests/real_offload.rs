@@ -198,12 +198,7 @@ fn an_upload_held_for_a_100_continue_that_never_came_costs_the_clients_timer() {
         assert!(waits[0]["release_frame"].is_null(), "{what}: {f}");
         // The head's segment, then the body's first; the head names the
         // expectation.
-        let frames: Vec<u64> = f["frames"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_u64().unwrap())
-            .collect();
+        let frames = frames_of(f);
         let ladder = c["ladder"].as_array().unwrap();
         let head = ladder.iter().find(|e| e["frame"] == frames[0]).unwrap();
         assert_eq!(head["direction"], "client_to_server", "{what}");

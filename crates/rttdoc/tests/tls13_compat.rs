@@ -107,12 +107,7 @@ fn check(dir: &Path, held_at_least: usize) {
         };
         let nagle = the("nagle_delayed_ack");
         assert_eq!(nagle["phase"], "tls_handshake", "{name}");
-        let frames: Vec<u64> = nagle["frames"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_u64().unwrap())
-            .collect();
+        let frames = frames_of(nagle);
         assert_eq!(frames, vec![held, ack], "{name}: record {record}");
         let cost = nagle["cost_ms"].as_f64().unwrap();
         assert!(

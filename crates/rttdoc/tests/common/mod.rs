@@ -1203,3 +1203,13 @@ pub fn frames_cited(x: &serde_json::Value) -> Vec<u64> {
         .map(|f| f.as_u64().unwrap())
         .collect()
 }
+
+/// A finding's frames (its JSON `frames` array) as numbers.
+pub fn frames_of(finding: &serde_json::Value) -> Vec<u64> {
+    finding["frames"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no frames: {finding}"))
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
