@@ -376,7 +376,8 @@ fn report_with(
         (Some(syn), Some(ack)) if clean && ack.ts_ns > syn.ts_ns => Some(ack.ts_ns - syn.ts_ns),
         _ => None,
     };
-    let best_sample = c.rtt.two_sided_estimate.map(|(ns, _)| ns);
+    let best = c.rtt.two_sided_estimate;
+    let best_sample = best.map(|(ns, _)| ns);
     // How much the path's round trip varies: a handshake slower than the
     // fastest round trip seen later (queueing, a busy host or emulator)
     // says by how much a fixed clock shift can be off.
@@ -390,8 +391,10 @@ fn report_with(
     // it from below when they are smaller. Each sample is at least its part
     // of the path, so their sum cannot undercut the RTT; the floor at half
     // the handshake only guards against a broken sample.
-    let handshake_rtt = clean_handshake_ns.map(|hs| match best_sample {
-        Some(est) if est < hs && est.saturating_mul(2) > hs => (est, RttSource::Handshake),
+    // (Named by the samples it then is: "from the handshake" next to a
+    // handshake of another length would say what is not.)
+    let handshake_rtt = clean_handshake_ns.map(|hs| match best {
+        Some((est, source)) if est < hs && est.saturating_mul(2) > hs => (est, source),
         _ => (hs, RttSource::Handshake),
     });
     // Without the SYN-ACK in the capture, the first ACK after the last
