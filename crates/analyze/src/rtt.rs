@@ -201,9 +201,10 @@ impl RttSamples {
     /// the capture point; at the near side it is that host's turnaround).
     pub fn estimate(&self) -> Option<(i64, RttSource)> {
         self.two_sided_estimate().or_else(|| {
+            let [ts0, ts1] = self.ts_mins();
             pick(
                 combine(self.data_min[0], self.data_min[1]),
-                combine(self.ts_mins()[0], self.ts_mins()[1]),
+                combine(ts0, ts1),
             )
         })
     }

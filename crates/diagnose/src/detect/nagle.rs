@@ -536,8 +536,6 @@ fn handshake_edge(f: &Facts<'_>, receiver: Direction) -> Option<u64> {
     Some(ack + syn.window as u64)
 }
 
-/// Which exchange's response (1-based) a server segment belongs to, and
-/// whether it is that response's first byte.
 /// Whether the client's `r` continues the request `p` began: both of one
 /// exchange's request, no answer to it begun between them. (Not said of
 /// a server's: an exchange's answer may hold messages written on other
@@ -552,6 +550,8 @@ fn continues_message(f: &Facts<'_>, p: &SegmentRecord, r: &SegmentRecord) -> boo
         })
 }
 
+/// Which exchange's response (1-based) a server segment belongs to, and
+/// whether it is that response's first byte.
 fn in_response(f: &Facts<'_>, frame: u64) -> Option<(usize, bool)> {
     f.exchanges.iter().enumerate().find_map(|(i, x)| {
         let first = x.response_first?;

@@ -42,7 +42,7 @@ use rttdoc_wire::TcpFlags;
 const RATES_HZ: [i64; 7] = [1000, 250, 100, 300, 200, 500, 10];
 /// Time a sender's timestamped segments must span to tell rates apart.
 const MIN_SPAN_NS: i64 = 1_000_000_000;
-/// Ticks they must span under a rate for it to be judged.
+/// Ticks they must span.
 const MIN_TICKS: i64 = 50;
 /// Segments they must number.
 const MIN_SEGMENTS: usize = 8;
@@ -87,6 +87,14 @@ impl SenderClock {
             return None;
         }
         let ticks = samples.iter().map(|&(_, v)| v).max().unwrap_or(0);
+        if ticks < MIN_TICKS {
+            return None;
+        }
+        // The rate the ticks average over the span (within twice a
+        // candidate's for it to be judged), and what the clocks can drift
+        // apart over it.
+        let average_hz = ticks * 1_000_000_000 / span;
+        let drift_ns = span / 1_000_000 * DRIFT_PPM;
         // The fastest delivery in the first and the last third of the
         // span, under each rate: the right one leaves them a tick and
         // the clocks' drift apart at most.
@@ -96,14 +104,11 @@ impl SenderClock {
         // first captured.
         let prompted = prompts(timeline, dir, origin);
         // Capture times are exact to the microsecond; the clocks drift.
-        let slack = 500_000 + span / 1_000_000 * DRIFT_PPM;
+        let slack = 500_000 + drift_ns;
         let mut best: Option<(i64, SenderClock)> = None;
         for hz in RATES_HZ {
             let tick_ns = 1_000_000_000 / hz;
-            if ticks * 1_000_000_000 / (span.max(1)) < hz / 2
-                || ticks * 1_000_000_000 / (span.max(1)) > hz * 2
-                || ticks < MIN_TICKS
-            {
+            if average_hz < hz / 2 || average_hz > hz * 2 {
                 continue;
             }
             let delivery = |(t, v): (i64, i64)| t - v * tick_ns;
@@ -119,7 +124,7 @@ impl SenderClock {
                 continue;
             };
             let drift = (late - early).abs();
-            if drift > tick_ns + span / 1_000_000 * DRIFT_PPM {
+            if drift > tick_ns + drift_ns {
                 continue;
             }
             let Some(fastest_ns) = samples.iter().map(|&s| delivery(s)).min() else {
@@ -137,7 +142,7 @@ impl SenderClock {
                 tick_ns,
                 origin,
                 fastest_ns,
-                margin_ns: tick_ns + span / 1_000_000 * DRIFT_PPM,
+                margin_ns: tick_ns + drift_ns,
             };
             if best.is_none_or(|(d, _)| drift < d) {
                 best = Some((drift, clock));

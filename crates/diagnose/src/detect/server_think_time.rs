@@ -720,8 +720,8 @@ pub(super) fn exchange_turns(
         // So does the path holding the answer after it left, as the
         // server's own clock shows (sender_clock.rs): a client's radio
         // asleep after an idle spell, a downlink's buffer.
-        let held_after = f
-            .record(first.frame)
+        let answer = f.record(first.frame);
+        let held_after = answer
             .filter(|_| ta == first.ts_ns)
             .map_or(0, |r| f.held_after_sending_ns(r));
         // (And no more than that clock allows.)
@@ -729,7 +729,7 @@ pub(super) fn exchange_turns(
             .answer_queue_ns(first.ts_ns)
             .max(f.queued_behind_ns(x))
             .min(
-                f.record(first.frame)
+                answer
                     .and_then(|r| f.held_after_sending_at_most_ns(r))
                     .unwrap_or(i64::MAX),
             )
