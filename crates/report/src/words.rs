@@ -984,11 +984,15 @@ pub fn explanation(x: &Finding) -> String {
                 None => format!("`{method}`"),
             };
             // (Chromium sends a credentialed request's preflight without
-            // credentials: on a connection of its own.)
+            // credentials, on a connection of its own; and opens one for
+            // any request when the preflight's is not back in its pool
+            // yet, as a busy machine's run of Chromium did: the capture
+            // does not say which.)
             let elsewhere = match (*other_connection, *new_connection) {
                 (true, true) => {
-                    " on a connection opened after it (a credentialed request's preflight goes without credentials, on a \
-                     connection of its own)"
+                    " on a connection opened after it (the browser did not send it on the preflight's: Chromium keeps a \
+                     credentialed request apart from its preflight, which goes without credentials, and opens another \
+                     connection when the preflight's is not free yet)"
                 }
                 (true, false) => " on another connection, open already",
                 _ => "",

@@ -37,13 +37,29 @@ use common::*;
 const FOLLOW_S: f64 = 2.0;
 
 /// A preflight the oracle expects as one finding: the stream of the
-/// request it let go, and (preflight, answer, request) frames.
+/// request it let go, and (preflight, answer, request) frames; and where
+/// the browser sent the request.
 #[derive(Debug, PartialEq, Eq)]
 struct Expected {
     stream: u64,
     preflight: u64,
     answer: u64,
     request: u64,
+    sent_on: SentOn,
+}
+
+/// Where the browser sent the request a preflight let go: its own choice
+/// (Chromium sends a credentialed request on a connection apart from its
+/// preflight's, and opens another, too, when the preflight's is not back
+/// in its pool yet: a busy machine's run of `preflight` did).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SentOn {
+    /// The preflight's connection.
+    Same,
+    /// Another connection, its SYN sent after the preflight's answer.
+    Opened,
+    /// Another connection, open before the answer.
+    Open,
 }
 
 fn expected(capture: &Path) -> Vec<Expected> {
@@ -70,6 +86,16 @@ fn expected(capture: &Path) -> Vec<Expected> {
             allowed.insert(request, (n(&r[0]), r[1].parse().unwrap()));
         }
     }
+    // Each stream's SYN (without ACK): when the client opened it.
+    let syns: BTreeMap<u64, f64> = tshark_fields(
+        capture,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0",
+        &["tcp.stream", "frame.time_epoch"],
+    )
+    .iter()
+    .map(|r| (n(&r[0]), r[1].parse().unwrap()))
+    .collect();
     let mut out: Vec<Expected> = Vec::new();
     for p in &requests {
         let (Some(method), Some(&(answer, time))) = (
@@ -90,11 +116,19 @@ fn expected(capture: &Path) -> Vec<Expected> {
                 && !out.iter().any(|e| e.request == r.frame)
         });
         if let Some(r) = next {
+            let sent_on = if r.stream == p.stream {
+                SentOn::Same
+            } else if syns.get(&r.stream).is_some_and(|&t| t >= time) {
+                SentOn::Opened
+            } else {
+                SentOn::Open
+            };
             out.push(Expected {
                 stream: r.stream,
                 preflight: p.frame,
                 answer,
                 request: r.frame,
+                sent_on,
             });
         }
     }
@@ -106,8 +140,9 @@ fn expected(capture: &Path) -> Vec<Expected> {
 /// released by the answer, the time tshark shows between them); and
 /// rttdoc finds no other. Returns the findings, in the oracle's order,
 /// each with its round trips on the network (common's network_rtts: the
-/// browser's own turnaround left out).
-fn check(capture: &Path) -> Vec<(serde_json::Value, f64)> {
+/// browser's own turnaround left out) and where the browser sent the
+/// request.
+fn check(capture: &Path) -> Vec<(serde_json::Value, f64, SentOn)> {
     let doc = run_rttdoc_json(capture);
     let expected = expected(capture);
     let found = findings_of(&doc, "cors_preflight");
@@ -140,15 +175,59 @@ fn check(capture: &Path) -> Vec<(serde_json::Value, f64)> {
             [e.preflight, e.answer, e.request],
             "{name}"
         );
-        out.push(((*x).clone(), network_rtts(capture, x)));
+        out.push(((*x).clone(), network_rtts(capture, x), e.sent_on));
     }
     let problems = display_filter_problems(capture, &doc);
     assert!(problems.is_empty(), "{name}: {problems:?}");
     out
 }
 
+/// A finding says where the browser sent the request (tshark's reading,
+/// `sent_on`); the preflight's own round trip on the network is one
+/// (`rtts`), and a request on a connection opened after the answer has
+/// that connection's handshake in its cost too: two round trips at
+/// least.
+fn says_where_sent(x: &serde_json::Value, rtts: f64, sent_on: SentOn, run: Run) {
+    let why = x["explanation"].as_str().unwrap();
+    let words = match sent_on {
+        SentOn::Same => "on this connection first",
+        SentOn::Open => "on another connection, open already",
+        SentOn::Opened => "on a connection opened after it",
+    };
+    assert!(why.contains(words), "{sent_on:?}: {why}");
+    let opened = sent_on == SentOn::Opened;
+    assert_eq!(why.contains("the new connection's set-up"), opened, "{why}");
+    assert!((0.9..run.most_rtts()).contains(&rtts), "{rtts} RTT: {x}");
+    if opened {
+        assert!(x["cost_rtts"].as_f64().unwrap() >= 1.9, "{x}");
+    }
+}
+
+/// Which run made a capture: how long its preflight's round trip
+/// may be.
+#[derive(Debug, Clone, Copy)]
+enum Run {
+    /// The committed captures': one round trip, at most half another
+    /// (common's network_rtts).
+    Committed,
+    /// A live run's: scripts/tun-delay.py on a machine busy with the
+    /// tests beside it holds a packet up to a round trip more (a live
+    /// run's preflight-h2: its second `OPTIONS` answered 72 ms after it
+    /// left, its path's RTT 40 ms, nginx's 204 sent at once).
+    Live,
+}
+
+impl Run {
+    fn most_rtts(self) -> f64 {
+        match self {
+            Run::Committed => 1.5,
+            Run::Live => 2.5,
+        }
+    }
+}
+
 /// The captures of scripts/cors-captures.sh in `dir`.
-fn check_made(dir: &Path) {
+fn check_made(dir: &Path, run: Run) {
     if !require("cors_preflight oracle", &["tshark"], false) {
         return;
     }
@@ -158,13 +237,12 @@ fn check_made(dir: &Path) {
     for capture in [at("preflight"), dir.join("preflight-h2.pcapng.gz")] {
         let found = check(&capture);
         assert_eq!(found.len(), 2, "{}", capture.display());
-        for (x, rtts) in &found {
-            assert!((0.9..1.5).contains(rtts), "{rtts} RTT: {x}");
+        for (x, rtts, sent_on) in &found {
+            says_where_sent(x, *rtts, *sent_on, run);
             let (why, fix) = (
                 x["explanation"].as_str().unwrap(),
                 x["fix"].as_str().unwrap(),
             );
-            assert!(why.contains("on this connection first"), "{why}");
             assert!(why.contains("no `Access-Control-Max-Age`"), "{why}");
             assert!(
                 fix.contains("the method `PUT` and the header `content-type`"),
@@ -177,8 +255,8 @@ fn check_made(dir: &Path) {
     // max age), the PUTs passed on to nginx: the same two round trips.
     let found = check(&at("preflight-haproxy"));
     assert_eq!(found.len(), 2, "{found:?}");
-    for (x, rtts) in &found {
-        assert!((0.9..1.5).contains(rtts), "{rtts} RTT: {x}");
+    for (x, rtts, sent_on) in &found {
+        says_where_sent(x, *rtts, *sent_on, run);
         let why = x["explanation"].as_str().unwrap();
         assert!(why.contains("no `Access-Control-Max-Age`"), "{why}");
     }
@@ -186,17 +264,15 @@ fn check_made(dir: &Path) {
     // preflight's answer (its handshake in the wait: two round trips at
     // least), the second on that connection, open already.
     let found = check(&at("preflight-credentials"));
-    let [(first, _), (second, rtts)] = &found[..] else {
+    let [first, second] = &found[..] else {
         panic!("{found:?}");
     };
-    assert!(first["cost_rtts"].as_f64().unwrap() >= 1.9, "{first}");
-    let why = first["explanation"].as_str().unwrap();
-    assert!(why.contains("on a connection opened after it"), "{why}");
-    assert!(why.contains("the new connection's set-up"), "{why}");
-    let why = second["explanation"].as_str().unwrap();
-    assert!(why.contains("on another connection, open already"), "{why}");
+    assert_eq!((first.2, second.2), (SentOn::Opened, SentOn::Open));
+    for (x, rtts, sent_on) in [first, second] {
+        says_where_sent(x, *rtts, *sent_on, run);
+    }
+    let why = second.0["explanation"].as_str().unwrap();
     assert!(why.contains("`Access-Control-Max-Age: 600`"), "{why}");
-    assert!((0.9..1.5).contains(rtts), "{rtts} RTT: {second}");
     // Controls: simple requests and a same-origin PUT need none; a
     // rejected preflight lets nothing go.
     for control in ["simple", "rejected"] {
@@ -207,7 +283,7 @@ fn check_made(dir: &Path) {
 
 #[test]
 fn committed_preflights_cost_what_the_browser_waited() {
-    check_made(&data_dir().join("cors"));
+    check_made(&data_dir().join("cors"), Run::Committed);
 }
 
 #[test]
@@ -224,7 +300,7 @@ fn live_preflights_cost_what_the_browser_waited() {
     }
     let dir = TempDir::new("cors");
     run_capture_script("cors-captures.sh", &[dir.0.as_os_str()]);
-    check_made(&dir.0);
+    check_made(&dir.0, Run::Live);
 }
 
 /// Browsers' traffic from PcapPlusPlus's test data: none with a preflight

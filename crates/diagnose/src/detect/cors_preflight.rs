@@ -16,7 +16,9 @@
 //! preflight (the preflight's connection was open for it, or opened for
 //! it); a request on a connection opened after the answer (Chromium sends
 //! a credentialed request's preflight without credentials, on a
-//! connection of its own) has that connection's set-up in its wait.
+//! connection of its own, and opens one for any request when the
+//! preflight's is not back in its pool yet) has that connection's set-up
+//! in its wait.
 //! Nothing under the ledger's 2 ms floor.
 //!
 //! The ledger prices the preflight's round trip in (an exchange like any
