@@ -300,6 +300,11 @@ pub struct Exchanges {
     /// (redirect.rs): what a redirect's `Location` is resolved against,
     /// and what a kept redirect may be followed by.
     pub(crate) current_asked: Option<crate::redirect::Asked>,
+    /// The origin the first request that named one asked for
+    /// ([`crate::redirect::Asked::origin_hash`]; 0: none yet): whose
+    /// connection this is to a client that keeps them per origin
+    /// (reuse.rs).
+    pub(crate) first_origin: u64,
     /// The open request's answer was a redirect: its `Location`, for the
     /// tracker to keep until a request follows it (taken at once).
     pub(crate) redirect: Option<crate::redirect::Location>,
@@ -763,6 +768,9 @@ impl Exchanges {
             ) = match line.filter(|_| is_http) {
                 Some(line) => {
                     let asked = crate::redirect::Asked::of_request(&line, head, self.https);
+                    if self.first_origin == 0 {
+                        self.first_origin = asked.map_or(0, |a| a.origin_hash());
+                    }
                     let retry = crate::challenge::Retry::of_request(&line, head, asked.as_ref());
                     let preflight =
                         crate::preflight::Preflight::of_request(&line, head, asked.as_ref());

@@ -263,11 +263,13 @@ impl Connection {
             too_big: std::mem::take(&mut c.too_big),
             // (The windows took theirs.)
             h2_credit_stalls: c.exchanges.take_h2_credit_stalls(0..=u64::MAX),
-            // (Another TLS name is another site's connection.)
-            previous: c
-                .previous
-                .take()
-                .filter(|p| p.server_name == c.server_name_hash()),
+            // (Another TLS name, or another origin its requests named, is
+            // another site's connection.)
+            previous: c.previous.take().filter(|p| {
+                let origin = c.exchanges.first_origin;
+                p.server_name == c.server_name_hash()
+                    && (p.http_origin == 0 || origin == 0 || p.http_origin == origin)
+            }),
             lookup: c.lookup.take(),
             window: None,
             earlier: c.earlier.take(),

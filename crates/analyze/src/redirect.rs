@@ -157,6 +157,12 @@ impl Asked {
         }
     }
 
+    /// Its origin's hash (scheme, host, port): a connection's, for
+    /// reuse.rs (an HTTP/1.1 client keeps its connections per origin).
+    pub(crate) fn origin_hash(&self) -> u64 {
+        self.origin.0
+    }
+
     /// The hash of the origin a TLS connection asked for by its server
     /// name, on `port`: all a connection whose requests are encrypted
     /// shows of its first request.

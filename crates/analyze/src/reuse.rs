@@ -17,7 +17,10 @@
 //! ended connection stands for one new one (a client with twenty
 //! connections that each close and reopen replaces each once). Its facts
 //! keep it only when both asked for the same TLS server name, or neither
-//! did (an HTTP/1.1 connection serves one name).
+//! did, and their HTTP requests named the same origin where both were
+//! read (a browser keeps HTTP/1.1 connections per origin: one to
+//! kelowna.craigslist.ca is not one to kelowna.en.craigslist.ca on the
+//! same address).
 //!
 //! Bounded: per route the newest [`PER_ROUTE`] ends, over all routes the
 //! ends of the last [`WINDOW_NS`] of capture time and at most [`KEPT`].
@@ -87,6 +90,9 @@ pub struct EndedConnection {
     first_close_ns: i64,
     /// The TLS server name's hash (0: no TLS, or no name).
     pub(crate) server_name: u64,
+    /// The origin its last request named, hashed
+    /// ([`crate::redirect::Asked::origin_hash`]; 0: none read).
+    pub(crate) http_origin: u64,
     /// Its TLS server asked the client for a certificate
     /// (CertificateRequest: readable before TLS 1.3).
     pub certificate_requested: bool,
@@ -115,6 +121,8 @@ pub(crate) struct End {
     pub server: Endpoint,
     /// [`name_hash`] of its TLS server name.
     pub server_name: u64,
+    /// The origin its last request named (0: none read).
+    pub http_origin: u64,
     /// Its last request's first segment, and its answer's last, if any.
     pub last: Option<(Stamp, Option<Stamp>)>,
     pub exchanges: u32,
@@ -174,6 +182,7 @@ impl Ends {
             server_close_ns: end.by_server.then_some(end.close.ts_ns),
             first_close_ns: end.close.ts_ns,
             server_name: end.server_name,
+            http_origin: end.http_origin,
             certificate_requested: end.certificate_requested,
         });
         self.order.push_back((route, end.close.ts_ns));
@@ -277,6 +286,7 @@ mod tests {
             client,
             server: SERVER,
             server_name: 7,
+            http_origin: 0,
             last,
             exchanges: u32::from(last.is_some()),
             close,

@@ -52,11 +52,15 @@ use crate::upstream::{Asking, Calls, Place};
 pub const MAX_CLOCK_STEP_NS: i64 = 60_000_000_000;
 
 /// How long a finished connection's tombstone keeps its 4-tuple on its
-/// stream: longer than TIME_WAIT's 2 x 30 s would be needed only for a
-/// packet delayed that long, which no retransmission backoff of a closed
-/// connection produces; a new SYN with another sequence number replaces
-/// it at once (port reuse).
-pub const TOMBSTONE_NS: i64 = 30_000_000_000;
+/// stream: five minutes. Its packets can come that long after its close
+/// (a peer that never had the close retransmits through its backoff;
+/// Windows keeps TIME_WAIT four minutes; networkml's test trace has a
+/// connection's data again 68 s after both FINs were acknowledged), and
+/// tshark keeps them on the connection's stream: a new connection there
+/// would put every later stream number off tshark's, and every display
+/// filter with it. A new SYN with another sequence number replaces it at
+/// once (port reuse); [`TOMBSTONES_PER_FLOW`] bounds how many are kept.
+pub const TOMBSTONE_NS: i64 = 300_000_000_000;
 
 /// A connection refused by RST, or closed with a FIN not yet acknowledged,
 /// lingers this long: Windows retries a refused SYN (same sequence number,
@@ -1645,6 +1649,10 @@ fn note_end(
         client: conn.reuse_client(),
         server: conn.server,
         server_name: conn.server_name_hash(),
+        http_origin: conn
+            .exchanges
+            .current_asked
+            .map_or(conn.exchanges.first_origin, |a| a.origin_hash()),
         last,
         exchanges: conn.exchanges.total,
         close,
@@ -1815,15 +1823,23 @@ fn idle_quarter_cutoff(
 /// Registered ports (IANA) of TCP services above 1023 that clients reach
 /// from ports of their own, sometimes lower ones (older Windows and BSD
 /// chose ephemeral ports from 1024-5000): proxies, databases, brokers,
-/// OpenFlow, HTTP's alternates; and the ports gRPC services use by
+/// OpenFlow, HTTP's alternates; industrial control's (EtherNet/IP's
+/// 44818, IEC 60870-5-104's 2404, DNP3's 20000, OPC UA's 4840, Niagara
+/// Fox's 1911 and 4911, OMRON FINS's 9600: a workstation polling a PLC
+/// from an old Windows' port 2430, gopacket's cip.pcap, read the other
+/// way round as a PLC thinking 108 s); phones' push channels (Apple's
+/// 5223, Google's 5228), chat (MSN's 1863, IRC's 6667 and 6697), SIP's
+/// 5060 and 5061, RTMP's 1935; and the ports gRPC services use by
 /// convention, inside the ephemeral range (50051, the gRPC examples';
 /// OpenTelemetry's collector, 4317 and 4318; etcd's 2379; Prometheus's
 /// 9090 and Alertmanager's 9093), where a capture begun on a long-lived
 /// channel would otherwise take the client's lower port for the server's.
-const SERVICE_PORTS: [u16; 36] = [
-    1080, 1433, 1521, 1883, 2049, 2181, 2379, 3128, 3306, 3389, 4222, 4317, 4318, 5222, 5269, 5432,
-    5672, 5900, 6379, 6443, 6633, 6653, 8000, 8008, 8080, 8443, 8883, 8888, 9090, 9092, 9093, 9200,
-    9418, 11211, 27017, 50051,
+/// Sorted: looked up by binary search.
+const SERVICE_PORTS: [u16; 51] = [
+    1080, 1433, 1521, 1863, 1883, 1911, 1935, 2049, 2181, 2379, 2404, 3128, 3306, 3389, 4222, 4317,
+    4318, 4840, 4911, 5060, 5061, 5222, 5223, 5228, 5269, 5432, 5672, 5900, 6379, 6443, 6633, 6653,
+    6667, 6697, 8000, 8008, 8080, 8443, 8883, 8888, 9090, 9092, 9093, 9200, 9418, 9600, 11211,
+    20000, 27017, 44818, 50051,
 ];
 
 /// Client and server of a new connection: from the SYN if this is one,
@@ -1847,7 +1863,7 @@ fn roles(seg: &Segment<'_>) -> (Endpoint, Endpoint) {
             (src, dst)
         };
     }
-    let service = |port: u16| port < 1024 || SERVICE_PORTS.contains(&port);
+    let service = |port: u16| port < 1024 || SERVICE_PORTS.binary_search(&port).is_ok();
     let src_serves = match (service(seg.src_port), service(seg.dst_port)) {
         (true, false) => true,
         (false, true) => false,
@@ -2213,12 +2229,18 @@ mod tests {
         // tcpdump's of10_inv_OFPST_FLOW.pcap: a switch on port 4756 (an
         // older stack's ephemeral range) and its controller on OpenFlow's.
         assert_eq!(server_port(6653, 4756), 6653);
+        // gopacket's cip.pcap: a workstation on an old Windows' port 2430
+        // polling a PLC on EtherNet/IP's.
+        assert_eq!(server_port(2430, 44818), 44818);
+        assert_eq!(server_port(44818, 2430), 44818);
         assert_eq!(server_port(1027, 8080), 8080);
         assert_eq!(server_port(1027, 80), 80);
         // Neither or both registered: the lower port.
         assert_eq!(server_port(40000, 31600), 31600);
         assert_eq!(server_port(3306, 8080), 3306);
         assert_eq!(server_port(52000, 443), 443);
+        // (Looked up by binary search.)
+        assert!(SERVICE_PORTS.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

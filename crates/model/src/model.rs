@@ -902,6 +902,10 @@ pub enum Detail {
         round_trip: bool,
         /// The version the server chose.
         version: Option<TlsVersion>,
+        /// A resumption no request followed on the connection: nothing
+        /// waited for the handshake, so nothing was saved (a browser's
+        /// connection opened ahead of need and closed unused).
+        unused: bool,
     },
     /// 0-RTT early data, and whether the server took it.
     EarlyData {
@@ -1321,6 +1325,11 @@ pub enum Detail {
         after_ms: f64,
         /// Captured at the server: its own host sent the RST.
         at_server: bool,
+        /// The client's request left this long (ms) after the SYN-ACK
+        /// reached it, later than a client waiting for the connection
+        /// sends: the connection was opened ahead of need (a browser's
+        /// preconnect), and the wait began with the request.
+        idle_before_request_ms: Option<f64>,
     },
     /// Answers that waited for the server's upstream.
     UpstreamWait {

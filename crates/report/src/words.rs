@@ -539,9 +539,17 @@ pub fn explanation(x: &Finding) -> String {
             TfoOutcome::Accepted => format!("The SYN carried {syn_data_bytes} bytes with a TFO cookie and the server accepted them: the request left with the SYN, saving one round trip."),
             _ => format!("The SYN carried {syn_data_bytes} bytes with a TFO cookie but the SYN-ACK acknowledged only the SYN: the server ignored the data and the client sent it again after the handshake."),
         },
-        Detail::Resumption { round_trip, version } => {
+        Detail::Resumption {
+            round_trip,
+            version,
+            unused,
+        } => {
             let version = version.map_or("TLS".to_string(), |v| v.to_string());
             match (x.kind, round_trip) {
+                (FindingKind::Resumption, _) if *unused => format!(
+                    "The session was resumed (an abbreviated {version} handshake), but no request followed on this connection: \
+                     nothing waited for the handshake, so nothing was saved."
+                ),
                 (FindingKind::ResumptionMissed, true) => format!(
                     "The client offered to resume a session but the server did a full {version} handshake, one round trip more (2 instead of 1)."
                 ),
@@ -1281,6 +1289,7 @@ pub fn explanation(x: &Finding) -> String {
             syn_acks_resent,
             after_ms,
             at_server,
+            idle_before_request_ms,
         } => {
             let host = if *at_server {
                 "The server's host"
@@ -1312,10 +1321,18 @@ pub fn explanation(x: &Finding) -> String {
             } else {
                 "The client, waiting for the server to speak first, got a reset"
             };
+            let since = match idle_before_request_ms {
+                Some(idle) => format!(
+                    "after it left (the connection had been open {} unused before it: made ahead of need, a \
+                     browser's preconnect)",
+                    crate::fmt_ms(*idle)
+                ),
+                None => "after its SYN".to_string(),
+            };
             format!(
                 "{host} reset the connection {when}, before sending anything: a RST without the ACK flag, its sequence \
                  number the SYN-ACK's plus one, is what a host sends for a connection no socket of its holds. Its \
-                 listener never took the connection: {why}. {what} {} after its SYN: the call failed (ECONNRESET, \
+                 listener never took the connection: {why}. {what} {} {since}: the call failed (ECONNRESET, \
                  curl's \"Connection reset by peer\"), and a client that tries again pays a new connection.",
                 crate::fmt_ms(cost)
             )

@@ -485,8 +485,13 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
     if let Some(e) = &stats.error {
         eprintln!("rttdoc: error: {e}");
         if stats.merged_files.is_empty() {
+            let (frames, were) = if stats.frames == 1 {
+                ("frame", "was")
+            } else {
+                ("frames", "were")
+            };
             eprintln!(
-                "rttdoc: the {} frames before the damage were analysed",
+                "rttdoc: the {} {frames} before the damage {were} analysed",
                 stats.frames
             );
         } else {

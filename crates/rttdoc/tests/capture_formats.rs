@@ -943,7 +943,10 @@ fn cut_compressed_streams_keep_what_came_before_and_unreadable_ones_say_how_to_u
         let analysed: usize = stderr
             .lines()
             .find_map(|l| l.strip_prefix("rttdoc: the "))
-            .and_then(|l| l.strip_suffix(" frames before the damage were analysed"))
+            .and_then(|l| {
+                l.strip_suffix(" frames before the damage were analysed")
+                    .or_else(|| l.strip_suffix(" frame before the damage was analysed"))
+            })
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{tool}: no count in {stderr}"));
         assert!(

@@ -789,3 +789,113 @@ fn the_rest_of_a_request_wget_began_was_held_by_nagle() {
         );
     }
 }
+
+/// NetworkML's browsing trace (2011, Windows clients, captured at the
+/// client): what tshark reads of it is the oracle.
+/// - Two connections' data comes again 68-74 s after both FINs: tshark
+///   keeps it on their streams, so rttdoc does (late packets), and every
+///   later stream number stays tshark's.
+/// - craigslist's 302 sent the browser from `kelowna.craigslist.ca` to
+///   `kelowna.en.craigslist.ca` on the same address: a browser keeps
+///   HTTP/1.1 connections per origin, so the first connection was not
+///   one the second origin could reuse; the next connection to the same
+///   origin after the server closed was.
+/// - A resumed TLS 1.0 handshake saves a round trip only when a request
+///   followed it: Chrome's resumptions closed unused saved nothing.
+#[test]
+fn origins_late_packets_and_unused_resumptions_as_tshark_reads_them() {
+    if !require(
+        "origins_late_packets_and_unused_resumptions_as_tshark_reads_them",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = data_dir()
+        .join("other-projects")
+        .join("networkml-browsing.pcap");
+    // tshark's streams and their first frames (their last are the late
+    // packets, not analysed: assert_agrees_with_tshark would differ).
+    let (ours, theirs) = (rttdoc_streams(&capture), tshark_streams(&capture, &[]));
+    let firsts = |m: &std::collections::BTreeMap<u64, StreamFacts>| {
+        m.iter()
+            .map(|(s, f)| (*s, f.first_frame))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(firsts(&ours), firsts(&theirs));
+    assert_eq!(ours.len(), 9);
+    let doc = run_rttdoc_json(&capture);
+    // Late packets: each stream's frames after its second FIN.
+    let fins = tshark_fields(
+        &capture,
+        &[],
+        "tcp.flags.fin == 1",
+        &["tcp.stream", "frame.number"],
+    );
+    let mut late = 0;
+    for stream in ["0", "1"] {
+        let second_fin: u64 = fins.iter().filter(|r| r[0] == stream).nth(1).unwrap()[1]
+            .parse()
+            .unwrap();
+        let after = tshark_fields(
+            &capture,
+            &[],
+            &format!("tcp.stream eq {stream} && frame.number > {second_fin} && tcp.len > 0"),
+            &["frame.number"],
+        );
+        assert!(!after.is_empty(), "stream {stream}");
+        late += after.len();
+    }
+    let counted = doc["capture"]["late_packets"].as_u64().unwrap() as usize;
+    assert!(
+        counted >= late,
+        "{counted} late packets, tshark {late} with data"
+    );
+    // The origins each connection's requests named.
+    let hosts: std::collections::BTreeMap<u64, String> =
+        tshark_fields(&capture, &[], "http.request", &["tcp.stream", "http.host"])
+            .into_iter()
+            .map(|r| (r[0].parse().unwrap(), r[1].clone()))
+            .collect();
+    assert_ne!(hosts[&2], hosts[&3]);
+    assert_eq!(hosts[&3], hosts[&4]);
+    let not_reused = |stream: u64| {
+        findings_of(&doc, stream)
+            .into_iter()
+            .find(|f| f["kind"] == "connection_not_reused")
+    };
+    assert_eq!(not_reused(3), None, "another origin's connection");
+    let x = not_reused(4).expect("the same origin's connection, closed by the server");
+    let why = x["explanation"].as_str().unwrap();
+    assert!(why.contains("stream 3"), "{why}");
+    // Resumptions: a round trip saved where the client's application
+    // data followed the handshake, none where it did not.
+    let client_data: Vec<u64> = tshark_fields(
+        &capture,
+        &[],
+        "tls.record.content_type == 23 && tcp.srcport != 443",
+        &["tcp.stream"],
+    )
+    .into_iter()
+    .map(|r| r[0].parse().unwrap())
+    .collect();
+    let mut seen = [0, 0];
+    for stream in 0..9 {
+        for x in findings_of(&doc, stream) {
+            if x["kind"] != "resumption" {
+                continue;
+            }
+            let cost = x["cost_ms"].as_f64().unwrap();
+            let why = x["explanation"].as_str().unwrap();
+            if client_data.contains(&stream) {
+                assert!(cost < -20.0, "stream {stream}: {x}");
+                seen[0] += 1;
+            } else {
+                assert_eq!(cost, 0.0, "stream {stream}: {x}");
+                assert!(why.contains("no request followed"), "{why}");
+                seen[1] += 1;
+            }
+        }
+    }
+    assert_eq!(seen, [2, 2], "resumptions used and unused");
+}

@@ -38,7 +38,12 @@
 //!
 //! Cost: the client's connection ended in an error instead of an answer:
 //! the time from the SYN the SYN-ACK answered to the RST's arrival at the
-//! client (on its clock), an outcome never attributed to the ledger's
+//! client (on its clock); from its request instead when that left later
+//! after the SYN-ACK reached it than a client waiting for the connection
+//! sends (rttdoc-analyze's `READY_NS`): a connection opened ahead of need
+//! (Chrome's preconnect, its half-open state expired on a server whose
+//! SYN-ACKs went unanswered) waited for nothing until it was used. An
+//! outcome never attributed to the ledger's
 //! excess (the connection has no answer to be late). Phase: the TCP
 //! handshake. No waits: nothing the client sent was ever let through.
 //! Fix: on the server, a listener with room (accept sooner, a backlog and
@@ -133,7 +138,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     };
     let client = Direction::ClientToServer;
-    let ns = (f.on_clock_of(client, r.rst) - f.on_clock_of(client, r.syn)).max(0);
+    // (Opened ahead of need: the wait began with the request.)
+    let idle_before_request = r.request.and_then(|q| {
+        let idle = f.on_clock_of(client, q) - f.on_clock_of(client, r.syn_ack);
+        (idle > rttdoc_analyze::READY_NS).then_some((q, idle))
+    });
+    let start = idle_before_request.map_or(r.syn, |(q, _)| q);
+    let ns = (f.on_clock_of(client, r.rst) - f.on_clock_of(client, start)).max(0);
     let mut x = f.finding(FindingKind::ListenerReset, Some(Phase::TcpHandshake));
     let mut frames = vec![r.syn.frame, r.syn_ack.frame, r.answered.frame];
     frames.extend(r.request.map(|q| q.frame));
@@ -157,6 +168,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .max(0) as f64
             / 1e6,
         at_server,
+        idle_before_request_ms: idle_before_request.map(|(_, ns)| ns as f64 / 1e6),
     };
     out.push(x);
 }

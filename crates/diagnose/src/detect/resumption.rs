@@ -3,7 +3,9 @@
 //! - `resumption`: the server accepted the session (TLS 1.3: pre_shared_key
 //!   in the ServerHello; TLS 1.2 and older: ChangeCipherSpec right after
 //!   the ServerHello, no Certificate). Before TLS 1.3 it saves a round trip
-//!   (TLS 1.0, 1.1 and SSL 3.0 hand over the same messages as TLS 1.2).
+//!   (TLS 1.0, 1.1 and SSL 3.0 hand over the same messages as TLS 1.2),
+//!   when a request followed: a connection closed unused (a browser's,
+//!   opened ahead of need) saved nothing.
 //! - `resumption_missed`: the client offered a session (TLS 1.3 PSK; TLS
 //!   1.2 and older: a session ticket) and got a full handshake: a round
 //!   trip lost before TLS 1.3 (none when the client used False Start: its
@@ -57,11 +59,19 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         Some(true) => {
             let mut x = f.finding(FindingKind::Resumption, Some(Phase::TlsHandshake));
             x.frames = hellos;
-            x.cost_ms = if before_tls13 { -rtt_ms } else { 0.0 };
+            // (A round trip saved is a request's: without one nothing
+            // waited for the handshake.)
+            let unused = f.exchanges.is_empty();
+            x.cost_ms = if before_tls13 && !unused {
+                -rtt_ms
+            } else {
+                0.0
+            };
             x.confidence = 1.0;
             x.detail = Detail::Resumption {
                 round_trip: before_tls13,
                 version: tls.version,
+                unused,
             };
             out.push(x);
         }
@@ -77,6 +87,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             x.detail = Detail::Resumption {
                 round_trip,
                 version: tls.version,
+                unused: false,
             };
             out.push(x);
         }

@@ -11,7 +11,9 @@
 //! > packet after the SYN-ACK reached the server before it left; the
 //! > client had not closed before the RST reached it.
 //! > Cost: from the SYN the SYN-ACK answered to the RST's arrival at the
-//! > client, an outcome never attributed.
+//! > client; from the request instead when it left later after the
+//! > SYN-ACK reached the client than a waiting client sends (a
+//! > connection opened ahead of need); an outcome never attributed.
 
 use super::*;
 use crate::model::{Detail, Phase};
@@ -77,11 +79,13 @@ fn a_full_listener_resets_the_handshakes_ack_and_the_request_behind_it() {
             syn_acks_resent,
             after_ms,
             at_server: seen_at_server,
+            idle_before_request_ms,
         } = x.detail
         else {
             panic!("{:?}", x.detail);
         };
         assert!(answered_handshake_ack && request_sent);
+        assert_eq!(idle_before_request_ms, None, "the request left at once");
         assert_eq!((syn_acks_resent, seen_at_server), (0, at_server));
         if at_server {
             assert_ms(after_ms, 0.0, 1e-6, "the RST left as the ACK arrived");
@@ -125,20 +129,39 @@ fn an_expired_half_open_connection_is_reset_when_the_client_speaks() {
         w.lose(ack2);
         let request = w.send(C, 5000.0, GET);
         let rst = no_socket_rst(&mut w, |w| w.arrival(request));
+        let waited = w.arrival(rst) - w.sent(request);
+        let unused = w.sent(request) - w.arrival(sa);
         let o = w.run_lost(&[ack, ack2]);
         o.has_no(AcceptQueueFull);
         let x = o.the(ListenerReset);
         assert_eq!(x.frames.last(), Some(&o.frame(rst)));
         assert!(x.frames.contains(&o.frame(syn)));
-        assert!(matches!(
-            x.detail,
-            Detail::ListenerReset {
-                answered_handshake_ack: false,
-                request_sent: true,
-                syn_acks_resent: 1,
-                ..
-            }
-        ));
+        // The connection sat unused until the request (opened ahead of
+        // need): the wait is the request's, to the RST's arrival. (At the
+        // server, the client's ACKs lost before it, nothing measures the
+        // client's side of the path: its first packet there after the
+        // SYN-ACK is the request, seconds later.)
+        if path.at < 1.0 {
+            assert_ms(
+                x.cost_ms,
+                waited,
+                0.01,
+                "from the request to the RST at the client",
+            );
+        }
+        let Detail::ListenerReset {
+            answered_handshake_ack: false,
+            request_sent: true,
+            syn_acks_resent: 1,
+            idle_before_request_ms: Some(idle),
+            ..
+        } = x.detail
+        else {
+            panic!("{:?}", x.detail);
+        };
+        if path.at < 1.0 {
+            assert_ms(idle, unused, 0.01, "open unused");
+        }
     }
 }
 

@@ -4,7 +4,9 @@
 //! >   pre_shared_key in the ServerHello; TLS 1.2 and older:
 //! >   ChangeCipherSpec right after the ServerHello, no Certificate).
 //! >   Before TLS 1.3 it saves a round trip (TLS 1.0, 1.1 and SSL 3.0 hand
-//! >   over the same messages as TLS 1.2).
+//! >   over the same messages as TLS 1.2), when a request followed: a
+//! >   connection closed unused (a browser's, opened ahead of need) saved
+//! >   nothing.
 //! > - `resumption_missed`: the client offered a session (TLS 1.3 PSK; TLS
 //! >   1.2 and older: a session ticket) and got a full handshake: a round
 //! >   trip lost before TLS 1.3 [...], certificate and key-exchange CPU on
@@ -97,6 +99,13 @@ pub(super) fn tls12(ticket: bool, resume: bool) -> (Outcome, Id, Id) {
 /// [`tls12`] with the server choosing `version` (TLS 1.0 is 0x0301):
 /// every version before TLS 1.3 hands over the same messages.
 fn before_tls13(version: u16, ticket: bool, resume: bool) -> (Outcome, Id, Id) {
+    handshake_then(version, ticket, resume, true)
+}
+
+/// [`before_tls13`], the client sending its request (an application data
+/// record, answered a round trip later) once the handshake let it when
+/// `request`; else nothing follows the handshake.
+fn handshake_then(version: u16, ticket: bool, resume: bool, request: bool) -> (Outcome, Id, Id) {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
     let offer = Offer {
@@ -115,7 +124,11 @@ fn before_tls13(version: u16, ticket: bool, resume: bool) -> (Outcome, Id, Id) {
         let f = w.send(S, at, leak(v));
         let mut c = change_cipher_spec();
         c.extend(record(22, &[0x5a; 40]));
-        w.send(C, w.arrival(f), leak(c));
+        let cf = w.send(C, w.arrival(f), leak(c));
+        if request {
+            let q = w.send(C, w.sent(cf) + 0.1, leak(record(23, &[0x17; 200])));
+            w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
+        }
         f
     } else {
         let flight = handshake_record(&[sh, message(11, &[0; 1200]), message(14, &[])]);
@@ -126,7 +139,11 @@ fn before_tls13(version: u16, ticket: bool, resume: bool) -> (Outcome, Id, Id) {
         let cf = w.send(C, w.arrival(f), leak(c));
         let mut s = change_cipher_spec();
         s.extend(record(22, &[0x5a; 40]));
-        w.send(S, w.arrival(cf) + 0.5, leak(s));
+        let sf = w.send(S, w.arrival(cf) + 0.5, leak(s));
+        if request {
+            let q = w.send(C, w.arrival(sf) + 0.1, leak(record(23, &[0x17; 200])));
+            w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
+        }
         f
     };
     (w.run(), ch, first)
@@ -138,6 +155,21 @@ fn an_abbreviated_tls12_handshake_is_a_resumption_saving_a_round_trip() {
     let f = o.the(Resumption);
     assert_eq!(f.frames, o.frames(&[ch, sh]));
     assert_ms(f.cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
+}
+
+#[test]
+fn a_resumption_no_request_followed_saved_nothing() {
+    // Chrome's connections opened ahead of need (NetworkML's browsing
+    // trace: resumed to calendar.google.com, closed without a request).
+    for version in [0x0301, 0x0303] {
+        let (o, ..) = handshake_then(version, true, true, false);
+        let f = o.the(Resumption);
+        assert_eq!(f.cost_ms, 0.0);
+        assert!(matches!(
+            f.detail,
+            crate::model::Detail::Resumption { unused: true, .. }
+        ));
+    }
 }
 
 #[test]
