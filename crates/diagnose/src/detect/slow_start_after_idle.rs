@@ -20,7 +20,13 @@
 //! longer than 2 RTT (slow start waits one round trip for ACKs; a longer
 //! silence is the application pacing its output, and then slow start is
 //! not what paced it) and ended by an ACK from the client, the segment
-//! after it leaving the moment that ACK reached the server.
+//! after it leaving the moment that ACK reached the server. Not when
+//! another response on the connection, after an idle as long as the
+//! restart needs, went out in a first burst as much wider as the earlier
+//! responses' must be: that sender does not restart (a server that sent
+//! 40 segments at once after 9 s idle, then held a response's small tail
+//! for its ACK: Nagle's hold of a tail written apart, not slow start;
+//! NetworkML's browsing trace).
 //! Cost: those silences (the round trips slow start took again), each a
 //! wait from the segment before it to the one after, released by the ACK.
 //! Fix: `sysctl net.ipv4.tcp_slow_start_after_idle=0` on the server (BBR
@@ -103,15 +109,26 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             shape
         })
         .collect();
+    // Each exchange's idle before it (from the previous response's end
+    // to its request), where the restart would apply.
+    let restart_idle = (2 * rtt).max(200_000_000);
+    let idle_before: Vec<Option<i64>> = f
+        .exchanges
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let prev_end = f.exchanges.get(i.checked_sub(1)?)?.response_last?;
+            Some(x.request_first.ts_ns - prev_end.ts_ns).filter(|idle| *idle >= restart_idle)
+        })
+        .collect();
     for (i, x) in f.exchanges.iter().enumerate().skip(1) {
         let prev = &f.exchanges[i - 1];
         let Some(prev_end) = prev.response_last else {
             continue;
         };
-        let idle = x.request_first.ts_ns - prev_end.ts_ns;
-        if idle < (2 * rtt).max(200_000_000) {
+        let Some(idle) = idle_before[i] else {
             continue;
-        }
+        };
         let shape = &shapes[i];
         let burst = shape.first_burst;
         let earlier_max = shapes[..i]
@@ -127,7 +144,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // Held by the window, not waiting for the application's data.
             && shape.first_burst_full
             && shape.second_burst.is_some_and(|n| n <= 2 * burst + 2);
-        if !restarted || shape.silences.is_empty() {
+        // (Another response after an idle that long went out wide open:
+        // this sender does not restart.)
+        let wide = (burst * 3 / 2).max(burst + 2);
+        let never_restarts = shapes.iter().enumerate().any(|(k, s)| {
+            k != i
+                && idle_before[k].is_some_and(|other| other >= idle.min(8 * restart_idle))
+                && s.first_burst >= wide
+        });
+        if !restarted || never_restarts || shape.silences.is_empty() {
             continue;
         }
         // Every silence ACK-clocked, each ended by the client's ACK.

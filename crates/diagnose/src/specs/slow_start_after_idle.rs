@@ -11,7 +11,9 @@
 //! > least half again as large and two segments larger, and the response
 //! > needs more than that first burst. Every silence inside the response
 //! > must be ACK-clocked: no longer than 2 RTT [...] and ended by an ACK
-//! > from the client.
+//! > from the client. Not when another response on the connection, after
+//! > an idle as long as the restart needs, went out in a first burst as
+//! > much wider: that sender does not restart.
 //! > Cost: those silences [...], each a wait from the segment before it to
 //! > the one after, released by the ACK.
 
@@ -94,6 +96,28 @@ fn a_response_after_idle_restarting_from_the_initial_window_is_slow_start_after_
         let pause = RTT + KERNEL;
         assert_waits(&f.waits, &[o.wait(before, after, Some(ack), pause)], EXACT);
         assert_ms(f.cost_ms, pause, EXACT, "the restarted round trip");
+    }
+}
+
+#[test]
+fn a_sender_that_went_wide_open_after_a_longer_idle_does_not_restart() {
+    // NetworkML's browsing trace: a server sent 40 segments at once after
+    // 9 s idle, then 2 segments and, a round trip later, a response's
+    // last segment after a shorter idle: not a restart window (Nagle held
+    // the tail). Control: the same without the wide one after idle is a
+    // restart.
+    for (wide_after_idle, restart) in [(true, false), (false, true)] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let a = response(&mut w, 100.0, &[10, 20], KERNEL);
+        let t = w.arrival(*a.segs.last().unwrap()) + 2000.0;
+        let wide: &[usize] = if wide_after_idle { &[40] } else { &[10, 20] };
+        let b = response(&mut w, t, wide, KERNEL);
+        let t = w.arrival(*b.segs.last().unwrap()) + 1000.0;
+        response(&mut w, t, &[10, 20], KERNEL);
+        let o = w.run();
+        let found = o.kinds().contains(&SlowStartAfterIdle);
+        assert_eq!(found, restart, "wide after idle: {wide_after_idle}");
     }
 }
 
