@@ -626,9 +626,14 @@ pub fn rttdoc_streams(capture: &Path) -> BTreeMap<u64, StreamFacts> {
 }
 
 /// The streams, and how many times the capture clock went back.
+/// rttdoc's streams, and how many of the capture's packets came after
+/// their connection was reported: a second pass of the trace (the clock
+/// went back) and late packets (after a connection's close), which
+/// tshark's streams hold and the reports do not.
 pub fn rttdoc_streams_and_restarts(capture: &Path) -> (BTreeMap<u64, StreamFacts>, u64) {
     let doc = run_rttdoc_json(capture);
-    let restarts = doc["capture"]["capture_restarts"].as_u64().unwrap_or(0);
+    let restarts = doc["capture"]["capture_restarts"].as_u64().unwrap_or(0)
+        + doc["capture"]["late_packets"].as_u64().unwrap_or(0);
     let mut out = BTreeMap::new();
     for c in doc["connections"].as_array().unwrap() {
         let stream = c["stream"].as_u64().unwrap();
@@ -734,13 +739,19 @@ pub fn assert_agrees_with_tshark(capture: &Path, tshark_extra: &[&str]) {
     for (stream, t) in &theirs {
         let o = &ours[stream];
         // A second pass of the trace (the clock went back) replays a
-        // connection rttdoc may have reported already (after its linger):
-        // its copies keep the stream but not the report's last frame.
+        // connection rttdoc may have reported already (after its linger),
+        // and a closed connection's late packets come after its report:
+        // they keep the stream but not the report's last frame.
         let last = |f: &StreamFacts| if restarts > 0 { 0 } else { f.last_frame };
         assert_eq!(
             (o.first_frame, last(o)),
             (t.first_frame, last(t)),
             "{}: stream {stream} frames",
+            capture.display()
+        );
+        assert!(
+            o.last_frame <= t.last_frame,
+            "{}: stream {stream} ends after tshark's",
             capture.display()
         );
         let close = match (o.initial_rtt_us, t.initial_rtt_us) {
