@@ -811,19 +811,7 @@ fn origins_late_packets_and_unused_resumptions_as_tshark_reads_them() {
     ) {
         return;
     }
-    let capture = data_dir()
-        .join("other-projects")
-        .join("networkml-browsing.pcap");
-    // tshark's streams and their first frames (their last are the late
-    // packets, not analysed: assert_agrees_with_tshark would differ).
-    let (ours, theirs) = (rttdoc_streams(&capture), tshark_streams(&capture, &[]));
-    let firsts = |m: &std::collections::BTreeMap<u64, StreamFacts>| {
-        m.iter()
-            .map(|(s, f)| (*s, f.first_frame))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(firsts(&ours), firsts(&theirs));
-    assert_eq!(ours.len(), 9);
+    let capture = agrees("networkml-browsing.pcap", 9);
     let doc = run_rttdoc_json(&capture);
     // Late packets: each stream's frames after its second FIN.
     let fins = tshark_fields(

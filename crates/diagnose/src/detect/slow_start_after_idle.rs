@@ -144,6 +144,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // Held by the window, not waiting for the application's data.
             && shape.first_burst_full
             && shape.second_burst.is_some_and(|n| n <= 2 * burst + 2);
+        if !restarted || shape.silences.is_empty() {
+            continue;
+        }
         // (Another response after an idle that long went out wide open:
         // this sender does not restart.)
         let wide = (burst * 3 / 2).max(burst + 2);
@@ -152,7 +155,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 && idle_before[k].is_some_and(|other| other >= idle.min(8 * restart_idle))
                 && s.first_burst >= wide
         });
-        if !restarted || never_restarts || shape.silences.is_empty() {
+        if never_restarts {
             continue;
         }
         // Every silence ACK-clocked, each ended by the client's ACK.

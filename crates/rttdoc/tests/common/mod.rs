@@ -622,17 +622,16 @@ pub fn run_rttdoc_json_with(capture: &Path, extra: &[&str]) -> serde_json::Value
 }
 
 pub fn rttdoc_streams(capture: &Path) -> BTreeMap<u64, StreamFacts> {
-    rttdoc_streams_and_restarts(capture).0
+    rttdoc_streams_and_after_report(capture).0
 }
 
-/// The streams, and how many times the capture clock went back.
-/// rttdoc's streams, and how many of the capture's packets came after
-/// their connection was reported: a second pass of the trace (the clock
-/// went back) and late packets (after a connection's close), which
-/// tshark's streams hold and the reports do not.
-pub fn rttdoc_streams_and_restarts(capture: &Path) -> (BTreeMap<u64, StreamFacts>, u64) {
+/// rttdoc's streams, and how many times the capture came after its
+/// connections' reports: a second pass of the trace (the clock went back)
+/// and late packets (after a connection's close), which tshark's streams
+/// hold and the reports do not.
+pub fn rttdoc_streams_and_after_report(capture: &Path) -> (BTreeMap<u64, StreamFacts>, u64) {
     let doc = run_rttdoc_json(capture);
-    let restarts = doc["capture"]["capture_restarts"].as_u64().unwrap_or(0)
+    let after_report = doc["capture"]["capture_restarts"].as_u64().unwrap_or(0)
         + doc["capture"]["late_packets"].as_u64().unwrap_or(0);
     let mut out = BTreeMap::new();
     for c in doc["connections"].as_array().unwrap() {
@@ -643,7 +642,7 @@ pub fn rttdoc_streams_and_restarts(capture: &Path) -> (BTreeMap<u64, StreamFacts
             "stream {stream} reported twice"
         );
     }
-    (out, restarts)
+    (out, after_report)
 }
 
 pub fn tshark_streams(capture: &Path, extra: &[&str]) -> BTreeMap<u64, StreamFacts> {
@@ -728,7 +727,7 @@ pub fn tshark_streams(capture: &Path, extra: &[&str]) -> BTreeMap<u64, StreamFac
 
 /// Asserts both tools agree on every stream of `capture`.
 pub fn assert_agrees_with_tshark(capture: &Path, tshark_extra: &[&str]) {
-    let (ours, restarts) = rttdoc_streams_and_restarts(capture);
+    let (ours, after_report) = rttdoc_streams_and_after_report(capture);
     let theirs = tshark_streams(capture, tshark_extra);
     assert_eq!(
         ours.keys().collect::<Vec<_>>(),
@@ -742,7 +741,7 @@ pub fn assert_agrees_with_tshark(capture: &Path, tshark_extra: &[&str]) {
         // connection rttdoc may have reported already (after its linger),
         // and a closed connection's late packets come after its report:
         // they keep the stream but not the report's last frame.
-        let last = |f: &StreamFacts| if restarts > 0 { 0 } else { f.last_frame };
+        let last = |f: &StreamFacts| if after_report > 0 { 0 } else { f.last_frame };
         assert_eq!(
             (o.first_frame, last(o)),
             (t.first_frame, last(t)),
