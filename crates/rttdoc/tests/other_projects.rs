@@ -887,3 +887,92 @@ fn origins_late_packets_and_unused_resumptions_as_tshark_reads_them() {
     }
     assert_eq!(seen, [2, 2], "resumptions used and unused");
 }
+
+/// A segment as tshark reads it: (time, source, seq, ack, length).
+fn segment(capture: &std::path::Path, frame: u64) -> (f64, String, u64, u64, u64) {
+    let row = &tshark_fields(
+        capture,
+        &[],
+        &format!("frame.number == {frame}"),
+        &["frame.time_relative", "ip.src", "tcp.seq", "tcp.ack", "tcp.len"],
+    )[0];
+    let n = |i: usize| row[i].parse::<u64>().unwrap();
+    (seconds(&row[0]), row[1].clone(), n(2), n(3), n(4))
+}
+
+/// Whether `doc` has, on `stream`, a Nagle finding (any of its kinds)
+/// with a wait that ends at `held` and was released by `release`.
+fn nagle_wait(doc: &serde_json::Value, stream: u64, held: u64, release: u64) -> bool {
+    findings_of(doc, stream).iter().any(|f| {
+        ["nagle_hold", "nagle_delayed_ack", "write_write_read"].contains(&f["kind"].as_str().unwrap())
+            && f["waits"].as_array().unwrap().iter().any(|w| {
+                w["to_frame"] == serde_json::json!(held)
+                    && w["release_frame"] == serde_json::json!(release)
+            })
+    })
+}
+
+/// Two senders that run Nagle, holding a small write until the ACK of
+/// the small segment before it, yet send a write's tail right behind its
+/// full-sized segments while a small segment of theirs is unacknowledged
+/// (Linux and BSD would hold that tail too; these stacks send a write
+/// whole). The tail does not show Nagle off: the holds after it stand.
+/// - Tor's client, captured at the client: 586-byte cells, the second of
+///   two written together leaving as the ACK of the first arrives.
+/// - A Skype server in NetworkML's 2011 trace, captured at the client: a
+///   3-4 byte head, then the rest of the message held until the client's
+///   200 ms delayed ACK of the head reached it (a round trip after the
+///   ACK left the client); and a web server's last 123 bytes held behind
+///   the tail of its write before.
+#[test]
+fn a_writes_tail_sent_unheld_does_not_hide_later_nagle_holds() {
+    if !require(
+        "a_writes_tail_sent_unheld_does_not_hide_later_nagle_holds",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    // Frames (in the written-out files): the tail, the full segment before
+    // it, the small one before that which was unacknowledged, its ACK.
+    let tails = |capture: &std::path::Path, small: u64, full: u64, tail: u64, ack: u64| {
+        let (small, full, tail, ack) = (
+            segment(capture, small),
+            segment(capture, full),
+            segment(capture, tail),
+            segment(capture, ack),
+        );
+        assert!(small.4 < 1000 && full.4 >= 1460 && tail.4 < 1000);
+        assert_eq!((full.1.as_str(), tail.1.as_str()), (small.1.as_str(), small.1.as_str()));
+        assert_eq!(tail.2, full.2 + full.4);
+        // The small segment's ACK came after the tail left.
+        assert!(ack.1 != small.1 && ack.3 >= small.2 + small.4 && ack.0 > tail.0);
+    };
+    // A hold: `held` begins where the data `release` acknowledges ends,
+    // and left `after` (s) of the release's time at the capture point.
+    let hold = |capture: &std::path::Path, held: u64, release: u64, after: std::ops::Range<f64>| {
+        let (held, release) = (segment(capture, held), segment(capture, release));
+        assert_ne!(held.1, release.1);
+        assert_eq!((release.4, release.3), (0, held.2));
+        assert!(held.4 < 1460 && after.contains(&(held.0 - release.0)), "{held:?} {release:?}");
+    };
+
+    let tor = agrees("ndpi-tor-cells.pcap", 1);
+    tails(&tor, 65, 66, 67, 68);
+    let doc = run_rttdoc_json(&tor);
+    for (held, release) in [(26, 25), (57, 56), (109, 108), (115, 114), (127, 126)] {
+        hold(&tor, held, release, 0.0..0.001);
+        assert!(nagle_wait(&doc, 0, held, release), "{held} after {release}");
+    }
+
+    let trace = agrees("networkml-nagle-tails.pcap", 2);
+    tails(&trace, 73, 74, 75, 76);
+    let doc = run_rttdoc_json(&trace);
+    // The client's side of the path is under 0.1 ms; the round trip 0.1 s.
+    for (held, release) in [(47, 46), (85, 84), (98, 97), (105, 104)] {
+        hold(&trace, held, release, 0.09..0.11);
+        assert!(nagle_wait(&doc, 1, held, release), "{held} after {release}");
+    }
+    hold(&trace, 14, 13, 0.025..0.035);
+    assert!(nagle_wait(&doc, 0, 14, 13));
+}

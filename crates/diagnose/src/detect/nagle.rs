@@ -30,7 +30,11 @@
 //!   regardless): Nagle never does that, so such a sender has it off
 //!   (TCP_NODELAY), or its segments were larger than the capture shows
 //!   (cut and their IP length rewritten by a tool such as `tcprewrite
-//!   --mtu-trunc`).
+//!   --mtu-trunc`). Not a write's tail, right behind its full-sized
+//!   segments (nothing from the peer between): some stacks send it with
+//!   them whatever is unacknowledged (NetworkML's 2011 trace: a server
+//!   that held each small write behind a 4-byte head until a 200 ms
+//!   delayed ACK sent 588-byte tails behind 1460-byte segments at once).
 //!
 //! - no FIN of another connection between the same two hosts (a sibling)
 //!   reached or left the sender's host between the ACK's arrival and K,
@@ -466,7 +470,8 @@ fn shortest_hold(rtt: i64) -> i64 {
 }
 
 /// The first of `sender`'s segments that shows it does not run Nagle
-/// (module docs): a sub-MSS segment (not a FIN) sent while an earlier
+/// (module docs): a sub-MSS segment (not a FIN, not a write's tail right
+/// behind its full segments) sent while an earlier
 /// sub-MSS segment of its own was unacknowledged, the ACK of that one
 /// arriving later than the clock shift's error allows. Nagle off
 /// (TCP_NODELAY), or segments larger than the capture shows (cut by a
@@ -488,6 +493,9 @@ pub(super) fn nagle_off_from(
     let mut acked: Option<u32> = None;
     // A small segment sent behind another: when, which, the other's end.
     let mut behind: Option<(i64, u64, u32)> = None;
+    // The sender's last segment was full-sized, nothing from the peer
+    // since: a small one now is a write's tail.
+    let mut after_full = false;
     for &(t, r) in events {
         if let Some((ts, frame, end)) = behind {
             let covered = acked.is_some_and(|a| seq::le(end, a));
@@ -499,6 +507,7 @@ pub(super) fn nagle_off_from(
             }
         }
         if r.dir != sender {
+            after_full = false;
             if r.ack_set && acked.is_none_or(|a| seq::lt(a, r.ack)) {
                 acked = Some(r.ack);
                 while small.front().is_some_and(|&e| seq::le(e, r.ack)) {
@@ -508,9 +517,13 @@ pub(super) fn nagle_off_from(
             continue;
         }
         if r.len >= mss || r.flags.fin() {
+            after_full = r.len >= mss;
             continue;
         }
-        if let (None, Some(&end)) = (behind, small.front()) {
+        // A write's tail right behind its full segments: some stacks
+        // send it with them, Nagle on (module docs).
+        let tail = std::mem::take(&mut after_full);
+        if let (None, Some(&end), false) = (behind, small.front(), tail) {
             behind = Some((t, r.frame, end));
         }
         small.push_back(r.end);
