@@ -168,7 +168,7 @@
     } else {
       var t = el('table', { 'data-section': 'causes' }, el('tr', null, [el('th', { text: 'Cause' }), el('th', { class: 'num', text: 'Connections' }), el('th', { class: 'num', text: 'Cost' }), el('th', { class: 'num', text: 'of it latency' }), el('th', { class: 'num', text: 'stalls' }), el('th', { text: 'Fix' })]));
       o.causes.forEach(function (c) {
-        t.appendChild(el('tr', null, [el('td', null, [el('span', { class: 'kind', text: c.kind }), el('div', { class: 'muted', text: c.doc })]), el('td', { class: 'num', text: String(c.connections) }), el('td', { class: 'num', text: fmtMs(c.cost_ms) }), el('td', { class: 'num', text: fmtMs(c.latency_ms) }), el('td', { class: 'num', text: fmtMs(c.stall_ms) }), el('td', { text: c.fix })]));
+        t.appendChild(el('tr', null, [el('td', null, [el('span', { class: 'kind', text: c.kind }), el('div', { class: 'muted', text: c.doc })]), el('td', { class: 'num', text: String(c.connections) }), el('td', { class: 'num', text: fmtMs(c.cost_ms) }), el('td', { class: 'num', text: fmtMs(c.latency_ms) }), el('td', { class: 'num', text: fmtMs(c.stall_ms) }), el('td', null, [el('span', { text: c.fix })].concat((c.other_fixes || []).map(function (o) { return el('div', { class: 'muted', text: 'Also (' + fmtMs(o.cost_ms) + ' on ' + o.connections + ' connection' + (o.connections === 1 ? '' : 's') + '): ' + o.fix }); })))]));
       });
       root.appendChild(t);
     }

@@ -325,6 +325,11 @@ fn overview(
                 "latency_ms": round3(c.latency_ms),
                 "stall_ms": round3(c.stall_ms),
                 "fix": if c.fix.is_empty() { k.fix().to_string() } else { c.fix.clone() },
+                "other_fixes": c.other_fixes().map(|f| json!({
+                    "fix": f.fix,
+                    "cost_ms": round3(f.cost_ms),
+                    "connections": f.connections,
+                })).collect::<Vec<_>>(),
             })
         })
         .collect();

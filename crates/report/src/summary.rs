@@ -268,6 +268,60 @@ pub struct Cause {
     /// That finding's cost.
     #[serde(skip)]
     fix_cost_ms: f64,
+    /// Each different fix its findings gave, with what they cost
+    /// together, costliest first: a kind's findings can need different
+    /// fixes (Nagle on the client's socket and on the server's, a proxy's
+    /// slow CONNECT and a handler's slow answer), at most [`FIXES_KEPT`].
+    pub fixes: Vec<CauseFix>,
+}
+
+/// Different fixes kept per finding kind: past this many, the cheapest
+/// is dropped (a fix's words name a side or a server's software, not a
+/// host: a kind has a few).
+pub const FIXES_KEPT: usize = 8;
+
+/// One fix of a finding kind, over the findings that gave it.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct CauseFix {
+    pub fix: String,
+    /// The findings' costs, summed.
+    pub cost_ms: f64,
+    /// Connections with such a finding.
+    pub connections: u64,
+}
+
+impl Cause {
+    /// A finding's `fix` and cost, on a connection that had no finding of
+    /// this kind with this fix before.
+    fn add_fix(&mut self, fix: &str, cost_ms: f64, new_connection: bool) {
+        match self.fixes.iter_mut().find(|f| f.fix == fix) {
+            Some(f) => {
+                f.cost_ms += cost_ms;
+                f.connections += new_connection as u64;
+            }
+            None => {
+                if self.fixes.len() == FIXES_KEPT {
+                    self.fixes.pop();
+                }
+                self.fixes.push(CauseFix {
+                    fix: fix.to_string(),
+                    cost_ms,
+                    connections: 1,
+                });
+            }
+        }
+        self.fixes.sort_by(|a, b| b.cost_ms.total_cmp(&a.cost_ms));
+    }
+
+    /// The other fixes worth naming beside [`Cause::fix`]: each that cost
+    /// a tenth of the kind's total or more, at most two.
+    pub fn other_fixes(&self) -> impl Iterator<Item = &CauseFix> {
+        let total: f64 = self.fixes.iter().map(|f| f.cost_ms).sum();
+        self.fixes
+            .iter()
+            .filter(move |f| f.fix != self.fix && f.cost_ms * 10.0 >= total && f.cost_ms > 0.0)
+            .take(2)
+    }
 }
 
 /// Whether a finding's cost is a transfer stall (after the first byte),
@@ -384,6 +438,16 @@ impl Summary {
                 }
             }
         }
+        // Each finding's fix, as the words give it (already written, or
+        // now).
+        let fixes: Vec<std::borrow::Cow<'_, str>> = c
+            .findings
+            .iter()
+            .map(|x| match x.fix.is_empty() {
+                true => crate::words::fix(c, x).into(),
+                false => x.fix.as_str().into(),
+            })
+            .collect();
         for (i, x) in c.findings.iter().enumerate() {
             let cause = self.causes.entry(x.kind).or_default();
             if !c.findings[..i].iter().any(|y| y.kind == x.kind) {
@@ -402,12 +466,10 @@ impl Summary {
             // The fix of the kind's costliest finding: a kind's findings can
             // need different fixes (a proxy's slow CONNECT, a handler's slow
             // answer), and the biggest loss's is the one to show.
+            let fixed_before = (0..i).any(|j| c.findings[j].kind == x.kind && fixes[j] == fixes[i]);
+            cause.add_fix(&fixes[i], x.cost_ms, !fixed_before);
             if cause.fix.is_empty() || x.cost_ms > cause.fix_cost_ms {
-                cause.fix = if x.fix.is_empty() {
-                    crate::words::fix(c, x)
-                } else {
-                    x.fix.clone()
-                };
+                cause.fix = fixes[i].to_string();
                 cause.fix_cost_ms = x.cost_ms;
             }
         }
@@ -524,6 +586,50 @@ mod tests {
             cause.fix, proxy.fix,
             "the proxy's 900 ms, not the first 30 ms"
         );
+    }
+
+    /// A kind's findings that need different fixes (Nagle held the
+    /// client's writes on two connections and the server's on one): each
+    /// fix with what its findings cost together and on how many
+    /// connections; the ones beside the costliest finding's worth naming
+    /// when they cost a tenth of the kind's time or more.
+    #[test]
+    fn a_kinds_different_fixes_are_each_summed() {
+        use crate::test_support::{finding, report};
+        let held = |cost: f64, fix: &str| {
+            let mut x = finding(FindingKind::NagleDelayedAck, cost);
+            x.fix = fix.to_string();
+            x
+        };
+        let mut summary = Summary::default();
+        let connections = [
+            vec![held(600.0, "client"), held(200.0, "client")],
+            vec![held(300.0, "client"), held(250.0, "server")],
+            vec![held(40.0, "both")],
+        ];
+        for (stream, findings) in connections.into_iter().enumerate() {
+            let mut c = report(443);
+            c.stream = stream as u64;
+            c.findings = findings;
+            summary.add(&c);
+        }
+        let cause = &summary.causes[&FindingKind::NagleDelayedAck];
+        let fixes: Vec<_> = cause
+            .fixes
+            .iter()
+            .map(|f| (f.fix.as_str(), f.cost_ms, f.connections))
+            .collect();
+        assert_eq!(
+            fixes,
+            [
+                ("client", 1100.0, 2),
+                ("server", 250.0, 1),
+                ("both", 40.0, 1)
+            ]
+        );
+        assert_eq!(cause.fix, "client");
+        let others: Vec<_> = cause.other_fixes().map(|f| f.fix.as_str()).collect();
+        assert_eq!(others, ["server"], "40 ms of 1390 is not worth naming");
     }
 
     #[test]

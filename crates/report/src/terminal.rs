@@ -371,7 +371,10 @@ pub fn render_summary(
                 right(c.connections),
                 right(fmt_ms(c.latency_ms)),
                 right(fmt_ms(c.stall_ms)),
-                Cell::new(wrap(&c.fix, if opts.width.is_some() { 200 } else { 80 })),
+                Cell::new(wrap(
+                    &fix_words(c),
+                    if opts.width.is_some() { 200 } else { 80 },
+                )),
             ]);
         }
         if causes.len() > 10 {
@@ -1336,6 +1339,22 @@ fn mptcp_words(m: &rttdoc_model::MptcpReport) -> String {
         ),
     };
     format!("{kind}{others}{split}")
+}
+
+/// A cause's fix, and the others its findings gave that cost a tenth of
+/// its time or more (Nagle on the server's socket beside the client's).
+fn fix_words(c: &crate::summary::Cause) -> String {
+    let mut words = c.fix.clone();
+    for other in c.other_fixes() {
+        words.push_str(&format!(
+            "\nAlso ({} on {} connection{}): {}",
+            fmt_ms(other.cost_ms),
+            other.connections,
+            if other.connections == 1 { "" } else { "s" },
+            other.fix
+        ));
+    }
+    words
 }
 
 #[cfg(test)]

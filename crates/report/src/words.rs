@@ -1604,7 +1604,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             .into(),
         Detail::Nagle { sender, .. } => match (x.kind, sender) {
             (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
-            (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: tcp_nodelay on;, HAProxy: option http-no-delay), or write each message in one call.".into(),
+            (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: `tcp_nodelay on;`; HAProxy: `option http-no-delay`), or write each message in one call.".into(),
             _ => "Set TCP_NODELAY on the client socket, or write each request in one call (header and body together).".into(),
         },
         Detail::Initcwnd { in_tls_handshake: true, .. } => "Shrink the certificate chain (ECDSA instead of RSA, don't send the root, fewer intermediates, fewer names), enable certificate compression, \

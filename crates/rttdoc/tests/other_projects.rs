@@ -894,7 +894,13 @@ fn segment(capture: &std::path::Path, frame: u64) -> (f64, String, u64, u64, u64
         capture,
         &[],
         &format!("frame.number == {frame}"),
-        &["frame.time_relative", "ip.src", "tcp.seq", "tcp.ack", "tcp.len"],
+        &[
+            "frame.time_relative",
+            "ip.src",
+            "tcp.seq",
+            "tcp.ack",
+            "tcp.len",
+        ],
     )[0];
     let n = |i: usize| row[i].parse::<u64>().unwrap();
     (seconds(&row[0]), row[1].clone(), n(2), n(3), n(4))
@@ -904,7 +910,8 @@ fn segment(capture: &std::path::Path, frame: u64) -> (f64, String, u64, u64, u64
 /// with a wait that ends at `held` and was released by `release`.
 fn nagle_wait(doc: &serde_json::Value, stream: u64, held: u64, release: u64) -> bool {
     findings_of(doc, stream).iter().any(|f| {
-        ["nagle_hold", "nagle_delayed_ack", "write_write_read"].contains(&f["kind"].as_str().unwrap())
+        ["nagle_hold", "nagle_delayed_ack", "write_write_read"]
+            .contains(&f["kind"].as_str().unwrap())
             && f["waits"].as_array().unwrap().iter().any(|w| {
                 w["to_frame"] == serde_json::json!(held)
                     && w["release_frame"] == serde_json::json!(release)
@@ -943,7 +950,10 @@ fn a_writes_tail_sent_unheld_does_not_hide_later_nagle_holds() {
             segment(capture, ack),
         );
         assert!(small.4 < 1000 && full.4 >= 1460 && tail.4 < 1000);
-        assert_eq!((full.1.as_str(), tail.1.as_str()), (small.1.as_str(), small.1.as_str()));
+        assert_eq!(
+            (full.1.as_str(), tail.1.as_str()),
+            (small.1.as_str(), small.1.as_str())
+        );
         assert_eq!(tail.2, full.2 + full.4);
         // The small segment's ACK came after the tail left.
         assert!(ack.1 != small.1 && ack.3 >= small.2 + small.4 && ack.0 > tail.0);
@@ -954,7 +964,10 @@ fn a_writes_tail_sent_unheld_does_not_hide_later_nagle_holds() {
         let (held, release) = (segment(capture, held), segment(capture, release));
         assert_ne!(held.1, release.1);
         assert_eq!((release.4, release.3), (0, held.2));
-        assert!(held.4 < 1460 && after.contains(&(held.0 - release.0)), "{held:?} {release:?}");
+        assert!(
+            held.4 < 1460 && after.contains(&(held.0 - release.0)),
+            "{held:?} {release:?}"
+        );
     };
 
     let tor = agrees("ndpi-tor-cells.pcap", 1);
