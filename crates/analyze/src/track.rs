@@ -977,10 +977,15 @@ impl<'s> Tracker<'s> {
         }
         let ending = ending.unwrap_or_else(|| {
             let [a, b] = [&c.half[0].stats, &c.half[1].stats];
+            // Refused: the server's RST answered the SYN, the client
+            // sending nothing after it (ACKs or data from the client
+            // mean a SYN-ACK came that the capture lacks: a RST after
+            // them resets an open connection).
             if c.syn_count > 0
                 && c.syn_ack.is_none()
                 && a.rst_frame.is_none()
                 && b.rst_frame.is_some()
+                && a.packets <= c.syn_count as u64
             {
                 Ending::Refused
             } else if a.rst_frame.is_some() || b.rst_frame.is_some() {

@@ -53,6 +53,9 @@ pub(crate) struct SummaryJson<'a> {
     name_lookups: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     name_lookup_ms: Option<f64>,
+    /// Connections that never opened (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    never_opened: Option<&'a crate::summary::NeverOpened>,
     handshake_rtts_by_version: std::collections::BTreeMap<String, VersionStats>,
     worst_streams: Vec<u64>,
     causes: &'a std::collections::BTreeMap<rttdoc_model::FindingKind, crate::summary::Cause>,
@@ -85,6 +88,7 @@ impl<'a> SummaryJson<'a> {
             mptcp_split_subflows: s.mptcp_split_subflows,
             name_lookups: s.name_lookups,
             name_lookup_ms: (s.name_lookups > 0).then_some(s.name_lookup_ms),
+            never_opened: Some(&s.never_opened).filter(|n| n.total() > 0),
             handshake_rtts_by_version: s
                 .handshake_rtts
                 .iter()

@@ -2,7 +2,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use rttdoc_model::{
-    kinds::CostRule, ConnectionReport, FindingKind, Phase, TfoOutcome, TlsVersion, Vantage,
+    kinds::CostRule, ConnectionReport, Ending, FindingKind, Phase, TfoOutcome, TlsVersion, Vantage,
 };
 
 use crate::worst_row;
@@ -246,6 +246,81 @@ pub struct Summary {
     pub worst: TopK<WorstConnection>,
     /// Per finding kind: connections affected, total cost (ms), a fix.
     pub causes: BTreeMap<FindingKind, Cause>,
+    /// Connections that never opened, and where they were to.
+    pub never_opened: NeverOpened,
+}
+
+/// Servers told apart in [`NeverOpened`]; past this many, "more".
+pub const NEVER_OPENED_SERVERS_KEPT: usize = 64;
+
+/// Connections that never opened: their SYNs answered by nothing in the
+/// capture (no SYN-ACK, RST, ICMP error or any packet from the server:
+/// dropped on the way, a host down or a firewall that drops; a SYN flood
+/// or a port scan is mostly these), refused (the server's RST) or
+/// unreachable (an ICMP error). No ledger holds them: they waited for
+/// nothing that came, and are in no time lost.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct NeverOpened {
+    pub unanswered: u64,
+    /// Of `unanswered`, those whose client sent its SYN again
+    /// (`syn_retransmit`), and the time from their first SYN to their
+    /// last, summed.
+    pub sent_again: u64,
+    pub sent_again_ms: f64,
+    pub refused: u64,
+    pub unreachable: u64,
+    /// The servers the three kinds were to (up to
+    /// [`NEVER_OPENED_SERVERS_KEPT`]: more is counted as that many) and
+    /// their ports, each counted once.
+    pub servers: u64,
+    pub ports: u64,
+    #[serde(skip)]
+    server_ips: Vec<std::net::IpAddr>,
+    #[serde(skip)]
+    port_seen: Option<Box<[u64; 1024]>>,
+}
+
+impl NeverOpened {
+    pub fn total(&self) -> u64 {
+        self.unanswered + self.refused + self.unreachable
+    }
+
+    fn add(&mut self, c: &ConnectionReport) {
+        let unanswered = matches!(c.ending, Ending::Open | Ending::Idle)
+            && c.handshake.syn_frame.is_some()
+            && c.handshake.syn_ack_frame.is_none()
+            && c.server_to_client.packets == 0
+            // Only SYNs from the client: a capture that holds one
+            // direction of an open connection is not this.
+            && c.client_to_server.packets <= 1 + c.handshake.syn_retransmits as u64;
+        match c.ending {
+            Ending::Refused => self.refused += 1,
+            Ending::Unreachable => self.unreachable += 1,
+            _ if unanswered => {
+                self.unanswered += 1;
+                if let Some(x) = c
+                    .findings
+                    .iter()
+                    .find(|x| x.kind == FindingKind::SynRetransmit)
+                {
+                    self.sent_again += 1;
+                    self.sent_again_ms += x.cost_ms;
+                }
+            }
+            _ => return,
+        }
+        let ip = c.server.ip;
+        if !self.server_ips.contains(&ip) && self.server_ips.len() < NEVER_OPENED_SERVERS_KEPT {
+            self.server_ips.push(ip);
+        }
+        self.servers = self.server_ips.len() as u64;
+        let bits = self.port_seen.get_or_insert_with(|| Box::new([0; 1024]));
+        let (word, bit) = (c.server.port as usize / 64, c.server.port % 64);
+        if bits[word] & (1 << bit) == 0 {
+            bits[word] |= 1 << bit;
+            self.ports += 1;
+        }
+    }
 }
 
 /// Capture-wide totals for one finding kind.
@@ -369,6 +444,7 @@ impl Summary {
             rows: TopK::new(rows),
             worst: TopK::new(WORST_KEPT),
             causes: BTreeMap::new(),
+            never_opened: NeverOpened::default(),
         }
     }
 
@@ -391,6 +467,7 @@ impl Summary {
         if c.partial {
             self.partial += 1;
         }
+        self.never_opened.add(c);
         if c.handshake.relay {
             self.relayed += 1;
         }
@@ -630,6 +707,60 @@ mod tests {
         assert_eq!(cause.fix, "client");
         let others: Vec<_> = cause.other_fixes().map(|f| f.fix.as_str()).collect();
         assert_eq!(others, ["server"], "40 ms of 1390 is not worth naming");
+    }
+
+    /// Connections that never opened, from how each ended and what the
+    /// capture holds of it: SYNs only and nothing from the server (sent
+    /// again or not), the server's RST, an ICMP error. Not a connection
+    /// whose client sent more than SYNs (a capture of one direction), nor
+    /// one the server answered.
+    #[test]
+    fn connections_that_never_opened_by_how_they_ended() {
+        use crate::test_support::{finding, report};
+        let syns_only = |port: u16, syns: u32, ending: Ending| {
+            let mut c = report(port);
+            c.ending = ending;
+            c.handshake.syn_frame = Some(1);
+            c.handshake.syn_retransmits = syns - 1;
+            c.client_to_server.packets = syns as u64;
+            if syns > 1 {
+                c.findings = vec![finding(
+                    FindingKind::SynRetransmit,
+                    3000.0 * (syns - 1) as f64,
+                )];
+            }
+            c
+        };
+        let mut summary = Summary::default();
+        let mut one_way = syns_only(80, 1, Ending::Open);
+        one_way.client_to_server.packets = 5;
+        let mut answered = syns_only(80, 1, Ending::Open);
+        answered.handshake.syn_ack_frame = Some(2);
+        answered.server_to_client.packets = 1;
+        for c in [
+            syns_only(22, 1, Ending::Open),
+            syns_only(23, 3, Ending::Open),
+            syns_only(25, 2, Ending::Idle),
+            syns_only(22, 1, Ending::Refused),
+            syns_only(443, 1, Ending::Unreachable),
+            one_way,
+            answered,
+            report(80),
+        ] {
+            summary.add(&c);
+        }
+        let n = &summary.never_opened;
+        assert_eq!(
+            (
+                n.unanswered,
+                n.sent_again,
+                n.sent_again_ms,
+                n.refused,
+                n.unreachable
+            ),
+            (3, 2, 9000.0, 1, 1)
+        );
+        assert_eq!((n.total(), n.servers, n.ports), (5, 1, 4));
     }
 
     #[test]

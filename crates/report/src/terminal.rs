@@ -500,6 +500,58 @@ pub fn render_summary(
             ),
         )?;
     }
+    let n = &s.never_opened;
+    if n.total() > 0 {
+        // Failures, not lateness: no ledger holds them, and nothing came
+        // to be late.
+        let mut parts = Vec::new();
+        if n.unanswered > 0 {
+            let mut part = format!(
+                "{} whose SYNs nothing in the capture answered (no SYN-ACK, RST or ICMP error: dropped on the way, \
+                 a host down, a firewall that drops)",
+                n.unanswered
+            );
+            if n.sent_again > 0 {
+                part.push_str(&format!(
+                    ", {} of them sent again (syn_retransmit: {} from first SYN to last)",
+                    n.sent_again,
+                    fmt_ms(n.sent_again_ms)
+                ));
+            }
+            parts.push(part);
+        }
+        if n.refused > 0 {
+            parts.push(format!("{} refused (the server's RST)", n.refused));
+        }
+        if n.unreachable > 0 {
+            parts.push(format!("{} unreachable (an ICMP error)", n.unreachable));
+        }
+        let servers = match n.servers as usize {
+            crate::summary::NEVER_OPENED_SERVERS_KEPT.. => format!("{} or more servers", n.servers),
+            1 => "1 server".to_string(),
+            k => format!("{k} servers"),
+        };
+        // Many ports of a few servers: what a port scan tries.
+        let scan = if n.ports >= 20 && n.ports >= 5 * n.servers {
+            " (a port scan's shape)"
+        } else {
+            ""
+        };
+        say(
+            out,
+            opts,
+            format!(
+                "Connections that never opened: {} of {}: {}; to {}, {} port{}{}. Not in the time lost above.",
+                n.total(),
+                s.connections,
+                parts.join("; "),
+                servers,
+                n.ports,
+                if n.ports == 1 { "" } else { "s" },
+                scan
+            ),
+        )?;
+    }
     if let Some(c) = s.causes.get(&FindingKind::ConnectionNotReused) {
         // A cost against keeping connections alive: outside the time
         // lost above (the ideal counts a new connection's handshakes).

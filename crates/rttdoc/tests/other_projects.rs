@@ -989,3 +989,113 @@ fn a_writes_tail_sent_unheld_does_not_hide_later_nagle_holds() {
     hold(&trace, 14, 13, 0.025..0.035);
     assert!(nagle_wait(&doc, 0, 14, 13));
 }
+
+/// A Windows host trying hundreds of ports of one server (gopacket's
+/// cip.pcap, captured on a router): connections that never opened, each
+/// counted as tshark shows it. A stream whose packets are all the
+/// client's SYNs was answered by nothing; one whose server sent only a
+/// RST to the SYN was refused. Neither is in the time lost; the summary
+/// names them, and the shape (many ports of few servers).
+#[test]
+fn connections_that_never_opened_are_counted_as_tshark_shows_them() {
+    if !require(
+        "connections_that_never_opened_are_counted_as_tshark_shows_them",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("gopacket-cip-scan.pcap.gz", 1000);
+    // Per stream: its server's port, whether every packet was a SYN
+    // from one address, whether the other address sent a lone RST.
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp",
+        &[
+            "tcp.stream",
+            "ip.src",
+            "tcp.flags.syn",
+            "tcp.flags.ack",
+            "tcp.flags.reset",
+            "tcp.dstport",
+            "ip.id",
+        ],
+    );
+    #[derive(Default)]
+    struct Stream {
+        client: Option<String>,
+        only_syns: bool,
+        server_rst_only: Option<bool>,
+        port: String,
+    }
+    let mut streams: std::collections::BTreeMap<u64, Stream> = Default::default();
+    for r in &rows {
+        let s = streams
+            .entry(r[0].parse().unwrap())
+            .or_insert_with(|| Stream {
+                only_syns: true,
+                ..Default::default()
+            });
+        let client = s.client.get_or_insert_with(|| r[1].clone()).clone();
+        let (syn, ack, rst) = (r[2] == "1", r[3] == "1", r[4] == "1");
+        if r[1] == client {
+            if s.port.is_empty() {
+                s.port = r[5].clone();
+            }
+            s.only_syns &= syn && !ack;
+        } else {
+            let lone_rst = rst && !syn;
+            s.server_rst_only = Some(s.server_rst_only.unwrap_or(true) && lone_rst);
+        }
+    }
+    let unanswered: Vec<_> = streams
+        .values()
+        .filter(|s| s.only_syns && s.server_rst_only.is_none())
+        .collect();
+    // (A server's RST after the client's ACKs and data resets a
+    // connection whose SYN-ACK the capture lacks: stream 4.)
+    let refused = streams
+        .values()
+        .filter(|s| s.only_syns && s.server_rst_only == Some(true))
+        .count();
+    assert!(unanswered.len() > 1000, "{}", unanswered.len());
+    let stream4 = &streams[&4];
+    assert!(!stream4.only_syns && stream4.server_rst_only == Some(false));
+    assert_eq!(connection(&doc_of(&capture), 4)["ending"], "reset");
+    let doc = doc_of(&capture);
+    let never = &doc["summary"]["never_opened"];
+    assert_eq!(never["unanswered"], unanswered.len(), "{never}");
+    assert_eq!(never["refused"], refused, "{never}");
+    let ports: std::collections::BTreeSet<&str> = streams
+        .values()
+        .filter(|s| s.only_syns && s.server_rst_only != Some(false))
+        .map(|s| s.port.as_str())
+        .collect();
+    assert_eq!(never["ports"], ports.len(), "{never}");
+    // Sent again: the streams with SYNs of more than one IPv4
+    // identification (a router's copy keeps the original's).
+    let syns = |s: &u64| {
+        let ids: std::collections::BTreeSet<&str> = rows
+            .iter()
+            .filter(|r| r[0] == s.to_string())
+            .map(|r| r[6].as_str())
+            .collect();
+        ids.len()
+    };
+    let again = streams
+        .iter()
+        .filter(|(n, s)| s.only_syns && s.server_rst_only.is_none() && syns(n) > 1)
+        .count();
+    assert_eq!(never["sent_again"], again, "{never}");
+    let text = run_rttdoc_text(&capture);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains("Connections that never opened") && text.contains("a port scan's shape"),
+        "{text}"
+    );
+}
+
+fn doc_of(capture: &std::path::Path) -> serde_json::Value {
+    run_rttdoc_json(capture)
+}
