@@ -282,6 +282,12 @@ impl<'s> Tracker<'s> {
     /// Processes one frame.
     pub fn frame(&mut self, frame: &Frame<'_>) {
         self.stats.frames = frame.number;
+        if frame.time_out_of_range {
+            self.stats.times_out_of_range += 1;
+            self.stats
+                .first_time_out_of_range
+                .get_or_insert(frame.number);
+        }
         let t = frame.ts_ns as f64 / 1e9;
         self.stats.first_time.get_or_insert(t);
         self.stats.last_time = Some(t);

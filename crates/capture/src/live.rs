@@ -537,6 +537,7 @@ impl LiveCapture {
                 link_type: self.link_type,
                 orig_len,
                 data,
+                time_out_of_range: false,
             }));
         }
     }

@@ -49,6 +49,10 @@ pub struct Frame<'a> {
     /// The captured bytes, without a frame check sequence the capture
     /// declares (pcap FCS bits, pcapng `if_fcslen`).
     pub data: &'a [u8],
+    /// The record's time fraction was out of range (a pcap record header
+    /// with 10^6 microseconds or more: corrupt); `ts_ns` is what Wireshark
+    /// reads from it, not to be trusted.
+    pub time_out_of_range: bool,
 }
 
 /// How far the reader has got, for progress bars: bytes read from the
@@ -361,6 +365,7 @@ pub(crate) struct Located {
     pub(crate) ts_ns: i64,
     link_type: u32,
     orig_len: u32,
+    time_out_of_range: bool,
 }
 
 /// What one record turned out to be.
@@ -618,6 +623,7 @@ impl FileReader {
             link_type: found.link_type,
             orig_len: found.orig_len,
             data: &self.input.buf[found.start..found.start + found.len],
+            time_out_of_range: found.time_out_of_range,
         }
     }
 
@@ -848,7 +854,19 @@ impl FileReader {
             return Err(self.error(ErrorKind::Truncated));
         }
         self.pending = size;
-        let ts_ns = ts_sec * 1_000_000_000 + if file.nanos { frac } else { frac * 1000 };
+        let units = if file.nanos { 1_000_000_000 } else { 1_000_000 };
+        let time_out_of_range = frac >= units;
+        let frac_ns = match (time_out_of_range, file.nanos) {
+            (false, true) => frac,
+            (false, false) => frac * 1000,
+            // A corrupt record header: read as Wireshark reads it (wiretap's
+            // libpcap.c keeps the fraction as a 32-bit int of nanoseconds,
+            // the microseconds times 1000 wrapping), so that the frame's
+            // time is the one Wireshark shows.
+            (true, true) => frac as u32 as i32 as i64,
+            (true, false) => (frac as u32).wrapping_mul(1000) as i32 as i64,
+        };
+        let ts_ns = ts_sec * 1_000_000_000 + frac_ns;
         let (len, orig_len) = strip_fcs(caplen as usize, orig_len, file.fcs_bytes);
         Ok(Some(Record::Packet(Located {
             start: self.input.start + hl,
@@ -856,6 +874,7 @@ impl FileReader {
             ts_ns,
             link_type: file.link_type,
             orig_len,
+            time_out_of_range,
         })))
     }
 
@@ -978,6 +997,7 @@ impl FileReader {
                                 ts_ns,
                                 link_type: iface.link_type,
                                 orig_len,
+                                time_out_of_range: false,
                             }))
                         }
                     } else {
@@ -1008,6 +1028,7 @@ impl FileReader {
                         ts_ns: self.last_ts_ns,
                         link_type: iface.link_type,
                         orig_len,
+                        time_out_of_range: false,
                     }))
                 } else {
                     bad("simple packet block before any interface description".into())
@@ -1359,6 +1380,42 @@ mod tests {
         let frames = all(&mut c);
         assert_eq!(frames[0].2, 6);
         assert_eq!(frames[0].3, (0..6u8).collect::<Vec<_>>());
+    }
+
+    /// A pcap record whose fraction is 10^6 microseconds (10^9
+    /// nanoseconds) or more has a corrupt header: its time is read as
+    /// Wireshark reads it (wiretap keeps the fraction as a 32-bit int of
+    /// nanoseconds: tcpflow's bug8.pcap, 8,915,240 us, shows at
+    /// .325305408 s), and the frame says its time is out of range.
+    #[test]
+    fn a_time_fraction_out_of_range_is_read_as_wireshark_reads_it() {
+        for (magic, frac, expected_ns) in [
+            (0xa1b2c3d4u32, 8_915_240u32, 325_305_408i64),
+            (0xa1b2c3d4, 999_999, 999_999_000),
+            // 3,000,000 us: 3e9 ns wraps to a negative int.
+            (0xa1b2c3d4, 3_000_000, 3_000_000_000u32 as i32 as i64),
+            (0xa1b23c4d, 1_500_000_000, 1_500_000_000),
+            (0xa1b23c4d, 999_999_999, 999_999_999),
+        ] {
+            let mut f = magic.to_le_bytes().to_vec();
+            f.extend([2, 0, 4, 0]);
+            f.extend([0; 8]);
+            f.extend(65535u32.to_le_bytes());
+            f.extend(1u32.to_le_bytes());
+            for v in [100u32, frac, 4, 4] {
+                f.extend(v.to_le_bytes());
+            }
+            f.extend([1, 2, 3, 4]);
+            let mut c = open(f).unwrap();
+            let frame = c.next_frame().unwrap().unwrap();
+            assert_eq!(frame.ts_ns, 100_000_000_000 + expected_ns, "{frac}");
+            let units = if magic == 0xa1b2c3d4 {
+                1_000_000
+            } else {
+                1_000_000_000
+            };
+            assert_eq!(frame.time_out_of_range, frac >= units, "{frac}");
+        }
     }
 
     /// The multiplication is the division's answer wherever it is taken,

@@ -202,6 +202,10 @@ pub struct LedgerRow {
     pub summed: u32,
 }
 
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
 fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
@@ -1969,6 +1973,14 @@ pub struct CaptureStats {
     /// Packets of connections already reported (after their linger, or
     /// evicted): they keep their tcp.stream but are not analysed.
     pub late_packets: u64,
+    /// Records whose time fraction was out of range (a corrupt pcap record
+    /// header: 10^6 microseconds or more): their time is what Wireshark
+    /// reads, not to be trusted (absent when none).
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub times_out_of_range: u64,
+    /// The first of them (its frame number).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_time_out_of_range: Option<u64>,
     /// Connections finished early because more than `--max-flows` were
     /// open at once (longest idle first).
     pub evicted_flows: u64,

@@ -31,6 +31,7 @@ pub fn analyze(requests: &[&[Packet]], keylog: &[u8]) -> HashMap<u16, VecDeque<C
             link_type: linktype::RAW,
             orig_len: p.data.len() as u32,
             data: &p.data,
+            time_out_of_range: false,
         });
     }
     tracker.finish();

@@ -2215,6 +2215,10 @@ pub fn capture_notes(stats: &CaptureStats, s: &crate::summary::Summary) -> Vec<S
         notes.push(format!("{} connection(s) are Multipath TCP subflows where a request's answer began on another subflow: those turns are not measured.",
             s.mptcp_split_subflows));
     }
+    if let Some(first) = stats.first_time_out_of_range {
+        notes.push(format!("{} record(s) carry a time fraction out of range (frame {first} the first: a corrupt pcap record header, 10^6 microseconds or more): their time is read as Wireshark reads it, and what it times is not to be trusted.",
+            stats.times_out_of_range));
+    }
     if stats.capture_restarts > 0 {
         notes.push(format!("the capture clock went back {} time(s) (a trace appended to itself?): replayed packets count as copies.",
             stats.capture_restarts));

@@ -1099,3 +1099,51 @@ fn connections_that_never_opened_are_counted_as_tshark_shows_them() {
 fn doc_of(capture: &std::path::Path) -> serde_json::Value {
     run_rttdoc_json(capture)
 }
+
+/// tcpflow's bug8.pcap: its first record's microseconds field is
+/// 8,915,240 (a corrupt header). rttdoc reads that time as Wireshark
+/// does, so frame times and the handshake agree with tshark's, and says
+/// that the record's time is out of range and not to be trusted.
+#[test]
+fn a_records_time_out_of_range_is_wiresharks_and_named() {
+    if !require(
+        "a_records_time_out_of_range_is_wiresharks_and_named",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("tcpflow-bug8.pcap", 4);
+    let bytes = std::fs::read(&capture).unwrap();
+    let usec = u32::from_le_bytes(bytes[28..32].try_into().unwrap());
+    assert!(usec >= 1_000_000, "{usec}");
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream eq 0 && tcp.analysis.initial_rtt",
+        &["frame.number", "tcp.analysis.initial_rtt"],
+    );
+    let initial_rtt_ms = seconds(&rows[0][1]) * 1e3;
+    let first = tshark_fields(&capture, &[], "frame.number == 1", &["frame.time_epoch"]);
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 0);
+    let handshake = c["tcp_handshake_ms"].as_f64().unwrap();
+    assert!(
+        (handshake - initial_rtt_ms).abs() < 0.001,
+        "{handshake} vs {initial_rtt_ms}"
+    );
+    let start = c["start_time"].as_f64().unwrap();
+    assert!(
+        (start - seconds(&first[0][0])).abs() < 1e-6,
+        "{start} vs {first:?}"
+    );
+    assert_eq!(doc["capture"]["times_out_of_range"], 1);
+    assert_eq!(doc["capture"]["first_time_out_of_range"], 1);
+    let text = run_rttdoc_text(&capture);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains("time fraction out of range (frame 1"),
+        "{text}"
+    );
+    assert!(!text.contains("clock went back"), "{text}");
+}
