@@ -1028,6 +1028,9 @@ fn connections_that_never_opened_are_counted_as_tshark_shows_them() {
         only_syns: bool,
         server_rst_only: Option<bool>,
         port: String,
+        /// The client's IPv4 identifications: more than one, a SYN sent
+        /// again (a router's copy keeps the original's).
+        ids: std::collections::BTreeSet<String>,
     }
     let mut streams: std::collections::BTreeMap<u64, Stream> = Default::default();
     for r in &rows {
@@ -1044,6 +1047,7 @@ fn connections_that_never_opened_are_counted_as_tshark_shows_them() {
                 s.port = r[5].clone();
             }
             s.only_syns &= syn && !ack;
+            s.ids.insert(r[6].clone());
         } else {
             let lone_rst = rst && !syn;
             s.server_rst_only = Some(s.server_rst_only.unwrap_or(true) && lone_rst);
@@ -1062,8 +1066,8 @@ fn connections_that_never_opened_are_counted_as_tshark_shows_them() {
     assert!(unanswered.len() > 1000, "{}", unanswered.len());
     let stream4 = &streams[&4];
     assert!(!stream4.only_syns && stream4.server_rst_only == Some(false));
-    assert_eq!(connection(&doc_of(&capture), 4)["ending"], "reset");
-    let doc = doc_of(&capture);
+    let doc = run_rttdoc_json(&capture);
+    assert_eq!(connection(&doc, 4)["ending"], "reset");
     let never = &doc["summary"]["never_opened"];
     assert_eq!(never["unanswered"], unanswered.len(), "{never}");
     assert_eq!(never["refused"], refused, "{never}");
@@ -1073,20 +1077,9 @@ fn connections_that_never_opened_are_counted_as_tshark_shows_them() {
         .map(|s| s.port.as_str())
         .collect();
     assert_eq!(never["ports"], ports.len(), "{never}");
-    // Sent again: the streams with SYNs of more than one IPv4
-    // identification (a router's copy keeps the original's).
-    let syns = |s: &u64| {
-        let ids: std::collections::BTreeSet<&str> = rows
-            .iter()
-            .filter(|r| r[0] == s.to_string())
-            .map(|r| r[6].as_str())
-            .collect();
-        ids.len()
-    };
-    let again = streams
-        .iter()
-        .filter(|(n, s)| s.only_syns && s.server_rst_only.is_none() && syns(n) > 1)
-        .count();
+    // Sent again: the unanswered streams with SYNs of more than one IPv4
+    // identification.
+    let again = unanswered.iter().filter(|s| s.ids.len() > 1).count();
     assert_eq!(never["sent_again"], again, "{never}");
     let text = run_rttdoc_text(&capture);
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -1094,10 +1087,6 @@ fn connections_that_never_opened_are_counted_as_tshark_shows_them() {
         text.contains("Connections that never opened") && text.contains("a port scan's shape"),
         "{text}"
     );
-}
-
-fn doc_of(capture: &std::path::Path) -> serde_json::Value {
-    run_rttdoc_json(capture)
 }
 
 /// tcpflow's bug8.pcap: its first record's microseconds field is
