@@ -261,6 +261,14 @@ pub struct Exchanges {
     /// the stream's set-up, IQ requests and the close ask; messages and
     /// presence are pushes (xmpp.rs).
     xmpp: crate::xmpp::Xmpp,
+    /// IEC 60870-5-104's APDUs, if the connection carries them: a
+    /// master's S-frame asks nothing and the outstation's spontaneous
+    /// reports answer nothing (iec104.rs).
+    iec104: crate::iec104::Iec104,
+    /// DNP3's fragments, if the connection carries them: a master's
+    /// CONFIRM asks nothing and an outstation's unsolicited response
+    /// answers nothing (dnp3.rs).
+    dnp3: crate::dnp3::Dnp3,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -383,6 +391,7 @@ impl Exchanges {
         self.amqp10.port = crate::amqp10::Amqp10::is_port(port);
         self.kafka.port = crate::kafka::Kafka::is_port(port);
         self.zookeeper.port = crate::zookeeper::ZooKeeper::is_port(port);
+        self.iec104.port = crate::iec104::Iec104::is_port(port);
         self.push_port_tls = PUSH_TLS_PORTS.contains(&port).then_some(port);
         self.kafka_port_tls = crate::kafka::TLS_PORTS.contains(&port);
     }
@@ -809,7 +818,7 @@ impl Exchanges {
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
     /// postgres.rs, amqp.rs, amqp10.rs, irc.rs, nats.rs, stomp.rs, h2c.rs,
-    /// kafka.rs, zookeeper.rs, gearman.rs, xmpp.rs),
+    /// kafka.rs, zookeeper.rs, gearman.rs, xmpp.rs, iec104.rs, dnp3.rs),
     /// when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
@@ -870,13 +879,19 @@ impl Exchanges {
         if let Some(m) = self.xmpp.read(dir, head, len) {
             return Some(m);
         }
+        if let Some(m) = self.iec104.read(dir, head, len) {
+            return Some(m);
+        }
+        if let Some(m) = self.dnp3.read(dir, head, len) {
+            return Some(m);
+        }
         self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
         None
     }
 
     /// Each reader's decision: its protocol (`Some(true)`), not, or not
     /// known yet.
-    fn reader_decisions(&self) -> [Option<bool>; 13] {
+    fn reader_decisions(&self) -> [Option<bool>; 15] {
         [
             self.openflow.decided(),
             self.mqtt.decided(),
@@ -891,6 +906,8 @@ impl Exchanges {
             self.zookeeper.decided(),
             self.gearman.decided(),
             self.xmpp.decided(),
+            self.iec104.decided(),
+            self.dnp3.decided(),
         ]
     }
 

@@ -912,6 +912,22 @@ pub fn first_byte_rows(c: &serde_json::Value) -> impl Iterator<Item = &serde_jso
         .filter(|r| r["phase"] == "first_byte")
 }
 
+/// Every turn of an `analyze --json` document, connection by connection:
+/// the first and last frames of each first-byte row (the question's
+/// first segment, the answer's).
+pub fn turn_frames(doc: &serde_json::Value) -> Vec<(u64, u64)> {
+    doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(first_byte_rows)
+        .map(|r| {
+            let frame = |k: &str| r[k].as_u64().unwrap();
+            (frame("start_frame"), frame("end_frame"))
+        })
+        .collect()
+}
+
 /// The waits of a connection's `server_think_time` for answers (the
 /// first-byte phase): (request frame, answer frame, ms).
 pub fn think_waits(c: &serde_json::Value) -> Vec<(u64, u64, f64)> {
