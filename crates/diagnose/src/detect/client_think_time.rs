@@ -17,7 +17,9 @@
 //! client, the flight's arrival is when the client acknowledged its last
 //! segment (a slow link delays a large flight's last segment by the whole
 //! flight's serialization, which the handshake's round trip does not
-//! show); without such an ACK there, nothing is claimed. Each is a wait
+//! show); without such an ACK there, nothing is claimed, and where the
+//! client's TSvals keep a clock (sender_clock.rs) what its uplink held
+//! the answer beyond that ACK is the path's (a phone's Wi-Fi). Each is a wait
 //! from the server's last segment to the client's answer, with no
 //! releasing packet (the client's own work ended it). Cost: the waits'
 //! sum. Not when the
@@ -262,13 +264,26 @@ pub(super) fn client_time(f: &Facts<'_>, t: &HandshakeTurn) -> Option<i64> {
     // it had the flight (an ACK leaves when data arrives, at the latest;
     // so does a segment that answers nothing, TLS 1.3's compatibility
     // ChangeCipherSpec, which acknowledges what had come).
+    //
+    // Past the client's uplink, that uplink may have held the answer
+    // longer than the ACK (a Wi-Fi link waking or contending): by the
+    // client's own clock (its TSvals, sender_clock.rs) the answer's hold
+    // beyond the ACK's is the path's, not the client's time. (A capture
+    // the handshake places at the client may still be past its uplink:
+    // a router's, an access point's. Where it is at the client, the
+    // clock shows no hold.)
     let at_client = at_client(f);
     let last = f.record(t.question_frame)?;
+    let held_beyond = |ack: &rttdoc_analyze::SegmentRecord| {
+        f.record(t.answer_frame).map_or(0, |answer| {
+            (f.held_after_sending_ns(answer) - f.held_after_sending_ns(ack)).max(0)
+        })
+    };
     let since_ack = f
         .between(t.question_frame + 1, t.answer_frame)
         .iter()
         .find(|r| r.dir == Direction::ClientToServer && r.ack_set && seq::le(last.end, r.ack))
-        .map(|ack| t.answer_ts_ns - ack.ts_ns);
+        .map(|ack| t.answer_ts_ns - ack.ts_ns - held_beyond(ack));
     match since_ack {
         Some(since_ack) if at_client => Some(since_ack.min(t.wait_ns)),
         Some(since_ack) => Some(since_ack),

@@ -59,6 +59,41 @@ fn a_client_sending_its_finished_long_after_the_servers_flight_is_client_think_t
     }
 }
 
+/// Past the client's uplink (a router's capture, an access point's), the
+/// uplink held the client's Finished 80 ms after it left (a Wi-Fi link
+/// waking), its ACK of the flight not at all: the capture shows 140 ms
+/// between them, the client's own clock 60 ms. With TSvals (1000 Hz, the
+/// connection's client segments over a second: requests every 150 ms)
+/// the hold is the path's; without them the capture's times are all
+/// there is. (nDPI's android.pcap: a phone's key exchange 522.6 ms after
+/// its ACK as captured, 420 ms by its 250 Hz clock.)
+#[test]
+fn what_the_clients_uplink_held_after_its_own_clock_says_it_left_is_not_its_time() {
+    let run = |stamped: bool| {
+        let (mut w, hs) = tls13_with_client(Path::mid(RTT, 0.5), 60.0);
+        for i in 0..8 {
+            let request = w.send(C, 300.0 + 150.0 * i as f64, bytes(80));
+            w.send(S, w.arrival(request) + 1.0, bytes(200));
+        }
+        if stamped {
+            w.stamp(C, 1000.0);
+        }
+        w.delay(hs.client_finished, 80.0);
+        w.run()
+    };
+    assert_ms(
+        run(false).the(ClientThinkTime).cost_ms,
+        140.0,
+        0.2,
+        "as captured",
+    );
+    let own = run(true).the(ClientThinkTime).cost_ms;
+    assert!(
+        (58.0..=62.0).contains(&own),
+        "the client's 60 ms by its clock: {own}"
+    );
+}
+
 #[test]
 fn a_client_answering_within_its_normal_turnaround_is_not_client_think_time() {
     // Below RTT/2 (20 ms): verifying a chain and computing keys.

@@ -921,6 +921,17 @@ impl Wire {
         self.pkts[id.0].rel
     }
 
+    /// Stamps every packet `dir`'s host sent so far with TCP timestamps:
+    /// its TSval from when it was sent, on a clock of `hz` (from 7000
+    /// ticks). A later [`delay`](Self::delay) holds a packet on the path
+    /// after its stamp.
+    pub fn stamp(&mut self, dir: Direction, hz: f64) {
+        for p in self.pkts.iter_mut().filter(|p| p.dir == dir) {
+            let ticks = 7_000 + (p.sent_ms * hz / 1000.0) as u32;
+            p.seg.options.timestamps = Some((ticks, 1));
+        }
+    }
+
     /// Changes a packet as built (options, window ...).
     pub fn edit(&mut self, id: Id, f: impl FnOnce(&mut Segment<'static>)) {
         f(&mut self.pkts[id.0].seg)
