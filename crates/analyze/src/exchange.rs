@@ -209,6 +209,9 @@ pub struct Exchanges {
     /// The server listens on one of the ports Kafka is served on inside
     /// TLS (kafka.rs `TLS_PORTS`).
     pub(crate) kafka_port_tls: bool,
+    /// The server listens on XMPP's client port (5222), where what is not
+    /// XML is a messenger's own binary stream ([`XMPP_CLIENT_PORT`]).
+    xmpp_client_port: bool,
     /// The server's port, when it is the TLS port of a protocol whose
     /// server pushes (MQTT's 8883, AMQP's 5671 ...): inside TLS, which
     /// record answers which cannot be told ([`Exchanges::inside_tls`]).
@@ -363,6 +366,17 @@ pub struct Exchanges {
 /// streams to each other, each side sending on its own).
 const PUSH_TLS_PORTS: [u16; 7] = [8883, 5671, 6697, 5223, 61614, 5222, 5269];
 
+/// XMPP's client port. Besides XMPP (read in the clear by xmpp.rs,
+/// after STARTTLS a push protocol inside TLS: [`PUSH_TLS_PORTS`]),
+/// messengers speak their own binary XMPP there: WhatsApp's (3-byte
+/// framed, `WA` and its version first, in its own Noise encryption),
+/// KakaoTalk's LOCO. Their servers push messages, receipts and presence
+/// as others send them, and the client acknowledges each: which frame
+/// answers which cannot be told (WhatsApp's 2.1 s "think time" before a
+/// push, nDPI's wa_voice.pcap), so no turns are made of a connection on
+/// this port whose first data is not XML.
+const XMPP_CLIENT_PORT: u16 = 5222;
+
 /// [`Exchanges::events`]: a request began.
 pub(crate) const OPENED: u8 = 1;
 /// [`Exchanges::events`]: the open request's answer began.
@@ -394,6 +408,7 @@ impl Exchanges {
         self.iec104.port = crate::iec104::Iec104::is_port(port);
         self.push_port_tls = PUSH_TLS_PORTS.contains(&port).then_some(port);
         self.kafka_port_tls = crate::kafka::TLS_PORTS.contains(&port);
+        self.xmpp_client_port = port == XMPP_CLIENT_PORT;
     }
 
     /// The causality check: a response leaves the server after the request
@@ -442,6 +457,17 @@ impl Exchanges {
                 self.on_turns(dir, first, last, len, m);
                 return;
             }
+        }
+        // (A capture begun inside an XMPP stream, or XML without its
+        // stream header: stanzas, still read as turns.)
+        let opens_connection = first_data && !self.spoke[dir.reverse().index()];
+        if opens_connection
+            && self.xmpp_client_port
+            && self.xmpp.decided() == Some(false)
+            && !head.trim_ascii_start().starts_with(b"<")
+        {
+            self.no_turns();
+            return;
         }
         if let Some(w) = self.websocket.as_mut() {
             let frames = w.read(dir, head, len);

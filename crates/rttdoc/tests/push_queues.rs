@@ -170,3 +170,28 @@ fn xmpp_chat_messages_ask_nothing_and_answer_nothing() {
     }
     assert_eq!(turns, 13);
 }
+
+#[test]
+fn a_messengers_own_stream_on_xmpps_port_makes_no_turns() {
+    // WhatsApp on 5222 (nDPI's wa_voice.pcap): its own binary XMPP in its
+    // own encryption, the server's pushes each acknowledged by the phone.
+    // Before, the phone's acknowledgments "asked" for the next push: 2.1 s
+    // of `server_think_time`. Which frame answers which cannot be told.
+    let other = |name: &str| data_dir().join("other-projects").join(name);
+    let doc = run_rttdoc_json(&other("ndpi-whatsapp-5222.pcap"));
+    let c = connection(&doc, 0);
+    assert_eq!(c["server"]["port"], 5222);
+    assert_eq!(c["exchanges"], 0, "{}", c["findings"]);
+    assert!(first_byte_rows(c).next().is_none());
+    no_think_time(&doc);
+    // XML on the same port without XMPP's stream header (Xiaomi's push
+    // service, a capture begun on the connection's stanzas): an IQ and
+    // its result are still a turn, and the server's 40 ms after its ACK
+    // of the IQ its own time.
+    let doc = run_rttdoc_json(&other("ndpi-xiaomi-push-5222.pcap"));
+    let c = connection(&doc, 0);
+    assert_eq!(turn_frames(&doc), [(1, 3)]);
+    let waits = think_waits(c);
+    assert_eq!(waits.len(), 1);
+    assert!((35.0..45.0).contains(&waits[0].2), "{waits:?}");
+}
