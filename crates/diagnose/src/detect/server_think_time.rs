@@ -89,7 +89,11 @@
 //! (its first data after a pause, all it sent acknowledged) begin at whole
 //! multiples of one period, four intervals in five, within 2% or 2 ms,
 //! and at least twice on time with nothing from the client since its
-//! previous message (not a client polling at that rhythm), sends its next
+//! previous message (not a client polling at that rhythm) or, a client
+//! message before every one, while the client began a quarter more
+//! messages than the server over them (the client on a timer of its
+//! own: netperfmeter's flows; a write Nagle held until the server's ACK
+//! begins nothing), sends its next
 //! message when its timer says: a client's message just before it got no
 //! answer from it, however late it came, and the ledger counts the time
 //! as idle.
@@ -1054,27 +1058,47 @@ fn chain(
     mut ticks: Option<&mut Vec<usize>>,
 ) -> usize {
     let mut ones = 0;
-    let mut step = |i: usize, since: i64, last: &mut i64, t: i64| {
-        // (Saturating: a capture's clock can jump by years.)
-        let k = since.saturating_add(period / 2) / period;
-        if (1..=4).contains(&k) && (since - k * period).abs() <= tolerance {
-            if let Some(ticks) = ticks.as_deref_mut() {
-                ticks.push(i);
+    // A message a step of a few periods off by more than the tolerance
+    // but less than a quarter period, kept aside: when the next message
+    // is one period from it, the timer fired late (or early) once and
+    // goes on from there (a timer that sleeps a period after each send),
+    // and both are ticks.
+    let mut step =
+        |i: usize, since: i64, last: &mut i64, t: i64, aside: &mut Option<(usize, i64)>| {
+            // (Saturating: a capture's clock can jump by years.)
+            let k = since.saturating_add(period / 2) / period;
+            let off = (since - k * period).abs();
+            if let Some((j, at)) = aside.take() {
+                if ((t - at).abs() - period).abs() <= tolerance {
+                    if let Some(ticks) = ticks.as_deref_mut() {
+                        ticks.push(j);
+                        ticks.push(i);
+                    }
+                    ones += 1;
+                    *last = t;
+                    return;
+                }
             }
-            ones += usize::from(k == 1);
-            *last = t;
-        } else if since > period.saturating_mul(4).saturating_add(tolerance) {
-            // The timer paused: the next tick is measured from here.
-            *last = t;
-        }
-    };
-    let mut last = starts[seed].0;
+            if (1..=4).contains(&k) && off <= tolerance {
+                if let Some(ticks) = ticks.as_deref_mut() {
+                    ticks.push(i);
+                }
+                ones += usize::from(k == 1);
+                *last = t;
+            } else if (1..=4).contains(&k) && off < period / 4 {
+                *aside = Some((i, t));
+            } else if since > period.saturating_mul(4).saturating_add(tolerance) {
+                // The timer paused: the next tick is measured from here.
+                *last = t;
+            }
+        };
+    let (mut last, mut aside) = (starts[seed].0, None);
     for (i, &(t, _)) in starts.iter().enumerate().skip(seed + 1) {
-        step(i, t - last, &mut last, t);
+        step(i, t - last, &mut last, t, &mut aside);
     }
-    let mut last = starts[seed].0;
+    let (mut last, mut aside) = (starts[seed].0, None);
     for (i, &(t, _)) in starts.iter().enumerate().take(seed).rev() {
-        step(i, last - t, &mut last, t);
+        step(i, last - t, &mut last, t, &mut aside);
     }
     if let Some(ticks) = ticks {
         ticks.push(seed);
@@ -1098,7 +1122,10 @@ pub(super) fn server_ticks<'f>(f: &'f Facts<'_>) -> Option<&'f Ticks> {
 /// period exactly, at least a third of all the server's messages (a chain
 /// that chance made of many messages at random is a small part of them),
 /// two of them with no client data since the server's data before them
-/// (the timer's, not a polling client's rhythm). The period is at least
+/// (the timer's, not a polling client's rhythm) or a client that keeps a
+/// rhythm of its own ([`client_on_its_own`]); a message off its step by
+/// more than the tolerance but under a quarter period, followed by one a
+/// period after it, is a tick the timer went on from. The period is at least
 /// three round trips (turn-taking repeats every round trip and the hosts'
 /// turnarounds, and a few of its turns may fall a server's message late)
 /// and twice the threshold (shorter, a server's steady work looks the
@@ -1116,12 +1143,28 @@ pub(super) fn server_ticks<'f>(f: &'f Facts<'_>) -> Option<&'f Ticks> {
 fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     let server = Direction::ServerToClient;
     let mut starts: Vec<(i64, bool)> = Vec::new();
+    // When the client's messages began: new data after server data, or
+    // after a pause of the threshold, and not the moment a server packet
+    // arrived (a write Nagle held until the server's ACK is part of the
+    // message before it).
+    let client = Direction::ClientToServer;
+    let mut client_starts: Vec<i64> = Vec::new();
+    let mut client_last: Option<i64> = None;
+    let mut server_last: Option<i64> = None;
     let mut prompted = false;
     let mut acked: Option<u32> = None;
     let mut sent: Option<(u32, i64)> = None;
     for r in f.timeline {
-        if r.dir != server {
+        if r.dir == server {
+            server_last = Some(f.on_clock_of(client, r));
+        } else {
             if r.len > 0 && r.new_data {
+                let released = server_last.is_some_and(|ta| f.released_by(client, r.ts_ns, ta));
+                let begins = !prompted || client_last.is_none_or(|l| r.ts_ns - l >= threshold);
+                if begins && !released {
+                    client_starts.push(r.ts_ns);
+                }
+                client_last = Some(r.ts_ns);
                 prompted = true;
             }
             if r.ack_set && acked.is_none_or(|a| seq::lt(a, r.ack)) {
@@ -1167,7 +1210,10 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     let mut ticks = Vec::new();
     let ones = chain(&starts, seed, period, tolerance(period), Some(&mut ticks));
     let unprompted = ticks.iter().filter(|&&i| !starts[i].1).count();
-    if ones < 4 || unprompted < 2 || ticks.len() * 3 < starts.len() {
+    if ones < 4 || ticks.len() * 3 < starts.len() {
+        return None;
+    }
+    if unprompted < 2 && !client_on_its_own(&starts, &ticks, &client_starts) {
         return None;
     }
     // A timer found at three round trips or more may beat faster (a
@@ -1195,6 +1241,24 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     }
     let at: Vec<i64> = ticks.iter().map(|&i| starts[i].0).collect();
     (!ack_clocked(f, &at)).then_some(Ticks { at })
+}
+
+/// Whether the client, sending before every one of the server's ticks,
+/// still keeps a rhythm of its own: over the ticks' span it began a
+/// quarter more messages than the server did (all of the server's, ticks
+/// or not). A client polling a server that answers each poll begins as
+/// many as the server; one that sends on its own timer faster than the
+/// server's (netperfmeter's flows: the client every 250 ms, the server
+/// every 334 ms) gets no answer to most of its messages, and the server's
+/// messages, each after one of the client's, keep the server's period.
+fn client_on_its_own(starts: &[(i64, bool)], ticks: &[usize], client_starts: &[i64]) -> bool {
+    let (Some(&first), Some(&last)) = (ticks.first(), ticks.last()) else {
+        return false;
+    };
+    let span = starts[first].0..=starts[last].0;
+    let server = starts.iter().filter(|(t, _)| span.contains(t)).count();
+    let client = client_starts.iter().filter(|t| span.contains(t)).count();
+    4 * client >= 5 * server
 }
 
 /// Whether half or more of the ticks at `at` (the server's clock) left

@@ -1031,6 +1031,84 @@ fn a_server_answering_a_clients_polls_at_a_steady_pace_is_thinking() {
     }
 }
 
+/// netperfmeter's flows (Wireshark's netperfmeter.pcapng): the client
+/// sends every 250 ms and the server every 334 ms, each on its own timer
+/// from a common start, so a client message always came before each of
+/// the server's, 0-250 ms before; once the server's timer fires 19 ms
+/// late and goes on from there (a timer that sleeps a period after each
+/// send). Every packet is acknowledged at once.
+fn two_timers(client_ms: f64, server_ms: f64, late_tick: usize) -> (Outcome, Vec<Id>) {
+    let mut w = Wire::new(Path::at_client(4.0));
+    w.handshake(0.0);
+    let mut events: Vec<(f64, Direction)> =
+        (0..40).map(|k| (100.0 + client_ms * k as f64, C)).collect();
+    let mut t = 180.0;
+    for k in 0..30 {
+        t += if k == late_tick {
+            server_ms + 19.0
+        } else if k == 0 {
+            0.0
+        } else {
+            server_ms
+        };
+        events.push((t, S));
+    }
+    events.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut server = Vec::new();
+    for (t, dir) in events {
+        let d = w.data(dir, t, 512);
+        w.ack(dir.reverse(), w.arrival(d));
+        if dir == S {
+            server.push(d);
+        }
+    }
+    (w.run(), server)
+}
+
+#[test]
+fn two_senders_on_their_own_timers_answer_nothing() {
+    let (o, server) = two_timers(250.0, 334.0, 9);
+    // Each of the server's messages after its first is a tick of its
+    // timer, the late one too. (The first came 80 ms after the client's
+    // first: what started a timer may have been asked for, and its
+    // first message is timed as the answer.)
+    let first = o.frame(server[0]);
+    for f in o
+        .report
+        .findings
+        .iter()
+        .filter(|f| f.kind == ServerThinkTime)
+    {
+        for w in &f.waits {
+            assert_eq!(w.to_frame, first, "a tick timed as an answer: {w:?}");
+        }
+    }
+}
+
+#[test]
+fn a_client_writing_each_request_in_two_behind_nagle_still_asks() {
+    // The client asks every 500 ms in two writes, the second held by
+    // Nagle until the server's ACK of the first (the lab's
+    // sftp-nagle-builtin): two client segments for each answer, which is
+    // no client on a timer of its own; the server answers each request
+    // 100 ms after its second part arrives, at the client's pace: its
+    // work, 12 times.
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    for k in 1..=12 {
+        let head = w.data(C, 500.0 * k as f64, 9);
+        let ack = w.ack(S, w.arrival(head));
+        let tail = w.data(C, w.arrival(ack), 32);
+        let a = w.data(S, w.arrival(tail) + 100.0, 98);
+        w.ack(C, w.arrival(a));
+    }
+    let f = w.run().the(ServerThinkTime).clone();
+    assert_eq!(f.waits.len(), 12);
+    for wait in &f.waits {
+        assert!((wait.ms - 100.0).abs() < 1.0, "{wait:?}");
+    }
+}
+
 #[test]
 fn turn_taking_at_the_pace_of_the_round_trip_is_no_timer() {
     // An interactive session (ssh.pcap's key exchange): the client
