@@ -1136,3 +1136,40 @@ fn a_records_time_out_of_range_is_wiresharks_and_named() {
     );
     assert!(!text.contains("clock went back"), "{text}");
 }
+
+#[test]
+fn two_senders_on_their_own_timers_answer_nothing() {
+    // Wireshark's netperfmeter.pcapng: two flows on which both sides send
+    // at set rates (stream 0: the client every 250 ms, the server every
+    // ~334 ms; stream 1: the client every 500 ms). Read with tshark, the
+    // server's messages keep their period whatever the client sent;
+    // before, each was timed from the client's latest message (3,555 and
+    // 729 ms of `server_think_time`). Only each flow's first server
+    // message may be an answer (what started the timer).
+    if !require("other projects: netperfmeter", &["tshark"], false) {
+        return;
+    }
+    let capture = data_dir()
+        .join("other-projects")
+        .join("wireshark-netperfmeter.pcapng.gz");
+    let doc = run_rttdoc_json(&capture);
+    for stream in [0, 1] {
+        // The server's data frames (port 9000's), from tshark.
+        let server: Vec<u64> = tshark_fields(
+            &capture,
+            &[],
+            &format!("tcp.stream eq {stream} && tcp.srcport == 9000 && tcp.len > 100"),
+            &["frame.number"],
+        )
+        .iter()
+        .map(|r| r[0].parse().unwrap())
+        .collect();
+        assert!(server.len() > 20, "stream {stream}: {server:?}");
+        for (_, answered, _) in think_waits(connection(&doc, stream)) {
+            assert_eq!(
+                answered, server[0],
+                "stream {stream}: a tick timed as an answer"
+            );
+        }
+    }
+}
