@@ -156,11 +156,48 @@ pub fn held_requests(f: &Facts<'_>) -> Vec<(usize, Stamp)> {
         .collect()
 }
 
+/// The sender's data segments not yet acknowledged, oldest first, with
+/// their bytes and how many are smaller than an MSS kept as they come
+/// and go (each ACK asks both; summing the deque each time made a bulk
+/// transfer's pass quadratic in its window).
+struct Outstanding<'a> {
+    segments: VecDeque<&'a SegmentRecord>,
+    mss: u32,
+    bytes: u64,
+    small: usize,
+}
+
+impl<'a> Outstanding<'a> {
+    fn new(mss: u32) -> Self {
+        Outstanding {
+            segments: VecDeque::new(),
+            mss,
+            bytes: 0,
+            small: 0,
+        }
+    }
+
+    fn push(&mut self, r: &'a SegmentRecord) {
+        self.bytes += u64::from(r.len);
+        self.small += usize::from(r.len < self.mss);
+        self.segments.push_back(r);
+    }
+
+    /// Drops the segments `ack` acknowledges whole.
+    fn acknowledge(&mut self, ack: u32) {
+        while let Some(s) = self.segments.front().filter(|s| seq::le(s.end, ack)) {
+            self.bytes -= u64::from(s.len);
+            self.small -= usize::from(s.len < self.mss);
+            self.segments.pop_front();
+        }
+    }
+}
+
 fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>> {
     let receiver = sender.reverse();
     let mss = f.mss(sender);
     let events = f.new_data_view(sender);
-    let mut outstanding: VecDeque<&SegmentRecord> = VecDeque::new();
+    let mut outstanding = Outstanding::new(mss);
     let mut acked: Option<u32> = None;
     // The sender's last data segment, and the bytes in flight once it left:
     // what the sender had outstanding through the silence that follows.
@@ -224,20 +261,16 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 release = None;
                 if acked.is_none_or(|a| seq::lt(a, r.ack)) {
                     acked = Some(r.ack);
-                    while outstanding.front().is_some_and(|s| seq::le(s.end, r.ack)) {
-                        outstanding.pop_front();
-                    }
+                    outstanding.acknowledge(r.ack);
                 }
                 continue;
             }
             if acked.is_none_or(|a| seq::lt(a, r.ack)) {
-                let small_before = outstanding.iter().any(|s| s.len < mss);
-                let bytes: u64 = outstanding.iter().map(|s| s.len as u64).sum();
+                let small_before = outstanding.small > 0;
+                let bytes = outstanding.bytes;
                 acked = Some(r.ack);
-                while outstanding.front().is_some_and(|s| seq::le(s.end, r.ack)) {
-                    outstanding.pop_front();
-                }
-                let small_after = outstanding.iter().any(|s| s.len < mss);
+                outstanding.acknowledge(r.ack);
+                let small_after = outstanding.small > 0;
                 let small = small_before && !small_after;
                 // The ACK that covered the last small segment is what
                 // released the hold; ACKs of full segments right behind it
@@ -344,8 +377,8 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 });
             }
         }
-        outstanding.push_back(r);
-        let in_flight = outstanding.iter().map(|s| s.len as u64).sum();
+        outstanding.push(r);
+        let in_flight = outstanding.bytes;
         window_full = edge.is_some_and(|e| r.end as u64 + mss as u64 > e);
         prev = Some((t, r, in_flight));
         parked = None;
