@@ -1057,54 +1057,80 @@ fn chain(
     tolerance: i64,
     mut ticks: Option<&mut Vec<usize>>,
 ) -> usize {
-    let mut ones = 0;
-    // A message a step of a few periods off by more than the tolerance
-    // but less than a quarter period, kept aside: when the next message
-    // is one period from it, the timer fired late (or early) once and
-    // goes on from there (a timer that sleeps a period after each send),
-    // and both are ticks.
-    let mut step =
-        |i: usize, since: i64, last: &mut i64, t: i64, aside: &mut Option<(usize, i64)>| {
-            // (Saturating: a capture's clock can jump by years.)
-            let k = since.saturating_add(period / 2) / period;
-            let off = (since - k * period).abs();
-            if let Some((j, at)) = aside.take() {
-                if ((t - at).abs() - period).abs() <= tolerance {
-                    if let Some(ticks) = ticks.as_deref_mut() {
-                        ticks.push(j);
-                        ticks.push(i);
-                    }
-                    ones += 1;
-                    *last = t;
-                    return;
-                }
-            }
-            if (1..=4).contains(&k) && off <= tolerance {
-                if let Some(ticks) = ticks.as_deref_mut() {
-                    ticks.push(i);
-                }
-                ones += usize::from(k == 1);
-                *last = t;
-            } else if (1..=4).contains(&k) && off < period / 4 {
-                *aside = Some((i, t));
-            } else if since > period.saturating_mul(4).saturating_add(tolerance) {
-                // The timer paused: the next tick is measured from here.
-                *last = t;
-            }
-        };
-    let (mut last, mut aside) = (starts[seed].0, None);
+    let mut walk = Chain {
+        period,
+        tolerance,
+        ones: 0,
+        last: starts[seed].0,
+        aside: None,
+    };
     for (i, &(t, _)) in starts.iter().enumerate().skip(seed + 1) {
-        step(i, t - last, &mut last, t, &mut aside);
+        walk.step(i, t - walk.last, t, ticks.as_deref_mut());
     }
-    let (mut last, mut aside) = (starts[seed].0, None);
+    (walk.last, walk.aside) = (starts[seed].0, None);
     for (i, &(t, _)) in starts.iter().enumerate().take(seed).rev() {
-        step(i, last - t, &mut last, t, &mut aside);
+        walk.step(i, walk.last - t, t, ticks.as_deref_mut());
     }
     if let Some(ticks) = ticks {
         ticks.push(seed);
         ticks.sort_unstable();
     }
-    ones
+    walk.ones
+}
+
+/// [`chain`]'s walk one way from its seed.
+struct Chain {
+    period: i64,
+    tolerance: i64,
+    /// Steps of one period exactly.
+    ones: usize,
+    /// The last tick (or where the timer paused).
+    last: i64,
+    /// A message a step of a few periods off by more than the tolerance
+    /// but less than a quarter period, kept aside: when the next message
+    /// is one period from it, the timer fired late (or early) once and
+    /// went on from there (a timer that sleeps a period after each send),
+    /// and both are ticks.
+    aside: Option<(usize, i64)>,
+}
+
+impl Chain {
+    /// Message `i` at `t`, `since` the last tick (or to it, walking back).
+    #[inline(always)]
+    fn step(&mut self, i: usize, since: i64, t: i64, ticks: Option<&mut Vec<usize>>) {
+        let period = self.period;
+        if let Some((j, at)) = self.aside.take() {
+            if ((t - at).abs() - period).abs() <= self.tolerance {
+                if let Some(ticks) = ticks {
+                    ticks.push(j);
+                    ticks.push(i);
+                }
+                self.ones += 1;
+                self.last = t;
+                return;
+            }
+        }
+        // (Saturating: a capture's clock can jump by years.)
+        let k = since.saturating_add(period / 2) / period;
+        let steps = (1..=4).contains(&k);
+        let off = if steps {
+            (since - k * period).abs()
+        } else {
+            i64::MAX
+        };
+        if off <= self.tolerance {
+            if let Some(ticks) = ticks {
+                ticks.push(i);
+            }
+            self.ones += usize::from(k == 1);
+            self.last = t;
+        } else if steps && off < period / 4 {
+            self.aside = Some((i, t));
+        } else if since > period.saturating_mul(4).saturating_add(self.tolerance) {
+            // The timer paused: the next tick is measured from here.
+            self.last = t;
+        }
+    }
 }
 
 /// The server's own timer, if its messages keep one ([`find_ticks`]):
