@@ -107,7 +107,12 @@
 //! both messages of at most one segment, and delays within 5% of their
 //! median of a second or more, are that timer, and so is every other
 //! exchange of small messages and that delay (a chain's first poll):
-//! idle time, not think time.
+//! idle time, not think time. A long poll's timeout likewise, however
+//! long the client took to ask again: three slow exchanges or more of one
+//! delay of ten seconds or more (within 0.5%), each asked with a last
+//! segment of one size, are the server holding its answer until news or
+//! its timeout, and so is every exchange asked so and answered sooner
+//! (the news).
 
 use super::{Facts, TimedTurn};
 use crate::model::{
@@ -536,19 +541,68 @@ fn timer_paced(f: &Facts<'_>, slow: &[ServerTurn]) -> Vec<usize> {
         .map(|s| s.3)
         .collect();
     if delays.len() < 3 {
-        return Vec::new();
+        return held_polls(f, slow);
     }
     delays.sort_unstable();
     let median = delays[delays.len() / 2];
     // (Saturating: a capture's clock can jump by centuries.)
     let same = |d: i64| d.saturating_sub(median).saturating_abs().saturating_mul(20) <= median;
     if median < TIMER_MIN_NS || !delays.iter().all(|d| same(*d)) {
-        return Vec::new();
+        return held_polls(f, slow);
     }
     // The timer paces every small exchange of its delay, the first of a
     // chain too (a first poll is nobody's answer).
     slow.iter()
         .filter(|(i, .., d)| small(*i) && same(*d))
+        .map(|s| s.0)
+        .collect()
+}
+
+/// Shortest hold a long poll's timeout is taken for: a server that took
+/// the same ten seconds or more three times over was holding its answer,
+/// not working.
+const HOLD_MIN_NS: i64 = 10_000_000_000;
+
+/// A long poll's holds (module docs): the client asks and the server
+/// answers when it has news or its timeout ends (WeChat's 25 s: nDPI's
+/// wechat.pcap, 363 s of "think time" over 31 polls). Three slow
+/// exchanges or more whose delays on the server's clock are one length
+/// of at least [`HOLD_MIN_NS`] (within 0.5% or 20 ms: the timeout), each
+/// asked with a last segment of one size (at most an MSS), are polls; so
+/// is every slow exchange asked so, with a last segment of that size,
+/// and answered no later than the timeout (news came sooner). The longest such
+/// length is the timeout. Their numbers, or none.
+fn held_polls(f: &Facts<'_>, slow: &[ServerTurn]) -> Vec<usize> {
+    // The request's last segment, when the request is one segment of its
+    // own (polls left unanswered before it may have gathered into it).
+    let asked = |i: usize| {
+        let x = &f.exchanges[i - 1];
+        let last = f.record(x.request_last.frame)?;
+        (last.len > 0 && last.len <= f.mss(Direction::ClientToServer)).then_some(last.len)
+    };
+    let mut held: Vec<(i64, u32)> = slow
+        .iter()
+        .filter(|s| s.3 >= HOLD_MIN_NS)
+        .filter_map(|s| Some((s.3, asked(s.0)?)))
+        .collect();
+    if held.len() < 3 {
+        return Vec::new();
+    }
+    held.sort_unstable();
+    let tolerance = |t: i64| (t / 200).max(20_000_000);
+    // The longest delay that three of the same request size share.
+    let timeout = held.iter().rev().find_map(|&(t, size)| {
+        let alike = held
+            .iter()
+            .filter(|&&(u, n)| n == size && (u - t).abs() <= tolerance(t))
+            .count();
+        (alike >= 3).then_some((t, size))
+    });
+    let Some((timeout, size)) = timeout else {
+        return Vec::new();
+    };
+    slow.iter()
+        .filter(|s| asked(s.0) == Some(size) && s.3 <= timeout + tolerance(timeout))
         .map(|s| s.0)
         .collect()
 }

@@ -1109,6 +1109,52 @@ fn a_client_writing_each_request_in_two_behind_nagle_still_asks() {
     }
 }
 
+/// A long poll (WeChat's, nDPI's wechat.pcap): the client asks with a
+/// 120-byte request 300 ms after each answer reached it, the server
+/// answers `holds[i]` ms after a request arrives (when news came, or at
+/// its timeout); requests of `other` bytes where `odd[i]`.
+fn long_poll(holds: &[f64], odd: &[bool], other: u32) -> Outcome {
+    let mut w = Wire::new(Path::at_client(300.0));
+    w.handshake(0.0);
+    let mut t = 500.0;
+    for (&hold, &odd) in holds.iter().zip(odd) {
+        let q = w.data(C, t, if odd { other } else { 120 });
+        let a = w.data(S, w.arrival(q) + hold, 198);
+        w.ack(C, w.arrival(a));
+        t = w.arrival(a) + 300.0;
+    }
+    w.run()
+}
+
+#[test]
+fn a_long_polls_holds_are_no_think_time() {
+    // The server's 25 s timeout three times over, news sooner in between:
+    // every poll's wait is the hold, idle.
+    let holds = [
+        25_000.0, 3_100.0, 25_000.0, 9_600.0, 25_010.0, 700.0, 14_400.0,
+    ];
+    let o = long_poll(&holds, &[false; 7], 120);
+    o.has_no(ServerThinkTime);
+}
+
+#[test]
+fn equal_waits_twice_or_for_other_requests_are_still_the_servers() {
+    // Twice the same 25 s is no timeout yet.
+    let holds = [25_000.0, 3_100.0, 25_000.0, 9_600.0];
+    let o = long_poll(&holds, &[false; 4], 120);
+    assert_eq!(o.the(ServerThinkTime).waits.len(), 4);
+    // Three, but one asked with another request: the two alike are no
+    // timeout, and nothing is taken off.
+    let holds = [25_000.0, 3_100.0, 25_000.0, 25_000.0];
+    let odd = [false, false, false, true];
+    let o = long_poll(&holds, &odd, 400);
+    assert_eq!(o.the(ServerThinkTime).waits.len(), 4);
+    // The same timeout of under ten seconds is a server's equal work.
+    let holds = [5_000.0, 1_100.0, 5_000.0, 5_000.0];
+    let o = long_poll(&holds, &[false; 4], 120);
+    assert_eq!(o.the(ServerThinkTime).waits.len(), 4);
+}
+
 #[test]
 fn turn_taking_at_the_pace_of_the_round_trip_is_no_timer() {
     // An interactive session (ssh.pcap's key exchange): the client
