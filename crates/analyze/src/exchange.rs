@@ -272,6 +272,10 @@ pub struct Exchanges {
     /// CONFIRM asks nothing and an outstation's unsolicited response
     /// answers nothing (dnp3.rs).
     dnp3: crate::dnp3::Dnp3,
+    /// Bitcoin's peer-to-peer messages, if the connection carries them:
+    /// only the connecting peer's questions ask, and the other's relayed
+    /// announcements answer nothing (bitcoin.rs).
+    bitcoin: crate::bitcoin::Bitcoin,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -844,7 +848,8 @@ impl Exchanges {
 
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
     /// postgres.rs, amqp.rs, amqp10.rs, irc.rs, nats.rs, stomp.rs, h2c.rs,
-    /// kafka.rs, zookeeper.rs, gearman.rs, xmpp.rs, iec104.rs, dnp3.rs),
+    /// kafka.rs, zookeeper.rs, gearman.rs, xmpp.rs, iec104.rs, dnp3.rs,
+    /// bitcoin.rs),
     /// when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
@@ -911,13 +916,16 @@ impl Exchanges {
         if let Some(m) = self.dnp3.read(dir, head, len) {
             return Some(m);
         }
+        if let Some(m) = self.bitcoin.read(dir, head, len) {
+            return Some(m);
+        }
         self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
         None
     }
 
     /// Each reader's decision: its protocol (`Some(true)`), not, or not
     /// known yet.
-    fn reader_decisions(&self) -> [Option<bool>; 15] {
+    fn reader_decisions(&self) -> [Option<bool>; 16] {
         [
             self.openflow.decided(),
             self.mqtt.decided(),
@@ -934,6 +942,7 @@ impl Exchanges {
             self.xmpp.decided(),
             self.iec104.decided(),
             self.dnp3.decided(),
+            self.bitcoin.decided(),
         ]
     }
 

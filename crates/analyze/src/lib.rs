@@ -20,6 +20,7 @@ mod amqp;
 mod amqp10;
 mod beanstalk;
 mod binlog;
+mod bitcoin;
 mod cert_fetch;
 mod challenge;
 mod closes;

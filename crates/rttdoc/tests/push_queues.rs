@@ -195,3 +195,66 @@ fn a_messengers_own_stream_on_xmpps_port_makes_no_turns() {
     assert_eq!(waits.len(), 1);
     assert!((35.0..45.0).contains(&waits[0].2), "{waits:?}");
 }
+
+#[test]
+fn bitcoin_peers_announcements_answer_nothing() {
+    // nDPI's bitcoin.pcap (2011): a node's two connections to peers on
+    // 8333. Before bitcoin.rs the peers' `inv` and `addr` announcements,
+    // relayed as the network saw payments, "answered" the node's last
+    // message: 614 s of `server_think_time` on these two. Every turn is
+    // now a question and its answer, read in the payloads (a message
+    // begins with its network's magic, then its command).
+    if !require("push-queues: Bitcoin", &["tshark"], false) {
+        return;
+    }
+    let cap = data_dir().join("other-projects").join("ndpi-bitcoin.pcap");
+    let doc = run_rttdoc_json(&cap);
+    let payloads = tshark_payloads(&cap);
+    // The commands of the messages a segment holds (where the magic
+    // stands, a command follows).
+    let commands = |frame: u64| -> Vec<String> {
+        let b = &payloads[&frame].1;
+        (0..b.len().saturating_sub(16))
+            .filter(|&i| b[i..i + 4] == [0xf9, 0xbe, 0xb4, 0xd9])
+            .map(|i| {
+                String::from_utf8_lossy(&b[i + 4..i + 16])
+                    .trim_end_matches('\0')
+                    .to_string()
+            })
+            .collect()
+    };
+    // What the connecting peer asks in these (Bitcoin Core's protocol.h)
+    // and what answers each.
+    let answers = |asked: &str| -> Option<&[&str]> {
+        match asked {
+            "version" => Some(&["version", "verack"]),
+            "getaddr" => Some(&["addr"]),
+            "getdata" => Some(&["tx", "block", "notfound"]),
+            "ping" => Some(&["pong"]),
+            _ => None,
+        }
+    };
+    let turns = turn_frames(&doc);
+    assert!(turns.len() >= 15, "{turns:?}");
+    for (start, end) in turns {
+        let asked = commands(start);
+        let awaited = asked
+            .iter()
+            .find_map(|c| answers(c))
+            .unwrap_or_else(|| panic!("{start} asks nothing: {asked:?}"));
+        let answered = commands(end);
+        assert!(
+            answered.iter().any(|c| awaited.contains(&c.as_str())),
+            "{start} {asked:?} -> {end} {answered:?}"
+        );
+    }
+    // What is left is the peers' answers to getdata, 36-263 ms each.
+    let ms: f64 = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(think_waits)
+        .map(|(_, _, ms)| ms)
+        .sum();
+    assert!(ms < 2_000.0, "{ms}");
+}
