@@ -364,3 +364,32 @@ fn a_produce_without_acks_asks_nothing() {
         .count();
     assert!(held >= 11, "{turns:?}");
 }
+
+#[test]
+fn kafka_gos_consumer_group_against_a_broker_in_docker() {
+    // segmentio/kafka-go's fixture v2-v2.pcapng (MIT): a Go consumer's
+    // group life against a broker in Docker (0.04-0.3 ms path). The held
+    // Fetches and the JoinGroups are idle; the coordinator's and the
+    // log's own answers (OffsetFetch 11 ms, ListOffsets 14 ms,
+    // OffsetCommit 25 ms, LeaveGroup 22 ms) are the broker's time.
+    if !require("kafka: kafka-go", &["tshark"], false) {
+        return;
+    }
+    let cap = data_dir()
+        .join("other-projects")
+        .join("kafkago-v2-v2.pcapng");
+    let doc = run_rttdoc_json(&cap);
+    let all = requests(&cap);
+    let turns = check_turns(&doc, &all);
+    assert!(turns.iter().any(|t| t.key == FETCH && t.idle), "{turns:?}");
+    let mut timed: Vec<u16> = Vec::new();
+    for c in doc["connections"].as_array().unwrap() {
+        for (asked, _, ms) in think_waits(c) {
+            assert!((5.0..30.0).contains(&ms), "{asked}: {ms} ms");
+            timed.push(all[&asked].key);
+        }
+    }
+    timed.sort_unstable();
+    // ListOffsets (2), OffsetCommit (8), OffsetFetch (9), LeaveGroup (13).
+    assert_eq!(timed, [2, 8, 9, 13]);
+}
