@@ -67,6 +67,10 @@ const MAX_PAYLOAD: u32 = 0x0200_0000;
 /// turn unanswered.
 const MAX_AWAITED: usize = 32;
 
+/// What answers a `getdata`: the blocks and transactions it asked for
+/// (those behind the first are the rest of the answer).
+const DATA: &[&str] = &["block", "tx", "merkleblock", "cmpctblock", "notfound"];
+
 /// What the connecting peer's questions are, and what answers each.
 const QUESTIONS: [(&str, &[&str]); 11] = [
     ("version", &["version", "verack"]),
@@ -74,10 +78,7 @@ const QUESTIONS: [(&str, &[&str]); 11] = [
     ("getheaders", &["headers"]),
     ("getblocks", &["inv"]),
     ("mempool", &["inv"]),
-    (
-        "getdata",
-        &["block", "tx", "merkleblock", "cmpctblock", "notfound"],
-    ),
+    ("getdata", DATA),
     ("getaddr", &["addr", "addrv2"]),
     ("getblocktxn", &["blocktxn"]),
     ("getcfilters", &["cfilter"]),
@@ -165,12 +166,8 @@ impl State {
             let awaited = self.awaited.remove(i);
             m.answers = true;
             self.answering = true;
-            self.data_answered = awaited.contains(&"block");
-        } else if self.data_answered
-            && ["block", "tx", "merkleblock", "cmpctblock", "notfound"]
-                .iter()
-                .any(|name| command.is(name))
-        {
+            self.data_answered = awaited == DATA;
+        } else if self.data_answered && DATA.iter().any(|name| command.is(name)) {
             // More of what a getdata asked for.
             m.extends = true;
             self.answering = true;

@@ -464,9 +464,9 @@ impl Exchanges {
         }
         // (A capture begun inside an XMPP stream, or XML without its
         // stream header: stanzas, still read as turns.)
-        let opens_connection = first_data && !self.spoke[dir.reverse().index()];
-        if opens_connection
-            && self.xmpp_client_port
+        if self.xmpp_client_port
+            && first_data
+            && !self.spoke[dir.reverse().index()]
             && self.xmpp.decided() == Some(false)
             && !head.trim_ascii_start().starts_with(b"<")
         {

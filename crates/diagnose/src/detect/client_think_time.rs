@@ -274,22 +274,21 @@ pub(super) fn client_time(f: &Facts<'_>, t: &HandshakeTurn) -> Option<i64> {
     // clock shows no hold.)
     let at_client = at_client(f);
     let last = f.record(t.question_frame)?;
-    let held_beyond = |ack: &rttdoc_analyze::SegmentRecord| {
-        f.record(t.answer_frame).map_or(0, |answer| {
-            (f.held_after_sending_ns(answer) - f.held_after_sending_ns(ack)).max(0)
-        })
-    };
-    let ack_of_flight = f
+    let since_ack = f
         .between(t.question_frame + 1, t.answer_frame)
         .iter()
-        .find(|r| r.dir == Direction::ClientToServer && r.ack_set && seq::le(last.end, r.ack));
-    let since_ack = ack_of_flight
-        .map(|ack| t.answer_ts_ns - ack.ts_ns)
-        // (Only a turn long enough to be a finding asks for the clock:
-        // finding it costs a pass over the client's segments.)
-        .map(|since| match (ack_of_flight, f.rtt_ns) {
-            (Some(ack), Some(rtt)) if since >= threshold_of(rtt) => since - held_beyond(ack),
-            _ => since,
+        .find(|r| r.dir == Direction::ClientToServer && r.ack_set && seq::le(last.end, r.ack))
+        .map(|ack| {
+            let since = t.answer_ts_ns - ack.ts_ns;
+            // (Only a turn long enough to be a finding asks for the
+            // clock: finding it costs a pass over the client's segments.)
+            if f.rtt_ns.is_none_or(|rtt| since < threshold_of(rtt)) {
+                return since;
+            }
+            let held_beyond = f.record(t.answer_frame).map_or(0, |answer| {
+                (f.held_after_sending_ns(answer) - f.held_after_sending_ns(ack)).max(0)
+            });
+            since - held_beyond
         });
     match since_ack {
         Some(since_ack) if at_client => Some(since_ack.min(t.wait_ns)),

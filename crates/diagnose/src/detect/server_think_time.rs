@@ -575,10 +575,11 @@ const HOLD_MIN_NS: i64 = 10_000_000_000;
 fn held_polls(f: &Facts<'_>, slow: &[ServerTurn]) -> Vec<usize> {
     // The request's last segment, when the request is one segment of its
     // own (polls left unanswered before it may have gathered into it).
+    let mss = f.mss(Direction::ClientToServer);
     let asked = |i: usize| {
         let x = &f.exchanges[i - 1];
         let last = f.record(x.request_last.frame)?;
-        (last.len > 0 && last.len <= f.mss(Direction::ClientToServer)).then_some(last.len)
+        (last.len > 0 && last.len <= mss).then_some(last.len)
     };
     let mut held: Vec<(i64, u32)> = slow
         .iter()
