@@ -258,3 +258,53 @@ fn bitcoin_peers_announcements_answer_nothing() {
         .sum();
     assert!(ms < 2_000.0, "{ms}");
 }
+
+#[test]
+fn a_long_polls_jittered_holds_are_idle() {
+    // Dropbox's notification long poll (nDPI's skype.pcap stream 5, which
+    // nDPI names Dropbox by its address): the client asks again the
+    // moment each answer arrives, the server holds each poll 38-54 s (its
+    // timeout has random jitter, against a thundering herd) and answers
+    // with the same small record. Before, 140 s of `server_think_time`.
+    if !require("push-queues: Dropbox long poll", &["tshark"], false) {
+        return;
+    }
+    let cap = data_dir()
+        .join("other-projects")
+        .join("ndpi-dropbox-longpoll.pcap");
+    let doc = run_rttdoc_json(&cap);
+    no_think_time(&doc);
+    let c = connection(&doc, 0);
+    let client = c["client"]["ip"].as_str().unwrap().to_string();
+    let payloads = tshark_payloads(&cap);
+    let times = frame_times(&cap);
+    let turns = turn_frames(&doc);
+    assert_eq!(turns.len(), 3, "{turns:?}");
+    let mut holds = Vec::new();
+    for (asked, answered) in turns {
+        // Read with tshark: a poll left within 5 ms of the server's data
+        // before it (what made the client ask again), and the answer is
+        // the same size every time.
+        let (from, poll) = &payloads[&asked];
+        assert_eq!(*from, client);
+        let (prompt, _) = payloads
+            .range(..asked)
+            .rev()
+            .find(|(_, (ip, _))| *ip != client)
+            .expect("server data before each poll");
+        assert!(times[&asked] - times[prompt] < 0.005, "{prompt} -> {asked}");
+        assert_eq!(payloads[&answered].1.len(), 277, "{answered}");
+        assert_eq!(poll.len(), 954);
+        holds.push(times[&answered] - times[&asked]);
+        // The ledger counts the hold as idle: no latency beyond the ideal.
+        let row = first_byte_rows(c)
+            .find(|r| r["start_frame"] == asked)
+            .unwrap();
+        assert_eq!(row["excess_ms"], 0.0, "{row}");
+    }
+    // No two holds alike (a fixed timeout is held_polls' other rule).
+    holds.sort_by(f64::total_cmp);
+    assert!(holds.windows(2).all(|w| w[1] - w[0] > 1.0), "{holds:?}");
+    assert!(holds[0] > 10.0, "{holds:?}");
+    assert_eq!(c["excess_ms"], 0.0);
+}

@@ -112,7 +112,10 @@
 //! delay of ten seconds or more (within 0.5%), each asked with a last
 //! segment of one size, are the server holding its answer until news or
 //! its timeout, and so is every exchange asked so and answered sooner
-//! (the news).
+//! (the news). A timeout with jitter has no one delay: three holds or
+//! more of ten seconds or more, each poll of one size asked again the
+//! moment the last answer came, each answered with one small size (the
+//! same "nothing new"), are that server's too.
 
 use super::{Facts, TimedTurn};
 use crate::model::{
@@ -600,12 +603,79 @@ fn held_polls(f: &Facts<'_>, slow: &[ServerTurn]) -> Vec<usize> {
         (alike >= 3).then_some((t, size))
     });
     let Some((timeout, size)) = timeout else {
-        return Vec::new();
+        return jittered_polls(f, slow, asked);
     };
     slow.iter()
         .filter(|s| asked(s.0) == Some(size) && s.3 <= timeout + tolerance(timeout))
         .map(|s| s.0)
         .collect()
+}
+
+/// A long poll whose timeout has jitter (Dropbox's longpoll endpoint adds
+/// up to 90 s at random against a thundering herd; nDPI's skype.pcap
+/// stream 5: 53.8, 38.4 and 48.3 s): no two holds alike, but every poll
+/// the same. Three slow exchanges or more of ten seconds or more, each
+/// asked with a last segment of one size the moment the server's previous
+/// data reached the client (under the threshold of client_think_time: a
+/// client's loop, not a person or a timer of its own), or before the
+/// server had sent anything (the first poll), and answered with
+/// one small size (the same "nothing new"), are polls; so is every slow
+/// exchange asked so, and answered no later than the longest of them.
+/// Their numbers, or none. A handler that took ten seconds over requests
+/// of the client's own rhythm, or whose answers differ, is still working.
+fn jittered_polls(
+    f: &Facts<'_>,
+    slow: &[ServerTurn],
+    asked: impl Fn(usize) -> Option<u32>,
+) -> Vec<usize> {
+    let Some(rtt) = f.rtt_ns else {
+        return Vec::new();
+    };
+    let one_segment = f.mss(Direction::ServerToClient) as u64;
+    // (A first poll, with no server data before it, is asked at once.)
+    let again = |i: usize| {
+        asked(i).filter(|_| {
+            asked_again_at_once(f, f.exchanges[i - 1].request_first.frame, rtt) != Some(false)
+        })
+    };
+    let mut polls: Vec<(u32, u64, i64)> = slow
+        .iter()
+        .filter(|s| s.3 >= HOLD_MIN_NS)
+        .filter_map(|s| {
+            let answer = f.exchanges[s.0 - 1].response_bytes;
+            let size = again(s.0)?;
+            (answer > 0 && answer <= one_segment).then_some((size, answer, s.3))
+        })
+        .collect();
+    if polls.len() < 3 {
+        return Vec::new();
+    }
+    polls.sort_unstable();
+    let Some((size, longest)) = polls
+        .chunk_by(|a, b| (a.0, a.1) == (b.0, b.1))
+        .find_map(|alike| (alike.len() >= 3).then(|| (alike[0].0, alike[alike.len() - 1].2)))
+    else {
+        return Vec::new();
+    };
+    slow.iter()
+        .filter(|s| s.3 <= longest && again(s.0) == Some(size))
+        .map(|s| s.0)
+        .collect()
+}
+
+/// Whether the client's data in `frame` left within client_think_time's
+/// threshold of the server's previous data reaching it (the client's
+/// application asked again as soon as it read the answer); `None` where
+/// the server had sent nothing before it.
+fn asked_again_at_once(f: &Facts<'_>, frame: u64, rtt: i64) -> Option<bool> {
+    let client = Direction::ClientToServer;
+    let request = f.record(frame)?;
+    let prompt = f.timeline[..f.timeline.partition_point(|r| r.frame < frame)]
+        .iter()
+        .rev()
+        .find(|r| r.dir != client && r.len > 0)?;
+    let turnaround = f.on_clock_of(client, request) - f.on_clock_of(client, prompt);
+    Some(turnaround >= -f.shift_error_ns(client) && turnaround <= threshold_of(rtt))
 }
 
 /// Whether the client's data in `frame` left the moment the server's

@@ -1155,6 +1155,51 @@ fn equal_waits_twice_or_for_other_requests_are_still_the_servers() {
     assert_eq!(o.the(ServerThinkTime).waits.len(), 4);
 }
 
+/// A long poll whose timeout has jitter (Dropbox's, in nDPI's
+/// skype.pcap): the client asks with a 954-byte request `again` ms after
+/// each answer reaches it, the server answers `holds[i]` ms after the
+/// request arrives with `answers[i]` bytes; a path of 138 ms.
+fn jittered_poll(holds: &[f64], answers: &[u32], again: f64) -> Outcome {
+    let mut w = Wire::new(Path::at_client(138.0));
+    w.handshake(0.0);
+    let mut t = 500.0;
+    for (&hold, &answer) in holds.iter().zip(answers) {
+        let q = w.data(C, t, 954);
+        w.ack(S, w.arrival(q));
+        let a = w.data(S, w.arrival(q) + hold, answer);
+        w.ack(C, w.arrival(a));
+        t = w.arrival(a) + again;
+    }
+    w.run()
+}
+
+#[test]
+fn a_long_poll_with_jitter_asked_again_at_once_is_no_think_time() {
+    // No two holds alike, every poll and every "nothing new" the same,
+    // each poll asked 2.7 ms after the last answer arrived.
+    let holds = [53_800.0, 38_400.0, 48_300.0, 61_000.0];
+    jittered_poll(&holds, &[277; 4], 2.7).has_no(ServerThinkTime);
+    // News sooner than the longest hold, in an answer of its own size,
+    // is a poll's answer too.
+    let answers = [277, 277, 611, 277];
+    let holds = [53_800.0, 38_400.0, 12_000.0, 61_000.0];
+    jittered_poll(&holds, &answers, 2.7).has_no(ServerThinkTime);
+}
+
+#[test]
+fn slow_answers_that_differ_or_wait_for_the_clients_own_rhythm_are_think_time() {
+    // Three sizes of answer: a handler's results, not one "nothing new".
+    let holds = [53_800.0, 38_400.0, 48_300.0, 61_000.0];
+    let o = jittered_poll(&holds, &[277, 311, 402, 277], 2.7);
+    assert_eq!(o.the(ServerThinkTime).waits.len(), 4);
+    // The client asks 2 s after each answer: requests of its own making.
+    let o = jittered_poll(&holds, &[277; 4], 2_000.0);
+    assert_eq!(o.the(ServerThinkTime).waits.len(), 4);
+    // Holds under ten seconds are a server's work however alike.
+    let o = jittered_poll(&[5_300.0, 3_800.0, 4_800.0, 6_100.0], &[277; 4], 2.7);
+    assert_eq!(o.the(ServerThinkTime).waits.len(), 4);
+}
+
 #[test]
 fn turn_taking_at_the_pace_of_the_round_trip_is_no_timer() {
     // An interactive session (ssh.pcap's key exchange): the client
