@@ -308,3 +308,34 @@ fn a_long_polls_jittered_holds_are_idle() {
     assert!(holds[0] > 10.0, "{holds:?}");
     assert_eq!(c["excess_ms"], 0.0);
 }
+
+#[test]
+fn a_push_channel_begun_inside_its_tls_makes_no_turns() {
+    // Apple's push service on 5223 (nDPI's skype.pcap stream 74), the
+    // capture begun after its TLS handshake: notifications pushed 22-44 s
+    // apart, each acknowledged by the phone at once. Before, each
+    // acknowledgment "asked" for the next push: 66 s of
+    // `server_think_time`. With the handshake seen, the port's records
+    // make no turns already (xmpp-starttls above); here the first data is
+    // already a TLS record of application data.
+    if !require("push-queues: APNs", &["tshark"], false) {
+        return;
+    }
+    let other = |name: &str| data_dir().join("other-projects").join(name);
+    let cap = other("ndpi-apns-5223.pcap");
+    let first = tshark_payloads(&cap).into_values().next().unwrap().1;
+    assert_eq!(first[..3], [23, 3, 1], "a TLS 1.0 application_data record");
+    let doc = run_rttdoc_json(&cap);
+    let c = connection(&doc, 0);
+    assert_eq!(c["server"]["port"], 5223);
+    assert_eq!(c["exchanges"], 0, "{}", c["findings"]);
+    no_think_time(&doc);
+    // The same port carrying something else (nDPI's hpvirtgrp.pcap: HP's
+    // virtual machine group protocol, its first bytes no TLS record): the
+    // client's messages are each answered in one round trip, as turns.
+    let cap = other("ndpi-hpvirtgrp-5223.pcap");
+    let first = tshark_payloads(&cap).into_values().next().unwrap().1;
+    assert_ne!(first[0], 23);
+    let doc = run_rttdoc_json(&cap);
+    assert_eq!(turn_frames(&doc), [(4, 6), (8, 9), (11, 12), (14, 15)]);
+}
