@@ -64,6 +64,7 @@ const UNSUBSCRIBE: u8 = 10;
 const UNSUBACK: u8 = 11;
 const PINGREQ: u8 = 12;
 const PINGRESP: u8 = 13;
+const DISCONNECT: u8 = 14;
 const AUTH: u8 = 15;
 
 /// Questions asked and not yet answered, kept per connection: a client
@@ -102,7 +103,7 @@ impl Mqtt {
         let port = self.port;
         let decide = || {
             let connect = dir == Direction::ClientToServer && is_connect(head);
-            Some(connect || (port && whole_chain(head, len)))
+            Some(connect || (port && whole_chain(head, len)) || unmistakable(head, len))
         };
         Some(self.state(decide)?.read(dir, head, len))
     }
@@ -231,6 +232,47 @@ fn is_connect(head: &[u8]) -> bool {
 /// flags and header length, and its whole length.
 fn message(bytes: &[u8]) -> Option<((u8, u8, usize), u64)> {
     header(bytes).map(|(kind, flags, header, length)| ((kind, flags, header), length))
+}
+
+/// On any port, a capture that began after the CONNECT: a segment of
+/// whole messages whose first can hardly be anything but MQTT: a PINGREQ,
+/// PINGRESP or DISCONNECT (`c0 00`, `d0 00`, `e0 00`), an acknowledgment
+/// of a non-zero packet id alone (PUBACK, PUBREC, PUBCOMP `x0 02`, PUBREL
+/// `62 02`), or a PUBLISH whose topic, behind its 16-bit length, is
+/// printable and names no wildcard (a text protocol's bytes make a topic
+/// length of 8,224 or more, longer than its one-byte remaining length).
+/// nDPI's coap_mqtt.pcap: a broker on port 17501, the capture begun on a
+/// PINGREQ; read as turns, each PUBACK "asked" for the next push.
+fn unmistakable(head: &[u8], len: u64) -> bool {
+    if !whole_chain(head, len) {
+        return false;
+    }
+    let Some((kind, flags, header, length)) = header(head) else {
+        return false;
+    };
+    let id = |at: usize| {
+        head.get(at..at + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+    };
+    match kind {
+        PINGREQ | PINGRESP | DISCONNECT => flags == 0 && length == 2,
+        PUBACK | PUBREC | PUBCOMP | PUBREL => {
+            flags == if kind == PUBREL { 2 } else { 0 }
+                && length == 4
+                && id(2).is_some_and(|id| id != 0)
+        }
+        PUBLISH => {
+            let Some(topic) = id(header).map(usize::from).filter(|&n| n > 0) else {
+                return false;
+            };
+            let packet_id = if (flags >> 1) & 3 > 0 { 2 } else { 0 };
+            (header + 2 + topic + packet_id) as u64 <= length
+                && head[header + 2..header + 2 + topic]
+                    .iter()
+                    .all(|&b| (0x20..0x7f).contains(&b) && b != b'+' && b != b'#')
+        }
+        _ => false,
+    }
 }
 
 /// Whether a segment's bytes are MQTT messages from its first byte to its
@@ -468,6 +510,44 @@ mod tests {
         assert!(read(&mut m, ClientToServer, &msg(0x10, b"\x00\x06MQIsdp\x03")).is_some());
         assert_eq!(header(&[0x30, 0xff, 0xff, 0xff, 0xff, 0x01]), None);
         assert_eq!(header(&[0x36, 0x00]), None, "QoS 3");
+    }
+
+    #[test]
+    fn on_any_port_a_capture_begun_on_an_unmistakable_message_is_mqtt() {
+        // nDPI's coap_mqtt.pcap: a broker on 17501, the capture begun on a
+        // PINGREQ; the broker's pushes on topics such as `Bus17Cmd`.
+        for first in [
+            vec![0xc0, 0x00],
+            vec![0xd0, 0x00],
+            with_id(0x40, 2),
+            with_id(0x62, 9),
+            publish(1, 4, false, b"{\"messageType\":\"UPDATE\"}"),
+            [with_id(0x40, 2), publish(0, 0, false, b"x")].concat(),
+        ] {
+            let mut m = Mqtt::default();
+            assert!(read(&mut m, ClientToServer, &first).is_some(), "{first:x?}");
+        }
+        // Near misses: a packet id of 0, PUBREL without its flags, a
+        // segment that goes on past its message, a topic with a wildcard
+        // or unprintable, a text protocol's line (its "topic length"
+        // 0x2020 and more), a CONNACK (too short to tell), a SUBSCRIBE.
+        let mut wildcard = publish(0, 0, false, b"x");
+        wildcard[4] = b'+';
+        let mut unprintable = publish(0, 0, false, b"x");
+        unprintable[5] = 0x01;
+        for first in [
+            with_id(0x40, 0),
+            with_id(0x60, 9),
+            [vec![0xc0, 0x00], vec![0x17]].concat(),
+            wildcard,
+            unprintable,
+            b"3 two words\r\n".to_vec(),
+            msg(0x20, &[0, 0]),
+            msg(0x82, b"\x00\x01\x00\x03a/b\x00"),
+        ] {
+            let mut m = Mqtt::default();
+            assert_eq!(read(&mut m, ClientToServer, &first), None, "{first:x?}");
+        }
     }
 
     proptest::proptest! {
