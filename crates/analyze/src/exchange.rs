@@ -276,6 +276,10 @@ pub struct Exchanges {
     /// only the connecting peer's questions ask, and the other's relayed
     /// announcements answer nothing (bitcoin.rs).
     bitcoin: crate::bitcoin::Bitcoin,
+    /// FIX's reading: the initiator's questions answered by their
+    /// answers; Heartbeats, the acceptor's TestRequests and market data
+    /// answer nothing (fix.rs).
+    fix: crate::fix::Fix,
     /// Every reader above found the connection is not its protocol.
     readers_refused: bool,
     /// On a PostgreSQL connection, the server's messages answer only while
@@ -861,7 +865,7 @@ impl Exchanges {
     /// The segment as the protocol readers read it (openflow.rs, mqtt.rs,
     /// postgres.rs, amqp.rs, amqp10.rs, irc.rs, nats.rs, stomp.rs, h2c.rs,
     /// kafka.rs, zookeeper.rs, gearman.rs, xmpp.rs, iec104.rs, dnp3.rs,
-    /// bitcoin.rs),
+    /// bitcoin.rs, fix.rs),
     /// when one found its protocol; once all have
     /// found theirs is not there, they are asked no more (a segment of
     /// an ordinary connection pays one test).
@@ -931,13 +935,16 @@ impl Exchanges {
         if let Some(m) = self.bitcoin.read(dir, head, len) {
             return Some(m);
         }
+        if let Some(m) = self.fix.read(dir, head, len) {
+            return Some(m);
+        }
         self.readers_refused = self.reader_decisions().iter().all(|d| *d == Some(false));
         None
     }
 
     /// Each reader's decision: its protocol (`Some(true)`), not, or not
     /// known yet.
-    fn reader_decisions(&self) -> [Option<bool>; 16] {
+    fn reader_decisions(&self) -> [Option<bool>; 17] {
         [
             self.openflow.decided(),
             self.mqtt.decided(),
@@ -955,6 +962,7 @@ impl Exchanges {
             self.iec104.decided(),
             self.dnp3.decided(),
             self.bitcoin.decided(),
+            self.fix.decided(),
         ]
     }
 

@@ -32,6 +32,7 @@ mod dns;
 mod exchange;
 mod facts;
 mod finisher;
+mod fix;
 mod flow_map;
 mod follow_ups;
 mod framing;

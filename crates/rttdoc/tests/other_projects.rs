@@ -1173,3 +1173,64 @@ fn two_senders_on_their_own_timers_answer_nothing() {
         }
     }
 }
+
+/// FIX message fields (`tag=value`, SOH between) of a segment's payload,
+/// a FIXCOMP envelope's inflated.
+fn fix_fields(payload: &[u8]) -> Vec<String> {
+    use std::io::Read;
+    let text = if let Some(rest) = payload.strip_prefix(b"8=FIXCOMP\x019=") {
+        let start = rest.iter().position(|&b| b == 1).unwrap() + 1;
+        let mut inflated = Vec::new();
+        flate2::read::ZlibDecoder::new(&rest[start..])
+            .read_to_end(&mut inflated)
+            .unwrap();
+        inflated
+    } else {
+        payload.to_vec()
+    };
+    text.split(|&b| b == 1)
+        .map(|f| String::from_utf8_lossy(f).into_owned())
+        .collect()
+}
+
+#[test]
+fn fix_heartbeats_and_the_acceptors_test_requests_answer_nothing() {
+    // nDPI's fix.pcap (a trading client's sessions with two venues): the
+    // acceptor sends a TestRequest every 10 s and the client's Heartbeat
+    // (in a FIXCOMP envelope) answers it at once; the venue's binary
+    // market data comes behind FIX's header (`8=O`). Before fix.rs, each
+    // Heartbeat "asked" for the next TestRequest: 20 s of
+    // `server_think_time` on stream 1, 233 ms on stream 0. The one turn
+    // left is the client's own TestRequest and the Heartbeat that carries
+    // its TestReqID back.
+    if !require("other_projects: FIX", &["tshark"], false) {
+        return;
+    }
+    let cap = data_dir().join("other-projects").join("ndpi-fix.pcap");
+    let doc = run_rttdoc_json(&cap);
+    assert_no_finding(&doc, "server_think_time");
+    let payloads = tshark_payloads(&cap);
+    let has = |frame: u64, field: &str| fix_fields(&payloads[&frame].1).iter().any(|f| f == field);
+    let turns = turn_frames(&doc);
+    assert_eq!(turns.len(), 1, "{turns:?}");
+    for (asked, answered) in turns {
+        assert!(has(asked, "35=1"), "{asked}: a TestRequest");
+        let echoed = fix_fields(&payloads[&asked].1)
+            .into_iter()
+            .find(|f| f.starts_with("112="))
+            .unwrap();
+        assert!(
+            has(answered, "35=0") && has(answered, &echoed),
+            "{answered}"
+        );
+    }
+    // The acceptor's TestRequests, and the client's Heartbeats after
+    // them, are there (read as tshark shows them) and none is a turn.
+    let server_test_requests = payloads
+        .iter()
+        .filter(|(_, (ip, bytes))| {
+            ip != "192.168.0.20" && fix_fields(bytes).contains(&"35=1".into())
+        })
+        .count();
+    assert!(server_test_requests >= 4, "{server_test_requests}");
+}
