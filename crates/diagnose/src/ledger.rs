@@ -862,6 +862,7 @@ fn report_with(
                 path_mtu_views: Default::default(),
                 not_taken_view: Default::default(),
                 syn_answers_view: Default::default(),
+                acknowledgment_view: Default::default(),
             }
         };
     }

@@ -1234,3 +1234,105 @@ fn fix_heartbeats_and_the_acceptors_test_requests_answer_nothing() {
         .count();
     assert!(server_test_requests >= 4, "{server_test_requests}");
 }
+
+#[test]
+fn a_channels_acknowledgments_both_ways_ask_nothing() {
+    // A Zoom client's control channel to its media router (nDPI's
+    // zoom2.pcap stream 0, TLS 1.2 to zoomsjccv154mmr.sjc.zoom.us): each
+    // side acknowledges the other's records with a 50-byte record the
+    // moment they arrive, and the router pushes as the meeting goes.
+    // Before, each of the client's acknowledgments "asked" for the next
+    // push: 15.4 s of `server_think_time`.
+    if !require("other_projects: Zoom", &["tshark"], false) {
+        return;
+    }
+    let cap = data_dir()
+        .join("other-projects")
+        .join("ndpi-zoom-control.pcap.gz");
+    let doc = run_rttdoc_json(&cap);
+    let c = connection(&doc, 0);
+    let payloads = tshark_payloads(&cap);
+    let times = frame_times(&cap);
+    let client = c["client"]["ip"].as_str().unwrap();
+    // Read with tshark: the acknowledgments, both ways.
+    let acks = |from_client: bool| {
+        payloads
+            .iter()
+            .filter(|(_, (ip, b))| (ip == client) == from_client && b.len() == 50)
+            .count()
+    };
+    assert!(
+        acks(true) >= 50 && acks(false) >= 10,
+        "{} {}",
+        acks(true),
+        acks(false)
+    );
+    // No turn timed as the server's began with a client acknowledgment
+    // sent within 20 ms of the server's data before it (its reaction to
+    // that data).
+    let waits = think_waits(c);
+    for &(_, answered, _) in &waits {
+        let row = first_byte_rows(c)
+            .find(|r| r["end_frame"] == answered)
+            .unwrap();
+        let asked = row["start_frame"].as_u64().unwrap();
+        let (ip, bytes) = &payloads[&asked];
+        assert_eq!(ip, client);
+        let (prompt, _) = payloads.range(..asked).next_back().unwrap();
+        let reaction = times[&asked] - times[prompt] < 0.020 && payloads[prompt].0 != *client;
+        assert!(!(bytes.len() == 50 && reaction), "{asked} -> {answered}");
+    }
+    let ms: f64 = waits.iter().map(|w| w.2).sum();
+    assert!(ms < 5_000.0, "{ms}");
+}
+
+#[test]
+fn a_delayed_ack_on_a_loopback_bounds_no_servers_time() {
+    // Cassandra on a loopback (nDPI's cassandra.pcap stream 1, a client
+    // creating a keyspace and tables): the server's kernel acknowledged a
+    // slow request when its delayed-ACK timer fired, 39-40 ms after it
+    // arrived, and answered later. On an 11 us path no queue holds a
+    // request that long: the ACK says nothing of when it arrived, and the
+    // server's time runs from the request (before, from the ACK: 40 ms
+    // short four times).
+    if !require("other_projects: Cassandra", &["tshark"], false) {
+        return;
+    }
+    let cap = data_dir()
+        .join("other-projects")
+        .join("ndpi-cassandra.pcap");
+    let doc = run_rttdoc_json(&cap);
+    let times = frame_times(&cap);
+    // CQL's stream ids pair each request with its RESULT (tshark).
+    // (A segment may hold several messages: their opcodes and stream ids.)
+    let cql: std::collections::BTreeMap<u64, Vec<(u64, String)>> = tshark_fields(
+        &cap,
+        &[],
+        "cql",
+        &["frame.number", "cql.opcode", "cql.stream"],
+    )
+    .into_iter()
+    .map(|f| {
+        let ops = f[1].split(',').map(|o| o.parse().unwrap());
+        let ids = f[2].split(',').map(str::to_string);
+        (f[0].parse().unwrap(), ops.zip(ids).collect())
+    })
+    .collect();
+    let waits = think_waits(connection(&doc, 0));
+    assert!(waits.len() >= 6, "{waits:?}");
+    for (asked, answered, ms) in waits {
+        // A request (STARTUP 1, OPTIONS 5, QUERY 7, PREPARE 9, EXECUTE
+        // 10, REGISTER 11, BATCH 13) and an answer with its stream id
+        // (ERROR 0, READY 2, SUPPORTED 6, RESULT 8).
+        let (op, id) = &cql[&asked][0];
+        assert!([1, 5, 7, 9, 10, 11, 13].contains(op), "{asked}");
+        let answers = |(o, i): &(u64, String)| [0, 2, 6, 8].contains(o) && i == id;
+        assert!(cql[&answered].iter().any(answers), "{answered}");
+        // On a loopback the server's clock is the capture's.
+        let span = (times[&answered] - times[&asked]) * 1000.0;
+        assert!(
+            (ms - span).abs() < 0.5,
+            "{asked} -> {answered}: {ms} of {span} ms"
+        );
+    }
+}

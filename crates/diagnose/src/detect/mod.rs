@@ -206,6 +206,10 @@ pub struct Facts<'a> {
     /// by `syn_answered_by_ack` and `syn_retransmit`, which leaves their
     /// waits to it.
     pub(crate) syn_answers_view: std::cell::OnceCell<Vec<syn_answered_by_ack::Rejection<'a>>>,
+    /// The size of the small message each side acknowledges the other's
+    /// messages with (`server_think_time::acknowledgment_size`), found on
+    /// first use.
+    pub(crate) acknowledgment_view: std::cell::OnceCell<Option<u32>>,
 }
 
 impl HandshakeTurn {
@@ -235,6 +239,12 @@ pub fn pure_ack(r: &SegmentRecord) -> bool {
 /// TCP_DELACK_MIN, 40 ms; Windows waits 200 ms, BSDs 100 ms): an ACK that
 /// left sooner after the data arrived was not delayed by one.
 pub const DELAYED_ACK_MIN_NS: i64 = 40_000_000;
+
+/// The earliest Linux's delayed-ACK timer fires: its 40 ms are counted in
+/// ticks of the kernel's clock from within the current one, so a 100 Hz
+/// kernel's four ticks end 30-40 ms after the data arrived (a 250 Hz
+/// kernel's ten, 36-40 ms).
+pub const DELAYED_ACK_EARLIEST_NS: i64 = 30_000_000;
 
 /// A host's turn as a think-time detector times it: from the question's
 /// frame (its last copy) to the answer's first, and the host's own time
@@ -724,9 +734,10 @@ impl<'a> Facts<'a> {
 
     /// When `answerer` acknowledged the data that ends at `question_frame`
     /// with a pure ACK before `answer_frame`, less than
-    /// [`DELAYED_ACK_MIN_NS`] after `arrival` (the data's estimated arrival
-    /// on the answerer's clock): that ACK's time on the answerer's clock,
-    /// and its frame.
+    /// [`DELAYED_ACK_EARLIEST_NS`] after `arrival` (the data's estimated
+    /// arrival on the answerer's clock), or less than
+    /// [`DELAYED_ACK_MIN_NS`] where the path varies that much: that ACK's
+    /// time on the answerer's clock, and its frame.
     /// It left on arrival (a host acknowledges at once while a connection
     /// is new, Linux's quick-ACK mode, or when no delayed-ACK timer holds
     /// it), so the data had arrived by then; an arrival estimated too
@@ -761,7 +772,22 @@ impl<'a> Facts<'a> {
         // (Less what held the ACK on the path after it left, by the
         // answerer's own clock: sender_clock.rs.)
         let k = self.on_clock_of(answerer, ack) - self.held_after_sending_ns(ack);
-        (k - arrival < DELAYED_ACK_MIN_NS).then_some((k, ack.frame))
+        // An ACK 30-40 ms after the estimated arrival may be Linux's
+        // delayed-ACK timer, or an ACK on arrival of data the path held
+        // longer than the round trip said (a phone's radio, a queue
+        // behind the client's uploads): only a path that varies that much
+        // (by its jitter, or ten times its round trip) can have held it so
+        // long, not a loopback's or a LAN's. (nDPI's cassandra.pcap, a
+        // loopback of 11 us: the timer's ACKs, 39.3-39.9 ms after each
+        // request, had been taken for ACKs on arrival and the server's
+        // time timed from them.)
+        let delay = k - arrival;
+        let grown = self
+            .jitter_ns
+            .max(self.rtt_ns.unwrap_or(0).saturating_mul(10));
+        let on_arrival =
+            delay < DELAYED_ACK_EARLIEST_NS || (delay < DELAYED_ACK_MIN_NS && delay <= grown);
+        on_arrival.then_some((k, ack.frame))
     }
 
     /// What a sender saw: its data segments (those `data` keeps, up to

@@ -62,6 +62,17 @@
 //! earlier than it (both the server's own packets: whatever the path's
 //! round trip had grown to since the handshake, a request queued on the
 //! client's uplink behind its other uploads is not the server thinking).
+//! Linux's timer fires from within a tick of its clock, as early as 30 ms
+//! (a 100 Hz kernel's): an ACK 30-40 ms after the arrival is the timer's
+//! on a path that cannot have grown that much (its jitter, ten times its
+//! round trip: a loopback, a LAN), and bounds nothing there.
+//!
+//! Nor does an acknowledgment ask anything on a channel whose two sides
+//! acknowledge each other's messages with a small message of one size,
+//! each side at least three times the moment the other's data of another
+//! size arrived (Zoom's control channel): a client message of only such
+//! acknowledgments, each right after the server's data of another size,
+//! is no request, and what the server sends next comes at its own pace.
 //!
 //! Nor is a proxy's wait for its upstream its own work: where the capture
 //! shows the call the server made for the request (upstream_wait.rs), the
@@ -983,7 +994,93 @@ fn asks_nothing(f: &Facts<'_>, x: &Exchange, first: Stamp, threshold: i64) -> bo
     }
     // A reply to a message the server sent on its own (a ping, a push)
     // asks nothing: what the server sends next is its own next message.
-    replies_to_the_server(f, x)
+    replies_to_the_server(f, x) || acknowledges(f, x)
+}
+
+/// Whether exchange `x`'s "request" is only the client's acknowledgments
+/// on a connection whose two sides acknowledge each other's messages
+/// ([`acknowledgment_size`]), each of server data that came before it
+/// (pushes the client acknowledged as they came, none an answer): it
+/// asks nothing.
+fn acknowledges(f: &Facts<'_>, x: &Exchange) -> bool {
+    let Some(size) = *f.acknowledgment_view.get_or_init(|| acknowledgment_size(f)) else {
+        return false;
+    };
+    // (By segment: inside TLS the exchange counts the records' contents.)
+    let mut client = f
+        .between(x.request_first.frame, x.request_last.frame + 1)
+        .iter()
+        .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
+        .peekable();
+    // (Once the connection showed its acknowledgments, one of their size
+    // right after the server's data of another is one, however slow.)
+    client.peek().is_some() && client.all(|r| r.len == size && after_other_data(f, r, size))
+}
+
+/// Whether the data segment just before `r` (with no data between) is
+/// the other side's, of a size other than `size`.
+fn after_other_data(f: &Facts<'_>, r: &SegmentRecord, size: u32) -> bool {
+    let before = &f.timeline[..f.timeline.partition_point(|q| q.frame < r.frame)];
+    before
+        .iter()
+        .rev()
+        .find(|q| q.len > 0)
+        .is_some_and(|p| p.dir != r.dir && p.len != size)
+}
+
+/// How many of each side's acknowledgments make the pattern.
+const ACKNOWLEDGMENTS: u16 = 3;
+
+/// The size of the small message (at most [`SMALL_MESSAGE_BYTES`]) that
+/// each side sends the moment the other's data arrives, each at least
+/// three times, in reaction to messages of other sizes: an application's
+/// own acknowledgments, both ways (Zoom's control channel: a 50-byte
+/// record after every record of the other side's, nDPI's zoom2.pcap).
+/// Neither side's acknowledgment asks anything, and what the other sends
+/// after it comes at its own pace: read as turns, each push after the
+/// client's acknowledgment of the last was its "answer" (15 s of
+/// `server_think_time`). Not a request-and-answer loop's: a client's
+/// small requests and a server's small answers have sizes of their own,
+/// and an echo's (the same size back) answers the same size, not others.
+fn acknowledgment_size(f: &Facts<'_>) -> Option<u32> {
+    let mut counts = [[0u16; 2]; SMALL_MESSAGE_BYTES as usize + 1];
+    for d in [Direction::ClientToServer, Direction::ServerToClient] {
+        let data = |dir: Direction| f.timeline.iter().filter(move |r| r.dir == dir && r.len > 0);
+        let mut arrivals = data(d.reverse()).peekable();
+        // The other side's latest data to arrive, and this side's latest
+        // departure, on this side's clock.
+        let mut latest: Option<&SegmentRecord> = None;
+        let mut last_sent = i64::MIN;
+        let slack = f.shift_error_ns(d);
+        for r in data(d) {
+            let left = f.on_clock_of(d, r);
+            while let Some(q) = arrivals.next_if(|q| f.on_clock_of(d, q) <= left + slack) {
+                latest = Some(q);
+            }
+            if let Some(p) = latest.filter(|p| f.on_clock_of(d, p) >= last_sent) {
+                if r.len as u64 <= SMALL_MESSAGE_BYTES && p.len != r.len && reacted(f, p, r) {
+                    let n = &mut counts[r.len as usize][d.index()];
+                    *n = n.saturating_add(1);
+                }
+            }
+            last_sent = left;
+        }
+    }
+    (1..counts.len())
+        .filter(|&len| counts[len].iter().all(|&n| n >= ACKNOWLEDGMENTS))
+        .max_by_key(|&len| counts[len][0].min(counts[len][1]))
+        .map(|len| len as u32)
+}
+
+/// Whether `r` left, on its sender's clock, within the threshold of
+/// client_think_time and server_think_time after `p` (the other side's)
+/// arrived.
+fn reacted(f: &Facts<'_>, p: &SegmentRecord, r: &SegmentRecord) -> bool {
+    let Some(rtt) = f.rtt_ns else {
+        return false;
+    };
+    let turnaround = f.on_clock_of(r.dir, r) - f.on_clock_of(r.dir, p);
+    turnaround >= -f.shift_error_ns(r.dir) && turnaround <= threshold_of(rtt)
 }
 
 /// At most this many bytes is a small message: a ping, a pong, a

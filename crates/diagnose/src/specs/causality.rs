@@ -122,6 +122,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         path_mtu_views: Default::default(),
         not_taken_view: Default::default(),
         syn_answers_view: Default::default(),
+        acknowledgment_view: Default::default(),
     }
 }
 

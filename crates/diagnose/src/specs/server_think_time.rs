@@ -820,6 +820,78 @@ fn a_delayed_ack_of_the_request_bounds_nothing() {
     );
 }
 
+/// The same ACK 35 ms after the request arrived on a LAN of 0.2 ms (and
+/// on a 3 ms path): no queue of such a path holds a request that long,
+/// so it is Linux's delayed-ACK timer (40 ms, fired from within a tick of
+/// a 100 Hz clock), and the server's time runs from the arrival. On the
+/// 40 ms path above, the same 35 ms could be a queue's, and the ACK
+/// still bounds the server's time.
+#[test]
+fn a_delayed_ack_timer_fired_early_in_its_tick_bounds_nothing() {
+    for rtt in [0.2, 3.0] {
+        let mut w = Wire::new(Path::at_client(rtt));
+        w.handshake(0.0);
+        let req = w.send(C, 100.0, b"SELECT 1");
+        let arrived = w.arrival(req);
+        w.ack(S, arrived + 35.0);
+        let resp = w.send(S, arrived + 60.0, b"1 row");
+        w.ack(C, w.arrival(resp));
+        let o = w.run();
+        assert_ms(
+            o.the(ServerThinkTime).cost_ms,
+            60.0,
+            EXACT,
+            "arrival to answer",
+        );
+    }
+    let o = queued_request(0.0, 35.0, 60.0);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 25.0, EXACT, "ACK to answer");
+}
+
+/// Each side of a channel acknowledging every message of the other's
+/// with a 50-byte message the moment it arrives (Zoom's control channel,
+/// nDPI's zoom2.pcap), the server's pushes `gaps` ms apart, each of
+/// another size; the client's own messages (`asks`, of 74 bytes) too.
+fn acknowledged_pushes(gaps: &[f64], echo: bool) -> Outcome {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    // The client speaks first (it joins), acknowledged.
+    let join = w.data(C, 50.0, 74);
+    w.data(S, w.arrival(join) + 1.0, 50);
+    let mut t = 300.0;
+    for (k, gap) in gaps.iter().enumerate() {
+        let size = if echo { 50 } else { 80 + k as u32 };
+        let push = w.data(S, t, size);
+        let ack = w.data(C, w.arrival(push) + 2.0, 50);
+        if k % 2 == 1 {
+            let ask = w.data(C, w.arrival(push) + 300.0, 74);
+            w.data(S, w.arrival(ask) + 1.0, 50);
+        } else {
+            w.ack(S, w.arrival(ack));
+        }
+        t += gap;
+    }
+    w.run()
+}
+
+#[test]
+fn acknowledgments_both_ways_ask_nothing() {
+    // Pushes 1-2 s apart: each client acknowledgment was followed by the
+    // next push, which answered nothing.
+    let gaps = [1_500.0, 1_200.0, 2_000.0, 1_700.0, 1_100.0, 1_400.0];
+    acknowledged_pushes(&gaps, false).has_no(ServerThinkTime);
+}
+
+#[test]
+fn an_echo_of_one_size_is_no_acknowledgment() {
+    // A request and its answer of one size (an echo, netperf's TCP_RR):
+    // the server's message of the client's size is its answer, and its
+    // slow ones are its time.
+    let gaps = [1_500.0, 1_200.0, 2_000.0, 1_700.0, 1_100.0, 1_400.0];
+    let o = acknowledged_pushes(&gaps, true);
+    assert!(!o.the(ServerThinkTime).waits.is_empty());
+}
+
 /// A request at 100 ms on a 40 ms path, captured at the client, answered
 /// `late` ms after it arrives. Three other downloads first show the
 /// downlink's rate (a 1448-byte segment every millisecond until 90 ms:
