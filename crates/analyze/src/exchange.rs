@@ -90,6 +90,10 @@ pub struct Exchange {
     /// The CORS preflight whose answer let this request go, when the
     /// capture shows it (preflight.rs).
     pub preflighted: Option<Box<crate::preflight::FollowedPreflight>>,
+    /// The intermediary an HTTP/1.x answer's head names ([`intermediary`]:
+    /// its `Via`, or a cache's `X-Cache` or `CF-Cache-Status`): a proxy or
+    /// a CDN answered, and its wait holds its own fetch from the origin.
+    pub via: Option<Box<str>>,
 }
 
 impl Exchange {
@@ -537,6 +541,9 @@ impl Exchanges {
                         } else {
                             if c.response_first.is_none() {
                                 c.status = http_status(head);
+                                if c.status.is_some() {
+                                    c.via = intermediary(head);
+                                }
                                 if let (Some(status), Some(asked)) = (c.status, &self.current_asked)
                                 {
                                     if crate::redirect::is_redirect_status(status) {
@@ -859,6 +866,7 @@ impl Exchanges {
             redirected: None,
             challenged: None,
             preflighted: None,
+            via: None,
         });
     }
 
@@ -1314,6 +1322,29 @@ pub(crate) fn header_value<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> 
         .map(|(_, value, _)| value)
 }
 
+/// The longest intermediary's name kept: a `Via` lists each hop's
+/// protocol and name (RFC 9110 7.6.3), a CDN's a few.
+const LONGEST_VIA: usize = 80;
+
+/// The intermediary an HTTP/1.x answer's head names: its `Via` (every
+/// proxy that forwards a message adds itself, RFC 9110 7.6.3: Varnish,
+/// Squid, CloudFront, Fastly), else the cache status a cache or CDN adds
+/// (`X-Cache`: Squid's, Varnish's, CloudFront's, Fastly's;
+/// `CF-Cache-Status`: Cloudflare's, which sends no `Via`), as
+/// `name: value`, at most [`LONGEST_VIA`] bytes of it.
+fn intermediary(head: &[u8]) -> Option<Box<str>> {
+    let (name, value) = [
+        ("Via", &b"via"[..]),
+        ("X-Cache", b"x-cache"),
+        ("CF-Cache-Status", b"cf-cache-status"),
+    ]
+    .into_iter()
+    .find_map(|(name, field)| Some((name, header_value(head, field)?)))?;
+    let value = String::from_utf8_lossy(&value[..value.len().min(LONGEST_VIA)]);
+    let value = value.trim();
+    (!value.is_empty()).then(|| format!("{name}: {value}").into_boxed_str())
+}
+
 /// Whether `bytes` begin with an HTTP method and a space: a request
 /// line's start, told without reading the line.
 pub(crate) fn begins_request(bytes: &[u8]) -> bool {
@@ -1416,6 +1447,34 @@ pub fn http_status(head: &[u8]) -> Option<u16> {
 mod tests {
     use super::*;
     use Direction::*;
+
+    #[test]
+    fn an_answers_intermediary_is_its_via_or_a_caches_status() {
+        let head = |fields: &str| format!("HTTP/1.1 200 OK\r\n{fields}\r\n");
+        let of = |fields: &str| intermediary(head(fields).as_bytes()).map(String::from);
+        // Varnish's, CloudFront's (Via before X-Cache), Cloudflare's.
+        assert_eq!(
+            of("Age: 0\r\nVia: 1.1 varnish (Varnish/7.1)\r\n").as_deref(),
+            Some("Via: 1.1 varnish (Varnish/7.1)")
+        );
+        let cloudfront =
+            "X-Cache: Miss from cloudfront\r\nVia: 1.1 abc.cloudfront.net (CloudFront)\r\n";
+        assert_eq!(
+            of(cloudfront).as_deref(),
+            Some("Via: 1.1 abc.cloudfront.net (CloudFront)")
+        );
+        assert_eq!(
+            of("Server: cloudflare\r\nCF-Cache-Status: MISS\r\n").as_deref(),
+            Some("CF-Cache-Status: MISS")
+        );
+        // None named; an empty value; a field the head's end cut.
+        assert_eq!(of("Server: nginx\r\n"), None);
+        assert_eq!(of("Via: \r\n"), None);
+        assert_eq!(intermediary(b"HTTP/1.1 200 OK\r\nVia: 1.1 var"), None);
+        // A long chain of hops, kept to its first bytes.
+        let long = of(&format!("Via: {}\r\n", "1.1 hop, ".repeat(30))).unwrap();
+        assert_eq!(long.len(), "Via: ".len() + LONGEST_VIA);
+    }
 
     fn at(frame: u64) -> Stamp {
         Stamp {

@@ -244,12 +244,19 @@ fn message(bytes: &[u8]) -> Option<((u8, u8, usize), u64)> {
 /// nDPI's coap_mqtt.pcap: a broker on port 17501, the capture begun on a
 /// PINGREQ; read as turns, each PUBACK "asked" for the next push.
 fn unmistakable(head: &[u8], len: u64) -> bool {
-    if !whole_chain(head, len) {
-        return false;
-    }
+    // (The first message first: most connections' first bytes are no
+    // MQTT header of these types, and the chain is walked only then.)
     let Some((kind, flags, header, length)) = header(head) else {
         return false;
     };
+    if !matches!(
+        kind,
+        PINGREQ | PINGRESP | DISCONNECT | PUBACK | PUBREC | PUBCOMP | PUBREL | PUBLISH
+    ) || length > len
+        || !whole_chain(head, len)
+    {
+        return false;
+    }
     let id = |at: usize| {
         head.get(at..at + 2)
             .map(|b| u16::from_be_bytes([b[0], b[1]]))

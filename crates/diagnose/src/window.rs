@@ -282,6 +282,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 longest_ms,
                 longest_exchange,
                 longest_label,
+                via,
                 ..
             },
             Detail::ExchangeThinkTime {
@@ -290,11 +291,15 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 longest_ms: later_longest,
                 longest_exchange: later_exchange,
                 longest_label: later_label,
+                via: later_via,
                 ..
             },
         ) => {
             *slow += more;
             *exchanges += more_exchanges;
+            if via.is_none() {
+                *via = later_via;
+            }
             if later_longest > *longest_ms {
                 *longest_ms = later_longest;
                 *longest_exchange = later_exchange;

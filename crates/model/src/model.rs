@@ -888,6 +888,11 @@ pub enum Detail {
         /// That exchange's request, when it was read (an HTTP request
         /// line, a text protocol's command: `QUIT`).
         longest_label: Option<String>,
+        /// The intermediary a slow answer's HTTP/1.x head named (`Via:
+        /// 1.1 varnish (Varnish/7.1)`, `X-Cache: Miss from cloudfront`,
+        /// `CF-Cache-Status: MISS`), when one did: the server is a proxy
+        /// or a CDN, and the wait holds its fetch from the origin.
+        via: Option<String>,
     },
     /// A TCP Fast Open outcome.
     Tfo {

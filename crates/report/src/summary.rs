@@ -639,6 +639,7 @@ mod tests {
                 longest_ms: 30.0,
                 longest_exchange: 1,
                 longest_label: None,
+                via: None,
             },
         );
         let proxy = think(

@@ -492,7 +492,13 @@ pub fn explanation(x: &Finding) -> String {
             longest_ms,
             longest_exchange,
             longest_label,
+            via,
         } => {
+            // Whose time: a proxy's or a CDN's, when an answer named one.
+            let whose = match via {
+                Some(via) => format!("the time of the proxy or cache that answered ({via}) and of what it fetched from the origin, not network"),
+                None => "application time, not network".to_string(),
+            };
             let named = match longest_label {
                 Some(label) => format!("exchange {longest_exchange} ({label})"),
                 None => format!("exchange {longest_exchange}"),
@@ -514,13 +520,13 @@ pub fn explanation(x: &Finding) -> String {
                 )
             } else if *slow == 1 {
                 format!(
-                    "{}: the server sent the first byte of its response {cost:.0} ms after the request arrived: application time, not network.",
+                    "{}: the server sent the first byte of its response {cost:.0} ms after the request arrived: {whose}.",
                     capitalized(&named), cost = fx(cost),
                 )
             } else {
                 format!(
                     "{slow} of {exchanges} exchanges waited on the server: it sent the first byte of the response at least {threshold_ms:.0} ms after the request arrived, \
-                     {cost:.0} ms in all, the longest {longest_ms:.0} ms ({named}): application time, not network.",
+                     {cost:.0} ms in all, the longest {longest_ms:.0} ms ({named}): {whose}.",
                     threshold_ms = fx(threshold_ms),
                     cost = fx(cost),
                     longest_ms = fx(longest_ms),
@@ -1711,6 +1717,13 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              or pipelines QUIT behind its last command, does not wait for it."
                 .into()
         }
+        // A proxy's or a CDN's answer: its time is its fetch from the
+        // origin (a miss, or an answer it does not keep).
+        Detail::ExchangeThinkTime { via: Some(via), .. } => format!(
+            "The answer came through a proxy or cache ({via}): the wait holds its fetch from the origin (a miss, or an answer it does not \
+             keep). Look at the origin's time (its logs, or a capture where the proxy calls it: upstream_wait there), and let the cache \
+             keep what allows it (Cache-Control: max-age or s-maxage, stale-while-revalidate; on Varnish a TTL, on nginx proxy_cache_valid)."
+        ),
         Detail::ExchangeThinkTime { .. } => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
         Detail::Tfo { outcome, .. } => match outcome {
             TfoOutcome::Rejected => "Enable TFO on the server: sysctl net.ipv4.tcp_fastopen=3 (bit 2: server), the listener option (nginx: listen 443 ssl fastopen=256; HAProxy: bind ... tfo), a stable net.ipv4.tcp_fastopen_key across the fleet; check no middlebox strips TCP option 34.".into(),

@@ -231,3 +231,46 @@ fn concurrent_unreadable_requests_are_not_paired() {
     }
     assert_eq!(fronts, 4);
 }
+
+#[test]
+fn a_caches_miss_is_worded_as_the_caches_fetch_and_its_hit_costs_nothing() {
+    // scripts/cache-captures.sh: Varnish in front of a 100 ms origin,
+    // captured on the client's side only (its calls to the origin are not
+    // in the capture, as for a client of a CDN). The first /page is a miss
+    // (100 ms), the second a hit (at once); each answer names Varnish in
+    // its `Via`. The wait is the cache's fetch, not the answering host's
+    // handler: the finding says so, and the fix is the cache's.
+    if !require("upstream: a cache's miss", &["tshark"], false) {
+        return;
+    }
+    let path = data_dir().join("proxy").join("varnish-miss-hit.pcap.gz");
+    let doc = run_rttdoc_json(&path);
+    let c = connection(&doc, 0);
+    // The answers' heads as tshark reads them: each names the cache.
+    let heads = tshark_fields(
+        &path,
+        &["-d", "tcp.port==6081,http"],
+        "http.response",
+        &["frame.number", "http.response.line"],
+    );
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    let via = "Via: 1.1 varnish (Varnish/7.1)";
+    assert!(heads.iter().all(|h| h[1].contains(via)), "{heads:?}");
+    // One wait: the miss, the origin's 100 ms; the hit is below the
+    // threshold.
+    let waits = think_waits(c);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert!((100.0..130.0).contains(&waits[0].2), "{waits:?}");
+    let f = finding(c, "server_think_time").unwrap();
+    let said = f["explanation"].as_str().unwrap();
+    assert!(
+        said.contains(via) && !said.contains("application time"),
+        "{said}"
+    );
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("through a proxy or cache") && fix.contains(via),
+        "{fix}"
+    );
+    assert!(!fix.contains("Profile the application"), "{fix}");
+}

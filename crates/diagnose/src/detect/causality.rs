@@ -443,6 +443,7 @@ mod tests {
             redirected: None,
             challenged: None,
             preflighted: None,
+            via: None,
         }
     }
 

@@ -236,6 +236,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         longest_ms: worst.3 as f64 / 1e6,
         longest_exchange: worst.0 as u32,
         longest_label: label_of(f.exchanges, worst.0),
+        // (The slowest's first: a proxy's answers all name it.)
+        via: std::iter::once(worst)
+            .chain(&slow)
+            .find_map(|s| f.exchanges.get(s.0.checked_sub(1)?)?.via.as_deref())
+            .map(str::to_string),
     };
     y.display_filter = f.filter_frames(&y.frames);
     out.push(y);
