@@ -1328,21 +1328,25 @@ const LONGEST_VIA: usize = 80;
 
 /// The intermediary an HTTP/1.x answer's head names: its `Via` (every
 /// proxy that forwards a message adds itself, RFC 9110 7.6.3: Varnish,
-/// Squid, CloudFront, Fastly), else the cache status a cache or CDN adds
+/// Squid, CloudFront, Fastly) and the cache status a cache or CDN adds
 /// (`X-Cache`: Squid's, Varnish's, CloudFront's, Fastly's;
-/// `CF-Cache-Status`: Cloudflare's, which sends no `Via`), as
-/// `name: value`, at most [`LONGEST_VIA`] bytes of it.
+/// `CF-Cache-Status`: Cloudflare's, which sends no `Via`), each as `name:
+/// value` (at most [`LONGEST_VIA`] bytes of its value), joined by `; `.
 fn intermediary(head: &[u8]) -> Option<Box<str>> {
-    let (name, value) = [
+    let named: Vec<String> = [
         ("Via", &b"via"[..]),
         ("X-Cache", b"x-cache"),
         ("CF-Cache-Status", b"cf-cache-status"),
     ]
     .into_iter()
-    .find_map(|(name, field)| Some((name, header_value(head, field)?)))?;
-    let value = String::from_utf8_lossy(&value[..value.len().min(LONGEST_VIA)]);
-    let value = value.trim();
-    (!value.is_empty()).then(|| format!("{name}: {value}").into_boxed_str())
+    .filter_map(|(name, field)| {
+        let value = header_value(head, field)?;
+        let value = String::from_utf8_lossy(&value[..value.len().min(LONGEST_VIA)]);
+        let value = value.trim();
+        (!value.is_empty()).then(|| format!("{name}: {value}"))
+    })
+    .collect();
+    (!named.is_empty()).then(|| named.join("; ").into_boxed_str())
 }
 
 /// Whether `bytes` begin with an HTTP method and a space: a request
@@ -1461,7 +1465,7 @@ mod tests {
             "X-Cache: Miss from cloudfront\r\nVia: 1.1 abc.cloudfront.net (CloudFront)\r\n";
         assert_eq!(
             of(cloudfront).as_deref(),
-            Some("Via: 1.1 abc.cloudfront.net (CloudFront)")
+            Some("Via: 1.1 abc.cloudfront.net (CloudFront); X-Cache: Miss from cloudfront")
         );
         assert_eq!(
             of("Server: cloudflare\r\nCF-Cache-Status: MISS\r\n").as_deref(),

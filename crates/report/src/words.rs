@@ -496,6 +496,7 @@ pub fn explanation(x: &Finding) -> String {
         } => {
             // Whose time: a proxy's or a CDN's, when an answer named one.
             let whose = match via {
+                Some(via) if cache_hit(via) => format!("the time of the cache that answered from what it keeps ({via}), not network"),
                 Some(via) => format!("the time of the proxy or cache that answered ({via}) and of what it fetched from the origin, not network"),
                 None => "application time, not network".to_string(),
             };
@@ -1717,6 +1718,11 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              or pipelines QUIT behind its last command, does not wait for it."
                 .into()
         }
+        // A cache's hit: its own time (its load, its storage).
+        Detail::ExchangeThinkTime { via: Some(via), .. } if cache_hit(via) => format!(
+            "The cache answered from what it keeps ({via}) and still took this long: its own load or storage (a busy or distant \
+             edge, an object read from disk); look at the cache's own metrics, or one nearer the client."
+        ),
         // A proxy's or a CDN's answer: its time is its fetch from the
         // origin (a miss, or an answer it does not keep).
         Detail::ExchangeThinkTime { via: Some(via), .. } => format!(
@@ -2179,6 +2185,21 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
     }
 }
 
+/// Whether an answer's intermediary (`Detail::ExchangeThinkTime::via`)
+/// says a cache answered from what it keeps: its `X-Cache` or
+/// `CF-Cache-Status` begins with "hit" (`HIT`, `Hit from cloudfront`).
+fn cache_hit(via: &str) -> bool {
+    via.split("; ").any(|part| {
+        ["X-Cache: ", "CF-Cache-Status: "].iter().any(|name| {
+            part.strip_prefix(name).is_some_and(|status| {
+                status
+                    .get(..3)
+                    .is_some_and(|s| s.eq_ignore_ascii_case("hit"))
+            })
+        })
+    })
+}
+
 /// `text` with its first letter a capital.
 fn capitalized(text: &str) -> String {
     let mut chars = text.chars();
@@ -2460,6 +2481,46 @@ mod tests {
             *unexplained_ms = 0.4;
         }
         assert!(explanation(&x).ends_with("(16 ms)."), "{}", explanation(&x));
+    }
+
+    #[test]
+    fn a_caches_hit_and_a_proxys_fetch_are_worded_apart() {
+        let mut x = crate::test_support::finding(FindingKind::ServerThinkTime, 300.0);
+        let c = crate::test_support::report(80);
+        for (via, says, fix_says) in [
+            (
+                "Via: 1.1 varnish (Varnish/7.1)",
+                "what it fetched from the origin",
+                "fetch from the origin",
+            ),
+            (
+                "Via: 1.1 a.cloudfront.net (CloudFront); X-Cache: Miss from cloudfront",
+                "fetched",
+                "fetch",
+            ),
+            ("CF-Cache-Status: DYNAMIC", "fetched", "fetch"),
+            ("X-Cache: HIT", "from what it keeps", "its own load"),
+            (
+                "Via: 1.1 a.cloudfront.net (CloudFront); X-Cache: Hit from cloudfront",
+                "keeps",
+                "own load",
+            ),
+        ] {
+            x.detail = Detail::ExchangeThinkTime {
+                greeting_ms: 0.0,
+                slow: 1,
+                exchanges: 1,
+                threshold_ms: 20.0,
+                longest_ms: 300.0,
+                longest_exchange: 1,
+                longest_label: Some("GET /".into()),
+                via: Some(via.into()),
+            };
+            let said = explanation(&x);
+            assert!(said.contains(via) && said.contains(says), "{said}");
+            let fix = fix(&c, &x);
+            assert!(fix.contains(via) && fix.contains(fix_says), "{fix}");
+        }
     }
 
     #[test]
