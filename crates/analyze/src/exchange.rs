@@ -1330,13 +1330,16 @@ const LONGEST_VIA: usize = 80;
 /// proxy that forwards a message adds itself, RFC 9110 7.6.3: Varnish,
 /// Squid, CloudFront, Fastly) and the cache status a cache or CDN adds
 /// (`X-Cache`: Squid's, Varnish's, CloudFront's, Fastly's;
-/// `CF-Cache-Status`: Cloudflare's, which sends no `Via`), each as `name:
-/// value` (at most [`LONGEST_VIA`] bytes of its value), joined by `; `.
+/// `CF-Cache-Status`: Cloudflare's, which sends no `Via`; and `CF-RAY`,
+/// the request's id at Cloudflare's edge, on every answer it passes on,
+/// cached or not), each as `name: value` (at most [`LONGEST_VIA`] bytes
+/// of its value), joined by `; `.
 fn intermediary(head: &[u8]) -> Option<Box<str>> {
     let named: Vec<String> = [
         ("Via", &b"via"[..]),
         ("X-Cache", b"x-cache"),
         ("CF-Cache-Status", b"cf-cache-status"),
+        ("CF-RAY", b"cf-ray"),
     ]
     .into_iter()
     .filter_map(|(name, field)| {
@@ -1470,6 +1473,12 @@ mod tests {
         assert_eq!(
             of("Server: cloudflare\r\nCF-Cache-Status: MISS\r\n").as_deref(),
             Some("CF-Cache-Status: MISS")
+        );
+        // Cloudflare in 2016, without a cache status: its ray (pcap2har's
+        // http-chunked-gzip.pcap).
+        assert_eq!(
+            of("Server: cloudflare-nginx\r\nCF-RAY: 260a3f709d7b0761-AMS\r\n").as_deref(),
+            Some("CF-RAY: 260a3f709d7b0761-AMS")
         );
         // None named; an empty value; a field the head's end cut.
         assert_eq!(of("Server: nginx\r\n"), None);
