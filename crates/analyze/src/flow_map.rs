@@ -58,6 +58,15 @@ impl<V> Default for FlowMap<V> {
 }
 
 impl<V> FlowMap<V> {
+    /// A map with room for `n` IPv4 flows from the start (its table never
+    /// grows until they are there).
+    pub(crate) fn with_v4_capacity(n: usize) -> Self {
+        FlowMap {
+            v4: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+            other: FxHashMap::default(),
+        }
+    }
+
     pub(crate) fn get_mut(&mut self, k: &FlowKey) -> Option<&mut V> {
         match k.v4() {
             Some(v4) => self.v4.get_mut(&v4),
@@ -90,6 +99,7 @@ impl<V> FlowMap<V> {
         self.v4.len() + self.other.len()
     }
 
+    #[cfg(test)]
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> + '_ {
         self.v4.values().chain(self.other.values())
     }

@@ -66,6 +66,7 @@ pub mod seq;
 pub mod series;
 mod stomp;
 mod tls;
+mod tombstones;
 mod track;
 mod twins;
 mod upstream;

@@ -37,12 +37,13 @@ use rustc_hash::FxHashMap;
 use crate::connection::{Connection, Stamp, REPLAY_NS};
 use crate::facts::Diagnose;
 use crate::finisher::{Finisher, ReportSink};
-use crate::flow_map::{FlowKey, FlowMap};
+use crate::flow_map::FlowKey;
 use crate::lone_syn::{Embryo, LoneSyn, LoneSyns};
 use crate::model::{CaptureStats, Direction, Ending, Endpoint, QuicSection};
 use crate::path_samples::PathSamples;
 use crate::quic::{QuicConnections, QuicDiagnose};
 use crate::reuse::CloseSeen;
+use crate::tombstones::{Tombstone, Tombstones};
 use crate::twins::{SameAs, Twins};
 use crate::upstream::{Asking, Calls, Place};
 
@@ -136,25 +137,13 @@ pub const DEFAULT_MAX_FLOWS: usize = 16_384;
 /// Lone SYNs kept at once, as a multiple of the flow cap.
 const EMBRYOS_PER_FLOW: usize = 2;
 
-/// What remains of a finished connection for [`TOMBSTONE_NS`]: enough to
-/// put its late packets on its stream, and to tell port reuse (a SYN with
-/// a new sequence number) from a late retransmission.
-#[derive(Debug, Clone, Copy)]
-struct Tombstone {
-    /// Progress clock at its last packet.
-    last_progress_ns: i64,
-    /// Base sequence number of each side (the lower endpoint of the flow
-    /// key first), when that side had sent anything.
-    base_seq: [u32; 2],
-    seen: [bool; 2],
-}
-
 /// How far before and after a connection the other handshakes to its
 /// server are looked at: a page load's connections open within it.
 const PATH_WINDOW_NS: i64 = 1_000_000_000;
 
 /// Most tombstones kept at once, as a multiple of the flow cap: a flood of
-/// flows finished within [`TOMBSTONE_NS`] loses the oldest first.
+/// flows finished within [`TOMBSTONE_NS`] loses the oldest first
+/// (tombstones.rs).
 const TOMBSTONES_PER_FLOW: usize = 4;
 
 /// Streams a capture through decode -> track, freezes each finished
@@ -165,7 +154,7 @@ pub struct Tracker<'s> {
     /// an offline analyser, and SipHash cost 12% of the whole pass.
     table: FxHashMap<FlowKey, Box<Connection>>,
     /// Finished connections whose late packets still belong to them.
-    tombstones: FlowMap<Tombstone>,
+    tombstones: Tombstones,
     /// Every client's clean handshakes, for the queue they measured while
     /// other connections of the client were open.
     paths: PathSamples,
@@ -227,7 +216,7 @@ impl<'s> Tracker<'s> {
         let finisher = Finisher::new(options.threads, diagnose);
         Tracker {
             table: FxHashMap::default(),
-            tombstones: FlowMap::default(),
+            tombstones: Tombstones::new(options.max_flows.max(1) * TOMBSTONES_PER_FLOW),
             paths: PathSamples::default(),
             twins: Twins::default(),
             calls: Calls::default(),
@@ -832,19 +821,6 @@ impl<'s> Tracker<'s> {
         self.finish_flows(oldest);
     }
 
-    /// Drops the older half of the tombstones (amortised O(1) each).
-    fn forget_oldest_tombstones(&mut self) {
-        let mut ages: Vec<i64> = self
-            .tombstones
-            .values()
-            .map(|t| t.last_progress_ns)
-            .collect();
-        let mid = ages.len() / 2;
-        let (_, median, _) = ages.select_nth_unstable(mid);
-        let median = *median;
-        self.tombstones.retain(|t| t.last_progress_ns > median);
-    }
-
     /// Reports these connections in stream order and leaves their tombstones.
     fn finish_flows(&mut self, keys: Vec<FlowKey>) {
         let mut finished: Vec<(FlowKey, Box<Connection>)> = keys
@@ -895,10 +871,6 @@ impl<'s> Tracker<'s> {
                 seen: [lo.is_some(), hi.is_some()],
             },
         );
-        let cap = self.flow_cap() * TOMBSTONES_PER_FLOW;
-        if self.tombstones.len() > cap {
-            self.forget_oldest_tombstones();
-        }
     }
 
     fn emit(
