@@ -7,7 +7,7 @@ use crate::compression::Unreadable;
 pub enum ErrorKind {
     /// The file could not be opened or read.
     Io(String),
-    /// The first bytes are neither a pcap nor a pcapng header.
+    /// The first bytes are no pcap, pcapng or snoop header.
     NotACapture { magic: [u8; 4] },
     /// The file is empty.
     Empty,
@@ -44,7 +44,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::NotACapture { magic } => {
                 write!(
                     f,
-                    "not a pcap or pcapng file (starts with {:02x} {:02x} {:02x} {:02x})",
+                    "not a pcap, pcapng or snoop file (starts with {:02x} {:02x} {:02x} {:02x})",
                     magic[0], magic[1], magic[2], magic[3]
                 )?;
                 match other_format(magic) {
@@ -90,7 +90,6 @@ enum Other {
 /// capture's place.
 fn other_format(magic: &[u8; 4]) -> Option<Other> {
     Some(match magic {
-        b"snoo" => Other::Capture("Solaris snoop"),
         b"GMBU" | b"RTSS" => Other::Capture("Microsoft Network Monitor"),
         b"TRSN" => Other::Capture("Sniffer (DOS)"),
         b"Obse" => Other::Capture("Network Instruments Observer"),

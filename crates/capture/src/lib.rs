@@ -42,6 +42,7 @@ pub mod live;
 mod merge;
 pub mod pcapng;
 mod reader;
+mod snoop;
 
 pub use compression::{Compression, Decompressed, Unreadable};
 pub use error::{CaptureError, ErrorKind};

@@ -17,6 +17,7 @@ use crate::compression::{Compression, Decompressed};
 use crate::error::{CaptureError, ErrorKind};
 use crate::merge::Merge;
 use crate::pcapng::{block, Endian};
+use crate::snoop::{self, SnoopFile, SnoopRecord};
 
 /// Wireshark refuses packets larger than this (WTAP_MAX_PACKET_SIZE_STANDARD,
 /// the limit for every link type that carries TCP); a larger captured length
@@ -355,6 +356,7 @@ struct Section {
 enum Format {
     Pcap(PcapFile),
     Ng(Section),
+    Snoop(SnoopFile),
 }
 
 /// Position and metadata of the frame found by `advance`, so that the
@@ -668,6 +670,10 @@ impl FileReader {
         if got < 4 {
             return Err(self.error(ErrorKind::Truncated));
         }
+        if &magic == b"snoo" {
+            self.format = Format::Snoop(self.read_snoop_header()?);
+            return Ok(());
+        }
         if u32::from_le_bytes(magic) == block::SECTION_HEADER {
             return match self.read_block()? {
                 Some(_) => Ok(()),
@@ -811,6 +817,7 @@ impl FileReader {
             let record = match self.format {
                 Format::Pcap(file) => self.read_pcap_record(file)?,
                 Format::Ng(_) => self.read_block()?,
+                Format::Snoop(file) => self.read_snoop_record(file)?,
             };
             match record {
                 None => return Ok(None),
@@ -854,17 +861,14 @@ impl FileReader {
             return Err(self.error(ErrorKind::Truncated));
         }
         self.pending = size;
-        let units = if file.nanos { 1_000_000_000 } else { 1_000_000 };
-        let time_out_of_range = frac >= units;
-        let frac_ns = match (time_out_of_range, file.nanos) {
-            (false, true) => frac,
-            (false, false) => frac * 1000,
-            // A corrupt record header: read as Wireshark reads it (wiretap's
-            // libpcap.c keeps the fraction as a 32-bit int of nanoseconds,
-            // the microseconds times 1000 wrapping), so that the frame's
-            // time is the one Wireshark shows.
-            (true, true) => frac as u32 as i32 as i64,
-            (true, false) => (frac as u32).wrapping_mul(1000) as i32 as i64,
+        let (frac_ns, time_out_of_range) = if !file.nanos {
+            microseconds_as_wireshark_reads_them(frac as u32)
+        } else if frac < 1_000_000_000 {
+            (frac, false)
+        } else {
+            // A corrupt record header: wiretap's libpcap.c keeps the
+            // fraction as a 32-bit int of nanoseconds.
+            (frac as u32 as i32 as i64, true)
         };
         let ts_ns = ts_sec * 1_000_000_000 + frac_ns;
         let (len, orig_len) = strip_fcs(caplen as usize, orig_len, file.fcs_bytes);
@@ -872,6 +876,75 @@ impl FileReader {
             start: self.input.start + hl,
             len,
             ts_ns,
+            link_type: file.link_type,
+            orig_len,
+            time_out_of_range,
+        })))
+    }
+
+    /// Parses a snoop file header and consumes it, with a look at the
+    /// first record's padding (snoop.rs).
+    fn read_snoop_header(&mut self) -> Result<SnoopFile, CaptureError> {
+        let need = snoop::FILE_HEADER + snoop::RECORD_HEADER;
+        let got = self.fill(need)?;
+        if got < snoop::FILE_HEADER {
+            return Err(self.error(ErrorKind::Truncated));
+        }
+        let data = self.input.data();
+        if data[..8] != snoop::IDENT {
+            let magic = [data[0], data[1], data[2], data[3]];
+            return Err(self.error(ErrorKind::NotACapture { magic }));
+        }
+        let first = (got == need).then(|| SnoopRecord::parse(&data[snoop::FILE_HEADER..]));
+        let file = snoop::parse_header(&data[..snoop::FILE_HEADER], first)
+            .map_err(|what| self.error(ErrorKind::Malformed(what)))?;
+        self.input.consume(snoop::FILE_HEADER);
+        Ok(file)
+    }
+
+    /// Frames one snoop record; `pending` is set to its size, padding
+    /// included.
+    fn read_snoop_record(&mut self, file: SnoopFile) -> Result<Option<Record>, CaptureError> {
+        let hl = snoop::RECORD_HEADER;
+        let got = self.fill(hl)?;
+        if got == 0 {
+            return Ok(None);
+        }
+        if got < hl {
+            return Err(self.error(ErrorKind::Truncated));
+        }
+        let r = SnoopRecord::parse(self.input.data());
+        for declared in [r.orig_len, r.caplen] {
+            if declared as u64 > MAX_RECORD {
+                return Err(self.error(ErrorKind::AbsurdLength {
+                    declared: declared as u64,
+                }));
+            }
+        }
+        let Some(padding) = r.padding() else {
+            return Err(self.error(ErrorKind::Malformed(format!(
+                "a {}-byte record holds a {}-byte packet",
+                r.rec_len, r.caplen
+            ))));
+        };
+        // Padding is a few bytes (Surveyor's trailer is 20): a record
+        // that declares more is corrupt, and is not buffered whole.
+        if padding as u64 > MAX_RECORD {
+            return Err(self.error(ErrorKind::AbsurdLength {
+                declared: r.rec_len as u64,
+            }));
+        }
+        let size = r.rec_len as usize;
+        if self.fill(size)? < size {
+            return Err(self.error(ErrorKind::Truncated));
+        }
+        self.pending = size;
+        let (frac_ns, time_out_of_range) = microseconds_as_wireshark_reads_them(r.ts_usec);
+        let (len, orig_len) = strip_fcs(r.caplen as usize, r.orig_len, file.fcs_bytes);
+        Ok(Some(Record::Packet(Located {
+            start: self.input.start + hl,
+            len,
+            ts_ns: r.ts_sec as i64 * 1_000_000_000 + frac_ns,
             link_type: file.link_type,
             orig_len,
             time_out_of_range,
@@ -891,7 +964,7 @@ impl FileReader {
         let d = self.input.data();
         let section_endian = match &self.format {
             Format::Ng(s) => s.endian,
-            Format::Pcap(_) => Endian { big: false },
+            Format::Pcap(_) | Format::Snoop(_) => Endian { big: false },
         };
         let kind = section_endian.u32(d, 0);
         // A section header carries its own byte order (the byte-order mark
@@ -949,7 +1022,7 @@ impl FileReader {
                 }
                 Err(kind) => Err(kind),
             },
-            (_, Format::Pcap(_)) => bad("pcapng block in a pcap file".into()),
+            (_, Format::Pcap(_) | Format::Snoop(_)) => bad("pcapng block in a pcap file".into()),
             (block::INTERFACE_DESCRIPTION, Format::Ng(section)) => {
                 match parse_interface(body, endian) {
                     Ok(iface) => {
@@ -1072,6 +1145,7 @@ impl FileReader {
 /// Every magic number a capture can start with, as read little-endian.
 const KNOWN_MAGICS: &[u32] = &[
     block::SECTION_HEADER,
+    u32::from_le_bytes(*b"snoo"),
     0xa1b2_c3d4,
     0xd4c3_b2a1,
     0xa1b2_3c4d,
@@ -1083,6 +1157,19 @@ const KNOWN_MAGICS: &[u32] = &[
     0x1c00_01ab,
     0xab01_001c,
 ];
+
+/// A record's microseconds in nanoseconds, and whether they were out of
+/// range (a million or more): such a corrupt header is read as wiretap
+/// reads it (libpcap.c, snoop.c), the microseconds times 1000 wrapping in
+/// a 32-bit int of nanoseconds, so that the frame's time is the one
+/// Wireshark shows.
+fn microseconds_as_wireshark_reads_them(usec: u32) -> (i64, bool) {
+    if usec < 1_000_000 {
+        (usec as i64 * 1000, false)
+    } else {
+        (usec.wrapping_mul(1000) as i32 as i64, true)
+    }
+}
 
 /// Removes a trailing frame check sequence of `fcs` bytes: from the wire
 /// length always, from the captured bytes where the snaplen kept them.

@@ -563,17 +563,29 @@ fn write_html(
 
 /// `--annotate`: the capture copied as pcapng with the findings'
 /// comments; several files, merged as the analysis merged them.
+/// Whether `path` is a snoop file, which `--annotate` writes as pcapng
+/// from its frames (pcap and pcapng are copied with their own blocks).
+fn is_snoop(path: &str) -> bool {
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| head == *b"snoop\0\0\0")
+}
+
 fn write_annotated(
     notes: &rttdoc_report::annotate::Annotations,
     captures: &[String],
     path: &std::path::Path,
 ) -> io::Result<()> {
-    let stats = if let [capture] = captures {
+    let stats = if let [capture] = captures.iter().filter(|c| !is_snoop(c)).collect::<Vec<_>>()[..]
+    {
         let input = std::fs::File::open(capture)?;
         let out = std::fs::File::create(path)?;
         rttdoc_report::annotate::annotate(input, out, notes)
             .map_err(|e| io::Error::other(format!("{capture}: {e}")))?
     } else {
+        // Several files, or a format the copy does not write (snoop):
+        // their frames as the analysis read them, in pcapng.
         let mut merged = Capture::open_all(captures).map_err(io::Error::other)?;
         let out = std::fs::File::create(path)?;
         rttdoc_report::annotate::annotate_frames(&mut merged, out, notes)

@@ -202,6 +202,81 @@ fn pcapng_written_by_editcap_is_read_and_analysed_like_its_pcap() {
     assert_eq!(connections(&ng, &[]), connections(&sample(), &[]));
 }
 
+/// snoop (RFC 1761), as Solaris's snoop and Check Point's `fw monitor`
+/// write it, here as Wireshark's own writer makes it (editcap -F snoop):
+/// read with tshark's frames and analysed exactly as the pcap it was made
+/// from, from a path, gzip-compressed and from stdin; and so every public
+/// Ethernet capture editcap converts.
+#[test]
+fn snoop_written_by_editcap_is_read_and_analysed_like_its_pcap() {
+    if !require("snoop", &["tshark", "editcap", "gzip"], false) {
+        return;
+    }
+    let dir = TempDir::new("snoop");
+    let snoop = dir.path("sample.snoop");
+    run(Command::new("editcap")
+        .args(["-F", "snoop"])
+        .arg(sample())
+        .arg(&snoop));
+    assert_eq!(&std::fs::read(&snoop).unwrap()[..8], b"snoop\0\0\0");
+    let frames = assert_reads_like_tshark(&snoop);
+    assert_eq!(frames, read(&sample()).frames, "the sample's frames");
+    let want = connections(&sample(), &[]);
+    assert_eq!(connections(&snoop, &[]), want);
+    let gz = dir.path("sample.snoop.gz");
+    std::fs::write(&gz, pipe("gzip", &["-c"], &std::fs::read(&snoop).unwrap())).unwrap();
+    assert_eq!(connections(&gz, &[]), want, "gzip-compressed");
+    assert_eq!(connections_from_stdin(&gz), want, "from stdin");
+    // --annotate writes a snoop file's frames as pcapng, with comments.
+    let annotated = dir.path("annotated.pcapng");
+    let out = Command::new(rttdoc_bin())
+        .args(["analyze", "--json", "--annotate"])
+        .arg(&annotated)
+        .arg(&snoop)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(assert_reads_like_tshark(&annotated), frames);
+    let comments = Command::new("tshark")
+        .arg("-r")
+        .arg(&annotated)
+        .args(["-Y", "frame.comment contains \"rttdoc\""])
+        .output()
+        .unwrap();
+    assert!(
+        !comments.stdout.is_empty(),
+        "evidence frames carry comments"
+    );
+
+    let mut public = Vec::new();
+    files_under(&public_dir(), &mut public);
+    public.sort();
+    let mut converted = 0;
+    for (i, path) in public.iter().enumerate() {
+        if std::fs::metadata(path).map_or(true, |m| m.len() > 4 << 20) {
+            continue;
+        }
+        let out = dir.path(&format!("public-{i}.snoop"));
+        let made = Command::new("editcap")
+            .args(["-F", "snoop"])
+            .arg(path)
+            .arg(&out)
+            .output()
+            .unwrap();
+        // (editcap writes Ethernet, FDDI and a few others to snoop only.)
+        if !made.status.success() {
+            continue;
+        }
+        assert_reads_like_tshark(&out);
+        converted += 1;
+    }
+    assert!(converted >= 20, "{converted} public captures as snoop");
+}
+
 /// Early pcapng writers (the format drafts' example files, as
 /// python-pcapng's test006.ntar keeps one) left a packet block's padding
 /// out of its two length fields; Wireshark reads such blocks, rounding

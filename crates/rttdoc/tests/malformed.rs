@@ -26,7 +26,7 @@ const CORPUS: &[Expect] = &[
     Expect {
         file: "wrong-magic.pcap",
         exit: 1,
-        error: Some("byte 0: not a pcap or pcapng file"),
+        error: Some("byte 0: not a pcap, pcapng or snoop file"),
         counts: None,
     },
     Expect {
@@ -198,6 +198,32 @@ const CORPUS: &[Expect] = &[
         error: None,
         counts: Some((27, 0, 2)),
     },
+    // snoop (snoop.rs), damaged where its framing can be: Wireshark
+    // refuses the same records for the same reasons.
+    Expect {
+        file: "snoop-header-cut.snoop",
+        exit: 1,
+        error: Some("byte 0: the file ends inside"),
+        counts: None,
+    },
+    Expect {
+        file: "snoop-record-shorter-than-packet.snoop",
+        exit: 2,
+        error: Some("byte 352: malformed record: a 60-byte record holds a 73-byte packet"),
+        counts: Some((4, 0, 1)),
+    },
+    Expect {
+        file: "snoop-absurd-padding.snoop",
+        exit: 2,
+        error: Some("byte 352: a record declares 2147483392 bytes"),
+        counts: Some((4, 0, 1)),
+    },
+    Expect {
+        file: "snoop-truncated-record.snoop",
+        exit: 2,
+        error: Some("byte 452: the file ends inside a record"),
+        counts: Some((5, 0, 1)),
+    },
     Expect {
         file: "truncated.pcap.gz",
         exit: 2,
@@ -224,7 +250,7 @@ fn every_malformed_capture_fails_cleanly_and_keeps_the_work_before_the_damage() 
     let on_disk = std::fs::read_dir(&dir).unwrap().filter(|e| {
         let n = e.as_ref().unwrap().file_name();
         let n = n.to_string_lossy();
-        n.contains(".pcap")
+        n.contains(".pcap") || n.ends_with(".snoop")
     });
     assert_eq!(
         on_disk.count(),
@@ -362,7 +388,6 @@ fn captures_in_other_tools_formats_are_named_with_the_conversion_that_reads_them
     let expected = run_rttdoc_json(&original);
     let dir = TempDir::new("formats");
     for (format, name) in [
-        ("snoop", "Solaris snoop"),
         ("netmon2", "Microsoft Network Monitor"),
         ("ngsniffer", "Sniffer (DOS)"),
         ("5views", "5Views"),

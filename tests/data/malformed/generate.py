@@ -215,3 +215,27 @@ h2c_bad = [
     h2c(H2C_S, H2C_C, 8081, 40100, s0 + 1 + len(s_first), c0 + 1 + len(c_first) + len(c_next), 0x18, s_next),
 ]
 write("h2c-damaged.pcap", pcap(h2c_bad + real_frames(os.path.join(HERE, "../redirect/slash-h2c.pcap.gz"))))
+
+# snoop (RFC 1761; snoop.rs), as Solaris's snoop and Check Point's fw
+# monitor write it: big-endian, each record padded to four bytes, damaged
+# in the ways its framing can be.
+def snoop_header(version=2, network=4):
+    return b"snoop\0\0\0" + struct.pack(">II", version, network)
+
+def snoop_record(i, data, caplen=None, rec_len=None):
+    caplen = len(data) if caplen is None else caplen
+    pad = b"\0" * (-len(data) % 4)
+    rec_len = 24 + len(data) + len(pad) if rec_len is None else rec_len
+    return struct.pack(">IIIIII", len(data), caplen, rec_len, 0, 1700000000, i * 20000) + data + pad
+
+def snoop(packets):
+    return snoop_header() + b"".join(snoop_record(i, p) for i, p in enumerate(packets))
+
+write("snoop-header-cut.snoop", snoop_header()[:12])
+# a record whose length is shorter than its header and packet
+write("snoop-record-shorter-than-packet.snoop", snoop(GOOD[:4]) + snoop_record(4, GOOD[4], rec_len=60) + snoop(GOOD[5:])[16:])
+# a record whose padding declares 2 GB
+write("snoop-absurd-padding.snoop", snoop(GOOD[:4]) + snoop_record(4, GOOD[4], rec_len=0x7FFFFF00) + b"\0" * 64)
+# cut inside the sixth record's packet
+whole = snoop(GOOD)
+write("snoop-truncated-record.snoop", whole[: len(snoop(GOOD[:5])) + 40])
