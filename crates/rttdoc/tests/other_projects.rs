@@ -1336,3 +1336,58 @@ fn a_delayed_ack_on_a_loopback_bounds_no_servers_time() {
         );
     }
 }
+
+/// dnscap's test capture of DNS over TCP (tests/data/other-projects):
+/// each query written as its 2-byte length and then the message, at the
+/// client. The first message leaves as the resolver's immediate ACK of
+/// the length comes back (a Nagle hold of a round trip); each later one
+/// as its 40 ms delayed ACK does (40 of them): Nagle against the delayed ACK. Those
+/// ACKs carry the TSval of the length's arrival, as a timer that stamps
+/// with the clock the stack last read does, while the resolver's answers
+/// and immediate ACKs are on time: the path did not hold the ACKs (its
+/// queue would have held the answers too), so the wait is the timer's.
+#[test]
+fn a_delayed_ack_stamped_when_the_data_arrived_is_still_the_timers() {
+    if !require(
+        "a_delayed_ack_stamped_when_the_data_arrived_is_still_the_timers",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("dnscap-dnso1tcp.pcap", 1);
+    // The second query's length (10), the resolver's ACK 44 ms later (11)
+    // with the TSval of the length's arrival, the message 13 µs after it
+    // (12); the resolver's answer to the first query (9) and its ACK of
+    // the second message (13) on time.
+    let tsval = |frame: u64| -> (f64, i64) {
+        let row = &tshark_fields(
+            &capture,
+            &[],
+            &format!("frame.number == {frame}"),
+            &["frame.time_relative", "tcp.options.timestamp.tsval"],
+        )[0];
+        (seconds(&row[0]), row[1].parse().unwrap())
+    };
+    let (t10, _) = tsval(10);
+    let (t11, v11) = tsval(11);
+    let (t12, _) = tsval(12);
+    let (t8, v8) = tsval(8);
+    let (t13, v13) = tsval(13);
+    assert!(t11 - t10 > 0.040 && t12 - t11 < 0.0001);
+    // (1 ms ticks: the ACK's lateness by its TSval is the ACK's alone.)
+    let late = |t: f64, v: i64| t * 1000.0 - v as f64;
+    assert!(late(t11, v11) - late(t8, v8) > 35.0);
+    assert!((late(t13, v13) - late(t8, v8)).abs() < 2.0);
+    let doc = run_rttdoc_json(&capture);
+    let findings = findings_of(&doc, 0);
+    let kind = |k: &str| findings.iter().find(|f| f["kind"] == k).cloned();
+    let delayed = kind("nagle_delayed_ack").unwrap_or_else(|| panic!("{findings:?}"));
+    assert_eq!(delayed["waits"].as_array().unwrap().len(), 40, "{delayed}");
+    assert!(nagle_wait(&doc, 0, 12, 11), "{delayed}");
+    let cost = delayed["cost_ms"].as_f64().unwrap();
+    assert!((1700.0..1800.0).contains(&cost), "{cost}");
+    let hold = kind("nagle_hold").unwrap_or_else(|| panic!("{findings:?}"));
+    assert_eq!(hold["waits"].as_array().unwrap().len(), 1, "{hold}");
+    assert!(nagle_wait(&doc, 0, 6, 5), "{hold}");
+}

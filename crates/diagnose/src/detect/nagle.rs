@@ -365,8 +365,11 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                     .unwrap_or_else(|| f.on_clock_of(receiver, p));
                 let arrived = covered;
                 // (Less what held the ACK on the path after it left, by
-                // the receiver's own clock: a late ACK is no timer's.)
-                let ack_delay = f.on_clock_of(receiver, a) - f.held_after_sending_ns(a) - arrived;
+                // the receiver's own clock, as far as its data shows the
+                // path holding: a late ACK is no timer's, and a timer's
+                // ACK may carry a stale TSval: sender_clock.rs.)
+                let ack_delay =
+                    f.on_clock_of(receiver, a) - f.ack_held_after_sending_ns(a) - arrived;
                 holds.push(Hold {
                     prev: from,
                     held: r,

@@ -46,6 +46,12 @@ const MIN_SPAN_NS: i64 = 1_000_000_000;
 const MIN_TICKS: i64 = 50;
 /// Segments they must number.
 const MIN_SEGMENTS: usize = 8;
+/// How far from a pure ACK its sender's data is looked at for what the
+/// path held ([`Facts::ack_held_after_sending_ns`]): the path's state changes
+/// over seconds (a radio waking, a queue draining), not less.
+const BESIDE_NS: i64 = 1_000_000_000;
+/// And how many segments at most, each way.
+const BESIDE_SEGMENTS: usize = 64;
 /// Hosts' clocks run within this of real time (NTP-disciplined or not,
 /// crystals stay well inside 100 ppm).
 const DRIFT_PPM: i64 = 100;
@@ -226,8 +232,74 @@ fn prompts(timeline: &[SegmentRecord], dir: Direction, origin: u32) -> Vec<(i64,
 impl Facts<'_> {
     /// How long the path held `r` after its sender sent it, by the
     /// sender's own clock ([`SenderClock`]); 0 where no clock is known.
+    ///
+    /// A pure ACK's TSval may be older than the ACK: a stack's
+    /// delayed-ACK timer can stamp it with the tick the stack last read its
+    /// clock at, when the data it acknowledges arrived (dnscap's
+    /// dnso1tcp.pcap: a resolver's 40 ms delayed ACKs each stamped within
+    /// a tick of the query's arrival, its data and its immediate ACKs on
+    /// time), so its lateness by that TSval is the timer's as much as the
+    /// path's. A path queue does not pick packets by what prompted them:
+    /// a pure ACK is held only as far as the sender's data sent beside it
+    /// (the nearest before and after, within a second) was held too, and
+    /// not at all where no data was.
     pub fn held_after_sending_ns(&self, r: &SegmentRecord) -> i64 {
         self.sender_clock(r.dir).map_or(0, |clock| clock.held_ns(r))
+    }
+
+    /// How long the path held the pure ACK `a` after its sender sent it,
+    /// where the question is whether its sender's delayed-ACK timer held
+    /// it first. Such an ACK's TSval may be older than the ACK: a stack's
+    /// timer can stamp it with the tick the stack last read its clock at,
+    /// when the data it acknowledges arrived (dnscap's dnso1tcp.pcap: a
+    /// resolver's 40 ms delayed ACKs each stamped within a tick of the
+    /// query's arrival, its data and its immediate ACKs on time), so its
+    /// lateness by that TSval is the timer's as much as the path's. A path
+    /// queue does not pick packets by what prompted them: the ACK is held
+    /// only as far as the data its sender sent beside it (the nearest
+    /// before and after, within a second) was held too, and not at all
+    /// where it sent none.
+    pub fn ack_held_after_sending_ns(&self, a: &SegmentRecord) -> i64 {
+        let Some(clock) = self.sender_clock(a.dir) else {
+            return 0;
+        };
+        let held = clock.held_ns(a);
+        let pure_ack = a.len == 0
+            && !a
+                .flags
+                .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST);
+        if held == 0 || !pure_ack {
+            return held;
+        }
+        held.min(self.data_held_beside(&clock, a))
+    }
+
+    /// The longest the path held the data `r`'s sender sent nearest
+    /// before and after it (each within [`BESIDE_NS`] and
+    /// [`BESIDE_SEGMENTS`] of it); 0 where it sent none.
+    fn data_held_beside(&self, clock: &SenderClock, r: &SegmentRecord) -> i64 {
+        let at = self.timeline.partition_point(|x| x.frame < r.frame);
+        let (before, after) = self.timeline.split_at(at.min(self.timeline.len()));
+        let near = |x: &&SegmentRecord| (x.ts_ns - r.ts_ns).abs() <= BESIDE_NS;
+        let is_data = |x: &&SegmentRecord| x.dir == r.dir && x.len > 0 && x.timestamped;
+        let previous = before
+            .iter()
+            .rev()
+            .take(BESIDE_SEGMENTS)
+            .take_while(near)
+            .find(is_data);
+        let next = after
+            .iter()
+            .skip(1)
+            .take(BESIDE_SEGMENTS)
+            .take_while(near)
+            .find(is_data);
+        previous
+            .into_iter()
+            .chain(next)
+            .map(|d| clock.held_ns(d))
+            .max()
+            .unwrap_or(0)
     }
 
     /// The most the path can have held `r` after its sender sent it, by
