@@ -440,6 +440,7 @@ mod tests {
                 ack_delay_ms: 38.0,
                 holds,
                 protocol: None,
+                behind_handshake: false,
                 paced: Some(crate::model::Pacing {
                     bytes: 1000,
                     span_ms: 100.0,

@@ -814,6 +814,10 @@ pub enum Detail {
         /// The connection's application protocol, when its first bytes
         /// told it (the fix depends on it).
         protocol: Option<AppProtocol>,
+        /// Every hold was of the client's first data, behind the last
+        /// small segment of its TLS handshake (its Finished): a write the
+        /// library made, which no way of writing the request avoids.
+        behind_handshake: bool,
         /// The sender's bytes and the span they took, when the stalls paced
         /// it (a quarter of the span or more), for the throughput sentence.
         paced: Option<Pacing>,

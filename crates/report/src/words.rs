@@ -1609,6 +1609,18 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              (curl sets it; wget and gnutls-cli do not), or have the library send no compatibility record (GnuTLS priority \
              `%DISABLE_TLS13_COMPAT_MODE`)."
             .into(),
+        // The first request behind the client's own Finished: the TLS
+        // library wrote that segment, so no way of writing the request
+        // avoids the hold (pcap_inspector's shark1: a Windows client's
+        // requests, each behind its Finished until the server's delayed
+        // ACK).
+        Detail::Nagle {
+            sender: Direction::ClientToServer,
+            behind_handshake: true,
+            ..
+        } => "The first request waited behind the client's TLS Finished, a write its TLS library made and the server had not acknowledged: \
+             writing the request in one call does not avoid that. Set TCP_NODELAY on the client socket (a socket has Nagle's algorithm on until its program sets this)."
+            .into(),
         Detail::Nagle { sender, .. } => match (x.kind, sender) {
             (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
             (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: `tcp_nodelay on;`; HAProxy: `option http-no-delay`), or write each message in one call.".into(),

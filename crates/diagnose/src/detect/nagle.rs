@@ -648,6 +648,17 @@ fn pacing(f: &Facts<'_>, sender: Direction, stalls_ns: i64) -> Option<Pacing> {
     })
 }
 
+/// Whether `h` held the client's first request behind its own last
+/// handshake write (its Finished, alone in its segment): the small
+/// unacknowledged segment was the TLS library's, not the request's.
+fn behind_handshake(f: &Facts<'_>, h: &Hold<'_>) -> bool {
+    let Some(end) = f.tls_end_frame else {
+        return false;
+    };
+    let first_request = f.exchanges.first().map(|e| e.request_first.frame);
+    h.prev.frame <= end && h.held.frame > end && first_request == Some(h.held.frame)
+}
+
 fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Finding>) {
     let plain = f.report.tls.is_none();
     // (kind, phase) -> holds
@@ -746,6 +757,8 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             ack_delay_ms: delay_ms,
             holds: hs.len() as u32,
             protocol: f.protocol,
+            behind_handshake: sender == Direction::ClientToServer
+                && hs.iter().all(|h| behind_handshake(f, h)),
             paced: pacing(f, sender, total_ns),
         };
         x.confidence = if f.tls_end_frame.is_some() || plain {
