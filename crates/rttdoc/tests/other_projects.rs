@@ -1397,3 +1397,47 @@ fn a_delayed_ack_stamped_when_the_data_arrived_is_still_the_timers() {
     assert_eq!(hold["waits"].as_array().unwrap().len(), 1, "{hold}");
     assert!(nagle_wait(&doc, 0, 6, 5), "{hold}");
 }
+
+/// nDPI's reddit.pcap, two TLS handshakes of a phone with a proxy whose
+/// TSvals tick at 1 kHz (tests/data/other-projects): the proxy's ACK of
+/// each ClientHello (on arrival) and its ServerHello. On the first they
+/// are 26 ms apart in the capture and 2 ms by the proxy's clock: the
+/// downlink held the ServerHello, and the turn is the proxy's 2 ms, no
+/// finding. On the second, 178 ms by its clock: the proxy's time.
+#[test]
+fn a_serverhello_the_path_held_after_it_left_is_no_servers_time() {
+    if !require(
+        "a_serverhello_the_path_held_after_it_left_is_no_servers_time",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-reddit-hellos.pcap", 2);
+    let at = |frame: u64| -> (f64, i64) {
+        let row = &tshark_fields(
+            &capture,
+            &[],
+            &format!("frame.number == {frame}"),
+            &["frame.time_relative", "tcp.options.timestamp.tsval"],
+        )[0];
+        (seconds(&row[0]), row[1].parse().unwrap())
+    };
+    let doc = run_rttdoc_json(&capture);
+    let hello_turn = |stream: u64| {
+        findings_of(&doc, stream)
+            .into_iter()
+            .find(|f| f["kind"] == "server_think_time" && f["phase"] == "tls_handshake")
+    };
+    // The ACK of the ClientHello (5), the ServerHello (6).
+    let ((t5, v5), (t6, v6)) = (at(5), at(6));
+    assert!(t6 - t5 > 0.020, "{t5} {t6}");
+    assert_eq!(v6 - v5, 2);
+    assert!(hello_turn(0).is_none(), "{:?}", findings_of(&doc, 0));
+    // (48, 49): 178 ticks.
+    let ((_, v48), (_, v49)) = (at(48), at(49));
+    assert_eq!(v49 - v48, 178);
+    let turn = hello_turn(1).unwrap_or_else(|| panic!("{:?}", findings_of(&doc, 1)));
+    let ms = turn["cost_ms"].as_f64().unwrap();
+    assert!((ms - 178.0).abs() < 2.0, "{ms}");
+}

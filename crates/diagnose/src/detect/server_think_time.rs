@@ -322,16 +322,21 @@ pub(super) fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
     }
     // When the answer was captured, and what held it on the path after
     // it left (the server's own clock: sender_clock.rs).
-    let queue = f.record(first_frame).map_or(0, |r| {
+    let answer = f.record(first_frame);
+    let queue = answer.map_or(0, |r| {
         f.answer_queue_ns(r.ts_ns)
             .min(f.held_after_sending_at_most_ns(r).unwrap_or(i64::MAX))
             .max(f.held_after_sending_ns(r))
     });
     let mut think = first - tq - queue;
     // Acknowledged on arrival: the ClientHello was there by then (as
-    // for a request, below).
+    // for a request, below), and the ServerHello left when its own clock
+    // says, less what held it on the path after (nDPI's reddit.pcap: a
+    // phone's downlink released the ACK and the ServerHello together,
+    // 5 ms apart on the server's clock, 23 and 18 ms late).
     if let Some((k, _)) = f.acked_on_arrival(server, ch, first_frame, tq) {
-        think = think.min(first - k);
+        let held_after = answer.map_or(0, |r| f.held_after_sending_ns(r));
+        think = think.min(first - held_after - k);
     }
     let turn = TimedTurn {
         from_frame: ch,
