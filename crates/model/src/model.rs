@@ -1450,10 +1450,15 @@ pub enum Detail {
         /// The hosts' own turnarounds between flights that no cause
         /// claimed (each below a cause's threshold).
         host_ms: f64,
-        /// How much longer than the TCP handshake's the path's round trip
-        /// was when the ClientHello was sent, as the server's ACK of it on
-        /// arrival shows (a queue on the way; not at the server).
+        /// How much longer than the connection's round trip (`rtt_ms`)
+        /// the path's was when the ClientHello was sent, as the server's
+        /// ACK of it on arrival shows (a queue on the way; not at the
+        /// server).
         path_ms: f64,
+        /// The connection's round trip that `path_ms` exceeds (the
+        /// handshake's, or the fastest the data showed where the
+        /// handshake's was slow itself).
+        rtt_ms: f64,
         /// The excess neither a cause, those turnarounds nor the path
         /// account for.
         unexplained_ms: f64,

@@ -1521,6 +1521,7 @@ pub fn explanation(x: &Finding) -> String {
             causes,
             host_ms,
             path_ms,
+            rtt_ms,
             unexplained_ms,
         } => {
             let mut parts: Vec<String> = causes
@@ -1529,9 +1530,10 @@ pub fn explanation(x: &Finding) -> String {
                 .collect();
             if *path_ms >= 1.0 {
                 parts.push(format!(
-                    "the path: its round trip was {path_ms:.0} ms longer than the TCP handshake's when the ClientHello was sent \
+                    "the path: its round trip was {path_ms:.0} ms longer than the connection's ({rtt_ms:.0} ms) when the ClientHello was sent \
                      (the server acknowledged it on arrival that much later: it queued on the way)",
                     path_ms = fx(path_ms),
+                    rtt_ms = fx(rtt_ms),
                 ));
             }
             // Turnarounds under a millisecond in all are not worth a clause.
@@ -2481,6 +2483,7 @@ mod tests {
             causes: vec![(FindingKind::ServerThinkTime, 140.0)],
             host_ms: 16.0,
             path_ms: 0.0,
+            rtt_ms: 166.0,
             unexplained_ms: 10.0,
         };
         let said = explanation(&x);

@@ -1434,6 +1434,18 @@ fn a_serverhello_the_path_held_after_it_left_is_no_servers_time() {
     assert!(t6 - t5 > 0.020, "{t5} {t6}");
     assert_eq!(v6 - v5, 2);
     assert!(hello_turn(0).is_none(), "{:?}", findings_of(&doc, 0));
+    // The handshake's excess is the path's: its round trip grew beyond
+    // the connection's, which the words name (not the TCP handshake's).
+    let extra = findings_of(&doc, 0)
+        .into_iter()
+        .find(|f| f["kind"] == "tls_extra_rtt")
+        .unwrap_or_else(|| panic!("{:?}", findings_of(&doc, 0)));
+    let rtt = doc["connections"][0]["rtt_ms"].as_f64().unwrap();
+    let words = extra["explanation"].as_str().unwrap();
+    assert!(
+        words.contains(&format!("longer than the connection's ({rtt:.0} ms)")),
+        "{words}"
+    );
     // (48, 49): 178 ticks.
     let ((_, v48), (_, v49)) = (at(48), at(49));
     assert_eq!(v49 - v48, 178);

@@ -75,6 +75,7 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         causes: causes.iter().map(|c| (c.kind, c.cost_ms)).collect(),
         host_ms,
         path_ms,
+        rtt_ms: f.rtt_ns.unwrap_or(0) as f64 / 1e6,
         unexplained_ms: unexplained,
     };
     x.display_filter = format!(
@@ -84,7 +85,7 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
     Some(x)
 }
 
-/// How much longer than the TCP handshake's the path's round trip was
+/// How much longer than the connection's round trip the path's was
 /// when the ClientHello was sent: the server acknowledged it on arrival
 /// (`HandshakeTurn::acked`) that much later than the round trip places
 /// its arrival (at least a quarter of the round trip and 2 ms), and that
