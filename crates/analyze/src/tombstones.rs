@@ -125,6 +125,17 @@ mod tests {
         }
     }
 
+    /// Room for 64 tombstones, `count` of them buried (flow `n` at time
+    /// `n`), and a generation's cap.
+    fn buried(count: impl Fn(u32) -> u32) -> (Tombstones, u32) {
+        let mut t = Tombstones::new(64);
+        let cap = t.generation_cap() as u32;
+        for n in 0..count(cap) {
+            t.insert(key(n), stone(n as i64));
+        }
+        (t, cap)
+    }
+
     /// A generation holds what a power-of-two table holds before it
     /// doubles: half of 64 tombstones is 32 buckets, 28 of them filled.
     #[test]
@@ -157,11 +168,7 @@ mod tests {
     /// does not forget it.
     #[test]
     fn a_tombstone_with_a_late_packet_is_kept_as_young() {
-        let mut t = Tombstones::new(64);
-        let cap = t.generation_cap() as u32;
-        for n in 0..cap + 1 {
-            t.insert(key(n), stone(n as i64));
-        }
+        let (mut t, cap) = buried(|cap| cap + 1);
         // key(0) is in the old generation now.
         t.get_mut(&key(0)).unwrap().last_progress_ns = 1_000;
         for n in cap + 1..2 * cap + 1 {
@@ -175,11 +182,7 @@ mod tests {
     /// one tombstone, the newer.
     #[test]
     fn a_flow_has_one_tombstone() {
-        let mut t = Tombstones::new(64);
-        let cap = t.generation_cap() as u32;
-        for n in 0..cap + 1 {
-            t.insert(key(n), stone(n as i64));
-        }
+        let (mut t, cap) = buried(|cap| cap + 1);
         t.insert(key(0), stone(-1));
         assert_eq!(t.len(), cap as usize + 1);
         assert_eq!(t.remove(&key(0)).unwrap().last_progress_ns, -1);
@@ -189,11 +192,7 @@ mod tests {
     /// Aging keeps only what `keep` says, in both generations.
     #[test]
     fn aging_reaches_both_generations() {
-        let mut t = Tombstones::new(64);
-        let cap = t.generation_cap() as u32;
-        for n in 0..cap + 10 {
-            t.insert(key(n), stone(n as i64));
-        }
+        let (mut t, cap) = buried(|cap| cap + 10);
         t.retain(|s| s.last_progress_ns % 2 == 0);
         assert!(t.contains_key(&key(0)));
         assert!(!t.contains_key(&key(1)));

@@ -173,14 +173,19 @@ fn connections(path: &Path, extra: &[&str]) -> serde_json::Value {
     run_rttdoc_json_with(path, extra)["connections"].clone()
 }
 
+/// The sample as editcap writes it in `format`, in `dir`.
+fn sample_as(dir: &TempDir, format: &str) -> PathBuf {
+    let out = dir.path(&format!("sample.{format}"));
+    run(Command::new("editcap")
+        .args(["-F", format])
+        .arg(sample())
+        .arg(&out));
+    out
+}
+
 /// The sample as editcap writes it in pcapng, in `dir`.
 fn sample_as_pcapng(dir: &TempDir) -> PathBuf {
-    let ng = dir.path("sample.pcapng");
-    run(Command::new("editcap")
-        .args(["-F", "pcapng"])
-        .arg(sample())
-        .arg(&ng));
-    ng
+    sample_as(dir, "pcapng")
 }
 
 /// Wireshark, dumpcap and editcap write a Section Header Block with
@@ -213,11 +218,7 @@ fn snoop_written_by_editcap_is_read_and_analysed_like_its_pcap() {
         return;
     }
     let dir = TempDir::new("snoop");
-    let snoop = dir.path("sample.snoop");
-    run(Command::new("editcap")
-        .args(["-F", "snoop"])
-        .arg(sample())
-        .arg(&snoop));
+    let snoop = sample_as(&dir, "snoop");
     assert_eq!(&std::fs::read(&snoop).unwrap()[..8], b"snoop\0\0\0");
     let frames = assert_reads_like_tshark(&snoop);
     assert_eq!(frames, read(&sample()).frames, "the sample's frames");
@@ -229,17 +230,10 @@ fn snoop_written_by_editcap_is_read_and_analysed_like_its_pcap() {
     assert_eq!(connections_from_stdin(&gz), want, "from stdin");
     // --annotate writes a snoop file's frames as pcapng, with comments.
     let annotated = dir.path("annotated.pcapng");
-    let out = Command::new(rttdoc_bin())
+    run(Command::new(rttdoc_bin())
         .args(["analyze", "--json", "--annotate"])
         .arg(&annotated)
-        .arg(&snoop)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .arg(&snoop));
     assert_eq!(assert_reads_like_tshark(&annotated), frames);
     let comments = Command::new("tshark")
         .arg("-r")

@@ -912,6 +912,18 @@ fn segment(capture: &std::path::Path, frame: u64) -> (f64, String, u64, u64, u64
     (seconds(&row[0]), row[1].clone(), n(2), n(3), n(4))
 }
 
+/// Frame `frame`'s time (`frame.time_relative`, s) and TSval, as tshark
+/// reads them.
+fn time_and_tsval(capture: &std::path::Path, frame: u64) -> (f64, i64) {
+    let row = &tshark_fields(
+        capture,
+        &[],
+        &format!("frame.number == {frame}"),
+        &["frame.time_relative", "tcp.options.timestamp.tsval"],
+    )[0];
+    (seconds(&row[0]), row[1].parse().unwrap())
+}
+
 /// Whether `doc` has, on `stream`, a Nagle finding (any of its kinds)
 /// with a wait that ends at `held` and was released by `release`.
 fn nagle_wait(doc: &serde_json::Value, stream: u64, held: u64, release: u64) -> bool {
@@ -1364,17 +1376,9 @@ fn a_delayed_ack_stamped_when_the_data_arrived_is_still_the_timers() {
     let capture = agrees("dnscap-dnso1tcp.pcap", 1);
     // The second query's length (10), the resolver's ACK 44 ms later (11)
     // with the TSval of the length's arrival, the message 13 µs after it
-    // (12); the resolver's answer to the first query (9) and its ACK of
+    // (12); the resolver's answer to the first query (8) and its ACK of
     // the second message (13) on time.
-    let tsval = |frame: u64| -> (f64, i64) {
-        let row = &tshark_fields(
-            &capture,
-            &[],
-            &format!("frame.number == {frame}"),
-            &["frame.time_relative", "tcp.options.timestamp.tsval"],
-        )[0];
-        (seconds(&row[0]), row[1].parse().unwrap())
-    };
+    let tsval = |frame: u64| time_and_tsval(&capture, frame);
     let (t10, _) = tsval(10);
     let (t11, v11) = tsval(11);
     let (t12, _) = tsval(12);
@@ -1414,15 +1418,7 @@ fn a_serverhello_the_path_held_after_it_left_is_no_servers_time() {
         return;
     }
     let capture = agrees("ndpi-reddit-hellos.pcap", 2);
-    let at = |frame: u64| -> (f64, i64) {
-        let row = &tshark_fields(
-            &capture,
-            &[],
-            &format!("frame.number == {frame}"),
-            &["frame.time_relative", "tcp.options.timestamp.tsval"],
-        )[0];
-        (seconds(&row[0]), row[1].parse().unwrap())
-    };
+    let at = |frame: u64| time_and_tsval(&capture, frame);
     let doc = run_rttdoc_json(&capture);
     let hello_turn = |stream: u64| {
         findings_of(&doc, stream)

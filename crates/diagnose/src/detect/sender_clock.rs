@@ -264,11 +264,7 @@ impl Facts<'_> {
             return 0;
         };
         let held = clock.held_ns(a);
-        let pure_ack = a.len == 0
-            && !a
-                .flags
-                .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST);
-        if held == 0 || !pure_ack {
+        if held == 0 || !super::pure_ack(a) {
             return held;
         }
         held.min(self.data_held_beside(&clock, a))
@@ -279,7 +275,7 @@ impl Facts<'_> {
     /// [`BESIDE_SEGMENTS`] of it); 0 where it sent none.
     fn data_held_beside(&self, clock: &SenderClock, r: &SegmentRecord) -> i64 {
         let at = self.timeline.partition_point(|x| x.frame < r.frame);
-        let (before, after) = self.timeline.split_at(at.min(self.timeline.len()));
+        let (before, after) = self.timeline.split_at(at);
         let near = |x: &&SegmentRecord| (x.ts_ns - r.ts_ns).abs() <= BESIDE_NS;
         let is_data = |x: &&SegmentRecord| x.dir == r.dir && x.len > 0 && x.timestamped;
         let previous = before
