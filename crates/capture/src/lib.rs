@@ -49,7 +49,7 @@ pub use error::{CaptureError, ErrorKind};
 #[cfg(target_os = "linux")]
 pub use live::{LiveCapture, LiveError, LiveStats, DEFAULT_BUFFER_BYTES};
 pub use merge::{MergedRun, MAX_RUNS};
-pub use reader::{Capture, Frame, Progress, Secrets};
+pub use reader::{Capture, FileFormat, Frame, Progress, Secrets};
 
 /// Link-layer header types (the `LINKTYPE_*` registry) rttdoc decodes.
 pub mod linktype {

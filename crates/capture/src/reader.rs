@@ -379,6 +379,18 @@ enum Record {
     Other,
 }
 
+/// The file formats a [`Capture`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    /// libpcap's, with any of its magic numbers (microseconds,
+    /// nanoseconds, either byte order, and the modified variants).
+    Pcap,
+    /// pcapng (RFC draft), any number of sections.
+    Pcapng,
+    /// snoop (RFC 1761): Solaris, Check Point `fw monitor`, Surveyor.
+    Snoop,
+}
+
 /// A streaming reader over one capture file, or over several merged by
 /// time ([`Capture::open_all`]).
 pub struct Capture {
@@ -481,6 +493,19 @@ impl Capture {
         match &self.source {
             Source::One(f) => f.secrets.clone(),
             Source::Set(m) => m.secrets.clone(),
+        }
+    }
+
+    /// The file format of a single file (as its first bytes said, under
+    /// any compression); `None` for several files merged.
+    pub fn format(&self) -> Option<FileFormat> {
+        match &self.source {
+            Source::One(f) => Some(match f.format {
+                Format::Pcap(_) => FileFormat::Pcap,
+                Format::Ng(_) => FileFormat::Pcapng,
+                Format::Snoop(_) => FileFormat::Snoop,
+            }),
+            Source::Set(_) => None,
         }
     }
 

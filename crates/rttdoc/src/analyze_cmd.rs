@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use clap::ValueEnum;
 use rttdoc_analyze::series::SERIES_CAP;
 use rttdoc_analyze::{AnalyzeOptions, ConnectionReport, QuicSection, ReportSink, SeriesRequest};
-use rttdoc_capture::Capture;
+use rttdoc_capture::{Capture, FileFormat};
 use rttdoc_diagnose::analyze_capture;
 use rttdoc_report::{ConnectionDetail, Format, RenderOptions, Renderer, Summary};
 
@@ -324,6 +324,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let file_format = capture.format();
     let format = match (args.json, args.format) {
         (true, _) | (_, FormatArg::Json) => Format::Json,
         (_, FormatArg::Text) => Format::Text,
@@ -469,7 +470,7 @@ pub fn analyze(args: AnalyzeArgs) -> ExitCode {
         }
     }
     if let (Some(a), Some(path)) = (&annotations, &args.annotate) {
-        if let Err(e) = write_annotated(a, &args.capture, path) {
+        if let Err(e) = write_annotated(a, &args.capture, file_format, path) {
             eprintln!("rttdoc: error: --annotate {}: {e}", path.display());
             return ExitCode::from(1);
         }
@@ -563,22 +564,17 @@ fn write_html(
 
 /// `--annotate`: the capture copied as pcapng with the findings'
 /// comments; several files, merged as the analysis merged them.
-/// Whether `path` is a snoop file, which `--annotate` writes as pcapng
-/// from its frames (pcap and pcapng are copied with their own blocks).
-fn is_snoop(path: &str) -> bool {
-    let mut head = [0u8; 8];
-    std::fs::File::open(path)
-        .and_then(|mut f| io::Read::read_exact(&mut f, &mut head))
-        .is_ok_and(|()| head == *b"snoop\0\0\0")
-}
-
+/// `format` is what the analysis read the capture as: a single pcap or
+/// pcapng file is copied block by block (its own comments and options
+/// kept); snoop, or several files, are written from their frames.
 fn write_annotated(
     notes: &rttdoc_report::annotate::Annotations,
     captures: &[String],
+    format: Option<FileFormat>,
     path: &std::path::Path,
 ) -> io::Result<()> {
-    let stats = if let [capture] = captures.iter().filter(|c| !is_snoop(c)).collect::<Vec<_>>()[..]
-    {
+    let copied = matches!(format, Some(FileFormat::Pcap | FileFormat::Pcapng));
+    let stats = if let ([capture], true) = (captures, copied) {
         let input = std::fs::File::open(capture)?;
         let out = std::fs::File::create(path)?;
         rttdoc_report::annotate::annotate(input, out, notes)

@@ -228,23 +228,27 @@ fn snoop_written_by_editcap_is_read_and_analysed_like_its_pcap() {
     std::fs::write(&gz, pipe("gzip", &["-c"], &std::fs::read(&snoop).unwrap())).unwrap();
     assert_eq!(connections(&gz, &[]), want, "gzip-compressed");
     assert_eq!(connections_from_stdin(&gz), want, "from stdin");
-    // --annotate writes a snoop file's frames as pcapng, with comments.
-    let annotated = dir.path("annotated.pcapng");
-    run(Command::new(rttdoc_bin())
-        .args(["analyze", "--json", "--annotate"])
-        .arg(&annotated)
-        .arg(&snoop));
-    assert_eq!(assert_reads_like_tshark(&annotated), frames);
-    let comments = Command::new("tshark")
-        .arg("-r")
-        .arg(&annotated)
-        .args(["-Y", "frame.comment contains \"rttdoc\""])
-        .output()
-        .unwrap();
-    assert!(
-        !comments.stdout.is_empty(),
-        "evidence frames carry comments"
-    );
+    // --annotate writes a snoop file's frames as pcapng, with comments,
+    // compressed or not (the format is what the analysis read, not the
+    // file's first bytes).
+    for (input, name) in [(&snoop, "annotated.pcapng"), (&gz, "annotated-gz.pcapng")] {
+        let annotated = dir.path(name);
+        run(Command::new(rttdoc_bin())
+            .args(["analyze", "--json", "--annotate"])
+            .arg(&annotated)
+            .arg(input));
+        assert_eq!(assert_reads_like_tshark(&annotated), frames, "{name}");
+        let comments = Command::new("tshark")
+            .arg("-r")
+            .arg(&annotated)
+            .args(["-Y", "frame.comment contains \"rttdoc\""])
+            .output()
+            .unwrap();
+        assert!(
+            !comments.stdout.is_empty(),
+            "{name}: evidence frames carry comments"
+        );
+    }
 
     let mut public = Vec::new();
     files_under(&public_dir(), &mut public);
