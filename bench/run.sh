@@ -28,7 +28,8 @@
 #   RTTDOC=path/to/rttdoc bench/run.sh  # measure that binary, build nothing
 #   REPS=5 bench/run.sh
 #
-# Needs root, unshare, ip, nginx, openssl, wrk, tcpdump, hping3, tshark,
+# Needs root, unshare, ip, ethtool (offloads off: without it the nginx corpora
+# hold 64 KB GSO packets, not wire-sized ones), nginx, openssl, wrk, tcpdump, hping3, tshark,
 # editcap, capinfos, /usr/bin/time, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +43,7 @@ corpora=("$@")
 [[ ${#corpora[@]} -gt 0 ]] || corpora=(churn keepalive bulk synflood)
 
 missing=()
-for tool in unshare ip nginx openssl wrk tcpdump hping3 tshark editcap capinfos python3 /usr/bin/time; do
+for tool in unshare ip ethtool nginx openssl wrk tcpdump hping3 tshark editcap capinfos python3 /usr/bin/time; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
