@@ -154,6 +154,10 @@ pub struct RttFacts {
     /// Fastest answer from the capture point to the client and back (the
     /// client ACKing server data): bounds the client side of the path.
     pub min_client_side: Option<i64>,
+    /// Fastest answer from the capture point to the server and back (the
+    /// server ACKing client data), and the kind of sample it was: bounds
+    /// the server side of the path.
+    pub min_server_side: Option<(i64, RttSource)>,
     /// The client's and the server's side of the path from their pure
     /// ACKs (`RttSamples::pure_ack_sides`).
     pub pure_ack_sides: (Option<i64>, Option<i64>),
@@ -199,6 +203,7 @@ impl Connection {
             two_sided_estimate: self.rtt.two_sided_estimate(),
             estimate: self.rtt.estimate(),
             min_client_side: self.rtt.min_for(Direction::ServerToClient),
+            min_server_side: self.rtt.min_for_sourced(Direction::ClientToServer),
             pure_ack_sides: self.rtt.pure_ack_sides(),
         }
     }

@@ -174,6 +174,12 @@ impl RttSamples {
         }
     }
 
+    /// Like [`min_for`](Self::min_for), named by the kind of sample that
+    /// gave it (a timestamp echo only where it was strictly smaller).
+    pub fn min_for_sourced(&self, dir: Direction) -> Option<(i64, RttSource)> {
+        pick(self.data_min[dir.index()], self.ts_mins()[dir.index()])
+    }
+
     /// RTT from samples of both directions (each side of the capture
     /// point timed, so the result cannot be one side's turnaround alone):
     /// the smaller of the data/ACK and the timestamp estimate.

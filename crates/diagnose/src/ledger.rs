@@ -393,9 +393,49 @@ fn report_with(
     // the handshake only guards against a broken sample.
     // (Named by the samples it then is: "from the handshake" next to a
     // handshake of another length would say what is not.)
-    let handshake_rtt = clean_handshake_ns.map(|hs| match best {
-        Some((est, source)) if est < hs && est.saturating_mul(2) > hs => (est, source),
-        _ => (hs, RttSource::Handshake),
+    // The handshake times each side of the capture point once (SYN ->
+    // SYN-ACK the server's, SYN-ACK -> ACK the client's); each side's
+    // fastest answer to data bounds it too. Their sum is the tightest
+    // bound both sides give, with no guess at which side is the capture's
+    // own host (a client whose delayed ACKs are its slowest answers is
+    // still placed by its ACK of the SYN-ACK).
+    let by_sides = match (c.first_syn, c.syn_ack, c.handshake_ack) {
+        (Some(syn), Some(sa), Some(ack))
+            if clean && sa.ts_ns >= syn.ts_ns && ack.ts_ns >= sa.ts_ns =>
+        {
+            let (server_hs, client_hs) = (sa.ts_ns - syn.ts_ns, ack.ts_ns - sa.ts_ns);
+            let (server, source) = match c.rtt.min_server_side {
+                Some((ns, source)) if ns < server_hs => (ns, source),
+                _ => (server_hs, RttSource::Handshake),
+            };
+            let client = c
+                .rtt
+                .min_client_side
+                .map_or(client_hs, |ns| ns.min(client_hs));
+            let source = match (source, best) {
+                // Only the client's side was sharpened: named by the
+                // samples that did it.
+                (RttSource::Handshake, Some((_, kind))) => kind,
+                (RttSource::Handshake, None) => RttSource::DataAck,
+                (kind, _) => kind,
+            };
+            // At an endpoint its own side is a turnaround the ledger's
+            // phases, timed at the capture point, do not contain: the far
+            // side alone (the handshake's own placing rule).
+            let rtt = match vantage(server, client) {
+                Vantage::Client => server,
+                Vantage::Server => client,
+                _ => server + client,
+            };
+            Some((rtt, source))
+        }
+        _ => None,
+    };
+    let handshake_rtt = clean_handshake_ns.map(|hs| {
+        by_sides
+            .or(best)
+            .filter(|&(est, _)| est < hs && est.saturating_mul(2) > hs)
+            .unwrap_or((hs, RttSource::Handshake))
     });
     // Without the SYN-ACK in the capture, the first ACK after the last
     // SYN (Wireshark's initial RTT) is the client's of that SYN-ACK: still

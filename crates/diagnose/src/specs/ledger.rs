@@ -418,3 +418,58 @@ fn a_handshake_the_server_never_answered_or_the_client_refused_is_no_row() {
     });
     assert!(tls_rows(&o).is_empty(), "{:?}", tls_rows(&o));
 }
+
+/// A handshake `syn_ack_late` ms slower than the path (a server slow to
+/// answer the SYN, a link waking for the first packet), then three small
+/// requests the server ACKs the moment they arrive and answers
+/// `KERNEL` ms later; the client ACKs each answer `client_ack_after` ms
+/// after it comes (200: Windows' delayed-ACK timer).
+fn slow_syn_ack(path: Path, syn_ack_late: f64, client_ack_after: f64) -> Outcome {
+    let mut w = Wire::new(path);
+    let d = path.one_way_ms();
+    let syn = w.syn(0.0);
+    let syn_ack = w.syn_ack(w.arrival(syn) + syn_ack_late);
+    w.ack(C, w.arrival(syn_ack));
+    let mut t = 2.0 * d + syn_ack_late + 10.0;
+    for _ in 0..3 {
+        let req = w.data(C, t, 100);
+        w.ack(S, w.arrival(req));
+        let answer = w.data(S, w.arrival(req) + KERNEL, 300);
+        w.ack(C, w.arrival(answer) + client_ack_after);
+        t = w.arrival(answer) + client_ack_after + 500.0;
+    }
+    w.run()
+}
+
+#[test]
+fn a_clients_delayed_acks_are_not_taken_for_the_far_side_of_the_path() {
+    // Captured at the client: its ACK of the SYN-ACK places it at the
+    // capture point, so its 200 ms ACKs of the answers are its own timer,
+    // not the path. The server's ACKs time the path (40 ms) under the
+    // handshake's 50: the round trip is theirs, not the client's 200 ms.
+    let o = slow_syn_ack(Path::at_client(RTT), 10.0, 200.0);
+    let rtt = o.report.rtt_ms.expect("an RTT");
+    assert!((rtt - RTT).abs() < 0.5, "RTT {rtt} ms, not the path's");
+}
+
+#[test]
+fn a_handshake_more_than_twice_the_paths_round_trip_stays_the_round_trip() {
+    // The same with a SYN-ACK 80 ms late: samples under half the
+    // handshake may be another host's answers (a proxy's local ACKs), so
+    // the handshake stands; and neither is the client's ACK timer taken.
+    let o = slow_syn_ack(Path::at_client(RTT), 80.0, 200.0);
+    let rtt = o.report.rtt_ms.expect("an RTT");
+    assert!(
+        (rtt - (RTT + 80.0)).abs() < 0.5,
+        "RTT {rtt} ms: the handshake's"
+    );
+}
+
+#[test]
+fn a_tap_between_the_hosts_times_both_sides_of_the_path() {
+    // Halfway: each side's fastest answer is its half of the path, and
+    // the round trip is their sum, whichever side delays its ACKs.
+    let o = slow_syn_ack(Path::mid(RTT, 0.5), 10.0, 200.0);
+    let rtt = o.report.rtt_ms.expect("an RTT");
+    assert!((rtt - RTT).abs() < 0.5, "RTT {rtt} ms");
+}
