@@ -193,6 +193,9 @@ pub struct Facts<'a> {
     /// Per sender, its clock from its TCP timestamps
     /// (`sender_clock::SenderClock`), found on first use.
     pub(crate) sender_clock_views: [std::cell::OnceCell<Option<sender_clock::SenderClock>>; 2],
+    /// Per sender without a clock, its clock read loosely
+    /// (`sender_clock::SenderClock::loosely`), found on first use.
+    pub(crate) sender_clock_loosely: [std::cell::OnceCell<Option<sender_clock::SenderClock>>; 2],
     /// Per sender, what its full-size segments went through on a narrow
     /// path (`path_mtu::find`), found on first use and shared by
     /// `path_mtu` and `retransmission` (which leaves those re-sends to it).

@@ -119,6 +119,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         short_turns_view: Default::default(),
         fastest_round_trip_views: Default::default(),
         sender_clock_views: Default::default(),
+        sender_clock_loosely: Default::default(),
         path_mtu_views: Default::default(),
         not_taken_view: Default::default(),
         syn_answers_view: Default::default(),

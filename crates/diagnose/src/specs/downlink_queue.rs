@@ -135,3 +135,29 @@ fn an_answer_whose_first_bytes_the_capture_missed_is_timed_by_nobody() {
     o.has_no(DownlinkQueue);
     o.has_no(ServerThinkTime);
 }
+
+/// The same late answer, the server's segments stamped by its 1 kHz
+/// clock: they say it sent the answer late, not that the path held it.
+/// A connection of a third of a second is too short to tell its clock's
+/// rate by its drift, but read loosely it bounds the path's hold all the
+/// same (nDPI's netflix 44: 7 server segments in 214 ms): the queue had
+/// nothing of the answer to hold, and the wait is the server's.
+#[test]
+fn a_short_connections_server_clock_bounds_what_the_queue_held() {
+    for path in [Path::at_client(40.0), Path::mid(40.0, 0.5)] {
+        let mut w = Wire::new(path);
+        w.handshake(0.0);
+        w.background(3, 0.0, 400.0, 1.5, 1448);
+        let req = w.send(C, 100.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        let at = w.arrival(req) + 200.0;
+        let head = w.send(S, at, b"HTTP/1.1 200 OK\r\n\r\n");
+        let body = [w.data(S, at + 0.1, 1448), w.data(S, at + 0.2, 1448)];
+        w.ack(C, w.arrival(body[1]));
+        w.stamp(S, 1000.0);
+        let o = w.run();
+        o.has_no(DownlinkQueue);
+        let x = o.the(ServerThinkTime);
+        assert_eq!(x.frames, o.frames(&[req, head]));
+        assert_ms(x.cost_ms, 200.0, 2.0, "the server's own time");
+    }
+}
