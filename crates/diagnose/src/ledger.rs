@@ -1354,15 +1354,28 @@ fn latency_excess(ledger: &[LedgerRow]) -> (f64, f64) {
 /// largest cost first, none beyond its own cost; returns what is left in
 /// each phase (indexed like [`Phase::ALL`]; summed, `unexplained_ms`).
 /// `tls_extra_rtt` restates the others and takes none.
+///
+/// Each wait takes from the row it lengthened (the one its held or
+/// awaited frame is in), at most its own length: a wait in a row with no excess (an exchange that asked nothing, idle)
+/// explains nothing of another exchange's (nDPI's skype 66: a timer's
+/// re-sends in a reply's idle row had taken the first exchange's
+/// 2.9 ms), and two findings' waits in one row share it by their
+/// lengths, not by which is larger overall. A wait that lengthened no
+/// row (it came before a row began, or between rows) explains none of
+/// the ledger's excess; a finding without waits, and the waits past
+/// those a finding lists, share what its phase has left.
 fn attribute(
     ledger: &[LedgerRow],
     findings: &mut [crate::model::Finding],
 ) -> [f64; Phase::ALL.len()] {
-    // Excess left per phase (indexed like Phase::ALL; transfer stays 0).
-    let mut left = [0.0f64; Phase::ALL.len()];
-    for r in ledger.iter().filter(|r| r.phase.is_latency()) {
-        left[r.phase as usize] += r.excess_ms.unwrap_or(0.0);
-    }
+    // Excess left per row (transfers' stays 0).
+    let mut row_left: Vec<f64> = ledger
+        .iter()
+        .map(|r| match r.phase.is_latency() {
+            true => r.excess_ms.unwrap_or(0.0).max(0.0),
+            false => 0.0,
+        })
+        .collect();
     let mut order: Vec<usize> = (0..findings.len()).collect();
     order.sort_by(|a, b| findings[*b].cost_ms.total_cmp(&findings[*a].cost_ms));
     for i in order {
@@ -1375,11 +1388,47 @@ fn attribute(
         let Some(p) = x.phase.filter(|p| p.is_latency()) else {
             continue;
         };
-        let share = x.cost_ms.min(left[p as usize]);
+        let in_phase = || (0..ledger.len()).filter(|&j| ledger[j].phase == p);
+        // Each wait from the row it lengthened, at most its own length
+        // (a wait outside every row lengthened none: the ledger does not
+        // count it).
+        let mut share = 0.0;
+        for w in &x.waits {
+            if let Some(j) = in_phase().find(|&j| holds(&ledger[j], w)) {
+                let take = w.ms.min(row_left[j]).min(x.cost_ms - share).max(0.0);
+                row_left[j] -= take;
+                share += take;
+            }
+        }
+        // The waits past those listed are not placed: they (and all of a
+        // finding without waits) share what the phase has left.
+        let mut rest = match x.waits.is_empty() {
+            true => x.cost_ms,
+            false => x.unlisted_waits.map_or(0.0, |u| u.ms),
+        };
+        for j in in_phase() {
+            let take = rest.min(x.cost_ms - share).min(row_left[j]).max(0.0);
+            row_left[j] -= take;
+            rest -= take;
+            share += take;
+        }
         x.attributed_ms = share;
-        left[p as usize] -= share;
+    }
+    let mut left = [0.0f64; Phase::ALL.len()];
+    for (r, l) in ledger.iter().zip(row_left) {
+        left[r.phase as usize] += l;
     }
     left
+}
+
+/// Whether `w` lengthened row `r`: what was held or awaited (its
+/// `to_frame`) is one of the row's frames after its first (a wait that
+/// ends where the row begins came before it: it moved the row, not its
+/// length), or the row's only frame.
+fn holds(r: &LedgerRow, w: &crate::model::Wait) -> bool {
+    (r.start_frame < w.to_frame || r.start_frame == r.end_frame)
+        && w.to_frame <= r.end_frame
+        && r.start_frame <= w.to_frame
 }
 
 /// The connection's name lookup for people and programs: its span on the
@@ -1418,6 +1467,104 @@ fn lookup_report(l: &rttdoc_analyze::NameLookup, syn: rttdoc_analyze::Stamp) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::FindingKind;
+
+    /// A first-byte row of exchange `n` over frames `span`, `excess` ms
+    /// beyond its ideal.
+    fn row(n: u32, span: (u64, u64), excess: f64) -> LedgerRow {
+        LedgerRow {
+            phase: Phase::FirstByte,
+            label: format!("exchange {n}"),
+            exchange: Some(n),
+            start_frame: span.0,
+            end_frame: span.1,
+            duration_ms: 100.0,
+            rtts: Some(2.0),
+            ideal_rtts: Some(1.0),
+            excess_rtts: Some(excess / 50.0),
+            excess_ms: Some(excess),
+            ideal_basis: String::new(),
+            summed: 0,
+        }
+    }
+
+    /// A first-byte finding of `kind` with these waits (from, to, ms).
+    fn found(kind: FindingKind, waits: &[(u64, u64, f64)]) -> crate::model::Finding {
+        crate::model::Finding {
+            kind,
+            stream: 0,
+            phase: Some(Phase::FirstByte),
+            frames: Vec::new(),
+            cost_ms: waits.iter().map(|w| w.2).sum(),
+            cost_rtts: None,
+            attributed_ms: 0.0,
+            confidence: 0.9,
+            detail: crate::model::Detail::None,
+            explanation: String::new(),
+            fix: String::new(),
+            display_filter: String::new(),
+            waits: waits
+                .iter()
+                .map(|&(from_frame, to_frame, ms)| crate::model::Wait {
+                    from_frame,
+                    to_frame,
+                    release_frame: None,
+                    ms,
+                })
+                .collect(),
+            unlisted_waits: None,
+        }
+    }
+
+    #[test]
+    fn a_wait_explains_only_the_excess_of_the_row_it_lengthened() {
+        // Exchange 1 was 40 ms late; exchange 2 asked nothing (idle, no
+        // excess), and a timer's re-sends waited in it for 800 ms.
+        let ledger = [row(1, (10, 20), 40.0), row(2, (30, 60), 0.0)];
+        let mut findings = [
+            found(FindingKind::RtoStall, &[(35, 50, 800.0)]),
+            found(FindingKind::ServerThinkTime, &[(10, 20, 30.0)]),
+        ];
+        let left = attribute(&ledger, &mut findings);
+        // The stall lengthened the idle row: it explains none of the 40.
+        assert_eq!(findings[0].attributed_ms, 0.0);
+        assert_eq!(findings[1].attributed_ms, 30.0);
+        assert!((left[Phase::FirstByte as usize] - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn two_findings_in_one_row_share_it_by_their_waits() {
+        // Row 2 (40 ms late) holds 30 ms of the server's and 10 of the
+        // downlink's; the server's finding is larger overall (row 1's 90
+        // ms too), yet takes only its own 30 of row 2.
+        let ledger = [row(1, (10, 20), 90.0), row(2, (30, 60), 40.0)];
+        let mut findings = [
+            found(
+                FindingKind::ServerThinkTime,
+                &[(10, 20, 90.0), (30, 60, 30.0)],
+            ),
+            found(FindingKind::DownlinkQueue, &[(31, 60, 10.0)]),
+        ];
+        attribute(&ledger, &mut findings);
+        assert_eq!(findings[0].attributed_ms, 120.0);
+        assert_eq!(findings[1].attributed_ms, 10.0);
+    }
+
+    #[test]
+    fn a_wait_before_a_row_began_explains_none_of_it() {
+        // A Nagle hold released the request that opens row 2: it moved
+        // the row, not its length.
+        let ledger = [row(1, (10, 20), 0.0), row(2, (30, 60), 40.0)];
+        let mut findings = [found(FindingKind::NagleHold, &[(21, 30, 200.0)])];
+        let left = attribute(&ledger, &mut findings);
+        assert_eq!(findings[0].attributed_ms, 0.0);
+        assert_eq!(left[Phase::FirstByte as usize], 40.0);
+        // Without waits listed, a finding shares its phase's excess.
+        let mut unlisted = [found(FindingKind::NagleHold, &[])];
+        unlisted[0].cost_ms = 25.0;
+        attribute(&ledger, &mut unlisted);
+        assert_eq!(unlisted[0].attributed_ms, 25.0);
+    }
 
     #[test]
     fn slow_start_rounds_double_from_ten_segments() {
