@@ -59,9 +59,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let beyond = f.on_clock_of(client, answer) - f.on_clock_of(client, request) - rtt;
         // No longer than the server's own clock says the path held the
         // answer after it left (sender_clock.rs), where it keeps one.
-        let queued = beyond
-            .min(f.downlink_queue_ns(answer.ts_ns).max(f.queued_behind_ns(x)))
-            .min(f.held_after_sending_at_most_ns(answer).unwrap_or(i64::MAX));
+        let queued = f.held_within_clock(
+            answer,
+            beyond.min(f.downlink_queue_ns(answer.ts_ns).max(f.queued_behind_ns(x))),
+        );
         if queued >= floor {
             waits.push(Wait {
                 from_frame: request.frame,

@@ -369,6 +369,20 @@ impl Facts<'_> {
             .held_at_most_ns(r)
     }
 
+    /// `held`, what else says the path held `r`, no more than its
+    /// sender's clock allows ([`held_after_sending_at_most_ns`]); the
+    /// clock is read only where there is something to bound (most
+    /// answers were held by nothing, and a short connection's clock is
+    /// read loosely, at a cost).
+    ///
+    /// [`held_after_sending_at_most_ns`]: Self::held_after_sending_at_most_ns
+    pub fn held_within_clock(&self, r: &SegmentRecord, held: i64) -> i64 {
+        if held <= 0 {
+            return held;
+        }
+        held.min(self.held_after_sending_at_most_ns(r).unwrap_or(i64::MAX))
+    }
+
     fn sender_clock(&self, dir: Direction) -> Option<SenderClock> {
         *self.sender_clock_views[dir.index()].get_or_init(|| SenderClock::find(self.timeline, dir))
     }

@@ -324,8 +324,7 @@ pub(super) fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
     // it left (the server's own clock: sender_clock.rs).
     let answer = f.record(first_frame);
     let queue = answer.map_or(0, |r| {
-        f.answer_queue_ns(r.ts_ns)
-            .min(f.held_after_sending_at_most_ns(r).unwrap_or(i64::MAX))
+        f.held_within_clock(r, f.answer_queue_ns(r.ts_ns))
             .max(f.held_after_sending_ns(r))
     });
     let mut think = first - tq - queue;
@@ -875,14 +874,9 @@ pub(super) fn exchange_turns(
             .filter(|_| ta == first.ts_ns)
             .map_or(0, |r| f.held_after_sending_ns(r));
         // (And no more than that clock allows.)
-        let queue = f
-            .answer_queue_ns(first.ts_ns)
-            .max(f.queued_behind_ns(x))
-            .min(
-                answer
-                    .and_then(|r| f.held_after_sending_at_most_ns(r))
-                    .unwrap_or(i64::MAX),
-            )
+        let queued = f.answer_queue_ns(first.ts_ns).max(f.queued_behind_ns(x));
+        let queue = answer
+            .map_or(queued, |r| f.held_within_clock(r, queued))
             .max(held_after);
         let mut think = ta - tq - queue;
         // The server's kernel acknowledged the whole request before it
