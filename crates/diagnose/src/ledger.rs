@@ -1490,30 +1490,18 @@ mod tests {
 
     /// A first-byte finding of `kind` with these waits (from, to, ms).
     fn found(kind: FindingKind, waits: &[(u64, u64, f64)]) -> crate::model::Finding {
-        crate::model::Finding {
-            kind,
-            stream: 0,
-            phase: Some(Phase::FirstByte),
-            frames: Vec::new(),
-            cost_ms: waits.iter().map(|w| w.2).sum(),
-            cost_rtts: None,
-            attributed_ms: 0.0,
-            confidence: 0.9,
-            detail: crate::model::Detail::None,
-            explanation: String::new(),
-            fix: String::new(),
-            display_filter: String::new(),
-            waits: waits
-                .iter()
-                .map(|&(from_frame, to_frame, ms)| crate::model::Wait {
-                    from_frame,
-                    to_frame,
-                    release_frame: None,
-                    ms,
-                })
-                .collect(),
-            unlisted_waits: None,
-        }
+        let mut f = crate::model::Finding::new(kind, 0, Some(Phase::FirstByte));
+        f.cost_ms = waits.iter().map(|w| w.2).sum();
+        f.waits = waits
+            .iter()
+            .map(|&(from_frame, to_frame, ms)| crate::model::Wait {
+                from_frame,
+                to_frame,
+                release_frame: None,
+                ms,
+            })
+            .collect();
+        f
     }
 
     #[test]

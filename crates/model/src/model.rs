@@ -788,6 +788,30 @@ pub struct Finding {
     pub unlisted_waits: Option<UnlistedWaits>,
 }
 
+impl Finding {
+    /// A finding of `kind` on connection `stream` in `phase`, with no
+    /// evidence, cost or words yet (the detector fills them), its display
+    /// filter the connection's.
+    pub fn new(kind: FindingKind, stream: u64, phase: Option<Phase>) -> Finding {
+        Finding {
+            kind,
+            stream,
+            phase,
+            frames: Vec::new(),
+            cost_ms: 0.0,
+            cost_rtts: None,
+            attributed_ms: 0.0,
+            confidence: 0.9,
+            detail: Detail::None,
+            explanation: String::new(),
+            fix: String::new(),
+            display_filter: format!("tcp.stream eq {stream}"),
+            waits: Vec::new(),
+            unlisted_waits: None,
+        }
+    }
+}
+
 /// What a finding found, as data: the numbers and names its explanation
 /// and fix are worded from. Detectors fill it; renderers word it
 /// (`rttdoc_report::words`), so nothing is formatted for people unless an

@@ -1065,22 +1065,7 @@ impl<'a> Facts<'a> {
     }
 
     pub fn finding(&self, kind: FindingKind, phase: Option<Phase>) -> Finding {
-        Finding {
-            kind,
-            stream: self.report.stream,
-            phase,
-            frames: Vec::new(),
-            cost_ms: 0.0,
-            cost_rtts: None,
-            attributed_ms: 0.0,
-            confidence: 0.9,
-            detail: crate::model::Detail::None,
-            explanation: String::new(),
-            fix: String::new(),
-            display_filter: format!("tcp.stream eq {}", self.report.stream),
-            waits: Vec::new(),
-            unlisted_waits: None,
-        }
+        Finding::new(kind, self.report.stream, phase)
     }
 
     /// The client's first SYN, when the timeline has it.
