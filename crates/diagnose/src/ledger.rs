@@ -395,10 +395,10 @@ fn report_with(
     // handshake of another length would say what is not.)
     // The handshake times each side of the capture point once (SYN ->
     // SYN-ACK the server's, SYN-ACK -> ACK the client's); each side's
-    // fastest answer to data bounds it too. Their sum is the tightest
-    // bound both sides give, with no guess at which side is the capture's
-    // own host (a client whose delayed ACKs are its slowest answers is
-    // still placed by its ACK of the SYN-ACK).
+    // fastest answer to data bounds it too. With the handshake among them
+    // no guess is needed at which side is the capture's own host (a
+    // client whose delayed ACKs are its slowest answers is still placed
+    // by its ACK of the SYN-ACK: Beats' ipv6.pcap).
     let by_sides = match (c.first_syn, c.syn_ack, c.handshake_ack) {
         (Some(syn), Some(sa), Some(ack))
             if clean && sa.ts_ns >= syn.ts_ns && ack.ts_ns >= sa.ts_ns =>
@@ -1350,14 +1350,15 @@ fn latency_excess(ledger: &[LedgerRow]) -> (f64, f64) {
     )
 }
 
-/// Shares each latency phase's excess among the findings in that phase,
+/// Shares each latency row's excess among the findings in its phase,
 /// largest cost first, none beyond its own cost; returns what is left in
 /// each phase (indexed like [`Phase::ALL`]; summed, `unexplained_ms`).
 /// `tls_extra_rtt` restates the others and takes none.
 ///
 /// Each wait takes from the row it lengthened (the one its held or
-/// awaited frame is in), at most its own length: a wait in a row with no excess (an exchange that asked nothing, idle)
-/// explains nothing of another exchange's (nDPI's skype 66: a timer's
+/// awaited frame is in), at most its own length: a wait in a row with
+/// no excess (an exchange that asked nothing, idle) explains nothing of
+/// another exchange's (nDPI's skype 66: a timer's
 /// re-sends in a reply's idle row had taken the first exchange's
 /// 2.9 ms), and two findings' waits in one row share it by their
 /// lengths, not by which is larger overall. A wait that lengthened no
