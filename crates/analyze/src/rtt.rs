@@ -167,11 +167,7 @@ impl RttSamples {
     /// side's answer, at the capture point: the round trip between the
     /// capture point and the receiver, plus whatever the receiver waited.
     pub fn min_for(&self, dir: Direction) -> Option<i64> {
-        let d = dir.index();
-        match (self.data_min[d], self.ts_mins()[d]) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.min_for_sourced(dir).map(|(ns, _)| ns)
     }
 
     /// Like [`min_for`](Self::min_for), named by the kind of sample that

@@ -78,10 +78,7 @@ impl SenderClock {
     /// The clock of the sender of `dir`'s segments in `timeline`, when its
     /// TSvals show one (module docs).
     pub fn find(timeline: &[SegmentRecord], dir: Direction) -> Option<SenderClock> {
-        fitting(timeline, dir, Span::Long)
-            .into_iter()
-            .min_by_key(|&(drift, _)| drift)
-            .map(|(_, clock)| clock)
+        best_fit(timeline, dir, Span::Long)
     }
 
     /// The sender's clock where [`find`](Self::find) takes none: its
@@ -92,10 +89,7 @@ impl SenderClock {
     /// (the commonest on a tie), its margin widened by that drift: for
     /// bounds on what the path held, not for holds themselves.
     pub fn loosely(timeline: &[SegmentRecord], dir: Direction) -> Option<SenderClock> {
-        fitting(timeline, dir, Span::Short)
-            .into_iter()
-            .min_by_key(|&(drift, _)| drift)
-            .map(|(_, clock)| clock)
+        best_fit(timeline, dir, Span::Short)
     }
 
     /// How long after it left the path (or the sender's queue) held `r`,
@@ -141,14 +135,12 @@ const SHORT_MIN_SEGMENTS: usize = 4;
 /// Ticks they must span (at 1 kHz, 10 ms).
 const SHORT_MIN_TICKS: i64 = 10;
 
-/// Each tick rate under which the `dir` sender's TSvals in `timeline`
-/// keep time and causality (module docs), with how far its early and
-/// late fastest deliveries drift apart under it.
-fn fitting(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Vec<(i64, SenderClock)> {
+/// Of the tick rates under which the `dir` sender's TSvals in `timeline`
+/// keep time and causality (module docs), the one under which its early
+/// and late fastest deliveries drift apart least (the commonest on a tie).
+fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<SenderClock> {
     let mut points = timeline.iter().filter(|r| r.dir == dir && r.timestamped);
-    let Some(first) = points.next() else {
-        return Vec::new();
-    };
+    let first = points.next()?;
     let origin = first.tsval;
     // Ticks since the first (a TSval a few ticks behind, a segment
     // reordered before the capture point, counts as negative).
@@ -164,7 +156,7 @@ fn fitting(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Vec<(i64, 
         Span::Short => samples.len() >= SHORT_MIN_SEGMENTS && span > 0 && ticks >= SHORT_MIN_TICKS,
     };
     if !enough {
-        return Vec::new();
+        return None;
     }
     // The rate the ticks average over the span (within twice a
     // candidate's for it to be judged), and what the clocks can drift
@@ -181,7 +173,7 @@ fn fitting(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Vec<(i64, 
     let prompted = prompts(timeline, dir, origin);
     // Capture times are exact to the microsecond; the clocks drift.
     let slack = 500_000 + drift_ns;
-    let mut fits = Vec::new();
+    let mut best: Option<(i64, SenderClock)> = None;
     for hz in RATES_HZ {
         let tick_ns = 1_000_000_000 / hz;
         if average_hz < hz / 2 || average_hz > hz * 2 {
@@ -228,9 +220,11 @@ fn fitting(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Vec<(i64, 
             fastest_ns,
             margin_ns,
         };
-        fits.push((drift, clock));
+        if best.is_none_or(|(d, _)| drift < d) {
+            best = Some((drift, clock));
+        }
     }
-    fits
+    best.map(|(_, clock)| clock)
 }
 
 /// The `dir` sender's segments that answer one of the peer's: their
@@ -352,13 +346,12 @@ impl Facts<'_> {
     }
 
     /// The most the path can have held `r` after its sender sent it, by
-    /// the sender's own clock; None where no clock is known.
-    /// Where no clock is found, what the loosely read one says
-    /// ([`SenderClock::loosely`]): a short connection's
-    /// answer is bounded all the same (nDPI's netflix 44: 7 server
-    /// segments over 214 ms, its 53 ticks read at 250 Hz), and a long one's whose
+    /// the sender's own clock; where no clock is found, by the loosely
+    /// read one ([`SenderClock::loosely`]): a short connection's answer is
+    /// bounded all the same (nDPI's netflix 44: 7 server segments over
+    /// 214 ms, its 53 ticks read at 250 Hz), and a long one's whose
     /// fastest deliveries drifted 2.5 ms in 7 s (PcapPlusPlus's
-    /// example.pcap 8, 1 kHz).
+    /// example.pcap 8, 1 kHz). None where neither reads one.
     pub fn held_after_sending_at_most_ns(&self, r: &SegmentRecord) -> Option<i64> {
         if let Some(clock) = self.sender_clock(r.dir) {
             return clock.held_at_most_ns(r);
