@@ -1425,11 +1425,9 @@ fn attribute(
 /// Whether `w` lengthened row `r`: what was held or awaited (its
 /// `to_frame`) is one of the row's frames after its first (a wait that
 /// ends where the row begins came before it: it moved the row, not its
-/// length), or the row's only frame.
+/// length), or its last (a row of one frame).
 fn holds(r: &LedgerRow, w: &crate::model::Wait) -> bool {
-    (r.start_frame < w.to_frame || r.start_frame == r.end_frame)
-        && w.to_frame <= r.end_frame
-        && r.start_frame <= w.to_frame
+    (r.start_frame < w.to_frame && w.to_frame <= r.end_frame) || w.to_frame == r.end_frame
 }
 
 /// The connection's name lookup for people and programs: its span on the
