@@ -511,6 +511,10 @@ pub struct Connection {
     pub(crate) window: Option<Box<crate::window::LaterWindow>>,
     /// What the windows diagnosed so far found (window.rs).
     pub(crate) earlier: Option<Box<crate::model::LaterWindows>>,
+    /// Once the timeline or window is full: the re-sent bytes in it that
+    /// their receiver has not yet acknowledged, which keep it open
+    /// (window.rs).
+    pub(crate) unacked_resends: Option<crate::window::UnackedResends>,
 }
 
 impl Connection {
@@ -576,6 +580,7 @@ impl Connection {
             roles_settled: false,
             window: None,
             earlier: None,
+            unacked_resends: None,
         }
     }
 
@@ -1343,16 +1348,19 @@ impl Connection {
             self.closed_at_ns = Some(at.ts_ns);
         }
 
+        // Past the timeline's cap (or past where window.rs keeps it open
+        // for the ACK of a re-send in it), a long connection's segments
+        // go to its window, when the tracker diagnoses windows.
+        let first_window = self.window.is_none()
+            && (self.timeline.len() < TIMELINE_CAP
+                || self.unacked_resends.is_some_and(|u| u.keep_open()));
         if retransmission
-            && self.timeline.len() >= TIMELINE_CAP
+            && !first_window
             && self.window.is_none()
             && self.late_retransmissions.len() < LATE_RETRANSMISSIONS_CITED
         {
             self.late_retransmissions.push((dir, at.frame));
         }
-        // Past the timeline's cap, a long connection's segments go to its
-        // window, when the tracker diagnoses windows (window.rs).
-        let first_window = self.window.is_none() && self.timeline.len() < TIMELINE_CAP;
         if first_window || self.window.is_some() {
             let base = self.half[d].base_seq.unwrap_or(seg.seq);
             let peer_base = self.half[r].base_seq;

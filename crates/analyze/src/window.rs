@@ -20,11 +20,14 @@
 //! download's one exchange), are diagnosed as before; an exchange begun
 //! later goes to the window it closed in, and one under way when its
 //! window fills goes on in the next window with its segments (up to half
-//! a window of them), so that a wait inside it is not cut in two.
+//! a window of them), so that a wait inside it is not cut in two; and a
+//! full timeline or window waits for the acknowledgment of a re-send in
+//! it ([`UnackedResends`]), so that the re-send is judged with it.
 
 use crate::connection::{Connection, SegmentRecord, Stamp, TIMELINE_CAP};
 use crate::facts::ConnectionFacts;
 use crate::model::{Ending, LaterWindows};
+use crate::seq;
 
 /// Diagnoses one window's facts and folds what it found into what the
 /// connection's earlier windows found (`rttdoc_diagnose::diagnose_window`),
@@ -45,6 +48,67 @@ pub(crate) struct LaterWindow {
     taken: u32,
     /// Exchanges the connection closed before this window's.
     exchanges_before: u32,
+}
+
+/// How far a full timeline or window may grow past [`TIMELINE_CAP`] while
+/// it waits for the acknowledgment of a re-send in it.
+const KEPT_OPEN_MAX: usize = TIMELINE_CAP;
+
+/// The re-sent bytes of each sender in a full timeline or window that
+/// their receiver has not acknowledged yet (the highest re-sent end
+/// seen, until an ACK covers it).
+///
+/// Whether a re-send was needed is read from the receiver's first ACK
+/// covering it (retransmission.rs: an ACK that echoes the original's
+/// TSval, RFC 3522, or comes back sooner than a round trip could bring
+/// the re-send's own, proves the original arrived), and that ACK can
+/// come a thousand segments later on a busy connection (a phone's
+/// uplink queued behind its downlink: nDPI's pinterest.pcap, two
+/// tail-loss probes first acknowledged 541 and 1,253 segments after
+/// them, each past its window's end). Cut there, the window holds the
+/// re-send without that ACK and counts a loss that never was. So a full window stays
+/// open until its re-sends are acknowledged, by at most
+/// [`KEPT_OPEN_MAX`] segments (a receiver that never answers does not
+/// hold it for ever).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct UnackedResends {
+    end: [Option<u32>; 2],
+    /// The full timeline's or window's length at the last step.
+    filled: u32,
+}
+
+impl UnackedResends {
+    /// What these segments leave unacknowledged.
+    fn of(segments: &[SegmentRecord]) -> Self {
+        segments.iter().fold(Self::default(), |mut u, r| {
+            u.note(r);
+            u
+        })
+    }
+
+    /// Notes the next segment of the timeline or window.
+    fn note(&mut self, r: &SegmentRecord) {
+        if r.retransmission && r.len > 0 && !r.probe {
+            let end = &mut self.end[r.dir.index()];
+            *end = Some(end.filter(|&e| seq::lt(r.end, e)).unwrap_or(r.end));
+        }
+        if r.ack_set {
+            let end = &mut self.end[r.dir.reverse().index()];
+            if end.is_some_and(|e| seq::le(e, r.ack)) {
+                *end = None;
+            }
+        }
+    }
+
+    /// Whether the full timeline or window stays open for an ACK.
+    pub(crate) fn keep_open(&self) -> bool {
+        self.awaited() && (self.filled as usize) < TIMELINE_CAP + KEPT_OPEN_MAX
+    }
+
+    /// Whether a re-send awaits its acknowledgment.
+    fn awaited(&self) -> bool {
+        self.end.iter().any(Option::is_some)
+    }
 }
 
 /// What marks a connection's facts as one of its later windows.
@@ -68,9 +132,24 @@ impl Connection {
         &mut self,
         diagnose: DiagnoseWindow,
     ) -> Option<crate::model::ConnectionReport> {
-        if self.filling().len() < TIMELINE_CAP {
+        let filling = self.window.as_ref().map_or(&self.timeline, |w| &w.timeline);
+        if filling.len() < TIMELINE_CAP {
             return None;
         }
+        let unacked = match &mut self.unacked_resends {
+            Some(u) => {
+                // The segment this step added (or, where none was added,
+                // the last one again: noting it twice changes nothing).
+                u.note(filling.last()?);
+                u
+            }
+            None => self.unacked_resends.insert(UnackedResends::of(filling)),
+        };
+        unacked.filled = filling.len() as u32;
+        if unacked.keep_open() {
+            return None;
+        }
+        self.unacked_resends = None;
         self.cut_window(diagnose)
     }
 
@@ -93,6 +172,9 @@ impl Connection {
             .as_ref()
             .map(|x| filling.partition_point(|r| r.frame < x.request_first.frame))
             .filter(|&at| at > 0 && filling.len() - at <= TIMELINE_CAP / 2)
+            // Not between a re-send and the ACK that tells whether it
+            // was needed (UnackedResends).
+            .filter(|&at| !UnackedResends::of(&filling[..at]).awaited())
             .unwrap_or(filling.len())
     }
 

@@ -1304,3 +1304,115 @@ fn bytes_that_only_begin_like_a_proxy_protocol_header_are_the_clients_own() {
     assert_eq!(c.exchanges, 1);
     assert_eq!(c.client_to_server.bytes, line.len() as u64);
 }
+
+/// A download of 100-byte segments, 1 ms apart, the client acknowledging
+/// every eighth; every segment timestamped on 1 kHz clocks. At the
+/// server's segment 1580 the client sends a 10-byte request, and again
+/// 200 ms later (its timer), while the server's segments go on
+/// acknowledging only what came before it (the client's uplink queued).
+/// The server's first ACK of the request, 50 ms after the re-send,
+/// echoes `echoed_original` ? the original's TSval : the re-send's; a
+/// second request, 20 ms after the re-send, is acknowledged 100 ms
+/// later. The
+/// request's first copy is the connection's ~1780th segment, its re-send
+/// its ~2005th, that ACK its ~2062nd: the timeline (2048) would end
+/// between them.
+fn resend_acked_past_the_timeline(echoed_original: bool) -> Vec<(i64, Segment<'static>)> {
+    const DATA: &[u8] = &[b'x'; 100];
+    let mut s = handshake(0, 100, 900);
+    let stamp = |x: &mut Segment<'static>, tsval: i64, tsecr: i64| {
+        x.options.timestamps = Some((tsval as u32, tsecr as u32));
+    };
+    for (t, x) in &mut s {
+        stamp(x, *t, 0);
+    }
+    let (request, resend, next, acked) = (1580, 1780, 1800, 1830);
+    let mut c_acked = 0u32;
+    let mut server_ack = 101;
+    let mut server_tsecr = 60;
+    for k in 0..2200u32 {
+        let t = 100 + k as i64;
+        if k == request || k == resend {
+            let mut x = seg(true, 101, 901 + c_acked, PSH | ACK, b"0123456789");
+            stamp(&mut x, t, t);
+            s.push((t, x));
+        }
+        if k == next {
+            let mut x = seg(true, 111, 901 + c_acked, PSH | ACK, b"0123456789");
+            stamp(&mut x, t, t);
+            s.push((t, x));
+        }
+        if k == next + 100 {
+            server_ack = 121;
+        }
+        if k == acked {
+            server_ack = 111;
+            server_tsecr = if echoed_original {
+                100 + request as i64
+            } else {
+                100 + resend as i64
+            };
+        }
+        let mut x = seg(false, 901 + 100 * k, server_ack, ACK, DATA);
+        stamp(&mut x, t, server_tsecr);
+        s.push((t, x));
+        if k % 8 == 7 {
+            c_acked = 100 * (k + 1);
+            let client_seq = match k {
+                _ if k >= next => 121,
+                _ if k >= request => 111,
+                _ => 101,
+            };
+            let mut x = seg(true, client_seq, 901 + c_acked, ACK, b"");
+            stamp(&mut x, t, t);
+            s.push((t, x));
+            if k < request {
+                server_tsecr = t;
+            }
+        }
+    }
+    for (_, x) in &mut s {
+        x.window = 65535;
+    }
+    s
+}
+
+#[test]
+fn a_resends_proving_ack_past_the_timelines_end_is_still_read() {
+    let at = |s: &[(i64, Segment<'static>)], t: i64, client: bool| {
+        s.iter()
+            .position(|(ts, x)| *ts == t && (x.src_port == 5000) == client && x.payload_len > 0)
+            .unwrap()
+    };
+    let s = resend_acked_past_the_timeline(true);
+    let (original, resend) = (at(&s, 1680, true), at(&s, 1880, true));
+    let ack = at(&s, 1930, false);
+    let cap = rttdoc_analyze::TIMELINE_CAP;
+    assert!(
+        original < cap && resend < cap && ack > cap,
+        "{original} {resend} {ack}"
+    );
+    let c = &run(s, AnalyzeOptions::default()).reports[0];
+    assert_eq!(c.client_to_server.retransmissions, 1);
+    // RFC 3522: the ACK echoes the original's TSval, which arrived.
+    assert!(
+        !c.findings
+            .iter()
+            .any(|f| f.kind == crate::model::FindingKind::Retransmission),
+        "{:?}",
+        kinds(c)
+    );
+    // The control: the ACK echoes the re-send's TSval, the original was
+    // lost (the request waited from its first copy to its re-send).
+    let c = &run(
+        resend_acked_past_the_timeline(false),
+        AnalyzeOptions::default(),
+    )
+    .reports[0];
+    let f = c
+        .findings
+        .iter()
+        .find(|f| f.kind == crate::model::FindingKind::Retransmission)
+        .unwrap_or_else(|| panic!("{:?}", kinds(c)));
+    assert_eq!(f.frames, vec![original as u64 + 1, resend as u64 + 1]);
+}
