@@ -328,6 +328,12 @@ pub struct Exchanges {
     /// connection this is to a client that keeps them per origin
     /// (reuse.rs).
     pub(crate) first_origin: u64,
+    /// The product the `User-Agent` of the first request that sent one
+    /// named, and the open request's ([`agent_hash`]; 0: none): which program's
+    /// connection this is (reuse.rs: an app and the system's media
+    /// player on one phone keep their own).
+    pub(crate) first_agent: u64,
+    pub(crate) current_agent: u64,
     /// The open request's answer was a redirect: its `Location`, for the
     /// tracker to keep until a request follows it (taken at once).
     pub(crate) redirect: Option<crate::redirect::Location>,
@@ -833,6 +839,10 @@ impl Exchanges {
                     if self.first_origin == 0 {
                         self.first_origin = asked.map_or(0, |a| a.origin_hash());
                     }
+                    self.current_agent = agent_hash(head);
+                    if self.first_agent == 0 {
+                        self.first_agent = self.current_agent;
+                    }
                     let retry = crate::challenge::Retry::of_request(&line, head, asked.as_ref());
                     let preflight =
                         crate::preflight::Preflight::of_request(&line, head, asked.as_ref());
@@ -1320,6 +1330,25 @@ pub(crate) fn header_value<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> 
         .find(|(field, _, _)| field.eq_ignore_ascii_case(name))
         .filter(|(_, _, ended)| *ended)
         .map(|(_, value, _)| value)
+}
+
+/// The hash of the product an HTTP/1.x request head's `User-Agent`
+/// names first (RFC 9110 10.1.5: `product/version`, up to the first
+/// space; 0: no `User-Agent`, or not captured whole). Requests naming
+/// different products came from different programs (an app's own HTTP
+/// client and the system's media player, `AppleCoreMedia/1.0.0`), which
+/// keep their own connections. The rest of the string is not compared:
+/// one program's requests may differ there (a web view's bridge appends
+/// to some of its requests' agent, nDPI's alexa-app.pcapng), and every
+/// browser names `Mozilla/5.0` first (two browsers are not told apart).
+fn agent_hash(head: &[u8]) -> u64 {
+    header_value(head, b"user-agent").map_or(0, |value| {
+        use std::hash::{Hash, Hasher};
+        let product = value.split(|&b| b == b' ').next().unwrap_or(value);
+        let mut h = rustc_hash::FxHasher::default();
+        product.hash(&mut h);
+        h.finish().max(1)
+    })
 }
 
 /// The longest intermediary's name kept: a `Via` lists each hop's

@@ -20,7 +20,11 @@
 //! did, and their HTTP requests named the same origin where both were
 //! read (a browser keeps HTTP/1.1 connections per origin: one to
 //! kelowna.craigslist.ca is not one to kelowna.en.craigslist.ca on the
-//! same address).
+//! same address) and the same product first in their `User-Agent` where
+//! both sent one (each program keeps its own connections: nDPI's
+//! netflix.pcap, an iPhone's Netflix app and its media player,
+//! `AppleCoreMedia`, fetching from one server, neither able to use the
+//! other's).
 //!
 //! Bounded: per route the newest [`PER_ROUTE`] ends, over all routes the
 //! ends of the last [`WINDOW_NS`] of capture time and at most [`KEPT`].
@@ -93,6 +97,9 @@ pub struct EndedConnection {
     /// The origin its last request named, hashed
     /// ([`crate::redirect::Asked::origin_hash`]; 0: none read).
     pub(crate) http_origin: u64,
+    /// The product its last request's `User-Agent` named first, hashed
+    /// (0: none read).
+    pub(crate) http_agent: u64,
     /// Its TLS server asked the client for a certificate
     /// (CertificateRequest: readable before TLS 1.3).
     pub certificate_requested: bool,
@@ -123,6 +130,9 @@ pub(crate) struct End {
     pub server_name: u64,
     /// The origin its last request named (0: none read).
     pub http_origin: u64,
+    /// The product its last request's `User-Agent` named first (0: none
+    /// read).
+    pub http_agent: u64,
     /// Its last request's first segment, and its answer's last, if any.
     pub last: Option<(Stamp, Option<Stamp>)>,
     pub exchanges: u32,
@@ -183,6 +193,7 @@ impl Ends {
             first_close_ns: end.close.ts_ns,
             server_name: end.server_name,
             http_origin: end.http_origin,
+            http_agent: end.http_agent,
             certificate_requested: end.certificate_requested,
         });
         self.order.push_back((route, end.close.ts_ns));
@@ -287,6 +298,7 @@ mod tests {
             server: SERVER,
             server_name: 7,
             http_origin: 0,
+            http_agent: 0,
             last,
             exchanges: u32::from(last.is_some()),
             close,

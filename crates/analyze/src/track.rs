@@ -1636,6 +1636,10 @@ fn note_end(
             .exchanges
             .current_asked
             .map_or(conn.exchanges.first_origin, |a| a.origin_hash()),
+        http_agent: match conn.exchanges.current_agent {
+            0 => conn.exchanges.first_agent,
+            agent => agent,
+        },
         last,
         exchanges: conn.exchanges.total,
         close,
