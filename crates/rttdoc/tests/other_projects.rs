@@ -1514,3 +1514,47 @@ fn a_resends_proving_ack_past_its_window_still_proves_it() {
         assert_ne!(f["kind"], "retransmission", "{f}");
     }
 }
+
+/// nDPI's tumblr.pcap, a phone's TLS 1.3 handshake with a server whose
+/// TSvals tick at 1 kHz, 376 ms long (tests/data/other-projects): the
+/// ServerHello (6) was captured 83 ms after the ClientHello (4), on a
+/// 21 ms path, but the server's clock puts it 51 ticks after its SYN-ACK
+/// (2) where the capture puts it 83 ms after: the downlink held it over
+/// 30 ms (another connection was downloading). Too short a connection
+/// for a clock found over a second, its clock is read loosely; the
+/// server's turn is no longer the path's hold, and the handshake's
+/// excess names the path.
+#[test]
+fn a_short_connections_clock_takes_the_paths_hold_out_of_the_servers_turn() {
+    if !require(
+        "a_short_connections_clock_takes_the_paths_hold_out_of_the_servers_turn",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-tumblr-held-serverhello.pcap.gz", 1);
+    let at = |frame: u64| time_and_tsval(&capture, frame);
+    let ((t2, v2), (t4, _), (t6, v6)) = (at(2), at(4), at(6));
+    assert!(t6 - t4 > 0.080, "{t4} {t6}");
+    // Beyond its ticks since the SYN-ACK, the ServerHello came 32 ms late.
+    let late = (t6 - t2) - (v6 - v2) as f64 / 1000.0;
+    assert!(late > 0.030, "{late}");
+    let doc = run_rttdoc_json(&capture);
+    let conn = &doc["connections"][0];
+    let rtt = conn["rtt_ms"].as_f64().unwrap();
+    assert!(rtt < 25.0, "{rtt}");
+    let findings = findings_of(&doc, 0);
+    assert!(
+        !findings
+            .iter()
+            .any(|f| f["kind"] == "server_think_time" && f["phase"] == "tls_handshake"),
+        "{findings:?}"
+    );
+    let extra = findings
+        .iter()
+        .find(|f| f["kind"] == "tls_extra_rtt")
+        .unwrap_or_else(|| panic!("{findings:?}"));
+    let words = extra["explanation"].as_str().unwrap();
+    assert!(words.contains("Causes: the path"), "{words}");
+}

@@ -72,7 +72,22 @@ pub struct SenderClock {
     /// early and late fastest deliveries: that is mostly where in their
     /// ticks they were stamped, a tick at most, which the tick covers.)
     margin_ns: i64,
+    /// What a hold by this clock must exceed besides the margin (a
+    /// loosely read clock's: [`STAMP_SLACK_NS`]; 0 for one found).
+    slack_ns: i64,
 }
+
+/// How much earlier than it leaves (or than a capture on its own host
+/// stamps it) a sender may stamp a segment: a loosely read clock's holds
+/// begin beyond it. The lab's HAProxy on a 5 ms path: its ServerHello
+/// carries the tick in which the ClientHello arrived, and was captured
+/// on the server's side 4.2 ms after the ClientHello, 3.9 ms beyond that
+/// tick (every other server segment within 0.9 ms): no path can have
+/// held it, yet a short connection's margin of a tick and its drift
+/// called 2.7 ms of the server's turn the path's. A clock read over a
+/// second is left as it was judged (its holds, ones a wrong rate would
+/// make, were right on every capture judged).
+const STAMP_SLACK_NS: i64 = 5_000_000;
 
 impl SenderClock {
     /// The clock of the sender of `dir`'s segments in `timeline`, when its
@@ -86,8 +101,11 @@ impl SenderClock {
     /// apart (a connection of a few hundred milliseconds), or its fastest
     /// deliveries early and late drift apart by more than a tick. Of the
     /// rates that keep causality, the one under which they drift least
-    /// (the commonest on a tie), its margin widened by that drift: for
-    /// bounds on what the path held, not for holds themselves.
+    /// (the commonest on a tie), its margin widened by that drift, and
+    /// its holds by [`STAMP_SLACK_NS`] more. A wrong rate's error grows
+    /// with the time between segments, as the drift does, so the widened
+    /// margin keeps a hold under what the path held whichever of the
+    /// fitting rates is the sender's.
     pub fn loosely(timeline: &[SegmentRecord], dir: Direction) -> Option<SenderClock> {
         best_fit(timeline, dir, Span::Short)
     }
@@ -97,7 +115,7 @@ impl SenderClock {
     /// the fastest, less the margin; 0 for one without timestamps.
     pub fn held_ns(&self, r: &SegmentRecord) -> i64 {
         self.beyond_fastest(r)
-            .map_or(0, |d| (d - self.margin_ns).max(0))
+            .map_or(0, |d| (d - self.margin_ns - self.slack_ns).max(0))
     }
 
     /// How long the path held `r` at most: its delivery beyond the
@@ -210,15 +228,16 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
         {
             continue;
         }
-        let margin_ns = match need {
-            Span::Long => tick_ns + drift_ns,
-            Span::Short => tick_ns + drift_ns + drift,
+        let (margin_ns, slack_ns) = match need {
+            Span::Long => (tick_ns + drift_ns, 0),
+            Span::Short => (tick_ns + drift_ns + drift, STAMP_SLACK_NS),
         };
         let clock = SenderClock {
             tick_ns,
             origin,
             fastest_ns,
             margin_ns,
+            slack_ns,
         };
         if best.is_none_or(|(d, _)| drift < d) {
             best = Some((drift, clock));
@@ -278,7 +297,12 @@ fn prompts(timeline: &[SegmentRecord], dir: Direction, origin: u32) -> Vec<(i64,
 
 impl Facts<'_> {
     /// How long the path held `r` after its sender sent it, by the
-    /// sender's own clock ([`SenderClock`]); 0 where no clock is known.
+    /// sender's own clock ([`SenderClock`]), read loosely where `find`
+    /// takes none (a short connection's: nDPI's tumblr 42, a phone's
+    /// downlink held a ServerHello 32 ms beyond the server's SYN-ACK
+    /// behind another connection's download, and the server's turn
+    /// was taken for 62 ms where its ticks give it 20 at most); 0 where
+    /// neither reads one.
     ///
     /// A pure ACK's TSval may be older than the ACK: a stack's
     /// delayed-ACK timer can stamp it with the tick the stack last read its
@@ -291,7 +315,9 @@ impl Facts<'_> {
     /// (the nearest before and after, within a second) was held too, and
     /// not at all where no data was.
     pub fn held_after_sending_ns(&self, r: &SegmentRecord) -> i64 {
-        self.sender_clock(r.dir).map_or(0, |clock| clock.held_ns(r))
+        self.sender_clock(r.dir)
+            .or_else(|| self.loose_clock(r.dir))
+            .map_or(0, |clock| clock.held_ns(r))
     }
 
     /// How long the path held the pure ACK `a` after its sender sent it,
@@ -353,12 +379,8 @@ impl Facts<'_> {
     /// fastest deliveries drifted 2.5 ms in 7 s (PcapPlusPlus's
     /// example.pcap 8, 1 kHz). None where neither reads one.
     pub fn held_after_sending_at_most_ns(&self, r: &SegmentRecord) -> Option<i64> {
-        if let Some(clock) = self.sender_clock(r.dir) {
-            return clock.held_at_most_ns(r);
-        }
-        self.sender_clock_loosely[r.dir.index()]
-            .get_or_init(|| SenderClock::loosely(self.timeline, r.dir))
-            .as_ref()?
+        self.sender_clock(r.dir)
+            .or_else(|| self.loose_clock(r.dir))?
             .held_at_most_ns(r)
     }
 
@@ -378,6 +400,12 @@ impl Facts<'_> {
 
     fn sender_clock(&self, dir: Direction) -> Option<SenderClock> {
         *self.sender_clock_views[dir.index()].get_or_init(|| SenderClock::find(self.timeline, dir))
+    }
+
+    /// [`SenderClock::loosely`], read once.
+    fn loose_clock(&self, dir: Direction) -> Option<SenderClock> {
+        *self.sender_clock_loosely[dir.index()]
+            .get_or_init(|| SenderClock::loosely(self.timeline, dir))
     }
 }
 
@@ -514,6 +542,33 @@ mod tests {
         // Three segments tell nothing.
         let few = short_series(1000.0, 3, 50.0, 0.0);
         assert_eq!(SenderClock::loosely(&few, S), None);
+    }
+
+    #[test]
+    fn a_short_connections_hold_is_taken_beyond_its_margin_and_a_stamp_slack() {
+        // The last segment held 30 ms: held at least that less a tick,
+        // the quantisation and the stamp slack (a sender may stamp before
+        // it sends), no more than it was held.
+        for (hz, tick_ms) in [(1000.0, 1.0), (250.0, 4.0)] {
+            let timeline = short_series(hz, 6, 50.0, 30.0);
+            let clock = SenderClock::loosely(&timeline, S).expect("a loose clock");
+            let held = clock.held_ns(&timeline[5]) as f64 / 1e6;
+            let slack = STAMP_SLACK_NS as f64 / 1e6;
+            assert!(
+                (30.0 - slack - 2.0 * tick_ms..=30.0).contains(&held),
+                "{hz} Hz: {held}"
+            );
+        }
+        // Stamped 3.9 ms before it was captured on its own host (the
+        // lab's ServerHello): no hold.
+        let early = short_series(1000.0, 6, 50.0, 3.9);
+        let clock = SenderClock::loosely(&early, S).expect("a loose clock");
+        assert_eq!(clock.held_ns(&early[5]), 0);
+        // A clock found over a second takes its holds beyond its margin
+        // alone.
+        let long = series(1000.0);
+        let clock = SenderClock::find(&long, S).expect("a clock");
+        assert!(clock.held_ns(&long[10]) >= 148_000_000);
     }
 
     #[test]

@@ -1805,12 +1805,22 @@ fn an_ack_that_came_before_the_request_could_arrive_is_not_the_servers() {
 /// broker stamps TSvals at 250 Hz from when it sent each segment, when
 /// `stamped`.
 fn pings(think: &[f64], held: &[f64], stamped: bool) -> (Outcome, Vec<(Id, Id)>) {
+    pings_every(5000.0, think, held, stamped)
+}
+
+/// [`pings`] every `gap_ms`.
+fn pings_every(
+    gap_ms: f64,
+    think: &[f64],
+    held: &[f64],
+    stamped: bool,
+) -> (Outcome, Vec<(Id, Id)>) {
     let mut w = Wire::new(Path::at_client(40.0));
     let [_, syn_ack, _] = w.handshake(0.0);
     let mut server = vec![syn_ack];
     let mut turns = Vec::new();
     for (i, (&think, &held)) in think.iter().zip(held).enumerate() {
-        let ping = w.send(C, 100.0 + 5000.0 * i as f64, b"\xc0\x00");
+        let ping = w.send(C, 100.0 + gap_ms * i as f64, b"\xc0\x00");
         let pong = w.send(S, w.arrival(ping) + think, b"\xd0\x00");
         server.push(pong);
         turns.push((ping, pong, held));
@@ -1862,6 +1872,29 @@ fn a_server_its_own_clock_shows_slow_is_still_thinking() {
         "the broker's time, give or take two ticks: {}",
         f.cost_ms
     );
+}
+
+/// Six pings 150 ms apart: under a second, too short a span for
+/// the broker's clock to be found (a second and 50 ticks), read loosely
+/// instead. The fourth answer held 60 ms on the downlink is the path's
+/// (less the loose clock's margin and slack, what is left is under the
+/// threshold); taken 60 ms by the broker, it is the broker's.
+#[test]
+fn a_short_connections_answer_the_path_held_is_not_think_time_by_its_loose_clock() {
+    let mut held = [0.0; 6];
+    held[3] = 60.0;
+    let prompt = [0.1; 6];
+    let (o, _) = pings_every(150.0, &prompt, &held, false);
+    let f = o.the(ServerThinkTime);
+    assert_ms(f.cost_ms, 60.0 - 0.1, 1.0, "the hold, without the clock");
+    let (o, _) = pings_every(150.0, &prompt, &held, true);
+    o.has_no(ServerThinkTime);
+    let mut think = prompt;
+    think[3] = 60.0;
+    let (o, turns) = pings_every(150.0, &think, &[0.0; 6], true);
+    let f = o.the(ServerThinkTime);
+    assert_eq!(f.frames, o.frames(&[turns[3].0, turns[3].1]));
+    assert_ms(f.cost_ms, 60.0, EXACT, "the broker's own time");
 }
 
 /// The broker of `pings` acknowledging each PINGREQ on arrival and
