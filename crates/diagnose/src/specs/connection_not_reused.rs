@@ -573,3 +573,19 @@ fn another_programs_earlier_connection_could_not_have_been_kept_for_this_one() {
         }
     }
 }
+
+#[test]
+fn the_clients_own_time_before_it_asked_is_no_part_of_the_set_up() {
+    // The client asks 15 ms after the SYN-ACK reached it (within the 20
+    // ms a waiting client takes): what it did meanwhile it would have
+    // done on a kept connection too; the wait is the handshake's round
+    // trip.
+    for path in Path::all(RTT) {
+        let (o, [syn, syn_ack, request], _) = after(path, SERVER_AFTER_ANSWER, 1.0, 15.0);
+        let f = o.the(ConnectionNotReused);
+        assert_eq!(f.frames, o.frames(&[syn, syn_ack, request]));
+        assert_eq!(f.waits.len(), 1);
+        assert_ms(f.waits[0].ms, RTT, 0.01, "the round trip, not the pause");
+        assert_cost_is_its_waits(f);
+    }
+}
