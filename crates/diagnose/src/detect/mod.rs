@@ -382,12 +382,26 @@ impl Captured {
 /// of each other): a write larger than the MSS leaves as full segments in
 /// a burst, so that size is what the sender's path allows. Repeated
 /// application messages of one size arrive apart and do not count.
-pub fn burst_segment_sizes(timeline: &[SegmentRecord], rtt_ns: Option<i64>) -> [u32; 2] {
+/// Nor need they be back to back when a segment is exactly the size the
+/// sender's own MSS option allows (`own`, per direction, less the
+/// options every segment carries), below its peer's: a stack sends no
+/// more than its own MTU lets it, whatever the peer allows (nDPI's
+/// anyconnect-vpn.pcap: a gateway announcing 1380 against the client's
+/// 1460 sends 1368 bytes of a 2471-byte record, then the rest: one write,
+/// not two).
+pub fn burst_segment_sizes(
+    timeline: &[SegmentRecord],
+    rtt_ns: Option<i64>,
+    own: [Option<u32>; 2],
+) -> [u32; 2] {
     let close = (rtt_ns.unwrap_or(0) / 4).max(1_000_000);
     let mut out = [0u32; 2];
     let mut prev: [Option<&SegmentRecord>; 2] = [None, None];
     for r in timeline.iter().filter(|r| r.len > 0 && r.new_data) {
         let d = r.dir.index();
+        if own[d] == Some(r.len) {
+            out[d] = out[d].max(r.len);
+        }
         if let Some(p) = prev[d] {
             if p.end == r.seq && p.len == r.len && r.ts_ns - p.ts_ns <= close {
                 out[d] = out[d].max(r.len);

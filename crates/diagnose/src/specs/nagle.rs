@@ -152,6 +152,33 @@ fn the_second_write_of_a_plain_response_waiting_for_the_ack_of_the_first_is_writ
     }
 }
 
+/// A server whose own MSS option (1380) is below the client's (1460)
+/// answers a GET with one 2000-byte write: it leaves as a segment of the
+/// server's own full size, and the rest after the client's ACK of it (a
+/// stack whose Nagle holds any partial segment while data is
+/// unacknowledged: a VPN gateway's, nDPI's anyconnect-vpn.pcap). With
+/// `own_mss` equal to the client's, the 1380-byte segment is short of
+/// full: a first write, and the rest a second, write-write-read.
+fn one_write_at_the_servers_own_mss(path: Path, own_mss: u16) -> Outcome {
+    let mut w = Wire::new(path);
+    let [_, syn_ack, _] = w.handshake(0.0);
+    w.edit(syn_ack, |s| s.options.mss = Some(own_mss));
+    let req = w.send(C, 100.0, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let first = w.data(S, w.arrival(req) + 0.5, 1380);
+    let ack = w.ack(C, w.arrival(first));
+    let rest = w.data(S, w.arrival(ack) + KERNEL, 620);
+    w.ack(C, w.arrival(rest));
+    w.run()
+}
+
+#[test]
+fn a_segment_of_the_senders_own_mss_is_full_and_its_tail_no_second_write() {
+    for path in Path::all(RTT) {
+        one_write_at_the_servers_own_mss(path, 1380).has_no(WriteWriteRead);
+        one_write_at_the_servers_own_mss(path, MSS as u16).the(WriteWriteRead);
+    }
+}
+
 #[test]
 fn a_streams_piece_on_its_writers_beat_is_not_held_by_the_ack_it_follows() {
     // Server-sent events every 80 ms (two round trips), Nagle on: the first
