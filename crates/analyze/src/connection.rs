@@ -1353,7 +1353,9 @@ impl Connection {
         // go to its window, when the tracker diagnoses windows.
         let first_window = self.window.is_none()
             && (self.timeline.len() < TIMELINE_CAP
-                || self.unacked_resends.is_some_and(|u| u.keep_open()));
+                || self
+                    .unacked_resends
+                    .is_some_and(|u| u.keep_open(self.timeline.len())));
         if retransmission
             && !first_window
             && self.window.is_none()

@@ -66,15 +66,13 @@ const KEPT_OPEN_MAX: usize = TIMELINE_CAP;
 /// uplink queued behind its downlink: nDPI's pinterest.pcap, two
 /// tail-loss probes first acknowledged 541 and 1,253 segments after
 /// them, each past its window's end). Cut there, the window holds the
-/// re-send without that ACK and counts a loss that never was. So a full window stays
-/// open until its re-sends are acknowledged, by at most
+/// re-send without that ACK and counts a loss that never was. So a
+/// full window stays open until its re-sends are acknowledged, by at most
 /// [`KEPT_OPEN_MAX`] segments (a receiver that never answers does not
 /// hold it for ever).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct UnackedResends {
     end: [Option<u32>; 2],
-    /// The full timeline's or window's length at the last step.
-    filled: u32,
 }
 
 impl UnackedResends {
@@ -100,9 +98,10 @@ impl UnackedResends {
         }
     }
 
-    /// Whether the full timeline or window stays open for an ACK.
-    pub(crate) fn keep_open(&self) -> bool {
-        self.awaited() && (self.filled as usize) < TIMELINE_CAP + KEPT_OPEN_MAX
+    /// Whether the full timeline or window, `filled` segments long, stays
+    /// open for an ACK.
+    pub(crate) fn keep_open(&self, filled: usize) -> bool {
+        self.awaited() && filled < TIMELINE_CAP + KEPT_OPEN_MAX
     }
 
     /// Whether a re-send awaits its acknowledgment.
@@ -145,8 +144,7 @@ impl Connection {
             }
             None => self.unacked_resends.insert(UnackedResends::of(filling)),
         };
-        unacked.filled = filling.len() as u32;
-        if unacked.keep_open() {
+        if unacked.keep_open(filling.len()) {
             return None;
         }
         self.unacked_resends = None;
