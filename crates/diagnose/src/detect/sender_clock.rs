@@ -315,9 +315,7 @@ impl Facts<'_> {
     /// (the nearest before and after, within a second) was held too, and
     /// not at all where no data was.
     pub fn held_after_sending_ns(&self, r: &SegmentRecord) -> i64 {
-        self.sender_clock(r.dir)
-            .or_else(|| self.loose_clock(r.dir))
-            .map_or(0, |clock| clock.held_ns(r))
+        self.any_clock(r.dir).map_or(0, |clock| clock.held_ns(r))
     }
 
     /// How long the path held the pure ACK `a` after its sender sent it,
@@ -379,16 +377,13 @@ impl Facts<'_> {
     /// fastest deliveries drifted 2.5 ms in 7 s (PcapPlusPlus's
     /// example.pcap 8, 1 kHz). None where neither reads one.
     pub fn held_after_sending_at_most_ns(&self, r: &SegmentRecord) -> Option<i64> {
-        self.sender_clock(r.dir)
-            .or_else(|| self.loose_clock(r.dir))?
-            .held_at_most_ns(r)
+        self.any_clock(r.dir)?.held_at_most_ns(r)
     }
 
     /// `held`, what else says the path held `r`, no more than its
     /// sender's clock allows ([`held_after_sending_at_most_ns`]); the
     /// clock is read only where there is something to bound (most
-    /// answers were held by nothing, and a short connection's clock is
-    /// read loosely, at a cost).
+    /// answers were held by nothing).
     ///
     /// [`held_after_sending_at_most_ns`]: Self::held_after_sending_at_most_ns
     pub fn held_within_clock(&self, r: &SegmentRecord, held: i64) -> i64 {
@@ -402,10 +397,13 @@ impl Facts<'_> {
         *self.sender_clock_views[dir.index()].get_or_init(|| SenderClock::find(self.timeline, dir))
     }
 
-    /// [`SenderClock::loosely`], read once.
-    fn loose_clock(&self, dir: Direction) -> Option<SenderClock> {
-        *self.sender_clock_loosely[dir.index()]
-            .get_or_init(|| SenderClock::loosely(self.timeline, dir))
+    /// The sender's clock as found, or else as read loosely (each read
+    /// once).
+    fn any_clock(&self, dir: Direction) -> Option<SenderClock> {
+        self.sender_clock(dir).or_else(|| {
+            *self.sender_clock_loosely[dir.index()]
+                .get_or_init(|| SenderClock::loosely(self.timeline, dir))
+        })
     }
 }
 
