@@ -850,22 +850,11 @@ fn report_with(
         ladder: c.ladder.map(Vec::into_boxed_slice),
         series: c.series.map(Box::new),
     };
-    // Each sender's own MSS option, less the timestamps: its own MTU's
-    // limit, where it is below what the peer allows.
-    let own_mss = {
-        let h = &report.handshake;
-        let options = if h.timestamps { 12 } else { 0 };
-        let own = |own: Option<u16>, peer: Option<u16>| {
-            own.zip(peer)
-                .filter(|(own, peer)| own < peer)
-                .map(|(own, _)| (own as u32).saturating_sub(options))
-        };
-        [
-            own(h.client_mss, h.server_mss),
-            own(h.server_mss, h.client_mss),
-        ]
-    };
-    let burst_segment = crate::detect::burst_segment_sizes(&c.timeline, rtt_ns, own_mss);
+    let burst_segment = crate::detect::burst_segment_sizes(
+        &c.timeline,
+        rtt_ns,
+        crate::detect::own_mss_below_peer(&report.handshake),
+    );
     // What the detectors know, made twice when idle rows change the
     // report in between (a macro: each borrow of the report its own).
     macro_rules! facts_of {

@@ -412,6 +412,27 @@ pub fn burst_segment_sizes(
     out
 }
 
+/// Bytes of data a segment of `mss` carries on the connection of
+/// handshake `h`: less the 12 bytes of timestamps when they are on.
+fn payload_of(h: &crate::model::HandshakeReport, mss: u16) -> u32 {
+    (mss as u32).saturating_sub(if h.timestamps { 12 } else { 0 })
+}
+
+/// Per direction (client, server), the data a full segment carries by the
+/// sender's own MSS option, where that is below its peer's: its own MTU's
+/// limit ([`burst_segment_sizes`]' `own`).
+pub fn own_mss_below_peer(h: &crate::model::HandshakeReport) -> [Option<u32>; 2] {
+    let own = |own: Option<u16>, peer: Option<u16>| {
+        own.zip(peer)
+            .filter(|(own, peer)| own < peer)
+            .map(|(own, _)| payload_of(h, own))
+    };
+    [
+        own(h.client_mss, h.server_mss),
+        own(h.server_mss, h.client_mss),
+    ]
+}
+
 /// The least slack on when a packet left, away from its sender
 /// ([`Facts::departure_slack_ns`]).
 const DEPARTURE_SLACK_MIN_NS: i64 = 1_000_000;
@@ -924,7 +945,7 @@ impl<'a> Facts<'a> {
             Direction::ClientToServer => h.server_mss,
             Direction::ServerToClient => h.client_mss,
         }?;
-        Some((peer as u32).saturating_sub(if h.timestamps { 12 } else { 0 }))
+        Some(payload_of(h, peer))
     }
 
     /// How much earlier than their shifted time the peer's packets sort in
