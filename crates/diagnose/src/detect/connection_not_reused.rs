@@ -43,9 +43,10 @@
 //! (both the client's packets: its own clock at any vantage), released by
 //! the server's last set-up packet; without TLS, only up to when the
 //! SYN-ACK reached the client (what the client did before it asked, its
-//! own, it would have done on a kept connection too). The ledger's ideal already counts the
-//! handshakes' round trips, so none of it is attributed to the excess: it
-//! is a cost against keeping connections alive.
+//! own, it would have done on a kept connection too). The ledger's ideal
+//! already counts the handshakes' round trips, so none of it is
+//! attributed to the excess: it is a cost against keeping connections
+//! alive.
 //!
 //! Who ended the earlier connection, and when, names the fix: the server
 //! right after its answer (it, or the client's request, said `Connection:
