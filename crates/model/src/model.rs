@@ -943,6 +943,11 @@ pub enum Detail {
         /// waited for the handshake, so nothing was saved (a browser's
         /// connection opened ahead of need and closed unused).
         unused: bool,
+        /// How long the first request left after the handshake let it,
+        /// where that was more than a client's turnaround: the client had
+        /// no request waiting, and a full handshake's extra round trip
+        /// would have ended in that idle time (0 when it left at once).
+        idle_ms: f64,
     },
     /// 0-RTT early data, and whether the server took it.
     EarlyData {

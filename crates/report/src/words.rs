@@ -550,12 +550,26 @@ pub fn explanation(x: &Finding) -> String {
             round_trip,
             version,
             unused,
+            idle_ms,
         } => {
             let version = version.map_or("TLS".to_string(), |v| v.to_string());
             match (x.kind, round_trip) {
                 (FindingKind::Resumption, _) if *unused => format!(
                     "The session was resumed (an abbreviated {version} handshake), but no request followed on this connection: \
                      nothing waited for the handshake, so nothing was saved."
+                ),
+                (FindingKind::Resumption, true) if *idle_ms > 0.0 && x.cost_ms == 0.0 => format!(
+                    "The session was resumed (an abbreviated {version} handshake, one round trip shorter), but the first request \
+                     left {} after the handshake let it, longer than that round trip: nothing was waiting for the handshake, \
+                     so nothing was saved.",
+                    crate::fmt_ms(*idle_ms)
+                ),
+                (FindingKind::Resumption, true) if *idle_ms > 0.0 => format!(
+                    "The session was resumed (an abbreviated {version} handshake, one round trip shorter), but the first request \
+                     left {} after the handshake let it: a full handshake's extra round trip would have ended in part while \
+                     the client idled, and only {} was saved.",
+                    crate::fmt_ms(*idle_ms),
+                    crate::fmt_ms(-x.cost_ms)
                 ),
                 (FindingKind::ResumptionMissed, true) => format!(
                     "The client offered to resume a session but the server did a full {version} handshake, one round trip more (2 instead of 1)."

@@ -5,7 +5,9 @@
 //!   the ServerHello, no Certificate). Before TLS 1.3 it saves a round trip
 //!   (TLS 1.0, 1.1 and SSL 3.0 hand over the same messages as TLS 1.2),
 //!   when a request followed: a connection closed unused (a browser's,
-//!   opened ahead of need) saved nothing.
+//!   opened ahead of need) saved nothing, and one whose first request
+//!   left later than a client's turnaround after the handshake let it
+//!   saved only what of the round trip it did not spend idle anyway.
 //! - `resumption_missed`: the client offered a session (TLS 1.3 PSK; TLS
 //!   1.2 and older: a session ticket) and got a full handshake: a round
 //!   trip lost before TLS 1.3 (none when the client used False Start: its
@@ -39,6 +41,7 @@ use super::Facts;
 use crate::model::{
     Detail, Direction, Finding, FindingKind, Phase, TlsMessage, TlsMessageRef, Wait,
 };
+use rttdoc_analyze::READY_NS;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
@@ -62,8 +65,18 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // (A round trip saved is a request's: without one nothing
             // waited for the handshake.)
             let unused = f.exchanges.is_empty();
+            let idle_ns = idle_before_request_ns(f);
+            let idle_ms = idle_ns.map_or(0.0, |ns| ns as f64 / 1e6);
+            // A request that left only after the client idled past the
+            // handshake's end was not waiting for it: a full handshake's
+            // extra round trip would have ended in that idle time (beyond
+            // a client's turnaround, which it takes after either), and
+            // saved only what of the round trip was left (nothing, where
+            // the client idled a round trip or more: tls2.pcap's 309, its
+            // request 465 ms after the handshake on a 181 ms path).
+            let idled_ms = idle_ns.map_or(0.0, |ns| (ns - READY_NS) as f64 / 1e6);
             x.cost_ms = if before_tls13 && !unused {
-                -rtt_ms
+                -(rtt_ms - idled_ms).max(0.0)
             } else {
                 0.0
             };
@@ -72,6 +85,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 round_trip: before_tls13,
                 version: tls.version,
                 unused,
+                idle_ms,
             };
             out.push(x);
         }
@@ -88,6 +102,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 round_trip,
                 version: tls.version,
                 unused: false,
+                idle_ms: 0.0,
             };
             out.push(x);
         }
@@ -161,6 +176,27 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         out.push(x);
     }
+}
+
+/// How long the connection's first request left after the handshake let
+/// it, where that was more than a client's turnaround ([`READY_NS`]): the
+/// client had no request waiting (a connection opened ahead of need, used
+/// later). The handshake let it once the server's last data before it
+/// had reached the client and the client had sent its own last handshake
+/// data (its Finished: however long its own CPU took for that, a full
+/// handshake's would have taken as long), on the client's clock. None
+/// when it left at once, or the capture cannot tell.
+fn idle_before_request_ns(f: &Facts<'_>) -> Option<i64> {
+    let request = f.exchanges.first()?.request_first;
+    let ready = f
+        .timeline
+        .iter()
+        .take_while(|r| r.frame < request.frame)
+        .filter(|r| r.len > 0)
+        .map(|r| f.on_clock_of(Direction::ClientToServer, r))
+        .max()?;
+    let idle = request.ts_ns.saturating_sub(ready);
+    (idle > READY_NS).then_some(idle)
 }
 
 /// Accepted 0-RTT data the server answered only after the client's

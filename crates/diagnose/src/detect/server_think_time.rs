@@ -894,6 +894,30 @@ pub(super) fn exchange_turns(
             }
             think = think.min(ta - held_after - k);
         }
+        // Every segment carries what its sender had received when it left:
+        // a server segment whose ACK stops short of the request's end left
+        // before the request had all arrived, however long the path took
+        // to bring it (a client's uplink queued behind its own re-sends:
+        // nDPI's reddit 32, the server's duplicate ACK 100 ms after the
+        // request left, its answer 10 ms after that on its own clock). The
+        // server's time began after the last such segment left (both its
+        // own packets, less what held each on the path).
+        if let Some(not_yet) = request
+            .filter(|_| !f.captured_at(Direction::ServerToClient))
+            .and_then(|request| {
+                span.iter()
+                    .rev()
+                    .filter(|s| s.frame < first.frame)
+                    .find(|s| {
+                        s.dir == Direction::ServerToClient
+                            && s.ack_set
+                            && seq::lt(s.ack, request.end)
+                    })
+            })
+        {
+            let left = not_yet.ts_ns - f.held_after_sending_ns(not_yet);
+            think = think.min(ta - held_after - left);
+        }
         if less_upstream {
             // (At the proxy: its clock is the capture's.)
             think -= super::upstream_wait::upstream_ns(x, tq, ta, threshold);

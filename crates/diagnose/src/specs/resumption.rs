@@ -99,13 +99,19 @@ pub(super) fn tls12(ticket: bool, resume: bool) -> (Outcome, Id, Id) {
 /// [`tls12`] with the server choosing `version` (TLS 1.0 is 0x0301):
 /// every version before TLS 1.3 hands over the same messages.
 fn before_tls13(version: u16, ticket: bool, resume: bool) -> (Outcome, Id, Id) {
-    handshake_then(version, ticket, resume, true)
+    handshake_then(version, ticket, resume, Some(0.1))
 }
 
 /// [`before_tls13`], the client sending its request (an application data
-/// record, answered a round trip later) once the handshake let it when
-/// `request`; else nothing follows the handshake.
-fn handshake_then(version: u16, ticket: bool, resume: bool, request: bool) -> (Outcome, Id, Id) {
+/// record, answered a round trip later) `request` ms after the handshake
+/// let it (its own Finished, resumed; the server's, full); with None
+/// nothing follows the handshake.
+fn handshake_then(
+    version: u16,
+    ticket: bool,
+    resume: bool,
+    request: Option<f64>,
+) -> (Outcome, Id, Id) {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
     let offer = Offer {
@@ -125,8 +131,8 @@ fn handshake_then(version: u16, ticket: bool, resume: bool, request: bool) -> (O
         let mut c = change_cipher_spec();
         c.extend(record(22, &[0x5a; 40]));
         let cf = w.send(C, w.arrival(f), leak(c));
-        if request {
-            let q = w.send(C, w.sent(cf) + 0.1, leak(record(23, &[0x17; 200])));
+        if let Some(after) = request {
+            let q = w.send(C, w.sent(cf) + after, leak(record(23, &[0x17; 200])));
             w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
         }
         f
@@ -140,8 +146,8 @@ fn handshake_then(version: u16, ticket: bool, resume: bool, request: bool) -> (O
         let mut s = change_cipher_spec();
         s.extend(record(22, &[0x5a; 40]));
         let sf = w.send(S, w.arrival(cf) + 0.5, leak(s));
-        if request {
-            let q = w.send(C, w.arrival(sf) + 0.1, leak(record(23, &[0x17; 200])));
+        if let Some(after) = request {
+            let q = w.send(C, w.arrival(sf) + after, leak(record(23, &[0x17; 200])));
             w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
         }
         f
@@ -162,7 +168,7 @@ fn a_resumption_no_request_followed_saved_nothing() {
     // Chrome's connections opened ahead of need (NetworkML's browsing
     // trace: resumed to calendar.google.com, closed without a request).
     for version in [0x0301, 0x0303] {
-        let (o, ..) = handshake_then(version, true, true, false);
+        let (o, ..) = handshake_then(version, true, true, None);
         let f = o.the(Resumption);
         assert_eq!(f.cost_ms, 0.0);
         assert!(matches!(
@@ -170,6 +176,32 @@ fn a_resumption_no_request_followed_saved_nothing() {
             crate::model::Detail::Resumption { unused: true, .. }
         ));
     }
+}
+
+#[test]
+fn a_resumption_whose_request_came_later_saved_only_the_round_trip_it_did_not_idle() {
+    // tls2.pcap's 309: resumed on a 181 ms path, the request 465 ms after
+    // the handshake let it. A full handshake's extra round trip would
+    // have ended while the client idled: nothing waited for it.
+    let (o, ..) = handshake_then(0x0303, true, true, Some(2.0 * RTT));
+    let f = o.the(Resumption);
+    assert_eq!(f.cost_ms, 0.0);
+    assert!(matches!(
+        f.detail,
+        crate::model::Detail::Resumption { unused: false, idle_ms, .. } if idle_ms > RTT
+    ));
+    // Half a round trip idle beyond a client's turnaround (20 ms): half
+    // of it saved.
+    let (o, ..) = handshake_then(0x0303, true, true, Some(20.0 + RTT / 2.0));
+    assert_ms(
+        o.the(Resumption).cost_ms,
+        -RTT / 2.0,
+        0.2,
+        "the rest of the round trip",
+    );
+    // A client's turnaround is no idling: the whole round trip saved.
+    let (o, ..) = handshake_then(0x0303, true, true, Some(5.0));
+    assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
 }
 
 #[test]

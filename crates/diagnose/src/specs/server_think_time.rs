@@ -786,6 +786,38 @@ fn a_request_the_server_acknowledged_on_arrival_began_its_time_there() {
     assert_ms(o.the(ServerThinkTime).cost_ms, 60.0, EXACT, "ACK to answer");
 }
 
+/// Every segment's ACK says what its sender had received when it left: a
+/// server ACK that stops short of the request, sent 2 ms before the
+/// request (queued 60 ms on the client's uplink) arrived, proves it had
+/// not arrived, and the server's time began after it left (nDPI's reddit
+/// 32: the server's duplicate ACK of a re-send that came late, 100 ms
+/// after the request left; its answer 10 ms after that on its clock).
+#[test]
+fn a_server_ack_short_of_the_request_bounds_when_its_time_began() {
+    let not_yet = |think: f64| {
+        let mut w = Wire::new(Path::at_client(40.0));
+        w.handshake(0.0);
+        let req = w.send(C, 100.0, b"POST /upload HTTP/1.1\r\nHost: x\r\n\r\n");
+        w.late_after_tap(req, 60.0);
+        let arrived = w.arrival(req);
+        let short = w.ack(S, arrived - 2.0);
+        let resp = w.send(S, arrived + think, b"HTTP/1.1 200 OK\r\n\r\n");
+        w.ack(C, w.arrival(resp));
+        (w.run(), short, resp)
+    };
+    // 7 ms from that ACK to the answer: below the threshold, not the
+    // 65 ms the handshake's round trip leaves the server.
+    let (o, ..) = not_yet(5.0);
+    o.has_no(ServerThinkTime);
+    let (o, ..) = not_yet(60.0);
+    assert_ms(
+        o.the(ServerThinkTime).cost_ms,
+        62.0,
+        EXACT,
+        "that ACK to the answer",
+    );
+}
+
 /// At the server the request's arrival is seen, not estimated: an ACK
 /// the server's kernel sent 15 ms after it (when its worker read the
 /// request, or a BSD stack's ACK timer) bounds nothing, and the server's
