@@ -202,8 +202,14 @@ impl Ends {
 
     /// The other side of `stream` closed too, at `close`: its FIN or RST
     /// after the first. `on_its_own` when it had not had the first FIN
-    /// (its ACK did not cover it): a server that closed on its own closed
-    /// the connection whoever's FIN the capture shows first.
+    /// (its ACK did not cover it): a server that closed on its own while
+    /// the client's FIN was on its way closed the connection whoever's FIN
+    /// the capture shows first. Not one whose FIN came more than twice
+    /// `reply_ns` (the round trip from the capture point to the server)
+    /// after the client's: the client's FIN was lost on the way (skype.pcap's
+    /// 67: re-sent after the server's FIN 780 ms later, which had not had
+    /// it), and the client had closed first.
+    #[allow(clippy::too_many_arguments)]
     pub fn closed_too(
         &mut self,
         stream: u64,
@@ -212,6 +218,7 @@ impl Ends {
         close: Stamp,
         by_server: bool,
         on_its_own: bool,
+        reply_ns: Option<i64>,
     ) {
         let Some(kept) = self.by_route.get_mut(&(client, server.ip, server.port)) else {
             return;
@@ -221,7 +228,9 @@ impl Ends {
         };
         if by_server {
             e.server_close_ns.get_or_insert(close.ts_ns);
-            if on_its_own {
+            let after_first_was_lost = reply_ns
+                .is_some_and(|reply| close.ts_ns - e.first_close_ns > 2 * reply + 1_000_000);
+            if on_its_own && !after_first_was_lost {
                 e.close = close;
                 e.closed_by_server = true;
             }
@@ -272,6 +281,8 @@ impl Ends {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MS: i64 = 1_000_000;
 
     fn at(ms: i64) -> Stamp {
         Stamp {
@@ -337,7 +348,7 @@ mod tests {
         end(&mut e, 1, 10, 11);
         // The client's FIN first (at 11), the server's (not acknowledging
         // it) at 12: the server closed it. The first close still orders.
-        e.closed_too(1, CLIENT, SERVER, at(12), true, true);
+        e.closed_too(1, CLIENT, SERVER, at(12), true, true, Some(MS));
         let found = e.take_before(9, CLIENT, SERVER, at(11)).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(12), true));
         let both = (found.client_close_ns, found.server_close_ns);
@@ -345,10 +356,33 @@ mod tests {
         // A server that answered the client's FIN with its own changes
         // nothing but when it closed.
         end(&mut e, 2, 20, 21);
-        e.closed_too(2, CLIENT, SERVER, at(22), true, false);
+        e.closed_too(2, CLIENT, SERVER, at(22), true, false, Some(MS));
         let found = e.take_before(9, CLIENT, SERVER, at(30)).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(21), false));
         assert_eq!(found.server_close_ns, Some(at(22).ts_ns));
+    }
+
+    #[test]
+    fn a_server_fin_long_after_a_lost_client_fin_did_not_close_the_connection() {
+        // skype.pcap's 67: the client's FIN at 31 was lost; the server's,
+        // not acknowledging it, came 9 ms later on a path whose round trip
+        // from the capture point to the server is 1 ms: it left long after
+        // the client's FIN would have reached it. The client closed first.
+        let mut e = Ends::default();
+        end(&mut e, 3, 30, 31);
+        e.closed_too(3, CLIENT, SERVER, at(40), true, true, Some(MS));
+        let found = e.take_before(9, CLIENT, SERVER, at(50)).unwrap();
+        assert_eq!((found.close, found.closed_by_server), (at(31), false));
+        assert_eq!(found.server_close_ns, Some(at(40).ts_ns));
+        // Within the round trip (and where it is unknown), it closed on
+        // its own before the client's FIN could reach it.
+        for (close, reply) in [(32, Some(MS)), (40, None)] {
+            let mut e = Ends::default();
+            end(&mut e, 4, 30, 31);
+            e.closed_too(4, CLIENT, SERVER, at(close), true, true, reply);
+            let found = e.take_before(9, CLIENT, SERVER, at(50)).unwrap();
+            assert!(found.closed_by_server);
+        }
     }
 
     #[test]

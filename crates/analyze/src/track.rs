@@ -1668,6 +1668,10 @@ fn note_second_close(
     conn.close_seen = CloseSeen::Both;
     let on_its_own = seg.flags.fin()
         && first_end.is_some_and(|end| !(seg.flags.ack() && crate::seq::le(end, seg.ack)));
+    // The round trip from the capture point to this side and back (its
+    // side of the path: SYN to SYN-ACK at the capture, for a server):
+    // within it, this FIN can have left before the first FIN reached it.
+    let reply_ns = conn.sender_side_ns(dir);
     calls.ends.closed_too(
         conn.stream,
         conn.reuse_client(),
@@ -1675,6 +1679,7 @@ fn note_second_close(
         at,
         dir == Direction::ServerToClient,
         on_its_own,
+        reply_ns,
     );
 }
 
