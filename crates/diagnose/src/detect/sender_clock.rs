@@ -75,6 +75,15 @@ pub struct SenderClock {
     /// What a hold by this clock must exceed besides the margin (a
     /// loosely read clock's: [`STAMP_SLACK_NS`]; 0 for one found).
     slack_ns: i64,
+    /// A loosely read clock's: its early and late fastest deliveries'
+    /// drift (in the margin), and the time between them; 0 for one found.
+    /// A wrong rate's error grows with the time from the fastest delivery,
+    /// so a segment sent near it in time is bounded by that much of the
+    /// drift ([`held_at_most_ns`](Self::held_at_most_ns)).
+    drift_ns: i64,
+    drift_over_ns: i64,
+    /// When the fastest delivery was captured.
+    fastest_at_ns: i64,
 }
 
 /// How much earlier than it leaves (or than a capture on its own host
@@ -120,9 +129,27 @@ impl SenderClock {
 
     /// How long the path held `r` at most: its delivery beyond the
     /// fastest, plus the margin (the fastest delivery itself may have
-    /// been stamped late in its tick); None without timestamps.
+    /// been stamped late in its tick); None without timestamps. Of a
+    /// loosely read clock's drift, only the part a rate that wrong
+    /// gathers between the fastest delivery and `r` (a drift the path
+    /// made, its base delay changing, leaves the fastest delivery below
+    /// every later one's base: the bound holds too). nDPI's netflix 40:
+    /// a server's 250 Hz ticks drifted 17.7 ms over three seconds, the
+    /// last two segments after an idle spell; an answer 0.13 s from the
+    /// fastest delivery and 6 ms beyond it was bounded at 28 ms, not 11.
     pub fn held_at_most_ns(&self, r: &SegmentRecord) -> Option<i64> {
-        self.beyond_fastest(r).map(|d| (d + self.margin_ns).max(0))
+        let drift = if self.drift_ns == 0 {
+            0
+        } else {
+            let from_fastest = (r.ts_ns - self.fastest_at_ns).abs();
+            if from_fastest >= self.drift_over_ns {
+                self.drift_ns
+            } else {
+                (self.drift_ns as i128 * from_fastest as i128 / self.drift_over_ns as i128) as i64
+            }
+        };
+        self.beyond_fastest(r)
+            .map(|d| (d + self.margin_ns - self.drift_ns + drift).max(0))
     }
 
     fn beyond_fastest(&self, r: &SegmentRecord) -> Option<i64> {
@@ -198,16 +225,19 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
             continue;
         }
         let delivery = |(t, v): (i64, i64)| t - v * tick_ns;
+        // (The fastest delivery in a stretch, and when it was captured.)
         let fastest_in = |from: i64, to: i64| {
             samples
                 .iter()
                 .filter(|&&(t, _)| t >= from && t <= to)
-                .map(|&s| delivery(s))
+                .map(|&s| (delivery(s), s.0))
                 .min()
         };
-        let drift = match (fastest_in(t0, early_end), fastest_in(late_start, t1)) {
-            (Some(early), Some(late)) => (late - early).abs(),
-            _ if need == Span::Short => 0,
+        let (drift, drift_over_ns) = match (fastest_in(t0, early_end), fastest_in(late_start, t1)) {
+            (Some((early, early_at)), Some((late, late_at))) => {
+                ((late - early).abs(), (late_at - early_at).abs())
+            }
+            _ if need == Span::Short => (0, 0),
             _ => continue,
         };
         // A short span's rates are not told apart by their drift: a
@@ -217,7 +247,7 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
         if drift > tick_ns + drift_ns && need == Span::Long {
             continue;
         }
-        let Some(fastest_ns) = samples.iter().map(|&s| delivery(s)).min() else {
+        let Some((fastest_ns, fastest_at_ns)) = fastest_in(t0, t1) else {
             continue;
         };
         // Every tick's end (in the fastest delivery's terms) after
@@ -228,9 +258,9 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
         {
             continue;
         }
-        let (margin_ns, slack_ns) = match need {
-            Span::Long => (tick_ns + drift_ns, 0),
-            Span::Short => (tick_ns + drift_ns + drift, STAMP_SLACK_NS),
+        let (margin_ns, slack_ns, measured_drift) = match need {
+            Span::Long => (tick_ns + drift_ns, 0, 0),
+            Span::Short => (tick_ns + drift_ns + drift, STAMP_SLACK_NS, drift),
         };
         let clock = SenderClock {
             tick_ns,
@@ -238,6 +268,9 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
             fastest_ns,
             margin_ns,
             slack_ns,
+            drift_ns: measured_drift,
+            drift_over_ns,
+            fastest_at_ns,
         };
         if best.is_none_or(|(d, _)| drift < d) {
             best = Some((drift, clock));
@@ -540,6 +573,32 @@ mod tests {
         // Three segments tell nothing.
         let few = short_series(1000.0, 3, 50.0, 0.0);
         assert_eq!(SenderClock::loosely(&few, S), None);
+    }
+
+    #[test]
+    fn a_loose_clocks_drift_bounds_a_segment_by_its_distance_from_the_fastest() {
+        // nDPI's netflix 40: 250 Hz, a segment every 100 ms for a second,
+        // then two after an idle spell, 3 s in, delivered 17 ms slower (the
+        // path's, or a wrong rate's): too much drift for `find`. The
+        // segment 100 ms after the fastest, 6 ms beyond it, was held at
+        // most that plus a tick and the drift a wrong rate gathers over
+        // 100 ms, not the whole 17 ms.
+        let hz = 250.0;
+        let mut timeline: Vec<_> = (0..10u64)
+            .map(|i| {
+                let extra = if i == 3 { 6.0 } else { 0.0 };
+                seg(i + 1, 17.0 + 100.0 * i as f64, 20.0 + extra, hz)
+            })
+            .collect();
+        timeline.push(seg(11, 3017.0, 37.0, hz));
+        timeline.push(seg(12, 3018.0, 37.0, hz));
+        assert_eq!(SenderClock::find(&timeline, S), None);
+        let clock = SenderClock::loosely(&timeline, S).expect("a loose clock");
+        let most = clock.held_at_most_ns(&timeline[3]).unwrap() as f64 / 1e6;
+        assert!((6.0..=6.0 + 2.0 * 4.0 + 1.0).contains(&most), "{most}");
+        // The late ones: the whole drift.
+        let most = clock.held_at_most_ns(&timeline[11]).unwrap() as f64 / 1e6;
+        assert!(most >= 17.0, "{most}");
     }
 
     #[test]
