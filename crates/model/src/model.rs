@@ -1484,6 +1484,10 @@ pub enum Detail {
         /// ACK of it on arrival shows (a queue on the way; not at the
         /// server).
         path_ms: f64,
+        /// How long the path held the server's first flight (its last
+        /// segment) after it left, by the server's own clock
+        /// (sender_clock.rs: a queue on the way back).
+        path_back_ms: f64,
         /// The connection's round trip that `path_ms` exceeds (the
         /// handshake's, or the fastest the data showed where the
         /// handshake's was slow itself).

@@ -1535,6 +1535,7 @@ pub fn explanation(x: &Finding) -> String {
             causes,
             host_ms,
             path_ms,
+            path_back_ms,
             rtt_ms,
             unexplained_ms,
         } => {
@@ -1548,6 +1549,13 @@ pub fn explanation(x: &Finding) -> String {
                      (the server acknowledged it on arrival that much later: it queued on the way)",
                     path_ms = fx(path_ms),
                     rtt_ms = fx(rtt_ms),
+                ));
+            }
+            if *path_back_ms >= 1.0 {
+                parts.push(format!(
+                    "the path back: it held the server's flight {path_back_ms:.0} ms after it left, by the server's own clock \
+                     (its TCP timestamps: a queue on the way to the client)",
+                    path_back_ms = fx(path_back_ms),
                 ));
             }
             // Turnarounds under a millisecond in all are not worth a clause.
@@ -2192,9 +2200,11 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::TlsExtraRtt {
             causes,
             path_ms,
+            path_back_ms,
             unexplained_ms,
             ..
         } => {
+            let path_ms = path_ms + path_back_ms;
             // The costliest cause's fix, worded for that finding.
             let first = causes
                 .iter()
@@ -2203,7 +2213,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 .map(|y| fix(c, y));
             match first {
                 Some(fix) => fix,
-                None if *path_ms >= *unexplained_ms && *path_ms >= 1.0 => "The client's path was congested when the handshake began \
+                None if path_ms >= *unexplained_ms && path_ms >= 1.0 => "The client's path was congested when the handshake began \
                      (a queue behind its other transfers): active queue management on the bottleneck (fq_codel, cake), fewer parallel \
                      connections (one HTTP/2 connection), or more bandwidth."
                     .to_string(),
@@ -2497,6 +2507,7 @@ mod tests {
             causes: vec![(FindingKind::ServerThinkTime, 140.0)],
             host_ms: 16.0,
             path_ms: 0.0,
+            path_back_ms: 0.0,
             rtt_ms: 166.0,
             unexplained_ms: 10.0,
         };

@@ -10,8 +10,9 @@
 //! other's flight arriving and its own next flight leaving:
 //! [`Facts::handshake_turns`]), how much the path's round trip had grown
 //! beyond the TCP handshake's when the ClientHello was sent (the server's
-//! ACK of it on arrival shows when it got there; not at the server), and
-//! what remains unexplained.
+//! ACK of it on arrival shows when it got there; not at the server), how
+//! long the path held the server's first flight on the way back (by the
+//! server's own clock: sender_clock.rs), and what remains unexplained.
 //! A handshake whose excess is all such turnarounds, with no cause and
 //! less than half a round trip (and the ledger's 2 ms floor) left, took
 //! no extra round trip: host time below any threshold is not one, and no
@@ -62,7 +63,8 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
     let host_ms = host_ms.min((excess_ms - explained).max(0.0));
     let (path_ms, path_ack) = path_growth(f);
     let path_ms = path_ms.min((excess_ms - explained - host_ms).max(0.0));
-    let unexplained = (excess_ms - explained - host_ms - path_ms).max(0.0);
+    let path_back_ms = path_back(f).min((excess_ms - explained - host_ms - path_ms).max(0.0));
+    let unexplained = (excess_ms - explained - host_ms - path_ms - path_back_ms).max(0.0);
     // The server's ACK that shows when the ClientHello got there.
     if let Some(ack) = path_ack.filter(|_| path_ms >= 1.0) {
         x.frames.insert(1, ack);
@@ -75,6 +77,7 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         causes: causes.iter().map(|c| (c.kind, c.cost_ms)).collect(),
         host_ms,
         path_ms,
+        path_back_ms,
         rtt_ms: f.rtt_ns.unwrap_or(0) as f64 / 1e6,
         unexplained_ms: unexplained,
     };
@@ -113,5 +116,32 @@ fn path_growth(f: &Facts<'_>) -> (f64, Option<u64>) {
         ((k - asked) as f64 / 1e6, Some(frame))
     } else {
         (0.0, None)
+    }
+}
+
+/// How long the path held the server's first flight after it left: its
+/// last segment's delivery beyond the server's fastest, by the server's
+/// own clock (sender_clock.rs), at least a quarter of the round trip and
+/// 2 ms. The client's turn began when that segment arrived: a queue on
+/// the way back delayed it as much as one on the way there (nDPI's reddit
+/// 42: the ServerHello flight left 6 ms after the server's ACK of the
+/// ClientHello on its 1 kHz clock and reached the client 34 ms later than
+/// the SYN-ACK's delivery says, together with that ACK).
+fn path_back(f: &Facts<'_>) -> f64 {
+    let Some(flight_end) = f
+        .handshake_turns()
+        .iter()
+        .find(|t| t.answerer == Direction::ClientToServer && t.first)
+        .and_then(|t| f.record(t.question_frame))
+        .filter(|r| r.dir == Direction::ServerToClient)
+    else {
+        return 0.0;
+    };
+    let held = f.held_after_sending_ns(flight_end);
+    let floor = (f.rtt_ns.unwrap_or(0) / 4).max(super::causality::EXCESS_FLOOR_NS);
+    if held >= floor {
+        held as f64 / 1e6
+    } else {
+        0.0
     }
 }

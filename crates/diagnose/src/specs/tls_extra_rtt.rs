@@ -135,3 +135,45 @@ fn an_excess_beyond_the_hosts_turnarounds_is_tls_extra_rtt_naming_them() {
     // What is left is the round trips the re-send took, or a cause's.
     assert!(unexplained_ms < 2.0 * RTT + 1.0, "{unexplained_ms}");
 }
+
+/// A queue on the way back: the server sent its flight at once, by its
+/// own 1 kHz clock, and the path held it 60 ms before it reached the
+/// client (nDPI's reddit 42: a phone's downlink behind its other
+/// downloads). The finding names the path back, measured by the server's
+/// TSvals, not 60 ms unexplained.
+#[test]
+fn a_server_flight_held_on_the_way_back_is_the_paths_by_the_servers_clock() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let (_, flight) = tls13_hello_and_flight(&mut w, RTT + 0.1, 0.5, Offer::tls13());
+    let last = *flight.last().unwrap();
+    let finished = w.send(
+        C,
+        w.arrival(last) + 60.0 + 0.2,
+        leak(encrypted(FINISHED_LEN)),
+    );
+    // The connection goes on, the server's clock with it.
+    let mut t = w.arrival(finished) + 1.0;
+    for _ in 0..4 {
+        let q = w.send(C, t, leak(record(23, &[0x17; 100])));
+        let a = w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 300])));
+        t = w.arrival(a) + 50.0;
+    }
+    w.stamp(S, 1000.0);
+    for &s in &flight {
+        w.delay(s, 60.0);
+    }
+    let o = w.run();
+    let Detail::TlsExtraRtt {
+        path_back_ms,
+        unexplained_ms,
+        ..
+    } = o.the(TlsExtraRtt).detail
+    else {
+        panic!("tls_extra_rtt without its detail");
+    };
+    // 60 ms, less the loosely read clock's margin (a tick, its drift,
+    // a 5 ms stamp slack).
+    assert!((50.0..=60.0).contains(&path_back_ms), "{path_back_ms}");
+    assert!(unexplained_ms < 10.0, "{unexplained_ms} ms unexplained");
+}
