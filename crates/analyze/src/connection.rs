@@ -495,6 +495,12 @@ pub struct Connection {
     pub(crate) previous: Option<Box<crate::reuse::EndedConnection>>,
     /// That look was made.
     pub(crate) previous_looked_up: bool,
+    /// Its False Start was noted among the capture's (false_start.rs).
+    pub(crate) false_start_noted: bool,
+    /// Its client, by address and ClientHello, was seen false starting
+    /// before this connection began (false_start.rs): looked up when a
+    /// resumed TLS 1.2 connection is handed on.
+    pub(crate) client_false_starts: bool,
     /// The name lookup its client made for its server just before its
     /// SYN (dns.rs).
     pub(crate) lookup: Option<Box<crate::dns::NameLookup>>,
@@ -573,6 +579,8 @@ impl Connection {
             closing_queued: false,
             close_seen: crate::reuse::CloseSeen::Open,
             previous: None,
+            false_start_noted: false,
+            client_false_starts: false,
             previous_looked_up: false,
             lookup: None,
             lookup_looked_up: false,

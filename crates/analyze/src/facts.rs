@@ -130,6 +130,11 @@ pub struct ConnectionFacts {
     /// name) that ended shortly before this one's SYN, its last request
     /// answered: what this one could have been instead (reuse.rs).
     pub previous: Option<Box<crate::EndedConnection>>,
+    /// A resumed TLS 1.2 (or older) connection whose client, by address
+    /// and ClientHello, was seen false starting before it began
+    /// (false_start.rs): a full handshake would have taken it one round
+    /// trip too.
+    pub client_false_starts: bool,
     /// The name lookup (DNS over UDP) its client made for its server just
     /// before its SYN, if the capture has it (dns.rs).
     pub lookup: Option<Box<crate::NameLookup>>,
@@ -277,6 +282,7 @@ impl Connection {
                     && (p.http_origin == 0 || origin == 0 || p.http_origin == origin)
                     && (p.http_agent == 0 || agent == 0 || p.http_agent == agent)
             }),
+            client_false_starts: c.client_false_starts,
             lookup: c.lookup.take(),
             window: None,
             earlier: c.earlier.take(),

@@ -31,6 +31,7 @@ mod dnp3;
 mod dns;
 mod exchange;
 mod facts;
+mod false_start;
 mod finisher;
 mod fix;
 mod flow_map;

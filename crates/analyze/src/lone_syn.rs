@@ -183,6 +183,7 @@ impl Embryo {
             too_big: Vec::new(),
             h2_credit_stalls: Vec::new(),
             previous: None,
+            client_false_starts: false,
             lookup: None,
             window: None,
             earlier: None,

@@ -271,6 +271,26 @@ impl TlsSession {
     /// ServerHello, before the client's (in a full one the client changes
     /// ciphers first, after its key exchange). Not seeing a Certificate
     /// proves nothing: the capture may have missed that segment.
+    /// The shape of the client's ClientHello: what its software offers
+    /// (its version, cipher suites, ALPN protocols, supported versions,
+    /// key shares, status request), hashed, not what names the session or
+    /// the server; None before one was read (false_start.rs).
+    pub fn client_hello_shape(&self) -> Option<u64> {
+        use std::hash::{Hash, Hasher};
+        let ch = self.client_hello.as_ref()?;
+        let mut h = rustc_hash::FxHasher::default();
+        (
+            ch.legacy_version,
+            ch.cipher_suites,
+            &ch.alpn,
+            &ch.supported_versions,
+            &ch.key_share_groups,
+            ch.status_request,
+        )
+            .hash(&mut h);
+        Some(h.finish())
+    }
+
     pub fn resumed(&self) -> Option<bool> {
         if let (None, Some(inferred)) = (&self.server_hello, self.inferred) {
             return inferred.resumed;

@@ -920,6 +920,9 @@ impl<'s> Tracker<'s> {
                 );
             }
         }
+        if c.detect && c.tls.is_some() && !self.calls.false_starters.is_empty() {
+            look_up_false_start(&mut c, &self.calls.false_starters);
+        }
         // A TLS connection's handshake may have waited for its client's
         // certificate fetches (cert_fetch.rs).
         if c.detect && c.tls.is_some() && !self.calls.certificate_fetches.is_empty() {
@@ -1153,6 +1156,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     }
     if events & crate::exchange::OPENED != 0 && !conn.previous_looked_up {
         take_previous(conn, &mut calls.ends);
+    }
+    if events & crate::exchange::OPENED != 0 && !conn.false_start_noted {
+        note_false_start(conn, &mut calls.false_starters);
     }
     let notes = if events & crate::exchange::FOLLOW_UP_NOTES != 0 {
         conn.exchanges.take_follow_up_notes()
@@ -1681,6 +1687,44 @@ fn note_second_close(
         on_its_own,
         reply_ns,
     );
+}
+
+/// A request opened on a TLS connection whose client false started: the
+/// client is noted, by its address and ClientHello (false_start.rs). Once
+/// per connection.
+fn note_false_start(conn: &mut Connection, false_starters: &mut crate::false_start::FalseStarters) {
+    let Some(tls) = conn.tls.as_ref().filter(|t| t.false_start) else {
+        return;
+    };
+    let (Some(shape), Some(x)) = (tls.client_hello_shape(), conn.exchanges.last()) else {
+        return;
+    };
+    conn.false_start_noted = true;
+    false_starters.note((conn.reuse_client(), shape), x.request_first.ts_ns);
+}
+
+/// A resumed TLS 1.2 (or older) connection learns whether its client, by
+/// address and ClientHello, was seen false starting before it began
+/// (false_start.rs): then its resumption saved no round trip.
+fn look_up_false_start(conn: &mut Connection, false_starters: &crate::false_start::FalseStarters) {
+    let Some(tls) = conn.tls.as_ref() else {
+        return;
+    };
+    // (Only a session whose suite a full handshake could have false
+    // started: a forward-secret exchange and an AEAD, TLS 1.2. nDPI's
+    // alexa-app resumes TLS 1.0 RSA-CBC sessions: those full handshakes
+    // wait for the server's Finished whatever the client does elsewhere.)
+    let allowed = tls
+        .server_hello
+        .as_ref()
+        .is_some_and(|sh| rttdoc_wire::tls::false_start_allowed(sh.version, sh.cipher));
+    if tls.resumed() != Some(true) || !allowed {
+        return;
+    }
+    if let Some(shape) = tls.client_hello_shape() {
+        conn.client_false_starts =
+            false_starters.before((conn.reuse_client(), shape), conn.first.ts_ns);
+    }
 }
 
 /// A connection opened by a SYN the capture saw takes, at its first

@@ -110,6 +110,8 @@ pub(crate) struct Calls {
     /// The fetches clients made lately to check a certificate
     /// (cert_fetch.rs).
     pub certificate_fetches: crate::cert_fetch::CertificateFetches,
+    /// The clients seen using TLS False Start (false_start.rs).
+    pub false_starters: crate::false_start::FalseStarters,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC
     /// connection never answered is then a path's silence, not a
     /// one-way capture's).

@@ -304,6 +304,7 @@ impl Connection {
             too_big: Vec::new(),
             h2_credit_stalls: Vec::new(),
             previous: None,
+            client_false_starts: false,
             lookup: None,
             window: Some(window),
             earlier: None,

@@ -872,6 +872,7 @@ fn report_with(
                 too_big: &c.too_big,
                 h2_credit_stalls: &c.h2_credit_stalls,
                 previous: c.previous.as_deref(),
+                client_false_starts: c.client_false_starts,
                 lookup: c.lookup.as_deref(),
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,

@@ -948,6 +948,10 @@ pub enum Detail {
         /// no request waiting, and a full handshake's extra round trip
         /// would have ended in that idle time (0 when it left at once).
         idle_ms: f64,
+        /// A resumption before TLS 1.3 whose client was seen false
+        /// starting a full handshake earlier in the capture: a full one
+        /// would have taken it one round trip too.
+        false_start: bool,
     },
     /// 0-RTT early data, and whether the server took it.
     EarlyData {

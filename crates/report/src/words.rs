@@ -551,9 +551,16 @@ pub fn explanation(x: &Finding) -> String {
             version,
             unused,
             idle_ms,
+            false_start,
         } => {
             let version = version.map_or("TLS".to_string(), |v| v.to_string());
             match (x.kind, round_trip) {
+                (FindingKind::Resumption, false) if *false_start && !*unused => format!(
+                    "The session was resumed (an abbreviated {version} handshake), but this client was seen using False Start \
+                     on a full handshake earlier in the capture (its request sent with its Finished): a full handshake would \
+                     have let the request leave after one round trip too. Resuming saved the certificate and the signature, \
+                     no round trip."
+                ),
                 (FindingKind::Resumption, _) if *unused => format!(
                     "The session was resumed (an abbreviated {version} handshake), but no request followed on this connection: \
                      nothing waited for the handshake, so nothing was saved."

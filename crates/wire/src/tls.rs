@@ -591,6 +591,23 @@ pub fn cipher_name(id: u16) -> String {
         .unwrap_or_else(|| format!("0x{id:04x}"))
 }
 
+/// Whether a client may False Start (RFC 7918) a TLS 1.2 handshake that
+/// negotiated `cipher`: a forward-secret key exchange (ECDHE, DHE) and an
+/// AEAD cipher, as the browsers and BoringSSL required. An RSA key
+/// exchange or a CBC suite waits for the server's Finished.
+pub fn false_start_allowed(version: u16, cipher: u16) -> bool {
+    use tls_parser::{TlsCipherEnc, TlsCipherEncMode, TlsCipherKx};
+    let Some(suite) = tls_parser::TlsCipherSuite::from_id(cipher) else {
+        return false;
+    };
+    version == 0x0303
+        && matches!(suite.kx, TlsCipherKx::Ecdhe | TlsCipherKx::Dhe)
+        && (matches!(
+            suite.enc_mode,
+            TlsCipherEncMode::Gcm | TlsCipherEncMode::Ccm
+        ) || suite.enc == TlsCipherEnc::Chacha20_Poly1305)
+}
+
 /// TLS 1.3 or one of its drafts: 0x7fNN (IETF draft NN) and Facebook's
 /// 0xfbNN experiments negotiated the 1.3 handshake (encrypted after the
 /// ServerHello, PSK resumption) before RFC 8446 fixed 0x0304.
@@ -658,6 +675,18 @@ fn plausible_header(h: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn false_start_needs_tls12_a_forward_secret_exchange_and_an_aead() {
+        // ECDHE-RSA-AES128-GCM-SHA256, ECDHE-ECDSA-CHACHA20-POLY1305.
+        assert!(false_start_allowed(0x0303, 0xc02f));
+        assert!(false_start_allowed(0x0303, 0xcca9));
+        // RSA key exchange; CBC; TLS 1.0; an unknown suite.
+        assert!(!false_start_allowed(0x0303, 0x009c));
+        assert!(!false_start_allowed(0x0303, 0xc013));
+        assert!(!false_start_allowed(0x0301, 0xc02f));
+        assert!(!false_start_allowed(0x0303, 0xfefe));
+    }
     use super::*;
     use crate::hex;
 

@@ -154,6 +154,9 @@ pub struct Facts<'a> {
     /// The earlier connection of this client to this server that ended
     /// shortly before this one's SYN (`ConnectionFacts::previous`).
     pub previous: Option<&'a rttdoc_analyze::EndedConnection>,
+    /// Its client was seen false starting before it began
+    /// (`ConnectionFacts::client_false_starts`).
+    pub client_false_starts: bool,
     /// The name lookup the client made for the server just before the
     /// SYN (`ConnectionFacts::lookup`).
     pub lookup: Option<&'a rttdoc_analyze::NameLookup>,

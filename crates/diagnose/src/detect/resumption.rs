@@ -7,7 +7,11 @@
 //!   when a request followed: a connection closed unused (a browser's,
 //!   opened ahead of need) saved nothing, and one whose first request
 //!   left later than a client's turnaround after the handshake let it
-//!   saved only what of the round trip it did not spend idle anyway.
+//!   saved only what of the round trip it did not spend idle anyway; and
+//!   none where its client, by address and ClientHello, was seen false
+//!   starting a full handshake earlier in the capture (its request left
+//!   after one round trip in a full handshake too: false_start.rs in
+//!   rttdoc-analyze).
 //! - `resumption_missed`: the client offered a session (TLS 1.3 PSK; TLS
 //!   1.2 and older: a session ticket) and got a full handshake: a round
 //!   trip lost before TLS 1.3 (none when the client used False Start: its
@@ -75,17 +79,24 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // the client idled a round trip or more: tls2.pcap's 309, its
             // request 465 ms after the handshake on a 181 ms path).
             let idled_ms = idle_ns.map_or(0.0, |ns| (ns - READY_NS) as f64 / 1e6);
-            x.cost_ms = if before_tls13 && !unused {
+            // A client seen false starting a full handshake earlier in
+            // the capture sends its request after one round trip in a
+            // full handshake too (nDPI's facebook 1): the resumption saved
+            // its certificate and signature, no round trip.
+            let false_start = before_tls13 && f.client_false_starts;
+            let round_trip = before_tls13 && !false_start;
+            x.cost_ms = if round_trip && !unused {
                 -(rtt_ms - idled_ms).max(0.0)
             } else {
                 0.0
             };
             x.confidence = 1.0;
             x.detail = Detail::Resumption {
-                round_trip: before_tls13,
+                round_trip,
                 version: tls.version,
                 unused,
                 idle_ms,
+                false_start,
             };
             out.push(x);
         }
@@ -103,6 +114,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 version: tls.version,
                 unused: false,
                 idle_ms: 0.0,
+                false_start: tls.false_start,
             };
             out.push(x);
         }

@@ -97,6 +97,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         too_big: &[],
         h2_credit_stalls: &[],
         previous: None,
+        client_false_starts: false,
         lookup: None,
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,

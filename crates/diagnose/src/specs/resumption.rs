@@ -113,12 +113,26 @@ fn handshake_then(
     request: Option<f64>,
 ) -> (Outcome, Id, Id) {
     let mut w = Wire::new(Path::at_client(RTT));
-    w.handshake(0.0);
+    let (ch, first) = handshake_on(&mut w, 0.0, version, ticket, resume, request);
+    (w.run(), ch, first)
+}
+
+/// [`handshake_then`] on `w`, its TCP handshake at `t0`: the ClientHello
+/// and the server's first flight.
+fn handshake_on(
+    w: &mut Wire,
+    t0: f64,
+    version: u16,
+    ticket: bool,
+    resume: bool,
+    request: Option<f64>,
+) -> (Id, Id) {
+    w.handshake(t0);
     let offer = Offer {
         ticket,
         ..Offer::tls12()
     };
-    let ch = w.send(C, 40.1, leak(client_hello(offer)));
+    let ch = w.send(C, t0 + 40.1, leak(client_hello(offer)));
     let mut sh = server_hello(false, [0x33; 32], 0, false);
     // The ServerHello's version, behind the message's 4-byte header.
     sh[4..6].copy_from_slice(&version.to_be_bytes());
@@ -152,7 +166,7 @@ fn handshake_then(
         }
         f
     };
-    (w.run(), ch, first)
+    (ch, first)
 }
 
 #[test]
@@ -201,6 +215,44 @@ fn a_resumption_whose_request_came_later_saved_only_the_round_trip_it_did_not_id
     );
     // A client's turnaround is no idling: the whole round trip saved.
     let (o, ..) = handshake_then(0x0303, true, true, Some(5.0));
+    assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
+}
+
+/// nDPI's facebook.pcap: a browser false started a full TLS 1.2 handshake
+/// (ECDHE, AES-GCM: its request left with its Finished, after one round
+/// trip), then resumed that session on another connection. A full
+/// handshake would have taken the second one round trip too: resuming
+/// saved the certificate and the signature, no round trip. A client not
+/// seen false starting saved the round trip.
+#[test]
+fn a_resumption_by_a_client_seen_false_starting_saved_no_round_trip() {
+    let resumed_after = |false_start: bool| {
+        let mut earlier = Wire::new(Path::at_client(RTT));
+        earlier.handshake(0.0);
+        tls12_handshake(
+            &mut earlier,
+            40.1,
+            Turnarounds::default(),
+            true,
+            false_start,
+        );
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.join(earlier, EARLIER, 443);
+        handshake_on(&mut w, 1000.0, 0x0303, true, true, Some(0.1));
+        w.run()
+    };
+    let o = resumed_after(true);
+    let f = o.the(Resumption);
+    assert_eq!(f.cost_ms, 0.0);
+    assert!(matches!(
+        f.detail,
+        crate::model::Detail::Resumption {
+            false_start: true,
+            round_trip: false,
+            ..
+        }
+    ));
+    let o = resumed_after(false);
     assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
 }
 
