@@ -885,15 +885,6 @@ pub(super) fn exchange_turns(
         // left on arrival, however much the path's round trip had grown
         // since the handshake timed it, and the server's time began no
         // earlier (both its own packets).
-        let mut acked_first = None;
-        if let Some((k, _)) =
-            f.acked_on_arrival(Direction::ServerToClient, last_copy, first.frame, tq)
-        {
-            if ta - held_after - k < think {
-                acked_first = Some(k);
-            }
-            think = think.min(ta - held_after - k);
-        }
         // Every segment carries what its sender had received when it left:
         // a server segment whose ACK stops short of the request's end left
         // before the request had all arrived, however long the path took
@@ -902,7 +893,7 @@ pub(super) fn exchange_turns(
         // request left, its answer 10 ms after that on its own clock). The
         // server's time began after the last such segment left (both its
         // own packets, less what held each on the path).
-        if let Some(not_yet) = request
+        let not_yet_left = request
             .filter(|_| !f.captured_at(Direction::ServerToClient))
             .and_then(|request| {
                 span.iter()
@@ -914,9 +905,25 @@ pub(super) fn exchange_turns(
                             && seq::lt(s.ack, request.end)
                     })
             })
-        {
-            let left = not_yet.ts_ns - f.held_after_sending_ns(not_yet);
+            .map(|not_yet| not_yet.ts_ns - f.held_after_sending_ns(not_yet));
+        if let Some(left) = not_yet_left {
             think = think.min(ta - held_after - left);
+        }
+        // And the server's ACK of the whole request that left within a
+        // delayed-ACK timer of its arrival, placed no earlier than that
+        // segment (netflix.pcap's 37: the request's last bytes arrived
+        // with a re-send the capture missed, acknowledged 14 ms after the
+        // server's ACK short of them and 13 ms before its answer, where
+        // the round trip placed the request 27 ms before the answer).
+        let arrival = not_yet_left.map_or(tq, |left| tq.max(left));
+        let mut acked_first = None;
+        if let Some((k, _)) =
+            f.acked_on_arrival(Direction::ServerToClient, last_copy, first.frame, arrival)
+        {
+            if ta - held_after - k < think {
+                acked_first = Some(k);
+            }
+            think = think.min(ta - held_after - k);
         }
         if less_upstream {
             // (At the proxy: its clock is the capture's.)

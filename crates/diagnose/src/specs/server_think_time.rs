@@ -818,6 +818,26 @@ fn a_server_ack_short_of_the_request_bounds_when_its_time_began() {
     );
 }
 
+/// The request's arrival placed no earlier than that short ACK, the
+/// server's ACK of the whole request 30 ms after it left on arrival, and
+/// the server's time began there (netflix.pcap's 37: the request's last
+/// bytes came with a re-send the capture missed; acknowledged 14 ms after
+/// the ACK short of them, answered 13 ms later). Placed by the round trip
+/// alone, 60 ms before, that ACK would be a delayed-ACK timer's.
+#[test]
+fn the_ack_of_the_request_after_one_short_of_it_left_on_arrival() {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let req = w.send(C, 100.0, b"POST /upload HTTP/1.1\r\nHost: x\r\n\r\n");
+    w.late_after_tap(req, 60.0);
+    let arrived = w.arrival(req);
+    w.ack(S, arrived - 30.0);
+    w.ack(S, arrived);
+    let resp = w.send(S, arrived + 15.0, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(resp));
+    w.run().has_no(ServerThinkTime);
+}
+
 /// At the server the request's arrival is seen, not estimated: an ACK
 /// the server's kernel sent 15 ms after it (when its worker read the
 /// request, or a BSD stack's ACK timer) bounds nothing, and the server's
