@@ -42,9 +42,10 @@
 //! first byte, and a repaired handshake flight the handshake.
 //! Loss shown: a re-send proves the sender decided to send again, not that
 //! anything was lost. The capture shows loss only with the receiver's
-//! acknowledgments in it: pure ACKs of the receiver in the connection (its
-//! ACKs are captured, so their absence around the re-send is real: no
-//! ACK came, or duplicate ones did), or a packet of the receiver
+//! acknowledgments in it: pure ACKs of the receiver in the connection, or
+//! any packet of its without data, its SYN-ACK, a FIN or RST (its ACKs are
+//! captured, so their absence around the re-send is real: no ACK came,
+//! or duplicate ones did), or a packet of the receiver
 //! acknowledging the re-sent bytes within a round trip of the re-send
 //! (the answer it drew; a receiver that only ever piggybacks). A capture
 //! of data packets only (`tcp.len > 0`) has neither: such a re-send is
@@ -83,7 +84,7 @@
 //! lost ClientHello's the TLS handshake's, a lost request's its first
 //! byte's), as its cost is that phase's latency.
 
-use super::{pure_ack, Facts};
+use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, LedgerRow, Phase, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
@@ -446,7 +447,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .filter(|r| r.dir == sender && r.end != r.seq && !r.flags.syn() && !r.probe)
             .map(|r| (f.on_clock_of(sender, r), r))
             .collect();
-        let receiver_pure_acks = f.timeline.iter().any(|p| p.dir != sender && pure_ack(p));
+        // (Or its SYN-ACK, a FIN or RST without data: a capture of data
+        // packets only has none of those either, and one that has them
+        // would have shown the receiver's ACKs. skype_no_unknown's 2: a
+        // ClientHello re-sent twelve times after the server's SYN-ACK,
+        // never acknowledged, had been cited as a data-only capture's.)
+        let receiver_pure_acks = f.timeline.iter().any(|p| p.dir != sender && p.len == 0);
         // The receiver's first FIN or RST; not a FIN after which it went
         // on reading (a shutdown() of its write side: it still waits).
         let receiver_closed_at = f.receiver_closed_at(sender);

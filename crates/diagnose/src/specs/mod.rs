@@ -965,6 +965,14 @@ impl Wire {
     /// Like [`run`](Self::run), with only the packets `keep` lets through
     /// in the capture (a capture of one direction, a capture that missed
     /// a packet).
+    /// Like [`run`](Self::run), with only the packets that carry data in
+    /// the capture (a `tcp.len > 0` filter: no SYN, SYN-ACK, pure ACK,
+    /// nor a FIN or RST without data).
+    pub fn run_data_only(self) -> Outcome {
+        let data: Vec<bool> = self.pkts.iter().map(|p| p.seg.payload_len > 0).collect();
+        self.run_filtered(|i, _| data[i])
+    }
+
     pub fn run_where(self, keep: impl Fn(Direction) -> bool) -> Outcome {
         self.run_filtered(|_, d| keep(d))
     }

@@ -421,13 +421,31 @@ fn a_capture_of_data_packets_only_claims_no_loss() {
     for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
         let mut w = Wire::new(path);
         w.handshake(0.0);
+        // (The server's greeting: a packet of the receiver's is captured.)
+        w.data(S, 50.0, 40);
         let req = w.data(C, 100.0, 100);
         w.lose(req);
         let again = w.resend(100.0 + RTO, req);
-        let ack = w.ack(S, w.arrival(again));
-        let o = w.run_missing(&[ack]);
-        assert_unconfirmed(&o, &[req, again]);
+        w.ack(S, w.arrival(again));
+        assert_unconfirmed(&w.run_data_only(), &[req, again]);
     }
+}
+
+/// A capture that holds the receiver's SYN-ACK is no data-only capture:
+/// its ACKs would have been captured, and none came. skype_no_unknown's
+/// 2: a ClientHello re-sent twelve times with a doubling timer after the
+/// server's SYN-ACK, never acknowledged, until the client's RST.
+#[test]
+fn a_resend_unanswered_after_the_receivers_syn_ack_is_a_loss() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.lose(req);
+    let again = w.resend(100.0 + RTO, req);
+    w.lose(again);
+    let o = w.run();
+    assert_eq!(o.the(Retransmission).confidence, 1.0);
+    assert_ms(o.the(RtoStall).cost_ms, RTO, EXACT, "the sender's silence");
 }
 
 #[test]
@@ -460,9 +478,9 @@ fn a_resend_answered_late_by_the_receivers_data_shows_nothing() {
     let req = w.data(C, 100.0, 100);
     w.lose(req);
     let again = w.resend(100.0 + RTO, req);
-    let ack = w.ack(S, w.arrival(again));
+    w.ack(S, w.arrival(again));
     w.data(S, w.arrival(again) + 300.0, 500);
-    assert_unconfirmed(&w.run_missing(&[ack]), &[req, again]);
+    assert_unconfirmed(&w.run_data_only(), &[req, again]);
 }
 
 #[test]
@@ -490,10 +508,12 @@ fn the_same_bytes_an_hour_apart_with_no_acks_are_no_resend() {
     for (later, cited) in [(3_600_000.0, false), (RTO, true)] {
         let mut w = Wire::new(Path::at_client(RTT));
         w.handshake(0.0);
+        w.data(S, 50.0, 40);
         let req = w.data(C, 100.0, 100);
         let again = w.resend(100.0 + later, req);
-        // The server's SYN-ACK is its only packet.
-        let o = w.run();
+        // A capture of data packets only (the server's greeting its only
+        // packet): no ACKs to tell.
+        let o = w.run_data_only();
         assert_eq!(o.report.client_to_server.retransmissions, 1, "{later} ms");
         if cited {
             assert_unconfirmed(&o, &[req, again]);
