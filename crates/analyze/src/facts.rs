@@ -412,7 +412,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         early_data_accepted: tls.early_data_accepted,
         early_data_preface_only: tls.early_data_preface_only(),
         hello_retry_request: tls.hello_retry.is_some(),
-        false_start: tls.false_start,
+        false_start: tls.false_started(),
         handshake_ms: None,
         handshake_rtts: None,
         ideal_handshake_rtts: None,

@@ -184,6 +184,11 @@ pub struct TlsSession {
     /// Finished and before the server's (False Start, RFC 7918): for the
     /// client, the handshake ended with its own Finished.
     pub false_start: bool,
+    /// The client sent application data after its Finished and before
+    /// the server's, its version unread but before TLS 1.3 by its key
+    /// exchange: False Start if the server's Finished is captured
+    /// ([`Self::false_started`]).
+    false_start_unless_unseen: bool,
     pub certificate_seen: bool,
     /// A full TLS 1.2 handshake's key exchange was seen (ServerKeyExchange,
     /// ServerHelloDone, CertificateRequest or ClientKeyExchange).
@@ -289,6 +294,13 @@ impl TlsSession {
         )
             .hash(&mut h);
         Some(h.finish())
+    }
+
+    /// TLS 1.2 and older: the client false started (see `false_start`),
+    /// by its version, or by its key exchange where a server Finished
+    /// captured after its application data shows it.
+    pub fn false_started(&self) -> bool {
+        self.false_start || (self.false_start_unless_unseen && self.server_finished.is_some())
     }
 
     pub fn resumed(&self) -> Option<bool> {
@@ -837,11 +849,16 @@ impl TlsSession {
         if dir == Direction::ClientToServer
             && self.client_finished.is_some()
             && self.server_finished.is_none()
-            && self
-                .version()
-                .is_some_and(|v| !rttdoc_wire::tls::is_tls13(v))
         {
-            self.false_start = true;
+            match self.version() {
+                Some(v) if !rttdoc_wire::tls::is_tls13(v) => self.false_start = true,
+                Some(_) => {}
+                // Its ServerHello not captured, but a key exchange TLS 1.3
+                // does not have: False Start once the server's Finished
+                // is seen to come after (a capture of the client's packets
+                // alone, nDPI's ocs.pcap, shows none whenever it came).
+                None => self.false_start_unless_unseen |= self.key_exchange_seen,
+            }
         }
         if self.is_tls13() && self.client_finished.is_none() {
             match dir {

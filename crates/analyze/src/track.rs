@@ -1693,7 +1693,7 @@ fn note_second_close(
 /// client is noted, by its address and ClientHello (false_start.rs). Once
 /// per connection.
 fn note_false_start(conn: &mut Connection, false_starters: &mut crate::false_start::FalseStarters) {
-    let Some(tls) = conn.tls.as_ref().filter(|t| t.false_start) else {
+    let Some(tls) = conn.tls.as_ref().filter(|t| t.false_started()) else {
         return;
     };
     let (Some(shape), Some(x)) = (tls.client_hello_shape(), conn.exchanges.last()) else {

@@ -572,7 +572,24 @@ fn report_with(
         let version = tls.version;
         let resumed = tls.resumed;
         let hrr = tls.hello_retry;
+        // No ServerHello captured, but the client's ClientKeyExchange
+        // was: a full handshake before TLS 1.3 (tls2.pcap's 297, its
+        // ServerHello's segment missed).
+        let full_before_tls13_inferred = version.is_none()
+            && tls
+                .report
+                .messages
+                .iter()
+                .any(|m| m.message == crate::model::TlsMessage::ClientKeyExchange);
         let (ideal, mut basis) = match (version, resumed) {
+            (None, _) if full_before_tls13_inferred && tls.report.false_start => (
+                1.0,
+                "full handshake before TLS 1.3 (the client's ClientKeyExchange; no ServerHello captured), False Start: 1 RTT".to_string(),
+            ),
+            (None, _) if full_before_tls13_inferred => (
+                2.0,
+                "full handshake before TLS 1.3 (the client's ClientKeyExchange; no ServerHello captured): 2 RTT".to_string(),
+            ),
             (Some(v), Some(true)) if is_tls13(v) => {
                 (1.0, "TLS 1.3 resumed (PSK): 1 RTT".to_string())
             }
@@ -597,6 +614,13 @@ fn report_with(
         // the server's Finished (full 1.2).
         let end = match (version, resumed) {
             (Some(v), Some(false)) if !is_tls13(v) && !tls.report.false_start => {
+                tls.server_finished.map(|s| (s, true))
+            }
+            (None, _)
+                if full_before_tls13_inferred
+                    && !tls.report.false_start
+                    && tls.server_finished.is_some() =>
+            {
                 tls.server_finished.map(|s| (s, true))
             }
             _ => tls.client_finished.map(|s| (s, false)),
@@ -628,6 +652,26 @@ fn report_with(
             _ => None,
         };
         let completed = end.is_some();
+        // Completed, but its version unread (no ServerHello in the capture:
+        // one that holds the client's packets alone, nDPI's ocs.pcap): a
+        // full TLS 1.2 handshake's 2 round trips and TLS 1.3's 1 cannot be
+        // told apart, and no ideal is claimed.
+        let (ideal_known, completed_basis) = match version {
+            Some(_) => (Some(ideal), basis.clone()),
+            None if full_before_tls13_inferred
+                && (tls.report.false_start || tls.server_finished.is_some()) =>
+            {
+                (Some(ideal), basis.clone())
+            }
+            None if full_before_tls13_inferred => (
+                None,
+                "full handshake before TLS 1.3 (the client's ClientKeyExchange), neither ServerHello nor the server's Finished captured: its end, and its ideal, unknown".to_string(),
+            ),
+            None => (
+                None,
+                "no ServerHello captured: the version, and its ideal, unknown".to_string(),
+            ),
+        };
         let row = match (tls.client_hello_start, end) {
             (Some(ch_start), Some(end)) => Some(clock.row(
                 Phase::TlsHandshake,
@@ -635,7 +679,7 @@ fn report_with(
                 None,
                 (ch_start, false),
                 end,
-                (Some(ideal), basis),
+                (ideal_known, completed_basis),
             )),
             // Begun, never completed, and given up: the client waited
             // from its ClientHello until the connection ended.

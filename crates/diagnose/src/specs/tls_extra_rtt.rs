@@ -177,3 +177,49 @@ fn a_server_flight_held_on_the_way_back_is_the_paths_by_the_servers_clock() {
     assert!((50.0..=60.0).contains(&path_back_ms), "{path_back_ms}");
     assert!(unexplained_ms < 10.0, "{unexplained_ms} ms unexplained");
 }
+
+/// A capture of the client's packets alone (nDPI's ocs.pcap): no
+/// ServerHello, so no version, and a full TLS 1.2 handshake's 2 round
+/// trips cannot be told from TLS 1.3's 1. The row claims no ideal, and no
+/// extra round trip is found (it had been measured against 1).
+#[test]
+fn a_handshake_whose_server_side_is_not_captured_claims_no_ideal() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let took = Turnarounds {
+        client: 1.0,
+        ..Turnarounds::default()
+    };
+    tls12_handshake(&mut w, RTT + 0.1, took, true, false);
+    let o = w.run_where(|d| d == C);
+    assert_eq!(o.row(Phase::TlsHandshake).ideal_rtts, None);
+    o.has_no(TlsExtraRtt);
+}
+
+/// Its ServerHello's segment missed (tls2.pcap's 297), a handshake whose
+/// client sent a ClientKeyExchange is a full one before TLS 1.3: 2 round
+/// trips, to the server's Finished, and a server 60 ms slow to send it
+/// is an extra round trip and a half.
+#[test]
+fn a_missed_server_hello_is_read_from_the_clients_key_exchange() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let took = Turnarounds {
+        finished: 60.0,
+        ..Turnarounds::default()
+    };
+    let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, false);
+    let o = w.run_missing(&hs.flight[..1]);
+    let row = o.row(Phase::TlsHandshake);
+    assert_eq!(row.ideal_rtts, Some(2.0));
+    assert_eq!(row.end_frame, o.frames(&[hs.server_finished])[0]);
+    assert_ms(o.the(TlsExtraRtt).cost_ms, 60.0, 2.0, "the server's 60 ms");
+    // Its request sent before the server's Finished came: False Start,
+    // one round trip to the client's Finished.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, true);
+    let o = w.run_missing(&hs.flight[..1]);
+    assert_eq!(o.row(Phase::TlsHandshake).ideal_rtts, Some(1.0));
+    o.has_no(TlsExtraRtt);
+}
