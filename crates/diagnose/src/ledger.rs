@@ -930,6 +930,11 @@ fn report_with(
                     shift_ns
                 },
                 server_side_ns,
+                own_reaction_ns: match vantage {
+                    Vantage::Client => shift_ns,
+                    Vantage::Server => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
+                    _ => 0,
+                },
                 tls_end_frame,
                 greeting,
                 greeting_connect_back: c.greeting_connect_back.as_deref(),

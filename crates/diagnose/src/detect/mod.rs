@@ -74,6 +74,11 @@ use rttdoc_wire::TcpFlags;
 /// (softirq) plus timestamping; 1 ms leaves room for a busy host.
 pub const OWN_HOST_RELEASE_NS: i64 = 1_000_000;
 
+/// The most a host's own reaction stretches [`OWN_HOST_RELEASE_NS`] to
+/// ([`Facts::released_by`]): a vantage is the host's while its side of the
+/// round trip is a tenth of it at most.
+pub const OWN_HOST_RELEASE_MAX_NS: i64 = 5_000_000;
+
 /// The error of the clock shift between the two sides, on paths of a
 /// millisecond and more: see [`Facts::peer_skew`].
 const PEER_SKEW_NS: i64 = 300_000;
@@ -88,6 +93,12 @@ pub struct Facts<'a> {
     pub client_side_ns: i64,
     /// Server side of the RTT (s): client packets + s = server clock.
     pub server_side_ns: i64,
+    /// At a host's vantage, how soon that host answered a packet the
+    /// capture showed reaching it (its handshake ACK or fastest ACK of
+    /// data, or its SYN-ACK): a tap a hop from it, a busy phone, shows
+    /// milliseconds where a capture on the host shows microseconds. 0
+    /// elsewhere.
+    pub own_reaction_ns: i64,
     /// Last frame of the TLS handshake phase, if any.
     pub tls_end_frame: Option<u64>,
     /// A server that spoke first, and the client waited for it: the
@@ -982,7 +993,13 @@ impl<'a> Facts<'a> {
     /// within [`OWN_HOST_RELEASE_NS`].
     pub fn released_by(&self, sender: Direction, t: i64, ta: i64) -> bool {
         if self.captured_at(sender) {
-            return ta <= t && t - ta <= OWN_HOST_RELEASE_NS;
+            // (Or twice the host's own reaction, up to 5 ms: nDPI's
+            // signal.pcap, a phone answering every packet 1.1-2.2 ms after
+            // the capture showed it, its Nagle-held Finished released
+            // 1.12 ms after the server's delayed ACK.)
+            let within =
+                OWN_HOST_RELEASE_NS.max((2 * self.own_reaction_ns).min(OWN_HOST_RELEASE_MAX_NS));
+            return ta <= t && t - ta <= within;
         }
         // The fixed floors (1 and 2 ms) are for slow hosts and emulators;
         // on a sub-millisecond path they would span several round trips,

@@ -102,6 +102,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,
         server_side_ns: RTT_NS,
+        own_reaction_ns: 0,
         tls_end_frame: None,
         greeting: None,
         greeting_connect_back: None,
