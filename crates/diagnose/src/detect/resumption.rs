@@ -208,7 +208,19 @@ fn idle_before_request_ns(f: &Facts<'_>) -> Option<i64> {
         .map(|r| f.on_clock_of(Direction::ClientToServer, r))
         .max()?;
     let idle = request.ts_ns.saturating_sub(ready);
-    (idle > READY_NS).then_some(idle)
+    // Left the moment the server's ACK of its Finished reached it: Nagle
+    // held the request behind the unacknowledged Finished (nagle.rs), and
+    // the client had it when the handshake let it (nDPI's alexa-app 1: a
+    // delayed ACK 116 ms after the Finished, the request 3.5 ms after it).
+    let client = Direction::ClientToServer;
+    let released = f
+        .timeline
+        .iter()
+        .take_while(|r| r.frame < request.frame)
+        .filter(|r| r.dir == Direction::ServerToClient)
+        .last()
+        .is_some_and(|ack| f.released_by(client, request.ts_ns, f.on_clock_of(client, ack)));
+    (idle > READY_NS && !released).then_some(idle)
 }
 
 /// Accepted 0-RTT data the server answered only after the client's

@@ -218,6 +218,36 @@ fn a_resumption_whose_request_came_later_saved_only_the_round_trip_it_did_not_id
     assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
 }
 
+/// A request Nagle held behind the client's Finished until the server's
+/// delayed ACK of it (nDPI's alexa-app 1: the ACK 116 ms after the
+/// Finished, the request 3.5 ms after the ACK) was not written late: the
+/// client had it when the handshake let it, and the round trip was saved.
+#[test]
+fn a_request_nagle_held_behind_the_finished_was_no_idle_client() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(
+        C,
+        40.1,
+        leak(client_hello(Offer {
+            ticket: true,
+            ..Offer::tls12()
+        })),
+    );
+    let mut v = handshake_record(&[server_hello(false, [0x33; 32], 0, false)]);
+    v.extend(change_cipher_spec());
+    v.extend(record(22, &[0x5a; 40]));
+    let f = w.send(S, w.arrival(ch) + 0.5, leak(v));
+    let mut c = change_cipher_spec();
+    c.extend(record(22, &[0x5a; 40]));
+    let cf = w.send(C, w.arrival(f), leak(c));
+    let ack = w.ack(S, w.arrival(cf) + 100.0);
+    let q = w.send(C, w.arrival(ack) + 0.05, leak(record(23, &[0x17; 200])));
+    w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
+    let o = w.run();
+    assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
+}
+
 /// nDPI's facebook.pcap: a browser false started a full TLS 1.2 handshake
 /// (ECDHE, AES-GCM: its request left with its Finished, after one round
 /// trip), then resumed that session on another connection. A full
