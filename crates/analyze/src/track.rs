@@ -1703,9 +1703,10 @@ fn note_false_start(conn: &mut Connection, false_starters: &mut crate::false_sta
     false_starters.note((conn.reuse_client(), shape), x.request_first.ts_ns);
 }
 
-/// A resumed TLS 1.2 (or older) connection learns whether its client, by
-/// address and ClientHello, was seen false starting before it began
-/// (false_start.rs): then its resumption saved no round trip.
+/// A resumed TLS 1.2 (or older) connection, or one that offered a session
+/// and got a full handshake, learns whether its client, by address and
+/// ClientHello, was seen false starting before it began (false_start.rs):
+/// then its resumption saved no round trip, or its miss cost none.
 fn look_up_false_start(conn: &mut Connection, false_starters: &crate::false_start::FalseStarters) {
     let Some(tls) = conn.tls.as_ref() else {
         return;
@@ -1718,7 +1719,11 @@ fn look_up_false_start(conn: &mut Connection, false_starters: &crate::false_star
         .server_hello
         .as_ref()
         .is_some_and(|sh| rttdoc_wire::tls::false_start_allowed(sh.version, sh.cipher));
-    if tls.resumed() != Some(true) || !allowed {
+    let offered = tls
+        .client_hello
+        .as_ref()
+        .is_some_and(|ch| ch.session_ticket || ch.pre_shared_key);
+    if !allowed || !(tls.resumed() == Some(true) || (tls.resumed() == Some(false) && offered)) {
         return;
     }
     if let Some(shape) = tls.client_hello_shape() {

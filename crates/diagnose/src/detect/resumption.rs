@@ -105,16 +105,22 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             x.frames = hellos;
             // With False Start the full handshake took the client one
             // round trip too, as a resumed one would: it cost the
-            // certificate and the signature, no round trip.
-            let round_trip = before_tls13 && !tls.false_start;
+            // certificate and the signature, no round trip. So where the
+            // client was seen false starting another full handshake
+            // (tls2.pcap's 117: stream 113's request left with its
+            // Finished), and where no request came to wait for it (117
+            // again: nothing followed its Finished).
+            let false_start = tls.false_start || f.client_false_starts;
+            let unused = f.exchanges.is_empty();
+            let round_trip = before_tls13 && !false_start && !unused;
             x.cost_ms = if round_trip { rtt_ms } else { 0.0 };
             x.confidence = 0.9;
             x.detail = Detail::Resumption {
                 round_trip,
                 version: tls.version,
-                unused: false,
+                unused,
                 idle_ms: 0.0,
-                false_start: tls.false_start,
+                false_start,
             };
             out.push(x);
         }

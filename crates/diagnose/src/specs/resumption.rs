@@ -286,6 +286,41 @@ fn a_resumption_by_a_client_seen_false_starting_saved_no_round_trip() {
     assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
 }
 
+/// tls2.pcap's 117: a ticket offered and refused, by a client seen false
+/// starting another full handshake (stream 113), on a connection no
+/// request followed: the miss cost the certificate and the signature, no
+/// round trip. Either is enough.
+#[test]
+fn a_missed_resumption_costs_no_round_trip_to_a_false_starter_or_nobody() {
+    let missed_after = |false_start: bool, request: Option<f64>| {
+        let mut earlier = Wire::new(Path::at_client(RTT));
+        earlier.handshake(0.0);
+        tls12_handshake(
+            &mut earlier,
+            40.1,
+            Turnarounds::default(),
+            true,
+            false_start,
+        );
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.join(earlier, EARLIER, 443);
+        handshake_on(&mut w, 1000.0, 0x0303, true, false, request);
+        w.run()
+    };
+    assert_eq!(
+        missed_after(true, Some(0.1)).the(ResumptionMissed).cost_ms,
+        0.0
+    );
+    assert_eq!(missed_after(false, None).the(ResumptionMissed).cost_ms, 0.0);
+    let o = missed_after(false, Some(0.1));
+    assert_ms(
+        o.the(ResumptionMissed).cost_ms,
+        RTT,
+        1e-6,
+        "2 RTT instead of 1",
+    );
+}
+
 #[test]
 fn a_tls12_ticket_offered_and_answered_with_a_full_handshake_loses_a_round_trip() {
     let (o, ch, sh) = tls12(true, false);
