@@ -11,7 +11,8 @@
 //! link's rate: `Facts::downlink_queue_ns`, path_samples.rs; one other
 //! download is enough to hold an answer back), later than one round trip
 //! after its request on the client's clock. The wait beyond that round
-//! trip, up to how long the stretch had lasted when the answer came (the
+//! trip (and the server's own turnaround, its quickest other answer on the
+//! connection with the downlink idle), up to how long the stretch had lasted when the answer came (the
 //! most it can have queued; where a host handed the link's deliveries
 //! over in bunches, and the stretch shows saturated only in parts, as
 //! long as the link had been delivering without going idle:
@@ -34,6 +35,7 @@
 use super::causality::EXCESS_FLOOR_NS;
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Vantage, Wait};
+use rttdoc_analyze::SegmentRecord;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     if f.report.vantage == Vantage::Server || f.path_busy.is_empty() {
@@ -42,21 +44,59 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns else { return };
     let floor = (rtt / 4).max(EXCESS_FLOOR_NS);
     let client = Direction::ClientToServer;
-    let mut waits = Vec::new();
-    for x in f.exchanges {
-        let Some(first) = x.response_first else {
-            continue;
+    // Each answer's time beyond a round trip after its request, on the
+    // client's clock.
+    let beyond_of = |x: &rttdoc_analyze::Exchange| {
+        let first = x.response_first.filter(|_| !x.response_in_hole)?;
+        let (request, answer) = (f.record(x.request_last.frame)?, f.record(first.frame)?);
+        Some((
+            request,
+            answer,
+            f.on_clock_of(client, answer) - f.on_clock_of(client, request) - rtt,
+        ))
+    };
+    let beyonds: Vec<Option<(&SegmentRecord, &SegmentRecord, i64)>> =
+        f.exchanges.iter().map(beyond_of).collect();
+    // Of the answers that came with the downlink idle (no busy stretch
+    // they may have queued in), the quickest and the next quickest: the
+    // quickest of the others, for each (one pass, not a scan per
+    // exchange).
+    let mut quickest: [(usize, i64); 2] = [(usize::MAX, i64::MAX); 2];
+    for (i, b) in beyonds.iter().enumerate() {
+        let idle_link = |answer: &SegmentRecord| {
+            f.downlink_queue_ns(answer.ts_ns) == 0 && f.queued_behind_ns(&f.exchanges[i]) == 0
         };
-        // The answer began in segments the capture missed: when its
-        // first byte arrived is unknown (server_think_time's rule).
-        if x.response_in_hole {
-            continue;
+        if let Some((_, answer, b)) = *b {
+            if !idle_link(answer) {
+                continue;
+            }
+            let b = b.max(0);
+            if b < quickest[0].1 {
+                quickest = [(i, b), quickest[0]];
+            } else if b < quickest[1].1 {
+                quickest[1] = (i, b);
+            }
         }
-        let (Some(request), Some(answer)) = (f.record(x.request_last.frame), f.record(first.frame))
-        else {
+    }
+    let mut waits = Vec::new();
+    for (i, answered) in beyonds.iter().enumerate() {
+        // (The answer began in segments the capture missed: when its
+        // first byte arrived is unknown, server_think_time's rule.)
+        let Some((request, answer, beyond)) = *answered else {
             continue;
         };
-        let beyond = f.on_clock_of(client, answer) - f.on_clock_of(client, request) - rtt;
+        let x = &f.exchanges[i];
+        // The server's own turnaround, as its quickest other answer on an
+        // idle downlink shows it, is part of this one's time too, queued
+        // or not (PcapPlusPlus's many-protocols 76: answers 3 ms beyond
+        // the round trip on an idle link, and 4.2 ms in a busy stretch).
+        let other = if quickest[0].0 == i {
+            quickest[1]
+        } else {
+            quickest[0]
+        };
+        let turnaround = if other.0 == usize::MAX { 0 } else { other.1 };
+        let beyond = beyond - turnaround;
         // No longer than the server's own clock says the path held the
         // answer after it left (sender_clock.rs), where it keeps one.
         let queued = f.held_within_clock(

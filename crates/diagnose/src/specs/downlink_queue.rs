@@ -75,6 +75,31 @@ fn only_the_time_the_link_was_saturated_can_be_the_queues() {
     assert_ms(o.the(ServerThinkTime).cost_ms, 150.0, 0.1, "the rest");
 }
 
+/// The server's own turnaround is in every answer's time, queued or not:
+/// an answer 4 ms after its request arrived on an idle link, and one 4 ms
+/// after it in a saturated stretch that came 30 ms late, queued 30 ms,
+/// not 34 (PcapPlusPlus's many-protocols 76: 3 ms on the idle link, 4.2
+/// in the busy one, and no queue worth a finding).
+#[test]
+fn the_servers_own_turnaround_on_an_idle_link_is_no_queue() {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let idle = w.send(C, 100.0, b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+    let a = w.send(S, w.arrival(idle) + 4.0, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(a));
+    w.background(3, 300.0, 600.0, 1.5, 1448);
+    let busy = w.send(C, 400.0, b"GET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+    let b = w.send(S, w.arrival(busy) + 34.0, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(b));
+    let o = w.run();
+    assert_ms(
+        o.the(DownlinkQueue).cost_ms,
+        30.0,
+        0.1,
+        "beyond the server's 4 ms",
+    );
+}
+
 /// One other download is enough: the answer queued behind its data.
 #[test]
 fn one_other_download_saturating_the_link_queues_the_answer_too() {
