@@ -248,6 +248,27 @@ fn a_request_nagle_held_behind_the_finished_was_no_idle_client() {
     assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
 }
 
+/// A capture of two connections of one client to one server: a full TLS
+/// 1.2 handshake (ECDHE, AES-GCM), its request with its Finished when
+/// `false_start`, then a second connection offering its ticket a second
+/// later, which the server takes when `resume`; its request `request` ms
+/// after the handshake let it.
+fn after_full_handshake(false_start: bool, resume: bool, request: Option<f64>) -> Outcome {
+    let mut earlier = Wire::new(Path::at_client(RTT));
+    earlier.handshake(0.0);
+    tls12_handshake(
+        &mut earlier,
+        40.1,
+        Turnarounds::default(),
+        true,
+        false_start,
+    );
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.join(earlier, EARLIER, 443);
+    handshake_on(&mut w, 1000.0, 0x0303, true, resume, request);
+    w.run()
+}
+
 /// nDPI's facebook.pcap: a browser false started a full TLS 1.2 handshake
 /// (ECDHE, AES-GCM: its request left with its Finished, after one round
 /// trip), then resumed that session on another connection. A full
@@ -256,21 +277,7 @@ fn a_request_nagle_held_behind_the_finished_was_no_idle_client() {
 /// seen false starting saved the round trip.
 #[test]
 fn a_resumption_by_a_client_seen_false_starting_saved_no_round_trip() {
-    let resumed_after = |false_start: bool| {
-        let mut earlier = Wire::new(Path::at_client(RTT));
-        earlier.handshake(0.0);
-        tls12_handshake(
-            &mut earlier,
-            40.1,
-            Turnarounds::default(),
-            true,
-            false_start,
-        );
-        let mut w = Wire::new(Path::at_client(RTT));
-        w.join(earlier, EARLIER, 443);
-        handshake_on(&mut w, 1000.0, 0x0303, true, true, Some(0.1));
-        w.run()
-    };
+    let resumed_after = |false_start: bool| after_full_handshake(false_start, true, Some(0.1));
     let o = resumed_after(true);
     let f = o.the(Resumption);
     assert_eq!(f.cost_ms, 0.0);
@@ -292,21 +299,8 @@ fn a_resumption_by_a_client_seen_false_starting_saved_no_round_trip() {
 /// round trip. Either is enough.
 #[test]
 fn a_missed_resumption_costs_no_round_trip_to_a_false_starter_or_nobody() {
-    let missed_after = |false_start: bool, request: Option<f64>| {
-        let mut earlier = Wire::new(Path::at_client(RTT));
-        earlier.handshake(0.0);
-        tls12_handshake(
-            &mut earlier,
-            40.1,
-            Turnarounds::default(),
-            true,
-            false_start,
-        );
-        let mut w = Wire::new(Path::at_client(RTT));
-        w.join(earlier, EARLIER, 443);
-        handshake_on(&mut w, 1000.0, 0x0303, true, false, request);
-        w.run()
-    };
+    let missed_after =
+        |false_start: bool, request: Option<f64>| after_full_handshake(false_start, false, request);
     assert_eq!(
         missed_after(true, Some(0.1)).the(ResumptionMissed).cost_ms,
         0.0
