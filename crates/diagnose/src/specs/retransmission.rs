@@ -431,6 +431,42 @@ fn a_capture_of_data_packets_only_claims_no_loss() {
     }
 }
 
+/// A copy captured right behind its original (the client's uplink held the
+/// original before the capture point until the timer sent the copy), and
+/// each drew its own ACK: the receiver's ACK of the bytes, then a
+/// duplicate as far after it as the copy followed the original (a segment
+/// below its window is acknowledged at once). Both arrived: nothing was
+/// lost (hpvirtgrp.pcap's 6, no SACK, no timestamps). An original lost,
+/// the copy's one ACK, is a loss.
+#[test]
+fn a_copy_that_drew_its_own_duplicate_ack_was_needless() {
+    let sent = |dup_ack: bool| {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let req = w.data(C, 100.0, 100);
+        let again = w.resend(100.0 + RTO, req);
+        // (Two datagrams, not one captured twice: their IPv4 ids differ.)
+        w.edit(req, |s| s.ip_id = Some(0x9d06));
+        w.edit(again, |s| s.ip_id = Some(0x9d07));
+        if dup_ack {
+            // The original held on the client's uplink, before the
+            // capture point, until 0.3 ms before the timer sent the copy:
+            // both arrive.
+            w.delay(req, RTO - 0.3);
+            w.ack(S, w.arrival(req));
+            w.ack(S, w.arrival(again));
+        } else {
+            w.lose(req);
+            w.ack(S, w.arrival(again));
+        }
+        w.run()
+    };
+    let o = sent(true);
+    o.has_no(Retransmission);
+    o.has_no(RtoStall);
+    sent(false).the(Retransmission);
+}
+
 /// A capture that holds the receiver's SYN-ACK is no data-only capture:
 /// its ACKs would have been captured, and none came. skype_no_unknown's
 /// 2: a ClientHello re-sent twelve times with a doubling timer after the
