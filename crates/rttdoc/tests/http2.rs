@@ -48,10 +48,16 @@ fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings()
     assert!(!waits.iter().any(|w| w.1 == 6571), "{waits:?}");
     // Stream 152 (TLS 1.2): the request (3804) answered 98 ms later (3934)
     // on a 78 ms path, past the server's preface (3918) and both
-    // acknowledgments (3919, 3920).
-    let waits = think_waits(connection(&doc, 152));
-    assert_eq!(waits.len(), 1, "{waits:?}");
-    assert_eq!((waits[0].0, waits[0].1), (3804, 3934));
+    // acknowledgments (3919, 3920): the exchange runs to the answer. Its
+    // 20 ms beyond the round trip are not the server's: its SETTINGS
+    // acknowledgment 3919 acknowledges 743, not the request's end (1111),
+    // so the request had not arrived when it left, and the answer came
+    // 17.6 ms after it, under the threshold (docs/real-world.md, session
+    // 64).
+    let c = connection(&doc, 152);
+    assert_eq!(first_bytes(c)[0], (3803, 3934));
+    let waits = think_waits(c);
+    assert!(waits.is_empty(), "{waits:?}");
     // Stream 286 (TLS 1.3): the preface (6347) and request (6348); the
     // server's two tickets (6349, 6351), then its preface carrying its
     // acknowledgment of the client's SETTINGS (6352, a 66-byte record:
