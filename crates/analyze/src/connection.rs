@@ -499,7 +499,7 @@ pub struct Connection {
     pub(crate) false_start_noted: bool,
     /// Its client, by address and ClientHello, was seen false starting
     /// before this connection began (false_start.rs): looked up when a
-    /// resumed TLS 1.2 connection is handed on.
+    /// TLS 1.2 connection that resumed, or offered to, is handed on.
     pub(crate) client_false_starts: bool,
     /// The name lookup its client made for its server just before its
     /// SYN (dns.rs).

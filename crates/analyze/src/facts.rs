@@ -130,10 +130,11 @@ pub struct ConnectionFacts {
     /// name) that ended shortly before this one's SYN, its last request
     /// answered: what this one could have been instead (reuse.rs).
     pub previous: Option<Box<crate::EndedConnection>>,
-    /// A resumed TLS 1.2 (or older) connection whose client, by address
-    /// and ClientHello, was seen false starting before it began
-    /// (false_start.rs): a full handshake would have taken it one round
-    /// trip too.
+    /// A resumed TLS 1.2 (or older) connection, or one that offered a
+    /// session and got a full handshake, whose client, by address and
+    /// ClientHello, was seen false starting before it began
+    /// (false_start.rs): a full handshake took it, or would have taken
+    /// it, one round trip too.
     pub client_false_starts: bool,
     /// The name lookup (DNS over UDP) its client made for its server just
     /// before its SYN, if the capture has it (dns.rs).

@@ -269,13 +269,6 @@ impl TlsSession {
         self.version().is_some_and(rttdoc_wire::tls::is_tls13)
     }
 
-    /// Whether the session was resumed: a PSK accepted (1.3); in 1.2, an
-    /// abbreviated handshake. A full 1.2 handshake shows a Certificate,
-    /// ServerKeyExchange, ServerHelloDone or ClientKeyExchange; an
-    /// abbreviated one has the server's ChangeCipherSpec right after its
-    /// ServerHello, before the client's (in a full one the client changes
-    /// ciphers first, after its key exchange). Not seeing a Certificate
-    /// proves nothing: the capture may have missed that segment.
     /// The shape of the client's ClientHello: what its software offers
     /// (its version, cipher suites, ALPN protocols, supported versions,
     /// key shares, status request), hashed, not what names the session or
@@ -303,6 +296,13 @@ impl TlsSession {
         self.false_start || (self.false_start_unless_unseen && self.server_finished.is_some())
     }
 
+    /// Whether the session was resumed: a PSK accepted (1.3); in 1.2, an
+    /// abbreviated handshake. A full 1.2 handshake shows a Certificate,
+    /// ServerKeyExchange, ServerHelloDone or ClientKeyExchange; an
+    /// abbreviated one has the server's ChangeCipherSpec right after its
+    /// ServerHello, before the client's (in a full one the client changes
+    /// ciphers first, after its key exchange). Not seeing a Certificate
+    /// proves nothing: the capture may have missed that segment.
     pub fn resumed(&self) -> Option<bool> {
         if let (None, Some(inferred)) = (&self.server_hello, self.inferred) {
             return inferred.resumed;

@@ -1723,7 +1723,11 @@ fn look_up_false_start(conn: &mut Connection, false_starters: &crate::false_star
         .client_hello
         .as_ref()
         .is_some_and(|ch| ch.session_ticket || ch.pre_shared_key);
-    if !allowed || !(tls.resumed() == Some(true) || (tls.resumed() == Some(false) && offered)) {
+    let resumed_or_missed = match tls.resumed() {
+        Some(resumed) => resumed || offered,
+        None => false,
+    };
+    if !allowed || !resumed_or_missed {
         return;
     }
     if let Some(shape) = tls.client_hello_shape() {

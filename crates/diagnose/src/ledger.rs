@@ -511,10 +511,13 @@ fn report_with(
     let clock = Clock { shift_ns, rtt_ns };
     // The client's packets reach the server's clock this much after they
     // were captured (at an endpoint, that endpoint's side is zero).
+    // The round trip less the client's side: the server's side of the
+    // capture point (at the server, its own turnaround).
+    let beyond_shift_ns = rtt_ns.map_or(0, |r| (r - shift_ns).max(0));
     let server_side_ns = match vantage {
         Vantage::Server => 0,
         Vantage::Client => rtt_ns.unwrap_or(0),
-        _ => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
+        _ => beyond_shift_ns,
     };
     // How late after an ACK a segment it released may be captured (the
     // clock shift's error; detect's `released_by` away from the hosts).
@@ -656,21 +659,21 @@ fn report_with(
         // one that holds the client's packets alone, nDPI's ocs.pcap): a
         // full TLS 1.2 handshake's 2 round trips and TLS 1.3's 1 cannot be
         // told apart, and no ideal is claimed.
-        let (ideal_known, completed_basis) = match version {
-            Some(_) => (Some(ideal), basis.clone()),
-            None if full_before_tls13_inferred
-                && (tls.report.false_start || tls.server_finished.is_some()) =>
-            {
-                (Some(ideal), basis.clone())
-            }
-            None if full_before_tls13_inferred => (
+        let ideal_known = version.is_some()
+            || (full_before_tls13_inferred
+                && (tls.report.false_start || tls.server_finished.is_some()));
+        let (ideal_known, completed_basis) = if ideal_known {
+            (Some(ideal), basis.clone())
+        } else if full_before_tls13_inferred {
+            (
                 None,
                 "full handshake before TLS 1.3 (the client's ClientKeyExchange), neither ServerHello nor the server's Finished captured: its end, and its ideal, unknown".to_string(),
-            ),
-            None => (
+            )
+        } else {
+            (
                 None,
                 "no ServerHello captured: the version, and its ideal, unknown".to_string(),
-            ),
+            )
         };
         let row = match (tls.client_hello_start, end) {
             (Some(ch_start), Some(end)) => Some(clock.row(
@@ -932,7 +935,7 @@ fn report_with(
                 server_side_ns,
                 own_reaction_ns: match vantage {
                     Vantage::Client => shift_ns,
-                    Vantage::Server => rtt_ns.map_or(0, |r| (r - shift_ns).max(0)),
+                    Vantage::Server => beyond_shift_ns,
                     _ => 0,
                 },
                 tls_end_frame,

@@ -11,9 +11,9 @@
 //! link's rate: `Facts::downlink_queue_ns`, path_samples.rs; one other
 //! download is enough to hold an answer back), later than one round trip
 //! after its request on the client's clock. The wait beyond that round
-//! trip (and the server's own turnaround, its quickest other answer on the
-//! connection with the downlink idle), up to how long the stretch had lasted when the answer came (the
-//! most it can have queued; where a host handed the link's deliveries
+//! trip (and the server's own turnaround, its quickest other answer on
+//! the connection with the downlink idle), up to how long the stretch had
+//! lasted when the answer came (the most it can have queued; where a host handed the link's deliveries
 //! over in bunches, and the stretch shows saturated only in parts, as
 //! long as the link had been delivering without going idle:
 //! `Facts::queued_behind_ns`, server_think_time's bound),
@@ -61,21 +61,20 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // they may have queued in), the quickest and the next quickest: the
     // quickest of the others, for each (one pass, not a scan per
     // exchange).
-    let mut quickest: [(usize, i64); 2] = [(usize::MAX, i64::MAX); 2];
+    let mut quickest: [Option<(usize, i64)>; 2] = [None; 2];
     for (i, b) in beyonds.iter().enumerate() {
-        let idle_link = |answer: &SegmentRecord| {
-            f.downlink_queue_ns(answer.ts_ns) == 0 && f.queued_behind_ns(&f.exchanges[i]) == 0
+        let Some((_, answer, b)) = *b else {
+            continue;
         };
-        if let Some((_, answer, b)) = *b {
-            if !idle_link(answer) {
-                continue;
-            }
-            let b = b.max(0);
-            if b < quickest[0].1 {
-                quickest = [(i, b), quickest[0]];
-            } else if b < quickest[1].1 {
-                quickest[1] = (i, b);
-            }
+        if f.downlink_queue_ns(answer.ts_ns) != 0 || f.queued_behind_ns(&f.exchanges[i]) != 0 {
+            continue;
+        }
+        let b = b.max(0);
+        let quicker = |q: Option<(usize, i64)>| q.is_none_or(|(_, q)| b < q);
+        if quicker(quickest[0]) {
+            quickest = [Some((i, b)), quickest[0]];
+        } else if quicker(quickest[1]) {
+            quickest[1] = Some((i, b));
         }
     }
     let mut waits = Vec::new();
@@ -90,12 +89,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // idle downlink shows it, is part of this one's time too, queued
         // or not (PcapPlusPlus's many-protocols 76: answers 3 ms beyond
         // the round trip on an idle link, and 4.2 ms in a busy stretch).
-        let other = if quickest[0].0 == i {
-            quickest[1]
-        } else {
-            quickest[0]
+        let other = match quickest[0] {
+            Some((j, _)) if j == i => quickest[1],
+            q => q,
         };
-        let turnaround = if other.0 == usize::MAX { 0 } else { other.1 };
+        let turnaround = other.map_or(0, |(_, b)| b);
         let beyond = beyond - turnaround;
         // No longer than the server's own clock says the path held the
         // answer after it left (sender_clock.rs), where it keeps one.

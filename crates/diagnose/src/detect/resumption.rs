@@ -206,25 +206,22 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// when it left at once, or the capture cannot tell.
 fn idle_before_request_ns(f: &Facts<'_>) -> Option<i64> {
     let request = f.exchanges.first()?.request_first;
-    let ready = f
-        .timeline
+    let before = &f.timeline[..f.timeline.partition_point(|r| r.frame < request.frame)];
+    let client = Direction::ClientToServer;
+    let ready = before
         .iter()
-        .take_while(|r| r.frame < request.frame)
         .filter(|r| r.len > 0)
-        .map(|r| f.on_clock_of(Direction::ClientToServer, r))
+        .map(|r| f.on_clock_of(client, r))
         .max()?;
     let idle = request.ts_ns.saturating_sub(ready);
     // Left the moment the server's ACK of its Finished reached it: Nagle
     // held the request behind the unacknowledged Finished (nagle.rs), and
     // the client had it when the handshake let it (nDPI's alexa-app 1: a
     // delayed ACK 116 ms after the Finished, the request 3.5 ms after it).
-    let client = Direction::ClientToServer;
-    let released = f
-        .timeline
+    let released = before
         .iter()
-        .take_while(|r| r.frame < request.frame)
-        .filter(|r| r.dir == Direction::ServerToClient)
-        .last()
+        .rev()
+        .find(|r| r.dir == Direction::ServerToClient)
         .is_some_and(|ack| f.released_by(client, request.ts_ns, f.on_clock_of(client, ack)));
     (idle > READY_NS && !released).then_some(idle)
 }

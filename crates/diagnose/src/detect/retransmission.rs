@@ -110,13 +110,14 @@ use super::causality::RTO_MAX_NS;
 use super::window_stalls::window_stalls;
 
 /// Whether the capture holds the receiver's acknowledgments around the
-/// re-send `r` (see the module's doc): pure ACKs of the receiver anywhere
-/// in the connection (`receiver_pure_acks`: its ACKs are captured), or a
+/// re-send `r` (see the module's doc): a packet of the receiver without
+/// data anywhere in the connection, a pure ACK, its SYN-ACK, a FIN or RST
+/// (`receiver_acks_captured`: its ACKs are captured), or a
 /// packet of the receiver acknowledging `r`'s bytes within a round trip
 /// of it (the answer the re-send drew; a data packet's ACK field much
 /// later says nothing about the ACKs a filter removed before it).
-fn loss_shown(f: &Facts<'_>, r: &SegmentRecord, receiver_pure_acks: bool) -> bool {
-    if receiver_pure_acks {
+fn loss_shown(f: &Facts<'_>, r: &SegmentRecord, receiver_acks_captured: bool) -> bool {
+    if receiver_acks_captured {
         return true;
     }
     let rtt = f.rtt_ns.unwrap_or(0);
@@ -202,8 +203,6 @@ fn echoes_earlier_copy(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     !before_it || acked_up_to()
 }
 
-/// The receiver's first packet captured after the re-send `r` that
-/// acknowledges all of `r`'s bytes.
 /// Each copy drew its own acknowledgment: the receiver's first ACK of the
 /// re-send `r`'s bytes, then, before the sender's next segment, a pure
 /// duplicate of it (the same ACK and window) as far after it as `r` was
@@ -237,6 +236,8 @@ fn each_copy_acked(f: &Facts<'_>, r: &SegmentRecord) -> bool {
         })
 }
 
+/// The receiver's first packet captured after the re-send `r` that
+/// acknowledges all of `r`'s bytes.
 fn first_ack_after<'a>(f: &Facts<'a>, r: &SegmentRecord) -> Option<&'a SegmentRecord> {
     let after = f.timeline.partition_point(|p| p.frame <= r.frame);
     f.timeline[after..]
@@ -488,7 +489,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // would have shown the receiver's ACKs. skype_no_unknown's 2: a
         // ClientHello re-sent twelve times after the server's SYN-ACK,
         // never acknowledged, had been cited as a data-only capture's.)
-        let receiver_pure_acks = f.timeline.iter().any(|p| p.dir != sender && p.len == 0);
+        let receiver_acks_captured = f.timeline.iter().any(|p| p.dir != sender && p.len == 0);
         // The receiver's first FIN or RST; not a FIN after which it went
         // on reading (a shutdown() of its write side: it still waits).
         let receiver_closed_at = f.receiver_closed_at(sender);
@@ -524,7 +525,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 continue;
             }
             let first = original(f.timeline, r);
-            let shown = loss_shown(f, r, receiver_pure_acks);
+            let shown = loss_shown(f, r, receiver_acks_captured);
             // Sent after the receiver closed (its FIN or RST captured
             // before the original): a closing message, a TLS close_notify,
             // that no one waited for (server_think_time's rule: nobody
@@ -584,7 +585,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             let r = data[0].1;
             retx.insert(0, r.frame);
             pairs.insert(0, r.frame);
-            if !loss_shown(f, r, receiver_pure_acks) {
+            if !loss_shown(f, r, receiver_acks_captured) {
                 unconfirmed += 1;
             }
         }

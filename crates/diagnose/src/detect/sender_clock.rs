@@ -80,7 +80,7 @@ pub struct SenderClock {
     /// A wrong rate's error grows with the time from the fastest delivery,
     /// so a segment sent near it in time is bounded by that much of the
     /// drift ([`held_at_most_ns`](Self::held_at_most_ns)).
-    drift_ns: i64,
+    early_late_drift_ns: i64,
     drift_over_ns: i64,
     /// When the fastest delivery was captured.
     fastest_at_ns: i64,
@@ -138,18 +138,15 @@ impl SenderClock {
     /// last two segments after an idle spell; an answer 0.13 s from the
     /// fastest delivery and 6 ms beyond it was bounded at 28 ms, not 11.
     pub fn held_at_most_ns(&self, r: &SegmentRecord) -> Option<i64> {
-        let drift = if self.drift_ns == 0 {
-            0
+        let from_fastest = (r.ts_ns - self.fastest_at_ns).abs();
+        let drift = if from_fastest >= self.drift_over_ns {
+            self.early_late_drift_ns
         } else {
-            let from_fastest = (r.ts_ns - self.fastest_at_ns).abs();
-            if from_fastest >= self.drift_over_ns {
-                self.drift_ns
-            } else {
-                (self.drift_ns as i128 * from_fastest as i128 / self.drift_over_ns as i128) as i64
-            }
+            (self.early_late_drift_ns as i128 * from_fastest as i128 / self.drift_over_ns as i128)
+                as i64
         };
         self.beyond_fastest(r)
-            .map(|d| (d + self.margin_ns - self.drift_ns + drift).max(0))
+            .map(|d| (d + self.margin_ns - self.early_late_drift_ns + drift).max(0))
     }
 
     fn beyond_fastest(&self, r: &SegmentRecord) -> Option<i64> {
@@ -268,7 +265,7 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
             fastest_ns,
             margin_ns,
             slack_ns,
-            drift_ns: measured_drift,
+            early_late_drift_ns: measured_drift,
             drift_over_ns,
             fastest_at_ns,
         };

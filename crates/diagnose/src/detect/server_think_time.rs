@@ -879,12 +879,6 @@ pub(super) fn exchange_turns(
             .map_or(queued, |r| f.held_within_clock(r, queued))
             .max(held_after);
         let mut think = ta - tq - queue;
-        // The server's kernel acknowledged the whole request before it
-        // answered, sooner after the request's arrival (as far as the
-        // round trip places it) than a delayed-ACK timer fires: that ACK
-        // left on arrival, however much the path's round trip had grown
-        // since the handshake timed it, and the server's time began no
-        // earlier (both its own packets).
         // Every segment carries what its sender had received when it left:
         // a server segment whose ACK stops short of the request's end left
         // before the request had all arrived, however long the path took
@@ -909,12 +903,17 @@ pub(super) fn exchange_turns(
         if let Some(left) = not_yet_left {
             think = think.min(ta - held_after - left);
         }
-        // And the server's ACK of the whole request that left within a
-        // delayed-ACK timer of its arrival, placed no earlier than that
-        // segment (netflix.pcap's 37: the request's last bytes arrived
+        // The server's kernel acknowledged the whole request before it
+        // answered, sooner after the request's arrival (as far as the
+        // round trip places it) than a delayed-ACK timer fires: that ACK
+        // left on arrival, however much the path's round trip had grown
+        // since the handshake timed it, and the server's time began no
+        // earlier (both its own packets).
+        // (The arrival placed no earlier than the last segment short of
+        // the request: netflix.pcap's 37, the request's last bytes came
         // with a re-send the capture missed, acknowledged 14 ms after the
         // server's ACK short of them and 13 ms before its answer, where
-        // the round trip placed the request 27 ms before the answer).
+        // the round trip placed the request 27 ms before the answer.)
         let arrival = not_yet_left.map_or(tq, |left| tq.max(left));
         let mut acked_first = None;
         if let Some((k, _)) =
