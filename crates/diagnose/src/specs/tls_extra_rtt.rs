@@ -202,24 +202,24 @@ fn a_handshake_whose_server_side_is_not_captured_claims_no_ideal() {
 /// is an extra round trip and a half.
 #[test]
 fn a_missed_server_hello_is_read_from_the_clients_key_exchange() {
-    let mut w = Wire::new(Path::at_client(RTT));
-    w.handshake(0.0);
-    let took = Turnarounds {
-        finished: 60.0,
-        ..Turnarounds::default()
+    let hello_missed = |false_start: bool| {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let took = Turnarounds {
+            finished: 60.0,
+            ..Turnarounds::default()
+        };
+        let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, false_start);
+        (w.run_missing(&hs.flight[..1]), hs.server_finished)
     };
-    let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, false);
-    let o = w.run_missing(&hs.flight[..1]);
+    let (o, server_finished) = hello_missed(false);
     let row = o.row(Phase::TlsHandshake);
     assert_eq!(row.ideal_rtts, Some(2.0));
-    assert_eq!(row.end_frame, o.frames(&[hs.server_finished])[0]);
+    assert_eq!(row.end_frame, o.frames(&[server_finished])[0]);
     assert_ms(o.the(TlsExtraRtt).cost_ms, 60.0, 2.0, "the server's 60 ms");
     // Its request sent before the server's Finished came: False Start,
     // one round trip to the client's Finished.
-    let mut w = Wire::new(Path::at_client(RTT));
-    w.handshake(0.0);
-    let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, true);
-    let o = w.run_missing(&hs.flight[..1]);
+    let (o, _) = hello_missed(true);
     assert_eq!(o.row(Phase::TlsHandshake).ideal_rtts, Some(1.0));
     o.has_no(TlsExtraRtt);
 }
