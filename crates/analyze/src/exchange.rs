@@ -404,6 +404,9 @@ pub(crate) const GREETED: u8 = 4;
 /// [`Exchanges::events`]: HTTP/2's reader noted requests that may follow
 /// a redirect, or redirects (h2c.rs `FollowUpNote`).
 pub(crate) const FOLLOW_UP_NOTES: u8 = 8;
+/// [`Exchanges::events`]: the TLS session has a server's ticket size to
+/// look up or to note (ticket_sizes.rs).
+pub(crate) const TICKET_SIZE: u8 = 16;
 
 impl Exchanges {
     /// The exchanges of a connection whose server is on `port` (the

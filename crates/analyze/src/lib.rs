@@ -66,6 +66,7 @@ pub mod seq;
 #[deny(missing_docs)]
 pub mod series;
 mod stomp;
+mod ticket_sizes;
 mod tls;
 mod tombstones;
 mod track;

@@ -222,6 +222,17 @@ pub struct TlsSession {
     pub server_records: Vec<(Stamp, Vec<u8>)>,
     /// NewSessionTicket records recognised after a TLS 1.3 handshake.
     pub tickets_after_handshake: u32,
+    /// The record length of the tickets the server was seen sending this
+    /// software asking this name before (ticket_sizes.rs): a lone first
+    /// record of that size is one.
+    pub(crate) known_ticket_len: Option<u32>,
+    /// The tracker looked for `known_ticket_len` (once the ClientHello
+    /// was read).
+    pub(crate) ticket_size_looked_up: bool,
+    /// The record length of this connection's tickets, once one was
+    /// recognised, and whether the tracker has noted it.
+    pub(crate) ticket_len_seen: Option<u32>,
+    pub(crate) ticket_len_noted: bool,
     /// Where the client's first application record began (its HTTP/2
     /// preface).
     client_first_record: Option<u64>,
@@ -287,6 +298,24 @@ impl TlsSession {
         )
             .hash(&mut h);
         Some(h.finish())
+    }
+
+    /// What a server's ticket size is noted and looked up by
+    /// (ticket_sizes.rs): the ClientHello's shape and the name it asked
+    /// for, hashed; None before a ClientHello was read.
+    pub(crate) fn ticket_size_key(&self) -> Option<u64> {
+        use std::hash::{Hash, Hasher};
+        let shape = self.client_hello_shape()?;
+        let mut h = rustc_hash::FxHasher::default();
+        (shape, self.client_hello.as_ref().map(|c| &c.sni)).hash(&mut h);
+        Some(h.finish())
+    }
+
+    /// The tracker has a ticket size to look up or to note
+    /// (ticket_sizes.rs).
+    fn ticket_size_due(&self) -> bool {
+        (!self.ticket_size_looked_up && self.client_hello.is_some())
+            || (!self.ticket_len_noted && self.ticket_len_seen.is_some())
     }
 
     /// TLS 1.2 and older: the client false started (see `false_start`),
@@ -399,6 +428,9 @@ impl TlsSession {
         self.records[d] = records;
         if unframed > 0 && !self.framing_lost_to_hole[d] {
             self.on_unframed(at, dir, unframed, exchanges);
+        }
+        if self.ticket_size_due() {
+            exchanges.events |= crate::exchange::TICKET_SIZE;
         }
     }
 
@@ -945,6 +977,15 @@ impl TlsSession {
                 }
             }
             match (dir, self.ticket_run) {
+                // The size this server's tickets were seen to have: one
+                // ticket (a resumed handshake's, OpenSSL's), not data.
+                (Direction::ServerToClient, TicketRun::Undecided)
+                    if self.known_ticket_len == Some(len) =>
+                {
+                    self.ticket_run = TicketRun::Tickets(len);
+                    self.ticket(started, end, len, false);
+                    return;
+                }
                 (Direction::ServerToClient, TicketRun::Undecided) if len <= MAX_TICKET_RECORD => {
                     self.ticket_run = TicketRun::Held(started, end, len);
                     return;
@@ -1116,6 +1157,7 @@ impl TlsSession {
     /// header was cut away with the rest of a segment).
     fn ticket(&mut self, started: Stamp, end: Stamp, len: u32, cut: bool) {
         self.tickets_after_handshake += 1;
+        self.ticket_len_seen = Some(len);
         let what = TlsMessage::NewSessionTicketEncrypted;
         let server = Direction::ServerToClient;
         self.note_maybe_cut(started, end, server, what, len, cut);
@@ -1547,6 +1589,94 @@ mod tests {
         cap.segment(5, S, &[encrypted(250), encrypted(700)]);
         assert_eq!(cap.tls.tickets_after_handshake, 0);
         assert_eq!(cap.exchanges(), [(4, Some(5), 120)]);
+    }
+
+    /// A TLS 1.3 ClientHello record (supported_versions only).
+    fn client_hello13() -> Vec<u8> {
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&[0x11; 32]);
+        body.extend_from_slice(&[0, 0, 2, 0x13, 0x01, 1, 0]);
+        body.extend_from_slice(&[0, 7, 0, 43, 0, 3, 2, 3, 4]);
+        let mut m = vec![ht::CLIENT_HELLO, 0, 0, body.len() as u8];
+        m.extend(body);
+        record(ct::HANDSHAKE, 0x0301, &m)
+    }
+
+    /// A TLS 1.3 ServerHello record accepting a PSK (AES-128-GCM).
+    fn server_hello13() -> Vec<u8> {
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&[0x33; 32]);
+        body.extend_from_slice(&[0, 0x13, 0x01, 0]);
+        let mut exts = vec![0, 43, 0, 2, 3, 4, 0, 51, 0, 36, 0, 0x1d, 0, 32];
+        exts.extend_from_slice(&[0x24; 32]);
+        exts.extend_from_slice(&[0, 41, 0, 2, 0, 0]);
+        body.extend_from_slice(&(exts.len() as u16).to_be_bytes());
+        body.extend(exts);
+        let mut m = vec![ht::SERVER_HELLO, 0, 0, body.len() as u8];
+        m.extend(body);
+        record(ct::HANDSHAKE, 0x0303, &m)
+    }
+
+    /// After a resumed handshake OpenSSL sends one ticket: alone, its
+    /// record is data to sizes alone (the answer's first byte), unless
+    /// the server was seen sending tickets of its size before
+    /// (ticket_sizes.rs); then it is a ticket, and the answer begins
+    /// with the next record.
+    #[test]
+    fn a_lone_record_of_the_servers_known_ticket_size_is_a_ticket() {
+        let resumed = |known: Option<u32>| {
+            let mut cap = Capture::new(1500);
+            cap.tls.known_ticket_len = known;
+            cap.segment(1, C, &[client_hello13()]);
+            cap.segment(
+                2,
+                S,
+                &[server_hello13(), ccs(), encrypted(40), encrypted(53)],
+            );
+            cap.segment(3, C, &[ccs(), encrypted(53)]);
+            cap.segment(4, C, &[encrypted(109)]);
+            cap.segment(5, S, &[encrypted(282)]);
+            cap.segment(6, S, &[encrypted(274)]);
+            cap
+        };
+        let mut cap = resumed(Some(282));
+        assert_eq!(cap.tls.tickets_after_handshake, 1);
+        assert_eq!(cap.exchanges(), [(4, Some(6), 109)]);
+        // Unknown, or another size: the lone record is the answer's.
+        for known in [None, Some(298)] {
+            let mut cap = resumed(known);
+            assert_eq!(cap.tls.tickets_after_handshake, 0, "{known:?}");
+            assert_eq!(cap.exchanges(), [(4, Some(5), 109)], "{known:?}");
+        }
+        // Only the server's first record after the handshake: the same
+        // size later is data.
+        let mut cap = resumed(Some(274));
+        assert_eq!(cap.tls.tickets_after_handshake, 0);
+        assert_eq!(cap.exchanges(), [(4, Some(5), 109)]);
+    }
+
+    /// A ticket seen is due to be noted with the tracker, once; a
+    /// ClientHello read is due to be looked up, once.
+    #[test]
+    fn a_ticket_size_is_due_to_the_tracker_once_seen() {
+        let mut cap = Capture::new(1500);
+        assert!(!cap.tls.ticket_size_due());
+        cap.segment(1, C, &[client_hello13()]);
+        assert!(cap.tls.ticket_size_due());
+        assert_ne!(cap.exchanges.events & crate::exchange::TICKET_SIZE, 0);
+        cap.tls.ticket_size_looked_up = true;
+        assert!(!cap.tls.ticket_size_due());
+        cap.segment(
+            2,
+            S,
+            &[server_hello13(), ccs(), encrypted(40), encrypted(53)],
+        );
+        cap.segment(3, C, &[ccs(), encrypted(53)]);
+        cap.segment(4, S, &[encrypted(250), encrypted(250)]);
+        assert_eq!(cap.tls.ticket_len_seen, Some(250));
+        assert!(cap.tls.ticket_size_due());
+        cap.tls.ticket_len_noted = true;
+        assert!(!cap.tls.ticket_size_due());
     }
 
     /// Bytes behind a hole in the capture (segments never captured) are

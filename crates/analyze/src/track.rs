@@ -1160,6 +1160,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     if events & crate::exchange::OPENED != 0 && !conn.false_start_noted {
         note_false_start(conn, &mut calls.false_starters);
     }
+    if events & crate::exchange::TICKET_SIZE != 0 {
+        note_ticket_size(conn, &mut calls.ticket_sizes);
+    }
     let notes = if events & crate::exchange::FOLLOW_UP_NOTES != 0 {
         conn.exchanges.take_follow_up_notes()
     } else {
@@ -1701,6 +1704,30 @@ fn note_false_start(conn: &mut Connection, false_starters: &mut crate::false_sta
     };
     conn.false_start_noted = true;
     false_starters.note((conn.reuse_client(), shape), x.request_first.ts_ns);
+}
+
+/// A TLS connection whose ClientHello was read learns the size of the
+/// tickets its server sent that software asking that name before; one
+/// whose tickets showed their size notes it (ticket_sizes.rs). Once each
+/// per connection.
+fn note_ticket_size(conn: &mut Connection, sizes: &mut crate::ticket_sizes::TicketSizes) {
+    let server = conn.server;
+    let Some(tls) = conn.tls.as_mut() else {
+        return;
+    };
+    let Some(key) = tls.ticket_size_key() else {
+        return;
+    };
+    if !tls.ticket_size_looked_up {
+        tls.ticket_size_looked_up = true;
+        if !sizes.is_empty() {
+            tls.known_ticket_len = sizes.get((server, key));
+        }
+    }
+    if let (false, Some(len)) = (tls.ticket_len_noted, tls.ticket_len_seen) {
+        tls.ticket_len_noted = true;
+        sizes.note((server, key), len);
+    }
 }
 
 /// A resumed TLS 1.2 (or older) connection, or one that offered a session

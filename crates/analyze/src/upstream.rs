@@ -112,6 +112,8 @@ pub(crate) struct Calls {
     pub certificate_fetches: crate::cert_fetch::CertificateFetches,
     /// The clients seen using TLS False Start (false_start.rs).
     pub false_starters: crate::false_start::FalseStarters,
+    /// The sizes of the tickets servers sent (ticket_sizes.rs).
+    pub ticket_sizes: crate::ticket_sizes::TicketSizes,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC
     /// connection never answered is then a path's silence, not a
     /// one-way capture's).

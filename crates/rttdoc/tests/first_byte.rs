@@ -81,3 +81,39 @@ fn a_key_log_tells_a_lone_ticket_from_the_response() {
     assert_eq!(end, 10);
     assert!(ms < 45.0, "{ms} ms");
 }
+
+/// nginx (OpenSSL) sends two tickets after a full TLS 1.3 handshake and
+/// one after a resumed one, all of one size (282 bytes here): the pair
+/// shows the server's ticket size, and the lone ticket of the resumed
+/// connection after it (stream 1, frame 29) is known by it; the answer
+/// (frame 30, the `200`) is the first byte, from every vantage.
+#[test]
+fn a_resumed_connections_lone_ticket_is_known_by_the_size_of_the_servers_pair() {
+    for side in ["client", "middle", "server"] {
+        let doc = run_rttdoc_json(
+            &data_dir().join(format!("lab-5ms/tls13-resumption-nginx/{side}.pcapng.gz")),
+        );
+        let c = connection(&doc, 1);
+        assert_eq!(c["tls"]["resumed"], true, "{side}");
+        let tickets: Vec<u64> = c["tls"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| {
+                m["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("NewSessionTicket")
+            })
+            .map(|m| m["frame"].as_u64().unwrap())
+            .collect();
+        assert_eq!(tickets, [29], "{side}");
+        let row = c["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phase"] == "first_byte")
+            .expect("a first_byte row");
+        assert_eq!(row["end_frame"], 30, "{side}: the answer, not the ticket");
+    }
+}
