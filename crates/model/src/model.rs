@@ -1329,6 +1329,14 @@ pub enum Detail {
         /// handshake echoes its TSval: it arrived, late, and nothing was
         /// lost (the path held it past the client's SYN timer).
         answered_late: Option<u64>,
+        /// The frame of the SYN-ACK captured answering the first SYN
+        /// before the client sent it again, when nothing says it arrived
+        /// late: the SYN got through, and the SYN-ACK was lost between the
+        /// capture point and the client (or its TCP did not take it).
+        answer_lost: Option<u64>,
+        /// That SYN-ACK was captured at the client's own host: it reached
+        /// the host, and its TCP did not take it.
+        answer_captured_at_client: bool,
         /// Nothing in the capture answered any of the SYNs (no SYN-ACK,
         /// RST or ICMP error): the connection never opened here.
         unanswered: bool,

@@ -1404,6 +1404,23 @@ pub fn explanation(x: &Finding) -> String {
         ),
         Detail::SynRetransmit {
             syns,
+            answer_lost: Some(syn_ack),
+            answer_captured_at_client,
+            ..
+        } => format!(
+            "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
+             Nothing was lost on the way to the server: it answered the first SYN (SYN-ACK, frame {syn_ack}) before the \
+             client sent it again. {}",
+            if *answer_captured_at_client {
+                "The SYN-ACK reached the client's host (this capture is its), and its TCP did not take it: a host \
+                 firewall drops after the capture point, or the packet was damaged."
+            } else {
+                "The SYN-ACK was lost between the capture point and the client."
+            },
+            cost = fx(cost),
+        ),
+        Detail::SynRetransmit {
+            syns,
             answered_late: None,
             ..
         } => format!(
@@ -2190,6 +2207,20 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             ..
         } => "Nothing to tune on the server: find what held the path's packets for that long (a phone's or Wi-Fi radio \
              asleep or handing over, a queue filled by other traffic: bufferbloat), by a capture nearer the client."
+            .into(),
+        Detail::SynRetransmit {
+            answer_lost: Some(_),
+            answer_captured_at_client: true,
+            ..
+        } => "Nothing to tune on the server: look at the client host's firewall (iptables/nftables rules, conntrack \
+             state, Windows Firewall) and its NIC's checksum errors, for why its TCP dropped the SYN-ACK."
+            .into(),
+        Detail::SynRetransmit {
+            answer_lost: Some(_),
+            ..
+        } => "Nothing to tune on the server's backlog: find where SYN-ACKs die between the capture point and the \
+             client (a firewall or NAT dropping them, asymmetric routing, loss on that stretch); a capture at the \
+             client shows whether they arrive."
             .into(),
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \

@@ -23,6 +23,15 @@
 //! http_minitwit.pcap, a proxy's host: SYN-ACKs sent within 0.1 ms of
 //! their SYNs, the client's ACKs 1.5 s later echoing them). The wait is
 //! the same; the words and the fix name the path's delay, not a drop.
+//! When the capture shows the server's SYN-ACK to the first SYN before
+//! the client sent its second (and nothing says it arrived late), the SYN
+//! was not lost and no queue was full: the SYN-ACK was lost between the
+//! capture point and the client, or, captured at the client, its TCP did
+//! not take it (a host firewall drops after the capture point); the words
+//! and the fix name that stretch, not the server's backlog (nDPI's
+//! tls_port_80.pcapng: four SYNs, each answered within 126 ms at a
+//! mid-path capture point; the lab's random-loss, a SYN-ACK dropped
+//! after the server's capture).
 //! And when nothing in the capture answered any SYN (no SYN-ACK, RST or
 //! ICMP error: the connection never opened), the words say so, and the
 //! fix names what drops SYNs silently (a firewall, a server down or
@@ -75,6 +84,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let answered_late = answered_late(f, &syns);
+    let answer_lost = answered_late
+        .is_none()
+        .then(|| first_answer_before_resend(f, &syns))
+        .flatten();
     let mut x = f.finding(FindingKind::SynRetransmit, Some(Phase::TcpHandshake));
     x.frames = syns.iter().map(|r| r.frame).collect();
     x.cost_ms = waits.iter().map(|w| w.ms).sum();
@@ -83,6 +96,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.detail = Detail::SynRetransmit {
         syns: syns.len() as u32,
         answered_late,
+        answer_lost,
+        answer_captured_at_client: answer_lost.is_some()
+            && f.report.vantage == crate::model::Vantage::Client,
         unanswered: f.report.handshake.syn_ack_frame.is_none()
             && !f
                 .timeline
@@ -119,6 +135,19 @@ fn answered_late(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<u64> {
     // SYN): within half that timer of the first SYN.
     let first_answer = echoed.ts_ns - syns[0].ts_ns < SYN_ACK_TIMER_NS / 2;
     (echoed.frame < last_syn && first_answer).then_some(echoed.frame)
+}
+
+/// The frame of the first SYN-ACK captured after the first SYN and
+/// before the second: the server answered, and the client sent its SYN
+/// again all the same.
+fn first_answer_before_resend(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<u64> {
+    let (first, second) = (syns.first()?.frame, syns.get(1)?.frame);
+    f.timeline
+        .iter()
+        .skip_while(|r| r.frame <= first)
+        .take_while(|r| r.frame < second)
+        .find(|r| r.dir == Direction::ServerToClient && r.flags.syn() && r.flags.ack())
+        .map(|r| r.frame)
 }
 
 /// The server's SYN-ACK timer, first round (Linux's TCP_TIMEOUT_INIT;

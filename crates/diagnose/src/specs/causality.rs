@@ -237,6 +237,8 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
     x.detail = crate::model::Detail::SynRetransmit {
         syns: 5,
         answered_late: None,
+        answer_lost: None,
+        answer_captured_at_client: false,
         unanswered: false,
     };
     let mut out = vec![x];
@@ -248,6 +250,8 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         crate::model::Detail::SynRetransmit {
             syns: 5,
             answered_late: None,
+            answer_lost: None,
+            answer_captured_at_client: false,
             unanswered: false,
         }
     );

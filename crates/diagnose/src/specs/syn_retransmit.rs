@@ -209,3 +209,56 @@ fn syns_nothing_answered_are_a_connection_that_never_opened() {
     let (w, _) = syns(Path::at_client(RTT), &[0.0, 1000.0, 3000.0]);
     assert!(!unanswered(&w.run()));
 }
+
+/// The SYN-ACK the finding says answered the first SYN before the client
+/// sent it again (its detail's frame), and whether the capture is the
+/// client's.
+fn answer_lost(o: &Outcome) -> (Option<u64>, bool) {
+    match o.the(SynRetransmit).detail {
+        Detail::SynRetransmit {
+            answer_lost,
+            answer_captured_at_client,
+            ..
+        } => (answer_lost, answer_captured_at_client),
+        ref d => panic!("{d:?}"),
+    }
+}
+
+#[test]
+fn a_syn_answered_before_it_was_sent_again_lost_its_syn_ack_not_itself() {
+    // nDPI's tls_port_80.pcapng: every SYN answered within a round trip
+    // at the capture point, and the client's timer sent it again all the
+    // same: the SYN-ACKs died on the way to the client.
+    for path in [Path::at_server(RTT), Path::mid(RTT, 0.5)] {
+        let mut w = Wire::new(path);
+        let first = w.syn(0.0);
+        let answer = w.syn_ack(w.arrival(first));
+        w.lose(answer);
+        let again = w.syn(1000.0);
+        let answer_again = w.syn_ack(w.arrival(again));
+        w.ack(C, w.arrival(answer_again));
+        let o = w.run();
+        // The client still waited its timer.
+        assert_ms(
+            o.the(SynRetransmit).cost_ms,
+            1000.0,
+            EXACT,
+            "first to last SYN",
+        );
+        assert_eq!(answer_lost(&o), (Some(o.frame(answer)), false));
+    }
+    // Captured at the client: the SYN-ACK reached its host, and its TCP
+    // sent the SYN again (a host firewall drops after the capture).
+    let mut w = Wire::new(Path::at_client(RTT));
+    let first = w.syn(0.0);
+    let answer = w.syn_ack(w.arrival(first));
+    let again = w.syn(1000.0);
+    let answer_again = w.syn_ack(w.arrival(again));
+    w.ack(C, w.arrival(answer_again));
+    let o = w.run();
+    assert_eq!(answer_lost(&o), (Some(o.frame(answer)), true));
+    // The SYN lost, nothing answered it before the second: no answer
+    // lost, the words name the drop as before.
+    let (w, _) = syns(Path::mid(RTT, 0.5), &[0.0, 1000.0]);
+    assert_eq!(answer_lost(&w.run()), (None, false));
+}
