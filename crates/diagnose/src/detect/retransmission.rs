@@ -136,9 +136,15 @@ fn loss_shown(f: &Facts<'_>, r: &SegmentRecord, receiver_acks_captured: bool) ->
 /// sender's RTO, or a tail-loss probe.
 pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     // Captured on the receiving host, a captured original was received.
-    if f.captured_at(r.dir.reverse()) && r.len > 0 && original(f.timeline, r).is_some() {
-        return true;
-    }
+    (f.captured_at(r.dir.reverse()) && r.len > 0 && original(f.timeline, r).is_some())
+        || acknowledged_before(f, r)
+}
+
+/// The receiver's TCP showed it had the bytes the re-send `r` carried
+/// before it came: its acknowledgments say so (see [`spurious`]), not
+/// only the capture's place (a host's TCP can drop what its capture saw:
+/// a listener's full accept queue).
+pub(super) fn acknowledged_before(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     if acked_too_soon(f, r, fastest_round_trip(f, r.dir))
         || echoes_earlier_copy(f, r)
         || each_copy_acked(f, r)

@@ -790,14 +790,25 @@ pub(super) fn exchange_turns(
         // server had not acknowledged.)
         let span = f.between(x.request_first.frame, first.frame);
         let handshake_end = f.tls_end_frame.unwrap_or(0);
+        // (Not a needless re-send, whose original the server had: the
+        // client's timer fired while the server's delayed ACK of it was
+        // on its way, teams.pcap's 22, a D-SACK of the copy and an ACK
+        // echoing the original's timestamp; retransmission.rs's test, by
+        // the server's acknowledgments: a server's host can drop what its
+        // capture saw, a full accept queue.)
+        let needless = |r: &SegmentRecord| super::retransmission::acknowledged_before(f, r);
         let last_request = x
             .request_resent
             .filter(|r| r.frame > x.request_last.frame && r.frame < first.frame)
+            .filter(|r| !f.record(r.frame).is_some_and(needless))
             .unwrap_or(x.request_last);
         let last_copy = span
             .iter()
             .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
-            .filter(|r| r.retransmission || r.frame <= x.request_last.frame.max(handshake_end))
+            .filter(|r| {
+                (r.retransmission && !needless(r))
+                    || r.frame <= x.request_last.frame.max(handshake_end)
+            })
             .map(|r| r.frame)
             .max()
             .unwrap_or(last_request.frame)

@@ -1798,8 +1798,9 @@ fn an_answer_that_does_not_acknowledge_the_turns_last_segment_is_not_timed() {
 /// arrived. When the server acknowledged the original 40 ms after it
 /// arrived (`acked_first`: its delayed ACK, before the copy came), the
 /// request was there by that ACK: the turn is at least the 50 ms from it
-/// to the answer. Otherwise the copy is all the capture says of when the
-/// request arrived: 40 ms.
+/// to the answer, and where the capture shows that ACK before the copy,
+/// the copy was needless: 90 ms from the original's arrival. Otherwise
+/// the copy is all the capture says of when the request arrived: 40 ms.
 #[test]
 fn a_request_the_server_acknowledged_before_its_re_send_arrived_was_there_by_that_ack() {
     const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
@@ -1820,10 +1821,14 @@ fn a_request_the_server_acknowledged_before_its_re_send_arrived_was_there_by_tha
             // Timed from that ACK, the wait begins with the copy it
             // acknowledged, the original (the capture may show the
             // re-send later than the ACK's time allows: tumblr.pcap).
-            let (from, ms) = if acked_first {
-                (request, 50.0)
-            } else {
-                (again, 40.0)
+            // Where the capture shows that ACK before the copy (the
+            // server's side), the copy was needless and the original's
+            // arrival is when the server had the request: 90 ms.
+            let server_side = path.at == 1.0;
+            let (from, ms) = match (acked_first, server_side) {
+                (true, true) => (request, 90.0),
+                (true, false) => (request, 50.0),
+                (false, _) => (again, 40.0),
             };
             assert_waits(&f.waits, &[o.wait(from, answer, None, ms)], EXACT);
         }
@@ -1993,4 +1998,44 @@ fn a_turn_from_the_servers_own_ack_is_timed_on_its_clock_when_the_path_held_both
     // Nothing held: the same.
     let o = run(30.0, 0.0);
     assert_ms(o.the(ServerThinkTime).cost_ms, 30.0, EXACT, "its time");
+}
+
+/// teams.pcap's 22: the client's timer sent its request again 60 ms
+/// after it, while the server's delayed ACK of the original was on its
+/// way; the server reports the copy with a D-SACK (RFC 2883: it had those
+/// bytes), and answers 140 ms after the original arrived. Its time began
+/// with the original, not with the needless copy. Without the delayed
+/// ACK and the D-SACK the copy may have been the one that arrived: timed
+/// from it.
+#[test]
+fn a_request_re_sent_needlessly_is_timed_from_the_original() {
+    const REQUEST: &[u8] = b"GET /api HTTP/1.1\r\nHost: a\r\n\r\n";
+    for dsack in [true, false] {
+        let mut w = Wire::new(Path::at_client(40.0));
+        let [_, _, ack] = w.handshake(0.0);
+        let request = w.send(C, w.sent(ack) + 1.0, REQUEST);
+        if dsack {
+            w.ack(S, w.arrival(request) + 50.0);
+        }
+        let again = w.send_at(C, w.sent(request) + 60.0, 1, REQUEST);
+        let report = w.ack(S, w.arrival(again));
+        if dsack {
+            let (a, b) = w.span(request);
+            let (a, b) = (w.abs_seq(C, a), w.abs_seq(C, b));
+            w.edit(report, |s| {
+                s.options.sack[0] = (a, b);
+                s.options.sack_len = 1;
+            });
+        }
+        let answer = w.send(S, w.arrival(request) + 140.0, bytes(300));
+        w.ack(C, w.arrival(answer));
+        let o = w.run();
+        let f = o.the(ServerThinkTime);
+        let (from, ms) = if dsack {
+            (request, 140.0)
+        } else {
+            (again, 80.0)
+        };
+        assert_waits(&f.waits, &[o.wait(from, answer, None, ms)], EXACT);
+    }
 }
