@@ -233,6 +233,15 @@ pub struct TlsSession {
     /// recognised, and whether the tracker has noted it.
     pub(crate) ticket_len_seen: Option<u32>,
     pub(crate) ticket_len_noted: bool,
+    /// The length of a lone first server record after the handshake that
+    /// the server was seen following with others before (ticket_sizes.rs):
+    /// followed by another of a different size, it is a ticket.
+    pub(crate) known_lone_first: Option<u32>,
+    /// This connection's first server record after the handshake, when it
+    /// was followed by one of a different size, and whether the tracker
+    /// has noted it.
+    pub(crate) lone_first_seen: Option<u32>,
+    pub(crate) lone_first_noted: bool,
     /// Where the client's first application record began (its HTTP/2
     /// preface).
     client_first_record: Option<u64>,
@@ -316,6 +325,7 @@ impl TlsSession {
     fn ticket_size_due(&self) -> bool {
         (!self.ticket_size_looked_up && self.client_hello.is_some())
             || (!self.ticket_len_noted && self.ticket_len_seen.is_some())
+            || (!self.lone_first_noted && self.lone_first_seen.is_some())
     }
 
     /// TLS 1.2 and older: the client false started (see `false_start`),
@@ -968,12 +978,26 @@ impl TlsSession {
             self.note(started, end, dir, TlsMessage::EarlyData, len);
         } else if self.is_tls13() {
             // One ticket, then the server's HTTP/2 preface: the held record
-            // was a ticket, and this one starts the server's frames.
+            // was a ticket, and this one starts the server's frames. So it
+            // was when this server's lone first record had its size before
+            // (ticket_sizes.rs) and this one came in a later segment (a
+            // ticket is the TLS library's write as the handshake ends, the
+            // answer the application's; two records in one segment were
+            // most likely written together, an answer's headers and body).
+            // Otherwise it was data, and its size is noted as a lone first
+            // record's when a later segment brought the next.
             if let (Direction::ServerToClient, TicketRun::Held(s0, e0, l0)) = (dir, self.ticket_run)
             {
-                if l0 != len && self.preface_after_one_ticket(l0, len) {
-                    self.ticket(s0, e0, l0, false);
-                    self.ticket_run = TicketRun::Done;
+                let apart = started.frame != e0.frame;
+                if l0 != len {
+                    if self.preface_after_one_ticket(l0, len)
+                        || (apart && self.known_lone_first == Some(l0))
+                    {
+                        self.ticket(s0, e0, l0, false);
+                        self.ticket_run = TicketRun::Done;
+                    } else if apart {
+                        self.lone_first_seen = Some(l0);
+                    }
                 }
             }
             match (dir, self.ticket_run) {
@@ -1653,6 +1677,48 @@ mod tests {
         let mut cap = resumed(Some(274));
         assert_eq!(cap.tls.tickets_after_handshake, 0);
         assert_eq!(cap.exchanges(), [(4, Some(5), 109)]);
+    }
+
+    /// A server that sends one ticket every time (Fizz, Go, Java): its
+    /// lone first record, followed in a later segment by records of other
+    /// sizes, is noted; where the server's lone first record had that size
+    /// before, it is a ticket, and the answer begins with the next. Two
+    /// records in one segment (an answer's headers and body) are neither.
+    #[test]
+    fn a_lone_first_record_of_the_servers_known_lone_size_is_a_ticket_when_data_follows_apart() {
+        let resumed = |known: Option<u32>, apart: bool| {
+            let mut cap = Capture::new(1500);
+            cap.tls.known_lone_first = known;
+            cap.segment(1, C, &[client_hello13()]);
+            cap.segment(
+                2,
+                S,
+                &[server_hello13(), ccs(), encrypted(40), encrypted(53)],
+            );
+            cap.segment(3, C, &[ccs(), encrypted(53), encrypted(109)]);
+            if apart {
+                cap.segment(4, S, &[encrypted(173)]);
+                cap.segment(5, S, &[encrypted(769)]);
+            } else {
+                cap.segment(4, S, &[encrypted(173), encrypted(769)]);
+            }
+            cap
+        };
+        let mut cap = resumed(Some(173), true);
+        assert_eq!(cap.tls.tickets_after_handshake, 1);
+        assert_eq!(cap.exchanges(), [(3, Some(5), 109)]);
+        // Not known: data, and its size noted as a lone first record's.
+        let mut cap = resumed(None, true);
+        assert_eq!(cap.tls.tickets_after_handshake, 0);
+        assert_eq!(cap.tls.lone_first_seen, Some(173));
+        assert_eq!(cap.exchanges(), [(3, Some(4), 109)]);
+        // One segment: written together, an answer; nothing noted.
+        for known in [Some(173), None] {
+            let mut cap = resumed(known, false);
+            assert_eq!(cap.tls.tickets_after_handshake, 0);
+            assert_eq!(cap.tls.lone_first_seen, None);
+            assert_eq!(cap.exchanges(), [(3, Some(4), 109)]);
+        }
     }
 
     /// A ticket seen is due to be noted with the tracker, once; a

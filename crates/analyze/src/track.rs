@@ -1721,12 +1721,18 @@ fn note_ticket_size(conn: &mut Connection, sizes: &mut crate::ticket_sizes::Tick
     if !tls.ticket_size_looked_up {
         tls.ticket_size_looked_up = true;
         if !sizes.is_empty() {
-            tls.known_ticket_len = sizes.get((server, key));
+            let seen = sizes.get((server, key));
+            tls.known_ticket_len = seen.ticket;
+            tls.known_lone_first = seen.lone_first;
         }
     }
     if let (false, Some(len)) = (tls.ticket_len_noted, tls.ticket_len_seen) {
         tls.ticket_len_noted = true;
-        sizes.note((server, key), len);
+        sizes.note_ticket((server, key), len);
+    }
+    if let (false, Some(len)) = (tls.lone_first_noted, tls.lone_first_seen) {
+        tls.lone_first_noted = true;
+        sizes.note_lone_first((server, key), len);
     }
 }
 

@@ -965,6 +965,12 @@ pub enum Detail {
         /// server held the request for the handshake, and nothing was
         /// saved.
         held_until: Option<u64>,
+        /// Taken, and the answer left later after the client's Finished
+        /// reached the server than the Finished came after the request:
+        /// whether the server held the request for the handshake or
+        /// worked on it from its arrival cannot be told, nor what 0-RTT
+        /// saved.
+        hold_unknown: bool,
     },
     /// A non-idempotent request in 0-RTT early data.
     EarlyDataUnsafe {

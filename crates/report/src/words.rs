@@ -606,6 +606,15 @@ pub fn explanation(x: &Finding) -> String {
              Finished (frame {finished}) reached the server, {cost:.0} ms after the request had. 0-RTT saved no round trip here.",
             cost = fx(cost)
         ),
+        Detail::EarlyData {
+            accepted: Some(true),
+            hold_unknown: true,
+            ..
+        } => "The request rode in 0-RTT early data with the ClientHello and the server accepted it (the client sent \
+              EndOfEarlyData), and answered long after the handshake ended: later after the client's Finished reached it \
+              than the Finished came after the request. Whether the server held the request for the handshake or worked on \
+              it from its arrival cannot be told from the capture, nor whether 0-RTT saved its round trip."
+            .into(),
         Detail::EarlyData { accepted, .. } => match accepted {
             Some(true) => "The request rode in 0-RTT early data with the ClientHello and the server accepted it (the client \
                            sent EndOfEarlyData): the answer could leave with the server's first flight, a round trip sooner."

@@ -117,3 +117,31 @@ fn a_resumed_connections_lone_ticket_is_known_by_the_size_of_the_servers_pair() 
         assert_eq!(row["end_frame"], 30, "{side}: the answer, not the ticket");
     }
 }
+
+/// rustls writes its tickets as one record after every handshake, of one
+/// size (345 bytes here, two NewSessionTickets by the key log), and the
+/// answer later in records of other sizes: without the key log the first
+/// connection cannot tell it from an answer's first record, and notes its
+/// size; the second (stream 1) takes its lone first record of that size,
+/// followed in a later segment by the answer, for a ticket (frame 25):
+/// the first byte is the answer's (frame 27), as the key log says.
+#[test]
+fn a_servers_lone_first_record_of_a_size_seen_before_is_a_ticket() {
+    let doc = run_rttdoc_json(&data_dir().join("lab/tickets-nagle-builtin/client.pcapng.gz"));
+    let first_byte_end = |c: &Value| {
+        c["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phase"] == "first_byte")
+            .expect("a first_byte row")["end_frame"]
+            .as_u64()
+            .unwrap()
+    };
+    let c = connection(&doc, 1);
+    assert_eq!(first_byte_end(c), 27, "the answer, not the ticket in 25");
+    // The first connection had nothing to go by: its ticket is taken for
+    // the answer's first record (the key log's test tells it).
+    let c = connection(&doc, 0);
+    assert_eq!(first_byte_end(c), 9);
+}

@@ -257,6 +257,12 @@ pub fn pure_ack(r: &SegmentRecord) -> bool {
 /// left sooner after the data arrived was not delayed by one.
 pub const DELAYED_ACK_MIN_NS: i64 = 40_000_000;
 
+/// The longest delayed-ACK timer of the common stacks (Linux's
+/// TCP_DELACK_MAX, Windows' 200 ms): an ACK that left later after the
+/// data arrived (as the round trip places its arrival) was not held by
+/// one: the data arrived later than that.
+pub const DELAYED_ACK_MAX_NS: i64 = 200_000_000;
+
 /// The earliest Linux's delayed-ACK timer fires: its 40 ms are counted in
 /// ticks of the kernel's clock from within the current one, so a 100 Hz
 /// kernel's four ticks end 30-40 ms after the data arrived (a 250 Hz

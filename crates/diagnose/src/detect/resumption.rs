@@ -146,14 +146,20 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut x = f.finding(FindingKind::EarlyData, Some(Phase::FirstByte));
         x.frames = frames;
         x.display_filter = f.filter_frames(&x.frames);
-        let held = match tls.early_data_accepted {
+        let hold = match tls.early_data_accepted {
             Some(true) if !tls.early_data_preface_only => held_for_handshake(f, &tls.messages),
             _ => None,
         };
+        let held = match hold {
+            Some(Hold::Held(w)) => Some(w),
+            _ => None,
+        };
+        let hold_unknown = matches!(hold, Some(Hold::Unknown));
         x.detail = Detail::EarlyData {
             accepted: tls.early_data_accepted,
             preface_only: tls.early_data_preface_only,
             held_until: held.and_then(|w| w.release_frame),
+            hold_unknown,
         };
         match tls.early_data_accepted {
             // Taken, but it asked nothing: the requests left after the
@@ -173,6 +179,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 x.frames.dedup();
                 x.display_filter = f.filter_frames(&x.frames);
                 x.confidence = 0.9;
+            }
+            // Answered long after the handshake: saved or held, the
+            // capture cannot tell.
+            Some(true) if hold_unknown => {
+                x.cost_ms = 0.0;
+                x.confidence = 0.5;
             }
             Some(true) => {
                 x.cost_ms = -rtt_ms;
@@ -236,8 +248,13 @@ fn idle_before_request_ns(f: &Facts<'_>) -> Option<i64> {
 /// clock shift's error (at a capture away from the server), where an
 /// answer the early data bought leaves with the server's first flight, a
 /// round trip before the Finished can arrive. None when the answer was not
-/// held, or the capture cannot tell.
-fn held_for_handshake(f: &Facts<'_>, messages: &[TlsMessageRef]) -> Option<Wait> {
+/// held, or the capture cannot tell. Unknown when the answer left later
+/// after the Finished came than the Finished came after the early data:
+/// a server that held the request and one that worked on it from its
+/// arrival answer that late alike (nDPI's instagram.pcap 32: the answer
+/// 131 ms after the Finished, 15 ms after the request; the same server
+/// answered other connections' early data before their Finished).
+fn held_for_handshake(f: &Facts<'_>, messages: &[TlsMessageRef]) -> Option<Hold> {
     let server = Direction::ServerToClient;
     let early = messages
         .iter()
@@ -263,12 +280,23 @@ fn held_for_handshake(f: &Facts<'_>, messages: &[TlsMessageRef]) -> Option<Wait>
     if left < released - f.rtt_ns? / 2 {
         return None;
     }
-    Some(Wait {
+    if left - released > (released - arrived).max(0) {
+        return Some(Hold::Unknown);
+    }
+    Some(Hold::Held(Wait {
         from_frame: early.frame,
         to_frame: answer.frame,
         release_frame: Some(finished.frame),
         ms: (released - arrived).max(0) as f64 / 1e6,
-    })
+    }))
+}
+
+/// What the capture shows of a server holding accepted early data.
+enum Hold {
+    /// Held until the Finished came: the wait.
+    Held(Wait),
+    /// Answered too long after the Finished to tell.
+    Unknown,
 }
 
 /// Rejected 0-RTT data's wait: from the first early-data record to the

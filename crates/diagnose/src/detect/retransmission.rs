@@ -21,7 +21,8 @@
 //! that ACK after its slow round trip) or was spurious (below).
 //! Spurious re-sends, neither cited nor counted as waits: bytes the
 //! receiver acknowledged in a packet captured before the re-send,
-//! reported twice with a D-SACK after it, first acknowledged by an ACK
+//! reported twice with a D-SACK after it (one for it and for each later
+//! re-send of the bytes: a D-SACK reports one duplicate), first acknowledged by an ACK
 //! echoing an earlier copy's timestamp, not the re-send's (RFC 3522), or
 //! first acknowledged sooner after the re-send than half the fastest
 //! round trip the sender's data showed (less the clock shift's error) on
@@ -151,13 +152,38 @@ pub(super) fn acknowledged_before(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     {
         return true;
     }
-    f.timeline.iter().any(|p| {
-        p.dir != r.dir
-            && ((p.frame < r.frame && p.ack_set && seq::le(r.end, p.ack))
-                || (p.frame > r.frame
-                    && p.dsack
-                        .is_some_and(|(l, h)| seq::le(l, r.seq) && seq::le(r.end, h))))
-    })
+    // (A D-SACK reports one duplicate: with later re-sends of the bytes
+    // (not an original the path held past `r`), `r` was one only if
+    // every copy from `r` on drew its own,
+    // as many D-SACKs as copies: alexa-app's 91, the original lost, the
+    // first re-send delivered, the second D-SACKed; zcash's 0, three
+    // re-sends and three D-SACKs, the original delivered.)
+    if f.timeline
+        .iter()
+        .any(|p| p.dir != r.dir && p.frame < r.frame && p.ack_set && seq::le(r.end, p.ack))
+    {
+        return true;
+    }
+    let later = &f.timeline[f.timeline.partition_point(|p| p.frame <= r.frame)..];
+    let copies = 1 + later
+        .iter()
+        .filter(|p| {
+            p.dir == r.dir
+                && p.retransmission
+                && !p.probe
+                && seq::lt(p.seq, r.end)
+                && seq::lt(r.seq, p.end)
+        })
+        .count();
+    let dsacks = later
+        .iter()
+        .filter(|p| {
+            p.dir != r.dir
+                && p.dsack
+                    .is_some_and(|(l, h)| seq::le(l, r.seq) && seq::le(r.end, h))
+        })
+        .count();
+    dsacks > 0 && dsacks >= copies
 }
 
 /// RFC 3522's test (Eifel): the receiver's first acknowledgment of the

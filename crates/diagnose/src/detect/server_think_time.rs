@@ -802,12 +802,17 @@ pub(super) fn exchange_turns(
             .filter(|r| r.frame > x.request_last.frame && r.frame < first.frame)
             .filter(|r| !f.record(r.frame).is_some_and(needless))
             .unwrap_or(x.request_last);
+        let mut skipped_needless = x
+            .request_resent
+            .filter(|r| r.frame > x.request_last.frame && r.frame < first.frame)
+            .is_some_and(|r| f.record(r.frame).is_some_and(needless));
         let last_copy = span
             .iter()
             .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
             .filter(|r| {
-                (r.retransmission && !needless(r))
-                    || r.frame <= x.request_last.frame.max(handshake_end)
+                let skip = r.retransmission && needless(r);
+                skipped_needless |= skip;
+                (r.retransmission && !skip) || r.frame <= x.request_last.frame.max(handshake_end)
             })
             .map(|r| r.frame)
             .max()
@@ -845,7 +850,7 @@ pub(super) fn exchange_turns(
             .unwrap_or(x.request_last.ts_ns + f.server_side_ns)
             .saturating_sub(f.jitter_ns);
         let tq_copy = tq;
-        let tq = request.map_or(tq, |request| {
+        let first_ack = request.and_then(|request| {
             span.iter()
                 .find(|s| {
                     s.dir == Direction::ServerToClient && s.ack_set && seq::le(request.end, s.ack)
@@ -853,10 +858,24 @@ pub(super) fn exchange_turns(
                 .filter(|acked| acked.ts_ns >= first_copy)
                 // (Less what held that ACK on the path, by the server's
                 // clock, but never before the request can have arrived.)
-                .map_or(tq, |acked| {
-                    tq.min((acked.ts_ns - f.held_after_sending_ns(acked)).max(first_copy))
-                })
+                .map(|acked| (acked.ts_ns - f.held_after_sending_ns(acked)).max(first_copy))
         });
+        let tq = first_ack.map_or(tq, |acked| tq.min(acked));
+        // A needless re-send proves the original arrived, not when: its
+        // ACK (the answer's own, when none came before it) leaving later
+        // after the round trip's placement of it than any delayed-ACK
+        // timer waits says the path held it (a phone's uplink:
+        // KakaoTalk_talk's 5 and 7, the answers 1.3 s on, echoing the
+        // originals' timestamps), and the ACK left on its arrival.
+        let acked_at = first_ack.or_else(|| {
+            let answer = f.record(first.frame)?;
+            let covers = request.is_some_and(|q| answer.ack_set && seq::le(q.end, answer.ack));
+            covers.then(|| answer.ts_ns - f.held_after_sending_ns(answer))
+        });
+        let tq = match acked_at {
+            Some(acked) if skipped_needless && acked - tq > super::DELAYED_ACK_MAX_NS => acked,
+            _ => tq,
+        };
         // Held only if the server still had data in flight when the
         // request arrived (what Nagle waits on), and the response left
         // with the ACK for it.

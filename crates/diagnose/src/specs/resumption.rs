@@ -27,7 +27,7 @@
 
 use super::tls::*;
 use super::*;
-use crate::model::Phase;
+use crate::model::{Detail, Phase};
 use FindingKind::{EarlyData, Resumption, ResumptionMissed};
 
 const RTT: f64 = 40.0;
@@ -517,6 +517,12 @@ fn early_data_that_was_only_the_http2_preface_saved_nothing() {
 /// once the client's Finished has arrived (`held`: 0.3 ms after it).
 /// Returns the outcome and the early data, the Finished and the answer.
 fn answered_early(path: Path, held: bool) -> (Outcome, Id, Id, Id) {
+    answered_after_finished(path, if held { Some(0.3) } else { None })
+}
+
+/// [`answered_early`] with the answer `after` ms after the Finished's
+/// arrival (None: with the first flight).
+fn answered_after_finished(path: Path, after: Option<f64>) -> (Outcome, Id, Id, Id) {
     let mut w = Wire::new(path);
     w.handshake(0.0);
     let offer = Offer {
@@ -535,11 +541,7 @@ fn answered_early(path: Path, held: bool) -> (Outcome, Id, Id, Id) {
     let back = w.arrival(last);
     w.send(C, back, leak(encrypted(END_OF_EARLY_DATA_LEN)));
     let fin = w.send(C, back + 0.01, leak(encrypted(FINISHED_LEN)));
-    let at = if held {
-        w.arrival(fin) + 0.3
-    } else {
-        answer_at
-    };
+    let at = after.map_or(answer_at, |ms| w.arrival(fin) + ms);
     let answer = w.send(S, at, leak(encrypted(400)));
     (w.run(), data, fin, answer)
 }
@@ -589,5 +591,31 @@ fn early_data_the_server_held_until_the_finished_saved_nothing_at_every_vantage(
             0.02,
             "the server's turns",
         );
+    }
+}
+
+/// nDPI's instagram.pcap 32: the answer left 131 ms after the client's
+/// Finished came, which came a round trip after the request. A server
+/// that held the request for the handshake and then worked on it, and
+/// one that worked on it from its arrival, answer alike: no hold is
+/// claimed, nor a round trip saved. Answered sooner after the Finished
+/// than the Finished came after the request, it was held.
+#[test]
+fn early_data_answered_long_after_the_finished_claims_neither_a_hold_nor_a_saving() {
+    for path in Path::all(RTT) {
+        let (o, ..) = answered_after_finished(path, Some(3.0 * RTT));
+        let f = o.the(EarlyData);
+        assert!(f.waits.is_empty(), "{:?}", f.waits);
+        assert_eq!(f.cost_ms, 0.0);
+        assert!(matches!(
+            f.detail,
+            Detail::EarlyData {
+                hold_unknown: true,
+                held_until: None,
+                ..
+            }
+        ));
+        let (o, ..) = answered_after_finished(path, Some(RTT / 2.0));
+        assert_eq!(o.the(EarlyData).waits.len(), 1, "held");
     }
 }

@@ -337,6 +337,51 @@ fn a_resend_the_receiver_reports_with_a_dsack_is_spurious() {
     o.has_no(RtoStall);
 }
 
+/// A request sent three more times by the client's timer, and the
+/// server's D-SACKs after them: `lost` the original or not. A D-SACK
+/// reports one duplicate, so a re-send was needless only when every copy
+/// from it on drew one (zcash.pcap's 0: three re-sends, three D-SACKs, the
+/// original delivered, held on a phone's uplink with them); with the
+/// original lost, the first re-send arrived first and the D-SACKs are
+/// the later copies' (alexa-app's 91).
+fn resent_three_times(lost: bool) -> (Outcome, [Id; 4]) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    let again: Vec<Id> = [400.0, 1000.0, 2200.0]
+        .iter()
+        .map(|t| w.resend(*t, req))
+        .collect();
+    if lost {
+        w.lose(req);
+    }
+    // Everything the uplink held arrives at once, after the last copy.
+    let (a, b) = w.span(req);
+    let (a, b) = (w.abs_seq(C, a), w.abs_seq(C, b));
+    let dsacks = if lost { 2 } else { 3 };
+    for k in 0..3 {
+        let ack = w.ack(S, w.arrival(again[2]) + k as f64 * 0.01);
+        if k < dsacks {
+            w.edit(ack, |s| {
+                s.options.sack[0] = (a, b);
+                s.options.sack_len = 1;
+            });
+        }
+    }
+    (w.run(), [req, again[0], again[1], again[2]])
+}
+
+#[test]
+fn a_resend_is_needless_only_when_every_copy_from_it_on_drew_a_dsack() {
+    let (o, _) = resent_three_times(false);
+    o.has_no(Retransmission);
+    o.has_no(RtoStall);
+    // The original lost: the first re-send was needed, its timer's wait
+    // a stall; the two D-SACKs are the later copies'.
+    let (o, [_, first, ..]) = resent_three_times(true);
+    assert_eq!(o.the(RtoStall).frames, o.frames(&[first]));
+}
+
 #[test]
 fn a_hole_filled_within_3_ms_is_reordering_not_a_retransmission() {
     // The second segment took a path 1 ms slower than the third.

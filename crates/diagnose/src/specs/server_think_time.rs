@@ -2039,3 +2039,42 @@ fn a_request_re_sent_needlessly_is_timed_from_the_original() {
         assert_waits(&f.waits, &[o.wait(from, answer, None, ms)], EXACT);
     }
 }
+
+/// KakaoTalk_talk.pcap's 7: a phone's uplink held the request a second;
+/// the client's timer sent it again (needless: the answer echoes the
+/// original's timestamp), and the server answered the moment the held
+/// original reached it, its answer carrying the first ACK of it 1.3 s
+/// after the round trip placed the original's arrival, later than any
+/// delayed-ACK timer waits. The original arrived then: no think time.
+/// The same request delivered on time, acknowledged by the server's
+/// delayed ACK 150 ms after (a delayed-ACK timer's time) and answered
+/// 1.3 s after it arrived: the server had it from its placed arrival.
+#[test]
+fn a_request_whose_needless_copy_came_with_an_ack_later_than_any_delayed_ack_arrived_late() {
+    const REQUEST: &[u8] = b"PING\r\n";
+    for held in [true, false] {
+        let mut w = Wire::new(Path::at_client(40.0));
+        let [_, _, ack] = w.handshake(0.0);
+        let request = w.send(C, w.sent(ack) + 1.0, REQUEST);
+        let again = w.send_at(C, w.sent(request) + 300.0, 1, REQUEST);
+        let answer = if held {
+            w.delay(request, 1300.0);
+            w.delay(again, 1000.0);
+            w.send(S, w.arrival(request) + 0.2, bytes(300))
+        } else {
+            w.ack(S, w.arrival(request) + 150.0);
+            w.send(S, w.arrival(request) + 1300.0, bytes(300))
+        };
+        w.edit(request, |s| s.options.timestamps = Some((1000, 7)));
+        w.edit(again, |s| s.options.timestamps = Some((1300, 7)));
+        w.edit(answer, |s| s.options.timestamps = Some((8, 1000)));
+        w.ack(C, w.arrival(answer));
+        let o = w.run();
+        if held {
+            o.has_no(ServerThinkTime);
+        } else {
+            let f = o.the(ServerThinkTime);
+            assert_waits(&f.waits, &[o.wait(request, answer, None, 1300.0)], EXACT);
+        }
+    }
+}
