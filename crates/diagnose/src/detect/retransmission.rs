@@ -373,6 +373,43 @@ fn releasing_ack<'a>(
     (f.released_by(r.dir, t, f.on_clock_of(r.dir, a)) && f.can_release(a, r)).then_some(a)
 }
 
+/// The receiver's last ACK before the re-send `r` (after the sender's
+/// previous segment `prev`), when `r` re-sends bytes above that ACK and
+/// the byte it asks for was re-sent before `r`: a retransmission timer
+/// re-sends the first unacknowledged byte (RFC 6298 5.4: "the earliest
+/// segment that has not been acknowledged"), so a re-send beyond a head
+/// already repaired is SACK recovery taking the next hole, clocked by the
+/// receiver's ACKs (RFC 6675), however long it waited for them and
+/// however slowly its sender answered (nDPI's whatsappfiles 0: a phone
+/// re-sending each hole 3.8-4.3 ms after the server's duplicate ACKs, its
+/// head re-sent 200 ms before), within [`ANSWERED_WITHIN_NS`] of it.
+fn beyond_repaired_head<'a>(
+    f: &'a Facts<'_>,
+    prev: &SegmentRecord,
+    r: &SegmentRecord,
+) -> Option<&'a SegmentRecord> {
+    let a = f
+        .between(prev.frame + 1, r.frame)
+        .iter()
+        .rev()
+        .find(|a| a.dir != r.dir && a.ack_set && a.len == 0)?;
+    let head_repaired = f
+        .timeline
+        .iter()
+        .take_while(|p| p.frame < r.frame)
+        .any(|p| {
+            p.dir == r.dir && p.retransmission && seq::le(p.seq, a.ack) && seq::lt(a.ack, p.end)
+        });
+    // (Soon after that ACK: a sender's answer, however slow, not a
+    // silence the ACK merely preceded.)
+    let soon = f.on_clock_of(r.dir, r) - f.on_clock_of(r.dir, a) <= ANSWERED_WITHIN_NS;
+    (seq::lt(a.ack, r.seq) && head_repaired && soon).then_some(a)
+}
+
+/// How soon after the receiver's ACK a slow sender (a busy phone) still
+/// answers it with the next re-send of its recovery.
+const ANSWERED_WITHIN_NS: i64 = 20_000_000;
+
 /// Frames a retransmission finding cites at most: its originals and
 /// re-sends, whatever they cost (a long connection's windows joined too).
 pub(crate) const RESENDS_CITED: usize = 40;
@@ -590,7 +627,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if silence > RTO_MAX_NS {
                 // A clock jump or a collage of captures is not a timer.
             } else if silence >= rto_floor {
-                match releasing_ack(f, p, r, t, false) {
+                match releasing_ack(f, p, r, t, false).or_else(|| beyond_repaired_head(f, p, r)) {
                     // Recovery clocked by the receiver's ACKs: the wait
                     // was for that ACK, not for a timer.
                     Some(a) => waits.push(Wait {

@@ -283,6 +283,52 @@ fn an_echo_the_original_shares_with_the_segment_before_it_proves_nothing() {
     o.has_no(Retransmission);
 }
 
+/// nDPI's whatsappfiles 0: a phone's upload in SACK recovery. Its head
+/// (the first hole) re-sent at once on the duplicate ACKs (and lost
+/// again: the receiver still asks for it); the second hole re-sent
+/// 250 ms later, 4.5 ms after the receiver's next duplicate ACK, a slow
+/// host's answer outside the host's quick reaction: a timer re-sends the
+/// first unacknowledged byte, the head, and the sender re-sent the next
+/// hole instead, so this re-send is recovery clocked by the receiver's
+/// ACKs, not a timeout. Without the head re-sent, the same silence is
+/// the timer's.
+#[test]
+fn a_resend_beyond_a_repaired_head_is_recovery_however_slow_its_sender() {
+    for head_repaired in [true, false] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let segs = w.burst(C, 100.0, 6, 0.01);
+        w.lose(segs[0]);
+        w.lose(segs[2]);
+        for s in &segs[3..] {
+            w.ack(S, w.arrival(*s));
+        }
+        let mut last = w.sent(segs[5]);
+        if head_repaired {
+            // (Lost again: the receiver still asks for the head.)
+            let head = w.resend(w.arrival(segs[5]) + 0.05, segs[0]);
+            w.lose(head);
+            last = w.sent(head);
+        }
+        let dup = w.ack(S, last + 250.0 - 4.5 - RTT / 2.0);
+        let second = w.resend(w.arrival(dup) + 4.5, segs[2]);
+        w.ack(S, w.arrival(second));
+        let o = w.run();
+        if head_repaired {
+            o.has_no(RtoStall);
+            let r = o.the(Retransmission);
+            let wait = r
+                .waits
+                .iter()
+                .find(|x| x.to_frame == o.frame(second))
+                .expect("the second hole's silence is a wait");
+            assert_eq!(wait.release_frame, Some(o.frame(dup)));
+        } else {
+            o.the(RtoStall);
+        }
+    }
+}
+
 #[test]
 fn a_resend_that_left_as_an_ack_arrived_was_recovery_not_a_timer() {
     // Three segments; the first two lost past the capture point. The
