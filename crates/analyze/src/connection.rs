@@ -102,6 +102,15 @@ const MIN_RTO_NS: i64 = 200_000_000;
 const REFUSED_RETRY_NS: i64 = 1_000_000_000;
 /// The longest a finished connection is held for its trailing packets,
 /// whatever its round trip says: a satellite path's 600 ms twice and the
+/// The most bytes a capture begun mid-connection may have missed between
+/// what a peer acknowledged and the first segment of the direction it
+/// captured, to be taken as missed: a flight's worth, as a sender may
+/// have out beyond its peer's acknowledgment (farther, the capture is a
+/// collage of samples, PcapPlusPlus' ldap.pcapng: one packet per LDAP
+/// message, 443 KB apart, and the acknowledgment is no measure of where
+/// the data stood).
+const MAX_UNSEEN_START: i64 = 128 << 10;
+
 /// least timeout; a later packet still keeps its stream (the tombstone).
 const TRAILING_CAP_NS: i64 = 1_500_000_000;
 
@@ -1521,7 +1530,19 @@ impl Connection {
         let start = seg.seq.wrapping_add(seg.flags.syn() as u32);
         // Delivery starts right after the SYN when it was seen, so a segment
         // that overtook the first data one is held, not taken as the start.
-        let first = self.half[d].isn.map_or(start, |isn| isn.wrapping_add(1));
+        // Without it (a capture begun mid-connection), at what the peer
+        // had acknowledged, when that names bytes below this segment: the
+        // bytes between were sent and the capture missed them (nDPI's
+        // instagram.pcap 4: the request acknowledged the server's bytes up
+        // to 52 KB before the first one captured, an answer begun in a
+        // hole, not at that segment).
+        let peer_acked = self.half[dir.reverse().index()]
+            .acked
+            .filter(|&a| seq::lt(a, start) && seq::diff(start, a) <= MAX_UNSEEN_START);
+        let first = match self.half[d].isn {
+            Some(isn) => isn.wrapping_add(1),
+            None => peer_acked.unwrap_or(start),
+        };
         let next = *self.half[d].deliver_next.get_or_insert(first);
         let end = start.wrapping_add(seg.payload_len);
         if seq::le(end, next) {

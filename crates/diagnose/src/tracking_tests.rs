@@ -284,6 +284,40 @@ fn a_mid_stream_capture_is_partial_and_times_rtt_from_data_and_acks() {
     assert_eq!(c.server.port, 443);
 }
 
+/// A capture begun mid-connection: the request acknowledges the server's
+/// bytes up to 9000, and the first server segment captured starts 5 KB
+/// beyond (nDPI's instagram.pcap 4: 52 KB): the answer began in bytes the
+/// capture missed, and is not timed from the segment captured. Starting
+/// where the request said, it is.
+#[test]
+fn a_mid_stream_answer_beyond_what_the_request_acknowledged_began_in_a_hole() {
+    for missed in [true, false] {
+        let at = if missed { 9000 + 5000 } else { 9000 };
+        let s = vec![
+            (
+                0,
+                seg(true, 5000, 9000, PSH | ACK, b"GET / HTTP/1.1\r\n\r\n"),
+            ),
+            // The server's ACK of the request (the round trip).
+            (40, seg(false, 9000, 5018, ACK, b"")),
+            (
+                240,
+                seg(false, at, 5018, PSH | ACK, b"HTTP/1.1 200 OK\r\n\r\n"),
+            ),
+            (240, seg(true, 5018, at + 19, ACK, b"")),
+        ];
+        let c = &run(s, AnalyzeOptions::default()).reports[0];
+        let row = c
+            .ledger
+            .iter()
+            .find(|r| r.phase == crate::model::Phase::FirstByte)
+            .expect("a first-byte row");
+        let excess = if missed { 0.0 } else { 200.0 };
+        assert_eq!(row.excess_ms, Some(excess), "missed {missed}: {row:?}");
+        assert_eq!(row.ideal_basis.contains("capture missed"), missed);
+    }
+}
+
 #[test]
 fn tls_records_arriving_before_a_hole_is_filled_are_held_and_parsed() {
     // A ClientHello record split in two segments; the second arrives first.

@@ -17,10 +17,82 @@
 //! less than half a round trip (and the ledger's 2 ms floor) left, took
 //! no extra round trip: host time below any threshold is not one, and no
 //! finding is made.
+//! Nor is a handshake nobody used a wait: a connection whose client sent
+//! nothing after its Finished but alerts, and closed (its FIN or RST)
+//! within a client's turnaround ([`READY_NS`]) of its own last record,
+//! delayed nothing: a browser racing several connections to one site keeps the
+//! first to finish its handshake and closes the others as theirs end
+//! (nDPI's reddit.pcap 15 and 57: FINs 0.11 and 2.7 ms after their
+//! Finished, one before the server's Finished came). A client that gave
+//! up on a handshake that stalled (a black hole) closed long after its
+//! last record: it waited.
 //! Cost: the row's excess.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
+use rttdoc_analyze::READY_NS;
+
+/// The connection carried no request, its client sent nothing after its
+/// Finished but alerts (a close_notify), and closed (FIN or RST) within
+/// [`READY_NS`] of its Finished, before the server closed: it used the
+/// connection for nothing, and let it go as its handshake ended.
+fn discarded_at_once(f: &Facts<'_>) -> bool {
+    let client = Direction::ClientToServer;
+    let Some(tls) = &f.report.tls else {
+        return false;
+    };
+    let mine = |m: &&crate::model::TlsMessageRef| m.direction == client;
+    let Some(finished) = tls
+        .messages
+        .iter()
+        .rev()
+        .filter(mine)
+        .find(|m| {
+            matches!(
+                m.message,
+                TlsMessage::Finished | TlsMessage::FinishedEncrypted
+            )
+        })
+        .map(|m| m.frame)
+    else {
+        return false;
+    };
+    let alert = |frame: u64| {
+        tls.messages.iter().filter(mine).any(|m| {
+            m.frame == frame
+                && matches!(
+                    m.message,
+                    TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
+                )
+        })
+    };
+    let Some(close) = f
+        .timeline
+        .iter()
+        .find(|r| r.dir == client && (r.flags.fin() || r.flags.rst()))
+    else {
+        return false;
+    };
+    let after = f
+        .timeline
+        .iter()
+        .filter(|r| r.dir == client && r.len > 0 && r.frame > finished);
+    if after.clone().any(|r| !alert(r.frame)) {
+        return false;
+    }
+    // Closed first, of its own accord: not answering the server's close
+    // (a test of the handshake alone, rtshark's tcp_fragmentation).
+    let server_closed_first = f.timeline.iter().any(|r| {
+        r.dir == Direction::ServerToClient
+            && r.frame < close.frame
+            && (r.flags.fin() || r.flags.rst())
+    });
+    // Its Finished (a close_notify after it is the close's own).
+    !server_closed_first
+        && f.exchanges.is_empty()
+        && f.record(finished)
+            .is_some_and(|d| close.ts_ns - d.ts_ns <= READY_NS)
+}
 
 /// A summary: reads the first pass's findings (`causes_found`), never
 /// adds to them (see [`super::run`]).
@@ -34,6 +106,9 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         return None;
     };
     if excess < 0.5 {
+        return None;
+    }
+    if discarded_at_once(f) {
         return None;
     }
     let causes: Vec<&Finding> = causes_found

@@ -223,3 +223,28 @@ fn a_missed_server_hello_is_read_from_the_clients_key_exchange() {
     assert_eq!(o.row(Phase::TlsHandshake).ideal_rtts, Some(1.0));
     o.has_no(TlsExtraRtt);
 }
+
+/// nDPI's reddit.pcap 15 and 57: a browser raced several connections to
+/// one site, kept the first whose handshake ended, and closed the others
+/// as theirs did, with no request: their handshakes' excess delayed
+/// nothing. Closed long after, or with a request sent, it was waited on.
+#[test]
+fn a_handshake_its_client_discarded_as_it_ended_delayed_nothing() {
+    for (close_after, request) in [(0.2, false), (30.0, false), (0.2, true)] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let hs = tls13_handshake(&mut w, RTT + 0.1, RTT, Offer::tls13());
+        let mut last = w.sent(hs.client_finished);
+        if request {
+            let req = w.send(C, last + 0.01, leak(encrypted(300)));
+            last = w.sent(req);
+        }
+        w.fin(C, last + close_after);
+        let o = w.run();
+        if close_after < 20.0 && !request {
+            o.has_no(TlsExtraRtt);
+        } else {
+            o.the(TlsExtraRtt);
+        }
+    }
+}
