@@ -94,6 +94,11 @@ pub struct Exchange {
     /// its `Via`, or a cache's `X-Cache` or `CF-Cache-Status`): a proxy or
     /// a CDN answered, and its wait holds its own fetch from the origin.
     pub via: Option<Box<str>>,
+    /// The answer's last segment before its latest pause longer than
+    /// [`ANSWER_PAUSE_NS`], when server data came after it, and the bytes
+    /// since ([`Exchange::answer_before_goodbye`]).
+    pub before_pause: Option<Stamp>,
+    pub bytes_after_pause: u64,
 }
 
 impl Exchange {
@@ -105,10 +110,35 @@ impl Exchange {
         } else {
             0
         };
+        // Server data after the answer had paused long: its last segment
+        // before, and what came after it (a goodbye, when the server's
+        // close follows it: reuse.rs).
+        match self.response_last {
+            Some(before) if first.ts_ns - before.ts_ns > ANSWER_PAUSE_NS => {
+                self.before_pause = Some(before);
+                self.bytes_after_pause = len;
+            }
+            Some(_) if self.before_pause.is_some() => self.bytes_after_pause += len,
+            _ => {}
+        }
         self.response_first.get_or_insert(first);
         self.response_last = Some(last);
         self.response_bytes += len;
         event
+    }
+
+    /// The answer's last segment before the server's data after it was
+    /// a goodbye: at most [`GOODBYE_BYTES`] after a pause longer than
+    /// [`ANSWER_PAUSE_NS`], then the server's close within
+    /// [`GOODBYE_FLIGHT_NS`] (an HTTP/2 server's idle timeout writes a
+    /// GOAWAY and a close_notify before its FIN: nDPI's whatsappfiles.pcap
+    /// stream 0, 64.7 s after its last answer). None when the answer
+    /// went on to its end.
+    pub(crate) fn answer_before_goodbye(&self, close: Stamp) -> Option<Stamp> {
+        let last = self.response_last?;
+        let before = self.before_pause?;
+        (self.bytes_after_pause <= GOODBYE_BYTES && close.ts_ns - last.ts_ns <= GOODBYE_FLIGHT_NS)
+            .then_some(before)
     }
 }
 
@@ -394,6 +424,17 @@ const PUSH_TLS_PORTS: [u16; 7] = [8883, 5671, 6697, 5223, 61614, 5222, 5269];
 /// push, nDPI's wa_voice.pcap), so no turns are made of a connection on
 /// this port whose first data is not XML.
 const XMPP_CLIENT_PORT: u16 = 5222;
+
+/// A pause in an answer longer than any server takes between the writes
+/// of one answer it is making: what follows is news (a push, a goodbye).
+pub(crate) const ANSWER_PAUSE_NS: i64 = 5_000_000_000;
+
+/// The most a goodbye carries: an HTTP/2 GOAWAY (and a PING) and a TLS
+/// close_notify, in their records.
+pub(crate) const GOODBYE_BYTES: u64 = 128;
+
+/// A goodbye and the close it precedes leave together.
+pub(crate) const GOODBYE_FLIGHT_NS: i64 = 1_000_000_000;
 
 /// [`Exchanges::events`]: a request began.
 pub(crate) const OPENED: u8 = 1;
@@ -880,6 +921,8 @@ impl Exchanges {
             challenged: None,
             preflighted: None,
             via: None,
+            before_pause: None,
+            bytes_after_pause: 0,
         });
     }
 

@@ -227,7 +227,7 @@ pub struct TlsSession {
     /// record of that size is one.
     pub(crate) known_ticket_len: Option<u32>,
     /// The tracker looked for `known_ticket_len` (once the ClientHello
-    /// was read).
+    /// was read, or seen cut).
     pub(crate) ticket_size_looked_up: bool,
     /// The record length of this connection's tickets, once one was
     /// recognised, and whether the tracker has noted it.
@@ -312,9 +312,12 @@ impl TlsSession {
     /// What a server's ticket size is noted and looked up by
     /// (ticket_sizes.rs): the ClientHello's shape and the name it asked
     /// for, hashed; None before a ClientHello was read.
+    /// A ClientHello a snap length cut keys by its server alone (every
+    /// hello of the capture is cut alike).
     pub(crate) fn ticket_size_key(&self) -> Option<u64> {
         use std::hash::{Hash, Hasher};
-        let shape = self.client_hello_shape()?;
+        self.client_hello_at?;
+        let shape = self.client_hello_shape().unwrap_or(0);
         let mut h = rustc_hash::FxHasher::default();
         (shape, self.client_hello.as_ref().map(|c| &c.sni)).hash(&mut h);
         Some(h.finish())
@@ -323,7 +326,7 @@ impl TlsSession {
     /// The tracker has a ticket size to look up or to note
     /// (ticket_sizes.rs).
     fn ticket_size_due(&self) -> bool {
-        (!self.ticket_size_looked_up && self.client_hello.is_some())
+        (!self.ticket_size_looked_up && self.client_hello_at.is_some())
             || (!self.ticket_len_noted && self.ticket_len_seen.is_some())
             || (!self.lone_first_noted && self.lone_first_seen.is_some())
     }

@@ -1595,11 +1595,16 @@ fn note_end(
     // (A record TLS holds back as a possible ticket, when it came after
     // the request, is the answer the connection's end will deliver.)
     let held = conn.tls.as_ref().and_then(|t| t.held_record());
+    // (Nor the goodbye a server writes before its idle close: the answer
+    // ended before it.)
     let last = conn.exchanges.last().map(|x| {
         let held_answer = held
             .filter(|(start, _)| start.ts_ns >= x.request_first.ts_ns)
             .map(|(_, end)| end);
-        (x.request_first, x.response_last.or(held_answer))
+        let goodbye = (dir == Direction::ServerToClient)
+            .then(|| x.answer_before_goodbye(at))
+            .flatten();
+        (x.request_first, goodbye.or(x.response_last).or(held_answer))
     });
     // Inside TLS the peer's close_notify after the last answer, before
     // this FIN, closed the connection: this FIN answers it.

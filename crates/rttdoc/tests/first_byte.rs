@@ -95,25 +95,8 @@ fn a_resumed_connections_lone_ticket_is_known_by_the_size_of_the_servers_pair() 
         );
         let c = connection(&doc, 1);
         assert_eq!(c["tls"]["resumed"], true, "{side}");
-        let tickets: Vec<u64> = c["tls"]["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| {
-                m["message"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("NewSessionTicket")
-            })
-            .map(|m| m["frame"].as_u64().unwrap())
-            .collect();
-        assert_eq!(tickets, [29], "{side}");
-        let row = c["ledger"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["phase"] == "first_byte")
-            .expect("a first_byte row");
+        assert_eq!(ticket_frames(c), [29], "{side}");
+        let row = first_byte_rows(c).next().expect("a first_byte row");
         assert_eq!(row["end_frame"], 30, "{side}: the answer, not the ticket");
     }
 }
@@ -129,12 +112,7 @@ fn a_resumed_connections_lone_ticket_is_known_by_the_size_of_the_servers_pair() 
 fn a_servers_lone_first_record_of_a_size_seen_before_is_a_ticket() {
     let doc = run_rttdoc_json(&data_dir().join("lab/tickets-nagle-builtin/client.pcapng.gz"));
     let first_byte_end = |c: &Value| {
-        c["ledger"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["phase"] == "first_byte")
-            .expect("a first_byte row")["end_frame"]
+        first_byte_rows(c).next().expect("a first_byte row")["end_frame"]
             .as_u64()
             .unwrap()
     };

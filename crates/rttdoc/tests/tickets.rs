@@ -16,22 +16,6 @@ fn doc(name: &str) -> serde_json::Value {
     run_rttdoc_json(&data_dir().join("tickets").join(name))
 }
 
-/// The frames of the connection's NewSessionTickets.
-fn ticket_frames(c: &serde_json::Value) -> Vec<u64> {
-    c["tls"]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| {
-            m["message"]
-                .as_str()
-                .unwrap()
-                .starts_with("NewSessionTicket")
-        })
-        .map(|m| m["frame"].as_u64().unwrap())
-        .collect()
-}
-
 #[test]
 fn a_ticket_held_while_the_handler_works_costs_nothing_the_handler_is_the_wait() {
     let d = doc("python-ssl-slow.pcap.gz");

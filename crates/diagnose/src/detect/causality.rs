@@ -444,6 +444,8 @@ mod tests {
             challenged: None,
             preflighted: None,
             via: None,
+            before_pause: None,
+            bytes_after_pause: 0,
         }
     }
 

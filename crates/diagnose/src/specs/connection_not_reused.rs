@@ -577,3 +577,44 @@ fn the_clients_own_time_before_it_asked_is_no_part_of_the_set_up() {
         assert_cost_is_its_waits(f);
     }
 }
+
+/// nDPI's whatsappfiles.pcap: an HTTP/2 server's idle timeout wrote a
+/// GOAWAY (and a close_notify) 64.7 s after its last answer, then its FIN;
+/// the client came back 47 s after that, 112 s after the answer. The
+/// goodbye answered nothing: the connection had idled from the answer,
+/// and a client back after more than a minute is no connection that could
+/// have been reused. Closed right after the answer, the same goodbye-less
+/// close 47 s before the client came back is one.
+#[test]
+fn a_goodbye_written_before_an_idle_close_is_no_answer() {
+    for goodbye in [true, false] {
+        let mut old = Wire::new(Path::at_client(RTT));
+        let [_, _, ack] = old.handshake(0.0);
+        let request = old.send(C, old.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+        let answer = old.send(
+            S,
+            old.arrival(request) + 1.0,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        );
+        old.ack(C, old.arrival(answer));
+        let close_at = if goodbye {
+            let bye = old.send(S, old.sent(answer) + 64_700.0, bytes(41));
+            old.sent(bye) + 0.1
+        } else {
+            old.sent(answer) + 1.0
+        };
+        let fin = old.fin(S, close_at);
+        let back = old.fin(C, old.arrival(fin));
+        old.ack(S, old.arrival(back));
+        let t = old.arrival(fin) + 47_000.0;
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.join(old, EARLIER, 443);
+        new_connection(&mut w, t, 0.0);
+        let o = w.run();
+        if goodbye {
+            o.has_no(ConnectionNotReused);
+        } else {
+            o.the(ConnectionNotReused);
+        }
+    }
+}

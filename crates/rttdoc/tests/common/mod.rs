@@ -902,6 +902,22 @@ pub fn connection(doc: &serde_json::Value, stream: u64) -> &serde_json::Value {
         .unwrap_or_else(|| panic!("no stream {stream}"))
 }
 
+/// The frames of a connection's NewSessionTickets (`analyze --json`).
+pub fn ticket_frames(c: &serde_json::Value) -> Vec<u64> {
+    c["tls"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| {
+            m["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("NewSessionTicket")
+        })
+        .map(|m| m["frame"].as_u64().unwrap())
+        .collect()
+}
+
 /// The first-byte rows of a connection's ledger (the greeting's, then
 /// each exchange's), in order.
 pub fn first_byte_rows(c: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
