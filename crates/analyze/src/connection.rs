@@ -102,6 +102,9 @@ const MIN_RTO_NS: i64 = 200_000_000;
 const REFUSED_RETRY_NS: i64 = 1_000_000_000;
 /// The longest a finished connection is held for its trailing packets,
 /// whatever its round trip says: a satellite path's 600 ms twice and the
+/// least timeout; a later packet still keeps its stream (the tombstone).
+const TRAILING_CAP_NS: i64 = 1_500_000_000;
+
 /// The most bytes a capture begun mid-connection may have missed between
 /// what a peer acknowledged and the first segment of the direction it
 /// captured, to be taken as missed: a flight's worth, as a sender may
@@ -110,9 +113,6 @@ const REFUSED_RETRY_NS: i64 = 1_000_000_000;
 /// message, 443 KB apart, and the acknowledgment is no measure of where
 /// the data stood).
 const MAX_UNSEEN_START: i64 = 128 << 10;
-
-/// least timeout; a later packet still keeps its stream (the tombstone).
-const TRAILING_CAP_NS: i64 = 1_500_000_000;
 
 const MAX_PENDING_SEGMENTS: usize = 64;
 const MAX_PENDING_BYTES: usize = 512 * 1024;
@@ -1536,14 +1536,17 @@ impl Connection {
         // instagram.pcap 4: the request acknowledged the server's bytes up
         // to 52 KB before the first one captured, an answer begun in a
         // hole, not at that segment).
-        let peer_acked = self.half[dir.reverse().index()]
-            .acked
-            .filter(|&a| seq::lt(a, start) && seq::diff(start, a) <= MAX_UNSEEN_START);
-        let first = match self.half[d].isn {
-            Some(isn) => isn.wrapping_add(1),
-            None => peer_acked.unwrap_or(start),
-        };
-        let next = *self.half[d].deliver_next.get_or_insert(first);
+        // (Once, at the direction's first data.)
+        if self.half[d].deliver_next.is_none() {
+            let peer_acked = self.half[dir.reverse().index()]
+                .acked
+                .filter(|&a| seq::lt(a, start) && seq::diff(start, a) <= MAX_UNSEEN_START);
+            self.half[d].deliver_next = Some(match self.half[d].isn {
+                Some(isn) => isn.wrapping_add(1),
+                None => peer_acked.unwrap_or(start),
+            });
+        }
+        let next = self.half[d].deliver_next.expect("delivery started");
         let end = start.wrapping_add(seg.payload_len);
         if seq::le(end, next) {
             return; // all of it delivered already

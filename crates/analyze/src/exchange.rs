@@ -95,9 +95,10 @@ pub struct Exchange {
     /// a CDN answered, and its wait holds its own fetch from the origin.
     pub via: Option<Box<str>>,
     /// The answer's last segment before its latest pause longer than
-    /// [`ANSWER_PAUSE_NS`], when server data came after it, and the bytes
-    /// since ([`Exchange::answer_before_goodbye`]).
+    /// [`ANSWER_PAUSE_NS`], when server data came after it
+    /// ([`Exchange::answer_before_goodbye`]).
     pub before_pause: Option<Stamp>,
+    /// The server's bytes since that pause.
     pub bytes_after_pause: u64,
 }
 

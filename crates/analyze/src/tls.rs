@@ -311,9 +311,9 @@ impl TlsSession {
 
     /// What a server's ticket size is noted and looked up by
     /// (ticket_sizes.rs): the ClientHello's shape and the name it asked
-    /// for, hashed; None before a ClientHello was read.
-    /// A ClientHello a snap length cut keys by its server alone (every
-    /// hello of the capture is cut alike).
+    /// for, hashed; one a snap length cut, by its server alone (every
+    /// hello of the capture is cut alike); None before a ClientHello was
+    /// seen.
     pub(crate) fn ticket_size_key(&self) -> Option<u64> {
         use std::hash::{Hash, Hasher};
         self.client_hello_at?;

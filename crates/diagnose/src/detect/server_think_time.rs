@@ -797,15 +797,13 @@ pub(super) fn exchange_turns(
         // the server's acknowledgments: a server's host can drop what its
         // capture saw, a full accept queue.)
         let needless = |r: &SegmentRecord| super::retransmission::acknowledged_before(f, r);
-        let last_request = x
+        let resent = x
             .request_resent
-            .filter(|r| r.frame > x.request_last.frame && r.frame < first.frame)
-            .filter(|r| !f.record(r.frame).is_some_and(needless))
+            .filter(|r| r.frame > x.request_last.frame && r.frame < first.frame);
+        let mut skipped_needless = resent.is_some_and(|r| f.record(r.frame).is_some_and(needless));
+        let last_request = resent
+            .filter(|_| !skipped_needless)
             .unwrap_or(x.request_last);
-        let mut skipped_needless = x
-            .request_resent
-            .filter(|r| r.frame > x.request_last.frame && r.frame < first.frame)
-            .is_some_and(|r| f.record(r.frame).is_some_and(needless));
         let last_copy = span
             .iter()
             .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)

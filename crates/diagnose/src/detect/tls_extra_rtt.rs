@@ -19,8 +19,8 @@
 //! finding is made.
 //! Nor is a handshake nobody used a wait: a connection whose client sent
 //! nothing after its Finished but alerts, and closed (its FIN or RST)
-//! within a client's turnaround ([`READY_NS`]) of its own last record,
-//! delayed nothing: a browser racing several connections to one site keeps the
+//! within a client's turnaround ([`READY_NS`]) of that Finished, before
+//! the server closed, delayed nothing: a browser racing several connections to one site keeps the
 //! first to finish its handshake and closes the others as theirs end
 //! (nDPI's reddit.pcap 15 and 57: FINs 0.11 and 2.7 ms after their
 //! Finished, one before the server's Finished came). A client that gave
@@ -38,7 +38,7 @@ use rttdoc_analyze::READY_NS;
 /// connection for nothing, and let it go as its handshake ended.
 fn discarded_at_once(f: &Facts<'_>) -> bool {
     let client = Direction::ClientToServer;
-    let Some(tls) = &f.report.tls else {
+    let Some(tls) = f.report.tls.as_ref().filter(|_| f.exchanges.is_empty()) else {
         return false;
     };
     let mine = |m: &&crate::model::TlsMessageRef| m.direction == client;
@@ -73,11 +73,11 @@ fn discarded_at_once(f: &Facts<'_>) -> bool {
     else {
         return false;
     };
-    let after = f
+    let data_after = f
         .timeline
         .iter()
-        .filter(|r| r.dir == client && r.len > 0 && r.frame > finished);
-    if after.clone().any(|r| !alert(r.frame)) {
+        .any(|r| r.dir == client && r.len > 0 && r.frame > finished && !alert(r.frame));
+    if data_after {
         return false;
     }
     // Closed first, of its own accord: not answering the server's close
@@ -89,7 +89,6 @@ fn discarded_at_once(f: &Facts<'_>) -> bool {
     });
     // Its Finished (a close_notify after it is the close's own).
     !server_closed_first
-        && f.exchanges.is_empty()
         && f.record(finished)
             .is_some_and(|d| close.ts_ns - d.ts_ns <= READY_NS)
 }

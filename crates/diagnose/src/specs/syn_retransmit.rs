@@ -224,20 +224,36 @@ fn answer_lost(o: &Outcome) -> (Option<u64>, bool) {
     }
 }
 
+/// A SYN answered at once, its SYN-ACK `lost` past the capture point or
+/// not (the client's TCP dropping it after a capture at the client),
+/// the SYN sent again after the client's 1 s timer and that one answered;
+/// with `relay`, both SYN-ACKs without any option (a relay's own TCP).
+/// Returns the outcome and the first SYN-ACK.
+fn answered_then_sent_again(path: Path, lost: bool, relay: bool) -> (Outcome, Id) {
+    let mut w = Wire::new(path);
+    let first = w.syn(0.0);
+    let answer = w.syn_ack(w.arrival(first));
+    if lost {
+        w.lose(answer);
+    }
+    let again = w.syn(1000.0);
+    let answer_again = w.syn_ack(w.arrival(again));
+    if relay {
+        for sa in [answer, answer_again] {
+            w.edit(sa, |s| s.options.mss = None);
+        }
+    }
+    w.ack(C, w.arrival(answer_again));
+    (w.run(), answer)
+}
+
 #[test]
 fn a_syn_answered_before_it_was_sent_again_lost_its_syn_ack_not_itself() {
     // nDPI's tls_port_80.pcapng: every SYN answered within a round trip
     // at the capture point, and the client's timer sent it again all the
     // same: the SYN-ACKs died on the way to the client.
     for path in [Path::at_server(RTT), Path::mid(RTT, 0.5)] {
-        let mut w = Wire::new(path);
-        let first = w.syn(0.0);
-        let answer = w.syn_ack(w.arrival(first));
-        w.lose(answer);
-        let again = w.syn(1000.0);
-        let answer_again = w.syn_ack(w.arrival(again));
-        w.ack(C, w.arrival(answer_again));
-        let o = w.run();
+        let (o, answer) = answered_then_sent_again(path, true, false);
         // The client still waited its timer.
         assert_ms(
             o.the(SynRetransmit).cost_ms,
@@ -249,27 +265,13 @@ fn a_syn_answered_before_it_was_sent_again_lost_its_syn_ack_not_itself() {
     }
     // Captured at the client: the SYN-ACK reached its host, and its TCP
     // sent the SYN again (a host firewall drops after the capture).
-    let mut w = Wire::new(Path::at_client(RTT));
-    let first = w.syn(0.0);
-    let answer = w.syn_ack(w.arrival(first));
-    let again = w.syn(1000.0);
-    let answer_again = w.syn_ack(w.arrival(again));
-    w.ack(C, w.arrival(answer_again));
-    let o = w.run();
+    let (o, answer) = answered_then_sent_again(Path::at_client(RTT), false, false);
     assert_eq!(answer_lost(&o), (Some(o.frame(answer)), true));
     // Behind a relay that answered the SYN itself (its SYN-ACK without
     // any option, a phone's VPN capture app), the capture's times are
     // when the relay read each packet: nothing says the SYN-ACK was lost
     // (webex.pcap's 24-30).
-    let mut w = Wire::new(Path::mid(RTT, 0.5));
-    let first = w.syn(0.0);
-    let answer = w.syn_ack(w.arrival(first));
-    w.edit(answer, |s| s.options.mss = None);
-    let again = w.syn(1000.0);
-    let answer_again = w.syn_ack(w.arrival(again));
-    w.edit(answer_again, |s| s.options.mss = None);
-    w.ack(C, w.arrival(answer_again));
-    let o = w.run();
+    let (o, _) = answered_then_sent_again(Path::mid(RTT, 0.5), false, true);
     assert!(o.report.handshake.relay);
     assert_eq!(answer_lost(&o), (None, false));
     // The SYN lost, nothing answered it before the second: no answer
