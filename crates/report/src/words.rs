@@ -50,6 +50,10 @@ pub fn quic_server(c: &QuicConnectionReport) -> String {
 }
 
 /// A QUIC version as people read it: `version 1`, `draft-29`.
+/// A client's handshake turn this long (in ms) is no computation or
+/// fetch: a person was asked (`client_think_time`'s words).
+const PROMPT_MS: f64 = 1000.0;
+
 fn quic_version(v: u32) -> String {
     let name = QuicVersion(v).name();
     if name.len() == 1 {
@@ -378,10 +382,20 @@ pub fn explanation(x: &Finding) -> String {
             } else {
                 format!(" ({turns} times, the longest {longest_ms:.0} ms)", longest_ms = fx(longest_ms))
             };
+            // Seconds are beyond any verification or fetch on a working
+            // network: a person was asked (Wireshark's rsasnakeoil2.pcap,
+            // Firefox 1.5 held 2.8 s on a certificate from an unknown CA
+            // naming another host).
+            let person = if *longest_ms >= PROMPT_MS {
+                " A turn of seconds is longer than any of that takes on a working network: most likely a person was asked, \
+                 a browser's warning about a certificate it does not trust or that names another host, or a client certificate's PIN."
+            } else {
+                ""
+            };
             format!(
                 "The client sent its next handshake flight {cost:.0} ms after the server's had reached it{times}: the client's own work, \
                  such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
-                 a client certificate's signature, or a busy CPU or event loop. Not the network, not the server.",
+                 a client certificate's signature, or a busy CPU or event loop. Not the network, not the server.{person}",
                 cost = fx(cost),
             )
         }
@@ -1708,6 +1722,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::HandshakeThinkTime { .. } => "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096) and x25519, enable session resumption, \
              give the TLS terminator CPU; check for OCSP or key-server fetches in the handshake."
             .into(),
+        Detail::ClientThinkTime { longest_ms, .. } if *longest_ms >= PROMPT_MS => {
+            "Check the certificate the client was shown (`openssl s_client -connect HOST:443 -servername HOST`): a certificate its clients trust, \
+             for the name they connect to, spares them the warning; otherwise look for revocation checks and intermediate-certificate fetches \
+             and a slow client-certificate signer."
+                .into()
+        }
         Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
              short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once; \
              session resumption skips the verification."
@@ -2607,6 +2627,25 @@ mod tests {
             assert!(said.contains(via) && said.contains(says), "{said}");
             let fix = fix(&c, &x);
             assert!(fix.contains(via) && fix.contains(fix_says), "{fix}");
+        }
+    }
+
+    /// Wireshark's rsasnakeoil2.pcap: Firefox 1.5 answered the server's
+    /// flight 2.8 s late, a certificate from an unknown CA for another
+    /// host; a person was asked. A 60 ms turn is the client's work.
+    #[test]
+    fn a_clients_turn_of_seconds_is_worded_as_a_person_asked() {
+        let c = crate::test_support::report(443);
+        for (ms, person) in [(2806.0, true), (60.0, false)] {
+            let mut x = crate::test_support::finding(FindingKind::ClientThinkTime, ms);
+            x.detail = Detail::ClientThinkTime {
+                turns: 1,
+                longest_ms: ms,
+            };
+            let said = explanation(&x);
+            assert_eq!(said.contains("a person was asked"), person, "{said}");
+            let fix = fix(&c, &x);
+            assert_eq!(fix.contains("certificate the client was shown"), person, "{fix}");
         }
     }
 

@@ -45,7 +45,7 @@ use super::Facts;
 use crate::model::{
     Detail, Direction, Finding, FindingKind, Phase, TlsMessage, TlsMessageRef, Wait,
 };
-use rttdoc_analyze::READY_NS;
+use rttdoc_analyze::{seq, READY_NS};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
@@ -225,6 +225,25 @@ fn idle_before_request_ns(f: &Facts<'_>) -> Option<i64> {
         .filter(|r| r.len > 0)
         .map(|r| f.on_clock_of(client, r))
         .max()?;
+    // The server acknowledged client bytes the capture never showed
+    // before this request: the first request was those (a capture that
+    // dropped packets: PcapPlusPlus' tls2.pcap 81, the server's answer
+    // acknowledging 1,734 unseen bytes 33.6 ms after the client's
+    // Finished, the first request captured 23 s on): when it left is
+    // unknown.
+    let client_end = before
+        .iter()
+        .filter(|r| r.dir == client && (r.len > 0 || r.flags.syn()))
+        .map(|r| r.end)
+        .reduce(seq::max);
+    let acked_unseen = |end| {
+        before
+            .iter()
+            .any(|r| r.dir != client && r.ack_set && seq::lt(end, r.ack))
+    };
+    if client_end.is_some_and(acked_unseen) {
+        return None;
+    }
     let idle = request.ts_ns.saturating_sub(ready);
     // Left the moment the server's ACK of its Finished reached it: Nagle
     // held the request behind the unacknowledged Finished (nagle.rs), and

@@ -73,17 +73,19 @@ pub struct SenderClock {
     /// ticks they were stamped, a tick at most, which the tick covers.)
     margin_ns: i64,
     /// What a hold by this clock must exceed besides the margin (a
-    /// loosely read clock's: [`STAMP_SLACK_NS`]; 0 for one found).
+    /// loosely read clock's: [`STAMP_SLACK_NS`] and its early and late
+    /// fastest deliveries' drift, whichever reading is right; 0 for one
+    /// found).
     slack_ns: i64,
-    /// A loosely read clock's: its early and late fastest deliveries'
-    /// drift (in the margin), and the time between them; 0 for one found.
-    /// A wrong rate's error grows with the time from the fastest delivery,
-    /// so a segment sent near it in time is bounded by that much of the
-    /// drift ([`held_at_most_ns`](Self::held_at_most_ns)).
-    early_late_drift_ns: i64,
+    /// A loosely read clock's other reading: the rate under which its
+    /// early and late fastest deliveries agree, as a correction to each
+    /// delivery of `drift_ns` per `drift_over_ns` from `drift_from_ns`
+    /// (0 for one found, whose thirds agree already).
+    drift_ns: i64,
     drift_over_ns: i64,
-    /// When the fastest delivery was captured.
-    fastest_at_ns: i64,
+    drift_from_ns: i64,
+    /// The fastest delivery under that other reading.
+    fastest_corrected_ns: i64,
 }
 
 /// How much earlier than it leaves (or than a capture on its own host
@@ -128,25 +130,35 @@ impl SenderClock {
     }
 
     /// How long the path held `r` at most: its delivery beyond the
-    /// fastest, plus the margin (the fastest delivery itself may have
-    /// been stamped late in its tick); None without timestamps. Of a
-    /// loosely read clock's drift, only the part a rate that wrong
-    /// gathers between the fastest delivery and `r` (a drift the path
-    /// made, its base delay changing, leaves the fastest delivery below
-    /// every later one's base: the bound holds too). nDPI's netflix 40:
-    /// a server's 250 Hz ticks drifted 17.7 ms over three seconds, the
-    /// last two segments after an idle spell; an answer 0.13 s from the
-    /// fastest delivery and 6 ms beyond it was bounded at 28 ms, not 11.
+    /// fastest, plus a tick and the clocks' drift (the fastest delivery
+    /// itself may have been stamped late in its tick); None without
+    /// timestamps. A loosely read clock's early and late fastest
+    /// deliveries drift apart, by the path's changes or by a rate that is
+    /// not quite the sender's: its hold is the longer of the two
+    /// readings, the standard rate's and the one under which they agree
+    /// (a rate in between holds less than one of them: each delivery
+    /// less the fastest is linear in the rate, their maximum convex).
+    /// nDPI's netflix 40: a server's 250 Hz ticks drifted 17.7 ms over
+    /// three seconds, the last two segments after an idle spell; an
+    /// answer 0.13 s from the fastest delivery and 6 ms beyond it was
+    /// bounded at 28 ms with the whole drift added. netflix 41: the answer
+    /// whose own 7 ms hold made the late third's fastest delivery, and so
+    /// the drift, was bounded at 18 ms with it counted twice; under the
+    /// rate that takes the drift away it was held 1.5 ms.
     pub fn held_at_most_ns(&self, r: &SegmentRecord) -> Option<i64> {
-        let from_fastest = (r.ts_ns - self.fastest_at_ns).abs();
-        let drift = if from_fastest >= self.drift_over_ns {
-            self.early_late_drift_ns
-        } else {
-            (self.early_late_drift_ns as i128 * from_fastest as i128 / self.drift_over_ns as i128)
-                as i64
-        };
-        self.beyond_fastest(r)
-            .map(|d| (d + self.margin_ns - self.early_late_drift_ns + drift).max(0))
+        let d = self.beyond_fastest(r)?;
+        let corrected =
+            d + self.fastest_ns - self.correction_ns(r.ts_ns) - self.fastest_corrected_ns;
+        Some((d.max(corrected) + self.margin_ns).max(0))
+    }
+
+    /// What the other reading takes off a delivery captured at `at_ns`.
+    fn correction_ns(&self, at_ns: i64) -> i64 {
+        if self.drift_over_ns == 0 {
+            return 0;
+        }
+        (self.drift_ns as i128 * (at_ns - self.drift_from_ns) as i128 / self.drift_over_ns as i128)
+            as i64
     }
 
     fn beyond_fastest(&self, r: &SegmentRecord) -> Option<i64> {
@@ -230,21 +242,19 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
                 .map(|&s| (delivery(s), s.0))
                 .min()
         };
-        let (drift, drift_over_ns) = match (fastest_in(t0, early_end), fastest_in(late_start, t1)) {
-            (Some((early, early_at)), Some((late, late_at))) => {
-                ((late - early).abs(), (late_at - early_at).abs())
-            }
-            _ if need == Span::Short => (0, 0),
-            _ => continue,
-        };
+        let thirds = fastest_in(t0, early_end).zip(fastest_in(late_start, t1));
+        if thirds.is_none() && need == Span::Long {
+            continue;
+        }
+        let drift = thirds.map_or(0, |((early, _), (late, _))| (late - early).abs());
         // A short span's rates are not told apart by their drift: a
         // queue's changes between its thirds outweigh it (nDPI's weibo
         // 16: 19 ms over half a second). The drift, path's or clock's,
-        // widens the candidate's margin instead.
+        // is read both ways instead.
         if drift > tick_ns + drift_ns && need == Span::Long {
             continue;
         }
-        let Some((fastest_ns, fastest_at_ns)) = fastest_in(t0, t1) else {
+        let Some((fastest_ns, _)) = fastest_in(t0, t1) else {
             continue;
         };
         // Every tick's end (in the fastest delivery's terms) after
@@ -255,20 +265,32 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
         {
             continue;
         }
-        let (margin_ns, slack_ns, measured_drift) = match need {
-            Span::Long => (tick_ns + drift_ns, 0, 0),
-            Span::Short => (tick_ns + drift_ns + drift, STAMP_SLACK_NS, drift),
-        };
-        let clock = SenderClock {
+        let mut clock = SenderClock {
             tick_ns,
             origin,
             fastest_ns,
-            margin_ns,
-            slack_ns,
-            early_late_drift_ns: measured_drift,
-            drift_over_ns,
-            fastest_at_ns,
+            margin_ns: tick_ns + drift_ns,
+            slack_ns: 0,
+            drift_ns: 0,
+            drift_over_ns: 0,
+            drift_from_ns: 0,
+            fastest_corrected_ns: fastest_ns,
         };
+        if need == Span::Short {
+            clock.slack_ns = STAMP_SLACK_NS + drift;
+            if let Some(((early, early_at), (late, late_at))) = thirds {
+                if late_at != early_at {
+                    clock.drift_ns = late - early;
+                    clock.drift_over_ns = late_at - early_at;
+                    clock.drift_from_ns = early_at;
+                    clock.fastest_corrected_ns = samples
+                        .iter()
+                        .map(|&s| delivery(s) - clock.correction_ns(s.0))
+                        .min()
+                        .unwrap_or(fastest_ns);
+                }
+            }
+        }
         if best.is_none_or(|(d, _)| drift < d) {
             best = Some((drift, clock));
         }
@@ -596,6 +618,32 @@ mod tests {
         // The late ones: the whole drift.
         let most = clock.held_at_most_ns(&timeline[11]).unwrap() as f64 / 1e6;
         assert!(most >= 17.0, "{most}");
+    }
+
+    #[test]
+    fn a_segment_whose_own_hold_is_the_drift_is_not_bounded_by_it_twice() {
+        // nDPI's netflix 41: 250 Hz, a segment every 100 ms for 0.6 s on
+        // an idle path, then an answer at 1.1 s held 7 ms and the rest of
+        // it queued 30-200 ms behind it: the late third's fastest delivery
+        // is the answer's own, so the thirds drift 7 ms (too much for
+        // `find`). Under the standard rate it was held 7 ms, under the one
+        // that takes the drift away none: at most 7 ms and a tick, not
+        // 7 ms, a tick and the drift again.
+        let hz = 250.0;
+        let mut timeline: Vec<_> = (0..7u64)
+            .map(|i| seg(i + 1, 17.0 + 100.0 * i as f64, 20.0, hz))
+            .collect();
+        timeline.push(seg(8, 1100.0, 27.0, hz));
+        for (i, held) in [30.0, 75.0, 115.0, 150.0, 200.0].into_iter().enumerate() {
+            timeline.push(seg(9 + i as u64, 1101.0, 20.0 + held, hz));
+        }
+        assert_eq!(SenderClock::find(&timeline, S), None);
+        let clock = SenderClock::loosely(&timeline, S).expect("a loose clock");
+        let most = clock.held_at_most_ns(&timeline[7]).unwrap() as f64 / 1e6;
+        assert!((7.0..=7.0 + 4.0 + 1.0).contains(&most), "{most}");
+        // The queued ones behind it: all their hold.
+        let most = clock.held_at_most_ns(&timeline[12]).unwrap() as f64 / 1e6;
+        assert!(most >= 200.0, "{most}");
     }
 
     #[test]
