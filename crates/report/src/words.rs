@@ -2645,7 +2645,11 @@ mod tests {
             let said = explanation(&x);
             assert_eq!(said.contains("a person was asked"), person, "{said}");
             let fix = fix(&c, &x);
-            assert_eq!(fix.contains("certificate the client was shown"), person, "{fix}");
+            assert_eq!(
+                fix.contains("certificate the client was shown"),
+                person,
+                "{fix}"
+            );
         }
     }
 

@@ -218,12 +218,9 @@ fn a_resumption_whose_request_came_later_saved_only_the_round_trip_it_did_not_id
     assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
 }
 
-/// A request Nagle held behind the client's Finished until the server's
-/// delayed ACK of it (nDPI's alexa-app 1: the ACK 116 ms after the
-/// Finished, the request 3.5 ms after the ACK) was not written late: the
-/// client had it when the handshake let it, and the round trip was saved.
-#[test]
-fn a_request_nagle_held_behind_the_finished_was_no_idle_client() {
+/// A TLS 1.2 session resumed with a ticket, captured at the client: the
+/// wire so far and the client's ChangeCipherSpec and Finished.
+fn resumed_at_client() -> (Wire, Id) {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
     let ch = w.send(
@@ -241,6 +238,16 @@ fn a_request_nagle_held_behind_the_finished_was_no_idle_client() {
     let mut c = change_cipher_spec();
     c.extend(record(22, &[0x5a; 40]));
     let cf = w.send(C, w.arrival(f), leak(c));
+    (w, cf)
+}
+
+/// A request Nagle held behind the client's Finished until the server's
+/// delayed ACK of it (nDPI's alexa-app 1: the ACK 116 ms after the
+/// Finished, the request 3.5 ms after the ACK) was not written late: the
+/// client had it when the handshake let it, and the round trip was saved.
+#[test]
+fn a_request_nagle_held_behind_the_finished_was_no_idle_client() {
+    let (mut w, cf) = resumed_at_client();
     let ack = w.ack(S, w.arrival(cf) + 100.0);
     let q = w.send(C, w.arrival(ack) + 0.05, leak(record(23, &[0x17; 200])));
     w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
@@ -257,23 +264,7 @@ fn a_request_nagle_held_behind_the_finished_was_no_idle_client() {
 #[test]
 fn a_request_the_capture_missed_but_the_server_acknowledged_was_no_idle_client() {
     for dropped in [true, false] {
-        let mut w = Wire::new(Path::at_client(RTT));
-        w.handshake(0.0);
-        let ch = w.send(
-            C,
-            40.1,
-            leak(client_hello(Offer {
-                ticket: true,
-                ..Offer::tls12()
-            })),
-        );
-        let mut v = handshake_record(&[server_hello(false, [0x33; 32], 0, false)]);
-        v.extend(change_cipher_spec());
-        v.extend(record(22, &[0x5a; 40]));
-        let f = w.send(S, w.arrival(ch) + 0.5, leak(v));
-        let mut c = change_cipher_spec();
-        c.extend(record(22, &[0x5a; 40]));
-        let cf = w.send(C, w.arrival(f), leak(c));
+        let (mut w, cf) = resumed_at_client();
         let mut missed = Vec::new();
         if dropped {
             let q = w.send(C, w.sent(cf) + 0.1, leak(record(23, &[0x17; 200])));
