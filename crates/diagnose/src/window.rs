@@ -441,6 +441,7 @@ mod tests {
                 holds,
                 protocol: None,
                 behind_handshake: false,
+                released_by_handshake: false,
                 paced: Some(crate::model::Pacing {
                     bytes: 1000,
                     span_ms: 100.0,

@@ -842,6 +842,11 @@ pub enum Detail {
         /// small segment of its TLS handshake (its Finished): a write the
         /// library made, which no way of writing the request avoids.
         behind_handshake: bool,
+        /// Every hold was of a request's rest behind the client's own TLS
+        /// handshake record, released by the server's handshake flight
+        /// (its Finished) acknowledging that record: the cost is the round
+        /// trip from that flight's leaving to the rest's arrival.
+        released_by_handshake: bool,
         /// The sender's bytes and the span they took, when the stalls paced
         /// it (a quarter of the span or more), for the throughput sentence.
         paced: Option<Pacing>,

@@ -265,6 +265,7 @@ pub fn explanation(x: &Finding) -> String {
             ack_delay_ms,
             holds,
             paced,
+            released_by_handshake,
             ..
         } => {
             let (who, peer) = side(*sender);
@@ -311,6 +312,13 @@ pub fn explanation(x: &Finding) -> String {
                 FindingKind::WriteWriteRead => format!(
                     "A response left in two writes: the first went out at once, the second (frame {held_frame}) waited for the {peer}'s ACK of the first (frame {ack_frame}) \
                      because of Nagle's algorithm: {times}, {cost:.0} ms in all (write-write-read).",
+                    cost = fx(cost),
+                ),
+                _ if *released_by_handshake => format!(
+                    "Nagle's algorithm held the rest of the {who}'s request (frame {held_frame}) behind its own small TLS handshake record, \
+                     unacknowledged until the {peer}'s handshake flight (frame {ack_frame}) came: the {peer} had the whole request only a round trip \
+                     after that flight left, {first_silence_ms:.1} ms: {times}, {cost:.0} ms in all.",
+                    first_silence_ms = fx(first_silence_ms),
                     cost = fx(cost),
                 ),
                 _ => format!(

@@ -12,7 +12,12 @@
 //! - the sender was silent for at least max(2 ms, RTT/2) before K,
 //! - a pure ACK A from the receiver arrived during that silence and K left
 //!   within max(1 ms, RTT/20) after it (released by A; a data segment from
-//!   the receiver would make K a reply, not a release),
+//!   the receiver would make K a reply, not a release; but the server's
+//!   TLS handshake flight, outside every answer, releases the rest of a
+//!   client request begun before it: a false-started request's tail held
+//!   behind the client's own Finished, which that flight acknowledged,
+//!   costs the round trip from the flight's leaving to the tail's arrival,
+//!   the server having been in its handshake until then),
 //! - A acknowledged the last unacknowledged sub-MSS segment (what Nagle
 //!   waits for; full-size segments may still be in flight), and fewer than
 //!   8 MSS were in flight from the segment before K until A (so not the
@@ -99,7 +104,13 @@ struct Hold<'a> {
     held_ns: i64,
     ack: &'a SegmentRecord,
     silence_ns: i64,
+    /// What the hold cost: the silence, or for a hold the peer's
+    /// handshake flight released, from that flight's leaving to the held
+    /// segment's arrival (the peer was in its handshake until then).
+    cost_ns: i64,
     ack_delay_ns: i64,
+    /// Released by the peer's handshake flight, not an ACK.
+    by_flight: bool,
 }
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -219,8 +230,29 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     // continues a TLS record begun before the silence (its bytes were
     // written then, so it was held, not composed as a reply).
     let mut parked: Option<(i64, &SegmentRecord, bool, u64)> = None;
+    // A handshake flight of the peer's (TLS records only, outside every
+    // answer) that acknowledged the last small segment: a release for a
+    // segment that continues the request the sender had begun before it
+    // (a false-started request's tail, held behind the client's own
+    // Finished until the server's Finished acknowledged it: nDPI's
+    // ndpi-viber 8, 170 ms). A request is not composed as a reply to the
+    // handshake's end; a body sent after an HTTP `100 Continue` is (no
+    // TLS handshake record carries that).
+    let mut flight_release: Option<(i64, &SegmentRecord, bool, u64)> = None;
     // The receiver's last data segment, when it reached the sender.
     let mut peer_data: Option<(i64, &SegmentRecord)> = None;
+    let handshake_frames: Vec<u64> = f
+        .report
+        .tls
+        .as_ref()
+        .map(|t| {
+            t.messages
+                .iter()
+                .filter(|m| m.direction == receiver)
+                .map(|m| m.frame)
+                .collect()
+        })
+        .unwrap_or_default();
     let record_spans: Vec<(u64, u64)> = f
         .report
         .tls
@@ -259,9 +291,18 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                     parked = release;
                 }
                 release = None;
+                flight_release = None;
                 if acked.is_none_or(|a| seq::lt(a, r.ack)) {
+                    let (small_before, bytes) = (outstanding.small > 0, outstanding.bytes);
                     acked = Some(r.ack);
                     outstanding.acknowledge(r.ack);
+                    let small = small_before && outstanding.small == 0;
+                    let flight = r.len > 0
+                        && handshake_frames.contains(&r.frame)
+                        && in_response(f, r.frame).is_none();
+                    if small && flight {
+                        flight_release = Some((t, r, small, bytes));
+                    }
                 }
                 continue;
             }
@@ -279,6 +320,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                     release = Some((t, r, small, bytes));
                 }
                 parked = None;
+                flight_release = None;
             }
             continue;
         }
@@ -287,7 +329,17 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 .iter()
                 .any(|(a, b)| *a <= p.frame && p.frame < r.frame && r.frame <= *b)
         });
-        let candidate = release.or(if continues_record { parked } else { None });
+        let continues_request = flight_release.is_some()
+            && release.is_none()
+            && prev.is_some_and(|(_, p, _)| continues_message(f, p, r));
+        let candidate =
+            release
+                .or(if continues_record { parked } else { None })
+                .or(if continues_request {
+                    flight_release
+                } else {
+                    None
+                });
         if let (Some((tp, p, in_flight)), Some((ta, a, small, bytes))) = (prev, candidate) {
             // The clock shift is only as good as the handshake's estimate of the
             // sender's side of the path: allow the tolerance both ways.
@@ -338,7 +390,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 .flatten()
                 .max_by_key(|&(_, td)| td)
             {
-                Some((d, td)) if td > tp && !continues_record => (d, td),
+                Some((d, td)) if td > tp && !continues_record && !continues_request => (d, td),
                 _ => (p, tp),
             };
             let silence = t - tp;
@@ -370,13 +422,30 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 // ACK may carry a stale TSval: sender_clock.rs.)
                 let ack_delay =
                     f.on_clock_of(receiver, a) - f.ack_held_after_sending_ns(a) - arrived;
+                // Released by the peer's handshake flight (a server's
+                // Finished): the peer could take the request no sooner
+                // than that flight left, so the hold cost the round trip
+                // from its leaving to the held tail's arrival, not the
+                // silence (nDPI's alexa-app 20: a server 200 ms on its
+                // Finished; the tail held 224 ms cost 57), and the flight
+                // came when the peer's handshake let it, not on a
+                // delayed-ACK timer.
+                let by_flight = release.is_none() && continues_request;
+                let (cost, ack_delay) = if by_flight {
+                    let round_trip = f.on_clock_of(receiver, r) - f.on_clock_of(receiver, a);
+                    (silence.min(round_trip), 0)
+                } else {
+                    (silence, ack_delay)
+                };
                 holds.push(Hold {
                     prev: from,
                     held: r,
                     held_ns: t,
                     ack: a,
                     silence_ns: silence,
+                    cost_ns: cost,
                     ack_delay_ns: ack_delay,
+                    by_flight,
                 });
             }
         }
@@ -385,6 +454,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
         window_full = edge.is_some_and(|e| r.end as u64 + mss as u64 > e);
         prev = Some((t, r, in_flight));
         parked = None;
+        flight_release = None;
     }
     if let Some(from) = holds
         .first()
@@ -731,7 +801,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
         }
     }
     for ((kind, phase), hs) in groups {
-        let total_ns: i64 = hs.iter().map(|h| h.silence_ns).sum();
+        let total_ns: i64 = hs.iter().map(|h| h.cost_ns).sum();
         let mut x = f.finding(kind, Some(phase));
         for h in hs.iter().take(8) {
             x.frames.push(h.held.frame);
@@ -743,7 +813,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
                 from_frame: h.prev.frame,
                 to_frame: h.held.frame,
                 release_frame: Some(h.ack.frame),
-                ms: h.silence_ns as f64 / 1e6,
+                ms: h.cost_ns as f64 / 1e6,
             })
             .collect();
         x.cost_ms = total_ns as f64 / 1e6;
@@ -753,12 +823,13 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             sender,
             held_frame: first.held.frame,
             ack_frame: first.ack.frame,
-            first_silence_ms: first.silence_ns as f64 / 1e6,
+            first_silence_ms: first.cost_ns as f64 / 1e6,
             ack_delay_ms: delay_ms,
             holds: hs.len() as u32,
             protocol: f.protocol,
             behind_handshake: sender == Direction::ClientToServer
-                && hs.iter().all(|h| behind_handshake(f, h)),
+                && hs.iter().all(|h| h.by_flight || behind_handshake(f, h)),
+            released_by_handshake: hs.iter().all(|h| h.by_flight),
             paced: pacing(f, sender, total_ns),
         };
         x.confidence = if f.tls_end_frame.is_some() || plain {

@@ -1097,3 +1097,63 @@ fn the_rest_of_a_request_begun_before_the_silence_was_held_whatever_closed_meanw
     let o = w.run();
     assert_eq!(o.the(NagleHold).frames, o.frames(&[rest, ack]));
 }
+
+/// A false-started TLS 1.2 request of one record larger than a segment
+/// (nDPI's ndpi-viber 8, alexa-app 20): its first segment full, sent
+/// right behind the client's Finished; its rest, small, waits for the ACK
+/// of that Finished, which comes with the server's Finished `finished`
+/// ms after the client's flight arrived.
+fn false_started_tail(finished: f64) -> (Outcome, [Id; 3]) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let took = Turnarounds {
+        hello: 0.5,
+        client: 1.0,
+        finished,
+    };
+    let hs = tls12_handshake(&mut w, 40.1, took, true, false);
+    let request = encrypted(MSS as usize + 166);
+    let (head, rest) = request.split_at(MSS as usize);
+    let head = w.send(C, w.sent(hs.client_flight) + 0.01, leak(head.to_vec()));
+    let tail = w.send(
+        C,
+        w.arrival(hs.server_finished) + KERNEL,
+        leak(rest.to_vec()),
+    );
+    let answer = w.send(S, w.arrival(tail) + 0.5, leak(encrypted(300)));
+    w.ack(C, w.arrival(answer));
+    (w.run(), [head, hs.server_finished, tail])
+}
+
+#[test]
+fn a_false_started_requests_tail_behind_the_clients_finished_is_a_hold_of_a_round_trip() {
+    // The server's Finished at once: the tail held a round trip, all of
+    // it the hold's (the server could have taken the whole request then).
+    for finished in [0.5, 150.0] {
+        let (o, [head, fin, tail]) = false_started_tail(finished);
+        let f = o.the(NagleHold);
+        o.has_no(NagleDelayedAck);
+        assert_eq!(f.phase, Some(Phase::FirstByte));
+        // From the Finished's leaving to the tail's arrival, on the
+        // server's clock: the round trip, however long the server took
+        // for its Finished (150 ms of its own, not the hold's).
+        let round_trip = RTT + KERNEL;
+        assert_waits(
+            &f.waits,
+            &[o.wait(head, tail, Some(fin), round_trip)],
+            EXACT,
+        );
+        assert!(
+            matches!(
+                f.detail,
+                crate::model::Detail::Nagle {
+                    released_by_handshake: true,
+                    behind_handshake: true,
+                    ..
+                }
+            ),
+            "{:?}",
+            f.detail
+        );
+    }
+}
