@@ -241,30 +241,17 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
     let mut flight_release: Option<(i64, &SegmentRecord, bool, u64)> = None;
     // The receiver's last data segment, when it reached the sender.
     let mut peer_data: Option<(i64, &SegmentRecord)> = None;
-    let handshake_frames: Vec<u64> = f
-        .report
-        .tls
-        .as_ref()
-        .map(|t| {
-            t.messages
-                .iter()
-                .filter(|m| m.direction == receiver)
-                .map(|m| m.frame)
-                .collect()
-        })
-        .unwrap_or_default();
-    let record_spans: Vec<(u64, u64)> = f
-        .report
-        .tls
-        .as_ref()
-        .map(|t| {
-            t.messages
-                .iter()
-                .filter(|m| m.first_frame < m.frame)
-                .map(|m| (m.first_frame, m.frame))
-                .collect()
-        })
-        .unwrap_or_default();
+    let messages = f.report.tls.as_ref().map_or(&[][..], |t| &t.messages[..]);
+    let handshake_frames: Vec<u64> = messages
+        .iter()
+        .filter(|m| m.direction == receiver)
+        .map(|m| m.frame)
+        .collect();
+    let record_spans: Vec<(u64, u64)> = messages
+        .iter()
+        .filter(|m| m.first_frame < m.frame)
+        .map(|m| (m.first_frame, m.frame))
+        .collect();
     let mut holds = Vec::new();
     for &(t, r) in events {
         if r.dir == receiver {
