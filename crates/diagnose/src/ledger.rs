@@ -971,7 +971,7 @@ fn report_with(
     // A client's reply to a message the server sent on its own (a ping)
     // asks nothing: the server's next data came at its own pace. (Both
     // read the exchanges, not the rows the first marks.)
-    let (mut idle, replies, pushed, abandoned, paused, balancer) = {
+    let (mut idle, replies, pushed, abandoned, paused, balancer, discarded) = {
         let facts = facts_of!(&report, &[]);
         let balancer = crate::detect::behind_balancer(&facts);
         // The senders' own pauses in each response transfer and upload:
@@ -1067,6 +1067,7 @@ fn report_with(
             crate::detect::abandoned_exchanges(&facts),
             paused,
             balancer,
+            facts.handshake_discarded(),
         )
     };
     if let Some(rtt) = rtt_ns.filter(|r| *r > 0) {
@@ -1103,6 +1104,21 @@ fn report_with(
     }
     if !idle.is_empty() {
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);
+    }
+    // A handshake its client let go as it ended (a browser's losing
+    // racer): nobody waited for it.
+    if discarded {
+        for r in report
+            .ledger
+            .iter_mut()
+            .filter(|r| r.phase == Phase::TlsHandshake)
+        {
+            r.ideal_rtts = r.rtts;
+            r.excess_rtts = r.rtts.map(|_| 0.0);
+            r.excess_ms = r.excess_ms.map(|_| 0.0);
+            r.ideal_basis = HANDSHAKE_DISCARDED.into();
+        }
+        (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
     }
     mark_idle(
         &mut report,
@@ -1247,6 +1263,10 @@ const TIMER_PACED: &str =
 /// came is what it took.
 const CLIENT_CLOSED: &str =
     "the client closed (its FIN or RST) before the answer came: nobody waited for it, idle, not latency";
+/// Why the ideal of a TLS handshake its client let go as it ended is
+/// what it took.
+const HANDSHAKE_DISCARDED: &str =
+    "the client closed the connection as its handshake ended, with no request (a browser keeps the first of its racing connections): nobody waited for it, not latency";
 /// Why the ideal of an exchange whose request asked the server to wait
 /// is what it took.
 const ASKED_TO_WAIT: &str =

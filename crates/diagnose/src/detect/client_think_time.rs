@@ -64,7 +64,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let threshold = threshold_of(rtt);
     let waits = slow(handshake_client_turns(f), threshold);
     preamble(f, threshold, out);
-    if waits.is_empty() {
+    // (Nor a handshake its client let go as it ended: no one waited.)
+    if waits.is_empty() || f.handshake_discarded() {
         return;
     }
     let mut x = f.finding(FindingKind::ClientThinkTime, Some(Phase::TlsHandshake));

@@ -848,6 +848,78 @@ impl<'a> Facts<'a> {
         on_arrival.then_some((k, ack.frame))
     }
 
+    /// The connection carried no request, its client sent nothing after its
+    /// Finished but alerts (a close_notify), and closed (FIN or RST) within
+    /// [`rttdoc_analyze::READY_NS`] of its Finished, before the server closed: it used the
+    /// connection for nothing, and let it go as its handshake ended
+    /// (a browser racing connections keeps the first to finish): nobody
+    /// waited for that handshake (`tls_extra_rtt`, the hosts' turns in it,
+    /// the ledger's row).
+    pub fn handshake_discarded(&self) -> bool {
+        let client = Direction::ClientToServer;
+        let Some(tls) = self
+            .report
+            .tls
+            .as_ref()
+            .filter(|_| self.exchanges.is_empty())
+        else {
+            return false;
+        };
+        let mine = |m: &&crate::model::TlsMessageRef| m.direction == client;
+        let Some(finished) = tls
+            .messages
+            .iter()
+            .rev()
+            .filter(mine)
+            .find(|m| {
+                matches!(
+                    m.message,
+                    crate::model::TlsMessage::Finished
+                        | crate::model::TlsMessage::FinishedEncrypted
+                )
+            })
+            .map(|m| m.frame)
+        else {
+            return false;
+        };
+        let alert = |frame: u64| {
+            tls.messages.iter().filter(mine).any(|m| {
+                m.frame == frame
+                    && matches!(
+                        m.message,
+                        crate::model::TlsMessage::Alert { .. }
+                            | crate::model::TlsMessage::AlertEncrypted
+                    )
+            })
+        };
+        let Some(close) = self
+            .timeline
+            .iter()
+            .find(|r| r.dir == client && (r.flags.fin() || r.flags.rst()))
+        else {
+            return false;
+        };
+        let data_after = self
+            .timeline
+            .iter()
+            .any(|r| r.dir == client && r.len > 0 && r.frame > finished && !alert(r.frame));
+        if data_after {
+            return false;
+        }
+        // Closed first, of its own accord: not answering the server's close
+        // (a test of the handshake alone, rtshark's tcp_fragmentation).
+        let server_closed_first = self.timeline.iter().any(|r| {
+            r.dir == Direction::ServerToClient
+                && r.frame < close.frame
+                && (r.flags.fin() || r.flags.rst())
+        });
+        // Its Finished (a close_notify after it is the close's own).
+        !server_closed_first
+            && self
+                .record(finished)
+                .is_some_and(|d| close.ts_ns - d.ts_ns <= rttdoc_analyze::READY_NS)
+    }
+
     /// What a sender saw: its data segments (those `data` keeps, up to
     /// `up_to_frame`) and the peer's ACKs, on the sender's clock, in time
     /// order. The peer's packets sort `peer_skew` earlier than their shifted

@@ -157,7 +157,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         later_ms += w.ms;
         handshake.push(w);
     }
-    if !handshake.is_empty() {
+    // (A handshake its client let go as it ended was waited on by no
+    // one: nDPI's malware.pcap 2, the client's alert and FIN 0.5 ms after
+    // its Finished, the server's Finished reset.)
+    if !handshake.is_empty() && !f.handshake_discarded() {
         let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
         let total: f64 = handshake.iter().map(|w| w.ms).sum();
         x.frames = match hello_frames {

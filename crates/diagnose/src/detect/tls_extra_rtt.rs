@@ -19,7 +19,7 @@
 //! finding is made.
 //! Nor is a handshake nobody used a wait: a connection whose client sent
 //! nothing after its Finished but alerts, and closed (its FIN or RST)
-//! within a client's turnaround ([`READY_NS`]) of that Finished, before
+//! within a client's turnaround (`READY_NS`: `Facts::handshake_discarded`) of that Finished, before
 //! the server closed, delayed nothing: a browser racing several connections to one site keeps the
 //! first to finish its handshake and closes the others as theirs end
 //! (nDPI's reddit.pcap 15 and 57: FINs 0.11 and 2.7 ms after their
@@ -29,69 +29,7 @@
 //! Cost: the row's excess.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
-use rttdoc_analyze::READY_NS;
-
-/// The connection carried no request, its client sent nothing after its
-/// Finished but alerts (a close_notify), and closed (FIN or RST) within
-/// [`READY_NS`] of its Finished, before the server closed: it used the
-/// connection for nothing, and let it go as its handshake ended.
-fn discarded_at_once(f: &Facts<'_>) -> bool {
-    let client = Direction::ClientToServer;
-    let Some(tls) = f.report.tls.as_ref().filter(|_| f.exchanges.is_empty()) else {
-        return false;
-    };
-    let mine = |m: &&crate::model::TlsMessageRef| m.direction == client;
-    let Some(finished) = tls
-        .messages
-        .iter()
-        .rev()
-        .filter(mine)
-        .find(|m| {
-            matches!(
-                m.message,
-                TlsMessage::Finished | TlsMessage::FinishedEncrypted
-            )
-        })
-        .map(|m| m.frame)
-    else {
-        return false;
-    };
-    let alert = |frame: u64| {
-        tls.messages.iter().filter(mine).any(|m| {
-            m.frame == frame
-                && matches!(
-                    m.message,
-                    TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
-                )
-        })
-    };
-    let Some(close) = f
-        .timeline
-        .iter()
-        .find(|r| r.dir == client && (r.flags.fin() || r.flags.rst()))
-    else {
-        return false;
-    };
-    let data_after = f
-        .timeline
-        .iter()
-        .any(|r| r.dir == client && r.len > 0 && r.frame > finished && !alert(r.frame));
-    if data_after {
-        return false;
-    }
-    // Closed first, of its own accord: not answering the server's close
-    // (a test of the handshake alone, rtshark's tcp_fragmentation).
-    let server_closed_first = f.timeline.iter().any(|r| {
-        r.dir == Direction::ServerToClient
-            && r.frame < close.frame
-            && (r.flags.fin() || r.flags.rst())
-    });
-    // Its Finished (a close_notify after it is the close's own).
-    !server_closed_first
-        && f.record(finished)
-            .is_some_and(|d| close.ts_ns - d.ts_ns <= READY_NS)
-}
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
 
 /// A summary: reads the first pass's findings (`causes_found`), never
 /// adds to them (see [`super::run`]).
@@ -107,7 +45,7 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
     if excess < 0.5 {
         return None;
     }
-    if discarded_at_once(f) {
+    if f.handshake_discarded() {
         return None;
     }
     let causes: Vec<&Finding> = causes_found
