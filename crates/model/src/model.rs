@@ -957,6 +957,10 @@ pub enum Detail {
         /// starting a full handshake earlier in the capture: a full one
         /// would have taken it one round trip too.
         false_start: bool,
+        /// No round trip was measured (behind a relay that answered the
+        /// TCP handshake itself): how long the round trip saved or lost
+        /// was is not known, so neither is the cost.
+        rtt_unknown: bool,
     },
     /// 0-RTT early data, and whether the server took it.
     EarlyData {

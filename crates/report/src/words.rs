@@ -574,9 +574,20 @@ pub fn explanation(x: &Finding) -> String {
             unused,
             idle_ms,
             false_start,
+            rtt_unknown,
         } => {
             let version = version.map_or("TLS".to_string(), |v| v.to_string());
             match (x.kind, round_trip) {
+                (FindingKind::Resumption, true) if *rtt_unknown && !*unused => format!(
+                    "The session was resumed: an abbreviated {version} handshake, one round trip shorter. No round trip was \
+                     measured on this connection (a relay or proxy next to the client answered its TCP handshake, or the capture timed none), \
+                     so how much that saved is not known."
+                ),
+                (FindingKind::ResumptionMissed, true) if *rtt_unknown => format!(
+                    "The client offered to resume a session but the server did a full {version} handshake, one round trip more (2 instead of 1); \
+                     no round trip was measured on this connection (a relay or proxy next to the client answered its TCP handshake, or the capture \
+                     timed none), so how long that was is not known."
+                ),
                 (FindingKind::Resumption, false) if *false_start && !*unused => format!(
                     "The session was resumed (an abbreviated {version} handshake), but this client was seen using False Start \
                      on a full handshake earlier in the capture (its request sent with its Finished): a full handshake would \
@@ -2658,6 +2669,27 @@ mod tests {
                 person,
                 "{fix}"
             );
+        }
+    }
+
+    /// Without a measured round trip (a relay answered the TCP
+    /// handshake: nDPI's ndpi-snapchat 2), a resumption's saving is
+    /// named unknown, not "nothing was saved".
+    #[test]
+    fn a_resumption_without_a_round_trip_says_its_saving_is_unknown() {
+        for unknown in [true, false] {
+            let mut x = crate::test_support::finding(FindingKind::Resumption, 0.0);
+            x.detail = Detail::Resumption {
+                round_trip: true,
+                version: None,
+                unused: false,
+                idle_ms: 50.5,
+                false_start: false,
+                rtt_unknown: unknown,
+            };
+            let said = explanation(&x);
+            assert_eq!(said.contains("is not known"), unknown, "{said}");
+            assert_eq!(said.contains("nothing was saved"), !unknown, "{said}");
         }
     }
 

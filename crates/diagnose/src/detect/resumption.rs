@@ -49,7 +49,10 @@ use rttdoc_analyze::{seq, READY_NS};
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
+    // (Unknown behind a relay that answered the TCP handshake itself: then
+    // so is what a round trip saved or lost, and no cost is claimed.)
     let rtt_ms = f.rtt_ns.map(|r| r as f64 / 1e6).unwrap_or(0.0);
+    let rtt_unknown = f.rtt_ns.is_none();
     // Every version before TLS 1.3 takes two round trips for a full
     // handshake and one for an abbreviated one, as the ledger's ideal.
     let before_tls13 = tls.version.is_some_and(|v| !v.is_tls13());
@@ -90,13 +93,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             } else {
                 0.0
             };
-            x.confidence = 1.0;
+            x.confidence = if rtt_unknown { 0.6 } else { 1.0 };
             x.detail = Detail::Resumption {
                 round_trip,
                 version: tls.version,
                 unused,
                 idle_ms,
                 false_start,
+                rtt_unknown,
             };
             out.push(x);
         }
@@ -121,6 +125,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 unused,
                 idle_ms: 0.0,
                 false_start,
+                rtt_unknown,
             };
             out.push(x);
         }

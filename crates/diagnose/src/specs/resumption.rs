@@ -218,11 +218,15 @@ fn a_resumption_whose_request_came_later_saved_only_the_round_trip_it_did_not_id
     assert_ms(o.the(Resumption).cost_ms, -RTT, 1e-6, "1 RTT instead of 2");
 }
 
-/// A TLS 1.2 session resumed with a ticket, captured at the client: the
-/// wire so far and the client's ChangeCipherSpec and Finished.
-fn resumed_at_client() -> (Wire, Id) {
+/// A TLS 1.2 session resumed with a ticket, captured at the client (the
+/// SYN-ACK a relay's with no option when `relay`): the wire so far and
+/// the client's ChangeCipherSpec and Finished.
+fn resumed_at_client(relay: bool) -> (Wire, Id) {
     let mut w = Wire::new(Path::at_client(RTT));
-    w.handshake(0.0);
+    let [_, syn_ack, _] = w.handshake(0.0);
+    if relay {
+        w.edit(syn_ack, |s| s.options.mss = None);
+    }
     let ch = w.send(
         C,
         40.1,
@@ -247,7 +251,7 @@ fn resumed_at_client() -> (Wire, Id) {
 /// client had it when the handshake let it, and the round trip was saved.
 #[test]
 fn a_request_nagle_held_behind_the_finished_was_no_idle_client() {
-    let (mut w, cf) = resumed_at_client();
+    let (mut w, cf) = resumed_at_client(false);
     let ack = w.ack(S, w.arrival(cf) + 100.0);
     let q = w.send(C, w.arrival(ack) + 0.05, leak(record(23, &[0x17; 200])));
     w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
@@ -264,7 +268,7 @@ fn a_request_nagle_held_behind_the_finished_was_no_idle_client() {
 #[test]
 fn a_request_the_capture_missed_but_the_server_acknowledged_was_no_idle_client() {
     for dropped in [true, false] {
-        let (mut w, cf) = resumed_at_client();
+        let (mut w, cf) = resumed_at_client(false);
         let mut missed = Vec::new();
         if dropped {
             let q = w.send(C, w.sent(cf) + 0.1, leak(record(23, &[0x17; 200])));
@@ -280,6 +284,35 @@ fn a_request_the_capture_missed_but_the_server_acknowledged_was_no_idle_client()
             assert_ms(cost, -RTT, 1e-6, "1 RTT instead of 2");
         } else {
             assert_eq!(cost, 0.0, "the client idled a second");
+        }
+    }
+}
+
+/// Behind a relay that answered the TCP handshake itself (nDPI's
+/// ndpi-snapchat 2: a phone's VPN capture app), no round trip is
+/// measured: a request 50 ms after the handshake is neither "later than
+/// the round trip" nor a known saving. The control, the server's own
+/// SYN-ACK: 30 ms of its 40 ms round trip idled, 10 saved.
+#[test]
+fn behind_a_relay_what_a_resumption_saved_is_not_known() {
+    for relay in [true, false] {
+        let (mut w, cf) = resumed_at_client(relay);
+        let q = w.send(C, w.sent(cf) + 50.0, leak(record(23, &[0x17; 200])));
+        w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
+        let o = w.run();
+        let f = o.the(Resumption);
+        let unknown = matches!(
+            f.detail,
+            crate::model::Detail::Resumption {
+                rtt_unknown: true,
+                ..
+            }
+        );
+        assert_eq!(unknown, relay, "{:?}", f.detail);
+        if relay {
+            assert_eq!(f.cost_ms, 0.0);
+        } else {
+            assert_ms(f.cost_ms, -10.0, 0.2, "the round trip less the idle");
         }
     }
 }
