@@ -19,7 +19,11 @@
 //! flight's serialization, which the handshake's round trip does not
 //! show); without such an ACK there, nothing is claimed, and where the
 //! client's TSvals keep a clock (sender_clock.rs) what its uplink held
-//! the answer beyond that ACK is the path's (a phone's Wi-Fi). Each is a wait
+//! the answer beyond that ACK is the path's (a phone's Wi-Fi), and the
+//! turn no longer than the client's own ticks between that ACK and the
+//! answer, plus one, where the clock's rate is known (nDPI's
+//! ja3_lots_of_cipher_suites_2_anon 0: 4 ticks at 100 Hz, 2.1 s apart
+//! at the capture). Each is a wait
 //! from the server's last segment to the client's answer, with no
 //! releasing packet (the client's own work ended it). Cost: the waits'
 //! sum. Not when the
@@ -286,10 +290,18 @@ pub(super) fn client_time(f: &Facts<'_>, t: &HandshakeTurn) -> Option<i64> {
             if f.rtt_ns.is_none_or(|rtt| since < threshold_of(rtt)) {
                 return since;
             }
-            let held_beyond = f.record(t.answer_frame).map_or(0, |answer| {
-                (f.held_after_sending_ns(answer) - f.held_after_sending_ns(ack)).max(0)
-            });
-            since - held_beyond
+            let Some(answer) = f.record(t.answer_frame) else {
+                return since;
+            };
+            let held_beyond =
+                (f.held_after_sending_ns(answer) - f.held_after_sending_ns(ack)).max(0);
+            // And no longer than the client's own clock says the answer
+            // left after the ACK (nDPI's ja3_lots_of_cipher_suites_2_anon
+            // 0: a bursty uplink spread packets stamped in one 10 ms tick
+            // over 360 ms; the ACK and the key exchange 4 ticks apart,
+            // 30-50 ms, had read as 71.7).
+            let own = f.sent_apart_at_most_ns(ack, answer).unwrap_or(i64::MAX);
+            (since - held_beyond).min(own)
         });
     match since_ack {
         Some(since_ack) if at_client => Some(since_ack.min(t.wait_ns)),

@@ -86,6 +86,10 @@ pub struct SenderClock {
     drift_from_ns: i64,
     /// The fastest delivery under that other reading.
     fastest_corrected_ns: i64,
+    /// No other of the common rates kept time and causality over the
+    /// segments: the rate is the sender's even where the clock is read
+    /// loosely.
+    sole_rate: bool,
 }
 
 /// How much earlier than it leaves (or than a capture on its own host
@@ -161,6 +165,17 @@ impl SenderClock {
             as i64
     }
 
+    /// The longest two of this sender's segments can have left apart:
+    /// their ticks apart plus one, and the clocks' drift; None when `b`'s
+    /// tick is before `a`'s or either has no timestamp.
+    pub fn apart_at_most_ns(&self, a: &SegmentRecord, b: &SegmentRecord) -> Option<i64> {
+        if !a.timestamped || !b.timestamped {
+            return None;
+        }
+        let ticks = b.tsval.wrapping_sub(a.tsval) as i32 as i64;
+        (ticks >= 0).then(|| ticks * self.tick_ns + self.margin_ns)
+    }
+
     fn beyond_fastest(&self, r: &SegmentRecord) -> Option<i64> {
         r.timestamped.then(|| {
             let ticks = r.tsval.wrapping_sub(self.origin) as i32 as i64;
@@ -228,6 +243,7 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
     // Capture times are exact to the microsecond; the clocks drift.
     let slack = 500_000 + drift_ns;
     let mut best: Option<(i64, SenderClock)> = None;
+    let mut fitting = 0;
     for hz in RATES_HZ {
         let tick_ns = 1_000_000_000 / hz;
         if average_hz < hz / 2 || average_hz > hz * 2 {
@@ -275,6 +291,7 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
             drift_over_ns: 0,
             drift_from_ns: 0,
             fastest_corrected_ns: fastest_ns,
+            sole_rate: false,
         };
         if need == Span::Short {
             clock.slack_ns = STAMP_SLACK_NS + drift;
@@ -291,11 +308,15 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
                 }
             }
         }
+        fitting += 1;
         if best.is_none_or(|(d, _)| drift < d) {
             best = Some((drift, clock));
         }
     }
-    best.map(|(_, clock)| clock)
+    best.map(|(_, clock)| SenderClock {
+        sole_rate: fitting == 1,
+        ..clock
+    })
 }
 
 /// The `dir` sender's segments that answer one of the peer's: their
@@ -368,6 +389,23 @@ impl Facts<'_> {
     /// not at all where no data was.
     pub fn held_after_sending_ns(&self, r: &SegmentRecord) -> i64 {
         self.any_clock(r.dir).map_or(0, |clock| clock.held_ns(r))
+    }
+
+    /// The longest `a` and `b`, two segments of one sender (`b` sent
+    /// after `a`), can have left apart by that sender's own clock: their
+    /// ticks apart, plus one (each stamped somewhere in its tick), where
+    /// the clock's rate is known: found over the connection, or read
+    /// loosely where no other common rate fits (a loosely read rate
+    /// another would have fitted may be wrong, and the bound with it);
+    /// None otherwise. A pure ACK's TSval may be older than the ACK (a
+    /// delayed-ACK timer's stamp): that only widens the bound from it.
+    pub fn sent_apart_at_most_ns(&self, a: &SegmentRecord, b: &SegmentRecord) -> Option<i64> {
+        if a.dir != b.dir || !a.timestamped || !b.timestamped {
+            return None;
+        }
+        self.sender_clock(a.dir)
+            .or_else(|| self.any_clock(a.dir).filter(|c| c.sole_rate))?
+            .apart_at_most_ns(a, b)
     }
 
     /// How long the path held the pure ACK `a` after its sender sent it,
@@ -694,6 +732,36 @@ mod tests {
             };
             assert!(most >= least, "frame {}: {most}", r.frame);
         }
+    }
+
+    #[test]
+    fn two_segments_left_apart_at_most_their_ticks_and_one_and_a_sole_rate_is_known() {
+        // Found over six seconds at 100 Hz: segments 4 ticks apart left
+        // 50 ms apart at most, however far apart the capture saw them.
+        let timeline = series(100.0);
+        let clock = SenderClock::find(&timeline, S).expect("a clock");
+        let (mut a, mut b) = (timeline[3], timeline[3]);
+        b.tsval = a.tsval.wrapping_add(4);
+        b.ts_ns += 2_000_000_000;
+        let most = clock.apart_at_most_ns(&a, &b).unwrap() as f64 / 1e6;
+        assert!((50.0..51.0).contains(&most), "{most}");
+        a.timestamped = false;
+        assert_eq!(clock.apart_at_most_ns(&a, &b), None);
+        // Read loosely: at 10 Hz over 1.5 s no other common rate is within
+        // twice the ticks' average; at 1 kHz over 250 ms 500 Hz fits too.
+        let slow = short_series(10.0, 6, 300.0, 0.0);
+        assert_eq!(SenderClock::find(&slow, S), None);
+        assert!(
+            SenderClock::loosely(&slow, S)
+                .expect("a loose clock")
+                .sole_rate
+        );
+        let fast = short_series(1000.0, 6, 50.0, 0.0);
+        assert!(
+            !SenderClock::loosely(&fast, S)
+                .expect("a loose clock")
+                .sole_rate
+        );
     }
 
     #[test]
