@@ -393,10 +393,13 @@ pub fn explanation(x: &Finding) -> String {
             // Seconds are beyond any verification or fetch on a working
             // network: a person was asked (Wireshark's rsasnakeoil2.pcap,
             // Firefox 1.5 held 2.8 s on a certificate from an unknown CA
-            // naming another host).
+            // naming another host), or the client had no CPU (nDPI's
+            // android.pcap 9, a phone starting up, its handshakes stalling
+            // together).
             let person = if *longest_ms >= PROMPT_MS {
-                " A turn of seconds is longer than any of that takes on a working network: most likely a person was asked, \
-                 a browser's warning about a certificate it does not trust or that names another host, or a client certificate's PIN."
+                " A turn of seconds is longer than any of that takes on a working network: a person was asked (a browser's warning \
+                 about a certificate it does not trust or that names another host, a client certificate's PIN), or the client had no CPU \
+                 for its TLS code (a phone starting up, many handshakes at once: its other connections' turns then stall alike)."
             } else {
                 ""
             };
@@ -1742,9 +1745,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              give the TLS terminator CPU; check for OCSP or key-server fetches in the handshake."
             .into(),
         Detail::ClientThinkTime { longest_ms, .. } if *longest_ms >= PROMPT_MS => {
-            "Check the certificate the client was shown (`openssl s_client -connect HOST:443 -servername HOST`): a certificate its clients trust, \
-             for the name they connect to, spares them the warning; otherwise look for revocation checks and intermediate-certificate fetches \
-             and a slow client-certificate signer."
+            "If a person was asked, check the certificate the client was shown (`openssl s_client -connect HOST:443 -servername HOST`): \
+             a certificate its clients trust, for the name they connect to, spares them the warning. If the client's other handshakes stalled \
+             at the same time, it was busy: fewer connections at start-up, resumption (no verification). Else look for revocation checks, \
+             intermediate-certificate fetches and a slow client-certificate signer."
                 .into()
         }
         Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
@@ -2651,7 +2655,9 @@ mod tests {
 
     /// Wireshark's rsasnakeoil2.pcap: Firefox 1.5 answered the server's
     /// flight 2.8 s late, a certificate from an unknown CA for another
-    /// host; a person was asked. A 60 ms turn is the client's work.
+    /// host: a person was asked. nDPI's android.pcap 9: 1.7 s, the phone's
+    /// other handshakes stalling alike as it started up: no CPU. Both are
+    /// named; a 60 ms turn is the client's work.
     #[test]
     fn a_clients_turn_of_seconds_is_worded_as_a_person_asked() {
         let c = crate::test_support::report(443);
