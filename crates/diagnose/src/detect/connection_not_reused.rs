@@ -28,8 +28,9 @@
 //! Nor when the server refused a SYN of this connection (its RST before
 //! the SYN-ACK: it was not accepting connections, and a client that tries
 //! again has nothing kept to count on). A set-up shorter than 2 ms (the
-//! ledger's floor for an excess: loopback, a LAN) is not reported: there
-//! was nothing to win. The set-up is the TCP handshake's round trip, and
+//! ledger's floor for an excess: loopback, a LAN, a relay next to the
+//! client that answered the SYN itself) is not reported: there was
+//! nothing to win, or nothing the capture shows. The set-up is the TCP handshake's round trip, and
 //! a TLS handshake before the request (its round trips and both hosts'
 //! key exchange: the wait from the SYN to the request); not what else the
 //! wait held without TLS (a greeting a server that speaks first was slow
@@ -159,6 +160,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let reached = release.ts_ns.saturating_add(f.client_side_ns);
         reached.saturating_sub(syn.ts_ns).clamp(0, wait_ns)
     };
+    // (The floor on what is claimed too: with no round trip measured, the
+    // set-up above was the whole wait; nDPI's waze.pcap 15, a relay next
+    // to the client answering the SYN in 1.5 ms.)
+    if waited_ns < super::causality::EXCESS_FLOOR_NS {
+        return;
+    }
     // The last answer on the closer's clock: a client closes after the
     // answer reached it.
     let shift = if previous.closed_by_server {
