@@ -55,6 +55,11 @@ const BESIDE_SEGMENTS: usize = 64;
 /// Hosts' clocks run within this of real time (NTP-disciplined or not,
 /// crystals stay well inside 100 ppm).
 const DRIFT_PPM: i64 = 100;
+/// The most a sender's tick rate can be off its standard one: NTP slews
+/// a clock by 500 ppm at most, twice that for margin. A loosely read
+/// clock's early and late fastest deliveries drifting apart faster than
+/// this drifted by the path (a queue that came or went), not the rate.
+const MAX_RATE_ERROR_PPM: i64 = 1000;
 
 /// One sender's clock: its tick, and the fastest delivery its segments
 /// showed.
@@ -141,7 +146,12 @@ impl SenderClock {
     /// not quite the sender's: its hold is the longer of the two
     /// readings, the standard rate's and the one under which they agree
     /// (a rate in between holds less than one of them: each delivery
-    /// less the fastest is linear in the rate, their maximum convex).
+    /// less the fastest is linear in the rate, their maximum convex),
+    /// where that rate is one a clock can run at
+    /// ([`MAX_RATE_ERROR_PPM`]); a faster drift is the path's, and the
+    /// standard rate's reading (measured from the fastest delivery,
+    /// which a path that changed leaves below every other's base) alone
+    /// bounds it.
     /// nDPI's netflix 40: a server's 250 Hz ticks drifted 17.7 ms over
     /// three seconds, the last two segments after an idle spell; an
     /// answer 0.13 s from the fastest delivery and 6 ms beyond it was
@@ -227,9 +237,12 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
     if !enough {
         return None;
     }
-    // The rate the ticks average over the span (within twice a
-    // candidate's for it to be judged), and what the clocks can drift
-    // apart over it.
+    // The rate the ticks average over the span (no more than twice a
+    // candidate's for it to be judged: a path that held segments only
+    // lengthens the span, so the average may fall far below the
+    // sender's rate, never far above it; nDPI's netflix 46, a 1 kHz
+    // server's burst stamped in one tick and queued 600 ms, averaged
+    // 200 Hz), and what the clocks can drift apart over it.
     let average_hz = ticks * 1_000_000_000 / span;
     let drift_ns = span / 1_000_000 * DRIFT_PPM;
     // The fastest delivery in the first and the last third of the
@@ -246,7 +259,7 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
     let mut fitting = 0;
     for hz in RATES_HZ {
         let tick_ns = 1_000_000_000 / hz;
-        if average_hz < hz / 2 || average_hz > hz * 2 {
+        if average_hz > hz * 2 {
             continue;
         }
         let delivery = |(t, v): (i64, i64)| t - v * tick_ns;
@@ -296,7 +309,12 @@ fn best_fit(timeline: &[SegmentRecord], dir: Direction, need: Span) -> Option<Se
         if need == Span::Short {
             clock.slack_ns = STAMP_SLACK_NS + drift;
             if let Some(((early, early_at), (late, late_at))) = thirds {
-                if late_at != early_at {
+                // (A rate further off its standard than a clock runs, NTP
+                // slewing it included, is no clock's: that drift is the
+                // path's, and the standard rate's reading stands alone.)
+                let plausible = (late - early).abs() as i128 * 1_000_000
+                    <= MAX_RATE_ERROR_PPM as i128 * (late_at - early_at).abs() as i128;
+                if late_at != early_at && plausible {
                     clock.drift_ns = late - early;
                     clock.drift_over_ns = late_at - early_at;
                     clock.drift_from_ns = early_at;
@@ -747,21 +765,57 @@ mod tests {
         assert!((50.0..51.0).contains(&most), "{most}");
         a.timestamped = false;
         assert_eq!(clock.apart_at_most_ns(&a, &b), None);
-        // Read loosely: at 10 Hz over 1.5 s no other common rate is within
-        // twice the ticks' average; at 1 kHz over 250 ms 500 Hz fits too.
-        let slow = short_series(10.0, 6, 300.0, 0.0);
-        assert_eq!(SenderClock::find(&slow, S), None);
-        assert!(
-            SenderClock::loosely(&slow, S)
-                .expect("a loose clock")
-                .sole_rate
-        );
+        // Read loosely with nothing to rule a rate out (no segment of the
+        // peer's it answers): at 1 kHz over 250 ms, 500 Hz fits too, and
+        // the rate is not known (a_queue_that_spreads_... has one that is).
         let fast = short_series(1000.0, 6, 50.0, 0.0);
         assert!(
             !SenderClock::loosely(&fast, S)
                 .expect("a loose clock")
                 .sole_rate
         );
+    }
+
+    #[test]
+    fn a_queue_that_spreads_one_ticks_segments_does_not_hide_the_rate() {
+        // nDPI's netflix 46: a 1 kHz server's answer on time (its first
+        // byte 39 ticks after the SYN-ACK, 39 ms later at the capture),
+        // then a burst stamped in that tick queued over 600 ms on the
+        // client's downlink, and a few more later: 200 ticks over a
+        // second, an average of 200 Hz. The queue only lengthens the
+        // capture's span, never the ticks': a rate above twice the
+        // average is still the sender's, and the answer was held a tick
+        // at most.
+        let hz = 1000.0;
+        // The client's SYN, captured just before the server's SYN-ACK
+        // that acknowledges it: a rate slower than the server's puts that
+        // SYN-ACK's tick before it.
+        let mut syn = seg(0, 0.0, 19.5, hz);
+        syn.dir = Direction::ClientToServer;
+        syn.flags = TcpFlags::SYN;
+        syn.seq = 0;
+        syn.timestamped = false;
+        let mut timeline = vec![
+            syn,
+            seg(1, 0.0, 20.0, hz),
+            seg(2, 38.0, 20.0, hz),
+            seg(3, 39.0, 20.0, hz),
+        ];
+        for i in 0..15u64 {
+            timeline.push(seg(4 + i, 39.0, 20.0 + 40.0 * (i + 1) as f64, hz));
+        }
+        for i in 0..4u64 {
+            let sent = 100.0 + 33.0 * i as f64;
+            timeline.push(seg(19 + i, sent, 20.0 + 700.0 - sent + 60.0 * i as f64, hz));
+        }
+        let clock = SenderClock::loosely(&timeline, S).expect("a loose clock");
+        assert_eq!(clock.tick_ns, 1_000_000);
+        // (No other rate keeps the SYN-ACK after the SYN: the rate is
+        // known.)
+        assert!(clock.sole_rate);
+        // The drift, 600 ms in 700, is the queue's, not a clock's.
+        let most = clock.held_at_most_ns(&timeline[3]).unwrap() as f64 / 1e6;
+        assert!(most <= 2.0, "{most}");
     }
 
     #[test]
