@@ -1108,17 +1108,11 @@ fn report_with(
     // A handshake its client let go as it ended (a browser's losing
     // racer): nobody waited for it.
     if discarded {
-        for r in report
-            .ledger
-            .iter_mut()
-            .filter(|r| r.phase == Phase::TlsHandshake)
-        {
-            r.ideal_rtts = r.rtts;
-            r.excess_rtts = r.rtts.map(|_| 0.0);
-            r.excess_ms = r.excess_ms.map(|_| 0.0);
-            r.ideal_basis = HANDSHAKE_DISCARDED.into();
-        }
-        (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
+        rows_idle(
+            &mut report,
+            |r| r.phase == Phase::TlsHandshake,
+            HANDSHAKE_DISCARDED,
+        );
     }
     mark_idle(
         &mut report,
@@ -1406,9 +1400,17 @@ fn request_waits_before_a_hole(
 /// the reason `basis`: their ideal is what they took, so nothing of them
 /// is excess, and the connection's excess is summed again.
 fn idle_rows(report: &mut ConnectionReport, idle: &[usize], phases: &[Phase], basis: &str) {
-    for r in report.ledger.iter_mut().filter(|r| {
-        phases.contains(&r.phase) && r.exchange.is_some_and(|n| idle.contains(&(n as usize)))
-    }) {
+    rows_idle(
+        report,
+        |r| phases.contains(&r.phase) && r.exchange.is_some_and(|n| idle.contains(&(n as usize))),
+        basis,
+    );
+}
+
+/// Marks the rows `which` picks as not measured, for the reason `basis`
+/// ([`idle_rows`]).
+fn rows_idle(report: &mut ConnectionReport, which: impl Fn(&LedgerRow) -> bool, basis: &str) {
+    for r in report.ledger.iter_mut().filter(|r| which(r)) {
         r.ideal_rtts = r.rtts;
         r.excess_rtts = r.rtts.map(|_| 0.0);
         r.excess_ms = r.excess_ms.map(|_| 0.0);

@@ -829,7 +829,9 @@ pub enum Detail {
         held_frame: u64,
         /// The ACK that released it.
         ack_frame: u64,
-        /// The first hold's silence, and how long the receiver delayed its ACK.
+        /// What the first hold cost: its silence, or, released by the
+        /// server's handshake flight (`released_by_handshake`), the round
+        /// trip from that flight's leaving to the held rest's arrival.
         first_silence_ms: f64,
         /// How long the receiver delayed that ACK.
         ack_delay_ms: f64,

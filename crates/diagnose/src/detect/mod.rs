@@ -874,8 +874,7 @@ impl<'a> Facts<'a> {
             .find(|m| {
                 matches!(
                     m.message,
-                    crate::model::TlsMessage::Finished
-                        | crate::model::TlsMessage::FinishedEncrypted
+                    TlsMessage::Finished | TlsMessage::FinishedEncrypted
                 )
             })
             .map(|m| m.frame)
@@ -887,8 +886,7 @@ impl<'a> Facts<'a> {
                 m.frame == frame
                     && matches!(
                         m.message,
-                        crate::model::TlsMessage::Alert { .. }
-                            | crate::model::TlsMessage::AlertEncrypted
+                        TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
                     )
             })
         };

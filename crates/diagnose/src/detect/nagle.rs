@@ -417,7 +417,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
                 // Finished; the tail held 224 ms cost 57), and the flight
                 // came when the peer's handshake let it, not on a
                 // delayed-ACK timer.
-                let by_flight = release.is_none() && continues_request;
+                let by_flight = continues_request;
                 let (cost, ack_delay) = if by_flight {
                     let round_trip = f.on_clock_of(receiver, r) - f.on_clock_of(receiver, a);
                     (silence.min(round_trip), 0)

@@ -418,7 +418,7 @@ impl Facts<'_> {
     /// None otherwise. A pure ACK's TSval may be older than the ACK (a
     /// delayed-ACK timer's stamp): that only widens the bound from it.
     pub fn sent_apart_at_most_ns(&self, a: &SegmentRecord, b: &SegmentRecord) -> Option<i64> {
-        if a.dir != b.dir || !a.timestamped || !b.timestamped {
+        if a.dir != b.dir {
             return None;
         }
         self.sender_clock(a.dir)
