@@ -1694,25 +1694,38 @@ fn unacked_at(f: &Facts<'_>, t: i64) -> bool {
 
 /// Server segments that left the moment a client ACK arrived for server
 /// data still in flight: Nagle or a window held them, not the application
-/// (a response queued behind session tickets, for one).
+/// (a response queued behind session tickets, for one). Nagle holds only
+/// a segment short of a full one; a full one only a window, which less
+/// than a full segment in flight does not fill (gRPC's 65 KB answer on
+/// loopback a millisecond after the client's ACK of a 13-byte frame:
+/// the server's turn, not a hold).
 fn held_segments(f: &Facts<'_>) -> std::collections::HashSet<u64> {
     let server = Direction::ServerToClient;
+    let mss = f.mss(server);
     let events = f.sender_view(server, u64::MAX, |r| r.len > 0, f.peer_skew());
     let mut sent_end: Option<u32> = None;
     let mut acked: Option<u32> = None;
-    // The last ACK that advanced, when it found data still unacknowledged.
-    let mut release: Option<i64> = None;
+    // The last ACK that advanced, when it found data still
+    // unacknowledged: when, and how much was in flight.
+    let mut release: Option<(i64, u32)> = None;
     let mut held = std::collections::HashSet::new();
     for (t, r) in events {
         if r.dir != server {
             if acked.is_none_or(|a| seq::lt(a, r.ack)) {
-                let outstanding = sent_end.is_some_and(|e| acked.is_none_or(|a| seq::lt(a, e)));
+                let in_flight = match (sent_end, acked) {
+                    (Some(e), Some(a)) if seq::lt(a, e) => e.wrapping_sub(a),
+                    (Some(_), None) => mss,
+                    _ => 0,
+                };
                 acked = Some(r.ack);
-                release = outstanding.then_some(t);
+                release = (in_flight > 0).then_some((t, in_flight));
             }
             continue;
         }
-        if release.is_some_and(|ta| f.released_by(Direction::ServerToClient, t, ta)) {
+        let holdable = |in_flight: u32| r.len < mss || in_flight >= mss;
+        if release.is_some_and(|(ta, in_flight)| {
+            holdable(in_flight) && f.released_by(Direction::ServerToClient, t, ta)
+        }) {
             held.insert(r.frame);
         }
         sent_end = Some(sent_end.map_or(r.end, |e| seq::max(e, r.end)));

@@ -483,6 +483,50 @@ fn a_response_held_by_nagle_behind_unacknowledged_data_is_not_think_time() {
     o.has_no(ServerThinkTime);
 }
 
+/// An HTTP/2 server (Cloudflare, pcap_doctor's quic-with-secrets.pcapng)
+/// sends its SETTINGS (537 bytes) as the request arrives and its answer
+/// 14 ms later, `answer` bytes long, just after the client's ACK of the
+/// SETTINGS reached it.
+fn answer_after_settings(answer: usize) -> (Outcome, f64) {
+    let mut w = Wire::new(Path::at_client(11.5));
+    w.handshake(0.0);
+    let get = [(":method", "GET"), (":path", "/"), (":scheme", "http")];
+    let req = w.send(
+        C,
+        100.0,
+        leak([h2::preface(), h2::headers(1, &get)].concat()),
+    );
+    // 88 settings of 6 bytes: a 537-byte frame.
+    let settings = h2::frame(0x4, 0, 0, &[0; 6 * 88]);
+    let settings = w.send(S, w.arrival(req) + 2.0, leak(settings));
+    let ack = w.ack(C, w.arrival(settings));
+    let mut body = h2::frame(0x1, 0x4, 1, &[0x88]); // :status 200
+    body.extend(h2::frame(0x0, 0x1, 1, &vec![b'x'; answer - body.len() - 9]));
+    let resp = w.send(S, w.arrival(ack) + 0.7, leak(body));
+    w.ack(C, w.arrival(resp));
+    let think = w.sent(resp) - w.arrival(req);
+    (w.run(), think)
+}
+
+#[test]
+fn a_full_segment_just_after_an_ack_of_a_small_one_is_the_servers_turn() {
+    // Nagle holds a segment short of a full one only, and 537 bytes in
+    // flight fill no window: the full segment left when the server wrote
+    // it, 14 ms after the request.
+    let (o, think) = answer_after_settings(MSS as usize);
+    let f = o.the(ServerThinkTime);
+    assert_eq!(f.phase, Some(Phase::FirstByte));
+    assert_ms(
+        f.cost_ms,
+        think,
+        EXACT,
+        "answer departure - request arrival",
+    );
+    // A short answer there may have waited in Nagle for that ACK.
+    let (o, _) = answer_after_settings(300);
+    o.has_no(ServerThinkTime);
+}
+
 #[test]
 fn a_response_held_by_nagle_behind_tickets_sent_after_the_request_is_not_think_time() {
     // nginx with tcp_nodelay off, TLS 1.3 (a real capture: tests/data/
