@@ -1260,7 +1260,7 @@ const CLIENT_CLOSED: &str =
 /// Why the ideal of a TLS handshake its client let go as it ended is
 /// what it took.
 const HANDSHAKE_DISCARDED: &str =
-    "the client closed the connection as its handshake ended, with no request (a browser keeps the first of its racing connections): nobody waited for it, not latency";
+    "the client closed the connection as its handshake ended, nothing it sent answered (a browser keeps the first of its racing connections, or another it had for the site): nobody waited for it, not latency";
 /// Why the ideal of an exchange whose request asked the server to wait
 /// is what it took.
 const ASKED_TO_WAIT: &str =

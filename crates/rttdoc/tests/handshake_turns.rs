@@ -107,11 +107,13 @@ fn a_browsers_false_start_ends_its_handshake_at_its_own_finished() {
         (row["start_frame"].as_u64(), row["end_frame"].as_u64()),
         (Some(9), Some(17))
     );
-    assert_eq!(row["ideal_rtts"], 1.0);
     // The ServerHello 90 ms late, the client's Finished 9.4 ms after the
-    // flight's last segment (15).
-    let client = waits_of(c, "client_think_time", "tls_handshake");
-    assert_eq!((client[0].0, client[0].1), (15, 17));
+    // flight's last segment (15); but the client closed 0.6 ms after its
+    // Finished with nothing answered (Chrome letting a new SPDY session
+    // go): nobody waited on either, and the row is idle.
+    assert!(waits_of(c, "client_think_time", "tls_handshake").is_empty());
+    assert!(waits_of(c, "server_think_time", "tls_handshake").is_empty());
+    assert_eq!(row["excess_ms"], 0.0);
     // Stream 2 is TLS 1.3: no False Start, no flag.
     assert!(connection(&doc, 2)["tls"].get("false_start").is_none());
 }
