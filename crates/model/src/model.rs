@@ -863,6 +863,8 @@ pub enum Detail {
         first_pause_ms: f64,
         /// The ACK that ended it.
         first_ack_frame: u64,
+        /// Bytes in flight when it began: the window the sender had.
+        window_bytes: u32,
         /// The flight was the TLS handshake's.
         in_tls_handshake: bool,
     },

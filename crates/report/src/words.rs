@@ -334,6 +334,23 @@ pub fn explanation(x: &Finding) -> String {
             mss,
             first_pause_ms,
             first_ack_frame,
+            window_bytes,
+            ..
+        } if *window_bytes < 8 * *mss => {
+            let segments = window_bytes.div_ceil((*mss).max(1)).max(1);
+            let plural = if segments == 1 { "" } else { "s" };
+            format!(
+                "The server began its first flight ({flight_bytes} bytes) with {segments} segment{plural} ({window_bytes} bytes) and sent the rest only as the client's ACKs came \
+                 (the first wait {first_pause_ms:.0} ms, until frame {first_ack_frame}), in the middle of a message it had whole: \
+                 an initial congestion window of {segments} segment{plural}, where Linux and RFC 6928 start with 10.",
+                first_pause_ms = fx(first_pause_ms),
+            )
+        }
+        Detail::Initcwnd {
+            flight_bytes,
+            mss,
+            first_pause_ms,
+            first_ack_frame,
             ..
         } => {
             let iw = 10 * mss;
@@ -1719,6 +1736,11 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: `tcp_nodelay on;`; HAProxy: `option http-no-delay`), or write each message in one call.".into(),
             _ => "Set TCP_NODELAY on the client socket, or write each request in one call (header and body together).".into(),
         },
+        Detail::Initcwnd { window_bytes, mss, .. } if *window_bytes < 8 * *mss => "Give the server's TCP stack an initial window of 10 segments \
+             (Linux's since 2.6.39: an old kernel, or a route set with `initcwnd`, on Linux `ip route change <route> initcwnd 10`); \
+             a VPN gateway, load balancer or other appliance terminating the connection: its TCP profile's initial window. \
+             A smaller certificate chain needs fewer of its round trips."
+            .into(),
         Detail::Initcwnd { in_tls_handshake: true, .. } => "Shrink the certificate chain (ECDSA instead of RSA, don't send the root, fewer intermediates, fewer names), enable certificate compression, \
              or raise the server's initial window: ip route change <route> initcwnd 20."
             .into(),

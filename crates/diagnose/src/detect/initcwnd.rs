@@ -1,21 +1,31 @@
 //! `initcwnd_limited` — the server's first flight was larger than its
-//! initial congestion window (10 x MSS, about 14.5 KB: RFC 6928) and paused
+//! initial congestion window (10 x MSS, about 14.5 KB: RFC 6928; an old
+//! stack's or an appliance's 1-4 segments: RFC 3390, RFC 2001) and paused
 //! for ACKs: typically a big certificate chain in the TLS handshake.
 //!
-//! Signature, on the server's clock, within its TLS handshake flight: a silence of at least max(2 ms, RTT/4) between two
-//! new data segments, ended by the client's ACK (`Facts::released_by`),
-//! with at least 8 MSS sent and unacknowledged before that ACK (the window
-//! was full, not Nagle); in TLS 1.2, up to the ServerHelloDone (what
-//! follows waits for the client's key exchange). The pause lasts until the
-//! ACK of the window's first segments returns: at most a round trip plus
-//! the client's delayed-ACK timer (a longer silence is the server having
-//! nothing to send, not the window). Each pause is a wait from the last
-//! segment of the full window to the next, released by that ACK. Cost:
-//! the silences (the waits' sum). Says how many bytes the flight exceeded
-//! the initial window by.
+//! Signature, on the server's clock, within its TLS handshake flight: a
+//! silence of at least max(2 ms, RTT/4) between two new data segments,
+//! ended by the client's ACK (`Facts::released_by`), that only a window
+//! explains: at least 8 MSS sent and unacknowledged before that ACK (the
+//! window was full, not Nagle), or fewer, the silence inside one
+//! handshake message and the segment after it a full one (a TLS library
+//! writes a message whole, so the sender had it; Nagle never holds a full
+//! segment; nothing re-sent meanwhile: nDPI's anyconnect-vpn.pcap 3, a
+//! VPN gateway sending its certificate one segment, then two, a round
+//! trip each), and once such a silence showed the window small, the
+//! flight's later silences inside a message too; in TLS 1.2, up to the
+//! ServerHelloDone (what follows waits for the client's key exchange).
+//! The pause lasts until the ACK of the window's first segments returns:
+//! at most a round trip plus the client's delayed-ACK timer (a longer
+//! silence is the server having nothing to send, not the window). Each
+//! pause is a wait from the last segment of the full window to the next,
+//! released by that ACK. Cost: the silences (the waits' sum). Says how
+//! many bytes the flight exceeded the initial window by, or, for a window
+//! under 8 segments, how many segments it held.
 //! Fix: a smaller chain (ECDSA certificates, no root in the chain, fewer
 //! intermediates), certificate compression, or a larger initial window on
-//! the server's routes (`ip route change ... initcwnd 20`).
+//! the server's routes (`ip route change ... initcwnd 20`); a window
+//! under 10 segments, the server's (or the box in front of it) TCP stack.
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
@@ -54,6 +64,27 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         |r| r.len > 0 && r.new_data,
         f.peer_skew(),
     );
+    // The server's handshake messages that span segments: first and last
+    // frame.
+    let messages: Vec<(u64, u64)> = f.report.tls.as_ref().map_or(Vec::new(), |t| {
+        t.messages
+            .iter()
+            .filter(|m| m.direction == sender && m.first_frame < m.frame)
+            .map(|m| (m.first_frame, m.frame))
+            .collect()
+    });
+    let inside_message = |p: &SegmentRecord, r: &SegmentRecord| {
+        messages.iter().any(|&(a, b)| a <= p.frame && r.frame <= b)
+    };
+    // Something the server sent again between two segments: the pause
+    // was a loss's.
+    let resent_between = |p: &SegmentRecord, r: &SegmentRecord| {
+        f.timeline.iter().any(|x| {
+            x.dir == sender && x.len > 0 && !x.new_data && p.frame < x.frame && x.frame < r.frame
+        })
+    };
+    // A silence already showed a window under 8 segments.
+    let mut small_window = false;
     let mut sent_end: Option<u32> = None;
     let mut acked: Option<u32> = None;
     let mut flight_bytes = 0u64;
@@ -66,6 +97,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // at most the receiver's delayed-ACK timer.
     let longest = rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
     let mut pauses = Vec::new();
+    // What was in flight when the first pause began: the window.
+    let mut window_bytes = 0u64;
     for (t, r) in events {
         if r.dir != sender {
             if acked.is_none_or(|a| seq::lt(a, r.ack)) {
@@ -79,13 +112,22 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // A quarter RTT: on a short path a slow host spreads the
             // window's segments over half the round trip, and the first
             // ACKs come back while the last ones are still leaving.
+            let full = in_flight >= 8 * mss && flight_bytes >= 8 * mss;
+            let window = || {
+                full || (inside_message(p, r)
+                    && (small_window || r.len as u64 >= mss)
+                    && !resent_between(p, r))
+            };
             if silence >= (rtt / 4).max(2_000_000)
                 && silence <= longest
                 && f.released_by(sender, t, ta)
                 && f.can_release(a, r)
-                && in_flight >= 8 * mss
-                && flight_bytes >= 8 * mss
+                && window()
             {
+                if pauses.is_empty() {
+                    window_bytes = in_flight;
+                }
+                small_window |= !full;
                 pauses.push(Wait {
                     from_frame: p.frame,
                     to_frame: r.frame,
@@ -119,6 +161,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         mss: mss as u32,
         first_pause_ms: pauses[0].ms,
         first_ack_frame: pauses[0].release_frame.unwrap_or(0),
+        window_bytes: window_bytes as u32,
         in_tls_handshake: f.tls_end_frame.is_some(),
     };
     x.display_filter = f.filter_frames(&x.frames);

@@ -7,8 +7,11 @@
 //! > silence of at least max(2 ms, RTT/4) between two new data segments,
 //! > ended by the client's ACK (`Facts::released_by`), with at least 8 MSS
 //! > sent and unacknowledged before that ACK (the window was full, not
-//! > Nagle); in TLS 1.2, up to the ServerHelloDone (what follows waits for
-//! > the client's key exchange). Cost: the silence.
+//! > Nagle), or fewer, the silence inside one handshake message and the
+//! > segment after it a full one (and, once such a silence showed the
+//! > window small, the flight's later silences inside a message); in TLS
+//! > 1.2, up to the ServerHelloDone (what follows waits for the client's
+//! > key exchange). Cost: the silence.
 
 use super::tls::*;
 use super::*;
@@ -94,11 +97,83 @@ fn a_flight_sent_without_a_pause_is_not_initcwnd_limited() {
 }
 
 #[test]
-fn a_pause_with_fewer_than_8_segments_in_flight_is_not_the_congestion_window() {
-    // 5 segments, then the rest on the ACK: whatever held them, it was
-    // not a full initial window.
-    let Flight { w, .. } = flight(Path::at_client(RTT), 5, 0.01, KERNEL, false);
-    w.run().has_no(InitcwndLimited);
+fn a_window_of_a_few_segments_pausing_inside_a_message_is_initcwnd_limited() {
+    // 5 full segments of the certificate, then the rest on the ACK: the
+    // server had the message whole (a TLS library writes it so) and Nagle
+    // never holds a full segment: a window of 5 held it (RFC 3390's
+    // 4 KB, an appliance's; nDPI's anyconnect-vpn.pcap, a VPN gateway
+    // starting with 1).
+    let Flight { w, segs, ack } = flight(Path::at_client(RTT), 5, 0.01, KERNEL, false);
+    let o = w.run();
+    let f = o.the(InitcwndLimited);
+    assert_eq!(f.frames, o.frames(&[segs[5], ack]));
+    assert_ms(f.cost_ms, RTT + KERNEL, EXACT, "the pause");
+    match &f.detail {
+        crate::model::Detail::Initcwnd {
+            window_bytes, mss, ..
+        } => {
+            assert_eq!(window_bytes.div_ceil(*mss), 5, "{window_bytes} in flight")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// A TLS 1.2 server flight: a ServerHello in a segment of its own, then a
+/// certificate of `chain` bytes and the ServerHelloDone in one record, its
+/// first `first` segments at once and the rest on the client's ACK.
+fn hello_apart(chain: usize, first: usize) -> (Outcome, usize) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls12())));
+    let hello = w.send(
+        S,
+        w.arrival(ch) + 0.1,
+        leak(handshake_record(&[server_hello(
+            false, [0x33; 32], 0, false,
+        )])),
+    );
+    let rest = handshake_record(&[message(11, &vec![0; chain]), message(14, &[])]);
+    let parts = segments(&rest);
+    let mut last_id = hello;
+    for p in &parts[..first] {
+        last_id = w.send(S, w.sent(last_id) + 0.01, p);
+    }
+    let ack = w.ack(C, w.arrival(last_id));
+    let mut end = None;
+    for (i, p) in parts[first..].iter().enumerate() {
+        end = Some(w.send(S, w.arrival(ack) + KERNEL + i as f64 * 0.01, p));
+    }
+    let mut cke = handshake_record(&[message(16, &[0x44; 66])]);
+    cke.extend(change_cipher_spec());
+    cke.extend(record(22, &[0x5a; 40]));
+    let c = w.send(C, w.arrival(end.unwrap()), leak(cke));
+    let mut fin = change_cipher_spec();
+    fin.extend(record(22, &[0x5a; 40]));
+    w.send(S, w.arrival(c) + KERNEL, leak(fin));
+    (w.run(), parts.len())
+}
+
+#[test]
+fn a_few_segments_then_the_next_message_on_the_ack_is_not_the_window() {
+    // The ServerHello alone, the certificate after the ACK: between two
+    // messages the server may have been writing the next (a slow
+    // signature, an OCSP fetch), whatever the ACK's timing.
+    let (o, _) = hello_apart(4_000, 0);
+    o.has_no(InitcwndLimited);
+}
+
+#[test]
+fn a_short_tail_after_a_few_segments_is_not_taken_for_the_window() {
+    // Two full segments of the certificate, then its short tail on the
+    // ACK: a classic Nagle (any data unacknowledged) holds a short
+    // segment too; with no full one held before, the window is not shown.
+    let (o, parts) = hello_apart(3_000, 2);
+    assert_eq!(parts, 3);
+    o.has_no(InitcwndLimited);
+    // A full segment after the pause is.
+    let (o, parts) = hello_apart(5_000, 2);
+    assert!(parts > 3);
+    o.the(InitcwndLimited);
 }
 
 #[test]
