@@ -1106,11 +1106,11 @@ fn report_with(
         idle_rows(&mut report, &idle, &[Phase::FirstByte], TIMER_PACED);
     }
     // A handshake its client let go as it ended (a browser's losing
-    // racer): nobody waited for it.
+    // racer): nobody waited for it, nor for the TCP handshake before it.
     if discarded {
         rows_idle(
             &mut report,
-            |r| r.phase == Phase::TlsHandshake,
+            |r| matches!(r.phase, Phase::TcpHandshake | Phase::TlsHandshake),
             HANDSHAKE_DISCARDED,
         );
     }

@@ -337,7 +337,9 @@ pub fn explanation(x: &Finding) -> String {
             window_bytes,
             ..
         } if *window_bytes < 8 * *mss => {
-            let segments = window_bytes.div_ceil((*mss).max(1)).max(1);
+            // (Rounded: a window counted in bytes, one MSS of the option
+            // cut in two by the timestamps' 12 bytes, is one segment.)
+            let segments = ((window_bytes + mss / 2) / (*mss).max(1)).max(1);
             let plural = if segments == 1 { "" } else { "s" };
             format!(
                 "The server began its first flight ({flight_bytes} bytes) with {segments} segment{plural} ({window_bytes} bytes) and sent the rest only as the client's ACKs came \

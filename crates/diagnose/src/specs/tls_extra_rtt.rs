@@ -224,6 +224,39 @@ fn a_missed_server_hello_is_read_from_the_clients_key_exchange() {
     o.has_no(TlsExtraRtt);
 }
 
+/// Nor did anybody wait for the TCP handshake of a connection its client
+/// let go as its TLS handshake ended: its row is idle too, a lost SYN's
+/// second in it included (the `syn_retransmit` stays: the SYN was lost).
+#[test]
+fn the_tcp_handshake_of_a_discarded_connection_delayed_nothing() {
+    for discarded in [true, false] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        let lost = w.syn(0.0);
+        w.lose(lost);
+        let syn = w.syn(1000.0);
+        let syn_ack = w.syn_ack(w.arrival(syn));
+        let ack = w.ack(C, w.arrival(syn_ack));
+        let hello_at = w.sent(ack) + 0.1;
+        let hs = tls13_handshake_with(&mut w, hello_at, 0.1, 0.1, Offer::tls13());
+        let finished = w.sent(hs.client_finished);
+        if discarded {
+            w.fin(C, finished + 0.2);
+        } else {
+            let req = w.send(C, finished + 0.01, leak(encrypted(300)));
+            let answer = w.send(S, w.arrival(req) + 1.0, leak(encrypted(500)));
+            w.ack(C, w.arrival(answer));
+        }
+        let o = w.run();
+        o.the(FindingKind::SynRetransmit);
+        let tcp = o.row(Phase::TcpHandshake);
+        if discarded {
+            assert_eq!(tcp.excess_ms, Some(0.0), "{tcp:?}");
+        } else {
+            assert!(tcp.excess_ms.unwrap() >= 999.0, "{tcp:?}");
+        }
+    }
+}
+
 /// nDPI's reddit.pcap 15 and 57: a browser raced several connections to
 /// one site, kept the first whose handshake ended, and closed the others
 /// as theirs did, with no request: their handshakes' excess delayed
