@@ -181,6 +181,10 @@ pub struct TlsFacts {
     pub resumed: Option<bool>,
     /// The server sent a HelloRetryRequest.
     pub hello_retry: bool,
+    /// TLS 1.2 with an ECDHE AEAD suite and an application protocol
+    /// chosen (`rttdoc_wire::tls::ecdhe_aead`): a browser would have false
+    /// started a full handshake of this session.
+    pub false_start_eligible: bool,
     /// The ClientHello's first frame.
     pub client_hello_start: Option<Stamp>,
     /// The client's Finished.
@@ -427,6 +431,9 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         version: tls.version(),
         resumed: tls.resumed(),
         hello_retry: tls.hello_retry.is_some(),
+        false_start_eligible: tls.server_hello.as_ref().is_some_and(|s| {
+            s.version == 0x0303 && s.protocol_chosen && rttdoc_wire::tls::ecdhe_aead(s.cipher)
+        }),
         client_hello_start: tls.client_hello_at.map(|(start, _)| start),
         client_finished: tls.client_finished,
         server_finished: tls.server_finished,

@@ -571,6 +571,7 @@ fn report_with(
         }
         Some(_) => None,
     };
+    let false_start_eligible = c.tls.as_ref().is_some_and(|t| t.false_start_eligible);
     let tls_report = c.tls.take().map(|tls| {
         let version = tls.version;
         let resumed = tls.resumed;
@@ -920,6 +921,7 @@ fn report_with(
                 h2_credit_stalls: &c.h2_credit_stalls,
                 previous: c.previous.as_deref(),
                 client_false_starts: c.client_false_starts,
+                false_start_eligible,
                 lookup: c.lookup.as_deref(),
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,

@@ -961,6 +961,11 @@ pub enum Detail {
         /// starting a full handshake earlier in the capture: a full one
         /// would have taken it one round trip too.
         false_start: bool,
+        /// A resumption before TLS 1.3 saving a round trip, whose client
+        /// was not seen either way, on a session a browser would have
+        /// false started in full (ECDHE, an AEAD suite, a protocol chosen):
+        /// for a browser the round trip is not what it saved.
+        false_start_possible: bool,
         /// No round trip was measured (behind a relay that answered the
         /// TCP handshake itself): how long the round trip saved or lost
         /// was is not known, so neither is the cost.

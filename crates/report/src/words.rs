@@ -596,10 +596,20 @@ pub fn explanation(x: &Finding) -> String {
             unused,
             idle_ms,
             false_start,
+            false_start_possible,
             rtt_unknown,
         } => {
             let version = version.map_or("TLS".to_string(), |v| v.to_string());
-            match (x.kind, round_trip) {
+            // A browser would have false started a full handshake of this
+            // session: said after what was saved.
+            let unless = if *false_start_possible {
+                " That is against a full handshake whose client waits for it to end (curl, Go, Java, Python); \
+                 a browser false starts a full handshake of this session (ECDHE, an AEAD suite, a protocol chosen), \
+                 its request leaving after one round trip too: for a browser it saved the certificate and the signature, no round trip."
+            } else {
+                ""
+            };
+            let said = match (x.kind, round_trip) {
                 (FindingKind::Resumption, true) if *rtt_unknown && !*unused => format!(
                     "The session was resumed: an abbreviated {version} handshake, one round trip shorter. No round trip was \
                      measured on this connection (a relay or proxy next to the client answered its TCP handshake, or the capture timed none), \
@@ -641,7 +651,8 @@ pub fn explanation(x: &Finding) -> String {
                     "The session was resumed: an abbreviated {version} handshake, one round trip shorter."
                 ),
                 (_, false) => "The session was resumed with a PSK: no certificate, no signature.".into(),
-            }
+            };
+            format!("{said}{unless}")
         }
         Detail::EarlyData {
             accepted: Some(true),
@@ -2715,6 +2726,7 @@ mod tests {
                 unused: false,
                 idle_ms: 50.5,
                 false_start: false,
+                false_start_possible: false,
                 rtt_unknown: unknown,
             };
             let said = explanation(&x);

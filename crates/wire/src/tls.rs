@@ -350,6 +350,8 @@ mod ext {
     pub const STATUS_REQUEST_V2: u16 = 17;
     pub const ALPN: u16 = 16;
     pub const SESSION_TICKET: u16 = 35;
+    /// Next Protocol Negotiation (ALPN's predecessor, Chrome's until 2016).
+    pub const NEXT_PROTOCOL: u16 = 13172;
     pub const PRE_SHARED_KEY: u16 = 41;
     pub const EARLY_DATA: u16 = 42;
     pub const SUPPORTED_VERSIONS: u16 = 43;
@@ -451,6 +453,10 @@ pub struct ServerHello {
     /// The server chose HTTP/2 (ALPN `h2`; a TLS 1.3 server says it in
     /// EncryptedExtensions, which the capture cannot read).
     pub alpn_h2: bool,
+    /// The server chose an application protocol (ALPN) or will (NPN):
+    /// what browsers require, with ECDHE and an AEAD suite, to False
+    /// Start a full TLS 1.2 handshake.
+    pub protocol_chosen: bool,
     /// Its random: with the client's, what TLS 1.2 derives its record
     /// keys from.
     pub random: [u8; 32],
@@ -485,12 +491,28 @@ impl ServerHello {
                 }
                 ext::PRE_SHARED_KEY => out.pre_shared_key = true,
                 ext::SESSION_TICKET => out.session_ticket = true,
-                ext::ALPN => out.alpn_h2 = alpn(data) == ["h2"],
+                ext::ALPN => {
+                    out.alpn_h2 = alpn(data) == ["h2"];
+                    out.protocol_chosen = true;
+                }
+                ext::NEXT_PROTOCOL => out.protocol_chosen = true,
                 _ => {}
             }
         }
         Some(out)
     }
+}
+
+/// A TLS 1.2 suite with an ECDHE key exchange and an AEAD cipher: what
+/// browsers (BoringSSL's and NSS's `false_start`) require, with a
+/// negotiated application protocol, to False Start a full handshake.
+pub fn ecdhe_aead(cipher: u16) -> bool {
+    matches!(
+        cipher,
+        // ECDHE-ECDSA/RSA with AES-GCM; ChaCha20-Poly1305 (RFC 7905, and
+        // Chrome's draft code points); ECDHE-ECDSA with AES-CCM.
+        0xc02b..=0xc030 | 0xcca8 | 0xcca9 | 0xcc13 | 0xcc14 | 0xc0ac..=0xc0af
+    )
 }
 
 /// Walks an extensions block: (type, data) pairs, stopping at damage.

@@ -168,6 +168,9 @@ pub struct Facts<'a> {
     /// Its client was seen false starting before it began
     /// (`ConnectionFacts::client_false_starts`).
     pub client_false_starts: bool,
+    /// Its TLS 1.2 session is one a browser false starts in full
+    /// (`TlsFacts::false_start_eligible`).
+    pub false_start_eligible: bool,
     /// The name lookup the client made for the server just before the
     /// SYN (`ConnectionFacts::lookup`).
     pub lookup: Option<&'a rttdoc_analyze::NameLookup>,

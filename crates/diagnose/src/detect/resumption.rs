@@ -93,13 +93,25 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             } else {
                 0.0
             };
-            x.confidence = if rtt_unknown { 0.6 } else { 1.0 };
+            // A client not seen either way, on a session a browser false
+            // starts in full (ECDHE, an AEAD suite, a protocol chosen:
+            // Chrome's, Firefox's condition): curl, Go or Java save the
+            // round trip, a browser saved none (nDPI's anyconnect-vpn 9,
+            // Wireshark's many_interfaces.pcapng.1: Chrome's ClientHellos).
+            // Said so, with less confidence.
+            let false_start_possible = round_trip && f.false_start_eligible && x.cost_ms < 0.0;
+            x.confidence = if rtt_unknown || false_start_possible {
+                0.6
+            } else {
+                1.0
+            };
             x.detail = Detail::Resumption {
                 round_trip,
                 version: tls.version,
                 unused,
                 idle_ms,
                 false_start,
+                false_start_possible,
                 rtt_unknown,
             };
             out.push(x);
@@ -125,6 +137,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 unused,
                 idle_ms: 0.0,
                 false_start,
+                false_start_possible: false,
                 rtt_unknown,
             };
             out.push(x);

@@ -98,6 +98,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         h2_credit_stalls: &[],
         previous: None,
         client_false_starts: false,
+        false_start_eligible: false,
         lookup: None,
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,
