@@ -416,7 +416,7 @@ pub(super) fn preamble_server_turns(f: &Facts<'_>) -> Vec<(TimedTurn, bool)> {
         } else {
             let held = held.get_or_insert_with(|| held_segments(f));
             let asked = f.record(t.question_frame).map(|r| f.on_clock_of(server, r));
-            if held.contains(&t.answer_frame) && asked.is_some_and(|tq| unacked_at(f, tq)) {
+            if held.contains(&t.answer_frame) && asked.is_some_and(|tq| Unacked::new(f).at(tq)) {
                 continue;
             }
             (
@@ -750,6 +750,7 @@ pub(super) fn exchange_turns(
     less_upstream: bool,
 ) -> Vec<ServerTurn> {
     let held = held_segments(f);
+    let mut unacked: Option<Unacked> = None;
     let mut slow: Vec<ServerTurn> = Vec::new();
     let on_server = |frame: u64| {
         f.record(frame)
@@ -881,7 +882,7 @@ pub(super) fn exchange_turns(
         // request arrived (what Nagle waits on), and the response left
         // with the ACK for it.
         let released_by_ack = held.contains(&first.frame);
-        let held = released_by_ack && unacked_at(f, tq);
+        let held = released_by_ack && unacked.get_or_insert_with(|| Unacked::new(f)).at(tq);
         // Held behind data the server sent after the request arrived (a
         // TLS 1.3 server's session tickets, written as the handshake
         // completes): the response was written no earlier than that data
@@ -1670,25 +1671,51 @@ pub fn threshold_of(rtt: i64) -> i64 {
     (rtt / 2).clamp(FLOOR_NS, ALWAYS_NS)
 }
 
-/// Whether the server had sent data not yet acknowledged at `t` (its clock).
-fn unacked_at(f: &Facts<'_>, t: i64) -> bool {
-    let server = Direction::ServerToClient;
-    let mut sent_end: Option<u32> = None;
-    let mut acked: Option<u32> = None;
-    for r in f.timeline {
-        if f.on_clock_of(server, r) > t {
-            continue;
+/// Whether the server had sent data not yet acknowledged at `t` (its
+/// clock), asked once per answer: each side's packets in the order of
+/// their time on the server's clock, with the furthest the server had
+/// sent and the client had acknowledged by each (a walk of the timeline
+/// per answer made a keep-alive connection's thousands of answers
+/// quadratic).
+struct Unacked {
+    /// The server's data: time on its clock, and the furthest sent by then.
+    sent: Vec<(i64, u32)>,
+    /// The client's ACKs: time on the server's clock, the furthest by then.
+    acked: Vec<(i64, u32)>,
+}
+
+impl Unacked {
+    fn new(f: &Facts<'_>) -> Unacked {
+        let server = Direction::ServerToClient;
+        let mut sent: Vec<(i64, u32)> = Vec::new();
+        let mut acked: Vec<(i64, u32)> = Vec::new();
+        for r in f.timeline {
+            let t = f.on_clock_of(server, r);
+            if r.dir == server && r.len > 0 {
+                sent.push((t, r.end));
+            } else if r.dir != server && r.ack_set {
+                acked.push((t, r.ack));
+            }
         }
-        if r.dir == server && r.len > 0 {
-            sent_end = Some(sent_end.map_or(r.end, |e| seq::max(e, r.end)));
-        } else if r.dir != server && r.ack_set {
-            acked = Some(acked.map_or(r.ack, |a| seq::max(a, r.ack)));
+        for v in [&mut sent, &mut acked] {
+            v.sort_by_key(|&(t, _)| t);
+            for i in 1..v.len() {
+                v[i].1 = seq::max(v[i - 1].1, v[i].1);
+            }
         }
+        Unacked { sent, acked }
     }
-    match (sent_end, acked) {
-        (Some(e), Some(a)) => seq::lt(a, e),
-        (Some(_), None) => true,
-        _ => false,
+
+    fn at(&self, t: i64) -> bool {
+        let by = |v: &[(i64, u32)]| {
+            let n = v.partition_point(|&(at, _)| at <= t);
+            n.checked_sub(1).map(|i| v[i].1)
+        };
+        match (by(&self.sent), by(&self.acked)) {
+            (Some(e), Some(a)) => seq::lt(a, e),
+            (Some(_), None) => true,
+            _ => false,
+        }
     }
 }
 
