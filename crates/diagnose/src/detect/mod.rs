@@ -851,8 +851,8 @@ impl<'a> Facts<'a> {
         on_arrival.then_some((k, ack.frame))
     }
 
-    /// The connection carried no exchange (nothing the server answered),
-    /// and its client closed (FIN or RST) within
+    /// Nothing the client sent was answered before it closed (FIN or
+    /// RST), within
     /// [`rttdoc_analyze::READY_NS`] of its Finished, before the server
     /// closed: it let the connection go as its handshake ended (a browser
     /// racing connections keeps the first to finish), whatever it wrote
@@ -863,12 +863,21 @@ impl<'a> Facts<'a> {
     /// row).
     pub fn handshake_discarded(&self) -> bool {
         let client = Direction::ClientToServer;
-        let Some(tls) = self
-            .report
-            .tls
-            .as_ref()
-            .filter(|_| self.exchanges.iter().all(|x| x.response_first.is_none()))
-        else {
+        // Its close: its first FIN or RST.
+        let sent = &self.report.client_to_server;
+        let Some(close_frame) = [sent.fin_frame, sent.rst_frame].into_iter().flatten().min() else {
+            return false;
+        };
+        // Nothing it sent answered before it closed, nor after it with
+        // the client reading on (a half-close: no RST of its answered what
+        // came): a server's SETTINGS reaching a closed socket, answered
+        // with a RST, nobody read (many-protocols.pcap 62).
+        let read_on = sent.rst_frame.is_none();
+        let answered = self.exchanges.iter().any(|x| {
+            x.response_first
+                .is_some_and(|r| r.frame < close_frame || read_on)
+        });
+        let Some(tls) = self.report.tls.as_ref().filter(|_| !answered) else {
             return false;
         };
         let mine = |m: &&crate::model::TlsMessageRef| m.direction == client;
@@ -887,11 +896,7 @@ impl<'a> Facts<'a> {
         else {
             return false;
         };
-        let Some(close) = self
-            .timeline
-            .iter()
-            .find(|r| r.dir == client && (r.flags.fin() || r.flags.rst()))
-        else {
+        let Some(close) = self.record(close_frame) else {
             return false;
         };
         // Closed first, of its own accord: not answering the server's close

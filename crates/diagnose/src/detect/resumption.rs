@@ -70,8 +70,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             let mut x = f.finding(FindingKind::Resumption, Some(Phase::TlsHandshake));
             x.frames = hellos;
             // (A round trip saved is a request's: without one nothing
-            // waited for the handshake.)
-            let unused = f.exchanges.is_empty();
+            // waited for the handshake; nor when the client let the
+            // connection go as its handshake ended, whatever it wrote:
+            // many-protocols.pcap 62, Chrome's SPDY SETTINGS and
+            // WINDOW_UPDATE, then close_notify and FIN 0.6 ms after its
+            // Finished.)
+            let unused = f.exchanges.is_empty() || f.handshake_discarded();
             let idle_ns = idle_before_request_ns(f);
             let idle_ms = idle_ns.map_or(0.0, |ns| ns as f64 / 1e6);
             // A request that left only after the client idled past the

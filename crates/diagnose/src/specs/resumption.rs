@@ -260,6 +260,50 @@ fn a_resumption_no_request_followed_saved_nothing() {
     }
 }
 
+/// Chrome resuming a session, writing its SPDY SETTINGS and WINDOW_UPDATE
+/// behind its Finished and closing 0.6 ms later, the server's SETTINGS
+/// reaching a closed socket (PcapPlusPlus's many-protocols.pcap 62): it
+/// let the connection go as the handshake ended; nothing was saved. With
+/// its data answered before it closed, a round trip was.
+#[test]
+fn a_resumption_its_client_closed_behind_its_first_frames_saved_nothing() {
+    for answered_first in [false, true] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let ch = w.send(
+            C,
+            40.1,
+            leak(client_hello(Offer {
+                ticket: true,
+                ..Offer::tls12()
+            })),
+        );
+        let mut v = handshake_record(&[server_hello(false, [0x33; 32], 0, false)]);
+        v.extend(change_cipher_spec());
+        v.extend(record(22, &[0x5a; 40]));
+        let f = w.send(S, w.arrival(ch) + 0.5, leak(v));
+        let mut c = change_cipher_spec();
+        c.extend(record(22, &[0x5a; 40]));
+        let cf = w.send(C, w.arrival(f), leak(c));
+        let frames = w.send(C, w.sent(cf) + 0.1, leak(record(23, &[0x17; 36])));
+        if answered_first {
+            let answer = w.send(S, w.arrival(frames) + 0.5, leak(record(23, &[0x17; 400])));
+            w.fin(C, w.arrival(answer) + 0.5);
+        } else {
+            let fin = w.fin(C, w.sent(frames) + 0.5);
+            w.send(S, w.arrival(frames) + 0.5, leak(record(23, &[0x17; 40])));
+            w.rst(C, w.arrival(fin) + RTT);
+        }
+        let o = w.run();
+        let x = o.the(Resumption);
+        if answered_first {
+            assert_ms(x.cost_ms, -RTT, 1e-6, "a round trip");
+        } else {
+            assert_eq!(x.cost_ms, 0.0);
+        }
+    }
+}
+
 #[test]
 fn a_resumption_whose_request_came_later_saved_only_the_round_trip_it_did_not_idle() {
     // tls2.pcap's 309: resumed on a 181 ms path, the request 465 ms after
