@@ -2713,6 +2713,39 @@ mod tests {
         }
     }
 
+    /// A flight paused after fewer than 8 segments inside a message is
+    /// worded with the window it had (nDPI's anyconnect-vpn: one
+    /// segment; skype 2: one MSS in bytes, sent as 1440 + 20) and the
+    /// stack's fix; a full initial window's pause with the chain's.
+    #[test]
+    fn a_small_initial_window_is_worded_with_its_segments() {
+        let c = crate::test_support::report(443);
+        for (window, said_window, small) in [
+            (1448, "with 1 segment (1448 bytes)", true),
+            (1460, "with 1 segment (1460 bytes)", true),
+            (2896, "with 2 segments (2896 bytes)", true),
+            (14480, "10 x 1448", false),
+        ] {
+            let mut x = crate::test_support::finding(FindingKind::InitcwndLimited, 40.0);
+            x.detail = Detail::Initcwnd {
+                flight_bytes: 20_000,
+                mss: 1448,
+                first_pause_ms: 40.0,
+                first_ack_frame: 7,
+                window_bytes: window,
+                in_tls_handshake: true,
+            };
+            let said = explanation(&x);
+            assert!(said.contains(said_window), "{said}");
+            let fix = fix(&c, &x);
+            assert_eq!(
+                fix.contains("initial window of 10 segments"),
+                small,
+                "{fix}"
+            );
+        }
+    }
+
     /// Without a measured round trip (a relay answered the TCP
     /// handshake: nDPI's ndpi-snapchat 2), a resumption's saving is
     /// named unknown, not "nothing was saved".
