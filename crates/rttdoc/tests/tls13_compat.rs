@@ -102,7 +102,18 @@ fn check(dir: &Path, held_at_least: usize) {
         let doc = run_rttdoc_json(&capture);
         let the = |kind: &str| {
             let found = findings_of(&doc, kind);
-            assert_eq!(found.len(), 1, "{name}: {kind}: {found:?}");
+            // (A live capture's timing is the machine's: what rttdoc saw
+            // instead, for the next reader of a CI log.)
+            let c = &doc["connections"][0];
+            assert_eq!(
+                found.len(),
+                1,
+                "{name}: {kind}: {found:?}; the oracle: record {record}, ACK {ack}, held {held}, \
+                 {hold_ms:.1} ms; rttdoc: vantage {}, rtt {} ms, findings {}",
+                c["vantage"],
+                c["rtt_ms"],
+                c["findings"]
+            );
             found[0].1
         };
         let nagle = the("nagle_delayed_ack");
