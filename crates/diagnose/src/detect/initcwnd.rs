@@ -79,9 +79,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // Something the server sent again between two segments: the pause
     // was a loss's.
     let resent_between = |p: &SegmentRecord, r: &SegmentRecord| {
-        f.timeline.iter().any(|x| {
-            x.dir == sender && x.len > 0 && !x.new_data && p.frame < x.frame && x.frame < r.frame
-        })
+        f.between(p.frame + 1, r.frame)
+            .iter()
+            .any(|x| x.dir == sender && x.len > 0 && !x.new_data)
     };
     // A silence already showed a window under 8 segments.
     let mut small_window = false;

@@ -403,6 +403,7 @@ pub(super) fn preamble_server_turns(f: &Facts<'_>) -> Vec<(TimedTurn, bool)> {
     };
     let server = Direction::ServerToClient;
     let mut held = None;
+    let mut unacked: Option<Unacked> = None;
     let mut turns = Vec::new();
     for t in f
         .preamble_turns()
@@ -416,7 +417,9 @@ pub(super) fn preamble_server_turns(f: &Facts<'_>) -> Vec<(TimedTurn, bool)> {
         } else {
             let held = held.get_or_insert_with(|| held_segments(f));
             let asked = f.record(t.question_frame).map(|r| f.on_clock_of(server, r));
-            if held.contains(&t.answer_frame) && asked.is_some_and(|tq| Unacked::new(f).at(tq)) {
+            if held.contains(&t.answer_frame)
+                && asked.is_some_and(|tq| unacked.get_or_insert_with(|| Unacked::new(f)).at(tq))
+            {
                 continue;
             }
             (

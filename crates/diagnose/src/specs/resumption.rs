@@ -183,14 +183,6 @@ fn an_abbreviated_tls12_handshake_is_a_resumption_saving_a_round_trip() {
 fn resumed_with(cipher: u16, alpn: bool) -> Outcome {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
-    let ch = w.send(
-        C,
-        40.1,
-        leak(client_hello(Offer {
-            ticket: true,
-            ..Offer::tls12()
-        })),
-    );
     let mut sh = server_hello(false, [0x33; 32], 0, false);
     // Behind the 4-byte header: version (2), random (32), an empty
     // session id (1), the suite (2), compression (1), extensions' length.
@@ -202,13 +194,7 @@ fn resumed_with(cipher: u16, alpn: bool) -> Outcome {
         let len = (sh.len() - 4) as u32;
         sh[1..4].copy_from_slice(&len.to_be_bytes()[1..]);
     }
-    let mut v = handshake_record(&[sh]);
-    v.extend(change_cipher_spec());
-    v.extend(record(22, &[0x5a; 40]));
-    let f = w.send(S, w.arrival(ch) + 0.5, leak(v));
-    let mut c = change_cipher_spec();
-    c.extend(record(22, &[0x5a; 40]));
-    let cf = w.send(C, w.arrival(f), leak(c));
+    let cf = resumed_on(&mut w, sh);
     let q = w.send(C, w.sent(cf) + 0.1, leak(record(23, &[0x17; 200])));
     w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
     w.run()
@@ -268,23 +254,7 @@ fn a_resumption_no_request_followed_saved_nothing() {
 #[test]
 fn a_resumption_its_client_closed_behind_its_first_frames_saved_nothing() {
     for answered_first in [false, true] {
-        let mut w = Wire::new(Path::at_client(RTT));
-        w.handshake(0.0);
-        let ch = w.send(
-            C,
-            40.1,
-            leak(client_hello(Offer {
-                ticket: true,
-                ..Offer::tls12()
-            })),
-        );
-        let mut v = handshake_record(&[server_hello(false, [0x33; 32], 0, false)]);
-        v.extend(change_cipher_spec());
-        v.extend(record(22, &[0x5a; 40]));
-        let f = w.send(S, w.arrival(ch) + 0.5, leak(v));
-        let mut c = change_cipher_spec();
-        c.extend(record(22, &[0x5a; 40]));
-        let cf = w.send(C, w.arrival(f), leak(c));
+        let (mut w, cf) = resumed_at_client(false);
         let frames = w.send(C, w.sent(cf) + 0.1, leak(record(23, &[0x17; 36])));
         if answered_first {
             let answer = w.send(S, w.arrival(frames) + 0.5, leak(record(23, &[0x17; 400])));
@@ -339,6 +309,15 @@ fn resumed_at_client(relay: bool) -> (Wire, Id) {
     if relay {
         w.edit(syn_ack, |s| s.options.mss = None);
     }
+    let cf = resumed_on(&mut w, server_hello(false, [0x33; 32], 0, false));
+    (w, cf)
+}
+
+/// On `w`, after its TCP handshake: a ClientHello offering a ticket at
+/// 40.1 ms, the server's abbreviated flight (`sh`, its ChangeCipherSpec
+/// and Finished), and the client's ChangeCipherSpec and Finished, whose
+/// segment it returns.
+fn resumed_on(w: &mut Wire, sh: Vec<u8>) -> Id {
     let ch = w.send(
         C,
         40.1,
@@ -347,14 +326,13 @@ fn resumed_at_client(relay: bool) -> (Wire, Id) {
             ..Offer::tls12()
         })),
     );
-    let mut v = handshake_record(&[server_hello(false, [0x33; 32], 0, false)]);
+    let mut v = handshake_record(&[sh]);
     v.extend(change_cipher_spec());
     v.extend(record(22, &[0x5a; 40]));
     let f = w.send(S, w.arrival(ch) + 0.5, leak(v));
     let mut c = change_cipher_spec();
     c.extend(record(22, &[0x5a; 40]));
-    let cf = w.send(C, w.arrival(f), leak(c));
-    (w, cf)
+    w.send(C, w.arrival(f), leak(c))
 }
 
 /// A request Nagle held behind the client's Finished until the server's
