@@ -10,7 +10,7 @@
 //! it is the whole RTT; in the middle, the client's share of it.
 
 use crate::model::{
-    AttemptReport, ConnectionReport, CostRule, Direction, LedgerRow, MptcpSubflowKind,
+    AttemptReport, ConnectionReport, CostRule, Detail, Direction, LedgerRow, MptcpSubflowKind,
     NameLookupReport, Phase, RttSource, Vantage,
 };
 use rttdoc_analyze::{vantage, ConnectionFacts, Exchange, Stamp};
@@ -894,6 +894,7 @@ fn report_with(
         unexplained_ms: 0.0,
         client_turnaround_ms: 0.0,
         server_turnaround_ms: 0.0,
+        path_queue_ms: 0.0,
         later_windows: None,
         ladder: c.ladder.map(Vec::into_boxed_slice),
         series: c.series.map(Box::new),
@@ -1239,6 +1240,20 @@ fn report_with(
     }
     let scale = (report.unexplained_ms / (host[0] + host[1]).max(f64::MIN_POSITIVE)).min(1.0);
     [report.client_turnaround_ms, report.server_turnaround_ms] = host.map(|h| h * scale);
+    // The path's queues the TLS handshake's words name, within what the
+    // turnarounds left unexplained.
+    let path: f64 = findings
+        .iter()
+        .map(|x| match x.detail {
+            Detail::TlsExtraRtt {
+                path_ms,
+                path_back_ms,
+                ..
+            } => path_ms + path_back_ms,
+            _ => 0.0,
+        })
+        .sum();
+    report.path_queue_ms = path.min((report.unexplained_ms - report.turnaround_ms()).max(0.0));
     report.findings = findings;
     (report, nagle_off)
 }

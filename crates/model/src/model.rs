@@ -1878,6 +1878,12 @@ pub struct ConnectionReport {
     /// a cause (below `server_think_time`'s threshold): its signing, a
     /// handler's few milliseconds (ms, >= 0).
     pub server_turnaround_ms: f64,
+    /// Of `unexplained_ms`, besides the turnarounds, what the path held:
+    /// the TLS handshake's queues `tls_extra_rtt` names (the ClientHello's
+    /// on the way out, by the server's ACK of it; the server's flight's on
+    /// the way back, by the server's own clock), no finding's wait but
+    /// the network's (ms, >= 0).
+    pub path_queue_ms: f64,
     /// A long connection's segments past the first [`TIMELINE_CAP`],
     /// diagnosed a window at a time: which frames and exchanges they
     /// hold. Their ledger rows are summed per phase (one row each, after

@@ -151,7 +151,7 @@
     root.appendChild(el('div', { class: 'cards', 'data-section': 'summary' }, [
       card('Connections', String(o.connections), o.over_ideal + ' over the ideal by ≥ 1 RTT'),
       card('Time lost', fmtMs(lost), 'latency ' + fmtMs(o.excess_ms_total) + ', transfer stalls ' + fmtMs(o.stall_ms_total)),
-      card('Latency explained', fmtMs(o.explained_ms), 'by the findings; ' + (o.turnaround_ms > 0 ? 'the hosts\' own short turnarounds ' + fmtMs(o.turnaround_ms) + ', ' : '') + 'unexplained ' + fmtMs(Math.max(0, o.unexplained_ms - (o.turnaround_ms || 0)))),
+      card('Latency explained', fmtMs(o.explained_ms), 'by the findings; ' + (o.turnaround_ms > 0 ? 'the hosts\' own short turnarounds ' + fmtMs(o.turnaround_ms) + ', ' : '') + (o.path_queue_ms > 0 ? 'the path\'s queues ' + fmtMs(o.path_queue_ms) + ', ' : '') + 'unexplained ' + fmtMs(Math.max(0, o.unexplained_ms - (o.turnaround_ms || 0) - (o.path_queue_ms || 0)))),
       card('TLS resumption', pct(o.resumed, o.tls_connections), o.resumed + ' of ' + o.tls_connections + ' TLS connections'),
       card('TCP Fast Open', o.tfo_attempts ? pct(o.tfo_accepted, o.tfo_attempts) + ' accepted' : 'not tried', o.tfo_accepted + ' of ' + o.tfo_attempts + ' SYNs with data'),
       card('0-RTT early data', o.early_data_sent ? pct(o.early_data_accepted, o.early_data_sent) + ' accepted' : 'not sent', o.early_data_accepted + ' of ' + o.early_data_sent + ' sent'),

@@ -327,7 +327,7 @@ struct Csv<'w> {
 
 /// The CSV header, in column order (docs/json-schema.md explains each:
 /// they are the JSON fields of the same names).
-pub const CSV_COLUMNS: [&str; 24] = [
+pub const CSV_COLUMNS: [&str; 25] = [
     "stream",
     "client",
     "server",
@@ -352,6 +352,7 @@ pub const CSV_COLUMNS: [&str; 24] = [
     "same_connection_as",
     "client_turnaround_ms",
     "server_turnaround_ms",
+    "path_queue_ms",
 ];
 
 impl<'w> Csv<'w> {
@@ -453,6 +454,7 @@ impl Renderer for Csv<'_> {
         })?;
         self.field(|f| num(f, c.client_turnaround_ms))?;
         self.field(|f| num(f, c.server_turnaround_ms))?;
+        self.field(|f| num(f, c.path_queue_ms))?;
         self.out.write_record(None::<&[u8]>)?;
         Ok(())
     }

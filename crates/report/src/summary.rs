@@ -216,6 +216,9 @@ pub struct Summary {
     /// cause (the connections' `client_turnaround_ms`, `server_turnaround_ms`).
     pub client_turnaround_ms: f64,
     pub server_turnaround_ms: f64,
+    /// Of `unexplained_ms`, what the path held (the connections'
+    /// `path_queue_ms`).
+    pub path_queue_ms: f64,
     /// Time lost to stalls inside transfers (after the first byte): the
     /// costs of transfer-phase findings, which the latency ledger does
     /// not count.
@@ -429,6 +432,7 @@ impl Summary {
             unexplained_ms: 0.0,
             client_turnaround_ms: 0.0,
             server_turnaround_ms: 0.0,
+            path_queue_ms: 0.0,
             stall_ms_total: 0.0,
             tls_connections: 0,
             resumed: 0,
@@ -485,6 +489,7 @@ impl Summary {
         self.unexplained_ms += c.unexplained_ms;
         self.client_turnaround_ms += c.client_turnaround_ms;
         self.server_turnaround_ms += c.server_turnaround_ms;
+        self.path_queue_ms += c.path_queue_ms;
         if let Some(tls) = &c.tls {
             self.tls_connections += 1;
             if tls.resumed == Some(true) {

@@ -87,15 +87,20 @@ pub fn headline(s: &crate::summary::Summary) -> String {
     // The hosts' short turnarounds, when there are any to show, are said
     // apart from what is unexplained, and then what they were.
     let turnarounds = Some(s.turnaround_ms()).filter(|t| *t >= TURNAROUNDS_SHOWN_MS);
+    let path = Some(s.path_queue_ms).filter(|t| *t >= TURNAROUNDS_SHOWN_MS);
     let mut line = format!(
-        "Time lost: {} of latency beyond the ideal ({} explained by the causes below{} + {} unexplained), and {} in transfer stalls.",
+        "Time lost: {} of latency beyond the ideal ({} explained by the causes below{}{} + {} unexplained), and {} in transfer stalls.",
         fmt_ms(s.excess_ms_total),
         fmt_ms(s.explained_ms),
         turnarounds.map_or(String::new(), |t| format!(
             " + {} the hosts' own turnarounds, each too short to be a cause",
             fmt_ms(t)
         )),
-        fmt_ms((s.unexplained_ms - turnarounds.unwrap_or(0.0)).max(0.0)),
+        path.map_or(String::new(), |t| format!(
+            " + {} the path's queues in TLS handshakes (tls_extra_rtt)",
+            fmt_ms(t)
+        )),
+        fmt_ms((s.unexplained_ms - turnarounds.unwrap_or(0.0) - path.unwrap_or(0.0)).max(0.0)),
         fmt_ms(s.stall_ms_total),
     );
     if turnarounds.is_some() {
@@ -1198,15 +1203,24 @@ pub fn render_connection(
     writeln!(out, "{}", ledger_table(&c.ledger, opts))?;
     if c.excess_rtts > 0.0 {
         let turnarounds = c.turnaround_ms();
-        let of_it = if turnarounds >= TURNAROUNDS_SHOWN_MS {
-            format!(
-                "; of it, {} the hosts' own turnarounds, each too short to be a cause (the server's {}, the client's {})",
+        let mut parts = Vec::new();
+        if turnarounds >= TURNAROUNDS_SHOWN_MS {
+            parts.push(format!(
+                "{} the hosts' own turnarounds, each too short to be a cause (the server's {}, the client's {})",
                 fmt_ms(turnarounds),
                 fmt_ms(c.server_turnaround_ms),
                 fmt_ms(c.client_turnaround_ms)
-            )
-        } else {
-            String::new()
+            ));
+        }
+        if c.path_queue_ms >= TURNAROUNDS_SHOWN_MS {
+            parts.push(format!(
+                "{} the path's queues in the TLS handshake (tls_extra_rtt)",
+                fmt_ms(c.path_queue_ms)
+            ));
+        }
+        let of_it = match parts.is_empty() {
+            true => String::new(),
+            false => format!("; of it, {}", parts.join(", ")),
         };
         say(
             out,
@@ -1268,7 +1282,7 @@ pub fn render_connection(
                 )?;
             }
         }
-        let unexplained = c.unexplained_ms - c.turnaround_ms();
+        let unexplained = c.unexplained_ms - c.turnaround_ms() - c.path_queue_ms;
         if unexplained > 0.5 {
             say(
                 out,

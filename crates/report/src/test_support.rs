@@ -45,6 +45,7 @@ pub(crate) fn report(server_port: u16) -> ConnectionReport {
         unexplained_ms: 0.0,
         client_turnaround_ms: 0.0,
         server_turnaround_ms: 0.0,
+        path_queue_ms: 0.0,
         later_windows: None,
         ladder: None,
         series: None,

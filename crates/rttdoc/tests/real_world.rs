@@ -331,6 +331,21 @@ fn check_file(path: &Path, doc: &serde_json::Value, view: &TsharkView) -> Vec<St
                 "{name}: stream {stream}: excess {excess} ms != attributed {attributed} + unexplained {unexplained}"
             ));
         }
+        // Of what no finding claimed, the hosts' turnarounds and the
+        // path's queues, which only tls_extra_rtt names, no more than it.
+        let part = |k: &str| c[k].as_f64().unwrap_or(0.0);
+        let (turns, path) = (
+            part("client_turnaround_ms") + part("server_turnaround_ms"),
+            part("path_queue_ms"),
+        );
+        let named = c["findings"]
+            .as_array()
+            .is_some_and(|xs| xs.iter().any(|x| x["kind"] == "tls_extra_rtt"));
+        if turns + path > unexplained + 0.01 || (path > 0.0 && !named) {
+            problems.push(format!(
+                "{name}: stream {stream}: turnarounds {turns} + path {path} ms over unexplained {unexplained} (tls_extra_rtt found: {named})"
+            ));
+        }
     }
     let s = &doc["summary"];
     let total = s["excess_ms_total"].as_f64().unwrap_or(0.0);

@@ -176,6 +176,11 @@ fn a_server_flight_held_on_the_way_back_is_the_paths_by_the_servers_clock() {
     // a 5 ms stamp slack).
     assert!((50.0..=60.0).contains(&path_back_ms), "{path_back_ms}");
     assert!(unexplained_ms < 10.0, "{unexplained_ms} ms unexplained");
+    // The connection's account says the path's share apart from what
+    // no cause explains: the two add up to what no finding claimed.
+    let r = &o.report;
+    assert_ms(r.path_queue_ms, path_back_ms, 1e-9, "the path's queue");
+    assert!(r.path_queue_ms + r.turnaround_ms() <= r.unexplained_ms + 1e-9);
 }
 
 /// A capture of the client's packets alone (nDPI's ocs.pcap): no
