@@ -64,8 +64,10 @@
 //! reading, `Facts::reads_after_fin`): what a sender re-sends after that (its
 //! own closing message, a TLS close_notify) is cited, but nobody waited.
 //! Nor did anyone wait for what a client re-sent after its own FIN once
-//! it closed for good, proven by its RST of the server's later data
-//! (`client_closed_for_good`): its application had let go.
+//! it closed for good, proven by its RST of the server's later data or
+//! by a FIN inside its TLS handshake, which no TLS client can finish
+//! with its write side shut (`client_closed_for_good`): its application
+//! had let go.
 //! A fast retransmission is released by the receiver's duplicate ACK (or
 //! SACK) that triggered it, when the re-send left right after it
 //! (`Facts::released_by`); a timeout's re-send has no releasing packet
@@ -86,7 +88,7 @@
 //! byte's), as its cost is that phase's latency.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, LedgerRow, Phase, Wait};
+use crate::model::{Detail, Direction, Finding, FindingKind, LedgerRow, Phase, TlsMessage, Wait};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
 
@@ -424,8 +426,15 @@ pub(crate) const RESENDS_CITED: usize = 40;
 /// message and FIN, again and again into a dead path) cost no one, and an
 /// answer it drew was reset unread. The server's re-sends after its own
 /// close are left counted: its response is what a client still waits for.
+/// Or the client's FIN inside its TLS handshake ([`closed_mid_handshake`]).
 pub(super) fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option<u64> {
-    if sender != Direction::ClientToServer || f.sent_by(sender).rst_frame.is_none() {
+    if sender != Direction::ClientToServer {
+        return None;
+    }
+    if let Some(fin) = closed_mid_handshake(f) {
+        return Some(fin);
+    }
+    if f.sent_by(sender).rst_frame.is_none() {
         return None;
     }
     let mut fin = None;
@@ -449,6 +458,31 @@ pub(super) fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option
         }
     }
     None
+}
+
+/// The client's FIN, sent after its ClientHello and before its Finished:
+/// no TLS client completes a handshake with its write side shut (its
+/// Finished, its key exchange before it, must still go out), so a FIN
+/// there is a client giving the connection up, whatever it re-sends
+/// after (nDPI's skype.pcap 1: a ClientHello never acknowledged, the
+/// client's FIN 144 ms later, and the two sent again together for 61 s,
+/// counted as a 61 s `rto_stall` nobody had).
+fn closed_mid_handshake(f: &Facts<'_>) -> Option<u64> {
+    let client = Direction::ClientToServer;
+    let fin = f.sent_by(client).fin_frame?;
+    let tls = f.report.tls.as_ref()?;
+    let mut mine = tls.messages.iter().filter(|m| m.direction == client);
+    let hello = mine
+        .clone()
+        .find(|m| m.message == TlsMessage::ClientHello)?;
+    let finished = mine.any(|m| {
+        m.frame <= fin
+            && matches!(
+                m.message,
+                TlsMessage::Finished | TlsMessage::FinishedEncrypted
+            )
+    });
+    (hello.frame < fin && !finished).then_some(fin)
 }
 
 /// The wait before the re-send `r`, on the sender's clock, from its

@@ -25,6 +25,7 @@
 //! > unconfirmed, with no wait and no `rto_stall`. A capture without a
 //! > single packet of the receiver claims nothing.
 
+use super::tls::*;
 use super::*;
 use crate::model::{Detail, Phase};
 use FindingKind::{Retransmission, RtoStall};
@@ -1175,4 +1176,51 @@ fn an_upload_repaired_past_the_timeline_is_the_requests_loss() {
     let x = o.the_in(Retransmission, Phase::FirstByte);
     assert_eq!(x.waits.len(), 1, "{:?}", x.waits);
     o.has_none_in(Retransmission, Phase::Transfer);
+}
+
+/// A client whose first message the path drops: the timer re-sends it at
+/// 240 ms past it, the client's application gives up at 400 ms (FIN), and
+/// the timer re-sends message and FIN together at 770 ms and 1.7 s.
+fn abandoned_first_message(payload: &'static [u8]) -> (Outcome, [Id; 4]) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let first = w.send(C, 50.0, payload);
+    w.lose(first);
+    let again = w.resend(50.0 + RTO, first);
+    w.lose(again);
+    let fin = w.fin(C, 400.0);
+    w.lose(fin);
+    let after = w.resend(770.0, first);
+    w.lose(after);
+    let late = w.resend(1_700.0, first);
+    w.lose(late);
+    (w.run(), [first, again, fin, after])
+}
+
+/// No TLS client finishes a handshake with its write side shut (its
+/// Finished must still go out): a FIN after its ClientHello and before
+/// its Finished is a client letting the connection go. It waited for its
+/// timer once; for nothing after its FIN (nDPI's skype.pcap 1: 61 s of
+/// re-sent ClientHello and FIN had been an `rto_stall`). A plain
+/// request's FIN may be a half-close whose client reads on: its waits
+/// stay counted.
+#[test]
+fn a_tls_client_that_closed_inside_its_handshake_waited_for_nothing_after_its_fin() {
+    let (o, [first, again, _, after]) = abandoned_first_message(leak(client_hello(Offer::tls13())));
+    let s = o.the(RtoStall);
+    assert_waits(&s.waits, &[o.wait(first, again, None, RTO)], EXACT);
+    assert_cost_is_its_waits(s);
+    assert!(
+        o.the(Retransmission).frames.contains(&o.frame(after)),
+        "the re-sends after the FIN are still cited"
+    );
+
+    let (o, [first, again, _, after]) = abandoned_first_message(b"GET / HTTP/1.1\r\n\r\n");
+    let s = o.the(RtoStall);
+    assert_eq!(s.waits[0], o.wait(first, again, None, RTO));
+    assert!(
+        s.waits.iter().any(|w| w.to_frame == o.frame(after)),
+        "{:?}",
+        s.waits
+    );
 }
