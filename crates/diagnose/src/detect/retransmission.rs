@@ -434,9 +434,8 @@ pub(super) fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option
     if let Some(fin) = closed_mid_handshake(f) {
         return Some(fin);
     }
-    if f.sent_by(sender).rst_frame.is_none() {
-        return None;
-    }
+    // (Its RST, below, proves the close.)
+    f.sent_by(sender).rst_frame?;
     let mut fin = None;
     // The client's highest acknowledgment: the server's data beyond it is
     // new to the client (the capture may have missed its first copy).

@@ -940,15 +940,8 @@ fn black_hole_close(closer: Direction, peer_data: bool, reset: bool) -> (Outcome
     let answer = w.data(S, w.arrival(req) + 1.0, 50);
     w.ack(C, w.arrival(answer));
     let last = w.data(closer, 1_000.0, 8);
-    w.lose(last);
-    let again = w.resend(1_000.0 + RTO, last);
-    w.lose(again);
-    let fin = w.fin(closer, 2_000.0);
-    w.lose(fin);
-    let after_close = w.resend(2_500.0, last);
-    w.lose(after_close);
-    let late = w.resend(3_500.0, last);
-    w.lose(late);
+    let [last, again, fin, after_close] =
+        lost_then_closed(&mut w, closer, (last, 1_000.0), 2_000.0, [2_500.0, 3_500.0]);
     if peer_data {
         let peer = w.data(closer.reverse(), 4_000.0 - RTT / 2.0, 55);
         if reset {
@@ -1185,16 +1178,30 @@ fn abandoned_first_message(payload: &'static [u8]) -> (Outcome, [Id; 4]) {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
     let first = w.send(C, 50.0, payload);
+    let ids = lost_then_closed(&mut w, C, (first, 50.0), 400.0, [770.0, 1_700.0]);
+    (w.run(), ids)
+}
+
+/// `first` (sent at its time) lost, and the timer's copy RTO later; the
+/// `closer`'s FIN at `fin_at`, lost; copies at `later`, lost: `first`,
+/// the timer's copy, the FIN and the first copy after it.
+fn lost_then_closed(
+    w: &mut Wire,
+    closer: Direction,
+    (first, at): (Id, f64),
+    fin_at: f64,
+    later: [f64; 2],
+) -> [Id; 4] {
     w.lose(first);
-    let again = w.resend(50.0 + RTO, first);
+    let again = w.resend(at + RTO, first);
     w.lose(again);
-    let fin = w.fin(C, 400.0);
+    let fin = w.fin(closer, fin_at);
     w.lose(fin);
-    let after = w.resend(770.0, first);
+    let after = w.resend(later[0], first);
     w.lose(after);
-    let late = w.resend(1_700.0, first);
+    let late = w.resend(later[1], first);
     w.lose(late);
-    (w.run(), [first, again, fin, after])
+    [first, again, fin, after]
 }
 
 /// No TLS client finishes a handshake with its write side shut (its
