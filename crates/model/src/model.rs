@@ -855,7 +855,7 @@ pub enum Detail {
     },
     /// The first flight waited for ACKs.
     Initcwnd {
-        /// Bytes of the server's first flight.
+        /// Bytes of the flight.
         flight_bytes: u32,
         /// Bytes per full segment.
         mss: u32,
@@ -867,6 +867,9 @@ pub enum Detail {
         window_bytes: u32,
         /// The flight was the TLS handshake's.
         in_tls_handshake: bool,
+        /// Whose flight: the server's first, or the client's after it
+        /// (its certificate, key exchange and Finished).
+        sender: Direction,
     },
     /// The server answered a flight of the TLS handshake late.
     HandshakeThinkTime {

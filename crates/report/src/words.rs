@@ -335,18 +335,26 @@ pub fn explanation(x: &Finding) -> String {
             first_pause_ms,
             first_ack_frame,
             window_bytes,
+            sender,
             ..
-        } if *window_bytes < 8 * *mss => {
+        } if *sender == Direction::ClientToServer || *window_bytes < 8 * *mss => {
             // (Rounded: a window counted in bytes, one MSS of the option
             // cut in two by the timestamps' 12 bytes, is one segment.)
             let segments = ((window_bytes + mss / 2) / (*mss).max(1)).max(1);
             let plural = if segments == 1 { "" } else { "s" };
-            format!(
-                "The server began its first flight ({flight_bytes} bytes) with {segments} segment{plural} ({window_bytes} bytes) and sent the rest only as the client's ACKs came \
-                 (the first wait {first_pause_ms:.0} ms, until frame {first_ack_frame}), in the middle of a message it had whole: \
-                 an initial congestion window of {segments} segment{plural}, where Linux and RFC 6928 start with 10.",
-                first_pause_ms = fx(first_pause_ms),
-            )
+            let first_pause_ms = fx(first_pause_ms);
+            match sender {
+                Direction::ClientToServer => format!(
+                    "The client sent its handshake flight ({flight_bytes} bytes: its certificate, key exchange and Finished) {segments} segment{plural} ({window_bytes} bytes) at a time, \
+                     the rest only as the server's ACKs came (the first wait {first_pause_ms:.0} ms, until frame {first_ack_frame}): its congestion window, \
+                     which the ClientHello alone had not opened, was smaller than the flight."
+                ),
+                Direction::ServerToClient => format!(
+                    "The server began its first flight ({flight_bytes} bytes) with {segments} segment{plural} ({window_bytes} bytes) and sent the rest only as the client's ACKs came \
+                     (the first wait {first_pause_ms:.0} ms, until frame {first_ack_frame}), in the middle of a message it had whole: \
+                     an initial congestion window of {segments} segment{plural}, where Linux and RFC 6928 start with 10."
+                ),
+            }
         }
         Detail::Initcwnd {
             flight_bytes,
@@ -1749,6 +1757,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: `tcp_nodelay on;`; HAProxy: `option http-no-delay`), or write each message in one call.".into(),
             _ => "Set TCP_NODELAY on the client socket, or write each request in one call (header and body together).".into(),
         },
+        Detail::Initcwnd {
+            sender: Direction::ClientToServer,
+            ..
+        } => "Send a smaller client certificate chain (an ECDSA certificate, no root, fewer intermediates), \
+             or give the client's TCP stack an initial window of 10 segments (Linux: `ip route change <route> initcwnd 10`)."
+            .into(),
         Detail::Initcwnd { window_bytes, mss, .. } if *window_bytes < 8 * *mss => "Give the server's TCP stack an initial window of 10 segments \
              (Linux's since 2.6.39: an old kernel, or a route set with `initcwnd`, on Linux `ip route change <route> initcwnd 10`); \
              a VPN gateway, load balancer or other appliance terminating the connection: its TCP profile's initial window. \
@@ -2720,21 +2734,26 @@ mod tests {
     #[test]
     fn a_small_initial_window_is_worded_with_its_segments() {
         let c = crate::test_support::report(443);
+        let paused = |flight_bytes: u32, window_bytes: u32, sender: Direction| {
+            let mut x = crate::test_support::finding(FindingKind::InitcwndLimited, 40.0);
+            x.detail = Detail::Initcwnd {
+                flight_bytes,
+                mss: 1448,
+                first_pause_ms: 40.0,
+                first_ack_frame: 7,
+                window_bytes,
+                in_tls_handshake: true,
+                sender,
+            };
+            x
+        };
         for (window, said_window, small) in [
             (1448, "with 1 segment (1448 bytes)", true),
             (1460, "with 1 segment (1460 bytes)", true),
             (2896, "with 2 segments (2896 bytes)", true),
             (14480, "10 x 1448", false),
         ] {
-            let mut x = crate::test_support::finding(FindingKind::InitcwndLimited, 40.0);
-            x.detail = Detail::Initcwnd {
-                flight_bytes: 20_000,
-                mss: 1448,
-                first_pause_ms: 40.0,
-                first_ack_frame: 7,
-                window_bytes: window,
-                in_tls_handshake: true,
-            };
+            let x = paused(20_000, window, Direction::ServerToClient);
             let said = explanation(&x);
             assert!(said.contains(said_window), "{said}");
             let fix = fix(&c, &x);
@@ -2744,6 +2763,16 @@ mod tests {
                 "{fix}"
             );
         }
+        // A client's flight (its certificate) is the client's, whatever
+        // its window: worded and fixed as the client's.
+        let x = paused(4774, 4163, Direction::ClientToServer);
+        let said = explanation(&x);
+        assert!(
+            said.starts_with("The client sent its handshake flight"),
+            "{said}"
+        );
+        assert!(said.contains("3 segments (4163 bytes) at a time"), "{said}");
+        assert!(fix(&c, &x).contains("client certificate chain"));
     }
 
     /// Without a measured round trip (a relay answered the TCP

@@ -1,4 +1,6 @@
-//! `initcwnd_limited` — the server's first flight was larger than its
+//! `initcwnd_limited` — a TLS handshake flight (the server's first, or
+//! the client's after it) was larger than its sender's window; the
+//! server's first flight was larger than its
 //! initial congestion window (10 x MSS, about 14.5 KB: RFC 6928; an old
 //! stack's or an appliance's 1-4 segments: RFC 3390, RFC 2001) and paused
 //! for ACKs: typically a big certificate chain in the TLS handshake.
@@ -22,6 +24,12 @@
 //! released by that ACK. Cost: the silences (the waits' sum). Says how
 //! many bytes the flight exceeded the initial window by, or, for a window
 //! under 8 segments, how many segments it held.
+//! The client's flight after the server's (its certificate, when the
+//! server asked for one, its key exchange, its Finished) is read the same
+//! way. And on either side, captured on the sender's own host, a segment
+//! that left the moment an ACK came that still left some of the sender's
+//! data unacknowledged is a window's release whatever it carries: Nagle
+//! waits for all of it, and the application does not wait for ACKs.
 //! Fix: a smaller chain (ECDSA certificates, no root in the chain, fewer
 //! intermediates), certificate compression, or a larger initial window on
 //! the server's routes (`ip route change ... initcwnd 20`); a window
@@ -36,35 +44,52 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns.filter(|r| *r > 0) else {
         return;
     };
-    let sender = Direction::ServerToClient;
-    let mss = f.mss(sender) as u64;
-    // The server's TLS flight only: a plain download is supposed to start in
+    // The TLS flights only: a plain download is supposed to start in
     // slow start (the ledger's ideal for a transfer already counts those
     // rounds); a handshake flight that has to is a cost worth naming.
     let Some(tls_end) = f.tls_end_frame else {
         return;
     };
+    let server = Direction::ServerToClient;
+    let first_of = |dir: Direction, kinds: &[TlsMessage]| {
+        f.report.tls.as_ref().and_then(|t| {
+            t.messages
+                .iter()
+                .find(|m| m.direction == dir && kinds.contains(&m.message))
+                .map(|m| m.frame)
+        })
+    };
     // The server's first flight only: a full TLS 1.2 handshake goes on
     // after the ServerHelloDone with the client's key exchange, and the
     // pause for it is the protocol's round trip, not the window's.
-    let end_frame = f
-        .report
-        .tls
-        .as_ref()
-        .and_then(|t| {
-            t.messages
-                .iter()
-                .find(|m| m.direction == sender && m.message == TlsMessage::ServerHelloDone)
-                .map(|m| m.frame)
-        })
-        .unwrap_or(tls_end);
+    let server_end = first_of(server, &[TlsMessage::ServerHelloDone]).unwrap_or(tls_end);
+    flight(f, rtt, server, (0, server_end), out);
+    // The client's flight after it (its certificate, when the server asked
+    // for one, its key exchange, its Finished).
+    let client = Direction::ClientToServer;
+    let finished = [TlsMessage::Finished, TlsMessage::FinishedEncrypted];
+    if let Some(client_end) = first_of(client, &finished).filter(|&e| e > server_end) {
+        flight(f, rtt, client, (server_end, client_end), out);
+    }
+}
+
+/// `sender`'s handshake flight: its data segments after frame `from`, up
+/// to `end_frame`.
+fn flight(
+    f: &Facts<'_>,
+    rtt: i64,
+    sender: Direction,
+    (from, end_frame): (u64, u64),
+    out: &mut Vec<Finding>,
+) {
+    let mss = f.mss(sender) as u64;
     let events = f.sender_view(
         sender,
         end_frame,
-        |r| r.len > 0 && r.new_data,
+        |r| r.len > 0 && r.new_data && r.frame > from,
         f.peer_skew(),
     );
-    // The server's handshake messages that span segments: first and last
+    // The sender's handshake messages that span segments: first and last
     // frame.
     let messages: Vec<(u64, u64)> = f.report.tls.as_ref().map_or(Vec::new(), |t| {
         t.messages
@@ -113,10 +138,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // window's segments over half the round trip, and the first
             // ACKs come back while the last ones are still leaving.
             let full = in_flight >= 8 * mss && flight_bytes >= 8 * mss;
+            // At the sender itself, a segment that left the moment an ACK
+            // came that still left some of its data unacknowledged: Nagle
+            // waits for all of it, the application does not wait for
+            // ACKs, only a window opened by that ACK lets a segment go
+            // (nDPI's anyconnect-vpn.pcap 6: a client's certificate in
+            // three segments, its key exchange 38 ms later, 54 us after
+            // the ACK of the first two).
+            let opened_by_ack = f.captured_at(sender)
+                && sent_end.is_some_and(|e| seq::lt(a.ack, e))
+                && !resent_between(p, r);
             let window = || {
-                full || (inside_message(p, r)
-                    && (small_window || r.len as u64 >= mss)
-                    && !resent_between(p, r))
+                full || opened_by_ack
+                    || (inside_message(p, r)
+                        && (small_window || r.len as u64 >= mss)
+                        && !resent_between(p, r))
             };
             if silence >= (rtt / 4).max(2_000_000)
                 && silence <= longest
@@ -163,6 +199,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         first_ack_frame: pauses[0].release_frame.unwrap_or(0),
         window_bytes: window_bytes as u32,
         in_tls_handshake: f.tls_end_frame.is_some(),
+        sender,
     };
     x.display_filter = f.filter_frames(&x.frames);
     x.waits = pauses;

@@ -303,3 +303,70 @@ fn a_window_released_by_the_ack_of_its_first_segment_is_initcwnd_limited_at_any_
         assert_cost_is_its_waits(f);
     }
 }
+
+/// A full TLS 1.2 handshake whose server asks for a certificate (its
+/// flight one segment); the client sends its 4 KB certificate as 3
+/// segments, and its key exchange, CertificateVerify, ChangeCipherSpec
+/// and Finished the moment the server's ACK of the first `acked` of them
+/// arrives.
+fn client_certificate_flight(path: Path, acked: usize) -> (Outcome, Vec<Id>, Id, Id) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls12())));
+    let flight = handshake_record(&[
+        server_hello(false, [0x33; 32], 0, false),
+        message(11, &[0; 900]),
+        message(13, &[1, 1, 0, 0]),
+        message(14, &[]),
+    ]);
+    let asked = w.send(S, w.arrival(ch) + 0.1, leak(flight));
+    let parts = segments(&handshake_record(&[message(11, &[0x21; 4000])]));
+    assert_eq!(parts.len(), 3);
+    let go = w.arrival(asked) + 1.0;
+    let certs: Vec<Id> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, s)| w.send(C, go + i as f64 * 0.01, s))
+        .collect();
+    let ack = w.ack(S, w.arrival(certs[acked - 1]));
+    let mut rest = handshake_record(&[message(16, &[0x44; 66]), message(15, &[0x55; 72])]);
+    rest.extend(change_cipher_spec());
+    rest.extend(record(22, &[0x5a; 40]));
+    let key_exchange = w.send(C, w.arrival(ack) + KERNEL, leak(rest));
+    let mut fin = change_cipher_spec();
+    fin.extend(record(22, &[0x5a; 40]));
+    w.send(S, w.arrival(key_exchange) + KERNEL, leak(fin));
+    (w.run(), certs, ack, key_exchange)
+}
+
+/// The client's flight, captured on the client: its key exchange left
+/// the moment the server's ACK of two of its three certificate segments
+/// came, the third still unacknowledged. Nagle waits for all of it and
+/// the application does not wait for ACKs: only a window that ACK opened
+/// let it go (nDPI's anyconnect-vpn.pcap 6, 38 ms). Not when the ACK
+/// covered all three (Nagle's release as much as a window's), nor seen
+/// from the server's side, where the release is a round trip's estimate
+/// away.
+#[test]
+fn a_client_flight_released_by_an_ack_that_left_data_unacknowledged_is_its_window() {
+    let (o, certs, ack, key_exchange) = client_certificate_flight(Path::at_client(RTT), 2);
+    let x = o.the(InitcwndLimited);
+    assert_eq!(x.phase, Some(Phase::TlsHandshake));
+    assert_eq!(x.frames, o.frames(&[key_exchange, ack]));
+    assert_ms(
+        x.cost_ms,
+        RTT + KERNEL - 0.01,
+        EXACT,
+        "from the third segment",
+    );
+    assert_eq!(x.waits[0].from_frame, o.frame(certs[2]));
+    let crate::model::Detail::Initcwnd { sender, .. } = x.detail else {
+        panic!("{:?}", x.detail);
+    };
+    assert_eq!(sender, C);
+
+    let (all_acked, ..) = client_certificate_flight(Path::at_client(RTT), 3);
+    all_acked.has_no(InitcwndLimited);
+    let (at_server, ..) = client_certificate_flight(Path::at_server(RTT), 2);
+    at_server.has_no(InitcwndLimited);
+}
