@@ -812,6 +812,22 @@ impl Finding {
     }
 }
 
+/// A client's application that read the server's handshake flight late:
+/// its receive window reopened (a window update: a pure ACK acknowledging
+/// nothing new with a larger window, sent as the application read) long
+/// after the flight arrived, and its answer left soon after that.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LateRead {
+    /// The turn's wait (its `from_frame`).
+    pub wait_from_frame: u64,
+    /// The window update.
+    pub update_frame: u64,
+    /// From the flight's arrival to the read.
+    pub before_ms: f64,
+    /// From the read to the answer.
+    pub after_ms: f64,
+}
+
 /// What a finding found, as data: the numbers and names its explanation
 /// and fix are worded from. Detectors fill it; renderers word it
 /// (`rttdoc_report::words`), so nothing is formatted for people unless an
@@ -893,6 +909,9 @@ pub enum Detail {
         turns: u32,
         /// The longest wait.
         longest_ms: f64,
+        /// A turn whose application read the flight late, as its window
+        /// update shows, and answered soon after reading.
+        late_read: Option<LateRead>,
     },
     /// Turns of a plaintext preamble before TLS (a proxy's CONNECT, a
     /// STARTTLS dialog, a database's SSL request) waited on one side's

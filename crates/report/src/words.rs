@@ -411,7 +411,11 @@ pub fn explanation(x: &Finding) -> String {
                 cost = fx(cost),
             )
         }
-        Detail::ClientThinkTime { turns, longest_ms } => {
+        Detail::ClientThinkTime {
+            turns,
+            longest_ms,
+            late_read,
+        } => {
             let times = if *turns == 1 {
                 String::new()
             } else {
@@ -430,10 +434,20 @@ pub fn explanation(x: &Finding) -> String {
             } else {
                 ""
             };
+            let read = late_read.map_or(String::new(), |r| {
+                format!(
+                    " Its application read the flight only {before:.0} ms after it arrived (the window update of frame {frame}) and answered {after:.1} ms \
+                     after reading: the {before:.0} ms before the read went to a thread or event loop busy elsewhere (other connections' handshakes, \
+                     blocking work), not to this handshake.",
+                    before = fx(r.before_ms),
+                    frame = r.update_frame,
+                    after = fx(r.after_ms),
+                )
+            });
             format!(
                 "The client sent its next handshake flight {cost:.0} ms after the server's had reached it{times}: the client's own work, \
                  such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
-                 a client certificate's signature, or a busy CPU or event loop. Not the network, not the server.{person}",
+                 a client certificate's signature, or a busy CPU or event loop. Not the network, not the server.{person}{read}",
                 cost = fx(cost),
             )
         }
@@ -1800,6 +1814,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              intermediate-certificate fetches and a slow client-certificate signer."
                 .into()
         }
+        Detail::ClientThinkTime {
+            late_read: Some(_), ..
+        } => "On the client: its application read the server's flight late, so look at what kept its network thread or event loop busy \
+             (many connections opened at once and handled one after another, blocking work on that thread) before the TLS library's work; \
+             fewer parallel connections (one HTTP/2 connection) and resumption shorten each handshake's turn."
+            .into(),
         Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
              short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once; \
              session resumption skips the verification."
@@ -2715,6 +2735,7 @@ mod tests {
             x.detail = Detail::ClientThinkTime {
                 turns: 1,
                 longest_ms: ms,
+                late_read: None,
             };
             let said = explanation(&x);
             assert_eq!(said.contains("a person was asked"), person, "{said}");
@@ -2725,6 +2746,30 @@ mod tests {
                 "{fix}"
             );
         }
+    }
+
+    /// A client whose window update shows it read the flight late is
+    /// told to look at what kept it from reading, not at verification.
+    #[test]
+    fn a_client_that_read_the_flight_late_is_worded_with_its_read() {
+        let c = crate::test_support::report(443);
+        let mut x = crate::test_support::finding(FindingKind::ClientThinkTime, 24.9);
+        x.detail = Detail::ClientThinkTime {
+            turns: 1,
+            longest_ms: 24.9,
+            late_read: Some(rttdoc_model::LateRead {
+                wait_from_frame: 9,
+                update_frame: 13,
+                before_ms: 23.6,
+                after_ms: 1.3,
+            }),
+        };
+        let said = explanation(&x);
+        assert!(
+            said.contains("read the flight only 24 ms after it arrived (the window update of frame 13) and answered 1.3 ms"),
+            "{said}"
+        );
+        assert!(fix(&c, &x).contains("read the server's flight late"));
     }
 
     /// A flight paused after fewer than 8 segments inside a message is

@@ -358,9 +358,16 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
             held: crate::model::FetchHeld::Handshake { turns },
             ..
         } => *turns = n,
-        Detail::ClientThinkTime { turns, longest_ms } => {
+        Detail::ClientThinkTime {
+            turns,
+            longest_ms,
+            late_read,
+        } => {
             *turns = n;
             *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);
+            if late_read.is_some_and(|r| kept.iter().all(|w| w.from_frame != r.wait_from_frame)) {
+                *late_read = None;
+            }
         }
         // The greeting is the preamble's first data, when the server's.
         Detail::PreambleThinkTime {

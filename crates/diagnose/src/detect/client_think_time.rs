@@ -42,6 +42,10 @@
 //! client there is the balancer, whose answers wait for its own client
 //! (a round trip this capture does not see, and that client's work); the
 //! ledger adds that time to the handshake's ideal ([`behind_balancer`]).
+//! A turn whose client reopened its receive window (a window update, sent
+//! as its application read the flight) after most of the turn had passed
+//! and answered soon after is worded with that read: the time before it
+//! went to whatever kept the application from reading ([`late_read`]).
 //! Fix: on the client (revocation and intermediate fetches: a server that
 //! sends its whole chain and staples OCSP spares them; CPU; resumption,
 //! which skips the verification).
@@ -50,6 +54,7 @@ use super::server_think_time::{preamble_finding, threshold_of};
 use super::{Facts, HandshakeTurn, TimedTurn};
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Vantage, Wait};
 use rttdoc_analyze::seq;
+use rttdoc_wire::TcpFlags;
 
 /// A capture whose vantage is unknown is taken to be at the client when
 /// the client's side of the path is within this of zero.
@@ -81,10 +86,55 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.detail = Detail::ClientThinkTime {
         turns: waits.len() as u32,
         longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
+        late_read: waits.iter().find_map(|w| late_read(f, w)),
     };
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);
     out.push(x);
+}
+
+/// The client's application read the flight of `wait`'s turn late: its
+/// last window update before its answer (a pure ACK acknowledging nothing
+/// new whose window is larger than the client's segment before it: the
+/// receive buffer drained as the application read, Linux's
+/// `tcp_cleanup_rbuf`, the BSDs' `tcp_output` after `soreceive`) came
+/// after more of the turn than the answer did after it. The time before
+/// the read was not this handshake's work (nDPI's zoom2.pcap 0: the
+/// flight read 23.6 ms after it arrived, the key exchange 1.3 ms after
+/// that; zoom.pcap's four handshakes read one after another).
+fn late_read(f: &Facts<'_>, wait: &Wait) -> Option<crate::model::LateRead> {
+    let client = Direction::ClientToServer;
+    let answer = f.record(wait.to_frame)?;
+    let mut previous: Option<&rttdoc_analyze::SegmentRecord> = None;
+    let mut update = None;
+    for r in f.between(wait.from_frame + 1, wait.to_frame) {
+        if r.dir != client {
+            continue;
+        }
+        let reopened = previous.is_some_and(|p| {
+            r.len == 0
+                && r.ack_set
+                && p.ack_set
+                && r.ack == p.ack
+                && r.window > p.window
+                && !r
+                    .flags
+                    .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
+        });
+        if reopened {
+            update = Some(r);
+        }
+        previous = Some(r);
+    }
+    let update = update?;
+    let after = f.on_clock_of(client, answer) - f.on_clock_of(client, update);
+    let before = (wait.ms * 1e6) as i64 - after;
+    (before > after && after >= 0).then(|| crate::model::LateRead {
+        wait_from_frame: wait.from_frame,
+        update_frame: update.frame,
+        before_ms: before as f64 / 1e6,
+        after_ms: after as f64 / 1e6,
+    })
 }
 
 /// Behind a load balancer that wrote a PROXY protocol header (the

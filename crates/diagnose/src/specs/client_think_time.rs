@@ -431,3 +431,46 @@ fn a_finished_held_by_nagle_behind_the_compatibility_record_is_nagles_not_the_cl
         );
     }
 }
+
+/// The client acknowledges the server's flight at once, its window
+/// shrunk by it; reopens its window `read` ms later (its application
+/// read the flight: a window update) when `read` is given; and sends its
+/// Finished 21 ms after the flight arrived.
+fn flight_read(read: Option<f64>) -> Outcome {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let hs = tls13_handshake_with(&mut w, RTT + 0.1, 0.2, 21.0, Offer::tls13());
+    let last = *hs.flight.last().unwrap();
+    w.window[C.index()] = 40_000;
+    w.ack(C, w.arrival(last));
+    if let Some(read) = read {
+        w.window[C.index()] = 65_535;
+        w.ack(C, w.arrival(last) + read);
+    }
+    w.run()
+}
+
+/// A window update is the client's application reading (the receive
+/// buffer drained): read 19.5 ms after the flight came and answered 1.5
+/// ms after that, the turn went to what kept the application from
+/// reading, not to the handshake's work (nDPI's zoom2.pcap 0). Not when
+/// most of the turn came after the read, nor without an update.
+#[test]
+fn a_window_update_long_before_the_answer_shows_the_flight_was_read_late() {
+    let late = |o: &Outcome| {
+        let Detail::ClientThinkTime { late_read, .. } = o.the(ClientThinkTime).detail else {
+            panic!("client_think_time without its detail");
+        };
+        late_read
+    };
+    let o = flight_read(Some(19.5));
+    let read = late(&o).expect("a late read");
+    assert_ms(read.before_ms, 19.5, 0.05, "before the read");
+    assert_ms(read.after_ms, 1.5, 0.05, "after it");
+    assert_eq!(
+        read.wait_from_frame,
+        o.the(ClientThinkTime).waits[0].from_frame
+    );
+    assert_eq!(late(&flight_read(Some(5.0))), None);
+    assert_eq!(late(&flight_read(None)), None);
+}
