@@ -345,7 +345,7 @@ pub fn explanation(x: &Finding) -> String {
             let first_pause_ms = fx(first_pause_ms);
             match sender {
                 Direction::ClientToServer => format!(
-                    "The client sent its handshake flight ({flight_bytes} bytes: its certificate, key exchange and Finished) {segments} segment{plural} ({window_bytes} bytes) at a time, \
+                    "The client sent its handshake flight ({flight_bytes} bytes: its certificate and the messages after it, to its Finished) {segments} segment{plural} ({window_bytes} bytes) at a time, \
                      the rest only as the server's ACKs came (the first wait {first_pause_ms:.0} ms, until frame {first_ack_frame}): its congestion window, \
                      which the ClientHello alone had not opened, was smaller than the flight."
                 ),
@@ -1774,8 +1774,9 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::Initcwnd {
             sender: Direction::ClientToServer,
             ..
-        } => "Send a smaller client certificate chain (an ECDSA certificate, no root, fewer intermediates), \
-             or give the client's TCP stack an initial window of 10 segments (Linux: `ip route change <route> initcwnd 10`)."
+        } => "Send a smaller client certificate chain (an ECDSA certificate, no root, fewer intermediates). The client's TCP stack sets its \
+             initial window: Linux's is 10 segments (`ip route change <route> initcwnd 10` where a route lowered it), macOS's and older \
+             stacks' 3-4 (RFC 3390) are not a setting."
             .into(),
         Detail::Initcwnd { window_bytes, mss, .. } if *window_bytes < 8 * *mss => "Give the server's TCP stack an initial window of 10 segments \
              (Linux's since 2.6.39: an old kernel, or a route set with `initcwnd`, on Linux `ip route change <route> initcwnd 10`); \

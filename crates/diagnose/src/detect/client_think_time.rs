@@ -86,7 +86,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     x.detail = Detail::ClientThinkTime {
         turns: waits.len() as u32,
         longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
-        late_read: waits.iter().find_map(|w| late_read(f, w)),
+        late_read: waits.iter().find_map(|w| late_read(f, w, threshold)),
     };
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);
@@ -98,11 +98,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// new whose window is larger than the client's segment before it: the
 /// receive buffer drained as the application read, Linux's
 /// `tcp_cleanup_rbuf`, the BSDs' `tcp_output` after `soreceive`) came
-/// after more of the turn than the answer did after it. The time before
-/// the read was not this handshake's work (nDPI's zoom2.pcap 0: the
-/// flight read 23.6 ms after it arrived, the key exchange 1.3 ms after
-/// that; zoom.pcap's four handshakes read one after another).
-fn late_read(f: &Facts<'_>, wait: &Wait) -> Option<crate::model::LateRead> {
+/// after more of the turn than the answer did after it, and the answer
+/// within a turnaround of it (under `threshold`). The time before the
+/// read was not this handshake's work (nDPI's zoom2.pcap 0: the flight
+/// read 23.6 ms after it arrived, the key exchange 1.3 ms after that).
+/// Not an ACK that answered a server segment (one arriving within a
+/// host's reaction before it, or one carrying a D-SACK: signal.pcap 8's
+/// duplicate ACK of a needless re-send), nor a turn whose answer took a
+/// turn of its own after the read (zoom.pcap 10: read late, then 60 ms
+/// of the client's own work).
+fn late_read(f: &Facts<'_>, wait: &Wait, threshold: i64) -> Option<crate::model::LateRead> {
     let client = Direction::ClientToServer;
     let answer = f.record(wait.to_frame)?;
     let mut previous: Option<&rttdoc_analyze::SegmentRecord> = None;
@@ -111,12 +116,20 @@ fn late_read(f: &Facts<'_>, wait: &Wait) -> Option<crate::model::LateRead> {
         if r.dir != client {
             continue;
         }
+        // (Not an answer to a server segment that just came.)
+        let answering = r.dsack.is_some()
+            || f.between(wait.from_frame, r.frame).iter().any(|s| {
+                s.dir != client
+                    && s.frame != wait.from_frame
+                    && f.on_clock_of(client, r) - f.on_clock_of(client, s) <= ANSWERING_NS
+            });
         let reopened = previous.is_some_and(|p| {
             r.len == 0
                 && r.ack_set
                 && p.ack_set
                 && r.ack == p.ack
                 && r.window > p.window
+                && !answering
                 && !r
                     .flags
                     .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
@@ -129,13 +142,17 @@ fn late_read(f: &Facts<'_>, wait: &Wait) -> Option<crate::model::LateRead> {
     let update = update?;
     let after = f.on_clock_of(client, answer) - f.on_clock_of(client, update);
     let before = (wait.ms * 1e6) as i64 - after;
-    (before > after && after >= 0).then(|| crate::model::LateRead {
+    (before > after && (0..threshold).contains(&after)).then(|| crate::model::LateRead {
         wait_from_frame: wait.from_frame,
         update_frame: update.frame,
         before_ms: before as f64 / 1e6,
         after_ms: after as f64 / 1e6,
     })
 }
+
+/// How soon after a server segment a client ACK answers it rather than
+/// a read: a host's reaction (nagle.rs's own-host release).
+const ANSWERING_NS: i64 = 2_000_000;
 
 /// Behind a load balancer that wrote a PROXY protocol header (the
 /// connection's client is the balancer, a host next to the server), each
