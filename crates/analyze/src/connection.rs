@@ -510,6 +510,12 @@ pub struct Connection {
     /// before this connection began (false_start.rs): looked up when a
     /// TLS 1.2 connection that resumed, or offered to, is handed on.
     pub(crate) client_false_starts: bool,
+    /// Its first SYN-ACK's TSval, when it carried timestamps.
+    pub(crate) syn_ack_tsval: Option<u32>,
+    /// Server addresses, its own among them, that answered its client on
+    /// its SYN-ACK's clock (shared_clock.rs): looked up when it is handed
+    /// on; 0 before.
+    pub(crate) servers_on_clock: u32,
     /// The name lookup its client made for its server just before its
     /// SYN (dns.rs).
     pub(crate) lookup: Option<Box<crate::dns::NameLookup>>,
@@ -531,6 +537,10 @@ pub struct Connection {
     /// (window.rs).
     pub(crate) unacked_resends: Option<crate::window::UnackedResends>,
 }
+
+/// Server addresses on one SYN-ACK clock that show a box in front of them
+/// (shared_clock.rs): more than a host's IPv4 and IPv6 addresses.
+const SHARED_CLOCK_SERVERS: u32 = 3;
 
 impl Connection {
     pub fn new(
@@ -590,6 +600,8 @@ impl Connection {
             previous: None,
             false_start_noted: false,
             client_false_starts: false,
+            syn_ack_tsval: None,
+            servers_on_clock: 0,
             previous_looked_up: false,
             lookup: None,
             lookup_looked_up: false,
@@ -1988,6 +2000,8 @@ impl Connection {
             client_mss: c.mss,
             server_mss: s.mss,
             relay: self.syn_ack.is_some() && c.mss.is_some() && s.bare_syn,
+            shared_clock_servers: (self.servers_on_clock >= SHARED_CLOCK_SERVERS)
+                .then(|| self.servers_on_clock.min(u8::MAX as u32) as u8),
             client_wscale: c.wscale,
             server_wscale: s.wscale,
             sack_permitted: c.sack_ok && s.sack_ok,

@@ -56,6 +56,7 @@ pub mod quic;
 mod quic_initial;
 mod reader;
 mod redirect;
+mod shared_clock;
 pub use path_samples::{BusyRun, QueueSample};
 pub mod preamble;
 mod resp;

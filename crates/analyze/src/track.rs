@@ -920,6 +920,16 @@ impl<'s> Tracker<'s> {
                 );
             }
         }
+        // Whether a box answered its client for other servers too, on its
+        // SYN-ACK's clock (shared_clock.rs).
+        if let (Some(tsval), Some(syn_ack)) = (c.syn_ack_tsval, c.syn_ack) {
+            c.servers_on_clock = self.calls.server_clocks.servers_sharing(
+                c.client.ip,
+                c.server.ip,
+                syn_ack.ts_ns,
+                tsval,
+            );
+        }
         if c.detect && c.tls.is_some() && !self.calls.false_starters.is_empty() {
             look_up_false_start(&mut c, &self.calls.false_starters);
         }
@@ -1092,6 +1102,12 @@ fn track_in(
     if seg.flags.syn() && seg.flags.ack() {
         // A clean handshake's SYN-ACK: how far the server was, then.
         note_handshake(conn, at, paths);
+        if let (Some((tsval, _)), 1) = (seg.options.timestamps, conn.syn_ack_count) {
+            conn.syn_ack_tsval = Some(tsval);
+            calls
+                .server_clocks
+                .note(conn.client.ip, conn.server.ip, at.ts_ns, tsval);
+        }
         calls.syn_ack_seen = true;
         if conn.syn_ack_count == 1 {
             calls.dials.accepted(conn.stream, conn.server.ip, at);

@@ -112,6 +112,8 @@ pub(crate) struct Calls {
     pub certificate_fetches: crate::cert_fetch::CertificateFetches,
     /// The clients seen using TLS False Start (false_start.rs).
     pub false_starters: crate::false_start::FalseStarters,
+    /// The servers' SYN-ACK clocks, by client (shared_clock.rs).
+    pub server_clocks: crate::shared_clock::ServerClocks,
     /// The sizes of the tickets servers sent (ticket_sizes.rs).
     pub ticket_sizes: crate::ticket_sizes::TicketSizes,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC

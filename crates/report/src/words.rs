@@ -16,15 +16,41 @@ use rttdoc_model::{
 pub fn word(c: &mut ConnectionReport) {
     for i in 0..c.findings.len() {
         if c.findings[i].explanation.is_empty() {
-            let (explanation, fix) = {
+            let (mut explanation, mut fix) = {
                 let x = &c.findings[i];
                 (explanation(x), fix(c, x))
             };
+            if let Some(n) = c.handshake.shared_clock_servers {
+                if c.findings[i].kind == FindingKind::ServerThinkTime {
+                    explanation.push_str(&behind_one_box(n));
+                    let mut rest = fix.chars();
+                    let first = rest.next().map(|c| c.to_lowercase().to_string());
+                    fix = format!(
+                        "{BEHIND_ONE_BOX_FIX}{}{}",
+                        first.unwrap_or_default(),
+                        rest.as_str()
+                    );
+                }
+            }
             c.findings[i].explanation = explanation;
             c.findings[i].fix = fix;
         }
     }
 }
+
+/// A server time whose SYN-ACK's TCP clock `n` server addresses shared
+/// (shared_clock.rs in rttdoc-analyze): a box answered for them all.
+fn behind_one_box(n: u8) -> String {
+    format!(
+        " Its SYN-ACK came on the TCP clock that {n} server addresses answered this client on: one box terminated those connections \
+         (a split-TCP proxy, a mobile carrier's or a VPN's, a load balancer, a CDN's edge server), so this time is that box's, \
+         with any wait for a server behind it (its round trip there and that server's work)."
+    )
+}
+
+/// The fix's first words for [`behind_one_box`].
+const BEHIND_ONE_BOX_FIX: &str = "Behind a box that answers for many servers, time the real server from the box's side (or bypass it) \
+     before tuning the server; then: ";
 
 /// Words a QUIC connection's findings.
 pub fn word_quic(c: &mut QuicConnectionReport) {
@@ -2747,6 +2773,35 @@ mod tests {
                 "{fix}"
             );
         }
+    }
+
+    /// A server whose SYN-ACK came on a clock several server addresses
+    /// shared is worded as the box in front of them; its other findings
+    /// and a server on a clock of its own are not.
+    #[test]
+    fn a_server_time_behind_one_box_says_so() {
+        let words_of = |shared: Option<u8>, kind: FindingKind| {
+            let mut c = crate::test_support::report(443);
+            c.handshake.shared_clock_servers = shared;
+            c.findings = vec![crate::test_support::finding(kind, 120.0)];
+            word(&mut c);
+            let x = c.findings.remove(0);
+            (x.explanation, x.fix)
+        };
+        let (said, fix) = words_of(Some(6), FindingKind::ServerThinkTime);
+        assert!(
+            said.contains("the TCP clock that 6 server addresses answered"),
+            "{said}"
+        );
+        assert!(
+            fix.starts_with("Behind a box that answers for many servers"),
+            "{fix}"
+        );
+        assert!(!fix.contains("; then: P"), "{fix}");
+        let (said, _) = words_of(None, FindingKind::ServerThinkTime);
+        assert!(!said.contains("server addresses answered"), "{said}");
+        let (said, _) = words_of(Some(6), FindingKind::NagleHold);
+        assert!(!said.contains("server addresses answered"), "{said}");
     }
 
     /// A client whose window update shows it read the flight late is
