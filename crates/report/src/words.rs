@@ -1831,6 +1831,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              ticket keys fetched per handshake), at its CPU, and at the accept queue in front of it."
                 .into()
         }
+        // (A TLS 1.2 suite names the certificate's key: one that signs
+        // with ECDSA already is not told to.)
+        Detail::HandshakeThinkTime { .. }
+            if c
+                .tls
+                .as_ref()
+                .and_then(|t| t.cipher.as_deref())
+                .is_some_and(|s| s.contains("_ECDSA_")) =>
+        {
+            "The server signs with an ECDSA key already: enable session resumption, give the TLS terminator CPU; \
+             check for OCSP or key-server fetches in the handshake, and a busy or cold server (its first handshakes after a start)."
+                .into()
+        }
         Detail::HandshakeThinkTime { .. } => "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096) and x25519, enable session resumption, \
              give the TLS terminator CPU; check for OCSP or key-server fetches in the handshake."
             .into(),
@@ -2773,6 +2786,29 @@ mod tests {
                 "{fix}"
             );
         }
+    }
+
+    /// A server that signs with ECDSA already is not told to.
+    #[test]
+    fn a_slow_handshake_of_an_ecdsa_server_is_not_told_to_use_ecdsa() {
+        let mut x = crate::test_support::finding(FindingKind::ServerThinkTime, 30.0);
+        x.detail = Detail::HandshakeThinkTime {
+            hello_ms: 30.0,
+            later_ms: 0.0,
+            rsa_key_exchange: false,
+            resumed: false,
+        };
+        let mut c = crate::test_support::report(443);
+        assert!(fix(&c, &x).starts_with("Use an ECDSA P-256 certificate"));
+        c.tls = Some(Box::new(rttdoc_model::TlsReport {
+            cipher: Some("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256".into()),
+            ..Default::default()
+        }));
+        let said = fix(&c, &x);
+        assert!(
+            said.starts_with("The server signs with an ECDSA key already"),
+            "{said}"
+        );
     }
 
     /// A server whose SYN-ACK came on a clock several server addresses
