@@ -116,24 +116,26 @@ fn late_read(f: &Facts<'_>, wait: &Wait, threshold: i64) -> Option<crate::model:
         if r.dir != client {
             continue;
         }
-        // (Not an answer to a server segment that just came.)
-        let answering = r.dsack.is_some()
-            || f.between(wait.from_frame, r.frame).iter().any(|s| {
-                s.dir != client
-                    && s.frame != wait.from_frame
-                    && f.on_clock_of(client, r) - f.on_clock_of(client, s) <= ANSWERING_NS
-            });
+        // (Not an answer to a server segment that just came: asked only
+        // of a window update, the rest of the turn read for each.)
+        let answering = || {
+            r.dsack.is_some()
+                || f.between(wait.from_frame, r.frame).iter().any(|s| {
+                    s.dir != client
+                        && s.frame != wait.from_frame
+                        && f.on_clock_of(client, r) - f.on_clock_of(client, s) <= ANSWERING_NS
+                })
+        };
         let reopened = previous.is_some_and(|p| {
             r.len == 0
                 && r.ack_set
                 && p.ack_set
                 && r.ack == p.ack
                 && r.window > p.window
-                && !answering
                 && !r
                     .flags
                     .intersects(TcpFlags::SYN | TcpFlags::FIN | TcpFlags::RST)
-        });
+        }) && !answering();
         if reopened {
             update = Some(r);
         }

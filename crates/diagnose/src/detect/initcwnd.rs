@@ -1,9 +1,9 @@
 //! `initcwnd_limited` — a TLS handshake flight (the server's first, or
-//! the client's after it) was larger than its sender's window; the
-//! server's first flight was larger than its
-//! initial congestion window (10 x MSS, about 14.5 KB: RFC 6928; an old
-//! stack's or an appliance's 1-4 segments: RFC 3390, RFC 2001) and paused
-//! for ACKs: typically a big certificate chain in the TLS handshake.
+//! the client's after it) was larger than its sender's window: the
+//! server's first flight larger than its initial congestion window (10 x
+//! MSS, about 14.5 KB: RFC 6928; an old stack's or an appliance's 1-4
+//! segments: RFC 3390, RFC 2001) and paused for ACKs: typically a big
+//! certificate chain in the TLS handshake.
 //!
 //! Signature, on the server's clock, within its TLS handshake flight: a
 //! silence of at least max(2 ms, RTT/4) between two new data segments,

@@ -63,11 +63,10 @@ const MAX_RATE_ERROR_PPM: i64 = 1000;
 /// The most a sender's tick rate is taken to be off the standard one it
 /// is read at: more than NTP slews a clock (nDPI's iphone.pcap: an
 /// iPhone's fastest deliveries over 2.5 s agree at about 997 Hz, 0.3%
-/// slow; a judge read another connection of it at about 1%), twice
-/// the most seen for margin. A
-/// loosely read sole rate's early and late fastest deliveries drifting
-/// apart by more than this over the span drifted by the path: only this
-/// much of the drift can be the rate's.
+/// slow; a judge read another connection of it at about 1%), twice the
+/// most seen for margin. A loosely read sole rate's early and late
+/// fastest deliveries drifting apart by more than this over the span
+/// drifted by the path: only this much of the drift can be the rate's.
 const SEEN_RATE_ERROR_PPM: i64 = 20_000;
 
 /// One sender's clock: its tick, and the fastest delivery its segments
@@ -814,6 +813,19 @@ mod tests {
         );
     }
 
+    /// The client's SYN, captured 19.5 ms after 0, just before a server
+    /// SYN-ACK sent at 0 and captured 20 ms later, which acknowledges it
+    /// (as every server segment of `seg` does): a rate slower than the
+    /// server's puts that SYN-ACK's tick before it.
+    fn client_syn() -> SegmentRecord {
+        let mut syn = seg(0, 0.0, 19.5, 1000.0);
+        syn.dir = Direction::ClientToServer;
+        syn.flags = TcpFlags::SYN;
+        syn.seq = 0;
+        syn.timestamped = false;
+        syn
+    }
+
     #[test]
     fn a_queue_that_spreads_one_ticks_segments_does_not_hide_the_rate() {
         // nDPI's netflix 46: a 1 kHz server's answer on time (its first
@@ -825,16 +837,8 @@ mod tests {
         // average is still the sender's, and the answer was held a tick
         // at most.
         let hz = 1000.0;
-        // The client's SYN, captured just before the server's SYN-ACK
-        // that acknowledges it: a rate slower than the server's puts that
-        // SYN-ACK's tick before it.
-        let mut syn = seg(0, 0.0, 19.5, hz);
-        syn.dir = Direction::ClientToServer;
-        syn.flags = TcpFlags::SYN;
-        syn.seq = 0;
-        syn.timestamped = false;
         let mut timeline = vec![
-            syn,
+            client_syn(),
             seg(1, 0.0, 20.0, hz),
             seg(2, 38.0, 20.0, hz),
             seg(3, 39.0, 20.0, hz),
@@ -863,18 +867,11 @@ mod tests {
     /// their time instead, as a clock running off its rate shows it).
     fn stepped_series(sloped: bool) -> Vec<SegmentRecord> {
         let hz = 1000.0;
-        // The client's SYN, which every server segment acknowledges: a
-        // rate slower than the server's puts the SYN-ACK's tick before it.
-        let mut syn = seg(0, 0.0, 19.5, hz);
-        syn.dir = Direction::ClientToServer;
-        syn.flags = TcpFlags::SYN;
-        syn.seq = 0;
-        syn.timestamped = false;
         let transit = |sent: f64| match sloped {
             true => 20.0 + 68.0 * sent / 540.0,
             false => 20.0,
         };
-        let mut timeline = vec![syn, seg(1, 0.0, 20.0, hz)];
+        let mut timeline = vec![client_syn(), seg(1, 0.0, 20.0, hz)];
         for i in 0..4 {
             timeline.push(seg(2 + i, 30.0, 20.0 + 112.0, hz));
         }
