@@ -444,8 +444,12 @@ impl PathSamples {
     /// answer (when the caller asks again once they came) correct the
     /// answer's own time the same way; arrivals at `at_ns` are the
     /// answer's and count as delivered before it. 0 when no rate is
-    /// known. The wait is counted between the stamps.
-    pub(crate) fn busy_before(&self, client: IpAddr, at_ns: i64) -> i64 {
+    /// known. The wait is counted between the stamps, and it began no
+    /// earlier than `since_ns`: an answer enters the downlink's queue
+    /// only after the request that asked for it left the client, so the
+    /// walk ends at the request (on a busy keep-alive connection, a few
+    /// arrivals instead of all that are kept).
+    pub(crate) fn busy_before(&self, client: IpAddr, at_ns: i64, since_ns: i64) -> i64 {
         let Some(c) = self.clients.get(&client) else {
             return 0;
         };
@@ -489,6 +493,9 @@ impl PathSamples {
                 .saturating_sub(packet.saturating_mul(2));
             if (bits as f64) * 1e9 < rate * window as f64 {
                 break;
+            }
+            if ts < since_ns {
+                return at_ns - since_ns.min(at_ns);
             }
             busy = at_ns - ts;
             bits += bytes as u64 * 8;
@@ -718,7 +725,7 @@ mod tests {
     /// tracker notes it, then its wait asked for.
     fn answer(p: &mut PathSamples, client: IpAddr, at: i64) -> i64 {
         p.arrival(client, 99, at, 1448);
-        p.busy_before(client, at)
+        p.busy_before(client, at, i64::MIN)
     }
 
     /// How long before an answer the client's downlink was kept busy:
@@ -794,7 +801,26 @@ mod tests {
         for i in 0..20 {
             q.arrival(c, i % 2, i as i64 * MS, 120);
         }
-        assert_eq!(q.busy_before(c, 20 * MS), 0);
+        assert_eq!(q.busy_before(c, 20 * MS, i64::MIN), 0);
+    }
+
+    /// An answer enters the downlink's queue only after its request left:
+    /// on a link busy for 100 ms, an answer to a request sent 10 ms
+    /// before it waited at most those 10 ms; to one sent before the busy
+    /// stretch began, as long as the link was busy.
+    #[test]
+    fn an_answer_waited_in_the_queue_no_longer_than_since_its_request_left() {
+        let c = ip(1);
+        let mut p = PathSamples::default();
+        arrivals(&mut p, c, &[1, 2], 0, 100, MS);
+        p.arrival(c, 99, 100 * MS, 1448);
+        assert_eq!(p.busy_before(c, 100 * MS, 90 * MS), 10 * MS);
+        assert_eq!(p.busy_before(c, 100 * MS, 90 * MS + 1), 10 * MS - 1);
+        assert_eq!(p.busy_before(c, 100 * MS, -50 * MS), 100 * MS);
+        assert_eq!(p.busy_before(c, 100 * MS, i64::MIN), 100 * MS);
+        // A request sent with the answer (or stamped after it): no wait.
+        assert_eq!(p.busy_before(c, 100 * MS, 100 * MS), 0);
+        assert_eq!(p.busy_before(c, 100 * MS, 101 * MS), 0);
     }
 
     /// A saturated link seen through a host that holds its deliveries and
@@ -830,7 +856,7 @@ mod tests {
         for i in 1..8 {
             p.arrival(c, 3, at + i * 20 * US, 1448);
         }
-        assert_eq!(p.busy_before(c, at), at - start);
+        assert_eq!(p.busy_before(c, at, i64::MIN), at - start);
         // The bunches go on; an answer 30 ms after the last: the link had
         // gone idle and its queue emptied.
         for n in 21..30 {

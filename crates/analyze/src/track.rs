@@ -1143,7 +1143,7 @@ fn ask_busy_again(conn: &mut Connection, paths: &PathSamples, (answer, left): (u
     let Some(first) = x.response_first.filter(|a| a.frame == answer) else {
         return;
     };
-    x.downlink_busy_ns = paths.busy_before(client, first.ts_ns);
+    x.downlink_busy_ns = paths.busy_before(client, first.ts_ns, x.request_first.ts_ns);
     if x.downlink_busy_ns == 0 && left > 1 {
         conn.busy_asked_again = Some((answer, left - 1));
     }
@@ -1222,7 +1222,7 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     }
     if let (true, Some(answer)) = (answered, x.response_first) {
         // (The answer's own bytes counted: track_in noted its arrival.)
-        x.downlink_busy_ns = paths.busy_before(client.ip, answer.ts_ns);
+        x.downlink_busy_ns = paths.busy_before(client.ip, answer.ts_ns, x.request_first.ts_ns);
         if x.downlink_busy_ns == 0 {
             conn.busy_asked_again = Some((answer.frame, BUSY_ASKED_AGAIN));
         }
