@@ -510,8 +510,11 @@ pub struct Connection {
     /// before this connection began (false_start.rs): looked up when a
     /// TLS 1.2 connection that resumed, or offered to, is handed on.
     pub(crate) client_false_starts: bool,
-    /// Its first SYN-ACK's TSval, when it carried timestamps.
-    pub(crate) syn_ack_tsval: Option<u32>,
+    /// Its server's TCP clock read once (shared_clock.rs): the capture
+    /// time and TSval of its first SYN-ACK or, when none was captured
+    /// before the server's first segment (a capture begun after the
+    /// handshake), of that segment; when it carried timestamps.
+    pub(crate) server_clock: Option<(i64, u32)>,
     /// Server addresses, its own among them, that answered its client on
     /// its SYN-ACK's clock (shared_clock.rs): looked up when it is handed
     /// on; 0 before.
@@ -600,7 +603,7 @@ impl Connection {
             previous: None,
             false_start_noted: false,
             client_false_starts: false,
-            syn_ack_tsval: None,
+            server_clock: None,
             servers_on_clock: 0,
             previous_looked_up: false,
             lookup: None,

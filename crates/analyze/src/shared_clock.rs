@@ -12,11 +12,18 @@
 //! one hop limit and one window for all; tumblr.pcap 4 of 7, pinterest.pcap
 //! 8 of 13).
 //!
-//! The tracker notes each connection's SYN-ACK TSval by client; a
+//! The tracker notes each connection's reading of its server's clock by
+//! client: the TSval of its SYN-ACK or, when the capture began after the
+//! handshake, of the server's first segment (tumblr.pcap's phone: half
+//! its connections were open when the capture began, and their first
+//! server data carries the proxy's clock as its SYN-ACKs do). A
 //! connection handed on asks how many server addresses, its own among
-//! them, answered that client with SYN-ACKs that agree with its own at
+//! them, answered that client on readings that agree with its own at
 //! one standard tick rate, within [`AGREE_NS`] and a tick: two random
-//! 32-bit clocks agree so by chance once in hundreds of millions.
+//! 32-bit clocks agree so by chance once in hundreds of millions. (Data
+//! queues more than a SYN-ACK: a reading the downlink held longer than
+//! that misses its clock, and the connection goes unmarked, never
+//! marked wrongly.)
 //!
 //! Bounded: the newest [`KEPT_PER_CLIENT`] notes of the newest
 //! [`CLIENTS`] clients.
@@ -30,13 +37,14 @@ use rustc_hash::FxHashMap;
 const KEPT_PER_CLIENT: usize = 64;
 /// Clients kept: a server's capture with more forgets the oldest.
 const CLIENTS: usize = 1024;
-/// How far a SYN-ACK's capture may stray from what one clock says: the
+/// How far a reading's capture may stray from what one clock says: the
 /// box's path to the capture varies (a queue), a few milliseconds.
 const AGREE_NS: i64 = 5_000_000;
 /// Tick rates stacks use (sender_clock.rs in rttdoc-diagnose).
 const RATES_HZ: [i64; 6] = [1000, 250, 100, 300, 200, 500];
 
-/// One SYN-ACK: its server, when it was captured, its TSval.
+/// One reading of a server's clock: its server, when it was captured,
+/// its TSval.
 #[derive(Debug, Clone, Copy)]
 struct Note {
     server: IpAddr,
@@ -51,8 +59,8 @@ pub(crate) struct ServerClocks {
 }
 
 impl ServerClocks {
-    /// `server` answered `client`'s SYN with a SYN-ACK captured at `ts_ns`
-    /// carrying `tsval`.
+    /// `server` answered `client` with a segment (its SYN-ACK, or its first
+    /// when the handshake was missed) captured at `ts_ns` carrying `tsval`.
     pub fn note(&mut self, client: IpAddr, server: IpAddr, ts_ns: i64, tsval: u32) {
         if !self.by_client.contains_key(&client) {
             if self.order.len() == CLIENTS {
@@ -74,7 +82,7 @@ impl ServerClocks {
     }
 
     /// How many server addresses, `server` among them, answered `client`
-    /// on the clock of the SYN-ACK captured at `ts_ns` with `tsval`: the
+    /// on the clock of the reading captured at `ts_ns` with `tsval`: the
     /// most at any one rate (1 when none other did).
     pub fn servers_sharing(&self, client: IpAddr, server: IpAddr, ts_ns: i64, tsval: u32) -> u32 {
         let Some(notes) = self.by_client.get(&client) else {

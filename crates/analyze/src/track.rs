@@ -922,13 +922,11 @@ impl<'s> Tracker<'s> {
         }
         // Whether a box answered its client for other servers too, on its
         // SYN-ACK's clock (shared_clock.rs).
-        if let (Some(tsval), Some(syn_ack)) = (c.syn_ack_tsval, c.syn_ack) {
-            c.servers_on_clock = self.calls.server_clocks.servers_sharing(
-                c.client.ip,
-                c.server.ip,
-                syn_ack.ts_ns,
-                tsval,
-            );
+        if let Some((ts_ns, tsval)) = c.server_clock {
+            c.servers_on_clock =
+                self.calls
+                    .server_clocks
+                    .servers_sharing(c.client.ip, c.server.ip, ts_ns, tsval);
         }
         if c.detect && c.tls.is_some() && !self.calls.false_starters.is_empty() {
             look_up_false_start(&mut c, &self.calls.false_starters);
@@ -1099,15 +1097,22 @@ fn track_in(
     if seg.payload_len > 0 && dir == Direction::ClientToServer {
         calls.closes.data(conn.stream, seg.src, seg.dst, at.ts_ns);
     }
-    if seg.flags.syn() && seg.flags.ack() {
-        // A clean handshake's SYN-ACK: how far the server was, then.
-        note_handshake(conn, at, paths);
-        if let (Some((tsval, _)), 1) = (seg.options.timestamps, conn.syn_ack_count) {
-            conn.syn_ack_tsval = Some(tsval);
+    // The server's clock, read on its first SYN-ACK or, when the capture
+    // missed the handshake, its first segment (shared_clock.rs).
+    let server_first =
+        dir == Direction::ServerToClient && conn.half[dir.index()].stats.packets == 1;
+    if server_first {
+        if let Some((tsval, _)) = seg.options.timestamps {
+            conn.server_clock = Some((at.ts_ns, tsval));
             calls
                 .server_clocks
                 .note(conn.client.ip, conn.server.ip, at.ts_ns, tsval);
         }
+    }
+    if seg.flags.syn() && seg.flags.ack() {
+        // A clean handshake's SYN-ACK: how far the server was, then.
+        note_handshake(conn, at, paths);
+
         calls.syn_ack_seen = true;
         if conn.syn_ack_count == 1 {
             calls.dials.accepted(conn.stream, conn.server.ip, at);

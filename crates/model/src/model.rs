@@ -241,7 +241,9 @@ pub struct HandshakeReport {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub relay: bool,
     /// Server addresses (three or more, this one among them) that answered
-    /// this client with SYN-ACKs on this SYN-ACK's TCP clock: one box
+    /// this client on this connection's server's TCP clock (read on its
+    /// SYN-ACK, or its server's first segment when the capture missed the
+    /// handshake, and likewise on the others'): one box
     /// answered for them all, a split-TCP proxy or a load balancer, and
     /// the server's time here includes its wait for the real server. (In
     /// the JSON only when known; at most 65, the notes a client keeps.)

@@ -22,7 +22,13 @@ pub fn word(c: &mut ConnectionReport) {
             };
             if let Some(n) = c.handshake.shared_clock_servers {
                 if c.findings[i].kind == FindingKind::ServerThinkTime {
-                    explanation.push_str(&behind_one_box(n));
+                    let read_on = match c.handshake.syn_ack_frame {
+                        Some(_) => "Its SYN-ACK",
+                        None => {
+                            "Its server's first segment (the capture began after the handshake)"
+                        }
+                    };
+                    explanation.push_str(&behind_one_box(read_on, n));
                     let mut rest = fix.chars();
                     let first = rest.next().map(|c| c.to_lowercase().to_string());
                     fix = format!(
@@ -38,11 +44,12 @@ pub fn word(c: &mut ConnectionReport) {
     }
 }
 
-/// A server time whose SYN-ACK's TCP clock `n` server addresses shared
-/// (shared_clock.rs in rttdoc-analyze): a box answered for them all.
-fn behind_one_box(n: u8) -> String {
+/// A server time whose server's TCP clock, read on the segment
+/// `read_on` names, `n` server addresses shared (shared_clock.rs in
+/// rttdoc-analyze): a box answered for them all.
+fn behind_one_box(read_on: &str, n: u8) -> String {
     format!(
-        " Its SYN-ACK came on the TCP clock that {n} server addresses answered this client on: one box terminated those connections \
+        " {read_on} came on the TCP clock that {n} server addresses answered this client on: one box terminated those connections \
          (a split-TCP proxy, a mobile carrier's or a VPN's, a load balancer, a CDN's edge server), so this time is that box's, \
          with any wait for a server behind it (its round trip there and that server's work)."
     )
@@ -2818,6 +2825,7 @@ mod tests {
     fn a_server_time_behind_one_box_says_so() {
         let words_of = |shared: Option<u8>, kind: FindingKind| {
             let mut c = crate::test_support::report(443);
+            c.handshake.syn_ack_frame = Some(2);
             c.handshake.shared_clock_servers = shared;
             c.findings = vec![crate::test_support::finding(kind, 120.0)];
             word(&mut c);
@@ -2838,6 +2846,20 @@ mod tests {
         assert!(!said.contains("server addresses answered"), "{said}");
         let (said, _) = words_of(Some(6), FindingKind::NagleHold);
         assert!(!said.contains("server addresses answered"), "{said}");
+        // A capture begun after the handshake read the clock on the
+        // server's first segment, and says so.
+        let mut c = crate::test_support::report(443);
+        c.handshake.shared_clock_servers = Some(19);
+        c.findings = vec![crate::test_support::finding(
+            FindingKind::ServerThinkTime,
+            90.1,
+        )];
+        word(&mut c);
+        let said = &c.findings[0].explanation;
+        assert!(
+            said.contains("Its server's first segment (the capture began after the handshake) came on the TCP clock that 19"),
+            "{said}"
+        );
     }
 
     /// A client whose window update shows it read the flight late is
