@@ -685,11 +685,23 @@ impl Exchanges {
     }
 
     /// An HTTP/2 record the size of a WINDOW_UPDATE, RST_STREAM or PING
-    /// (tls.rs): data as any other, and marked when it opens a request.
+    /// (tls.rs): data as any other, and marked when it opens a request
+    /// or follows only such records in one (a PING's answer and a
+    /// WINDOW_UPDATE sent together, each in a record of its own: tls2.pcap
+    /// 150).
     pub(crate) fn on_control_sized(&mut self, dir: Direction, first: Stamp, last: Stamp, len: u64) {
         let total = self.total;
+        let after_control = dir == Direction::ClientToServer
+            && self
+                .current
+                .as_ref()
+                .is_some_and(|c| c.h2_control_sized && c.response_first.is_none());
         self.on_data(dir, first, last, len, &[]);
-        if let Some(c) = self.current.as_mut().filter(|_| self.total > total) {
+        if let Some(c) = self
+            .current
+            .as_mut()
+            .filter(|_| self.total > total || after_control)
+        {
             c.h2_control_sized = true;
         }
     }
@@ -1790,7 +1802,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_control_sized_record_is_marked_and_one_followed_by_more_is_not() {
+    fn control_sized_records_alone_are_marked_and_with_a_request_are_not() {
         let mut x = Exchanges::default();
         x.on_data(ClientToServer, at(4), at(4), 300, b"");
         x.on_data(ServerToClient, at(6), at(6), 900, b"");
@@ -1801,9 +1813,19 @@ mod tests {
         x.on_control_sized(ClientToServer, at(10), at(10), 30);
         x.on_data(ClientToServer, at(11), at(11), 300, b"");
         x.on_data(ServerToClient, at(13), at(13), 900, b"");
+        // A PING's answer and a WINDOW_UPDATE, a record each: marked.
+        x.on_control_sized(ClientToServer, at(14), at(14), 34);
+        x.on_control_sized(ClientToServer, at(14), at(14), 30);
+        x.on_data(ServerToClient, at(16), at(16), 900, b"");
+        // The same pair with a request's HEADERS after it: unmarked, and
+        // a control-sized record after the HEADERS does not mark it.
+        x.on_control_sized(ClientToServer, at(17), at(17), 34);
+        x.on_data(ClientToServer, at(17), at(17), 300, b"");
+        x.on_control_sized(ClientToServer, at(17), at(17), 30);
+        x.on_data(ServerToClient, at(19), at(19), 900, b"");
         x.finish();
         let marked: Vec<bool> = x.kept.iter().map(|e| e.h2_control_sized).collect();
-        assert_eq!(marked, vec![false, true, false]);
+        assert_eq!(marked, vec![false, true, false, true, false]);
     }
 
     /// The kept turns: the request's first frame, the answer's (0: none)

@@ -90,6 +90,18 @@ fn a_browsers_first_request_is_answered_by_its_answer_not_the_servers_settings()
     assert_eq!(first_bytes(c)[0], (5729, 5740));
     let waits = think_waits(c);
     assert!(!waits.iter().any(|w| w.0 == 5734), "{waits:?}");
+    // Stream 150 (TLS 1.3, google): the server's answer ends with its
+    // PING (3862, a 34-byte record); 0.5 ms later the client's PING
+    // acknowledgment (3863, 34) and a WINDOW_UPDATE (3864, 30), each a
+    // record of its own, ask nothing: the server's next data (3877) is
+    // the rest of the answer to the turn before (requests 3814 and 3830,
+    // two streams).
+    let waits = think_waits(connection(&doc, 150));
+    assert!(!waits.iter().any(|w| w.1 == 3877), "{waits:?}");
+    assert!(
+        waits.iter().any(|w| (w.0, w.1) == (3830, 3859)),
+        "{waits:?}"
+    );
     // Stream 333: a preconnect. The client's preface alone (7421, 87
     // bytes), no HEADERS; the server's next data 67 ms later answers
     // nothing.
