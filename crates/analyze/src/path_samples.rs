@@ -168,13 +168,16 @@ struct Handshake {
 
 /// One of a client's handshakes, as a connection of that client sees it:
 /// when it measured the path (from its SYN to its SYN-ACK, at the capture
-/// point) and how much more queue it found there than the connection's
-/// own handshake did.
+/// point), how much longer it took than its server's fastest (the queue
+/// it found), and the fastest handshake to the connection's own server:
+/// a round trip the connection measured beyond that already holds that
+/// much queue (the diagnosis takes it off, `Facts::path_queue_ns`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueueSample {
     pub from_ns: i64,
     pub to_ns: i64,
-    pub beyond_ns: i64,
+    pub queue_ns: i64,
+    pub own_fastest_ns: Option<i64>,
 }
 
 #[derive(Debug, Default)]
@@ -523,17 +526,15 @@ impl PathSamples {
     }
 
     /// The queue the client's handshakes with SYNs between `from_ns` and
-    /// `to_ns` found beyond what the connection's own handshake (the one
-    /// to `server` at `own_syn_ns`, if it had one) found: how much longer
-    /// each took than its server's fastest, less the own handshake's
-    /// excess. Only those that found more, by more than a path's jitter.
-    pub(crate) fn queue_beyond_own(
+    /// `to_ns` found: how much longer each took than its server's
+    /// fastest, with the fastest to the connection's own `server`. Only
+    /// those that found more than a path's jitter.
+    pub(crate) fn queues_found(
         &self,
         client: IpAddr,
         server: IpAddr,
         from_ns: i64,
         to_ns: i64,
-        own_syn_ns: Option<i64>,
     ) -> Vec<QueueSample> {
         let Some(c) = self.clients.get(&client) else {
             return Vec::new();
@@ -541,21 +542,17 @@ impl PathSamples {
         if c.newest_slow_syn.is_none_or(|t| t < from_ns) {
             return Vec::new();
         }
-        let own = c
-            .handshakes
-            .iter()
-            .rev()
-            .find(|h| Some(h.syn_ns) == own_syn_ns && h.server == server)
-            .map_or(0, |h| c.queue_of(h));
+        let own_fastest_ns = c.fastest_to(server);
         c.handshakes
             .iter()
             .filter(|h| (from_ns..=to_ns).contains(&h.syn_ns))
             .filter_map(|h| {
-                let beyond = c.queue_of(h).saturating_sub(own);
-                (beyond > QUEUE_FLOOR_NS).then_some(QueueSample {
+                let queue = c.queue_of(h);
+                (queue > QUEUE_FLOOR_NS).then_some(QueueSample {
                     from_ns: h.syn_ns,
                     to_ns: h.syn_ns.saturating_add(h.gap_ns),
-                    beyond_ns: beyond,
+                    queue_ns: queue,
+                    own_fastest_ns,
                 })
             })
             .collect()
@@ -592,25 +589,23 @@ mod tests {
         p.note(client, ip(70), 4_600 * MS, 197 * MS);
         // Another client's handshakes say nothing about this one's link.
         p.note(ip(7), a, 4_000 * MS, 300 * MS);
-        let beyond = |v: Vec<QueueSample>| -> Vec<(i64, i64)> {
-            v.iter().map(|q| (q.from_ns, q.beyond_ns)).collect()
+        let found = |v: Vec<QueueSample>| -> Vec<(i64, i64)> {
+            v.iter().map(|q| (q.from_ns, q.queue_ns)).collect()
         };
-        let seen = p.queue_beyond_own(client, a, 0, 5_000 * MS, Some(3_124 * MS));
-        // Measured from the SYN to the SYN-ACK.
+        let seen = p.queues_found(client, a, 0, 5_000 * MS);
+        // Measured from the SYN to the SYN-ACK, with the own server's
+        // fastest handshake.
         assert_eq!((seen[0].from_ns, seen[0].to_ns), (3_850 * MS, 3_956 * MS));
-        assert_eq!(beyond(seen), [(3_850 * MS, 89 * MS), (4_329 * MS, 97 * MS)]);
-        // A connection that shook hands in the queue: only more than its own.
-        let seen = p.queue_beyond_own(client, a, 0, 5_000 * MS, Some(3_850 * MS));
-        assert_eq!(beyond(seen), [(4_329 * MS, 8 * MS)]);
+        assert_eq!(seen[0].own_fastest_ns, Some(17 * MS));
+        assert_eq!(found(seen), [(3_850 * MS, 89 * MS), (4_329 * MS, 97 * MS)]);
+        // A server the client never shook hands with: no fastest.
+        let seen = p.queues_found(client, ip(99), 0, 5_000 * MS);
+        assert_eq!(seen[0].own_fastest_ns, None);
         // Only the window asked for.
-        assert!(p
-            .queue_beyond_own(client, a, 0, 3_800 * MS, None)
-            .is_empty());
+        assert!(p.queues_found(client, a, 0, 3_800 * MS).is_empty());
         // A jitter's worth more is no queue.
         p.note(client, a, 4_700 * MS, 17 * MS + MS / 2);
-        assert!(p
-            .queue_beyond_own(client, a, 4_650 * MS, 5_000 * MS, Some(3_124 * MS))
-            .is_empty());
+        assert!(p.queues_found(client, a, 4_650 * MS, 5_000 * MS).is_empty());
     }
 
     const US: i64 = 1_000;

@@ -946,13 +946,7 @@ impl<'s> Tracker<'s> {
             // (Saturating: a broken clock may stand at the end of time.)
             let from = c.first.ts_ns.saturating_sub(PATH_WINDOW_NS);
             let to = c.last.ts_ns.saturating_add(PATH_WINDOW_NS);
-            c.path_samples = self.paths.queue_beyond_own(
-                c.client.ip,
-                c.server.ip,
-                from,
-                to,
-                c.first_syn.map(|s| s.ts_ns),
-            );
+            c.path_samples = self.paths.queues_found(c.client.ip, c.server.ip, from, to);
             c.path_busy = self.paths.busy_runs(c.client.ip, from, to);
         }
         if tombstone {

@@ -1558,3 +1558,30 @@ fn a_short_connections_clock_takes_the_paths_hold_out_of_the_servers_turn() {
     let words = extra["explanation"].as_str().unwrap();
     assert!(words.contains("Causes: the path"), "{words}");
 }
+
+/// nDPI's alexa-app.pcapng: stream 21's second answer (467) came 106 ms
+/// after its request (453) on a 56 ms round trip, in one 0.8 ms burst
+/// with the server's ACK of the request (465) and the SYN-ACKs of
+/// streams 24-26, which the kernel sends with no application's work and
+/// which took 20-37 ms longer than the fastest handshake to that server.
+/// The path held everything from the server then: no server time
+/// (docs/real-world.md, session 69). Stream 22's ServerHello (441, at
+/// 21.878 s, before any handshake of the client's found a queue) keeps
+/// its 53 ms.
+#[test]
+fn an_answer_in_a_burst_with_late_syn_acks_waited_on_the_path_not_the_server() {
+    let capture = data_dir().join("other-projects/ndpi-alexa-app-queued-burst.pcapng.gz");
+    let doc = run_rttdoc_json(&capture);
+    let waits = think_waits(connection(&doc, 21));
+    assert!(!waits.iter().any(|w| w.1 == 467), "{waits:?}");
+    let c = connection(&doc, 22);
+    assert!(
+        c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "server_think_time"),
+        "{}",
+        c["findings"]
+    );
+}

@@ -353,3 +353,39 @@ fn a_retransmission_whose_waits_all_fall_stays_a_fact_with_no_cost() {
     assert_eq!(kept.cost_ms, 0.0);
     assert_eq!(kept.frames, vec![7, 9]);
 }
+
+/// A handshake of the client's found the path 47 ms slower than its
+/// server's fastest (60 ms) when an answer came. A connection whose round
+/// trip (56 ms) came from its data holds none of that queue in it: the
+/// answer met 47 ms of queue beyond that round trip (as nDPI's
+/// alexa-app 21's). One whose round trip came from a handshake made in the queue
+/// (80 ms, 20 over the fastest) met 27 ms more (more than a quarter of
+/// its round trip: a queue, not jitter). Without the fastest to
+/// its own server, none of the queue is taken to be in the round trip.
+#[test]
+fn a_queue_the_connections_round_trip_already_holds_is_not_counted_again() {
+    const MS: i64 = 1_000_000;
+    let r = report();
+    let tl = timeline();
+    let sample = |own_fastest_ns| rttdoc_analyze::QueueSample {
+        from_ns: 1_000 * MS,
+        to_ns: 1_097 * MS,
+        queue_ns: 47 * MS,
+        own_fastest_ns,
+    };
+    let queue_with = |rtt_ms: i64, samples: &[rttdoc_analyze::QueueSample]| {
+        let mut f = facts(&r, &tl);
+        f.rtt_ns = Some(rtt_ms * MS);
+        f.path_samples = samples;
+        f.path_queue_ns(1_097 * MS)
+    };
+    assert_eq!(queue_with(56, &[sample(Some(60 * MS))]), 47 * MS);
+    assert_eq!(queue_with(80, &[sample(Some(60 * MS))]), 27 * MS);
+    assert_eq!(queue_with(80, &[sample(None)]), 47 * MS);
+    // A queue drains as time passes: 10 ms after the SYN-ACK, 10 ms less.
+    let mut f = facts(&r, &tl);
+    f.rtt_ns = Some(56 * MS);
+    let samples = [sample(Some(60 * MS))];
+    f.path_samples = &samples;
+    assert_eq!(f.path_queue_ns(1_107 * MS), 37 * MS);
+}
