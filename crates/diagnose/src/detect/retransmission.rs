@@ -66,8 +66,9 @@
 //! Nor did anyone wait for what a client re-sent after its own FIN once
 //! it closed for good, proven by its RST of the server's later data or
 //! by a FIN inside its TLS handshake, which no TLS client can finish
-//! with its write side shut (`client_closed_for_good`): its application
-//! had let go.
+//! with its write side shut, or by a FIN after its timer had re-sent its
+//! last write, still unacknowledged (`client_closed_for_good`): its
+//! application had let go.
 //! A fast retransmission is released by the receiver's duplicate ACK (or
 //! SACK) that triggered it, when the re-send left right after it
 //! (`Facts::released_by`); a timeout's re-send has no releasing packet
@@ -426,12 +427,13 @@ pub(crate) const RESENDS_CITED: usize = 40;
 /// message and FIN, again and again into a dead path) cost no one, and an
 /// answer it drew was reset unread. The server's re-sends after its own
 /// close are left counted: its response is what a client still waits for.
-/// Or the client's FIN inside its TLS handshake ([`closed_mid_handshake`]).
+/// Or the client's FIN inside its TLS handshake ([`closed_mid_handshake`]),
+/// or in the middle of its own timer's re-sends ([`closed_mid_stall`]).
 pub(super) fn client_closed_for_good(f: &Facts<'_>, sender: Direction) -> Option<u64> {
     if sender != Direction::ClientToServer {
         return None;
     }
-    if let Some(fin) = closed_mid_handshake(f) {
+    if let Some(fin) = closed_mid_handshake(f).or_else(|| closed_mid_stall(f)) {
         return Some(fin);
     }
     // (Its RST, below, proves the close.)
@@ -482,6 +484,33 @@ fn closed_mid_handshake(f: &Facts<'_>) -> Option<u64> {
             )
     });
     (hello.frame < fin && !finished).then_some(fin)
+}
+
+/// The client's FIN, when its last data before it was its timer's re-send
+/// of bytes the server had still not acknowledged when the FIN left: the
+/// application closed in the middle of a stall, long after its last write
+/// (a retransmission timeout at least), for good. A half-close ends a
+/// request as it is written (`nc -N`, an HTTP/1.0 client: the FIN right
+/// behind the data, before any timer); nothing shuts its write side
+/// seconds after its last write and goes on waiting for the answer. What
+/// the client re-sent after that FIN cost no one (nDPI's skype.pcap 23:
+/// 27 bytes re-sent five times over 12 s into a path dropping data both
+/// ways, the FIN 0.9 s after the fifth, and a sixth copy with the FIN
+/// 7.4 s later counted as a wait of 8.3 s).
+fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
+    let client = Direction::ClientToServer;
+    let fin = f.sent_by(client).fin_frame?;
+    let mut last_data = None;
+    let mut acked = None;
+    for p in f.timeline.iter().take_while(|p| p.frame < fin) {
+        if p.dir == client && p.len > 0 {
+            last_data = Some(p);
+        } else if p.dir != client && p.ack_set && acked.is_none_or(|a| seq::lt(a, p.ack)) {
+            acked = Some(p.ack);
+        }
+    }
+    let last = last_data.filter(|p| p.retransmission && !p.probe)?;
+    acked.is_none_or(|a| seq::lt(a, last.end)).then_some(fin)
 }
 
 /// The wait before the re-send `r`, on the sender's clock, from its
