@@ -164,12 +164,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut x = f.finding(FindingKind::ServerThinkTime, Some(Phase::TlsHandshake));
         let total: f64 = handshake.iter().map(|w| w.ms).sum();
         x.frames = match hello_frames {
-            Some((ch, sh)) => vec![ch, sh],
+            Some((ch, sh)) => with_arrival_ack(f, ch, sh),
             None => Vec::new(),
         };
         for w in handshake.iter().skip(usize::from(hello_frames.is_some())) {
-            x.frames.push(w.from_frame);
-            x.frames.push(w.to_frame);
+            x.frames
+                .extend(with_arrival_ack(f, w.from_frame, w.to_frame));
         }
         x.cost_ms = total;
         let has = |m: TlsMessage| {
@@ -215,8 +215,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let total: i64 = slow.iter().map(|s| s.3).sum();
     let mut y = f.finding(FindingKind::ServerThinkTime, Some(Phase::FirstByte));
     for (_, q, a, _) in slow.iter().take(8) {
-        y.frames.push(*q);
-        y.frames.push(*a);
+        y.frames.extend(with_arrival_ack(f, *q, *a));
     }
     y.waits = slow
         .iter()
@@ -435,6 +434,32 @@ pub(super) fn preamble_server_turns(f: &Facts<'_>) -> Vec<(TimedTurn, bool)> {
         turns.push((turn, greets));
     }
     turns
+}
+
+/// A turn's evidence: the question's frame `q`, the server's first pure
+/// ACK of all of it before the answer `a` (when the capture shows one: it
+/// proves the question had arrived when it left, and its time against the
+/// answer's is what a reader checks first), and the answer's frame.
+fn with_arrival_ack(f: &Facts<'_>, q: u64, a: u64) -> Vec<u64> {
+    let end = f
+        .record(q)
+        .filter(|r| r.dir == Direction::ClientToServer && r.len > 0)
+        .map(|r| r.end);
+    let ack = end.and_then(|end| {
+        f.between(q + 1, a).iter().find(|s| {
+            s.dir == Direction::ServerToClient
+                && s.len == 0
+                && s.ack_set
+                && !s.flags.syn()
+                && !s.flags.fin()
+                && !s.flags.rst()
+                && seq::le(end, s.ack)
+        })
+    });
+    match ack {
+        Some(ack) => vec![q, ack.frame, a],
+        None => vec![q, a],
+    }
 }
 
 /// One finding of a side's slow turns in a preamble (`waits`), in its

@@ -2122,3 +2122,30 @@ fn a_request_whose_needless_copy_came_with_an_ack_later_than_any_delayed_ack_arr
         }
     }
 }
+
+/// The evidence of a slow answer names the server's pure ACK of the whole
+/// question between question and answer, when one was captured: it shows
+/// the question had arrived when it left (on the server's own clock,
+/// where it keeps one, the gap a reader checks first). A server that
+/// answered without one is cited by question and answer alone.
+#[test]
+fn the_servers_ack_of_the_question_is_cited_between_question_and_answer() {
+    for acked in [true, false] {
+        let mut w = Wire::new(Path::at_client(40.0));
+        w.handshake(0.0);
+        let req = w.data(C, 100.0, 300);
+        let ack = acked.then(|| w.ack(S, w.arrival(req) + 0.1));
+        let answer = w.data(S, w.arrival(req) + 30.0, 500);
+        w.ack(C, w.arrival(answer));
+        let o = w.run();
+        let cited: Vec<Id> = [Some(req), ack, Some(answer)]
+            .into_iter()
+            .flatten()
+            .collect();
+        assert_eq!(
+            o.the(ServerThinkTime).frames,
+            o.frames(&cited),
+            "acked {acked}"
+        );
+    }
+}
