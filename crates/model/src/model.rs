@@ -921,6 +921,10 @@ pub enum Detail {
         /// A turn whose application read the flight late, as its window
         /// update shows, and answered soon after reading.
         late_read: Option<LateRead>,
+        /// The handshake resumed a session: the client verified no
+        /// certificate, so its time went elsewhere (a busy CPU or event
+        /// loop, its key exchange).
+        resumed: bool,
     },
     /// Turns of a plaintext preamble before TLS (a proxy's CONNECT, a
     /// STARTTLS dialog, a database's SSL request) waited on one side's

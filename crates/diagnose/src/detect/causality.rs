@@ -362,6 +362,7 @@ fn recite(f: &Facts<'_>, x: &mut Finding, dropped: &[Wait]) {
             turns,
             longest_ms,
             late_read,
+            ..
         } => {
             *turns = n;
             *longest_ms = kept.iter().map(|w| w.ms).fold(0.0, f64::max);

@@ -474,3 +474,32 @@ fn a_window_update_long_before_the_answer_shows_the_flight_was_read_late() {
     assert_eq!(late(&flight_read(Some(5.0))), None);
     assert_eq!(late(&flight_read(None)), None);
 }
+
+/// A client whose resumed handshake (TLS 1.3 with a PSK accepted) it
+/// answered late is marked resumed: it verified no certificate, and the
+/// words put its time elsewhere (nDPI's safari.pcap 1). A full
+/// handshake's is not.
+#[test]
+fn a_slow_client_turn_of_a_resumed_handshake_is_marked_resumed() {
+    for (offer, resumed) in [
+        (
+            Offer {
+                psk: true,
+                ..Offer::tls13()
+            },
+            true,
+        ),
+        (Offer::tls13(), false),
+    ] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let hs = tls13_handshake_with(&mut w, RTT + 0.1, 0.2, 60.0, offer);
+        let last = *hs.flight.last().unwrap();
+        w.ack(C, w.arrival(last));
+        let o = w.run();
+        let Detail::ClientThinkTime { resumed: said, .. } = o.the(ClientThinkTime).detail else {
+            panic!("client_think_time without its detail");
+        };
+        assert_eq!(said, resumed);
+    }
+}
