@@ -468,6 +468,12 @@ pub struct Connection {
     /// The queue the client's other handshakes found around this
     /// connection's life (`path_samples.rs`), set when it is reported.
     pub(crate) path_samples: Vec<crate::QueueSample>,
+    /// Its client's newest TSvals, to time the server's echoes of them
+    /// (uplink.rs).
+    pub(crate) seen_tsvals: crate::uplink::SeenTsvals,
+    /// Its siblings' echoes from before its slow requests (the same client
+    /// and server addresses), taken when it is handed on.
+    pub(crate) uplink: Option<Box<crate::UplinkView>>,
     /// Its client's saturated downlink around its life, set with them.
     pub(crate) path_busy: Vec<crate::BusyRun>,
     /// The answer (its first packet's frame) whose wait in the client's
@@ -591,6 +597,8 @@ impl Connection {
             keylog: None,
             detect: true,
             path_samples: Vec::new(),
+            seen_tsvals: Default::default(),
+            uplink: None,
             path_busy: Vec::new(),
             busy_asked_again: None,
             late_retransmissions: Vec::new(),

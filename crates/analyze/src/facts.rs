@@ -102,6 +102,10 @@ pub struct ConnectionFacts {
     /// than this one's, by more than a jitter: when each measured it (SYN
     /// to SYN-ACK) and how much more (`path_samples.rs`).
     pub path_samples: Vec<crate::QueueSample>,
+    /// The server's echoes of the client's ACKs on this one's siblings
+    /// (the same two addresses) from before its slow requests, with the
+    /// pair's quickest way out (`uplink.rs`).
+    pub uplink: Option<Box<crate::UplinkView>>,
     /// When the client's downlink was saturated by several of its
     /// connections around this one's life (`path_samples.rs`).
     pub path_busy: Vec<crate::BusyRun>,
@@ -270,6 +274,7 @@ impl Connection {
             early_plaintext,
             detect: c.detect,
             path_samples: std::mem::take(&mut c.path_samples),
+            uplink: c.uplink.take(),
             path_busy: std::mem::take(&mut c.path_busy),
             late_retransmissions: std::mem::take(&mut c.late_retransmissions),
             sibling_closes: std::mem::take(&mut c.sibling_closes),

@@ -175,6 +175,7 @@ impl Embryo {
             detect,
             // Nothing was answered: no delay to weigh against the path.
             path_samples: Vec::new(),
+            uplink: None,
             path_busy: Vec::new(),
             late_retransmissions: Vec::new(),
             sibling_closes: Vec::new(),

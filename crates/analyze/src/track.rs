@@ -947,6 +947,11 @@ impl<'s> Tracker<'s> {
             let from = c.first.ts_ns.saturating_sub(PATH_WINDOW_NS);
             let to = c.last.ts_ns.saturating_add(PATH_WINDOW_NS);
             c.path_samples = self.paths.queues_found(c.client.ip, c.server.ip, from, to);
+            c.uplink = self
+                .calls
+                .uplink_echoes
+                .view(c.client.ip, c.server.ip, c.stream, &c.exchanges.kept)
+                .map(Box::new);
             c.path_busy = self.paths.busy_runs(c.client.ip, from, to);
         }
         if tombstone {
@@ -1059,6 +1064,22 @@ fn track_in(
         return None;
     }
     conn.observe(at, dir, seg);
+    // The server's echoes of the client's timestamps (uplink.rs).
+    if let Some((tsval, tsecr)) = seg.options.timestamps {
+        if dir == Direction::ClientToServer {
+            let pure_ack = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin();
+            conn.seen_tsvals.client(tsval, at.ts_ns, pure_ack);
+        } else if let Some(client_ns) = conn.seen_tsvals.echo(tsecr) {
+            let echo = crate::UplinkEcho {
+                stream: conn.stream,
+                client_ns,
+                tsval,
+            };
+            calls
+                .uplink_echoes
+                .note(conn.client.ip, conn.server.ip, echo);
+        }
+    }
     if let Some(diagnose) = windows {
         if let Some(report) = conn.window_step(diagnose) {
             hand_window(conn, report, sink);

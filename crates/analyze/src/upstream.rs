@@ -114,6 +114,8 @@ pub(crate) struct Calls {
     pub false_starters: crate::false_start::FalseStarters,
     /// The servers' SYN-ACK clocks, by client (shared_clock.rs).
     pub server_clocks: crate::shared_clock::ServerClocks,
+    /// The server's echoes of each client's timestamps (uplink.rs).
+    pub uplink_echoes: crate::uplink::UplinkEchoes,
     /// The sizes of the tickets servers sent (ticket_sizes.rs).
     pub ticket_sizes: crate::ticket_sizes::TicketSizes,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC

@@ -295,6 +295,7 @@ impl Connection {
             early_plaintext: None,
             detect: c.detect,
             path_samples: Vec::new(),
+            uplink: None,
             path_busy: Vec::new(),
             late_retransmissions: Vec::new(),
             sibling_closes: c.sibling_closes.clone(),

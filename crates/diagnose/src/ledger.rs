@@ -912,6 +912,7 @@ fn report_with(
                 report: $report,
                 idle_exchanges: $idle,
                 path_samples: &c.path_samples,
+                uplink: c.uplink.as_deref(),
                 path_busy: &c.path_busy,
                 late_retransmissions: &c.late_retransmissions,
                 windowed,

@@ -48,6 +48,7 @@ mod syn_answered_by_ack;
 mod syn_retransmit;
 mod tfo;
 mod tls_extra_rtt;
+mod uplink;
 mod upstream_wait;
 pub mod window_stalls;
 mod zero_window;
@@ -135,6 +136,9 @@ pub struct Facts<'a> {
     /// more queue on the path than its own: when each measured it (SYN to
     /// SYN-ACK) and how much more (`ConnectionFacts::path_samples`).
     pub path_samples: &'a [rttdoc_analyze::QueueSample],
+    /// The server's echoes of the client's ACKs on this connection's
+    /// siblings before its slow requests (`ConnectionFacts::uplink`).
+    pub uplink: Option<&'a rttdoc_analyze::UplinkView>,
     /// When the client's downlink was saturated by several of its
     /// connections (`ConnectionFacts::path_busy`).
     pub path_busy: &'a [rttdoc_analyze::BusyRun],

@@ -118,6 +118,11 @@ pub struct SenderClock {
 const STAMP_SLACK_NS: i64 = 5_000_000;
 
 impl SenderClock {
+    /// One tick of the clock.
+    pub fn tick_ns(&self) -> i64 {
+        self.tick_ns
+    }
+
     /// The clock of the sender of `dir`'s segments in `timeline`, when its
     /// TSvals show one (module docs).
     pub fn find(timeline: &[SegmentRecord], dir: Direction) -> Option<SenderClock> {
@@ -538,13 +543,13 @@ impl Facts<'_> {
         held.min(self.held_after_sending_at_most_ns(r).unwrap_or(i64::MAX))
     }
 
-    fn sender_clock(&self, dir: Direction) -> Option<SenderClock> {
+    pub(super) fn sender_clock(&self, dir: Direction) -> Option<SenderClock> {
         *self.sender_clock_views[dir.index()].get_or_init(|| SenderClock::find(self.timeline, dir))
     }
 
     /// The sender's clock as found, or else as read loosely (each read
     /// once).
-    fn any_clock(&self, dir: Direction) -> Option<SenderClock> {
+    pub(super) fn any_clock(&self, dir: Direction) -> Option<SenderClock> {
         self.sender_clock(dir).or_else(|| {
             *self.sender_clock_loosely[dir.index()]
                 .get_or_init(|| SenderClock::loosely(self.timeline, dir))

@@ -869,6 +869,14 @@ pub(super) fn exchange_turns(
         // exchange's own stamps serve: the request is the client's, the
         // response the server's.
         let tq = on_server(last_copy).unwrap_or(last_request.ts_ns + f.server_side_ns);
+        // A queue on the client's uplink held the request that much longer
+        // than the round trip places its arrival (uplink.rs: its siblings'
+        // echoes on the server's clock; PcapPlusPlus's example.pcap 13,
+        // requests queued 80-130 ms behind a browser's other requests and
+        // ACKs on a slow uplink).
+        let tq = tq
+            + f.record(last_copy)
+                .map_or(0, |r| f.uplink_queue_ns(r.ts_ns));
         // The server had the request when it first acknowledged its end
         // (its own packet, on its own clock): however the round trip
         // places the last copy, the request had arrived by then (a copy

@@ -88,6 +88,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         exchanges: &[],
         idle_exchanges: &[],
         path_samples: &[],
+        uplink: None,
         path_busy: &[],
         late_retransmissions: &[],
         windowed: false,
@@ -388,4 +389,85 @@ fn a_queue_the_connections_round_trip_already_holds_is_not_counted_again() {
     let samples = [sample(Some(60 * MS))];
     f.path_samples = &samples;
     assert_eq!(f.path_queue_ns(1_107 * MS), 37 * MS);
+}
+
+/// A client whose uplink queued its requests behind its other
+/// connections' traffic (PcapPlusPlus's example.pcap: a browser's
+/// fourteen connections to one server on a slow uplink). The server's
+/// stack sends data the moment an ACK of a sibling's comes: 10 ms after
+/// the ACK left, on the server's 1 kHz clock, when the uplink is empty,
+/// and 60-70 ms in the busy spell. A request sent just after that spell's
+/// ACKs met its queue: the second least of those excesses (55 ms), less
+/// a tick. None where fewer than three echoes came in the 100 ms before
+/// the request, at the server (it sees requests arrive), and where the
+/// excess is another clock offset (an older kernel's, per connection).
+#[test]
+fn a_request_sent_into_a_queued_uplink_met_the_queue_the_siblings_echoes_show() {
+    const MS: i64 = 1_000_000;
+    let origin: u32 = 900_000;
+    let echo = |stream, at_ms: i64, way_ms: i64| rttdoc_analyze::UplinkEcho {
+        stream,
+        client_ns: at_ms * MS,
+        tsval: origin.wrapping_add((at_ms + way_ms) as u32),
+    };
+    let view = |echoes: Vec<rttdoc_analyze::UplinkEcho>| rttdoc_analyze::UplinkView {
+        echoes,
+        quickest_ns: [10 * MS; 7],
+        origin,
+    };
+    // This connection's own server segments: a 1 kHz clock over 1.5 s.
+    let mut tl = Vec::new();
+    for i in 0..16u32 {
+        let at = i as f64 * 100.0;
+        tl.push(rec(
+            2 * i as u64 + 4,
+            at,
+            C,
+            1 + i * 100,
+            100,
+            Some(1 + i * 1000),
+        ));
+        let mut s = rec(
+            2 * i as u64 + 5,
+            at + 20.0,
+            S,
+            1 + i * 1000,
+            1000,
+            Some(1 + (i + 1) * 100),
+        );
+        s.tsval = 7_000 + at as u32 + 10;
+        s.timestamped = true;
+        tl.push(s);
+    }
+    let r = report();
+    let queue_of = |v: &rttdoc_analyze::UplinkView, at_ms: i64| {
+        let mut f = facts(&r, &tl);
+        f.uplink = Some(v);
+        f.uplink_queue_ns(at_ms * MS)
+    };
+    let busy = view(vec![
+        echo(2, 100, 10),
+        echo(2, 900, 70),
+        echo(3, 920, 60),
+        echo(5, 950, 65),
+    ]);
+    assert_eq!(queue_of(&busy, 1_000), 54 * MS);
+    // Nothing before a request sent long after the spell.
+    assert_eq!(queue_of(&busy, 2_000), 0);
+    // Two echoes do not tell it.
+    let few = view(vec![echo(2, 900, 70), echo(3, 920, 60)]);
+    assert_eq!(queue_of(&few, 1_000), 0);
+    // Clocks offset per connection: way-outs days apart are no queue.
+    let offsets = view(vec![
+        echo(2, 900, 70),
+        echo(3, 920, 86_400_000),
+        echo(5, 950, 90_000_000),
+    ]);
+    assert_eq!(queue_of(&offsets, 1_000), 0);
+    // At the server the requests are seen arriving: nothing to add.
+    let mut at_server = report();
+    at_server.vantage = crate::model::Vantage::Server;
+    let mut f = facts(&at_server, &tl);
+    f.uplink = Some(&busy);
+    assert_eq!(f.uplink_queue_ns(1_000 * MS), 0);
 }

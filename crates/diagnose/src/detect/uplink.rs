@@ -1,0 +1,62 @@
+//! The queue on the client's uplink when it sent a request, by the
+//! server's clock (`Facts::uplink_queue_ns`).
+//!
+//! Each of the server's echoes of the client's ACKs on this connection's
+//! siblings (rttdoc-analyze's uplink.rs: data its stack clocked
+//! out the moment an ACK came) is a way out, from the ACK's capture to
+//! the server's tick; less the pair's quickest, how much longer than its
+//! quickest that way out was: what the client's uplink queue (or the
+//! path's) held the ACK. A request sent just after such ACKs met that
+//! queue: the second least over the siblings' echoes of ACKs captured
+//! in the [`NEAR_NS`] before it (one echo the server's stack sent late
+//! does not decide), less a tick (TSval is whole ticks). Way-outs
+//! billions of ticks apart are clocks offset per connection (older
+//! Linux), which the pair's quickest cannot read: nothing.
+
+use super::Facts;
+use crate::model::{Direction, Vantage};
+use rttdoc_analyze::uplink::{NEAR_NS, RATES_HZ};
+
+/// Echoes before a request it takes to tell its queue.
+const MIN_NEAR: usize = 3;
+/// A way out further beyond the pair's quickest than this is on another
+/// clock offset, not a queue.
+const MAX_QUEUE_NS: i64 = 10_000_000_000;
+
+impl Facts<'_> {
+    /// How long the client's uplink queue held a request the client sent
+    /// at `at_ns` (capture time), at least, by its siblings' echoes and
+    /// the server's clock (module docs); 0 where the capture is at the
+    /// server (it sees requests arrive), where the server's clock is not
+    /// read over this connection, or where the echoes are too few.
+    pub fn uplink_queue_ns(&self, at_ns: i64) -> i64 {
+        let Some(view) = self.uplink else {
+            return 0;
+        };
+        if self.report.vantage == Vantage::Server {
+            return 0;
+        }
+        let Some(clock) = self.any_clock(Direction::ServerToClient) else {
+            return 0;
+        };
+        let tick = clock.tick_ns();
+        let Some(rate) = RATES_HZ.iter().position(|hz| 1_000_000_000 / hz == tick) else {
+            return 0;
+        };
+        let mut excesses: Vec<i64> = view
+            .echoes
+            .iter()
+            .filter(|e| (0..=NEAR_NS).contains(&(at_ns - e.client_ns)))
+            .map(|e| view.way_ns(e, rate) - view.quickest_ns[rate])
+            .collect();
+        if excesses.len() < MIN_NEAR {
+            return 0;
+        }
+        excesses.sort_unstable();
+        let least = excesses[1];
+        if least > MAX_QUEUE_NS {
+            return 0;
+        }
+        (least - tick).max(0)
+    }
+}
