@@ -496,7 +496,8 @@ fn closed_mid_handshake(f: &Facts<'_>) -> Option<u64> {
 /// the client re-sent after that FIN cost no one (nDPI's skype.pcap 23:
 /// 27 bytes re-sent five times over 12 s into a path dropping data both
 /// ways, the FIN 0.9 s after the fifth, and a sixth copy with the FIN
-/// 7.4 s later counted as a wait of 8.3 s).
+/// 7.4 s later counted as a wait of 8.3 s); the silence from its last
+/// re-send to the FIN it did sit through, its timer running.
 fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
     let client = Direction::ClientToServer;
     let fin = f.sent_by(client).fin_frame?;
@@ -630,6 +631,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let (mtu_resends, mtu_waits) =
             narrow_path.map_or((&[][..], &[][..]), |p| (&p.resends[..], &p.waits[..]));
         let client_gone_at = client_closed_for_good(f, sender);
+        // A client that let go in the middle of its own stall waited on
+        // its timer until its FIN ([`closed_mid_stall`]).
+        let gave_up_at = (sender == Direction::ClientToServer)
+            .then(|| closed_mid_stall(f))
+            .flatten();
         // The client's re-sends of what the server's listener had not
         // taken are accept_queue_full's.
         let not_taken = (sender == Direction::ClientToServer)
@@ -643,6 +649,19 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut unconfirmed = 0u32;
         for w in data.windows(2) {
             let ((tp, p), (t, r)) = (w[0], w[1]);
+            // The silence from the last re-send to the FIN of a client
+            // that gave up in it: the application sat through it, the
+            // timer running, until it let go (skype.pcap 23: 0.9 s).
+            if gave_up_at == Some(r.frame) && p.retransmission {
+                let wait = Wait {
+                    from_frame: p.frame,
+                    to_frame: r.frame,
+                    release_frame: None,
+                    ms: (t - tp).max(0) as f64 / 1e6,
+                };
+                stalls.push((wait, r));
+                continue;
+            }
             // A FIN re-sent after the data was delivered delays no one
             // (the application has finished), and the peer that does not
             // answer it may simply be gone: not evidence of loss.

@@ -958,6 +958,7 @@ fn a_client_that_closed_for_good_waited_for_nothing_it_resent_after_its_fin() {
     // It answered the server's new data with an RST: Linux resets data
     // for a socket whose application closed, so nobody read anything
     // after that FIN. The re-sends after it are cited, not counted.
+    // (Up to its FIN it sat through the timer's silence.)
     let (o, [last, again, fin, after_close]) = black_hole_close(C, true, true);
     let r = o.the(Retransmission);
     assert!(
@@ -966,10 +967,16 @@ fn a_client_that_closed_for_good_waited_for_nothing_it_resent_after_its_fin() {
         r.frames
     );
     let s = o.the(RtoStall);
-    assert_waits(&s.waits, &[o.wait(last, again, None, RTO)], EXACT);
+    assert_waits(
+        &s.waits,
+        &[
+            o.wait(last, again, None, RTO),
+            o.wait(again, fin, None, 2_000.0 - 1_000.0 - RTO),
+        ],
+        EXACT,
+    );
     assert_cost_is_its_waits(s);
     assert!(!s.frames.contains(&o.frame(after_close)), "{:?}", s.frames);
-    let _ = fin;
 }
 
 #[test]
@@ -979,12 +986,19 @@ fn a_fin_after_the_timers_resend_is_a_close_for_good_with_or_without_a_reset() {
     // it came a second after the write and after the timer had re-sent
     // it, still unacknowledged: a half-close ends a request as it is
     // written, and this is the application giving up (skype.pcap 87).
-    // The waits after the FIN are not counted; a FIN right behind the
-    // write keeps them (`closed_at`, above).
+    // The waits after the FIN are not counted (those up to it are); a
+    // FIN right behind the write keeps them (`closed_at`, above).
     for (peer_data, reset) in [(true, false), (false, true), (false, false)] {
-        let (o, [last, again, _, after_close]) = black_hole_close(C, peer_data, reset);
+        let (o, [last, again, fin, after_close]) = black_hole_close(C, peer_data, reset);
         let s = o.the(RtoStall);
-        assert_waits(&s.waits, &[o.wait(last, again, None, RTO)], EXACT);
+        assert_waits(
+            &s.waits,
+            &[
+                o.wait(last, again, None, RTO),
+                o.wait(again, fin, None, 2_000.0 - 1_000.0 - RTO),
+            ],
+            EXACT,
+        );
         assert!(
             o.the(Retransmission).frames.contains(&o.frame(after_close)),
             "peer data {peer_data}, reset {reset}: the re-sends after the FIN are still cited"
@@ -1218,18 +1232,35 @@ fn lost_then_closed(
 /// whose client reads on: its waits stay counted.
 #[test]
 fn a_client_that_closed_inside_its_handshake_or_its_stall_waited_for_nothing_after_its_fin() {
-    let (o, [first, again, _, after]) = abandoned_first_message(leak(client_hello(Offer::tls13())));
+    let (o, [first, again, fin, after]) =
+        abandoned_first_message(leak(client_hello(Offer::tls13())));
     let s = o.the(RtoStall);
-    assert_waits(&s.waits, &[o.wait(first, again, None, RTO)], EXACT);
+    assert_waits(
+        &s.waits,
+        &[
+            o.wait(first, again, None, RTO),
+            o.wait(again, fin, None, 400.0 - 50.0 - RTO),
+        ],
+        EXACT,
+    );
     assert_cost_is_its_waits(s);
     assert!(
         o.the(Retransmission).frames.contains(&o.frame(after)),
         "the re-sends after the FIN are still cited"
     );
 
-    let (o, [first, again, _, after]) = abandoned_first_message(b"GET / HTTP/1.1\r\n\r\n");
+    // (Its wait runs to the FIN: the application sat through the timer's
+    // silence until it let go.)
+    let (o, [first, again, fin, after]) = abandoned_first_message(b"GET / HTTP/1.1\r\n\r\n");
     let s = o.the(RtoStall);
-    assert_waits(&s.waits, &[o.wait(first, again, None, RTO)], EXACT);
+    assert_waits(
+        &s.waits,
+        &[
+            o.wait(first, again, None, RTO),
+            o.wait(again, fin, None, 400.0 - 50.0 - RTO),
+        ],
+        EXACT,
+    );
     assert!(
         o.the(Retransmission).frames.contains(&o.frame(after)),
         "the re-sends after the FIN are still cited"
