@@ -815,6 +815,14 @@ impl Exchanges {
         let answered = open.is_some() && self.answered_unseen();
         if open.is_some() && !paused && !answered {
             let c = self.current.as_mut().expect("checked");
+            // HTTP/2 records of a PING's answer's or a WINDOW_UPDATE's size
+            // alone asked nothing: the request begins with what follows
+            // them (tls2.pcap 150: a PING's answer and a WINDOW_UPDATE,
+            // then 52 ms of the client's own before its HEADERS).
+            if c.h2_control_sized {
+                c.request_first = first;
+                c.request_bytes = 0;
+            }
             c.request_last = last;
             c.request_bytes += len;
             // Another HTTP request before the first's answer: pipelined.
@@ -1817,15 +1825,18 @@ mod tests {
         x.on_control_sized(ClientToServer, at(14), at(14), 34);
         x.on_control_sized(ClientToServer, at(14), at(14), 30);
         x.on_data(ServerToClient, at(16), at(16), 900, b"");
-        // The same pair with a request's HEADERS after it: unmarked, and
-        // a control-sized record after the HEADERS does not mark it.
+        // The same pair with a request's HEADERS after it: unmarked, the
+        // request beginning at the HEADERS, and a control-sized record
+        // after the HEADERS does not mark it.
         x.on_control_sized(ClientToServer, at(17), at(17), 34);
-        x.on_data(ClientToServer, at(17), at(17), 300, b"");
-        x.on_control_sized(ClientToServer, at(17), at(17), 30);
-        x.on_data(ServerToClient, at(19), at(19), 900, b"");
+        x.on_data(ClientToServer, at(18), at(18), 300, b"");
+        x.on_control_sized(ClientToServer, at(18), at(18), 30);
+        x.on_data(ServerToClient, at(20), at(20), 900, b"");
         x.finish();
         let marked: Vec<bool> = x.kept.iter().map(|e| e.h2_control_sized).collect();
         assert_eq!(marked, vec![false, true, false, true, false]);
+        assert_eq!(x.kept[4].request_first, at(18));
+        assert_eq!(x.kept[4].request_bytes, 330);
     }
 
     /// The kept turns: the request's first frame, the answer's (0: none)

@@ -272,11 +272,17 @@ pub struct TlsSession {
 
 impl TlsSession {
     /// Negotiated version (ServerHello), if seen; else what the records
-    /// after a cut ServerHello showed.
+    /// after a cut ServerHello showed; else TLS 1.3 after a
+    /// HelloRetryRequest, which only TLS 1.3 sends (RFC 8446 4.1.4: a
+    /// handshake given up after one, nDPI's tumblr.pcap 10, is TLS 1.3 to
+    /// tshark too).
     pub fn version(&self) -> Option<u16> {
         match &self.server_hello {
             Some(sh) => Some(sh.version),
-            None => self.inferred.map(|i| i.version),
+            None => self
+                .inferred
+                .map(|i| i.version)
+                .or(self.hello_retry.map(|_| 0x0304)),
         }
     }
 
@@ -1524,7 +1530,8 @@ mod tests {
         cap.segment(3, C, &[ccs(), handshake(ht::CLIENT_HELLO, 230)]);
         assert_eq!(cap.tls.hello_retry.map(|(s, _)| s.frame), Some(2));
         assert_eq!(cap.tls.server_hello_at, None);
-        assert_eq!(cap.tls.version(), None);
+        // Only TLS 1.3 retries a hello.
+        assert_eq!(cap.tls.version(), Some(0x0304));
         cap.segment(4, S, &[handshake(ht::SERVER_HELLO, 118), encrypted(900)]);
         cap.segment(5, C, &[encrypted(53)]);
         assert_eq!(cap.tls.version(), Some(0x0304));
