@@ -59,7 +59,7 @@ mod redirect;
 mod shared_clock;
 pub mod uplink;
 pub use path_samples::{BusyRun, QueueSample};
-pub use uplink::{UplinkEcho, UplinkView};
+pub use uplink::{SiblingWay, UplinkEcho, UplinkView};
 pub mod preamble;
 mod resp;
 mod reuse;

@@ -658,6 +658,10 @@ impl<'s> Tracker<'s> {
         let dir = Direction::ClientToServer;
         if c.capture_copy(e.at, dir, &syn).is_none() {
             c.observe(e.at, dir, &syn);
+            // (Its SYN-ACK is the server's stack's answer: uplink.rs.)
+            if let Some((tsval, _)) = syn.options.timestamps {
+                c.seen_tsvals.client(tsval, e.at.ts_ns, true);
+            }
         }
         // An ICMP error that quoted the SYN: the stream's frame too.
         c.last.frame = c.last.frame.max(e.last().frame);
@@ -1067,8 +1071,9 @@ fn track_in(
     // The server's echoes of the client's timestamps (uplink.rs).
     if let Some((tsval, tsecr)) = seg.options.timestamps {
         if dir == Direction::ClientToServer {
-            let pure_ack = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin();
-            conn.seen_tsvals.client(tsval, at.ts_ns, pure_ack);
+            // (A SYN's answer, the SYN-ACK, is its stack's too.)
+            let stack_answers = seg.payload_len == 0 && !seg.flags.fin();
+            conn.seen_tsvals.client(tsval, at.ts_ns, stack_answers);
         } else if let Some(client_ns) = conn.seen_tsvals.echo(tsecr) {
             let echo = crate::UplinkEcho {
                 stream: conn.stream,

@@ -17,15 +17,19 @@
 //! "server time" that queue).
 //!
 //! The tracker notes, per client and server address pair, each server
-//! segment that echoes a client's pure ACK it has seen on that
-//! connection: when that ACK was captured and the server's TSval, and
-//! keeps the pair's quickest way out at each standard tick rate (Linux
-//! since 4.14 offsets TSvals per address pair, other stacks keep one
-//! clock per host: the pair's connections share the offset). A
-//! connection handed on whose answers came slowly enough to ask about
-//! (an exchange [`ASKED_NS`] or more from request to answer) takes its
-//! siblings' notes from just before its requests and those quickest (the
+//! segment that echoes a client's pure ACK or SYN it has seen on that
+//! connection (a SYN-ACK is the server stack's answer too): when that
+//! segment was captured and the server's TSval. A connection handed on
+//! whose answers came slowly enough to ask about (an exchange
+//! [`ASKED_NS`] or more from request to answer) takes its siblings'
+//! notes from just before its requests, with each such sibling's
+//! quickest way out over the notes kept, at each standard tick rate (the
 //! diagnosis reads them with the server's clock: `Facts::uplink_queue_ns`).
+//! Each sibling is read against its own quickest: one address may hide
+//! hosts whose clocks differ by seconds, not billions of ticks (nDPI's
+//! alexa-app.pcapng: CloudFront's SYN-ACKs to one phone on six
+//! connections 0.3-2.6 s apart on clocks otherwise alike), so a pair's
+//! quickest is no one connection's.
 //!
 //! Bounded: the newest [`KEPT_PER_PAIR`] notes of the newest [`PAIRS`]
 //! client and server pairs; each connection remembers its client's last
@@ -68,7 +72,7 @@ pub struct UplinkEcho {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct SeenTsvals {
     /// (TSval, capture time of the last segment with it, all of them pure
-    /// ACKs).
+    /// ACKs or SYNs: segments only the server's stack answers).
     seen: [(u32, i64, bool); SEEN],
     len: u8,
     next: u8,
@@ -77,8 +81,8 @@ pub(crate) struct SeenTsvals {
 }
 
 impl SeenTsvals {
-    /// A client segment with `tsval` captured at `ts_ns`, a pure ACK or
-    /// not.
+    /// A client segment with `tsval` captured at `ts_ns`, one only the
+    /// server's stack answers (a pure ACK, a SYN) or not.
     #[inline]
     pub(crate) fn client(&mut self, tsval: u32, ts_ns: i64, pure_ack: bool) {
         let newest = (self.next as usize + SEEN - 1) % SEEN;
@@ -94,9 +98,10 @@ impl SeenTsvals {
 
     /// A server segment echoing `tsecr`: when the client segment it
     /// echoes was captured, the first time that echo is seen, when that
-    /// segment was a pure ACK. (Data the server sends the moment a pure
-    /// ACK comes is its stack's, clocked out by that ACK; what echoes a
-    /// request is its answer, after the application's time.)
+    /// segment was a pure ACK or a SYN. (Data the server sends the moment
+    /// a pure ACK comes is its stack's, clocked out by that ACK, as is a
+    /// SYN-ACK; what echoes a request is its answer, after the
+    /// application's time.)
     #[inline]
     pub(crate) fn echo(&mut self, tsecr: u32) -> Option<i64> {
         if self.last_echo == Some(tsecr) {
@@ -111,21 +116,35 @@ impl SeenTsvals {
 }
 
 /// What a connection takes of its pair's echoes: its siblings' from
-/// before its requests, the pair's quickest way out at each rate in
-/// [`RATES_HZ`] (ticks times the tick, less the capture time), and the
-/// TSval both count ticks from.
+/// before its requests, and each of those siblings' quickest way out at
+/// each rate in [`RATES_HZ`] (ticks times the tick, less the capture
+/// time, counted from the TSval `origin`) over how many echoes.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UplinkView {
     pub echoes: Vec<UplinkEcho>,
-    pub quickest_ns: [i64; RATES_HZ.len()],
+    pub siblings: Vec<SiblingWay>,
     pub origin: u32,
+}
+
+/// A sibling connection's quickest way out, at each rate, over its
+/// `echoes` kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SiblingWay {
+    pub stream: u64,
+    pub echoes: u32,
+    pub quickest_ns: [i64; RATES_HZ.len()],
 }
 
 impl UplinkView {
     /// The way out of `echo` at the rate of index `rate`, on the scale of
-    /// [`UplinkView::quickest_ns`].
+    /// [`SiblingWay::quickest_ns`].
     pub fn way_ns(&self, echo: &UplinkEcho, rate: usize) -> i64 {
         way_ns(self.origin, echo, rate)
+    }
+
+    /// `echo`'s sibling's quickest.
+    pub fn sibling(&self, echo: &UplinkEcho) -> Option<&SiblingWay> {
+        self.siblings.iter().find(|s| s.stream == echo.stream)
     }
 }
 
@@ -137,7 +156,6 @@ fn way_ns(origin: u32, echo: &UplinkEcho, rate: usize) -> i64 {
 #[derive(Debug, Default)]
 struct Pair {
     echoes: VecDeque<UplinkEcho>,
-    quickest_ns: [i64; RATES_HZ.len()],
     origin: u32,
 }
 
@@ -161,12 +179,8 @@ impl UplinkEchoes {
         }
         let p = self.by_pair.entry(pair).or_insert_with(|| Pair {
             echoes: VecDeque::new(),
-            quickest_ns: [i64::MAX; RATES_HZ.len()],
             origin: echo.tsval,
         });
-        for (rate, quickest) in p.quickest_ns.iter_mut().enumerate() {
-            *quickest = (*quickest).min(way_ns(p.origin, &echo, rate));
-        }
         if p.echoes.len() == KEPT_PER_PAIR {
             p.echoes.pop_front();
         }
@@ -176,8 +190,8 @@ impl UplinkEchoes {
     /// What connection `stream` between `client` and `server` takes when
     /// it is handed on, its exchanges `exchanges`: its siblings' echoes of
     /// ACKs captured in the [`NEAR_NS`] before each request whose answer
-    /// took [`ASKED_NS`] or more, with the pair's quickest; None when no
-    /// answer took that long or none of those echoes is there.
+    /// took [`ASKED_NS`] or more, with those siblings' quickest; None when
+    /// no answer took that long or none of those echoes is there.
     pub(crate) fn view(
         &self,
         client: IpAddr,
@@ -208,9 +222,30 @@ impl UplinkEchoes {
             })
             .copied()
             .collect();
-        (!echoes.is_empty()).then_some(UplinkView {
+        if echoes.is_empty() {
+            return None;
+        }
+        let mut siblings: Vec<SiblingWay> = Vec::new();
+        for e in &echoes {
+            if siblings.iter().any(|s| s.stream == e.stream) {
+                continue;
+            }
+            let mut way = SiblingWay {
+                stream: e.stream,
+                echoes: 0,
+                quickest_ns: [i64::MAX; RATES_HZ.len()],
+            };
+            for mine in p.echoes.iter().filter(|x| x.stream == e.stream) {
+                way.echoes += 1;
+                for (rate, quickest) in way.quickest_ns.iter_mut().enumerate() {
+                    *quickest = (*quickest).min(way_ns(p.origin, mine, rate));
+                }
+            }
+            siblings.push(way);
+        }
+        Some(UplinkView {
             echoes,
-            quickest_ns: p.quickest_ns,
+            siblings,
             origin: p.origin,
         })
     }
@@ -273,7 +308,8 @@ mod tests {
         let mut echoes = UplinkEchoes::default();
         // At 1 kHz: the way out 10 ms at first, then 60 ms.
         for (stream, at, way, to) in [
-            (1, 100, 10, server),
+            (2, 100, 10, server),
+            (3, 150, 20, server),
             (2, 900, 60, server),
             (3, 950, 60, server),
             (7, 960, 60, server),
@@ -293,14 +329,17 @@ mod tests {
             .expect("a view");
         let streams: Vec<u64> = view.echoes.iter().map(|e| e.stream).collect();
         assert_eq!(streams, [2, 3]);
-        // The pair's quickest at 1 kHz is the first echo's: 50 ms of queue
-        // on the later ones.
-        let excess: Vec<i64> = view
+        // Each sibling against its own quickest at 1 kHz: 50 and 40 ms of
+        // queue, each over its two echoes.
+        let excess: Vec<(i64, u32)> = view
             .echoes
             .iter()
-            .map(|e| view.way_ns(e, 0) - view.quickest_ns[0])
+            .map(|e| {
+                let s = view.sibling(e).expect("its sibling");
+                (view.way_ns(e, 0) - s.quickest_ns[0], s.echoes)
+            })
             .collect();
-        assert_eq!(excess, [50 * MS, 50 * MS]);
+        assert_eq!(excess, [(50 * MS, 2), (40 * MS, 2)]);
         // An answer in 2 ms asks nothing; nor does a request with no
         // echoes before it.
         assert_eq!(echoes.view(client, server, 7, &[exchange(1_000, 2)]), None);

@@ -2,16 +2,17 @@
 //! server's clock (`Facts::uplink_queue_ns`).
 //!
 //! Each of the server's echoes of the client's ACKs on this connection's
-//! siblings (rttdoc-analyze's uplink.rs: data its stack clocked
-//! out the moment an ACK came) is a way out, from the ACK's capture to
-//! the server's tick; less the pair's quickest, how much longer than its
-//! quickest that way out was: what the client's uplink queue (or the
-//! path's) held the ACK. A request sent just after such ACKs met that
-//! queue: the second least over the siblings' echoes of ACKs captured
-//! in the [`NEAR_NS`] before it (one echo the server's stack sent late
-//! does not decide), less a tick (TSval is whole ticks). Way-outs
-//! billions of ticks apart are clocks offset per connection (older
-//! Linux), which the pair's quickest cannot read: nothing.
+//! siblings (rttdoc-analyze's uplink.rs: data its stack clocked out the
+//! moment an ACK came, a SYN-ACK) is a way out, from the ACK's capture
+//! to the server's tick; less that sibling's quickest over at least
+//! [`MIN_PER_SIBLING`] echoes (its clock's offset is its own: an address
+//! may hide hosts, an older kernel offsets each connection), how much
+//! longer than its quickest that way out was: what the client's uplink
+//! queue (or the path's) held the ACK. A request sent just after such
+//! ACKs met that queue: the second least over the siblings' echoes of
+//! ACKs captured in the [`NEAR_NS`] before it (one echo the server's
+//! stack sent late does not decide), less a tick (TSval is whole
+//! ticks).
 
 use super::Facts;
 use crate::model::{Direction, Vantage};
@@ -19,9 +20,8 @@ use rttdoc_analyze::uplink::{NEAR_NS, RATES_HZ};
 
 /// Echoes before a request it takes to tell its queue.
 const MIN_NEAR: usize = 3;
-/// A way out further beyond the pair's quickest than this is on another
-/// clock offset, not a queue.
-const MAX_QUEUE_NS: i64 = 10_000_000_000;
+/// Echoes a sibling must have for its quickest to be its empty uplink's.
+const MIN_PER_SIBLING: u32 = 8;
 
 impl Facts<'_> {
     /// How long the client's uplink queue held a request the client sent
@@ -47,16 +47,15 @@ impl Facts<'_> {
             .echoes
             .iter()
             .filter(|e| (0..=NEAR_NS).contains(&(at_ns - e.client_ns)))
-            .map(|e| view.way_ns(e, rate) - view.quickest_ns[rate])
+            .filter_map(|e| {
+                let sibling = view.sibling(e).filter(|s| s.echoes >= MIN_PER_SIBLING)?;
+                Some(view.way_ns(e, rate) - sibling.quickest_ns[rate])
+            })
             .collect();
         if excesses.len() < MIN_NEAR {
             return 0;
         }
         excesses.sort_unstable();
-        let least = excesses[1];
-        if least > MAX_QUEUE_NS {
-            return 0;
-        }
-        (least - tick).max(0)
+        (excesses[1] - tick).max(0)
     }
 }

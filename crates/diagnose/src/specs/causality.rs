@@ -395,12 +395,14 @@ fn a_queue_the_connections_round_trip_already_holds_is_not_counted_again() {
 /// connections' traffic (PcapPlusPlus's example.pcap: a browser's
 /// fourteen connections to one server on a slow uplink). The server's
 /// stack sends data the moment an ACK of a sibling's comes: 10 ms after
-/// the ACK left, on the server's 1 kHz clock, when the uplink is empty,
-/// and 60-70 ms in the busy spell. A request sent just after that spell's
-/// ACKs met its queue: the second least of those excesses (55 ms), less
-/// a tick. None where fewer than three echoes came in the 100 ms before
-/// the request, at the server (it sees requests arrive), and where the
-/// excess is another clock offset (an older kernel's, per connection).
+/// the ACK left, on the server's 1 kHz clock, when the uplink is empty
+/// (each sibling's quickest over its echoes), and 60-70 ms in the busy
+/// spell. A request sent just after that spell's ACKs met its queue: the
+/// second least of those excesses (55 ms), less a tick. A sibling's own
+/// clock offset (another host behind the address) is read against its
+/// own quickest. None where fewer than three echoes of siblings with
+/// eight or more came in the 100 ms before the request, and at the
+/// server (it sees requests arrive).
 #[test]
 fn a_request_sent_into_a_queued_uplink_met_the_queue_the_siblings_echoes_show() {
     const MS: i64 = 1_000_000;
@@ -410,9 +412,14 @@ fn a_request_sent_into_a_queued_uplink_met_the_queue_the_siblings_echoes_show() 
         client_ns: at_ms * MS,
         tsval: origin.wrapping_add((at_ms + way_ms) as u32),
     };
-    let view = |echoes: Vec<rttdoc_analyze::UplinkEcho>| rttdoc_analyze::UplinkView {
+    let sibling = |stream, echoes, quickest_ms: i64| rttdoc_analyze::SiblingWay {
+        stream,
         echoes,
-        quickest_ns: [10 * MS; 7],
+        quickest_ns: [quickest_ms * MS; 7],
+    };
+    let view = |echoes, siblings| rttdoc_analyze::UplinkView {
+        echoes,
+        siblings,
         origin,
     };
     // This connection's own server segments: a 1 kHz clock over 1.5 s.
@@ -445,25 +452,27 @@ fn a_request_sent_into_a_queued_uplink_met_the_queue_the_siblings_echoes_show() 
         f.uplink = Some(v);
         f.uplink_queue_ns(at_ms * MS)
     };
-    let busy = view(vec![
-        echo(2, 100, 10),
-        echo(2, 900, 70),
-        echo(3, 920, 60),
-        echo(5, 950, 65),
-    ]);
+    let spell = || vec![echo(2, 900, 70), echo(3, 920, 60), echo(5, 950, 65)];
+    let quiet = || vec![sibling(2, 8, 10), sibling(3, 8, 10), sibling(5, 8, 10)];
+    let busy = view(spell(), quiet());
     assert_eq!(queue_of(&busy, 1_000), 54 * MS);
     // Nothing before a request sent long after the spell.
     assert_eq!(queue_of(&busy, 2_000), 0);
     // Two echoes do not tell it.
-    let few = view(vec![echo(2, 900, 70), echo(3, 920, 60)]);
+    let few = view(vec![echo(2, 900, 70), echo(3, 920, 60)], quiet());
     assert_eq!(queue_of(&few, 1_000), 0);
-    // Clocks offset per connection: way-outs days apart are no queue.
-    let offsets = view(vec![
-        echo(2, 900, 70),
-        echo(3, 920, 86_400_000),
-        echo(5, 950, 90_000_000),
-    ]);
-    assert_eq!(queue_of(&offsets, 1_000), 0);
+    // Nor one of a sibling whose quickest is over too few echoes.
+    let young = view(
+        spell(),
+        vec![sibling(2, 8, 10), sibling(3, 8, 10), sibling(5, 1, 65)],
+    );
+    assert_eq!(queue_of(&young, 1_000), 0);
+    // A sibling on a clock a day ahead, read against its own quickest.
+    let mut ahead = spell();
+    ahead[1].tsval = ahead[1].tsval.wrapping_add(86_400_000);
+    let mut theirs = quiet();
+    theirs[1].quickest_ns = [(10 + 86_400_000) * MS; 7];
+    assert_eq!(queue_of(&view(ahead, theirs), 1_000), 54 * MS);
     // At the server the requests are seen arriving: nothing to add.
     let mut at_server = report();
     at_server.vantage = crate::model::Vantage::Server;
