@@ -262,13 +262,16 @@ fn inside_tls_a_consumers_held_fetches_make_no_turns() {
         for f in c["findings"].as_array().unwrap() {
             if f["kind"] == "server_think_time" {
                 assert_eq!(f["phase"], "tls_handshake", "{f}");
+                // (From the question to the answer; the evidence cites
+                // the server's ACK between them.)
                 let frames = frames_of(f);
+                let (question, answer) = (frames[0], *frames.last().unwrap());
                 let server = tshark_fields(
                     &cap,
                     &[],
                     &format!(
                         "tcp.stream eq {} && tcp.srcport == 9093 && frame.number > {} && frame.number <= {}",
-                        c["stream"], frames[0], frames[1]
+                        c["stream"], question, answer
                     ),
                     &["tcp.options.timestamp.tsval"],
                 );
