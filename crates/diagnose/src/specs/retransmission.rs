@@ -959,24 +959,10 @@ fn a_client_that_closed_for_good_waited_for_nothing_it_resent_after_its_fin() {
     // for a socket whose application closed, so nobody read anything
     // after that FIN. The re-sends after it are cited, not counted.
     // (Up to its FIN it sat through the timer's silence.)
-    let (o, [last, again, fin, after_close]) = black_hole_close(C, true, true);
-    let r = o.the(Retransmission);
-    assert!(
-        r.frames.contains(&o.frame(after_close)),
-        "cited: {:?}",
-        r.frames
-    );
+    let (o, ids) = black_hole_close(C, true, true);
+    assert_waited_until_the_fin(&o, ids, 2_000.0 - 1_000.0 - RTO);
     let s = o.the(RtoStall);
-    assert_waits(
-        &s.waits,
-        &[
-            o.wait(last, again, None, RTO),
-            o.wait(again, fin, None, 2_000.0 - 1_000.0 - RTO),
-        ],
-        EXACT,
-    );
-    assert_cost_is_its_waits(s);
-    assert!(!s.frames.contains(&o.frame(after_close)), "{:?}", s.frames);
+    assert!(!s.frames.contains(&o.frame(ids[3])), "{:?}", s.frames);
 }
 
 #[test]
@@ -989,20 +975,8 @@ fn a_fin_after_the_timers_resend_is_a_close_for_good_with_or_without_a_reset() {
     // The waits after the FIN are not counted (those up to it are); a
     // FIN right behind the write keeps them (`closed_at`, above).
     for (peer_data, reset) in [(true, false), (false, true), (false, false)] {
-        let (o, [last, again, fin, after_close]) = black_hole_close(C, peer_data, reset);
-        let s = o.the(RtoStall);
-        assert_waits(
-            &s.waits,
-            &[
-                o.wait(last, again, None, RTO),
-                o.wait(again, fin, None, 2_000.0 - 1_000.0 - RTO),
-            ],
-            EXACT,
-        );
-        assert!(
-            o.the(Retransmission).frames.contains(&o.frame(after_close)),
-            "peer data {peer_data}, reset {reset}: the re-sends after the FIN are still cited"
-        );
+        let (o, ids) = black_hole_close(C, peer_data, reset);
+        assert_waited_until_the_fin(&o, ids, 2_000.0 - 1_000.0 - RTO);
     }
 }
 
@@ -1197,6 +1171,27 @@ fn closed_at(payload: &'static [u8], fin_at: f64) -> (Outcome, [Id; 4]) {
     (w.run(), ids)
 }
 
+/// A client that let go in its own stall ([`lost_then_closed`]'s `ids`):
+/// it waited for its timer once and from that copy to its FIN
+/// (`to_fin_ms`), for nothing after; what it re-sent after the FIN is
+/// still cited.
+fn assert_waited_until_the_fin(o: &Outcome, [first, again, fin, after]: [Id; 4], to_fin_ms: f64) {
+    let s = o.the(RtoStall);
+    assert_waits(
+        &s.waits,
+        &[
+            o.wait(first, again, None, RTO),
+            o.wait(again, fin, None, to_fin_ms),
+        ],
+        EXACT,
+    );
+    assert_cost_is_its_waits(s);
+    assert!(
+        o.the(Retransmission).frames.contains(&o.frame(after)),
+        "the re-sends after the FIN are still cited"
+    );
+}
+
 /// `first` (sent at its time) lost, and the timer's copy RTO later; the
 /// `closer`'s FIN at `fin_at`, lost; copies at `later`, lost: `first`,
 /// the timer's copy, the FIN and the first copy after it.
@@ -1232,39 +1227,13 @@ fn lost_then_closed(
 /// whose client reads on: its waits stay counted.
 #[test]
 fn a_client_that_closed_inside_its_handshake_or_its_stall_waited_for_nothing_after_its_fin() {
-    let (o, [first, again, fin, after]) =
-        abandoned_first_message(leak(client_hello(Offer::tls13())));
-    let s = o.the(RtoStall);
-    assert_waits(
-        &s.waits,
-        &[
-            o.wait(first, again, None, RTO),
-            o.wait(again, fin, None, 400.0 - 50.0 - RTO),
-        ],
-        EXACT,
-    );
-    assert_cost_is_its_waits(s);
-    assert!(
-        o.the(Retransmission).frames.contains(&o.frame(after)),
-        "the re-sends after the FIN are still cited"
-    );
+    let (o, ids) = abandoned_first_message(leak(client_hello(Offer::tls13())));
+    assert_waited_until_the_fin(&o, ids, 400.0 - 50.0 - RTO);
 
     // (Its wait runs to the FIN: the application sat through the timer's
     // silence until it let go.)
-    let (o, [first, again, fin, after]) = abandoned_first_message(b"GET / HTTP/1.1\r\n\r\n");
-    let s = o.the(RtoStall);
-    assert_waits(
-        &s.waits,
-        &[
-            o.wait(first, again, None, RTO),
-            o.wait(again, fin, None, 400.0 - 50.0 - RTO),
-        ],
-        EXACT,
-    );
-    assert!(
-        o.the(Retransmission).frames.contains(&o.frame(after)),
-        "the re-sends after the FIN are still cited"
-    );
+    let (o, ids) = abandoned_first_message(b"GET / HTTP/1.1\r\n\r\n");
+    assert_waited_until_the_fin(&o, ids, 400.0 - 50.0 - RTO);
 
     // The FIN right behind the request, before the timer: a half-close.
     let (o, [_, again, _, after]) = closed_at(b"GET / HTTP/1.1\r\n\r\n", 60.0);
