@@ -84,14 +84,14 @@ impl SeenTsvals {
     /// A client segment with `tsval` captured at `ts_ns`, one only the
     /// server's stack answers (a pure ACK, a SYN) or not.
     #[inline]
-    pub(crate) fn client(&mut self, tsval: u32, ts_ns: i64, pure_ack: bool) {
+    pub(crate) fn client(&mut self, tsval: u32, ts_ns: i64, stack_answers: bool) {
         let newest = (self.next as usize + SEEN - 1) % SEEN;
         if self.len > 0 && self.seen[newest].0 == tsval {
             self.seen[newest].1 = ts_ns;
-            self.seen[newest].2 &= pure_ack;
+            self.seen[newest].2 &= stack_answers;
             return;
         }
-        self.seen[self.next as usize] = (tsval, ts_ns, pure_ack);
+        self.seen[self.next as usize] = (tsval, ts_ns, stack_answers);
         self.next = ((self.next as usize + 1) % SEEN) as u8;
         self.len = (self.len + 1).min(SEEN as u8);
     }
