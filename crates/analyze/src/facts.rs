@@ -103,8 +103,8 @@ pub struct ConnectionFacts {
     /// to SYN-ACK) and how much more (`path_samples.rs`).
     pub path_samples: Vec<crate::QueueSample>,
     /// The server's echoes of the client's ACKs on this one's siblings
-    /// (the same two addresses) from before its slow requests, with the
-    /// pair's quickest way out (`uplink.rs`).
+    /// (the same two addresses) from before its slow requests, with those
+    /// siblings' quickest ways out (`uplink.rs`).
     pub uplink: Option<Box<crate::UplinkView>>,
     /// When the client's downlink was saturated by several of its
     /// connections around this one's life (`path_samples.rs`).

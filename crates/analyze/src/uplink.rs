@@ -40,16 +40,18 @@ use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
 
-/// Notes kept per client and server pair (a quarter second of a busy
-/// pair's, at one new echo a millisecond).
+/// Notes kept per client and server pair (a second of a busy pair's, at
+/// one new echo a millisecond).
 const KEPT_PER_PAIR: usize = 1024;
 /// Pairs kept: a capture with more forgets the oldest (24 bytes a note:
-/// 1.6 MB at most).
+/// 3.2 MB at most).
 const PAIRS: usize = 128;
 /// A connection's client TSvals remembered to match echoes against.
 pub(crate) const SEEN: usize = 8;
-/// The tick rates stacks use (sender_clock.rs in rttdoc-diagnose): the
-/// pair's quickest way out is kept at each.
+/// The tick rates stacks' TCP timestamp clocks run at, most common first
+/// (a tie goes to the first): the ones sender_clock.rs in
+/// rttdoc-diagnose reads a sender's clock at, and a sibling's quickest
+/// way out is kept at each ([`SiblingWay`]).
 pub const RATES_HZ: [i64; 7] = [1000, 250, 100, 300, 200, 500, 10];
 /// How long before a request its siblings' echoes tell the queue it met.
 pub const NEAR_NS: i64 = 100_000_000;

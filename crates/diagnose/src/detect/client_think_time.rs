@@ -87,11 +87,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         turns: waits.len() as u32,
         longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
         late_read: waits.iter().find_map(|w| late_read(f, w, threshold)),
-        resumed: f
-            .report
-            .tls
-            .as_ref()
-            .is_some_and(|t| t.resumed == Some(true)),
+        resumed: f.resumed(),
     };
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);

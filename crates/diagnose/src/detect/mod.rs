@@ -1206,6 +1206,14 @@ impl<'a> Facts<'a> {
         x.downlink_busy_ns
     }
 
+    /// Whether the TLS handshake resumed a session.
+    pub fn resumed(&self) -> bool {
+        self.report
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.resumed == Some(true))
+    }
+
     /// Whether the capture was taken on the host that sends in `dir`.
     pub fn captured_at(&self, dir: Direction) -> bool {
         matches!(

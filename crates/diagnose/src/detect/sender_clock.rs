@@ -35,11 +35,10 @@
 
 use super::Facts;
 use crate::model::Direction;
+use rttdoc_analyze::uplink::RATES_HZ;
 use rttdoc_analyze::{seq, SegmentRecord};
 use rttdoc_wire::TcpFlags;
 
-/// The tick rates stacks use, most common first (a tie goes to the first).
-const RATES_HZ: [i64; 7] = [1000, 250, 100, 300, 200, 500, 10];
 /// Time a sender's timestamped segments must span to tell rates apart.
 const MIN_SPAN_NS: i64 = 1_000_000_000;
 /// Ticks they must span.

@@ -183,11 +183,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             later_ms,
             rsa_key_exchange: has(TlsMessage::ServerHelloDone)
                 && !has(TlsMessage::ServerKeyExchange),
-            resumed: f
-                .report
-                .tls
-                .as_ref()
-                .is_some_and(|t| t.resumed == Some(true)),
+            resumed: f.resumed(),
         };
         x.waits = handshake;
         x.display_filter = f.filter_frames(&x.frames);
