@@ -1253,7 +1253,9 @@ fn report_with(
             } => path_ms + path_back_ms,
             _ => 0.0,
         })
-        .sum();
+        // Not `sum()`: an f64 sum of nothing is -0.0, which JSON writes
+        // as "-0.0".
+        .fold(0.0, |all, ms| all + ms);
     report.path_queue_ms = path.min((report.unexplained_ms - report.turnaround_ms()).max(0.0));
     report.findings = findings;
     (report, nagle_off)

@@ -160,3 +160,39 @@ fn every_json_field_is_documented() {
         "fields missing from docs/json-schema.md: {missing:?}"
     );
 }
+
+/// No number is written as "-0.0": a cost or queue of nothing is 0, and a
+/// program comparing the text (or a person reading it) should not meet a
+/// sign. An f64 `sum()` of nothing is -0.0, which is how one came out.
+#[test]
+fn no_json_number_is_negative_zero() {
+    fn negative_zeros(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => m
+                .iter()
+                .for_each(|(k, v)| negative_zeros(v, &format!("{at}.{k}"), out)),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .for_each(|(i, v)| negative_zeros(v, &format!("{at}[{i}]"), out)),
+            serde_json::Value::Number(n) => {
+                if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) {
+                    out.push(at.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    for capture in [
+        "loopback-nginx-curl.pcap.gz",
+        "mptcp/two-paths-think.pcap.gz",
+    ] {
+        negative_zeros(
+            &run_rttdoc_json(&data_dir().join(capture)),
+            capture,
+            &mut found,
+        );
+    }
+    assert!(found.is_empty(), "-0.0 written at {found:?}");
+}
