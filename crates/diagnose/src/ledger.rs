@@ -142,18 +142,45 @@ fn excess_of(
     }
 }
 
-/// The diagnosis of one connection: its ledger, what the detectors find
-/// and the cost each finding is given.
+/// The client's and the server's fastest answers from the capture point
+/// that can place it ([`place_by_fastest_answers`]): a pure ACK's, which
+/// carries no application time, and an answer with data (or a timestamp
+/// echo) that came within [`NEAR_ANSWER_NS`]. An answer with data may hold
+/// any amount of the application's time, and the round trip it is set
+/// against is itself read from such answers (`quickplay` 0: a request
+/// acknowledging an answer 9 s old made the "round trip" 9 s, and the
+/// server's 100 ms answer looked like a host at the capture point); but
+/// an answer within a millisecond was the host's own, there.
+/// (`dnscrypt-v2-doh`: joined after their handshakes, each client answered
+/// the server's records within 0.1 ms with data of its own, and sent no
+/// pure ACK.)
+fn near_answers(rtt: &rttdoc_analyze::RttFacts) -> (Option<i64>, Option<i64>) {
+    let near = |ns: Option<i64>| ns.filter(|&ns| ns <= NEAR_ANSWER_NS);
+    let fastest = |a: Option<i64>, b: Option<i64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let (client, server) = rtt.pure_ack_sides;
+    (
+        fastest(client, near(rtt.min_client_side)),
+        fastest(server, near(rtt.min_server_side.map(|(ns, _)| ns))),
+    )
+}
+
+/// How soon an answer with data must come to be its host's own
+/// turnaround wherever the round trip is read from ([`near_answers`]).
+const NEAR_ANSWER_NS: i64 = 1_000_000;
+
 /// Where a capture without a handshake to go by was taken, and the client
-/// side of the path (the clock shift), from the hosts' pure ACKs. A pure
-/// ACK cannot reach the capture point sooner than the path to its host and
-/// back, and carries no application think time (which an answer with data
-/// may hold): a host whose fastest pure ACK came within its own turnaround
-/// is at the capture point. A longer gap says nothing: it may be a delayed
-/// ACK (200 ms on Windows and macOS, 40 ms and more on Linux) as well as a
-/// path (`many-protocols` 1, captured at a client whose ACKs all waited
-/// 195-199 ms on a 175 ms path, would be placed in the middle).
-fn place_by_pure_acks(
+/// side of the path (the clock shift), from the hosts' fastest answers
+/// ([`near_answers`]). No answer can reach the capture point sooner than
+/// the path to its host and back: a host whose fastest answer came within
+/// its own turnaround is at the capture point. A longer gap says nothing:
+/// it may be a delayed ACK (200 ms on Windows and macOS, 40 ms and more on
+/// Linux) or the application's time as well as a path (`many-protocols`
+/// 1, captured at a client whose ACKs all waited 195-199 ms on a 175 ms
+/// path, would be placed in the middle).
+fn place_by_fastest_answers(
     (client, server): (Option<i64>, Option<i64>),
     rtt_ns: Option<i64>,
 ) -> Option<(Vantage, i64)> {
@@ -499,7 +526,7 @@ fn report_with(
         (cs, _) => cs,
     };
     let from_acks = match client_side {
-        None => place_by_pure_acks(c.rtt.pure_ack_sides, rtt_ns),
+        None => place_by_fastest_answers(near_answers(&c.rtt), rtt_ns),
         Some(_) => None,
     };
     let (vantage, shift_ns) = match (from_acks, client_side, rtt_ns) {
@@ -1668,7 +1695,7 @@ mod tests {
         let rtt = Some(30 * MS);
         // Both hosts ACKed: the one that ACKed within its own turnaround
         // is at the capture point.
-        let both = |cs, ss| place_by_pure_acks((Some(cs), Some(ss)), rtt);
+        let both = |cs, ss| place_by_fastest_answers((Some(cs), Some(ss)), rtt);
         assert_eq!(both(MS / 20, 30 * MS), Some((Vantage::Client, MS / 20)));
         let server_side = Some((Vantage::Server, 30 * MS - MS / 20));
         assert_eq!(both(30 * MS, MS / 20), server_side);
@@ -1676,15 +1703,46 @@ mod tests {
         // were all delayed; nothing tells which.
         assert_eq!(both(12 * MS, 18 * MS), None);
         // One host's own turnaround: the capture is at that host.
-        let client = place_by_pure_acks((Some(MS / 20), None), rtt);
+        let client = place_by_fastest_answers((Some(MS / 20), None), rtt);
         assert_eq!(client, Some((Vantage::Client, MS / 20)));
-        let server = place_by_pure_acks((None, Some(MS / 20)), rtt);
+        let server = place_by_fastest_answers((None, Some(MS / 20)), rtt);
         assert_eq!(server, Some((Vantage::Server, 30 * MS - MS / 20)));
         // One host's long gap may be its delayed ACK: it places nothing.
-        assert_eq!(place_by_pure_acks((Some(25 * MS), None), rtt), None);
-        assert_eq!(place_by_pure_acks((None, Some(25 * MS)), rtt), None);
+        assert_eq!(place_by_fastest_answers((Some(25 * MS), None), rtt), None);
+        assert_eq!(place_by_fastest_answers((None, Some(25 * MS)), rtt), None);
         // No pure ACK, or one side's without an RTT: nothing either.
-        assert_eq!(place_by_pure_acks((None, None), rtt), None);
-        assert_eq!(place_by_pure_acks((Some(MS / 20), None), None), None);
+        assert_eq!(place_by_fastest_answers((None, None), rtt), None);
+        assert_eq!(place_by_fastest_answers((Some(MS / 20), None), None), None);
+    }
+
+    #[test]
+    fn answers_with_data_place_a_host_only_when_they_came_within_a_millisecond() {
+        const MS: i64 = 1_000_000;
+        let facts = |min_client_side, min_server_side: Option<i64>, pure_ack_sides| {
+            rttdoc_analyze::RttFacts {
+                min_client_side,
+                min_server_side: min_server_side.map(|ns| (ns, RttSource::DataAck)),
+                pure_ack_sides,
+                ..Default::default()
+            }
+        };
+        // A client that answered each server record with data of its own
+        // within 0.1 ms and sent no pure ACK: at the capture point.
+        let data_only = facts(Some(MS / 10), Some(37 * MS), (None, None));
+        assert_eq!(near_answers(&data_only), (Some(MS / 10), None));
+        let placed = place_by_fastest_answers(near_answers(&data_only), Some(37 * MS));
+        assert_eq!(placed, Some((Vantage::Client, MS / 10)));
+        // A server's answer 100 ms after a request, and a "round trip" of
+        // 9 s read from a request that acknowledged an answer 9 s old:
+        // the answer may hold any application time, so it places nothing.
+        let think = facts(Some(9_000 * MS), Some(100 * MS), (None, None));
+        assert_eq!(near_answers(&think), (None, None));
+        assert_eq!(
+            place_by_fastest_answers(near_answers(&think), Some(9_000 * MS)),
+            None
+        );
+        // A pure ACK counts at any gap; the faster of the two is taken.
+        let both = facts(Some(MS / 2), Some(20 * MS), (Some(MS / 4), Some(25 * MS)));
+        assert_eq!(near_answers(&both), (Some(MS / 4), Some(25 * MS)));
     }
 }
