@@ -28,6 +28,12 @@
 #                       (--parallel --parallel-immediate): three
 #                       connections open together, none ended before
 #                       another began
+#   http10-close.pcap   one curl speaking HTTP/1.0 (-0: no Connection
+#                       header), three URLs on 8082: nginx keeps
+#                       connections alive, but an HTTP/1.0 request
+#                       without keep-alive ends its connection
+#   asked-close.pcap    one curl, three URLs on 8082 with `Connection:
+#                       close`: nginx closes after each answer as asked
 #
 # Needs root, ip, tcpdump, python3, nginx, curl, openssl. Everything it
 # creates is removed on exit, also on failure; every wait is bounded.
@@ -77,8 +83,10 @@ relay_capture server-idle curl -s --rate 30/m "$u:8081/a[1-3].txt"
 relay_capture tls-close curl -sk https://10.81.2.1:8443/a1.txt https://10.81.2.1:8443/a2.txt
 relay_capture reused curl -s "$u:8082/a1.txt" "$u:8082/a2.txt" "$u:8082/a3.txt"
 relay_capture parallel curl -s --parallel --parallel-immediate "$u:8082/a1.txt" "$u:8082/a2.txt" "$u:8082/a3.txt"
+relay_capture http10-close curl -0 -s "$u:8082/a1.txt" "$u:8082/a2.txt" "$u:8082/a3.txt"
+relay_capture asked-close curl -s -H "Connection: close" "$u:8082/a1.txt" "$u:8082/a2.txt" "$u:8082/a3.txt"
 
-for name in server-close client-close server-idle tls-close reused parallel; do
+for name in server-close client-close server-idle tls-close reused parallel http10-close asked-close; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: server-close client-close server-idle tls-close reused parallel"
+echo "made $out: server-close client-close server-idle tls-close reused parallel http10-close asked-close"

@@ -365,6 +365,9 @@ pub struct Exchanges {
     /// player on one phone keep their own).
     pub(crate) first_agent: u64,
     pub(crate) current_agent: u64,
+    /// What the open request said of the connection's end
+    /// ([`requested_close`]): reuse.rs keeps it with the connection's end.
+    pub(crate) current_close: Option<crate::model::RequestedClose>,
     /// The open request's answer was a redirect: its `Location`, for the
     /// tracker to keep until a request follows it (taken at once).
     pub(crate) redirect: Option<crate::redirect::Location>,
@@ -905,6 +908,7 @@ impl Exchanges {
                         self.first_origin = asked.map_or(0, |a| a.origin_hash());
                     }
                     self.current_agent = agent_hash(head);
+                    self.current_close = requested_close(&line, head);
                     if self.first_agent == 0 {
                         self.first_agent = self.current_agent;
                     }
@@ -913,7 +917,10 @@ impl Exchanges {
                         crate::preflight::Preflight::of_request(&line, head, asked.as_ref());
                     (asked, retry, preflight)
                 }
-                None => (None, None, None),
+                None => {
+                    self.current_close = None;
+                    (None, None, None)
+                }
             };
         }
         self.current_acked = self.client_acked;
@@ -1516,6 +1523,33 @@ pub(crate) fn request_label(method: &str, full: &str) -> String {
     format!("{method} {target}")
 }
 
+/// What an HTTP/1.x request head said of its connection's end: a
+/// `Connection` header naming `close`, or an HTTP/1.0 request line whose
+/// head, as far as its first segment holds it, names no `keep-alive`
+/// (nDPI's waze.pcap: the head's last CRLF came in a segment of its own;
+/// connection_not_reused words it only where the server did close right
+/// after the answer, as HTTP/1.0 does unless asked otherwise). Tokens
+/// case-insensitive (RFC 9110 7.6.1).
+fn requested_close(line: &RequestLine<'_>, head: &[u8]) -> Option<crate::model::RequestedClose> {
+    use crate::model::RequestedClose;
+    let tokens = header_value(head, b"connection").map(|value| {
+        value
+            .split(|&b| b == b',')
+            .map(|t| t.trim_ascii())
+            .collect::<Vec<_>>()
+    });
+    let names = |token: &[u8]| {
+        tokens
+            .as_ref()
+            .is_some_and(|ts| ts.iter().any(|t| t.eq_ignore_ascii_case(token)))
+    };
+    if names(b"close") {
+        return Some(RequestedClose::ConnectionClose);
+    }
+    let http10 = line.ended && line.line.ends_with(b" HTTP/1.0");
+    (http10 && !names(b"keep-alive")).then_some(RequestedClose::Http10)
+}
+
 /// Whether `head`, the start of a request ([`http_request_line`] read
 /// its line), is an HTTP/1.1 head, whole and alone (the segment ends where
 /// the head does: no body rode with it), with an `Expect: 100-continue`
@@ -1731,6 +1765,42 @@ mod tests {
         assert!(crate::h2c::asks_to_upgrade(
             b"GET / HTTP/1.1\r\nupgrade: H2C\r\n\r\n"
         ));
+    }
+
+    #[test]
+    fn a_request_asks_for_its_connections_close_by_header_or_by_http_1_0() {
+        use crate::model::RequestedClose::{ConnectionClose, Http10};
+        let asked = |head: &str| {
+            let head = head.as_bytes();
+            requested_close(&RequestLine::of(head).unwrap(), head)
+        };
+        // `Connection` tokens, case-insensitive, in a list.
+        assert_eq!(
+            asked("GET / HTTP/1.1\r\nConnection: close\r\n\r\n"),
+            Some(ConnectionClose)
+        );
+        assert_eq!(
+            asked("GET / HTTP/1.1\r\nconnection: TE, Close\r\n\r\n"),
+            Some(ConnectionClose)
+        );
+        assert_eq!(
+            asked("GET / HTTP/1.0\r\nConnection: close\r\n\r\n"),
+            Some(ConnectionClose)
+        );
+        // HTTP/1.0 closes unless it asks to be kept (curl -0, ab).
+        assert_eq!(asked("GET / HTTP/1.0\r\nHost: a\r\n\r\n"), Some(Http10));
+        // (The head's last CRLF in a segment of its own: nDPI's waze.)
+        assert_eq!(asked("GET / HTTP/1.0\r\nHost: a\r\n"), Some(Http10));
+        assert_eq!(
+            asked("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n"),
+            None
+        );
+        // HTTP/1.1 keeps its connection by default; other tokens ask
+        // nothing of its end; a line cut short says nothing.
+        assert_eq!(asked("GET / HTTP/1.1\r\nHost: a\r\n\r\n"), None);
+        assert_eq!(asked("GET / HTTP/1.1\r\nConnection: Upgrade\r\n\r\n"), None);
+        assert_eq!(asked("GET / HTTP/1.1\r\nConnection: closed\r\n\r\n"), None);
+        assert_eq!(asked("GET /long/path HTTP/1.0"), None);
     }
 
     #[test]

@@ -103,6 +103,8 @@ pub struct EndedConnection {
     /// Its TLS server asked the client for a certificate
     /// (CertificateRequest: readable before TLS 1.3).
     pub certificate_requested: bool,
+    /// Its last request asked for the close.
+    pub requested_close: Option<crate::model::RequestedClose>,
 }
 
 /// How far a connection's close has been noted (track.rs).
@@ -141,6 +143,8 @@ pub(crate) struct End {
     pub reset: bool,
     /// Its TLS server asked for a client certificate.
     pub certificate_requested: bool,
+    /// Its last request asked for the close.
+    pub requested_close: Option<crate::model::RequestedClose>,
 }
 
 /// The route a reuse needs: client address, server address and port.
@@ -195,6 +199,7 @@ impl Ends {
             http_origin: end.http_origin,
             http_agent: end.http_agent,
             certificate_requested: end.certificate_requested,
+            requested_close: end.requested_close,
         });
         self.order.push_back((route, end.close.ts_ns));
         self.expire(end.close.ts_ns);
@@ -316,6 +321,7 @@ mod tests {
             by_server: false,
             reset: false,
             certificate_requested: false,
+            requested_close: None,
         }
     }
 

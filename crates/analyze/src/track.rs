@@ -1705,6 +1705,7 @@ fn note_end(
                 .iter()
                 .any(|m| m.message == crate::model::TlsMessage::CertificateRequest)
         }),
+        requested_close: conn.exchanges.current_close,
     });
 }
 

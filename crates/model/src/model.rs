@@ -330,6 +330,18 @@ pub enum FetchHeld {
     },
 }
 
+/// What an HTTP/1.x request said of its connection's end: a server that
+/// closes right after answering it did as it was asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestedClose {
+    /// Its `Connection` header named `close` (RFC 9112 9.6).
+    ConnectionClose,
+    /// An HTTP/1.0 request without `Connection: keep-alive`: HTTP/1.0
+    /// closes after each answer unless asked otherwise (RFC 9112 9.3).
+    Http10,
+}
+
 /// What became of a TCP Fast Open attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -1166,6 +1178,8 @@ pub enum Detail {
         /// TLS offering `h2` or `http/1.1`): the fix names HTTP's
         /// keep-alive settings.
         http: bool,
+        /// The earlier connection's last request asked for the close.
+        requested_close: Option<RequestedClose>,
     },
     /// A request waited for the redirect that sent its client to it.
     HttpRedirect {

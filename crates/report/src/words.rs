@@ -9,7 +9,7 @@ use crate::fixed::fx;
 use rttdoc_model::{
     AppProtocol, AuthScheme, CaptureStats, CertificateCheck, ConnectionReport, Detail, Direction,
     FetchHeld, Finding, FindingKind, Phase, PreambleKind, QuicConnectionReport, QuicVersion,
-    StatusStaple, TfoOutcome,
+    RequestedClose, StatusStaple, TfoOutcome,
 };
 
 /// Fills `explanation` and `fix` of every finding of the connection.
@@ -1199,6 +1199,7 @@ pub fn explanation(x: &Finding) -> String {
             pause_ms,
             tls,
             resumed,
+            requested_close,
             ..
         } => {
             let setup = match (tls, resumed) {
@@ -1213,9 +1214,18 @@ pub fn explanation(x: &Finding) -> String {
             } else {
                 format!("after {} idle", crate::fmt_ms(*idle_before_close_ms))
             };
+            let asked = match requested_close {
+                Some(RequestedClose::ConnectionClose) => {
+                    ", as its last request had asked (`Connection: close`)"
+                }
+                Some(RequestedClose::Http10) => {
+                    ", as its last request had asked (HTTP/1.0 without `Connection: keep-alive`: the connection ends after the answer)"
+                }
+                None => "",
+            };
             format!(
                 "This connection's {setup} took {} before its first request could leave: the client's previous connection \
-                 to this server, stream {previous_stream} ({} {}), had been {how} by the {closer} {when} (frame {close_frame}), \
+                 to this server, stream {previous_stream} ({} {}), had been {how} by the {closer} {when} (frame {close_frame}){asked}, \
                  and the client asked again {} after that answer. Kept open, it would have carried this request at once.",
                 crate::fmt_ms(cost),
                 previous_requests,
@@ -2251,11 +2261,31 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             idle_before_close_ms,
             pause_ms,
             http,
+            requested_close,
             ..
         } => {
             let pause = crate::fmt_ms(*pause_ms);
             let idle = crate::fmt_ms(*idle_before_close_ms);
-            match (*closed_by_server, *idle_before_close_ms <= IDLE_CLOSE_MS, *http) {
+            let right_after = *idle_before_close_ms <= IDLE_CLOSE_MS;
+            match (*closed_by_server && right_after, requested_close) {
+                (true, Some(RequestedClose::ConnectionClose)) => {
+                    return "The client asked for the close: its request said `Connection: close` (wrk -H \"Connection: close\", \
+                         curl -H, a client library told to close). Drop the header and keep one connection for the next \
+                         requests (curl with several URLs in one command, a requests.Session in Python, one shared http.Client \
+                         in Go)."
+                        .to_string()
+                }
+                (true, Some(RequestedClose::Http10)) => {
+                    return "The client asked for the close: it spoke HTTP/1.0 without `Connection: keep-alive`, and an \
+                         HTTP/1.0 connection ends after each answer. Have the client speak HTTP/1.1 (ab sends HTTP/1.0: \
+                         ab -k asks for keep-alive; an nginx proxy's upstreams: proxy_http_version 1.1 with `keepalive N;` \
+                         and an empty Connection header; curl -0 and wget's older releases speak HTTP/1.0) or send \
+                         `Connection: keep-alive`."
+                        .to_string()
+                }
+                _ => {}
+            }
+            match (*closed_by_server, right_after, *http) {
                 (true, true, true) => "Keep connections alive after an answer (the answer, or the client's request, said \
                      `Connection: close`): no `Connection: close` from the client (wrk -H, ab without -k); on the server nginx \
                      keepalive_timeout above 0 and keepalive_requests high enough, Apache KeepAlive On, HAProxy option \

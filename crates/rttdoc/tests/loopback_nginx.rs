@@ -175,10 +175,10 @@ fn no_json_number_is_negative_zero() {
                 .iter()
                 .enumerate()
                 .for_each(|(i, v)| negative_zeros(v, &format!("{at}[{i}]"), out)),
-            serde_json::Value::Number(n) => {
-                if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) {
-                    out.push(at.to_string());
-                }
+            serde_json::Value::Number(n)
+                if n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()) =>
+            {
+                out.push(at.to_string());
             }
             _ => {}
         }

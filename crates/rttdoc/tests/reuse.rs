@@ -10,7 +10,9 @@
 //! closing as it exits. `server-idle`: nginx closes after 1 s idle, curl
 //! asks every 2 s. `tls-close`: the first over TLS 1.3. Controls:
 //! `reused` (one connection for three requests) and `parallel` (three
-//! connections opened together).
+//! connections opened together). `http10-close` (curl -0: HTTP/1.0
+//! without keep-alive) and `asked-close` (`Connection: close`): nginx,
+//! keeping connections alive, closes each as its request asked.
 //! Committed under tests/data/reuse, re-made live when root.
 
 mod common;
@@ -92,13 +94,15 @@ fn closed_by_server(segs: &[&Seg]) -> bool {
 }
 
 fn check(dir: &Path) {
-    let cases: [(&str, u16, bool); 6] = [
+    let cases: [(&str, u16, bool); 8] = [
         ("server-close", 8080, true),
         ("client-close", 8082, true),
         ("server-idle", 8081, true),
         ("tls-close", 8443, true),
         ("reused", 8082, false),
         ("parallel", 8082, false),
+        ("http10-close", 8082, true),
+        ("asked-close", 8082, true),
     ];
     for (name, port, churns) in cases {
         let capture = dir.join(format!("{name}.pcap.gz"));
@@ -197,7 +201,27 @@ fn check(dir: &Path) {
                 "server-close" | "tls-close" => {
                     assert!(by_server, "{name}: the server closed on its own");
                     assert!(text.contains("right after its last answer"), "{text}");
+                    assert!(!text.contains("had asked"), "{text}");
                     assert!(fix.contains("keepalive_timeout"), "{fix}");
+                }
+                // nginx keeps connections alive on 8082: it closed
+                // because the request asked it to, and the fix is the
+                // client's.
+                "http10-close" | "asked-close" => {
+                    assert!(by_server, "{name}: the server closed as asked");
+                    assert!(text.contains("right after its last answer"), "{text}");
+                    let (asked, fixed) = if name == "http10-close" {
+                        (
+                            "(HTTP/1.0 without `Connection: keep-alive`",
+                            "speak HTTP/1.1",
+                        )
+                    } else {
+                        ("(`Connection: close`)", "Drop the header")
+                    };
+                    assert!(text.contains(&format!("had asked {asked}")), "{text}");
+                    assert!(fix.starts_with("The client asked for the close"), "{fix}");
+                    assert!(fix.contains(fixed), "{fix}");
+                    assert!(!fix.contains("keepalive_timeout"), "{fix}");
                 }
                 "client-close" => {
                     assert!(!by_server, "{name}: curl closed as it exited");

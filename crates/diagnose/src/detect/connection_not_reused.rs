@@ -202,6 +202,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         resumed: tls.is_some_and(|t| t.resumed == Some(true)),
         http: f.exchanges.iter().any(|x| x.http)
             || tls.is_some_and(|t| t.alpn.iter().any(|p| p == "h2" || p.starts_with("http/1"))),
+        requested_close: previous.requested_close,
     };
     out.push(x);
 }
