@@ -24,6 +24,11 @@ pub use crate::model::TIMELINE_CAP;
 /// the frames of (a finding cites at most 40 frames).
 pub const LATE_RETRANSMISSIONS_CITED: usize = 40;
 
+/// How many of its re-sends a connection notes what its client heard on
+/// its other connections at (a backoff series is a handful; a lossy bulk
+/// transfer's hundreds say nothing more).
+pub const RESENDS_HEARD_KEPT: usize = 32;
+
 /// One segment, compactly, for the detectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentRecord {
@@ -486,6 +491,10 @@ pub struct Connection {
     /// senders and frames, the first [`LATE_RETRANSMISSIONS_CITED`], for a
     /// finding to cite what the timeline no longer holds.
     pub(crate) late_retransmissions: Vec<(Direction, u64)>,
+    /// At each of its re-sends (either way; the first
+    /// [`RESENDS_HEARD_KEPT`]), the newest server data its client had
+    /// received on another connection by then (`PathSamples::heard_besides`).
+    pub(crate) heard_at_resends: Vec<(u64, crate::Heard)>,
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time)
     /// (closes.rs).
@@ -602,6 +611,7 @@ impl Connection {
             path_busy: Vec::new(),
             busy_asked_again: None,
             late_retransmissions: Vec::new(),
+            heard_at_resends: Vec::new(),
             sibling_closes: Vec::new(),
             certificate_fetches: Vec::new(),
             sibling_data: Vec::new(),

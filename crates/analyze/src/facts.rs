@@ -112,6 +112,11 @@ pub struct ConnectionFacts {
     /// Retransmissions past the timeline's cap: their senders and frames
     /// (the first [`crate::LATE_RETRANSMISSIONS_CITED`]).
     pub late_retransmissions: Vec<(Direction, u64)>,
+    /// At each re-send (its frame; the first
+    /// [`crate::RESENDS_HEARD_KEPT`]), the newest server data the client
+    /// had received on another of its connections by then: its link was
+    /// up then (a stall it shared no part of was this connection's own).
+    pub heard_at_resends: Vec<(u64, crate::Heard)>,
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time).
     pub sibling_closes: Vec<(bool, i64)>,
@@ -277,6 +282,7 @@ impl Connection {
             uplink: c.uplink.take(),
             path_busy: std::mem::take(&mut c.path_busy),
             late_retransmissions: std::mem::take(&mut c.late_retransmissions),
+            heard_at_resends: std::mem::take(&mut c.heard_at_resends),
             sibling_closes: std::mem::take(&mut c.sibling_closes),
             certificate_fetches: std::mem::take(&mut c.certificate_fetches),
             sibling_data: std::mem::take(&mut c.sibling_data),

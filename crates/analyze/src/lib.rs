@@ -58,7 +58,7 @@ mod reader;
 mod redirect;
 mod shared_clock;
 pub mod uplink;
-pub use path_samples::{BusyRun, QueueSample};
+pub use path_samples::{BusyRun, Heard, QueueSample};
 pub use uplink::{SiblingWay, UplinkEcho, UplinkView};
 pub mod preamble;
 mod resp;
@@ -83,7 +83,8 @@ mod zookeeper;
 pub use cert_fetch::CertificateFetch;
 pub use connect_back::ConnectBack;
 pub use connection::{
-    SegmentRecord, Stamp, TooBig, LATE_RETRANSMISSIONS_CITED, TIMELINE_CAP, TOO_BIG_KEPT,
+    SegmentRecord, Stamp, TooBig, LATE_RETRANSMISSIONS_CITED, RESENDS_HEARD_KEPT, TIMELINE_CAP,
+    TOO_BIG_KEPT,
 };
 pub use dns::{FailedAttempt, LookupAnswer, LookupQuery, NameLookup};
 pub use exchange::Exchange;

@@ -178,6 +178,7 @@ impl Embryo {
             uplink: None,
             path_busy: Vec::new(),
             late_retransmissions: Vec::new(),
+            heard_at_resends: Vec::new(),
             sibling_closes: Vec::new(),
             certificate_fetches: Vec::new(),
             sibling_data: Vec::new(),

@@ -212,6 +212,19 @@ struct Client {
     arrivals: VecDeque<(i64, u32)>,
     /// Their bytes, together.
     arrival_bytes: u64,
+    /// Its newest arrival of server data, and the newest on a connection
+    /// other than that one's ([`PathSamples::heard_besides`]).
+    heard: [Option<Heard>; 2],
+}
+
+/// Server data that reached a client: on which connection, in which
+/// frame, when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Heard {
+    /// The connection's `tcp.stream`.
+    pub stream: u64,
+    pub frame: u64,
+    pub ts_ns: i64,
 }
 
 impl Client {
@@ -382,15 +395,31 @@ impl PathSamples {
     }
 
     /// `bytes` of server data on connection `stream` reached (or, captured
-    /// elsewhere, passed on the way to) `client` at `ts_ns`.
+    /// elsewhere, passed on the way to) `client` at `ts_ns`, in `frame`.
     #[inline]
-    pub(crate) fn arrival(&mut self, client: IpAddr, stream: u64, ts_ns: i64, bytes: u32) {
+    pub(crate) fn arrival(
+        &mut self,
+        client: IpAddr,
+        stream: u64,
+        frame: u64,
+        ts_ns: i64,
+        bytes: u32,
+    ) {
         let c = match self.clients.get_mut(&client) {
             Some(c) => c,
             None => self.client(client),
         };
         let switched = c.last_stream.is_some_and(|s| s != stream);
         c.last_stream = Some(stream);
+        let heard = Some(Heard {
+            stream,
+            frame,
+            ts_ns,
+        });
+        if switched {
+            c.heard[1] = c.heard[0];
+        }
+        c.heard[0] = heard;
         if c.arrivals.len() == ARRIVALS_KEPT {
             if let Some((_, gone)) = c.arrivals.pop_front() {
                 c.arrival_bytes -= gone as u64;
@@ -421,6 +450,17 @@ impl PathSamples {
             c.block = None;
             c.block_done(b);
         }
+    }
+
+    /// The newest server data that reached `client` on a connection other
+    /// than `stream` (so far): its link was up then.
+    pub(crate) fn heard_besides(&self, client: IpAddr, stream: u64) -> Option<Heard> {
+        let c = self.clients.get(&client)?;
+        c.heard
+            .iter()
+            .flatten()
+            .find(|h| h.stream != stream)
+            .copied()
     }
 
     /// The longest an answer reaching `client` at `at_ns` can have waited
@@ -621,7 +661,7 @@ mod tests {
     ) {
         for i in 0..n {
             let stream = streams[i as usize % streams.len()];
-            p.arrival(client, stream, at + i * spacing, 1448);
+            p.arrival(client, stream, 0, at + i * spacing, 1448);
         }
     }
 
@@ -644,7 +684,7 @@ mod tests {
         assert_eq!(busy(&p, c), [(1_000 * MS, end)]);
         // An idle second, then a lone answer: the stretch ended where the
         // link went idle.
-        p.arrival(c, 1, 3_000 * MS, 1448);
+        p.arrival(c, 1, 0, 3_000 * MS, 1448);
         assert_eq!(busy(&p, c), [(1_000 * MS, end)]);
         // Only the window asked for; other clients' links are theirs.
         assert!(p.busy_runs(c, end + 1, 2_999 * MS).is_empty());
@@ -665,7 +705,7 @@ mod tests {
         // Small messages, close together, from several connections.
         let c = ip(3);
         for i in 0..400 {
-            p.arrival(c, i % 4, 2_000 * MS + i as i64 * 50 * US, 120);
+            p.arrival(c, i % 4, 0, 2_000 * MS + i as i64 * 50 * US, 120);
         }
         assert!(busy(&p, c).is_empty());
     }
@@ -677,7 +717,7 @@ mod tests {
         let mut p = PathSamples::default();
         let c = ip(1);
         for (i, t) in [0, 6, 14].into_iter().enumerate() {
-            p.arrival(c, i as u64, t * MS, 1448);
+            p.arrival(c, i as u64, 0, t * MS, 1448);
         }
         arrivals(&mut p, c, &[1, 2, 3], 15 * MS, 64, 800 * US);
         let seen = busy(&p, c);
@@ -719,7 +759,7 @@ mod tests {
     /// The answer's first packet reaches `client` at `at`: noted as the
     /// tracker notes it, then its wait asked for.
     fn answer(p: &mut PathSamples, client: IpAddr, at: i64) -> i64 {
-        p.arrival(client, 99, at, 1448);
+        p.arrival(client, 99, 0, at, 1448);
         p.busy_before(client, at, i64::MIN)
     }
 
@@ -750,20 +790,20 @@ mod tests {
         // among the next three: as busy as the link at its rate.
         for i in 0..20 {
             for s in 1..=3 {
-                p.arrival(c, s, 300 * MS + i * 3 * MS, 1448);
+                p.arrival(c, s, 0, 300 * MS + i * 3 * MS, 1448);
             }
         }
-        p.arrival(c, 1, 360 * MS, 1448);
-        p.arrival(c, 2, 360 * MS, 1448);
+        p.arrival(c, 1, 0, 360 * MS, 1448);
+        p.arrival(c, 2, 0, 360 * MS, 1448);
         assert_eq!(answer(&mut p, c, 360 * MS), 60 * MS);
         // A trickle at a tenth of the rate keeps nothing busy.
         for i in 0..10 {
-            p.arrival(c, 1, 400 * MS + i * 10 * MS, 1448);
+            p.arrival(c, 1, 0, 400 * MS + i * 10 * MS, 1448);
         }
         assert_eq!(answer(&mut p, c, 500 * MS), 0);
         // Nor does one with short pauses, at a third of it.
         for i in 0..30 {
-            p.arrival(c, 1, 600 * MS + i * 3 * MS, 1448);
+            p.arrival(c, 1, 0, 600 * MS + i * 3 * MS, 1448);
         }
         assert!(answer(&mut p, c, 690 * MS) <= 3 * MS);
     }
@@ -780,7 +820,7 @@ mod tests {
         // One connection's initial window through a ~4 Mbit/s bottleneck:
         // a packet every 4 ms, twice several at once after a stall.
         for t in [0, 4, 8, 8, 12, 20, 20, 20, 24, 28] {
-            p.arrival(c, 1, t * MS, 1448);
+            p.arrival(c, 1, 0, t * MS, 1448);
         }
         // The next connection's answer, right behind it: it can have
         // waited the whole stretch.
@@ -788,13 +828,13 @@ mod tests {
         assert_eq!(answer(&mut p, c, at), at);
         // The same stretch, then a trickle at a tenth of its pace.
         for i in 1..=5 {
-            p.arrival(c, 1, at + i * 30 * MS, 1448);
+            p.arrival(c, 1, 0, at + i * 30 * MS, 1448);
         }
         assert_eq!(answer(&mut p, c, at + 180 * MS), 0);
         // Small messages, however close together, measure no rate.
         let mut q = PathSamples::default();
         for i in 0..20 {
-            q.arrival(c, i % 2, i as i64 * MS, 120);
+            q.arrival(c, i % 2, 0, i as i64 * MS, 120);
         }
         assert_eq!(q.busy_before(c, 20 * MS, i64::MIN), 0);
     }
@@ -808,7 +848,7 @@ mod tests {
         let c = ip(1);
         let mut p = PathSamples::default();
         arrivals(&mut p, c, &[1, 2], 0, 100, MS);
-        p.arrival(c, 99, 100 * MS, 1448);
+        p.arrival(c, 99, 0, 100 * MS, 1448);
         assert_eq!(p.busy_before(c, 100 * MS, 90 * MS), 10 * MS);
         assert_eq!(p.busy_before(c, 100 * MS, 90 * MS + 1), 10 * MS - 1);
         assert_eq!(p.busy_before(c, 100 * MS, -50 * MS), 100 * MS);
@@ -837,7 +877,7 @@ mod tests {
         let start = 200 * MS;
         let bunch = |p: &mut PathSamples, from: i64| {
             for i in 0..8 {
-                p.arrival(c, 1 + i as u64 % 2, from + i * 20 * US, 1448);
+                p.arrival(c, 1 + i as u64 % 2, 0, from + i * 20 * US, 1448);
             }
         };
         for n in 0..20 {
@@ -849,7 +889,7 @@ mod tests {
         assert_eq!(answer(&mut p, c, at), 0);
         // Its bunch catches up on the pause.
         for i in 1..8 {
-            p.arrival(c, 3, at + i * 20 * US, 1448);
+            p.arrival(c, 3, 0, at + i * 20 * US, 1448);
         }
         assert_eq!(p.busy_before(c, at, i64::MIN), at - start);
         // The bunches go on; an answer 30 ms after the last: the link had

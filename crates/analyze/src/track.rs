@@ -1067,7 +1067,15 @@ fn track_in(
         }
         return None;
     }
+    let resent = conn.half[dir.index()].stats.retransmissions;
     conn.observe(at, dir, seg);
+    if conn.half[dir.index()].stats.retransmissions != resent
+        && conn.heard_at_resends.len() < crate::RESENDS_HEARD_KEPT
+    {
+        if let Some(heard) = paths.heard_besides(conn.client.ip, conn.stream) {
+            conn.heard_at_resends.push((at.frame, heard));
+        }
+    }
     // The server's echoes of the client's timestamps (uplink.rs).
     if let Some((tsval, tsecr)) = seg.options.timestamps {
         if dir == Direction::ClientToServer {
@@ -1091,7 +1099,13 @@ fn track_in(
         }
     }
     if dir == Direction::ServerToClient && seg.payload_len > 0 {
-        paths.arrival(conn.client.ip, conn.stream, at.ts_ns, seg.payload_len);
+        paths.arrival(
+            conn.client.ip,
+            conn.stream,
+            at.frame,
+            at.ts_ns,
+            seg.payload_len,
+        );
         if let Some(asked) = conn.busy_asked_again.filter(|&(f, _)| f != at.frame) {
             ask_busy_again(conn, paths, asked);
         }

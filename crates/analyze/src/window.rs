@@ -298,6 +298,7 @@ impl Connection {
             uplink: None,
             path_busy: Vec::new(),
             late_retransmissions: Vec::new(),
+            heard_at_resends: Vec::new(),
             sibling_closes: c.sibling_closes.clone(),
             // (A later window holds no handshake.)
             certificate_fetches: Vec::new(),

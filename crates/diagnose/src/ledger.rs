@@ -942,6 +942,7 @@ fn report_with(
                 uplink: c.uplink.as_deref(),
                 path_busy: &c.path_busy,
                 late_retransmissions: &c.late_retransmissions,
+                heard_at_resends: &c.heard_at_resends,
                 windowed,
                 sibling_closes: &c.sibling_closes,
                 sibling_data: &c.sibling_data,

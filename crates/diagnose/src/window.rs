@@ -350,16 +350,21 @@ fn merge_detail(d: &mut Detail, later: Detail) {
         }
         (
             Detail::RtoStall {
-                stalls, unanswered, ..
+                stalls,
+                unanswered,
+                heard_elsewhere,
+                ..
             },
             Detail::RtoStall {
                 stalls: more,
                 unanswered: later_unanswered,
+                heard_elsewhere: later_heard,
                 ..
             },
         ) => {
             *stalls += more;
             *unanswered |= later_unanswered;
+            *heard_elsewhere = heard_elsewhere.or(later_heard);
         }
         (
             Detail::UpstreamWait {

@@ -1392,6 +1392,11 @@ pub enum Detail {
         /// server's listener not taken the connection yet (its accept
         /// queue full, SYN cookies re-sending no SYN-ACK to show it).
         unopened: bool,
+        /// Another of the client's connections received server data
+        /// during the stall (its `tcp.stream` and that frame): the
+        /// client's link was up, and the drops were this connection's
+        /// alone (its server, or a filter matching its flow).
+        heard_elsewhere: Option<(u64, u64)>,
     },
     /// The SYN sent again.
     SynRetransmit {

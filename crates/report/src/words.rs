@@ -1010,6 +1010,24 @@ pub fn explanation(x: &Finding) -> String {
             sender,
             stalls,
             unanswered: true,
+            heard_elsewhere: Some((stream, frame)),
+            ..
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "The {who} sat idle for its retransmission timer {stalls} times, {cost:.0} ms in all, sending the same \
+                 data again and again as the timer backed off: copy after copy went unanswered, while the client's \
+                 other connections kept receiving (stream {stream}, frame {frame}): the client's link was up, so \
+                 something dropped this connection's packets alone: the {peer} (gone, or no longer holding the \
+                 connection), or a box on the way that matched this flow (a firewall or DPI filter blocking the \
+                 application or port, a NAT or load balancer that lost the connection's state).",
+                cost = fx(cost),
+            )
+        }
+        Detail::RtoStall {
+            sender,
+            stalls,
+            unanswered: true,
             ..
         } => {
             let (who, peer) = side(*sender);
@@ -2109,6 +2127,16 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              TcpExtListenOverflows TcpExtListenDrops` counts listener drops (and `ss -lnt` shows a listener's accept queue, Recv-Q, against its backlog, Send-Q); if they \
              grow, accept sooner (more workers) and raise the listen backlog and net.core.somaxconn. Else find where \
              the path dropped the client's packets (a firewall, a policer, a lossy link)."
+            .into(),
+        Detail::RtoStall {
+            unanswered: true,
+            heard_elsewhere: Some(_),
+            ..
+        } => "The client's link worked meanwhile: look at what is particular to this connection: the server (its \
+             health, whether it still held the connection: a RST to a late copy says it did not), a firewall, IPS or \
+             DPI filter that blocks this application, port or address (a test from the same client to the same port \
+             shows it), a NAT or load balancer that lost the connection's state (keep-alives shorter than its idle \
+             timeout keep it)."
             .into(),
         Detail::RtoStall {
             unanswered: true,

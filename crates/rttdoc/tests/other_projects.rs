@@ -1585,3 +1585,91 @@ fn an_answer_in_a_burst_with_late_syn_acks_waited_on_the_path_not_the_server() {
         c["findings"]
     );
 }
+
+/// A timer's copies unanswered while another of the client's connections
+/// received data: the client's link was up, and the drops were that
+/// connection's alone (nDPI's skype.pcap: Skype's flows each answered
+/// once, then dropped both ways, as a filter that matches them would).
+/// Read against tshark: the cited packet is server data to the client on
+/// the other connection, captured between the stalled data's first send
+/// and its timer's last re-send; the other stall met no such packet, and
+/// is worded as a black hole.
+#[test]
+fn a_stall_while_the_clients_other_connection_received_is_this_connections_alone() {
+    if !require(
+        "a_stall_while_the_clients_other_connection_received_is_this_connections_alone",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-skype-blocked-flows.pcap", 2);
+    let doc = run_rttdoc_json(&capture);
+    // (frame, time, stream, from the client, payload, a retransmission)
+    let rows: Vec<(u64, f64, u64, bool, u64, bool)> = tshark_fields(
+        &capture,
+        &[],
+        "tcp",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.stream",
+            "ip.src",
+            "tcp.len",
+            "tcp.analysis.retransmission",
+        ],
+    )
+    .iter()
+    .map(|r| {
+        (
+            r[0].parse().unwrap(),
+            seconds(&r[1]),
+            r[2].parse().unwrap(),
+            r[3] == "192.168.1.34",
+            r[4].parse().unwrap(),
+            !r[5].is_empty(),
+        )
+    })
+    .collect();
+    for stream in [0u64, 1] {
+        let stall = findings_of(&doc, stream)
+            .into_iter()
+            .find(|x| x["kind"] == "rto_stall")
+            .unwrap_or_else(|| panic!("stream {stream}: {doc}"));
+        // The stalled data's first send: the client's last new data
+        // before its first re-send.
+        let mine = |r: &&(u64, f64, u64, bool, u64, bool)| r.2 == stream && r.3 && r.4 > 0;
+        let first_resend = rows.iter().filter(mine).find(|r| r.5).unwrap();
+        let sent = rows
+            .iter()
+            .filter(mine)
+            .rfind(|r| !r.5 && r.0 < first_resend.0)
+            .unwrap();
+        let last_resend = rows.iter().filter(mine).rfind(|r| r.5).unwrap();
+        let heard: Vec<_> = rows
+            .iter()
+            .filter(|r| r.2 != stream && !r.3 && r.4 > 0 && r.1 > sent.1 && r.1 <= last_resend.1)
+            .collect();
+        let text = stall["explanation"].as_str().unwrap();
+        match heard.last() {
+            Some(newest) => {
+                let cited = format!("(stream {}, frame {})", newest.2, newest.0);
+                assert!(text.contains(&format!("kept receiving {cited}")), "{text}");
+                assert!(
+                    stall["fix"]
+                        .as_str()
+                        .unwrap()
+                        .contains("The client's link worked"),
+                    "{stall}"
+                );
+            }
+            None => {
+                assert!(!text.contains("kept receiving"), "{text}");
+                assert!(text.contains("black hole"), "{text}");
+            }
+        }
+        // Both kinds are in this capture: stream 0's stall met stream
+        // 1's answer, stream 1's met nothing.
+        assert_eq!(heard.is_empty(), stream == 1, "stream {stream}: {heard:?}");
+    }
+}

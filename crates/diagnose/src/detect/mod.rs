@@ -145,6 +145,9 @@ pub struct Facts<'a> {
     /// Retransmissions past the timeline's cap: senders and frames
     /// (`ConnectionFacts::late_retransmissions`).
     pub late_retransmissions: &'a [(Direction, u64)],
+    /// What the client heard on its other connections at each re-send
+    /// (`ConnectionFacts::heard_at_resends`).
+    pub heard_at_resends: &'a [(u64, rttdoc_analyze::Heard)],
     /// The segments past the timeline are diagnosed in windows of their
     /// own (this is one, or the connection has them: window.rs), so none
     /// past it is counted here.

@@ -856,12 +856,35 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 stalls: here.len() as u32,
                 unanswered,
                 unopened,
+                heard_elsewhere: heard_elsewhere(f, &here),
             };
             y.display_filter = f.filter_frames(&y.frames);
             y.waits = here.iter().map(|(w, _)| *w).collect();
             out.push(y);
         }
     }
+}
+
+/// The newest server data the client received on another of its
+/// connections while the timer's re-sends `stalls` went unanswered (after
+/// the first stall began, by the last re-send): its link was up, so what
+/// dropped this connection's packets dropped them alone (nDPI's skype.pcap
+/// 37: Dropbox's connection swapped data mid-stall). Its `tcp.stream` and
+/// frame.
+fn heard_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<(u64, u64)> {
+    let began = stalls
+        .iter()
+        .filter_map(|(w, _)| f.record(w.from_frame))
+        .map(|r| r.ts_ns)
+        .min()?;
+    f.heard_at_resends
+        .iter()
+        .filter(|(resend, heard)| {
+            heard.ts_ns > began && stalls.iter().any(|(_, r)| r.frame == *resend)
+        })
+        .map(|(_, heard)| heard)
+        .max_by_key(|heard| heard.ts_ns)
+        .map(|heard| (heard.stream, heard.frame))
 }
 
 /// Whether `r` sends again data its SYN carried that the server's SYN-ACK

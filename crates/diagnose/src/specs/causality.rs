@@ -91,6 +91,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         uplink: None,
         path_busy: &[],
         late_retransmissions: &[],
+        heard_at_resends: &[],
         windowed: false,
         sibling_closes: &[],
         sibling_data: &[],

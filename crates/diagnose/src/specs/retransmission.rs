@@ -1055,8 +1055,17 @@ fn a_lost_client_hello_is_the_tls_handshakes_rto_stall() {
 /// A request re-sent by the client's timer `copies` times (backing off:
 /// 240, 480, 960 ms ...), the last copy acknowledged.
 fn backoff_series(copies: u32) -> Outcome {
+    backoff_series_beside(copies, None)
+}
+
+/// Like [`backoff_series`], while another of the client's connections
+/// receives server data from `from` to `to` ms (a segment every 50 ms).
+fn backoff_series_beside(copies: u32, others: Option<(f64, f64)>) -> Outcome {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
+    if let Some((from, to)) = others {
+        w.background(1, from, to, 50.0, 1448);
+    }
     let req = w.data(C, 100.0, 100);
     w.lose(req);
     let mut t = 100.0;
@@ -1107,6 +1116,52 @@ fn three_timer_resends_of_the_same_bytes_are_a_black_hole_not_a_tail_loss() {
         "{:?}",
         x.detail
     );
+}
+
+/// While the timer's copies went unanswered, another of the client's
+/// connections kept receiving: the client's link was up, and what
+/// dropped this connection's packets dropped them alone (its server, a
+/// filter matching its flow: nDPI's skype.pcap 37, other Skype and
+/// Dropbox connections swapping data mid-stall). The other connection's
+/// data before the stall began, or after it, says nothing of it.
+#[test]
+fn a_black_hole_while_the_clients_other_connections_received_is_this_connections_alone() {
+    // The stall: from the request at 100 ms to the third re-send at
+    // 100 + 240 + 480 + 960 = 1780 ms.
+    let o = backoff_series_beside(3, Some((600.0, 1_200.0)));
+    let x = o.the(RtoStall);
+    let Detail::RtoStall {
+        unanswered: true,
+        heard_elsewhere: Some((stream, _)),
+        ..
+    } = x.detail
+    else {
+        panic!("{:?}", x.detail)
+    };
+    assert_ne!(stream, x.stream, "another connection's data");
+    for (from, to) in [(0.0, 90.0), (1_900.0, 2_500.0)] {
+        let o = backoff_series_beside(3, Some((from, to)));
+        let x = o.the(RtoStall);
+        assert!(
+            matches!(
+                x.detail,
+                Detail::RtoStall {
+                    unanswered: true,
+                    heard_elsewhere: None,
+                    ..
+                }
+            ),
+            "others from {from} to {to} ms: {:?}",
+            x.detail
+        );
+    }
+    assert!(matches!(
+        backoff_series(3).the(RtoStall).detail,
+        Detail::RtoStall {
+            heard_elsewhere: None,
+            ..
+        }
+    ));
 }
 
 #[test]
