@@ -173,8 +173,10 @@ browse() {
       --ignore-certificate-errors-spki-list="$4" --dump-dom "$5" > "$2" 2> "$3"' \
       _ "$work/$1.profile" "$work/$1.dom" "$work/$1.chromium" "$spki" "$2" || true
     ip netns pids "$C" | xargs -r kill -9 2>/dev/null || true
-    # (The page's script wrote each request's status.)
-    got=$(grep -o ' [0-9]\+$' "$work/$1.dom" | tr -d ' ' | paste -sd ' ')
+    # (The page's script wrote each request's status; none when Chromium
+    # did not get as far: grep finds nothing, which is a try to make
+    # again, not the script's end.)
+    got=$(grep -o ' [0-9]\+$' "$work/$1.dom" | tr -d ' ' | paste -sd ' ' || true)
     [[ $got == "$3" ]] && return
     echo "$1: the page's requests ended with '$got', not '$3' (try $try)" >&2
     cat "$work/$1.dom" >&2

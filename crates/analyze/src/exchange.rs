@@ -53,6 +53,10 @@ pub struct Exchange {
     /// (and, asked again, just after it: the bunch it came in;
     /// `PathSamples::busy_before`); 0 when nothing shows a queue.
     pub downlink_busy_ns: i64,
+    /// Where that wait is more than none: the pauses in the client's
+    /// downlink between the request and this answer
+    /// (`PathSamples::gaps_before`).
+    pub downlink_gaps: Option<Box<crate::DownlinkGaps>>,
     /// The answer began in a hole of the capture (server segments it
     /// missed, beyond what the client had when it asked): it left at
     /// some time before `response_first`, the frame that showed the hole,
@@ -938,6 +942,7 @@ impl Exchanges {
             upstream: None,
             connect_back: None,
             downlink_busy_ns: 0,
+            downlink_gaps: None,
             response_in_hole: false,
             response_seen: None,
             request_resent: None,

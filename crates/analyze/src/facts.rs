@@ -190,6 +190,9 @@ pub struct TlsFacts {
     pub resumed: Option<bool>,
     /// The server sent a HelloRetryRequest.
     pub hello_retry: bool,
+    /// The key-exchange group the server chose (its HelloRetryRequest's,
+    /// else its ServerHello's key share), raw.
+    pub key_exchange_group: Option<u16>,
     /// TLS 1.2 with an ECDHE AEAD suite and an application protocol
     /// chosen (`rttdoc_wire::tls::ecdhe_aead`): a browser would have false
     /// started a full handshake of this session.
@@ -442,6 +445,10 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         version: tls.version(),
         resumed: tls.resumed(),
         hello_retry: tls.hello_retry.is_some(),
+        key_exchange_group: tls
+            .hello_retry
+            .and_then(|(_, g)| g)
+            .or(sh.and_then(|s| s.key_share_group)),
         false_start_eligible: tls.server_hello.as_ref().is_some_and(|s| {
             s.version == 0x0303 && s.protocol_chosen && rttdoc_wire::tls::ecdhe_aead(s.cipher)
         }),

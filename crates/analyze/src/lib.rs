@@ -58,7 +58,7 @@ mod reader;
 mod redirect;
 mod shared_clock;
 pub mod uplink;
-pub use path_samples::{BusyRun, Heard, QueueSample};
+pub use path_samples::{BusyRun, DownlinkGaps, Heard, QueueSample};
 pub use uplink::{SiblingWay, UplinkEcho, UplinkView};
 pub mod preamble;
 mod resp;

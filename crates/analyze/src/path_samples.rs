@@ -215,6 +215,60 @@ struct Client {
     /// Its newest arrival of server data, and the newest on a connection
     /// other than that one's ([`PathSamples::heard_besides`]).
     heard: [Option<Heard>; 2],
+    /// Its downlink's newest stalls: pauses between two arrivals of
+    /// [`STALL_MIN_NS`] and [`GAP_SPACINGS`] packets' time at its rate or
+    /// more, (from, to), at most [`STALLS_KEPT`].
+    stalls: VecDeque<(i64, i64)>,
+}
+
+/// How many of the pauses in a client's downlink before an answer are
+/// kept ([`DownlinkGaps`]): the longest.
+const GAPS_KEPT: usize = 8;
+
+/// A pause in a busy downlink shorter than this is how the link hands
+/// over what it queued (Wi-Fi's aggregates and its turns on the air,
+/// LTE's scheduling, a capture host's interrupt moderation), not a stall:
+/// nDPI's pinterest.pcap, a phone's downlink at 190-240 Mbit/s in
+/// bunches with pauses of 1-3 ms between them, its queue 40-60 ms deep
+/// throughout.
+const STALL_MIN_NS: i64 = 5_000_000;
+
+/// Stalls kept per client (the newest): an answer's wait reaches back a
+/// few round trips at most.
+const STALLS_KEPT: usize = 16;
+
+/// The stalls in a client's downlink between a request and its answer
+/// (pauses of [`STALL_MIN_NS`] and [`GAP_SPACINGS`] packets' time at the
+/// link's rate: `Client::stalled`): while the link delivered nothing, a
+/// queue ahead of the answer did not drain, and the answer's wait then was
+/// no wait behind other downloads (a radio's stall, a handover). Kept for
+/// an answer that came in a busy stretch, for `downlink_queue` to count,
+/// of what the server's clock says the path held it, only the time the
+/// link was delivering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DownlinkGaps {
+    /// The oldest arrival looked at (the request, when the kept arrivals
+    /// reach back to it): before it, nothing is known.
+    pub known_from_ns: i64,
+    /// The longest pauses, (from, to); unused ones empty.
+    pub gaps: [(i64, i64); GAPS_KEPT],
+}
+
+impl DownlinkGaps {
+    /// Of the time from `from_ns` to `to_ns`, how long the link was
+    /// delivering: not in a kept pause, and after what is known.
+    pub fn delivering_ns(&self, from_ns: i64, to_ns: i64) -> i64 {
+        let from = from_ns.max(self.known_from_ns);
+        if to_ns <= from {
+            return 0;
+        }
+        let paused: i64 = self
+            .gaps
+            .iter()
+            .map(|&(a, b)| (b.min(to_ns) - a.max(from)).max(0))
+            .sum();
+        (to_ns - from - paused).max(0)
+    }
 }
 
 /// Server data that reached a client: on which connection, in which
@@ -228,6 +282,25 @@ pub struct Heard {
 }
 
 impl Client {
+    /// Nothing reached the client from `from_ns` to `to_ns`, a pause of
+    /// [`STALL_MIN_NS`] or more: a stall, when also [`GAP_SPACINGS`]
+    /// packets' time at its rate (a slow link's even pace is none).
+    #[inline(never)]
+    fn stalled(&mut self, from_ns: i64, to_ns: i64) {
+        let link = self.queue_rate_bps();
+        if link > 0.0 && !self.arrivals.is_empty() {
+            let mean_packet = self.arrival_bytes / self.arrivals.len() as u64;
+            let packet = (mean_packet as f64 * 8e9 / link) as i64;
+            if to_ns - from_ns < packet.saturating_mul(GAP_SPACINGS) {
+                return;
+            }
+        }
+        if self.stalls.len() == STALLS_KEPT {
+            self.stalls.pop_front();
+        }
+        self.stalls.push_back((from_ns, to_ns));
+    }
+
     /// The link went idle (or the capture began): what was going on ends.
     fn idle(&mut self) {
         if let Some(rate) = self.run.take().and_then(|r| r.rate_bps(RATE_MIN_PACKETS)) {
@@ -420,6 +493,11 @@ impl PathSamples {
             c.heard[1] = c.heard[0];
         }
         c.heard[0] = heard;
+        if let Some(&(previous, _)) = c.arrivals.back() {
+            if ts_ns - previous >= STALL_MIN_NS {
+                c.stalled(previous, ts_ns);
+            }
+        }
         if c.arrivals.len() == ARRIVALS_KEPT {
             if let Some((_, gone)) = c.arrivals.pop_front() {
                 c.arrival_bytes -= gone as u64;
@@ -545,6 +623,40 @@ impl PathSamples {
             newer = Some((delivered, on_link(bytes)));
         }
         busy
+    }
+
+    /// The pauses in `client`'s downlink's deliveries from `since_ns` (a
+    /// request) up to an answer reaching it at `at_ns` ([`DownlinkGaps`]),
+    /// the longest [`GAPS_KEPT`] of those its newest [`STALLS_KEPT`]
+    /// hold; None for a client not heard from.
+    pub(crate) fn gaps_before(
+        &self,
+        client: IpAddr,
+        at_ns: i64,
+        since_ns: i64,
+    ) -> Option<Box<DownlinkGaps>> {
+        let c = self.clients.get(&client)?;
+        let mut found = DownlinkGaps {
+            known_from_ns: since_ns,
+            gaps: [(0, 0); GAPS_KEPT],
+        };
+        // (Stalls older than the oldest kept may have been dropped.)
+        if c.stalls.len() == STALLS_KEPT {
+            if let Some(&(oldest, _)) = c.stalls.front() {
+                found.known_from_ns = since_ns.max(oldest);
+            }
+        }
+        for &(a, b) in c.stalls.iter().filter(|(a, b)| *b > since_ns && *a < at_ns) {
+            let shortest = found
+                .gaps
+                .iter_mut()
+                .min_by_key(|(x, y)| y - x)
+                .expect("GAPS_KEPT > 0");
+            if b - a > shortest.1 - shortest.0 {
+                *shortest = (a, b);
+            }
+        }
+        Some(Box::new(found))
     }
 
     /// The stretches in which more than one of the client's connections
@@ -899,5 +1011,36 @@ mod tests {
         }
         let last = start + 29 * 8 * MS + 140 * US;
         assert_eq!(answer(&mut p, c, last + 30 * MS), 0);
+    }
+
+    /// The pauses between a request and its answer: a 10 ms one and a
+    /// 40 ms one in data arriving every 1 ms (1448 bytes: 11.6 Mbit/s);
+    /// the link delivered the rest of the time, and of any span only
+    /// that counts.
+    #[test]
+    fn the_pauses_before_an_answer_leave_the_time_the_link_delivered() {
+        let mut p = PathSamples::default();
+        let c = ip(7);
+        let arrive = |p: &mut PathSamples, from: i64, until: i64| {
+            for i in 0..=(until - from) / MS {
+                p.arrival(c, 1, 0, from + i * MS, 1448);
+            }
+        };
+        arrive(&mut p, 0, 100 * MS);
+        arrive(&mut p, 110 * MS, 150 * MS);
+        arrive(&mut p, 190 * MS, 200 * MS);
+        let gaps = p.gaps_before(c, 200 * MS, 50 * MS).unwrap();
+        assert_eq!(gaps.known_from_ns, 50 * MS);
+        let mut kept: Vec<_> = gaps.gaps.iter().filter(|(a, b)| b > a).copied().collect();
+        kept.sort();
+        assert_eq!(kept, vec![(100 * MS, 110 * MS), (150 * MS, 190 * MS)]);
+        assert_eq!(gaps.delivering_ns(50 * MS, 200 * MS), 100 * MS);
+        assert_eq!(gaps.delivering_ns(140 * MS, 200 * MS), 20 * MS);
+        assert_eq!(
+            gaps.delivering_ns(0, 60 * MS),
+            10 * MS,
+            "known from the request"
+        );
+        assert_eq!(gaps.delivering_ns(160 * MS, 180 * MS), 0);
     }
 }

@@ -1186,6 +1186,9 @@ fn ask_busy_again(conn: &mut Connection, paths: &PathSamples, (answer, left): (u
     if x.downlink_busy_ns == 0 && left > 1 {
         conn.busy_asked_again = Some((answer, left - 1));
     }
+    if x.downlink_busy_ns > 0 {
+        x.downlink_gaps = paths.gaps_before(client, first.ts_ns, x.request_first.ts_ns);
+    }
 }
 
 /// A request began or got its answer: the host's calls hear of it, and an
@@ -1264,6 +1267,8 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
         x.downlink_busy_ns = paths.busy_before(client.ip, answer.ts_ns, x.request_first.ts_ns);
         if x.downlink_busy_ns == 0 {
             conn.busy_asked_again = Some((answer.frame, BUSY_ASKED_AGAIN));
+        } else {
+            x.downlink_gaps = paths.gaps_before(client.ip, answer.ts_ns, x.request_first.ts_ns);
         }
         x.upstream = calls
             .answered(Asking {

@@ -599,6 +599,7 @@ fn report_with(
         Some(_) => None,
     };
     let false_start_eligible = c.tls.as_ref().is_some_and(|t| t.false_start_eligible);
+    let key_exchange_group = c.tls.as_ref().and_then(|t| t.key_exchange_group);
     let tls_report = c.tls.take().map(|tls| {
         let version = tls.version;
         let resumed = tls.resumed;
@@ -952,6 +953,7 @@ fn report_with(
                 previous: c.previous.as_deref(),
                 client_false_starts: c.client_false_starts,
                 false_start_eligible,
+                key_exchange_group,
                 lookup: c.lookup.as_deref(),
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,

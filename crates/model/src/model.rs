@@ -937,6 +937,9 @@ pub enum Detail {
         /// certificate, so its time went elsewhere (a busy CPU or event
         /// loop, its key exchange).
         resumed: bool,
+        /// The key exchange ran on a group that costs many times
+        /// x25519's (`rttdoc_wire::tls::costly_group`): its name.
+        costly_group: Option<String>,
     },
     /// Turns of a plaintext preamble before TLS (a proxy's CONNECT, a
     /// STARTTLS dialog, a database's SSL request) waited on one side's

@@ -449,6 +449,7 @@ pub fn explanation(x: &Finding) -> String {
             longest_ms,
             late_read,
             resumed,
+            costly_group,
         } => {
             let times = if *turns == 1 {
                 String::new()
@@ -488,9 +489,19 @@ pub fn explanation(x: &Finding) -> String {
                 "such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
                  a client certificate's signature, or a busy CPU or event loop"
             };
+            // A group whose arithmetic costs many times x25519's (nDPI's
+            // dnscrypt-v2-doh 18: a HelloRetryRequest moved the exchange to
+            // secp521r1, the client's turns 34 and 60 ms where its x25519
+            // handshakes took under 3).
+            let group = costly_group.as_deref().map_or(String::new(), |g| {
+                format!(
+                    " The key exchange ran on {g}, whose arithmetic costs a host many times what x25519's or P-256's does \
+                     (milliseconds to tens of them on a phone): part of each turn, or all of it."
+                )
+            });
             format!(
                 "The client sent its next handshake flight {cost:.0} ms after the server's had reached it{times}: the client's own work, \
-                 {work}. Not the network, not the server.{person}{read}",
+                 {work}. Not the network, not the server.{group}{person}{read}",
                 cost = fx(cost),
             )
         }
@@ -1900,6 +1911,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 .into()
         }
         Detail::ClientThinkTime {
+            costly_group: Some(group),
+            ..
+        } => format!(
+            "Have the server choose x25519 (or P-256) over {group}: nginx `ssl_ecdh_curve X25519:prime256v1;`, OpenSSL's \
+             `Groups = X25519:P-256`, HAProxy `curves X25519:P-256`; a client that offers {group} a share first makes the \
+             server's choice for it. Then look for the client's own work (revocation checks, intermediate-certificate fetches, \
+             CPU load when many connections open at once)."
+        ),
+        Detail::ClientThinkTime {
             late_read: Some(_), ..
         } => "On the client: its application read the server's flight late, so look at what kept its network thread or event loop busy \
              (many connections opened at once and handled one after another, blocking work on that thread) before the TLS library's work; \
@@ -2856,6 +2876,7 @@ mod tests {
                 longest_ms: ms,
                 late_read: None,
                 resumed: false,
+                costly_group: None,
             };
             let said = explanation(&x);
             assert_eq!(said.contains("a person was asked"), person, "{said}");
@@ -2864,6 +2885,36 @@ mod tests {
                 fix.contains("certificate the client was shown"),
                 person,
                 "{fix}"
+            );
+        }
+    }
+
+    /// A key exchange on a group that costs many times x25519's is named
+    /// in the client's turns and its fix (nDPI's dnscrypt-v2-doh 18:
+    /// secp521r1 after a HelloRetryRequest); an x25519 one is not.
+    #[test]
+    fn a_clients_turns_on_a_costly_group_name_it_and_the_servers_choice() {
+        let c = crate::test_support::report(443);
+        for group in [Some("secp521r1"), None] {
+            let mut x = crate::test_support::finding(FindingKind::ClientThinkTime, 94.0);
+            x.detail = Detail::ClientThinkTime {
+                turns: 2,
+                longest_ms: 60.0,
+                late_read: None,
+                resumed: false,
+                costly_group: group.map(String::from),
+            };
+            let said = explanation(&x);
+            let fixed = fix(&c, &x);
+            assert_eq!(
+                said.contains("The key exchange ran on secp521r1"),
+                group.is_some(),
+                "{said}"
+            );
+            assert_eq!(
+                fixed.starts_with("Have the server choose x25519"),
+                group.is_some(),
+                "{fixed}"
             );
         }
     }
@@ -2951,6 +3002,7 @@ mod tests {
                 after_ms: 1.3,
             }),
             resumed: false,
+            costly_group: None,
         };
         let said = explanation(&x);
         assert!(
@@ -3177,6 +3229,7 @@ mod tests {
                 longest_ms: 50.3,
                 late_read: None,
                 resumed,
+                costly_group: None,
             };
             let (said, fix) = (explanation(&x), fix(&c, &x));
             assert_eq!(said.contains("certificate chain"), !resumed, "{said}");

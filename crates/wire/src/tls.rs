@@ -588,6 +588,15 @@ pub fn version_name(v: u16) -> String {
     }
 }
 
+/// Whether key-exchange group `g` costs a host many times what x25519
+/// or P-256 does (key generation and agreement: P-521's field
+/// arithmetic, finite-field Diffie-Hellman's modular exponentiations;
+/// milliseconds to tens of them on a phone, against tens of
+/// microseconds), enough to show in a handshake's turns.
+pub fn costly_group(g: u16) -> bool {
+    matches!(g, 0x0019 | 0x0100..=0x0104)
+}
+
 /// IANA names of the key-exchange groups seen in practice.
 pub fn group_name(g: u16) -> String {
     match g {
@@ -598,6 +607,9 @@ pub fn group_name(g: u16) -> String {
         0x001e => "x448".into(),
         0x0100 => "ffdhe2048".into(),
         0x0101 => "ffdhe3072".into(),
+        0x0102 => "ffdhe4096".into(),
+        0x0103 => "ffdhe6144".into(),
+        0x0104 => "ffdhe8192".into(),
         0x11ec => "X25519MLKEM768".into(),
         0x11eb => "SecP256r1MLKEM768".into(),
         0x6399 => "X25519Kyber768Draft00".into(),
@@ -1064,6 +1076,17 @@ mod tests {
         let mut msg = vec![2, 0, 0, body.len() as u8];
         msg.extend(body);
         msg
+    }
+
+    #[test]
+    fn p521_and_finite_field_groups_are_the_costly_ones() {
+        for g in [0x0019, 0x0100, 0x0101, 0x0102, 0x0103, 0x0104] {
+            assert!(costly_group(g), "{}", group_name(g));
+        }
+        for g in [0x0017, 0x0018, 0x001d, 0x001e, 0x11ec, 0x0a0a] {
+            assert!(!costly_group(g), "{}", group_name(g));
+        }
+        assert_eq!(group_name(0x0104), "ffdhe8192");
     }
 
     #[test]

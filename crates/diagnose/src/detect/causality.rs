@@ -442,6 +442,7 @@ mod tests {
             upstream: None,
             connect_back: None,
             downlink_busy_ns: 0,
+            downlink_gaps: None,
             response_in_hole: false,
             response_seen: None,
             request_resent: None,

@@ -88,6 +88,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
         late_read: waits.iter().find_map(|w| late_read(f, w, threshold)),
         resumed: f.resumed(),
+        costly_group: f
+            .key_exchange_group
+            .filter(|&g| rttdoc_wire::tls::costly_group(g))
+            .map(rttdoc_wire::tls::group_name),
     };
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);

@@ -178,6 +178,9 @@ pub struct Facts<'a> {
     /// Its TLS 1.2 session is one a browser false starts in full
     /// (`TlsFacts::false_start_eligible`).
     pub false_start_eligible: bool,
+    /// The key-exchange group its TLS server chose, raw
+    /// (`TlsFacts::key_exchange_group`).
+    pub key_exchange_group: Option<u16>,
     /// The name lookup the client made for the server just before the
     /// SYN (`ConnectionFacts::lookup`).
     pub lookup: Option<&'a rttdoc_analyze::NameLookup>,

@@ -101,6 +101,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         previous: None,
         client_false_starts: false,
         false_start_eligible: false,
+        key_exchange_group: None,
         lookup: None,
         rtt_ns: Some(RTT_NS),
         client_side_ns: 0,

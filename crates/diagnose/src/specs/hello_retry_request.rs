@@ -86,3 +86,51 @@ fn a_retry_the_client_closed_on_instead_of_answering_cost_nothing() {
     w.rst(C, w.arrival(hrr) + 0.1);
     w.run().has_no(HelloRetryRequest);
 }
+
+/// A retry to a group whose arithmetic costs many times x25519's
+/// (secp521r1), the client 40 ms on each of its turns after it: its
+/// `client_think_time` names the group (nDPI's dnscrypt-v2-doh 18: its
+/// turns 34 and 60 ms on secp521r1, its x25519 handshakes' under 3 ms);
+/// a retry to secp256r1 with the same turns does not.
+#[test]
+fn a_clients_slow_turns_after_a_retry_to_a_costly_group_name_it() {
+    for (group, costly) in [(0x0019, Some("secp521r1")), (SECP256R1, None)] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
+        let hrr = w.send(
+            S,
+            w.arrival(ch) + 0.5,
+            leak(handshake_record(&[server_hello(
+                true, HRR_RANDOM, group, false,
+            )])),
+        );
+        let second = Offer {
+            group,
+            ..Offer::tls13()
+        };
+        let ch2 = w.send(C, w.arrival(hrr) + 40.0, leak(client_hello(second)));
+        let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| w.send(S, w.arrival(ch2) + 0.5 + i as f64 * 0.01, s))
+            .collect();
+        w.send(
+            C,
+            w.arrival(*flight.last().unwrap()) + 40.0,
+            leak(encrypted(FINISHED_LEN)),
+        );
+        let o = w.run();
+        let x = o.the(crate::model::FindingKind::ClientThinkTime);
+        let crate::model::Detail::ClientThinkTime {
+            turns,
+            costly_group,
+            ..
+        } = &x.detail
+        else {
+            panic!("{:?}", x.detail)
+        };
+        assert_eq!(*turns, 2, "{x:?}");
+        assert_eq!(costly_group.as_deref(), costly, "group {group:#06x}");
+    }
+}
