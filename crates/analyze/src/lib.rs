@@ -42,6 +42,7 @@ mod h2_credit;
 mod h2c;
 mod iec104;
 mod irc;
+mod issued_sessions;
 mod kafka;
 pub mod keylog;
 mod lone_syn;

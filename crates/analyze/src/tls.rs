@@ -242,6 +242,12 @@ pub struct TlsSession {
     /// has noted it.
     pub(crate) lone_first_seen: Option<u32>,
     pub(crate) lone_first_noted: bool,
+    /// The tracker noted the session ID its ServerHello issued
+    /// (issued_sessions.rs).
+    pub(crate) session_noted: bool,
+    /// The ClientHello offered a session ID the same server issued
+    /// earlier in the capture: a resumption offer (issued_sessions.rs).
+    pub(crate) session_id_offered: bool,
     /// Where the client's first application record began (its HTTP/2
     /// preface).
     client_first_record: Option<u64>,

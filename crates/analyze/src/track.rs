@@ -932,6 +932,9 @@ impl<'s> Tracker<'s> {
                     .server_clocks
                     .servers_sharing(c.client.ip, c.server.ip, ts_ns, tsval);
         }
+        if c.tls.is_some() && !self.calls.issued_sessions.is_empty() {
+            look_up_issued_session(&mut c, &self.calls.issued_sessions);
+        }
         if c.detect && c.tls.is_some() && !self.calls.false_starters.is_empty() {
             look_up_false_start(&mut c, &self.calls.false_starters);
         }
@@ -1217,6 +1220,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     }
     if events & crate::exchange::OPENED != 0 && !conn.false_start_noted {
         note_false_start(conn, &mut calls.false_starters);
+    }
+    if events & crate::exchange::OPENED != 0 {
+        note_issued_session(conn, &mut calls.issued_sessions);
     }
     if events & crate::exchange::TICKET_SIZE != 0 {
         note_ticket_size(conn, &mut calls.ticket_sizes);
@@ -1772,6 +1778,44 @@ fn note_false_start(conn: &mut Connection, false_starters: &mut crate::false_sta
     false_starters.note((conn.reuse_client(), shape), x.request_first.ts_ns);
 }
 
+/// A request opened on a TLS 1.2 (or older) connection whose ServerHello
+/// issued a session ID: the ID is noted by the server's address and port
+/// (issued_sessions.rs). Once per connection.
+fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_sessions::IssuedSessions) {
+    let (server, port) = (conn.server.ip, conn.server.port);
+    let at = conn.exchanges.last().map(|x| x.request_first.ts_ns);
+    let Some(tls) = conn.tls.as_mut().filter(|t| !t.session_noted) else {
+        return;
+    };
+    let Some(sh) = tls.server_hello.as_ref() else {
+        return;
+    };
+    tls.session_noted = true;
+    if let Some(at) = at.filter(|_| !rttdoc_wire::tls::is_tls13(sh.version)) {
+        issued.note(
+            server,
+            port,
+            crate::issued_sessions::id_hash(&sh.session_id),
+            at,
+        );
+    }
+}
+
+/// A TLS connection learns whether its ClientHello offered a session ID
+/// its server issued earlier (issued_sessions.rs): an offer to resume.
+fn look_up_issued_session(conn: &mut Connection, issued: &crate::issued_sessions::IssuedSessions) {
+    let (server, port, first) = (conn.server.ip, conn.server.port, conn.first.ts_ns);
+    let Some(tls) = conn.tls.as_mut() else {
+        return;
+    };
+    let Some(ch) = tls.client_hello.as_ref() else {
+        return;
+    };
+    let at = tls.client_hello_at.map_or(first, |(start, _)| start.ts_ns);
+    let id = crate::issued_sessions::id_hash(&ch.session_id);
+    tls.session_id_offered = issued.before(server, port, id, at);
+}
+
 /// A TLS connection whose ClientHello was read learns the size of the
 /// tickets its server sent that software asking that name before; one
 /// whose tickets showed their size notes it (ticket_sizes.rs). Once each
@@ -1818,10 +1862,11 @@ fn look_up_false_start(conn: &mut Connection, false_starters: &crate::false_star
         .server_hello
         .as_ref()
         .is_some_and(|sh| rttdoc_wire::tls::false_start_allowed(sh.version, sh.cipher));
-    let offered = tls
-        .client_hello
-        .as_ref()
-        .is_some_and(|ch| ch.session_ticket || ch.pre_shared_key);
+    let offered = tls.session_id_offered
+        || tls
+            .client_hello
+            .as_ref()
+            .is_some_and(|ch| ch.session_ticket || ch.pre_shared_key);
     let resumed_or_missed = match tls.resumed() {
         Some(resumed) => resumed || offered,
         None => false,

@@ -112,6 +112,8 @@ pub(crate) struct Calls {
     pub certificate_fetches: crate::cert_fetch::CertificateFetches,
     /// The clients seen using TLS False Start (false_start.rs).
     pub false_starters: crate::false_start::FalseStarters,
+    /// The TLS session IDs servers issued (issued_sessions.rs).
+    pub issued_sessions: crate::issued_sessions::IssuedSessions,
     /// The servers' SYN-ACK clocks, by client (shared_clock.rs).
     pub server_clocks: crate::shared_clock::ServerClocks,
     /// The server's echoes of each client's timestamps (uplink.rs).

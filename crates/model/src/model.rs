@@ -700,6 +700,9 @@ pub struct TlsReport {
     pub psk_offered: bool,
     /// The client offered a session ticket (TLS 1.2).
     pub session_ticket_offered: bool,
+    /// The client offered a session ID the same server issued earlier in
+    /// the capture (TLS 1.2 and older: a resumption by session ID).
+    pub session_id_offered: bool,
     /// The client asked the server to staple its certificate's OCSP
     /// status (status_request or status_request_v2).
     pub status_request_offered: bool,
@@ -940,6 +943,10 @@ pub enum Detail {
         /// The key exchange ran on a group that costs many times
         /// x25519's (`rttdoc_wire::tls::costly_group`): its name.
         costly_group: Option<String>,
+        /// The client offered to resume a session and the server gave a
+        /// full handshake (`resumption_missed`): resumption was the
+        /// server's to grant.
+        resumption_refused: bool,
     },
     /// Turns of a plaintext preamble before TLS (a proxy's CONNECT, a
     /// STARTTLS dialog, a database's SSL request) waited on one side's

@@ -1226,6 +1226,7 @@ mod tests {
         cookie.tls = Some(Box::new(TlsReport {
             version: Some(TlsVersion::TLS12),
             session_ticket_offered: true,
+            session_id_offered: false,
             resumed: Some(false),
             hello_retry_request: true,
             false_start: false,

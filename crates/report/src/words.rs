@@ -450,6 +450,7 @@ pub fn explanation(x: &Finding) -> String {
             late_read,
             resumed,
             costly_group,
+            ..
         } => {
             let times = if *turns == 1 {
                 String::new()
@@ -1929,6 +1930,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              (many connections opened at once and handled one after another, blocking work on its network thread, a slow CPU): \
              fewer parallel connections (one HTTP/2 connection) shorten each handshake's turn."
             .into(),
+        Detail::ClientThinkTime {
+            resumption_refused: true,
+            ..
+        } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
+             short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once. \
+             The client offered to resume its session and the server refused (resumption_missed): a server that resumes (a session cache shared \
+             by its workers and the servers behind the name, ticket keys) spares the client the verification."
+            .into(),
         Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
              short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once; \
              session resumption skips the verification."
@@ -2877,6 +2886,7 @@ mod tests {
                 late_read: None,
                 resumed: false,
                 costly_group: None,
+                resumption_refused: false,
             };
             let said = explanation(&x);
             assert_eq!(said.contains("a person was asked"), person, "{said}");
@@ -2903,6 +2913,7 @@ mod tests {
                 late_read: None,
                 resumed: false,
                 costly_group: group.map(String::from),
+                resumption_refused: false,
             };
             let said = explanation(&x);
             let fixed = fix(&c, &x);
@@ -3003,6 +3014,7 @@ mod tests {
             }),
             resumed: false,
             costly_group: None,
+            resumption_refused: false,
         };
         let said = explanation(&x);
         assert!(
@@ -3230,6 +3242,7 @@ mod tests {
                 late_read: None,
                 resumed,
                 costly_group: None,
+                resumption_refused: false,
             };
             let (said, fix) = (explanation(&x), fix(&c, &x));
             assert_eq!(said.contains("certificate chain"), !resumed, "{said}");

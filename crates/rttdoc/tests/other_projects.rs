@@ -1673,3 +1673,91 @@ fn a_stall_while_the_clients_other_connection_received_is_this_connections_alone
         assert_eq!(heard.is_empty(), stream == 1, "stream {stream}: {heard:?}");
     }
 }
+
+/// A TLS 1.2 client that offers back the session ID its server issued on
+/// an earlier connection, refused each time (nDPI's forticlient.pcap: a
+/// VPN gateway giving every connection a new ID and a full handshake):
+/// an offer to resume, and `resumption_missed`. Read against tshark: a
+/// ClientHello's ID is an offer where an earlier ServerHello of the same
+/// server issued it (an ID never issued in the capture, stream 4's, is
+/// none: TLS 1.3 clients send random ones).
+#[test]
+fn a_session_id_the_server_issued_and_refused_is_a_missed_resumption() {
+    if !require(
+        "a_session_id_the_server_issued_and_refused_is_a_missed_resumption",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-forticlient-sessions-refused.pcap", 5);
+    let doc = run_rttdoc_json(&capture);
+    // (frame, stream, handshake type, session ID)
+    let hellos: Vec<(u64, u64, String, String)> = tshark_fields(
+        &capture,
+        &[],
+        "tls.handshake.type == 1 || tls.handshake.type == 2",
+        &[
+            "frame.number",
+            "tcp.stream",
+            "tls.handshake.type",
+            "tls.handshake.session_id",
+        ],
+    )
+    .iter()
+    .map(|r| {
+        (
+            r[0].parse().unwrap(),
+            r[1].parse().unwrap(),
+            r[2].clone(),
+            r[3].clone(),
+        )
+    })
+    .collect();
+    let mut offers = 0;
+    for c in doc["connections"].as_array().unwrap() {
+        let stream = c["stream"].as_u64().unwrap();
+        let hello = |kind: &str| hellos.iter().find(|h| h.1 == stream && h.2 == kind);
+        let (Some(ch), Some(sh)) = (hello("1"), hello("2")) else {
+            continue;
+        };
+        let issued_before = hellos
+            .iter()
+            .any(|h| h.2 == "2" && h.1 != stream && h.0 < ch.0 && h.3 == ch.3);
+        let offered = !ch.3.is_empty() && issued_before;
+        let tls = &c["tls"];
+        assert_eq!(tls["session_id_offered"], offered, "stream {stream}: {tls}");
+        let refused = offered && sh.3 != ch.3;
+        assert_eq!(tls["resumed"], !refused && offered, "stream {stream}");
+        let kinds: Vec<&str> = c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds.contains(&"resumption_missed"),
+            refused,
+            "stream {stream}: {kinds:?}"
+        );
+        if refused {
+            offers += 1;
+            // The client's slow turn: resumption was the server's to grant.
+            let think = findings_of(&doc, stream)
+                .into_iter()
+                .find(|x| x["kind"] == "client_think_time")
+                .unwrap();
+            assert!(
+                think["fix"]
+                    .as_str()
+                    .unwrap()
+                    .contains("the server refused"),
+                "{think}"
+            );
+        }
+    }
+    assert_eq!(
+        offers, 3,
+        "streams 1-3 offered their predecessors' sessions"
+    );
+}

@@ -92,6 +92,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .key_exchange_group
             .filter(|&g| rttdoc_wire::tls::costly_group(g))
             .map(rttdoc_wire::tls::group_name),
+        resumption_refused: f.report.tls.as_ref().is_some_and(|t| {
+            t.resumed == Some(false)
+                && (t.psk_offered || t.session_ticket_offered || t.session_id_offered)
+        }),
     };
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);

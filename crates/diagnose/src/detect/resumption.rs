@@ -13,7 +13,9 @@
 //!   after one round trip in a full handshake too: false_start.rs in
 //!   rttdoc-analyze).
 //! - `resumption_missed`: the client offered a session (TLS 1.3 PSK; TLS
-//!   1.2 and older: a session ticket) and got a full handshake: a round
+//!   1.2 and older: a session ticket, or a session ID its server issued
+//!   earlier in the capture: issued_sessions.rs in rttdoc-analyze) and
+//!   got a full handshake: a round
 //!   trip lost before TLS 1.3 (none when the client used False Start: its
 //!   data left with its Finished, after one round trip, as in a resumed
 //!   handshake), certificate and key-exchange CPU on both.
@@ -64,7 +66,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .collect();
     // (A TLS 1.2 resumption by session id that fails is not seen: TLS 1.3
     // clients send a random legacy session id, so ids prove nothing.)
-    let offered = tls.psk_offered || tls.session_ticket_offered;
+    let offered = tls.psk_offered || tls.session_ticket_offered || tls.session_id_offered;
     match tls.resumed {
         Some(true) => {
             let mut x = f.finding(FindingKind::Resumption, Some(Phase::TlsHandshake));

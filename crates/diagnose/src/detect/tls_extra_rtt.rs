@@ -51,9 +51,15 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
     let causes: Vec<&Finding> = causes_found
         .iter()
         .filter(|x| {
+            // (A retry's round trip, and a full handshake's where the
+            // client offered a session, are in the ideal already: no
+            // share of the excess.)
             x.phase == Some(Phase::TlsHandshake)
                 && x.cost_ms > 0.0
-                && x.kind != FindingKind::HelloRetryRequest
+                && !matches!(
+                    x.kind,
+                    FindingKind::HelloRetryRequest | FindingKind::ResumptionMissed
+                )
         })
         .collect();
     let explained: f64 = causes.iter().map(|c| c.cost_ms).sum();
