@@ -193,6 +193,8 @@ pub struct TlsFacts {
     /// The key-exchange group the server chose (its HelloRetryRequest's,
     /// else its ServerHello's key share), raw.
     pub key_exchange_group: Option<u16>,
+    /// The cipher suite the server chose, raw.
+    pub cipher: Option<u16>,
     /// TLS 1.2 with an ECDHE AEAD suite and an application protocol
     /// chosen (`rttdoc_wire::tls::ecdhe_aead`): a browser would have false
     /// started a full handshake of this session.
@@ -450,6 +452,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
             .hello_retry
             .and_then(|(_, g)| g)
             .or(sh.and_then(|s| s.key_share_group)),
+        cipher: sh.map(|s| s.cipher),
         false_start_eligible: tls.server_hello.as_ref().is_some_and(|s| {
             s.version == 0x0303 && s.protocol_chosen && rttdoc_wire::tls::ecdhe_aead(s.cipher)
         }),

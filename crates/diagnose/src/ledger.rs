@@ -10,8 +10,8 @@
 //! it is the whole RTT; in the middle, the client's share of it.
 
 use crate::model::{
-    AttemptReport, ConnectionReport, CostRule, Detail, Direction, LedgerRow, MptcpSubflowKind,
-    NameLookupReport, Phase, RttSource, Vantage,
+    AttemptReport, ConnectionReport, CostRule, CostlyKeyExchange, Detail, Direction, LedgerRow,
+    MptcpSubflowKind, NameLookupReport, Phase, RttSource, Vantage,
 };
 use rttdoc_analyze::{vantage, ConnectionFacts, Exchange, Stamp};
 use rttdoc_wire::tls::{is_tls13, version_name};
@@ -599,7 +599,17 @@ fn report_with(
         Some(_) => None,
     };
     let false_start_eligible = c.tls.as_ref().is_some_and(|t| t.false_start_eligible);
-    let key_exchange_group = c.tls.as_ref().and_then(|t| t.key_exchange_group);
+    let (costly_key_exchange, certificate_less) = c.tls.as_ref().map_or((None, false), |t| {
+        use rttdoc_wire::tls;
+        let before_tls13 = t.version.is_some_and(|v| !tls::is_tls13(v));
+        let suite = |is: fn(u16) -> bool| before_tls13 && t.cipher.is_some_and(is);
+        let costly = t
+            .key_exchange_group
+            .filter(|&g| tls::costly_group(g))
+            .map(|g| CostlyKeyExchange::Group(tls::group_name(g)))
+            .or_else(|| suite(tls::dhe_suite).then_some(CostlyKeyExchange::DheSuite));
+        (costly, suite(tls::certificate_less_suite))
+    });
     let tls_report = c.tls.take().map(|tls| {
         let version = tls.version;
         let resumed = tls.resumed;
@@ -953,7 +963,8 @@ fn report_with(
                 previous: c.previous.as_deref(),
                 client_false_starts: c.client_false_starts,
                 false_start_eligible,
-                key_exchange_group,
+                costly_key_exchange: costly_key_exchange.clone(),
+                certificate_less,
                 lookup: c.lookup.as_deref(),
                 timeline: &c.timeline,
                 exchanges: &c.exchanges,

@@ -330,6 +330,18 @@ pub enum FetchHeld {
     },
 }
 
+/// A TLS key exchange that costs a host many times what ECDHE on x25519
+/// or P-256 does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CostlyKeyExchange {
+    /// A named group (TLS 1.3's key share, or a HelloRetryRequest's):
+    /// secp521r1, ffdhe2048-8192 (`rttdoc_wire::tls::costly_group`).
+    Group(String),
+    /// A TLS 1.2 (or older) DHE suite: finite-field Diffie-Hellman
+    /// (`rttdoc_wire::tls::dhe_suite`).
+    DheSuite,
+}
+
 /// What an HTTP/1.x request said of its connection's end: a server that
 /// closes right after answering it did as it was asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -940,9 +952,12 @@ pub enum Detail {
         /// certificate, so its time went elsewhere (a busy CPU or event
         /// loop, its key exchange).
         resumed: bool,
-        /// The key exchange ran on a group that costs many times
-        /// x25519's (`rttdoc_wire::tls::costly_group`): its name.
-        costly_group: Option<String>,
+        /// The key exchange was one that costs many times x25519's.
+        costly_key_exchange: Option<CostlyKeyExchange>,
+        /// A TLS 1.2 (or older) full handshake in which the server sent
+        /// no certificate (a PSK or anonymous suite): the client had
+        /// nothing to verify.
+        no_certificate: bool,
         /// The client offered to resume a session and the server gave a
         /// full handshake (`resumption_missed`): resumption was the
         /// server's to grant.

@@ -7,9 +7,9 @@
 
 use crate::fixed::fx;
 use rttdoc_model::{
-    AppProtocol, AuthScheme, CaptureStats, CertificateCheck, ConnectionReport, Detail, Direction,
-    FetchHeld, Finding, FindingKind, Phase, PreambleKind, QuicConnectionReport, QuicVersion,
-    RequestedClose, StatusStaple, TfoOutcome,
+    AppProtocol, AuthScheme, CaptureStats, CertificateCheck, ConnectionReport, CostlyKeyExchange,
+    Detail, Direction, FetchHeld, Finding, FindingKind, Phase, PreambleKind, QuicConnectionReport,
+    QuicVersion, RequestedClose, StatusStaple, TfoOutcome,
 };
 
 /// Fills `explanation` and `fix` of every finding of the connection.
@@ -449,7 +449,8 @@ pub fn explanation(x: &Finding) -> String {
             longest_ms,
             late_read,
             resumed,
-            costly_group,
+            costly_key_exchange,
+            no_certificate,
             ..
         } => {
             let times = if *turns == 1 {
@@ -486,6 +487,11 @@ pub fn explanation(x: &Finding) -> String {
             let work = if *resumed {
                 "a busy CPU or event loop (its other connections' handshakes and work at the same moment) or its key exchange: \
                  the session was resumed, so it verified no certificate and fetched nothing for one"
+            } else if *no_certificate {
+                // (A PSK or anonymous suite: Wireshark's
+                // tls12-chacha20poly1305.pcap 4, DHE_PSK.)
+                "such as its key exchange, a client certificate's signature, or a busy CPU or event loop: the suite sends no \
+                 certificate (pre-shared keys, or anonymous), so it verified none and fetched nothing for one"
             } else {
                 "such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
                  a client certificate's signature, or a busy CPU or event loop"
@@ -494,12 +500,20 @@ pub fn explanation(x: &Finding) -> String {
             // dnscrypt-v2-doh 18: a HelloRetryRequest moved the exchange to
             // secp521r1, the client's turns 34 and 60 ms where its x25519
             // handshakes took under 3).
-            let group = costly_group.as_deref().map_or(String::new(), |g| {
-                format!(
+            let group = match costly_key_exchange {
+                Some(CostlyKeyExchange::Group(g)) => format!(
                     " The key exchange ran on {g}, whose arithmetic costs a host many times what x25519's or P-256's does \
                      (milliseconds to tens of them on a phone): part of each turn, or all of it."
-                )
-            });
+                ),
+                // (tls12-chacha20poly1305.pcap 4: DHE_PSK on a 3072-bit
+                // group, the client's turn 17 ms where ECDHE_PSK's took
+                // 1.5 ms in the same capture.)
+                Some(CostlyKeyExchange::DheSuite) => " The key exchange was finite-field Diffie-Hellman (a DHE suite: modular \
+                     exponentiations on numbers of 2048 bits and more), which costs a host many times what ECDHE on x25519 or P-256 \
+                     does: part of each turn, or all of it."
+                    .to_string(),
+                None => String::new(),
+            };
             format!(
                 "The client sent its next handshake flight {cost:.0} ms after the server's had reached it{times}: the client's own work, \
                  {work}. Not the network, not the server.{group}{person}{read}",
@@ -1912,7 +1926,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 .into()
         }
         Detail::ClientThinkTime {
-            costly_group: Some(group),
+            costly_key_exchange: Some(CostlyKeyExchange::DheSuite),
+            ..
+        } => "Have the server prefer ECDHE suites to DHE ones (nginx: `ssl_ciphers` with the ECDHE suites first and \
+             `ssl_prefer_server_ciphers on;`, x25519 or P-256 for the curve; a PSK deployment: ECDHE_PSK), or the client offer \
+             no DHE suite. Then look for the client's own work (CPU load when many connections open at once)."
+            .into(),
+        Detail::ClientThinkTime {
+            costly_key_exchange: Some(CostlyKeyExchange::Group(group)),
             ..
         } => format!(
             "Have the server choose x25519 (or P-256) over {group}: nginx `ssl_ecdh_curve X25519:prime256v1;`, OpenSSL's \
@@ -1937,6 +1958,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once. \
              The client offered to resume its session and the server refused (resumption_missed): a server that resumes (a session cache shared \
              by its workers and the servers behind the name, ticket keys) spares the client the verification."
+            .into(),
+        Detail::ClientThinkTime {
+            no_certificate: true,
+            ..
+        } => "On the client: the suite sends no certificate, so look at its key exchange and at what kept it busy (many connections \
+             opened at once and handled one after another, a slow CPU); resumption shortens each handshake's turn."
             .into(),
         Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
              short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once; \
@@ -2885,7 +2912,8 @@ mod tests {
                 longest_ms: ms,
                 late_read: None,
                 resumed: false,
-                costly_group: None,
+                costly_key_exchange: None,
+                no_certificate: false,
                 resumption_refused: false,
             };
             let said = explanation(&x);
@@ -2912,7 +2940,8 @@ mod tests {
                 longest_ms: 60.0,
                 late_read: None,
                 resumed: false,
-                costly_group: group.map(String::from),
+                costly_key_exchange: group.map(|g| CostlyKeyExchange::Group(g.to_string())),
+                no_certificate: false,
                 resumption_refused: false,
             };
             let said = explanation(&x);
@@ -3013,7 +3042,8 @@ mod tests {
                 after_ms: 1.3,
             }),
             resumed: false,
-            costly_group: None,
+            costly_key_exchange: None,
+            no_certificate: false,
             resumption_refused: false,
         };
         let said = explanation(&x);
@@ -3241,7 +3271,8 @@ mod tests {
                 longest_ms: 50.3,
                 late_read: None,
                 resumed,
-                costly_group: None,
+                costly_key_exchange: None,
+                no_certificate: false,
                 resumption_refused: false,
             };
             let (said, fix) = (explanation(&x), fix(&c, &x));

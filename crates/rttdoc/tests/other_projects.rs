@@ -1761,3 +1761,61 @@ fn a_session_id_the_server_issued_and_refused_is_a_missed_resumption() {
         "streams 1-3 offered their predecessors' sessions"
     );
 }
+
+/// A client's slow turn in a TLS 1.2 handshake whose suite's key
+/// exchange is finite-field Diffie-Hellman names it, and one whose suite
+/// sends no certificate (pre-shared keys) is not put on certificate
+/// checks (Wireshark's tls12-chacha20poly1305.pcap: DHE_RSA 7.2 ms,
+/// DHE_PSK 17.2 ms, ECDHE_PSK under 2). The suites read by tshark.
+#[test]
+fn a_clients_turn_on_a_dhe_suite_names_it_and_a_psk_suite_checks_no_certificate() {
+    if !require(
+        "a_clients_turn_on_a_dhe_suite_names_it_and_a_psk_suite_checks_no_certificate",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("wireshark-tls12-dhe-psk.pcap", 3);
+    let doc = run_rttdoc_json(&capture);
+    let suites = tshark_fields(
+        &capture,
+        &[],
+        "tls.handshake.type == 2",
+        &["tcp.stream", "tls.handshake.ciphersuite"],
+    );
+    let mut named = 0;
+    for row in &suites {
+        let stream: u64 = row[0].parse().unwrap();
+        let suite = u16::from_str_radix(row[1].trim_start_matches("0x"), 16).unwrap();
+        // DHE_RSA, DHE_PSK; DHE_PSK, ECDHE_PSK (RFC 7905's code points).
+        let (dhe, certificate_less) = (
+            matches!(suite, 0xccaa | 0xccad),
+            matches!(suite, 0xccad | 0xccac),
+        );
+        let think = findings_of(&doc, stream)
+            .into_iter()
+            .find(|x| x["kind"] == "client_think_time");
+        let Some(think) = think else {
+            assert!(!dhe, "stream {stream} ({suite:#06x}): no client turn found");
+            continue;
+        };
+        let (said, fix) = (
+            think["explanation"].as_str().unwrap(),
+            think["fix"].as_str().unwrap(),
+        );
+        assert_eq!(said.contains("finite-field Diffie-Hellman"), dhe, "{said}");
+        assert_eq!(
+            fix.starts_with("Have the server prefer ECDHE suites"),
+            dhe,
+            "{fix}"
+        );
+        assert_eq!(
+            said.contains("certificate chain"),
+            !certificate_less,
+            "{said}"
+        );
+        named += dhe as u32;
+    }
+    assert_eq!(named, 2, "both DHE suites' client turns: {suites:?}");
+}

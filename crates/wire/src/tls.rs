@@ -515,6 +515,31 @@ pub fn ecdhe_aead(cipher: u16) -> bool {
     )
 }
 
+/// Whether `cipher` is a TLS 1.2 (or older) suite whose key exchange is
+/// finite-field Diffie-Hellman (DHE, DHE_PSK, DH_anon: modular
+/// exponentiations on numbers of 1024 bits and more, many times ECDHE's
+/// cost), by tls-parser's table.
+pub fn dhe_suite(cipher: u16) -> bool {
+    tls_parser::TlsCipherSuite::from_id(cipher).is_some_and(|c| {
+        matches!(
+            c.kx,
+            tls_parser::TlsCipherKx::Dhe | tls_parser::TlsCipherKx::Dh
+        )
+    })
+}
+
+/// Whether `cipher` is a TLS 1.2 (or older) suite whose server sends no
+/// certificate (pre-shared keys: PSK, DHE_PSK, ECDHE_PSK; anonymous
+/// Diffie-Hellman), by tls-parser's table: its client verifies none.
+pub fn certificate_less_suite(cipher: u16) -> bool {
+    tls_parser::TlsCipherSuite::from_id(cipher).is_some_and(|c| {
+        matches!(
+            c.au,
+            tls_parser::TlsCipherAu::Psk | tls_parser::TlsCipherAu::Null
+        )
+    })
+}
+
 /// Walks an extensions block: (type, data) pairs, stopping at damage.
 fn extensions(mut bytes: &[u8]) -> impl Iterator<Item = (u16, &[u8])> {
     std::iter::from_fn(move || {
@@ -1087,6 +1112,18 @@ mod tests {
             assert!(!costly_group(g), "{}", group_name(g));
         }
         assert_eq!(group_name(0x0104), "ffdhe8192");
+    }
+
+    #[test]
+    fn dhe_and_certificate_less_suites_are_read_from_the_suites_table() {
+        // TLS_DHE_RSA_WITH_AES_128_GCM_SHA256, TLS_DHE_PSK_WITH_CHACHA20_POLY1305_SHA256.
+        assert!(dhe_suite(0x009e) && dhe_suite(0xccad));
+        // TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, TLS_RSA_WITH_AES_128_CBC_SHA.
+        assert!(!dhe_suite(0xc02f) && !dhe_suite(0x002f));
+        // PSK and DHE_PSK, ECDHE_PSK: no certificate; RSA and ECDHE_RSA: one.
+        assert!(certificate_less_suite(0x00a8) && certificate_less_suite(0xccad));
+        assert!(certificate_less_suite(0xccac));
+        assert!(!certificate_less_suite(0x002f) && !certificate_less_suite(0xc02f));
     }
 
     #[test]

@@ -88,10 +88,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
         late_read: waits.iter().find_map(|w| late_read(f, w, threshold)),
         resumed: f.resumed(),
-        costly_group: f
-            .key_exchange_group
-            .filter(|&g| rttdoc_wire::tls::costly_group(g))
-            .map(rttdoc_wire::tls::group_name),
+        costly_key_exchange: f.costly_key_exchange.clone(),
+        no_certificate: f.certificate_less,
         resumption_refused: f.report.tls.as_ref().is_some_and(|t| {
             t.resumed == Some(false)
                 && (t.psk_offered || t.session_ticket_offered || t.session_id_offered)

@@ -178,9 +178,12 @@ pub struct Facts<'a> {
     /// Its TLS 1.2 session is one a browser false starts in full
     /// (`TlsFacts::false_start_eligible`).
     pub false_start_eligible: bool,
-    /// The key-exchange group its TLS server chose, raw
-    /// (`TlsFacts::key_exchange_group`).
-    pub key_exchange_group: Option<u16>,
+    /// Its TLS key exchange, where it costs many times x25519's
+    /// (`TlsFacts::key_exchange_group`, `TlsFacts::cipher`).
+    pub costly_key_exchange: Option<crate::model::CostlyKeyExchange>,
+    /// Its TLS 1.2 (or older) suite sends no certificate (PSK,
+    /// anonymous): its client verifies none.
+    pub certificate_less: bool,
     /// The name lookup the client made for the server just before the
     /// SYN (`ConnectionFacts::lookup`).
     pub lookup: Option<&'a rttdoc_analyze::NameLookup>,

@@ -124,13 +124,17 @@ fn a_clients_slow_turns_after_a_retry_to_a_costly_group_name_it() {
         let x = o.the(crate::model::FindingKind::ClientThinkTime);
         let crate::model::Detail::ClientThinkTime {
             turns,
-            costly_group,
+            costly_key_exchange,
             ..
         } = &x.detail
         else {
             panic!("{:?}", x.detail)
         };
         assert_eq!(*turns, 2, "{x:?}");
-        assert_eq!(costly_group.as_deref(), costly, "group {group:#06x}");
+        let named = match costly_key_exchange {
+            Some(crate::model::CostlyKeyExchange::Group(g)) => Some(g.as_str()),
+            _ => None,
+        };
+        assert_eq!(named, costly, "group {group:#06x}");
     }
 }
