@@ -37,7 +37,11 @@
 //! fix names what drops SYNs silently (a firewall, a server down or
 //! unrouted, direct access blocked where a proxy is required), not a
 //! queue (pypacker's ether.pcap: a VirtualBox guest's wget, three SYNs,
-//! then the same fetch through the proxy).
+//! then the same fetch through the proxy). Not when the client went on
+//! as a connection that opened does (an ACK or data after its SYNs): a
+//! SYN-ACK came that the capture does not hold (nDPI's ocs.pcap, a
+//! phone's packets only, its third connection's ClientHello after two
+//! SYNs).
 
 use super::Facts;
 use crate::model::{Detail, Direction, Ending, Finding, FindingKind, Phase, Wait};
@@ -108,7 +112,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .timeline
                 .iter()
                 .any(|r| r.dir == Direction::ServerToClient)
-            && !matches!(f.report.ending, Ending::Refused | Ending::Unreachable),
+            && !matches!(f.report.ending, Ending::Refused | Ending::Unreachable)
+            && !client_went_on(f),
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);
@@ -157,3 +162,11 @@ fn first_answer_before_resend(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<
 /// The server's SYN-ACK timer, first round (Linux's TCP_TIMEOUT_INIT;
 /// Windows waits longer).
 const SYN_ACK_TIMER_NS: i64 = 1_000_000_000;
+
+/// Whether the client sent anything but SYNs and RSTs: an ACK (of a
+/// SYN-ACK) or data, as only a connection that opened does.
+fn client_went_on(f: &Facts<'_>) -> bool {
+    f.timeline.iter().any(|r| {
+        r.dir == Direction::ClientToServer && r.flags.ack() && !r.flags.syn() && !r.flags.rst()
+    })
+}

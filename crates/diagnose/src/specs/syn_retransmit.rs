@@ -208,6 +208,19 @@ fn syns_nothing_answered_are_a_connection_that_never_opened() {
     // never opened.
     let (w, _) = syns(Path::at_client(RTT), &[0.0, 1000.0, 3000.0]);
     assert!(!unanswered(&w.run()));
+    // A capture of the client's packets alone (nDPI's ocs.pcap, a phone's
+    // own): no SYN-ACK in it, but the client's ACK and request after its
+    // second SYN say one came; the timer's wait, as above.
+    let (mut w, _) = syns(Path::at_client(RTT), &[0.0, 1000.0]);
+    w.send(C, 1000.0 + RTT + 0.1, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let o = w.run_where(|dir| dir == C);
+    assert!(!unanswered(&o));
+    assert_ms(
+        o.the(SynRetransmit).cost_ms,
+        1000.0,
+        EXACT,
+        "the timer's wait",
+    );
 }
 
 /// The SYN-ACK the finding says answered the first SYN before the client
