@@ -1100,7 +1100,7 @@ pub fn explanation(x: &Finding) -> String {
                 (true, _) => "the page was on the same server: asked for directly, it would have come that much sooner",
                 (false, true) => {
                     "another origin needs a connection of its own, and this one was opened only when the redirect had \
-                     come: the redirected request's round trip, and any connection opened for it, bought nothing but the redirect"
+                     come: the first request's round trip, and any connection opened for it, bought nothing but the redirect"
                 }
                 (false, false) => "asked for directly, the request would have left that much sooner",
             };
