@@ -34,6 +34,13 @@
 #                       without keep-alive ends its connection
 #   asked-close.pcap    one curl, three URLs on 8082 with `Connection:
 #                       close`: nginx closes after each answer as asked
+#   tls12-refused.pcap  one curl, two URLs on 8444 over TLS 1.2 (no
+#                       tickets, nginx's `ssl_session_cache none`: a
+#                       session ID issued, no session kept): the second
+#                       connection offers the first's session ID back
+#                       and gets a full handshake
+#   tls12-resumed.pcap  control: the same on 8445, nginx's session cache
+#                       on: the second connection resumes
 #
 # Needs root, ip, tcpdump, python3, nginx, curl, openssl. Everything it
 # creates is removed on exit, also on failure; every wait is bounded.
@@ -71,10 +78,29 @@ http {
     ssl_certificate_key $work/key.pem;
     ssl_protocols TLSv1.3;
   }
+  server {
+    listen 10.81.2.1:8444 ssl;
+    keepalive_timeout 0;
+    ssl_certificate $work/cert.pem;
+    ssl_certificate_key $work/key.pem;
+    ssl_protocols TLSv1.2;
+    ssl_session_tickets off;
+    ssl_session_cache none;
+  }
+  server {
+    listen 10.81.2.1:8445 ssl;
+    keepalive_timeout 0;
+    ssl_certificate $work/cert.pem;
+    ssl_certificate_key $work/key.pem;
+    ssl_protocols TLSv1.2;
+    ssl_session_tickets off;
+    ssl_session_cache shared:reuse:1m;
+  }
 }
 CONF
 ip netns exec "$S" nginx -c "$work/nginx.conf"
 relay_listening 8443
+relay_listening 8445
 
 u=http://10.81.2.1
 relay_capture server-close curl -s "$u:8080/a1.txt" "$u:8080/a2.txt" "$u:8080/a3.txt"
@@ -82,11 +108,13 @@ relay_capture client-close sh -c "for i in 1 2 3; do curl -s $u:8082/a\$i.txt; s
 relay_capture server-idle curl -s --rate 30/m "$u:8081/a[1-3].txt"
 relay_capture tls-close curl -sk https://10.81.2.1:8443/a1.txt https://10.81.2.1:8443/a2.txt
 relay_capture reused curl -s "$u:8082/a1.txt" "$u:8082/a2.txt" "$u:8082/a3.txt"
+relay_capture tls12-refused curl -sk https://10.81.2.1:8444/a1.txt https://10.81.2.1:8444/a2.txt
+relay_capture tls12-resumed curl -sk https://10.81.2.1:8445/a1.txt https://10.81.2.1:8445/a2.txt
 relay_capture parallel curl -s --parallel --parallel-immediate "$u:8082/a1.txt" "$u:8082/a2.txt" "$u:8082/a3.txt"
 relay_capture http10-close curl -0 -s "$u:8082/a1.txt" "$u:8082/a2.txt" "$u:8082/a3.txt"
 relay_capture asked-close curl -s -H "Connection: close" "$u:8082/a1.txt" "$u:8082/a2.txt" "$u:8082/a3.txt"
 
-for name in server-close client-close server-idle tls-close reused parallel http10-close asked-close; do
+for name in server-close client-close server-idle tls-close reused parallel http10-close asked-close tls12-refused tls12-resumed; do
   gzip -9n -c "$work/$name.pcap" > "$out/$name.pcap.gz"
 done
-echo "made $out: server-close client-close server-idle tls-close reused parallel http10-close asked-close"
+echo "made $out: server-close client-close server-idle tls-close reused parallel http10-close asked-close tls12-refused tls12-resumed"

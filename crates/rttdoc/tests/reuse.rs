@@ -13,6 +13,10 @@
 //! connections opened together). `http10-close` (curl -0: HTTP/1.0
 //! without keep-alive) and `asked-close` (`Connection: close`): nginx,
 //! keeping connections alive, closes each as its request asked.
+//! `tls12-refused` and `tls12-resumed`: TLS 1.2 by session ID, nginx
+//! issuing IDs it keeps none of (`ssl_session_cache none`: the second
+//! connection's offer refused, `resumption_missed`) and, the control,
+//! with a shared cache (resumed).
 //! Committed under tests/data/reuse, re-made live when root.
 
 mod common;
@@ -94,7 +98,7 @@ fn closed_by_server(segs: &[&Seg]) -> bool {
 }
 
 fn check(dir: &Path) {
-    let cases: [(&str, u16, bool); 8] = [
+    let cases: [(&str, u16, bool); 10] = [
         ("server-close", 8080, true),
         ("client-close", 8082, true),
         ("server-idle", 8081, true),
@@ -103,6 +107,8 @@ fn check(dir: &Path) {
         ("parallel", 8082, false),
         ("http10-close", 8082, true),
         ("asked-close", 8082, true),
+        ("tls12-refused", 8444, true),
+        ("tls12-resumed", 8445, true),
     ];
     for (name, port, churns) in cases {
         let capture = dir.join(format!("{name}.pcap.gz"));
@@ -117,7 +123,7 @@ fn check(dir: &Path) {
         }
         let conns = doc["connections"].as_array().unwrap();
         let streams = if name == "reused" { 1 } else { 3 };
-        let streams = if name == "tls-close" { 2 } else { streams };
+        let streams = if name.starts_with("tls") { 2 } else { streams };
         assert_eq!(conns.len(), streams, "{name}");
         for c in conns {
             let stream = c["stream"].as_u64().unwrap();
@@ -142,7 +148,9 @@ fn check(dir: &Path) {
                 .rev()
                 .find(|s| !s.from_client && (s.syn || s.len > 0) && s.frame < request.frame)
                 .unwrap();
-            if port != 8443 {
+            // (Over TLS from 8443 on.)
+            let tls = port >= 8443;
+            if !tls {
                 assert_eq!(
                     release.frame, syn_ack.frame,
                     "{name}: the SYN-ACK let it go"
@@ -157,7 +165,7 @@ fn check(dir: &Path) {
             // Captured at the client: over TLS from the SYN to the
             // request; without, to the SYN-ACK's arrival (curl's time
             // before it asked is its own).
-            let waited_ms = if port == 8443 {
+            let waited_ms = if tls {
                 (request.time - syn.time) * 1e3
             } else {
                 (syn_ack.time - syn.time) * 1e3
@@ -168,7 +176,7 @@ fn check(dir: &Path) {
                 "{name}: {cost} vs {waited_ms}"
             );
             // At least the path's round trip per handshake.
-            let handshakes = if port == 8443 { 2.0 } else { 1.0 };
+            let handshakes = if tls { 2.0 } else { 1.0 };
             assert!(cost >= 40.0 * handshakes, "{name}: {cost}");
             assert_eq!(x["attributed_ms"], 0.0, "{name}: {x}");
             assert_eq!(x["phase"], "tcp_handshake", "{name}: {x}");
@@ -198,7 +206,7 @@ fn check(dir: &Path) {
             let idle_s = server_fin.time - last_answer.time;
             let fix = x["fix"].as_str().unwrap();
             match name {
-                "server-close" | "tls-close" => {
+                "server-close" | "tls-close" | "tls12-refused" | "tls12-resumed" => {
                     assert!(by_server, "{name}: the server closed on its own");
                     assert!(text.contains("right after its last answer"), "{text}");
                     assert!(!text.contains("had asked"), "{text}");
@@ -235,6 +243,55 @@ fn check(dir: &Path) {
                 }
             }
         }
+    }
+
+    // TLS 1.2 by session ID (no tickets): the second connection offers
+    // back the ID the first's ServerHello issued (read by tshark); nginx
+    // with `ssl_session_cache none` issued it and kept nothing, and gives
+    // a new one and a full handshake (`resumption_missed`, a round trip);
+    // with a shared cache it resumes.
+    for (name, port, resumes) in [
+        ("tls12-refused", 8444, false),
+        ("tls12-resumed", 8445, true),
+    ] {
+        let capture = dir.join(format!("{name}.pcap.gz"));
+        let ids = tshark_fields(
+            &capture,
+            &[],
+            &format!("tcp.port == {port} && (tls.handshake.type == 1 || tls.handshake.type == 2)"),
+            &[
+                "tcp.stream",
+                "tls.handshake.type",
+                "tls.handshake.session_id",
+            ],
+        );
+        let id = |stream: &str, kind: &str| {
+            ids.iter()
+                .find(|r| r[0] == stream && r[1].split(',').next() == Some(kind))
+                .map(|r| r[2].clone())
+                .unwrap_or_else(|| panic!("{name}: {ids:?}"))
+        };
+        let issued = id("0", "2");
+        assert!(!issued.is_empty(), "{name}: no session ID issued");
+        assert_eq!(id("1", "1"), issued, "{name}: the first's ID offered back");
+        assert_eq!(id("1", "2") == issued, resumes, "{name}: {ids:?}");
+        let doc = run_rttdoc_json(&capture);
+        let second = &doc["connections"][1];
+        assert_eq!(second["tls"]["session_id_offered"], true, "{name}");
+        assert_eq!(second["tls"]["resumed"], resumes, "{name}");
+        let missed = second["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["kind"] == "resumption_missed");
+        assert_eq!(missed.is_some(), !resumes, "{name}: {second}");
+        if let Some(x) = missed {
+            // A round trip of the 40 ms path: the full handshake's second.
+            let cost = x["cost_ms"].as_f64().unwrap();
+            assert!((38.0..60.0).contains(&cost), "{name}: {x}");
+        }
+        let first = &doc["connections"][0];
+        assert_eq!(first["tls"]["session_id_offered"], false, "{name}");
     }
 }
 
