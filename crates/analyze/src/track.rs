@@ -1858,10 +1858,12 @@ fn look_up_false_start(conn: &mut Connection, false_starters: &crate::false_star
     // started: a forward-secret exchange and an AEAD, TLS 1.2. nDPI's
     // alexa-app resumes TLS 1.0 RSA-CBC sessions: those full handshakes
     // wait for the server's Finished whatever the client does elsewhere.)
-    let allowed = tls
-        .server_hello
-        .as_ref()
-        .is_some_and(|sh| rttdoc_wire::tls::false_start_allowed(sh.version, sh.cipher));
+    // (And an application protocol chosen: the browsers false start only
+    // then. nDPI's wechat.pcap 20: no ALPN chosen, the client waited for
+    // the server's Finished; it had false started with Google's h2.)
+    let allowed = tls.server_hello.as_ref().is_some_and(|sh| {
+        sh.protocol_chosen && rttdoc_wire::tls::false_start_allowed(sh.version, sh.cipher)
+    });
     let offered = tls.session_id_offered
         || tls
             .client_hello

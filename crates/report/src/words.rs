@@ -1044,9 +1044,10 @@ pub fn explanation(x: &Finding) -> String {
                 "The {who} sat idle for its retransmission timer {stalls} times, {cost:.0} ms in all, sending the same \
                  data again and again as the timer backed off: copy after copy went unanswered, while the client's \
                  other connections kept receiving (stream {stream}, frame {frame}): the client's link was up, so \
-                 something dropped this connection's packets alone: the {peer} (gone, or no longer holding the \
-                 connection), or a box on the way that matched this flow (a firewall or DPI filter blocking the \
-                 application or port, a NAT or load balancer that lost the connection's state).",
+                 what dropped this connection's packets did not drop all of the client's: a box on the way that \
+                 matched this flow (a firewall or DPI filter blocking the application or port, often every \
+                 connection of that application at once; a NAT or load balancer that lost the connection's state), \
+                 or the {peer} (gone, or no longer holding the connection).",
                 cost = fx(cost),
             )
         }

@@ -164,6 +164,21 @@ pub fn server_hello(tls13: bool, random: [u8; 32], group: u16, psk: bool) -> Vec
     message(2, &body)
 }
 
+/// A TLS 1.2 ServerHello (ECDHE-RSA, AES-128-GCM) that chose `h2` by
+/// ALPN.
+pub fn server_hello_h2(random: [u8; 32]) -> Vec<u8> {
+    let mut exts = Vec::new();
+    ext(&mut exts, 16, &[0, 3, 2, b'h', b'2']);
+    let mut body = vec![3, 3];
+    body.extend_from_slice(&random);
+    body.push(0);
+    body.extend_from_slice(&0xc02fu16.to_be_bytes());
+    body.push(0);
+    body.extend_from_slice(&(exts.len() as u16).to_be_bytes());
+    body.extend(exts);
+    message(2, &body)
+}
+
 /// Cuts a byte stream into segments of at most an MSS.
 pub fn segments(stream: &[u8]) -> Vec<&'static [u8]> {
     stream
