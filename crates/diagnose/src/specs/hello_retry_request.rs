@@ -16,6 +16,13 @@ const RTT: f64 = 40.0;
 /// `random` naming secp256r1; the client sends a second ClientHello with
 /// a secp256r1 share, and the handshake completes.
 fn retry(path: Path, random: [u8; 32]) -> (Outcome, [Id; 3]) {
+    retry_to(path, random, SECP256R1, 0.0)
+}
+
+/// Like [`retry`], the server naming `group`, the client `turn_ms` on
+/// each of its turns after the retry (its second ClientHello, its
+/// Finished).
+fn retry_to(path: Path, random: [u8; 32], group: u16, turn_ms: f64) -> (Outcome, [Id; 3]) {
     let mut w = Wire::new(path);
     w.handshake(0.0);
     let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
@@ -23,14 +30,14 @@ fn retry(path: Path, random: [u8; 32]) -> (Outcome, [Id; 3]) {
         S,
         w.arrival(ch) + 0.5,
         leak(handshake_record(&[server_hello(
-            true, random, SECP256R1, false,
+            true, random, group, false,
         )])),
     );
     let second = Offer {
-        group: SECP256R1,
+        group,
         ..Offer::tls13()
     };
-    let ch2 = w.send(C, w.arrival(hrr), leak(client_hello(second)));
+    let ch2 = w.send(C, w.arrival(hrr) + turn_ms, leak(client_hello(second)));
     let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
         .into_iter()
         .enumerate()
@@ -38,7 +45,7 @@ fn retry(path: Path, random: [u8; 32]) -> (Outcome, [Id; 3]) {
         .collect();
     w.send(
         C,
-        w.arrival(*flight.last().unwrap()),
+        w.arrival(*flight.last().unwrap()) + turn_ms,
         leak(encrypted(FINISHED_LEN)),
     );
     (w.run(), [ch, hrr, ch2])
@@ -95,32 +102,7 @@ fn a_retry_the_client_closed_on_instead_of_answering_cost_nothing() {
 #[test]
 fn a_clients_slow_turns_after_a_retry_to_a_costly_group_name_it() {
     for (group, costly) in [(0x0019, Some("secp521r1")), (SECP256R1, None)] {
-        let mut w = Wire::new(Path::at_client(RTT));
-        w.handshake(0.0);
-        let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
-        let hrr = w.send(
-            S,
-            w.arrival(ch) + 0.5,
-            leak(handshake_record(&[server_hello(
-                true, HRR_RANDOM, group, false,
-            )])),
-        );
-        let second = Offer {
-            group,
-            ..Offer::tls13()
-        };
-        let ch2 = w.send(C, w.arrival(hrr) + 40.0, leak(client_hello(second)));
-        let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| w.send(S, w.arrival(ch2) + 0.5 + i as f64 * 0.01, s))
-            .collect();
-        w.send(
-            C,
-            w.arrival(*flight.last().unwrap()) + 40.0,
-            leak(encrypted(FINISHED_LEN)),
-        );
-        let o = w.run();
+        let (o, _) = retry_to(Path::at_client(RTT), HRR_RANDOM, group, 40.0);
         let x = o.the(crate::model::FindingKind::ClientThinkTime);
         let crate::model::Detail::ClientThinkTime {
             turns,
