@@ -390,6 +390,12 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
     let messages = std::mem::take(&mut tls.messages);
     let ch = tls.client_hello.as_ref();
     let sh = tls.server_hello.as_ref();
+    // The group the server chose: its HelloRetryRequest's, else its
+    // ServerHello's key share.
+    let key_exchange_group = tls
+        .hello_retry
+        .and_then(|(_, g)| g)
+        .or(sh.and_then(|s| s.key_share_group));
     let mut report = Box::new(TlsReport {
         version: tls.version().map(TlsVersion),
         version_inferred: tls.version_inferred(),
@@ -408,11 +414,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         client_key_shares: ch
             .map(|c| c.key_share_groups.iter().map(|g| group_name(*g)).collect())
             .unwrap_or_default(),
-        server_key_share: tls
-            .hello_retry
-            .and_then(|(_, g)| g)
-            .or(sh.and_then(|s| s.key_share_group))
-            .map(group_name),
+        server_key_share: key_exchange_group.map(group_name),
         client_hello_bytes: tls.client_hello_bytes,
         client_hello_frames: tls
             .client_hello_at
@@ -448,10 +450,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         version: tls.version(),
         resumed: tls.resumed(),
         hello_retry: tls.hello_retry.is_some(),
-        key_exchange_group: tls
-            .hello_retry
-            .and_then(|(_, g)| g)
-            .or(sh.and_then(|s| s.key_share_group)),
+        key_exchange_group,
         cipher: sh.map(|s| s.cipher),
         false_start_eligible: tls.server_hello.as_ref().is_some_and(|s| {
             s.version == 0x0303 && s.protocol_chosen && rttdoc_wire::tls::ecdhe_aead(s.cipher)

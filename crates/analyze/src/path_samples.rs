@@ -205,15 +205,15 @@ struct Client {
     pending: Vec<Stretch>,
     busy: Option<Stretch>,
     busies: VecDeque<BusyRun>,
-    last_stream: Option<u64>,
     peak_bps: f64,
     /// Its newest arrivals of server data, over all its connections:
     /// (time, bytes), at most [`ARRIVALS_KEPT`].
     arrivals: VecDeque<(i64, u32)>,
     /// Their bytes, together.
     arrival_bytes: u64,
-    /// Its newest arrival of server data, and the newest on a connection
-    /// other than that one's ([`PathSamples::heard_besides`]).
+    /// Its newest arrival of server data (the connection the last packet
+    /// came on), and the newest on a connection other than that one's
+    /// ([`PathSamples::heard_besides`]).
     heard: [Option<Heard>; 2],
     /// Its downlink's newest stalls: pauses between two arrivals of
     /// [`STALL_MIN_NS`] and [`GAP_SPACINGS`] packets' time at its rate or
@@ -247,8 +247,8 @@ const STALLS_KEPT: usize = 16;
 /// link was delivering.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DownlinkGaps {
-    /// The oldest arrival looked at (the request, when the kept arrivals
-    /// reach back to it): before it, nothing is known.
+    /// Since when the stalls are known: the request, or the oldest stall
+    /// kept when [`STALLS_KEPT`] are (older ones may have been dropped).
     pub known_from_ns: i64,
     /// The longest pauses, (from, to); unused ones empty.
     pub gaps: [(i64, i64); GAPS_KEPT],
@@ -288,17 +288,23 @@ impl Client {
     #[inline(never)]
     fn stalled(&mut self, from_ns: i64, to_ns: i64) {
         let link = self.queue_rate_bps();
-        if link > 0.0 && !self.arrivals.is_empty() {
-            let mean_packet = self.arrival_bytes / self.arrivals.len() as u64;
-            let packet = (mean_packet as f64 * 8e9 / link) as i64;
-            if to_ns - from_ns < packet.saturating_mul(GAP_SPACINGS) {
-                return;
-            }
+        if link > 0.0
+            && !self.arrivals.is_empty()
+            && to_ns - from_ns < self.mean_packet_ns(link).saturating_mul(GAP_SPACINGS)
+        {
+            return;
         }
         if self.stalls.len() == STALLS_KEPT {
             self.stalls.pop_front();
         }
         self.stalls.push_back((from_ns, to_ns));
+    }
+
+    /// Its mean packet's time on a link of `link_bps` (its arrivals kept:
+    /// at least one).
+    fn mean_packet_ns(&self, link_bps: f64) -> i64 {
+        let mean_packet = self.arrival_bytes / self.arrivals.len() as u64;
+        (mean_packet as f64 * 8e9 / link_bps) as i64
     }
 
     /// The link went idle (or the capture began): what was going on ends.
@@ -482,17 +488,15 @@ impl PathSamples {
             Some(c) => c,
             None => self.client(client),
         };
-        let switched = c.last_stream.is_some_and(|s| s != stream);
-        c.last_stream = Some(stream);
-        let heard = Some(Heard {
+        let switched = c.heard[0].is_some_and(|h| h.stream != stream);
+        if switched {
+            c.heard[1] = c.heard[0];
+        }
+        c.heard[0] = Some(Heard {
             stream,
             frame,
             ts_ns,
         });
-        if switched {
-            c.heard[1] = c.heard[0];
-        }
-        c.heard[0] = heard;
         if let Some(&(previous, _)) = c.arrivals.back() {
             if ts_ns - previous >= STALL_MIN_NS {
                 c.stalled(previous, ts_ns);
@@ -579,8 +583,7 @@ impl PathSamples {
             return 0;
         }
         let on_link = |bytes: u32| (bytes as f64 * 8e9 / link) as i64;
-        let mean_packet = (c.arrival_bytes / c.arrivals.len() as u64) as u32;
-        let packet = on_link(mean_packet);
+        let packet = c.mean_packet_ns(link);
         let idle = packet.saturating_mul(GAP_SPACINGS).max(GAP_MIN_NS);
         let rate = link * SATURATED;
         // Walking back: the latest the newer packet can have been

@@ -1185,13 +1185,29 @@ fn ask_busy_again(conn: &mut Connection, paths: &PathSamples, (answer, left): (u
     let Some(first) = x.response_first.filter(|a| a.frame == answer) else {
         return;
     };
-    x.downlink_busy_ns = paths.busy_before(client, first.ts_ns, x.request_first.ts_ns);
+    time_downlink_wait(paths, client, x, first.ts_ns);
     if x.downlink_busy_ns == 0 && left > 1 {
         conn.busy_asked_again = Some((answer, left - 1));
     }
-    if x.downlink_busy_ns > 0 {
-        x.downlink_gaps = paths.gaps_before(client, first.ts_ns, x.request_first.ts_ns);
-    }
+}
+
+/// The longest exchange `x`'s answer, its first packet captured at
+/// `at_ns`, can have waited in the queue of `client`'s downlink
+/// (`PathSamples::busy_before`), and, where that is more than none, the
+/// stalls in its wait (`PathSamples::gaps_before`).
+fn time_downlink_wait(
+    paths: &PathSamples,
+    client: std::net::IpAddr,
+    x: &mut crate::Exchange,
+    at_ns: i64,
+) {
+    let since = x.request_first.ts_ns;
+    x.downlink_busy_ns = paths.busy_before(client, at_ns, since);
+    x.downlink_gaps = if x.downlink_busy_ns > 0 {
+        paths.gaps_before(client, at_ns, since)
+    } else {
+        None
+    };
 }
 
 /// A request began or got its answer: the host's calls hear of it, and an
@@ -1270,11 +1286,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     }
     if let (true, Some(answer)) = (answered, x.response_first) {
         // (The answer's own bytes counted: track_in noted its arrival.)
-        x.downlink_busy_ns = paths.busy_before(client.ip, answer.ts_ns, x.request_first.ts_ns);
+        time_downlink_wait(paths, client.ip, x, answer.ts_ns);
         if x.downlink_busy_ns == 0 {
             conn.busy_asked_again = Some((answer.frame, BUSY_ASKED_AGAIN));
-        } else {
-            x.downlink_gaps = paths.gaps_before(client.ip, answer.ts_ns, x.request_first.ts_ns);
         }
         x.upstream = calls
             .answered(Asking {

@@ -156,10 +156,7 @@ fn excess_of(
 /// pure ACK.)
 fn near_answers(rtt: &rttdoc_analyze::RttFacts) -> (Option<i64>, Option<i64>) {
     let near = |ns: Option<i64>| ns.filter(|&ns| ns <= NEAR_ANSWER_NS);
-    let fastest = |a: Option<i64>, b: Option<i64>| match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let fastest = |a: Option<i64>, b: Option<i64>| a.into_iter().chain(b).min();
     let (client, server) = rtt.pure_ack_sides;
     (
         fastest(client, near(rtt.min_client_side)),

@@ -645,6 +645,12 @@ impl Serialize for TlsMessage {
 }
 
 impl TlsReport {
+    /// Whether the client offered to resume a session: a PSK (TLS 1.3),
+    /// a ticket, or a session ID the same server issued earlier.
+    pub fn resumption_offered(&self) -> bool {
+        self.psk_offered || self.session_ticket_offered || self.session_id_offered
+    }
+
     /// The server's handshake message right after its Certificate: a
     /// stapled CertificateStatus, or the next message of a TLS 1.2 flight
     /// without one (ServerKeyExchange, CertificateRequest,
@@ -1419,8 +1425,9 @@ pub enum Detail {
         unopened: bool,
         /// Another of the client's connections received server data
         /// during the stall (its `tcp.stream` and that frame): the
-        /// client's link was up, and the drops were this connection's
-        /// alone (its server, or a filter matching its flow).
+        /// client's link was up, and what dropped this connection's
+        /// packets did not drop all of the client's (a filter matching
+        /// its flow or application, its server).
         heard_elsewhere: Option<(u64, u64)>,
     },
     /// The SYN sent again.

@@ -12,6 +12,12 @@ use rttdoc_model::{
     QuicVersion, RequestedClose, StatusStaple, TfoOutcome,
 };
 
+/// Where a client's slow handshake turn goes on verifying a certificate,
+/// what to look at (its fix's first sentence, unended).
+const CLIENT_VERIFICATION: &str = "On the client: look for revocation checks and intermediate-certificate fetches (the server \
+     can spare them: send the whole chain, short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or \
+     event-loop load when many connections open at once";
+
 /// Fills `explanation` and `fix` of every finding of the connection.
 pub fn word(c: &mut ConnectionReport) {
     for i in 0..c.findings.len() {
@@ -1036,33 +1042,26 @@ pub fn explanation(x: &Finding) -> String {
             sender,
             stalls,
             unanswered: true,
-            heard_elsewhere: Some((stream, frame)),
+            heard_elsewhere,
             ..
         } => {
             let (who, peer) = side(*sender);
+            let dropped = match heard_elsewhere {
+                Some((stream, frame)) => format!(
+                    "while the client's other connections kept receiving (stream {stream}, frame {frame}): the client's \
+                     link was up, so what dropped this connection's packets did not drop all of the client's: a box on \
+                     the way that matched this flow (a firewall or DPI filter blocking the application or port, often \
+                     every connection of that application at once; a NAT or load balancer that lost the connection's \
+                     state), or the {peer} (gone, or no longer holding the connection)."
+                ),
+                None => format!(
+                    "so the path (or the {peer}) was dropping everything the {who} sent for that long, a black hole, not a \
+                     loss too short to trigger fast retransmit."
+                ),
+            };
             format!(
                 "The {who} sat idle for its retransmission timer {stalls} times, {cost:.0} ms in all, sending the same \
-                 data again and again as the timer backed off: copy after copy went unanswered, while the client's \
-                 other connections kept receiving (stream {stream}, frame {frame}): the client's link was up, so \
-                 what dropped this connection's packets did not drop all of the client's: a box on the way that \
-                 matched this flow (a firewall or DPI filter blocking the application or port, often every \
-                 connection of that application at once; a NAT or load balancer that lost the connection's state), \
-                 or the {peer} (gone, or no longer holding the connection).",
-                cost = fx(cost),
-            )
-        }
-        Detail::RtoStall {
-            sender,
-            stalls,
-            unanswered: true,
-            ..
-        } => {
-            let (who, peer) = side(*sender);
-            format!(
-                "The {who} sat idle for its retransmission timer {stalls} times, {cost:.0} ms in all, sending the same \
-                 data again and again as the timer backed off: copy after copy went unanswered, so the path (or the \
-                 {peer}) was dropping everything the {who} sent for that long, a black hole, not a loss too short to \
-                 trigger fast retransmit.",
+                 data again and again as the timer backed off: copy after copy went unanswered, {dropped}",
                 cost = fx(cost),
             )
         }
@@ -1955,21 +1954,20 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::ClientThinkTime {
             resumption_refused: true,
             ..
-        } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
-             short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once. \
-             The client offered to resume its session and the server refused (resumption_missed): a server that resumes (a session cache shared \
-             by its workers and the servers behind the name, ticket keys) spares the client the verification."
-            .into(),
+        } => format!(
+            "{CLIENT_VERIFICATION}. The client offered to resume its session and the server refused (resumption_missed): a server \
+             that resumes (a session cache shared by its workers and the servers behind the name, ticket keys) spares the client the \
+             verification."
+        ),
         Detail::ClientThinkTime {
             no_certificate: true,
             ..
         } => "On the client: the suite sends no certificate, so look at its key exchange and at what kept it busy (many connections \
              opened at once and handled one after another, a slow CPU); resumption shortens each handshake's turn."
             .into(),
-        Detail::ClientThinkTime { .. } => "On the client: look for revocation checks and intermediate-certificate fetches (the server can spare them: send the whole chain, \
-             short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or event-loop load when many connections open at once; \
-             session resumption skips the verification."
-            .into(),
+        Detail::ClientThinkTime { .. } => {
+            format!("{CLIENT_VERIFICATION}; session resumption skips the verification.")
+        }
         Detail::CertificateFetch {
             what: CertificateCheck::Intermediate,
             ..

@@ -90,10 +90,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         resumed: f.resumed(),
         costly_key_exchange: f.costly_key_exchange.clone(),
         no_certificate: f.certificate_less,
-        resumption_refused: f.report.tls.as_ref().is_some_and(|t| {
-            t.resumed == Some(false)
-                && (t.psk_offered || t.session_ticket_offered || t.session_id_offered)
-        }),
+        resumption_refused: f
+            .report
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.resumed == Some(false) && t.resumption_offered()),
     };
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);

@@ -64,9 +64,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         .filter(|m| matches!(m.message, TlsMessage::ClientHello | TlsMessage::ServerHello))
         .map(|m| m.frame)
         .collect();
-    // (A TLS 1.2 resumption by session id that fails is not seen: TLS 1.3
-    // clients send a random legacy session id, so ids prove nothing.)
-    let offered = tls.psk_offered || tls.session_ticket_offered || tls.session_id_offered;
+    // (A session ID is an offer only where its server issued it earlier
+    // in the capture: TLS 1.3 clients send a random legacy one.)
+    let offered = tls.resumption_offered();
     match tls.resumed {
         Some(true) => {
             let mut x = f.finding(FindingKind::Resumption, Some(Phase::TlsHandshake));

@@ -868,9 +868,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// The newest server data the client received on another of its
 /// connections while the timer's re-sends `stalls` went unanswered (after
 /// the first stall began, by the last re-send): its link was up, so what
-/// dropped this connection's packets dropped them alone (nDPI's skype.pcap
-/// 37: Dropbox's connection swapped data mid-stall). Its `tcp.stream` and
-/// frame.
+/// dropped this connection's packets did not drop all of the client's
+/// (nDPI's skype.pcap 37: Dropbox's connection swapped data mid-stall).
+/// Its `tcp.stream` and frame.
 fn heard_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<(u64, u64)> {
     let began = stalls
         .iter()
