@@ -16,6 +16,10 @@ use crate::seq;
 
 const MAX_OUTSTANDING: usize = 32;
 
+/// The longest a receiver may hold the ACK of new data waiting for data of
+/// its own to carry it (RFC 9293 3.8.6.3; Linux holds at most 200 ms).
+const ACK_DELAY_MAX_NS: i64 = 500_000_000;
+
 #[derive(Debug, Default)]
 pub struct RttSamples {
     outstanding: [VecDeque<(u32, i64)>; 2],
@@ -91,11 +95,35 @@ impl RttSamples {
             self.outstanding[r].pop_front();
         }
         if let Some(sent) = newest {
-            keep_min(&mut self.data_min[r], ts_ns - sent);
+            let sample = ts_ns - sent;
+            keep_min(&mut self.data_min[r], sample);
             if pure {
-                keep_min(&mut self.pure_ack_min[r], ts_ns - sent);
+                keep_min(&mut self.pure_ack_min[r], sample);
             }
         }
+    }
+
+    /// Whether the client ACKed the server's data only on its own writes:
+    /// it sent no pure ACK of new data, and even its fastest answer came
+    /// later than a kernel holds an ACK waiting for data to carry it. Its
+    /// pure ACKs are missing from the capture (filtered out, as test
+    /// captures of request/response protocols often are), and its answers
+    /// are its next requests, sent when its application chose: each times
+    /// that, not the path (Beats' redis_session.pcap, whose "round trip"
+    /// of 1.19 s was a person's quickest next command). A server's answers
+    /// are still the samples they were: a response is prompted by its
+    /// request; and a client that answered faster even once was timed by
+    /// the path at least then (a peer streaming data carries its ACKs on
+    /// it and needs no pure ACK).
+    fn acks_ride_writes(&self, d: usize) -> bool {
+        d == Direction::ServerToClient.index()
+            && self.pure_ack_min[d].is_none()
+            && self.data_min[d].is_some_and(|fastest| fastest > ACK_DELAY_MAX_NS)
+    }
+
+    /// Each direction's data/ACK minimum, where its answers timed the path.
+    fn data_mins(&self) -> [Option<i64>; 2] {
+        std::array::from_fn(|d| self.data_min[d].filter(|_| !self.acks_ride_writes(d)))
     }
 
     /// The client's and the server's side of the path as their pure ACKs
@@ -153,8 +181,13 @@ impl RttSamples {
     /// Each direction's timestamp minimum: the prompted samples', lowered
     /// by an unprompted one only where the direction has a prompted
     /// sample of either kind (data or timestamp).
+    /// (None where the client's ACKs rode on its writes: its echoes did
+    /// too.)
     fn ts_mins(&self) -> [Option<i64>; 2] {
         std::array::from_fn(|d| {
+            if self.acks_ride_writes(d) {
+                return None;
+            }
             let timed = self.ts_min[d].or(self.data_min[d]).is_some();
             match (self.ts_min[d], self.unprompted_min[d].filter(|_| timed)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -173,7 +206,7 @@ impl RttSamples {
     /// Like [`min_for`](Self::min_for), named by the kind of sample that
     /// gave it (a timestamp echo only where it was strictly smaller).
     pub fn min_for_sourced(&self, dir: Direction) -> Option<(i64, RttSource)> {
-        pick(self.data_min[dir.index()], self.ts_mins()[dir.index()])
+        pick(self.data_mins()[dir.index()], self.ts_mins()[dir.index()])
     }
 
     /// RTT from samples of both directions (each side of the capture
@@ -184,13 +217,13 @@ impl RttSamples {
             [Some(x), Some(y)] => combine(Some(x), Some(y)),
             _ => None,
         };
-        pick(both(self.data_min), both(self.ts_mins()))
+        pick(both(self.data_mins()), both(self.ts_mins()))
     }
 
     /// The smallest sample of any kind, for thresholds while tracking.
     pub fn best_ns(&self) -> Option<i64> {
         let both = |a: [Option<i64>; 2]| combine(a[0], a[1]);
-        match (both(self.data_min), both(self.ts_mins())) {
+        match (both(self.data_mins()), both(self.ts_mins())) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -204,10 +237,8 @@ impl RttSamples {
     pub fn estimate(&self) -> Option<(i64, RttSource)> {
         self.two_sided_estimate().or_else(|| {
             let [ts0, ts1] = self.ts_mins();
-            pick(
-                combine(self.data_min[0], self.data_min[1]),
-                combine(ts0, ts1),
-            )
+            let [data0, data1] = self.data_mins();
+            pick(combine(data0, data1), combine(ts0, ts1))
         })
     }
 }
@@ -382,6 +413,47 @@ mod tests {
         r.on_timestamps(ClientToServer, (1001, 7000), true, true, 28 * MS + 24_000);
         r.on_ack(ClientToServer, 500, 28 * MS + 24_000, true);
         assert_eq!(r.estimate(), Some((28 * MS, RttSource::DataAck)));
+    }
+
+    #[test]
+    fn a_clients_acks_riding_its_next_commands_time_no_round_trip() {
+        // Captured at a server whose client's pure ACKs were filtered out:
+        // each answer, sent 0.05 ms after its command, is ACKed only by the
+        // next command, 1.2 s or more later.
+        let mut r = RttSamples::default();
+        let mut at = 0;
+        for (i, pause) in [3_700, 1_200, 32_000].into_iter().enumerate() {
+            let i = i as u32;
+            r.on_data(ClientToServer, 100 * (i + 1), at);
+            r.on_ack(ServerToClient, 100 * (i + 1), at + MS / 20, false);
+            r.on_data(ServerToClient, 500 * (i + 1), at + MS / 20);
+            at += MS / 20 + pause * MS;
+            r.on_ack(ClientToServer, 500 * (i + 1), at, false);
+        }
+        // The server's answers alone time anything.
+        assert_eq!(r.min_for(ServerToClient), None);
+        assert_eq!(r.estimate(), Some((MS / 20, RttSource::DataAck)));
+        // One pure ACK from the client, and its answers time the path
+        // again (a kernel ACKs on its own within 500 ms).
+        r.on_data(ServerToClient, 5000, at);
+        r.on_ack(ClientToServer, 5000, at + 40 * MS, true);
+        assert_eq!(r.min_for(ServerToClient), Some(40 * MS));
+    }
+
+    #[test]
+    fn a_client_that_answered_within_a_delayed_ack_once_is_timed_by_it() {
+        // A peer that streams its own data carries its ACKs on it: no pure
+        // ACK, and its answers, as fast as the path, are the round trip
+        // (a 160 ms peer here, seconds slow once).
+        let mut r = RttSamples::default();
+        r.on_data(ClientToServer, 100, 0);
+        r.on_ack(ServerToClient, 100, MS / 10, false);
+        r.on_data(ServerToClient, 500, MS);
+        r.on_ack(ClientToServer, 500, 161 * MS, false);
+        r.on_data(ServerToClient, 900, 200 * MS);
+        r.on_ack(ClientToServer, 900, 2_200 * MS, false);
+        assert_eq!(r.min_for(ServerToClient), Some(160 * MS));
+        assert_eq!(r.estimate(), Some((160 * MS, RttSource::DataAck)));
     }
 
     #[test]

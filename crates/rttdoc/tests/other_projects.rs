@@ -1819,3 +1819,86 @@ fn a_clients_turn_on_a_dhe_suite_names_it_and_a_psk_suite_checks_no_certificate(
     }
     assert_eq!(named, 2, "both DHE suites' client turns: {suites:?}");
 }
+
+/// A client whose pure ACKs the capture lacks: each ACK of an answer
+/// rides on its next command, seconds on. Those waits are a person's,
+/// not the path's: the round trip comes from the server's answers (its
+/// own turnaround at most, on a loopback), and an answer that took the
+/// server ten milliseconds is its think time, the rest none.
+#[test]
+fn acks_riding_the_clients_next_commands_are_no_round_trip() {
+    if !require(
+        "acks_riding_the_clients_next_commands_are_no_round_trip",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("packetbeat-redis_session.pcap", 1);
+    let doc = run_rttdoc_json(&capture);
+    // (frame, time, from the client, payload)
+    let rows: Vec<(u64, f64, bool, u64)> = tshark_fields(
+        &capture,
+        &[],
+        "tcp",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.srcport",
+            "tcp.len",
+        ],
+    )
+    .iter()
+    .map(|r| {
+        (
+            r[0].parse().unwrap(),
+            seconds(&r[1]),
+            r[2] == "32810",
+            r[3].parse().unwrap(),
+        )
+    })
+    .collect();
+    assert!(rows.iter().all(|r| r.3 > 0), "the premise: no pure ACK");
+    // Each answer's time after its request, and the client's after it.
+    let answers: Vec<(u64, u64, f64)> = rows
+        .windows(2)
+        .filter(|w| w[0].2 && !w[1].2)
+        .map(|w| (w[0].0, w[1].0, (w[1].1 - w[0].1) * 1e3))
+        .collect();
+    let next_commands: Vec<f64> = rows
+        .windows(2)
+        .filter(|w| !w[0].2 && w[1].2)
+        .map(|w| (w[1].1 - w[0].1) * 1e3)
+        .collect();
+    let quickest_command = next_commands.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(quickest_command > 500.0, "the premise: {next_commands:?}");
+    let c = connection(&doc, 0);
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    let fastest_answer = answers.iter().map(|a| a.2).fold(f64::MAX, f64::min);
+    assert!(
+        rtt <= fastest_answer + 1e-3,
+        "rtt {rtt} ms: {}",
+        c["rtt_source"]
+    );
+    // The one answer 10 ms or more after its request is the server's time.
+    let slow: Vec<_> = answers.iter().filter(|a| a.2 >= 10.0).collect();
+    assert_eq!(slow.len(), 1, "{answers:?}");
+    let think: Vec<_> = findings_of(&doc, 0)
+        .into_iter()
+        .filter(|x| x["kind"] == "server_think_time")
+        .collect();
+    assert_eq!(think.len(), 1, "{}", c["findings"]);
+    let frames: Vec<u64> = think[0]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_u64().unwrap())
+        .collect();
+    assert_eq!(frames, vec![slow[0].0, slow[0].1]);
+    let cost = think[0]["cost_ms"].as_f64().unwrap();
+    assert!(
+        cost > slow[0].2 - rtt - 0.01 && cost <= slow[0].2 + 0.01,
+        "{cost} ms for an answer {} ms after its request",
+        slow[0].2
+    );
+}
