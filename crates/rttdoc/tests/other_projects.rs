@@ -1902,3 +1902,79 @@ fn acks_riding_the_clients_next_commands_are_no_round_trip() {
         slow[0].2
     );
 }
+
+/// A database answering each query the moment it is done: every answer
+/// ACKs its query, so none is a tick of a timer of the server's own,
+/// however regular the slow ones' spacing; each answer 5 ms or more
+/// after its query is the server's think time, cited as its wait.
+#[test]
+fn answers_that_ack_their_queries_are_no_timer_ticks() {
+    if !require(
+        "answers_that_ack_their_queries_are_no_timer_ticks",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("packetbeat-mysql_int_string_operations.pcap", 1);
+    let doc = run_rttdoc_json(&capture);
+    // (frame, time, from the client, seq, ack, payload)
+    let rows: Vec<(u64, f64, bool, u64, u64, u64)> = tshark_fields(
+        &capture,
+        &[],
+        "tcp",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.srcport",
+            "tcp.seq",
+            "tcp.ack",
+            "tcp.len",
+        ],
+    )
+    .iter()
+    .map(|r| {
+        (
+            r[0].parse().unwrap(),
+            seconds(&r[1]),
+            r[2] == "54811",
+            r[3].parse().unwrap(),
+            r[4].parse().unwrap(),
+            r[5].parse().unwrap(),
+        )
+    })
+    .collect();
+    // Each query's last segment and the server's answer that ACKs it.
+    let slow: Vec<(u64, u64)> = rows
+        .windows(2)
+        .filter(|w| w[0].2 && !w[1].2 && w[1].5 > 0 && w[1].4 == w[0].3 + w[0].5)
+        .filter(|w| w[1].1 - w[0].1 >= 0.005)
+        .map(|w| (w[0].0, w[1].0))
+        .collect();
+    assert!(slow.len() >= 5, "the premise: {slow:?}");
+    let c = connection(&doc, 0);
+    for row in c["ledger"].as_array().unwrap() {
+        assert!(
+            !row["ideal_basis"].as_str().unwrap().contains("timer"),
+            "{row}"
+        );
+    }
+    let think = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "server_think_time")
+        .unwrap_or_else(|| panic!("{}", c["findings"]));
+    let waits: Vec<(u64, u64)> = think["waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["from_frame"].as_u64().unwrap(),
+                w["to_frame"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    for pair in &slow {
+        assert!(waits.contains(pair), "{pair:?} not in {waits:?}");
+    }
+}

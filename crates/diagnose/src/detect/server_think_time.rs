@@ -1500,6 +1500,10 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     let mut prompted = false;
     let mut acked: Option<u32> = None;
     let mut sent: Option<(u32, i64)> = None;
+    // When each of the server's messages began, as the client's are
+    // counted: new data after the client's, or after a pause of the
+    // threshold (answers or not; `starts` keeps only those after a pause).
+    let mut server_messages: Vec<i64> = Vec::new();
     for r in f.timeline {
         if r.dir == server {
             server_last = Some(f.on_clock_of(client, r));
@@ -1520,6 +1524,9 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
         }
         if r.len == 0 || !r.new_data {
             continue;
+        }
+        if prompted || sent.is_none_or(|(_, last)| r.ts_ns - last >= threshold) {
+            server_messages.push(r.ts_ns);
         }
         let idle = sent.is_none_or(|(end, last)| {
             r.ts_ns - last >= threshold && acked.is_some_and(|a| seq::le(end, a))
@@ -1559,7 +1566,7 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
     if ones < 4 || ticks.len() * 3 < starts.len() {
         return None;
     }
-    if unprompted < 2 && !client_on_its_own(&starts, &ticks, &client_starts) {
+    if unprompted < 2 && !client_on_its_own(&starts, &ticks, &client_starts, &server_messages) {
         return None;
     }
     // A timer found at three round trips or more may beat faster (a
@@ -1592,17 +1599,26 @@ fn find_ticks(f: &Facts<'_>, threshold: i64) -> Option<Ticks> {
 /// Whether the client, sending before every one of the server's ticks,
 /// still keeps a rhythm of its own: over the ticks' span it began a
 /// quarter more messages than the server did (all of the server's, ticks
-/// or not). A client polling a server that answers each poll begins as
-/// many as the server; one that sends on its own timer faster than the
-/// server's (netperfmeter's flows: the client every 250 ms, the server
-/// every 334 ms) gets no answer to most of its messages, and the server's
-/// messages, each after one of the client's, keep the server's period.
-fn client_on_its_own(starts: &[(i64, bool)], ticks: &[usize], client_starts: &[i64]) -> bool {
+/// or not, counted as the client's are: a server that answered each of
+/// a client's queries at once began as many as the client, though only
+/// its slow answers came after a pause; Beats' mysql_int_string_operations
+/// had read as a timer). A client polling a server that answers each
+/// poll begins as many as the server; one that sends on its own timer
+/// faster than the server's (netperfmeter's flows: the client every 250
+/// ms, the server every 334 ms) gets no answer to most of its messages,
+/// and the server's messages, each after one of the client's, keep the
+/// server's period.
+fn client_on_its_own(
+    starts: &[(i64, bool)],
+    ticks: &[usize],
+    client_starts: &[i64],
+    server_messages: &[i64],
+) -> bool {
     let (Some(&first), Some(&last)) = (ticks.first(), ticks.last()) else {
         return false;
     };
     let span = starts[first].0..=starts[last].0;
-    let server = starts.iter().filter(|(t, _)| span.contains(t)).count();
+    let server = server_messages.iter().filter(|t| span.contains(t)).count();
     let client = client_starts.iter().filter(|t| span.contains(t)).count();
     4 * client >= 5 * server
 }

@@ -1369,6 +1369,30 @@ fn slow_answers_that_differ_or_wait_for_the_clients_own_rhythm_are_think_time() 
 }
 
 #[test]
+fn a_database_answering_each_query_when_done_keeps_no_timer() {
+    // Beats' mysql_int_string_operations: a client queries 1.5 ms after
+    // each answer arrives, on a 0.1 ms path; most answers leave at once,
+    // every fifth after 10 ms of work, so the slow ones (the only server
+    // messages after a pause) come as regularly as a timer's ticks. But
+    // every one answers a query: the server began as many messages as the
+    // client did, and the slow ones' 10 ms are its think time.
+    let mut w = Wire::new(Path::at_server(0.1));
+    w.handshake(0.0);
+    let mut t = 10.0;
+    for k in 0..30 {
+        let q = w.data(C, t, 40);
+        let work = if k % 5 == 4 { 10.0 } else { 0.05 };
+        let a = w.data(S, w.arrival(q) + work, 60);
+        t = w.arrival(a) + 1.5;
+    }
+    let f = w.run().the(ServerThinkTime).clone();
+    assert_eq!(f.waits.len(), 6, "{:?}", f.waits);
+    for wait in &f.waits {
+        assert!((wait.ms - 10.0).abs() < 0.5, "{wait:?}");
+    }
+}
+
+#[test]
 fn turn_taking_at_the_pace_of_the_round_trip_is_no_timer() {
     // An interactive session (ssh.pcap's key exchange): the client
     // answers each server message at once and the server takes 25 ms
