@@ -382,6 +382,13 @@ pub struct Answered {
     pub status: u16,
     /// Its request's name ("GET /docs").
     pub request_label: Option<String>,
+    /// Of the time from the request's last segment to the answer, what
+    /// the server's side of the path (its fastest answer from the capture
+    /// point, the SYN's included) does not hold: the server's own work on
+    /// the request, 0 when unknown. A request that had work to do (a
+    /// login, a logout, a form) had it done however it was answered, and
+    /// a slow one is the server's think time, not the redirect's.
+    pub server_ns: i64,
 }
 
 pub(crate) struct Kept {
@@ -603,6 +610,7 @@ mod tests {
             answer,
             status: 301,
             request_label: None,
+            server_ns: 0,
         }
     }
 

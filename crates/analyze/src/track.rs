@@ -1499,6 +1499,7 @@ fn note_http2_follow_ups(
                     answer,
                     status,
                     request_label,
+                    server_ns: server_work_ns(conn, request, answer),
                 };
                 calls.redirects.answered(client, location, answered);
             }
@@ -1561,6 +1562,7 @@ fn note_redirect(conn: &mut Connection, redirects: &mut crate::redirect::Redirec
     let (Some(answer), Some(status)) = (x.response_first, x.status) else {
         return;
     };
+    let server_ns = server_work_ns(conn, x.request_last, answer);
     redirects.answered(
         conn.client.ip,
         location,
@@ -1571,8 +1573,19 @@ fn note_redirect(conn: &mut Connection, redirects: &mut crate::redirect::Redirec
             answer,
             status,
             request_label: x.label.clone(),
+            server_ns,
         },
     );
+}
+
+/// The server's own time before an answer at `answer` to a request whose
+/// last segment was captured at `request`: what the server's side of the
+/// path (its fastest answer yet, from the capture point) does not hold;
+/// 0 when that side is unknown.
+fn server_work_ns(conn: &Connection, request: Stamp, answer: Stamp) -> i64 {
+    conn.exchanges
+        .server_side_ns
+        .map_or(0, |side| (answer.ts_ns - request.ts_ns - side).max(0))
 }
 
 /// A request began that may answer an authentication challenge answered

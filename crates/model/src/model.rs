@@ -1240,6 +1240,9 @@ pub enum Detail {
         /// From the redirected request to the redirect's arrival (its
         /// round trip and the server's time).
         answer_ms: f64,
+        /// Of that, the server's own work on the request (beyond its side
+        /// of the path): not the redirect's cost, the request's.
+        server_ms: f64,
         /// From the redirect's arrival to the follow-up's start, on the
         /// capture's clock: the client's turnaround.
         turnaround_ms: f64,

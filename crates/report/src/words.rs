@@ -1082,6 +1082,7 @@ pub fn explanation(x: &Finding) -> String {
             new_connection,
             by_url,
             answer_ms,
+            server_ms,
             turnaround_ms,
             ..
         } => {
@@ -1104,8 +1105,18 @@ pub fn explanation(x: &Finding) -> String {
                 }
                 (false, false) => "asked for directly, the request would have left that much sooner",
             };
+            // (The server's work on the request is the request's, not
+            // the redirect's: said where it is more than a rounding.)
+            let work = if *server_ms >= 1.0 {
+                format!(
+                    " ({} of it the server's own work on the request, which it needed however it was answered)",
+                    crate::fmt_ms(*server_ms)
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "The server answered {asked} {whose} with `{status}` and `Location: {}`{at} {} after it was asked, \
+                "The server answered {asked} {whose} with `{status}` and `Location: {}`{at} {} after it was asked{work}, \
                  and {follow}: the client began {} after the redirect came. The redirect cost {}; {then}.",
                 shortened(location, 100),
                 crate::fmt_ms(*answer_ms),

@@ -1978,3 +1978,61 @@ fn answers_that_ack_their_queries_are_no_timer_ticks() {
         assert!(waits.contains(pair), "{pair:?} not in {waits:?}");
     }
 }
+
+/// The same proxy's redirects (a logout's `302`, a login's): each
+/// redirected request's answer took the server tens of milliseconds, its
+/// work (a session ended or begun), which its own connection names as
+/// server think time. On a loopback, what the redirect itself cost is the
+/// time from its answer to the request that followed it.
+#[test]
+fn a_redirected_requests_own_work_is_not_the_redirects_cost() {
+    if !require(
+        "a_redirected_requests_own_work_is_not_the_redirects_cost",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("packetbeat-wsgi_drum.pcap.gz", 16);
+    let times: std::collections::BTreeMap<u64, f64> = tshark_fields(
+        &capture,
+        &[],
+        "tcp",
+        &["frame.number", "frame.time_relative"],
+    )
+    .iter()
+    .map(|r| (r[0].parse().unwrap(), seconds(&r[1])))
+    .collect();
+    let doc = run_rttdoc_json(&capture);
+    // (Within the round trips measured: a SYN's copy captured 1 ms after
+    // it makes some handshakes read 1 ms long.)
+    let rtt = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["rtt_ms"].as_f64())
+        .fold(0.0, f64::max);
+    assert!(rtt < 2.0, "a loopback: {rtt} ms");
+    let mut redirects = 0;
+    for c in doc["connections"].as_array().unwrap() {
+        for f in c["findings"].as_array().unwrap() {
+            if f["kind"] != "http_redirect" {
+                continue;
+            }
+            redirects += 1;
+            let wait = &f["waits"][0];
+            let answer = times[&wait["release_frame"].as_u64().unwrap()];
+            let from = times[&wait["from_frame"].as_u64().unwrap()];
+            let to = times[&wait["to_frame"].as_u64().unwrap()];
+            let cost = f["cost_ms"].as_f64().unwrap();
+            let followed_ms = (to - answer) * 1e3;
+            assert!(
+                cost > followed_ms - 0.5 && cost < followed_ms + rtt + 0.5,
+                "stream {}: {cost} ms, followed {followed_ms} ms after the answer, asked {} ms before it",
+                c["stream"],
+                (answer - from) * 1e3
+            );
+        }
+    }
+    assert!(redirects >= 4, "{redirects}");
+}

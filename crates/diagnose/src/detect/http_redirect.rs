@@ -26,8 +26,13 @@
 //! name lookup or SYN, when it opened one after the answer; else its
 //! request), and from the redirected request's connection's SYN when that
 //! connection was opened for it (its first request, sent as soon as the
-//! set-up let it: its set-up bought nothing but the redirect). One wait,
-//! released by the 3xx answer; nothing under the ledger's 2 ms floor.
+//! set-up let it: its set-up bought nothing but the redirect). Less the
+//! server's own work on the redirected request (its answer's time beyond
+//! the server's side of the path, redirect.rs's `server_ns`): a login's
+//! or a logout's work was done however it was answered, and a slow answer
+//! is that request's think time (server_think_time's, on its connection):
+//! counted once. One wait, released by the 3xx answer; nothing under the
+//! ledger's 2 ms floor.
 //!
 //! The ledger prices the redirected request's round trip in (an exchange
 //! like any other, one round trip at best): the cost is never attributed
@@ -50,8 +55,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         };
         let to = if r.same_origin { r.follow_up } else { r.began };
         // (redirect.rs: the follow-up began after the answer, which came
-        // after its request.)
-        let wait_ns = to.ts_ns.saturating_sub(from.ts_ns);
+        // after its request.) The server's own work on the redirected
+        // request is no part of it: the request had it done however it was
+        // answered, and a slow one is that request's think time.
+        let wait_ns = to.ts_ns.saturating_sub(from.ts_ns) - a.server_ns;
         if wait_ns < super::causality::EXCESS_FLOOR_NS || to.ts_ns < a.answer.ts_ns {
             continue;
         }
@@ -102,6 +109,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             new_connection,
             by_url: r.by_url,
             answer_ms: a.answer.ts_ns.saturating_sub(a.request.ts_ns).max(0) as f64 / 1e6,
+            server_ms: a.server_ns as f64 / 1e6,
             turnaround_ms: r.began.ts_ns.saturating_sub(a.answer.ts_ns).max(0) as f64 / 1e6,
         };
         out.push(finding);
