@@ -2036,3 +2036,52 @@ fn a_redirected_requests_own_work_is_not_the_redirects_cost() {
     }
     assert!(redirects >= 4, "{redirects}");
 }
+
+/// A command typed a key at a time over telnet (Beats' ipv6.pcap): the
+/// last two keys were held by Nagle until the server's delayed ACKs of
+/// the keys before them. The Enter was typed after "o" left (they left
+/// apart), and the server answered only the whole command: the Enter's
+/// hold alone delayed it; what came before was the typist's time.
+#[test]
+fn a_command_typed_a_key_at_a_time_costs_its_last_hold() {
+    if !require(
+        "a_command_typed_a_key_at_a_time_costs_its_last_hold",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("beats-flowhash-ipv6.pcap", 1);
+    // The client's keys: (frame, time).
+    let keys: Vec<(u64, f64)> = tshark_fields(
+        &capture,
+        &[],
+        "tcp.dstport == 25 && tcp.len > 0",
+        &["frame.number", "frame.time_relative"],
+    )
+    .iter()
+    .map(|r| (r[0].parse().unwrap(), seconds(&r[1])))
+    .collect();
+    assert!(keys.len() >= 4, "{keys:?}");
+    let doc = run_rttdoc_json(&capture);
+    let holds: Vec<_> = findings_of(&doc, 0)
+        .into_iter()
+        .filter(|x| x["kind"].as_str().unwrap().starts_with("nagle"))
+        .collect();
+    assert_eq!(holds.len(), 1, "{holds:?}");
+    let waits = holds[0]["waits"].as_array().unwrap();
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let (before, last) = (keys[keys.len() - 2], keys[keys.len() - 1]);
+    assert_eq!(waits[0]["from_frame"].as_u64(), Some(before.0));
+    assert_eq!(waits[0]["to_frame"].as_u64(), Some(last.0));
+    let cost = holds[0]["cost_ms"].as_f64().unwrap();
+    assert!(((last.1 - before.1) * 1e3 - cost).abs() < 0.01, "{cost}");
+    // Nothing of the typist's time left unexplained beyond the server's
+    // own turnarounds.
+    let c = connection(&doc, 0);
+    assert!(
+        c["unexplained_ms"].as_f64().unwrap() < 50.0,
+        "{}",
+        c["unexplained_ms"]
+    );
+}

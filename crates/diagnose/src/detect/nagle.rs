@@ -69,6 +69,13 @@
 //! otherwise `write_write_read` when K continues a plain-text response
 //! whose first part went out at once (a second write waiting for the ACK
 //! of the first), else `nagle_hold` (e.g. the end of a TLS server flight).
+//! A client's chain of holds (K's segment the previous one of the next
+//! held segment, the two within an MSS: the next was written after K
+//! left, else they would have left as one) costs its last hold alone: the
+//! server, sending nothing but ACKs meanwhile, waited for the request's
+//! end (a command typed a key at a time: Beats' ipv6.pcap, an SMTP `helo`
+//! over telnet, whose last two keys were held). A server's chain may be a
+//! feed read message by message: each of its holds counts.
 //! Cost: the silence before K, summed per connection and kind; when K
 //! begins the answer to the peer's turn (a client's next request after an
 //! answer, a server's answer to a request) and acknowledges it, K was
@@ -716,11 +723,44 @@ fn behind_handshake(f: &Facts<'_>, h: &Hold<'_>) -> bool {
     h.prev.frame <= end && h.held.frame > end && first_request == Some(h.held.frame)
 }
 
+/// Whether the next hold continues hold `i` (its segment the next one's
+/// previous, the two within an MSS): then, for a client's, hold `i`
+/// delayed nothing the server waited for. The next write came after this
+/// segment left (else they would have left as one), and the server,
+/// answering neither with data, waited for the request's end, which the
+/// last hold alone delayed (a person typing a command a key at a time). A
+/// server's chain may be a feed whose every message its reader takes as
+/// it comes: each hold is its own.
+fn continued(holds: &[Hold<'_>], i: usize, mss: u32) -> bool {
+    holds.get(i + 1).is_some_and(|next| {
+        next.prev.frame == holds[i].held.frame && holds[i].held.len + next.held.len <= mss
+    })
+}
+
+/// The held segments of `sender` that a later hold continues
+/// ([`continued`]): what left before them was the writer's pause as far as
+/// the peer went (sender_pace.rs).
+pub(super) fn continued_holds(f: &Facts<'_>, sender: Direction, rtt: i64) -> Vec<u64> {
+    if sender != Direction::ClientToServer {
+        return Vec::new();
+    }
+    let holds = find_holds(f, sender, rtt);
+    let mss = f.mss(sender);
+    (0..holds.len())
+        .filter(|&i| continued(&holds, i, mss))
+        .map(|i| holds[i].held.frame)
+        .collect()
+}
+
 fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Finding>) {
     let plain = f.report.tls.is_none();
+    let mss = f.mss(sender);
     // (kind, phase) -> holds
     let mut groups: Vec<((FindingKind, Phase), Vec<&Hold<'_>>)> = Vec::new();
-    for h in holds {
+    for (i, h) in holds.iter().enumerate() {
+        if sender == Direction::ClientToServer && continued(holds, i, mss) {
+            continue;
+        }
         let delayed = h.ack_delay_ns >= DELAYED_ACK_NS;
         let in_tls = f.tls_end_frame.is_some_and(|end| h.held.frame <= end);
         let response = (sender == Direction::ServerToClient)

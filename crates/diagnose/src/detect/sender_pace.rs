@@ -35,6 +35,10 @@
 //!   is none between the sender and the tap). The same bounds on what was
 //!   in flight and the windows keep a paced bulk sender out.
 //!
+//! - or it is a Nagle hold a later hold continues (nagle.rs: a chain of
+//!   holds costs its last alone; the pauses before the others are the
+//!   writer's as far as the peer, waiting for the chain's end, goes).
+//!
 //! Not a detector: it names nothing, it tells the others which waits were
 //! the writer's.
 
@@ -101,6 +105,10 @@ pub fn sent_as_written(f: &Facts<'_>, sender: Direction) -> Vec<u64> {
             );
         }
     }
+    // A held segment a later hold continues left when its release said,
+    // but what the peer waited for, the chain's end, only the last hold
+    // delayed: the time before the others is the writer's (nagle.rs).
+    frames.extend(super::nagle::continued_holds(f, sender, rtt));
     frames.sort_unstable();
     frames.dedup();
     frames

@@ -268,6 +268,50 @@ fn holds_on_one_connection_add_up_in_one_finding() {
     assert_ms(f.cost_ms, 2.0 * (RTT + KERNEL), EXACT, "two silences");
 }
 
+#[test]
+fn a_command_typed_a_key_at_a_time_is_delayed_by_its_last_hold_alone() {
+    // Telnet to an SMTP server (Beats' ipv6.pcap): each key leaves as it
+    // is typed when nothing is unacknowledged; "o" and the Enter came while
+    // the key before was unacknowledged, each held until the server's
+    // delayed ACK. The Enter was typed after "o" left (else the two would
+    // have left as one): the command was complete only at its release, the
+    // server answering nothing before it, and only that hold delayed it.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let l = w.data(C, 100.0, 1);
+    let ack_l = w.ack(S, w.arrival(l) + 200.0);
+    let o_key = w.data(C, w.arrival(ack_l) + KERNEL, 1);
+    let ack_o = w.ack(S, w.arrival(o_key) + 200.0);
+    let enter = w.data(C, w.arrival(ack_o) + KERNEL, 2);
+    let ack_enter = w.ack(S, w.arrival(enter) + 1.0);
+    let reply = w.send(S, w.sent(ack_enter) + 0.1, b"250 hello\r\n");
+    w.ack(C, w.arrival(reply));
+    let o = w.run();
+    let f = o.the(NagleDelayedAck);
+    assert_eq!(f.frames, o.frames(&[enter, ack_o]));
+    let silence = RTT + 200.0 + KERNEL;
+    assert_waits(
+        &f.waits,
+        &[o.wait(o_key, enter, Some(ack_o), silence)],
+        EXACT,
+    );
+    assert_ms(f.cost_ms, silence, EXACT, "the Enter's hold alone");
+    // The time before "o" was the typist's: nothing left unexplained.
+    let row = o
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.phase == Phase::FirstByte)
+        .unwrap();
+    // (and the server's 1.1 ms over the command).
+    assert_ms(
+        row.excess_ms.unwrap(),
+        silence + 1.1,
+        0.2,
+        "the Enter's hold",
+    );
+}
+
 // ------------------------------------------------------------ near misses
 
 /// Like [`split_post`] at the client, with the body's size and departure
