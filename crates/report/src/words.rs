@@ -1638,9 +1638,9 @@ pub fn explanation(x: &Finding) -> String {
             answered_late: Some(syn_ack),
             ..
         } => format!(
-            "The client sent its SYN {syns} times, {cost:.0} ms of its SYN retransmission timer, but nothing was lost: \
-             the server had answered (SYN-ACK, frame {syn_ack}) before the last SYN, and the client's ACK echoes that \
-             SYN-ACK's timestamp, so it arrived, late: the path held it past the client's timer.",
+            "The client sent its SYN {syns} times, but nothing was lost: the server had answered (SYN-ACK, frame \
+             {syn_ack}) before the last SYN, and the client's ACK echoes that SYN-ACK's timestamp, so it arrived, late: \
+             the path held it past the client's timer, {cost:.0} ms beyond the round trip a handshake takes.",
             cost = fx(cost),
         ),
         Detail::ConnectBack {

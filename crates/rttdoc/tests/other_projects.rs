@@ -2085,3 +2085,50 @@ fn a_command_typed_a_key_at_a_time_costs_its_last_hold() {
         c["unexplained_ms"]
     );
 }
+
+/// The same proxy's capture: two connections whose SYN-ACKs left within
+/// 0.1 ms of their SYNs and reached the client 1.5 s later (its ACKs echo
+/// them), its timer sending each SYN again meanwhile. The client waited
+/// until the answer came, not for its timer: from the first SYN to its
+/// ACK, less a handshake's round trip, released by the echoed SYN-ACK.
+#[test]
+fn a_syn_ack_held_on_the_way_costs_the_whole_wait_for_it() {
+    if !require(
+        "a_syn_ack_held_on_the_way_costs_the_whole_wait_for_it",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("packetbeat-http_minitwit.pcap", 5);
+    let doc = run_rttdoc_json(&capture);
+    let times = frame_times(&capture);
+    let mut held = 0;
+    for c in doc["connections"].as_array().unwrap() {
+        let stream = c["stream"].as_u64().unwrap();
+        let Some(x) = findings_of(&doc, stream)
+            .into_iter()
+            .find(|x| x["kind"] == "syn_retransmit")
+        else {
+            continue;
+        };
+        held += 1;
+        let hs = &c["handshake"];
+        let w = &x["waits"][0];
+        assert_eq!(w["from_frame"], hs["syn_frame"], "{x}");
+        assert_eq!(w["to_frame"], hs["ack_frame"], "{x}");
+        let ack = hs["ack_frame"].as_u64().unwrap();
+        let syn = hs["syn_frame"].as_u64().unwrap();
+        let release = w["release_frame"].as_u64().unwrap();
+        assert!(release < ack, "{x}");
+        let waited = (times[&ack] - times[&syn]) * 1e3;
+        let rtt = c["rtt_ms"].as_f64().unwrap();
+        let cost = x["cost_ms"].as_f64().unwrap();
+        assert!(
+            (cost - (waited - rtt)).abs() < 0.01,
+            "{cost} vs {waited} - {rtt}"
+        );
+        assert!(waited > 1400.0, "{waited}");
+    }
+    assert_eq!(held, 2);
+}

@@ -21,8 +21,11 @@
 //! arrived, and the client's timer fired while the path held it
 //! (RFC 3522's test, as retransmission.rs applies it to data; packetbeat's
 //! http_minitwit.pcap, a proxy's host: SYN-ACKs sent within 0.1 ms of
-//! their SYNs, the client's ACKs 1.5 s later echoing them). The wait is
-//! the same; the words and the fix name the path's delay, not a drop.
+//! their SYNs, the client's ACKs 1.5 s later echoing them). The client
+//! waited, then, until that answer reached it: from its first SYN to its
+//! ACK, less the round trip any handshake takes, released by the echoed
+//! SYN-ACK (its timer's re-send bought nothing); the words and the fix
+//! name the path's delay, not a drop.
 //! When the capture shows the server's SYN-ACK to the first SYN before
 //! the client sent its second (and nothing says it arrived late), the SYN
 //! was not lost and no queue was full: the SYN-ACK was lost between the
@@ -88,6 +91,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let answered_late = answered_late(f, &syns);
+    // Answered in time and held on the way: the client's wait ran until
+    // that answer reached it (its ACK), not to its timer's re-send, which
+    // the answer did not need; less the round trip any handshake takes.
+    let held = answered_late.and_then(|echoed| {
+        let ack = f.report.handshake.ack_frame?;
+        let ack = f.timeline.iter().find(|r| r.frame == ack)?;
+        let ms = (ack.ts_ns - syns[0].ts_ns - f.rtt_ns.unwrap_or(0)).max(0) as f64 / 1e6;
+        Some(vec![Wait {
+            from_frame: syns[0].frame,
+            to_frame: ack.frame,
+            release_frame: Some(echoed),
+            ms,
+        }])
+    });
+    let waits = held.unwrap_or(waits);
     // (Not behind a relay that answered the SYN itself, a phone's VPN
     // capture app: its capture times are when it read each packet, and a
     // second late stalls its reads, the SYN's with them; webex.pcap's
