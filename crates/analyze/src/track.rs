@@ -1581,8 +1581,14 @@ fn note_redirect(conn: &mut Connection, redirects: &mut crate::redirect::Redirec
 /// The server's own time before an answer at `answer` to a request whose
 /// last segment was captured at `request`: what the server's side of the
 /// path (its fastest answer yet, from the capture point) does not hold;
-/// 0 when that side is unknown.
+/// 0 when that side is unknown (behind a relay that answered the SYN
+/// itself, the SYN-ACK timed the relay: nDPI's EAQ.pcap, a phone's
+/// capture app whose 302 came 89 ms after its request, all but the
+/// relay's 2 ms the path beyond it).
 fn server_work_ns(conn: &Connection, request: Stamp, answer: Stamp) -> i64 {
+    if conn.behind_relay() {
+        return 0;
+    }
     conn.exchanges
         .server_side_ns
         .map_or(0, |side| (answer.ts_ns - request.ts_ns - side).max(0))
