@@ -534,6 +534,9 @@ pub struct Connection {
     /// its SYN-ACK's clock (shared_clock.rs): looked up when it is handed
     /// on; 0 before.
     pub(crate) servers_on_clock: u32,
+    /// The client's TCP clock rate, when its SYNs were sent again and
+    /// its SYNs over the capture tell it (client_clock.rs).
+    pub(crate) client_clock_hz: Option<u32>,
     /// The name lookup its client made for its server just before its
     /// SYN (dns.rs).
     pub(crate) lookup: Option<Box<crate::dns::NameLookup>>,
@@ -623,6 +626,7 @@ impl Connection {
             client_false_starts: false,
             server_clock: None,
             servers_on_clock: 0,
+            client_clock_hz: None,
             previous_looked_up: false,
             lookup: None,
             lookup_looked_up: false,

@@ -117,6 +117,9 @@ pub struct ConnectionFacts {
     /// had received on another of its connections by then: its link was
     /// up then (a stall it shared no part of was this connection's own).
     pub heard_at_resends: Vec<(u64, crate::Heard)>,
+    /// The client's TCP clock rate, when it sent its SYN again and its
+    /// SYNs over the capture tell the rate (client_clock.rs).
+    pub client_clock_hz: Option<u32>,
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time).
     pub sibling_closes: Vec<(bool, i64)>,
@@ -288,6 +291,7 @@ impl Connection {
             path_busy: std::mem::take(&mut c.path_busy),
             late_retransmissions: std::mem::take(&mut c.late_retransmissions),
             heard_at_resends: std::mem::take(&mut c.heard_at_resends),
+            client_clock_hz: c.client_clock_hz,
             sibling_closes: std::mem::take(&mut c.sibling_closes),
             certificate_fetches: std::mem::take(&mut c.certificate_fetches),
             sibling_data: std::mem::take(&mut c.sibling_data),

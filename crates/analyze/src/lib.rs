@@ -23,6 +23,7 @@ mod binlog;
 mod bitcoin;
 mod cert_fetch;
 mod challenge;
+mod client_clock;
 mod closes;
 mod commands;
 mod connect_back;

@@ -179,6 +179,7 @@ impl Embryo {
             path_busy: Vec::new(),
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
+            client_clock_hz: None,
             sibling_closes: Vec::new(),
             certificate_fetches: Vec::new(),
             sibling_data: Vec::new(),

@@ -559,6 +559,9 @@ impl<'s> Tracker<'s> {
                 self.next_stream += 1;
                 self.calls.dials.syn(stream, seg.src, destination(seg), at);
                 self.calls.lookups.syn(stream, destination(seg), at);
+                if let Some((tsval, _)) = seg.options.timestamps {
+                    self.calls.client_clocks.note(seg.src, at.ts_ns, tsval);
+                }
                 self.quic.tcp_syn(seg.src, destination(seg), stream, at);
                 self.embryos.insert(
                     key,
@@ -924,6 +927,11 @@ impl<'s> Tracker<'s> {
                 );
             }
         }
+        // A client whose SYNs were sent again: its clock spaces them as
+        // its timer did, whatever stamped their capture (client_clock.rs).
+        if c.syn_count > 1 {
+            c.client_clock_hz = self.calls.client_clocks.hz(c.client.ip);
+        }
         // Whether a box answered its client for other servers too, on its
         // SYN-ACK's clock (shared_clock.rs).
         if let Some((ts_ns, tsval)) = c.server_clock {
@@ -1144,6 +1152,13 @@ fn track_in(
             calls
                 .server_clocks
                 .note(conn.client.ip, conn.server.ip, at.ts_ns, tsval);
+        }
+    }
+    // The client's clock, read off its SYNs over the capture
+    // (client_clock.rs).
+    if seg.flags.syn() && !seg.flags.ack() && dir == Direction::ClientToServer {
+        if let Some((tsval, _)) = seg.options.timestamps {
+            calls.client_clocks.note(conn.client.ip, at.ts_ns, tsval);
         }
     }
     if seg.flags.syn() && seg.flags.ack() {

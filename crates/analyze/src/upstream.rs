@@ -116,6 +116,8 @@ pub(crate) struct Calls {
     pub issued_sessions: crate::issued_sessions::IssuedSessions,
     /// The servers' SYN-ACK clocks, by client (shared_clock.rs).
     pub server_clocks: crate::shared_clock::ServerClocks,
+    /// Each client's TCP clock rate, read off its SYNs (client_clock.rs).
+    pub client_clocks: crate::client_clock::ClientClocks,
     /// The server's echoes of each client's timestamps (uplink.rs).
     pub uplink_echoes: crate::uplink::UplinkEchoes,
     /// The sizes of the tickets servers sent (ticket_sizes.rs).

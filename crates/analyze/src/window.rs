@@ -299,6 +299,7 @@ impl Connection {
             path_busy: Vec::new(),
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
+            client_clock_hz: None,
             sibling_closes: c.sibling_closes.clone(),
             // (A later window holds no handshake.)
             certificate_fetches: Vec::new(),

@@ -951,6 +951,7 @@ fn report_with(
                 path_busy: &c.path_busy,
                 late_retransmissions: &c.late_retransmissions,
                 heard_at_resends: &c.heard_at_resends,
+                client_clock_hz: c.client_clock_hz,
                 windowed,
                 sibling_closes: &c.sibling_closes,
                 sibling_data: &c.sibling_data,

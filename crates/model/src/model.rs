@@ -1453,6 +1453,12 @@ pub enum Detail {
         /// Nothing in the capture answered any of the SYNs (no SYN-ACK,
         /// RST or ICMP error): the connection never opened here.
         unanswered: bool,
+        /// Behind a relay that answered the SYN itself (a phone's VPN
+        /// capture app, whose capture times are when it read each
+        /// packet): the client's clock rate (Hz) and the timer's waits by
+        /// it (ms, its SYNs' TSvals): the relay, not the network, kept the
+        /// handshake back.
+        relay_client_clock: Option<(u32, f64)>,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

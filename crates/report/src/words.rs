@@ -1599,6 +1599,18 @@ pub fn explanation(x: &Finding) -> String {
         }
         Detail::SynRetransmit {
             syns,
+            relay_client_clock: Some((hz, client_ms)),
+            ..
+        } => format!(
+            "The client sent its SYN {syns} times, {client_ms:.0} ms apart by its own clock (its SYNs' TCP timestamps, \
+             {hz} Hz), {cost:.0} ms apart as captured. What answered each SYN at once was a relay next to the client (a \
+             phone's VPN capture app), and this capture is its reading, stamped as it read each packet: the relay took \
+             the first SYN late, after the client's timer, not the network.",
+            client_ms = fx(client_ms),
+            cost = fx(cost),
+        ),
+        Detail::SynRetransmit {
+            syns,
             unanswered: true,
             ..
         } => format!(
@@ -2523,6 +2535,13 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 " Clients that wait their SYN timer after the reset (1 s or more) lose the most."
             }
         ),
+        Detail::SynRetransmit {
+            relay_client_clock: Some(_),
+            ..
+        } => "Nothing on the network or the server: the capture app the client's traffic went through (a VPN-based \
+             packet capture on the phone) stalled before it took the SYN. Capture on the network, or with a capture \
+             that is not a relay (root tcpdump on the device), to see the path itself."
+            .into(),
         Detail::SynRetransmit {
             unanswered: true, ..
         } => "Find where the SYNs die: a firewall or security group dropping them silently (one that rejects with a \

@@ -2241,3 +2241,69 @@ fn behind_a_relay_a_redirects_answer_time_is_not_the_servers_work() {
         "the premise"
     );
 }
+
+/// Behind a phone's VPN capture app (nDPI's webex.pcap, cut to its
+/// client's SYNs and one connection): the relay answered each SYN at
+/// once, but the client sent its SYN again after its 1 s timer: 65 ms
+/// apart as captured, the app having read the first late. The client's
+/// own clock, whose rate its SYNs over the capture tell, spaces them as
+/// its timer did: the words give that, and blame the relay, not the
+/// network; the cost stays what the capture's frames span.
+#[test]
+fn behind_a_relay_a_syn_sent_again_is_timed_by_the_clients_clock_in_words() {
+    if !require(
+        "behind_a_relay_a_syn_sent_again_is_timed_by_the_clients_clock_in_words",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-webex-relay-syns.pcap", 2);
+    // The client's SYNs: (time, TSval, stream).
+    let syns: Vec<(f64, u64, u64)> = tshark_fields(
+        &capture,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0",
+        &[
+            "frame.time_relative",
+            "tcp.options.timestamp.tsval",
+            "tcp.stream",
+        ],
+    )
+    .iter()
+    .map(|r| (seconds(&r[0]), r[1].parse().unwrap(), r[2].parse().unwrap()))
+    .collect();
+    let (first, last) = (syns[0], syns[syns.len() - 1]);
+    let rate = (last.1 - first.1) as f64 / (last.0 - first.0);
+    assert!((rate - 100.0).abs() < 10.0, "the premise: {rate} Hz");
+    let doc = run_rttdoc_json(&capture);
+    let relayed: Vec<_> = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["handshake"]["relay"] == true)
+        .collect();
+    assert_eq!(relayed.len(), 1);
+    let stream = relayed[0]["stream"].as_u64().unwrap();
+    let mine: Vec<_> = syns.iter().filter(|s| s.2 == stream).collect();
+    assert_eq!(mine.len(), 2);
+    let clock_ms = (mine[1].1 - mine[0].1) as f64 * 1000.0 / 100.0;
+    let captured_ms = (mine[1].0 - mine[0].0) * 1e3;
+    assert!(clock_ms > 10.0 * captured_ms, "the premise");
+    let x = findings_of(&doc, stream)
+        .into_iter()
+        .find(|x| x["kind"] == "syn_retransmit")
+        .unwrap();
+    let text = x["explanation"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("{clock_ms:.0} ms apart by its own clock")),
+        "{text}"
+    );
+    assert!(text.contains("relay"), "{text}");
+    assert!(
+        !x["fix"].as_str().unwrap().contains("backlog"),
+        "{}",
+        x["fix"]
+    );
+    assert!((x["cost_ms"].as_f64().unwrap() - captured_ms).abs() < 0.01);
+}

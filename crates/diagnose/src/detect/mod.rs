@@ -148,6 +148,9 @@ pub struct Facts<'a> {
     /// What the client heard on its other connections at each re-send
     /// (`ConnectionFacts::heard_at_resends`).
     pub heard_at_resends: &'a [(u64, rttdoc_analyze::Heard)],
+    /// The client's TCP clock rate, when it sent its SYN again and its
+    /// SYNs over the capture tell it (`ConnectionFacts::client_clock_hz`).
+    pub client_clock_hz: Option<u32>,
     /// The segments past the timeline are diagnosed in windows of their
     /// own (this is one, or the connection has them: window.rs), so none
     /// past it is counted here.

@@ -35,6 +35,15 @@
 //! tls_port_80.pcapng: four SYNs, each answered within 126 ms at a
 //! mid-path capture point; the lab's random-loss, a SYN-ACK dropped
 //! after the server's capture).
+//! Behind a relay that answered the SYN itself (a phone's VPN capture
+//! app: `HandshakeReport::relay`), the capture's times are when the app
+//! read each packet, and an app that stalled stamps a SYN sent a second
+//! ago as new (nDPI's webex.pcap 24-30: SYNs 65 ms apart as captured, 100
+//! ticks of the client's 100 Hz clock): where the client's SYNs over the
+//! capture tell its clock's rate (client_clock.rs in rttdoc-analyze), the
+//! words give the timer's wait by the TSvals of its SYNs and say the relay
+//! kept the handshake back, not the network (the waits, and the cost,
+//! stay what the capture's frames span: the ledger's).
 //! And when nothing in the capture answered any SYN (no SYN-ACK, RST or
 //! ICMP error: the connection never opened), the words say so, and the
 //! fix names what drops SYNs silently (a firewall, a server down or
@@ -106,6 +115,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }])
     });
     let waits = held.unwrap_or(waits);
+    // Behind a relay that answered the SYN itself, the capture's times
+    // are the relay's reading: the client's own clock spaces its SYNs as
+    // its timer did (client_clock.rs). The waits stay the capture's (what
+    // its frames span); the words give the client's.
+    let relay_clock = f
+        .client_clock_hz
+        .filter(|_| f.report.handshake.relay && syns.iter().all(|r| r.timestamped))
+        .map(|hz| {
+            let ticks: u64 = syns
+                .windows(2)
+                .map(|p| u64::from(p[1].tsval.wrapping_sub(p[0].tsval)))
+                .sum();
+            (hz, ticks as f64 * 1000.0 / f64::from(hz))
+        })
+        .filter(|&(_, ms)| ms <= super::causality::RTO_MAX_NS as f64 / 1e6);
     // (Not behind a relay that answered the SYN itself, a phone's VPN
     // capture app: its capture times are when it read each packet, and a
     // second late stalls its reads, the SYN's with them; webex.pcap's
@@ -132,6 +156,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .any(|r| r.dir == Direction::ServerToClient)
             && !matches!(f.report.ending, Ending::Refused | Ending::Unreachable)
             && !client_went_on(f),
+        relay_client_clock: relay_clock,
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);

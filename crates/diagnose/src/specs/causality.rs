@@ -92,6 +92,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         path_busy: &[],
         late_retransmissions: &[],
         heard_at_resends: &[],
+        client_clock_hz: None,
         windowed: false,
         sibling_closes: &[],
         sibling_data: &[],
