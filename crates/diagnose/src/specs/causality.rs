@@ -246,6 +246,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         answer_lost: None,
         answer_captured_at_client: false,
         unanswered: false,
+        relay_client_clock: None,
     };
     let mut out = vec![x];
     causality::enforce(&f, &mut out);
@@ -259,6 +260,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
             answer_lost: None,
             answer_captured_at_client: false,
             unanswered: false,
+            relay_client_clock: None,
         }
     );
 }
