@@ -1959,21 +1959,7 @@ fn answers_that_ack_their_queries_are_no_timer_ticks() {
             "{row}"
         );
     }
-    let think = findings_of(&doc, 0)
-        .into_iter()
-        .find(|x| x["kind"] == "server_think_time")
-        .unwrap_or_else(|| panic!("{}", c["findings"]));
-    let waits: Vec<(u64, u64)> = think["waits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| {
-            (
-                w["from_frame"].as_u64().unwrap(),
-                w["to_frame"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let waits: Vec<(u64, u64)> = think_waits(c).iter().map(|w| (w.0, w.1)).collect();
     for pair in &slow {
         assert!(waits.contains(pair), "{pair:?} not in {waits:?}");
     }
