@@ -9,7 +9,7 @@ use crate::fixed::fx;
 use rttdoc_model::{
     AppProtocol, AuthScheme, CaptureStats, CertificateCheck, ConnectionReport, CostlyKeyExchange,
     Detail, Direction, FetchHeld, Finding, FindingKind, Phase, PreambleKind, QuicConnectionReport,
-    QuicVersion, RequestedClose, StatusStaple, TfoOutcome,
+    QuicVersion, RequestedClose, StatusStaple, TfoOutcome, TlsVersion,
 };
 
 /// Where a client's slow handshake turn goes on verifying a certificate,
@@ -1885,6 +1885,21 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } => "The broker wrote one message while the last was unacknowledged, with Nagle's algorithm on: \
              Mosquitto leaves it on unless told (set_tcp_nodelay true in mosquitto.conf); other brokers: set TCP_NODELAY on their client sockets."
             .into(),
+        // A TLS 1.2 client's flight written in pieces (teams.pcap 40: a
+        // macOS client's ClientKeyExchange, then its ChangeCipherSpec and
+        // Finished behind the server's delayed ACK): no compatibility
+        // record in TLS 1.2.
+        Detail::Nagle {
+            sender: Direction::ClientToServer,
+            ..
+        } if x.phase == Some(Phase::TlsHandshake)
+            && c.tls.as_ref().and_then(|t| t.version).is_some_and(|v| v != TlsVersion::TLS13) =>
+        {
+            "The client's TLS library wrote its handshake flight in pieces with Nagle's algorithm on (its key exchange, then \
+             its ChangeCipherSpec and Finished in a later write, held until the server acknowledged the first): set \
+             TCP_NODELAY on the client socket, or have the library write the whole flight in one call."
+                .into()
+        }
         // A client's handshake written in pieces: GnuTLS writes TLS 1.3's
         // compatibility ChangeCipherSpec alone, then its Finished.
         Detail::Nagle {
@@ -2905,6 +2920,37 @@ mod tests {
             *unexplained_ms = 0.4;
         }
         assert!(explanation(&x).ends_with("(16 ms)."), "{}", explanation(&x));
+    }
+
+    /// A client's handshake flight held by Nagle: TLS 1.3's compatibility
+    /// record (GnuTLS writes it alone) is named only where TLS 1.3 ran; a
+    /// TLS 1.2 client (nDPI's teams.pcap 40) wrote its flight in pieces.
+    #[test]
+    fn a_held_handshake_flights_fix_follows_its_tls_version() {
+        let mut x = crate::test_support::finding(FindingKind::NagleDelayedAck, 85.0);
+        x.phase = Some(Phase::TlsHandshake);
+        x.detail = Detail::Nagle {
+            sender: Direction::ClientToServer,
+            held_frame: 2653,
+            ack_frame: 2652,
+            first_silence_ms: 85.0,
+            ack_delay_ms: 42.0,
+            holds: 1,
+            protocol: None,
+            behind_handshake: false,
+            released_by_handshake: false,
+            paced: None,
+        };
+        let mut c = crate::test_support::report(443);
+        for (version, compat) in [(TlsVersion::TLS12, false), (TlsVersion::TLS13, true)] {
+            c.tls = Some(Box::new(rttdoc_model::TlsReport {
+                version: Some(version),
+                ..Default::default()
+            }));
+            let said = fix(&c, &x);
+            assert_eq!(said.contains("DISABLE_TLS13_COMPAT_MODE"), compat, "{said}");
+            assert!(said.contains("TCP_NODELAY"), "{said}");
+        }
     }
 
     /// Beats' http_10_connection_close.pcap stream 1: a DHE handshake on a
