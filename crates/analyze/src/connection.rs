@@ -1575,16 +1575,15 @@ impl Connection {
         // hole, not at that segment).
         // (Once, at the direction's first data.)
         if self.half[d].deliver_next.is_none() {
-            let unseen = self.half[dir.reverse().index()]
-                .acked
-                .filter(|&a| seq::lt(a, start))
-                .map(|a| seq::diff(start, a));
             let peer_acked = self.half[dir.reverse().index()]
                 .acked
-                .filter(|_| unseen.is_some_and(|n| n <= MAX_UNSEEN_START));
+                .filter(|&a| seq::lt(a, start));
+            let unseen = peer_acked.map(|a| seq::diff(start, a));
             self.half[d].deliver_next = Some(match self.half[d].isn {
                 Some(isn) => isn.wrapping_add(1),
-                None => peer_acked.unwrap_or(start),
+                None => peer_acked
+                    .filter(|_| unseen.is_some_and(|n| n <= MAX_UNSEEN_START))
+                    .unwrap_or(start),
             });
             // Farther (a collage of samples, or a capture that kept only
             // some of the server's segments), the bytes are not taken as

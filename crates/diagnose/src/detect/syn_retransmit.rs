@@ -104,8 +104,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // that answer reached it (its ACK), not to its timer's re-send, which
     // the answer did not need; less the round trip any handshake takes.
     let held = answered_late.and_then(|echoed| {
-        let ack = f.report.handshake.ack_frame?;
-        let ack = f.timeline.iter().find(|r| r.frame == ack)?;
+        let ack = f.record(f.report.handshake.ack_frame?)?;
         let ms = (ack.ts_ns - syns[0].ts_ns - f.rtt_ns.unwrap_or(0)).max(0) as f64 / 1e6;
         Some(vec![Wait {
             from_frame: syns[0].frame,
