@@ -246,6 +246,10 @@ pub struct Facts<'a> {
     /// messages with (`server_think_time::acknowledgment_size`), found on
     /// first use.
     pub(crate) acknowledgment_view: std::cell::OnceCell<Option<u32>>,
+    /// Per sender (client, server), the Nagle holds `nagle.rs` found:
+    /// its detector, the ledger's held first request and sender_pace.rs
+    /// each ask for the client's.
+    pub(crate) nagle_holds_views: [std::cell::OnceCell<Vec<nagle::Hold<'a>>>; 2],
 }
 
 impl HandshakeTurn {

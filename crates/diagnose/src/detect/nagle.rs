@@ -102,7 +102,7 @@ use rttdoc_analyze::{SegmentRecord, Stamp};
 /// A receiver that waits this long before ACKing is running a delayed-ACK timer.
 const DELAYED_ACK_NS: i64 = 25_000_000;
 
-struct Hold<'a> {
+pub(crate) struct Hold<'a> {
     /// Where the silence runs from: the sender's previous data segment,
     /// or the peer's turn `held` answers when that came later.
     prev: &'a SegmentRecord,
@@ -125,8 +125,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         return;
     };
     for sender in [Direction::ClientToServer, Direction::ServerToClient] {
-        let holds = find_holds(f, sender, rtt);
-        report(f, sender, &holds, out);
+        report(f, sender, holds(f, sender, rtt), out);
     }
 }
 
@@ -159,7 +158,7 @@ pub fn held_requests(f: &Facts<'_>) -> Vec<(usize, Stamp)> {
     let Some(first) = f.exchanges.first().filter(|x| released(x)) else {
         return Vec::new();
     };
-    find_holds(f, client, rtt)
+    holds(f, client, rtt)
         .iter()
         .filter(|h| h.held.frame == first.request_first.frame)
         .map(|h| {
@@ -211,7 +210,12 @@ impl<'a> Outstanding<'a> {
     }
 }
 
-fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>> {
+/// The holds of `sender`, found once per connection (module docs).
+fn holds<'f, 'r>(f: &'f Facts<'r>, sender: Direction, rtt: i64) -> &'f [Hold<'r>] {
+    f.nagle_holds_views[sender.index()].get_or_init(|| find_holds(f, sender, rtt))
+}
+
+fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
     let receiver = sender.reverse();
     let mss = f.mss(sender);
     let events = f.new_data_view(sender);
@@ -466,7 +470,7 @@ fn find_holds<'a>(f: &'a Facts<'_>, sender: Direction, rtt: i64) -> Vec<Hold<'a>
 /// whose answer `r` begins. (Nagle holds what was written; what answers
 /// a turn was written when that turn came, not before: a Skype client's
 /// reply to a server message, an IRC client's JOIN after the MOTD's end.)
-fn answered_turn<'a>(f: &'a Facts<'_>, r: &SegmentRecord) -> Option<(&'a SegmentRecord, i64)> {
+fn answered_turn<'r>(f: &Facts<'r>, r: &SegmentRecord) -> Option<(&'r SegmentRecord, i64)> {
     let i = match r.dir {
         Direction::ClientToServer => f
             .exchanges
@@ -744,10 +748,10 @@ pub(super) fn continued_holds(f: &Facts<'_>, sender: Direction, rtt: i64) -> Vec
     if sender != Direction::ClientToServer {
         return Vec::new();
     }
-    let holds = find_holds(f, sender, rtt);
+    let holds = holds(f, sender, rtt);
     let mss = f.mss(sender);
     (0..holds.len())
-        .filter(|&i| continued(&holds, i, mss))
+        .filter(|&i| continued(holds, i, mss))
         .map(|i| holds[i].held.frame)
         .collect()
 }

@@ -132,6 +132,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         not_taken_view: Default::default(),
         syn_answers_view: Default::default(),
         acknowledgment_view: Default::default(),
+        nagle_holds_views: Default::default(),
     }
 }
 
