@@ -242,6 +242,9 @@ pub struct TlsSession {
     /// has noted it.
     pub(crate) lone_first_seen: Option<u32>,
     pub(crate) lone_first_noted: bool,
+    /// The client sent application data after its handshake (a request
+    /// with or after its Finished; 0-RTT early data is not counted).
+    client_wrote_after_handshake: bool,
     /// The tracker noted the session ID its ServerHello issued
     /// (issued_sessions.rs).
     pub(crate) session_noted: bool,
@@ -333,6 +336,12 @@ impl TlsSession {
         let mut h = rustc_hash::FxHasher::default();
         (shape, self.client_hello.as_ref().map(|c| &c.sni)).hash(&mut h);
         Some(h.finish())
+    }
+
+    /// A lone server record is held as a possible ticket, until the
+    /// next tells (`TicketRun`).
+    pub(crate) fn ticket_held(&self) -> bool {
+        matches!(self.ticket_run, TicketRun::Held(..))
     }
 
     /// The tracker has a ticket size to look up or to note
@@ -1007,6 +1016,7 @@ impl TlsSession {
                 if l0 != len {
                     if self.preface_after_one_ticket(l0, len)
                         || (apart && self.known_lone_first == Some(l0))
+                        || (apart && self.ticket_before_early_answer(s0, e0, started))
                     {
                         self.ticket(s0, e0, l0, false);
                         self.ticket_run = TicketRun::Done;
@@ -1176,6 +1186,7 @@ impl TlsSession {
     /// tickets answer its Finished, not its request), but a record held
     /// back as a possible ticket goes first, to keep the order.
     fn data_after_handshake(&mut self, dir: Direction, exchanges: &mut Exchanges) {
+        self.client_wrote_after_handshake |= dir == Direction::ClientToServer;
         if let (Direction::ServerToClient, _) | (_, TicketRun::Held(..)) = (dir, self.ticket_run) {
             let held = match self.ticket_run {
                 TicketRun::Held(s0, ..) => Some(s0.frame),
@@ -1190,6 +1201,34 @@ impl TlsSession {
                 exchanges.not_a_greeting(frame);
             }
         }
+    }
+
+    /// Whether the lone server record held as a possible ticket (from
+    /// `s0` to `e0`), followed by another of a different size from
+    /// `next`, was a ticket where no sibling told its size: the client's
+    /// request rode in 0-RTT early data that the server took, nothing of
+    /// the client's came after its Finished, the record came after that
+    /// Finished, and the next came in a later write, after a silence at
+    /// least twice as long as the record took to follow the Finished (and
+    /// 1 ms at least). A TLS 1.3 library writes its ticket the moment the
+    /// client's Finished arrives (Facebook's Fizz, Go, Java: one, alone);
+    /// a server that held the early request until then (early_data.rs)
+    /// had its answer ready and writes it whole, its headers and body
+    /// together, not one small record and, a silence later, the rest.
+    /// (nDPI's instagram.pcap 28: a 173-byte record 10 ms after the
+    /// client's Finished, its answer's 768-byte headers 170 ms later, the
+    /// 173 bytes every connection's first record.)
+    fn ticket_before_early_answer(&self, s0: Stamp, e0: Stamp, next: Stamp) -> bool {
+        let Some(finished) = self.client_finished else {
+            return false;
+        };
+        let lead = s0.ts_ns - finished.ts_ns;
+        let silence = next.ts_ns - e0.ts_ns;
+        self.early_data_accepted == Some(true)
+            && self.early_data_records > 0
+            && !self.client_wrote_after_handshake
+            && finished.frame < s0.frame
+            && silence >= (2 * lead.max(0)).max(1_000_000)
     }
 
     /// A session ticket; `cut`: known by its size alone (its record
@@ -1735,6 +1774,52 @@ mod tests {
             assert_eq!(cap.tls.lone_first_seen, None);
             assert_eq!(cap.exchanges(), [(3, Some(4), 109)]);
         }
+    }
+
+    /// Where no sibling told the size: a request that rode in 0-RTT
+    /// early data the server took, nothing of the client's after its
+    /// Finished, and a lone record after that Finished followed, a
+    /// silence later (twice the record's lead on the Finished, 1 ms at
+    /// least), by records of other sizes: the record was the ticket the
+    /// library wrote as the Finished came, and the answer began after it
+    /// (instagram.pcap 28). The answer of a server that held the request
+    /// for the Finished comes whole; a request after the Finished may be
+    /// what the record answers.
+    #[test]
+    fn a_lone_record_after_an_early_request_and_a_silence_before_the_rest_is_a_ticket() {
+        let early = |next: u64, request_after_finished: bool| {
+            let mut cap = Capture::new(1500);
+            cap.segment(1, C, &[client_hello13()]);
+            cap.segment(2, C, &[ccs(), encrypted(518)]);
+            cap.segment(
+                3,
+                S,
+                &[server_hello13(), ccs(), encrypted(40), encrypted(53)],
+            );
+            let mut second = vec![encrypted(21), encrypted(53)];
+            if request_after_finished {
+                second.push(encrypted(109));
+            }
+            cap.segment(4, C, &second);
+            // 20 ms after the Finished.
+            cap.segment(6, S, &[encrypted(173)]);
+            cap.segment(next, S, &[encrypted(768), encrypted(1517)]);
+            cap
+        };
+        // 170 ms of silence: a ticket, the answer from the next record.
+        let mut cap = early(23, false);
+        assert_eq!(cap.tls.early_data_accepted, Some(true));
+        assert_eq!(cap.tls.tickets_after_handshake, 1);
+        assert_eq!(cap.exchanges(), [(2, Some(23), 518)]);
+        // 10 ms, less than twice the record's 20 ms lead: the answer's.
+        let mut cap = early(7, false);
+        assert_eq!(cap.tls.tickets_after_handshake, 0);
+        assert_eq!(cap.exchanges(), [(2, Some(6), 518)]);
+        // A request with the Finished: the record may answer it (the
+        // two requests' bytes one turn, nothing answered between them).
+        let mut cap = early(23, true);
+        assert_eq!(cap.tls.tickets_after_handshake, 0);
+        assert_eq!(cap.exchanges(), [(2, Some(6), 518 + 109)]);
     }
 
     /// A ticket seen is due to be noted with the tracker, once; a

@@ -2293,3 +2293,44 @@ fn behind_a_relay_a_syn_sent_again_is_timed_by_the_clients_clock_in_words() {
     );
     assert!((x["cost_ms"].as_f64().unwrap() - captured_ms).abs() < 0.01);
 }
+
+/// nDPI's instagram.pcap, streams 28 and 29: resumed TLS handshakes with
+/// Facebook's Fizz (TLS 1.3), each request in 0-RTT early data the server
+/// took. 10 ms after each client's Finished came a lone 173-byte record,
+/// the session ticket Fizz writes as the Finished arrives (every
+/// connection to that server gets one), and the answer's 768-byte headers
+/// 170 ms later. The ticket is not the answer's first byte: the server
+/// worked 170 ms after the handshake, and 0-RTT is not blamed for a wait
+/// it did not cause (docs/real-world.md, session 72).
+#[test]
+fn a_ticket_after_an_early_request_is_not_the_answer() {
+    let capture = data_dir().join("other-projects/ndpi-instagram-fizz-tickets.pcap");
+    let doc = run_rttdoc_json(&capture);
+    for (stream, ticket, answer) in [(0, 21, 39), (1, 22, 25)] {
+        let conn = &doc["connections"][stream];
+        let messages = conn["tls"]["messages"].as_array().unwrap();
+        assert!(
+            messages
+                .iter()
+                .any(|m| m["message"] == "NewSessionTicket (encrypted)" && m["frame"] == ticket),
+            "{stream}: {messages:?}"
+        );
+        let first_byte = conn["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phase"] == "first_byte")
+            .unwrap();
+        assert_eq!(first_byte["end_frame"], answer, "{stream}: {first_byte}");
+        let findings = findings_of(&doc, stream as u64);
+        let cost = |kind: &str| {
+            findings
+                .iter()
+                .find(|f| f["kind"] == kind)
+                .and_then(|f| f["cost_ms"].as_f64())
+        };
+        assert_eq!(cost("early_data"), Some(0.0), "{stream}: {findings:?}");
+        let think = cost("server_think_time").unwrap_or(0.0);
+        assert!(think > 150.0, "{stream}: {findings:?}");
+    }
+}
