@@ -1005,6 +1005,7 @@ fn report_with(
                 syn_answers_view: Default::default(),
                 acknowledgment_view: Default::default(),
                 nagle_holds_views: Default::default(),
+                deaf_views: Default::default(),
             }
         };
     }

@@ -353,18 +353,21 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 stalls,
                 unanswered,
                 heard_elsewhere,
+                deaf,
                 ..
             },
             Detail::RtoStall {
                 stalls: more,
                 unanswered: later_unanswered,
                 heard_elsewhere: later_heard,
+                deaf: later_deaf,
                 ..
             },
         ) => {
             *stalls += more;
             *unanswered |= later_unanswered;
             *heard_elsewhere = heard_elsewhere.or(later_heard);
+            *deaf = deaf.or(later_deaf);
         }
         (
             Detail::UpstreamWait {

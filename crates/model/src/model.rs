@@ -1432,6 +1432,11 @@ pub enum Detail {
         /// packets did not drop all of the client's (a filter matching
         /// its flow or application, its server).
         heard_elsewhere: Option<(u64, u64)>,
+        /// One side heard nothing of its peer's in the stall, though the
+        /// capture saw the peer's packets pass: it re-sent data the peer
+        /// had acknowledged long before. What was lost was everything
+        /// toward it, past the capture point.
+        deaf: Option<Deafness>,
     },
     /// The SYN sent again.
     SynRetransmit {
@@ -1637,6 +1642,28 @@ pub struct Pacing {
     pub bytes: u64,
     /// From its first to its last data segment.
     pub span_ms: f64,
+}
+
+/// A side of a connection that heard nothing of its peer's for a while,
+/// though the capture saw the peer's packets pass (`rto_stall`): its
+/// timer re-sent data the peer had acknowledged, well after that
+/// acknowledgment would have reached it, and the re-send still echoed
+/// or acknowledged less than the acknowledgment's packet carried.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Deafness {
+    /// The side that heard nothing.
+    pub side: Direction,
+    /// The peer's packet, captured before the re-send, that acknowledged
+    /// the re-sent bytes.
+    pub missed_frame: u64,
+    /// The side's re-send that shows it never got it.
+    pub resend_frame: u64,
+    /// How long after the missed packet would have reached the side the
+    /// re-send left it, on its clock (ms).
+    pub after_ms: f64,
+    /// From the missed packet's arrival to the side's first packet
+    /// showing it heard the peer again (ms); None: not in the capture.
+    pub deaf_ms: Option<f64>,
 }
 
 /// One wait a finding explains: someone had something to send or to

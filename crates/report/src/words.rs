@@ -1017,6 +1017,45 @@ pub fn explanation(x: &Finding) -> String {
             }
         }
         Detail::RtoStall {
+            sender,
+            stalls,
+            deaf: Some(d),
+            ..
+        } => {
+            let (who, peer) = side(*sender);
+            let (deaf, heard) = side(d.side);
+            let silent = match d.deaf_ms {
+                Some(ms) => format!("it heard nothing from the {heard} for {}", crate::fmt_ms(ms)),
+                None => format!("it had heard nothing from the {heard} when the capture ended"),
+            };
+            if d.side == *sender {
+                format!(
+                    "The {who} sat idle for its retransmission timer {}, {cost:.0} ms in all, re-sending data the \
+                     {peer} had already acknowledged: the {peer}'s acknowledgment (frame {}) passed the capture point \
+                     {} before the {who} re-sent its bytes (frame {}). Nothing the {who} sent was lost; what the {peer} \
+                     sent was, past the capture point, on its way to the {who}: {silent}.",
+                    times(*stalls),
+                    d.missed_frame,
+                    crate::fmt_ms(d.after_ms),
+                    d.resend_frame,
+                    cost = fx(cost),
+                )
+            } else {
+                format!(
+                    "The {who} sat idle for its retransmission timer {}, {cost:.0} ms in all, re-sending what the \
+                     {peer} never acknowledged: the {peer} heard nothing from the {who} in that time, not even the \
+                     {who}'s acknowledgment of its own data (frame {}): {} later it re-sent that data (frame {}). \
+                     What the {who} sent was lost past the capture point, on its way to the {deaf}: {silent}, not a \
+                     loss too short to trigger fast retransmit.",
+                    times(*stalls),
+                    d.missed_frame,
+                    crate::fmt_ms(d.after_ms),
+                    d.resend_frame,
+                    cost = fx(cost),
+                )
+            }
+        }
+        Detail::RtoStall {
             stalls,
             unanswered,
             unopened: true,
@@ -2237,6 +2276,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu) or give the interfaces the path's MTU; \
              on Linux senders, net.ipv4.tcp_mtu_probing=1 finds the smaller size by itself after a few timeouts."
             .into(),
+        Detail::RtoStall { deaf: Some(d), .. } => {
+            let (deaf, heard) = side(d.side);
+            format!(
+                "The loss is past the capture point, on the {deaf}'s side: packets of the {heard}'s reached the \
+                 capture and never the {deaf}'s TCP. Look at what lies between: the {deaf}'s last hop (Wi-Fi, a mobile \
+                 link, its access point or modem), a firewall or VPN on its host or before it, its network card or \
+                 driver; a capture on the {deaf} itself (and at its access point) shows where the packets stop."
+            )
+        }
         Detail::RtoStall { unopened: true, .. } => "Where the server is yours, look at it first: `nstat -az \
              TcpExtListenOverflows TcpExtListenDrops` counts listener drops (and `ss -lnt` shows a listener's accept queue, Recv-Q, against its backlog, Send-Q); if they \
              grow, accept sooner (more workers) and raise the listen backlog and net.core.somaxconn. Else find where \

@@ -2334,3 +2334,60 @@ fn a_ticket_after_an_early_request_is_not_the_answer() {
         assert!(think > 150.0, "{stream}: {findings:?}");
     }
 }
+
+/// Two captures where the server's packets passed the capture point and
+/// never reached the client's TCP (docs/real-world.md, session 72):
+/// nDPI's hpvirtgrp.pcap stream 4, a client re-sending at frame 13 (73
+/// in the whole capture) a request the server's answer (10) had
+/// acknowledged 445 ms before, the answer re-sent twice unheard; whatsappfiles.pcap stream 0, a phone
+/// whose packets echoed the server's timestamp of frame 248 for 9 s while
+/// the server acknowledged its request (251), answered it (252) and
+/// re-sent the answer six times, the last (269) heard. The server's
+/// timers are the wait, worded as the client hearing nothing, not as a
+/// tail loss; at the phone's own host (its vantage), what its capture saw
+/// and its TCP did not is still re-sent for a reason.
+#[test]
+fn a_client_that_heard_nothing_of_the_servers_is_named_in_the_servers_stall() {
+    let stalls_of = |file: &str| {
+        let doc = run_rttdoc_json(&data_dir().join("other-projects").join(file));
+        let conn = &doc["connections"][0];
+        let stalls: Vec<(f64, Vec<u64>, String)> = findings_of(&doc, 0)
+            .iter()
+            .filter(|f| f["kind"] == "rto_stall")
+            .map(|f| {
+                let frames = f["frames"].as_array().unwrap();
+                (
+                    f["cost_ms"].as_f64().unwrap(),
+                    frames.iter().map(|x| x.as_u64().unwrap()).collect(),
+                    f["explanation"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        (conn["unexplained_ms"].as_f64().unwrap(), stalls)
+    };
+    let server_stall = |stalls: &[(f64, Vec<u64>, String)], frames: &[u64]| -> f64 {
+        stalls
+            .iter()
+            .filter(|(_, fr, _)| fr.iter().any(|x| frames.contains(x)))
+            .map(|(ms, _, words)| {
+                assert!(
+                    words.starts_with("The server sat idle")
+                        && words.contains("the client heard nothing from the server"),
+                    "{words}"
+                );
+                ms
+            })
+            .sum()
+    };
+    // hpvirtgrp: the server's timers, 230 + 464 ms.
+    let (_, stalls) = stalls_of("ndpi-hpvirtgrp-deaf-client.pcap");
+    let ms = server_stall(&stalls, &[12, 15]);
+    assert!((ms - 694.0).abs() < 1.0, "{stalls:?}");
+    // whatsappfiles: the answer (252) re-sent at 253, 258, 261, 263, 265
+    // and 269: 8.94 s of the server's timers, where 1.25 s (one of the
+    // client's, 262) had been all the capture's re-sends explained.
+    let (unexplained, stalls) = stalls_of("ndpi-whatsappfiles-deaf-client.pcap.gz");
+    let ms = server_stall(&stalls, &[253, 258, 261, 263, 265, 269]);
+    assert!((8_900.0..9_000.0).contains(&ms), "{stalls:?}");
+    assert!(unexplained < 1_500.0, "{unexplained} {stalls:?}");
+}

@@ -250,6 +250,9 @@ pub struct Facts<'a> {
     /// its detector, the ledger's held first request and sender_pace.rs
     /// each ask for the client's.
     pub(crate) nagle_holds_views: [std::cell::OnceCell<Vec<nagle::Hold<'a>>>; 2],
+    /// Per side (client, server), when its TCP first heard nothing of
+    /// the peer's packets the capture saw (retransmission.rs).
+    pub(crate) deaf_views: [std::cell::OnceCell<Option<retransmission::DeafSpan>>; 2],
 }
 
 impl HandshakeTurn {

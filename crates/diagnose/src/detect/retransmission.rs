@@ -19,6 +19,14 @@
 //! restarts on every ACK of new data and ignores duplicates: loss
 //! recovery sending the next hole, RFC 6582's partial ACK, released by
 //! that ACK after its slow round trip) or was spurious (below).
+//! A side that heard nothing of its peer's: its re-send of bytes the
+//! peer had acknowledged well before (`missed_by_sender`) shows its TCP
+//! never got that acknowledgment, though the capture saw it; when the
+//! peer's repair went unheard too (`deaf_span`), an `rto_stall` in that
+//! time names it: what was lost was everything toward that side, past
+//! the capture point, not a tail loss. At that side's own host, a
+//! packet its TCP was shown not to have is no proof its original
+//! arrived (below): the peer's re-sends of it are repairs.
 //! Spurious re-sends, neither cited nor counted as waits: bytes the
 //! receiver acknowledged in a packet captured before the re-send,
 //! reported twice with a D-SACK after it (one for it and for each later
@@ -89,7 +97,9 @@
 //! byte's), as its cost is that phase's latency.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, LedgerRow, Phase, TlsMessage, Wait};
+use crate::model::{
+    Deafness, Detail, Direction, Finding, FindingKind, LedgerRow, Phase, TlsMessage, Wait,
+};
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
 
@@ -133,6 +143,144 @@ fn loss_shown(f: &Facts<'_>, r: &SegmentRecord, receiver_acks_captured: bool) ->
         .any(|p| p.dir != r.dir && p.ack_set && seq::le(r.end, p.ack))
 }
 
+/// The peer's packet, captured before the re-send `r`, that acknowledged
+/// all of `r`'s bytes and that `r`'s sender never got: `r` left well after
+/// that packet would have reached it (on the sender's clock, by more than
+/// the path's jitter and 10 ms: not an ACK racing the timer), and `r`
+/// still echoes an older timestamp than that packet carried or, without
+/// timestamps, acknowledges less than its data reached. The peer's
+/// packets were lost past the capture point, on their way to `r`'s
+/// sender: its timer fired for an acknowledgment that had been sent, and
+/// it waited for it (nDPI's whatsappfiles.pcap 0: a phone that heard
+/// nothing of the server's for 9 s, its re-sends each after the server's
+/// ACK of them; hpvirtgrp.pcap 4: a client re-sending a request answered
+/// 445 ms before, the answer re-sent unheard).
+pub(super) fn missed_by_sender<'r>(f: &Facts<'r>, r: &SegmentRecord) -> Option<&'r SegmentRecord> {
+    if !r.retransmission || r.len == 0 {
+        return None;
+    }
+    let before = &f.timeline[..f.timeline.partition_point(|p| p.frame < r.frame)];
+    let acks = |p: &&SegmentRecord| p.dir != r.dir && p.ack_set && seq::le(r.end, p.ack);
+    // (The peer's newest acknowledgment first: it covers the bytes if any
+    // did. Most re-sends are of bytes not yet acknowledged: one look.)
+    before
+        .iter()
+        .rev()
+        .find(|p| p.dir != r.dir && p.ack_set)
+        .filter(acks)?;
+    let a = before.iter().find(acks)?;
+    let margin = f.jitter_ns.max(10_000_000);
+    if f.on_clock_of(r.dir, r) - f.on_clock_of(r.dir, a) <= margin {
+        return None;
+    }
+    let unheard = if r.timestamped && a.timestamped {
+        seq::lt(r.tsecr, a.tsval)
+    } else {
+        a.len > 0 && seq::lt(r.ack, a.end)
+    };
+    unheard.then_some(a)
+}
+
+/// A time `side`'s TCP heard nothing of its peer's, though the capture
+/// saw the peer's packets: from the first packet of the peer's its first
+/// such re-send ([`missed_by_sender`]) shows it missed, to its first
+/// packet after that re-send that shows it heard that one (its echo of
+/// the timestamp, or its acknowledgment of the data), if the capture has
+/// one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DeafSpan {
+    missed: u64,
+    resend: u64,
+    heard: Option<u64>,
+    /// The peer's repair went unheard too: a re-send of the peer's data
+    /// in the span that `side`'s last packet before hearing left well
+    /// after (the margin of [`missed_by_sender`]). One lost packet is a
+    /// loss (a request lost past the capture point, its re-send heard:
+    /// alexa-app.pcapng 118); the repair lost as well is a side that
+    /// hears nothing.
+    repair_unheard: bool,
+}
+
+/// `side`'s first [`DeafSpan`], found once per connection.
+fn deaf_span(f: &Facts<'_>, side: Direction) -> Option<DeafSpan> {
+    *f.deaf_views[side.index()].get_or_init(|| {
+        let (r, a) = f
+            .timeline
+            .iter()
+            .filter(|r| r.dir == side && r.retransmission && r.len > 0)
+            .find_map(|r| missed_by_sender(f, r).map(|a| (r, a)))?;
+        let after = &f.timeline[f.timeline.partition_point(|p| p.frame <= r.frame)..];
+        let heard_at = after
+            .iter()
+            .position(|p| {
+                p.dir == side
+                    && if p.timestamped && a.timestamped {
+                        seq::le(a.tsval, p.tsecr)
+                    } else {
+                        a.len > 0 && p.ack_set && seq::le(a.end, p.ack)
+                    }
+            })
+            .unwrap_or(after.len());
+        let heard = after.get(heard_at);
+        // `side`'s last packet before it heard again (the re-send `r`, or
+        // one after it), and a repair of the peer's it left unheard.
+        let last = after[..heard_at]
+            .iter()
+            .rev()
+            .find(|p| p.dir == side)
+            .unwrap_or(r);
+        let span = &f.timeline[f.timeline.partition_point(|p| p.frame <= a.frame)..];
+        let margin = f.jitter_ns.max(10_000_000);
+        let repair_unheard = span.iter().take_while(|p| p.frame < last.frame).any(|p| {
+            p.dir != side
+                && p.retransmission
+                && p.len > 0
+                && f.on_clock_of(side, last) - f.on_clock_of(side, p) > margin
+        });
+        Some(DeafSpan {
+            missed: a.frame,
+            resend: r.frame,
+            heard: heard.map(|p| p.frame),
+            repair_unheard,
+        })
+    })
+}
+
+/// Whether `side`'s TCP was shown not to have the packet in `frame` (in
+/// its [`deaf_span`], one lost packet or more), though the capture saw it.
+fn deaf_at(f: &Facts<'_>, side: Direction, frame: u64) -> bool {
+    deaf_span(f, side).is_some_and(|d| d.missed <= frame && d.heard.is_none_or(|h| frame < h))
+}
+
+/// The side that heard nothing of its peer's during the stalls `here`
+/// (either side: the stalled sender, whose acknowledgments never came, or
+/// its receiver, to which nothing came): its [`DeafSpan`] began before
+/// the stalls' last re-send and had not ended at their first wait's
+/// start.
+fn deafness(f: &Facts<'_>, here: &[&(Wait, &SegmentRecord)]) -> Option<Deafness> {
+    let from = here.iter().map(|(w, _)| w.from_frame).min()?;
+    let to = here.iter().map(|(w, _)| w.to_frame).max()?;
+    let sender = here.first()?.1.dir;
+    [sender.reverse(), sender].into_iter().find_map(|side| {
+        let d = deaf_span(f, side).filter(|d| d.repair_unheard)?;
+        if d.missed > to || d.heard.is_some_and(|h| h < from) {
+            return None;
+        }
+        let on_its_clock = |frame: u64| f.record(frame).map(|p| f.on_clock_of(side, p));
+        let arrived = on_its_clock(d.missed)?;
+        Some(Deafness {
+            side,
+            missed_frame: d.missed,
+            resend_frame: d.resend,
+            after_ms: (on_its_clock(d.resend)? - arrived) as f64 / 1e6,
+            deaf_ms: d
+                .heard
+                .and_then(on_its_clock)
+                .map(|t| (t - arrived) as f64 / 1e6),
+        })
+    })
+}
+
 /// A re-send of bytes the receiver already had: the peer acknowledged them
 /// in a packet captured before the re-send (the ACK was on its way when
 /// the timer fired), or reported them as received twice with a D-SACK
@@ -140,7 +288,11 @@ fn loss_shown(f: &Facts<'_>, r: &SegmentRecord, receiver_acks_captured: bool) ->
 /// sender's RTO, or a tail-loss probe.
 pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
     // Captured on the receiving host, a captured original was received.
-    (f.captured_at(r.dir.reverse()) && r.len > 0 && original(f.timeline, r).is_some())
+    // (Unless that host's TCP was shown deaf then: what reached its
+    // capture never reached it, [`deaf_span`].)
+    (f.captured_at(r.dir.reverse())
+        && r.len > 0
+        && original(f.timeline, r).is_some_and(|o| !deaf_at(f, r.dir.reverse(), o.frame)))
         || acknowledged_before(f, r)
 }
 
@@ -857,6 +1009,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 unanswered,
                 unopened,
                 heard_elsewhere: heard_elsewhere(f, &here),
+                deaf: deafness(f, &here),
             };
             y.display_filter = f.filter_frames(&y.frames);
             y.waits = here.iter().map(|(w, _)| *w).collect();

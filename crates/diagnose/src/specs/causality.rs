@@ -133,6 +133,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         syn_answers_view: Default::default(),
         acknowledgment_view: Default::default(),
         nagle_holds_views: Default::default(),
+        deaf_views: Default::default(),
     }
 }
 

@@ -1300,3 +1300,92 @@ fn a_client_that_closed_inside_its_handshake_or_its_stall_waited_for_nothing_aft
         o.frame(again)
     );
 }
+
+/// A request answered, the answer lost past the capture point on its way
+/// to the client, and the server's first re-send of it too (`deaf`), or
+/// only the answer (a loss). The client's timer re-sends the request at
+/// 240 ms and again at 720 ms after it (its ACKs carry nothing of the
+/// answer); the server's (its timer 300 ms) at 300 and 900 ms after the
+/// answer, the second delivered.
+fn answer_unheard(path: Path, deaf: bool) -> (Outcome, [Id; 3]) {
+    const SERVER_RTO: f64 = 300.0;
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    let answer_at = w.arrival(req) + 1.0;
+    let answer = w.data(S, answer_at, 50);
+    w.lose(answer);
+    let again = w.resend(100.0 + RTO, req);
+    let repair = w.resend(answer_at + SERVER_RTO, answer);
+    if deaf {
+        w.lose(repair);
+        w.resend(100.0 + 3.0 * RTO, req);
+        let last = w.resend(answer_at + 3.0 * SERVER_RTO, answer);
+        w.ack(C, w.arrival(last));
+    } else {
+        w.ack(C, w.arrival(repair));
+    }
+    // (Captured wherever the capture is: at the client's host, what
+    // reached its capture and not its TCP.)
+    (w.run(), [answer, again, repair])
+}
+
+/// The client re-sent a request the server had answered, well after the
+/// answer passed the capture point, and acknowledged nothing of it: the
+/// answer never reached the client's TCP. When the server's re-send of
+/// the answer went unheard too, the client heard nothing of the
+/// server's: the server's stall names that (what it sent was lost past
+/// the capture point, on its way to the client), not a tail loss. At the
+/// client's host the capture saw the answer arrive: its re-sends are
+/// still repairs, its TCP never had it. One answer lost and its repair
+/// heard is a loss.
+#[test]
+fn a_server_stalled_while_its_client_heard_nothing_names_the_deaf_client() {
+    for path in [Path::mid(RTT, 0.5), Path::at_client(RTT)] {
+        let (o, [answer, again, _]) = answer_unheard(path, true);
+        let x = o.the(RtoStall);
+        let Detail::RtoStall {
+            sender: Direction::ServerToClient,
+            stalls: 2,
+            deaf: Some(d),
+            ..
+        } = x.detail
+        else {
+            panic!("{path:?}: {:?}", x.detail)
+        };
+        assert_eq!(d.side, C, "{path:?}");
+        assert_eq!(d.missed_frame, o.frame(answer), "{path:?}");
+        assert_eq!(d.resend_frame, o.frame(again), "{path:?}");
+        // The server's two timers: 300 + 600 ms.
+        assert_ms(x.cost_ms, 900.0, EXACT, "the server's silences");
+        // The request re-sent after the answer acknowledged it: not
+        // counted, a needless copy.
+        assert!(
+            !o.report
+                .findings
+                .iter()
+                .any(|f| f.kind == RtoStall && f.frames.contains(&o.frame(again))),
+            "{path:?}"
+        );
+    }
+    // One answer lost, its repair heard: a loss, the server's one timer
+    // (at the client's host too: the client's re-send showed its TCP
+    // never had the answer its capture saw).
+    for path in [Path::mid(RTT, 0.5), Path::at_client(RTT)] {
+        let (o, _) = answer_unheard(path, false);
+        let x = o.the(RtoStall);
+        assert_ms(x.cost_ms, 300.0, EXACT, "the server's timer");
+        assert!(
+            matches!(
+                x.detail,
+                Detail::RtoStall {
+                    sender: Direction::ServerToClient,
+                    deaf: None,
+                    ..
+                }
+            ),
+            "{path:?}: {:?}",
+            x.detail
+        );
+    }
+}
