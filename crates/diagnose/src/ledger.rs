@@ -1016,7 +1016,7 @@ fn report_with(
     // A client's reply to a message the server sent on its own (a ping)
     // asks nothing: the server's next data came at its own pace. (Both
     // read the exchanges, not the rows the first marks.)
-    let (mut idle, replies, pushed, abandoned, paused, balancer, discarded) = {
+    let (mut idle, replies, pushed, abandoned, given_up, paused, balancer, discarded) = {
         let facts = facts_of!(&report, &[]);
         let balancer = crate::detect::behind_balancer(&facts);
         // The senders' own pauses in each response transfer and upload:
@@ -1110,6 +1110,7 @@ fn report_with(
             replies,
             crate::detect::pushed_exchanges(&facts),
             crate::detect::abandoned_exchanges(&facts),
+            crate::detect::given_up_exchanges(&facts),
             paused,
             balancer,
             facts.handshake_discarded(),
@@ -1175,7 +1176,21 @@ fn report_with(
         &[Phase::FirstByte, Phase::Transfer],
         SERVER_TIMER,
     );
-    // An answer that came after the client closed waited for nobody.
+    // An answer that came after the client closed waited for nobody;
+    // but a client that gave up on a request never acknowledged waited
+    // until it let go: its row ends there.
+    for &(n, stop) in &given_up {
+        if !idle.contains(&n) {
+            end_at_give_up(&mut report.ledger, &c.timeline, (n, stop), rtt_ns);
+        }
+    }
+    if !given_up.is_empty() {
+        (report.excess_rtts, report.excess_ms) = latency_excess(&report.ledger);
+    }
+    let abandoned: Vec<usize> = abandoned
+        .into_iter()
+        .filter(|n| !given_up.iter().any(|(g, _)| g == n))
+        .collect();
     mark_idle(
         &mut report,
         &mut idle,
@@ -1197,7 +1212,12 @@ fn report_with(
     );
     // An answer that began in segments the capture missed left at a time
     // it cannot tell: its wait is no measure of anyone's.
-    let missed = turns_where(&c.exchanges, |x| x.response_in_hole);
+    // (Not a row that ends at the client's giving up: its answer came
+    // after, hole or not.)
+    let missed: Vec<usize> = turns_where(&c.exchanges, |x| x.response_in_hole)
+        .into_iter()
+        .filter(|n| !given_up.iter().any(|(g, _)| g == n))
+        .collect();
     let ideals: Vec<(u32, f64)> = report
         .ledger
         .iter()
@@ -1371,6 +1391,44 @@ fn extend_back(
     row.ideal_basis = format!(
         "{}; the request waited in the client's kernel (Nagle) from frame {}",
         row.ideal_basis, from.frame
+    );
+}
+
+/// Ends exchange `n`'s first-byte row at `stop`, the client's FIN or RST
+/// when it gave up on a request the server never acknowledged
+/// (`detect::given_up_exchanges`): what it waited, on its own clock (the
+/// request and its FIN are both its packets); its ideal stays, so the
+/// time beyond it is excess.
+fn end_at_give_up(
+    ledger: &mut [LedgerRow],
+    timeline: &[rttdoc_analyze::SegmentRecord],
+    (n, stop): (usize, Stamp),
+    rtt_ns: Option<i64>,
+) {
+    let Some(row) = ledger
+        .iter_mut()
+        .find(|r| r.phase == Phase::FirstByte && r.exchange == Some(n as u32))
+    else {
+        return;
+    };
+    if stop.frame <= row.start_frame || stop.frame >= row.end_frame {
+        return;
+    }
+    let Ok(i) = timeline.binary_search_by_key(&row.start_frame, |r| r.frame) else {
+        return;
+    };
+    let start = &timeline[i];
+    if start.dir != Direction::ClientToServer {
+        return;
+    }
+    let duration_ns = stop.ts_ns - start.ts_ns;
+    row.end_frame = stop.frame;
+    row.duration_ms = duration_ns as f64 / 1e6;
+    let (rtts, excess_rtts, excess_ms) = excess_of(duration_ns, row.ideal_rtts, rtt_ns);
+    (row.rtts, row.excess_rtts, row.excess_ms) = (rtts, excess_rtts, excess_ms);
+    row.ideal_basis = format!(
+        "{}; the client gave up waiting (its FIN or RST, frame {}) with its request still unacknowledged: the answer came after it",
+        row.ideal_basis, stop.frame
     );
 }
 

@@ -2391,3 +2391,41 @@ fn a_client_that_heard_nothing_of_the_servers_is_named_in_the_servers_stall() {
     assert!((8_900.0..9_000.0).contains(&ms), "{stalls:?}");
     assert!(unexplained < 1_500.0, "{unexplained} {stalls:?}");
 }
+
+/// nDPI's skype.pcap, streams 54 and 63 (0 and 1 here): a client whose
+/// request was never acknowledged let go, its FIN 7.0 s (frame 9) and
+/// 1.1 s (frame 18) after the request, and the answer came after the FIN
+/// (stream 0's, 13.4 s after the request). Not "nobody waited": the
+/// client waited until it gave up, its row ends at its FIN, and its
+/// timer's silences (stream 0: the 28-byte write Nagle held 296 ms, then
+/// re-sent three times; stream 1: 8 bytes, the FIN before the first
+/// copy) explain that wait whole (docs/real-world.md, session 72).
+#[test]
+fn a_client_that_gave_up_on_a_request_never_acknowledged_waited_until_its_fin() {
+    let capture = data_dir().join("other-projects/ndpi-skype-given-up.pcap");
+    let doc = run_rttdoc_json(&capture);
+    for (stream, fin, waited_ms) in [(0u64, 9u64, 6_710.0), (1, 18, 1_122.0)] {
+        let conn = &doc["connections"][stream as usize];
+        let row = conn["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|r| r["phase"] == "first_byte")
+            .unwrap();
+        assert_eq!(row["end_frame"], fin, "{stream}: {row}");
+        let took = row["duration_ms"].as_f64().unwrap();
+        assert!((took - waited_ms).abs() < 5.0, "{stream}: {row}");
+        assert!(
+            row["excess_ms"].as_f64().unwrap() > 0.8 * waited_ms - 300.0,
+            "{row}"
+        );
+        let unexplained = conn["unexplained_ms"].as_f64().unwrap();
+        assert!(unexplained < 10.0, "{stream}: {unexplained}");
+        let stall = findings_of(&doc, stream)
+            .into_iter()
+            .find(|f| f["kind"] == "rto_stall")
+            .unwrap_or_else(|| panic!("{stream}"));
+        let frames = stall["frames"].as_array().unwrap();
+        assert_eq!(frames.last().unwrap(), fin, "{stream}: {stall}");
+    }
+}

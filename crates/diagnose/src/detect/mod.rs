@@ -59,7 +59,8 @@ pub use nagle::held_requests;
 pub(crate) use retransmission::waits_phase;
 pub use sender_pace::sent_as_written;
 pub use server_think_time::{
-    abandoned_exchanges, idle_exchanges, pushed_exchanges, replies_to_a_ping, reply_exchanges,
+    abandoned_exchanges, given_up_exchanges, idle_exchanges, pushed_exchanges, replies_to_a_ping,
+    reply_exchanges,
 };
 
 use crate::model::{

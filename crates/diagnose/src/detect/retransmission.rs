@@ -649,7 +649,11 @@ fn closed_mid_handshake(f: &Facts<'_>) -> Option<u64> {
 /// 27 bytes re-sent five times over 12 s into a path dropping data both
 /// ways, the FIN 0.9 s after the fifth, and a sixth copy with the FIN
 /// 7.4 s later counted as a wait of 8.3 s); the silence from its last
-/// re-send to the FIN it did sit through, its timer running.
+/// re-send to the FIN it did sit through, its timer running. So too when
+/// that last data was a write its timer re-sent only after the FIN, the
+/// FIN at least 200 ms (Linux's minimum timeout) after it: the
+/// application gave up before the timer fired (skype.pcap 63: 8 bytes
+/// never acknowledged, the FIN 1.1 s after them, the copies after it).
 fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
     let client = Direction::ClientToServer;
     let fin = f.sent_by(client).fin_frame?;
@@ -662,8 +666,43 @@ fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
             acked = Some(p.ack);
         }
     }
-    let last = last_data.filter(|p| p.retransmission && !p.probe)?;
-    acked.is_none_or(|a| seq::lt(a, last.end)).then_some(fin)
+    let last = last_data.filter(|p| !p.probe)?;
+    let unacked = acked.is_none_or(|a| seq::lt(a, last.end));
+    (unacked && (last.retransmission || lost_before_fin(f, last, fin))).then_some(fin)
+}
+
+/// Whether the client's first byte the server had not acknowledged when
+/// the client's FIN (`fin`) left was re-sent after that FIN, which left
+/// at least 200 ms after the client's last data `last`: a write was lost
+/// and the application closed before the timer re-sent it
+/// ([`closed_mid_stall`]; alexa-app.pcapng 108: a request's first
+/// segment lost, the FIN 355 ms after its last, the copy after it).
+fn lost_before_fin(f: &Facts<'_>, last: &SegmentRecord, fin: u64) -> bool {
+    const RTO_MIN_NS: i64 = 200_000_000;
+    let Some(fin_record) = f.record(fin) else {
+        return false;
+    };
+    if fin_record.ts_ns - last.ts_ns < RTO_MIN_NS {
+        return false;
+    }
+    let before = &f.timeline[..f.timeline.partition_point(|p| p.frame < fin)];
+    let unacked = before
+        .iter()
+        .filter(|p| p.dir != last.dir && p.ack_set)
+        .map(|p| p.ack)
+        .reduce(seq::max)
+        .unwrap_or(last.seq);
+    // (Strictly after: a re-send the FIN rode on was the timer's, the
+    // application's close queued behind it, no give-up seen.)
+    f.timeline[before.len()..]
+        .iter()
+        .filter(|p| p.frame > fin)
+        .any(|p| {
+            p.dir == last.dir
+                && p.retransmission
+                && seq::le(p.seq, unacked)
+                && seq::lt(unacked, p.end)
+        })
 }
 
 /// The wait before the re-send `r`, on the sender's clock, from its
@@ -804,7 +843,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // The silence from the last re-send to the FIN of a client
             // that gave up in it: the application sat through it, the
             // timer running, until it let go (skype.pcap 23: 0.9 s).
-            if gave_up_at == Some(r.frame) && p.retransmission {
+            if gave_up_at == Some(r.frame) && (p.retransmission || lost_before_fin(f, p, r.frame)) {
                 let wait = Wait {
                     from_frame: p.frame,
                     to_frame: r.frame,

@@ -1060,6 +1060,45 @@ pub fn abandoned_exchanges(f: &Facts<'_>) -> Vec<usize> {
         .collect()
 }
 
+/// The abandoned exchanges ([`abandoned_exchanges`]) whose client gave
+/// up on a request that never got through: its FIN or RST, at least
+/// Linux's minimum retransmission timeout (200 ms) after the request's
+/// last segment, came while the server had not acknowledged all of the
+/// request. The client had waited for an answer its request could not
+/// yet draw (its re-sends unanswered) and let go: the wait until then
+/// was its (nDPI's skype.pcap 54: a 28-byte write lost and re-sent for
+/// 6.4 s, the FIN 7 s after the request, the answer 6 s after that), not
+/// an answer nobody waited for. Each with that FIN or RST.
+pub fn given_up_exchanges(f: &Facts<'_>) -> Vec<(usize, Stamp)> {
+    const GAVE_UP_AFTER_NS: i64 = 200_000_000;
+    let client = Direction::ClientToServer;
+    abandoned_exchanges(f)
+        .into_iter()
+        .filter_map(|n| {
+            let x = f.exchanges.get(n - 1)?;
+            let answer = x.response_first?;
+            let request_end = f.record(x.request_last.frame)?.end;
+            let span = f.between(x.request_first.frame, answer.frame);
+            let mut acked = false;
+            for r in span {
+                if r.dir != client {
+                    acked |= r.ack_set && seq::le(request_end, r.ack);
+                    continue;
+                }
+                if r.flags.fin() || r.flags.rst() {
+                    let waited = r.ts_ns - x.request_last.ts_ns >= GAVE_UP_AFTER_NS;
+                    let stop = Stamp {
+                        frame: r.frame,
+                        ts_ns: r.ts_ns,
+                    };
+                    return (!acked && waited).then_some((n, stop));
+                }
+            }
+            None
+        })
+        .collect()
+}
+
 /// Whether exchange `x`'s "request" (answered at `first`) asked nothing:
 /// the client's reaction to the server's data the moment it came, after
 /// which what the server sent came at its own pace.
