@@ -333,6 +333,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 unconfirmed,
                 window_stalls,
                 past_timeline,
+                originals_unseen,
                 ..
             },
             Detail::Retransmission {
@@ -340,6 +341,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 unconfirmed: u,
                 window_stalls: w,
                 past_timeline: p,
+                originals_unseen: o,
                 ..
             },
         ) => {
@@ -347,6 +349,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
             *unconfirmed += u;
             *window_stalls += w;
             *past_timeline += p;
+            *originals_unseen += o;
         }
         (
             Detail::RtoStall {

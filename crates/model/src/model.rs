@@ -1142,6 +1142,10 @@ pub enum Detail {
         /// of a connection (its first 2048): counted and cited (the first
         /// 40), their waits not measured.
         past_timeline: u32,
+        /// Of `segments`, re-sends whose original the capture does not
+        /// hold (lost between the sender and the capture point, or missed
+        /// by the capture): cited alone.
+        originals_unseen: u32,
     },
     /// Segments the path delivered after segments their sender sent
     /// after them.

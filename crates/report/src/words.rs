@@ -173,6 +173,26 @@ fn held_by_loss(who: &str, peer: &str, stalls: u32) -> String {
     )
 }
 
+/// What a retransmission finding's frames are: each original and its
+/// re-send, the re-send alone where the capture holds no original
+/// (`unseen` of `segments`: lost between the sender and the capture
+/// point, or missed by the capture).
+fn cited_pairs(who: &str, segments: u32, unseen: u32) -> String {
+    if unseen == 0 {
+        "frames: each original, then its retransmission".into()
+    } else if unseen >= segments {
+        format!(
+            "frames: the retransmissions; the capture holds none of their originals, lost between the {who} and \
+             the capture point, or missed by the capture"
+        )
+    } else {
+        format!(
+            "frames: each original, then its retransmission; {unseen} of them cited alone, the capture holding \
+             no original of theirs (lost between the {who} and the capture point, or missed by the capture)"
+        )
+    }
+}
+
 /// The re-sends past the segments kept of a connection: counted, cited
 /// after the others, their waits not measured.
 fn past_the_timeline(n: u32) -> String {
@@ -869,11 +889,13 @@ pub fn explanation(x: &Finding) -> String {
             unconfirmed: 0,
             window_stalls,
             past_timeline,
+            originals_unseen,
         } => {
             let (who, peer) = side(*sender);
             format!(
                 "The {who} retransmitted {segments} segment(s): packets were lost between it and its peer \
-                 (frames: each original, then its retransmission).{}{}",
+                 ({}).{}{}",
+                cited_pairs(who, *segments, *originals_unseen),
                 held_by_loss(who, peer, *window_stalls),
                 past_the_timeline(*past_timeline)
             )
@@ -900,12 +922,14 @@ pub fn explanation(x: &Finding) -> String {
             unconfirmed,
             window_stalls,
             past_timeline,
+            originals_unseen,
         } => {
             let (who, peer) = side(*sender);
             format!(
                 "The {who} retransmitted {segments} segment(s): packets were lost between it and its peer \
-                 (frames: each original, then its retransmission). For {unconfirmed} of them the capture holds \
+                 ({}). For {unconfirmed} of them the capture holds \
                  none of the {peer}'s acknowledgments, so their loss is not shown and no wait is counted.{}{}",
+                cited_pairs(who, *segments, *originals_unseen),
                 held_by_loss(who, peer, *window_stalls),
                 past_the_timeline(*past_timeline)
             )
@@ -2939,6 +2963,38 @@ pub fn detail_command(stats: &CaptureStats, option: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A retransmission's frames are said to be what they are: pairs when
+    /// the capture holds the originals (hpvirtgrp 4), the re-sends alone
+    /// when it holds none (netflix 39: lost before the capture point).
+    #[test]
+    fn a_retransmissions_frames_are_pairs_only_where_the_originals_were_captured() {
+        let worded = |unseen: u32| {
+            let mut x = crate::test_support::finding(FindingKind::Retransmission, 0.0);
+            x.detail = Detail::Retransmission {
+                sender: Direction::ServerToClient,
+                segments: 8,
+                unconfirmed: 0,
+                window_stalls: 0,
+                past_timeline: 0,
+                originals_unseen: unseen,
+            };
+            explanation(&x)
+        };
+        let all = worded(0);
+        assert!(
+            all.contains("each original, then its retransmission)."),
+            "{all}"
+        );
+        let none = worded(8);
+        assert!(
+            none.contains("the capture holds none of their originals"),
+            "{none}"
+        );
+        assert!(!none.contains("each original"), "{none}");
+        let some = worded(3);
+        assert!(some.contains("3 of them cited alone"), "{some}");
+    }
 
     /// The forticlient handshake's finding (nDPI forticlient.pcap): 166
     /// ms beyond the ideal, 140 of them the server's, 16 the hosts'

@@ -838,6 +838,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut stalls = Vec::new();
         let mut waits = Vec::new();
         let mut unconfirmed = 0u32;
+        let mut originals_unseen = 0u32;
         for w in data.windows(2) {
             let ((tp, p), (t, r)) = (w[0], w[1]);
             // The silence from the last re-send to the FIN of a client
@@ -881,8 +882,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 continue;
             }
             retx.push(r.frame);
-            if let Some(o) = first {
-                pairs.push(o.frame);
+            match first {
+                Some(o) => pairs.push(o.frame),
+                None => originals_unseen += 1,
             }
             pairs.push(r.frame);
             if !shown {
@@ -926,6 +928,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             let r = data[0].1;
             retx.insert(0, r.frame);
             pairs.insert(0, r.frame);
+            originals_unseen += 1;
             if !loss_shown(f, r, receiver_acks_captured) {
                 unconfirmed += 1;
             }
@@ -998,6 +1001,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             unconfirmed,
             window_stalls: window_held,
             past_timeline: beyond as u32,
+            originals_unseen,
         };
         x.display_filter = if x.frames.is_empty() {
             format!(

@@ -1435,3 +1435,27 @@ fn a_client_that_let_go_of_a_lost_request_before_its_timer_waited_until_its_fin(
     assert_ne!(row.end_frame, o.frame(fin), "{row:?}");
     assert!(!row.ideal_basis.contains("gave up"), "{}", row.ideal_basis);
 }
+
+/// The second of five segments lost before the capture point (a capture
+/// at the receiving server): its re-send fills the hole, and the finding
+/// cites it alone and counts its original unseen; at the sending client
+/// both, none unseen.
+#[test]
+fn a_resend_whose_original_the_capture_missed_is_cited_alone() {
+    for (path, unseen) in [(Path::at_server(RTT), 1), (Path::at_client(RTT), 0)] {
+        let (w, segs, again) = fast_retransmit(path);
+        let o = w.run_lost(&[segs[1]]);
+        let r = o.the(Retransmission);
+        let expected = if unseen == 1 {
+            vec![again]
+        } else {
+            vec![segs[1], again]
+        };
+        assert_eq!(r.frames, o.frames(&expected), "{path:?}");
+        assert!(
+            matches!(r.detail, Detail::Retransmission { originals_unseen, .. } if originals_unseen == unseen),
+            "{path:?}: {:?}",
+            r.detail
+        );
+    }
+}
