@@ -74,8 +74,12 @@ impl Clock {
 /// whether the server sent it. Only a handshake stalled under way, which
 /// the client gave up on: its FIN or RST came while server data sent to
 /// it was still unacknowledged (part of the server's answer had not
-/// reached it: the client was waiting for the rest). Not a server that
-/// never answered (no turn of the ledger, as a request never answered is
+/// reached it: the client was waiting for the rest), or while its own
+/// handshake bytes were, after its timer had re-sent some of them or a
+/// second after them (`given_up_exchanges`' rule: nDPI's
+/// skype_no_unknown.pcap 41, a 28-byte write never acknowledged, the
+/// FIN 1.1 s after it). Not a server that never answered a request that
+/// reached it (no turn of the ledger, as a request never answered is
 /// none), nor a client that had all the server sent and closed (its own
 /// decision: a certificate it refused). None when the client sent data
 /// after its ClientHello beyond one alert's worth (a handshake the
@@ -87,23 +91,46 @@ fn given_up(
 ) -> Option<(Stamp, bool)> {
     /// An alert record: 7 bytes in the clear, up to ~40 encrypted.
     const ALERT_BYTES: u32 = 64;
+    use rttdoc_analyze::seq;
+    let hello_start = *hello_frames.first()?;
     let hello_end = *hello_frames.last()?;
     let mut client_bytes = 0u32;
     // The end of the server's data so far.
     let mut server_sent: Option<u32> = None;
-    for r in timeline.iter().filter(|r| r.frame > hello_end) {
+    // The end of the client's data so far, when it sent its last, whether
+    // its timer re-sent any, and how far the server acknowledged it.
+    let mut client_sent: Option<(u32, i64)> = None;
+    let mut client_resent = false;
+    let mut server_acked: Option<u32> = None;
+    for r in timeline.iter().filter(|r| r.frame >= hello_start) {
+        if r.dir == Direction::ClientToServer && r.len > 0 {
+            client_sent = Some(client_sent.map_or((r.end, r.ts_ns), |(e, t)| {
+                (seq::max(e, r.end), t.max(r.ts_ns))
+            }));
+            client_resent |= r.retransmission;
+        }
+        if r.dir == Direction::ServerToClient && r.ack_set {
+            server_acked = Some(server_acked.map_or(r.ack, |a| seq::max(a, r.ack)));
+        }
+        if r.frame <= hello_end {
+            continue;
+        }
         if r.dir == Direction::ClientToServer && !r.retransmission {
             client_bytes = client_bytes.saturating_add(r.len);
         }
         if r.dir == Direction::ServerToClient && r.len > 0 {
-            server_sent = Some(server_sent.map_or(r.end, |e| rttdoc_analyze::seq::max(e, r.end)));
+            server_sent = Some(server_sent.map_or(r.end, |e| seq::max(e, r.end)));
         }
         if client_bytes > ALERT_BYTES {
             return None;
         }
         if r.flags.fin() || r.flags.rst() {
-            let waiting = r.dir == Direction::ClientToServer
-                && server_sent.is_some_and(|e| !r.ack_set || rttdoc_analyze::seq::lt(r.ack, e));
+            let answer_unread = server_sent.is_some_and(|e| !r.ack_set || seq::lt(r.ack, e));
+            let own_unacked = client_sent.is_some_and(|(e, last_ns)| {
+                server_acked.is_none_or(|a| seq::lt(a, e))
+                    && (client_resent || r.ts_ns - last_ns >= crate::detect::GAVE_UP_AFTER_NS)
+            });
+            let waiting = r.dir == Direction::ClientToServer && (answer_unread || own_unacked);
             if !waiting {
                 return None;
             }

@@ -357,6 +357,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 unanswered,
                 heard_elsewhere,
                 deaf,
+                gave_up,
                 ..
             },
             Detail::RtoStall {
@@ -364,6 +365,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 unanswered: later_unanswered,
                 heard_elsewhere: later_heard,
                 deaf: later_deaf,
+                gave_up: later_gave_up,
                 ..
             },
         ) => {
@@ -371,6 +373,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
             *unanswered |= later_unanswered;
             *heard_elsewhere = heard_elsewhere.or(later_heard);
             *deaf = deaf.or(later_deaf);
+            *gave_up = later_gave_up.or(*gave_up);
         }
         (
             Detail::UpstreamWait {

@@ -1441,6 +1441,9 @@ pub enum Detail {
         /// had acknowledged long before. What was lost was everything
         /// toward it, past the capture point.
         deaf: Option<Deafness>,
+        /// The client's FIN, when the last wait ran to it: its
+        /// application gave up in the stall (not a timer's re-send).
+        gave_up: Option<u64>,
     },
     /// The SYN sent again.
     SynRetransmit {

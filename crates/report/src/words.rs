@@ -173,6 +173,24 @@ fn held_by_loss(who: &str, peer: &str, stalls: u32) -> String {
     )
 }
 
+/// How a sender sat out its stalls (`stalls` waits): for its timer each
+/// time, or, when the last wait ran to the client's FIN (`gave_up`), for
+/// its timer one time fewer and then until its application gave up.
+fn idle_on_its_timer(stalls: u32, gave_up: Option<u64>) -> String {
+    match (gave_up, stalls.saturating_sub(1)) {
+        (None, _) => format!("for its retransmission timer {}", times(stalls)),
+        (Some(fin), 0) => format!(
+            "until its application gave up (its FIN or RST, frame {fin}), before its retransmission timer \
+             re-sent the lost data"
+        ),
+        (Some(fin), timers) => format!(
+            "for its retransmission timer {} and then until its application gave up (its FIN or RST, frame \
+             {fin})",
+            times(timers)
+        ),
+    }
+}
+
 /// What a retransmission finding's frames are: each original and its
 /// re-send, the re-send alone where the capture holds no original
 /// (`unseen` of `segments`: lost between the sender and the capture
@@ -1044,9 +1062,11 @@ pub fn explanation(x: &Finding) -> String {
             sender,
             stalls,
             deaf: Some(d),
+            gave_up,
             ..
         } => {
             let (who, peer) = side(*sender);
+            let idle = idle_on_its_timer(*stalls, *gave_up);
             let (deaf, heard) = side(d.side);
             let silent = match d.deaf_ms {
                 Some(ms) => format!("it heard nothing from the {heard} for {}", crate::fmt_ms(ms)),
@@ -1054,11 +1074,10 @@ pub fn explanation(x: &Finding) -> String {
             };
             if d.side == *sender {
                 format!(
-                    "The {who} sat idle for its retransmission timer {}, {cost:.0} ms in all, re-sending data the \
+                    "The {who} sat idle {idle}, {cost:.0} ms in all, re-sending data the \
                      {peer} had already acknowledged: the {peer}'s acknowledgment (frame {}) passed the capture point \
                      {} before the {who} re-sent its bytes (frame {}). Nothing the {who} sent was lost; what the {peer} \
                      sent was, past the capture point, on its way to the {who}: {silent}.",
-                    times(*stalls),
                     d.missed_frame,
                     crate::fmt_ms(d.after_ms),
                     d.resend_frame,
@@ -1066,12 +1085,11 @@ pub fn explanation(x: &Finding) -> String {
                 )
             } else {
                 format!(
-                    "The {who} sat idle for its retransmission timer {}, {cost:.0} ms in all, re-sending what the \
+                    "The {who} sat idle {idle}, {cost:.0} ms in all, re-sending what the \
                      {peer} never acknowledged: the {peer} heard nothing from the {who} in that time, not even the \
                      {who}'s acknowledgment of its own data (frame {}): {} later it re-sent that data (frame {}). \
                      What the {who} sent was lost past the capture point, on its way to the {deaf}: {silent}, not a \
                      loss too short to trigger fast retransmit.",
-                    times(*stalls),
                     d.missed_frame,
                     crate::fmt_ms(d.after_ms),
                     d.resend_frame,
@@ -1083,6 +1101,7 @@ pub fn explanation(x: &Finding) -> String {
             stalls,
             unanswered,
             unopened: true,
+            gave_up,
             ..
         } => {
             let copies = if *unanswered {
@@ -1091,13 +1110,13 @@ pub fn explanation(x: &Finding) -> String {
                 "it went unanswered"
             };
             format!(
-                "The client sat idle for its retransmission timer ({}, {cost:.0} ms in all) before sending its first \
-                 data again: {copies}, and the server had sent nothing since its SYN-ACK. \
+                "The client sat idle {}, {cost:.0} ms in all, with its first data unacknowledged: {copies}, and the \
+                 server had sent nothing since its SYN-ACK. \
                  Either the path dropped what the client sent, or the server's listener had not taken the connection: \
                  with its accept queue full, Linux drops the handshake's ACK and the data behind it, and after a SYN \
                  cookie it keeps no state and re-sends no SYN-ACK that would show it (a capture at the server tells \
                  the two apart: there the data arrives and goes unacknowledged).",
-                times(*stalls),
+                idle_on_its_timer(*stalls, *gave_up),
                 cost = fx(cost),
             )
         }
@@ -1106,6 +1125,7 @@ pub fn explanation(x: &Finding) -> String {
             stalls,
             unanswered: true,
             heard_elsewhere,
+            gave_up,
             ..
         } => {
             let (who, peer) = side(*sender);
@@ -1122,16 +1142,43 @@ pub fn explanation(x: &Finding) -> String {
                      loss too short to trigger fast retransmit."
                 ),
             };
+            let copies = match gave_up {
+                None => "sending the same data again and again as the timer backed off: copy after copy went \
+                         unanswered"
+                    .to_string(),
+                Some(_) => "copy after copy of its data, before it let go and after (its kernel's), went \
+                            unanswered"
+                    .to_string(),
+            };
             format!(
-                "The {who} sat idle for its retransmission timer {stalls} times, {cost:.0} ms in all, sending the same \
-                 data again and again as the timer backed off: copy after copy went unanswered, {dropped}",
+                "The {who} sat idle {}, {cost:.0} ms in all, {copies}, {dropped}",
+                idle_on_its_timer(*stalls, *gave_up),
                 cost = fx(cost),
             )
         }
-        Detail::RtoStall { sender, stalls, .. } => {
+        Detail::RtoStall {
+            sender,
+            stalls,
+            gave_up: None,
+            ..
+        } => {
             let (who, _) = side(*sender);
             format!(
                 "The {who} sat idle for its retransmission timer {stalls} time(s), {cost:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit.",
+                cost = fx(cost),
+            )
+        }
+        Detail::RtoStall {
+            sender,
+            stalls,
+            gave_up,
+            ..
+        } => {
+            let (who, _) = side(*sender);
+            format!(
+                "The {who} sat idle {}, {cost:.0} ms in all, its lost data never acknowledged: too few packets \
+                 followed the loss to trigger fast retransmit.",
+                idle_on_its_timer(*stalls, *gave_up),
                 cost = fx(cost),
             )
         }

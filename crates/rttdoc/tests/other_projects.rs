@@ -2388,6 +2388,15 @@ fn a_client_that_heard_nothing_of_the_servers_is_named_in_the_servers_stall() {
     // client's, 262) had been all the capture's re-sends explained.
     let (unexplained, stalls) = stalls_of("ndpi-whatsappfiles-deaf-client.pcap.gz");
     let ms = server_stall(&stalls, &[253, 258, 261, 263, 265, 269]);
+    // The phone's own timer (its re-send 262) waited in the same outage
+    // for acknowledgments lost on their way to it: counted once, in the
+    // server's stall.
+    assert!(
+        !stalls
+            .iter()
+            .any(|(_, _, words)| words.starts_with("The client")),
+        "{stalls:?}"
+    );
     assert!((8_900.0..9_000.0).contains(&ms), "{stalls:?}");
     assert!(unexplained < 1_500.0, "{unexplained} {stalls:?}");
 }
@@ -2427,5 +2436,39 @@ fn a_client_that_gave_up_on_a_request_never_acknowledged_waited_until_its_fin() 
             .unwrap_or_else(|| panic!("{stream}"));
         let frames = stall["frames"].as_array().unwrap();
         assert_eq!(frames.last().unwrap(), fin, "{stream}: {stall}");
+    }
+}
+
+/// nDPI's skype.pcap stream 3 and skype_no_unknown.pcap stream 41 (0 and
+/// 1 here): TLS handshakes whose client's bytes were never acknowledged,
+/// its timer re-sending them, and the client let go: stream 0's
+/// ClientHello re-sent twelve times over 55 s, then its RST (frame 17);
+/// stream 1's 28-byte write held by Nagle and then lost, its FIN (24)
+/// 1.1 s after it, before the timer's first copy. The handshake never
+/// completed and the client waited until it let go: a row to that frame
+/// whose excess the `rto_stall` (its last wait to that frame, the
+/// giving up not counted a timer) explains whole.
+#[test]
+fn a_handshake_whose_client_gave_up_on_its_unacknowledged_bytes_ends_there() {
+    let capture = data_dir().join("other-projects/ndpi-skype-hello-given-up.pcap");
+    let doc = run_rttdoc_json(&capture);
+    for (stream, closed) in [(0u64, 17u64), (1, 24)] {
+        let conn = &doc["connections"][stream as usize];
+        let row = conn["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["phase"] == "tls_handshake")
+            .unwrap_or_else(|| panic!("{stream}: {}", conn["ledger"]));
+        assert_eq!(row["end_frame"], closed, "{stream}: {row}");
+        assert!(row["excess_ms"].as_f64().unwrap() > 800.0, "{row}");
+        assert!(conn["unexplained_ms"].as_f64().unwrap() < 10.0, "{stream}");
+        let stall = findings_of(&doc, stream)
+            .into_iter()
+            .find(|f| f["kind"] == "rto_stall" && f["phase"] == "tls_handshake")
+            .unwrap_or_else(|| panic!("{stream}"));
+        assert_eq!(stall["frames"].as_array().unwrap().last().unwrap(), closed);
+        let words = stall["explanation"].as_str().unwrap();
+        assert!(words.contains("gave up"), "{words}");
     }
 }

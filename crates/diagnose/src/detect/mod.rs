@@ -60,7 +60,7 @@ pub(crate) use retransmission::waits_phase;
 pub use sender_pace::sent_as_written;
 pub use server_think_time::{
     abandoned_exchanges, given_up_exchanges, idle_exchanges, pushed_exchanges, replies_to_a_ping,
-    reply_exchanges,
+    reply_exchanges, GAVE_UP_AFTER_NS,
 };
 
 use crate::model::{

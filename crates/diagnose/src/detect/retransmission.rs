@@ -656,7 +656,13 @@ fn closed_mid_handshake(f: &Facts<'_>) -> Option<u64> {
 /// never acknowledged, the FIN 1.1 s after them, the copies after it).
 fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
     let client = Direction::ClientToServer;
-    let fin = f.sent_by(client).fin_frame?;
+    // (Or its RST: an abort after the copies, skype.pcap 3's after a
+    // ClientHello re-sent twelve times over 55 s.)
+    let stats = f.sent_by(client);
+    let fin = match (stats.fin_frame, stats.rst_frame) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
     let mut last_data = None;
     let mut acked = None;
     for p in f.timeline.iter().take_while(|p| p.frame < fin) {
@@ -671,18 +677,43 @@ fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
     (unacked && (last.retransmission || lost_before_fin(f, last, fin))).then_some(fin)
 }
 
+/// How many times `sender` sent the bytes of its last data before its
+/// FIN (`fin`) again, before that FIN and after it.
+fn copies_around(f: &Facts<'_>, sender: Direction, fin: u64) -> usize {
+    let Some(last) = f
+        .timeline
+        .iter()
+        .take_while(|p| p.frame < fin)
+        .filter(|p| p.dir == sender && p.len > 0)
+        .last()
+    else {
+        return 0;
+    };
+    f.timeline
+        .iter()
+        .filter(|p| {
+            p.dir == sender
+                && p.retransmission
+                && p.len > 0
+                && seq::le(p.seq, last.seq)
+                && seq::lt(last.seq, p.end)
+        })
+        .count()
+}
+
 /// Whether the client's first byte the server had not acknowledged when
 /// the client's FIN (`fin`) left was re-sent after that FIN, which left
-/// at least 200 ms after the client's last data `last`: a write was lost
-/// and the application closed before the timer re-sent it
-/// ([`closed_mid_stall`]; alexa-app.pcapng 108: a request's first
-/// segment lost, the FIN 355 ms after its last, the copy after it).
+/// a second or more after the client's last data `last`: a write was
+/// lost and the application, waiting, closed before the timer re-sent it
+/// ([`closed_mid_stall`]; skype.pcap 63). Sooner, a close may be the
+/// application's plan, not its giving up (alexa-app.pcapng 108: a FIN
+/// 355 ms after a request whose first segment was lost, its answer
+/// then refused with an RST).
 fn lost_before_fin(f: &Facts<'_>, last: &SegmentRecord, fin: u64) -> bool {
-    const RTO_MIN_NS: i64 = 200_000_000;
     let Some(fin_record) = f.record(fin) else {
         return false;
     };
-    if fin_record.ts_ns - last.ts_ns < RTO_MIN_NS {
+    if fin_record.ts_ns - last.ts_ns < super::server_think_time::GAVE_UP_AFTER_NS {
         return false;
     }
     let before = &f.timeline[..f.timeline.partition_point(|p| p.frame < fin)];
@@ -801,10 +832,20 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         // Data and FINs as they left the sender; keep-alive and
         // zero-window probes are sent on purpose, not for lost data.
+        // A client that let go in the middle of its own stall waited on
+        // its timer until its FIN or RST ([`closed_mid_stall`]).
+        let gave_up_at = (sender == Direction::ClientToServer)
+            .then(|| closed_mid_stall(f))
+            .flatten();
         let data: Vec<(i64, &SegmentRecord)> = f
             .timeline
             .iter()
-            .filter(|r| r.dir == sender && r.end != r.seq && !r.flags.syn() && !r.probe)
+            .filter(|r| {
+                r.dir == sender
+                    && (r.end != r.seq || gave_up_at == Some(r.frame))
+                    && !r.flags.syn()
+                    && !r.probe
+            })
             .map(|r| (f.on_clock_of(sender, r), r))
             .collect();
         // (Or its SYN-ACK, a FIN or RST without data: a capture of data
@@ -822,11 +863,6 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let (mtu_resends, mtu_waits) =
             narrow_path.map_or((&[][..], &[][..]), |p| (&p.resends[..], &p.waits[..]));
         let client_gone_at = client_closed_for_good(f, sender);
-        // A client that let go in the middle of its own stall waited on
-        // its timer until its FIN ([`closed_mid_stall`]).
-        let gave_up_at = (sender == Direction::ClientToServer)
-            .then(|| closed_mid_stall(f))
-            .flatten();
         // The client's re-sends of what the server's listener had not
         // taken are accept_queue_full's.
         let not_taken = (sender == Direction::ClientToServer)
@@ -845,6 +881,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // that gave up in it: the application sat through it, the
             // timer running, until it let go (skype.pcap 23: 0.9 s).
             if gave_up_at == Some(r.frame) && (p.retransmission || lost_before_fin(f, p, r.frame)) {
+                // (Not data first sent after the server had closed: a
+                // message to a peer gone, that no one waited on: webex.pcap
+                // 34, 180 bytes after the server's FIN, re-sent for 30 s.)
+                let sent_at = original(f.timeline, p).map_or(p.frame, |o| o.frame);
+                if receiver_closed_at.is_some_and(|c| c < sent_at) {
+                    continue;
+                }
                 let wait = Wait {
                     from_frame: p.frame,
                     to_frame: r.frame,
@@ -1016,6 +1059,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // or request is the handshake's or the first byte's latency, not
         // the transfer's throughput.
         for (phase, here) in by_phase(f, &stalls, |(w, _)| w.to_frame) {
+            // A sender that heard nothing of its peer's waited for
+            // acknowledgments lost on their way to it; the peer's
+            // unheard repairs stalled in the same time, and that stall
+            // names the outage: counted once, there (whatsappfiles 0).
+            let deaf = deafness(f, &here);
+            if deaf.is_some_and(|d| d.side == sender) {
+                continue;
+            }
             let mut y = f.finding(FindingKind::RtoStall, Some(phase));
             // The timer's re-sends, whatever their waits end at.
             y.frames = here.iter().take(20).map(|(_, r)| r.frame).collect();
@@ -1025,9 +1076,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // times or more, every copy but perhaps the last unanswered.
             let mut firsts: Vec<u32> = here.iter().map(|(_, r)| r.seq).collect();
             firsts.sort_unstable();
+            // (Where the application gave up in the stall, the copies its
+            // kernel went on sending after the FIN count: unanswered
+            // before it, they tell the same.)
+            let gave_up = gave_up_at.filter(|fin| here.iter().any(|(_, r)| r.frame == *fin));
             let unanswered = firsts
                 .chunk_by(|a, b| a == b)
-                .any(|same| same.len() >= BLACK_HOLE_COPIES);
+                .any(|same| same.len() >= BLACK_HOLE_COPIES)
+                || gave_up.is_some_and(|fin| copies_around(f, sender, fin) >= BLACK_HOLE_COPIES);
             // The client's first data, the server silent since its
             // SYN-ACK (accept_queue_full.rs: what a capture at the server
             // or a SYN-ACK re-send would prove); the SYN-ACK in this
@@ -1052,7 +1108,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 unanswered,
                 unopened,
                 heard_elsewhere: heard_elsewhere(f, &here),
-                deaf: deafness(f, &here),
+                deaf,
+                gave_up,
             };
             y.display_filter = f.filter_frames(&y.frames);
             y.waits = here.iter().map(|(w, _)| *w).collect();

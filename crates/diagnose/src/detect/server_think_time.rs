@@ -1060,17 +1060,22 @@ pub fn abandoned_exchanges(f: &Facts<'_>) -> Vec<usize> {
         .collect()
 }
 
+/// A client's FIN this long after its last write, that write still
+/// unacknowledged, is its giving up on it (an application's or a
+/// person's timeout), where no re-send of the write came before it; a
+/// sooner close may be the application's plan (alexa-app.pcapng 108: a
+/// FIN 355 ms after a request, its answer refused with an RST).
+pub const GAVE_UP_AFTER_NS: i64 = 1_000_000_000;
+
 /// The abandoned exchanges ([`abandoned_exchanges`]) whose client gave
-/// up on a request that never got through: its FIN or RST, at least
-/// Linux's minimum retransmission timeout (200 ms) after the request's
-/// last segment, came while the server had not acknowledged all of the
-/// request. The client had waited for an answer its request could not
+/// up on a request that never got through: its FIN or RST came while the
+/// server had not acknowledged all of the request, after its timer had
+/// re-sent some of it or [`GAVE_UP_AFTER_NS`] after its last segment. The client had waited for an answer its request could not
 /// yet draw (its re-sends unanswered) and let go: the wait until then
 /// was its (nDPI's skype.pcap 54: a 28-byte write lost and re-sent for
 /// 6.4 s, the FIN 7 s after the request, the answer 6 s after that), not
 /// an answer nobody waited for. Each with that FIN or RST.
 pub fn given_up_exchanges(f: &Facts<'_>) -> Vec<(usize, Stamp)> {
-    const GAVE_UP_AFTER_NS: i64 = 200_000_000;
     let client = Direction::ClientToServer;
     abandoned_exchanges(f)
         .into_iter()
@@ -1079,14 +1084,15 @@ pub fn given_up_exchanges(f: &Facts<'_>) -> Vec<(usize, Stamp)> {
             let answer = x.response_first?;
             let request_end = f.record(x.request_last.frame)?.end;
             let span = f.between(x.request_first.frame, answer.frame);
-            let mut acked = false;
+            let (mut acked, mut resent) = (false, false);
             for r in span {
                 if r.dir != client {
                     acked |= r.ack_set && seq::le(request_end, r.ack);
                     continue;
                 }
+                resent |= r.retransmission && r.len > 0;
                 if r.flags.fin() || r.flags.rst() {
-                    let waited = r.ts_ns - x.request_last.ts_ns >= GAVE_UP_AFTER_NS;
+                    let waited = resent || r.ts_ns - x.request_last.ts_ns >= GAVE_UP_AFTER_NS;
                     let stop = Stamp {
                         frame: r.frame,
                         ts_ns: r.ts_ns,
