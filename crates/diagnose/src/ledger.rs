@@ -1132,12 +1132,14 @@ fn report_with(
         {
             idle.push(0);
         }
+        let abandoned = crate::detect::abandoned_exchanges(&facts);
+        let given_up = crate::detect::given_up_exchanges(&facts, &abandoned);
         (
             idle,
             replies,
             crate::detect::pushed_exchanges(&facts),
-            crate::detect::abandoned_exchanges(&facts),
-            crate::detect::given_up_exchanges(&facts),
+            abandoned,
+            given_up,
             paused,
             balancer,
             facts.handshake_discarded(),

@@ -1067,7 +1067,7 @@ pub fn abandoned_exchanges(f: &Facts<'_>) -> Vec<usize> {
 /// FIN 355 ms after a request, its answer refused with an RST).
 pub const GAVE_UP_AFTER_NS: i64 = 1_000_000_000;
 
-/// The abandoned exchanges ([`abandoned_exchanges`]) whose client gave
+/// Of the `abandoned` exchanges ([`abandoned_exchanges`]), those whose client gave
 /// up on a request that never got through: its FIN or RST came while the
 /// server had not acknowledged all of the request, after its timer had
 /// re-sent some of it or [`GAVE_UP_AFTER_NS`] after its last segment. The client had waited for an answer its request could not
@@ -1075,11 +1075,11 @@ pub const GAVE_UP_AFTER_NS: i64 = 1_000_000_000;
 /// was its (nDPI's skype.pcap 54: a 28-byte write lost and re-sent for
 /// 6.4 s, the FIN 7 s after the request, the answer 6 s after that), not
 /// an answer nobody waited for. Each with that FIN or RST.
-pub fn given_up_exchanges(f: &Facts<'_>) -> Vec<(usize, Stamp)> {
+pub fn given_up_exchanges(f: &Facts<'_>, abandoned: &[usize]) -> Vec<(usize, Stamp)> {
     let client = Direction::ClientToServer;
-    abandoned_exchanges(f)
-        .into_iter()
-        .filter_map(|n| {
+    abandoned
+        .iter()
+        .filter_map(|&n| {
             let x = f.exchanges.get(n - 1)?;
             let answer = x.response_first?;
             let request_end = f.record(x.request_last.frame)?.end;
