@@ -112,6 +112,11 @@ settled
 # (The first connection before the capture: the relay runs outside it.)
 ip netns exec "$M" python3 "$here/tun-delay.py" ta tb 20 5 & relay=$!
 ip netns exec "$C" python3 "$work/vanish.py"
+# (The client's last ACK of the answer may still be in the relay's 20 ms
+# queue when vanish.py returns: killed with it, the server re-sends its
+# answer into the next capture, the client's host resets the connection,
+# and the SYN finds no stale peer. Let the queue drain first.)
+sleep 0.3
 kill "$relay"; wait "$relay" 2>/dev/null || true
 relay_capture_both stale-unseen sh -c "$curl_again"
 settled
