@@ -169,8 +169,7 @@ pub(super) fn missed_by_sender<'r>(f: &Facts<'r>, r: &SegmentRecord) -> Option<&
         .find(|p| p.dir != r.dir && p.ack_set)
         .filter(acks)?;
     let a = before.iter().find(acks)?;
-    let margin = f.jitter_ns.max(10_000_000);
-    if f.on_clock_of(r.dir, r) - f.on_clock_of(r.dir, a) <= margin {
+    if f.on_clock_of(r.dir, r) - f.on_clock_of(r.dir, a) <= unheard_margin(f) {
         return None;
     }
     let unheard = if r.timestamped && a.timestamped {
@@ -179,6 +178,13 @@ pub(super) fn missed_by_sender<'r>(f: &Facts<'r>, r: &SegmentRecord) -> Option<&
         a.len > 0 && seq::lt(r.ack, a.end)
     };
     unheard.then_some(a)
+}
+
+/// How much later than a packet would have reached a host its own next
+/// packet must leave to show the host never had it: the path's jitter,
+/// and 10 ms at least (not an ACK racing a timer).
+fn unheard_margin(f: &Facts<'_>) -> i64 {
+    f.jitter_ns.max(10_000_000)
 }
 
 /// A time `side`'s TCP heard nothing of its peer's, though the capture
@@ -230,7 +236,7 @@ fn deaf_span(f: &Facts<'_>, side: Direction) -> Option<DeafSpan> {
             .find(|p| p.dir == side)
             .unwrap_or(r);
         let span = &f.timeline[f.timeline.partition_point(|p| p.frame <= a.frame)..];
-        let margin = f.jitter_ns.max(10_000_000);
+        let margin = unheard_margin(f);
         let repair_unheard = span.iter().take_while(|p| p.frame < last.frame).any(|p| {
             p.dir != side
                 && p.retransmission
@@ -651,7 +657,7 @@ fn closed_mid_handshake(f: &Facts<'_>) -> Option<u64> {
 /// 7.4 s later counted as a wait of 8.3 s); the silence from its last
 /// re-send to the FIN it did sit through, its timer running. So too when
 /// that last data was a write its timer re-sent only after the FIN, the
-/// FIN at least 200 ms (Linux's minimum timeout) after it: the
+/// FIN a second or more after it ([`lost_before_fin`]): the
 /// application gave up before the timer fired (skype.pcap 63: 8 bytes
 /// never acknowledged, the FIN 1.1 s after them, the copies after it).
 fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
@@ -674,25 +680,16 @@ fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
     }
     let last = last_data.filter(|p| !p.probe)?;
     let unacked = acked.is_none_or(|a| seq::lt(a, last.end));
-    (unacked && (last.retransmission || lost_before_fin(f, last, fin))).then_some(fin)
+    (unacked && (last.retransmission || lost_before_fin(f, last, (fin, acked)))).then_some(fin)
 }
 
-/// How many times `sender` sent the bytes of its last data before its
-/// FIN (`fin`) again, before that FIN and after it.
-fn copies_around(f: &Facts<'_>, sender: Direction, fin: u64) -> usize {
-    let Some(last) = f
-        .timeline
-        .iter()
-        .take_while(|p| p.frame < fin)
-        .filter(|p| p.dir == sender && p.len > 0)
-        .last()
-    else {
-        return 0;
-    };
+/// How many times the sender of `last`, its last data before it gave up,
+/// sent those bytes again, before it gave up and after.
+fn copies_around(f: &Facts<'_>, last: &SegmentRecord) -> usize {
     f.timeline
         .iter()
         .filter(|p| {
-            p.dir == sender
+            p.dir == last.dir
                 && p.retransmission
                 && p.len > 0
                 && seq::le(p.seq, last.seq)
@@ -702,32 +699,26 @@ fn copies_around(f: &Facts<'_>, sender: Direction, fin: u64) -> usize {
 }
 
 /// Whether the client's first byte the server had not acknowledged when
-/// the client's FIN (`fin`) left was re-sent after that FIN, which left
+/// the client's FIN (`fin`) left (`acked`: how far it had) was re-sent
+/// after that FIN, which left
 /// a second or more after the client's last data `last`: a write was
 /// lost and the application, waiting, closed before the timer re-sent it
 /// ([`closed_mid_stall`]; skype.pcap 63). Sooner, a close may be the
 /// application's plan, not its giving up (alexa-app.pcapng 108: a FIN
 /// 355 ms after a request whose first segment was lost, its answer
 /// then refused with an RST).
-fn lost_before_fin(f: &Facts<'_>, last: &SegmentRecord, fin: u64) -> bool {
+fn lost_before_fin(f: &Facts<'_>, last: &SegmentRecord, (fin, acked): (u64, Option<u32>)) -> bool {
     let Some(fin_record) = f.record(fin) else {
         return false;
     };
     if fin_record.ts_ns - last.ts_ns < super::server_think_time::GAVE_UP_AFTER_NS {
         return false;
     }
-    let before = &f.timeline[..f.timeline.partition_point(|p| p.frame < fin)];
-    let unacked = before
-        .iter()
-        .filter(|p| p.dir != last.dir && p.ack_set)
-        .map(|p| p.ack)
-        .reduce(seq::max)
-        .unwrap_or(last.seq);
+    let unacked = acked.unwrap_or(last.seq);
     // (Strictly after: a re-send the FIN rode on was the timer's, the
     // application's close queued behind it, no give-up seen.)
-    f.timeline[before.len()..]
+    f.timeline[f.timeline.partition_point(|p| p.frame <= fin)..]
         .iter()
-        .filter(|p| p.frame > fin)
         .any(|p| {
             p.dir == last.dir
                 && p.retransmission
@@ -880,7 +871,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // The silence from the last re-send to the FIN of a client
             // that gave up in it: the application sat through it, the
             // timer running, until it let go (skype.pcap 23: 0.9 s).
-            if gave_up_at == Some(r.frame) && (p.retransmission || lost_before_fin(f, p, r.frame)) {
+            // (`p` is the client's last data before it, which
+            // `closed_mid_stall` found re-sent or lost.)
+            if gave_up_at == Some(r.frame) {
                 // (Not data first sent after the server had closed: a
                 // message to a peer gone, that no one waited on: webex.pcap
                 // 34, 180 bytes after the server's FIN, re-sent for 30 s.)
@@ -1079,11 +1072,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // (Where the application gave up in the stall, the copies its
             // kernel went on sending after the FIN count: unanswered
             // before it, they tell the same.)
-            let gave_up = gave_up_at.filter(|fin| here.iter().any(|(_, r)| r.frame == *fin));
+            let give_up = here.iter().find(|(_, r)| gave_up_at == Some(r.frame));
+            let gave_up = give_up.map(|(_, r)| r.frame);
             let unanswered = firsts
                 .chunk_by(|a, b| a == b)
                 .any(|same| same.len() >= BLACK_HOLE_COPIES)
-                || gave_up.is_some_and(|fin| copies_around(f, sender, fin) >= BLACK_HOLE_COPIES);
+                || give_up
+                    .and_then(|(w, _)| f.record(w.from_frame))
+                    .is_some_and(|last| copies_around(f, last) >= BLACK_HOLE_COPIES);
             // The client's first data, the server silent since its
             // SYN-ACK (accept_queue_full.rs: what a capture at the server
             // or a SYN-ACK re-send would prove); the SYN-ACK in this
