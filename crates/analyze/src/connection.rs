@@ -368,6 +368,10 @@ pub(crate) struct Half {
     /// duplicate ACK, or first ACK with SACK blocks above the ACK, since
     /// it last acknowledged everything it had.
     loss_reported_since: Option<i64>,
+    /// That first report's TCP timestamp value, when it carried one: a
+    /// re-send that echoes an older one left before the report reached
+    /// its sender, so it answers none of the reports.
+    loss_reported_tsval: Option<u32>,
     /// Whether its last ACK reports a loss: the second duplicate ACK in a
     /// row or later (Wireshark's rule), or SACK blocks above the ACK.
     reports_loss: bool,
@@ -1155,7 +1159,15 @@ impl Connection {
                         .iter()
                         .any(|b| seq::lt(seg.seq, b.1) && seq::lt(b.0, end))
             };
+            // The sender echoes the newest TSval it has from its peer (RFC
+            // 7323 4.3; a duplicate ACK's updates it): one older than the
+            // first report's left before any report reached it.
+            let before_the_report = match (peer.loss_reported_tsval, seg.options.timestamps) {
+                (Some(reported), Some((_, echoed))) => seq::lt(echoed, reported),
+                _ => false,
+            };
             peer.reports_loss
+                && !before_the_report
                 && peer
                     .loss_reported_since
                     .is_some_and(|t0| at.ts_ns - t0 >= turn - turn / 4)
@@ -1224,9 +1236,13 @@ impl Connection {
                     if seq::lt(seg.seq, max_end) {
                         // Reordering lasts less than a round trip: the
                         // handshake's (Wireshark's initial RTT) when seen,
-                        // else the data's samples (one-sided at an
-                        // endpoint: near zero at the receiver).
-                        let rtt = self.initial_rtt_ns.or(self.rtt.best_ns());
+                        // else the data's samples of both sides of the
+                        // capture point (one side's alone may be its
+                        // host's turnaround, near zero at an endpoint),
+                        // else Wireshark's default.
+                        let rtt = self
+                            .initial_rtt_ns
+                            .or(self.rtt.two_sided_estimate().map(|(ns, _)| ns));
                         let threshold = OUT_OF_ORDER_NS.min(rtt.unwrap_or(i64::MAX));
                         // (Asked before the fill takes its bytes.)
                         let passed = h.send_order.passed(seg.seq);
@@ -1362,10 +1378,14 @@ impl Connection {
             h.dupacks = if duplicate { h.dupacks + 1 } else { 0 };
             h.reports_loss = h.dupacks >= 2 || sacks_above;
             if duplicate || sacks_above {
-                h.loss_reported_since.get_or_insert(at.ts_ns);
+                if h.loss_reported_since.is_none() {
+                    h.loss_reported_since = Some(at.ts_ns);
+                    h.loss_reported_tsval = seg.options.timestamps.map(|(tsval, _)| tsval);
+                }
             } else {
                 // No hole reported: what it had arrived in order.
                 h.loss_reported_since = None;
+                h.loss_reported_tsval = None;
             }
             h.last_ack = Some((seg.ack, at.ts_ns));
             let blocks = seg.options.sack_blocks();

@@ -450,6 +450,8 @@ mod tests {
                 sender,
                 held_frame: 2,
                 ack_frame: 1,
+                armed_frame: 0,
+                armed_bytes: 10,
                 first_silence_ms: 40.0,
                 ack_delay_ms: 38.0,
                 holds,

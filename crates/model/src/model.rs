@@ -887,6 +887,11 @@ pub enum Detail {
         held_frame: u64,
         /// The ACK that released it.
         ack_frame: u64,
+        /// The sender's earlier sub-MSS segment that ACK acknowledged:
+        /// what Nagle waited for.
+        armed_frame: u64,
+        /// That segment's payload bytes.
+        armed_bytes: u32,
         /// What the first hold cost: its silence, or, released by the
         /// server's handshake flight (`released_by_handshake`), the round
         /// trip from that flight's leaving to the held rest's arrival.

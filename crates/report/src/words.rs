@@ -338,6 +338,8 @@ pub fn explanation(x: &Finding) -> String {
             sender,
             held_frame,
             ack_frame,
+            armed_frame,
+            armed_bytes,
             first_silence_ms,
             ack_delay_ms,
             holds,
@@ -356,11 +358,10 @@ pub fn explanation(x: &Finding) -> String {
             // A client's record held inside the TLS handshake: the
             // handshake itself waited (GnuTLS' Finished behind its
             // compatibility ChangeCipherSpec).
-            let in_handshake = match (sender, x.phase, x.waits.first()) {
-                (Direction::ClientToServer, Some(Phase::TlsHandshake), Some(w)) => format!(
-                    " This was inside the TLS handshake: the client's record waited behind its own earlier small one (frame {}), \
-                     and the handshake ended that much later.",
-                    w.from_frame
+            let in_handshake = match (sender, x.phase) {
+                (Direction::ClientToServer, Some(Phase::TlsHandshake)) => format!(
+                    " This was inside the TLS handshake: the client's record waited behind its own earlier small one (frame {armed_frame}), \
+                     and the handshake ended that much later."
                 ),
                 _ => String::new(),
             };
@@ -379,28 +380,28 @@ pub fn explanation(x: &Finding) -> String {
                         })
                         .unwrap_or_default();
                     format!(
-                        "Nagle's algorithm held the {who}'s small segment (frame {held_frame}) until the {peer} acknowledged earlier small data, and the {peer} \
-                         delayed that ACK (frame {ack_frame}) by {ack_delay_ms:.0} ms with its delayed-ACK timer: {times}, {cost:.0} ms in all. \
+                        "Nagle's algorithm held the {who}'s small segment (frame {held_frame}) until the {peer} acknowledged its earlier small one \
+                         (frame {armed_frame}, {armed_bytes} bytes), and the {peer} delayed that ACK (frame {ack_frame}) by {ack_delay_ms:.0} ms with its delayed-ACK timer: {times}, {cost:.0} ms in all. \
                          Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{in_handshake}{throughput}",
                         ack_delay_ms = fx(ack_delay_ms),
                         cost = fx(cost),
                     )
                 }
                 FindingKind::WriteWriteRead => format!(
-                    "A response left in two writes: the first went out at once, the second (frame {held_frame}) waited for the {peer}'s ACK of the first (frame {ack_frame}) \
-                     because of Nagle's algorithm: {times}, {cost:.0} ms in all (write-write-read).",
+                    "A response left in two writes: the first went out at once (its last segment, frame {armed_frame}, {armed_bytes} bytes, short of a full one), \
+                     the second (frame {held_frame}) waited for the {peer}'s ACK of it (frame {ack_frame}) because of Nagle's algorithm: {times}, {cost:.0} ms in all (write-write-read).",
                     cost = fx(cost),
                 ),
                 _ if *released_by_handshake => format!(
-                    "Nagle's algorithm held the rest of the {who}'s request (frame {held_frame}) behind its own small TLS handshake record, \
-                     unacknowledged until the {peer}'s handshake flight (frame {ack_frame}) came: the {peer} had the whole request only a round trip \
+                    "Nagle's algorithm held the rest of the {who}'s request (frame {held_frame}) behind its own small TLS handshake record \
+                     (frame {armed_frame}, {armed_bytes} bytes), unacknowledged until the {peer}'s handshake flight (frame {ack_frame}) came: the {peer} had the whole request only a round trip \
                      after that flight left, {first_silence_ms:.1} ms: {times}, {cost:.0} ms in all.",
                     first_silence_ms = fx(first_silence_ms),
                     cost = fx(cost),
                 ),
                 _ => format!(
-                    "Nagle's algorithm held the {who}'s segment (frame {held_frame}) while earlier small data was unacknowledged; the {peer}'s ACK (frame {ack_frame}) \
-                     released it {first_silence_ms:.1} ms later: {times}, {cost:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it.{in_handshake}",
+                    "Nagle's algorithm held the {who}'s segment (frame {held_frame}) while its earlier small segment (frame {armed_frame}, {armed_bytes} bytes) \
+                     was unacknowledged; the {peer}'s ACK of it (frame {ack_frame}) released it {first_silence_ms:.1} ms later: {times}, {cost:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it.{in_handshake}",
                     first_silence_ms = fx(first_silence_ms),
                     cost = fx(cost),
                 ),
@@ -3084,6 +3085,8 @@ mod tests {
             sender: Direction::ClientToServer,
             held_frame: 2653,
             ack_frame: 2652,
+            armed_frame: 2650,
+            armed_bytes: 6,
             first_silence_ms: 85.0,
             ack_delay_ms: 42.0,
             holds: 1,

@@ -723,7 +723,15 @@ fn a_loopbacks_finished_held_by_the_servers_delayed_ack_is_nagle_delayed_ack() {
         .into_iter()
         .find(|f| f["kind"] == "nagle_delayed_ack")
         .unwrap_or_else(|| panic!("{}", doc["connections"][0]["findings"]));
-    assert_eq!(hold["frames"], serde_json::json!([14, 13]));
+    // The record that armed the hold, the ACK of it, the record held.
+    assert_eq!(hold["frames"], serde_json::json!([12, 13, 14]));
+    assert!(
+        hold["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("earlier small one (frame 12,"),
+        "{hold}"
+    );
     assert_eq!(hold["phase"], "tls_handshake");
 }
 
@@ -791,11 +799,12 @@ fn the_rest_of_a_request_wget_began_was_held_by_nagle() {
         );
         assert_eq!(first[0][1], "5", "stream {stream}: {first:?}");
         assert_eq!(first[1][0], rest.to_string(), "stream {stream}: {first:?}");
+        let head: u64 = first[0][0].parse().unwrap();
         let found = findings_of(&doc, stream);
         assert!(
             found.iter().any(|f| {
                 ["nagle_hold", "nagle_delayed_ack"].contains(&f["kind"].as_str().unwrap())
-                    && f["frames"] == serde_json::json!([rest, ack])
+                    && f["frames"] == serde_json::json!([head, ack, rest])
                     // (The client's own write held its request's rest:
                     // writing it in one call avoids that, as the fix says.)
                     && f["fix"]
@@ -1116,6 +1125,58 @@ fn connections_that_never_opened_are_counted_as_tshark_shows_them() {
     assert!(
         text.contains("Connections that never opened") && text.contains("a port scan's shape"),
         "{text}"
+    );
+}
+
+/// tcpflow's test1-part2.pcap, cut from its test1.pcap mid-connection:
+/// stream 1's first server segment seen (frame 2) is followed 0.41 ms
+/// later by the 1,396 bytes before it (frame 4), after the client's SACK
+/// (frame 3) reported them missing. Frame 4 left in frame 2's tick and
+/// echoes a TSval older than the SACK's: it left before that report
+/// reached the server, so it answers none (no fast retransmission), and
+/// no round trip is known to call its 0.41 ms too long for reordering
+/// (the client's own ACK turnaround is no round trip). test1.pcap holds
+/// the whole connection: those bytes were sent once, overtaken.
+#[test]
+fn bytes_before_the_first_seen_that_left_before_the_loss_report_are_out_of_order() {
+    if !require(
+        "bytes_before_the_first_seen_that_left_before_the_loss_report_are_out_of_order",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("tcpflow-test1-part2.pcap", 2);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream eq 1 && frame.number <= 4",
+        &[
+            "frame.number",
+            "tcp.options.timestamp.tsval",
+            "tcp.options.timestamp.tsecr",
+            "tcp.options.sack_le",
+        ],
+    );
+    let ts = |frame: &str, i: usize| -> u64 {
+        rows.iter().find(|r| r[0] == frame).unwrap()[i]
+            .parse()
+            .unwrap()
+    };
+    // Frame 4 in frame 2's tick; its echo older than the SACK's TSval.
+    assert_eq!(ts("4", 1), ts("2", 1), "{rows:?}");
+    assert!(ts("4", 2) < ts("3", 1), "{rows:?}");
+    assert!(!rows.iter().find(|r| r[0] == "3").unwrap()[3].is_empty());
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 1);
+    assert_eq!(c["server_to_client"]["retransmissions"], 0, "{c}");
+    assert_eq!(c["server_to_client"]["out_of_order"], 1, "{c}");
+    assert!(
+        findings_of(&doc, 1)
+            .iter()
+            .all(|f| f["kind"] != "retransmission" && f["kind"] != "rto_stall"),
+        "{}",
+        c["findings"]
     );
 }
 

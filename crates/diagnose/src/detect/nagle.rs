@@ -103,6 +103,9 @@ use rttdoc_analyze::{SegmentRecord, Stamp};
 const DELAYED_ACK_NS: i64 = 25_000_000;
 
 pub(crate) struct Hold<'a> {
+    /// The sub-MSS segment whose ACK Nagle waited for (the last one
+    /// unacknowledged when the hold began).
+    armed: &'a SegmentRecord,
     /// Where the silence runs from: the sender's previous data segment,
     /// or the peer's turn `held` answers when that came later.
     prev: &'a SegmentRecord,
@@ -200,13 +203,19 @@ impl<'a> Outstanding<'a> {
         self.segments.push_back(r);
     }
 
-    /// Drops the segments `ack` acknowledges whole.
-    fn acknowledge(&mut self, ack: u32) {
-        while let Some(s) = self.segments.front().filter(|s| seq::le(s.end, ack)) {
+    /// Drops the segments `ack` acknowledges whole; returns the last
+    /// sub-MSS one of them (what Nagle waits for the ACK of).
+    fn acknowledge(&mut self, ack: u32) -> Option<&'a SegmentRecord> {
+        let mut small = None;
+        while let Some(&s) = self.segments.front().filter(|s| seq::le(s.end, ack)) {
             self.bytes -= u64::from(s.len);
-            self.small -= usize::from(s.len < self.mss);
+            if s.len < self.mss {
+                self.small -= 1;
+                small = Some(s);
+            }
             self.segments.pop_front();
         }
+        small
     }
 }
 
@@ -236,11 +245,13 @@ fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
     // The last ACK that advanced: when, which, whether it acknowledged the
     // last unacknowledged sub-MSS segment (what Nagle waits for), and how
     // many bytes were in flight before it.
-    let mut release: Option<(i64, &SegmentRecord, bool, u64)> = None;
+    // (The small segment it acknowledged, when it acknowledged the last
+    // one: what armed the hold.)
+    let mut release: Option<(i64, &SegmentRecord, Option<&SegmentRecord>, u64)> = None;
     // A release the peer's data interrupted, still valid for a segment that
     // continues a TLS record begun before the silence (its bytes were
     // written then, so it was held, not composed as a reply).
-    let mut parked: Option<(i64, &SegmentRecord, bool, u64)> = None;
+    let mut parked: Option<(i64, &SegmentRecord, Option<&SegmentRecord>, u64)> = None;
     // A handshake flight of the peer's (TLS records only, outside every
     // answer) that acknowledged the last small segment: a release for a
     // segment that continues the request the sender had begun before it
@@ -249,7 +260,7 @@ fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
     // ndpi-viber 8, 170 ms). A request is not composed as a reply to the
     // handshake's end; a body sent after an HTTP `100 Continue` is (no
     // TLS handshake record carries that).
-    let mut flight_release: Option<(i64, &SegmentRecord, bool, u64)> = None;
+    let mut flight_release: Option<(i64, &SegmentRecord, Option<&SegmentRecord>, u64)> = None;
     // The receiver's last data segment, when it reached the sender.
     let mut peer_data: Option<(i64, &SegmentRecord)> = None;
     let messages = f.report.tls.as_ref().map_or(&[][..], |t| &t.messages[..]);
@@ -293,13 +304,13 @@ fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
                 if acked.is_none_or(|a| seq::lt(a, r.ack)) {
                     let (small_before, bytes) = (outstanding.small > 0, outstanding.bytes);
                     acked = Some(r.ack);
-                    outstanding.acknowledge(r.ack);
-                    let small = small_before && outstanding.small == 0;
+                    let last_small = outstanding.acknowledge(r.ack);
+                    let armed = last_small.filter(|_| small_before && outstanding.small == 0);
                     let flight = r.len > 0
                         && handshake_frames.contains(&r.frame)
                         && in_response(f, r.frame).is_none();
-                    if small && flight {
-                        flight_release = Some((t, r, small, bytes));
+                    if armed.is_some() && flight {
+                        flight_release = Some((t, r, armed, bytes));
                     }
                 }
                 continue;
@@ -308,14 +319,13 @@ fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
                 let small_before = outstanding.small > 0;
                 let bytes = outstanding.bytes;
                 acked = Some(r.ack);
-                outstanding.acknowledge(r.ack);
-                let small_after = outstanding.small > 0;
-                let small = small_before && !small_after;
+                let last_small = outstanding.acknowledge(r.ack);
+                let armed = last_small.filter(|_| small_before && outstanding.small == 0);
                 // The ACK that covered the last small segment is what
                 // released the hold; ACKs of full segments right behind it
                 // (ordered early by the skew) do not take its place.
-                if small || !release.is_some_and(|(_, _, was_small, _)| was_small) {
-                    release = Some((t, r, small, bytes));
+                if armed.is_some() || release.is_none_or(|(_, _, was, _)| was.is_none()) {
+                    release = Some((t, r, armed, bytes));
                 }
                 parked = None;
                 flight_release = None;
@@ -338,7 +348,7 @@ fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
                 } else {
                     None
                 });
-        if let (Some((tp, p, in_flight)), Some((ta, a, small, bytes))) = (prev, candidate) {
+        if let (Some((tp, p, in_flight)), Some((ta, a, armed, bytes))) = (prev, candidate) {
             // The clock shift is only as good as the handshake's estimate of the
             // sender's side of the path: allow the tolerance both ways.
             // Later than that, by the path's jitter: the ACK's trip to the
@@ -366,7 +376,7 @@ fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
             // answered turn below is looked up only for a segment that
             // passes).
             let held = contiguous
-                && small
+                && armed.is_some()
                 && window_free
                 && !window_full
                 && r.len < mss
@@ -398,7 +408,7 @@ fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
             // longer silence is the sender having nothing to send (a
             // heartbeat, a person typing).
             let bounded = silence <= rtt + super::causality::MAX_ACK_DELAY_NS + f.jitter_ns;
-            if held && waited && bounded {
+            if let Some(armed) = armed.filter(|_| held && waited && bounded) {
                 // On the receiver's clock: when the last data this ACK covers
                 // arrived versus when the ACK left.
                 let covered = f
@@ -436,6 +446,7 @@ fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
                     (silence, ack_delay)
                 };
                 holds.push(Hold {
+                    armed,
                     prev: from,
                     held: r,
                     held_ns: t,
@@ -834,9 +845,18 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
     for ((kind, phase), hs) in groups {
         let total_ns: i64 = hs.iter().map(|h| h.cost_ns).sum();
         let mut x = f.finding(kind, Some(phase));
-        for h in hs.iter().take(8) {
-            x.frames.push(h.held.frame);
-            x.frames.push(h.ack.frame);
+        // Each hold's evidence in the order it happened: the small segment
+        // that armed it, the ACK of it that released the hold, the
+        // segment held.
+        for h in &hs {
+            if x.frames.len() + 3 > super::FRAMES_CITED {
+                break;
+            }
+            for frame in [h.armed.frame, h.ack.frame, h.held.frame] {
+                if !x.frames.contains(&frame) {
+                    x.frames.push(frame);
+                }
+            }
         }
         x.waits = hs
             .iter()
@@ -854,6 +874,8 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             sender,
             held_frame: first.held.frame,
             ack_frame: first.ack.frame,
+            armed_frame: first.armed.frame,
+            armed_bytes: first.armed.len,
             first_silence_ms: first.cost_ns as f64 / 1e6,
             ack_delay_ms: delay_ms,
             holds: hs.len() as u32,

@@ -421,7 +421,7 @@ fn a_finished_held_by_nagle_behind_the_compatibility_record_is_nagles_not_the_cl
         o.has_no(ClientThinkTime);
         let hold = o.the(FindingKind::NagleDelayedAck);
         assert_eq!(hold.phase, Some(Phase::TlsHandshake), "the Finished's wait");
-        assert_eq!(hold.frames, o.frames(&[finished, ack]));
+        assert_eq!(hold.frames, o.frames(&[ccs, ack, finished]));
         let Detail::TlsExtraRtt { causes, .. } = &o.the(TlsExtraRtt).detail else {
             panic!("tls_extra_rtt without its detail");
         };

@@ -31,7 +31,7 @@
 
 use super::tls::*;
 use super::*;
-use crate::model::Phase;
+use crate::model::{Detail, Phase};
 use FindingKind::{NagleDelayedAck, NagleHold, WriteWriteRead};
 
 const RTT: f64 = 40.0;
@@ -75,7 +75,20 @@ fn a_small_write_held_until_the_ack_of_the_previous_small_segment_is_a_nagle_hol
         let f = o.the(NagleHold);
         // A held request delays the time to first byte.
         assert_eq!(f.phase, Some(Phase::FirstByte));
-        assert_eq!(f.frames, o.frames(&[body, ack]));
+        assert_eq!(f.frames, o.frames(&[head, ack, body]));
+        // What armed the hold: the head, short of a full segment.
+        let Detail::Nagle {
+            armed_frame,
+            armed_bytes,
+            ..
+        } = f.detail
+        else {
+            panic!("a hold without its detail");
+        };
+        assert_eq!(
+            (armed_frame, armed_bytes),
+            (o.frame(head), POST_HEAD.len() as u32)
+        );
         // The sender was silent from the head until the ACK came back: one
         // round trip plus the kernel's turnaround, whatever the vantage
         // (both ends are the client's own packets).
@@ -96,7 +109,7 @@ fn a_hold_released_by_a_timer_delayed_ack_is_nagle_delayed_ack() {
             let o = p.w.run();
             let f = o.the(NagleDelayedAck);
             assert_eq!(f.phase, Some(Phase::FirstByte));
-            assert_eq!(f.frames, o.frames(&[body, ack]));
+            assert_eq!(f.frames, o.frames(&[head, ack, body]));
             let silence = RTT + timer + KERNEL;
             assert_waits(&f.waits, &[o.wait(head, body, Some(ack), silence)], EXACT);
             assert_ms(f.cost_ms, silence, EXACT, "round trip + delayed-ACK timer");
@@ -142,7 +155,7 @@ fn the_second_write_of_a_plain_response_waiting_for_the_ack_of_the_first_is_writ
             let f = o.the(WriteWriteRead);
             // The first byte was not held: the rest of the response was.
             assert_eq!(f.phase, Some(Phase::Transfer));
-            assert_eq!(f.frames, o.frames(&[body, ack]));
+            assert_eq!(f.frames, o.frames(&[head, ack, body]));
             let silence = RTT + client_ack_delay + KERNEL;
             assert_waits(&f.waits, &[o.wait(head, body, Some(ack), silence)], EXACT);
             assert_ms(f.cost_ms, silence, EXACT, "the silence before the body");
@@ -257,7 +270,7 @@ fn holds_on_one_connection_add_up_in_one_finding() {
     let f = o.the(NagleHold);
     let frames: Vec<u64> = expected
         .iter()
-        .flat_map(|(_, a, b)| [o.frame(*b), o.frame(*a)])
+        .flat_map(|(h, a, b)| [o.frame(*h), o.frame(*a), o.frame(*b)])
         .collect();
     assert_eq!(f.frames, frames);
     let waits: Vec<Wait> = expected
@@ -288,7 +301,7 @@ fn a_command_typed_a_key_at_a_time_is_delayed_by_its_last_hold_alone() {
     w.ack(C, w.arrival(reply));
     let o = w.run();
     let f = o.the(NagleDelayedAck);
-    assert_eq!(f.frames, o.frames(&[enter, ack_o]));
+    assert_eq!(f.frames, o.frames(&[o_key, ack_o, enter]));
     let silence = RTT + 200.0 + KERNEL;
     assert_waits(
         &f.waits,
@@ -353,10 +366,10 @@ fn a_segment_that_left_before_the_ack_arrived_was_not_released_by_it() {
 fn a_hold_seen_a_hop_from_the_sender_is_released_within_its_own_reaction() {
     let tap = Path::mid(RTT, 0.0375);
     let p = split_post(tap, 0.0);
-    let (ack, body) = (p.ack, p.body);
+    let (head, ack, body) = (p.head, p.ack, p.body);
     let o = p.w.run();
     assert_eq!(o.report.vantage, crate::model::Vantage::Client);
-    assert_eq!(o.the(NagleHold).frames, o.frames(&[body, ack]));
+    assert_eq!(o.the(NagleHold).frames, o.frames(&[head, ack, body]));
     let mut w = Wire::new(tap);
     w.handshake(0.0);
     let head = w.send(C, 100.0, POST_HEAD);
@@ -524,7 +537,7 @@ fn a_reply_held_behind_the_senders_own_small_message_is_held_from_what_it_answer
         let silence = w.arrival(ack) + KERNEL - w.arrival(theirs);
         let o = w.run();
         let f = o.the(NagleDelayedAck);
-        assert_eq!(f.frames, o.frames(&[reply, ack]));
+        assert_eq!(f.frames, o.frames(&[mine, ack, reply]));
         assert_waits(
             &f.waits,
             &[o.wait(theirs, reply, Some(ack), silence)],
@@ -559,7 +572,7 @@ fn the_end_of_a_tls_server_flight_held_by_nagle_is_a_nagle_hold_in_the_handshake
         let o = w.run();
         let f = o.the(NagleHold);
         assert_eq!(f.phase, Some(Phase::TlsHandshake));
-        assert_eq!(f.frames, o.frames(&[held, ack]));
+        assert_eq!(f.frames, o.frames(&[first, ack, held]));
         let silence = RTT + KERNEL;
         assert_waits(&f.waits, &[o.wait(first, held, Some(ack), silence)], EXACT);
         assert_ms(
@@ -1115,7 +1128,7 @@ fn on_a_loopback_an_answer_a_few_round_trips_after_a_released_segment_is_not_wha
     let resp = w.send(S, w.arrival(body) + 0.2, b"HTTP/1.1 200 OK\r\n\r\n");
     w.ack(C, w.arrival(resp));
     let o = w.run();
-    assert_eq!(o.the(NagleDelayedAck).frames, o.frames(&[body, ack]));
+    assert_eq!(o.the(NagleDelayedAck).frames, o.frames(&[head, ack, body]));
 }
 
 /// A handshake slower than the path (the server took 90 µs to answer the
@@ -1141,7 +1154,7 @@ fn a_release_sooner_than_a_slow_handshakes_round_trip_is_still_a_release() {
     let body = w.data(S, w.arrival(ack) + 0.01, 300);
     w.ack(C, w.arrival(body));
     let o = w.run();
-    assert_eq!(o.the(WriteWriteRead).frames, o.frames(&[body, ack]));
+    assert_eq!(o.the(WriteWriteRead).frames, o.frames(&[head, ack, body]));
 }
 
 /// A client whose request leaves in two writes (BusyBox wget's `GET /`,
@@ -1167,7 +1180,7 @@ fn the_rest_of_a_request_begun_before_the_silence_was_held_whatever_closed_meanw
     let resp = w.send(S, w.arrival(rest) + 1.0, b"HTTP/1.1 200 OK\r\n\r\n");
     w.ack(C, w.arrival(resp));
     let o = w.run();
-    assert_eq!(o.the(NagleHold).frames, o.frames(&[rest, ack]));
+    assert_eq!(o.the(NagleHold).frames, o.frames(&[head, ack, rest]));
 }
 
 /// A false-started TLS 1.2 request of one record larger than a segment
@@ -1218,7 +1231,7 @@ fn a_false_started_requests_tail_behind_the_clients_finished_is_a_hold_of_a_roun
         assert!(
             matches!(
                 f.detail,
-                crate::model::Detail::Nagle {
+                Detail::Nagle {
                     released_by_handshake: true,
                     behind_handshake: true,
                     ..

@@ -208,3 +208,37 @@ fn a_request_whose_first_segment_the_path_held_kept_the_answer_waiting() {
     assert_eq!(o.report.client_to_server.out_of_order, 1);
     o.has_no(Retransmission);
 }
+
+/// A capture begun mid-connection, with the server's answer (no
+/// handshake: no round trip known, nor how far the sender is): its first
+/// segment, held 1 ms on the path, comes after the client's duplicate
+/// ACKs reported its hole, sent in the tick of the segments that passed
+/// it and echoing a TSval older than the reports'. It left before any
+/// report reached its sender, so it answers none of them (no fast
+/// retransmission); and 1 ms behind the segment that jumped its hole is
+/// within Wireshark's 3 ms: the client's own ACK turnaround, all the
+/// samples say of the path, is no round trip to hold it to (tcpflow's
+/// test1-part2.pcap).
+#[test]
+fn a_fill_that_left_before_the_loss_reports_reached_its_sender_is_out_of_order() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    let handshake = w.handshake(0.0);
+    let req = w.send(C, 50.0, b"GET / HTTP/1.1\r\n\r\n");
+    let segs = w.burst(S, w.arrival(req) + 1.0, 4, 0.01);
+    w.stamp(S, 1000.0);
+    w.delay(segs[0], 1.0);
+    for s in &segs[1..] {
+        w.ack(C, w.arrival(*s));
+    }
+    w.ack(C, w.arrival(segs[0]));
+    w.stamp(C, 1000.0);
+    let tick = |w: &Wire, id: Id| w.pkts[id.0].seg.options.timestamps.unwrap().0;
+    assert_eq!(tick(&w, segs[0]), tick(&w, segs[3]));
+    let mut missing = handshake.to_vec();
+    missing.push(req);
+    let o = w.run_missing(&missing);
+    assert!(o.report.partial);
+    assert_eq!(o.report.server_to_client.out_of_order, 1);
+    assert_eq!(o.report.server_to_client.retransmissions, 0);
+    o.has_no(Retransmission);
+}
