@@ -113,6 +113,11 @@ pub fn comment(stream: u64, x: &Finding, frame: u64) -> String {
             ));
         }
     }
+    if let Detail::Nagle { armed_frame, .. } = x.detail {
+        if armed_frame == frame {
+            roles.push("the small segment whose ACK Nagle waited for".to_string());
+        }
+    }
     if roles.is_empty() {
         roles.push(match &x.detail {
             // A summary: what it sums up, and its causes.
@@ -694,6 +699,42 @@ mod tests {
             v.push((f.number, f.ts_ns, f.link_type, f.data.to_vec()));
         }
         v
+    }
+
+    /// A reply held behind its sender's own small message: its wait runs
+    /// from the peer's message it answers (frame 5), and the small
+    /// segment Nagle waited for the ACK of (frame 4) is named as such.
+    #[test]
+    fn the_segment_that_armed_a_nagle_hold_is_commented_as_such() {
+        let mut x = crate::test_support::finding(rttdoc_model::FindingKind::NagleHold, 40.0);
+        x.frames = vec![4, 6, 7];
+        x.waits = vec![rttdoc_model::Wait {
+            from_frame: 5,
+            to_frame: 7,
+            release_frame: Some(6),
+            ms: 40.0,
+        }];
+        x.detail = Detail::Nagle {
+            sender: rttdoc_model::Direction::ClientToServer,
+            held_frame: 7,
+            ack_frame: 6,
+            armed_frame: 4,
+            armed_bytes: 200,
+            first_silence_ms: 40.0,
+            ack_delay_ms: 0.0,
+            holds: 1,
+            protocol: None,
+            behind_handshake: false,
+            released_by_handshake: false,
+            paced: None,
+        };
+        assert!(comment(0, &x, 4).contains("the small segment whose ACK Nagle waited for"));
+        assert!(
+            comment(0, &x, 7).contains("held 40"),
+            "{}",
+            comment(0, &x, 7)
+        );
+        assert!(!comment(0, &x, 6).contains("the small segment"));
     }
 
     #[test]

@@ -51,12 +51,13 @@ fn frames(capture: &std::path::Path) -> Vec<Option<Frame>> {
     all
 }
 
-/// Checks each (held segment, releasing ACK) pair of a Nagle finding
+/// Checks each wait of a Nagle finding (held segment, releasing ACK)
 /// against the frames: the held segment is data, the ACK the other side's
 /// and new (it acknowledges data of the holder no earlier ACK did), and
 /// the segment left its sender when the ACK arrived there: at the tap a
 /// round trip after the ACK for the far side's hold, at once for the
-/// capture host's own.
+/// capture host's own. The evidence cites each hold's ACK and held
+/// segment, and before them the holder's small segment that armed it.
 fn assert_held_until_the_ack(name: &str, finding: &serde_json::Value, rtt: f64) {
     let capture = data_dir().join("interactive").join(name);
     let all = frames(&capture);
@@ -66,11 +67,11 @@ fn assert_held_until_the_ack(name: &str, finding: &serde_json::Value, rtt: f64) 
         .iter()
         .map(|f| f.as_u64().unwrap() as usize)
         .collect();
-    assert!(
-        !cited.is_empty() && cited.len().is_multiple_of(2),
-        "{cited:?}"
-    );
-    for pair in cited.chunks(2) {
+    let waits = finding["waits"].as_array().unwrap();
+    assert!(!waits.is_empty(), "{finding}");
+    for w in waits {
+        let frame = |key: &str| w[key].as_u64().unwrap() as usize;
+        let pair = [frame("to_frame"), frame("release_frame")];
         let (held, ack) = (
             all[pair[0]].as_ref().unwrap(),
             all[pair[1]].as_ref().unwrap(),
@@ -98,7 +99,21 @@ fn assert_held_until_the_ack(name: &str, finding: &serde_json::Value, rtt: f64) 
             expected.contains(&after),
             "{name}: {pair:?} left {after:.1} ms after the ACK, RTT {rtt:.1} ms"
         );
+        // The first holds are cited: the ACK right after the small
+        // segment it acknowledged, the held segment right after it.
+        if let Some(i) = cited.iter().position(|&c| c == pair[1]) {
+            assert!(i >= 1 && cited.get(i + 1) == Some(&pair[0]), "{cited:?}");
+            let armed = all[cited[i - 1]].as_ref().unwrap();
+            assert!(
+                armed.near == held.near && armed.len > 0 && armed.time < ack.time,
+                "{name}: {cited:?}"
+            );
+        }
     }
+    assert!(
+        cited.contains(&(waits[0]["to_frame"].as_u64().unwrap() as usize)),
+        "{cited:?}"
+    );
 }
 
 #[test]

@@ -154,7 +154,7 @@ fn pushes_answer_no_turn_and_a_retained_message_answers_a_subscribe() {
     assert_eq!(found.len(), 1, "{found:?}");
     let f = found[0];
     assert_eq!(f["kind"], "write_write_read");
-    let held = f["frames"][0].as_u64().unwrap();
+    let held = f["waits"][0]["to_frame"].as_u64().unwrap();
     let (types, retained) = &all[&held];
     assert!(types == &["PUBLISH"] && *retained, "{held}: {types:?}");
     let c = connection(&doc, f["stream"].as_u64().unwrap());

@@ -119,7 +119,7 @@ fn check(dir: &Path, held_at_least: usize) {
         let nagle = the("nagle_delayed_ack");
         assert_eq!(nagle["phase"], "tls_handshake", "{name}");
         let frames = frames_of(nagle);
-        assert_eq!(frames, vec![held, ack], "{name}: record {record}");
+        assert_eq!(frames, vec![record, ack, held], "{name}: record {record}");
         let cost = nagle["cost_ms"].as_f64().unwrap();
         assert!(
             (cost - hold_ms).abs() < 1.0,

@@ -86,8 +86,8 @@ fn the_brokers_nagle_is_still_found_and_worded_as_mosquittos() {
         let f = finding_in(c, "nagle_delayed_ack", "transfer");
         // The held segment is the broker's (a 26-byte record: a CONNACK in
         // TLS 1.3), released by the client's pure ACK.
-        let held = f["frames"][0].as_u64().unwrap();
-        let released = f["frames"][1].as_u64().unwrap();
+        let held = f["waits"][0]["to_frame"].as_u64().unwrap();
+        let released = f["waits"][0]["release_frame"].as_u64().unwrap();
         let frame = |n: u64| {
             tshark_fields(
                 &capture(),
