@@ -353,6 +353,8 @@ pub(crate) struct Half {
     pub mss: Option<u16>,
     /// Its SYN (or SYN-ACK) carried no TCP option at all.
     pub bare_syn: bool,
+    /// Its SYN (or SYN-ACK) laid its options out as Linux does.
+    pub linux_layout: bool,
     pub sack_ok: bool,
     pub ts_ok: bool,
     /// Last window this side advertised (raw).
@@ -1012,6 +1014,7 @@ impl Connection {
             h.wscale = seg.options.window_scale;
             h.sack_ok = seg.options.sack_permitted;
             h.ts_ok = seg.options.timestamps.is_some();
+            h.linux_layout = seg.options.laid_out_as_linux();
             let o = &seg.options;
             h.bare_syn = o.mss.is_none()
                 && o.window_scale.is_none()
@@ -2074,6 +2077,7 @@ impl Connection {
             sack_permitted: c.sack_ok && s.sack_ok,
             timestamps: c.ts_ok && s.ts_ok,
             tfo,
+            server_linux: self.syn_ack.is_some() && s.linux_layout,
         }
     }
 

@@ -1339,8 +1339,9 @@ fn report_with(
             Detail::TlsExtraRtt {
                 path_ms,
                 path_back_ms,
+                path_to_client_ms,
                 ..
-            } => path_ms + path_back_ms,
+            } => path_ms + path_back_ms + path_to_client_ms,
             _ => 0.0,
         })
         // Not `sum()`: an f64 sum of nothing is -0.0, which JSON writes

@@ -259,6 +259,14 @@ pub struct HandshakeReport {
     pub timestamps: bool,
     /// TCP Fast Open on this handshake, if any.
     pub tfo: Option<TfoReport>,
+    /// The server's SYN-ACK laid its options out as Linux does
+    /// (`rttdoc_wire::TcpOptions::laid_out_as_linux`): a stack that
+    /// acknowledges a connection's first data at once (quick-ACK mode),
+    /// so its pure ACK of the first request (or ClientHello) left when
+    /// that arrived, however late. (Not in the JSON: a fact detectors
+    /// weigh.)
+    #[serde(skip)]
+    pub server_linux: bool,
 }
 
 /// What a client fetched over HTTP to check a server's certificate
@@ -1636,6 +1644,14 @@ pub enum Detail {
         /// segment) after it left, by the server's own clock
         /// (sender_clock.rs: a queue on the way back).
         path_back_ms: f64,
+        /// How long the stretch beyond the capture point held the
+        /// server's first flight on its way to the client's TCP: the
+        /// client's ACK of it, which no delayed-ACK timer holds, came that
+        /// much after the flight passed (a Wi-Fi or radio link asleep, the
+        /// client's host).
+        path_to_client_ms: f64,
+        /// That ACK's frame, when `path_to_client_ms` is 1 ms or more.
+        path_to_client_ack: Option<u64>,
         /// The connection's round trip that `path_ms` exceeds (the
         /// handshake's, or the fastest the data showed where the
         /// handshake's was slow itself).
@@ -2015,8 +2031,9 @@ pub struct ConnectionReport {
     /// Of `unexplained_ms`, besides the turnarounds, what the path held:
     /// the TLS handshake's queues `tls_extra_rtt` names (the ClientHello's
     /// on the way out, by the server's ACK of it; the server's flight's on
-    /// the way back, by the server's own clock), no finding's wait but
-    /// the network's (ms, >= 0).
+    /// the way back, by the server's own clock; the stretch beyond the
+    /// capture point to the client, by the client's ACK of that flight),
+    /// no finding's wait but the network's (ms, >= 0).
     pub path_queue_ms: f64,
     /// A long connection's segments past the first [`TIMELINE_CAP`],
     /// diagnosed a window at a time: which frames and exchanges they

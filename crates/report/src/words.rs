@@ -1888,6 +1888,8 @@ pub fn explanation(x: &Finding) -> String {
             host_ms,
             path_ms,
             path_back_ms,
+            path_to_client_ms,
+            path_to_client_ack,
             rtt_ms,
             unexplained_ms,
         } => {
@@ -1908,6 +1910,14 @@ pub fn explanation(x: &Finding) -> String {
                     "the path back: it held the server's flight {path_back_ms:.0} ms after it left, by the server's own clock \
                      (its TCP timestamps: a queue on the way to the client)",
                     path_back_ms = fx(path_back_ms),
+                ));
+            }
+            if let (true, Some(ack)) = (*path_to_client_ms >= 1.0, path_to_client_ack) {
+                parts.push(format!(
+                    "the stretch between the capture point and the client: the client acknowledged the server's flight (frame {ack}, \
+                     more than a full segment, which no delayed-ACK timer holds) {path_to_client_ms:.0} ms after it passed \
+                     (a slow, congested or sleeping access link: Wi-Fi power save, a radio waking up; or the client's host)",
+                    path_to_client_ms = fx(path_to_client_ms),
                 ));
             }
             // Turnarounds under a millisecond in all are not worth a clause.
@@ -1935,6 +1945,7 @@ pub fn explanation(x: &Finding) -> String {
                     .all(|(k, _)| matches!(k, FindingKind::ServerThinkTime | FindingKind::ClientThinkTime))
                 && *path_ms < 1.0
                 && *path_back_ms < 1.0
+                && *path_to_client_ms < 1.0
                 && *unexplained_ms < 1.0;
             if hosts_only {
                 return format!(
@@ -2720,6 +2731,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             causes,
             path_ms,
             path_back_ms,
+            path_to_client_ms,
             unexplained_ms,
             ..
         } => {
@@ -2732,11 +2744,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 .map(|y| fix(c, y));
             match first {
                 Some(fix) => fix,
+                None if *path_to_client_ms >= path_ms.max(*unexplained_ms) && *path_to_client_ms >= 1.0 => {
+                    "Look between the capture point and the client: its access link (a slow or congested one, Wi-Fi power save, \
+                     a mobile radio waking up: a capture on the client itself shows it), or the client host's load; a faster or \
+                     awake link, or fewer handshakes (resumption, one connection for the site), spends that wait less often."
+                        .to_string()
+                }
                 None if path_ms >= *unexplained_ms && path_ms >= 1.0 => "The client's path was congested when the handshake began \
                      (a queue behind its other transfers): active queue management on the bottleneck (fq_codel, cake), fewer parallel \
                      connections (one HTTP/2 connection), or more bandwidth."
                     .to_string(),
-                None => "See the ladder (--conn) for what the server waited on.".to_string(),
+                None => "No cause showed in the packets: see the ladder (--conn) for which side held each flight, and capture \
+                     nearer the client or the server to tell."
+                    .to_string(),
             }
         }
     }
@@ -3059,6 +3079,8 @@ mod tests {
             host_ms: 16.0,
             path_ms: 0.0,
             path_back_ms: 0.0,
+            path_to_client_ms: 0.0,
+            path_to_client_ack: None,
             rtt_ms: 166.0,
             unexplained_ms: 10.0,
         };
@@ -3125,6 +3147,8 @@ mod tests {
             host_ms: 3.0,
             path_ms: 0.0,
             path_back_ms: 0.0,
+            path_to_client_ms: 0.0,
+            path_to_client_ack: None,
             rtt_ms: 0.033,
             unexplained_ms: 0.0,
         };

@@ -1647,6 +1647,56 @@ fn an_answer_in_a_burst_with_late_syn_acks_waited_on_the_path_not_the_server() {
     );
 }
 
+/// nDPI's alexa-app.pcapng, frames 2030-2240: an Echo's parallel GETs to
+/// one CloudFront address, whose SYN-ACKs lay their options out as Linux
+/// does (2,4,8,1,3). Stream 1's request (frame 23) was acknowledged 150
+/// ms after it left on a 59 ms path (29) and answered 7.6 ms after that
+/// (44): a Linux server acknowledges a connection's first data at once,
+/// or by its delayed-ACK timer 40 ms after it arrived, never later, so
+/// the request queued on the way and the server took 7.6 ms, no finding
+/// (it had been 99.6 ms of server time; docs/real-world.md, session 73).
+#[test]
+fn a_linux_servers_late_ack_of_the_first_request_marks_its_arrival() {
+    if !require(
+        "a_linux_servers_late_ack_of_the_first_request_marks_its_arrival",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-quick-acks.pcapng.gz", 6);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream eq 1 && frame.number <= 44",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.len",
+            "tcp.flags.syn",
+            "tcp.option_kind",
+        ],
+    );
+    let row = |frame: &str| rows.iter().find(|r| r[0] == frame).unwrap();
+    let t = |frame: &str| seconds(&row(frame)[1]) * 1e3;
+    assert_eq!(row("13")[3], "1");
+    assert_eq!(row("13")[4], "2,4,8,1,3");
+    assert_eq!((row("23")[2].as_str(), row("29")[2].as_str()), ("547", "0"));
+    let rtt = t("13") - t("5");
+    assert!(t("29") - t("23") > rtt + 80.0, "{rows:?}");
+    assert!(t("44") - t("29") < 10.0, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 1);
+    assert!(
+        c["findings"].as_array().unwrap().is_empty(),
+        "{}",
+        c["findings"]
+    );
+    // The wait is still in the ledger, beyond the server's 7.6 ms.
+    assert!(c["excess_ms"].as_f64().unwrap() > 90.0, "{c}");
+    assert!(c["server_turnaround_ms"].as_f64().unwrap() < 10.0, "{c}");
+}
+
 /// A timer's copies unanswered while another of the client's connections
 /// received data: the client's link was up, and the drops were that
 /// connection's alone (nDPI's skype.pcap: Skype's flows each answered

@@ -171,13 +171,37 @@ pub struct TcpOptions {
     pub mptcp: Option<Mptcp>,
     /// The option list ended in the middle of an option.
     pub malformed: bool,
+    /// The kinds of the first 8 options in the order they came (NOPs
+    /// included, 0 past the end): how a stack lays out its SYN's options
+    /// tells the stack ([`TcpOptions::laid_out_as_linux`]).
+    pub layout: [u8; 8],
 }
 
 impl TcpOptions {
+    /// Whether a SYN's (or SYN-ACK's) options are laid out as Linux's
+    /// `tcp_options_write` lays them: the MSS first; SACK-permitted and
+    /// the timestamps together (kinds 4, 8), or either behind two NOPs;
+    /// the window scale last behind one NOP (or, after SACK-permitted and
+    /// the timestamps, none). Windows, macOS and the BSDs put the window
+    /// scale before SACK-permitted and the timestamps, so no other common
+    /// stack writes these layouts. (Without the window scale, SACK-
+    /// permitted alone behind two NOPs is Windows' too: not told.)
+    pub fn laid_out_as_linux(&self) -> bool {
+        matches!(
+            self.layout,
+            [2, 4, 8, 1, 3, ..] | [2, 4, 8, 0, ..] | [2, 1, 1, 4 | 8, 1, 3, ..]
+        )
+    }
+
     /// Walks the option bytes of a TCP header (everything after byte 20).
     pub fn parse(mut bytes: &[u8]) -> TcpOptions {
         let mut o = TcpOptions::default();
+        let mut n = 0;
         while let Some(&kind) = bytes.first() {
+            if let Some(slot) = o.layout.get_mut(n) {
+                *slot = kind;
+                n += 1;
+            }
             match kind {
                 0 => break,
                 1 => {
@@ -262,6 +286,29 @@ mod tests {
         assert_eq!(o.timestamps, Some((1, 0)));
         assert_eq!(o.window_scale, Some(7));
         assert!(!o.malformed);
+        assert!(o.laid_out_as_linux());
+    }
+
+    #[test]
+    fn the_stacks_syn_layouts_are_told_apart() {
+        let mss = [2, 4, 0x05, 0xb4];
+        let ts = [8, 10, 0, 0, 0, 1, 0, 0, 0, 0];
+        let parse = |parts: &[&[u8]]| TcpOptions::parse(&parts.concat());
+        // Linux: SACK-permitted with the timestamps, or either behind two
+        // NOPs; the window scale last.
+        assert!(parse(&[&mss, &[4, 2], &ts, &[1, 3, 3, 7]]).laid_out_as_linux());
+        assert!(parse(&[&mss, &[4, 2], &ts]).laid_out_as_linux());
+        assert!(parse(&[&mss, &[1, 1, 4, 2], &[1, 3, 3, 7]]).laid_out_as_linux());
+        assert!(parse(&[&mss, &[1, 1], &ts, &[1, 3, 3, 7]]).laid_out_as_linux());
+        // Windows (the window scale before SACK-permitted), FreeBSD
+        // (and the timestamps after it), macOS (NOPs, the timestamps,
+        // SACK-permitted, EOL); SACK-permitted alone (Windows' too), an
+        // MSS alone.
+        assert!(!parse(&[&mss, &[1, 3, 3, 8, 1, 1, 4, 2]]).laid_out_as_linux());
+        assert!(!parse(&[&mss, &[1, 3, 3, 6, 4, 2], &ts]).laid_out_as_linux());
+        assert!(!parse(&[&mss, &[1, 3, 3, 6, 1, 1], &ts, &[4, 2, 0, 0]]).laid_out_as_linux());
+        assert!(!parse(&[&mss, &[1, 1, 4, 2]]).laid_out_as_linux());
+        assert!(!parse(&[&mss]).laid_out_as_linux());
     }
 
     #[test]

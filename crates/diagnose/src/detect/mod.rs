@@ -290,6 +290,14 @@ pub const DELAYED_ACK_MIN_NS: i64 = 40_000_000;
 /// one: the data arrived later than that.
 pub const DELAYED_ACK_MAX_NS: i64 = 200_000_000;
 
+/// How far past Linux's delayed-ACK timer (40 ms) after the round trip's
+/// placement of its data's arrival, beyond the path's jitter, a Linux
+/// server's ACK of a connection's first data must come to show the path
+/// held the data (`Facts::acked_on_arrival`): a 100 Hz kernel's timer
+/// ends within its tick, and the placement is only as good as the
+/// handshake's split of the round trip.
+const QUICK_ACK_MARGIN_NS: i64 = 10_000_000;
+
 /// The earliest Linux's delayed-ACK timer fires: its 40 ms are counted in
 /// ticks of the kernel's clock from within the current one, so a 100 Hz
 /// kernel's four ticks end 30-40 ms after the data arrived (a 250 Hz
@@ -872,8 +880,56 @@ impl<'a> Facts<'a> {
             .max(self.rtt_ns.unwrap_or(0).saturating_mul(10));
         let on_arrival = delay < DELAYED_ACK_EARLIEST_NS
             || (delay < DELAYED_ACK_MIN_NS && delay <= grown)
-            || self.acks_more_than_a_segment(answerer, ack);
+            || self.acks_more_than_a_segment(answerer, ack)
+            || (delay > DELAYED_ACK_MIN_NS + QUICK_ACK_MARGIN_NS + self.jitter_ns
+                && self.quick_ack_of_first_data(answerer, ack));
         on_arrival.then_some((k, ack.frame))
+    }
+
+    /// Whether `ack`, `answerer`'s pure ACK, is a Linux server's ACK of
+    /// the connection's first data (asked once its delay after the round
+    /// trip's placement of the data's arrival exceeds the timer's 40 ms
+    /// and a margin). The first data segment a Linux socket receives puts
+    /// it in quick-ACK mode (`tcp_event_data_recv` -> `tcp_incr_quickack`,
+    /// at least 8 segments' worth on a fresh window) while nothing has
+    /// made it interactive (it had sent no data: `tcp_event_data_sent`
+    /// enters ping-pong mode only then): it acknowledges at once. An
+    /// application that turned quick ACKs off (HAProxy's
+    /// `tcp-smart-accept`, on by default in HTTP mode: TCP_QUICKACK 0)
+    /// has its delayed-ACK timer's first timeout acknowledge the data,
+    /// 40 ms (TCP_ATO_MIN) after it arrived, never later: the lab's
+    /// HAProxy, 41.8 ms after the arrival, is that timer's. Later than
+    /// that, the path held the data, and the ACK is taken as the default
+    /// quick one, sent on arrival (nDPI's alexa-app 87, a CloudFront
+    /// edge's ACK of a GET 151 ms after it on a 59 ms path, the answer
+    /// 7.6 ms after it in the same 10 ms tick; four servers' ACKs of the
+    /// phone's parallel requests came within 0.24 ms: the phone's uplink
+    /// had held them all). The server is Linux by its SYN-ACK's option
+    /// layout (`HandshakeReport::server_linux`): other stacks' timers wait
+    /// up to 200 ms.
+    fn quick_ack_of_first_data(&self, answerer: Direction, ack: &SegmentRecord) -> bool {
+        if answerer != Direction::ServerToClient || !self.report.handshake.server_linux {
+            return false;
+        }
+        // (One walk from the start, over at most 8 of the client's data
+        // segments: bounded whatever the connection's length.)
+        let mut first: Option<u32> = None;
+        let mut client_segments = 0;
+        for r in self.between(0, ack.frame) {
+            if r.dir == answerer {
+                let acked_data = first.is_some_and(|f| r.ack_set && seq::lt(f, r.ack));
+                if r.len > 0 || acked_data {
+                    return false;
+                }
+            } else if r.len > 0 {
+                first.get_or_insert(r.seq);
+                client_segments += 1;
+                if client_segments > 8 {
+                    return false;
+                }
+            }
+        }
+        first.is_some()
     }
 
     /// Whether `ack`, `answerer`'s pure ACK of data that ends at

@@ -30,6 +30,7 @@
 
 use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
+use rttdoc_analyze::seq;
 
 /// A summary: reads the first pass's findings (`causes_found`), never
 /// adds to them (see [`super::run`]).
@@ -82,10 +83,20 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
     let (path_ms, path_ack) = path_growth(f);
     let path_ms = path_ms.min((excess_ms - explained - host_ms).max(0.0));
     let path_back_ms = path_back(f).min((excess_ms - explained - host_ms - path_ms).max(0.0));
-    let unexplained = (excess_ms - explained - host_ms - path_ms - path_back_ms).max(0.0);
+    let (to_client_ms, to_client_ack) = path_to_client(f);
+    let path_to_client_ms =
+        to_client_ms.min((excess_ms - explained - host_ms - path_ms - path_back_ms).max(0.0));
+    let unexplained =
+        (excess_ms - explained - host_ms - path_ms - path_back_ms - path_to_client_ms).max(0.0);
     // The server's ACK that shows when the ClientHello got there.
     if let Some(ack) = path_ack.filter(|_| path_ms >= 1.0) {
         x.frames.insert(1, ack);
+    }
+    // The client's ACK that shows when the server's flight reached it.
+    let to_client_ack = to_client_ack.filter(|_| path_to_client_ms >= 1.0);
+    if let Some(ack) = to_client_ack {
+        let at = x.frames.len() - 1;
+        x.frames.insert(at, ack);
     }
     x.detail = Detail::TlsExtraRtt {
         rtts: row.rtts.unwrap_or(0.0),
@@ -96,6 +107,8 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         host_ms,
         path_ms,
         path_back_ms,
+        path_to_client_ms,
+        path_to_client_ack: to_client_ack,
         rtt_ms: f.rtt_ns.unwrap_or(0) as f64 / 1e6,
         unexplained_ms: unexplained,
     };
@@ -132,6 +145,51 @@ fn path_growth(f: &Facts<'_>) -> (f64, Option<u64>) {
     let floor = (f.rtt_ns.unwrap_or(0) / 4).max(super::causality::EXCESS_FLOOR_NS);
     if k - asked >= floor {
         ((k - asked) as f64 / 1e6, Some(frame))
+    } else {
+        (0.0, None)
+    }
+}
+
+/// How long the stretch between the capture point and the client's TCP
+/// held the server's first flight: the client's pure ACK of all of it,
+/// acknowledging more than one full-sized segment beyond its previous
+/// ACK (which a receiver sends at once: RFC 5681 4.2; no delayed-ACK
+/// timer holds it), came that much later than the flight's last segment
+/// passed, on the client's clock (at least a quarter of the round trip
+/// and 2 ms), and that ACK's frame. The client's turn began with that
+/// ACK (its ACK left on arrival): the time before it was no host's work
+/// the turnarounds count. Where the capture is one hop from the client
+/// (a laptop sharing its connection, a Wi-Fi access point) that hop held
+/// the flight (nDPI's iphone.pcap 10: an iPhone behind a Mac's Internet
+/// Sharing acknowledged the server's two full segments 104 ms after they
+/// passed, 0.4 ms apart, Wi-Fi power save's beacon interval).
+fn path_to_client(f: &Facts<'_>) -> (f64, Option<u64>) {
+    let client = Direction::ClientToServer;
+    let Some(turn) = f
+        .handshake_turns()
+        .iter()
+        .find(|t| t.answerer == client && t.first)
+    else {
+        return (0.0, None);
+    };
+    let Some(flight_end) = f
+        .record(turn.question_frame)
+        .filter(|r| r.dir == Direction::ServerToClient)
+    else {
+        return (0.0, None);
+    };
+    let Some(ack) = f
+        .between(flight_end.frame + 1, turn.answer_frame)
+        .iter()
+        .find(|r| r.dir == client && super::pure_ack(r) && seq::le(flight_end.end, r.ack))
+        .filter(|r| f.acks_more_than_a_segment(client, r))
+    else {
+        return (0.0, None);
+    };
+    let held = f.on_clock_of(client, ack) - f.on_clock_of(client, flight_end);
+    let floor = (f.rtt_ns.unwrap_or(0) / 4).max(super::causality::EXCESS_FLOOR_NS);
+    if held >= floor {
+        (held as f64 / 1e6, Some(ack.frame))
     } else {
         (0.0, None)
     }

@@ -805,8 +805,21 @@ fn a_request_prompted_by_a_notification_is_answered_by_the_data_it_fetched() {
 /// arrived and answered `think` ms after it arrived; captured at the
 /// client, on a 40 ms path.
 fn queued_request(queued: f64, ack_after: f64, think: f64) -> Outcome {
+    queued_request_to(queued, ack_after, think, false)
+}
+
+/// As [`queued_request`], to a server whose SYN-ACK lays its options out
+/// as Linux does (`linux`) or as Windows does.
+fn queued_request_to(queued: f64, ack_after: f64, think: f64, linux: bool) -> Outcome {
     let mut w = Wire::new(Path::at_client(40.0));
-    w.handshake(0.0);
+    let [_, syn_ack, _] = w.handshake(0.0);
+    w.edit(syn_ack, |s| {
+        s.options.layout = if linux {
+            [2, 4, 8, 1, 3, 0, 0, 0]
+        } else {
+            [2, 1, 3, 4, 8, 0, 0, 0]
+        }
+    });
     let req = w.send(C, 100.0, b"POST /upload HTTP/1.1\r\nHost: x\r\n\r\n");
     w.late_after_tap(req, queued);
     let arrived = w.arrival(req);
@@ -828,6 +841,38 @@ fn a_request_the_server_acknowledged_on_arrival_began_its_time_there() {
     // Slower, the same bound holds: 60 ms from the ACK to the answer.
     let o = queued_request(30.0, 0.0, 60.0);
     assert_ms(o.the(ServerThinkTime).cost_ms, 60.0, EXACT, "ACK to answer");
+}
+
+/// A Linux server (its SYN-ACK's options as Linux lays them out)
+/// acknowledges a connection's first data at once, or, with quick ACKs
+/// turned off (HAProxy's default in HTTP mode), by its delayed-ACK
+/// timer's first timeout, 40 ms after the data arrived, never later: its
+/// ACK of the first request 100 ms after the round trip's placement shows
+/// the request queued on the way, and the server's time began with that
+/// ACK (nDPI's alexa-app 87: a CloudFront edge's ACK 151 ms after the GET
+/// on a 59 ms path, its answer 7.6 ms later). Another stack's timer may
+/// wait 200 ms: the same ACK bounds nothing. An ACK within the timer's
+/// 40 ms and a margin may be the timer's: nothing bounded either (the
+/// lab's HAProxy, 41.8 ms after the request's arrival).
+#[test]
+fn a_linux_servers_late_ack_of_the_first_request_left_on_its_arrival() {
+    queued_request_to(100.0, 0.0, 5.0, true).has_no(ServerThinkTime);
+    let o = queued_request_to(100.0, 0.0, 60.0, true);
+    assert_ms(o.the(ServerThinkTime).cost_ms, 60.0, EXACT, "ACK to answer");
+    let o = queued_request_to(100.0, 0.0, 5.0, false);
+    assert_ms(
+        o.the(ServerThinkTime).cost_ms,
+        105.0,
+        EXACT,
+        "the round trip's placement to the answer",
+    );
+    let o = queued_request_to(0.0, 40.0, 200.0, true);
+    assert_ms(
+        o.the(ServerThinkTime).cost_ms,
+        200.0,
+        EXACT,
+        "arrival to answer",
+    );
 }
 
 /// Every segment's ACK says what its sender had received when it left: a

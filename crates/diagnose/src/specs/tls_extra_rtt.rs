@@ -183,6 +183,60 @@ fn a_server_flight_held_on_the_way_back_is_the_paths_by_the_servers_clock() {
     assert!(r.path_queue_ms + r.turnaround_ms() <= r.unexplained_ms + 1e-9);
 }
 
+/// A capture one hop from the client (a laptop sharing its connection
+/// over Wi-Fi): the hop held the server's flight 100 ms after it passed
+/// (power save), and the client acknowledged it the moment it arrived,
+/// more than a full segment, which no delayed-ACK timer holds (nDPI's
+/// iphone.pcap 10: 104 ms). The finding names that stretch, its evidence
+/// the ACK, not 100 ms unexplained nor the client's. A client that sends
+/// its Finished with no ACK before it shows no such thing: its turn.
+#[test]
+fn a_server_flight_held_beyond_the_capture_point_is_told_by_the_clients_ack() {
+    for acked in [true, false] {
+        let mut w = Wire::new(Path::mid(RTT, 0.02));
+        w.handshake(0.0);
+        let (_, flight) = tls13_hello_and_flight(&mut w, RTT + 0.1, 0.5, Offer::tls13());
+        for &s in &flight {
+            w.late_after_tap(s, 100.0);
+        }
+        let last = *flight.last().unwrap();
+        let ack = acked.then(|| w.ack(C, w.arrival(last)));
+        w.send(C, w.arrival(last) + 0.2, leak(encrypted(FINISHED_LEN)));
+        let o = w.run();
+        let x = o.the(TlsExtraRtt);
+        let Detail::TlsExtraRtt {
+            path_to_client_ms,
+            path_to_client_ack,
+            unexplained_ms,
+            ..
+        } = x.detail
+        else {
+            panic!("tls_extra_rtt without its detail");
+        };
+        match ack {
+            Some(ack) => {
+                assert_ms(path_to_client_ms, 100.0, 1.0, "the hop's hold");
+                assert_eq!(path_to_client_ack, Some(o.frame(ack)));
+                assert!(x.frames.contains(&o.frame(ack)), "{:?}", x.frames);
+                assert!(unexplained_ms < 2.0, "{unexplained_ms} ms unexplained");
+                assert_ms(
+                    o.report.path_queue_ms,
+                    path_to_client_ms,
+                    1e-9,
+                    "the path's",
+                );
+                o.has_no(FindingKind::ClientThinkTime);
+            }
+            None => {
+                // Then the capture shows the client's turn (its Finished
+                // 100 ms after the flight passed): what it counts.
+                assert_eq!((path_to_client_ms, path_to_client_ack), (0.0, None));
+                o.the(FindingKind::ClientThinkTime);
+            }
+        }
+    }
+}
+
 /// A capture of the client's packets alone (nDPI's ocs.pcap): no
 /// ServerHello, so no version, and a full TLS 1.2 handshake's 2 round
 /// trips cannot be told from TLS 1.3's 1. The row claims no ideal, and no
