@@ -1697,6 +1697,76 @@ fn a_linux_servers_late_ack_of_the_first_request_marks_its_arrival() {
     assert!(c["server_turnaround_ms"].as_f64().unwrap() < 10.0, "{c}");
 }
 
+/// nDPI's iphone.pcap, frames 262-300: an iPhone behind a Mac's Internet
+/// Sharing, captured on the Mac (one Wi-Fi hop from the phone). The
+/// server's TLS 1.2 flight passed by 72.9 ms (frames 9-12); the phone
+/// acknowledged two full segments of it at 176.4 ms and the rest 0.4 ms
+/// later (18, 19): a receiver acknowledges every second full segment at
+/// once, so the hop held the flight 104 ms (Wi-Fi power save), and the
+/// phone's key exchange followed 7.3 ms after. tls_extra_rtt names that
+/// stretch and cites the ACK; it had been 109 ms unexplained, its fix
+/// pointing at the server (docs/real-world.md, session 73).
+#[test]
+fn a_server_flight_held_past_the_capture_point_is_named_by_the_clients_ack() {
+    if !require(
+        "a_server_flight_held_past_the_capture_point_is_named_by_the_clients_ack",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-iphone-wifi-hop.pcap", 1);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream eq 0 && frame.number >= 9 && frame.number <= 20",
+        &["frame.number", "frame.time_relative", "tcp.len", "tcp.ack"],
+    );
+    let row = |frame: &str| rows.iter().find(|r| r[0] == frame).unwrap();
+    let t = |frame: &str| seconds(&row(frame)[1]) * 1e3;
+    assert_eq!(
+        (row("9")[2].as_str(), row("10")[2].as_str()),
+        ("1440", "1440")
+    );
+    assert_eq!((row("18")[2].as_str(), row("19")[2].as_str()), ("0", "0"));
+    assert!(t("18") - t("12") > 100.0, "{rows:?}");
+    assert!(t("20") - t("19") < 10.0, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 0);
+    let x = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "tls_extra_rtt")
+        .unwrap_or_else(|| panic!("{}", c["findings"]));
+    let said = x["explanation"].as_str().unwrap();
+    assert!(
+        said.contains("the stretch between the capture point and the client"),
+        "{said}"
+    );
+    assert!(
+        x["frames"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!(19)),
+        "{x}"
+    );
+    assert!(
+        x["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("Look between the capture point and the client"),
+        "{x}"
+    );
+    let path = c["path_queue_ms"].as_f64().unwrap();
+    assert!((100.0..110.0).contains(&path), "{c}");
+    assert!(
+        !findings_of(&doc, 0)
+            .iter()
+            .any(|x| x["kind"] == "client_think_time"),
+        "{}",
+        c["findings"]
+    );
+}
+
 /// A timer's copies unanswered while another of the client's connections
 /// received data: the client's link was up, and the drops were that
 /// connection's alone (nDPI's skype.pcap: Skype's flows each answered
