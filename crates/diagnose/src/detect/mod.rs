@@ -846,6 +846,21 @@ impl<'a> Facts<'a> {
         answer_frame: u64,
         arrival: i64,
     ) -> Option<(i64, u64)> {
+        self.acked_on_arrival_at(answerer, question_frame, answer_frame, (arrival, false))
+    }
+
+    /// As [`Facts::acked_on_arrival`], with the arrival `pinned`: shown,
+    /// not estimated (the data's segment right behind one the answerer
+    /// acknowledged on time, on a path that keeps order): the path held
+    /// it no longer than the round trip says, so an ACK 30-40 ms after it
+    /// is a delayed-ACK timer's whatever the path's jitter.
+    pub fn acked_on_arrival_at(
+        &self,
+        answerer: Direction,
+        question_frame: u64,
+        answer_frame: u64,
+        (arrival, pinned): (i64, bool),
+    ) -> Option<(i64, u64)> {
         if self.captured_at(answerer) {
             return None;
         }
@@ -879,7 +894,7 @@ impl<'a> Facts<'a> {
             .jitter_ns
             .max(self.rtt_ns.unwrap_or(0).saturating_mul(10));
         let on_arrival = delay < DELAYED_ACK_EARLIEST_NS
-            || (delay < DELAYED_ACK_MIN_NS && delay <= grown)
+            || (delay < DELAYED_ACK_MIN_NS && delay <= grown && !pinned)
             || self.acks_more_than_a_segment(answerer, ack)
             || (delay > DELAYED_ACK_MIN_NS + QUICK_ACK_MARGIN_NS + self.jitter_ns
                 && self.quick_ack_of_first_data(answerer, ack));

@@ -140,6 +140,10 @@ const FLOOR_NS: i64 = 5_000_000;
 /// Above this, worth reporting whatever the path.
 const ALWAYS_NS: i64 = 20_000_000;
 
+/// Segments captured this close together were sent back to back: a path
+/// that keeps order brings them as close together.
+const PINNED_NS: i64 = 1_000_000;
+
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(rtt) = f.rtt_ns else { return };
     let threshold = threshold_of(rtt);
@@ -951,7 +955,7 @@ pub(super) fn exchange_turns(
         // request left, its answer 10 ms after that on its own clock). The
         // server's time began after the last such segment left (both its
         // own packets, less what held each on the path).
-        let not_yet_left = request
+        let not_yet = request
             .filter(|_| !f.captured_at(Direction::ServerToClient))
             .and_then(|request| {
                 span.iter()
@@ -962,8 +966,30 @@ pub(super) fn exchange_turns(
                             && s.ack_set
                             && seq::lt(s.ack, request.end)
                     })
-            })
-            .map(|not_yet| not_yet.ts_ns - f.held_after_sending_ns(not_yet));
+            });
+        let not_yet_left = not_yet.map(|s| s.ts_ns - f.held_after_sending_ns(s));
+        // The request's last few bytes (an eighth of a full segment at
+        // most: no link takes long to carry them) sent right behind the
+        // segment that ACK acknowledged (captured within a millisecond of
+        // it): a path that keeps order brought them right after it, so
+        // they arrived as that ACK left, not later, whatever the path's
+        // jitter (nDPI's KakaoTalk_chat 13, a 30-byte tail 0.12 ms behind
+        // the segment the server acknowledged on time, acknowledged alone
+        // 39 ms later by a delayed-ACK timer). A full segment's worth
+        // behind may take a slow uplink tens of milliseconds to carry
+        // (PcapPlusPlus's one_tcp_stream.pcap: the server's ACKs of five
+        // segments sent at once 30 ms apart).
+        // (How far behind it they were captured.)
+        let tail_bytes = f.mss(Direction::ClientToServer) / 8;
+        let pinned = not_yet
+            .zip(request)
+            .filter(|(s, request)| seq::diff(request.end, s.ack) <= i64::from(tail_bytes))
+            .and_then(|(s, request)| {
+                span.iter()
+                    .filter(|c| c.dir == Direction::ClientToServer && c.len > 0 && c.end == s.ack)
+                    .map(|c| request.ts_ns - c.ts_ns)
+                    .find(|gap| (0..=PINNED_NS).contains(gap))
+            });
         if let Some(left) = not_yet_left {
             think = think.min(ta - held_after - left);
         }
@@ -978,11 +1004,19 @@ pub(super) fn exchange_turns(
         // with a re-send the capture missed, acknowledged 14 ms after the
         // server's ACK short of them and 13 ms before its answer, where
         // the round trip placed the request 27 ms before the answer.)
-        let arrival = not_yet_left.map_or(tq, |left| tq.max(left));
+        // (Pinned right behind what that ACK acknowledged, the arrival is
+        // that ACK's leaving and the tail's lag: shown, not placed.)
+        let arrival = match (not_yet_left, pinned) {
+            (Some(left), Some(gap)) => left + gap,
+            _ => not_yet_left.map_or(tq, |left| tq.max(left)),
+        };
         let mut acked_first = None;
-        if let Some((k, _)) =
-            f.acked_on_arrival(Direction::ServerToClient, last_copy, first.frame, arrival)
-        {
+        if let Some((k, _)) = f.acked_on_arrival_at(
+            Direction::ServerToClient,
+            last_copy,
+            first.frame,
+            (arrival, pinned.is_some()),
+        ) {
             if ta - held_after - k < think {
                 acked_first = Some(k);
             }

@@ -875,6 +875,36 @@ fn a_linux_servers_late_ack_of_the_first_request_left_on_its_arrival() {
     );
 }
 
+/// A request's tail sent right behind its head: the server acknowledged
+/// the head on arrival and the tail alone 39 ms later (a delayed-ACK
+/// timer's), and answered 400 ms after the tail arrived. A 30-byte tail
+/// came right behind the head on a path that keeps order: its arrival is
+/// shown, not estimated, the ACK 39 ms later is the timer's whatever the
+/// path's jitter (ten round trips of this one), and the server's time
+/// runs from the arrival (nDPI's KakaoTalk_chat 13: 405 ms, not 366). A
+/// full segment behind may take a slow uplink that long to carry: that
+/// ACK may have left on the tail's arrival, and bounds the server's time.
+#[test]
+fn a_requests_short_tail_right_behind_an_acknowledged_head_arrived_with_it() {
+    for (tail_len, think) in [(30, 400.0), (1400, 361.0)] {
+        let mut w = Wire::new(Path::at_client(40.0));
+        w.handshake(0.0);
+        let head = w.data(C, 100.0, 1000);
+        let tail = w.data(C, 100.1, tail_len);
+        w.ack_upto(S, w.arrival(head), w.span(head).1);
+        w.ack(S, w.arrival(tail) + 39.0);
+        let resp = w.send(S, w.arrival(tail) + 400.0, b"HTTP/1.1 200 OK\r\n\r\n");
+        w.ack(C, w.arrival(resp));
+        let o = w.run();
+        assert_ms(
+            o.the(ServerThinkTime).cost_ms,
+            think,
+            EXACT,
+            &format!("a {tail_len}-byte tail"),
+        );
+    }
+}
+
 /// Every segment's ACK says what its sender had received when it left: a
 /// server ACK that stops short of the request, sent 2 ms before the
 /// request (queued 60 ms on the client's uplink) arrived, proves it had
