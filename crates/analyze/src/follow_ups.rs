@@ -28,7 +28,7 @@ pub const FOLLOW_NS: i64 = 2_000_000_000;
 
 /// How long an answer is kept for its follow-up: [`FOLLOW_NS`] and the
 /// longest a capture shows the follow-up after it (a proxy's vantage).
-const WINDOW_NS: i64 = 10_000_000_000;
+pub(crate) const WINDOW_NS: i64 = 10_000_000_000;
 
 /// Answers kept at most, over all clients.
 pub(crate) const KEPT: usize = 16_384;
@@ -111,6 +111,13 @@ impl<T: Answer> FollowUps<T> {
             self.by_client.remove(&client);
         }
         kept
+    }
+
+    /// How many of `client`'s kept answers `matches`.
+    pub fn count(&self, client: IpAddr, matches: impl Fn(&T) -> bool) -> usize {
+        self.by_client
+            .get(&client)
+            .map_or(0, |list| list.iter().filter(|k| matches(k)).count())
     }
 
     /// How many of `client`'s answers are kept.

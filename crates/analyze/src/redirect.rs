@@ -362,6 +362,10 @@ pub struct FollowedRedirect {
     /// need not have opened its turn: the exchange's first request may be
     /// another stream's).
     pub follow_up: Stamp,
+    /// How many redirects to the same URL the client had followed lately
+    /// (follow_ups.rs keeps the last 10 s, 16 per client): sent there
+    /// again and again, it went round a loop.
+    pub followed_before: u32,
 }
 
 /// A 3xx answer as its own connection saw it (track.rs): what a request
@@ -402,9 +406,26 @@ impl Answer for Kept {
     }
 }
 
+/// A redirect a client followed: where to, when its answer came.
+pub(crate) struct Followed {
+    url: u64,
+    answered_ns: i64,
+}
+
+impl Answer for Followed {
+    fn answered_ns(&self) -> i64 {
+        self.answered_ns
+    }
+}
+
 /// The 3xx answers seen lately that no request has followed yet, per
-/// client (follow_ups.rs).
-pub(crate) type Redirects = FollowUps<Kept>;
+/// client (follow_ups.rs), and the redirects each client followed lately:
+/// one sent to the same URL again and again went round a loop.
+#[derive(Default)]
+pub(crate) struct Redirects {
+    answers: FollowUps<Kept>,
+    followed: FollowUps<Followed>,
+}
 
 /// What a request that may follow a redirect asked for.
 pub(crate) enum Asking {
@@ -415,10 +436,15 @@ pub(crate) enum Asking {
     Origin(u64),
 }
 
-impl FollowUps<Kept> {
+impl Redirects {
     /// A 3xx answer with a resolved `Location` reached `client`.
     pub fn answered(&mut self, client: IpAddr, location: Location, answered: Answered) {
-        self.keep(client, Kept { location, answered });
+        self.answers.keep(client, Kept { location, answered });
+    }
+
+    /// Whether any answer waits for its follow-up.
+    pub fn is_empty(&self) -> bool {
+        self.answers.is_empty()
     }
 
     /// The redirect that `client`'s request, asking for `asking`, follows,
@@ -435,7 +461,7 @@ impl FollowUps<Kept> {
         request: Stamp,
     ) -> Option<FollowedRedirect> {
         let began = |answer: i64| starts.iter().find(|s| s.ts_ns >= answer).copied();
-        let Kept { location, answered } = self.take_newest(client, |k| {
+        let Kept { location, answered } = self.answers.take_newest(client, |k| {
             let answer = k.answered.answer.ts_ns;
             let wanted = match asking {
                 Asking::Url(url) => k.location.url == url,
@@ -443,8 +469,22 @@ impl FollowUps<Kept> {
             };
             wanted && began(answer).is_some_and(|b| b.ts_ns - answer <= FOLLOW_NS)
         })?;
+        let began = began(answered.answer.ts_ns)?;
+        // (The client's redirects followed lately, to the same URL.)
+        let answered_ns = answered.answer.ts_ns;
+        let followed_before = self.followed.count(client, |f| {
+            f.url == location.url && answered_ns - f.answered_ns <= crate::follow_ups::WINDOW_NS
+        }) as u32;
+        self.followed.keep(
+            client,
+            Followed {
+                url: location.url,
+                answered_ns: answered.answer.ts_ns,
+            },
+        );
         Some(FollowedRedirect {
-            began: began(answered.answer.ts_ns)?,
+            began,
+            followed_before,
             answered,
             location: location.text,
             same_origin: location.same_origin,
@@ -704,6 +744,38 @@ mod tests {
             };
             loop_.answered(client(1), location("/b", &from).unwrap(), redirect(answer));
         }
-        assert_eq!(loop_.kept_for(client(1)), PER_CLIENT);
+        assert_eq!(loop_.answers.kept_for(client(1)), PER_CLIENT);
+    }
+
+    /// A client sent to one URL again and again (a page that loads a URL
+    /// redirecting back to it): each follow-up knows how many times it
+    /// was followed lately; another URL's count is its own.
+    #[test]
+    fn a_redirect_followed_again_and_again_counts_its_turns() {
+        let from = asked("GET / HTTP/1.1\r\nHost: a\r\n\r\n", false);
+        let to = asked("GET /b HTTP/1.1\r\nHost: a\r\n\r\n", false);
+        let other = asked("GET /c HTTP/1.1\r\nHost: a\r\n\r\n", false);
+        let client = IpAddr::from(std::net::Ipv4Addr::new(10, 0, 0, 1));
+        let mut r = Redirects::default();
+        let turn = |r: &mut Redirects, n: i64, value: &str, next: &Asked| {
+            let answer = Stamp {
+                frame: 10 * n as u64 + 1,
+                ts_ns: n * 300_000_000,
+            };
+            r.answered(client, location(value, &from).unwrap(), redirect(answer));
+            let request = Stamp {
+                frame: 10 * n as u64 + 2,
+                ts_ns: answer.ts_ns + 10_000_000,
+            };
+            r.follow(client, Asking::Url(next.url()), &[request], request)
+                .expect("followed")
+                .followed_before
+        };
+        assert_eq!(turn(&mut r, 0, "/b", &to), 0);
+        assert_eq!(turn(&mut r, 1, "/c", &other), 0);
+        assert_eq!(turn(&mut r, 2, "/b", &to), 1);
+        assert_eq!(turn(&mut r, 3, "/b", &to), 2);
+        // Past the 10 s kept, a turn is a new visit's.
+        assert_eq!(turn(&mut r, 60, "/b", &to), 0);
     }
 }

@@ -1263,6 +1263,10 @@ pub enum Detail {
         /// From the redirect's arrival to the follow-up's start, on the
         /// capture's clock: the client's turnaround.
         turnaround_ms: f64,
+        /// How many redirects to the same URL its client had followed in
+        /// the 10 s before: sent there again and again, it went round a
+        /// loop.
+        followed_before: u32,
     },
     /// A request waited for the authentication challenges it answered.
     HttpAuthChallenge {

@@ -1195,6 +1195,7 @@ pub fn explanation(x: &Finding) -> String {
             answer_ms,
             server_ms,
             turnaround_ms,
+            followed_before,
             ..
         } => {
             let asked = redirected_request
@@ -1226,9 +1227,19 @@ pub fn explanation(x: &Finding) -> String {
             } else {
                 String::new()
             };
+            // Sent there again and again: a loop.
+            let round = if *followed_before >= 2 {
+                format!(
+                    " Redirects had sent the client to this URL {followed_before} times in the 10 s before: it is going \
+                     round a loop (a page that loads a URL redirecting back to it, or two hosts sending it to each other), \
+                     each turn costing this and serving nothing new."
+                )
+            } else {
+                String::new()
+            };
             format!(
                 "The server answered {asked} {whose} with `{status}` and `Location: {}`{at} {} after it was asked{work}, \
-                 and {follow}: the client began {} after the redirect came. The redirect cost {}; {then}.",
+                 and {follow}: the client began {} after the redirect came. The redirect cost {}; {then}.{round}",
                 shortened(location, 100),
                 crate::fmt_ms(*answer_ms),
                 crate::fmt_ms(*turnaround_ms),
@@ -2391,6 +2402,16 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              When only full-size packets vanish (smaller ones pass), a hop's MTU is below the path's: see path_mtu."
             .into(),
         Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
+        Detail::HttpRedirect {
+            followed_before,
+            location,
+            ..
+        } if *followed_before >= 2 => format!(
+            "Break the loop: follow the redirects from the first URL (`curl -sIL URL` stops after 50 and prints each \
+             hop) and find the hop that sends the client back, a redirect or a page that loads the URL it came from \
+             (a frame, a script); fix that hop's target. Linking to `{}` would not help: it leads back round.",
+            shortened(location, 100)
+        ),
         Detail::HttpRedirect {
             redirected_request,
             status,

@@ -553,6 +553,81 @@ fn live_redirects_cost_what_the_client_waited() {
     check_made(&dir.0);
 }
 
+/// PcapPlusPlus's http-packets2.pcap: a browser sent from
+/// www.wix.com/brumazz/bowls to brumazz.wix.com/bowls 26 times in 8 s
+/// (a frameset page loading the first URL again), never served: from the
+/// third turn, the redirects are worded as a loop and the fix breaks it
+/// (linking to the target would lead back round); the first two, and the
+/// one other redirect, are plain hops. Read against tshark: the redirect
+/// answers with that `Location` are as many as the findings.
+#[test]
+fn a_browser_sent_round_and_round_is_told_it_is_in_a_loop() {
+    if !require(
+        "a_browser_sent_round_and_round_is_told_it_is_in_a_loop",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let Some(capture) = public_capture(
+        "seladb-PcapPlusPlus",
+        "ExamplesTest__pcap_examples__http-packets2.pcap",
+    ) else {
+        return;
+    };
+    let answers = tshark_fields(
+        &capture,
+        &[],
+        "http.location == \"http://brumazz.wix.com/bowls\"",
+        &["frame.number"],
+    );
+    let doc = run_rttdoc_json(&capture);
+    let redirects: Vec<&serde_json::Value> = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap())
+        .filter(|f| f["kind"] == "http_redirect")
+        .filter(|f| {
+            f["explanation"]
+                .as_str()
+                .unwrap()
+                .contains("brumazz.wix.com/bowls`")
+        })
+        .collect();
+    assert!(redirects.len() >= 20, "{}", redirects.len());
+    // Each cites one of those answers; all but the last are followed
+    // (the capture ends before it is).
+    let answers: Vec<u64> = answers.iter().map(|r| r[0].parse().unwrap()).collect();
+    let cited: BTreeSet<u64> = redirects
+        .iter()
+        .filter_map(|f| {
+            f["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|n| n.as_u64())
+                .find(|n| answers.contains(n))
+        })
+        .collect();
+    assert_eq!(cited.len(), redirects.len());
+    assert_eq!(
+        cited.iter().copied().collect::<Vec<_>>(),
+        answers[..answers.len() - 1]
+    );
+    let looped = |f: &serde_json::Value| {
+        f["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("going round a loop")
+            && f["fix"].as_str().unwrap().starts_with("Break the loop")
+    };
+    let mut by_time = redirects.clone();
+    by_time.sort_by_key(|f| f["frames"][0].as_u64());
+    assert!(!looped(by_time[0]) && !looped(by_time[1]), "{}", by_time[1]);
+    assert!(by_time[2..].iter().all(|f| looped(f)), "{by_time:?}");
+}
+
 /// Browsers' traffic from PcapPlusPlus's test data: every redirect tshark
 /// shows followed is found, and nothing else.
 #[test]

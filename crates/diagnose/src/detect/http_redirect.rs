@@ -34,6 +34,13 @@
 //! counted once. One wait, released by the 3xx answer; nothing under the
 //! ledger's 2 ms floor.
 //!
+//! A client sent to the same URL by redirects again and again (twice or
+//! more in the 10 s before: redirect.rs) went round a loop, a page that
+//! loads a URL redirecting back to it, or two hosts sending it to each
+//! other (PcapPlusPlus's http-packets2.pcap: wix.com's 26 turns through
+//! two hosts and a frameset page that loads the first again): the words
+//! and the fix say so, linking to the target being no help.
+//!
 //! The ledger prices the redirected request's round trip in (an exchange
 //! like any other, one round trip at best): the cost is never attributed
 //! to the excess. It is a cost against the link that asked for the
@@ -111,6 +118,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             answer_ms: a.answer.ts_ns.saturating_sub(a.request.ts_ns).max(0) as f64 / 1e6,
             server_ms: a.server_ns as f64 / 1e6,
             turnaround_ms: r.began.ts_ns.saturating_sub(a.answer.ts_ns).max(0) as f64 / 1e6,
+            followed_before: r.followed_before,
         };
         out.push(finding);
     }
