@@ -803,6 +803,10 @@ pub(super) fn by_phase<'t, T>(
         .collect()
 }
 
+/// Frames an `rto_stall` cites at most: its re-sends, each behind its
+/// original.
+const STALL_FRAMES_CITED: usize = 20;
+
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let rtt = f.rtt_ns.unwrap_or(0);
     let rto_floor = 200_000_000i64.max(rtt * 3 / 2);
@@ -1061,8 +1065,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 continue;
             }
             let mut y = f.finding(FindingKind::RtoStall, Some(phase));
-            // The timer's re-sends, whatever their waits end at.
-            y.frames = here.iter().take(20).map(|(_, r)| r.frame).collect();
+            // The timer's re-sends, whatever their waits end at, each
+            // behind the first copy of its bytes the capture holds (once:
+            // a backoff series re-sends the same original).
+            for (_, r) in here.iter() {
+                let first = original(f.timeline, r).map(|o| o.frame);
+                let new: Vec<u64> = first
+                    .into_iter()
+                    .chain([r.frame])
+                    .filter(|frame| !y.frames.contains(frame))
+                    .collect();
+                if y.frames.len() + new.len() > STALL_FRAMES_CITED {
+                    break;
+                }
+                y.frames.extend(new);
+            }
             y.cost_ms = here.iter().map(|(w, _)| w.ms).sum();
             y.confidence = 0.9;
             // A backoff series: the timer re-sent the same bytes three

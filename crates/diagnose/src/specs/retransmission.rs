@@ -62,7 +62,8 @@ fn a_resend_after_a_retransmission_timeout_is_a_retransmission_and_an_rto_stall(
         assert_ms(r.cost_ms, 0.0, EXACT, "the stall is rto_stall's");
         let s = o.the(RtoStall);
         assert_eq!(s.phase, Some(Phase::Transfer));
-        assert_eq!(s.frames, o.frames(&[again]));
+        // The lost original, then the timer's re-send.
+        assert_eq!(s.frames, o.frames(&[req, again]));
         // Both ends are the client's own packets: exact at any vantage.
         assert_ms(s.cost_ms, RTO, EXACT, "the sender's silence");
     }
@@ -204,13 +205,13 @@ fn a_resend_acknowledged_a_round_trip_after_it_may_have_been_needed() {
     w.ack(S, w.arrival(req) + 225.0);
     let again = w.resend(100.0 + RTO, req);
     let o = w.run();
-    assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
+    assert_eq!(o.the(RtoStall).frames, o.frames(&[req, again]));
 }
 
 /// The late ACK of `a_resend_acknowledged_a_round_trip_after_it_may_have_been_needed`,
 /// with TCP timestamps: the original's TSval 1000, the re-send's 1300,
 /// and the ACK echoing `echo`.
-fn late_ack_echoing(echo: u32) -> (Outcome, Id) {
+fn late_ack_echoing(echo: u32) -> (Outcome, [Id; 2]) {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
     let req = w.data(C, 100.0, 100);
@@ -219,7 +220,7 @@ fn late_ack_echoing(echo: u32) -> (Outcome, Id) {
     w.edit(req, |s| s.options.timestamps = Some((1000, 7)));
     w.edit(again, |s| s.options.timestamps = Some((1300, 7)));
     w.edit(ack, |s| s.options.timestamps = Some((8, echo)));
-    (w.run(), again)
+    (w.run(), [req, again])
 }
 
 #[test]
@@ -232,11 +233,11 @@ fn a_resend_whose_first_ack_echoes_the_originals_timestamp_was_spurious() {
     o.has_no(Retransmission);
     o.has_no(RtoStall);
     // Echoing the re-send's, the re-send brought the bytes: a timeout.
-    let (o, again) = late_ack_echoing(1300);
-    assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
+    let (o, copies) = late_ack_echoing(1300);
+    assert_eq!(o.the(RtoStall).frames, o.frames(&copies));
     // An echo older than the original's says nothing of either copy.
-    let (o, again) = late_ack_echoing(900);
-    assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
+    let (o, copies) = late_ack_echoing(900);
+    assert_eq!(o.the(RtoStall).frames, o.frames(&copies));
 }
 
 /// Two segments sent in one millisecond (one TSval, 1000), the second
@@ -247,7 +248,7 @@ fn a_resend_whose_first_ack_echoes_the_originals_timestamp_was_spurious() {
 /// original arrived: a timeout. With the first segment acknowledged on
 /// its own before (`acked_first`), the re-send's arrival would have
 /// updated the echo: 1000 proves the original.
-fn shared_tsval(acked_first: bool) -> (Outcome, Id) {
+fn shared_tsval(acked_first: bool) -> (Outcome, [Id; 2]) {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
     let segs = w.burst(C, 100.0, 2, 0.1);
@@ -272,13 +273,13 @@ fn shared_tsval(acked_first: bool) -> (Outcome, Id) {
         w.edit(a, |s| s.options.timestamps = Some((8, 1000)));
     }
     w.edit(all, |s| s.options.timestamps = Some((9, 1000)));
-    (w.run(), again)
+    (w.run(), [segs[1], again])
 }
 
 #[test]
 fn an_echo_the_original_shares_with_the_segment_before_it_proves_nothing() {
-    let (o, again) = shared_tsval(false);
-    assert_eq!(o.the(RtoStall).frames, o.frames(&[again]));
+    let (o, copies) = shared_tsval(false);
+    assert_eq!(o.the(RtoStall).frames, o.frames(&copies));
     let (o, _) = shared_tsval(true);
     o.has_no(RtoStall);
     o.has_no(Retransmission);
@@ -351,7 +352,11 @@ fn a_resend_that_left_as_an_ack_arrived_was_recovery_not_a_timer() {
         w.ack(S, w.arrival(second));
         let o = w.run();
         let stall = o.the(RtoStall);
-        assert_eq!(stall.frames, o.frames(&[first]), "only the timer's");
+        assert_eq!(
+            stall.frames,
+            o.frames(&[segs[0], first]),
+            "only the timer's"
+        );
         let r = o.the(Retransmission);
         let released = r
             .waits
@@ -425,8 +430,8 @@ fn a_resend_is_needless_only_when_every_copy_from_it_on_drew_a_dsack() {
     o.has_no(RtoStall);
     // The original lost: the first re-send was needed, its timer's wait
     // a stall; the two D-SACKs are the later copies'.
-    let (o, [_, first, ..]) = resent_three_times(true);
-    assert_eq!(o.the(RtoStall).frames, o.frames(&[first]));
+    let (o, [req, first, ..]) = resent_three_times(true);
+    assert_eq!(o.the(RtoStall).frames, o.frames(&[req, first]));
 }
 
 #[test]
@@ -719,7 +724,8 @@ fn each_timeout_of_a_backed_off_timer_is_an_rto_stall_and_they_add_up() {
     w.ack(S, w.arrival(r2));
     let o = w.run();
     let s = o.the(RtoStall);
-    assert_eq!(s.frames, o.frames(&[r1, r2]));
+    // The original once, then each of the timer's re-sends.
+    assert_eq!(s.frames, o.frames(&[req, r1, r2]));
     assert_ms(s.cost_ms, 3.0 * RTO, EXACT, "240 + 480 ms");
     // Each re-send cited after its original.
     assert_eq!(o.the(Retransmission).frames, o.frames(&[req, r1, req, r2]));
@@ -1181,8 +1187,9 @@ fn a_receiver_that_gave_up_during_a_timer_silence_waited_until_its_reset() {
     let last = w.resend(100.0 + 3.0 * RTO, req);
     let o = w.run();
     let x = o.the(RtoStall);
-    // The finding cites the timer's re-sends, whatever its waits end at.
-    assert_eq!(x.frames, o.frames(&[again, last]));
+    // The finding cites the timer's re-sends, whatever its waits end at,
+    // behind the original.
+    assert_eq!(x.frames, o.frames(&[req, again, last]));
     assert_eq!(x.waits.len(), 2, "{:?}", x.waits);
     assert_eq!(x.waits[0].to_frame, o.frame(again));
     // The second wait ends where the server's RST reached the client.
