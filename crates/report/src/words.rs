@@ -1950,6 +1950,9 @@ pub fn explanation(x: &Finding) -> String {
             // handshake whose excess is all theirs made its ideal number
             // of flights, however many round trips of a short path its
             // time comes to (a loopback's 33 µs: 16 ms are 499 of them).
+            // What no cause explains must come to a quarter of a round
+            // trip at least to be one more (nDPI's nintendo.pcap 3: the
+            // client's 94 ms of computing and 2 ms left on a 37 ms path).
             let hosts_only = !causes.is_empty()
                 && causes
                     .iter()
@@ -1957,7 +1960,7 @@ pub fn explanation(x: &Finding) -> String {
                 && *path_ms < 1.0
                 && *path_back_ms < 1.0
                 && *path_to_client_ms < 1.0
-                && *unexplained_ms < 1.0;
+                && *unexplained_ms < (rtt_ms / 4.0).max(1.0);
             if hosts_only {
                 return format!(
                     "The TLS handshake made its ideal {ideal_rtts:.0} round trip(s) ({ideal_basis}) but took {cost:.0} ms more than \
@@ -3187,6 +3190,27 @@ mod tests {
         }
         let said = explanation(&x);
         assert!(said.contains("RTT (16 ms) too many"), "{said}");
+        // nDPI's nintendo.pcap 3: the client's 94 ms of computing on a
+        // 37 ms path, 2 ms left unexplained (under a quarter of a round
+        // trip: no round trip more); 10 ms left would be one.
+        for (unexplained_ms, extra) in [(2.0, false), (10.0, true)] {
+            x.detail = Detail::TlsExtraRtt {
+                rtts: 4.69,
+                ideal_rtts: 2.0,
+                ideal_basis: "TLS 1.2 full handshake: 2 RTT".into(),
+                excess_rtts: 2.7,
+                causes: vec![(FindingKind::ClientThinkTime, 94.0)],
+                host_ms: 4.5,
+                path_ms: 0.0,
+                path_back_ms: 0.0,
+                path_to_client_ms: 0.0,
+                path_to_client_ack: None,
+                rtt_ms: 37.3,
+                unexplained_ms,
+            };
+            let said = explanation(&x);
+            assert_eq!(said.contains("too many"), extra, "{said}");
+        }
     }
 
     #[test]
