@@ -434,6 +434,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         psk_offered: ch.is_some_and(|c| c.pre_shared_key),
         session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
         session_id_offered: tls.session_id_offered,
+        session_held: tls.session_held,
         status_request_offered: ch.is_some_and(|c| c.status_request),
         status_stapled: None,
         early_data_offered: ch.is_some_and(|c| c.early_data),

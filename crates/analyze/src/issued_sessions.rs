@@ -29,11 +29,36 @@ const KEPT: usize = 16_384;
 /// A server's address and port, and the hash of a session ID it issued.
 type Issued = (IpAddr, u16, u64);
 
+/// A client, its server's address and port, and the hash of the server
+/// name it asked for: whose sessions a client keeps together.
+pub(crate) type HeldBy = (IpAddr, IpAddr, u16, u64);
+
+/// How long a client is taken to keep a session its server issued: the
+/// common servers' session lifetime (nginx's `ssl_session_timeout`, 5
+/// minutes; OpenSSL's default 300 s). A ClientHello later than that may
+/// have let it go.
+pub(crate) const SESSION_KEPT_NS: i64 = 300_000_000_000;
+
+/// The latest session a server issued a client (`HeldBy`): when, on
+/// which connection and frame, a ticket or an ID.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Issue {
+    pub at_ns: i64,
+    pub stream: u64,
+    pub frame: u64,
+    pub ticket: bool,
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct IssuedSessions {
     /// When each was first issued (its ServerHello's capture time).
     first_seen: FxHashMap<Issued, i64>,
     order: VecDeque<Issued>,
+    /// Per client, server and name, the latest two sessions issued to it
+    /// (newest first: a connection looks up, at its end, what was issued
+    /// before its own ClientHello, its own issue noted meanwhile).
+    held: FxHashMap<HeldBy, [Option<Issue>; 2]>,
+    held_order: VecDeque<HeldBy>,
 }
 
 /// The hash of a session ID (0: none, or empty).
@@ -75,7 +100,35 @@ impl IssuedSessions {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.first_seen.is_empty()
+        self.first_seen.is_empty() && self.held.is_empty()
+    }
+
+    /// A server issued the client of `by` a session (`issue`): kept as
+    /// that client's latest for that server and name.
+    pub fn note_held(&mut self, by: HeldBy, issue: Issue) {
+        if let Some(kept) = self.held.get_mut(&by) {
+            *kept = [Some(issue), kept[0]];
+            return;
+        }
+        if self.held_order.len() == KEPT {
+            if let Some(oldest) = self.held_order.pop_front() {
+                self.held.remove(&oldest);
+            }
+        }
+        self.held.insert(by, [Some(issue), None]);
+        self.held_order.push_back(by);
+    }
+
+    /// The session the server of `by` had issued its client before
+    /// `ts_ns`, and no more than [`SESSION_KEPT_NS`] before.
+    pub fn held_before(&self, by: HeldBy, ts_ns: i64) -> Option<Issue> {
+        self.held
+            .get(&by)?
+            .iter()
+            .flatten()
+            .find(|i| i.at_ns < ts_ns)
+            .filter(|i| ts_ns - i.at_ns <= SESSION_KEPT_NS)
+            .copied()
     }
 }
 
@@ -100,5 +153,45 @@ mod tests {
         assert_eq!(id_hash(&[]), 0);
         issued.note(server, 443, 0, 1_000);
         assert!(!issued.before(server, 443, 0, 2_000));
+    }
+
+    #[test]
+    fn a_session_issued_a_client_is_held_for_that_server_and_name_for_five_minutes() {
+        let mut issued = IssuedSessions::default();
+        let (client, server) = ("10.0.0.9".parse().unwrap(), "10.0.0.1".parse().unwrap());
+        let other: IpAddr = "10.0.0.8".parse().unwrap();
+        let by = (client, server, 443, 7);
+        let issue = Issue {
+            at_ns: 1_000,
+            stream: 1,
+            frame: 31,
+            ticket: true,
+        };
+        issued.note_held(by, issue);
+        assert!(!issued.is_empty());
+        assert_eq!(issued.held_before(by, 2_000).map(|i| i.frame), Some(31));
+        // Not before it was issued, nor past its lifetime; not another
+        // client's, name's or port's.
+        assert!(issued.held_before(by, 500).is_none());
+        assert!(issued
+            .held_before(by, 1_000 + SESSION_KEPT_NS + 1)
+            .is_none());
+        assert!(issued.held_before((other, server, 443, 7), 2_000).is_none());
+        assert!(issued
+            .held_before((client, server, 443, 8), 2_000)
+            .is_none());
+        assert!(issued
+            .held_before((client, server, 8443, 7), 2_000)
+            .is_none());
+        // The connection looking up issued one of its own after its
+        // ClientHello: what came before that is still found.
+        let own = Issue {
+            at_ns: 3_000,
+            frame: 53,
+            ..issue
+        };
+        issued.note_held(by, own);
+        assert_eq!(issued.held_before(by, 2_000).map(|i| i.frame), Some(31));
+        assert_eq!(issued.held_before(by, 4_000).map(|i| i.frame), Some(53));
     }
 }

@@ -251,6 +251,9 @@ pub struct TlsSession {
     /// The ClientHello offered a session ID the same server issued
     /// earlier in the capture: a resumption offer (issued_sessions.rs).
     pub(crate) session_id_offered: bool,
+    /// A session the server had issued the client for the same name
+    /// earlier, which the ClientHello did not offer (issued_sessions.rs).
+    pub(crate) session_held: Option<crate::model::HeldSession>,
     /// Where the client's first application record began (its HTTP/2
     /// preface).
     client_first_record: Option<u64>,

@@ -1834,6 +1834,8 @@ fn note_false_start(conn: &mut Connection, false_starters: &mut crate::false_sta
 /// (issued_sessions.rs). Once per connection.
 fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_sessions::IssuedSessions) {
     let (server, port) = (conn.server.ip, conn.server.port);
+    let held_by = (conn.client.ip, server, port, conn.server_name_hash());
+    let stream = conn.stream;
     let at = conn.exchanges.last().map(|x| x.request_first.ts_ns);
     let Some(tls) = conn.tls.as_mut().filter(|t| !t.session_noted) else {
         return;
@@ -1843,12 +1845,34 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
     };
     tls.session_noted = true;
     if let Some(at) = at.filter(|_| !rttdoc_wire::tls::is_tls13(sh.version)) {
-        issued.note(
-            server,
-            port,
-            crate::issued_sessions::id_hash(&sh.session_id),
-            at,
-        );
+        let id = crate::issued_sessions::id_hash(&sh.session_id);
+        issued.note(server, port, id, at);
+        // The session the client may offer back on its next connection
+        // for that name: a ticket (RFC 5077) the server sent, else the ID.
+        let ticket = tls
+            .messages
+            .iter()
+            .find(|m| m.message == crate::model::TlsMessage::NewSessionTicket);
+        let given = match ticket {
+            Some(t) => Some((t.frame, true)),
+            None if id != 0 => tls
+                .messages
+                .iter()
+                .find(|m| m.message == crate::model::TlsMessage::ServerHello)
+                .map(|m| (m.frame, false)),
+            None => None,
+        };
+        if let Some((frame, ticket)) = given {
+            issued.note_held(
+                held_by,
+                crate::issued_sessions::Issue {
+                    at_ns: at,
+                    stream,
+                    frame,
+                    ticket,
+                },
+            );
+        }
     }
 }
 
@@ -1856,6 +1880,7 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
 /// its server issued earlier (issued_sessions.rs): an offer to resume.
 fn look_up_issued_session(conn: &mut Connection, issued: &crate::issued_sessions::IssuedSessions) {
     let (server, port, first) = (conn.server.ip, conn.server.port, conn.first.ts_ns);
+    let client = conn.client.ip;
     let Some(tls) = conn.tls.as_mut() else {
         return;
     };
@@ -1865,6 +1890,20 @@ fn look_up_issued_session(conn: &mut Connection, issued: &crate::issued_sessions
     let at = tls.client_hello_at.map_or(first, |(start, _)| start.ts_ns);
     let id = crate::issued_sessions::id_hash(&ch.session_id);
     tls.session_id_offered = issued.before(server, port, id, at);
+    // Offering nothing back, though the server had issued the client a
+    // session for that name before: the client did not keep it.
+    let offered = tls.session_id_offered || ch.session_ticket || ch.pre_shared_key;
+    if !offered {
+        let name = crate::reuse::name_hash(ch.sni.as_deref());
+        tls.session_held = issued
+            .held_before((client, server, port, name), at)
+            .map(|i| crate::model::HeldSession {
+                stream: i.stream,
+                frame: i.frame,
+                ticket: i.ticket,
+                age_ns: at - i.at_ns,
+            });
+    }
 }
 
 /// A TLS connection whose ClientHello was read learns the size of the

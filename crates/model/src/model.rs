@@ -673,6 +673,21 @@ impl TlsReport {
     }
 }
 
+/// A TLS session a server had issued a client (`TlsReport::session_held`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldSession {
+    /// The connection (`tcp.stream`) it was issued on.
+    pub stream: u64,
+    /// The frame that issued it: the NewSessionTicket's, or the
+    /// ServerHello's that gave its session ID.
+    pub frame: u64,
+    /// A ticket (RFC 5077), not a session ID in the server's cache.
+    pub ticket: bool,
+    /// How long before this ClientHello it was issued (as the tracker
+    /// noted it: that connection's first request).
+    pub age_ns: i64,
+}
+
 /// One TLS handshake message or record, and the frame that completed it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TlsMessageRef {
@@ -729,6 +744,13 @@ pub struct TlsReport {
     /// The client offered a session ID the same server issued earlier in
     /// the capture (TLS 1.2 and older: a resumption by session ID).
     pub session_id_offered: bool,
+    /// A session (TLS 1.2 and older: a ticket or a session ID) the same
+    /// server had issued this client for the same name, on an earlier
+    /// connection of the capture within 5 minutes before this ClientHello,
+    /// which offered nothing back (`resumption_missed`, the client's
+    /// side). Not in the JSON: the finding cites it.
+    #[serde(skip)]
+    pub session_held: Option<HeldSession>,
     /// The client asked the server to staple its certificate's OCSP
     /// status (status_request or status_request_v2).
     pub status_request_offered: bool,
@@ -1061,6 +1083,10 @@ pub enum Detail {
         /// TCP handshake itself): how long the round trip saved or lost
         /// was is not known, so neither is the cost.
         rtt_unknown: bool,
+        /// A missed resumption on the client's side: the server had issued
+        /// it this session for the same name earlier, and the ClientHello
+        /// offered nothing back.
+        not_offered: Option<HeldSession>,
     },
     /// 0-RTT early data, and whether the server took it.
     EarlyData {

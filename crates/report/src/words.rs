@@ -734,8 +734,32 @@ pub fn explanation(x: &Finding) -> String {
             false_start,
             false_start_possible,
             rtt_unknown,
+            not_offered,
         } => {
             let version = version.map_or("TLS".to_string(), |v| v.to_string());
+            // The client's own miss: it had a session and offered none.
+            if let (FindingKind::ResumptionMissed, Some(held)) = (x.kind, not_offered) {
+                let what = if held.ticket {
+                    "a session ticket (NewSessionTicket"
+                } else {
+                    "a session ID (ServerHello"
+                };
+                let cost = match (*round_trip, *rtt_unknown) {
+                    (true, true) => "a full handshake, one round trip more (2 instead of 1; no round trip was measured here, so how long is not known)".to_string(),
+                    (true, false) => format!("a full {version} handshake, one round trip more (2 instead of 1)"),
+                    (false, _) => format!(
+                        "a full {version} handshake: certificate and signature again (no round trip more, the client's request leaving after one round trip anyway{})",
+                        if *unused { ", or none following" } else { "" }
+                    ),
+                };
+                return format!(
+                    "The server had given this client {what}, frame {} on stream {}) for the same name {} before, and this ClientHello \
+                     offered nothing back: {cost}.",
+                    held.frame,
+                    held.stream,
+                    crate::fmt_ms(held.age_ns as f64 / 1e6),
+                );
+            }
             // A browser would have false started a full handshake of this
             // session: said after what was saved.
             let unless = if *false_start_possible {
@@ -2256,6 +2280,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             TfoOutcome::CookieRequest => "Nothing on this connection; repeat visits can save 1 RTT if the server answers with a cookie (net.ipv4.tcp_fastopen=3 and listen ... fastopen=N).".into(),
             _ => "Working as intended.".into(),
         },
+        Detail::Resumption {
+            not_offered: Some(_),
+            ..
+        } => "Keep the client's TLS sessions and offer them back: one session cache for all its connections (Go: \
+             `tls.Config.ClientSessionCache = tls.NewLRUClientSessionCache(0)`; Java: one SSLContext; OpenSSL: keep \
+             `SSL_get1_session()` and `SSL_set_session()` it on the next connection; libcurl: one handle, or a share with \
+             `CURL_LOCK_DATA_SSL_SESSION`), or keep the connection itself open for the next request."
+            .into(),
         Detail::Resumption { .. } => match x.kind {
             FindingKind::ResumptionMissed => "Share the session cache and ticket keys across workers and servers: nginx ssl_session_cache shared:SSL:10m; \
                  ssl_session_tickets on; the same ssl_session_ticket_key on every server behind the name, rotated."
@@ -3473,11 +3505,43 @@ mod tests {
                 false_start: false,
                 false_start_possible: false,
                 rtt_unknown: unknown,
+                not_offered: None,
             };
             let said = explanation(&x);
             assert_eq!(said.contains("is not known"), unknown, "{said}");
             assert_eq!(said.contains("nothing was saved"), !unknown, "{said}");
         }
+    }
+
+    /// nDPI's viber.pcap 2: the server's ticket on stream 1 (frame 31),
+    /// and this ClientHello offering nothing 15 ms later: the client's
+    /// miss, worded and fixed as the client's.
+    #[test]
+    fn a_session_the_client_held_and_did_not_offer_is_its_own_miss() {
+        let mut x = crate::test_support::finding(FindingKind::ResumptionMissed, 38.0);
+        x.detail = Detail::Resumption {
+            round_trip: true,
+            version: Some(TlsVersion::TLS12),
+            unused: false,
+            idle_ms: 0.0,
+            false_start: false,
+            false_start_possible: false,
+            rtt_unknown: false,
+            not_offered: Some(rttdoc_model::HeldSession {
+                stream: 1,
+                frame: 31,
+                ticket: true,
+                age_ns: 15_000_000,
+            }),
+        };
+        let said = explanation(&x);
+        assert!(
+            said.starts_with("The server had given this client a session ticket (NewSessionTicket, frame 31 on stream 1)"),
+            "{said}"
+        );
+        assert!(said.contains("one round trip more"), "{said}");
+        let c = crate::test_support::report(443);
+        assert!(fix(&c, &x).starts_with("Keep the client's TLS sessions"));
     }
 
     #[test]

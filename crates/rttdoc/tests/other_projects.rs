@@ -1767,6 +1767,71 @@ fn a_server_flight_held_past_the_capture_point_is_named_by_the_clients_ack() {
     );
 }
 
+/// nDPI's viber.pcap: the server of mapi.apptimize.com gave the client a
+/// session ticket on stream 1 (frame 31, TLS 1.2), and 0.4 s later the
+/// client's next connection to it for the same name (stream 2) sent a
+/// ClientHello (42) with an empty ticket extension and no session ID: a
+/// full handshake the client chose, a round trip more than resuming
+/// (docs/real-world.md, session 73).
+#[test]
+fn a_ticket_the_client_held_and_did_not_offer_is_its_missed_resumption() {
+    if !require(
+        "a_ticket_the_client_held_and_did_not_offer_is_its_missed_resumption",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    // (Stream 2's ServerHello's first segment came after its second:
+    // tshark reads it when asked to reassemble out of order.)
+    let reassemble = ["-o", "tcp.reassemble_out_of_order:TRUE"];
+    let capture = agrees_with("ndpi-viber.pcap", 3, &reassemble);
+    let rows = tshark_fields(
+        &capture,
+        &reassemble,
+        "tls.handshake.type == 1 || tls.handshake.type == 4",
+        &[
+            "frame.number",
+            "tcp.stream",
+            "tls.handshake.type",
+            "tls.handshake.extensions_server_name",
+            "tls.handshake.session_id_length",
+            "tls.handshake.extension.type",
+            "tls.handshake.extension.len",
+        ],
+    );
+    let row = |frame: &str| rows.iter().find(|r| r[0] == frame).unwrap();
+    assert_eq!((row("31")[1].as_str(), row("31")[2].as_str()), ("1", "4"));
+    assert_eq!((row("42")[1].as_str(), row("42")[2].as_str()), ("2", "1"));
+    assert_eq!(row("42")[3], row("20")[3]);
+    assert_eq!(row("42")[4], "0");
+    // Its session_ticket extension (35) empty.
+    let types: Vec<&str> = row("42")[5].split(',').collect();
+    let lens: Vec<&str> = row("42")[6].split(',').collect();
+    let ticket = types.iter().position(|t| *t == "35").unwrap();
+    assert_eq!(lens[ticket], "0", "{:?}", row("42"));
+    let doc = run_rttdoc_json(&capture);
+    let x = findings_of(&doc, 2)
+        .into_iter()
+        .find(|x| x["kind"] == "resumption_missed")
+        .unwrap_or_else(|| panic!("{}", connection(&doc, 2)["findings"]));
+    assert_eq!(x["frames"][0], 31, "{x}");
+    let said = x["explanation"].as_str().unwrap();
+    assert!(
+        said.contains("frame 31 on stream 1") && said.contains("offered nothing back"),
+        "{said}"
+    );
+    assert!(
+        x["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("Keep the client's TLS sessions"),
+        "{x}"
+    );
+    let rtt = connection(&doc, 2)["rtt_ms"].as_f64().unwrap();
+    assert!((x["cost_ms"].as_f64().unwrap() - rtt).abs() < 1e-6, "{x}");
+}
+
 /// A timer's copies unanswered while another of the client's connections
 /// received data: the client's link was up, and the drops were that
 /// connection's alone (nDPI's skype.pcap: Skype's flows each answered

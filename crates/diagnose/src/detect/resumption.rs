@@ -39,6 +39,16 @@
 //!   the wait is on its clock at any vantage. Without the re-sent request
 //!   in the capture there is no wait to cite, and no cost.
 //!
+//! - `resumption_missed`, the client's side: the ClientHello offered
+//!   nothing back, though the same server had issued this client a
+//!   session for the same name (a TLS 1.2 ticket, or a session ID) on an
+//!   earlier connection of the capture, noted when that connection's
+//!   first request opened, within 5 minutes before (issued_sessions.rs):
+//!   a full handshake the client chose, a round trip lost before TLS 1.3
+//!   as above (nDPI's viber.pcap 2: stream 1's NewSessionTicket, 15 ms
+//!   before stream 2's ClientHello with an empty ticket extension). The
+//!   fix is the client's: keep its sessions.
+//!
 //! Fix for misses: a session cache shared by the workers and the fleet
 //! (nginx `ssl_session_cache shared:SSL:10m;`), ticket keys shared across
 //! servers and rotated, not regenerated per process (`ssl_session_ticket_key`).
@@ -119,10 +129,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 false_start,
                 false_start_possible,
                 rtt_unknown,
+                not_offered: None,
             };
             out.push(x);
         }
-        Some(false) if offered => {
+        // (Offered nothing, though the server had issued the client a
+        // session for that name on an earlier connection: the client's
+        // own miss, TLS 1.2 and older, where it costs a round trip.)
+        Some(false) if offered || (before_tls13 && tls.session_held.is_some()) => {
             let mut x = f.finding(FindingKind::ResumptionMissed, Some(Phase::TlsHandshake));
             x.frames = hellos;
             // With False Start the full handshake took the client one
@@ -145,7 +159,23 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 false_start,
                 false_start_possible: false,
                 rtt_unknown,
+                not_offered: tls.session_held.filter(|_| !offered),
             };
+            if let Some(held) = tls.session_held.filter(|_| !offered) {
+                // The session's issuing on the earlier connection.
+                x.frames.insert(0, held.frame);
+                x.display_filter = format!(
+                    "(tcp.stream eq {} && frame.number == {}) || (tcp.stream eq {} && frame.number in {{{}}})",
+                    held.stream,
+                    held.frame,
+                    f.report.stream,
+                    x.frames[1..]
+                        .iter()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
             out.push(x);
         }
         _ => {}

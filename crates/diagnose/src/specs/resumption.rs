@@ -812,3 +812,84 @@ fn a_false_starters_missed_resumption_without_a_protocol_chosen_costs_its_round_
         "the round trip a false start would have saved",
     );
 }
+
+/// An earlier connection of the client to the same server and name: a
+/// full TLS 1.2 handshake whose server sent a session ticket
+/// (NewSessionTicket) with its Finished when `ticket`, then a request
+/// and its answer. Returns the wire and the ticket's packet.
+fn ticket_given(ticket: bool) -> (Wire, Id) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls12())));
+    let flight = handshake_record(&[
+        server_hello(false, [0x33; 32], 0, false),
+        message(11, &[0; 1200]),
+        message(14, &[]),
+    ]);
+    let f = w.send(S, w.arrival(ch) + 0.5, leak(flight));
+    let mut c = handshake_record(&[message(16, &[0x44; 66])]);
+    c.extend(change_cipher_spec());
+    c.extend(record(22, &[0x5a; 40]));
+    let cf = w.send(C, w.arrival(f), leak(c));
+    // The ticket: a lifetime hint, then the ticket's 100 bytes.
+    let mut nst = vec![0, 0, 0x1c, 0x20, 0, 100];
+    nst.extend([0x7e; 100]);
+    let mut s = if ticket {
+        handshake_record(&[message(4, &nst)])
+    } else {
+        Vec::new()
+    };
+    s.extend(change_cipher_spec());
+    s.extend(record(22, &[0x5a; 40]));
+    let sf = w.send(S, w.arrival(cf) + 0.5, leak(s));
+    let q = w.send(C, w.arrival(sf) + 0.1, leak(record(23, &[0x17; 200])));
+    w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
+    (w, sf)
+}
+
+/// nDPI's viber.pcap 2: the server gave the client a session ticket on
+/// its earlier connection, and the next ClientHello to the same server
+/// and name offered nothing back (an empty ticket extension): a full TLS
+/// 1.2 handshake the client chose, a round trip more than resuming, the
+/// client's miss (the ticket's frame cited). No ticket given, or one
+/// offered back (and refused: the server's miss), or a session offered
+/// too late after it (past 5 minutes), is not the client's.
+#[test]
+fn a_ticket_the_client_held_and_did_not_offer_is_its_own_missed_resumption() {
+    let next = |ticket: bool, offer: bool, after: f64| {
+        let (earlier, nst) = ticket_given(ticket);
+        let mut w = Wire::new(Path::at_client(RTT));
+        let joined = w.join(earlier, EARLIER, 443);
+        handshake_on(&mut w, after, 0x0303, offer, false, Some(0.1), false);
+        let nst = joined.id(nst);
+        (w.run(), nst)
+    };
+    let (o, nst) = next(true, false, 1000.0);
+    let f = o.the(ResumptionMissed);
+    assert_ms(f.cost_ms, RTT, 1e-6, "2 RTT instead of 1");
+    assert_eq!(f.frames[0], o.frame(nst), "{:?}", f.frames);
+    let Detail::Resumption {
+        not_offered: Some(held),
+        ..
+    } = f.detail
+    else {
+        panic!("{:?}", f.detail);
+    };
+    assert_eq!(
+        (held.stream, held.frame, held.ticket),
+        (0, o.frame(nst), true)
+    );
+    // No ticket given: nothing held.
+    next(false, false, 1000.0).0.has_no(ResumptionMissed);
+    // Offered and refused: the server's miss.
+    let (o, _) = next(true, true, 1000.0);
+    assert!(matches!(
+        o.the(ResumptionMissed).detail,
+        Detail::Resumption {
+            not_offered: None,
+            ..
+        }
+    ));
+    // Six minutes on: the client may have let it go.
+    next(true, false, 360_000.0).0.has_no(ResumptionMissed);
+}
