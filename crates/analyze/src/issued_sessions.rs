@@ -29,9 +29,15 @@ const KEPT: usize = 16_384;
 /// A server's address and port, and the hash of a session ID it issued.
 type Issued = (IpAddr, u16, u64);
 
-/// A client, its server's address and port, and the hash of the server
-/// name it asked for: whose sessions a client keeps together.
-pub(crate) type HeldBy = (IpAddr, IpAddr, u16, u64);
+/// A client, its server's address and port, the hash of the server name
+/// it asked for, and its TLS stack (`TlsSession::client_stack`): whose
+/// sessions a client keeps together (one stack's cache; another library
+/// on the same host, or Chromium's hellos with Channel ID and without,
+/// keep their own).
+pub(crate) type HeldBy = (IpAddr, IpAddr, u16, u64, u64);
+
+/// A server's address and port, and the hash of a server name.
+type Named = (IpAddr, u16, u64);
 
 /// How long a client is taken to keep a session its server issued: the
 /// common servers' session lifetime (nginx's `ssl_session_timeout`, 5
@@ -54,11 +60,23 @@ pub(crate) struct IssuedSessions {
     /// When each was first issued (its ServerHello's capture time).
     first_seen: FxHashMap<Issued, i64>,
     order: VecDeque<Issued>,
-    /// Per client, server and name, the latest two sessions issued to it
-    /// (newest first: a connection looks up, at its end, what was issued
-    /// before its own ClientHello, its own issue noted meanwhile).
+    /// Per client, server, name and stack, the latest two sessions
+    /// issued to it (newest first: a connection looks up, at its end,
+    /// what was issued before its own ClientHello, its own issue noted
+    /// meanwhile).
     held: FxHashMap<HeldBy, [Option<Issue>; 2]>,
     held_order: VecDeque<HeldBy>,
+    /// Clients seen offering a session back to a server and name, by
+    /// any of their stacks (their caches work: a hello that offered none
+    /// had its reasons, Safari's full handshakes offering ALPN and NPN
+    /// where its resuming hellos offer neither), and
+    /// servers and names seen refusing an offered session (resuming would
+    /// have saved nothing). Kept as `held` is.
+    offered_by: FxHashMap<(IpAddr, IpAddr, u16, u64), ()>,
+    /// Clients seen offering a session back to any server: they keep
+    /// sessions somewhere.
+    offering_clients: FxHashMap<IpAddr, ()>,
+    refused_by: FxHashMap<Named, ()>,
 }
 
 /// The hash of a session ID (0: none, or empty).
@@ -101,6 +119,35 @@ impl IssuedSessions {
 
     pub fn is_empty(&self) -> bool {
         self.first_seen.is_empty() && self.held.is_empty()
+    }
+
+    /// A ClientHello of `by` offered a session back, and the server
+    /// resumed it or (`refused`) did a full handshake.
+    pub fn note_offer(&mut self, by: HeldBy, refused: bool) {
+        // (Bounded as the notes are: cleared whole past them.)
+        if self.offered_by.len() >= KEPT || self.refused_by.len() >= KEPT {
+            self.offered_by.clear();
+            self.refused_by.clear();
+            self.offering_clients.clear();
+        }
+        self.offered_by.insert((by.0, by.1, by.2, by.3), ());
+        self.offering_clients.insert(by.0, ());
+        if refused {
+            self.refused_by.insert((by.1, by.2, by.3), ());
+        }
+    }
+
+    /// Whether `client` was seen offering a session back to any server.
+    pub fn offers_elsewhere(&self, client: IpAddr) -> bool {
+        self.offering_clients.contains_key(&client)
+    }
+
+    /// Whether the client of `by` was seen offering a session back to
+    /// that server and name (by any of its stacks), or the server refusing
+    /// one offered.
+    pub fn offers_seen(&self, by: HeldBy) -> bool {
+        self.offered_by.contains_key(&(by.0, by.1, by.2, by.3))
+            || self.refused_by.contains_key(&(by.1, by.2, by.3))
     }
 
     /// A server issued the client of `by` a session (`issue`): kept as
@@ -160,7 +207,7 @@ mod tests {
         let mut issued = IssuedSessions::default();
         let (client, server) = ("10.0.0.9".parse().unwrap(), "10.0.0.1".parse().unwrap());
         let other: IpAddr = "10.0.0.8".parse().unwrap();
-        let by = (client, server, 443, 7);
+        let by = (client, server, 443, 7, 9);
         let issue = Issue {
             at_ns: 1_000,
             stream: 1,
@@ -176,13 +223,34 @@ mod tests {
         assert!(issued
             .held_before(by, 1_000 + SESSION_KEPT_NS + 1)
             .is_none());
-        assert!(issued.held_before((other, server, 443, 7), 2_000).is_none());
         assert!(issued
-            .held_before((client, server, 443, 8), 2_000)
+            .held_before((other, server, 443, 7, 9), 2_000)
             .is_none());
         assert!(issued
-            .held_before((client, server, 8443, 7), 2_000)
+            .held_before((client, server, 443, 8, 9), 2_000)
             .is_none());
+        assert!(issued
+            .held_before((client, server, 8443, 7, 9), 2_000)
+            .is_none());
+        // Another TLS stack on the client's host keeps its own sessions.
+        assert!(issued
+            .held_before((client, server, 443, 7, 10), 2_000)
+            .is_none());
+        // A stack seen offering a session back to that server and name,
+        // or the server seen refusing one: offers seen.
+        assert!(!issued.offers_seen(by));
+        let mut other_stack = IssuedSessions::default();
+        other_stack.note_offer((client, server, 443, 7, 10), true);
+        assert!(
+            other_stack.offers_seen(by),
+            "refused at that server and name"
+        );
+        let mut working = IssuedSessions::default();
+        working.note_offer((client, server, 443, 7, 10), false);
+        assert!(working.offers_seen(by), "the client's other stack offered");
+        assert!(working.offers_elsewhere(client) && !working.offers_elsewhere(other));
+        assert!(!working.offers_seen((other, server, 443, 7, 9)));
+        assert!(!working.offers_seen((client, server, 443, 8, 9)));
         // The connection looking up issued one of its own after its
         // ClientHello: what came before that is still found.
         let own = Issue {

@@ -327,6 +327,19 @@ impl TlsSession {
         Some(h.finish())
     }
 
+    /// The client's TLS stack, as far as its ClientHello shows it: its
+    /// shape and its extensions' types (GREASE, padding and what only a
+    /// resuming hello carries left out), hashed. Sessions are kept per
+    /// stack (one process's cache, or one library's), and one stack's
+    /// hellos agree on it (issued_sessions.rs).
+    pub(crate) fn client_stack(&self) -> Option<u64> {
+        use std::hash::{Hash, Hasher};
+        let ch = self.client_hello.as_ref()?;
+        let mut h = rustc_hash::FxHasher::default();
+        (self.client_hello_shape(), ch.extension_types).hash(&mut h);
+        Some(h.finish())
+    }
+
     /// What a server's ticket size is noted and looked up by
     /// (ticket_sizes.rs): the ClientHello's shape and the name it asked
     /// for, hashed; one a snap length cut, by its server alone (every

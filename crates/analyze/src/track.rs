@@ -941,7 +941,7 @@ impl<'s> Tracker<'s> {
                     .servers_sharing(c.client.ip, c.server.ip, ts_ns, tsval);
         }
         if c.tls.is_some() && !self.calls.issued_sessions.is_empty() {
-            look_up_issued_session(&mut c, &self.calls.issued_sessions);
+            look_up_issued_session(&mut c, &mut self.calls.issued_sessions);
         }
         if c.detect && c.tls.is_some() && !self.calls.false_starters.is_empty() {
             look_up_false_start(&mut c, &self.calls.false_starters);
@@ -1834,8 +1834,13 @@ fn note_false_start(conn: &mut Connection, false_starters: &mut crate::false_sta
 /// (issued_sessions.rs). Once per connection.
 fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_sessions::IssuedSessions) {
     let (server, port) = (conn.server.ip, conn.server.port);
-    let held_by = (conn.client.ip, server, port, conn.server_name_hash());
-    let stream = conn.stream;
+    let stack = conn
+        .tls
+        .as_ref()
+        .and_then(|t| t.client_stack())
+        .unwrap_or(0);
+    let held_by = (conn.client.ip, server, port, conn.server_name_hash(), stack);
+    let (stream, first) = (conn.stream, conn.first.ts_ns);
     let at = conn.exchanges.last().map(|x| x.request_first.ts_ns);
     let Some(tls) = conn.tls.as_mut().filter(|t| !t.session_noted) else {
         return;
@@ -1844,6 +1849,24 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
         return;
     };
     tls.session_noted = true;
+    // A stack that offered a session back (its cache working), and
+    // whether the server refused it, noted as its first request leaves
+    // (before later connections end and look up).
+    if let Some(ch) = tls.client_hello.as_ref() {
+        let hello_at = tls.client_hello_at.map_or(first, |(start, _)| start.ts_ns);
+        let id_offer = issued.before(
+            server,
+            port,
+            crate::issued_sessions::id_hash(&ch.session_id),
+            hello_at,
+        );
+        let real_offer = id_offer || ch.session_ticket || ch.pre_shared_key;
+        if real_offer {
+            let name = crate::reuse::name_hash(ch.sni.as_deref());
+            let by = (held_by.0, server, port, name, stack);
+            issued.note_offer(by, tls.resumed() == Some(false));
+        }
+    }
     if let Some(at) = at.filter(|_| !rttdoc_wire::tls::is_tls13(sh.version)) {
         let id = crate::issued_sessions::id_hash(&sh.session_id);
         issued.note(server, port, id, at);
@@ -1878,7 +1901,10 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
 
 /// A TLS connection learns whether its ClientHello offered a session ID
 /// its server issued earlier (issued_sessions.rs): an offer to resume.
-fn look_up_issued_session(conn: &mut Connection, issued: &crate::issued_sessions::IssuedSessions) {
+fn look_up_issued_session(
+    conn: &mut Connection,
+    issued: &mut crate::issued_sessions::IssuedSessions,
+) {
     let (server, port, first) = (conn.server.ip, conn.server.port, conn.first.ts_ns);
     let client = conn.client.ip;
     let Some(tls) = conn.tls.as_mut() else {
@@ -1890,18 +1916,29 @@ fn look_up_issued_session(conn: &mut Connection, issued: &crate::issued_sessions
     let at = tls.client_hello_at.map_or(first, |(start, _)| start.ts_ns);
     let id = crate::issued_sessions::id_hash(&ch.session_id);
     tls.session_id_offered = issued.before(server, port, id, at);
-    // Offering nothing back, though the server had issued the client a
-    // session for that name before: the client did not keep it.
-    let offered = tls.session_id_offered || ch.session_ticket || ch.pre_shared_key;
-    if !offered {
-        let name = crate::reuse::name_hash(ch.sni.as_deref());
+    // Offering nothing back, though the server had issued the same client
+    // stack a session for that name before: the client did not keep it.
+    // (A session ID is an offer of a TLS 1.2 client whatever issued it:
+    // one the capture did not see issued, or issued after this hello's
+    // note. Not when the stack was seen offering one back to that server
+    // and name, its cache working, nor when the server was seen refusing
+    // one: resuming would have saved nothing.)
+    let real_offer = tls.session_id_offered || ch.session_ticket || ch.pre_shared_key;
+    let offered = real_offer || !ch.session_id.is_empty();
+    let name = crate::reuse::name_hash(ch.sni.as_deref());
+    let by = (client, server, port, name, tls.client_stack().unwrap_or(0));
+    if real_offer {
+        issued.note_offer(by, tls.resumed() == Some(false));
+    }
+    if !offered && !issued.offers_seen(by) {
         tls.session_held = issued
-            .held_before((client, server, port, name), at)
+            .held_before(by, at)
             .map(|i| crate::model::HeldSession {
                 stream: i.stream,
                 frame: i.frame,
                 ticket: i.ticket,
                 age_ns: at - i.at_ns,
+                offers_elsewhere: issued.offers_elsewhere(client),
             });
     }
 }

@@ -686,6 +686,10 @@ pub struct HeldSession {
     /// How long before this ClientHello it was issued (as the tracker
     /// noted it: that connection's first request).
     pub age_ns: i64,
+    /// The client was seen offering sessions back to other servers: it
+    /// keeps them, but not this one (what its cache is keyed by, a ticket
+    /// used once, a new session object per request).
+    pub offers_elsewhere: bool,
 }
 
 /// One TLS handshake message or record, and the frame that completed it.

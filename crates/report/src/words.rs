@@ -2281,6 +2281,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             _ => "Working as intended.".into(),
         },
         Detail::Resumption {
+            not_offered: Some(held),
+            ..
+        } if held.offers_elsewhere => "This client offers sessions back to other servers: find why not this one. A session \
+             cache keyed by more than the server's name (the protocols offered, the connection's options: Apple's stacks \
+             resume without ALPN what they began with it), a ticket used once, or a new session object per request (one \
+             URLSession, one SSLContext, one Go `tls.Config` with its `ClientSessionCache`, kept for every connection); or \
+             keep the connection itself open for the next request."
+            .into(),
+        Detail::Resumption {
             not_offered: Some(_),
             ..
         } => "Keep the client's TLS sessions and offer them back: one session cache for all its connections (Go: \
@@ -3532,6 +3541,7 @@ mod tests {
                 frame: 31,
                 ticket: true,
                 age_ns: 15_000_000,
+                offers_elsewhere: false,
             }),
         };
         let said = explanation(&x);
@@ -3542,6 +3552,16 @@ mod tests {
         assert!(said.contains("one round trip more"), "{said}");
         let c = crate::test_support::report(443);
         assert!(fix(&c, &x).starts_with("Keep the client's TLS sessions"));
+        // A client seen offering sessions to other servers keeps them:
+        // the fix asks why not this one (nDPI's netflix.pcap 7).
+        if let Detail::Resumption {
+            not_offered: Some(held),
+            ..
+        } = &mut x.detail
+        {
+            held.offers_elsewhere = true;
+        }
+        assert!(fix(&c, &x).starts_with("This client offers sessions back to other servers"));
     }
 
     #[test]

@@ -356,6 +356,8 @@ mod ext {
     pub const EARLY_DATA: u16 = 42;
     pub const SUPPORTED_VERSIONS: u16 = 43;
     pub const KEY_SHARE: u16 = 51;
+    /// Padding (RFC 7685): sent or not by a hello's length.
+    pub const PADDING: u16 = 21;
 }
 
 /// What rttdoc reads from a ClientHello.
@@ -382,6 +384,11 @@ pub struct ClientHello {
     pub status_request: bool,
     /// Names the session in a key log (SSLKEYLOGFILE).
     pub random: [u8; 32],
+    /// The extensions' types in the order sent, hashed, GREASE values,
+    /// padding and what only a resuming hello carries (a PSK, early data)
+    /// left out: one TLS stack's hellos share it, another's differ
+    /// (Chromium's with Channel ID and without keep apart sessions).
+    pub extension_types: u64,
 }
 
 impl ClientHello {
@@ -402,7 +409,16 @@ impl ClientHello {
         if let Ok(random) = <[u8; 32]>::try_from(ch.random) {
             out.random = random;
         }
+        // (FNV-1a over the types kept.)
+        let mut types: u64 = 0xcbf2_9ce4_8422_2325;
         for (kind, data) in extensions(ch.ext.unwrap_or(&[])) {
+            // (Nor what only a resuming hello carries: its PSK, its 0-RTT.)
+            let kept = !matches!(kind, ext::PADDING | ext::PRE_SHARED_KEY | ext::EARLY_DATA);
+            if !is_grease(kind) && kept {
+                for b in kind.to_be_bytes() {
+                    types = (types ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+                }
+            }
             match kind {
                 ext::SERVER_NAME => out.sni = server_name(data),
                 ext::ALPN => out.alpn = alpn(data),
@@ -422,6 +438,7 @@ impl ClientHello {
                 _ => {}
             }
         }
+        out.extension_types = types;
         Some(out)
     }
 

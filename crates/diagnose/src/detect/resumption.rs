@@ -176,7 +176,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                         .join(", ")
                 );
             }
-            out.push(x);
+            // (The client's own miss that cost nothing, or less than the
+            // ledger's floor, is not told: it lost no round trip.)
+            let clients_free = tls.session_held.is_some()
+                && !offered
+                && x.cost_ms * 1e6 < super::causality::EXCESS_FLOOR_NS as f64;
+            if !clients_free {
+                out.push(x);
+            }
         }
         _ => {}
     }
