@@ -34,6 +34,11 @@ pub fn word(c: &mut ConnectionReport) {
                             "Its server's first segment (the capture began after the handshake)"
                         }
                     };
+                    // (The box's time holds its own round trip to the
+                    // server behind it: not this path's network, not only
+                    // an application's time.)
+                    explanation = explanation
+                        .replace("application time, not network", "not this path's network");
                     explanation.push_str(&behind_one_box(read_on, n));
                     let mut rest = fix.chars();
                     let first = rest.next().map(|c| c.to_lowercase().to_string());
@@ -3421,6 +3426,30 @@ mod tests {
             said.contains("Its server's first segment (the capture began after the handshake) came on the TCP clock that 19"),
             "{said}"
         );
+        // Behind such a box the time holds the box's own round trip to
+        // the server: not called the application's (nDPI's pinterest 14).
+        for shared in [Some(15), None] {
+            let mut x = crate::test_support::finding(FindingKind::ServerThinkTime, 91.8);
+            x.detail = Detail::ExchangeThinkTime {
+                greeting_ms: 0.0,
+                slow: 1,
+                exchanges: 1,
+                threshold_ms: 20.0,
+                longest_ms: 91.8,
+                longest_exchange: 1,
+                longest_label: None,
+                via: None,
+            };
+            c.handshake.shared_clock_servers = shared;
+            c.findings = vec![x];
+            word(&mut c);
+            let said = &c.findings[0].explanation;
+            assert_eq!(
+                said.contains("application time"),
+                shared.is_none(),
+                "{said}"
+            );
+        }
     }
 
     /// A client whose window update shows it read the flight late is
