@@ -1083,7 +1083,15 @@ fn track_in(
     }
     let resent = conn.half[dir.index()].stats.retransmissions;
     conn.observe(at, dir, seg);
-    if conn.half[dir.index()].stats.retransmissions != resent
+    // (And at the client's FIN or RST: an application that gave up on a
+    // stall, or moved to a new connection that was answered: skype.pcap
+    // 91, its FIN 0.34 ms after its new connection to the same server got
+    // its answer.)
+    let let_go = dir == Direction::ClientToServer
+        && seg
+            .flags
+            .intersects(rttdoc_wire::TcpFlags::FIN | rttdoc_wire::TcpFlags::RST);
+    if (conn.half[dir.index()].stats.retransmissions != resent || let_go)
         && conn.heard_at_resends.len() < crate::RESENDS_HEARD_KEPT
     {
         if let Some(heard) = paths.heard_besides(conn.client.ip, conn.stream) {

@@ -1832,6 +1832,55 @@ fn a_ticket_the_client_held_and_did_not_offer_is_its_missed_resumption() {
     assert!((x["cost_ms"].as_f64().unwrap() - rtt).abs() < 1e-6, "{x}");
 }
 
+/// nDPI's skype.pcap streams 91 and 92 (0 and 1 here): the client's 8
+/// bytes (frame 7) never acknowledged, re-sent once; 0.9 s in, a new
+/// connection to the same peer address and port, answered at once (its
+/// data, frame 13), and the old connection's FIN 0.34 ms after that
+/// answer (frame 15): the application moved to a connection that worked.
+/// The stall's words cite that answer, heard as the client let go: its
+/// link was up, and what dropped the old connection's packets was that
+/// flow's (it had been worded a path dropping everything).
+#[test]
+fn a_stall_the_client_left_for_a_connection_that_was_answered_is_that_flows() {
+    if !require(
+        "a_stall_the_client_left_for_a_connection_that_was_answered_is_that_flows",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-skype-failover.pcap", 2);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "frame.number == 13 || frame.number == 15",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.stream",
+            "tcp.len",
+            "tcp.flags.fin",
+            "ip.dst",
+            "tcp.dstport",
+        ],
+    );
+    let (answer, fin) = (&rows[0], &rows[1]);
+    assert_eq!((answer[2].as_str(), fin[2].as_str()), ("1", "0"));
+    assert!(answer[3] != "0" && fin[4] == "1", "{rows:?}");
+    assert!(seconds(&fin[1]) - seconds(&answer[1]) < 0.001, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let stall = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "rto_stall")
+        .unwrap_or_else(|| panic!("{}", connection(&doc, 0)["findings"]));
+    let said = stall["explanation"].as_str().unwrap();
+    assert!(
+        said.contains("(stream 1, frame 13)") && said.contains("the client's link was up"),
+        "{said}"
+    );
+    assert_eq!(stall["frames"].as_array().unwrap().last().unwrap(), 15);
+}
+
 /// A timer's copies unanswered while another of the client's connections
 /// received data: the client's link was up, and the drops were that
 /// connection's alone (nDPI's skype.pcap: Skype's flows each answered
