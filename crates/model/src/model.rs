@@ -1514,10 +1514,11 @@ pub enum Detail {
         unanswered: bool,
         /// Behind a relay that answered the SYN itself (a phone's VPN
         /// capture app, whose capture times are when it read each
-        /// packet): the client's clock rate (Hz) and the timer's waits by
-        /// it (ms, its SYNs' TSvals): the relay, not the network, kept the
-        /// handshake back.
-        relay_client_clock: Option<(u32, f64)>,
+        /// packet): the client's clock rate (Hz), and the timer's waits by
+        /// it (ms, its SYNs' TSvals: the cost, a wait being timed on the
+        /// clock of the host that waited) and as captured (ms): the relay,
+        /// not the network, kept the handshake back.
+        relay_client_clock: Option<(u32, f64, f64)>,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

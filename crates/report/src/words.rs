@@ -1750,15 +1750,15 @@ pub fn explanation(x: &Finding) -> String {
         }
         Detail::SynRetransmit {
             syns,
-            relay_client_clock: Some((hz, client_ms)),
+            relay_client_clock: Some((hz, client_ms, captured_ms)),
             ..
         } => format!(
             "The client sent its SYN {syns} times, {client_ms:.0} ms apart by its own clock (its SYNs' TCP timestamps, \
-             {hz} Hz), {cost:.0} ms apart as captured. What answered each SYN at once was a relay next to the client (a \
-             phone's VPN capture app), and this capture is its reading, stamped as it read each packet: the relay took \
-             the first SYN late, after the client's timer, not the network.",
+             {hz} Hz), {captured_ms:.0} ms apart as captured: it waited {client_ms:.0} ms for its timer. What answered each SYN \
+             at once was a relay next to the client (a phone's VPN capture app), and this capture is its reading, stamped as \
+             it read each packet: the relay took the first SYN late, after the client's timer, not the network.",
             client_ms = fx(client_ms),
-            cost = fx(cost),
+            captured_ms = fx(captured_ms),
         ),
         Detail::SynRetransmit {
             syns,

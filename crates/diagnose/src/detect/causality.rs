@@ -15,8 +15,11 @@
 //! 2. A release never acknowledges the very segment it released.
 //! 3. The waiting and releasing packets come from opposite sides.
 //! 4. A wait is no longer than the capture shows between its ends (plus
-//!    the clock shift's error when the ends come from both sides), and a
-//!    finding's cost is the sum of its waits: no cost without a wait.
+//!    the clock shift's error when the ends come from both sides; behind
+//!    a relay that answered the client's SYN itself, whose capture times
+//!    are when it read each packet, two of the client's own packets are
+//!    as far apart as the client's clock says), and a finding's cost is
+//!    the sum of its waits: no cost without a wait.
 //! 5. Nagle never holds a full-size segment (`tcp_nagle_check` only
 //!    applies to sub-MSS segments).
 //!
@@ -165,7 +168,27 @@ fn obeys(f: &Facts<'_>, w: &Wait, nagle: bool, shift_error_ns: i64) -> bool {
     } else {
         shift_error_ns
     };
-    if (w.ms * 1e6) as i64 > span_ns + slack {
+    // Behind a relay that answered the client's SYN itself (a phone's
+    // VPN capture app), the capture's times are when the relay read each
+    // packet: two of the client's own packets are as far apart as its
+    // clock says (its TSvals at the rate its SYNs tell, a tick of slack),
+    // however close the relay read them.
+    let clock_span_ns = f
+        .client_clock_hz
+        .filter(|&hz| {
+            hz > 0
+                && f.report.handshake.relay
+                && from.dir == Direction::ClientToServer
+                && to.dir == Direction::ClientToServer
+                && from.timestamped
+                && to.timestamped
+        })
+        .map(|hz| {
+            let tick = 1_000_000_000 / i64::from(hz);
+            i64::from(to.tsval.wrapping_sub(from.tsval)) * tick + tick
+        })
+        .unwrap_or(0);
+    if (w.ms * 1e6) as i64 > span_ns.max(clock_span_ns) + slack {
         return false;
     }
     !(nagle && to.len >= f.mss(to.dir))

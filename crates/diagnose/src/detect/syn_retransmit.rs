@@ -42,8 +42,10 @@
 //! ticks of the client's 100 Hz clock): where the client's SYNs over the
 //! capture tell its clock's rate (client_clock.rs in rttdoc-analyze), the
 //! words give the timer's wait by the TSvals of its SYNs and say the relay
-//! kept the handshake back, not the network (the waits, and the cost,
-//! stay what the capture's frames span: the ledger's).
+//! kept the handshake back, not the network; the waits, and the cost, are
+//! timed by that clock, a wait being the waiting host's (the client
+//! waited a second for its timer where the capture shows 65 ms; the round
+//! trip is unknown behind a relay, and no ledger row counts the excess).
 //! And when nothing in the capture answered any SYN (no SYN-ACK, RST or
 //! ICMP error: the connection never opened), the words say so, and the
 //! fix names what drops SYNs silently (a firewall, a server down or
@@ -116,19 +118,36 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let waits = held.unwrap_or(waits);
     // Behind a relay that answered the SYN itself, the capture's times
     // are the relay's reading: the client's own clock spaces its SYNs as
-    // its timer did (client_clock.rs). The waits stay the capture's (what
-    // its frames span); the words give the client's.
-    let relay_clock = f
+    // its timer did (client_clock.rs). A wait is timed on the clock of
+    // the host that waited: each SYN's wait is the client's (the words
+    // give the capture's too).
+    let tick_ms = |hz: u32, p: &[&SegmentRecord]| {
+        f64::from(p[1].tsval.wrapping_sub(p[0].tsval)) * 1000.0 / f64::from(hz)
+    };
+    let relay_hz = f
         .client_clock_hz
         .filter(|_| f.report.handshake.relay && syns.iter().all(|r| r.timestamped))
-        .map(|hz| {
-            let ticks: u64 = syns
-                .windows(2)
-                .map(|p| u64::from(p[1].tsval.wrapping_sub(p[0].tsval)))
-                .sum();
-            (hz, ticks as f64 * 1000.0 / f64::from(hz))
-        })
-        .filter(|&(_, ms)| ms <= super::causality::RTO_MAX_NS as f64 / 1e6);
+        .filter(|&hz| {
+            syns.windows(2).map(|p| tick_ms(hz, p)).sum::<f64>()
+                <= super::causality::RTO_MAX_NS as f64 / 1e6
+        });
+    let captured_ms: f64 = waits.iter().map(|w| w.ms).sum();
+    let waits: Vec<Wait> = match relay_hz {
+        Some(hz) => waits
+            .into_iter()
+            .map(|w| {
+                let pair = syns
+                    .windows(2)
+                    .find(|p| p[0].frame == w.from_frame && p[1].frame == w.to_frame);
+                Wait {
+                    ms: pair.map_or(w.ms, |p| tick_ms(hz, p)),
+                    ..w
+                }
+            })
+            .collect(),
+        None => waits,
+    };
+    let relay_clock = relay_hz.map(|hz| (hz, waits.iter().map(|w| w.ms).sum::<f64>(), captured_ms));
     // (Not behind a relay that answered the SYN itself, a phone's VPN
     // capture app: its capture times are when it read each packet, and a
     // second late stalls its reads, the SYN's with them; webex.pcap's

@@ -488,3 +488,31 @@ fn a_request_sent_into_a_queued_uplink_met_the_queue_the_siblings_echoes_show() 
     f.uplink = Some(&busy);
     assert_eq!(f.uplink_queue_ns(1_000 * MS), 0);
 }
+
+/// Rule 4 behind a relay that answered the client's SYN itself (a
+/// phone's VPN capture app, whose capture times are when it read each
+/// packet): two of the client's own packets are as far apart as its
+/// clock says (100 ticks of its 100 Hz clock: a second), however close
+/// the relay read them (65 ms). A wait of a second between them stands
+/// there; on a capture of the path it is longer than the capture shows.
+#[test]
+fn behind_a_relay_a_wait_between_the_clients_packets_is_timed_by_its_clock() {
+    let mut first = rec(4, 100.0, C, 0, 0, None);
+    let mut again = rec(6, 165.0, C, 0, 0, None);
+    for (r, tsval) in [(&mut first, 5_030_907), (&mut again, 5_031_007)] {
+        r.flags = rttdoc_wire::TcpFlags::from_bits_retain(SYN);
+        r.tsval = tsval;
+        r.timestamped = true;
+    }
+    let tl = vec![first, again];
+    let second = wait(4, 6, None, 1000.0);
+    for relay in [true, false] {
+        let mut r = report();
+        r.handshake.relay = relay;
+        let mut f = facts(&r, &tl);
+        f.client_clock_hz = Some(100);
+        let mut out = vec![finding(&f, SynRetransmit, vec![second])];
+        causality::enforce(&f, &mut out);
+        assert_eq!(out.len(), usize::from(relay), "relay {relay}");
+    }
+}
