@@ -638,8 +638,27 @@ fn findings_cite_the_packets_the_lab_knows() {
                             .iter()
                             .filter_map(|e| Some((e["seq_from"].as_u64()?, e["seq_to"].as_u64()?)))
                             .collect();
+                        // (A Nagle hold's evidence begins with the sub-MSS
+                        // segment that armed it, the one whose ACK released
+                        // it, sent before the held one: not the held bytes
+                        // the lab labels, and no wrong frame.)
+                        let full = data.iter().map(|w| w.len).max().unwrap_or(0);
+                        let in_ranges = |w: &WiresharkPacket| {
+                            ranges.iter().any(|(a, b)| *a <= w.seq && w.seq <= *b)
+                        };
+                        let nagle =
+                            meets("nagle_hold").contains(&kind) || kind == "write_write_read";
+                        let armed = |w: &WiresharkPacket| {
+                            nagle
+                                && w.len < full
+                                && data.iter().any(|held| {
+                                    held.frame > w.frame
+                                        && cited.contains(&held.frame)
+                                        && in_ranges(held)
+                                })
+                        };
                         for w in data.iter().filter(|w| cited.contains(&w.frame)) {
-                            if !ranges.iter().any(|(a, b)| *a <= w.seq && w.seq <= *b) {
+                            if !in_ranges(w) && !armed(w) {
                                 problems.push(format!(
                                         "{name} stream {stream}: {kind} cites frame {} (seq {}), outside the lab's evidence",
                                         w.frame, w.seq
