@@ -1837,18 +1837,69 @@ fn note_false_start(conn: &mut Connection, false_starters: &mut crate::false_sta
     false_starters.note((conn.reuse_client(), shape), x.request_first.ts_ns);
 }
 
-/// A request opened on a TLS 1.2 (or older) connection whose ServerHello
-/// issued a session ID: the ID is noted by the server's address and port
-/// (issued_sessions.rs). Once per connection.
+/// What a connection's ClientHello says of its client's sessions with
+/// its server (issued_sessions.rs).
+struct HelloOffer {
+    /// Whom the client keeps them for: client, server, port, the name
+    /// asked for, the client's TLS stack.
+    by: crate::issued_sessions::HeldBy,
+    /// When the ClientHello began.
+    at: i64,
+    /// It offered a session ID the server issued before it.
+    id_offered: bool,
+    /// It offered a session back: that ID, a ticket or a PSK.
+    offered: bool,
+    /// Its session ID is not empty (an offer of a TLS 1.2 client,
+    /// whatever issued it; a TLS 1.3 client's compatibility bytes).
+    any_id: bool,
+}
+
+/// The connection's [`HelloOffer`]; None before its ClientHello was read.
+fn hello_offer(
+    conn: &Connection,
+    issued: &crate::issued_sessions::IssuedSessions,
+) -> Option<HelloOffer> {
+    let (server, port) = (conn.server.ip, conn.server.port);
+    let tls = conn.tls.as_ref()?;
+    let ch = tls.client_hello.as_ref()?;
+    let at = tls
+        .client_hello_at
+        .map_or(conn.first.ts_ns, |(start, _)| start.ts_ns);
+    let id_offered = issued.before(
+        server,
+        port,
+        crate::issued_sessions::id_hash(&ch.session_id),
+        at,
+    );
+    let name = crate::reuse::name_hash(ch.sni.as_deref());
+    Some(HelloOffer {
+        by: (
+            conn.client.ip,
+            server,
+            port,
+            name,
+            tls.client_stack().unwrap_or(0),
+        ),
+        at,
+        id_offered,
+        offered: id_offered || ch.session_ticket || ch.pre_shared_key,
+        any_id: !ch.session_id.is_empty(),
+    })
+}
+
+/// A request opened on a TLS connection: its client's offer of a session
+/// back, if it made one, and whether the server refused it; on TLS 1.2
+/// (or older) the session its ServerHello issued (the ID, by the server's
+/// address and port) and what the client may offer back on its next
+/// connection for that name (issued_sessions.rs). Once per connection.
 fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_sessions::IssuedSessions) {
     let (server, port) = (conn.server.ip, conn.server.port);
-    let stack = conn
-        .tls
-        .as_ref()
-        .and_then(|t| t.client_stack())
-        .unwrap_or(0);
-    let held_by = (conn.client.ip, server, port, conn.server_name_hash(), stack);
-    let (stream, first) = (conn.stream, conn.first.ts_ns);
+    let offer = hello_offer(conn, issued);
+    let held_by = offer.as_ref().map_or(
+        (conn.client.ip, server, port, conn.server_name_hash(), 0),
+        |o| o.by,
+    );
+    let stream = conn.stream;
     let at = conn.exchanges.last().map(|x| x.request_first.ts_ns);
     let Some(tls) = conn.tls.as_mut().filter(|t| !t.session_noted) else {
         return;
@@ -1860,20 +1911,8 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
     // A stack that offered a session back (its cache working), and
     // whether the server refused it, noted as its first request leaves
     // (before later connections end and look up).
-    if let Some(ch) = tls.client_hello.as_ref() {
-        let hello_at = tls.client_hello_at.map_or(first, |(start, _)| start.ts_ns);
-        let id_offer = issued.before(
-            server,
-            port,
-            crate::issued_sessions::id_hash(&ch.session_id),
-            hello_at,
-        );
-        let real_offer = id_offer || ch.session_ticket || ch.pre_shared_key;
-        if real_offer {
-            let name = crate::reuse::name_hash(ch.sni.as_deref());
-            let by = (held_by.0, server, port, name, stack);
-            issued.note_offer(by, tls.resumed() == Some(false));
-        }
+    if let Some(o) = offer.filter(|o| o.offered) {
+        issued.note_offer(o.by, tls.resumed() == Some(false));
     }
     if let Some(at) = at.filter(|_| !rttdoc_wire::tls::is_tls13(sh.version)) {
         let id = crate::issued_sessions::id_hash(&sh.session_id);
@@ -1913,17 +1952,14 @@ fn look_up_issued_session(
     conn: &mut Connection,
     issued: &mut crate::issued_sessions::IssuedSessions,
 ) {
-    let (server, port, first) = (conn.server.ip, conn.server.port, conn.first.ts_ns);
     let client = conn.client.ip;
+    let Some(o) = hello_offer(conn, issued) else {
+        return;
+    };
     let Some(tls) = conn.tls.as_mut() else {
         return;
     };
-    let Some(ch) = tls.client_hello.as_ref() else {
-        return;
-    };
-    let at = tls.client_hello_at.map_or(first, |(start, _)| start.ts_ns);
-    let id = crate::issued_sessions::id_hash(&ch.session_id);
-    tls.session_id_offered = issued.before(server, port, id, at);
+    tls.session_id_offered = o.id_offered;
     // Offering nothing back, though the server had issued the same client
     // stack a session for that name before: the client did not keep it.
     // (A session ID is an offer of a TLS 1.2 client whatever issued it:
@@ -1931,21 +1967,17 @@ fn look_up_issued_session(
     // note. Not when the stack was seen offering one back to that server
     // and name, its cache working, nor when the server was seen refusing
     // one: resuming would have saved nothing.)
-    let real_offer = tls.session_id_offered || ch.session_ticket || ch.pre_shared_key;
-    let offered = real_offer || !ch.session_id.is_empty();
-    let name = crate::reuse::name_hash(ch.sni.as_deref());
-    let by = (client, server, port, name, tls.client_stack().unwrap_or(0));
-    if real_offer {
-        issued.note_offer(by, tls.resumed() == Some(false));
+    if o.offered {
+        issued.note_offer(o.by, tls.resumed() == Some(false));
     }
-    if !offered && !issued.offers_seen(by) {
+    if !o.offered && !o.any_id && !issued.offers_seen(o.by) {
         tls.session_held = issued
-            .held_before(by, at)
+            .held_before(o.by, o.at)
             .map(|i| crate::model::HeldSession {
                 stream: i.stream,
                 frame: i.frame,
                 ticket: i.ticket,
-                age_ns: at - i.at_ns,
+                age_ns: o.at - i.at_ns,
                 offers_elsewhere: issued.offers_elsewhere(client),
             });
     }

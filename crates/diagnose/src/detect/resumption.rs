@@ -137,6 +137,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // session for that name on an earlier connection: the client's
         // own miss, TLS 1.2 and older, where it costs a round trip.)
         Some(false) if offered || (before_tls13 && tls.session_held.is_some()) => {
+            // (The client's own miss: it held a session and offered none.)
+            let not_offered = tls.session_held.filter(|_| !offered);
             let mut x = f.finding(FindingKind::ResumptionMissed, Some(Phase::TlsHandshake));
             x.frames = hellos;
             // With False Start the full handshake took the client one
@@ -159,9 +161,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 false_start,
                 false_start_possible: false,
                 rtt_unknown,
-                not_offered: tls.session_held.filter(|_| !offered),
+                not_offered,
             };
-            if let Some(held) = tls.session_held.filter(|_| !offered) {
+            if let Some(held) = not_offered {
                 // The session's issuing on the earlier connection.
                 x.frames.insert(0, held.frame);
                 x.display_filter = format!(
@@ -178,9 +180,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             }
             // (The client's own miss that cost nothing, or less than the
             // ledger's floor, is not told: it lost no round trip.)
-            let clients_free = tls.session_held.is_some()
-                && !offered
-                && x.cost_ms * 1e6 < super::causality::EXCESS_FLOOR_NS as f64;
+            let clients_free =
+                not_offered.is_some() && x.cost_ms * 1e6 < super::causality::EXCESS_FLOOR_NS as f64;
             if !clients_free {
                 out.push(x);
             }
