@@ -527,6 +527,13 @@ pub struct Connection {
     pub(crate) previous_looked_up: bool,
     /// Its False Start was noted among the capture's (false_start.rs).
     pub(crate) false_start_noted: bool,
+    /// Its first request looked for another connection of its route
+    /// that carried a request of its client's since this one's SYN
+    /// (route_requests.rs).
+    pub(crate) sibling_looked_up: bool,
+    /// What that look found: the other connection (`tcp.stream`) and its
+    /// request's first frame.
+    pub(crate) sibling_request: Option<(u64, u64)>,
     /// Its client, by address and ClientHello, was seen false starting
     /// before this connection began (false_start.rs): looked up when a
     /// TLS 1.2 connection that resumed, or offered to, is handed on.
@@ -629,6 +636,8 @@ impl Connection {
             close_seen: crate::reuse::CloseSeen::Open,
             previous: None,
             false_start_noted: false,
+            sibling_looked_up: false,
+            sibling_request: None,
             client_false_starts: false,
             server_clock: None,
             servers_on_clock: 0,

@@ -148,6 +148,12 @@ pub struct ConnectionFacts {
     /// (false_start.rs): a full handshake took it, or would have taken
     /// it, one round trip too.
     pub client_false_starts: bool,
+    /// Another connection of its client to its server's address and port
+    /// (`tcp.stream`) that carried a request of the client's after this
+    /// one's SYN and before its first request, and that request's first
+    /// frame (route_requests.rs): the client had a connection for its
+    /// requests while this one was being set up.
+    pub sibling_request: Option<(u64, u64)>,
     /// The name lookup (DNS over UDP) its client made for its server just
     /// before its SYN, if the capture has it (dns.rs).
     pub lookup: Option<Box<crate::NameLookup>>,
@@ -308,6 +314,7 @@ impl Connection {
                     && (p.http_agent == 0 || agent == 0 || p.http_agent == agent)
             }),
             client_false_starts: c.client_false_starts,
+            sibling_request: c.sibling_request,
             lookup: c.lookup.take(),
             window: None,
             earlier: c.earlier.take(),

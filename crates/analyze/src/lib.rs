@@ -65,6 +65,7 @@ pub use uplink::{SiblingWay, UplinkEcho, UplinkView};
 pub mod preamble;
 mod resp;
 mod reuse;
+mod route_requests;
 mod rtt;
 mod send_order;
 pub mod seq;

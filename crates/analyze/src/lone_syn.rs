@@ -187,6 +187,7 @@ impl Embryo {
             h2_credit_stalls: Vec::new(),
             previous: None,
             client_false_starts: false,
+            sibling_request: None,
             lookup: None,
             window: None,
             earlier: None,

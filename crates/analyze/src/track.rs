@@ -1265,6 +1265,7 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
     }
     if events & crate::exchange::OPENED != 0 {
         note_issued_session(conn, &mut calls.issued_sessions);
+        note_route_request(conn, &mut calls.route_requests);
     }
     if events & crate::exchange::TICKET_SIZE != 0 {
         note_ticket_size(conn, &mut calls.ticket_sizes);
@@ -1835,6 +1836,33 @@ fn note_false_start(conn: &mut Connection, false_starters: &mut crate::false_sta
     };
     conn.false_start_noted = true;
     false_starters.note((conn.reuse_client(), shape), x.request_first.ts_ns);
+}
+
+/// A request began: noted on its route (route_requests.rs); at a
+/// connection's first, whose SYN the capture saw, the look for another
+/// connection of the route that carried one of the client's requests
+/// since that SYN.
+fn note_route_request(conn: &mut Connection, requests: &mut crate::route_requests::RouteRequests) {
+    let Some(first) = conn.exchanges.last().map(|x| x.request_first) else {
+        return;
+    };
+    let route = (conn.reuse_client(), conn.server.ip, conn.server.port);
+    if !conn.sibling_looked_up {
+        conn.sibling_looked_up = true;
+        if let Some(syn) = conn.first_syn {
+            conn.sibling_request = requests
+                .carried_since(route, syn.ts_ns, conn.stream)
+                .map(|r| (r.stream, r.frame));
+        }
+    }
+    requests.note(
+        route,
+        crate::route_requests::RouteRequest {
+            ts_ns: first.ts_ns,
+            stream: conn.stream,
+            frame: first.frame,
+        },
+    );
 }
 
 /// What a connection's ClientHello says of its client's sessions with

@@ -112,6 +112,9 @@ pub(crate) struct Calls {
     pub certificate_fetches: crate::cert_fetch::CertificateFetches,
     /// The clients seen using TLS False Start (false_start.rs).
     pub false_starters: crate::false_start::FalseStarters,
+    /// The requests each client sent lately on each route
+    /// (route_requests.rs).
+    pub route_requests: crate::route_requests::RouteRequests,
     /// The TLS session IDs servers issued (issued_sessions.rs).
     pub issued_sessions: crate::issued_sessions::IssuedSessions,
     /// The servers' SYN-ACK clocks, by client (shared_clock.rs).

@@ -308,6 +308,7 @@ impl Connection {
             h2_credit_stalls: Vec::new(),
             previous: None,
             client_false_starts: false,
+            sibling_request: None,
             lookup: None,
             window: Some(window),
             earlier: None,

@@ -987,6 +987,7 @@ fn report_with(
                 h2_credit_stalls: &c.h2_credit_stalls,
                 previous: c.previous.as_deref(),
                 client_false_starts: c.client_false_starts,
+                sibling_request: c.sibling_request,
                 false_start_eligible,
                 costly_key_exchange: costly_key_exchange.clone(),
                 certificate_less,
@@ -1043,7 +1044,7 @@ fn report_with(
     // A client's reply to a message the server sent on its own (a ping)
     // asks nothing: the server's next data came at its own pace. (Both
     // read the exchanges, not the rows the first marks.)
-    let (mut idle, replies, pushed, abandoned, given_up, paused, balancer, discarded) = {
+    let (mut idle, replies, pushed, abandoned, given_up, paused, balancer, (discarded, ahead)) = {
         let facts = facts_of!(&report, &[]);
         let balancer = crate::detect::behind_balancer(&facts);
         // The senders' own pauses in each response transfer and upload:
@@ -1142,7 +1143,7 @@ fn report_with(
             given_up,
             paused,
             balancer,
-            facts.handshake_discarded(),
+            (facts.handshake_discarded(), facts.made_ahead_of_need()),
         )
     };
     if let Some(rtt) = rtt_ns.filter(|r| *r > 0) {
@@ -1187,6 +1188,33 @@ fn report_with(
             &mut report,
             |r| matches!(r.phase, Phase::TcpHandshake | Phase::TlsHandshake),
             HANDSHAKE_DISCARDED,
+        );
+    }
+    // A connection made ahead of need (a browser's preconnect): its first
+    // request left long after the set-up let it, so nobody waited for the
+    // set-up (detect/causality.rs, rule 6).
+    if let Some(ahead) = ahead.filter(|_| window.is_none()) {
+        let basis = format!(
+            "made ahead of need: stream {} carried the client's request meanwhile, this one's first (frame {}) \
+             left {} after the set-up let it (frame {}): nobody waited for the set-up, idle, not latency",
+            ahead.sibling.map_or(0, |s| s.0),
+            ahead.request_frame,
+            duration_words(ahead.idle_ns),
+            ahead.ready_frame,
+        );
+        rows_idle(
+            &mut report,
+            |r| {
+                r.end_frame <= ahead.ready_frame
+                    && matches!(
+                        r.phase,
+                        Phase::TcpHandshake
+                            | Phase::ProxyConnect
+                            | Phase::Starttls
+                            | Phase::TlsHandshake
+                    )
+            },
+            &basis,
         );
     }
     mark_idle(

@@ -135,6 +135,7 @@ impl<'a> QuicView<'a> {
             fix: String::new(),
             waits,
             unlisted_waits: None,
+            unwaited: None,
         }
     }
 }

@@ -468,6 +468,7 @@ mod tests {
             display_filter: String::new(),
             waits,
             unlisted_waits: None,
+            unwaited: None,
         }
     }
 

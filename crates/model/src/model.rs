@@ -165,6 +165,31 @@ pub struct UnlistedWaits {
     pub ms: f64,
 }
 
+/// What a finding of a connection made ahead of need would have cost had
+/// its client waited for the set-up (a browser's preconnect): its first
+/// request left long after the set-up let it, so nobody waited for what
+/// slowed the set-up, and the finding costs nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Unwaited {
+    /// The finding's cost had its client waited (ms): what its waits
+    /// summed.
+    pub cost_ms: f64,
+    /// How long after the set-up let it the first request left (ms, on
+    /// the client's clock).
+    pub idle_ms: f64,
+    /// The last data before the request (the set-up's end).
+    pub ready_frame: u64,
+    /// The first request's first segment.
+    pub request_frame: u64,
+    /// Another connection of the client's to the same server address and
+    /// port (`tcp.stream`) that carried a request of its meanwhile (after
+    /// this one's SYN, before its first request): the client had a
+    /// connection for its requests.
+    pub sibling_stream: u64,
+    /// That request's first frame.
+    pub sibling_frame: u64,
+}
+
 /// The waits a finding lists at most (the rest are [`UnlistedWaits`]).
 pub const MAX_WAITS_LISTED: usize = 1024;
 
@@ -862,6 +887,11 @@ pub struct Finding {
     /// counted and summed: then `cost_ms` is `waits`' sum plus their `ms`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unlisted_waits: Option<UnlistedWaits>,
+    /// Set when nobody waited for what the finding found (a set-up the
+    /// client made ahead of need): then `cost_ms` is 0 and `waits` empty,
+    /// and this says what it would have cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unwaited: Option<Unwaited>,
 }
 
 impl Finding {
@@ -884,6 +914,7 @@ impl Finding {
             display_filter: format!("tcp.stream eq {stream}"),
             waits: Vec::new(),
             unlisted_waits: None,
+            unwaited: None,
         }
     }
 }

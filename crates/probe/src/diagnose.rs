@@ -261,6 +261,7 @@ mod tests {
             display_filter: String::new(),
             waits: vec![],
             unlisted_waits: None,
+            unwaited: None,
         }
     }
 

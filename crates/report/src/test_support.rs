@@ -69,5 +69,6 @@ pub(crate) fn finding(kind: FindingKind, cost_ms: f64) -> Finding {
         display_filter: String::new(),
         waits: vec![],
         unlisted_waits: None,
+        unwaited: None,
     }
 }

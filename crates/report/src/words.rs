@@ -24,7 +24,17 @@ pub fn word(c: &mut ConnectionReport) {
         if c.findings[i].explanation.is_empty() {
             let (mut explanation, mut fix) = {
                 let x = &c.findings[i];
-                (explanation(x), fix(c, x))
+                match x.unwaited {
+                    // Worded as found: what it would have cost.
+                    Some(u) => {
+                        let found = Finding {
+                            cost_ms: u.cost_ms,
+                            ..x.clone()
+                        };
+                        (explanation(&found), fix(c, &found))
+                    }
+                    None => (explanation(x), fix(c, x)),
+                }
             };
             if let Some(n) = c.handshake.shared_clock_servers {
                 if c.findings[i].kind == FindingKind::ServerThinkTime {
@@ -49,10 +59,31 @@ pub fn word(c: &mut ConnectionReport) {
                     );
                 }
             }
+            if let Some(u) = &c.findings[i].unwaited {
+                explanation.push_str(&unwaited(u));
+            }
             c.findings[i].explanation = explanation;
             c.findings[i].fix = fix;
         }
     }
+}
+
+/// A set-up nobody waited for (the connection made ahead of need): what
+/// the finding would have cost, and why it cost nothing.
+fn unwaited(u: &rttdoc_model::Unwaited) -> String {
+    format!(
+        " Nobody waited for it: while this connection was being set up, the client's other connection to \
+         the server, stream {}, carried its request (frame {}), and this one's first request (frame {}) left \
+         {} after the set-up let it (frame {}): a connection made ahead of need or one that lost a race (a \
+         browser's preconnect or backup connection, a pool's spare), its request leaving then however quick \
+         the set-up. It would have cost {}; it cost nothing.",
+        u.sibling_stream,
+        u.sibling_frame,
+        u.request_frame,
+        crate::fmt_ms(u.idle_ms),
+        u.ready_frame,
+        crate::fmt_ms(u.cost_ms),
+    )
 }
 
 /// A server time whose server's TCP clock, read on the segment

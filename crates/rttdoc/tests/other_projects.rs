@@ -2759,3 +2759,154 @@ fn a_handshake_whose_client_gave_up_on_its_unacknowledged_bytes_ends_there() {
         assert!(words.contains("gave up"), "{words}");
     }
 }
+
+/// The one finding of `kind` in `phase` on `stream`.
+fn stream_finding(
+    doc: &serde_json::Value,
+    stream: u64,
+    kind: &str,
+    phase: &str,
+) -> serde_json::Value {
+    let all: Vec<serde_json::Value> = findings_of(doc, stream)
+        .into_iter()
+        .filter(|x| x["kind"] == kind && x["phase"] == phase)
+        .collect();
+    assert_eq!(all.len(), 1, "stream {stream}: {kind} in {phase}: {all:?}");
+    all[0].clone()
+}
+
+/// Asserts `x` cost nothing, nobody having waited for it: what it would
+/// have cost (about `would_ms`), the sibling connection that carried the
+/// client's request and that request's frame, this one's first request.
+fn assert_unwaited(x: &serde_json::Value, would_ms: f64, sibling: (u64, u64), request: u64) {
+    assert_eq!(x["cost_ms"], 0.0, "{x}");
+    assert!(x.get("waits").is_none(), "{x}");
+    let u = &x["unwaited"];
+    assert!(
+        (u["cost_ms"].as_f64().unwrap() - would_ms).abs() < 1.0,
+        "{x}"
+    );
+    assert_eq!(
+        (u["sibling_stream"].as_u64(), u["sibling_frame"].as_u64()),
+        (Some(sibling.0), Some(sibling.1)),
+        "{x}"
+    );
+    assert_eq!(u["request_frame"].as_u64(), Some(request), "{x}");
+    let words = x["explanation"].as_str().unwrap();
+    assert!(words.contains("Nobody waited for it"), "{words}");
+}
+
+/// No finding of `stream` says nobody waited for it.
+fn assert_all_waited(doc: &serde_json::Value, stream: u64) {
+    for x in findings_of(doc, stream) {
+        assert!(x.get("unwaited").is_none(), "stream {stream}: {x}");
+    }
+}
+
+/// nDPI's wechat.pcap, streams 18 and 19: Chrome's connections to
+/// web.wechat.com, the second a backup its connect job opened 251 ms
+/// after the first SYN went unanswered (Chrome's 250 ms timer). Neither
+/// carried a request until 6.01 s, when the first took the page's
+/// (frame 35); the backup, set up by 2.21 s with a full handshake though
+/// it offered a session back, sent its first request 4.2 s after its
+/// set-up ended (frame 38). Nobody waited for its set-up: the missed
+/// resumption's round trip cost nothing (docs/real-world.md, session 74).
+#[test]
+fn a_backup_connections_missed_resumption_cost_nobody_anything() {
+    if !require(
+        "a_backup_connections_missed_resumption_cost_nobody_anything",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-wechat-backup-connection.pcap", 2);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "(tcp.flags.syn == 1 && tcp.flags.ack == 0) || frame.number in {33, 35, 38}",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.stream",
+            "tcp.len",
+        ],
+    );
+    let row = |frame: &str| rows.iter().find(|r| r[0] == frame).unwrap();
+    let t = |frame: &str| seconds(&row(frame)[1]);
+    // The backup's SYN 250 ms after the first's; the first's request in
+    // the backup's time before its own.
+    assert_eq!((row("1")[2].as_str(), row("2")[2].as_str()), ("0", "1"));
+    assert!((t("2") - t("1") - 0.25).abs() < 0.01, "{rows:?}");
+    assert_eq!((row("35")[2].as_str(), row("38")[2].as_str()), ("0", "1"));
+    assert!(t("33") < t("35") && t("35") < t("38"), "{rows:?}");
+    assert!(t("38") - t("33") > 4.0, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let rtt = connection(&doc, 1)["rtt_ms"].as_f64().unwrap();
+    let missed = stream_finding(&doc, 1, "resumption_missed", "tls_handshake");
+    assert_unwaited(&missed, rtt, (0, 35), 38);
+    let c = connection(&doc, 1);
+    for row in c["ledger"].as_array().unwrap().iter().take(2) {
+        assert_eq!(row["excess_ms"], 0.0, "{row}");
+    }
+    assert_all_waited(&doc, 0);
+}
+
+/// nDPI's alexa-app.pcapng, streams 61-63: an Echo's WebView connections
+/// to one server. Stream 62 (1 here) lost its first SYN (re-sent after
+/// 992 ms) and then its ClientHello twice (its handshake ended 10.35 s
+/// on); meanwhile streams 63 and 61 (2 and 0) carried the queued requests
+/// (stream 63's at frame 78). Its first request left 669 ms after its
+/// handshake ended: nobody waited for its set-up, whose lost SYN and
+/// ClientHello cost nothing; the loss of its request later (2.2 s) was
+/// waited for, and so were the others' stalls (docs/real-world.md,
+/// session 74).
+#[test]
+fn a_spare_connections_stalled_set_up_cost_nobody_anything() {
+    if !require(
+        "a_spare_connections_stalled_set_up_cost_nobody_anything",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-stalled-spare.pcapng.gz", 3);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "frame.number in {5, 78, 105, 107}",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.stream",
+            "tcp.len",
+        ],
+    );
+    let row = |frame: &str| rows.iter().find(|r| r[0] == frame).unwrap();
+    let t = |frame: &str| seconds(&row(frame)[1]);
+    assert_eq!(
+        ["5", "78", "105", "107"].map(|f| row(f)[2].clone()),
+        ["1", "2", "1", "1"].map(String::from)
+    );
+    assert!(t("5") < t("78") && t("78") < t("107"), "{rows:?}");
+    assert!(t("107") - t("105") > 0.6, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let syns = stream_finding(&doc, 1, "syn_retransmit", "tcp_handshake");
+    assert_unwaited(&syns, 992.4, (2, 78), 107);
+    let hello = stream_finding(&doc, 1, "rto_stall", "tls_handshake");
+    assert_unwaited(&hello, 9028.5, (2, 78), 107);
+    // The request's own loss was waited for.
+    let request = stream_finding(&doc, 1, "rto_stall", "first_byte");
+    assert!(request["cost_ms"].as_f64().unwrap() > 2000.0, "{request}");
+    assert!(
+        !findings_of(&doc, 1)
+            .iter()
+            .any(|x| x["kind"] == "tls_extra_rtt"),
+        "{doc}"
+    );
+    // The connections that carried the requests waited for theirs.
+    assert_all_waited(&doc, 0);
+    assert_all_waited(&doc, 2);
+    let stall = stream_finding(&doc, 0, "rto_stall", "first_byte");
+    assert!(stall["cost_ms"].as_f64().unwrap() > 7000.0, "{stall}");
+}

@@ -23,6 +23,17 @@
 //! 5. Nagle never holds a full-size segment (`tcp_nagle_check` only
 //!    applies to sub-MSS segments).
 //!
+//! 6. A set-up nobody waited for costs nothing: where the connection's
+//!    first request left more than a client's turnaround after the set-up
+//!    let it (`Facts::made_ahead_of_need`: a browser's preconnect), what
+//!    slowed the set-up (its lost SYNs, round trips, either host's
+//!    computing, the lookup before it) delayed no request, and the
+//!    request would have left when it did had the set-up been quick. Such
+//!    a finding stays (what it found is true) at cost 0, saying what it
+//!    would have cost (`unwaited`); the ledger counts those rows as idle.
+//!    (Applied after the summaries, to them too; `connection_not_reused`
+//!    and `resumption` weigh the idle time themselves.)
+//!
 //! A wait that breaks a rule is dropped; a finding left with no waits is
 //! dropped; the cost is recomputed from what is left. Idle time is kept
 //! out by the detectors themselves (each bounds its wait by what the
@@ -125,6 +136,61 @@ pub fn enforce(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         true
     });
+}
+
+/// Rule 6: the findings of a set-up nobody waited for cost nothing. A
+/// finding is the set-up's when everything it cites came by the set-up's
+/// end (the last data before the first request): its waits ended there,
+/// or, without waits, its evidence frames did and its phase is a
+/// set-up's.
+pub fn unwaited_set_up(f: &Facts<'_>, out: &mut [Finding]) {
+    use crate::model::{CostRule, Phase, Unwaited};
+    let candidate = |x: &Finding| {
+        x.cost_ms > 0.0
+            && !matches!(
+                x.kind,
+                // Weigh the idle time themselves; or their request left
+                // in the SYN or as early data, before any set-up.
+                FindingKind::ConnectionNotReused
+                    | FindingKind::TfoRejected
+                    | FindingKind::EarlyData
+            )
+            && !matches!(x.kind.cost_rule(), CostRule::Outcome | CostRule::Risk)
+    };
+    if !out.iter().any(candidate) {
+        return;
+    }
+    let Some(idle) = f.made_ahead_of_need() else {
+        return;
+    };
+    let set_up_phase = |p: Option<Phase>| {
+        matches!(
+            p,
+            Some(Phase::TcpHandshake | Phase::ProxyConnect | Phase::Starttls | Phase::TlsHandshake)
+        )
+    };
+    for x in out.iter_mut().filter(|x| candidate(x)) {
+        let by_set_up_end = if x.waits.is_empty() {
+            set_up_phase(x.phase) && x.frames.iter().all(|&n| n <= idle.ready_frame)
+        } else {
+            x.unlisted_waits.is_none() && x.waits.iter().all(|w| w.to_frame <= idle.ready_frame)
+        };
+        if !by_set_up_end {
+            continue;
+        }
+        x.unwaited = Some(Unwaited {
+            cost_ms: x.cost_ms,
+            idle_ms: idle.idle_ns as f64 / 1e6,
+            ready_frame: idle.ready_frame,
+            request_frame: idle.request_frame,
+            sibling_stream: idle.sibling.map_or(0, |s| s.0),
+            sibling_frame: idle.sibling.map_or(0, |s| s.1),
+        });
+        x.waits.clear();
+        x.cost_ms = 0.0;
+        x.cost_rtts = None;
+        x.attributed_ms = 0.0;
+    }
 }
 
 /// The exchange (1-based) whose wait is the longest of `kept`: a server

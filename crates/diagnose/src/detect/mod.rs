@@ -179,6 +179,10 @@ pub struct Facts<'a> {
     /// Its client was seen false starting before it began
     /// (`ConnectionFacts::client_false_starts`).
     pub client_false_starts: bool,
+    /// Another connection of its route that carried a request of the
+    /// client's while this one was being set up, and that request's first
+    /// frame (`ConnectionFacts::sibling_request`).
+    pub sibling_request: Option<(u64, u64)>,
     /// Its TLS 1.2 session is one a browser false starts in full
     /// (`TlsFacts::false_start_eligible`).
     pub false_start_eligible: bool,
@@ -326,6 +330,23 @@ impl TimedTurn {
             ms: self.ns as f64 / 1e6,
         }
     }
+}
+
+/// A connection's first request that left long after the set-up let it
+/// ([`Facts::idle_before_request`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestIdle {
+    /// From the set-up letting the request go to its leaving, on the
+    /// client's clock.
+    pub idle_ns: i64,
+    /// The last data before the request: what let it.
+    pub ready_frame: u64,
+    /// The request's first segment.
+    pub request_frame: u64,
+    /// Another connection of the route (`tcp.stream`) that carried a
+    /// request of the client's meanwhile, and that request's first frame
+    /// ([`Facts::made_ahead_of_need`] only).
+    pub sibling: Option<(u64, u64)>,
 }
 
 /// One turn of a TLS handshake ([`Facts::handshake_turns`]).
@@ -978,6 +999,148 @@ impl<'a> Facts<'a> {
         previous.is_some_and(|p| ack.ack.wrapping_sub(p.ack) > full && seq::lt(p.ack, ack.ack))
     }
 
+    /// How long the connection's first request left after the set-up let
+    /// it, where that was more than a client's turnaround ([`READY_NS`]):
+    /// the client had no request waiting (a connection opened ahead of
+    /// need, used later: a browser's preconnect). The set-up let it once
+    /// the last data before it (the server's handshake flight, reaching
+    /// the client; the client's own last handshake data, its Finished:
+    /// however long its own CPU took for that) was there, on the client's
+    /// clock. None when it left at once, when nothing but the TCP
+    /// handshake came before it (a client's own work after connect() is
+    /// not told from a wait there), when Nagle held it behind its
+    /// Finished, or when the capture cannot tell.
+    ///
+    /// [`READY_NS`]: rttdoc_analyze::READY_NS
+    pub fn idle_before_request(&self) -> Option<RequestIdle> {
+        let request = self.exchanges.first()?.request_first;
+        let before = &self.timeline[..self.timeline.partition_point(|r| r.frame < request.frame)];
+        let client = Direction::ClientToServer;
+        let (ready, ready_frame) = before
+            .iter()
+            .filter(|r| r.len > 0)
+            .map(|r| (self.on_clock_of(client, r), r.frame))
+            .max()?;
+        // The server acknowledged client bytes the capture never showed
+        // before this request: the first request was those (a capture that
+        // dropped packets: PcapPlusPlus' tls2.pcap 81, the server's answer
+        // acknowledging 1,734 unseen bytes 33.6 ms after the client's
+        // Finished, the first request captured 23 s on): when it left is
+        // unknown.
+        let client_end = before
+            .iter()
+            .filter(|r| r.dir == client && (r.len > 0 || r.flags.syn()))
+            .map(|r| r.end)
+            .reduce(seq::max);
+        let acked_unseen = |end| {
+            before
+                .iter()
+                .any(|r| r.dir != client && r.ack_set && seq::lt(end, r.ack))
+        };
+        if client_end.is_some_and(acked_unseen) {
+            return None;
+        }
+        // Nor when the capture missed the server's last data before the
+        // request, what let it: the client acknowledged server bytes the
+        // capture never showed, or it showed nothing of the server (a
+        // capture of one direction only: nDPI's ocs.pcap).
+        let server_end = before
+            .iter()
+            .filter(|r| r.dir != client && (r.len > 0 || r.flags.syn()))
+            .map(|r| r.end)
+            .reduce(seq::max);
+        let server_end = server_end?;
+        if before
+            .iter()
+            .any(|r| r.dir == client && r.ack_set && seq::lt(server_end, r.ack))
+        {
+            return None;
+        }
+        let idle_ns = request.ts_ns.saturating_sub(ready);
+        // Left the moment the server's ACK of its Finished reached it:
+        // Nagle held the request behind the unacknowledged Finished
+        // (nagle.rs), and the client had it when the handshake let it
+        // (nDPI's alexa-app 1: a delayed ACK 116 ms after the Finished,
+        // the request 3.5 ms after it).
+        let released = before
+            .iter()
+            .rev()
+            .find(|r| r.dir == Direction::ServerToClient)
+            .is_some_and(|ack| {
+                self.released_by(client, request.ts_ns, self.on_clock_of(client, ack))
+            });
+        (idle_ns > rttdoc_analyze::READY_NS && !released).then_some(RequestIdle {
+            idle_ns,
+            ready_frame,
+            request_frame: request.frame,
+            sibling: None,
+        })
+    }
+
+    /// The connection was made ahead of need ([`Facts::idle_before_request`])
+    /// by a client that had another connection to the server carry its
+    /// requests while this one was being set up (or lost a race to it: a
+    /// browser's backup connection), and that then sat idle longer than
+    /// three of its own slowest steps in the set-up and than a round trip
+    /// before this one's first request, and nothing else
+    /// waited for its set-up: no greeting of the server's came before the
+    /// request (a client may have waited for that), and the handshake was
+    /// not let go as it ended (`handshake_discarded`, said so on its own).
+    /// Nobody waited for the set-up: its rows are
+    /// idle in the ledger and its findings cost nothing
+    /// (`causality::unwaited_set_up`).
+    pub fn made_ahead_of_need(&self) -> Option<RequestIdle> {
+        // The client had another connection for its requests meanwhile
+        // (route_requests.rs in rttdoc-analyze): a client that hands each
+        // request to whichever connection is ready. Without one, a late
+        // first request may be a slow client's that waited for this
+        // connection (an app's call on a busy phone, a WebSocket's
+        // upgrade).
+        let sibling = self.sibling_request?;
+        if self.greeting.is_some() || self.handshake_discarded() {
+            return None;
+        }
+        let mut idle = self.idle_before_request()?;
+        idle.sibling = Some(sibling);
+        // A client's own steps in the set-up (its first data after the
+        // SYN-ACK reached it, each handshake flight after the server's)
+        // measure how long it takes to act once it can: an app's request
+        // after the set-up is a step of the same kind (lighter than
+        // verifying a certificate chain). A busy one (a phone opening many
+        // connections at once, an app that works between calls) is slow
+        // after the set-up too, and its request's lateness is that work,
+        // which the set-up's delays delayed (nDPI's forticlient.pcap: 145
+        // ms to its ClientHello, 138 ms to its key exchange, its request
+        // 337 ms after the handshake, on every connection; alexa-app's
+        // phone, 10-45 ms at each step). Only a request later than three
+        // of its slowest steps (steps vary that much on one host), than a
+        // client's turnaround and than a round trip was not waiting.
+        let client = Direction::ClientToServer;
+        let slowest_turn = self
+            .preamble_turns()
+            .iter()
+            .chain(self.handshake_turns())
+            .filter(|t| t.answerer == client)
+            .map(|t| t.wait_ns)
+            .max()
+            .unwrap_or(0);
+        let first_data = self
+            .timeline
+            .iter()
+            .find(|r| r.dir == client && r.len > 0 && !r.flags.syn());
+        let syn_ack = self
+            .timeline
+            .iter()
+            .find(|r| r.dir == Direction::ServerToClient && r.flags.syn() && r.ack_set);
+        let to_speak = match (first_data, syn_ack) {
+            (Some(d), Some(s)) if s.frame < d.frame => d.ts_ns - self.on_clock_of(client, s),
+            _ => 0,
+        };
+        let rtt = self.rtt_ns?;
+        let busy = 3 * slowest_turn.max(to_speak);
+        (idle.idle_ns > busy.max(rtt).max(rttdoc_analyze::READY_NS)).then_some(idle)
+    }
+
     /// Nothing the client sent was answered before it closed (FIN or
     /// RST), within
     /// [`rttdoc_analyze::READY_NS`] of its Finished, before the server
@@ -1505,6 +1668,7 @@ fn run_these(f: &Facts<'_>, detectors: &[Detector], summaries: bool) -> Vec<Find
             .filter_map(|summarize| summarize(f, &out))
             .collect();
         out.extend(summaries);
+        causality::unwaited_set_up(f, &mut out);
     }
     for finding in &mut out {
         // A cost summed from no waits is -0.0 (an empty f64 sum): + 0.0

@@ -57,7 +57,7 @@ use super::Facts;
 use crate::model::{
     Detail, Direction, Finding, FindingKind, Phase, TlsMessage, TlsMessageRef, Wait,
 };
-use rttdoc_analyze::{seq, READY_NS};
+use rttdoc_analyze::READY_NS;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(tls) = &f.report.tls else { return };
@@ -88,7 +88,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // WINDOW_UPDATE, then close_notify and FIN 0.6 ms after its
             // Finished.)
             let unused = f.exchanges.is_empty() || f.handshake_discarded();
-            let idle_ns = idle_before_request_ns(f);
+            let idle_ns = f.idle_before_request().map(|i| i.idle_ns);
             let idle_ms = idle_ns.map_or(0.0, |ns| ns as f64 / 1e6);
             // A request that left only after the client idled past the
             // handshake's end was not waiting for it: a full handshake's
@@ -268,55 +268,6 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         out.push(x);
     }
-}
-
-/// How long the connection's first request left after the handshake let
-/// it, where that was more than a client's turnaround ([`READY_NS`]): the
-/// client had no request waiting (a connection opened ahead of need, used
-/// later). The handshake let it once the server's last data before it
-/// had reached the client and the client had sent its own last handshake
-/// data (its Finished: however long its own CPU took for that, a full
-/// handshake's would have taken as long), on the client's clock. None
-/// when it left at once, or the capture cannot tell.
-fn idle_before_request_ns(f: &Facts<'_>) -> Option<i64> {
-    let request = f.exchanges.first()?.request_first;
-    let before = &f.timeline[..f.timeline.partition_point(|r| r.frame < request.frame)];
-    let client = Direction::ClientToServer;
-    let ready = before
-        .iter()
-        .filter(|r| r.len > 0)
-        .map(|r| f.on_clock_of(client, r))
-        .max()?;
-    // The server acknowledged client bytes the capture never showed
-    // before this request: the first request was those (a capture that
-    // dropped packets: PcapPlusPlus' tls2.pcap 81, the server's answer
-    // acknowledging 1,734 unseen bytes 33.6 ms after the client's
-    // Finished, the first request captured 23 s on): when it left is
-    // unknown.
-    let client_end = before
-        .iter()
-        .filter(|r| r.dir == client && (r.len > 0 || r.flags.syn()))
-        .map(|r| r.end)
-        .reduce(seq::max);
-    let acked_unseen = |end| {
-        before
-            .iter()
-            .any(|r| r.dir != client && r.ack_set && seq::lt(end, r.ack))
-    };
-    if client_end.is_some_and(acked_unseen) {
-        return None;
-    }
-    let idle = request.ts_ns.saturating_sub(ready);
-    // Left the moment the server's ACK of its Finished reached it: Nagle
-    // held the request behind the unacknowledged Finished (nagle.rs), and
-    // the client had it when the handshake let it (nDPI's alexa-app 1: a
-    // delayed ACK 116 ms after the Finished, the request 3.5 ms after it).
-    let released = before
-        .iter()
-        .rev()
-        .find(|r| r.dir == Direction::ServerToClient)
-        .is_some_and(|ack| f.released_by(client, request.ts_ns, f.on_clock_of(client, ack)));
-    (idle > READY_NS && !released).then_some(idle)
 }
 
 /// Accepted 0-RTT data the server answered only after the client's

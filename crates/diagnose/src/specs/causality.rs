@@ -101,6 +101,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         h2_credit_stalls: &[],
         previous: None,
         client_false_starts: false,
+        sibling_request: None,
         false_start_eligible: false,
         costly_key_exchange: None,
         certificate_less: false,

@@ -48,6 +48,7 @@ mod resumption;
 mod retransmission;
 mod rwnd_limited;
 mod server_think_time;
+mod set_up_unwaited;
 mod slow_start_after_idle;
 mod syn_answered_by_ack;
 mod syn_retransmit;

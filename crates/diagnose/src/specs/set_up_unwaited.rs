@@ -1,0 +1,140 @@
+//! Rule 6 of the causality rules (detect/causality.rs): a set-up nobody
+//! waited for costs nothing.
+//!
+//! > Where the connection's first request left more than a client's
+//! > turnaround after the set-up let it (`Facts::made_ahead_of_need`: a
+//! > browser's preconnect), what slowed the set-up delayed no request.
+//! > Such a finding stays at cost 0, saying what it would have cost
+//! > (`unwaited`); the ledger counts those rows as idle.
+//!
+//! `Facts::made_ahead_of_need`: another connection of the client's to the
+//! same server address and port carried one of its requests after this
+//! one's SYN and before its first request (the client had a connection
+//! for its requests: late binding, a backup connection that lost the
+//! race); the first request left more than a round trip, 20 ms and three
+//! times the client's slowest own step in the set-up after the last data
+//! before it; no greeting; the server's side captured.
+
+use super::tls::{encrypted, tls13_handshake, tls13_handshake_with, Offer};
+use super::*;
+use crate::model::Phase;
+use FindingKind::{ServerThinkTime, TlsExtraRtt};
+
+const RTT: f64 = 40.0;
+/// The server's time before its ServerHello: what slowed the set-up.
+const THINK: f64 = 200.0;
+
+/// When the sibling's request leaves, against this connection's SYN.
+#[derive(Clone, Copy)]
+enum Sibling {
+    None,
+    /// 100 ms after this connection's SYN: during its set-up.
+    During,
+    /// 100 ms before this connection's SYN: it carried nothing of its time.
+    Before,
+}
+
+/// This connection (client port 40000): its SYN at `t0`, a TLS 1.3
+/// handshake whose server takes [`THINK`] before its flight, the client's
+/// Finished `client` ms after the flight arrived, and its first request
+/// `idle` ms after that Finished; with another connection of the same
+/// client to the same server as `sibling` says, its request answered.
+fn set_up(path: Path, sibling: Sibling, client: f64, idle: f64) -> Outcome {
+    let t0 = 1000.0;
+    let mut w = Wire::new(path);
+    w.handshake(t0);
+    let hs = tls13_handshake_with(&mut w, t0 + RTT + 0.1, THINK, client, Offer::tls13());
+    let request = w.send(C, w.sent(hs.client_finished) + idle, leak(encrypted(120)));
+    let answer = w.send(S, w.arrival(request) + 1.0, leak(encrypted(400)));
+    w.ack(C, w.arrival(answer));
+    let at = match sibling {
+        Sibling::None => return w.run(),
+        Sibling::During => t0 + 100.0,
+        Sibling::Before => t0 - 100.0,
+    };
+    // The sibling: set up 2.1 round trips before its request.
+    let mut other = Wire::new(path);
+    let start = at - 2.0 * RTT - 0.2;
+    other.handshake(start);
+    let ohs = tls13_handshake(&mut other, start + RTT + 0.1, 0.0, Offer::tls13());
+    let asked = other.send(C, other.sent(ohs.client_finished), leak(encrypted(120)));
+    let answered = other.send(S, other.arrival(asked) + 1.0, leak(encrypted(400)));
+    other.ack(C, other.arrival(answered));
+    w.join(other, 40001, 443);
+    w.run()
+}
+
+fn think_in_handshake(o: &Outcome) -> &Finding {
+    o.the_in(ServerThinkTime, Phase::TlsHandshake)
+}
+
+#[test]
+fn a_slow_set_up_while_another_connection_carried_the_request_costs_nothing() {
+    for path in Path::all(RTT) {
+        let o = set_up(path, Sibling::During, 0.5, 1000.0);
+        let f = think_in_handshake(&o);
+        assert_eq!(f.cost_ms, 0.0, "{f:#?}");
+        assert!(f.waits.is_empty(), "{f:#?}");
+        let u = f.unwaited.unwrap_or_else(|| panic!("{f:#?}"));
+        // What it would have cost: the server's time.
+        assert_ms(u.cost_ms, THINK, 2.0, "the server's think");
+        assert_ms(u.idle_ms, 1000.0, RTT, "the client's idle");
+        // The sibling is the connection joined: stream 1.
+        assert_eq!(u.sibling_stream, 1);
+        // Nobody waited for the handshakes: their rows are idle.
+        for phase in [Phase::TcpHandshake, Phase::TlsHandshake] {
+            let row = o.row(phase);
+            assert_eq!(row.excess_ms, Some(0.0), "{row:?}");
+            assert!(row.ideal_basis.contains("made ahead of need"), "{row:?}");
+        }
+        o.has_no(TlsExtraRtt);
+    }
+}
+
+// Near-misses: each breaks one condition.
+
+#[test]
+fn without_another_connection_a_late_request_may_be_a_slow_clients() {
+    for path in Path::all(RTT) {
+        let o = set_up(path, Sibling::None, 0.5, 1000.0);
+        let f = think_in_handshake(&o);
+        assert!(f.unwaited.is_none(), "{f:#?}");
+        assert_ms(f.cost_ms, THINK, 2.0, "the server's think");
+    }
+}
+
+#[test]
+fn a_sibling_request_before_the_syn_carried_nothing_of_the_set_ups_time() {
+    for path in Path::all(RTT) {
+        let o = set_up(path, Sibling::Before, 0.5, 1000.0);
+        assert!(think_in_handshake(&o).unwaited.is_none());
+    }
+}
+
+#[test]
+fn a_request_right_after_the_set_up_waited_for_it() {
+    for path in Path::all(RTT) {
+        let o = set_up(path, Sibling::During, 0.5, 1.0);
+        let f = think_in_handshake(&o);
+        assert!(f.unwaited.is_none(), "{f:#?}");
+        assert_ms(f.cost_ms, THINK, 2.0, "the server's think");
+    }
+}
+
+#[test]
+fn a_request_within_a_round_trip_of_the_set_up_may_be_the_clients_work() {
+    for path in Path::all(RTT) {
+        let o = set_up(path, Sibling::During, 0.5, RTT - 5.0);
+        assert!(think_in_handshake(&o).unwaited.is_none());
+    }
+}
+
+#[test]
+fn a_client_slow_at_its_own_steps_is_slow_after_the_set_up_too() {
+    // Its Finished 400 ms after the server's flight: a request 1 s after
+    // it is within three such steps.
+    for path in Path::all(RTT) {
+        let o = set_up(path, Sibling::During, 400.0, 1000.0);
+        assert!(think_in_handshake(&o).unwaited.is_none());
+    }
+}
