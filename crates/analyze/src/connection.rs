@@ -538,6 +538,10 @@ pub struct Connection {
     /// before this connection began (false_start.rs): looked up when a
     /// TLS 1.2 connection that resumed, or offered to, is handed on.
     pub(crate) client_false_starts: bool,
+    /// Its SYNs were sent again, and the capture holds no SYN-ACK of any
+    /// connection while a client went on past its SYN elsewhere: a
+    /// capture of the clients' direction only.
+    pub(crate) one_way_capture: bool,
     /// Its server's TCP clock read once (shared_clock.rs): the capture
     /// time and TSval of its first SYN-ACK or, when none was captured
     /// before the server's first segment (a capture begun after the
@@ -639,6 +643,7 @@ impl Connection {
             sibling_looked_up: false,
             sibling_request: None,
             client_false_starts: false,
+            one_way_capture: false,
             server_clock: None,
             servers_on_clock: 0,
             client_clock_hz: None,

@@ -154,6 +154,10 @@ pub struct ConnectionFacts {
     /// frame (route_requests.rs): the client had a connection for its
     /// requests while this one was being set up.
     pub sibling_request: Option<(u64, u64)>,
+    /// Its SYNs were sent again in a capture of the clients' direction
+    /// only: no SYN-ACK of any connection in it, while a client went on
+    /// past its SYN elsewhere (an answer it did not keep).
+    pub one_way_capture: bool,
     /// The name lookup (DNS over UDP) its client made for its server just
     /// before its SYN, if the capture has it (dns.rs).
     pub lookup: Option<Box<crate::NameLookup>>,
@@ -315,6 +319,7 @@ impl Connection {
             }),
             client_false_starts: c.client_false_starts,
             sibling_request: c.sibling_request,
+            one_way_capture: c.one_way_capture,
             lookup: c.lookup.take(),
             window: None,
             earlier: c.earlier.take(),

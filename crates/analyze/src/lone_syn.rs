@@ -188,6 +188,7 @@ impl Embryo {
             previous: None,
             client_false_starts: false,
             sibling_request: None,
+            one_way_capture: false,
             lookup: None,
             window: None,
             earlier: None,

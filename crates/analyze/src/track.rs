@@ -931,6 +931,9 @@ impl<'s> Tracker<'s> {
         // its timer did, whatever stamped their capture (client_clock.rs).
         if c.syn_count > 1 {
             c.client_clock_hz = self.calls.client_clocks.hz(c.client.ip);
+            // SYNs nothing answered, in a capture of the clients'
+            // direction only: the answer may be what it did not keep.
+            c.one_way_capture = !self.calls.syn_ack_seen && self.calls.client_went_on_unseen;
         }
         // Whether a box answered its client for other servers too, on its
         // SYN-ACK's clock (shared_clock.rs).
@@ -1119,6 +1122,14 @@ fn track_in(
         if let Some(report) = conn.window_step(diagnose) {
             hand_window(conn, report, sink);
         }
+    }
+    if !calls.client_went_on_unseen
+        && dir == Direction::ClientToServer
+        && seg.flags.ack()
+        && !seg.flags.syn()
+        && !conn.half[1].seen
+    {
+        calls.client_went_on_unseen = true;
     }
     if dir == Direction::ServerToClient && seg.payload_len > 0 {
         paths.arrival(

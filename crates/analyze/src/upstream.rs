@@ -129,6 +129,10 @@ pub(crate) struct Calls {
     /// connection never answered is then a path's silence, not a
     /// one-way capture's).
     pub syn_ack_seen: bool,
+    /// A client went on past its SYN (an ACK, data) on a connection the
+    /// capture held nothing of its server's for: with no SYN-ACK anywhere,
+    /// the capture kept the clients' direction only.
+    pub client_went_on_unseen: bool,
     answered: VecDeque<Asking>,
     /// (stream, the request's first segment's time), in capture order.
     opened: VecDeque<(u64, i64)>,

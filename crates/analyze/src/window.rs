@@ -309,6 +309,7 @@ impl Connection {
             previous: None,
             client_false_starts: false,
             sibling_request: None,
+            one_way_capture: false,
             lookup: None,
             window: Some(window),
             earlier: None,

@@ -988,6 +988,7 @@ fn report_with(
                 previous: c.previous.as_deref(),
                 client_false_starts: c.client_false_starts,
                 sibling_request: c.sibling_request,
+                one_way_capture: c.one_way_capture,
                 false_start_eligible,
                 costly_key_exchange: costly_key_exchange.clone(),
                 certificate_less,

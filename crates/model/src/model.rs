@@ -1543,6 +1543,10 @@ pub enum Detail {
         /// Nothing in the capture answered any of the SYNs (no SYN-ACK,
         /// RST or ICMP error): the connection never opened here.
         unanswered: bool,
+        /// And the capture kept the clients' direction only (no SYN-ACK
+        /// of any connection, while a client went on past its SYN
+        /// elsewhere): what answered, if anything, it did not keep.
+        one_way_capture: bool,
         /// Behind a relay that answered the SYN itself (a phone's VPN
         /// capture app, whose capture times are when it read each
         /// packet): the client's clock rate (Hz), and the timer's waits by

@@ -677,7 +677,7 @@ pub fn render_summary(
             out,
             opts,
             format!(
-                "{} connection(s) started before the capture (no SYN seen): partial ledger.",
+                "{} connection(s) whose SYN the capture does not hold (begun before it, or a capture of data packets only): partial ledger.",
                 s.partial
             ),
         )?;
@@ -1063,7 +1063,7 @@ pub fn render_connection(
                     "unreachable: an ICMP error answered the SYN (its last frame)",
             },
             if c.partial {
-                ", started before the capture (partial)"
+                ", its SYN not in the capture (partial)"
             } else {
                 ""
             }

@@ -1794,6 +1794,18 @@ pub fn explanation(x: &Finding) -> String {
         Detail::SynRetransmit {
             syns,
             unanswered: true,
+            one_way_capture: true,
+            ..
+        } => format!(
+            "The client sent its SYN {syns} times over {cost:.0} ms, on its timer: no SYN-ACK reached it in time, and \
+             it never acknowledged one: the connection never opened. This capture kept the clients' direction only \
+             (no SYN-ACK of any connection in it, while clients went on past their SYNs on others): what answered, \
+             if anything, it does not show, and the wait may have begun with SYNs before it.",
+            cost = fx(cost),
+        ),
+        Detail::SynRetransmit {
+            syns,
+            unanswered: true,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {cost:.0} ms, and nothing in the capture answered (no SYN-ACK, \
@@ -2788,6 +2800,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } => "Nothing on the network or the server: the capture app the client's traffic went through (a VPN-based \
              packet capture on the phone) stalled before it took the SYN. Capture on the network, or with a capture \
              that is not a relay (root tcpdump on the device), to see the path itself."
+            .into(),
+        Detail::SynRetransmit {
+            unanswered: true,
+            one_way_capture: true,
+            ..
+        } => "Capture both directions to see what answered. Then find where the SYNs die: a firewall or security group \
+             dropping them silently (one that rejects with a RST or an ICMP error lets clients fail at once), a route, \
+             a server that is down; where a port is blocked, a client with a fallback (another port, a proxy) fails \
+             over sooner with a shorter connect timeout."
             .into(),
         Detail::SynRetransmit {
             unanswered: true, ..

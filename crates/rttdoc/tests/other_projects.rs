@@ -2910,3 +2910,50 @@ fn a_spare_connections_stalled_set_up_cost_nobody_anything() {
     let stall = stream_finding(&doc, 0, "rto_stall", "first_byte");
     assert!(stall["cost_ms"].as_f64().unwrap() > 7000.0, "{stall}");
 }
+
+/// nDPI's ocs.pcap, streams 0 and 2: every frame the phone's. Stream 0's
+/// two SYNs (8.0 s apart: a back-off step of a series begun before the
+/// capture) were never acknowledged; stream 2's client went on past its
+/// SYNs (an ACK, a ClientHello, a request) though no SYN-ACK is in the
+/// capture. So "nothing in the capture answered" proves nothing here:
+/// the words say the capture kept the clients' direction only.
+#[test]
+fn syns_unanswered_in_a_one_way_capture_are_worded_as_such() {
+    if !require(
+        "syns_unanswered_in_a_one_way_capture_are_worded_as_such",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-ocs-one-way.pcap", 2);
+    let sources = tshark_fields(&capture, &[], "ip", &["ip.src"]);
+    assert!(
+        sources.iter().all(|r| r[0] == "192.168.180.2"),
+        "{sources:?}"
+    );
+    let doc = run_rttdoc_json(&capture);
+    let never = stream_finding(&doc, 0, "syn_retransmit", "tcp_handshake");
+    let words = never["explanation"].as_str().unwrap();
+    assert!(
+        words.contains("the connection never opened")
+            && words.contains("kept the clients' direction only"),
+        "{words}"
+    );
+    assert!(
+        never["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("Capture both directions"),
+        "{never}"
+    );
+    // The other opened (its ACK and data): its timer's wait, no more.
+    let opened = stream_finding(&doc, 1, "syn_retransmit", "tcp_handshake");
+    assert!(
+        !opened["explanation"]
+            .as_str()
+            .unwrap()
+            .contains("direction only"),
+        "{opened}"
+    );
+}

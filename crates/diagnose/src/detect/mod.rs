@@ -183,6 +183,9 @@ pub struct Facts<'a> {
     /// client's while this one was being set up, and that request's first
     /// frame (`ConnectionFacts::sibling_request`).
     pub sibling_request: Option<(u64, u64)>,
+    /// A capture of the clients' direction only
+    /// (`ConnectionFacts::one_way_capture`).
+    pub one_way_capture: bool,
     /// Its TLS 1.2 session is one a browser false starts in full
     /// (`TlsFacts::false_start_eligible`).
     pub false_start_eligible: bool,

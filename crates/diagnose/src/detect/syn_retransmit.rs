@@ -55,7 +55,12 @@
 //! as a connection that opened does (an ACK or data after its SYNs): a
 //! SYN-ACK came that the capture does not hold (nDPI's ocs.pcap, a
 //! phone's packets only, its third connection's ClientHello after two
-//! SYNs).
+//! SYNs). Where the whole capture holds no SYN-ACK while a client went on
+//! past its SYN on another connection (the capture kept the clients'
+//! direction only: ocs.pcap's first connection, two SYNs 8 s apart and
+//! nothing more), the words say what answered is not shown, the wait may
+//! have begun with SYNs before the capture, and the fix begins with a
+//! capture of both directions.
 
 use super::Facts;
 use crate::model::{Detail, Direction, Ending, Finding, FindingKind, Phase, Wait};
@@ -174,6 +179,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .any(|r| r.dir == Direction::ServerToClient)
             && !matches!(f.report.ending, Ending::Refused | Ending::Unreachable)
             && !client_went_on(f),
+        one_way_capture: f.one_way_capture,
         relay_client_clock: relay_clock,
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);

@@ -102,6 +102,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         previous: None,
         client_false_starts: false,
         sibling_request: None,
+        one_way_capture: false,
         false_start_eligible: false,
         costly_key_exchange: None,
         certificate_less: false,
@@ -249,6 +250,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         answer_lost: None,
         answer_captured_at_client: false,
         unanswered: false,
+        one_way_capture: false,
         relay_client_clock: None,
     };
     let mut out = vec![x];
@@ -263,6 +265,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
             answer_lost: None,
             answer_captured_at_client: false,
             unanswered: false,
+            one_way_capture: false,
             relay_client_clock: None,
         }
     );

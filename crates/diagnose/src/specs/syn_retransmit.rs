@@ -227,6 +227,55 @@ fn syns_nothing_answered_are_a_connection_that_never_opened() {
     );
 }
 
+/// Whether the finding says the capture kept the clients' direction only.
+fn one_way(o: &Outcome) -> bool {
+    match o.the(SynRetransmit).detail {
+        Detail::SynRetransmit {
+            one_way_capture, ..
+        } => one_way_capture,
+        ref d => panic!("{d:?}"),
+    }
+}
+
+/// SYNs sent again and never acknowledged (at 0, 1 s and 3 s), beside
+/// another connection of the client's that opened and carried a request:
+/// the whole capture, or (`clients_only`) the clients' packets alone.
+fn unopened_beside_another(clients_only: bool) -> Outcome {
+    let mut w = Wire::new(Path::at_client(RTT));
+    for t in [0.0, 1000.0, 3000.0] {
+        let syn = w.syn(t);
+        w.lose(syn);
+    }
+    let mut other = Wire::new(Path::at_client(RTT));
+    let [_, _, ack] = other.handshake(500.0);
+    let request = other.send(C, other.sent(ack), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let answer = other.send(S, other.arrival(request) + 1.0, bytes(300));
+    other.ack(C, other.arrival(answer));
+    w.join(other, 40001, 443);
+    match clients_only {
+        true => w.run_where(|dir| dir == C),
+        false => w.run(),
+    }
+}
+
+#[test]
+fn syns_nothing_answered_in_a_capture_of_the_clients_direction_say_so() {
+    // nDPI's ocs.pcap: every frame the phone's; another connection's ACK
+    // and request say answers came that the capture did not keep.
+    let o = unopened_beside_another(true);
+    assert!(unanswered(&o) && one_way(&o));
+    let o = unopened_beside_another(false);
+    assert!(unanswered(&o) && !one_way(&o));
+    // Nothing else in the capture: nothing says a direction is missing.
+    let mut w = Wire::new(Path::at_client(RTT));
+    for t in [0.0, 1000.0] {
+        let syn = w.syn(t);
+        w.lose(syn);
+    }
+    let o = w.run();
+    assert!(unanswered(&o) && !one_way(&o));
+}
+
 /// The SYN-ACK the finding says answered the first SYN before the client
 /// sent it again (its detail's frame), and whether the capture is the
 /// client's.
