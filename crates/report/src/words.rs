@@ -22,6 +22,9 @@ const CLIENT_VERIFICATION: &str = "On the client: look for revocation checks and
 pub fn word(c: &mut ConnectionReport) {
     for i in 0..c.findings.len() {
         if c.findings[i].explanation.is_empty() {
+            let on = Setting {
+                behind_box: c.handshake.shared_clock_servers.is_some(),
+            };
             let (mut explanation, mut fix) = {
                 let x = &c.findings[i];
                 match x.unwaited {
@@ -31,12 +34,18 @@ pub fn word(c: &mut ConnectionReport) {
                             cost_ms: u.cost_ms,
                             ..x.clone()
                         };
-                        (explanation(&found), fix(c, &found))
+                        (explanation_on(&found, on), fix(c, &found))
                     }
-                    None => (explanation(x), fix(c, x)),
+                    None => (explanation_on(x, on), fix(c, x)),
                 }
             };
             if let Some(n) = c.handshake.shared_clock_servers {
+                let server_time = match &c.findings[i].detail {
+                    Detail::TlsExtraRtt { causes, .. } => causes
+                        .iter()
+                        .any(|(k, _)| *k == FindingKind::ServerThinkTime),
+                    _ => false,
+                };
                 if c.findings[i].kind == FindingKind::ServerThinkTime {
                     let read_on = match c.handshake.syn_ack_frame {
                         Some(_) => "Its SYN-ACK",
@@ -44,12 +53,9 @@ pub fn word(c: &mut ConnectionReport) {
                             "Its server's first segment (the capture began after the handshake)"
                         }
                     };
-                    // (The box's time holds its own round trip to the
-                    // server behind it: not this path's network, not only
-                    // an application's time.)
-                    explanation = explanation
-                        .replace("application time, not network", "not this path's network");
                     explanation.push_str(&behind_one_box(read_on, n));
+                }
+                if c.findings[i].kind == FindingKind::ServerThinkTime || server_time {
                     let mut rest = fix.chars();
                     let first = rest.next().map(|c| c.to_lowercase().to_string());
                     fix = format!(
@@ -365,8 +371,23 @@ fn staple_words(staple: &StatusStaple) -> String {
     }
 }
 
+/// What a finding's words take from its connection beyond the finding.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Setting {
+    /// The server's clock was one a box answered many servers on
+    /// (`HandshakeReport::shared_clock_servers`): the server's time is
+    /// that box's, with its round trip to the server behind it, not this
+    /// path's network and not only an application's.
+    pub behind_box: bool,
+}
+
 /// What the finding means on this connection, for people.
 pub fn explanation(x: &Finding) -> String {
+    explanation_on(x, Setting::default())
+}
+
+/// [`explanation`] on a connection whose [`Setting`] is `on`.
+pub fn explanation_on(x: &Finding, on: Setting) -> String {
     let cost = x.cost_ms;
     match &x.detail {
         Detail::None => String::new(),
@@ -714,6 +735,7 @@ pub fn explanation(x: &Finding) -> String {
             let whose = match via {
                 Some(via) if cache_hit(via) => format!("the time of the cache that answered from what it keeps ({via}), not network"),
                 Some(via) => format!("the time of the proxy or cache that answered ({via}) and of what it fetched from the origin, not network"),
+                None if on.behind_box => "not this path's network".to_string(),
                 None => "application time, not network".to_string(),
             };
             let named = match longest_label {
@@ -2033,10 +2055,18 @@ pub fn explanation(x: &Finding) -> String {
                 && *path_back_ms < 1.0
                 && *path_to_client_ms < 1.0
                 && *unexplained_ms < (rtt_ms / 4.0).max(1.0);
+            // Behind a box answering for many servers, the server's turn
+            // is the box's: its round trip to the server behind it too.
+            let whose = if on.behind_box && causes.iter().any(|(k, _)| *k == FindingKind::ServerThinkTime) {
+                "the hosts' turns (the server's a box's that answers for many servers: its round trip to the server \
+                 behind it and that server's work), not more round trips on this path"
+            } else {
+                "the hosts' computing, not more round trips"
+            };
             if hosts_only {
                 return format!(
                     "The TLS handshake made its ideal {ideal_rtts:.0} round trip(s) ({ideal_basis}) but took {cost:.0} ms more than \
-                     they do ({excess_rtts:.1} times the path's {rtt_ms} round trip): the hosts' computing, not more round trips. {tail}",
+                     they do ({excess_rtts:.1} times the path's {rtt_ms} round trip): {whose}. {tail}",
                     ideal_rtts = fx(ideal_rtts),
                     cost = fx(cost),
                     excess_rtts = fx(excess_rtts),
@@ -3249,6 +3279,67 @@ mod tests {
             assert_eq!(said.contains("DISABLE_TLS13_COMPAT_MODE"), compat, "{said}");
             assert!(said.contains("TCP_NODELAY"), "{said}");
         }
+    }
+
+    /// nDPI's reddit.pcap 27: a TLS 1.3 handshake 37 ms beyond its ideal,
+    /// 33 ms of it the server's turn on a clock a box answered 24 servers
+    /// on (a carrier's split-TCP proxy): the box's time, its round trip to
+    /// the server behind it too, not only computing; the fix times the
+    /// real server first. Without the shared clock, the hosts' computing.
+    #[test]
+    fn a_handshakes_server_time_behind_a_box_is_the_boxs() {
+        let mut c = crate::test_support::report(443);
+        let mut x = crate::test_support::finding(FindingKind::TlsExtraRtt, 37.1);
+        x.phase = Some(Phase::TlsHandshake);
+        x.detail = Detail::TlsExtraRtt {
+            rtts: 2.29,
+            ideal_rtts: 1.0,
+            ideal_basis: "TLS 1.3 full handshake: 1 RTT".into(),
+            excess_rtts: 1.29,
+            causes: vec![(FindingKind::ServerThinkTime, 32.6)],
+            host_ms: 3.0,
+            path_ms: 0.0,
+            path_back_ms: 0.0,
+            path_to_client_ms: 0.0,
+            path_to_client_ack: None,
+            rtt_ms: 28.9,
+            unexplained_ms: 1.5,
+        };
+        c.findings = vec![x.clone()];
+        word(&mut c);
+        let alone = c.findings[0].clone();
+        assert!(
+            alone.explanation.contains("the hosts' computing"),
+            "{}",
+            alone.explanation
+        );
+        assert!(!alone.fix.starts_with("Behind a box"), "{}", alone.fix);
+        c.handshake.shared_clock_servers = Some(24);
+        c.findings = vec![x.clone()];
+        word(&mut c);
+        let boxed = &c.findings[0];
+        assert!(
+            boxed
+                .explanation
+                .contains("the server's a box's that answers for many servers"),
+            "{}",
+            boxed.explanation
+        );
+        assert!(
+            boxed
+                .fix
+                .starts_with("Behind a box that answers for many servers"),
+            "{}",
+            boxed.fix
+        );
+        // Only the client's time: the box is not in it.
+        if let Detail::TlsExtraRtt { causes, .. } = &mut x.detail {
+            *causes = vec![(FindingKind::ClientThinkTime, 32.6)];
+        }
+        c.findings = vec![x];
+        word(&mut c);
+        assert!(c.findings[0].explanation.contains("the hosts' computing"));
+        assert!(!c.findings[0].fix.starts_with("Behind a box"));
     }
 
     /// Beats' http_10_connection_close.pcap stream 1: a DHE handshake on a
