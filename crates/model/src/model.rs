@@ -1522,6 +1522,11 @@ pub enum Detail {
         /// The client's FIN, when the last wait ran to it: its
         /// application gave up in the stall (not a timer's re-send).
         gave_up: Option<u64>,
+        /// The peer's first packet after the stall that acknowledged the
+        /// re-sent bytes in sequence: a copy got through in the end, and
+        /// the peer had held the connection all along (one that had lost
+        /// it answers with a RST): not the peer, then, but the path.
+        peer_held: Option<u64>,
     },
     /// The SYN sent again.
     SynRetransmit {

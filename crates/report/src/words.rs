@@ -1209,18 +1209,31 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             unanswered: true,
             heard_elsewhere,
             gave_up,
+            peer_held,
             ..
         } => {
             let (who, peer) = side(*sender);
-            let dropped = match heard_elsewhere {
-                Some((stream, frame)) => format!(
+            let dropped = match (heard_elsewhere, peer_held) {
+                (Some((stream, frame)), Some(held)) => format!(
+                    "while the client's other connections kept receiving (stream {stream}, frame {frame}): the client's \
+                     link was up, and the {peer} held the connection all along (when a copy got through, it acknowledged \
+                     it in sequence: frame {held}), so what dropped this connection's packets was a box on the way that \
+                     matched this flow: a firewall or DPI filter blocking the application or port (often every \
+                     connection of that application at once), a NAT or load balancer that lost its state for a while."
+                ),
+                (Some((stream, frame)), None) => format!(
                     "while the client's other connections kept receiving (stream {stream}, frame {frame}): the client's \
                      link was up, so what dropped this connection's packets did not drop all of the client's: a box on \
                      the way that matched this flow (a firewall or DPI filter blocking the application or port, often \
                      every connection of that application at once; a NAT or load balancer that lost the connection's \
                      state), or the {peer} (gone, or no longer holding the connection)."
                 ),
-                None => format!(
+                (None, Some(held)) => format!(
+                    "so the path was dropping everything the {who} sent for that long, a black hole, not a loss too short \
+                     to trigger fast retransmit; not the {peer}: when a copy got through, it acknowledged it in sequence \
+                     (frame {held}), holding the connection all along."
+                ),
+                (None, None) => format!(
                     "so the path (or the {peer}) was dropping everything the {who} sent for that long, a black hole, not a \
                      loss too short to trigger fast retransmit."
                 ),
@@ -2505,6 +2518,16 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              TcpExtListenOverflows TcpExtListenDrops` counts listener drops (and `ss -lnt` shows a listener's accept queue, Recv-Q, against its backlog, Send-Q); if they \
              grow, accept sooner (more workers) and raise the listen backlog and net.core.somaxconn. Else find where \
              the path dropped the client's packets (a firewall, a policer, a lossy link)."
+            .into(),
+        Detail::RtoStall {
+            unanswered: true,
+            heard_elsewhere: Some(_),
+            peer_held: Some(_),
+            ..
+        } => "The client's link worked meanwhile and the server held the connection: look at what on the way is \
+             particular to this flow: a firewall, IPS or DPI filter that blocks this application, port or address (a test \
+             from the same client to the same port shows it), a NAT or load balancer that lost the connection's state \
+             for a while (keep-alives shorter than its idle timeout keep it)."
             .into(),
         Detail::RtoStall {
             unanswered: true,

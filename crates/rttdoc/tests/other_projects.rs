@@ -2957,3 +2957,51 @@ fn syns_unanswered_in_a_one_way_capture_are_worded_as_such() {
         "{opened}"
     );
 }
+
+/// nDPI's skype_no_unknown.pcap stream 36 (0 here), beside the packets
+/// of its stream 1 (1 here) of the same time: the client's 8 bytes were
+/// lost copy after copy while its other connection kept receiving, and
+/// when the last copy got through the server acknowledged it in
+/// sequence (its FIN) one round trip later. The server held the
+/// connection all along: what dropped the packets was on the way, and
+/// the words no longer offer "the server gone" (judged partly right in
+/// session 74 for that).
+#[test]
+fn a_black_hole_whose_server_acknowledged_a_late_copy_was_on_the_way() {
+    if !require(
+        "a_black_hole_whose_server_acknowledged_a_late_copy_was_on_the_way",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-skype-held-through.pcap", 2);
+    // The stall's copies and the server's in-sequence answer to the last.
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream eq 0 && tcp.len > 0",
+        &["frame.number", "ip.src", "tcp.seq", "tcp.ack", "tcp.len"],
+    );
+    let (server, copies): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r[1] == "157.55.235.156");
+    let last_copy = copies.last().unwrap();
+    let answer = server.last().unwrap();
+    let copy_end: u64 = last_copy[2].parse::<u64>().unwrap() + last_copy[4].parse::<u64>().unwrap();
+    assert!(answer[3].parse::<u64>().unwrap() > copy_end, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let stall = stream_finding(&doc, 0, "rto_stall", "first_byte");
+    let words = stall["explanation"].as_str().unwrap();
+    assert!(
+        words.contains("the server held the connection all along")
+            && words.contains(&format!("frame {})", answer[0]))
+            && !words.contains("gone"),
+        "{words}"
+    );
+    assert!(
+        stall["fix"]
+            .as_str()
+            .unwrap()
+            .contains("the server held the connection"),
+        "{stall}"
+    );
+}

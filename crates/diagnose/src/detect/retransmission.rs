@@ -1123,6 +1123,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 heard_elsewhere: heard_elsewhere(f, &here),
                 deaf,
                 gave_up,
+                peer_held: peer_held(f, &here),
             };
             y.display_filter = f.filter_frames(&y.frames);
             y.waits = here.iter().map(|(w, _)| *w).collect();
@@ -1151,6 +1152,20 @@ fn heard_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<
         .map(|(_, heard)| heard)
         .max_by_key(|heard| heard.ts_ns)
         .map(|heard| (heard.stream, heard.frame))
+}
+
+/// The peer's first packet after the last of the timer's re-sends
+/// `stalls` that acknowledged its bytes in sequence: a copy got through,
+/// and the peer still held the connection (nDPI's skype_no_unknown.pcap
+/// 36: after 12 s of copies lost, the server's FIN acknowledged the last
+/// copy one round trip after it, its sequence number past 8 bytes of its
+/// own the client never received).
+fn peer_held(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<u64> {
+    let last = stalls.iter().map(|(_, r)| *r).max_by_key(|r| r.frame)?;
+    f.timeline[f.timeline.partition_point(|r| r.frame <= last.frame)..]
+        .iter()
+        .find(|r| r.dir != last.dir && r.ack_set && !r.flags.rst() && seq::le(last.end, r.ack))
+        .map(|r| r.frame)
 }
 
 /// Whether `r` sends again data its SYN carried that the server's SYN-ACK

@@ -1170,6 +1170,60 @@ fn a_black_hole_while_the_clients_other_connections_received_is_this_connections
     ));
 }
 
+/// A black hole the peer had no part in: when a copy got through in the
+/// end, the peer acknowledged it in sequence, so it had held the
+/// connection all along (nDPI's skype_no_unknown.pcap 36: the server's
+/// FIN acknowledging the last copy one round trip after it). A peer that
+/// answers the late copy with a RST, or never, proves nothing of the kind.
+#[test]
+fn a_peer_that_acknowledged_a_late_copy_in_sequence_held_the_connection() {
+    let o = backoff_series(3);
+    let x = o.the(RtoStall);
+    let Detail::RtoStall {
+        unanswered: true,
+        peer_held: Some(held),
+        ..
+    } = x.detail
+    else {
+        panic!("{:?}", x.detail)
+    };
+    // The server's ACK of the third copy: the capture's last packet.
+    assert_eq!(held, o.report.last_frame);
+    for answer in [Some(RST), None] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let req = w.data(C, 100.0, 100);
+        w.lose(req);
+        let (mut t, mut rto) = (100.0, RTO);
+        for _ in 0..3 {
+            t += rto;
+            rto *= 2.0;
+            let again = w.resend(t, req);
+            w.lose(again);
+        }
+        let last = w.resend(t + rto, req);
+        if answer.is_some() {
+            w.rst(S, w.arrival(last));
+        } else {
+            w.lose(last);
+        }
+        let o = w.run();
+        let x = o.the(RtoStall);
+        assert!(
+            matches!(
+                x.detail,
+                Detail::RtoStall {
+                    unanswered: true,
+                    peer_held: None,
+                    ..
+                }
+            ),
+            "{answer:?}: {:?}",
+            x.detail
+        );
+    }
+}
+
 #[test]
 fn a_receiver_that_gave_up_during_a_timer_silence_waited_until_its_reset() {
     // The request's first re-send is lost too; the server resets the
