@@ -1132,9 +1132,10 @@ impl<'a> Facts<'a> {
             .iter()
             .find(|r| r.dir == client && r.len > 0 && !r.flags.syn());
         let syn_ack = self
-            .timeline
-            .iter()
-            .find(|r| r.dir == Direction::ServerToClient && r.flags.syn() && r.ack_set);
+            .report
+            .handshake
+            .syn_ack_frame
+            .and_then(|frame| self.record(frame));
         let to_speak = match (first_data, syn_ack) {
             (Some(d), Some(s)) if s.frame < d.frame => d.ts_ns - self.on_clock_of(client, s),
             _ => 0,

@@ -1067,6 +1067,22 @@ fn backoff_series(copies: u32) -> Outcome {
 /// Like [`backoff_series`], while another of the client's connections
 /// receives server data from `from` to `to` ms (a segment every 50 ms).
 fn backoff_series_beside(copies: u32, others: Option<(f64, f64)>) -> Outcome {
+    backoff_series_ending(copies, others, LastCopy::Acknowledged)
+}
+
+/// What became of a backoff series' last copy.
+#[derive(Debug, Clone, Copy)]
+enum LastCopy {
+    /// The server acknowledged it.
+    Acknowledged,
+    /// The server answered it with a RST.
+    Reset,
+    /// Lost too.
+    Lost,
+}
+
+/// Like [`backoff_series_beside`], the last copy ending as `last` says.
+fn backoff_series_ending(copies: u32, others: Option<(f64, f64)>, last: LastCopy) -> Outcome {
     let mut w = Wire::new(Path::at_client(RTT));
     w.handshake(0.0);
     if let Some((from, to)) = others {
@@ -1080,10 +1096,15 @@ fn backoff_series_beside(copies: u32, others: Option<(f64, f64)>) -> Outcome {
         t += rto;
         rto *= 2.0;
         let again = w.resend(t, req);
-        if i + 1 < copies {
-            w.lose(again);
-        } else {
-            w.ack(S, w.arrival(again));
+        match last {
+            _ if i + 1 < copies => w.lose(again),
+            LastCopy::Acknowledged => {
+                w.ack(S, w.arrival(again));
+            }
+            LastCopy::Reset => {
+                w.rst(S, w.arrival(again));
+            }
+            LastCopy::Lost => w.lose(again),
         }
     }
     w.run()
@@ -1189,25 +1210,8 @@ fn a_peer_that_acknowledged_a_late_copy_in_sequence_held_the_connection() {
     };
     // The server's ACK of the third copy: the capture's last packet.
     assert_eq!(held, o.report.last_frame);
-    for answer in [Some(RST), None] {
-        let mut w = Wire::new(Path::at_client(RTT));
-        w.handshake(0.0);
-        let req = w.data(C, 100.0, 100);
-        w.lose(req);
-        let (mut t, mut rto) = (100.0, RTO);
-        for _ in 0..3 {
-            t += rto;
-            rto *= 2.0;
-            let again = w.resend(t, req);
-            w.lose(again);
-        }
-        let last = w.resend(t + rto, req);
-        if answer.is_some() {
-            w.rst(S, w.arrival(last));
-        } else {
-            w.lose(last);
-        }
-        let o = w.run();
+    for last in [LastCopy::Reset, LastCopy::Lost] {
+        let o = backoff_series_ending(4, None, last);
         let x = o.the(RtoStall);
         assert!(
             matches!(
@@ -1218,7 +1222,7 @@ fn a_peer_that_acknowledged_a_late_copy_in_sequence_held_the_connection() {
                     ..
                 }
             ),
-            "{answer:?}: {:?}",
+            "{last:?}: {:?}",
             x.detail
         );
     }
