@@ -88,6 +88,10 @@ pub struct Exchange {
     /// The 3xx answer this request followed, when the capture shows it
     /// (redirect.rs).
     pub redirected: Option<Box<crate::redirect::FollowedRedirect>>,
+    /// This request's own answer was a redirect: its `Location`, as the
+    /// server wrote it (redirect.rs keeps its first 200 characters), so
+    /// that a redirect that led here can name where the chain goes on.
+    pub redirects_to: Option<Box<str>>,
     /// The authentication challenges this request answered with
     /// credentials, when the capture shows them (challenge.rs).
     pub challenged: Option<Box<crate::challenge::FollowedChallenge>>,
@@ -951,6 +955,7 @@ impl Exchanges {
             http: is_http,
             pipelined,
             redirected: None,
+            redirects_to: None,
             challenged: None,
             preflighted: None,
             via: None,

@@ -1601,6 +1601,12 @@ fn note_redirect(conn: &mut Connection, redirects: &mut crate::redirect::Redirec
         return;
     };
     let server_ns = server_work_ns(conn, x.request_last, answer);
+    let Some(x) = conn.exchanges.current.as_mut() else {
+        return;
+    };
+    // Kept on the request too: a redirect that sent the client here
+    // names where the chain goes on (http_redirect's fix).
+    x.redirects_to = Some(location.text.clone());
     redirects.answered(
         conn.client.ip,
         location,

@@ -1328,6 +1328,10 @@ pub enum Detail {
         /// the 10 s before: sent there again and again, it went round a
         /// loop.
         followed_before: u32,
+        /// The follow-up's own answer redirected again: its frame and
+        /// `Location` (a chain: `http://a` to `http://www.a` to
+        /// `https://www.a`; the link should name the chain's end).
+        redirected_again: Option<(u64, Box<str>)>,
     },
     /// A request waited for the authentication challenges it answered.
     HttpAuthChallenge {

@@ -1291,6 +1291,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             server_ms,
             turnaround_ms,
             followed_before,
+            redirected_again,
             ..
         } => {
             let asked = redirected_request
@@ -1332,9 +1333,19 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             } else {
                 String::new()
             };
+            // A chain's middle hop: where it went on (a loop's turns are
+            // said above).
+            let onward = match redirected_again {
+                Some((frame, to)) if *followed_before < 2 => format!(
+                    " That request was answered with a redirect again (frame {frame}), to `{}`: a chain, each hop \
+                     costing its own round trip.",
+                    shortened(to, 100)
+                ),
+                _ => String::new(),
+            };
             format!(
                 "The server answered {asked} {whose} with `{status}` and `Location: {}`{at} {} after it was asked{work}, \
-                 and {follow}: the client began {} after the redirect came. The redirect cost {}; {then}.{round}",
+                 and {follow}: the client began {} after the redirect came. The redirect cost {}; {then}.{round}{onward}",
                 shortened(location, 100),
                 crate::fmt_ms(*answer_ms),
                 crate::fmt_ms(*turnaround_ms),
@@ -2563,6 +2574,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             location,
             same_origin,
             to_https,
+            redirected_again,
             ..
         } => {
             let (method, target) = redirected_request
@@ -2575,31 +2587,51 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 && !target.ends_with('…')
                 && location.ends_with(&format!("{target}/"));
             let location = shortened(location, 100);
+            // A chain's middle hop: the link should name where it ends,
+            // not a URL that only redirects again.
+            let next = redirected_again.as_ref().map(|(_, to)| shortened(to, 100));
+            let onward = next
+                .as_ref()
+                .map(|n| {
+                    format!(
+                        " `{location}` itself redirects again, to `{n}`: link to the chain's end (`curl -sIL URL` prints \
+                         every hop)."
+                    )
+                })
+                .unwrap_or_default();
+            let via = next
+                .as_ref()
+                .map(|_| format!(" (the chain's end as captured: `{location}` redirects on to it; `curl -sIL URL` prints every hop)"))
+                .unwrap_or_default();
+            let target = next.as_deref().unwrap_or(&location);
             if *to_https {
                 "Send users to https:// directly: link and bookmark https:// URLs, and have the HTTPS site send \
                  `Strict-Transport-Security: max-age=31536000; includeSubDomains` (and submit the domain to the HSTS \
                  preload list), so that browsers rewrite http:// themselves instead of asking over plain HTTP first."
                     .to_string()
+                    + &onward
             } else if method == "POST" && matches!(status, 302 | 303) {
                 "This is Post/Redirect/Get: a form's answer redirects by design (a reload does not submit it again), at a \
                  round trip per submission. Where submitting twice is harmless, answer the POST with the page itself, or \
                  submit with fetch() and show the answer without leaving the page."
                     .to_string()
+                    + &onward
             } else if slash {
                 format!(
                     "Link to `{location}` with its trailing slash: servers redirect a directory's URL without it (nginx \
                      and Apache do, for a directory on disk). Or serve the page at both URLs (nginx: `try_files $uri \
-                     $uri/index.html`)."
+                     $uri/index.html`).{onward}"
                 )
             } else if *same_origin {
+                // (The link itself names the chain's end.)
                 format!(
-                    "Link to `{location}` itself instead of the URL that redirects to it (a moved page: update its links \
+                    "Link to `{target}` itself{via} instead of the URL that redirects to it (a moved page: update its links \
                      and sitemaps). A redirect that must stay should be cacheable: browsers keep a `301` or `308`, and ask \
                      again for a `302` or `307` every time."
                 )
             } else {
                 format!(
-                    "Link to `{location}` itself: each hop costs a round trip, and another host a connection of its own \
+                    "Link to `{target}` itself{via}: each hop costs a round trip, and another host a connection of its own \
                      (name lookup, TCP and TLS handshakes). A bare domain sent to `www.` (or back) can be served where it \
                      is asked; a tracker's or a link shortener's hop costs this on every click."
                 )

@@ -103,6 +103,9 @@ struct Followed {
     from: BTreeSet<u64>,
     /// The follow-up request, and its connection's SYN.
     to: BTreeSet<u64>,
+    /// An HTTP/1.x follow-up's own answer, when it redirected again: its
+    /// frames and `Location` as written (a chain's middle hop).
+    onward: Option<(BTreeSet<u64>, String)>,
 }
 
 fn ip(r: &[String], v4: usize) -> String {
@@ -214,6 +217,9 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
     // Redirects: (answer's frames, its time, client, stream, resolved
     // target, the redirected request's frame).
     let mut redirects: Vec<(BTreeSet<u64>, f64, String, u64, String, u64)> = Vec::new();
+    // HTTP/1.x's, by the request they answer (tshark's `request_in`):
+    // their frames and `Location` as written.
+    let mut answered_by: BTreeMap<u64, (BTreeSet<u64>, String)> = BTreeMap::new();
     for r in tshark_fields(
         capture,
         ONE_SEGMENT_AT_A_TIME,
@@ -247,6 +253,7 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
         let Ok(request_in) = r[7].parse::<u64>() else {
             continue;
         };
+        answered_by.insert(request_in, (answer_frames.clone(), r[5].clone()));
         redirects.push((answer_frames, at, client, stream, target, request_in));
     }
     // HTTP/2's: the request is its stream's on the same connection.
@@ -304,12 +311,14 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
         if let Some(q) = by_url {
             taken.insert(q.0);
             let mut to: BTreeSet<u64> = segments[&q.0].iter().copied().collect();
+            let onward = to.iter().find_map(|s| answered_by.get(s)).cloned();
             to.extend(syns.get(&q.3).map(|s| s.0));
             out.push(Followed {
                 answer: answer_frames,
                 follow_stream: q.3,
                 from,
                 to,
+                onward,
             });
             continue;
         }
@@ -333,6 +342,7 @@ fn followed_redirects(capture: &Path) -> Vec<Followed> {
                 follow_stream: h.1,
                 from,
                 to: syns.get(&h.1).map(|s| s.0).into_iter().collect(),
+                onward: None,
             });
         }
     }
@@ -405,6 +415,32 @@ fn check(capture: &Path) -> usize {
             "{name}: {x}: {ms} ms, tshark {span_ms} ms, of it at most {work_ms} ms the server's"
         );
         assert!((x["cost_ms"].as_f64().unwrap() - ms).abs() < 1e-6);
+        // A chain's middle hop names the follow-up's own redirect, and
+        // its fix links past it (a loop's turns say the loop instead).
+        let explanation = x["explanation"].as_str().unwrap();
+        let fix = x["fix"].as_str().unwrap();
+        let named = explanation
+            .split_once("redirect again (frame ")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .and_then(|(n, _)| n.parse::<u64>().ok());
+        match &e.onward {
+            _ if explanation.contains("going round a loop") => {
+                assert_eq!(named, None, "{name}: {x}")
+            }
+            Some((frames, location)) => {
+                assert!(
+                    named.is_some_and(|n| frames.contains(&n)),
+                    "{name}: {x}: expected one of {frames:?}"
+                );
+                // (Words shorten a long URL to its first 100 characters.)
+                let head: String = location.chars().take(90).collect();
+                assert!(
+                    explanation.contains(&head) && fix.contains(&head),
+                    "{name}: {x}: {location}"
+                );
+            }
+            None => assert_eq!(named, None, "{name}: {x}"),
+        }
         assert_eq!(x["attributed_ms"], 0.0, "{name}: priced into the ideal");
         assert_eq!(x["phase"], "first_byte");
     }

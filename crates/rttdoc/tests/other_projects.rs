@@ -3005,3 +3005,85 @@ fn a_black_hole_whose_server_acknowledged_a_late_copy_was_on_the_way() {
         "{stall}"
     );
 }
+
+/// nDPI's nintendo.pcap, stream 0: a game service's TLS connection on
+/// which the server pushes notifications and the phone's application
+/// acknowledges each with a 51-byte record the moment it arrives. The
+/// server sent on its own: some of its data left before the client's
+/// acknowledgment before it arrived (its ACK short of that record's
+/// end), so a pause before its next push was its schedule, not an
+/// answer's wait: no `server_think_time` (762 ms were claimed before),
+/// and each turn the acknowledgments alone began is idle in the ledger
+/// (docs/real-world.md, session 75).
+#[test]
+fn a_clients_acknowledgments_of_pushes_are_not_requests() {
+    if !require(
+        "a_clients_acknowledgments_of_pushes_are_not_requests",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-nintendo-pushes.pcap", 1);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.len > 0",
+        &[
+            "frame.number",
+            "tcp.srcport",
+            "tcp.len",
+            "tcp.seq",
+            "tcp.ack",
+        ],
+    );
+    let n = |s: &str| s.parse::<u64>().unwrap();
+    let client_port = rows[1][1].clone();
+    let from_client = |r: &Vec<String>| r[1] == client_port;
+    // The acknowledgments: 51 bytes, many of them.
+    let acks: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| from_client(r) && r[2] == "51")
+        .collect();
+    assert!(acks.len() >= 8, "{rows:?}");
+    // The server's data crossed one: its ACK short of the end of the
+    // client's acknowledgment just before it.
+    let crossed = rows.windows(2).any(|w| {
+        from_client(&w[0])
+            && w[0][2] == "51"
+            && !from_client(&w[1])
+            && n(&w[1][4]) < n(&w[0][3]) + 51
+    });
+    assert!(crossed, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 0);
+    let kinds: Vec<&str> = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(!kinds.contains(&"server_think_time"), "{kinds:?}");
+    // Turns begun by an acknowledgment alone (the next client data the
+    // server's) are idle.
+    let ack_frames: Vec<u64> = acks.iter().map(|r| n(&r[0])).collect();
+    let next_is_server = |frame: u64| {
+        let i = rows.iter().position(|r| n(&r[0]) == frame).unwrap();
+        rows.get(i + 1).is_some_and(|r| !from_client(r))
+    };
+    let idle: Vec<&serde_json::Value> = c["ledger"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| {
+            row["phase"] == "first_byte"
+                && row["start_frame"]
+                    .as_u64()
+                    .is_some_and(|f| ack_frames.contains(&f) && next_is_server(f))
+        })
+        .collect();
+    assert!(idle.len() >= 3, "{}", c["ledger"]);
+    for row in idle {
+        assert_eq!(row["excess_ms"], 0.0, "{row}");
+    }
+}

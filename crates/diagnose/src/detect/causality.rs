@@ -539,6 +539,7 @@ mod tests {
             http: false,
             pipelined: 0,
             redirected: None,
+            redirects_to: None,
             challenged: None,
             preflighted: None,
             via: None,

@@ -41,6 +41,12 @@
 //! two hosts and a frameset page that loads the first again): the words
 //! and the fix say so, linking to the target being no help.
 //!
+//! A follow-up answered with a redirect of its own is a chain's middle
+//! hop (PcapPlusPlus's many-protocols.pcap: `GET /` on google.com sent
+//! to `http://www.google.co.il/`, which sent it on to `https://`): the
+//! words name the next hop, and the fix links to it, not to a URL that
+//! only redirects again.
+//!
 //! The ledger prices the redirected request's round trip in (an exchange
 //! like any other, one round trip at best): the cost is never attributed
 //! to the excess. It is a cost against the link that asked for the
@@ -119,6 +125,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             server_ms: a.server_ns as f64 / 1e6,
             turnaround_ms: r.began.ts_ns.saturating_sub(a.answer.ts_ns).max(0) as f64 / 1e6,
             followed_before: r.followed_before,
+            redirected_again: x
+                .redirects_to
+                .clone()
+                .and_then(|to| Some((x.response_first?.frame, to))),
         };
         out.push(finding);
     }

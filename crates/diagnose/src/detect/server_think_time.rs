@@ -73,6 +73,17 @@
 //! size arrived (Zoom's control channel): a client message of only such
 //! acknowledgments, each right after the server's data of another size,
 //! is no request, and what the server sends next comes at its own pace.
+//! So too where only the client acknowledges so (at least three times)
+//! and the server was seen sending on its own: its data, after a pause
+//! in its data of at least the threshold, left before one of those
+//! acknowledgments arrived (its ACK short of the message's end). A
+//! server that answers never does that, its answers waiting for what
+//! they answer; one that pushes sends when it has news (nDPI's
+//! nintendo.pcap, a game service's notifications: 762 ms of "think
+//! time" before the client's acknowledgments). A client asking again
+//! the moment each answer came, in one size, is a request loop: nothing
+//! of the server's crosses its requests, and a slow answer stays the
+//! server's time.
 //!
 //! Nor is a proxy's wait for its upstream its own work: where the capture
 //! shows the call the server made for the request (upstream_wait.rs), the
@@ -1243,10 +1254,58 @@ fn acknowledgment_size(f: &Facts<'_>) -> Option<u32> {
             last_sent = left;
         }
     }
-    (1..counts.len())
+    let both_ways = (1..counts.len())
         .filter(|&len| counts[len].iter().all(|&n| n >= ACKNOWLEDGMENTS))
         .max_by_key(|&len| counts[len][0].min(counts[len][1]))
-        .map(|len| len as u32)
+        .map(|len| len as u32);
+    // The client's alone, where the server was seen sending on its own
+    // (what the client acknowledges are its pushes).
+    let client = Direction::ClientToServer.index();
+    both_ways.or_else(|| {
+        (1..counts.len())
+            .filter(|&len| counts[len][client] >= ACKNOWLEDGMENTS)
+            .max_by_key(|&len| counts[len][client])
+            .map(|len| len as u32)
+            .filter(|&size| pushed_across(f, size))
+    })
+}
+
+/// Whether the server began a message of its own while one of the
+/// client's acknowledgments (`size` bytes) was on its way to it: its data
+/// did not acknowledge that message (it had not arrived), and came after
+/// a pause in the server's data of at least the think-time threshold
+/// (not the rest of what the client acknowledged). A server that answers
+/// never does that: its answers wait for what they answer. One that
+/// pushes (a chat's, a game's notifications, each acknowledged by the
+/// client's application the moment it came: nDPI's nintendo.pcap) sends
+/// when it has news, whatever the client's last message.
+fn pushed_across(f: &Facts<'_>, size: u32) -> bool {
+    let Some(rtt) = f.rtt_ns else {
+        return false;
+    };
+    let pause = threshold_of(rtt);
+    let mut in_flight: Option<&SegmentRecord> = None;
+    let mut server_last: Option<&SegmentRecord> = None;
+    for r in f.timeline.iter().filter(|r| r.len > 0) {
+        match r.dir {
+            Direction::ClientToServer => {
+                in_flight = (r.len == size && !r.retransmission).then_some(r);
+            }
+            Direction::ServerToClient => {
+                let crossed = in_flight.is_some_and(|c| {
+                    r.ack_set
+                        && seq::lt(r.ack, c.end)
+                        && server_last
+                            .is_some_and(|p| p.frame < c.frame && r.ts_ns - p.ts_ns >= pause)
+                });
+                if crossed {
+                    return true;
+                }
+                server_last = Some(r);
+            }
+        }
+    }
+    false
 }
 
 /// Whether `r` left, on its sender's clock, within the threshold of

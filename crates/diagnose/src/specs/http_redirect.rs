@@ -424,3 +424,49 @@ fn a_redirect_followed_again_and_again_is_known_for_a_loop() {
         .collect();
     assert_eq!(turns, [0, 1, 2]);
 }
+
+/// A follow-up answered with a redirect of its own is a chain's middle
+/// hop (PcapPlusPlus's many-protocols.pcap: google.com to
+/// `http://www.google.co.il/`, then to `https://`): the first hop's
+/// finding names the second's answer and `Location`, so that its fix
+/// links to the chain's end; the last hop's names none.
+#[test]
+fn a_chain_s_middle_hop_names_where_the_chain_goes_on() {
+    const A: &[u8] = b"GET /a HTTP/1.1\r\nHost: example.com\r\n\r\n";
+    const B: &[u8] = b"GET /b HTTP/1.1\r\nHost: example.com\r\n\r\n";
+    const C_PAGE: &[u8] = b"GET /c HTTP/1.1\r\nHost: example.com\r\n\r\n";
+    const TO_B: &[u8] = b"HTTP/1.1 302 Found\r\nLocation: /b\r\nContent-Length: 0\r\n\r\n";
+    const TO_C: &[u8] =
+        b"HTTP/1.1 301 Moved Permanently\r\nLocation: /c\r\nContent-Length: 0\r\n\r\n";
+    const PAGE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+    for path in Path::all(RTT) {
+        let mut w = Wire::new(path);
+        let [_, _, ack] = w.handshake(0.0);
+        let a = w.send(C, w.sent(ack), A);
+        let to_b = w.send(S, w.arrival(a) + 1.0, TO_B);
+        let b = w.send(C, w.arrival(to_b) + 0.5, B);
+        let to_c = w.send(S, w.arrival(b) + 1.0, TO_C);
+        let c = w.send(C, w.arrival(to_c) + 0.5, C_PAGE);
+        let page = w.send(S, w.arrival(c) + 1.0, PAGE);
+        w.ack(C, w.arrival(page));
+        let o = w.run();
+        let hops: Vec<(u32, Option<(u64, &str)>)> = o
+            .report
+            .findings
+            .iter()
+            .filter_map(|f| match &f.detail {
+                Detail::HttpRedirect {
+                    exchange,
+                    redirected_again,
+                    ..
+                } => Some((
+                    *exchange,
+                    redirected_again.as_ref().map(|(n, to)| (*n, &**to)),
+                )),
+                _ => None,
+            })
+            .collect();
+        let to_c_frame = o.frames(&[to_c])[0];
+        assert_eq!(hops, [(2, Some((to_c_frame, "/c"))), (3, None)], "{path:?}");
+    }
+}

@@ -1063,6 +1063,50 @@ fn an_echo_of_one_size_is_no_acknowledgment() {
     assert!(!o.the(ServerThinkTime).waits.is_empty());
 }
 
+/// A server that pushes messages (of sizes of their own) `gaps` ms
+/// apart on a 200 ms path, and a client whose application acknowledges
+/// each with a 51-byte message the moment it arrives (nDPI's
+/// nintendo.pcap: a game service's notifications); the client asked
+/// once first (74 bytes), answered at once.
+fn pushes_the_client_acknowledges(gaps: &[f64]) -> Outcome {
+    let mut w = Wire::new(Path::at_client(200.0));
+    w.handshake(0.0);
+    let ask = w.data(C, 250.0, 74);
+    w.data(S, w.arrival(ask) + 1.0, 60);
+    let mut t = 1_000.0;
+    for (k, gap) in gaps.iter().enumerate() {
+        let push = w.data(S, t, 90 + 7 * k as u32);
+        w.data(C, w.arrival(push) + 3.0, 51);
+        t += gap;
+    }
+    w.run()
+}
+
+#[test]
+fn a_clients_acknowledgments_of_pushes_ask_nothing() {
+    // The server's second push left 150 ms after its first, before the
+    // client's acknowledgment of the first (sent 103 ms after it) could
+    // arrive: the server sends when it has news, and the pushes 400-700
+    // ms after an acknowledgment's arrival answered nothing.
+    let gaps = [150.0, 600.0, 700.0, 650.0, 900.0, 800.0];
+    pushes_the_client_acknowledges(&gaps).has_no(ServerThinkTime);
+}
+
+#[test]
+fn a_loop_of_one_size_requests_is_answered_whatever_their_size() {
+    // The same sizes, but nothing of the server's ever crossed the
+    // client's message: a client asking again the moment each answer
+    // came (a poll of one size), and the server slow to answer each:
+    // its time.
+    let gaps = [600.0, 600.0, 700.0, 650.0, 900.0, 800.0];
+    let o = pushes_the_client_acknowledges(&gaps);
+    assert!(
+        o.the(ServerThinkTime).waits.len() >= 4,
+        "{:?}",
+        o.the(ServerThinkTime)
+    );
+}
+
 /// A request at 100 ms on a 40 ms path, captured at the client, answered
 /// `late` ms after it arrives. Three other downloads first show the
 /// downlink's rate (a 1448-byte segment every millisecond until 90 ms:
