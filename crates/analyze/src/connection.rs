@@ -527,9 +527,9 @@ pub struct Connection {
     pub(crate) previous_looked_up: bool,
     /// Its False Start was noted among the capture's (false_start.rs).
     pub(crate) false_start_noted: bool,
-    /// Its first request looked for another connection of its route
-    /// that carried a request of its client's since this one's SYN
-    /// (route_requests.rs).
+    /// Its first request (or, none having begun, its first FIN or RST)
+    /// looked for another connection of its route that carried a request
+    /// of its client's since this one's SYN (route_requests.rs).
     pub(crate) sibling_looked_up: bool,
     /// What that look found: the other connection (`tcp.stream`) and its
     /// request's first frame.

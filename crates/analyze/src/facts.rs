@@ -150,9 +150,10 @@ pub struct ConnectionFacts {
     pub client_false_starts: bool,
     /// Another connection of its client to its server's address and port
     /// (`tcp.stream`) that carried a request of the client's after this
-    /// one's SYN and before its first request, and that request's first
-    /// frame (route_requests.rs): the client had a connection for its
-    /// requests while this one was being set up.
+    /// one's SYN and before its first request (none begun: before its
+    /// first FIN or RST), and that request's first frame
+    /// (route_requests.rs): the client had a connection for its requests
+    /// while this one was being set up (or sat unused).
     pub sibling_request: Option<(u64, u64)>,
     /// Its SYNs were sent again in a capture of the clients' direction
     /// only: no SYN-ACK of any connection in it, while a client went on

@@ -12,7 +12,9 @@
 //! causality.rs in rttdoc-diagnose: nDPI's wechat.pcap 19, Chrome's
 //! backup connection that lost the race; alexa-app.pcapng 62, a WebView
 //! connection stalled ten seconds in its handshake while two others to
-//! the same server carried the queued requests). A connection without
+//! the same server carried the queued requests). A connection that
+//! carried no request looks at its first FIN or RST instead
+//! (alexa-app.pcapng 46: a spare closed unused). A connection without
 //! such a sibling may be one its client waited for and was slow to use
 //! (a phone's app building its request): nothing is claimed then.
 //!

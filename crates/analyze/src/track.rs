@@ -1729,6 +1729,18 @@ fn note_end(
     dir: Direction,
     seg: &Segment<'_>,
 ) {
+    // A connection closing that never carried a request: did another of
+    // the route carry the client's requests meanwhile (route_requests.rs)?
+    if conn.exchanges.total == 0 && !conn.sibling_looked_up {
+        conn.sibling_looked_up = true;
+        if let Some(syn) = conn.first_syn {
+            let route = (conn.reuse_client(), conn.server.ip, conn.server.port);
+            conn.sibling_request = calls
+                .route_requests
+                .carried_since(route, syn.ts_ns, conn.stream)
+                .map(|r| (r.stream, r.frame));
+        }
+    }
     // (After a RST the other side's FIN has no first FIN to cover.)
     let end = seg.seq.wrapping_add(seg.payload_len).wrapping_add(1);
     conn.close_seen = CloseSeen::First {

@@ -1195,14 +1195,25 @@ fn report_with(
     // request left long after the set-up let it, so nobody waited for the
     // set-up (detect/causality.rs, rule 6).
     if let Some(ahead) = ahead.filter(|_| window.is_none()) {
-        let basis = format!(
-            "made ahead of need: stream {} carried the client's request meanwhile, this one's first (frame {}) \
-             left {} after the set-up let it (frame {}): nobody waited for the set-up, idle, not latency",
-            ahead.sibling.map_or(0, |s| s.0),
-            ahead.request_frame,
-            duration_words(ahead.idle_ns),
-            ahead.ready_frame,
-        );
+        let basis = match ahead.unused {
+            false => format!(
+                "made ahead of need: stream {} carried the client's request meanwhile, this one's first (frame {}) \
+                 left {} after the set-up let it (frame {}): nobody waited for the set-up, idle, not latency",
+                ahead.sibling.map_or(0, |s| s.0),
+                ahead.request_frame,
+                duration_words(ahead.idle_ns),
+                ahead.ready_frame,
+            ),
+            true => format!(
+                "made ahead of need: stream {} carried the client's request meanwhile, and this one carried none, \
+                 closed (frame {}) {} after the set-up let one go (frame {}): nobody waited for the set-up, idle, not \
+                 latency",
+                ahead.sibling.map_or(0, |s| s.0),
+                ahead.request_frame,
+                duration_words(ahead.idle_ns),
+                ahead.ready_frame,
+            ),
+        };
         rows_idle(
             &mut report,
             |r| {

@@ -167,20 +167,27 @@ pub struct UnlistedWaits {
 
 /// What a finding of a connection made ahead of need would have cost had
 /// its client waited for the set-up (a browser's preconnect): its first
-/// request left long after the set-up let it, so nobody waited for what
-/// slowed the set-up, and the finding costs nothing.
+/// request left long after the set-up let it, or none ever did, so nobody
+/// waited for what slowed the set-up, and the finding costs nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Unwaited {
     /// The finding's cost had its client waited (ms): what its waits
     /// summed.
     pub cost_ms: f64,
-    /// How long after the set-up let it the first request left (ms, on
+    /// How long after the set-up let it the first request left, or,
+    /// none having left, the connection's first FIN or RST came (ms, on
     /// the client's clock).
     pub idle_ms: f64,
     /// The last data before the request (the set-up's end).
     pub ready_frame: u64,
-    /// The first request's first segment.
-    pub request_frame: u64,
+    /// The first request's first segment (none: the connection carried
+    /// no request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_frame: Option<u64>,
+    /// The connection's first FIN or RST, when it carried no request: it
+    /// sat unused from `ready_frame` until then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_frame: Option<u64>,
     /// Another connection of the client's to the same server address and
     /// port (`tcp.stream`) that carried a request of its meanwhile (after
     /// this one's SYN, before its first request): the client had a

@@ -77,6 +77,20 @@ pub fn word(c: &mut ConnectionReport) {
 /// A set-up nobody waited for (the connection made ahead of need): what
 /// the finding would have cost, and why it cost nothing.
 fn unwaited(u: &rttdoc_model::Unwaited) -> String {
+    if let Some(closed) = u.closed_frame {
+        return format!(
+            " Nobody waited for it: while this connection was open, the client's other connection to the server, \
+             stream {}, carried its request (frame {}), and this one carried none: it closed (frame {}) {} after the \
+             set-up let a request go (frame {}), a connection made ahead of need (a browser's preconnect, a pool's \
+             spare). It would have cost {}; it cost nothing.",
+            u.sibling_stream,
+            u.sibling_frame,
+            closed,
+            crate::fmt_ms(u.idle_ms),
+            u.ready_frame,
+            crate::fmt_ms(u.cost_ms),
+        );
+    }
     format!(
         " Nobody waited for it: while this connection was being set up, the client's other connection to \
          the server, stream {}, carried its request (frame {}), and this one's first request (frame {}) left \
@@ -85,7 +99,7 @@ fn unwaited(u: &rttdoc_model::Unwaited) -> String {
          the set-up. It would have cost {}; it cost nothing.",
         u.sibling_stream,
         u.sibling_frame,
-        u.request_frame,
+        u.request_frame.unwrap_or(0),
         crate::fmt_ms(u.idle_ms),
         u.ready_frame,
         crate::fmt_ms(u.cost_ms),

@@ -3087,3 +3087,72 @@ fn a_clients_acknowledgments_of_pushes_are_not_requests() {
         assert_eq!(row["excess_ms"], 0.0, "{row}");
     }
 }
+
+/// nDPI's alexa-app.pcapng, streams 42-48: seven connections an Echo
+/// opened to one server within a few milliseconds. Stream 46 (4 here)
+/// lost its ClientHello (re-sent 299 ms later) and then carried no
+/// request at all: its client closed it 4.1 s after its set-up, while
+/// stream 45 (3) carried the requests. Nobody waited for its set-up:
+/// the stall costs nothing, says what it would have cost and where the
+/// connection closed (`unwaited.closed_frame`), and its ledger rows are
+/// idle; stream 45's own stall, which its requests waited for, stays
+/// (docs/real-world.md, session 75).
+#[test]
+fn a_spare_closed_without_a_request_waited_for_nothing() {
+    if !require(
+        "a_spare_closed_without_a_request_waited_for_nothing",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-unused-spare.pcapng.gz", 7);
+    // The client's application data (TLS records of type 23), SYNs and
+    // FINs: none of the client's data on stream 4.
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.dstport == 443 && (tls.record.content_type == 23 || tcp.flags.fin == 1 || tcp.flags.syn == 1)",
+        &["frame.number", "tcp.stream", "tcp.flags.fin", "tcp.flags.syn"],
+    );
+    let n = |s: &str| s.parse::<u64>().unwrap();
+    let set = |s: &str| s == "1" || s == "True";
+    let of_4 = |flag: usize| {
+        rows.iter()
+            .find(|r| r[1] == "4" && set(&r[flag]))
+            .map(|r| n(&r[0]))
+            .unwrap_or_else(|| panic!("{rows:?}"))
+    };
+    let (syn_4, fin_4) = (of_4(3), of_4(2));
+    let requests: Vec<(u64, u64)> = rows
+        .iter()
+        .filter(|r| !set(&r[2]) && !set(&r[3]))
+        .map(|r| (n(&r[1]), n(&r[0])))
+        .collect();
+    assert!(requests.iter().all(|r| r.0 != 4), "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let stall = stream_finding(&doc, 4, "rto_stall", "tls_handshake");
+    assert_eq!(stall["cost_ms"], 0.0, "{stall}");
+    let u = &stall["unwaited"];
+    assert!(u["cost_ms"].as_f64().unwrap() > 250.0, "{stall}");
+    // The sibling: another stream's request while this one was open.
+    let sibling = (
+        u["sibling_stream"].as_u64().unwrap(),
+        u["sibling_frame"].as_u64().unwrap(),
+    );
+    assert!(requests.contains(&sibling), "{stall}: {requests:?}");
+    assert!(syn_4 < sibling.1 && sibling.1 < fin_4, "{stall}");
+    assert!(u.get("request_frame").is_none(), "{stall}");
+    assert_eq!(u["closed_frame"].as_u64(), Some(fin_4), "{stall}");
+    for row in connection(&doc, 4)["ledger"].as_array().unwrap() {
+        assert_eq!(row["excess_ms"], 0.0, "{row}");
+    }
+    assert!(
+        findings_of(&doc, 3)
+            .iter()
+            .any(|x| x["kind"] == "rto_stall" && x["cost_ms"].as_f64().unwrap() > 0.0),
+        "{}",
+        connection(&doc, 3)
+    );
+    assert_all_waited(&doc, 3);
+}

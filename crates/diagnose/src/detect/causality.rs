@@ -25,7 +25,8 @@
 //!
 //! 6. A set-up nobody waited for costs nothing: where the connection's
 //!    first request left more than a client's turnaround after the set-up
-//!    let it (`Facts::made_ahead_of_need`: a browser's preconnect), what
+//!    let it, or none left before it closed (`Facts::made_ahead_of_need`:
+//!    a browser's preconnect, a pool's spare), what
 //!    slowed the set-up (its lost SYNs, round trips, either host's
 //!    computing, the lookup before it) delayed no request, and the
 //!    request would have left when it did had the set-up been quick. Such
@@ -182,7 +183,8 @@ pub fn unwaited_set_up(f: &Facts<'_>, out: &mut [Finding]) {
             cost_ms: x.cost_ms,
             idle_ms: idle.idle_ns as f64 / 1e6,
             ready_frame: idle.ready_frame,
-            request_frame: idle.request_frame,
+            request_frame: (!idle.unused).then_some(idle.request_frame),
+            closed_frame: idle.unused.then_some(idle.request_frame),
             sibling_stream: idle.sibling.map_or(0, |s| s.0),
             sibling_frame: idle.sibling.map_or(0, |s| s.1),
         });

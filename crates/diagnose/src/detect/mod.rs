@@ -344,8 +344,12 @@ pub struct RequestIdle {
     pub idle_ns: i64,
     /// The last data before the request: what let it.
     pub ready_frame: u64,
-    /// The request's first segment.
+    /// The request's first segment; with `unused`, the connection's
+    /// first FIN or RST.
     pub request_frame: u64,
+    /// No request ever left: the connection sat unused from the set-up's
+    /// end to its close ([`Facts::made_ahead_of_need`] only).
+    pub unused: bool,
     /// Another connection of the route (`tcp.stream`) that carried a
     /// request of the client's meanwhile, and that request's first frame
     /// ([`Facts::made_ahead_of_need`] only).
@@ -1017,6 +1021,33 @@ impl<'a> Facts<'a> {
     /// [`READY_NS`]: rttdoc_analyze::READY_NS
     pub fn idle_before_request(&self) -> Option<RequestIdle> {
         let request = self.exchanges.first()?.request_first;
+        self.idle_before(request, false)
+    }
+
+    /// How long a connection that carried no request sat after its set-up
+    /// let a request go, until its first FIN or RST (either side's: a
+    /// client letting a spare go, a server's idle timer), as
+    /// [`Facts::idle_before_request`] times a request.
+    fn idle_before_close(&self) -> Option<RequestIdle> {
+        let (c, s) = (&self.report.client_to_server, &self.report.server_to_client);
+        let close = [c.fin_frame, c.rst_frame, s.fin_frame, s.rst_frame]
+            .into_iter()
+            .flatten()
+            .min()
+            .and_then(|frame| self.record(frame))?;
+        self.idle_before(
+            Stamp {
+                frame: close.frame,
+                ts_ns: self.on_clock_of(Direction::ClientToServer, close),
+            },
+            true,
+        )
+    }
+
+    /// How long the client's next act (`next`, on its clock: its first
+    /// request, or with `unused` the connection's close) came after the
+    /// set-up let a request go ([`Facts::idle_before_request`]).
+    fn idle_before(&self, request: Stamp, unused: bool) -> Option<RequestIdle> {
         let before = &self.timeline[..self.timeline.partition_point(|r| r.frame < request.frame)];
         let client = Direction::ClientToServer;
         let (ready, ready_frame) = before
@@ -1065,17 +1096,19 @@ impl<'a> Facts<'a> {
         // (nagle.rs), and the client had it when the handshake let it
         // (nDPI's alexa-app 1: a delayed ACK 116 ms after the Finished,
         // the request 3.5 ms after it).
-        let released = before
-            .iter()
-            .rev()
-            .find(|r| r.dir == Direction::ServerToClient)
-            .is_some_and(|ack| {
-                self.released_by(client, request.ts_ns, self.on_clock_of(client, ack))
-            });
+        let released = !unused
+            && before
+                .iter()
+                .rev()
+                .find(|r| r.dir == Direction::ServerToClient)
+                .is_some_and(|ack| {
+                    self.released_by(client, request.ts_ns, self.on_clock_of(client, ack))
+                });
         (idle_ns > rttdoc_analyze::READY_NS && !released).then_some(RequestIdle {
             idle_ns,
             ready_frame,
             request_frame: request.frame,
+            unused,
             sibling: None,
         })
     }
@@ -1103,7 +1136,14 @@ impl<'a> Facts<'a> {
         if self.greeting.is_some() || self.handshake_discarded() {
             return None;
         }
-        let mut idle = self.idle_before_request()?;
+        // (A connection that never carried a request sat unused until
+        // its close: nobody waited for its set-up either, when another
+        // carried the client's requests meanwhile: alexa-app.pcapng 46,
+        // one of seven an Echo opened to one server at once.)
+        let mut idle = match self.exchanges.first() {
+            Some(_) => self.idle_before_request()?,
+            None => self.idle_before_close()?,
+        };
         idle.sibling = Some(sibling);
         // A client's own steps in the set-up (its first data after the
         // SYN-ACK reached it, each handshake flight after the server's)

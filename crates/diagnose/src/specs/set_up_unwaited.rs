@@ -40,13 +40,25 @@ enum Sibling {
 /// `idle` ms after that Finished; with another connection of the same
 /// client to the same server as `sibling` says, its request answered.
 fn set_up(path: Path, sibling: Sibling, client: f64, idle: f64) -> Outcome {
+    set_up_then(path, sibling, client, idle, true)
+}
+
+/// As [`set_up`], but with `asks` false the connection carries no
+/// request: its client closes it (FIN) `idle` ms after its Finished.
+fn set_up_then(path: Path, sibling: Sibling, client: f64, idle: f64, asks: bool) -> Outcome {
     let t0 = 1000.0;
     let mut w = Wire::new(path);
     w.handshake(t0);
     let hs = tls13_handshake_with(&mut w, t0 + RTT + 0.1, THINK, client, Offer::tls13());
-    let request = w.send(C, w.sent(hs.client_finished) + idle, leak(encrypted(120)));
-    let answer = w.send(S, w.arrival(request) + 1.0, leak(encrypted(400)));
-    w.ack(C, w.arrival(answer));
+    if asks {
+        let request = w.send(C, w.sent(hs.client_finished) + idle, leak(encrypted(120)));
+        let answer = w.send(S, w.arrival(request) + 1.0, leak(encrypted(400)));
+        w.ack(C, w.arrival(answer));
+    } else {
+        w.ack(S, w.arrival(hs.client_finished));
+        let fin = w.fin(C, w.sent(hs.client_finished) + idle);
+        w.fin(S, w.arrival(fin));
+    }
     let at = match sibling {
         Sibling::None => return w.run(),
         Sibling::During => t0 + 100.0,
@@ -88,6 +100,34 @@ fn a_slow_set_up_while_another_connection_carried_the_request_costs_nothing() {
             assert!(row.ideal_basis.contains("made ahead of need"), "{row:?}");
         }
         o.has_no(TlsExtraRtt);
+    }
+}
+
+/// A spare that never carried a request (one of the connections an
+/// Echo opened to one server at once, its ClientHello lost and re-sent:
+/// nDPI's alexa-app.pcapng 46), closed a second after its set-up while
+/// another carried the client's request: nobody waited for its set-up
+/// either.
+#[test]
+fn a_spare_closed_unused_while_another_carried_the_request_waited_for_nothing() {
+    for path in Path::all(RTT) {
+        let o = set_up_then(path, Sibling::During, 0.5, 1000.0, false);
+        let f = think_in_handshake(&o);
+        assert_eq!(f.cost_ms, 0.0, "{f:#?}");
+        let u = f.unwaited.unwrap_or_else(|| panic!("{f:#?}"));
+        assert_ms(u.cost_ms, THINK, 2.0, "the server's think");
+        assert_ms(u.idle_ms, 1000.0, RTT, "unused until the FIN");
+        assert_eq!(u.request_frame, None);
+        assert!(u.closed_frame.is_some(), "{u:?}");
+        assert_eq!(u.sibling_stream, 1);
+        for phase in [Phase::TcpHandshake, Phase::TlsHandshake] {
+            assert_eq!(o.row(phase).excess_ms, Some(0.0), "{:?}", o.row(phase));
+        }
+        // Alone, it may be a connection its client gave up on.
+        let o = set_up_then(path, Sibling::None, 0.5, 1000.0, false);
+        let f = think_in_handshake(&o);
+        assert!(f.unwaited.is_none(), "{f:#?}");
+        assert_ms(f.cost_ms, THINK, 2.0, "the server's think");
     }
 }
 
