@@ -1745,6 +1745,11 @@ pub enum Detail {
         /// The excess neither a cause, those turnarounds nor the path
         /// account for.
         unexplained_ms: f64,
+        /// The capture lacks the server's first flight (no ServerHello,
+        /// yet the client went on past its ClientHello: a capture of some
+        /// packets only, or one that dropped them): which host held the
+        /// handshake is not in the file.
+        server_flight_missed: bool,
     },
 }
 

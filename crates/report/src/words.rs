@@ -2035,6 +2035,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             path_to_client_ack,
             rtt_ms,
             unexplained_ms,
+            server_flight_missed,
         } => {
             let mut parts: Vec<String> = causes
                 .iter()
@@ -2070,8 +2071,18 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                     host_ms = fx(host_ms),
                 ));
             }
+            // A flight the capture missed: which host held it is not in
+            // the file.
+            let unseen = match *server_flight_missed {
+                false => "",
+                true => {
+                    " The capture lacks the server's first flight (no ServerHello, yet the client went on past its \
+                     ClientHello: a capture of some packets only, or one that dropped them): which host held the \
+                     handshake is not in the file."
+                }
+            };
             let tail = if parts.is_empty() {
-                "No cause was found in the packets (unexplained).".to_string()
+                format!("No cause was found in the packets (unexplained).{unseen}")
             } else if *unexplained_ms >= 1.0 {
                 // Every part said, so the clauses add up to the cost.
                 format!("Causes: {}; {unexplained_ms:.0} ms unexplained.", parts.join(", "), unexplained_ms = fx(unexplained_ms))
@@ -2954,6 +2965,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             path_back_ms,
             path_to_client_ms,
             unexplained_ms,
+            server_flight_missed,
             ..
         } => {
             let path_ms = path_ms + path_back_ms;
@@ -2974,6 +2986,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 None if path_ms >= *unexplained_ms && path_ms >= 1.0 => "The client's path was congested when the handshake began \
                      (a queue behind its other transfers): active queue management on the bottleneck (fq_codel, cake), fewer parallel \
                      connections (one HTTP/2 connection), or more bandwidth."
+                    .to_string(),
+                None if *server_flight_missed => "The capture lacks part of the server's handshake: capture every packet of the \
+                     connection (no filter on length or flags, `tcpdump -s 0`, a buffer large enough that the capture drops \
+                     nothing) to see which host held it."
                     .to_string(),
                 None => "No cause showed in the packets: see the ladder (--conn) for which side held each flight, and capture \
                      nearer the client or the server to tell."
@@ -3304,6 +3320,7 @@ mod tests {
             path_to_client_ack: None,
             rtt_ms: 166.0,
             unexplained_ms: 10.0,
+            server_flight_missed: false,
         };
         let said = explanation(&x);
         assert!(
@@ -3315,6 +3332,50 @@ mod tests {
             *unexplained_ms = 0.4;
         }
         assert!(explanation(&x).ends_with("(16 ms)."), "{}", explanation(&x));
+    }
+
+    /// A handshake whose server flight the capture lacks (PcapPlusPlus's
+    /// tls2.pcap 109: no ServerHello, the client's key exchange 141 ms
+    /// after its ClientHello), no cause found: the words say the file
+    /// cannot tell which host held it, and the fix asks for a whole
+    /// capture instead of one nearer a host.
+    #[test]
+    fn a_handshake_the_capture_lacks_the_server_flight_of_asks_for_a_whole_capture() {
+        let mut x = crate::test_support::finding(FindingKind::TlsExtraRtt, 133.2);
+        let detail = |missed: bool| Detail::TlsExtraRtt {
+            rtts: 13.6,
+            ideal_rtts: 1.0,
+            ideal_basis: "full handshake before TLS 1.3".into(),
+            excess_rtts: 12.6,
+            causes: vec![],
+            host_ms: 0.0,
+            path_ms: 0.0,
+            path_back_ms: 0.0,
+            path_to_client_ms: 0.0,
+            path_to_client_ack: None,
+            rtt_ms: 10.5,
+            unexplained_ms: 133.2,
+            server_flight_missed: missed,
+        };
+        let c = crate::test_support::report(443);
+        x.detail = detail(true);
+        assert!(
+            explanation(&x).contains("The capture lacks the server's first flight"),
+            "{}",
+            explanation(&x)
+        );
+        assert!(
+            fix(&c, &x).starts_with("The capture lacks part of the server's handshake"),
+            "{}",
+            fix(&c, &x)
+        );
+        x.detail = detail(false);
+        assert!(!explanation(&x).contains("lacks"), "{}", explanation(&x));
+        assert!(
+            fix(&c, &x).contains("capture nearer the client or the server"),
+            "{}",
+            fix(&c, &x)
+        );
     }
 
     /// A client's handshake flight held by Nagle: TLS 1.3's compatibility
@@ -3373,6 +3434,7 @@ mod tests {
             path_to_client_ack: None,
             rtt_ms: 28.9,
             unexplained_ms: 1.5,
+            server_flight_missed: false,
         };
         c.findings = vec![x.clone()];
         word(&mut c);
@@ -3433,6 +3495,7 @@ mod tests {
             path_to_client_ack: None,
             rtt_ms: 0.033,
             unexplained_ms: 0.0,
+            server_flight_missed: false,
         };
         let said = explanation(&x);
         assert!(
@@ -3465,6 +3528,7 @@ mod tests {
                 path_to_client_ack: None,
                 rtt_ms: 37.3,
                 unexplained_ms,
+                server_flight_missed: false,
             };
             let said = explanation(&x);
             assert_eq!(said.contains("too many"), extra, "{said}");

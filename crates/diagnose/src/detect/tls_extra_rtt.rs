@@ -29,7 +29,7 @@
 //! Cost: the row's excess.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Finding, FindingKind, Phase};
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage};
 use rttdoc_analyze::seq;
 
 /// A summary: reads the first pass's findings (`causes_found`), never
@@ -111,12 +111,39 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         path_to_client_ack: to_client_ack,
         rtt_ms: f.rtt_ns.unwrap_or(0) as f64 / 1e6,
         unexplained_ms: unexplained,
+        server_flight_missed: server_flight_missed(f),
     };
     x.display_filter = format!(
         "tcp.stream eq {} && frame.number >= {} && frame.number <= {}",
         f.report.stream, row.start_frame, row.end_frame
     );
     Some(x)
+}
+
+/// The capture lacks the server's first flight: no ServerHello in it,
+/// yet the client went on past its ClientHello (its key exchange, its
+/// ChangeCipherSpec or Finished), which it cannot do without one
+/// (PcapPlusPlus's tls2.pcap: a file of some data packets only, 4,052
+/// bytes of a server's flight acknowledged, never captured).
+fn server_flight_missed(f: &Facts<'_>) -> bool {
+    let Some(tls) = f.report.tls.as_ref() else {
+        return false;
+    };
+    let server_hello = tls
+        .messages
+        .iter()
+        .any(|m| m.message == TlsMessage::ServerHello);
+    !server_hello
+        && tls.messages.iter().any(|m| {
+            m.direction == Direction::ClientToServer
+                && matches!(
+                    m.message,
+                    TlsMessage::ClientKeyExchange
+                        | TlsMessage::ChangeCipherSpec
+                        | TlsMessage::Finished
+                        | TlsMessage::FinishedEncrypted
+                )
+        })
 }
 
 /// How much longer than the connection's round trip the path's was
