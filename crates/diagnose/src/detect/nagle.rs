@@ -227,6 +227,9 @@ fn holds<'f, 'r>(f: &'f Facts<'r>, sender: Direction, rtt: i64) -> &'f [Hold<'r>
 fn find_holds<'r>(f: &Facts<'r>, sender: Direction, rtt: i64) -> Vec<Hold<'r>> {
     let receiver = sender.reverse();
     let mss = f.mss(sender);
+    if !may_have_held(f, sender, mss, rtt) {
+        return Vec::new();
+    }
     let events = f.new_data_view(sender);
     let mut outstanding = Outstanding::new(mss);
     let mut acked: Option<u32> = None;
@@ -580,6 +583,31 @@ pub fn shows_nagle_off(f: &Facts<'_>, sender: Direction) -> bool {
 
 /// The shortest silence before a segment that can be a Nagle hold: half
 /// the round trip (an ACK's trip back at the least), and 2 ms.
+/// Whether any of `sender`'s new sub-MSS segments left after a silence
+/// of its own of at least [`shortest_hold`] since its previous new data:
+/// a hold's silence runs from that segment or later, so without one there
+/// is no hold to find (a bulk sender's full segments back to back, its
+/// writes' tails right behind them), and the walk over the sender's view
+/// (the diagnosis's costliest on a bulk transfer) is spared. A capture
+/// whose clock steps back is walked whole.
+fn may_have_held(f: &Facts<'_>, sender: Direction, mss: u32, rtt: i64) -> bool {
+    let hold = shortest_hold(rtt);
+    let mut previous: Option<i64> = None;
+    for r in f
+        .timeline
+        .iter()
+        .filter(|r| r.dir == sender && r.len > 0 && r.new_data && !r.flags.syn())
+    {
+        match previous {
+            Some(p) if r.ts_ns < p => return true,
+            Some(p) if r.len < mss && r.ts_ns - p >= hold => return true,
+            _ => {}
+        }
+        previous = Some(r.ts_ns);
+    }
+    false
+}
+
 fn shortest_hold(rtt: i64) -> i64 {
     (rtt / 2).max(2_000_000)
 }
