@@ -530,6 +530,21 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
              or in a queue in front of the TLS terminator.",
             hello_ms = fx(hello_ms),
         ),
+        // (With the RSA key exchange the server signs nothing before its
+        // ServerHello: its private key works later, on the client's
+        // secret. nDPI's alexa-app.pcapng 105: TLS_RSA, 66 ms.)
+        Detail::HandshakeThinkTime {
+            hello_ms,
+            later_ms,
+            rsa_key_exchange: true,
+            ..
+        } if *later_ms <= 0.0 => format!(
+            "The server answered the ClientHello {hello_ms:.0} ms after it arrived (beyond the path's round trip). With the RSA key exchange it chose, it \
+             signs nothing before its ServerHello (its private key decrypts the client's secret later, before its Finished): the time went to a \
+             busy CPU or a queue of handshakes in front of the TLS terminator, a fetch the handshake waited for, or a queue on the path longer \
+             than the round trip shows.",
+            hello_ms = fx(hello_ms),
+        ),
         Detail::HandshakeThinkTime {
             hello_ms, later_ms, ..
         } if *later_ms <= 0.0 => format!(
@@ -2241,6 +2256,18 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         }
         Detail::HandshakeThinkTime {
             later_ms,
+            rsa_key_exchange: true,
+            resumed: false,
+            ..
+        } if *later_ms <= 0.0 => {
+            "With the RSA key exchange the server signs nothing before its ServerHello: give the TLS terminator CPU, look at the \
+             accept queue in front of it and at fetches in the handshake (OCSP, a key server), and compare with the client's other \
+             connections at the same moment (a queue on the path slows their packets too). Prefer ECDHE suites (TLS 1.3 has only \
+             those), and enable session resumption."
+                .into()
+        }
+        Detail::HandshakeThinkTime {
+            later_ms,
             resumed: true,
             ..
         } if *later_ms <= 0.0 => {
@@ -3658,6 +3685,36 @@ mod tests {
             said.starts_with("The server signs with an ECDSA key already"),
             "{said}"
         );
+    }
+
+    /// With the RSA key exchange (nDPI's alexa-app.pcapng 105) the server
+    /// signs nothing before its ServerHello: its wait there is not put on
+    /// a certificate's signature, and the fix does not ask for an ECDSA
+    /// one first.
+    #[test]
+    fn a_slow_server_hello_under_the_rsa_key_exchange_is_no_signature() {
+        let mut x = crate::test_support::finding(FindingKind::ServerThinkTime, 66.0);
+        let c = crate::test_support::report(443);
+        for rsa in [false, true] {
+            x.detail = Detail::HandshakeThinkTime {
+                hello_ms: 66.0,
+                later_ms: 0.0,
+                rsa_key_exchange: rsa,
+                resumed: false,
+            };
+            let (said, fixed) = (explanation(&x), fix(&c, &x));
+            assert_eq!(said.contains("certificate signature"), !rsa, "{said}");
+            assert_eq!(
+                said.contains("signs nothing before its ServerHello"),
+                rsa,
+                "{said}"
+            );
+            assert_eq!(
+                fixed.starts_with("Use an ECDSA P-256 certificate"),
+                !rsa,
+                "{fixed}"
+            );
+        }
     }
 
     /// A server whose SYN-ACK came on a clock several server addresses

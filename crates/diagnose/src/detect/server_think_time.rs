@@ -417,6 +417,13 @@ pub(super) fn preamble_server_turns(f: &Facts<'_>) -> Vec<(TimedTurn, bool)> {
     let mut held = None;
     let mut unacked: Option<Unacked> = None;
     let mut turns = Vec::new();
+    let answers = || {
+        f.preamble_turns()
+            .iter()
+            .filter(|t| t.answerer == server && t.complete)
+            .map(|t| t.answer_frame)
+            .collect::<Vec<u64>>()
+    };
     for t in f
         .preamble_turns()
         .iter()
@@ -427,9 +434,9 @@ pub(super) fn preamble_server_turns(f: &Facts<'_>) -> Vec<(TimedTurn, bool)> {
         let (from_frame, think) = if greets {
             greeting_think(f, t.question(), t.answer())
         } else {
-            let held = held.get_or_insert_with(|| held_segments(f));
+            let held = held.get_or_insert_with(|| held_segments(f, answers()));
             let asked = f.record(t.question_frame).map(|r| f.on_clock_of(server, r));
-            if held.contains(&t.answer_frame)
+            if held.binary_search(&t.answer_frame).is_ok()
                 && asked.is_some_and(|tq| unacked.get_or_insert_with(|| Unacked::new(f)).at(tq))
             {
                 continue;
@@ -790,7 +797,13 @@ pub(super) fn exchange_turns(
     threshold: i64,
     less_upstream: bool,
 ) -> Vec<ServerTurn> {
-    let held = held_segments(f);
+    let answers = f
+        .exchanges
+        .iter()
+        .filter_map(|x| x.response_seen.or(x.response_first))
+        .map(|first| first.frame)
+        .collect();
+    let held = held_segments(f, answers);
     let mut unacked: Option<Unacked> = None;
     let mut slow: Vec<ServerTurn> = Vec::new();
     let on_server = |frame: u64| {
@@ -930,7 +943,7 @@ pub(super) fn exchange_turns(
         // Held only if the server still had data in flight when the
         // request arrived (what Nagle waits on), and the response left
         // with the ACK for it.
-        let released_by_ack = held.contains(&first.frame);
+        let released_by_ack = held.binary_search(&first.frame).is_ok();
         let held = released_by_ack && unacked.get_or_insert_with(|| Unacked::new(f)).at(tq);
         // Held behind data the server sent after the request arrived (a
         // TLS 1.3 server's session tickets, written as the handshake
@@ -1925,8 +1938,10 @@ impl Unacked {
 /// a segment short of a full one; a full one only a window, which less
 /// than a full segment in flight does not fill (gRPC's 65 KB answer on
 /// loopback a millisecond after the client's ACK of a 13-byte frame:
-/// the server's turn, not a hold).
-fn held_segments(f: &Facts<'_>) -> std::collections::HashSet<u64> {
+/// the server's turn, not a hold). Of `answers` only (the frames asked
+/// about): a bulk sender's every segment leaves on an ACK's arrival.
+fn held_segments(f: &Facts<'_>, mut answers: Vec<u64>) -> Vec<u64> {
+    answers.sort_unstable();
     let server = Direction::ServerToClient;
     let mss = f.mss(server);
     let events = f.sender_view(server, u64::MAX, |r| r.len > 0, f.peer_skew());
@@ -1935,7 +1950,7 @@ fn held_segments(f: &Facts<'_>) -> std::collections::HashSet<u64> {
     // The last ACK that advanced, when it found data still
     // unacknowledged: when, and how much was in flight.
     let mut release: Option<(i64, u32)> = None;
-    let mut held = std::collections::HashSet::new();
+    let mut held = Vec::new();
     for (t, r) in events {
         if r.dir != server {
             if acked.is_none_or(|a| seq::lt(a, r.ack)) {
@@ -1950,13 +1965,17 @@ fn held_segments(f: &Facts<'_>) -> std::collections::HashSet<u64> {
             continue;
         }
         let holdable = |in_flight: u32| r.len < mss || in_flight >= mss;
-        if release.is_some_and(|(ta, in_flight)| {
-            holdable(in_flight) && f.released_by(Direction::ServerToClient, t, ta)
-        }) {
-            held.insert(r.frame);
+        if answers.binary_search(&r.frame).is_ok()
+            && release.is_some_and(|(ta, in_flight)| {
+                holdable(in_flight) && f.released_by(Direction::ServerToClient, t, ta)
+            })
+        {
+            held.push(r.frame);
         }
         sent_end = Some(sent_end.map_or(r.end, |e| seq::max(e, r.end)));
         release = None;
     }
+    // (In frame order, for the callers' look-ups.)
+    held.sort_unstable();
     held
 }
