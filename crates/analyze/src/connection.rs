@@ -252,6 +252,11 @@ enum ProxyStep {
 #[derive(Debug, Clone, Copy)]
 struct RecentSegment {
     fingerprint: u64,
+    /// Its sequence number, and its first payload bytes as captured (up
+    /// to 8, how many): a re-send at that number carries the same bytes.
+    seq: u32,
+    head: [u8; 8],
+    head_len: u8,
     /// Hash of the payload's first bytes, `None` when the capture kept
     /// fewer of them than it carried (see [`payload_fingerprint`]).
     payload: Option<u64>,
@@ -302,6 +307,27 @@ fn payload_fingerprint(seg: &Segment<'_>) -> Option<u64> {
     let mut h = rustc_hash::FxHasher::default();
     bytes.hash(&mut h);
     Some(h.finish())
+}
+
+/// Whether a segment that repeats sequence space carries other bytes
+/// than a recent segment at the same sequence number did (both
+/// captured far enough to compare): no re-send, whatever its numbers.
+fn renumbered(recent: &[RecentSegment], seg: &Segment<'_>) -> bool {
+    let (head, len) = head_of(seg);
+    // (A re-send may carry more than the original, or less: the bytes
+    // both begin with are compared.)
+    recent.iter().any(|r| {
+        let n = usize::from(len.min(r.head_len));
+        r.seq == seg.seq && n > 0 && r.head[..n] != head[..n]
+    })
+}
+
+/// A segment's first payload bytes as captured (up to 8), and how many.
+fn head_of(seg: &Segment<'_>) -> ([u8; 8], u8) {
+    let n = seg.payload.len().min(seg.payload_len as usize).min(8);
+    let mut head = [0; 8];
+    head[..n].copy_from_slice(&seg.payload[..n]);
+    (head, n as u8)
 }
 
 /// Whose speech this payload is: `Some(true)` the client's (an HTTP/1.x
@@ -934,8 +960,12 @@ impl Connection {
                 gap_ns: (dt >= 0).then_some(dt),
             });
         }
+        let (head, head_len) = head_of(seg);
         let entry = RecentSegment {
             fingerprint: fp,
+            seq: seg.seq,
+            head,
+            head_len,
             payload,
             ts_ns: at.ts_ns,
             has_ip_id,
@@ -1290,6 +1320,15 @@ impl Connection {
                                 hole_bytes = Some(f.new_bytes);
                             }
                             h.stats.out_of_order += 1;
+                        } else if renumbered(&h.recent, seg) {
+                            // Other bytes at a sequence number already
+                            // sent: not a re-send (TCP re-sends the bytes
+                            // it sent there), but a relay that numbered
+                            // its own data over what it had written
+                            // before (a phone's VPN capture app: nDPI's
+                            // webex.pcap 50, a TLS alert where
+                            // application data had been).
+                            new_data = false;
                         } else {
                             h.stats.retransmissions += 1;
                             retransmission = true;

@@ -142,6 +142,15 @@ enum Speaks {
     Other,
 }
 
+/// A NextProtocol message's plaintext: its header (4 bytes), and the
+/// protocol and padding, which NPN pads to 32 bytes with their two
+/// length bytes.
+const NEXT_PROTOCOL_LEN: u32 = 4 + 32;
+
+/// A TLS 1.0-1.2 Finished's plaintext: its header and 12 bytes of
+/// verify_data.
+const FINISHED_LEN: u32 = 4 + 12;
+
 #[derive(Debug, Default)]
 pub struct TlsSession {
     /// With a key log naming the session: its application records opened
@@ -274,6 +283,9 @@ pub struct TlsSession {
     /// empty frame's 9 bytes, a WINDOW_UPDATE's or PING's 13 or 17, a
     /// short first record of the server's) are read as HTTP/2's then.
     http2_maybe: bool,
+    /// The client's NextProtocol (NPN) was noted: its next encrypted
+    /// handshake record is its Finished.
+    client_next_protocol: bool,
     pub messages: Vec<TlsMessageRef>,
     /// The stream stopped looking like TLS (or sync was lost).
     pub broken: bool,
@@ -660,6 +672,25 @@ impl TlsSession {
                 // TLS 1.2: the first handshake record after CCS is Finished.
                 // (TLS 1.3 sends a compatibility CCS around a HelloRetryRequest,
                 // and the handshake records after it are still plaintext.)
+                // Where the server agreed to NPN, a client's first is its
+                // NextProtocol, its Finished the next (nDPI's
+                // KakaoTalk_chat.pcap 7).
+                // (Only a record too small for both: NextProtocol and
+                // Finished share one record too, many-protocols.pcap 62's
+                // 72 bytes of RC4-SHA, and where the suite's overhead is
+                // not known the record is left a Finished.)
+                let npn = client
+                    && !self.client_next_protocol
+                    && self.server_hello.as_ref().is_some_and(|h| h.next_protocol)
+                    && self.stream_overhead().is_some_and(|o| {
+                        (NEXT_PROTOCOL_LEN..NEXT_PROTOCOL_LEN + FINISHED_LEN)
+                            .contains(&len.saturating_sub(o))
+                    });
+                if npn {
+                    self.client_next_protocol = true;
+                    self.note(r.started, end, dir, TlsMessage::NextProtocolEncrypted, len);
+                    return;
+                }
                 if client {
                     self.client_finished.get_or_insert(end);
                 } else {
@@ -1185,6 +1216,16 @@ impl TlsSession {
     /// suite fixes them: TLS 1.3 (inner content type and tag), TLS 1.2
     /// AES-GCM (explicit nonce and tag), ChaCha20-Poly1305 (tag). None for
     /// CBC suites (their padding varies) and others.
+    /// [`TlsSession::record_overhead`], and RC4's (a stream cipher: its
+    /// MAC alone, SHA-1's 20 bytes or MD5's 16) before TLS 1.3.
+    fn stream_overhead(&self) -> Option<u32> {
+        match self.server_hello.as_ref()?.cipher {
+            0x0005 | 0xc007 | 0xc011 | 0x0018 => Some(20),
+            0x0004 => Some(16),
+            _ => self.record_overhead(),
+        }
+    }
+
     fn record_overhead(&self) -> Option<u32> {
         let cipher = self.server_hello.as_ref()?.cipher;
         if self.is_tls13() {
@@ -1710,6 +1751,86 @@ mod tests {
         let mut m = vec![ht::SERVER_HELLO, 0, 0, body.len() as u8];
         m.extend(body);
         record(ct::HANDSHAKE, 0x0303, &m)
+    }
+
+    /// A TLS 1.2 ServerHello (ECDHE-RSA, AES-128-GCM) with `exts`.
+    fn server_hello12(exts: &[u8]) -> Vec<u8> {
+        let mut body = vec![3, 3];
+        body.extend_from_slice(&[0x33; 32]);
+        body.extend_from_slice(&[0, 0xc0, 0x2f, 0]);
+        body.extend_from_slice(&(exts.len() as u16).to_be_bytes());
+        body.extend_from_slice(exts);
+        let mut m = vec![ht::SERVER_HELLO, 0, 0, body.len() as u8];
+        m.extend(body);
+        record(ct::HANDSHAKE, 0x0303, &m)
+    }
+
+    /// Where the server agreed to NPN (its ServerHello's extension
+    /// 13172), the client's first encrypted handshake record after its
+    /// ChangeCipherSpec is its NextProtocol and the second its Finished
+    /// (nDPI's KakaoTalk_chat.pcap 7: 60 and 40 bytes in one segment);
+    /// without NPN the first is the Finished.
+    #[test]
+    fn a_clients_next_protocol_comes_before_its_finished() {
+        let client_messages = |npn: bool| {
+            let mut c = Capture::new(usize::MAX);
+            c.segment(1, C, &[handshake(ht::CLIENT_HELLO, 200)]);
+            let exts: &[u8] = if npn { &[0x33, 0x74, 0, 0] } else { &[] };
+            c.segment(
+                2,
+                S,
+                &[server_hello12(exts), handshake(ht::CERTIFICATE, 900)],
+            );
+            let finished = record(ct::HANDSHAKE, 0x0303, &[0x5a; 40]);
+            let next_protocol = record(ct::HANDSHAKE, 0x0303, &[0x5a; 60]);
+            c.segment(
+                3,
+                C,
+                &[
+                    handshake(ht::CLIENT_KEY_EXCHANGE, 66),
+                    ccs(),
+                    next_protocol,
+                    finished,
+                ],
+            );
+            c.tls
+                .messages
+                .iter()
+                .filter(|m| m.direction == C && m.frame == 3)
+                .map(|m| m.message)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            client_messages(true),
+            [
+                TlsMessage::ClientKeyExchange,
+                TlsMessage::ChangeCipherSpec,
+                TlsMessage::NextProtocolEncrypted,
+                TlsMessage::FinishedEncrypted
+            ]
+        );
+        assert_eq!(
+            client_messages(false)[2..],
+            [TlsMessage::FinishedEncrypted, TlsMessage::FinishedEncrypted]
+        );
+        // Both in one record (36 + 16 bytes and AES-GCM's 24: 76): it
+        // holds the Finished (many-protocols.pcap 62, RC4's 72).
+        let mut c = Capture::new(usize::MAX);
+        c.segment(1, C, &[handshake(ht::CLIENT_HELLO, 200)]);
+        c.segment(
+            2,
+            S,
+            &[
+                server_hello12(&[0x33, 0x74, 0, 0]),
+                handshake(ht::CERTIFICATE, 900),
+            ],
+        );
+        let both = record(ct::HANDSHAKE, 0x0303, &[0x5a; 76]);
+        c.segment(3, C, &[handshake(ht::CLIENT_KEY_EXCHANGE, 66), ccs(), both]);
+        assert_eq!(
+            c.tls.messages.last().map(|m| m.message),
+            Some(TlsMessage::FinishedEncrypted)
+        );
     }
 
     /// After a resumed handshake OpenSSL sends one ticket: alone, its

@@ -626,6 +626,10 @@ pub enum TlsMessage {
     /// A TLS 1.2 Finished (after ChangeCipherSpec), or a TLS 1.3 record of
     /// exactly a Finished's size.
     FinishedEncrypted,
+    /// A TLS 1.2 client's NextProtocol (NPN), its first encrypted
+    /// handshake message after ChangeCipherSpec where the server agreed
+    /// to NPN: its Finished follows.
+    NextProtocolEncrypted,
     /// A handshake record whose bytes the capture did not hold.
     HandshakeNotCaptured,
     /// A TLS 1.3 encrypted handshake record (EncryptedExtensions,
@@ -667,6 +671,7 @@ impl std::fmt::Display for TlsMessage {
             }
             AlertEncrypted => "Alert (encrypted)",
             FinishedEncrypted => "Finished (encrypted)",
+            NextProtocolEncrypted => "NextProtocol (encrypted)",
             HandshakeNotCaptured => "Handshake (not captured)",
             EncryptedHandshake => "Encrypted handshake",
             EndOfEarlyDataEncrypted => "EndOfEarlyData (encrypted)",

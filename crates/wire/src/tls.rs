@@ -474,6 +474,11 @@ pub struct ServerHello {
     /// what browsers require, with ECDHE and an AEAD suite, to False
     /// Start a full TLS 1.2 handshake.
     pub protocol_chosen: bool,
+    /// The server agreed to Next Protocol Negotiation (NPN, Google's
+    /// draft before ALPN): the client's first encrypted handshake
+    /// message after its ChangeCipherSpec is then its NextProtocol, and
+    /// its Finished the second.
+    pub next_protocol: bool,
     /// Its random: with the client's, what TLS 1.2 derives its record
     /// keys from.
     pub random: [u8; 32],
@@ -512,7 +517,10 @@ impl ServerHello {
                     out.alpn_h2 = alpn(data) == ["h2"];
                     out.protocol_chosen = true;
                 }
-                ext::NEXT_PROTOCOL => out.protocol_chosen = true,
+                ext::NEXT_PROTOCOL => {
+                    out.protocol_chosen = true;
+                    out.next_protocol = true;
+                }
                 _ => {}
             }
         }

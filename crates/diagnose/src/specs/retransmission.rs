@@ -69,6 +69,42 @@ fn a_resend_after_a_retransmission_timeout_is_a_retransmission_and_an_rto_stall(
     }
 }
 
+/// TCP re-sends the bytes it sent at a sequence number. Other bytes
+/// there, the original never acknowledged, are a relay numbering its own
+/// data over what it wrote before (a phone's VPN capture app put a TLS
+/// alert where application data had been: nDPI's webex.pcap 50): no
+/// re-send, no timer's stall.
+#[test]
+fn other_bytes_at_a_sequence_number_already_sent_are_no_resend() {
+    const DATA: &[u8] =
+        b"\x17\x03\x01\x00\x40 application data record, 69 bytes in all, never acknowledged";
+    const ALERT: &[u8] = b"\x15\x03\x01\x00\x20 an alert record written over it";
+    // (Captured at the server: its data lost past the capture point.)
+    let sent_over = |again: &'static [u8]| {
+        let mut w = Wire::new(Path::at_server(RTT));
+        w.handshake(0.0);
+        let req = w.data(C, 100.0, 100);
+        let answer = w.send(S, w.arrival(req) + 1.0, DATA);
+        w.lose(answer);
+        let rel = w.span(answer).0;
+        let later = w.send_at(S, w.sent(answer) + 4_000.0, rel, again);
+        w.ack(C, w.arrival(later));
+        w.run()
+    };
+    let o = sent_over(ALERT);
+    o.has_no(Retransmission);
+    o.has_no(RtoStall);
+    assert_eq!(o.report.server_to_client.retransmissions, 0);
+    // The same bytes again: the timer's re-send, 4 s of stall.
+    let o = sent_over(DATA);
+    assert_ms(
+        o.the(RtoStall).cost_ms,
+        4_000.0,
+        1.0,
+        "the silence before the re-send",
+    );
+}
+
 /// Five segments, the second lost past the capture point; the server
 /// ACKs each arrival (the third duplicate ACK triggers fast retransmit,
 /// `KERNEL` ms after it arrives).
