@@ -3156,3 +3156,51 @@ fn a_spare_closed_without_a_request_waited_for_nothing() {
     );
     assert_all_waited(&doc, 3);
 }
+
+/// nDPI's webex.pcap, stream 50: behind a phone's VPN capture app (the
+/// relay that answered the SYN), the server's close, a TLS alert, came
+/// at the sequence number of application data the relay had written
+/// before and the client never acknowledged: other bytes, not a re-send
+/// (TCP re-sends the bytes it sent). No `retransmission` or `rto_stall`
+/// of it: 4.0 s of a timer's stall were claimed before (docs/
+/// real-world.md, session 75).
+#[test]
+fn other_bytes_at_a_sequence_number_already_sent_are_no_resend() {
+    if !require(
+        "other_bytes_at_a_sequence_number_already_sent_are_no_resend",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-webex-renumbered.pcap", 1);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.srcport == 443 && tcp.len > 0",
+        &["frame.number", "tcp.seq", "tcp.payload"],
+    );
+    // The two server segments at one sequence number, their first bytes
+    // (TLS content types) differing.
+    let pair = rows.iter().enumerate().find_map(|(i, a)| {
+        rows[i + 1..]
+            .iter()
+            .find(|b| b[1] == a[1] && b[2].get(..2) != a[2].get(..2))
+            .map(|b| (a[0].parse::<u64>().unwrap(), b[0].parse::<u64>().unwrap()))
+    });
+    let (original, other) = pair.unwrap_or_else(|| panic!("{rows:?}"));
+    let doc = run_rttdoc_json(&capture);
+    for x in findings_of(&doc, 0) {
+        let frames: Vec<u64> = x["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_u64())
+            .collect();
+        let resend = x["kind"] == "rto_stall" || x["kind"] == "retransmission";
+        assert!(
+            !(resend && (frames.contains(&original) || frames.contains(&other))),
+            "{x}"
+        );
+    }
+}
