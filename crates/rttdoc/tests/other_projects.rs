@@ -3204,3 +3204,67 @@ fn other_bytes_at_a_sequence_number_already_sent_are_no_resend() {
         );
     }
 }
+
+/// nDPI's googledns_android10.pcap, stream 5: DNS over TLS from a phone.
+/// The server's answer to the second of two queries (its 499 bytes)
+/// left right after the client's ACK of the first answer reached it, but
+/// it echoes (TSecr) the query's timestamp, as the server's ACK before it
+/// did, not that ACK's newer one: the server had not read the ACK, which
+/// released nothing. No Nagle finding holds it (`write_write_read`, 11.8
+/// ms, was claimed before; docs/real-world.md, session 75).
+#[test]
+fn a_segment_echoing_an_older_timestamp_than_its_release_was_not_released() {
+    if !require(
+        "a_segment_echoing_an_older_timestamp_than_its_release_was_not_released",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-googledns-echo.pcap", 1);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.options.timestamp.tsval",
+        &[
+            "frame.number",
+            "tcp.srcport",
+            "tcp.len",
+            "tcp.options.timestamp.tsval",
+            "tcp.options.timestamp.tsecr",
+        ],
+    );
+    let n = |s: &str| s.parse::<u64>().unwrap();
+    let server = rows[1][1].clone();
+    // Server data echoing a client segment's timestamp though a pure ACK
+    // of the client's with a newer one was captured between them.
+    let unread: Vec<u64> = (0..rows.len())
+        .filter(|&i| rows[i][1] == server && rows[i][2] != "0")
+        .filter_map(|i| {
+            let echoed = (0..i)
+                .rev()
+                .find(|&j| rows[j][1] != server && rows[j][3] == rows[i][4])?;
+            let newer_ack = rows[echoed + 1..i]
+                .iter()
+                .any(|r| r[1] != server && r[2] == "0" && n(&r[3]) > n(&rows[i][4]));
+            newer_ack.then(|| n(&rows[i][0]))
+        })
+        .collect();
+    assert!(!unread.is_empty(), "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    for x in findings_of(&doc, 0) {
+        let kind = x["kind"].as_str().unwrap();
+        if ["nagle_hold", "nagle_delayed_ack", "write_write_read"].contains(&kind) {
+            let frames: Vec<u64> = x["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|f| f.as_u64())
+                .collect();
+            assert!(
+                frames.iter().all(|f| !unread.contains(f)),
+                "{x}: {unread:?}"
+            );
+        }
+    }
+}

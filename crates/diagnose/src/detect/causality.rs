@@ -12,7 +12,11 @@
 //!    and it reached the host that waited after the wait began (on that
 //!    host's clock: the capture's order says so only for packets of one
 //!    side).
-//! 2. A release never acknowledges the very segment it released.
+//! 2. A release never acknowledges the very segment it released; nor was
+//!    a pure ACK read by a sender whose segment echoes (TSecr) nothing
+//!    newer than its previous one did while a newer peer segment can
+//!    have reached it (RFC 7323's TS.Recent, from a sender seen taking
+//!    pure ACKs' timestamps in and owing no ACK: `can_release`).
 //! 3. The waiting and releasing packets come from opposite sides.
 //! 4. A wait is no longer than the capture shows between its ends (plus
 //!    the clock shift's error when the ends come from both sides; behind
@@ -69,6 +73,28 @@ impl Facts<'_> {
         if !before || acks_held || release.dir == held.dir {
             return false;
         }
+        // The held segment echoes the newest timestamp its sender had
+        // taken in (TS.Recent, RFC 7323 4.3: a pure ACK in sequence
+        // updates it): one older than the release's TSval left before
+        // the release was read (nDPI's googledns_android10.pcap 5: a DNS
+        // answer echoing the query it answers, not the client's ACK taken
+        // for its release). Only from a sender seen echoing a pure ACK's
+        // timestamp: some stacks take in data's alone (an OpenFlow
+        // switch's in tcpdump's of10_pf5240.pcap, its own clock stuck).
+        // Several ACKs captured in a burst are read in turn (a host's
+        // softirq takes a batch: nginx in the lab's ssai captures sent
+        // after the first of eight, echoing its TSval): only an echo older
+        // than all the peer sent since the sender's previous segment says
+        // none of them had been read.
+        if release.timestamped
+            && held.timestamped
+            && release.len == 0
+            && seq::lt(held.tsecr, release.tsval)
+            && self.read_none_since_previous(held)
+            && self.echoes_pure_acks(held.dir)
+        {
+            return false;
+        }
         // The ACK field is filled in when a segment leaves, so data that
         // arrived together with the release (a TLS compatibility
         // ChangeCipherSpec right behind an ACK) is acknowledged too without
@@ -83,6 +109,79 @@ impl Facts<'_> {
                     && d.ts_ns - release.ts_ns > together
             });
         !answers_later_data
+    }
+}
+
+impl Facts<'_> {
+    /// Whether `held` echoes nothing newer than its sender's previous
+    /// segment did, though a peer segment newer than that (its TSval
+    /// beyond that echo) can have reached the sender before `held` left
+    /// (on the sender's clock, within the clock shift's error): its
+    /// sender had read none of those when it left, and none released it.
+    fn read_none_since_previous(&self, held: &SegmentRecord) -> bool {
+        let sender = held.dir;
+        let error = self.shift_error_ns(sender);
+        let left = self.on_clock_of(sender, held);
+        let before = &self.timeline[..self.timeline.partition_point(|r| r.frame < held.frame)];
+        // What the sender had read by its previous segment (its echo).
+        let Some(previous) = before
+            .iter()
+            .rev()
+            .find(|r| r.dir == sender && r.timestamped)
+        else {
+            return false;
+        };
+        let read = previous.tsecr;
+        // A pure ACK updates TS.Recent only from a sender that owes no
+        // ACK (Linux's `rcv_nxt == rcv_wup`, RFC 7323's `SEG.SEQ <=
+        // Last.ACK.sent`): peer data that can have reached it beyond what
+        // its previous segment acknowledged leaves its echo where it was,
+        // whatever it read since (nDPI's 443-opvn.pcap 0: an OpenVPN
+        // server's record released by the client's ACK, echoing the data
+        // before it).
+        let owes = before.iter().any(|r| {
+            r.dir != sender
+                && r.len > 0
+                && self.on_clock_of(sender, r) - error <= left
+                && !(previous.ack_set && seq::le(r.end, previous.ack))
+        });
+        if owes {
+            return false;
+        }
+        let mut newer = before
+            .iter()
+            .filter(|r| r.dir != sender && r.timestamped && seq::lt(read, r.tsval))
+            .filter(|r| self.on_clock_of(sender, r) - error <= left)
+            .peekable();
+        newer.peek().is_some() && newer.all(|r| seq::lt(held.tsecr, r.tsval))
+    }
+
+    /// Whether `sender` was seen echoing (TSecr) the TSval of a pure ACK
+    /// of its peer's that no data segment of the peer's shared: its stack
+    /// takes pure ACKs' timestamps in, as RFC 7323 says and Linux does.
+    pub fn echoes_pure_acks(&self, sender: Direction) -> bool {
+        *self.echoes_pure_acks_view[sender.index()].get_or_init(|| {
+            let peer = sender.reverse();
+            let stamped = |r: &&SegmentRecord| r.dir == peer && r.timestamped;
+            let data: std::collections::BTreeSet<u32> = self
+                .timeline
+                .iter()
+                .filter(stamped)
+                .filter(|r| r.len > 0 || r.flags.syn() || r.flags.fin())
+                .map(|r| r.tsval)
+                .collect();
+            let pure: std::collections::BTreeSet<u32> = self
+                .timeline
+                .iter()
+                .filter(stamped)
+                .filter(|r| r.len == 0 && !r.flags.syn() && !r.flags.fin())
+                .map(|r| r.tsval)
+                .filter(|v| !data.contains(v))
+                .collect();
+            self.timeline
+                .iter()
+                .any(|r| r.dir == sender && r.timestamped && pure.contains(&r.tsecr))
+        })
     }
 }
 

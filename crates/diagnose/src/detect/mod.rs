@@ -254,6 +254,9 @@ pub struct Facts<'a> {
     /// messages with (`server_think_time::acknowledgment_size`), found on
     /// first use.
     pub(crate) acknowledgment_view: std::cell::OnceCell<Option<u32>>,
+    /// Per sender (`Direction::index`): whether it was seen echoing a
+    /// pure ACK's timestamp (causality.rs, `echoes_pure_acks`).
+    pub(crate) echoes_pure_acks_view: [std::cell::OnceCell<bool>; 2],
     /// Per sender (client, server), the Nagle holds `nagle.rs` found:
     /// its detector, the ledger's held first request and sender_pace.rs
     /// each ask for the client's.

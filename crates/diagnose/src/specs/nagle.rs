@@ -165,6 +165,63 @@ fn the_second_write_of_a_plain_response_waiting_for_the_ack_of_the_first_is_writ
     }
 }
 
+/// The body echoes the newest TSval its server had taken in (RFC 7323):
+/// the client's ACK's when that ACK released it; the request's when it
+/// left before the ACK was read, however close behind the ACK's
+/// arrival the capture places it (nDPI's googledns_android10.pcap 5: an
+/// answer to a second query, echoing that query, taken for the rest of
+/// the first answer released by the client's ACK). Its server is seen
+/// taking pure ACKs' timestamps in (a stack that takes data's alone
+/// echoes an older one whatever released it).
+#[test]
+fn a_segment_echoing_a_timestamp_older_than_the_acks_was_not_released_by_it() {
+    for path in Path::all(RTT) {
+        for (released, takes_acks_in) in [(true, true), (false, true), (false, false)] {
+            let (mut w, [head, ack, body]) = two_write_response(path, 0.0);
+            // Its server takes pure ACKs' timestamps in: its FIN, a while
+            // after the client's ACK of the body, echoes that ACK's.
+            let last_ack = w.ack(C, w.arrival(body) + 5.0);
+            let fin = w.fin(S, w.arrival(last_ack) + 50.0);
+            w.stamp(C, 1000.0);
+            w.stamp(S, 1000.0);
+            let last = w.pkts[last_ack.0].seg.options.timestamps.map_or(0, |t| t.0);
+            if takes_acks_in {
+                w.edit(fin, |s| {
+                    s.options.timestamps = s.options.timestamps.map(|(v, _)| (v, last))
+                });
+            }
+            let echo = |w: &Wire, id: Id| w.pkts[id.0].seg.options.timestamps.map_or(0, |t| t.0);
+            let request_tsval = w
+                .pkts
+                .iter()
+                .find(|p| p.dir == C && p.seg.payload_len > 0)
+                .and_then(|p| p.seg.options.timestamps)
+                .map_or(0, |t| t.0);
+            let tsecr = if released {
+                echo(&w, ack)
+            } else {
+                request_tsval
+            };
+            w.edit(body, |s| {
+                s.options.timestamps = s.options.timestamps.map(|(v, _)| (v, tsecr))
+            });
+            // (The head echoes the request, as every stack's would.)
+            w.edit(head, |s| {
+                s.options.timestamps = s.options.timestamps.map(|(v, _)| (v, request_tsval))
+            });
+            let o = w.run();
+            // (A server never seen echoing a pure ACK's timestamp tells
+            // nothing by its echo: the hold stands.)
+            assert_eq!(
+                o.kinds().contains(&WriteWriteRead),
+                released || !takes_acks_in,
+                "{path:?}: {:?}",
+                o.kinds()
+            );
+        }
+    }
+}
+
 /// A server whose own MSS option (1380) is below the client's (1460)
 /// answers a GET with one 2000-byte write: it leaves as a segment of the
 /// server's own full size, and the rest after the client's ACK of it (a
