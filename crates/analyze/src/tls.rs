@@ -1152,7 +1152,7 @@ impl TlsSession {
             let offered = self
                 .client_hello
                 .as_ref()
-                .is_some_and(|c| c.alpn.iter().any(|p| p == "h2"));
+                .is_some_and(|c| rttdoc_wire::tls::offers_h2(&c.alpn));
             let chosen = self.server_hello.as_ref().is_some_and(|s| s.alpn_h2);
             // The client's preface: 24 bytes of magic, then SETTINGS and
             // perhaps a WINDOW_UPDATE (it has no server SETTINGS to
@@ -1217,13 +1217,12 @@ impl TlsSession {
     /// AES-GCM (explicit nonce and tag), ChaCha20-Poly1305 (tag). None for
     /// CBC suites (their padding varies) and others.
     /// [`TlsSession::record_overhead`], and RC4's (a stream cipher: its
-    /// MAC alone, SHA-1's 20 bytes or MD5's 16) before TLS 1.3.
+    /// MAC alone) before TLS 1.3.
     fn stream_overhead(&self) -> Option<u32> {
-        match self.server_hello.as_ref()?.cipher {
-            0x0005 | 0xc007 | 0xc011 | 0x0018 => Some(20),
-            0x0004 => Some(16),
-            _ => self.record_overhead(),
-        }
+        let cipher = self.server_hello.as_ref()?.cipher;
+        rttdoc_wire::tls::stream_cipher_overhead(cipher)
+            .filter(|_| !self.is_tls13())
+            .or_else(|| self.record_overhead())
     }
 
     fn record_overhead(&self) -> Option<u32> {
@@ -1344,7 +1343,7 @@ impl TlsSession {
         let offered_h2 = self
             .client_hello
             .as_ref()
-            .is_some_and(|c| c.alpn.iter().any(|p| p == "h2"));
+            .is_some_and(|c| rttdoc_wire::tls::offers_h2(&c.alpn));
         let overhead = (1 + self.aead_tag_len()) * self.early_data_records;
         offered_h2
             && self.early_data_records > 0

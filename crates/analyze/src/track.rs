@@ -1731,15 +1731,8 @@ fn note_end(
 ) {
     // A connection closing that never carried a request: did another of
     // the route carry the client's requests meanwhile (route_requests.rs)?
-    if conn.exchanges.total == 0 && !conn.sibling_looked_up {
-        conn.sibling_looked_up = true;
-        if let Some(syn) = conn.first_syn {
-            let route = (conn.reuse_client(), conn.server.ip, conn.server.port);
-            conn.sibling_request = calls
-                .route_requests
-                .carried_since(route, syn.ts_ns, conn.stream)
-                .map(|r| (r.stream, r.frame));
-        }
+    if conn.exchanges.total == 0 {
+        look_up_sibling(conn, &calls.route_requests);
     }
     // (After a RST the other side's FIN has no first FIN to cover.)
     let end = seg.seq.wrapping_add(seg.payload_len).wrapping_add(1);
@@ -1875,15 +1868,8 @@ fn note_route_request(conn: &mut Connection, requests: &mut crate::route_request
     let Some(first) = conn.exchanges.last().map(|x| x.request_first) else {
         return;
     };
+    look_up_sibling(conn, requests);
     let route = (conn.reuse_client(), conn.server.ip, conn.server.port);
-    if !conn.sibling_looked_up {
-        conn.sibling_looked_up = true;
-        if let Some(syn) = conn.first_syn {
-            conn.sibling_request = requests
-                .carried_since(route, syn.ts_ns, conn.stream)
-                .map(|r| (r.stream, r.frame));
-        }
-    }
     requests.note(
         route,
         crate::route_requests::RouteRequest {
@@ -1892,6 +1878,22 @@ fn note_route_request(conn: &mut Connection, requests: &mut crate::route_request
             frame: first.frame,
         },
     );
+}
+
+/// Once per connection whose SYN the capture saw (at its first request,
+/// or at its first FIN or RST when it carried none): another connection
+/// of its route that carried one of the client's requests since that SYN.
+fn look_up_sibling(conn: &mut Connection, requests: &crate::route_requests::RouteRequests) {
+    if conn.sibling_looked_up {
+        return;
+    }
+    conn.sibling_looked_up = true;
+    if let Some(syn) = conn.first_syn {
+        let route = (conn.reuse_client(), conn.server.ip, conn.server.port);
+        conn.sibling_request = requests
+            .carried_since(route, syn.ts_ns, conn.stream)
+            .map(|r| (r.stream, r.frame));
+    }
 }
 
 /// What a connection's ClientHello says of its client's sessions with

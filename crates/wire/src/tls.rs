@@ -621,6 +621,20 @@ pub fn offers_http(alpn: &[String]) -> bool {
         .any(|p| p.starts_with("http/") || p.starts_with("spdy/") || p == "h2" || p == "h3")
 }
 
+/// Whether an ALPN list offers HTTP/2 (`h2`).
+pub fn offers_h2(alpn: &[String]) -> bool {
+    alpn.iter().any(|p| p == "h2")
+}
+
+/// What a TLS 1.2 (or older) record of `cipher` adds to its plaintext
+/// when the cipher is a stream cipher (RC4): its MAC alone, by
+/// tls-parser's table; None for block and AEAD ciphers.
+pub fn stream_cipher_overhead(cipher: u16) -> Option<u32> {
+    tls_parser::TlsCipherSuite::from_id(cipher)
+        .filter(|c| c.enc == tls_parser::TlsCipherEnc::Rc4)
+        .map(|c| u32::from(c.mac_size / 8))
+}
+
 /// GREASE values (RFC 8701) are 0x?a?a.
 pub fn is_grease(v: u16) -> bool {
     v & 0x0f0f == 0x0a0a && (v >> 8) == (v & 0xff)
@@ -1149,6 +1163,13 @@ mod tests {
         assert!(certificate_less_suite(0x00a8) && certificate_less_suite(0xccad));
         assert!(certificate_less_suite(0xccac));
         assert!(!certificate_less_suite(0x002f) && !certificate_less_suite(0xc02f));
+        // RC4 with SHA-1 (ECDHE_RSA too) and with MD5: the MAC alone; a
+        // block and an AEAD cipher: none.
+        assert_eq!(stream_cipher_overhead(0x0005), Some(20));
+        assert_eq!(stream_cipher_overhead(0xc011), Some(20));
+        assert_eq!(stream_cipher_overhead(0x0004), Some(16));
+        assert_eq!(stream_cipher_overhead(0x002f), None);
+        assert_eq!(stream_cipher_overhead(0xc02f), None);
     }
 
     #[test]

@@ -417,24 +417,20 @@ pub(super) fn preamble_server_turns(f: &Facts<'_>) -> Vec<(TimedTurn, bool)> {
     let mut held = None;
     let mut unacked: Option<Unacked> = None;
     let mut turns = Vec::new();
-    let answers = || {
+    let answered = || {
         f.preamble_turns()
             .iter()
             .filter(|t| t.answerer == server && t.complete)
-            .map(|t| t.answer_frame)
-            .collect::<Vec<u64>>()
     };
-    for t in f
-        .preamble_turns()
-        .iter()
-        .filter(|t| t.answerer == server && t.complete)
-    {
+    for t in answered() {
         let greets = t.question_frame == row.start_frame
             && f.record(t.question_frame).is_some_and(|r| r.len == 0);
         let (from_frame, think) = if greets {
             greeting_think(f, t.question(), t.answer())
         } else {
-            let held = held.get_or_insert_with(|| held_segments(f, answers()));
+            let held = held.get_or_insert_with(|| {
+                held_segments(f, answered().map(|t| t.answer_frame).collect())
+            });
             let asked = f.record(t.question_frame).map(|r| f.on_clock_of(server, r));
             if held.binary_search(&t.answer_frame).is_ok()
                 && asked.is_some_and(|tq| unacked.get_or_insert_with(|| Unacked::new(f)).at(tq))
@@ -1284,7 +1280,7 @@ fn acknowledgment_size(f: &Facts<'_>) -> Option<u32> {
         .report
         .tls
         .as_ref()
-        .is_some_and(|t| t.alpn.iter().any(|p| p == "h2"));
+        .is_some_and(|t| rttdoc_wire::tls::offers_h2(&t.alpn));
     both_ways.or_else(|| {
         if h2 {
             return None;
