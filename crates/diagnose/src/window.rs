@@ -330,6 +330,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
         (
             Detail::Retransmission {
                 segments,
+                distinct_segments,
                 unconfirmed,
                 window_stalls,
                 past_timeline,
@@ -338,6 +339,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
             },
             Detail::Retransmission {
                 segments: s,
+                distinct_segments: d,
                 unconfirmed: u,
                 window_stalls: w,
                 past_timeline: p,
@@ -346,6 +348,8 @@ fn merge_detail(d: &mut Detail, later: Detail) {
             },
         ) => {
             *segments += s;
+            // (A segment re-sent in two windows is counted in each.)
+            *distinct_segments += d;
             *unconfirmed += u;
             *window_stalls += w;
             *past_timeline += p;

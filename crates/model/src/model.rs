@@ -1214,8 +1214,12 @@ pub enum Detail {
     Retransmission {
         /// Who sent again.
         sender: Direction,
-        /// Segments sent again.
+        /// Segments sent again (each re-send counted).
         segments: u32,
+        /// How many segments those re-sends carried (by sequence number):
+        /// fewer than `segments` where one was re-sent several times, its
+        /// timer backing off.
+        distinct_segments: u32,
         /// Of those, re-sends whose loss the capture cannot show: none of
         /// the receiver's acknowledgments around them are in it (a capture
         /// of data packets only). No wait is counted for them.

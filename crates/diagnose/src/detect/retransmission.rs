@@ -865,6 +865,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .flatten()
             .map(|n| n.first.frame..=n.taken.frame);
         let mut retx = Vec::new();
+        // The sequence numbers re-sent: one segment re-sent five times is
+        // one segment (its timer backing off), not five lost.
+        let mut resent_seqs = Vec::new();
         let mut pairs = Vec::new();
         let mut stalls = Vec::new();
         let mut waits = Vec::new();
@@ -922,6 +925,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 continue;
             }
             retx.push(r.frame);
+            resent_seqs.push(r.seq);
             match first {
                 Some(o) => pairs.push(o.frame),
                 None => originals_unseen += 1,
@@ -967,6 +971,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // started after the original): no silence to measure.
             let r = data[0].1;
             retx.insert(0, r.frame);
+            resent_seqs.push(r.seq);
             pairs.insert(0, r.frame);
             originals_unseen += 1;
             if !loss_shown(f, r, receiver_acks_captured) {
@@ -1009,6 +1014,10 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             waits.sort_by_key(|w| w.from_frame);
         }
         let count = retx.len() + beyond;
+        resent_seqs.sort_unstable();
+        resent_seqs.dedup();
+        // (Those past the timeline are not known apart: each counted.)
+        let distinct = resent_seqs.len() + beyond;
         pairs.dedup();
         // Past the timeline, the re-sends the tracker kept the frames of
         // (their originals and waits are not known).
@@ -1038,6 +1047,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         x.detail = Detail::Retransmission {
             sender,
             segments: count as u32,
+            distinct_segments: distinct as u32,
             unconfirmed,
             window_stalls: window_held,
             past_timeline: beyond as u32,
