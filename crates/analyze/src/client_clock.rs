@@ -42,6 +42,13 @@ impl ClientClocks {
             self.clients.clear();
         }
         let e = self.clients.entry(client).or_insert([(ts_ns, tsval); 2]);
+        // A clock that went back (the host restarted: nDPI's
+        // hpvirtgrp.pcap, a TSval of 293 M, then 45 k two and a half hours
+        // later) starts the reading afresh from this SYN: the SYNs before
+        // it tell nothing of the clock now.
+        if tsval.wrapping_sub(e[1].1) >= 1 << 31 {
+            e[0] = (ts_ns, tsval);
+        }
         e[1] = (ts_ns, tsval);
     }
 
@@ -50,15 +57,22 @@ impl ClientClocks {
     pub(crate) fn hz(&self, client: IpAddr) -> Option<u32> {
         let [(t0, v0), (t1, v1)] = *self.clients.get(&client)?;
         let span = t1 - t0;
-        let ticks = v1.wrapping_sub(v0);
-        if span < SPAN_NS || ticks >= 1 << 31 {
+        if span < SPAN_NS {
             return None;
         }
-        let rate = ticks as f64 / (span as f64 / 1e9);
-        RATES_HZ
-            .into_iter()
-            .find(|&hz| (rate - hz as f64).abs() <= hz as f64 / 10.0)
+        standard_rate(span, v1.wrapping_sub(v0))
     }
+}
+
+/// The standard rate `ticks` over `span_ns` come to, within 10%.
+fn standard_rate(span_ns: i64, ticks: u32) -> Option<u32> {
+    if span_ns <= 0 || ticks >= 1 << 31 {
+        return None;
+    }
+    let rate = ticks as f64 / (span_ns as f64 / 1e9);
+    RATES_HZ
+        .into_iter()
+        .find(|&hz| (rate - hz as f64).abs() <= hz as f64 / 10.0)
 }
 
 #[cfg(test)]
@@ -83,5 +97,18 @@ mod tests {
         c.note(odd, 0, 0);
         c.note(odd, 30 * S, 60 * 30);
         assert_eq!(c.hz(odd), None);
+    }
+
+    /// A clock that went back (its host restarted: nDPI's
+    /// hpvirtgrp.pcap) is read afresh from there.
+    #[test]
+    fn a_clock_that_went_back_is_read_afresh() {
+        let host: IpAddr = "192.168.2.100".parse().unwrap();
+        let mut c = ClientClocks::default();
+        c.note(host, 0, 293_104_425);
+        // Restarted: 45 s of uptime, 9,561 s on.
+        c.note(host, 9_561 * S, 45_084);
+        c.note(host, 9_667 * S, 150_605);
+        assert_eq!(c.hz(host), Some(1000));
     }
 }

@@ -482,6 +482,60 @@ fn report_with(
         }
         _ => None,
     };
+    // The client ACKs the SYN-ACK the moment it arrives, so the gap from
+    // that SYN-ACK (matched by the ACK's TSecr when there were several) to
+    // the ACK is the client side of the path, both ways: the shift that
+    // puts server-sent packets on the client's clock, and the vantage.
+    let trigger = c.handshake_ack.and_then(|ack| {
+        let by_ts = c.handshake_ack_tsecr.and_then(|ecr| {
+            c.syn_acks
+                .iter()
+                .find(|(_, val)| *val == Some(ecr))
+                .map(|(s, _)| *s)
+        });
+        by_ts.or_else(|| {
+            c.syn_acks
+                .iter()
+                .rev()
+                .find(|(s, _)| s.frame < ack.frame)
+                .map(|(s, _)| *s)
+        })
+    });
+    // A handshake whose SYN was sent again is ambiguous on the server's
+    // side (which SYN did the SYN-ACK answer? Karn), not on the client's:
+    // the SYN-ACK it acknowledged to its ACK is its side, as in a clean
+    // one. With the server's side from its fastest answer to data, the
+    // sides place the capture, and the round trip is the far side's (or
+    // both): without them the data samples' own guess takes the slower
+    // side for the far one, and a client whose delayed ACKs took 500 ms
+    // behind a capture next to it read as a 518 ms round trip (nDPI's
+    // hpvirtgrp.pcap 6: SYN-ACK -> ACK 3.5 ms, the server's ACK of data
+    // 28 ms).
+    // (Only where the SYN-ACK it acknowledged is known: the one SYN-ACK,
+    // or the one its ACK echoes. After several, which it took is a guess,
+    // and a client that acknowledged none of seven with its data 3.3 s
+    // after the last is no side of the path: nDPI's tls_port_80.pcapng.)
+    let trigger_known = c.syn_ack_count == 1
+        || c.handshake_ack_tsecr
+            .is_some_and(|ecr| c.syn_acks.iter().any(|(_, val)| *val == Some(ecr)));
+    let retried_by_sides = match (trigger, c.handshake_ack, c.rtt.min_server_side) {
+        (Some(sa), Some(ack), Some((server, source)))
+            if !clean && trigger_known && ack.ts_ns >= sa.ts_ns =>
+        {
+            let client_hs = ack.ts_ns - sa.ts_ns;
+            let client = c
+                .rtt
+                .min_client_side
+                .map_or(client_hs, |ns| ns.min(client_hs));
+            let rtt = match vantage(server, client) {
+                Vantage::Client => server,
+                Vantage::Server => client,
+                _ => server + client,
+            };
+            Some((rtt, source)).filter(|&(ns, _)| ns > 0)
+        }
+        _ => None,
+    };
     let handshake_rtt = clean_handshake_ns.map(|hs| {
         by_sides
             .or(best)
@@ -510,6 +564,7 @@ fn report_with(
     // app) every sample times the relay, not the path to the server: the
     // round trip is unknown (`HandshakeReport::relay`).
     let (rtt_ns, rtt_source) = match handshake_rtt
+        .or(retried_by_sides)
         .or(c.rtt.two_sided_estimate)
         .or(fallback)
         .or(c.rtt.estimate)
@@ -518,25 +573,6 @@ fn report_with(
         Some((ns, src)) => (Some(ns), Some(src)),
         None => (None, None),
     };
-    // The client ACKs the SYN-ACK the moment it arrives, so the gap from
-    // that SYN-ACK (matched by the ACK's TSecr when there were several) to
-    // the ACK is the client side of the path, both ways: the shift that
-    // puts server-sent packets on the client's clock, and the vantage.
-    let trigger = c.handshake_ack.and_then(|ack| {
-        let by_ts = c.handshake_ack_tsecr.and_then(|ecr| {
-            c.syn_acks
-                .iter()
-                .find(|(_, val)| *val == Some(ecr))
-                .map(|(s, _)| *s)
-        });
-        by_ts.or_else(|| {
-            c.syn_acks
-                .iter()
-                .rev()
-                .find(|(s, _)| s.frame < ack.frame)
-                .map(|(s, _)| *s)
-        })
-    });
     let client_side = match (trigger, c.handshake_ack) {
         (Some(sa), Some(ack)) if ack.ts_ns >= sa.ts_ns => Some(ack.ts_ns - sa.ts_ns),
         _ => None,

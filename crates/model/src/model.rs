@@ -947,6 +947,25 @@ pub struct LateRead {
     pub after_ms: f64,
 }
 
+/// A client's SYNs held before the capture point (`Detail::SynRetransmit`):
+/// its clock spaced them farther apart than the capture shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SynsHeld {
+    /// The client's clock rate (Hz, its SYNs over the capture); None
+    /// where the capture does not tell it, the waits then timed at the
+    /// fastest rate a TCP clock ticks (1 kHz): the least they were.
+    pub hz: Option<u32>,
+    /// The timer's waits by that clock (ms, its SYNs' TSvals): the cost,
+    /// a wait being timed on the clock of the host that waited.
+    pub client_ms: f64,
+    /// The same waits as captured (ms).
+    pub captured_ms: f64,
+    /// The SYN-ACK that answered the first SYN, where it was captured
+    /// sooner after the last one than the server's side of the path
+    /// could bring an answer to that: nothing was lost.
+    pub answered_first: Option<u64>,
+}
+
 /// What a finding found, as data: the numbers and names its explanation
 /// and fix are worded from. Detectors fill it; renderers word it
 /// (`rttdoc_report::words`), so nothing is formatted for people unless an
@@ -1579,6 +1598,11 @@ pub enum Detail {
         /// clock of the host that waited) and as captured (ms): the relay,
         /// not the network, kept the handshake back.
         relay_client_clock: Option<(u32, f64, f64)>,
+        /// Not behind a relay: the client's clock spaced its SYNs far
+        /// more than the capture shows them, so the first reached the
+        /// capture point long after it left (held on the client's side of
+        /// it while its timer ran).
+        held_before_capture: Option<SynsHeld>,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

@@ -1885,6 +1885,42 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
         ),
         Detail::SynRetransmit {
             syns,
+            held_before_capture:
+                Some(rttdoc_model::SynsHeld {
+                    hz,
+                    client_ms,
+                    captured_ms,
+                    answered_first,
+                }),
+            ..
+        } => {
+            let answered = match answered_first {
+                Some(frame) => format!(
+                    " The SYN-ACK (frame {frame}) came too soon after the last SYN to answer it (in less than half the round trip \
+                     beyond the capture point): it answered an earlier one, so nothing was lost on the way and no queue was full."
+                ),
+                None => String::new(),
+            };
+            let clock = match hz {
+                Some(hz) => format!("{client_ms:.0} ms apart by its own clock (its SYNs' TCP timestamps, {hz} Hz)", client_ms = fx(client_ms)),
+                None => format!(
+                    "at least {client_ms:.0} ms apart by its own clock (its SYNs' TCP timestamps, {client_ms:.0} ticks of a clock \
+                     that ticks at most 1,000 times a second)",
+                    client_ms = fx(client_ms)
+                ),
+            };
+            let about = if hz.is_some() { "about" } else { "at least" };
+            format!(
+                "The client sent its SYN {syns} times, {clock} but {captured_ms:.0} ms apart as captured: its first SYN reached \
+                 the capture point {about} {held:.0} ms after it left, held on the client's side of it while its timer ran, and \
+                 the client waited {about} {client_ms:.0} ms for that timer.{answered}",
+                client_ms = fx(client_ms),
+                captured_ms = fx(captured_ms),
+                held = fx(client_ms - captured_ms),
+            )
+        }
+        Detail::SynRetransmit {
+            syns,
             unanswered: true,
             one_way_capture: true,
             ..
@@ -2979,6 +3015,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } => "Nothing on the network or the server: the capture app the client's traffic went through (a VPN-based \
              packet capture on the phone) stalled before it took the SYN. Capture on the network, or with a capture \
              that is not a relay (root tcpdump on the device), to see the path itself."
+            .into(),
+        Detail::SynRetransmit {
+            held_before_capture: Some(_),
+            ..
+        } => "Look between the client and the capture point, where its first SYN waited: its link (Wi-Fi association or \
+             power save, a mobile radio waking up), its own resolution of its gateway's address (ARP or neighbour discovery \
+             unanswered at first), or a device between them that buffers; a capture on the client shows which. Nothing \
+             beyond the capture point, nor the server's SYN queue, held it."
             .into(),
         Detail::SynRetransmit {
             unanswered: true,

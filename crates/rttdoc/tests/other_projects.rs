@@ -3268,3 +3268,74 @@ fn a_segment_echoing_an_older_timestamp_than_its_release_was_not_released() {
         }
     }
 }
+
+/// nDPI's hpvirtgrp.pcap, stream 6: a client's two SYNs 997 ticks of its
+/// TCP clock apart (it ticks at most 1,000 times a second), captured 26
+/// ms apart one hop from it, the SYN-ACK 29 ms after the first: a round
+/// trip, as long as the server takes to acknowledge the client's data.
+/// The first SYN was held on the client's side of the capture point
+/// while its timer ran, and answered: the client waited at least 997 ms,
+/// nothing was lost, no queue was full (26 ms of a SYN drop were claimed
+/// before, and a 518 ms round trip from the client's 500 ms delayed
+/// ACKs: docs/real-world.md, session 76).
+#[test]
+fn a_syn_held_before_the_capture_point_is_timed_by_the_clients_clock() {
+    if !require(
+        "a_syn_held_before_the_capture_point_is_timed_by_the_clients_clock",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-hpvirtgrp-held-syn.pcap", 1);
+    let syns: Vec<(f64, u64)> = tshark_fields(
+        &capture,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0",
+        &["frame.time_relative", "tcp.options.timestamp.tsval"],
+    )
+    .iter()
+    .map(|r| (seconds(&r[0]), r[1].parse().unwrap()))
+    .collect();
+    assert_eq!(syns.len(), 2, "the premise");
+    let ticks = (syns[1].1 - syns[0].1) as f64;
+    let captured_ms = (syns[1].0 - syns[0].0) * 1e3;
+    assert!(
+        ticks > 10.0 * captured_ms,
+        "the premise: {ticks} ticks, {captured_ms} ms"
+    );
+    // The SYN-ACK, and the server's fastest acknowledgment of data: a
+    // round trip beyond the capture point each.
+    let time_of = |filter: &str| {
+        seconds(&tshark_fields(&capture, &[], filter, &["frame.time_relative"])[0][0])
+    };
+    let syn_ack = time_of("tcp.flags.syn == 1 && tcp.flags.ack == 1");
+    let request = time_of("tcp.srcport != 5223 && tcp.len > 0");
+    let acked = time_of("tcp.srcport == 5223 && tcp.len == 0 && tcp.flags.syn == 0");
+    let server_side_ms = (acked - request) * 1e3;
+    assert!(
+        ((syn_ack - syns[0].0) * 1e3 - server_side_ms).abs() < 5.0
+            && (syn_ack - syns[1].0) * 1e3 < server_side_ms / 2.0,
+        "the premise: the SYN-ACK answers the first SYN"
+    );
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 0);
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    assert!(
+        rtt >= server_side_ms && rtt < 2.0 * server_side_ms,
+        "{rtt} ms against the server's side {server_side_ms} ms"
+    );
+    let x = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "syn_retransmit")
+        .unwrap();
+    assert!((x["cost_ms"].as_f64().unwrap() - ticks).abs() < 0.01, "{x}");
+    let text = x["explanation"].as_str().unwrap();
+    assert!(text.contains("held on the client's side"), "{text}");
+    assert!(text.contains("answered an earlier one"), "{text}");
+    assert!(
+        !x["fix"].as_str().unwrap().contains("backlog"),
+        "{}",
+        x["fix"]
+    );
+}

@@ -21,8 +21,9 @@
 //! 4. A wait is no longer than the capture shows between its ends (plus
 //!    the clock shift's error when the ends come from both sides; behind
 //!    a relay that answered the client's SYN itself, whose capture times
-//!    are when it read each packet, two of the client's own packets are
-//!    as far apart as the client's clock says), and a finding's cost is
+//!    are when it read each packet, or where a SYN was held before the
+//!    capture point, two of the client's own packets are as far apart as
+//!    the client's clock says), and a finding's cost is
 //!    the sum of its waits: no cost without a wait.
 //! 5. Nagle never holds a full-size segment (`tcp_nagle_check` only
 //!    applies to sub-MSS segments).
@@ -335,16 +336,22 @@ fn obeys(f: &Facts<'_>, w: &Wait, nagle: bool, shift_error_ns: i64) -> bool {
     } else {
         shift_error_ns
     };
-    // Behind a relay that answered the client's SYN itself (a phone's
-    // VPN capture app), the capture's times are when the relay read each
-    // packet: two of the client's own packets are as far apart as its
-    // clock says (its TSvals at the rate its SYNs tell, a tick of slack),
-    // however close the relay read them.
+    // Two of the client's own packets are as far apart as its clock
+    // says (its TSvals at the rate its SYNs tell, a tick of slack),
+    // however close the capture saw them: behind a relay that answered
+    // the client's SYN itself (a phone's VPN capture app) the capture's
+    // times are when the relay read each packet, and a client's first SYN
+    // held on its side of the capture point reached it late (nDPI's
+    // hpvirtgrp.pcap 6).
+    // Between two of its SYNs, where the capture does not tell its
+    // rate, the fastest a TCP clock ticks (1 kHz) gives the least time
+    // they were apart (syn_retransmit.rs).
+    let syns = from.flags.syn() && to.flags.syn() && !from.flags.ack() && !to.flags.ack();
     let clock_span_ns = f
         .client_clock_hz
+        .or(syns.then_some(super::syn_retransmit::FASTEST_CLOCK_HZ))
         .filter(|&hz| {
             hz > 0
-                && f.report.handshake.relay
                 && from.dir == Direction::ClientToServer
                 && to.dir == Direction::ClientToServer
                 && from.timestamped

@@ -46,6 +46,17 @@
 //! timed by that clock, a wait being the waiting host's (the client
 //! waited a second for its timer where the capture shows 65 ms; the round
 //! trip is unknown behind a relay, and no ledger row counts the excess).
+//! Not behind a relay, a client whose own clock (its rate as its SYNs
+//! tell, else 1 kHz, the fastest a TCP clock ticks: the least time)
+//! spaced its SYNs at least 100 ms and twice farther apart than the
+//! capture shows them sent the first long before the capture point saw
+//! it: held on the client's side (its link waking, its own address
+//! resolution, a box that buffers) while its timer ran (nDPI's
+//! hpvirtgrp.pcap 6: 997 ticks, captured 26 ms apart, the SYN-ACK a
+//! round trip after the first SYN and 3 ms after the second). The waits
+//! are that clock's; a SYN-ACK captured sooner after the last SYN than
+//! half the path beyond the capture point answered an earlier one; the
+//! fix looks between the client and the capture point.
 //! And when nothing in the capture answered any SYN (no SYN-ACK, RST or
 //! ICMP error: the connection never opened), the words say so, and the
 //! fix names what drops SYNs silently (a firewall, a server down or
@@ -63,7 +74,7 @@
 //! capture of both directions.
 
 use super::Facts;
-use crate::model::{Detail, Direction, Ending, Finding, FindingKind, Phase, Wait};
+use crate::model::{Detail, Direction, Ending, Finding, FindingKind, Phase, SynsHeld, Wait};
 use rttdoc_analyze::SegmentRecord;
 
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
@@ -129,15 +140,38 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let tick_ms = |hz: u32, p: &[&SegmentRecord]| {
         f64::from(p[1].tsval.wrapping_sub(p[0].tsval)) * 1000.0 / f64::from(hz)
     };
-    let relay_hz = f
+    let clock_hz = f
         .client_clock_hz
-        .filter(|_| f.report.handshake.relay && syns.iter().all(|r| r.timestamped))
+        .filter(|_| syns.iter().all(|r| r.timestamped))
         .filter(|&hz| {
             syns.windows(2).map(|p| tick_ms(hz, p)).sum::<f64>()
                 <= super::causality::RTO_MAX_NS as f64 / 1e6
         });
+    let relay_hz = clock_hz.filter(|_| f.report.handshake.relay);
     let captured_ms: f64 = waits.iter().map(|w| w.ms).sum();
-    let waits: Vec<Wait> = match relay_hz {
+    // Not behind a relay, a client whose own clock spaced its SYNs far
+    // more than the capture shows them sent the first long before the
+    // capture point saw it: held on the client's side (its link waking
+    // or associating, its own queue while it resolved its gateway's
+    // address, a box between it and the capture that buffers) while its
+    // timer ran (nDPI's hpvirtgrp.pcap 6: 997 ticks of a 1 kHz clock,
+    // captured 26 ms apart, the SYN-ACK one round trip after the first
+    // SYN). Its wait is its timer's, timed by its clock, as behind a
+    // relay; what held it is before the capture point.
+    // Where the capture does not tell the client's rate (a host that
+    // slept between its connections: hpvirtgrp's), its clock ticks no
+    // faster than 1 kHz (RFC 7323 5.4: 1 ms to 1 s a tick), so its ticks
+    // in milliseconds are the least time its SYNs were apart.
+    let held_hz =
+        (relay_hz.is_none() && answered_late.is_none() && syns.iter().all(|r| r.timestamped))
+            .then(|| f.client_clock_hz.unwrap_or(FASTEST_CLOCK_HZ))
+            .filter(|&hz| {
+                let clock_ms: f64 = syns.windows(2).map(|p| tick_ms(hz, p)).sum();
+                let captured_ms = (syns[syns.len() - 1].ts_ns - syns[0].ts_ns) as f64 / 1e6;
+                clock_ms <= super::causality::RTO_MAX_NS as f64 / 1e6
+                    && clock_ms - captured_ms >= HELD_BEFORE_CAPTURE_MS.max(captured_ms)
+            });
+    let waits: Vec<Wait> = match relay_hz.or(held_hz) {
         Some(hz) => waits
             .into_iter()
             .map(|w| {
@@ -152,13 +186,29 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .collect(),
         None => waits,
     };
-    let relay_clock = relay_hz.map(|hz| (hz, waits.iter().map(|w| w.ms).sum::<f64>(), captured_ms));
+    let clock_waits = |hz: u32| (hz, waits.iter().map(|w| w.ms).sum::<f64>(), captured_ms);
+    let relay_clock = relay_hz.map(clock_waits);
+    let held_clock = held_hz.map(clock_waits);
+    // The SYN-ACK captured sooner after the last SYN than the server's
+    // side of the path could bring an answer to it answered an earlier
+    // one.
+    let first_answered = held_hz
+        .and_then(|_| {
+            let last = syns[syns.len() - 1];
+            f.timeline
+                .iter()
+                .find(|r| r.dir == Direction::ServerToClient && r.flags.syn() && r.flags.ack())
+                .filter(|sa| {
+                    sa.frame > last.frame && (sa.ts_ns - last.ts_ns) * 2 < f.server_side_ns
+                })
+        })
+        .map(|sa| sa.frame);
     // (Not behind a relay that answered the SYN itself, a phone's VPN
     // capture app: its capture times are when it read each packet, and a
     // second late stalls its reads, the SYN's with them; webex.pcap's
     // 24-30, the client's own timestamps 1 s apart where the capture
     // shows 61-79 ms, both SYN-ACKs acknowledged by the client.)
-    let answer_lost = (answered_late.is_none() && !f.report.handshake.relay)
+    let answer_lost = (answered_late.is_none() && !f.report.handshake.relay && held_hz.is_none())
         .then(|| first_answer_before_resend(f, &syns))
         .flatten();
     let mut x = f.finding(FindingKind::SynRetransmit, Some(Phase::TcpHandshake));
@@ -181,6 +231,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             && !client_went_on(f),
         one_way_capture: f.one_way_capture,
         relay_client_clock: relay_clock,
+        held_before_capture: held_clock.map(|(hz, client_ms, captured_ms)| SynsHeld {
+            hz: f.client_clock_hz.map(|_| hz),
+            client_ms,
+            captured_ms,
+            answered_first: first_answered,
+        }),
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);
@@ -225,6 +281,17 @@ fn first_answer_before_resend(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<
         .find(|r| r.dir == Direction::ServerToClient && r.flags.syn() && r.flags.ack())
         .map(|r| r.frame)
 }
+
+/// How much farther apart than captured a client's clock must space its
+/// SYNs for the first to have been held before the capture point (and
+/// at least as much again as captured): a hundred times a 1 kHz
+/// clock's tick, ten times a 100 Hz one's, far beyond a capture's
+/// jitter.
+const HELD_BEFORE_CAPTURE_MS: f64 = 100.0;
+
+/// The fastest a TCP timestamp clock ticks (RFC 7323 5.4: at least a
+/// millisecond a tick).
+pub(crate) const FASTEST_CLOCK_HZ: u32 = 1000;
 
 /// The server's SYN-ACK timer, first round (Linux's TCP_TIMEOUT_INIT;
 /// Windows waits longer).

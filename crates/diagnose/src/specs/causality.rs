@@ -253,6 +253,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         unanswered: false,
         one_way_capture: false,
         relay_client_clock: None,
+        held_before_capture: None,
     };
     let mut out = vec![x];
     causality::enforce(&f, &mut out);
@@ -268,6 +269,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
             unanswered: false,
             one_way_capture: false,
             relay_client_clock: None,
+            held_before_capture: None,
         }
     );
 }
@@ -494,30 +496,50 @@ fn a_request_sent_into_a_queued_uplink_met_the_queue_the_siblings_echoes_show() 
     assert_eq!(f.uplink_queue_ns(1_000 * MS), 0);
 }
 
-/// Rule 4 behind a relay that answered the client's SYN itself (a
-/// phone's VPN capture app, whose capture times are when it read each
-/// packet): two of the client's own packets are as far apart as its
-/// clock says (100 ticks of its 100 Hz clock: a second), however close
-/// the relay read them (65 ms). A wait of a second between them stands
-/// there; on a capture of the path it is longer than the capture shows.
+/// Rule 4 by the client's clock: two of the client's own packets are as
+/// far apart as its clock says (100 ticks of its 100 Hz clock: a
+/// second), however close the capture saw them (65 ms): behind a relay
+/// that answered the client's SYN itself (a phone's VPN capture app,
+/// whose capture times are when it read each packet), or where the first
+/// SYN was held on the client's side of the capture point (nDPI's
+/// hpvirtgrp.pcap 6). A wait of a second between them stands there;
+/// where its clock says 65 ms too, it is longer than the capture shows;
+/// where the capture does not tell its rate, its ticks at the fastest
+/// rate a TCP clock ticks (1 kHz) are the least time between its SYNs.
 #[test]
-fn behind_a_relay_a_wait_between_the_clients_packets_is_timed_by_its_clock() {
-    let mut first = rec(4, 100.0, C, 0, 0, None);
-    let mut again = rec(6, 165.0, C, 0, 0, None);
-    for (r, tsval) in [(&mut first, 5_030_907), (&mut again, 5_031_007)] {
-        r.flags = rttdoc_wire::TcpFlags::from_bits_retain(SYN);
-        r.tsval = tsval;
-        r.timestamped = true;
-    }
-    let tl = vec![first, again];
+fn a_wait_between_the_clients_packets_is_timed_by_its_clock() {
+    let syns = |ticks: u32| {
+        let mut first = rec(4, 100.0, C, 0, 0, None);
+        let mut again = rec(6, 165.0, C, 0, 0, None);
+        for (r, tsval) in [(&mut first, 5_030_907), (&mut again, 5_030_907 + ticks)] {
+            r.flags = rttdoc_wire::TcpFlags::from_bits_retain(SYN);
+            r.tsval = tsval;
+            r.timestamped = true;
+        }
+        vec![first, again]
+    };
     let second = wait(4, 6, None, 1000.0);
-    for relay in [true, false] {
+    for (relay, ticks, hz, stands) in [
+        (true, 100, Some(100), true),
+        (false, 100, Some(100), true),
+        (false, 6, Some(100), false),
+        // The rate not told: its SYNs at least as far apart as a 1 kHz
+        // clock's ticks (100 ms), and the wait longer than that.
+        (false, 100, None, false),
+        (true, 100, None, false),
+        (false, 1000, None, true),
+    ] {
+        let tl = syns(ticks);
         let mut r = report();
         r.handshake.relay = relay;
         let mut f = facts(&r, &tl);
-        f.client_clock_hz = Some(100);
+        f.client_clock_hz = hz;
         let mut out = vec![finding(&f, SynRetransmit, vec![second])];
         causality::enforce(&f, &mut out);
-        assert_eq!(out.len(), usize::from(relay), "relay {relay}");
+        assert_eq!(
+            out.len(),
+            usize::from(stands),
+            "relay {relay}, {ticks} ticks, {hz:?} Hz"
+        );
     }
 }

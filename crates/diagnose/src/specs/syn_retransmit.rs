@@ -345,3 +345,74 @@ fn a_syn_answered_before_it_was_sent_again_lost_its_syn_ack_not_itself() {
     let (w, _) = syns(Path::mid(RTT, 0.5), &[0.0, 1000.0]);
     assert_eq!(answer_lost(&w.run()), (None, false));
 }
+
+/// A client whose clock (1 kHz, read off its SYNs over half a minute)
+/// spaced its two SYNs `ticks` apart, the capture next to it seeing the
+/// first 975 ms after it left, 25 ms before the second; the SYN-ACK
+/// answers the first, one round trip after it was captured. Returns the
+/// outcome and that SYN-ACK.
+fn held_before_capture(ticks: u32) -> (Outcome, Id) {
+    const TSVAL: u32 = 19_706_089;
+    let mut w = Wire::new(Path::at_client(RTT));
+    let first = w.syn(975.0);
+    let again = w.syn(1000.0);
+    for (id, tsval) in [(first, TSVAL), (again, TSVAL + ticks)] {
+        w.edit(id, |s| s.options.timestamps = Some((tsval, 0)));
+    }
+    let answer = w.syn_ack(w.arrival(first));
+    w.ack(C, w.arrival(answer));
+    let req = w.data(C, 1100.0, 100);
+    w.ack(S, w.arrival(req));
+    let resp = w.data(S, w.arrival(req) + 1.0, 300);
+    w.ack(C, w.arrival(resp));
+    // The client's next connection, half a minute on: its SYN tells its
+    // clock's rate.
+    let next = w.syn(30_975.0);
+    w.edit(next, |s| {
+        s.src_port = 40_001;
+        s.options.timestamps = Some((TSVAL + 30_000, 0));
+    });
+    (w.run(), answer)
+}
+
+/// A SYN held on the client's side of the capture point (nDPI's
+/// hpvirtgrp.pcap 6: its SYNs 997 ticks of a 1 kHz clock apart, captured
+/// 26 ms apart, the SYN-ACK one round trip after the first): the client
+/// waited its timer's second, timed by its clock; nothing was lost
+/// beyond the capture point, the SYN-ACK answered the first SYN. Where
+/// its clock spaces the SYNs as captured, the capture's gap stands, as a
+/// drop.
+#[test]
+fn a_syn_held_before_the_capture_point_is_timed_by_the_clients_clock() {
+    let (o, answer) = held_before_capture(1000);
+    let x = o.the(SynRetransmit);
+    assert_ms(x.cost_ms, 1000.0, EXACT, "the client's clock");
+    match &x.detail {
+        Detail::SynRetransmit {
+            held_before_capture: Some(held),
+            answer_lost: None,
+            relay_client_clock: None,
+            ..
+        } => {
+            assert_eq!(held.hz, Some(1000));
+            assert_ms(held.client_ms, 1000.0, EXACT, "by its clock");
+            assert_ms(held.captured_ms, 25.0, EXACT, "as captured");
+            assert_eq!(held.answered_first, Some(o.frame(answer)));
+        }
+        d => panic!("{d:?}"),
+    }
+    let (o, _) = held_before_capture(25);
+    let x = o.the(SynRetransmit);
+    assert_ms(x.cost_ms, 25.0, EXACT, "as captured");
+    assert!(
+        matches!(
+            x.detail,
+            Detail::SynRetransmit {
+                held_before_capture: None,
+                ..
+            }
+        ),
+        "{:?}",
+        x.detail
+    );
+}
