@@ -1324,6 +1324,10 @@ pub enum Detail {
         http: bool,
         /// The earlier connection's last request asked for the close.
         requested_close: Option<RequestedClose>,
+        /// Other connections to this server the client closed with the
+        /// earlier one (within 20 ms), each idle for another time: its
+        /// connections torn down at once, not an idle timeout.
+        closed_together: u32,
     },
     /// A request waited for the redirect that sent its client to it.
     HttpRedirect {

@@ -267,6 +267,13 @@ fn cited_pairs(who: &str, segments: u32, unseen: u32) -> String {
     }
 }
 
+/// Whether a client's close of its connection went with enough others
+/// to the same server, each idle for another time, to be a teardown:
+/// two others or more (`Detail::ConnectionNotReused::closed_together`).
+fn torn_down(closed_together: u32) -> bool {
+    closed_together >= 2
+}
+
 /// How many segments were re-sent, and how often: one segment re-sent
 /// five times (its timer backing off) is one segment, five times, not
 /// five segments lost.
@@ -1529,6 +1536,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             tls,
             resumed,
             requested_close,
+            closed_together,
             ..
         } => {
             let setup = match (tls, resumed) {
@@ -1552,10 +1560,20 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                 }
                 None => "",
             };
+            // (A teardown is said where the close was after idling: one
+            // right after the answer is a close per request.)
+            let together = if *idle_before_close_ms > IDLE_CLOSE_MS && torn_down(*closed_together) {
+                format!(
+                    " Within 20 ms of that close it closed {closed_together} other connections to this server, each idle for \
+                     another time: it tore them down at once, and no idle timeout closed them."
+                )
+            } else {
+                String::new()
+            };
             format!(
                 "This connection's {setup} took {} before its first request could leave: the client's previous connection \
                  to this server, stream {previous_stream} ({} {}), had been {how} by the {closer} {when} (frame {close_frame}){asked}, \
-                 and the client asked again {} after that answer. Kept open, it would have carried this request at once.",
+                 and the client asked again {} after that answer.{together} Kept open, it would have carried this request at once.",
                 crate::fmt_ms(cost),
                 previous_requests,
                 if *previous_requests == 1 { "request" } else { "requests" },
@@ -2858,6 +2876,18 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             }
         }
         Detail::ConnectionNotReused {
+            closed_by_server: false,
+            idle_before_close_ms,
+            closed_together,
+            ..
+        } if *idle_before_close_ms > IDLE_CLOSE_MS && torn_down(*closed_together) => "The client closed its connections \
+             to this server all at once, however long each had idled: find what tore them down (the client process ending \
+             its run, as one curl or script per batch of requests does, a page reload or navigation, the application sent to \
+             the background or its session reset, a network change, a pool flushed after an error) \
+             and keep the connections across it where it need not end them; a pool's idle timeout closes each connection when it \
+             has idled its time, one at a time."
+            .to_string(),
+        Detail::ConnectionNotReused {
             closed_by_server,
             idle_before_close_ms,
             pause_ms,
@@ -3388,6 +3418,44 @@ pub fn detail_command(stats: &CaptureStats, option: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A client that closed its connection with others to the server at
+    /// once, each idle for another time (nDPI's alexa-app.pcapng 50),
+    /// tore its pool down: no idle timeout, said so, and the fix looks for
+    /// what did it; one other closed with it is not yet a teardown.
+    #[test]
+    fn a_pool_torn_down_at_once_is_no_idle_timeout() {
+        let worded = |closed_together: u32| {
+            let mut x = crate::test_support::finding(FindingKind::ConnectionNotReused, 63.2);
+            x.detail = Detail::ConnectionNotReused {
+                previous_stream: 41,
+                close_frame: 1098,
+                closed_by_server: false,
+                reset: false,
+                previous_requests: 1,
+                idle_before_close_ms: 4440.0,
+                pause_ms: 4820.0,
+                tls: false,
+                resumed: false,
+                http: true,
+                requested_close: None,
+                closed_together,
+            };
+            let c = crate::test_support::report(80);
+            (explanation(&x), fix(&c, &x))
+        };
+        let (said, advice) = worded(6);
+        assert!(
+            said.contains("closed 6 other connections to this server"),
+            "{said}"
+        );
+        assert!(said.contains("no idle timeout closed them"), "{said}");
+        assert!(advice.contains("all at once"), "{advice}");
+        assert!(!advice.contains("IdleConnTimeout"), "{advice}");
+        let (said, advice) = worded(1);
+        assert!(!said.contains("tore them down"), "{said}");
+        assert!(advice.contains("idle timeout"), "{advice}");
+    }
 
     /// One segment re-sent again and again (its timer backing off, a
     /// black hole: nDPI's skype.pcap 17, seven copies of 35 bytes) is one

@@ -3339,3 +3339,67 @@ fn a_syn_held_before_the_capture_point_is_timed_by_the_clients_clock() {
         x["fix"]
     );
 }
+
+/// nDPI's alexa-app.pcapng, the Echo's connections to one server
+/// (streams 41-50): it closed all seven, on ports 80 and 443, within 2.3
+/// ms, each idle for another time, then connected again. A teardown, no
+/// idle timeout: the words say so and the fix does not ask to raise one
+/// (judged partly right for its idle timeout in session 76).
+#[test]
+fn a_pool_torn_down_at_once_is_no_idle_timeout() {
+    if !require(
+        "a_pool_torn_down_at_once_is_no_idle_timeout",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-teardown.pcapng.gz", 9);
+    // The client's FINs, and when each connection's last data from the
+    // server came.
+    let fins: Vec<(f64, u64)> = tshark_fields(
+        &capture,
+        &[],
+        "tcp.flags.fin == 1 && tcp.srcport != 80 && tcp.srcport != 443",
+        &["frame.time_relative", "tcp.stream"],
+    )
+    .iter()
+    .map(|r| (seconds(&r[0]), r[1].parse().unwrap()))
+    .collect();
+    let last_data = |stream: u64| {
+        tshark_fields(
+            &capture,
+            &[],
+            &format!("tcp.stream == {stream} && tcp.len > 0 && (tcp.srcport == 80 || tcp.srcport == 443)"),
+            &["frame.time_relative"],
+        )
+        .last()
+        .map(|r| seconds(&r[0]))
+    };
+    // The premise: several closed within 20 ms, idle for other times.
+    let first = fins.iter().map(|f| f.0).fold(f64::INFINITY, f64::min);
+    let together: Vec<_> = fins.iter().filter(|f| f.0 - first < 0.020).collect();
+    assert!(together.len() >= 5, "the premise: {fins:?}");
+    let idles: Vec<f64> = together
+        .iter()
+        .filter_map(|f| last_data(f.1).map(|t| f.0 - t))
+        .collect();
+    let spread = idles.iter().cloned().fold(f64::MIN, f64::max)
+        - idles.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread > 1.0, "the premise: idle {idles:?}");
+    let doc = run_rttdoc_json(&capture);
+    let x = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap().iter())
+        .find(|x| x["kind"] == "connection_not_reused")
+        .expect("a connection not reused");
+    let text = x["explanation"].as_str().unwrap();
+    assert!(text.contains("tore them down at once"), "{text}");
+    let fix = x["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("all at once") && !fix.contains("IdleConnTimeout"),
+        "{fix}"
+    );
+}

@@ -632,3 +632,59 @@ fn a_goodbye_written_before_an_idle_close_is_no_answer() {
         }
     }
 }
+
+/// A connection of the client's pool: its handshake at `start`, one
+/// request right after it, the answer 1 ms after the request arrives,
+/// and the client's FIN at `close_at`.
+fn pooled(path: Path, start: f64, close_at: f64) -> Wire {
+    let mut w = Wire::new(path);
+    let [_, _, ack] = w.handshake(start);
+    let request = w.send(C, w.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let answer = w.send(
+        S,
+        w.arrival(request) + 1.0,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+    );
+    w.ack(C, w.arrival(answer));
+    let fin = w.fin(C, close_at);
+    let back = w.fin(S, w.arrival(fin));
+    w.ack(C, w.arrival(back));
+    w
+}
+
+/// A client that closed its connections to the server at once, within
+/// 2 ms, each idle for another time (`starts`: when each began, the
+/// earliest the one this connection replaces), then opened this one:
+/// what `closed_together` counts of the others.
+fn after_teardown(path: Path, starts: &[f64]) -> u32 {
+    let mut w = Wire::new(path);
+    for (k, &start) in starts.iter().enumerate() {
+        // The replaced one closes last, its siblings 0.5 ms apart before.
+        let close_at = 5000.0 - 0.5 * k as f64;
+        w.join(pooled(path, start, close_at), EARLIER + k as u16, 443);
+    }
+    new_connection(&mut w, 5400.0, 0.0);
+    match w.run().the(ConnectionNotReused).detail {
+        Detail::ConnectionNotReused {
+            closed_together, ..
+        } => closed_together,
+        ref d => panic!("{d:?}"),
+    }
+}
+
+/// A pool torn down at once (nDPI's alexa-app.pcapng 50: seven
+/// connections closed in 2.3 ms, idle 2 to 4 s; curl ending a run of
+/// requests) is no idle timeout, which closes each connection when it
+/// has idled its time: the others the client closed within 20 ms, each
+/// idle for another time (its last answer more than 100 ms from the
+/// replaced one's), are counted. Connections answered together idle
+/// together, and one timeout closes them together: not counted.
+#[test]
+fn a_pool_torn_down_at_once_is_told_from_an_idle_timeout() {
+    for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
+        assert_eq!(after_teardown(path, &[0.0, 1000.0, 2000.0]), 2);
+        assert_eq!(after_teardown(path, &[0.0, 1000.0]), 1);
+        // Answered together: idle alike.
+        assert_eq!(after_teardown(path, &[0.0, 10.0, 20.0]), 0);
+    }
+}
