@@ -219,6 +219,9 @@ pub struct TlsFacts {
     pub client_finished: Option<Stamp>,
     /// The server's Finished.
     pub server_finished: Option<Stamp>,
+    /// Its ServerKeyExchange (TLS 1.2 and older): the server's key
+    /// exchange and signing key.
+    pub server_key_exchange: Option<rttdoc_wire::tls::ServerKeyExchange>,
     /// TLS started after a plaintext preamble (proxy, STARTTLS).
     pub preamble: Option<PreambleFacts>,
 }
@@ -476,6 +479,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         client_hello_start: tls.client_hello_at.map(|(start, _)| start),
         client_finished: tls.client_finished,
         server_finished: tls.server_finished,
+        server_key_exchange: tls.server_key_exchange,
         preamble: tls.preamble.map(|(start, first)| PreambleFacts {
             kind: start.kind,
             round_trips: start.round_trips,

@@ -165,6 +165,9 @@ pub struct TlsSession {
     pub client_hello_at: Option<(Stamp, Stamp)>,
     pub client_hello_bytes: u32,
     pub server_hello: Option<ServerHello>,
+    /// The server's ServerKeyExchange (TLS 1.2 and older, ECDHE or DHE):
+    /// its key exchange and the key that signed it.
+    pub server_key_exchange: Option<rttdoc_wire::tls::ServerKeyExchange>,
     pub server_hello_at: Option<Stamp>,
     /// A ServerHello known by its type byte alone (a snap length cut its
     /// body): its record's version.
@@ -1418,6 +1421,10 @@ impl TlsSession {
             }
             ht::SERVER_KEY_EXCHANGE => {
                 self.key_exchange_seen = true;
+                if let Some(sh) = &self.server_hello {
+                    self.server_key_exchange =
+                        rttdoc_wire::tls::ServerKeyExchange::parse(raw, sh.version, sh.cipher);
+                }
                 TlsMessage::ServerKeyExchange
             }
             ht::CERTIFICATE_REQUEST => {

@@ -659,6 +659,7 @@ fn report_with(
         Some(_) => None,
     };
     let false_start_eligible = c.tls.as_ref().is_some_and(|t| t.false_start_eligible);
+    let server_key_exchange = c.tls.as_ref().and_then(|t| t.server_key_exchange);
     let (costly_key_exchange, certificate_less) = c.tls.as_ref().map_or((None, false), |t| {
         use rttdoc_wire::tls;
         let before_tls13 = t.version.is_some_and(|v| !tls::is_tls13(v));
@@ -1026,6 +1027,7 @@ fn report_with(
                 sibling_request: c.sibling_request,
                 one_way_capture: c.one_way_capture,
                 false_start_eligible,
+                server_key_exchange,
                 costly_key_exchange: costly_key_exchange.clone(),
                 certificate_less,
                 lookup: c.lookup.as_deref(),

@@ -16,4 +16,8 @@ pub mod series;
 
 pub use model::*;
 pub use quic::{QuicCause, QuicConnectionReport, QuicSection, QuicVersion, QUIC_LISTED};
+/// What a TLS 1.2 server's ServerKeyExchange shows of its work
+/// (`Detail::HandshakeThinkTime::server_key`), and the group names the
+/// words give it: the wire's, shared as the vocabulary.
+pub use rttdoc_wire::tls::{costly_group, group_name, ServerKeyExchange, Signer};
 pub use series::{Series, SeriesPacket};

@@ -1045,6 +1045,10 @@ pub enum Detail {
         rsa_key_exchange: bool,
         /// The handshake resumed a session: no certificate was signed.
         resumed: bool,
+        /// Its ServerKeyExchange (TLS 1.2 and older, ECDHE or DHE), read:
+        /// the server's key exchange and the key that signed it, what its
+        /// first flight cost it.
+        server_key: Option<rttdoc_wire::tls::ServerKeyExchange>,
     },
     /// The client answered the server's handshake flight late.
     ClientThinkTime {

@@ -267,6 +267,15 @@ fn cited_pairs(who: &str, segments: u32, unseen: u32) -> String {
     }
 }
 
+/// A server's signing key, for a fix: "an RSA-2048 signature".
+fn signer_words(signer: rttdoc_model::Signer) -> String {
+    match signer {
+        rttdoc_model::Signer::Rsa(bits) => format!("an RSA-{bits} signature"),
+        rttdoc_model::Signer::Ecdsa => "an ECDSA signature".into(),
+        rttdoc_model::Signer::Unknown => "its signature".into(),
+    }
+}
+
 /// Whether a client's close of its connection went with enough others
 /// to the same server, each idle for another time, to be a teardown:
 /// two others or more (`Detail::ConnectionNotReused::closed_together`).
@@ -2371,6 +2380,56 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              ticket keys fetched per handshake), at its CPU, and at the accept queue in front of it."
                 .into()
         }
+        // What the server's ServerKeyExchange shows it computed, where
+        // it was read: cheap work (x25519 or P-256, signed by ECDSA or
+        // RSA-2048) is not what took the time (nDPI's dns_dot.pcap 0: 17
+        // ms on x25519 and RSA-2048, told to move to "ECDSA instead of
+        // RSA-4096"); a large RSA key or a costly group is named.
+        Detail::HandshakeThinkTime {
+            server_key: Some(k),
+            resumed: false,
+            ..
+        } if k.cheap() => format!(
+            "The server's key exchange and signature cost it little ({}, {}: a millisecond or two at most): its time went \
+             elsewhere. Look at the TLS terminator's load (its CPU, the accept queue in front of it), a remote signer (an HSM, \
+             a keyless key server), fetches in the handshake (OCSP, a key server), a cold or busy server (its first handshakes \
+             after a start); enable session resumption.",
+            k.group.map_or_else(|| "its group".to_string(), rttdoc_model::group_name),
+            signer_words(k.signer),
+        ),
+        Detail::HandshakeThinkTime {
+            server_key: Some(k),
+            resumed: false,
+            ..
+        } if matches!(k.signer, rttdoc_model::Signer::Rsa(bits) if bits >= 3072)
+            || k.dh_bits.is_some()
+            || k.group.is_some_and(rttdoc_model::costly_group) =>
+        {
+            let mut what = Vec::new();
+            if let rttdoc_model::Signer::Rsa(bits) = k.signer {
+                if bits >= 3072 {
+                    what.push(format!(
+                        "use an ECDSA P-256 certificate (this server signs each handshake with RSA-{bits}, several times \
+                         RSA-2048's work and tens of times ECDSA's)"
+                    ));
+                }
+            }
+            match (k.dh_bits, k.group) {
+                (Some(bits), _) => what.push(format!(
+                    "prefer ECDHE on x25519 to the finite-field DHE-{bits} key exchange the server chose (a modular \
+                     exponentiation each side)"
+                )),
+                (None, Some(g)) if rttdoc_model::costly_group(g) => what.push(format!(
+                    "have the server choose x25519 or P-256 over {} (nginx `ssl_ecdh_curve X25519:prime256v1;`)",
+                    rttdoc_model::group_name(g)
+                )),
+                _ => {}
+            }
+            let first = what.join("; ");
+            let mut first = first.chars();
+            let first = first.next().map_or(String::new(), |c| c.to_uppercase().chain(first).collect());
+            format!("{first}; enable session resumption, give the TLS terminator CPU.")
+        }
         // (A TLS 1.2 suite names the certificate's key: one that signs
         // with ECDSA already is not told to.)
         Detail::HandshakeThinkTime { .. }
@@ -3419,6 +3478,58 @@ pub fn detail_command(stats: &CaptureStats, option: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The server's handshake time is told by what its ServerKeyExchange
+    /// shows it computed: cheap work (x25519 and RSA-2048: nDPI's
+    /// dns_dot.pcap) is not the cause; RSA-4096, a DHE key exchange or a
+    /// costly group is named; unread, the fix stays the general one.
+    #[test]
+    fn a_servers_handshake_fix_follows_its_key_exchange() {
+        use rttdoc_model::{ServerKeyExchange, Signer};
+        let fixed = |server_key: Option<ServerKeyExchange>| {
+            let mut x = crate::test_support::finding(FindingKind::ServerThinkTime, 17.0);
+            x.detail = Detail::HandshakeThinkTime {
+                hello_ms: 17.0,
+                later_ms: 0.0,
+                rsa_key_exchange: false,
+                resumed: false,
+                server_key,
+            };
+            fix(&crate::test_support::report(853), &x)
+        };
+        let key = |group, dh_bits, signer| {
+            Some(ServerKeyExchange {
+                group,
+                dh_bits,
+                signer,
+            })
+        };
+        let cheap = fixed(key(Some(0x001d), None, Signer::Rsa(2048)));
+        assert!(
+            cheap.contains("cost it little (x25519, an RSA-2048 signature"),
+            "{cheap}"
+        );
+        assert!(!cheap.contains("ECDSA P-256 certificate"), "{cheap}");
+        let big = fixed(key(Some(0x0018), None, Signer::Rsa(4096)));
+        assert!(
+            big.starts_with(
+                "Use an ECDSA P-256 certificate (this server signs each handshake with RSA-4096"
+            ),
+            "{big}"
+        );
+        let dhe = fixed(key(None, Some(2048), Signer::Rsa(2048)));
+        assert!(
+            dhe.starts_with("Prefer ECDHE on x25519 to the finite-field DHE-2048"),
+            "{dhe}"
+        );
+        let p521 = fixed(key(Some(0x0019), None, Signer::Ecdsa));
+        assert!(
+            p521.starts_with("Have the server choose x25519 or P-256 over secp521r1"),
+            "{p521}"
+        );
+        let unread = fixed(None);
+        assert!(unread.contains("ECDSA P-256 certificate"), "{unread}");
+    }
+
     /// A client that closed its connection with others to the server at
     /// once, each idle for another time (nDPI's alexa-app.pcapng 50),
     /// tore its pool down: no idle timeout, said so, and the fix looks for
@@ -3909,6 +4020,7 @@ mod tests {
             later_ms: 0.0,
             rsa_key_exchange: false,
             resumed: false,
+            server_key: None,
         };
         let mut c = crate::test_support::report(443);
         assert!(fix(&c, &x).starts_with("Use an ECDSA P-256 certificate"));
@@ -3937,6 +4049,7 @@ mod tests {
                 later_ms: 0.0,
                 rsa_key_exchange: rsa,
                 resumed: false,
+                server_key: None,
             };
             let (said, fixed) = (explanation(&x), fix(&c, &x));
             assert_eq!(said.contains("certificate signature"), !rsa, "{said}");

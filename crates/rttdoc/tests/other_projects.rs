@@ -3403,3 +3403,43 @@ fn a_pool_torn_down_at_once_is_no_idle_timeout() {
         "{fix}"
     );
 }
+
+/// nDPI's dns_dot.pcap: DNS over TLS 1.2, the server's first flight 17
+/// ms after its ACK of the ClientHello, its ServerKeyExchange on x25519
+/// signed with RSA-2048 (a 256-byte signature): cheap work, a
+/// millisecond or two. The fix names the key and group the server used
+/// and looks elsewhere; it had said "an ECDSA P-256 certificate (~10x
+/// cheaper than RSA-4096) and x25519" (judged partly right in session
+/// 76: that server had both already, but the RSA-4096).
+#[test]
+fn a_server_whose_key_exchange_was_cheap_is_told_to_look_elsewhere() {
+    if !require(
+        "a_server_whose_key_exchange_was_cheap_is_told_to_look_elsewhere",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-dns_dot.pcap", 1);
+    let ske = tshark_fields(
+        &capture,
+        &[],
+        "tls.handshake.type == 12",
+        &["tls.handshake.server_named_curve", "tls.handshake.sig_len"],
+    );
+    assert_eq!(ske.len(), 1, "the premise: one ServerKeyExchange");
+    let curve = u16::from_str_radix(ske[0][0].trim_start_matches("0x"), 16).unwrap();
+    let rsa_bits = ske[0][1].parse::<u32>().unwrap() * 8;
+    assert_eq!((curve, rsa_bits), (0x001d, 2048), "the premise");
+    let doc = run_rttdoc_json(&capture);
+    let x = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "server_think_time")
+        .expect("the server's handshake time");
+    let fix = x["fix"].as_str().unwrap();
+    assert!(fix.contains("x25519, an RSA-2048 signature"), "{fix}");
+    assert!(
+        fix.contains("cost it little") && !fix.contains("RSA-4096"),
+        "{fix}"
+    );
+}

@@ -528,6 +528,108 @@ impl ServerHello {
     }
 }
 
+/// What rttdoc reads from a TLS 1.2 (or older) ServerKeyExchange: the
+/// key exchange the server ran (ECDHE's named group, or DHE's prime) and
+/// its signature over it, which its certificate's key made: what the
+/// server computed before its first flight, and so what a slow one spent
+/// its time on, or did not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerKeyExchange {
+    /// ECDHE's named group.
+    pub group: Option<u16>,
+    /// DHE's prime, in bits.
+    pub dh_bits: Option<u32>,
+    /// The key that signed it.
+    pub signer: Signer,
+}
+
+/// A server's signing key, as its signature shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signer {
+    /// RSA, of this modulus (bits: an RSA signature is as long as its
+    /// modulus).
+    Rsa(u32),
+    /// ECDSA (or EdDSA).
+    Ecdsa,
+    /// Not told (an anonymous suite, an unknown scheme).
+    Unknown,
+}
+
+impl ServerKeyExchange {
+    /// Parses a ServerKeyExchange message (with its 4-byte header) of a
+    /// handshake that negotiated `version` and `cipher`; None where its
+    /// fields do not fill it exactly (a PSK suite's, a truncated one).
+    pub fn parse(raw: &[u8], version: u16, cipher: u16) -> Option<ServerKeyExchange> {
+        use tls_parser::{parse_content_and_signature, parse_dh_params, parse_ecdh_params};
+        let body = raw.get(4..)?;
+        // TLS 1.2 names the signature's algorithm (RFC 5246 7.4.3).
+        let named = version >= 0x0303;
+        let kx = tls_parser::TlsCipherSuite::from_id(cipher).map(|c| c.kx);
+        let (group, dh_bits, signed) = match kx {
+            Some(tls_parser::TlsCipherKx::Ecdhe) => {
+                let (rest, (params, signed)) =
+                    parse_content_and_signature(body, parse_ecdh_params, named).ok()?;
+                if !rest.is_empty() {
+                    return None;
+                }
+                let group = match params.curve_params.params_content {
+                    tls_parser::ECParametersContent::NamedGroup(g) => Some(g.0),
+                    _ => None,
+                };
+                (group, None, signed)
+            }
+            Some(tls_parser::TlsCipherKx::Dhe) => {
+                let (rest, (params, signed)) =
+                    parse_content_and_signature(body, parse_dh_params, named).ok()?;
+                if !rest.is_empty() {
+                    return None;
+                }
+                let p = params.dh_p;
+                let leading = p.iter().take_while(|&&b| b == 0).count();
+                let bits = (p.len() - leading) as u32 * 8;
+                (None, Some(bits), signed)
+            }
+            _ => return None,
+        };
+        let rsa = |bytes: usize| Signer::Rsa(bytes as u32 * 8);
+        let signer = match signed.alg {
+            // TLS 1.2: SignatureAndHashAlgorithm (RFC 5246), or a
+            // SignatureScheme in the same two bytes (RFC 8446 4.2.3).
+            Some(alg) => match (alg.hash.0, alg.sign.0) {
+                (0x08, 0x04..=0x06 | 0x09..=0x0b) => rsa(signed.data.len()),
+                (0x08, 0x07 | 0x08) => Signer::Ecdsa,
+                (_, 1) => rsa(signed.data.len()),
+                (_, 3) => Signer::Ecdsa,
+                _ => Signer::Unknown,
+            },
+            // Before it, the suite names the certificate's key.
+            None => match tls_parser::TlsCipherSuite::from_id(cipher).map(|c| c.au) {
+                Some(tls_parser::TlsCipherAu::Rsa) => rsa(signed.data.len()),
+                Some(tls_parser::TlsCipherAu::Ecdsa) => Signer::Ecdsa,
+                _ => Signer::Unknown,
+            },
+        };
+        Some(ServerKeyExchange {
+            group,
+            dh_bits,
+            signer,
+        })
+    }
+
+    /// Whether the server's work in it is small: ECDHE on x25519, P-256 or
+    /// P-384 (tens to hundreds of microseconds) signed by ECDSA or RSA of
+    /// 2048 bits at most (a millisecond or two), so a slow first flight
+    /// spent its time elsewhere.
+    pub fn cheap(&self) -> bool {
+        matches!(self.group, Some(0x001d | 0x0017 | 0x0018))
+            && match self.signer {
+                Signer::Rsa(bits) => bits <= 2048,
+                Signer::Ecdsa => true,
+                Signer::Unknown => false,
+            }
+    }
+}
+
 /// A TLS 1.2 suite with an ECDHE key exchange and an AEAD cipher: what
 /// browsers (BoringSSL's and NSS's `false_start`) require, with a
 /// negotiated application protocol, to False Start a full handshake.
@@ -1053,6 +1155,62 @@ mod tests {
             CutHandshake::read(&hrr[..37], len).unwrap().msg_type,
             handshake_type::SERVER_HELLO
         );
+    }
+
+    /// A ServerKeyExchange's group and signer, as dns_dot.pcap's (x25519,
+    /// a 256-byte rsa_pss signature: RSA-2048) and http2-brotli's (P-384,
+    /// 512 bytes: RSA-4096) show them; an ECDSA one; TLS 1.0's, whose suite
+    /// names the key; and damage refused.
+    #[test]
+    fn a_server_key_exchange_tells_its_group_and_signer() {
+        let ske = |group: u16, point: usize, alg: Option<u16>, sig: usize| {
+            let mut body = vec![3];
+            body.extend(group.to_be_bytes());
+            body.push(point as u8);
+            body.extend(std::iter::repeat_n(4u8, point));
+            if let Some(a) = alg {
+                body.extend(a.to_be_bytes());
+            }
+            body.extend((sig as u16).to_be_bytes());
+            body.extend(std::iter::repeat_n(0x5au8, sig));
+            let mut raw = vec![12, 0];
+            raw.extend((body.len() as u16).to_be_bytes());
+            raw.extend(body);
+            raw
+        };
+        // ECDHE-RSA-AES128-GCM-SHA256, TLS 1.2, rsa_pss_rsae_sha256.
+        let x =
+            ServerKeyExchange::parse(&ske(0x001d, 32, Some(0x0804), 256), 0x0303, 0xc02f).unwrap();
+        assert_eq!((x.group, x.signer), (Some(0x001d), Signer::Rsa(2048)));
+        assert!(x.cheap());
+        // rsa_pkcs1_sha256 on P-384, 512 bytes.
+        let x =
+            ServerKeyExchange::parse(&ske(0x0018, 97, Some(0x0401), 512), 0x0303, 0xc02f).unwrap();
+        assert_eq!((x.group, x.signer), (Some(0x0018), Signer::Rsa(4096)));
+        assert!(!x.cheap());
+        // P-521, RSA-2048: the group costly.
+        let x =
+            ServerKeyExchange::parse(&ske(0x0019, 133, Some(0x0804), 256), 0x0303, 0xc02f).unwrap();
+        assert!(!x.cheap());
+        // ecdsa_secp256r1_sha256 (a DER signature of about 71 bytes).
+        let x =
+            ServerKeyExchange::parse(&ske(0x0017, 65, Some(0x0403), 71), 0x0303, 0xc02b).unwrap();
+        assert_eq!(x.signer, Signer::Ecdsa);
+        assert!(x.cheap());
+        // TLS 1.0: no algorithm, the suite's (ECDHE-RSA-AES128-SHA).
+        let x = ServerKeyExchange::parse(&ske(0x0017, 65, None, 128), 0x0301, 0xc013).unwrap();
+        assert_eq!(x.signer, Signer::Rsa(1024));
+        // Cut short, or with bytes left over: refused.
+        let whole = ske(0x001d, 32, Some(0x0804), 256);
+        assert_eq!(
+            ServerKeyExchange::parse(&whole[..whole.len() - 1], 0x0303, 0xc02f),
+            None
+        );
+        let mut longer = whole.clone();
+        longer.push(0);
+        assert_eq!(ServerKeyExchange::parse(&longer, 0x0303, 0xc02f), None);
+        // An RSA key exchange has none to read.
+        assert_eq!(ServerKeyExchange::parse(&whole, 0x0303, 0x009c), None);
     }
 
     #[test]

@@ -189,6 +189,8 @@ pub struct Facts<'a> {
     /// Its TLS 1.2 session is one a browser false starts in full
     /// (`TlsFacts::false_start_eligible`).
     pub false_start_eligible: bool,
+    /// Its TLS 1.2 ServerKeyExchange, read (`TlsFacts::server_key_exchange`).
+    pub server_key_exchange: Option<rttdoc_wire::tls::ServerKeyExchange>,
     /// Its TLS key exchange, where it costs many times x25519's
     /// (`TlsFacts::key_exchange_group`, `TlsFacts::cipher`).
     pub costly_key_exchange: Option<crate::model::CostlyKeyExchange>,

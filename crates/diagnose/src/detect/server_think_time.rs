@@ -201,6 +201,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             rsa_key_exchange: has(TlsMessage::ServerHelloDone)
                 && !has(TlsMessage::ServerKeyExchange),
             resumed: f.resumed(),
+            server_key: f.server_key_exchange,
         };
         x.waits = handshake;
         x.display_filter = f.filter_frames(&x.frames);
