@@ -286,6 +286,17 @@ pub struct TlsSession {
     /// empty frame's 9 bytes, a WINDOW_UPDATE's or PING's 13 or 17, a
     /// short first record of the server's) are read as HTTP/2's then.
     http2_maybe: bool,
+    /// The connection may speak SPDY: the server listed it in its NPN
+    /// extension, and the client sent its NextProtocol (a browser offered
+    /// NPN and picked a protocol). A SPDY server opens with a SETTINGS
+    /// frame (12 bytes and 8 a setting) and may follow it with a
+    /// WINDOW_UPDATE (16), whatever was asked: no answer (nDPI's
+    /// KakaoTalk_chat.pcap 8, its 28 and 16 bytes taken for the first
+    /// request's answer).
+    spdy_maybe: bool,
+    /// The server's SPDY preface was its last record: a WINDOW_UPDATE's
+    /// size next is the preface's too.
+    after_spdy_preface: bool,
     /// The client's NextProtocol (NPN) was noted: its next encrypted
     /// handshake record is its Finished.
     client_next_protocol: bool,
@@ -1163,6 +1174,8 @@ impl TlsSession {
             let preface_alone =
                 offered && plain >= 24 && client_preface_sized_with_priorities(plain - 24);
             self.http2_maybe = chosen || preface_alone || (offered && self.is_tls13());
+            self.spdy_maybe =
+                self.client_next_protocol && self.server_hello.as_ref().is_some_and(|s| s.npn_spdy);
             // Taken for a request until the server's preface shows the
             // connection speaks HTTP/2 (an HTTP/1.1 request can be that
             // size too): then it asked nothing (a browser's preconnect
@@ -1188,6 +1201,17 @@ impl TlsSession {
         // connection that may speak it. So is the server's first record of
         // a preface's size (at most 103 bytes: no HTTP/1.x response with
         // the headers servers send is that short).
+        if self.spdy_maybe && dir == Direction::ServerToClient {
+            let after_preface = std::mem::take(&mut self.after_spdy_preface);
+            let settings = |n: u32| n >= 20 && (n - 12).is_multiple_of(8) && (n - 12) / 8 <= 10;
+            let preface = (first_from_server
+                && (settings(plain) || (plain >= 36 && settings(plain - 16))))
+                || (after_preface && plain == 16);
+            if preface {
+                self.after_spdy_preface = first_from_server;
+                return Http2Record::Preface;
+            }
+        }
         match (self.http2_maybe, plain) {
             (false, _) => Http2Record::Other,
             (true, 9) => Http2Record::Empty,
@@ -1837,6 +1861,54 @@ mod tests {
             c.tls.messages.last().map(|m| m.message),
             Some(TlsMessage::FinishedEncrypted)
         );
+    }
+
+    /// A SPDY server (listed in its NPN extension, and the client's
+    /// NextProtocol sent) opens with its SETTINGS (12 bytes and 8 a
+    /// setting) and a WINDOW_UPDATE (16), whatever was asked: neither
+    /// answers the request the client false started with its Finished
+    /// (nDPI's KakaoTalk_chat.pcap 8: 28 and 16 bytes taken for the
+    /// answer, 52 ms of application time claimed). The answer is the
+    /// record after them. Without SPDY in the list, the first record
+    /// answers, as before.
+    #[test]
+    fn a_spdy_servers_settings_answer_nothing() {
+        let answered_by = |protocols: &[&[u8]]| {
+            let mut npn = vec![0x33, 0x74];
+            let list: Vec<u8> = protocols
+                .iter()
+                .flat_map(|p| std::iter::once(p.len() as u8).chain(p.iter().copied()))
+                .collect();
+            npn.extend((list.len() as u16).to_be_bytes());
+            npn.extend(list);
+            let mut c = Capture::new(usize::MAX);
+            c.segment(1, C, &[handshake(ht::CLIENT_HELLO, 200)]);
+            c.segment(
+                2,
+                S,
+                &[server_hello12(&npn), handshake(ht::CERTIFICATE, 900)],
+            );
+            // AES-GCM: 24 bytes a record more than its plaintext.
+            let sealed = |ty: u8, plain: usize| record(ty, 0x0303, &vec![0x5a; plain + 24]);
+            c.segment(
+                3,
+                C,
+                &[
+                    handshake(ht::CLIENT_KEY_EXCHANGE, 66),
+                    ccs(),
+                    sealed(ct::HANDSHAKE, 36),
+                    sealed(ct::HANDSHAKE, 16),
+                    sealed(ct::APPLICATION_DATA, 777),
+                ],
+            );
+            c.segment(4, S, &[ccs(), sealed(ct::HANDSHAKE, 16)]);
+            c.segment(5, S, &[sealed(ct::APPLICATION_DATA, 28)]);
+            c.segment(6, S, &[sealed(ct::APPLICATION_DATA, 16)]);
+            c.segment(7, S, &[sealed(ct::APPLICATION_DATA, 397)]);
+            c.exchanges().first().and_then(|x| x.1)
+        };
+        assert_eq!(answered_by(&[b"spdy/3.1", b"http/1.1"]), Some(7));
+        assert_eq!(answered_by(&[b"http/1.1"]), Some(5));
     }
 
     /// After a resumed handshake OpenSSL sends one ticket: alone, its

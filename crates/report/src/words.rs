@@ -1164,7 +1164,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             match (smaller, icmp) {
                 (Some(small), true) if *offload && small >= full_size => format!(
                     "The {who}'s full-size segments ({full_size} bytes of data) were too big for a hop of the path: \
-                     its router answered with ICMP \"fragmentation needed\" (IPv6: \"packet too big\"){mtu}, and the {who} sent the bytes again \
+                     a hop on the path answered with ICMP \"fragmentation needed\" (IPv6: \"packet too big\"){mtu}, and the {who} sent the bytes again \
                      at once, acknowledged this time. This capture was taken above the {who}'s segmentation offload (its blocks larger than \
                      the MSS are in it), so it shows the re-send as the {small}-byte block TCP handed down, not the smaller packets it left \
                      as: path MTU discovery at work, {cost:.1} ms of it in this phase.",
@@ -1172,7 +1172,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                 ),
                 (Some(small), true) => format!(
                     "The {who}'s full-size segments ({full_size} bytes of data) were too big for a hop of the path: \
-                     its router answered with ICMP \"fragmentation needed\" (IPv6: \"packet too big\"){mtu}, and the {who} sent the bytes again \
+                     a hop on the path answered with ICMP \"fragmentation needed\" (IPv6: \"packet too big\"){mtu}, and the {who} sent the bytes again \
                      in smaller segments ({small} bytes): path MTU discovery at work, {cost:.1} ms of it in this phase.",
                     cost = fx(cost),
                 ),

@@ -3443,3 +3443,54 @@ fn a_server_whose_key_exchange_was_cheap_is_told_to_look_elsewhere() {
         "{fix}"
     );
 }
+
+/// nDPI's KakaoTalk_chat.pcap, stream 8: a client false starting its
+/// first SPDY request (NPN) to graph.facebook.com. The server's first
+/// records after its Finished are its SPDY SETTINGS (28 bytes of
+/// plaintext: two settings) and WINDOW_UPDATE (16), sent whatever was
+/// asked: no answer. They had been taken for the request's answer, 52
+/// ms of application time claimed on them (judged wrong in session 76).
+#[test]
+fn a_spdy_servers_settings_are_no_answer() {
+    if !require("a_spdy_servers_settings_are_no_answer", &["tshark"], false) {
+        return;
+    }
+    let capture = agrees("ndpi-kakaotalk-spdy.pcap", 1);
+    // The server's application records right after its Finished: their
+    // plaintext sizes (AES-GCM: 24 bytes a record more).
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.srcport == 443 && tls.record.content_type == 23",
+        &["frame.number", "tls.record.length"],
+    );
+    let preface: Vec<(u64, u64)> = rows
+        .iter()
+        .take(2)
+        .map(|r| (r[0].parse().unwrap(), r[1].parse::<u64>().unwrap() - 24))
+        .collect();
+    assert_eq!(
+        preface.iter().map(|p| p.1).collect::<Vec<_>>(),
+        [28, 16],
+        "the premise: SETTINGS with two settings, a WINDOW_UPDATE"
+    );
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 0);
+    for row in c["ledger"].as_array().unwrap() {
+        if row["phase"] == "first_byte" {
+            let end = row["end_frame"].as_u64().unwrap();
+            assert!(preface.iter().all(|p| p.0 != end), "{row}");
+        }
+    }
+    for x in findings_of(&doc, 0) {
+        if x["kind"] == "server_think_time" {
+            let frames = x["frames"].as_array().unwrap();
+            assert!(
+                preface
+                    .iter()
+                    .all(|p| !frames.iter().any(|f| f.as_u64() == Some(p.0))),
+                "{x}"
+            );
+        }
+    }
+}

@@ -479,6 +479,10 @@ pub struct ServerHello {
     /// message after its ChangeCipherSpec is then its NextProtocol, and
     /// its Finished the second.
     pub next_protocol: bool,
+    /// Among the protocols its NPN extension lists, SPDY (`spdy/3.1`,
+    /// Facebook's `spdy/3.1-fb-0.5`...): HTTP/2's forerunner, whose
+    /// server, chosen, opens with a SETTINGS frame of its own.
+    pub npn_spdy: bool,
     /// Its random: with the client's, what TLS 1.2 derives its record
     /// keys from.
     pub random: [u8; 32],
@@ -520,6 +524,7 @@ impl ServerHello {
                 ext::NEXT_PROTOCOL => {
                     out.protocol_chosen = true;
                     out.next_protocol = true;
+                    out.npn_spdy = npn_protocols(data).any(|p| p.starts_with(b"spdy/"));
                 }
                 _ => {}
             }
@@ -686,6 +691,18 @@ fn server_name(data: &[u8]) -> Option<String> {
     let len = u16::from_be_bytes([*data.get(3)?, *data.get(4)?]) as usize;
     let name = data.get(5..5 + len)?;
     (data[2] == 0).then(|| String::from_utf8_lossy(name).into_owned())
+}
+
+/// The protocols a ServerHello's NPN extension lists: each a length byte
+/// and its name, with no length before the list (draft-agl-tls-nextprotoneg).
+fn npn_protocols(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = data;
+    std::iter::from_fn(move || {
+        let (&len, tail) = rest.split_first()?;
+        let name = tail.get(..len as usize)?;
+        rest = &tail[len as usize..];
+        Some(name)
+    })
 }
 
 fn alpn(data: &[u8]) -> Vec<String> {
