@@ -2706,6 +2706,33 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             ..
         } if unconfirmed >= segments => "Capture with the pure ACKs (no `tcp.len > 0` filter) to see whether \
              these were lost; if they were, find the loss: a lossy or congested link, a policer, an overflowing queue.".into(),
+        // Re-sends into the hole the connection's timer stalls show to be
+        // this flow's alone (nothing of it answered while the client's
+        // other connections were heard: skype.pcap 7 and 17, a filter
+        // dropping Skype's flows) are no lossy link's.
+        Detail::Retransmission { .. }
+            if c.findings.iter().any(|y| {
+                // (Not a connection its server's listener had not taken,
+                // nor one whose peer heard nothing: their stalls name
+                // those.)
+                matches!(
+                    y.detail,
+                    Detail::RtoStall {
+                        unanswered: true,
+                        unopened: false,
+                        heard_elsewhere: Some(_),
+                        deaf: None,
+                        ..
+                    }
+                )
+            }) =>
+        {
+            "These re-sends went into the hole the connection's rto_stall shows: this flow's packets dropped while the \
+             client's other connections were heard. Look at what on the way is particular to this flow (a firewall, IPS or \
+             DPI filter blocking this application, port or address; a NAT or load balancer that lost the connection's \
+             state), not at the link's loss."
+                .into()
+        }
         Detail::Retransmission { .. } => "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into(),
         Detail::Reordering { .. } => "Find what reorders packets on the path: per-packet load balancing (ECMP or a LAG hashing per packet, \
              Linux bonding in balance-rr), a multipath VPN or SD-WAN spreading one flow over links of unequal delay, a wireless link's retries. \
@@ -3528,6 +3555,47 @@ mod tests {
         );
         let unread = fixed(None);
         assert!(unread.contains("ECDSA P-256 certificate"), "{unread}");
+    }
+
+    /// A connection whose timer stalls show its flow alone dropped (its
+    /// rto_stall: unanswered while the client's other connections were
+    /// heard: skype.pcap 17) sends its re-sends' fix there, not to a
+    /// lossy link; without that stall, the loss is looked for.
+    #[test]
+    fn resends_into_a_flows_own_hole_are_sent_to_the_filter() {
+        let mut x = crate::test_support::finding(FindingKind::Retransmission, 0.0);
+        x.detail = Detail::Retransmission {
+            sender: Direction::ClientToServer,
+            segments: 6,
+            distinct_segments: 1,
+            unconfirmed: 0,
+            window_stalls: 0,
+            past_timeline: 0,
+            originals_unseen: 0,
+        };
+        let mut c = crate::test_support::report(443);
+        assert!(fix(&c, &x).starts_with("Find the loss"));
+        let mut stall = crate::test_support::finding(FindingKind::RtoStall, 14_800.0);
+        stall.detail = Detail::RtoStall {
+            sender: Direction::ClientToServer,
+            stalls: 5,
+            unanswered: true,
+            unopened: false,
+            heard_elsewhere: Some((4, 779)),
+            deaf: None,
+            gave_up: None,
+            peer_held: None,
+        };
+        c.findings.push(stall);
+        let advice = fix(&c, &x);
+        assert!(advice.contains("particular to this flow"), "{advice}");
+        assert!(!advice.contains("lossy or congested link"), "{advice}");
+        // A connection the server's listener had not taken (the lab's
+        // accept-queue captures): not this.
+        if let Detail::RtoStall { unopened, .. } = &mut c.findings[0].detail {
+            *unopened = true;
+        }
+        assert!(fix(&c, &x).starts_with("Find the loss"));
     }
 
     /// A client that closed its connection with others to the server at

@@ -1946,6 +1946,14 @@ fn a_stall_while_the_clients_other_connection_received_is_this_connections_alone
             .filter(|r| r.2 != stream && !r.3 && r.4 > 0 && r.1 > sent.1 && r.1 <= last_resend.1)
             .collect();
         let text = stall["explanation"].as_str().unwrap();
+        // The re-sends' own fix follows the stall's reading: a filter on
+        // the flow where the client was heard elsewhere, the loss else
+        // (judged partly right for "a lossy link" in session 76).
+        let resend_fix = findings_of(&doc, stream)
+            .into_iter()
+            .find(|x| x["kind"] == "retransmission")
+            .map(|x| x["fix"].as_str().unwrap().to_string())
+            .unwrap_or_default();
         match heard.last() {
             Some(newest) => {
                 let cited = format!("(stream {}, frame {})", newest.2, newest.0);
@@ -1957,10 +1965,18 @@ fn a_stall_while_the_clients_other_connection_received_is_this_connections_alone
                         .contains("The client's link worked"),
                     "{stall}"
                 );
+                assert!(
+                    resend_fix.contains("particular to this flow"),
+                    "{resend_fix}"
+                );
             }
             None => {
                 assert!(!text.contains("kept receiving"), "{text}");
                 assert!(text.contains("black hole"), "{text}");
+                assert!(
+                    !resend_fix.contains("particular to this flow"),
+                    "{resend_fix}"
+                );
             }
         }
         // Both kinds are in this capture: stream 0's stall met stream
