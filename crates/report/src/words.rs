@@ -2410,14 +2410,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 if bits >= 3072 {
                     what.push(format!(
                         "use an ECDSA P-256 certificate (this server signs each handshake with RSA-{bits}, several times \
-                         RSA-2048's work and tens of times ECDSA's)"
+                         RSA-2048's work and a hundred times ECDSA P-256's or more)"
                     ));
                 }
             }
             match (k.dh_bits, k.group) {
                 (Some(bits), _) => what.push(format!(
-                    "prefer ECDHE on x25519 to the finite-field DHE-{bits} key exchange the server chose (a modular \
-                     exponentiation each side)"
+                    "prefer an ECDHE suite (x25519 or P-256, whichever the clients offer) to the finite-field DHE-{bits} key \
+                     exchange the server chose (a modular exponentiation each side)"
                 )),
                 (None, Some(g)) if rttdoc_model::costly_group(g) => what.push(format!(
                     "have the server choose x25519 or P-256 over {} (nginx `ssl_ecdh_curve X25519:prime256v1;`)",
@@ -3545,9 +3545,10 @@ mod tests {
         );
         let dhe = fixed(key(None, Some(2048), Signer::Rsa(2048)));
         assert!(
-            dhe.starts_with("Prefer ECDHE on x25519 to the finite-field DHE-2048"),
+            dhe.starts_with("Prefer an ECDHE suite (x25519 or P-256"),
             "{dhe}"
         );
+        assert!(dhe.contains("finite-field DHE-2048 key"), "{dhe}");
         let p521 = fixed(key(Some(0x0019), None, Signer::Ecdsa));
         assert!(
             p521.starts_with("Have the server choose x25519 or P-256 over secp521r1"),
