@@ -3919,24 +3919,35 @@ mod tests {
     #[test]
     fn a_handshake_slowed_only_by_its_hosts_made_no_extra_round_trip() {
         let mut x = crate::test_support::finding(FindingKind::TlsExtraRtt, 16.5);
-        x.detail = Detail::TlsExtraRtt {
-            rtts: 501.1,
-            ideal_rtts: 2.0,
-            ideal_basis: "TLS 1.0 full handshake: 2 RTT".into(),
-            excess_rtts: 499.1,
-            causes: vec![
+        // A full handshake (2 round trips ideal) that took `rtts`, its
+        // causes and parts.
+        let full =
+            |rtts: f64, causes, host_ms, path_ms, rtt_ms, unexplained_ms| Detail::TlsExtraRtt {
+                rtts,
+                ideal_rtts: 2.0,
+                ideal_basis: "TLS 1.2 full handshake: 2 RTT".into(),
+                excess_rtts: rtts - 2.0,
+                causes,
+                host_ms,
+                path_ms,
+                path_back_ms: 0.0,
+                path_to_client_ms: 0.0,
+                path_to_client_ack: None,
+                rtt_ms,
+                unexplained_ms,
+                server_flight_missed: false,
+            };
+        x.detail = full(
+            501.1,
+            vec![
                 (FindingKind::ServerThinkTime, 7.5),
                 (FindingKind::ClientThinkTime, 6.0),
             ],
-            host_ms: 3.0,
-            path_ms: 0.0,
-            path_back_ms: 0.0,
-            path_to_client_ms: 0.0,
-            path_to_client_ack: None,
-            rtt_ms: 0.033,
-            unexplained_ms: 0.0,
-            server_flight_missed: false,
-        };
+            3.0,
+            0.0,
+            0.033,
+            0.0,
+        );
         let said = explanation(&x);
         assert!(
             said.starts_with("The TLS handshake made its ideal 2 round trip(s)"),
@@ -3955,21 +3966,14 @@ mod tests {
         // 37 ms path, 2 ms left unexplained (under half a round trip: no
         // round trip more hides in it); 20 ms left could hide one.
         for (unexplained_ms, extra) in [(2.0, false), (20.0, true)] {
-            x.detail = Detail::TlsExtraRtt {
-                rtts: 4.69,
-                ideal_rtts: 2.0,
-                ideal_basis: "TLS 1.2 full handshake: 2 RTT".into(),
-                excess_rtts: 2.7,
-                causes: vec![(FindingKind::ClientThinkTime, 94.0)],
-                host_ms: 4.5,
-                path_ms: 0.0,
-                path_back_ms: 0.0,
-                path_to_client_ms: 0.0,
-                path_to_client_ack: None,
-                rtt_ms: 37.3,
+            x.detail = full(
+                4.69,
+                vec![(FindingKind::ClientThinkTime, 94.0)],
+                4.5,
+                0.0,
+                37.3,
                 unexplained_ms,
-                server_flight_missed: false,
-            };
+            );
             let said = explanation(&x);
             assert_eq!(said.contains("too many"), extra, "{said}");
         }
@@ -3977,21 +3981,7 @@ mod tests {
         // hosts' turnarounds (17 ms) and 16 ms unexplained on a 50 ms
         // path, two flights as a full handshake has: no round trip more,
         // and the fix does not deny the parts the explanation listed.
-        x.detail = Detail::TlsExtraRtt {
-            rtts: 2.97,
-            ideal_rtts: 2.0,
-            ideal_basis: "TLS 1.2 full handshake: 2 RTT".into(),
-            excess_rtts: 0.97,
-            causes: vec![],
-            host_ms: 17.0,
-            path_ms: 15.6,
-            path_back_ms: 0.0,
-            path_to_client_ms: 0.0,
-            path_to_client_ack: None,
-            rtt_ms: 50.2,
-            unexplained_ms: 16.2,
-            server_flight_missed: false,
-        };
+        x.detail = full(2.97, vec![], 17.0, 15.6, 50.2, 16.2);
         let said = explanation(&x);
         assert!(
             said.starts_with("The TLS handshake made its ideal 2 round trip(s)"),
