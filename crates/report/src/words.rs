@@ -1574,7 +1574,8 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             let together = if *idle_before_close_ms > IDLE_CLOSE_MS && torn_down(*closed_together) {
                 format!(
                     " Within 20 ms of that close it closed {closed_together} other connections to this server, each idle for \
-                     another time: it tore them down at once, and no idle timeout closed them."
+                     another time: one act closed them all, not each connection's own idle timer (a pool's sweep of every \
+                     connection idle past its limit, or the application tearing them down)."
                 )
             } else {
                 String::new()
@@ -2980,11 +2981,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             closed_together,
             ..
         } if *idle_before_close_ms > IDLE_CLOSE_MS && torn_down(*closed_together) => "The client closed its connections \
-             to this server all at once, however long each had idled: find what tore them down (the client process ending \
-             its run, as one curl or script per batch of requests does, a page reload or navigation, the application sent to \
-             the background or its session reset, a network change, a pool flushed after an error) \
-             and keep the connections across it where it need not end them; a pool's idle timeout closes each connection when it \
-             has idled its time, one at a time."
+             to this server all at once, however long each had idled. If its pool sweeps idle connections every few seconds \
+             (Apache HttpClient's IdleConnectionEvictor, a closeIdleConnections timer), its idle limit is below the pauses \
+             between requests: raise it. Else find what tore them down (the client process ending its run, as one curl or \
+             script per batch of requests does, a page reload or navigation, the application sent to the background or its \
+             session reset, a network change, a pool flushed after an error) and keep the connections across it where it need \
+             not end them."
             .to_string(),
         Detail::ConnectionNotReused {
             closed_by_server,
@@ -3634,9 +3636,10 @@ mod tests {
     }
 
     /// A client that closed its connection with others to the server at
-    /// once, each idle for another time (nDPI's alexa-app.pcapng 50),
-    /// tore its pool down: no idle timeout, said so, and the fix looks for
-    /// what did it; one other closed with it is not yet a teardown.
+    /// once, each idle for another time (nDPI's alexa-app.pcapng 50): one
+    /// act, a pool's sweep or a teardown, not each connection's own idle
+    /// timer: said so, and the fix names both; one other closed with it
+    /// is not yet such an act.
     #[test]
     fn a_pool_torn_down_at_once_is_no_idle_timeout() {
         let worded = |closed_together: u32| {
@@ -3663,11 +3666,14 @@ mod tests {
             said.contains("closed 6 other connections to this server"),
             "{said}"
         );
-        assert!(said.contains("no idle timeout closed them"), "{said}");
-        assert!(advice.contains("all at once"), "{advice}");
+        assert!(said.contains("one act closed them all"), "{said}");
+        assert!(
+            advice.contains("all at once") && advice.contains("sweeps"),
+            "{advice}"
+        );
         assert!(!advice.contains("IdleConnTimeout"), "{advice}");
         let (said, advice) = worded(1);
-        assert!(!said.contains("tore them down"), "{said}");
+        assert!(!said.contains("one act"), "{said}");
         assert!(advice.contains("idle timeout"), "{advice}");
     }
 

@@ -57,8 +57,9 @@
 //! request: a new process per request, no session or pool) or after idling
 //! (its pool's idle timeout), or with its other connections to the
 //! server at once, within 20 ms, each idle for another time (two others
-//! or more: a pool torn down, by a reload or navigation, the application
-//! sent to the background, a network change, not timed out: nDPI's
+//! or more: one act, not each connection's idle timer: a pool's sweep of
+//! its idle connections, or a teardown by a reload or navigation, the
+//! application sent to the background, a network change: nDPI's
 //! alexa-app.pcapng 50, seven closed in 2.3 ms, idle 2 to 4 s). At a server's vantage, clients behind one
 //! NAT address share it: two users' connections look like one client's.
 //! Behind a load balancer that opens each connection with a PROXY
