@@ -57,22 +57,15 @@ impl ClientClocks {
     pub(crate) fn hz(&self, client: IpAddr) -> Option<u32> {
         let [(t0, v0), (t1, v1)] = *self.clients.get(&client)?;
         let span = t1 - t0;
-        if span < SPAN_NS {
+        let ticks = v1.wrapping_sub(v0);
+        if span < SPAN_NS || ticks >= 1 << 31 {
             return None;
         }
-        standard_rate(span, v1.wrapping_sub(v0))
+        let rate = ticks as f64 / (span as f64 / 1e9);
+        RATES_HZ
+            .into_iter()
+            .find(|&hz| (rate - hz as f64).abs() <= hz as f64 / 10.0)
     }
-}
-
-/// The standard rate `ticks` over `span_ns` come to, within 10%.
-fn standard_rate(span_ns: i64, ticks: u32) -> Option<u32> {
-    if span_ns <= 0 || ticks >= 1 << 31 {
-        return None;
-    }
-    let rate = ticks as f64 / (span_ns as f64 / 1e9);
-    RATES_HZ
-        .into_iter()
-        .find(|&hz| (rate - hz as f64).abs() <= hz as f64 / 10.0)
 }
 
 #[cfg(test)]

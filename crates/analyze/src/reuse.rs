@@ -105,12 +105,12 @@ pub struct EndedConnection {
     pub certificate_requested: bool,
     /// Its last request asked for the close.
     pub requested_close: Option<crate::model::RequestedClose>,
-    /// Other connections of the route the client closed within
-    /// [`CLOSED_TOGETHER_NS`] of this one's close (it closed first, as
-    /// this one), each idle for another time (its last answer more than
-    /// [`IDLE_APART_NS`] from this one's): a pool torn down at once, not
-    /// idle timeouts, which close each connection when it has idled its
-    /// time.
+    /// Other connections to the server's address (any port) the client
+    /// closed within [`CLOSED_TOGETHER_NS`] of this one's close (it closed
+    /// first, as this one), each idle for another time (its last answer
+    /// more than [`IDLE_APART_NS`] from this one's): one act, a pool's
+    /// sweep or a teardown, not each connection's own idle timer, which
+    /// closes it when it has idled its time.
     pub closed_together: u32,
 }
 
@@ -204,16 +204,15 @@ impl Ends {
             return;
         }
         let route = (end.client, end.server.ip, end.server.port);
-        let kept = self.by_route.entry(route).or_default();
-        if kept.len() == PER_ROUTE {
-            kept.pop_front();
-        }
         let closed_together = if end.by_server {
             0
         } else {
             self.closes_with(route, end.stream, end.close.ts_ns, last_answer.ts_ns)
         };
         let kept = self.by_route.entry(route).or_default();
+        if kept.len() == PER_ROUTE {
+            kept.pop_front();
+        }
         kept.push_back(EndedConnection {
             stream: end.stream,
             close: end.close,

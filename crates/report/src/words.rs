@@ -276,11 +276,13 @@ fn signer_words(signer: rttdoc_model::Signer) -> String {
     }
 }
 
-/// Whether a client's close of its connection went with enough others
-/// to the same server, each idle for another time, to be a teardown:
-/// two others or more (`Detail::ConnectionNotReused::closed_together`).
-fn torn_down(closed_together: u32) -> bool {
-    closed_together >= 2
+/// Whether a client's close of its connection after idling went with
+/// enough others to the same server, each idle for another time, to be
+/// one act (a pool's sweep or a teardown): two others or more
+/// (`Detail::ConnectionNotReused::closed_together`). A close right after
+/// the answer is a close per request.
+fn closed_as_one_act(idle_before_close_ms: f64, closed_together: u32) -> bool {
+    idle_before_close_ms > IDLE_CLOSE_MS && closed_together >= 2
 }
 
 /// How many segments were re-sent, and how often: one segment re-sent
@@ -1569,9 +1571,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                 }
                 None => "",
             };
-            // (A teardown is said where the close was after idling: one
-            // right after the answer is a close per request.)
-            let together = if *idle_before_close_ms > IDLE_CLOSE_MS && torn_down(*closed_together) {
+            let together = if closed_as_one_act(*idle_before_close_ms, *closed_together) {
                 format!(
                     " Within 20 ms of that close it closed {closed_together} other connections to this server, each idle for \
                      another time: one act closed them all, not each connection's own idle timer (a pool's sweep of every \
@@ -2426,10 +2426,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 )),
                 _ => {}
             }
-            let first = what.join("; ");
-            let mut first = first.chars();
-            let first = first.next().map_or(String::new(), |c| c.to_uppercase().chain(first).collect());
-            format!("{first}; enable session resumption, give the TLS terminator CPU.")
+            format!(
+                "{}; enable session resumption, give the TLS terminator CPU.",
+                capitalized(&what.join("; "))
+            )
         }
         // (A TLS 1.2 suite names the certificate's key: one that signs
         // with ECDSA already is not told to.)
@@ -2980,7 +2980,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             idle_before_close_ms,
             closed_together,
             ..
-        } if *idle_before_close_ms > IDLE_CLOSE_MS && torn_down(*closed_together) => "The client closed its connections \
+        } if closed_as_one_act(*idle_before_close_ms, *closed_together) => "The client closed its connections \
              to this server all at once, however long each had idled. If its pool sweeps idle connections every few seconds \
              (Apache HttpClient's IdleConnectionEvictor, a closeIdleConnections timer), its idle limit is below the pauses \
              between requests: raise it. Else find what tore them down (the client process ending its run, as one curl or \

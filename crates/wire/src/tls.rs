@@ -569,8 +569,8 @@ impl ServerKeyExchange {
         let body = raw.get(4..)?;
         // TLS 1.2 names the signature's algorithm (RFC 5246 7.4.3).
         let named = version >= 0x0303;
-        let kx = tls_parser::TlsCipherSuite::from_id(cipher).map(|c| c.kx);
-        let (group, dh_bits, signed) = match kx {
+        let suite = tls_parser::TlsCipherSuite::from_id(cipher);
+        let (group, dh_bits, signed) = match suite.map(|c| c.kx) {
             Some(tls_parser::TlsCipherKx::Ecdhe) => {
                 let (rest, (params, signed)) =
                     parse_content_and_signature(body, parse_ecdh_params, named).ok()?;
@@ -608,7 +608,7 @@ impl ServerKeyExchange {
                 _ => Signer::Unknown,
             },
             // Before it, the suite names the certificate's key.
-            None => match tls_parser::TlsCipherSuite::from_id(cipher).map(|c| c.au) {
+            None => match suite.map(|c| c.au) {
                 Some(tls_parser::TlsCipherAu::Rsa) => rsa(signed.data.len()),
                 Some(tls_parser::TlsCipherAu::Ecdsa) => Signer::Ecdsa,
                 _ => Signer::Unknown,

@@ -140,14 +140,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let tick_ms = |hz: u32, p: &[&SegmentRecord]| {
         f64::from(p[1].tsval.wrapping_sub(p[0].tsval)) * 1000.0 / f64::from(hz)
     };
-    let clock_hz = f
+    // The timer's waits in all on a clock of `hz`, where every SYN
+    // carries its TSval and they come to a timer's (at most TCP_RTO_MAX).
+    let clock_ms = |hz: u32| {
+        let ms: f64 = syns.windows(2).map(|p| tick_ms(hz, p)).sum();
+        (syns.iter().all(|r| r.timestamped) && ms <= super::causality::RTO_MAX_NS as f64 / 1e6)
+            .then_some(ms)
+    };
+    let relay_hz = f
         .client_clock_hz
-        .filter(|_| syns.iter().all(|r| r.timestamped))
-        .filter(|&hz| {
-            syns.windows(2).map(|p| tick_ms(hz, p)).sum::<f64>()
-                <= super::causality::RTO_MAX_NS as f64 / 1e6
-        });
-    let relay_hz = clock_hz.filter(|_| f.report.handshake.relay);
+        .filter(|&hz| f.report.handshake.relay && clock_ms(hz).is_some());
     let captured_ms: f64 = waits.iter().map(|w| w.ms).sum();
     // Not behind a relay, a client whose own clock spaced its SYNs far
     // more than the capture shows them sent the first long before the
@@ -162,15 +164,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // slept between its connections: hpvirtgrp's), its clock ticks no
     // faster than 1 kHz (RFC 7323 5.4: 1 ms to 1 s a tick), so its ticks
     // in milliseconds are the least time its SYNs were apart.
-    let held_hz =
-        (relay_hz.is_none() && answered_late.is_none() && syns.iter().all(|r| r.timestamped))
-            .then(|| f.client_clock_hz.unwrap_or(FASTEST_CLOCK_HZ))
-            .filter(|&hz| {
-                let clock_ms: f64 = syns.windows(2).map(|p| tick_ms(hz, p)).sum();
-                let captured_ms = (syns[syns.len() - 1].ts_ns - syns[0].ts_ns) as f64 / 1e6;
-                clock_ms <= super::causality::RTO_MAX_NS as f64 / 1e6
-                    && clock_ms - captured_ms >= HELD_BEFORE_CAPTURE_MS.max(captured_ms)
-            });
+    let held_hz = (relay_hz.is_none() && answered_late.is_none())
+        .then(|| f.client_clock_hz.unwrap_or(FASTEST_CLOCK_HZ))
+        .filter(|&hz| {
+            let span_ms = (syns[syns.len() - 1].ts_ns - syns[0].ts_ns) as f64 / 1e6;
+            clock_ms(hz).is_some_and(|ms| ms - span_ms >= HELD_BEFORE_CAPTURE_MS.max(span_ms))
+        });
     let waits: Vec<Wait> = match relay_hz.or(held_hz) {
         Some(hz) => waits
             .into_iter()
