@@ -508,6 +508,14 @@ pub struct Connection {
     /// Its client's newest TSvals, to time the server's echoes of them
     /// (uplink.rs).
     pub(crate) seen_tsvals: crate::uplink::SeenTsvals,
+    /// When the client data the server's segment being tracked newly
+    /// acknowledged was sent (the newest of it; None where it
+    /// acknowledged nothing new or a re-send): how late it came, for
+    /// `PathSamples::heard` (path_samples.rs).
+    pub(crate) answered_sent_ns: Option<i64>,
+    /// The stalls of the path around its life
+    /// (`PathSamples::stalls_between`).
+    pub(crate) path_stalls: Vec<crate::PathStall>,
     /// Its siblings' echoes from before its slow requests (the same client
     /// and server addresses), taken when it is handed on.
     pub(crate) uplink: Option<Box<crate::UplinkView>>,
@@ -655,6 +663,8 @@ impl Connection {
             seen_tsvals: Default::default(),
             uplink: None,
             path_busy: Vec::new(),
+            answered_sent_ns: None,
+            path_stalls: Vec::new(),
             busy_asked_again: None,
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
@@ -769,6 +779,21 @@ impl Connection {
             Direction::ClientToServer
         } else {
             Direction::ServerToClient
+        }
+    }
+    /// The fastest the server has answered the client, from the capture
+    /// point: its SYN-ACK after the last SYN, or an ACK or echo of the
+    /// client's data (`RttSamples::min_for`), the lesser.
+    pub(crate) fn fastest_round_trip_ns(&self) -> Option<i64> {
+        let handshake = self
+            .last_syn
+            .zip(self.syn_ack)
+            .map(|(syn, syn_ack)| syn_ack.ts_ns - syn.ts_ns)
+            .filter(|&gap| gap >= 0);
+        let answers = self.rtt.min_for(Direction::ClientToServer);
+        match (handshake, answers) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -1450,7 +1475,10 @@ impl Connection {
             h.last_window = Some(seg.window);
             h.acked = Some(h.acked.map_or(seg.ack, |a| seq::max(a, seg.ack)));
             let pure = seg_len == 0 && !flags.rst();
-            self.rtt.on_ack(dir, seg.ack, at.ts_ns, pure);
+            let sent = self.rtt.on_ack(dir, seg.ack, at.ts_ns, pure);
+            if dir == Direction::ServerToClient {
+                self.answered_sent_ns = sent;
+            }
         }
         if new_data {
             self.rtt

@@ -109,6 +109,9 @@ pub struct ConnectionFacts {
     /// When the client's downlink was saturated by several of its
     /// connections around this one's life (`path_samples.rs`).
     pub path_busy: Vec<crate::BusyRun>,
+    /// The stalls of the client's path around this connection's life
+    /// (`path_samples.rs`).
+    pub path_stalls: Vec<crate::PathStall>,
     /// Retransmissions past the timeline's cap: their senders and frames
     /// (the first [`crate::LATE_RETRANSMISSIONS_CITED`]).
     pub late_retransmissions: Vec<(Direction, u64)>,
@@ -303,6 +306,7 @@ impl Connection {
             path_samples: std::mem::take(&mut c.path_samples),
             uplink: c.uplink.take(),
             path_busy: std::mem::take(&mut c.path_busy),
+            path_stalls: std::mem::take(&mut c.path_stalls),
             late_retransmissions: std::mem::take(&mut c.late_retransmissions),
             heard_at_resends: std::mem::take(&mut c.heard_at_resends),
             client_clock_hz: c.client_clock_hz,

@@ -177,6 +177,7 @@ impl Embryo {
             path_samples: Vec::new(),
             uplink: None,
             path_busy: Vec::new(),
+            path_stalls: Vec::new(),
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
             client_clock_hz: None,

@@ -221,6 +221,23 @@ struct Client {
     stalls: VecDeque<(i64, i64)>,
 }
 
+/// The capture's silences: when nothing reached any client from any
+/// server ([`PathStall`]). Capture-wide, not per client address: a host
+/// with two (IPv4 and IPv6) hears on both, and a capture taken on the
+/// client (the usual) hears all it receives.
+#[derive(Debug, Default)]
+struct Silences {
+    /// The newest packet from any server, pure ACKs too (frame, time): a
+    /// silence ends at the next.
+    last_heard: Option<(u64, i64)>,
+    /// What came at the end of the newest silence, while it may still
+    /// prove the path held it.
+    release: Option<Release>,
+    /// The stalls releases proved, at most [`PATH_STALLS_KEPT`] (the
+    /// newest).
+    proven: VecDeque<PathStall>,
+}
+
 /// How many of the pauses in a client's downlink before an answer are
 /// kept ([`DownlinkGaps`]): the longest.
 const GAPS_KEPT: usize = 8;
@@ -268,6 +285,92 @@ impl DownlinkGaps {
             .map(|&(a, b)| (b.min(to_ns) - a.max(from)).max(0))
             .sum();
         (to_ns - from - paused).max(0)
+    }
+}
+
+/// Nothing from any server for at least this long, then packets that
+/// came late: a silence that can be a stall of the client's path.
+pub const PATH_STALL_MIN_NS: i64 = 20_000_000;
+
+/// What a held link hands over when it wakes comes back to back: the
+/// witnesses of a stall arrive within this of its end.
+pub const RELEASE_NS: i64 = 10_000_000;
+
+/// Late packets kept per release (the first; two from different servers
+/// prove it).
+const WITNESSES_KEPT: usize = 4;
+
+/// Proven stalls kept (the newest): a connection's answers look back a
+/// few round trips at most.
+const PATH_STALLS_KEPT: usize = 16;
+
+/// A stall of the clients' path (a client's access link, where the
+/// capture is at the client: Wi-Fi asleep or scanning another channel, a
+/// cellular radio waking or handing over; or the path they share beyond):
+/// nothing reached any client from any server, pure ACKs included, from the packet in `from_frame` to the one in
+/// `to_frame`, and then, within [`RELEASE_NS`], packets of two servers
+/// or more that acknowledged client data sent [`PATH_STALL_MIN_NS`] or
+/// more apart, each [`PATH_STALL_MIN_NS`] or more later than its
+/// connection's fastest round trip: what the path held, handed over at
+/// once. Servers on their own schedules, answering what was sent at
+/// different times, are not late together by chance; two servers
+/// answering one moment together (a page's requests, both delayed-ACK
+/// timers) are no proof, and one server's lateness is its own.
+///
+/// The stall began no earlier than the silence did, nor earlier than the
+/// least late of the two witnesses says (an idle spell before it is no
+/// stall): `from_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathStall {
+    pub from_frame: u64,
+    pub from_ns: i64,
+    pub to_frame: u64,
+    pub to_ns: i64,
+    /// The two late packets of different servers that prove it: (frame,
+    /// how late).
+    pub witnesses: [(u64, i64); 2],
+}
+
+/// A packet that came at the end of a silence, later than its
+/// connection's fastest round trip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Witness {
+    server: IpAddr,
+    frame: u64,
+    /// When the client data it acknowledged was sent, and how late it came.
+    sent_ns: i64,
+    late_ns: i64,
+}
+
+/// The end of a client's silence and its late packets so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Release {
+    from: (u64, i64),
+    to: (u64, i64),
+    witnesses: [Option<Witness>; WITNESSES_KEPT],
+}
+
+impl Release {
+    /// A witness of another server, its acknowledged data sent far enough
+    /// from this one's: the stall it proves.
+    fn proven_by(&self, w: &Witness) -> Option<PathStall> {
+        let other =
+            self.witnesses.iter().flatten().find(|o| {
+                o.server != w.server && (o.sent_ns - w.sent_ns).abs() >= PATH_STALL_MIN_NS
+            })?;
+        let (first, second) = if other.frame < w.frame {
+            (other, w)
+        } else {
+            (w, other)
+        };
+        let least_late = first.late_ns.min(second.late_ns);
+        Some(PathStall {
+            from_frame: self.from.0,
+            from_ns: self.from.1.max(self.to.1 - least_late),
+            to_frame: self.to.0,
+            to_ns: self.to.1,
+            witnesses: [(first.frame, first.late_ns), (second.frame, second.late_ns)],
+        })
     }
 }
 
@@ -434,6 +537,7 @@ impl Client {
 #[derive(Debug, Default)]
 pub(crate) struct PathSamples {
     clients: FxHashMap<IpAddr, Client>,
+    silences: Silences,
 }
 
 impl PathSamples {
@@ -532,6 +636,72 @@ impl PathSamples {
             c.block = None;
             c.block_done(b);
         }
+    }
+
+    /// A packet from `server` reached (or, captured elsewhere, passed on
+    /// the way to) its client at `ts_ns`, in `frame`: any packet, pure
+    /// ACKs too. `answered`: when the client data it newly acknowledged was
+    /// sent, and how much later than its connection's fastest round trip
+    /// it came. A silence of [`PATH_STALL_MIN_NS`] or more it ends opens
+    /// a release, which its first [`RELEASE_NS`] of late packets may
+    /// prove a stall ([`PathStall`]).
+    #[inline]
+    pub(crate) fn heard(
+        &mut self,
+        server: IpAddr,
+        frame: u64,
+        ts_ns: i64,
+        answered: Option<(i64, i64)>,
+    ) {
+        let c = &mut self.silences;
+        if let Some((last_frame, last_ns)) = c.last_heard {
+            if ts_ns < last_ns {
+                return;
+            }
+            if ts_ns - last_ns >= PATH_STALL_MIN_NS {
+                c.release = Some(Release {
+                    from: (last_frame, last_ns),
+                    to: (frame, ts_ns),
+                    witnesses: [None; WITNESSES_KEPT],
+                });
+            }
+        }
+        c.last_heard = Some((frame, ts_ns));
+        if c.release.is_some_and(|r| ts_ns - r.to.1 > RELEASE_NS) {
+            c.release = None;
+        }
+        let (Some(release), Some((sent_ns, late_ns))) = (&mut c.release, answered) else {
+            return;
+        };
+        if late_ns < PATH_STALL_MIN_NS {
+            return;
+        }
+        let witness = Witness {
+            server,
+            frame,
+            sent_ns,
+            late_ns,
+        };
+        if let Some(stall) = release.proven_by(&witness) {
+            c.release = None;
+            if c.proven.len() == PATH_STALLS_KEPT {
+                c.proven.pop_front();
+            }
+            c.proven.push_back(stall);
+        } else if let Some(slot) = release.witnesses.iter_mut().find(|w| w.is_none()) {
+            *slot = Some(witness);
+        }
+    }
+
+    /// The stalls of the path proven between `from_ns` and `to_ns`
+    /// ([`PathStall`]).
+    pub(crate) fn stalls_between(&self, from_ns: i64, to_ns: i64) -> Vec<PathStall> {
+        self.silences
+            .proven
+            .iter()
+            .filter(|s| s.to_ns >= from_ns && s.from_ns <= to_ns)
+            .copied()
+            .collect()
     }
 
     /// The newest server data that reached `client` on a connection other
@@ -1045,5 +1215,55 @@ mod tests {
             "known from the request"
         );
         assert_eq!(gaps.delivering_ns(160 * MS, 180 * MS), 0);
+    }
+
+    /// A silence of the capture's downlink, then two servers' packets
+    /// late for what the client sent at different times: a stall, from
+    /// as long before its end as the less late of them was late.
+    #[test]
+    fn two_servers_late_together_for_different_moments_prove_a_stall() {
+        let (a, b) = (ip(9), ip(53));
+        let stalled = |second: (IpAddr, i64, i64, i64)| {
+            let mut p = PathSamples::default();
+            p.heard(a, 1, 100 * MS, None);
+            // 150 ms of silence; then a's answer to what left at 50 ms,
+            // 140 ms late.
+            p.heard(a, 2, 250 * MS, Some((50 * MS, 140 * MS)));
+            let (server, at, sent, late) = second;
+            p.heard(server, 3, at, Some((sent, late)));
+            p.stalls_between(0, 1_000 * MS)
+        };
+        let found = stalled((b, 251 * MS, 80 * MS, 120 * MS));
+        assert_eq!(
+            found,
+            [PathStall {
+                from_frame: 1,
+                from_ns: 130 * MS,
+                to_frame: 2,
+                to_ns: 250 * MS,
+                witnesses: [(2, 140 * MS), (3, 120 * MS)],
+            }]
+        );
+        // The same server late twice: its own business.
+        assert!(stalled((a, 251 * MS, 80 * MS, 120 * MS)).is_empty());
+        // Answering what left 10 ms apart: one moment, maybe two timers.
+        assert!(stalled((b, 251 * MS, 60 * MS, 120 * MS)).is_empty());
+        // Late by less than a stall's least.
+        assert!(stalled((b, 251 * MS, 80 * MS, 15 * MS)).is_empty());
+        // Past what the release handed over at once.
+        assert!(stalled((b, 261 * MS, 80 * MS, 120 * MS)).is_empty());
+        // The silence's own start bounds it: late witnesses after a short
+        // silence prove no longer a stall than the silence.
+        let mut p = PathSamples::default();
+        p.heard(a, 1, 200 * MS, None);
+        p.heard(a, 2, 250 * MS, Some((50 * MS, 140 * MS)));
+        p.heard(b, 3, 251 * MS, Some((80 * MS, 120 * MS)));
+        assert_eq!(p.stalls_between(0, 1_000 * MS)[0].from_ns, 200 * MS);
+        // A silence shorter than a stall's least opens no release.
+        let mut p = PathSamples::default();
+        p.heard(a, 1, 240 * MS, None);
+        p.heard(a, 2, 250 * MS, Some((50 * MS, 140 * MS)));
+        p.heard(b, 3, 251 * MS, Some((80 * MS, 120 * MS)));
+        assert!(p.stalls_between(0, 1_000 * MS).is_empty());
     }
 }

@@ -82,9 +82,11 @@ impl RttSamples {
     }
 
     /// An ACK sent in `dir` covers data sent the other way; `pure`: it
-    /// carries nothing else (no data, SYN, FIN or RST).
+    /// carries nothing else (no data, SYN, FIN or RST). Returns when the
+    /// newest data it newly covers was sent, where it covers any (not a
+    /// retransmission's: Karn).
     #[inline]
-    pub fn on_ack(&mut self, dir: Direction, ack: u32, ts_ns: i64, pure: bool) {
+    pub fn on_ack(&mut self, dir: Direction, ack: u32, ts_ns: i64, pure: bool) -> Option<i64> {
         let r = dir.reverse().index();
         let mut newest = None;
         while let Some(&(end, sent)) = self.outstanding[r].front() {
@@ -101,6 +103,7 @@ impl RttSamples {
                 keep_min(&mut self.pure_ack_min[r], sample);
             }
         }
+        newest
     }
 
     /// Whether the client ACKed the server's data only on its own writes:

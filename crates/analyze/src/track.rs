@@ -971,6 +971,7 @@ impl<'s> Tracker<'s> {
                 .view(c.client.ip, c.server.ip, c.stream, &c.exchanges.kept)
                 .map(Box::new);
             c.path_busy = self.paths.busy_runs(c.client.ip, from, to);
+            c.path_stalls = self.paths.stalls_between(from, to);
         }
         if tombstone {
             let client_is_lo = key.lo == (c.client.ip, c.client.port);
@@ -1130,6 +1131,15 @@ fn track_in(
         && !conn.half[1].seen
     {
         calls.client_went_on_unseen = true;
+    }
+    if dir == Direction::ServerToClient {
+        // (How late it came, where it timed a round trip: beyond the
+        // connection's fastest, its handshake's included.)
+        let answered = conn.answered_sent_ns.take().map(|sent| {
+            let fastest = conn.fastest_round_trip_ns().unwrap_or(at.ts_ns - sent);
+            (sent, at.ts_ns - sent - fastest)
+        });
+        paths.heard(conn.server.ip, at.frame, at.ts_ns, answered);
     }
     if dir == Direction::ServerToClient && seg.payload_len > 0 {
         paths.arrival(

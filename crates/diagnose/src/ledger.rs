@@ -1013,6 +1013,7 @@ fn report_with(
                 path_samples: &c.path_samples,
                 uplink: c.uplink.as_deref(),
                 path_busy: &c.path_busy,
+                path_stalls: &c.path_stalls,
                 late_retransmissions: &c.late_retransmissions,
                 heard_at_resends: &c.heard_at_resends,
                 client_clock_hz: c.client_clock_hz,

@@ -182,6 +182,10 @@ finding_kinds! {
     /// several of its connections kept saturated.
     DownlinkQueue = "downlink_queue" in "downlink_queue.rs", Waits,
         fix "AQM (fq_codel, cake) on the bottleneck; fewer parallel downloads (HTTP/2); more bandwidth";
+    /// Answers the client's path held while it stalled: nothing came from
+    /// any server, then what it held came at once.
+    PathStall = "path_stall" in "path_stall.rs", Waits,
+        fix "the client's own link: Wi-Fi power saving and background scans, a cellular radio's idle timers or handovers";
     /// The client held a request's body for a `100 Continue` that never
     /// came, until its own timer ended the wait.
     ExpectContinueWait = "expect_continue_wait" in "expect_continue.rs", Waits,

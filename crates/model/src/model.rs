@@ -1725,6 +1725,26 @@ pub enum Detail {
         /// The longest of those waits (ms).
         longest_ms: f64,
     },
+    /// Answers the client's path held through a stall of it.
+    PathStall {
+        /// How many answers waited.
+        answers: u32,
+        /// The longest of those waits (ms).
+        longest_ms: f64,
+        /// The stall they came at the end of (the longest, where more):
+        /// the last packet from any server before it.
+        silent_from_frame: u64,
+        /// The first packet from any server after it.
+        silent_to_frame: u64,
+        /// How long, at least, nothing came (ms): its silence, or as
+        /// long as the less late of the two witnesses was late.
+        silent_ms: f64,
+        /// The late packets of two servers (on any of the client's
+        /// connections) that prove the path held what it carried, with
+        /// how much later each came than its connection's fastest round
+        /// trip (ms).
+        witnesses: [(u64, f64); 2],
+    },
     /// A request's body held for a `100 Continue` that never came.
     ExpectContinueWait {
         /// 1-based exchange number.

@@ -2092,6 +2092,38 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             cost = fx(cost),
             longest_ms = fx(longest_ms),
         ),
+        Detail::PathStall {
+            answers,
+            longest_ms,
+            silent_from_frame,
+            silent_to_frame,
+            silent_ms,
+            witnesses: [(w1, late1), (w2, late2)],
+        } => {
+            let what = match (x.phase, *answers) {
+                (Some(Phase::TlsHandshake), 1) => "The server's handshake flight".to_string(),
+                (Some(Phase::TlsHandshake), n) => format!("{n} of the server's handshake flights"),
+                (_, 1) => "An answer".to_string(),
+                (_, n) => format!("{n} answers"),
+            };
+            let longest = if *answers > 1 {
+                format!(", the longest {:.0} ms", fx(*longest_ms))
+            } else {
+                String::new()
+            };
+            format!(
+                "{what} reached the client {cost:.0} ms later than a round trip after what it answered{longest}, at the end of \
+                 a stall of the client's path: nothing came from any server for {silent:.0} ms (between frames {silent_from_frame} \
+                 and {silent_to_frame}), then what the path had held came at once: packets of two servers, answering what the \
+                 client had sent at different times, {late1:.0} and {late2:.0} ms later than their connections' fastest round \
+                 trips (frames {w1} and {w2}), and this answer with them. The servers sent on time; the path the client's \
+                 connections share held their packets.",
+                cost = fx(cost),
+                silent = fx(*silent_ms),
+                late1 = fx(*late1),
+                late2 = fx(*late2),
+            )
+        }
         Detail::ExpectContinueWait {
             exchange,
             request,
@@ -3193,6 +3225,11 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."
+            .into(),
+        Detail::PathStall { .. } => "Look at the client's own link, which stalled for every server at once: on Wi-Fi, its \
+             power saving (Linux: `iw dev IF set power_save off`; a phone's Wi-Fi sleeps between beacons) and its background \
+             scans of other channels (roaming); on a cellular network, the radio's idle timers and handovers. A capture at the \
+             access point, or of a wired client, tells the link from the network beyond it."
             .into(),
         Detail::DownlinkQueue { .. } => "The client's link is the bottleneck and its buffer is deep (bufferbloat): \
              enable active queue management on the bottleneck router (fq_codel, or cake: `tc qdisc replace dev IF root cake \

@@ -1647,6 +1647,69 @@ fn an_answer_in_a_burst_with_late_syn_acks_waited_on_the_path_not_the_server() {
     );
 }
 
+/// nDPI's alexa-app.pcapng, at 22.32 s: nothing reached the Echo from
+/// any server for 148 ms (frames 531 -> 533), then, in 3 ms, packets of
+/// two servers (52.94.232.134, 72.21.206.135) late for what the client
+/// had sent at different times and four connections' answers. The path
+/// held them: stream 24's answer (537, 136 ms beyond its round trip) was
+/// no server time, and streams 19, 20 and 25 waited on the stall too
+/// (docs/real-world.md, session 77).
+#[test]
+fn answers_released_with_other_servers_late_packets_after_a_silence_waited_on_the_path() {
+    if !require(
+        "answers_released_with_other_servers_late_packets_after_a_silence_waited_on_the_path",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = data_dir().join("other-projects/ndpi-alexa-app-queued-burst.pcapng.gz");
+    // The silence and the release, as tshark reads them: no server's
+    // packet between 531 and 533, and the release's packets from two
+    // servers within 3 ms.
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "frame.number >= 528 && frame.number <= 544 && ip.dst == 172.16.42.216",
+        &["frame.number", "frame.time_relative", "ip.src"],
+    );
+    let at = |frame: &str| {
+        let row = rows.iter().find(|r| r[0] == frame).unwrap();
+        (seconds(&row[1]) * 1e3, row[2].clone())
+    };
+    let numbers: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        &numbers[..5],
+        ["528", "529", "530", "531", "533"],
+        "{rows:?}"
+    );
+    assert!(at("533").0 - at("531").0 > 140.0, "{rows:?}");
+    assert!(at("543").0 - at("533").0 < 3.0, "{rows:?}");
+    assert_ne!(at("533").1, at("534").1, "two servers: {rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    for stream in [19, 20, 24, 25] {
+        let findings = connection(&doc, stream)["findings"].as_array().unwrap();
+        let stall = findings
+            .iter()
+            .find(|f| f["kind"] == "path_stall")
+            .unwrap_or_else(|| panic!("stream {stream}: {findings:?}"));
+        let cost = stall["cost_ms"].as_f64().unwrap();
+        assert!((100.0..=151.0).contains(&cost), "stream {stream}: {stall}");
+        let words = stall["explanation"].as_str().unwrap();
+        assert!(words.contains("between frames 531 and 533"), "{words}");
+    }
+    // Stream 24's answer was the server's time before the stall was known.
+    let waits = think_waits(connection(&doc, 24));
+    assert!(!waits.iter().any(|w| w.1 == 537), "{waits:?}");
+    // Nothing late together elsewhere in the capture: stream 22's
+    // ServerHello keeps its 53 ms of server time.
+    assert!(connection(&doc, 22)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["kind"] != "path_stall"));
+}
+
 /// nDPI's alexa-app.pcapng, frames 2030-2240: an Echo's parallel GETs to
 /// one CloudFront address, whose SYN-ACKs lay their options out as Linux
 /// does (2,4,8,1,3). Stream 1's request (frame 23) was acknowledged 150

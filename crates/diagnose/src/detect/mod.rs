@@ -29,6 +29,7 @@ mod listener_reset;
 mod nagle;
 pub(crate) use nagle::shows_nagle_off;
 mod path_mtu;
+mod path_stall;
 pub(crate) mod quic_amplification_limit;
 pub(crate) mod quic_initial_lost;
 pub(crate) mod quic_retry;
@@ -143,6 +144,9 @@ pub struct Facts<'a> {
     /// When the client's downlink was saturated by several of its
     /// connections (`ConnectionFacts::path_busy`).
     pub path_busy: &'a [rttdoc_analyze::BusyRun],
+    /// The stalls of the client's path around this connection
+    /// (`ConnectionFacts::path_stalls`).
+    pub path_stalls: &'a [rttdoc_analyze::PathStall],
     /// Retransmissions past the timeline's cap: senders and frames
     /// (`ConnectionFacts::late_retransmissions`).
     pub late_retransmissions: &'a [(Direction, u64)],
@@ -1508,9 +1512,33 @@ impl<'a> Facts<'a> {
     /// The queue an answer from the server captured at `at_ns` may have
     /// met on the path: what the client's handshakes measured
     /// ([`Facts::path_queue_ns`]) or the client's saturated downlink
-    /// ([`Facts::downlink_queue_ns`]), the longer.
+    /// ([`Facts::downlink_queue_ns`]) or a stall of its path
+    /// ([`Facts::path_stall_ns`]), the longest.
     pub fn answer_queue_ns(&self, at_ns: i64) -> i64 {
-        self.path_queue_ns(at_ns).max(self.downlink_queue_ns(at_ns))
+        self.path_queue_ns(at_ns)
+            .max(self.downlink_queue_ns(at_ns))
+            .max(self.path_stall_ns(at_ns))
+    }
+
+    /// The stall of the client's path an answer from the server captured
+    /// at `at_ns` came at the end of (within what its release handed over:
+    /// `rttdoc_analyze::RELEASE_NS`), where one is proven
+    /// (`rttdoc_analyze::PathStall`). Not at the server, where answers
+    /// are seen leaving, before the path holds them.
+    pub fn path_stall_at(&self, at_ns: i64) -> Option<&rttdoc_analyze::PathStall> {
+        if self.report.vantage == Vantage::Server {
+            return None;
+        }
+        self.path_stalls
+            .iter()
+            .find(|s| (s.to_ns..=s.to_ns + rttdoc_analyze::RELEASE_NS).contains(&at_ns))
+    }
+
+    /// How long an answer from the server captured at `at_ns` may have been
+    /// held by a stall of the client's path ([`Facts::path_stall_at`]):
+    /// since the stall began.
+    pub fn path_stall_ns(&self, at_ns: i64) -> i64 {
+        self.path_stall_at(at_ns).map_or(0, |s| at_ns - s.from_ns)
     }
 
     /// How long an answer from the server arriving at `at_ns` (capture
@@ -1626,7 +1654,7 @@ type Detector = fn(&Facts<'_>, &mut Vec<Finding>);
 
 /// The first pass: each detector reads the facts only, never another's
 /// findings, so their order does not matter.
-const DETECTORS: [Detector; 31] = [
+const DETECTORS: [Detector; 32] = [
     dns_query_lost::detect,
     address_fallback::detect,
     dns_search_list::detect,
@@ -1646,6 +1674,7 @@ const DETECTORS: [Detector; 31] = [
     certificate_fetch::detect,
     client_think_time::detect,
     downlink_queue::detect,
+    path_stall::detect,
     upstream_wait::detect,
     connect_back::detect,
     expect_continue::detect,

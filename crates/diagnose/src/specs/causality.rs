@@ -90,6 +90,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         path_samples: &[],
         uplink: None,
         path_busy: &[],
+        path_stalls: &[],
         late_retransmissions: &[],
         heard_at_resends: &[],
         client_clock_hz: None,

@@ -38,6 +38,7 @@ mod ledger;
 mod listener_reset;
 mod nagle;
 mod path_mtu;
+mod path_stall;
 mod quic_amplification_limit;
 mod quic_initial_lost;
 mod quic_retry;
@@ -629,6 +630,21 @@ impl Wire {
             self.pkts.push(p);
         }
         Joined { base }
+    }
+
+    /// Like [`Wire::join`], with another server: at `server`, on port
+    /// 443.
+    pub fn join_server(&mut self, other: Wire, port: u16, server: &str) -> Joined {
+        let joined = self.join(other, port, 443);
+        let server: IpAddr = server.parse().unwrap();
+        for p in &mut self.pkts[joined.base..] {
+            if p.dir == C {
+                p.seg.dst = server;
+            } else {
+                p.seg.src = server;
+            }
+        }
+        joined
     }
 
     /// The client host's FIN, sent at `t`, on the connection

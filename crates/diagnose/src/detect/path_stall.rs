@@ -1,0 +1,118 @@
+//! `path_stall` — the client's path stalled: for a while nothing reached
+//! the client from any server, then what the path had held came at once,
+//! this connection's answer with it. A Wi-Fi client asleep (power saving:
+//! its access point keeps its frames until it wakes) or scanning another
+//! channel, a cellular radio waking from idle or handing over, a link
+//! that dropped and came back: the servers sent on time, and the wait
+//! was the path's.
+//!
+//! Signature (rttdoc-analyze's path_samples.rs, `PathStall`): a silence
+//! of the client's downlink, no packet from any server, pure ACKs
+//! included, of at least 20 ms, then, within 10 ms of its end, packets
+//! of two servers or more that acknowledged client data sent 20 ms or
+//! more apart, each 20 ms or more later than its connection's fastest
+//! round trip (two servers late together, answering what left at
+//! different times, have one cause in common: the path they share; one
+//! server late is its own business, and two answering one moment
+//! together may both have waited on timers). An answer of this
+//! connection's server (a response's first segment, a handshake flight)
+//! captured in that release, later than a round trip after what it
+//! answered (its last copy) on the client's clock, was held from the later of the
+//! stall's beginning (the silence's, or as long before its end as the
+//! less late witness was late: an idle spell before is no stall) and
+//! one round trip after its question, to its arrival; no longer than
+//! the server's own clock says the path held it, where its TSvals keep
+//! one (sender_clock.rs), and at least a quarter of the round trip and
+//! 2 ms. Released by no packet: the path woke. Not at the server, which
+//! sees its answers leave before the path holds them.
+//! `server_think_time` takes that time off its own (the server may have
+//! answered at once: the capture cannot tell, and the stall is proven).
+//! Cost: the waits' sum.
+//! Fix: the client's own link: Wi-Fi power saving and background scans,
+//! a cellular radio's idle timers or handovers; a capture of a wired
+//! client, or at the access point, tells the link from the network
+//! beyond it.
+
+use super::causality::EXCESS_FLOOR_NS;
+use super::Facts;
+use crate::model::{Detail, Direction, Finding, FindingKind, Phase, Wait};
+use rttdoc_analyze::PathStall;
+
+pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    if f.path_stalls.is_empty() {
+        return;
+    }
+    let Some(rtt) = f.rtt_ns else { return };
+    let floor = (rtt / 4).max(EXCESS_FLOOR_NS);
+    let client = Direction::ClientToServer;
+    // Each answer's wait in the stall it came at the end of, with that
+    // stall.
+    let held = |question: u64, answer: u64| -> Option<(Wait, &PathStall)> {
+        let (q, a) = (f.record(question)?, f.record(answer)?);
+        let stall = f.path_stall_at(a.ts_ns)?;
+        let beyond = f.on_clock_of(client, a) - f.on_clock_of(client, q) - rtt;
+        let waited = f.held_within_clock(a, beyond.min(a.ts_ns - stall.from_ns));
+        (waited >= floor).then(|| {
+            let wait = Wait {
+                from_frame: question,
+                to_frame: answer,
+                release_frame: None,
+                ms: waited as f64 / 1e6,
+            };
+            (wait, stall)
+        })
+    };
+    // The server's handshake flights, whole questions only.
+    let handshake = f
+        .handshake_turns()
+        .iter()
+        .filter(|t| t.answerer == Direction::ServerToClient && t.complete)
+        .filter_map(|t| held(t.question_frame, t.answer_frame));
+    emit(f, Phase::TlsHandshake, handshake.collect(), out);
+    // The answers to requests, from the request's last copy (a re-sent
+    // request was answered one round trip after the copy that got
+    // through at the soonest): not a server's own timer's messages, nor
+    // an answer whose first bytes the capture missed.
+    let answers = f
+        .exchanges
+        .iter()
+        .enumerate()
+        .filter(|(i, x)| !f.idle_exchanges.contains(i) && !x.response_in_hole)
+        .filter_map(|(_, x)| {
+            let answer = x.response_first?.frame;
+            let question = x
+                .request_resent
+                .filter(|r| r.frame > x.request_last.frame && r.frame < answer)
+                .unwrap_or(x.request_last);
+            held(question.frame, answer)
+        });
+    emit(f, Phase::FirstByte, answers.collect(), out);
+}
+
+/// One finding for a phase's held answers, citing the longest stall.
+fn emit(f: &Facts<'_>, phase: Phase, held: Vec<(Wait, &PathStall)>, out: &mut Vec<Finding>) {
+    let Some(&(_, stall)) = held.iter().max_by_key(|(_, s)| s.to_ns - s.from_ns) else {
+        return;
+    };
+    let waits: Vec<Wait> = held.iter().map(|(w, _)| *w).collect();
+    let mut finding = f.finding(FindingKind::PathStall, Some(phase));
+    finding.frames = waits
+        .iter()
+        .flat_map(|w| [w.from_frame, w.to_frame])
+        .collect();
+    finding.display_filter = f.filter_frames(&finding.frames);
+    finding.cost_ms = waits.iter().map(|w| w.ms).sum();
+    finding.confidence = 0.7;
+    finding.detail = Detail::PathStall {
+        answers: waits.len() as u32,
+        longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
+        silent_from_frame: stall.from_frame,
+        silent_to_frame: stall.to_frame,
+        silent_ms: (stall.to_ns - stall.from_ns) as f64 / 1e6,
+        witnesses: stall
+            .witnesses
+            .map(|(frame, late)| (frame, late as f64 / 1e6)),
+    };
+    finding.waits = waits;
+    out.push(finding);
+}
