@@ -693,6 +693,24 @@ impl PathSamples {
         }
     }
 
+    /// A UDP datagram (QUIC, DNS) from `src` was captured at `ts_ns`, in
+    /// `frame`: unless it came from a client of the capture's TCP
+    /// connections, it was delivered to one, and the link was not stalled
+    /// then (a browser's QUIC connections, a phone's lookups): a silence
+    /// ends there, and the next is timed from it. (A datagram a
+    /// client sent from an address none of its TCP connections used is
+    /// taken as delivered too: a silence it breaks proves no stall.)
+    pub(crate) fn heard_datagram(&mut self, src: IpAddr, frame: u64, ts_ns: i64) {
+        if self.clients.contains_key(&src) {
+            return;
+        }
+        let c = &mut self.silences;
+        if c.last_heard.is_some_and(|(_, last)| ts_ns < last) {
+            return;
+        }
+        c.last_heard = Some((frame, ts_ns));
+    }
+
     /// The stalls of the path proven between `from_ns` and `to_ns`
     /// ([`PathStall`]).
     pub(crate) fn stalls_between(&self, from_ns: i64, to_ns: i64) -> Vec<PathStall> {
@@ -1259,6 +1277,16 @@ mod tests {
         p.heard(a, 2, 250 * MS, Some((50 * MS, 140 * MS)));
         p.heard(b, 3, 251 * MS, Some((80 * MS, 120 * MS)));
         assert_eq!(p.stalls_between(0, 1_000 * MS)[0].from_ns, 200 * MS);
+        // A QUIC or DNS datagram delivered in the silence ends it: the
+        // link was up then (not one a client sent).
+        let mut p = PathSamples::default();
+        p.note(ip(6), a, 0, 40 * MS);
+        p.heard(a, 1, 100 * MS, None);
+        p.heard_datagram(ip(6), 2, 150 * MS);
+        p.heard_datagram(ip(99), 3, 240 * MS);
+        p.heard(a, 4, 250 * MS, Some((50 * MS, 140 * MS)));
+        p.heard(b, 5, 251 * MS, Some((80 * MS, 120 * MS)));
+        assert!(p.stalls_between(0, 1_000 * MS).is_empty());
         // A silence shorter than a stall's least opens no release.
         let mut p = PathSamples::default();
         p.heard(a, 1, 240 * MS, None);

@@ -342,6 +342,7 @@ impl<'s> Tracker<'s> {
     /// A UDP datagram that can be QUIC: a QUIC connection's, or not.
     fn quic_datagram(&mut self, at: Stamp, d: &UdpDatagram<'_>) {
         self.stats.non_tcp += 1;
+        self.paths.heard_datagram(d.src, at.frame, at.ts_ns);
         if self.quic_diagnose.is_none() {
             return;
         }
@@ -773,6 +774,7 @@ impl<'s> Tracker<'s> {
     fn dns(&mut self, at: Stamp, d: &rttdoc_wire::UdpDatagram<'_>) {
         self.stats.non_tcp += 1;
         self.stats.dns_messages += 1;
+        self.paths.heard_datagram(d.src, at.frame, at.ts_ns);
         self.calls.lookups.datagram(at, d);
     }
 
