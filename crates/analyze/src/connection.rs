@@ -513,6 +513,10 @@ pub struct Connection {
     /// acknowledged nothing new or a re-send): how late it came, for
     /// `PathSamples::heard` (path_samples.rs).
     pub(crate) answered_sent_ns: Option<i64>,
+    /// The client's segment being tracked acknowledged server bytes the
+    /// capture never showed: they reached it, whatever the capture saw
+    /// (`PathSamples::delivered`).
+    pub(crate) acked_unseen_now: bool,
     /// The stalls of the path around its life
     /// (`PathSamples::stalls_between`).
     pub(crate) path_stalls: Vec<crate::PathStall>,
@@ -664,6 +668,7 @@ impl Connection {
             uplink: None,
             path_busy: Vec::new(),
             answered_sent_ns: None,
+            acked_unseen_now: false,
             path_stalls: Vec::new(),
             busy_asked_again: None,
             late_retransmissions: Vec::new(),
@@ -1436,8 +1441,9 @@ impl Connection {
             // be ACKed), which is not loss on the path.
             if let Some(max_end) = self.half[r].max_end {
                 let beyond_before = self.half[d].acked.is_some_and(|a| seq::lt(max_end, a));
-                if seq::lt(max_end, seg.ack) && !beyond_before && !flags.syn() {
-                    self.half[r].stats.acked_unseen += 1;
+                if seq::lt(max_end, seg.ack) && !flags.syn() {
+                    self.half[r].stats.acked_unseen += (!beyond_before) as u32;
+                    self.acked_unseen_now = dir == Direction::ClientToServer;
                 }
             }
             let h = &mut self.half[d];
@@ -1476,7 +1482,8 @@ impl Connection {
             h.acked = Some(h.acked.map_or(seg.ack, |a| seq::max(a, seg.ack)));
             let pure = seg_len == 0 && !flags.rst();
             let sent = self.rtt.on_ack(dir, seg.ack, at.ts_ns, pure);
-            if dir == Direction::ServerToClient {
+            // (A pure ACK's: no answer's think time in it.)
+            if dir == Direction::ServerToClient && pure {
                 self.answered_sent_ns = sent;
             }
         }

@@ -292,6 +292,11 @@ impl DownlinkGaps {
 /// came late: a silence that can be a stall of the client's path.
 pub const PATH_STALL_MIN_NS: i64 = 20_000_000;
 
+/// A server's first pure ACK of a connection's data may come this much
+/// after a round trip by its delayed-ACK timer (Linux's shortest): late
+/// beyond it only.
+pub(crate) const FIRST_ACK_DELAY_NS: i64 = 40_000_000;
+
 /// What a held link hands over when it wakes comes back to back: the
 /// witnesses of a stall arrive within this of its end.
 pub const RELEASE_NS: i64 = 10_000_000;
@@ -308,10 +313,11 @@ const PATH_STALLS_KEPT: usize = 16;
 /// capture is at the client: Wi-Fi asleep or scanning another channel, a
 /// cellular radio waking or handing over; or the path they share beyond):
 /// nothing reached any client from any server, pure ACKs included, from the packet in `from_frame` to the one in
-/// `to_frame`, and then, within [`RELEASE_NS`], packets of two servers
-/// or more that acknowledged client data sent [`PATH_STALL_MIN_NS`] or
-/// more apart, each [`PATH_STALL_MIN_NS`] or more later than its
-/// connection's fastest round trip: what the path held, handed over at
+/// `to_frame`, and then, within [`RELEASE_NS`], pure ACKs of two servers
+/// or more (no application's time in them) of client data sent
+/// [`PATH_STALL_MIN_NS`] or more apart, each [`PATH_STALL_MIN_NS`] or
+/// more later than its connection's quickest pure ACK before (its first:
+/// than its fastest round trip and [`FIRST_ACK_DELAY_NS`]): what the path held, handed over at
 /// once. Servers on their own schedules, answering what was sent at
 /// different times, are not late together by chance; two servers
 /// answering one moment together (a page's requests, both delayed-ACK
@@ -701,14 +707,19 @@ impl PathSamples {
     /// client sent from an address none of its TCP connections used is
     /// taken as delivered too: a silence it breaks proves no stall.)
     pub(crate) fn heard_datagram(&mut self, src: IpAddr, frame: u64, ts_ns: i64) {
-        if self.clients.contains_key(&src) {
-            return;
+        if !self.clients.contains_key(&src) {
+            self.delivered(frame, ts_ns);
         }
+    }
+
+    /// Something reached a client by `ts_ns` (in `frame`): a client's ACK
+    /// of server bytes the capture never showed (a filtered or sampled
+    /// capture), a datagram. A silence ends there.
+    pub(crate) fn delivered(&mut self, frame: u64, ts_ns: i64) {
         let c = &mut self.silences;
-        if c.last_heard.is_some_and(|(_, last)| ts_ns < last) {
-            return;
+        if c.last_heard.is_none_or(|(_, last)| ts_ns >= last) {
+            c.last_heard = Some((frame, ts_ns));
         }
-        c.last_heard = Some((frame, ts_ns));
     }
 
     /// The stalls of the path proven between `from_ns` and `to_ns`

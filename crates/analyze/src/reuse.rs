@@ -112,6 +112,10 @@ pub struct EndedConnection {
     /// sweep or a teardown, not each connection's own idle timer, which
     /// closes it when it has idled its time.
     pub closed_together: u32,
+    /// Other connections to the server's address the client closed within
+    /// [`CLOSED_TOGETHER_NS`] of this one's close, however long each had
+    /// idled (`closed_together` counts those idle for another time).
+    pub closed_at_once: u32,
 }
 
 /// How close together a client's closes of its connections to one server
@@ -204,8 +208,8 @@ impl Ends {
             return;
         }
         let route = (end.client, end.server.ip, end.server.port);
-        let closed_together = if end.by_server {
-            0
+        let (closed_together, closed_at_once) = if end.by_server {
+            (0, 0)
         } else {
             self.closes_with(route, end.stream, end.close.ts_ns, last_answer.ts_ns)
         };
@@ -230,6 +234,7 @@ impl Ends {
             certificate_requested: end.certificate_requested,
             requested_close: end.requested_close,
             closed_together,
+            closed_at_once,
         });
         self.order.push_back((route, end.close.ts_ns));
         self.expire(end.close.ts_ns);
@@ -239,8 +244,15 @@ impl Ends {
     /// answer at `answered_ns`: how many of its connections to the same
     /// server address (any port: an application's teardown closes them
     /// all) it closed within [`CLOSED_TOGETHER_NS`] before, each idle for
-    /// another time; each of those counts this one too.
-    fn closes_with(&mut self, route: Route, stream: u64, close_ns: i64, answered_ns: i64) -> u32 {
+    /// another time, and how many however long they idled; each of those
+    /// counts this one too.
+    fn closes_with(
+        &mut self,
+        route: Route,
+        stream: u64,
+        close_ns: i64,
+        answered_ns: i64,
+    ) -> (u32, u32) {
         while self
             .recent_client_closes
             .front()
@@ -248,21 +260,21 @@ impl Ends {
         {
             self.recent_client_closes.pop_front();
         }
-        let mut together = 0;
+        let (mut together, mut at_once) = (0, 0);
         for &(_, answered, (client, server, port), other) in &self.recent_client_closes {
-            if client != route.0
-                || server != route.1
-                || (answered - answered_ns).abs() <= IDLE_APART_NS
-            {
+            if client != route.0 || server != route.1 {
                 continue;
             }
-            together += 1;
+            let apart = (answered - answered_ns).abs() > IDLE_APART_NS;
+            at_once += 1;
+            together += apart as u32;
             if let Some(e) = self
                 .by_route
                 .get_mut(&(client, server, port))
                 .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == other))
             {
-                e.closed_together += 1;
+                e.closed_at_once += 1;
+                e.closed_together += apart as u32;
             }
         }
         if self.recent_client_closes.len() == RECENT_CLOSES {
@@ -270,7 +282,7 @@ impl Ends {
         }
         self.recent_client_closes
             .push_back((close_ns, answered_ns, route, stream));
-        together
+        (together, at_once)
     }
 
     /// The other side of `stream` closed too, at `close`: its FIN or RST

@@ -1135,13 +1135,23 @@ fn track_in(
         calls.client_went_on_unseen = true;
     }
     if dir == Direction::ServerToClient {
-        // (How late it came, where it timed a round trip: beyond the
-        // connection's fastest, its handshake's included.)
+        // (How late a pure ACK came, where it timed a round trip: beyond
+        // the fastest the server acknowledged the client's data with one
+        // before, this one's included: a server that always acknowledges
+        // late, by a delayed-ACK timer or behind a front end that answered
+        // the SYN, is not late. Its first: beyond the connection's fastest
+        // round trip and the shortest delayed-ACK timer.)
         let answered = conn.answered_sent_ns.take().map(|sent| {
-            let fastest = conn.fastest_round_trip_ns().unwrap_or(at.ts_ns - sent);
-            (sent, at.ts_ns - sent - fastest)
+            let fastest = conn.rtt.pure_ack_sides().1.filter(|&f| f < at.ts_ns - sent);
+            let fastest = fastest.or_else(|| {
+                conn.fastest_round_trip_ns()
+                    .map(|f| f + crate::path_samples::FIRST_ACK_DELAY_NS)
+            });
+            (sent, at.ts_ns - sent - fastest.unwrap_or(at.ts_ns - sent))
         });
         paths.heard(conn.server.ip, at.frame, at.ts_ns, answered);
+    } else if std::mem::take(&mut conn.acked_unseen_now) {
+        paths.delivered(at.frame, at.ts_ns);
     }
     if dir == Direction::ServerToClient && seg.payload_len > 0 {
         paths.arrival(

@@ -1332,6 +1332,9 @@ pub enum Detail {
         /// earlier one (within 20 ms), each idle for another time: its
         /// connections torn down at once, not an idle timeout.
         closed_together: u32,
+        /// Other connections to this server the client closed with the
+        /// earlier one (within 20 ms), however long each had idled.
+        closed_at_once: u32,
     },
     /// A request waited for the redirect that sent its client to it.
     HttpRedirect {

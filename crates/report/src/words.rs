@@ -1548,6 +1548,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             resumed,
             requested_close,
             closed_together,
+            closed_at_once,
             ..
         } => {
             let setup = match (tls, resumed) {
@@ -1572,10 +1573,14 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                 None => "",
             };
             let together = if closed_as_one_act(*idle_before_close_ms, *closed_together) {
+                let which = if closed_at_once > closed_together {
+                    format!("{closed_at_once} other connections to this server, {closed_together} of them idle for another time")
+                } else {
+                    format!("{closed_together} other connections to this server, each idle for another time")
+                };
                 format!(
-                    " Within 20 ms of that close it closed {closed_together} other connections to this server, each idle for \
-                     another time: one act closed them all, not each connection's own idle timer (a pool's sweep of every \
-                     connection idle past its limit, or the application tearing them down)."
+                    " Within 20 ms of that close it closed {which}: one act closed them all, not each connection's own idle \
+                     timer (a pool's sweep of every connection idle past its limit, or the application tearing them down)."
                 )
             } else {
                 String::new()
@@ -2114,10 +2119,10 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             format!(
                 "{what} reached the client {cost:.0} ms later than a round trip after what it answered{longest}, at the end of \
                  a stall of the client's path: nothing came from any server for {silent:.0} ms (between frames {silent_from_frame} \
-                 and {silent_to_frame}), then what the path had held came at once: packets of two servers, answering what the \
-                 client had sent at different times, {late1:.0} and {late2:.0} ms later than their connections' fastest round \
-                 trips (frames {w1} and {w2}), and this answer with them. The servers sent on time; the path the client's \
-                 connections share held their packets.",
+                 and {silent_to_frame}), then what the path had held came at once: two server addresses' acknowledgments of \
+                 what the client had sent at different times, {late1:.0} and {late2:.0} ms later than their connections' \
+                 quickest (frames {w1} and {w2}), and this answer with them. Late together for different moments, they had the \
+                 path in common: it held their packets, and this wait is no proof of the server's time.",
                 cost = fx(cost),
                 silent = fx(*silent_ms),
                 late1 = fx(*late1),
@@ -3694,6 +3699,7 @@ mod tests {
                 http: true,
                 requested_close: None,
                 closed_together,
+                closed_at_once: closed_together,
             };
             let c = crate::test_support::report(80);
             (explanation(&x), fix(&c, &x))

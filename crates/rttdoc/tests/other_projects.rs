@@ -1648,12 +1648,13 @@ fn an_answer_in_a_burst_with_late_syn_acks_waited_on_the_path_not_the_server() {
 }
 
 /// nDPI's alexa-app.pcapng, at 22.32 s: nothing reached the Echo from
-/// any server for 148 ms (frames 531 -> 533), then, in 3 ms, packets of
-/// two servers (52.94.232.134, 72.21.206.135) late for what the client
-/// had sent at different times and four connections' answers. The path
-/// held them: stream 24's answer (537, 136 ms beyond its round trip) was
-/// no server time, and streams 19, 20 and 25 waited on the stall too
-/// (docs/real-world.md, session 77).
+/// any server for 148 ms (frames 531 -> 533), then, in 3 ms, pure ACKs
+/// of two servers (52.94.232.134, 72.21.206.135) late for what the
+/// client had sent at different times (92 and 130 ms beyond each
+/// connection's quickest) and four connections' answers. The path held
+/// them: of stream 24's answer (537, 136 ms beyond its round trip) the
+/// 92 ms proven are no server time, and streams 19, 20 and 25 waited on
+/// the stall too (docs/real-world.md, session 77).
 #[test]
 fn answers_released_with_other_servers_late_packets_after_a_silence_waited_on_the_path() {
     if !require(
@@ -1694,13 +1695,17 @@ fn answers_released_with_other_servers_late_packets_after_a_silence_waited_on_th
             .find(|f| f["kind"] == "path_stall")
             .unwrap_or_else(|| panic!("stream {stream}: {findings:?}"));
         let cost = stall["cost_ms"].as_f64().unwrap();
-        assert!((100.0..=151.0).contains(&cost), "stream {stream}: {stall}");
+        assert!((85.0..=151.0).contains(&cost), "stream {stream}: {stall}");
         let words = stall["explanation"].as_str().unwrap();
         assert!(words.contains("between frames 531 and 533"), "{words}");
     }
-    // Stream 24's answer was the server's time before the stall was known.
+    // Stream 24's answer was all the server's time before the stall was
+    // known; at most what the stall does not cover is now.
     let waits = think_waits(connection(&doc, 24));
-    assert!(!waits.iter().any(|w| w.1 == 537), "{waits:?}");
+    assert!(
+        waits.iter().filter(|w| w.1 == 537).all(|w| w.2 < 50.0),
+        "{waits:?}"
+    );
     // Nothing late together elsewhere in the capture: stream 22's
     // ServerHello keeps its 53 ms of server time.
     assert!(connection(&doc, 22)["findings"]

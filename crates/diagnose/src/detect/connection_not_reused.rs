@@ -213,6 +213,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         } else {
             previous.closed_together
         },
+        closed_at_once: if previous.closed_by_server {
+            0
+        } else {
+            previous.closed_at_once
+        },
     };
     out.push(x);
 }

@@ -8,13 +8,16 @@
 //!
 //! Signature (rttdoc-analyze's path_samples.rs, `PathStall`): a silence
 //! of the client's downlink, no packet from any server, pure ACKs
-//! included, of at least 20 ms, then, within 10 ms of its end, packets
-//! of two servers or more that acknowledged client data sent 20 ms or
-//! more apart, each 20 ms or more later than its connection's fastest
-//! round trip (two servers late together, answering what left at
-//! different times, have one cause in common: the path they share; one
-//! server late is its own business, and two answering one moment
-//! together may both have waited on timers). An answer of this
+//! included (and no client ACK of server bytes the capture missed, no
+//! QUIC or DNS datagram), of at least 20 ms, then, within 10 ms of its
+//! end, pure ACKs of two server addresses or more, of client data sent
+//! 20 ms or more apart, each 20 ms or more later than its connection's
+//! quickest pure ACK before (its first: than its fastest round trip and
+//! the shortest delayed-ACK timer, 40 ms). A pure ACK carries no
+//! application's time; two servers late together, acknowledging what
+//! left at different times, have one cause in common: the path they
+//! share. One server late is its own business, and two acknowledging one
+//! moment together may both have waited on timers. An answer of this
 //! connection's server (a response's first segment, a handshake flight)
 //! captured in that release, later than a round trip after what it
 //! answered (its last copy) on the client's clock, was held from the later of the
