@@ -517,6 +517,10 @@ pub struct Connection {
     /// capture never showed: they reached it, whatever the capture saw
     /// (`PathSamples::delivered`).
     pub(crate) acked_unseen_now: bool,
+    /// The client's newest ACK of server bytes the capture never showed:
+    /// an answer's missed bytes had reached it by then (reuse.rs times
+    /// its idle from there).
+    pub(crate) client_acked_unseen_at: Option<Stamp>,
     /// The stalls of the path around its life
     /// (`PathSamples::stalls_between`).
     pub(crate) path_stalls: Vec<crate::PathStall>,
@@ -669,6 +673,7 @@ impl Connection {
             path_busy: Vec::new(),
             answered_sent_ns: None,
             acked_unseen_now: false,
+            client_acked_unseen_at: None,
             path_stalls: Vec::new(),
             busy_asked_again: None,
             late_retransmissions: Vec::new(),
@@ -1444,6 +1449,9 @@ impl Connection {
                 if seq::lt(max_end, seg.ack) && !flags.syn() {
                     self.half[r].stats.acked_unseen += (!beyond_before) as u32;
                     self.acked_unseen_now = dir == Direction::ClientToServer;
+                    if self.acked_unseen_now {
+                        self.client_acked_unseen_at = Some(at);
+                    }
                 }
             }
             let h = &mut self.half[d];

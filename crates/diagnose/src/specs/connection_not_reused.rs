@@ -188,6 +188,48 @@ fn who_closed_and_after_how_long_idle_is_told() {
     }
 }
 
+/// The answer's tail reached the client 400 ms after its head, but the
+/// capture missed it: the client's ACK of bytes the capture never showed
+/// says it had them then, and its close 30 ms later came right after
+/// its last answer, not after 430 ms of idling (nDPI's netflix.pcap 18).
+#[test]
+fn an_answer_the_capture_missed_the_end_of_ended_when_the_client_acknowledged_it() {
+    for path in Path::all(RTT) {
+        let mut old = Wire::new(path);
+        let [_, _, ack] = old.handshake(0.0);
+        let request = old.send(C, old.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+        let head = old.send(
+            S,
+            old.arrival(request) + 1.0,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 800\r\n\r\n",
+        );
+        old.ack(C, old.arrival(head));
+        let tail = old.send(S, old.arrival(request) + 400.0, bytes(800));
+        old.ack(C, old.arrival(tail));
+        let fin = old.fin(C, old.arrival(tail) + 30.0);
+        let back = old.fin(S, old.arrival(fin));
+        old.ack(C, old.arrival(back));
+        let t = old.sent(fin) + 5000.0;
+        let mut w = Wire::new(path);
+        let joined = w.join(old, EARLIER, 443);
+        new_connection(&mut w, t, 0.0);
+        let o = w.run_missing(&[joined.id(tail)]);
+        let Detail::ConnectionNotReused {
+            idle_before_close_ms,
+            ..
+        } = o.the(ConnectionNotReused).detail
+        else {
+            panic!()
+        };
+        assert_ms(
+            idle_before_close_ms,
+            30.0,
+            RTT,
+            "from the client's ACK of the tail",
+        );
+    }
+}
+
 #[test]
 fn a_tls_connection_not_reused_waits_for_both_handshakes() {
     for path in Path::all(RTT) {
