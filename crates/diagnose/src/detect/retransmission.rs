@@ -68,9 +68,11 @@
 //! Waits: each counted silence is a wait from the sender's previous data
 //! segment to the re-send (to the receiver's FIN or RST when it gave up
 //! during the silence: nobody read the re-send), unless the receiver had closed (its FIN or RST
-//! captured before the original; not a FIN after which it went on
-//! reading, `Facts::reads_after_fin`): what a sender re-sends after that (its
-//! own closing message, a TLS close_notify) is cited, but nobody waited.
+//! captured before the original, or before the silence began; not a FIN
+//! after which it went on reading, `Facts::reads_after_fin`): what a
+//! sender re-sends after that (its own closing message, a TLS
+//! close_notify, data a peer that closed never read) is cited, but nobody
+//! waited.
 //! Nor did anyone wait for what a client re-sent after its own FIN once
 //! it closed for good, proven by its RST of the server's later data or
 //! by a FIN inside its TLS handshake, which no TLS client can finish
@@ -915,7 +917,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // before the original): a closing message, a TLS close_notify,
             // that no one waited for (server_think_time's rule: nobody
             // waits for an answer after closing).
-            let sent_at = first.map_or(r.frame, |o| o.frame);
+            // Nor for a re-send after a silence that began once the
+            // receiver had closed (its FIN, not read past, or its RST):
+            // nobody could read it (skype_no_unknown.pcap 64: the peer's
+            // FIN, then the client's, then the peer's RST of what arrived
+            // after its close, and 294 ms later the client's timer re-sent
+            // into the reset connection).
+            let sent_at = first
+                .map_or(r.frame, |o| o.frame)
+                .max(p.frame.saturating_add(1));
             let receiver_closed = receiver_closed_at.is_some_and(|c| c < sent_at);
             let silence = t - tp;
             if !shown && silence > RTO_MAX_NS {

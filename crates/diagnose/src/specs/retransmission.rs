@@ -1358,6 +1358,28 @@ fn a_receiver_that_gave_up_during_a_timer_silence_waited_until_its_reset() {
     );
 }
 
+/// The server closes (its FIN, acknowledging none of the client's last
+/// message, which is lost) and the client closes after it; the timer's
+/// silence begins after both FINs, and its re-send goes to a connection
+/// nobody reads: cited, no wait (skype_no_unknown.pcap 64, 68, 71: the
+/// peer's FIN, the client's, the peer's RST, then the client's timer).
+#[test]
+fn a_resend_after_a_silence_begun_once_the_receiver_closed_costs_no_wait() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    w.ack(S, 50.0);
+    let msg = w.data(C, 100.0, 1400);
+    w.lose(msg);
+    let fin = w.fin(S, 110.0);
+    let own_fin = w.fin(C, w.arrival(fin));
+    w.rst(S, w.arrival(own_fin));
+    let again = w.resend(w.sent(own_fin) + RTO, msg);
+    let o = w.run();
+    let r = o.the(Retransmission);
+    assert!(r.frames.contains(&o.frame(again)), "cited: {:?}", r.frames);
+    o.has_no(RtoStall);
+}
+
 /// An upload longer than the detectors' timeline whose lost segment was
 /// repaired after its last new byte (`upload_repaired_late`): the repair's
 /// silence was found in a later window, which has no row for a request
