@@ -73,9 +73,12 @@ pub(crate) struct IssuedSessions {
     /// servers and names seen refusing an offered session (resuming would
     /// have saved nothing). Kept as `held` is.
     offered_by: FxHashMap<(IpAddr, IpAddr, u16, u64), ()>,
-    /// Clients seen offering a session back to any server: they keep
-    /// sessions somewhere.
-    offering_clients: FxHashMap<IpAddr, ()>,
+    /// Clients' TLS libraries (`TlsSession::client_library`) seen
+    /// offering a session back to any server: they keep sessions
+    /// somewhere (another library on the same host keeps its own: nDPI's
+    /// teams.pcap, a SecureTransport-like stack that never offered one
+    /// beside Chromium's that did).
+    offering_clients: FxHashMap<(IpAddr, u64), ()>,
     refused_by: FxHashMap<Named, ()>,
 }
 
@@ -123,7 +126,7 @@ impl IssuedSessions {
 
     /// A ClientHello of `by` offered a session back, and the server
     /// resumed it or (`refused`) did a full handshake.
-    pub fn note_offer(&mut self, by: HeldBy, refused: bool) {
+    pub fn note_offer(&mut self, by: HeldBy, library: u64, refused: bool) {
         // (Bounded as the notes are: cleared whole past them.)
         if self.offered_by.len() >= KEPT || self.refused_by.len() >= KEPT {
             self.offered_by.clear();
@@ -131,15 +134,16 @@ impl IssuedSessions {
             self.offering_clients.clear();
         }
         self.offered_by.insert((by.0, by.1, by.2, by.3), ());
-        self.offering_clients.insert(by.0, ());
+        self.offering_clients.insert((by.0, library), ());
         if refused {
             self.refused_by.insert((by.1, by.2, by.3), ());
         }
     }
 
-    /// Whether `client` was seen offering a session back to any server.
-    pub fn offers_elsewhere(&self, client: IpAddr) -> bool {
-        self.offering_clients.contains_key(&client)
+    /// Whether `client`'s TLS library `library` was seen offering a
+    /// session back to any server.
+    pub fn offers_elsewhere(&self, client: IpAddr, library: u64) -> bool {
+        self.offering_clients.contains_key(&(client, library))
     }
 
     /// Whether the client of `by` was seen offering a session back to
@@ -240,15 +244,17 @@ mod tests {
         // or the server seen refusing one: offers seen.
         assert!(!issued.offers_seen(by));
         let mut other_stack = IssuedSessions::default();
-        other_stack.note_offer((client, server, 443, 7, 10), true);
+        other_stack.note_offer((client, server, 443, 7, 10), 10, true);
         assert!(
             other_stack.offers_seen(by),
             "refused at that server and name"
         );
         let mut working = IssuedSessions::default();
-        working.note_offer((client, server, 443, 7, 10), false);
+        working.note_offer((client, server, 443, 7, 10), 10, false);
         assert!(working.offers_seen(by), "the client's other stack offered");
-        assert!(working.offers_elsewhere(client) && !working.offers_elsewhere(other));
+        assert!(working.offers_elsewhere(client, 10) && !working.offers_elsewhere(other, 10));
+        // Only that stack: another library on the host keeps its own.
+        assert!(!working.offers_elsewhere(client, 9));
         assert!(!working.offers_seen((other, server, 443, 7, 9)));
         assert!(!working.offers_seen((client, server, 443, 8, 9)));
         // The connection looking up issued one of its own after its

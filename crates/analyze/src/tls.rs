@@ -366,6 +366,20 @@ impl TlsSession {
         Some(h.finish())
     }
 
+    /// The client's TLS library, as far as its ClientHello shows it: its
+    /// cipher suites and supported versions, hashed. Coarser than
+    /// [`client_stack`](Self::client_stack): one library's hellos differ
+    /// in what they ask for (ALPN, a resuming hello's extensions: Apple's
+    /// stacks resume without ALPN what they began with it) but offer one
+    /// list of suites; another library on the host offers its own.
+    pub(crate) fn client_library(&self) -> Option<u64> {
+        use std::hash::{Hash, Hasher};
+        let ch = self.client_hello.as_ref()?;
+        let mut h = rustc_hash::FxHasher::default();
+        (ch.cipher_suites, &ch.supported_versions).hash(&mut h);
+        Some(h.finish())
+    }
+
     /// What a server's ticket size is noted and looked up by
     /// (ticket_sizes.rs): the ClientHello's shape and the name it asked
     /// for, hashed; one a snap length cut, by its server alone (every

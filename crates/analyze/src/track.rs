@@ -1941,6 +1941,8 @@ struct HelloOffer {
     /// Its session ID is not empty (an offer of a TLS 1.2 client,
     /// whatever issued it; a TLS 1.3 client's compatibility bytes).
     any_id: bool,
+    /// The client's TLS library (`TlsSession::client_library`).
+    library: u64,
 }
 
 /// The connection's [`HelloOffer`]; None before its ClientHello was read.
@@ -1973,6 +1975,7 @@ fn hello_offer(
         id_offered,
         offered: id_offered || ch.session_ticket || ch.pre_shared_key,
         any_id: !ch.session_id.is_empty(),
+        library: tls.client_library().unwrap_or(0),
     })
 }
 
@@ -2001,7 +2004,7 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
     // whether the server refused it, noted as its first request leaves
     // (before later connections end and look up).
     if let Some(o) = offer.filter(|o| o.offered) {
-        issued.note_offer(o.by, tls.resumed() == Some(false));
+        issued.note_offer(o.by, o.library, tls.resumed() == Some(false));
     }
     if let Some(at) = at.filter(|_| !rttdoc_wire::tls::is_tls13(sh.version)) {
         let id = crate::issued_sessions::id_hash(&sh.session_id);
@@ -2057,7 +2060,7 @@ fn look_up_issued_session(
     // and name, its cache working, nor when the server was seen refusing
     // one: resuming would have saved nothing.)
     if o.offered {
-        issued.note_offer(o.by, tls.resumed() == Some(false));
+        issued.note_offer(o.by, o.library, tls.resumed() == Some(false));
     }
     if !o.offered && !o.any_id && !issued.offers_seen(o.by) {
         tls.session_held = issued
@@ -2067,7 +2070,7 @@ fn look_up_issued_session(
                 frame: i.frame,
                 ticket: i.ticket,
                 age_ns: o.at - i.at_ns,
-                offers_elsewhere: issued.offers_elsewhere(client),
+                offers_elsewhere: issued.offers_elsewhere(client, o.library),
             });
     }
 }

@@ -1647,6 +1647,52 @@ fn an_answer_in_a_burst_with_late_syn_acks_waited_on_the_path_not_the_server() {
     );
 }
 
+/// nDPI's netflix.pcap: an iPhone's two TLS libraries, Apple's (38 bytes
+/// of cipher suites, offering session IDs back) and the Netflix player's
+/// (182 bytes, never offering one). Each missed a session its server had
+/// issued; only Apple's library keeps sessions somewhere, so only its
+/// miss is "this client offers sessions back to other servers" (stream
+/// 5 here); the player's is a client that keeps none (stream 6:
+/// docs/real-world.md, session 77).
+#[test]
+fn a_client_that_offers_sessions_back_is_told_by_its_tls_library() {
+    if !require(
+        "a_client_that_offers_sessions_back_is_told_by_its_tls_library",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-netflix-two-tls-libraries.pcap", 7);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tls.handshake.type == 1",
+        &["tcp.stream", "tls.handshake.cipher_suites_length"],
+    );
+    let suites = |stream: &str| rows.iter().find(|r| r[0] == stream).unwrap()[1].clone();
+    assert_eq!(
+        (suites("5"), suites("6")),
+        ("38".into(), "182".into()),
+        "{rows:?}"
+    );
+    let doc = run_rttdoc_json(&capture);
+    let fix_of = |stream: u64| {
+        let c = connection(&doc, stream);
+        let missed = c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["kind"] == "resumption_missed")
+            .unwrap_or_else(|| panic!("{c}"))
+            .clone();
+        missed["fix"].as_str().unwrap().to_string()
+    };
+    let offers = "This client offers sessions back to other servers";
+    assert!(fix_of(5).starts_with(offers), "{}", fix_of(5));
+    assert!(!fix_of(6).starts_with(offers), "{}", fix_of(6));
+}
+
 /// nDPI's alexa-app.pcapng, at 22.32 s: nothing reached the Echo from
 /// any server for 148 ms (frames 531 -> 533), then, in 3 ms, pure ACKs
 /// of two servers (52.94.232.134, 72.21.206.135) late for what the
