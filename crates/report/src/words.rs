@@ -2291,6 +2291,13 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
     }
 }
 
+/// The connection's handshake was captured and did not agree on SACK:
+/// Linux sends tail-loss probes (RACK-TLP) only with it.
+fn without_sack(c: &ConnectionReport) -> bool {
+    let h = &c.handshake;
+    h.syn_frame.is_some() && h.syn_ack_frame.is_some() && !h.sack_permitted
+}
+
 /// What a server that greets late may be doing first.
 const GREETING_FIX: &str = "Find what the server does on a new connection before it greets: a reverse-DNS or ident lookup of the client against a slow or \
      unreachable resolver (MySQL/MariaDB skip_name_resolve; ProFTPD UseReverseDNS off and IdentLookups off; Exim rfc1413_query_timeout = 0s), \
@@ -2784,6 +2791,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              state), not at the link's loss."
                 .into()
         }
+        Detail::Retransmission { .. } if without_sack(c) => "Find the loss: a lossy or congested link, a policer, an overflowing \
+             queue. This connection's handshake did not agree on SACK (one end's SYN did not permit it): each loss costs more \
+             without it; turn it on at that end (Linux: net.ipv4.tcp_sack=1; a middlebox that strips the option)."
+            .into(),
         Detail::Retransmission { .. } => "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into(),
         Detail::Reordering { .. } => "Find what reorders packets on the path: per-packet load balancing (ECMP or a LAG hashing per packet, \
              Linux bonding in balance-rr), a multipath VPN or SD-WAN spreading one flow over links of unequal delay, a wireless link's retries. \
@@ -2841,6 +2852,11 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } => "Find where the path dropped everything: a firewall's or NAT's idle timeout or lost state, a route or VPN \
              change, a peer that went away; keep-alives shorter than the middleboxes' timeouts keep idle connections' state. \
              When only full-size packets vanish (smaller ones pass), a hop's MTU is below the path's: see path_mtu."
+            .into(),
+        Detail::RtoStall { .. } if without_sack(c) => "Find the loss. This connection's handshake did not agree on SACK \
+             (one end's SYN did not permit it), and without SACK a Linux sender sends no tail-loss probe: its timer alone \
+             repairs a lost tail. Turn SACK on at the end that refused it (Linux: net.ipv4.tcp_sack=1; a middlebox that strips \
+             the option); avoid tiny bursts at the end of responses."
             .into(),
         Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
         Detail::HttpRedirect {
@@ -3675,6 +3691,38 @@ mod tests {
             *unopened = true;
         }
         assert!(fix(&c, &x).starts_with("Find the loss"));
+    }
+
+    /// A tail loss on a connection whose handshake agreed on no SACK
+    /// (nDPI's alexa-app.pcapng 119: the server's SYN-ACK offered none):
+    /// Linux sends a tail-loss probe only with SACK, so the fix asks for
+    /// SACK, not for probes that could not have been sent; with SACK, or
+    /// without the handshake in the capture, the usual advice.
+    #[test]
+    fn a_tail_loss_without_sack_asks_for_sack_not_probes() {
+        let mut stall = crate::test_support::finding(FindingKind::RtoStall, 445.0);
+        stall.detail = Detail::RtoStall {
+            sender: Direction::ClientToServer,
+            stalls: 1,
+            unanswered: false,
+            unopened: false,
+            heard_elsewhere: None,
+            deaf: None,
+            gave_up: None,
+            peer_held: None,
+        };
+        let mut c = crate::test_support::report(443);
+        c.handshake.syn_frame = Some(1);
+        c.handshake.syn_ack_frame = Some(2);
+        c.handshake.sack_permitted = false;
+        let advice = fix(&c, &stall);
+        assert!(advice.contains("did not agree on SACK"), "{advice}");
+        assert!(!advice.contains("tcp_early_retrans"), "{advice}");
+        c.handshake.sack_permitted = true;
+        assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
+        c.handshake.sack_permitted = false;
+        c.handshake.syn_frame = None;
+        assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
     }
 
     /// A client that closed its connection with others to the server at
