@@ -1126,12 +1126,26 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .iter()
                 .find(|p| p.dir != sender && !p.flags.syn())
                 .map(|p| p.frame);
+            // (Not where the server closed it with a FIN that acknowledged
+            // none of the bytes re-sent, at any time: only an application
+            // that had accepted the connection closes it so, a listener's
+            // dropped connection is reset, and one it took late has the
+            // bytes by then; skype.pcap 46, its FIN 20 s on acknowledging
+            // none of the client's data: the path lost them.)
+            let resent_from = here.iter().map(|(_, r)| r.seq).next();
+            let server_closed = f.timeline.iter().any(|p| {
+                p.dir != sender
+                    && p.flags.fin()
+                    && p.ack_set
+                    && resent_from.is_some_and(|s| seq::le(p.ack, s))
+            });
             let unopened = sender == Direction::ClientToServer
                 && f.report
                     .handshake
                     .syn_ack_frame
                     .is_some_and(|sa| f.record(sa).is_some())
                 && f.report.handshake.tfo.is_none()
+                && !server_closed
                 && here
                     .iter()
                     .all(|(_, r)| server_spoke.is_none_or(|s| r.frame < s));

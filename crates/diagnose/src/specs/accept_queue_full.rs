@@ -182,6 +182,57 @@ fn away_from_the_server_data_sent_again_without_a_syn_ack_again_may_be_the_paths
     }
 }
 
+/// The client's request re-sent unanswered, and later the server's FIN
+/// acknowledging none of it (skype.pcap 46: 20 s on): only an application
+/// that had accepted the connection closes it with a FIN (a listener's
+/// dropped one is reset, one it took late has the bytes by then), so the
+/// listener is not named: the path lost the request. A FIN that covers
+/// the request (the lab's accept-queue captures: taken late, answered,
+/// closed) leaves the listener named.
+#[test]
+fn a_server_that_closed_without_the_request_had_accepted_the_connection() {
+    for path in [Path::at_client(RTT), Path::mid(RTT, 0.5)] {
+        let mut w = Wire::new(path);
+        let [_, _, ack] = w.handshake(0.0);
+        let request = w.send(C, w.sent(ack), GET);
+        let mut t = w.sent(request);
+        let mut rto = 200.0;
+        let mut sent = vec![request];
+        for _ in 0..3 {
+            t += rto;
+            rto *= 2.0;
+            sent.push(w.resend(t, request));
+        }
+        for id in &sent {
+            w.lose(*id);
+        }
+        w.fin(S, 20_000.0);
+        let o = w.run();
+        let x = o.the(RtoStall);
+        assert!(
+            matches!(
+                x.detail,
+                Detail::RtoStall {
+                    unopened: false,
+                    ..
+                }
+            ),
+            "{:?}",
+            x.detail
+        );
+    }
+    // Taken late: the FIN covers the request.
+    let (mut w, _) = dropped_request(Path::at_client(RTT), 3, false);
+    w.fin(S, 5_000.0);
+    let o = w.run();
+    let x = o.the(RtoStall);
+    assert!(
+        matches!(x.detail, Detail::RtoStall { unopened: true, .. }),
+        "{:?}",
+        x.detail
+    );
+}
+
 #[test]
 fn a_syn_ack_sent_again_shows_the_data_was_not_taken_either_and_the_resends_are_its_own() {
     for path in Path::all(RTT) {
