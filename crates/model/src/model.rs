@@ -1747,6 +1747,12 @@ pub enum Detail {
         /// how much later each came than its connection's fastest round
         /// trip (ms).
         witnesses: [(u64, f64); 2],
+        /// The client's side of the round trip from the capture point
+        /// (ms): near zero where the capture ran on the client itself,
+        /// whose own link can have stalled; more where it sat on the way
+        /// (an access point, a router), past which the client's link
+        /// lies: the stall was then between the capture and the servers.
+        client_side_ms: f64,
     },
     /// A request's body held for a `100 Continue` that never came.
     ExpectContinueWait {

@@ -2104,6 +2104,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             silent_to_frame,
             silent_ms,
             witnesses: [(w1, late1), (w2, late2)],
+            ..
         } => {
             let what = match (x.phase, *answers) {
                 (Some(Phase::TlsHandshake), 1) => "The server's handshake flight".to_string(),
@@ -2290,6 +2291,10 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
         }
     }
 }
+
+/// A capture this far from the client (its side of the round trip, ms)
+/// did not run on it: a host answers its own packets in microseconds.
+const ON_CLIENT_MS: f64 = 0.5;
 
 /// The connection's handshake was captured and did not agree on SACK:
 /// Linux sends tail-loss probes (RACK-TLP) only with it.
@@ -3247,6 +3252,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."
             .into(),
+        Detail::PathStall { client_side_ms, .. } if *client_side_ms >= ON_CLIENT_MS => format!(
+            "The capture sat {:.1} ms from the client (its side of the round trip): the client's own link lies past it, \
+             and what the capture saw stall was the path between it and the servers: the access point's or router's uplink, \
+             the access network, a VPN or tunnel it shares. A capture on the client itself shows its own link's stalls too.",
+            fx(*client_side_ms)
+        ),
         Detail::PathStall { .. } => "Look at the client's own link, which stalled for every server at once: on Wi-Fi, its \
              power saving (Linux: `iw dev IF set power_save off`; a phone's Wi-Fi sleeps between beacons) and its background \
              scans of other channels (roaming); on a cellular network, the radio's idle timers and handovers. A capture at the \
@@ -3286,9 +3297,11 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                      awake link, or fewer handshakes (resumption, one connection for the site), spends that wait less often."
                         .to_string()
                 }
-                None if path_ms >= *unexplained_ms && path_ms >= 1.0 => "The client's path was congested when the handshake began \
-                     (a queue behind its other transfers): active queue management on the bottleneck (fq_codel, cake), fewer parallel \
-                     connections (one HTTP/2 connection), or more bandwidth."
+                None if path_ms >= *unexplained_ms && path_ms >= 1.0 => "The client's path was slower when the handshake began \
+                     than when the connection opened: a queue on the way (behind the client's other transfers, or other hosts' on a \
+                     shared link; the capture shows only the client's), a radio's scheduling, a route that changed. Where the queue is \
+                     the client's own: active queue management on the bottleneck (fq_codel, cake), fewer parallel connections (one \
+                     HTTP/2 connection), or more bandwidth."
                     .to_string(),
                 None if *server_flight_missed => "The capture lacks part of the server's handshake: capture every packet of the \
                      connection (no filter on length or flags, `tcpdump -s 0`, a buffer large enough that the capture drops \
@@ -3691,6 +3704,35 @@ mod tests {
             *unopened = true;
         }
         assert!(fix(&c, &x).starts_with("Find the loss"));
+    }
+
+    /// A stall seen by a capture on the client names the client's own
+    /// link; one seen from an access point (the client's side of the
+    /// round trip 0.8 ms: nDPI's alexa-app.pcapng) names the path
+    /// between the capture and the servers, the client's link lying past
+    /// the capture point.
+    #[test]
+    fn a_stall_seen_away_from_the_client_is_not_its_own_links() {
+        let mut x = crate::test_support::finding(FindingKind::PathStall, 136.0);
+        let stall = |client_side_ms: f64| Detail::PathStall {
+            answers: 1,
+            longest_ms: 136.0,
+            silent_from_frame: 531,
+            silent_to_frame: 533,
+            silent_ms: 148.0,
+            witnesses: [(534, 92.0), (543, 130.0)],
+            client_side_ms,
+        };
+        let c = crate::test_support::report(443);
+        x.detail = stall(0.02);
+        let on_client = fix(&c, &x);
+        assert!(on_client.contains("power_save"), "{on_client}");
+        x.detail = stall(0.8);
+        let away = fix(&c, &x);
+        assert!(away.contains("0.8 ms from the client"), "{away}");
+        assert!(!away.contains("power_save"), "{away}");
+        let words = explanation(&x);
+        assert!(words.contains("between frames 531 and 533"), "{words}");
     }
 
     /// A tail loss on a connection whose handshake agreed on no SACK

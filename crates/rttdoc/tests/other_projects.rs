@@ -1744,6 +1744,11 @@ fn answers_released_with_other_servers_late_packets_after_a_silence_waited_on_th
         assert!((85.0..=151.0).contains(&cost), "stream {stream}: {stall}");
         let words = stall["explanation"].as_str().unwrap();
         assert!(words.contains("between frames 531 and 533"), "{words}");
+        // Captured on the Echo's Wi-Fi access point (its ACKs 2.4 ms
+        // after the SYN-ACK): the stall was beyond it, not the Echo's
+        // own link.
+        let fix = stall["fix"].as_str().unwrap();
+        assert!(fix.contains("ms from the client"), "{fix}");
     }
     // Stream 24's answer was all the server's time before the stall was
     // known; at most what the stall does not cover is now.

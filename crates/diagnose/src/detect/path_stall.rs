@@ -34,7 +34,13 @@
 //! Fix: the client's own link: Wi-Fi power saving and background scans,
 //! a cellular radio's idle timers or handovers; a capture of a wired
 //! client, or at the access point, tells the link from the network
-//! beyond it.
+//! beyond it. Where the capture did not run on the client (its side of
+//! the round trip half a millisecond or more: a host answers its own
+//! packets in microseconds), the client's link lies past the capture
+//! point, and the stall it saw was between it and the servers (an
+//! access point's uplink: nDPI's alexa-app.pcapng, taken on a Wi-Fi
+//! Pineapple's LAN, the Echo's ACKs 0.8 ms or more after what they
+//! acknowledge).
 
 use super::causality::EXCESS_FLOOR_NS;
 use super::Facts;
@@ -92,6 +98,18 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     emit(f, Phase::FirstByte, answers.collect(), out);
 }
 
+/// The client's side of the round trip from the capture point: its
+/// handshake ACK after the SYN-ACK (0 where the handshake is not in the
+/// capture: the client's own link is not ruled out).
+fn client_side_ns(f: &Facts<'_>) -> i64 {
+    let h = &f.report.handshake;
+    let at = |frame: Option<u64>| frame.and_then(|n| f.record(n)).map(|r| r.ts_ns);
+    match (at(h.syn_ack_frame), at(h.ack_frame)) {
+        (Some(syn_ack), Some(ack)) => (ack - syn_ack).max(0),
+        _ => 0,
+    }
+}
+
 /// One finding for a phase's held answers, citing the longest stall.
 fn emit(f: &Facts<'_>, phase: Phase, held: Vec<(Wait, &PathStall)>, out: &mut Vec<Finding>) {
     let Some(&(_, stall)) = held.iter().max_by_key(|(_, s)| s.to_ns - s.from_ns) else {
@@ -115,6 +133,7 @@ fn emit(f: &Facts<'_>, phase: Phase, held: Vec<(Wait, &PathStall)>, out: &mut Ve
         witnesses: stall
             .witnesses
             .map(|(frame, late)| (frame, late as f64 / 1e6)),
+        client_side_ms: client_side_ns(f) as f64 / 1e6,
     };
     finding.waits = waits;
     out.push(finding);
