@@ -25,7 +25,9 @@
 //! less late witness was late: an idle spell before is no stall) and
 //! one round trip after its question, to its arrival; no longer than
 //! the server's own clock says the path held it, where its TSvals keep
-//! one (sender_clock.rs), and at least a quarter of the round trip and
+//! one (sender_clock.rs), nor shorter where that clock says more
+//! (reddit.pcap 0: 42 ms by its sender's TSvals where the less late
+//! witness proved 22), and at least a quarter of the round trip and
 //! 2 ms. Released by no packet: the path woke. Not at the server, which
 //! sees its answers leave before the path holds them.
 //! `server_think_time` takes that time off its own (the server may have
@@ -60,7 +62,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let (q, a) = (f.record(question)?, f.record(answer)?);
         let stall = f.path_stall_at(a.ts_ns)?;
         let beyond = f.on_clock_of(client, a) - f.on_clock_of(client, q) - rtt;
-        let waited = f.held_within_clock(a, beyond.min(a.ts_ns - stall.from_ns));
+        // (Or as long as the server's own clock says the path held it,
+        // where its TSvals keep one and say more: reddit.pcap 0, an
+        // answer 42 ms late by its sender's clock in a stall its less
+        // late witness proves 22 ms of.)
+        let waited = f
+            .held_within_clock(a, beyond.min(a.ts_ns - stall.from_ns))
+            .max(f.held_after_sending_ns(a).min(beyond));
         (waited >= floor).then(|| {
             let wait = Wait {
                 from_frame: question,

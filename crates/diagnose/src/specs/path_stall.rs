@@ -58,6 +58,19 @@ fn two_servers(
     other_asked: f64,
     stalled: bool,
 ) -> (Outcome, Id, Id) {
+    two_servers_stamped(path, asked, think, other_asked, stalled, None)
+}
+
+/// [`two_servers`], this connection's server stamping its segments with
+/// TSvals on a clock of `hz` (before the path holds them).
+fn two_servers_stamped(
+    path: Path,
+    asked: f64,
+    think: f64,
+    other_asked: f64,
+    stalled: bool,
+    hz: Option<f64>,
+) -> (Outcome, Id, Id) {
     let mut w = Wire::new(path);
     w.handshake(0.0);
     hello(&mut w, 60.0);
@@ -74,7 +87,18 @@ fn two_servers(
     if stalled {
         held(&mut other, ack, 0.0);
     }
+    // (A clock is read over a second of deliveries at least: stamped,
+    // the connection goes on asking every 150 ms after the stall.)
+    if hz.is_some() {
+        for i in 0..10 {
+            let more = w.send(C, 400.0 + 150.0 * i as f64, b"GET /more HTTP/1.1\r\n\r\n");
+            w.send(S, w.arrival(more), b"HTTP/1.1 204 No Content\r\n\r\n");
+        }
+    }
     w.join_server(other, 40001, "10.0.9.9");
+    if let Some(hz) = hz {
+        w.stamp(S, hz);
+    }
     if stalled {
         held(&mut w, acked, 1.0);
         held(&mut w, resp, 2.0);
@@ -114,6 +138,19 @@ fn an_answer_held_with_another_servers_packets_through_a_silence_was_the_paths()
         0.05,
         "before the stall was proven",
     );
+}
+
+/// The same, the server's TSvals on a 1 kHz clock: they say the answer
+/// left at once and the path held it 150 ms, more than the witnesses
+/// prove; the path's wait is what the server's clock says, less a tick,
+/// and nothing is left to the server.
+#[test]
+fn the_servers_own_clock_proves_the_whole_hold() {
+    let (o, _, _) =
+        two_servers_stamped(Path::at_client(40.0), 90.0, 0.0, 111.0, true, Some(1000.0));
+    let cost = o.the(PathStall).cost_ms;
+    assert!((148.0..=150.3).contains(&cost), "{cost}");
+    o.has_no(ServerThinkTime);
 }
 
 /// Its witnesses due together: the whole lateness is the path's.
