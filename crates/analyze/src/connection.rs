@@ -1449,7 +1449,10 @@ impl Connection {
                 if seq::lt(max_end, seg.ack) && !flags.syn() {
                     self.half[r].stats.acked_unseen += (!beyond_before) as u32;
                     self.acked_unseen_now = dir == Direction::ClientToServer;
-                    if self.acked_unseen_now {
+                    // (When its ACK first reached that far: a later ACK of
+                    // the same bytes, its FIN's, says nothing new.)
+                    let advanced = self.half[d].acked.is_none_or(|a| seq::lt(a, seg.ack));
+                    if self.acked_unseen_now && advanced {
                         self.client_acked_unseen_at = Some(at);
                     }
                 }

@@ -140,6 +140,15 @@ impl IssuedSessions {
         }
     }
 
+    /// `client`'s TLS library `library` offered a session back, to a
+    /// server that may not have issued it in the capture.
+    pub fn note_library_offer(&mut self, client: IpAddr, library: u64) {
+        if self.offering_clients.len() >= KEPT {
+            self.offering_clients.clear();
+        }
+        self.offering_clients.insert((client, library), ());
+    }
+
     /// Whether `client`'s TLS library `library` was seen offering a
     /// session back to any server.
     pub fn offers_elsewhere(&self, client: IpAddr, library: u64) -> bool {

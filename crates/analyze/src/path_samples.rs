@@ -330,6 +330,9 @@ const PATH_STALLS_KEPT: usize = 16;
 pub struct PathStall {
     pub from_frame: u64,
     pub from_ns: i64,
+    /// How long nothing came: from the last packet before the silence
+    /// (`from_frame`) to `to_frame` (`from_ns` may be later).
+    pub silent_ns: i64,
     pub to_frame: u64,
     pub to_ns: i64,
     /// The two late packets of different servers that prove it: (frame,
@@ -373,6 +376,7 @@ impl Release {
         Some(PathStall {
             from_frame: self.from.0,
             from_ns: self.from.1.max(self.to.1 - least_late),
+            silent_ns: self.to.1 - self.from.1,
             to_frame: self.to.0,
             to_ns: self.to.1,
             witnesses: [(first.frame, first.late_ns), (second.frame, second.late_ns)],

@@ -367,7 +367,8 @@ impl TlsSession {
     }
 
     /// The client's TLS library, as far as its ClientHello shows it: its
-    /// cipher suites and supported versions, hashed. Coarser than
+    /// cipher suites in order and its supported versions (GREASE values
+    /// left out: Chromium draws new ones for each hello), hashed. Coarser than
     /// [`client_stack`](Self::client_stack): one library's hellos differ
     /// in what they ask for (ALPN, a resuming hello's extensions: Apple's
     /// stacks resume without ALPN what they began with it) but offer one
@@ -376,7 +377,14 @@ impl TlsSession {
         use std::hash::{Hash, Hasher};
         let ch = self.client_hello.as_ref()?;
         let mut h = rustc_hash::FxHasher::default();
-        (ch.cipher_suites, &ch.supported_versions).hash(&mut h);
+        ch.cipher_list.hash(&mut h);
+        for v in ch
+            .supported_versions
+            .iter()
+            .filter(|&&v| !rttdoc_wire::tls::is_grease(v))
+        {
+            v.hash(&mut h);
+        }
         Some(h.finish())
     }
 

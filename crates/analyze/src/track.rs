@@ -1943,6 +1943,9 @@ struct HelloOffer {
     any_id: bool,
     /// The client's TLS library (`TlsSession::client_library`).
     library: u64,
+    /// It offered TLS 1.3 (supported_versions): its session ID may be
+    /// compatibility bytes.
+    tls13: bool,
 }
 
 /// The connection's [`HelloOffer`]; None before its ClientHello was read.
@@ -1976,6 +1979,10 @@ fn hello_offer(
         offered: id_offered || ch.session_ticket || ch.pre_shared_key,
         any_id: !ch.session_id.is_empty(),
         library: tls.client_library().unwrap_or(0),
+        tls13: ch
+            .supported_versions
+            .iter()
+            .any(|&v| rttdoc_wire::tls::is_tls13(v)),
     })
 }
 
@@ -2061,6 +2068,12 @@ fn look_up_issued_session(
     // one: resuming would have saved nothing.)
     if o.offered {
         issued.note_offer(o.by, o.library, tls.resumed() == Some(false));
+    } else if o.any_id && !o.tls13 {
+        // A session ID in a hello that offers no TLS 1.3 is an offer
+        // whatever issued it (TLS 1.3's are compatibility bytes): its
+        // library keeps sessions (KakaoTalk_chat.pcap 14's, its offer
+        // of an ID the capture never saw issued).
+        issued.note_library_offer(client, o.library);
     }
     if !o.offered && !o.any_id && !issued.offers_seen(o.by) {
         tls.session_held = issued

@@ -1739,8 +1739,7 @@ pub enum Detail {
         silent_from_frame: u64,
         /// The first packet from any server after it.
         silent_to_frame: u64,
-        /// How long, at least, nothing came (ms): its silence, or as
-        /// long as the less late of the two witnesses was late.
+        /// How long nothing came between them (ms).
         silent_ms: f64,
         /// The late packets of two servers (on any of the client's
         /// connections) that prove the path held what it carried, with

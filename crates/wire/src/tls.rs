@@ -379,6 +379,10 @@ pub struct ClientHello {
     /// A non-empty session_ticket extension (TLS 1.2 ticket resumption).
     pub session_ticket: bool,
     pub cipher_suites: usize,
+    /// The cipher suites in the order offered, GREASE values left out,
+    /// hashed: one TLS library's list (its hellos share it whatever they
+    /// ask for; another library's differs).
+    pub cipher_list: u64,
     /// The client asked the server to staple its certificate's OCSP
     /// status (status_request, or RFC 6961's status_request_v2).
     pub status_request: bool,
@@ -409,6 +413,14 @@ impl ClientHello {
         if let Ok(random) = <[u8; 32]>::try_from(ch.random) {
             out.random = random;
         }
+        // (FNV-1a over the suites kept.)
+        let mut suites: u64 = 0xcbf2_9ce4_8422_2325;
+        for suite in ch.ciphers.iter().map(|c| c.0).filter(|&c| !is_grease(c)) {
+            for b in suite.to_be_bytes() {
+                suites = (suites ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        out.cipher_list = suites;
         // (FNV-1a over the types kept.)
         let mut types: u64 = 0xcbf2_9ce4_8422_2325;
         for (kind, data) in extensions(ch.ext.unwrap_or(&[])) {

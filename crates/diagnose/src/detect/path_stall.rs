@@ -137,7 +137,7 @@ fn emit(f: &Facts<'_>, phase: Phase, held: Vec<(Wait, &PathStall)>, out: &mut Ve
         longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
         silent_from_frame: stall.from_frame,
         silent_to_frame: stall.to_frame,
-        silent_ms: (stall.to_ns - stall.from_ns) as f64 / 1e6,
+        silent_ms: stall.silent_ns as f64 / 1e6,
         witnesses: stall
             .witnesses
             .map(|(frame, late)| (frame, late as f64 / 1e6)),
