@@ -1272,6 +1272,7 @@ mod tests {
             [PathStall {
                 from_frame: 1,
                 from_ns: 130 * MS,
+                silent_ns: 150 * MS,
                 to_frame: 2,
                 to_ns: 250 * MS,
                 witnesses: [(2, 140 * MS), (3, 120 * MS)],
