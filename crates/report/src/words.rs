@@ -1280,8 +1280,9 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             let dropped = match (heard_elsewhere, peer_held) {
                 (Some((stream, frame)), Some(held)) => format!(
                     "while the client's other connections kept receiving (stream {stream}, frame {frame}): the client's \
-                     link was up, and the {peer} held the connection all along (when a copy got through, it acknowledged \
-                     it in sequence: frame {held}), so what dropped this connection's packets was a box on the way that \
+                     link was up, and the {peer} held the connection all along (after the stall it still sent on it, \
+                     closed it with a FIN or acknowledged a copy that got through, never a reset: frame {held}), so what \
+                     dropped this connection's packets was a box on the way that \
                      matched this flow: a firewall or DPI filter blocking the application or port (often every \
                      connection of that application at once), a NAT or load balancer that lost its state for a while."
                 ),
@@ -1294,8 +1295,9 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                 ),
                 (None, Some(held)) => format!(
                     "so the path was dropping everything the {who} sent for that long, a black hole, not a loss too short \
-                     to trigger fast retransmit; not the {peer}: when a copy got through, it acknowledged it in sequence \
-                     (frame {held}), holding the connection all along."
+                     to trigger fast retransmit; not the {peer}: after the stall it still sent on the connection, closed it \
+                     with a FIN or acknowledged a copy that got through, never a reset (frame {held}): it held the connection \
+                     all along."
                 ),
                 (None, None) => format!(
                     "so the path (or the {peer}) was dropping everything the {who} sent for that long, a black hole, not a \

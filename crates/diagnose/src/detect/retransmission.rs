@@ -1189,16 +1189,24 @@ fn heard_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<
 }
 
 /// The peer's first packet after the last of the timer's re-sends
-/// `stalls` that acknowledged its bytes in sequence: a copy got through,
-/// and the peer still held the connection (nDPI's skype_no_unknown.pcap
-/// 36: after 12 s of copies lost, the server's FIN acknowledged the last
+/// `stalls` that acknowledged its bytes in sequence (a copy got through,
+/// and the peer still held the connection: nDPI's skype_no_unknown.pcap
+/// 36, after 12 s of copies lost, the server's FIN acknowledged the last
 /// copy one round trip after it, its sequence number past 8 bytes of its
-/// own the client never received).
+/// own the client never received), or that carried data or a FIN,
+/// whatever it acknowledged: a peer that had lost the connection answers
+/// with a RST, and only one that held it sends on it or closes it so
+/// (skype_no_unknown 8: the server's FIN and its own re-sends after the
+/// client's stall, acknowledging none of it; skype 46: its FIN 20 s on).
 fn peer_held(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<u64> {
     let last = stalls.iter().map(|(_, r)| *r).max_by_key(|r| r.frame)?;
     f.timeline[f.timeline.partition_point(|r| r.frame <= last.frame)..]
         .iter()
-        .find(|r| r.dir != last.dir && r.ack_set && !r.flags.rst() && seq::le(last.end, r.ack))
+        .find(|r| {
+            r.dir != last.dir
+                && !r.flags.rst()
+                && ((r.ack_set && seq::le(last.end, r.ack)) || r.len > 0 || r.flags.fin())
+        })
         .map(|r| r.frame)
 }
 

@@ -1325,6 +1325,34 @@ fn a_peer_that_acknowledged_a_late_copy_in_sequence_held_the_connection() {
     }
 }
 
+/// A peer that closed with a FIN after the stall, acknowledging none of
+/// the copies (skype_no_unknown.pcap 8, skype 46), held the connection
+/// too: one that had lost it answers with a RST.
+#[test]
+fn a_peer_that_closed_with_a_fin_after_the_stall_held_the_connection() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    w.ack(S, 50.0);
+    let msg = w.data(C, 100.0, 100);
+    w.lose(msg);
+    let mut t = 100.0;
+    let mut rto = RTO;
+    for _ in 0..3 {
+        t += rto;
+        rto *= 2.0;
+        let copy = w.resend(t, msg);
+        w.lose(copy);
+    }
+    let fin = w.fin(S, t + 2_000.0);
+    let o = w.run();
+    let x = o.the(RtoStall);
+    assert!(
+        matches!(x.detail, Detail::RtoStall { peer_held: Some(held), .. } if held == o.frame(fin)),
+        "{:?}",
+        x.detail
+    );
+}
+
 #[test]
 fn a_receiver_that_gave_up_during_a_timer_silence_waited_until_its_reset() {
     // The request's first re-send is lost too; the server resets the
