@@ -2799,8 +2799,8 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 .into()
         }
         Detail::Retransmission { .. } if without_sack(c) => "Find the loss: a lossy or congested link, a policer, an overflowing \
-             queue. This connection's handshake did not agree on SACK (one end's SYN did not permit it): each loss costs more \
-             without it; turn it on at that end (Linux: net.ipv4.tcp_sack=1; a middlebox that strips the option)."
+             queue. This connection's handshake did not agree on SACK (a SYN without it: one end's, or both): each loss costs more \
+             without it; turn it on where it is off (Linux: net.ipv4.tcp_sack=1; a middlebox that strips the option)."
             .into(),
         Detail::Retransmission { .. } => "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into(),
         Detail::Reordering { .. } => "Find what reorders packets on the path: per-packet load balancing (ECMP or a LAG hashing per packet, \
@@ -2861,8 +2861,8 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              When only full-size packets vanish (smaller ones pass), a hop's MTU is below the path's: see path_mtu."
             .into(),
         Detail::RtoStall { .. } if without_sack(c) => "Find the loss. This connection's handshake did not agree on SACK \
-             (one end's SYN did not permit it), and without SACK a Linux sender sends no tail-loss probe: its timer alone \
-             repairs a lost tail. Turn SACK on at the end that refused it (Linux: net.ipv4.tcp_sack=1; a middlebox that strips \
+             (a SYN without it: one end's, or both), and without SACK a Linux sender sends no tail-loss probe: its timer alone \
+             repairs a lost tail. Turn SACK on where it is off (Linux: net.ipv4.tcp_sack=1; a middlebox that strips \
              the option); avoid tiny bursts at the end of responses."
             .into(),
         Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
