@@ -127,18 +127,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     if waits.is_empty() {
         return;
     }
-    let mut finding = f.finding(FindingKind::DownlinkQueue, Some(Phase::FirstByte));
-    finding.frames = waits
-        .iter()
-        .flat_map(|w| [w.from_frame, w.to_frame])
-        .collect();
-    finding.display_filter = f.filter_frames(&finding.frames);
-    finding.cost_ms = waits.iter().map(|w| w.ms).sum();
-    finding.confidence = 0.7;
-    finding.detail = Detail::DownlinkQueue {
-        answers: waits.len() as u32,
-        longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
-    };
-    finding.waits = waits;
-    out.push(finding);
+    out.push(f.waited_answers(
+        FindingKind::DownlinkQueue,
+        Phase::FirstByte,
+        waits,
+        |answers, longest_ms| Detail::DownlinkQueue {
+            answers,
+            longest_ms,
+        },
+    ));
 }

@@ -1594,6 +1594,33 @@ impl<'a> Facts<'a> {
         Finding::new(kind, self.report.stream, phase)
     }
 
+    /// A finding of answers that waited on the path, each from its
+    /// question to its first segment (`waits`): their frames cited in
+    /// pairs, its cost their sum, its detail what `detail` makes of the
+    /// waits' count and longest (ms): `downlink_queue`'s, `path_stall`'s.
+    pub fn waited_answers(
+        &self,
+        kind: FindingKind,
+        phase: Phase,
+        waits: Vec<crate::model::Wait>,
+        detail: impl FnOnce(u32, f64) -> crate::model::Detail,
+    ) -> Finding {
+        let mut finding = self.finding(kind, Some(phase));
+        finding.frames = waits
+            .iter()
+            .flat_map(|w| [w.from_frame, w.to_frame])
+            .collect();
+        finding.display_filter = self.filter_frames(&finding.frames);
+        finding.cost_ms = waits.iter().map(|w| w.ms).sum();
+        finding.confidence = 0.7;
+        finding.detail = detail(
+            waits.len() as u32,
+            waits.iter().map(|w| w.ms).fold(0.0, f64::max),
+        );
+        finding.waits = waits;
+        finding
+    }
+
     /// The client's first SYN, when the timeline has it.
     pub fn client_syn(&self) -> Option<&'a SegmentRecord> {
         self.timeline

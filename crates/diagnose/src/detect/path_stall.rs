@@ -124,25 +124,23 @@ fn emit(f: &Facts<'_>, phase: Phase, held: Vec<(Wait, &PathStall)>, out: &mut Ve
         return;
     };
     let waits: Vec<Wait> = held.iter().map(|(w, _)| *w).collect();
-    let mut finding = f.finding(FindingKind::PathStall, Some(phase));
-    finding.frames = waits
-        .iter()
-        .flat_map(|w| [w.from_frame, w.to_frame])
-        .collect();
-    finding.display_filter = f.filter_frames(&finding.frames);
-    finding.cost_ms = waits.iter().map(|w| w.ms).sum();
-    finding.confidence = 0.7;
-    finding.detail = Detail::PathStall {
-        answers: waits.len() as u32,
-        longest_ms: waits.iter().map(|w| w.ms).fold(0.0, f64::max),
-        silent_from_frame: stall.from_frame,
-        silent_to_frame: stall.to_frame,
-        silent_ms: stall.silent_ns as f64 / 1e6,
-        witnesses: stall
-            .witnesses
-            .map(|(frame, late)| (frame, late as f64 / 1e6)),
-        client_side_ms: client_side_ns(f) as f64 / 1e6,
-    };
-    finding.waits = waits;
-    out.push(finding);
+    let client_side_ms = client_side_ns(f) as f64 / 1e6;
+    out.push(f.waited_answers(
+        FindingKind::PathStall,
+        phase,
+        waits,
+        |answers, longest_ms| {
+            Detail::PathStall {
+                answers,
+                longest_ms,
+                silent_from_frame: stall.from_frame,
+                silent_to_frame: stall.to_frame,
+                silent_ms: stall.silent_ns as f64 / 1e6,
+                witnesses: stall
+                    .witnesses
+                    .map(|(frame, late)| (frame, late as f64 / 1e6)),
+                client_side_ms,
+            }
+        },
+    ));
 }
