@@ -134,7 +134,7 @@ impl IssuedSessions {
             self.offering_clients.clear();
         }
         self.offered_by.insert((by.0, by.1, by.2, by.3), ());
-        self.offering_clients.insert((by.0, library), ());
+        self.note_library_offer(by.0, library);
         if refused {
             self.refused_by.insert((by.1, by.2, by.3), ());
         }

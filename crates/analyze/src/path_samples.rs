@@ -290,7 +290,7 @@ impl DownlinkGaps {
 
 /// Nothing from any server for at least this long, then packets that
 /// came late: a silence that can be a stall of the client's path.
-pub const PATH_STALL_MIN_NS: i64 = 20_000_000;
+const PATH_STALL_MIN_NS: i64 = 20_000_000;
 
 /// A server's first pure ACK of a connection's data may come this much
 /// after a round trip by its delayed-ACK timer (Linux's shortest): late
@@ -650,9 +650,10 @@ impl PathSamples {
 
     /// A packet from `server` reached (or, captured elsewhere, passed on
     /// the way to) its client at `ts_ns`, in `frame`: any packet, pure
-    /// ACKs too. `answered`: when the client data it newly acknowledged was
-    /// sent, and how much later than its connection's fastest round trip
-    /// it came. A silence of [`PATH_STALL_MIN_NS`] or more it ends opens
+    /// ACKs too. `answered`, for a pure ACK: when the client data it newly
+    /// acknowledged was sent, and how much later than its connection's
+    /// quickest pure ACK before it came (its first: than its fastest round
+    /// trip and [`FIRST_ACK_DELAY_NS`]). A silence of [`PATH_STALL_MIN_NS`] or more it ends opens
     /// a release, which its first [`RELEASE_NS`] of late packets may
     /// prove a stall ([`PathStall`]).
     #[inline]

@@ -1741,10 +1741,10 @@ pub enum Detail {
         silent_to_frame: u64,
         /// How long nothing came between them (ms).
         silent_ms: f64,
-        /// The late packets of two servers (on any of the client's
+        /// The late pure ACKs of two servers (on any of the client's
         /// connections) that prove the path held what it carried, with
-        /// how much later each came than its connection's fastest round
-        /// trip (ms).
+        /// how much later each came than its connection's quickest pure
+        /// ACK before (ms).
         witnesses: [(u64, f64); 2],
         /// The client's side of the round trip from the capture point
         /// (ms): near zero where the capture ran on the client itself,

@@ -360,6 +360,17 @@ mod ext {
     pub const PADDING: u16 = 21;
 }
 
+/// FNV-1a's offset basis: a ClientHello's lists are hashed with it
+/// (`ClientHello::cipher_list`, `ClientHello::extension_types`).
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// One 16-bit value (big-endian, as on the wire) into an FNV-1a hash.
+fn fnv_u16(hash: u64, v: u16) -> u64 {
+    v.to_be_bytes().iter().fold(hash, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// What rttdoc reads from a ClientHello.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientHello {
@@ -413,23 +424,18 @@ impl ClientHello {
         if let Ok(random) = <[u8; 32]>::try_from(ch.random) {
             out.random = random;
         }
-        // (FNV-1a over the suites kept.)
-        let mut suites: u64 = 0xcbf2_9ce4_8422_2325;
-        for suite in ch.ciphers.iter().map(|c| c.0).filter(|&c| !is_grease(c)) {
-            for b in suite.to_be_bytes() {
-                suites = (suites ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-        out.cipher_list = suites;
-        // (FNV-1a over the types kept.)
-        let mut types: u64 = 0xcbf2_9ce4_8422_2325;
+        out.cipher_list = ch
+            .ciphers
+            .iter()
+            .map(|c| c.0)
+            .filter(|&c| !is_grease(c))
+            .fold(FNV_START, fnv_u16);
+        let mut types = FNV_START;
         for (kind, data) in extensions(ch.ext.unwrap_or(&[])) {
             // (Nor what only a resuming hello carries: its PSK, its 0-RTT.)
             let kept = !matches!(kind, ext::PADDING | ext::PRE_SHARED_KEY | ext::EARLY_DATA);
             if !is_grease(kind) && kept {
-                for b in kind.to_be_bytes() {
-                    types = (types ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-                }
+                types = fnv_u16(types, kind);
             }
             match kind {
                 ext::SERVER_NAME => out.sni = server_name(data),

@@ -195,6 +195,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         "tcp.stream eq {} || (tcp.stream eq {} && (tcp.flags.fin == 1 || tcp.flags.reset == 1))",
         f.report.stream, previous.stream
     );
+    // (The client's closes only: a server that closed first closed none
+    // of them.)
+    let (closed_together, closed_at_once) = if previous.closed_by_server {
+        (0, 0)
+    } else {
+        (previous.closed_together, previous.closed_at_once)
+    };
     x.detail = Detail::ConnectionNotReused {
         previous_stream: previous.stream,
         close_frame: previous.close.frame,
@@ -208,16 +215,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         http: f.exchanges.iter().any(|x| x.http)
             || tls.is_some_and(|t| t.alpn.iter().any(|p| p == "h2" || p.starts_with("http/1"))),
         requested_close: previous.requested_close,
-        closed_together: if previous.closed_by_server {
-            0
-        } else {
-            previous.closed_together
-        },
-        closed_at_once: if previous.closed_by_server {
-            0
-        } else {
-            previous.closed_at_once
-        },
+        closed_together,
+        closed_at_once,
     };
     out.push(x);
 }

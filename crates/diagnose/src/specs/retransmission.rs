@@ -1176,6 +1176,9 @@ enum LastCopy {
     Reset,
     /// Lost too.
     Lost,
+    /// Lost too, and 2 s later the server closed with a FIN that
+    /// acknowledges none of the copies.
+    LostThenClosed,
 }
 
 /// Like [`backoff_series_beside`], the last copy ending as `last` says.
@@ -1202,6 +1205,10 @@ fn backoff_series_ending(copies: u32, others: Option<(f64, f64)>, last: LastCopy
                 w.rst(S, w.arrival(again));
             }
             LastCopy::Lost => w.lose(again),
+            LastCopy::LostThenClosed => {
+                w.lose(again);
+                w.fin(S, t + 2_000.0);
+            }
         }
     }
     w.run()
@@ -1330,24 +1337,11 @@ fn a_peer_that_acknowledged_a_late_copy_in_sequence_held_the_connection() {
 /// too: one that had lost it answers with a RST.
 #[test]
 fn a_peer_that_closed_with_a_fin_after_the_stall_held_the_connection() {
-    let mut w = Wire::new(Path::at_client(RTT));
-    w.handshake(0.0);
-    w.ack(S, 50.0);
-    let msg = w.data(C, 100.0, 100);
-    w.lose(msg);
-    let mut t = 100.0;
-    let mut rto = RTO;
-    for _ in 0..3 {
-        t += rto;
-        rto *= 2.0;
-        let copy = w.resend(t, msg);
-        w.lose(copy);
-    }
-    let fin = w.fin(S, t + 2_000.0);
-    let o = w.run();
+    let o = backoff_series_ending(3, None, LastCopy::LostThenClosed);
     let x = o.the(RtoStall);
+    // The server's FIN: the capture's last packet.
     assert!(
-        matches!(x.detail, Detail::RtoStall { peer_held: Some(held), .. } if held == o.frame(fin)),
+        matches!(x.detail, Detail::RtoStall { peer_held: Some(held), .. } if held == o.report.last_frame),
         "{:?}",
         x.detail
     );
