@@ -53,6 +53,8 @@ pub(crate) struct Issue {
     pub stream: u64,
     pub frame: u64,
     pub ticket: bool,
+    /// Its server asked the client for a certificate on that connection.
+    pub certificate_requested: bool,
 }
 
 #[derive(Debug, Default)]
@@ -226,6 +228,7 @@ mod tests {
             stream: 1,
             frame: 31,
             ticket: true,
+            certificate_requested: false,
         };
         issued.note_held(by, issue);
         assert!(!issued.is_empty());

@@ -2032,6 +2032,10 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
             None => None,
         };
         if let Some((frame, ticket)) = given {
+            let certificate_requested = tls
+                .messages
+                .iter()
+                .any(|m| m.message == crate::model::TlsMessage::CertificateRequest);
             issued.note_held(
                 held_by,
                 crate::issued_sessions::Issue {
@@ -2039,6 +2043,7 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
                     stream,
                     frame,
                     ticket,
+                    certificate_requested,
                 },
             );
         }
@@ -2082,6 +2087,7 @@ fn look_up_issued_session(
                 stream: i.stream,
                 frame: i.frame,
                 ticket: i.ticket,
+                certificate_requested: i.certificate_requested,
                 age_ns: o.at - i.at_ns,
                 offers_elsewhere: issued.offers_elsewhere(client, o.library),
             });

@@ -536,10 +536,21 @@ fn report_with(
         }
         _ => None,
     };
+    // A SYN-ACK that came in the release of a proven stall of the
+    // client's path (path_samples.rs) was held there: its handshake timed
+    // the stall, and the samples, each a part of the path, bound the round
+    // trip however much shorter (lab `doze-builtin` at 120 ms: a 248 ms
+    // handshake whose SYN-ACK a dozing radio's access point held, every
+    // answer after it in 120 ms).
+    let stalled = c.syn_ack.is_some_and(|sa| {
+        c.path_stalls
+            .iter()
+            .any(|s| s.to_ns <= sa.ts_ns && sa.ts_ns - s.to_ns <= rttdoc_analyze::RELEASE_NS)
+    });
     let handshake_rtt = clean_handshake_ns.map(|hs| {
         by_sides
             .or(best)
-            .filter(|&(est, _)| est < hs && est.saturating_mul(2) > hs)
+            .filter(|&(est, _)| est < hs && (stalled || est.saturating_mul(2) > hs))
             .unwrap_or((hs, RttSource::Handshake))
     });
     // Without the SYN-ACK in the capture, the first ACK after the last
@@ -589,9 +600,31 @@ fn report_with(
         None => place_by_fastest_answers(near_answers(&c.rtt), rtt_ns),
         Some(_) => None,
     };
+    // Where a clean handshake's SYN -> SYN-ACK was the server's own
+    // turnaround (the handshake alone places the capture at the server),
+    // that is the server's side, however much of the round trip the
+    // client's fastest answer leaves over: its ACK of the SYN-ACK was the
+    // slow one (lab `doze-builtin` at 120 ms, seen at the server: the
+    // client's radio asleep when the SYN-ACK came, its ACK 248 ms after,
+    // every later one in 120).
+    let server_turnaround = match (c.first_syn, c.syn_ack, c.handshake_ack) {
+        (Some(syn), Some(sa), Some(ack))
+            if clean && syn.ts_ns <= sa.ts_ns && sa.ts_ns <= ack.ts_ns =>
+        {
+            let hs = sa.ts_ns - syn.ts_ns;
+            (vantage(hs, ack.ts_ns - sa.ts_ns) == Vantage::Server).then_some(hs)
+        }
+        _ => None,
+    };
     let (vantage, shift_ns) = match (from_acks, client_side, rtt_ns) {
         (Some(placed), _, _) => placed,
-        (None, Some(cs), Some(rtt)) => (vantage((rtt - cs).max(0), cs), cs),
+        (None, Some(cs), Some(rtt)) => {
+            let server = (rtt - cs).max(0);
+            (
+                vantage(server_turnaround.map_or(server, |hs| hs.min(server)), cs),
+                cs,
+            )
+        }
         (None, Some(cs), None) => (Vantage::Unknown, cs),
         _ => (Vantage::Unknown, 0),
     };

@@ -43,6 +43,33 @@ pub struct PathConfig {
     /// never reaches the sender: a path MTU black hole). None: the hosts'
     /// MTU all along.
     pub hop_mtu: Option<usize>,
+    /// The receiving host's radio sleeps on a period (None: never).
+    pub doze: Option<Doze>,
+}
+
+/// A receiver in power saving, as a Wi-Fi station is: awake for the start
+/// of every period, asleep for its last `asleep_us`. Its access point
+/// keeps what comes for it while it sleeps and delivers it, in order, the
+/// moment it wakes; what it sends is not held (a station wakes to send).
+/// Periods count from the emulator's start.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Doze {
+    pub period_us: u64,
+    pub asleep_us: u64,
+}
+
+impl Doze {
+    /// When a packet due at `due` (µs since the start) reaches the host:
+    /// at once while it is awake, else when it next wakes.
+    pub fn deliver_at(&self, due_us: u64) -> u64 {
+        let period = self.period_us.max(1);
+        let phase = due_us % period;
+        if phase < period.saturating_sub(self.asleep_us) {
+            due_us
+        } else {
+            due_us - phase + period
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -104,6 +131,10 @@ pub enum DropCause {
 pub struct DirectionReport {
     pub forwarded: u64,
     pub dropped: Vec<(u64, DropCause)>,
+    /// Packets a dozing receiver's access point held, and for how long in
+    /// all (µs).
+    pub dozed: u64,
+    pub dozed_us: u64,
     /// Achieved minus planned release time, per forwarded packet (ns).
     #[serde(skip)]
     pub lateness_ns: Vec<i64>,
@@ -251,6 +282,7 @@ fn relay_in(
     let mut buf = vec![0u8; 65536];
     let mut count = 0u64;
     let mut last_release = Instant::now();
+    let mut last_along = last_release;
     // Bottleneck: when the link is free again, and what is queued on it.
     let mut link_free = Instant::now();
     let mut queued: VecDeque<(Instant, usize)> = VecDeque::new();
@@ -301,7 +333,22 @@ fn relay_in(
         } else {
             0
         };
-        let release = (depart + Duration::from_micros(path.delay_us + jitter)).max(last_release);
+        // The path is a FIFO: release times never go backwards.
+        let along = (depart + Duration::from_micros(path.delay_us + jitter)).max(last_along);
+        last_along = along;
+        let mut release = along;
+        // A dozing receiver's access point, at its end of the path (past
+        // the mid-path tap), holds what is due while it sleeps.
+        if let Some(doze) = path.doze {
+            let due = along.duration_since(clock.start).as_micros() as u64;
+            let held = doze.deliver_at(due) - due;
+            if held > 0 {
+                report.dozed += 1;
+                report.dozed_us += held;
+                release += Duration::from_micros(held);
+            }
+        }
+        let release = release.max(last_release);
         last_release = release;
         report.forwarded += 1;
         // The mid-path tap sees it halfway along the path's delay. A
@@ -312,7 +359,7 @@ fn relay_in(
         let tap_from = if toward_client { now } else { depart };
         log.lock().unwrap().push(Recorded {
             side: Side::Middle,
-            ts_ns: clock.epoch_ns(tap_from + (release - depart) / 2),
+            ts_ns: clock.epoch_ns(tap_from + (along - depart) / 2),
             data: packet.clone(),
         });
         if tx.send((release, packet)).is_err() {
@@ -359,4 +406,31 @@ fn relay_out(
         });
     }
     lateness
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Doze;
+
+    /// Awake for the first 300 µs of every 500, asleep for the last 200:
+    /// what is due while awake goes at once, what is due asleep when the
+    /// next period begins.
+    #[test]
+    fn a_dozing_receiver_gets_what_came_while_it_slept_when_it_wakes() {
+        let doze = Doze {
+            period_us: 500,
+            asleep_us: 200,
+        };
+        assert_eq!(doze.deliver_at(0), 0);
+        assert_eq!(doze.deliver_at(299), 299);
+        assert_eq!(doze.deliver_at(300), 500);
+        assert_eq!(doze.deliver_at(499), 500);
+        assert_eq!(doze.deliver_at(500), 500);
+        assert_eq!(doze.deliver_at(1_350), 1_500);
+        let never = Doze {
+            period_us: 500,
+            asleep_us: 0,
+        };
+        assert_eq!(never.deliver_at(499), 499);
+    }
 }

@@ -30,6 +30,9 @@ use tun::Tun;
 
 pub const CLIENT_IP: &str = "10.77.0.1";
 pub const SERVER_IP: &str = "10.77.0.2";
+/// The server host's second address: a second server, as the client sees
+/// it (a scenario whose client talks to two servers at once).
+pub const SERVER_IP_2: &str = "10.77.0.3";
 /// Congestion control in both lab hosts.
 pub const CONGESTION_CONTROL: &str = "cubic";
 
@@ -186,8 +189,8 @@ pub fn check_environment() -> Result<(), String> {
 fn setup_side(
     ns: &Netns,
     tun: &Tun,
-    local: &str,
-    peer: &str,
+    locals: &[&str],
+    peers: &[&str],
     mtu: u32,
     pin_cc: bool,
 ) -> io::Result<()> {
@@ -202,14 +205,17 @@ fn setup_side(
     if pin_cc {
         ns.sysctl("net.ipv4.tcp_congestion_control", CONGESTION_CONTROL)?;
     }
-    ns.run(&[
-        "ip",
-        "addr",
-        "add",
-        &format!("{local}/32"),
-        "dev",
-        &tun.name,
-    ])?;
+    // The first address is the one the host's packets come from.
+    for local in locals {
+        ns.run(&[
+            "ip",
+            "addr",
+            "add",
+            &format!("{local}/32"),
+            "dev",
+            &tun.name,
+        ])?;
+    }
     ns.run(&[
         "ip",
         "link",
@@ -219,14 +225,16 @@ fn setup_side(
         "mtu",
         &mtu.to_string(),
     ])?;
-    ns.run(&[
-        "ip",
-        "route",
-        "add",
-        &format!("{peer}/32"),
-        "dev",
-        &tun.name,
-    ])?;
+    for peer in peers {
+        ns.run(&[
+            "ip",
+            "route",
+            "add",
+            &format!("{peer}/32"),
+            "dev",
+            &tun.name,
+        ])?;
+    }
     Ok(())
 }
 
@@ -243,8 +251,9 @@ impl Lab {
         let tag = format!("{}{n}", pid % 1_000_000);
         let ctun = Tun::create(&format!("rtdc{tag}"))?;
         let stun = Tun::create(&format!("rtds{tag}"))?;
-        setup_side(&client, &ctun, CLIENT_IP, SERVER_IP, config.mtu, pin_cc)?;
-        setup_side(&server, &stun, SERVER_IP, CLIENT_IP, config.mtu, pin_cc)?;
+        let servers = [SERVER_IP, SERVER_IP_2];
+        setup_side(&client, &ctun, &[CLIENT_IP], &servers, config.mtu, pin_cc)?;
+        setup_side(&server, &stun, &servers, &[CLIENT_IP], config.mtu, pin_cc)?;
         let congestion_control = String::from_utf8_lossy(
             &server
                 .run(&["sysctl", "-n", "net.ipv4.tcp_congestion_control"])?

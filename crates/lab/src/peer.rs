@@ -22,7 +22,12 @@
 //!   sends nothing, as a socket closed in TCP_REPAIR mode does); with
 //!   `--overlap`, a second connection's SYN sent before the first's
 //!   request, its own request once the first is answered (a reset of the
-//!   second is what the scenario waits for, not a failure).
+//!   second is what the scenario waits for, not a failure); with
+//!   `--stream-to ADDR` (repeatable), an upload streamed to each ADDR
+//!   while its requests run: a chunked POST, `--piece` bytes every
+//!   `--piece-ms`, opened one after another before the requests and ended
+//!   after them (a voice assistant streaming audio beside its other
+//!   calls). The HTTP server reads chunked request bodies.
 //! - `rpc-server` / `rpc-client`: an SFTP-like upload: each block is a
 //!   96-byte header write and a 656-byte body write, then the client waits
 //!   for a 4-byte status (seed case 3: Nagle on the writer, delayed ACK on the
@@ -123,6 +128,13 @@ pub struct PeerArgs {
     /// The client sends a second connection's SYN before its first
     /// connection's request, and its request after the first's answer.
     pub overlap: bool,
+    /// The client streams an upload to each of these while its requests
+    /// run.
+    pub stream_to: Vec<SocketAddr>,
+    /// The streamed upload's pieces: this many bytes ...
+    pub piece: usize,
+    /// ... this often.
+    pub piece_ms: u64,
 }
 
 /// How the HTTP client ends its first connection before it opens the
@@ -144,6 +156,8 @@ impl PeerArgs {
             requests: 1,
             body: 3000,
             blocks: 50,
+            piece: 1000,
+            piece_ms: 10,
             ..Default::default()
         };
         let mut flags = Flags::new(args);
@@ -169,6 +183,9 @@ impl PeerArgs {
                 "--local-port" => p.local_port = Some(flags.num(a)? as u16),
                 "--restart-on-request" => p.restart_on_request = true,
                 "--overlap" => p.overlap = true,
+                "--stream-to" => p.stream_to.push(flags.addr(a)?),
+                "--piece" => p.piece = flags.num(a)? as usize,
+                "--piece-ms" => p.piece_ms = flags.num(a)?,
                 "--again" => {
                     p.again = Some(match flags.value(a)?.as_str() {
                         "close" => Again::Close,
@@ -267,6 +284,7 @@ fn http_server(args: &PeerArgs) -> io::Result<()> {
             // timer before sending the body (`expect-builtin`).
             let mut line = String::new();
             let mut body_len = 0usize;
+            let mut chunked = false;
             loop {
                 line.clear();
                 if reader.read_line(&mut line)? == 0 {
@@ -279,12 +297,19 @@ fn http_server(args: &PeerArgs) -> io::Result<()> {
                     if name.eq_ignore_ascii_case("content-length") {
                         body_len = value.trim().parse().unwrap_or(0);
                     }
+                    if name.eq_ignore_ascii_case("transfer-encoding") {
+                        chunked = value.trim().eq_ignore_ascii_case("chunked");
+                    }
                 }
             }
-            std::io::copy(
-                &mut (&mut reader).take(body_len as u64),
-                &mut std::io::sink(),
-            )?;
+            if chunked {
+                read_chunked_body(&mut reader)?;
+            } else {
+                std::io::copy(
+                    &mut (&mut reader).take(body_len as u64),
+                    &mut std::io::sink(),
+                )?;
+            }
             std::thread::sleep(Duration::from_millis(args.serial_ms));
             let head = response_head(body.len());
             if args.chunks > 1 {
@@ -313,6 +338,26 @@ fn http_server(args: &PeerArgs) -> io::Result<()> {
             }
         }
     })
+}
+
+/// Reads a chunked body to its last (empty) chunk and the blank line
+/// after it (no trailers).
+fn read_chunked_body(reader: &mut BufReader<TcpStream>) -> io::Result<()> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(io::Error::other("connection closed mid-body"));
+        }
+        let size = line.trim().split(';').next().unwrap_or("");
+        let size = usize::from_str_radix(size, 16)
+            .map_err(|_| io::Error::other(format!("bad chunk size {line:?}")))?;
+        // The chunk and its CRLF (the last chunk's CRLF ends the body).
+        std::io::copy(&mut reader.take(size as u64 + 2), &mut std::io::sink())?;
+        if size == 0 {
+            return Ok(());
+        }
+    }
 }
 
 /// Connects, sending `first` in the SYN when TFO is asked for (the kernel
@@ -431,6 +476,9 @@ fn http_client(args: &PeerArgs) -> io::Result<()> {
     if args.overlap {
         return overlapping_connections(args);
     }
+    if !args.stream_to.is_empty() {
+        return beside_streamed_uploads(args);
+    }
     if let Some(again) = args.again {
         let first = http_connection(args)?;
         match again {
@@ -496,6 +544,71 @@ fn overlapping_connections(args: &PeerArgs) -> io::Result<()> {
         }
         other => other,
     }
+}
+
+/// The client's requests with an upload streamed to each `--stream-to`
+/// address meanwhile: the uploads' connections opened one after another
+/// (their streams come first, in order), then the requests', which is
+/// the one timed; the uploads end once its requests are answered.
+fn beside_streamed_uploads(args: &PeerArgs) -> io::Result<()> {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut uploads = Vec::new();
+    for to in &args.stream_to {
+        let upload = PeerArgs {
+            connect: Some(*to),
+            tfo: false,
+            ..args.clone()
+        };
+        let (s, _) = connect(&upload, &[])?;
+        s.set_nodelay(true)?;
+        let done = done.clone();
+        uploads.push(std::thread::spawn(move || {
+            streamed_upload(s, &upload, &done)
+        }));
+    }
+    let main = PeerArgs {
+        stream_to: Vec::new(),
+        ..args.clone()
+    };
+    let requests = http_connection(&main);
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    for u in uploads {
+        u.join()
+            .map_err(|_| io::Error::other("an upload thread panicked"))??;
+    }
+    close_and_wait(requests?)
+}
+
+/// A chunked POST on `s`, a piece every `--piece-ms` until `done`, then
+/// its answer; closes the connection.
+fn streamed_upload(
+    s: TcpStream,
+    args: &PeerArgs,
+    done: &std::sync::atomic::AtomicBool,
+) -> io::Result<()> {
+    let host = args.connect.map(|a| a.ip().to_string()).unwrap_or_default();
+    let mut out = s.try_clone()?;
+    out.write_all(
+        format!(
+            "POST /upload HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rttdoc-lab\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        .as_bytes(),
+    )?;
+    let piece = vec![b'a'; args.piece.max(1)];
+    let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
+    chunk.extend_from_slice(&piece);
+    chunk.extend_from_slice(b"\r\n");
+    let every = Duration::from_millis(args.piece_ms.max(1));
+    let mut next = Instant::now();
+    while !done.load(std::sync::atomic::Ordering::SeqCst) {
+        out.write_all(&chunk)?;
+        next += every;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+    }
+    out.write_all(b"0\r\n\r\n")?;
+    let mut reader = BufReader::new(s);
+    read_response(&mut reader, args, Instant::now())?;
+    close_and_wait(reader.into_inner())
 }
 
 /// One request on the open connection `s` and its answer, read whole;

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::{write_captures, Lab, WanConfig, CLIENT_IP, SERVER_IP};
+use crate::emulator::Doze;
+use crate::{write_captures, Lab, WanConfig, CLIENT_IP, SERVER_IP, SERVER_IP_2};
 
 /// Certificate chains the TLS scenarios use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,6 +322,72 @@ fn pageload(ctx: &Ctx, bottleneck: bool) -> Plan {
         p.pathologies = json!([{ "kind": "downlink_queue", "phase": "first_byte", "streams": streams,
             "visible_from": ["client"],
             "why": "the answers queue at the client's 4 Mbit/s bottleneck behind the other connections' data; nginx answers at once" }]);
+    }
+    p
+}
+
+/// The client's radio dozes (Wi-Fi power saving): 200 ms of every 500 its
+/// access point keeps what comes for it and delivers it all when it
+/// wakes. The client streams an upload to each of two servers (the
+/// server host's two addresses: their pure ACKs are what a capture at the
+/// client sees of the path) while it makes 24 requests, 25 ms apart, on a
+/// third connection: each doze holds an answer, and both servers'
+/// ACKs of what the client sent while it slept, arriving at once when it
+/// wakes. The servers answer at once; at the client, nothing comes from
+/// either for the doze, then everything. The control: the same traffic,
+/// the radio awake.
+fn doze_builtin(ctx: &Ctx, doze: bool) -> Plan {
+    let listen = format!("0.0.0.0:{PEER_PORT}");
+    let server = Server::Builtin(
+        [
+            "http-server",
+            "--listen",
+            &listen,
+            "--nodelay",
+            "--body",
+            "1000",
+        ]
+        .map(String::from)
+        .to_vec(),
+        PEER_PORT,
+    );
+    let (first, second) = (
+        format!("{SERVER_IP}:{PEER_PORT}"),
+        format!("{SERVER_IP_2}:{PEER_PORT}"),
+    );
+    let client = Client::Builtin(
+        [
+            "http-client",
+            "--connect",
+            &first,
+            "--requests",
+            "24",
+            "--pause-ms",
+            "25",
+            "--stream-to",
+            &first,
+            "--stream-to",
+            &second,
+            "--piece-ms",
+            "20",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
+    let mut p = builtin(ctx, server, client);
+    p.knobs = json!({ "servers": [SERVER_IP, SERVER_IP_2],
+        "client": "24 requests 25 ms apart, an upload streamed to each server meanwhile (1000 bytes every 20 ms)",
+        "downlink_doze": if doze { json!({ "period_ms": 500, "asleep_ms": 200 }) } else { json!(null) } });
+    if doze {
+        p.wan.server_to_client.doze = Some(Doze {
+            period_us: 500_000,
+            asleep_us: 200_000,
+        });
+        // Each run's connections: the two uploads, then the requests'.
+        let requests: Vec<u32> = (0..ctx.runs).map(|r| 3 * r + 2).collect();
+        p.pathologies = json!([{ "kind": "path_stall", "phase": "exchanges", "streams": requests,
+            "visible_from": ["client"],
+            "why": "the client's radio sleeps 200 ms of every 500: its access point holds the answers and both servers' ACKs until it wakes; the servers answer at once" }]);
     }
     p
 }
@@ -1048,6 +1115,8 @@ pub const CATALOG: &[Scenario] = &[
     Scenario { name: "wwr-split-builtin", summary: "built-in HTTP server, header and body in two writes with Nagle, 5 keep-alive requests: each body waits for the ACK of its header", control_of: None, needs: &[], plan: |c| wwr_builtin(c, "split") },
     Scenario { name: "wwr-joined-builtin", summary: "control: header and body in one write", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "joined") },
     Scenario { name: "wwr-nodelay-builtin", summary: "control: two writes with TCP_NODELAY", control_of: Some("wwr-split-builtin"), needs: &[], plan: |c| wwr_builtin(c, "nodelay") },
+    Scenario { name: "doze-builtin", summary: "the client's radio dozes 200 ms of every 500 (Wi-Fi power saving) while it streams uploads to two servers and makes 24 requests: each doze holds an answer and both servers' ACKs until it wakes", control_of: None, needs: &[], plan: |c| doze_builtin(c, true) },
+    Scenario { name: "awake-builtin", summary: "control: the same traffic, the radio awake", control_of: Some("doze-builtin"), needs: &[], plan: |c| doze_builtin(c, false) },
     Scenario { name: "sftp-nagle-builtin", summary: "SFTP-like upload of 40 blocks, each a 96- and a 656-byte write then a status read, Nagle on: one delayed-ACK stall per block", control_of: None, needs: &[], plan: |c| sftp_builtin(c, false) },
     Scenario { name: "sftp-nodelay-builtin", summary: "control: TCP_NODELAY on the uploader", control_of: Some("sftp-nagle-builtin"), needs: &[], plan: |c| sftp_builtin(c, true) },
     Scenario { name: "tfo-builtin", summary: "built-in TFO server and client: cookie request, then the request rides in the SYN", control_of: None, needs: &[], plan: |c| tfo_builtin(c, true) },
@@ -1468,6 +1537,7 @@ fn run_client(
             let mut c = command("bash");
             c.args(["-c", cmd])
                 .env("RTTDOC_SERVER_IP", SERVER_IP)
+                .env("RTTDOC_SERVER_IP_2", SERVER_IP_2)
                 .env("RTTDOC_CLIENT_IP", CLIENT_IP);
             (c, false)
         }
@@ -1903,6 +1973,7 @@ fn run_in(
                 .command("bash")
                 .args(["-c", cmd])
                 .env("RTTDOC_SERVER_IP", SERVER_IP)
+                .env("RTTDOC_SERVER_IP_2", SERVER_IP_2)
                 .env("RTTDOC_CLIENT_IP", CLIENT_IP)
                 .stdin(Stdio::null())
                 .stdout(log.try_clone()?)

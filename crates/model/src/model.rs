@@ -720,6 +720,9 @@ pub struct HeldSession {
     pub frame: u64,
     /// A ticket (RFC 5077), not a session ID in the server's cache.
     pub ticket: bool,
+    /// Its server asked the client for a certificate on that connection
+    /// (CertificateRequest, readable before TLS 1.3).
+    pub certificate_requested: bool,
     /// How long before this ClientHello it was issued (as the tracker
     /// noted it: that connection's first request).
     pub age_ns: i64,

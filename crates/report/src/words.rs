@@ -4485,6 +4485,7 @@ mod tests {
                 stream: 1,
                 frame: 31,
                 ticket: true,
+                certificate_requested: false,
                 age_ns: 15_000_000,
                 offers_elsewhere: false,
             }),

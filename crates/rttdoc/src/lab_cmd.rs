@@ -36,7 +36,7 @@ pub struct RunArgs {
     /// Scenario name (see `rttdoc lab list`); omit with --server-cmd/--client-cmd.
     name: Option<String>,
     /// Your server, run with `bash -c` in the server namespace
-    /// ($RTTDOC_SERVER_IP is its address).
+    /// ($RTTDOC_SERVER_IP is its address, $RTTDOC_SERVER_IP_2 its second).
     #[arg(long, requires = "client_cmd")]
     server_cmd: Option<String>,
     /// Your client, run with `bash -c` in the client namespace once per run

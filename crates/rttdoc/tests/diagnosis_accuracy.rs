@@ -28,6 +28,7 @@ const VERIFIED: &[&str] = &[
     "nagle_delayed_ack",
     "nagle_hold",
     "path_mtu",
+    "path_stall",
     "resumption",
     "retransmission",
     "rwnd_limited",

@@ -595,6 +595,65 @@ fn lab_scenarios_reproduce_their_pathology_and_controls_do_not() {
         upload_ms[0],
         upload_ms[1]
     );
+    // The client's radio dozes 200 ms of every 500: at the client every
+    // requests connection (each run's third) has answers that waited on a
+    // stall of the path, proven by both servers' ACKs; at the server, and
+    // with the radio awake, nothing did.
+    for (name, doze) in [("doze-builtin", true), ("awake-builtin", false)] {
+        let (labels, views) = run(&dir, name);
+        // (The first answer of each run counts its connect too.)
+        let slowest = timings(&labels)
+            .iter()
+            .map(|t| f(&t["first_byte_ms"]) - f(&t["connect_ms"]))
+            .fold(0.0, f64::max);
+        assert_eq!(
+            slowest > RTT_MS + 100.0,
+            doze,
+            "{name}: slowest answer {slowest:.0} ms"
+        );
+        for (view, vantage) in views.iter().zip(["client", "server"]) {
+            assert_eq!(
+                view.len(),
+                6,
+                "{name} {vantage}: two runs of three connections"
+            );
+            for c in view {
+                let stall: f64 = c["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|x| x["kind"] == "path_stall")
+                    .map(|x| f(&x["cost_ms"]))
+                    .sum();
+                let requests = c["stream"].as_u64().unwrap() % 3 == 2;
+                if requests && doze && vantage == "client" {
+                    assert!(
+                        stall > 100.0,
+                        "{name} {vantage} stream {}: {stall}",
+                        c["stream"]
+                    );
+                    // What waited on the path is not left unexplained.
+                    assert!(
+                        f(&c["unexplained_ms"]) < 0.5 * f(&c["excess_ms"]),
+                        "{name} {vantage} stream {}: {} of {} ms unexplained",
+                        c["stream"],
+                        c["unexplained_ms"],
+                        c["excess_ms"]
+                    );
+                } else {
+                    assert_eq!(stall, 0.0, "{name} {vantage} stream {}", c["stream"]);
+                }
+                if requests && (vantage == "server" || !doze) {
+                    assert!(
+                        f(&c["excess_ms"]) < RTT_MS,
+                        "{name} {vantage} stream {}: {} ms excess",
+                        c["stream"],
+                        c["excess_ms"]
+                    );
+                }
+            }
+        }
+    }
     for (name, on) in [("tfo-builtin", true), ("tfo-off-builtin", false)] {
         let (labels, views) = run(&dir, name);
         let first_byte = rtts(f(&timings(&labels)[1]["first_byte_ms"]));

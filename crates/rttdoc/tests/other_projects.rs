@@ -3630,3 +3630,46 @@ fn a_spdy_servers_settings_are_no_answer() {
         }
     }
 }
+
+/// nDPI's anyconnect-vpn.pcap, streams 3 and 6: a Cisco AnyConnect
+/// client's two TLS 1.2 connections to its gateway. The first got a
+/// session ID and no CertificateRequest; the second's ClientHello offered
+/// nothing back, and the gateway asked it for its certificate, which it
+/// sent (4 KB). A session resumed carries the authentication it was made
+/// with, none: the client came back for a full handshake to be
+/// authenticated, not a resumption it missed (judged wrong in session
+/// 78; the rule's control is its spec's).
+#[test]
+fn a_client_asked_for_its_certificate_missed_no_resumption() {
+    if !require(
+        "a_client_asked_for_its_certificate_missed_no_resumption",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-anyconnect-client-certificate.pcap", 2);
+    let asked = tshark_fields(&capture, &[], "tls.handshake.type == 13", &["tcp.stream"]);
+    assert_eq!(
+        asked,
+        vec![vec!["1".to_string()]],
+        "the premise: stream 1 asked"
+    );
+    let hellos = tshark_fields(
+        &capture,
+        &[],
+        "tls.handshake.type == 1",
+        &["tcp.stream", "tls.handshake.session_id_length"],
+    );
+    assert_eq!(hellos.len(), 2, "the premise: {hellos:?}");
+    assert!(
+        hellos.iter().all(|h| h[1] == "0"),
+        "the premise: {hellos:?}"
+    );
+    let doc = run_rttdoc_json(&capture);
+    let issued = findings_of(&doc, 0);
+    assert!(issued.iter().all(|x| x["kind"] != "resumption_missed"));
+    let second = findings_of(&doc, 1);
+    let kinds: Vec<&str> = second.iter().map(|x| x["kind"].as_str().unwrap()).collect();
+    assert!(!kinds.contains(&"resumption_missed"), "{kinds:?}");
+}

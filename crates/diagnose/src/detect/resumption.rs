@@ -47,7 +47,10 @@
 //!   a full handshake the client chose, a round trip lost before TLS 1.3
 //!   as above (nDPI's viber.pcap 2: stream 1's NewSessionTicket, 15 ms
 //!   before stream 2's ClientHello with an empty ticket extension). The
-//!   fix is the client's: keep its sessions.
+//!   fix is the client's: keep its sessions. Not where this connection's
+//!   server asked for the client's certificate and the session's had not
+//!   been asked: a resumed session carries the authentication it was
+//!   made with, none (nDPI's anyconnect-vpn.pcap 6).
 //!
 //! Fix for misses: a session cache shared by the workers and the fleet
 //! (nginx `ssl_session_cache shared:SSL:10m;`), ticket keys shared across
@@ -182,7 +185,21 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // ledger's floor, is not told: it lost no round trip.)
             let clients_free =
                 not_offered.is_some() && x.cost_ms * 1e6 < super::causality::EXCESS_FLOOR_NS as f64;
-            if !clients_free {
+            // Nor one whose server asked for the client's certificate
+            // where the session's had not: a session resumed carries the
+            // authentication it was made with (none), which a server that
+            // wants the client's certificate takes no resumption for. The
+            // client came back to be authenticated (nDPI's
+            // anyconnect-vpn.pcap 6: the VPN gateway's CertificateRequest,
+            // the client's 4 KB Certificate, after stream 3's session
+            // without either).
+            let certificate_now = tls
+                .messages
+                .iter()
+                .any(|m| m.message == TlsMessage::CertificateRequest);
+            let authenticates =
+                not_offered.is_some_and(|held| certificate_now && !held.certificate_requested);
+            if !clients_free && !authenticates {
                 out.push(x);
             }
         }

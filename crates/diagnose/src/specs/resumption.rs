@@ -893,3 +893,57 @@ fn a_ticket_the_client_held_and_did_not_offer_is_its_own_missed_resumption() {
     // Six minutes on: the client may have let it go.
     next(true, false, 360_000.0).0.has_no(ResumptionMissed);
 }
+
+/// A full TLS 1.2 handshake at `t0` whose ClientHello offers nothing
+/// back, its server's flight asking for the client's certificate
+/// (CertificateRequest) when `asks` and the client's flight then carrying
+/// one, then a request and its answer.
+fn full_handshake_asking_certificate(w: &mut Wire, t0: f64, asks: bool) {
+    w.handshake(t0);
+    let ch = w.send(C, t0 + 40.1, leak(client_hello(Offer::tls12())));
+    let mut messages = vec![
+        server_hello(false, [0x33; 32], 0, false),
+        message(11, &[0; 1200]),
+    ];
+    if asks {
+        // Certificate types (rsa_sign), signature algorithms
+        // (rsa_pkcs1_sha256), no authorities.
+        messages.push(message(13, &[1, 1, 0, 2, 4, 1, 0, 0]));
+    }
+    messages.push(message(14, &[]));
+    let f = w.send(S, w.arrival(ch) + 0.5, leak(handshake_record(&messages)));
+    let mut flight = Vec::new();
+    if asks {
+        flight.push(message(11, &[0; 900]));
+    }
+    flight.push(message(16, &[0x44; 66]));
+    let mut c = handshake_record(&flight);
+    c.extend(change_cipher_spec());
+    c.extend(record(22, &[0x5a; 40]));
+    let cf = w.send(C, w.arrival(f), leak(c));
+    let mut s = change_cipher_spec();
+    s.extend(record(22, &[0x5a; 40]));
+    let sf = w.send(S, w.arrival(cf) + 0.5, leak(s));
+    let q = w.send(C, w.arrival(sf) + 0.1, leak(record(23, &[0x17; 200])));
+    w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
+}
+
+/// nDPI's anyconnect-vpn.pcap 6: a session from an earlier connection
+/// made without the client's certificate, then a connection whose server
+/// asks for one (a VPN gateway authenticating the client): a resumed
+/// session carries the authentication it was made with, none, so the
+/// client came back for a full handshake it could not have spared; not
+/// its missed resumption. The control: the same connection, no
+/// certificate asked for, is its miss.
+#[test]
+fn a_client_asked_for_its_certificate_could_not_have_resumed_a_session_made_without_it() {
+    let next = |asks: bool| {
+        let (earlier, _) = ticket_given(true);
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.join(earlier, EARLIER, 443);
+        full_handshake_asking_certificate(&mut w, 1000.0, asks);
+        w.run()
+    };
+    next(true).has_no(ResumptionMissed);
+    next(false).the(ResumptionMissed);
+}
