@@ -257,14 +257,21 @@ fn absorb(findings: &mut Vec<Finding>, later: Finding) -> Option<usize> {
 fn merge_detail(d: &mut Detail, later: Detail) {
     match (d, later) {
         (
-            Detail::Nagle { holds, paced, .. },
+            Detail::Nagle {
+                holds,
+                paced,
+                undelivered,
+                ..
+            },
             Detail::Nagle {
                 holds: more,
                 paced: later_paced,
+                undelivered: later_undelivered,
                 ..
             },
         ) => {
             *holds += more;
+            *undelivered &= later_undelivered;
             // The throughput sentence holds only if every window was
             // paced by the stalls.
             *paced = match (*paced, later_paced) {
@@ -466,6 +473,7 @@ mod tests {
                     bytes: 1000,
                     span_ms: 100.0,
                 }),
+                undelivered: false,
             },
             explanation: String::new(),
             fix: String::new(),

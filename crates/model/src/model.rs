@@ -1014,6 +1014,10 @@ pub enum Detail {
         /// The sender's bytes and the span they took, when the stalls paced
         /// it (a quarter of the span or more), for the throughput sentence.
         paced: Option<Pacing>,
+        /// Every held segment's bytes were sent again and never
+        /// acknowledged before the connection ended: the holds delayed
+        /// nothing the receiver got (cost 0).
+        undelivered: bool,
     },
     /// The first flight waited for ACKs.
     Initcwnd {
@@ -1617,6 +1621,10 @@ pub enum Detail {
         /// capture point long after it left (held on the client's side of
         /// it while its timer ran).
         held_before_capture: Option<SynsHeld>,
+        /// Unanswered, the client gave up: its RST or FIN after the last
+        /// SYN (its frame), and how long after that SYN (ms): its timer's
+        /// last wait, waited too.
+        gave_up: Option<(u64, f64)>,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

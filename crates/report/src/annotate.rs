@@ -727,6 +727,7 @@ mod tests {
             behind_handshake: false,
             released_by_handshake: false,
             paced: None,
+            undelivered: false,
         };
         assert!(comment(0, &x, 4).contains("the small segment whose ACK Nagle waited for"));
         assert!(

@@ -445,9 +445,19 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             holds,
             paced,
             released_by_handshake,
+            undelivered,
             ..
         } => {
             let (who, peer) = side(*sender);
+            // Held bytes the path then lost for good: the hold delayed
+            // nothing the peer got.
+            let lost = if *undelivered {
+                format!(
+                    " But what it held never reached the {peer}: sent again and never acknowledged before the connection ended,                      so the hold delayed nothing the {peer} received, and costs nothing here."
+                )
+            } else {
+                String::new()
+            };
             // The causality rules may drop holds after the detector
             // counted them: the waits kept are what the cost sums.
             let times = times(if x.waits.is_empty() {
@@ -482,26 +492,26 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                     format!(
                         "Nagle's algorithm held the {who}'s small segment (frame {held_frame}) until the {peer} acknowledged its earlier small one \
                          (frame {armed_frame}, {armed_bytes} bytes), and the {peer} delayed that ACK (frame {ack_frame}) by {ack_delay_ms:.0} ms with its delayed-ACK timer: {times}, {cost:.0} ms in all. \
-                         Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{in_handshake}{throughput}",
+                         Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{in_handshake}{throughput}{lost}",
                         ack_delay_ms = fx(ack_delay_ms),
                         cost = fx(cost),
                     )
                 }
                 FindingKind::WriteWriteRead => format!(
                     "A response left in two writes: the first went out at once (its last segment, frame {armed_frame}, {armed_bytes} bytes, short of a full one), \
-                     the second (frame {held_frame}) waited for the {peer}'s ACK of it (frame {ack_frame}) because of Nagle's algorithm: {times}, {cost:.0} ms in all (write-write-read).",
+                     the second (frame {held_frame}) waited for the {peer}'s ACK of it (frame {ack_frame}) because of Nagle's algorithm: {times}, {cost:.0} ms in all (write-write-read).{lost}",
                     cost = fx(cost),
                 ),
                 _ if *released_by_handshake => format!(
                     "Nagle's algorithm held the rest of the {who}'s request (frame {held_frame}) behind its own small TLS handshake record \
                      (frame {armed_frame}, {armed_bytes} bytes), unacknowledged until the {peer}'s handshake flight (frame {ack_frame}) came: the {peer} had the whole request only a round trip \
-                     after that flight left, {first_silence_ms:.1} ms: {times}, {cost:.0} ms in all.",
+                     after that flight left, {first_silence_ms:.1} ms: {times}, {cost:.0} ms in all.{lost}",
                     first_silence_ms = fx(first_silence_ms),
                     cost = fx(cost),
                 ),
                 _ => format!(
                     "Nagle's algorithm held the {who}'s segment (frame {held_frame}) while its earlier small segment (frame {armed_frame}, {armed_bytes} bytes) \
-                     was unacknowledged; the {peer}'s ACK of it (frame {ack_frame}) released it {first_silence_ms:.1} ms later: {times}, {cost:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it.{in_handshake}",
+                     was unacknowledged; the {peer}'s ACK of it (frame {ack_frame}) released it {first_silence_ms:.1} ms later: {times}, {cost:.0} ms in all. Bytes in flight were far below the congestion window, so only Nagle held it.{in_handshake}{lost}",
                     first_silence_ms = fx(first_silence_ms),
                     cost = fx(cost),
                 ),
@@ -1964,6 +1974,19 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
              it never acknowledged one: the connection never opened. This capture kept the clients' direction only \
              (no SYN-ACK of any connection in it, while clients went on past their SYNs on others): what answered, \
              if anything, it does not show, and the wait may have begun with SYNs before it.",
+            cost = fx(cost),
+        ),
+        Detail::SynRetransmit {
+            syns,
+            unanswered: true,
+            gave_up: Some((frame, after_ms)),
+            ..
+        } => format!(
+            "The client sent its SYN {syns} times over {span:.0} ms, and nothing in the capture answered (no SYN-ACK, \
+             RST or ICMP error): the connection never opened. The client gave up (frame {frame}) {after:.1} s after its last SYN, \
+             its timer's last wait: {cost:.0} ms waited in all. The SYNs were dropped on the way or the server is down.",
+            span = fx(cost - after_ms),
+            after = fx(after_ms / 1e3),
             cost = fx(cost),
         ),
         Detail::SynRetransmit {
@@ -3979,6 +4002,7 @@ mod tests {
             behind_handshake: false,
             released_by_handshake: false,
             paced: None,
+            undelivered: false,
         };
         let mut c = crate::test_support::report(443);
         for (version, compat) in [(TlsVersion::TLS12, false), (TlsVersion::TLS13, true)] {

@@ -82,7 +82,11 @@
 //! written no earlier than that turn arrived; when K acknowledges the
 //! peer's data, it may have been written as a reply when that data came:
 //! the silence runs from the later of them if it came after the sender's
-//! previous segment. Phase: a K inside the TLS handshake (up to its last
+//! previous segment. Nothing for a held segment whose bytes never reached
+//! the receiver (sent again, and nothing the receiver sent before the
+//! connection ended acknowledged any of them: a flow's black hole kept
+//! what the hold kept back, and no one waited on it for anything they
+//! got; the finding stays, Nagle was on). Phase: a K inside the TLS handshake (up to its last
 //! record) delays the handshake, whoever sent it: a server's flight, or a
 //! client's Finished behind its own unacknowledged TLS 1.3 compatibility
 //! ChangeCipherSpec (GnuTLS writes that record alone); after it, a
@@ -736,6 +740,28 @@ fn answer_behind(f: &Facts<'_>, held: &SegmentRecord) -> Option<bool> {
 
 /// For a bulk sender (seed case 3): the throughput it got and what it
 /// would have got without the stalls, over the span of its data.
+/// The held segment's bytes never reached the receiver: its sender sent
+/// them again, and nothing the receiver sent before the connection ended
+/// (a FIN or RST of either side in the capture) acknowledged any of them.
+/// The hold kept back what the path then lost for good (a flow's black
+/// hole: nDPI's skype.pcap 40, eight copies of the held 26 bytes, none
+/// acknowledged, the server's RST); no one waited on it for anything
+/// they got.
+fn never_delivered(f: &Facts<'_>, held: &SegmentRecord) -> bool {
+    let after = &f.timeline[f.timeline.partition_point(|r| r.frame <= held.frame)..];
+    let resent = after.iter().any(|r| {
+        r.dir == held.dir
+            && r.retransmission
+            && seq::le(r.seq, held.seq)
+            && seq::lt(held.seq, r.end)
+    });
+    let acknowledged = after
+        .iter()
+        .any(|r| r.dir != held.dir && r.ack_set && seq::lt(held.seq, r.ack));
+    let ended = after.iter().any(|r| r.flags.fin() || r.flags.rst());
+    resent && !acknowledged && ended
+}
+
 fn pacing(f: &Facts<'_>, sender: Direction, stalls_ns: i64) -> Option<Pacing> {
     let data = || {
         f.timeline
@@ -871,7 +897,19 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
         }
     }
     for ((kind, phase), hs) in groups {
-        let total_ns: i64 = hs.iter().map(|h| h.cost_ns).sum();
+        // A hold of bytes that never arrived delayed nothing received.
+        let costs: Vec<i64> = hs
+            .iter()
+            .map(|h| {
+                if never_delivered(f, h.held) {
+                    0
+                } else {
+                    h.cost_ns
+                }
+            })
+            .collect();
+        let undelivered = hs.iter().all(|h| never_delivered(f, h.held));
+        let total_ns: i64 = costs.iter().sum();
         let mut x = f.finding(kind, Some(phase));
         // Each hold's evidence in the order it happened: the small segment
         // that armed it, the ACK of it that released the hold, the
@@ -888,11 +926,12 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
         }
         x.waits = hs
             .iter()
-            .map(|h| Wait {
+            .zip(&costs)
+            .map(|(h, ns)| Wait {
                 from_frame: h.prev.frame,
                 to_frame: h.held.frame,
                 release_frame: Some(h.ack.frame),
-                ms: h.cost_ns as f64 / 1e6,
+                ms: *ns as f64 / 1e6,
             })
             .collect();
         x.cost_ms = total_ns as f64 / 1e6;
@@ -912,6 +951,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
                 && hs.iter().all(|h| h.by_flight || behind_handshake(f, h)),
             released_by_handshake: hs.iter().all(|h| h.by_flight),
             paced: pacing(f, sender, total_ns),
+            undelivered,
         };
         x.confidence = if f.tls_end_frame.is_some() || plain {
             0.9

@@ -33,14 +33,7 @@
 //!   releases as the kernel takes it in, so what left later was written
 //!   then, Nagle or not, and its time since the last is no link's (there
 //!   is none between the sender and the tap). The same bounds on what was
-//!   in flight and the windows keep a paced bulk sender out, read as the
-//!   sender's TCP had them: there every ACK's arrival is the capture's,
-//!   so what was in flight is what it had sent and not yet seen
-//!   acknowledged (under 8 MSS with the segment), and the windows those
-//!   of its last round trip: no queue can hide an ACK from it. (A stream
-//!   an application writes a piece at a time, an upload of voice or
-//!   telemetry, runs for seconds at a rate whose half second is far more
-//!   than 8 MSS; lab `doze-builtin`'s uploads, 1000 bytes every 20 ms.)
+//!   in flight and the windows keep a paced bulk sender out.
 //!
 //! - or it is a Nagle hold a later hold continues (nagle.rs: a chain of
 //!   holds costs its last alone; the pauses before the others are the
@@ -53,7 +46,7 @@ use std::collections::VecDeque;
 
 use super::Facts;
 use crate::model::Direction;
-use rttdoc_analyze::{seq, SegmentRecord};
+use rttdoc_analyze::SegmentRecord;
 
 /// The most a sender may have had out, over the span a queue could hide
 /// an ACK, and still be held by no congestion window: nagle.rs's bound.
@@ -132,14 +125,10 @@ fn written<'r>(
     events: impl Iterator<Item = (i64, &'r SegmentRecord)>,
     frames: &mut Vec<u64>,
 ) {
-    // At the sender's own host the ACKs came when the capture shows them.
-    let span = if own_host { rtt } else { rtt + QUEUE_NS };
+    let span = rtt + QUEUE_NS;
     let bound = WINDOW_FREE_MSS * mss as u64;
     let mut recent: VecDeque<(i64, u64)> = VecDeque::new();
     let mut recent_bytes = 0u64;
-    // (Own host) what it had sent, and seen acknowledged.
-    let mut sent_end: Option<u32> = None;
-    let mut acked: Option<u32> = None;
     // The peer's windows over the span, smallest first from each point on
     // (a sliding minimum), and its last.
     let mut windows: VecDeque<(i64, u64)> = VecDeque::new();
@@ -148,9 +137,6 @@ fn written<'r>(
     for (t, r) in events {
         if r.dir != sender {
             peer_last = Some(t);
-            if r.ack_set {
-                acked = Some(acked.map_or(r.ack, |a| seq::max(a, r.ack)));
-            }
             if let Some(edge) = f.window_edge(r) {
                 let w = edge.saturating_sub(r.ack as u64);
                 while windows.back().is_some_and(|&(_, b)| b >= w) {
@@ -178,26 +164,15 @@ fn written<'r>(
             .chain(window)
             .min();
         let released = own_host && peer_last.is_some_and(|ta| f.released_by(sender, t, ta));
-        let out = if own_host {
-            // In flight as it left: its bytes, and what it had not seen
-            // acknowledged.
-            let unacked = sent_end.zip(acked).map_or(0, |(end, ack)| {
-                u64::from(end.wrapping_sub(ack)).min(1 << 31)
-            });
-            unacked + u64::from(r.len)
-        } else {
-            recent_bytes
-        };
         if r.frame >= from
             && !released
             && (own_host || r.len as u64 * 4 <= mss as u64)
-            && out < bound
-            && smallest.is_some_and(|w| out + mss as u64 <= w)
+            && recent_bytes < bound
+            && smallest.is_some_and(|w| recent_bytes + mss as u64 <= w)
         {
             frames.push(r.frame);
         }
         recent.push_back((t, r.len as u64));
         recent_bytes += r.len as u64;
-        sent_end = Some(sent_end.map_or(r.end, |e| seq::max(e, r.end)));
     }
 }

@@ -8,7 +8,9 @@
 //! Each timeout is a wait from one SYN to the next (no releasing packet:
 //! the client's own timer ended it), at most Linux's TCP_RTO_MAX (120 s):
 //! a longer gap is not a timer (a clock jump, a collage of captures).
-//! Cost: first SYN to the last one (the timeouts waited, summed).
+//! Cost: first SYN to the last one (the timeouts waited, summed); when
+//! nothing answered and the client gave up, its RST or FIN after the last
+//! SYN ends the last wait (its timer's, waited too).
 //! Fix: find the drop (loss on the path, SYN queue overflow: watch
 //! `nstat TcpExtListenOverflows`, raise `net.core.somaxconn`,
 //! `net.ipv4.tcp_max_syn_backlog` and the listen backlog, nginx
@@ -210,8 +212,42 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let answer_lost = (answered_late.is_none() && !f.report.handshake.relay && held_hz.is_none())
         .then(|| first_answer_before_resend(f, &syns))
         .flatten();
+    let unanswered = f.report.handshake.syn_ack_frame.is_none()
+        && !f
+            .timeline
+            .iter()
+            .any(|r| r.dir == Direction::ServerToClient)
+        && !matches!(f.report.ending, Ending::Refused | Ending::Unreachable)
+        && !client_went_on(f);
+    // Unanswered, the client waited on after its last SYN until it gave
+    // up (its timer's last wait: Linux's twice the last interval, 64 s
+    // after the seventh SYN), its RST or FIN saying when (nDPI's
+    // alexa-app.pcapng 12: seven SYNs over 63 s, the RST 64 s after the
+    // last). Where the capture kept one direction only, what answered is
+    // not known, and nothing is added.
+    let last = syns[syns.len() - 1];
+    let gave_up = (unanswered && !f.one_way_capture)
+        .then(|| {
+            f.timeline.iter().find(|r| {
+                r.frame > last.frame
+                    && r.dir == Direction::ClientToServer
+                    && (r.flags.rst() || r.flags.fin())
+            })
+        })
+        .flatten()
+        .filter(|r| r.ts_ns - last.ts_ns <= super::causality::RTO_MAX_NS);
+    let mut waits = waits;
+    if let Some(r) = gave_up {
+        waits.push(Wait {
+            from_frame: last.frame,
+            to_frame: r.frame,
+            release_frame: None,
+            ms: (r.ts_ns - last.ts_ns) as f64 / 1e6,
+        });
+    }
     let mut x = f.finding(FindingKind::SynRetransmit, Some(Phase::TcpHandshake));
     x.frames = syns.iter().map(|r| r.frame).collect();
+    x.frames.extend(gave_up.map(|r| r.frame));
     x.cost_ms = waits.iter().map(|w| w.ms).sum();
     x.waits = waits;
     x.confidence = 1.0;
@@ -221,13 +257,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         answer_lost,
         answer_captured_at_client: answer_lost.is_some()
             && f.report.vantage == crate::model::Vantage::Client,
-        unanswered: f.report.handshake.syn_ack_frame.is_none()
-            && !f
-                .timeline
-                .iter()
-                .any(|r| r.dir == Direction::ServerToClient)
-            && !matches!(f.report.ending, Ending::Refused | Ending::Unreachable)
-            && !client_went_on(f),
+        unanswered,
         one_way_capture: f.one_way_capture,
         relay_client_clock: relay_clock,
         held_before_capture: held_clock.map(|(hz, client_ms, captured_ms)| SynsHeld {
@@ -236,6 +266,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             captured_ms,
             answered_first: first_answered,
         }),
+        gave_up: gave_up.map(|r| (r.frame, (r.ts_ns - last.ts_ns) as f64 / 1e6)),
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);

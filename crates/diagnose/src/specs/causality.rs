@@ -256,6 +256,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         one_way_capture: false,
         relay_client_clock: None,
         held_before_capture: None,
+        gave_up: None,
     };
     let mut out = vec![x];
     causality::enforce(&f, &mut out);
@@ -272,6 +273,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
             one_way_capture: false,
             relay_client_clock: None,
             held_before_capture: None,
+            gave_up: None,
         }
     );
 }

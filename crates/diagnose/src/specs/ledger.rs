@@ -278,10 +278,6 @@ fn at_the_server_a_segment_that_left_as_the_ack_came_was_held() {
 /// `pieces` pieces of 40 bytes `gap` ms apart (each the client's write,
 /// the server ACKing on arrival), answered 1 ms after the last arrives.
 fn trickled_upload(path: Path, pieces: usize, gap: f64) -> Outcome {
-    trickled_upload_of(path, pieces, gap, 40)
-}
-
-fn trickled_upload_of(path: Path, pieces: usize, gap: f64, size: u32) -> Outcome {
     let mut w = Wire::new(path);
     w.handshake(0.0);
     let head = w.send(
@@ -292,7 +288,7 @@ fn trickled_upload_of(path: Path, pieces: usize, gap: f64, size: u32) -> Outcome
     w.ack(S, w.arrival(head) + KERNEL);
     let mut last = head;
     for k in 1..=pieces {
-        last = w.data(C, w.sent(head) + gap * k as f64, size);
+        last = w.data(C, w.sent(head) + gap * k as f64, 40);
         w.ack(S, w.arrival(last) + KERNEL);
     }
     w.data(S, w.arrival(last) + 1.0, 100);
@@ -328,23 +324,6 @@ fn a_clients_data_that_came_after_the_answer_left_is_not_what_it_waited_for() {
         );
         assert!((row.excess_ms.unwrap() - 60.0).abs() < 2.0, "{row:?}");
     }
-}
-
-#[test]
-fn a_stream_the_client_writes_for_seconds_is_its_pace_where_it_was_captured() {
-    // A voice or telemetry upload: 150 pieces of 1000 bytes, 20 ms apart
-    // (three seconds, far more than 8 MSS in any half second). At the
-    // client every piece left with no ACK arriving and a few in flight
-    // (what it had not yet seen acknowledged): the client's pace, no
-    // excess. (Away from it, a piece this large may be spaced by a slow
-    // link: that view keeps the excess, unexplained.)
-    let o = trickled_upload_of(Path::at_client(RTT), 150, 20.0, 1000);
-    let row = first_byte(&o);
-    assert!(
-        row.ideal_basis.contains("the client had nothing to send"),
-        "{row:?}"
-    );
-    assert!(row.excess_ms.unwrap() < 2.0, "{row:?}");
 }
 
 #[test]

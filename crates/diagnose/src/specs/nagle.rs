@@ -1299,3 +1299,63 @@ fn a_false_started_requests_tail_behind_the_clients_finished_is_a_hold_of_a_roun
         );
     }
 }
+
+/// nDPI's skype.pcap 40: a client's small write held by Nagle until the
+/// server's ACK of the one before, then lost for good (a flow's black
+/// hole: sent again and again, never acknowledged, the client's RST in
+/// the end). The hold is real, Nagle on (the fix stands), but it kept
+/// back what the server never got: it delayed nothing received, and
+/// costs nothing. The control: the same hold, its bytes acknowledged.
+#[test]
+fn a_hold_of_bytes_the_path_then_lost_for_good_costs_nothing() {
+    for path in Path::all(RTT) {
+        let held_then = |lost: bool| {
+            let mut w = Wire::new(path);
+            w.handshake(0.0);
+            let head = w.send(C, 100.0, POST_HEAD);
+            let ack = w.ack(S, w.arrival(head));
+            let body = w.data(C, w.arrival(ack) + KERNEL, 300);
+            if lost {
+                w.lose(body);
+                let mut t = w.sent(body);
+                let mut copies = Vec::new();
+                for backoff in [300.0, 600.0, 1200.0] {
+                    t += backoff;
+                    let again = w.resend(t, body);
+                    w.lose(again);
+                    copies.push(again);
+                }
+                w.rst(C, t + 500.0);
+                copies.push(body);
+                w.run_lost(&copies)
+            } else {
+                let resp = w.send(S, w.arrival(body) + 1.0, b"HTTP/1.1 200 OK\r\n\r\n");
+                w.ack(C, w.arrival(resp));
+                w.run()
+            }
+        };
+        // (At the server the lost segments never show.)
+        if path.at < 1.0 {
+            let o = held_then(true);
+            let f = o.the(NagleHold);
+            assert_eq!(f.cost_ms, 0.0, "{path:?}");
+            assert!(matches!(
+                f.detail,
+                Detail::Nagle {
+                    undelivered: true,
+                    ..
+                }
+            ));
+        }
+        let kept = held_then(false);
+        let f = kept.the(NagleHold);
+        assert_ms(f.cost_ms, RTT + KERNEL, EXACT, "the control's hold");
+        assert!(matches!(
+            f.detail,
+            Detail::Nagle {
+                undelivered: false,
+                ..
+            }
+        ));
+    }
+}

@@ -416,3 +416,41 @@ fn a_syn_held_before_the_capture_point_is_timed_by_the_clients_clock() {
         x.detail
     );
 }
+
+/// nDPI's alexa-app.pcapng 12: seven SYNs over 63 s, nothing answering,
+/// and the client's RST 64 s after the last (its timer's last wait,
+/// twice the one before): the client waited from its first SYN to its
+/// giving up, both its timer's. Without the RST the capture does not say
+/// when it gave up: first to last SYN.
+#[test]
+fn a_client_that_gave_up_on_an_unanswered_syn_waited_until_it_did() {
+    let gaps = [0.0, 1000.0, 3000.0, 7000.0, 15000.0, 31000.0, 63000.0];
+    for give_up in [true, false] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        for t in gaps {
+            let syn = w.syn(t);
+            w.lose(syn);
+        }
+        let rst = give_up.then(|| w.rst(C, 127_000.0));
+        // Another connection of the client's, answered: the capture holds
+        // both directions.
+        let mut other = Wire::new(Path::at_client(RTT));
+        other.handshake(5_000.0);
+        w.join(other, 40_001, 443);
+        let o = w.run();
+        let x = o.the(SynRetransmit);
+        match rst {
+            Some(rst) => {
+                assert_ms(x.cost_ms, 127_000.0, EXACT, "first SYN to the RST");
+                let Detail::SynRetransmit { gave_up, .. } = x.detail else {
+                    panic!("{:?}", x.detail);
+                };
+                let (frame, after) = gave_up.expect("gave up");
+                assert_eq!(frame, o.frame(rst));
+                assert_ms(after, 64_000.0, EXACT, "the last wait");
+                assert!(x.frames.contains(&o.frame(rst)));
+            }
+            None => assert_ms(x.cost_ms, 63_000.0, EXACT, "first to last SYN"),
+        }
+    }
+}
