@@ -158,17 +158,7 @@ fn handshake_on(
     } else {
         let flight = handshake_record(&[sh, message(11, &[0; 1200]), message(14, &[])]);
         let f = w.send(S, at, leak(flight));
-        let mut c = handshake_record(&[message(16, &[0x44; 66])]);
-        c.extend(change_cipher_spec());
-        c.extend(record(22, &[0x5a; 40]));
-        let cf = w.send(C, w.arrival(f), leak(c));
-        let mut s = change_cipher_spec();
-        s.extend(record(22, &[0x5a; 40]));
-        let sf = w.send(S, w.arrival(cf) + 0.5, leak(s));
-        if let Some(after) = request {
-            let q = w.send(C, w.arrival(sf) + after, leak(record(23, &[0x17; 200])));
-            w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
-        }
+        full_handshake_rest(w, f, vec![message(16, &[0x44; 66])], request);
         f
     };
     (ch, first)
@@ -917,15 +907,25 @@ fn full_handshake_asking_certificate(w: &mut Wire, t0: f64, asks: bool) {
         flight.push(message(11, &[0; 900]));
     }
     flight.push(message(16, &[0x44; 66]));
-    let mut c = handshake_record(&flight);
+    full_handshake_rest(w, f, flight, Some(0.1));
+}
+
+/// A full TLS 1.2 handshake's rest after the server's flight `f`: the
+/// client's flight (`messages`, then ChangeCipherSpec and Finished), the
+/// server's ChangeCipherSpec and Finished, and, `request` ms after that
+/// reached the client, a request and its answer.
+fn full_handshake_rest(w: &mut Wire, f: Id, messages: Vec<Vec<u8>>, request: Option<f64>) {
+    let mut c = handshake_record(&messages);
     c.extend(change_cipher_spec());
     c.extend(record(22, &[0x5a; 40]));
     let cf = w.send(C, w.arrival(f), leak(c));
     let mut s = change_cipher_spec();
     s.extend(record(22, &[0x5a; 40]));
     let sf = w.send(S, w.arrival(cf) + 0.5, leak(s));
-    let q = w.send(C, w.arrival(sf) + 0.1, leak(record(23, &[0x17; 200])));
-    w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
+    if let Some(after) = request {
+        let q = w.send(C, w.arrival(sf) + after, leak(record(23, &[0x17; 200])));
+        w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 400])));
+    }
 }
 
 /// nDPI's anyconnect-vpn.pcap 6: a session from an earlier connection
