@@ -309,6 +309,14 @@ pub struct TlsSession {
 }
 
 impl TlsSession {
+    /// The server asked the client for a certificate (CertificateRequest:
+    /// readable before TLS 1.3).
+    pub(crate) fn certificate_requested(&self) -> bool {
+        self.messages
+            .iter()
+            .any(|m| m.message == crate::model::TlsMessage::CertificateRequest)
+    }
+
     /// Negotiated version (ServerHello), if seen; else what the records
     /// after a cut ServerHello showed; else TLS 1.3 after a
     /// HelloRetryRequest, which only TLS 1.3 sends (RFC 8446 4.1.4: a

@@ -1837,11 +1837,7 @@ fn note_end(
         close,
         by_server: closer == Direction::ServerToClient,
         reset: seg.flags.rst() && peer_alert.is_none(),
-        certificate_requested: conn.tls.as_ref().is_some_and(|t| {
-            t.messages
-                .iter()
-                .any(|m| m.message == crate::model::TlsMessage::CertificateRequest)
-        }),
+        certificate_requested: conn.tls.as_ref().is_some_and(|t| t.certificate_requested()),
         requested_close: conn.exchanges.current_close,
     });
 }
@@ -2032,10 +2028,7 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
             None => None,
         };
         if let Some((frame, ticket)) = given {
-            let certificate_requested = tls
-                .messages
-                .iter()
-                .any(|m| m.message == crate::model::TlsMessage::CertificateRequest);
+            let certificate_requested = tls.certificate_requested();
             issued.note_held(
                 held_by,
                 crate::issued_sessions::Issue {

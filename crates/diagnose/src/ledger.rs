@@ -450,38 +450,40 @@ fn report_with(
     // no guess is needed at which side is the capture's own host (a
     // client whose delayed ACKs are its slowest answers is still placed
     // by its ACK of the SYN-ACK: Beats' ipv6.pcap).
-    let by_sides = match (c.first_syn, c.syn_ack, c.handshake_ack) {
+    let clean_sides = match (c.first_syn, c.syn_ack, c.handshake_ack) {
         (Some(syn), Some(sa), Some(ack))
             if clean && sa.ts_ns >= syn.ts_ns && ack.ts_ns >= sa.ts_ns =>
         {
-            let (server_hs, client_hs) = (sa.ts_ns - syn.ts_ns, ack.ts_ns - sa.ts_ns);
-            let (server, source) = match c.rtt.min_server_side {
-                Some((ns, source)) if ns < server_hs => (ns, source),
-                _ => (server_hs, RttSource::Handshake),
-            };
-            let client = c
-                .rtt
-                .min_client_side
-                .map_or(client_hs, |ns| ns.min(client_hs));
-            let source = match (source, best) {
-                // Only the client's side was sharpened: named by the
-                // samples that did it.
-                (RttSource::Handshake, Some((_, kind))) => kind,
-                (RttSource::Handshake, None) => RttSource::DataAck,
-                (kind, _) => kind,
-            };
-            // At an endpoint its own side is a turnaround the ledger's
-            // phases, timed at the capture point, do not contain: the far
-            // side alone (the handshake's own placing rule).
-            let rtt = match vantage(server, client) {
-                Vantage::Client => server,
-                Vantage::Server => client,
-                _ => server + client,
-            };
-            Some((rtt, source))
+            Some((sa.ts_ns - syn.ts_ns, ack.ts_ns - sa.ts_ns))
         }
         _ => None,
     };
+    let by_sides = clean_sides.map(|(server_hs, client_hs)| {
+        let (server, source) = match c.rtt.min_server_side {
+            Some((ns, source)) if ns < server_hs => (ns, source),
+            _ => (server_hs, RttSource::Handshake),
+        };
+        let client = c
+            .rtt
+            .min_client_side
+            .map_or(client_hs, |ns| ns.min(client_hs));
+        let source = match (source, best) {
+            // Only the client's side was sharpened: named by the
+            // samples that did it.
+            (RttSource::Handshake, Some((_, kind))) => kind,
+            (RttSource::Handshake, None) => RttSource::DataAck,
+            (kind, _) => kind,
+        };
+        // At an endpoint its own side is a turnaround the ledger's
+        // phases, timed at the capture point, do not contain: the far
+        // side alone (the handshake's own placing rule).
+        let rtt = match vantage(server, client) {
+            Vantage::Client => server,
+            Vantage::Server => client,
+            _ => server + client,
+        };
+        (rtt, source)
+    });
     // The client ACKs the SYN-ACK the moment it arrives, so the gap from
     // that SYN-ACK (matched by the ACK's TSecr when there were several) to
     // the ACK is the client side of the path, both ways: the shift that
@@ -607,15 +609,9 @@ fn report_with(
     // slow one (lab `doze-builtin` at 120 ms, seen at the server: the
     // client's radio asleep when the SYN-ACK came, its ACK 248 ms after,
     // every later one in 120).
-    let server_turnaround = match (c.first_syn, c.syn_ack, c.handshake_ack) {
-        (Some(syn), Some(sa), Some(ack))
-            if clean && syn.ts_ns <= sa.ts_ns && sa.ts_ns <= ack.ts_ns =>
-        {
-            let hs = sa.ts_ns - syn.ts_ns;
-            (vantage(hs, ack.ts_ns - sa.ts_ns) == Vantage::Server).then_some(hs)
-        }
-        _ => None,
-    };
+    let server_turnaround = clean_sides
+        .filter(|&(server_hs, client_hs)| vantage(server_hs, client_hs) == Vantage::Server)
+        .map(|(server_hs, _)| server_hs);
     let (vantage, shift_ns) = match (from_acks, client_side, rtt_ns) {
         (Some(placed), _, _) => placed,
         (None, Some(cs), Some(rtt)) => {

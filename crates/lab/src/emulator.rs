@@ -131,10 +131,6 @@ pub enum DropCause {
 pub struct DirectionReport {
     pub forwarded: u64,
     pub dropped: Vec<(u64, DropCause)>,
-    /// Packets a dozing receiver's access point held, and for how long in
-    /// all (µs).
-    pub dozed: u64,
-    pub dozed_us: u64,
     /// Achieved minus planned release time, per forwarded packet (ns).
     #[serde(skip)]
     pub lateness_ns: Vec<i64>,
@@ -336,19 +332,16 @@ fn relay_in(
         // The path is a FIFO: release times never go backwards.
         let along = (depart + Duration::from_micros(path.delay_us + jitter)).max(last_along);
         last_along = along;
-        let mut release = along;
         // A dozing receiver's access point, at its end of the path (past
         // the mid-path tap), holds what is due while it sleeps.
-        if let Some(doze) = path.doze {
-            let due = along.duration_since(clock.start).as_micros() as u64;
-            let held = doze.deliver_at(due) - due;
-            if held > 0 {
-                report.dozed += 1;
-                report.dozed_us += held;
-                release += Duration::from_micros(held);
+        let release = match path.doze {
+            Some(doze) => {
+                let due = along.duration_since(clock.start).as_micros() as u64;
+                along + Duration::from_micros(doze.deliver_at(due) - due)
             }
+            None => along,
         }
-        let release = release.max(last_release);
+        .max(last_release);
         last_release = release;
         report.forwarded += 1;
         // The mid-path tap sees it halfway along the path's delay. A

@@ -586,7 +586,7 @@ fn streamed_upload(
     args: &PeerArgs,
     done: &std::sync::atomic::AtomicBool,
 ) -> io::Result<()> {
-    let host = args.connect.map(|a| a.ip().to_string()).unwrap_or_default();
+    let host = host_of(args);
     let mut out = s.try_clone()?;
     out.write_all(
         format!(
@@ -622,9 +622,14 @@ fn answered(s: TcpStream, args: &PeerArgs, start: Instant) -> io::Result<(Durati
     Ok((first, start.elapsed()))
 }
 
+/// The `Host` the built-in client names: the address it connects to.
+fn host_of(args: &PeerArgs) -> String {
+    args.connect.map(|a| a.ip().to_string()).unwrap_or_default()
+}
+
 /// The built-in client's request: `GET /` of the server it connects to.
 fn http_request(args: &PeerArgs) -> String {
-    let host = args.connect.map(|a| a.ip().to_string()).unwrap_or_default();
+    let host = host_of(args);
     format!("GET / HTTP/1.1\r\nHost: {host}\r\nUser-Agent: rttdoc-lab\r\n\r\n")
 }
 

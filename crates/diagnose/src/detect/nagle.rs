@@ -738,8 +738,6 @@ fn answer_behind(f: &Facts<'_>, held: &SegmentRecord) -> Option<bool> {
     Some(answer.ts_ns - held.ts_ns <= tolerance)
 }
 
-/// For a bulk sender (seed case 3): the throughput it got and what it
-/// would have got without the stalls, over the span of its data.
 /// The held segment's bytes never reached the receiver: its sender sent
 /// them again, and nothing the receiver sent before the connection ended
 /// (a FIN or RST of either side in the capture) acknowledged any of them.
@@ -762,6 +760,8 @@ fn never_delivered(f: &Facts<'_>, held: &SegmentRecord) -> bool {
     resent && !acknowledged && ended
 }
 
+/// For a bulk sender (seed case 3): the throughput it got and what it
+/// would have got without the stalls, over the span of its data.
 fn pacing(f: &Facts<'_>, sender: Direction, stalls_ns: i64) -> Option<Pacing> {
     let data = || {
         f.timeline
@@ -898,17 +898,13 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
     }
     for ((kind, phase), hs) in groups {
         // A hold of bytes that never arrived delayed nothing received.
+        let lost: Vec<bool> = hs.iter().map(|h| never_delivered(f, h.held)).collect();
         let costs: Vec<i64> = hs
             .iter()
-            .map(|h| {
-                if never_delivered(f, h.held) {
-                    0
-                } else {
-                    h.cost_ns
-                }
-            })
+            .zip(&lost)
+            .map(|(h, &lost)| if lost { 0 } else { h.cost_ns })
             .collect();
-        let undelivered = hs.iter().all(|h| never_delivered(f, h.held));
+        let undelivered = lost.iter().all(|&lost| lost);
         let total_ns: i64 = costs.iter().sum();
         let mut x = f.finding(kind, Some(phase));
         // Each hold's evidence in the order it happened: the small segment

@@ -235,19 +235,18 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             })
         })
         .flatten()
-        .filter(|r| r.ts_ns - last.ts_ns <= super::causality::RTO_MAX_NS);
-    let mut waits = waits;
-    if let Some(r) = gave_up {
-        waits.push(Wait {
+        .filter(|r| r.ts_ns - last.ts_ns <= super::causality::RTO_MAX_NS)
+        .map(|r| Wait {
             from_frame: last.frame,
             to_frame: r.frame,
             release_frame: None,
             ms: (r.ts_ns - last.ts_ns) as f64 / 1e6,
         });
-    }
+    let mut waits = waits;
+    waits.extend(gave_up);
     let mut x = f.finding(FindingKind::SynRetransmit, Some(Phase::TcpHandshake));
     x.frames = syns.iter().map(|r| r.frame).collect();
-    x.frames.extend(gave_up.map(|r| r.frame));
+    x.frames.extend(gave_up.map(|w| w.to_frame));
     x.cost_ms = waits.iter().map(|w| w.ms).sum();
     x.waits = waits;
     x.confidence = 1.0;
@@ -266,7 +265,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             captured_ms,
             answered_first: first_answered,
         }),
-        gave_up: gave_up.map(|r| (r.frame, (r.ts_ns - last.ts_ns) as f64 / 1e6)),
+        gave_up: gave_up.map(|w| (w.to_frame, w.ms)),
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);
