@@ -1584,6 +1584,10 @@ pub enum Detail {
         /// the peer had held the connection all along (one that had lost
         /// it answers with a RST): not the peer, then, but the path.
         peer_held: Option<u64>,
+        /// Nothing was lost: the re-sent bytes' original arrived after
+        /// all, late, and the wait (its cost) was the time it was held
+        /// beyond the round trip, not the timer's.
+        held: Option<HeldOriginal>,
     },
     /// The SYN sent again.
     SynRetransmit {
@@ -1863,6 +1867,57 @@ pub struct Deafness {
     /// From the missed packet's arrival to the side's first packet
     /// showing it heard the peer again (ms); None: not in the capture.
     pub deaf_ms: Option<f64>,
+}
+
+/// A timer's re-send whose original reached the receiver after all
+/// (`rto_stall`): held on the path (or by a receiver slow to acknowledge
+/// it) past the sender's timer. The re-send was needless; the wait was
+/// the hold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeldOriginal {
+    /// The original segment.
+    pub original_frame: u64,
+    /// The re-send.
+    pub resend_frame: u64,
+    /// The receiver's first acknowledgment of the bytes.
+    pub ack_frame: u64,
+    /// What shows the original arrived.
+    pub proof: ArrivalProof,
+}
+
+/// What shows that a re-sent segment's original reached the receiver's
+/// TCP (detect/retransmission.rs, `spurious`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrivalProof {
+    /// The receiver's acknowledgment passed the capture point before the
+    /// re-send.
+    AcknowledgedBefore,
+    /// The acknowledgment came back sooner after the re-send than half
+    /// the sender's fastest round trip: the original's.
+    TooSoonForTheResend,
+    /// The acknowledgment echoes the original's TSval, not the re-send's
+    /// (RFC 3522).
+    EchoesTheOriginal,
+    /// The receiver acknowledged the bytes again, a pure duplicate ACK
+    /// (this frame) as far after its first as the re-send was sent after
+    /// the original: each copy's arrival drew one, in the order sent.
+    EachCopyAcknowledged {
+        /// The duplicate ACK.
+        duplicate_frame: u64,
+    },
+    /// The receiver acknowledged the bytes again, a pure duplicate ACK
+    /// (this frame) that only a second copy's arrival could have drawn:
+    /// both arrived, the original when is not known.
+    SecondCopyAcknowledged {
+        /// The duplicate ACK.
+        duplicate_frame: u64,
+    },
+    /// The receiver reported the bytes received twice with a D-SACK
+    /// (this frame).
+    ReportedTwice {
+        /// The ACK carrying the D-SACK.
+        dsack_frame: u64,
+    },
 }
 
 /// One wait a finding explains: someone had something to send or to

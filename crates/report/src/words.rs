@@ -7,9 +7,9 @@
 
 use crate::fixed::fx;
 use rttdoc_model::{
-    AppProtocol, AuthScheme, CaptureStats, CertificateCheck, ConnectionReport, CostlyKeyExchange,
-    Detail, Direction, FetchHeld, Finding, FindingKind, Phase, PreambleKind, QuicConnectionReport,
-    QuicVersion, RequestedClose, StatusStaple, TfoOutcome, TlsVersion,
+    AppProtocol, ArrivalProof, AuthScheme, CaptureStats, CertificateCheck, ConnectionReport,
+    CostlyKeyExchange, Detail, Direction, FetchHeld, Finding, FindingKind, Phase, PreambleKind,
+    QuicConnectionReport, QuicVersion, RequestedClose, StatusStaple, TfoOutcome, TlsVersion,
 };
 
 /// Where a client's slow handshake turn goes on verifying a certificate,
@@ -1214,6 +1214,63 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                     cost = fx(cost),
                 ),
             }
+        }
+        Detail::RtoStall {
+            sender,
+            stalls,
+            held: Some(h),
+            ..
+        } => {
+            let (who, peer) = side(*sender);
+            let proof = match h.proof {
+                ArrivalProof::AcknowledgedBefore => format!(
+                    "the {peer}'s acknowledgment (frame {}) passed the capture point before the re-send",
+                    h.ack_frame
+                ),
+                ArrivalProof::TooSoonForTheResend => format!(
+                    "the {peer}'s acknowledgment (frame {}) came back sooner after the re-send than a round trip \
+                     could bring the re-send's",
+                    h.ack_frame
+                ),
+                ArrivalProof::EchoesTheOriginal => format!(
+                    "the {peer}'s acknowledgment (frame {}) echoes the original's timestamp, not the re-send's",
+                    h.ack_frame
+                ),
+                ArrivalProof::EachCopyAcknowledged { duplicate_frame } => format!(
+                    "the {peer} acknowledged the bytes twice (frames {} and {duplicate_frame}), once for each copy, \
+                     as far apart as they were sent",
+                    h.ack_frame
+                ),
+                ArrivalProof::SecondCopyAcknowledged { duplicate_frame } => format!(
+                    "the {peer} acknowledged the bytes twice (frames {} and {duplicate_frame}), once for each copy, \
+                     and nothing else the {who} had sent could have drawn the second",
+                    h.ack_frame
+                ),
+                ArrivalProof::ReportedTwice { dsack_frame } => {
+                    format!("the {peer} reported the bytes received twice (a D-SACK, frame {dsack_frame})")
+                }
+            };
+            let (resent, each, in_all) = match stalls {
+                1 => (
+                    format!("re-sent its data (frame {}), but nothing was lost: {proof}", h.resend_frame),
+                    format!("The original (frame {}) had arrived", h.original_frame),
+                    "",
+                ),
+                n => (
+                    format!(
+                        "re-sent data {n} times, but nothing was lost: for the first (frame {}), {proof}",
+                        h.resend_frame
+                    ),
+                    "Each original had arrived".to_string(),
+                    " in all",
+                ),
+            };
+            format!(
+                "The {who}'s timer {resent}. {each}: it, or the {peer}'s acknowledgment of it, was held on the \
+                 way (by the path, or by a {peer} slow to acknowledge it) {cost:.0} ms{in_all} beyond the round trip, \
+                 past the {who}'s retransmission timer.",
+                cost = fx(cost),
+            )
         }
         Detail::RtoStall {
             sender,
@@ -2842,6 +2899,17 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              -A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --clamp-mss-to-pmtu) or give the interfaces the path's MTU; \
              on Linux senders, net.ipv4.tcp_mtu_probing=1 finds the smaller size by itself after a few timeouts."
             .into(),
+        Detail::RtoStall {
+            sender, held: Some(_), ..
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "Nothing to repair: no packet was lost, and the {who}'s needless re-send cost nothing more (Linux \
+                 detects it and undoes its congestion response: net.ipv4.tcp_frto). Look at what held the packets: \
+                 the client's own link first (a phone's radio waking or handing over, Wi-Fi power saving or \
+                 retries), then a queue on the way, or a {peer} that did not run (a paused VM, a stalled host)."
+            )
+        }
         Detail::RtoStall { deaf: Some(d), .. } => {
             let (deaf, heard) = side(d.side);
             format!(
@@ -3308,11 +3376,18 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             ..
         } => {
             let path_ms = path_ms + path_back_ms;
-            // The costliest cause's fix, worded for that finding.
+            // The costliest cause's fix, worded for that finding (of
+            // its kind, the one in the handshake's phase: a connection's
+            // rto_stall there and another later are two causes).
             let first = causes
                 .iter()
                 .max_by(|a, b| a.1.total_cmp(&b.1))
-                .and_then(|(kind, _)| c.findings.iter().find(|y| y.kind == *kind))
+                .and_then(|(kind, _)| {
+                    c.findings
+                        .iter()
+                        .filter(|y| y.kind == *kind)
+                        .min_by_key(|y| y.phase != x.phase)
+                })
                 .map(|y| fix(c, y));
             match first {
                 Some(fix) => fix,
@@ -3718,6 +3793,7 @@ mod tests {
             deaf: None,
             gave_up: None,
             peer_held: None,
+            held: None,
         };
         c.findings.push(stall);
         let advice = fix(&c, &x);
@@ -3760,6 +3836,77 @@ mod tests {
         assert!(words.contains("between frames 531 and 533"), "{words}");
     }
 
+    /// nDPI's alexa-app.pcapng 60: a ClientHello held on the phone's
+    /// path past the client's timer, both copies acknowledged. The words
+    /// cite what proves the original arrived and say nothing was lost;
+    /// the fix asks for no loss to be found. A TLS handshake slowed by it
+    /// takes this stall's fix, not that of a later stall of another kind
+    /// in the same connection (its 61: a later flow block).
+    #[test]
+    fn an_original_held_past_the_timer_is_no_loss() {
+        let mut x = crate::test_support::finding(FindingKind::RtoStall, 945.9);
+        x.phase = Some(Phase::TlsHandshake);
+        x.detail = Detail::RtoStall {
+            sender: Direction::ClientToServer,
+            stalls: 1,
+            unanswered: false,
+            unopened: false,
+            heard_elsewhere: None,
+            deaf: None,
+            gave_up: None,
+            peer_held: None,
+            held: Some(rttdoc_model::HeldOriginal {
+                original_frame: 1273,
+                resend_frame: 1291,
+                ack_frame: 1296,
+                proof: ArrivalProof::SecondCopyAcknowledged {
+                    duplicate_frame: 1330,
+                },
+            }),
+        };
+        let words = explanation(&x);
+        assert!(words.contains("nothing was lost"), "{words}");
+        assert!(words.contains("frames 1296 and 1330"), "{words}");
+        assert!(words.contains("946 ms beyond the round trip"), "{words}");
+        let mut c = crate::test_support::report(443);
+        let advice = fix(&c, &x);
+        assert!(advice.starts_with("Nothing to repair"), "{advice}");
+        assert!(!advice.contains("Find the loss"), "{advice}");
+        let mut blocked = crate::test_support::finding(FindingKind::RtoStall, 7075.0);
+        blocked.phase = Some(Phase::FirstByte);
+        blocked.detail = Detail::RtoStall {
+            sender: Direction::ClientToServer,
+            stalls: 3,
+            unanswered: true,
+            unopened: false,
+            heard_elsewhere: Some((71, 1561)),
+            deaf: None,
+            gave_up: None,
+            peer_held: Some(1564),
+            held: None,
+        };
+        let mut handshake = crate::test_support::finding(FindingKind::TlsExtraRtt, 1078.0);
+        handshake.phase = Some(Phase::TlsHandshake);
+        handshake.detail = Detail::TlsExtraRtt {
+            rtts: 5.45,
+            ideal_rtts: 1.0,
+            ideal_basis: "TLS 1.0 resumed: 1 RTT".into(),
+            excess_rtts: 4.45,
+            causes: vec![(FindingKind::RtoStall, 945.9)],
+            host_ms: 0.0,
+            path_ms: 0.0,
+            path_back_ms: 0.0,
+            path_to_client_ms: 0.0,
+            path_to_client_ack: None,
+            rtt_ms: 242.0,
+            unexplained_ms: 132.0,
+            server_flight_missed: false,
+        };
+        c.findings = vec![blocked, x];
+        let advice = fix(&c, &handshake);
+        assert!(advice.starts_with("Nothing to repair"), "{advice}");
+    }
+
     /// A tail loss on a connection whose handshake agreed on no SACK
     /// (nDPI's alexa-app.pcapng 119: the server's SYN-ACK offered none):
     /// Linux sends a tail-loss probe only with SACK, so the fix asks for
@@ -3777,6 +3924,7 @@ mod tests {
             deaf: None,
             gave_up: None,
             peer_held: None,
+            held: None,
         };
         let mut c = crate::test_support::report(443);
         c.handshake.syn_frame = Some(1);

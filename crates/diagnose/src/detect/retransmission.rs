@@ -34,7 +34,14 @@
 //! echoing an earlier copy's timestamp, not the re-send's (RFC 3522), or
 //! first acknowledged sooner after the re-send than half the fastest
 //! round trip the sender's data showed (less the clock shift's error) on
-//! the sender's clock: that ACK was the original's.
+//! the sender's clock: that ACK was the original's; or acknowledged twice,
+//! the second a pure duplicate only another copy's arrival could draw
+//! ([`each_copy_acked`], [`duplicate_drawn_by_a_copy`]). A wait all the
+//! same where the timer's first re-send of the bytes was needless and the
+//! receiver's first ACK of them came more than half a second (the
+//! longest a receiver may delay an ACK) beyond a round trip after the
+//! original: an `rto_stall` that says nothing was lost, the original (or
+//! its ACK) held on the way past the timer ([`held_past_timer`]).
 //! Not retransmissions (the tracker tells them apart, see connection.rs):
 //! keep-alive and zero-window probes (sent on purpose at the edge of what
 //! the peer acknowledged), a second copy of a packet in the capture, SYNs
@@ -100,7 +107,8 @@
 
 use super::Facts;
 use crate::model::{
-    Deafness, Detail, Direction, Finding, FindingKind, LedgerRow, Phase, TlsMessage, Wait,
+    ArrivalProof, Deafness, Detail, Direction, Finding, FindingKind, HeldOriginal, LedgerRow,
+    Phase, TlsMessage, Wait,
 };
 use rttdoc_analyze::seq;
 use rttdoc_analyze::SegmentRecord;
@@ -309,24 +317,33 @@ pub(super) fn spurious(f: &Facts<'_>, r: &SegmentRecord) -> bool {
 /// only the capture's place (a host's TCP can drop what its capture saw:
 /// a listener's full accept queue).
 pub(super) fn acknowledged_before(f: &Facts<'_>, r: &SegmentRecord) -> bool {
-    if acked_too_soon(f, r, fastest_round_trip(f, r.dir))
-        || echoes_earlier_copy(f, r)
-        || each_copy_acked(f, r)
-    {
-        return true;
-    }
-    // (A D-SACK reports one duplicate: with later re-sends of the bytes
-    // (not an original the path held past `r`), `r` was one only if
-    // every copy from `r` on drew its own,
-    // as many D-SACKs as copies: alexa-app's 91, the original lost, the
-    // first re-send delivered, the second D-SACKed; zcash's 0, three
-    // re-sends and three D-SACKs, the original delivered.)
+    arrival_proof(f, r).is_some()
+}
+
+/// What shows that the original of the re-send `r` reached the
+/// receiver's TCP (see [`spurious`]), if anything does.
+pub(super) fn arrival_proof(f: &Facts<'_>, r: &SegmentRecord) -> Option<ArrivalProof> {
     if f.timeline
         .iter()
         .any(|p| p.dir != r.dir && p.frame < r.frame && p.ack_set && seq::le(r.end, p.ack))
     {
-        return true;
+        return Some(ArrivalProof::AcknowledgedBefore);
     }
+    if acked_too_soon(f, r, fastest_round_trip(f, r.dir)) {
+        return Some(ArrivalProof::TooSoonForTheResend);
+    }
+    if echoes_earlier_copy(f, r) {
+        return Some(ArrivalProof::EchoesTheOriginal);
+    }
+    if let Some(proof) = each_copy_acked(f, r) {
+        return Some(proof);
+    }
+    // A D-SACK reports one duplicate: with later re-sends of the bytes
+    // (not an original the path held past `r`), `r` was one only if
+    // every copy from `r` on drew its own,
+    // as many D-SACKs as copies: alexa-app's 91, the original lost, the
+    // first re-send delivered, the second D-SACKed; zcash's 0, three
+    // re-sends and three D-SACKs, the original delivered.
     let later = &f.timeline[f.timeline.partition_point(|p| p.frame <= r.frame)..];
     let copies = 1 + later
         .iter()
@@ -338,15 +355,21 @@ pub(super) fn acknowledged_before(f: &Facts<'_>, r: &SegmentRecord) -> bool {
                 && seq::lt(r.seq, p.end)
         })
         .count();
-    let dsacks = later
-        .iter()
-        .filter(|p| {
-            p.dir != r.dir
-                && p.dsack
-                    .is_some_and(|(l, h)| seq::le(l, r.seq) && seq::le(r.end, h))
-        })
-        .count();
-    dsacks > 0 && dsacks >= copies
+    let mut dsacks = later.iter().filter(|p| {
+        p.dir != r.dir
+            && p.dsack
+                .is_some_and(|(l, h)| seq::le(l, r.seq) && seq::le(r.end, h))
+    });
+    if let Some(dsack_frame) = dsacks.next().map(|p| p.frame) {
+        if 1 + dsacks.count() >= copies {
+            return Some(ArrivalProof::ReportedTwice { dsack_frame });
+        }
+    }
+    let first = original(f.timeline, r)?;
+    let ack = first_ack_after(f, r)?;
+    duplicate_drawn_by_a_copy(f, r, first, ack).map(|p| ArrivalProof::SecondCopyAcknowledged {
+        duplicate_frame: p.frame,
+    })
 }
 
 /// RFC 3522's test (Eifel): the receiver's first acknowledgment of the
@@ -408,27 +431,70 @@ fn echoes_earlier_copy(f: &Facts<'_>, r: &SegmentRecord) -> bool {
 /// and the original was not lost. Without SACK's D-SACK and TCP
 /// timestamps (hpvirtgrp.pcap's 6: a copy 0.3 ms after the original, the
 /// ACKs 28.6 and 28.3 ms after each, the client's uplink having held the
-/// original before the capture point) this is what shows it.
-fn each_copy_acked(f: &Facts<'_>, r: &SegmentRecord) -> bool {
-    let Some(first) = original(f.timeline, r) else {
-        return false;
-    };
+/// original before the capture point) this is what shows it. Where the
+/// path held the original for longer than the timer, the duplicate is not
+/// spaced as the copies were, and [`duplicate_drawn_by_a_copy`] tells it.
+fn each_copy_acked(f: &Facts<'_>, r: &SegmentRecord) -> Option<ArrivalProof> {
+    let first = original(f.timeline, r)?;
     let apart = r.ts_ns - first.ts_ns;
-    let Some(ack) = first_ack_after(f, r) else {
-        return false;
-    };
+    let ack = first_ack_after(f, r)?;
     let at = f.timeline.partition_point(|p| p.frame <= ack.frame);
     let slack = f.jitter_ns.max(1_000_000);
     f.timeline[at..]
         .iter()
         .take_while(|p| p.dir != r.dir)
         .take_while(|p| p.ts_ns - ack.ts_ns <= apart + slack)
-        .any(|p| {
+        .find(|p| {
             super::pure_ack(p)
                 && p.ack == ack.ack
                 && p.window == ack.window
                 && (p.ts_ns - ack.ts_ns - apart).abs() <= slack
         })
+        .map(|p| ArrivalProof::EachCopyAcknowledged {
+            duplicate_frame: p.frame,
+        })
+}
+
+/// The longest a receiver may delay its ACK of data (RFC 1122 4.2.3.2:
+/// "MUST be less than 0.5 seconds").
+const DELAYED_ACK_LIMIT_NS: i64 = 500_000_000;
+
+/// The least time between an ACK and a duplicate of it drawn by another
+/// segment's arrival (see [`duplicate_drawn_by_a_copy`]).
+const DOUBLED_ACK_NS: i64 = 5_000_000;
+
+fn duplicate_drawn_by_a_copy<'a>(
+    f: &Facts<'a>,
+    r: &SegmentRecord,
+    first: &SegmentRecord,
+    ack: &SegmentRecord,
+) -> Option<&'a SegmentRecord> {
+    let rtt = fastest_round_trip(f, r.dir).filter(|&rtt| rtt > 0)?;
+    let at = f.timeline.partition_point(|p| p.frame <= ack.frame);
+    let dup = f.timeline[at..]
+        .iter()
+        .filter(|p| p.dir != r.dir)
+        .take_while(|p| p.ack_set && p.ack == ack.ack)
+        .find(|p| super::pure_ack(p) && p.window == ack.window)?;
+    if dup.ts_ns - ack.ts_ns < (rtt / 4).max(DOUBLED_ACK_NS).max(f.jitter_ns) {
+        return None;
+    }
+    let latest_drawer = f.on_clock_of(r.dir, dup) - rtt / 2;
+    let only_copies = f
+        .timeline
+        .iter()
+        .take_while(|p| p.frame < dup.frame)
+        .filter(|p| p.dir == r.dir && f.on_clock_of(r.dir, p) <= latest_drawer)
+        .filter(|p| p.len > 0 || p.flags.syn() || p.flags.fin() || p.probe)
+        .all(|p| {
+            let copy = seq::lt(p.seq, r.end) && seq::lt(r.seq, p.end);
+            if copy {
+                p.frame == first.frame || p.frame == r.frame
+            } else {
+                !p.probe && !p.retransmission && seq::le(p.seq, ack.ack)
+            }
+        });
+    only_copies.then_some(dup)
 }
 
 /// The receiver's first packet captured after the re-send `r` that
@@ -873,6 +939,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut pairs = Vec::new();
         let mut stalls = Vec::new();
         let mut waits = Vec::new();
+        let mut held = Vec::new();
         let mut unconfirmed = 0u32;
         let mut originals_unseen = 0u32;
         for w in data.windows(2) {
@@ -905,10 +972,28 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             if !r.retransmission
                 || r.len == 0
                 || refused_syn_data(f, r)
-                || spurious(f, r)
                 || mtu_resends.contains(&r.frame)
                 || not_taken.as_ref().is_some_and(|s| s.contains(&r.frame))
             {
+                continue;
+            }
+            if spurious(f, r) {
+                // Not lost, but a wait all the same where the original
+                // was held past the timer.
+                let gone = |frame: u64| {
+                    receiver_closed_at.is_some_and(|c| c < frame)
+                        || client_gone_at.is_some_and(|c| p.frame >= c)
+                };
+                // (One hold per original, however many times the timer
+                // re-sent it meanwhile.)
+                if let Some(h) = held_past_timer(f, p, r, t - tp, rto_floor).filter(|(w, _)| {
+                    !gone(w.from_frame)
+                        && !held
+                            .iter()
+                            .any(|(x, _): &(Wait, _)| x.from_frame == w.from_frame)
+                }) {
+                    held.push(h);
+                }
                 continue;
             }
             let first = original(f.timeline, r);
@@ -1003,6 +1088,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             0
         };
         if retx.is_empty() && beyond == 0 {
+            held_stalls(f, sender, &mut held, out);
             continue;
         }
         // The window a hole held (window_stalls.rs): the sender had more to
@@ -1158,11 +1244,140 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 deaf,
                 gave_up,
                 peer_held: peer_held(f, &here),
+                held: None,
             };
             y.display_filter = f.filter_frames(&y.frames);
             y.waits = here.iter().map(|(w, _)| *w).collect();
             out.push(y);
         }
+        held_stalls(f, sender, &mut held, out);
+    }
+}
+
+/// The timer's needless re-send `r` (after the sender's previous segment
+/// `p`, `silence` before it on its clock), when its original was held
+/// past the timer: the wait from the original to the receiver's first
+/// acknowledgment of its bytes, beyond the round trip, and what held it.
+/// Not a re-send released by an ACK (recovery, not a timer), nor a hold
+/// a delayed ACK could explain: RFC 1122 lets a receiver hold its ACK
+/// for up to half a second (Windows' TcpDelAckTicks can be set that
+/// high; 200 ms is the common stacks' default, and a receiver's 200 ms
+/// racing a sender's 200 ms minimum timer is the common needless re-send:
+/// nDPI's 1kxun 7 and 13, acknowledged 202-207 ms beyond the round trip).
+fn held_past_timer(
+    f: &Facts<'_>,
+    p: &SegmentRecord,
+    r: &SegmentRecord,
+    silence: i64,
+    rto_floor: i64,
+) -> Option<(Wait, HeldOriginal)> {
+    if !(rto_floor..=RTO_MAX_NS).contains(&silence) {
+        return None;
+    }
+    let t = f.on_clock_of(r.dir, r);
+    if releasing_ack(f, p, r, t, false).is_some() || beyond_repaired_head(f, p, r).is_some() {
+        return None;
+    }
+    let proof = arrival_proof(f, r)?;
+    let first = original(f.timeline, r)?;
+    // The timer's first re-send of the bytes: a later one's proof says
+    // an earlier copy arrived, not which (alexa-app's 91, the original
+    // lost, the second re-send D-SACKed).
+    if f.between(first.frame + 1, r.frame).iter().any(|x| {
+        x.dir == r.dir && x.retransmission && seq::lt(x.seq, r.end) && seq::lt(r.seq, x.end)
+    }) {
+        return None;
+    }
+    let after = f.timeline.partition_point(|x| x.frame <= first.frame);
+    let ack = f.timeline[after..]
+        .iter()
+        .find(|x| x.dir != r.dir && x.ack_set && seq::le(r.end, x.ack))?;
+    let held = f.on_clock_of(r.dir, ack)
+        - f.on_clock_of(r.dir, first)
+        - f.rtt_ns.filter(|&rtt| rtt > 0)?;
+    (held >= DELAYED_ACK_LIMIT_NS).then(|| {
+        let wait = Wait {
+            from_frame: first.frame,
+            to_frame: ack.frame,
+            release_frame: None,
+            ms: held as f64 / 1e6,
+        };
+        let held = HeldOriginal {
+            original_frame: first.frame,
+            resend_frame: r.frame,
+            ack_frame: ack.frame,
+            proof,
+        };
+        (wait, held)
+    })
+}
+
+/// One `rto_stall` per phase for `sender`'s needless re-sends whose
+/// originals the path held past its timer ([`held_past_timer`]): each
+/// cites the original, the re-send, the acknowledgment and what proves
+/// the original arrived.
+fn held_stalls(
+    f: &Facts<'_>,
+    sender: Direction,
+    held: &mut Vec<(Wait, HeldOriginal)>,
+    out: &mut Vec<Finding>,
+) {
+    // Holds that overlap (a flight's segments held together: nDPI's
+    // google_ssl 0) are one wait: each counts only the time the ones
+    // before it had not, on the sender's clock, from a round trip after
+    // its original left to its acknowledgment.
+    let mut spans: Vec<(i64, i64, usize)> = held
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (w, _))| {
+            let end = f.on_clock_of(sender, f.record(w.to_frame)?);
+            Some((end - (w.ms * 1e6).round() as i64, end, i))
+        })
+        .collect();
+    spans.sort_unstable();
+    let mut covered = i64::MIN;
+    for (start, end, i) in spans {
+        held[i].0.ms = (end - start.max(covered)).max(0) as f64 / 1e6;
+        covered = covered.max(end);
+    }
+    held.retain(|(w, _)| w.ms > 0.0);
+    for (phase, here) in by_phase(f, held, |(w, _)| w.to_frame) {
+        let mut y = f.finding(FindingKind::RtoStall, Some(phase));
+        for (_, h) in &here {
+            let proof = match h.proof {
+                ArrivalProof::EachCopyAcknowledged { duplicate_frame }
+                | ArrivalProof::SecondCopyAcknowledged { duplicate_frame } => Some(duplicate_frame),
+                ArrivalProof::ReportedTwice { dsack_frame } => Some(dsack_frame),
+                _ => None,
+            };
+            let new: Vec<u64> = [h.original_frame, h.resend_frame, h.ack_frame]
+                .into_iter()
+                .chain(proof)
+                .filter(|frame| !y.frames.contains(frame))
+                .collect();
+            if y.frames.len() + new.len() > STALL_FRAMES_CITED {
+                break;
+            }
+            y.frames.extend(new);
+        }
+        y.frames.sort_unstable();
+        y.frames.dedup();
+        y.waits = here.iter().map(|(w, _)| *w).collect();
+        y.cost_ms = y.waits.iter().map(|w| w.ms).sum();
+        y.confidence = 0.9;
+        y.detail = Detail::RtoStall {
+            sender,
+            stalls: here.len() as u32,
+            unanswered: false,
+            unopened: false,
+            heard_elsewhere: None,
+            deaf: None,
+            gave_up: None,
+            peer_held: None,
+            held: here.first().map(|(_, h)| *h),
+        };
+        y.display_filter = f.filter_frames(&y.frames);
+        out.push(y);
     }
 }
 

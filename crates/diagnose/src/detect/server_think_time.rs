@@ -143,7 +143,7 @@
 
 use super::{Facts, TimedTurn};
 use crate::model::{
-    Detail, Direction, Finding, FindingKind, Phase, PreambleKind, TlsMessage, Wait,
+    ArrivalProof, Detail, Direction, Finding, FindingKind, Phase, PreambleKind, TlsMessage, Wait,
 };
 use rttdoc_analyze::{seq, Exchange, SegmentRecord, Stamp};
 use rttdoc_wire::TcpFlags;
@@ -851,7 +851,12 @@ pub(super) fn exchange_turns(
         // echoing the original's timestamp; retransmission.rs's test, by
         // the server's acknowledgments: a server's host can drop what its
         // capture saw, a full accept queue.)
-        let needless = |r: &SegmentRecord| super::retransmission::acknowledged_before(f, r);
+        // (Not where only a duplicate ACK the copy drew shows the
+        // original arrived: when is not known, a path that held it.)
+        let needless = |r: &SegmentRecord| {
+            super::retransmission::arrival_proof(f, r)
+                .is_some_and(|p| !matches!(p, ArrivalProof::SecondCopyAcknowledged { .. }))
+        };
         let resent = x
             .request_resent
             .filter(|r| r.frame > x.request_last.frame && r.frame < first.frame);

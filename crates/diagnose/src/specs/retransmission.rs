@@ -27,7 +27,7 @@
 
 use super::tls::*;
 use super::*;
-use crate::model::{Detail, Phase};
+use crate::model::{ArrivalProof, Detail, Finding, HeldOriginal, Phase};
 use FindingKind::{Retransmission, RtoStall};
 
 const RTT: f64 = 40.0;
@@ -522,13 +522,134 @@ fn resent_three_times(lost: bool) -> (Outcome, [Id; 4]) {
 
 #[test]
 fn a_resend_is_needless_only_when_every_copy_from_it_on_drew_a_dsack() {
-    let (o, _) = resent_three_times(false);
+    // Nothing lost: the uplink held the original past the timer, 2.1 s
+    // beyond the round trip (to the first ACK, the first D-SACK's), one
+    // hold however many copies the timer sent meanwhile.
+    let (o, [req, first, ..]) = resent_three_times(false);
     o.has_no(Retransmission);
-    o.has_no(RtoStall);
+    let x = o.the(RtoStall);
+    let held = held_original(x);
+    assert_eq!(held.original_frame, o.frame(req));
+    assert_eq!(held.resend_frame, o.frame(first));
+    assert!(
+        matches!(held.proof, ArrivalProof::ReportedTwice { dsack_frame } if dsack_frame == held.ack_frame)
+    );
+    assert_eq!(x.frames, vec![o.frame(req), o.frame(first), held.ack_frame]);
+    assert_ms(
+        x.cost_ms,
+        2200.0 + RTT - 100.0 - RTT,
+        EXACT,
+        "the original's hold",
+    );
     // The original lost: the first re-send was needed, its timer's wait
     // a stall; the two D-SACKs are the later copies'.
     let (o, [req, first, ..]) = resent_three_times(true);
     assert_eq!(o.the(RtoStall).frames, o.frames(&[req, first]));
+}
+
+/// What a finding says held an original past its sender's timer.
+fn held_original(x: &Finding) -> HeldOriginal {
+    match x.detail {
+        Detail::RtoStall { held: Some(h), .. } => h,
+        ref other => panic!("no held original: {other:?}"),
+    }
+}
+
+/// A request held on the client's path for almost a second (a phone's
+/// radio waking), re-sent by the client's timer (1 s: the first data's)
+/// 5 ms before the original arrived. The server acknowledges the
+/// original, and the copy 15 ms later with a duplicate of that ACK; or
+/// (`doubled`) the copy is lost and the server is one that sends every
+/// ACK twice, 1 ms apart.
+fn held_request(doubled: bool) -> (Outcome, [Id; 4]) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.late_after_tap(req, 985.0);
+    let again = w.resend(1100.0, req);
+    let first = w.ack(S, w.arrival(req));
+    let second = if doubled {
+        w.lose(again);
+        w.ack(S, w.arrival(req) + 1.0)
+    } else {
+        w.ack(S, w.arrival(again))
+    };
+    (w.run(), [req, again, first, second])
+}
+
+#[test]
+fn a_duplicate_ack_only_the_copy_could_draw_shows_the_original_was_held_not_lost() {
+    // Nothing else the client sent could draw the second ACK: both
+    // copies arrived, and the wait was the original's hold, from its
+    // sending to its ACK (25 ms after the copy left, more than half a
+    // round trip: timing alone could not tell), less the round trip.
+    let (o, ids) = held_request(false);
+    o.has_no(Retransmission);
+    let x = o.the(RtoStall);
+    assert_eq!(x.frames, o.frames(&ids));
+    assert_ms(
+        x.cost_ms,
+        1125.0 - 100.0 - RTT,
+        EXACT,
+        "the hold beyond the round trip",
+    );
+    let held = held_original(x);
+    assert!(matches!(
+        held.proof,
+        ArrivalProof::SecondCopyAcknowledged { duplicate_frame } if duplicate_frame == o.frame(ids[3])
+    ));
+    // The doubled ACK proves nothing: the copy may have been needed.
+    let (o, [req, again, ..]) = held_request(true);
+    let x = o.the(RtoStall);
+    assert_eq!(x.frames, o.frames(&[req, again]));
+    assert!(matches!(x.detail, Detail::RtoStall { held: None, .. }));
+}
+
+/// Two segments 50 ms apart, both held on the client's path past its
+/// timer (arriving 985 and 1190 ms late, each just before or after its
+/// re-send), each acknowledged echoing its original's timestamp: two
+/// holds, overlapping. The client waited from a round trip after the
+/// first left until the second's acknowledgment, once: the second hold
+/// counts only what the first had not covered (nDPI's google_ssl 0: a
+/// flight's segments and their re-sends, 3.9 s counted in a 2.3 s span).
+#[test]
+fn holds_that_overlap_are_counted_once() {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let a = w.data(C, 100.0, 100);
+    let b = w.data(C, 150.0, 100);
+    w.late_after_tap(a, 985.0);
+    w.late_after_tap(b, 1190.0);
+    let again_a = w.resend(1100.0, a);
+    let ack_a = w.ack_upto(S, w.arrival(a), w.span(a).1);
+    let again_b = w.resend(1350.0, b);
+    let ack_b = w.ack(S, w.arrival(b));
+    for (id, tsval) in [(a, 1000), (b, 1050), (again_a, 2100), (again_b, 2350)] {
+        w.edit(id, |s| s.options.timestamps = Some((tsval, 7)));
+    }
+    w.edit(ack_a, |s| s.options.timestamps = Some((8, 1000)));
+    w.edit(ack_b, |s| s.options.timestamps = Some((9, 1050)));
+    let o = w.run();
+    o.has_no(Retransmission);
+    let x = o.the(RtoStall);
+    assert!(matches!(x.detail, Detail::RtoStall { stalls: 2, .. }));
+    assert_eq!(held_original(x).proof, ArrivalProof::EchoesTheOriginal);
+    // (Its acknowledgment captured at 1125 and 1380 ms.)
+    let (first, second) = (1125.0 - 100.0 - RTT, 1380.0 - 1125.0);
+    assert_waits(
+        &x.waits,
+        &[
+            o.wait(a, ack_a, None, first),
+            o.wait(b, ack_b, None, second),
+        ],
+        EXACT,
+    );
+    assert_ms(
+        x.cost_ms,
+        1380.0 - 100.0 - RTT,
+        EXACT,
+        "from the first's round trip to the last ACK",
+    );
 }
 
 #[test]
