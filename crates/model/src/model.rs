@@ -1606,6 +1606,12 @@ pub enum Detail {
         /// That SYN-ACK was captured at the client's own host: it reached
         /// the host, and its TCP did not take it.
         answer_captured_at_client: bool,
+        /// The SYN-ACK (frame) echoes the TSval of an earlier SYN than the
+        /// last (that SYN's frame): the server kept that SYN (a server
+        /// answers a SYN's copy echoing the one it keeps), so it was not
+        /// lost nor dropped by a full queue; the server's answer to it
+        /// was lost on its way back, or held.
+        echoed_syn: Option<(u64, u64)>,
         /// Nothing in the capture answered any of the SYNs (no SYN-ACK,
         /// RST or ICMP error): the connection never opened here.
         unanswered: bool,

@@ -2075,6 +2075,17 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
         ),
         Detail::SynRetransmit {
             syns,
+            echoed_syn: Some((syn_ack, syn)),
+            ..
+        } => format!(
+            "The client sent its SYN {syns} times; the connection waited {cost:.0} ms for the kernel's SYN retransmission timer. \
+             Its SYN (frame {syn}) was not lost, and no queue was full: the server's SYN-ACK (frame {syn_ack}) echoes that \
+             SYN's timestamp, so the server had kept it. What was lost (or held) was the server's answer to it, on its way \
+             back to the client.",
+            cost = fx(cost),
+        ),
+        Detail::SynRetransmit {
+            syns,
             answered_late: None,
             ..
         } => format!(
@@ -3341,6 +3352,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              client (a firewall or NAT dropping them, asymmetric routing, loss on that stretch); a capture at the \
              client shows whether they arrive."
             .into(),
+        Detail::SynRetransmit {
+            echoed_syn: Some(_), ..
+        } => "Nothing to tune on the server's backlog: find where the server's SYN-ACKs die on their way to the client \
+             (a firewall or NAT dropping them, asymmetric routing, loss on the return path); a capture at the server \
+             and one at the client show where."
+            .into(),
         Detail::SynRetransmit { .. } => "Look for the drop: loss on the path, or SYN/accept queue overflow on the server (nstat TcpExtListenOverflows, \
              TcpExtListenDrops); raise net.core.somaxconn, net.ipv4.tcp_max_syn_backlog and the listen backlog \
              (nginx: listen ... backlog=4096)."
@@ -3834,6 +3851,36 @@ mod tests {
         assert!(!away.contains("power_save"), "{away}");
         let words = explanation(&x);
         assert!(words.contains("between frames 531 and 533"), "{words}");
+    }
+
+    /// nDPI's skype_no_unknown.pcap 38: the SYN-ACK echoes the first SYN's
+    /// timestamp. The words clear the SYN and the queues, and the fix
+    /// looks at the way back, not the server's backlog.
+    #[test]
+    fn a_syn_ack_echoing_the_first_syn_clears_the_syn_and_the_queues() {
+        let mut x = crate::test_support::finding(FindingKind::SynRetransmit, 1006.0);
+        x.detail = Detail::SynRetransmit {
+            syns: 2,
+            answered_late: None,
+            answer_lost: None,
+            answer_captured_at_client: false,
+            echoed_syn: Some((1252, 1216)),
+            unanswered: false,
+            one_way_capture: false,
+            relay_client_clock: None,
+            held_before_capture: None,
+            gave_up: None,
+        };
+        let words = explanation(&x);
+        assert!(
+            words.contains("Its SYN (frame 1216) was not lost"),
+            "{words}"
+        );
+        assert!(words.contains("SYN-ACK (frame 1252)"), "{words}");
+        assert!(!words.contains("SYN queue was full"), "{words}");
+        let advice = fix(&crate::test_support::report(443), &x);
+        assert!(advice.contains("on their way to the client"), "{advice}");
+        assert!(!advice.contains("somaxconn"), "{advice}");
     }
 
     /// nDPI's alexa-app.pcapng 60: a ClientHello held on the phone's

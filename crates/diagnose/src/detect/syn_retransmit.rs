@@ -37,6 +37,12 @@
 //! tls_port_80.pcapng: four SYNs, each answered within 126 ms at a
 //! mid-path capture point; the lab's random-loss, a SYN-ACK dropped
 //! after the server's capture).
+//! Where a SYN-ACK echoes the TSval of an earlier SYN than the last
+//! (their TSvals differing), the server kept that SYN (it answers a copy,
+//! or its own timer, echoing the one it keeps): that SYN was neither lost
+//! nor dropped by a full queue (which keep nothing); the server's answer
+//! to it was lost on its way back, or held, and the words and the fix say
+//! so (nDPI's skype_no_unknown.pcap 38).
 //! Behind a relay that answered the SYN itself (a phone's VPN capture
 //! app: `HandshakeReport::relay`), the capture's times are when the app
 //! read each packet, and an app that stalled stamps a SYN sent a second
@@ -212,6 +218,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let answer_lost = (answered_late.is_none() && !f.report.handshake.relay && held_hz.is_none())
         .then(|| first_answer_before_resend(f, &syns))
         .flatten();
+    let echoed_syn = (answered_late.is_none()
+        && answer_lost.is_none()
+        && !f.report.handshake.relay
+        && held_hz.is_none())
+    .then(|| echoes_an_earlier_syn(f, &syns))
+    .flatten();
     let unanswered = f.report.handshake.syn_ack_frame.is_none()
         && !f
             .timeline
@@ -256,6 +268,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         answer_lost,
         answer_captured_at_client: answer_lost.is_some()
             && f.report.vantage == crate::model::Vantage::Client,
+        echoed_syn,
         unanswered,
         one_way_capture: f.one_way_capture,
         relay_client_clock: relay_clock,
@@ -296,6 +309,28 @@ fn answered_late(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<u64> {
     // SYN): within half that timer of the first SYN.
     let first_answer = echoed.ts_ns - syns[0].ts_ns < SYN_ACK_TIMER_NS / 2;
     (echoed.frame < last_syn && first_answer).then_some(echoed.frame)
+}
+
+/// The server's SYN-ACK (its frame) and the earlier SYN than the last
+/// whose TSval it echoes (that SYN's frame), where the SYNs' TSvals
+/// differ. A server echoes the TSval of the SYN it keeps: Linux keeps the
+/// first it took (`req->ts_recent`) and answers a copy of it, or its own
+/// timer, with a SYN-ACK echoing that one (`inet_rtx_syn_ack`), so that
+/// SYN reached it and was kept: neither lost nor dropped by a full SYN or
+/// accept queue (those keep nothing, and the SYN that got through is the
+/// one echoed). What the client's timer waited for was the server's
+/// answer to it, lost on its way back (or held). nDPI's
+/// skype_no_unknown.pcap 38: two SYNs 1 s apart, the SYN-ACK a round
+/// trip after the second echoing the first.
+fn echoes_an_earlier_syn(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<(u64, u64)> {
+    let last = syns.last()?;
+    let syn_ack = f.timeline.iter().find(|r| {
+        r.dir == Direction::ServerToClient && r.flags.syn() && r.flags.ack() && r.timestamped
+    })?;
+    let earlier = syns[..syns.len() - 1]
+        .iter()
+        .find(|s| s.timestamped && s.tsval == syn_ack.tsecr && s.frame < syn_ack.frame)?;
+    (last.timestamped && last.tsval != earlier.tsval).then_some((syn_ack.frame, earlier.frame))
 }
 
 /// The frame of the first SYN-ACK captured after the first SYN and

@@ -279,6 +279,51 @@ fn syns_nothing_answered_in_a_capture_of_the_clients_direction_say_so() {
 /// The SYN-ACK the finding says answered the first SYN before the client
 /// sent it again (its detail's frame), and whether the capture is the
 /// client's.
+/// The first SYN reached the server, which kept it, and its SYN-ACK was
+/// lost on the way back (a capture at the client never sees it); the
+/// client's timer sent the SYN again, and the server answered the copy
+/// echoing the SYN it kept (`echo_first`, as Linux does) or, had it kept
+/// nothing of the first (lost on the way, or dropped by a full queue),
+/// the copy's own TSval.
+fn syn_ack_lost_on_the_way_back(echo_first: bool) -> (Outcome, [Id; 3]) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    let first = w.syn(0.0);
+    let lost = w.syn_ack(w.arrival(first));
+    let again = w.syn(1000.0);
+    let answer = w.syn_ack(w.arrival(again));
+    w.ack(C, w.arrival(answer));
+    w.edit(first, |s| s.options.timestamps = Some((100, 0)));
+    w.edit(again, |s| s.options.timestamps = Some((1100, 0)));
+    let echo = if echo_first { 100 } else { 1100 };
+    w.edit(answer, |s| s.options.timestamps = Some((7, echo)));
+    (w.run_missing(&[lost]), [first, again, answer])
+}
+
+#[test]
+fn a_syn_ack_echoing_an_earlier_syn_says_that_syn_arrived() {
+    // nDPI's skype_no_unknown.pcap 38: the server had the first SYN, so
+    // neither it nor a full queue cost the second; its answer was lost.
+    let (o, [first, _, answer]) = syn_ack_lost_on_the_way_back(true);
+    let x = o.the(SynRetransmit);
+    assert!(
+        matches!(x.detail, Detail::SynRetransmit { echoed_syn: Some((sa, syn)), .. }
+            if sa == o.frame(answer) && syn == o.frame(first)),
+        "{:?}",
+        x.detail
+    );
+    // The client waited its timer all the same.
+    assert_ms(x.cost_ms, 1000.0, EXACT, "first to last SYN");
+    // Echoing the copy, the first SYN may have been lost or dropped.
+    let (o, _) = syn_ack_lost_on_the_way_back(false);
+    assert!(matches!(
+        o.the(SynRetransmit).detail,
+        Detail::SynRetransmit {
+            echoed_syn: None,
+            ..
+        }
+    ));
+}
+
 fn answer_lost(o: &Outcome) -> (Option<u64>, bool) {
     match o.the(SynRetransmit).detail {
         Detail::SynRetransmit {
