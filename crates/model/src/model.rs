@@ -1015,8 +1015,9 @@ pub enum Detail {
         /// it (a quarter of the span or more), for the throughput sentence.
         paced: Option<Pacing>,
         /// Every held segment's bytes were sent again and never
-        /// acknowledged before the connection ended: the holds delayed
-        /// nothing the receiver got (cost 0).
+        /// acknowledged before the connection ended, or before the
+        /// sender's application let it go (its FIN, closed for good): the
+        /// holds delayed nothing anyone received (cost 0).
         undelivered: bool,
     },
     /// The first flight waited for ACKs.

@@ -453,7 +453,9 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             // nothing the peer got.
             let lost = if *undelivered {
                 format!(
-                    " But what it held never reached the {peer}: sent again and never acknowledged before the connection ended,                      so the hold delayed nothing the {peer} received, and costs nothing here."
+                    " But what it held did not reach the {peer} while anyone waited: sent again, and not acknowledged \
+                     before the connection ended or the {who}'s application let it go (its FIN), so the hold delayed \
+                     nothing anyone received, and costs nothing here."
                 )
             } else {
                 String::new()

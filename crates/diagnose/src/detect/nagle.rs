@@ -744,7 +744,12 @@ fn answer_behind(f: &Facts<'_>, held: &SegmentRecord) -> Option<bool> {
 /// The hold kept back what the path then lost for good (a flow's black
 /// hole: nDPI's skype.pcap 40, eight copies of the held 26 bytes, none
 /// acknowledged, the server's RST); no one waited on it for anything
-/// they got.
+/// they got. Nor where the first acknowledgment came only after the
+/// sender's application had let the connection go (its FIN, closed for
+/// good: retransmission.rs's `client_closed_for_good`, a FIN in the
+/// middle of its own timer's re-sends or answered data reset): nDPI's
+/// skype_no_unknown.pcap 13, a copy sent after the client's FIN
+/// acknowledged 4.6 s later and reset at once.
 fn never_delivered(f: &Facts<'_>, held: &SegmentRecord) -> bool {
     let after = &f.timeline[f.timeline.partition_point(|r| r.frame <= held.frame)..];
     let resent = after.iter().any(|r| {
@@ -753,10 +758,14 @@ fn never_delivered(f: &Facts<'_>, held: &SegmentRecord) -> bool {
             && seq::le(r.seq, held.seq)
             && seq::lt(held.seq, r.end)
     });
-    let acknowledged = after
-        .iter()
-        .any(|r| r.dir != held.dir && r.ack_set && seq::lt(held.seq, r.ack));
-    let ended = after.iter().any(|r| r.flags.fin() || r.flags.rst());
+    let let_go = super::retransmission::client_closed_for_good(f, held.dir);
+    let acknowledged = after.iter().any(|r| {
+        r.dir != held.dir
+            && r.ack_set
+            && seq::lt(held.seq, r.ack)
+            && let_go.is_none_or(|fin| r.frame < fin)
+    });
+    let ended = let_go.is_some() || after.iter().any(|r| r.flags.fin() || r.flags.rst());
     resent && !acknowledged && ended
 }
 

@@ -1359,3 +1359,64 @@ fn a_hold_of_bytes_the_path_then_lost_for_good_costs_nothing() {
         ));
     }
 }
+
+/// nDPI's skype_no_unknown.pcap 13 and 20: the held bytes re-sent by the
+/// client's timer, unanswered, then the client's FIN in the middle of
+/// those re-sends (its application letting the connection go), a copy
+/// sent with it acknowledged at last, and the server's data that came
+/// with that ACK reset: what the hold kept back reached the server only
+/// after no one waited for it, and costs nothing. The control: the same
+/// copy acknowledged before the FIN keeps its hold's cost.
+#[test]
+fn a_hold_of_bytes_delivered_only_after_the_sender_let_go_costs_nothing() {
+    let held_then = |after_the_fin: bool| {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let head = w.send(C, 100.0, POST_HEAD);
+        let ack = w.ack(S, w.arrival(head));
+        let body = w.data(C, w.arrival(ack) + KERNEL, 300);
+        w.lose(body);
+        let mut lost = vec![body];
+        let mut t = w.sent(body);
+        for backoff in [300.0, 600.0] {
+            t += backoff;
+            let again = w.resend(t, body);
+            w.lose(again);
+            lost.push(again);
+        }
+        let last = if after_the_fin {
+            w.fin(C, t + 1000.0);
+            w.resend(t + 1200.0, body)
+        } else {
+            w.resend(t + 1200.0, body)
+        };
+        let answer = w.send(S, w.arrival(last) + 1.0, b"HTTP/1.1 200 OK\r\n\r\n");
+        if after_the_fin {
+            w.rst(C, w.arrival(answer));
+        } else {
+            w.ack(C, w.arrival(answer));
+            w.fin(C, w.arrival(answer) + 100.0);
+        }
+        w.run_lost(&lost)
+    };
+    let o = held_then(true);
+    let f = o.the(NagleHold);
+    assert_eq!(f.cost_ms, 0.0);
+    assert!(matches!(
+        f.detail,
+        Detail::Nagle {
+            undelivered: true,
+            ..
+        }
+    ));
+    let kept = held_then(false);
+    let f = kept.the(NagleHold);
+    assert_ms(f.cost_ms, RTT + KERNEL, EXACT, "the control's hold");
+    assert!(matches!(
+        f.detail,
+        Detail::Nagle {
+            undelivered: false,
+            ..
+        }
+    ));
+}
