@@ -513,6 +513,10 @@ pub struct Connection {
     /// acknowledged nothing new or a re-send): how late it came, for
     /// `PathSamples::heard` (path_samples.rs).
     pub(crate) answered_sent_ns: Option<i64>,
+    /// When the client data the server's segment being tracked newly
+    /// acknowledged was sent, whatever else the segment carried, and how
+    /// many bytes it newly acknowledged (`PathSamples::acknowledged`).
+    pub(crate) acked_sent: Option<(i64, u32)>,
     /// The client's segment being tracked acknowledged server bytes the
     /// capture never showed: they reached it, whatever the capture saw
     /// (`PathSamples::delivered`).
@@ -543,6 +547,9 @@ pub struct Connection {
     /// [`RESENDS_HEARD_KEPT`]), the newest server data its client had
     /// received on another connection by then (`PathSamples::heard_besides`).
     pub(crate) heard_at_resends: Vec<(u64, crate::Heard)>,
+    /// At the same re-sends, the newest acknowledgment of its client's
+    /// data on another connection (`PathSamples::acknowledged_besides`).
+    pub(crate) acked_at_resends: Vec<(u64, crate::Delivered)>,
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time)
     /// (closes.rs).
@@ -672,12 +679,14 @@ impl Connection {
             uplink: None,
             path_busy: Vec::new(),
             answered_sent_ns: None,
+            acked_sent: None,
             acked_unseen_now: false,
             client_acked_unseen_at: None,
             path_stalls: Vec::new(),
             busy_asked_again: None,
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
+            acked_at_resends: Vec::new(),
             sibling_closes: Vec::new(),
             certificate_fetches: Vec::new(),
             sibling_data: Vec::new(),
@@ -1490,12 +1499,19 @@ impl Connection {
             h.last_sack_len = blocks.len().min(4);
             h.last_sack[..h.last_sack_len].copy_from_slice(&blocks[..h.last_sack_len]);
             h.last_window = Some(seg.window);
+            let newly = h
+                .acked
+                .filter(|&a| seq::lt(a, seg.ack))
+                .map_or(0, |a| seg.ack.wrapping_sub(a));
             h.acked = Some(h.acked.map_or(seg.ack, |a| seq::max(a, seg.ack)));
             let pure = seg_len == 0 && !flags.rst();
             let sent = self.rtt.on_ack(dir, seg.ack, at.ts_ns, pure);
             // (A pure ACK's: no answer's think time in it.)
-            if dir == Direction::ServerToClient && pure {
-                self.answered_sent_ns = sent;
+            if dir == Direction::ServerToClient {
+                if pure {
+                    self.answered_sent_ns = sent;
+                }
+                self.acked_sent = sent.map(|sent| (sent, newly));
             }
         }
         if new_data {

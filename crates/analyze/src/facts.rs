@@ -120,6 +120,10 @@ pub struct ConnectionFacts {
     /// had received on another of its connections by then: its link was
     /// up then (a stall it shared no part of was this connection's own).
     pub heard_at_resends: Vec<(u64, crate::Heard)>,
+    /// At the same re-sends, the newest acknowledgment of the client's
+    /// data on another of its connections by then: what it sent got
+    /// through then.
+    pub acked_at_resends: Vec<(u64, crate::Delivered)>,
     /// The client's TCP clock rate, when it sent its SYN again and its
     /// SYNs over the capture tell the rate (client_clock.rs).
     pub client_clock_hz: Option<u32>,
@@ -309,6 +313,7 @@ impl Connection {
             path_stalls: std::mem::take(&mut c.path_stalls),
             late_retransmissions: std::mem::take(&mut c.late_retransmissions),
             heard_at_resends: std::mem::take(&mut c.heard_at_resends),
+            acked_at_resends: std::mem::take(&mut c.acked_at_resends),
             client_clock_hz: c.client_clock_hz,
             sibling_closes: std::mem::take(&mut c.sibling_closes),
             certificate_fetches: std::mem::take(&mut c.certificate_fetches),

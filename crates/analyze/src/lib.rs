@@ -60,7 +60,9 @@ mod reader;
 mod redirect;
 mod shared_clock;
 pub mod uplink;
-pub use path_samples::{BusyRun, DownlinkGaps, Heard, PathStall, QueueSample, RELEASE_NS};
+pub use path_samples::{
+    BusyRun, Delivered, DownlinkGaps, Heard, PathStall, QueueSample, RELEASE_NS,
+};
 pub use uplink::{SiblingWay, UplinkEcho, UplinkView};
 pub mod preamble;
 mod resp;

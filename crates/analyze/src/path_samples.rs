@@ -215,6 +215,10 @@ struct Client {
     /// came on), and the newest on a connection other than that one's
     /// ([`PathSamples::heard_besides`]).
     heard: [Option<Heard>; 2],
+    /// The newest acknowledgment of its data by a server (the connection
+    /// it came on), and the newest on another connection than that one's
+    /// ([`PathSamples::acknowledged_besides`]).
+    acknowledged: [Option<Delivered>; 2],
     /// Its downlink's newest stalls: pauses between two arrivals of
     /// [`STALL_MIN_NS`] and [`GAP_SPACINGS`] packets' time at its rate or
     /// more, (from, to), at most [`STALLS_KEPT`].
@@ -382,6 +386,22 @@ impl Release {
             witnesses: [(first.frame, first.late_ns), (second.frame, second.late_ns)],
         })
     }
+}
+
+/// Client data a server acknowledged: on which connection (to which
+/// server address and port), in which frame of the server's, when, when
+/// the newest of the data it newly acknowledged was sent, and how many
+/// bytes it newly acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delivered {
+    /// The connection's `tcp.stream`.
+    pub stream: u64,
+    pub server: IpAddr,
+    pub port: u16,
+    pub frame: u64,
+    pub ts_ns: i64,
+    pub sent_ns: i64,
+    pub bytes: u32,
 }
 
 /// Server data that reached a client: on which connection, in which
@@ -736,6 +756,30 @@ impl PathSamples {
             .filter(|s| s.to_ns >= from_ns && s.from_ns <= to_ns)
             .copied()
             .collect()
+    }
+
+    /// A server acknowledged new data of `client`'s ([`Delivered`]).
+    #[inline]
+    pub(crate) fn acknowledged(&mut self, client: IpAddr, delivered: Delivered) {
+        let c = match self.clients.get_mut(&client) {
+            Some(c) => c,
+            None => self.client(client),
+        };
+        if c.acknowledged[0].is_some_and(|d| d.stream != delivered.stream) {
+            c.acknowledged[1] = c.acknowledged[0];
+        }
+        c.acknowledged[0] = Some(delivered);
+    }
+
+    /// The newest acknowledgment of `client`'s data on a connection other
+    /// than `stream` (so far): what it sent then got through.
+    pub(crate) fn acknowledged_besides(&self, client: IpAddr, stream: u64) -> Option<Delivered> {
+        let c = self.clients.get(&client)?;
+        c.acknowledged
+            .iter()
+            .flatten()
+            .find(|d| d.stream != stream)
+            .copied()
     }
 
     /// The newest server data that reached `client` on a connection other

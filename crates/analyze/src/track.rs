@@ -1103,6 +1103,9 @@ fn track_in(
         if let Some(heard) = paths.heard_besides(conn.client.ip, conn.stream) {
             conn.heard_at_resends.push((at.frame, heard));
         }
+        if let Some(acked) = paths.acknowledged_besides(conn.client.ip, conn.stream) {
+            conn.acked_at_resends.push((at.frame, acked));
+        }
     }
     // The server's echoes of the client's timestamps (uplink.rs).
     if let Some((tsval, tsecr)) = seg.options.timestamps {
@@ -1150,6 +1153,18 @@ fn track_in(
             (sent, at.ts_ns - sent - fastest.unwrap_or(at.ts_ns - sent))
         });
         paths.heard(conn.server.ip, at.frame, at.ts_ns, answered);
+        if let Some((sent_ns, bytes)) = conn.acked_sent.take() {
+            let delivered = crate::Delivered {
+                stream: conn.stream,
+                server: conn.server.ip,
+                port: conn.server.port,
+                frame: at.frame,
+                ts_ns: at.ts_ns,
+                sent_ns,
+                bytes,
+            };
+            paths.acknowledged(conn.client.ip, delivered);
+        }
     } else if std::mem::take(&mut conn.acked_unseen_now) {
         paths.delivered(at.frame, at.ts_ns);
     }

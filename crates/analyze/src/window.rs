@@ -300,6 +300,7 @@ impl Connection {
             path_stalls: Vec::new(),
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
+            acked_at_resends: Vec::new(),
             client_clock_hz: None,
             sibling_closes: c.sibling_closes.clone(),
             // (A later window holds no handshake.)

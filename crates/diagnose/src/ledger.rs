@@ -1045,6 +1045,7 @@ fn report_with(
                 path_stalls: &c.path_stalls,
                 late_retransmissions: &c.late_retransmissions,
                 heard_at_resends: &c.heard_at_resends,
+                acked_at_resends: &c.acked_at_resends,
                 client_clock_hz: c.client_clock_hz,
                 windowed,
                 sibling_closes: &c.sibling_closes,

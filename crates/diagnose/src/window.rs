@@ -367,6 +367,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 stalls,
                 unanswered,
                 heard_elsewhere,
+                sent_elsewhere,
                 deaf,
                 gave_up,
                 ..
@@ -375,6 +376,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 stalls: more,
                 unanswered: later_unanswered,
                 heard_elsewhere: later_heard,
+                sent_elsewhere: later_sent,
                 deaf: later_deaf,
                 gave_up: later_gave_up,
                 ..
@@ -383,6 +385,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
             *stalls += more;
             *unanswered |= later_unanswered;
             *heard_elsewhere = heard_elsewhere.or(later_heard);
+            *sent_elsewhere = sent_elsewhere.or(later_sent);
             *deaf = deaf.or(later_deaf);
             *gave_up = later_gave_up.or(*gave_up);
         }

@@ -1572,6 +1572,12 @@ pub enum Detail {
         /// packets did not drop all of the client's (a filter matching
         /// its flow or application, its server).
         heard_elsewhere: Option<(u64, u64)>,
+        /// And a server acknowledged data the client sent on another of
+        /// its connections after the stall began (that connection's
+        /// `tcp.stream`, the acknowledgment's frame, and whether it was
+        /// to this connection's server address and port): what the
+        /// client sent got through elsewhere too, so its uplink was up.
+        sent_elsewhere: Option<(u64, u64, bool)>,
         /// One side heard nothing of its peer's in the stall, though the
         /// capture saw the peer's packets pass: it re-sent data the peer
         /// had acknowledged long before. What was lost was everything

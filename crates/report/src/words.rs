@@ -1341,13 +1341,35 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             stalls,
             unanswered: true,
             heard_elsewhere,
+            sent_elsewhere,
             gave_up,
             peer_held,
             ..
         } => {
             let (who, peer) = side(*sender);
-            let dropped = match (heard_elsewhere, peer_held) {
-                (Some((stream, frame)), Some(held)) => format!(
+            let held_all_along = |held: &Option<u64>| match held {
+                Some(held) => format!(
+                    ", and the {peer} held the connection all along (after the stall it still sent on it, closed it with a \
+                     FIN or acknowledged a copy that got through, never a reset: frame {held})"
+                ),
+                None => String::new(),
+            };
+            let dropped = match (heard_elsewhere, sent_elsewhere, peer_held) {
+                (Some(_), Some((stream, frame, true)), held) => format!(
+                    "while the client's other connections kept receiving and sending (stream {stream}, frame {frame}), \
+                     to the same server address and port, what the client sent there acknowledged: the client's link was \
+                     up both ways and the server's port open{}, so what dropped this connection's packets kept state for \
+                     it alone: a NAT or load balancer that lost its mapping, a firewall's connection tracking, or the \
+                     server's own state of the connection.",
+                    held_all_along(held)
+                ),
+                (Some((stream, frame)), None, held) => format!(
+                    "while the client's other connections kept receiving (stream {stream}, frame {frame}): its downlink was \
+                     up{}; but nothing it sent on them after the stall began is shown acknowledged, so its uplink may have \
+                     been dropping what it sent (on every connection), or a box on the way matched this flow.",
+                    held_all_along(held)
+                ),
+                (Some((stream, frame)), _, Some(held)) => format!(
                     "while the client's other connections kept receiving (stream {stream}, frame {frame}): the client's \
                      link was up, and the {peer} held the connection all along (after the stall it still sent on it, \
                      closed it with a FIN or acknowledged a copy that got through, never a reset: frame {held}), so what \
@@ -1355,20 +1377,20 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                      matched this flow: a firewall or DPI filter blocking the application or port (often every \
                      connection of that application at once), a NAT or load balancer that lost its state for a while."
                 ),
-                (Some((stream, frame)), None) => format!(
+                (Some((stream, frame)), _, None) => format!(
                     "while the client's other connections kept receiving (stream {stream}, frame {frame}): the client's \
                      link was up, so what dropped this connection's packets did not drop all of the client's: a box on \
                      the way that matched this flow (a firewall or DPI filter blocking the application or port, often \
                      every connection of that application at once; a NAT or load balancer that lost the connection's \
                      state), or the {peer} (gone, or no longer holding the connection)."
                 ),
-                (None, Some(held)) => format!(
+                (None, _, Some(held)) => format!(
                     "so the path was dropping everything the {who} sent for that long, a black hole, not a loss too short \
                      to trigger fast retransmit; not the {peer}: after the stall it still sent on the connection, closed it \
                      with a FIN or acknowledged a copy that got through, never a reset (frame {held}): it held the connection \
                      all along."
                 ),
-                (None, None) => format!(
+                (None, _, None) => format!(
                     "so the path (or the {peer}) was dropping everything the {who} sent for that long, a black hole, not a \
                      loss too short to trigger fast retransmit."
                 ),
@@ -2879,6 +2901,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                         unanswered: true,
                         unopened: false,
                         heard_elsewhere: Some(_),
+                        sent_elsewhere: Some(_),
                         deaf: None,
                         ..
                     }
@@ -2937,6 +2960,33 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              grow, accept sooner (more workers) and raise the listen backlog and net.core.somaxconn. Else find where \
              the path dropped the client's packets (a firewall, a policer, a lossy link)."
             .into(),
+        Detail::RtoStall {
+            unanswered: true,
+            heard_elsewhere: Some(_),
+            sent_elsewhere: Some((_, _, true)),
+            ..
+        } => "The client's link worked both ways meanwhile and the server answered on the same port: look at state kept \
+             for this connection alone: a NAT's or load balancer's mapping (keep-alives shorter than its idle timeout keep \
+             it), a firewall's connection tracking, the server's own (a capture at the server shows whether the packets \
+             arrived)."
+            .into(),
+        Detail::RtoStall {
+            unanswered: true,
+            heard_elsewhere: Some(_),
+            sent_elsewhere: None,
+            peer_held,
+            ..
+        } => format!(
+            "The client's downlink worked meanwhile{}, and nothing shows its uplink did: find where what it sent was \
+             dropped: its own link first (a phone's or Wi-Fi uplink; when only full-size packets vanish, a hop's MTU: see \
+             path_mtu; the client's re-sends on other connections in the same time point there), else a box on the way \
+             matching this flow (a firewall, IPS or DPI filter; a NAT or load balancer that lost the connection's state).",
+            if peer_held.is_some() {
+                " and the server held the connection"
+            } else {
+                ""
+            }
+        ),
         Detail::RtoStall {
             unanswered: true,
             heard_elsewhere: Some(_),
@@ -3809,6 +3859,7 @@ mod tests {
             unanswered: true,
             unopened: false,
             heard_elsewhere: Some((4, 779)),
+            sent_elsewhere: Some((6, 781, false)),
             deaf: None,
             gave_up: None,
             peer_held: None,
@@ -3818,6 +3869,16 @@ mod tests {
         let advice = fix(&c, &x);
         assert!(advice.contains("particular to this flow"), "{advice}");
         assert!(!advice.contains("lossy or congested link"), "{advice}");
+        // Without what the client sent elsewhere shown acknowledged, its
+        // uplink may have been the hole (nDPI's alexa-app 110): the loss
+        // is looked for as any.
+        if let Detail::RtoStall { sent_elsewhere, .. } = &mut c.findings[0].detail {
+            *sent_elsewhere = None;
+        }
+        assert!(fix(&c, &x).starts_with("Find the loss"));
+        if let Detail::RtoStall { sent_elsewhere, .. } = &mut c.findings[0].detail {
+            *sent_elsewhere = Some((6, 781, false));
+        }
         // A connection the server's listener had not taken (the lab's
         // accept-queue captures): not this.
         if let Detail::RtoStall { unopened, .. } = &mut c.findings[0].detail {
@@ -3901,6 +3962,7 @@ mod tests {
             unanswered: false,
             unopened: false,
             heard_elsewhere: None,
+            sent_elsewhere: None,
             deaf: None,
             gave_up: None,
             peer_held: None,
@@ -3929,6 +3991,7 @@ mod tests {
             unanswered: true,
             unopened: false,
             heard_elsewhere: Some((71, 1561)),
+            sent_elsewhere: None,
             deaf: None,
             gave_up: None,
             peer_held: Some(1564),
@@ -3970,6 +4033,7 @@ mod tests {
             unanswered: false,
             unopened: false,
             heard_elsewhere: None,
+            sent_elsewhere: None,
             deaf: None,
             gave_up: None,
             peer_held: None,

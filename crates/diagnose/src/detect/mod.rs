@@ -153,6 +153,9 @@ pub struct Facts<'a> {
     /// What the client heard on its other connections at each re-send
     /// (`ConnectionFacts::heard_at_resends`).
     pub heard_at_resends: &'a [(u64, rttdoc_analyze::Heard)],
+    /// What of the client's data got through on its other connections at
+    /// each re-send (`ConnectionFacts::acked_at_resends`).
+    pub acked_at_resends: &'a [(u64, rttdoc_analyze::Delivered)],
     /// The client's TCP clock rate, when it sent its SYN again and its
     /// SYNs over the capture tell it (`ConnectionFacts::client_clock_hz`).
     pub client_clock_hz: Option<u32>,

@@ -1241,6 +1241,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 unanswered,
                 unopened,
                 heard_elsewhere: heard_elsewhere(f, &here),
+                sent_elsewhere: sent_elsewhere(f, &here),
                 deaf,
                 gave_up,
                 peer_held: peer_held(f, &here),
@@ -1371,6 +1372,7 @@ fn held_stalls(
             unanswered: false,
             unopened: false,
             heard_elsewhere: None,
+            sent_elsewhere: None,
             deaf: None,
             gave_up: None,
             peer_held: None,
@@ -1401,6 +1403,43 @@ fn heard_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<
         .map(|(_, heard)| heard)
         .max_by_key(|heard| heard.ts_ns)
         .map(|heard| (heard.stream, heard.frame))
+}
+
+/// The newest acknowledgment, by a server, of data the client sent on
+/// another of its connections after the first of the timer's re-sends
+/// `stalls` began (captured by the last re-send), as many bytes at once
+/// as the largest segment re-sent: what the client sent got through
+/// then, its uplink was up (nDPI's alexa-app 110: only small segments
+/// acknowledged elsewhere while the client's full-size ones to two other
+/// servers were being re-sent too: its uplink, not a box matching this
+/// flow). Its `tcp.stream`, frame, and whether it was to this
+/// connection's server address and port (skype.pcap 72: stream 77, to
+/// the same server and port, acknowledged throughout: no filter of the
+/// application or the port, but of this connection's state).
+fn sent_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<(u64, u64, bool)> {
+    let began = stalls
+        .iter()
+        .filter_map(|(w, _)| f.record(w.from_frame))
+        .map(|r| r.ts_ns)
+        .min()?;
+    let largest = stalls.iter().map(|(_, r)| r.len).max()?;
+    let server = f.report.server;
+    f.acked_at_resends
+        .iter()
+        .filter(|(resend, d)| {
+            d.sent_ns > began
+                && d.bytes >= largest
+                && stalls.iter().any(|(_, r)| r.frame == *resend)
+        })
+        .map(|(_, d)| d)
+        .max_by_key(|d| d.ts_ns)
+        .map(|d| {
+            (
+                d.stream,
+                d.frame,
+                d.server == server.ip && d.port == server.port,
+            )
+        })
 }
 
 /// The peer's first packet after the last of the timer's re-sends

@@ -93,6 +93,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         path_stalls: &[],
         late_retransmissions: &[],
         heard_at_resends: &[],
+        acked_at_resends: &[],
         client_clock_hz: None,
         windowed: false,
         sibling_closes: &[],

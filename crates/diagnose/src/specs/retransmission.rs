@@ -1416,6 +1416,75 @@ fn a_black_hole_while_the_clients_other_connections_received_is_this_connections
     ));
 }
 
+/// The backoff series of [`backoff_series`] (three copies, the last
+/// acknowledged), beside another connection of the client's: to the
+/// same server and port (`same`) or another server, its request of
+/// `bytes` sent at `at` ms (the stall began at 100) and acknowledged on
+/// arrival, and its answer 10 ms later (the client heard it).
+fn backoff_series_sending_beside(same: bool, at: f64, bytes: u32) -> Outcome {
+    let mut other = Wire::new(Path::at_client(RTT));
+    other.handshake(at - 60.0);
+    let req = other.data(C, at, bytes);
+    other.ack(S, other.arrival(req));
+    let answer = other.data(S, other.arrival(req) + 10.0, 300);
+    other.ack(C, other.arrival(answer));
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    if same {
+        w.join(other, 50_001, 443);
+    } else {
+        w.join_server(other, 50_001, "192.0.2.99");
+    }
+    let req = w.data(C, 100.0, 100);
+    w.lose(req);
+    let mut t = 100.0;
+    let mut rto = RTO;
+    for i in 0..3 {
+        t += rto;
+        rto *= 2.0;
+        let again = w.resend(t, req);
+        if i < 2 {
+            w.lose(again);
+        } else {
+            w.ack(S, w.arrival(again));
+        }
+    }
+    w.run()
+}
+
+/// What the client sent on its other connection during the stall,
+/// acknowledged, proves its uplink was up: a drop of this flow's alone,
+/// and where that connection was to the same server address and port
+/// (nDPI's skype.pcap 72 and 91: another connection to the peer's port
+/// acknowledged meanwhile), of state kept for this connection alone. Not
+/// data sent before the stall began, nor less at once than the segment
+/// the timer re-sent (nDPI's alexa-app 110: small segments got through
+/// while full-size ones were lost on three connections): then nothing
+/// shows the uplink was up.
+#[test]
+fn what_the_client_sent_elsewhere_in_a_black_hole_says_whether_its_uplink_was_up() {
+    let sent = |o: &Outcome| match o.the(RtoStall).detail {
+        Detail::RtoStall {
+            unanswered: true,
+            heard_elsewhere: Some(_),
+            sent_elsewhere,
+            ..
+        } => sent_elsewhere,
+        ref other => panic!("{other:?}"),
+    };
+    let o = backoff_series_sending_beside(true, 600.0, 200);
+    let Some((stream, _, true)) = sent(&o) else {
+        panic!("{:?}", sent(&o))
+    };
+    assert_ne!(stream, o.the(RtoStall).stream);
+    let o = backoff_series_sending_beside(false, 600.0, 200);
+    assert!(matches!(sent(&o), Some((_, _, false))), "{:?}", sent(&o));
+    // Sent before the stall began (acknowledged within it), or smaller
+    // than what the timer re-sent: no proof.
+    assert_eq!(sent(&backoff_series_sending_beside(true, 80.0, 200)), None);
+    assert_eq!(sent(&backoff_series_sending_beside(true, 600.0, 50)), None);
+}
+
 /// A black hole the peer had no part in: when a copy got through in the
 /// end, the peer acknowledged it in sequence, so it had held the
 /// connection all along (nDPI's skype_no_unknown.pcap 36: the server's
