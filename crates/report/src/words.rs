@@ -3467,7 +3467,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                         .to_string()
                 }
                 None if path_ms >= *unexplained_ms && path_ms >= 1.0 => "The client's path was slower when the handshake began \
-                     than when the connection opened: a queue on the way (behind the client's other transfers, or other hosts' on a \
+                     than at its quickest on this connection: a queue on the way (behind the client's other transfers, or other hosts' on a \
                      shared link; the capture shows only the client's), a radio's scheduling, a route that changed. Where the queue is \
                      the client's own: active queue management on the bottleneck (fq_codel, cake), fewer parallel connections (one \
                      HTTP/2 connection), or more bandwidth."

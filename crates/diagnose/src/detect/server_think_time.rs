@@ -65,7 +65,13 @@
 //! Linux's timer fires from within a tick of its clock, as early as 30 ms
 //! (a 100 Hz kernel's): an ACK 30-40 ms after the arrival is the timer's
 //! on a path that cannot have grown that much (its jitter, ten times its
-//! round trip: a loopback, a LAN), and bounds nothing there.
+//! round trip: a loopback, a LAN), and bounds nothing there. And no
+//! delayed-ACK timer of the common stacks waits more than 200 ms: a pure
+//! ACK of the whole request later than that (and half a round trip, the
+//! placement's own error) after the round trip's placement of its
+//! arrival says the request arrived late (a phone's uplink held it), when
+//! within the timer not known: the server's time is what followed that
+//! ACK, all that is certain (nDPI's KakaoTalk_talk 5, jpegs.cap 3).
 //!
 //! Nor does an acknowledgment ask anything on a channel whose two sides
 //! acknowledge each other's messages with a small message of one size,
@@ -916,16 +922,17 @@ pub(super) fn exchange_turns(
             .unwrap_or(x.request_last.ts_ns + f.server_side_ns)
             .saturating_sub(f.jitter_ns);
         let tq_copy = tq;
-        let first_ack = request.and_then(|request| {
+        let first_ack_record = request.and_then(|request| {
             span.iter()
                 .find(|s| {
                     s.dir == Direction::ServerToClient && s.ack_set && seq::le(request.end, s.ack)
                 })
                 .filter(|acked| acked.ts_ns >= first_copy)
-                // (Less what held that ACK on the path, by the server's
-                // clock, but never before the request can have arrived.)
-                .map(|acked| (acked.ts_ns - f.held_after_sending_ns(acked)).max(first_copy))
         });
+        // (Less what held that ACK on the path, by the server's clock, but
+        // never before the request can have arrived.)
+        let first_ack = first_ack_record
+            .map(|acked| (acked.ts_ns - f.held_after_sending_ns(acked)).max(first_copy));
         let tq = first_ack.map_or(tq, |acked| tq.min(acked));
         // A needless re-send proves the original arrived, not when: its
         // ACK (the answer's own, when none came before it) leaving later
@@ -938,8 +945,30 @@ pub(super) fn exchange_turns(
             let covers = request.is_some_and(|q| answer.ack_set && seq::le(q.end, answer.ack));
             covers.then(|| answer.ts_ns - f.held_after_sending_ns(answer))
         });
+        // Without a re-send too: a server's TCP acknowledges a whole
+        // request within its delayed-ACK timer, so a pure ACK of it that
+        // left later than that after the round trip's placement of its
+        // arrival says the request arrived later, when within the timer
+        // is not known: the server's time is at least what followed that
+        // ACK (nDPI's KakaoTalk_talk 5: pure ACKs 339 and 534 ms beyond
+        // the round trip, each followed by the answer within 5 ms: the
+        // phone's uplink held the requests; nDPI's MacOS capture.pcap 3,
+        // an ACK 580 ms beyond it, the answer 0.3 ms after it on the
+        // server's clock, the request's last segment reported twice).
+        // (Later by more than half a round trip too: the placement is the
+        // round trip's, which varies; tcpflow's bug8.pcap 3, an ACK 202 ms
+        // beyond it on a 114 ms path, is a BSD's 200 ms timer.)
+        let late_pure_ack = first_ack_record.is_some_and(super::pure_ack);
+        let beyond_timer =
+            |acked: i64, margin: i64| acked - tq > super::DELAYED_ACK_MAX_NS + margin;
+        let placement_error = f.rtt_ns.unwrap_or(0) / 2;
         let tq = match acked_at {
-            Some(acked) if skipped_needless && acked - tq > super::DELAYED_ACK_MAX_NS => acked,
+            Some(acked)
+                if (skipped_needless && beyond_timer(acked, 0))
+                    || (late_pure_ack && beyond_timer(acked, placement_error)) =>
+            {
+                acked
+            }
             _ => tq,
         };
         // Held only if the server still had data in flight when the

@@ -2298,6 +2298,41 @@ fn a_request_whose_needless_copy_came_with_an_ack_later_than_any_delayed_ack_arr
     }
 }
 
+/// nDPI's KakaoTalk_talk.pcap 5, jpegs.cap 3: a request the client's
+/// uplink held (no re-send), the server's pure ACK of it `late_ms` after
+/// the round trip placed its arrival, the answer 5 ms after that ACK. A
+/// server's TCP acknowledges a whole request within its delayed-ACK
+/// timer (200 ms at most on the common stacks): later by more than that
+/// and half the round trip (the placement's own error), the request
+/// arrived late, when within the timer not known, and the server's time
+/// is only what followed its ACK: 5 ms, no finding. An ACK 150 ms after
+/// the placement, or 210 (within the timer and half a 40 ms round trip:
+/// tcpflow's bug8.pcap 3, a BSD's 200 ms timer), says nothing of that:
+/// timed from the placement.
+#[test]
+fn a_pure_ack_later_than_any_delayed_ack_timer_says_the_request_arrived_late() {
+    const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+    for late_ms in [400.0, 210.0, 150.0] {
+        let mut w = Wire::new(Path::at_client(40.0));
+        let [_, _, ack] = w.handshake(0.0);
+        let request = w.send(C, w.sent(ack) + 1.0, REQUEST);
+        w.ack(S, w.arrival(request) + late_ms);
+        let answer = w.send(S, w.arrival(request) + late_ms + 5.0, bytes(300));
+        w.ack(C, w.arrival(answer));
+        let o = w.run();
+        if late_ms > 200.0 + 20.0 {
+            o.has_no(ServerThinkTime);
+        } else {
+            let f = o.the(ServerThinkTime);
+            assert_waits(
+                &f.waits,
+                &[o.wait(request, answer, None, late_ms + 5.0)],
+                EXACT,
+            );
+        }
+    }
+}
+
 /// The evidence of a slow answer names the server's pure ACK of the whole
 /// question between question and answer, when one was captured: it shows
 /// the question had arrived when it left (on the server's own clock,
@@ -2334,8 +2369,10 @@ fn the_servers_ack_of_the_question_is_cited_between_question_and_answer() {
 /// placement, and the server's time began there (netflix.pcap 35: 9 KB
 /// acknowledged 520 ms after the client sent them on a 51 ms path, the
 /// answer 27 ms later; 533 ms had been called the server's). One small
-/// request acknowledged as late may be a delayed-ACK timer's: that ACK
-/// bounds nothing.
+/// request acknowledged as late is no timer's either (200 ms at most, and
+/// this one is 300 ms beyond the placement): it arrived late, and the
+/// server's time is what followed the ACK (see
+/// `a_pure_ack_later_than_any_delayed_ack_timer_says_the_request_arrived_late`).
 #[test]
 fn an_ack_of_more_than_a_segment_left_on_arrival_however_late() {
     let upload = |segments: u32, think: f64| {
@@ -2366,13 +2403,13 @@ fn an_ack_of_more_than_a_segment_left_on_arrival_however_late() {
         EXACT,
         "from the ACK to the answer",
     );
-    // One segment, its ACK 300 ms beyond the round trip: a timer's, for
-    // all the ACK shows; the server's time runs from the round trip's
-    // placement of the request.
+    // One segment, its ACK 300 ms beyond the round trip: later than any
+    // delayed-ACK timer, so the same.
+    upload(1, 10.0).has_no(ServerThinkTime);
     assert_ms(
-        upload(1, 10.0).the(ServerThinkTime).cost_ms,
-        310.0,
+        upload(1, 60.0).the(ServerThinkTime).cost_ms,
+        60.0,
         EXACT,
-        "from the round trip's placement",
+        "from the ACK to the answer",
     );
 }
