@@ -74,6 +74,9 @@ pub struct ConnectionFacts {
     pub stats: [DirectionStats; 2],
     /// The TLS session, if the connection carried TLS.
     pub tls: Option<TlsFacts>,
+    /// A hello that only looked like TLS's (tls.rs's `not_tls`): `tls`
+    /// is then None.
+    pub tls_lookalike: Option<crate::model::TlsLookalike>,
     /// Request/response exchanges kept (the first ones).
     pub exchanges: Vec<Exchange>,
     /// All exchanges seen, kept or not.
@@ -296,7 +299,21 @@ impl Connection {
                 std::mem::take(&mut c.half[0].stats),
                 std::mem::take(&mut c.half[1].stats),
             ],
-            tls: c.tls.as_deref_mut().map(tls_facts),
+            // (Not a hello that only looked like TLS's: tls.rs's
+            // `not_tls`.)
+            tls_lookalike: c.tls.as_deref().and_then(|t| {
+                let not_tls = t.not_tls?;
+                Some(crate::model::TlsLookalike {
+                    hello_frame: t.client_hello_at.map_or(not_tls.frame, |(h, _)| h.frame),
+                    not_tls_frame: not_tls.frame,
+                    version: t.version().map(crate::model::TlsVersion),
+                })
+            }),
+            tls: c
+                .tls
+                .as_deref_mut()
+                .filter(|t| t.not_tls.is_none())
+                .map(tls_facts),
             exchanges: std::mem::take(&mut c.exchanges.kept),
             exchanges_total: c.exchanges.total,
             greeting: c.exchanges.greeting,

@@ -144,6 +144,7 @@ impl Embryo {
                 DirectionStats::default(),
             ],
             tls: None,
+            tls_lookalike: None,
             exchanges: Vec::new(),
             exchanges_total: 0,
             greeting: None,

@@ -303,6 +303,11 @@ pub struct TlsSession {
     pub messages: Vec<TlsMessageRef>,
     /// The stream stopped looking like TLS (or sync was lost).
     pub broken: bool,
+    /// Bytes that were not TLS records came, either way, before the
+    /// client's Finished (not bytes lost to a hole): the hello only looked
+    /// like TLS's (Skype's SSL 2.0-style hello and its own bytes after
+    /// it), or a server that does not speak TLS answered it.
+    pub not_tls: Option<Stamp>,
     /// TLS started after a plaintext preamble (proxy, STARTTLS): which,
     /// where, and the preamble's first frame (true: sent by the server).
     pub preamble: Option<(crate::preamble::Start, (Stamp, bool))>,
@@ -519,6 +524,9 @@ impl TlsSession {
         }
         if records.is_broken() {
             self.broken = true;
+            if !records.lost_sync() && self.client_finished.is_none() && self.not_tls.is_none() {
+                self.not_tls = Some(at);
+            }
         }
         // Framing lost to a hole in the capture (segments never captured,
         // fed as missing bytes alone) leaves the bytes up to the next
@@ -1608,6 +1616,34 @@ mod tests {
             let cut = self.tls.messages.iter().filter(|m| m.cut);
             cut.map(|m| (m.frame, m.message)).collect()
         }
+    }
+
+    /// Bytes that are no TLS record before the client's Finished make the
+    /// hello a lookalike (nDPI's skype.pcap: an SSL 2.0-format hello, then
+    /// Skype's own 48 bytes); after the handshake they say nothing of it,
+    /// nor does framing lost to a hole in the capture (a segment never
+    /// captured, its bytes skipped in the middle of a header).
+    #[test]
+    fn bytes_that_are_no_record_before_the_finished_make_a_lookalike() {
+        let mut cap = Capture::new(usize::MAX);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 300)]);
+        cap.segment(2, C, &[vec![0x8e; 48]]);
+        assert_eq!(cap.tls.not_tls.map(|s| s.frame), Some(2));
+        // The same after a whole handshake: a lookalike it is not.
+        let mut cap = Capture::new(usize::MAX);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 300)]);
+        let finished = || record(ct::HANDSHAKE, 0x0303, &[0x33; 40]);
+        cap.segment(2, S, &[handshake(ht::SERVER_HELLO, 80), ccs(), finished()]);
+        cap.segment(3, C, &[ccs(), finished()]);
+        assert_eq!(cap.tls.client_finished.map(|s| s.frame), Some(3));
+        cap.segment(4, C, &[vec![0x8e; 48]]);
+        assert!(cap.tls.broken);
+        assert_eq!(cap.tls.not_tls, None);
+        // A hole inside a record header loses framing, not TLS.
+        let mut cap = Capture::new(usize::MAX);
+        cap.segment(1, C, &[handshake(ht::CLIENT_HELLO, 300)]);
+        cap.hole(2, S, 3);
+        assert_eq!(cap.tls.not_tls, None);
     }
 
     /// TLS 1.3 under `tcpdump -s 96` (30 payload bytes): the hellos keep

@@ -935,7 +935,9 @@ impl<'s> Tracker<'s> {
             c.client_clock_hz = self.calls.client_clocks.hz(c.client.ip);
             // SYNs nothing answered, in a capture of the clients'
             // direction only: the answer may be what it did not keep.
-            c.one_way_capture = !self.calls.syn_ack_seen && self.calls.client_went_on_unseen;
+            c.one_way_capture = !self.calls.syn_ack_seen
+                && !self.calls.server_spoke
+                && self.calls.client_went_on_unseen;
         }
         // Whether a box answered its client for other servers too, on its
         // SYN-ACK's clock (shared_clock.rs).
@@ -1138,6 +1140,7 @@ fn track_in(
         calls.client_went_on_unseen = true;
     }
     if dir == Direction::ServerToClient {
+        calls.server_spoke = true;
         // (How late a pure ACK came, where it timed a round trip: beyond
         // the fastest the server acknowledged the client's data with one
         // before, this one's included: a server that always acknowledges

@@ -133,6 +133,10 @@ pub(crate) struct Calls {
     /// capture held nothing of its server's for: with no SYN-ACK anywhere,
     /// the capture kept the clients' direction only.
     pub client_went_on_unseen: bool,
+    /// A server's packet was seen, on any connection: the capture keeps
+    /// the servers' direction too, whatever SYN-ACKs it missed (it began
+    /// after their handshakes: nDPI's MacOS capture.pcap).
+    pub server_spoke: bool,
     answered: VecDeque<Asking>,
     /// (stream, the request's first segment's time), in capture order.
     opened: VecDeque<(u64, i64)>,

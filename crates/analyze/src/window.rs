@@ -284,6 +284,7 @@ impl Connection {
             rtt: c.rtt_facts(),
             stats: [c.half[0].stats.clone(), c.half[1].stats.clone()],
             tls: None,
+            tls_lookalike: None,
             exchanges_total: exchanges.len() as u32,
             exchanges,
             greeting: None,

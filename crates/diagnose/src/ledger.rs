@@ -1014,6 +1014,7 @@ fn report_with(
         client_to_server: c.stats[0].clone(),
         server_to_client: c.stats[1].clone(),
         tls,
+        tls_lookalike: c.tls_lookalike.map(Box::new),
         exchanges: c.exchanges_total,
         ledger,
         excess_rtts,

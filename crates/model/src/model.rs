@@ -836,6 +836,21 @@ pub struct TlsReport {
     pub started_after: Option<PreambleKind>,
 }
 
+/// A connection that began with a hello in TLS's format (a ClientHello,
+/// perhaps in SSL 2.0's) and then carried, either way, bytes that were no
+/// TLS records before the client's Finished: a protocol that mimics TLS's
+/// hello (Skype's), or a server that does not speak TLS answering one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TlsLookalike {
+    /// The hello's first frame.
+    pub hello_frame: u64,
+    /// The frame whose bytes were no TLS record.
+    pub not_tls_frame: u64,
+    /// The version the server's hello named, if one parsed (what a
+    /// dissector reads as the TLS version).
+    pub version: Option<TlsVersion>,
+}
+
 /// How a connection ended (as far as the capture shows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -2247,6 +2262,11 @@ pub struct ConnectionReport {
     /// The TLS session, if the connection carried TLS (boxed: a report is
     /// moved from thread to thread, and most of a SYN flood's have none).
     pub tls: Option<Box<TlsReport>>,
+    /// A hello in TLS's format whose connection then carried bytes that
+    /// were no TLS records before the handshake completed: not TLS (its
+    /// `tls` is null), though a dissector reads its hello as one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_lookalike: Option<Box<TlsLookalike>>,
     /// Request/response exchanges seen (HTTP/1.x or other turn-taking data).
     pub exchanges: u32,
     /// The round-trip ledger: one row per phase.
@@ -2479,11 +2499,12 @@ mod tests {
     /// TLS session (280 bytes, none for most of a flood) is boxed for it.
     /// (576 until session 68: `path_queue_ms`, 8 bytes the totals needed
     /// to add up, and `handshake.shared_clock_servers`, whose 2 bytes
-    /// crossed a word.)
+    /// crossed a word; 592 until session 79: `tls_lookalike`'s box, a
+    /// pointer, what a hello that only looked like TLS's needs said.)
     #[test]
     fn a_report_stays_small_to_move() {
         let size = std::mem::size_of::<ConnectionReport>();
-        assert!(size <= 592, "ConnectionReport is {size} bytes");
+        assert!(size <= 600, "ConnectionReport is {size} bytes");
     }
 
     /// Two files: a's frames 1-3 are merged frames 1-3, b's 1-2 are 4-5,

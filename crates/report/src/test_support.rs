@@ -37,6 +37,7 @@ pub(crate) fn report(server_port: u16) -> ConnectionReport {
         client_to_server: DirectionStats::default(),
         server_to_client: DirectionStats::default(),
         tls: None,
+        tls_lookalike: None,
         exchanges: 0,
         ledger: vec![],
         excess_rtts: 0.0,

@@ -2888,19 +2888,41 @@ fn a_client_that_gave_up_on_a_request_never_acknowledged_waited_until_its_fin() 
 }
 
 /// nDPI's skype.pcap stream 3 and skype_no_unknown.pcap stream 41 (0 and
-/// 1 here): TLS handshakes whose client's bytes were never acknowledged,
-/// its timer re-sending them, and the client let go: stream 0's
-/// ClientHello re-sent twelve times over 55 s, then its RST (frame 17);
-/// stream 1's 28-byte write held by Nagle and then lost, its FIN (24)
-/// 1.1 s after it, before the timer's first copy. The handshake never
+/// 1 here): handshakes whose client's bytes were never acknowledged, its
+/// timer re-sending them, and the client let go: stream 0's ClientHello
+/// re-sent twelve times over 55 s, then its RST (frame 17); stream 1's
+/// 28-byte write held by Nagle and then lost, its FIN (24) 1.1 s after
+/// it, before the timer's first copy. Stream 0's handshake never
 /// completed and the client waited until it let go: a row to that frame
 /// whose excess the `rto_stall` (its last wait to that frame, the
-/// giving up not counted a timer) explains whole.
+/// giving up not counted a timer) explains whole. Stream 1 is no TLS:
+/// its hello is in SSL 2.0's format, and the 28 bytes after it are no
+/// TLS record (Skype's own, judged twice: no TLS words, no
+/// `tls_extra_rtt`); its stall is the transfer's, to that FIN too.
 #[test]
 fn a_handshake_whose_client_gave_up_on_its_unacknowledged_bytes_ends_there() {
     let capture = data_dir().join("other-projects/ndpi-skype-hello-given-up.pcap");
     let doc = run_rttdoc_json(&capture);
-    for (stream, closed) in [(0u64, 17u64), (1, 24)] {
+    let skype = &doc["connections"][1];
+    assert!(skype["tls"].is_null(), "{}", skype["tls"]);
+    let lookalike = &skype["tls_lookalike"];
+    assert_eq!(
+        (&lookalike["hello_frame"], &lookalike["not_tls_frame"]),
+        (&serde_json::json!(21), &serde_json::json!(23)),
+        "{lookalike}"
+    );
+    assert!(doc["connections"][0]["tls_lookalike"].is_null());
+    let stall = stream_finding(&doc, 1, "rto_stall", "transfer");
+    assert_eq!(stall["frames"].as_array().unwrap().last().unwrap(), 24);
+    assert!(
+        findings_of(&doc, 1)
+            .iter()
+            .all(|x| x["kind"] != "tls_extra_rtt"
+                && !x["explanation"].as_str().unwrap().contains("TLS")),
+        "{doc}"
+    );
+    {
+        let (stream, closed) = (0u64, 17u64);
         let conn = &doc["connections"][stream as usize];
         let row = conn["ledger"]
             .as_array()

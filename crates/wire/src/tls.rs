@@ -90,6 +90,12 @@ impl<T: Copy + Default> RecordStream<T> {
         self.broken
     }
 
+    /// True when framing was lost to bytes missing inside a record
+    /// header (see [`skip`](Self::skip)), not to bytes that were not TLS.
+    pub fn lost_sync(&self) -> bool {
+        self.lost_sync
+    }
+
     /// Number of complete records seen.
     pub fn records(&self) -> u64 {
         self.records

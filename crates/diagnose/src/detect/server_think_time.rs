@@ -962,12 +962,24 @@ pub(super) fn exchange_turns(
         let beyond_timer =
             |acked: i64, margin: i64| acked - tq > super::DELAYED_ACK_MAX_NS + margin;
         let placement_error = f.rtt_ns.unwrap_or(0) / 2;
+        // Nor where that pure ACK came with the answer in the release of
+        // a proven stall of the client's path (path_stall.rs): the path
+        // held both, and when either left is not known (nDPI's alexa-app
+        // 24 and 25: after 148 ms of silence from every server, the ACK
+        // of the request 1 ms before the answer): only what followed the
+        // ACK is certain, the rest of the wait the stall's.
+        let stall_of = |ts_ns: i64| f.path_stall_at(ts_ns).map(|s| s.to_frame);
+        let released_together = late_pure_ack
+            && first_ack_record.is_some_and(|a| {
+                stall_of(a.ts_ns).is_some_and(|stall| stall_of(first.ts_ns) == Some(stall))
+            });
         let tq = match acked_at {
             Some(acked)
                 if (skipped_needless && beyond_timer(acked, 0))
-                    || (late_pure_ack && beyond_timer(acked, placement_error)) =>
+                    || (late_pure_ack && beyond_timer(acked, placement_error))
+                    || released_together =>
             {
-                acked
+                acked.max(tq)
             }
             _ => tq,
         };

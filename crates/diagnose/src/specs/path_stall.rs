@@ -111,8 +111,11 @@ fn two_servers_stamped(
 /// The answer and the server's ACK of the request fell due at 130 ms,
 /// the other server's ACK at 151 ms; all came at 280 ms. The stall is
 /// proven from 151 ms (the less late witness: 129 ms late), so 129 ms of
-/// the answer's 150 are the path's, and the 21 before are the server's,
-/// as far as the capture can tell.
+/// the answer's 150 are the path's. The 21 before are not the server's:
+/// its ACK of the request came in the same release, held too, so when
+/// it or the answer left is not known, and nothing the capture shows of
+/// the server's time is certain (nDPI's alexa-app 24 and 25, once 43
+/// and 73 ms of server time).
 #[test]
 fn an_answer_held_with_another_servers_packets_through_a_silence_was_the_paths() {
     let (o, req, resp) = two_servers(Path::at_client(40.0), 90.0, 0.0, 111.0, true);
@@ -137,12 +140,7 @@ fn an_answer_held_with_another_servers_packets_through_a_silence_was_the_paths()
     );
     assert_ms(late1.min(late2), 129.0, 0.05, "the other server's ACK");
     assert_ms(late1.max(late2), 150.1, 0.05, "this server's ACK");
-    assert_ms(
-        o.the(ServerThinkTime).cost_ms,
-        21.0,
-        0.05,
-        "before the stall was proven",
-    );
+    o.has_no(ServerThinkTime);
 }
 
 /// The same, the server's TSvals on a 1 kHz clock: they say the answer

@@ -274,6 +274,22 @@ fn syns_nothing_answered_in_a_capture_of_the_clients_direction_say_so() {
     }
     let o = w.run();
     assert!(unanswered(&o) && !one_way(&o));
+    // nDPI's MacOS capture.pcap: no SYN-ACK anywhere (the capture began
+    // after the other connection's handshake), but that server's packets
+    // are in it: both directions kept.
+    let mut w = Wire::new(Path::at_client(RTT));
+    for t in [0.0, 1000.0, 3000.0] {
+        let syn = w.syn(t);
+        w.lose(syn);
+    }
+    let mut other = Wire::new(Path::at_client(RTT));
+    let [syn, syn_ack, ack] = other.handshake(500.0);
+    let request = other.send(C, other.sent(ack), b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let answer = other.send(S, other.arrival(request) + 1.0, bytes(300));
+    other.ack(C, other.arrival(answer));
+    let joined = w.join(other, 40001, 443);
+    let o = w.run_missing(&[joined.id(syn), joined.id(syn_ack)]);
+    assert!(unanswered(&o) && !one_way(&o));
 }
 
 /// The SYN-ACK the finding says answered the first SYN before the client

@@ -460,7 +460,12 @@ impl StreamFacts {
             initial_rtt_us: c["tcp_handshake_ms"]
                 .as_f64()
                 .map(|ms| (ms * 1000.0).round() as i64),
-            tls_version: c["tls"]["version"].as_str().map(String::from),
+            // (A hello that only looked like TLS's: what its server's
+            // hello named, as tshark reads it.)
+            tls_version: c["tls"]["version"]
+                .as_str()
+                .or(c["tls_lookalike"]["version"].as_str())
+                .map(String::from),
         }
     }
 }
