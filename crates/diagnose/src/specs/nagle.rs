@@ -1336,27 +1336,9 @@ fn a_hold_of_bytes_the_path_then_lost_for_good_costs_nothing() {
         };
         // (At the server the lost segments never show.)
         if path.at < 1.0 {
-            let o = held_then(true);
-            let f = o.the(NagleHold);
-            assert_eq!(f.cost_ms, 0.0, "{path:?}");
-            assert!(matches!(
-                f.detail,
-                Detail::Nagle {
-                    undelivered: true,
-                    ..
-                }
-            ));
+            assert_undelivered(&held_then(true));
         }
-        let kept = held_then(false);
-        let f = kept.the(NagleHold);
-        assert_ms(f.cost_ms, RTT + KERNEL, EXACT, "the control's hold");
-        assert!(matches!(
-            f.detail,
-            Detail::Nagle {
-                undelivered: false,
-                ..
-            }
-        ));
+        assert_delivered(&held_then(false));
     }
 }
 
@@ -1399,7 +1381,13 @@ fn a_hold_of_bytes_delivered_only_after_the_sender_let_go_costs_nothing() {
         }
         w.run_lost(&lost)
     };
-    let o = held_then(true);
+    assert_undelivered(&held_then(true));
+    assert_delivered(&held_then(false));
+}
+
+/// The hold cost nothing, what it held never reaching the receiver in
+/// time, and says so.
+fn assert_undelivered(o: &Outcome) {
     let f = o.the(NagleHold);
     assert_eq!(f.cost_ms, 0.0);
     assert!(matches!(
@@ -1409,8 +1397,11 @@ fn a_hold_of_bytes_delivered_only_after_the_sender_let_go_costs_nothing() {
             ..
         }
     ));
-    let kept = held_then(false);
-    let f = kept.the(NagleHold);
+}
+
+/// The control: the hold cost its wait for the ACK.
+fn assert_delivered(o: &Outcome) {
+    let f = o.the(NagleHold);
     assert_ms(f.cost_ms, RTT + KERNEL, EXACT, "the control's hold");
     assert!(matches!(
         f.detail,
