@@ -455,10 +455,6 @@ fn each_copy_acked(f: &Facts<'_>, r: &SegmentRecord) -> Option<ArrivalProof> {
         })
 }
 
-/// The longest a receiver may delay its ACK of data (RFC 1122 4.2.3.2:
-/// "MUST be less than 0.5 seconds").
-const DELAYED_ACK_LIMIT_NS: i64 = 500_000_000;
-
 /// The least time between an ACK and a duplicate of it drawn by another
 /// segment's arrival (see [`duplicate_drawn_by_a_copy`]).
 const DOUBLED_ACK_NS: i64 = 5_000_000;
@@ -1307,7 +1303,7 @@ fn held_past_timer(
     let held = f.on_clock_of(r.dir, ack)
         - f.on_clock_of(r.dir, first)
         - f.rtt_ns.filter(|&rtt| rtt > 0)?;
-    (held >= DELAYED_ACK_LIMIT_NS).then(|| {
+    (held >= super::causality::MAX_ACK_DELAY_NS).then(|| {
         let wait = Wait {
             from_frame: first.frame,
             to_frame: ack.frame,
