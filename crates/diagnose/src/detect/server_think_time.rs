@@ -958,7 +958,7 @@ pub(super) fn exchange_turns(
         // (Later by more than half a round trip too: the placement is the
         // round trip's, which varies; tcpflow's bug8.pcap 3, an ACK 202 ms
         // beyond it on a 114 ms path, is a BSD's 200 ms timer.)
-        let late_pure_ack = first_ack_record.is_some_and(super::pure_ack);
+        let first_ack_pure = first_ack_record.is_some_and(super::pure_ack);
         let beyond_timer =
             |acked: i64, margin: i64| acked - tq > super::DELAYED_ACK_MAX_NS + margin;
         let placement_error = f.rtt_ns.unwrap_or(0) / 2;
@@ -969,14 +969,14 @@ pub(super) fn exchange_turns(
         // of the request 1 ms before the answer): only what followed the
         // ACK is certain, the rest of the wait the stall's.
         let stall_of = |ts_ns: i64| f.path_stall_at(ts_ns).map(|s| s.to_frame);
-        let released_together = late_pure_ack
+        let released_together = first_ack_pure
             && first_ack_record.is_some_and(|a| {
                 stall_of(a.ts_ns).is_some_and(|stall| stall_of(first.ts_ns) == Some(stall))
             });
         let tq = match acked_at {
             Some(acked)
                 if (skipped_needless && beyond_timer(acked, 0))
-                    || (late_pure_ack && beyond_timer(acked, placement_error))
+                    || (first_ack_pure && beyond_timer(acked, placement_error))
                     || released_together =>
             {
                 acked.max(tq)
