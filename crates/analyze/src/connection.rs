@@ -591,6 +591,9 @@ pub struct Connection {
     /// connection while a client went on past its SYN elsewhere: a
     /// capture of the clients' direction only.
     pub(crate) one_way_capture: bool,
+    /// Its SYNs were sent again: the newest frame the capture had reached
+    /// when it was handed on.
+    pub(crate) seen_until: Option<Stamp>,
     /// Its server's TCP clock read once (shared_clock.rs): the capture
     /// time and TSval of its first SYN-ACK or, when none was captured
     /// before the server's first segment (a capture begun after the
@@ -699,6 +702,7 @@ impl Connection {
             sibling_request: None,
             client_false_starts: false,
             one_way_capture: false,
+            seen_until: None,
             server_clock: None,
             servers_on_clock: 0,
             client_clock_hz: None,

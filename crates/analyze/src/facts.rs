@@ -169,6 +169,11 @@ pub struct ConnectionFacts {
     /// only: no SYN-ACK of any connection in it, while a client went on
     /// past its SYN elsewhere (an answer it did not keep).
     pub one_way_capture: bool,
+    /// Its SYNs were sent again: the newest frame the capture had reached
+    /// when the connection was handed on (the capture's last, or the one
+    /// that found it idle): a client still waiting for an answer waited
+    /// at least until then.
+    pub seen_until: Option<crate::Stamp>,
     /// The name lookup (DNS over UDP) its client made for its server just
     /// before its SYN, if the capture has it (dns.rs).
     pub lookup: Option<Box<crate::NameLookup>>,
@@ -350,6 +355,7 @@ impl Connection {
             client_false_starts: c.client_false_starts,
             sibling_request: c.sibling_request,
             one_way_capture: c.one_way_capture,
+            seen_until: c.seen_until,
             lookup: c.lookup.take(),
             window: None,
             earlier: c.earlier.take(),

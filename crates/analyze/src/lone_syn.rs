@@ -192,6 +192,7 @@ impl Embryo {
             client_false_starts: false,
             sibling_request: None,
             one_way_capture: false,
+            seen_until: None,
             lookup: None,
             window: None,
             earlier: None,

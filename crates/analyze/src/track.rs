@@ -193,6 +193,10 @@ pub struct Tracker<'s> {
     /// Latest capture time seen, and whether the clock is now behind it
     /// (a second pass of the same trace).
     latest_ns: Option<i64>,
+    /// The newest frame the capture has reached (a live source's tick
+    /// moves its time on): a connection set aside now was still there
+    /// then.
+    seen_until: Stamp,
     rewound: bool,
     /// IP fragments waiting for the rest of their datagram.
     defrag: Defragmenter,
@@ -233,6 +237,7 @@ impl<'s> Tracker<'s> {
             rewound_high_ns: None,
             capture_start_ns: None,
             latest_ns: None,
+            seen_until: Stamp::default(),
             rewound: false,
             defrag: Defragmenter::default(),
             finisher,
@@ -287,6 +292,7 @@ impl<'s> Tracker<'s> {
             ts_ns,
         };
         self.advance_clock(ts_ns);
+        self.seen_until = at;
         // Sweep before the frame is tracked: a packet that comes after a
         // connection's linger finds its tombstone, not the connection.
         let sweep_due = self
@@ -369,6 +375,7 @@ impl<'s> Tracker<'s> {
             return;
         }
         self.advance_clock(now_ns);
+        self.seen_until.ts_ns = self.seen_until.ts_ns.max(now_ns);
         // Ticks are rare (a live source's timer): sweep on every one.
         self.sweep(self.progress_ns);
         self.finish_closed(self.progress_ns);
@@ -759,6 +766,7 @@ impl<'s> Tracker<'s> {
     /// themselves.
     pub fn track_segment(&mut self, at: Stamp, seg: &Segment<'_>) {
         self.advance_clock(at.ts_ns);
+        self.seen_until = at;
         self.segment(at, seg);
     }
 
@@ -766,6 +774,7 @@ impl<'s> Tracker<'s> {
     /// timelines.
     pub fn track_dns(&mut self, at: Stamp, d: &rttdoc_wire::UdpDatagram<'_>) {
         self.advance_clock(at.ts_ns);
+        self.seen_until = at;
         self.dns(at, d);
     }
 
@@ -782,6 +791,7 @@ impl<'s> Tracker<'s> {
     /// it: for synthetic timelines.
     pub fn track_quoted(&mut self, at: Stamp, q: &QuotedTcp) {
         self.advance_clock(at.ts_ns);
+        self.seen_until = at;
         self.stats.non_tcp += 1;
         self.quoted(at, q);
     }
@@ -938,6 +948,9 @@ impl<'s> Tracker<'s> {
             c.one_way_capture = !self.calls.syn_ack_seen
                 && !self.calls.server_spoke
                 && self.calls.client_went_on_unseen;
+            // How far the capture went on past its SYNs: a client still
+            // waiting for an answer then waited at least that long.
+            c.seen_until = Some(self.seen_until);
         }
         // Whether a box answered its client for other servers too, on its
         // SYN-ACK's clock (shared_clock.rs).

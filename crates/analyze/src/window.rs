@@ -313,6 +313,7 @@ impl Connection {
             client_false_starts: false,
             sibling_request: None,
             one_way_capture: false,
+            seen_until: None,
             lookup: None,
             window: Some(window),
             earlier: None,

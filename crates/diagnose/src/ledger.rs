@@ -1058,6 +1058,7 @@ fn report_with(
                 client_false_starts: c.client_false_starts,
                 sibling_request: c.sibling_request,
                 one_way_capture: c.one_way_capture,
+                seen_until: c.seen_until,
                 false_start_eligible,
                 server_key_exchange,
                 costly_key_exchange: costly_key_exchange.clone(),

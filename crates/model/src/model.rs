@@ -1657,6 +1657,11 @@ pub enum Detail {
         /// SYN (its frame), and how long after that SYN (ms): its timer's
         /// last wait, waited too.
         gave_up: Option<(u64, f64)>,
+        /// Unanswered and not given up, the capture went on after the last
+        /// SYN no further than the client's timer's next re-send: the
+        /// client was still waiting at the frame it had reached (its
+        /// number), this long after that SYN (ms), waited too.
+        still_waiting: Option<(u64, f64)>,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

@@ -2073,6 +2073,20 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
         Detail::SynRetransmit {
             syns,
             unanswered: true,
+            still_waiting: Some((frame, after_ms)),
+            ..
+        } => format!(
+            "The client sent its SYN {syns} times over {span:.0} ms, and nothing in the capture answered (no SYN-ACK, \
+             RST or ICMP error): the connection never opened. The capture went on to frame {frame}, {after:.1} s after the \
+             last SYN and before the client's timer would send it again: the client was still waiting then, {cost:.0} ms \
+             in all. The SYNs were dropped on the way or the server is down.",
+            span = fx(cost - after_ms),
+            after = fx(after_ms / 1e3),
+            cost = fx(cost),
+        ),
+        Detail::SynRetransmit {
+            syns,
+            unanswered: true,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {cost:.0} ms, and nothing in the capture answered (no SYN-ACK, \
@@ -3933,6 +3947,7 @@ mod tests {
             relay_client_clock: None,
             held_before_capture: None,
             gave_up: None,
+            still_waiting: None,
         };
         let words = explanation(&x);
         assert!(

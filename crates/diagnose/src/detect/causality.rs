@@ -317,7 +317,7 @@ fn obeys(f: &Facts<'_>, w: &Wait, nagle: bool, shift_error_ns: i64) -> bool {
     let (Some(from), Some(to)) = (f.record(w.from_frame), f.record(w.to_frame)) else {
         // Past a capped timeline there is nothing to check a wait
         // against (the exchanges go on): it stands as measured.
-        return beyond_timeline(f, w);
+        return beyond_timeline(f, w) || until_seen(f, w);
     };
     if from.frame > to.frame || w.ms < 0.0 {
         return false;
@@ -501,6 +501,20 @@ fn began_before(
 
 /// Whether a wait cites frames past the end of a timeline that was cut at
 /// its cap ([`rttdoc_analyze::TIMELINE_CAP`]).
+/// A wait from one of the connection's own packets, with no release, to
+/// the frame the capture had reached when the connection was handed on
+/// (`Facts::seen_until`: a client still waiting for an answer to its
+/// SYNs): no longer than the capture shows between the two.
+fn until_seen(f: &Facts<'_>, w: &Wait) -> bool {
+    let (Some(end), Some(from)) = (f.seen_until, f.record(w.from_frame)) else {
+        return false;
+    };
+    w.to_frame == end.frame
+        && w.release_frame.is_none()
+        && w.ms >= 0.0
+        && (w.ms * 1e6) as i64 <= end.ts_ns - from.ts_ns + 1_000
+}
+
 fn beyond_timeline(f: &Facts<'_>, w: &Wait) -> bool {
     let capped = f.timeline.len() >= rttdoc_analyze::TIMELINE_CAP;
     let last = f.timeline.last().map_or(0, |r| r.frame);

@@ -193,6 +193,9 @@ pub struct Facts<'a> {
     /// A capture of the clients' direction only
     /// (`ConnectionFacts::one_way_capture`).
     pub one_way_capture: bool,
+    /// Its SYNs were sent again: the newest frame the capture had reached
+    /// when it was handed on (`ConnectionFacts::seen_until`).
+    pub seen_until: Option<Stamp>,
     /// Its TLS 1.2 session is one a browser false starts in full
     /// (`TlsFacts::false_start_eligible`).
     pub false_start_eligible: bool,

@@ -10,7 +10,11 @@
 //! a longer gap is not a timer (a clock jump, a collage of captures).
 //! Cost: first SYN to the last one (the timeouts waited, summed); when
 //! nothing answered and the client gave up, its RST or FIN after the last
-//! SYN ends the last wait (its timer's, waited too).
+//! SYN ends the last wait (its timer's, waited too); when it had not
+//! given up and the capture went on no further than its timer's next
+//! re-send (twice the last interval; as long, while its SYNs came evenly
+//! spaced), the last wait runs to the frame the capture had reached (at
+//! least that long was waited).
 //! Fix: find the drop (loss on the path, SYN queue overflow: watch
 //! `nstat TcpExtListenOverflows`, raise `net.core.somaxconn`,
 //! `net.ipv4.tcp_max_syn_backlog` and the listen backlog, nginx
@@ -254,8 +258,43 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             release_frame: None,
             ms: (r.ts_ns - last.ts_ns) as f64 / 1e6,
         });
+    // Unanswered and not given up, the client waited on after its last
+    // SYN for as long as the capture shows it: until the frame the
+    // capture had reached when the connection was handed on (its last,
+    // or the one that found it idle), where that came before its timer
+    // would have sent the SYN again; past that, the missing re-send says
+    // the client stopped waiting, when is not known (nDPI's android.pcap
+    // 10: two SYNs a second apart, the capture's end 1.4 s after the
+    // second). A re-send waits twice as long as the one before (Linux,
+    // Windows), or, while the client's SYNs came evenly spaced (macOS's
+    // first five, a second apart: nDPI's skype.pcap 95), as long.
+    let next_resend_ns = {
+        let gap = |i: usize| syns[i].ts_ns - syns[i - 1].ts_ns;
+        let interval = gap(syns.len() - 1).max(0);
+        let even = syns.len() >= 3 && 2 * interval < 3 * gap(syns.len() - 2);
+        if even {
+            interval
+        } else {
+            2 * interval
+        }
+    };
+    let still_waiting = (unanswered && !f.one_way_capture && gave_up.is_none())
+        .then_some(f.seen_until)
+        .flatten()
+        .filter(|end| {
+            end.frame > last.frame
+                && end.ts_ns > last.ts_ns
+                && end.ts_ns - last.ts_ns < next_resend_ns
+        })
+        .map(|end| Wait {
+            from_frame: last.frame,
+            to_frame: end.frame,
+            release_frame: None,
+            ms: (end.ts_ns - last.ts_ns) as f64 / 1e6,
+        });
     let mut waits = waits;
     waits.extend(gave_up);
+    waits.extend(still_waiting);
     let mut x = f.finding(FindingKind::SynRetransmit, Some(Phase::TcpHandshake));
     x.frames = syns.iter().map(|r| r.frame).collect();
     x.frames.extend(gave_up.map(|w| w.to_frame));
@@ -279,6 +318,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             answered_first: first_answered,
         }),
         gave_up: gave_up.map(|w| (w.to_frame, w.ms)),
+        still_waiting: still_waiting.map(|w| (w.to_frame, w.ms)),
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);

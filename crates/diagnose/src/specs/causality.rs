@@ -105,6 +105,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         client_false_starts: false,
         sibling_request: None,
         one_way_capture: false,
+        seen_until: None,
         false_start_eligible: false,
         server_key_exchange: None,
         costly_key_exchange: None,
@@ -259,6 +260,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         relay_client_clock: None,
         held_before_capture: None,
         gave_up: None,
+        still_waiting: None,
     };
     let mut out = vec![x];
     causality::enforce(&f, &mut out);
@@ -277,6 +279,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
             relay_client_clock: None,
             held_before_capture: None,
             gave_up: None,
+            still_waiting: None,
         }
     );
 }

@@ -515,3 +515,76 @@ fn a_client_that_gave_up_on_an_unanswered_syn_waited_until_it_did() {
         }
     }
 }
+
+/// Two SYNs a second apart, unanswered, and another connection of the
+/// client's opening `later_ms` after the second (the capture's last
+/// packet is that handshake's ACK, a round trip on).
+fn unanswered_then_the_capture_goes_on(syn_times: &[f64], later_ms: f64) -> (Outcome, u64) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    for &t in syn_times {
+        let syn = w.syn(t);
+        w.lose(syn);
+    }
+    let mut other = Wire::new(Path::at_client(RTT));
+    let last_syn = syn_times[syn_times.len() - 1];
+    let [_, _, ack] = other.handshake(last_syn + later_ms - RTT);
+    let joined = w.join(other, 40_001, 443);
+    let ack = joined.id(ack);
+    let o = w.run();
+    let last = o.frame(ack);
+    (o, last)
+}
+
+#[test]
+fn a_client_still_waiting_when_the_capture_went_no_further_waited_until_then() {
+    // nDPI's android.pcap 10: two SYNs a second apart, the capture's end
+    // 1.4 s after the second, before the timer's next re-send (2 s on).
+    let (o, last) = unanswered_then_the_capture_goes_on(&[0.0, 1000.0], 1400.0);
+    let x = o.the(SynRetransmit);
+    assert_ms(x.cost_ms, 2400.0, EXACT, "first SYN to the capture's end");
+    assert_cost_is_its_waits(x);
+    let Detail::SynRetransmit { still_waiting, .. } = x.detail else {
+        panic!("{:?}", x.detail);
+    };
+    let (frame, after) = still_waiting.expect("still waiting");
+    assert_eq!(frame, last);
+    assert_ms(after, 1400.0, EXACT, "after the last SYN");
+    // The capture went on past the re-send that did not come: the client
+    // stopped waiting, when is not known: the timer's waits only.
+    let timer_only = |syn_times: &[f64], later_ms: f64| {
+        let (o, _) = unanswered_then_the_capture_goes_on(syn_times, later_ms);
+        let x = o.the(SynRetransmit);
+        assert_ms(
+            x.cost_ms,
+            syn_times[syn_times.len() - 1],
+            EXACT,
+            "first to last SYN",
+        );
+        assert!(matches!(
+            x.detail,
+            Detail::SynRetransmit {
+                still_waiting: None,
+                ..
+            }
+        ));
+    };
+    timer_only(&[0.0, 1000.0], 2500.0);
+    // SYNs a second apart (macOS's first five): the next was due a second
+    // after the last, and 1.4 s on it had not come.
+    timer_only(&[0.0, 1000.0, 2000.0], 1400.0);
+    let (o, _) = unanswered_then_the_capture_goes_on(&[0.0, 1000.0, 2000.0], 900.0);
+    assert_ms(
+        o.the(SynRetransmit).cost_ms,
+        2900.0,
+        EXACT,
+        "to the capture's end",
+    );
+    // Doubling (Linux: 1 s, then 2 s): the next due 4 s after the last.
+    let (o, _) = unanswered_then_the_capture_goes_on(&[0.0, 1000.0, 3000.0], 3500.0);
+    assert_ms(
+        o.the(SynRetransmit).cost_ms,
+        6500.0,
+        EXACT,
+        "to the capture's end",
+    );
+}
