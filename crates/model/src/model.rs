@@ -1634,6 +1634,12 @@ pub enum Detail {
         /// lost nor dropped by a full queue; the server's answer to it
         /// was lost on its way back, or held.
         echoed_syn: Option<(u64, u64)>,
+        /// The server's first and last SYN-ACK (frames), where it sent one
+        /// for each SYN, all after the last, each within a second (its own
+        /// SYN-ACK timer) of the one before: it answered every SYN, so
+        /// none was lost and no queue was full; the first, or its answer,
+        /// was held on the way past the client's timer.
+        every_syn_answered: Option<(u64, u64)>,
         /// Nothing in the capture answered any of the SYNs (no SYN-ACK,
         /// RST or ICMP error): the connection never opened here.
         unanswered: bool,

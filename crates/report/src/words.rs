@@ -2124,6 +2124,17 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
         ),
         Detail::SynRetransmit {
             syns,
+            every_syn_answered: Some((first, last)),
+            ..
+        } => format!(
+            "The client sent its SYN {syns} times, and the server answered each (SYN-ACKs, frames {first} to {last}, less \
+             than a second apart: answers, not its own timer's re-sends): every SYN reached it, so none was lost and no \
+             queue was full (a full queue answers nothing). The first SYN, or its answer, was held on the way past the \
+             client's timer: the connection waited {cost:.0} ms for that timer.",
+            cost = fx(cost),
+        ),
+        Detail::SynRetransmit {
+            syns,
             answered_late: None,
             ..
         } => format!(
@@ -3401,6 +3412,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::SynRetransmit {
             answered_late: Some(_),
             ..
+        }
+        | Detail::SynRetransmit {
+            every_syn_answered: Some(_),
+            ..
         } => "Nothing to tune on the server: find what held the path's packets for that long (a phone's or Wi-Fi radio \
              asleep or handing over, a queue filled by other traffic: bufferbloat), by a capture nearer the client."
             .into(),
@@ -3942,6 +3957,7 @@ mod tests {
             answer_lost: None,
             answer_captured_at_client: false,
             echoed_syn: Some((1252, 1216)),
+            every_syn_answered: None,
             unanswered: false,
             one_way_capture: false,
             relay_client_clock: None,

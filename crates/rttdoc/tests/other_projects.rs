@@ -3798,3 +3798,49 @@ fn a_client_asked_for_its_certificate_missed_no_resumption() {
     let kinds: Vec<&str> = second.iter().map(|x| x["kind"].as_str().unwrap()).collect();
     assert!(!kinds.contains(&"resumption_missed"), "{kinds:?}");
 }
+
+/// nDPI's alexa-app.pcapng, streams 59-67 (an Echo behind a Wi-Fi access
+/// point whose uplink held the Echo's packets for about a second): the
+/// SYNs of streams 3 and 4 sent again by the client's 1 s timer, and
+/// each SYN answered (two SYN-ACKs per stream, less than a second apart,
+/// the first of stream 4's 75 ms after its second SYN, in one burst with
+/// four other connections' answers): none was lost and no queue was
+/// full; the first SYN, or its answer, was held past the timer.
+#[test]
+fn a_syn_ack_for_each_syn_is_no_lost_syn() {
+    if !require("a_syn_ack_for_each_syn_is_no_lost_syn", &["tshark"], false) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-answered-twice.pcapng.gz", 9);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 1",
+        &["frame.number", "tcp.stream", "frame.time_relative"],
+    );
+    let answers = |stream: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r[1] == stream)
+            .map(|r| r[0].clone())
+            .collect()
+    };
+    assert_eq!(answers("3"), ["28", "33"], "{rows:?}");
+    assert_eq!(answers("4"), ["31", "53"], "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    for (stream, first, last) in [(3, 28, 33), (4, 31, 53)] {
+        let x = stream_finding(&doc, stream, "syn_retransmit", "tcp_handshake");
+        let words = x["explanation"].as_str().unwrap();
+        assert!(
+            words.contains(&format!("frames {first} to {last}")),
+            "{words}"
+        );
+        assert!(words.contains("none was lost"), "{words}");
+        let fix = x["fix"].as_str().unwrap();
+        assert!(!fix.contains("somaxconn"), "{fix}");
+    }
+    // Stream 5's second SYN came after its first SYN's answer (32): the
+    // answer lost, or held, on the way back; not every SYN answered.
+    let x = stream_finding(&doc, 5, "syn_retransmit", "tcp_handshake");
+    let words = x["explanation"].as_str().unwrap();
+    assert!(words.contains("SYN-ACK, frame 32"), "{words}");
+}

@@ -47,6 +47,12 @@
 //! nor dropped by a full queue (which keep nothing); the server's answer
 //! to it was lost on its way back, or held, and the words and the fix say
 //! so (nDPI's skype_no_unknown.pcap 38).
+//! Where the server sent a SYN-ACK for each SYN, all after the last, each
+//! within a second (its own SYN-ACK timer) of the one before, it answered
+//! every SYN (a server answers a SYN's copy with its SYN-ACK again): none
+//! was lost, no queue was full, and the words and the fix name the path
+//! holding the first, or its answer, past the client's timer (nDPI's
+//! alexa-app.pcapng 63).
 //! Behind a relay that answered the SYN itself (a phone's VPN capture
 //! app: `HandshakeReport::relay`), the capture's times are when the app
 //! read each packet, and an app that stalled stamps a SYN sent a second
@@ -228,6 +234,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         && held_hz.is_none())
     .then(|| echoes_an_earlier_syn(f, &syns))
     .flatten();
+    let every_syn_answered = (answered_late.is_none()
+        && answer_lost.is_none()
+        && echoed_syn.is_none()
+        && !f.report.handshake.relay
+        && held_hz.is_none())
+    .then(|| each_syn_answered(f, &syns))
+    .flatten();
     let unanswered = f.report.handshake.syn_ack_frame.is_none()
         && !f
             .timeline
@@ -308,6 +321,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         answer_captured_at_client: answer_lost.is_some()
             && f.report.vantage == crate::model::Vantage::Client,
         echoed_syn,
+        every_syn_answered,
         unanswered,
         one_way_capture: f.one_way_capture,
         relay_client_clock: relay_clock,
@@ -371,6 +385,36 @@ fn echoes_an_earlier_syn(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<(u64,
         .iter()
         .find(|s| s.timestamped && s.tsval == syn_ack.tsecr && s.frame < syn_ack.frame)?;
     (last.timestamped && last.tsval != earlier.tsval).then_some((syn_ack.frame, earlier.frame))
+}
+
+/// The server's first and last SYN-ACK (frames), where it sent one for
+/// each of the client's SYNs, all after the last, each within its own
+/// SYN-ACK timer (a second) of the one before: not its timer's re-sends
+/// but answers, one a SYN (a server in SYN-RECEIVED answers a copy of the
+/// SYN with its SYN-ACK again, RFC 9293 3.10.7.4, Linux's
+/// `inet_rtx_syn_ack`). Every SYN reached the server, then: none was
+/// lost, and no queue was full (a full queue answers nothing); the
+/// client's timer fired while the first SYN, or its answer, was held on
+/// the way (nDPI's alexa-app.pcapng 63: two SYNs a second apart, while
+/// the client's uplink held its packets, and two SYN-ACKs 170 ms apart,
+/// the first 75 ms after the second SYN, with other connections'
+/// answers in one burst).
+fn each_syn_answered(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<(u64, u64)> {
+    let last = syns.last()?;
+    let syn_acks: Vec<&SegmentRecord> = f
+        .timeline
+        .iter()
+        .filter(|r| r.dir == Direction::ServerToClient && r.flags.syn() && r.flags.ack())
+        .collect();
+    let (first, final_one) = (syn_acks.first()?, syn_acks.last()?);
+    let answers = syn_acks.len() >= syns.len()
+        && first.frame > last.frame
+        && syn_acks.windows(2).all(|p| {
+            p[1].seq == p[0].seq
+                && p[1].ts_ns > p[0].ts_ns
+                && p[1].ts_ns - p[0].ts_ns < SYN_ACK_TIMER_NS
+        });
+    answers.then_some((first.frame, final_one.frame))
 }
 
 /// The frame of the first SYN-ACK captured after the first SYN and

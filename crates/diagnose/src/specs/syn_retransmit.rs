@@ -588,3 +588,42 @@ fn a_client_still_waiting_when_the_capture_went_no_further_waited_until_then() {
         "to the capture's end",
     );
 }
+
+/// The finding's SYN-ACKs when it says the server answered every SYN.
+fn every_syn_answered(o: &Outcome) -> Option<(u64, u64)> {
+    match o.the(SynRetransmit).detail {
+        Detail::SynRetransmit {
+            every_syn_answered, ..
+        } => every_syn_answered,
+        ref d => panic!("{d:?}"),
+    }
+}
+
+#[test]
+fn a_syn_ack_for_each_syn_says_none_was_lost() {
+    // nDPI's alexa-app.pcapng 63: the first SYN held on the way (the
+    // client's uplink) past the client's 1 s timer; the server answers
+    // the second, then the first when it comes, 20 ms apart.
+    let mut w = Wire::new(Path::at_client(RTT));
+    let first = w.syn(0.0);
+    w.late_after_tap(first, 1020.0);
+    let second = w.syn(1000.0);
+    let answer = w.syn_ack(w.arrival(second));
+    let again = w.syn_ack(w.arrival(first));
+    w.ack(C, w.arrival(answer));
+    let o = w.run();
+    assert_eq!(
+        every_syn_answered(&o),
+        Some((o.frame(answer), o.frame(again)))
+    );
+    let x = o.the(SynRetransmit);
+    assert_ms(x.cost_ms, 1000.0, EXACT, "the timer's wait");
+    // One SYN-ACK for two SYNs: the first may have been lost.
+    let (w, _) = syns(Path::at_client(RTT), &[0.0, 1000.0]);
+    assert_eq!(every_syn_answered(&w.run()), None);
+    // The server's own timer sent its SYN-ACK again a second later (the
+    // client's ACK lost): one SYN answered, not two.
+    let (mut w, ids) = syns(Path::at_client(RTT), &[0.0, 1000.0]);
+    w.syn_ack(w.arrival(ids[1]) + 1000.0);
+    assert_eq!(every_syn_answered(&w.run()), None);
+}
