@@ -18,6 +18,22 @@ const CLIENT_VERIFICATION: &str = "On the client: look for revocation checks and
      can spare them: send the whole chain, short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or \
      event-loop load when many connections open at once";
 
+/// [`CLIENT_VERIFICATION`], for a server whose flight stapled its
+/// certificate's status (a CertificateStatus): no staple to ask for, and
+/// no fetch of that certificate's status (nDPI's teams.pcap 40).
+const CLIENT_VERIFICATION_STAPLED: &str = "On the client: the server stapled its certificate's status, so look at the rest of \
+     the verification (intermediate-certificate fetches and the intermediates' revocation checks, which a whole, short chain with \
+     ECDSA keys spares), a slow client-certificate signer, CPU or event-loop load when many connections open at once";
+
+/// What the client's verification may have waited on, as far as this
+/// connection's handshake tells.
+fn client_verification(c: &ConnectionReport) -> &'static str {
+    match c.tls.as_ref().and_then(|t| t.status_stapled) {
+        Some(true) => CLIENT_VERIFICATION_STAPLED,
+        _ => CLIENT_VERIFICATION,
+    }
+}
+
 /// Fills `explanation` and `fix` of every finding of the connection.
 pub fn word(c: &mut ConnectionReport) {
     for i in 0..c.findings.len() {
@@ -2636,7 +2652,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 .into()
         }
         // (A TLS 1.3 server's key share shows its group: one on x25519
-        // already is not told to use it: tls2.pcap 231, Google's.)
+        // already is not told to use it: tls2.pcap 231, Google's. Its
+        // certificate is encrypted: a costly key is a possibility to
+        // check, not a finding: nDPI's android.pcap 13 and tls2.pcap 250,
+        // Google's front ends, which serve ECDSA.)
         Detail::HandshakeThinkTime { .. }
             if c
                 .tls
@@ -2644,8 +2663,11 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 .and_then(|t| t.server_key_share.as_deref())
                 == Some("x25519") =>
         {
-            "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096; the key exchange is on x25519 already), \
-             enable session resumption, give the TLS terminator CPU; check for OCSP or key-server fetches in the handshake."
+            "The key exchange is on x25519 already, and the certificate is encrypted (TLS 1.3): whether its key is a costly \
+             one the capture cannot show (`openssl s_client -connect HOST:443 -servername HOST` does: an RSA-3072 or larger key \
+             signs many times slower than an ECDSA P-256 one). Else the time went elsewhere: the TLS terminator's load (its CPU, \
+             the accept queue in front of it), a remote signer or fetches in the handshake (OCSP, a key server), a cold server; \
+             enable session resumption."
                 .into()
         }
         Detail::HandshakeThinkTime { .. } => "Use an ECDSA P-256 certificate (signing is ~10x cheaper than RSA-4096) and x25519, enable session resumption, \
@@ -2688,9 +2710,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             resumption_refused: true,
             ..
         } => format!(
-            "{CLIENT_VERIFICATION}. The client offered to resume its session and the server refused (resumption_missed): a server \
+            "{}. The client offered to resume its session and the server refused (resumption_missed): a server \
              that resumes (a session cache shared by its workers and the servers behind the name, ticket keys) spares the client the \
-             verification."
+             verification.",
+            client_verification(c)
         ),
         Detail::ClientThinkTime {
             no_certificate: true,
@@ -2699,7 +2722,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              opened at once and handled one after another, a slow CPU); resumption shortens each handshake's turn."
             .into(),
         Detail::ClientThinkTime { .. } => {
-            format!("{CLIENT_VERIFICATION}; session resumption skips the verification.")
+            format!(
+                "{}; session resumption skips the verification.",
+                client_verification(c)
+            )
         }
         Detail::CertificateFetch {
             what: CertificateCheck::Intermediate,
@@ -2811,6 +2837,20 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              `SSL_get1_session()` and `SSL_set_session()` it on the next connection; libcurl: one handle, or a share with \
              `CURL_LOCK_DATA_SSL_SESSION`), or keep the connection itself open for the next request."
             .into(),
+        // A session ID offered back, no ticket: the server's cache had to
+        // hold it (nDPI's alexa-app.pcapng 51 and wechat.pcap 14, servers
+        // that issue no tickets: told of ticket keys they do not use).
+        Detail::Resumption { .. }
+            if x.kind == FindingKind::ResumptionMissed
+                && c.tls.as_ref().is_some_and(|t| t.session_id_offered && !t.session_ticket_offered) =>
+        {
+            "The client offered a session ID (no ticket), which only a server that still holds the session in its cache can \
+             resume: share the cache across the server's workers (nginx `ssl_session_cache shared:SSL:10m;`) and across the \
+             servers behind the name (a shared cache, or affinity at the load balancer), and keep sessions longer \
+             (`ssl_session_timeout`). Session tickets (nginx `ssl_session_tickets on;`, the same key on every server, rotated) \
+             let clients that take them resume on any server without a shared cache."
+                .into()
+        }
         Detail::Resumption { .. } => match x.kind {
             FindingKind::ResumptionMissed => "Share the session cache and ticket keys across workers and servers: nginx ssl_session_cache shared:SSL:10m; \
                  ssl_session_tickets on; the same ssl_session_ticket_key on every server behind the name, rotated."
@@ -4710,6 +4750,79 @@ mod tests {
             "{said}"
         );
         assert!(fix(&c, &x).contains("read the server's flight late"));
+    }
+
+    /// A server that refused a session ID offered back (no ticket: nDPI's
+    /// alexa-app.pcapng 51) is told about its session cache; one that
+    /// refused a ticket, about its ticket keys too.
+    #[test]
+    fn a_session_id_refused_is_the_server_caches_to_share() {
+        let mut x = crate::test_support::finding(FindingKind::ResumptionMissed, 57.0);
+        x.detail = Detail::Resumption {
+            round_trip: true,
+            version: Some(TlsVersion::TLS12),
+            unused: false,
+            idle_ms: 0.0,
+            false_start: false,
+            false_start_possible: false,
+            rtt_unknown: false,
+            not_offered: None,
+        };
+        let with = |id: bool, ticket: bool| {
+            let mut c = crate::test_support::report(443);
+            c.tls = Some(Box::new(rttdoc_model::TlsReport {
+                session_id_offered: id,
+                session_ticket_offered: ticket,
+                ..Default::default()
+            }));
+            fix(&c, &x)
+        };
+        let by_id = with(true, false);
+        assert!(
+            by_id.starts_with("The client offered a session ID (no ticket)"),
+            "{by_id}"
+        );
+        let by_ticket = with(false, true);
+        assert!(
+            by_ticket.starts_with("Share the session cache and ticket keys"),
+            "{by_ticket}"
+        );
+    }
+
+    /// A client's verification after a flight that stapled the
+    /// certificate's status (nDPI's teams.pcap 40: a CertificateStatus of
+    /// 1,839 bytes) is not told to have the server staple; without one,
+    /// or where the capture cannot tell (TLS 1.3), it is.
+    #[test]
+    fn a_client_verifying_a_stapled_chain_is_not_told_to_staple() {
+        let mut x = crate::test_support::finding(FindingKind::ClientThinkTime, 38.0);
+        x.detail = Detail::ClientThinkTime {
+            turns: 1,
+            longest_ms: 38.0,
+            late_read: None,
+            resumed: false,
+            costly_key_exchange: None,
+            no_certificate: false,
+            resumption_refused: false,
+        };
+        let with = |stapled: Option<bool>| {
+            let mut c = crate::test_support::report(443);
+            c.tls = Some(Box::new(rttdoc_model::TlsReport {
+                status_stapled: stapled,
+                ..Default::default()
+            }));
+            fix(&c, &x)
+        };
+        let stapled = with(Some(true));
+        assert!(
+            stapled.contains("the server stapled its certificate's status"),
+            "{stapled}"
+        );
+        assert!(!stapled.contains("staple OCSP"), "{stapled}");
+        for unstapled in [Some(false), None] {
+            let advice = with(unstapled);
+            assert!(advice.contains("staple OCSP"), "{advice}");
+        }
     }
 
     /// A flight paused after fewer than 8 segments inside a message is
