@@ -1610,6 +1610,11 @@ pub enum Detail {
         /// all, late, and the wait (its cost) was the time it was held
         /// beyond the round trip, not the timer's.
         held: Option<HeldOriginal>,
+        /// The longest the connection was quiet (no packet either way)
+        /// before the stall began, from its first packet (ms): a
+        /// connection that had not been idle lost no NAT's or load
+        /// balancer's mapping to idleness.
+        quiet_before_ms: f64,
     },
     /// The SYN sent again.
     SynRetransmit {

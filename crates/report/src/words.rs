@@ -14,6 +14,11 @@ use rttdoc_model::{
 
 /// Where a client's slow handshake turn goes on verifying a certificate,
 /// what to look at (its fix's first sentence, unended).
+/// Shorter than any NAT's or load balancer's idle timeout for an open
+/// TCP connection (minutes on most; 30 s on the most aggressive carrier
+/// NATs): a connection quiet no longer lost no mapping to idleness.
+const NAT_IDLE_MS: f64 = 30_000.0;
+
 const CLIENT_VERIFICATION: &str = "On the client: look for revocation checks and intermediate-certificate fetches (the server \
      can spare them: send the whole chain, short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or \
      event-loop load when many connections open at once";
@@ -1360,6 +1365,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             sent_elsewhere,
             gave_up,
             peer_held,
+            quiet_before_ms,
             ..
         } => {
             let (who, peer) = side(*sender);
@@ -1371,6 +1377,20 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                 None => String::new(),
             };
             let dropped = match (heard_elsewhere, sent_elsewhere, peer_held) {
+                // (A connection never idle lost no mapping to idleness:
+                // nDPI's skype_no_unknown.pcap 67, 0.1 s old, its second
+                // message dropped as on every Skype connection.)
+                (Some(_), Some((stream, frame, true)), held) if *quiet_before_ms < NAT_IDLE_MS => format!(
+                    "while the client's other connections kept receiving and sending (stream {stream}, frame {frame}), \
+                     to the same server address and port, what the client sent there acknowledged: the client's link was \
+                     up both ways and the server's port open{}, so what dropped this connection's packets matched it \
+                     alone: a firewall, IPS or DPI filter reading what it carried (often the same message of every \
+                     connection of an application), or state kept for it: a NAT or load balancer that lost its mapping \
+                     (not to idleness: the connection had been quiet {quiet:.1} s at most), a firewall's connection \
+                     tracking, the server's own state of the connection.",
+                    held_all_along(held),
+                    quiet = fx(quiet_before_ms / 1e3),
+                ),
                 (Some(_), Some((stream, frame, true)), held) => format!(
                     "while the client's other connections kept receiving and sending (stream {stream}, frame {frame}), \
                      to the same server address and port, what the client sent there acknowledged: the client's link was \
@@ -3020,10 +3040,45 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                  driver; a capture on the {deaf} itself (and at its access point) shows where the packets stop."
             )
         }
+        // (The same connection losing the client's data again once the
+        // server was serving it makes the path the likelier culprit:
+        // nDPI's alexa-app.pcapng 28, its ClientHello and, 0.4 s on, its
+        // request each waiting out the timer.)
+        Detail::RtoStall { unopened: true, .. }
+            if c.findings.iter().any(|y| {
+                matches!(
+                    y.detail,
+                    Detail::RtoStall {
+                        sender: Direction::ClientToServer,
+                        unopened: false,
+                        held: None,
+                        ..
+                    }
+                )
+            }) =>
+        {
+            "The client's data was lost again on this connection once the server was serving it (its other rto_stall): \
+             find where the path drops the client's packets first (a lossy or congested link, a policer, a firewall). \
+             Where the server is yours, `nstat -az TcpExtListenOverflows TcpExtListenDrops` rules its listener out."
+                .into()
+        }
         Detail::RtoStall { unopened: true, .. } => "Where the server is yours, look at it first: `nstat -az \
              TcpExtListenOverflows TcpExtListenDrops` counts listener drops (and `ss -lnt` shows a listener's accept queue, Recv-Q, against its backlog, Send-Q); if they \
              grow, accept sooner (more workers) and raise the listen backlog and net.core.somaxconn. Else find where \
              the path dropped the client's packets (a firewall, a policer, a lossy link)."
+            .into(),
+        Detail::RtoStall {
+            unanswered: true,
+            heard_elsewhere: Some(_),
+            sent_elsewhere: Some((_, _, true)),
+            quiet_before_ms,
+            ..
+        } if *quiet_before_ms < NAT_IDLE_MS => "The client's link worked both ways meanwhile and the server answered on the \
+             same port, and this connection had not been idle: look at what matched it alone: a firewall, IPS or DPI filter \
+             reading its content (the same message dropped on every connection of an application: allow the application, \
+             or carry it over TLS), a NAT's or load balancer's lost state (a full table, a failover: keep-alives do not \
+             help), a firewall's connection tracking, the server's own (a capture at the server shows whether the packets \
+             arrived)."
             .into(),
         Detail::RtoStall {
             unanswered: true,
@@ -3903,6 +3958,46 @@ mod tests {
         );
     }
 
+    /// A stall of a flow alone, the server answering on the same port
+    /// meanwhile: a connection that had been quiet no longer than a NAT's
+    /// idle timeout lost no mapping to idleness (nDPI's
+    /// skype_no_unknown.pcap 67, 0.1 s old), and keep-alives are no fix;
+    /// one idle for minutes may have.
+    #[test]
+    fn a_young_connections_stall_is_no_mapping_lost_to_idleness() {
+        let mut x = crate::test_support::finding(FindingKind::RtoStall, 1590.0);
+        let stall = |quiet_before_ms: f64| Detail::RtoStall {
+            sender: Direction::ClientToServer,
+            stalls: 2,
+            unanswered: true,
+            unopened: false,
+            heard_elsewhere: Some((70, 1976)),
+            sent_elsewhere: Some((70, 1976, true)),
+            deaf: None,
+            gave_up: Some(1978),
+            peer_held: None,
+            held: None,
+            quiet_before_ms,
+        };
+        let c = crate::test_support::report(443);
+        x.detail = stall(104.0);
+        let (said, advice) = (explanation(&x), fix(&c, &x));
+        assert!(
+            said.contains("DPI filter reading what it carried"),
+            "{said}"
+        );
+        assert!(said.contains("quiet 0.1 s at most"), "{said}");
+        assert!(advice.contains("had not been idle"), "{advice}");
+        assert!(
+            !advice.contains("shorter than its idle timeout"),
+            "{advice}"
+        );
+        x.detail = stall(600_000.0);
+        let (said, advice) = (explanation(&x), fix(&c, &x));
+        assert!(said.contains("lost its mapping"), "{said}");
+        assert!(advice.contains("shorter than its idle timeout"), "{advice}");
+    }
+
     /// A connection whose timer stalls show its flow alone dropped (its
     /// rto_stall: unanswered while the client's other connections were
     /// heard: skype.pcap 17) sends its re-sends' fix there, not to a
@@ -3933,6 +4028,7 @@ mod tests {
             gave_up: None,
             peer_held: None,
             held: None,
+            quiet_before_ms: 0.0,
         };
         c.findings.push(stall);
         let advice = fix(&c, &x);
@@ -3954,6 +4050,38 @@ mod tests {
             *unopened = true;
         }
         assert!(fix(&c, &x).starts_with("Find the loss"));
+    }
+
+    /// A stall before the server spoke may be its listener's; where the
+    /// same connection lost the client's data again once the server was
+    /// serving it (nDPI's alexa-app.pcapng 28), the fix leads with the
+    /// path.
+    #[test]
+    fn an_unopened_stall_on_a_connection_that_lost_again_leads_with_the_path() {
+        let stall = |unopened: bool| {
+            let mut y = crate::test_support::finding(FindingKind::RtoStall, 311.0);
+            y.detail = Detail::RtoStall {
+                sender: Direction::ClientToServer,
+                stalls: 1,
+                unanswered: false,
+                unopened,
+                heard_elsewhere: None,
+                sent_elsewhere: None,
+                deaf: None,
+                gave_up: None,
+                peer_held: None,
+                held: None,
+                quiet_before_ms: 0.0,
+            };
+            y
+        };
+        let first = stall(true);
+        let mut c = crate::test_support::report(443);
+        c.findings.push(first.clone());
+        assert!(fix(&c, &first).starts_with("Where the server is yours, look at it first"));
+        c.findings.push(stall(false));
+        let advice = fix(&c, &first);
+        assert!(advice.contains("lost again on this connection"), "{advice}");
     }
 
     /// A stall seen by a capture on the client names the client's own
@@ -4045,6 +4173,7 @@ mod tests {
                     duplicate_frame: 1330,
                 },
             }),
+            quiet_before_ms: 0.0,
         };
         let words = explanation(&x);
         assert!(words.contains("nothing was lost"), "{words}");
@@ -4067,6 +4196,7 @@ mod tests {
             gave_up: None,
             peer_held: Some(1564),
             held: None,
+            quiet_before_ms: 0.0,
         };
         let mut handshake = crate::test_support::finding(FindingKind::TlsExtraRtt, 1078.0);
         handshake.phase = Some(Phase::TlsHandshake);
@@ -4109,6 +4239,7 @@ mod tests {
             gave_up: None,
             peer_held: None,
             held: None,
+            quiet_before_ms: 0.0,
         };
         let mut c = crate::test_support::report(443);
         c.handshake.syn_frame = Some(1);

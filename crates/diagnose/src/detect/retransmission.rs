@@ -1242,6 +1242,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 gave_up,
                 peer_held: peer_held(f, &here),
                 held: None,
+                quiet_before_ms: quiet_before(f, &here),
             };
             y.display_filter = f.filter_frames(&y.frames);
             y.waits = here.iter().map(|(w, _)| *w).collect();
@@ -1384,6 +1385,7 @@ fn held_stalls(
             gave_up: None,
             peer_held: None,
             held: here.first().map(|(_, h)| *h),
+            quiet_before_ms: 0.0,
         };
         y.display_filter = f.filter_frames(&y.frames);
         out.push(y);
@@ -1423,6 +1425,32 @@ fn heard_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<
 /// connection's server address and port (skype.pcap 72: stream 77, to
 /// the same server and port, acknowledged throughout: no filter of the
 /// application or the port, but of this connection's state).
+/// The longest the connection was quiet (no packet either way) before
+/// its first stall began, in ms.
+fn quiet_before(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> f64 {
+    let Some(began) = stalls
+        .first()
+        .and_then(|(w, _)| f.record(w.from_frame))
+        .map(|r| r.ts_ns)
+    else {
+        return 0.0;
+    };
+    let times = f
+        .timeline
+        .iter()
+        .map(|r| r.ts_ns)
+        .take_while(|&t| t <= began);
+    let mut quiet = 0i64;
+    let mut last: Option<i64> = None;
+    for t in times {
+        if let Some(l) = last {
+            quiet = quiet.max(t - l);
+        }
+        last = Some(last.map_or(t, |l| l.max(t)));
+    }
+    quiet as f64 / 1e6
+}
+
 fn sent_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<(u64, u64, bool)> {
     let began = stalls
         .iter()

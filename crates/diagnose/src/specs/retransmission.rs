@@ -1863,3 +1863,43 @@ fn a_resend_whose_original_the_capture_missed_is_cited_alone() {
         );
     }
 }
+
+/// How long the connection had been quiet before its stall began: a
+/// connection quiet no longer than a NAT's idle timeout lost no mapping
+/// to idleness (nDPI's skype_no_unknown.pcap 67: 0.1 s old). The
+/// longest silence before the lost segment, either way.
+#[test]
+fn a_stall_says_how_long_the_connection_had_been_quiet_before_it() {
+    let quiet = |request_at: f64| {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let req = w.data(C, request_at, 100);
+        w.lose(req);
+        let mut t = request_at;
+        let mut rto = RTO;
+        for i in 0..3 {
+            t += rto;
+            rto *= 2.0;
+            let again = w.resend(t, req);
+            if i < 2 {
+                w.lose(again);
+            } else {
+                w.ack(S, w.arrival(again));
+            }
+        }
+        match w.run().the(RtoStall).detail {
+            Detail::RtoStall {
+                quiet_before_ms, ..
+            } => quiet_before_ms,
+            ref other => panic!("{other:?}"),
+        }
+    };
+    // The handshake's ACK at one round trip, the request 60 ms later.
+    assert_ms(
+        quiet(100.0),
+        100.0 - RTT,
+        0.01,
+        "request after the handshake",
+    );
+    assert_ms(quiet(60_000.0), 60_000.0 - RTT, 0.01, "a minute idle");
+}
