@@ -1376,6 +1376,12 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                 ),
                 None => String::new(),
             };
+            // (A server that held the connection all along kept its own
+            // state of it.)
+            let server_state = |held: &Option<u64>| match held {
+                Some(_) => "",
+                None => ", the server's own state of the connection",
+            };
             let dropped = match (heard_elsewhere, sent_elsewhere, peer_held) {
                 // (A connection never idle lost no mapping to idleness:
                 // nDPI's skype_no_unknown.pcap 67, 0.1 s old, its second
@@ -1387,17 +1393,18 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                      alone: a firewall, IPS or DPI filter reading what it carried (often the same message of every \
                      connection of an application), or state kept for it: a NAT or load balancer that lost its mapping \
                      (not to idleness: the connection had been quiet {quiet:.1} s at most), a firewall's connection \
-                     tracking, the server's own state of the connection.",
+                     tracking{server}.",
                     held_all_along(held),
                     quiet = fx(quiet_before_ms / 1e3),
+                    server = server_state(held),
                 ),
                 (Some(_), Some((stream, frame, true)), held) => format!(
                     "while the client's other connections kept receiving and sending (stream {stream}, frame {frame}), \
                      to the same server address and port, what the client sent there acknowledged: the client's link was \
                      up both ways and the server's port open{}, so what dropped this connection's packets kept state for \
-                     it alone: a NAT or load balancer that lost its mapping, a firewall's connection tracking, or the \
-                     server's own state of the connection.",
-                    held_all_along(held)
+                     it alone: a NAT or load balancer that lost its mapping, a firewall's connection tracking{}.",
+                    held_all_along(held),
+                    server_state(held),
                 ),
                 (Some((stream, frame)), None, held) => format!(
                     "while the client's other connections kept receiving (stream {stream}, frame {frame}): its downlink was \
