@@ -29,6 +29,14 @@ pub const LATE_RETRANSMISSIONS_CITED: usize = 40;
 /// transfer's hundreds say nothing more).
 pub const RESENDS_HEARD_KEPT: usize = 32;
 
+/// Uplink waits a connection keeps (`Connection::uplink_waits`): the
+/// newest, a window's requests' at least.
+pub const UPLINK_WAITS_KEPT: usize = 256;
+
+/// The least uplink wait a connection keeps: shorter ones change no
+/// diagnosis.
+pub const UPLINK_WAIT_KEPT_NS: i64 = 1_000_000;
+
 /// One segment, compactly, for the detectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegmentRecord {
@@ -547,6 +555,17 @@ pub struct Connection {
     /// [`RESENDS_HEARD_KEPT`]), the newest server data its client had
     /// received on another connection by then (`PathSamples::heard_besides`).
     pub(crate) heard_at_resends: Vec<(u64, crate::Heard)>,
+    /// The server's last ACK that acknowledged the client's data: when it
+    /// was captured and when the newest of that data left the client
+    /// (uplink_load.rs: the next ACK of the same burst samples the
+    /// client's uplink rate).
+    pub(crate) uplink_probe: Option<(i64, i64)>,
+    /// The client's data segments that waited at its uplink (uplink_load.rs):
+    /// frame and wait, in frame order, the newest [`UPLINK_WAITS_KEPT`].
+    pub(crate) uplink_waits: Vec<(u64, i64)>,
+    /// The slowest uplink rate those waits were read with (bytes per
+    /// nanosecond; infinite before any).
+    pub(crate) uplink_rate: f64,
     /// At the same re-sends, the newest acknowledgment of its client's
     /// data on another connection (`PathSamples::acknowledged_besides`).
     pub(crate) acked_at_resends: Vec<(u64, crate::Delivered)>,
@@ -689,6 +708,9 @@ impl Connection {
             busy_asked_again: None,
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
+            uplink_probe: None,
+            uplink_waits: Vec::new(),
+            uplink_rate: f64::INFINITY,
             acked_at_resends: Vec::new(),
             sibling_closes: Vec::new(),
             certificate_fetches: Vec::new(),

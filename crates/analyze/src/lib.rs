@@ -60,6 +60,7 @@ mod reader;
 mod redirect;
 mod shared_clock;
 pub mod uplink;
+pub mod uplink_load;
 pub use path_samples::{
     BusyRun, Delivered, DownlinkGaps, Heard, PathStall, QueueSample, RELEASE_NS,
 };

@@ -181,6 +181,7 @@ impl Embryo {
             path_stalls: Vec::new(),
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
+            uplink_waits: Vec::new(),
             acked_at_resends: Vec::new(),
             client_clock_hz: None,
             sibling_closes: Vec::new(),

@@ -76,6 +76,12 @@ impl RttSamples {
         }
     }
 
+    /// When the oldest data sent in `dir` and not yet acknowledged left
+    /// (as far as its samples keep it).
+    pub fn oldest_outstanding(&self, dir: Direction) -> Option<i64> {
+        self.outstanding[dir.index()].front().map(|&(_, sent)| sent)
+    }
+
     /// A retransmission in `dir`: samples for its data would be ambiguous (Karn).
     pub fn on_retransmission(&mut self, dir: Direction) {
         self.outstanding[dir.index()].clear();

@@ -939,6 +939,17 @@ impl<'s> Tracker<'s> {
                 );
             }
         }
+        // Uplink waits read with a rate the client's later samples did
+        // not bear out (they disagreed, or showed the link faster): none
+        // (uplink_load.rs).
+        if !c.uplink_waits.is_empty()
+            && !self
+                .calls
+                .uplink_loads
+                .still_holds(c.client.ip, c.uplink_rate)
+        {
+            c.uplink_waits.clear();
+        }
         // A client whose SYNs were sent again: its clock spaces them as
         // its timer did, whatever stamped their capture (client_clock.rs).
         if c.syn_count > 1 {
@@ -1071,6 +1082,72 @@ fn hand_window(
     sink.window(report);
 }
 
+/// The client's uplink (uplink_load.rs): each packet of the client's
+/// joins its queue, and a data segment's wait there is kept; each pure
+/// ACK of the server's that acknowledged more of a burst of the client's
+/// data samples the uplink's rate against the ACK before it. (`client_acked`: what the server had acknowledged
+/// before this packet.)
+fn note_uplink(
+    conn: &mut Connection,
+    dir: Direction,
+    at: Stamp,
+    seg: &Segment<'_>,
+    client_acked: Option<u32>,
+    loads: &mut crate::uplink_load::UplinkLoads,
+) {
+    use crate::uplink_load::{BurstAck, BURST_NS, MIN_SAMPLE_BYTES};
+    if dir == Direction::ClientToServer {
+        let wait = loads.sent(conn.client.ip, at.ts_ns, seg.payload_len);
+        if let Some((wait, rate)) = wait.filter(|&(w, _)| {
+            w >= crate::connection::UPLINK_WAIT_KEPT_NS && seg.payload_len > 0 && conn.detect
+        }) {
+            if conn.uplink_waits.len() >= crate::connection::UPLINK_WAITS_KEPT {
+                conn.uplink_waits.remove(0);
+            }
+            conn.uplink_waits.push((at.frame, wait));
+            conn.uplink_rate = conn.uplink_rate.min(rate);
+        }
+        return;
+    }
+    if seg.payload_len > 0 {
+        loads.arrived(conn.client.ip, at.ts_ns);
+    }
+    let advanced = conn.half[Direction::ServerToClient.index()]
+        .acked
+        .is_some_and(|a| client_acked.is_none_or(|b| crate::seq::lt(b, a)));
+    match conn.acked_sent {
+        Some((sent_ns, bytes)) => {
+            // (A pure ACK: one that carries data left when the server's
+            // application wrote, not when the client's bytes came.)
+            let pure = seg.payload_len == 0 && !seg.flags.fin() && !seg.flags.syn();
+            // A receiver acknowledges two full segments at once, or,
+            // while in quick-ACK mode, each as it comes; the ACK of a
+            // burst's last odd segment it may hold for its delayed-ACK
+            // timer (Netflix's server in nDPI's netflix.pcap, 40 ms).
+            let prompt = bytes >= 2 * MIN_SAMPLE_BYTES
+                || conn
+                    .rtt
+                    .oldest_outstanding(Direction::ClientToServer)
+                    .is_some_and(|next| (0..=BURST_NS).contains(&(next - sent_ns)));
+            if let Some((before_ns, before_sent_ns)) = conn.uplink_probe.filter(|_| pure) {
+                let ack = BurstAck {
+                    before_ns,
+                    before_sent_ns,
+                    ts_ns: at.ts_ns,
+                    sent_ns,
+                    prompt,
+                };
+                loads.acknowledged(conn.client.ip, ack);
+            }
+            conn.uplink_probe = Some((at.ts_ns, sent_ns));
+        }
+        // (Bytes acknowledged whose sending is not known: the next
+        // sample would span them unseen.)
+        None if advanced => conn.uplink_probe = None,
+        None => {}
+    }
+}
+
 /// Tracks one segment of a connection in the table: a capture's copy is
 /// counted and dropped; anything else is observed, and a connection with
 /// nothing more due joins the closing queue.
@@ -1103,7 +1180,9 @@ fn track_in(
         look_up_lone_first(conn, &calls.ticket_sizes);
     }
     let resent = conn.half[dir.index()].stats.retransmissions;
+    let client_acked = conn.half[Direction::ServerToClient.index()].acked;
     conn.observe(at, dir, seg);
+    note_uplink(conn, dir, at, seg, client_acked, &mut calls.uplink_loads);
     // (And at the client's FIN or RST: an application that gave up on a
     // stall, or moved to a new connection that was answered: skype.pcap
     // 91, its FIN 0.34 ms after its new connection to the same server got

@@ -123,6 +123,9 @@ pub(crate) struct Calls {
     pub client_clocks: crate::client_clock::ClientClocks,
     /// The server's echoes of each client's timestamps (uplink.rs).
     pub uplink_echoes: crate::uplink::UplinkEchoes,
+    /// Each client's uplink, read from the servers' ACKs of its bursts
+    /// (uplink_load.rs).
+    pub uplink_loads: crate::uplink_load::UplinkLoads,
     /// The sizes of the tickets servers sent (ticket_sizes.rs).
     pub ticket_sizes: crate::ticket_sizes::TicketSizes,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC

@@ -1047,6 +1047,7 @@ fn report_with(
                 late_retransmissions: &c.late_retransmissions,
                 heard_at_resends: &c.heard_at_resends,
                 acked_at_resends: &c.acked_at_resends,
+                uplink_waits: &c.uplink_waits,
                 client_clock_hz: c.client_clock_hz,
                 windowed,
                 sibling_closes: &c.sibling_closes,

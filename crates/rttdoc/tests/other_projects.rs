@@ -3844,3 +3844,68 @@ fn a_syn_ack_for_each_syn_is_no_lost_syn() {
     let words = x["explanation"].as_str().unwrap();
     assert!(words.contains("SYN-ACK, frame 32"), "{words}");
 }
+
+/// PcapPlusPlus's many-protocols.pcap: a browser (Windows: no TCP
+/// timestamps) on an uplink of about 0.8 Mbit/s, the servers' ACKs of its
+/// back-to-back segments 14 ms apart for 1,360 bytes (frames 817 and
+/// 819). Its request on stream 16 (823, 397 bytes) left 18 ms after
+/// 3,000 bytes of stream 34's (820-822) and waited behind them at the
+/// uplink: its 21 ms beyond the round trip are that queue and its own
+/// sending, not the server's (judged wrong at server time, session 80).
+/// A server that took half a second (stream 33's 566 ms) still did.
+#[test]
+fn a_request_queued_on_a_slow_uplink_is_no_server_time() {
+    if !require(
+        "a_request_queued_on_a_slow_uplink_is_no_server_time",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let Some(capture) = public_capture(
+        "seladb-PcapPlusPlus",
+        "ExamplesTest__pcap_examples__many-protocols.pcap",
+    ) else {
+        return;
+    };
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "frame.number in {817, 819, 820, 821, 822, 823}",
+        &[
+            "frame.number",
+            "frame.time_epoch",
+            "tcp.stream",
+            "tcp.len",
+            "tcp.ack",
+        ],
+    );
+    let row = |frame: &str| rows.iter().find(|r| r[0] == frame).unwrap().clone();
+    let time = |frame: &str| row(frame)[1].parse::<f64>().unwrap();
+    // The server's ACKs of stream 33's two segments: 1,360 bytes apart,
+    // 14.3 ms apart.
+    assert_eq!(row("817")[2], "33");
+    let acked = |frame: &str| row(frame)[4].parse::<i64>().unwrap();
+    assert_eq!(acked("819") - acked("817"), 1360);
+    let spacing = (time("819") - time("817")) * 1e3;
+    assert!((14.0..14.6).contains(&spacing), "{spacing}");
+    // Stream 34's 3,000 bytes, then stream 16's request 18 ms on.
+    let burst: i64 = ["820", "821", "822"]
+        .iter()
+        .map(|f| row(f)[3].parse::<i64>().unwrap())
+        .sum();
+    assert_eq!(burst, 3000);
+    assert_eq!(row("823")[2], "16");
+    let behind = (time("823") - time("822")) * 1e3;
+    assert!((17.5..18.5).contains(&behind), "{behind}");
+    let doc = run_rttdoc_json(&capture);
+    let server_time = |stream: u64| -> f64 {
+        findings_of(&doc, stream)
+            .iter()
+            .filter(|x| x["kind"] == "server_think_time")
+            .map(|x| x["cost_ms"].as_f64().unwrap())
+            .sum()
+    };
+    assert_eq!(server_time(16), 0.0, "{:?}", findings_of(&doc, 16));
+    assert!(server_time(33) >= 500.0, "{:?}", findings_of(&doc, 33));
+}

@@ -156,6 +156,9 @@ pub struct Facts<'a> {
     /// What of the client's data got through on its other connections at
     /// each re-send (`ConnectionFacts::acked_at_resends`).
     pub acked_at_resends: &'a [(u64, rttdoc_analyze::Delivered)],
+    /// The client's data segments that waited at its uplink behind its
+    /// own earlier packets (`ConnectionFacts::uplink_waits`).
+    pub uplink_waits: &'a [(u64, i64)],
     /// The client's TCP clock rate, when it sent its SYN again and its
     /// SYNs over the capture tell it (`ConnectionFacts::client_clock_hz`).
     pub client_clock_hz: Option<u32>,

@@ -908,9 +908,15 @@ pub(super) fn exchange_turns(
         // echoes on the server's clock; PcapPlusPlus's example.pcap 13,
         // requests queued 80-130 ms behind a browser's other requests and
         // ACKs on a slow uplink).
+        // Or, by the servers' ACKs of the client's bursts, the link's rate
+        // and what the client sent ahead of it (uplink_load.rs in
+        // rttdoc-analyze: PcapPlusPlus's many-protocols.pcap 16, a
+        // request 18 ms behind 3 KB of another connection's on a 0.76
+        // Mbit/s uplink, no timestamps to read).
         let tq = tq
-            + f.record(last_copy)
-                .map_or(0, |r| f.uplink_queue_ns(r.ts_ns));
+            + f.record(last_copy).map_or(0, |r| {
+                f.uplink_queue_ns(r.ts_ns).max(f.uplink_wait_ns(r.frame))
+            });
         // The server had the request when it first acknowledged its end
         // (its own packet, on its own clock): however the round trip
         // places the last copy, the request had arrived by then (a copy

@@ -24,6 +24,21 @@ const MIN_NEAR: usize = 3;
 const MIN_PER_SIBLING: u32 = 8;
 
 impl Facts<'_> {
+    /// How long the client's data segment `frame` waited at its uplink
+    /// behind the client's own earlier packets, and for its own sending
+    /// beyond a small packet's, by the uplink's rate as its servers' ACKs
+    /// of its bursts showed it (rttdoc-analyze's uplink_load.rs); 0 where
+    /// the capture is not the client's (elsewhere the segment was
+    /// captured after, or in, that queue) or the rate is not known.
+    pub fn uplink_wait_ns(&self, frame: u64) -> i64 {
+        if self.report.vantage != Vantage::Client {
+            return 0;
+        }
+        self.uplink_waits
+            .binary_search_by_key(&frame, |&(f, _)| f)
+            .map_or(0, |i| self.uplink_waits[i].1)
+    }
+
     /// How long the client's uplink queue held a request the client sent
     /// at `at_ns` (capture time), at least, by its siblings' echoes and
     /// the server's clock (module docs); 0 where the capture is at the

@@ -106,6 +106,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         sibling_request: None,
         one_way_capture: false,
         seen_until: None,
+        uplink_waits: &[],
         false_start_eligible: false,
         server_key_exchange: None,
         costly_key_exchange: None,

@@ -2413,3 +2413,46 @@ fn an_ack_of_more_than_a_segment_left_on_arrival_however_late() {
         "from the ACK to the answer",
     );
 }
+
+/// A request that left the client (the capture's host) 18 ms behind
+/// 4,000 bytes of its other connection's, on an uplink of 0.8 Mbit/s
+/// (100 bytes a millisecond): it waited 22 ms behind them and took 3.7
+/// ms to send itself, and the server answered on arrival. With the
+/// uplink's rate shown by the server's ACKs of the client's bursts on
+/// that other connection (two segments of 1,360 bytes, acknowledged 14
+/// ms apart), that is no server time (PcapPlusPlus's many-protocols.pcap
+/// 16); without it, the wait is the server's as far as the capture can
+/// tell.
+fn queued_on_a_slow_uplink(rate_shown: bool) -> Outcome {
+    const LINK: f64 = 100.0; // bytes per ms
+    let path = Path::at_client(40.0);
+    let one_way = path.one_way_ms();
+    let mut other = Wire::new(path);
+    other.handshake(0.0);
+    if rate_shown {
+        for t in [500.0, 1000.0] {
+            let a = other.data(C, t, 1360);
+            let b = other.data(C, t + 0.01, 1360);
+            let (_, a_end) = other.span(a);
+            let (_, b_end) = other.span(b);
+            other.ack_upto(S, t + 1400.0 / LINK + one_way, a_end);
+            other.ack_upto(S, t + 2800.0 / LINK + one_way, b_end);
+        }
+    }
+    other.data(C, 1982.0, 4000);
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let request = w.send(C, 2000.0, bytes(397));
+    let queued = (4040.0 - 18.0 * LINK) / LINK + (437.0 - 64.0) / LINK;
+    w.send(S, w.arrival(request) + queued, bytes(300));
+    w.join(other, 40_001, 443);
+    w.run()
+}
+
+#[test]
+fn a_request_queued_behind_the_clients_own_uploads_is_no_server_time() {
+    let o = queued_on_a_slow_uplink(false);
+    let x = o.the(ServerThinkTime);
+    assert_ms(x.cost_ms, 26.1, 0.1, "the queue, unread");
+    queued_on_a_slow_uplink(true).has_no(ServerThinkTime);
+}
