@@ -566,6 +566,9 @@ pub struct Connection {
     /// The slowest uplink rate those waits were read with (bytes per
     /// nanosecond; infinite before any).
     pub(crate) uplink_rate: f64,
+    /// Where its client's uplink was last found (`uplink_load::NO_SLOT`
+    /// before).
+    pub(crate) uplink_slot: u32,
     /// At the same re-sends, the newest acknowledgment of its client's
     /// data on another connection (`PathSamples::acknowledged_besides`).
     pub(crate) acked_at_resends: Vec<(u64, crate::Delivered)>,
@@ -711,6 +714,7 @@ impl Connection {
             uplink_probe: None,
             uplink_waits: Vec::new(),
             uplink_rate: f64::INFINITY,
+            uplink_slot: crate::uplink_load::NO_SLOT,
             acked_at_resends: Vec::new(),
             sibling_closes: Vec::new(),
             certificate_fetches: Vec::new(),

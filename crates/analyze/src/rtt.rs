@@ -124,6 +124,7 @@ impl RttSamples {
     /// request; and a client that answered faster even once was timed by
     /// the path at least then (a peer streaming data carries its ACKs on
     /// it and needs no pure ACK).
+    #[inline]
     fn acks_ride_writes(&self, d: usize) -> bool {
         d == Direction::ServerToClient.index()
             && self.pure_ack_min[d].is_none()
@@ -131,6 +132,7 @@ impl RttSamples {
     }
 
     /// Each direction's data/ACK minimum, where its answers timed the path.
+    #[inline]
     fn data_mins(&self) -> [Option<i64>; 2] {
         std::array::from_fn(|d| self.data_min[d].filter(|_| !self.acks_ride_writes(d)))
     }
@@ -192,6 +194,7 @@ impl RttSamples {
     /// sample of either kind (data or timestamp).
     /// (None where the client's ACKs rode on its writes: its echoes did
     /// too.)
+    #[inline]
     fn ts_mins(&self) -> [Option<i64>; 2] {
         std::array::from_fn(|d| {
             if self.acks_ride_writes(d) {
@@ -208,12 +211,14 @@ impl RttSamples {
     /// Smallest time seen from data (or a TSval) sent in `dir` to the other
     /// side's answer, at the capture point: the round trip between the
     /// capture point and the receiver, plus whatever the receiver waited.
+    #[inline]
     pub fn min_for(&self, dir: Direction) -> Option<i64> {
         self.min_for_sourced(dir).map(|(ns, _)| ns)
     }
 
     /// Like [`min_for`](Self::min_for), named by the kind of sample that
     /// gave it (a timestamp echo only where it was strictly smaller).
+    #[inline]
     pub fn min_for_sourced(&self, dir: Direction) -> Option<(i64, RttSource)> {
         pick(self.data_mins()[dir.index()], self.ts_mins()[dir.index()])
     }

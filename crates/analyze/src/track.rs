@@ -1097,7 +1097,12 @@ fn note_uplink(
 ) {
     use crate::uplink_load::{BurstAck, BURST_NS, MIN_SAMPLE_BYTES};
     if dir == Direction::ClientToServer {
-        let wait = loads.sent(conn.client.ip, at.ts_ns, seg.payload_len);
+        let wait = loads.sent(
+            conn.client.ip,
+            at.ts_ns,
+            seg.payload_len,
+            &mut conn.uplink_slot,
+        );
         if let Some((wait, rate)) = wait.filter(|&(w, _)| {
             w >= crate::connection::UPLINK_WAIT_KEPT_NS && seg.payload_len > 0 && conn.detect
         }) {
@@ -1110,7 +1115,7 @@ fn note_uplink(
         return;
     }
     if seg.payload_len > 0 {
-        loads.arrived(conn.client.ip, at.ts_ns);
+        loads.arrived(conn.client.ip, at.ts_ns, &mut conn.uplink_slot);
     }
     let advanced = conn.half[Direction::ServerToClient.index()]
         .acked
@@ -1137,7 +1142,7 @@ fn note_uplink(
                     sent_ns,
                     prompt,
                 };
-                loads.acknowledged(conn.client.ip, ack);
+                loads.acknowledged(conn.client.ip, ack, &mut conn.uplink_slot);
             }
             conn.uplink_probe = Some((at.ts_ns, sent_ns));
         }

@@ -68,8 +68,9 @@ const CLIENTS: usize = 1024;
 const LOGGED: usize = 128;
 
 /// One client's uplink.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Load {
+    client: IpAddr,
     /// The three fastest rates sampled, bytes per nanosecond, fastest
     /// first.
     fastest: [f64; 3],
@@ -87,6 +88,19 @@ struct Load {
 }
 
 impl Load {
+    fn new(client: IpAddr) -> Load {
+        Load {
+            client,
+            fastest: [0.0; 3],
+            samples: 0,
+            backlog: 0.0,
+            at_ns: 0,
+            log: std::collections::VecDeque::new(),
+            arrival_ns: None,
+            last_ns: i64::MIN,
+        }
+    }
+
     /// The link's rate, bytes per nanosecond, once sampled enough: the
     /// second fastest sample where the third agrees with it; of the
     /// first two, where they agree, the faster (the least queue).
@@ -132,21 +146,54 @@ const DELAYED_ACK_MIN_NS: i64 = 40_000_000;
 /// Every client's uplink (module docs).
 #[derive(Debug, Default)]
 pub struct UplinkLoads {
-    by_client: FxHashMap<IpAddr, Load>,
+    loads: Vec<Load>,
+    index: FxHashMap<IpAddr, u32>,
 }
 
+/// Where a connection last found its client's uplink among
+/// [`UplinkLoads`]' (a hint, checked: no lookup per packet).
+pub const NO_SLOT: u32 = u32::MAX;
+
 impl UplinkLoads {
-    fn load(&mut self, client: IpAddr, ts_ns: i64) -> &mut Load {
-        if self.by_client.len() >= CLIENTS && !self.by_client.contains_key(&client) {
-            // Keep the half heard from most lately.
-            let mut times: Vec<i64> = self.by_client.values().map(|l| l.last_ns).collect();
-            let mid = times.len() / 2;
-            let (_, &mut cut, _) = times.select_nth_unstable(mid);
-            self.by_client.retain(|_, l| l.last_ns > cut);
-        }
-        let load = self.by_client.entry(client).or_default();
+    /// `client`'s uplink, found at `slot` when it is still there, else
+    /// looked up (or made) and `slot` set to it.
+    #[inline]
+    fn load(&mut self, client: IpAddr, ts_ns: i64, slot: &mut u32) -> &mut Load {
+        let hinted = *slot as usize;
+        let i = if self.loads.get(hinted).is_some_and(|l| l.client == client) {
+            hinted
+        } else {
+            let i = match self.index.get(&client) {
+                Some(&i) => i as usize,
+                None => self.insert(client),
+            };
+            *slot = i as u32;
+            i
+        };
+        let load = &mut self.loads[i];
         load.last_ns = load.last_ns.max(ts_ns);
         load
+    }
+
+    /// A new client's uplink, its slot; beyond [`CLIENTS`] the half heard
+    /// from longest ago is dropped first (the slots move: hints are
+    /// checked against the client).
+    #[cold]
+    fn insert(&mut self, client: IpAddr) -> usize {
+        if self.loads.len() >= CLIENTS {
+            let mut times: Vec<i64> = self.loads.iter().map(|l| l.last_ns).collect();
+            let mid = times.len() / 2;
+            let (_, &mut cut, _) = times.select_nth_unstable(mid);
+            self.loads.retain(|l| l.last_ns > cut);
+            self.index.clear();
+            for (i, l) in self.loads.iter().enumerate() {
+                self.index.insert(l.client, i as u32);
+            }
+        }
+        self.loads.push(Load::new(client));
+        let i = self.loads.len() - 1;
+        self.index.insert(client, i as u32);
+        i
     }
 
     /// Whether waits read at `used` (bytes per nanosecond, the slowest
@@ -154,16 +201,17 @@ impl UplinkLoads {
     /// now: where later samples disagreed, or showed the link faster
     /// than [`AGREE`] times that, they do not.
     pub fn still_holds(&self, client: IpAddr, used: f64) -> bool {
-        self.by_client
+        self.index
             .get(&client)
-            .and_then(Load::rate)
+            .and_then(|&i| self.loads[i as usize].rate())
             .is_some_and(|rate| rate <= used * AGREE)
     }
 
     /// Server data reached `client` at `ts_ns`: ACKs coming to it
     /// meanwhile may have waited behind it.
-    pub fn arrived(&mut self, client: IpAddr, ts_ns: i64) {
-        let load = self.load(client, ts_ns);
+    #[inline]
+    pub fn arrived(&mut self, client: IpAddr, ts_ns: i64, slot: &mut u32) {
+        let load = self.load(client, ts_ns, slot);
         load.arrival_ns = Some(load.arrival_ns.map_or(ts_ns, |a| a.max(ts_ns)));
     }
 
@@ -176,13 +224,13 @@ impl UplinkLoads {
     /// back), nor where this ACK may have waited for the receiver's
     /// delayed-ACK timer (not `prompt`, and later than the shortest
     /// timer after the one before).
-    pub fn acknowledged(&mut self, client: IpAddr, ack: BurstAck) {
+    pub fn acknowledged(&mut self, client: IpAddr, ack: BurstAck, slot: &mut u32) {
         let spacing = ack.ts_ns - ack.before_ns;
         let burst = (0..=BURST_NS).contains(&(ack.sent_ns - ack.before_sent_ns));
         if !burst || spacing < MIN_SAMPLE_NS || (!ack.prompt && spacing >= DELAYED_ACK_MIN_NS) {
             return;
         }
-        let load = self.load(client, ack.ts_ns);
+        let load = self.load(client, ack.ts_ns, slot);
         if load.arrival_ns.is_some_and(|a| a > ack.before_ns) {
             return;
         }
@@ -207,8 +255,14 @@ impl UplinkLoads {
     /// waited at its uplink (behind what was queued there, and its own
     /// sending beyond a small packet's), where the link's rate is known,
     /// and that rate (bytes per nanosecond).
-    pub fn sent(&mut self, client: IpAddr, ts_ns: i64, payload: u32) -> Option<(i64, f64)> {
-        let load = self.load(client, ts_ns);
+    pub fn sent(
+        &mut self,
+        client: IpAddr,
+        ts_ns: i64,
+        payload: u32,
+        slot: &mut u32,
+    ) -> Option<(i64, f64)> {
+        let load = self.load(client, ts_ns, slot);
         let bytes = u64::from(payload) + HEADER_BYTES;
         let total = load.log.back().map_or(0, |&(_, b)| b) + bytes;
         if load.log.len() >= LOGGED {
@@ -241,22 +295,31 @@ mod tests {
     const CLIENT: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
     const MS: i64 = 1_000_000;
 
+    impl UplinkLoads {
+        /// [`UplinkLoads::sent`] by `CLIENT`, with no slot to remember.
+        fn sent_now(&mut self, ts_ns: i64, payload: u32) -> Option<(i64, f64)> {
+            self.sent(CLIENT, ts_ns, payload, &mut NO_SLOT.clone())
+        }
+
+        /// [`UplinkLoads::acknowledged`] of `CLIENT`'s burst.
+        fn acknowledged_now(&mut self, ack: BurstAck) {
+            self.acknowledged(CLIENT, ack, &mut NO_SLOT.clone())
+        }
+    }
+
     /// The client sends two segments of `bytes` together at `t` ms, and
     /// the server's ACKs of them come `spacing` ms apart.
     fn pair(u: &mut UplinkLoads, t: i64, bytes: u32, spacing: i64, prompt: bool) {
         let t = t * MS;
-        u.sent(CLIENT, t, bytes);
-        u.sent(CLIENT, t + 10_000, bytes);
-        u.acknowledged(
-            CLIENT,
-            BurstAck {
-                before_ns: t + 100 * MS,
-                before_sent_ns: t,
-                ts_ns: t + 100 * MS + spacing * MS,
-                sent_ns: t + 10_000,
-                prompt,
-            },
-        );
+        u.sent_now(t, bytes);
+        u.sent_now(t + 10_000, bytes);
+        u.acknowledged_now(BurstAck {
+            before_ns: t + 100 * MS,
+            before_sent_ns: t,
+            ts_ns: t + 100 * MS + spacing * MS,
+            sent_ns: t + 10_000,
+            prompt,
+        });
     }
 
     /// A 0.8 Mbit/s uplink: 100 bytes a millisecond.
@@ -272,7 +335,7 @@ mod tests {
     fn no_rate_no_wait() {
         let mut u = UplinkLoads::default();
         pair(&mut u, 0, 1360, 14, true);
-        assert_eq!(u.sent(CLIENT, 5_000 * MS, 1000), None);
+        assert_eq!(u.sent_now(5_000 * MS, 1000), None);
     }
 
     #[test]
@@ -281,15 +344,15 @@ mod tests {
         // 3,000 bytes of one connection's, then 397 of another's 18 ms on.
         let t = 10_000 * MS;
         for _ in 0..2 {
-            u.sent(CLIENT, t, 1360);
+            u.sent_now(t, 1360);
         }
-        u.sent(CLIENT, t, 280);
-        let wait = u.sent(CLIENT, t + 18 * MS, 397).unwrap().0;
+        u.sent_now(t, 280);
+        let wait = u.sent_now(t + 18 * MS, 397).unwrap().0;
         // Ahead: 3,120 bytes less 18 ms of the link's (1,800): 13.2 ms;
         // its own 437 bytes less a small packet's: 3.7 ms.
         assert!((16 * MS..18 * MS).contains(&wait), "{wait}");
         // Long after, the queue has drained: only its own sending.
-        let alone = u.sent(CLIENT, t + 1_000 * MS, 397).unwrap().0;
+        let alone = u.sent_now(t + 1_000 * MS, 397).unwrap().0;
         assert!((3 * MS..4 * MS).contains(&alone), "{alone}");
     }
 
@@ -301,7 +364,7 @@ mod tests {
         pair(&mut u, 0, 1360, 1, true);
         pair(&mut u, 1000, 1360, 14, true);
         pair(&mut u, 2000, 1360, 18, true);
-        let own = u.sent(CLIENT, 5_000 * MS, 1360).unwrap().0;
+        let own = u.sent_now(5_000 * MS, 1360).unwrap().0;
         // 1,336 bytes beyond a small packet's at 1,400 bytes per 14 ms.
         assert!((13 * MS..14 * MS).contains(&own), "{own}");
         // Samples that disagree (nDPI's alexa-app.pcapng: 2.2, 0.74 and
@@ -310,25 +373,25 @@ mod tests {
         for (i, ms) in [5, 16, 35].into_iter().enumerate() {
             pair(&mut u, i as i64 * 1000, 1360, ms, true);
         }
-        assert_eq!(u.sent(CLIENT, 5_000 * MS, 1360), None);
+        assert_eq!(u.sent_now(5_000 * MS, 1360), None);
         // Nor do a few bytes, their time the server's ACK latency.
         let mut u = UplinkLoads::default();
         for i in 0..MIN_SAMPLES as i64 {
             pair(&mut u, i * 1000, 20, 1, true);
         }
-        assert_eq!(u.sent(CLIENT, 5_000 * MS, 1360), None);
+        assert_eq!(u.sent_now(5_000 * MS, 1360), None);
         // Two samples that agree: the faster (PcapPlusPlus's
         // many-protocols.pcap, 0.70 and 0.78 Mbit/s before its request
         // of stream 16); two that do not, none.
         let mut u = UplinkLoads::default();
         pair(&mut u, 0, 1360, 16, true);
         pair(&mut u, 1000, 1360, 14, true);
-        let own = u.sent(CLIENT, 5_000 * MS, 1360).unwrap().0;
+        let own = u.sent_now(5_000 * MS, 1360).unwrap().0;
         assert!((13 * MS..14 * MS).contains(&own), "{own}");
         let mut u = UplinkLoads::default();
         pair(&mut u, 0, 1360, 30, true);
         pair(&mut u, 1000, 1360, 14, true);
-        assert_eq!(u.sent(CLIENT, 5_000 * MS, 1360), None);
+        assert_eq!(u.sent_now(5_000 * MS, 1360), None);
     }
 
     #[test]
@@ -339,21 +402,21 @@ mod tests {
         for i in 0..MIN_SAMPLES as i64 {
             pair(&mut u, i * 1000, 1448, 42, false);
         }
-        assert_eq!(u.sent(CLIENT, 5_000 * MS, 1360), None);
+        assert_eq!(u.sent_now(5_000 * MS, 1360), None);
         // Sooner than any timer: the link's pace.
         let mut u = UplinkLoads::default();
         for i in 0..MIN_SAMPLES as i64 {
             pair(&mut u, i * 1000, 1448, 30, false);
         }
-        assert!(u.sent(CLIENT, 5_000 * MS, 1360).is_some());
+        assert!(u.sent_now(5_000 * MS, 1360).is_some());
         // Server data reaching the client between the two ACKs: the
         // second may have queued behind it.
         let mut u = UplinkLoads::default();
         for i in 0..MIN_SAMPLES as i64 {
-            u.arrived(CLIENT, i * 1000 * MS + 105 * MS);
+            u.arrived(CLIENT, i * 1000 * MS + 105 * MS, &mut NO_SLOT.clone());
             pair(&mut u, i * 1000, 1360, 14, true);
         }
-        assert_eq!(u.sent(CLIENT, 5_000 * MS, 1360), None);
+        assert_eq!(u.sent_now(5_000 * MS, 1360), None);
     }
 
     #[test]
@@ -363,21 +426,18 @@ mod tests {
         let mut u = UplinkLoads::default();
         for i in 0..MIN_SAMPLES as i64 {
             let t = i * 1000 * MS;
-            u.sent(CLIENT, t, 1360);
-            u.sent(CLIENT, t + 5_000, 1360);
-            u.sent(CLIENT, t + 10_000, 1360);
-            u.acknowledged(
-                CLIENT,
-                BurstAck {
-                    before_ns: t + 100 * MS,
-                    before_sent_ns: t,
-                    ts_ns: t + 128 * MS,
-                    sent_ns: t + 10_000,
-                    prompt: true,
-                },
-            );
+            u.sent_now(t, 1360);
+            u.sent_now(t + 5_000, 1360);
+            u.sent_now(t + 10_000, 1360);
+            u.acknowledged_now(BurstAck {
+                before_ns: t + 100 * MS,
+                before_sent_ns: t,
+                ts_ns: t + 128 * MS,
+                sent_ns: t + 10_000,
+                prompt: true,
+            });
         }
-        let own = u.sent(CLIENT, 5_000 * MS, 1360).unwrap().0;
+        let own = u.sent_now(5_000 * MS, 1360).unwrap().0;
         assert!((13 * MS..14 * MS).contains(&own), "{own}");
     }
 }

@@ -1783,6 +1783,30 @@ fn answers_released_with_other_servers_late_packets_after_a_silence_waited_on_th
         waits.iter().filter(|w| w.1 == 537).all(|w| w.2 < 50.0),
         "{waits:?}"
     );
+    // Stream 20's server Finished (533) acknowledged the client's
+    // Finished (524), not the request's first segment sent 11 ms behind
+    // it (526): it left before that arrived, within 11 ms of the
+    // Finished's arrival; the rest of its lateness was the stall's, no
+    // server time (session 80).
+    let rows = tshark_fields(
+        &capture,
+        &["-o", "tcp.relative_sequence_numbers:TRUE"],
+        "frame.number in {524, 526, 533}",
+        &["frame.number", "tcp.seq", "tcp.len", "tcp.ack"],
+    );
+    let field = |frame: &str, i: usize| -> i64 {
+        rows.iter().find(|r| r[0] == frame).unwrap()[i]
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        field("533", 3),
+        field("524", 1) + field("524", 2),
+        "{rows:?}"
+    );
+    assert_eq!(field("526", 1), field("533", 3), "{rows:?}");
+    let waits = think_waits(connection(&doc, 20));
+    assert!(waits.iter().all(|w| w.1 != 533), "{waits:?}");
     // Nothing late together elsewhere in the capture: stream 22's
     // ServerHello keeps its 53 ms of server time.
     assert!(connection(&doc, 22)["findings"]

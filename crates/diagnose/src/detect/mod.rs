@@ -745,7 +745,9 @@ impl<'a> Facts<'a> {
         // acknowledged, and the frame of that acknowledgment.
         let mut acked: [Option<(u32, u64)>; 2] = [None, None];
         let mut stale: [Option<(&SegmentRecord, u64)>; 2] = [None, None];
-        for r in records.iter() {
+        // Where the current run of one side's data began in `records`.
+        let mut run_from = 0;
+        for (i, r) in records.iter().enumerate() {
             if r.ack_set && acked[r.dir.index()].is_none_or(|(a, _)| seq::lt(a, r.ack)) {
                 acked[r.dir.index()] = Some((r.ack, r.frame));
             }
@@ -769,6 +771,26 @@ impl<'a> Facts<'a> {
                 }
             }
             if let Some(q) = last.filter(|q| q.dir != r.dir) {
+                // An answer that acknowledges only part of the run asking
+                // answered that part (its last segment the question), and
+                // left before the rest arrived: on a path that keeps
+                // order, no later after the question's arrival than the
+                // rest was sent after it, the path's jitter aside (nDPI's
+                // alexa-app.pcapng 20: a server's Finished acknowledging
+                // the client's Finished, not the application data sent
+                // 11 ms behind it, which came 221 ms later while the path
+                // held everything: the wait was the path's).
+                let run = records[run_from..i]
+                    .iter()
+                    .filter(|p| p.dir == q.dir && p.len > 0 && !p.probe);
+                let partial = r.ack_set && seq::lt(r.ack, q.end);
+                let answered_part = partial
+                    .then(|| run.clone().rfind(|p| seq::le(p.end, r.ack)))
+                    .flatten();
+                let rest_sent = answered_part
+                    .and_then(|_| run.clone().find(|p| seq::lt(r.ack, p.end)))
+                    .map(|p| self.on_clock_of(r.dir, p));
+                let q = answered_part.unwrap_or(q);
                 // On the answerer's clock; a server's wait from its ACK of
                 // the question when that ACK left on arrival, whatever the
                 // path's round trip had grown to; from its re-send that
@@ -785,6 +807,10 @@ impl<'a> Facts<'a> {
                 let acked_at = (r.dir == Direction::ServerToClient)
                     .then(|| self.acked_on_arrival(r.dir, q.frame, r.frame, asked))
                     .flatten();
+                let mut wait_ns = answer_at - acked_at.map_or(asked, |(k, _)| k.max(asked));
+                if let Some(rest) = rest_sent {
+                    wait_ns = wait_ns.min(rest - asked + self.jitter_ns);
+                }
                 turns.push(HandshakeTurn {
                     answerer: r.dir,
                     first: !answered[r.dir.index()],
@@ -793,13 +819,16 @@ impl<'a> Facts<'a> {
                     answer_frame: r.frame,
                     answer_ts_ns: r.ts_ns,
                     question_ts_ns: q.ts_ns,
-                    wait_ns: answer_at - acked_at.map_or(asked, |(k, _)| k.max(asked)),
+                    wait_ns,
                     acked: acked_at,
                     stale_resend: stale_resend.map(|(_, frame)| frame),
                 });
                 answered[r.dir.index()] = true;
             }
             seen[r.dir.index()].add(r.seq, r.end);
+            if last.is_none_or(|l| l.dir != r.dir) {
+                run_from = i;
+            }
             last = Some(r);
         }
         turns

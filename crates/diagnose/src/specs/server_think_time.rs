@@ -2456,3 +2456,53 @@ fn a_request_queued_behind_the_clients_own_uploads_is_no_server_time() {
     assert_ms(x.cost_ms, 26.1, 0.1, "the queue, unread");
     queued_on_a_slow_uplink(true).has_no(ServerThinkTime);
 }
+
+/// A server's Finished that acknowledges the client's Finished but not
+/// the application data the client sent 11 ms behind it left before that
+/// data arrived: on a path that keeps order, within 11 ms of the
+/// client's Finished arriving, whatever the capture shows (nDPI's
+/// alexa-app.pcapng 20: the Finished captured 221 ms later while the
+/// path held everything; its 75 ms of "server time" were the path's).
+/// Without the data behind, the capture cannot tell: the server's.
+#[test]
+fn an_answer_that_left_before_the_askers_next_data_arrived_took_no_longer() {
+    let run = |data_behind: bool| {
+        let mut w = Wire::new(Path::at_client(40.0));
+        w.handshake(0.0);
+        let took = Turnarounds {
+            finished: 2.0,
+            ..Turnarounds::default()
+        };
+        let hs = tls12_handshake(&mut w, 40.1, took, true, false);
+        // (A request's record begun behind the Finished, its first
+        // full segment; the rest once the server's Finished came.)
+        let request = record(23, &[7; 1800]);
+        let (head, tail) = request.split_at(1460);
+        if data_behind {
+            let at = w.sent(hs.client_flight) + 11.0;
+            w.send(C, at, leak(head.to_vec()));
+        }
+        // The path holds the server's Finished 150 ms.
+        w.delay(hs.server_finished, 150.0);
+        if data_behind {
+            let at = w.arrival(hs.server_finished) + 1.0;
+            w.send(C, at, leak(tail.to_vec()));
+        }
+        (w.run(), hs)
+    };
+    let (o, hs) = run(false);
+    let f = o.the(ServerThinkTime);
+    assert_eq!(f.frames, o.frames(&[hs.client_flight, hs.server_finished]));
+    assert_ms(f.cost_ms, 152.0, 0.1, "as far as the capture can tell");
+    let (o, hs) = run(true);
+    let finished = o.frame(hs.server_finished);
+    assert!(
+        !o.report
+            .findings
+            .iter()
+            .filter(|x| x.kind == ServerThinkTime)
+            .any(|x| x.waits.iter().any(|w| w.to_frame == finished)),
+        "{:?}",
+        o.report.findings
+    );
+}
