@@ -616,6 +616,10 @@ pub struct Connection {
     /// Its SYNs were sent again: the newest frame the capture had reached
     /// when it was handed on.
     pub(crate) seen_until: Option<Stamp>,
+    /// Its SYNs were sent again and nothing answered: how many other
+    /// servers its client dialled within a second of its first SYN
+    /// (peer_dials.rs).
+    pub(crate) dials_beside: u32,
     /// Its server's TCP clock read once (shared_clock.rs): the capture
     /// time and TSval of its first SYN-ACK or, when none was captured
     /// before the server's first segment (a capture begun after the
@@ -729,6 +733,7 @@ impl Connection {
             client_false_starts: false,
             one_way_capture: false,
             seen_until: None,
+            dials_beside: 0,
             server_clock: None,
             servers_on_clock: 0,
             client_clock_hz: None,

@@ -178,6 +178,10 @@ pub struct ConnectionFacts {
     /// that found it idle): a client still waiting for an answer waited
     /// at least until then.
     pub seen_until: Option<crate::Stamp>,
+    /// Its SYNs were sent again and nothing answered: how many other
+    /// servers its client dialled within a second of its first SYN (a
+    /// peer-to-peer client's peers, a crawler's, a scanner's).
+    pub dials_beside: u32,
     /// The name lookup (DNS over UDP) its client made for its server just
     /// before its SYN, if the capture has it (dns.rs).
     pub lookup: Option<Box<crate::NameLookup>>,
@@ -361,6 +365,7 @@ impl Connection {
             sibling_request: c.sibling_request,
             one_way_capture: c.one_way_capture,
             seen_until: c.seen_until,
+            dials_beside: c.dials_beside,
             lookup: c.lookup.take(),
             window: None,
             earlier: c.earlier.take(),

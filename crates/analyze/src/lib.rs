@@ -52,6 +52,7 @@ mod mqtt;
 mod nats;
 mod openflow;
 mod path_samples;
+mod peer_dials;
 mod postgres;
 mod preflight;
 pub mod quic;

@@ -194,6 +194,7 @@ impl Embryo {
             sibling_request: None,
             one_way_capture: false,
             seen_until: None,
+            dials_beside: 0,
             lookup: None,
             window: None,
             earlier: None,

@@ -567,6 +567,7 @@ impl<'s> Tracker<'s> {
                 self.next_stream += 1;
                 self.calls.dials.syn(stream, seg.src, destination(seg), at);
                 self.calls.lookups.syn(stream, destination(seg), at);
+                self.calls.peer_dials.dialled(seg.src, seg.dst, at.ts_ns);
                 if let Some((tsval, _)) = seg.options.timestamps {
                     self.calls.client_clocks.note(seg.src, at.ts_ns, tsval);
                 }
@@ -962,6 +963,14 @@ impl<'s> Tracker<'s> {
             // How far the capture went on past its SYNs: a client still
             // waiting for an answer then waited at least that long.
             c.seen_until = Some(self.seen_until);
+            // And how many other servers its client dialled at once: a
+            // dial nothing answered among many held that dial only.
+            if c.syn_ack.is_none() {
+                c.dials_beside =
+                    self.calls
+                        .peer_dials
+                        .beside(c.client.ip, c.server.ip, c.first.ts_ns);
+            }
         }
         // Whether a box answered its client for other servers too, on its
         // SYN-ACK's clock (shared_clock.rs).

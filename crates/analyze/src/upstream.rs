@@ -126,6 +126,8 @@ pub(crate) struct Calls {
     /// Each client's uplink, read from the servers' ACKs of its bursts
     /// (uplink_load.rs).
     pub uplink_loads: crate::uplink_load::UplinkLoads,
+    /// The servers each client dialled lately (peer_dials.rs).
+    pub peer_dials: crate::peer_dials::PeerDials,
     /// The sizes of the tickets servers sent (ticket_sizes.rs).
     pub ticket_sizes: crate::ticket_sizes::TicketSizes,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC

@@ -315,6 +315,7 @@ impl Connection {
             sibling_request: None,
             one_way_capture: false,
             seen_until: None,
+            dials_beside: 0,
             lookup: None,
             window: Some(window),
             earlier: None,

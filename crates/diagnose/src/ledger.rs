@@ -1060,6 +1060,7 @@ fn report_with(
                 sibling_request: c.sibling_request,
                 one_way_capture: c.one_way_capture,
                 seen_until: c.seen_until,
+                dials_beside: c.dials_beside,
                 false_start_eligible,
                 server_key_exchange,
                 costly_key_exchange: costly_key_exchange.clone(),

@@ -1673,6 +1673,11 @@ pub enum Detail {
         /// client was still waiting at the frame it had reached (its
         /// number), this long after that SYN (ms), waited too.
         still_waiting: Option<(u64, f64)>,
+        /// Unanswered: how many other servers the client dialled within
+        /// a second of its first SYN (a peer-to-peer client's peers, a
+        /// crawler's, a scanner's): among many dials, one nothing
+        /// answered held that dial only.
+        dials_beside: u32,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

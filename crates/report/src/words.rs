@@ -14,6 +14,26 @@ use rttdoc_model::{
 
 /// Where a client's slow handshake turn goes on verifying a certificate,
 /// what to look at (its fix's first sentence, unended).
+/// Other servers a client dialled within a second of an unanswered one
+/// that make it one of many dials (a peer-to-peer client's peers, a
+/// crawler's, a scanner's), not the connection a user waited on.
+const PEER_DIALS: u32 = 8;
+
+/// Why SYNs went unanswered, for a client that dialled `beside` other
+/// servers within a second of them.
+fn dropped_or_gone(beside: u32) -> String {
+    if beside >= PEER_DIALS {
+        format!(
+            "It was one of {} connections the client opened to different servers within a second of its first SYN (a \
+             peer-to-peer client dialling its peers, a crawler, a scanner): the server was gone or not listening, or the \
+             SYNs were dropped on the way, and the wait held this dial only, not the client's others.",
+            beside + 1
+        )
+    } else {
+        "The SYNs were dropped on the way or the server is down.".into()
+    }
+}
+
 /// Shorter than any NAT's or load balancer's idle timeout for an open
 /// TCP connection (minutes on most; 30 s on the most aggressive carrier
 /// NATs): a connection quiet no longer lost no mapping to idleness.
@@ -683,8 +703,9 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             // 1: five resumed handshakes' Finished left within 2.8 ms of
             // each other after one 50 ms pause of the browser's).
             let work = if *resumed {
-                "a busy CPU or event loop (its other connections' handshakes and work at the same moment) or its key exchange: \
-                 the session was resumed, so it verified no certificate and fetched nothing for one"
+                "a busy CPU or event loop (its other connections' handshakes and work at the same moment) or, in TLS 1.3, its \
+                 key exchange (a TLS 1.2 resumption has none): the session was resumed, so it verified no certificate and \
+                 fetched nothing for one"
             } else if *no_certificate {
                 // (A PSK or anonymous suite: Wireshark's
                 // tls12-chacha20poly1305.pcap 4, DHE_PSK.)
@@ -2109,11 +2130,13 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             syns,
             unanswered: true,
             gave_up: Some((frame, after_ms)),
+            dials_beside,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {span:.0} ms, and nothing in the capture answered (no SYN-ACK, \
              RST or ICMP error): the connection never opened. The client gave up (frame {frame}) {after:.1} s after its last SYN, \
-             its timer's last wait: {cost:.0} ms waited in all. The SYNs were dropped on the way or the server is down.",
+             its timer's last wait: {cost:.0} ms waited in all. {}",
+            dropped_or_gone(*dials_beside),
             span = fx(cost - after_ms),
             after = fx(after_ms / 1e3),
             cost = fx(cost),
@@ -2122,12 +2145,14 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             syns,
             unanswered: true,
             still_waiting: Some((frame, after_ms)),
+            dials_beside,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {span:.0} ms, and nothing in the capture answered (no SYN-ACK, \
              RST or ICMP error): the connection never opened. The capture went on to frame {frame}, {after:.1} s after the \
              last SYN and before the client's timer would send it again: the client was still waiting then, {cost:.0} ms \
-             in all. The SYNs were dropped on the way or the server is down.",
+             in all. {}",
+            dropped_or_gone(*dials_beside),
             span = fx(cost - after_ms),
             after = fx(after_ms / 1e3),
             cost = fx(cost),
@@ -2135,11 +2160,16 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
         Detail::SynRetransmit {
             syns,
             unanswered: true,
+            dials_beside,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {cost:.0} ms, and nothing in the capture answered (no SYN-ACK, \
-             RST or ICMP error): the connection never opened. If the capture went on after the last SYN, the SYNs \
-             were dropped on the way or the server is down.",
+             RST or ICMP error): the connection never opened. {}",
+            if *dials_beside >= PEER_DIALS {
+                dropped_or_gone(*dials_beside)
+            } else {
+                "If the capture went on after the last SYN, the SYNs were dropped on the way or the server is down.".into()
+            },
             cost = fx(cost),
         ),
         Detail::SynRetransmit {
@@ -2734,9 +2764,13 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              (many connections opened at once and handled one after another, blocking work on that thread) before the TLS library's work; \
              fewer parallel connections (one HTTP/2 connection) and resumption shorten each handshake's turn."
             .into(),
+        // (Handshakes whose turns ended together waited on one block of
+        // the client's, not each its turn: safari.pcap 3, five resumed
+        // handshakes' Finished within 2.8 ms after a 50 ms pause.)
         Detail::ClientThinkTime { resumed: true, .. } => "On the client: a resumed handshake verifies no certificate, so look at what kept it busy \
-             (many connections opened at once and handled one after another, blocking work on its network thread, a slow CPU): \
-             fewer parallel connections (one HTTP/2 connection) shorten each handshake's turn."
+             (many connections opened at once, blocking work on its network or main thread, a slow CPU; where its other handshakes' \
+             turns ended at the same moment, one block of that thread held them all): fewer connections opened at once (one \
+             HTTP/2 connection) leave it less to do."
             .into(),
         Detail::ClientThinkTime {
             resumption_refused: true,
@@ -3511,6 +3545,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              over sooner with a shorter connect timeout."
             .into(),
         Detail::SynRetransmit {
+            unanswered: true,
+            dials_beside,
+            ..
+        } if *dials_beside >= PEER_DIALS => "If the server is a peer that left, or an address on a list gone stale, nothing on \
+             the network is broken: the client's other dials went on (a peer-to-peer client that drops peers it cannot reach, or \
+             gives up on a dial sooner, waits less). Else find where the SYNs die: a firewall dropping them silently, a route, a \
+             server that is down."
+            .into(),
+        Detail::SynRetransmit {
             unanswered: true, ..
         } => "Find where the SYNs die: a firewall or security group dropping them silently (one that rejects with a \
              RST or an ICMP error lets clients fail at once), a route, a server that is down; where direct access is \
@@ -3980,6 +4023,38 @@ mod tests {
         );
     }
 
+    /// SYNs nothing answered, from a client that dialled many other
+    /// servers within a second (nDPI's ethereum.pcap 22, a node dialling
+    /// its peers): one dial among many, the fix first allowing a peer
+    /// that left; alone, the SYNs' drop.
+    #[test]
+    fn an_unanswered_dial_among_many_is_worded_as_one_of_them() {
+        let c = crate::test_support::report(30303);
+        let mut x = crate::test_support::finding(FindingKind::SynRetransmit, 1107.0);
+        let detail = |dials_beside: u32| Detail::SynRetransmit {
+            syns: 2,
+            answered_late: None,
+            answer_lost: None,
+            answer_captured_at_client: false,
+            echoed_syn: None,
+            every_syn_answered: None,
+            unanswered: true,
+            one_way_capture: false,
+            relay_client_clock: None,
+            held_before_capture: None,
+            gave_up: None,
+            still_waiting: None,
+            dials_beside,
+        };
+        x.detail = detail(55);
+        let said = explanation(&x);
+        assert!(said.contains("one of 56 connections"), "{said}");
+        assert!(fix(&c, &x).starts_with("If the server is a peer that left"));
+        x.detail = detail(2);
+        assert!(!explanation(&x).contains("connections the client opened"));
+        assert!(fix(&c, &x).starts_with("Find where the SYNs die"));
+    }
+
     /// A downlink queue of tens of milliseconds (PcapPlusPlus's
     /// example.pcap 6: 28 ms at most) is no deep buffer; one of hundreds
     /// is bufferbloat.
@@ -4175,6 +4250,7 @@ mod tests {
             held_before_capture: None,
             gave_up: None,
             still_waiting: None,
+            dials_beside: 0,
         };
         let words = explanation(&x);
         assert!(

@@ -199,6 +199,9 @@ pub struct Facts<'a> {
     /// Its SYNs were sent again: the newest frame the capture had reached
     /// when it was handed on (`ConnectionFacts::seen_until`).
     pub seen_until: Option<Stamp>,
+    /// Its SYNs unanswered: how many other servers its client dialled
+    /// within a second of its first SYN (`ConnectionFacts::dials_beside`).
+    pub dials_beside: u32,
     /// Its TLS 1.2 session is one a browser false starts in full
     /// (`TlsFacts::false_start_eligible`).
     pub false_start_eligible: bool,

@@ -333,6 +333,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }),
         gave_up: gave_up.map(|w| (w.to_frame, w.ms)),
         still_waiting: still_waiting.map(|w| (w.to_frame, w.ms)),
+        dials_beside: if unanswered { f.dials_beside } else { 0 },
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);

@@ -106,6 +106,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         sibling_request: None,
         one_way_capture: false,
         seen_until: None,
+        dials_beside: 0,
         uplink_waits: &[],
         false_start_eligible: false,
         server_key_exchange: None,
@@ -263,6 +264,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         held_before_capture: None,
         gave_up: None,
         still_waiting: None,
+        dials_beside: 0,
     };
     let mut out = vec![x];
     causality::enforce(&f, &mut out);
@@ -283,6 +285,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
             held_before_capture: None,
             gave_up: None,
             still_waiting: None,
+            dials_beside: 0,
         }
     );
 }

@@ -627,3 +627,45 @@ fn a_syn_ack_for_each_syn_says_none_was_lost() {
     w.syn_ack(w.arrival(ids[1]) + 1000.0);
     assert_eq!(every_syn_answered(&w.run()), None);
 }
+
+/// Two SYNs a second apart that nothing answered, beside `others`
+/// connections of the client's to other servers opened 0.2 s after the
+/// first (answered: both directions captured).
+fn unanswered_among_dials(others: u8) -> Outcome {
+    let mut w = Wire::new(Path::at_client(RTT));
+    for t in [0.0, 1000.0] {
+        let syn = w.syn(t);
+        w.lose(syn);
+    }
+    for i in 0..others {
+        let mut other = Wire::new(Path::at_client(RTT));
+        other.handshake(200.0 + f64::from(i) * 10.0);
+        w.join_server(other, 40_001 + u16::from(i), &format!("192.0.2.{}", 10 + i));
+    }
+    w.run()
+}
+
+#[test]
+fn an_unanswered_dial_among_many_counts_the_servers_dialled_beside_it() {
+    // nDPI's ethereum.pcap 22: a node dialling 56 peers at once, one of
+    // them gone.
+    let beside = |o: &Outcome| match o.the(SynRetransmit).detail {
+        Detail::SynRetransmit {
+            unanswered: true,
+            dials_beside,
+            ..
+        } => dials_beside,
+        ref d => panic!("{d:?}"),
+    };
+    assert_eq!(beside(&unanswered_among_dials(9)), 9);
+    assert_eq!(beside(&unanswered_among_dials(2)), 2);
+    // Answered in the end: no dial among others to count.
+    let (w, _) = syns(Path::at_client(RTT), &[0.0, 1000.0]);
+    assert!(matches!(
+        w.run().the(SynRetransmit).detail,
+        Detail::SynRetransmit {
+            dials_beside: 0,
+            ..
+        }
+    ));
+}

@@ -1,0 +1,82 @@
+//! The servers each client dialled lately: a client that opened
+//! connections to many different servers within a second (a peer-to-peer
+//! client dialling its peers, a crawler, a scanner) waits on none of them
+//! alone, and a dial nothing answered held that dial only (nDPI's
+//! ethereum.pcap: a node dialling 56 peers at once, one of them gone).
+//!
+//! The tracker notes each connection's first SYN, per client; a
+//! connection whose SYNs went unanswered counts, when it is handed on,
+//! the other servers its client dialled within [`NEAR_NS`] of its own
+//! first SYN. Bounded: the newest [`KEPT`] dials of the [`CLIENTS`]
+//! clients heard from most lately.
+
+use std::collections::VecDeque;
+use std::net::IpAddr;
+
+use rustc_hash::FxHashMap;
+
+/// Dials kept per client.
+const KEPT: usize = 64;
+/// Clients kept (the table emptied when full: a client then counts
+/// afresh).
+const CLIENTS: usize = 1024;
+/// How near a dial must be to count as made at once.
+pub const NEAR_NS: i64 = 1_000_000_000;
+
+/// Every client's newest dials.
+#[derive(Debug, Default)]
+pub(crate) struct PeerDials {
+    clients: FxHashMap<IpAddr, VecDeque<(i64, IpAddr)>>,
+}
+
+impl PeerDials {
+    /// `client` sent a connection's first SYN to `server` at `ts_ns`.
+    pub(crate) fn dialled(&mut self, client: IpAddr, server: IpAddr, ts_ns: i64) {
+        if self.clients.len() >= CLIENTS && !self.clients.contains_key(&client) {
+            self.clients.clear();
+        }
+        let dials = self.clients.entry(client).or_default();
+        if dials.len() >= KEPT {
+            dials.pop_front();
+        }
+        dials.push_back((ts_ns, server));
+    }
+
+    /// How many other servers than `server` `client` dialled within
+    /// [`NEAR_NS`] of `ts_ns` (as far as its kept dials go).
+    pub(crate) fn beside(&self, client: IpAddr, server: IpAddr, ts_ns: i64) -> u32 {
+        let Some(dials) = self.clients.get(&client) else {
+            return 0;
+        };
+        let mut others: Vec<IpAddr> = dials
+            .iter()
+            .filter(|&&(t, s)| s != server && (t - ts_ns).abs() <= NEAR_NS)
+            .map(|&(_, s)| s)
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        others.len() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, last))
+    }
+
+    #[test]
+    fn the_other_servers_dialled_within_a_second_are_counted_once_each() {
+        let mut d = PeerDials::default();
+        let client = ip(1);
+        for (i, server) in [10, 11, 12, 12, 13].into_iter().enumerate() {
+            d.dialled(client, ip(server), i as i64 * 100_000_000);
+        }
+        // Two seconds on: no longer at once.
+        d.dialled(client, ip(14), 3_000_000_000);
+        assert_eq!(d.beside(client, ip(10), 0), 3);
+        assert_eq!(d.beside(ip(2), ip(10), 0), 0);
+    }
+}
