@@ -1435,9 +1435,17 @@ fn backoff_series_sending_beside(same: bool, at: f64, bytes: u32) -> Outcome {
     } else {
         w.join_server(other, 50_001, "192.0.2.99");
     }
-    let req = w.data(C, 100.0, 100);
+    lost_until_the_third_copy(&mut w, 100.0);
+    w.run()
+}
+
+/// The client's 100-byte request at `request_at`, lost, and its timer's
+/// copies (RTO, then doubling) lost too until the third, which the
+/// server acknowledges.
+fn lost_until_the_third_copy(w: &mut Wire, request_at: f64) {
+    let req = w.data(C, request_at, 100);
     w.lose(req);
-    let mut t = 100.0;
+    let mut t = request_at;
     let mut rto = RTO;
     for i in 0..3 {
         t += rto;
@@ -1449,7 +1457,6 @@ fn backoff_series_sending_beside(same: bool, at: f64, bytes: u32) -> Outcome {
             w.ack(S, w.arrival(again));
         }
     }
-    w.run()
 }
 
 /// What the client sent on its other connection during the stall,
@@ -1873,20 +1880,7 @@ fn a_stall_says_how_long_the_connection_had_been_quiet_before_it() {
     let quiet = |request_at: f64| {
         let mut w = Wire::new(Path::at_client(RTT));
         w.handshake(0.0);
-        let req = w.data(C, request_at, 100);
-        w.lose(req);
-        let mut t = request_at;
-        let mut rto = RTO;
-        for i in 0..3 {
-            t += rto;
-            rto *= 2.0;
-            let again = w.resend(t, req);
-            if i < 2 {
-                w.lose(again);
-            } else {
-                w.ack(S, w.arrival(again));
-            }
-        }
+        lost_until_the_third_copy(&mut w, request_at);
         match w.run().the(RtoStall).detail {
             Detail::RtoStall {
                 quiet_before_ms, ..
