@@ -1094,8 +1094,9 @@ fn hand_window(
 /// The client's uplink (uplink_load.rs): each packet of the client's
 /// joins its queue, and a data segment's wait there is kept; each pure
 /// ACK of the server's that acknowledged more of a burst of the client's
-/// data samples the uplink's rate against the ACK before it. (`client_acked`: what the server had acknowledged
-/// before this packet.)
+/// data samples the uplink's rate against the ACK before it
+/// (`client_acked`: what the server had acknowledged before this
+/// packet).
 fn note_uplink(
     conn: &mut Connection,
     dir: Direction,

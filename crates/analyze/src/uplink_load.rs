@@ -24,18 +24,21 @@
 //! many-protocols.pcap: a browser on an uplink of about 0.8 Mbit/s, a
 //! server's ACKs of back-to-back 1360-byte segments 14.3 ms apart, read
 //! as 0.95 Mbit/s, the least queue; tcpflow's jpegs.cap, a modem's 0.11
-//! Mbit/s, eight samples within 2%.)
+//! Mbit/s, shows only in ACKs of a burst's last segment 88 ms on, which a
+//! timer could have held: no rate is read there.)
 //!
 //! With that rate the client's packets (every connection's, its pure
 //! ACKs too, each [`HEADER_BYTES`] beside its payload) fill a queue that
 //! drains at the rate: a data segment's wait is what was ahead of it when
 //! it left the client, plus its own sending beyond that of the small
 //! packets a handshake's round trip was timed with ([`SMALL_PACKET_BYTES`]).
-//! (Its request 397 bytes, sent 18 ms after 3,000 bytes of another
-//! connection's: 14 ms behind them, 3.5 ms of its own.)
+//! (Its request of 397 bytes, sent 18 ms after 3,000 bytes of another
+//! connection's: on 0.8 Mbit/s, 14 ms behind them and 3.7 ms of its
+//! own.)
 //!
-//! Bounded: [`CLIENTS`] clients, the ones heard from longest ago dropped
-//! beyond that; a few words each.
+//! Bounded: [`CLIENTS`] clients, the half heard from longest ago dropped
+//! beyond that; each its three fastest samples, its queue and its newest
+//! [`LOGGED`] packets (about 2 KB).
 
 use std::net::IpAddr;
 
