@@ -14,6 +14,21 @@ use rttdoc_model::{
 
 /// Where a client's slow handshake turn goes on verifying a certificate,
 /// what to look at (its fix's first sentence, unended).
+/// The industrial protocol a server's port is registered for (its
+/// controllers answer from a communication task beside their scan
+/// cycle: no web handler, database or cache behind them).
+fn industrial_port(port: u16) -> Option<&'static str> {
+    match port {
+        102 => Some("ISO-TSAP's 102, Siemens S7"),
+        502 => Some("Modbus/TCP's 502"),
+        2404 => Some("IEC 60870-5-104's 2404"),
+        4840 => Some("OPC UA's 4840"),
+        20000 => Some("DNP3's 20000"),
+        44818 => Some("EtherNet/IP's 44818"),
+        _ => None,
+    }
+}
+
 /// Other servers a client dialled within a second of an unanswered one
 /// that make it one of many dials (a peer-to-peer client's peers, a
 /// crawler's, a scanner's), not the connection a user waited on.
@@ -2880,6 +2895,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              keep). Look at the origin's time (its logs, or a capture where the proxy calls it: upstream_wait there), and let the cache \
              keep what allows it (Cache-Control: max-age or s-maxage, stale-while-revalidate; on Varnish a TTL, on nginx proxy_cache_valid)."
         ),
+        // An industrial controller's port: no web handler behind it
+        // (nDPI's ethernetIP.pcap 2, a PLC told of databases and caches).
+        Detail::ExchangeThinkTime { .. } if industrial_port(c.server.port).is_some() => format!(
+            "An industrial controller answers (by its port: {}) from its communication task, between or after its scan \
+             cycle: look at the controller's cycle time and its communication module's load (the connections it serves, the \
+             messages a second); poll less often, read more per request, or take data needed every cycle as cyclic I/O.",
+            industrial_port(c.server.port).unwrap_or_default()
+        ),
         Detail::ExchangeThinkTime { .. } => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
         Detail::Tfo { outcome, .. } => match outcome {
             TfoOutcome::Rejected => "Enable TFO on the server: sysctl net.ipv4.tcp_fastopen=3 (bit 2: server), the listener option (nginx: listen 443 ssl fastopen=256; HAProxy: bind ... tfo), a stable net.ipv4.tcp_fastopen_key across the fleet; check no middlebox strips TCP option 34.".into(),
@@ -4021,6 +4044,32 @@ mod tests {
             shared.contains("on x25519 already") && !shared.contains("and x25519"),
             "{shared}"
         );
+    }
+
+    /// A slow answer of an industrial controller (nDPI's ethernetIP.pcap
+    /// 2, a PLC on EtherNet/IP's port) is its scan cycle's and its
+    /// communication module's, not a web handler's.
+    #[test]
+    fn a_controllers_slow_answer_is_not_sent_to_a_web_handler() {
+        let mut x = crate::test_support::finding(FindingKind::ServerThinkTime, 40.0);
+        x.detail = Detail::ExchangeThinkTime {
+            greeting_ms: 0.0,
+            slow: 2,
+            exchanges: 3,
+            threshold_ms: 20.0,
+            longest_ms: 25.0,
+            longest_exchange: 2,
+            longest_label: None,
+            via: None,
+        };
+        let plc = fix(&crate::test_support::report(44818), &x);
+        assert!(
+            plc.contains("scan cycle") && plc.contains("EtherNet/IP"),
+            "{plc}"
+        );
+        assert!(!plc.contains("database"), "{plc}");
+        let web = fix(&crate::test_support::report(443), &x);
+        assert!(web.starts_with("Profile the application"), "{web}");
     }
 
     /// SYNs nothing answered, from a client that dialled many other
