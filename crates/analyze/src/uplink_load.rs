@@ -57,7 +57,7 @@ pub const SMALL_PACKET_BYTES: u64 = 64;
 /// its queue is below what the diagnosis counts anyway).
 const MIN_SAMPLE_NS: i64 = 500_000;
 /// Samples a client's rate is read from.
-pub const MIN_SAMPLES: u32 = 2;
+const MIN_SAMPLES: u32 = 2;
 /// The least bytes a rate sample spans: a full segment's, nearly.
 pub const MIN_SAMPLE_BYTES: u32 = 1000;
 /// How far apart the second and third fastest samples may be for the
@@ -110,7 +110,7 @@ impl Load {
     fn rate(&self) -> Option<f64> {
         let [first, second, third] = self.fastest;
         match self.samples {
-            0 | 1 => None,
+            n if n < MIN_SAMPLES => None,
             2 => (second * AGREE >= first).then_some(first),
             _ => (third * AGREE >= second).then_some(second),
         }

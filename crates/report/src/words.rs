@@ -35,8 +35,8 @@ fn industrial_port(port: u16) -> Option<&'static str> {
 const PEER_DIALS: u32 = 8;
 
 /// Why SYNs went unanswered, for a client that dialled `beside` other
-/// servers within a second of them.
-fn dropped_or_gone(beside: u32) -> String {
+/// servers within a second of them; `alone`, for one that dialled fewer.
+fn dropped_or_gone(beside: u32, alone: &str) -> String {
     if beside >= PEER_DIALS {
         format!(
             "It was one of {} connections the client opened to different servers within a second of its first SYN (a \
@@ -45,9 +45,13 @@ fn dropped_or_gone(beside: u32) -> String {
             beside + 1
         )
     } else {
-        "The SYNs were dropped on the way or the server is down.".into()
+        alone.into()
     }
 }
+
+/// [`dropped_or_gone`]'s words for a client's lone dial whose wait the
+/// capture showed to its end.
+const DROPPED_OR_DOWN: &str = "The SYNs were dropped on the way or the server is down.";
 
 /// Shorter than any NAT's or load balancer's idle timeout for an open
 /// TCP connection (minutes on most; 30 s on the most aggressive carrier
@@ -2151,7 +2155,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             "The client sent its SYN {syns} times over {span:.0} ms, and nothing in the capture answered (no SYN-ACK, \
              RST or ICMP error): the connection never opened. The client gave up (frame {frame}) {after:.1} s after its last SYN, \
              its timer's last wait: {cost:.0} ms waited in all. {}",
-            dropped_or_gone(*dials_beside),
+            dropped_or_gone(*dials_beside, DROPPED_OR_DOWN),
             span = fx(cost - after_ms),
             after = fx(after_ms / 1e3),
             cost = fx(cost),
@@ -2167,7 +2171,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
              RST or ICMP error): the connection never opened. The capture went on to frame {frame}, {after:.1} s after the \
              last SYN and before the client's timer would send it again: the client was still waiting then, {cost:.0} ms \
              in all. {}",
-            dropped_or_gone(*dials_beside),
+            dropped_or_gone(*dials_beside, DROPPED_OR_DOWN),
             span = fx(cost - after_ms),
             after = fx(after_ms / 1e3),
             cost = fx(cost),
@@ -2180,11 +2184,10 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
         } => format!(
             "The client sent its SYN {syns} times over {cost:.0} ms, and nothing in the capture answered (no SYN-ACK, \
              RST or ICMP error): the connection never opened. {}",
-            if *dials_beside >= PEER_DIALS {
-                dropped_or_gone(*dials_beside)
-            } else {
-                "If the capture went on after the last SYN, the SYNs were dropped on the way or the server is down.".into()
-            },
+            dropped_or_gone(
+                *dials_beside,
+                "If the capture went on after the last SYN, the SYNs were dropped on the way or the server is down."
+            ),
             cost = fx(cost),
         ),
         Detail::SynRetransmit {
@@ -2897,13 +2900,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         ),
         // An industrial controller's port: no web handler behind it
         // (nDPI's ethernetIP.pcap 2, a PLC told of databases and caches).
-        Detail::ExchangeThinkTime { .. } if industrial_port(c.server.port).is_some() => format!(
-            "An industrial controller answers (by its port: {}) from its communication task, between or after its scan \
-             cycle: look at the controller's cycle time and its communication module's load (the connections it serves, the \
-             messages a second); poll less often, read more per request, or take data needed every cycle as cyclic I/O.",
-            industrial_port(c.server.port).unwrap_or_default()
-        ),
-        Detail::ExchangeThinkTime { .. } => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
+        Detail::ExchangeThinkTime { .. } => match industrial_port(c.server.port) {
+            Some(port) => format!(
+                "An industrial controller answers (by its port: {port}) from its communication task, between or after its \
+                 scan cycle: look at the controller's cycle time and its communication module's load (the connections it \
+                 serves, the messages a second); poll less often, read more per request, or take data needed every cycle as \
+                 cyclic I/O."
+            ),
+            None => "Profile the application behind this endpoint (slow handler, database, upstream, a saturated worker pool); cache where possible.".into(),
+        },
         Detail::Tfo { outcome, .. } => match outcome {
             TfoOutcome::Rejected => "Enable TFO on the server: sysctl net.ipv4.tcp_fastopen=3 (bit 2: server), the listener option (nginx: listen 443 ssl fastopen=256; HAProxy: bind ... tfo), a stable net.ipv4.tcp_fastopen_key across the fleet; check no middlebox strips TCP option 34.".into(),
             TfoOutcome::CookieRequest => "Nothing on this connection; repeat visits can save 1 RTT if the server answers with a cookie (net.ipv4.tcp_fastopen=3 and listen ... fastopen=N).".into(),

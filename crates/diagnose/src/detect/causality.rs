@@ -499,8 +499,6 @@ fn began_before(
     f.on_clock_of(waiter, rel) + shift_error_ns >= f.on_clock_of(waiter, from)
 }
 
-/// Whether a wait cites frames past the end of a timeline that was cut at
-/// its cap ([`rttdoc_analyze::TIMELINE_CAP`]).
 /// A wait from one of the connection's own packets, with no release, to
 /// the frame the capture had reached when the connection was handed on
 /// (`Facts::seen_until`: a client still waiting for an answer to its
@@ -515,6 +513,8 @@ fn until_seen(f: &Facts<'_>, w: &Wait) -> bool {
         && (w.ms * 1e6) as i64 <= end.ts_ns - from.ts_ns + 1_000
 }
 
+/// Whether a wait cites frames past the end of a timeline that was cut at
+/// its cap ([`rttdoc_analyze::TIMELINE_CAP`]).
 fn beyond_timeline(f: &Facts<'_>, w: &Wait) -> bool {
     let capped = f.timeline.len() >= rttdoc_analyze::TIMELINE_CAP;
     let last = f.timeline.last().map_or(0, |r| r.frame);

@@ -1414,17 +1414,6 @@ fn heard_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<
         .map(|heard| (heard.stream, heard.frame))
 }
 
-/// The newest acknowledgment, by a server, of data the client sent on
-/// another of its connections after the first of the timer's re-sends
-/// `stalls` began (captured by the last re-send), as many bytes at once
-/// as the largest segment re-sent: what the client sent got through
-/// then, its uplink was up (nDPI's alexa-app 110: only small segments
-/// acknowledged elsewhere while the client's full-size ones to two other
-/// servers were being re-sent too: its uplink, not a box matching this
-/// flow). Its `tcp.stream`, frame, and whether it was to this
-/// connection's server address and port (skype.pcap 72: stream 77, to
-/// the same server and port, acknowledged throughout: no filter of the
-/// application or the port, but of this connection's state).
 /// The longest the connection was quiet (no packet either way) before
 /// its first stall began, in ms.
 fn quiet_before(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> f64 {
@@ -1451,6 +1440,17 @@ fn quiet_before(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> f64 {
     quiet as f64 / 1e6
 }
 
+/// The newest acknowledgment, by a server, of data the client sent on
+/// another of its connections after the first of the timer's re-sends
+/// `stalls` began (captured by the last re-send), as many bytes at once
+/// as the largest segment re-sent: what the client sent got through
+/// then, its uplink was up (nDPI's alexa-app 110: only small segments
+/// acknowledged elsewhere while the client's full-size ones to two other
+/// servers were being re-sent too: its uplink, not a box matching this
+/// flow). Its `tcp.stream`, frame, and whether it was to this
+/// connection's server address and port (skype.pcap 72: stream 77, to
+/// the same server and port, acknowledged throughout: no filter of the
+/// application or the port, but of this connection's state).
 fn sent_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<(u64, u64, bool)> {
     let began = stalls
         .iter()
