@@ -940,6 +940,11 @@ impl<'s> Tracker<'s> {
                 );
             }
         }
+        // Its client's data sent before the client's uplink rate was
+        // known: the waits replayed when it became known (uplink_load.rs).
+        if c.detect {
+            take_replayed_waits(&mut c, &self.calls.uplink_loads);
+        }
         // Uplink waits read with a rate the client's later samples did
         // not bear out (they disagreed, or showed the link faster): none
         // (uplink_load.rs).
@@ -1091,6 +1096,36 @@ fn hand_window(
     sink.window(report);
 }
 
+/// The waits at its uplink of the connection's client data segments sent
+/// before the uplink's rate was known, replayed when it became known
+/// (uplink_load.rs), joined to those read as they left.
+fn take_replayed_waits(c: &mut Connection, loads: &crate::uplink_load::UplinkLoads) {
+    let (Some(first), Some(last)) = (c.timeline.first(), c.timeline.last()) else {
+        return;
+    };
+    let (replayed, rate) = loads.replayed(c.client.ip, first.frame..=last.frame);
+    let before = c.uplink_waits.len();
+    for &(frame, wait) in replayed {
+        let own = c
+            .timeline
+            .binary_search_by_key(&frame, |r| r.frame)
+            .is_ok_and(|i| c.timeline[i].dir == Direction::ClientToServer && c.timeline[i].len > 0);
+        let known = c.uplink_waits.iter().any(|&(f, _)| f == frame);
+        if own && !known && wait >= crate::connection::UPLINK_WAIT_KEPT_NS {
+            c.uplink_waits.push((frame, wait));
+        }
+    }
+    if c.uplink_waits.len() > before {
+        c.uplink_waits.sort_unstable_by_key(|&(f, _)| f);
+        let over = c
+            .uplink_waits
+            .len()
+            .saturating_sub(crate::connection::UPLINK_WAITS_KEPT);
+        c.uplink_waits.drain(..over);
+        c.uplink_rate = c.uplink_rate.min(rate);
+    }
+}
+
 /// The client's uplink (uplink_load.rs): each packet of the client's
 /// joins its queue, and a data segment's wait there is kept; each pure
 /// ACK of the server's that acknowledged more of a burst of the client's
@@ -1110,6 +1145,7 @@ fn note_uplink(
         let wait = loads.sent(
             conn.client.ip,
             at.ts_ns,
+            at.frame,
             seg.payload_len,
             &mut conn.uplink_slot,
         );

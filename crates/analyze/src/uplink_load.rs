@@ -36,9 +36,15 @@
 //! connection's: on 0.8 Mbit/s, 14 ms behind them and 3.7 ms of its
 //! own.)
 //!
+//! A rate read only after some of the client's requests left (stream
+//! 22's request of the same capture, 0.43 s before its link's second
+//! sample) still timed them: when the rate becomes known, the queue is
+//! replayed over the packets logged before it, and each data segment's
+//! wait kept for its connection to take ([`UplinkLoads::replayed_wait`]).
+//!
 //! Bounded: [`CLIENTS`] clients, the half heard from longest ago dropped
 //! beyond that; each its three fastest samples, its queue and its newest
-//! [`LOGGED`] packets (about 2 KB).
+//! [`LOGGED`] packets (about 3 KB), and the waits replayed over them.
 
 use std::net::IpAddr;
 
@@ -81,9 +87,14 @@ struct Load {
     /// Bytes queued at the link when the client last sent, and when.
     backlog: f64,
     at_ns: i64,
-    /// The client's newest packets: when each left and the bytes it and
-    /// all before it carried (headers too).
-    log: std::collections::VecDeque<(i64, u64)>,
+    /// The client's newest packets: when each left, the bytes it and
+    /// all before it carried (headers too), and its frame.
+    log: std::collections::VecDeque<(i64, u64, u64)>,
+    /// The waits of the logged data segments sent before the rate was
+    /// known, replayed when it became known: frame, wait, in frame order.
+    replayed: Vec<(u64, i64)>,
+    /// The rate they were replayed with.
+    replayed_rate: f64,
     /// When server data last reached the client.
     arrival_ns: Option<i64>,
     /// When it was last heard from (for dropping the oldest).
@@ -99,6 +110,8 @@ impl Load {
             backlog: 0.0,
             at_ns: 0,
             log: std::collections::VecDeque::new(),
+            replayed: Vec::new(),
+            replayed_rate: f64::INFINITY,
             arrival_ns: None,
             last_ns: i64::MIN,
         }
@@ -119,8 +132,46 @@ impl Load {
     /// The bytes the client had sent up to and with its packet that left
     /// at `ts_ns`, if still logged.
     fn sent_by(&self, ts_ns: i64) -> Option<u64> {
-        let i = self.log.partition_point(|&(t, _)| t <= ts_ns);
+        let i = self.log.partition_point(|&(t, _, _)| t <= ts_ns);
         (i > 0 && self.log[i - 1].0 == ts_ns).then(|| self.log[i - 1].1)
+    }
+
+    /// One packet of `bytes` joins the queue at `ts_ns`, which drains at
+    /// `rate`: how long it waits (behind what was queued, and its own
+    /// sending beyond a small packet's).
+    fn enqueue(&mut self, ts_ns: i64, bytes: u64, rate: f64) -> i64 {
+        // (A capture clock that stepped back drains nothing.)
+        let drained = (ts_ns - self.at_ns).max(0) as f64 * rate;
+        self.backlog = (self.backlog - drained).max(0.0);
+        self.at_ns = self.at_ns.max(ts_ns);
+        let ahead_ns = self.backlog / rate;
+        self.backlog += bytes as f64;
+        let own_ns = bytes.saturating_sub(SMALL_PACKET_BYTES) as f64 / rate;
+        (ahead_ns + own_ns) as i64
+    }
+
+    /// The rate just became known: the queue is run again over the
+    /// logged packets (from an empty one at the first: the least), its
+    /// state left as it was after the last, and each data segment's wait
+    /// kept.
+    #[cold]
+    fn replay(&mut self, rate: f64) {
+        self.replayed.clear();
+        self.replayed_rate = rate;
+        let Some(&(first_ns, _, _)) = self.log.front() else {
+            return;
+        };
+        self.backlog = 0.0;
+        self.at_ns = first_ns;
+        for i in 1..self.log.len() {
+            let (ts_ns, total, frame) = self.log[i];
+            let bytes = total - self.log[i - 1].1;
+            let wait = self.enqueue(ts_ns, bytes, rate);
+            if bytes > HEADER_BYTES {
+                self.replayed.push((frame, wait));
+            }
+        }
+        self.replayed.sort_unstable_by_key(|&(frame, _)| frame);
     }
 }
 
@@ -247,11 +298,32 @@ impl UplinkLoads {
             return;
         }
         let rate = bytes as f64 / spacing as f64;
+        let known = load.rate().is_some();
         load.samples += 1;
         if let Some(i) = load.fastest.iter().position(|&f| rate > f) {
             load.fastest.copy_within(i..2, i + 1);
             load.fastest[i] = rate;
         }
+        if let Some(rate) = load.rate().filter(|_| !known) {
+            load.replay(rate);
+        }
+    }
+
+    /// The waits of `client`'s data segments among frames `frames`, sent
+    /// before its uplink's rate was known, by the rate as first read
+    /// (replayed over its logged packets then: frame and wait, in frame
+    /// order), and that rate.
+    pub fn replayed(
+        &self,
+        client: IpAddr,
+        frames: std::ops::RangeInclusive<u64>,
+    ) -> (&[(u64, i64)], f64) {
+        let Some(load) = self.index.get(&client).map(|&i| &self.loads[i as usize]) else {
+            return (&[], f64::INFINITY);
+        };
+        let from = load.replayed.partition_point(|&(f, _)| f < *frames.start());
+        let to = load.replayed.partition_point(|&(f, _)| f <= *frames.end());
+        (&load.replayed[from..to.max(from)], load.replayed_rate)
     }
 
     /// `client` sent a packet of `payload` bytes at `ts_ns`: how long it
@@ -262,32 +334,26 @@ impl UplinkLoads {
         &mut self,
         client: IpAddr,
         ts_ns: i64,
+        frame: u64,
         payload: u32,
         slot: &mut u32,
     ) -> Option<(i64, f64)> {
         let load = self.load(client, ts_ns, slot);
         let bytes = u64::from(payload) + HEADER_BYTES;
-        let total = load.log.back().map_or(0, |&(_, b)| b) + bytes;
+        let total = load.log.back().map_or(0, |&(_, b, _)| b) + bytes;
         if load.log.len() >= LOGGED {
             load.log.pop_front();
         }
         // (Kept in time order: a capture clock that stepped back logs
         // nothing it could not find again.)
-        if load.log.back().is_none_or(|&(t, _)| t <= ts_ns) {
-            load.log.push_back((ts_ns, total));
+        if load.log.back().is_none_or(|&(t, _, _)| t <= ts_ns) {
+            load.log.push_back((ts_ns, total, frame));
         }
         let Some(rate) = load.rate() else {
             load.at_ns = ts_ns;
             return None;
         };
-        // (A capture clock that stepped back drains nothing.)
-        let drained = (ts_ns - load.at_ns).max(0) as f64 * rate;
-        load.backlog = (load.backlog - drained).max(0.0);
-        load.at_ns = load.at_ns.max(ts_ns);
-        let ahead_ns = load.backlog / rate;
-        load.backlog += bytes as f64;
-        let own_ns = bytes.saturating_sub(SMALL_PACKET_BYTES) as f64 / rate;
-        Some(((ahead_ns + own_ns) as i64, rate))
+        Some((load.enqueue(ts_ns, bytes, rate), rate))
     }
 }
 
@@ -301,7 +367,8 @@ mod tests {
     impl UplinkLoads {
         /// [`UplinkLoads::sent`] by `CLIENT`, with no slot to remember.
         fn sent_now(&mut self, ts_ns: i64, payload: u32) -> Option<(i64, f64)> {
-            self.sent(CLIENT, ts_ns, payload, &mut NO_SLOT.clone())
+            // (Its frame: the time, in order as frames are.)
+            self.sent(CLIENT, ts_ns, ts_ns as u64, payload, &mut NO_SLOT.clone())
         }
 
         /// [`UplinkLoads::acknowledged`] of `CLIENT`'s burst.
@@ -357,6 +424,50 @@ mod tests {
         // Long after, the queue has drained: only its own sending.
         let alone = u.sent_now(t + 1_000 * MS, 397).unwrap().0;
         assert!((3 * MS..4 * MS).contains(&alone), "{alone}");
+    }
+
+    /// A request that left before the link's rate was known (one sample,
+    /// then 3,000 bytes and the request together, the second sample
+    /// after): timed when the rate becomes known, by the queue run again
+    /// over what the client had sent; a request alone, or one not logged,
+    /// waited only its own sending or is not known.
+    #[test]
+    fn a_request_sent_before_the_rate_was_known_is_timed_when_it_is() {
+        let mut u = UplinkLoads::default();
+        pair(&mut u, 0, 1360, 14, true);
+        let t = 500 * MS;
+        for _ in 0..2 {
+            assert_eq!(u.sent_now(t, 1360), None);
+        }
+        u.sent_now(t, 280);
+        assert_eq!(u.sent_now(t + 10_000, 397), None);
+        u.sent_now(t + 300 * MS, 397);
+        assert!(u.replayed(CLIENT, 0..=u64::MAX).0.is_empty());
+        pair(&mut u, 1000, 1360, 14, true);
+        let (waits, rate) = u.replayed(CLIENT, 0..=u64::MAX);
+        assert!((rate - 0.1e-3).abs() < 1e-6, "{rate}");
+        let wait = |frame: i64| {
+            waits
+                .iter()
+                .find(|&&(f, _)| f == frame as u64)
+                .map(|&(_, w)| w)
+        };
+        // 3,120 bytes ahead at 100 bytes a millisecond, and its own 373
+        // beyond a small packet's.
+        let queued = wait(t + 10_000).unwrap();
+        assert!((34 * MS..36 * MS).contains(&queued), "{queued}");
+        // 300 ms on, the queue long drained: its own sending only.
+        let alone = wait(t + 300 * MS).unwrap();
+        assert!((3 * MS..4 * MS).contains(&alone), "{alone}");
+        // Frames outside the range asked for are not given.
+        assert!(u
+            .replayed(CLIENT, 0..=(t as u64))
+            .0
+            .iter()
+            .all(|&(f, _)| f <= t as u64));
+        // Another client's: none.
+        let other = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2));
+        assert!(u.replayed(other, 0..=u64::MAX).0.is_empty());
     }
 
     #[test]

@@ -3877,6 +3877,10 @@ fn a_syn_ack_for_each_syn_is_no_lost_syn() {
 /// uplink: its 21 ms beyond the round trip are that queue and its own
 /// sending, not the server's (judged wrong at server time, session 80).
 /// A server that took half a second (stream 33's 566 ms) still did.
+/// Stream 22's request (742, 1,117 bytes) left within a millisecond of
+/// 3,375 bytes of streams 11 and 13's (737-741), before the link's rate
+/// was known (its second sample came 0.43 s later): the queue replayed
+/// then timed it (judged wrong at 41 ms of server time, session 81).
 #[test]
 fn a_request_queued_on_a_slow_uplink_is_no_server_time() {
     if !require(
@@ -3895,7 +3899,7 @@ fn a_request_queued_on_a_slow_uplink_is_no_server_time() {
     let rows = tshark_fields(
         &capture,
         &[],
-        "frame.number in {817, 819, 820, 821, 822, 823}",
+        "frame.number in {737, 738, 740, 741, 742, 817, 819, 820, 821, 822, 823}",
         &[
             "frame.number",
             "frame.time_epoch",
@@ -3922,6 +3926,15 @@ fn a_request_queued_on_a_slow_uplink_is_no_server_time() {
     assert_eq!(row("823")[2], "16");
     let behind = (time("823") - time("822")) * 1e3;
     assert!((17.5..18.5).contains(&behind), "{behind}");
+    // Stream 22's request in the same millisecond as 3,375 bytes of
+    // other connections' to another server.
+    let ahead: i64 = ["737", "738", "740", "741"]
+        .iter()
+        .map(|f| row(f)[3].parse::<i64>().unwrap())
+        .sum();
+    assert!(ahead > 3000, "{ahead}");
+    assert_eq!(row("742")[2], "22");
+    assert!((time("742") - time("737")) * 1e3 < 1.0);
     let doc = run_rttdoc_json(&capture);
     let server_time = |stream: u64| -> f64 {
         findings_of(&doc, stream)
@@ -3931,5 +3944,6 @@ fn a_request_queued_on_a_slow_uplink_is_no_server_time() {
             .sum()
     };
     assert_eq!(server_time(16), 0.0, "{:?}", findings_of(&doc, 16));
+    assert_eq!(server_time(22), 0.0, "{:?}", findings_of(&doc, 22));
     assert!(server_time(33) >= 500.0, "{:?}", findings_of(&doc, 33));
 }
