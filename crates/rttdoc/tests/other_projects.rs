@@ -1646,6 +1646,61 @@ fn a_short_connections_clock_takes_the_paths_hold_out_of_the_servers_turn() {
     assert!(words.contains("Causes: the path"), "{words}");
 }
 
+/// nDPI's alexa-app.pcapng, stream 71 alone: the client's key exchange
+/// (14) left after two copies of its ClientHello (9, 10), and the
+/// server's duplicate ACKs of those copies (15, 16), which acknowledge
+/// none of the key exchange, were captured 185 ms later, its Finished
+/// (17) 0.05 ms behind them. Those ACKs left before the key exchange
+/// arrived: the server's time for its Finished began after them, and the
+/// path held the rest (judged wrong at 113 ms of server time, session
+/// 81). Its ServerHello's 389 ms (6) stay: nothing bounds them.
+#[test]
+fn a_servers_acks_short_of_the_key_exchange_end_its_time_before_its_finished() {
+    if !require(
+        "a_servers_acks_short_of_the_key_exchange_end_its_time_before_its_finished",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = data_dir().join("other-projects/ndpi-alexa-app-acks-short.pcapng.gz");
+    let rows = tshark_fields(
+        &capture,
+        &["-o", "tcp.relative_sequence_numbers:TRUE"],
+        "frame.number in {9, 10, 14, 15, 16, 17}",
+        &[
+            "frame.number",
+            "frame.time_epoch",
+            "tcp.seq",
+            "tcp.nxtseq",
+            "tcp.ack",
+            "tcp.len",
+        ],
+    );
+    let row = |frame: &str| rows.iter().find(|r| r[0] == frame).unwrap().clone();
+    let time = |frame: &str| row(frame)[1].parse::<f64>().unwrap();
+    let field = |frame: &str, i: usize| row(frame)[i].parse::<i64>().unwrap();
+    // Two copies of the ClientHello, then the key exchange after them.
+    assert_eq!(field("9", 2), 1);
+    assert_eq!(field("10", 2), 1);
+    assert!(time("14") > time("10"));
+    let key_exchange_end = field("14", 3);
+    // The duplicate ACKs acknowledge none of it, and the Finished came
+    // right behind them, 185 ms after the key exchange left.
+    for ack in ["15", "16"] {
+        assert_eq!(field(ack, 5), 0);
+        assert!(field(ack, 4) < key_exchange_end);
+    }
+    assert_eq!(field("17", 4), key_exchange_end);
+    assert!((time("17") - time("16")) * 1e3 < 0.1);
+    assert!((time("17") - time("14")) * 1e3 > 180.0);
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 0);
+    let handshake = waits_of(c, "server_think_time", "tls_handshake");
+    assert!(!handshake.iter().any(|w| w.1 == 17), "{handshake:?}");
+    assert!(handshake.iter().any(|w| w.1 == 6), "{handshake:?}");
+}
+
 /// nDPI's alexa-app.pcapng: stream 21's second answer (467) came 106 ms
 /// after its request (453) on a 56 ms round trip, in one 0.8 ms burst
 /// with the server's ACK of the request (465) and the SYN-ACKs of

@@ -404,11 +404,13 @@ pub struct HandshakeTurn {
     /// ([`Facts::acked_on_arrival`]): its time on the server's clock, and
     /// its frame. None for the client's turns.
     pub acked: Option<(i64, u64)>,
-    /// A re-send of the answerer's, after the question, of bytes the
-    /// asker had acknowledged before it: the answerer had not received
+    /// A packet of the answerer's, after the question, that left before
+    /// the question had arrived: a re-send of bytes the asker had
+    /// acknowledged before the question (the answerer had not received
     /// that acknowledgment when it sent it, so not the question behind it
-    /// either (a FIFO path). `wait_ns` runs from it.
-    pub stale_resend: Option<u64>,
+    /// either: a FIFO path), or a packet whose ACK stops short of the
+    /// question's end. `wait_ns` runs from it (the later of the two).
+    pub left_before_question: Option<u64>,
 }
 
 /// The byte ranges of one direction a capture showed, from a starting
@@ -802,9 +804,27 @@ impl<'a> Facts<'a> {
                     (self.on_clock_of(r.dir, q), self.on_clock_of(r.dir, r));
                 let stale_resend = stale[r.dir.index()]
                     .filter(|&(s, ack_frame)| ack_frame <= q.frame && s.frame > q.frame)
-                    .map(|(s, _)| (self.on_clock_of(r.dir, s), s.frame))
-                    .filter(|&(t, _)| t > asked);
-                if let Some((t, _)) = stale_resend {
+                    .map(|(s, _)| s);
+                // Or from its newest packet after the question whose ACK
+                // stops short of the question's end: every segment
+                // carries what its sender had received when it left
+                // (nDPI's alexa-app.pcapng 71: the server's duplicate ACKs
+                // of two copies of the ClientHello, sent before the
+                // client's key exchange, captured 0.05 ms before the
+                // server's Finished, 185 ms after the key exchange left:
+                // the path held them all, the server took no time).
+                let short_ack = records[..i]
+                    .iter()
+                    .rev()
+                    .take_while(|p| p.frame > q.frame)
+                    .find(|p| p.dir == r.dir && p.ack_set && seq::lt(p.ack, q.end));
+                let left_before = stale_resend
+                    .into_iter()
+                    .chain(short_ack)
+                    .map(|s| (self.on_clock_of(r.dir, s), s.frame))
+                    .filter(|&(t, _)| t > asked)
+                    .max();
+                if let Some((t, _)) = left_before {
                     asked = t;
                 }
                 let acked_at = (r.dir == Direction::ServerToClient)
@@ -824,7 +844,7 @@ impl<'a> Facts<'a> {
                     question_ts_ns: q.ts_ns,
                     wait_ns,
                     acked: acked_at,
-                    stale_resend: stale_resend.map(|(_, frame)| frame),
+                    left_before_question: left_before.map(|(_, frame)| frame),
                 });
                 answered[r.dir.index()] = true;
             }

@@ -378,7 +378,7 @@ pub(super) fn later_flight_turns<'f, 'a>(
         .iter()
         .filter(|t| t.answerer == Direction::ServerToClient && !t.first && t.complete)
         .map(|t| TimedTurn {
-            from_frame: t.stale_resend.unwrap_or(t.question_frame),
+            from_frame: t.left_before_question.unwrap_or(t.question_frame),
             to_frame: t.answer_frame,
             ns: t.wait_ns - f.answer_queue_ns(t.answer_ts_ns),
         })

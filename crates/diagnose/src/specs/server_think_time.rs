@@ -141,6 +141,43 @@ fn a_tls12_server_slow_to_send_its_finished_after_the_key_exchange_is_think_time
     }
 }
 
+/// Every packet's ACK says what its sender had received when it left: a
+/// server's pure ACK short of the client's key exchange left before that
+/// had arrived, and the server's time for its Finished began no earlier.
+/// The path held both 100 ms (a phone's link stalled), the Finished
+/// captured 2.5 ms behind that ACK: 2.5 ms of the server's, not 100
+/// (nDPI's alexa-app.pcapng 71: the server's duplicate ACKs of two copies
+/// of the ClientHello sent before the key exchange, captured 0.05 ms
+/// before its Finished, 185 ms after the key exchange left). Without
+/// that ACK the frames show only a late Finished.
+#[test]
+fn a_servers_ack_short_of_the_key_exchange_bounds_its_finisheds_turn() {
+    let held = |short_ack: bool| {
+        let mut w = Wire::new(Path::at_client(40.0));
+        w.handshake(0.0);
+        let took = Turnarounds {
+            finished: 2.0,
+            ..Turnarounds::default()
+        };
+        let hs = tls12_handshake(&mut w, 40.1, took, false, false);
+        let arrived = w.arrival(hs.client_flight);
+        let before_it = w.span(hs.client_flight).0;
+        if short_ack {
+            let short = w.ack_upto(S, arrived - 0.5, before_it);
+            w.delay(short, 100.0);
+        }
+        w.delay(hs.server_finished, 100.0);
+        w.run()
+    };
+    assert_ms(
+        held(false).the(ServerThinkTime).cost_ms,
+        102.0,
+        EXACT,
+        "a late Finished, nothing to say why",
+    );
+    held(true).has_no(ServerThinkTime);
+}
+
 #[test]
 fn both_slow_server_flights_of_a_tls12_handshake_are_one_finding() {
     let took = Turnarounds {
