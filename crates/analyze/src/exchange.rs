@@ -376,6 +376,9 @@ pub struct Exchanges {
     /// What the open request said of the connection's end
     /// ([`requested_close`]): reuse.rs keeps it with the connection's end.
     pub(crate) current_close: Option<crate::model::RequestedClose>,
+    /// What the open request's answer said of it ([`answered_close`]),
+    /// kept alike.
+    pub(crate) current_answer_close: Option<crate::model::RequestedClose>,
     /// The open request's answer was a redirect: its `Location`, for the
     /// tracker to keep until a request follows it (taken at once).
     pub(crate) redirect: Option<crate::redirect::Location>,
@@ -605,6 +608,7 @@ impl Exchanges {
                                 c.status = http_status(head);
                                 if c.status.is_some() {
                                     c.via = intermediary(head);
+                                    self.current_answer_close = answered_close(head);
                                 }
                                 if let (Some(status), Some(asked)) = (c.status, &self.current_asked)
                                 {
@@ -917,6 +921,7 @@ impl Exchanges {
                     }
                     self.current_agent = agent_hash(head);
                     self.current_close = requested_close(&line, head);
+                    self.current_answer_close = None;
                     if self.first_agent == 0 {
                         self.first_agent = self.current_agent;
                     }
@@ -927,6 +932,7 @@ impl Exchanges {
                 }
                 None => {
                     self.current_close = None;
+                    self.current_answer_close = None;
                     (None, None, None)
                 }
             };
@@ -1560,6 +1566,28 @@ fn requested_close(line: &RequestLine<'_>, head: &[u8]) -> Option<crate::model::
     (http10 && !names(b"keep-alive")).then_some(RequestedClose::Http10)
 }
 
+/// What an HTTP/1.x answer's head (its status line read) said of its
+/// connection's end, as [`requested_close`] reads a request's: a
+/// `Connection` header naming `close`, or an HTTP/1.0 status line whose
+/// head, as far as its first segment holds it, names no `keep-alive`
+/// (tcpflow's jpegs.cap: a server answering `HTTP/1.0 302` to a request
+/// that asked for keep-alive, and closing).
+fn answered_close(head: &[u8]) -> Option<crate::model::RequestedClose> {
+    use crate::model::RequestedClose;
+    let tokens = header_value(head, b"connection");
+    let names = |token: &[u8]| {
+        tokens.is_some_and(|value| {
+            value
+                .split(|&b| b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
+        })
+    };
+    if names(b"close") {
+        return Some(RequestedClose::ConnectionClose);
+    }
+    (head.starts_with(b"HTTP/1.0 ") && !names(b"keep-alive")).then_some(RequestedClose::Http10)
+}
+
 /// Whether `head`, the start of a request ([`http_request_line`] read
 /// its line), is an HTTP/1.1 head, whole and alone (the segment ends where
 /// the head does: no body rode with it), with an `Expect: 100-continue`
@@ -1811,6 +1839,25 @@ mod tests {
         assert_eq!(asked("GET / HTTP/1.1\r\nConnection: Upgrade\r\n\r\n"), None);
         assert_eq!(asked("GET / HTTP/1.1\r\nConnection: closed\r\n\r\n"), None);
         assert_eq!(asked("GET /long/path HTTP/1.0"), None);
+    }
+
+    /// An answer says its connection ends as a request asks it: by its
+    /// `Connection` header, or by HTTP/1.0 without keep-alive (tcpflow's
+    /// jpegs.cap: `HTTP/1.0 302`, the server's FIN on its last segment).
+    #[test]
+    fn an_answer_says_its_connection_ends_by_header_or_by_http_1_0() {
+        use crate::model::RequestedClose::{ConnectionClose, Http10};
+        let said = |head: &str| answered_close(head.as_bytes());
+        assert_eq!(
+            said("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"),
+            Some(ConnectionClose)
+        );
+        assert_eq!(said("HTTP/1.0 302 MOVED\r\nLocation: /x\r\n"), Some(Http10));
+        assert_eq!(
+            said("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n"),
+            None
+        );
+        assert_eq!(said("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), None);
     }
 
     #[test]

@@ -105,6 +105,8 @@ pub struct EndedConnection {
     pub certificate_requested: bool,
     /// Its last request asked for the close.
     pub requested_close: Option<crate::model::RequestedClose>,
+    /// Its last answer said it would close.
+    pub answered_close: Option<crate::model::RequestedClose>,
     /// Other connections to the server's address (any port) the client
     /// closed within [`CLOSED_TOGETHER_NS`] of this one's close (it closed
     /// first, as this one), each idle for another time (its last answer
@@ -165,6 +167,8 @@ pub(crate) struct End {
     pub certificate_requested: bool,
     /// Its last request asked for the close.
     pub requested_close: Option<crate::model::RequestedClose>,
+    /// Its last answer said it would close.
+    pub answered_close: Option<crate::model::RequestedClose>,
 }
 
 /// The route a reuse needs: client address, server address and port.
@@ -233,6 +237,7 @@ impl Ends {
             http_agent: end.http_agent,
             certificate_requested: end.certificate_requested,
             requested_close: end.requested_close,
+            answered_close: end.answered_close,
             closed_together,
             closed_at_once,
         });
@@ -402,6 +407,7 @@ mod tests {
             reset: false,
             certificate_requested: false,
             requested_close: None,
+            answered_close: None,
         }
     }
 

@@ -2000,6 +2000,7 @@ fn note_end(
         reset: seg.flags.rst() && peer_alert.is_none(),
         certificate_requested: conn.tls.as_ref().is_some_and(|t| t.certificate_requested()),
         requested_close: conn.exchanges.current_close,
+        answered_close: conn.exchanges.current_answer_close,
     });
 }
 

@@ -382,15 +382,17 @@ pub enum CostlyKeyExchange {
     DheSuite,
 }
 
-/// What an HTTP/1.x request said of its connection's end: a server that
-/// closes right after answering it did as it was asked.
+/// What an HTTP/1.x request said of its connection's end (a server that
+/// closes right after answering it did as it was asked), or an answer
+/// (the server closed as it said it would).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestedClose {
     /// Its `Connection` header named `close` (RFC 9112 9.6).
     ConnectionClose,
-    /// An HTTP/1.0 request without `Connection: keep-alive`: HTTP/1.0
-    /// closes after each answer unless asked otherwise (RFC 9112 9.3).
+    /// An HTTP/1.0 request (or answer) without `Connection: keep-alive`:
+    /// HTTP/1.0 closes after each answer unless asked otherwise (RFC 9112
+    /// 9.3).
     Http10,
 }
 
@@ -1351,6 +1353,9 @@ pub enum Detail {
         http: bool,
         /// The earlier connection's last request asked for the close.
         requested_close: Option<RequestedClose>,
+        /// The earlier connection's last answer said it would close (its
+        /// `Connection: close`, or HTTP/1.0 without keep-alive).
+        answered_close: Option<RequestedClose>,
         /// Other connections to this server the client closed with the
         /// earlier one (within 20 ms), each idle for another time: its
         /// connections torn down at once, not an idle timeout.

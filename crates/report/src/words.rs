@@ -1326,7 +1326,8 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                 ),
                 n => (
                     format!(
-                        "re-sent data {n} times, but nothing was lost: for the first (frame {}), {proof}",
+                        "fired in {n} stalls, re-sending data each time, but nothing was lost: for the first \
+                         (frame {}), {proof}",
                         h.resend_frame
                     ),
                     "Each original had arrived".to_string(),
@@ -1728,6 +1729,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             tls,
             resumed,
             requested_close,
+            answered_close,
             closed_together,
             closed_at_once,
             ..
@@ -1751,7 +1753,15 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
                 Some(RequestedClose::Http10) => {
                     ", as its last request had asked (HTTP/1.0 without `Connection: keep-alive`: the connection ends after the answer)"
                 }
-                None => "",
+                None => match answered_close.filter(|_| *closed_by_server) {
+                    Some(RequestedClose::ConnectionClose) => {
+                        ", as its last answer had said it would (`Connection: close`)"
+                    }
+                    Some(RequestedClose::Http10) => {
+                        ", as its last answer had said it would (HTTP/1.0 without `Connection: keep-alive`: the connection ends after the answer)"
+                    }
+                    None => "",
+                },
             };
             let together = if closed_as_one_act(*idle_before_close_ms, *closed_together) {
                 let which = if closed_at_once > closed_together {
@@ -3402,6 +3412,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             pause_ms,
             http,
             requested_close,
+            answered_close,
             ..
         } => {
             let pause = crate::fmt_ms(*pause_ms);
@@ -3423,11 +3434,29 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                          `Connection: keep-alive`."
                         .to_string()
                 }
+                (true, None) => match answered_close {
+                    Some(RequestedClose::Http10) => {
+                        return "The server closes after each answer: it answered in HTTP/1.0 without `Connection: \
+                             keep-alive`, though the client did not ask for the close. Have it (or the proxy or load balancer \
+                             in front of it, whose answer this may be) answer in HTTP/1.1, or keep HTTP/1.0 connections alive \
+                             when asked (a `Connection: keep-alive` answered in kind)."
+                            .to_string()
+                    }
+                    Some(RequestedClose::ConnectionClose) => {
+                        return "The server closes after each answer: its answer said `Connection: close`, though the client \
+                             did not ask for it. Turn keep-alive on where that answer comes from: nginx keepalive_timeout \
+                             above 0 and keepalive_requests high enough, Apache KeepAlive On and MaxKeepAliveRequests, \
+                             HAProxy option http-keep-alive (not httpclose), an application server or framework that \
+                             closes after each response."
+                            .to_string()
+                    }
+                    None => {}
+                },
                 _ => {}
             }
             match (*closed_by_server, right_after, *http) {
-                (true, true, true) => "Keep connections alive after an answer (the answer, or the client's request, said \
-                     `Connection: close`): no `Connection: close` from the client (wrk -H, ab without -k); on the server nginx \
+                (true, true, true) => "Keep connections alive after an answer (the server closed right after it): no \
+                     `Connection: close` from the client (wrk -H, ab without -k); on the server nginx \
                      keepalive_timeout above 0 and keepalive_requests high enough, Apache KeepAlive On, HAProxy option \
                      http-keep-alive; a proxy's upstreams: nginx `keepalive N;` with proxy_http_version 1.1."
                     .to_string(),
@@ -3438,7 +3467,8 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 (true, false, true) => format!(
                     "The server's keep-alive timeout ({idle}) is shorter than this client's pause between requests ({pause}): \
                      raise it above the pause (nginx keepalive_timeout, Apache KeepAliveTimeout, HAProxy timeout http-keep-alive, \
-                     Node server.keepAliveTimeout), or let the client keep the connection warm (HTTP/2 PING)."
+                     Node server.keepAliveTimeout), or let the client keep the connection warm (HTTP/2 PING frames where it \
+                     speaks HTTP/2; HTTP/1.1 has no ping, only a request sent before the timeout)."
                 ),
                 (true, false, false) => format!(
                     "The server closes connections idle for {idle}, shorter than this client's pause between requests ({pause}): \
@@ -4428,6 +4458,53 @@ mod tests {
         assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
     }
 
+    /// A server that closed right after an answer that said it would
+    /// (tcpflow's jpegs.cap 11: `HTTP/1.0 302` to a request that did not
+    /// ask for the close) is told to answer in HTTP/1.1 or keep-alive; one
+    /// whose answer said `Connection: close`, to turn keep-alive on; one
+    /// whose answer said nothing is not said to have been asked.
+    #[test]
+    fn a_server_that_said_it_would_close_is_told_so() {
+        let worded = |answered_close: Option<RequestedClose>| {
+            let mut x = crate::test_support::finding(FindingKind::ConnectionNotReused, 264.5);
+            x.detail = Detail::ConnectionNotReused {
+                previous_stream: 5,
+                close_frame: 120,
+                closed_by_server: true,
+                reset: false,
+                previous_requests: 1,
+                idle_before_close_ms: 0.0,
+                pause_ms: 2.8,
+                tls: false,
+                resumed: false,
+                http: true,
+                requested_close: None,
+                answered_close,
+                closed_together: 0,
+                closed_at_once: 0,
+            };
+            let c = crate::test_support::report(80);
+            (explanation(&x), fix(&c, &x))
+        };
+        let (said, advice) = worded(Some(RequestedClose::Http10));
+        assert!(
+            said.contains("as its last answer had said it would (HTTP/1.0"),
+            "{said}"
+        );
+        assert!(advice.contains("answered in HTTP/1.0"), "{advice}");
+        assert!(!advice.contains("wrk -H"), "{advice}");
+        let (said, advice) = worded(Some(RequestedClose::ConnectionClose));
+        assert!(said.contains("(`Connection: close`)"), "{said}");
+        assert!(
+            advice.contains("its answer said `Connection: close`"),
+            "{advice}"
+        );
+        let (said, advice) = worded(None);
+        assert!(!said.contains("had said"), "{said}");
+        assert!(!advice.contains("said `Connection: close`"), "{advice}");
+        assert!(advice.starts_with("Keep connections alive"), "{advice}");
+    }
+
     /// A client that closed its connection with others to the server at
     /// once, each idle for another time (nDPI's alexa-app.pcapng 50): one
     /// act, a pool's sweep or a teardown, not each connection's own idle
@@ -4449,6 +4526,7 @@ mod tests {
                 resumed: false,
                 http: true,
                 requested_close: None,
+                answered_close: None,
                 closed_together,
                 closed_at_once: closed_together,
             };

@@ -215,6 +215,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         http: f.exchanges.iter().any(|x| x.http)
             || tls.is_some_and(|t| t.alpn.iter().any(|p| p == "h2" || p.starts_with("http/1"))),
         requested_close: previous.requested_close,
+        answered_close: previous.answered_close,
         closed_together,
         closed_at_once,
     };
