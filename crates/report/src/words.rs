@@ -182,6 +182,28 @@ fn behind_one_box(read_on: &str, n: u8) -> String {
     )
 }
 
+/// Whether two addresses are on one local network, as addresses tell:
+/// both private (RFC 1918), link-local or unique-local, in the same /24
+/// (IPv4) or /64 (IPv6). (nDPI's anyconnect-vpn.pcap 1: a laptop's SYNs
+/// to a media player beside it on 10.0.0.0/24, unanswered.)
+fn same_local_network(a: std::net::IpAddr, b: std::net::IpAddr) -> bool {
+    use std::net::IpAddr::{V4, V6};
+    match (a, b) {
+        (V4(a), V4(b)) => {
+            let local = |x: std::net::Ipv4Addr| x.is_private() || x.is_link_local();
+            local(a) && local(b) && a.octets()[..3] == b.octets()[..3]
+        }
+        (V6(a), V6(b)) => {
+            let local = |x: std::net::Ipv6Addr| {
+                let first = x.segments()[0];
+                (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80
+            };
+            local(a) && local(b) && a.segments()[..4] == b.segments()[..4]
+        }
+        _ => false,
+    }
+}
+
 /// The fix's first words for [`behind_one_box`].
 const BEHIND_ONE_BOX_FIX: &str = "Behind a box that answers for many servers, time the real server from the box's side (or bypass it) \
      before tuning the server; then: ";
@@ -3627,6 +3649,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             .into(),
         Detail::SynRetransmit {
             unanswered: true, ..
+        } if same_local_network(c.client.ip, c.server.ip) => format!(
+            "The server ({}) is on the client's own network, as their addresses say: no router or proxy on the way, \
+             so look at that host: the service not listening on port {} (a host that drops a SYN to a closed port \
+             rather than reset it), its own firewall dropping the SYNs (one that rejects lets clients fail at once), or \
+             the host off the network; proxy settings do not apply.",
+            c.server.ip, c.server.port
+        ),
+        Detail::SynRetransmit {
+            unanswered: true, ..
         } => "Find where the SYNs die: a firewall or security group dropping them silently (one that rejects with a \
              RST or an ICMP error lets clients fail at once), a route, a server that is down; where direct access is \
              blocked, configure the client's proxy (HTTP_PROXY, HTTPS_PROXY)."
@@ -4157,7 +4188,25 @@ mod tests {
         assert!(fix(&c, &x).starts_with("If the server is a peer that left"));
         x.detail = detail(2);
         assert!(!explanation(&x).contains("connections the client opened"));
-        assert!(fix(&c, &x).starts_with("Find where the SYNs die"));
+        // (The test report's server, 10.0.0.2, is beside its client.)
+        let mut far = c.clone();
+        far.server.ip = "192.0.2.7".parse().unwrap();
+        assert!(fix(&far, &x).starts_with("Find where the SYNs die"));
+        // A server on the client's own network: that host, no proxy
+        // (nDPI's anyconnect-vpn.pcap 1: 10.0.0.227 to 10.0.0.151:8009).
+        let beside = fix(&c, &x);
+        assert!(beside.contains("on the client's own network"), "{beside}");
+        assert!(beside.contains("port 30303"), "{beside}");
+        assert!(!beside.contains("HTTP_PROXY"), "{beside}");
+        let mut v6 = c.clone();
+        v6.client.ip = "fe80::1".parse().unwrap();
+        v6.server.ip = "fe80::2".parse().unwrap();
+        assert!(fix(&v6, &x).contains("on the client's own network"));
+        v6.server.ip = "2001:db8::2".parse().unwrap();
+        assert!(fix(&v6, &x).starts_with("Find where the SYNs die"));
+        // Private addresses in different /24s: a router may be between.
+        far.server.ip = "10.0.1.2".parse().unwrap();
+        assert!(fix(&far, &x).starts_with("Find where the SYNs die"));
     }
 
     /// A downlink queue of tens of milliseconds (PcapPlusPlus's
