@@ -242,3 +242,38 @@ fn a_fill_that_left_before_the_loss_reports_reached_its_sender_is_out_of_order()
     assert_eq!(o.report.server_to_client.retransmissions, 0);
     o.has_no(Retransmission);
 }
+
+/// An answer of four segments, the second held 5 ms on the path; then
+/// the server re-sends `resent` of them (indexes), 30 ms after the last
+/// arrived, one after the other.
+fn held_then_resent(resent: &[usize]) -> u32 {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.send(C, 50.0, b"GET / HTTP/1.1\r\n\r\n");
+    let segs = w.burst(S, w.arrival(req) + 1.0, 4, 0.01);
+    w.delay(segs[1], 5.0);
+    let all_in = w.arrival(segs[1]).max(w.arrival(segs[3]));
+    w.ack(C, all_in);
+    for (i, &k) in resent.iter().enumerate() {
+        w.resend(all_in + 30.0 + i as f64 * 0.01, segs[k]);
+    }
+    w.count_datagrams(S, 1000);
+    let o = w.run();
+    match &o.the(Reordering).detail {
+        crate::model::Detail::Reordering {
+            needless_resends, ..
+        } => *needless_resends,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The held segment re-sent alone: the hole taken for a loss, a re-send
+/// the reordering drew. Re-sent in a run with segments that came in
+/// order (a timer's go-back, nDPI's weibo.pcap 6): the run's, not the
+/// reordering's doing, and not counted.
+#[test]
+fn a_re_send_of_a_held_segment_is_the_reorderings_unless_a_run_re_sent_more() {
+    assert_eq!(held_then_resent(&[1]), 1);
+    assert_eq!(held_then_resent(&[1, 2, 3]), 0);
+    assert_eq!(held_then_resent(&[0, 1]), 0);
+}
