@@ -107,6 +107,10 @@ pub struct EndedConnection {
     pub requested_close: Option<crate::model::RequestedClose>,
     /// Its last answer said it would close.
     pub answered_close: Option<crate::model::RequestedClose>,
+    /// When the client's first acknowledgment of its last answer's end
+    /// was captured, before its close: a client that took the answer
+    /// late (a phone asleep) acknowledged it late.
+    pub answer_acked_ns: Option<i64>,
     /// Other connections to the server's address (any port) the client
     /// closed within [`CLOSED_TOGETHER_NS`] of this one's close (it closed
     /// first, as this one), each idle for another time (its last answer
@@ -169,6 +173,8 @@ pub(crate) struct End {
     pub requested_close: Option<crate::model::RequestedClose>,
     /// Its last answer said it would close.
     pub answered_close: Option<crate::model::RequestedClose>,
+    /// The client's first acknowledgment of its last answer's end.
+    pub answer_acked_ns: Option<i64>,
 }
 
 /// The route a reuse needs: client address, server address and port.
@@ -238,6 +244,7 @@ impl Ends {
             certificate_requested: end.certificate_requested,
             requested_close: end.requested_close,
             answered_close: end.answered_close,
+            answer_acked_ns: end.answer_acked_ns,
             closed_together,
             closed_at_once,
         });
@@ -408,6 +415,7 @@ mod tests {
             certificate_requested: false,
             requested_close: None,
             answered_close: None,
+            answer_acked_ns: None,
         }
     }
 

@@ -1980,6 +1980,20 @@ fn note_end(
             return;
         }
     }
+    // The client's first acknowledgment of the last answer's end, before
+    // the close.
+    let answer_acked_ns = last.and_then(|(_, answer)| answer).and_then(|answer| {
+        let i = conn
+            .timeline
+            .binary_search_by_key(&answer.frame, |r| r.frame)
+            .ok()?;
+        let end = conn.timeline[i].end;
+        conn.timeline[i + 1..]
+            .iter()
+            .take_while(|r| r.frame <= close.frame)
+            .find(|r| r.dir == Direction::ClientToServer && r.ack_set && crate::seq::le(end, r.ack))
+            .map(|r| r.ts_ns)
+    });
     calls.ends.ended(crate::reuse::End {
         stream: conn.stream,
         client: conn.reuse_client(),
@@ -2001,6 +2015,7 @@ fn note_end(
         certificate_requested: conn.tls.as_ref().is_some_and(|t| t.certificate_requested()),
         requested_close: conn.exchanges.current_close,
         answered_close: conn.exchanges.current_answer_close,
+        answer_acked_ns,
     });
 }
 

@@ -60,7 +60,12 @@
 //! or more: one act, not each connection's idle timer: a pool's sweep of
 //! its idle connections, or a teardown by a reload or navigation, the
 //! application sent to the background, a network change: nDPI's
-//! alexa-app.pcapng 50, seven closed in 2.3 ms, idle 2 to 4 s). At a server's vantage, clients behind one
+//! alexa-app.pcapng 50, seven closed in 2.3 ms, idle 2 to 4 s). A
+//! client's idle time, and its pause before asking again, run from when
+//! it took its last answer: no sooner than its first acknowledgment of
+//! the answer's end less the longest delayed-ACK timer (a phone asleep
+//! acknowledged seconds after the answer passed the capture: nDPI's
+//! alexa-app.pcapng 86). At a server's vantage, clients behind one
 //! NAT address share it: two users' connections look like one client's.
 //! Behind a load balancer that opens each connection with a PROXY
 //! protocol header, the client is the one the header names (reuse.rs is
@@ -179,6 +184,25 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         f.client_side_ns
     };
     let answer_ns = previous.last_answer.ts_ns.saturating_add(shift);
+    // And no sooner than the client's acknowledgment of it allows: a
+    // receiver acknowledges within its delayed-ACK timer of taking data,
+    // so a client that acknowledged its answer seconds on took it then
+    // (nDPI's alexa-app.pcapng 86: a phone silent for 2.4 s, the server
+    // re-sending its answer, then the phone's ACKs, and its FIN 0.33 s
+    // after them; judged: not 2.69 s of idling). The client's pause
+    // before asking again, likewise.
+    let taken_after = |since: i64| {
+        previous.answer_acked_ns.map_or(since, |acked| {
+            acked
+                .saturating_sub(super::causality::MAX_ACK_DELAY_NS)
+                .max(since)
+        })
+    };
+    let answer_ns = if previous.closed_by_server {
+        answer_ns
+    } else {
+        taken_after(answer_ns)
+    };
     let wait_ms = waited_ns as f64 / 1e6;
     let mut x = f.finding(FindingKind::ConnectionNotReused, Some(Phase::TcpHandshake));
     x.frames = vec![syn.frame, release.frame, request.frame];
@@ -209,7 +233,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         reset: previous.reset,
         previous_requests: previous.exchanges,
         idle_before_close_ms: previous.close.ts_ns.saturating_sub(answer_ns).max(0) as f64 / 1e6,
-        pause_ms: syn.ts_ns.saturating_sub(previous.last_answer.ts_ns).max(0) as f64 / 1e6,
+        pause_ms: syn
+            .ts_ns
+            .saturating_sub(taken_after(previous.last_answer.ts_ns))
+            .max(0) as f64
+            / 1e6,
         tls: tls_before_request,
         resumed: tls.is_some_and(|t| t.resumed == Some(true)),
         http: f.exchanges.iter().any(|x| x.http)

@@ -230,6 +230,57 @@ fn an_answer_the_capture_missed_the_end_of_ended_when_the_client_acknowledged_it
     }
 }
 
+/// The answer passed the capture, and the client acknowledged it only
+/// 2 s later (a phone asleep, the answer held on its last hop), then
+/// closed 300 ms after that: it took the answer no sooner than its
+/// delayed-ACK timer allows before its ACK (500 ms at most, RFC 1122),
+/// so it idled 800 ms at most, not 2.3 s; its pause before asking again
+/// likewise (nDPI's alexa-app.pcapng 86 and 93, judged). Acknowledged at
+/// once, the whole idle stands.
+#[test]
+fn a_client_that_acknowledged_its_answer_late_took_it_late() {
+    let idled = |ack_after: f64| {
+        let path = Path::at_client(RTT);
+        let mut old = Wire::new(path);
+        let [_, _, ack] = old.handshake(0.0);
+        let request = old.send(C, old.sent(ack), b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+        let answer = old.send(
+            S,
+            old.arrival(request) + 1.0,
+            b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+        );
+        let acked = old.ack(C, old.arrival(answer) + ack_after);
+        let fin = old.fin(C, old.sent(acked) + 300.0);
+        let back = old.fin(S, old.arrival(fin));
+        old.ack(C, old.arrival(back));
+        let t = old.sent(fin) + 3000.0;
+        let mut w = Wire::new(path);
+        w.join(old, EARLIER, 443);
+        new_connection(&mut w, t, 0.0);
+        let o = w.run();
+        let Detail::ConnectionNotReused {
+            idle_before_close_ms,
+            pause_ms,
+            ..
+        } = o.the(ConnectionNotReused).detail
+        else {
+            panic!()
+        };
+        (idle_before_close_ms, pause_ms)
+    };
+    let (idle, pause) = idled(2000.0);
+    assert_ms(
+        idle,
+        800.0,
+        1.0,
+        "300 ms after its ACK, and the ACK's delay",
+    );
+    assert_ms(pause, 3800.0, 1.0, "from when it took the answer");
+    let (idle, pause) = idled(0.0);
+    assert_ms(idle, 300.0, 1.0, "300 ms after the answer came");
+    assert_ms(pause, 3300.0, 1.0, "from the answer");
+}
+
 #[test]
 fn a_tls_connection_not_reused_waits_for_both_handshakes() {
     for path in Path::all(RTT) {
