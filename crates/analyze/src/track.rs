@@ -1981,7 +1981,8 @@ fn note_end(
         }
     }
     // The client's first acknowledgment of the last answer's end, before
-    // the close.
+    // the close (not the close's own: a client that closes acknowledges
+    // what it has, however long it had it).
     let answer_acked_ns = last.and_then(|(_, answer)| answer).and_then(|answer| {
         let i = conn
             .timeline
@@ -1990,7 +1991,7 @@ fn note_end(
         let end = conn.timeline[i].end;
         conn.timeline[i + 1..]
             .iter()
-            .take_while(|r| r.frame <= close.frame)
+            .take_while(|r| r.frame < close.frame)
             .find(|r| r.dir == Direction::ClientToServer && r.ack_set && crate::seq::le(end, r.ack))
             .map(|r| r.ts_ns)
     });
