@@ -45,6 +45,9 @@ pub struct Exchange {
     /// The call to an upstream the server made while this request waited
     /// for its answer, when the capture shows it (upstream.rs).
     pub upstream: Option<Box<crate::upstream::UpstreamCall>>,
+    /// The host's own calls while this request waited, where none was
+    /// certainly its forwarding (upstream.rs).
+    pub host_calls: Option<crate::model::HostCalls>,
     /// A connection the server opened back to the client's host while
     /// this request waited (connect_back.rs: FTP's active data connection).
     pub connect_back: Option<Box<crate::connect_back::ConnectBack>>,
@@ -950,6 +953,7 @@ impl Exchanges {
             status: None,
             h2_control_sized: false,
             upstream: None,
+            host_calls: None,
             connect_back: None,
             downlink_busy_ns: 0,
             downlink_gaps: None,

@@ -1511,19 +1511,19 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
         if x.downlink_busy_ns == 0 {
             conn.busy_asked_again = Some((answer.frame, BUSY_ASKED_AGAIN));
         }
-        x.upstream = calls
-            .answered(Asking {
-                stream,
-                same_as,
-                client,
-                server,
-                syn,
-                place,
-                request_first: x.request_first,
-                answer,
-                key,
-            })
-            .map(Box::new);
+        let (call, during) = calls.answered(Asking {
+            stream,
+            same_as,
+            client,
+            server,
+            syn,
+            place,
+            request_first: x.request_first,
+            answer,
+            key,
+        });
+        x.upstream = call.map(Box::new);
+        x.host_calls = during;
     }
 }
 

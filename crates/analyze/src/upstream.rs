@@ -33,7 +33,7 @@ use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 
 use crate::connection::Stamp;
-use crate::model::{Endpoint, Vantage};
+use crate::model::{Endpoint, HostCalls, Vantage};
 
 /// Answered exchanges (and opened requests) kept for the waits still open.
 const KEPT: usize = 4096;
@@ -157,17 +157,22 @@ impl Calls {
     }
 
     /// An exchange got its answer: the call it waited for, if one is
-    /// certain (module docs), and the exchange kept for later waits.
-    pub fn answered(&mut self, x: Asking) -> Option<UpstreamCall> {
-        let call = self.call_of(&x);
+    /// certain (module docs), else the host's calls in the wait, if any;
+    /// and the exchange kept for later waits.
+    pub fn answered(&mut self, x: Asking) -> (Option<UpstreamCall>, Option<HostCalls>) {
+        let mut during = None;
+        let call = self.call_of(&x, &mut during);
         if self.answered.len() == KEPT {
             self.answered.pop_front();
         }
         self.answered.push_back(x);
-        call
+        match call {
+            Some(call) => (Some(call), None),
+            None => (None, during),
+        }
     }
 
-    fn call_of(&self, x: &Asking) -> Option<UpstreamCall> {
+    fn call_of(&self, x: &Asking, during: &mut Option<HostCalls>) -> Option<UpstreamCall> {
         let begun = x.request_first.ts_ns;
         // The calls in the wait, and those whose request line agrees:
         // counted, the first of each kept (no allocation per answer).
@@ -192,6 +197,36 @@ impl Calls {
                     by_line.get_or_insert(a);
                 }
             }
+        }
+        // The host's calls, by connection, the first of them named (only
+        // where there were some: the rare case).
+        if any.is_some() {
+            let mut streams: Vec<(u64, i64, Endpoint)> = self
+                .answered
+                .iter()
+                .rev()
+                .take_while(|a| a.answer.ts_ns >= begun)
+                .take(SEARCHED)
+                .filter(|a| {
+                    a.request_first.ts_ns >= begun
+                        && a.answer.ts_ns <= x.answer.ts_ns
+                        && a.answer.frame < x.answer.frame
+                        && is_the_hosts_call(x, a)
+                        // (Not back to the client's host: connect_back.rs.)
+                        && a.server.ip != x.client.ip
+                })
+                .map(|a| (a.stream, a.request_first.ts_ns, a.server))
+                .collect();
+            streams.sort_unstable_by_key(|&(stream, t, _)| (stream, t));
+            streams.dedup_by_key(|&mut (stream, _, _)| stream);
+            *during = streams
+                .iter()
+                .min_by_key(|&&(_, t, _)| t)
+                .map(|&(stream, _, server)| HostCalls {
+                    calls: streams.len() as u32,
+                    first_stream: stream,
+                    first_server: server,
+                });
         }
         let (call, by_request_line) = match (agreeing, by_line, calls, any) {
             (1, Some(one), _, _) => (one, true),
@@ -363,17 +398,59 @@ mod tests {
         let upstream_key = key("GET /users?id=3 HTTP/1.0\r\n");
         assert_eq!(k, upstream_key, "the prefix is the proxy's to rewrite");
         assert_eq!(
-            calls.answered(call(1, 40000, (3, 1), (5, 150), upstream_key)),
+            calls
+                .answered(call(1, 40000, (3, 1), (5, 150), upstream_key))
+                .0,
             None
         );
         let found = calls
             .answered(front(0, 50000, (1, 0), (6, 151), k))
+            .0
             .expect("paired");
         assert_eq!(found.stream, 1);
         assert_eq!(found.server, ep(UPSTREAM, 8080));
         assert_eq!(found.connect, Some(at(2, 1)), "opened for this request");
         assert_eq!((found.request, found.answer), (at(3, 1), at(5, 150)));
         assert!(found.by_request_line);
+    }
+
+    /// A wait no call was certainly made for: the host's calls in it,
+    /// by connection, the first named (nDPI's log4j-webapp-exploit.pcap
+    /// 0: a web server's LDAP lookup, download and reverse shell while
+    /// its client waited 19 s); none paired, none back to the client's
+    /// host, none when one was paired (upstream_wait's).
+    #[test]
+    fn a_wait_no_call_was_paired_with_names_the_hosts_calls_in_it() {
+        let mut calls = Calls::default();
+        calls.answered(call(1, 40000, (3, 1), (5, 20), key("GET /a HTTP/1.1\r\n")));
+        calls.answered(call(1, 40000, (7, 30), (8, 40), key("GET /b HTTP/1.1\r\n")));
+        calls.answered(call(2, 40001, (9, 50), (10, 60), 0));
+        // Back to the client's host: no call of the server's.
+        let mut back = call(3, 40002, (11, 70), (12, 80), 0);
+        back.server = ep(CLIENT, 9001);
+        calls.answered(back);
+        let x = front(0, 50000, (1, 0), (13, 151), key("POST /login HTTP/1.1\r\n"));
+        let (paired, during) = calls.answered(x);
+        assert_eq!(paired, None);
+        let during = during.expect("the host's calls");
+        assert_eq!(
+            (during.calls, during.first_stream, during.first_server),
+            (2, 1, ep(UPSTREAM, 8080))
+        );
+        // Paired: none named besides.
+        let mut calls = Calls::default();
+        let k = key("GET /x HTTP/1.1\r\n");
+        calls.answered(call(1, 40000, (3, 1), (5, 150), k));
+        let (paired, during) = calls.answered(front(0, 50000, (1, 0), (6, 151), k));
+        assert!(paired.is_some());
+        assert_eq!(during, None);
+        // Nothing in the wait: nothing named.
+        let mut calls = Calls::default();
+        calls.answered(call(1, 40000, (3, 1), (5, 150), k));
+        assert_eq!(
+            calls.answered(front(0, 50000, (6, 160), (7, 200), k)).1,
+            None
+        );
     }
 
     #[test]
@@ -387,7 +464,7 @@ mod tests {
             key("GET /other HTTP/1.1\r\n"),
         ));
         let x = front(0, 50000, (1, 0), (6, 151), key("GET /users HTTP/1.1\r\n"));
-        assert_eq!(calls.answered(x), None);
+        assert_eq!(calls.answered(x).0, None);
     }
 
     #[test]
@@ -396,7 +473,7 @@ mod tests {
         calls.opened(0, 0);
         calls.opened(1, MS);
         calls.answered(call(1, 40000, (3, 1), (5, 150), key("GET /x HTTP/1.1\r\n")));
-        let found = calls.answered(front(0, 50000, (1, 0), (6, 151), 0));
+        let found = calls.answered(front(0, 50000, (1, 0), (6, 151), 0)).0;
         assert!(found.is_some_and(|c| !c.by_request_line));
         // Another client's request began meanwhile: whose call it was is
         // not certain.
@@ -405,7 +482,7 @@ mod tests {
         calls.opened(7, MS / 2);
         calls.opened(1, MS);
         calls.answered(call(1, 40000, (3, 1), (5, 150), key("GET /x HTTP/1.1\r\n")));
-        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), 0)), None);
+        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), 0)).0, None);
     }
 
     #[test]
@@ -414,7 +491,10 @@ mod tests {
         let k = key("GET /x HTTP/1.1\r\n");
         calls.answered(call(1, 40000, (3, 1), (5, 100), k));
         calls.answered(call(2, 40001, (7, 2), (9, 120), k));
-        assert_eq!(calls.answered(front(0, 50000, (1, 0), (10, 151), k)), None);
+        assert_eq!(
+            calls.answered(front(0, 50000, (1, 0), (10, 151), k)).0,
+            None
+        );
     }
 
     #[test]
@@ -423,11 +503,14 @@ mod tests {
         // Began before the request arrived.
         let mut calls = Calls::default();
         calls.answered(call(1, 40000, (3, 10), (5, 150), k));
-        assert_eq!(calls.answered(front(0, 50000, (4, 20), (6, 151), k)), None);
+        assert_eq!(
+            calls.answered(front(0, 50000, (4, 20), (6, 151), k)).0,
+            None
+        );
         // Answered after the answer left (a later call).
         let mut calls = Calls::default();
         calls.answered(call(1, 40000, (3, 10), (7, 160), k));
-        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), k)), None);
+        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), k)).0, None);
         // The same server: the client's other connection to the proxy.
         let mut calls = Calls::default();
         let mut other = front(1, 50001, (3, 10), (5, 150), k);
@@ -436,14 +519,14 @@ mod tests {
             at_client: true,
         };
         calls.answered(other);
-        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), k)), None);
+        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), k)).0, None);
         // The connection itself under translated addresses (a NAT on the
         // host, both sides captured).
         let mut calls = Calls::default();
         let mut twin = call(1, 40000, (3, 10), (5, 150), k);
         twin.same_as = Some(0);
         calls.answered(twin);
-        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), k)), None);
+        assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), k)).0, None);
         // A call from another address, the capture not at the proxy.
         let mut calls = Calls::default();
         let mut far = call(1, 40000, (3, 10), (5, 150), k);
@@ -451,7 +534,7 @@ mod tests {
         calls.answered(far);
         let mut x = front(0, 50000, (1, 0), (6, 151), k);
         x.place.at_server = false;
-        assert_eq!(calls.answered(x), None);
+        assert_eq!(calls.answered(x).0, None);
     }
 
     #[test]

@@ -11,6 +11,19 @@ pub use crate::kinds::{CostRule, FindingKind, Phase};
 /// Version of the JSON document layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// The calls a server's host made while one of its clients waited for
+/// an answer (rttdoc-analyze's upstream.rs): its other connections, each
+/// begun after the request and answered before the answer left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct HostCalls {
+    /// How many.
+    pub calls: u32,
+    /// The first (`tcp.stream`).
+    pub first_stream: u64,
+    /// The server the first called.
+    pub first_server: Endpoint,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 /// A TCP endpoint: address and port.
 pub struct Endpoint {
@@ -1138,6 +1151,12 @@ pub enum Detail {
         /// `CF-Cache-Status: MISS`), when one did: the server is a proxy
         /// or a CDN, and the wait holds its fetch from the origin.
         via: Option<String>,
+        /// The server's own calls while the slowest exchange waited (its
+        /// host's other connections, begun and answered within the
+        /// wait), when the capture holds them and none of them was
+        /// certainly this request's forwarding (that is
+        /// `upstream_wait`'s): the wait holds their time.
+        host_calls: Option<HostCalls>,
     },
     /// A TCP Fast Open outcome.
     Tfo {

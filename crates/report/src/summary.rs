@@ -645,6 +645,7 @@ mod tests {
                 longest_exchange: 1,
                 longest_label: None,
                 via: None,
+                host_calls: None,
             },
         );
         let proxy = think(

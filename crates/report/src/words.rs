@@ -888,13 +888,26 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             longest_exchange,
             longest_label,
             via,
+            host_calls,
         } => {
             // Whose time: a proxy's or a CDN's, when an answer named one.
             let whose = match via {
                 Some(via) if cache_hit(via) => format!("the time of the cache that answered from what it keeps ({via}), not network"),
                 Some(via) => format!("the time of the proxy or cache that answered ({via}) and of what it fetched from the origin, not network"),
                 None if on.behind_box => "not this path's network".to_string(),
-                None => "application time, not network".to_string(),
+                None => match host_calls {
+                    Some(h) => format!(
+                        "application time, not network, with {} of its host's own meanwhile (the first: stream {}, to {}), \
+                         which the capture holds: the wait holds theirs",
+                        match h.calls {
+                            1 => "a call".to_string(),
+                            n => format!("{n} calls"),
+                        },
+                        h.first_stream,
+                        h.first_server,
+                    ),
+                    None => "application time, not network".to_string(),
+                },
             };
             let named = match longest_label {
                 Some(label) => format!("exchange {longest_exchange} ({label})"),
@@ -2946,6 +2959,20 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         ),
         // An industrial controller's port: no web handler behind it
         // (nDPI's ethernetIP.pcap 2, a PLC told of databases and caches).
+        Detail::ExchangeThinkTime {
+            host_calls: Some(h), ..
+        } => format!(
+            "Look first at what the server called while its client waited: its host's {} in the capture (the first: stream {}, \
+             to {}), whose own findings say where their time went; a handler that calls out (a database, an API, a directory or \
+             name lookup, a download) waits for each call, and one it should not make at all (a lookup an input triggered) is \
+             the thing to stop. Then profile the application behind this endpoint.",
+            match h.calls {
+                1 => "connection".to_string(),
+                n => format!("{n} connections"),
+            },
+            h.first_stream,
+            h.first_server,
+        ),
         Detail::ExchangeThinkTime { .. } => match industrial_port(c.server.port) {
             Some(port) => format!(
                 "An industrial controller answers (by its port: {port}) from its communication task, between or after its \
@@ -4133,6 +4160,48 @@ mod tests {
         );
     }
 
+    /// A server whose host called out while its client waited (nDPI's
+    /// log4j-webapp-exploit.pcap 0): the calls named, the first first,
+    /// and the fix looks at them before the application's code.
+    #[test]
+    fn a_servers_own_calls_in_the_wait_are_named_and_looked_at_first() {
+        let mut x = crate::test_support::finding(FindingKind::ServerThinkTime, 19278.5);
+        let first_server = rttdoc_model::Endpoint {
+            ip: "172.16.238.11".parse().unwrap(),
+            port: 1389,
+        };
+        let detail = |host_calls| Detail::ExchangeThinkTime {
+            greeting_ms: 0.0,
+            slow: 1,
+            exchanges: 1,
+            threshold_ms: 5.0,
+            longest_ms: 19278.5,
+            longest_exchange: 1,
+            longest_label: Some("POST /log4shell/login".into()),
+            via: None,
+            host_calls,
+        };
+        x.detail = detail(Some(rttdoc_model::HostCalls {
+            calls: 6,
+            first_stream: 1,
+            first_server,
+        }));
+        let said = explanation(&x);
+        assert!(
+            said.contains("with 6 calls of its host's own meanwhile (the first: stream 1, to 172.16.238.11:1389)"),
+            "{said}"
+        );
+        let advice = fix(&crate::test_support::report(8080), &x);
+        assert!(
+            advice.starts_with("Look first at what the server called"),
+            "{advice}"
+        );
+        assert!(advice.contains("6 connections"), "{advice}");
+        x.detail = detail(None);
+        assert!(!explanation(&x).contains("host's own"));
+        assert!(fix(&crate::test_support::report(8080), &x).starts_with("Profile"));
+    }
+
     /// A slow answer of an industrial controller (nDPI's ethernetIP.pcap
     /// 2, a PLC on EtherNet/IP's port) is its scan cycle's and its
     /// communication module's, not a web handler's.
@@ -4148,6 +4217,7 @@ mod tests {
             longest_exchange: 2,
             longest_label: None,
             via: None,
+            host_calls: None,
         };
         let plc = fix(&crate::test_support::report(44818), &x);
         assert!(
@@ -5020,6 +5090,7 @@ mod tests {
                 longest_exchange: 1,
                 longest_label: Some("GET /".into()),
                 via: Some(via.into()),
+                host_calls: None,
             };
             let said = explanation(&x);
             assert!(said.contains(via) && said.contains(says), "{said}");
@@ -5200,6 +5271,7 @@ mod tests {
                 longest_exchange: 1,
                 longest_label: None,
                 via: None,
+                host_calls: None,
             };
             c.handshake.shared_clock_servers = shared;
             c.findings = vec![x];

@@ -3924,6 +3924,57 @@ fn a_syn_ack_for_each_syn_is_no_lost_syn() {
     assert!(words.contains("SYN-ACK, frame 32"), "{words}");
 }
 
+/// nDPI's log4j-webapp-exploit.pcap: a web server (172.16.238.10:8080,
+/// captured on its host) answered a POST 19.3 s after it came; meanwhile
+/// its host opened connections of its own (an LDAP lookup on 1389, a
+/// download on 80, a shell to 10.10.10.31:9001, and again): the wait
+/// holds those calls, which the finding names, the first first, and its
+/// fix looks at them before the application's code (judged partly in
+/// session 81: "profile the application" for a lookup an input
+/// triggered).
+#[test]
+fn a_servers_own_calls_during_its_clients_wait_are_named() {
+    if !require(
+        "a_servers_own_calls_during_its_clients_wait_are_named",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = data_dir().join("other-projects/ndpi-log4j-webapp-exploit.pcap");
+    // The connections the server's host opened, as tshark numbers them:
+    // all during stream 0's wait (its request at frame 4, its answer at
+    // frame 425).
+    let syns = tshark_fields(
+        &capture,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0 && ip.src == 172.16.238.10",
+        &["frame.number", "tcp.stream", "tcp.dstport"],
+    );
+    let streams: Vec<&str> = syns.iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(streams, ["1", "2", "3", "4", "5", "6"]);
+    assert_eq!(syns[0][2], "1389");
+    assert!(syns
+        .iter()
+        .all(|r| (4..425).contains(&r[0].parse::<u64>().unwrap())));
+    let doc = run_rttdoc_json(&capture);
+    let x = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "server_think_time")
+        .expect("the server's wait");
+    assert!(x["cost_ms"].as_f64().unwrap() > 19_000.0);
+    let words = x["explanation"].as_str().unwrap();
+    assert!(
+        words.contains("(the first: stream 1, to 172.16.238.11:1389)"),
+        "{words}"
+    );
+    let fix = x["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with("Look first at what the server called"),
+        "{fix}"
+    );
+}
+
 /// PcapPlusPlus's many-protocols.pcap: a browser (Windows: no TCP
 /// timestamps) on an uplink of about 0.8 Mbit/s, the servers' ACKs of its
 /// back-to-back segments 14 ms apart for 1,360 bytes (frames 817 and

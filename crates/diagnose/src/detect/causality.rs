@@ -651,6 +651,7 @@ mod tests {
             expects_continue: false,
             h2_control_sized: false,
             upstream: None,
+            host_calls: None,
             connect_back: None,
             downlink_busy_ns: 0,
             downlink_gaps: None,
