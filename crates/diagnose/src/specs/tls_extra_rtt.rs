@@ -308,6 +308,31 @@ fn a_missed_server_hello_is_read_from_the_clients_key_exchange() {
     o.has_no(TlsExtraRtt);
 }
 
+/// With its server's first flight missed, no turn can be timed: the
+/// server's 12 ms on the ClientHello and the client's 12 ms on the flight
+/// (0.6 of a round trip beyond a False Start's one) may be the hosts' own
+/// work, and claim no round trip more; 30 ms each (1.5) do (PcapPlusPlus's
+/// tls2.pcap 88: 7 ms over an 11 ms path in a capture of data packets
+/// only, judged).
+#[test]
+fn with_the_server_flight_missed_less_than_a_round_trip_over_is_no_finding() {
+    let missed = |turn: f64| {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let took = Turnarounds {
+            hello: turn,
+            client: turn,
+            ..Turnarounds::default()
+        };
+        let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, true);
+        w.run_missing(&hs.flight)
+    };
+    let o = missed(12.0);
+    assert!(o.row(Phase::TlsHandshake).excess_rtts.unwrap() >= 0.5);
+    o.has_no(TlsExtraRtt);
+    assert_ms(missed(30.0).the(TlsExtraRtt).cost_ms, 60.0, 2.0, "60 ms");
+}
+
 /// Nor did anybody wait for the TCP handshake of a connection its client
 /// let go as its TLS handshake ended: its row is idle too, a lost SYN's
 /// second in it included (the `syn_retransmit` stays: the SYN was lost).
