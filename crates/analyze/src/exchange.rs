@@ -47,7 +47,7 @@ pub struct Exchange {
     pub upstream: Option<Box<crate::upstream::UpstreamCall>>,
     /// The host's own calls while this request waited, where none was
     /// certainly its forwarding (upstream.rs).
-    pub host_calls: Option<crate::model::HostCalls>,
+    pub host_calls: Option<Box<crate::model::HostCalls>>,
     /// A connection the server opened back to the client's host while
     /// this request waited (connect_back.rs: FTP's active data connection).
     pub connect_back: Option<Box<crate::connect_back::ConnectBack>>,

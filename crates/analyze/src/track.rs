@@ -1523,7 +1523,7 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
             key,
         });
         x.upstream = call.map(Box::new);
-        x.host_calls = during;
+        x.host_calls = during.map(Box::new);
     }
 }
 

@@ -264,9 +264,13 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .find_map(|s| f.exchanges.get(s.0.checked_sub(1)?)?.via.as_deref())
             .map(str::to_string),
         // (The slowest's, else another slow one's.)
-        host_calls: std::iter::once(worst)
-            .chain(&slow)
-            .find_map(|s| f.exchanges.get(s.0.checked_sub(1)?)?.host_calls),
+        host_calls: std::iter::once(worst).chain(&slow).find_map(|s| {
+            f.exchanges
+                .get(s.0.checked_sub(1)?)?
+                .host_calls
+                .as_deref()
+                .copied()
+        }),
     };
     y.display_filter = f.filter_frames(&y.frames);
     out.push(y);
