@@ -1375,6 +1375,11 @@ pub enum Detail {
         /// The earlier connection's last answer said it would close (its
         /// `Connection: close`, or HTTP/1.0 without keep-alive).
         answered_close: Option<RequestedClose>,
+        /// Of the set-up, how long the client itself waited between the
+        /// TCP handshake and its ClientHello beyond a client's turnaround
+        /// (ms; 0 when it did not): its own time, inside the cost (a
+        /// client that waits for a sibling's session to resume it).
+        hello_held_ms: f64,
         /// Other connections to this server the client closed with the
         /// earlier one (within 20 ms), each idle for another time: its
         /// connections torn down at once, not an idle timeout.

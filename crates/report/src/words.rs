@@ -1767,6 +1767,7 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             answered_close,
             closed_together,
             closed_at_once,
+            hello_held_ms,
             ..
         } => {
             let setup = match (tls, resumed) {
@@ -1811,8 +1812,16 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             } else {
                 String::new()
             };
+            let held = if *hello_held_ms > 0.0 {
+                format!(
+                    " ({} of it the client's own, before it sent its ClientHello)",
+                    crate::fmt_ms(*hello_held_ms)
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "This connection's {setup} took {} before its first request could leave: the client's previous connection \
+                "This connection's {setup} took {}{held} before its first request could leave: the client's previous connection \
                  to this server, stream {previous_stream} ({} {}), had been {how} by the {closer} {when} (frame {close_frame}){asked}, \
                  and the client asked again {} after that answer.{together} Kept open, it would have carried this request at once.",
                 crate::fmt_ms(cost),
@@ -4622,6 +4631,7 @@ mod tests {
                 answered_close,
                 closed_together: 0,
                 closed_at_once: 0,
+                hello_held_ms: 0.0,
             };
             let c = crate::test_support::report(80);
             (explanation(&x), fix(&c, &x))
@@ -4641,6 +4651,7 @@ mod tests {
         );
         let (said, advice) = worded(None);
         assert!(!said.contains("had said"), "{said}");
+        assert!(!said.contains("the client's own"), "{said}");
         assert!(!advice.contains("said `Connection: close`"), "{advice}");
         assert!(advice.starts_with("Keep connections alive"), "{advice}");
     }
@@ -4669,6 +4680,7 @@ mod tests {
                 answered_close: None,
                 closed_together,
                 closed_at_once: closed_together,
+                hello_held_ms: 0.0,
             };
             let c = crate::test_support::report(80);
             (explanation(&x), fix(&c, &x))

@@ -76,6 +76,44 @@ use super::Facts;
 use crate::model::{Detail, Direction, Finding, FindingKind, Phase, TlsMessage, Wait};
 use rttdoc_analyze::READY_NS;
 
+/// How long the client held its ClientHello after the server's last
+/// packet let it go (its SYN-ACK, or the last answer of a preamble: a
+/// proxy's to CONNECT), on the client's clock, beyond a client's
+/// turnaround ([`READY_NS`]): its own wait inside the set-up (nDPI's
+/// wechat.pcap 21: 1.02 s, while a sibling's handshake got the session
+/// it then offered back; judged: "the client's wait, not a handshake").
+fn hello_held_ns(f: &Facts<'_>) -> i64 {
+    let Some(tls) = f.report.tls.as_ref() else {
+        return 0;
+    };
+    let hello = tls
+        .messages
+        .iter()
+        .find(|m| m.direction == Direction::ClientToServer && m.message == TlsMessage::ClientHello)
+        .and_then(|m| f.record(m.first_frame));
+    // What let it go: the server's last SYN-ACK or data before it (a
+    // proxy's answer to CONNECT, a STARTTLS reply: a preamble's turns are
+    // not the client's hold).
+    let let_go = hello.and_then(|h| {
+        f.timeline
+            .iter()
+            .take_while(|r| r.frame < h.frame)
+            .filter(|r| r.dir == Direction::ServerToClient && (r.flags.syn() || r.len > 0))
+            .last()
+    });
+    match (hello, let_go) {
+        (Some(h), Some(s)) => {
+            let held = h.ts_ns - s.ts_ns.saturating_add(f.client_side_ns);
+            if held > READY_NS {
+                held
+            } else {
+                0
+            }
+        }
+        _ => 0,
+    }
+}
+
 pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(previous) = f.previous else { return };
     let Some(syn) = f.client_syn() else {
@@ -244,6 +282,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             || tls.is_some_and(|t| t.alpn.iter().any(|p| p == "h2" || p.starts_with("http/1"))),
         requested_close: previous.requested_close,
         answered_close: previous.answered_close,
+        hello_held_ms: hello_held_ns(f) as f64 / 1e6,
         closed_together,
         closed_at_once,
     };
