@@ -185,11 +185,7 @@ impl Calls {
             if searched >= SEARCHED {
                 return None;
             }
-            if a.request_first.ts_ns >= begun
-                && a.answer.ts_ns <= x.answer.ts_ns
-                && a.answer.frame < x.answer.frame
-                && is_the_hosts_call(x, a)
-            {
+            if in_the_wait(x, a) {
                 calls += 1;
                 any.get_or_insert(a);
                 if x.key != 0 && a.key == x.key {
@@ -207,14 +203,8 @@ impl Calls {
                 .rev()
                 .take_while(|a| a.answer.ts_ns >= begun)
                 .take(SEARCHED)
-                .filter(|a| {
-                    a.request_first.ts_ns >= begun
-                        && a.answer.ts_ns <= x.answer.ts_ns
-                        && a.answer.frame < x.answer.frame
-                        && is_the_hosts_call(x, a)
-                        // (Not back to the client's host: connect_back.rs.)
-                        && a.server.ip != x.client.ip
-                })
+                // (Not back to the client's host: connect_back.rs.)
+                .filter(|a| in_the_wait(x, a) && a.server.ip != x.client.ip)
                 .map(|a| (a.stream, a.request_first.ts_ns, a.server))
                 .collect();
             streams.sort_unstable_by_key(|&(stream, t, _)| (stream, t));
@@ -255,6 +245,15 @@ impl Calls {
             by_request_line,
         })
     }
+}
+
+/// Whether `a` is a call the host that serves `x` made while `x` waited:
+/// asked after `x`'s request began, answered before `x`'s answer left.
+fn in_the_wait(x: &Asking, a: &Asking) -> bool {
+    a.request_first.ts_ns >= x.request_first.ts_ns
+        && a.answer.ts_ns <= x.answer.ts_ns
+        && a.answer.frame < x.answer.frame
+        && is_the_hosts_call(x, a)
 }
 
 /// Whether `a` can be a call of the host that serves `x`.
