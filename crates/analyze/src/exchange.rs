@@ -1551,23 +1551,7 @@ pub(crate) fn request_label(method: &str, full: &str) -> String {
 /// after the answer, as HTTP/1.0 does unless asked otherwise). Tokens
 /// case-insensitive (RFC 9110 7.6.1).
 fn requested_close(line: &RequestLine<'_>, head: &[u8]) -> Option<crate::model::RequestedClose> {
-    use crate::model::RequestedClose;
-    let tokens = header_value(head, b"connection").map(|value| {
-        value
-            .split(|&b| b == b',')
-            .map(|t| t.trim_ascii())
-            .collect::<Vec<_>>()
-    });
-    let names = |token: &[u8]| {
-        tokens
-            .as_ref()
-            .is_some_and(|ts| ts.iter().any(|t| t.eq_ignore_ascii_case(token)))
-    };
-    if names(b"close") {
-        return Some(RequestedClose::ConnectionClose);
-    }
-    let http10 = line.ended && line.line.ends_with(b" HTTP/1.0");
-    (http10 && !names(b"keep-alive")).then_some(RequestedClose::Http10)
+    close_said(head, line.ended && line.line.ends_with(b" HTTP/1.0"))
 }
 
 /// What an HTTP/1.x answer's head (its status line read) said of its
@@ -1577,6 +1561,14 @@ fn requested_close(line: &RequestLine<'_>, head: &[u8]) -> Option<crate::model::
 /// (tcpflow's jpegs.cap: a server answering `HTTP/1.0 302` to a request
 /// that asked for keep-alive, and closing).
 fn answered_close(head: &[u8]) -> Option<crate::model::RequestedClose> {
+    close_said(head, head.starts_with(b"HTTP/1.0 "))
+}
+
+/// What an HTTP/1.x head (`http10`: its start line is HTTP/1.0's) said
+/// of its connection's end: its `Connection` header naming `close`, or
+/// HTTP/1.0 without `keep-alive` named. Tokens case-insensitive (RFC
+/// 9110 7.6.1).
+fn close_said(head: &[u8], http10: bool) -> Option<crate::model::RequestedClose> {
     use crate::model::RequestedClose;
     let tokens = header_value(head, b"connection");
     let names = |token: &[u8]| {
@@ -1589,7 +1581,7 @@ fn answered_close(head: &[u8]) -> Option<crate::model::RequestedClose> {
     if names(b"close") {
         return Some(RequestedClose::ConnectionClose);
     }
-    (head.starts_with(b"HTTP/1.0 ") && !names(b"keep-alive")).then_some(RequestedClose::Http10)
+    (http10 && !names(b"keep-alive")).then_some(RequestedClose::Http10)
 }
 
 /// Whether `head`, the start of a request ([`http_request_line`] read

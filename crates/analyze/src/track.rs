@@ -1110,7 +1110,10 @@ fn take_replayed_waits(c: &mut Connection, loads: &crate::uplink_load::UplinkLoa
             .timeline
             .binary_search_by_key(&frame, |r| r.frame)
             .is_ok_and(|i| c.timeline[i].dir == Direction::ClientToServer && c.timeline[i].len > 0);
-        let known = c.uplink_waits.iter().any(|&(f, _)| f == frame);
+        // (Those read as they left are in frame order.)
+        let known = c.uplink_waits[..before]
+            .binary_search_by_key(&frame, |&(f, _)| f)
+            .is_ok();
         if own && !known && wait >= crate::connection::UPLINK_WAIT_KEPT_NS {
             c.uplink_waits.push((frame, wait));
         }

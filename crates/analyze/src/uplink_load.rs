@@ -40,7 +40,7 @@
 //! 22's request of the same capture, 0.43 s before its link's second
 //! sample) still timed them: when the rate becomes known, the queue is
 //! replayed over the packets logged before it, and each data segment's
-//! wait kept for its connection to take ([`UplinkLoads::replayed_wait`]).
+//! wait kept for its connection to take ([`UplinkLoads::replayed`]).
 //!
 //! Bounded: [`CLIENTS`] clients, the half heard from longest ago dropped
 //! beyond that; each its three fastest samples, its queue and its newest

@@ -1782,22 +1782,18 @@ pub fn explanation_on(x: &Finding, on: Setting) -> String {
             } else {
                 format!("after {} idle", crate::fmt_ms(*idle_before_close_ms))
             };
-            let asked = match requested_close {
-                Some(RequestedClose::ConnectionClose) => {
-                    ", as its last request had asked (`Connection: close`)"
+            let how_said = |said: RequestedClose| match said {
+                RequestedClose::ConnectionClose => "`Connection: close`",
+                RequestedClose::Http10 => {
+                    "HTTP/1.0 without `Connection: keep-alive`: the connection ends after the answer"
                 }
-                Some(RequestedClose::Http10) => {
-                    ", as its last request had asked (HTTP/1.0 without `Connection: keep-alive`: the connection ends after the answer)"
+            };
+            let asked = match (requested_close, answered_close.filter(|_| *closed_by_server)) {
+                (Some(said), _) => format!(", as its last request had asked ({})", how_said(*said)),
+                (None, Some(said)) => {
+                    format!(", as its last answer had said it would ({})", how_said(said))
                 }
-                None => match answered_close.filter(|_| *closed_by_server) {
-                    Some(RequestedClose::ConnectionClose) => {
-                        ", as its last answer had said it would (`Connection: close`)"
-                    }
-                    Some(RequestedClose::Http10) => {
-                        ", as its last answer had said it would (HTTP/1.0 without `Connection: keep-alive`: the connection ends after the answer)"
-                    }
-                    None => "",
-                },
+                (None, None) => String::new(),
             };
             let together = if closed_as_one_act(*idle_before_close_ms, *closed_together) {
                 let which = if closed_at_once > closed_together {
@@ -2966,8 +2962,6 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              keep). Look at the origin's time (its logs, or a capture where the proxy calls it: upstream_wait there), and let the cache \
              keep what allows it (Cache-Control: max-age or s-maxage, stale-while-revalidate; on Varnish a TTL, on nginx proxy_cache_valid)."
         ),
-        // An industrial controller's port: no web handler behind it
-        // (nDPI's ethernetIP.pcap 2, a PLC told of databases and caches).
         Detail::ExchangeThinkTime {
             host_calls: Some(h), ..
         } => format!(
@@ -2982,6 +2976,8 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             h.first_stream,
             h.first_server,
         ),
+        // An industrial controller's port: no web handler behind it
+        // (nDPI's ethernetIP.pcap 2, a PLC told of databases and caches).
         Detail::ExchangeThinkTime { .. } => match industrial_port(c.server.port) {
             Some(port) => format!(
                 "An industrial controller answers (by its port: {port}) from its communication task, between or after its \
