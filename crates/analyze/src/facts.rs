@@ -491,7 +491,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         resumed: tls.resumed(),
         psk_offered: ch.is_some_and(|c| c.pre_shared_key),
         session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
-        session_id_offered: tls.session_id_offered,
+        session_id_offered: tls.offered_session_id(),
         session_held: tls.session_held,
         status_request_offered: ch.is_some_and(|c| c.status_request),
         status_stapled: None,

@@ -436,6 +436,27 @@ impl TlsSession {
         self.false_start || (self.false_start_unless_unseen && self.server_finished.is_some())
     }
 
+    /// Whether the client offered its session ID back: one the same
+    /// server issued earlier in the capture (issued_sessions.rs), or, in
+    /// TLS 1.2 and older, one the ServerHello echoed to resume it (RFC
+    /// 5246 7.4.1.3), with no ticket offered (RFC 5077 3.4: a server that
+    /// takes a ticket echoes the ID beside it). The issuing connection may
+    /// be before the capture (nDPI's zoom.pcap 1: resumed, its offer
+    /// otherwise unseen).
+    pub(crate) fn offered_session_id(&self) -> bool {
+        self.session_id_offered
+            || match (&self.client_hello, &self.server_hello) {
+                (Some(ch), Some(sh)) => {
+                    !rttdoc_wire::tls::is_tls13(sh.version)
+                        && !ch.session_ticket
+                        && !sh.session_id.is_empty()
+                        && ch.session_id == sh.session_id
+                        && self.resumed() == Some(true)
+                }
+                _ => false,
+            }
+    }
+
     /// Whether the session was resumed: a PSK accepted (1.3); in 1.2, an
     /// abbreviated handshake. A full 1.2 handshake shows a Certificate,
     /// ServerKeyExchange, ServerHelloDone or ClientKeyExchange; an

@@ -2338,7 +2338,7 @@ fn look_up_false_start(conn: &mut Connection, false_starters: &crate::false_star
     let allowed = tls.server_hello.as_ref().is_some_and(|sh| {
         sh.protocol_chosen && rttdoc_wire::tls::false_start_allowed(sh.version, sh.cipher)
     });
-    let offered = tls.session_id_offered
+    let offered = tls.offered_session_id()
         || tls
             .client_hello
             .as_ref()

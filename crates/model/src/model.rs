@@ -24,6 +24,23 @@ pub struct HostCalls {
     pub first_server: Endpoint,
 }
 
+/// A pause inside a flight of the server's in the TLS handshake that
+/// nothing of the client's released (rttdoc-diagnose's
+/// server_think_time.rs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlightPause {
+    /// How long (ms).
+    pub ms: f64,
+    /// The server's segment before the pause.
+    pub before_frame: u64,
+    /// Its next segment, after the pause.
+    pub after_frame: u64,
+    /// The client's last packet that reached the server before that one
+    /// left (its ACK), from whose arrival the pause is timed; none where
+    /// the pause is timed from the segment before it.
+    pub release_frame: Option<u64>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 /// A TCP endpoint: address and port.
 pub struct Endpoint {
@@ -801,7 +818,8 @@ pub struct TlsReport {
     /// The client offered a session ticket (TLS 1.2).
     pub session_ticket_offered: bool,
     /// The client offered a session ID the same server issued earlier in
-    /// the capture (TLS 1.2 and older: a resumption by session ID).
+    /// the capture, or one its ServerHello echoed to resume it (TLS 1.2
+    /// and older, no ticket offered): a resumption by session ID.
     pub session_id_offered: bool,
     /// A session (TLS 1.2 and older: a ticket or a session ID) the same
     /// server had issued this client for the same name, on an earlier
@@ -1077,6 +1095,13 @@ pub enum Detail {
         /// exchange's decryption is there), the ServerHello that follows a
         /// HelloRetryRequest.
         later_ms: f64,
+        /// The longest pause inside a flight of the server's that nothing
+        /// of the client's released: its work in the middle of the flight
+        /// (a TLS 1.2 server signing its ServerKeyExchange after writing
+        /// its certificate), or a segment lost before the capture point
+        /// that its timer re-sent. Part of the cost, besides `hello_ms`
+        /// and `later_ms`.
+        flight_pause: Option<FlightPause>,
         /// A full TLS 1.2 (or older) handshake without a ServerKeyExchange:
         /// the RSA key exchange, whose secret the server decrypts with its
         /// private key before its Finished.

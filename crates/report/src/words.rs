@@ -518,6 +518,51 @@ pub fn explanation(x: &Finding) -> String {
 
 /// [`explanation`] on a connection whose [`Setting`] is `on`.
 pub fn explanation_on(x: &Finding, on: Setting) -> String {
+    match &x.detail {
+        // A pause in the middle of the server's flight, after the turn's
+        // words (or alone).
+        Detail::HandshakeThinkTime {
+            flight_pause: Some(p),
+            hello_ms,
+            later_ms,
+            ..
+        } => {
+            let turns = if *hello_ms > 0.0 || *later_ms > 0.0 {
+                let mut without = x.clone();
+                if let Detail::HandshakeThinkTime { flight_pause, .. } = &mut without.detail {
+                    *flight_pause = None;
+                }
+                format!("{} And its", explanation_of(&without, on))
+            } else {
+                "The server's".to_string()
+            };
+            format!("{turns} {}", flight_pause_words(p))
+        }
+        _ => explanation_of(x, on),
+    }
+}
+
+/// A pause in the middle of the server's handshake flight
+/// (`Detail::HandshakeThinkTime::flight_pause`), as a sentence's end
+/// after "Its".
+fn flight_pause_words(p: &rttdoc_model::FlightPause) -> String {
+    let timed = match p.release_frame {
+        Some(ack) => format!(
+            "{ms:.0} ms longer than a congestion window waiting for the client's ACK (frame {ack}) would have held it",
+            ms = fx(p.ms)
+        ),
+        None => format!("{ms:.0} ms, no ACK of the client's awaited", ms = fx(p.ms)),
+    };
+    format!(
+        "handshake flight paused between frames {before} and {after}, {timed}: the server's work in the middle of its flight \
+         (a TLS 1.2 server that writes its ServerHello and Certificate, then signs its ServerKeyExchange), or a segment \
+         lost before the capture point that its timer re-sent; the server's side either way, not the client's.",
+        before = p.before_frame,
+        after = p.after_frame,
+    )
+}
+
+fn explanation_of(x: &Finding, on: Setting) -> String {
     let cost = x.cost_ms;
     match &x.detail {
         Detail::None => String::new(),
@@ -2614,6 +2659,26 @@ const GREETING_FIX: &str = "Find what the server does on a new connection before
 /// The fix, in the terms of what this connection showed.
 pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
     match &x.detail {
+        // Most of the server's time a pause inside its flight: which of
+        // the two it was, first (nDPI's netflix.pcap 37).
+        Detail::HandshakeThinkTime {
+            flight_pause: Some(p),
+            hello_ms,
+            later_ms,
+            ..
+        } if p.ms >= hello_ms + later_ms => {
+            let mut without = x.clone();
+            if let Detail::HandshakeThinkTime { flight_pause, .. } = &mut without.detail {
+                *flight_pause = None;
+            }
+            format!(
+                "Tell the pause before frame {after} first: a capture at the server shows whether that segment left late (the \
+                 server's work mid-flight) or was sent again (a loss between it and the capture point: its retransmission \
+                 counters, `nstat -az TcpExtTCPLossProbes TcpRetransSegs`, count it). For its work: {}",
+                uncapitalized(&fix(c, &without)),
+                after = p.after_frame,
+            )
+        }
         Detail::None
         | Detail::QuicVersionNegotiation { .. }
         | Detail::QuicRetry { .. }
@@ -3836,6 +3901,15 @@ fn cache_hit(via: &str) -> bool {
     })
 }
 
+/// `text` with its first letter in lower case.
+fn uncapitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 /// `text` with its first letter a capital.
 fn capitalized(text: &str) -> String {
     let mut chars = text.chars();
@@ -4103,6 +4177,7 @@ mod tests {
             x.detail = Detail::HandshakeThinkTime {
                 hello_ms: 17.0,
                 later_ms: 0.0,
+                flight_pause: None,
                 rsa_key_exchange: false,
                 resumed: false,
                 server_key,
@@ -4149,6 +4224,7 @@ mod tests {
         x.detail = Detail::HandshakeThinkTime {
             hello_ms: 17.0,
             later_ms: 0.0,
+            flight_pause: None,
             rsa_key_exchange: false,
             resumed: false,
             server_key: None,
@@ -4163,6 +4239,64 @@ mod tests {
             shared.contains("on x25519 already") && !shared.contains("and x25519"),
             "{shared}"
         );
+    }
+
+    /// A pause inside the server's flight (nDPI's netflix.pcap 37): said
+    /// after the turn's words, or alone; both of what it may be, the
+    /// server's side; and where it is most of the time, the fix tells the
+    /// two apart first, then the turn's fix.
+    #[test]
+    fn a_pause_inside_the_servers_flight_is_worded_as_the_servers_side() {
+        let pause = rttdoc_model::FlightPause {
+            ms: 278.0,
+            before_frame: 1977,
+            after_frame: 2020,
+            release_frame: Some(1978),
+        };
+        let with = |hello_ms: f64| {
+            let mut x =
+                crate::test_support::finding(FindingKind::ServerThinkTime, hello_ms + 278.0);
+            x.detail = Detail::HandshakeThinkTime {
+                hello_ms,
+                later_ms: 0.0,
+                flight_pause: Some(pause),
+                rsa_key_exchange: false,
+                resumed: false,
+                server_key: None,
+            };
+            let c = crate::test_support::report(443);
+            (explanation(&x), fix(&c, &x))
+        };
+        let (both, both_fix) = with(21.0);
+        assert!(
+            both.starts_with("The server answered the ClientHello 21 ms after it arrived"),
+            "{both}"
+        );
+        assert!(
+            both.contains(
+                "And its handshake flight paused between frames 1977 and 2020, 278 ms longer than a congestion window \
+                 waiting for the client's ACK (frame 1978) would have held it"
+            ),
+            "{both}"
+        );
+        assert!(both.contains("not the client's"), "{both}");
+        assert!(
+            both_fix.starts_with("Tell the pause before frame 2020 first"),
+            "{both_fix}"
+        );
+        assert!(
+            both_fix.contains("For its work: use an ECDSA P-256"),
+            "{both_fix}"
+        );
+        let (alone, _) = with(0.0);
+        assert!(
+            alone.starts_with("The server's handshake flight paused"),
+            "{alone}"
+        );
+        assert!(!alone.contains("answered the ClientHello"), "{alone}");
+        // A pause shorter than the turn: the turn's fix alone.
+        let (_, turn_fix) = with(400.0);
+        assert!(!turn_fix.contains("Tell the pause"), "{turn_fix}");
     }
 
     /// A server whose host called out while its client waited (nDPI's
@@ -5176,6 +5310,7 @@ mod tests {
         x.detail = Detail::HandshakeThinkTime {
             hello_ms: 30.0,
             later_ms: 0.0,
+            flight_pause: None,
             rsa_key_exchange: false,
             resumed: false,
             server_key: None,
@@ -5205,6 +5340,7 @@ mod tests {
             x.detail = Detail::HandshakeThinkTime {
                 hello_ms: 66.0,
                 later_ms: 0.0,
+                flight_pause: None,
                 rsa_key_exchange: rsa,
                 resumed: false,
                 server_key: None,

@@ -4053,3 +4053,162 @@ fn a_request_queued_on_a_slow_uplink_is_no_server_time() {
     assert_eq!(server_time(22), 0.0, "{:?}", findings_of(&doc, 22));
     assert!(server_time(33) >= 500.0, "{:?}", findings_of(&doc, 33));
 }
+
+/// nDPI's netflix.pcap, stream 37, captured at the client (a 50 ms path):
+/// the server's ServerHello and Certificate (frames 6, 7), the client's
+/// ACK of both (8), then the ServerKeyExchange and ServerHelloDone (9)
+/// 329 ms later, 109 ticks of the server's 250 Hz clock after the
+/// Certificate. Nothing of the client's held the rest of the flight: the
+/// pause is the server's side (its work mid-flight, or a segment its
+/// timer re-sent), a wait of its handshake think time, and the
+/// handshake's fix looks there, not at the client's 27 ms turn (judged
+/// in session 82: "436 ms unexplained", the client's fix).
+#[test]
+fn a_pause_inside_the_servers_flight_is_the_servers_side() {
+    if !require(
+        "a_pause_inside_the_servers_flight_is_the_servers_side",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-netflix-paused-flight.pcap", 1);
+    let rows = tshark_fields(
+        &capture,
+        &["-o", "tcp.relative_sequence_numbers:TRUE"],
+        "frame.number in {7, 8, 9}",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.seq",
+            "tcp.len",
+            "tcp.ack",
+            "tcp.options.timestamp.tsval",
+            "tls.handshake.type",
+        ],
+    );
+    let n = |r: usize, c: usize| rows[r][c].parse::<f64>().unwrap();
+    // The Certificate's end, the client's ACK of it, the next bytes.
+    assert_eq!(rows[1][4], (n(0, 2) + n(0, 3)).to_string(), "{rows:?}");
+    assert_eq!(n(2, 2), n(0, 2) + n(0, 3), "{rows:?}");
+    assert_eq!(rows[2][6], "12,14", "{rows:?}");
+    // 100 ticks and more of the server's clock, 0.3 s after the ACK.
+    assert!(n(2, 5) - n(0, 5) >= 100.0, "{rows:?}");
+    assert!(n(2, 1) - n(1, 1) > 0.3, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let waits = waits_of(connection(&doc, 0), "server_think_time", "tls_handshake");
+    let pause = waits
+        .iter()
+        .find(|w| (w.0, w.1) == (7, 9))
+        .unwrap_or_else(|| panic!("{waits:?}"));
+    // From the ACK's arrival at the server (a round trip after it).
+    assert!((250.0..=330.0).contains(&pause.2), "{waits:?}");
+    let handshake = stream_finding(&doc, 0, "tls_extra_rtt", "tls_handshake");
+    let fix = handshake["fix"].as_str().unwrap();
+    assert!(fix.starts_with("Tell the pause before frame 9"), "{fix}");
+    assert!(!fix.starts_with("On the client"), "{fix}");
+}
+
+/// nDPI's android.pcap, stream 7, captured at the client: the server's
+/// first two flight segments were lost before the capture point, the
+/// third (frame 6) came first, and the server re-sent the two (8, 10) as
+/// the client's SACKs came back, each ~28 ms on while sending nothing
+/// new. The handshake could not go on before the flight was whole: 59 ms
+/// of the retransmission's (judged in session 82: cost 0).
+/// nDPI's no_sni.pcap, stream 1: a DNS-over-HTTPS answer's lost bytes
+/// re-sent after the answers behind them, the transfer ending on the
+/// fill, 41 ms after the segment before it.
+#[test]
+fn a_phase_that_ended_on_a_hole_fill_waited_for_it() {
+    if !require(
+        "a_phase_that_ended_on_a_hole_fill_waited_for_it",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    // (tshark reads the flight's handshake only reassembled out of order.)
+    let capture = agrees_with(
+        "ndpi-android-flight-resent.pcap",
+        1,
+        &["-o", "tcp.reassemble_out_of_order:TRUE"],
+    );
+    let rows = tshark_fields(
+        &capture,
+        &["-o", "tcp.relative_sequence_numbers:TRUE"],
+        "frame.number in {6, 8, 10}",
+        &["frame.number", "frame.time_relative", "tcp.seq"],
+    );
+    let t = |r: usize| rows[r][1].parse::<f64>().unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r[2].as_str()).collect::<Vec<_>>(),
+        ["2837", "1", "1419"],
+        "{rows:?}"
+    );
+    let doc = run_rttdoc_json(&capture);
+    let x = stream_finding(&doc, 0, "retransmission", "tls_handshake");
+    let cost = x["cost_ms"].as_f64().unwrap();
+    let gap = (t(2) - t(0)) * 1e3;
+    assert!((cost - gap).abs() < 0.1, "{cost} vs {gap}: {x}");
+    let capture = data_dir()
+        .join("other-projects")
+        .join("ndpi-no_sni-firefox-0rtt.pcap.gz");
+    let doc = run_rttdoc_json(&capture);
+    let x = stream_finding(&doc, 0, "retransmission", "transfer");
+    let waits = x["waits"].as_array().unwrap();
+    assert_eq!(waits.len(), 1, "{x}");
+    let to = waits[0]["to_frame"].as_u64().unwrap();
+    assert_eq!(x["frames"].as_array().unwrap()[0].as_u64(), Some(to), "{x}");
+    let ms = waits[0]["ms"].as_f64().unwrap();
+    assert!((35.0..50.0).contains(&ms), "{x}");
+}
+
+/// nDPI's alexa-app.pcapng, streams 72 and 73: the first SYN of stream 72
+/// (0 here) went unanswered and was re-sent after 1 s; meanwhile the app
+/// opened stream 73 (1), which carried its requests. Stream 72 never
+/// carried a byte and closed 6 s after its set-up: nobody waited for its
+/// SYN's timer (judged in session 82: 990 ms charged). Stream 73 resumed
+/// a session by its ID, which its ServerHello echoed (the connection
+/// that issued it is not in this cut): an offer all the same.
+#[test]
+fn a_syn_re_sent_on_a_connection_nobody_used_cost_nothing() {
+    if !require(
+        "a_syn_re_sent_on_a_connection_nobody_used_cost_nothing",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-syn-spare.pcapng.gz", 2);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.len > 0 || tls.handshake.type == 2",
+        &[
+            "frame.number",
+            "tcp.stream",
+            "tls.handshake.type",
+            "tls.handshake.session_id",
+        ],
+    );
+    assert!(
+        rows.iter().all(|r| r[1] == "1"),
+        "stream 0 carried nothing: {rows:?}"
+    );
+    let ids: Vec<&str> = rows
+        .iter()
+        .filter(|r| !r[3].is_empty())
+        .map(|r| r[3].as_str())
+        .collect();
+    assert_eq!(ids.len(), 2, "{rows:?}");
+    assert_eq!(ids[0], ids[1], "the ServerHello echoes the offered ID");
+    let doc = run_rttdoc_json(&capture);
+    let syn = stream_finding(&doc, 0, "syn_retransmit", "tcp_handshake");
+    assert_eq!(syn["cost_ms"], 0.0, "{syn}");
+    let u = &syn["unwaited"];
+    assert!(u["cost_ms"].as_f64().unwrap() > 900.0, "{syn}");
+    assert_eq!(u["sibling_stream"].as_u64(), Some(1), "{syn}");
+    let tls = &connection(&doc, 1)["tls"];
+    assert_eq!(tls["resumed"], true, "{tls}");
+    assert_eq!(tls["session_id_offered"], true, "{tls}");
+}

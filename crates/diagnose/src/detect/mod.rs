@@ -1120,9 +1120,14 @@ impl<'a> Facts<'a> {
     fn idle_before(&self, request: Stamp, unused: bool) -> Option<RequestIdle> {
         let before = &self.timeline[..self.timeline.partition_point(|r| r.frame < request.frame)];
         let client = Direction::ClientToServer;
+        // The set-up let a request go at its last data (a TLS handshake's,
+        // a preamble's) or, with none, at the SYN-ACK: a TCP connection
+        // that carried nothing before its request or close (alexa-app.pcapng
+        // 72 and 107: a SYN re-sent, the connection closed unused seconds
+        // later while another carried the app's requests).
         let (ready, ready_frame) = before
             .iter()
-            .filter(|r| r.len > 0)
+            .filter(|r| r.len > 0 || (r.dir != client && r.flags.syn() && r.flags.ack()))
             .map(|r| (self.on_clock_of(client, r), r.frame))
             .max()?;
         // The server acknowledged client bytes the capture never showed

@@ -165,11 +165,16 @@ fn detect_from(f: &Facts<'_>, sender: Direction, out: &mut Vec<Finding>) {
     }
 }
 
-/// The ledger's phases that ended waiting on the overtaken segment `s`,
+/// The ledger's phases that ended waiting on the overtaken segment `s`
+/// (or on a re-send that filled a hole: retransmission.rs),
 /// each with whether it waited from the jumper's arrival (an answer's
 /// first byte, which needed nothing before it) rather than from the
 /// sender's last segment before `s`.
-fn phases_ended(f: &Facts<'_>, s: &SegmentRecord, receiver: Direction) -> Vec<(Phase, bool)> {
+pub(super) fn phases_ended(
+    f: &Facts<'_>,
+    s: &SegmentRecord,
+    receiver: Direction,
+) -> Vec<(Phase, bool)> {
     // An answer that began in a hole of the capture had its first byte
     // before this segment: only the capture lacked it.
     let began_in_hole = f

@@ -815,6 +815,65 @@ pub(super) fn resend_wait(
     }
 }
 
+/// What the receiver waited for the re-send `r` that filled a hole, where
+/// its sender went on sending meanwhile (its silence before `r`, from its
+/// previous data `p`, too short to count): the receiver could use nothing
+/// past the hole until `r` came, so a phase of the ledger that ended on
+/// `r` (a response's end, a handshake flight the receiver's next message
+/// needed whole: reordering.rs's `phases_ended`) waited for it from the
+/// arrival of the sender's last segment before it (what it would have
+/// had), an answer's first byte from the first segment captured beyond
+/// the hole (where that segment answered the request: its ACK covers the
+/// request's end). The wait has no releasing packet (the sender's recovery
+/// ended it) and counts from [`super::reordering::MIN_HOLD_NS`] (nDPI's
+/// no_sni.pcap 1: a DNS-over-HTTPS answer's 181 lost bytes re-sent 84 ms
+/// after the client's SACKs reported the hole, the answers behind it
+/// held; android.pcap 7, the ServerHello and Certificate re-sent after
+/// the rest of the flight had come, 59 ms: both had cost nothing).
+fn behind_the_hole(
+    f: &Facts<'_>,
+    sender: Direction,
+    p: &SegmentRecord,
+    r: &SegmentRecord,
+) -> Vec<Wait> {
+    let before = f.between(0, r.frame);
+    let Some(jumper) = before
+        .iter()
+        .find(|x| x.dir == sender && x.len > 0 && seq::lt(r.seq, x.seq))
+    else {
+        return Vec::new();
+    };
+    // An answer's first byte waited from the jumper only where the jumper
+    // answered the request: left after all of it arrived (its ACK covers
+    // the request's end). One that left before (its ACK short of it) and
+    // the hole's bytes before it answered an earlier request
+    // (skype_no_unknown.pcap 38: 298 ms claimed of a first byte whose
+    // "answer" the server had sent before the request came).
+    let request_end = f
+        .report
+        .ledger
+        .iter()
+        .find(|row| row.phase == Phase::FirstByte && row.end_frame == r.frame)
+        .and_then(|row| f.exchanges.get((row.exchange? as usize).checked_sub(1)?))
+        .and_then(|x| f.record(x.request_last.frame))
+        .map(|q| q.end);
+    let answered = request_end.is_none_or(|end| jumper.ack_set && seq::le(end, jumper.ack));
+    super::reordering::phases_ended(f, r, sender.reverse())
+        .into_iter()
+        .filter(|&(_, first_byte)| !first_byte || answered)
+        .filter_map(|(_, first_byte)| {
+            let from = if first_byte { jumper } else { p };
+            let ns = f.on_clock_of(sender.reverse(), r) - f.on_clock_of(sender.reverse(), from);
+            (ns >= super::reordering::MIN_HOLD_NS).then(|| Wait {
+                from_frame: from.frame,
+                to_frame: r.frame,
+                release_frame: None,
+                ms: ns as f64 / 1e6,
+            })
+        })
+        .collect()
+}
+
 /// The latency phase of the ledger row the re-send `frame` falls in (a
 /// TLS handshake, a request's wait for its first byte, a preamble), or
 /// the transfer's. SYNs re-sent are `syn_retransmit`'s, so never the TCP
@@ -1052,6 +1111,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                     release_frame: releasing_ack(f, p, r, t, true).map(|a| a.frame),
                     ..wait
                 });
+            } else {
+                waits.extend(behind_the_hole(f, sender, p, r));
             }
         }
         if data

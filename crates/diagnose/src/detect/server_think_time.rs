@@ -16,6 +16,31 @@
 //! x25519), session resumption, more CPU, a warm backend; for responses,
 //! the application.
 //!
+//! The server's flight itself leaves as one write (ServerHello to
+//! ServerHelloDone, or to its Finished in TLS 1.3), paced only by its
+//! congestion window: a segment of the flight, the next bytes after all
+//! the server had sent (not a hole's fill), that came later than the one
+//! before it, and later than the arrival (on the server's clock, as the
+//! connection's round trip places it) of the client's last packet
+//! between them (what a window waiting for an ACK lets go), by the
+//! threshold or more, was the server's own to send. (An ACK that round
+//! trip places after the segment left released it all the same on a
+//! quicker one: nothing of the server's then; nDPI's anyconnect-vpn.pcap
+//! 13, a window's second round 2.4 ms quicker than the SYN's.) The
+//! longest such pause is a wait of the handshake's, from the segment
+//! before it to the segment after it (no releasing packet), no longer
+//! than the server's own clock says the two left apart (the path held
+//! the later one for the rest). It is the server's work in the middle of
+//! its flight (a TLS 1.2 server that writes its ServerHello and
+//! Certificate, then signs its ServerKeyExchange: a remote signer, a busy
+//! CPU), or a segment lost before the capture point that its timer
+//! re-sent: the server's side either way, and the words say both (nDPI's
+//! netflix.pcap 37: the ServerKeyExchange 436 ms after the Certificate by
+//! the server's 250 Hz clock, 278 ms after the client's ACK could have
+//! let it go, "436 ms unexplained" and the client's 27 ms turn the fix's
+//! subject before). Only segments of the server's handshake messages
+//! count: nobody waits for its 0.5-RTT data or TLS 1.3 session tickets.
+//!
 //! Responses are checked in plain and TLS connections alike (one finding
 //! for all of a connection's exchanges), except a response whose first
 //! segment left the moment a client ACK arrived for server data still in
@@ -180,6 +205,16 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         later_ms += w.ms;
         handshake.push(w);
     }
+    // A pause in the middle of one of its flights.
+    let pause = flight_pause(f, threshold);
+    if let Some(p) = pause {
+        handshake.push(Wait {
+            from_frame: p.before_frame,
+            to_frame: p.after_frame,
+            release_frame: None,
+            ms: p.ms,
+        });
+    }
     // (A handshake its client let go as it ended was waited on by no
     // one: nDPI's malware.pcap 2, the client's alert and FIN 0.5 ms after
     // its Finished, the server's Finished reset.)
@@ -201,9 +236,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .as_ref()
                 .is_some_and(|t| t.messages.iter().any(|x| x.message == m))
         };
+        let pause_ms = pause.map_or(0.0, |p| p.ms);
         x.detail = Detail::HandshakeThinkTime {
-            hello_ms: total - later_ms,
+            hello_ms: total - later_ms - pause_ms,
             later_ms,
+            flight_pause: pause,
             rsa_key_exchange: has(TlsMessage::ServerHelloDone)
                 && !has(TlsMessage::ServerKeyExchange),
             resumed: f.resumed(),
@@ -274,6 +311,95 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     };
     y.display_filter = f.filter_frames(&y.frames);
     out.push(y);
+}
+
+/// The longest pause inside a flight of the server's in the TLS
+/// handshake (module docs) of at least `threshold`: two segments of the
+/// server's, the later the next bytes after the earlier (no re-send the
+/// capture saw), no data of the client's between them, the later
+/// captured that long after the earlier and after the arrival at the
+/// server (on its clock) of the client's last packet between them (what
+/// a congestion window waiting for an ACK lets go), the later one the
+/// next bytes after all the server had sent (not a hole's fill: a re-send,
+/// an original the path held back); no more than the
+/// server's own clock says they left apart (the path held the later one
+/// for the rest). None where there is no such pause, or no handshake.
+fn flight_pause(f: &Facts<'_>, threshold: i64) -> Option<crate::model::FlightPause> {
+    let server = Direction::ServerToClient;
+    let row = f
+        .report
+        .ledger
+        .iter()
+        .find(|r| r.phase == Phase::TlsHandshake)?;
+    // A segment the client waited for carries part of a message of the
+    // server's handshake: not its TLS 1.3 session tickets, nor data after
+    // its Finished (0.5-RTT data: the client's Finished awaits neither).
+    let messages = &f.report.tls.as_ref()?.messages;
+    let awaited = |frame: u64| {
+        messages.iter().any(|m| {
+            m.direction == server
+                && m.first_frame <= frame
+                && frame <= m.frame
+                && !matches!(
+                    m.message,
+                    TlsMessage::NewSessionTicketEncrypted
+                        | TlsMessage::Alert { .. }
+                        | TlsMessage::AlertEncrypted
+                        | TlsMessage::EarlyData
+                        | TlsMessage::OtherRecord(_)
+                )
+        })
+    };
+    let mut best: Option<crate::model::FlightPause> = None;
+    let mut before: Option<&SegmentRecord> = None;
+    let mut released: Option<(i64, u64)> = None;
+    // The end of the server's bytes seen so far: a segment below it
+    // fills a hole (a re-send, or an original the path held).
+    let mut highest: Option<u32> = None;
+    for r in f.between(row.start_frame, row.end_frame + 1) {
+        if r.dir != server {
+            if r.len > 0 {
+                // The client's flight: the server's next is an answer.
+                before = None;
+            } else if r.ack_set {
+                released = Some((f.on_clock_of(server, r), r.frame));
+            }
+            continue;
+        }
+        if r.len == 0 {
+            continue;
+        }
+        let in_order = highest.is_none_or(|h| seq::le(h, r.seq));
+        // (Both new: a re-send before it, the timer's, is no part of the
+        // flight: google_ssl.pcap 0, a spurious re-send between the
+        // client's key exchange and the server's Finished.)
+        let new = |x: &SegmentRecord| x.new_data && !x.retransmission;
+        let next =
+            before.filter(|p| p.end == r.seq && in_order && new(p) && new(r) && awaited(r.frame));
+        highest = Some(highest.map_or(r.end, |h| seq::max(h, r.end)));
+        if let Some(p) = next {
+            // (Its arrival as the connection's round trip places it: one
+            // that places it after the segment left says a quicker round
+            // trip released it then, not that nothing did.)
+            let release = released.filter(|&(_, frame)| frame > p.frame);
+            let from = release.map_or(p.ts_ns, |(at, _)| at.max(p.ts_ns));
+            let mut pause = r.ts_ns - from;
+            if let Some(apart) = f.sent_apart_at_most_ns(p, r) {
+                pause = pause.min(apart);
+            }
+            let ms = pause as f64 / 1e6;
+            if pause >= threshold && best.is_none_or(|b| ms > b.ms) {
+                best = Some(crate::model::FlightPause {
+                    ms,
+                    before_frame: p.frame,
+                    after_frame: r.frame,
+                    release_frame: release.map(|(_, frame)| frame),
+                });
+            }
+        }
+        before = Some(r);
+    }
+    best
 }
 
 /// The server's turn on the ClientHello (module docs), whatever its

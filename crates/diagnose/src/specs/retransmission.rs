@@ -921,6 +921,61 @@ fn a_retransmission_while_the_sender_kept_sending_costs_nothing() {
     o.has_no(RtoStall);
 }
 
+/// An answer whose fourth segment was lost before the capture point (at
+/// the client), its sender going on with the rest for a round trip and
+/// more: the client's duplicate ACKs report the hole, and the re-send
+/// fills it 2 ms after the server's last new segment left. The sender was never silent, but the answer could
+/// not be read whole until the re-send: the transfer, which ended on it,
+/// waited from the arrival of the answer's last other segment (nDPI's
+/// no_sni.pcap 1: 41 ms). Where the answer went on past the re-send (the
+/// near-miss: one more segment after it), the transfer ended on that, and
+/// waited for nothing the hole held.
+#[test]
+fn a_phase_that_ended_on_a_hole_fill_waited_for_it_however_busy_its_sender() {
+    for more_after in [false, true] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let request = w.send(C, 100.0, b"GET / HTTP/1.1\r\n\r\n");
+        let go = w.arrival(request) + 0.5;
+        // A round trip and more of segments, each 1 ms after the last:
+        // the duplicate ACKs for those after the hole come back while it
+        // sends, and it re-sends 2 ms after its last.
+        let segs: Vec<Id> = (0..45).map(|i| w.data(S, go + i as f64, MSS)).collect();
+        w.lose(segs[3]);
+        for s in &segs {
+            if *s != segs[3] {
+                w.ack(C, w.arrival(*s));
+            }
+        }
+        let last = segs[44];
+        let again = w.resend(w.sent(last) + 2.0, segs[3]);
+        w.ack(C, w.arrival(again));
+        let after = more_after.then(|| w.data(S, w.sent(again) + 0.5, MSS));
+        let o = w.run_missing(&[segs[3]]);
+        let r = o.the(Retransmission);
+        assert_eq!(r.frames, o.frames(&[again]), "the original was never seen");
+        match after {
+            None => {
+                assert_eq!(
+                    r.waits
+                        .iter()
+                        .map(|x| (x.from_frame, x.to_frame))
+                        .collect::<Vec<_>>(),
+                    vec![(o.frame(last), o.frame(again))]
+                );
+                assert_ms(
+                    r.cost_ms,
+                    2.0,
+                    EXACT,
+                    "the last segment's arrival to the fill's",
+                );
+                assert_eq!(r.phase, Some(crate::model::Phase::Transfer));
+            }
+            Some(_) => assert_eq!(r.cost_ms, 0.0, "no phase ended on the fill"),
+        }
+    }
+}
+
 #[test]
 fn a_fast_retransmission_right_after_a_new_segment_is_still_a_retransmission() {
     // Every 5 ms: the re-send leaves 0.05 ms after the last new segment.

@@ -2543,3 +2543,152 @@ fn an_answer_that_left_before_the_askers_next_data_arrived_took_no_longer() {
         o.report.findings
     );
 }
+
+/// How the server's TLS 1.2 flight goes out after its ServerHello and
+/// Certificate (two full segments, acknowledged by the client at once).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum RestOfFlight {
+    /// Its ServerKeyExchange and ServerHelloDone `ms` after the client's
+    /// ACK reached it: the server's own (its signing, mid-flight).
+    AfterTheAck(f64),
+    /// The moment that ACK reached it: a congestion window let it go.
+    OnTheAck,
+    /// Sent with the Certificate by the server's 1 kHz clock, held on
+    /// the path `ms` (its TSval tells).
+    HeldOnThePath(f64),
+}
+
+/// A full TLS 1.2 handshake on a 40 ms path captured at the client: the
+/// server answers the ClientHello at once with its ServerHello and
+/// Certificate, then the rest of its flight as `rest` says; the client
+/// answers that at once, the server's Finished at once. The connection
+/// goes on (a dozen quick exchanges over a second and more) so that the
+/// server's clock can be read.
+/// The ids: the Certificate's last segment, the client's ACK, the
+/// ServerKeyExchange's segment.
+fn paused_flight(rest: RestOfFlight) -> (Outcome, [Id; 3]) {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls12())));
+    let first = handshake_record(&[
+        server_hello(false, [0x33; 32], 0, false),
+        message(11, &[0; 2500]),
+    ]);
+    let go = w.arrival(ch) + 0.2;
+    let mut last = ch;
+    for (i, s) in segments(&first).into_iter().enumerate() {
+        last = w.send(S, go + i as f64 * 0.01, s);
+    }
+    let ack = w.ack(C, w.arrival(last) + 0.05);
+    let rest_at = match rest {
+        RestOfFlight::AfterTheAck(ms) => w.arrival(ack) + ms,
+        RestOfFlight::OnTheAck => w.arrival(ack) + 0.1,
+        RestOfFlight::HeldOnThePath(_) => w.sent(last) + 0.01,
+    };
+    let ske = w.send(
+        S,
+        rest_at,
+        leak(handshake_record(&[
+            message(12, &[0x12; 300]),
+            message(14, &[]),
+        ])),
+    );
+    // (Held after its stamp: the delay comes after the clock's.)
+    let held = match rest {
+        RestOfFlight::HeldOnThePath(ms) => ms,
+        _ => 0.0,
+    };
+    let mut c = handshake_record(&[message(16, &[0x44; 66])]);
+    c.extend(change_cipher_spec());
+    c.extend(record(22, &[0x5a; 40]));
+    let client_flight = w.send(C, w.arrival(ske) + held + 0.2, leak(c));
+    let mut s = change_cipher_spec();
+    s.extend(record(22, &[0x5a; 40]));
+    let finished = w.send(S, w.arrival(client_flight) + 0.2, leak(s));
+    let mut t = w.arrival(finished) + 1.0;
+    for _ in 0..12 {
+        let q = w.send(C, t, leak(record(23, &[0x17; 100])));
+        let a = w.send(S, w.arrival(q) + 0.5, leak(record(23, &[0x17; 300])));
+        t = w.arrival(a) + 100.0;
+    }
+    w.stamp(S, 1000.0);
+    w.delay(ske, held);
+    (w.run(), [last, ack, ske])
+}
+
+/// The flight's pause (`Detail::HandshakeThinkTime::flight_pause`), if a
+/// handshake think time was found.
+fn flight_pause_of(o: &Outcome) -> Option<crate::model::FlightPause> {
+    let x = o
+        .report
+        .findings
+        .iter()
+        .find(|x| x.kind == ServerThinkTime && x.phase == Some(Phase::TlsHandshake))?;
+    match x.detail {
+        crate::model::Detail::HandshakeThinkTime { flight_pause, .. } => flight_pause,
+        ref other => panic!("{other:?}"),
+    }
+}
+
+/// A server that sends its ServerHello and Certificate, then its
+/// ServerKeyExchange 300 ms after the client's ACK of them reached it
+/// (nDPI's netflix.pcap 37: 278 ms): the pause is the server's side, a
+/// wait of its handshake think time from the Certificate's last segment
+/// to the ServerKeyExchange, timed from the ACK's arrival (what a
+/// congestion window would have waited for), and the handshake's excess
+/// names it among its causes, not as unexplained (but for the round trip
+/// before that arrival, which a window's wait would have taken too).
+#[test]
+fn a_pause_inside_the_servers_flight_that_no_ack_released_is_its_own() {
+    let (o, [cert, ack, ske]) = paused_flight(RestOfFlight::AfterTheAck(300.0));
+    let p = flight_pause_of(&o).expect("the flight's pause");
+    assert_eq!(
+        (p.before_frame, p.after_frame, p.release_frame),
+        (o.frame(cert), o.frame(ske), Some(o.frame(ack)))
+    );
+    assert_ms(
+        p.ms,
+        300.0,
+        1.0,
+        "from the ACK's arrival to the ServerKeyExchange",
+    );
+    let x = o.the(ServerThinkTime);
+    assert!(
+        x.waits
+            .iter()
+            .any(|w| (w.from_frame, w.to_frame) == (o.frame(cert), o.frame(ske))),
+        "{:?}",
+        x.waits
+    );
+    o.has_no(FindingKind::ClientThinkTime);
+    let crate::model::Detail::TlsExtraRtt {
+        unexplained_ms,
+        causes,
+        ..
+    } = &o.the(FindingKind::TlsExtraRtt).detail
+    else {
+        panic!("tls_extra_rtt without its detail");
+    };
+    assert!(
+        causes
+            .iter()
+            .any(|(k, ms)| *k == ServerThinkTime && *ms >= 299.0),
+        "{causes:?}"
+    );
+    // (Less the round trip before the ACK's arrival, which the capture
+    // cannot tell from a window's wait.)
+    assert!(*unexplained_ms < 41.0, "{unexplained_ms} ms unexplained");
+}
+
+/// Near-misses: the rest of the flight left the moment the client's ACK
+/// reached the server (its congestion window waited for it: no time of
+/// the server's), or left with the Certificate by the server's own clock
+/// and the path held it 300 ms (the path's, not the server's). Neither is
+/// a pause of the server's.
+#[test]
+fn a_flight_released_by_an_ack_or_held_on_the_path_is_no_pause_of_the_servers() {
+    for rest in [RestOfFlight::OnTheAck, RestOfFlight::HeldOnThePath(300.0)] {
+        let (o, _) = paused_flight(rest);
+        assert_eq!(flight_pause_of(&o), None, "{rest:?}");
+    }
+}
