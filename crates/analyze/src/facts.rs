@@ -494,6 +494,14 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         session_id_offered: tls.offered_session_id(),
         session_held: tls.session_held,
         status_request_offered: ch.is_some_and(|c| c.status_request),
+        ecdhe_offered: ch.is_some_and(|c| c.ecdhe_offered),
+        server_certificates: tls.server_certificates.map(|(c, frame)| {
+            crate::model::ServerCertificates {
+                count: c.certificates,
+                self_signed: c.self_signed,
+                frame,
+            }
+        }),
         status_stapled: None,
         early_data_offered: ch.is_some_and(|c| c.early_data),
         early_data_accepted: tls.early_data_accepted,

@@ -168,6 +168,9 @@ pub struct TlsSession {
     /// The server's ServerKeyExchange (TLS 1.2 and older, ECDHE or DHE):
     /// its key exchange and the key that signed it.
     pub server_key_exchange: Option<rttdoc_wire::tls::ServerKeyExchange>,
+    /// The server's Certificate message (TLS 1.2 and older) as read, and
+    /// its frame.
+    pub(crate) server_certificates: Option<(rttdoc_wire::tls::CertificateChain, u64)>,
     pub server_hello_at: Option<Stamp>,
     /// A ServerHello known by its type byte alone (a snap length cut its
     /// body): its record's version.
@@ -1499,6 +1502,15 @@ impl TlsSession {
             ht::CERTIFICATE => {
                 if dir == Direction::ServerToClient {
                     self.certificate_seen = true;
+                    // (In the clear before TLS 1.3 only; read once.)
+                    let clear = self
+                        .server_hello
+                        .as_ref()
+                        .is_some_and(|sh| !rttdoc_wire::tls::is_tls13(sh.version));
+                    if clear && self.server_certificates.is_none() {
+                        self.server_certificates =
+                            rttdoc_wire::tls::CertificateChain::parse(raw).map(|c| (c, end.frame));
+                    }
                 }
                 TlsMessage::Certificate
             }

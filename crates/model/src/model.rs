@@ -24,6 +24,18 @@ pub struct HostCalls {
     pub first_server: Endpoint,
 }
 
+/// A server's Certificate message, as read (TLS 1.2 and older).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ServerCertificates {
+    /// How many certificates it sent (its own first, then its chain).
+    pub count: u16,
+    /// Its own is self-signed (issuer and subject the same name): no
+    /// chain, and no issuer to ask for its revocation status.
+    pub self_signed: bool,
+    /// The frame that completed the message.
+    pub frame: u64,
+}
+
 /// A pause inside a flight of the server's in the TLS handshake that
 /// nothing of the client's released (rttdoc-diagnose's
 /// server_think_time.rs).
@@ -831,6 +843,12 @@ pub struct TlsReport {
     /// The client asked the server to staple its certificate's OCSP
     /// status (status_request or status_request_v2).
     pub status_request_offered: bool,
+    /// The client offered an ECDHE suite (or TLS 1.3's): a server could
+    /// have chosen a forward-secret key exchange over RSA's.
+    pub ecdhe_offered: bool,
+    /// The server's certificates as its Certificate message sent them
+    /// (TLS 1.2 and older: TLS 1.3 encrypts it); null where not read.
+    pub server_certificates: Option<ServerCertificates>,
     /// The server stapled a status (a CertificateStatus in its flight:
     /// true) or its flight went on without one (false); null when the
     /// capture cannot tell: TLS 1.3 (the status rides in the encrypted

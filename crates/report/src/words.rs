@@ -75,11 +75,83 @@ const CLIENT_VERIFICATION_STAPLED: &str = "On the client: the server stapled its
      ECDSA keys spares), a slow client-certificate signer, CPU or event-loop load when many connections open at once";
 
 /// What the client's verification may have waited on, as far as this
-/// connection's handshake tells.
-fn client_verification(c: &ConnectionReport) -> &'static str {
-    match c.tls.as_ref().and_then(|t| t.status_stapled) {
-        Some(true) => CLIENT_VERIFICATION_STAPLED,
-        _ => CLIENT_VERIFICATION,
+/// connection's handshake tells: the server's certificates where its
+/// Certificate message was read (a self-signed one has no chain to fetch
+/// and no issuer to ask; a chain of two or more brought its
+/// intermediates), whether the client asked for a stapled status and
+/// whether the server stapled one (a client that asked for none checks
+/// online or not at all: a staple would not reach it). Judged in session
+/// 82: the whole chain and OCSP stapling advised for a self-signed
+/// certificate, a complete chain, a client that never asked for a staple
+/// (nDPI's nintendo.pcap 3, anyconnect-vpn.pcap 3, selfsigned.pcap 0).
+fn client_verification(c: &ConnectionReport) -> String {
+    let Some(tls) = c.tls.as_deref() else {
+        return CLIENT_VERIFICATION.to_string();
+    };
+    if let Some(own) = tls
+        .server_certificates
+        .filter(|s| s.self_signed && s.count == 1)
+    {
+        return format!(
+            "On the client: the server's certificate is self-signed (frame {frame}), with no chain to fetch and no issuer \
+             to ask about its revocation, so look at the client's own work: how it accepts that certificate (a pinned one, \
+             a prompt), its key exchange and signature checks, CPU or event-loop load when many connections open at once",
+            frame = own.frame
+        );
+    }
+    let chain = tls.server_certificates.filter(|s| s.count >= 2);
+    let mut shown = Vec::new();
+    match tls.server_certificates {
+        Some(_) if chain.is_some() && tls.status_stapled == Some(true) => {}
+        Some(s) if s.count >= 2 => shown.push(format!(
+            "the server sent {n} certificates (frame {frame}), its chain, so an intermediate fetch is unlikely",
+            n = s.count,
+            frame = s.frame
+        )),
+        Some(s) => shown.push(format!(
+            "the server sent its certificate alone (frame {frame}): a client without the intermediate fetches it (the \
+             server can spare that: send the whole chain)",
+            frame = s.frame
+        )),
+        None => {}
+    }
+    match (tls.status_request_offered, tls.status_stapled) {
+        (_, Some(true)) => {}
+        (false, _) => shown.push(
+            "the client asked for no stapled status (no status_request in its ClientHello): a revocation check it makes \
+             goes online, and no staple would reach it"
+                .to_string(),
+        ),
+        (true, Some(false)) => shown.push(
+            "the client asked for a stapled status and the server sent none (staple OCSP on the server, and the client \
+             need not ask the CA)"
+                .to_string(),
+        ),
+        (true, None) => {}
+    }
+    let base = match (tls.status_stapled, chain) {
+        (Some(true), Some(s)) => {
+            return format!(
+                "On the client: the server stapled its certificate's status and sent its chain ({n} certificates, frame \
+                 {frame}), so look at the intermediates' revocation checks, a slow client-certificate signer, CPU or \
+                 event-loop load when many connections open at once",
+                n = s.count,
+                frame = s.frame
+            )
+        }
+        (Some(true), None) => CLIENT_VERIFICATION_STAPLED,
+        _ if shown.is_empty() => CLIENT_VERIFICATION,
+        (_, Some(_)) => "On the client: look for revocation checks (OCSP, CRL), a slow client-certificate signer, CPU or \
+             event-loop load when many connections open at once",
+        (_, None) => "On the client: look for revocation checks (OCSP, CRL) and intermediate-certificate fetches, a slow \
+             client-certificate signer, CPU or event-loop load when many connections open at once",
+    };
+    match shown.is_empty() {
+        true => base.to_string(),
+        false => format!(
+            "{base}. The handshake shows that {}",
+            shown.join("; and that ")
+        ),
     }
 }
 
@@ -2767,6 +2839,21 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              or raise the server's initial window: ip route change <route> initcwnd 20."
             .into(),
         Detail::Initcwnd { .. } => "Raise the server's initial window (ip route change <route> initcwnd 20) or make the first response smaller.".into(),
+        // (A client that offered no ECDHE suite left the server the RSA
+        // key exchange alone: nDPI's ftp-start-tls.pcap 0, told to
+        // prefer ECDHE.)
+        Detail::HandshakeThinkTime {
+            rsa_key_exchange: true,
+            resumed: false,
+            ..
+        } if c.tls.as_ref().is_some_and(|t| !t.ecdhe_offered && t.client_hello_bytes > 0) => {
+            "The client offered no ECDHE suite (its ClientHello): the RSA key exchange was all it allowed, and the server's \
+             private-key work on it (a decryption before its Finished) is the server's to do. Have the client offer ECDHE \
+             suites (its TLS library's or its configuration's cipher list: an old Java, an embedded stack, a pinned list), \
+             then the server can prefer them; meanwhile give the TLS terminator CPU and enable session resumption, which \
+             skips the key exchange."
+                .into()
+        }
         Detail::HandshakeThinkTime {
             later_ms,
             rsa_key_exchange: true,
@@ -5514,6 +5601,7 @@ mod tests {
             let mut c = crate::test_support::report(443);
             c.tls = Some(Box::new(rttdoc_model::TlsReport {
                 status_stapled: stapled,
+                status_request_offered: true,
                 ..Default::default()
             }));
             fix(&c, &x)
@@ -5528,6 +5616,109 @@ mod tests {
             let advice = with(unstapled);
             assert!(advice.contains("staple OCSP"), "{advice}");
         }
+    }
+
+    /// The client's verification worded by what the handshake showed
+    /// (session 82, judged: the whole chain and stapling advised to
+    /// clients of a self-signed certificate, of a complete chain, that
+    /// never asked for a staple): a self-signed certificate has no chain
+    /// and no responder; a chain of two or more makes a fetch unlikely;
+    /// a client that asked for no staple gets none; one that asked and
+    /// got none is told to have the server staple.
+    #[test]
+    fn a_clients_verification_is_worded_by_what_its_handshake_showed() {
+        let mut x = crate::test_support::finding(FindingKind::ClientThinkTime, 38.0);
+        x.detail = Detail::ClientThinkTime {
+            turns: 1,
+            longest_ms: 38.0,
+            late_read: None,
+            resumed: false,
+            costly_key_exchange: None,
+            no_certificate: false,
+            resumption_refused: false,
+        };
+        let with = |count: u16, self_signed: bool, asked: bool, stapled: Option<bool>| {
+            let mut c = crate::test_support::report(443);
+            c.tls = Some(Box::new(rttdoc_model::TlsReport {
+                status_stapled: stapled,
+                status_request_offered: asked,
+                server_certificates: Some(rttdoc_model::ServerCertificates {
+                    count,
+                    self_signed,
+                    frame: 7,
+                }),
+                ..Default::default()
+            }));
+            fix(&c, &x)
+        };
+        let own = with(1, true, false, Some(false));
+        assert!(
+            own.starts_with("On the client: the server's certificate is self-signed (frame 7)"),
+            "{own}"
+        );
+        assert!(
+            !own.contains("staple") && !own.contains("whole chain"),
+            "{own}"
+        );
+        let chain = with(3, false, false, Some(false));
+        assert!(
+            chain.contains("the server sent 3 certificates (frame 7), its chain"),
+            "{chain}"
+        );
+        assert!(chain.contains("asked for no stapled status"), "{chain}");
+        assert!(
+            !chain.contains("staple OCSP") && !chain.contains("whole chain"),
+            "{chain}"
+        );
+        assert!(
+            !chain.contains("intermediate-certificate fetches"),
+            "{chain}"
+        );
+        let alone = with(1, false, true, Some(false));
+        assert!(alone.contains("send the whole chain"), "{alone}");
+        assert!(alone.contains("staple OCSP on the server"), "{alone}");
+        let stapled = with(2, false, true, Some(true));
+        assert!(
+            stapled.contains("stapled its certificate's status and sent its chain (2 certificates"),
+            "{stapled}"
+        );
+        assert!(!stapled.contains("staple OCSP"), "{stapled}");
+    }
+
+    /// A slow server on the RSA key exchange whose client offered no
+    /// ECDHE suite (nDPI's ftp-start-tls.pcap 0): the client is told to
+    /// offer them, not the server to prefer what it was not offered.
+    #[test]
+    fn a_server_left_the_rsa_key_exchange_alone_is_not_told_to_prefer_ecdhe() {
+        let mut x = crate::test_support::finding(FindingKind::ServerThinkTime, 31.0);
+        x.detail = Detail::HandshakeThinkTime {
+            hello_ms: 0.0,
+            later_ms: 31.0,
+            flight_pause: None,
+            rsa_key_exchange: true,
+            resumed: false,
+            server_key: None,
+        };
+        let with = |ecdhe_offered: bool| {
+            let mut c = crate::test_support::report(443);
+            c.tls = Some(Box::new(rttdoc_model::TlsReport {
+                ecdhe_offered,
+                client_hello_bytes: 145,
+                ..Default::default()
+            }));
+            fix(&c, &x)
+        };
+        let none = with(false);
+        assert!(
+            none.starts_with("The client offered no ECDHE suite"),
+            "{none}"
+        );
+        assert!(!none.contains("ECDSA"), "{none}");
+        let offered = with(true);
+        assert!(
+            offered.starts_with("Prefer ECDHE cipher suites"),
+            "{offered}"
+        );
     }
 
     /// A flight paused after fewer than 8 segments inside a message is

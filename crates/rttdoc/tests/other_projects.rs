@@ -4212,3 +4212,75 @@ fn a_syn_re_sent_on_a_connection_nobody_used_cost_nothing() {
     assert_eq!(tls["resumed"], true, "{tls}");
     assert_eq!(tls["session_id_offered"], true, "{tls}");
 }
+
+/// The server's certificates as its TLS 1.2 Certificate message sent
+/// them, read as tshark reads them: nDPI's selfsigned.pcap, one
+/// certificate whose issuer is its subject (ntop.org, Some-State), and
+/// netflix.pcap 37, a chain of two. The client's fix is worded by them
+/// (judged in session 82: the whole chain and OCSP stapling advised for
+/// a self-signed certificate and a complete chain, to a client that had
+/// asked for no staple).
+#[test]
+fn a_servers_certificates_are_read_as_tshark_reads_them() {
+    if !require(
+        "a_servers_certificates_are_read_as_tshark_reads_them",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-selfsigned.pcap", 1);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tls.handshake.type == 11",
+        &[
+            "frame.number",
+            "tls.handshake.certificate_length",
+            "x509sat.uTF8String",
+            "tls.handshake.extension.type",
+        ],
+    );
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(!rows[0][1].contains(','), "one certificate: {rows:?}");
+    let names: Vec<&str> = rows[0][2].split(',').collect();
+    let (issuer, subject) = names.split_at(names.len() / 2);
+    assert_eq!(issuer, subject, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 0);
+    let certificates = &c["tls"]["server_certificates"];
+    assert_eq!(certificates["count"], 1, "{certificates}");
+    assert_eq!(certificates["self_signed"], true, "{certificates}");
+    assert_eq!(
+        certificates["frame"].as_u64(),
+        rows[0][0].parse().ok(),
+        "{certificates}"
+    );
+    let turn = stream_finding(&doc, 0, "client_think_time", "tls_handshake");
+    let fix = turn["fix"].as_str().unwrap();
+    assert!(fix.contains("self-signed"), "{fix}");
+    assert!(
+        !fix.contains("staple") && !fix.contains("whole chain"),
+        "{fix}"
+    );
+
+    let capture = data_dir()
+        .join("other-projects")
+        .join("ndpi-netflix-paused-flight.pcap");
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tls.handshake.type == 11",
+        &["frame.number", "tls.handshake.certificate_length"],
+    );
+    let count = rows[0][1].split(',').count();
+    assert_eq!(count, 2, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let certificates = &connection(&doc, 0)["tls"]["server_certificates"];
+    assert_eq!(
+        certificates["count"].as_u64(),
+        Some(count as u64),
+        "{certificates}"
+    );
+    assert_eq!(certificates["self_signed"], false, "{certificates}");
+}

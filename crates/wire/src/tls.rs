@@ -403,6 +403,10 @@ pub struct ClientHello {
     /// The client asked the server to staple its certificate's OCSP
     /// status (status_request, or RFC 6961's status_request_v2).
     pub status_request: bool,
+    /// It offered an ECDHE suite (TLS 1.2 and older), or TLS 1.3's suites
+    /// (whose key exchange is always (EC)DHE): a server may choose a
+    /// forward-secret key exchange over RSA's.
+    pub ecdhe_offered: bool,
     /// Names the session in a key log (SSLKEYLOGFILE).
     pub random: [u8; 32],
     /// The extensions' types in the order sent, hashed, GREASE values,
@@ -436,6 +440,11 @@ impl ClientHello {
             .map(|c| c.0)
             .filter(|&c| !is_grease(c))
             .fold(FNV_START, fnv_u16);
+        out.ecdhe_offered = ch.ciphers.iter().any(|c| {
+            (0x1301..=0x1305).contains(&c.0)
+                || tls_parser::TlsCipherSuite::from_id(c.0)
+                    .is_some_and(|s| s.kx == tls_parser::TlsCipherKx::Ecdhe)
+        });
         let mut types = FNV_START;
         for (kind, data) in extensions(ch.ext.unwrap_or(&[])) {
             // (Nor what only a resuming hello carries: its PSK, its 0-RTT.)
@@ -474,6 +483,40 @@ impl ClientHello {
             .filter(|v| !is_grease(*v))
             .max()
             .unwrap_or(self.legacy_version)
+    }
+}
+
+/// A server's Certificate message of TLS 1.2 and older (in the clear;
+/// TLS 1.3 encrypts it): how many certificates it sent, and whether its
+/// own, the first, is self-signed (its issuer is its subject). What a
+/// client checking it can have had to fetch: a self-signed certificate
+/// has no chain and no issuer's responder to ask; a chain of two or more
+/// brought its intermediates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CertificateChain {
+    /// How many certificates.
+    pub certificates: u16,
+    /// The first is self-signed.
+    pub self_signed: bool,
+}
+
+impl CertificateChain {
+    /// Parses a TLS 1.2 (or older) Certificate message (with its 4-byte
+    /// header); None where it does not parse (a truncated one, a TLS 1.3
+    /// one) or holds no certificate.
+    pub fn parse(raw: &[u8]) -> Option<CertificateChain> {
+        let Ok((_, TlsMessage::Handshake(TlsMessageHandshake::Certificate(c)))) =
+            parse_tls_message_handshake(raw)
+        else {
+            return None;
+        };
+        let first = c.cert_chain.first()?;
+        let self_signed = x509_parser::parse_x509_certificate(first.data)
+            .is_ok_and(|(_, x)| x.issuer().as_raw() == x.subject().as_raw());
+        Some(CertificateChain {
+            certificates: u16::try_from(c.cert_chain.len()).unwrap_or(u16::MAX),
+            self_signed,
+        })
     }
 }
 
@@ -930,6 +973,71 @@ mod tests {
     }
     use super::*;
     use crate::hex;
+
+    /// A Certificate message (with its header) of these DER certificates.
+    fn certificate_message(chain: &[&[u8]]) -> Vec<u8> {
+        let u24 = |n: usize| [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        let mut list = Vec::new();
+        for der in chain {
+            list.extend(u24(der.len()));
+            list.extend(*der);
+        }
+        let mut body = u24(list.len()).to_vec();
+        body.extend(list);
+        let mut raw = vec![11];
+        raw.extend(u24(body.len()));
+        raw.extend(body);
+        raw
+    }
+
+    /// A self-signed certificate alone; a leaf its CA signed, with the
+    /// CA; the leaf alone (an incomplete chain); none parses from a
+    /// message cut short.
+    #[test]
+    fn a_certificate_chain_says_how_many_and_whether_the_first_is_self_signed() {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+        let key = KeyPair::generate().unwrap();
+        let own = CertificateParams::new(vec!["self.test".to_string()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca.distinguished_name
+            .push(rcgen::DnType::CommonName, "rttdoc test CA");
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca_key = KeyPair::generate().unwrap();
+        let ca = ca.self_signed(&ca_key).unwrap();
+        let leaf_key = KeyPair::generate().unwrap();
+        let leaf = CertificateParams::new(vec!["leaf.test".to_string()])
+            .unwrap()
+            .signed_by(&leaf_key, &ca, &ca_key)
+            .unwrap();
+        let parsed = |chain: &[&[u8]]| CertificateChain::parse(&certificate_message(chain));
+        assert_eq!(
+            parsed(&[own.der()]),
+            Some(CertificateChain {
+                certificates: 1,
+                self_signed: true
+            })
+        );
+        assert_eq!(
+            parsed(&[leaf.der(), ca.der()]),
+            Some(CertificateChain {
+                certificates: 2,
+                self_signed: false
+            })
+        );
+        assert_eq!(
+            parsed(&[leaf.der()]),
+            Some(CertificateChain {
+                certificates: 1,
+                self_signed: false
+            })
+        );
+        let whole = certificate_message(&[leaf.der(), ca.der()]);
+        assert_eq!(CertificateChain::parse(&whole[..whole.len() - 10]), None);
+        assert_eq!(parsed(&[]), None);
+    }
 
     /// The SSL 2.0-format ClientHello of Wireshark's rsasnakeoil2.pcap
     /// (frame 4): SSL 3.0 offered, 26 cipher kinds (3 of them SSL 2.0's
