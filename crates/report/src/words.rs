@@ -1010,6 +1010,9 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             // Whose time: a proxy's or a CDN's, when an answer named one.
             let whose = match via {
                 Some(via) if cache_hit(via) => format!("the time of the cache that answered from what it keeps ({via}), not network"),
+                Some(via) if longest_label.as_deref().and_then(uncacheable).is_some() => {
+                    format!("the time of the proxy or gateway that answered ({via}) and of the service it called, not network")
+                }
                 Some(via) => format!("the time of the proxy or cache that answered ({via}) and of what it fetched from the origin, not network"),
                 None if on.behind_box => "not this path's network".to_string(),
                 None => match host_calls {
@@ -3107,6 +3110,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             "The cache answered from what it keeps ({via}) and still took this long: its own load or storage (a busy or distant \
              edge, an object read from disk); look at the cache's own metrics, or one nearer the client."
         ),
+        // A gateway's answer to a request no cache keeps (a POST, a PUT:
+        // nDPI's netflix.pcap 15, a POST through Netflix's Zuul, told to
+        // let the cache keep it).
+        Detail::ExchangeThinkTime {
+            via: Some(via),
+            longest_label: Some(label),
+            ..
+        } if uncacheable(label).is_some() => format!(
+            "The answer came through a proxy or gateway ({via}): the wait holds its call to the service behind it, and a {} is \
+             not an answer a cache keeps. Look at the service's own time (its logs and traces, or a capture where the gateway calls \
+             it: upstream_wait there) and at the gateway's (its filters, its connection pool to the service).",
+            uncacheable(label).unwrap_or("request"),
+        ),
         // A proxy's or a CDN's answer: its time is its fetch from the
         // origin (a miss, or an answer it does not keep).
         Detail::ExchangeThinkTime { via: Some(via), .. } => format!(
@@ -3971,6 +3987,18 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             }
         }
     }
+}
+
+/// The method of an exchange's label (`"POST /login"`) when no shared
+/// cache keeps its answer (RFC 9111 2: only GET and HEAD are cached by
+/// default; POST only with explicit freshness, which no gateway's API
+/// answer carries).
+fn uncacheable(label: &str) -> Option<&str> {
+    let method = label.split(' ').next()?;
+    (!method.is_empty()
+        && method.bytes().all(|b| b.is_ascii_uppercase())
+        && !matches!(method, "GET" | "HEAD"))
+    .then_some(method)
 }
 
 /// Whether an answer's intermediary (`Detail::ExchangeThinkTime::via`)
@@ -5326,6 +5354,34 @@ mod tests {
             let fix = fix(&c, &x);
             assert!(fix.contains(via) && fix.contains(fix_says), "{fix}");
         }
+        // A POST through a gateway (nDPI's netflix.pcap 15, Zuul): the
+        // service it called, and no cache advice.
+        x.detail = Detail::ExchangeThinkTime {
+            greeting_ms: 0.0,
+            slow: 1,
+            exchanges: 1,
+            threshold_ms: 20.0,
+            longest_ms: 135.0,
+            longest_exchange: 1,
+            longest_label: Some("POST /appboot/NFAPPL-02-".into()),
+            via: Some("Via: 1.1 i-0a93d89cc2af30355 (us-west-2)".into()),
+            host_calls: None,
+        };
+        let said = explanation(&x);
+        assert!(said.contains("the service it called"), "{said}");
+        let post = fix(&c, &x);
+        assert!(
+            post.contains("a POST is not an answer a cache keeps"),
+            "{post}"
+        );
+        assert!(
+            !post.contains("max-age") && !post.contains("proxy_cache_valid"),
+            "{post}"
+        );
+        assert_eq!(uncacheable("GET /"), None);
+        assert_eq!(uncacheable("HEAD /x"), None);
+        assert_eq!(uncacheable("PUT /x"), Some("PUT"));
+        assert_eq!(uncacheable("exchange 3"), None);
     }
 
     /// Wireshark's rsasnakeoil2.pcap: Firefox 1.5 answered the server's
