@@ -1465,6 +1465,10 @@ pub enum Detail {
         /// From the redirect's arrival to the follow-up's start, on the
         /// capture's clock: the client's turnaround.
         turnaround_ms: f64,
+        /// Of `turnaround_ms`, the client's own delay beyond a client's
+        /// turnaround, not counted in the cost (a client follows the
+        /// moment it has read the status line).
+        slow_follow_ms: f64,
         /// How many redirects to the same URL its client had followed in
         /// the 10 s before: sent there again and again, it went round a
         /// loop.

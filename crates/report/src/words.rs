@@ -1691,6 +1691,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             answer_ms,
             server_ms,
             turnaround_ms,
+            slow_follow_ms,
             followed_before,
             redirected_again,
             ..
@@ -1744,9 +1745,20 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 ),
                 _ => String::new(),
             };
+            // (A client's own delay in following, beyond a turnaround,
+            // is not the redirect's: detect/http_redirect.rs.)
+            let own = if *slow_follow_ms > 0.0 {
+                format!(
+                    " ({} of it the client's own delay beyond a turnaround, not counted: a client follows the moment it \
+                     has read the answer)",
+                    crate::fmt_ms(*slow_follow_ms)
+                )
+            } else {
+                String::new()
+            };
             format!(
                 "The server answered {asked} {whose} with `{status}` and `Location: {}`{at} {} after it was asked{work}, \
-                 and {follow}: the client began {} after the redirect came. The redirect cost {}; {then}.{round}{onward}",
+                 and {follow}: the client began {} after the redirect came{own}. The redirect cost {}; {then}.{round}{onward}",
                 shortened(location, 100),
                 crate::fmt_ms(*answer_ms),
                 crate::fmt_ms(*turnaround_ms),

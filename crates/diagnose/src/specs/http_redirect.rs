@@ -62,6 +62,36 @@ fn a_missing_trailing_slash_costs_the_redirect_s_round_trip_on_the_same_connecti
     }
 }
 
+/// A client that followed the redirect 400 ms after it reached it (a
+/// browser's scheduler putting a pixel's request behind the page's:
+/// PcapPlusPlus's many-protocols.pcap 52, Firefox 402 ms after a 302):
+/// beyond a client's turnaround (20 ms) the delay was its own, not a
+/// round trip the redirect added, and is not counted, but said. Followed
+/// within the turnaround (10 ms: the near-miss), all of it is counted.
+#[test]
+fn a_clients_own_delay_in_following_a_redirect_is_not_the_redirects() {
+    for path in Path::all(RTT) {
+        for (turnaround, own) in [(400.0, 380.0), (10.0, 0.0)] {
+            let (o, [asked, answered, again]) =
+                on_one_connection(path, MOVED_SLASH, turnaround, DOCS_SLASH);
+            let f = o.the(HttpRedirect);
+            // The request's round trip (its 1 ms of server work not
+            // counted), the turnaround up to 20 ms.
+            assert_eq!(f.frames, o.frames(&[asked, answered, again]));
+            assert_ms(
+                f.cost_ms,
+                RTT + turnaround - own,
+                0.01,
+                "the redirect's part",
+            );
+            let Detail::HttpRedirect { slow_follow_ms, .. } = f.detail else {
+                panic!("{:?}", f.detail);
+            };
+            assert_ms(slow_follow_ms, own, 0.01, "the client's own delay");
+        }
+    }
+}
+
 /// In HTTP/2 (h2c): `GET /docs` on stream 1 answered `answer`, then
 /// two requests before any answer (one turn): `/a` on stream 3 and,
 /// half a millisecond later, `next` on stream 5. Returns the first
