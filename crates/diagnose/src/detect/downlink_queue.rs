@@ -28,7 +28,11 @@
 //! the server's own clock allows where its TSvals keep one (the answer's
 //! delivery beyond the fastest, plus a tick: sender_clock.rs; nDPI's
 //! instagram.pcap: 10 ms claimed where the server's TSvals left 4 ms at
-//! most, the rest its own time). Cost: the waits' sum;
+//! most, the rest its own time). The request is the part of it the
+//! answer's ACK covers (`Facts::request_answered`: requests sent one
+//! after another and taken for one turn, the answer left before the last
+//! arrived; nDPI's pinterest.pcap 3); none where it covers none (an
+//! earlier answer's). Cost: the waits' sum;
 //! `server_think_time` takes the
 //! same time off its own.
 //! Fix: active queue management on the bottleneck (fq_codel, cake: a
@@ -51,7 +55,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // client's clock.
     let beyond_of = |x: &rttdoc_analyze::Exchange| {
         let first = x.response_first.filter(|_| !x.response_in_hole)?;
-        let (request, answer) = (f.record(x.request_last.frame)?, f.record(first.frame)?);
+        let answer = f.record(first.frame)?;
+        // (The part of the request the answer answered, by its ACK.)
+        let request = f.request_answered(x, answer)?;
         Some((
             request,
             answer,

@@ -615,6 +615,31 @@ impl<'a> Facts<'a> {
             .map(|p| p.frame)
     }
 
+    /// The segment of `x`'s request that its answer `answer` answered: the
+    /// request's last, where the answer's ACK covers its end; else the
+    /// newest of its segments whose end the ACK covers (every segment
+    /// carries what its sender had received: an answer that acknowledges
+    /// only part of the request left before the rest arrived, and answered
+    /// that part: HTTP/2 requests sent one after another and taken for one
+    /// turn, nDPI's pinterest.pcap 3, an answer acknowledging the request
+    /// segment before the one named); None where it acknowledges none of
+    /// the request (it left before the request arrived: an earlier
+    /// answer's, whatever the capture's order says).
+    pub fn request_answered(
+        &self,
+        x: &rttdoc_analyze::Exchange,
+        answer: &SegmentRecord,
+    ) -> Option<&'a SegmentRecord> {
+        let last = self.record(x.request_last.frame)?;
+        if !answer.ack_set || seq::le(last.end, answer.ack) {
+            return Some(last);
+        }
+        self.between(x.request_first.frame, last.frame + 1)
+            .iter()
+            .rev()
+            .find(|r| r.dir == Direction::ClientToServer && r.len > 0 && seq::le(r.end, answer.ack))
+    }
+
     /// The timeline's records from frame `from` (included) to frame `to`
     /// (excluded); the timeline is in frame order.
     pub fn between(&self, from: u64, to: u64) -> &'a [SegmentRecord] {

@@ -252,3 +252,31 @@ fn a_stall_with_nothing_delivered_is_no_wait_behind_other_downloads() {
         "since the stall ended",
     );
 }
+
+/// Two requests taken for one turn (the second sent before any answer
+/// came, as HTTP/2's are), the answer queued 200 ms behind three
+/// downloads and sent before the second request reached the server: its
+/// ACK covers the first request only, so it answered that one, and its
+/// wait runs from it (nDPI's pinterest.pcap 3: the request cited was one
+/// the answer had left before). Had it waited from the second, sent 20 ms
+/// before the answer arrived, nothing would be over a round trip.
+#[test]
+fn an_answer_waits_from_the_part_of_the_request_its_ack_covers() {
+    let mut w = Wire::new(Path::at_client(40.0));
+    w.handshake(0.0);
+    w.background(3, 0.0, 400.0, 1.5, 1448);
+    let first = w.send(C, 100.0, b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+    let answer_at = w.arrival(first) + 200.0;
+    let second = w.send(C, answer_at, b"GET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+    let answer = w.send(S, answer_at, b"HTTP/1.1 200 OK\r\n\r\n");
+    w.ack(C, w.arrival(answer));
+    let o = w.run();
+    let x = o.the(DownlinkQueue);
+    assert_eq!(
+        x.frames,
+        o.frames(&[first, answer]),
+        "not {:?}",
+        o.frame(second)
+    );
+    assert_ms(x.cost_ms, 200.0, 0.1, "from the request it answered");
+}
