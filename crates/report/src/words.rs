@@ -3331,6 +3331,31 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              state), not at the link's loss."
                 .into()
         }
+        // Re-sends all of them the timer's (the connection's rto_stall
+        // holds their waits), none a fast retransmission: no SACK block
+        // or duplicate ACK could have told the sender sooner (nDPI's
+        // nest_log_sink.pcap 3: one 530-byte segment in flight, told to
+        // turn SACK on).
+        Detail::Retransmission {
+            window_stalls: 0,
+            segments,
+            ..
+        } if x.waits.is_empty() && {
+            let timer: Vec<u64> = c
+                .findings
+                .iter()
+                .filter(|y| y.kind == FindingKind::RtoStall)
+                .flat_map(|y| y.waits.iter().map(|w| w.to_frame))
+                .collect();
+            timer.len() >= *segments as usize && timer.iter().all(|f| x.frames.contains(f))
+        } =>
+        {
+            "Find the loss (a lossy or congested link, a policer, an overflowing queue, or the receiving host itself: the \
+             rto_stall beside this says which it allows). These re-sends were all the timer's, of data with nothing sent after \
+             it to draw duplicate ACKs or SACK blocks, so neither could have repaired it sooner; tail-loss probes shorten such \
+             waits where the sender runs Linux (net.ipv4.tcp_early_retrans=3)."
+                .into()
+        }
         Detail::Retransmission { .. } if without_sack(c) => "Find the loss: a lossy or congested link, a policer, an overflowing \
              queue. This connection's handshake did not agree on SACK (a SYN without it: one end's, or both): each loss costs more \
              without it; turn it on where it is off (Linux: net.ipv4.tcp_sack=1; a middlebox that strips the option)."
@@ -4993,6 +5018,43 @@ mod tests {
             unshown.contains("re-sent one segment, 6 times ("),
             "{unshown}"
         );
+    }
+
+    /// Re-sends all of them the timer's, whose waits the connection's
+    /// rto_stall holds (nDPI's nest_log_sink.pcap 3: one segment in
+    /// flight): no SACK advice, which could not have repaired them
+    /// sooner. Where a re-send is not among the stall's (a fast
+    /// retransmission besides), the loss's usual fix.
+    #[test]
+    fn re_sends_all_the_timers_are_not_told_to_turn_sack_on() {
+        let mut x = crate::test_support::finding(FindingKind::Retransmission, 0.0);
+        x.frames = vec![243, 244];
+        x.detail = Detail::Retransmission {
+            sender: Direction::ClientToServer,
+            segments: 1,
+            distinct_segments: 1,
+            unconfirmed: 0,
+            window_stalls: 0,
+            past_timeline: 0,
+            originals_unseen: 0,
+        };
+        let with_stall_at = |resend: u64| {
+            let mut c = crate::test_support::report(443);
+            let mut stall = crate::test_support::finding(FindingKind::RtoStall, 2711.6);
+            stall.waits = vec![rttdoc_model::Wait {
+                from_frame: 243,
+                to_frame: resend,
+                release_frame: None,
+                ms: 2711.6,
+            }];
+            c.findings.push(stall);
+            fix(&c, &x)
+        };
+        let timer = with_stall_at(244);
+        assert!(timer.contains("all the timer's"), "{timer}");
+        assert!(!timer.contains("tcp_sack"), "{timer}");
+        let other = with_stall_at(300);
+        assert!(other.contains("tcp_sack"), "{other}");
     }
 
     /// A retransmission's frames are said to be what they are: pairs when
