@@ -2725,7 +2725,8 @@ fn an_answer_seen_only_far_past_what_the_client_had_times_no_server() {
 /// 1-4 ms with no option), a redirect's answer came 89 ms after its
 /// request: the path beyond the app, which the capture cannot split from
 /// the server's work. None of it is left out of the redirect's cost as
-/// the server's.
+/// the server's (only the client's own delay in following it, beyond a
+/// turnaround, since session 82).
 #[test]
 fn behind_a_relay_a_redirects_answer_time_is_not_the_servers_work() {
     if !require(
@@ -2749,7 +2750,16 @@ fn behind_a_relay_a_redirects_answer_time_is_not_the_servers_work() {
             let span = (times[&w["to_frame"].as_u64().unwrap()]
                 - times[&w["from_frame"].as_u64().unwrap()])
                 * 1e3;
-            assert!((w["ms"].as_f64().unwrap() - span).abs() < 0.01, "{x}");
+            // None of it the server's; the client's own delay in
+            // following, beyond a 20 ms turnaround, is not counted (at
+            // most what the capture shows after the answer).
+            let own = ((times[&w["to_frame"].as_u64().unwrap()]
+                - times[&w["release_frame"].as_u64().unwrap()])
+                * 1e3
+                - 20.0)
+                .max(0.0);
+            let ms = w["ms"].as_f64().unwrap();
+            assert!(ms <= span + 0.01 && ms >= span - own - 0.01, "{x}");
         }
     }
     assert!(seen >= 1);
