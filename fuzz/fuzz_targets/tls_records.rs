@@ -1,11 +1,13 @@
 //! TLS record framing (split at an arbitrary point, bytes missing after
 //! it as a snap length leaves them), handshake reassembly, hello parsing and
-//! the headers of cut records, a ServerKeyExchange's group and signer, on
+//! the headers of cut records, a ServerKeyExchange's group and signer, a
+//! Certificate message's chain (its first certificate's DER), on
 //! arbitrary bytes.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rttdoc_wire::tls::{
-    ClientHello, CutHandshake, HandshakeReader, RecordStream, ServerHello, ServerKeyExchange,
+    CertificateChain, ClientHello, CutHandshake, HandshakeReader, RecordStream, ServerHello,
+    ServerKeyExchange,
 };
 
 fuzz_target!(|data: &[u8]| {
@@ -26,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
         handshake.feed(&body, |m| {
             let _ = ClientHello::parse(m.raw);
             let _ = ServerHello::parse(m.raw);
+            let _ = CertificateChain::parse(m.raw);
             // ECDHE-RSA and DHE-RSA suites, TLS 1.2 and 1.0.
             for (version, cipher) in [(0x0303, 0xc02f), (0x0301, 0x0033)] {
                 let _ = ServerKeyExchange::parse(m.raw, version, cipher);
@@ -34,5 +37,6 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = ClientHello::parse(rest);
     let _ = ServerHello::parse(rest);
+    let _ = CertificateChain::parse(rest);
     let _ = ServerKeyExchange::parse(rest, 0x0303, 0xc02b);
 });

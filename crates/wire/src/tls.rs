@@ -1518,6 +1518,10 @@ mod tests {
             let _ = CutHandshake::read(&bytes, cut as u16);
             let _ = ClientHello::parse(&bytes);
             let _ = ServerHello::parse(&bytes);
+            let _ = CertificateChain::parse(&bytes);
+            // Garbage framed as a Certificate message's certificates: the
+            // DER reading behind it.
+            let _ = CertificateChain::parse(&certificate_message(&[&bytes[..cut], &bytes[cut..]]));
             let mut h = HandshakeReader::default();
             h.feed(&bytes, |_| {});
         }
