@@ -73,3 +73,19 @@ pub(crate) fn finding(kind: FindingKind, cost_ms: f64) -> Finding {
         unwaited: None,
     }
 }
+
+/// A client_think_time finding of one handshake turn of `ms`, the
+/// client's verification of a full handshake (nothing else read of it).
+pub(crate) fn client_turn(ms: f64) -> Finding {
+    let mut x = finding(FindingKind::ClientThinkTime, ms);
+    x.detail = rttdoc_model::Detail::ClientThinkTime {
+        turns: 1,
+        longest_ms: ms,
+        late_read: None,
+        resumed: false,
+        costly_key_exchange: None,
+        no_certificate: false,
+        resumption_refused: false,
+    };
+    x
+}

@@ -5529,16 +5529,7 @@ mod tests {
     fn a_clients_turn_of_seconds_is_worded_as_a_person_asked() {
         let c = crate::test_support::report(443);
         for (ms, person) in [(2806.0, true), (60.0, false)] {
-            let mut x = crate::test_support::finding(FindingKind::ClientThinkTime, ms);
-            x.detail = Detail::ClientThinkTime {
-                turns: 1,
-                longest_ms: ms,
-                late_read: None,
-                resumed: false,
-                costly_key_exchange: None,
-                no_certificate: false,
-                resumption_refused: false,
-            };
+            let x = crate::test_support::client_turn(ms);
             let said = explanation(&x);
             assert_eq!(said.contains("a person was asked"), person, "{said}");
             let fix = fix(&c, &x);
@@ -5779,16 +5770,7 @@ mod tests {
     /// or where the capture cannot tell (TLS 1.3), it is.
     #[test]
     fn a_client_verifying_a_stapled_chain_is_not_told_to_staple() {
-        let mut x = crate::test_support::finding(FindingKind::ClientThinkTime, 38.0);
-        x.detail = Detail::ClientThinkTime {
-            turns: 1,
-            longest_ms: 38.0,
-            late_read: None,
-            resumed: false,
-            costly_key_exchange: None,
-            no_certificate: false,
-            resumption_refused: false,
-        };
+        let x = crate::test_support::client_turn(38.0);
         let with = |stapled: Option<bool>| {
             let mut c = crate::test_support::report(443);
             c.tls = Some(Box::new(rttdoc_model::TlsReport {
@@ -5819,16 +5801,7 @@ mod tests {
     /// got none is told to have the server staple.
     #[test]
     fn a_clients_verification_is_worded_by_what_its_handshake_showed() {
-        let mut x = crate::test_support::finding(FindingKind::ClientThinkTime, 38.0);
-        x.detail = Detail::ClientThinkTime {
-            turns: 1,
-            longest_ms: 38.0,
-            late_read: None,
-            resumed: false,
-            costly_key_exchange: None,
-            no_certificate: false,
-            resumption_refused: false,
-        };
+        let x = crate::test_support::client_turn(38.0);
         let with = |count: u16, self_signed: bool, asked: bool, stapled: Option<bool>| {
             let mut c = crate::test_support::report(443);
             c.tls = Some(Box::new(rttdoc_model::TlsReport {
@@ -6168,16 +6141,10 @@ mod tests {
     fn a_resumed_clients_slow_turn_is_not_put_on_certificate_checks() {
         let c = crate::test_support::report(443);
         for resumed in [true, false] {
-            let mut x = crate::test_support::finding(FindingKind::ClientThinkTime, 50.3);
-            x.detail = Detail::ClientThinkTime {
-                turns: 1,
-                longest_ms: 50.3,
-                late_read: None,
-                resumed,
-                costly_key_exchange: None,
-                no_certificate: false,
-                resumption_refused: false,
-            };
+            let mut x = crate::test_support::client_turn(50.3);
+            if let Detail::ClientThinkTime { resumed: r, .. } = &mut x.detail {
+                *r = resumed;
+            }
             let (said, fix) = (explanation(&x), fix(&c, &x));
             assert_eq!(said.contains("certificate chain"), !resumed, "{said}");
             assert_eq!(fix.contains("revocation checks"), !resumed, "{fix}");
