@@ -100,6 +100,9 @@ pub struct EndedConnection {
     /// The product its last request's `User-Agent` named first, hashed
     /// (0: none read).
     pub(crate) http_agent: u64,
+    /// Its client's TLS stack ([`crate::tls::TlsSession::client_stack`];
+    /// 0: no ClientHello read).
+    pub(crate) client_stack: u64,
     /// Its TLS server asked the client for a certificate
     /// (CertificateRequest: readable before TLS 1.3).
     pub certificate_requested: bool,
@@ -161,6 +164,8 @@ pub(crate) struct End {
     /// The product its last request's `User-Agent` named first (0: none
     /// read).
     pub http_agent: u64,
+    /// Its client's TLS stack (0: no ClientHello read).
+    pub client_stack: u64,
     /// Its last request's first segment, and its answer's last, if any.
     pub last: Option<(Stamp, Option<Stamp>)>,
     pub exchanges: u32,
@@ -241,6 +246,7 @@ impl Ends {
             server_name: end.server_name,
             http_origin: end.http_origin,
             http_agent: end.http_agent,
+            client_stack: end.client_stack,
             certificate_requested: end.certificate_requested,
             requested_close: end.requested_close,
             answered_close: end.answered_close,
@@ -355,14 +361,21 @@ impl Ends {
 
     /// The connection a new one (`stream`, its first SYN at `syn`) of
     /// `client` to `server` could have reused, taken: the newest kept end
-    /// of the route whose first FIN or RST came before the SYN and whose
-    /// last answer came within [`WINDOW_NS`] before it.
+    /// of the route whose first FIN or RST came before the SYN, whose
+    /// last answer came within [`WINDOW_NS`] before it, and whose client
+    /// was the same TLS stack where both hellos were read (`client_stack`:
+    /// each library keeps its own connections, and the one it opened
+    /// first has nothing of another's to reuse: nDPI's teams.pcap, the
+    /// Teams client's own stack and the telemetry library beside it, one
+    /// server, each opening its connections; the first request to leave,
+    /// the other stack's, took the end that was the second's).
     pub fn take_before(
         &mut self,
         stream: u64,
         client: IpAddr,
         server: Endpoint,
         syn: Stamp,
+        client_stack: u64,
     ) -> Option<EndedConnection> {
         let kept = self.by_route.get_mut(&(client, server.ip, server.port))?;
         // (In close order: the newest before the SYN is the last such.)
@@ -370,6 +383,7 @@ impl Ends {
             e.stream != stream
                 && e.first_close_ns <= syn.ts_ns
                 && syn.ts_ns.saturating_sub(e.last_answer.ts_ns) <= WINDOW_NS
+                && (e.client_stack == 0 || client_stack == 0 || e.client_stack == client_stack)
         })?;
         kept.remove(at)
     }
@@ -407,6 +421,7 @@ mod tests {
             server_name: 7,
             http_origin: 0,
             http_agent: 0,
+            client_stack: 0,
             last,
             exchanges: u32::from(last.is_some()),
             close,
@@ -432,14 +447,47 @@ mod tests {
         end(&mut e, 3, 40, 41);
         // Another port or client: nothing.
         let other = Endpoint { port: 80, ..SERVER };
-        assert_eq!(e.take_before(9, CLIENT, other, at(30)), None);
-        assert_eq!(e.take_before(9, SERVER.ip, SERVER, at(30)), None);
-        let found = e.take_before(9, CLIENT, SERVER, at(30)).unwrap();
+        assert_eq!(e.take_before(9, CLIENT, other, at(30), 0), None);
+        assert_eq!(e.take_before(9, SERVER.ip, SERVER, at(30), 0), None);
+        let found = e.take_before(9, CLIENT, SERVER, at(30), 0).unwrap();
         assert_eq!((found.stream, found.server_name), (2, 7));
         // Taken: the next new connection gets the one before.
-        assert_eq!(e.take_before(10, CLIENT, SERVER, at(30)).unwrap().stream, 1);
-        assert_eq!(e.take_before(11, CLIENT, SERVER, at(30)), None);
-        assert_eq!(e.take_before(11, CLIENT, SERVER, at(50)).unwrap().stream, 3);
+        assert_eq!(
+            e.take_before(10, CLIENT, SERVER, at(30), 0).unwrap().stream,
+            1
+        );
+        assert_eq!(e.take_before(11, CLIENT, SERVER, at(30), 0), None);
+        assert_eq!(
+            e.take_before(11, CLIENT, SERVER, at(50), 0).unwrap().stream,
+            3
+        );
+    }
+
+    /// Each client stack keeps its own connections: a new connection of
+    /// one TLS stack takes the newest end of its own, passing another
+    /// stack's newer end; a hello not read (0) matches any.
+    #[test]
+    fn a_new_connection_takes_an_end_of_its_own_client_stack() {
+        let mut e = Ends::default();
+        let stack = |e: &mut Ends, stream: u64, answer_ms: i64, client_stack: u64| {
+            let last = Some((at(answer_ms - 1), Some(at(answer_ms))));
+            e.ended(End {
+                client_stack,
+                ..closing(stream, CLIENT, last, at(answer_ms + 1))
+            });
+        };
+        stack(&mut e, 1, 10, 0xa);
+        stack(&mut e, 2, 20, 0xb);
+        let take = |e: &mut Ends, client_stack: u64| {
+            e.take_before(9, CLIENT, SERVER, at(30), client_stack)
+                .map(|x| x.stream)
+        };
+        assert_eq!(take(&mut e, 0xa), Some(1));
+        assert_eq!(take(&mut e, 0xa), None);
+        stack(&mut e, 3, 25, 0xa);
+        assert_eq!(take(&mut e, 0), Some(3));
+        assert_eq!(take(&mut e, 0xc), None);
+        assert_eq!(take(&mut e, 0xb), Some(2));
     }
 
     /// A client's closes within 20 ms of its connections to one server
@@ -474,7 +522,7 @@ mod tests {
         // 21 ms after 4's close.
         end(&mut e, 6, 2_000, 5_024);
         let together = |e: &mut Ends, stream: u64, server: Endpoint| {
-            e.take_before(stream + 100, CLIENT, server, at(6_000))
+            e.take_before(stream + 100, CLIENT, server, at(6_000), 0)
                 .map(|x| (x.stream, x.closed_together))
         };
         assert_eq!(together(&mut e, 6, SERVER), Some((6, 0)));
@@ -492,7 +540,7 @@ mod tests {
         // The client's FIN first (at 11), the server's (not acknowledging
         // it) at 12: the server closed it. The first close still orders.
         e.closed_too(1, CLIENT, SERVER, at(12), true, true, Some(MS));
-        let found = e.take_before(9, CLIENT, SERVER, at(11)).unwrap();
+        let found = e.take_before(9, CLIENT, SERVER, at(11), 0).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(12), true));
         let both = (found.client_close_ns, found.server_close_ns);
         assert_eq!(both, (Some(at(11).ts_ns), Some(at(12).ts_ns)));
@@ -500,7 +548,7 @@ mod tests {
         // nothing but when it closed.
         end(&mut e, 2, 20, 21);
         e.closed_too(2, CLIENT, SERVER, at(22), true, false, Some(MS));
-        let found = e.take_before(9, CLIENT, SERVER, at(30)).unwrap();
+        let found = e.take_before(9, CLIENT, SERVER, at(30), 0).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(21), false));
         assert_eq!(found.server_close_ns, Some(at(22).ts_ns));
     }
@@ -514,7 +562,7 @@ mod tests {
         let mut e = Ends::default();
         end(&mut e, 3, 30, 31);
         e.closed_too(3, CLIENT, SERVER, at(40), true, true, Some(MS));
-        let found = e.take_before(9, CLIENT, SERVER, at(50)).unwrap();
+        let found = e.take_before(9, CLIENT, SERVER, at(50), 0).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(31), false));
         assert_eq!(found.server_close_ns, Some(at(40).ts_ns));
         // Within the round trip (and where it is unknown), it closed on
@@ -523,7 +571,7 @@ mod tests {
             let mut e = Ends::default();
             end(&mut e, 4, 30, 31);
             e.closed_too(4, CLIENT, SERVER, at(close), true, true, reply);
-            let found = e.take_before(9, CLIENT, SERVER, at(50)).unwrap();
+            let found = e.take_before(9, CLIENT, SERVER, at(50), 0).unwrap();
             assert!(found.closed_by_server);
         }
     }
@@ -535,7 +583,7 @@ mod tests {
         end(&mut e, 1, 50, 40);
         e.ended(closing(1, CLIENT, Some((at(5), None)), at(10)));
         e.ended(closing(1, CLIENT, None, at(10)));
-        assert_eq!(e.take_before(9, CLIENT, SERVER, at(100)), None);
+        assert_eq!(e.take_before(9, CLIENT, SERVER, at(100), 0), None);
     }
 
     #[test]
@@ -543,7 +591,7 @@ mod tests {
         let mut e = Ends::default();
         end(&mut e, 1, 10, 11);
         let late = at(10 + WINDOW_NS / 1_000_000 + 1);
-        assert_eq!(e.take_before(9, CLIENT, SERVER, late), None);
+        assert_eq!(e.take_before(9, CLIENT, SERVER, late, 0), None);
         // Another client's end a window later expires the first.
         let later = at(11 + WINDOW_NS / 1_000_000 + 1);
         e.ended(closing(2, SERVER.ip, Some((later, Some(later))), later));

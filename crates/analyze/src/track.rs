@@ -2016,6 +2016,11 @@ fn note_end(
         close,
         by_server: closer == Direction::ServerToClient,
         reset: seg.flags.rst() && peer_alert.is_none(),
+        client_stack: conn
+            .tls
+            .as_ref()
+            .and_then(|t| t.client_stack())
+            .unwrap_or(0),
         certificate_requested: conn.tls.as_ref().is_some_and(|t| t.certificate_requested()),
         requested_close: conn.exchanges.current_close,
         answered_close: conn.exchanges.current_answer_close,
@@ -2363,7 +2368,16 @@ fn take_previous(conn: &mut Connection, ends: &mut crate::reuse::Ends) {
     conn.previous_looked_up = true;
     if let Some(syn) = conn.first_syn {
         conn.previous = ends
-            .take_before(conn.stream, conn.reuse_client(), conn.server, syn)
+            .take_before(
+                conn.stream,
+                conn.reuse_client(),
+                conn.server,
+                syn,
+                conn.tls
+                    .as_ref()
+                    .and_then(|t| t.client_stack())
+                    .unwrap_or(0),
+            )
             .map(Box::new);
     }
 }

@@ -4294,3 +4294,58 @@ fn a_servers_certificates_are_read_as_tshark_reads_them() {
     );
     assert_eq!(certificates["self_signed"], false, "{certificates}");
 }
+
+/// nDPI's teams.pcap, streams 19, 22 and 24 (0, 1 and 2 here): one host,
+/// two TLS stacks (tshark's JA3 tells them apart) calling one server.
+/// The server closed stack A's connection 0 after its answer; stack A
+/// opened 1 to ask again, and 16 ms later stack B opened 2, its first
+/// connection there, whose request left first (1 waited 325 ms for the
+/// server's Finished). Each library keeps its own connections: 1 is the
+/// one that could have reused 0 (judged in session 83: the finding was
+/// 2's, which had nothing of its own to reuse).
+#[test]
+fn a_connection_reuses_only_what_its_own_tls_stack_ended() {
+    if !require(
+        "a_connection_reuses_only_what_its_own_tls_stack_ended",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-teams-two-stacks.pcapng.gz", 3);
+    let hellos = tshark_fields(
+        &capture,
+        &[],
+        "tls.handshake.type == 1",
+        &["tcp.stream", "tls.handshake.ja3"],
+    );
+    let ja3 = |s: &str| {
+        hellos
+            .iter()
+            .find(|r| r[0] == s)
+            .map(|r| r[1].clone())
+            .unwrap_or_else(|| panic!("no ClientHello on {s}: {hellos:?}"))
+    };
+    assert_eq!(ja3("0"), ja3("1"), "{hellos:?}");
+    assert_ne!(ja3("0"), ja3("2"), "{hellos:?}");
+    let doc = run_rttdoc_json(&capture);
+    let reused = stream_finding(&doc, 1, "connection_not_reused", "tcp_handshake");
+    assert!(
+        reused["display_filter"]
+            .as_str()
+            .unwrap()
+            .contains("tcp.stream eq 0"),
+        "{reused}"
+    );
+    let waited = reused["cost_ms"].as_f64().unwrap();
+    assert!((400.0..450.0).contains(&waited), "{reused}");
+    let other = &connection(&doc, 2)["findings"];
+    assert!(
+        other
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["kind"] != "connection_not_reused"),
+        "{other}"
+    );
+}
