@@ -2225,6 +2225,7 @@ impl Connection {
             client_wscale: c.wscale,
             server_wscale: s.wscale,
             sack_permitted: c.sack_ok && s.sack_ok,
+            client_sack: c.sack_ok,
             timestamps: c.ts_ok && s.ts_ok,
             tfo,
             server_linux: self.syn_ack.is_some() && s.linux_layout,

@@ -329,6 +329,12 @@ pub struct HandshakeReport {
     pub server_wscale: Option<u8>,
     /// Both SYNs allowed SACK.
     pub sack_permitted: bool,
+    /// The client's SYN allowed SACK: with `sack_permitted` false, the
+    /// server's SYN-ACK refused it (its stack, or a box on the way that
+    /// strips the option), which says where to turn it on. (Not in the
+    /// JSON: a fact the fixes weigh.)
+    #[serde(skip)]
+    pub client_sack: bool,
     /// Both SYNs carried timestamps.
     pub timestamps: bool,
     /// TCP Fast Open on this handshake, if any.

@@ -2737,6 +2737,39 @@ fn without_sack(c: &ConnectionReport) -> bool {
     h.syn_frame.is_some() && h.syn_ack_frame.is_some() && !h.sack_permitted
 }
 
+/// Which SYN left SACK out, and so where to turn it on (nDPI's
+/// alexa-app.pcapng 108: the phone's SYN offered it, Amazon's SYN-ACK
+/// did not, and the Linux sysctl was the phone's to change).
+fn sack_refused_by(c: &ConnectionReport) -> &'static str {
+    if c.handshake.client_sack {
+        "the client's SYN offered it, the server's SYN-ACK (frame {syn_ack}) did not: turn it on at the server, or \
+         find the box on its way that strips the option"
+    } else {
+        "the client's SYN (frame {syn}) did not offer it: turn it on at the client (Linux: net.ipv4.tcp_sack=1; \
+         Windows has it on unless a policy turned it off), or find the box on its way that strips the option"
+    }
+}
+
+/// A lost tail of the server's is a response's end: written in one piece
+/// with what came before it, it is lost with (and repaired as) more of it.
+fn tail_burst_advice(sender: Direction) -> &'static str {
+    match sender {
+        Direction::ServerToClient => "; avoid tiny bursts at the end of responses",
+        Direction::ClientToServer => "",
+    }
+}
+
+/// [`sack_refused_by`] with its frames.
+fn sack_refusal(c: &ConnectionReport) -> String {
+    let h = &c.handshake;
+    sack_refused_by(c)
+        .replace(
+            "{syn_ack}",
+            &h.syn_ack_frame.unwrap_or_default().to_string(),
+        )
+        .replace("{syn}", &h.syn_frame.unwrap_or_default().to_string())
+}
+
 /// What a server that greets late may be doing first.
 const GREETING_FIX: &str = "Find what the server does on a new connection before it greets: a reverse-DNS or ident lookup of the client against a slow or \
      unreachable resolver (MySQL/MariaDB skip_name_resolve; ProFTPD UseReverseDNS off and IdentLookups off; Exim rfc1413_query_timeout = 0s), \
@@ -3350,16 +3383,32 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             timer.len() >= *segments as usize && timer.iter().all(|f| x.frames.contains(f))
         } =>
         {
-            "Find the loss (a lossy or congested link, a policer, an overflowing queue, or the receiving host itself: the \
-             rto_stall beside this says which it allows). These re-sends were all the timer's, of data with nothing sent after \
-             it to draw duplicate ACKs or SACK blocks, so neither could have repaired it sooner; tail-loss probes shorten such \
-             waits where the sender runs Linux (net.ipv4.tcp_early_retrans=3)."
-                .into()
+            // (A tail-loss probe only where SACK was agreed: Linux sends
+            // none without it. nDPI's alexa-app.pcapng 29 and 35: told
+            // to keep probes on where the SYN-ACK had refused SACK.)
+            let probes = if without_sack(c) {
+                format!(
+                    "nor a tail-loss probe, which Linux sends only where the handshake agreed on SACK, and this one did not: {}",
+                    sack_refusal(c)
+                )
+            } else {
+                "tail-loss probes shorten such waits where the sender runs Linux (net.ipv4.tcp_early_retrans=3), except \
+                 for a segment alone in flight, whose probe waits for the receiver's delayed ACK and so about as long as the \
+                 timer"
+                    .to_string()
+            };
+            format!(
+                "Find the loss (a lossy or congested link, a policer, an overflowing queue, or the receiving host itself: the \
+                 rto_stall beside this says which it allows). These re-sends were all the timer's, of data with too little \
+                 sent after it to draw the three duplicate ACKs (or the SACK blocks) a fast retransmission needs, so that \
+                 could not have repaired it sooner; {probes}."
+            )
         }
-        Detail::Retransmission { .. } if without_sack(c) => "Find the loss: a lossy or congested link, a policer, an overflowing \
-             queue. This connection's handshake did not agree on SACK (a SYN without it: one end's, or both): each loss costs more \
-             without it; turn it on where it is off (Linux: net.ipv4.tcp_sack=1; a middlebox that strips the option)."
-            .into(),
+        Detail::Retransmission { .. } if without_sack(c) => format!(
+            "Find the loss: a lossy or congested link, a policer, an overflowing queue. This connection's handshake did not \
+             agree on SACK, and each loss costs more without it: {}.",
+            sack_refusal(c)
+        ),
         Detail::Retransmission { .. } => "Find the loss: a lossy or congested link, a policer, an overflowing queue; keep SACK on (net.ipv4.tcp_sack=1).".into(),
         Detail::Reordering { .. } => "Find what reorders packets on the path: per-packet load balancing (ECMP or a LAG hashing per packet, \
              Linux bonding in balance-rr), a multipath VPN or SD-WAN spreading one flow over links of unequal delay, a wireless link's retries. \
@@ -3491,12 +3540,20 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              change, a peer that went away; keep-alives shorter than the middleboxes' timeouts keep idle connections' state. \
              When only full-size packets vanish (smaller ones pass), a hop's MTU is below the path's: see path_mtu."
             .into(),
-        Detail::RtoStall { .. } if without_sack(c) => "Find the loss. This connection's handshake did not agree on SACK \
-             (a SYN without it: one end's, or both), and without SACK a Linux sender sends no tail-loss probe: its timer alone \
-             repairs a lost tail. Turn SACK on where it is off (Linux: net.ipv4.tcp_sack=1; a middlebox that strips \
-             the option); avoid tiny bursts at the end of responses."
-            .into(),
-        Detail::RtoStall { .. } => "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on; avoid tiny bursts at the end of responses.".into(),
+        // (A lost request is no response's tail: nDPI's alexa-app.pcapng
+        // 51, the client's request lost, told to avoid tiny bursts at the
+        // end of responses.)
+        Detail::RtoStall { sender, .. } if without_sack(c) => format!(
+            "Find the loss. This connection's handshake did not agree on SACK, and without SACK a Linux sender sends no \
+             tail-loss probe: its timer alone repairs a lost tail. Turn SACK on: {}{}.",
+            sack_refusal(c),
+            tail_burst_advice(*sender)
+        ),
+        Detail::RtoStall { sender, .. } => format!(
+            "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on (a segment alone in flight \
+             waits about as long for its probe as for the timer){}.",
+            tail_burst_advice(*sender)
+        ),
         Detail::HttpRedirect {
             followed_before,
             location,
@@ -4897,11 +4954,70 @@ mod tests {
         let advice = fix(&c, &stall);
         assert!(advice.contains("did not agree on SACK"), "{advice}");
         assert!(!advice.contains("tcp_early_retrans"), "{advice}");
+        // Where to turn it on: the SYN that left it out.
+        assert!(
+            advice.contains("the client's SYN (frame 1) did not offer it"),
+            "{advice}"
+        );
+        c.handshake.client_sack = true;
+        let advice = fix(&c, &stall);
+        assert!(
+            advice.contains("the server's SYN-ACK (frame 2) did not: turn it on at the server"),
+            "{advice}"
+        );
+        // A lost request is no response's tail.
+        assert!(!advice.contains("end of responses"), "{advice}");
+        if let Detail::RtoStall { sender, .. } = &mut stall.detail {
+            *sender = Direction::ServerToClient;
+        }
+        assert!(fix(&c, &stall).contains("avoid tiny bursts at the end of responses"));
         c.handshake.sack_permitted = true;
         assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
         c.handshake.sack_permitted = false;
         c.handshake.syn_frame = None;
         assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
+    }
+
+    /// Re-sends all of them the timer's, beside the rto_stall holding
+    /// their waits (nDPI's alexa-app.pcapng 29 and 35, judged in session
+    /// 83): without SACK agreed no tail-loss probe could have gone either,
+    /// and the fix says so and where SACK was refused, instead of keeping
+    /// probes on; one duplicate ACK captured is not denied (three make a
+    /// fast retransmission).
+    #[test]
+    fn timer_re_sends_without_sack_are_told_no_probe_could_go() {
+        let mut stall = crate::test_support::finding(FindingKind::RtoStall, 354.0);
+        stall.waits = vec![rttdoc_model::Wait {
+            from_frame: 790,
+            to_frame: 792,
+            release_frame: None,
+            ms: 354.0,
+        }];
+        let mut resent = crate::test_support::finding(FindingKind::Retransmission, 0.0);
+        resent.frames = vec![790, 792];
+        resent.detail = Detail::Retransmission {
+            sender: Direction::ClientToServer,
+            segments: 1,
+            distinct_segments: 1,
+            unconfirmed: 0,
+            window_stalls: 0,
+            past_timeline: 0,
+            originals_unseen: 0,
+        };
+        let mut c = crate::test_support::report(443);
+        c.findings = vec![stall];
+        c.handshake.syn_frame = Some(780);
+        c.handshake.syn_ack_frame = Some(781);
+        c.handshake.client_sack = true;
+        let advice = fix(&c, &resent);
+        assert!(advice.contains("nor a tail-loss probe"), "{advice}");
+        assert!(advice.contains("SYN-ACK (frame 781) did not"), "{advice}");
+        assert!(!advice.contains("tcp_early_retrans"), "{advice}");
+        assert!(advice.contains("three duplicate ACKs"), "{advice}");
+        c.handshake.sack_permitted = true;
+        let advice = fix(&c, &resent);
+        assert!(advice.contains("tcp_early_retrans=3"), "{advice}");
+        assert!(advice.contains("alone in flight"), "{advice}");
     }
 
     /// A server that closed right after an answer that said it would
