@@ -85,6 +85,29 @@ const CLIENT_VERIFICATION_STAPLED: &str = "On the client: the server stapled its
 /// certificate, a complete chain, a client that never asked for a staple
 /// (nDPI's nintendo.pcap 3, anyconnect-vpn.pcap 3, selfsigned.pcap 0).
 fn client_verification(c: &ConnectionReport) -> String {
+    let said = client_verification_said(c);
+    // A client signs with its certificate only when the server asked for
+    // one: where the server's flight was read (its Certificate message in
+    // the clear, TLS 1.2 or older) and held no CertificateRequest, there
+    // was no signer to be slow (nDPI's netflix.pcap 40 and teams.pcap 21,
+    // judged in session 83).
+    let asked = c.tls.as_deref().is_none_or(|tls| {
+        tls.server_certificates.is_none()
+            || tls
+                .messages
+                .iter()
+                .any(|m| m.message == rttdoc_model::TlsMessage::CertificateRequest)
+    });
+    if asked {
+        said
+    } else {
+        said.replace(", a slow client-certificate signer", "")
+            .replace(" and a slow client-certificate signer", "")
+    }
+}
+
+/// [`client_verification`] before what the handshake rules out is struck.
+fn client_verification_said(c: &ConnectionReport) -> String {
     let Some(tls) = c.tls.as_deref() else {
         return CLIENT_VERIFICATION.to_string();
     };
@@ -5964,6 +5987,49 @@ mod tests {
             "{stapled}"
         );
         assert!(!stapled.contains("staple OCSP"), "{stapled}");
+    }
+
+    /// A client's verification after a flight read in the clear that asked
+    /// for no client certificate (nDPI's netflix.pcap 40 and teams.pcap 21,
+    /// judged in session 83): no signer to be slow; with a
+    /// CertificateRequest, or a flight not read (TLS 1.3), one may be.
+    #[test]
+    fn a_client_asked_for_no_certificate_has_no_signer_to_be_slow() {
+        let x = crate::test_support::client_turn(45.2);
+        let with = |read: bool, requested: bool| {
+            let mut c = crate::test_support::report(443);
+            let messages = requested
+                .then(|| rttdoc_model::TlsMessageRef {
+                    frame: 6,
+                    first_frame: 6,
+                    direction: Direction::ServerToClient,
+                    message: rttdoc_model::TlsMessage::CertificateRequest,
+                    bytes: 40,
+                    cut: false,
+                })
+                .into_iter()
+                .collect();
+            c.tls = Some(Box::new(rttdoc_model::TlsReport {
+                status_request_offered: true,
+                status_stapled: Some(false),
+                server_certificates: read.then_some(rttdoc_model::ServerCertificates {
+                    count: 2,
+                    self_signed: false,
+                    frame: 5,
+                }),
+                messages,
+                ..Default::default()
+            }));
+            fix(&c, &x)
+        };
+        let unasked = with(true, false);
+        assert!(!unasked.contains("signer"), "{unasked}");
+        assert!(
+            unasked.starts_with("On the client: look for revocation checks"),
+            "{unasked}"
+        );
+        assert!(with(true, true).contains("a slow client-certificate signer"));
+        assert!(with(false, false).contains("a slow client-certificate signer"));
     }
 
     /// A slow server on the RSA key exchange whose client offered no
