@@ -5999,7 +5999,7 @@ mod tests {
         let with = |read: bool, requested: bool| {
             let mut c = crate::test_support::report(443);
             let messages = requested
-                .then(|| rttdoc_model::TlsMessageRef {
+                .then_some(rttdoc_model::TlsMessageRef {
                     frame: 6,
                     first_frame: 6,
                     direction: Direction::ServerToClient,
