@@ -194,3 +194,71 @@ fn an_answer_begun_in_a_capture_loss_is_not_server_time() {
         .contains("capture missed"));
     assert!(think_waits(c).iter().all(|(from, _, _)| *from != 386));
 }
+
+/// many-protocols.pcap streams 51 and 62: Firefox opened a second
+/// connection to fbstatic-a.akamaihd.net while one was up, resumed its
+/// session, and 32 ms after its Finished (51; 62 within 1 ms) wrote only
+/// a SPDY session's SETTINGS and WINDOW_UPDATE, closed 0.4 ms behind
+/// them, and reset the server's reply: nobody waited for either
+/// handshake (51's ClientHello acknowledged 50 ms late on a 15 ms path
+/// had been 35.8 ms of `tls_extra_rtt`, judged wrong in session 83).
+/// Read with tshark: the client's records after its Finished and its FIN
+/// within 1 ms, the Finished 20 ms or more before them on 51.
+#[test]
+fn a_handshake_whose_client_wrote_only_what_it_closed_behind_delayed_nothing() {
+    if !require(
+        "a_handshake_whose_client_wrote_only_what_it_closed_behind_delayed_nothing",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let Some(capture) = public_capture(
+        "seladb-PcapPlusPlus",
+        "ExamplesTest__pcap_examples__many-protocols.pcap",
+    ) else {
+        return;
+    };
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 51 && ip.src == 10.0.0.1 && (tcp.len > 0 || tcp.flags.fin == 1)",
+        &[
+            "frame.time_relative",
+            "tls.record.content_type",
+            "tcp.flags.fin",
+        ],
+    );
+    let at = |r: &Vec<String>| r[0].parse::<f64>().unwrap();
+    let fin = rows
+        .iter()
+        .find(|r| r[2] == "1" || r[2] == "True")
+        .expect("a FIN");
+    let finished = rows
+        .iter()
+        .rposition(|r| r[1].split(',').any(|t| t == "20"))
+        .expect("the client's ChangeCipherSpec and Finished");
+    let after: Vec<&Vec<String>> = rows[finished + 1..]
+        .iter()
+        .filter(|r| r[1].split(',').any(|t| t == "23"))
+        .collect();
+    assert!(!after.is_empty(), "{rows:?}");
+    for r in &after {
+        assert!(at(fin) - at(r) < 0.001, "{r:?} {fin:?}");
+        assert!(at(r) - at(&rows[finished]) > 0.020, "{r:?}");
+    }
+    let doc = run_rttdoc_json(&capture);
+    for stream in [51, 62] {
+        let c = connection(&doc, stream);
+        let row = ledger(c)
+            .iter()
+            .find(|r| r["phase"] == "tls_handshake")
+            .unwrap();
+        assert_eq!(excess_ms(row), 0.0, "{stream}: {row}");
+        assert!(
+            !kinds_of(c).contains(&"tls_extra_rtt".to_string()),
+            "{stream}: {:#?}",
+            c["findings"]
+        );
+    }
+}

@@ -23,7 +23,11 @@
 //! the server closed, delayed nothing: a browser racing several connections to one site keeps the
 //! first to finish its handshake and closes the others as theirs end
 //! (nDPI's reddit.pcap 15 and 57: FINs 0.11 and 2.7 ms after their
-//! Finished, one before the server's Finished came). A client that gave
+//! Finished, one before the server's Finished came); nor one whose client
+//! wrote, later than a turnaround after the handshake had ended for it,
+//! only what it closed behind within one (PcapPlusPlus's
+//! many-protocols.pcap 51: a SPDY session's opening frames 32 ms on, the
+//! FIN 0.4 ms behind them). A client that gave
 //! up on a handshake that stalled (a black hole) closed long after its
 //! last record: it waited.
 //! Nor, where the capture lacks the server's first flight (no turn can

@@ -49,6 +49,12 @@ pub fn encrypted(len: usize) -> Vec<u8> {
     record(23, &vec![0x5a; len])
 }
 
+/// An encrypted alert record (a close_notify: its 2 bytes and the
+/// AEAD's 24).
+pub fn encrypted_alert() -> Vec<u8> {
+    record(21, &[0x5a; 26])
+}
+
 pub fn change_cipher_spec() -> Vec<u8> {
     record(20, &[1])
 }

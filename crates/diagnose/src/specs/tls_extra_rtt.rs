@@ -366,6 +366,65 @@ fn the_tcp_handshake_of_a_discarded_connection_delayed_nothing() {
     }
 }
 
+/// A client that wrote, well after its handshake had ended for it, only
+/// what it closed behind at once, asked nothing either, however long it
+/// had sat (PcapPlusPlus's many-protocols.pcap 51: Firefox wrote a SPDY
+/// session's SETTINGS and WINDOW_UPDATE 32 ms after its Finished and
+/// closed 0.4 ms later, another connection to the site already up; judged
+/// wrong in session 83 at 35.8 ms). Not one still owed the server's
+/// Finished of a full TLS 1.2 handshake (it waited for that), nor one
+/// that wrote the moment the handshake let it (it waited for it), nor one
+/// whose data went before a pause (it waited for an answer), nor one that
+/// wrote only its close_notify (it may have waited for a server that
+/// speaks first).
+#[test]
+fn a_client_that_wrote_only_what_it_closed_behind_used_no_handshake() {
+    // (written this long after its Finished, a round trip and 32 ms
+    // after the server's came, then closed 0.4 ms on; the server's
+    // Finished in; only an alert)
+    for (wrote_after, server_finished, alert_only, discarded) in [
+        (RTT + 32.0, true, false, true),
+        (500.0, true, false, true),
+        (RTT + 32.0, false, false, false),
+        (RTT + 32.0, true, true, false),
+        // Written the moment the server's Finished let it: it waited for
+        // the handshake (nDPI's zoom.pcap 12, 0.3 ms after).
+        (RTT + 1.0, true, false, false),
+    ] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let took = Turnarounds {
+            hello: RTT,
+            client: 30.0,
+            ..Turnarounds::default()
+        };
+        let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, false);
+        let case = format!(
+            "wrote {wrote_after} ms on, server's Finished {server_finished}, alert only {alert_only}"
+        );
+        let finished = w.sent(hs.client_flight);
+        let data = if alert_only {
+            leak(encrypted_alert())
+        } else {
+            leak(encrypted(56))
+        };
+        let wrote = w.send(C, finished + wrote_after, data);
+        w.fin(C, w.sent(wrote) + 0.4);
+        let missing: Vec<_> = (!server_finished)
+            .then_some(hs.server_finished)
+            .into_iter()
+            .collect();
+        let o = w.run_missing(&missing);
+        let row = o.row(Phase::TlsHandshake);
+        if discarded {
+            o.has_no(TlsExtraRtt);
+            assert_eq!(row.excess_ms, Some(0.0), "{case}: {row:?}");
+        } else {
+            assert!(row.excess_ms.unwrap() > 20.0, "{case}: {row:?}");
+        }
+    }
+}
+
 /// nDPI's reddit.pcap 15 and 57: a browser raced several connections to
 /// one site, kept the first whose handshake ended, and closed the others
 /// as theirs did, with no request: their handshakes' excess delayed
