@@ -124,6 +124,7 @@ impl Embryo {
                 syn_frame: Some(self.at.frame),
                 client_mss: self.mss,
                 client_wscale: self.window_scale,
+                client_sack: self.sack_permitted,
                 ..Default::default()
             },
             first_syn: Some(self.at),

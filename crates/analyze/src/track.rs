@@ -1234,6 +1234,7 @@ fn track_in(
         look_up_lone_first(conn, &calls.ticket_sizes);
     }
     let resent = conn.half[dir.index()].stats.retransmissions;
+    let syns = conn.syn_count;
     let client_acked = conn.half[Direction::ServerToClient.index()].acked;
     conn.observe(at, dir, seg);
     note_uplink(conn, dir, at, seg, client_acked, &mut calls.uplink_loads);
@@ -1245,7 +1246,10 @@ fn track_in(
         && seg
             .flags
             .intersects(rttdoc_wire::TcpFlags::FIN | rttdoc_wire::TcpFlags::RST);
-    if (conn.half[dir.index()].stats.retransmissions != resent || let_go)
+    // (And at a SYN sent again: an unanswered dial while the client's
+    // other connections were heard was this address's alone.)
+    let syn_again = conn.syn_count > syns && conn.syn_count > 1;
+    if (conn.half[dir.index()].stats.retransmissions != resent || let_go || syn_again)
         && conn.heard_at_resends.len() < crate::RESENDS_HEARD_KEPT
     {
         if let Some(heard) = paths.heard_besides(conn.client.ip, conn.stream) {

@@ -1760,6 +1760,12 @@ pub enum Detail {
         /// crawler's, a scanner's): among many dials, one nothing
         /// answered held that dial only.
         dials_beside: u32,
+        /// Unanswered: another of the client's connections received
+        /// server data while its SYNs went out (that connection's
+        /// `tcp.stream` and the frame, the newest by the last SYN): the
+        /// client's link, and whatever it needs to reach the internet,
+        /// worked; this address did not answer.
+        heard_elsewhere: Option<(u64, u64)>,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

@@ -36,7 +36,16 @@ const PEER_DIALS: u32 = 8;
 
 /// Why SYNs went unanswered, for a client that dialled `beside` other
 /// servers within a second of them; `alone`, for one that dialled fewer.
-fn dropped_or_gone(beside: u32, alone: &str) -> String {
+fn dropped_or_gone(beside: u32, heard: Option<(u64, u64)>, alone: &str) -> String {
+    if let (Some((stream, frame)), true) = (heard, beside < PEER_DIALS) {
+        // (nDPI's skype_no_unknown.pcap 65, judged in session 83: told
+        // to look at firewalls and proxies while other servers answered.)
+        return format!(
+            "Other servers' data reached the client meanwhile (stream {stream}, frame {frame}): its own network \
+             worked, and this address did not answer: the server (or peer) was down or gone, or something on the way \
+             drops what goes to it."
+        );
+    }
     if beside >= PEER_DIALS {
         format!(
             "It was one of {} connections the client opened to different servers within a second of its first SYN (a \
@@ -2355,12 +2364,13 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             unanswered: true,
             gave_up: Some((frame, after_ms)),
             dials_beside,
+            heard_elsewhere,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {span:.0} ms, and nothing in the capture answered (no SYN-ACK, \
              RST or ICMP error): the connection never opened. The client gave up (frame {frame}) {after:.1} s after its last SYN, \
              its timer's last wait: {cost:.0} ms waited in all. {}",
-            dropped_or_gone(*dials_beside, DROPPED_OR_DOWN),
+            dropped_or_gone(*dials_beside, *heard_elsewhere, DROPPED_OR_DOWN),
             span = fx(cost - after_ms),
             after = fx(after_ms / 1e3),
             cost = fx(cost),
@@ -2370,13 +2380,14 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             unanswered: true,
             still_waiting: Some((frame, after_ms)),
             dials_beside,
+            heard_elsewhere,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {span:.0} ms, and nothing in the capture answered (no SYN-ACK, \
              RST or ICMP error): the connection never opened. The capture went on to frame {frame}, {after:.1} s after the \
              last SYN and before the client's timer would send it again: the client was still waiting then, {cost:.0} ms \
              in all. {}",
-            dropped_or_gone(*dials_beside, DROPPED_OR_DOWN),
+            dropped_or_gone(*dials_beside, *heard_elsewhere, DROPPED_OR_DOWN),
             span = fx(cost - after_ms),
             after = fx(after_ms / 1e3),
             cost = fx(cost),
@@ -2385,12 +2396,14 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             syns,
             unanswered: true,
             dials_beside,
+            heard_elsewhere,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {cost:.0} ms, and nothing in the capture answered (no SYN-ACK, \
              RST or ICMP error): the connection never opened. {}",
             dropped_or_gone(
                 *dials_beside,
+                *heard_elsewhere,
                 "If the capture went on after the last SYN, the SYNs were dropped on the way or the server is down."
             ),
             cost = fx(cost),
@@ -3491,11 +3504,32 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              Where the server is yours, `nstat -az TcpExtListenOverflows TcpExtListenDrops` rules its listener out."
                 .into()
         }
-        Detail::RtoStall { unopened: true, .. } => "Where the server is yours, look at it first: `nstat -az \
-             TcpExtListenOverflows TcpExtListenDrops` counts listener drops (and `ss -lnt` shows a listener's accept queue, Recv-Q, against its backlog, Send-Q); if they \
-             grow, accept sooner (more workers) and raise the listen backlog and net.core.somaxconn. Else find where \
-             the path dropped the client's packets (a firewall, a policer, a lossy link)."
-            .into(),
+        Detail::RtoStall {
+            unopened: true,
+            heard_elsewhere,
+            sent_elsewhere,
+            ..
+        } => {
+            // (The client's link working meanwhile, both ways, clears it
+            // and any loss of its own: nDPI's skype_no_unknown.pcap 2,
+            // apps.skype.com black-holed 54 s while stream 1's full-size
+            // segments were acknowledged and other servers' data came.)
+            let path = match (heard_elsewhere, sent_elsewhere) {
+                (Some((heard, at)), Some((sent, acked, _))) => format!(
+                    "Else, as the client's link worked meanwhile both ways (stream {heard} received data, frame {at}; \
+                     stream {sent}'s data was acknowledged, frame {acked}), not a lossy link or a policer: what on the way is \
+                     particular to this flow, a firewall, IPS or DPI filter matching it (its address, port or server name), a NAT \
+                     or load balancer that lost its state."
+                ),
+                _ => "Else find where the path dropped the client's packets (a firewall, a policer, a lossy link)."
+                    .to_string(),
+            };
+            format!(
+                "Where the server is yours, look at it first: `nstat -az TcpExtListenOverflows TcpExtListenDrops` counts \
+                 listener drops (and `ss -lnt` shows a listener's accept queue, Recv-Q, against its backlog, Send-Q); if \
+                 they grow, accept sooner (more workers) and raise the listen backlog and net.core.somaxconn. {path}"
+            )
+        }
         Detail::RtoStall {
             unanswered: true,
             heard_elsewhere: Some(_),
@@ -3964,6 +3998,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              gives up on a dial sooner, waits less). Else find where the SYNs die: a firewall dropping them silently, a route, a \
              server that is down."
             .into(),
+        Detail::SynRetransmit {
+            unanswered: true,
+            heard_elsewhere: Some((stream, _)),
+            dials_beside,
+            ..
+        } if *dials_beside < PEER_DIALS && !same_local_network(c.client.ip, c.server.ip) => format!(
+            "Nothing on the client's side to configure: its network reached other servers meanwhile (stream {stream}), \
+             so no proxy or local firewall stopped it. This address ({}) did not answer on port {}: check that the server \
+             (or peer) is up and listening, and what filters traffic to it (a firewall or security group dropping SYNs \
+             silently; one that rejects lets clients fail at once); a client with other addresses to try fails over \
+             sooner with a shorter connect timeout.",
+            c.server.ip, c.server.port
+        ),
         Detail::SynRetransmit {
             unanswered: true, ..
         } if same_local_network(c.client.ip, c.server.ip) => format!(
@@ -4623,21 +4670,24 @@ mod tests {
     fn an_unanswered_dial_among_many_is_worded_as_one_of_them() {
         let c = crate::test_support::report(30303);
         let mut x = crate::test_support::finding(FindingKind::SynRetransmit, 1107.0);
-        let detail = |dials_beside: u32| Detail::SynRetransmit {
-            syns: 2,
-            answered_late: None,
-            answer_lost: None,
-            answer_captured_at_client: false,
-            echoed_syn: None,
-            every_syn_answered: None,
-            unanswered: true,
-            one_way_capture: false,
-            relay_client_clock: None,
-            held_before_capture: None,
-            gave_up: None,
-            still_waiting: None,
-            dials_beside,
-        };
+        let heard =
+            |dials_beside: u32, heard_elsewhere: Option<(u64, u64)>| Detail::SynRetransmit {
+                syns: 2,
+                answered_late: None,
+                answer_lost: None,
+                answer_captured_at_client: false,
+                echoed_syn: None,
+                every_syn_answered: None,
+                unanswered: true,
+                one_way_capture: false,
+                relay_client_clock: None,
+                held_before_capture: None,
+                gave_up: None,
+                still_waiting: None,
+                dials_beside,
+                heard_elsewhere,
+            };
+        let detail = |dials_beside: u32| heard(dials_beside, None);
         x.detail = detail(55);
         let said = explanation(&x);
         assert!(said.contains("one of 56 connections"), "{said}");
@@ -4663,6 +4713,22 @@ mod tests {
         // Private addresses in different /24s: a router may be between.
         far.server.ip = "10.0.1.2".parse().unwrap();
         assert!(fix(&far, &x).starts_with("Find where the SYNs die"));
+        // Other servers' data reached the client while it dialled (nDPI's
+        // skype_no_unknown.pcap 65, judged in session 83): its network
+        // worked, no proxy to configure; this address did not answer.
+        x.detail = heard(2, Some((59, 1883)));
+        let said = explanation(&x);
+        assert!(said.contains("stream 59, frame 1883"), "{said}");
+        assert!(said.contains("this address did not answer"), "{said}");
+        let advice = fix(&far, &x);
+        assert!(
+            advice.starts_with("Nothing on the client's side"),
+            "{advice}"
+        );
+        assert!(!advice.contains("HTTP_PROXY"), "{advice}");
+        // Among a peer-to-peer client's many dials, the peer words stay.
+        x.detail = heard(55, Some((59, 1883)));
+        assert!(explanation(&x).contains("one of 56 connections"));
     }
 
     /// A downlink queue of tens of milliseconds (PcapPlusPlus's
@@ -4861,6 +4927,7 @@ mod tests {
             gave_up: None,
             still_waiting: None,
             dials_beside: 0,
+            heard_elsewhere: None,
         };
         let words = explanation(&x);
         assert!(
@@ -4999,6 +5066,42 @@ mod tests {
         c.handshake.sack_permitted = false;
         c.handshake.syn_frame = None;
         assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
+    }
+
+    /// A connection the server never served (nothing after its SYN-ACK)
+    /// while the client's link worked both ways (nDPI's
+    /// skype_no_unknown.pcap 2, judged in session 83: told "a policer, a
+    /// lossy link"): beside the listener, what is particular to the flow.
+    #[test]
+    fn an_unopened_connection_whose_client_was_heard_elsewhere_is_the_flows() {
+        let mut stall = crate::test_support::finding(FindingKind::RtoStall, 54527.0);
+        let with = |heard: Option<(u64, u64)>, sent: Option<(u64, u64, bool)>| Detail::RtoStall {
+            sender: Direction::ClientToServer,
+            stalls: 12,
+            unanswered: true,
+            unopened: true,
+            heard_elsewhere: heard,
+            sent_elsewhere: sent,
+            deaf: None,
+            gave_up: Some(1568),
+            peer_held: None,
+            held: None,
+            quiet_before_ms: 0.0,
+        };
+        let c = crate::test_support::report(443);
+        stall.detail = with(Some((38, 1566)), Some((1, 470, false)));
+        let advice = fix(&c, &stall);
+        assert!(advice.starts_with("Where the server is yours"), "{advice}");
+        assert!(
+            advice.contains("stream 38 received data, frame 1566"),
+            "{advice}"
+        );
+        assert!(advice.contains("particular to this flow"), "{advice}");
+        assert!(!advice.contains("a lossy link)"), "{advice}");
+        // Heard, but nothing of the client's shown through: its uplink
+        // is not cleared.
+        stall.detail = with(Some((38, 1566)), None);
+        assert!(fix(&c, &stall).contains("(a firewall, a policer, a lossy link)"));
     }
 
     /// Re-sends all of them the timer's, beside the rto_stall holding

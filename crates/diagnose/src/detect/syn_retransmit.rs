@@ -334,9 +334,26 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         gave_up: gave_up.map(|w| (w.to_frame, w.ms)),
         still_waiting: still_waiting.map(|w| (w.to_frame, w.ms)),
         dials_beside: if unanswered { f.dials_beside } else { 0 },
+        heard_elsewhere: if unanswered {
+            heard_while_dialling(f, &syns)
+        } else {
+            None
+        },
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);
+}
+
+/// The newest server data another of the client's connections received
+/// between its first SYN and its last (noted at each SYN sent again).
+fn heard_while_dialling(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<(u64, u64)> {
+    let first = syns.first()?.ts_ns;
+    f.heard_at_resends
+        .iter()
+        .filter(|(at, heard)| heard.ts_ns > first && syns[1..].iter().any(|s| s.frame == *at))
+        .map(|(_, heard)| heard)
+        .max_by_key(|heard| heard.ts_ns)
+        .map(|heard| (heard.stream, heard.frame))
 }
 
 /// The SYN-ACK the client's ACK of the handshake echoes (its TSval), when

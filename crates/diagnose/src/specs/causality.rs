@@ -265,6 +265,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         gave_up: None,
         still_waiting: None,
         dials_beside: 0,
+        heard_elsewhere: None,
     };
     let mut out = vec![x];
     causality::enforce(&f, &mut out);
@@ -286,6 +287,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
             gave_up: None,
             still_waiting: None,
             dials_beside: 0,
+            heard_elsewhere: None,
         }
     );
 }

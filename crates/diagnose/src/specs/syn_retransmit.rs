@@ -665,6 +665,7 @@ fn an_unanswered_dial_among_many_counts_the_servers_dialled_beside_it() {
         w.run().the(SynRetransmit).detail,
         Detail::SynRetransmit {
             dials_beside: 0,
+            heard_elsewhere: None,
             ..
         }
     ));
