@@ -170,6 +170,12 @@ impl Asked {
         UrlHash::origin(true, name.as_bytes(), port).0
     }
 
+    /// The hash of the plain-HTTP origin of `host` on `port` (a name the
+    /// client looked up before connecting, where no request shows it).
+    pub fn origin_of_host(host: &str, port: u16) -> u64 {
+        UrlHash::origin(false, host.as_bytes(), port).0
+    }
+
     pub fn url(&self) -> u64 {
         self.url.0
     }

@@ -42,6 +42,15 @@ pub(crate) struct RouteRequest {
     pub ts_ns: i64,
     pub stream: u64,
     pub frame: u64,
+    /// The origin its connection served, hashed (track.rs
+    /// `sibling_origin`: by its TLS server name, its `Host`, or the name
+    /// looked up before it; 0: none shown): one address can serve many
+    /// names (a CDN's edge), and a
+    /// browser's connection to one name carries none of another's
+    /// requests (PcapPlusPlus's many-protocols.pcap 37, images1.ynet.co.il
+    /// on the address www.calcalist.co.il's requests went to, judged in
+    /// session 83).
+    pub name: u64,
 }
 
 #[derive(Debug, Default)]
@@ -69,13 +78,24 @@ impl RouteRequests {
     }
 
     /// The newest request on `route` of another connection than `stream`,
-    /// begun at `since_ns` or later.
-    pub fn carried_since(&self, route: Route, since_ns: i64, stream: u64) -> Option<RouteRequest> {
+    /// begun at `since_ns` or later, on a connection that served the
+    /// same origin as `name` where both showed one.
+    pub fn carried_since(
+        &self,
+        route: Route,
+        since_ns: i64,
+        stream: u64,
+        name: u64,
+    ) -> Option<RouteRequest> {
         self.by_route
             .get(&route)?
             .iter()
             .rev()
-            .find(|r| r.stream != stream && r.ts_ns >= since_ns)
+            .find(|r| {
+                r.stream != stream
+                    && r.ts_ns >= since_ns
+                    && (r.name == 0 || name == 0 || r.name == name)
+            })
             .copied()
     }
 }
@@ -92,6 +112,7 @@ mod tests {
             ts_ns,
             stream,
             frame: stream * 10,
+            name: 0,
         }
     }
 
@@ -102,12 +123,36 @@ mod tests {
         seen.note(route, request(100, 1));
         seen.note(route, request(300, 2));
         // Its own request is not another's.
-        assert_eq!(seen.carried_since(route, 250, 2), None);
-        assert_eq!(seen.carried_since(route, 250, 3), Some(request(300, 2)));
+        assert_eq!(seen.carried_since(route, 250, 2, 0), None);
+        assert_eq!(seen.carried_since(route, 250, 3, 0), Some(request(300, 2)));
         // One before the set-up began carried nothing of its time.
-        assert_eq!(seen.carried_since(route, 350, 3), None);
+        assert_eq!(seen.carried_since(route, 350, 3, 0), None);
         // Another port is another route.
-        assert_eq!(seen.carried_since((PHONE, SERVER, 80), 0, 3), None);
+        assert_eq!(seen.carried_since((PHONE, SERVER, 80), 0, 3, 0), None);
+    }
+
+    /// Another TLS server name on the same address (a CDN's edge) is
+    /// another site's connection; a name not read matches any.
+    #[test]
+    fn a_request_to_another_server_name_is_not_this_connections() {
+        let mut seen = RouteRequests::default();
+        let route = (PHONE, SERVER, 443);
+        seen.note(
+            route,
+            RouteRequest {
+                name: 7,
+                ..request(300, 2)
+            },
+        );
+        assert_eq!(seen.carried_since(route, 250, 3, 8), None);
+        assert_eq!(
+            seen.carried_since(route, 250, 3, 7).map(|r| r.stream),
+            Some(2)
+        );
+        assert_eq!(
+            seen.carried_since(route, 250, 3, 0).map(|r| r.stream),
+            Some(2)
+        );
     }
 
     #[test]

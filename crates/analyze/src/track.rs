@@ -2092,8 +2092,30 @@ fn note_route_request(conn: &mut Connection, requests: &mut crate::route_request
             ts_ns: first.ts_ns,
             stream: conn.stream,
             frame: first.frame,
+            name: sibling_origin(conn),
         },
     );
+}
+
+/// The origin a connection served, as far as it shows (route_requests.rs:
+/// one address may serve many sites): its TLS server name's, else its
+/// requests' (their `Host`), else the name its client looked up before
+/// connecting; 0 where none shows.
+fn sibling_origin(conn: &Connection) -> u64 {
+    let port = conn.server.port;
+    if let Some(name) = conn.server_name() {
+        return crate::redirect::Asked::origin_of_server_name(name, port);
+    }
+    let asked = conn
+        .exchanges
+        .current_asked
+        .map_or(conn.exchanges.first_origin, |a| a.origin_hash());
+    if asked != 0 {
+        return asked;
+    }
+    conn.lookup
+        .as_ref()
+        .map_or(0, |l| crate::redirect::Asked::origin_of_host(&l.name, port))
 }
 
 /// Once per connection whose SYN the capture saw (at its first request,
@@ -2107,7 +2129,7 @@ fn look_up_sibling(conn: &mut Connection, requests: &crate::route_requests::Rout
     if let Some(syn) = conn.first_syn {
         let route = (conn.reuse_client(), conn.server.ip, conn.server.port);
         conn.sibling_request = requests
-            .carried_since(route, syn.ts_ns, conn.stream)
+            .carried_since(route, syn.ts_ns, conn.stream, sibling_origin(conn))
             .map(|r| (r.stream, r.frame));
     }
 }

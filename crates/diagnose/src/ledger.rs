@@ -1279,10 +1279,12 @@ fn report_with(
                 ahead.ready_frame,
             ),
             true => format!(
-                "made ahead of need: stream {} carried the client's request meanwhile, and this one carried none, \
-                 closed (frame {}) {} after the set-up let one go (frame {}): nobody waited for the set-up, idle, not \
-                 latency",
-                ahead.sibling.map_or(0, |s| s.0),
+                "made ahead of need: {}this one carried no request, closed (frame {}) {} after the set-up let one go \
+                 (frame {}): nobody waited for the set-up, idle, not latency",
+                ahead.sibling.map_or(String::new(), |s| format!(
+                    "stream {} carried the client's request meanwhile, and ",
+                    s.0
+                )),
                 ahead.request_frame,
                 duration_words(ahead.idle_ns),
                 ahead.ready_frame,

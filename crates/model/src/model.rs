@@ -233,10 +233,14 @@ pub struct Unwaited {
     /// Another connection of the client's to the same server address and
     /// port (`tcp.stream`) that carried a request of its meanwhile (after
     /// this one's SYN, before its first request): the client had a
-    /// connection for its requests.
-    pub sibling_stream: u64,
+    /// connection for its requests. None for a connection that carried
+    /// no request and that its client closed, its set-up done, long after
+    /// (a request waiting for it would have left the moment it could).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sibling_stream: Option<u64>,
     /// That request's first frame.
-    pub sibling_frame: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sibling_frame: Option<u64>,
 }
 
 /// The waits a finding lists at most (the rest are [`UnlistedWaits`]).

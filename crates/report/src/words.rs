@@ -247,13 +247,19 @@ pub fn word(c: &mut ConnectionReport) {
 /// the finding would have cost, and why it cost nothing.
 fn unwaited(u: &rttdoc_model::Unwaited) -> String {
     if let Some(closed) = u.closed_frame {
+        let sibling = match (u.sibling_stream, u.sibling_frame) {
+            (Some(stream), Some(frame)) => format!(
+                "while this connection was open, the client's other connection to the server, stream {stream}, \
+                 carried its request (frame {frame}), and this one carried none"
+            ),
+            _ => "this connection carried no request, and its client closed it with its set-up done (a request \
+                  waiting for it would have left the moment it could)"
+                .to_string(),
+        };
         return format!(
-            " Nobody waited for it: while this connection was open, the client's other connection to the server, \
-             stream {}, carried its request (frame {}), and this one carried none: it closed (frame {}) {} after the \
+            " Nobody waited for it: {sibling}: it closed (frame {}) {} after the \
              set-up let a request go (frame {}), a connection made ahead of need (a browser's preconnect, a pool's \
              spare). It would have cost {}; it cost nothing.",
-            u.sibling_stream,
-            u.sibling_frame,
             closed,
             crate::fmt_ms(u.idle_ms),
             u.ready_frame,
@@ -266,8 +272,8 @@ fn unwaited(u: &rttdoc_model::Unwaited) -> String {
          {} after the set-up let it (frame {}): a connection made ahead of need or one that lost a race (a \
          browser's preconnect or backup connection, a pool's spare), its request leaving then however quick \
          the set-up. It would have cost {}; it cost nothing.",
-        u.sibling_stream,
-        u.sibling_frame,
+        u.sibling_stream.unwrap_or(0),
+        u.sibling_frame.unwrap_or(0),
         u.request_frame.unwrap_or(0),
         crate::fmt_ms(u.idle_ms),
         u.ready_frame,
@@ -3900,6 +3906,21 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              second nameserver, `options rotate` spreads the queries.",
             crate::fmt_ms(*late)
         ),
+        // (A resolver whose timer fired within two seconds is not glibc's,
+        // whose first wait is 5 s: the Windows DNS Client and macOS'
+        // re-send after one; nDPI's and PcapPlusPlus' Windows browsers,
+        // many-protocols.pcap 34 and 37, told of /etc/resolv.conf.)
+        Detail::DnsQueryLost {
+            resolver,
+            timeout_ms,
+            ..
+        } if *timeout_ms < 2_000.0 => format!(
+            "Find where queries to {resolver} or their answers are lost (the resolver's load or rate limits, a home \
+             router dropping a burst of queries, a firewall, the path). The client's resolver re-sent after {} (the \
+             Windows DNS Client's and macOS' first timeout, not glibc's 5 s): its timer is short already; a resolver that \
+             keeps up, or a second DNS server in the client's network settings (DHCP), spares the wait.",
+            crate::fmt_ms(*timeout_ms)
+        ),
         Detail::DnsQueryLost { resolver, .. } => format!(
             "Find where queries to {resolver} or their answers are lost (the resolver's load or rate limits, a firewall, \
              the path); shorten each wait with `options timeout:1 attempts:3` in /etc/resolv.conf (glibc waits 5 s by \
@@ -5102,6 +5123,32 @@ mod tests {
         // is not cleared.
         stall.detail = with(Some((38, 1566)), None);
         assert!(fix(&c, &stall).contains("(a firewall, a policer, a lossy link)"));
+    }
+
+    /// A lost query's fix follows the resolver its timer shows: one that
+    /// re-sent after about a second is not glibc's (5 s), and is not told
+    /// of /etc/resolv.conf (PcapPlusPlus's many-protocols.pcap 34, a
+    /// Windows browser, judged in session 83).
+    #[test]
+    fn a_lost_querys_fix_follows_the_resolvers_timer() {
+        let mut x = crate::test_support::finding(FindingKind::DnsQueryLost, 999.8);
+        let c = crate::test_support::report(443);
+        let with = |timeout_ms: f64| Detail::DnsQueryLost {
+            name: "server.exposebox.com".into(),
+            qtype: 1,
+            resolver: "10.0.0.138".parse().unwrap(),
+            resent_to: None,
+            late_ms: None,
+            lost: 1,
+            paired: false,
+            timeout_ms,
+        };
+        x.detail = with(999.8);
+        let windows = fix(&c, &x);
+        assert!(!windows.contains("resolv.conf"), "{windows}");
+        assert!(windows.contains("re-sent after 999.8 ms"), "{windows}");
+        x.detail = with(5000.2);
+        assert!(fix(&c, &x).contains("`options timeout:1 attempts:3`"));
     }
 
     /// Re-sends all of them the timer's, beside the rto_stall holding

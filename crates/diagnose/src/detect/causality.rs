@@ -285,8 +285,8 @@ pub fn unwaited_set_up(f: &Facts<'_>, out: &mut [Finding]) {
             ready_frame: idle.ready_frame,
             request_frame: (!idle.unused).then_some(idle.request_frame),
             closed_frame: idle.unused.then_some(idle.request_frame),
-            sibling_stream: idle.sibling.map_or(0, |s| s.0),
-            sibling_frame: idle.sibling.map_or(0, |s| s.1),
+            sibling_stream: idle.sibling.map(|s| s.0),
+            sibling_frame: idle.sibling.map(|s| s.1),
         });
         x.waits.clear();
         x.cost_ms = 0.0;

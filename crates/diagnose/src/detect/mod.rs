@@ -1232,7 +1232,16 @@ impl<'a> Facts<'a> {
         // first request may be a slow client's that waited for this
         // connection (an app's call on a busy phone, a WebSocket's
         // upgrade).
-        let sibling = self.sibling_request?;
+        // (Or none, for a connection that never carried a request and
+        // that its client closed with its set-up done: a request waiting
+        // for it would have left the moment it could. PcapPlusPlus's
+        // many-protocols.pcap 37: Firefox's connection to
+        // images1.ynet.co.il after a DNS prefetch, closed unused 5 s on;
+        // the sibling once named served another site on that address.)
+        let sibling = self.sibling_request;
+        if sibling.is_none() && !(self.exchanges.is_empty() && self.closed_unused_by_client()) {
+            return None;
+        }
         if self.greeting.is_some() || self.handshake_discarded() {
             return None;
         }
@@ -1244,7 +1253,7 @@ impl<'a> Facts<'a> {
             Some(_) => self.idle_before_request()?,
             None => self.idle_before_close()?,
         };
-        idle.sibling = Some(sibling);
+        idle.sibling = sibling;
         // A client's own steps in the set-up (its first data after the
         // SYN-ACK reached it, each handshake flight after the server's)
         // measure how long it takes to act once it can: an app's request
@@ -1283,6 +1292,51 @@ impl<'a> Facts<'a> {
         let rtt = self.rtt_ns?;
         let busy = 3 * slowest_turn.max(to_speak);
         (idle.idle_ns > busy.max(rtt).max(rttdoc_analyze::READY_NS)).then_some(idle)
+    }
+
+    /// The client closed the connection first (its FIN or RST before any
+    /// of the server's) with its set-up done: the SYN-ACK in, and with
+    /// TLS its Finished sent and the server's in (before TLS 1.3 and a
+    /// resumption, after the client's), before that close; and it is a
+    /// client that speaks first (HTTP: ALPN offering it, or plain on port
+    /// 80 or 8080), whose request, had it had one, would have left then.
+    fn closed_unused_by_client(&self) -> bool {
+        let (c, s) = (&self.report.client_to_server, &self.report.server_to_client);
+        let Some(close) = [c.fin_frame, c.rst_frame].into_iter().flatten().min() else {
+            return false;
+        };
+        if [s.fin_frame, s.rst_frame]
+            .into_iter()
+            .flatten()
+            .any(|f| f < close)
+            || self
+                .report
+                .handshake
+                .syn_ack_frame
+                .is_none_or(|f| f > close)
+        {
+            return false;
+        }
+        // (Only where the client speaks first, HTTP: a client of a server
+        // that greets first may have given up waiting for the greeting.)
+        let Some(tls) = self.report.tls.as_ref() else {
+            return matches!(self.report.server.port, 80 | 8080);
+        };
+        if !rttdoc_wire::tls::offers_http(&tls.alpn) {
+            return false;
+        }
+        let finished = |dir: Direction| {
+            tls.messages.iter().any(|m| {
+                m.direction == dir
+                    && m.frame < close
+                    && matches!(
+                        m.message,
+                        TlsMessage::Finished | TlsMessage::FinishedEncrypted
+                    )
+            })
+        };
+        finished(Direction::ClientToServer)
+            && (tls.version.is_some_and(|v| v.is_tls13()) || finished(Direction::ServerToClient))
     }
 
     /// Nothing the client sent was answered before it closed (FIN or

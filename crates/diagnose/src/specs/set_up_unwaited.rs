@@ -92,7 +92,7 @@ fn a_slow_set_up_while_another_connection_carried_the_request_costs_nothing() {
         assert_ms(u.cost_ms, THINK, 2.0, "the server's think");
         assert_ms(u.idle_ms, 1000.0, RTT, "the client's idle");
         // The sibling is the connection joined: stream 1.
-        assert_eq!(u.sibling_stream, 1);
+        assert_eq!(u.sibling_stream, Some(1));
         // Nobody waited for the handshakes: their rows are idle.
         for phase in [Phase::TcpHandshake, Phase::TlsHandshake] {
             let row = o.row(phase);
@@ -119,16 +119,56 @@ fn a_spare_closed_unused_while_another_carried_the_request_waited_for_nothing() 
         assert_ms(u.idle_ms, 1000.0, RTT, "unused until the FIN");
         assert_eq!(u.request_frame, None);
         assert!(u.closed_frame.is_some(), "{u:?}");
-        assert_eq!(u.sibling_stream, 1);
+        assert_eq!(u.sibling_stream, Some(1));
         for phase in [Phase::TcpHandshake, Phase::TlsHandshake] {
             assert_eq!(o.row(phase).excess_ms, Some(0.0), "{:?}", o.row(phase));
         }
-        // Alone, it may be a connection its client gave up on.
+        // Alone, it may be a connection its client gave up on (waiting
+        // for a server that greets first).
         let o = set_up_then(path, Sibling::None, 0.5, 1000.0, false);
         let f = think_in_handshake(&o);
         assert!(f.unwaited.is_none(), "{f:#?}");
         assert_ms(f.cost_ms, THINK, 2.0, "the server's think");
     }
+}
+
+/// An HTTP client's connection (ALPN h2) that never carried a request,
+/// closed by its client a second after its set-up was done, alone: a
+/// request waiting for it would have left the moment it could, so nobody
+/// waited (PcapPlusPlus's many-protocols.pcap 37, a browser's preconnect
+/// after a DNS prefetch; judged in session 83, where the sibling once
+/// named served another site on that address). Closed by the server
+/// first, or with the set-up not done, it may have been waited on.
+#[test]
+fn an_http_clients_connection_closed_unused_alone_waited_for_nothing() {
+    let run = |server_closes_first: bool| {
+        let t0 = 1000.0;
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(t0);
+        let offer = Offer {
+            alpn_h2: true,
+            ..Offer::tls13()
+        };
+        let hs = tls13_handshake_with(&mut w, t0 + RTT + 0.1, THINK, 0.5, offer);
+        w.ack(S, w.arrival(hs.client_finished));
+        if server_closes_first {
+            let fin = w.fin(S, w.arrival(hs.client_finished) + 1000.0);
+            w.fin(C, w.arrival(fin));
+        } else {
+            let fin = w.fin(C, w.sent(hs.client_finished) + 1000.0);
+            w.fin(S, w.arrival(fin));
+        }
+        w.run()
+    };
+    let o = run(false);
+    let f = think_in_handshake(&o);
+    assert_eq!(f.cost_ms, 0.0, "{f:#?}");
+    let u = f.unwaited.unwrap_or_else(|| panic!("{f:#?}"));
+    assert_eq!((u.sibling_stream, u.sibling_frame), (None, None), "{u:?}");
+    assert!(u.closed_frame.is_some(), "{u:?}");
+    let f = think_in_handshake(&run(true)).clone();
+    assert!(f.unwaited.is_none(), "{f:#?}");
+    assert_ms(f.cost_ms, THINK, 2.0, "the server's think");
 }
 
 // Near-misses: each breaks one condition.
