@@ -4151,11 +4151,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             let largest = causes.iter().map(|c| c.1).fold(0.0, f64::max);
             let mostly_unexplained = *unexplained_ms > 2.0 * largest
                 && *unexplained_ms > path_ms.max(*path_to_client_ms).max(*host_ms);
+            // (A capture at one end is as near that end as can be: the other
+            // end's capture tells the rest. PcapPlusPlus's tls2.pcap 11,
+            // judged in session 83: a client-side capture told to capture
+            // nearer the client.)
+            let nearer = match c.vantage {
+                rttdoc_model::Vantage::Client => "; a capture at the server, beside this one at the client, tells which",
+                rttdoc_model::Vantage::Server => "; a capture at the client, beside this one at the server, tells which",
+                _ => ", and capture nearer the client or the server to tell",
+            };
             match first {
                 Some(fix) if mostly_unexplained => format!(
                     "Most of the excess ({unexplained:.0} ms) has no cause in the packets: see the ladder (--conn) for which side \
-                     held each flight, and capture nearer the client or the server to tell. For the {largest:.0} ms a cause \
-                     explains: {}",
+                     held each flight{nearer}. For the {largest:.0} ms a cause explains: {}",
                     uncapitalized(&fix),
                     unexplained = fx(*unexplained_ms),
                     largest = fx(largest),
@@ -5354,7 +5362,7 @@ mod tests {
         let mut turn = crate::test_support::finding(FindingKind::ClientThinkTime, 27.0);
         turn.phase = Some(rttdoc_model::Phase::TlsHandshake);
         c.findings.push(turn);
-        let with = |unexplained_ms: f64| {
+        let worded = |c: &ConnectionReport, unexplained_ms: f64| {
             let mut x =
                 crate::test_support::finding(FindingKind::TlsExtraRtt, 27.0 + unexplained_ms);
             x.phase = Some(rttdoc_model::Phase::TlsHandshake);
@@ -5373,8 +5381,9 @@ mod tests {
                 unexplained_ms,
                 server_flight_missed: false,
             };
-            fix(&c, &x)
+            fix(c, &x)
         };
+        let with = |unexplained_ms: f64| worded(&c, unexplained_ms);
         let mostly = with(436.0);
         assert!(
             mostly.starts_with("Most of the excess (436 ms) has no cause"),
@@ -5388,6 +5397,22 @@ mod tests {
         );
         let some = with(20.0);
         assert_eq!(some, turn_fix);
+        // Where the capture was taken says which other capture tells
+        // (PcapPlusPlus's tls2.pcap 11, at the client, told to capture
+        // nearer the client: judged in session 83).
+        assert_eq!(c.vantage, rttdoc_model::Vantage::Client);
+        assert!(
+            mostly.contains("a capture at the server, beside this one at the client, tells which."),
+            "{mostly}"
+        );
+        assert!(!mostly.contains("nearer the client"), "{mostly}");
+        let mut midway = c.clone();
+        midway.vantage = rttdoc_model::Vantage::Middle;
+        let there = worded(&midway, 436.0);
+        assert!(
+            there.contains("capture nearer the client or the server to tell"),
+            "{there}"
+        );
     }
 
     /// Re-sends all of them the timer's, whose waits the connection's
