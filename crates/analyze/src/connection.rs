@@ -620,6 +620,10 @@ pub struct Connection {
     /// servers its client dialled within a second of its first SYN
     /// (peer_dials.rs).
     pub(crate) dials_beside: u32,
+    /// A TLS connection: when its client dialled other servers from its
+    /// ClientHello on (peer_dials.rs `others_since`), where the capture
+    /// shows them (it holds name lookups, and other servers' dials).
+    pub(crate) client_dials: Option<Vec<i64>>,
     /// Its server's TCP clock read once (shared_clock.rs): the capture
     /// time and TSval of its first SYN-ACK or, when none was captured
     /// before the server's first segment (a capture begun after the
@@ -734,6 +738,7 @@ impl Connection {
             one_way_capture: false,
             seen_until: None,
             dials_beside: 0,
+            client_dials: None,
             server_clock: None,
             servers_on_clock: 0,
             client_clock_hz: None,

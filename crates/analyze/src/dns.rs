@@ -221,6 +221,9 @@ pub struct Lookups {
     /// When the clients were last swept of old queries (capture time).
     swept_ns: i64,
     name: String,
+    /// A client's query was seen: the capture keeps name lookups (it is
+    /// not one filtered to a server's TCP port).
+    pub(crate) queries_seen: bool,
 }
 
 impl Lookups {
@@ -249,6 +252,7 @@ impl Lookups {
     }
 
     fn asked(&mut self, at: Stamp, d: &UdpDatagram<'_>, id: u16, qtype: u16) {
+        self.queries_seen = true;
         if self.kept >= KEPT {
             self.sweep(at.ts_ns);
             if self.kept >= KEPT {

@@ -182,6 +182,10 @@ pub struct ConnectionFacts {
     /// servers its client dialled within a second of its first SYN (a
     /// peer-to-peer client's peers, a crawler's, a scanner's).
     pub dials_beside: u32,
+    /// A TLS connection: when its client dialled other servers from its
+    /// ClientHello on, where the capture shows that (it keeps name
+    /// lookups and other servers' dials); None where it cannot tell.
+    pub client_dials: Option<Vec<i64>>,
     /// The name lookup (DNS over UDP) its client made for its server just
     /// before its SYN, if the capture has it (dns.rs).
     pub lookup: Option<Box<crate::NameLookup>>,
@@ -366,6 +370,7 @@ impl Connection {
             one_way_capture: c.one_way_capture,
             seen_until: c.seen_until,
             dials_beside: c.dials_beside,
+            client_dials: c.client_dials.take(),
             lookup: c.lookup.take(),
             window: None,
             earlier: c.earlier.take(),

@@ -196,6 +196,7 @@ impl Embryo {
             one_way_capture: false,
             seen_until: None,
             dials_beside: 0,
+            client_dials: None,
             lookup: None,
             window: None,
             earlier: None,

@@ -42,6 +42,30 @@ impl PeerDials {
         dials.push_back((ts_ns, server));
     }
 
+    /// When `client` dialled servers other than `server` from `from_ns` on
+    /// (its kept dials, oldest first), when they are known: all its dials
+    /// since then are still kept, and it dialled another server at some
+    /// time (the capture is not one of this server's alone).
+    pub(crate) fn others_since(
+        &self,
+        client: IpAddr,
+        server: IpAddr,
+        from_ns: i64,
+    ) -> Option<Vec<i64>> {
+        let dials = self.clients.get(&client)?;
+        let covered = dials.len() < KEPT || dials.front().is_some_and(|&(t, _)| t <= from_ns);
+        if !covered || dials.iter().all(|&(_, s)| s == server) {
+            return None;
+        }
+        Some(
+            dials
+                .iter()
+                .filter(|&&(t, s)| s != server && t >= from_ns)
+                .map(|&(t, _)| t)
+                .collect(),
+        )
+    }
+
     /// How many other servers than `server` `client` dialled within
     /// [`NEAR_NS`] of `ts_ns` (as far as its kept dials go).
     pub(crate) fn beside(&self, client: IpAddr, server: IpAddr, ts_ns: i64) -> u32 {
@@ -78,5 +102,31 @@ mod tests {
         d.dialled(client, ip(14), 3_000_000_000);
         assert_eq!(d.beside(client, ip(10), 0), 3);
         assert_eq!(d.beside(ip(2), ip(10), 0), 0);
+    }
+
+    /// The other servers a client dialled since a moment, when all its
+    /// dials since are kept and it dialled another server at all.
+    #[test]
+    fn the_other_dials_since_a_moment_are_known_while_kept() {
+        let mut d = PeerDials::default();
+        let client = ip(1);
+        d.dialled(client, ip(10), 0);
+        // Only this server dialled: the capture may be its alone.
+        assert_eq!(d.others_since(client, ip(10), 0), None);
+        d.dialled(client, ip(11), 100);
+        d.dialled(client, ip(10), 200);
+        assert_eq!(d.others_since(client, ip(10), 50), Some(vec![100]));
+        assert_eq!(d.others_since(client, ip(10), 150), Some(vec![]));
+        assert_eq!(d.others_since(ip(2), ip(10), 0), None);
+        // Its oldest dials forgotten: what came after a moment before the
+        // oldest kept one is not all known.
+        for i in 0..KEPT as i64 {
+            d.dialled(client, ip(12), 1_000 + i);
+        }
+        assert_eq!(d.others_since(client, ip(10), 150), None);
+        assert_eq!(
+            d.others_since(client, ip(10), 1_000).map(|v| v.len()),
+            Some(KEPT)
+        );
     }
 }

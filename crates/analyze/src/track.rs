@@ -977,6 +977,17 @@ impl<'s> Tracker<'s> {
                         .beside(c.client.ip, c.server.ip, c.first.ts_ns);
             }
         }
+        // When its client dialled other servers during its TLS handshake
+        // (a fetch to check the certificate goes online on a connection
+        // of its own), where the capture shows its dials.
+        if self.calls.lookups.queries_seen {
+            if let Some((hello, _)) = c.tls.as_ref().and_then(|t| t.client_hello_at) {
+                c.client_dials =
+                    self.calls
+                        .peer_dials
+                        .others_since(c.client.ip, c.server.ip, hello.ts_ns);
+            }
+        }
         // Whether a box answered its client for other servers too, on its
         // SYN-ACK's clock (shared_clock.rs).
         if let Some((ts_ns, tsval)) = c.server_clock {

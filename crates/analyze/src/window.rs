@@ -316,6 +316,7 @@ impl Connection {
             one_way_capture: false,
             seen_until: None,
             dials_beside: 0,
+            client_dials: None,
             lookup: None,
             window: Some(window),
             earlier: None,

@@ -1061,6 +1061,7 @@ fn report_with(
                 one_way_capture: c.one_way_capture,
                 seen_until: c.seen_until,
                 dials_beside: c.dials_beside,
+                client_dials: c.client_dials.as_deref(),
                 false_start_eligible,
                 server_key_exchange,
                 costly_key_exchange: costly_key_exchange.clone(),

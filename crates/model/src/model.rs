@@ -1164,6 +1164,12 @@ pub enum Detail {
         /// full handshake (`resumption_missed`): resumption was the
         /// server's to grant.
         resumption_refused: bool,
+        /// How many connections to other servers the client opened during
+        /// its slow turns, where the capture shows its dials (it keeps
+        /// name lookups and the client's dials to other servers): with
+        /// none, no check of the certificate went online on a connection
+        /// of its own (a revocation check, an intermediate's fetch).
+        dialled_during: Option<u32>,
     },
     /// Turns of a plaintext preamble before TLS (a proxy's CONNECT, a
     /// STARTTLS dialog, a database's SSL request) waited on one side's

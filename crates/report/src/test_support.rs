@@ -86,6 +86,7 @@ pub(crate) fn client_turn(ms: f64) -> Finding {
         costly_key_exchange: None,
         no_certificate: false,
         resumption_refused: false,
+        dialled_during: None,
     };
     x
 }

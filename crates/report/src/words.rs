@@ -93,8 +93,24 @@ const CLIENT_VERIFICATION_STAPLED: &str = "On the client: the server stapled its
 /// 82: the whole chain and OCSP stapling advised for a self-signed
 /// certificate, a complete chain, a client that never asked for a staple
 /// (nDPI's nintendo.pcap 3, anyconnect-vpn.pcap 3, selfsigned.pcap 0).
-fn client_verification(c: &ConnectionReport) -> String {
-    let said = client_verification_said(c);
+fn client_verification(c: &ConnectionReport, dialled_during: Option<u32>) -> String {
+    // No connection of its own opened in its turns, where the capture
+    // shows the client's dials and name lookups, and none of its
+    // connections asked for a certificate's check: nothing went online
+    // (nDPI's netflix.pcap 40, teams.pcap 21 and zoom.pcap 13, judged in
+    // session 83: told of revocation checks and fetches).
+    let fetched = c
+        .findings
+        .iter()
+        .any(|y| y.kind == FindingKind::CertificateFetch);
+    let said = if dialled_during == Some(0) && !fetched {
+        "On the client: it opened no connection during its turn (the capture shows its others and its name lookups), so no \
+         revocation check or intermediate fetch went online: look at its own work, verifying the chain and its signatures, \
+         a slow client-certificate signer, CPU or event-loop load when many connections open at once"
+            .to_string()
+    } else {
+        client_verification_said(c)
+    };
     // A client signs with its certificate only when the server asked for
     // one: where the server's flight was read (its Certificate message in
     // the clear, TLS 1.2 or older) and held no CertificateRequest, there
@@ -3107,12 +3123,13 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             .into(),
         Detail::ClientThinkTime {
             resumption_refused: true,
+            dialled_during,
             ..
         } => format!(
             "{}. The client offered to resume its session and the server refused (resumption_missed): a server \
              that resumes (a session cache shared by its workers and the servers behind the name, ticket keys) spares the client the \
              verification.",
-            client_verification(c)
+            client_verification(c, *dialled_during)
         ),
         Detail::ClientThinkTime {
             no_certificate: true,
@@ -3120,10 +3137,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } => "On the client: the suite sends no certificate, so look at its key exchange and at what kept it busy (many connections \
              opened at once and handled one after another, a slow CPU); resumption shortens each handshake's turn."
             .into(),
-        Detail::ClientThinkTime { .. } => {
+        Detail::ClientThinkTime { dialled_during, .. } => {
             format!(
                 "{}; session resumption skips the verification.",
-                client_verification(c)
+                client_verification(c, *dialled_during)
             )
         }
         Detail::CertificateFetch {
@@ -5890,6 +5907,7 @@ mod tests {
                 costly_key_exchange: group.map(|g| CostlyKeyExchange::Group(g.to_string())),
                 no_certificate: false,
                 resumption_refused: false,
+                dialled_during: None,
             };
             let said = explanation(&x);
             let fixed = fix(&c, &x);
@@ -6051,6 +6069,7 @@ mod tests {
             costly_key_exchange: None,
             no_certificate: false,
             resumption_refused: false,
+            dialled_during: None,
         };
         let said = explanation(&x);
         assert!(
@@ -6181,6 +6200,47 @@ mod tests {
             "{stapled}"
         );
         assert!(!stapled.contains("staple OCSP"), "{stapled}");
+    }
+
+    /// A client that opened no connection during its turn, where the
+    /// capture shows its dials and name lookups (nDPI's netflix.pcap 40,
+    /// judged in session 83), fetched nothing online: its own work; one
+    /// that dialled, or a capture that cannot tell, may have.
+    #[test]
+    fn a_client_that_dialled_nothing_in_its_turn_fetched_nothing_online() {
+        let c = crate::test_support::report(443);
+        let with = |dialled: Option<u32>| {
+            let mut x = crate::test_support::client_turn(45.2);
+            if let Detail::ClientThinkTime { dialled_during, .. } = &mut x.detail {
+                *dialled_during = dialled;
+            }
+            fix(&c, &x)
+        };
+        let local = with(Some(0));
+        assert!(
+            local.starts_with("On the client: it opened no connection during its turn"),
+            "{local}"
+        );
+        assert!(
+            local.contains("no revocation check or intermediate fetch went online"),
+            "{local}"
+        );
+        for maybe in [Some(1), None] {
+            let advice = with(maybe);
+            assert!(advice.contains("look for revocation checks"), "{advice}");
+        }
+        // A fetch the capture caught on another connection is said by its
+        // own finding: not denied here.
+        let mut fetched = c.clone();
+        fetched.findings.push(crate::test_support::finding(
+            FindingKind::CertificateFetch,
+            80.0,
+        ));
+        let mut x = crate::test_support::client_turn(45.2);
+        if let Detail::ClientThinkTime { dialled_during, .. } = &mut x.detail {
+            *dialled_during = Some(0);
+        }
+        assert!(!fix(&fetched, &x).contains("went online"));
     }
 
     /// A client's verification after a flight read in the clear that asked

@@ -4349,3 +4349,69 @@ fn a_connection_reuses_only_what_its_own_tls_stack_ended() {
         "{other}"
     );
 }
+
+/// nDPI's netflix.pcap, stream 40 (1 here) with the capture's name
+/// lookups before it and the SYN of stream 39 (0 here, another server):
+/// the client took 45 ms between the server's whole flight and its key
+/// exchange and opened no connection meanwhile, in a capture that shows
+/// its lookups and its dials to other servers: no revocation check or
+/// intermediate fetch went online (judged in session 83: told to look for
+/// them, and for a client-certificate signer nothing asked for). Without
+/// the lookups in the file, it cannot tell, and says the usual.
+#[test]
+fn a_client_turn_with_no_dial_in_a_capture_of_its_dials_fetched_nothing_online() {
+    if !require(
+        "a_client_turn_with_no_dial_in_a_capture_of_its_dials_fetched_nothing_online",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-netflix-turn-no-dial.pcap.gz", 2);
+    let hellos = tshark_fields(
+        &capture,
+        &[],
+        "tls.handshake.type == 2 || tls.handshake.type == 13 || dns.flags.response == 0",
+        &["tls.handshake.type", "dns.qry.name"],
+    );
+    assert!(
+        hellos.iter().any(|r| r[1] == "ios.nccp.netflix.com"),
+        "{hellos:?}"
+    );
+    assert!(
+        hellos.iter().all(|r| !r[0].split(',').any(|t| t == "13")),
+        "no CertificateRequest: {hellos:?}"
+    );
+    let syns = tshark_fields(
+        &capture,
+        &[],
+        "tcp.flags.syn == 1 && tcp.flags.ack == 0",
+        &["tcp.stream", "ip.dst"],
+    );
+    assert_eq!(syns.len(), 2, "{syns:?}");
+    assert_ne!(syns[0][1], syns[1][1], "{syns:?}");
+    let doc = run_rttdoc_json(&capture);
+    let turn = stream_finding(&doc, 1, "client_think_time", "tls_handshake");
+    let fix = turn["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with("On the client: it opened no connection during its turn"),
+        "{fix}"
+    );
+    assert!(!fix.contains("signer"), "{fix}");
+    // The same packets without the lookups (tshark writes the copy): a
+    // capture that may be filtered to TCP cannot tell.
+    let tmp = TempDir::new("turn-no-dns");
+    let no_dns = tmp.path("no-dns.pcap");
+    let written = std::process::Command::new("tshark")
+        .args(["-n", "-r"])
+        .arg(&capture)
+        .args(["-Y", "!dns", "-F", "pcap", "-w"])
+        .arg(&no_dns)
+        .output()
+        .unwrap();
+    assert!(written.status.success(), "{written:?}");
+    let doc = run_rttdoc_json(&no_dns);
+    let turn = stream_finding(&doc, 1, "client_think_time", "tls_handshake");
+    let fix = turn["fix"].as_str().unwrap();
+    assert!(fix.contains("look for revocation checks"), "{fix}");
+}

@@ -95,6 +95,19 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .tls
             .as_ref()
             .is_some_and(|t| t.resumed == Some(false) && t.resumption_offered()),
+        dialled_during: f.client_dials.map(|dials| {
+            // (On the client's clock: its dials are its own packets.)
+            let during = |t: i64| {
+                waits.iter().any(|w| {
+                    let (Some(a), Some(b)) = (f.record(w.from_frame), f.record(w.to_frame)) else {
+                        return false;
+                    };
+                    let from = f.on_clock_of(Direction::ClientToServer, a);
+                    from < t && t < b.ts_ns
+                })
+            };
+            dials.iter().filter(|&&t| during(t)).count() as u32
+        }),
     };
     x.waits = waits;
     x.display_filter = f.filter_frames(&x.frames);

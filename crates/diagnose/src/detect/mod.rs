@@ -202,6 +202,10 @@ pub struct Facts<'a> {
     /// Its SYNs unanswered: how many other servers its client dialled
     /// within a second of its first SYN (`ConnectionFacts::dials_beside`).
     pub dials_beside: u32,
+    /// A TLS connection: when its client dialled other servers from its
+    /// ClientHello on, where the capture shows that
+    /// (`ConnectionFacts::client_dials`).
+    pub client_dials: Option<&'a [i64]>,
     /// Its TLS 1.2 session is one a browser false starts in full
     /// (`TlsFacts::false_start_eligible`).
     pub false_start_eligible: bool,

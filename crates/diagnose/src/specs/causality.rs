@@ -107,6 +107,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         one_way_capture: false,
         seen_until: None,
         dials_beside: 0,
+        client_dials: None,
         uplink_waits: &[],
         false_start_eligible: false,
         server_key_exchange: None,
