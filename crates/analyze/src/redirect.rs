@@ -193,6 +193,37 @@ pub struct Location {
     pub same_origin: bool,
     /// It sends a request made in the clear to `https://`.
     pub to_https: bool,
+    /// The answer set a cookie whose value the `Location` carries: a
+    /// check minted for this visitor (an analytics counter's cookie test,
+    /// a consent or session check), no moved page: a visit with the
+    /// cookie skips it, and no link or cache can (PcapPlusPlus's
+    /// many-protocols.pcap 92, judged in session 83).
+    pub per_visitor: bool,
+    /// The answer said it may not be kept (`Cache-Control` with
+    /// `no-store`, `no-cache` or `max-age=0`): a `301` or `308` that
+    /// browsers would keep is asked for again on every visit
+    /// (PcapPlusPlus's example.pcap 0, judged in session 83).
+    pub uncacheable: bool,
+}
+
+/// The value of a `Set-Cookie` field (`name=value; attributes`), when it
+/// is long enough to be a token (8 bytes or more) and appears in
+/// `location`.
+fn cookie_in(set_cookie: &[u8], location: &[u8]) -> bool {
+    let pair = set_cookie.split(|&b| b == b';').next().unwrap_or_default();
+    let Some(eq) = pair.iter().position(|&b| b == b'=') else {
+        return false;
+    };
+    let value = pair[eq + 1..].trim_ascii();
+    value.len() >= 8 && location.windows(value.len()).any(|w| w == value)
+}
+
+/// A `Cache-Control` value that forbids keeping the answer as it is.
+fn forbids_keeping(cache_control: &[u8]) -> bool {
+    cache_control.split(|&b| b == b',').any(|d| {
+        let d = d.trim_ascii().to_ascii_lowercase();
+        d == b"no-store" || d == b"no-cache" || d == b"max-age=0"
+    })
 }
 
 impl Location {
@@ -202,7 +233,14 @@ impl Location {
     /// with dot segments or only a query is not resolved, and gives
     /// `None`, as does a scheme other than HTTP's).
     pub fn of_response(head: &[u8], asked: &Asked) -> Option<Location> {
-        Location::of_value(crate::exchange::header_value(head, b"location")?, asked)
+        let value = crate::exchange::header_value(head, b"location")?;
+        let mut location = Location::of_value(value, asked)?;
+        location.per_visitor = crate::exchange::header_fields(head)
+            .filter(|(name, _, _)| name.eq_ignore_ascii_case(b"set-cookie"))
+            .any(|(_, cookie, _)| cookie_in(cookie, value));
+        location.uncacheable =
+            crate::exchange::header_value(head, b"cache-control").is_some_and(forbids_keeping);
+        Some(location)
     }
 
     /// A `Location` field's value (an HTTP/1.x head's, an HTTP/2 header
@@ -234,6 +272,8 @@ impl Location {
             url: url.0,
             same_origin: origin == asked.origin,
             to_https: https && !asked.https,
+            per_visitor: false,
+            uncacheable: false,
         })
     }
 }
@@ -357,6 +397,11 @@ pub struct FollowedRedirect {
     pub same_origin: bool,
     /// It sent a request made in the clear to `https://`.
     pub to_https: bool,
+    /// It set a cookie whose value its `Location` carries
+    /// ([`Location::per_visitor`]).
+    pub per_visitor: bool,
+    /// It said it may not be kept ([`Location::uncacheable`]).
+    pub uncacheable: bool,
     /// When the follow-up began: its connection's name lookup or SYN,
     /// when it opened one after the answer; else its request's first
     /// segment.
@@ -495,6 +540,8 @@ impl Redirects {
             location: location.text,
             same_origin: location.same_origin,
             to_https: location.to_https,
+            per_visitor: location.per_visitor,
+            uncacheable: location.uncacheable,
             by_url: matches!(asking, Asking::Url(_)),
             follow_up: request,
         })
@@ -511,6 +558,37 @@ mod tests {
         Asked::of_request(&line, head, https)
     }
     use crate::follow_ups::{KEPT, PER_CLIENT};
+
+    /// A redirect that sets a cookie its `Location` carries the value of
+    /// is a check minted for the visitor (PcapPlusPlus's
+    /// many-protocols.pcap 92: `s1=54A7E9363BBC000F`, its Location's
+    /// `ns_setsiteck=54A7E9363BBC000F`); one that forbids keeping itself
+    /// is asked for again (example.pcap 0's `301` with `max-age=0`).
+    /// Another cookie, a short value, or a lifetime are neither.
+    #[test]
+    fn a_redirects_cookie_and_freshness_are_read() {
+        let from = of_head(
+            b"GET /v60.js HTTP/1.1\r\nHost: b.scorecardresearch.com\r\n\r\n",
+            false,
+        )
+        .expect("asked");
+        let head = |fields: &str| {
+            format!(
+                "HTTP/1.1 302 Moved Temporarily\r\nLocation: /p?ns_m2=yes&ns_setsiteck=54A7E9363BBC000F\r\n{fields}\r\n"
+            )
+        };
+        let read =
+            |fields: &str| Location::of_response(head(fields).as_bytes(), &from).expect("resolves");
+        let checked = read("Set-Cookie: s1=54A7E9363BBC000F; expires=Thu, 31 Dec 2037 23:59:59 GMT; path=/\r\nCache-Control: private, no-cache, no-store\r\n");
+        assert!(checked.per_visitor && checked.uncacheable, "{checked:?}");
+        let other = read("Set-Cookie: lang=en-GB-oxendict; path=/\r\nSet-Cookie: a=1\r\n");
+        assert!(!other.per_visitor && !other.uncacheable, "{other:?}");
+        let kept = read("Cache-Control: max-age=3600\r\n");
+        assert!(!kept.uncacheable, "{kept:?}");
+        assert!(read("Cache-Control: public, max-age=0\r\n").uncacheable);
+        // A cookie whose value the Location carries among others.
+        assert!(read("Set-Cookie: x=1\r\nSet-Cookie: s1=54A7E9363BBC000F\r\n").per_visitor);
+    }
 
     fn asked(head: &str, https: bool) -> Asked {
         of_head(head.as_bytes(), https).expect("asks")

@@ -1493,6 +1493,12 @@ pub enum Detail {
         /// `Location` (a chain: `http://a` to `http://www.a` to
         /// `https://www.a`; the link should name the chain's end).
         redirected_again: Option<(u64, Box<str>)>,
+        /// The redirect set a cookie whose value its `Location` carries:
+        /// a check minted for this visitor, no moved page.
+        per_visitor: bool,
+        /// The redirect said it may not be kept (`Cache-Control`
+        /// `no-store`, `no-cache`, `max-age=0`).
+        uncacheable: bool,
     },
     /// A request waited for the authentication challenges it answered.
     HttpAuthChallenge {

@@ -3653,6 +3653,18 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              (a frame, a script); fix that hop's target. Linking to `{}` would not help: it leads back round.",
             shortened(location, 100)
         ),
+        // (A check minted for this visitor: no link or cache can stand in
+        // for it. PcapPlusPlus's many-protocols.pcap 92, an analytics
+        // counter's cookie test, told to link to its target.)
+        Detail::HttpRedirect {
+            per_visitor: true,
+            to_https: false,
+            ..
+        } => "This redirect set a cookie whose value its Location carries: a check minted for this visitor (an analytics \
+             counter's cookie test, a consent or session check), not a moved page. A visit that has the cookie skips it, so \
+             no link or cached redirect can stand in for it; where it holds up what users wait for, load it after the page \
+             (async, after onload), or use the service's mode without the redirect."
+            .into(),
         Detail::HttpRedirect {
             redirected_request,
             status,
@@ -3660,6 +3672,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             same_origin,
             to_https,
             redirected_again,
+            uncacheable,
             ..
         } => {
             let (method, target) = redirected_request
@@ -3708,11 +3721,24 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                      $uri/index.html`).{onward}"
                 )
             } else if *same_origin {
-                // (The link itself names the chain's end.)
+                // (The link itself names the chain's end.) A permanent
+                // redirect sent uncacheable is asked for on every visit
+                // (PcapPlusPlus's example.pcap 0: a site root's `301`
+                // with `max-age=0`, told browsers keep it).
+                let keep = if *uncacheable && matches!(status, 301 | 308) {
+                    format!(
+                        "This `{status}` was sent uncacheable (`Cache-Control` no-store, no-cache or max-age=0), so \
+                         browsers ask for it again on every visit: give it a freshness lifetime, or serve the page at the \
+                         URL asked (an internal rewrite), the site's root above all, which people type."
+                    )
+                } else {
+                    "A redirect that must stay should be cacheable: browsers keep a `301` or `308`, and ask again for a \
+                     `302` or `307` every time."
+                        .to_string()
+                };
                 format!(
                     "Link to `{target}` itself{via} instead of the URL that redirects to it (a moved page: update its links \
-                     and sitemaps). A redirect that must stay should be cacheable: browsers keep a `301` or `308`, and ask \
-                     again for a `302` or `307` every time."
+                     and sitemaps). {keep}"
                 )
             } else {
                 format!(
@@ -6200,6 +6226,47 @@ mod tests {
             "{stapled}"
         );
         assert!(!stapled.contains("staple OCSP"), "{stapled}");
+    }
+
+    /// A redirect's fix by what its head said (judged in session 83): a
+    /// cookie check minted for the visitor is no moved page to link
+    /// around (PcapPlusPlus's many-protocols.pcap 92); a site root's `301`
+    /// sent uncacheable is asked for on every visit, not kept
+    /// (example.pcap 0); a plain moved page keeps the usual words.
+    #[test]
+    fn a_redirects_fix_follows_its_cookie_and_freshness() {
+        let c = crate::test_support::report(80);
+        let with = |status: u16, per_visitor: bool, uncacheable: bool| {
+            let mut x = crate::test_support::finding(FindingKind::HttpRedirect, 36.9);
+            x.detail = Detail::HttpRedirect {
+                exchange: 1,
+                redirect_stream: 0,
+                redirected_request: Some("GET /".into()),
+                status,
+                location: "/home/0,7340,L-8,00.html".into(),
+                same_origin: true,
+                to_https: false,
+                new_connection: false,
+                by_url: true,
+                answer_ms: 30.0,
+                server_ms: 1.0,
+                turnaround_ms: 2.0,
+                slow_follow_ms: 0.0,
+                followed_before: 0,
+                redirected_again: None,
+                per_visitor,
+                uncacheable,
+            };
+            fix(&c, &x)
+        };
+        let check = with(302, true, true);
+        assert!(check.starts_with("This redirect set a cookie"), "{check}");
+        assert!(!check.contains("Link to"), "{check}");
+        let root = with(301, false, true);
+        assert!(root.contains("This `301` was sent uncacheable"), "{root}");
+        assert!(!root.contains("browsers keep a `301`"), "{root}");
+        let moved = with(301, false, false);
+        assert!(moved.contains("browsers keep a `301`"), "{moved}");
     }
 
     /// A client that opened no connection during its turn, where the

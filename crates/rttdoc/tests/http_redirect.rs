@@ -697,3 +697,73 @@ fn public_captures_redirects_agree_with_tshark() {
         assert_eq!(n, followed, "{name}: redirects followed");
     }
 }
+
+/// A redirect's own head says what it is (judged in session 83): on
+/// many-protocols.pcap, stream 92 followed a `302` (frame 2597, stream
+/// 90) that set the cookie `s1` and carried its value in its `Location`,
+/// an analytics counter's cookie test, no moved page to link around;
+/// stream 10's `301` from the site's root was sent with `max-age=0`,
+/// asked for on every visit, not kept. The heads are read from tshark's
+/// payload of the frames rttdoc cites.
+#[test]
+fn a_redirects_cookie_check_and_freshness_shape_its_fix() {
+    if !require(
+        "a_redirects_cookie_check_and_freshness_shape_its_fix",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let Some(capture) = public_capture(
+        "seladb-PcapPlusPlus",
+        "ExamplesTest__pcap_examples__many-protocols.pcap",
+    ) else {
+        return;
+    };
+    let head_of = |frame: u64| -> String {
+        let rows = tshark_fields(
+            &capture,
+            &[],
+            &format!("frame.number == {frame}"),
+            &["tcp.payload"],
+        );
+        let hex = rows[0][0].replace(':', "");
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let field = |head: &str, name: &str| -> Option<String> {
+        head.lines()
+            .find(|l| l.to_ascii_lowercase().starts_with(&format!("{name}:")))
+            .map(|l| l[name.len() + 1..].trim().to_string())
+    };
+    let doc = run_rttdoc_json(&capture);
+    let redirect_of = |stream: u64| -> serde_json::Value {
+        findings_of(&doc, "http_redirect")
+            .into_iter()
+            .find(|(s, _)| *s == stream)
+            .map(|(_, f)| f.clone())
+            .unwrap_or_else(|| panic!("no redirect on stream {stream}"))
+    };
+    // Stream 92's: the cookie's value in the Location.
+    let checked = redirect_of(92);
+    let head = head_of(checked["frames"][1].as_u64().unwrap());
+    assert!(head.starts_with("HTTP/1.1 302"), "{head}");
+    let cookie = field(&head, "set-cookie").expect("a Set-Cookie");
+    let value = cookie.split(';').next().unwrap().split_once('=').unwrap().1;
+    assert!(field(&head, "location").unwrap().contains(value), "{head}");
+    let fix = checked["fix"].as_str().unwrap();
+    assert!(fix.starts_with("This redirect set a cookie"), "{fix}");
+    assert!(!fix.contains("Link to"), "{fix}");
+    // Stream 10's: a 301 sent with max-age=0.
+    let root = redirect_of(10);
+    let head = head_of(root["frames"][1].as_u64().unwrap());
+    assert!(head.starts_with("HTTP/1.1 301"), "{head}");
+    assert!(
+        field(&head, "cache-control").unwrap().contains("max-age=0"),
+        "{head}"
+    );
+    let fix = root["fix"].as_str().unwrap();
+    assert!(fix.contains("This `301` was sent uncacheable"), "{fix}");
+}

@@ -150,6 +150,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .redirects_to
                 .clone()
                 .and_then(|to| Some((x.response_first?.frame, to))),
+            per_visitor: r.per_visitor,
+            uncacheable: r.uncacheable,
         };
         out.push(finding);
     }
