@@ -100,9 +100,11 @@ pub struct EndedConnection {
     /// The product its last request's `User-Agent` named first, hashed
     /// (0: none read).
     pub(crate) http_agent: u64,
-    /// Its client's TLS stack ([`crate::tls::TlsSession::client_stack`];
-    /// 0: no ClientHello read).
-    pub(crate) client_stack: u64,
+    /// Its client's TLS library ([`crate::tls::TlsSession::client_library`]:
+    /// its suites in order and its versions, which extensions shuffled per
+    /// hello by rustls and Chromium do not change; 0: no ClientHello
+    /// read).
+    pub(crate) client_library: u64,
     /// Its TLS server asked the client for a certificate
     /// (CertificateRequest: readable before TLS 1.3).
     pub certificate_requested: bool,
@@ -164,8 +166,8 @@ pub(crate) struct End {
     /// The product its last request's `User-Agent` named first (0: none
     /// read).
     pub http_agent: u64,
-    /// Its client's TLS stack (0: no ClientHello read).
-    pub client_stack: u64,
+    /// Its client's TLS library (0: no ClientHello read).
+    pub client_library: u64,
     /// Its last request's first segment, and its answer's last, if any.
     pub last: Option<(Stamp, Option<Stamp>)>,
     pub exchanges: u32,
@@ -246,7 +248,7 @@ impl Ends {
             server_name: end.server_name,
             http_origin: end.http_origin,
             http_agent: end.http_agent,
-            client_stack: end.client_stack,
+            client_library: end.client_library,
             certificate_requested: end.certificate_requested,
             requested_close: end.requested_close,
             answered_close: end.answered_close,
@@ -363,7 +365,7 @@ impl Ends {
     /// `client` to `server` could have reused, taken: the newest kept end
     /// of the route whose first FIN or RST came before the SYN, whose
     /// last answer came within [`WINDOW_NS`] before it, and whose client
-    /// was the same TLS stack where both hellos were read (`client_stack`:
+    /// was the same TLS library where both hellos were read (`client_library`:
     /// each library keeps its own connections, and the one it opened
     /// first has nothing of another's to reuse: nDPI's teams.pcap, the
     /// Teams client's own stack and the telemetry library beside it, one
@@ -375,7 +377,7 @@ impl Ends {
         client: IpAddr,
         server: Endpoint,
         syn: Stamp,
-        client_stack: u64,
+        client_library: u64,
     ) -> Option<EndedConnection> {
         let kept = self.by_route.get_mut(&(client, server.ip, server.port))?;
         // (In close order: the newest before the SYN is the last such.)
@@ -383,7 +385,9 @@ impl Ends {
             e.stream != stream
                 && e.first_close_ns <= syn.ts_ns
                 && syn.ts_ns.saturating_sub(e.last_answer.ts_ns) <= WINDOW_NS
-                && (e.client_stack == 0 || client_stack == 0 || e.client_stack == client_stack)
+                && (e.client_library == 0
+                    || client_library == 0
+                    || e.client_library == client_library)
         })?;
         kept.remove(at)
     }
@@ -421,7 +425,7 @@ mod tests {
             server_name: 7,
             http_origin: 0,
             http_agent: 0,
-            client_stack: 0,
+            client_library: 0,
             last,
             exchanges: u32::from(last.is_some()),
             close,
@@ -463,23 +467,23 @@ mod tests {
         );
     }
 
-    /// Each client stack keeps its own connections: a new connection of
-    /// one TLS stack takes the newest end of its own, passing another
-    /// stack's newer end; a hello not read (0) matches any.
+    /// Each client TLS library keeps its own connections: a new
+    /// connection of one takes the newest end of its own, passing
+    /// another's newer end; a hello not read (0) matches any.
     #[test]
-    fn a_new_connection_takes_an_end_of_its_own_client_stack() {
+    fn a_new_connection_takes_an_end_of_its_own_client_library() {
         let mut e = Ends::default();
-        let stack = |e: &mut Ends, stream: u64, answer_ms: i64, client_stack: u64| {
+        let stack = |e: &mut Ends, stream: u64, answer_ms: i64, client_library: u64| {
             let last = Some((at(answer_ms - 1), Some(at(answer_ms))));
             e.ended(End {
-                client_stack,
+                client_library,
                 ..closing(stream, CLIENT, last, at(answer_ms + 1))
             });
         };
         stack(&mut e, 1, 10, 0xa);
         stack(&mut e, 2, 20, 0xb);
-        let take = |e: &mut Ends, client_stack: u64| {
-            e.take_before(9, CLIENT, SERVER, at(30), client_stack)
+        let take = |e: &mut Ends, client_library: u64| {
+            e.take_before(9, CLIENT, SERVER, at(30), client_library)
                 .map(|x| x.stream)
         };
         assert_eq!(take(&mut e, 0xa), Some(1));

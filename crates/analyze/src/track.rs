@@ -2031,10 +2031,10 @@ fn note_end(
         close,
         by_server: closer == Direction::ServerToClient,
         reset: seg.flags.rst() && peer_alert.is_none(),
-        client_stack: conn
+        client_library: conn
             .tls
             .as_ref()
-            .and_then(|t| t.client_stack())
+            .and_then(|t| t.client_library())
             .unwrap_or(0),
         certificate_requested: conn.tls.as_ref().is_some_and(|t| t.certificate_requested()),
         requested_close: conn.exchanges.current_close,
@@ -2412,7 +2412,7 @@ fn take_previous(conn: &mut Connection, ends: &mut crate::reuse::Ends) {
                 syn,
                 conn.tls
                     .as_ref()
-                    .and_then(|t| t.client_stack())
+                    .and_then(|t| t.client_library())
                     .unwrap_or(0),
             )
             .map(Box::new);
