@@ -707,17 +707,9 @@ fn public_captures_redirects_agree_with_tshark() {
 /// payload of the frames rttdoc cites.
 #[test]
 fn a_redirects_cookie_check_and_freshness_shape_its_fix() {
-    if !require(
-        "a_redirects_cookie_check_and_freshness_shape_its_fix",
-        &["tshark"],
-        false,
-    ) {
-        return;
-    }
-    let Some(capture) = public_capture(
-        "seladb-PcapPlusPlus",
-        "ExamplesTest__pcap_examples__many-protocols.pcap",
-    ) else {
+    let Some(capture) =
+        many_protocols_with_tshark("a_redirects_cookie_check_and_freshness_shape_its_fix")
+    else {
         return;
     };
     let head_of = |frame: u64| -> String {

@@ -206,16 +206,8 @@ fn an_answer_begun_in_a_capture_loss_is_not_server_time() {
 /// within 1 ms, the Finished 20 ms or more before them on 51.
 #[test]
 fn a_handshake_whose_client_wrote_only_what_it_closed_behind_delayed_nothing() {
-    if !require(
+    let Some(capture) = many_protocols_with_tshark(
         "a_handshake_whose_client_wrote_only_what_it_closed_behind_delayed_nothing",
-        &["tshark"],
-        false,
-    ) {
-        return;
-    }
-    let Some(capture) = public_capture(
-        "seladb-PcapPlusPlus",
-        "ExamplesTest__pcap_examples__many-protocols.pcap",
     ) else {
         return;
     };

@@ -3999,17 +3999,9 @@ fn a_servers_own_calls_during_its_clients_wait_are_named() {
 /// then timed it (judged wrong at 41 ms of server time, session 81).
 #[test]
 fn a_request_queued_on_a_slow_uplink_is_no_server_time() {
-    if !require(
-        "a_request_queued_on_a_slow_uplink_is_no_server_time",
-        &["tshark"],
-        false,
-    ) {
-        return;
-    }
-    let Some(capture) = public_capture(
-        "seladb-PcapPlusPlus",
-        "ExamplesTest__pcap_examples__many-protocols.pcap",
-    ) else {
+    let Some(capture) =
+        many_protocols_with_tshark("a_request_queued_on_a_slow_uplink_is_no_server_time")
+    else {
         return;
     };
     let rows = tshark_fields(

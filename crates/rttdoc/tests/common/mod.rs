@@ -797,6 +797,20 @@ pub fn public_capture(project: &str, name: &str) -> Option<PathBuf> {
     None
 }
 
+/// PcapPlusPlus's many-protocols.pcap (a Windows browser's page loads,
+/// its DNS and its connections), for a test that reads it with tshark:
+/// None, said, where tshark or the public corpus is missing (in CI a
+/// failure).
+pub fn many_protocols_with_tshark(test: &str) -> Option<PathBuf> {
+    if !require(test, &["tshark"], false) {
+        return None;
+    }
+    public_capture(
+        "seladb-PcapPlusPlus",
+        "ExamplesTest__pcap_examples__many-protocols.pcap",
+    )
+}
+
 /// Browsers' plain HTTP from PcapPlusPlus's test data (wix.com's pages,
 /// a mix of protocols, 650 responses), and `more` of its files: what the
 /// tests of HTTP's follow-ups (challenges, preflights) compare with
