@@ -900,6 +900,23 @@ impl Connection {
         crate::reuse::name_hash(self.server_name())
     }
 
+    /// Its client's TLS library, hashed ([`crate::tls::TlsSession::client_library`];
+    /// 0: no ClientHello read): what keeps a pool of its own (reuse.rs).
+    pub(crate) fn client_library_hash(&self) -> u64 {
+        self.tls
+            .as_ref()
+            .and_then(|t| t.client_library())
+            .unwrap_or(0)
+    }
+
+    /// The origin its newest request named, hashed, else its first's (0:
+    /// none read).
+    pub(crate) fn asked_origin(&self) -> u64 {
+        self.exchanges
+            .current_asked
+            .map_or(self.exchanges.first_origin, |a| a.origin_hash())
+    }
+
     /// What a window's report says of its connection's TLS: the version
     /// and the server name (the labels a live output counts it under).
     pub(crate) fn tls_identity(&self) -> Option<Box<crate::model::TlsReport>> {

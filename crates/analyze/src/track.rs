@@ -2018,10 +2018,7 @@ fn note_end(
         client: conn.reuse_client(),
         server: conn.server,
         server_name: conn.server_name_hash(),
-        http_origin: conn
-            .exchanges
-            .current_asked
-            .map_or(conn.exchanges.first_origin, |a| a.origin_hash()),
+        http_origin: conn.asked_origin(),
         http_agent: match conn.exchanges.current_agent {
             0 => conn.exchanges.first_agent,
             agent => agent,
@@ -2031,11 +2028,7 @@ fn note_end(
         close,
         by_server: closer == Direction::ServerToClient,
         reset: seg.flags.rst() && peer_alert.is_none(),
-        client_library: conn
-            .tls
-            .as_ref()
-            .and_then(|t| t.client_library())
-            .unwrap_or(0),
+        client_library: conn.client_library_hash(),
         certificate_requested: conn.tls.as_ref().is_some_and(|t| t.certificate_requested()),
         requested_close: conn.exchanges.current_close,
         answered_close: conn.exchanges.current_answer_close,
@@ -2117,10 +2110,7 @@ fn sibling_origin(conn: &Connection) -> u64 {
     if let Some(name) = conn.server_name() {
         return crate::redirect::Asked::origin_of_server_name(name, port);
     }
-    let asked = conn
-        .exchanges
-        .current_asked
-        .map_or(conn.exchanges.first_origin, |a| a.origin_hash());
+    let asked = conn.asked_origin();
     if asked != 0 {
         return asked;
     }
@@ -2410,10 +2400,7 @@ fn take_previous(conn: &mut Connection, ends: &mut crate::reuse::Ends) {
                 conn.reuse_client(),
                 conn.server,
                 syn,
-                conn.tls
-                    .as_ref()
-                    .and_then(|t| t.client_library())
-                    .unwrap_or(0),
+                conn.client_library_hash(),
             )
             .map(Box::new);
     }

@@ -96,17 +96,19 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .as_ref()
             .is_some_and(|t| t.resumed == Some(false) && t.resumption_offered()),
         dialled_during: f.client_dials.map(|dials| {
-            // (On the client's clock: its dials are its own packets.)
-            let during = |t: i64| {
-                waits.iter().any(|w| {
-                    let (Some(a), Some(b)) = (f.record(w.from_frame), f.record(w.to_frame)) else {
-                        return false;
-                    };
-                    let from = f.on_clock_of(Direction::ClientToServer, a);
-                    from < t && t < b.ts_ns
+            // Each turn on the client's clock: its dials are its own
+            // packets.
+            let turns: Vec<(i64, i64)> = waits
+                .iter()
+                .filter_map(|w| {
+                    let (from, to) = (f.record(w.from_frame)?, f.record(w.to_frame)?);
+                    Some((f.on_clock_of(Direction::ClientToServer, from), to.ts_ns))
                 })
-            };
-            dials.iter().filter(|&&t| during(t)).count() as u32
+                .collect();
+            dials
+                .iter()
+                .filter(|&&t| turns.iter().any(|&(from, to)| from < t && t < to))
+                .count() as u32
         }),
     };
     x.waits = waits;

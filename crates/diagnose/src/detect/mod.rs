@@ -381,6 +381,21 @@ pub struct RequestIdle {
     pub sibling: Option<(u64, u64)>,
 }
 
+/// The frame of `dir`'s last TLS Finished (in the clear, or encrypted
+/// after its ChangeCipherSpec) captured before frame `before`.
+fn last_finished(tls: &crate::model::TlsReport, dir: Direction, before: u64) -> Option<u64> {
+    tls.messages
+        .iter()
+        .filter(|m| m.direction == dir && m.frame < before)
+        .rfind(|m| {
+            matches!(
+                m.message,
+                TlsMessage::Finished | TlsMessage::FinishedEncrypted
+            )
+        })
+        .map(|m| m.frame)
+}
+
 /// One turn of a TLS handshake ([`Facts::handshake_turns`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HandshakeTurn {
@@ -1298,6 +1313,24 @@ impl<'a> Facts<'a> {
         (idle.idle_ns > busy.max(rtt).max(rttdoc_analyze::READY_NS)).then_some(idle)
     }
 
+    /// The newest server data another of the client's connections
+    /// received after `since_ns`, as noted at one of this connection's
+    /// frames `at` picks (its re-sends, its SYNs sent again: the tracker
+    /// notes it at each): its `tcp.stream` and frame. The client's link
+    /// was up then, for some other flow.
+    pub fn heard_elsewhere_since(
+        &self,
+        since_ns: i64,
+        at: impl Fn(u64) -> bool,
+    ) -> Option<(u64, u64)> {
+        self.heard_at_resends
+            .iter()
+            .filter(|(frame, heard)| heard.ts_ns > since_ns && at(*frame))
+            .map(|(_, heard)| heard)
+            .max_by_key(|heard| heard.ts_ns)
+            .map(|heard| (heard.stream, heard.frame))
+    }
+
     /// The client closed the connection first (its FIN or RST before any
     /// of the server's) with its set-up done: the SYN-ACK in, and with
     /// TLS its Finished sent and the server's in (before TLS 1.3 and a
@@ -1329,16 +1362,7 @@ impl<'a> Facts<'a> {
         if !rttdoc_wire::tls::offers_http(&tls.alpn) {
             return false;
         }
-        let finished = |dir: Direction| {
-            tls.messages.iter().any(|m| {
-                m.direction == dir
-                    && m.frame < close
-                    && matches!(
-                        m.message,
-                        TlsMessage::Finished | TlsMessage::FinishedEncrypted
-                    )
-            })
-        };
+        let finished = |dir: Direction| last_finished(tls, dir, close).is_some();
         finished(Direction::ClientToServer)
             && (tls.version.is_some_and(|v| v.is_tls13()) || finished(Direction::ServerToClient))
     }
@@ -1374,20 +1398,7 @@ impl<'a> Facts<'a> {
         let Some(tls) = self.report.tls.as_ref().filter(|_| !answered) else {
             return false;
         };
-        let mine = |m: &&crate::model::TlsMessageRef| m.direction == client;
-        let Some(finished) = tls
-            .messages
-            .iter()
-            .rev()
-            .filter(mine)
-            .find(|m| {
-                matches!(
-                    m.message,
-                    TlsMessage::Finished | TlsMessage::FinishedEncrypted
-                )
-            })
-            .map(|m| m.frame)
-        else {
+        let Some(finished) = last_finished(tls, client, u64::MAX) else {
             return false;
         };
         let Some(close) = self.record(close_frame) else {
@@ -1421,17 +1432,8 @@ impl<'a> Facts<'a> {
         // up later waited; one still waiting for the server's Finished
         // when it closed waited too.
         let tls13 = tls.version.is_some_and(|v| v.is_tls13());
-        let server_finished = tls
-            .messages
-            .iter()
-            .filter(|m| m.direction == client.reverse() && m.frame < close.frame)
-            .rfind(|m| {
-                matches!(
-                    m.message,
-                    TlsMessage::Finished | TlsMessage::FinishedEncrypted
-                )
-            })
-            .and_then(|m| self.record(m.frame));
+        let server_finished =
+            last_finished(tls, client.reverse(), close.frame).and_then(|frame| self.record(frame));
         // When the handshake had ended for the client: its Finished, or
         // the server's arriving after it.
         let ended_ns = match server_finished {

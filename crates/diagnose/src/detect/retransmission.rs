@@ -1465,14 +1465,9 @@ fn heard_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<
         .filter_map(|(w, _)| f.record(w.from_frame))
         .map(|r| r.ts_ns)
         .min()?;
-    f.heard_at_resends
-        .iter()
-        .filter(|(resend, heard)| {
-            heard.ts_ns > began && stalls.iter().any(|(_, r)| r.frame == *resend)
-        })
-        .map(|(_, heard)| heard)
-        .max_by_key(|heard| heard.ts_ns)
-        .map(|heard| (heard.stream, heard.frame))
+    f.heard_elsewhere_since(began, |resend| {
+        stalls.iter().any(|(_, r)| r.frame == resend)
+    })
 }
 
 /// The longest the connection was quiet (no packet either way) before

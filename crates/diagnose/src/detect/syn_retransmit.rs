@@ -348,12 +348,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// between its first SYN and its last (noted at each SYN sent again).
 fn heard_while_dialling(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<(u64, u64)> {
     let first = syns.first()?.ts_ns;
-    f.heard_at_resends
-        .iter()
-        .filter(|(at, heard)| heard.ts_ns > first && syns[1..].iter().any(|s| s.frame == *at))
-        .map(|(_, heard)| heard)
-        .max_by_key(|heard| heard.ts_ns)
-        .map(|heard| (heard.stream, heard.frame))
+    f.heard_elsewhere_since(first, |at| syns[1..].iter().any(|s| s.frame == at))
 }
 
 /// The SYN-ACK the client's ACK of the handshake echoes (its TSval), when
