@@ -2807,13 +2807,20 @@ fn without_sack(c: &ConnectionReport) -> bool {
 /// Which SYN left SACK out, and so where to turn it on (nDPI's
 /// alexa-app.pcapng 108: the phone's SYN offered it, Amazon's SYN-ACK
 /// did not, and the Linux sysctl was the phone's to change).
-fn sack_refused_by(c: &ConnectionReport) -> &'static str {
-    if c.handshake.client_sack {
-        "the client's SYN offered it, the server's SYN-ACK (frame {syn_ack}) did not: turn it on at the server, or \
-         find the box on its way that strips the option"
+fn sack_refusal(c: &ConnectionReport) -> String {
+    let h = &c.handshake;
+    if h.client_sack {
+        format!(
+            "the client's SYN offered it, the server's SYN-ACK (frame {}) did not: turn it on at the server, or \
+             find the box on its way that strips the option",
+            h.syn_ack_frame.unwrap_or_default()
+        )
     } else {
-        "the client's SYN (frame {syn}) did not offer it: turn it on at the client (Linux: net.ipv4.tcp_sack=1; \
-         Windows has it on unless a policy turned it off), or find the box on its way that strips the option"
+        format!(
+            "the client's SYN (frame {}) did not offer it: turn it on at the client (Linux: net.ipv4.tcp_sack=1; \
+             Windows has it on unless a policy turned it off), or find the box on its way that strips the option",
+            h.syn_frame.unwrap_or_default()
+        )
     }
 }
 
@@ -2824,17 +2831,6 @@ fn tail_burst_advice(sender: Direction) -> &'static str {
         Direction::ServerToClient => "; avoid tiny bursts at the end of responses",
         Direction::ClientToServer => "",
     }
-}
-
-/// [`sack_refused_by`] with its frames.
-fn sack_refusal(c: &ConnectionReport) -> String {
-    let h = &c.handshake;
-    sack_refused_by(c)
-        .replace(
-            "{syn_ack}",
-            &h.syn_ack_frame.unwrap_or_default().to_string(),
-        )
-        .replace("{syn}", &h.syn_frame.unwrap_or_default().to_string())
 }
 
 /// What a server that greets late may be doing first.
