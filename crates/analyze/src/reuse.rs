@@ -15,7 +15,10 @@
 //! the newest end not yet taken whose close was captured before its SYN
 //! and whose last answer came at most [`WINDOW_NS`] before that SYN: one
 //! ended connection stands for one new one (a client with twenty
-//! connections that each close and reopen replaces each once). Its facts
+//! connections that each close and reopen replaces each once). A close
+//! captured after the take (the server's FIN that crossed the client's,
+//! behind a request sent the moment the answer was in) still reaches the
+//! taken end until the connection that took it is handed on. Its facts
 //! keep it only when both asked for the same TLS server name, or neither
 //! did, and their HTTP requests named the same origin where both were
 //! read (a browser keeps HTTP/1.1 connections per origin: one to
@@ -197,6 +200,11 @@ pub(crate) struct Ends {
     /// time, last answer's time, route, stream), oldest first, at most
     /// [`RECENT_CLOSES`].
     recent_client_closes: VecDeque<(i64, i64, Route, u64)>,
+    /// The ends new connections took, by their stream, until the
+    /// connection that took each is handed on ([`Ends::settle`]): a close
+    /// captured after the take (the server's FIN that crossed the client's,
+    /// behind the new connection's request) still says who closed.
+    taken: FxHashMap<u64, EndedConnection>,
 }
 
 /// Client closes kept for [`Ends::closes_with`]: 20 ms of a busy server's
@@ -292,6 +300,7 @@ impl Ends {
                 .by_route
                 .get_mut(&(client, server, port))
                 .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == other))
+                .or_else(|| self.taken.get_mut(&other))
             {
                 e.closed_at_once += 1;
                 e.closed_together += apart as u32;
@@ -325,10 +334,12 @@ impl Ends {
         on_its_own: bool,
         reply_ns: Option<i64>,
     ) {
-        let Some(kept) = self.by_route.get_mut(&(client, server.ip, server.port)) else {
-            return;
-        };
-        let Some(e) = kept.iter_mut().rev().find(|e| e.stream == stream) else {
+        let route = (client, server.ip, server.port);
+        let kept = self
+            .by_route
+            .get_mut(&route)
+            .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == stream));
+        let Some(e) = kept.or_else(|| self.taken.get_mut(&stream)) else {
             return;
         };
         if by_server {
@@ -389,7 +400,16 @@ impl Ends {
                     || client_library == 0
                     || e.client_library == client_library)
         })?;
-        kept.remove(at)
+        let e = kept.remove(at)?;
+        self.taken.insert(e.stream, e);
+        Some(e)
+    }
+
+    /// The end a connection took ([`Ends::take_before`]), `previous` its
+    /// stream, as its closes are known now that the connection is handed
+    /// on; forgotten here.
+    pub fn settle(&mut self, previous: u64) -> Option<EndedConnection> {
+        self.taken.remove(&previous)
     }
 }
 
@@ -557,6 +577,28 @@ mod tests {
         assert_eq!(found.server_close_ns, Some(at(22).ts_ns));
     }
 
+    /// The server's FIN that crossed the client's can be captured after a
+    /// new connection took the end (its request left the moment the
+    /// answer was in: the live lab's tls12-resumed): the taken end still
+    /// learns who closed, and the connection that took it has it when it
+    /// is handed on, once.
+    #[test]
+    fn a_close_captured_after_the_take_still_says_who_closed() {
+        let mut e = Ends::default();
+        end(&mut e, 1, 10, 11);
+        let taken = e.take_before(9, CLIENT, SERVER, at(11), 0).unwrap();
+        assert!(!taken.closed_by_server);
+        e.closed_too(1, CLIENT, SERVER, at(12), true, true, Some(MS));
+        let settled = e.settle(1).unwrap();
+        assert_eq!((settled.close, settled.closed_by_server), (at(12), true));
+        assert_eq!(settled.server_close_ns, Some(at(12).ts_ns));
+        assert_eq!(e.settle(1), None);
+        // Not taken again meanwhile.
+        end(&mut e, 2, 20, 21);
+        e.take_before(10, CLIENT, SERVER, at(30), 0).unwrap();
+        assert_eq!(e.take_before(11, CLIENT, SERVER, at(30), 0), None);
+        assert_eq!(e.settle(2).map(|x| x.closed_by_server), Some(false));
+    }
     #[test]
     fn a_server_fin_long_after_a_lost_client_fin_did_not_close_the_connection() {
         // skype.pcap's 67: the client's FIN at 31 was lost; the server's,

@@ -940,6 +940,12 @@ impl<'s> Tracker<'s> {
                 );
             }
         }
+        // The end it took, with the closes captured since (reuse.rs).
+        if let Some(p) = c.previous.as_deref_mut() {
+            if let Some(now) = self.calls.ends.settle(p.stream) {
+                *p = now;
+            }
+        }
         // Its client's data sent before the client's uplink rate was
         // known: the waits replayed when it became known (uplink_load.rs).
         if c.detect {
