@@ -909,6 +909,24 @@ impl Connection {
             .unwrap_or(0)
     }
 
+    /// The pool of connections it belongs to (reuse.rs), by its first
+    /// request (what a new connection is) or by its newest (what an ended
+    /// one was).
+    pub(crate) fn reuse_pool(&self, by_first_request: bool) -> crate::reuse::Pool {
+        let x = &self.exchanges;
+        let (http_origin, http_agent) = match (by_first_request, x.current_agent) {
+            (true, _) => (x.first_origin, x.first_agent),
+            (false, 0) => (self.asked_origin(), x.first_agent),
+            (false, agent) => (self.asked_origin(), agent),
+        };
+        crate::reuse::Pool {
+            server_name: self.server_name_hash(),
+            http_origin,
+            http_agent,
+            client_library: self.client_library_hash(),
+        }
+    }
+
     /// The origin its newest request named, hashed, else its first's (0:
     /// none read).
     pub(crate) fn asked_origin(&self) -> u64 {

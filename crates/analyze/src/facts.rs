@@ -356,15 +356,7 @@ impl Connection {
             too_big: std::mem::take(&mut c.too_big),
             // (The windows took theirs.)
             h2_credit_stalls: c.exchanges.take_h2_credit_stalls(0..=u64::MAX),
-            // (Another TLS name, or another origin its requests named, is
-            // another site's connection; another User-Agent, another
-            // program's.)
-            previous: c.previous.take().filter(|p| {
-                let (origin, agent) = (c.exchanges.first_origin, c.exchanges.first_agent);
-                p.server_name == c.server_name_hash()
-                    && (p.http_origin == 0 || origin == 0 || p.http_origin == origin)
-                    && (p.http_agent == 0 || agent == 0 || p.http_agent == agent)
-            }),
+            previous: c.previous.take(),
             client_false_starts: c.client_false_starts,
             sibling_request: c.sibling_request,
             one_way_capture: c.one_way_capture,

@@ -10,24 +10,16 @@
 //! the answer was in before the end (a connection closed while its
 //! request waited, or never asked anything, could not have been reused),
 //! keyed by the route a reuse needs (the client's address, the server's
-//! address and port). When a new connection of that route is seen open
-//! (its SYN, then the SYN-ACK or its first packet after the SYN), it takes
-//! the newest end not yet taken whose close was captured before its SYN
+//! address and port). When a new connection of that route (its SYN
+//! captured) sends its first request, it takes the newest end not yet taken whose close was captured before its SYN
 //! and whose last answer came at most [`WINDOW_NS`] before that SYN: one
 //! ended connection stands for one new one (a client with twenty
 //! connections that each close and reopen replaces each once). A close
 //! captured after the take (the server's FIN that crossed the client's,
 //! behind a request sent the moment the answer was in) still reaches the
-//! taken end until the connection that took it is handed on. Its facts
-//! keep it only when both asked for the same TLS server name, or neither
-//! did, and their HTTP requests named the same origin where both were
-//! read (a browser keeps HTTP/1.1 connections per origin: one to
-//! kelowna.craigslist.ca is not one to kelowna.en.craigslist.ca on the
-//! same address) and the same product first in their `User-Agent` where
-//! both sent one (each program keeps its own connections: nDPI's
-//! netflix.pcap, an iPhone's Netflix app and its media player,
-//! `AppleCoreMedia`, fetching from one server, neither able to use the
-//! other's).
+//! taken end until the connection that took it is handed on. The end
+//! taken is one the same pool could hold ([`Pool`]: the same TLS server
+//! name, origin, program and TLS library).
 //!
 //! Bounded: per route the newest [`PER_ROUTE`] ends, over all routes the
 //! ends of the last [`WINDOW_NS`] of capture time and at most [`KEPT`].
@@ -95,19 +87,9 @@ pub struct EndedConnection {
     pub server_close_ns: Option<i64>,
     /// When its first FIN or RST was captured.
     first_close_ns: i64,
-    /// The TLS server name's hash (0: no TLS, or no name).
-    pub(crate) server_name: u64,
-    /// The origin its last request named, hashed
-    /// ([`crate::redirect::Asked::origin_hash`]; 0: none read).
-    pub(crate) http_origin: u64,
-    /// The product its last request's `User-Agent` named first, hashed
-    /// (0: none read).
-    pub(crate) http_agent: u64,
-    /// Its client's TLS library ([`crate::tls::TlsSession::client_library`]:
-    /// its suites in order and its versions, which extensions shuffled per
-    /// hello by rustls and Chromium do not change; 0: no ClientHello
-    /// read).
-    pub(crate) client_library: u64,
+    /// The pool it belonged to: its TLS server name, its last request's
+    /// origin and `User-Agent`, its client's TLS library.
+    pub(crate) pool: Pool,
     /// Its TLS server asked the client for a certificate
     /// (CertificateRequest: readable before TLS 1.3).
     pub certificate_requested: bool,
@@ -162,15 +144,8 @@ pub(crate) struct End {
     pub stream: u64,
     pub client: IpAddr,
     pub server: Endpoint,
-    /// [`name_hash`] of its TLS server name.
-    pub server_name: u64,
-    /// The origin its last request named (0: none read).
-    pub http_origin: u64,
-    /// The product its last request's `User-Agent` named first (0: none
-    /// read).
-    pub http_agent: u64,
-    /// Its client's TLS library (0: no ClientHello read).
-    pub client_library: u64,
+    /// The pool it belonged to.
+    pub pool: Pool,
     /// Its last request's first segment, and its answer's last, if any.
     pub last: Option<(Stamp, Option<Stamp>)>,
     pub exchanges: u32,
@@ -185,6 +160,41 @@ pub(crate) struct End {
     pub answered_close: Option<crate::model::RequestedClose>,
     /// The client's first acknowledgment of its last answer's end.
     pub answer_acked_ns: Option<i64>,
+}
+
+/// What a client keeps a pool of connections by, beyond the route, each
+/// hashed (0: not read). A browser keeps HTTP/1.1 connections per origin:
+/// one to kelowna.craigslist.ca is not one to kelowna.en.craigslist.ca on
+/// the same address. Each program keeps its own: nDPI's netflix.pcap, an
+/// iPhone's Netflix app and its media player (`AppleCoreMedia`, first in
+/// its `User-Agent`) fetching from one server, neither able to use the
+/// other's; nDPI's teams.pcap, the Teams client's own TLS library and the
+/// telemetry library beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Pool {
+    /// [`name_hash`] of the TLS server name (0: no TLS, or no name).
+    pub server_name: u64,
+    /// The origin a request named ([`crate::redirect::Asked::origin_hash`]).
+    pub http_origin: u64,
+    /// The product a request's `User-Agent` named first.
+    pub http_agent: u64,
+    /// The client's TLS library ([`crate::tls::TlsSession::client_library`]:
+    /// its suites in order and its versions, which extensions shuffled per
+    /// hello by rustls and Chromium do not change).
+    pub client_library: u64,
+}
+
+impl Pool {
+    /// One pool could hold both: the same TLS server name (or neither
+    /// asked for one), and the same origin, product and TLS library
+    /// where both were read.
+    fn holds_both(&self, other: &Pool) -> bool {
+        let same = |a: u64, b: u64| a == 0 || b == 0 || a == b;
+        self.server_name == other.server_name
+            && same(self.http_origin, other.http_origin)
+            && same(self.http_agent, other.http_agent)
+            && same(self.client_library, other.client_library)
+    }
 }
 
 /// The route a reuse needs: client address, server address and port.
@@ -253,10 +263,7 @@ impl Ends {
             client_close_ns: (!end.by_server).then_some(end.close.ts_ns),
             server_close_ns: end.by_server.then_some(end.close.ts_ns),
             first_close_ns: end.close.ts_ns,
-            server_name: end.server_name,
-            http_origin: end.http_origin,
-            http_agent: end.http_agent,
-            client_library: end.client_library,
+            pool: end.pool,
             certificate_requested: end.certificate_requested,
             requested_close: end.requested_close,
             answered_close: end.answered_close,
@@ -375,20 +382,20 @@ impl Ends {
     /// The connection a new one (`stream`, its first SYN at `syn`) of
     /// `client` to `server` could have reused, taken: the newest kept end
     /// of the route whose first FIN or RST came before the SYN, whose
-    /// last answer came within [`WINDOW_NS`] before it, and whose client
-    /// was the same TLS library where both hellos were read (`client_library`:
-    /// each library keeps its own connections, and the one it opened
-    /// first has nothing of another's to reuse: nDPI's teams.pcap, the
-    /// Teams client's own stack and the telemetry library beside it, one
-    /// server, each opening its connections; the first request to leave,
-    /// the other stack's, took the end that was the second's).
+    /// last answer came within [`WINDOW_NS`] before it, and whose pool
+    /// could hold the new one ([`Pool`]). Asked at the new connection's
+    /// first request, when its pool is read: an end that only another
+    /// pool's connection could take is left for its own (nDPI's
+    /// teams.pcap, the two libraries each opening connections to one
+    /// server; the first request to leave, the other library's, had taken
+    /// the end that was the second's).
     pub fn take_before(
         &mut self,
         stream: u64,
         client: IpAddr,
         server: Endpoint,
         syn: Stamp,
-        client_library: u64,
+        pool: Pool,
     ) -> Option<EndedConnection> {
         let kept = self.by_route.get_mut(&(client, server.ip, server.port))?;
         // (In close order: the newest before the SYN is the last such.)
@@ -396,9 +403,7 @@ impl Ends {
             e.stream != stream
                 && e.first_close_ns <= syn.ts_ns
                 && syn.ts_ns.saturating_sub(e.last_answer.ts_ns) <= WINDOW_NS
-                && (e.client_library == 0
-                    || client_library == 0
-                    || e.client_library == client_library)
+                && e.pool.holds_both(&pool)
         })?;
         let e = kept.remove(at)?;
         self.taken.insert(e.stream, e);
@@ -427,6 +432,14 @@ mod tests {
     }
 
     const CLIENT: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+    /// The pool of the ends `closing` makes: a TLS server name's.
+    const NAMED: Pool = Pool {
+        server_name: 7,
+        http_origin: 0,
+        http_agent: 0,
+        client_library: 0,
+    };
+
     const SERVER: Endpoint = Endpoint {
         ip: IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 2)),
         port: 443,
@@ -442,10 +455,7 @@ mod tests {
             stream,
             client,
             server: SERVER,
-            server_name: 7,
-            http_origin: 0,
-            http_agent: 0,
-            client_library: 0,
+            pool: NAMED,
             last,
             exchanges: u32::from(last.is_some()),
             close,
@@ -471,18 +481,22 @@ mod tests {
         end(&mut e, 3, 40, 41);
         // Another port or client: nothing.
         let other = Endpoint { port: 80, ..SERVER };
-        assert_eq!(e.take_before(9, CLIENT, other, at(30), 0), None);
-        assert_eq!(e.take_before(9, SERVER.ip, SERVER, at(30), 0), None);
-        let found = e.take_before(9, CLIENT, SERVER, at(30), 0).unwrap();
-        assert_eq!((found.stream, found.server_name), (2, 7));
+        assert_eq!(e.take_before(9, CLIENT, other, at(30), NAMED), None);
+        assert_eq!(e.take_before(9, SERVER.ip, SERVER, at(30), NAMED), None);
+        let found = e.take_before(9, CLIENT, SERVER, at(30), NAMED).unwrap();
+        assert_eq!((found.stream, found.pool.server_name), (2, 7));
         // Taken: the next new connection gets the one before.
         assert_eq!(
-            e.take_before(10, CLIENT, SERVER, at(30), 0).unwrap().stream,
+            e.take_before(10, CLIENT, SERVER, at(30), NAMED)
+                .unwrap()
+                .stream,
             1
         );
-        assert_eq!(e.take_before(11, CLIENT, SERVER, at(30), 0), None);
+        assert_eq!(e.take_before(11, CLIENT, SERVER, at(30), NAMED), None);
         assert_eq!(
-            e.take_before(11, CLIENT, SERVER, at(50), 0).unwrap().stream,
+            e.take_before(11, CLIENT, SERVER, at(50), NAMED)
+                .unwrap()
+                .stream,
             3
         );
     }
@@ -496,14 +510,21 @@ mod tests {
         let stack = |e: &mut Ends, stream: u64, answer_ms: i64, client_library: u64| {
             let last = Some((at(answer_ms - 1), Some(at(answer_ms))));
             e.ended(End {
-                client_library,
+                pool: Pool {
+                    client_library,
+                    ..NAMED
+                },
                 ..closing(stream, CLIENT, last, at(answer_ms + 1))
             });
         };
         stack(&mut e, 1, 10, 0xa);
         stack(&mut e, 2, 20, 0xb);
         let take = |e: &mut Ends, client_library: u64| {
-            e.take_before(9, CLIENT, SERVER, at(30), client_library)
+            let pool = Pool {
+                client_library,
+                ..NAMED
+            };
+            e.take_before(9, CLIENT, SERVER, at(30), pool)
                 .map(|x| x.stream)
         };
         assert_eq!(take(&mut e, 0xa), Some(1));
@@ -512,6 +533,36 @@ mod tests {
         assert_eq!(take(&mut e, 0), Some(3));
         assert_eq!(take(&mut e, 0xc), None);
         assert_eq!(take(&mut e, 0xb), Some(2));
+    }
+
+    /// A new connection passes the ends another pool's connections left
+    /// (another origin, another program, another TLS name), which stay
+    /// for their own; what either did not read (0) matches.
+    #[test]
+    fn a_new_connection_takes_an_end_its_pool_could_hold() {
+        let mut e = Ends::default();
+        let pool = |http_origin: u64, http_agent: u64| Pool {
+            http_origin,
+            http_agent,
+            ..NAMED
+        };
+        for (stream, answer_ms, pool) in [(1, 10, pool(0xa, 1)), (2, 20, pool(0xb, 1))] {
+            let last = Some((at(answer_ms - 1), Some(at(answer_ms))));
+            e.ended(End {
+                pool,
+                ..closing(stream, CLIENT, last, at(answer_ms + 1))
+            });
+        }
+        let take = |e: &mut Ends, pool: Pool| e.take_before(9, CLIENT, SERVER, at(30), pool);
+        let unnamed = Pool {
+            server_name: 0,
+            ..pool(0xa, 1)
+        };
+        assert_eq!(take(&mut e, unnamed), None);
+        assert_eq!(take(&mut e, pool(0xa, 2)), None);
+        assert_eq!(take(&mut e, pool(0xa, 1)).map(|x| x.stream), Some(1));
+        assert_eq!(take(&mut e, pool(0, 0)).map(|x| x.stream), Some(2));
+        assert_eq!(take(&mut e, pool(0, 0)), None);
     }
 
     /// A client's closes within 20 ms of its connections to one server
@@ -546,7 +597,7 @@ mod tests {
         // 21 ms after 4's close.
         end(&mut e, 6, 2_000, 5_024);
         let together = |e: &mut Ends, stream: u64, server: Endpoint| {
-            e.take_before(stream + 100, CLIENT, server, at(6_000), 0)
+            e.take_before(stream + 100, CLIENT, server, at(6_000), NAMED)
                 .map(|x| (x.stream, x.closed_together))
         };
         assert_eq!(together(&mut e, 6, SERVER), Some((6, 0)));
@@ -564,7 +615,7 @@ mod tests {
         // The client's FIN first (at 11), the server's (not acknowledging
         // it) at 12: the server closed it. The first close still orders.
         e.closed_too(1, CLIENT, SERVER, at(12), true, true, Some(MS));
-        let found = e.take_before(9, CLIENT, SERVER, at(11), 0).unwrap();
+        let found = e.take_before(9, CLIENT, SERVER, at(11), NAMED).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(12), true));
         let both = (found.client_close_ns, found.server_close_ns);
         assert_eq!(both, (Some(at(11).ts_ns), Some(at(12).ts_ns)));
@@ -572,7 +623,7 @@ mod tests {
         // nothing but when it closed.
         end(&mut e, 2, 20, 21);
         e.closed_too(2, CLIENT, SERVER, at(22), true, false, Some(MS));
-        let found = e.take_before(9, CLIENT, SERVER, at(30), 0).unwrap();
+        let found = e.take_before(9, CLIENT, SERVER, at(30), NAMED).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(21), false));
         assert_eq!(found.server_close_ns, Some(at(22).ts_ns));
     }
@@ -586,7 +637,7 @@ mod tests {
     fn a_close_captured_after_the_take_still_says_who_closed() {
         let mut e = Ends::default();
         end(&mut e, 1, 10, 11);
-        let taken = e.take_before(9, CLIENT, SERVER, at(11), 0).unwrap();
+        let taken = e.take_before(9, CLIENT, SERVER, at(11), NAMED).unwrap();
         assert!(!taken.closed_by_server);
         e.closed_too(1, CLIENT, SERVER, at(12), true, true, Some(MS));
         let settled = e.settle(1).unwrap();
@@ -595,8 +646,8 @@ mod tests {
         assert_eq!(e.settle(1), None);
         // Not taken again meanwhile.
         end(&mut e, 2, 20, 21);
-        e.take_before(10, CLIENT, SERVER, at(30), 0).unwrap();
-        assert_eq!(e.take_before(11, CLIENT, SERVER, at(30), 0), None);
+        e.take_before(10, CLIENT, SERVER, at(30), NAMED).unwrap();
+        assert_eq!(e.take_before(11, CLIENT, SERVER, at(30), NAMED), None);
         assert_eq!(e.settle(2).map(|x| x.closed_by_server), Some(false));
     }
     #[test]
@@ -608,7 +659,7 @@ mod tests {
         let mut e = Ends::default();
         end(&mut e, 3, 30, 31);
         e.closed_too(3, CLIENT, SERVER, at(40), true, true, Some(MS));
-        let found = e.take_before(9, CLIENT, SERVER, at(50), 0).unwrap();
+        let found = e.take_before(9, CLIENT, SERVER, at(50), NAMED).unwrap();
         assert_eq!((found.close, found.closed_by_server), (at(31), false));
         assert_eq!(found.server_close_ns, Some(at(40).ts_ns));
         // Within the round trip (and where it is unknown), it closed on
@@ -617,7 +668,7 @@ mod tests {
             let mut e = Ends::default();
             end(&mut e, 4, 30, 31);
             e.closed_too(4, CLIENT, SERVER, at(close), true, true, reply);
-            let found = e.take_before(9, CLIENT, SERVER, at(50), 0).unwrap();
+            let found = e.take_before(9, CLIENT, SERVER, at(50), NAMED).unwrap();
             assert!(found.closed_by_server);
         }
     }
@@ -629,7 +680,7 @@ mod tests {
         end(&mut e, 1, 50, 40);
         e.ended(closing(1, CLIENT, Some((at(5), None)), at(10)));
         e.ended(closing(1, CLIENT, None, at(10)));
-        assert_eq!(e.take_before(9, CLIENT, SERVER, at(100), 0), None);
+        assert_eq!(e.take_before(9, CLIENT, SERVER, at(100), NAMED), None);
     }
 
     #[test]
@@ -637,7 +688,7 @@ mod tests {
         let mut e = Ends::default();
         end(&mut e, 1, 10, 11);
         let late = at(10 + WINDOW_NS / 1_000_000 + 1);
-        assert_eq!(e.take_before(9, CLIENT, SERVER, late, 0), None);
+        assert_eq!(e.take_before(9, CLIENT, SERVER, late, NAMED), None);
         // Another client's end a window later expires the first.
         let later = at(11 + WINDOW_NS / 1_000_000 + 1);
         e.ended(closing(2, SERVER.ip, Some((later, Some(later))), later));

@@ -2023,18 +2023,12 @@ fn note_end(
         stream: conn.stream,
         client: conn.reuse_client(),
         server: conn.server,
-        server_name: conn.server_name_hash(),
-        http_origin: conn.asked_origin(),
-        http_agent: match conn.exchanges.current_agent {
-            0 => conn.exchanges.first_agent,
-            agent => agent,
-        },
+        pool: conn.reuse_pool(false),
         last,
         exchanges: conn.exchanges.total,
         close,
         by_server: closer == Direction::ServerToClient,
         reset: seg.flags.rst() && peer_alert.is_none(),
-        client_library: conn.client_library_hash(),
         certificate_requested: conn.tls.as_ref().is_some_and(|t| t.certificate_requested()),
         requested_close: conn.exchanges.current_close,
         answered_close: conn.exchanges.current_answer_close,
@@ -2406,7 +2400,7 @@ fn take_previous(conn: &mut Connection, ends: &mut crate::reuse::Ends) {
                 conn.reuse_client(),
                 conn.server,
                 syn,
-                conn.client_library_hash(),
+                conn.reuse_pool(true),
             )
             .map(Box::new);
     }
