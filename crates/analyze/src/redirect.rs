@@ -95,7 +95,8 @@ impl UrlHash {
 }
 
 /// What an HTTP/1.x request asked for, hashed: its origin, its URL, and
-/// the directory a relative `Location` is resolved in.
+/// the directory a relative `Location` is resolved in; and the page that
+/// asked for it (its `Referer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Asked {
     https: bool,
@@ -103,6 +104,14 @@ pub struct Asked {
     url: UrlHash,
     /// The origin and the path up to its last `/`.
     directory: UrlHash,
+    /// Its `Referer`'s URL, hashed as a URL asked for is (0: none).
+    referer_url: u64,
+    /// It was another site's: its `Referer` names a page of a site other
+    /// than its host's ([`site_of`]), and it asked for no page (its
+    /// `Sec-Fetch-Dest`, else its `Accept`, names no document): an
+    /// image, script or frame a page loads from another site, an ad's or
+    /// an analytics tag's.
+    third_party: bool,
 }
 
 impl Asked {
@@ -126,7 +135,14 @@ impl Asked {
         }
         let host = crate::exchange::header_value(head, b"host")?;
         let (host, port) = split_port(host, https)?;
-        Some(Asked::at(https, UrlHash::origin(https, host, port), target))
+        let mut asked = Asked::at(https, UrlHash::origin(https, host, port), target);
+        if let Some(referer) = crate::exchange::header_value(head, b"referer")
+            .and_then(|r| Absolute::parse(without_fragment(r)))
+        {
+            asked.referer_url = referer.asked().url.0;
+            asked.third_party = site_of(referer.host) != site_of(host) && !asks_for_a_page(head);
+        }
+        Some(asked)
     }
 
     /// The URL an HTTP/2 request asks for, from its header block's
@@ -154,6 +170,8 @@ impl Asked {
             origin,
             url: directory.feed(&path[dir_end..]),
             directory,
+            referer_url: 0,
+            third_party: false,
         }
     }
 
@@ -181,6 +199,45 @@ impl Asked {
     }
 }
 
+/// The site a host belongs to, as a browser's cookies and `Referer`
+/// policy see it: its registrable domain, the last two labels, or three
+/// under a country's second level (`ynet.co.il`, `bbc.co.uk`); an
+/// address is its own. (Public-suffix rules beyond these are not kept:
+/// two hosts under one such suffix may count as one site.)
+fn site_of(host: &[u8]) -> Vec<u8> {
+    let host = host.to_ascii_lowercase();
+    let host = host.strip_suffix(b".").unwrap_or(&host);
+    if host.starts_with(b"[") || host.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
+        return host.to_vec();
+    }
+    let labels: Vec<&[u8]> = host.split(|&b| b == b'.').collect();
+    let n = labels.len();
+    let country_second_level = n >= 3
+        && labels[n - 1].len() == 2
+        && matches!(
+            labels[n - 2],
+            b"co" | b"com" | b"net" | b"org" | b"ac" | b"gov" | b"edu" | b"ne" | b"or" | b"go"
+        );
+    let keep = if country_second_level { 3 } else { 2 };
+    labels[n.saturating_sub(keep)..].join(&b'.')
+}
+
+/// Whether a request head asks for a page to show: its
+/// `Sec-Fetch-Dest` says `document`, or, without one, its `Accept`
+/// names `text/html` (a browser's navigation; an image's or a script's
+/// does not). A head with neither may be anything, and counts as one.
+fn asks_for_a_page(head: &[u8]) -> bool {
+    if let Some(dest) = crate::exchange::header_value(head, b"sec-fetch-dest") {
+        return dest.trim_ascii().eq_ignore_ascii_case(b"document");
+    }
+    crate::exchange::header_value(head, b"accept").is_none_or(|accept| {
+        accept
+            .to_ascii_lowercase()
+            .windows(9)
+            .any(|w| w == b"text/html")
+    })
+}
+
 /// A `Location` resolved against the URL its request asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
@@ -204,18 +261,36 @@ pub struct Location {
     /// browsers would keep is asked for again on every visit
     /// (PcapPlusPlus's example.pcap 0, judged in session 83).
     pub uncacheable: bool,
+    /// It sends the client back to the page that asked (its request's
+    /// `Referer`): a loop through that page, which loads a URL
+    /// redirecting to itself (PcapPlusPlus's http-packets2.pcap 6: a
+    /// frame on www.bowlsbybruno.com loading wix.com, sent back there).
+    pub back_to_referrer: bool,
+    /// Its request was another site's ([`Asked`]'s `third_party`): the
+    /// redirect is that service's own, which no link of the page's can
+    /// skip (many-protocols.pcap 52 and 61: an ad tag's conversion
+    /// chain, doubleclick.net to google.com to google.co.il, loaded by
+    /// ynet.co.il).
+    pub third_party: bool,
 }
 
-/// The value of a `Set-Cookie` field (`name=value; attributes`), when it
-/// is long enough to be a token (8 bytes or more) and appears in
-/// `location`.
+/// Whether the value of a `Set-Cookie` field (`name=value;
+/// attributes`), or a token in it long enough to be an identifier (8
+/// letters, digits, `-` or `_` or more), appears in `location`. (Values
+/// wrap their identifier: Adobe's `s_vi=[CS]v1|2A53F49B0530BBA9-600003002005293E[CE]`
+/// with `vidn=2A53F49B0530BBA9-600003002005293E` in its Location,
+/// many-protocols.pcap 93.)
 fn cookie_in(set_cookie: &[u8], location: &[u8]) -> bool {
     let pair = set_cookie.split(|&b| b == b';').next().unwrap_or_default();
     let Some(eq) = pair.iter().position(|&b| b == b'=') else {
         return false;
     };
     let value = pair[eq + 1..].trim_ascii();
-    value.len() >= 8 && location.windows(value.len()).any(|w| w == value)
+    let carried = |v: &[u8]| v.len() >= 8 && location.windows(v.len()).any(|w| w == v);
+    carried(value)
+        || value
+            .split(|b| !(b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_'))
+            .any(carried)
 }
 
 /// A `Cache-Control` value that forbids keeping the answer as it is.
@@ -274,6 +349,8 @@ impl Location {
             to_https: https && !asked.https,
             per_visitor: false,
             uncacheable: false,
+            back_to_referrer: asked.referer_url != 0 && url.0 == asked.referer_url,
+            third_party: asked.third_party,
         })
     }
 }
@@ -402,6 +479,11 @@ pub struct FollowedRedirect {
     pub per_visitor: bool,
     /// It said it may not be kept ([`Location::uncacheable`]).
     pub uncacheable: bool,
+    /// It sent the client back to the page that asked
+    /// ([`Location::back_to_referrer`]).
+    pub back_to_referrer: bool,
+    /// Its request was another site's ([`Location::third_party`]).
+    pub third_party: bool,
     /// When the follow-up began: its connection's name lookup or SYN,
     /// when it opened one after the answer; else its request's first
     /// segment.
@@ -542,6 +624,8 @@ impl Redirects {
             to_https: location.to_https,
             per_visitor: location.per_visitor,
             uncacheable: location.uncacheable,
+            back_to_referrer: location.back_to_referrer,
+            third_party: location.third_party,
             by_url: matches!(asking, Asking::Url(_)),
             follow_up: request,
         })
@@ -588,6 +672,88 @@ mod tests {
         assert!(read("Cache-Control: public, max-age=0\r\n").uncacheable);
         // A cookie whose value the Location carries among others.
         assert!(read("Set-Cookie: x=1\r\nSet-Cookie: s1=54A7E9363BBC000F\r\n").per_visitor);
+        // A value wrapping the identifier the Location carries (Adobe's
+        // s_vi, many-protocols.pcap 93); a short token in it does not.
+        let wrapped = "Set-Cookie: s_vi=[CS]v1|54A7E9363BBC000F[CE]; Domain=.bbc.com\r\n";
+        assert!(read(wrapped).per_visitor);
+        assert!(!read("Set-Cookie: s_vi=[CS]v1|ns_m2[CE]\r\n").per_visitor);
+    }
+
+    /// A request's `Referer` says whose it was: an image or script a page
+    /// of another site loads (an ad tag's, many-protocols.pcap 52:
+    /// doubleclick.net asked by ynet.co.il's page) is that site's; a page
+    /// asked for (`Accept: text/html`, `Sec-Fetch-Dest: document`), one
+    /// of the same site (`www.` and a subdomain; `.co.il`'s three
+    /// labels), or one without a Referer is not.
+    #[test]
+    fn a_request_loaded_by_another_sites_page_is_that_sites() {
+        let request = |host: &str, fields: &str| {
+            asked(
+                &format!("GET /pagead/x?random=1 HTTP/1.1\r\nHost: {host}\r\n{fields}\r\n"),
+                false,
+            )
+            .third_party
+        };
+        let image = "Accept: image/png,image/*;q=0.8,*/*;q=0.5\r\n";
+        let from_ynet = "Referer: http://www.ynet.co.il/home/0,7340,L-8,00.html\r\n";
+        assert!(request(
+            "googleads.g.doubleclick.net",
+            &format!("{image}{from_ynet}")
+        ));
+        assert!(request("www.google.co.il", &format!("{image}{from_ynet}")));
+        assert!(!request(
+            "images.ynet.co.il",
+            &format!("{image}{from_ynet}")
+        ));
+        assert!(!request("ynet.co.il:80", &format!("{image}{from_ynet}")));
+        assert!(!request("googleads.g.doubleclick.net", image));
+        let page = "Accept: text/html,application/xhtml+xml,*/*;q=0.8\r\n";
+        assert!(!request(
+            "googleads.g.doubleclick.net",
+            &format!("{page}{from_ynet}")
+        ));
+        let navigated = format!("{image}Sec-Fetch-Dest: document\r\n{from_ynet}");
+        assert!(!request("googleads.g.doubleclick.net", &navigated));
+        let framed = format!("{page}Sec-Fetch-Dest: iframe\r\n{from_ynet}");
+        assert!(request("googleads.g.doubleclick.net", &framed));
+        // Without an Accept, anything: not counted another site's.
+        assert!(!request("googleads.g.doubleclick.net", from_ynet));
+        assert!(request(
+            "10.0.0.2",
+            &format!("{image}Referer: http://10.0.0.1/\r\n")
+        ));
+        // Two labels under a generic top-level domain are the site.
+        assert!(!request(
+            "sa.bbc.com",
+            &format!("{image}Referer: http://www.bbc.com/\r\n")
+        ));
+        assert!(request(
+            "sa.bbc.co.uk",
+            &format!("{image}Referer: http://www.bbc.com/\r\n")
+        ));
+    }
+
+    /// A redirect to the very URL of the page that asked (its request's
+    /// `Referer`) sends the browser back round (http-packets2.pcap:
+    /// brumazz.wix.com/bowls, loaded by www.bowlsbybruno.com/'s frame,
+    /// `301` to www.bowlsbybruno.com/); another URL of that site does not.
+    #[test]
+    fn a_redirect_back_to_the_page_that_asked_is_read() {
+        let from = asked(
+            "GET /bowls HTTP/1.1\r\nHost: brumazz.wix.com\r\nReferer: http://www.bowlsbybruno.com/\r\n\r\n",
+            false,
+        );
+        let back = |value: &str| location(value, &from).expect("resolves").back_to_referrer;
+        assert!(back("http://www.bowlsbybruno.com/"));
+        assert!(back("http://WWW.bowlsbybruno.com:80/"));
+        assert!(!back("http://www.bowlsbybruno.com/menu"));
+        assert!(!back("https://www.bowlsbybruno.com/"));
+        let unreferred = asked(
+            "GET /bowls HTTP/1.1\r\nHost: brumazz.wix.com\r\n\r\n",
+            false,
+        );
+        let l = location("http://www.bowlsbybruno.com/", &unreferred).expect("resolves");
+        assert!(!l.back_to_referrer && !l.third_party);
     }
 
     fn asked(head: &str, https: bool) -> Asked {

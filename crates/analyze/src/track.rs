@@ -1272,7 +1272,7 @@ fn track_in(
         if let Some(heard) = paths.heard_besides(conn.client.ip, conn.stream) {
             conn.heard_at_resends.push((at.frame, heard));
         }
-        if let Some(acked) = paths.acknowledged_besides(conn.client.ip, conn.stream) {
+        for acked in paths.acknowledged_besides(conn.client.ip, conn.stream) {
             conn.acked_at_resends.push((at.frame, acked));
         }
     }

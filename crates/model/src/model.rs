@@ -1499,6 +1499,15 @@ pub enum Detail {
         /// The redirect said it may not be kept (`Cache-Control`
         /// `no-store`, `no-cache`, `max-age=0`).
         uncacheable: bool,
+        /// It sent the client back to the page that asked for the
+        /// redirected URL (that request's `Referer`): a loop through the
+        /// page.
+        back_to_referrer: bool,
+        /// The redirected request was another site's: its `Referer` a
+        /// page of another site, and it asked for no page (an ad's or
+        /// analytics tag's image, script or frame): the redirect is that
+        /// service's own.
+        third_party: bool,
     },
     /// A request waited for the authentication challenges it answered.
     HttpAuthChallenge {
@@ -1699,6 +1708,10 @@ pub enum Detail {
         /// The client's FIN, when the last wait ran to it: its
         /// application gave up in the stall (not a timer's re-send).
         gave_up: Option<u64>,
+        /// Its kernel sent the bytes again after that FIN (the FIN queued
+        /// behind them): copies went unanswered after the application let
+        /// go, too.
+        resent_after_giving_up: bool,
         /// The peer's first packet after the stall that acknowledged the
         /// re-sent bytes in sequence: a copy got through in the end, and
         /// the peer had held the connection all along (one that had lost

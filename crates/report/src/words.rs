@@ -1623,6 +1623,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             heard_elsewhere,
             sent_elsewhere,
             gave_up,
+            resent_after_giving_up,
             peer_held,
             quiet_before_ms,
             ..
@@ -1641,6 +1642,14 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 Some(_) => "",
                 None => ", the server's own state of the connection",
             };
+            // What the client sent elsewhere, acknowledged: its uplink
+            // shown working too.
+            let sending = |sent: &Option<(u64, u64, bool)>| match sent {
+                Some((stream, frame, _)) => format!(
+                    " and sending (what it sent on stream {stream} acknowledged, frame {frame})"
+                ),
+                None => String::new(),
+            };
             let dropped = match (heard_elsewhere, sent_elsewhere, peer_held) {
                 // (A connection never idle lost no mapping to idleness:
                 // nDPI's skype_no_unknown.pcap 67, 0.1 s old, its second
@@ -1651,10 +1660,10 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                      up both ways and the server's port open{}, so what dropped this connection's packets matched it \
                      alone: a firewall, IPS or DPI filter reading what it carried (often the same message of every \
                      connection of an application), or state kept for it: a NAT or load balancer that lost its mapping \
-                     (not to idleness: the connection had been quiet {quiet:.1} s at most), a firewall's connection \
+                     (not to idleness: the connection had been quiet {quiet} at most), a firewall's connection \
                      tracking{server}.",
                     held_all_along(held),
-                    quiet = fx(quiet_before_ms / 1e3),
+                    quiet = crate::fmt_ms(*quiet_before_ms),
                     server = server_state(held),
                 ),
                 (Some(_), Some((stream, frame, true)), held) => format!(
@@ -1672,19 +1681,21 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                     held_all_along(held)
                 ),
                 (Some((stream, frame)), _, Some(held)) => format!(
-                    "while the client's other connections kept receiving (stream {stream}, frame {frame}): the client's \
+                    "while the client's other connections kept receiving (stream {stream}, frame {frame}){}: the client's \
                      link was up, and the {peer} held the connection all along (after the stall it still sent on it, \
                      closed it with a FIN or acknowledged a copy that got through, never a reset: frame {held}), so what \
                      dropped this connection's packets was a box on the way that \
                      matched this flow: a firewall or DPI filter blocking the application or port (often every \
-                     connection of that application at once), a NAT or load balancer that lost its state for a while."
+                     connection of that application at once), a NAT or load balancer that lost its state for a while.",
+                    sending(sent_elsewhere)
                 ),
                 (Some((stream, frame)), _, None) => format!(
-                    "while the client's other connections kept receiving (stream {stream}, frame {frame}): the client's \
+                    "while the client's other connections kept receiving (stream {stream}, frame {frame}){}: the client's \
                      link was up, so what dropped this connection's packets did not drop all of the client's: a box on \
                      the way that matched this flow (a firewall or DPI filter blocking the application or port, often \
                      every connection of that application at once; a NAT or load balancer that lost the connection's \
-                     state), or the {peer} (gone, or no longer holding the connection)."
+                     state), or the {peer} (gone, or no longer holding the connection).",
+                    sending(sent_elsewhere)
                 ),
                 (None, _, Some(held)) => format!(
                     "so the path was dropping everything the {who} sent for that long, a black hole, not a loss too short \
@@ -1697,13 +1708,12 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                      loss too short to trigger fast retransmit."
                 ),
             };
-            let copies = match gave_up {
-                None => "sending the same data again and again as the timer backed off: copy after copy went \
-                         unanswered"
-                    .to_string(),
-                Some(_) => "copy after copy of its data, before it let go and after (its kernel's), went \
-                            unanswered"
-                    .to_string(),
+            let copies = match (gave_up, resent_after_giving_up) {
+                (None, _) => "sending the same data again and again as the timer backed off: copy after copy went \
+                              unanswered",
+                (Some(_), true) => "copy after copy of its data, before it let go and after (its kernel's), went \
+                                    unanswered",
+                (Some(_), false) => "copy after copy of its data went unanswered before it let go",
             };
             format!(
                 "The {who} sat idle {}, {cost:.0} ms in all, {copies}, {dropped}",
@@ -1752,6 +1762,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             slow_follow_ms,
             followed_before,
             redirected_again,
+            back_to_referrer,
             ..
         } => {
             let asked = redirected_request
@@ -1790,6 +1801,11 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                      round a loop (a page that loads a URL redirecting back to it, or two hosts sending it to each other), \
                      each turn costing this and serving nothing new."
                 )
+            } else if *back_to_referrer {
+                " The request it answered came from the page at that very URL (its Referer): the page loads a URL (a \
+                 frame, a script) that sends the browser back to the page, a loop, each turn costing this and serving \
+                 nothing new."
+                    .to_string()
             } else {
                 String::new()
             };
@@ -3641,9 +3657,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         ),
         Detail::HttpRedirect {
             followed_before,
+            back_to_referrer,
             location,
             ..
-        } if *followed_before >= 2 => format!(
+        } if *followed_before >= 2 || *back_to_referrer => format!(
             "Break the loop: follow the redirects from the first URL (`curl -sIL URL` stops after 50 and prints each \
              hop) and find the hop that sends the client back, a redirect or a page that loads the URL it came from \
              (a frame, a script); fix that hop's target. Linking to `{}` would not help: it leads back round.",
@@ -3660,6 +3677,20 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              counter's cookie test, a consent or session check), not a moved page. A visit that has the cookie skips it, so \
              no link or cached redirect can stand in for it; where it holds up what users wait for, load it after the page \
              (async, after onload), or use the service's mode without the redirect."
+            .into(),
+        // (Another site's tag: its redirects are its vendor's.
+        // PcapPlusPlus's many-protocols.pcap 52 and 61, an ad tag's
+        // conversion chain loaded by ynet.co.il, told to link to the
+        // chain's end.)
+        Detail::HttpRedirect {
+            third_party: true,
+            to_https: false,
+            ..
+        } => "This request was another site's: its Referer is a page of another site, and it asked for no page (an image, \
+             script or frame that page loads, an ad's or an analytics tag's). Its redirects are that service's own (ad and \
+             analytics tags hand the visit on from domain to domain, each reading its own cookies), and no link of the \
+             page's can skip them: load the tag after the page's content (async or defer, after onload) so that nothing \
+             users wait for stands behind it, or drop it; its vendor may offer a way without redirects."
             .into(),
         Detail::HttpRedirect {
             redirected_request,
@@ -4846,6 +4877,7 @@ mod tests {
             sent_elsewhere: Some((70, 1976, true)),
             deaf: None,
             gave_up: Some(1978),
+            resent_after_giving_up: false,
             peer_held: None,
             held: None,
             quiet_before_ms,
@@ -4857,7 +4889,7 @@ mod tests {
             said.contains("DPI filter reading what it carried"),
             "{said}"
         );
-        assert!(said.contains("quiet 0.1 s at most"), "{said}");
+        assert!(said.contains("quiet 104.0 ms at most"), "{said}");
         assert!(advice.contains("had not been idle"), "{advice}");
         assert!(
             !advice.contains("shorter than its idle timeout"),
@@ -4897,6 +4929,7 @@ mod tests {
             sent_elsewhere: Some((6, 781, false)),
             deaf: None,
             gave_up: None,
+            resent_after_giving_up: false,
             peer_held: None,
             held: None,
             quiet_before_ms: 0.0,
@@ -4940,6 +4973,7 @@ mod tests {
                 sent_elsewhere: None,
                 deaf: None,
                 gave_up: None,
+                resent_after_giving_up: false,
                 peer_held: None,
                 held: None,
                 quiet_before_ms: 0.0,
@@ -5037,6 +5071,7 @@ mod tests {
             sent_elsewhere: None,
             deaf: None,
             gave_up: None,
+            resent_after_giving_up: false,
             peer_held: None,
             held: Some(rttdoc_model::HeldOriginal {
                 original_frame: 1273,
@@ -5067,6 +5102,7 @@ mod tests {
             sent_elsewhere: None,
             deaf: None,
             gave_up: None,
+            resent_after_giving_up: false,
             peer_held: Some(1564),
             held: None,
             quiet_before_ms: 0.0,
@@ -5110,6 +5146,7 @@ mod tests {
             sent_elsewhere: None,
             deaf: None,
             gave_up: None,
+            resent_after_giving_up: false,
             peer_held: None,
             held: None,
             quiet_before_ms: 0.0,
@@ -5161,6 +5198,7 @@ mod tests {
             sent_elsewhere: sent,
             deaf: None,
             gave_up: Some(1568),
+            resent_after_giving_up: false,
             peer_held: None,
             held: None,
             quiet_before_ms: 0.0,
@@ -6252,6 +6290,8 @@ mod tests {
                 redirected_again: None,
                 per_visitor,
                 uncacheable,
+                back_to_referrer: false,
+                third_party: false,
             };
             fix(&c, &x)
         };

@@ -759,3 +759,114 @@ fn a_redirects_cookie_check_and_freshness_shape_its_fix() {
     let fix = root["fix"].as_str().unwrap();
     assert!(fix.contains("This `301` was sent uncacheable"), "{fix}");
 }
+
+/// The site a host belongs to: its last two labels, or three under a
+/// country's `co.` (all these captures hold).
+fn site(host: &str) -> String {
+    let host = host.split(':').next().unwrap().to_ascii_lowercase();
+    let labels: Vec<&str> = host.split('.').collect();
+    let keep = if labels.len() >= 3 && labels[labels.len() - 2] == "co" {
+        3
+    } else {
+        2
+    };
+    labels[labels.len().saturating_sub(keep)..].join(".")
+}
+
+/// A redirect's request says whose it was (judged in session 84): on
+/// many-protocols.pcap, an ad tag's conversion chain (doubleclick.net to
+/// google.com to google.co.il), each hop asked for as an image (its
+/// `Accept` names no page) by ynet.co.il's page (its `Referer`): another
+/// site's tag, whose redirects no link of the page's can skip, told so
+/// (unless the redirect is a cookie check, said first); on
+/// http-packets2.pcap, brumazz.wix.com's `301` back to the very page whose
+/// frame asked for it (its `Referer`): a loop from its first turn. Read
+/// from tshark's fields of the redirects rttdoc cites and their requests.
+#[test]
+fn a_redirects_request_says_whether_it_was_another_sites_or_a_loops() {
+    if !require(
+        "a_redirects_request_says_whether_it_was_another_sites_or_a_loops",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let mut seen = (0, 0);
+    for name in [
+        "ExamplesTest__pcap_examples__many-protocols.pcap",
+        "ExamplesTest__pcap_examples__http-packets2.pcap",
+    ] {
+        let Some(capture) = public_capture("seladb-PcapPlusPlus", name) else {
+            return;
+        };
+        // Each redirect answer: its request's frame, its Location (in the
+        // segment its head came in, which rttdoc cites).
+        let answers: BTreeMap<u64, (u64, String)> = tshark_fields(
+            &capture,
+            &["-o", "tcp.desegment_tcp_streams:FALSE"],
+            "http.location && http.request_in",
+            &["frame.number", "http.request_in", "http.location"],
+        )
+        .into_iter()
+        .map(|r| (r[0].parse().unwrap(), (r[1].parse().unwrap(), r[2].clone())))
+        .collect();
+        // Each request: its URL, Host, Accept and Referer.
+        let requests: BTreeMap<u64, Vec<String>> = tshark_fields(
+            &capture,
+            &["-o", "tcp.desegment_tcp_streams:FALSE"],
+            "http.request",
+            &[
+                "frame.number",
+                "http.request.full_uri",
+                "http.host",
+                "http.accept",
+                "http.referer",
+            ],
+        )
+        .into_iter()
+        .map(|r| (r[0].parse().unwrap(), r[1..].to_vec()))
+        .collect();
+        let doc = run_rttdoc_json(&capture);
+        for (stream, x) in findings_of(&doc, "http_redirect") {
+            let answer = frames_cited(x)
+                .into_iter()
+                .find(|f| answers.contains_key(f))
+                .unwrap_or_else(|| panic!("{name} {stream}: {x}"));
+            let (request, location) = &answers[&answer];
+            let r = &requests[request];
+            let (url, host, accept, referer) = (&r[0], &r[1], &r[2], &r[3]);
+            let fix = x["fix"].as_str().unwrap();
+            let said = x["explanation"].as_str().unwrap();
+            let back = !referer.is_empty() && resolve(location, url) == normalized(referer);
+            if back {
+                seen.1 += 1;
+                assert!(fix.starts_with("Break the loop"), "{name} {stream}: {fix}");
+                assert!(
+                    said.contains("came from the page at that very URL"),
+                    "{said}"
+                );
+                continue;
+            }
+            assert!(
+                !said.contains("came from the page at that very URL"),
+                "{said}"
+            );
+            let referer_host = origin(referer).map(|(_, h, _)| h);
+            let another_sites = referer_host.is_some_and(|h| site(&h) != site(host))
+                && !accept.is_empty()
+                && !accept.contains("text/html");
+            let to_https = location.starts_with("https://") && url.starts_with("http://");
+            let cookie_check = fix.starts_with("This redirect set a cookie");
+            let told = fix.starts_with("This request was another site's");
+            if another_sites && !to_https && !cookie_check && !said.contains("going round a loop") {
+                seen.0 += 1;
+                assert!(told, "{name} {stream}: {fix}");
+                assert!(!fix.contains("Link to"), "{fix}");
+            } else {
+                assert!(!told, "{name} {stream} ({referer} -> {host}): {fix}");
+            }
+        }
+    }
+    // The chain's three hops; the loop's first turn and those after it.
+    assert!(seen.0 >= 3 && seen.1 >= 1, "{seen:?}");
+}

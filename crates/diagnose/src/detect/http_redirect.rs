@@ -152,6 +152,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 .and_then(|to| Some((x.response_first?.frame, to))),
             per_visitor: r.per_visitor,
             uncacheable: r.uncacheable,
+            back_to_referrer: r.back_to_referrer,
+            third_party: r.third_party,
         };
         out.push(finding);
     }

@@ -762,6 +762,22 @@ fn copies_around(f: &Facts<'_>, last: &SegmentRecord) -> usize {
         .count()
 }
 
+/// Whether the sender of `last` sent its bytes again after its FIN or
+/// RST (`let_go`, a frame): its kernel's copies, the application gone
+/// (skype.pcap 63); none where the next it sent was its RST (skype.pcap
+/// 57).
+fn copies_after(f: &Facts<'_>, last: &SegmentRecord, let_go: u64) -> bool {
+    f.timeline[f.timeline.partition_point(|p| p.frame <= let_go)..]
+        .iter()
+        .any(|p| {
+            p.dir == last.dir
+                && p.retransmission
+                && p.len > 0
+                && seq::le(p.seq, last.seq)
+                && seq::lt(last.seq, p.end)
+        })
+}
+
 /// Whether the client's first byte the server had not acknowledged when
 /// the client's FIN (`fin`) left (`acked`: how far it had) was re-sent
 /// after that FIN, which left
@@ -1254,12 +1270,15 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // before it, they tell the same.)
             let give_up = here.iter().find(|(_, r)| gave_up_at == Some(r.frame));
             let gave_up = give_up.map(|(_, r)| r.frame);
+            let last_before_giving_up = give_up.and_then(|(w, _)| f.record(w.from_frame));
             let unanswered = firsts
                 .chunk_by(|a, b| a == b)
                 .any(|same| same.len() >= BLACK_HOLE_COPIES)
-                || give_up
-                    .and_then(|(w, _)| f.record(w.from_frame))
+                || last_before_giving_up
                     .is_some_and(|last| copies_around(f, last) >= BLACK_HOLE_COPIES);
+            let resent_after_giving_up = last_before_giving_up
+                .zip(gave_up)
+                .is_some_and(|(last, fin)| copies_after(f, last, fin));
             // The client's first data, the server silent since its
             // SYN-ACK (accept_queue_full.rs: what a capture at the server
             // or a SYN-ACK re-send would prove); the SYN-ACK in this
@@ -1301,6 +1320,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 sent_elsewhere: sent_elsewhere(f, &here),
                 deaf,
                 gave_up,
+                resent_after_giving_up,
                 peer_held: peer_held(f, &here),
                 held: None,
                 quiet_before_ms: quiet_before(f, &here),
@@ -1444,6 +1464,7 @@ fn held_stalls(
             sent_elsewhere: None,
             deaf: None,
             gave_up: None,
+            resent_after_giving_up: false,
             peer_held: None,
             held: here.first().map(|(_, h)| *h),
             quiet_before_ms: 0.0,
@@ -1499,38 +1520,41 @@ fn quiet_before(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> f64 {
 /// The newest acknowledgment, by a server, of data the client sent on
 /// another of its connections after the first of the timer's re-sends
 /// `stalls` began (captured by the last re-send), as many bytes at once
-/// as the largest segment re-sent: what the client sent got through
+/// as the largest segment re-sent where that was larger than
+/// 536 bytes (any path carries that): what the client sent got through
 /// then, its uplink was up (nDPI's alexa-app 110: only small segments
 /// acknowledged elsewhere while the client's full-size ones to two other
 /// servers were being re-sent too: its uplink, not a box matching this
 /// flow). Its `tcp.stream`, frame, and whether it was to this
-/// connection's server address and port (skype.pcap 72: stream 77, to
-/// the same server and port, acknowledged throughout: no filter of the
-/// application or the port, but of this connection's state).
+/// connection's server address and port, one of which is taken first
+/// (skype.pcap 72: stream 77, to the same server and port, acknowledged
+/// throughout: no filter of the application or the port, but of this
+/// connection's state).
 fn sent_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<(u64, u64, bool)> {
     let began = stalls
         .iter()
         .filter_map(|(w, _)| f.record(w.from_frame))
         .map(|r| r.ts_ns)
         .min()?;
+    // (Segments that fit any path, 536 bytes or less, need no size
+    // matched: a 5-byte message's acknowledgment shows the way out of an
+    // 8-byte one's (skype_no_unknown.pcap 72).)
     let largest = stalls.iter().map(|(_, r)| r.len).max()?;
+    let least = if largest <= super::MIN_PATH_MSS {
+        1
+    } else {
+        largest
+    };
     let server = f.report.server;
     f.acked_at_resends
         .iter()
         .filter(|(resend, d)| {
-            d.sent_ns > began
-                && d.bytes >= largest
-                && stalls.iter().any(|(_, r)| r.frame == *resend)
+            d.sent_ns > began && d.bytes >= least && stalls.iter().any(|(_, r)| r.frame == *resend)
         })
-        .map(|(_, d)| d)
-        .max_by_key(|d| d.ts_ns)
-        .map(|d| {
-            (
-                d.stream,
-                d.frame,
-                d.server == server.ip && d.port == server.port,
-            )
-        })
+        .map(|(_, d)| (d, d.server == server.ip && d.port == server.port))
+        // (One to the same server and port first: it says more.)
+        .max_by_key(|(d, same)| (*same, d.ts_ns))
+        .map(|(d, same)| (d.stream, d.frame, same))
 }
 
 /// The peer's first packet after the last of the timer's re-sends
