@@ -1527,7 +1527,7 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
         return;
     };
     if events & crate::exchange::OPENED != 0 {
-        calls.opened(stream, x.request_first.ts_ns);
+        calls.opened(stream, client.ip, x.request_first);
     }
     if let (true, Some(answer)) = (answered, x.response_first) {
         // (The answer's own bytes counted: track_in noted its arrival.)
@@ -1548,6 +1548,9 @@ fn note_exchange(conn: &mut Connection, calls: &mut Calls, paths: &PathSamples) 
         });
         x.upstream = call.map(Box::new);
         x.host_calls = during.map(Box::new);
+        x.asked_elsewhere = calls
+            .asked_elsewhere(client.ip, stream, x.request_last.ts_ns, answer.ts_ns)
+            .map(Box::new);
     }
 }
 

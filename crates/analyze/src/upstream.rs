@@ -143,17 +143,82 @@ pub(crate) struct Calls {
     /// after their handshakes: nDPI's MacOS capture.pcap).
     pub server_spoke: bool,
     answered: VecDeque<Asking>,
-    /// (stream, the request's first segment's time), in capture order.
-    opened: VecDeque<(u64, i64)>,
+    /// The requests begun lately, in capture order.
+    opened: VecDeque<Opened>,
+}
+
+/// A request that began: on which connection, of which client, its
+/// first segment.
+#[derive(Debug, Clone, Copy)]
+struct Opened {
+    stream: u64,
+    client: std::net::IpAddr,
+    at: Stamp,
+}
+
+/// How long a client must have asked nothing before a request on another
+/// connection, and after a request's end, for that request to be
+/// [`AskedElsewhere`]: a person's pause, not a program's busy moment.
+pub const ASKED_ELSEWHERE_AFTER_NS: i64 = 1_000_000_000;
+
+/// The client's newest request on another connection while a request
+/// waited, begun after it had asked nothing for
+/// [`ASKED_ELSEWHERE_AFTER_NS`] (`Exchange::asked_elsewhere`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AskedElsewhere {
+    /// That connection's `tcp.stream`.
+    pub stream: u64,
+    /// The request's first segment.
+    pub request: Stamp,
 }
 
 impl Calls {
-    /// A request began on `stream` at `ts_ns`.
-    pub fn opened(&mut self, stream: u64, ts_ns: i64) {
+    /// A request of `client`'s began on `stream`, its first segment `at`.
+    pub fn opened(&mut self, stream: u64, client: std::net::IpAddr, at: Stamp) {
         if self.opened.len() == KEPT {
             self.opened.pop_front();
         }
-        self.opened.push_back((stream, ts_ns));
+        self.opened.push_back(Opened { stream, client, at });
+    }
+
+    /// `client`'s newest request on a connection other than `stream`
+    /// after `since_ns` (a request's end) and by `until_ns` (its answer),
+    /// where it came alone: the client had begun no request anywhere in
+    /// the [`ASKED_ELSEWHERE_AFTER_NS`] before it (this one's included).
+    /// None where the host began more than [`SEARCHED`] requests in that
+    /// time: a busy host's waits are not searched.
+    pub fn asked_elsewhere(
+        &self,
+        client: std::net::IpAddr,
+        stream: u64,
+        since_ns: i64,
+        until_ns: i64,
+    ) -> Option<AskedElsewhere> {
+        if until_ns - since_ns < ASKED_ELSEWHERE_AFTER_NS {
+            return None;
+        }
+        let mut newest: Option<&Opened> = None;
+        for (searched, o) in self.opened.iter().rev().enumerate() {
+            if searched >= SEARCHED {
+                return None;
+            }
+            if o.at.ts_ns > until_ns || o.client != client {
+                continue;
+            }
+            match newest {
+                None if o.stream == stream => {}
+                None if o.at.ts_ns - since_ns < ASKED_ELSEWHERE_AFTER_NS => return None,
+                None => newest = Some(o),
+                // (The client's request before it, a second or more
+                // earlier: it came alone.)
+                Some(n) if n.at.ts_ns - o.at.ts_ns < ASKED_ELSEWHERE_AFTER_NS => return None,
+                Some(_) => break,
+            }
+        }
+        newest.map(|o| AskedElsewhere {
+            stream: o.stream,
+            request: o.at,
+        })
     }
 
     /// An exchange got its answer: the call it waited for, if one is
@@ -227,8 +292,8 @@ impl Calls {
                     .opened
                     .iter()
                     .rev()
-                    .take_while(|(_, t)| *t >= begun)
-                    .any(|(s, _)| *s != x.stream && *s != one.stream);
+                    .take_while(|o| o.at.ts_ns >= begun)
+                    .any(|o| o.stream != x.stream && o.stream != one.stream);
                 if others {
                     return None;
                 }
@@ -384,6 +449,53 @@ mod tests {
         }
     }
 
+    /// A request of 10.0.0.1's began on `stream` at `ts_ns`.
+    fn open(calls: &mut Calls, stream: u64, ts_ns: i64) {
+        let client = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
+        calls.opened(stream, client, Stamp { frame: 0, ts_ns });
+    }
+
+    /// A client that asked nothing for a second or more, then asked on
+    /// another connection while a request waited: that request is the
+    /// wait's (a chat's message on its own connection, the push after it
+    /// on another: nDPI's KakaoTalk_chat.pcap 15); the newest such is
+    /// kept. Not one that came within a second of the client's request
+    /// before it (a busy moment), another client's, one on the waiting
+    /// connection, nor in a wait of less than a second.
+    #[test]
+    fn a_clients_lone_request_elsewhere_in_a_wait_is_kept() {
+        let me = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1));
+        let other = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 9));
+        let mut calls = Calls::default();
+        calls.opened(15, me, at(1, 2_000));
+        calls.opened(3, other, at(2, 4_000));
+        calls.opened(0, me, at(3, 4_200));
+        calls.opened(16, me, at(4, 6_000));
+        calls.opened(0, me, at(5, 6_500));
+        calls.opened(15, me, at(6, 9_000));
+        let asked = |since: i64, until: i64| {
+            calls
+                .asked_elsewhere(me, 15, since * MS, until * MS)
+                .map(|a| (a.stream, a.request.frame))
+        };
+        // 4.2 s: alone since 2 s.
+        assert_eq!(asked(2_100, 4_300), Some((0, 3)));
+        // 6.5 s came 0.5 s after 6 s: a busy moment, none.
+        assert_eq!(asked(2_100, 6_600), None);
+        assert_eq!(asked(2_100, 6_100), Some((16, 4)));
+        // Less than a second after the request's end, or a short wait.
+        assert_eq!(asked(3_500, 4_300), None);
+        assert_eq!(asked(2_100, 2_900), None);
+        // This connection's own request is not one elsewhere.
+        assert_eq!(asked(7_000, 9_100), None);
+        assert_eq!(
+            calls
+                .asked_elsewhere(other, 15, 0, 4_100 * MS)
+                .map(|a| a.stream),
+            Some(3)
+        );
+    }
+
     fn key(line: &str) -> u64 {
         crate::exchange::RequestLine::of(line.as_bytes()).map_or(0, |l| request_key(&l))
     }
@@ -391,8 +503,8 @@ mod tests {
     #[test]
     fn a_proxys_call_inside_its_clients_wait_is_the_upstreams() {
         let mut calls = Calls::default();
-        calls.opened(0, 0);
-        calls.opened(1, MS);
+        open(&mut calls, 0, 0);
+        open(&mut calls, 1, MS);
         let k = key("GET /api/users?id=3 HTTP/1.1\r\n");
         let upstream_key = key("GET /users?id=3 HTTP/1.0\r\n");
         assert_eq!(k, upstream_key, "the prefix is the proxy's to rewrite");
@@ -469,17 +581,17 @@ mod tests {
     #[test]
     fn an_unreadable_request_takes_the_only_call_when_nothing_else_began() {
         let mut calls = Calls::default();
-        calls.opened(0, 0);
-        calls.opened(1, MS);
+        open(&mut calls, 0, 0);
+        open(&mut calls, 1, MS);
         calls.answered(call(1, 40000, (3, 1), (5, 150), key("GET /x HTTP/1.1\r\n")));
         let found = calls.answered(front(0, 50000, (1, 0), (6, 151), 0)).0;
         assert!(found.is_some_and(|c| !c.by_request_line));
         // Another client's request began meanwhile: whose call it was is
         // not certain.
         let mut calls = Calls::default();
-        calls.opened(0, 0);
-        calls.opened(7, MS / 2);
-        calls.opened(1, MS);
+        open(&mut calls, 0, 0);
+        open(&mut calls, 7, MS / 2);
+        open(&mut calls, 1, MS);
         calls.answered(call(1, 40000, (3, 1), (5, 150), key("GET /x HTTP/1.1\r\n")));
         assert_eq!(calls.answered(front(0, 50000, (1, 0), (6, 151), 0)).0, None);
     }

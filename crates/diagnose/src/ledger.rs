@@ -1107,6 +1107,7 @@ fn report_with(
                 not_taken_view: Default::default(),
                 syn_answers_view: Default::default(),
                 acknowledgment_view: Default::default(),
+                prompted_elsewhere_view: Default::default(),
                 echoes_pure_acks_view: Default::default(),
                 nagle_holds_views: Default::default(),
                 deaf_views: Default::default(),

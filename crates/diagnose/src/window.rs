@@ -351,6 +351,7 @@ fn merge_detail(d: &mut Detail, later: Detail) {
                 window_stalls: w,
                 past_timeline: p,
                 originals_unseen: o,
+                into_closed: None,
                 ..
             },
         ) => {

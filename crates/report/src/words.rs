@@ -1333,6 +1333,23 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 cost = fx(cost),
             )
         }
+        // (Written after the peer had closed: webex.pcap 34, judged in
+        // session 84, had been told "packets were lost".)
+        Detail::Retransmission {
+            sender,
+            segments,
+            distinct_segments,
+            into_closed: Some(closed),
+            ..
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "The {who} re-sent {}, data it had first sent after the {peer} had closed the connection (its FIN or \
+                 RST, frame {closed}, captured before): writes into a closed connection, which nothing acknowledges, not \
+                 packets lost on the path. Nobody was waiting for an answer to them.",
+                resent(*segments, *distinct_segments),
+            )
+        }
         Detail::Retransmission {
             sender,
             segments,
@@ -1341,6 +1358,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             window_stalls,
             past_timeline,
             originals_unseen,
+            ..
         } => {
             let (who, peer) = side(*sender);
             format!(
@@ -1378,6 +1396,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             window_stalls,
             past_timeline,
             originals_unseen,
+            ..
         } => {
             let (who, peer) = side(*sender);
             format!(
@@ -2817,7 +2836,11 @@ const ON_CLIENT_MS: f64 = 0.5;
 /// Linux sends tail-loss probes (RACK-TLP) only with it.
 fn without_sack(c: &ConnectionReport) -> bool {
     let h = &c.handshake;
-    h.syn_frame.is_some() && h.syn_ack_frame.is_some() && !h.sack_permitted
+    // (Not a relay's SYN-ACK, which answered the SYN itself: its options
+    // are the relay's, and the server's SYN-ACK is not in the capture.
+    // nDPI's webex.pcap 34, a phone's VPN capture app answering with no
+    // options at all.)
+    h.syn_frame.is_some() && h.syn_ack_frame.is_some() && !h.sack_permitted && !h.relay
 }
 
 /// Which SYN left SACK out, and so where to turn it on (nDPI's
@@ -3408,6 +3431,18 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             };
             format!(
                 "Give the {peer}'s HTTP/2 receive windows at least bandwidth x RTT{pace}: raise its SETTINGS_INITIAL_WINDOW_SIZE{connection}. {how}."
+            )
+        }
+        Detail::Retransmission {
+            sender,
+            into_closed: Some(_),
+            ..
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "Nothing to find on the path. The {who}'s application wrote after the {peer} had closed (its close was \
+                 on its way, or unread): read the {peer}'s close (end of stream, a TLS close_notify) before writing, \
+                 and open a new connection for what is still to send."
             )
         }
         Detail::Retransmission {
@@ -4901,6 +4936,37 @@ mod tests {
         assert!(advice.contains("shorter than its idle timeout"), "{advice}");
     }
 
+    /// Re-sends of writes made after the server had closed (nDPI's
+    /// webex.pcap 34) are worded as that, the FIN cited, with no loss to
+    /// find; others are loss.
+    #[test]
+    fn resends_into_a_closed_connection_are_no_loss_to_find() {
+        let mut x = crate::test_support::finding(FindingKind::Retransmission, 0.0);
+        let resent = |into_closed: Option<u64>| Detail::Retransmission {
+            sender: Direction::ClientToServer,
+            segments: 4,
+            distinct_segments: 1,
+            unconfirmed: 0,
+            window_stalls: 0,
+            past_timeline: 0,
+            originals_unseen: 0,
+            into_closed,
+        };
+        let c = crate::test_support::report(443);
+        x.detail = resent(Some(1349));
+        let (said, advice) = (explanation(&x), fix(&c, &x));
+        assert!(said.contains("frame 1349"), "{said}");
+        assert!(said.contains("writes into a closed connection"), "{said}");
+        assert!(!said.contains("were lost"), "{said}");
+        assert!(
+            advice.starts_with("Nothing to find on the path"),
+            "{advice}"
+        );
+        x.detail = resent(None);
+        assert!(explanation(&x).contains("packets were lost"));
+        assert!(fix(&c, &x).starts_with("Find the loss"));
+    }
+
     /// A connection whose timer stalls show its flow alone dropped (its
     /// rto_stall: unanswered while the client's other connections were
     /// heard: skype.pcap 17) sends its re-sends' fix there, not to a
@@ -4916,6 +4982,7 @@ mod tests {
             window_stalls: 0,
             past_timeline: 0,
             originals_unseen: 0,
+            into_closed: None,
         };
         let mut c = crate::test_support::report(443);
         assert!(fix(&c, &x).starts_with("Find the loss"));
@@ -5178,6 +5245,11 @@ mod tests {
         c.handshake.sack_permitted = true;
         assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
         c.handshake.sack_permitted = false;
+        // A relay's SYN-ACK (it answered the SYN itself: nDPI's
+        // webex.pcap 34) says nothing of the server's SACK.
+        c.handshake.relay = true;
+        assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
+        c.handshake.relay = false;
         c.handshake.syn_frame = None;
         assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
     }
@@ -5270,6 +5342,7 @@ mod tests {
             window_stalls: 0,
             past_timeline: 0,
             originals_unseen: 0,
+            into_closed: None,
         };
         let mut c = crate::test_support::report(443);
         c.findings = vec![stall];
@@ -5406,6 +5479,7 @@ mod tests {
                 window_stalls: 0,
                 past_timeline: 0,
                 originals_unseen: 0,
+                into_closed: None,
             };
             explanation(&x)
         };
@@ -5509,6 +5583,7 @@ mod tests {
             window_stalls: 0,
             past_timeline: 0,
             originals_unseen: 0,
+            into_closed: None,
         };
         let with_stall_at = |resend: u64| {
             let mut c = crate::test_support::report(443);
@@ -5544,6 +5619,7 @@ mod tests {
                 window_stalls: 0,
                 past_timeline: 0,
                 originals_unseen: unseen,
+                into_closed: None,
             };
             explanation(&x)
         };

@@ -653,6 +653,7 @@ mod tests {
             upstream: None,
             host_calls: None,
             connect_back: None,
+            asked_elsewhere: None,
             downlink_busy_ns: 0,
             downlink_gaps: None,
             response_in_hole: false,

@@ -276,6 +276,10 @@ pub struct Facts<'a> {
     /// messages with (`server_think_time::acknowledgment_size`), found on
     /// first use.
     pub(crate) acknowledgment_view: std::cell::OnceCell<Option<u32>>,
+    /// How many of the exchanges' answers followed the client's lone
+    /// request on another connection (`server_think_time::prompted_elsewhere`),
+    /// counted on first use.
+    pub(crate) prompted_elsewhere_view: std::cell::OnceCell<usize>,
     /// Per sender (`Direction::index`): whether it was seen echoing a
     /// pure ACK's timestamp (causality.rs, `echoes_pure_acks`).
     pub(crate) echoes_pure_acks_view: [std::cell::OnceCell<bool>; 2],

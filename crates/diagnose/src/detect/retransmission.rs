@@ -1013,6 +1013,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut held = Vec::new();
         let mut unconfirmed = 0u32;
         let mut originals_unseen = 0u32;
+        // Re-sends of data first sent after the receiver had closed.
+        let mut into_closed = 0usize;
         for w in data.windows(2) {
             let ((tp, p), (t, r)) = (w[0], w[1]);
             // The silence from the last re-send to the FIN of a client
@@ -1092,6 +1094,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             }
             retx.push(r.frame);
             resent_seqs.push(r.seq);
+            into_closed += usize::from(receiver_closed);
             match first {
                 Some(o) => pairs.push(o.frame),
                 None => originals_unseen += 1,
@@ -1187,7 +1190,17 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         resent_seqs.dedup();
         // (Those past the timeline are not known apart: each counted.)
         let distinct = resent_seqs.len() + beyond;
-        pairs.dedup();
+        // (An original re-sent several times is cited once, before its
+        // first re-send.)
+        let mut by_frame: Vec<(u64, usize)> =
+            pairs.iter().enumerate().map(|(i, &f)| (f, i)).collect();
+        by_frame.sort_unstable();
+        let mut first = vec![false; pairs.len()];
+        for (k, &(frame, i)) in by_frame.iter().enumerate() {
+            first[i] = k == 0 || by_frame[k - 1].0 != frame;
+        }
+        let mut keep = first.into_iter();
+        pairs.retain(|_| keep.next().unwrap_or(false));
         // Past the timeline, the re-sends the tracker kept the frames of
         // (their originals and waits are not known).
         let late = f
@@ -1221,6 +1234,9 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             window_stalls: window_held,
             past_timeline: beyond as u32,
             originals_unseen,
+            // (Every re-send, its original seen after the close.)
+            into_closed: receiver_closed_at
+                .filter(|_| into_closed == retx.len() && beyond == 0 && originals_unseen == 0),
         };
         x.display_filter = if x.frames.is_empty() {
             format!(

@@ -1380,7 +1380,47 @@ fn asks_nothing(f: &Facts<'_>, x: &Exchange, first: Stamp, threshold: i64) -> bo
     }
     // A reply to a message the server sent on its own (a ping, a push)
     // asks nothing: what the server sends next is its own next message.
-    replies_to_the_server(f, x) || acknowledges(f, x)
+    replies_to_the_server(f, x) || acknowledges(f, x) || answered_elsewhere(f, x)
+}
+
+/// How soon after the client's lone request on another connection a
+/// server's message follows it, at most, to be that request's (a push
+/// relayed to this connection).
+const PROMPTED_WITHIN_NS: i64 = 1_000_000_000;
+
+/// How many of a connection's answers must follow the client's lone
+/// requests elsewhere for the connection to be read as a push channel:
+/// once may be chance.
+const PROMPTED_ANSWERS: usize = 2;
+
+/// Whether exchange `x`'s answer followed, within [`PROMPTED_WITHIN_NS`]
+/// (and within a third of the client's quiet before it), the client's
+/// lone request on another connection in the wait
+/// (`Exchange::asked_elsewhere`: the client asked nothing for a second
+/// or more before it).
+fn prompted_elsewhere(x: &Exchange) -> bool {
+    let (Some(asked), Some(answer)) = (&x.asked_elsewhere, x.response_first) else {
+        return false;
+    };
+    let quiet = asked.request.ts_ns - x.request_last.ts_ns;
+    let after = answer.ts_ns - asked.request.ts_ns;
+    (0..=PROMPTED_WITHIN_NS).contains(&after) && after.saturating_mul(3) <= quiet
+}
+
+/// Whether exchange `x`'s answer came on what the client asked elsewhere,
+/// on a connection where that was so at least [`PROMPTED_ANSWERS`] times
+/// (a push channel: nDPI's KakaoTalk_chat.pcap 15, each push 0.1 to
+/// 0.6 s after the user's chat message on the chat server's connection,
+/// seconds after the client's acknowledgment of the last push, judged as
+/// 23 s of server think time): the server sent it when the other
+/// connection's request reached its service, and the time before that
+/// request was the client's (a person's), not the server's.
+fn answered_elsewhere(f: &Facts<'_>, x: &Exchange) -> bool {
+    prompted_elsewhere(x)
+        && *f
+            .prompted_elsewhere_view
+            .get_or_init(|| f.exchanges.iter().filter(|x| prompted_elsewhere(x)).count())
+            >= PROMPTED_ANSWERS
 }
 
 /// Whether exchange `x`'s "request" is only the client's acknowledgments

@@ -141,6 +141,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         not_taken_view: Default::default(),
         syn_answers_view: Default::default(),
         acknowledgment_view: Default::default(),
+        prompted_elsewhere_view: Default::default(),
         echoes_pure_acks_view: Default::default(),
         nagle_holds_views: Default::default(),
         deaf_views: Default::default(),

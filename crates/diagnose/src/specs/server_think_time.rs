@@ -836,6 +836,56 @@ fn a_request_prompted_by_a_notification_is_answered_by_the_data_it_fetched() {
     assert_eq!(f.frames, o.frames(&[fetch, data]));
 }
 
+/// A push channel (nDPI's KakaoTalk_chat.pcap 15): the server pushes a
+/// 247-byte message at each of `pushes` ms (after a login answered at
+/// once), and the client acknowledges each push with 42 bytes 150 ms
+/// after it. The first `messaged` pushes come 130 ms after the user's
+/// chat message on the chat server's connection (another server,
+/// joined); `busy`: the client also asked something there 500 ms before
+/// each message. Captured at the client, 40 ms from both servers.
+fn pushes_after_messages_elsewhere(pushes: &[f64], messaged: usize, busy: bool) -> Outcome {
+    let path = Path::at_client(40.0);
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    // (Its login, answered at once.)
+    let login = w.data(C, 45.0, 120);
+    w.data(S, w.arrival(login) + 1.0, 247);
+    let mut chat = Wire::new(path);
+    chat.handshake(50.0);
+    for (i, &t) in pushes.iter().enumerate() {
+        if i < messaged {
+            let m = t - 130.0;
+            if busy {
+                let poll = chat.data(C, m - 500.0, 60);
+                chat.data(S, chat.arrival(poll) + 5.0, 60);
+            }
+            let message = chat.data(C, m, 89);
+            chat.data(S, chat.arrival(message) + 50.0, 159);
+        }
+        let push = w.data(S, t, 247);
+        w.data(C, w.arrival(push) + 150.0, 42);
+    }
+    w.join_server(chat, 50_001, "192.0.2.77");
+    w.run()
+}
+
+/// Each push followed the user's message elsewhere within a second, the
+/// client having asked nothing for a second or more before it: the time
+/// from the client's acknowledgment of the last push to the next was the
+/// person's, not the server's (judged in session 84: 23 s of think
+/// time). Once may be chance: where one answer alone followed a message
+/// elsewhere, the others are still the server's; so are answers that
+/// follow a busy client's requests.
+#[test]
+fn pushes_that_follow_the_clients_messages_elsewhere_are_no_think_time() {
+    let pushes = [4_000.0, 10_000.0, 23_000.0];
+    pushes_after_messages_elsewhere(&pushes, 3, false).has_no(ServerThinkTime);
+    let once = pushes_after_messages_elsewhere(&pushes, 1, false);
+    assert!(once.the(ServerThinkTime).cost_ms > 15_000.0);
+    let busy = pushes_after_messages_elsewhere(&pushes, 3, true);
+    assert!(busy.the(ServerThinkTime).cost_ms > 15_000.0);
+}
+
 /// A request that queued `queued` ms on its way to the server (the
 /// client's uplink filled by its other uploads: nothing this connection's
 /// handshake timed), acknowledged by the server `ack_after` ms after it
