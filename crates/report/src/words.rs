@@ -2872,11 +2872,59 @@ fn tail_burst_advice(sender: Direction) -> &'static str {
     }
 }
 
-/// What a server that greets late may be doing first.
-const GREETING_FIX: &str = "Find what the server does on a new connection before it greets: a reverse-DNS or ident lookup of the client against a slow or \
-     unreachable resolver (MySQL/MariaDB skip_name_resolve; ProFTPD UseReverseDNS off and IdentLookups off; Exim rfc1413_query_timeout = 0s), \
-     an accept queue the application drains late (a busy or too small worker pool), or a greeting delayed on purpose \
-     against spam (Postfix postscreen_greet_wait, Sendmail greet_pause).";
+/// What a server that greets late may be doing first: a name lookup of
+/// the client (not of one on the server's own host, loopback: MySQL and
+/// MariaDB name it `localhost` without one, and a resolver answers it
+/// from the hosts file), an accept queue drained late, a mail server's
+/// delay against spam (only on a mail port). Where the server was slow
+/// on other turns too (`slow_turns` other than the greeting, three or
+/// more), its slowness in general first. PcapPlusPlus's
+/// pcapng-example.pcapng 0, judged in session 84: MariaDB's greeting to
+/// 127.0.0.1 52 ms late, as its handshake and ten of its answers, told
+/// to skip name resolution and look at anti-spam delays.
+fn greeting_fix(c: &ConnectionReport, slow_turns: u32) -> String {
+    let mut causes = Vec::new();
+    if !c.client.ip.is_loopback() {
+        causes.push(
+            "a reverse-DNS or ident lookup of the client against a slow or unreachable resolver (MySQL/MariaDB \
+             skip_name_resolve; ProFTPD UseReverseDNS off and IdentLookups off; Exim rfc1413_query_timeout = 0s)",
+        );
+    }
+    causes.push("an accept queue the application drains late (a busy or too small worker pool)");
+    if matches!(c.server.port, 25 | 465 | 587 | 2525) {
+        causes.push("a greeting delayed on purpose against spam (Postfix postscreen_greet_wait, Sendmail greet_pause)");
+    }
+    let first = format!(
+        "Find what the server does on a new connection before it greets: {}.",
+        causes.join(", ")
+    );
+    if slow_turns >= 3 {
+        format!(
+            "The server was slow on {slow_turns} other turns here too, not only its greeting: look at its slowness \
+             in general first (its host's load, a container's CPU quota, swapping, its storage, its own waits on \
+             a lock or a database). Then: {}",
+            uncapitalized(&first)
+        )
+    } else {
+        first
+    }
+}
+
+/// The server's slow turns on this connection other than its greeting:
+/// its other think-time findings' (`x` is the greeting's).
+fn other_slow_turns(c: &ConnectionReport, x: &Finding) -> u32 {
+    c.findings
+        .iter()
+        .filter(|y| y.kind == FindingKind::ServerThinkTime && y.detail != x.detail)
+        .map(|y| match &y.detail {
+            Detail::ExchangeThinkTime {
+                slow, greeting_ms, ..
+            } => slow - u32::from(*greeting_ms > 0.0),
+            Detail::HandshakeThinkTime { .. } => 1,
+            _ => 0,
+        })
+        .sum()
+}
 
 /// The fix, in the terms of what this connection showed.
 pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
@@ -3228,7 +3276,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::UpstreamWait { .. } => "Look at the upstream: its connection's findings say where the time went (server_think_time there is the \
              application's time: a slow handler, a database, its own upstream); cache at the proxy where answers allow it (nginx proxy_cache)."
             .into(),
-        Detail::ExchangeThinkTime { greeting_ms, .. } if *greeting_ms > 0.0 => GREETING_FIX.into(),
+        Detail::ExchangeThinkTime { greeting_ms, slow, .. } if *greeting_ms > 0.0 => {
+            // (Its own slow exchanges beside the greeting, and the others'.)
+            greeting_fix(c, slow - 1 + other_slow_turns(c, x))
+        }
         Detail::PreambleThinkTime { .. } if x.kind == FindingKind::ClientThinkTime => {
             "On the client: its TLS set-up before the ClientHello (load the trusted certificates and make the TLS context once per process, \
              not per connection) or its own work between the server's answer and its next message."
@@ -3240,7 +3291,9 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              destinations that need no proxy directly."
                 .into()
         }
-        Detail::PreambleThinkTime { greeting_ms, .. } if *greeting_ms > 0.0 => GREETING_FIX.into(),
+        Detail::PreambleThinkTime { greeting_ms, .. } if *greeting_ms > 0.0 => {
+            greeting_fix(c, other_slow_turns(c, x))
+        }
         Detail::PreambleThinkTime { .. } => "Find what the server does before it answers the preamble's commands: DNS checks of the client \
              (reverse DNS, a mail server's HELO and DNSBL lookups), its certificate and key loaded per connection; implicit TLS \
              (SMTPS 465, IMAPS 993, POP3S 995, PostgreSQL 17's sslnegotiation=direct) skips the preamble's round trips altogether."
@@ -4168,9 +4221,26 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         | Detail::SynRetransmit {
             every_syn_answered: Some(_),
             ..
-        } => "Nothing to tune on the server: find what held the path's packets for that long (a phone's or Wi-Fi radio \
-             asleep or handing over, a queue filled by other traffic: bufferbloat), by a capture nearer the client."
-            .into(),
+        } => match c.vantage {
+            // (Where the hold was, by the capture point: nDPI's
+            // alexa-app.pcapng 62, judged in session 84, captured next to
+            // the client, its SYN on time and the answers of every
+            // server late together, had been sent "nearer the client"
+            // and told the server was not to blame.)
+            rttdoc_model::Vantage::Client => "The client's SYN passed the capture point on time and the answer came back through it \
+                 late: the hold was beyond the capture point, on the way to the server or back (a link that stalled, a \
+                 queue filled by other traffic) or at the server's front end answering late; a capture at the server, or \
+                 on the server's side of the path, tells which. Nothing between the client and the capture point held it."
+                .into(),
+            rttdoc_model::Vantage::Server => "The server answered each SYN as it came: the hold was between the client and the capture \
+                 point, on the way there or back (a phone's or Wi-Fi radio asleep or handing over, a queue filled by other \
+                 traffic: bufferbloat); a capture nearer the client shows where. Nothing to tune on the server."
+                .into(),
+            _ => "Find what held the packets for that long, on the way or at the server (a phone's or Wi-Fi radio asleep or \
+                 handing over, a queue filled by other traffic: bufferbloat, a server's front end slow to answer): a capture \
+                 at the client and one at the server tell where."
+                .into(),
+        },
         Detail::SynRetransmit {
             answer_lost: Some(_),
             answer_captured_at_client: true,
@@ -5117,6 +5187,54 @@ mod tests {
         let advice = fix(&crate::test_support::report(443), &x);
         assert!(advice.contains("on their way to the client"), "{advice}");
         assert!(!advice.contains("somaxconn"), "{advice}");
+    }
+
+    /// Every SYN answered, the first answer late: where the hold was
+    /// follows the capture point (nDPI's alexa-app.pcapng 62, judged in
+    /// session 84: captured next to the client, told to capture nearer
+    /// the client and that the server was not to blame).
+    #[test]
+    fn a_late_answered_syns_hold_is_placed_by_the_capture_point() {
+        let mut x = crate::test_support::finding(FindingKind::SynRetransmit, 0.0);
+        x.detail = Detail::SynRetransmit {
+            syns: 2,
+            answered_late: None,
+            answer_lost: None,
+            answer_captured_at_client: false,
+            echoed_syn: None,
+            every_syn_answered: Some((1301, 1308)),
+            unanswered: false,
+            one_way_capture: false,
+            relay_client_clock: None,
+            held_before_capture: None,
+            gave_up: None,
+            still_waiting: None,
+            dials_beside: 0,
+            heard_elsewhere: None,
+        };
+        let mut c = crate::test_support::report(443);
+        c.vantage = rttdoc_model::Vantage::Client;
+        let at_client = fix(&c, &x);
+        assert!(
+            at_client.contains("beyond the capture point"),
+            "{at_client}"
+        );
+        assert!(
+            !at_client.contains("Nothing to tune on the server"),
+            "{at_client}"
+        );
+        c.vantage = rttdoc_model::Vantage::Server;
+        let at_server = fix(&c, &x);
+        assert!(
+            at_server.contains("between the client and the capture point"),
+            "{at_server}"
+        );
+        c.vantage = rttdoc_model::Vantage::Middle;
+        let between = fix(&c, &x);
+        assert!(
+            between.contains("a capture at the client and one at the server"),
+            "{between}"
+        );
     }
 
     /// nDPI's alexa-app.pcapng 60: a ClientHello held on the phone's
@@ -6687,6 +6805,51 @@ mod tests {
             let (said, _) = fetch_words(staple, intermediate);
             assert!(!said.contains("staple"), "{said}");
         }
+    }
+
+    /// A late greeting's fix follows the connection (PcapPlusPlus's
+    /// pcapng-example.pcapng 0, judged in session 84): no name lookup of
+    /// a client on the server's own host, no anti-spam delay off a mail
+    /// port, and the server's slowness in general first where its other
+    /// turns were slow too.
+    #[test]
+    fn a_late_greetings_fix_follows_the_client_the_port_and_the_other_turns() {
+        let mut x = crate::test_support::finding(FindingKind::ServerThinkTime, 52.0);
+        x.detail = Detail::PreambleThinkTime {
+            preamble: PreambleKind::MysqlSslRequest,
+            greeting_ms: 52.0,
+            turns: 1,
+            longest_ms: 52.0,
+        };
+        let mut c = crate::test_support::report(3306);
+        let remote = fix(&c, &x);
+        assert!(remote.contains("skip_name_resolve"), "{remote}");
+        assert!(!remote.contains("spam"), "{remote}");
+        c.client.ip = "127.0.0.1".parse().unwrap();
+        let local = fix(&c, &x);
+        assert!(!local.contains("reverse-DNS"), "{local}");
+        assert!(local.starts_with("Find what the server does"), "{local}");
+        let mut answers = crate::test_support::finding(FindingKind::ServerThinkTime, 486.0);
+        answers.detail = Detail::ExchangeThinkTime {
+            greeting_ms: 0.0,
+            slow: 10,
+            exchanges: 22,
+            threshold_ms: 5.0,
+            longest_ms: 58.0,
+            longest_exchange: 2,
+            longest_label: None,
+            via: None,
+            host_calls: None,
+        };
+        c.findings.push(answers);
+        let slow = fix(&c, &x);
+        assert!(
+            slow.starts_with("The server was slow on 10 other turns"),
+            "{slow}"
+        );
+        let mut mail = crate::test_support::report(25);
+        mail.findings.clear();
+        assert!(fix(&mail, &x).contains("postscreen_greet_wait"));
     }
 
     /// A finding of `kind` in a preamble's phase, worded.
