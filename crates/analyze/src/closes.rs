@@ -89,6 +89,31 @@ impl Closes {
         .collect()
     }
 
+    /// When the newest run of data, captured from `from_ns` to `to_ns`,
+    /// began on a connection `server` opened to `client` (the two hosts
+    /// dialled each other: a peer-to-peer race), if one did.
+    pub fn dialled_back_data(
+        &self,
+        stream: u64,
+        server: IpAddr,
+        client: IpAddr,
+        from_ns: i64,
+        to_ns: i64,
+    ) -> Option<i64> {
+        of_siblings(
+            &self.data,
+            stream,
+            server,
+            client,
+            (from_ns, to_ns),
+            true,
+            DATA_PER_CONNECTION,
+        )
+        .filter(|&(by_server, _, _)| by_server)
+        .map(|(_, first, _)| first)
+        .max()
+    }
+
     /// The FINs of other connections between `server` and `client` (not on
     /// one address: every connection of the host would be a sibling)
     /// captured from `from_ns` to `to_ns`: (sent by the server, time).

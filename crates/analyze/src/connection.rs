@@ -576,6 +576,15 @@ pub struct Connection {
     /// during this one's life: (sent by the server, capture time)
     /// (closes.rs).
     pub(crate) sibling_closes: Vec<(bool, i64)>,
+    /// When a connection the server had opened to the client (the two
+    /// dialled each other) began sending, within
+    /// [`crate::READY_NS`] before this one's client closed it during
+    /// its TLS handshake (closes.rs `dialled_back_data`): the race's
+    /// other leg carried the session.
+    pub(crate) dialled_back_data_ns: Option<i64>,
+    /// When its client's data last gave the client's clock a reading
+    /// (client_clock.rs).
+    pub(crate) clock_noted_ns: i64,
     /// The client's certificate fetches during this connection's life
     /// ([`crate::ConnectionFacts::certificate_fetches`]).
     pub(crate) certificate_fetches: Vec<crate::CertificateFetch>,
@@ -725,6 +734,8 @@ impl Connection {
             uplink_slot: crate::uplink_load::NO_SLOT,
             acked_at_resends: Vec::new(),
             sibling_closes: Vec::new(),
+            dialled_back_data_ns: None,
+            clock_noted_ns: i64::MIN,
             certificate_fetches: Vec::new(),
             sibling_data: Vec::new(),
             too_big: Vec::new(),

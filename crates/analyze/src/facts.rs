@@ -137,6 +137,10 @@ pub struct ConnectionFacts {
     /// The FINs of the other connections between the same two addresses
     /// during this one's life: (sent by the server, capture time).
     pub sibling_closes: Vec<(bool, i64)>,
+    /// When a connection the server had opened to the client began
+    /// sending, just before this one's client closed it during its TLS
+    /// handshake (`Connection::dialled_back_data_ns`).
+    pub dialled_back_data_ns: Option<i64>,
     /// The client's fetches to check a certificate (a missing
     /// intermediate, an OCSP status, a CRL) on its other connections that
     /// began during this one's life, when it carried TLS (cert_fetch.rs).
@@ -351,6 +355,7 @@ impl Connection {
             acked_at_resends: std::mem::take(&mut c.acked_at_resends),
             client_clock_hz: c.client_clock_hz,
             sibling_closes: std::mem::take(&mut c.sibling_closes),
+            dialled_back_data_ns: c.dialled_back_data_ns,
             certificate_fetches: std::mem::take(&mut c.certificate_fetches),
             sibling_data: std::mem::take(&mut c.sibling_data),
             too_big: std::mem::take(&mut c.too_big),

@@ -186,6 +186,7 @@ impl Embryo {
             acked_at_resends: Vec::new(),
             client_clock_hz: None,
             sibling_closes: Vec::new(),
+            dialled_back_data_ns: None,
             certificate_fetches: Vec::new(),
             sibling_data: Vec::new(),
             too_big: Vec::new(),

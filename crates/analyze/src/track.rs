@@ -925,6 +925,13 @@ impl<'s> Tracker<'s> {
                 c.first.ts_ns,
                 c.last.ts_ns,
             );
+            // A TLS client that closed during its handshake just as a
+            // connection its server had opened to it began sending: the
+            // two hosts dialled each other and kept the other leg
+            // (nDPI's anydesk-2.pcap 1, judged wrong in session 84).
+            if c.tls.is_some() {
+                c.dialled_back_data_ns = dialled_back_data(&c, &self.calls.closes);
+            }
             // Server data may have been written when a sibling's data came
             // (a broker's push; iperf3's TEST_START once the test's data
             // connection is in). (Only a server that sent data can have
@@ -965,7 +972,12 @@ impl<'s> Tracker<'s> {
         // A client whose SYNs were sent again: its clock spaces them as
         // its timer did, whatever stamped their capture (client_clock.rs).
         if c.syn_count > 1 {
-            c.client_clock_hz = self.calls.client_clocks.hz(c.client.ip);
+            let syn = c
+                .timeline
+                .iter()
+                .find(|r| r.dir == Direction::ClientToServer && r.flags.syn() && r.timestamped)
+                .map(|r| (r.ts_ns, r.tsval));
+            c.client_clock_hz = self.calls.client_clocks.hz(c.client.ip, syn);
             // SYNs nothing answered, in a capture of the clients'
             // direction only: the answer may be what it did not keep.
             c.one_way_capture = !self.calls.syn_ack_seen
@@ -1278,6 +1290,15 @@ fn track_in(
     }
     // The server's echoes of the client's timestamps (uplink.rs).
     if let Some((tsval, tsecr)) = seg.options.timestamps {
+        // (And the client's clock, read off its data at most once a
+        // second per connection: client_clock.rs.)
+        if dir == Direction::ClientToServer
+            && seg.payload_len > 0
+            && at.ts_ns.saturating_sub(conn.clock_noted_ns) >= 1_000_000_000
+        {
+            conn.clock_noted_ns = at.ts_ns;
+            calls.client_clocks.note(conn.client.ip, at.ts_ns, tsval);
+        }
         if dir == Direction::ClientToServer {
             // (A SYN's answer, the SYN-ACK, is its stack's too.)
             let stack_answers = seg.payload_len == 0 && !seg.flags.fin();
@@ -2389,6 +2410,22 @@ fn look_up_false_start(conn: &mut Connection, false_starters: &crate::false_star
         conn.client_false_starts =
             false_starters.before((conn.reuse_client(), shape), conn.first.ts_ns);
     }
+}
+
+/// When a connection `c`'s server had opened to its client began sending
+/// within [`crate::READY_NS`] before `c`'s client first closed (its FIN
+/// or RST), if one did (closes.rs).
+fn dialled_back_data(c: &Connection, closes: &crate::closes::Closes) -> Option<i64> {
+    let sent = &c.half[Direction::ClientToServer.index()].stats;
+    let close = [sent.fin_frame, sent.rst_frame]
+        .into_iter()
+        .flatten()
+        .min()?;
+    let at = c.timeline[c.timeline.partition_point(|r| r.frame < close)..]
+        .first()
+        .filter(|r| r.frame == close)?
+        .ts_ns;
+    closes.dialled_back_data(c.stream, c.server.ip, c.client.ip, at - crate::READY_NS, at)
 }
 
 /// A connection opened by a SYN the capture saw takes, at its first

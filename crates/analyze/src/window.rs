@@ -305,6 +305,7 @@ impl Connection {
             acked_at_resends: Vec::new(),
             client_clock_hz: None,
             sibling_closes: c.sibling_closes.clone(),
+            dialled_back_data_ns: None,
             // (A later window holds no handshake.)
             certificate_fetches: Vec::new(),
             sibling_data: c.sibling_data.clone(),

@@ -1051,6 +1051,7 @@ fn report_with(
                 client_clock_hz: c.client_clock_hz,
                 windowed,
                 sibling_closes: &c.sibling_closes,
+                dialled_back_data_ns: c.dialled_back_data_ns,
                 sibling_data: &c.sibling_data,
                 certificate_fetches: &c.certificate_fetches,
                 too_big: &c.too_big,

@@ -182,11 +182,22 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     // slept between its connections: hpvirtgrp's), its clock ticks no
     // faster than 1 kHz (RFC 7323 5.4: 1 ms to 1 s a tick), so its ticks
     // in milliseconds are the least time its SYNs were apart.
+    // A rate read (from the client's SYNs over the capture, or this
+    // connection's own packets) times the SYNs to a tick or two: a hold
+    // of HELD_BEFORE_CAPTURE_MS beyond the capture's spacing shows
+    // (nDPI's KakaoTalk_talk.pcap 3, judged in session 84: 100 and 200
+    // ticks of a 100 Hz clock, captured 357 and 2019 ms apart, the first
+    // SYN held 0.64 s after a 12 s silence). The fastest rate assumed is
+    // a bound only: the hold must be as long as the spacing again.
     let held_hz = (relay_hz.is_none() && answered_late.is_none())
         .then(|| f.client_clock_hz.unwrap_or(FASTEST_CLOCK_HZ))
         .filter(|&hz| {
             let span_ms = (syns[syns.len() - 1].ts_ns - syns[0].ts_ns) as f64 / 1e6;
-            clock_ms(hz).is_some_and(|ms| ms - span_ms >= HELD_BEFORE_CAPTURE_MS.max(span_ms))
+            let margin = match f.client_clock_hz {
+                Some(hz) => HELD_BEFORE_CAPTURE_MS + 2000.0 / f64::from(hz),
+                None => HELD_BEFORE_CAPTURE_MS.max(span_ms),
+            };
+            clock_ms(hz).is_some_and(|ms| ms - span_ms >= margin)
         });
     let waits: Vec<Wait> = match relay_hz.or(held_hz) {
         Some(hz) => waits

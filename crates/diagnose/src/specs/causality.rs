@@ -97,6 +97,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         client_clock_hz: None,
         windowed: false,
         sibling_closes: &[],
+        dialled_back_data_ns: None,
         sibling_data: &[],
         certificate_fetches: &[],
         too_big: &[],

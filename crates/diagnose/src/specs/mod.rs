@@ -568,6 +568,23 @@ impl Wire {
         (syn, Some(syn_ack))
     }
 
+    /// Data the server's host sends at `t` on [`Wire::connect_back`]'s
+    /// connection to the client's port `port` (the server its client: two
+    /// peers that dialled each other). Each call goes on where the last
+    /// ended.
+    pub fn connect_back_send(&mut self, port: u16, t: f64, payload: &'static [u8]) -> Id {
+        let sent: u32 = self
+            .pkts
+            .iter()
+            .filter(|p| p.dir == S && p.seg.src_port == 20 && p.seg.dst_port == port)
+            .map(|p| p.seg.payload_len)
+            .sum();
+        let mut s = self.segment(S, 0, PSH | ACK, payload);
+        (s.src_port, s.dst_port) = (20, port);
+        (s.seq, s.ack) = (DIAL_ISN.wrapping_add(1 + sent), DIALED_ISN.wrapping_add(1));
+        self.push(S, t, s, (0, 0))
+    }
+
     /// Data the client's host sends at `t` to the server on another
     /// connection between the two (a sibling, from the client's port
     /// `port`, opened before the capture began): an MQTT publisher on the

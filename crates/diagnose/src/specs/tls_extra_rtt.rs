@@ -425,6 +425,48 @@ fn a_client_that_wrote_only_what_it_closed_behind_used_no_handshake() {
     }
 }
 
+/// Two peers that dialled each other at once keep one leg (nDPI's
+/// anydesk-2.pcap 1, judged wrong in session 84 at 411 ms of extra round
+/// trips): this client closed its connection, its key exchange sent and
+/// the server's Finished 400 ms late, 1.4 ms after the connection the
+/// server's host had opened to it began sending. Nobody waited for this
+/// handshake: no `tls_extra_rtt`, no turn of either host's, the row idle.
+/// Not where the other leg's data came 100 ms before the close (another
+/// reason to close), nor where there was no other leg.
+#[test]
+fn a_handshake_whose_peer_dialled_back_and_kept_that_leg_delayed_nothing() {
+    for (other_leg_before_close, discarded) in
+        [(Some(1.4), true), (Some(100.0), false), (None, false)]
+    {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let took = Turnarounds {
+            hello: 1.0,
+            client: 1.0,
+            finished: 400.0,
+        };
+        let hs = tls12_handshake(&mut w, RTT + 0.1, took, true, false);
+        let close_at = w.arrival(hs.client_flight) + 300.0;
+        if let Some(before) = other_leg_before_close {
+            w.connect_back(7070, 20.0, true);
+            let sent_at = close_at - before - w.path.one_way_ms();
+            w.connect_back_send(7070, sent_at, b"hello");
+        }
+        w.fin(C, close_at);
+        let o = w.run_missing(&[]);
+        let row = o.row(Phase::TlsHandshake);
+        let case = format!("{other_leg_before_close:?}");
+        if discarded {
+            o.has_no(TlsExtraRtt);
+            o.has_no(FindingKind::ServerThinkTime);
+            assert_eq!(row.excess_ms, Some(0.0), "{case}: {row:?}");
+        } else {
+            o.the(TlsExtraRtt);
+            assert!(row.excess_ms.unwrap() > 100.0, "{case}: {row:?}");
+        }
+    }
+}
+
 /// nDPI's reddit.pcap 15 and 57: a browser raced several connections to
 /// one site, kept the first whose handshake ended, and closed the others
 /// as theirs did, with no request: their handshakes' excess delayed
