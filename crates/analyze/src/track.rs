@@ -929,7 +929,9 @@ impl<'s> Tracker<'s> {
             // connection its server had opened to it began sending: the
             // two hosts dialled each other and kept the other leg
             // (nDPI's anydesk-2.pcap 1, judged wrong in session 84).
-            if c.tls.is_some() {
+            // (Only where nothing was answered: a search of the capture's
+            // recent data, kept off the connections that served.)
+            if c.tls.is_some() && c.exchanges.kept.iter().all(|x| x.response_first.is_none()) {
                 c.dialled_back_data_ns = dialled_back_data(&c, &self.calls.closes);
             }
             // Server data may have been written when a sibling's data came
