@@ -418,6 +418,39 @@ fn a_logins_work_is_its_own_and_the_redirect_only_the_round_trip_it_added() {
     }
 }
 
+/// A request the path held on its way (a slow uplink beyond the capture
+/// point: PcapPlusPlus's many-protocols.pcap 10, judged in session 84, a
+/// request acknowledged 17 ms late and the `301` 0.8 ms after that ACK,
+/// read as 16.9 ms of server work): the server's pure ACK of the whole
+/// request, back late by less than a delayed-ACK timer, left as it
+/// arrived, and the server's work is from that ACK to the answer. The
+/// redirect cost all but that.
+#[test]
+fn a_request_held_on_its_way_is_no_server_work() {
+    const ROOT: &[u8] = b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n";
+    const MOVED: &[u8] =
+        b"HTTP/1.1 301 Moved Permanently\r\nLocation: /home\r\nContent-Length: 0\r\n\r\n";
+    const HOME: &[u8] = b"GET /home HTTP/1.1\r\nHost: example.com\r\n\r\n";
+    for held in [17.0, 0.0] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        let [_, _, ack] = w.handshake(0.0);
+        let asked = w.send(C, w.sent(ack), ROOT);
+        w.late_after_tap(asked, held);
+        w.ack(S, w.arrival(asked));
+        let answered = w.send(S, w.arrival(asked) + 0.8, MOVED);
+        let again = w.send(C, w.arrival(answered), HOME);
+        let page = w.send(S, w.arrival(again) + 1.0, bytes(300));
+        w.ack(C, w.arrival(page));
+        let o = w.run();
+        let f = o.the(HttpRedirect);
+        let Detail::HttpRedirect { server_ms, .. } = f.detail else {
+            panic!("{:?}", f.detail)
+        };
+        assert_ms(server_ms, 0.8, 0.05, "from the ACK to the 301");
+        assert_ms(f.cost_ms, RTT + held, 0.05, "the round trip and the hold");
+    }
+}
+
 /// A page that loads a URL redirecting back to it: `GET /a` answered
 /// `302` to `/b`, `GET /b` answered with the page, which asks for `/a`
 /// again, three turns on one connection. Each turn is a redirect
