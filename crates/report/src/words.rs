@@ -756,7 +756,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                     format!(
                         "Nagle's algorithm held the {who}'s small segment (frame {held_frame}) until the {peer} acknowledged its earlier small one \
                          (frame {armed_frame}, {armed_bytes} bytes), and the {peer} delayed that ACK (frame {ack_frame}) by {ack_delay_ms:.0} ms with its delayed-ACK timer: {times}, {cost:.0} ms in all. \
-                         Nagle on one side and delayed ACK on the other stall every exchange by the ACK timeout.{in_handshake}{throughput}{lost}",
+                         Nagle on one side and delayed ACK on the other stall each write that follows an unacknowledged small one by the ACK timeout.{in_handshake}{throughput}{lost}",
                         ack_delay_ms = fx(ack_delay_ms),
                         cost = fx(cost),
                     )
@@ -2926,6 +2926,15 @@ fn other_slow_turns(c: &ConnectionReport, x: &Finding) -> u32 {
         .sum()
 }
 
+/// Whether the connection speaks HTTP, as far as its port (plain HTTP's
+/// 80 and 8080) or its client's ALPN offer (`http/1.1`, `h2`) tell.
+fn speaks_http(c: &ConnectionReport) -> bool {
+    match c.tls.as_ref() {
+        Some(t) => t.alpn.iter().any(|p| p == "http/1.1" || p == "h2"),
+        None => matches!(c.server.port, 80 | 8080),
+    }
+}
+
 /// The fix, in the terms of what this connection showed.
 pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
     match &x.detail {
@@ -3019,7 +3028,11 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::Nagle { sender, .. } => match (x.kind, sender) {
             (FindingKind::WriteWriteRead, _) => "Send each response with one write (writev or one buffer), or set TCP_NODELAY on the server socket (nginx: tcp_nodelay on; it is the default for keep-alive).".into(),
             (_, Direction::ServerToClient) => "Set TCP_NODELAY on the server socket (nginx: `tcp_nodelay on;`; HAProxy: `option http-no-delay`), or write each message in one call.".into(),
-            _ => "Set TCP_NODELAY on the client socket, or write each request in one call (header and body together).".into(),
+            // (A request's parts only where it speaks HTTP: tor.pcap 5's
+            // relay cells, judged in session 84, were told "header and
+            // body".)
+            _ if speaks_http(c) => "Set TCP_NODELAY on the client socket, or write each request in one call (header and body together).".into(),
+            _ => "Set TCP_NODELAY on the client socket, or write each message in one call (one buffer, or writev).".into(),
         },
         Detail::Initcwnd {
             sender: Direction::ClientToServer,
@@ -5865,6 +5878,42 @@ mod tests {
             assert_eq!(said.contains("DISABLE_TLS13_COMPAT_MODE"), compat, "{said}");
             assert!(said.contains("TCP_NODELAY"), "{said}");
         }
+    }
+
+    /// A client's write held by Nagle is one request's header and body
+    /// only where the connection speaks HTTP (its ALPN offer, or plain on
+    /// port 80); a Tor relay's cells (nDPI's tor.pcap 5, judged in session
+    /// 84) are messages. The held write is no exchange's "every" stall.
+    #[test]
+    fn a_held_writes_fix_speaks_the_connections_protocol() {
+        let mut x = crate::test_support::finding(FindingKind::NagleDelayedAck, 40.0);
+        x.phase = Some(Phase::FirstByte);
+        x.detail = Detail::Nagle {
+            sender: Direction::ClientToServer,
+            held_frame: 12,
+            ack_frame: 11,
+            armed_frame: 10,
+            armed_bytes: 6,
+            first_silence_ms: 40.0,
+            ack_delay_ms: 40.0,
+            holds: 1,
+            protocol: None,
+            behind_handshake: false,
+            released_by_handshake: false,
+            paced: None,
+            undelivered: false,
+        };
+        let mut c = crate::test_support::report(443);
+        c.tls = Some(Box::new(rttdoc_model::TlsReport {
+            alpn: vec!["h2".into(), "http/1.1".into()],
+            ..Default::default()
+        }));
+        assert!(fix(&c, &x).contains("header and body together"));
+        c.tls = Some(Box::default());
+        let relay = fix(&c, &x);
+        assert!(relay.contains("each message in one call"), "{relay}");
+        assert!(!relay.contains("header and body"), "{relay}");
+        assert!(!explanation(&x).contains("every exchange"));
     }
 
     /// nDPI's reddit.pcap 27: a TLS 1.3 handshake 37 ms beyond its ideal,
