@@ -76,17 +76,9 @@ impl Closes {
         from_ns: i64,
         to_ns: i64,
     ) -> Vec<(i64, i64)> {
-        of_siblings(
-            &self.data,
-            stream,
-            server,
-            client,
-            (from_ns, to_ns),
-            false,
-            DATA_PER_CONNECTION,
-        )
-        .map(|(_, first, last)| (first, last))
-        .collect()
+        self.data_between(stream, server, client, (from_ns, to_ns), false)
+            .map(|(_, first, last)| (first, last))
+            .collect()
     }
 
     /// When the newest run of data, captured from `from_ns` to `to_ns`,
@@ -100,18 +92,31 @@ impl Closes {
         from_ns: i64,
         to_ns: i64,
     ) -> Option<i64> {
+        self.data_between(stream, server, client, (from_ns, to_ns), true)
+            .filter(|&(by_server, _, _)| by_server)
+            .map(|(_, first, _)| first)
+            .max()
+    }
+
+    /// The runs of data of other connections between the two, by their
+    /// clients ([`of_siblings`]; `both`: the server's host's too).
+    fn data_between(
+        &self,
+        stream: u64,
+        server: IpAddr,
+        client: IpAddr,
+        span: (i64, i64),
+        both: bool,
+    ) -> impl Iterator<Item = (bool, i64, i64)> {
         of_siblings(
             &self.data,
             stream,
             server,
             client,
-            (from_ns, to_ns),
-            true,
+            span,
+            both,
             DATA_PER_CONNECTION,
         )
-        .filter(|&(by_server, _, _)| by_server)
-        .map(|(_, first, _)| first)
-        .max()
     }
 
     /// The FINs of other connections between `server` and `client` (not on

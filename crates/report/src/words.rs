@@ -5846,6 +5846,26 @@ mod tests {
         );
     }
 
+    /// A client's write Nagle held once, `ms` after the silence began,
+    /// its small earlier write's ACK delayed 40 ms.
+    fn client_nagle(ms: f64) -> Detail {
+        Detail::Nagle {
+            sender: Direction::ClientToServer,
+            held_frame: 12,
+            ack_frame: 11,
+            armed_frame: 10,
+            armed_bytes: 6,
+            first_silence_ms: ms,
+            ack_delay_ms: 40.0,
+            holds: 1,
+            protocol: None,
+            behind_handshake: false,
+            released_by_handshake: false,
+            paced: None,
+            undelivered: false,
+        }
+    }
+
     /// A client's handshake flight held by Nagle: TLS 1.3's compatibility
     /// record (GnuTLS writes it alone) is named only where TLS 1.3 ran; a
     /// TLS 1.2 client (nDPI's teams.pcap 40) wrote its flight in pieces.
@@ -5853,21 +5873,7 @@ mod tests {
     fn a_held_handshake_flights_fix_follows_its_tls_version() {
         let mut x = crate::test_support::finding(FindingKind::NagleDelayedAck, 85.0);
         x.phase = Some(Phase::TlsHandshake);
-        x.detail = Detail::Nagle {
-            sender: Direction::ClientToServer,
-            held_frame: 2653,
-            ack_frame: 2652,
-            armed_frame: 2650,
-            armed_bytes: 6,
-            first_silence_ms: 85.0,
-            ack_delay_ms: 42.0,
-            holds: 1,
-            protocol: None,
-            behind_handshake: false,
-            released_by_handshake: false,
-            paced: None,
-            undelivered: false,
-        };
+        x.detail = client_nagle(85.0);
         let mut c = crate::test_support::report(443);
         for (version, compat) in [(TlsVersion::TLS12, false), (TlsVersion::TLS13, true)] {
             c.tls = Some(Box::new(rttdoc_model::TlsReport {
@@ -5888,21 +5894,7 @@ mod tests {
     fn a_held_writes_fix_speaks_the_connections_protocol() {
         let mut x = crate::test_support::finding(FindingKind::NagleDelayedAck, 40.0);
         x.phase = Some(Phase::FirstByte);
-        x.detail = Detail::Nagle {
-            sender: Direction::ClientToServer,
-            held_frame: 12,
-            ack_frame: 11,
-            armed_frame: 10,
-            armed_bytes: 6,
-            first_silence_ms: 40.0,
-            ack_delay_ms: 40.0,
-            holds: 1,
-            protocol: None,
-            behind_handshake: false,
-            released_by_handshake: false,
-            paced: None,
-            undelivered: false,
-        };
+        x.detail = client_nagle(40.0);
         let mut c = crate::test_support::report(443);
         c.tls = Some(Box::new(rttdoc_model::TlsReport {
             alpn: vec!["h2".into(), "http/1.1".into()],

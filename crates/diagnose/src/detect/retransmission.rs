@@ -750,16 +750,7 @@ fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
 /// How many times the sender of `last`, its last data before it gave up,
 /// sent those bytes again, before it gave up and after.
 fn copies_around(f: &Facts<'_>, last: &SegmentRecord) -> usize {
-    f.timeline
-        .iter()
-        .filter(|p| {
-            p.dir == last.dir
-                && p.retransmission
-                && p.len > 0
-                && seq::le(p.seq, last.seq)
-                && seq::lt(last.seq, p.end)
-        })
-        .count()
+    f.timeline.iter().filter(|p| copy_of(p, last)).count()
 }
 
 /// Whether the sender of `last` sent its bytes again after its FIN or
@@ -769,13 +760,16 @@ fn copies_around(f: &Facts<'_>, last: &SegmentRecord) -> usize {
 fn copies_after(f: &Facts<'_>, last: &SegmentRecord, let_go: u64) -> bool {
     f.timeline[f.timeline.partition_point(|p| p.frame <= let_go)..]
         .iter()
-        .any(|p| {
-            p.dir == last.dir
-                && p.retransmission
-                && p.len > 0
-                && seq::le(p.seq, last.seq)
-                && seq::lt(last.seq, p.end)
-        })
+        .any(|p| copy_of(p, last))
+}
+
+/// Whether `p` is a re-send, by `last`'s sender, of `last`'s first byte.
+fn copy_of(p: &SegmentRecord, last: &SegmentRecord) -> bool {
+    p.dir == last.dir
+        && p.retransmission
+        && p.len > 0
+        && seq::le(p.seq, last.seq)
+        && seq::lt(last.seq, p.end)
 }
 
 /// Whether the client's first byte the server had not acknowledged when
