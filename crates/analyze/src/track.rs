@@ -1864,12 +1864,20 @@ fn note_redirect(conn: &mut Connection, redirects: &mut crate::redirect::Redirec
 /// relay's 2 ms the path beyond it).
 ///
 /// At most from the server's pure ACK of the whole request to the answer,
-/// where that ACK came back late by less than a delayed-ACK timer
-/// (`FIRST_ACK_DELAY_NS`, Linux's shortest): it left as the request
-/// arrived, which the path held (PcapPlusPlus's many-protocols.pcap 10,
+/// where that ACK came back late by less than [`ACK_ON_ARRIVAL_NS`]: it
+/// left as the request arrived, which the path held (PcapPlusPlus's
+/// many-protocols.pcap 10,
 /// a request crossing a 1 Mbit/s uplink acknowledged 17 ms late and the
 /// `301` 0.8 ms after that ACK; judged in session 84, "16.9 ms of server
 /// work"), as server_think_time times a request.
+/// How late a server's pure ACK of a request may come back and still
+/// have left as the request arrived: under Linux's shortest delayed-ACK
+/// timer (40 ms), less the 10 ms a 100 Hz tick fires it early by, so
+/// that a path's jitter does not pass a timer's ACK off as one on
+/// arrival (http-packets2.pcap 1: an ACK 36 ms late on a path whose
+/// answers vary by 15 ms).
+const ACK_ON_ARRIVAL_NS: i64 = 30_000_000;
+
 fn server_work_ns(conn: &Connection, request: Stamp, answer: Stamp) -> i64 {
     if conn.behind_relay() {
         return 0;
@@ -1897,10 +1905,7 @@ fn server_work_ns(conn: &Connection, request: Stamp, answer: Stamp) -> i64 {
                 && crate::seq::le(end, r.ack)
         });
     match acked_whole {
-        Some(ack)
-            if (1..crate::path_samples::FIRST_ACK_DELAY_NS)
-                .contains(&(ack.ts_ns - request.ts_ns - side)) =>
-        {
+        Some(ack) if (1..ACK_ON_ARRIVAL_NS).contains(&(ack.ts_ns - request.ts_ns - side)) => {
             work.min((answer.ts_ns - ack.ts_ns).max(0))
         }
         _ => work,

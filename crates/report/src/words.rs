@@ -2692,6 +2692,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             rtt_ms,
             unexplained_ms,
             server_flight_missed,
+            untimed_turn,
         } => {
             let mut parts: Vec<String> = causes
                 .iter()
@@ -2751,11 +2752,27 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                      handshake is not in the file."
                 }
             };
+            // Most of what is unexplained may be one turn the capture
+            // could not time.
+            let untimed = untimed_turn
+                .map(|(question, answer, ms)| {
+                    format!(
+                        " ({ms:.0} ms of it from frame {question}, the last captured segment of a flight the capture holds \
+                         only part of, to the answer, frame {answer}: the answerer's work, or its wait for a segment lost \
+                         and sent again that the capture did not keep either)",
+                        ms = fx(ms),
+                    )
+                })
+                .unwrap_or_default();
             let tail = if parts.is_empty() {
-                format!("No cause was found in the packets (unexplained).{unseen}")
+                format!("No cause was found in the packets (unexplained){untimed}.{unseen}")
             } else if *unexplained_ms >= 1.0 {
                 // Every part said, so the clauses add up to the cost.
-                format!("Causes: {}; {unexplained_ms:.0} ms unexplained.", parts.join(", "), unexplained_ms = fx(unexplained_ms))
+                format!(
+                    "Causes: {}; {unexplained_ms:.0} ms unexplained{untimed}.",
+                    parts.join(", "),
+                    unexplained_ms = fx(unexplained_ms)
+                )
             } else {
                 format!("Causes: {}.", parts.join(", "))
             };
@@ -4316,6 +4333,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             path_to_client_ms,
             unexplained_ms,
             server_flight_missed,
+            untimed_turn,
             ..
         } => {
             let path_ms = path_ms + path_back_ms;
@@ -4348,6 +4366,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 rttdoc_model::Vantage::Server => "; a capture at the client, beside this one at the server, tells which",
                 _ => ", and capture nearer the client or the server to tell",
             };
+            // Most of what no cause explains one turn the capture could
+            // not time: what would tell.
+            if let Some((question, answer, ms)) = untimed_turn.filter(|_| first.is_none() || mostly_unexplained) {
+                return format!(
+                    "The capture lacks part of the flight before frame {answer}: the {ms:.0} ms from its last captured segment \
+                     (frame {question}) to that answer are either the answering host's own work or its wait for a segment lost \
+                     and sent again that the capture did not keep either. Capture every packet of the connection, the pure ACKs \
+                     too (duplicate ACKs show a loss; no length filter, `tcpdump -s 0`, a buffer large enough that the capture \
+                     drops nothing), to tell which; if it was the host's work, its fix is client_think_time's or \
+                     server_think_time's.",
+                    ms = fx(ms),
+                );
+            }
             match first {
                 Some(fix) if mostly_unexplained => format!(
                     "Most of the excess ({unexplained:.0} ms) has no cause in the packets: see the ladder (--conn) for which side \
@@ -5321,6 +5352,7 @@ mod tests {
             rtt_ms: 242.0,
             unexplained_ms: 132.0,
             server_flight_missed: false,
+            untimed_turn: None,
         };
         c.findings = vec![blocked, x];
         let advice = fix(&c, &handshake);
@@ -5662,6 +5694,7 @@ mod tests {
                 rtt_ms: 51.0,
                 unexplained_ms,
                 server_flight_missed: false,
+                untimed_turn: None,
             };
             fix(c, &x)
         };
@@ -5789,6 +5822,7 @@ mod tests {
             rtt_ms: 166.0,
             unexplained_ms: 10.0,
             server_flight_missed: false,
+            untimed_turn: None,
         };
         let said = explanation(&x);
         assert!(
@@ -5824,6 +5858,7 @@ mod tests {
             rtt_ms: 10.5,
             unexplained_ms: 133.2,
             server_flight_missed: missed,
+            untimed_turn: None,
         };
         let c = crate::test_support::report(443);
         x.detail = detail(true);
@@ -5844,6 +5879,19 @@ mod tests {
             "{}",
             fix(&c, &x)
         );
+        // Most of it one turn behind a flight with a hole (tls2.pcap 75,
+        // judged in session 84): told, with what would tell its cause.
+        if let Detail::TlsExtraRtt { untimed_turn, .. } = &mut x.detail {
+            *untimed_turn = Some((1642, 1684, 710.1));
+        }
+        let said = explanation(&x);
+        assert!(said.contains("710 ms of it from frame 1642"), "{said}");
+        let advice = fix(&c, &x);
+        assert!(
+            advice.starts_with("The capture lacks part of the flight before frame 1684"),
+            "{advice}"
+        );
+        assert!(!advice.contains("spread over"), "{advice}");
     }
 
     /// A client's write Nagle held once, `ms` after the silence began,
@@ -5932,6 +5980,7 @@ mod tests {
             rtt_ms: 28.9,
             unexplained_ms: 1.5,
             server_flight_missed: false,
+            untimed_turn: None,
         };
         c.findings = vec![x.clone()];
         word(&mut c);
@@ -5993,6 +6042,7 @@ mod tests {
             rtt_ms: 17.6,
             unexplained_ms: 0.0,
             server_flight_missed: false,
+            untimed_turn: None,
         };
         let mut c = crate::test_support::report(443);
         let boxed = explanation_on(&x, Setting { behind_box: true });
@@ -6030,6 +6080,7 @@ mod tests {
                 rtt_ms,
                 unexplained_ms,
                 server_flight_missed: false,
+                untimed_turn: None,
             };
         x.detail = full(
             501.1,

@@ -685,12 +685,12 @@ impl<'a> Facts<'a> {
     /// (certificate verification). Pure ACKs are no flight.
     ///
     /// A turn whose answer acknowledges bytes of the asking side the
-    /// capture did not show past the flight's last captured segment (a
-    /// tail it missed, or a re-send of it it did not see) is marked
-    /// incomplete: when the answerer had all it needed is unknown, and a
-    /// wait for a lost segment would read as its work. Holes inside the
-    /// flight that nothing ever filled are the capture's: a loss is
-    /// re-sent, and the copy passes the capture point.
+    /// capture did not show (a segment it missed, or a re-send it did not
+    /// see) is marked incomplete: when the answerer had all it needed is
+    /// unknown, and a wait for a lost segment would read as its work. (A
+    /// hole inside the flight proves the capture misses packets, so the
+    /// absence of a re-send proves nothing either: PcapPlusPlus's
+    /// tls2.pcap, every server flight's middle segment missing.)
     pub fn handshake_turns(&self) -> &[HandshakeTurn] {
         self.handshake_turns_view
             .get_or_init(|| self.find_handshake_turns())
@@ -892,18 +892,7 @@ impl<'a> Facts<'a> {
                 turns.push(HandshakeTurn {
                     answerer: r.dir,
                     first: !answered[r.dir.index()],
-                    // (Or holes inside the flight only, its last segment
-                    // captured: a segment lost on the path is sent again,
-                    // and the copy that reached the answerer passes the
-                    // capture point; none shown, the capture missed it
-                    // in passing, and it came with its neighbours.
-                    // PcapPlusPlus's tls2.pcap, every server flight
-                    // missing its middle segment, the client answering
-                    // some in 1 ms: 75, judged in session 84, a 710 ms
-                    // client turn read as unexplained.)
-                    complete: !r.ack_set
-                        || seen[q.dir.index()].covers(r.ack)
-                        || seq::le(r.ack, q.end),
+                    complete: !r.ack_set || seen[q.dir.index()].covers(r.ack),
                     question_frame: q.frame,
                     answer_frame: r.frame,
                     answer_ts_ns: r.ts_ns,

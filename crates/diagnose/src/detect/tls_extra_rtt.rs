@@ -128,12 +128,28 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         rtt_ms: f.rtt_ns.unwrap_or(0) as f64 / 1e6,
         unexplained_ms: unexplained,
         server_flight_missed: server_flight_missed(f),
+        untimed_turn: untimed_turn(f).filter(|&(_, _, ms)| ms >= unexplained / 2.0 && ms >= 1.0),
     };
     x.display_filter = format!(
         "tcp.stream eq {} && frame.number >= {} && frame.number <= {}",
         f.report.stream, row.start_frame, row.end_frame
     );
     Some(x)
+}
+
+/// The longest handshake turn the capture could not time (its answer
+/// acknowledged bytes of the asking flight the capture never showed):
+/// the flight's last captured segment, the answer, and the capture time
+/// between them (ms).
+fn untimed_turn(f: &Facts<'_>) -> Option<(u64, u64, f64)> {
+    f.handshake_turns()
+        .iter()
+        .filter(|t| !t.complete)
+        .map(|t| {
+            let ms = (t.answer_ts_ns - t.question_ts_ns).max(0) as f64 / 1e6;
+            (t.question_frame, t.answer_frame, ms)
+        })
+        .max_by(|a, b| a.2.total_cmp(&b.2))
 }
 
 /// The capture lacks the server's first flight: no ServerHello in it,

@@ -126,13 +126,13 @@ fn a_server_flight_the_capture_missed_the_tail_of_leaves_the_clients_wait_unknow
 }
 
 /// A segment inside the flight that the capture never showed, its last
-/// segment captured, was the capture's miss: a loss is sent again, and
-/// the copy that reached the client passes the capture point
-/// (PcapPlusPlus's tls2.pcap, every server flight missing its middle
-/// segment; 75, judged in session 84, a 710 ms client turn read as
-/// unexplained). The client's turn runs from the last captured segment.
+/// segment captured, leaves the client's turn unknown too: the hole
+/// proves the capture misses packets, and a re-send it missed as well
+/// would have held the client as long (PcapPlusPlus's tls2.pcap: every
+/// server flight's middle segment missing; 74-76, 710 ms). The turn is
+/// told as untimed in the handshake's excess (tls_extra_rtt.rs).
 #[test]
-fn a_hole_inside_a_server_flight_nothing_filled_is_the_captures() {
+fn a_hole_inside_a_server_flight_leaves_the_clients_turn_unknown() {
     for path in Path::all(RTT) {
         let mut w = Wire::new(path);
         w.handshake(0.0);
@@ -147,11 +147,9 @@ fn a_hole_inside_a_server_flight_nothing_filled_is_the_captures() {
         assert!(flight.len() >= 3, "{}", flight.len());
         let last = *flight.last().unwrap();
         w.ack(C, w.arrival(last));
-        let finished = w.send(C, w.arrival(last) + 60.0, leak(encrypted(FINISHED_LEN)));
+        w.send(C, w.arrival(last) + 60.0, leak(encrypted(FINISHED_LEN)));
         let o = w.run_missing(&[flight[1]]);
-        let f = o.the(ClientThinkTime);
-        assert_eq!(f.frames, o.frames(&[last, finished]));
-        assert_ms(f.cost_ms, 60.0, 0.2, "the client's 60 ms");
+        o.has_no(ClientThinkTime);
     }
 }
 

@@ -308,6 +308,46 @@ fn a_missed_server_hello_is_read_from_the_clients_key_exchange() {
     o.has_no(TlsExtraRtt);
 }
 
+/// A turn the capture could not time (the client's answer acknowledges a
+/// middle segment of the server's flight the capture never showed) is
+/// told as such where it holds most of what is unexplained: the flight's
+/// last captured segment, the answer, the time between (PcapPlusPlus's
+/// tls2.pcap 75, judged in session 84: 710 ms had read "spread over
+/// small turns"). The whole flight captured, the turn is timed: the
+/// client's think time, and no untimed turn.
+#[test]
+fn a_turn_behind_a_flight_with_a_hole_is_told_untimed() {
+    for missing in [true, false] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
+        let go = w.arrival(ch) + 0.2;
+        let flight: Vec<Id> = segments(&tls13_server_flight(4000, false))
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
+            .collect();
+        let last = *flight.last().unwrap();
+        w.ack(C, w.arrival(last));
+        let finished = w.send(C, w.arrival(last) + 200.0, leak(encrypted(FINISHED_LEN)));
+        let missed: Vec<Id> = if missing { vec![flight[1]] } else { vec![] };
+        let o = w.run_missing(&missed);
+        let x = o.the(TlsExtraRtt);
+        let crate::model::Detail::TlsExtraRtt { untimed_turn, .. } = x.detail else {
+            panic!("{x:?}")
+        };
+        if missing {
+            let (question, answer, ms) = untimed_turn.expect("an untimed turn");
+            assert_eq!((question, answer), (o.frame(last), o.frame(finished)));
+            assert_ms(ms, 200.0, 1.0, "from the last captured segment");
+            o.has_no(FindingKind::ClientThinkTime);
+        } else {
+            assert_eq!(untimed_turn, None);
+            o.the(FindingKind::ClientThinkTime);
+        }
+    }
+}
+
 /// With its server's first flight missed, no turn can be timed: the
 /// server's 12 ms on the ClientHello and the client's 12 ms on the flight
 /// (0.6 of a round trip beyond a False Start's one) may be the hosts' own
