@@ -51,11 +51,12 @@ pub struct Exchange {
     /// A connection the server opened back to the client's host while
     /// this request waited (connect_back.rs: FTP's active data connection).
     pub connect_back: Option<Box<crate::connect_back::ConnectBack>>,
-    /// The client's first request on another of its connections while
-    /// this one waited, when the client had asked nothing elsewhere for
-    /// [`crate::upstream::ASKED_ELSEWHERE_AFTER_NS`] or more of the wait
-    /// (upstream.rs): a push channel's next message follows what the
-    /// client did elsewhere, not the "request" before it.
+    /// The client's newest request on another of its connections while
+    /// this one waited, begun alone: the client had begun no request
+    /// anywhere in the [`crate::upstream::ASKED_ELSEWHERE_AFTER_NS`]
+    /// before it, nor that long after this request's end (upstream.rs):
+    /// a push channel's next message follows what the client did
+    /// elsewhere, not the "request" before it.
     pub asked_elsewhere: Option<Box<crate::upstream::AskedElsewhere>>,
     /// The longest this answer can have waited in the queue of the
     /// client's downlink, by what the client received just before it

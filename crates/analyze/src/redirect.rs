@@ -140,7 +140,8 @@ impl Asked {
             .and_then(|r| Absolute::parse(without_fragment(r)))
         {
             asked.referer_url = referer.asked().url.0;
-            asked.third_party = site_of(referer.host) != site_of(host) && !asks_for_a_page(head);
+            asked.third_party = !site_of(referer.host).eq_ignore_ascii_case(site_of(host))
+                && !asks_for_a_page(head);
         }
         Some(asked)
     }
@@ -204,22 +205,46 @@ impl Asked {
 /// under a country's second level (`ynet.co.il`, `bbc.co.uk`); an
 /// address is its own. (Public-suffix rules beyond these are not kept:
 /// two hosts under one such suffix may count as one site.)
-fn site_of(host: &[u8]) -> Vec<u8> {
-    let host = host.to_ascii_lowercase();
-    let host = host.strip_suffix(b".").unwrap_or(&host);
+fn site_of(host: &[u8]) -> &[u8] {
+    let host = host.strip_suffix(b".").unwrap_or(host);
     if host.starts_with(b"[") || host.iter().all(|b| b.is_ascii_digit() || *b == b'.') {
-        return host.to_vec();
+        return host;
     }
-    let labels: Vec<&[u8]> = host.split(|&b| b == b'.').collect();
-    let n = labels.len();
-    let country_second_level = n >= 3
-        && labels[n - 1].len() == 2
-        && matches!(
-            labels[n - 2],
-            b"co" | b"com" | b"net" | b"org" | b"ac" | b"gov" | b"edu" | b"ne" | b"or" | b"go"
-        );
-    let keep = if country_second_level { 3 } else { 2 };
-    labels[n.saturating_sub(keep)..].join(&b'.')
+    let (two, top) = (last_labels(host, 2), last_labels(host, 1));
+    let second = &two[..two.len().saturating_sub(top.len() + 1)];
+    let country_second_level = two.len() < host.len()
+        && top.len() == 2
+        && [
+            &b"co"[..],
+            b"com",
+            b"net",
+            b"org",
+            b"ac",
+            b"gov",
+            b"edu",
+            b"ne",
+            b"or",
+            b"go",
+        ]
+        .iter()
+        .any(|l| second.eq_ignore_ascii_case(l));
+    if country_second_level {
+        last_labels(host, 3)
+    } else {
+        two
+    }
+}
+
+/// The last `k` labels of `host` (all of it, with fewer).
+fn last_labels(host: &[u8], k: usize) -> &[u8] {
+    let mut end = host.len();
+    for _ in 0..k {
+        match host[..end].iter().rposition(|&b| b == b'.') {
+            Some(dot) => end = dot,
+            None => return host,
+        }
+    }
+    &host[end + 1..]
 }
 
 /// Whether a request head asks for a page to show: its

@@ -1893,15 +1893,11 @@ fn server_work_ns(conn: &Connection, request: Stamp, answer: Stamp) -> i64 {
     let work = (answer.ts_ns - request.ts_ns - side).max(0);
     let path = conn.fastest_round_trip_ns().unwrap_or(0);
     let t = &conn.timeline;
-    let Some(end) = t
-        .binary_search_by_key(&request.frame, |r| r.frame)
-        .ok()
-        .map(|i| t[i].end)
-    else {
+    let Ok(i) = t.binary_search_by_key(&request.frame, |r| r.frame) else {
         return work;
     };
-    let from = t.partition_point(|r| r.frame <= request.frame);
-    let acked_whole = t[from..]
+    let end = t[i].end;
+    let acked_whole = t[i + 1..]
         .iter()
         .take_while(|r| r.frame < answer.frame)
         .find(|r| {

@@ -5199,19 +5199,19 @@ mod tests {
         assert!(words.contains("between frames 531 and 533"), "{words}");
     }
 
-    /// nDPI's skype_no_unknown.pcap 38: the SYN-ACK echoes the first SYN's
-    /// timestamp. The words clear the SYN and the queues, and the fix
-    /// looks at the way back, not the server's backlog.
-    #[test]
-    fn a_syn_ack_echoing_the_first_syn_clears_the_syn_and_the_queues() {
-        let mut x = crate::test_support::finding(FindingKind::SynRetransmit, 1006.0);
-        x.detail = Detail::SynRetransmit {
+    /// Two SYNs, answered: the SYN-ACK echoing an earlier SYN's
+    /// (`echoed_syn`) or each SYN answered (`every_syn_answered`).
+    fn two_syns_answered(
+        echoed_syn: Option<(u64, u64)>,
+        every_syn_answered: Option<(u64, u64)>,
+    ) -> Detail {
+        Detail::SynRetransmit {
             syns: 2,
             answered_late: None,
             answer_lost: None,
             answer_captured_at_client: false,
-            echoed_syn: Some((1252, 1216)),
-            every_syn_answered: None,
+            echoed_syn,
+            every_syn_answered,
             unanswered: false,
             one_way_capture: false,
             relay_client_clock: None,
@@ -5220,7 +5220,16 @@ mod tests {
             still_waiting: None,
             dials_beside: 0,
             heard_elsewhere: None,
-        };
+        }
+    }
+
+    /// nDPI's skype_no_unknown.pcap 38: the SYN-ACK echoes the first SYN's
+    /// timestamp. The words clear the SYN and the queues, and the fix
+    /// looks at the way back, not the server's backlog.
+    #[test]
+    fn a_syn_ack_echoing_the_first_syn_clears_the_syn_and_the_queues() {
+        let mut x = crate::test_support::finding(FindingKind::SynRetransmit, 1006.0);
+        x.detail = two_syns_answered(Some((1252, 1216)), None);
         let words = explanation(&x);
         assert!(
             words.contains("Its SYN (frame 1216) was not lost"),
@@ -5240,22 +5249,7 @@ mod tests {
     #[test]
     fn a_late_answered_syns_hold_is_placed_by_the_capture_point() {
         let mut x = crate::test_support::finding(FindingKind::SynRetransmit, 0.0);
-        x.detail = Detail::SynRetransmit {
-            syns: 2,
-            answered_late: None,
-            answer_lost: None,
-            answer_captured_at_client: false,
-            echoed_syn: None,
-            every_syn_answered: Some((1301, 1308)),
-            unanswered: false,
-            one_way_capture: false,
-            relay_client_clock: None,
-            held_before_capture: None,
-            gave_up: None,
-            still_waiting: None,
-            dials_beside: 0,
-            heard_elsewhere: None,
-        };
+        x.detail = two_syns_answered(None, Some((1301, 1308)));
         let mut c = crate::test_support::report(443);
         c.vantage = rttdoc_model::Vantage::Client;
         let at_client = fix(&c, &x);

@@ -1186,15 +1186,8 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let distinct = resent_seqs.len() + beyond;
         // (An original re-sent several times is cited once, before its
         // first re-send.)
-        let mut by_frame: Vec<(u64, usize)> =
-            pairs.iter().enumerate().map(|(i, &f)| (f, i)).collect();
-        by_frame.sort_unstable();
-        let mut first = vec![false; pairs.len()];
-        for (k, &(frame, i)) in by_frame.iter().enumerate() {
-            first[i] = k == 0 || by_frame[k - 1].0 != frame;
-        }
-        let mut keep = first.into_iter();
-        pairs.retain(|_| keep.next().unwrap_or(false));
+        let mut cited = std::collections::HashSet::new();
+        pairs.retain(|&frame| cited.insert(frame));
         // Past the timeline, the re-sends the tracker kept the frames of
         // (their originals and waits are not known).
         let late = f

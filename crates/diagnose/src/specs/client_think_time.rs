@@ -136,14 +136,7 @@ fn a_hole_inside_a_server_flight_leaves_the_clients_turn_unknown() {
     for path in Path::all(RTT) {
         let mut w = Wire::new(path);
         w.handshake(0.0);
-        let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
-        let go = w.arrival(ch) + 0.2;
-        // (A 4,000-byte certificate: three segments or more.)
-        let flight: Vec<Id> = segments(&tls13_server_flight(4000, false))
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
-            .collect();
+        let (_, flight) = tls13_hello_and_flight_of(&mut w, RTT + 0.1, 0.2, Offer::tls13(), 4000);
         assert!(flight.len() >= 3, "{}", flight.len());
         let last = *flight.last().unwrap();
         w.ack(C, w.arrival(last));

@@ -240,9 +240,21 @@ pub fn tls13_handshake_with(w: &mut Wire, t: f64, think: f64, client: f64, offer
 /// The ClientHello at `t` and the server's whole flight `think` ms after
 /// it arrives, segment by segment: the client's answer is the caller's.
 pub fn tls13_hello_and_flight(w: &mut Wire, t: f64, think: f64, offer: Offer) -> (Id, Vec<Id>) {
+    tls13_hello_and_flight_of(w, t, think, offer, 2000)
+}
+
+/// [`tls13_hello_and_flight`] with a certificate of `cert_len` bytes (4,000
+/// fill three segments or more: a flight with a middle).
+pub fn tls13_hello_and_flight_of(
+    w: &mut Wire,
+    t: f64,
+    think: f64,
+    offer: Offer,
+    cert_len: usize,
+) -> (Id, Vec<Id>) {
     let ch = w.send(C, t, leak(client_hello(offer)));
     let go = w.arrival(ch) + think;
-    let flight: Vec<Id> = segments(&tls13_server_flight(2000, offer.psk))
+    let flight: Vec<Id> = segments(&tls13_server_flight(cert_len, offer.psk))
         .into_iter()
         .enumerate()
         .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))

@@ -320,13 +320,7 @@ fn a_turn_behind_a_flight_with_a_hole_is_told_untimed() {
     for missing in [true, false] {
         let mut w = Wire::new(Path::at_client(RTT));
         w.handshake(0.0);
-        let ch = w.send(C, RTT + 0.1, leak(client_hello(Offer::tls13())));
-        let go = w.arrival(ch) + 0.2;
-        let flight: Vec<Id> = segments(&tls13_server_flight(4000, false))
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| w.send(S, go + i as f64 * 0.01, s))
-            .collect();
+        let (_, flight) = tls13_hello_and_flight_of(&mut w, RTT + 0.1, 0.2, Offer::tls13(), 4000);
         let last = *flight.last().unwrap();
         w.ack(C, w.arrival(last));
         let finished = w.send(C, w.arrival(last) + 200.0, leak(encrypted(FINISHED_LEN)));
