@@ -138,4 +138,17 @@ fn a_server_flight_the_capture_missed_part_of_claims_no_client_time() {
     // Stream 28: the whole flight (776-778), the Finished 29 ms later.
     let waits = waits_of(connection(&doc, 28), "client_think_time", "tls_handshake");
     assert_eq!((waits[0].0, waits[0].1), (778, 779), "{waits:?}");
+    // Streams 284 and 241: the Finished 9.2 and 7.5 ms after the flight's
+    // first segment, on 11.6 and 8 ms paths: no re-send of its missing
+    // middle could have come back in that time (session 85's judges), so
+    // the capture dropped it, and the client's turn is timed.
+    for (stream, question, answer) in [(284, 6317, 6318), (241, 5651, 5652)] {
+        let waits = waits_of(connection(&doc, stream), "client_think_time", "tls_handshake");
+        assert_eq!(waits.len(), 1, "stream {stream}: {waits:?}");
+        assert_eq!((waits[0].0, waits[0].1), (question, answer), "stream {stream}");
+    }
+    // Stream 14: the Finished 53 ms after the ServerHello, which itself
+    // came 26 ms after the ClientHello: time for a re-send, so untimed.
+    let waits = waits_of(connection(&doc, 14), "client_think_time", "tls_handshake");
+    assert!(waits.is_empty(), "stream 14: {waits:?}");
 }

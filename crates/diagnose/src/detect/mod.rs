@@ -690,7 +690,9 @@ impl<'a> Facts<'a> {
     /// unknown, and a wait for a lost segment would read as its work. (A
     /// hole inside the flight proves the capture misses packets, so the
     /// absence of a re-send proves nothing either: PcapPlusPlus's
-    /// tls2.pcap, every server flight's middle segment missing.)
+    /// tls2.pcap, every server flight's middle segment missing.) Unless
+    /// the answer left before any re-send could have come
+    /// ([`Facts::answered_before_any_resend`]).
     pub fn handshake_turns(&self) -> &[HandshakeTurn] {
         self.handshake_turns_view
             .get_or_init(|| self.find_handshake_turns())
@@ -889,10 +891,20 @@ impl<'a> Facts<'a> {
                 if let Some(rest) = rest_sent {
                     wait_ns = wait_ns.min(rest - asked + self.jitter_ns);
                 }
+                let complete = !r.ack_set
+                    || seen[q.dir.index()].covers(r.ack)
+                    || self.answered_before_any_resend(
+                        &seen[q.dir.index()],
+                        records[..run_from]
+                            .iter()
+                            .rfind(|p| p.dir == r.dir && p.len > 0),
+                        run,
+                        r,
+                    );
                 turns.push(HandshakeTurn {
                     answerer: r.dir,
                     first: !answered[r.dir.index()],
-                    complete: !r.ack_set || seen[q.dir.index()].covers(r.ack),
+                    complete,
                     question_frame: q.frame,
                     answer_frame: r.frame,
                     answer_ts_ns: r.ts_ns,
@@ -910,6 +922,39 @@ impl<'a> Facts<'a> {
             last = Some(r);
         }
         turns
+    }
+
+    /// Whether `answer` left before a re-send of any byte of the asking
+    /// run `run` (the bytes before it all captured: `seen`) could have
+    /// reached its sender: sooner after the run's first segment arrived
+    /// than the path's fastest round trip, on the answerer's clock; the
+    /// round trip no longer than the run took to come after the
+    /// answerer's data before it, `asked` (a reply cannot come sooner: a
+    /// connection's round trip measured long, its true one shows there;
+    /// at the server's side of the path that time is the server's alone,
+    /// and too short to time any turn by). A
+    /// lost segment's repair needs the receiver to see the hole (a later
+    /// segment arrives, its duplicate ACK or SACK goes back) and the copy
+    /// to come back, a round trip at least; a tail loss probe or a timer
+    /// waits longer still (two smoothed round trips, the RTO). So the
+    /// bytes the capture lacks came with the flight, and the capture
+    /// dropped them: the turn is the answerer's to time (PcapPlusPlus's
+    /// tls2.pcap 284 and 241, judged in session 85: each server flight's
+    /// middle segment missing, the client's Finished 6 ms after the last
+    /// captured one on an 8-12 ms path).
+    fn answered_before_any_resend<'r>(
+        &self,
+        seen: &Captured,
+        asked: Option<&SegmentRecord>,
+        mut run: impl Iterator<Item = &'r SegmentRecord>,
+        answer: &SegmentRecord,
+    ) -> bool {
+        let (Some(rtt), Some(asked), Some(first)) = (self.rtt_ns, asked, run.next()) else {
+            return false;
+        };
+        let fastest = (rtt - self.jitter_ns.max(0)).min(first.ts_ns - asked.ts_ns);
+        seen.covers(first.seq)
+            && self.on_clock_of(answer.dir, answer) - self.on_clock_of(answer.dir, first) < fastest
     }
 
     /// The ledger's row of the plaintext preamble TLS started after (a

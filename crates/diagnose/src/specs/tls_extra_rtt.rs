@@ -342,6 +342,38 @@ fn a_turn_behind_a_flight_with_a_hole_is_told_untimed() {
     }
 }
 
+/// A turn behind a flight with a hole that ended sooner after the
+/// flight's first segment than the path's round trip hid no re-send (the
+/// receiver's duplicate ACK out and the copy back take a round trip at
+/// least): the capture dropped the segment, and the turn is timed as the
+/// client's (PcapPlusPlus's tls2.pcap 284, judged in session 85: the
+/// Finished 6.2 ms after the flight on an 11.5 ms path, read as "0.8 RTT
+/// too many" and a possible loss). One a round trip long stays untimed.
+#[test]
+fn a_turn_behind_a_hole_shorter_than_a_round_trip_is_the_answerers() {
+    for (think, timed) in [(RTT * 0.6, true), (RTT * 1.2, false)] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let (_, flight) = tls13_hello_and_flight_of(&mut w, RTT + 0.1, 0.2, Offer::tls13(), 4000);
+        let last = *flight.last().unwrap();
+        let finished = w.send(C, w.arrival(last) + think, leak(encrypted(FINISHED_LEN)));
+        let o = w.run_missing(&[flight[1]]);
+        let x = o.the(TlsExtraRtt);
+        let crate::model::Detail::TlsExtraRtt { untimed_turn, .. } = x.detail else {
+            panic!("{x:?}")
+        };
+        if timed {
+            assert_eq!(untimed_turn, None, "{think} ms");
+            let y = o.the(FindingKind::ClientThinkTime);
+            assert_eq!(y.frames, o.frames(&[last, finished]), "{y:#?}");
+            assert_ms(y.cost_ms, think, 0.5, "the client's turn");
+        } else {
+            assert!(untimed_turn.is_some(), "{think} ms: {x:#?}");
+            o.has_no(FindingKind::ClientThinkTime);
+        }
+    }
+}
+
 /// With its server's first flight missed, no turn can be timed: the
 /// server's 12 ms on the ClientHello and the client's 12 ms on the flight
 /// (0.6 of a round trip beyond a False Start's one) may be the hosts' own
