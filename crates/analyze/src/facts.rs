@@ -495,6 +495,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         session_ticket_offered: ch.is_some_and(|c| c.session_ticket),
         session_id_offered: tls.offered_session_id(),
         session_held: tls.session_held,
+        session_id_issued: tls.session_id_issued,
         status_request_offered: ch.is_some_and(|c| c.status_request),
         ecdhe_offered: ch.is_some_and(|c| c.ecdhe_offered),
         server_certificates: tls.server_certificates.map(|(c, frame)| {

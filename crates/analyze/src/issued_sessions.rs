@@ -45,6 +45,10 @@ type Named = (IpAddr, u16, u64);
 /// have let it go.
 pub(crate) const SESSION_KEPT_NS: i64 = 300_000_000_000;
 
+/// Where a server issued a session ID: its ServerHello's capture time,
+/// connection (`tcp.stream`) and frame.
+pub(crate) type IdIssue = (i64, u64, u64);
+
 /// The latest session a server issued a client (`HeldBy`): when, on
 /// which connection and frame, a ticket or an ID.
 #[derive(Debug, Clone, Copy)]
@@ -59,8 +63,9 @@ pub(crate) struct Issue {
 
 #[derive(Debug, Default)]
 pub(crate) struct IssuedSessions {
-    /// When each was first issued (its ServerHello's capture time).
-    first_seen: FxHashMap<Issued, i64>,
+    /// When each was first issued (its ServerHello's capture time), on
+    /// which connection and in which frame.
+    first_seen: FxHashMap<Issued, IdIssue>,
     order: VecDeque<Issued>,
     /// Per client, server, name and stack, the latest two sessions
     /// issued to it (newest first: a connection looks up, at its end,
@@ -96,9 +101,9 @@ pub(crate) fn id_hash(id: &[u8]) -> u64 {
 }
 
 impl IssuedSessions {
-    /// The server at `server`:`port` issued the session ID hashed `id` at
-    /// `ts_ns`.
-    pub fn note(&mut self, server: IpAddr, port: u16, id: u64, ts_ns: i64) {
+    /// The server at `server`:`port` issued the session ID hashed `id`
+    /// (`at`: when, on which connection, in which frame).
+    pub fn note(&mut self, server: IpAddr, port: u16, id: u64, at: IdIssue) {
         let key = (server, port, id);
         if id == 0 || self.first_seen.contains_key(&key) {
             return;
@@ -108,18 +113,20 @@ impl IssuedSessions {
                 self.first_seen.remove(&oldest);
             }
         }
-        self.first_seen.insert(key, ts_ns);
+        self.first_seen.insert(key, at);
         self.order.push_back(key);
     }
 
-    /// Whether the server at `server`:`port` issued the session ID hashed
-    /// `id` before `ts_ns`.
-    pub fn before(&self, server: IpAddr, port: u16, id: u64, ts_ns: i64) -> bool {
-        id != 0
-            && self
-                .first_seen
-                .get(&(server, port, id))
-                .is_some_and(|&t| t < ts_ns)
+    /// Where the server at `server`:`port` issued the session ID hashed
+    /// `id`, if it did before `ts_ns`.
+    pub fn issued_before(&self, server: IpAddr, port: u16, id: u64, ts_ns: i64) -> Option<IdIssue> {
+        if id == 0 {
+            return None;
+        }
+        self.first_seen
+            .get(&(server, port, id))
+            .copied()
+            .filter(|&(t, _, _)| t < ts_ns)
     }
 
     pub fn is_empty(&self) -> bool {

@@ -269,6 +269,9 @@ pub struct TlsSession {
     /// A session the server had issued the client for the same name
     /// earlier, which the ClientHello did not offer (issued_sessions.rs).
     pub(crate) session_held: Option<crate::model::HeldSession>,
+    /// Where the server issued the session ID the ClientHello offered
+    /// (issued_sessions.rs).
+    pub(crate) session_id_issued: Option<crate::model::IssuedSessionId>,
     /// Where the client's first application record began (its HTTP/2
     /// preface).
     client_first_record: Option<u64>,

@@ -2219,8 +2219,8 @@ struct HelloOffer {
     by: crate::issued_sessions::HeldBy,
     /// When the ClientHello began.
     at: i64,
-    /// It offered a session ID the server issued before it.
-    id_offered: bool,
+    /// The session ID it offered, where the server issued it before it.
+    id_issued: Option<crate::issued_sessions::IdIssue>,
     /// It offered a session back: that ID, a ticket or a PSK.
     offered: bool,
     /// Its session ID is not empty (an offer of a TLS 1.2 client,
@@ -2244,7 +2244,7 @@ fn hello_offer(
     let at = tls
         .client_hello_at
         .map_or(conn.first.ts_ns, |(start, _)| start.ts_ns);
-    let id_offered = issued.before(
+    let id_issued = issued.issued_before(
         server,
         port,
         crate::issued_sessions::id_hash(&ch.session_id),
@@ -2260,8 +2260,8 @@ fn hello_offer(
             tls.client_stack().unwrap_or(0),
         ),
         at,
-        id_offered,
-        offered: id_offered || ch.session_ticket || ch.pre_shared_key,
+        id_issued,
+        offered: id_issued.is_some() || ch.session_ticket || ch.pre_shared_key,
         any_id: !ch.session_id.is_empty(),
         library: tls.client_library().unwrap_or(0),
         tls13: ch
@@ -2285,6 +2285,16 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
     );
     let stream = conn.stream;
     let at = conn.exchanges.last().map(|x| x.request_first.ts_ns);
+    let timeline = &conn.timeline;
+    // When the frame that issued a session was captured (the request's
+    // time where the timeline lacks it: no later than that).
+    let captured_at = |frame: u64, request: i64| {
+        let i = timeline.partition_point(|r| r.frame < frame);
+        timeline
+            .get(i)
+            .filter(|r| r.frame == frame)
+            .map_or(request, |r| r.ts_ns)
+    };
     let Some(tls) = conn.tls.as_mut().filter(|t| !t.session_noted) else {
         return;
     };
@@ -2300,7 +2310,32 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
     }
     if let Some(at) = at.filter(|_| !rttdoc_wire::tls::is_tls13(sh.version)) {
         let id = crate::issued_sessions::id_hash(&sh.session_id);
-        issued.note(server, port, id, at);
+        let server_hello = tls
+            .messages
+            .iter()
+            .find(|m| m.message == crate::model::TlsMessage::ServerHello)
+            .map(|m| m.frame);
+        // A session is the client's to offer back once its handshake
+        // ended: the server's Finished reached it (a client caches it
+        // then; offered sooner, on a connection opened while this one's
+        // handshake ran, it could not be: nDPI's teams.pcap 37, 19.5 ms
+        // after the ServerHello of stream 36, whose handshake ended after
+        // it). Else as the request left.
+        let usable_at = tls
+            .messages
+            .iter()
+            .rfind(|m| {
+                m.direction == crate::model::Direction::ServerToClient
+                    && matches!(
+                        m.message,
+                        crate::model::TlsMessage::Finished
+                            | crate::model::TlsMessage::FinishedEncrypted
+                    )
+            })
+            .map_or(at, |m| captured_at(m.frame, at));
+        // (A ServerHello parsed is listed: frame 0 never shows.)
+        let frame = server_hello.unwrap_or(0);
+        issued.note(server, port, id, (usable_at, stream, frame));
         // The session the client may offer back on its next connection
         // for that name: a ticket (RFC 5077) the server sent, else the ID.
         let ticket = tls
@@ -2309,11 +2344,7 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
             .find(|m| m.message == crate::model::TlsMessage::NewSessionTicket);
         let given = match ticket {
             Some(t) => Some((t.frame, true)),
-            None if id != 0 => tls
-                .messages
-                .iter()
-                .find(|m| m.message == crate::model::TlsMessage::ServerHello)
-                .map(|m| (m.frame, false)),
+            None if id != 0 => server_hello.map(|frame| (frame, false)),
             None => None,
         };
         if let Some((frame, ticket)) = given {
@@ -2321,7 +2352,7 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
             issued.note_held(
                 held_by,
                 crate::issued_sessions::Issue {
-                    at_ns: at,
+                    at_ns: usable_at,
                     stream,
                     frame,
                     ticket,
@@ -2345,7 +2376,14 @@ fn look_up_issued_session(
     let Some(tls) = conn.tls.as_mut() else {
         return;
     };
-    tls.session_id_offered = o.id_offered;
+    tls.session_id_offered = o.id_issued.is_some();
+    tls.session_id_issued =
+        o.id_issued
+            .map(|(issued_at, stream, frame)| crate::model::IssuedSessionId {
+                stream,
+                frame,
+                age_ns: o.at - issued_at,
+            });
     // Offering nothing back, though the server had issued the same client
     // stack a session for that name before: the client did not keep it.
     // (A session ID is an offer of a TLS 1.2 client whatever issued it:

@@ -764,6 +764,20 @@ impl TlsReport {
     }
 }
 
+/// The session ID a ClientHello offered back, as its server issued it
+/// earlier in the capture (`TlsReport::session_id_issued`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IssuedSessionId {
+    /// The connection (`tcp.stream`) whose ServerHello issued it.
+    pub stream: u64,
+    /// That ServerHello's frame.
+    pub frame: u64,
+    /// How long before this ClientHello the session was the client's
+    /// to offer: from when that handshake ended (the server's Finished
+    /// captured).
+    pub age_ns: i64,
+}
+
 /// A TLS session a server had issued a client (`TlsReport::session_held`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeldSession {
@@ -777,8 +791,8 @@ pub struct HeldSession {
     /// Its server asked the client for a certificate on that connection
     /// (CertificateRequest, readable before TLS 1.3).
     pub certificate_requested: bool,
-    /// How long before this ClientHello it was issued (as the tracker
-    /// noted it: that connection's first request).
+    /// How long before this ClientHello the client could offer it back:
+    /// from when its handshake ended (the server's Finished captured).
     pub age_ns: i64,
     /// The client was seen offering sessions back to other servers: it
     /// keeps them, but not this one (what its cache is keyed by, a ticket
@@ -850,6 +864,11 @@ pub struct TlsReport {
     /// side). Not in the JSON: the finding cites it.
     #[serde(skip)]
     pub session_held: Option<HeldSession>,
+    /// Where the capture showed the server issue the session ID this
+    /// ClientHello offered back (`session_id_offered`). Not in the JSON:
+    /// the finding cites it.
+    #[serde(skip)]
+    pub session_id_issued: Option<IssuedSessionId>,
     /// The client asked the server to staple its certificate's OCSP
     /// status (status_request or status_request_v2).
     pub status_request_offered: bool,
@@ -1260,6 +1279,10 @@ pub enum Detail {
         /// it this session for the same name earlier, and the ClientHello
         /// offered nothing back.
         not_offered: Option<HeldSession>,
+        /// A missed resumption on the server's side: the session ID the
+        /// client offered back and the server refused, where the capture
+        /// showed the server issue it.
+        refused_id: Option<IssuedSessionId>,
     },
     /// 0-RTT early data, and whether the server took it.
     EarlyData {

@@ -72,6 +72,27 @@ const NAT_IDLE_MS: f64 = 30_000.0;
 /// ordinary one filled by the client's own downloads.
 const DEEP_QUEUE_MS: f64 = 100.0;
 
+/// A session younger than this that a server refused was not kept by its
+/// cache at all: no server's session lifetime is that short (nginx's
+/// `ssl_session_timeout` and OpenSSL's default are 5 minutes, IIS's 10
+/// hours), so a longer one cannot help.
+const YOUNG_SESSION_MS: f64 = 60_000.0;
+
+/// Where the session ID the client offered back was issued, for the
+/// words: " (the session ID the server gave it on stream N, ServerHello
+/// frame F, X before)", or nothing where the capture did not show it.
+fn offered_session(refused: Option<rttdoc_model::IssuedSessionId>) -> String {
+    match refused {
+        Some(s) => format!(
+            " (the session ID the server gave it on stream {}, ServerHello frame {}, {} before)",
+            s.stream,
+            s.frame,
+            crate::fmt_ms(s.age_ns as f64 / 1e6)
+        ),
+        None => String::new(),
+    }
+}
+
 const CLIENT_VERIFICATION: &str = "On the client: look for revocation checks and intermediate-certificate fetches (the server \
      can spare them: send the whole chain, short and with ECDSA keys, and staple OCSP), a slow client-certificate signer, CPU or \
      event-loop load when many connections open at once";
@@ -1142,6 +1163,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             false_start_possible,
             rtt_unknown,
             not_offered,
+            refused_id,
         } => {
             let version = version.map_or("TLS".to_string(), |v| v.to_string());
             // The client's own miss: it had a session and offered none.
@@ -1211,9 +1233,13 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                     crate::fmt_ms(-x.cost_ms)
                 ),
                 (FindingKind::ResumptionMissed, true) => format!(
-                    "The client offered to resume a session but the server did a full {version} handshake, one round trip more (2 instead of 1)."
+                    "The client offered to resume a session{} but the server did a full {version} handshake, one round trip more (2 instead of 1).",
+                    offered_session(*refused_id)
                 ),
-                (FindingKind::ResumptionMissed, false) => "The client offered to resume a session but the server did a full handshake (certificate and signature again).".into(),
+                (FindingKind::ResumptionMissed, false) => format!(
+                    "The client offered to resume a session{} but the server did a full handshake (certificate and signature again).",
+                    offered_session(*refused_id)
+                ),
                 (_, true) => format!(
                     "The session was resumed: an abbreviated {version} handshake, one round trip shorter."
                 ),
@@ -3408,6 +3434,29 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              `SSL_get1_session()` and `SSL_set_session()` it on the next connection; libcurl: one handle, or a share with \
              `CURL_LOCK_DATA_SSL_SESSION`), or keep the connection itself open for the next request."
             .into(),
+        // A session ID offered back, no ticket, that the server had
+        // issued less than a minute before: its cache did not keep it, for
+        // no lifetime is that short (nDPI's forticlient.pcap 2, 1 s; the
+        // wechat.pcap servers that refused every ID offered, some 0.3 s
+        // old: judged in session 85, "keep sessions longer" could not
+        // help).
+        Detail::Resumption {
+            refused_id: Some(refused),
+            ..
+        } if x.kind == FindingKind::ResumptionMissed
+            && (refused.age_ns as f64) < YOUNG_SESSION_MS * 1e6
+            && c.tls.as_ref().is_some_and(|t| !t.session_ticket_offered) =>
+        {
+            format!(
+                "The server refused a session it had issued {} before, younger than any server keeps its sessions (nginx's \
+                 `ssl_session_timeout` and OpenSSL's default are 5 minutes): its cache did not hold the session at all. Share \
+                 the cache across the server's workers (nginx `ssl_session_cache shared:SSL:10m;`; `ssl_session_cache none` \
+                 issues IDs it never keeps) and across the servers behind the name (a shared cache, or affinity at the load \
+                 balancer). Session tickets (nginx `ssl_session_tickets on;`, the same key on every server, rotated) let \
+                 clients that take them resume on any server without a shared cache.",
+                crate::fmt_ms(refused.age_ns as f64 / 1e6)
+            )
+        }
         // A session ID offered back, no ticket: the server's cache had to
         // hold it (nDPI's alexa-app.pcapng 51 and wechat.pcap 14, servers
         // that issue no tickets: told of ticket keys they do not use).
@@ -6434,26 +6483,56 @@ mod tests {
             false_start_possible: false,
             rtt_unknown: false,
             not_offered: None,
+            refused_id: None,
         };
-        let with = |id: bool, ticket: bool| {
+        let with = |x: &Finding, id: bool, ticket: bool| {
             let mut c = crate::test_support::report(443);
             c.tls = Some(Box::new(rttdoc_model::TlsReport {
                 session_id_offered: id,
                 session_ticket_offered: ticket,
                 ..Default::default()
             }));
-            fix(&c, &x)
+            fix(&c, x)
         };
-        let by_id = with(true, false);
+        let by_id = with(&x, true, false);
         assert!(
             by_id.starts_with("The client offered a session ID (no ticket)"),
             "{by_id}"
         );
-        let by_ticket = with(false, true);
+        assert!(by_id.contains("keep sessions longer"), "{by_id}");
+        let by_ticket = with(&x, false, true);
         assert!(
             by_ticket.starts_with("Share the session cache and ticket keys"),
             "{by_ticket}"
         );
+        // An ID the capture showed issued under a minute before: the
+        // cache did not keep it at all, and a longer lifetime cannot help
+        // (nDPI's forticlient.pcap 2, 1 s old, judged in session 85). An
+        // older one may have outlived the server's lifetime.
+        for (age_s, young) in [(1.0, true), (600.0, false)] {
+            let refused = rttdoc_model::IssuedSessionId {
+                stream: 1,
+                frame: 60,
+                age_ns: (age_s * 1e9) as i64,
+            };
+            if let Detail::Resumption { refused_id, .. } = &mut x.detail {
+                *refused_id = Some(refused);
+            }
+            let fixed = with(&x, true, false);
+            assert_eq!(
+                fixed.starts_with("The server refused a session it had issued"),
+                young,
+                "{fixed}"
+            );
+            assert_eq!(!fixed.contains("keep sessions longer"), young, "{fixed}");
+            let said = explanation_on(&x, Setting::default());
+            assert!(
+                said.contains(
+                    "(the session ID the server gave it on stream 1, ServerHello frame 60,"
+                ),
+                "{said}"
+            );
+        }
     }
 
     /// A client's verification after a flight that stapled the
@@ -6769,6 +6848,7 @@ mod tests {
                 false_start_possible: false,
                 rtt_unknown: unknown,
                 not_offered: None,
+                refused_id: None,
             };
             let said = explanation(&x);
             assert_eq!(said.contains("is not known"), unknown, "{said}");
@@ -6798,6 +6878,7 @@ mod tests {
                 age_ns: 15_000_000,
                 offers_elsewhere: false,
             }),
+            refused_id: None,
         };
         let said = explanation(&x);
         assert!(

@@ -143,9 +143,17 @@ fn a_server_flight_the_capture_missed_part_of_claims_no_client_time() {
     // middle could have come back in that time (session 85's judges), so
     // the capture dropped it, and the client's turn is timed.
     for (stream, question, answer) in [(284, 6317, 6318), (241, 5651, 5652)] {
-        let waits = waits_of(connection(&doc, stream), "client_think_time", "tls_handshake");
+        let waits = waits_of(
+            connection(&doc, stream),
+            "client_think_time",
+            "tls_handshake",
+        );
         assert_eq!(waits.len(), 1, "stream {stream}: {waits:?}");
-        assert_eq!((waits[0].0, waits[0].1), (question, answer), "stream {stream}");
+        assert_eq!(
+            (waits[0].0, waits[0].1),
+            (question, answer),
+            "stream {stream}"
+        );
     }
     // Stream 14: the Finished 53 ms after the ServerHello, which itself
     // came 26 ms after the ClientHello: time for a re-send, so untimed.

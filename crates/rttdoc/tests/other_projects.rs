@@ -2277,6 +2277,29 @@ fn a_session_id_the_server_issued_and_refused_is_a_missed_resumption() {
         );
         if refused {
             offers += 1;
+            // Its words cite the ServerHello that issued the ID, and, the
+            // session refused about a second old, put it on the server's
+            // cache keeping none, not on its lifetime (judged in session
+            // 85: "keep sessions longer" could not help).
+            let issuing = hellos.iter().find(|h| h.2 == "2" && h.3 == ch.3).unwrap();
+            let missed = findings_of(&doc, stream)
+                .into_iter()
+                .find(|x| x["kind"] == "resumption_missed")
+                .unwrap();
+            let cited = format!(
+                "the session ID the server gave it on stream {}, ServerHello frame {},",
+                issuing.1, issuing.0
+            );
+            assert!(
+                missed["explanation"].as_str().unwrap().contains(&cited),
+                "{missed}"
+            );
+            let fix = missed["fix"].as_str().unwrap();
+            assert!(
+                fix.starts_with("The server refused a session it had issued"),
+                "{fix}"
+            );
+            assert!(!fix.contains("keep sessions longer"), "{fix}");
             // The client's slow turn: resumption was the server's to grant.
             let think = findings_of(&doc, stream)
                 .into_iter()

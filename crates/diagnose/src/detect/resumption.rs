@@ -133,6 +133,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 false_start_possible,
                 rtt_unknown,
                 not_offered: None,
+                refused_id: None,
             };
             out.push(x);
         }
@@ -165,6 +166,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 false_start_possible: false,
                 rtt_unknown,
                 not_offered,
+                refused_id: tls.session_id_issued.filter(|_| offered),
             };
             if let Some(held) = not_offered {
                 // The session's issuing on the earlier connection.
