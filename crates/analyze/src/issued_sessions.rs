@@ -210,18 +210,25 @@ mod tests {
         let mut issued = IssuedSessions::default();
         let (server, other) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
         let id = id_hash(&[0xfa; 32]);
-        issued.note(server, 443, id, 1_000);
-        assert!(issued.before(server, 443, id, 2_000));
+        issued.note(server, 443, id, (1_000, 3, 60));
+        // Where: its time, connection and frame.
+        assert_eq!(
+            issued.issued_before(server, 443, id, 2_000),
+            Some((1_000, 3, 60))
+        );
         // Not before it was issued; not another server's, nor another
         // port's; not another ID (a TLS 1.3 client's random bytes).
-        assert!(!issued.before(server, 443, id, 500));
-        assert!(!issued.before(other, 443, id, 2_000));
-        assert!(!issued.before(server, 8443, id, 2_000));
-        assert!(!issued.before(server, 443, id_hash(&[7; 32]), 2_000));
+        assert_eq!(issued.issued_before(server, 443, id, 500), None);
+        assert_eq!(issued.issued_before(other, 443, id, 2_000), None);
+        assert_eq!(issued.issued_before(server, 8443, id, 2_000), None);
+        assert_eq!(
+            issued.issued_before(server, 443, id_hash(&[7; 32]), 2_000),
+            None
+        );
         // An empty ID is none.
         assert_eq!(id_hash(&[]), 0);
-        issued.note(server, 443, 0, 1_000);
-        assert!(!issued.before(server, 443, 0, 2_000));
+        issued.note(server, 443, 0, (1_000, 3, 60));
+        assert_eq!(issued.issued_before(server, 443, 0, 2_000), None);
     }
 
     #[test]
