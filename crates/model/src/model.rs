@@ -778,6 +778,22 @@ pub struct IssuedSessionId {
     pub age_ns: i64,
 }
 
+/// What followed a lost segment its sender's timer repaired
+/// (`Detail::RtoStall::followed`): fast retransmit needs three duplicate
+/// ACKs (RFC 5681), each drawn by a later segment arriving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LossFollowers {
+    /// The sender's data segments beyond the lost one, after its first
+    /// copy and before the timer's re-send.
+    pub segments: u32,
+    /// The receiver's duplicate ACKs of the hole in that time (pure ACKs
+    /// acknowledging up to the lost segment, after the first that did).
+    pub duplicate_acks: u32,
+    /// An earlier re-send of the lost bytes in that time (its frame),
+    /// lost too: the timer repaired what a fast re-send had not.
+    pub resent_before: Option<u64>,
+}
+
 /// A TLS session a server had issued a client (`TlsReport::session_held`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeldSession {
@@ -1755,6 +1771,9 @@ pub enum Detail {
         /// connection that had not been idle lost no NAT's or load
         /// balancer's mapping to idleness.
         quiet_before_ms: f64,
+        /// What followed the first stall's lost segment before its timer
+        /// fired: why no fast retransmit repaired it.
+        followed: Option<LossFollowers>,
     },
     /// The SYN sent again.
     SynRetransmit {

@@ -58,6 +58,46 @@ fn dropped_or_gone(beside: u32, heard: Option<(u64, u64)>, alone: &str) -> Strin
     }
 }
 
+/// Why no fast retransmit repaired the first stall's lost segment, as
+/// what followed it shows (`LossFollowers`): fast retransmit needs three
+/// duplicate ACKs, each drawn by a later segment arriving (RFC 5681).
+/// Nothing after it is a tail; some after it, with too few duplicates
+/// back, lost too (a burst: nDPI's alexa-app.pcapng 30, five segments
+/// after the first lost, three of them lost with it), or too few.
+fn no_fast_retransmit(followed: Option<rttdoc_model::LossFollowers>, stalls: u32) -> String {
+    let Some(f) = followed else {
+        return "too few packets followed the loss to trigger fast retransmit".into();
+    };
+    let first = if stalls > 1 {
+        "the first lost segment"
+    } else {
+        "the lost segment"
+    };
+    let resent = f
+        .resent_before
+        .map(|frame| format!("; an earlier re-send of it (frame {frame}) was lost as well"))
+        .unwrap_or_default();
+    let why = match (f.segments, f.duplicate_acks) {
+        (_, d) if d >= 3 => format!(
+            "the receiver sent {d} duplicate ACKs after {first}, enough for fast retransmit, yet the timer re-sent it: \
+             the re-send they drew was lost too, or they did not reach the sender"
+        ),
+        (0, _) => format!(
+            "nothing followed {first} (the last its sender had sent: a tail), so no duplicate ACK could tell the sender \
+             of the loss"
+        ),
+        (n, d) if n < 3 => format!(
+            "only {n} segment(s) followed {first} ({d} duplicate ACK(s) captured), too few to draw the three duplicate \
+             ACKs fast retransmit needs"
+        ),
+        (n, d) => format!(
+            "{n} segments followed {first}, but only {d} duplicate ACK(s) of it were captured of the three fast \
+             retransmit needs: what followed it was lost too (a burst), or its acknowledgments were"
+        ),
+    };
+    format!("{why}{resent}")
+}
+
 /// [`dropped_or_gone`]'s words for a client's lone dial whose wait the
 /// capture showed to its end.
 const DROPPED_OR_DOWN: &str = "The SYNs were dropped on the way or the server is down.";
@@ -1770,11 +1810,13 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             sender,
             stalls,
             gave_up: None,
+            followed,
             ..
         } => {
             let (who, _) = side(*sender);
             format!(
-                "The {who} sat idle for its retransmission timer {stalls} time(s), {cost:.0} ms in all, before resending lost data: too few packets followed the loss to trigger fast retransmit.",
+                "The {who} sat idle for its retransmission timer {stalls} time(s), {cost:.0} ms in all, before resending lost data: {}.",
+                no_fast_retransmit(*followed, *stalls),
                 cost = fx(cost),
             )
         }
@@ -1782,13 +1824,14 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             sender,
             stalls,
             gave_up,
+            followed,
             ..
         } => {
             let (who, _) = side(*sender);
             format!(
-                "The {who} sat idle {}, {cost:.0} ms in all, its lost data never acknowledged: too few packets \
-                 followed the loss to trigger fast retransmit.",
+                "The {who} sat idle {}, {cost:.0} ms in all, its lost data never acknowledged: {}.",
                 idle_on_its_timer(*stalls, *gave_up),
+                no_fast_retransmit(*followed, *stalls),
                 cost = fx(cost),
             )
         }
@@ -3811,6 +3854,18 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         // (A lost request is no response's tail: nDPI's alexa-app.pcapng
         // 51, the client's request lost, told to avoid tiny bursts at the
         // end of responses.)
+        // (Not a tail: a hole below data that followed it, which only
+        // duplicate ACKs show a sender without SACK.)
+        Detail::RtoStall {
+            followed: Some(followed),
+            ..
+        } if without_sack(c) && followed.segments > 0 => format!(
+            "Find the loss (bursts of full-size packets lost while small ones pass point to a policer or a short queue on \
+             the way). This connection's handshake did not agree on SACK: without it a sender learns of a hole below data \
+             that arrived only from three duplicate ACKs; with it, one segment acknowledged beyond the hole lets a RACK \
+             sender (Linux, Windows, FreeBSD) re-send it about a quarter round trip later. Turn SACK on: {}.",
+            sack_refusal(c),
+        ),
         Detail::RtoStall { sender, .. } if without_sack(c) => format!(
             "Find the loss. This connection's handshake did not agree on SACK, and without SACK a Linux sender sends no \
              tail-loss probe: its timer alone repairs a lost tail. Turn SACK on: {}{}.",
@@ -4765,6 +4820,37 @@ pub fn detail_command(stats: &CaptureStats, option: &str) -> String {
 mod tests {
     use super::*;
 
+    /// An rto_stall says why no fast retransmit came from what followed
+    /// the lost segment: a tail, too few behind it, a burst lost with it
+    /// (nDPI's alexa-app.pcapng 30, judged in session 85), or duplicates
+    /// enough whose re-send was lost; an earlier re-send lost is named.
+    #[test]
+    fn an_rto_stall_says_why_no_fast_retransmit_came() {
+        let said = |segments, duplicate_acks, resent_before| {
+            no_fast_retransmit(
+                Some(rttdoc_model::LossFollowers {
+                    segments,
+                    duplicate_acks,
+                    resent_before,
+                }),
+                1,
+            )
+        };
+        assert!(said(0, 0, None).contains("a tail"));
+        assert!(said(1, 1, None).contains("only 1 segment(s) followed"));
+        let burst = said(5, 1, Some(699));
+        assert!(
+            burst.contains("what followed it was lost too (a burst)"),
+            "{burst}"
+        );
+        assert!(
+            burst.contains("an earlier re-send of it (frame 699) was lost as well"),
+            "{burst}"
+        );
+        assert!(said(5, 3, None).contains("enough for fast retransmit"));
+        assert!(no_fast_retransmit(None, 2).contains("too few packets followed"));
+    }
+
     /// The server's handshake time is told by what its ServerKeyExchange
     /// shows it computed: cheap work (x25519 and RSA-2048: nDPI's
     /// dns_dot.pcap) is not the cause; RSA-4096, a DHE key exchange or a
@@ -5079,6 +5165,7 @@ mod tests {
             peer_held: None,
             held: None,
             quiet_before_ms,
+            followed: None,
         };
         let c = crate::test_support::report(443);
         x.detail = stall(104.0);
@@ -5163,6 +5250,7 @@ mod tests {
             peer_held: None,
             held: None,
             quiet_before_ms: 0.0,
+            followed: None,
         };
         c.findings.push(stall);
         let advice = fix(&c, &x);
@@ -5207,6 +5295,7 @@ mod tests {
                 peer_held: None,
                 held: None,
                 quiet_before_ms: 0.0,
+                followed: None,
             };
             y
         };
@@ -5354,6 +5443,7 @@ mod tests {
                 },
             }),
             quiet_before_ms: 0.0,
+            followed: None,
         };
         let words = explanation(&x);
         assert!(words.contains("nothing was lost"), "{words}");
@@ -5378,6 +5468,7 @@ mod tests {
             peer_held: Some(1564),
             held: None,
             quiet_before_ms: 0.0,
+            followed: None,
         };
         let mut handshake = crate::test_support::finding(FindingKind::TlsExtraRtt, 1078.0);
         handshake.phase = Some(Phase::TlsHandshake);
@@ -5423,6 +5514,7 @@ mod tests {
             peer_held: None,
             held: None,
             quiet_before_ms: 0.0,
+            followed: None,
         };
         let mut c = crate::test_support::report(443);
         c.handshake.syn_frame = Some(1);
@@ -5480,6 +5572,7 @@ mod tests {
             peer_held: None,
             held: None,
             quiet_before_ms: 0.0,
+            followed: None,
         };
         let c = crate::test_support::report(443);
         stall.detail = with(Some((38, 1566)), Some((1, 470, false)));

@@ -69,6 +69,44 @@ fn a_resend_after_a_retransmission_timeout_is_a_retransmission_and_an_rto_stall(
     }
 }
 
+/// What followed a segment its timer repaired says why no fast
+/// retransmit did: nothing (a tail: the lost request alone), one segment
+/// behind it (one duplicate ACK, too few), or a burst lost with it (five
+/// segments, the second to fourth lost: the fifth's one duplicate ACK of
+/// the three fast retransmit needs; nDPI's alexa-app.pcapng 30, judged in
+/// session 85, had read "too few packets followed the loss").
+#[test]
+fn an_rto_stall_says_what_followed_its_lost_segment() {
+    let followed = |o: &Outcome| match o.the(RtoStall).detail {
+        Detail::RtoStall { followed, .. } => followed.expect("what followed"),
+        ref d => panic!("{d:?}"),
+    };
+    let (w, _, _) = lost_request(Path::at_client(RTT), RTO);
+    let tail = followed(&w.run());
+    assert_eq!((tail.segments, tail.duplicate_acks), (0, 0), "{tail:?}");
+    for (sent, lost, behind, duplicates) in [(3, 1..2, 1, 1), (5, 1..4, 3, 1)] {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let segs = w.burst(C, 100.0, sent, 0.01);
+        for &s in &segs[lost.clone()] {
+            w.lose(s);
+        }
+        for (i, &s) in segs.iter().enumerate() {
+            if !lost.contains(&i) {
+                w.ack(S, w.arrival(s));
+            }
+        }
+        let again = w.resend(100.0 + RTO, segs[1]);
+        w.ack(S, w.arrival(again));
+        let f = followed(&w.run());
+        assert_eq!(
+            (f.segments, f.duplicate_acks, f.resent_before),
+            (behind, duplicates, None),
+            "{sent} sent"
+        );
+    }
+}
+
 /// A segment its timer re-sent again and again, backing off (a black
 /// hole that let the last copy through: nDPI's skype.pcap 17, seven
 /// copies of 35 bytes), is one segment re-sent: the finding counts the
