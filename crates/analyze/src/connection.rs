@@ -555,6 +555,10 @@ pub struct Connection {
     /// [`RESENDS_HEARD_KEPT`]), the newest server data its client had
     /// received on another connection by then (`PathSamples::heard_besides`).
     pub(crate) heard_at_resends: Vec<(u64, crate::Heard)>,
+    /// At its latest SYN sent again, what the capture had last seen reach
+    /// any client, and the client's newest re-send elsewhere
+    /// (path_samples.rs).
+    pub(crate) nothing_heard: Option<crate::NothingHeard>,
     /// The server's last ACK that acknowledged the client's data: when it
     /// was captured and when the newest of that data left the client
     /// (uplink_load.rs: the next ACK of the same burst samples the
@@ -728,6 +732,7 @@ impl Connection {
             busy_asked_again: None,
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
+            nothing_heard: None,
             uplink_probe: None,
             uplink_waits: Vec::new(),
             uplink_rate: f64::INFINITY,

@@ -123,6 +123,10 @@ pub struct ConnectionFacts {
     /// had received on another of its connections by then: its link was
     /// up then (a stall it shared no part of was this connection's own).
     pub heard_at_resends: Vec<(u64, crate::Heard)>,
+    /// At its latest SYN sent again, the newest packet that reached any
+    /// client and the client's newest re-send on another connection
+    /// (`path_samples::NothingHeard`).
+    pub nothing_heard: Option<crate::NothingHeard>,
     /// The client's data segments that waited at its uplink behind its
     /// own earlier packets, by its servers' ACKs of its bursts
     /// (uplink_load.rs): frame and wait (ns), in frame order.
@@ -351,6 +355,7 @@ impl Connection {
             path_stalls: std::mem::take(&mut c.path_stalls),
             late_retransmissions: std::mem::take(&mut c.late_retransmissions),
             heard_at_resends: std::mem::take(&mut c.heard_at_resends),
+            nothing_heard: c.nothing_heard,
             uplink_waits: std::mem::take(&mut c.uplink_waits),
             acked_at_resends: std::mem::take(&mut c.acked_at_resends),
             client_clock_hz: c.client_clock_hz,

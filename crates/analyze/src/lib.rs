@@ -63,7 +63,7 @@ mod shared_clock;
 pub mod uplink;
 pub mod uplink_load;
 pub use path_samples::{
-    BusyRun, Delivered, DownlinkGaps, Heard, PathStall, QueueSample, RELEASE_NS,
+    BusyRun, Delivered, DownlinkGaps, Heard, NothingHeard, PathStall, QueueSample, RELEASE_NS,
 };
 pub use uplink::{SiblingWay, UplinkEcho, UplinkView};
 pub mod preamble;

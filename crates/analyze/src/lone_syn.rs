@@ -182,6 +182,7 @@ impl Embryo {
             path_stalls: Vec::new(),
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
+            nothing_heard: None,
             uplink_waits: Vec::new(),
             acked_at_resends: Vec::new(),
             client_clock_hz: None,

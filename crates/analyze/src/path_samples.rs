@@ -215,6 +215,10 @@ struct Client {
     /// came on), and the newest on a connection other than that one's
     /// ([`PathSamples::heard_besides`]).
     heard: [Option<Heard>; 2],
+    /// Its newest re-send of data, a FIN or a SYN (the connection it
+    /// went on, and its server), and the newest to another server than
+    /// that one's ([`PathSamples::resent_besides`]).
+    resent: [Option<(Heard, IpAddr)>; 2],
     /// Per size of what was acknowledged at once ([`ACKED_SIZES`]), the
     /// newest acknowledgment of its data by a server (the connection it
     /// came on), and the newest on another connection than that one's
@@ -411,6 +415,18 @@ pub struct Delivered {
     pub ts_ns: i64,
     pub sent_ns: i64,
     pub bytes: u32,
+}
+
+/// At a client's SYN sent again, the newest packet the capture saw reach
+/// any client (its frame and time), and the newest of the client's
+/// re-sends to another server: the client kept asking
+/// elsewhere, and nothing came back from anywhere (its own side of the
+/// network down: nDPI's skype.pcap 96, judged in session 85).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NothingHeard {
+    pub last_heard_frame: u64,
+    pub last_heard_ns: i64,
+    pub resent_elsewhere: Heard,
 }
 
 /// Server data that reached a client: on which connection, in which
@@ -799,6 +815,37 @@ impl PathSamples {
             .flat_map(|c| c.acknowledged.iter())
             .filter_map(move |kept| kept.iter().flatten().find(|d| d.stream != stream).copied())
     }
+    /// `client` sent data, a FIN or a SYN again to `server` on
+    /// connection `stream`, in `frame` at `ts_ns`: it was asking, and had
+    /// no answer yet.
+    pub(crate) fn resent(&mut self, client: IpAddr, server: IpAddr, heard: Heard) {
+        let c = match self.clients.get_mut(&client) {
+            Some(c) => c,
+            None => self.client(client),
+        };
+        if c.resent[0].is_some_and(|(_, to)| to != server) {
+            c.resent[1] = c.resent[0];
+        }
+        c.resent[0] = Some((heard, server));
+    }
+
+    /// The newest re-send of `client`'s to a server other than `server`
+    /// (so far).
+    pub(crate) fn resent_besides(&self, client: IpAddr, server: IpAddr) -> Option<Heard> {
+        let c = self.clients.get(&client)?;
+        c.resent
+            .iter()
+            .flatten()
+            .find(|(_, to)| *to != server)
+            .map(|&(heard, _)| heard)
+    }
+
+    /// The newest packet the capture saw reach (or pass on the way to)
+    /// any client, from any server, datagrams too: its frame and time.
+    pub(crate) fn last_heard_anywhere(&self) -> Option<(u64, i64)> {
+        self.silences.last_heard
+    }
+
     /// The newest server data that reached `client` on a connection other
     /// than `stream` (so far): its link was up then.
     pub(crate) fn heard_besides(&self, client: IpAddr, stream: u64) -> Option<Heard> {

@@ -297,6 +297,10 @@ pub struct Location {
     /// chain, doubleclick.net to google.com to google.co.il, loaded by
     /// ynet.co.il).
     pub third_party: bool,
+    /// Its request carried a `Referer`: a link or a page's resource led
+    /// there. Without one the URL was typed or bookmarked, or a program
+    /// asked (wget, curl, an app): no link to update.
+    pub referred: bool,
 }
 
 /// Whether the value of a `Set-Cookie` field (`name=value;
@@ -376,6 +380,7 @@ impl Location {
             uncacheable: false,
             back_to_referrer: asked.referer_url != 0 && url.0 == asked.referer_url,
             third_party: asked.third_party,
+            referred: asked.referer_url != 0,
         })
     }
 }
@@ -509,6 +514,8 @@ pub struct FollowedRedirect {
     pub back_to_referrer: bool,
     /// Its request was another site's ([`Location::third_party`]).
     pub third_party: bool,
+    /// Its request carried a `Referer` ([`Location::referred`]).
+    pub referred: bool,
     /// When the follow-up began: its connection's name lookup or SYN,
     /// when it opened one after the answer; else its request's first
     /// segment.
@@ -651,6 +658,7 @@ impl Redirects {
             uncacheable: location.uncacheable,
             back_to_referrer: location.back_to_referrer,
             third_party: location.third_party,
+            referred: location.referred,
             by_url: matches!(asking, Asking::Url(_)),
             follow_up: request,
         })

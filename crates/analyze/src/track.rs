@@ -1280,7 +1280,26 @@ fn track_in(
     // (And at a SYN sent again: an unanswered dial while the client's
     // other connections were heard was this address's alone.)
     let syn_again = conn.syn_count > syns && conn.syn_count > 1;
-    if (conn.half[dir.index()].stats.retransmissions != resent || let_go || syn_again)
+    let resent_now = conn.half[dir.index()].stats.retransmissions != resent;
+    if (resent_now || syn_again) && dir == Direction::ClientToServer {
+        let heard = crate::Heard {
+            stream: conn.stream,
+            frame: at.frame,
+            ts_ns: at.ts_ns,
+        };
+        paths.resent(conn.client.ip, conn.server.ip, heard);
+    }
+    if syn_again {
+        conn.nothing_heard = paths
+            .last_heard_anywhere()
+            .zip(paths.resent_besides(conn.client.ip, conn.server.ip))
+            .map(|((frame, ts_ns), resent)| crate::NothingHeard {
+                last_heard_frame: frame,
+                last_heard_ns: ts_ns,
+                resent_elsewhere: resent,
+            });
+    }
+    if (resent_now || let_go || syn_again)
         && conn.heard_at_resends.len() < crate::RESENDS_HEARD_KEPT
     {
         if let Some(heard) = paths.heard_besides(conn.client.ip, conn.stream) {

@@ -301,6 +301,7 @@ impl Connection {
             path_stalls: Vec::new(),
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
+            nothing_heard: None,
             uplink_waits: c.uplink_waits.clone(),
             acked_at_resends: Vec::new(),
             client_clock_hz: None,

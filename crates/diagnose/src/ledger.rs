@@ -1046,6 +1046,7 @@ fn report_with(
                 path_stalls: &c.path_stalls,
                 late_retransmissions: &c.late_retransmissions,
                 heard_at_resends: &c.heard_at_resends,
+                nothing_heard: c.nothing_heard,
                 acked_at_resends: &c.acked_at_resends,
                 uplink_waits: &c.uplink_waits,
                 client_clock_hz: c.client_clock_hz,

@@ -794,6 +794,21 @@ pub struct LossFollowers {
     pub resent_before: Option<u64>,
 }
 
+/// Nothing reached any client while a client's SYNs went unanswered,
+/// though it re-sent to another server meanwhile
+/// (`Detail::SynRetransmit::nothing_heard`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NothingHeard {
+    /// The last packet the capture saw reach any client before the first
+    /// SYN.
+    pub last_frame: u64,
+    /// How long before that SYN it came (ms).
+    pub before_ms: f64,
+    /// The client's newest re-send to another server by the last SYN:
+    /// its `tcp.stream` and frame.
+    pub resent: (u64, u64),
+}
+
 /// A TLS session a server had issued a client (`TlsReport::session_held`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeldSession {
@@ -1553,6 +1568,10 @@ pub enum Detail {
         /// analytics tag's image, script or frame): the redirect is that
         /// service's own.
         third_party: bool,
+        /// The redirected request carried a `Referer`: a link or a page
+        /// led there. Without one the URL was typed or bookmarked, or a
+        /// program asked (wget, curl, an app): no link to update.
+        referred: bool,
     },
     /// A request waited for the authentication challenges it answered.
     HttpAuthChallenge {
@@ -1843,6 +1862,11 @@ pub enum Detail {
         /// client's link, and whatever it needs to reach the internet,
         /// worked; this address did not answer.
         heard_elsewhere: Option<(u64, u64)>,
+        /// Unanswered, and nothing reached any client from before the
+        /// first SYN to the last, though the client re-sent to another
+        /// server meanwhile: its own side of the network was down, not
+        /// this server.
+        nothing_heard: Option<NothingHeard>,
     },
     /// The server answered the client's SYN with an ACK of another
     /// connection on the same port pair.

@@ -36,7 +36,25 @@ const PEER_DIALS: u32 = 8;
 
 /// Why SYNs went unanswered, for a client that dialled `beside` other
 /// servers within a second of them; `alone`, for one that dialled fewer.
-fn dropped_or_gone(beside: u32, heard: Option<(u64, u64)>, alone: &str) -> String {
+fn dropped_or_gone(
+    beside: u32,
+    heard: Option<(u64, u64)>,
+    nothing: Option<rttdoc_model::NothingHeard>,
+    alone: &str,
+) -> String {
+    // (nDPI's skype.pcap 96, judged in session 85: every connection of the
+    // client's unanswered, told the server was down.)
+    if let Some(n) = nothing {
+        let (stream, frame) = n.resent;
+        return format!(
+            "Nothing reached the client from anywhere from frame {last} ({before} before its first SYN) to its last, \
+             though it kept sending elsewhere (its re-send to another server on stream {stream}, frame {frame}, went \
+             unanswered too): its own side of the network was down (its link, its gateway or its provider's uplink), \
+             not this server.",
+            last = n.last_frame,
+            before = crate::fmt_ms(n.before_ms),
+        );
+    }
     if let (Some((stream, frame)), true) = (heard, beside < PEER_DIALS) {
         // (nDPI's skype_no_unknown.pcap 65, judged in session 83: told
         // to look at firewalls and proxies while other servers answered.)
@@ -2500,12 +2518,13 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             gave_up: Some((frame, after_ms)),
             dials_beside,
             heard_elsewhere,
+            nothing_heard,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {span:.0} ms, and nothing in the capture answered (no SYN-ACK, \
              RST or ICMP error): the connection never opened. The client gave up (frame {frame}) {after:.1} s after its last SYN, \
              its timer's last wait: {cost:.0} ms waited in all. {}",
-            dropped_or_gone(*dials_beside, *heard_elsewhere, DROPPED_OR_DOWN),
+            dropped_or_gone(*dials_beside, *heard_elsewhere, *nothing_heard, DROPPED_OR_DOWN),
             span = fx(cost - after_ms),
             after = fx(after_ms / 1e3),
             cost = fx(cost),
@@ -2516,13 +2535,14 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             still_waiting: Some((frame, after_ms)),
             dials_beside,
             heard_elsewhere,
+            nothing_heard,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {span:.0} ms, and nothing in the capture answered (no SYN-ACK, \
              RST or ICMP error): the connection never opened. The capture went on to frame {frame}, {after:.1} s after the \
              last SYN and before the client's timer would send it again: the client was still waiting then, {cost:.0} ms \
              in all. {}",
-            dropped_or_gone(*dials_beside, *heard_elsewhere, DROPPED_OR_DOWN),
+            dropped_or_gone(*dials_beside, *heard_elsewhere, *nothing_heard, DROPPED_OR_DOWN),
             span = fx(cost - after_ms),
             after = fx(after_ms / 1e3),
             cost = fx(cost),
@@ -2532,6 +2552,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             unanswered: true,
             dials_beside,
             heard_elsewhere,
+            nothing_heard,
             ..
         } => format!(
             "The client sent its SYN {syns} times over {cost:.0} ms, and nothing in the capture answered (no SYN-ACK, \
@@ -2539,6 +2560,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             dropped_or_gone(
                 *dials_beside,
                 *heard_elsewhere,
+                *nothing_heard,
                 "If the capture went on after the last SYN, the SYNs were dropped on the way or the server is down."
             ),
             cost = fx(cost),
@@ -3922,6 +3944,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             to_https,
             redirected_again,
             uncacheable,
+            referred,
             ..
         } => {
             let (method, target) = redirected_request
@@ -3974,7 +3997,12 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                 // redirect sent uncacheable is asked for on every visit
                 // (PcapPlusPlus's example.pcap 0: a site root's `301`
                 // with `max-age=0`, told browsers keep it).
-                let keep = if *uncacheable && matches!(status, 301 | 308) {
+                let keep = if *uncacheable && matches!(status, 301 | 308) && !*referred {
+                    format!(
+                        "This `{status}` was sent uncacheable (`Cache-Control` no-store, no-cache or max-age=0), so \
+                         browsers ask for it again on every visit: a redirect that stays needs a freshness lifetime."
+                    )
+                } else if *uncacheable && matches!(status, 301 | 308) {
                     format!(
                         "This `{status}` was sent uncacheable (`Cache-Control` no-store, no-cache or max-age=0), so \
                          browsers ask for it again on every visit: give it a freshness lifetime, or serve the page at the \
@@ -3985,10 +4013,22 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                      `302` or `307` every time."
                         .to_string()
                 };
-                format!(
-                    "Link to `{target}` itself{via} instead of the URL that redirects to it (a moved page: update its links \
-                     and sitemaps). {keep}"
-                )
+                // (No Referer: typed, bookmarked or a program's, no link
+                // to update: PcapPlusPlus's sll.pcap 0, wget asking for a
+                // site's root, judged in session 85.)
+                let asked = redirected_request.as_deref().unwrap_or("the request");
+                match referred {
+                    true => format!(
+                        "Link to `{target}` itself{via} instead of the URL that redirects to it (a moved page: update its \
+                         links and sitemaps). {keep}"
+                    ),
+                    false => format!(
+                        "`{asked}` carried no Referer: its URL was typed or bookmarked, or a program asked (wget, curl, an \
+                         app), and no link leads there to update. Serve the page at the URL asked (an internal rewrite, not \
+                         a redirect), the site's root above all, which people type; a script or an app can ask for \
+                         `{target}`{via} directly. {keep}"
+                    ),
+                }
             } else {
                 format!(
                     "Link to `{target}` itself{via}: each hop costs a round trip, and another host a connection of its own \
@@ -4310,6 +4350,15 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              dropping them silently (one that rejects with a RST or an ICMP error lets clients fail at once), a route, \
              a server that is down; where a port is blocked, a client with a fallback (another port, a proxy) fails \
              over sooner with a shorter connect timeout."
+            .into(),
+        Detail::SynRetransmit {
+            unanswered: true,
+            nothing_heard: Some(_),
+            ..
+        } => "Look at the client's own side of the network, not at this server: its Wi-Fi or mobile link, its gateway or \
+             router and the provider's uplink beyond it (a capture on the gateway shows whether its packets leave and \
+             answers come back); an application that reconnects when the network returns (Android's and Apple's network \
+             callbacks) waits less than one whose connect times out."
             .into(),
         Detail::SynRetransmit {
             unanswered: true,
@@ -5078,6 +5127,7 @@ mod tests {
                 still_waiting: None,
                 dials_beside,
                 heard_elsewhere,
+                nothing_heard: None,
             };
         let detail = |dials_beside: u32| heard(dials_beside, None);
         x.detail = detail(55);
@@ -5121,6 +5171,28 @@ mod tests {
         // Among a peer-to-peer client's many dials, the peer words stay.
         x.detail = heard(55, Some((59, 1883)));
         assert!(explanation(&x).contains("one of 56 connections"));
+        // Nothing reached the client from anywhere while it re-sent to
+        // another server (nDPI's skype.pcap 96, judged in session 85):
+        // its own side of the network, not this server.
+        if let Detail::SynRetransmit { nothing_heard, .. } = &mut x.detail {
+            *nothing_heard = Some(rttdoc_model::NothingHeard {
+                last_frame: 3220,
+                before_ms: 1610.0,
+                resent: (58, 3231),
+            });
+        }
+        let said = explanation(&x);
+        assert!(
+            said.contains("Nothing reached the client from anywhere from frame 3220 (1.61 s"),
+            "{said}"
+        );
+        assert!(said.contains("stream 58, frame 3231"), "{said}");
+        assert!(!said.contains("server is down"), "{said}");
+        let advice = fix(&far, &x);
+        assert!(
+            advice.starts_with("Look at the client's own side of the network"),
+            "{advice}"
+        );
     }
 
     /// A downlink queue of tens of milliseconds (PcapPlusPlus's
@@ -5358,6 +5430,7 @@ mod tests {
             still_waiting: None,
             dials_beside: 0,
             heard_elsewhere: None,
+            nothing_heard: None,
         }
     }
 
@@ -6722,7 +6795,7 @@ mod tests {
     #[test]
     fn a_redirects_fix_follows_its_cookie_and_freshness() {
         let c = crate::test_support::report(80);
-        let with = |status: u16, per_visitor: bool, uncacheable: bool| {
+        let referred = |status: u16, per_visitor: bool, uncacheable: bool, referred: bool| {
             let mut x = crate::test_support::finding(FindingKind::HttpRedirect, 36.9);
             x.detail = Detail::HttpRedirect {
                 exchange: 1,
@@ -6744,8 +6817,12 @@ mod tests {
                 uncacheable,
                 back_to_referrer: false,
                 third_party: false,
+                referred,
             };
             fix(&c, &x)
+        };
+        let with = |status: u16, per_visitor: bool, uncacheable: bool| {
+            referred(status, per_visitor, uncacheable, true)
         };
         let check = with(302, true, true);
         assert!(check.starts_with("This redirect set a cookie"), "{check}");
@@ -6755,6 +6832,14 @@ mod tests {
         assert!(!root.contains("browsers keep a `301`"), "{root}");
         let moved = with(301, false, false);
         assert!(moved.contains("browsers keep a `301`"), "{moved}");
+        assert!(moved.contains("update its links"), "{moved}");
+        // Asked for without a Referer (typed, bookmarked, a program's:
+        // PcapPlusPlus's sll.pcap 0, wget, judged in session 85): no link
+        // leads there to update; the page served where it is asked.
+        let typed = referred(301, false, false, false);
+        assert!(typed.starts_with("`GET /` carried no Referer"), "{typed}");
+        assert!(typed.contains("Serve the page at the URL asked"), "{typed}");
+        assert!(!typed.contains("update its links"), "{typed}");
     }
 
     /// A client that opened no connection during its turn, where the

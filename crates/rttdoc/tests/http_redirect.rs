@@ -761,6 +761,14 @@ fn a_redirects_cookie_check_and_freshness_shape_its_fix() {
     );
     let fix = root["fix"].as_str().unwrap();
     assert!(fix.contains("This `301` was sent uncacheable"), "{fix}");
+    // Its request, `GET /`, carried no Referer: typed or bookmarked, no
+    // link to update (judged in session 85, on sll.pcap's same request).
+    let request = head_of(root["frames"][0].as_u64().unwrap());
+    assert!(request.starts_with("GET / HTTP/1.1"), "{request}");
+    assert_eq!(field(&request, "referer"), None, "{request}");
+    assert!(fix.starts_with("`GET /` carried no Referer"), "{fix}");
+    assert!(fix.contains("Serve the page at the URL asked"), "{fix}");
+    assert!(!fix.contains("update its links"), "{fix}");
 }
 
 /// The site a host belongs to: its last two labels, or three under a

@@ -2209,6 +2209,96 @@ fn a_stall_while_the_clients_other_connection_received_is_this_connections_alone
     }
 }
 
+/// A client whose own network went dark (nDPI's skype.pcap, frames
+/// 3100-3284; judged in session 85): its two dials' eight SYNs each are
+/// told as its side of the network down, not the server, because nothing
+/// reached it from anywhere from before the first SYN to the last while
+/// it re-sent to another server. Read against tshark: no packet to the
+/// client after the cited one until the last SYN, and the cited re-send
+/// the client's, to another server, a retransmission.
+#[test]
+fn unanswered_syns_while_nothing_reaches_the_client_are_its_own_networks() {
+    if !require(
+        "unanswered_syns_while_nothing_reaches_the_client_are_its_own_networks",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-skype-client-offline.pcap", 10);
+    let doc = run_rttdoc_json(&capture);
+    let mut told = 0;
+    for c in doc["connections"].as_array().unwrap() {
+        let stream = c["stream"].as_u64().unwrap();
+        let Some(x) = findings_of(&doc, stream)
+            .into_iter()
+            .find(|x| x["kind"] == "syn_retransmit")
+        else {
+            continue;
+        };
+        let said = x["explanation"].as_str().unwrap();
+        let Some(rest) = said.split_once("Nothing reached the client from anywhere from frame ")
+        else {
+            continue;
+        };
+        told += 1;
+        let last: u64 = rest.1.split(' ').next().unwrap().parse().unwrap();
+        let (resent_stream, resent_frame): (u64, u64) = {
+            let at = said.split_once("to another server on stream ").unwrap().1;
+            let (s, f) = at.split_once(", frame ").unwrap();
+            (
+                s.parse().unwrap(),
+                f.split(',').next().unwrap().parse().unwrap(),
+            )
+        };
+        let client = c["client"]["ip"].as_str().unwrap();
+        let server = c["server"]["ip"].as_str().unwrap();
+        let syns: Vec<u64> = x["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_u64().unwrap())
+            .collect();
+        let (first_syn, last_syn) = (syns[0], *syns.last().unwrap());
+        assert!(last < first_syn, "stream {stream}: {said}");
+        let reached = tshark_fields(
+            &capture,
+            &[],
+            &format!("ip.dst == {client} && frame.number > {last} && frame.number <= {last_syn}"),
+            &["frame.number"],
+        );
+        assert!(reached.is_empty(), "stream {stream}: {reached:?}");
+        let resent = tshark_fields(
+            &capture,
+            &[],
+            &format!("frame.number == {resent_frame}"),
+            &[
+                "ip.src",
+                "ip.dst",
+                "tcp.stream",
+                "tcp.analysis.retransmission",
+            ],
+        );
+        let r = &resent[0];
+        assert_eq!(
+            (r[0].as_str(), r[2].parse::<u64>().unwrap()),
+            (client, resent_stream),
+            "{r:?}"
+        );
+        assert_ne!(r[1], server, "{r:?}");
+        assert!(!r[3].is_empty(), "a retransmission: {r:?}");
+        assert!(
+            resent_frame > first_syn && resent_frame <= last_syn,
+            "{said}"
+        );
+        assert!(x["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("Look at the client's own side of the network"));
+    }
+    assert_eq!(told, 2, "both dials");
+}
+
 /// A TLS 1.2 client that offers back the session ID its server issued on
 /// an earlier connection, refused each time (nDPI's forticlient.pcap: a
 /// VPN gateway giving every connection a new ID and a full handshake):

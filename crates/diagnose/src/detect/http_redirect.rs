@@ -154,6 +154,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             uncacheable: r.uncacheable,
             back_to_referrer: r.back_to_referrer,
             third_party: r.third_party,
+            referred: r.referred,
         };
         out.push(finding);
     }

@@ -153,6 +153,10 @@ pub struct Facts<'a> {
     /// What the client heard on its other connections at each re-send
     /// (`ConnectionFacts::heard_at_resends`).
     pub heard_at_resends: &'a [(u64, rttdoc_analyze::Heard)],
+    /// At its latest SYN sent again, what last reached any client and
+    /// the client's newest re-send to another server
+    /// (`ConnectionFacts::nothing_heard`).
+    pub nothing_heard: Option<rttdoc_analyze::NothingHeard>,
     /// What of the client's data got through on its other connections at
     /// each re-send (`ConnectionFacts::acked_at_resends`).
     pub acked_at_resends: &'a [(u64, rttdoc_analyze::Delivered)],

@@ -350,6 +350,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         } else {
             None
         },
+        nothing_heard: if unanswered {
+            nothing_heard_while_dialling(f, &syns)
+        } else {
+            None
+        },
     };
     x.display_filter = format!("tcp.stream eq {} && tcp.flags.syn == 1", f.report.stream);
     out.push(x);
@@ -360,6 +365,31 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 fn heard_while_dialling(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<(u64, u64)> {
     let first = syns.first()?.ts_ns;
     f.heard_elsewhere_since(first, |at| syns[1..].iter().any(|s| s.frame == at))
+}
+
+/// Nothing reached any client from before the first SYN to the last (the
+/// capture's newest arrival, as the tracker noted it at the last SYN, came
+/// before the first), though the client re-sent to another server in that
+/// time: it kept asking elsewhere and nothing came back from anywhere, so
+/// its own side of the network was down, not this server (nDPI's
+/// skype.pcap 96, judged in session 85: eight SYNs told "dropped on the
+/// way or the server is down" while every connection of the client's
+/// went unanswered). Not where nothing had reached a client before (a
+/// capture of one direction).
+fn nothing_heard_while_dialling(
+    f: &Facts<'_>,
+    syns: &[&SegmentRecord],
+) -> Option<crate::model::NothingHeard> {
+    let (first, last) = (syns.first()?, syns.last()?);
+    let n = f.nothing_heard?;
+    (n.last_heard_ns < first.ts_ns
+        && first.ts_ns < n.resent_elsewhere.ts_ns
+        && n.resent_elsewhere.frame <= last.frame)
+        .then(|| crate::model::NothingHeard {
+            last_frame: n.last_heard_frame,
+            before_ms: (first.ts_ns - n.last_heard_ns) as f64 / 1e6,
+            resent: (n.resent_elsewhere.stream, n.resent_elsewhere.frame),
+        })
 }
 
 /// The SYN-ACK the client's ACK of the handshake echoes (its TSval), when

@@ -93,6 +93,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         path_stalls: &[],
         late_retransmissions: &[],
         heard_at_resends: &[],
+        nothing_heard: None,
         acked_at_resends: &[],
         client_clock_hz: None,
         windowed: false,
@@ -269,6 +270,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
         still_waiting: None,
         dials_beside: 0,
         heard_elsewhere: None,
+        nothing_heard: None,
     };
     let mut out = vec![x];
     causality::enforce(&f, &mut out);
@@ -291,6 +293,7 @@ fn a_syn_retransmit_still_counts_every_syn_sent_when_one_of_its_waits_falls() {
             still_waiting: None,
             dials_beside: 0,
             heard_elsewhere: None,
+            nothing_heard: None,
         }
     );
 }
