@@ -1422,6 +1422,12 @@ pub enum Detail {
         /// the path (nDPI's webex.pcap 34: 180 bytes written after the
         /// server's TLS alert and FIN, re-sent for 30 s).
         into_closed: Option<u64>,
+        /// One segment was re-sent three times or more, copy after copy
+        /// lost: no random loss (three in a row at a few percent is one in
+        /// tens of thousands), a black hole for the flow (nDPI's skype.pcap
+        /// 1: a ClientHello and its twelve copies over 70 s, judged in
+        /// session 85, told to find a lossy link).
+        black_hole: bool,
     },
     /// Segments the path delivered after segments their sender sent
     /// after them.

@@ -1434,6 +1434,29 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 resent(*segments, *distinct_segments),
             )
         }
+        // (Copy after copy of one segment lost: skype.pcap 1, judged in
+        // session 85, had read "packets were lost" and a lossy link.)
+        Detail::Retransmission {
+            sender,
+            segments,
+            distinct_segments,
+            past_timeline,
+            originals_unseen,
+            unconfirmed,
+            black_hole: true,
+            ..
+        } if unconfirmed < segments => {
+            let (who, peer) = side(*sender);
+            format!(
+                "The {who} retransmitted {} ({}): copy after copy of the same bytes lost, no random loss (three in a row \
+                 at a few percent is one in tens of thousands) but a black hole while it lasted: whatever dropped them \
+                 dropped every copy (a filter matching the flow, a NAT or balancer that lost its state, a link down, or the \
+                 {peer} gone).{}",
+                resent(*segments, *distinct_segments),
+                cited_pairs(who, *segments, *originals_unseen),
+                past_the_timeline(*past_timeline)
+            )
+        }
         Detail::Retransmission {
             sender,
             segments,
@@ -3676,6 +3699,23 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              state), not at the link's loss."
                 .into()
         }
+        // (Not where the connection's rto_stall shows its sender heard
+        // nothing: that names the side the packets died on.)
+        Detail::Retransmission {
+            black_hole: true, ..
+        } if !c
+            .findings
+            .iter()
+            .any(|y| matches!(y.detail, Detail::RtoStall { deaf: Some(_), .. })) =>
+        {
+            "Copy after copy of one segment lost is no random loss (nor a queue's, nor what SACK repairs): find what \
+             dropped every copy while it lasted: a filter matching this flow (a firewall, IPS or DPI filter blocking its \
+             application, port, address or server name), a NAT or load balancer that lost the connection's state, a link \
+             down or a hop dropping every full-size packet (path_mtu), or the peer gone. Whether the client's other \
+             connections got through meanwhile tells a filter on this flow from the link; the same request from another \
+             network, or a capture at the server, tells the path from the peer."
+                .into()
+        }
         // Re-sends all of them the timer's (the connection's rto_stall
         // holds their waits), none a fast retransmission: no SACK block
         // or duplicate ACK could have told the sender sooner (nDPI's
@@ -5273,6 +5313,7 @@ mod tests {
             past_timeline: 0,
             originals_unseen: 0,
             into_closed,
+            black_hole: false,
         };
         let c = crate::test_support::report(443);
         x.detail = resent(Some(1349));
@@ -5287,6 +5328,22 @@ mod tests {
         x.detail = resent(None);
         assert!(explanation(&x).contains("packets were lost"));
         assert!(fix(&c, &x).starts_with("Find the loss"));
+        // One segment's copies lost three times or more in a row: a black
+        // hole, no lossy link (nDPI's skype.pcap 1, judged in session 85).
+        if let Detail::Retransmission { black_hole, .. } = &mut x.detail {
+            *black_hole = true;
+        }
+        let (said, advice) = (explanation(&x), fix(&c, &x));
+        assert!(
+            said.contains("copy after copy of the same bytes lost"),
+            "{said}"
+        );
+        assert!(said.contains("a black hole while it lasted"), "{said}");
+        assert!(
+            advice.starts_with("Copy after copy of one segment lost is no random loss"),
+            "{advice}"
+        );
+        assert!(!advice.contains("keep SACK on"), "{advice}");
     }
 
     /// A connection whose timer stalls show its flow alone dropped (its
@@ -5305,6 +5362,7 @@ mod tests {
             past_timeline: 0,
             originals_unseen: 0,
             into_closed: None,
+            black_hole: false,
         };
         let mut c = crate::test_support::report(443);
         assert!(fix(&c, &x).starts_with("Find the loss"));
@@ -5715,6 +5773,7 @@ mod tests {
             past_timeline: 0,
             originals_unseen: 0,
             into_closed: None,
+            black_hole: false,
         };
         let mut c = crate::test_support::report(443);
         c.findings = vec![stall];
@@ -5852,6 +5911,7 @@ mod tests {
                 past_timeline: 0,
                 originals_unseen: 0,
                 into_closed: None,
+                black_hole: false,
             };
             explanation(&x)
         };
@@ -5957,6 +6017,7 @@ mod tests {
             past_timeline: 0,
             originals_unseen: 0,
             into_closed: None,
+            black_hole: false,
         };
         let with_stall_at = |resend: u64| {
             let mut c = crate::test_support::report(443);
@@ -5993,6 +6054,7 @@ mod tests {
                 past_timeline: 0,
                 originals_unseen: unseen,
                 into_closed: None,
+                black_hole: false,
             };
             explanation(&x)
         };

@@ -3142,6 +3142,27 @@ fn a_handshake_whose_client_gave_up_on_its_unacknowledged_bytes_ends_there() {
         assert_eq!(stall["frames"].as_array().unwrap().last().unwrap(), closed);
         let words = stall["explanation"].as_str().unwrap();
         assert!(words.contains("gave up"), "{words}");
+        // Its ClientHello's copies, every one lost (twelve by tshark's
+        // count): a black hole while it lasted, no lossy link (judged in
+        // session 85 on skype.pcap 1, the same Skype client's).
+        let copies = tshark_fields(
+            &capture,
+            &[],
+            "tcp.stream == 0 && tcp.analysis.retransmission && tcp.len > 0",
+            &["tcp.seq"],
+        );
+        assert!(
+            copies.len() >= 3 && copies.iter().all(|c| c == &copies[0]),
+            "{copies:?}"
+        );
+        let resent = stream_finding(&doc, stream, "retransmission", "transfer");
+        let words = resent["explanation"].as_str().unwrap();
+        assert!(words.contains("a black hole while it lasted"), "{words}");
+        let fix = resent["fix"].as_str().unwrap();
+        assert!(
+            fix.starts_with("Copy after copy of one segment lost is no random loss"),
+            "{fix}"
+        );
     }
 }
 

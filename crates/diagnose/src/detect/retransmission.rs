@@ -1181,6 +1181,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         let count = retx.len() + beyond;
         resent_seqs.sort_unstable();
+        // (The most re-sends of one segment: a black hole's series.)
+        let most_copies = resent_seqs
+            .chunk_by(|a, b| a == b)
+            .map(|same| same.len())
+            .max()
+            .unwrap_or(0);
         resent_seqs.dedup();
         // (Those past the timeline are not known apart: each counted.)
         let distinct = resent_seqs.len() + beyond;
@@ -1224,6 +1230,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // (Every re-send, its original seen after the close.)
             into_closed: receiver_closed_at
                 .filter(|_| into_closed == retx.len() && beyond == 0 && originals_unseen == 0),
+            black_hole: most_copies >= BLACK_HOLE_COPIES,
         };
         x.display_filter = if x.frames.is_empty() {
             format!(
