@@ -2642,7 +2642,8 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             ..
         } => format!(
             "The client sent its SYN {syns} times, but nothing was lost: the server had answered (SYN-ACK, frame \
-             {syn_ack}) before the last SYN, and the client's ACK echoes that SYN-ACK's timestamp, so it arrived, late: \
+             {syn_ack}) before the last SYN, and the client's ACK answers that SYN-ACK (the timestamp it echoes, or, \
+             without timestamps, no other SYN-ACK captured before it), so it arrived, late: \
              the path held it past the client's timer, {cost:.0} ms beyond the round trip a handshake takes.",
             cost = fx(cost),
         ),

@@ -2209,6 +2209,67 @@ fn a_stall_while_the_clients_other_connection_received_is_this_connections_alone
     }
 }
 
+/// A SYN-ACK without timestamps captured before the client's second SYN,
+/// and the client's ACK acknowledging its ISN before any other SYN-ACK
+/// (nDPI's alexa-app.pcapng 64, judged wrong in session 85: told lost):
+/// the only answer the client can have taken, so it arrived, late, and
+/// the wait runs from the first SYN to that ACK, released by it. Read
+/// against tshark.
+#[test]
+fn the_only_syn_ack_before_the_clients_ack_arrived_late() {
+    if !require(
+        "the_only_syn_ack_before_the_clients_ack_arrived_late",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-syn-ack-held.pcap", 1);
+    let rows = tshark_fields(
+        &capture,
+        &["-o", "tcp.relative_sequence_numbers:FALSE"],
+        "tcp.flags.syn == 1 || (tcp.flags.ack == 1 && tcp.len == 0)",
+        &[
+            "frame.number",
+            "tcp.flags.syn",
+            "tcp.flags.ack",
+            "tcp.seq",
+            "tcp.ack",
+            "tcp.options.timestamp.tsval",
+        ],
+    );
+    let syns: Vec<u64> = rows
+        .iter()
+        .filter(|r| r[1] == "1" && r[2] == "0")
+        .map(|r| r[0].parse().unwrap())
+        .collect();
+    let syn_ack = rows.iter().find(|r| r[1] == "1" && r[2] == "1").unwrap();
+    let ack = rows.iter().find(|r| r[1] == "0").unwrap();
+    let (syn_ack_frame, ack_frame): (u64, u64) =
+        (syn_ack[0].parse().unwrap(), ack[0].parse().unwrap());
+    assert!(syn_ack_frame < syns[1] && syns[1] < ack_frame, "{rows:?}");
+    assert_eq!(
+        ack[4].parse::<u64>().unwrap(),
+        syn_ack[3].parse::<u64>().unwrap() + 1
+    );
+    assert!(syn_ack[5].is_empty(), "no timestamps: {syn_ack:?}");
+    let doc = run_rttdoc_json(&capture);
+    let x = stream_finding(&doc, 0, "syn_retransmit", "tcp_handshake");
+    let w = &x["waits"][0];
+    assert_eq!(
+        (
+            w["from_frame"].as_u64(),
+            w["to_frame"].as_u64(),
+            w["release_frame"].as_u64()
+        ),
+        (Some(syns[0]), Some(ack_frame), Some(syn_ack_frame)),
+        "{x}"
+    );
+    let said = x["explanation"].as_str().unwrap();
+    assert!(said.contains("nothing was lost"), "{said}");
+    assert!(!said.contains("SYN-ACK was lost"), "{said}");
+}
+
 /// A client whose own network went dark (nDPI's skype.pcap, frames
 /// 3100-3284; judged in session 85): its two dials' eight SYNs each are
 /// told as its side of the network down, not the server, because nothing

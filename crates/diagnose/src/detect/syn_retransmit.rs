@@ -31,7 +31,13 @@
 //! waited, then, until that answer reached it: from its first SYN to its
 //! ACK, less the round trip any handshake takes, released by the echoed
 //! SYN-ACK (its timer's re-send bought nothing); the words and the fix
-//! name the path's delay, not a drop.
+//! name the path's delay, not a drop. Without timestamps, the same where
+//! the client's ACK acknowledges the ISN of a SYN-ACK captured before the
+//! last SYN, within the server's own SYN-ACK timer (1 s) of the first,
+//! and no other SYN-ACK was captured between the last SYN and that ACK:
+//! the only answer the client can have taken (nDPI's alexa-app.pcapng
+//! 64, judged wrong in session 85: 865 ms to the SYN-ACK, the ACK 3.4 ms
+//! after the timer's copy, told lost).
 //! When the capture shows the server's SYN-ACK to the first SYN before
 //! the client sent its second (and nothing says it arrived late), the SYN
 //! was not lost and no queue was full: the SYN-ACK was lost between the
@@ -400,12 +406,14 @@ fn answered_late(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<u64> {
     let syn_ack = |r: &&SegmentRecord| {
         r.dir == Direction::ServerToClient && r.flags.syn() && r.flags.ack() && r.timestamped
     };
-    let echo = f
+    let ack = f
         .timeline
         .iter()
-        .find(|r| r.dir == Direction::ClientToServer && !r.flags.syn() && r.ack_set)
-        .filter(|r| r.timestamped)?
-        .tsecr;
+        .find(|r| r.dir == Direction::ClientToServer && !r.flags.syn() && r.ack_set)?;
+    if !ack.timestamped {
+        return acknowledged_before_any_other(f, syns, ack);
+    }
+    let echo = ack.tsecr;
     let echoed = f
         .timeline
         .iter()
@@ -417,6 +425,37 @@ fn answered_late(f: &Facts<'_>, syns: &[&SegmentRecord]) -> Option<u64> {
     // SYN): within half that timer of the first SYN.
     let first_answer = echoed.ts_ns - syns[0].ts_ns < SYN_ACK_TIMER_NS / 2;
     (echoed.frame < last_syn && first_answer).then_some(echoed.frame)
+}
+
+/// Without timestamps to echo: the SYN-ACK captured before the last SYN
+/// that the client's handshake ACK acknowledges (its ISN), where no other
+/// SYN-ACK was captured between the last SYN and that ACK: the only answer
+/// the client can have taken, so it arrived, late (an answer to the last
+/// SYN would have passed the capture point before the ACK; nDPI's
+/// alexa-app.pcapng 64, judged wrong in session 85: a SYN-ACK captured
+/// 865 ms after the first SYN, the client's ACK 135 ms later and 3.4 ms
+/// after its second SYN, told lost). The server's first answer, not its
+/// own timer's re-send of a lost one: captured within that timer of the
+/// first SYN (a re-send leaves a second or more after the SYN reached the
+/// server, so passes any capture point later than that after the SYN).
+fn acknowledged_before_any_other(
+    f: &Facts<'_>,
+    syns: &[&SegmentRecord],
+    ack: &SegmentRecord,
+) -> Option<u64> {
+    let last_syn = syns.last()?;
+    let syn_ack =
+        |r: &&SegmentRecord| r.dir == Direction::ServerToClient && r.flags.syn() && r.flags.ack();
+    let answered = f
+        .between(syns[0].frame, last_syn.frame)
+        .iter()
+        .filter(syn_ack)
+        .find(|r| r.seq.wrapping_add(1) == ack.ack)?;
+    let none_after = !f
+        .between(last_syn.frame, ack.frame)
+        .iter()
+        .any(|r| syn_ack(&r));
+    (none_after && answered.ts_ns - syns[0].ts_ns < SYN_ACK_TIMER_NS).then_some(answered.frame)
 }
 
 /// The server's SYN-ACK (its frame) and the earlier SYN than the last

@@ -163,6 +163,36 @@ fn a_syn_sent_again_though_its_syn_ack_arrived_late_names_the_path_not_a_drop() 
     }
 }
 
+/// Without timestamps, the client's ACK answers the only SYN-ACK the
+/// capture holds before it: one captured before the second SYN, within
+/// the server's own SYN-ACK timer of the first, arrived late (nDPI's
+/// alexa-app.pcapng 64, judged wrong in session 85: told lost). Not where
+/// another SYN-ACK came between the second SYN and the ACK (either may be
+/// the one taken), nor one a second or more after the first SYN (the
+/// server's timer's re-send of a lost one).
+#[test]
+fn without_timestamps_the_only_syn_ack_before_the_ack_was_taken_late() {
+    let run = |answered_at: f64, again_at: f64, second_answered: bool| {
+        let mut w = Wire::new(Path::mid(RTT, 0.5));
+        w.syn(0.0);
+        let answer = w.syn_ack(answered_at);
+        let again = w.syn(again_at);
+        if second_answered {
+            w.syn_ack(w.arrival(again));
+        }
+        w.ack(C, again_at + RTT);
+        let o = w.run();
+        (answered_late(&o), o.frame(answer))
+    };
+    let (late, answer) = run(RTT / 2.0, 1000.0, false);
+    assert_eq!(late, Some(answer));
+    assert_eq!(run(RTT / 2.0, 1000.0, true).0, None);
+    // (A client whose second SYN left 3 s on: the SYN-ACK 1.2 s after the
+    // first is the server's timer's.)
+    assert_eq!(run(1200.0, 3000.0, false).0, None);
+    assert!(run(900.0, 3000.0, false).0.is_some());
+}
+
 #[test]
 fn a_syn_ack_the_servers_timer_sent_again_before_the_second_syn_is_no_late_answer() {
     // The server's first SYN-ACK lost before the capture point; its timer
