@@ -2835,7 +2835,17 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                     rtt_ms = fx(rtt_ms),
                 ));
             }
-            if *path_back_ms >= 1.0 {
+            // (Behind a box whose clock many servers share, the clock is
+            // the box's, and the hold lies between it and the client:
+            // nDPI's pinterest.pcap 19, judged in session 85.)
+            if *path_back_ms >= 1.0 && on.behind_box {
+                parts.push(format!(
+                    "the path back: it held the flight {path_back_ms:.0} ms after it left the box answering for this server, by \
+                     that box's clock (its TCP timestamps, shared by many servers: a split-TCP proxy or gateway this connection \
+                     is behind), so in a queue between the box and the client",
+                    path_back_ms = fx(path_back_ms),
+                ));
+            } else if *path_back_ms >= 1.0 {
                 parts.push(format!(
                     "the path back: it held the server's flight {path_back_ms:.0} ms after it left, by the server's own clock \
                      (its TCP timestamps: a queue on the way to the client)",
@@ -4530,6 +4540,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             untimed_turn,
             ..
         } => {
+            let way_back = *path_back_ms > *path_ms;
             let path_ms = path_ms + path_back_ms;
             // The costliest cause's fix, worded for that finding (of
             // its kind, the one in the handshake's phase: a connection's
@@ -4586,6 +4597,21 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                     "Look between the capture point and the client: its access link (a slow or congested one, Wi-Fi power save, \
                      a mobile radio waking up: a capture on the client itself shows it), or the client host's load; a faster or \
                      awake link, or fewer handshakes (resumption, one connection for the site), spends that wait less often."
+                        .to_string()
+                }
+                // (Held after it left the box, by the box's own clock: no
+                // reading of the ClientHello holds that. nDPI's
+                // pinterest.pcap 19, judged in session 85.)
+                None if path_ms >= *unexplained_ms
+                    && path_ms >= 1.0
+                    && way_back
+                    && c.handshake.shared_clock_servers.is_some() =>
+                {
+                    "Behind a box that answers for many servers (a split-TCP proxy, a carrier's or a VPN's gateway), its own clock \
+                     puts the hold after the flight left it: a queue between the box and the client (the client's access link or \
+                     Wi-Fi, the box's way out), often filled by the client's own downloads through it. Active queue management \
+                     on that bottleneck (fq_codel, cake), fewer parallel connections, or large downloads paced, keep handshakes \
+                     from waiting behind them."
                         .to_string()
                 }
                 None if path_ms >= *unexplained_ms && path_ms >= 1.0 && c.handshake.shared_clock_servers.is_some() => {
@@ -6327,6 +6353,28 @@ mod tests {
         let plain = explanation_on(&x, Setting { behind_box: false });
         assert!(plain.contains("it queued on the way"), "{plain}");
         assert!(fix(&c, &x).starts_with("The client's path was slower"));
+        // The flight held after it left the box, by the box's clock
+        // (nDPI's pinterest.pcap 19, judged in session 85): the clock is
+        // the box's, the queue between it and the client, and no reading
+        // of the ClientHello holds that.
+        if let Detail::TlsExtraRtt {
+            path_ms,
+            path_back_ms,
+            ..
+        } = &mut x.detail
+        {
+            (*path_ms, *path_back_ms) = (0.0, 22.0);
+        }
+        let boxed = explanation_on(&x, Setting { behind_box: true });
+        assert!(boxed.contains("by that box's clock"), "{boxed}");
+        assert!(!boxed.contains("the server's own clock"), "{boxed}");
+        c.handshake.shared_clock_servers = Some(15);
+        let advice = fix(&c, &x);
+        assert!(
+            advice.contains("its own clock puts the hold after the flight left it"),
+            "{advice}"
+        );
+        assert!(!advice.contains("reads the server name"), "{advice}");
     }
 
     /// Beats' http_10_connection_close.pcap stream 1: a DHE handshake on a

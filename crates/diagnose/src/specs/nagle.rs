@@ -1411,3 +1411,45 @@ fn assert_delivered(o: &Outcome) {
         }
     ));
 }
+
+/// A sender whose small writes Nagle held behind the peer's delayed ACKs
+/// for most of its span: where its writes came on their own (a bulk
+/// upload in small pieces), the words give its throughput and what it
+/// would have been without the stalls; where each pair of them answered
+/// a message of the peer's (an MQTT client's PUBACK and PUBLISH to each
+/// of the broker's: nDPI's coap_mqtt.pcap 3, judged in session 85), the
+/// peer's messages set the pace, the stalls delayed each answer, not the
+/// whole, and no throughput is claimed.
+#[test]
+fn a_throughput_without_the_stalls_is_claimed_only_for_a_sender_on_its_own_pace() {
+    let paced = |answering: bool| {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let mut t = 100.0;
+        for _ in 0..8 {
+            if answering {
+                let publish = w.data(C, t, 60);
+                t = w.arrival(publish) + KERNEL;
+            }
+            let first = w.data(S, t, 4);
+            let ack = w.ack(C, w.arrival(first) + 40.0);
+            let second = w.data(S, w.arrival(ack) + KERNEL, 60);
+            let ack = w.ack(C, w.arrival(second) + 40.0);
+            t = w.arrival(ack) + 20.0;
+        }
+        // (Answering, the two writes are a response's: write-write-read.)
+        let o = w.run();
+        let held = o
+            .report
+            .findings
+            .iter()
+            .find(|x| matches!(x.kind, NagleDelayedAck | WriteWriteRead))
+            .expect("a hold");
+        match held.detail {
+            Detail::Nagle { paced, .. } => paced,
+            ref d => panic!("{d:?}"),
+        }
+    };
+    assert!(paced(false).is_some());
+    assert!(paced(true).is_none());
+}
