@@ -45,8 +45,9 @@ type Named = (IpAddr, u16, u64);
 /// have let it go.
 pub(crate) const SESSION_KEPT_NS: i64 = 300_000_000_000;
 
-/// Where a server issued a session ID: its ServerHello's capture time,
-/// connection (`tcp.stream`) and frame.
+/// Where a server issued a session ID: when it became the client's to
+/// offer back (its handshake's end, the server's Finished captured), the
+/// connection (`tcp.stream`) and its ServerHello's frame.
 pub(crate) type IdIssue = (i64, u64, u64);
 
 /// The latest session a server issued a client (`HeldBy`): when, on
@@ -63,8 +64,7 @@ pub(crate) struct Issue {
 
 #[derive(Debug, Default)]
 pub(crate) struct IssuedSessions {
-    /// When each was first issued (its ServerHello's capture time), on
-    /// which connection and in which frame.
+    /// Where each was first issued ([`IdIssue`]).
     first_seen: FxHashMap<Issued, IdIssue>,
     order: VecDeque<Issued>,
     /// Per client, server, name and stack, the latest two sessions

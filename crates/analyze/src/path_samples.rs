@@ -424,8 +424,10 @@ pub struct Delivered {
 /// network down: nDPI's skype.pcap 96, judged in session 85).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NothingHeard {
+    /// The newest packet that reached any client: its frame and time.
     pub last_heard_frame: u64,
     pub last_heard_ns: i64,
+    /// The client's newest re-send to another server.
     pub resent_elsewhere: Heard,
 }
 
@@ -815,9 +817,9 @@ impl PathSamples {
             .flat_map(|c| c.acknowledged.iter())
             .filter_map(move |kept| kept.iter().flatten().find(|d| d.stream != stream).copied())
     }
-    /// `client` sent data, a FIN or a SYN again to `server` on
-    /// connection `stream`, in `frame` at `ts_ns`: it was asking, and had
-    /// no answer yet.
+    /// `client` sent data, a FIN or a SYN again to `server` (`heard`: on
+    /// which connection, in which frame, when): it was asking, and had no
+    /// answer yet.
     pub(crate) fn resent(&mut self, client: IpAddr, server: IpAddr, heard: Heard) {
         let c = match self.clients.get_mut(&client) {
             Some(c) => c,

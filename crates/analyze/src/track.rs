@@ -2305,8 +2305,8 @@ fn note_issued_session(conn: &mut Connection, issued: &mut crate::issued_session
     let stream = conn.stream;
     let at = conn.exchanges.last().map(|x| x.request_first.ts_ns);
     let timeline = &conn.timeline;
-    // When the frame that issued a session was captured (the request's
-    // time where the timeline lacks it: no later than that).
+    // When a frame of the handshake was captured (the first request's
+    // time where the timeline lacks it).
     let captured_at = |frame: u64, request: i64| {
         let i = timeline.partition_point(|r| r.frame < frame);
         timeline

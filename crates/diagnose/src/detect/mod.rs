@@ -936,11 +936,11 @@ impl<'a> Facts<'a> {
     /// answerer's data before it, `asked` (a reply cannot come sooner: a
     /// connection's round trip measured long, its true one shows there;
     /// at the server's side of the path that time is the server's alone,
-    /// and too short to time any turn by). A
-    /// lost segment's repair needs the receiver to see the hole (a later
-    /// segment arrives, its duplicate ACK or SACK goes back) and the copy
-    /// to come back, a round trip at least; a tail loss probe or a timer
-    /// waits longer still (two smoothed round trips, the RTO). So the
+    /// and too short to time any turn by). A lost segment's repair needs
+    /// the receiver to see the hole (a later segment arrives, its
+    /// duplicate ACK or SACK goes back) and the copy to come back, a round
+    /// trip at least; a tail loss probe or a timer waits longer still (two
+    /// smoothed round trips, the RTO). So the
     /// bytes the capture lacks came with the flight, and the capture
     /// dropped them: the turn is the answerer's to time (PcapPlusPlus's
     /// tls2.pcap 284 and 241, judged in session 85: each server flight's

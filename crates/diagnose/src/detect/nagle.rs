@@ -773,9 +773,9 @@ fn never_delivered(f: &Facts<'_>, held: &SegmentRecord) -> bool {
 /// would have got without the stalls, over the span of its data. Only a
 /// sender whose writes did not wait on its peer's: where the peer's data
 /// came between a third of its writes or more (each answer one write or
-/// two), it wrote in answer to the peer,
-/// whose messages came on their own schedule, and the stalls delayed each
-/// write, not the whole (nDPI's coap_mqtt.pcap 3, judged in session 85:
+/// two), it wrote in answer to the peer, whose messages came on their own
+/// schedule, and the stalls delayed each write, not the whole (nDPI's
+/// coap_mqtt.pcap 3, judged in session 85:
 /// an MQTT client's PUBACK and PUBLISH to each of the broker's, told
 /// "without the stalls it would have taken 11277 ms").
 fn pacing(f: &Facts<'_>, sender: Direction, stalls_ns: i64) -> Option<Pacing> {
