@@ -1778,6 +1778,12 @@ pub enum Detail {
         /// The client's FIN, when the last wait ran to it: its
         /// application gave up in the stall (not a timer's re-send).
         gave_up: Option<u64>,
+        /// That close was an RST its kernel sent as its timer fired once
+        /// more, a backoff interval after the last re-send (BSD's and
+        /// macOS's `tcp_drop` after TCP_MAXRXTSHIFT, 12 re-sends): the
+        /// kernel gave up, not the application (nDPI's skype.pcap 3,
+        /// judged in session 85).
+        kernel_gave_up: bool,
         /// Its kernel sent the bytes again after that FIN (the FIN queued
         /// behind them): copies went unanswered after the application let
         /// go, too.

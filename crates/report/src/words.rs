@@ -524,9 +524,17 @@ fn held_by_loss(who: &str, peer: &str, stalls: u32) -> String {
 /// How a sender sat out its stalls (`stalls` waits): for its timer each
 /// time, or, when the last wait ran to the client's FIN (`gave_up`), for
 /// its timer one time fewer and then until its application gave up.
-fn idle_on_its_timer(stalls: u32, gave_up: Option<u64>) -> String {
+fn idle_on_its_timer(stalls: u32, gave_up: Option<u64>, kernel: bool) -> String {
     match (gave_up, stalls.saturating_sub(1)) {
         (None, _) => format!("for its retransmission timer {}", times(stalls)),
+        // (Its kernel's RST as the timer fired once more: nDPI's
+        // skype.pcap 3, judged in session 85.)
+        (Some(rst), timers) if kernel => format!(
+            "for its retransmission timer {} and then until its kernel gave up on the connection (its RST, frame \
+             {rst}, one backoff after the last copy: BSD's and macOS's TCP drops a connection after 12 re-sends), \
+             its application waiting all along",
+            times(timers)
+        ),
         (Some(fin), 0) => format!(
             "until its application gave up (its FIN or RST, frame {fin}), before its retransmission timer \
              re-sent the lost data"
@@ -1685,10 +1693,11 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             stalls,
             deaf: Some(d),
             gave_up,
+            kernel_gave_up,
             ..
         } => {
             let (who, peer) = side(*sender);
-            let idle = idle_on_its_timer(*stalls, *gave_up);
+            let idle = idle_on_its_timer(*stalls, *gave_up, *kernel_gave_up);
             let (deaf, heard) = side(d.side);
             let silent = match d.deaf_ms {
                 Some(ms) => format!("it heard nothing from the {heard} for {}", crate::fmt_ms(ms)),
@@ -1724,6 +1733,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             unanswered,
             unopened: true,
             gave_up,
+            kernel_gave_up,
             ..
         } => {
             let copies = if *unanswered {
@@ -1738,7 +1748,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                  with its accept queue full, Linux drops the handshake's ACK and the data behind it, and after a SYN \
                  cookie it keeps no state and re-sends no SYN-ACK that would show it (a capture at the server tells \
                  the two apart: there the data arrives and goes unacknowledged).",
-                idle_on_its_timer(*stalls, *gave_up),
+                idle_on_its_timer(*stalls, *gave_up, *kernel_gave_up),
                 cost = fx(cost),
             )
         }
@@ -1752,6 +1762,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             resent_after_giving_up,
             peer_held,
             quiet_before_ms,
+            kernel_gave_up,
             ..
         } => {
             let (who, peer) = side(*sender);
@@ -1843,7 +1854,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             };
             format!(
                 "The {who} sat idle {}, {cost:.0} ms in all, {copies}, {dropped}",
-                idle_on_its_timer(*stalls, *gave_up),
+                idle_on_its_timer(*stalls, *gave_up, *kernel_gave_up),
                 cost = fx(cost),
             )
         }
@@ -1866,12 +1877,13 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             stalls,
             gave_up,
             followed,
+            kernel_gave_up,
             ..
         } => {
             let (who, _) = side(*sender);
             format!(
                 "The {who} sat idle {}, {cost:.0} ms in all, its lost data never acknowledged: {}.",
-                idle_on_its_timer(*stalls, *gave_up),
+                idle_on_its_timer(*stalls, *gave_up, *kernel_gave_up),
                 no_fast_retransmit(*followed, *stalls),
                 cost = fx(cost),
             )
@@ -4936,6 +4948,21 @@ pub fn detail_command(stats: &CaptureStats, option: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A close that ended a timer's stall is the application's, or,
+    /// an RST one backoff after the last copy, its kernel's (nDPI's
+    /// skype.pcap 3, judged in session 85).
+    #[test]
+    fn a_stall_ended_by_the_kernels_reset_says_so() {
+        let kernel = idle_on_its_timer(13, Some(1350), true);
+        assert!(
+            kernel.contains("until its kernel gave up on the connection (its RST, frame 1350"),
+            "{kernel}"
+        );
+        assert!(!kernel.contains("application gave up"), "{kernel}");
+        let app = idle_on_its_timer(13, Some(1350), false);
+        assert!(app.contains("until its application gave up"), "{app}");
+    }
+
     /// An rto_stall says why no fast retransmit came from what followed
     /// the lost segment: a tail, too few behind it, a burst lost with it
     /// (nDPI's alexa-app.pcapng 30, judged in session 85), or duplicates
@@ -5300,6 +5327,7 @@ mod tests {
             sent_elsewhere: Some((70, 1976, true)),
             deaf: None,
             gave_up: Some(1978),
+            kernel_gave_up: false,
             resent_after_giving_up: false,
             peer_held: None,
             held: None,
@@ -5403,6 +5431,7 @@ mod tests {
             sent_elsewhere: Some((6, 781, false)),
             deaf: None,
             gave_up: None,
+            kernel_gave_up: false,
             resent_after_giving_up: false,
             peer_held: None,
             held: None,
@@ -5448,6 +5477,7 @@ mod tests {
                 sent_elsewhere: None,
                 deaf: None,
                 gave_up: None,
+                kernel_gave_up: false,
                 resent_after_giving_up: false,
                 peer_held: None,
                 held: None,
@@ -5590,6 +5620,7 @@ mod tests {
             sent_elsewhere: None,
             deaf: None,
             gave_up: None,
+            kernel_gave_up: false,
             resent_after_giving_up: false,
             peer_held: None,
             held: Some(rttdoc_model::HeldOriginal {
@@ -5622,6 +5653,7 @@ mod tests {
             sent_elsewhere: None,
             deaf: None,
             gave_up: None,
+            kernel_gave_up: false,
             resent_after_giving_up: false,
             peer_held: Some(1564),
             held: None,
@@ -5668,6 +5700,7 @@ mod tests {
             sent_elsewhere: None,
             deaf: None,
             gave_up: None,
+            kernel_gave_up: false,
             resent_after_giving_up: false,
             peer_held: None,
             held: None,
@@ -5726,6 +5759,7 @@ mod tests {
             sent_elsewhere: sent,
             deaf: None,
             gave_up: Some(1568),
+            kernel_gave_up: false,
             resent_after_giving_up: false,
             peer_held: None,
             held: None,

@@ -1289,6 +1289,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             let resent_after_giving_up = last_before_giving_up
                 .zip(gave_up)
                 .is_some_and(|(last, fin)| copies_after(f, last, fin));
+            let kernel_gave_up = give_up.is_some_and(|(w, r)| kernel_reset(&here, w, r));
             // The client's first data, the server silent since its
             // SYN-ACK (accept_queue_full.rs: what a capture at the server
             // or a SYN-ACK re-send would prove); the SYN-ACK in this
@@ -1330,6 +1331,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 sent_elsewhere: sent_elsewhere(f, &here),
                 deaf,
                 gave_up,
+                kernel_gave_up,
                 resent_after_giving_up,
                 peer_held: peer_held(f, &here),
                 held: None,
@@ -1342,6 +1344,24 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }
         held_stalls(f, sender, &mut held, out);
     }
+}
+
+/// Whether the close `r` that ended the stall's last wait `w` was the
+/// sender's kernel giving up: an RST (no FIN before it) a backoff
+/// interval after the last re-send, as long as the interval before it or
+/// up to twice that (the timer firing once more), after three timer
+/// re-sends or more. BSD's and macOS's `tcp_timer_rexmt` drops the
+/// connection past TCP_MAXRXTSHIFT (12) re-sends, and `tcp_drop` sends
+/// an RST; an application closes at any moment, and with a FIN unless it
+/// aborts (nDPI's skype.pcap 3, judged in session 85: twelve copies of a
+/// ClientHello, the RST 6.69 s after the last, the backoff's 6.70 s).
+fn kernel_reset(stalls: &[&(Wait, &SegmentRecord)], w: &Wait, r: &SegmentRecord) -> bool {
+    let timers = stalls.iter().filter(|(x, _)| x.to_frame != r.frame).count();
+    let before = stalls.iter().find(|(x, _)| x.to_frame == w.from_frame);
+    r.flags.rst()
+        && !r.flags.fin()
+        && timers >= 3
+        && before.is_some_and(|(x, _)| x.ms * 0.9 <= w.ms && w.ms <= x.ms * 2.2)
 }
 
 /// What followed the lost segment the timer re-sent as `r` (its first
@@ -1519,6 +1539,7 @@ fn held_stalls(
             sent_elsewhere: None,
             deaf: None,
             gave_up: None,
+            kernel_gave_up: false,
             resent_after_giving_up: false,
             peer_held: None,
             held: here.first().map(|(_, h)| *h),

@@ -2098,3 +2098,38 @@ fn a_stall_says_how_long_the_connection_had_been_quiet_before_it() {
     );
     assert_ms(quiet(60_000.0), 60_000.0 - RTT, 0.01, "a minute idle");
 }
+
+/// A client whose data its timer re-sent four times, backing off, every
+/// copy lost, then reset: an RST one backoff after the last copy (as
+/// long as the interval before it, or up to twice that) is its kernel
+/// dropping the connection as the timer fired once more (BSD's and
+/// macOS's after 12 re-sends: nDPI's skype.pcap 3, judged in session 85,
+/// had read "its application gave up"); one sooner is its application's.
+#[test]
+fn an_rst_a_backoff_after_the_last_copy_is_the_kernel_giving_up() {
+    let kernel = |after_last: f64| {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(0.0);
+        let first = w.data(C, 50.0, 100);
+        w.lose(first);
+        let (mut t, mut rto) = (50.0, RTO);
+        for _ in 0..4 {
+            t += rto;
+            rto *= 2.0;
+            let again = w.resend(t, first);
+            w.lose(again);
+        }
+        w.rst(C, t + after_last);
+        match w.run().the(RtoStall).detail {
+            Detail::RtoStall {
+                gave_up: Some(_),
+                kernel_gave_up,
+                ..
+            } => kernel_gave_up,
+            ref other => panic!("{other:?}"),
+        }
+    };
+    assert!(kernel(RTO * 16.0));
+    assert!(kernel(RTO * 8.0));
+    assert!(!kernel(RTO * 3.0));
+}
