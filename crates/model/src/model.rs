@@ -2064,6 +2064,13 @@ pub enum Detail {
         /// segment) after it left, by the server's own clock
         /// (sender_clock.rs: a queue on the way back).
         path_back_ms: f64,
+        /// How much longer than the fastest round trip to the server the
+        /// connection's own SYN took to be answered (one SYN, its
+        /// SYN-ACK): a SYN carries no server name, so a ClientHello held
+        /// about as long was held by the path (or the box's load), not
+        /// by a box reading its name (nDPI's reddit.pcap 14, judged in
+        /// session 85).
+        syn_held_ms: f64,
         /// How long the stretch beyond the capture point held the
         /// server's first flight on its way to the client's TCP: the
         /// client's ACK of it, which no delayed-ACK timer holds, came that

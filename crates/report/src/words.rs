@@ -2814,6 +2814,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             host_ms,
             path_ms,
             path_back_ms,
+            syn_held_ms,
             path_to_client_ms,
             path_to_client_ack,
             rtt_ms,
@@ -2825,7 +2826,21 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 .iter()
                 .map(|(k, ms)| format!("{k} ({ms:.0} ms)", ms = fx(ms)))
                 .collect();
-            if *path_ms >= 1.0 && on.behind_box {
+            // (Its SYN, which carries no name, held about as long: the
+            // path's, or the box's load. nDPI's reddit.pcap 14, judged in
+            // session 85.)
+            if *path_ms >= 1.0 && on.behind_box && *syn_held_ms >= path_ms / 2.0 {
+                parts.push(format!(
+                    "the path or the box's load: the box answering for this server (its SYN-ACK's clock, shared by many \
+                     servers) acknowledged the ClientHello {path_ms:.0} ms later than the connection's round trip ({rtt_ms:.0} \
+                     ms) places its arrival, and its SYN, which carries no server name to read, had been answered \
+                     {syn_held_ms:.0} ms later than that too: a queue on the way (or a box slow for every packet), not one \
+                     reading the name",
+                    path_ms = fx(path_ms),
+                    rtt_ms = fx(rtt_ms),
+                    syn_held_ms = fx(syn_held_ms),
+                ));
+            } else if *path_ms >= 1.0 && on.behind_box {
                 // The ACK is the box's: one that reads the ClientHello
                 // (its server name) before it acknowledges it holds it as
                 // a queue would (nDPI's pinterest.pcap 2, 14 and 36: each
@@ -4546,6 +4561,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             host_ms,
             path_ms,
             path_back_ms,
+            syn_held_ms,
             path_to_client_ms,
             unexplained_ms,
             server_flight_missed,
@@ -4553,6 +4569,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             ..
         } => {
             let way_back = *path_back_ms > *path_ms;
+            let syn_held_too = *path_ms >= 1.0 && *syn_held_ms >= *path_ms / 2.0;
             let path_ms = path_ms + path_back_ms;
             // The costliest cause's fix, worded for that finding (of
             // its kind, the one in the handshake's phase: a connection's
@@ -4624,6 +4641,18 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                      Wi-Fi, the box's way out), often filled by the client's own downloads through it. Active queue management \
                      on that bottleneck (fq_codel, cake), fewer parallel connections, or large downloads paced, keep handshakes \
                      from waiting behind them."
+                        .to_string()
+                }
+                // (Its SYN held as long: no name read. reddit.pcap 14.)
+                None if path_ms >= *unexplained_ms
+                    && path_ms >= 1.0
+                    && syn_held_too
+                    && c.handshake.shared_clock_servers.is_some() =>
+                {
+                    "A queue on the way to the box that answers for many servers (its SYN, which carries no name, was held \
+                     as long as the ClientHello): active queue management on the bottleneck (fq_codel, cake), fewer \
+                     parallel connections at once (one HTTP/2 connection for the site), or more bandwidth; a box slow for \
+                     every packet shows the same on every connection through it."
                         .to_string()
                 }
                 None if path_ms >= *unexplained_ms && path_ms >= 1.0 && c.handshake.shared_clock_servers.is_some() => {
@@ -5671,6 +5700,7 @@ mod tests {
             host_ms: 0.0,
             path_ms: 0.0,
             path_back_ms: 0.0,
+            syn_held_ms: 0.0,
             path_to_client_ms: 0.0,
             path_to_client_ack: None,
             rtt_ms: 242.0,
@@ -6019,6 +6049,7 @@ mod tests {
                 host_ms: 0.0,
                 path_ms: 0.0,
                 path_back_ms: 0.0,
+                syn_held_ms: 0.0,
                 path_to_client_ms: 0.0,
                 path_to_client_ack: None,
                 rtt_ms: 51.0,
@@ -6149,6 +6180,7 @@ mod tests {
             host_ms: 16.0,
             path_ms: 0.0,
             path_back_ms: 0.0,
+            syn_held_ms: 0.0,
             path_to_client_ms: 0.0,
             path_to_client_ack: None,
             rtt_ms: 166.0,
@@ -6185,6 +6217,7 @@ mod tests {
             host_ms: 0.0,
             path_ms: 0.0,
             path_back_ms: 0.0,
+            syn_held_ms: 0.0,
             path_to_client_ms: 0.0,
             path_to_client_ack: None,
             rtt_ms: 10.5,
@@ -6307,6 +6340,7 @@ mod tests {
             host_ms: 3.0,
             path_ms: 0.0,
             path_back_ms: 0.0,
+            syn_held_ms: 0.0,
             path_to_client_ms: 0.0,
             path_to_client_ack: None,
             rtt_ms: 28.9,
@@ -6369,6 +6403,7 @@ mod tests {
             host_ms: 9.0,
             path_ms: 22.0,
             path_back_ms: 0.0,
+            syn_held_ms: 0.0,
             path_to_client_ms: 0.0,
             path_to_client_ack: None,
             rtt_ms: 17.6,
@@ -6387,6 +6422,30 @@ mod tests {
         let plain = explanation_on(&x, Setting { behind_box: false });
         assert!(plain.contains("it queued on the way"), "{plain}");
         assert!(fix(&c, &x).starts_with("The client's path was slower"));
+        // Its SYN, which carries no name, held about as long (nDPI's
+        // reddit.pcap 14, judged in session 85): a queue, not a name read.
+        if let Detail::TlsExtraRtt { syn_held_ms, .. } = &mut x.detail {
+            *syn_held_ms = 14.0;
+        }
+        let queued = explanation_on(&x, Setting { behind_box: true });
+        assert!(
+            queued.contains("its SYN, which carries no server name to read"),
+            "{queued}"
+        );
+        assert!(
+            !queued.contains("one that reads its server name first"),
+            "{queued}"
+        );
+        c.handshake.shared_clock_servers = Some(15);
+        let advice = fix(&c, &x);
+        assert!(
+            advice.starts_with("A queue on the way to the box"),
+            "{advice}"
+        );
+        c.handshake.shared_clock_servers = None;
+        if let Detail::TlsExtraRtt { syn_held_ms, .. } = &mut x.detail {
+            *syn_held_ms = 0.0;
+        }
         // The flight held after it left the box, by the box's clock
         // (nDPI's pinterest.pcap 19, judged in session 85): the clock is
         // the box's, the queue between it and the client, and no reading
@@ -6429,6 +6488,7 @@ mod tests {
                 host_ms,
                 path_ms,
                 path_back_ms: 0.0,
+                syn_held_ms: 0.0,
                 path_to_client_ms: 0.0,
                 path_to_client_ack: None,
                 rtt_ms,

@@ -123,6 +123,7 @@ pub fn summarize(f: &Facts<'_>, causes_found: &[Finding]) -> Option<Finding> {
         host_ms,
         path_ms,
         path_back_ms,
+        syn_held_ms: syn_held_ms(f),
         path_to_client_ms,
         path_to_client_ack: to_client_ack,
         rtt_ms: f.rtt_ns.unwrap_or(0) as f64 / 1e6,
@@ -176,6 +177,24 @@ fn server_flight_missed(f: &Facts<'_>) -> bool {
                         | TlsMessage::FinishedEncrypted
                 )
         })
+}
+
+/// How much longer than the fastest round trip to the server (the
+/// server's side of it from the capture point) the connection's one SYN
+/// took to be answered: its SYN-ACK's capture less the SYN's (ms, 0 where
+/// a SYN was sent again or either is missing).
+fn syn_held_ms(f: &Facts<'_>) -> f64 {
+    let h = &f.report.handshake;
+    let (Some(syn), Some(syn_ack)) = (
+        h.syn_frame.and_then(|frame| f.record(frame)),
+        h.syn_ack_frame.and_then(|frame| f.record(frame)),
+    ) else {
+        return 0.0;
+    };
+    if h.syn_retransmits > 0 {
+        return 0.0;
+    }
+    (syn_ack.ts_ns - syn.ts_ns - f.server_side_ns).max(0) as f64 / 1e6
 }
 
 /// How much longer than the connection's round trip the path's was
