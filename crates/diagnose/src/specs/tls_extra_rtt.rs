@@ -587,3 +587,50 @@ fn a_handshake_its_client_discarded_as_it_ended_delayed_nothing() {
         }
     }
 }
+
+/// A connection whose SYN, and then its ClientHello, queued 30 ms on the
+/// way (at the client, on a 40 ms path; a request answered on the path's
+/// own round trip after the handshake): the handshake's excess keeps how
+/// much later than the round trip the SYN was answered (a SYN carries no
+/// server name, so a box did not hold it to read one: nDPI's reddit.pcap
+/// 14, judged in session 85). A SYN answered on time keeps none.
+#[test]
+fn a_syn_held_like_its_client_hello_is_kept_with_the_handshakes_excess() {
+    let syn_held = |syn_late: f64| {
+        let mut w = Wire::new(Path::at_client(RTT));
+        let syn = w.syn(0.0);
+        w.late_after_tap(syn, syn_late);
+        let syn_ack = w.syn_ack(w.arrival(syn));
+        let ack = w.ack(C, w.arrival(syn_ack));
+        let ch = w.send(C, w.sent(ack) + 0.1, leak(client_hello(Offer::tls13())));
+        w.late_after_tap(ch, 30.0);
+        let arrived = w.arrival(ch);
+        w.ack(S, arrived);
+        let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| w.send(S, arrived + 1.0 + i as f64 * 0.01, s))
+            .collect();
+        let last = *flight.last().unwrap();
+        let fin = w.send(C, w.arrival(last), leak(encrypted(FINISHED_LEN)));
+        let req = w.send(C, w.sent(fin) + 50.0, leak(encrypted(300)));
+        let answer = w.send(S, w.arrival(req) + 0.5, leak(encrypted(500)));
+        w.ack(C, w.arrival(answer));
+        let o = w.run();
+        let x = o.the(TlsExtraRtt);
+        match x.detail {
+            crate::model::Detail::TlsExtraRtt {
+                syn_held_ms,
+                path_ms,
+                ..
+            } => (syn_held_ms, path_ms),
+            ref d => panic!("{d:?}"),
+        }
+    };
+    let (held, path) = syn_held(30.0);
+    assert_ms(held, 30.0, 1.0, "the SYN's hold");
+    assert_ms(path, 30.0, 1.0, "the ClientHello's");
+    let (held, path) = syn_held(0.0);
+    assert_ms(held, 0.0, 0.5, "a SYN on time");
+    assert_ms(path, 30.0, 1.0, "the ClientHello's");
+}
