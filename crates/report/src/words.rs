@@ -3356,6 +3356,16 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
              intermediate-certificate fetches and a slow client-certificate signer."
                 .into()
         }
+        // (A client that offered no ECDHE suite left the server none to
+        // prefer: Wireshark's tls12-chacha20poly1305.pcap 2, judged in
+        // session 85.)
+        Detail::ClientThinkTime {
+            costly_key_exchange: Some(CostlyKeyExchange::DheSuite),
+            ..
+        } if c.tls.as_ref().is_some_and(|t| !t.ecdhe_offered) => "Have the client offer ECDHE suites (x25519 or P-256 for \
+             the curve; a PSK deployment: ECDHE_PSK): its ClientHello offered none, so the server had no faster key exchange \
+             to choose. Then look for the client's own work (CPU load when many connections open at once)."
+            .into(),
         Detail::ClientThinkTime {
             costly_key_exchange: Some(CostlyKeyExchange::DheSuite),
             ..
@@ -4976,6 +4986,36 @@ pub fn detail_command(stats: &CaptureStats, option: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A client's slow turn on a DHE suite: the server is told to prefer
+    /// ECDHE where the client offered it; a client that offered none is
+    /// told to (Wireshark's tls12-chacha20poly1305.pcap 2, judged in
+    /// session 85).
+    #[test]
+    fn a_dhe_turns_fix_goes_to_whoever_could_have_chosen_ecdhe() {
+        let mut x = crate::test_support::client_turn(17.0);
+        if let Detail::ClientThinkTime {
+            costly_key_exchange,
+            ..
+        } = &mut x.detail
+        {
+            *costly_key_exchange = Some(CostlyKeyExchange::DheSuite);
+        }
+        let with = |ecdhe_offered: bool| {
+            let mut c = crate::test_support::report(443);
+            c.tls = Some(Box::new(rttdoc_model::TlsReport {
+                ecdhe_offered,
+                ..Default::default()
+            }));
+            fix(&c, &x)
+        };
+        assert!(with(true).starts_with("Have the server prefer ECDHE suites"));
+        let client = with(false);
+        assert!(
+            client.starts_with("Have the client offer ECDHE suites"),
+            "{client}"
+        );
+    }
 
     /// A close that ended a timer's stall is the application's, or,
     /// an RST one backoff after the last copy, its kernel's (nDPI's
