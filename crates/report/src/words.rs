@@ -130,6 +130,15 @@ const NAT_IDLE_MS: f64 = 30_000.0;
 /// ordinary one filled by the client's own downloads.
 const DEEP_QUEUE_MS: f64 = 100.0;
 
+/// A ClientHello acknowledged `path_ms` late (a millisecond or more)
+/// whose connection's SYN was answered `syn_held_ms` late, half as much
+/// or more: a SYN carries no server name, so what held both was a queue
+/// (or a box slow for every packet), not a box reading the name (nDPI's
+/// reddit.pcap 14, judged in session 85).
+fn syn_held_as_long(path_ms: f64, syn_held_ms: f64) -> bool {
+    path_ms >= 1.0 && syn_held_ms >= path_ms / 2.0
+}
+
 /// A session younger than this that a server refused was not kept by its
 /// cache at all: no server's session lifetime is that short (nginx's
 /// `ssl_session_timeout` and OpenSSL's default are 5 minutes, IIS's 10
@@ -2829,7 +2838,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             // (Its SYN, which carries no name, held about as long: the
             // path's, or the box's load. nDPI's reddit.pcap 14, judged in
             // session 85.)
-            if *path_ms >= 1.0 && on.behind_box && *syn_held_ms >= path_ms / 2.0 {
+            if on.behind_box && syn_held_as_long(*path_ms, *syn_held_ms) {
                 parts.push(format!(
                     "the path or the box's load: the box answering for this server (its SYN-ACK's clock, shared by many \
                      servers) acknowledged the ClientHello {path_ms:.0} ms later than the connection's round trip ({rtt_ms:.0} \
@@ -4579,7 +4588,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             ..
         } => {
             let way_back = *path_back_ms > *path_ms;
-            let syn_held_too = *path_ms >= 1.0 && *syn_held_ms >= *path_ms / 2.0;
+            let syn_held_too = syn_held_as_long(*path_ms, *syn_held_ms);
             let path_ms = path_ms + path_back_ms;
             // The costliest cause's fix, worded for that finding (of
             // its kind, the one in the handshake's phase: a connection's

@@ -1982,6 +1982,24 @@ fn closed_on_a_lost_request(fin_ms: f64) -> (Outcome, [Id; 2]) {
     (w.run(), [first, fin])
 }
 
+/// A client's 100 bytes at 50 ms, lost, and its timer's `copies` copies,
+/// backing off from [`RTO`], every one lost: the wire, and when the last
+/// copy left.
+fn lost_copy_after_copy(copies: usize) -> (Wire, f64) {
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let first = w.data(C, 50.0, 100);
+    w.lose(first);
+    let (mut t, mut rto) = (50.0, RTO);
+    for _ in 0..copies {
+        t += rto;
+        rto *= 2.0;
+        let again = w.resend(t, first);
+        w.lose(again);
+    }
+    (w, t)
+}
+
 /// A client that let go after its timer's copies (its FIN 65 ms after
 /// the third, lost like them) and sent none after it (nDPI's skype.pcap
 /// 57: its RST next): its copies all came before it let go. Where its
@@ -1999,17 +2017,7 @@ fn copies_after_letting_go_are_told_only_where_the_kernel_sent_them() {
     };
     let (o, _) = closed_on_a_lost_request(1_100.0);
     assert!(after(&o));
-    let mut w = Wire::new(Path::at_client(RTT));
-    w.handshake(0.0);
-    let first = w.data(C, 50.0, 100);
-    w.lose(first);
-    let (mut t, mut rto) = (50.0, RTO);
-    for _ in 0..3 {
-        t += rto;
-        rto *= 2.0;
-        let again = w.resend(t, first);
-        w.lose(again);
-    }
+    let (mut w, t) = lost_copy_after_copy(3);
     let fin = w.fin(C, t + 65.0);
     w.lose(fin);
     assert!(!after(&w.run()));
@@ -2108,17 +2116,7 @@ fn a_stall_says_how_long_the_connection_had_been_quiet_before_it() {
 #[test]
 fn an_rst_a_backoff_after_the_last_copy_is_the_kernel_giving_up() {
     let kernel = |after_last: f64| {
-        let mut w = Wire::new(Path::at_client(RTT));
-        w.handshake(0.0);
-        let first = w.data(C, 50.0, 100);
-        w.lose(first);
-        let (mut t, mut rto) = (50.0, RTO);
-        for _ in 0..4 {
-            t += rto;
-            rto *= 2.0;
-            let again = w.resend(t, first);
-            w.lose(again);
-        }
+        let (mut w, t) = lost_copy_after_copy(4);
         w.rst(C, t + after_last);
         match w.run().the(RtoStall).detail {
             Detail::RtoStall {

@@ -1285,15 +1285,7 @@ fn a_trickle_on_the_downlink_leaves_the_wait_to_the_server() {
 fn queued_client_hello(think: f64) -> Outcome {
     let mut w = Wire::new(Path::at_client(40.0));
     w.handshake(0.0);
-    let ch = w.send(C, 40.1, leak(client_hello(Offer::tls13())));
-    w.late_after_tap(ch, 30.0);
-    let arrived = w.arrival(ch);
-    w.ack(S, arrived);
-    let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
-        .into_iter()
-        .enumerate()
-        .map(|(i, s)| w.send(S, arrived + think + i as f64 * 0.01, s))
-        .collect();
+    let flight = tls13_queued_hello_and_flight(&mut w, 40.1, 30.0, think);
     let last = *flight.last().unwrap();
     w.send(C, w.arrival(last), leak(encrypted(FINISHED_LEN)));
     w.run()

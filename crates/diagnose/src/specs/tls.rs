@@ -243,6 +243,21 @@ pub fn tls13_hello_and_flight(w: &mut Wire, t: f64, think: f64, offer: Offer) ->
     tls13_hello_and_flight_of(w, t, think, offer, 2000)
 }
 
+/// A TLS 1.3 ClientHello at `t` that queued `queued` ms on its way, the
+/// server's ACK of it on arrival, and its flight (a 2,000-byte
+/// certificate) `think` ms after that, segment by segment.
+pub fn tls13_queued_hello_and_flight(w: &mut Wire, t: f64, queued: f64, think: f64) -> Vec<Id> {
+    let ch = w.send(C, t, leak(client_hello(Offer::tls13())));
+    w.late_after_tap(ch, queued);
+    let arrived = w.arrival(ch);
+    w.ack(S, arrived);
+    segments(&tls13_server_flight(2000, false))
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| w.send(S, arrived + think + i as f64 * 0.01, s))
+        .collect()
+}
+
 /// [`tls13_hello_and_flight`] with a certificate of `cert_len` bytes (4,000
 /// fill three segments or more: a flight with a middle).
 pub fn tls13_hello_and_flight_of(

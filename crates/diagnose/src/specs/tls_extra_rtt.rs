@@ -602,15 +602,8 @@ fn a_syn_held_like_its_client_hello_is_kept_with_the_handshakes_excess() {
         w.late_after_tap(syn, syn_late);
         let syn_ack = w.syn_ack(w.arrival(syn));
         let ack = w.ack(C, w.arrival(syn_ack));
-        let ch = w.send(C, w.sent(ack) + 0.1, leak(client_hello(Offer::tls13())));
-        w.late_after_tap(ch, 30.0);
-        let arrived = w.arrival(ch);
-        w.ack(S, arrived);
-        let flight: Vec<Id> = segments(&tls13_server_flight(2000, false))
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| w.send(S, arrived + 1.0 + i as f64 * 0.01, s))
-            .collect();
+        let hello_at = w.sent(ack) + 0.1;
+        let flight = tls13_queued_hello_and_flight(&mut w, hello_at, 30.0, 1.0);
         let last = *flight.last().unwrap();
         let fin = w.send(C, w.arrival(last), leak(encrypted(FINISHED_LEN)));
         let req = w.send(C, w.sent(fin) + 50.0, leak(encrypted(300)));
