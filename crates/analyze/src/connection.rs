@@ -1379,6 +1379,7 @@ impl Connection {
             let mark = SentMark {
                 id: seg.ip_id,
                 tsval: seg.options.timestamps.map(|(tsval, _)| tsval),
+                tsecr: seg.options.timestamps.map(|(_, tsecr)| tsecr),
             };
             let end = seg.seq.wrapping_add(seg_len);
             match h.max_end {
@@ -1493,6 +1494,11 @@ impl Connection {
             h.send_order.passed_by(seg.seq, end);
         }
         self.half[d].send_order.observe(seg.ip_id);
+        // What the receiver's clock read when this left it: no trigger
+        // of a re-send of the other side's carried less.
+        if let Some((tsval, _)) = seg.options.timestamps {
+            self.half[r].send_order.heard(tsval);
+        }
         if resent_unacked && dir == Direction::ClientToServer {
             self.exchanges.on_client_resend(at);
         }

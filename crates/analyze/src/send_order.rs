@@ -21,6 +21,19 @@
 //! never decreasing (RFC 7323), a tick apart tells the order, the same
 //! tick nothing. With neither, the tracker decides by timing as Wireshark
 //! does.
+//!
+//! Before either, the timestamps rule out a re-send outright. A re-send
+//! needs a trigger: the receiver's duplicate ACKs or SACKs, which the
+//! sender took (and echoes the timestamp of from then on: they advance
+//! its `TS.Recent`, RFC 7323 4.3), or a timer, which fires no sooner than
+//! a tail-loss probe's 10 ms, ticks later on any TCP clock but the
+//! coarsest. A filler stamped in the jumper's tick, still echoing a
+//! timestamp older than the receiver's first one after the jumper (what
+//! any trigger carried at least: the receiver's clock never goes back),
+//! left with the jumper before anything could ask for it: the original,
+//! whatever its identification says (a sender's offload or queues number
+//! one burst out of order: nDPI's capture.pcap 3, a burst's last two
+//! segments numbered after its tail and 40 ms behind it on the path).
 
 use std::cmp::Ordering;
 
@@ -64,6 +77,9 @@ const HOLES: usize = 16;
 pub(crate) struct SentMark {
     pub id: Option<u16>,
     pub tsval: Option<u32>,
+    /// The timestamp it echoed (TSecr): the newest of the receiver's its
+    /// sender had taken.
+    pub tsecr: Option<u32>,
 }
 
 /// A hole the capture saw open: the bytes `from..to` were skipped by the
@@ -74,6 +90,9 @@ struct Hole {
     to: u32,
     filled: u32,
     jumper: SentMark,
+    /// The receiver's first timestamp (TSval) captured after the jumper:
+    /// no trigger of a re-send carried an older one.
+    heard: Option<u32>,
 }
 
 /// A segment that falls in a hole the capture saw open.
@@ -139,6 +158,7 @@ impl SendOrder {
             to,
             filled: from,
             jumper,
+            heard: None,
         };
         if self.holes.len() == HOLES {
             // The oldest filled hole makes room: an open one's bytes are
@@ -153,6 +173,14 @@ impl SendOrder {
             self.forgot |= seq::lt(old.filled, old.to);
         }
         self.holes.push(hole);
+    }
+
+    /// Takes a timestamp (TSval) of the receiver's, captured now: the
+    /// first after each hole's jumper is kept.
+    pub fn heard(&mut self, tsval: u32) {
+        for hole in &mut self.holes {
+            hole.heard.get_or_insert(tsval);
+        }
     }
 
     /// Forgets the bytes and holes seen: a SYN started the count again (a
@@ -216,6 +244,20 @@ impl SendOrder {
         if seq::le(seq, hole.filled) && seq::lt(hole.filled, end) {
             hole.filled = seq::min(end, hole.to);
         }
+        // Stamped in the jumper's tick, echoing what the sender had
+        // taken before any trigger came: it left with the jumper.
+        let untriggered = mark.tsval.is_some()
+            && mark.tsval == hole.jumper.tsval
+            && mark
+                .tsecr
+                .zip(hole.heard)
+                .is_some_and(|(echoed, heard)| seq::lt(echoed, heard));
+        if untriggered {
+            return Some(HoleFill {
+                sent: Some(Ordering::Less),
+                new_bytes,
+            });
+        }
         let sent = by_id(counter, mark.id, hole.jumper.id).or_else(|| {
             let (tsval, jumper) = (mark.tsval?, hole.jumper.tsval?);
             match seq::diff(tsval, jumper).cmp(&0) {
@@ -256,7 +298,7 @@ mod tests {
     fn id(id: u16) -> SentMark {
         SentMark {
             id: Some(id),
-            tsval: None,
+            ..SentMark::default()
         }
     }
 
@@ -451,6 +493,7 @@ mod tests {
         let ts = |id: Option<u16>, tsval: u32| SentMark {
             id,
             tsval: Some(tsval),
+            tsecr: None,
         };
         // IPv6: no identification at all.
         let mut order = SendOrder::default();
@@ -469,6 +512,62 @@ mod tests {
         let mut order = counted(&[1, 2, 3, 4, 5]);
         order.hole(0, 1000, ts(Some(5), 100));
         assert_eq!(sent(&mut order, 0, ts(Some(4), 101)), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn a_filler_stamped_with_its_jumper_before_any_trigger_is_the_original() {
+        // The sender's burst stamped TSval 221 echoing the receiver's 305;
+        // its counter numbered the filler (13) after the jumper (12). The
+        // receiver then spoke with TSval 768: a fast re-send, taking that
+        // duplicate ACK or a later one, would echo at least 768.
+        let mark = |id: u16, tsval: u32, tsecr: u32| SentMark {
+            id: Some(id),
+            tsval: Some(tsval),
+            tsecr: Some(tsecr),
+        };
+        let mut order = counted(&[8, 9, 10, 11, 12]);
+        order.hole(0, 1000, mark(12, 221, 305));
+        order.heard(768);
+        order.heard(806);
+        assert_eq!(
+            sent(&mut order, 0, mark(13, 221, 305)),
+            Some(Ordering::Less)
+        );
+        // Echoing the duplicate ACK: the sender had taken it, and the
+        // counter says after.
+        assert_eq!(
+            sent(&mut order, 0, mark(13, 221, 768)),
+            Some(Ordering::Greater)
+        );
+        // A later tick: a timer's re-send may echo nothing newer.
+        assert_eq!(
+            sent(&mut order, 0, mark(13, 422, 305)),
+            Some(Ordering::Greater)
+        );
+        // The receiver's clock had not ticked (a LAN's round trip inside
+        // a millisecond): the echo tells nothing.
+        let mut order = counted(&[8, 9, 10, 11, 12]);
+        order.hole(0, 1000, mark(12, 221, 305));
+        order.heard(305);
+        assert_eq!(
+            sent(&mut order, 0, mark(13, 221, 305)),
+            Some(Ordering::Greater)
+        );
+        // Nothing heard from the receiver since the jumper: nor here.
+        let mut order = counted(&[8, 9, 10, 11, 12]);
+        order.hole(0, 1000, mark(12, 221, 305));
+        assert_eq!(
+            sent(&mut order, 0, mark(13, 221, 305)),
+            Some(Ordering::Greater)
+        );
+        // What was heard before the hole opened is not after its jumper.
+        let mut order = counted(&[8, 9, 10, 11, 12]);
+        order.heard(768);
+        order.hole(0, 1000, mark(12, 221, 305));
+        assert_eq!(
+            sent(&mut order, 0, mark(13, 221, 305)),
+            Some(Ordering::Greater)
+        );
     }
 
     #[test]

@@ -341,3 +341,50 @@ fn a_windows_server_s_overtaken_segment_is_not_a_loss() {
     assert_eq!(f["cost_ms"], 0.0);
     assert_eq!(f["frames"][1], frame);
 }
+
+/// nDPI's capture.pcap, its stream 3 (a Mac's download from a Linux
+/// server, captured at the Mac): the server's burst of bytes 9412-14913
+/// stamped TSval 1190923221 and echoing the Mac's 757524305 passed in
+/// pieces, its tail first (identification 0xe10c), then, after the Mac's
+/// SACKs (TSval 757524768) and two of the server's later ACKs (TSval
+/// 1190923306), its last two full segments 40 ms behind, numbered 0xe10e
+/// and 0xe10f. Their identifications say after the tail; their
+/// timestamps say they left in its tick, before the server had any of
+/// the SACKs a fast re-send would have answered (it would echo 757524768
+/// at least): originals, overtaken.
+#[test]
+fn a_burst_s_segments_stamped_before_any_sack_are_originals() {
+    if !require("burst", &["tshark"], false) {
+        return;
+    }
+    let capture = data_dir()
+        .join("other-projects")
+        .join("ndpi-capture-burst-overtaken.pcap");
+    let late: Vec<u64> = tshark_fields(
+        &capture,
+        &[],
+        "ip.id == 0xe10e || ip.id == 0xe10f",
+        &["frame.number"],
+    )
+    .iter()
+    .map(|r| r[0].parse().unwrap())
+    .collect();
+    assert_eq!(late.len(), 2);
+    let doc = run_rttdoc_json_with(&capture, &["--series", "--all"]);
+    let c = connection(&doc, 0);
+    let resends = resends_by_frame(c);
+    for frame in &late {
+        assert!(!resends[frame], "frame {frame} taken for a re-send");
+    }
+    assert_eq!(c["server_to_client"]["retransmissions"], 0);
+    assert_no_finding(&doc, "retransmission");
+    let f = finding_in(c, "reordering", "transfer");
+    assert_eq!(f["cost_ms"], 0.0);
+    let cited: Vec<u64> = f["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert!(late.iter().all(|l| cited.contains(l)), "{cited:?}");
+}
