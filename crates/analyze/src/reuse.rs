@@ -112,6 +112,11 @@ pub struct EndedConnection {
     /// [`CLOSED_TOGETHER_NS`] of this one's close, however long each had
     /// idled (`closed_together` counts those idle for another time).
     pub closed_at_once: u32,
+    /// The client closed while its answer was still coming: its close
+    /// acknowledged less than the server had sent, or the server sent
+    /// more after it, before that close could have reached it
+    /// ([`Ends::answer_went_on`]).
+    pub cut_off: bool,
 }
 
 /// How close together a client's closes of its connections to one server
@@ -160,6 +165,9 @@ pub(crate) struct End {
     pub answered_close: Option<crate::model::RequestedClose>,
     /// The client's first acknowledgment of its last answer's end.
     pub answer_acked_ns: Option<i64>,
+    /// The client closed short of bytes the server had sent (its close
+    /// acknowledged less): the answer was still coming.
+    pub cut_off: bool,
 }
 
 /// What a client keeps a pool of connections by, beyond the route, each
@@ -270,6 +278,7 @@ impl Ends {
             answer_acked_ns: end.answer_acked_ns,
             closed_together,
             closed_at_once,
+            cut_off: end.cut_off,
         });
         self.order.push_back((route, end.close.ts_ns));
         self.expire(end.close.ts_ns);
@@ -362,6 +371,38 @@ impl Ends {
         }
     }
 
+    /// The server of `stream`, which the client closed first, sent bytes
+    /// the client had not acknowledged at `at_ns`, `reply_ns` (the round
+    /// trip from the capture point to the server) or less after that
+    /// close: it sent them before the close reached it, its answer still
+    /// going. The client closed in the middle of it: a cancelled download
+    /// (an HTTP/1.1 client can stop an answer no other way; nDPI's
+    /// netflix.pcap 34, an iPhone's media player closing after 1,448 of a
+    /// 301,293-byte range and resetting what followed). That connection's
+    /// answer had not come; nothing kept could have carried the next
+    /// request without the rest of it first.
+    pub fn answer_went_on(
+        &mut self,
+        stream: u64,
+        client: IpAddr,
+        server: Endpoint,
+        at_ns: i64,
+        reply_ns: i64,
+    ) {
+        let route = (client, server.ip, server.port);
+        let kept = self
+            .by_route
+            .get_mut(&route)
+            .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == stream));
+        let Some(e) = kept.or_else(|| self.taken.get_mut(&stream)) else {
+            return;
+        };
+        let soon = at_ns.saturating_sub(e.first_close_ns) <= reply_ns + 1_000_000;
+        if !e.closed_by_server && e.server_close_ns.is_none() && soon {
+            e.cut_off = true;
+        }
+    }
+
     /// Forgets ends older than [`WINDOW_NS`] before `now_ns`, and the
     /// oldest beyond [`KEPT`].
     fn expire(&mut self, now_ns: i64) {
@@ -404,6 +445,7 @@ impl Ends {
                 && e.first_close_ns <= syn.ts_ns
                 && syn.ts_ns.saturating_sub(e.last_answer.ts_ns) <= WINDOW_NS
                 && e.pool.holds_both(&pool)
+                && !e.cut_off
         })?;
         let e = kept.remove(at)?;
         self.taken.insert(e.stream, e);
@@ -465,6 +507,7 @@ mod tests {
             requested_close: None,
             answered_close: None,
             answer_acked_ns: None,
+            cut_off: false,
         }
     }
 
@@ -671,6 +714,49 @@ mod tests {
             let found = e.take_before(9, CLIENT, SERVER, at(50), NAMED).unwrap();
             assert!(found.closed_by_server);
         }
+    }
+
+    #[test]
+    fn a_client_that_closed_in_the_middle_of_its_answer_left_nothing_to_take() {
+        // Closed short of what the server had sent.
+        let mut e = Ends::default();
+        e.ended(End {
+            cut_off: true,
+            ..closing(1, CLIENT, Some((at(5), Some(at(10)))), at(11))
+        });
+        assert_eq!(e.take_before(9, CLIENT, SERVER, at(20), NAMED), None);
+        // The rest of the answer passing after the close, within the
+        // server's round trip of it (sent before the close reached the
+        // server): whether the end was kept or already taken.
+        for taken_first in [false, true] {
+            let mut e = Ends::default();
+            end(&mut e, 2, 10, 11);
+            if taken_first {
+                e.take_before(9, CLIENT, SERVER, at(11), NAMED).unwrap();
+            }
+            e.answer_went_on(2, CLIENT, SERVER, at(13).ts_ns, 2 * MS);
+            let cut = match taken_first {
+                false => e.take_before(9, CLIENT, SERVER, at(20), NAMED).is_none(),
+                true => e.settle(2).unwrap().cut_off,
+            };
+            assert!(cut, "taken first: {taken_first}");
+        }
+        // Later than that, the server sent it after it had the close (a
+        // reply to it): the answer had come.
+        let mut e = Ends::default();
+        end(&mut e, 3, 10, 11);
+        e.answer_went_on(3, CLIENT, SERVER, at(20).ts_ns, 2 * MS);
+        assert!(e.take_before(9, CLIENT, SERVER, at(30), NAMED).is_some());
+        // After the server's own close: not its answer going on.
+        let mut e = Ends::default();
+        end(&mut e, 4, 10, 11);
+        e.closed_too(4, CLIENT, SERVER, at(12), true, false, Some(2 * MS));
+        e.answer_went_on(4, CLIENT, SERVER, at(12).ts_ns, 2 * MS);
+        assert!(
+            !e.take_before(9, CLIENT, SERVER, at(30), NAMED)
+                .unwrap()
+                .cut_off
+        );
     }
 
     #[test]

@@ -1408,6 +1408,19 @@ fn track_in(
             _ => {}
         }
     }
+    // The server's answer still coming after the client closed first.
+    if dir == Direction::ServerToClient
+        && seg.payload_len > 0
+        && matches!(
+            conn.close_seen,
+            CloseSeen::First {
+                by: Direction::ClientToServer,
+                ..
+            }
+        )
+    {
+        note_answer_after_close(conn, calls, at, seg);
+    }
     // (Only the client's: a push is written when another client's
     // message comes.)
     if seg.payload_len > 0 && dir == Direction::ClientToServer {
@@ -2114,7 +2127,16 @@ fn note_end(
             .find(|r| r.dir == Direction::ClientToServer && r.ack_set && crate::seq::le(end, r.ack))
             .map(|r| r.ts_ns)
     });
+    // A client that closed short of what the server had sent (at the
+    // server's side of the path: the rest of its answer in flight) cut
+    // the answer off.
+    let server_end = conn.half[Direction::ServerToClient.index()].max_end;
+    let cut_off = closer == Direction::ClientToServer
+        && dir == Direction::ClientToServer
+        && seg.flags.ack()
+        && server_end.is_some_and(|end| crate::seq::lt(seg.ack, end));
     calls.ends.ended(crate::reuse::End {
+        cut_off,
         stream: conn.stream,
         client: conn.reuse_client(),
         server: conn.server,
@@ -2129,6 +2151,31 @@ fn note_end(
         answered_close: conn.exchanges.current_answer_close,
         answer_acked_ns,
     });
+}
+
+/// Server data after the client's close, bytes the client had not
+/// acknowledged: sent before that close reached the server (within its
+/// side's round trip of it), it was an answer the client cut off
+/// (reuse.rs). Not a TLS alert: a server's close_notify answers the
+/// client's.
+#[inline(never)]
+fn note_answer_after_close(conn: &Connection, calls: &mut Calls, at: Stamp, seg: &Segment<'_>) {
+    let acked = conn.half[Direction::ClientToServer.index()].acked;
+    let end = seg.seq.wrapping_add(seg.payload_len);
+    let unacknowledged = acked.is_none_or(|a| crate::seq::lt(a, end));
+    let alert = conn.tls.is_some() && seg.payload.first() == Some(&21);
+    let Some(reply_ns) = conn.sender_side_ns(Direction::ServerToClient) else {
+        return;
+    };
+    if unacknowledged && !alert {
+        calls.ends.answer_went_on(
+            conn.stream,
+            conn.reuse_client(),
+            conn.server,
+            at.ts_ns,
+            reply_ns,
+        );
+    }
 }
 
 /// The other side's FIN or RST after a connection's first close: when a

@@ -4619,3 +4619,49 @@ fn a_client_turn_with_no_dial_in_a_capture_of_its_dials_fetched_nothing_online()
     let fix = turn["fix"].as_str().unwrap();
     assert!(fix.contains("look for revocation checks"), "{fix}");
 }
+
+/// nDPI's netflix.pcap, stream 34 and the start of 39 (0 and 1 here): an
+/// iPhone's media player (`AppleCoreMedia`) asked stream 34 for a range,
+/// closed it 15 ms after the first 1,448 bytes of a 301,293-byte answer
+/// came, and reset the server's segments that followed (sent before its
+/// FIN reached the server). It cancelled a download: HTTP/1.1 stops an
+/// answer no other way, so the connection had nothing to keep, and its
+/// next connection (39) paid no price for not reusing it (judged wrong
+/// in session 86: "closed right after its last answer").
+#[test]
+fn a_connection_closed_in_the_middle_of_its_answer_was_not_one_to_keep() {
+    if !require(
+        "a_connection_closed_in_the_middle_of_its_answer_was_not_one_to_keep",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-netflix-range-cancelled.pcap.gz", 2);
+    // The client's FIN, then the server's data it reset.
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 0 && (tcp.flags.fin == 1 || tcp.flags.reset == 1 || tcp.len > 0)",
+        &["ip.src", "tcp.flags.fin", "tcp.flags.reset", "tcp.len"],
+    );
+    let client = "192.168.1.7";
+    let fin = rows
+        .iter()
+        .position(|r| r[0] == client && r[1] == "1")
+        .expect("the client's FIN");
+    assert!(
+        rows[fin + 1..]
+            .iter()
+            .any(|r| r[0] != client && r[3].parse::<u32>().unwrap() > 0),
+        "the server's answer goes on after the FIN"
+    );
+    assert!(rows[fin + 1..]
+        .iter()
+        .any(|r| r[0] == client && r[2] == "1"));
+    let doc = run_rttdoc_json(&capture);
+    // The new connection's first request was answered: the finding's
+    // conditions other than the old connection's end all hold.
+    assert!(!connection(&doc, 1)["ledger"].as_array().unwrap().is_empty());
+    assert_no_finding(&doc, "connection_not_reused");
+}

@@ -5,7 +5,9 @@
 //! earlier connection from the same client address to the same server
 //! address and port (for TLS, asking for the same server name) ended: its
 //! first FIN or RST, from either side, was captured before this SYN, after
-//! its last request's answer had come (reuse.rs in rttdoc-analyze), that
+//! its last request's answer had come, whole (not a client that closed
+//! short of what the server had sent, or while the server's answer went
+//! on: a cancelled download) (reuse.rs in rttdoc-analyze), that
 //! answer no more than 60 s before this SYN (the idle time common clients
 //! and servers keep a connection for); and the client knew it was ending
 //! when it sent this SYN: its own FIN or RST had left, or the server's had

@@ -483,6 +483,51 @@ fn an_earlier_connection_the_server_cut_off_mid_request_could_not_be_reused() {
     }
 }
 
+/// An earlier connection whose answer came in three segments 5 ms apart,
+/// and this connection's SYN 1 ms after the client's close. With
+/// `cancelled`, the client closed 1 ms after the first reached it (a
+/// media player dropping a range it no longer wanted: nDPI's netflix.pcap
+/// 34) and reset what followed; without, after the last.
+fn after_an_answer_closed(path: Path, cancelled: bool) -> Outcome {
+    let mut old = Wire::new(path);
+    let [_, _, ack] = old.handshake(0.0);
+    let request = old.send(C, old.sent(ack), b"GET /range HTTP/1.1\r\nHost: a\r\n\r\n");
+    let answer_at = old.arrival(request) + 1.0;
+    let parts = [0.0, 5.0, 10.0].map(|after| old.send(S, answer_at + after, bytes(1400)));
+    let fin = if cancelled {
+        let fin = old.fin(C, old.arrival(parts[0]) + 1.0);
+        for part in &parts[1..] {
+            old.rst(C, old.arrival(*part));
+        }
+        fin
+    } else {
+        let fin = old.fin(C, old.arrival(parts[2]) + 1.0);
+        let back = old.fin(S, old.arrival(fin));
+        old.ack(C, old.arrival(back));
+        fin
+    };
+    let t = old.sent(fin) + 1.0;
+    let mut w = Wire::new(path);
+    w.join(old, EARLIER, 443);
+    new_connection(&mut w, t, 0.0);
+    w.run()
+}
+
+#[test]
+fn an_answer_the_client_cut_off_was_no_connection_to_keep() {
+    // The client closed while the answer was still coming: at the
+    // server's side of the path its close acknowledges less than the
+    // server had sent; at the client's, the rest passes after the close,
+    // sent before the close reached the server. Kept, the connection
+    // would have had to carry the rest of that answer first (HTTP/1.1
+    // cancels an answer no other way).
+    for path in Path::all(RTT) {
+        after_an_answer_closed(path, true).has_no(ConnectionNotReused);
+        // The control: the whole answer had come when the client closed.
+        after_an_answer_closed(path, false).the(ConnectionNotReused);
+    }
+}
+
 /// A server on loopback that speaks first, slow to greet: the new
 /// connection's request waited for the greeting, but its set-up's round
 /// trip took microseconds.
