@@ -535,7 +535,7 @@ impl Exchanges {
             self.no_turns();
             return;
         }
-        if is_bgp_message(head) {
+        if is_bgp_message(head) || (first_data && is_bittorrent_handshake(head)) {
             self.no_turns();
             return;
         }
@@ -1322,6 +1322,18 @@ fn is_bgp_message(head: &[u8]) -> bool {
         && head[..16].iter().all(|&b| b == 0xff)
         && u16::from_be_bytes([head[16], head[17]]) >= 19
         && (1..=5).contains(&head[18])
+}
+
+/// BitTorrent's peer wire handshake (BEP 3): the length 19, then
+/// "BitTorrent protocol", the first bytes each peer sends. After it each
+/// peer announces what it has and wants when it likes (bitfield, have,
+/// port, extended messages: nDPI's bittorrent.pcap, the same 14 bytes
+/// sent unprompted to every peer), so one peer's message answers nothing
+/// of the other's. (A piece answers a request;
+/// timing a downloader's wait for one needs a reader of the messages,
+/// as bitcoin.rs is for Bitcoin's.)
+fn is_bittorrent_handshake(head: &[u8]) -> bool {
+    head.len() >= 20 && head[0] == 19 && &head[1..20] == b"BitTorrent protocol"
 }
 
 /// A TLS record of application data (RFC 8446 5.1: content type 23, a
@@ -2140,6 +2152,37 @@ mod tests {
         x.finish();
         assert!(x.peer_to_peer);
         assert_eq!((x.total, x.kept.len()), (0, 0));
+    }
+
+    #[test]
+    fn bittorrent_peers_make_no_exchanges() {
+        // Each peer's handshake, then each one's own announcements (PORT,
+        // then an extended message): the local peer sends the same 14
+        // bytes to every peer, unprompted.
+        let handshake = b"\x13BitTorrent protocol\0\0\0\0\0\x10\0\x05";
+        let port = b"\0\0\0\x03\x09\xeb\x03\0\0\0\x03\x14\x03\x01";
+        let mut x = Exchanges::default();
+        x.on_data(ClientToServer, at(4), at(4), 68, handshake);
+        x.on_data(ServerToClient, at(6), at(6), 68, handshake);
+        x.on_data(ServerToClient, at(7), at(7), 14, port);
+        x.on_data(ClientToServer, at(9), at(9), 14, port);
+        x.finish();
+        assert!(x.peer_to_peer);
+        assert_eq!((x.total, x.kept.len()), (0, 0));
+        // Only as a side's first bytes, and whole: the protocol's name
+        // later in a stream, or cut short, is ordinary data.
+        for (first, later) in [
+            (&b"GET / HTTP/1.1\r\n\r\n"[..], &handshake[..]),
+            (&handshake[..19], &b"more"[..]),
+        ] {
+            let mut x = Exchanges::default();
+            x.on_data(ClientToServer, at(4), at(4), 40, first);
+            x.on_data(ServerToClient, at(6), at(6), 40, b"reply");
+            x.on_data(ClientToServer, at(8), at(8), 68, later);
+            x.finish();
+            assert!(!x.peer_to_peer, "{first:?}");
+            assert_eq!(x.total, 2, "{first:?}");
+        }
     }
 
     #[test]

@@ -4665,3 +4665,40 @@ fn a_connection_closed_in_the_middle_of_its_answer_was_not_one_to_keep() {
     assert!(!connection(&doc, 1)["ledger"].as_array().unwrap().is_empty());
     assert_no_finding(&doc, "connection_not_reused");
 }
+
+/// nDPI's bittorrent.pcap, streams 7, 16 and 17 up to frame 120: a
+/// BitTorrent client's connections to three peers, data only (no SYNs).
+/// After the two handshakes each peer sends its own announcements (PORT,
+/// extended messages), the local one the same 14 bytes to every peer:
+/// no message answers the other side's, and nobody's think time is
+/// timed (judged wrong in session 86: "58 ms of server time" between
+/// two PORT messages).
+#[test]
+fn bittorrent_peers_take_no_turns() {
+    if !require("bittorrent_peers_take_no_turns", &["tshark"], false) {
+        return;
+    }
+    let capture = agrees("ndpi-bittorrent-peers.pcap", 3);
+    let handshakes = tshark_fields(
+        &capture,
+        &[],
+        "bittorrent.protocol.name == \"BitTorrent protocol\"",
+        &["tcp.stream"],
+    );
+    for s in ["0", "1", "2"] {
+        let each = handshakes.iter().filter(|r| r[0] == s).count();
+        assert_eq!(each, 2, "stream {s}: {handshakes:?}");
+    }
+    let doc = run_rttdoc_json(&capture);
+    for s in 0..3 {
+        let c = connection(&doc, s);
+        assert!(c["findings"].as_array().unwrap().is_empty(), "{c}");
+        let turns = c["ledger"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["phase"] == "first_byte")
+            .count();
+        assert_eq!(turns, 0, "{c}");
+    }
+}
