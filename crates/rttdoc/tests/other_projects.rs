@@ -4702,3 +4702,39 @@ fn bittorrent_peers_take_no_turns() {
         assert_eq!(turns, 0, "{c}");
     }
 }
+
+/// nDPI's bitcoin.pcap, stream 2 up to frame 340, captured at the client:
+/// its TCP clock ticks at 10 Hz, so a hundred milliseconds of its
+/// segments carry one TSval, and the peer echoes it on every answer
+/// within the tick. A tick is timed from its first segment: an echo
+/// matched to a later one of the tick (right behind it) timed 0.25 ms on
+/// a path whose data the peer acknowledges no sooner than 33 ms (judged
+/// in session 86: each exchange's 29 ms of network put on the peer).
+#[test]
+fn a_coarse_clock_s_echoes_time_the_path_from_the_tick_s_first_segment() {
+    if !require(
+        "a_coarse_clock_s_echoes_time_the_path_from_the_tick_s_first_segment",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-bitcoin-coarse-clock.pcap.gz", 1);
+    // tshark's fastest acknowledgment of the client's data by the peer.
+    let fastest = tshark_fields(
+        &capture,
+        &[],
+        "ip.src == 74.89.181.229 && tcp.analysis.ack_rtt",
+        &["tcp.analysis.ack_rtt"],
+    )
+    .iter()
+    .map(|r| r[0].parse::<f64>().unwrap() * 1e3)
+    .fold(f64::INFINITY, f64::min);
+    assert!(fastest > 20.0, "{fastest} ms");
+    let doc = run_rttdoc_json(&capture);
+    let rtt = connection(&doc, 0)["rtt_ms"].as_f64().unwrap();
+    assert!(
+        rtt > fastest / 2.0 && rtt <= fastest + 0.01,
+        "{rtt} ms against {fastest} ms"
+    );
+}
