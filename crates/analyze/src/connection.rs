@@ -559,6 +559,15 @@ pub struct Connection {
     /// any client, and the client's newest re-send elsewhere
     /// (path_samples.rs).
     pub(crate) nothing_heard: Option<crate::NothingHeard>,
+    /// How many other connections its client closed (a FIN, to any
+    /// server) within [`crate::closes::TEARDOWN_NS`] of its own first FIN:
+    /// one act of the application's (closes.rs). Read only where the
+    /// client re-sent data.
+    pub(crate) client_closed_with: u32,
+    /// At the client's latest re-send of data, the newest packet that
+    /// reached any client and its newest re-send on another connection
+    /// (`path_samples::NothingHeard`).
+    pub(crate) unheard_at_resend: Option<crate::NothingHeard>,
     /// The server's last ACK that acknowledged the client's data: when it
     /// was captured and when the newest of that data left the client
     /// (uplink_load.rs: the next ACK of the same burst samples the
@@ -733,6 +742,8 @@ impl Connection {
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
             nothing_heard: None,
+            client_closed_with: 0,
+            unheard_at_resend: None,
             uplink_probe: None,
             uplink_waits: Vec::new(),
             uplink_rate: f64::INFINITY,

@@ -127,6 +127,12 @@ pub struct ConnectionFacts {
     /// client and the client's newest re-send on another connection
     /// (`path_samples::NothingHeard`).
     pub nothing_heard: Option<crate::NothingHeard>,
+    /// How many other connections its client closed together with its own
+    /// first FIN, where the client re-sent data (closes.rs: a teardown).
+    pub client_closed_with: u32,
+    /// At the client's latest re-send of data, what last reached any
+    /// client and the client's newest re-send to another server.
+    pub unheard_at_resend: Option<crate::NothingHeard>,
     /// The client's data segments that waited at its uplink behind its
     /// own earlier packets, by its servers' ACKs of its bursts
     /// (uplink_load.rs): frame and wait (ns), in frame order.
@@ -356,6 +362,8 @@ impl Connection {
             late_retransmissions: std::mem::take(&mut c.late_retransmissions),
             heard_at_resends: std::mem::take(&mut c.heard_at_resends),
             nothing_heard: c.nothing_heard,
+            client_closed_with: c.client_closed_with,
+            unheard_at_resend: c.unheard_at_resend,
             uplink_waits: std::mem::take(&mut c.uplink_waits),
             acked_at_resends: std::mem::take(&mut c.acked_at_resends),
             client_clock_hz: c.client_clock_hz,

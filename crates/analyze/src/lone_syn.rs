@@ -183,6 +183,8 @@ impl Embryo {
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
             nothing_heard: None,
+            client_closed_with: 0,
+            unheard_at_resend: None,
             uplink_waits: Vec::new(),
             acked_at_resends: Vec::new(),
             client_clock_hz: None,

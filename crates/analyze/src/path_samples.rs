@@ -757,9 +757,17 @@ impl PathSamples {
     /// then (a browser's QUIC connections, a phone's lookups): a silence
     /// ends there, and the next is timed from it. (A datagram a
     /// client sent from an address none of its TCP connections used is
-    /// taken as delivered too: a silence it breaks proves no stall.)
-    pub(crate) fn heard_datagram(&mut self, src: IpAddr, frame: u64, ts_ns: i64) {
-        if !self.clients.contains_key(&src) {
+    /// taken as delivered too: a silence it breaks proves no stall.) Not
+    /// one to a multicast group or the broadcast address (`dst`): a
+    /// neighbour's announcement on the local link (SSDP, mDNS), which
+    /// crossed no path to any server (nDPI's skype.pcap: SSDP from the
+    /// LAN while nothing came through the gateway, judged in session 86).
+    pub(crate) fn heard_datagram(&mut self, src: IpAddr, dst: IpAddr, frame: u64, ts_ns: i64) {
+        let local = match dst {
+            IpAddr::V4(a) => a.is_multicast() || a.is_broadcast(),
+            IpAddr::V6(a) => a.is_multicast(),
+        };
+        if !local && !self.clients.contains_key(&src) {
             self.delivered(frame, ts_ns);
         }
     }
@@ -1445,11 +1453,20 @@ mod tests {
         let mut p = PathSamples::default();
         p.note(ip(6), a, 0, 40 * MS);
         p.heard(a, 1, 100 * MS, None);
-        p.heard_datagram(ip(6), 2, 150 * MS);
-        p.heard_datagram(ip(99), 3, 240 * MS);
+        p.heard_datagram(ip(6), ip(99), 2, 150 * MS);
+        p.heard_datagram(ip(99), ip(6), 3, 240 * MS);
         p.heard(a, 4, 250 * MS, Some((50 * MS, 140 * MS)));
         p.heard(b, 5, 251 * MS, Some((80 * MS, 120 * MS)));
         assert!(p.stalls_between(0, 1_000 * MS).is_empty());
+        // A neighbour's multicast or broadcast in it does not: it crossed
+        // the local link only.
+        for group in ["239.255.255.250", "255.255.255.255", "ff02::fb"] {
+            let mut p = PathSamples::default();
+            p.note(ip(6), a, 0, 40 * MS);
+            p.heard(a, 1, 100 * MS, None);
+            p.heard_datagram(ip(99), group.parse().unwrap(), 3, 240 * MS);
+            assert_eq!(p.last_heard_anywhere(), Some((1, 100 * MS)), "{group}");
+        }
         // A silence shorter than a stall's least opens no release.
         let mut p = PathSamples::default();
         p.heard(a, 1, 240 * MS, None);

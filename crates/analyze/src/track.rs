@@ -348,7 +348,7 @@ impl<'s> Tracker<'s> {
     /// A UDP datagram that can be QUIC: a QUIC connection's, or not.
     fn quic_datagram(&mut self, at: Stamp, d: &UdpDatagram<'_>) {
         self.stats.non_tcp += 1;
-        self.paths.heard_datagram(d.src, at.frame, at.ts_ns);
+        self.paths.heard_datagram(d.src, d.dst, at.frame, at.ts_ns);
         if self.quic_diagnose.is_none() {
             return;
         }
@@ -784,7 +784,7 @@ impl<'s> Tracker<'s> {
     fn dns(&mut self, at: Stamp, d: &rttdoc_wire::UdpDatagram<'_>) {
         self.stats.non_tcp += 1;
         self.stats.dns_messages += 1;
-        self.paths.heard_datagram(d.src, at.frame, at.ts_ns);
+        self.paths.heard_datagram(d.src, d.dst, at.frame, at.ts_ns);
         self.calls.lookups.datagram(at, d);
     }
 
@@ -918,6 +918,7 @@ impl<'s> Tracker<'s> {
             if !c.refused_at_syn() {
                 take_lookup(&mut c, &mut self.calls.lookups);
             }
+            c.client_closed_with = client_closed_with(&c, &self.calls.closes);
             c.sibling_closes = self.calls.closes.of_siblings(
                 c.stream,
                 c.server.ip,
@@ -1289,8 +1290,9 @@ fn track_in(
         };
         paths.resent(conn.client.ip, conn.server.ip, heard);
     }
-    if syn_again {
-        conn.nothing_heard = paths
+    let resent_data = resent_now && dir == Direction::ClientToServer && seg.payload_len > 0;
+    if syn_again || resent_data {
+        let unheard = paths
             .last_heard_anywhere()
             .zip(paths.resent_besides(conn.client.ip, conn.server.ip))
             .map(|((frame, ts_ns), resent)| crate::NothingHeard {
@@ -1298,6 +1300,11 @@ fn track_in(
                 last_heard_ns: ts_ns,
                 resent_elsewhere: resent,
             });
+        if syn_again {
+            conn.nothing_heard = unheard;
+        } else {
+            conn.unheard_at_resend = unheard;
+        }
     }
     if (resent_now || let_go || syn_again)
         && conn.heard_at_resends.len() < crate::RESENDS_HEARD_KEPT
@@ -2153,17 +2160,36 @@ fn note_end(
     });
 }
 
+/// How many other connections the client closed together with `c`'s
+/// first FIN (closes.rs), where its client re-sent data: whether it let
+/// go of this one in a teardown (detect/retransmission.rs).
+fn client_closed_with(c: &Connection, closes: &crate::closes::Closes) -> u32 {
+    let client = &c.half[Direction::ClientToServer.index()].stats;
+    let Some(fin) = client.fin_frame.filter(|_| client.retransmissions > 0) else {
+        return 0;
+    };
+    let Ok(i) = c.timeline.binary_search_by_key(&fin, |r| r.frame) else {
+        return 0;
+    };
+    closes.closed_with(c.stream, c.client.ip, c.timeline[i].ts_ns)
+}
+
 /// Server data after the client's close, bytes the client had not
 /// acknowledged: sent before that close reached the server (within its
 /// side's round trip of it), it was an answer the client cut off
-/// (reuse.rs). Not a TLS alert: a server's close_notify answers the
-/// client's.
+/// (reuse.rs). Not a TLS alert: a server's close_notify, crossing the
+/// client's or answering it, is the server closing too.
 #[inline(never)]
 fn note_answer_after_close(conn: &Connection, calls: &mut Calls, at: Stamp, seg: &Segment<'_>) {
     let acked = conn.half[Direction::ClientToServer.index()].acked;
     let end = seg.seq.wrapping_add(seg.payload_len);
     let unacknowledged = acked.is_none_or(|a| crate::seq::lt(a, end));
-    let alert = conn.tls.is_some() && seg.payload.first() == Some(&21);
+    // (TLS 1.3's alerts are encrypted, in records of application data:
+    // as the TLS reader read this one.)
+    let alert = conn.tls.as_ref().is_some_and(|t| {
+        seg.payload.first() == Some(&21)
+            || t.last_alert[Direction::ServerToClient.index()].is_some_and(|a| a.frame == at.frame)
+    });
     let Some(reply_ns) = conn.sender_side_ns(Direction::ServerToClient) else {
         return;
     };

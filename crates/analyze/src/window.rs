@@ -302,6 +302,8 @@ impl Connection {
             late_retransmissions: Vec::new(),
             heard_at_resends: Vec::new(),
             nothing_heard: None,
+            client_closed_with: 0,
+            unheard_at_resend: None,
             uplink_waits: c.uplink_waits.clone(),
             acked_at_resends: Vec::new(),
             client_clock_hz: None,

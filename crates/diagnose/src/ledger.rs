@@ -1047,6 +1047,8 @@ fn report_with(
                 late_retransmissions: &c.late_retransmissions,
                 heard_at_resends: &c.heard_at_resends,
                 nothing_heard: c.nothing_heard,
+                client_closed_with: c.client_closed_with,
+                unheard_at_resend: c.unheard_at_resend,
                 acked_at_resends: &c.acked_at_resends,
                 uplink_waits: &c.uplink_waits,
                 client_clock_hz: c.client_clock_hz,

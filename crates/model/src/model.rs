@@ -794,9 +794,10 @@ pub struct LossFollowers {
     pub resent_before: Option<u64>,
 }
 
-/// Nothing reached any client while a client's SYNs went unanswered,
-/// though it re-sent to another server meanwhile
-/// (`Detail::SynRetransmit::nothing_heard`).
+/// Nothing reached any client while a client's SYNs (or data) went
+/// unanswered, though it re-sent to another server meanwhile
+/// (`Detail::SynRetransmit::nothing_heard`,
+/// `Detail::Retransmission::nothing_heard`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NothingHeard {
     /// The last packet the capture saw reach any client before the first
@@ -1428,6 +1429,12 @@ pub enum Detail {
         /// 1: a ClientHello and its twelve copies over 70 s, judged in
         /// session 85, told to find a lossy link).
         black_hole: bool,
+        /// The client's re-sends went out while nothing reached any
+        /// client from before the first lost original to the last re-send,
+        /// though it re-sent to other servers too: its own side of the
+        /// network was down (nDPI's skype.pcap 69, judged in session 86,
+        /// told to find a lossy link).
+        nothing_heard: Option<NothingHeard>,
     },
     /// Segments the path delivered after segments their sender sent
     /// after them.

@@ -1451,6 +1451,29 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 resent(*segments, *distinct_segments),
             )
         }
+        // (The client's network down: skype.pcap 69, judged in session
+        // 86, had read "packets were lost".)
+        Detail::Retransmission {
+            sender,
+            segments,
+            distinct_segments,
+            originals_unseen,
+            nothing_heard: Some(n),
+            ..
+        } => {
+            let (who, _) = side(*sender);
+            let (stream, frame) = n.resent;
+            format!(
+                "The {who} retransmitted {} ({}) while nothing reached it from anywhere: the last packet any server \
+                 sent it came {} before the first of them (frame {}), and its re-sends to other servers went unanswered \
+                 too (stream {stream}, frame {frame}). Not this path's loss: the {who}'s own side of the network was \
+                 down (its link, its gateway or its provider's uplink).",
+                resent(*segments, *distinct_segments),
+                cited_pairs(who, *segments, *originals_unseen),
+                crate::fmt_ms(n.before_ms),
+                n.last_frame,
+            )
+        }
         // (Copy after copy of one segment lost: skype.pcap 1, judged in
         // session 85, had read "packets were lost" and a lossy link.)
         Detail::Retransmission {
@@ -3723,6 +3746,17 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             )
         }
         Detail::Retransmission {
+            sender,
+            nothing_heard: Some(_),
+            ..
+        } => {
+            let (who, _) = side(*sender);
+            format!(
+                "Nothing on the path to this server to fix: look at the {who}'s own side of the network (its link, \
+                 Wi-Fi or cable, its gateway, its provider's uplink) for the time nothing came back from anywhere."
+            )
+        }
+        Detail::Retransmission {
             segments,
             unconfirmed,
             ..
@@ -5447,6 +5481,7 @@ mod tests {
             originals_unseen: 0,
             into_closed,
             black_hole: false,
+            nothing_heard: None,
         };
         let c = crate::test_support::report(443);
         x.detail = resent(Some(1349));
@@ -5477,6 +5512,32 @@ mod tests {
             "{advice}"
         );
         assert!(!advice.contains("keep SACK on"), "{advice}");
+        // Nothing reached the client from anywhere meanwhile, its re-sends
+        // elsewhere unanswered too: its own network was down (nDPI's
+        // skype.pcap 69, judged in session 86), copies or not.
+        if let Detail::Retransmission { nothing_heard, .. } = &mut x.detail {
+            *nothing_heard = Some(rttdoc_model::NothingHeard {
+                last_frame: 3220,
+                before_ms: 16_065.0,
+                resent: (94, 3273),
+            });
+        }
+        let (said, advice) = (explanation(&x), fix(&c, &x));
+        assert!(said.contains("nothing reached it from anywhere"), "{said}");
+        assert!(
+            said.contains("frame 3220") && said.contains("stream 94, frame 3273"),
+            "{said}"
+        );
+        assert!(said.contains("own side of the network was down"), "{said}");
+        assert!(
+            !said.contains("packets were lost") && !said.contains("black hole"),
+            "{said}"
+        );
+        assert!(
+            advice.contains("client's own side of the network"),
+            "{advice}"
+        );
+        assert!(!advice.contains("Find the loss"), "{advice}");
     }
 
     /// A connection whose timer stalls show its flow alone dropped (its
@@ -5496,6 +5557,7 @@ mod tests {
             originals_unseen: 0,
             into_closed: None,
             black_hole: false,
+            nothing_heard: None,
         };
         let mut c = crate::test_support::report(443);
         assert!(fix(&c, &x).starts_with("Find the loss"));
@@ -5914,6 +5976,7 @@ mod tests {
             originals_unseen: 0,
             into_closed: None,
             black_hole: false,
+            nothing_heard: None,
         };
         let mut c = crate::test_support::report(443);
         c.findings = vec![stall];
@@ -6052,6 +6115,7 @@ mod tests {
                 originals_unseen: 0,
                 into_closed: None,
                 black_hole: false,
+                nothing_heard: None,
             };
             explanation(&x)
         };
@@ -6159,6 +6223,7 @@ mod tests {
             originals_unseen: 0,
             into_closed: None,
             black_hole: false,
+            nothing_heard: None,
         };
         let with_stall_at = |resend: u64| {
             let mut c = crate::test_support::report(443);
@@ -6196,6 +6261,7 @@ mod tests {
                 originals_unseen: unseen,
                 into_closed: None,
                 black_hole: false,
+                nothing_heard: None,
             };
             explanation(&x)
         };

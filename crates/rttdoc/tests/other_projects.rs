@@ -4738,3 +4738,79 @@ fn a_coarse_clock_s_echoes_time_the_path_from_the_tick_s_first_segment() {
         "{rtt} ms against {fastest} ms"
     );
 }
+
+/// nDPI's skype.pcap, its stream 69 whole and frames 3100-3284 (stream 0
+/// here, to 86.31.35.30): its network already dark (nothing from any
+/// server since the cited frame), the client wrote 52 bytes and closed
+/// the connection 47 ms later together with six others (FINs within
+/// 0.1 ms); its kernel re-sent the bytes with the FIN 1.3 s on (judged in
+/// session 86: "packets were lost" and a 1.3 s `rto_stall`). The
+/// application let go before any timer fired, waiting on nobody's
+/// re-send, and the loss was the client's own network's.
+#[test]
+fn a_write_lost_before_a_teardown_while_the_network_was_dark() {
+    if !require(
+        "a_write_lost_before_a_teardown_while_the_network_was_dark",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-skype-offline-teardown.pcap", 8);
+    let client = "192.168.1.34";
+    // The client's FINs: the stream's first, and the others within 5 ms.
+    let fins: Vec<(u64, f64)> = tshark_fields(
+        &capture,
+        &[],
+        &format!("ip.src == {client} && tcp.flags.fin == 1"),
+        &["tcp.stream", "frame.time_relative"],
+    )
+    .iter()
+    .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap()))
+    .collect();
+    let own = fins.iter().find(|f| f.0 == 0).expect("stream 0's FIN").1;
+    let together: std::collections::BTreeSet<u64> = fins
+        .iter()
+        .filter(|f| f.0 != 0 && (f.1 - own).abs() < 0.005)
+        .map(|f| f.0)
+        .collect();
+    assert!(together.len() >= 2, "{fins:?}");
+    let doc = run_rttdoc_json(&capture);
+    assert!(
+        findings_of(&doc, 0)
+            .iter()
+            .all(|x| x["kind"] != "rto_stall"),
+        "{:?}",
+        findings_of(&doc, 0)
+    );
+    let x = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "retransmission")
+        .expect("the re-send is still cited");
+    let said = x["explanation"].as_str().unwrap();
+    assert!(said.contains("nothing reached it from anywhere"), "{said}");
+    assert!(!said.contains("packets were lost"), "{said}");
+    let last: u64 = said
+        .split_once("before the first of them (frame ")
+        .unwrap()
+        .1
+        .split(')')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let original = x["frames"][0].as_u64().unwrap();
+    // Nothing unicast to the client between the cited packet and the
+    // original (a neighbour's multicast crossed no path).
+    let reached = tshark_fields(
+        &capture,
+        &[],
+        &format!("ip.dst == {client} && frame.number > {last} && frame.number < {original}"),
+        &["frame.number"],
+    );
+    assert!(reached.is_empty(), "{reached:?}");
+    assert!(x["fix"]
+        .as_str()
+        .unwrap()
+        .contains("own side of the network"));
+}

@@ -157,6 +157,13 @@ pub struct Facts<'a> {
     /// the client's newest re-send to another server
     /// (`ConnectionFacts::nothing_heard`).
     pub nothing_heard: Option<rttdoc_analyze::NothingHeard>,
+    /// How many other connections the client closed together with this
+    /// one's first FIN (`ConnectionFacts::client_closed_with`).
+    pub client_closed_with: u32,
+    /// At the client's latest re-send of data, what last reached any
+    /// client and its newest re-send to another server
+    /// (`ConnectionFacts::unheard_at_resend`).
+    pub unheard_at_resend: Option<rttdoc_analyze::NothingHeard>,
     /// What of the client's data got through on its other connections at
     /// each re-send (`ConnectionFacts::acked_at_resends`).
     pub acked_at_resends: &'a [(u64, rttdoc_analyze::Delivered)],

@@ -724,6 +724,13 @@ fn closed_mid_handshake(f: &Facts<'_>) -> Option<u64> {
 /// FIN a second or more after it ([`lost_before_fin`]): the
 /// application gave up before the timer fired (skype.pcap 63: 8 bytes
 /// never acknowledged, the FIN 1.1 s after them, the copies after it).
+/// So too, however soon after the write, when that FIN was one of the
+/// application's closes of its connections together ([`TEARDOWN`] or
+/// more others within 5 ms, to any server: it quit, or dropped spare
+/// attempts): it let go of them all, not waiting on this one (nDPI's
+/// skype.pcap 69: 52 bytes written, the FIN 47 ms later with six other
+/// connections' in 0.1 ms, and the timer's copy after it counted as a
+/// 1.3 s stall; judged in session 86).
 fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
     let client = Direction::ClientToServer;
     // (Or its RST: an abort after the copies, skype.pcap 3's after a
@@ -744,8 +751,42 @@ fn closed_mid_stall(f: &Facts<'_>) -> Option<u64> {
     }
     let last = last_data.filter(|p| !p.probe)?;
     let unacked = acked.is_none_or(|a| seq::lt(a, last.end));
-    (unacked && (last.retransmission || lost_before_fin(f, last, (fin, acked)))).then_some(fin)
+    let torn_down = Some(fin) == stats.fin_frame && f.client_closed_with >= TEARDOWN;
+    (unacked && (last.retransmission || torn_down || lost_before_fin(f, last, (fin, acked))))
+        .then_some(fin)
 }
+
+/// Nothing reached any client from before the client's first lost
+/// original (`retx`: the re-sends' frames) to its last re-send, though it
+/// re-sent to another server in that time (track.rs notes it at each
+/// re-send: `Facts::unheard_at_resend`): the client's own side of the
+/// network was down, not this path (nDPI's skype.pcap 69: a write and its
+/// copy 16 s after the last packet from anywhere, the client's SYNs, FINs
+/// and DNS queries elsewhere unanswered too; judged in session 86).
+fn unheard_while_resending(
+    f: &Facts<'_>,
+    sender: Direction,
+    retx: &[u64],
+) -> Option<crate::model::NothingHeard> {
+    if sender != Direction::ClientToServer {
+        return None;
+    }
+    let n = f.unheard_at_resend?;
+    let first = f.record(*retx.first()?)?;
+    let last = *retx.last()?;
+    let sent = original(f.timeline, first).map_or(first.ts_ns, |o| o.ts_ns);
+    (n.last_heard_ns < sent && sent < n.resent_elsewhere.ts_ns && n.resent_elsewhere.frame <= last)
+        .then(|| crate::model::NothingHeard {
+            last_frame: n.last_heard_frame,
+            before_ms: (sent - n.last_heard_ns) as f64 / 1e6,
+            resent: (n.resent_elsewhere.stream, n.resent_elsewhere.frame),
+        })
+}
+
+/// Other connections a client closed with this one's FIN for the close to
+/// be the application's teardown of them all ([`closed_mid_stall`]): two,
+/// three connections in one act.
+const TEARDOWN: u32 = 2;
 
 /// How many times the sender of `last`, its last data before it gave up,
 /// sent those bytes again, before it gave up and after.
@@ -1024,6 +1065,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 if receiver_closed_at.is_some_and(|c| c < sent_at) {
                     continue;
                 }
+                // (Nor a close sooner after a write than any timer fires:
+                // the application let go before a re-send was due, and
+                // sat through no timer: skype.pcap 69's teardown 47 ms on.)
+                if !p.retransmission && t - tp < rto_floor {
+                    continue;
+                }
                 let wait = Wait {
                     from_frame: p.frame,
                     to_frame: r.frame,
@@ -1231,6 +1278,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             into_closed: receiver_closed_at
                 .filter(|_| into_closed == retx.len() && beyond == 0 && originals_unseen == 0),
             black_hole: most_copies >= BLACK_HOLE_COPIES,
+            nothing_heard: unheard_while_resending(f, sender, &retx),
         };
         x.display_filter = if x.frames.is_empty() {
             format!(

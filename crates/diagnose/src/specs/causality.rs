@@ -94,6 +94,8 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         late_retransmissions: &[],
         heard_at_resends: &[],
         nothing_heard: None,
+        client_closed_with: 0,
+        unheard_at_resend: None,
         acked_at_resends: &[],
         client_clock_hz: None,
         windowed: false,

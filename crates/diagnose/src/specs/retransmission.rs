@@ -1872,6 +1872,51 @@ fn a_client_that_closed_inside_its_handshake_or_its_stall_waited_for_nothing_aft
     );
 }
 
+/// As [`closed_at`], the FIN 10 ms after the request, with `others`
+/// connections of the client's to other servers closed right after it
+/// (FINs 0.05 ms apart).
+fn closed_with_others(others: u16) -> (Outcome, [Id; 4]) {
+    let fin_at = 60.0;
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let first = w.send(C, 50.0, b"MSG 52 bytes");
+    let ids = lost_then_closed(&mut w, C, (first, 50.0), fin_at, [770.0, 1_700.0]);
+    for i in 0..others {
+        let mut other = Wire::new(Path::at_client(RTT));
+        other.handshake(0.0);
+        let asked = other.send(C, 5.0, b"MSG 8");
+        let answer = other.send(S, other.arrival(asked) + 1.0, b"OK");
+        other.ack(C, other.arrival(answer));
+        other.fin(C, fin_at + 0.05 * f64::from(i + 1));
+        w.join_server(other, 50_000 + i, &format!("10.9.0.{}", i + 1));
+    }
+    (w.run(), ids)
+}
+
+/// An application that closes its connections together (a teardown:
+/// it quit, or dropped the spare attempts of a race) let go of each: a
+/// write's loss after that close, its timer's copies, waited on by
+/// nobody (nDPI's skype.pcap 69: the FIN 47 ms after a 52-byte write,
+/// with six other connections' in 0.1 ms, the copy 1.3 s later counted
+/// as a stall; judged in session 86). One close alone right behind the
+/// write may be a half-close whose client reads on: its waits stay.
+#[test]
+fn a_write_lost_just_before_a_teardown_was_waited_on_by_nobody() {
+    let (o, [first, ..]) = closed_with_others(2);
+    o.has_no(RtoStall);
+    assert!(o.the(Retransmission).frames.contains(&o.frame(first)));
+    // One other close: no act of the application's shown.
+    for others in [0, 1] {
+        let (o, [_, again, ..]) = closed_with_others(others);
+        let s = o.the(RtoStall);
+        assert!(
+            s.waits.iter().any(|w| w.to_frame == o.frame(again)),
+            "{others}: {:?}",
+            s.waits
+        );
+    }
+}
+
 /// A request answered, the answer lost past the capture point on its way
 /// to the client, and the server's first re-send of it too (`deaf`), or
 /// only the answer (a loss). The client's timer re-sends the request at
