@@ -1423,6 +1423,12 @@ pub enum Detail {
         /// the path (nDPI's webex.pcap 34: 180 bytes written after the
         /// server's TLS alert and FIN, re-sent for 30 s).
         into_closed: Option<u64>,
+        /// Of those, some were first sent before that close was captured:
+        /// the write crossed the receiver's close on the way (the receiver
+        /// closed with it in flight), and the timer's silence began after
+        /// the close (nDPI's skype.pcap 81, judged in session 86: told
+        /// the client wrote after the server had closed).
+        crossed_close: bool,
         /// One segment was re-sent three times or more, copy after copy
         /// lost: no random loss (three in a row at a few percent is one in
         /// tens of thousands), a black hole for the flow (nDPI's skype.pcap

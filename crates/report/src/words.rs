@@ -1436,6 +1436,25 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
         }
         // (Written after the peer had closed: webex.pcap 34, judged in
         // session 84, had been told "packets were lost".)
+        // (A write that crossed the close: skype.pcap 81, judged in
+        // session 86, had been told it was written after the close.)
+        Detail::Retransmission {
+            sender,
+            segments,
+            distinct_segments,
+            into_closed: Some(closed),
+            crossed_close: true,
+            ..
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "The {who} re-sent {} after the {peer} had closed the connection (its FIN or RST, frame {closed}): \
+                 its write crossed that close on the way (the {peer} closed with it in flight, unread), and its timer \
+                 sent it again into a connection nobody read any more; not packets lost on the path. Nobody was \
+                 waiting for an answer to it.",
+                resent(*segments, *distinct_segments),
+            )
+        }
         Detail::Retransmission {
             sender,
             segments,
@@ -3736,6 +3755,20 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::Retransmission {
             sender,
             into_closed: Some(_),
+            crossed_close: true,
+            ..
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "Nothing to find on the path, and nothing the {who} could have read first: the {peer}'s close was \
+                 still on its way when it wrote. A race of the protocol's: where the {peer} ends sessions, have it say \
+                 so in the protocol (a goodbye message the {who} answers) or close its write side first and read what \
+                 is still coming before it closes, instead of closing with the {who}'s last message unread."
+            )
+        }
+        Detail::Retransmission {
+            sender,
+            into_closed: Some(_),
             ..
         } => {
             let (who, peer) = side(*sender);
@@ -5480,6 +5513,7 @@ mod tests {
             past_timeline: 0,
             originals_unseen: 0,
             into_closed,
+            crossed_close: false,
             black_hole: false,
             nothing_heard: None,
         };
@@ -5493,6 +5527,21 @@ mod tests {
             advice.starts_with("Nothing to find on the path"),
             "{advice}"
         );
+        // Its original captured before the close: the write crossed it
+        // (nDPI's skype.pcap 81, judged in session 86).
+        if let Detail::Retransmission { crossed_close, .. } = &mut x.detail {
+            *crossed_close = true;
+        }
+        let (said, advice) = (explanation(&x), fix(&c, &x));
+        assert!(said.contains("frame 1349"), "{said}");
+        assert!(said.contains("its write crossed that close"), "{said}");
+        assert!(!said.contains("first sent after"), "{said}");
+        assert!(!said.contains("were lost"), "{said}");
+        assert!(
+            advice.contains("nothing the client could have read first"),
+            "{advice}"
+        );
+        assert!(!advice.contains("read the server's close"), "{advice}");
         x.detail = resent(None);
         assert!(explanation(&x).contains("packets were lost"));
         assert!(fix(&c, &x).starts_with("Find the loss"));
@@ -5556,6 +5605,7 @@ mod tests {
             past_timeline: 0,
             originals_unseen: 0,
             into_closed: None,
+            crossed_close: false,
             black_hole: false,
             nothing_heard: None,
         };
@@ -5975,6 +6025,7 @@ mod tests {
             past_timeline: 0,
             originals_unseen: 0,
             into_closed: None,
+            crossed_close: false,
             black_hole: false,
             nothing_heard: None,
         };
@@ -6114,6 +6165,7 @@ mod tests {
                 past_timeline: 0,
                 originals_unseen: 0,
                 into_closed: None,
+                crossed_close: false,
                 black_hole: false,
                 nothing_heard: None,
             };
@@ -6222,6 +6274,7 @@ mod tests {
             past_timeline: 0,
             originals_unseen: 0,
             into_closed: None,
+            crossed_close: false,
             black_hole: false,
             nothing_heard: None,
         };
@@ -6260,6 +6313,7 @@ mod tests {
                 past_timeline: 0,
                 originals_unseen: unseen,
                 into_closed: None,
+                crossed_close: false,
                 black_hole: false,
                 nothing_heard: None,
             };

@@ -4814,3 +4814,53 @@ fn a_write_lost_before_a_teardown_while_the_network_was_dark() {
         .unwrap()
         .contains("own side of the network"));
 }
+
+/// nDPI's skype.pcap, stream 81: the client's 1,107-byte write (frame 12
+/// here) left 27 ms before the server's last data and FIN were captured
+/// (14); the server's RST answered it, the client's timer re-sent it with
+/// the client's own FIN (18). The write crossed the close; it was not
+/// written after it (judged in session 86: "data it had first sent after
+/// the server had closed", and "read the server's close before writing").
+#[test]
+fn a_write_that_crossed_the_peers_close_is_told_so() {
+    if !require(
+        "a_write_that_crossed_the_peers_close_is_told_so",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-skype-write-crossed-close.pcap", 1);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.len > 1000 || (tcp.flags.fin == 1 && ip.src == 212.161.8.36)",
+        &[
+            "frame.number",
+            "tcp.flags.fin",
+            "tcp.analysis.retransmission",
+        ],
+    );
+    let original: u64 = rows
+        .iter()
+        .find(|r| r[1] == "0" && r[2].is_empty())
+        .unwrap()[0]
+        .parse()
+        .unwrap();
+    let fin: u64 = rows.iter().find(|r| r[1] == "1").unwrap()[0]
+        .parse()
+        .unwrap();
+    assert!(original < fin, "{rows:?}");
+    let doc = run_rttdoc_json(&capture);
+    let x = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "retransmission")
+        .unwrap();
+    assert_eq!(x["cost_ms"], 0.0);
+    let said = x["explanation"].as_str().unwrap();
+    assert!(said.contains(&format!("frame {fin}")), "{said}");
+    assert!(said.contains("crossed that close"), "{said}");
+    assert!(!said.contains("first sent after"), "{said}");
+    let fix = x["fix"].as_str().unwrap();
+    assert!(!fix.contains("before writing"), "{fix}");
+}

@@ -1048,8 +1048,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         let mut held = Vec::new();
         let mut unconfirmed = 0u32;
         let mut originals_unseen = 0u32;
-        // Re-sends of data first sent after the receiver had closed.
+        // Re-sends of data first sent after the receiver had closed, or
+        // re-sent after a silence that began after it; and of those, the
+        // ones whose original left before the close (it crossed it).
         let mut into_closed = 0usize;
+        let mut crossed_close = 0usize;
         for w in data.windows(2) {
             let ((tp, p), (t, r)) = (w[0], w[1]);
             // The silence from the last re-send to the FIN of a client
@@ -1136,6 +1139,12 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             retx.push(r.frame);
             resent_seqs.push(r.seq);
             into_closed += usize::from(receiver_closed);
+            crossed_close += usize::from(
+                receiver_closed
+                    && first
+                        .zip(receiver_closed_at)
+                        .is_some_and(|(o, c)| o.frame < c),
+            );
             match first {
                 Some(o) => pairs.push(o.frame),
                 None => originals_unseen += 1,
@@ -1277,6 +1286,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             // (Every re-send, its original seen after the close.)
             into_closed: receiver_closed_at
                 .filter(|_| into_closed == retx.len() && beyond == 0 && originals_unseen == 0),
+            crossed_close: crossed_close > 0,
             black_hole: most_copies >= BLACK_HOLE_COPIES,
             nothing_heard: unheard_while_resending(f, sender, &retx),
         };

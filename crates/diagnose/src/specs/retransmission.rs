@@ -1362,6 +1362,17 @@ fn re_sends_of_writes_after_the_peer_closed_are_no_loss() {
     };
     assert_eq!(closed, fin);
     assert_eq!(x.cost_ms, 0.0);
+    assert!(
+        matches!(
+            x.detail,
+            Detail::Retransmission {
+                crossed_close: false,
+                ..
+            }
+        ),
+        "written after the FIN: {:?}",
+        x.detail
+    );
     let (_, x) = into_closed(false);
     assert!(
         matches!(
@@ -1765,6 +1776,20 @@ fn a_resend_after_a_silence_begun_once_the_receiver_closed_costs_no_wait() {
     let r = o.the(Retransmission);
     assert!(r.frames.contains(&o.frame(again)), "cited: {:?}", r.frames);
     o.has_no(RtoStall);
+    // The message left before the server's FIN: it crossed the close on
+    // the way, not written after it (skype.pcap 81, judged in session 86).
+    assert!(
+        matches!(
+            r.detail,
+            Detail::Retransmission {
+                into_closed: Some(c),
+                crossed_close: true,
+                ..
+            } if c == o.frame(fin)
+        ),
+        "{:?}",
+        r.detail
+    );
 }
 
 /// An upload longer than the detectors' timeline whose lost segment was
