@@ -4864,3 +4864,49 @@ fn a_write_that_crossed_the_peers_close_is_told_so() {
     let fix = x["fix"].as_str().unwrap();
     assert!(!fix.contains("before writing"), "{fix}");
 }
+
+/// nDPI's alexa-app.pcapng, streams 108 and 109 (0 and 1 here): an Echo
+/// offered nothing back to a server that had issued it a session on 0;
+/// 1's full TLS 1.0 handshake spent its second round trip, from its
+/// ClientKeyExchange to the server's ChangeCipherSpec, in 117 ms, while
+/// its SYN's answer took 230 ms (judged in session 86: the miss told as
+/// costing the 233 ms handshake). The cost is no more than the round
+/// trip the handshake spent, as tshark's frames time it.
+#[test]
+fn a_missed_resumption_costs_no_more_than_the_round_trip_it_spent() {
+    if !require(
+        "a_missed_resumption_costs_no_more_than_the_round_trip_it_spent",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-slow-syn-missed-session.pcapng.gz", 2);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream eq 1 && (tls.handshake.type == 16 || tls.record.content_type == 20)",
+        &["frame.time_relative", "tls.handshake.type"],
+    );
+    let exchange: f64 = rows.iter().find(|r| r[1] == "16").unwrap()[0]
+        .parse()
+        .unwrap();
+    let answered: f64 = rows.iter().find(|r| r[1].is_empty()).unwrap()[0]
+        .parse()
+        .unwrap();
+    let spent_ms = (answered - exchange) * 1e3;
+    let doc = run_rttdoc_json(&capture);
+    let c = connection(&doc, 1);
+    let rtt = c["rtt_ms"].as_f64().unwrap();
+    assert!(rtt > 1.5 * spent_ms, "{rtt} ms against {spent_ms} ms");
+    let x = findings_of(&doc, 1)
+        .into_iter()
+        .find(|x| x["kind"] == "resumption_missed")
+        .unwrap();
+    let cost = x["cost_ms"].as_f64().unwrap();
+    // (The capture is at the client: its side of the path adds ~0.)
+    assert!(
+        (cost - spent_ms).abs() < 2.0,
+        "{cost} ms against {spent_ms} ms"
+    );
+}
