@@ -4746,7 +4746,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                          active queue management on the bottleneck (fq_codel, cake), fewer parallel connections at once (one \
                          HTTP/2 connection for the site), or more bandwidth.",
                         syn = fx(syn_held_ms),
-                        hello = fx(&path_ms),
+                        hello = fx(path_ms),
                     )
                 }
                 None if path_ms >= *unexplained_ms && path_ms >= 1.0 && c.handshake.shared_clock_servers.is_some() => {
