@@ -1231,6 +1231,20 @@ pub(super) fn exchange_turns(
             }
             think = think.min(ta - held_after - k);
         }
+        // And the answer left no later after the server's pure ACK of the
+        // request than the server's own clock allows, where its rate is
+        // known: their ticks apart, plus one, whatever the capture shows
+        // between them. (Not assumed where it is not: tcpflow's bug8.pcap
+        // 3, a BSD server stamping at 2 Hz, its delayed ACK and its
+        // answer 68 ms later in one tick; nDPI's KakaoTalk_talk.pcap 2,
+        // judged in session 86 as the path's 39.9 ms, two segments of
+        // one tick and no other to read the clock by.)
+        if let (Some(ack), Some(r)) = (first_ack_record.filter(|a| super::pure_ack(a)), answer) {
+            if let Some(apart) = f.sent_apart_at_most_ns(ack, r) {
+                let ack_left = acked_first.or(first_ack).unwrap_or(tq);
+                think = think.min((ack_left - tq).max(0) + apart);
+            }
+        }
         if less_upstream {
             // (At the proxy: its clock is the capture's.)
             think -= super::upstream_wait::upstream_ns(x, tq, ta, threshold);

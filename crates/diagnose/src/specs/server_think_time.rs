@@ -2734,3 +2734,49 @@ fn a_flight_released_by_an_ack_or_held_on_the_path_is_no_pause_of_the_servers() 
         assert_eq!(flight_pause_of(&o), None, "{rest:?}");
     }
 }
+
+/// The broker of `pings` acknowledging each PINGREQ on arrival and
+/// answering the fourth 30 ms later, on a 1 kHz clock; the path holds
+/// that answer alone `held` ms. Six pings 150 ms apart: the clock read
+/// loosely (a short connection's), whose delivery margins (5 ms and the
+/// drift) let part of a short hold pass for the broker's time. The answer
+/// left no later after the ACK than their ticks apart and one more,
+/// whatever the capture shows between them (PcapPlusPlus's example.pcap
+/// 31: 35 ticks of a 1 kHz clock between a server's ACK and its answer,
+/// captured 41.7 ms apart, had read as 41 ms of its time).
+#[test]
+fn an_answer_leaves_no_later_after_the_servers_ack_than_its_clock_allows() {
+    let run = |held: f64| {
+        let mut w = Wire::new(Path::at_client(40.0));
+        let [_, syn_ack, _] = w.handshake(0.0);
+        let mut server = vec![syn_ack];
+        let mut answers = Vec::new();
+        for i in 0..6 {
+            let ping = w.send(C, 100.0 + 150.0 * i as f64, b"\xc0\x00");
+            let ack = w.ack(S, w.arrival(ping));
+            let pong = w.send(
+                S,
+                w.arrival(ping) + if i == 3 { 30.0 } else { 0.1 },
+                b"\xd0\x00",
+            );
+            server.extend([ack, pong]);
+            answers.push(pong);
+        }
+        for &id in &server {
+            let ticks = 7_000 + w.sent(id) as u32;
+            w.edit(id, |s| s.options.timestamps = Some((ticks, 1)));
+        }
+        w.delay(answers[3], held);
+        w.run()
+    };
+    for held in [0.0, 8.0] {
+        let o = run(held);
+        let f = o.the(ServerThinkTime);
+        // 30 ms: 30 ticks apart, and one more.
+        assert!(
+            (29.0..=31.5).contains(&f.cost_ms),
+            "held {held}: {}",
+            f.cost_ms
+        );
+    }
+}
