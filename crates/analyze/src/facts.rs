@@ -515,6 +515,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
             crate::model::ServerCertificates {
                 count: c.certificates,
                 self_signed: c.self_signed,
+                online_checks: c.online_checks,
                 frame,
             }
         }),

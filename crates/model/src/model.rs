@@ -32,6 +32,12 @@ pub struct ServerCertificates {
     /// Its own is self-signed (issuer and subject the same name): no
     /// chain, and no issuer to ask for its revocation status.
     pub self_signed: bool,
+    /// One of them names somewhere a client checking it may go online: an
+    /// OCSP responder or its issuer's certificate (Authority Information
+    /// Access), or CRL distribution points. Without, the client had
+    /// nothing to fetch or ask (nDPI's forticlient.pcap: a FortiGate's
+    /// factory certificate and Fortinet's CA).
+    pub online_checks: bool,
     /// The frame that completed the message.
     pub frame: u64,
 }
@@ -1267,6 +1273,10 @@ pub enum Detail {
         /// certainly this request's forwarding (that is
         /// `upstream_wait`'s): the wait holds their time.
         host_calls: Option<HostCalls>,
+        /// The application protocol the connection was read as (SSH:
+        /// its server's turns in the key exchange are cryptography, not a
+        /// handler; nDPI's mptcp-v0.pcap 1, judged in session 86).
+        protocol: Option<AppProtocol>,
     },
     /// A TCP Fast Open outcome.
     Tfo {
@@ -1525,6 +1535,10 @@ pub enum Detail {
         /// Other connections to this server the client closed with the
         /// earlier one (within 20 ms), however long each had idled.
         closed_at_once: u32,
+        /// Connections to other servers the client closed with the
+        /// earlier one (within 5 ms), each idle for another time: the
+        /// application's teardown of its connections wherever they went.
+        closed_elsewhere: u32,
     },
     /// A request waited for the redirect that sent its client to it.
     HttpRedirect {

@@ -646,6 +646,7 @@ mod tests {
                 longest_label: None,
                 via: None,
                 host_calls: None,
+                protocol: None,
             },
         );
         let proxy = think(

@@ -235,6 +235,19 @@ fn client_verification_said(c: &ConnectionReport) -> String {
             frame = own.frame
         );
     }
+    // No certificate of the chain names an OCSP responder, a CRL or its
+    // issuer's URL: nothing went online to check or fetch it (nDPI's
+    // forticlient.pcap 0, a FortiGate's factory certificate: judged in
+    // session 86, told of revocation checks and stapling).
+    if let Some(read) = tls.server_certificates.filter(|s| !s.online_checks) {
+        return format!(
+            "On the client: the server's certificates (frame {frame}) name no OCSP responder, CRL or issuer's URL, so \
+             nothing was there to check or fetch online: look at the client's own work, verifying the chain and its \
+             signatures, setting up its TLS context for each connection, a slow client-certificate signer, CPU or \
+             event-loop load when many connections open at once",
+            frame = read.frame
+        );
+    }
     let chain = tls.server_certificates.filter(|s| s.count >= 2);
     let mut shown = Vec::new();
     match tls.server_certificates {
@@ -592,8 +605,10 @@ fn signer_words(signer: rttdoc_model::Signer) -> String {
 /// that far apart too, not within 20 ms (nDPI's alexa-app.pcapng 37 and
 /// 104, pairs idle 0.54 and 1.22 s, 3.66 and 5.2 s, closed 2.9 and 0.3 ms
 /// apart; judged in session 83)
-/// (`Detail::ConnectionNotReused::closed_together`). A close right after
-/// the answer is a close per request.
+/// (`Detail::ConnectionNotReused::closed_together`), or to other
+/// servers within 5 ms (`closed_elsewhere`: nDPI's alexa-app.pcapng 8,
+/// with four others to three servers in 5.4 ms, judged in session 86). A
+/// close right after the answer is a close per request.
 fn closed_as_one_act(idle_before_close_ms: f64, closed_together: u32) -> bool {
     idle_before_close_ms > IDLE_CLOSE_MS && closed_together >= 1
 }
@@ -1160,6 +1175,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             longest_label,
             via,
             host_calls,
+            ..
         } => {
             // Whose time: a proxy's or a CDN's, when an answer named one.
             let whose = match via {
@@ -2165,6 +2181,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             answered_close,
             closed_together,
             closed_at_once,
+            closed_elsewhere,
             hello_held_ms,
             ..
         } => {
@@ -2193,19 +2210,32 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 }
                 (None, None) => String::new(),
             };
-            let together = if closed_as_one_act(*idle_before_close_ms, *closed_together) {
-                let which = match (*closed_at_once, *closed_together) {
-                    (1, _) => "another connection to this server, idle for another time".to_string(),
+            let together = if closed_as_one_act(*idle_before_close_ms, closed_together + closed_elsewhere) {
+                let here = match (*closed_at_once, *closed_together) {
+                    (0, _) => None,
+                    (1, 1) => Some("another connection to this server, idle for another time".to_string()),
+                    (1, _) => Some("another connection to this server".to_string()),
                     (all, 1) if all > 1 => {
-                        format!("{all} other connections to this server, one of them idle for another time")
+                        Some(format!("{all} other connections to this server, one of them idle for another time"))
                     }
                     (all, idle) if all > idle => {
-                        format!("{all} other connections to this server, {idle} of them idle for another time")
+                        Some(format!("{all} other connections to this server, {idle} of them idle for another time"))
                     }
-                    (_, idle) => format!("{idle} other connections to this server, each idle for another time"),
+                    (_, idle) => Some(format!("{idle} other connections to this server, each idle for another time")),
+                };
+                let elsewhere = match *closed_elsewhere {
+                    0 => None,
+                    1 => Some("a connection to another server, idle for another time".to_string()),
+                    n => Some(format!("{n} connections to other servers, each idle for another time")),
+                };
+                let which = match (here, elsewhere) {
+                    (Some(h), Some(e)) => format!("Within 20 ms of that close it closed {h}, and within 5 ms {e}"),
+                    (Some(h), None) => format!("Within 20 ms of that close it closed {h}"),
+                    (None, Some(e)) => format!("Within 5 ms of that close it closed {e}"),
+                    (None, None) => String::new(),
                 };
                 format!(
-                    " Within 20 ms of that close it closed {which}: one act closed them all, not each connection's own idle \
+                    " {which}: one act closed them all, not each connection's own idle \
                      timer (a pool's sweep of every connection idle past its limit, or the application tearing them down)."
                 )
             } else {
@@ -3588,6 +3618,25 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             h.first_stream,
             h.first_server,
         ),
+        // An SSH server's slow turns are its key exchange's cryptography
+        // (a group picked from its moduli, the DH computation and the
+        // host key's signature) or its session's set-up and teardown, no
+        // handler to profile (nDPI's mptcp-v0.pcap 1, judged in session
+        // 86: an OpenSSH 5.5 server's group exchange told to profile a
+        // database).
+        // (Or on SSH's port where the identification was not read: a
+        // joined MPTCP subflow, a capture begun in the session.)
+        Detail::ExchangeThinkTime { protocol, .. }
+            if *protocol == Some(AppProtocol::Ssh) || (protocol.is_none() && c.server.port == 22) =>
+        {
+            "An SSH server's turns in its key exchange are cryptography: agree on a cheaper key exchange and host key \
+             (curve25519-sha256 or ecdh-sha2-nistp256, and an Ed25519 or ECDSA host key, over diffie-hellman-group-exchange \
+             and RSA: KexAlgorithms and HostKeyAlgorithms in sshd_config and ssh_config, an OpenSSH from 6.5 on), and \
+             share one connection among sessions so the exchange is made once (ControlMaster auto, ControlPersist 10m in \
+             ~/.ssh/config); its turns after the exchange are the session's set-up and logout (authentication, PAM, the \
+             shell), the server's host's to look at."
+                .into()
+        }
         // An industrial controller's port: no web handler behind it
         // (nDPI's ethernetIP.pcap 2, a PLC told of databases and caches).
         Detail::ExchangeThinkTime { .. } => match industrial_port(c.server.port) {
@@ -4295,9 +4344,10 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             closed_by_server: false,
             idle_before_close_ms,
             closed_together,
+            closed_elsewhere,
             ..
-        } if closed_as_one_act(*idle_before_close_ms, *closed_together) => "The client closed its connections \
-             to this server all at once, however long each had idled. If its pool sweeps idle connections every few seconds \
+        } if closed_as_one_act(*idle_before_close_ms, closed_together + closed_elsewhere) => "The client closed its connections \
+             all at once, however long each had idled. If its pool sweeps idle connections every few seconds \
              (Apache HttpClient's IdleConnectionEvictor, a closeIdleConnections timer), its idle limit is below the pauses \
              between requests: raise it. Else find what tore them down (the client process ending its run, as one curl or \
              script per batch of requests does, a page reload or navigation, the application sent to the background or its \
@@ -5301,6 +5351,7 @@ mod tests {
             longest_label: Some("POST /log4shell/login".into()),
             via: None,
             host_calls,
+            protocol: None,
         };
         x.detail = detail(Some(rttdoc_model::HostCalls {
             calls: 6,
@@ -5339,6 +5390,7 @@ mod tests {
             longest_label: None,
             via: None,
             host_calls: None,
+            protocol: None,
         };
         let plc = fix(&crate::test_support::report(44818), &x);
         assert!(
@@ -5348,6 +5400,28 @@ mod tests {
         assert!(!plc.contains("database"), "{plc}");
         let web = fix(&crate::test_support::report(443), &x);
         assert!(web.starts_with("Profile the application"), "{web}");
+        // An SSH server's slow turns: its key exchange's cryptography and
+        // its session's set-up, no handler (nDPI's mptcp-v0.pcap 1,
+        // judged in session 86).
+        if let Detail::ExchangeThinkTime { protocol, .. } = &mut x.detail {
+            *protocol = Some(AppProtocol::Ssh);
+        }
+        let ssh = fix(&crate::test_support::report(22), &x);
+        assert!(
+            ssh.contains("key exchange") && ssh.contains("ControlMaster"),
+            "{ssh}"
+        );
+        assert!(
+            !ssh.contains("database") && !ssh.contains("Profile"),
+            "{ssh}"
+        );
+        // On SSH's port with the identification unread (a joined MPTCP
+        // subflow: mptcp-v0.pcap 1), the same; elsewhere, not.
+        if let Detail::ExchangeThinkTime { protocol, .. } = &mut x.detail {
+            *protocol = None;
+        }
+        assert_eq!(fix(&crate::test_support::report(22), &x), ssh);
+        assert!(fix(&crate::test_support::report(2222), &x).starts_with("Profile"));
     }
 
     /// SYNs nothing answered, from a client that dialled many other
@@ -6077,6 +6151,7 @@ mod tests {
                 answered_close,
                 closed_together: 0,
                 closed_at_once: 0,
+                closed_elsewhere: 0,
                 hello_held_ms: 0.0,
             };
             let c = crate::test_support::report(80);
@@ -6125,6 +6200,7 @@ mod tests {
                 answered_close: None,
                 closed_together,
                 closed_at_once: closed_together,
+                closed_elsewhere: 0,
                 hello_held_ms: 0.0,
             };
             let c = crate::test_support::report(80);
@@ -6155,6 +6231,36 @@ mod tests {
         let (said, advice) = worded(0);
         assert!(!said.contains("one act"), "{said}");
         assert!(advice.contains("idle timeout"), "{advice}");
+        // Closed within 5 ms with connections to other servers, each
+        // idle for another time: one act too, whatever servers they went
+        // to (nDPI's alexa-app.pcapng 8, judged in session 86).
+        let mut x = crate::test_support::finding(FindingKind::ConnectionNotReused, 210.4);
+        x.detail = Detail::ConnectionNotReused {
+            previous_stream: 8,
+            close_frame: 327,
+            closed_by_server: false,
+            reset: false,
+            previous_requests: 1,
+            idle_before_close_ms: 4290.0,
+            pause_ms: 42_440.0,
+            tls: true,
+            resumed: false,
+            http: true,
+            requested_close: None,
+            answered_close: None,
+            closed_together: 0,
+            closed_at_once: 0,
+            closed_elsewhere: 3,
+            hello_held_ms: 0.0,
+        };
+        let c = crate::test_support::report(443);
+        let (said, advice) = (explanation(&x), fix(&c, &x));
+        assert!(
+            said.contains("Within 5 ms of that close it closed 3 connections to other servers, each idle for another time: one act"),
+            "{said}"
+        );
+        assert!(advice.contains("all at once"), "{advice}");
+        assert!(!advice.contains("IdleConnTimeout"), "{advice}");
     }
 
     /// One segment re-sent again and again (its timer backing off, a
@@ -6779,6 +6885,7 @@ mod tests {
                 longest_label: Some("GET /".into()),
                 via: Some(via.into()),
                 host_calls: None,
+                protocol: None,
             };
             let said = explanation(&x);
             assert!(said.contains(via) && said.contains(says), "{said}");
@@ -6797,6 +6904,7 @@ mod tests {
             longest_label: Some("POST /appboot/NFAPPL-02-".into()),
             via: Some("Via: 1.1 i-0a93d89cc2af30355 (us-west-2)".into()),
             host_calls: None,
+            protocol: None,
         };
         let said = explanation(&x);
         assert!(said.contains("the service it called"), "{said}");
@@ -6982,6 +7090,7 @@ mod tests {
                 longest_label: None,
                 via: None,
                 host_calls: None,
+                protocol: None,
             };
             c.handshake.shared_clock_servers = shared;
             c.findings = vec![x];
@@ -7137,6 +7246,7 @@ mod tests {
                 server_certificates: Some(rttdoc_model::ServerCertificates {
                     count,
                     self_signed,
+                    online_checks: true,
                     frame: 7,
                 }),
                 ..Default::default()
@@ -7147,6 +7257,30 @@ mod tests {
         assert!(
             own.starts_with("On the client: the server's certificate is self-signed (frame 7)"),
             "{own}"
+        );
+        // A chain that names no OCSP responder, CRL or issuer's URL:
+        // nothing to check or fetch (nDPI's forticlient.pcap 0, judged in
+        // session 86).
+        let mut c = crate::test_support::report(443);
+        c.tls = Some(Box::new(rttdoc_model::TlsReport {
+            status_request_offered: true,
+            status_stapled: Some(false),
+            server_certificates: Some(rttdoc_model::ServerCertificates {
+                count: 2,
+                self_signed: false,
+                online_checks: false,
+                frame: 7,
+            }),
+            ..Default::default()
+        }));
+        let offline = fix(&c, &x);
+        assert!(
+            offline.contains("name no OCSP responder, CRL or issuer's URL"),
+            "{offline}"
+        );
+        assert!(
+            !offline.contains("staple") && !offline.contains("revocation check"),
+            "{offline}"
         );
         assert!(
             !own.contains("staple") && !own.contains("whole chain"),
@@ -7299,6 +7433,7 @@ mod tests {
                 server_certificates: read.then_some(rttdoc_model::ServerCertificates {
                     count: 2,
                     self_signed: false,
+                    online_checks: true,
                     frame: 5,
                 }),
                 messages,
@@ -7575,6 +7710,7 @@ mod tests {
             longest_label: None,
             via: None,
             host_calls: None,
+            protocol: None,
         };
         c.findings.push(answers);
         let slow = fix(&c, &x);

@@ -46,6 +46,19 @@ fn an_ssh_session_over_two_subflows_is_measured_where_its_turns_stay_on_one() {
     let waits = think_waits(first);
     assert!(waits.iter().any(|w| (w.0, w.1) == (38, 40)), "{waits:?}");
     assert_eq!(doc["summary"]["mptcp_split_subflows"], 1);
+    // An SSH server's slow turns are its key exchange's and its
+    // session's, no handler to profile (judged in session 86).
+    let slow = joined["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["kind"] == "server_think_time")
+        .expect("stream 1's slow turns");
+    let fix = slow["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("key exchange") && !fix.contains("database"),
+        "{fix}"
+    );
 }
 
 #[test]

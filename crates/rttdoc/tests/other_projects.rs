@@ -4910,3 +4910,108 @@ fn a_missed_resumption_costs_no_more_than_the_round_trip_it_spent() {
         "{cost} ms against {spent_ms} ms"
     );
 }
+
+/// Whether a server's certificates name somewhere a client checking them
+/// may go online (an Authority Information Access or CRL distribution
+/// points extension), as tshark reads the same Certificate messages:
+/// nDPI's forticlient.pcap, a FortiGate's factory certificate and
+/// Fortinet's CA (none), and dns_dot.pcap's (named). Without one, a slow
+/// client turn is the client's own work, not revocation checks (judged
+/// in session 86: forticlient 0 told of OCSP stapling).
+#[test]
+fn a_chain_naming_nowhere_to_check_online_sends_the_client_to_its_own_work() {
+    if !require(
+        "a_chain_naming_nowhere_to_check_online_sends_the_client_to_its_own_work",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    for (file, connections) in [
+        ("ndpi-forticlient-sessions-refused.pcap", 5),
+        ("ndpi-dns_dot.pcap", 1),
+    ] {
+        let capture = agrees(file, connections);
+        let named: std::collections::BTreeSet<String> = tshark_fields(
+            &capture,
+            &[],
+            "x509af.extension.id == 1.3.6.1.5.5.7.1.1 || x509af.extension.id == 2.5.29.31",
+            &["tcp.stream"],
+        )
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+        let doc = run_rttdoc_json(&capture);
+        let mut read = 0;
+        for c in doc["connections"].as_array().unwrap() {
+            let Some(certs) = c["tls"]["server_certificates"].as_object() else {
+                continue;
+            };
+            read += 1;
+            let stream = c["stream"].as_u64().unwrap().to_string();
+            assert_eq!(
+                certs["online_checks"].as_bool().unwrap(),
+                named.contains(&stream),
+                "{file} stream {stream}"
+            );
+            if named.contains(&stream) {
+                continue;
+            }
+            for x in findings_of(&doc, c["stream"].as_u64().unwrap()) {
+                if x["kind"] == "client_think_time" {
+                    let fix = x["fix"].as_str().unwrap();
+                    assert!(fix.contains("name no OCSP responder"), "{fix}");
+                    assert!(!fix.contains("staple"), "{fix}");
+                }
+            }
+        }
+        assert!(read > 0, "{file}: no Certificate message read");
+    }
+}
+
+/// nDPI's alexa-app.pcapng, streams 8, 10, 11, 17, 18 and 51 (0-5 here):
+/// an Echo closed stream 8 (to 34.199.52.240, idle 4.29 s) and, within
+/// 0.6 ms, streams 10 and 11 (to 52.94.232.134, idle 0.74 s) and 17 and
+/// 18 (to 52.85.209.216): its application tearing its connections down,
+/// whatever servers they went to, not stream 8's idle timeout (judged in
+/// session 86: told to keep connections longer than 4.29 s).
+#[test]
+fn a_teardown_across_servers_is_one_act_not_an_idle_timeout() {
+    if !require(
+        "a_teardown_across_servers_is_one_act_not_an_idle_timeout",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-teardown-servers.pcapng.gz", 6);
+    let closes: Vec<(u64, f64, String)> = tshark_fields(
+        &capture,
+        &[],
+        "(tcp.flags.fin == 1 || tcp.flags.reset == 1) && ip.src == 172.16.42.216",
+        &["tcp.stream", "frame.time_relative", "ip.dst"],
+    )
+    .iter()
+    .map(|r| (r[0].parse().unwrap(), r[1].parse().unwrap(), r[2].clone()))
+    .collect();
+    let first = closes.iter().find(|c| c.0 == 0).unwrap().clone();
+    let elsewhere: std::collections::BTreeSet<u64> = closes
+        .iter()
+        .filter(|c| c.0 != 0 && c.2 != first.2 && (c.1 - first.1).abs() < 0.005)
+        .map(|c| c.0)
+        .collect();
+    assert!(elsewhere.len() >= 2, "{closes:?}");
+    let doc = run_rttdoc_json(&capture);
+    let x = findings_of(&doc, 5)
+        .into_iter()
+        .find(|x| x["kind"] == "connection_not_reused")
+        .expect("stream 5's set-up");
+    let said = x["explanation"].as_str().unwrap();
+    assert!(said.contains("connections to other servers"), "{said}");
+    assert!(said.contains("one act closed them all"), "{said}");
+    let fix = x["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("all at once") && !fix.contains("IdleConnTimeout"),
+        "{fix}"
+    );
+}

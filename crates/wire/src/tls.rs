@@ -498,6 +498,12 @@ pub struct CertificateChain {
     pub certificates: u16,
     /// The first is self-signed.
     pub self_signed: bool,
+    /// One of them names somewhere a client checking it may go online:
+    /// an Authority Information Access extension (its OCSP responder, its
+    /// issuer's certificate) or CRL distribution points. Without one, a
+    /// client has nothing to fetch or ask about the chain (a device's
+    /// factory certificate and its vendor's CA: nDPI's forticlient.pcap).
+    pub online_checks: bool,
 }
 
 impl CertificateChain {
@@ -513,9 +519,22 @@ impl CertificateChain {
         let first = c.cert_chain.first()?;
         let self_signed = x509_parser::parse_x509_certificate(first.data)
             .is_ok_and(|(_, x)| x.issuer().as_raw() == x.subject().as_raw());
+        use x509_parser::oid_registry::{
+            OID_PKIX_AUTHORITY_INFO_ACCESS, OID_X509_EXT_CRL_DISTRIBUTION_POINTS,
+        };
+        // (One that does not parse may name one: taken as naming.)
+        let online_checks = c.cert_chain.iter().any(|cert| {
+            x509_parser::parse_x509_certificate(cert.data).map_or(true, |(_, x)| {
+                x.extensions().iter().any(|e| {
+                    e.oid == OID_PKIX_AUTHORITY_INFO_ACCESS
+                        || e.oid == OID_X509_EXT_CRL_DISTRIBUTION_POINTS
+                })
+            })
+        });
         Some(CertificateChain {
             certificates: u16::try_from(c.cert_chain.len()).unwrap_or(u16::MAX),
             self_signed,
+            online_checks,
         })
     }
 }
@@ -1017,21 +1036,38 @@ mod tests {
             parsed(&[own.der()]),
             Some(CertificateChain {
                 certificates: 1,
-                self_signed: true
+                self_signed: true,
+                online_checks: false
             })
         );
         assert_eq!(
             parsed(&[leaf.der(), ca.der()]),
             Some(CertificateChain {
                 certificates: 2,
-                self_signed: false
+                self_signed: false,
+                online_checks: false
             })
         );
         assert_eq!(
             parsed(&[leaf.der()]),
             Some(CertificateChain {
                 certificates: 1,
-                self_signed: false
+                self_signed: false,
+                online_checks: false
+            })
+        );
+        // A leaf naming its CA's CRL: somewhere to go online.
+        let mut listed = CertificateParams::new(vec!["listed.test".to_string()]).unwrap();
+        listed.crl_distribution_points = vec![rcgen::CrlDistributionPoint {
+            uris: vec!["http://crl.test/ca.crl".to_string()],
+        }];
+        let listed = listed.signed_by(&leaf_key, &ca, &ca_key).unwrap();
+        assert_eq!(
+            parsed(&[listed.der(), ca.der()]),
+            Some(CertificateChain {
+                certificates: 2,
+                self_signed: false,
+                online_checks: true
             })
         );
         let whole = certificate_message(&[leaf.der(), ca.der()]);

@@ -264,10 +264,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     );
     // (The client's closes only: a server that closed first closed none
     // of them.)
-    let (closed_together, closed_at_once) = if previous.closed_by_server {
-        (0, 0)
+    let (closed_together, closed_at_once, closed_elsewhere) = if previous.closed_by_server {
+        (0, 0, 0)
     } else {
-        (previous.closed_together, previous.closed_at_once)
+        (
+            previous.closed_together,
+            previous.closed_at_once,
+            previous.closed_elsewhere,
+        )
     };
     x.detail = Detail::ConnectionNotReused {
         previous_stream: previous.stream,
@@ -290,6 +294,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         hello_held_ms: hello_held_ns(f) as f64 / 1e6,
         closed_together,
         closed_at_once,
+        closed_elsewhere,
     };
     out.push(x);
 }

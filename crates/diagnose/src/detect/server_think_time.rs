@@ -301,6 +301,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .find_map(|s| f.exchanges.get(s.0.checked_sub(1)?)?.via.as_deref())
             .map(str::to_string),
         // (The slowest's, else another slow one's.)
+        protocol: f.protocol,
         host_calls: std::iter::once(worst).chain(&slow).find_map(|s| {
             f.exchanges
                 .get(s.0.checked_sub(1)?)?
