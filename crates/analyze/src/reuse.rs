@@ -372,12 +372,7 @@ impl Ends {
         on_its_own: bool,
         reply_ns: Option<i64>,
     ) {
-        let route = (client, server.ip, server.port);
-        let kept = self
-            .by_route
-            .get_mut(&route)
-            .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == stream));
-        let Some(e) = kept.or_else(|| self.taken.get_mut(&stream)) else {
+        let Some(e) = self.end_of(stream, client, server) else {
             return;
         };
         if by_server {
@@ -391,6 +386,22 @@ impl Ends {
         } else {
             e.client_close_ns.get_or_insert(close.ts_ns);
         }
+    }
+
+    /// The end of `stream` (of `client` to `server`) kept, or taken and
+    /// not yet handed on.
+    fn end_of(
+        &mut self,
+        stream: u64,
+        client: IpAddr,
+        server: Endpoint,
+    ) -> Option<&mut EndedConnection> {
+        let route = (client, server.ip, server.port);
+        let kept = self
+            .by_route
+            .get_mut(&route)
+            .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == stream));
+        kept.or_else(|| self.taken.get_mut(&stream))
     }
 
     /// The server of `stream`, which the client closed first, sent bytes
@@ -411,12 +422,7 @@ impl Ends {
         at_ns: i64,
         reply_ns: i64,
     ) {
-        let route = (client, server.ip, server.port);
-        let kept = self
-            .by_route
-            .get_mut(&route)
-            .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == stream));
-        let Some(e) = kept.or_else(|| self.taken.get_mut(&stream)) else {
+        let Some(e) = self.end_of(stream, client, server) else {
             return;
         };
         let soon = at_ns.saturating_sub(e.first_close_ns) <= reply_ns + 1_000_000;
