@@ -516,21 +516,28 @@ impl CertificateChain {
         else {
             return None;
         };
-        let first = c.cert_chain.first()?;
-        let self_signed = x509_parser::parse_x509_certificate(first.data)
-            .is_ok_and(|(_, x)| x.issuer().as_raw() == x.subject().as_raw());
         use x509_parser::oid_registry::{
             OID_PKIX_AUTHORITY_INFO_ACCESS, OID_X509_EXT_CRL_DISTRIBUTION_POINTS,
         };
-        // (One that does not parse may name one: taken as naming.)
-        let online_checks = c.cert_chain.iter().any(|cert| {
-            x509_parser::parse_x509_certificate(cert.data).map_or(true, |(_, x)| {
-                x.extensions().iter().any(|e| {
-                    e.oid == OID_PKIX_AUTHORITY_INFO_ACCESS
-                        || e.oid == OID_X509_EXT_CRL_DISTRIBUTION_POINTS
-                })
-            })
-        });
+        c.cert_chain.first()?;
+        // Each certificate parsed once: the first for whether it is
+        // self-signed, each for the extensions that name somewhere to go
+        // online (one that does not parse may name one: taken as naming).
+        let (mut self_signed, mut online_checks) = (false, false);
+        for (i, cert) in c.cert_chain.iter().enumerate() {
+            match x509_parser::parse_x509_certificate(cert.data) {
+                Ok((_, x)) => {
+                    if i == 0 {
+                        self_signed = x.issuer().as_raw() == x.subject().as_raw();
+                    }
+                    online_checks |= x.extensions().iter().any(|e| {
+                        e.oid == OID_PKIX_AUTHORITY_INFO_ACCESS
+                            || e.oid == OID_X509_EXT_CRL_DISTRIBUTION_POINTS
+                    });
+                }
+                Err(_) => online_checks = true,
+            }
+        }
         Some(CertificateChain {
             certificates: u16::try_from(c.cert_chain.len()).unwrap_or(u16::MAX),
             self_signed,

@@ -1240,7 +1240,14 @@ pub(super) fn exchange_turns(
         // answer 68 ms later in one tick; nDPI's KakaoTalk_talk.pcap 2,
         // judged in session 86 as the path's 39.9 ms, two segments of
         // one tick and no other to read the clock by.)
-        if let (Some(ack), Some(r)) = (first_ack_record.filter(|a| super::pure_ack(a)), answer) {
+        // (Only a turn long enough to be slow asks for the clock: finding
+        // it costs a pass over the server's segments.)
+        let slow_enough = think >= threshold;
+        if let (Some(ack), Some(r), true) = (
+            first_ack_record.filter(|a| super::pure_ack(a)),
+            answer,
+            slow_enough,
+        ) {
             if let Some(apart) = f.sent_apart_at_most_ns(ack, r) {
                 let ack_left = acked_first.or(first_ack).unwrap_or(tq);
                 think = think.min((ack_left - tq).max(0) + apart);
