@@ -236,6 +236,21 @@ pub(crate) struct Ends {
 /// (a thousand connections closing a second come to 20).
 const RECENT_CLOSES: usize = 1024;
 
+/// The end of `stream` on `route`, kept (`by_route`) or taken and not yet
+/// handed on (`taken`): [`Ends::end_of`], and for the closes walked while
+/// the recent ones are borrowed ([`Ends::closes_with`]).
+fn end_in<'e>(
+    by_route: &'e mut FxHashMap<Route, VecDeque<EndedConnection>>,
+    taken: &'e mut FxHashMap<u64, EndedConnection>,
+    route: Route,
+    stream: u64,
+) -> Option<&'e mut EndedConnection> {
+    by_route
+        .get_mut(&route)
+        .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == stream))
+        .or_else(|| taken.get_mut(&stream))
+}
+
 /// A TLS server name's hash (FNV-1a; 0 for none): equal names, equal hashes.
 pub(crate) fn name_hash(name: Option<&str>) -> u64 {
     name.map_or(0, |n| {
@@ -330,12 +345,12 @@ impl Ends {
             } else {
                 elsewhere += 1;
             }
-            if let Some(e) = self
-                .by_route
-                .get_mut(&(client, server, port))
-                .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == other))
-                .or_else(|| self.taken.get_mut(&other))
-            {
+            if let Some(e) = end_in(
+                &mut self.by_route,
+                &mut self.taken,
+                (client, server, port),
+                other,
+            ) {
                 if same_server {
                     e.closed_at_once += 1;
                     e.closed_together += apart as u32;
@@ -397,11 +412,7 @@ impl Ends {
         server: Endpoint,
     ) -> Option<&mut EndedConnection> {
         let route = (client, server.ip, server.port);
-        let kept = self
-            .by_route
-            .get_mut(&route)
-            .and_then(|kept| kept.iter_mut().rev().find(|e| e.stream == stream));
-        kept.or_else(|| self.taken.get_mut(&stream))
+        end_in(&mut self.by_route, &mut self.taken, route, stream)
     }
 
     /// The server of `stream`, which the client closed first, sent bytes

@@ -1450,8 +1450,6 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 cost = fx(cost),
             )
         }
-        // (Written after the peer had closed: webex.pcap 34, judged in
-        // session 84, had been told "packets were lost".)
         // (A write that crossed the close: skype.pcap 81, judged in
         // session 86, had been told it was written after the close.)
         Detail::Retransmission {
@@ -1471,6 +1469,8 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 resent(*segments, *distinct_segments),
             )
         }
+        // (Written after the peer had closed: webex.pcap 34, judged in
+        // session 84, had been told "packets were lost".)
         Detail::Retransmission {
             sender,
             segments,

@@ -325,6 +325,30 @@ impl HandshakeTurn {
     }
 }
 
+/// What the tracker noted at a client's latest re-send (`n`: the newest
+/// packet that reached any client, the client's newest re-send to another
+/// server), where it shows nothing reached any client from `from_ns` (the
+/// first unanswered packet's time) to `until_frame` (the last re-send),
+/// though the client re-sent elsewhere in that time: it kept asking and
+/// nothing came back from anywhere, its own side of the network down
+/// (syn_retransmit.rs's SYNs, retransmission.rs's data). Not where nothing
+/// had reached a client before (a capture of one direction).
+pub(super) fn nothing_heard_since(
+    n: Option<rttdoc_analyze::NothingHeard>,
+    from_ns: i64,
+    until_frame: u64,
+) -> Option<crate::model::NothingHeard> {
+    let n = n?;
+    (n.last_heard_ns < from_ns
+        && from_ns < n.resent_elsewhere.ts_ns
+        && n.resent_elsewhere.frame <= until_frame)
+        .then(|| crate::model::NothingHeard {
+            last_frame: n.last_heard_frame,
+            before_ms: (from_ns - n.last_heard_ns) as f64 / 1e6,
+            resent: (n.resent_elsewhere.stream, n.resent_elsewhere.frame),
+        })
+}
+
 /// A pure ACK: no data, and no SYN, FIN or RST.
 pub fn pure_ack(r: &SegmentRecord) -> bool {
     r.ack_set && r.len == 0 && !r.flags.syn() && !r.flags.fin() && !r.flags.rst()

@@ -301,22 +301,6 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// Accepted 0-RTT data the server answered only after the client's
-/// Finished reached it: a wait from the early data to the answer's first
-/// segment, released by the Finished, of the time from the early data's
-/// arrival to the Finished's, on the server's clock (what the server did
-/// after the Finished came is its turn on the request, as on any). The request rode in the early
-/// data (the first exchange's request began in its record); the answer
-/// left after the Finished arrived, less half a round trip for the
-/// clock shift's error (at a capture away from the server), where an
-/// answer the early data bought leaves with the server's first flight, a
-/// round trip before the Finished can arrive. None when the answer was not
-/// held, or the capture cannot tell. Unknown when the answer left later
-/// after the Finished came than the Finished came after the early data:
-/// a server that held the request and one that worked on it from its
-/// arrival answer that late alike (nDPI's instagram.pcap 32: the answer
-/// 131 ms after the Finished, 15 ms after the request; the same server
-/// answered other connections' early data before their Finished).
 /// The second round trip of a full handshake before TLS 1.3, the one an
 /// abbreviated handshake skips: from the client's key exchange (its
 /// Certificate or ClientKeyExchange, the first segment of its second
@@ -341,6 +325,22 @@ fn second_round_trip_ns(f: &Facts<'_>, messages: &[TlsMessageRef]) -> Option<i64
     (answered > sent).then_some(answered - sent)
 }
 
+/// Accepted 0-RTT data the server answered only after the client's
+/// Finished reached it: a wait from the early data to the answer's first
+/// segment, released by the Finished, of the time from the early data's
+/// arrival to the Finished's, on the server's clock (what the server did
+/// after the Finished came is its turn on the request, as on any). The request rode in the early
+/// data (the first exchange's request began in its record); the answer
+/// left after the Finished arrived, less half a round trip for the
+/// clock shift's error (at a capture away from the server), where an
+/// answer the early data bought leaves with the server's first flight, a
+/// round trip before the Finished can arrive. None when the answer was not
+/// held, or the capture cannot tell. Unknown when the answer left later
+/// after the Finished came than the Finished came after the early data:
+/// a server that held the request and one that worked on it from its
+/// arrival answer that late alike (nDPI's instagram.pcap 32: the answer
+/// 131 ms after the Finished, 15 ms after the request; the same server
+/// answered other connections' early data before their Finished).
 fn held_for_handshake(f: &Facts<'_>, messages: &[TlsMessageRef]) -> Option<Hold> {
     let server = Direction::ServerToClient;
     let early = messages

@@ -771,16 +771,10 @@ fn unheard_while_resending(
     if sender != Direction::ClientToServer {
         return None;
     }
-    let n = f.unheard_at_resend?;
     let first = f.record(*retx.first()?)?;
     let last = *retx.last()?;
     let sent = original(f.timeline, first).map_or(first.ts_ns, |o| o.ts_ns);
-    (n.last_heard_ns < sent && sent < n.resent_elsewhere.ts_ns && n.resent_elsewhere.frame <= last)
-        .then(|| crate::model::NothingHeard {
-            last_frame: n.last_heard_frame,
-            before_ms: (sent - n.last_heard_ns) as f64 / 1e6,
-            resent: (n.resent_elsewhere.stream, n.resent_elsewhere.frame),
-        })
+    super::nothing_heard_since(f.unheard_at_resend, sent, last)
 }
 
 /// Other connections a client closed with this one's FIN for the close to

@@ -387,15 +387,7 @@ fn nothing_heard_while_dialling(
     syns: &[&SegmentRecord],
 ) -> Option<crate::model::NothingHeard> {
     let (first, last) = (syns.first()?, syns.last()?);
-    let n = f.nothing_heard?;
-    (n.last_heard_ns < first.ts_ns
-        && first.ts_ns < n.resent_elsewhere.ts_ns
-        && n.resent_elsewhere.frame <= last.frame)
-        .then(|| crate::model::NothingHeard {
-            last_frame: n.last_heard_frame,
-            before_ms: (first.ts_ns - n.last_heard_ns) as f64 / 1e6,
-            resent: (n.resent_elsewhere.stream, n.resent_elsewhere.frame),
-        })
+    super::nothing_heard_since(f.nothing_heard, first.ts_ns, last.frame)
 }
 
 /// The SYN-ACK the client's ACK of the handshake echoes (its TSval), when
