@@ -5028,3 +5028,53 @@ fn a_teardown_across_servers_is_one_act_not_an_idle_timeout() {
         "{fix}"
     );
 }
+
+/// nDPI's imaps.pcap: an IMAP server over implicit TLS (port 993) greets
+/// the client right after its own TLS 1.2 ChangeCipherSpec and Finished
+/// (15 here), but the greeting (17) leaves only when the client's ACK of
+/// that small segment (16) arrives, a round trip later: Nagle held it
+/// (judged in session 87: told as 37.7 ms of the server's time before it
+/// greeted, which the hold beside it counted again).
+#[test]
+fn a_greeting_nagle_held_behind_the_servers_finished_is_the_holds_alone() {
+    if !require(
+        "a_greeting_nagle_held_behind_the_servers_finished_is_the_holds_alone",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-imaps-greeting-behind-finished.pcap", 1);
+    // The server's data segments: the one with its ChangeCipherSpec
+    // (content type 20) and its first application data, the greeting.
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.srcport == 993 && tcp.len > 0",
+        &["frame.number", "tls.record.content_type"],
+    );
+    let frame_of = |types: &str| -> u64 {
+        rows.iter().find(|r| r[1].starts_with(types)).unwrap()[0]
+            .parse()
+            .unwrap()
+    };
+    let (finished, greeting) = (frame_of("20"), frame_of("23"));
+    let doc = run_rttdoc_json(&capture);
+    let found = findings_of(&doc, 0);
+    assert!(
+        found.iter().all(|x| x["kind"] != "server_think_time"),
+        "{found:?}"
+    );
+    let hold = found.iter().find(|x| x["kind"] == "nagle_hold").unwrap();
+    assert_eq!(hold["phase"], "first_byte");
+    let frames: Vec<u64> = hold["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        (frames.first(), frames.last()),
+        (Some(&finished), Some(&greeting))
+    );
+}

@@ -90,7 +90,8 @@
 //! record) delays the handshake, whoever sent it: a server's flight, or a
 //! client's Finished behind its own unacknowledged TLS 1.3 compatibility
 //! ChangeCipherSpec (GnuTLS writes that record alone); after it, a
-//! request's or an answer's first byte, or the transfer.
+//! request's or an answer's first byte (a greeting's, of a server that
+//! speaks first, too), or the transfer.
 //! Fix: TCP_NODELAY on the sender (nginx `tcp_nodelay on;`), or one write
 //! per message (writev, a single buffer); for GnuTLS' record, its
 //! priority `%DISABLE_TLS13_COMPAT_MODE`.
@@ -868,13 +869,19 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
         let response = (sender == Direction::ServerToClient)
             .then(|| in_response(f, h.held.frame))
             .flatten();
+        // The greeting of a server that speaks first, held: the client
+        // waited for it as for an answer (nDPI's imaps.pcap: an IMAP
+        // greeting behind the server's own TLS Finished).
+        let greets = sender == Direction::ServerToClient
+            && f.greeting.is_some_and(|(_, g)| g.frame == h.held.frame);
         // Server data outside every answer, held while the client waited
         // for one (the second session ticket of a TLS 1.3 server that
         // writes them one at a time): it delayed that answer only if the
         // answer was queued behind it, leaving at its release.
-        let behind = (sender == Direction::ServerToClient && response.is_none() && !in_tls)
-            .then(|| answer_behind(f, h.held))
-            .flatten();
+        let behind =
+            (sender == Direction::ServerToClient && response.is_none() && !in_tls && !greets)
+                .then(|| answer_behind(f, h.held))
+                .flatten();
         if behind == Some(false) {
             continue;
         }
@@ -883,6 +890,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
         if sender == Direction::ServerToClient
             && response.is_none()
             && behind.is_none()
+            && !greets
             && pushed_on_a_sibling_message(f, h)
         {
             continue;
@@ -909,6 +917,7 @@ fn report(f: &Facts<'_>, sender: Direction, holds: &[Hold<'_>], out: &mut Vec<Fi
             // nothing is a request (a tunnel's packets, BGP's messages) a
             // hold stalls the data under way.
             let phase = match (sender, response) {
+                _ if greets => Phase::FirstByte,
                 _ if f.exchanges.is_empty() => Phase::Transfer,
                 (Direction::ServerToClient, Some((_, true))) => Phase::FirstByte,
                 (Direction::ServerToClient, None) if behind == Some(true) => Phase::FirstByte,

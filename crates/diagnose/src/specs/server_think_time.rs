@@ -1690,6 +1690,55 @@ fn a_greeting_that_left_long_after_the_connection_opened_is_think_time() {
     }
 }
 
+/// An implicit-TLS server that speaks first (IMAPS, SMTPS), Nagle on:
+/// its greeting, written as its handshake completed, waits behind its own
+/// unacknowledged Finished until the client's ACK of it arrives, then the
+/// client answers it. The round trip is Nagle's (a `nagle_hold` on the
+/// greeting's first byte), none of it the server's (nDPI's imaps.pcap:
+/// judged wrong at 37.7 ms of server time, counted again by the hold).
+/// A server whose greeting left `after` ms past its Finished on its own,
+/// before or after that ACK came, spent that time itself.
+fn greeting_behind_the_finished(path: Path, after: Option<f64>) -> (Outcome, [Id; 3]) {
+    let mut w = Wire::new(path);
+    w.handshake(0.0);
+    let hs = tls12_handshake(
+        &mut w,
+        path.rtt_ms + 0.1,
+        Turnarounds::default(),
+        true,
+        false,
+    );
+    let acked = w.ack(C, w.arrival(hs.server_finished));
+    let greeted_at = after.map_or(w.arrival(acked), |ms| w.sent(hs.server_finished) + ms);
+    let greeted = w.send(S, greeted_at, leak(record(23, &[1; 100])));
+    let answer = w.send(C, w.arrival(greeted) + 0.2, leak(record(23, &[2; 40])));
+    w.send(S, w.arrival(answer) + 0.2, leak(record(23, &[3; 60])));
+    (w.run(), [hs.server_finished, acked, greeted])
+}
+
+#[test]
+fn a_greeting_nagle_held_behind_the_servers_finished_is_no_think_time() {
+    for path in Path::all(40.0) {
+        let (o, [finished, acked, greeted]) = greeting_behind_the_finished(path, None);
+        o.has_no(ServerThinkTime);
+        let f = o.the(FindingKind::NagleHold);
+        assert_eq!(f.phase, Some(Phase::FirstByte), "{path:?}");
+        assert_eq!(f.frames, o.frames(&[finished, acked, greeted]));
+        assert_ms(f.cost_ms, 40.0, 0.5, "the Finished's round trip");
+    }
+    // Near-misses: the server's own time, not Nagle's.
+    for (after, think) in [(30.0, 30.0), (70.0, 70.0)] {
+        let (o, _) = greeting_behind_the_finished(Path::at_client(40.0), Some(after));
+        assert_ms(
+            o.the(ServerThinkTime).cost_ms,
+            think,
+            0.5,
+            "the Finished to the greeting",
+        );
+        o.has_none_in(FindingKind::NagleHold, Phase::FirstByte);
+    }
+}
+
 #[test]
 fn a_prompt_greeting_is_one_round_trip_and_no_think_time() {
     for path in Path::all(40.0) {
