@@ -124,7 +124,20 @@ pub struct EndedConnection {
     /// more after it, before that close could have reached it
     /// ([`Ends::answer_went_on`]).
     pub cut_off: bool,
+    /// The shortest idle time after which its server (address and
+    /// port) closed a connection on its own, on any connection ended
+    /// before the one that took this end was handed on (that one too),
+    /// and that connection's stream ([`Ends::server_idle_limit`]): set
+    /// when the end is settled.
+    pub server_idle: Option<(u64, i64)>,
 }
+
+/// A server that closed a connection this long or more after its last
+/// answer, with nothing asked since, closed it for idling: a keep-alive
+/// timeout is seconds (nginx's 75 s, Apache's 5 s, an object store's
+/// 6 s: nDPI's alexa-app.pcapng 74), not the moment after an answer a
+/// server closes at for `Connection: close` or a request limit.
+pub const SERVER_IDLE_MIN_NS: i64 = 1_000_000_000;
 
 /// How close together a client's closes of its connections to one server
 /// are one act (alexa-app.pcapng: seven within 2.3 ms).
@@ -230,6 +243,10 @@ pub(crate) struct Ends {
     /// captured after the take (the server's FIN that crossed the client's,
     /// behind the new connection's request) still says who closed.
     taken: FxHashMap<u64, EndedConnection>,
+    /// Per server (address and port), the shortest idle time after which
+    /// it closed a connection on its own ([`SERVER_IDLE_MIN_NS`] or
+    /// more), and that connection's stream; at most [`KEPT`] servers.
+    server_idle: FxHashMap<(IpAddr, u16), (u64, i64)>,
 }
 
 /// Client closes kept for [`Ends::closes_with`]: 20 ms of a busy server's
@@ -273,6 +290,10 @@ impl Ends {
             return;
         }
         let route = (end.client, end.server.ip, end.server.port);
+        let idled_ns = end.close.ts_ns - last_answer.ts_ns;
+        if end.by_server && idled_ns >= SERVER_IDLE_MIN_NS {
+            self.note_server_idle((end.server.ip, end.server.port), end.stream, idled_ns);
+        }
         let (closed_together, closed_at_once, closed_elsewhere) = if end.by_server {
             (0, 0, 0)
         } else {
@@ -302,9 +323,28 @@ impl Ends {
             closed_at_once,
             closed_elsewhere,
             cut_off: end.cut_off,
+            server_idle: None,
         });
         self.order.push_back((route, end.close.ts_ns));
         self.expire(end.close.ts_ns);
+    }
+
+    /// The server closed `stream` on its own after idling `idled_ns`.
+    fn note_server_idle(&mut self, server: (IpAddr, u16), stream: u64, idled_ns: i64) {
+        if let Some(known) = self.server_idle.get_mut(&server) {
+            if idled_ns < known.1 {
+                *known = (stream, idled_ns);
+            }
+        } else if self.server_idle.len() < KEPT {
+            self.server_idle.insert(server, (stream, idled_ns));
+        }
+    }
+
+    /// The shortest idle time after which `server` closed a connection on
+    /// its own, of those ended so far, and that connection's stream: a
+    /// connection the client had kept would have been closed as soon.
+    pub fn server_idle_limit(&self, server: Endpoint) -> Option<(u64, i64)> {
+        self.server_idle.get(&(server.ip, server.port)).copied()
     }
 
     /// A client's close of `stream` on `route` at `close_ns`, its last
@@ -763,6 +803,35 @@ mod tests {
             let found = e.take_before(9, CLIENT, SERVER, at(50), NAMED).unwrap();
             assert!(found.closed_by_server);
         }
+    }
+
+    /// A server's close a second or more after its last answer, nothing
+    /// asked, is its idle timeout: the shortest seen is the server's
+    /// (address and port) limit. Its close right after an answer (a
+    /// `Connection: close`) and the client's closes after idling say
+    /// nothing of it.
+    #[test]
+    fn a_servers_own_close_after_idling_is_its_idle_limit() {
+        let server_end = |e: &mut Ends, stream: u64, answer_ms: i64, close_ms: i64| {
+            let last = Some((at(answer_ms - 1), Some(at(answer_ms))));
+            let mut end = closing(stream, CLIENT, last, at(close_ms));
+            end.by_server = true;
+            e.ended(end);
+        };
+        let mut e = Ends::default();
+        end(&mut e, 1, 10, 3_000);
+        server_end(&mut e, 2, 10, 500);
+        assert_eq!(e.server_idle_limit(SERVER), None);
+        server_end(&mut e, 3, 100, 6_100);
+        server_end(&mut e, 4, 100, 8_100);
+        assert_eq!(e.server_idle_limit(SERVER), Some((3, 6_000 * MS)));
+        server_end(&mut e, 5, 100, 5_100);
+        assert_eq!(e.server_idle_limit(SERVER), Some((5, 5_000 * MS)));
+        let elsewhere = Endpoint {
+            port: SERVER.port + 1,
+            ..SERVER
+        };
+        assert_eq!(e.server_idle_limit(elsewhere), None);
     }
 
     #[test]

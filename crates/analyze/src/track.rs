@@ -955,6 +955,7 @@ impl<'s> Tracker<'s> {
             if let Some(now) = self.calls.ends.settle(p.stream) {
                 *p = now;
             }
+            p.server_idle = self.calls.ends.server_idle_limit(c.server);
         }
         // Its client's data sent before the client's uplink rate was
         // known: the waits replayed when it became known (uplink_load.rs).

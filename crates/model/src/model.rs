@@ -1539,6 +1539,12 @@ pub enum Detail {
         /// earlier one (within 5 ms), each idle for another time: the
         /// application's teardown of its connections wherever they went.
         closed_elsewhere: u32,
+        /// The client closed the earlier connection, but its server closes
+        /// connections idle for less than the client's pause on its own:
+        /// the stream where it did, and after how long an idle (ms). Kept,
+        /// the earlier connection would have been closed before the client
+        /// asked again.
+        server_idle_limit: Option<(u64, f64)>,
     },
     /// A request waited for the redirect that sent its client to it.
     HttpRedirect {

@@ -2183,6 +2183,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             closed_at_once,
             closed_elsewhere,
             hello_held_ms,
+            server_idle_limit,
             ..
         } => {
             let setup = match (tls, resumed) {
@@ -2249,10 +2250,24 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             } else {
                 String::new()
             };
+            let kept = match server_idle_limit {
+                Some((stream, idle_ms)) => format!(
+                    " But this server closes connections that idle: it closed {} on its own after {} with nothing \
+                     asked. Kept open, the earlier connection would have been closed by the server before the client asked \
+                     again; only a server keep-alive longer than the client's pause would have carried this request.",
+                    if *stream == x.stream {
+                        "this one".to_string()
+                    } else {
+                        format!("stream {stream}")
+                    },
+                    crate::fmt_ms(*idle_ms),
+                ),
+                None => " Kept open, it would have carried this request at once.".to_string(),
+            };
             format!(
                 "This connection's {setup} took {}{held} before its first request could leave: the client's previous connection \
                  to this server, stream {previous_stream} ({} {}), had been {how} by the {closer} {when} (frame {close_frame}){asked}, \
-                 and the client asked again {} after that answer.{together} Kept open, it would have carried this request at once.",
+                 and the client asked again {} after that answer.{together}{kept}",
                 crate::fmt_ms(cost),
                 previous_requests,
                 if *previous_requests == 1 { "request" } else { "requests" },
@@ -4341,6 +4356,30 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             }
         }
         Detail::ConnectionNotReused {
+            server_idle_limit: Some((_, idle_ms)),
+            pause_ms,
+            http,
+            ..
+        } => {
+            let (idle, pause) = (crate::fmt_ms(*idle_ms), crate::fmt_ms(*pause_ms));
+            if *http {
+                format!(
+                    "Nothing the client does with its connections saves this: the server closes idle connections after \
+                     about {idle}, less than the client's pause between requests ({pause}). Where the server is yours, \
+                     raise its keep-alive timeout above the pause (nginx keepalive_timeout, Apache KeepAliveTimeout, HAProxy \
+                     timeout http-keep-alive, Node server.keepAliveTimeout); else ask sooner, or make the new connection \
+                     cheaper (TLS session resumption: a ticket or session the server takes back)."
+                )
+            } else {
+                format!(
+                    "Nothing the client does with its connections saves this: the server closes idle connections after \
+                     about {idle}, less than the client's pause before it asked again ({pause}). Where the server is yours, \
+                     raise its idle timeout above the pause; else have the client send within it (its protocol's \
+                     keep-alive), or make the new connection cheaper (TLS session resumption)."
+                )
+            }
+        }
+        Detail::ConnectionNotReused {
             closed_by_server: false,
             idle_before_close_ms,
             closed_together,
@@ -6152,6 +6191,7 @@ mod tests {
                 closed_together: 0,
                 closed_at_once: 0,
                 closed_elsewhere: 0,
+                server_idle_limit: None,
                 hello_held_ms: 0.0,
             };
             let c = crate::test_support::report(80);
@@ -6201,6 +6241,7 @@ mod tests {
                 closed_together,
                 closed_at_once: closed_together,
                 closed_elsewhere: 0,
+                server_idle_limit: None,
                 hello_held_ms: 0.0,
             };
             let c = crate::test_support::report(80);
@@ -6251,6 +6292,7 @@ mod tests {
             closed_together: 0,
             closed_at_once: 0,
             closed_elsewhere: 3,
+            server_idle_limit: None,
             hello_held_ms: 0.0,
         };
         let c = crate::test_support::report(443);
@@ -6261,6 +6303,33 @@ mod tests {
         );
         assert!(advice.contains("all at once"), "{advice}");
         assert!(!advice.contains("IdleConnTimeout"), "{advice}");
+        // The same teardown, but the server closes connections idle for
+        // less than the client's pause on its own: kept, the connection
+        // would have been closed first, and the fix is the server's
+        // keep-alive (nDPI's alexa-app.pcapng 74, judged wrong in session
+        // 87 at "kept open, it would have carried this request").
+        let Detail::ConnectionNotReused {
+            ref mut server_idle_limit,
+            ..
+        } = x.detail
+        else {
+            unreachable!()
+        };
+        *server_idle_limit = Some((74, 5960.0));
+        let (said, advice) = (explanation(&x), fix(&c, &x));
+        assert!(
+            said.contains("it closed stream 74 on its own after 5.96 s with nothing asked"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("it would have carried this request at once"),
+            "{said}"
+        );
+        assert!(
+            advice.contains("Nothing the client does") && advice.contains("keepalive_timeout"),
+            "{advice}"
+        );
+        assert!(!advice.contains("all at once"), "{advice}");
     }
 
     /// One segment re-sent again and again (its timer backing off, a

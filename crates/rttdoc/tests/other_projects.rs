@@ -5078,3 +5078,74 @@ fn a_greeting_nagle_held_behind_the_servers_finished_is_the_holds_alone() {
         (Some(&finished), Some(&greeting))
     );
 }
+
+/// nDPI's alexa-app.pcapng, streams 69 and 74 (0 and 1 here): an Echo
+/// closed 0 after 2.9 s idle and came back to the same object store 9 s
+/// after its answer; on 1 the server sent its close_notify on its own
+/// 5.96 s after its last answer, nothing asked: its keep-alive timeout.
+/// Kept, 0 would have been closed by the server before the client asked
+/// again (judged in session 87: "kept open, it would have carried this
+/// request at once").
+#[test]
+fn a_server_that_closes_idle_connections_before_the_clients_pause_is_the_fix() {
+    if !require(
+        "a_server_that_closes_idle_connections_before_the_clients_pause_is_the_fix",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-server-idle-close.pcapng.gz", 2);
+    // The server's data on each stream: its last answer's records and,
+    // on 1, its alert (content type 21) after them.
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.srcport == 443 && tcp.len > 0",
+        &[
+            "tcp.stream",
+            "frame.time_relative",
+            "tls.record.content_type",
+        ],
+    );
+    let time = |r: &Vec<String>| r[1].parse::<f64>().unwrap();
+    let alert = rows.iter().find(|r| r[0] == "1" && r[2] == "21").unwrap();
+    let answered = rows
+        .iter()
+        .filter(|r| r[0] == "1" && r[2] == "23")
+        .map(time)
+        .fold(0.0, f64::max);
+    let idle = time(alert) - answered;
+    let earlier_answer = rows
+        .iter()
+        .filter(|r| r[0] == "0" && r[2] == "23")
+        .map(time)
+        .fold(0.0, f64::max);
+    let syn = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 1 && tcp.flags.syn == 1 && tcp.flags.ack == 0",
+        &["frame.time_relative"],
+    );
+    let pause = syn[0][0].parse::<f64>().unwrap() - earlier_answer;
+    assert!(idle > 1.0 && idle < pause, "idle {idle} s, pause {pause} s");
+    let doc = run_rttdoc_json(&capture);
+    let x = findings_of(&doc, 1)
+        .into_iter()
+        .find(|x| x["kind"] == "connection_not_reused")
+        .unwrap();
+    let said = x["explanation"].as_str().unwrap();
+    assert!(
+        said.contains(&format!(
+            "it closed this one on its own after {:.2} s with nothing asked",
+            idle
+        )),
+        "{said}"
+    );
+    assert!(
+        !said.contains("it would have carried this request at once"),
+        "{said}"
+    );
+    let fix = x["fix"].as_str().unwrap();
+    assert!(fix.starts_with("Nothing the client does"), "{fix}");
+}

@@ -281,6 +281,60 @@ fn a_client_that_acknowledged_its_answer_late_took_it_late() {
     assert_ms(pause, 3300.0, 1.0, "from the answer");
 }
 
+/// The client closed the earlier connection after 2 s idle and came back
+/// 5 s later (a 7 s pause after its answer); the server closes the new
+/// connection on its own `server_idle` ms after answering it, nothing
+/// asked meanwhile: its keep-alive timeout.
+fn server_idles_out(path: Path, server_idle: f64) -> Outcome {
+    let close = Close {
+        by: C,
+        idle_ms: 2000.0,
+        rst: false,
+    };
+    let (old, closing) = earlier(path, close, true);
+    let t = known(&old, closing, close) + 5000.0;
+    let mut w = Wire::new(path);
+    w.join(old, EARLIER, 443);
+    let [_, _, request] = new_connection(&mut w, t, 0.0);
+    let fin = w.fin(S, w.arrival(request) + 1.0 + server_idle);
+    let back = w.fin(C, w.arrival(fin));
+    w.ack(S, w.arrival(back));
+    w.run()
+}
+
+/// A server that closes connections idle for less than the client's
+/// pause would have closed the earlier one first, had the client kept
+/// it: the finding says so (nDPI's alexa-app.pcapng 74: an object store's
+/// close_notify 5.96 s after its answer, the client back 9 s after the
+/// earlier connection's; judged wrong at "kept open, it would have
+/// carried this request"). A server that keeps them longer than the
+/// pause says nothing against the client's close.
+#[test]
+fn a_server_that_closes_idle_connections_sooner_than_the_pause_would_have_closed_the_kept_one() {
+    for path in Path::all(RTT) {
+        let limit =
+            |server_idle: f64| match server_idle_limit_of(&server_idles_out(path, server_idle)) {
+                Some((stream, ms)) => {
+                    assert_eq!(stream, 1);
+                    Some(ms)
+                }
+                None => None,
+            };
+        let seen = limit(6000.0).expect("a server idle limit below the pause");
+        assert_ms(seen, 6000.0, RTT, "the server's idle before its close");
+        assert_eq!(limit(9000.0), None, "{path:?}");
+    }
+}
+
+fn server_idle_limit_of(o: &Outcome) -> Option<(u64, f64)> {
+    match o.the(ConnectionNotReused).detail {
+        Detail::ConnectionNotReused {
+            server_idle_limit, ..
+        } => server_idle_limit,
+        ref other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn a_tls_connection_not_reused_waits_for_both_handshakes() {
     for path in Path::all(RTT) {
