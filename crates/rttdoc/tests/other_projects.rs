@@ -5149,3 +5149,57 @@ fn a_server_that_closes_idle_connections_before_the_clients_pause_is_the_fix() {
     let fix = x["fix"].as_str().unwrap();
     assert!(fix.starts_with("Nothing the client does"), "{fix}");
 }
+
+/// nDPI's whatsappfiles.pcap, stream 0: the server acknowledged the
+/// ClientHello on arrival (5), and its ChangeCipherSpec and Finished (13)
+/// left as many ticks of its 1 kHz clock after that ACK as the client's
+/// key exchange (12) left milliseconds after its ClientHello (4): it
+/// answered at once. The 95.6 ms between 12 and 13 was the path's, the
+/// server's clock showing 13 held as long as 5 (judged in session 87:
+/// told as 37 ms of the server's, against a round trip read 44 s later).
+#[test]
+fn a_finished_the_path_held_by_the_servers_clock_is_the_paths() {
+    if !require(
+        "a_finished_the_path_held_by_the_servers_clock_is_the_paths",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-whatsappfiles-deaf-client.pcap.gz", 1);
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "frame.number == 4 || frame.number == 5 || frame.number == 12 || frame.number == 13",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.options.timestamp.tsval",
+            "tls.handshake.type",
+            "tcp.len",
+        ],
+    );
+    let at = |frame: &str, i: usize| -> f64 {
+        rows.iter().find(|r| r[0] == frame).unwrap()[i]
+            .parse()
+            .unwrap()
+    };
+    // 4 is the ClientHello, 5 the server's pure ACK of it, 12 the key
+    // exchange, 13 the server's answer.
+    assert!(rows.iter().any(|r| r[0] == "4" && r[3] == "1"), "{rows:?}");
+    assert!(rows.iter().any(|r| r[0] == "5" && r[4] == "0"), "{rows:?}");
+    let server_ms = at("13", 2) - at("5", 2);
+    let client_ms = (at("12", 1) - at("4", 1)) * 1e3;
+    assert!(
+        (server_ms - client_ms).abs() < 5.0,
+        "{server_ms} vs {client_ms}"
+    );
+    let doc = run_rttdoc_json(&capture);
+    let found = findings_of(&doc, 0);
+    assert!(
+        !found
+            .iter()
+            .any(|x| x["kind"] == "server_think_time" && x["phase"] == "tls_handshake"),
+        "{found:?}"
+    );
+}
