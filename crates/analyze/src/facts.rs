@@ -479,6 +479,7 @@ fn tls_facts(tls: &mut crate::tls::TlsSession) -> TlsFacts {
         cipher: sh.map(|s| cipher_name(s.cipher)),
         sni: ch.and_then(|c| c.sni.clone()),
         alpn: ch.map(|c| c.alpn.clone()).unwrap_or_default(),
+        npn_offered: ch.is_some_and(|c| c.next_protocol),
         offered_versions: ch
             .map(|c| {
                 c.supported_versions

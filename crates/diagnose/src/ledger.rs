@@ -682,7 +682,7 @@ fn report_with(
     // times its greeting) the client's Finished.
     let greets_from = match &c.tls {
         None => Some((c.handshake_ack, false)),
-        Some(t) if t.preamble.is_none() && !rttdoc_wire::tls::offers_http(&t.report.alpn) => {
+        Some(t) if t.preamble.is_none() && !t.report.offers_http() => {
             Some((t.client_finished, true))
         }
         Some(_) => None,

@@ -750,6 +750,13 @@ impl Serialize for TlsMessage {
 }
 
 impl TlsReport {
+    /// Whether the client speaks HTTP over this session, as its ALPN
+    /// offer (`http/1.1`, `h2`, `spdy/...`) or its offer of NPN says: a
+    /// client that speaks first (HTTP servers never greet).
+    pub fn offers_http(&self) -> bool {
+        rttdoc_wire::tls::offers_http(&self.alpn) || self.npn_offered
+    }
+
     /// Whether the client offered to resume a session: a PSK (TLS 1.3),
     /// a ticket, or a session ID the same server issued earlier.
     pub fn resumption_offered(&self) -> bool {
@@ -875,6 +882,11 @@ pub struct TlsReport {
     pub sni: Option<String>,
     /// ALPN protocols the client offered.
     pub alpn: Vec<String>,
+    /// The client offered Next Protocol Negotiation (ALPN's forerunner,
+    /// offered by browsers and HTTP libraries for SPDY and HTTP until
+    /// 2016): a web client.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub npn_offered: bool,
     /// Versions the client offered (supported_versions, GREASE removed).
     pub offered_versions: Vec<TlsVersion>,
     /// Groups the client sent key shares for.

@@ -5203,3 +5203,66 @@ fn a_finished_the_path_held_by_the_servers_clock_is_the_paths() {
         "{found:?}"
     );
 }
+
+/// PcapPlusPlus's example.pcap, stream 33: a 2012 browser (its
+/// ClientHello offers NPN, no ALPN) connected to s-static.ak.facebook.com
+/// right after prefetching the name, finished the TLS handshake and sent
+/// nothing until its close_notify and FIN 5.25 s on. Nobody waited for
+/// its set-up: the client's 31.6 ms in it cost nothing (judged in
+/// session 87).
+#[test]
+fn a_browsers_prefetched_connection_closed_unused_waited_for_nothing() {
+    if !require(
+        "a_browsers_prefetched_connection_closed_unused_waited_for_nothing",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let Some(capture) = public_capture(
+        "seladb-PcapPlusPlus",
+        "Pcap++Test__PcapExamples__example.pcap",
+    ) else {
+        return;
+    };
+    // The client's NPN offer (type 13172), its application data (none)
+    // and its alert, from tshark.
+    let hello = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 33 && tls.handshake.type == 1",
+        &["tls.handshake.extension.type"],
+    );
+    assert!(hello[0][0].split(',').any(|t| t == "13172"), "{hello:?}");
+    let sent = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 33 && tcp.srcport != 443 && tls.record.content_type == 23",
+        &["frame.number"],
+    );
+    assert!(sent.is_empty(), "{sent:?}");
+    let alert = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 33 && tcp.srcport != 443 && tls.record.content_type == 21",
+        &["frame.number"],
+    );
+    let doc = run_rttdoc_json(&capture);
+    let found = findings_of(&doc, 33);
+    let think = found
+        .iter()
+        .find(|x| x["kind"] == "client_think_time")
+        .unwrap();
+    assert_eq!(think["cost_ms"], 0.0, "{think}");
+    assert_eq!(
+        think["unwaited"]["closed_frame"]
+            .as_u64()
+            .unwrap()
+            .to_string(),
+        alert[0][0]
+    );
+    assert!(
+        found.iter().all(|x| x["kind"] != "tls_extra_rtt"),
+        "{found:?}"
+    );
+}

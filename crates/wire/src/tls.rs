@@ -387,6 +387,10 @@ pub struct ClientHello {
     pub session_id: Vec<u8>,
     pub sni: Option<String>,
     pub alpn: Vec<String>,
+    /// It offered Next Protocol Negotiation (ALPN's forerunner): browsers
+    /// (Chrome, Firefox) and HTTP libraries did, for SPDY and HTTP, until
+    /// 2016.
+    pub next_protocol: bool,
     /// From supported_versions (empty when the extension is absent).
     pub supported_versions: Vec<u16>,
     /// Named groups the client sent key shares for.
@@ -455,6 +459,7 @@ impl ClientHello {
             match kind {
                 ext::SERVER_NAME => out.sni = server_name(data),
                 ext::ALPN => out.alpn = alpn(data),
+                ext::NEXT_PROTOCOL => out.next_protocol = true,
                 ext::SUPPORTED_VERSIONS => {
                     out.supported_versions = data
                         .get(1..)
@@ -1154,6 +1159,22 @@ mod tests {
             !ClientHello::parse(&client_hello_with(&[]))
                 .unwrap()
                 .status_request
+        );
+    }
+
+    #[test]
+    fn a_client_offering_npn_says_so() {
+        // A 2012 browser's hello: NPN (empty in the ClientHello), no ALPN.
+        let hello = ClientHello::parse(&client_hello_with(&[
+            (0x000a, &[0, 2, 0, 0x1d]),
+            (ext::NEXT_PROTOCOL, &[]),
+        ]))
+        .unwrap();
+        assert!(hello.next_protocol && hello.alpn.is_empty());
+        assert!(
+            !ClientHello::parse(&client_hello_with(&[(0x000a, &[0, 2, 0, 0x1d])]))
+                .unwrap()
+                .next_protocol
         );
     }
 

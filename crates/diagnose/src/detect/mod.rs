@@ -1231,11 +1231,25 @@ impl<'a> Facts<'a> {
 
     /// How long a connection that carried no request sat after its set-up
     /// let a request go, until its first FIN or RST (either side's: a
-    /// client letting a spare go, a server's idle timer), as
+    /// client letting a spare go, a server's idle timer), or inside TLS
+    /// the alert before it (a close_notify: PcapPlusPlus's example.pcap
+    /// 33, a browser's prefetched connection closed unused 5.25 s on,
+    /// its close_notify 0.7 ms before its FIN), as
     /// [`Facts::idle_before_request`] times a request.
     fn idle_before_close(&self) -> Option<RequestIdle> {
         let (c, s) = (&self.report.client_to_server, &self.report.server_to_client);
-        let close = [c.fin_frame, c.rst_frame, s.fin_frame, s.rst_frame]
+        let alert = self.report.tls.as_ref().and_then(|t| {
+            t.messages
+                .iter()
+                .find(|m| {
+                    matches!(
+                        m.message,
+                        TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
+                    )
+                })
+                .map(|m| m.first_frame)
+        });
+        let close = [c.fin_frame, c.rst_frame, s.fin_frame, s.rst_frame, alert]
             .into_iter()
             .flatten()
             .min()
@@ -1426,7 +1440,8 @@ impl<'a> Facts<'a> {
     /// of the server's) with its set-up done: the SYN-ACK in, and with
     /// TLS its Finished sent and the server's in (before TLS 1.3 and a
     /// resumption, after the client's), before that close; and it is a
-    /// client that speaks first (HTTP: ALPN offering it, or plain on port
+    /// client that speaks first (HTTP: ALPN offering it, or an offer of NPN
+    /// (example.pcap 33: a 2012 browser's prefetch), or plain on port
     /// 80 or 8080), whose request, had it had one, would have left then.
     fn closed_unused_by_client(&self) -> bool {
         let (c, s) = (&self.report.client_to_server, &self.report.server_to_client);
@@ -1450,7 +1465,7 @@ impl<'a> Facts<'a> {
         let Some(tls) = self.report.tls.as_ref() else {
             return matches!(self.report.server.port, 80 | 8080);
         };
-        if !rttdoc_wire::tls::offers_http(&tls.alpn) {
+        if !tls.offers_http() {
             return false;
         }
         let finished = |dir: Direction| last_finished(tls, dir, close).is_some();

@@ -72,6 +72,9 @@ pub struct Offer {
     pub ticket: bool,
     /// ALPN offering `h2`.
     pub alpn_h2: bool,
+    /// Next Protocol Negotiation offered (ALPN's forerunner: a browser's
+    /// before 2016).
+    pub npn: bool,
     /// The server name asked for (server_name, RFC 6066 3).
     pub sni: Option<&'static str>,
     /// A stapled OCSP status asked for (status_request, RFC 6066 8).
@@ -129,6 +132,9 @@ pub fn client_hello(o: Offer) -> Vec<u8> {
     }
     if o.alpn_h2 {
         ext(&mut exts, 16, &[0, 3, 2, b'h', b'2']);
+    }
+    if o.npn {
+        ext(&mut exts, 13172, &[]);
     }
     if o.psk {
         // Last, as RFC 8446 4.2.11 requires (contents opaque here).
