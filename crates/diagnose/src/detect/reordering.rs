@@ -23,7 +23,8 @@
 //! been held, it would have arrived no later than the segment that jumped
 //! its hole (sent after it on the same path): an answer's first byte
 //! waited from that segment's arrival; a phase that needed the segments
-//! before it too waited from the last of them, as did the answer to a
+//! before it too waited from the last of them that came on time (not
+//! overtaken itself: segments held together are one hold), as did the answer to a
 //! request the overtaken segment completed (at a vantage past the hold:
 //! the server's), from the request's segment before it. So did a handshake (TLS,
 //! a proxy's, a STARTTLS dialog) whose flight the segment was part of,
@@ -90,6 +91,8 @@ fn detect_from(f: &Facts<'_>, sender: Direction, out: &mut Vec<Finding>) {
     let mut pairs: Vec<(u64, u64)> = Vec::new();
     let mut spans: Vec<(u32, u32)> = Vec::new();
     let mut waits: Vec<(Phase, (u64, u64), Wait)> = Vec::new();
+    // Where each phase's last wait ended.
+    let mut waited_to: Vec<(Phase, &SegmentRecord)> = Vec::new();
     for (i, s) in f.timeline.iter().enumerate() {
         if s.dir != sender || !s.overtaken {
             continue;
@@ -108,11 +111,26 @@ fn detect_from(f: &Facts<'_>, sender: Direction, out: &mut Vec<Finding>) {
         longest_ns = longest_ns.max(held);
         pairs.push((jumper.frame, s.frame));
         spans.push((s.seq, s.end));
-        // The sender's last segment before it: what a phase needing it
-        // too had by then.
-        let last = before.iter().rev().find(data).unwrap_or(jumper);
+        // The sender's last segment before it that came on time: what a
+        // phase needing it too had by then (not another segment held
+        // with it: nDPI's capture.pcap 3, a response's last two segments
+        // both held 40 ms, the last captured 0.5 ms behind the other;
+        // judged partly right at "no phase waited").
+        let last = before
+            .iter()
+            .rev()
+            .find(|r| data(r) && !r.overtaken)
+            .unwrap_or(jumper);
         for (phase, from) in phases_ended(f, s, receiver) {
             let from = if from { jumper } else { last };
+            // A phase's waits do not overlap: one that began before the
+            // phase's previous wait ended runs from that end (nDPI's
+            // google_ssl.pcap 0, a flight's two held segments, the later
+            // released a second after the earlier).
+            let from = match waited_to.iter().find(|(p, _)| *p == phase) {
+                Some(&(_, end)) if end.ts_ns > from.ts_ns => end,
+                _ => from,
+            };
             let ns = s.ts_ns - from.ts_ns;
             if ns >= MIN_HOLD_NS {
                 let wait = Wait {
@@ -122,6 +140,10 @@ fn detect_from(f: &Facts<'_>, sender: Direction, out: &mut Vec<Finding>) {
                     ms: ns as f64 / 1e6,
                 };
                 waits.push((phase, (jumper.frame, s.frame), wait));
+                match waited_to.iter_mut().find(|(p, _)| *p == phase) {
+                    Some(entry) => entry.1 = s,
+                    None => waited_to.push((phase, s)),
+                }
             }
         }
     }
