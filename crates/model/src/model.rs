@@ -1850,6 +1850,11 @@ pub enum Detail {
         /// What followed the first stall's lost segment before its timer
         /// fired: why no fast retransmit repaired it.
         followed: Option<LossFollowers>,
+        /// The client's stall while nothing reached any client, from
+        /// before the first lost copy to the last re-send, though it
+        /// re-sent to another server meanwhile: its own side of the
+        /// network was down (as `Detail::Retransmission::nothing_heard`).
+        nothing_heard: Option<NothingHeard>,
     },
     /// The SYN sent again.
     SynRetransmit {

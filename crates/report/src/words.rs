@@ -1819,6 +1819,31 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 cost = fx(cost),
             )
         }
+        // (nDPI's alexa-app.pcapng 111, judged in session 87: told a
+        // black hole on the path beside its re-sends' "the client's own
+        // side of the network was down".)
+        Detail::RtoStall {
+            sender,
+            stalls,
+            gave_up,
+            kernel_gave_up,
+            nothing_heard: Some(n),
+            ..
+        } => {
+            let (who, _) = side(*sender);
+            let (stream, frame) = n.resent;
+            format!(
+                "The {who} sat idle {}, {cost:.0} ms in all, its data unacknowledged while nothing reached it from \
+                 anywhere: the last packet any server sent it came {} before the stall began (frame {}), and its re-sends \
+                 to other servers went unanswered too (stream {stream}, frame {frame}). Not this path, nor a box on it \
+                 matching this flow: the {who}'s own side of the network was down (its link, its gateway or its \
+                 provider's uplink).",
+                idle_on_its_timer(*stalls, *gave_up, *kernel_gave_up),
+                crate::fmt_ms(n.before_ms),
+                n.last_frame,
+                cost = fx(cost),
+            )
+        }
         Detail::RtoStall {
             sender,
             stalls,
@@ -3977,6 +4002,19 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                  retries), then a queue on the way, or a {peer} that did not run (a paused VM, a stalled host)."
             )
         }
+        Detail::RtoStall {
+            sender,
+            deaf: None,
+            nothing_heard: Some(_),
+            ..
+        } => {
+            let (who, _) = side(*sender);
+            format!(
+                "Nothing on the path to this server to fix, and no box's idle timeout: look at the {who}'s own side of \
+                 the network (its link, Wi-Fi or cable, its gateway, its provider's uplink) for the time nothing came \
+                 back from anywhere."
+            )
+        }
         Detail::RtoStall { deaf: Some(d), .. } => {
             let (deaf, heard) = side(d.side);
             format!(
@@ -5599,6 +5637,7 @@ mod tests {
             held: None,
             quiet_before_ms,
             followed: None,
+            nothing_heard: None,
         };
         let c = crate::test_support::report(443);
         x.detail = stall(104.0);
@@ -5748,6 +5787,7 @@ mod tests {
             held: None,
             quiet_before_ms: 0.0,
             followed: None,
+            nothing_heard: None,
         };
         c.findings.push(stall);
         let advice = fix(&c, &x);
@@ -5772,6 +5812,47 @@ mod tests {
     }
 
     /// A stall before the server spoke may be its listener's; where the
+    /// A client's timer stall while nothing reached it from anywhere, its
+    /// re-sends elsewhere unanswered too, is its own network's, in words
+    /// and fix, whatever else the stall shows (nDPI's alexa-app.pcapng
+    /// 111, judged in session 87: told a box's idle timeout).
+    #[test]
+    fn a_stall_while_nothing_came_back_from_anywhere_is_the_clients_network() {
+        let mut x = crate::test_support::finding(FindingKind::RtoStall, 2169.6);
+        x.detail = Detail::RtoStall {
+            sender: Direction::ClientToServer,
+            stalls: 3,
+            unanswered: true,
+            unopened: false,
+            heard_elsewhere: None,
+            sent_elsewhere: None,
+            deaf: None,
+            gave_up: None,
+            kernel_gave_up: false,
+            resent_after_giving_up: false,
+            peer_held: Some(2765),
+            held: None,
+            quiet_before_ms: 12.0,
+            followed: None,
+            nothing_heard: Some(rttdoc_model::NothingHeard {
+                last_frame: 2757,
+                before_ms: 12.1,
+                resent: (110, 2763),
+            }),
+        };
+        let c = crate::test_support::report(443);
+        let (said, advice) = (explanation(&x), fix(&c, &x));
+        assert!(
+            said.contains("nothing reached it from anywhere")
+                && said.contains("(frame 2757)")
+                && said.contains("stream 110, frame 2763"),
+            "{said}"
+        );
+        assert!(!said.contains("black hole"), "{said}");
+        assert!(advice.contains("own side of the network"), "{advice}");
+        assert!(!advice.contains("idle timeout or lost state"), "{advice}");
+    }
+
     /// same connection lost the client's data again once the server was
     /// serving it (nDPI's alexa-app.pcapng 28), the fix leads with the
     /// path.
@@ -5794,6 +5875,7 @@ mod tests {
                 held: None,
                 quiet_before_ms: 0.0,
                 followed: None,
+                nothing_heard: None,
             };
             y
         };
@@ -5944,6 +6026,7 @@ mod tests {
             }),
             quiet_before_ms: 0.0,
             followed: None,
+            nothing_heard: None,
         };
         let words = explanation(&x);
         assert!(words.contains("nothing was lost"), "{words}");
@@ -5970,6 +6053,7 @@ mod tests {
             held: None,
             quiet_before_ms: 0.0,
             followed: None,
+            nothing_heard: None,
         };
         let mut handshake = crate::test_support::finding(FindingKind::TlsExtraRtt, 1078.0);
         handshake.phase = Some(Phase::TlsHandshake);
@@ -6018,6 +6102,7 @@ mod tests {
             held: None,
             quiet_before_ms: 0.0,
             followed: None,
+            nothing_heard: None,
         };
         let mut c = crate::test_support::report(443);
         c.handshake.syn_frame = Some(1);
@@ -6077,6 +6162,7 @@ mod tests {
             held: None,
             quiet_before_ms: 0.0,
             followed: None,
+            nothing_heard: None,
         };
         let c = crate::test_support::report(443);
         stall.detail = with(Some((38, 1566)), Some((1, 470, false)));

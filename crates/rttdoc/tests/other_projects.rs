@@ -5266,3 +5266,52 @@ fn a_browsers_prefetched_connection_closed_unused_waited_for_nothing() {
         "{found:?}"
     );
 }
+
+/// nDPI's alexa-app.pcapng, streams 110 and 111 (0 and 1 here): an
+/// Echo's request on 1 waited out its timer three times while nothing
+/// reached the client from any server, its re-sends on 0 to another
+/// server unanswered too. The stall is the client's own network's, as
+/// its re-sends' finding says (judged in session 87: the stall told "a
+/// firewall's or NAT's idle timeout" on a connection 12 ms old).
+#[test]
+fn a_stall_while_nothing_reached_the_client_is_its_own_networks() {
+    if !require(
+        "a_stall_while_nothing_reached_the_client_is_its_own_networks",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-stall-while-dark.pcapng.gz", 2);
+    // Stream 1's first copy of its re-sent request and its last re-send,
+    // and whatever reached the client between them (nothing).
+    let resent = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 1 && tcp.analysis.retransmission",
+        &["frame.number"],
+    );
+    let first: u64 = resent.first().unwrap()[0].parse().unwrap();
+    let last: u64 = resent.last().unwrap()[0].parse().unwrap();
+    let heard = tshark_fields(
+        &capture,
+        &[],
+        &format!(
+            "tcp.srcport == 443 && frame.number > {} && frame.number < {last}",
+            first - 2
+        ),
+        &["frame.number"],
+    );
+    assert!(heard.is_empty(), "{heard:?}");
+    let doc = run_rttdoc_json(&capture);
+    let stall = findings_of(&doc, 1)
+        .into_iter()
+        .find(|x| x["kind"] == "rto_stall")
+        .unwrap();
+    let said = stall["explanation"].as_str().unwrap();
+    assert!(said.contains("nothing reached it from anywhere"), "{said}");
+    assert!(said.contains("own side of the network was down"), "{said}");
+    let fix = stall["fix"].as_str().unwrap();
+    assert!(fix.contains("own side of the network"), "{fix}");
+    assert!(!fix.contains("idle timeout or lost state"), "{fix}");
+}

@@ -777,6 +777,30 @@ fn unheard_while_resending(
     super::nothing_heard_since(f.unheard_at_resend, sent, last)
 }
 
+/// A client's timer stalls (`stalls`) while nothing reached any client,
+/// from the first stall's beginning (its lost copy's leaving) to its last
+/// re-send, though it re-sent elsewhere meanwhile: its own side of the
+/// network down, as its re-sends' finding says (nDPI's alexa-app.pcapng
+/// 111: the stall told "a firewall's or NAT's idle timeout" beside the
+/// retransmission finding's "the client's own side of the network was
+/// down"; judged in session 87).
+fn unheard_while_stalled(
+    f: &Facts<'_>,
+    sender: Direction,
+    stalls: &[&(Wait, &SegmentRecord)],
+) -> Option<crate::model::NothingHeard> {
+    if sender != Direction::ClientToServer {
+        return None;
+    }
+    let began = stalls
+        .iter()
+        .filter_map(|(w, _)| f.record(w.from_frame))
+        .map(|r| r.ts_ns)
+        .min()?;
+    let last = stalls.iter().map(|(_, r)| r.frame).max()?;
+    super::nothing_heard_since(f.unheard_at_resend, began, last)
+}
+
 /// Other connections a client closed with this one's FIN for the close to
 /// be the application's teardown of them all ([`closed_mid_stall`]): two,
 /// three connections in one act.
@@ -1389,6 +1413,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 held: None,
                 quiet_before_ms: quiet_before(f, &here),
                 followed: here.first().and_then(|(_, r)| loss_followers(f, r)),
+                nothing_heard: unheard_while_stalled(f, sender, &here),
             };
             y.display_filter = f.filter_frames(&y.frames);
             y.waits = here.iter().map(|(w, _)| *w).collect();
@@ -1597,6 +1622,7 @@ fn held_stalls(
             held: here.first().map(|(_, h)| *h),
             quiet_before_ms: 0.0,
             followed: None,
+            nothing_heard: None,
         };
         y.display_filter = f.filter_frames(&y.frames);
         out.push(y);
