@@ -3003,7 +3003,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             if let (true, Some(ack)) = (*path_to_client_ms >= 1.0, path_to_client_ack) {
                 parts.push(format!(
                     "the stretch between the capture point and the client: the client acknowledged the server's flight (frame {ack}, \
-                     more than a full segment, which no delayed-ACK timer holds) {path_to_client_ms:.0} ms after it passed \
+                     in acknowledgments that covered more than a full segment at once, which no delayed-ACK timer holds) {path_to_client_ms:.0} ms after it passed \
                      (a slow, congested or sleeping access link: Wi-Fi power save, a radio waking up; or the client's host)",
                     path_to_client_ms = fx(path_to_client_ms),
                 ));

@@ -5315,3 +5315,55 @@ fn a_stall_while_nothing_reached_the_client_is_its_own_networks() {
     assert!(fix.contains("own side of the network"), "{fix}");
     assert!(!fix.contains("idle timeout or lost state"), "{fix}");
 }
+
+/// nDPI's iphone.pcap, stream 1 (0 here): an iPhone behind a Mac's
+/// Internet Sharing acknowledged the server's TLS 1.3 flight 95 ms after
+/// it passed the Mac, in a burst of ACKs whose first covered two full
+/// segments and whose last, of the whole flight, one short one; its
+/// D-SACK says the server's re-send of the flight's end came with the
+/// original. The hop held the flight, from the original's passing
+/// (judged in session 87: 97 ms "unexplained").
+#[test]
+fn a_flight_acknowledged_in_a_burst_past_the_hop_is_the_hops_hold() {
+    if !require(
+        "a_flight_acknowledged_in_a_burst_past_the_hop_is_the_hops_hold",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-iphone-flight-acked-in-a-burst.pcap", 1);
+    // The flight's last segment (its original, before the re-send
+    // Wireshark flags) and the client's ACKs of the flight, from tshark.
+    let server = tshark_fields(
+        &capture,
+        &["-o", "tcp.relative_sequence_numbers:TRUE"],
+        "tcp.srcport == 443 && tcp.len > 0 && tcp.seq < 5388",
+        &[
+            "frame.number",
+            "frame.time_relative",
+            "tcp.analysis.retransmission",
+        ],
+    );
+    let original = server.iter().filter(|r| r[2].is_empty()).last().unwrap();
+    let acks = tshark_fields(
+        &capture,
+        &["-o", "tcp.relative_sequence_numbers:TRUE"],
+        "tcp.dstport == 443 && tcp.len == 0 && tcp.ack >= 2881 && tcp.ack <= 5388",
+        &["frame.number", "frame.time_relative", "tcp.ack"],
+    );
+    let whole = acks.iter().find(|r| r[2] == "5388").unwrap();
+    let held = (whole[1].parse::<f64>().unwrap() - original[1].parse::<f64>().unwrap()) * 1e3;
+    assert!(held > 80.0, "{held} ms");
+    let doc = run_rttdoc_json(&capture);
+    let x = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "tls_extra_rtt")
+        .unwrap();
+    let said = x["explanation"].as_str().unwrap();
+    assert!(
+        said.contains(&format!("(frame {}, in acknowledgments", whole[0]))
+            && said.contains(&format!("{:.0} ms after it passed", held)),
+        "{said}"
+    );
+}

@@ -1211,6 +1211,38 @@ impl<'a> Facts<'a> {
         previous.is_some_and(|p| ack.ack.wrapping_sub(p.ack) > full && seq::lt(p.ack, ack.ack))
     }
 
+    /// [`Facts::acks_more_than_a_segment`], or `ack` is the end of a burst
+    /// of the answerer's pure ACKs that one of them does: ACKs the stack
+    /// sent back to back (nothing of the peer's between them, each within
+    /// a millisecond of the next and, timestamped, in one tick) answer
+    /// one arrival of data, and the first's jump says no delayed-ACK timer
+    /// held the burst, however little the last moves (nDPI's iphone.pcap
+    /// 1: a phone acknowledging a server flight 2,880, 1,216 and 1,291
+    /// bytes at a time in 0.14 ms; judged in session 87).
+    pub(crate) fn acks_in_a_prompt_burst(&self, answerer: Direction, ack: &SegmentRecord) -> bool {
+        /// ACKs a stack sends for one arrival leave within this of each
+        /// other.
+        const BURST_NS: i64 = 1_000_000;
+        if self.acks_more_than_a_segment(answerer, ack) {
+            return true;
+        }
+        let mut next = ack;
+        for r in self.between(0, ack.frame).iter().rev().take(64) {
+            if r.dir != answerer
+                || !pure_ack(r)
+                || next.ts_ns - r.ts_ns > BURST_NS
+                || (r.timestamped && next.timestamped && r.tsval != next.tsval)
+            {
+                return false;
+            }
+            if self.acks_more_than_a_segment(answerer, r) {
+                return true;
+            }
+            next = r;
+        }
+        false
+    }
+
     /// How long the connection's first request left after the set-up let
     /// it, where that was more than a client's turnaround ([`READY_NS`]):
     /// the client had no request waiting (a connection opened ahead of

@@ -232,8 +232,10 @@ fn path_growth(f: &Facts<'_>) -> (f64, Option<u64>) {
 /// held the server's first flight: the client's pure ACK of all of it,
 /// acknowledging more than one full-sized segment beyond its previous
 /// ACK (which a receiver sends at once: RFC 5681 4.2; no delayed-ACK
-/// timer holds it), came that much later than the flight's last segment
-/// passed, on the client's clock (at least a quarter of the round trip
+/// timer holds it), or the last of a burst of ACKs whose first did
+/// ([`Facts::acks_in_a_prompt_burst`]), came that much later than the
+/// flight's last segment passed (its original's passing, where the
+/// server's re-send of it was needless), on the client's clock (at least a quarter of the round trip
 /// and 2 ms), and that ACK's frame. The client's turn began with that
 /// ACK (its ACK left on arrival): the time before it was no host's work
 /// the turnarounds count. Where the capture is one hop from the client
@@ -260,11 +262,23 @@ fn path_to_client(f: &Facts<'_>) -> (f64, Option<u64>) {
         .between(flight_end.frame + 1, turn.answer_frame)
         .iter()
         .find(|r| r.dir == client && super::pure_ack(r) && seq::le(flight_end.end, r.ack))
-        .filter(|r| f.acks_more_than_a_segment(client, r))
+        .filter(|r| f.acks_in_a_prompt_burst(client, r))
     else {
         return (0.0, None);
     };
-    let held = f.on_clock_of(client, ack) - f.on_clock_of(client, flight_end);
+    // A needless re-send of the flight's end (the client reported the
+    // bytes twice, or had acknowledged them before): the original reached
+    // the client, and the hold ran from when it passed (nDPI's iphone.pcap
+    // 1: the original and the server's re-send delivered together, the
+    // copy D-SACKed).
+    let passed = if flight_end.retransmission
+        && super::retransmission::arrival_proof(f, flight_end).is_some()
+    {
+        super::retransmission::original(f.timeline, flight_end).unwrap_or(flight_end)
+    } else {
+        flight_end
+    };
+    let held = f.on_clock_of(client, ack) - f.on_clock_of(client, passed);
     let floor = (f.rtt_ns.unwrap_or(0) / 4).max(super::causality::EXCESS_FLOOR_NS);
     if held >= floor {
         (held as f64 / 1e6, Some(ack.frame))

@@ -248,6 +248,41 @@ fn a_server_flight_held_beyond_the_capture_point_is_told_by_the_clients_ack() {
     }
 }
 
+/// The same hold, acknowledged by the client in a burst (a phone's
+/// stack acknowledging what arrived at once): the first ACK covers all
+/// but the flight's last, short segment, more than a full segment beyond
+/// the handshake's ACK; the ACK of the whole flight, 0.05 ms behind it,
+/// moves less than one. The burst's first says no delayed-ACK timer held
+/// it (nDPI's iphone.pcap 1, judged in session 87: 97 ms "unexplained").
+#[test]
+fn a_burst_of_acks_whose_first_jumps_a_segment_tells_the_hold_too() {
+    let mut w = Wire::new(Path::mid(RTT, 0.02));
+    w.handshake(0.0);
+    let (_, flight) = tls13_hello_and_flight_of(&mut w, RTT + 0.1, 0.5, Offer::tls13(), 4000);
+    for &s in &flight {
+        w.late_after_tap(s, 100.0);
+    }
+    let last = *flight.last().unwrap();
+    let (from, to) = w.span(last);
+    assert!(to - from < 1400, "the flight's last segment is short");
+    let before_last = w.span(flight[flight.len() - 2]).1;
+    w.ack_upto(C, w.arrival(last), before_last);
+    let whole = w.ack(C, w.arrival(last) + 0.05);
+    w.send(C, w.arrival(last) + 0.2, leak(encrypted(FINISHED_LEN)));
+    let o = w.run();
+    let Detail::TlsExtraRtt {
+        path_to_client_ms,
+        path_to_client_ack,
+        ..
+    } = o.the(TlsExtraRtt).detail
+    else {
+        panic!("tls_extra_rtt without its detail");
+    };
+    assert_ms(path_to_client_ms, 100.0, 1.0, "the hop's hold");
+    assert_eq!(path_to_client_ack, Some(o.frame(whole)));
+    o.has_no(FindingKind::ClientThinkTime);
+}
+
 /// A capture of the client's packets alone (nDPI's ocs.pcap): no
 /// ServerHello, so no version, and a full TLS 1.2 handshake's 2 round
 /// trips cannot be told from TLS 1.3's 1. The row claims no ideal, and no
