@@ -5345,7 +5345,7 @@ fn a_flight_acknowledged_in_a_burst_past_the_hop_is_the_hops_hold() {
             "tcp.analysis.retransmission",
         ],
     );
-    let original = server.iter().filter(|r| r[2].is_empty()).last().unwrap();
+    let original = server.iter().rfind(|r| r[2].is_empty()).unwrap();
     let acks = tshark_fields(
         &capture,
         &["-o", "tcp.relative_sequence_numbers:TRUE"],
