@@ -1579,9 +1579,17 @@ fn requested_close(line: &RequestLine<'_>, head: &[u8]) -> Option<crate::model::
 /// `Connection` header naming `close`, or an HTTP/1.0 status line whose
 /// head, as far as its first segment holds it, names no `keep-alive`
 /// (tcpflow's jpegs.cap: a server answering `HTTP/1.0 302` to a request
-/// that asked for keep-alive, and closing).
+/// that asked for keep-alive, and closing), where that segment holds a
+/// header line whole at least: a status line alone says nothing of the
+/// headers after it (jpegs.cap 9: `HTTP/1.0 302 MOVED` alone in its
+/// segment, its headers in an IP fragment the capture lacks; judged in
+/// session 87).
 fn answered_close(head: &[u8]) -> Option<crate::model::RequestedClose> {
-    close_said(head, head.starts_with(b"HTTP/1.0 "))
+    let headers_read = head
+        .iter()
+        .position(|&b| b == b'\n')
+        .is_some_and(|end| head[end + 1..].contains(&b'\n'));
+    close_said(head, head.starts_with(b"HTTP/1.0 ") && headers_read)
 }
 
 /// What an HTTP/1.x head (`http10`: its start line is HTTP/1.0's) said
@@ -1869,6 +1877,11 @@ mod tests {
             Some(ConnectionClose)
         );
         assert_eq!(said("HTTP/1.0 302 MOVED\r\nLocation: /x\r\n"), Some(Http10));
+        assert_eq!(said("HTTP/1.0 200 OK\r\n\r\n"), Some(Http10));
+        // A status line alone (its headers in a segment the capture
+        // lacks) says nothing of them.
+        assert_eq!(said("HTTP/1.0 302 MOVED"), None);
+        assert_eq!(said("HTTP/1.0 302 MOVED\r\nLocat"), None);
         assert_eq!(
             said("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n"),
             None
