@@ -1289,6 +1289,12 @@ pub enum Detail {
         /// its server's turns in the key exchange are cryptography, not a
         /// handler; nDPI's mptcp-v0.pcap 1, judged in session 86).
         protocol: Option<AppProtocol>,
+        /// On an SSH connection, the slow exchanges that repeated the one
+        /// beside them (a request of the same size answered with one of
+        /// the same size: a password refused and tried again, each
+        /// refusal held by the server's failed-login delay), how many and
+        /// their time (ms).
+        retried: Option<(u32, f64)>,
     },
     /// A TCP Fast Open outcome.
     Tfo {

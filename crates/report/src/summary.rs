@@ -647,6 +647,7 @@ mod tests {
                 via: None,
                 host_calls: None,
                 protocol: None,
+                retried: None,
             },
         );
         let proxy = think(

@@ -1175,8 +1175,23 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             longest_label,
             via,
             host_calls,
+            retried,
             ..
         } => {
+            // SSH logins refused and tried again (nDPI's ssh.pcap 0, judged
+            // in session 87): each refusal the server's deliberate delay.
+            let retried = retried
+                .map(|(n, ms)| {
+                    format!(
+                        " {} ({:.0} ms) answered a request the same size as the one beside it, with an answer the same \
+                         size: the client trying its login again after a refusal (a password typed wrong), each refusal held \
+                         by the server's failed-login delay (PAM's pam_faildelay, about 2 s), a deliberate wait, not the \
+                         server's slowness.",
+                        if n == 1 { "One of them".to_string() } else { format!("{n} of them") },
+                        fx(ms),
+                    )
+                })
+                .unwrap_or_default();
             // Whose time: a proxy's or a CDN's, when an answer named one.
             let whose = match via {
                 Some(via) if cache_hit(via) => format!("the time of the cache that answered from what it keeps ({via}), not network"),
@@ -1215,7 +1230,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 let rest = slow - 1;
                 format!(
                     "{greeting}; and {rest} of {exchanges} exchanges waited on it too (the first byte of the response at least {threshold_ms:.0} ms \
-                     after the request arrived): {cost:.0} ms in all, the longest {longest_ms:.0} ms ({}).",
+                     after the request arrived): {cost:.0} ms in all, the longest {longest_ms:.0} ms ({}).{retried}",
                     if *longest_exchange == 0 { "the greeting".to_string() } else { named }, threshold_ms = fx(threshold_ms), cost = fx(cost), longest_ms = fx(longest_ms),
                 )
             } else if *slow == 1 {
@@ -1226,7 +1241,7 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             } else {
                 format!(
                     "{slow} of {exchanges} exchanges waited on the server: it sent the first byte of the response at least {threshold_ms:.0} ms after the request arrived, \
-                     {cost:.0} ms in all, the longest {longest_ms:.0} ms ({named}): {whose}.",
+                     {cost:.0} ms in all, the longest {longest_ms:.0} ms ({named}): {whose}.{retried}",
                     threshold_ms = fx(threshold_ms),
                     cost = fx(cost),
                     longest_ms = fx(longest_ms),
@@ -3589,6 +3604,20 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::UpstreamWait { .. } => "Look at the upstream: its connection's findings say where the time went (server_think_time there is the \
              application's time: a slow handler, a database, its own upstream); cache at the proxy where answers allow it (nginx proxy_cache)."
             .into(),
+        Detail::ExchangeThinkTime {
+            retried: Some((n, _)),
+            ..
+        } => format!(
+            "{}: nothing to speed up on the server (the delay slows password guessing; keep it); authenticate with a key (and \
+             an agent) so that no password is typed and refused. Of the other turns, the key exchange's are cryptography \
+             (curve25519-sha256 or ecdh-sha2-nistp256 with an Ed25519 or ECDSA host key in sshd_config and ssh_config) and \
+             the session's set-up is its authentication, PAM and shell, the server's host's to look at.",
+            if *n == 1 {
+                "One slow turn was a refused login tried again, answered after the server's failed-login delay".to_string()
+            } else {
+                format!("{n} slow turns were refused logins tried again, each answered after the server's failed-login delay")
+            }
+        ),
         Detail::ExchangeThinkTime { greeting_ms, slow, .. } if *greeting_ms > 0.0 => {
             // (Its own slow exchanges beside the greeting, and the others'.)
             greeting_fix(c, slow - 1 + other_slow_turns(c, x))
@@ -5429,6 +5458,7 @@ mod tests {
             via: None,
             host_calls,
             protocol: None,
+            retried: None,
         };
         x.detail = detail(Some(rttdoc_model::HostCalls {
             calls: 6,
@@ -5468,6 +5498,7 @@ mod tests {
             via: None,
             host_calls: None,
             protocol: None,
+            retried: None,
         };
         let plc = fix(&crate::test_support::report(44818), &x);
         assert!(
@@ -7041,6 +7072,7 @@ mod tests {
                 via: Some(via.into()),
                 host_calls: None,
                 protocol: None,
+                retried: None,
             };
             let said = explanation(&x);
             assert!(said.contains(via) && said.contains(says), "{said}");
@@ -7060,6 +7092,7 @@ mod tests {
             via: Some("Via: 1.1 i-0a93d89cc2af30355 (us-west-2)".into()),
             host_calls: None,
             protocol: None,
+            retried: None,
         };
         let said = explanation(&x);
         assert!(said.contains("the service it called"), "{said}");
@@ -7246,6 +7279,7 @@ mod tests {
                 via: None,
                 host_calls: None,
                 protocol: None,
+                retried: None,
             };
             c.handshake.shared_clock_servers = shared;
             c.findings = vec![x];
@@ -7866,6 +7900,7 @@ mod tests {
             via: None,
             host_calls: None,
             protocol: None,
+            retried: None,
         };
         c.findings.push(answers);
         let slow = fix(&c, &x);

@@ -5367,3 +5367,52 @@ fn a_flight_acknowledged_in_a_burst_past_the_hop_is_the_hops_hold() {
         "{said}"
     );
 }
+
+/// nDPI's ssh.pcap, its first 60 frames: a password login to OpenSSH,
+/// the client's 144-byte request sent three times, the first two
+/// answered with 80 bytes (a refusal, as the answer to its "none"
+/// attempt was) after 1.87 and 2.42 s, the third with 32 bytes at once.
+/// The two refusals' waits are the server's failed-login delay, not its
+/// slowness (judged in session 87: "look at its host's load").
+#[test]
+fn an_ssh_password_refused_and_typed_again_is_the_failed_login_delay() {
+    if !require(
+        "an_ssh_password_refused_and_typed_again_is_the_failed_login_delay",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-ssh-logins-refused.pcap", 1);
+    // The client's data segments of 144 bytes and the server's answers
+    // after each (tshark), to time the two refusals.
+    let rows = tshark_fields(
+        &capture,
+        &[],
+        "tcp.len > 0",
+        &["frame.time_relative", "tcp.srcport", "tcp.len"],
+    );
+    let mut refusals = 0.0;
+    for (i, r) in rows.iter().enumerate() {
+        if r[1] != "22" && r[2] == "144" {
+            let answer = rows[i + 1..].iter().find(|a| a[1] == "22").unwrap();
+            if answer[2] == "80" {
+                refusals += answer[0].parse::<f64>().unwrap() - r[0].parse::<f64>().unwrap();
+            }
+        }
+    }
+    assert!(refusals > 4.0, "{refusals} s");
+    let doc = run_rttdoc_json(&capture);
+    let x = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "server_think_time" && x["phase"] == "first_byte")
+        .unwrap();
+    let said = x["explanation"].as_str().unwrap();
+    assert!(
+        said.contains(&format!("2 of them ({:.0} ms)", refusals * 1e3)),
+        "{said}"
+    );
+    let fix = x["fix"].as_str().unwrap();
+    assert!(fix.starts_with("2 slow turns were refused logins"), "{fix}");
+    assert!(!fix.contains("database"), "{fix}");
+}

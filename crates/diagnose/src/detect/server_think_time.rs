@@ -174,7 +174,8 @@
 
 use super::{Facts, TimedTurn};
 use crate::model::{
-    ArrivalProof, Detail, Direction, Finding, FindingKind, Phase, PreambleKind, TlsMessage, Wait,
+    AppProtocol, ArrivalProof, Detail, Direction, Finding, FindingKind, Phase, PreambleKind,
+    TlsMessage, Wait,
 };
 use rttdoc_analyze::{seq, Exchange, SegmentRecord, Stamp};
 use rttdoc_wire::TcpFlags;
@@ -302,6 +303,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
             .map(str::to_string),
         // (The slowest's, else another slow one's.)
         protocol: f.protocol,
+        retried: retried_logins(f, &slow),
         host_calls: std::iter::once(worst).chain(&slow).find_map(|s| {
             f.exchanges
                 .get(s.0.checked_sub(1)?)?
@@ -312,6 +314,41 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
     };
     y.display_filter = f.filter_frames(&y.frames);
     out.push(y);
+}
+
+/// On an SSH connection (read as one, or on port 22), the slow exchanges
+/// `slow` that repeat an exchange beside them: the same request size,
+/// answered with the same size. SSH's user authentication is the
+/// session's one exchange a client repeats as it was: a password refused
+/// (USERAUTH_FAILURE) and typed again, each refusal held by the server's
+/// failed-login delay (PAM's pam_faildelay, about 2 s, randomised), the
+/// accepted one answered at once (nDPI's ssh.pcap 0: two 144-byte
+/// requests answered with 80 bytes after 1.87 and 2.42 s, the third with
+/// 32 bytes in 34 ms; judged in session 87 at "look at its host's load").
+/// How many, and their time (ms).
+fn retried_logins(f: &Facts<'_>, slow: &[ServerTurn]) -> Option<(u32, f64)> {
+    let ssh = f.protocol == Some(AppProtocol::Ssh)
+        || (f.protocol.is_none() && f.report.server.port == 22);
+    if !ssh {
+        return None;
+    }
+    let alike = |a: usize, b: usize| match (f.exchanges.get(a), f.exchanges.get(b)) {
+        (Some(x), Some(y)) => {
+            x.request_bytes == y.request_bytes
+                && x.response_bytes == y.response_bytes
+                && x.response_bytes > 0
+        }
+        _ => false,
+    };
+    let (n, ns) = slow
+        .iter()
+        .filter(|s| s.0 > 0)
+        .filter(|s| {
+            let i = s.0 - 1;
+            i.checked_sub(1).is_some_and(|before| alike(before, i)) || alike(i, i + 1)
+        })
+        .fold((0u32, 0i64), |(n, ns), s| (n + 1, ns + s.3));
+    (n > 0).then_some((n, ns as f64 / 1e6))
 }
 
 /// The longest pause inside a flight of the server's in the TLS

@@ -1778,6 +1778,50 @@ fn a_greeting_nagle_held_behind_the_servers_finished_is_no_think_time() {
     }
 }
 
+/// An SSH session (read as one by its identifications, on the spec's
+/// port): the identifications, then the client's
+/// password attempts (144 bytes each, or `sizes`), the first two refused
+/// with an 80-byte answer after the server's failed-login delay (2 s, 2.4
+/// s), the last accepted with 32 bytes at once.
+fn ssh_logins(sizes: [usize; 3]) -> Outcome {
+    let mut s = Wire::new(Path::at_client(40.0));
+    let [_, _, ack] = s.handshake(0.0);
+    let hello = s.send(S, s.arrival(ack) + 0.5, b"SSH-2.0-OpenSSH_8.9\r\n");
+    s.send(C, s.arrival(hello) + 0.2, b"SSH-2.0-OpenSSH_9.6\r\n");
+    // A person types each password.
+    let mut t = s.arrival(hello) + 3000.0;
+    for (size, (delay, answer)) in sizes
+        .into_iter()
+        .zip([(2000.0, 80), (2400.0, 80), (30.0, 32)])
+    {
+        let q = s.send(C, t, leak(vec![0x5a; size]));
+        let a = s.send(S, s.arrival(q) + delay, leak(vec![0x5b; answer]));
+        t = s.arrival(a) + 3000.0;
+    }
+    s.run()
+}
+
+fn retried_of(o: &Outcome) -> Option<(u32, f64)> {
+    match o.the_in(ServerThinkTime, Phase::FirstByte).detail {
+        crate::model::Detail::ExchangeThinkTime { retried, .. } => retried,
+        ref other => panic!("{other:?}"),
+    }
+}
+
+/// SSH's user authentication is the one exchange a client repeats as it
+/// was: a password refused and typed again, each refusal held by the
+/// server's failed-login delay. The slow turns that repeat the one
+/// beside them are told apart (nDPI's ssh.pcap 0, judged in session 87:
+/// 4.3 s of refusals told to look at the host's load); requests of other
+/// sizes are not.
+#[test]
+fn ssh_logins_refused_and_tried_again_are_the_servers_failed_login_delay() {
+    let (n, ms) = retried_of(&ssh_logins([144, 144, 144])).expect("the refused logins");
+    assert_eq!(n, 2);
+    assert_ms(ms, 4400.0, 1.0, "the two refusals' delays");
+    assert_eq!(retried_of(&ssh_logins([144, 160, 176])), None);
+}
+
 #[test]
 fn a_prompt_greeting_is_one_round_trip_and_no_think_time() {
     for path in Path::all(40.0) {
