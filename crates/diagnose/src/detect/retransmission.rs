@@ -777,6 +777,16 @@ fn unheard_while_resending(
     super::nothing_heard_since(f.unheard_at_resend, sent, last)
 }
 
+/// When the first of the timer stalls `stalls` began: its wait's first
+/// packet (the lost copy) left.
+fn stall_began(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<i64> {
+    stalls
+        .iter()
+        .filter_map(|(w, _)| f.record(w.from_frame))
+        .map(|r| r.ts_ns)
+        .min()
+}
+
 /// A client's timer stalls (`stalls`) while nothing reached any client,
 /// from the first stall's beginning (its lost copy's leaving) to its last
 /// re-send, though it re-sent elsewhere meanwhile: its own side of the
@@ -792,11 +802,7 @@ fn unheard_while_stalled(
     if sender != Direction::ClientToServer {
         return None;
     }
-    let began = stalls
-        .iter()
-        .filter_map(|(w, _)| f.record(w.from_frame))
-        .map(|r| r.ts_ns)
-        .min()?;
+    let began = stall_began(f, stalls)?;
     let last = stalls.iter().map(|(_, r)| r.frame).max()?;
     super::nothing_heard_since(f.unheard_at_resend, began, last)
 }
@@ -1636,11 +1642,7 @@ fn held_stalls(
 /// (nDPI's skype.pcap 37: Dropbox's connection swapped data mid-stall).
 /// Its `tcp.stream` and frame.
 fn heard_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<(u64, u64)> {
-    let began = stalls
-        .iter()
-        .filter_map(|(w, _)| f.record(w.from_frame))
-        .map(|r| r.ts_ns)
-        .min()?;
+    let began = stall_began(f, stalls)?;
     f.heard_elsewhere_since(began, |resend| {
         stalls.iter().any(|(_, r)| r.frame == resend)
     })
@@ -1686,11 +1688,7 @@ fn quiet_before(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> f64 {
 /// throughout: no filter of the application or the port, but of this
 /// connection's state).
 fn sent_elsewhere(f: &Facts<'_>, stalls: &[&(Wait, &SegmentRecord)]) -> Option<(u64, u64, bool)> {
-    let began = stalls
-        .iter()
-        .filter_map(|(w, _)| f.record(w.from_frame))
-        .map(|r| r.ts_ns)
-        .min()?;
+    let began = stall_began(f, stalls)?;
     // (Segments that fit any path, 536 bytes or less, need no size
     // matched: a 5-byte message's acknowledgment shows the way out of an
     // 8-byte one's (skype_no_unknown.pcap 72).)
