@@ -3998,6 +3998,30 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                  could not have repaired it sooner; {probes}."
             )
         }
+        // Waits that each began at a timer's re-send (the rto_stall beside
+        // it): after a timeout the sender's window is one segment, and it
+        // re-sends the next lost one when the first's ACK comes, SACK or
+        // not; SACK's probe would have shortened the timer's wait instead
+        // (nDPI's alexa-app.pcapng 73, judged in session 87).
+        Detail::Retransmission { .. }
+            if without_sack(c) && !x.waits.is_empty() && {
+                let timer: Vec<u64> = c
+                    .findings
+                    .iter()
+                    .filter(|y| y.kind == FindingKind::RtoStall)
+                    .flat_map(|y| y.waits.iter().map(|w| w.to_frame))
+                    .collect();
+                x.waits.iter().all(|w| timer.contains(&w.from_frame))
+            } =>
+        {
+            format!(
+                "Find the loss: a lossy or congested link, a policer, an overflowing queue. These waits followed the \
+                 timer's re-send: after a timeout a sender's window is one segment, and it re-sends the next lost one only \
+                 when the first's ACK comes, with SACK or without. Where SACK helps is the timer's own wait (the rto_stall \
+                 beside this: a tail-loss probe needs SACK agreed): {}.",
+                sack_refusal(c)
+            )
+        }
         Detail::Retransmission { .. } if without_sack(c) => format!(
             "Find the loss: a lossy or congested link, a policer, an overflowing queue. This connection's handshake did not \
              agree on SACK, and each loss costs more without it: {}.",
@@ -5843,6 +5867,57 @@ mod tests {
     }
 
     /// A stall before the server spoke may be its listener's; where the
+    /// Re-sends whose waits each began at a timer's re-send (the
+    /// rto_stall beside them) waited on the one-segment window a timeout
+    /// leaves, SACK or not: SACK is told where it helps, the timer's own
+    /// wait, not as what this wait lacked (nDPI's alexa-app.pcapng 73,
+    /// judged in session 87). A wait begun elsewhere keeps the SACK
+    /// advice.
+    #[test]
+    fn a_resend_after_a_timeout_is_not_what_sack_would_have_shortened() {
+        let wait = |from_frame: u64, to_frame: u64| rttdoc_model::Wait {
+            from_frame,
+            to_frame,
+            release_frame: Some(to_frame - 2),
+            ms: 150.0,
+        };
+        let mut x = crate::test_support::finding(FindingKind::Retransmission, 150.0);
+        x.detail = Detail::Retransmission {
+            sender: Direction::ClientToServer,
+            segments: 2,
+            distinct_segments: 2,
+            unconfirmed: 0,
+            window_stalls: 0,
+            past_timeline: 0,
+            originals_unseen: 0,
+            into_closed: None,
+            crossed_close: false,
+            black_hole: false,
+            nothing_heard: None,
+        };
+        x.waits = vec![wait(1646, 1649)];
+        let mut stall = crate::test_support::finding(FindingKind::RtoStall, 921.0);
+        stall.waits = vec![wait(1618, 1646)];
+        let mut c = crate::test_support::report(443);
+        c.handshake.syn_frame = Some(1604);
+        c.handshake.syn_ack_frame = Some(1606);
+        c.handshake.sack_permitted = false;
+        c.handshake.client_sack = true;
+        c.findings.push(stall);
+        let advice = fix(&c, &x);
+        assert!(advice.contains("followed the timer's re-send"), "{advice}");
+        assert!(
+            !advice.contains("each loss costs more without it"),
+            "{advice}"
+        );
+        x.waits = vec![wait(1640, 1649)];
+        let advice = fix(&c, &x);
+        assert!(
+            advice.contains("each loss costs more without it"),
+            "{advice}"
+        );
+    }
+
     /// A client's timer stall while nothing reached it from anywhere, its
     /// re-sends elsewhere unanswered too, is its own network's, in words
     /// and fix, whatever else the stall shows (nDPI's alexa-app.pcapng
