@@ -696,10 +696,7 @@ impl TlsSession {
         bytes: u32,
         cut: bool,
     ) {
-        if matches!(
-            message,
-            TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
-        ) {
+        if message.is_alert() {
             self.last_alert[dir.index()] = Some(end);
         }
         if self.messages.len() < MAX_MESSAGES {

@@ -705,6 +705,14 @@ pub enum TlsMessage {
     OtherRecord(u8),
 }
 
+impl TlsMessage {
+    /// An alert record, read or encrypted (a close_notify, a fatal
+    /// error).
+    pub fn is_alert(&self) -> bool {
+        matches!(self, TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted)
+    }
+}
+
 impl std::fmt::Display for TlsMessage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use TlsMessage::*;
@@ -2492,6 +2500,15 @@ pub enum AppProtocol {
     /// or the broker listens on 1883 and both speak MQTT's headers, or on
     /// 8883 (MQTT's port inside TLS).
     Mqtt,
+}
+
+impl AppProtocol {
+    /// Whether a connection read as `protocol`, to the server's `port`, is
+    /// SSH: its identification read, or on SSH's port where nothing was
+    /// read (a joined MPTCP subflow, a capture begun in the session).
+    pub fn is_ssh(protocol: Option<AppProtocol>, port: u16) -> bool {
+        protocol == Some(AppProtocol::Ssh) || (protocol.is_none() && port == 22)
+    }
 }
 
 /// Everything rttdoc knows about one TCP connection.

@@ -3695,8 +3695,7 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         // database).
         // (Or on SSH's port where the identification was not read: a
         // joined MPTCP subflow, a capture begun in the session.)
-        Detail::ExchangeThinkTime { protocol, .. }
-            if *protocol == Some(AppProtocol::Ssh) || (protocol.is_none() && c.server.port == 22) =>
+        Detail::ExchangeThinkTime { protocol, .. } if AppProtocol::is_ssh(*protocol, c.server.port) =>
         {
             "An SSH server's turns in its key exchange are cryptography: agree on a cheaper key exchange and host key \
              (curve25519-sha256 or ecdh-sha2-nistp256, and an Ed25519 or ECDSA host key, over diffie-hellman-group-exchange \

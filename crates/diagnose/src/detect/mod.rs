@@ -1273,12 +1273,7 @@ impl<'a> Facts<'a> {
         let alert = self.report.tls.as_ref().and_then(|t| {
             t.messages
                 .iter()
-                .find(|m| {
-                    matches!(
-                        m.message,
-                        TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
-                    )
-                })
+                .find(|m| m.message.is_alert())
                 .map(|m| m.first_frame)
         });
         let close = [c.fin_frame, c.rst_frame, s.fin_frame, s.rst_frame, alert]
@@ -1593,13 +1588,9 @@ impl<'a> Facts<'a> {
         // only its close_notify, may have waited for a server that
         // speaks first.)
         let alert = |frame: u64| {
-            tls.messages.iter().any(|m| {
-                m.frame == frame
-                    && matches!(
-                        m.message,
-                        TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
-                    )
-            })
+            tls.messages
+                .iter()
+                .any(|m| m.frame == frame && m.message.is_alert())
         };
         // What it wrote the moment the handshake let it was waiting for
         // the handshake, whenever it closed (nDPI's zoom.pcap 12: 138

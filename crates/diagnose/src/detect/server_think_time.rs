@@ -327,9 +327,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
 /// 32 bytes in 34 ms; judged in session 87 at "look at its host's load").
 /// How many, and their time (ms).
 fn retried_logins(f: &Facts<'_>, slow: &[ServerTurn]) -> Option<(u32, f64)> {
-    let ssh = f.protocol == Some(AppProtocol::Ssh)
-        || (f.protocol.is_none() && f.report.server.port == 22);
-    if !ssh {
+    if !AppProtocol::is_ssh(f.protocol, f.report.server.port) {
         return None;
     }
     let alike = |a: usize, b: usize| match (f.exchanges.get(a), f.exchanges.get(b)) {
@@ -517,10 +515,7 @@ pub(super) fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
     // When the answer was captured, and what held it on the path after
     // it left (the server's own clock: sender_clock.rs).
     let answer = f.record(first_frame);
-    let queue = answer.map_or(0, |r| {
-        f.held_within_clock(r, f.answer_queue_ns(r.ts_ns))
-            .max(f.held_after_sending_ns(r))
-    });
+    let queue = answer.map_or(0, |r| held_on_the_way_ns(f, r));
     let mut think = first - tq - queue;
     // Acknowledged on arrival: the ClientHello was there by then (as
     // for a request, below), and the ServerHello left when its own clock
@@ -537,6 +532,15 @@ pub(super) fn hello_turn(f: &Facts<'_>) -> Option<(u64, TimedTurn)> {
         ns: think,
     };
     Some((sh, turn))
+}
+
+/// What held the server's handshake answer `r` on the path after it
+/// left: the path's queue as far as the server's clock allows it, or its
+/// delivery beyond the fastest by that clock (sender_clock.rs),
+/// whichever is more. The first flight and the later ones alike.
+fn held_on_the_way_ns(f: &Facts<'_>, r: &SegmentRecord) -> i64 {
+    f.held_within_clock(r, f.answer_queue_ns(r.ts_ns))
+        .max(f.held_after_sending_ns(r))
 }
 
 /// The server's later flights (a full TLS 1.2 handshake's Finished,
@@ -556,11 +560,10 @@ pub(super) fn later_flight_turns<'f, 'a>(
         .iter()
         .filter(|t| t.answerer == Direction::ServerToClient && !t.first && t.complete)
         .map(|t| {
-            let queued = f.answer_queue_ns(t.answer_ts_ns);
-            let queue = f.record(t.answer_frame).map_or(queued, |r| {
-                f.held_within_clock(r, queued)
-                    .max(f.held_after_sending_ns(r))
-            });
+            let queue = f.record(t.answer_frame).map_or_else(
+                || f.answer_queue_ns(t.answer_ts_ns),
+                |r| held_on_the_way_ns(f, r),
+            );
             TimedTurn {
                 from_frame: t.left_before_question.unwrap_or(t.question_frame),
                 to_frame: t.answer_frame,
@@ -1751,12 +1754,7 @@ fn server_closes_after(f: &Facts<'_>, frame: u64, within: i64) -> bool {
     }
     f.report.tls.as_ref().is_some_and(|t| {
         t.messages.iter().any(|m| {
-            m.direction == server
-                && (frame..=last).contains(&m.frame)
-                && matches!(
-                    m.message,
-                    TlsMessage::Alert { .. } | TlsMessage::AlertEncrypted
-                )
+            m.direction == server && (frame..=last).contains(&m.frame) && m.message.is_alert()
         })
     })
 }
