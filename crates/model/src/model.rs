@@ -810,6 +810,9 @@ pub struct LossFollowers {
     /// The receiver's duplicate ACKs of the hole in that time (pure ACKs
     /// acknowledging up to the lost segment, after the first that did).
     pub duplicate_acks: u32,
+    /// The first of those duplicates (its frame): the segment after the
+    /// hole arrived.
+    pub first_duplicate: Option<u64>,
     /// An earlier re-send of the lost bytes in that time (its frame),
     /// lost too: the timer repaired what a fast re-send had not.
     pub resent_before: Option<u64>,
