@@ -813,6 +813,13 @@ pub struct LossFollowers {
     /// The first of those duplicates (its frame): the segment after the
     /// hole arrived.
     pub first_duplicate: Option<u64>,
+    /// Nothing followed it and the receiver had acknowledged everything
+    /// before it by the re-send: it was alone in flight when the timer
+    /// was last re-armed. Linux's tail-loss probe for one segment in
+    /// flight waits two round trips plus the 200 ms minimum RTO (for the
+    /// receiver's delayed ACK), capped at the RTO: about as long as the
+    /// timer, SACK or not.
+    pub alone_in_flight: bool,
     /// An earlier re-send of the lost bytes in that time (its frame),
     /// lost too: the timer repaired what a fast re-send had not.
     pub resent_before: Option<u64>,
@@ -1867,6 +1874,11 @@ pub enum Detail {
         /// What followed the first stall's lost segment before its timer
         /// fired: why no fast retransmit repaired it.
         followed: Option<LossFollowers>,
+        /// The stall's waits that began at a re-send which was lost too
+        /// (ms): nothing was sent after that copy for a duplicate ACK or
+        /// SACK block to reveal its loss, and no tail-loss probe follows
+        /// a timeout, so only the timer repairs it, SACK or not.
+        after_lost_copy_ms: f64,
         /// The client's stall while nothing reached any client, from
         /// before the first lost copy to the last re-send, though it
         /// re-sent to another server meanwhile: its own side of the

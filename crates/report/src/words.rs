@@ -3161,6 +3161,40 @@ fn without_sack(c: &ConnectionReport) -> bool {
     h.syn_frame.is_some() && h.syn_ack_frame.is_some() && !h.sack_permitted && !h.relay
 }
 
+/// Whether SACK (a RACK re-send a quarter round trip after a SACK block,
+/// or a tail-loss probe) could have shortened an rto_stall whose first
+/// lost segment was `followed` so, `first_ms` of it not after a lost
+/// re-send: a hole below data that arrived, or a tail with more than
+/// one segment in flight (a probe two round trips on); not a lone
+/// segment's tail (Linux's probe for one segment in flight adds the
+/// 200 ms minimum RTO for a delayed ACK, capped at the RTO), nor waits
+/// that each began at a lost re-send.
+fn sack_could_shorten(followed: &rttdoc_model::LossFollowers, first_ms: f64) -> bool {
+    first_ms > 1.0 && !followed.alone_in_flight
+}
+
+/// Where part of an rto_stall followed a re-send that was lost too: SACK
+/// could have shortened only what came before (nDPI's alexa-app.pcapng
+/// 83, judged in session 88: 2.87 s of its 3.27 s after a lost timer
+/// re-send).
+fn only_the_first_wait(x: &Finding) -> String {
+    let Detail::RtoStall {
+        after_lost_copy_ms, ..
+    } = x.detail
+    else {
+        return String::new();
+    };
+    if after_lost_copy_ms <= 0.0 {
+        return String::new();
+    }
+    format!(
+        " That would have shortened only the first {}: the other {} followed a re-send that was lost too, which \
+         only the timer repairs, SACK or not (nothing was sent after that copy, and no tail-loss probe follows a timeout).",
+        crate::fmt_ms(x.cost_ms - after_lost_copy_ms),
+        crate::fmt_ms(after_lost_copy_ms)
+    )
+}
+
 /// Which SYN left SACK out, and so where to turn it on (nDPI's
 /// alexa-app.pcapng 108: the phone's SYN offered it, Amazon's SYN-ACK
 /// did not, and the Linux sysctl was the phone's to change).
@@ -4003,12 +4037,34 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                  timer"
                     .to_string()
             };
-            format!(
-                "Find the loss (a lossy or congested link, a policer, an overflowing queue, or the receiving host itself: the \
-                 rto_stall beside this says which it allows). These re-sends were all the timer's, of data with too little \
-                 sent after it to draw the three duplicate ACKs (or the SACK blocks) a fast retransmission needs, so that \
-                 could not have repaired it sooner; {probes}."
-            )
+            // (Data acknowledged beyond the hole, on a connection without
+            // SACK: one SACK block would have let a RACK sender re-send
+            // it a quarter round trip on. nDPI's alexa-app.pcapng 76,
+            // judged in session 88: told SACK could not have.)
+            let hole_below_data = without_sack(c)
+                && c.findings.iter().any(|y| {
+                    matches!(
+                        y.detail,
+                        Detail::RtoStall { followed: Some(f), .. } if f.segments > 0 && f.duplicate_acks > 0
+                    )
+                });
+            if hole_below_data {
+                format!(
+                    "Find the loss (a lossy or congested link, a policer, an overflowing queue, or the receiving host \
+                     itself: the rto_stall beside this says which it allows). These re-sends were all the timer's: too \
+                     few duplicate ACKs came back for a fast retransmission, and this handshake did not agree on SACK, \
+                     with which one segment acknowledged beyond the hole lets a RACK sender re-send it about a quarter \
+                     round trip later: {}.",
+                    sack_refusal(c)
+                )
+            } else {
+                format!(
+                    "Find the loss (a lossy or congested link, a policer, an overflowing queue, or the receiving host \
+                     itself: the rto_stall beside this says which it allows). These re-sends were all the timer's, of \
+                     data with too little sent after it to draw the three duplicate ACKs (or the SACK blocks) a fast \
+                     retransmission needs, so that could not have repaired it sooner; {probes}."
+                )
+            }
         }
         // Waits that each began at a timer's re-send (the rto_stall beside
         // it): after a timeout the sender's window is one segment, and it
@@ -4207,6 +4263,47 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         // (A lost request is no response's tail: nDPI's alexa-app.pcapng
         // 51, the client's request lost, told to avoid tiny bursts at the
         // end of responses.)
+        // Nothing of the stall SACK could have shortened: a lone segment's
+        // tail (its probe waits about as long as the timer), waits after a
+        // lost re-send (nothing after it to reveal the loss, no probe
+        // after a timeout). nDPI's alexa-app.pcapng 93 and 103, judged in
+        // session 88: told to turn SACK on.
+        Detail::RtoStall {
+            followed: Some(followed),
+            after_lost_copy_ms,
+            ..
+        } if !sack_could_shorten(followed, x.cost_ms - after_lost_copy_ms) => {
+            let mut why = Vec::new();
+            if followed.alone_in_flight && x.cost_ms - after_lost_copy_ms > 1.0 {
+                why.push(
+                    "the lost segment was alone in flight, and a lone segment's tail-loss probe waits about as long as \
+                     the timer (two round trips plus 200 ms, for the receiver's delayed ACK)"
+                        .to_string(),
+                );
+            }
+            if *after_lost_copy_ms > 0.0 {
+                why.push(format!(
+                    "{} of it followed a re-send that was lost too, with nothing sent after that copy for a SACK block \
+                     to reveal its loss, and no tail-loss probe follows a timeout",
+                    crate::fmt_ms(*after_lost_copy_ms)
+                ));
+            }
+            let why = why.join("; ");
+            if without_sack(c) {
+                format!(
+                    "Find the loss (a lossy or congested link, a policer, an overflowing queue; where only full-size \
+                     packets vanish, a hop's MTU: see path_mtu). SACK, which this handshake did not agree on, would not have shortened \
+                     this stall: {why}. Turn it on for the losses it does repair: {}.",
+                    sack_refusal(c)
+                )
+            } else {
+                format!(
+                    "Find the loss (a lossy or congested link, a policer, an overflowing queue; where only full-size \
+                     packets vanish, a hop's MTU: see path_mtu). Neither SACK nor a tail-loss probe could have shortened this stall: \
+                     {why}."
+                )
+            }
+        }
         // (Not a tail: a hole below data that followed it, which only
         // duplicate ACKs show a sender without SACK.)
         Detail::RtoStall {
@@ -4216,19 +4313,22 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
             "Find the loss (bursts of full-size packets lost while small ones pass point to a policer or a short queue on \
              the way). This connection's handshake did not agree on SACK: without it a sender learns of a hole below data \
              that arrived only from three duplicate ACKs; with it, one segment acknowledged beyond the hole lets a RACK \
-             sender (Linux, Windows, FreeBSD) re-send it about a quarter round trip later. Turn SACK on: {}.",
+             sender (Linux, Windows, FreeBSD) re-send it about a quarter round trip later. Turn SACK on: {}.{}",
             sack_refusal(c),
+            only_the_first_wait(x)
         ),
         Detail::RtoStall { sender, .. } if without_sack(c) => format!(
             "Find the loss. This connection's handshake did not agree on SACK, and without SACK a Linux sender sends no \
-             tail-loss probe: its timer alone repairs a lost tail. Turn SACK on: {}{}.",
+             tail-loss probe: its timer alone repairs a lost tail. Turn SACK on: {}{}.{}",
             sack_refusal(c),
-            tail_burst_advice(*sender)
+            tail_burst_advice(*sender),
+            only_the_first_wait(x)
         ),
         Detail::RtoStall { sender, .. } => format!(
             "Find the loss; keep tail-loss probes on (net.ipv4.tcp_early_retrans=3) and SACK on (a segment alone in flight \
-             waits about as long for its probe as for the timer){}.",
-            tail_burst_advice(*sender)
+             waits about as long for its probe as for the timer){}.{}",
+            tail_burst_advice(*sender),
+            only_the_first_wait(x)
         ),
         Detail::HttpRedirect {
             followed_before,
@@ -5320,6 +5420,7 @@ mod tests {
                     segments,
                     duplicate_acks,
                     first_duplicate: (duplicate_acks > 0).then_some(920),
+                    alone_in_flight: false,
                     resent_before,
                 }),
                 1,
@@ -5712,6 +5813,7 @@ mod tests {
             held: None,
             quiet_before_ms,
             followed: None,
+            after_lost_copy_ms: 0.0,
             nothing_heard: None,
         };
         let c = crate::test_support::report(443);
@@ -5862,6 +5964,7 @@ mod tests {
             held: None,
             quiet_before_ms: 0.0,
             followed: None,
+            after_lost_copy_ms: 0.0,
             nothing_heard: None,
         };
         c.findings.push(stall);
@@ -5960,6 +6063,7 @@ mod tests {
             held: None,
             quiet_before_ms: 12.0,
             followed: None,
+            after_lost_copy_ms: 0.0,
             nothing_heard: Some(rttdoc_model::NothingHeard {
                 last_frame: 2757,
                 before_ms: 12.1,
@@ -6001,6 +6105,7 @@ mod tests {
                 held: None,
                 quiet_before_ms: 0.0,
                 followed: None,
+                after_lost_copy_ms: 0.0,
                 nothing_heard: None,
             };
             y
@@ -6152,6 +6257,7 @@ mod tests {
             }),
             quiet_before_ms: 0.0,
             followed: None,
+            after_lost_copy_ms: 0.0,
             nothing_heard: None,
         };
         let words = explanation(&x);
@@ -6179,6 +6285,7 @@ mod tests {
             held: None,
             quiet_before_ms: 0.0,
             followed: None,
+            after_lost_copy_ms: 0.0,
             nothing_heard: None,
         };
         let mut handshake = crate::test_support::finding(FindingKind::TlsExtraRtt, 1078.0);
@@ -6228,6 +6335,7 @@ mod tests {
             held: None,
             quiet_before_ms: 0.0,
             followed: None,
+            after_lost_copy_ms: 0.0,
             nothing_heard: None,
         };
         let mut c = crate::test_support::report(443);
@@ -6266,6 +6374,102 @@ mod tests {
         assert!(fix(&c, &stall).contains("keep tail-loss probes on"));
     }
 
+    /// SACK is offered as the remedy only for what it could have
+    /// shortened (nDPI's alexa-app.pcapng 93, 103 and 83, judged in
+    /// session 88). A lone segment's tail: its probe waits about as long
+    /// as the timer. A wait that began at a re-send lost too: nothing
+    /// after that copy could reveal its loss. A hole below data that
+    /// arrived, then a lost timer re-send: SACK for the first wait only.
+    #[test]
+    fn sack_is_offered_only_for_the_waits_it_could_have_shortened() {
+        let with = |followed: rttdoc_model::LossFollowers, cost: f64, after: f64| {
+            let mut stall = crate::test_support::finding(FindingKind::RtoStall, cost);
+            stall.detail = Detail::RtoStall {
+                sender: Direction::ClientToServer,
+                stalls: 1,
+                unanswered: false,
+                unopened: false,
+                heard_elsewhere: None,
+                sent_elsewhere: None,
+                deaf: None,
+                gave_up: None,
+                kernel_gave_up: false,
+                resent_after_giving_up: false,
+                peer_held: None,
+                held: None,
+                quiet_before_ms: 0.0,
+                followed: Some(followed),
+                after_lost_copy_ms: after,
+                nothing_heard: None,
+            };
+            stall
+        };
+        let tail = rttdoc_model::LossFollowers {
+            segments: 0,
+            duplicate_acks: 0,
+            first_duplicate: None,
+            alone_in_flight: true,
+            resent_before: None,
+        };
+        let hole = rttdoc_model::LossFollowers {
+            segments: 1,
+            duplicate_acks: 1,
+            first_duplicate: Some(1925),
+            alone_in_flight: false,
+            resent_before: None,
+        };
+        let mut c = crate::test_support::report(443);
+        c.handshake.syn_frame = Some(1);
+        c.handshake.syn_ack_frame = Some(2);
+        c.handshake.client_sack = true;
+        c.handshake.sack_permitted = false;
+        // A lone segment's tail (alexa-app.pcapng 103).
+        let lone = fix(&c, &with(tail, 315.4, 0.0));
+        assert!(
+            lone.contains("would not have shortened this stall"),
+            "{lone}"
+        );
+        assert!(lone.contains("alone in flight"), "{lone}");
+        assert!(!lone.contains("followed a re-send"), "{lone}");
+        // Where to turn it on for other losses still said.
+        assert!(lone.contains("turn it on at the server"), "{lone}");
+        // With SACK agreed: neither it nor a probe could have.
+        c.handshake.sack_permitted = true;
+        let agreed = fix(&c, &with(tail, 315.4, 0.0));
+        assert!(
+            agreed.contains("Neither SACK nor a tail-loss probe could have shortened"),
+            "{agreed}"
+        );
+        c.handshake.sack_permitted = false;
+        // All of it after an early re-send lost too (alexa-app.pcapng 93).
+        let lost_copy = fix(&c, &with(hole, 502.2, 502.2));
+        assert!(
+            lost_copy
+                .contains("would not have shortened this stall: 502.2 ms of it followed a re-send"),
+            "{lost_copy}"
+        );
+        assert!(!lost_copy.contains("alone in flight"), "{lost_copy}");
+        // A hole below data that arrived, then a lost timer re-send
+        // (alexa-app.pcapng 83): SACK for the first wait only.
+        let part = fix(&c, &with(hole, 3274.1, 2868.5));
+        assert!(part.contains("Turn SACK on"), "{part}");
+        assert!(
+            part.contains("only the first 405.6 ms: the other 2.87 s followed a re-send"),
+            "{part}"
+        );
+        // No lost re-send: the advice as before, nothing about one.
+        let whole = fix(&c, &with(hole, 405.6, 0.0));
+        assert!(whole.contains("Turn SACK on"), "{whole}");
+        assert!(!whole.contains("only the first"), "{whole}");
+        // A tail with more in flight: its probe comes sooner, SACK asked.
+        let two = rttdoc_model::LossFollowers {
+            alone_in_flight: false,
+            ..tail
+        };
+        let more = fix(&c, &with(two, 300.0, 0.0));
+        assert!(more.contains("Turn SACK on"), "{more}");
+    }
+
     /// A connection the server never served (nothing after its SYN-ACK)
     /// while the client's link worked both ways (nDPI's
     /// skype_no_unknown.pcap 2, judged in session 83: told "a policer, a
@@ -6288,6 +6492,7 @@ mod tests {
             held: None,
             quiet_before_ms: 0.0,
             followed: None,
+            after_lost_copy_ms: 0.0,
             nothing_heard: None,
         };
         let c = crate::test_support::report(443);
@@ -6376,6 +6581,40 @@ mod tests {
         let advice = fix(&c, &resent);
         assert!(advice.contains("tcp_early_retrans=3"), "{advice}");
         assert!(advice.contains("alone in flight"), "{advice}");
+        // A segment behind the hole acknowledged (a duplicate ACK): with
+        // SACK, RACK would have re-sent sooner (nDPI's alexa-app.pcapng
+        // 76, judged in session 88: told SACK could not have).
+        c.handshake.sack_permitted = false;
+        c.findings[0].detail = Detail::RtoStall {
+            sender: Direction::ClientToServer,
+            stalls: 1,
+            unanswered: false,
+            unopened: false,
+            heard_elsewhere: None,
+            sent_elsewhere: None,
+            deaf: None,
+            gave_up: None,
+            kernel_gave_up: false,
+            resent_after_giving_up: false,
+            peer_held: None,
+            held: None,
+            quiet_before_ms: 0.0,
+            followed: Some(rttdoc_model::LossFollowers {
+                segments: 1,
+                duplicate_acks: 1,
+                first_duplicate: Some(791),
+                alone_in_flight: false,
+                resent_before: None,
+            }),
+            after_lost_copy_ms: 0.0,
+            nothing_heard: None,
+        };
+        let advice = fix(&c, &resent);
+        assert!(advice.contains("lets a RACK sender re-send it"), "{advice}");
+        assert!(
+            !advice.contains("could not have repaired it sooner"),
+            "{advice}"
+        );
     }
 
     /// A server that closed right after an answer that said it would

@@ -1436,6 +1436,14 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 held: None,
                 quiet_before_ms: quiet_before(f, &here),
                 followed,
+                after_lost_copy_ms: here
+                    .iter()
+                    .filter(|(w, _)| {
+                        f.record(w.from_frame)
+                            .is_some_and(|p| p.dir == sender && p.len > 0 && p.retransmission)
+                    })
+                    .map(|(w, _)| w.ms)
+                    .sum(),
                 nothing_heard: unheard_while_stalled(f, sender, &here),
             };
             y.display_filter = f.filter_frames(&y.frames);
@@ -1509,10 +1517,19 @@ fn loss_followers(f: &Facts<'_>, r: &SegmentRecord) -> Option<crate::model::Loss
         }
         first_seen = true;
     }
+    // Everything before the lost bytes acknowledged by the re-send (the
+    // SYN-ACK's ACK too, for a connection's first data), nothing after
+    // them sent: one segment in flight.
+    let alone_in_flight = segments == 0
+        && f.between(0, r.frame)
+            .iter()
+            .rev()
+            .any(|x| x.dir != r.dir && x.ack_set && seq::le(r.seq, x.ack));
     Some(crate::model::LossFollowers {
         segments,
         duplicate_acks,
         first_duplicate,
+        alone_in_flight,
         resent_before,
     })
 }
@@ -1654,6 +1671,7 @@ fn held_stalls(
             held: here.first().map(|(_, h)| *h),
             quiet_before_ms: 0.0,
             followed: None,
+            after_lost_copy_ms: 0.0,
             nothing_heard: None,
         };
         y.display_filter = f.filter_frames(&y.frames);

@@ -84,6 +84,20 @@ fn an_rto_stall_says_what_followed_its_lost_segment() {
     let (w, _, _) = lost_request(Path::at_client(RTT), RTO);
     let tail = followed(&w.run());
     assert_eq!((tail.segments, tail.duplicate_acks), (0, 0), "{tail:?}");
+    // The request alone in flight: a tail-loss probe would have waited
+    // about as long as the timer (alexa-app.pcapng 103, judged in
+    // session 88).
+    assert!(tail.alone_in_flight, "{tail:?}");
+    // Two segments of a tail, both lost: the first was not alone.
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let segs = w.burst(C, 100.0, 2, 0.01);
+    w.lose(segs[0]);
+    w.lose(segs[1]);
+    let again = w.resend(100.0 + RTO, segs[0]);
+    w.ack(S, w.arrival(again));
+    let pair = followed(&w.run());
+    assert!(!pair.alone_in_flight, "{pair:?}");
     for (sent, lost, behind, duplicates) in [(3, 1..2, 1, 1), (5, 1..4, 3, 1)] {
         let mut w = Wire::new(Path::at_client(RTT));
         w.handshake(0.0);
@@ -140,6 +154,31 @@ fn a_duplicate_ack_after_the_receivers_own_data_is_counted_and_cited() {
         "{f:?}"
     );
     assert_eq!(s.frames, o.frames(&[segs[0], duplicate, again]));
+}
+
+/// The waits of a stall that began at a re-send lost too are told apart
+/// (alexa-app.pcapng 83, judged in session 88: 2.87 s of 3.27 s after
+/// the timer's lost copy): nothing was sent after that copy to reveal its
+/// loss, so SACK could not have shortened them.
+#[test]
+fn an_rto_stall_tells_the_waits_after_a_lost_copy() {
+    let after = |o: &Outcome| match o.the(RtoStall).detail {
+        Detail::RtoStall {
+            after_lost_copy_ms, ..
+        } => after_lost_copy_ms,
+        ref d => panic!("{d:?}"),
+    };
+    let (w, _, _) = lost_request(Path::at_client(RTT), RTO);
+    assert_ms(after(&w.run()), 0.0, EXACT, "one copy, delivered");
+    let mut w = Wire::new(Path::at_client(RTT));
+    w.handshake(0.0);
+    let req = w.data(C, 100.0, 100);
+    w.lose(req);
+    let copy = w.resend(100.0 + RTO, req);
+    w.lose(copy);
+    let last = w.resend(100.0 + 3.0 * RTO, req);
+    w.ack(S, w.arrival(last));
+    assert_ms(after(&w.run()), 2.0 * RTO, EXACT, "the second wait");
 }
 
 /// A segment its timer re-sent again and again, backing off (a black
