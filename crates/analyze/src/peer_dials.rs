@@ -27,9 +27,28 @@ pub const NEAR_NS: i64 = 1_000_000_000;
 #[derive(Debug, Default)]
 pub(crate) struct PeerDials {
     clients: FxHashMap<IpAddr, VecDeque<(i64, IpAddr)>>,
+    /// Per host, the first other host it was seen in a TCP connection
+    /// with, dialled or met mid-flow (a capture that began after the
+    /// SYN), and whether it was seen with a second: a capture of more
+    /// than one server's traffic (nDPI's viber.pcap 1, judged in session
+    /// 88: its phone's first dials all to one server, its connection to
+    /// another already open when the capture began).
+    talked: FxHashMap<IpAddr, (IpAddr, bool)>,
 }
 
 impl PeerDials {
+    /// A TCP connection between `a` and `b` was first seen (once per
+    /// connection, either end the client).
+    pub(crate) fn met(&mut self, a: IpAddr, b: IpAddr) {
+        if self.talked.len() >= CLIENTS {
+            self.talked.clear();
+        }
+        for (host, other) in [(a, b), (b, a)] {
+            let seen = self.talked.entry(host).or_insert((other, false));
+            seen.1 |= seen.0 != other;
+        }
+    }
+
     /// `client` sent a connection's first SYN to `server` at `ts_ns`.
     pub(crate) fn dialled(&mut self, client: IpAddr, server: IpAddr, ts_ns: i64) {
         if self.clients.len() >= CLIENTS && !self.clients.contains_key(&client) {
@@ -45,7 +64,8 @@ impl PeerDials {
     /// When `client` dialled servers other than `server` from `from_ns` on
     /// (its kept dials, oldest first), when they are known: all its dials
     /// since then are still kept, and it dialled another server at some
-    /// time (the capture is not one of this server's alone).
+    /// time, or was seen with one (the capture is not one of this
+    /// server's alone).
     pub(crate) fn others_since(
         &self,
         client: IpAddr,
@@ -54,7 +74,12 @@ impl PeerDials {
     ) -> Option<Vec<i64>> {
         let dials = self.clients.get(&client)?;
         let covered = dials.len() < KEPT || dials.front().is_some_and(|&(t, _)| t <= from_ns);
-        if !covered || dials.iter().all(|&(_, s)| s == server) {
+        let elsewhere = dials.iter().any(|&(_, s)| s != server)
+            || self
+                .talked
+                .get(&client)
+                .is_some_and(|&(first, second)| second || first != server);
+        if !covered || !elsewhere {
             return None;
         }
         Some(
@@ -128,5 +153,26 @@ mod tests {
             d.others_since(client, ip(10), 1_000).map(|v| v.len()),
             Some(KEPT)
         );
+    }
+
+    /// A client whose dials so far all went to one server, but whose
+    /// connection to another was in the capture (met mid-flow, the
+    /// capture begun after its SYN: nDPI's viber.pcap 1, judged in
+    /// session 88): the capture is not that server's alone, and no dial
+    /// since a moment is known as none.
+    #[test]
+    fn a_connection_met_mid_flow_shows_the_capture_is_not_one_servers() {
+        let mut d = PeerDials::default();
+        let client = ip(1);
+        d.dialled(client, ip(10), 0);
+        d.met(client, ip(10));
+        assert_eq!(d.others_since(client, ip(10), 0), None);
+        // Met from either end (its roles guessed by port).
+        d.met(ip(20), client);
+        assert_eq!(d.others_since(client, ip(10), 0), Some(vec![]));
+        // Another client, met with one server only: still unknown.
+        d.dialled(ip(2), ip(10), 0);
+        d.met(ip(2), ip(10));
+        assert_eq!(d.others_since(ip(2), ip(10), 0), None);
     }
 }

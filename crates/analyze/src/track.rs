@@ -611,6 +611,7 @@ impl<'s> Tracker<'s> {
             let (client, server) = roles(seg);
             let stream = *next_stream;
             *next_stream += 1;
+            calls.peer_dials.met(client.ip, server.ip);
             if is_syn {
                 calls.dials.syn(stream, seg.src, destination(seg), at);
                 calls.lookups.syn(stream, destination(seg), at);

@@ -771,6 +771,35 @@ impl TlsReport {
         self.psk_offered || self.session_ticket_offered || self.session_id_offered
     }
 
+    /// Whether the client's answer to the server's flight shows it signed
+    /// nothing with a certificate of its own: its key exchange or its
+    /// Finished read, and no Certificate or CertificateVerify of its
+    /// (a server's CertificateRequest draws a client Certificate, empty
+    /// or not: RFC 5246 7.4.6, RFC 8446 4.4.2), nor, in TLS 1.3, an
+    /// encrypted handshake record beside its Finished (nDPI's android.pcap
+    /// 25 and signal.pcap 8, judged in session 88: a bare Finished, told
+    /// of a slow client-certificate signer).
+    pub fn client_signed_nothing(&self) -> bool {
+        let mut answered = false;
+        for m in self
+            .messages
+            .iter()
+            .filter(|m| m.direction == Direction::ClientToServer)
+        {
+            match m.message {
+                TlsMessage::Certificate
+                | TlsMessage::CertificateVerify
+                | TlsMessage::EncryptedHandshake
+                | TlsMessage::HandshakeNotCaptured => return false,
+                TlsMessage::ClientKeyExchange
+                | TlsMessage::Finished
+                | TlsMessage::FinishedEncrypted => answered = true,
+                _ => {}
+            }
+        }
+        answered
+    }
+
     /// The server's handshake message right after its Certificate: a
     /// stapled CertificateStatus, or the next message of a TLS 1.2 flight
     /// without one (ServerKeyExchange, CertificateRequest,
@@ -1257,6 +1286,10 @@ pub enum Detail {
         /// none, no check of the certificate went online on a connection
         /// of its own (a revocation check, an intermediate's fetch).
         dialled_during: Option<u32>,
+        /// Its answer carried no certificate of its own
+        /// (`TlsReport::client_signed_nothing`): no client-certificate
+        /// signature was part of its turn.
+        signed_nothing: bool,
     },
     /// Turns of a plaintext preamble before TLS (a proxy's CONNECT, a
     /// STARTTLS dialog, a database's SSL request) waited on one side's

@@ -87,6 +87,7 @@ pub(crate) fn client_turn(ms: f64) -> Finding {
         no_certificate: false,
         resumption_refused: false,
         dialled_during: None,
+        signed_nothing: false,
     };
     x
 }

@@ -217,19 +217,27 @@ fn client_verification(c: &ConnectionReport, dialled_during: Option<u32>) -> Str
     // the clear, TLS 1.2 or older) and held no CertificateRequest, there
     // was no signer to be slow (nDPI's netflix.pcap 40 and teams.pcap 21,
     // judged in session 83).
-    let asked = c.tls.as_deref().is_none_or(|tls| {
-        tls.server_certificates.is_none()
-            || tls
-                .messages
-                .iter()
-                .any(|m| m.message == rttdoc_model::TlsMessage::CertificateRequest)
-    });
+    let asked = !client_signed_nothing(c)
+        && c.tls.as_deref().is_none_or(|tls| {
+            tls.server_certificates.is_none()
+                || tls
+                    .messages
+                    .iter()
+                    .any(|m| m.message == rttdoc_model::TlsMessage::CertificateRequest)
+        });
     if asked {
         said
     } else {
         said.replace(", a slow client-certificate signer", "")
             .replace(" and a slow client-certificate signer", "")
     }
+}
+
+/// The client's answer shows it signed nothing with a certificate
+/// (`TlsReport::client_signed_nothing`): no client-certificate signer to
+/// be slow, whatever of the server's flight was read.
+fn client_signed_nothing(c: &ConnectionReport) -> bool {
+    c.tls.as_deref().is_some_and(|t| t.client_signed_nothing())
 }
 
 /// [`client_verification`] before what the handshake rules out is struck.
@@ -1009,6 +1017,8 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
             resumed,
             costly_key_exchange,
             no_certificate,
+            signed_nothing,
+            dialled_during,
             ..
         } => {
             let times = if *turns == 1 {
@@ -1052,8 +1062,24 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 "such as its key exchange, a client certificate's signature, or a busy CPU or event loop: the suite sends no \
                  certificate (pre-shared keys, or anonymous), so it verified none and fetched nothing for one"
             } else {
-                "such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing intermediate certificate fetched over the network, \
-                 a client certificate's signature, or a busy CPU or event loop"
+                // What the capture rules out is not offered: an online
+                // check where the client opened no connection in its turn,
+                // a signature where its answer carried no certificate
+                // (nDPI's viber.pcap 1, android.pcap 25, judged in
+                // session 88).
+                let online = *dialled_during != Some(0);
+                match (online, *signed_nothing) {
+                    (true, false) => "such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing \
+                         intermediate certificate fetched over the network, a client certificate's signature, or a busy CPU or event loop",
+                    (true, true) => "such as verifying a long certificate chain or large keys, a revocation check (OCSP, CRL) or a missing \
+                         intermediate certificate fetched over the network, or a busy CPU or event loop (its answer carried no certificate of \
+                         its own: it signed nothing)",
+                    (false, false) => "such as verifying a long certificate chain or large keys, a client certificate's signature, or a busy \
+                         CPU or event loop (it opened no connection during its turn: nothing was checked or fetched online)",
+                    (false, true) => "such as verifying a long certificate chain or large keys, or a busy CPU or event loop (it opened no \
+                         connection during its turn, so nothing was checked or fetched online, and its answer carried no certificate of its \
+                         own: it signed nothing)",
+                }
             };
             // A group whose arithmetic costs many times x25519's (nDPI's
             // dnscrypt-v2-doh 18: a HelloRetryRequest moved the exchange to
@@ -7483,6 +7509,7 @@ mod tests {
                 no_certificate: false,
                 resumption_refused: false,
                 dialled_during: None,
+                signed_nothing: false,
             };
             let said = explanation(&x);
             let fixed = fix(&c, &x);
@@ -7647,6 +7674,7 @@ mod tests {
             no_certificate: false,
             resumption_refused: false,
             dialled_during: None,
+            signed_nothing: false,
         };
         let said = explanation(&x);
         assert!(
@@ -7972,6 +8000,59 @@ mod tests {
         );
         assert!(with(true, true).contains("a slow client-certificate signer"));
         assert!(with(false, false).contains("a slow client-certificate signer"));
+    }
+
+    /// A client whose answer carried no certificate of its own (TLS 1.3:
+    /// a bare encrypted Finished; TLS 1.2: a key exchange and no
+    /// Certificate) signed nothing, whatever of the server's flight was
+    /// read (nDPI's android.pcap 25 and signal.pcap 8, judged in session
+    /// 88); one with an encrypted handshake record beside its Finished
+    /// may have. The explanation strikes what the capture rules out: the
+    /// signature so, and an online check where it opened no connection
+    /// (viber.pcap 1).
+    #[test]
+    fn a_client_whose_answer_carried_no_certificate_signed_nothing() {
+        let client = |message| rttdoc_model::TlsMessageRef {
+            frame: 9,
+            first_frame: 9,
+            direction: Direction::ClientToServer,
+            message,
+            bytes: 53,
+            cut: false,
+        };
+        use rttdoc_model::TlsMessage::{EncryptedHandshake, FinishedEncrypted};
+        let tls = |messages: Vec<rttdoc_model::TlsMessageRef>| rttdoc_model::TlsReport {
+            messages,
+            ..Default::default()
+        };
+        assert!(tls(vec![client(FinishedEncrypted)]).client_signed_nothing());
+        assert!(
+            !tls(vec![client(EncryptedHandshake), client(FinishedEncrypted)])
+                .client_signed_nothing()
+        );
+        // Its answer unseen: nothing known.
+        assert!(!tls(vec![]).client_signed_nothing());
+        let mut c = crate::test_support::report(443);
+        c.tls = Some(Box::new(tls(vec![client(FinishedEncrypted)])));
+        let mut x = crate::test_support::client_turn(96.7);
+        if let Detail::ClientThinkTime { signed_nothing, .. } = &mut x.detail {
+            *signed_nothing = true;
+        }
+        let advice = fix(&c, &x);
+        assert!(!advice.contains("signer"), "{advice}");
+        let said = explanation(&x);
+        assert!(!said.contains("a client certificate's signature"), "{said}");
+        assert!(said.contains("it signed nothing"), "{said}");
+        assert!(said.contains("a revocation check"), "{said}");
+        if let Detail::ClientThinkTime { dialled_during, .. } = &mut x.detail {
+            *dialled_during = Some(0);
+        }
+        let said = explanation(&x);
+        assert!(!said.contains("a revocation check"), "{said}");
+        assert!(
+            said.contains("nothing was checked or fetched online"),
+            "{said}"
+        );
     }
 
     /// A slow server on the RSA key exchange whose client offered no

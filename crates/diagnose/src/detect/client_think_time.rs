@@ -90,6 +90,11 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         resumed: f.resumed(),
         costly_key_exchange: f.costly_key_exchange.clone(),
         no_certificate: f.certificate_less,
+        signed_nothing: f
+            .report
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.client_signed_nothing()),
         resumption_refused: f
             .report
             .tls
