@@ -974,6 +974,11 @@ impl<'s> Tracker<'s> {
         {
             c.uplink_waits.clear();
         }
+        // How far the capture went on past it: a client still waiting for
+        // an answer to its SYNs then waited at least that long; one that
+        // sent nothing on a connection it had set up used it for nothing
+        // that long (Facts::never_asked).
+        c.seen_until = Some(self.seen_until);
         // A client whose SYNs were sent again: its clock spaces them as
         // its timer did, whatever stamped their capture (client_clock.rs).
         if c.syn_count > 1 {
@@ -988,9 +993,6 @@ impl<'s> Tracker<'s> {
             c.one_way_capture = !self.calls.syn_ack_seen
                 && !self.calls.server_spoke
                 && self.calls.client_went_on_unseen;
-            // How far the capture went on past its SYNs: a client still
-            // waiting for an answer then waited at least that long.
-            c.seen_until = Some(self.seen_until);
             // And how many other servers its client dialled at once: a
             // dial nothing answered among many held that dial only.
             if c.syn_ack.is_none() {

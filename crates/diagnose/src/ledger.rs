@@ -1276,6 +1276,17 @@ fn report_with(
     // set-up (detect/causality.rs, rule 6).
     if let Some(ahead) = ahead.filter(|_| window.is_none()) {
         let basis = match ahead.unused {
+            true if ahead.still_open => format!(
+                "made ahead of need: {}this one carried no request in the {} the capture went on after the set-up let \
+                 one go (frame {}), still open at frame {}: nobody waited for the set-up, idle, not latency",
+                ahead.sibling.map_or(String::new(), |s| format!(
+                    "stream {} carried the client's request meanwhile, and ",
+                    s.0
+                )),
+                duration_words(ahead.idle_ns),
+                ahead.ready_frame,
+                ahead.request_frame,
+            ),
             false => format!(
                 "made ahead of need: stream {} carried the client's request meanwhile, this one's first (frame {}) \
                  left {} after the set-up let it (frame {}): nobody waited for the set-up, idle, not latency",

@@ -236,6 +236,11 @@ pub struct Unwaited {
     /// sat unused from `ready_frame` until then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closed_frame: Option<u64>,
+    /// The frame the capture had reached when the connection, still open
+    /// and never asked anything, was handed on: it sat unused from
+    /// `ready_frame` until at least then (`idle_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_until_frame: Option<u64>,
     /// Another connection of the client's to the same server address and
     /// port (`tcp.stream`) that carried a request of its meanwhile (after
     /// this one's SYN, before its first request): the client had a

@@ -384,6 +384,25 @@ pub fn word(c: &mut ConnectionReport) {
 /// A set-up nobody waited for (the connection made ahead of need): what
 /// the finding would have cost, and why it cost nothing.
 fn unwaited(u: &rttdoc_model::Unwaited) -> String {
+    if let Some(open_until) = u.open_until_frame {
+        let sibling = match (u.sibling_stream, u.sibling_frame) {
+            (Some(stream), Some(frame)) => format!(
+                " while the client's other connection to the server, stream {stream}, carried its request (frame \
+                 {frame})"
+            ),
+            _ => String::new(),
+        };
+        return format!(
+            " Nobody waited for it: this connection carried no request{sibling}: it sat unused for the {} the capture \
+             went on after the set-up let a request go (frame {}), still open at frame {open_until} (a request waiting \
+             for it would have left the moment it could): a connection made ahead of need or one that lost a race (a \
+             browser's preconnect, a TCP connection raced against QUIC, a pool's spare). It would have cost {}; it cost \
+             nothing.",
+            crate::fmt_ms(u.idle_ms),
+            u.ready_frame,
+            crate::fmt_ms(u.cost_ms),
+        );
+    }
     if let Some(closed) = u.closed_frame {
         let sibling = match (u.sibling_stream, u.sibling_frame) {
             (Some(stream), Some(frame)) => format!(

@@ -284,7 +284,8 @@ pub fn unwaited_set_up(f: &Facts<'_>, out: &mut [Finding]) {
             idle_ms: idle.idle_ns as f64 / 1e6,
             ready_frame: idle.ready_frame,
             request_frame: (!idle.unused).then_some(idle.request_frame),
-            closed_frame: idle.unused.then_some(idle.request_frame),
+            closed_frame: (idle.unused && !idle.still_open).then_some(idle.request_frame),
+            open_until_frame: idle.still_open.then_some(idle.request_frame),
             sibling_stream: idle.sibling.map(|s| s.0),
             sibling_frame: idle.sibling.map(|s| s.1),
         });

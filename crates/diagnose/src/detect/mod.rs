@@ -422,7 +422,18 @@ pub struct RequestIdle {
     /// request of the client's meanwhile, and that request's first frame
     /// ([`Facts::made_ahead_of_need`] only).
     pub sibling: Option<(u64, u64)>,
+    /// With `unused`: the connection was still open, never asked
+    /// anything, when handed on, and `request_frame` is the frame the
+    /// capture had reached then ([`Facts::never_asked`]).
+    pub still_open: bool,
 }
+
+/// How far past a connection's set-up the capture must have gone, the
+/// connection still unasked, for its client to have had no request for
+/// it ([`Facts::never_asked`]): longer than any client's turnaround (a
+/// busy phone's steps are tens of milliseconds) or a capture stopped
+/// just after a handshake.
+pub const NEVER_ASKED_NS: i64 = 1_000_000_000;
 
 /// The frame of `dir`'s last TLS Finished (in the clear, or encrypted
 /// after its ChangeCipherSpec) captured before frame `before`.
@@ -1290,6 +1301,65 @@ impl<'a> Facts<'a> {
         )
     }
 
+    /// How long a connection still open when handed on, that carried no
+    /// request, sat after its set-up let one go, until the frame the
+    /// capture had reached then ([`Facts::never_asked`]).
+    fn idle_until_seen(&self) -> Option<RequestIdle> {
+        let end = self.seen_until?;
+        let idle = self.idle_before(end, true)?;
+        Some(RequestIdle {
+            still_open: true,
+            ..idle
+        })
+    }
+
+    /// A connection its client set up and never asked anything on: a
+    /// client that speaks first (HTTP: ALPN offering it, an offer of NPN,
+    /// or plain on port 80 or 8080), its set-up done (the SYN-ACK in and,
+    /// with TLS, its Finished sent and the server's in: before TLS 1.3
+    /// and a resumption, after the client's), nothing of its written
+    /// after that (but alerts), no FIN, RST or alert either way, and the
+    /// capture gone on [`NEVER_ASKED_NS`] or more past its set-up when it
+    /// was handed on: a request waiting for it would have left the moment
+    /// it could ([`Facts::made_ahead_of_need`]).
+    pub fn never_asked(&self) -> bool {
+        let (c, s) = (&self.report.client_to_server, &self.report.server_to_client);
+        if [c.fin_frame, c.rst_frame, s.fin_frame, s.rst_frame]
+            .into_iter()
+            .any(|f| f.is_some())
+            || self.report.handshake.syn_ack_frame.is_none()
+        {
+            return false;
+        }
+        let Some(end) = self.seen_until else {
+            return false;
+        };
+        let client = Direction::ClientToServer;
+        let set_up_frame = match self.report.tls.as_ref() {
+            None if matches!(self.report.server.port, 80 | 8080) => {
+                self.report.handshake.syn_ack_frame
+            }
+            None => None,
+            Some(tls)
+                if tls.offers_http() && !tls.messages.iter().any(|m| m.message.is_alert()) =>
+            {
+                let finished = |dir: Direction| last_finished(tls, dir, u64::MAX);
+                let server_done = tls.version.is_some_and(|v| v.is_tls13())
+                    || finished(client.reverse()).is_some();
+                finished(client).filter(|_| server_done)
+            }
+            Some(_) => None,
+        };
+        let Some(set_up) = set_up_frame.and_then(|frame| self.record(frame)) else {
+            return false;
+        };
+        let wrote_after = self
+            .timeline
+            .iter()
+            .any(|r| r.dir == client && r.len > 0 && r.frame > set_up.frame);
+        !wrote_after && end.ts_ns - set_up.ts_ns >= NEVER_ASKED_NS
+    }
+
     /// How long the client's next act (`next`, on its clock: its first
     /// request, or with `unused` the connection's close) came after the
     /// set-up let a request go ([`Facts::idle_before_request`]).
@@ -1361,6 +1431,7 @@ impl<'a> Facts<'a> {
             request_frame: request.frame,
             unused,
             sibling: None,
+            still_open: false,
         })
     }
 
@@ -1389,8 +1460,18 @@ impl<'a> Facts<'a> {
         // many-protocols.pcap 37: Firefox's connection to
         // images1.ynet.co.il after a DNS prefetch, closed unused 5 s on;
         // the sibling once named served another site on that address.)
+        // (Or none, for one that never carried a request and was still
+        // open, its set-up done, when the capture had gone on a second
+        // or more past it: nDPI's youtubeupload.pcap 0, judged wrong in
+        // session 88 at 34.8 ms of extra round trips: Chrome's TCP
+        // connection raced against QUIC, which carried the requests,
+        // unused for the 18 s that followed.)
         let sibling = self.sibling_request;
-        if sibling.is_none() && !(self.exchanges.is_empty() && self.closed_unused_by_client()) {
+        let never_asked = self.exchanges.is_empty() && self.never_asked();
+        if sibling.is_none()
+            && !never_asked
+            && !(self.exchanges.is_empty() && self.closed_unused_by_client())
+        {
             return None;
         }
         if self.greeting.is_some() || self.handshake_discarded() {
@@ -1402,6 +1483,7 @@ impl<'a> Facts<'a> {
         // one of seven an Echo opened to one server at once.)
         let mut idle = match self.exchanges.first() {
             Some(_) => self.idle_before_request()?,
+            None if never_asked => self.idle_until_seen()?,
             None => self.idle_before_close()?,
         };
         idle.sibling = sibling;
