@@ -5416,3 +5416,225 @@ fn an_ssh_password_refused_and_typed_again_is_the_failed_login_delay() {
     assert!(fix.starts_with("2 slow turns were refused logins"), "{fix}");
     assert!(!fix.contains("database"), "{fix}");
 }
+
+/// nDPI's alexa-app.pcapng, streams 40, 93 and 103 (0, 1 and 2 here),
+/// judged in session 88, three Echo requests' losses without SACK:
+/// - 0: one duplicate ACK, drawn by the segment after the hole after
+///   the server's Finished had acknowledged the handshake, is counted and
+///   cited (it had read "0 duplicate ACK(s)"), and SACK is asked for;
+/// - 1: the timer's wait began at an early re-send lost too: SACK would
+///   not have shortened it;
+/// - 2: the request alone in flight: a lone segment's tail-loss probe
+///   waits about as long as the timer.
+#[test]
+fn sack_is_offered_only_where_it_could_have_shortened_the_stall() {
+    if !require(
+        "sack_is_offered_only_where_it_could_have_shortened_the_stall",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-alexa-app-sack-reach.pcapng.gz", 3);
+    let doc = run_rttdoc_json(&capture);
+    let stall = |stream: u64| {
+        findings_of(&doc, stream)
+            .into_iter()
+            .find(|x| x["kind"] == "rto_stall")
+            .unwrap_or_else(|| panic!("stream {stream}: no rto_stall"))
+    };
+    let first = stall(0);
+    // The server's duplicate ACKs of stream 0's hole, as tshark counts
+    // them: between the lost segment and the timer's re-send.
+    let cited: Vec<u64> = first["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_u64())
+        .collect();
+    let (lost, resent) = (cited[0], *cited.last().unwrap());
+    let duplicates = tshark_fields(
+        &capture,
+        &[],
+        &format!(
+            "tcp.stream == 0 && tcp.srcport == 443 && tcp.analysis.duplicate_ack && frame.number > {lost} && \
+             frame.number < {resent}"
+        ),
+        &["frame.number"],
+    );
+    assert_eq!(duplicates.len(), 1, "{duplicates:?}");
+    let dup: u64 = duplicates[0][0].parse().unwrap();
+    let said = first["explanation"].as_str().unwrap();
+    assert!(
+        said.contains(&format!("1 duplicate ACK(s) captured: frame {dup}")),
+        "{said}"
+    );
+    assert!(
+        first["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f.as_u64() == Some(dup)),
+        "{first}"
+    );
+    assert!(first["fix"].as_str().unwrap().contains("Turn SACK on"));
+    let lost_copy = stall(1)["fix"].as_str().unwrap().to_string();
+    assert!(
+        lost_copy.contains("would not have shortened this stall"),
+        "{lost_copy}"
+    );
+    assert!(
+        lost_copy.contains("followed a re-send that was lost too"),
+        "{lost_copy}"
+    );
+    let tail = stall(2)["fix"].as_str().unwrap().to_string();
+    assert!(
+        tail.contains("would not have shortened this stall"),
+        "{tail}"
+    );
+    assert!(tail.contains("alone in flight"), "{tail}");
+}
+
+/// nDPI's skype.pcap, stream 50 (0 here), judged in session 88: the
+/// timer's copies went unanswered, the application let go, and its
+/// kernel's one copy after the FIN was acknowledged at once: no copy
+/// went unanswered after the application let go.
+#[test]
+fn a_copy_after_the_fin_that_was_acknowledged_is_not_said_unanswered() {
+    if !require(
+        "a_copy_after_the_fin_that_was_acknowledged_is_not_said_unanswered",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-skype-copy-after-fin-acked.pcap", 1);
+    // The client's FIN, its copy after it, and the server's ACK of it.
+    let fin: u64 = tshark_fields(
+        &capture,
+        &[],
+        "tcp.srcport != 443 && tcp.flags.fin == 1",
+        &["frame.number"],
+    )[0][0]
+        .parse()
+        .unwrap();
+    let copies_after = tshark_fields(
+        &capture,
+        &[],
+        &format!("tcp.analysis.retransmission && frame.number > {fin}"),
+        &["frame.number"],
+    );
+    assert_eq!(copies_after.len(), 1, "{copies_after:?}");
+    let doc = run_rttdoc_json(&capture);
+    let stall = findings_of(&doc, 0)
+        .into_iter()
+        .find(|x| x["kind"] == "rto_stall")
+        .unwrap();
+    let said = stall["explanation"].as_str().unwrap();
+    assert!(said.contains("went unanswered before it let go"), "{said}");
+    assert!(!said.contains("and after (its kernel's)"), "{said}");
+}
+
+/// nDPI's viber.pcap, its first 37 frames (judged in session 88): the
+/// phone's connection to another server was open when the capture began
+/// (no SYN), its first dials all to the one server of stream 1, and it
+/// opened nothing during its 24 ms turn in that handshake: no online
+/// check, and (its answer a key exchange, no certificate) no signature.
+#[test]
+fn a_client_turn_with_no_dial_is_its_own_when_its_other_flow_began_before_the_capture() {
+    if !require(
+        "a_client_turn_with_no_dial_is_its_own_when_its_other_flow_began_before_the_capture",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-viber-turn-met-mid-flow.pcap", 2);
+    // Stream 0 began before the capture: no SYN of it.
+    assert!(tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 0 && tcp.flags.syn == 1",
+        &["frame.number"]
+    )
+    .is_empty());
+    let doc = run_rttdoc_json(&capture);
+    let turn = findings_of(&doc, 1)
+        .into_iter()
+        .find(|x| x["kind"] == "client_think_time")
+        .unwrap();
+    let fix = turn["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("it opened no connection during its turn"),
+        "{fix}"
+    );
+    assert!(!fix.contains("signer"), "{fix}");
+    let said = turn["explanation"].as_str().unwrap();
+    assert!(!said.contains("a client certificate's signature"), "{said}");
+    assert!(
+        said.contains("nothing was checked or fetched online"),
+        "{said}"
+    );
+}
+
+/// nDPI's youtubeupload.pcap, Chrome's TCP connection to a Google server
+/// (stream 0) raced against QUIC (judged wrong in session 88 at 34.8 ms
+/// of extra round trips): QUIC carried the request and its answer before
+/// the TCP handshake ended, and the TCP connection carried nothing for
+/// the 18 s the capture went on. Nobody waited for its set-up.
+#[test]
+fn a_connection_never_asked_anything_waited_for_nobody() {
+    if !require(
+        "a_connection_never_asked_anything_waited_for_nobody",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    let capture = agrees("ndpi-youtubeupload-tcp-raced-quic.pcap.gz", 1);
+    // The client wrote nothing after its handshake: its last data is its
+    // Finished.
+    let client_data = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 0 && tcp.dstport == 443 && tcp.len > 0",
+        &["frame.number"],
+    );
+    let last: u64 = client_data.last().unwrap()[0].parse().unwrap();
+    let finished = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 0 && tcp.dstport == 443 && tls.handshake.type == 16",
+        &["frame.number"],
+    );
+    assert!(!finished.is_empty());
+    let frames_after: Vec<_> = tshark_fields(
+        &capture,
+        &[],
+        &format!("frame.number > {last}"),
+        &["frame.number"],
+    );
+    assert!(frames_after.len() >= 4, "{frames_after:?}");
+    let doc = run_rttdoc_json(&capture);
+    let found = findings_of(&doc, 0);
+    assert!(
+        found.iter().all(|x| x["kind"] != "tls_extra_rtt"),
+        "{found:?}"
+    );
+    for x in &found {
+        assert_eq!(x["cost_ms"].as_f64(), Some(0.0), "{x}");
+    }
+    let think = found
+        .iter()
+        .find(|x| x["kind"] == "server_think_time")
+        .unwrap();
+    assert!(
+        think["unwaited"]["open_until_frame"].as_u64().is_some(),
+        "{think}"
+    );
+    let ledger = doc["connections"][0]["ledger"].as_array().unwrap();
+    assert!(ledger.iter().all(|r| r["ideal_basis"]
+        .as_str()
+        .unwrap()
+        .contains("made ahead of need")));
+}
