@@ -642,6 +642,9 @@ pub struct Connection {
     /// servers its client dialled within a second of its first SYN
     /// (peer_dials.rs).
     pub(crate) dials_beside: u32,
+    /// Its server never took the client's data (black_holes.rs): the same
+    /// client's other connections that failed so in the same time.
+    pub(crate) stalled_elsewhere: Option<crate::StalledElsewhere>,
     /// A TLS connection: when its client dialled other servers from its
     /// ClientHello on (peer_dials.rs `others_since`), where the capture
     /// shows them (it holds name lookups, and other servers' dials).
@@ -765,6 +768,7 @@ impl Connection {
             one_way_capture: false,
             seen_until: None,
             dials_beside: 0,
+            stalled_elsewhere: None,
             client_dials: None,
             server_clock: None,
             servers_on_clock: 0,

@@ -200,6 +200,7 @@ impl Embryo {
             one_way_capture: false,
             seen_until: None,
             dials_beside: 0,
+            stalled_elsewhere: None,
             client_dials: None,
             lookup: None,
             window: None,

@@ -920,6 +920,20 @@ impl<'s> Tracker<'s> {
                 take_lookup(&mut c, &mut self.calls.lookups);
             }
             c.client_closed_with = client_closed_with(&c, &self.calls.closes);
+            // A connection whose client's data went unanswered while its
+            // timer re-sent it: the client's others that stalled so
+            // meanwhile (black_holes.rs).
+            if let Some(stall) = crate::black_holes::BlackHoles::stall_of(&c.timeline) {
+                c.stalled_elsewhere = Some(self.calls.black_holes.beside(
+                    c.client.ip,
+                    c.server.ip,
+                    stall.1,
+                    stall.2,
+                ));
+                self.calls
+                    .black_holes
+                    .note(c.client.ip, c.server.ip, c.stream, stall);
+            }
             c.sibling_closes = self.calls.closes.of_siblings(
                 c.stream,
                 c.server.ip,

@@ -128,6 +128,9 @@ pub(crate) struct Calls {
     pub uplink_loads: crate::uplink_load::UplinkLoads,
     /// The servers each client dialled lately (peer_dials.rs).
     pub peer_dials: crate::peer_dials::PeerDials,
+    /// The connections each client set up lately whose data its server
+    /// never took (black_holes.rs).
+    pub black_holes: crate::black_holes::BlackHoles,
     /// The sizes of the tickets servers sent (ticket_sizes.rs).
     pub ticket_sizes: crate::ticket_sizes::TicketSizes,
     /// A SYN-ACK was seen: the capture holds packets both ways (a QUIC

@@ -320,6 +320,7 @@ impl Connection {
             one_way_capture: false,
             seen_until: None,
             dials_beside: 0,
+            stalled_elsewhere: None,
             client_dials: None,
             lookup: None,
             window: Some(window),

@@ -1065,6 +1065,7 @@ fn report_with(
                 one_way_capture: c.one_way_capture,
                 seen_until: c.seen_until,
                 dials_beside: c.dials_beside,
+                stalled_elsewhere: c.stalled_elsewhere,
                 client_dials: c.client_dials.as_deref(),
                 false_start_eligible,
                 server_key_exchange,

@@ -833,6 +833,19 @@ pub struct IssuedSessionId {
     pub age_ns: i64,
 }
 
+/// The same client's other connections that failed so in the same time
+/// (`ConnectionFacts::stalled_elsewhere`, `Detail::RtoStall::stalled_elsewhere`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StalledElsewhere {
+    /// How many other server addresses.
+    pub servers: u32,
+    /// One of them: its `tcp.stream` and the client's first data there.
+    pub example: Option<(u64, u64)>,
+    /// An earlier connection to this one's own server that failed so:
+    /// its `tcp.stream` and first data.
+    pub same_server: Option<(u64, u64)>,
+}
+
 /// What followed a lost segment its sender's timer repaired
 /// (`Detail::RtoStall::followed`): fast retransmit needs three duplicate
 /// ACKs (RFC 5681), each drawn by a later segment arriving.
@@ -1912,6 +1925,10 @@ pub enum Detail {
         /// What followed the first stall's lost segment before its timer
         /// fired: why no fast retransmit repaired it.
         followed: Option<LossFollowers>,
+        /// With `unopened`: the same client's other connections whose
+        /// servers never took its data, in the same time: to several
+        /// servers at once, no one listener's accept queue.
+        stalled_elsewhere: Option<StalledElsewhere>,
         /// The stall's waits that began at a re-send which was lost too
         /// (ms): nothing was sent after that copy for a duplicate ACK or
         /// SACK block to reveal its loss, and no tail-loss probe follows

@@ -217,6 +217,9 @@ pub struct Facts<'a> {
     /// Its SYNs unanswered: how many other servers its client dialled
     /// within a second of its first SYN (`ConnectionFacts::dials_beside`).
     pub dials_beside: u32,
+    /// Its server never took the client's data: the client's others that
+    /// failed so in the same time (`ConnectionFacts::stalled_elsewhere`).
+    pub stalled_elsewhere: Option<crate::model::StalledElsewhere>,
     /// A TLS connection: when its client dialled other servers from its
     /// ClientHello on, where the capture shows that
     /// (`ConnectionFacts::client_dials`).

@@ -1436,6 +1436,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
                 held: None,
                 quiet_before_ms: quiet_before(f, &here),
                 followed,
+                stalled_elsewhere: f.stalled_elsewhere.filter(|_| unopened),
                 after_lost_copy_ms: here
                     .iter()
                     .filter(|(w, _)| {
@@ -1671,6 +1672,7 @@ fn held_stalls(
             held: here.first().map(|(_, h)| *h),
             quiet_before_ms: 0.0,
             followed: None,
+            stalled_elsewhere: None,
             after_lost_copy_ms: 0.0,
             nothing_heard: None,
         };

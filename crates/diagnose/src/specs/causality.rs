@@ -111,6 +111,7 @@ fn facts<'a>(report: &'a ConnectionReport, timeline: &'a [SegmentRecord]) -> Fac
         one_way_capture: false,
         seen_until: None,
         dials_beside: 0,
+        stalled_elsewhere: None,
         client_dials: None,
         uplink_waits: &[],
         false_start_eligible: false,

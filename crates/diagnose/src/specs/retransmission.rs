@@ -181,6 +181,60 @@ fn an_rto_stall_tells_the_waits_after_a_lost_copy() {
     assert_ms(after(&w.run()), 2.0 * RTO, EXACT, "the second wait");
 }
 
+/// A connection never served (its SYN-ACK, then nothing of the server's
+/// while the client's timer re-sent its first data) among the same
+/// client's connections to other servers whose data went unanswered in
+/// the same time (nDPI's skype_no_unknown.pcap 53, judged in session 88:
+/// told to look at the server's accept queue first): the stall says how
+/// many other servers, which no one listener explains. One other server
+/// is counted as one; a stall that ended before this one began, none.
+#[test]
+fn an_unopened_connection_counts_the_clients_other_stalls_in_its_time() {
+    let stalled = |others: &[(&str, f64)]| {
+        let mut w = Wire::new(Path::at_client(RTT));
+        w.handshake(1000.0);
+        let first = w.data(C, 1000.0 + RTT + 1.0, 100);
+        w.lose(first);
+        let mut t = 1000.0 + RTT + 1.0;
+        for k in 0..3 {
+            t += RTO * f64::from(1 << k);
+            let copy = w.resend(t, first);
+            w.lose(copy);
+        }
+        for (i, &(server, at)) in others.iter().enumerate() {
+            let mut other = Wire::new(Path::at_client(RTT));
+            other.handshake(at);
+            let data = other.data(C, at + RTT + 1.0, 100);
+            other.lose(data);
+            let mut t = at + RTT + 1.0;
+            for k in 0..2 {
+                t += RTO * f64::from(1 << k);
+                let copy = other.resend(t, data);
+                other.lose(copy);
+            }
+            w.join_server(other, 41000 + i as u16, server);
+        }
+        let o = w.run();
+        match o.the(RtoStall).detail {
+            Detail::RtoStall {
+                unopened: true,
+                stalled_elsewhere,
+                ..
+            } => stalled_elsewhere,
+            ref d => panic!("{d:?}"),
+        }
+    };
+    // (The others' SYNs first: handed on before this one.)
+    let two = stalled(&[("10.0.9.8", 900.0), ("10.0.9.9", 950.0)]).expect("stalls");
+    assert_eq!(two.servers, 2, "{two:?}");
+    assert!(two.example.is_some(), "{two:?}");
+    let one = stalled(&[("10.0.9.8", 900.0)]).expect("stalls");
+    assert_eq!(one.servers, 1, "{one:?}");
+    // Long over before this one's data was first sent: not its time.
+    let before = stalled(&[("10.0.9.8", -5000.0)]).expect("stalls");
+    assert_eq!(before.servers, 0, "{before:?}");
+}
+
 /// A segment its timer re-sent again and again, backing off (a black
 /// hole that let the last copy through: nDPI's skype.pcap 17, seven
 /// copies of 35 bytes), is one segment re-sent: the finding counts the
