@@ -61,10 +61,10 @@ impl BlackHoles {
         let mut first = None;
         for r in timeline {
             match r.dir {
-                Direction::ServerToClient => {
-                    if held.is_some_and(|(o, _)| r.ack_set && seq::lt(o.seq, r.ack)) {
-                        held = None;
-                    }
+                Direction::ServerToClient
+                    if held.is_some_and(|(o, _)| r.ack_set && seq::lt(o.seq, r.ack)) =>
+                {
+                    held = None;
                 }
                 Direction::ClientToServer if r.len > 0 && r.retransmission => {
                     held = match held {
