@@ -36,7 +36,7 @@ const RESENDS: usize = 2;
 struct Stall {
     server: IpAddr,
     stream: u64,
-    /// The first copy of the bytes.
+    /// The first re-send of the bytes.
     frame: u64,
     from_ns: i64,
     /// The client's last packet.
@@ -52,7 +52,7 @@ pub(crate) struct BlackHoles {
 impl BlackHoles {
     /// The connection's stall, when it has one: bytes of the client's
     /// sent [`RESENDS`] times more or again, nothing of the server's
-    /// acknowledging them after their first copy. That copy's frame,
+    /// acknowledging them between the copies. The first re-send's frame,
     /// and from it to the client's last packet.
     pub(crate) fn stall_of(timeline: &[SegmentRecord]) -> Option<(u64, i64, i64)> {
         // The bytes the client's re-sends repeat, and their copies, until
@@ -66,16 +66,12 @@ impl BlackHoles {
                 {
                     held = None;
                 }
+                // (From its first re-send: one pass, no search for the
+                // original per re-sent segment.)
                 Direction::ClientToServer if r.len > 0 && r.retransmission => {
                     held = match held {
                         Some((o, n)) if o.seq == r.seq => Some((o, n + 1)),
-                        _ => timeline
-                            .iter()
-                            .take_while(|o| o.frame < r.frame)
-                            .find(|o| {
-                                o.dir == Direction::ClientToServer && o.len > 0 && o.seq == r.seq
-                            })
-                            .map(|o| (o, 1)),
+                        _ => Some((r, 1)),
                     };
                     if let Some((o, _)) = held.filter(|&(_, n)| n >= RESENDS) {
                         first = Some(o);
