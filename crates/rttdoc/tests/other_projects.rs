@@ -5638,3 +5638,49 @@ fn a_connection_never_asked_anything_waited_for_nobody() {
         .unwrap()
         .contains("made ahead of need")));
 }
+
+/// nDPI's skype.pcap, the connections of its first minute whose data its
+/// client's timer re-sent (judged in session 88): one never served (its
+/// ClientHello re-sent twelve times after the SYN-ACK, stream 1 here)
+/// while the client's data went unanswered on its connections to many
+/// other servers in the same time: no one listener's full accept queue,
+/// and the fix says so before any listener's advice.
+#[test]
+fn a_connection_never_served_among_many_servers_stalls_is_not_one_listeners() {
+    if !require(
+        "a_connection_never_served_among_many_servers_stalls_is_not_one_listeners",
+        &["tshark"],
+        false,
+    ) {
+        return;
+    }
+    // (Not held against tshark's reading: its Skype ClientHellos in the
+    // old SSLv2 record format, tshark names no TLS version for them.)
+    let capture = data_dir()
+        .join("other-projects")
+        .join("ndpi-skype-many-servers-stalled.pcap.gz");
+    // Stream 1: its server sent nothing after the SYN-ACK.
+    let from_server = tshark_fields(
+        &capture,
+        &[],
+        "tcp.stream == 1 && tcp.srcport == 443 && tcp.flags.syn == 0",
+        &["frame.number"],
+    );
+    assert!(from_server.is_empty(), "{from_server:?}");
+    let doc = run_rttdoc_json(&capture);
+    let stall = findings_of(&doc, 1)
+        .into_iter()
+        .find(|x| x["kind"] == "rto_stall")
+        .unwrap();
+    let said = stall["explanation"].as_str().unwrap();
+    assert!(
+        said.contains("no one server's full accept queue explains"),
+        "{said}"
+    );
+    let fix = stall["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with("The client's data went unanswered on its connections to"),
+        "{fix}"
+    );
+    assert!(!fix.contains("TcpExtListenOverflows"), "{fix}");
+}
