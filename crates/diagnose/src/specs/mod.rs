@@ -996,9 +996,6 @@ impl Wire {
         self.run_where(|_| true)
     }
 
-    /// Like [`run`](Self::run), with only the packets `keep` lets through
-    /// in the capture (a capture of one direction, a capture that missed
-    /// a packet).
     /// Like [`run`](Self::run), with only the packets that carry data in
     /// the capture (a `tcp.len > 0` filter: no SYN, SYN-ACK, pure ACK,
     /// nor a FIN or RST without data).
@@ -1007,6 +1004,9 @@ impl Wire {
         self.run_filtered(|i, _| data[i])
     }
 
+    /// Like [`run`](Self::run), with only the packets `keep` lets through
+    /// in the capture (a capture of one direction, a capture that missed
+    /// a packet).
     pub fn run_where(self, keep: impl Fn(Direction) -> bool) -> Outcome {
         self.run_filtered(|_, d| keep(d))
     }

@@ -640,6 +640,54 @@ fn a_response_held_by_nagle_behind_tickets_sent_after_the_request_is_not_think_t
     }
 }
 
+/// The same hold in a capture of data segments alone (nDPI's
+/// dnscrypt-v2-doh.pcap 12, judged wrong in session 88: 62 ms of "server
+/// time" for a DNS-over-HTTPS answer queued behind the server's second
+/// TLS 1.3 ticket): the client's ACK that released it is not in the
+/// capture, so the server's time is known to end only where the ticket,
+/// sent once the request had arrived, left: no think time claimed. A
+/// response late with nothing of the server's before it is the server's
+/// time, in such a capture too.
+#[test]
+fn a_response_behind_a_ticket_in_a_capture_without_acks_is_not_think_time() {
+    let run = |ticket_first: bool| {
+        let mut w = Wire::new(Path::at_client(20.0));
+        w.handshake(0.0);
+        let hs = tls13_handshake(&mut w, 20.1, 0.5, Offer::tls13());
+        let req = w.send(C, w.sent(hs.client_finished) + 0.01, leak(encrypted(120)));
+        let at = if ticket_first {
+            let ticket = w.send(S, w.arrival(req) + 0.2, leak(encrypted(270)));
+            let delayed_ack = w.ack(C, w.arrival(ticket) + 40.0);
+            w.arrival(delayed_ack) + 0.05
+        } else {
+            w.arrival(req) + 60.0
+        };
+        let mut held = encrypted(270);
+        held.extend(encrypted(350));
+        let resp = w.send(S, at, leak(held));
+        w.ack(C, w.arrival(resp));
+        (w.run_data_only(), req, resp)
+    };
+    let (o, _, _) = run(true);
+    assert!(
+        !o.report
+            .findings
+            .iter()
+            .any(|f| f.kind == ServerThinkTime && f.phase == Some(Phase::FirstByte)),
+        "{:#?}",
+        o.report.findings
+    );
+    let (o, req, resp) = run(false);
+    let f = o
+        .report
+        .findings
+        .iter()
+        .find(|f| f.kind == ServerThinkTime && f.phase == Some(Phase::FirstByte))
+        .expect("think time");
+    assert_eq!(f.frames, o.frames(&[req, resp]));
+    assert_ms(f.cost_ms, 60.0, 1.0, "the server's own time");
+}
+
 #[test]
 fn inside_tls_a_response_record_leaving_late_is_think_time_to_first_byte() {
     for path in Path::all(40.0) {
