@@ -128,20 +128,14 @@ impl BlackHoles {
         stream: u64,
         (frame, from_ns, to_ns): (u64, i64, i64),
     ) {
-        if self.clients.len() >= CLIENTS && !self.clients.contains_key(&client) {
-            self.clients.clear();
-        }
-        let stalls = self.clients.entry(client).or_default();
-        if stalls.len() >= KEPT {
-            stalls.pop_front();
-        }
-        stalls.push_back(Stall {
+        let stall = Stall {
             server,
             stream,
             frame,
             from_ns,
             to_ns,
-        });
+        };
+        crate::peer_dials::push_newest(&mut self.clients, client, stall, CLIENTS, KEPT);
     }
 }
 

@@ -51,14 +51,7 @@ impl PeerDials {
 
     /// `client` sent a connection's first SYN to `server` at `ts_ns`.
     pub(crate) fn dialled(&mut self, client: IpAddr, server: IpAddr, ts_ns: i64) {
-        if self.clients.len() >= CLIENTS && !self.clients.contains_key(&client) {
-            self.clients.clear();
-        }
-        let dials = self.clients.entry(client).or_default();
-        if dials.len() >= KEPT {
-            dials.pop_front();
-        }
-        dials.push_back((ts_ns, server));
+        push_newest(&mut self.clients, client, (ts_ns, server), CLIENTS, KEPT);
     }
 
     /// When `client` dialled servers other than `server` from `from_ns` on
@@ -106,6 +99,26 @@ impl PeerDials {
         others.dedup();
         others.len() as u32
     }
+}
+
+/// Keeps `item` among `client`'s newest `kept` in `table`, which holds
+/// at most `clients` clients: emptied when full (a client then counts
+/// afresh), the oldest item dropped when a client's are.
+pub(crate) fn push_newest<T>(
+    table: &mut FxHashMap<IpAddr, VecDeque<T>>,
+    client: IpAddr,
+    item: T,
+    clients: usize,
+    kept: usize,
+) {
+    if table.len() >= clients && !table.contains_key(&client) {
+        table.clear();
+    }
+    let items = table.entry(client).or_default();
+    if items.len() >= kept {
+        items.pop_front();
+    }
+    items.push_back(item);
 }
 
 #[cfg(test)]

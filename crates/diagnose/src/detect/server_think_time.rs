@@ -1223,29 +1223,33 @@ pub(super) fn exchange_turns(
         // second TLS 1.3 ticket, 61.5 ms after the first, a delayed ACK
         // and a round trip, had read as 62 ms of the server's time): the
         // server's own time is known to end only where that data left.
+        // (The server's first data after the request, looked for only
+        // where one of the two rules may use it.)
+        let sent_since = (client_acks_unseen || released_by_ack)
+            .then(|| {
+                span.iter().find(|r| {
+                    r.dir == Direction::ServerToClient && r.len > 0 && r.frame > last_copy
+                })
+            })
+            .flatten();
         let unseen_release = client_acks_unseen
-            && span
-                .iter()
-                .find(|r| r.dir == Direction::ServerToClient && r.len > 0 && r.frame > last_copy)
-                .is_some_and(|d| {
-                    // (Sent once the request had arrived: its ACK covers
-                    // it. A TLS 1.2 server's Finished sent before a False
-                    // Started request came is no such data.)
-                    let after_request = request.is_some_and(|q| d.ack_set && seq::le(q.end, d.ack));
-                    d.frame < first.frame
-                        && after_request
-                        && !span.iter().any(|c| {
-                            c.dir == Direction::ClientToServer
-                                && c.frame > d.frame
-                                && c.frame < first.frame
-                                && c.ack_set
-                                && seq::lt(d.seq, c.ack)
-                        })
-                });
+            && sent_since.is_some_and(|d| {
+                // (Sent once the request had arrived: its ACK covers
+                // it. A TLS 1.2 server's Finished sent before a False
+                // Started request came is no such data.)
+                let after_request = request.is_some_and(|q| d.ack_set && seq::le(q.end, d.ack));
+                d.frame < first.frame
+                    && after_request
+                    && !span.iter().any(|c| {
+                        c.dir == Direction::ClientToServer
+                            && c.frame > d.frame
+                            && c.frame < first.frame
+                            && c.ack_set
+                            && seq::lt(d.seq, c.ack)
+                    })
+            });
         let ta = if (released_by_ack && !held) || unseen_release {
-            span.iter()
-                .find(|r| r.dir == Direction::ServerToClient && r.len > 0 && r.frame > last_copy)
-                .map_or(first.ts_ns, |r| r.ts_ns)
+            sent_since.map_or(first.ts_ns, |r| r.ts_ns)
         } else {
             first.ts_ns
         };
