@@ -1949,6 +1949,36 @@ fn explanation_of(x: &Finding, on: Setting) -> String {
                 cost = fx(cost),
             )
         }
+        // A duplicate ACK of the hole: the segment behind the lost one got
+        // through, so the path carried this flow's packets (nDPI's
+        // alexa-app.pcapng 5, judged in session 88: "the path was dropping
+        // everything", "a NAT's idle timeout", where the request's small
+        // second segment drew a duplicate ACK while its full-size first
+        // was lost three times).
+        Detail::RtoStall {
+            sender,
+            stalls,
+            unanswered: true,
+            gave_up,
+            kernel_gave_up,
+            followed:
+                Some(rttdoc_model::LossFollowers {
+                    first_duplicate: Some(dup),
+                    ..
+                }),
+            ..
+        } => {
+            let (who, peer) = side(*sender);
+            format!(
+                "The {who} sat idle {}, {cost:.0} ms in all, sending the same data again and again as the timer backed \
+                 off: copy after copy of it went unanswered, though the segment behind it got through (the {peer}'s \
+                 duplicate ACK, frame {dup}): the path carried this flow's packets, so neither a black hole of the flow \
+                 nor its state lost on the way, but the same segment lost copy after copy: what drops some packets and \
+                 lets others pass.",
+                idle_on_its_timer(*stalls, *gave_up, *kernel_gave_up),
+                cost = fx(cost),
+            )
+        }
         Detail::RtoStall {
             sender,
             stalls,
@@ -4299,6 +4329,21 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
                  they grow, accept sooner (more workers) and raise the listen backlog and net.core.somaxconn. {path}"
             )
         }
+        // (The segment behind the hole got through: alexa-app.pcapng 5,
+        // judged in session 88.)
+        Detail::RtoStall {
+            unanswered: true,
+            followed:
+                Some(rttdoc_model::LossFollowers {
+                    first_duplicate: Some(_),
+                    ..
+                }),
+            ..
+        } => "Find what drops some of this flow's packets and lets others pass: where full-size ones are lost and small \
+             ones pass, a hop's MTU below the path's (see path_mtu) or a policer or short queue that drops the large \
+             ones; else a lossy stretch of the link (the client's other connections losing packets in the same time \
+             point there). Not a firewall's or NAT's lost state: the flow's packets still passed."
+            .into(),
         Detail::RtoStall {
             unanswered: true,
             heard_elsewhere: Some(_),
@@ -6582,6 +6627,56 @@ mod tests {
         };
         let more = fix(&c, &with(two, 300.0, 0.0));
         assert!(more.contains("Turn SACK on"), "{more}");
+    }
+
+    /// A segment lost copy after copy while the segment behind it drew a
+    /// duplicate ACK (nDPI's alexa-app.pcapng 5, judged in session 88:
+    /// told "the path was dropping everything" and a NAT's idle timeout):
+    /// the flow's packets passed, so no black hole of the flow nor lost
+    /// state: what drops some packets and lets others pass.
+    #[test]
+    fn a_segment_lost_again_and_again_while_the_one_behind_it_passed_is_no_black_hole() {
+        let mut stall = crate::test_support::finding(FindingKind::RtoStall, 4058.9);
+        let with = |first_duplicate: Option<u64>| Detail::RtoStall {
+            sender: Direction::ClientToServer,
+            stalls: 3,
+            unanswered: true,
+            unopened: false,
+            heard_elsewhere: None,
+            sent_elsewhere: None,
+            deaf: None,
+            gave_up: None,
+            kernel_gave_up: false,
+            resent_after_giving_up: false,
+            peer_held: Some(2775),
+            held: None,
+            quiet_before_ms: 159_000.0,
+            followed: Some(rttdoc_model::LossFollowers {
+                segments: 1,
+                duplicate_acks: u32::from(first_duplicate.is_some()),
+                first_duplicate,
+                alone_in_flight: false,
+                resent_before: None,
+            }),
+            stalled_elsewhere: None,
+            after_lost_copy_ms: 0.0,
+            nothing_heard: None,
+        };
+        let c = crate::test_support::report(443);
+        stall.detail = with(Some(2770));
+        let said = explanation(&stall);
+        assert!(said.contains("the segment behind it got through"), "{said}");
+        assert!(said.contains("frame 2770"), "{said}");
+        assert!(!said.contains("dropping everything"), "{said}");
+        let advice = fix(&c, &stall);
+        assert!(
+            advice.starts_with("Find what drops some of this flow's packets"),
+            "{advice}"
+        );
+        assert!(!advice.contains("idle timeout"), "{advice}");
+        stall.detail = with(None);
+        assert!(explanation(&stall).contains("dropping everything"));
+        assert!(fix(&c, &stall).contains("idle timeout"));
     }
 
     /// A connection never served among the same client's connections to
