@@ -1238,8 +1238,21 @@ pub(super) fn exchange_turns(
                 // it. A TLS 1.2 server's Finished sent before a False
                 // Started request came is no such data.)
                 let after_request = request.is_some_and(|q| d.ack_set && seq::le(q.end, d.ack));
+                // (And the answer left as an ACK of that data could have
+                // released it: about a round trip after it (an ACK sent
+                // at once), or a delayed-ACK timer and a round trip or
+                // later. Between the two no ACK came, and the answer was
+                // the server's own: tls2.pcap 63, an answer 29 ms after
+                // the Finished on an 11 ms path, judged the server's.)
+                let gap = first.ts_ns - d.ts_ns;
+                let releasable = f.rtt_ns.is_some_and(|rtt| {
+                    let slack = (rtt / 4).max(2_000_000);
+                    (gap - rtt).abs() <= slack
+                        || gap + slack >= super::DELAYED_ACK_EARLIEST_NS + rtt
+                });
                 d.frame < first.frame
                     && after_request
+                    && releasable
                     && !span.iter().any(|c| {
                         c.dir == Direction::ClientToServer
                             && c.frame > d.frame

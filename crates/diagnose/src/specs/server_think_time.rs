@@ -647,20 +647,25 @@ fn a_response_held_by_nagle_behind_tickets_sent_after_the_request_is_not_think_t
 /// capture, so the server's time is known to end only where the ticket,
 /// sent once the request had arrived, left: no think time claimed. A
 /// response late with nothing of the server's before it is the server's
-/// time, in such a capture too.
+/// time, in such a capture too; so is one that left after that data
+/// sooner than any ACK of it could have released it but later than a
+/// quick one (tls2.pcap 63: 29 ms after a Finished on an 11 ms path).
 #[test]
 fn a_response_behind_a_ticket_in_a_capture_without_acks_is_not_think_time() {
-    let run = |ticket_first: bool| {
+    // The answer `after` ms after the ticket (none: no ticket, the
+    // answer 60 ms after the request).
+    let run = |after: Option<f64>| {
         let mut w = Wire::new(Path::at_client(20.0));
         w.handshake(0.0);
         let hs = tls13_handshake(&mut w, 20.1, 0.5, Offer::tls13());
         let req = w.send(C, w.sent(hs.client_finished) + 0.01, leak(encrypted(120)));
-        let at = if ticket_first {
-            let ticket = w.send(S, w.arrival(req) + 0.2, leak(encrypted(270)));
-            let delayed_ack = w.ack(C, w.arrival(ticket) + 40.0);
-            w.arrival(delayed_ack) + 0.05
-        } else {
-            w.arrival(req) + 60.0
+        let at = match after {
+            Some(after) => {
+                let ticket = w.send(S, w.arrival(req) + 0.2, leak(encrypted(270)));
+                w.ack(C, w.arrival(ticket) + 40.0);
+                w.sent(ticket) + after
+            }
+            None => w.arrival(req) + 60.0,
         };
         let mut held = encrypted(270);
         held.extend(encrypted(350));
@@ -668,7 +673,8 @@ fn a_response_behind_a_ticket_in_a_capture_without_acks_is_not_think_time() {
         w.ack(C, w.arrival(resp));
         (w.run_data_only(), req, resp)
     };
-    let (o, _, _) = run(true);
+    // The delayed ACK's release: 40 ms and the round trip after it.
+    let (o, _, _) = run(Some(60.05));
     assert!(
         !o.report
             .findings
@@ -677,7 +683,14 @@ fn a_response_behind_a_ticket_in_a_capture_without_acks_is_not_think_time() {
         "{:#?}",
         o.report.findings
     );
-    let (o, req, resp) = run(false);
+    let think = |o: &Outcome| {
+        o.report
+            .findings
+            .iter()
+            .find(|f| f.kind == ServerThinkTime && f.phase == Some(Phase::FirstByte))
+            .map(|f| f.cost_ms)
+    };
+    let (o, req, resp) = run(None);
     let f = o
         .report
         .findings
@@ -686,6 +699,15 @@ fn a_response_behind_a_ticket_in_a_capture_without_acks_is_not_think_time() {
         .expect("think time");
     assert_eq!(f.frames, o.frames(&[req, resp]));
     assert_ms(f.cost_ms, 60.0, 1.0, "the server's own time");
+    // 35 ms after the ticket: later than a quick ACK's round trip, sooner
+    // than a delayed one's: the server's.
+    let (o, _, _) = run(Some(35.0));
+    assert_ms(
+        think(&o).expect("think time"),
+        35.2,
+        1.0,
+        "the server's own time",
+    );
 }
 
 #[test]
