@@ -89,15 +89,24 @@ impl BlackHoles {
         Some((first.frame, first.ts_ns, last.ts_ns))
     }
 
-    /// What of the client's others overlapped the stall from `from_ns` to
-    /// `to_ns` of its connection to `server`.
-    pub(crate) fn beside(
-        &self,
+    /// The client's stalls noted before this one of its connection
+    /// `stream` to `server` (from [`BlackHoles::stall_of`]) that
+    /// overlapped it; then this one is noted too.
+    pub(crate) fn stalled_elsewhere(
+        &mut self,
         client: IpAddr,
         server: IpAddr,
-        from_ns: i64,
-        to_ns: i64,
+        stream: u64,
+        stall: (u64, i64, i64),
     ) -> StalledElsewhere {
+        let beside = self.beside(client, server, stall.1, stall.2);
+        self.note(client, server, stream, stall);
+        beside
+    }
+
+    /// What of the client's others overlapped the stall from `from_ns` to
+    /// `to_ns` of its connection to `server`.
+    fn beside(&self, client: IpAddr, server: IpAddr, from_ns: i64, to_ns: i64) -> StalledElsewhere {
         let mut out = StalledElsewhere::default();
         let Some(stalls) = self.clients.get(&client) else {
             return out;
@@ -121,7 +130,7 @@ impl BlackHoles {
     }
 
     /// Notes a stall of `client`'s connection `stream` to `server`.
-    pub(crate) fn note(
+    fn note(
         &mut self,
         client: IpAddr,
         server: IpAddr,

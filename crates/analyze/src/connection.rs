@@ -642,8 +642,9 @@ pub struct Connection {
     /// servers its client dialled within a second of its first SYN
     /// (peer_dials.rs).
     pub(crate) dials_beside: u32,
-    /// Its server never took the client's data (black_holes.rs): the same
-    /// client's other connections that failed so in the same time.
+    /// The client's data re-sent unanswered by its timer (black_holes.rs):
+    /// the same client's other connections that stalled so in the same
+    /// time.
     pub(crate) stalled_elsewhere: Option<crate::StalledElsewhere>,
     /// A TLS connection: when its client dialled other servers from its
     /// ClientHello on (peer_dials.rs `others_since`), where the capture

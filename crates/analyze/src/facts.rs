@@ -196,10 +196,9 @@ pub struct ConnectionFacts {
     /// servers its client dialled within a second of its first SYN (a
     /// peer-to-peer client's peers, a crawler's, a scanner's).
     pub dials_beside: u32,
-    /// Its server never took the client's data, its SYN-ACK aside (the
-    /// client's timer re-sent it): the same client's other connections
-    /// handed on before it that failed so in the same time, to other
-    /// servers and to its own (black_holes.rs).
+    /// The client's data re-sent unanswered by its timer: the same
+    /// client's other connections handed on before it that stalled so in
+    /// the same time, to other servers and to its own (black_holes.rs).
     pub stalled_elsewhere: Option<crate::StalledElsewhere>,
     /// A TLS connection: when its client dialled other servers from its
     /// ClientHello on, where the capture shows that (it keeps name

@@ -104,7 +104,6 @@ pub use reuse::{EndedConnection, READY_NS};
 pub use rtt::vantage;
 pub use rttdoc_model as model;
 pub use rttdoc_model::kinds;
-pub use rttdoc_model::StalledElsewhere;
 pub use rttdoc_model::*;
 pub use series::SeriesRequest;
 pub use track::{track_capture, AnalyzeOptions, Tracker, DEFAULT_MAX_FLOWS};

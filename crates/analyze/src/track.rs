@@ -924,15 +924,12 @@ impl<'s> Tracker<'s> {
             // timer re-sent it: the client's others that stalled so
             // meanwhile (black_holes.rs).
             if let Some(stall) = crate::black_holes::BlackHoles::stall_of(&c.timeline) {
-                c.stalled_elsewhere = Some(self.calls.black_holes.beside(
+                c.stalled_elsewhere = Some(self.calls.black_holes.stalled_elsewhere(
                     c.client.ip,
                     c.server.ip,
-                    stall.1,
-                    stall.2,
+                    c.stream,
+                    stall,
                 ));
-                self.calls
-                    .black_holes
-                    .note(c.client.ip, c.server.ip, c.stream, stall);
             }
             c.sibling_closes = self.calls.closes.of_siblings(
                 c.stream,

@@ -128,8 +128,8 @@ pub(crate) struct Calls {
     pub uplink_loads: crate::uplink_load::UplinkLoads,
     /// The servers each client dialled lately (peer_dials.rs).
     pub peer_dials: crate::peer_dials::PeerDials,
-    /// The connections each client set up lately whose data its server
-    /// never took (black_holes.rs).
+    /// The connections on which each client's data went unanswered
+    /// lately, re-sent by its timer (black_holes.rs).
     pub black_holes: crate::black_holes::BlackHoles,
     /// The sizes of the tickets servers sent (ticket_sizes.rs).
     pub ticket_sizes: crate::ticket_sizes::TicketSizes,

@@ -833,16 +833,17 @@ pub struct IssuedSessionId {
     pub age_ns: i64,
 }
 
-/// The same client's other connections that failed so in the same time
-/// (`ConnectionFacts::stalled_elsewhere`, `Detail::RtoStall::stalled_elsewhere`).
+/// The same client's other connections whose data its timer re-sent
+/// unanswered in the same time (`ConnectionFacts::stalled_elsewhere`,
+/// `Detail::RtoStall::stalled_elsewhere`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StalledElsewhere {
     /// How many other server addresses.
     pub servers: u32,
-    /// One of them: its `tcp.stream` and the client's first data there.
+    /// One of them: its `tcp.stream` and the first re-send there.
     pub example: Option<(u64, u64)>,
-    /// An earlier connection to this one's own server that failed so:
-    /// its `tcp.stream` and first data.
+    /// An earlier connection to this one's own server that stalled so:
+    /// its `tcp.stream` and first re-send.
     pub same_server: Option<(u64, u64)>,
 }
 
@@ -1926,7 +1927,7 @@ pub enum Detail {
         /// fired: why no fast retransmit repaired it.
         followed: Option<LossFollowers>,
         /// With `unopened`: the same client's other connections whose
-        /// servers never took its data, in the same time: to several
+        /// data its timer re-sent unanswered in the same time: to several
         /// servers at once, no one listener's accept queue.
         stalled_elsewhere: Option<StalledElsewhere>,
         /// The stall's waits that began at a re-send which was lost too

@@ -200,7 +200,11 @@ const CLIENT_VERIFICATION_STAPLED: &str = "On the client: the server stapled its
 /// 82: the whole chain and OCSP stapling advised for a self-signed
 /// certificate, a complete chain, a client that never asked for a staple
 /// (nDPI's nintendo.pcap 3, anyconnect-vpn.pcap 3, selfsigned.pcap 0).
-fn client_verification(c: &ConnectionReport, dialled_during: Option<u32>) -> String {
+fn client_verification(
+    c: &ConnectionReport,
+    dialled_during: Option<u32>,
+    signed_nothing: bool,
+) -> String {
     // No connection of its own opened in its turns, where the capture
     // shows the client's dials and name lookups, and none of its
     // connections asked for a certificate's check: nothing went online
@@ -222,8 +226,9 @@ fn client_verification(c: &ConnectionReport, dialled_during: Option<u32>) -> Str
     // one: where the server's flight was read (its Certificate message in
     // the clear, TLS 1.2 or older) and held no CertificateRequest, there
     // was no signer to be slow (nDPI's netflix.pcap 40 and teams.pcap 21,
-    // judged in session 83).
-    let asked = !client_signed_nothing(c)
+    // judged in session 83). Nor where the client's answer carried no
+    // certificate of its own (`ClientThinkTime::signed_nothing`).
+    let asked = !signed_nothing
         && c.tls.as_deref().is_none_or(|tls| {
             tls.server_certificates.is_none()
                 || tls
@@ -237,13 +242,6 @@ fn client_verification(c: &ConnectionReport, dialled_during: Option<u32>) -> Str
         said.replace(", a slow client-certificate signer", "")
             .replace(" and a slow client-certificate signer", "")
     }
-}
-
-/// The client's answer shows it signed nothing with a certificate
-/// (`TlsReport::client_signed_nothing`): no client-certificate signer to
-/// be slow, whatever of the server's flight was read.
-fn client_signed_nothing(c: &ConnectionReport) -> bool {
-    c.tls.as_deref().is_some_and(|t| t.client_signed_nothing())
 }
 
 /// [`client_verification`] before what the handshake rules out is struck.
@@ -3689,12 +3687,13 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         Detail::ClientThinkTime {
             resumption_refused: true,
             dialled_during,
+            signed_nothing,
             ..
         } => format!(
             "{}. The client offered to resume its session and the server refused (resumption_missed): a server \
              that resumes (a session cache shared by its workers and the servers behind the name, ticket keys) spares the client the \
              verification.",
-            client_verification(c, *dialled_during)
+            client_verification(c, *dialled_during, *signed_nothing)
         ),
         Detail::ClientThinkTime {
             no_certificate: true,
@@ -3702,10 +3701,14 @@ pub fn fix(c: &ConnectionReport, x: &Finding) -> String {
         } => "On the client: the suite sends no certificate, so look at its key exchange and at what kept it busy (many connections \
              opened at once and handled one after another, a slow CPU); resumption shortens each handshake's turn."
             .into(),
-        Detail::ClientThinkTime { dialled_during, .. } => {
+        Detail::ClientThinkTime {
+            dialled_during,
+            signed_nothing,
+            ..
+        } => {
             format!(
                 "{}; session resumption skips the verification.",
-                client_verification(c, *dialled_during)
+                client_verification(c, *dialled_during, *signed_nothing)
             )
         }
         Detail::CertificateFetch {

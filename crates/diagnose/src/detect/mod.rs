@@ -217,8 +217,8 @@ pub struct Facts<'a> {
     /// Its SYNs unanswered: how many other servers its client dialled
     /// within a second of its first SYN (`ConnectionFacts::dials_beside`).
     pub dials_beside: u32,
-    /// Its server never took the client's data: the client's others that
-    /// failed so in the same time (`ConnectionFacts::stalled_elsewhere`).
+    /// The client's data re-sent unanswered by its timer: its others
+    /// that stalled so in the same time (`ConnectionFacts::stalled_elsewhere`).
     pub stalled_elsewhere: Option<crate::model::StalledElsewhere>,
     /// A TLS connection: when its client dialled other servers from its
     /// ClientHello on, where the capture shows that
@@ -1304,6 +1304,13 @@ impl<'a> Facts<'a> {
         )
     }
 
+    /// Whether the capture holds packets of `from`'s without data (pure
+    /// ACKs, its SYN or FIN): a capture of data segments alone does not,
+    /// and what those ACKs released or proved cannot be seen.
+    pub fn acks_captured(&self, from: Direction) -> bool {
+        self.timeline.iter().any(|r| r.dir == from && r.len == 0)
+    }
+
     /// How long a connection still open when handed on, that carried no
     /// request, sat after its set-up let one go, until the frame the
     /// capture had reached then ([`Facts::never_asked`]).
@@ -1338,22 +1345,18 @@ impl<'a> Facts<'a> {
             return false;
         };
         let client = Direction::ClientToServer;
-        let set_up_frame = match self.report.tls.as_ref() {
-            None if matches!(self.report.server.port, 80 | 8080) => {
-                self.report.handshake.syn_ack_frame
-            }
-            None => None,
-            Some(tls)
-                if tls.offers_http() && !tls.messages.iter().any(|m| m.message.is_alert()) =>
-            {
-                let finished = |dir: Direction| last_finished(tls, dir, u64::MAX);
-                let server_done = tls.version.is_some_and(|v| v.is_tls13())
-                    || finished(client.reverse()).is_some();
-                finished(client).filter(|_| server_done)
-            }
-            Some(_) => None,
-        };
-        let Some(set_up) = set_up_frame.and_then(|frame| self.record(frame)) else {
+        if self
+            .report
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.messages.iter().any(|m| m.message.is_alert()))
+        {
+            return false;
+        }
+        let Some(set_up) = self
+            .speaker_set_up_before(u64::MAX)
+            .and_then(|frame| self.record(frame))
+        else {
             return false;
         };
         let wrote_after = self
@@ -1572,17 +1575,31 @@ impl<'a> Facts<'a> {
         {
             return false;
         }
-        // (Only where the client speaks first, HTTP: a client of a server
-        // that greets first may have given up waiting for the greeting.)
+        self.speaker_set_up_before(close).is_some()
+    }
+
+    /// Where the set-up of a client that speaks first (HTTP: ALPN
+    /// offering it, an offer of NPN, or plain on port 80 or 8080) was
+    /// done before frame `before`: its TLS Finished, with the server's in
+    /// (before TLS 1.3 and a resumption, after the client's), or the
+    /// SYN-ACK of a plain connection. None for a client that may wait
+    /// for a server that greets first (it may have given up waiting for
+    /// the greeting), or a set-up not done by then.
+    fn speaker_set_up_before(&self, before: u64) -> Option<u64> {
         let Some(tls) = self.report.tls.as_ref() else {
-            return matches!(self.report.server.port, 80 | 8080);
+            return self
+                .report
+                .handshake
+                .syn_ack_frame
+                .filter(|_| matches!(self.report.server.port, 80 | 8080));
         };
         if !tls.offers_http() {
-            return false;
+            return None;
         }
-        let finished = |dir: Direction| last_finished(tls, dir, close).is_some();
-        finished(Direction::ClientToServer)
-            && (tls.version.is_some_and(|v| v.is_tls13()) || finished(Direction::ServerToClient))
+        let client = Direction::ClientToServer;
+        let server_done = tls.version.is_some_and(|v| v.is_tls13())
+            || last_finished(tls, client.reverse(), before).is_some();
+        last_finished(tls, client, before).filter(|_| server_done)
     }
 
     /// Nothing the client sent was answered before it closed (FIN or

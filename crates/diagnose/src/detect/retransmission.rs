@@ -1054,7 +1054,7 @@ pub fn detect(f: &Facts<'_>, out: &mut Vec<Finding>) {
         // would have shown the receiver's ACKs. skype_no_unknown's 2: a
         // ClientHello re-sent twelve times after the server's SYN-ACK,
         // never acknowledged, had been cited as a data-only capture's.)
-        let receiver_acks_captured = f.timeline.iter().any(|p| p.dir != sender && p.len == 0);
+        let receiver_acks_captured = f.acks_captured(sender.reverse());
         // The receiver's first FIN or RST; not a FIN after which it went
         // on reading (a shutdown() of its write side: it still waits).
         let receiver_closed_at = f.receiver_closed_at(sender);

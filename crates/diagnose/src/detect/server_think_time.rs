@@ -1017,10 +1017,7 @@ pub(super) fn exchange_turns(
     let held = held_segments(f, answers);
     // A capture of data segments alone: the client's pure ACKs, which
     // release what Nagle holds, are not in it.
-    let client_acks_unseen = !f
-        .timeline
-        .iter()
-        .any(|r| r.dir == Direction::ClientToServer && r.len == 0);
+    let client_acks_unseen = !f.acks_captured(Direction::ClientToServer);
     let mut unacked: Option<Unacked> = None;
     let mut slow: Vec<ServerTurn> = Vec::new();
     let on_server = |frame: u64| {
